@@ -1,0 +1,76 @@
+//! Pinned access to a buffer's bytes: the only way any code touches block contents.
+//!
+//! A [`ReadGuard`] holds a pin (the buffer cannot be evicted or reused) and the buffer's
+//! content lock in shared mode; a [`WriteGuard`] holds a pin and the content lock in
+//! exclusive mode and marks the buffer dirty. Dropping a guard releases both, so a pin
+//! cannot leak.
+
+use super::BufferCache;
+use std::ops::{Deref, DerefMut};
+
+/// Shared, pinned access to one block in the cache.
+pub struct ReadGuard<'c> {
+    pub(super) cache: &'c BufferCache,
+    pub(super) index: u32,
+    pub(super) rdba: u32,
+}
+
+impl ReadGuard<'_> {
+    /// The block address of the pinned block.
+    pub fn rdba(&self) -> u32 {
+        self.rdba
+    }
+}
+
+impl Deref for ReadGuard<'_> {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        // SAFETY: this guard holds a pin and the shared content lock of the buffer, so no
+        // writer changes it and it is not reused while the slice lives (bounded by &self).
+        unsafe { self.cache.buffer_bytes(self.index) }
+    }
+}
+
+impl Drop for ReadGuard<'_> {
+    fn drop(&mut self) {
+        self.cache.release_shared(self.index);
+    }
+}
+
+/// Exclusive, pinned access to one block in the cache; the buffer is dirty.
+pub struct WriteGuard<'c> {
+    pub(super) cache: &'c BufferCache,
+    pub(super) index: u32,
+    pub(super) rdba: u32,
+}
+
+impl WriteGuard<'_> {
+    pub fn rdba(&self) -> u32 {
+        self.rdba
+    }
+}
+
+impl Deref for WriteGuard<'_> {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        // SAFETY: this guard holds a pin and the exclusive content lock.
+        unsafe { self.cache.buffer_bytes(self.index) }
+    }
+}
+
+impl DerefMut for WriteGuard<'_> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: this guard holds a pin and the exclusive content lock, and `&mut self`
+        // makes this the only live reference derived from it.
+        unsafe { self.cache.buffer_bytes_mut(self.index) }
+    }
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        self.cache.release_exclusive(self.index);
+    }
+}

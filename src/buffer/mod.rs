@@ -1,0 +1,663 @@
+//! The buffer cache: a fixed set of block buffers shared by every session, found through
+//! hash chains guarded by the child latches of `cache buffers chains`.
+//!
+//! ```text
+//!  rdba ──hash──► bucket ──(child latch guards 32 buckets)──► chain: [buf 17, buf 4]
+//!                                                                     │
+//!  headers[4]: rdba, object id, pins, touch count, state (VALID READING DIRTY IN_CHAIN),
+//!              content lock ──────────────────────────────► arena[4]: 8 KiB block bytes
+//! ```
+//!
+//! A *get* takes the chain's latch, finds the header, pins it, drops the latch and then
+//! takes the content lock (shared for a consistent get, exclusive for a current get). The
+//! guard returned is the only way to reach the bytes; dropping it unlocks and unpins.
+//!
+//! A miss claims a free buffer (clock sweep over the touch counts; a dirty victim is first
+//! written back), inserts it into the chain marked READING, reads the block, checks it
+//! (checksum, address, type) and clears READING; sessions that want the same block in the
+//! meantime wait (`read by other session`). Multiblock reads ([`BufferCache::prefetch`])
+//! claim one buffer per uncached block of a run and fill them with one `preadv`.
+//!
+//! Invariants:
+//! - a block address is in at most one chain entry (one current version of a block);
+//! - a buffer with pins > 0 is never evicted or reused; pins are taken under the latch of
+//!   the buffer's chain and released without it;
+//! - block bytes are read only under the shared content lock and written only under the
+//!   exclusive one (both held through a guard);
+//! - a block leaves the cache dirty only by being written back first.
+
+mod arena;
+mod guard;
+mod latch;
+
+pub use arena::{Arena, BLOCK_ALIGN};
+pub use guard::{ReadGuard, WriteGuard};
+pub use latch::LatchTotals;
+
+use crate::error::{Error, Result};
+use crate::stats::{SessionStats, Stat, WaitEvent};
+use crate::storage::block::{self, BlockType};
+use crate::storage::datafile::DataFile;
+use latch::ChildLatch;
+use parking_lot::lock_api::RawRwLock as _;
+use parking_lot::{Condvar, Mutex, RawRwLock, RwLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
+
+/// Hash buckets per child latch (Oracle's ratio).
+const BUCKETS_PER_LATCH: usize = 32;
+/// Highest touch count a buffer keeps; the clock hand takes one off per pass.
+const MAX_TOUCH: u8 = 3;
+/// Fewest buffers a cache may have.
+pub const MIN_BUFFERS: usize = 64;
+
+const VALID: u8 = 1;
+const READING: u8 = 2;
+const DIRTY: u8 = 4;
+const IN_CHAIN: u8 = 8;
+
+/// The header of one buffer.
+struct BufferHeader {
+    /// The block held; changed only under the latch of the chain it is (or will be) in.
+    rdba: AtomicU32,
+    /// Data object id of the block's segment, for invalidating a dropped object's blocks.
+    object_id: AtomicU32,
+    /// Sessions holding this buffer; taken under the chain latch, released without it.
+    pins: AtomicU32,
+    /// Clock replacement's usage count (racy updates are fine: it is a hint).
+    touch: AtomicU8,
+    /// VALID / READING / DIRTY / IN_CHAIN flags.
+    state: AtomicU8,
+    /// Guards the block bytes in the arena.
+    content: RawRwLock,
+}
+
+impl BufferHeader {
+    fn new() -> BufferHeader {
+        BufferHeader {
+            rdba: AtomicU32::new(0),
+            object_id: AtomicU32::new(0),
+            pins: AtomicU32::new(0),
+            touch: AtomicU8::new(0),
+            state: AtomicU8::new(0),
+            content: RawRwLock::INIT,
+        }
+    }
+
+    fn has(&self, flag: u8) -> bool {
+        self.state.load(Ordering::Acquire) & flag != 0
+    }
+}
+
+/// Figures of the cache as a whole, for `v$` views and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheSummary {
+    pub buffers: usize,
+    pub cached_blocks: usize,
+    pub dirty: usize,
+    pub pinned: usize,
+}
+
+/// The buffer cache.
+pub struct BufferCache {
+    block_size: usize,
+    arena: Arena,
+    headers: Box<[BufferHeader]>,
+    latches: Box<[ChildLatch]>,
+    /// log2 of the number of buckets.
+    bucket_bits: u32,
+    /// The clock hand of replacement.
+    hand: AtomicUsize,
+    /// Open datafiles by file number.
+    files: RwLock<Vec<Option<Arc<DataFile>>>>,
+    /// Wakes sessions waiting for a block another session is reading.
+    read_done: (Mutex<()>, Condvar),
+}
+
+impl BufferCache {
+    /// A cache of `size_bytes / block_size` buffers (at least [`MIN_BUFFERS`]).
+    pub fn new(size_bytes: usize, block_size: usize) -> BufferCache {
+        let buffers = (size_bytes / block_size).max(MIN_BUFFERS);
+        let bucket_bits = (buffers * 2).next_power_of_two().trailing_zeros().max(5);
+        let latch_count = (1usize << bucket_bits) / BUCKETS_PER_LATCH;
+        BufferCache {
+            block_size,
+            arena: Arena::new(buffers, block_size),
+            headers: (0..buffers).map(|_| BufferHeader::new()).collect(),
+            latches: (0..latch_count).map(|_| ChildLatch::new(BUCKETS_PER_LATCH)).collect(),
+            bucket_bits,
+            hand: AtomicUsize::new(0),
+            files: RwLock::new(Vec::new()),
+            read_done: (Mutex::new(()), Condvar::new()),
+        }
+    }
+
+    pub fn block_size(&self) -> usize {
+        self.block_size
+    }
+
+    pub fn buffer_count(&self) -> usize {
+        self.headers.len()
+    }
+
+    /// Makes a datafile's blocks reachable through the cache.
+    pub fn attach_file(&self, file: Arc<DataFile>) {
+        let mut files = self.files.write();
+        let n = file.number() as usize;
+        if files.len() <= n {
+            files.resize(n + 1, None);
+        }
+        files[n] = Some(file);
+    }
+
+    fn file(&self, rdba: u32) -> Result<Arc<DataFile>> {
+        let n = block::rdba_file(rdba) as usize;
+        self.files.read().get(n).cloned().flatten().ok_or_else(|| Error::Corrupt {
+            file: format!("datafile #{n}").into(),
+            block: Some(block::rdba_block(rdba)),
+            reason: "block address names a datafile that is not open".into(),
+        })
+    }
+
+    /// The child latch and bucket of a block address.
+    #[inline]
+    fn bucket_of(&self, rdba: u32) -> (&ChildLatch, usize) {
+        let h = (rdba.wrapping_mul(0x9E37_79B1) >> (32 - self.bucket_bits)) as usize;
+        (&self.latches[h / BUCKETS_PER_LATCH], h % BUCKETS_PER_LATCH)
+    }
+
+    /// # Safety
+    /// The caller holds a pin and the content lock (shared or exclusive) of buffer `index`.
+    unsafe fn buffer_bytes(&self, index: u32) -> &[u8] {
+        // SAFETY: in bounds by construction; aliasing is ruled out by the content lock the
+        // caller holds (shared readers only read, an exclusive holder is alone).
+        unsafe { std::slice::from_raw_parts(self.arena.block_ptr(index as usize), self.block_size) }
+    }
+
+    /// # Safety
+    /// The caller holds a pin and the exclusive content lock of buffer `index`.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn buffer_bytes_mut(&self, index: u32) -> &mut [u8] {
+        // SAFETY: the exclusive content lock makes the caller the only one touching these bytes.
+        unsafe { std::slice::from_raw_parts_mut(self.arena.block_ptr(index as usize), self.block_size) }
+    }
+
+    fn release_shared(&self, index: u32) {
+        let h = &self.headers[index as usize];
+        // SAFETY: called once by a ReadGuard, which took the shared lock.
+        unsafe { h.content.unlock_shared() };
+        h.pins.fetch_sub(1, Ordering::Release);
+    }
+
+    fn release_exclusive(&self, index: u32) {
+        let h = &self.headers[index as usize];
+        // SAFETY: called once by a WriteGuard, which took the exclusive lock.
+        unsafe { h.content.unlock_exclusive() };
+        h.pins.fetch_sub(1, Ordering::Release);
+    }
+
+    /// A consistent get: the block for reading. Counts `consistent gets` and `session
+    /// logical reads`; a miss reads the block (`db file sequential read`).
+    #[inline]
+    pub fn consistent_get(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
+        stats.add(Stat::LogicalReads, 1);
+        stats.add(Stat::ConsistentGets, 1);
+        stats.add(Stat::ConsistentGetsFromCache, 1);
+        stats.add(Stat::BufferIsNotPinned, 1);
+        let index = self.pin(stats, rdba)?;
+        self.headers[index as usize].content.lock_shared();
+        Ok(ReadGuard { cache: self, index, rdba })
+    }
+
+    /// A current-mode get for changing a block: `db block gets`. The buffer becomes dirty.
+    pub fn current_get(&self, stats: &SessionStats, rdba: u32) -> Result<WriteGuard<'_>> {
+        stats.add(Stat::LogicalReads, 1);
+        stats.add(Stat::DbBlockGets, 1);
+        stats.add(Stat::DbBlockGetsFromCache, 1);
+        stats.add(Stat::DbBlockChanges, 1);
+        let index = self.pin(stats, rdba)?;
+        let h = &self.headers[index as usize];
+        h.content.lock_exclusive();
+        h.state.fetch_or(DIRTY, Ordering::AcqRel);
+        Ok(WriteGuard { cache: self, index, rdba })
+    }
+
+    /// A new block that need not be read: a zeroed, dirty buffer for `rdba` (the block
+    /// being formatted above a high-water mark). Counts a `db block gets`.
+    pub fn new_block(&self, stats: &SessionStats, rdba: u32, object_id: u32) -> Result<WriteGuard<'_>> {
+        stats.add(Stat::LogicalReads, 1);
+        stats.add(Stat::DbBlockGets, 1);
+        stats.add(Stat::DbBlockGetsFromCache, 1);
+        stats.add(Stat::DbBlockChanges, 1);
+        let index = match self.lookup_and_pin(stats, rdba) {
+            Some(index) => {
+                self.wait_while_reading(stats, index);
+                self.headers[index as usize].content.lock_exclusive();
+                index
+            }
+            None => {
+                let victim = self.claim_free_buffer(stats)?;
+                // Locked before it is reachable, so no one sees its old bytes.
+                self.headers[victim as usize].content.lock_exclusive();
+                match self.insert_claimed(stats, rdba, victim, VALID | DIRTY) {
+                    Ok(()) => victim,
+                    Err(existing) => {
+                        // SAFETY: locked just above.
+                        unsafe { self.headers[victim as usize].content.unlock_exclusive() };
+                        self.unclaim(victim);
+                        self.wait_while_reading(stats, existing);
+                        self.headers[existing as usize].content.lock_exclusive();
+                        existing
+                    }
+                }
+            }
+        };
+        let h = &self.headers[index as usize];
+        h.object_id.store(object_id, Ordering::Relaxed);
+        h.state.fetch_or(VALID | DIRTY, Ordering::AcqRel);
+        let mut guard = WriteGuard { cache: self, index, rdba };
+        guard.fill(0);
+        Ok(guard)
+    }
+
+    /// Finds `rdba` in its chain and pins it; `None` if it is not cached.
+    #[inline]
+    fn lookup_and_pin(&self, stats: &SessionStats, rdba: u32) -> Option<u32> {
+        let (latch, bucket) = self.bucket_of(rdba);
+        let chains = latch.get(stats);
+        let &index = chains.buckets[bucket].iter().find(|&&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)?;
+        let h = &self.headers[index as usize];
+        h.pins.fetch_add(1, Ordering::Acquire);
+        drop(chains);
+        if h.touch.load(Ordering::Relaxed) < MAX_TOUCH {
+            h.touch.store(h.touch.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+        Some(index)
+    }
+
+    /// Pins the buffer holding `rdba`, reading the block if it is not cached.
+    #[inline]
+    fn pin(&self, stats: &SessionStats, rdba: u32) -> Result<u32> {
+        loop {
+            if let Some(index) = self.lookup_and_pin(stats, rdba) {
+                if self.wait_while_reading(stats, index) {
+                    return Ok(index);
+                }
+                // The read by another session failed: drop our pin and try ourselves.
+                self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
+                continue;
+            }
+            if let Some(index) = self.read_single(stats, rdba)? {
+                return Ok(index);
+            }
+        }
+    }
+
+    /// Waits until buffer `index` (pinned by us) is no longer being read. Returns whether
+    /// it now holds a valid block.
+    fn wait_while_reading(&self, stats: &SessionStats, index: u32) -> bool {
+        let h = &self.headers[index as usize];
+        if h.has(READING) {
+            let _wait = stats.begin_wait(WaitEvent::ReadByOtherSession);
+            let mut lock = self.read_done.0.lock();
+            while h.has(READING) {
+                self.read_done.1.wait_for(&mut lock, std::time::Duration::from_millis(1));
+            }
+        }
+        h.has(VALID)
+    }
+
+    /// Reads one block into a newly claimed buffer. `None` if another session inserted
+    /// the block meanwhile (the caller looks it up again).
+    fn read_single(&self, stats: &SessionStats, rdba: u32) -> Result<Option<u32>> {
+        let victim = self.claim_free_buffer(stats)?;
+        if self.insert_claimed(stats, rdba, victim, READING).is_err() {
+            self.unclaim(victim);
+            return Ok(None);
+        }
+        let file = self.file(rdba);
+        let result = file.and_then(|file| {
+            let _wait = stats.begin_wait(WaitEvent::DbFileSequentialRead);
+            // SAFETY: we hold the only pin on a READING buffer: nobody else reads or writes it.
+            let bytes = unsafe { self.buffer_bytes_mut(victim) };
+            file.read_block(block::rdba_block(rdba), bytes)
+        });
+        self.count_read(stats, 1);
+        self.finish_read(stats, victim, rdba, result)?;
+        Ok(Some(victim))
+    }
+
+    fn count_read(&self, stats: &SessionStats, blocks: u64) {
+        stats.add(Stat::PhysicalReads, blocks);
+        stats.add(Stat::PhysicalReadsCache, blocks);
+        stats.add(Stat::PhysicalReadIoRequests, 1);
+        stats.add(Stat::PhysicalReadBytes, blocks * self.block_size as u64);
+        if blocks > 1 {
+            stats.add(Stat::PhysicalReadMultiBlockRequests, 1);
+        }
+    }
+
+    /// Ends a read into READING buffer `index`: checks the block and makes it visible, or
+    /// removes the buffer from its chain and returns the error.
+    fn finish_read(&self, stats: &SessionStats, index: u32, rdba: u32, io: Result<()>) -> Result<()> {
+        // SAFETY: still READING and pinned by us alone for writing.
+        let bytes = unsafe { self.buffer_bytes(index) };
+        let checked = io.and_then(|()| match block::verify(bytes, rdba) {
+            Ok(_) => Ok(()),
+            Err(reason) => Err(self.corrupt(rdba, reason)),
+        });
+        let h = &self.headers[index as usize];
+        h.object_id.store(block::BlockHeader(bytes).object_id(), Ordering::Relaxed);
+        match checked {
+            Ok(()) => {
+                h.state.store(VALID | IN_CHAIN, Ordering::Release);
+            }
+            Err(e) => {
+                let (latch, bucket) = self.bucket_of(rdba);
+                let mut chains = latch.get(stats);
+                chains.buckets[bucket].retain(|&i| i != index);
+                h.state.store(0, Ordering::Release);
+                drop(chains);
+                h.pins.fetch_sub(1, Ordering::Release);
+                self.notify_readers();
+                return Err(e);
+            }
+        }
+        self.notify_readers();
+        Ok(())
+    }
+
+    fn notify_readers(&self) {
+        let _lock = self.read_done.0.lock();
+        self.read_done.1.notify_all();
+    }
+
+    fn corrupt(&self, rdba: u32, reason: String) -> Error {
+        let file = self.file(rdba).map(|f| f.path().to_owned()).unwrap_or_default();
+        Error::Corrupt { file, block: Some(block::rdba_block(rdba)), reason }
+    }
+
+    /// Puts claimed buffer `index` into the chain of `rdba` with `state` (plus IN_CHAIN).
+    /// `Err(existing)` (pinned for the caller) if the block is already cached.
+    fn insert_claimed(&self, stats: &SessionStats, rdba: u32, index: u32, state: u8) -> Result<(), u32> {
+        let (latch, bucket) = self.bucket_of(rdba);
+        let mut chains = latch.get(stats);
+        if let Some(&existing) = chains.buckets[bucket].iter().find(|&&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba) {
+            self.headers[existing as usize].pins.fetch_add(1, Ordering::Acquire);
+            return Err(existing);
+        }
+        let h = &self.headers[index as usize];
+        h.rdba.store(rdba, Ordering::Relaxed);
+        h.touch.store(1, Ordering::Relaxed);
+        h.state.store(state | IN_CHAIN, Ordering::Release);
+        chains.buckets[bucket].push(index);
+        Ok(())
+    }
+
+    /// Returns a claimed buffer that was not used.
+    fn unclaim(&self, index: u32) {
+        let h = &self.headers[index as usize];
+        h.state.store(0, Ordering::Release);
+        h.pins.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Finds a buffer to reuse by clock sweep and claims it (pins == 1, ours, in no chain).
+    /// Counts `free buffer requested` and `free buffer inspected`; a dirty victim is written
+    /// back first.
+    fn claim_free_buffer(&self, stats: &SessionStats) -> Result<u32> {
+        stats.add(Stat::FreeBufferRequested, 1);
+        let n = self.headers.len();
+        for attempt in 0..8 {
+            for _ in 0..3 * n {
+                let index = (self.hand.fetch_add(1, Ordering::Relaxed) % n) as u32;
+                stats.add(Stat::FreeBufferInspected, 1);
+                if let Some(claimed) = self.try_claim(stats, index)? {
+                    return Ok(claimed);
+                }
+            }
+            let _wait = stats.begin_wait(WaitEvent::FreeBufferWaits);
+            std::thread::sleep(std::time::Duration::from_millis(1 << attempt));
+        }
+        Err(Error::InvalidParameter {
+            name: "db_cache_size".into(),
+            message: format!("no free buffer: all {n} buffers stayed pinned; the cache is too small for this workload"),
+        })
+    }
+
+    /// Claims buffer `index` if it is unpinned and not recently touched.
+    fn try_claim(&self, stats: &SessionStats, index: u32) -> Result<Option<u32>> {
+        let h = &self.headers[index as usize];
+        if h.pins.load(Ordering::Relaxed) != 0 {
+            return Ok(None);
+        }
+        let touch = h.touch.load(Ordering::Relaxed);
+        if touch > 0 {
+            h.touch.store(touch - 1, Ordering::Relaxed);
+            return Ok(None);
+        }
+        if !h.has(IN_CHAIN) {
+            // Free buffers are claimed by compare-and-swap: only sweepers reach them.
+            let won = h.pins.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok();
+            if won && h.has(IN_CHAIN) {
+                h.pins.fetch_sub(1, Ordering::Release);
+                return Ok(None);
+            }
+            return Ok(won.then_some(index));
+        }
+        if h.has(DIRTY) {
+            stats.add(Stat::DirtyBuffersInspected, 1);
+            if !self.write_back(stats, index, WaitEvent::DirtyBufferWriteOnEviction)? {
+                return Ok(None);
+            }
+        }
+        Ok(self.unlink_if_idle(stats, index).then_some(index))
+    }
+
+    /// Removes buffer `index` from its chain and claims it if no one holds it and it is
+    /// clean. Returns whether it did.
+    fn unlink_if_idle(&self, stats: &SessionStats, index: u32) -> bool {
+        let h = &self.headers[index as usize];
+        let rdba = h.rdba.load(Ordering::Relaxed);
+        let (latch, bucket) = self.bucket_of(rdba);
+        let mut chains = latch.get(stats);
+        let state = h.state.load(Ordering::Acquire);
+        if h.rdba.load(Ordering::Relaxed) != rdba || state & IN_CHAIN == 0 || state & (DIRTY | READING) != 0 {
+            return false;
+        }
+        if h.pins.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            return false;
+        }
+        chains.buckets[bucket].retain(|&i| i != index);
+        h.state.store(0, Ordering::Release);
+        true
+    }
+
+    /// Writes a dirty buffer to its datafile (the dirty flag is cleared first, under the
+    /// shared content lock, so a change made after the copy dirties it again). Returns
+    /// false if the buffer could not be pinned (it left its chain meanwhile).
+    fn write_back(&self, stats: &SessionStats, index: u32, event: WaitEvent) -> Result<bool> {
+        let h = &self.headers[index as usize];
+        let rdba = h.rdba.load(Ordering::Relaxed);
+        {
+            let (latch, bucket) = self.bucket_of(rdba);
+            let chains = latch.get(stats);
+            if !chains.buckets[bucket].contains(&index) || h.rdba.load(Ordering::Relaxed) != rdba || !h.has(VALID) {
+                return Ok(false);
+            }
+            h.pins.fetch_add(1, Ordering::Acquire);
+        }
+        h.content.lock_shared();
+        let result = self.write_locked(stats, index, rdba, event);
+        // SAFETY: taken just above.
+        unsafe { h.content.unlock_shared() };
+        h.pins.fetch_sub(1, Ordering::Release);
+        result.map(|()| true)
+    }
+
+    fn write_locked(&self, stats: &SessionStats, index: u32, rdba: u32, event: WaitEvent) -> Result<()> {
+        let h = &self.headers[index as usize];
+        if h.state.fetch_and(!DIRTY, Ordering::AcqRel) & DIRTY == 0 {
+            return Ok(());
+        }
+        let mut scratch = Arena::new(1, self.block_size);
+        let copy = scratch.block_mut(0);
+        // SAFETY: we hold a pin and the shared content lock.
+        copy.copy_from_slice(unsafe { self.buffer_bytes(index) });
+        block::seal(copy);
+        let file = self.file(rdba)?;
+        let written = {
+            let _wait = stats.begin_wait(event);
+            file.write_block(block::rdba_block(rdba), copy)
+        };
+        if written.is_err() {
+            h.state.fetch_or(DIRTY, Ordering::AcqRel);
+        }
+        stats.add(Stat::PhysicalWrites, 1);
+        stats.add(Stat::PhysicalWritesFromCache, 1);
+        stats.add(Stat::PhysicalWriteIoRequests, 1);
+        stats.add(Stat::PhysicalWriteBytes, self.block_size as u64);
+        written
+    }
+
+    /// Multiblock read: brings `count` adjacent blocks starting at `first` into the cache,
+    /// skipping blocks already cached; each run of uncached blocks is one read call
+    /// (`db file scattered read`, or `db file sequential read` for a run of one).
+    /// The caller keeps runs inside one extent. Returns the number of blocks read.
+    pub fn prefetch(&self, stats: &SessionStats, first: u32, count: u32) -> Result<u32> {
+        let mut read = 0;
+        let mut run: Vec<(u32, u32)> = Vec::with_capacity(count as usize);
+        for rdba in first..first + count {
+            if self.is_cached(stats, rdba) {
+                read += self.read_run(stats, &mut run)?;
+                continue;
+            }
+            let victim = self.claim_free_buffer(stats)?;
+            match self.insert_claimed(stats, rdba, victim, READING) {
+                Ok(()) => run.push((rdba, victim)),
+                Err(existing) => {
+                    self.unclaim(victim);
+                    self.headers[existing as usize].pins.fetch_sub(1, Ordering::Release);
+                    read += self.read_run(stats, &mut run)?;
+                }
+            }
+        }
+        read += self.read_run(stats, &mut run)?;
+        Ok(read)
+    }
+
+    fn is_cached(&self, stats: &SessionStats, rdba: u32) -> bool {
+        let (latch, bucket) = self.bucket_of(rdba);
+        let chains = latch.get(stats);
+        chains.buckets[bucket].iter().any(|&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)
+    }
+
+    /// Reads a run of claimed, READING buffers for adjacent blocks with one call, then
+    /// releases our pins (the blocks stay cached for the gets that follow).
+    fn read_run(&self, stats: &SessionStats, run: &mut Vec<(u32, u32)>) -> Result<u32> {
+        if run.is_empty() {
+            return Ok(0);
+        }
+        let first = run[0].0;
+        let n = run.len() as u32;
+        let io = self.file(first).and_then(|file| {
+            let event = if n > 1 { WaitEvent::DbFileScatteredRead } else { WaitEvent::DbFileSequentialRead };
+            let _wait = stats.begin_wait(event);
+            // SAFETY: each buffer is READING and pinned by us alone; they are distinct.
+            let mut bufs: Vec<&mut [u8]> = run.iter().map(|&(_, i)| unsafe { self.buffer_bytes_mut(i) }).collect();
+            file.read_blocks(block::rdba_block(first), &mut bufs)
+        });
+        self.count_read(stats, u64::from(n));
+        let mut first_error = None;
+        for (rdba, index) in run.drain(..) {
+            let io_result = match &io {
+                Ok(()) => Ok(()),
+                Err(e) => Err(self.corrupt(rdba, format!("multiblock read failed: {e}"))),
+            };
+            match self.finish_read(stats, index, rdba, io_result) {
+                Ok(()) => {
+                    self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(n), Err)
+    }
+
+    /// Writes every dirty buffer (a checkpoint). Returns how many were written.
+    pub fn checkpoint(&self, stats: &SessionStats) -> Result<usize> {
+        let mut written = 0;
+        for index in 0..self.headers.len() as u32 {
+            let h = &self.headers[index as usize];
+            if h.has(DIRTY) && h.has(IN_CHAIN) && self.write_back(stats, index, WaitEvent::DbFileParallelWrite)? {
+                written += 1;
+            }
+        }
+        for file in self.files.read().iter().flatten() {
+            file.sync()?;
+        }
+        Ok(written)
+    }
+
+    /// `ALTER SYSTEM FLUSH BUFFER_CACHE`: checkpoint, then drop every unpinned buffer and
+    /// ask the kernel to drop the datafiles' pages too.
+    pub fn flush(&self, stats: &SessionStats) -> Result<()> {
+        self.checkpoint(stats)?;
+        self.drop_buffers(stats, |_| true);
+        for file in self.files.read().iter().flatten() {
+            file.drop_os_cache()?;
+        }
+        Ok(())
+    }
+
+    /// Drops the cached blocks of a dropped or truncated object without writing them.
+    pub fn invalidate_object(&self, stats: &SessionStats, object_id: u32) {
+        self.drop_buffers(stats, |h| h.object_id.load(Ordering::Relaxed) == object_id);
+    }
+
+    fn drop_buffers(&self, stats: &SessionStats, mut select: impl FnMut(&BufferHeader) -> bool) {
+        for index in 0..self.headers.len() as u32 {
+            let h = &self.headers[index as usize];
+            if !h.has(IN_CHAIN) || !select(h) {
+                continue;
+            }
+            let rdba = h.rdba.load(Ordering::Relaxed);
+            let (latch, bucket) = self.bucket_of(rdba);
+            let mut chains = latch.get(stats);
+            if h.rdba.load(Ordering::Relaxed) == rdba && h.has(IN_CHAIN) && !h.has(READING) && h.pins.load(Ordering::Acquire) == 0 {
+                chains.buckets[bucket].retain(|&i| i != index);
+                h.state.store(0, Ordering::Release);
+                h.touch.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Totals of the `cache buffers chains` latches.
+    pub fn latch_totals(&self) -> LatchTotals {
+        let mut totals = LatchTotals::default();
+        for l in self.latches.iter() {
+            l.add_to(&mut totals);
+        }
+        totals
+    }
+
+    /// Buffers in use, dirty and pinned right now.
+    pub fn summary(&self) -> CacheSummary {
+        let mut s = CacheSummary { buffers: self.headers.len(), cached_blocks: 0, dirty: 0, pinned: 0 };
+        for h in self.headers.iter() {
+            s.cached_blocks += usize::from(h.has(IN_CHAIN));
+            s.dirty += usize::from(h.has(DIRTY) && h.has(IN_CHAIN));
+            s.pinned += usize::from(h.pins.load(Ordering::Relaxed) > 0);
+        }
+        s
+    }
+
+    /// The type of a cached or read block, for checks by callers that expect one.
+    pub fn expect_type(&self, guard: &[u8], rdba: u32, expected: BlockType) -> Result<()> {
+        match block::BlockHeader(guard).block_type() {
+            Some(t) if t == expected => Ok(()),
+            other => Err(self.corrupt(rdba, format!("expected a {expected:?} block, found {other:?}"))),
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! The one error type of lioscope, grouped by what the caller must do about it.
+//!
+//! - bad input (`Parse`, `Unsupported`, `UnknownObject`, `ObjectExists`, `InvalidValue`,
+//!   `Csv`, `InvalidParameter`): the statement was rejected; nothing stored changed.
+//! - a database that cannot be used (`NotADatabase`, `Corrupt`): the files are not what
+//!   they should be; the message names the file and, for a block, its address.
+//! - `Io`: the operating system refused a read or write; the message names the file.
+//!
+//! Broken internal invariants are not errors: they `assert!` with a message that states
+//! the invariant.
+
+use std::path::PathBuf;
+
+/// The result type used across lioscope.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// SQL text that does not parse. `position` is "line L, column C" when known.
+    #[error("syntax error{}: {message}", at(position))]
+    Parse { message: String, position: Option<String> },
+
+    /// A construct lioscope does not implement, named as the user wrote it.
+    #[error("not supported{}: {construct}", at(position))]
+    Unsupported { construct: String, position: Option<String> },
+
+    /// A table, column, view, function or parameter that does not exist.
+    #[error("{kind} {name} does not exist")]
+    UnknownObject { kind: &'static str, name: String },
+
+    /// CREATE of something that already exists.
+    #[error("{kind} {name} already exists")]
+    ObjectExists { kind: &'static str, name: String },
+
+    /// A value that does not fit where it goes: type, length, precision, range, division
+    /// by zero. `context` names the column or function.
+    #[error("{context}: {message}")]
+    InvalidValue { context: String, message: String },
+
+    /// A CSV line that cannot be loaded. Lines and columns count from 1.
+    #[error("{file}, line {line}, column {column}: {message}")]
+    Csv { file: PathBuf, line: u64, column: usize, message: String },
+
+    /// An unknown parameter, or a value a parameter does not accept.
+    #[error("parameter {name}: {message}")]
+    InvalidParameter { name: String, message: String },
+
+    /// A directory that is not a lioscope database, or one whose files cannot be used.
+    #[error("{path} is not a lioscope database: {reason}")]
+    NotADatabase { path: PathBuf, reason: String },
+
+    /// Stored data that fails its checks (checksum, block address, format).
+    #[error("corrupt data in {file}{}: {reason}", block_at(*block))]
+    Corrupt { file: PathBuf, block: Option<u32>, reason: String },
+
+    /// The operating system refused an operation on a file.
+    #[error("{operation} {path}: {source}")]
+    Io { operation: &'static str, path: PathBuf, source: std::io::Error },
+}
+
+fn at(position: &Option<String>) -> String {
+    position.as_ref().map(|p| format!(" at {p}")).unwrap_or_default()
+}
+
+fn block_at(block: Option<u32>) -> String {
+    block.map(|b| format!(", block {b}")).unwrap_or_default()
+}
+
+impl Error {
+    /// A value error for `context` (a column, function or operator name).
+    pub fn value(context: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::InvalidValue { context: context.into(), message: message.into() }
+    }
+
+    /// An unsupported construct without a known position.
+    pub fn unsupported(construct: impl Into<String>) -> Error {
+        Error::Unsupported { construct: construct.into(), position: None }
+    }
+
+    /// An I/O error on `path` during `operation` ("read", "write", "open", ...).
+    pub fn io(operation: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io { operation, path: path.into(), source }
+    }
+}

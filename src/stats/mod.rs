@@ -1,0 +1,126 @@
+//! Instrumentation: statistics, wait events and the time model, per session and for the
+//! system, with Oracle's names; plus operating-system figures for `v$osstat`.
+//!
+//! Every layer counts into the [`SessionStats`] of the session it works for. The system
+//! view (`v$sysstat`, `v$system_event`, `v$sys_time_model`) is the sum over live sessions
+//! plus what sessions that have ended counted; [`Registry`] keeps both.
+
+mod names;
+pub mod osstat;
+mod session;
+
+pub use names::{Stat, TimeModel, WaitEvent};
+pub use session::{EventSnapshot, HISTOGRAM_BUCKETS, OwnedCounter, SessionStats, WaitTimer, histogram_bucket};
+
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// What `v$session` shows about one session, and its statistics.
+#[derive(Debug)]
+pub struct SessionInfo {
+    pub sid: u32,
+    /// Who opened it: "USER" for sessions of the API, or a background role.
+    pub kind: &'static str,
+    pub logon_time: i64,
+    /// True while the session executes a statement (`STATUS = 'ACTIVE'`).
+    pub active: AtomicBool,
+    /// The statement being executed, or the last one (`v$session.sql_text`).
+    pub sql_text: Mutex<String>,
+    pub stats: SessionStats,
+}
+
+/// Totals of ended sessions.
+#[derive(Debug)]
+struct EndedTotals {
+    counters: Vec<u64>,
+    events: Vec<EventSnapshot>,
+    time_model: [u64; TimeModel::COUNT],
+}
+
+/// The live sessions and the totals of ended ones.
+#[derive(Debug)]
+pub struct Registry {
+    sessions: Mutex<Vec<Arc<SessionInfo>>>,
+    ended: Mutex<EndedTotals>,
+    next_sid: AtomicU32,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            sessions: Mutex::new(Vec::new()),
+            ended: Mutex::new(EndedTotals {
+                counters: vec![0; Stat::COUNT],
+                events: vec![EventSnapshot::default(); WaitEvent::COUNT],
+                time_model: [0; TimeModel::COUNT],
+            }),
+            next_sid: AtomicU32::new(1),
+        }
+    }
+}
+
+impl Registry {
+    /// Registers a new session.
+    pub fn register(&self, kind: &'static str) -> Arc<SessionInfo> {
+        let info = Arc::new(SessionInfo {
+            sid: self.next_sid.fetch_add(1, Ordering::Relaxed),
+            kind,
+            logon_time: chrono::Utc::now().timestamp(),
+            active: AtomicBool::new(false),
+            sql_text: Mutex::new(String::new()),
+            stats: SessionStats::default(),
+        });
+        self.sessions.lock().push(info.clone());
+        info
+    }
+
+    /// Removes an ending session, folding its figures into the system totals.
+    pub fn unregister(&self, sid: u32) {
+        let mut sessions = self.sessions.lock();
+        let Some(pos) = sessions.iter().position(|s| s.sid == sid) else { return };
+        let info = sessions.swap_remove(pos);
+        let mut ended = self.ended.lock();
+        for (total, v) in ended.counters.iter_mut().zip(info.stats.snapshot()) {
+            *total += v;
+        }
+        for (i, e) in WaitEvent::ALL.iter().enumerate() {
+            ended.events[i].accumulate(&info.stats.event(*e));
+        }
+        for (i, m) in TimeModel::ALL.iter().enumerate() {
+            ended.time_model[i] += info.stats.time(*m);
+        }
+    }
+
+    /// The live sessions, by sid.
+    pub fn sessions(&self) -> Vec<Arc<SessionInfo>> {
+        let mut v = self.sessions.lock().clone();
+        v.sort_by_key(|s| s.sid);
+        v
+    }
+
+    /// `v$sysstat`: each statistic summed over all sessions, live and ended.
+    pub fn system_counters(&self) -> Vec<u64> {
+        let mut totals = self.ended.lock().counters.clone();
+        for s in self.sessions() {
+            for (t, v) in totals.iter_mut().zip(s.stats.snapshot()) {
+                *t += v;
+            }
+        }
+        totals
+    }
+
+    /// `v$system_event`: one event summed over all sessions.
+    pub fn system_event(&self, event: WaitEvent) -> EventSnapshot {
+        let mut total = self.ended.lock().events[event as usize];
+        for s in self.sessions() {
+            total.accumulate(&s.stats.event(event));
+        }
+        total
+    }
+
+    /// `v$sys_time_model`: one figure summed over all sessions.
+    pub fn system_time(&self, model: TimeModel) -> u64 {
+        self.ended.lock().time_model[model as usize] + self.sessions().iter().map(|s| s.stats.time(model)).sum::<u64>()
+    }
+}

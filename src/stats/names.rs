@@ -1,0 +1,153 @@
+//! The statistics lioscope counts, with Oracle's names and classes (`v$statname`).
+
+/// Declares the `Stat` enum and its name and class tables in one place.
+macro_rules! statistics {
+    ($($variant:ident => $name:literal, $class:literal;)*) => {
+        /// A statistic counted per session (`v$sesstat`) and for the system (`v$sysstat`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u16)]
+        pub enum Stat { $($variant),* }
+
+        impl Stat {
+            /// Every statistic, in `v$statname` order (`statistic#` is the index).
+            pub const ALL: &'static [Stat] = &[$(Stat::$variant),*];
+
+            /// Oracle's name for the statistic.
+            pub fn name(self) -> &'static str {
+                match self { $(Stat::$variant => $name),* }
+            }
+
+            /// Oracle's class bitmask: 1 user, 2 redo, 4 enqueue, 8 cache, 16 OS,
+            /// 32 real application clusters, 64 SQL, 128 debug.
+            pub fn class(self) -> u32 {
+                match self { $(Stat::$variant => $class),* }
+            }
+        }
+    };
+}
+
+statistics! {
+    LogicalReads => "session logical reads", 1;
+    ConsistentGets => "consistent gets", 8;
+    ConsistentGetsFromCache => "consistent gets from cache", 8;
+    DbBlockGets => "db block gets", 8;
+    DbBlockGetsFromCache => "db block gets from cache", 8;
+    DbBlockChanges => "db block changes", 8;
+    BufferIsPinned => "buffer is pinned count", 72;
+    BufferIsNotPinned => "buffer is not pinned count", 72;
+    FreeBufferRequested => "free buffer requested", 8;
+    FreeBufferInspected => "free buffer inspected", 8;
+    DirtyBuffersInspected => "dirty buffers inspected", 8;
+    PhysicalReads => "physical reads", 8;
+    PhysicalReadsCache => "physical reads cache", 8;
+    PhysicalReadIoRequests => "physical read total IO requests", 8;
+    PhysicalReadMultiBlockRequests => "physical read total multi block requests", 8;
+    PhysicalReadBytes => "physical read total bytes", 8;
+    PhysicalWrites => "physical writes", 8;
+    PhysicalWritesFromCache => "physical writes from cache", 8;
+    PhysicalWriteIoRequests => "physical write total IO requests", 8;
+    PhysicalWriteBytes => "physical write total bytes", 8;
+    TableScansLong => "table scans (long tables)", 64;
+    TableScansShort => "table scans (short tables)", 64;
+    TableScanBlocksGotten => "table scan blocks gotten", 64;
+    TableScanRowsGotten => "table scan rows gotten", 64;
+    TableFetchContinuedRow => "table fetch continued row", 64;
+    UserCalls => "user calls", 1;
+    ExecuteCount => "execute count", 64;
+    ParseCountTotal => "parse count (total)", 64;
+    SortsMemory => "sorts (memory)", 64;
+    SortsRows => "sorts (rows)", 64;
+    RowsInserted => "rows inserted", 1;
+    CpuUsedBySession => "CPU used by this session", 1;
+    DbTime => "DB time", 1;
+}
+
+impl Stat {
+    /// Looks a statistic up by its Oracle name (case-insensitive).
+    pub fn from_name(name: &str) -> Option<Stat> {
+        Stat::ALL.iter().copied().find(|s| s.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Number of statistics.
+    pub const COUNT: usize = Stat::ALL.len();
+}
+
+/// Declares the wait events with their classes.
+macro_rules! wait_events {
+    ($($variant:ident => $name:literal, $class:literal;)*) => {
+        /// A wait event (`v$event_name`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u16)]
+        pub enum WaitEvent { $($variant),* }
+
+        impl WaitEvent {
+            pub const ALL: &'static [WaitEvent] = &[$(WaitEvent::$variant),*];
+
+            pub fn name(self) -> &'static str {
+                match self { $(WaitEvent::$variant => $name),* }
+            }
+
+            /// Oracle's wait class.
+            pub fn class(self) -> &'static str {
+                match self { $(WaitEvent::$variant => $class),* }
+            }
+        }
+    };
+}
+
+wait_events! {
+    DbFileSequentialRead => "db file sequential read", "User I/O";
+    DbFileScatteredRead => "db file scattered read", "User I/O";
+    ReadByOtherSession => "read by other session", "User I/O";
+    FreeBufferWaits => "free buffer waits", "Configuration";
+    LatchCacheBuffersChains => "latch: cache buffers chains", "Concurrency";
+    DbFileParallelWrite => "db file parallel write", "System I/O";
+    DirtyBufferWriteOnEviction => "dirty buffer write on eviction", "User I/O";
+    ControlFileParallelWrite => "control file parallel write", "System I/O";
+}
+
+impl WaitEvent {
+    pub const COUNT: usize = WaitEvent::ALL.len();
+}
+
+/// The time model statistics (`v$sess_time_model`, `v$sys_time_model`), in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TimeModel {
+    DbTime,
+    DbCpu,
+    SqlExecuteElapsed,
+    ParseTimeElapsed,
+}
+
+impl TimeModel {
+    pub const ALL: &'static [TimeModel] =
+        &[TimeModel::DbTime, TimeModel::DbCpu, TimeModel::SqlExecuteElapsed, TimeModel::ParseTimeElapsed];
+    pub const COUNT: usize = TimeModel::ALL.len();
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeModel::DbTime => "DB time",
+            TimeModel::DbCpu => "DB CPU",
+            TimeModel::SqlExecuteElapsed => "sql execute elapsed time",
+            TimeModel::ParseTimeElapsed => "parse time elapsed",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found() {
+        let mut names: Vec<_> = Stat::ALL.iter().map(|s| s.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Stat::COUNT);
+        assert_eq!(Stat::from_name("CONSISTENT GETS"), Some(Stat::ConsistentGets));
+        for (i, s) in Stat::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i, "Stat::ALL is in declaration order");
+        }
+    }
+}

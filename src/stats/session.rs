@@ -1,0 +1,182 @@
+//! Per-session statistics: counters, wait events and the time model of one session.
+//!
+//! Invariant: only the session's own thread writes its [`SessionStats`]; it does so with a
+//! relaxed load and store (no locked read-modify-write), so counting a consistent get costs
+//! about a nanosecond. Other threads (v$sesstat, v$sysstat) read with relaxed loads and may
+//! see a figure a few increments old, never a torn one.
+
+use super::names::{Stat, TimeModel, WaitEvent};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+/// Buckets of the wait-time histogram: bucket *k* counts waits shorter than 2^*k* µs
+/// (the last bucket also takes everything longer).
+pub const HISTOGRAM_BUCKETS: usize = 32;
+
+/// A counter written by one thread only.
+#[derive(Debug, Default)]
+pub struct OwnedCounter(AtomicU64);
+
+impl OwnedCounter {
+    #[inline]
+    pub fn add(&self, n: u64) {
+        // Single writer: load + store is exact and needs no lock prefix.
+        self.0.store(self.0.load(Relaxed).wrapping_add(n), Relaxed);
+    }
+
+    #[inline]
+    pub fn max(&self, n: u64) {
+        if n > self.0.load(Relaxed) {
+            self.0.store(n, Relaxed);
+        }
+    }
+
+    #[inline]
+    pub fn get(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+}
+
+/// Totals of one wait event for one session.
+#[derive(Debug, Default)]
+pub struct EventTotals {
+    pub waits: OwnedCounter,
+    pub time_waited_micro: OwnedCounter,
+    pub max_wait_micro: OwnedCounter,
+    pub histogram: [OwnedCounter; HISTOGRAM_BUCKETS],
+}
+
+/// A plain copy of [`EventTotals`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventSnapshot {
+    pub waits: u64,
+    pub time_waited_micro: u64,
+    pub max_wait_micro: u64,
+    pub histogram: [u64; HISTOGRAM_BUCKETS],
+}
+
+impl EventSnapshot {
+    pub fn accumulate(&mut self, other: &EventSnapshot) {
+        self.waits += other.waits;
+        self.time_waited_micro += other.time_waited_micro;
+        self.max_wait_micro = self.max_wait_micro.max(other.max_wait_micro);
+        for (a, b) in self.histogram.iter_mut().zip(other.histogram.iter()) {
+            *a += b;
+        }
+    }
+}
+
+/// The histogram bucket of a wait of `micros` microseconds.
+pub fn histogram_bucket(micros: u64) -> usize {
+    // Smallest k with micros < 2^k.
+    ((64 - micros.leading_zeros()) as usize).min(HISTOGRAM_BUCKETS - 1)
+}
+
+/// Everything one session counts.
+#[derive(Debug)]
+pub struct SessionStats {
+    counters: Box<[OwnedCounter]>,
+    events: Box<[EventTotals]>,
+    time_model: [OwnedCounter; TimeModel::COUNT],
+}
+
+impl Default for SessionStats {
+    fn default() -> Self {
+        SessionStats {
+            counters: (0..Stat::COUNT).map(|_| OwnedCounter::default()).collect(),
+            events: (0..WaitEvent::COUNT).map(|_| EventTotals::default()).collect(),
+            time_model: Default::default(),
+        }
+    }
+}
+
+impl SessionStats {
+    #[inline]
+    pub fn add(&self, stat: Stat, n: u64) {
+        self.counters[stat as usize].add(n);
+    }
+
+    #[inline]
+    pub fn get(&self, stat: Stat) -> u64 {
+        self.counters[stat as usize].get()
+    }
+
+    /// All counters, indexed by `Stat as usize`.
+    pub fn snapshot(&self) -> Vec<u64> {
+        self.counters.iter().map(OwnedCounter::get).collect()
+    }
+
+    /// Records one completed wait.
+    pub fn record_wait(&self, event: WaitEvent, micros: u64) {
+        let e = &self.events[event as usize];
+        e.waits.add(1);
+        e.time_waited_micro.add(micros);
+        e.max_wait_micro.max(micros);
+        e.histogram[histogram_bucket(micros)].add(1);
+    }
+
+    /// Starts timing a wait; the wait is recorded when the returned guard drops.
+    pub fn begin_wait(&self, event: WaitEvent) -> WaitTimer<'_> {
+        WaitTimer { stats: self, event, start: Instant::now() }
+    }
+
+    pub fn event(&self, event: WaitEvent) -> EventSnapshot {
+        let e = &self.events[event as usize];
+        let mut histogram = [0; HISTOGRAM_BUCKETS];
+        for (h, c) in histogram.iter_mut().zip(e.histogram.iter()) {
+            *h = c.get();
+        }
+        EventSnapshot {
+            waits: e.waits.get(),
+            time_waited_micro: e.time_waited_micro.get(),
+            max_wait_micro: e.max_wait_micro.get(),
+            histogram,
+        }
+    }
+
+    pub fn add_time(&self, model: TimeModel, micros: u64) {
+        self.time_model[model as usize].add(micros);
+    }
+
+    pub fn time(&self, model: TimeModel) -> u64 {
+        self.time_model[model as usize].get()
+    }
+}
+
+/// Times one wait; records it on drop.
+pub struct WaitTimer<'a> {
+    stats: &'a SessionStats,
+    event: WaitEvent,
+    start: Instant,
+}
+
+impl Drop for WaitTimer<'_> {
+    fn drop(&mut self) {
+        let micros = self.start.elapsed().as_micros() as u64;
+        self.stats.record_wait(self.event, micros);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_powers_of_two() {
+        assert_eq!(histogram_bucket(0), 0);
+        assert_eq!(histogram_bucket(1), 1);
+        assert_eq!(histogram_bucket(3), 2);
+        assert_eq!(histogram_bucket(4), 3);
+        assert_eq!(histogram_bucket(u64::MAX), HISTOGRAM_BUCKETS - 1);
+    }
+
+    #[test]
+    fn waits_accumulate() {
+        let s = SessionStats::default();
+        s.record_wait(WaitEvent::DbFileScatteredRead, 100);
+        s.record_wait(WaitEvent::DbFileScatteredRead, 300);
+        let e = s.event(WaitEvent::DbFileScatteredRead);
+        assert_eq!((e.waits, e.time_waited_micro, e.max_wait_micro), (2, 400, 300));
+        assert_eq!(e.histogram.iter().sum::<u64>(), 2);
+    }
+}

@@ -1,0 +1,326 @@
+//! Block layout: every block of a datafile, whatever it holds, starts with the same
+//! header; data blocks then carry ITL slots, a row directory and rows.
+//!
+//! ```text
+//!  offset  size  field
+//!  0       1     block type (BlockType)
+//!  1       1     format version (1)
+//!  2       2     flags (reserved)
+//!  4       4     block address: file number << 22 | block number
+//!  8       8     SCN of the last change
+//!  16      4     checksum: CRC-32 of the block with these four bytes zero
+//!  20      4     data object id of the owning segment (0 for file headers)
+//!  24      1     ITL slot count
+//!  25      1     (reserved)
+//!  26      2     row directory entries
+//!  28      2     top of row data: lowest offset used by a row (rows grow down from the end)
+//!  30      6     (reserved)
+//!  36      24×n  ITL slots: xid (undo segment u16, slot u16, wrap u32), undo block
+//!                address (u32, sequence u16, record u8, pad), commit SCN (u48), flags u8,
+//!                lock count u8
+//!  ..      2×m   row directory: offset of each row piece, 0 for an empty slot
+//!  ..            free space
+//!  top..end      row pieces, the newest lowest
+//! ```
+//!
+//! Invariants of a data block: the row directory ends at or below the top of row data;
+//! every non-zero directory offset lies in `top..block_size`; rows never overlap. A block
+//! read from disk is checked (checksum, address, type) before anyone sees it; the checksum
+//! is written when the block goes back to disk.
+
+/// Bytes of the common header.
+pub const HEADER_LEN: usize = 36;
+/// Bytes of one ITL slot.
+pub const ITL_LEN: usize = 24;
+/// ITL slots formatted in a new data block (Oracle's INITRANS default for tables is 1,
+/// and every block gets at least 2).
+pub const DEFAULT_ITL_SLOTS: u8 = 2;
+
+const OFF_TYPE: usize = 0;
+const OFF_FORMAT: usize = 1;
+const OFF_RDBA: usize = 4;
+const OFF_SCN: usize = 8;
+const OFF_CHECKSUM: usize = 16;
+const OFF_OBJECT: usize = 20;
+const OFF_ITL_COUNT: usize = 24;
+const OFF_ROW_COUNT: usize = 26;
+const OFF_ROW_TOP: usize = 28;
+
+const FORMAT_VERSION: u8 = 1;
+
+/// What a block holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum BlockType {
+    /// Never formatted (all zero): a block above a segment's high-water mark.
+    Unformatted = 0,
+    /// Block 0 of a datafile.
+    FileHeader = 0x0b,
+    /// Table rows (Oracle's type 6).
+    TableData = 0x06,
+    /// A segment header: extent map and high-water mark (Oracle's type 0x10).
+    SegmentHeader = 0x10,
+}
+
+impl BlockType {
+    fn from_byte(b: u8) -> Option<BlockType> {
+        Some(match b {
+            0 => BlockType::Unformatted,
+            0x0b => BlockType::FileHeader,
+            0x06 => BlockType::TableData,
+            0x10 => BlockType::SegmentHeader,
+            _ => return None,
+        })
+    }
+}
+
+/// Packs a file number and block number into a block address (Oracle's rdba).
+pub fn rdba(file: u16, block: u32) -> u32 {
+    assert!(file < 1024 && block < (1 << 22), "block address fields: file < 1024, block < 2^22");
+    (u32::from(file) << 22) | block
+}
+
+/// The file number of a block address.
+pub fn rdba_file(rdba: u32) -> u16 {
+    (rdba >> 22) as u16
+}
+
+/// The block number of a block address within its file.
+pub fn rdba_block(rdba: u32) -> u32 {
+    rdba & ((1 << 22) - 1)
+}
+
+fn get_u16(b: &[u8], off: usize) -> u16 {
+    u16::from_le_bytes([b[off], b[off + 1]])
+}
+
+fn put_u16(b: &mut [u8], off: usize, v: u16) {
+    b[off..off + 2].copy_from_slice(&v.to_le_bytes());
+}
+
+fn get_u32(b: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+}
+
+fn put_u32(b: &mut [u8], off: usize, v: u32) {
+    b[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Reads the header fields of any block.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockHeader<'a>(pub &'a [u8]);
+
+impl BlockHeader<'_> {
+    pub fn block_type(&self) -> Option<BlockType> {
+        BlockType::from_byte(self.0[OFF_TYPE])
+    }
+    pub fn rdba(&self) -> u32 {
+        get_u32(self.0, OFF_RDBA)
+    }
+    pub fn object_id(&self) -> u32 {
+        get_u32(self.0, OFF_OBJECT)
+    }
+    pub fn scn(&self) -> u64 {
+        u64::from_le_bytes(self.0[OFF_SCN..OFF_SCN + 8].try_into().expect("8 bytes"))
+    }
+}
+
+/// Writes the common header of a freshly formatted block (the rest is zeroed).
+pub fn format_block(block: &mut [u8], block_type: BlockType, rdba: u32, object_id: u32) {
+    block.fill(0);
+    block[OFF_TYPE] = block_type as u8;
+    block[OFF_FORMAT] = FORMAT_VERSION;
+    put_u32(block, OFF_RDBA, rdba);
+    put_u32(block, OFF_OBJECT, object_id);
+}
+
+/// Sets the SCN of the last change.
+pub fn set_scn(block: &mut [u8], scn: u64) {
+    block[OFF_SCN..OFF_SCN + 8].copy_from_slice(&scn.to_le_bytes());
+}
+
+/// Stamps the checksum; called just before a block is written to disk.
+pub fn seal(block: &mut [u8]) {
+    put_u32(block, OFF_CHECKSUM, 0);
+    let sum = crc32fast::hash(block);
+    put_u32(block, OFF_CHECKSUM, sum);
+}
+
+/// Checks a block just read from disk: checksum, format and that it is the block that was
+/// asked for. An all-zero block (never written) passes as `Unformatted`.
+pub fn verify(block: &[u8], expected_rdba: u32) -> Result<BlockType, String> {
+    if block.iter().all(|&b| b == 0) {
+        return Ok(BlockType::Unformatted);
+    }
+    let stored = get_u32(block, OFF_CHECKSUM);
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&block[..OFF_CHECKSUM]);
+    hasher.update(&[0; 4]);
+    hasher.update(&block[OFF_CHECKSUM + 4..]);
+    let computed = hasher.finalize();
+    if stored != computed {
+        return Err(format!("checksum mismatch (stored {stored:#010x}, computed {computed:#010x})"));
+    }
+    if block[OFF_FORMAT] != FORMAT_VERSION {
+        return Err(format!("unknown block format version {}", block[OFF_FORMAT]));
+    }
+    let header = BlockHeader(block);
+    if header.rdba() != expected_rdba {
+        return Err(format!("block claims address {:#x}, expected {expected_rdba:#x}", header.rdba()));
+    }
+    header.block_type().ok_or_else(|| format!("unknown block type {:#04x}", block[OFF_TYPE]))
+}
+
+/// Read access to a table data block.
+#[derive(Debug, Clone, Copy)]
+pub struct DataBlock<'a>(pub &'a [u8]);
+
+impl<'a> DataBlock<'a> {
+    #[inline]
+    pub fn row_count(&self) -> usize {
+        get_u16(self.0, OFF_ROW_COUNT) as usize
+    }
+
+    #[inline]
+    fn directory_start(&self) -> usize {
+        HEADER_LEN + self.0[OFF_ITL_COUNT] as usize * ITL_LEN
+    }
+
+    /// The offset of the row piece in `slot`, or 0 for an empty slot.
+    #[inline]
+    pub fn row_offset(&self, slot: usize) -> usize {
+        get_u16(self.0, self.directory_start() + 2 * slot) as usize
+    }
+
+    /// The bytes from the piece in `slot` to the end of the block, `None` for an empty
+    /// slot or an offset outside the block.
+    #[inline]
+    pub fn piece_bytes(&self, slot: usize) -> Option<&'a [u8]> {
+        if slot >= self.row_count() {
+            return None;
+        }
+        let off = self.row_offset(slot);
+        if off == 0 { None } else { self.0.get(off..) }
+    }
+
+    /// Free bytes between the row directory and the top of row data.
+    pub fn free_space(&self) -> usize {
+        let dir_end = self.directory_start() + 2 * self.row_count();
+        (get_u16(self.0, OFF_ROW_TOP) as usize).saturating_sub(dir_end)
+    }
+
+    /// Whether the header fields are consistent with the block's size: checked once per
+    /// block before rows are trusted.
+    pub fn check_layout(&self) -> Result<(), String> {
+        let top = get_u16(self.0, OFF_ROW_TOP) as usize;
+        let dir_end = self.directory_start() + 2 * self.row_count();
+        if top > self.0.len() || dir_end > top {
+            return Err(format!("row directory ({dir_end}) overlaps row data ({top})"));
+        }
+        Ok(())
+    }
+}
+
+/// Write access to a table data block.
+pub struct DataBlockMut<'a>(pub &'a mut [u8]);
+
+impl DataBlockMut<'_> {
+    /// Formats an empty data block with `itl_slots` ITL slots.
+    pub fn format(&mut self, rdba: u32, object_id: u32, itl_slots: u8) {
+        format_block(self.0, BlockType::TableData, rdba, object_id);
+        self.0[OFF_ITL_COUNT] = itl_slots;
+        assert!(self.0.len() <= 32 * 1024, "block sizes are at most 32 KiB, so offsets fit in 16 bits");
+        put_u16(self.0, OFF_ROW_TOP, self.0.len() as u16);
+    }
+
+    /// Bytes needed to insert a piece of `len` bytes into a new directory slot.
+    pub fn space_needed(len: usize) -> usize {
+        len + 2
+    }
+
+    /// Inserts a row piece if, after it, at least `reserve` bytes stay free (PCTFREE).
+    /// Returns the slot, or `None` if it does not fit.
+    pub fn insert_piece(&mut self, piece: &[u8], reserve: usize) -> Option<u16> {
+        let view = DataBlock(self.0);
+        if view.free_space() < Self::space_needed(piece.len()) + reserve {
+            return None;
+        }
+        let slot = view.row_count();
+        let dir = view.directory_start() + 2 * slot;
+        let top = get_u16(self.0, OFF_ROW_TOP) as usize - piece.len();
+        self.0[top..top + piece.len()].copy_from_slice(piece);
+        put_u16(self.0, dir, top as u16);
+        put_u16(self.0, OFF_ROW_COUNT, slot as u16 + 1);
+        put_u16(self.0, OFF_ROW_TOP, top as u16);
+        Some(slot as u16)
+    }
+
+    /// Removes the newest rows so that `row_count` remain: undoes inserts of a failed
+    /// statement. The rows removed must be the last ones inserted.
+    pub fn truncate_rows(&mut self, row_count: usize) {
+        let view = DataBlock(self.0);
+        assert!(row_count <= view.row_count(), "truncate_rows only removes rows");
+        let top = if row_count == 0 { self.0.len() } else { view.row_offset(row_count - 1) };
+        put_u16(self.0, OFF_ROW_COUNT, row_count as u16);
+        put_u16(self.0, OFF_ROW_TOP, top as u16);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn seal_then_verify() {
+        let mut b = vec![0u8; 8192];
+        DataBlockMut(&mut b).format(rdba(1, 130), 77, 2);
+        seal(&mut b);
+        assert_eq!(verify(&b, rdba(1, 130)), Ok(BlockType::TableData));
+        assert!(verify(&b, rdba(1, 131)).unwrap_err().contains("claims address"));
+        b[5000] ^= 1;
+        assert!(verify(&b, rdba(1, 130)).unwrap_err().contains("checksum"));
+    }
+
+    #[test]
+    fn pctfree_reserve_is_honoured() {
+        let mut b = vec![0u8; 2048];
+        let mut blk = DataBlockMut(&mut b);
+        blk.format(rdba(1, 1), 1, 2);
+        let piece = [0x2c, 0, 0];
+        let reserve = 2048 / 10;
+        while blk.insert_piece(&piece, reserve).is_some() {}
+        let free = DataBlock(&b).free_space();
+        assert!(free >= reserve && free < reserve + 5, "free {free}, reserve {reserve}");
+    }
+
+    proptest! {
+        #[test]
+        fn pieces_come_back_and_truncate_restores(sizes in proptest::collection::vec(3usize..600, 1..60), keep in 0usize..60) {
+            let mut b = vec![0u8; 8192];
+            let mut blk = DataBlockMut(&mut b);
+            blk.format(rdba(2, 9), 5, 2);
+            let mut stored = Vec::new();
+            for (i, size) in sizes.iter().enumerate() {
+                let piece = vec![i as u8; *size];
+                if blk.insert_piece(&piece, 0).is_some() { stored.push(piece); }
+            }
+            let view = DataBlock(&b);
+            prop_assert!(view.check_layout().is_ok());
+            prop_assert_eq!(view.row_count(), stored.len());
+            for (slot, piece) in stored.iter().enumerate() {
+                prop_assert_eq!(&view.piece_bytes(slot).unwrap()[..piece.len()], &piece[..]);
+            }
+            let keep = keep.min(stored.len());
+            let free_before: usize = {
+                let mut c = vec![0u8; 8192];
+                let mut m = DataBlockMut(&mut c);
+                m.format(rdba(2, 9), 5, 2);
+                for p in &stored[..keep] { m.insert_piece(p, 0); }
+                DataBlock(&c).free_space()
+            };
+            DataBlockMut(&mut b).truncate_rows(keep);
+            prop_assert_eq!(DataBlock(&b).free_space(), free_before);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The control file: what a database is made of. A JSON document (`control.json` in the
+//! database directory) holding the database id, format version, block size, extent size,
+//! the datafiles with their allocated size and free extents, the last checkpoint SCN, and
+//! parameters set with `ALTER SYSTEM SET`.
+//!
+//! It is written whole to a temporary file and renamed over the old one, so a crash while
+//! writing leaves the previous version. A directory without it is not a lioscope database.
+
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The name of the control file inside a database directory.
+pub const CONTROL_FILE: &str = "control.json";
+/// What the `format` field must say.
+pub const FORMAT_NAME: &str = "lioscope control file";
+/// The current on-disk format version.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ControlFile {
+    pub format: String,
+    pub format_version: u32,
+    pub db_id: u64,
+    pub block_size: u32,
+    /// Blocks in each (uniform) extent.
+    pub extent_blocks: u32,
+    /// The SCN of the last checkpoint.
+    pub checkpoint_scn: u64,
+    pub datafiles: Vec<DatafileEntry>,
+    /// Parameters changed with ALTER SYSTEM SET, applied at open.
+    pub parameters: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DatafileEntry {
+    pub number: u16,
+    /// File name relative to the database directory.
+    pub name: String,
+    /// Blocks in use from the start of the file (extents are handed out below this).
+    pub allocated_blocks: u32,
+    /// First blocks of extents that were freed by DROP or TRUNCATE, reused first.
+    pub free_extents: Vec<u32>,
+}
+
+impl ControlFile {
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join(CONTROL_FILE)
+    }
+
+    /// Reads and checks the control file of the database in `dir`.
+    pub fn read(dir: &Path) -> Result<ControlFile> {
+        let not_db = |reason: String| Error::NotADatabase { path: dir.to_owned(), reason };
+        let path = Self::path(dir);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_db(format!("no {CONTROL_FILE} in it"))),
+            Err(e) => return Err(Error::io("read", path, e)),
+        };
+        let control: ControlFile =
+            serde_json::from_str(&text).map_err(|e| not_db(format!("{CONTROL_FILE} is not a valid control file: {e}")))?;
+        if control.format != FORMAT_NAME {
+            return Err(not_db(format!("{CONTROL_FILE} has format '{}'", control.format)));
+        }
+        if control.format_version != FORMAT_VERSION {
+            return Err(not_db(format!("format version {} (this lioscope reads {FORMAT_VERSION})", control.format_version)));
+        }
+        if !crate::db::VALID_BLOCK_SIZES.contains(&(control.block_size as usize)) || control.extent_blocks == 0 {
+            return Err(not_db(format!("{CONTROL_FILE} has block size {} and extent size {}", control.block_size, control.extent_blocks)));
+        }
+        Ok(control)
+    }
+
+    /// Writes the control file atomically (temporary file, fsync, rename).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let path = Self::path(dir);
+        let tmp = dir.join(format!("{CONTROL_FILE}.tmp"));
+        let text = serde_json::to_string_pretty(self).expect("the control file serialises");
+        std::fs::write(&tmp, text).map_err(|e| Error::io("write", &tmp, e))?;
+        std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| Error::io("sync", &tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| Error::io("rename", &path, e))
+    }
+}

@@ -1,0 +1,122 @@
+//! Declared column types and the checks a value passes on its way into a column.
+
+use super::{Datum, Value};
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// Significant decimal digits a NUMBER can hold in lioscope (Oracle holds 38).
+pub const MAX_NUMBER_DIGITS: u32 = 28;
+
+/// Longest VARCHAR2 / CHAR column in bytes, as Oracle's default MAX_STRING_SIZE.
+pub const MAX_STRING_BYTES: u32 = 4000;
+
+/// The declared type of a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum DataType {
+    /// NUMBER, NUMBER(p) or NUMBER(p,s): an exact decimal. `precision` limits the total
+    /// digits, `scale` the digits after the point (values are rounded to it on insert).
+    Number { precision: Option<u8>, scale: Option<u8> },
+    /// INTEGER: NUMBER(*,0), whole numbers rounded on insert.
+    Integer,
+    /// VARCHAR2(n) / VARCHAR(n): up to `max_bytes` bytes of UTF-8.
+    Varchar2 { max_bytes: u32 },
+    /// CHAR(n): exactly `len` bytes, blank-padded on insert.
+    Char { len: u32 },
+    /// DATE: a calendar date and time to the second.
+    Date,
+}
+
+impl DataType {
+    /// Coerces `value` into this type for storage in `column`, or explains why it does not
+    /// fit. Never truncates: a string too long or a number with too many digits is an error.
+    pub fn coerce(&self, value: Value, column: &str) -> Result<Value> {
+        if value.is_null() {
+            return Ok(Datum::Null);
+        }
+        match *self {
+            DataType::Integer => coerce_number(value, None, Some(0), column),
+            DataType::Number { precision, scale } => coerce_number(value, precision, scale, column),
+            DataType::Varchar2 { max_bytes } => {
+                let s = value.into_string();
+                check_length(&s, max_bytes, column)?;
+                Ok(Datum::Str(s.into()))
+            }
+            DataType::Char { len } => {
+                let mut s = value.into_string();
+                check_length(&s, len, column)?;
+                while s.len() < len as usize {
+                    s.push(' ');
+                }
+                Ok(Datum::Str(s.into()))
+            }
+            DataType::Date => match value {
+                Datum::Date(d) => Ok(Datum::Date(d)),
+                Datum::Str(s) => Ok(Datum::Date(super::parse_date(&s, None).map_err(|m| Error::value(column, m))?)),
+                other => Err(Error::value(column, format!("cannot store {} in a DATE column", other.type_name()))),
+            },
+        }
+    }
+
+    /// True for the numeric types.
+    pub fn is_numeric(&self) -> bool {
+        matches!(self, DataType::Number { .. } | DataType::Integer)
+    }
+}
+
+fn check_length(s: &str, max: u32, column: &str) -> Result<()> {
+    if s.len() > max as usize {
+        return Err(Error::value(column, format!("value too large (actual: {}, maximum: {max} bytes)", s.len())));
+    }
+    Ok(())
+}
+
+fn coerce_number(value: Value, precision: Option<u8>, scale: Option<u8>, column: &str) -> Result<Value> {
+    let number = match value {
+        Datum::Str(s) => Datum::parse_number(s.trim()).map_err(|m| Error::value(column, m))?,
+        Datum::Date(_) => return Err(Error::value(column, "cannot store a DATE in a NUMBER column")),
+        n => n,
+    };
+    let Some(scale) = scale else { return check_precision(number, precision, 0, column) };
+    let rounded = match number {
+        Datum::Num(d) => Datum::from_decimal(d.round_dp_with_strategy(u32::from(scale), rust_decimal::RoundingStrategy::MidpointAwayFromZero)),
+        n => n,
+    };
+    check_precision(rounded, precision, scale, column)
+}
+
+fn check_precision(number: Value, precision: Option<u8>, scale: u8, column: &str) -> Result<Value> {
+    let Some(p) = precision else { return Ok(number) };
+    let integer_digits = match &number {
+        Datum::Int(i) => digits(i.unsigned_abs() as u128),
+        Datum::Num(d) => digits(d.trunc().abs().mantissa().unsigned_abs()),
+        _ => 0,
+    };
+    let allowed = i32::from(p) - i32::from(scale);
+    if integer_digits as i32 > allowed.max(0) {
+        return Err(Error::value(column, format!("value larger than specified precision allowed for this column (NUMBER({p},{scale}))")));
+    }
+    Ok(number)
+}
+
+fn digits(mut n: u128) -> u32 {
+    let mut d = 0;
+    while n > 0 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataType::Number { precision: None, .. } => write!(f, "NUMBER"),
+            DataType::Number { precision: Some(p), scale: None | Some(0) } => write!(f, "NUMBER({p})"),
+            DataType::Number { precision: Some(p), scale: Some(s) } => write!(f, "NUMBER({p},{s})"),
+            DataType::Integer => write!(f, "INTEGER"),
+            DataType::Varchar2 { max_bytes } => write!(f, "VARCHAR2({max_bytes})"),
+            DataType::Char { len } => write!(f, "CHAR({len})"),
+            DataType::Date => write!(f, "DATE"),
+        }
+    }
+}

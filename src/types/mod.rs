@@ -1,0 +1,20 @@
+//! SQL data types and values: what a column may hold, how a value is compared, shown and
+//! stored.
+//!
+//! - [`DataType`]: the declared type of a column (NUMBER(p,s), INTEGER, VARCHAR2(n),
+//!   CHAR(n), DATE) and the checks a value must pass to be stored in it.
+//! - [`Datum`]: one value while a statement runs; strings may borrow from a pinned block
+//!   so that a scan does not copy what it only compares. [`Value`] is the owned form.
+//! - [`encoding`]: the bytes a value occupies inside a row (the payload after the column
+//!   length byte).
+//!
+//! Invariants: a [`Datum::Num`] never holds a whole number that fits in `i64` (that is
+//! always [`Datum::Int`]), so equal numbers have one representation and grouping and
+//! hashing are exact. A zero-length string is NULL, as in Oracle.
+
+mod datatype;
+pub mod encoding;
+mod value;
+
+pub use datatype::DataType;
+pub use value::{Datum, Value, format_date, parse_date};

@@ -1,0 +1,247 @@
+//! [`Datum`]: a SQL value during execution, with Oracle's comparison and display rules.
+
+use crate::error::{Error, Result};
+use chrono::{DateTime, NaiveDateTime};
+use rust_decimal::Decimal;
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::str::FromStr;
+
+/// A SQL value. Strings borrow (`'a`) from a pinned block while a scan evaluates a row,
+/// and are owned ([`Value`]) once a row leaves the scan.
+#[derive(Debug, Clone)]
+pub enum Datum<'a> {
+    Null,
+    /// A whole number that fits in 64 bits.
+    Int(i64),
+    /// Any other number: never a whole number that fits in `i64` (see [`Datum::from_decimal`]).
+    Num(Decimal),
+    /// A non-empty string (an empty string is NULL).
+    Str(Cow<'a, str>),
+    /// Seconds since 1970-01-01 00:00:00, no time zone (Oracle DATE).
+    Date(i64),
+}
+
+/// A value that owns its string.
+pub type Value = Datum<'static>;
+
+impl<'a> Datum<'a> {
+    /// The canonical datum for a decimal: `Int` when whole and within `i64`.
+    pub fn from_decimal(d: Decimal) -> Datum<'static> {
+        if d.fract().is_zero() {
+            if let Ok(i) = i64::try_from(d) {
+                return Datum::Int(i);
+            }
+        }
+        Datum::Num(d.normalize())
+    }
+
+    /// A string datum; the empty string is NULL.
+    pub fn string(s: impl Into<Cow<'a, str>>) -> Datum<'a> {
+        let s = s.into();
+        if s.is_empty() { Datum::Null } else { Datum::Str(s) }
+    }
+
+    /// Parses a number written as SQL text ("42", "-1.5", "1e3").
+    pub fn parse_number(text: &str) -> std::result::Result<Value, String> {
+        if let Ok(i) = text.parse::<i64>() {
+            return Ok(Datum::Int(i));
+        }
+        Decimal::from_str(text)
+            .or_else(|_| Decimal::from_scientific(text))
+            .map(Datum::from_decimal)
+            .map_err(|_| format!("invalid number '{text}'"))
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Datum::Null)
+    }
+
+    /// The name of this value's type, for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Datum::Null => "NULL",
+            Datum::Int(_) | Datum::Num(_) => "NUMBER",
+            Datum::Str(_) => "VARCHAR2",
+            Datum::Date(_) => "DATE",
+        }
+    }
+
+    /// Detaches from any borrowed block bytes.
+    pub fn into_owned(self) -> Value {
+        match self {
+            Datum::Null => Datum::Null,
+            Datum::Int(i) => Datum::Int(i),
+            Datum::Num(d) => Datum::Num(d),
+            Datum::Str(s) => Datum::Str(Cow::Owned(s.into_owned())),
+            Datum::Date(d) => Datum::Date(d),
+        }
+    }
+
+    /// The value as text, as Oracle converts it implicitly (TO_CHAR without a format).
+    pub fn into_string(self) -> String {
+        match self {
+            Datum::Str(s) => s.into_owned(),
+            other => other.to_string(),
+        }
+    }
+
+    /// The value as a decimal, converting a numeric string implicitly.
+    pub fn to_decimal(&self, context: &str) -> Result<Option<Decimal>> {
+        match self {
+            Datum::Null => Ok(None),
+            Datum::Int(i) => Ok(Some(Decimal::from(*i))),
+            Datum::Num(d) => Ok(Some(*d)),
+            Datum::Str(s) => match Datum::parse_number(s.trim()) {
+                Ok(n) => n.to_decimal(context),
+                Err(m) => Err(Error::value(context, m)),
+            },
+            Datum::Date(_) => Err(Error::value(context, "expected a NUMBER, got a DATE")),
+        }
+    }
+
+    /// The value as a whole number (for lengths, positions, counts).
+    pub fn to_i64(&self, context: &str) -> Result<Option<i64>> {
+        match self {
+            Datum::Int(i) => Ok(Some(*i)),
+            other => match other.to_decimal(context)? {
+                None => Ok(None),
+                Some(d) => i64::try_from(d.trunc()).map(Some).map_err(|_| Error::value(context, format!("{d} is out of range"))),
+            },
+        }
+    }
+
+    /// SQL comparison: `None` when either side is NULL. Numbers compare with numbers,
+    /// strings byte-wise (Oracle's BINARY sort), dates with dates; a string meeting a number
+    /// or a date is converted as Oracle does implicitly.
+    pub fn sql_cmp(&self, other: &Datum<'_>) -> Result<Option<Ordering>> {
+        Ok(Some(match (self, other) {
+            (Datum::Null, _) | (_, Datum::Null) => return Ok(None),
+            (Datum::Int(a), Datum::Int(b)) => a.cmp(b),
+            (Datum::Str(a), Datum::Str(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (Datum::Date(a), Datum::Date(b)) => a.cmp(b),
+            (Datum::Date(a), Datum::Str(s)) => a.cmp(&parse_date(s, None).map_err(|m| Error::value("comparison", m))?),
+            (Datum::Str(s), Datum::Date(b)) => parse_date(s, None).map_err(|m| Error::value("comparison", m))?.cmp(b),
+            (Datum::Date(_), _) | (_, Datum::Date(_)) => {
+                return Err(Error::value("comparison", format!("cannot compare {} with {}", self.type_name(), other.type_name())));
+            }
+            (a, b) => {
+                let (Some(a), Some(b)) = (a.to_decimal("comparison")?, b.to_decimal("comparison")?) else { return Ok(None) };
+                a.cmp(&b)
+            }
+        }))
+    }
+
+    /// Total order for ORDER BY: NULLs last (Oracle's default for ascending order),
+    /// incomparable types by type name.
+    pub fn sort_cmp(&self, other: &Datum<'_>) -> Ordering {
+        match (self, other) {
+            (Datum::Null, Datum::Null) => Ordering::Equal,
+            (Datum::Null, _) => Ordering::Greater,
+            (_, Datum::Null) => Ordering::Less,
+            _ => match self.sql_cmp(other) {
+                Ok(Some(o)) => o,
+                _ => self.type_name().cmp(other.type_name()),
+            },
+        }
+    }
+}
+
+impl PartialEq for Datum<'_> {
+    /// Identity for grouping and DISTINCT: NULL equals NULL here (SQL `=` is [`Datum::sql_cmp`]).
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Datum::Null, Datum::Null) => true,
+            (Datum::Int(a), Datum::Int(b)) => a == b,
+            (Datum::Num(a), Datum::Num(b)) => a == b,
+            (Datum::Str(a), Datum::Str(b)) => a == b,
+            (Datum::Date(a), Datum::Date(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Datum<'_> {}
+
+impl Hash for Datum<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Datum::Null => {}
+            Datum::Int(i) => i.hash(state),
+            Datum::Num(d) => d.hash(state),
+            Datum::Str(s) => s.hash(state),
+            Datum::Date(d) => d.hash(state),
+        }
+    }
+}
+
+impl fmt::Display for Datum<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Datum::Null => Ok(()),
+            Datum::Int(i) => write!(f, "{i}"),
+            Datum::Num(d) => write!(f, "{}", d.normalize()),
+            Datum::Str(s) => f.write_str(s),
+            Datum::Date(d) => f.write_str(&format_date(*d)),
+        }
+    }
+}
+
+/// The default date format, lioscope's NLS_DATE_FORMAT: `YYYY-MM-DD HH24:MI:SS`.
+pub const DEFAULT_DATE_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
+
+/// Shows a DATE in the default format.
+pub fn format_date(seconds: i64) -> String {
+    match DateTime::from_timestamp(seconds, 0) {
+        Some(dt) => dt.naive_utc().format(DEFAULT_DATE_FORMAT).to_string(),
+        None => format!("<date out of range: {seconds}>"),
+    }
+}
+
+/// Parses a date in the default format, or just `YYYY-MM-DD`; `format` is a chrono format
+/// when the caller already translated an Oracle format mask.
+pub fn parse_date(text: &str, format: Option<&str>) -> std::result::Result<i64, String> {
+    let text = text.trim();
+    let parsed = match format {
+        Some(f) => NaiveDateTime::parse_from_str(text, f)
+            .or_else(|_| chrono::NaiveDate::parse_from_str(text, f).map(|d| d.and_hms_opt(0, 0, 0).unwrap_or_default())),
+        None => NaiveDateTime::parse_from_str(text, DEFAULT_DATE_FORMAT)
+            .or_else(|_| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map(|d| d.and_hms_opt(0, 0, 0).unwrap_or_default())),
+    };
+    parsed.map(|dt| dt.and_utc().timestamp()).map_err(|_| format!("'{text}' is not a date in the format {}", format.unwrap_or("YYYY-MM-DD HH24:MI:SS")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_decimals_become_int() {
+        assert_eq!(Datum::from_decimal(Decimal::new(400, 2)), Datum::Int(4));
+        assert!(matches!(Datum::from_decimal(Decimal::new(45, 1)), Datum::Num(_)));
+    }
+
+    #[test]
+    fn numbers_compare_across_representations() {
+        let a = Datum::Int(4);
+        let b = Datum::Num(Decimal::new(45, 1));
+        assert_eq!(a.sql_cmp(&b).unwrap(), Some(Ordering::Less));
+        assert_eq!(a.sql_cmp(&Datum::Null).unwrap(), None);
+        assert_eq!(Datum::Str("10".into()).sql_cmp(&Datum::Int(9)).unwrap(), Some(Ordering::Greater));
+    }
+
+    #[test]
+    fn dates_round_trip_through_text() {
+        let d = parse_date("2015-11-30 00:45:00", None).unwrap();
+        assert_eq!(format_date(d), "2015-11-30 00:45:00");
+        assert!(parse_date("yesterday", None).is_err());
+    }
+
+    #[test]
+    fn empty_string_is_null() {
+        assert!(Datum::string("").is_null());
+    }
+}
