@@ -28,6 +28,10 @@ pub enum Error {
     #[error("{kind} {name} does not exist")]
     UnknownObject { kind: &'static str, name: String },
 
+    /// A name in a statement that does not resolve, with where it stands.
+    #[error("{kind} {name} does not exist{}", at(position))]
+    UnknownName { kind: &'static str, name: String, position: Option<String> },
+
     /// CREATE of something that already exists.
     #[error("{kind} {name} already exists")]
     ObjectExists { kind: &'static str, name: String },

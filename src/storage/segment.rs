@@ -83,9 +83,11 @@ impl SegmentMap {
     /// Adds an extent, merging it into the last entry when adjacent. `false` if the map is
     /// full (the caller reports it).
     pub fn add_extent(&mut self, first: u32, blocks: u32, block_size: usize) -> bool {
+        let capacity = Self::capacity(block_size);
+        let len = self.runs.len();
         match self.runs.last_mut() {
             Some(last) if last.first + last.blocks == first => last.blocks += blocks,
-            _ if self.runs.len() >= Self::capacity(block_size) => return false,
+            _ if len >= capacity => return false,
             _ => self.runs.push(ExtentRun { first, blocks }),
         }
         self.allocated += blocks;

@@ -16,5 +16,5 @@ mod datatype;
 pub mod encoding;
 mod value;
 
-pub use datatype::DataType;
+pub use datatype::{DataType, MAX_NUMBER_DIGITS, MAX_STRING_BYTES};
 pub use value::{Datum, Value, format_date, parse_date};

@@ -1,0 +1,174 @@
+//! Full table scan: every block below the high-water mark, in extent order.
+//!
+//! For each run of adjacent blocks (cut at extent boundaries) the scan issues multiblock
+//! reads of up to `db_file_multiblock_read_count` blocks (the buffer cache skips blocks
+//! already cached), then takes a consistent get of each block in turn and hands every
+//! live row to the visitor while the block stays pinned. The segment header is read first
+//! with a consistent get, as Oracle's scans do.
+//!
+//! Per block the cost is one consistent get (latch, pin, content lock); per row it is the
+//! walk of column lengths up to the last column the query needs.
+
+use super::{AccessContext, BlockRow};
+use crate::catalog::TableDef;
+use crate::error::Result;
+use crate::stats::Stat;
+use crate::storage::block::{BlockHeader, BlockType, DataBlock};
+use crate::storage::row::{ColumnSpan, PieceAddr, PieceBody, RowPiece, locate_columns};
+use crate::storage::segment::SegmentMap;
+use crate::types::encoding::PayloadKind;
+
+/// Whether a visitor wants more rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// A scan of one table, decoding the first `columns_needed` columns of each row.
+pub struct FullScan<'t> {
+    table: &'t TableDef,
+    kinds: Vec<PayloadKind>,
+    spans: Vec<ColumnSpan>,
+    /// Scratch for assembling chained rows.
+    chained: Vec<u8>,
+}
+
+impl<'t> FullScan<'t> {
+    pub fn new(table: &'t TableDef, columns_needed: usize) -> FullScan<'t> {
+        let n = columns_needed.min(table.columns.len());
+        FullScan {
+            table,
+            kinds: table.columns[..n].iter().map(|c| PayloadKind::from(c.data_type)).collect(),
+            spans: vec![ColumnSpan::default(); n],
+            chained: Vec::new(),
+        }
+    }
+
+    /// Reads the segment header: the extent map and high-water mark.
+    pub fn segment_map(ctx: &AccessContext<'_>, table: &TableDef) -> Result<SegmentMap> {
+        let header = ctx.db.cache.consistent_get(ctx.stats, table.segment_header)?;
+        SegmentMap::read(&header).map_err(|r| ctx.corrupt(table.segment_header, format!("segment header of {}: {r}", table.name)))
+    }
+
+    /// Visits every live row. Stops early when the visitor says so.
+    pub fn run<F: FnMut(&BlockRow<'_>) -> Result<Flow>>(&mut self, ctx: &AccessContext<'_>, visit: &mut F) -> Result<()> {
+        let map = Self::segment_map(ctx, self.table)?;
+        let long_table = (map.hwm as usize) > ctx.db.cache.buffer_count() / 50;
+        ctx.stats.add(if long_table { Stat::TableScansLong } else { Stat::TableScansShort }, 1);
+        let max_read = ctx.multiblock_read_count.clamp(1, (ctx.db.cache.buffer_count() / 4) as u32);
+        for run in map.scan_runs(ctx.db.extent_blocks) {
+            let mut next = run.first;
+            let end = run.first + run.blocks;
+            while next < end {
+                let n = max_read.min(end - next);
+                ctx.db.cache.prefetch(ctx.stats, next, n)?;
+                for rdba in next..next + n {
+                    if self.visit_block(ctx, rdba, visit)? == Flow::Stop {
+                        return Ok(());
+                    }
+                }
+                next += n;
+            }
+        }
+        Ok(())
+    }
+
+    fn visit_block<F: FnMut(&BlockRow<'_>) -> Result<Flow>>(&mut self, ctx: &AccessContext<'_>, rdba: u32, visit: &mut F) -> Result<Flow> {
+        let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+        ctx.stats.add(Stat::TableScanBlocksGotten, 1);
+        let header = BlockHeader(&guard);
+        if header.block_type() != Some(BlockType::TableData) || header.object_id() != self.table.object_id {
+            return Err(ctx.corrupt(
+                rdba,
+                format!(
+                    "block below the high-water mark of {} is not one of its data blocks (type {:?}, object {}); the table may have been dropped or truncated during the scan",
+                    self.table.name,
+                    header.block_type(),
+                    header.object_id()
+                ),
+            ));
+        }
+        let block = DataBlock(&guard);
+        block.check_layout().map_err(|r| ctx.corrupt(rdba, r))?;
+        let mut rows = 0u64;
+        let mut flow = Flow::Continue;
+        for slot in 0..block.row_count() {
+            let Some(piece) = block.piece_bytes(slot).and_then(RowPiece::new) else { continue };
+            if !piece.is_live_head() {
+                continue;
+            }
+            rows += 1;
+            let Some(body) = piece.body() else { return Err(ctx.corrupt(rdba, format!("row {slot} runs past the block"))) };
+            flow = match body {
+                PieceBody::Whole { column_count, stream } => {
+                    locate_columns(stream, column_count, &mut self.spans)
+                        .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
+                    visit(&BlockRow { stream, spans: &self.spans, kinds: &self.kinds, rdba })?
+                }
+                PieceBody::Fragment { column_count, fragment, next } => {
+                    self.visit_chained(ctx, rdba, &guard, column_count, fragment, next, visit)?
+                }
+            };
+            if flow == Flow::Stop {
+                break;
+            }
+        }
+        ctx.stats.add(Stat::TableScanRowsGotten, rows);
+        Ok(flow)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn visit_chained<F: FnMut(&BlockRow<'_>) -> Result<Flow>>(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        rdba: u32,
+        block: &[u8],
+        column_count: usize,
+        fragment: &[u8],
+        next: Option<PieceAddr>,
+        visit: &mut F,
+    ) -> Result<Flow> {
+        let mut chained = std::mem::take(&mut self.chained);
+        chained.clear();
+        chained.extend_from_slice(fragment);
+        assemble_chain(ctx, rdba, block, next, &mut chained)?;
+        let located = locate_columns(&chained, column_count, &mut self.spans);
+        let flow = match located {
+            Some(_) => visit(&BlockRow { stream: &chained, spans: &self.spans, kinds: &self.kinds, rdba }),
+            None => Err(ctx.corrupt(rdba, "chained row: column lengths run past the assembled row")),
+        };
+        self.chained = chained;
+        flow
+    }
+}
+
+/// Appends the fragments that follow a head piece, following next-piece addresses with a
+/// consistent get each (`table fetch continued row`). `head_block` is the head piece's
+/// block, read directly when a piece lives there too.
+pub fn assemble_chain(ctx: &AccessContext<'_>, head_rdba: u32, head_block: &[u8], mut next: Option<PieceAddr>, out: &mut Vec<u8>) -> Result<()> {
+    let mut hops = 0u32;
+    while let Some(addr) = next {
+        hops += 1;
+        if hops > 1 << 16 {
+            return Err(ctx.corrupt(head_rdba, "chained row has a cycle of pieces"));
+        }
+        ctx.stats.add(Stat::TableFetchContinuedRow, 1);
+        let guard;
+        let bytes: &[u8] = if addr.rdba == head_rdba {
+            head_block
+        } else {
+            guard = ctx.db.cache.consistent_get(ctx.stats, addr.rdba)?;
+            &guard
+        };
+        let piece = DataBlock(bytes).piece_bytes(addr.slot as usize).and_then(RowPiece::new);
+        match piece.and_then(|p| p.body()) {
+            Some(PieceBody::Fragment { fragment, next: n, .. }) => {
+                out.extend_from_slice(fragment);
+                next = n;
+            }
+            _ => return Err(ctx.corrupt(addr.rdba, format!("chained row piece in slot {} is missing", addr.slot))),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,223 @@
+//! Appending rows to a table's segment.
+//!
+//! An [`Inserter`] holds the table's write lock for one statement. Rows go into the last
+//! block below the high-water mark while it keeps PCTFREE free, then into new blocks
+//! formatted above it (allocating extents as needed). A row that cannot fit in an empty
+//! block is chained: its head piece goes where the row would have gone, the rest into new
+//! blocks, one fragment each.
+//!
+//! The segment header (extent map, high-water mark) is written when the statement ends,
+//! so a concurrent scan sees the blocks of a finished statement only. If the statement
+//! fails, [`Inserter::rollback`] removes the rows it added to the old last block and keeps
+//! the old high-water mark: nothing of a failed statement stays visible.
+
+use super::AccessContext;
+use crate::buffer::WriteGuard;
+use crate::catalog::TableDef;
+use crate::error::{Error, Result};
+use crate::stats::Stat;
+use crate::storage::block::{self, DEFAULT_ITL_SLOTS, DataBlock, DataBlockMut, HEADER_LEN, ITL_LEN};
+use crate::storage::row::{self, PieceAddr};
+use crate::storage::segment::SegmentMap;
+use crate::types::Value;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// Appends rows to one table for one statement.
+pub struct Inserter<'a> {
+    ctx: &'a AccessContext<'a>,
+    table: &'a TableDef,
+    /// Held for the whole statement: one writer per table.
+    _write_lock: parking_lot::ArcMutexGuard<parking_lot::RawMutex, ()>,
+    map: SegmentMap,
+    original_hwm: u32,
+    /// The last block below the old high-water mark and its row count before the
+    /// statement, restored by rollback.
+    old_last_block: Option<(u32, usize)>,
+    /// The block rows currently go into. It is got (current mode) for each row and released
+    /// after it, so readers wait at most for one row to be placed.
+    current: Option<u32>,
+    /// Bytes to keep free in each block (PCTFREE).
+    reserve: usize,
+    row_buf: Vec<u8>,
+    rows: u64,
+}
+
+impl<'a> Inserter<'a> {
+    pub fn new(ctx: &'a AccessContext<'a>, table: &'a TableDef) -> Result<Inserter<'a>> {
+        let lock: Arc<Mutex<()>> = ctx.db.table_write_lock(table.object_id);
+        let write_lock = lock.lock_arc();
+        let map = super::full_scan::FullScan::segment_map(ctx, table)?;
+        let old_last_block = if map.hwm > 1 {
+            let rdba = map.block_address(map.hwm - 1).ok_or_else(|| ctx.corrupt(table.segment_header, "high-water mark past the extent map"))?;
+            let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+            Some((rdba, DataBlock(&guard).row_count()))
+        } else {
+            None
+        };
+        Ok(Inserter {
+            ctx,
+            table,
+            _write_lock: write_lock,
+            original_hwm: map.hwm,
+            map,
+            old_last_block,
+            current: None,
+            reserve: ctx.db.block_size * usize::from(table.pctfree) / 100,
+            row_buf: Vec::with_capacity(256),
+            rows: 0,
+        })
+    }
+
+    /// Rows inserted so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Appends one row whose values are already coerced to the column types.
+    pub fn insert(&mut self, values: &[Value]) -> Result<()> {
+        let mut buf = std::mem::take(&mut self.row_buf);
+        row::encode_whole_row(values, &mut buf);
+        let result = self.place(&buf);
+        self.row_buf = buf;
+        self.rows += 1;
+        self.ctx.stats.add(Stat::RowsInserted, 1);
+        result
+    }
+
+    fn place(&mut self, piece: &[u8]) -> Result<()> {
+        let capacity = self.empty_block_capacity();
+        if DataBlockMut::space_needed(piece.len()) + self.reserve > capacity {
+            return self.place_chained(piece);
+        }
+        let mut guard = self.current_block()?;
+        if DataBlockMut(&mut guard).insert_piece(piece, self.reserve).is_none() {
+            drop(guard);
+            guard = self.format_next_block()?;
+            let placed = DataBlockMut(&mut guard).insert_piece(piece, self.reserve);
+            assert!(placed.is_some(), "a row that fits an empty block fits a freshly formatted one");
+        }
+        block::set_scn(&mut guard, self.ctx.scn);
+        Ok(())
+    }
+
+    /// The block rows go into, got in current mode: the last block below the high-water
+    /// mark, or a new one if the segment has none.
+    fn current_block(&mut self) -> Result<WriteGuard<'a>> {
+        match self.current {
+            Some(rdba) => self.ctx.db.cache.current_get(self.ctx.stats, rdba),
+            None if self.map.hwm > 1 => {
+                let rdba = self.map.block_address(self.map.hwm - 1).expect("checked in new()");
+                self.current = Some(rdba);
+                self.ctx.db.cache.current_get(self.ctx.stats, rdba)
+            }
+            None => self.format_next_block(),
+        }
+    }
+
+    /// Free bytes of a freshly formatted block.
+    fn empty_block_capacity(&self) -> usize {
+        self.ctx.db.block_size - HEADER_LEN - usize::from(DEFAULT_ITL_SLOTS) * ITL_LEN
+    }
+
+    /// Formats the block at the high-water mark and raises it, allocating an extent first
+    /// when the segment has no block left.
+    fn format_next_block(&mut self) -> Result<WriteGuard<'a>> {
+        let guard = self.format_block_at_hwm()?;
+        self.current = Some(guard.rdba());
+        Ok(guard)
+    }
+
+    fn next_block_address(&mut self) -> Result<u32> {
+        if self.map.hwm >= self.map.allocated {
+            let first = self.ctx.db.allocate_extent()?;
+            if !self.map.add_extent(first, self.ctx.db.extent_blocks, self.ctx.db.block_size) {
+                self.ctx.db.free_extents([first]);
+                return Err(Error::InvalidValue {
+                    context: self.table.name.clone(),
+                    message: "segment extent map is full; create the database with a larger extent size".into(),
+                });
+            }
+        }
+        Ok(self.map.block_address(self.map.hwm).expect("the block at the high-water mark is allocated"))
+    }
+
+    /// Stores a row too large for one block as a chain of fragments: the head in the
+    /// current block (or a new one), each further fragment alone in a new block.
+    fn place_chained(&mut self, piece: &[u8]) -> Result<()> {
+        let column_count = piece[2];
+        let stream = &piece[row::PIECE_HEADER..];
+        let per_piece = row::fragment_overhead(true) + 2;
+        let mut head = self.current_block()?;
+        if DataBlock(&head).free_space() < per_piece + 1 {
+            drop(head);
+            head = self.format_next_block()?;
+        }
+        let head_room = DataBlock(&head).free_space() - per_piece;
+        let full_room = self.empty_block_capacity() - per_piece;
+        let mut cuts = vec![head_room.min(stream.len())];
+        let mut done = cuts[0];
+        while done < stream.len() {
+            let n = full_room.min(stream.len() - done);
+            cuts.push(n);
+            done += n;
+        }
+        // Each further fragment goes alone into slot 0 of a new block.
+        let mut addrs = vec![PieceAddr { rdba: head.rdba(), slot: DataBlock(&head).row_count() as u16 }];
+        let mut blocks = vec![head];
+        for _ in 1..cuts.len() {
+            let guard = self.format_block_at_hwm()?;
+            addrs.push(PieceAddr { rdba: guard.rdba(), slot: 0 });
+            blocks.push(guard);
+        }
+        let mut offset = 0;
+        let mut encoded = Vec::new();
+        for (i, (&len, target)) in cuts.iter().zip(blocks.iter_mut()).enumerate() {
+            encoded.clear();
+            let next = addrs.get(i + 1).copied();
+            row::encode_fragment(i == 0, column_count, next, &stream[offset..offset + len], &mut encoded);
+            offset += len;
+            let slot = DataBlockMut(target).insert_piece(&encoded, 0);
+            assert_eq!(slot, Some(addrs[i].slot), "a chained piece goes into the slot reserved for it");
+            block::set_scn(target, self.ctx.scn);
+        }
+        self.current = addrs.last().map(|a| a.rdba);
+        Ok(())
+    }
+
+    /// Formats the block at the high-water mark and raises the mark; the block becomes
+    /// current only through [`Self::format_next_block`].
+    fn format_block_at_hwm(&mut self) -> Result<WriteGuard<'a>> {
+        let rdba = self.next_block_address()?;
+        let mut guard = self.ctx.db.cache.new_block(self.ctx.stats, rdba, self.table.object_id)?;
+        DataBlockMut(&mut guard).format(rdba, self.table.object_id, DEFAULT_ITL_SLOTS);
+        block::set_scn(&mut guard, self.ctx.scn);
+        self.map.hwm += 1;
+        Ok(guard)
+    }
+
+    /// Ends the statement: publishes the new high-water mark.
+    pub fn finish(mut self) -> Result<u64> {
+        self.write_header(self.map.hwm)?;
+        Ok(self.rows)
+    }
+
+    /// Undoes the statement: removes its rows from the old last block and keeps the old
+    /// high-water mark (extents it allocated stay with the segment).
+    pub fn rollback(mut self) -> Result<()> {
+        if let Some((rdba, rows)) = self.old_last_block {
+            let mut guard = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
+            DataBlockMut(&mut guard).truncate_rows(rows);
+        }
+        self.write_header(self.original_hwm)
+    }
+
+    fn write_header(&mut self, hwm: u32) -> Result<()> {
+        let rdba = self.table.segment_header;
+        let mut header = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
+        let map = SegmentMap { hwm, ..self.map.clone() };
+        map.write(&mut header, rdba, self.table.object_id);
+        block::set_scn(&mut header, self.ctx.scn);
+        Ok(())
+    }
+}

@@ -1,0 +1,42 @@
+//! Access paths: how rows are reached in a table's segment.
+//!
+//! - [`full_scan`]: every block below the high-water mark, read with multiblock reads and
+//!   visited with consistent gets, each live row handed to the caller as a [`BlockRow`]
+//!   that decodes columns only when asked.
+//! - [`heap`]: appending rows (chaining those too large for a block) and undoing the
+//!   appends of a failed statement.
+//! - [`segments`]: creating, truncating and dropping a table's segment.
+//!
+//! Everything here reads and writes blocks only through the buffer cache, and counts into
+//! the statistics of the session it works for.
+
+pub mod full_scan;
+pub mod heap;
+mod row_view;
+pub mod segments;
+
+pub use row_view::{BlockRow, RowAccess};
+
+use crate::db::DbInner;
+use crate::error::Error;
+use crate::stats::SessionStats;
+use crate::storage::block;
+
+/// What an access path needs from the session it works for.
+pub struct AccessContext<'a> {
+    pub db: &'a DbInner,
+    pub stats: &'a SessionStats,
+    /// `db_file_multiblock_read_count` for this session.
+    pub multiblock_read_count: u32,
+    /// SCN stamped into blocks this statement changes.
+    pub scn: u64,
+}
+
+impl AccessContext<'_> {
+    /// A corruption error for block `rdba` of the database's datafiles.
+    pub fn corrupt(&self, rdba: u32, reason: impl Into<String>) -> Error {
+        let n = block::rdba_file(rdba);
+        let file = self.db.datafiles.iter().find(|f| f.number() == n).map(|f| f.path().to_owned()).unwrap_or_default();
+        Error::Corrupt { file, block: Some(block::rdba_block(rdba)), reason: reason.into() }
+    }
+}

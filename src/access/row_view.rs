@@ -1,0 +1,108 @@
+//! Rows as expressions see them: [`RowAccess`] is implemented by owned rows and by
+//! [`BlockRow`], a row still inside its pinned block whose columns are decoded on demand.
+
+use crate::error::{Error, Result};
+use crate::storage::row::ColumnSpan;
+use crate::types::encoding::{PayloadKind, read_payload, read_small_int};
+use crate::types::{Datum, Value};
+
+/// Column access for expression evaluation.
+pub trait RowAccess {
+    /// Column `i` of the row. Strings may borrow from the row.
+    fn column(&self, i: usize) -> Result<Datum<'_>>;
+
+    /// Whether column `i` is NULL, without decoding it.
+    fn is_null(&self, i: usize) -> bool;
+
+    /// Column `i` as a whole number when it is stored as one: the fast path of numeric
+    /// predicates. `None` when NULL or not a small whole number.
+    #[inline]
+    fn small_int(&self, i: usize) -> Option<i64> {
+        match self.column(i) {
+            Ok(Datum::Int(v)) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl RowAccess for [Value] {
+    #[inline]
+    fn column(&self, i: usize) -> Result<Datum<'_>> {
+        Ok(match &self[i] {
+            Datum::Str(s) => Datum::Str(std::borrow::Cow::Borrowed(s)),
+            other => other.clone(),
+        })
+    }
+
+    #[inline]
+    fn is_null(&self, i: usize) -> bool {
+        self[i].is_null()
+    }
+}
+
+impl RowAccess for Vec<Value> {
+    #[inline]
+    fn column(&self, i: usize) -> Result<Datum<'_>> {
+        self.as_slice().column(i)
+    }
+
+    #[inline]
+    fn is_null(&self, i: usize) -> bool {
+        self[i].is_null()
+    }
+}
+
+/// A row inside a pinned block (or a chained row assembled in a scratch buffer).
+pub struct BlockRow<'b> {
+    /// The column stream.
+    pub stream: &'b [u8],
+    /// Where each located column lies in `stream`; columns past the end were not located
+    /// and must not be asked for.
+    pub spans: &'b [ColumnSpan],
+    /// How to decode each column.
+    pub kinds: &'b [PayloadKind],
+    /// Block address, for error messages.
+    pub rdba: u32,
+}
+
+impl BlockRow<'_> {
+    #[inline]
+    fn payload(&self, span: ColumnSpan) -> &[u8] {
+        // Spans were checked against the stream when located.
+        &self.stream[span.start as usize..(span.start + span.len) as usize]
+    }
+
+    /// Decodes every located column into owned values.
+    pub fn to_values(&self) -> Result<Vec<Value>> {
+        (0..self.spans.len()).map(|i| self.column(i).map(Datum::into_owned)).collect()
+    }
+}
+
+impl RowAccess for BlockRow<'_> {
+    #[inline]
+    fn column(&self, i: usize) -> Result<Datum<'_>> {
+        let span = self.spans[i];
+        if span.is_null() {
+            return Ok(Datum::Null);
+        }
+        read_payload(self.kinds[i], self.payload(span)).map_err(|reason| Error::Corrupt {
+            file: "datafile".into(),
+            block: Some(crate::storage::block::rdba_block(self.rdba)),
+            reason: format!("column {}: {reason}", i + 1),
+        })
+    }
+
+    #[inline]
+    fn is_null(&self, i: usize) -> bool {
+        self.spans[i].is_null()
+    }
+
+    #[inline]
+    fn small_int(&self, i: usize) -> Option<i64> {
+        let span = self.spans[i];
+        if span.is_null() || self.kinds[i] != PayloadKind::Number {
+            return None;
+        }
+        read_small_int(self.payload(span))
+    }
+}

@@ -1,0 +1,45 @@
+//! Creating, truncating and dropping a table's segment.
+
+use super::AccessContext;
+use crate::catalog::TableDef;
+use crate::error::Result;
+use crate::storage::segment::SegmentMap;
+
+/// Allocates the first extent of a new segment and formats its header block (segment
+/// block 0, so the high-water mark starts at 1). Returns the header's block address.
+pub fn create_segment(ctx: &AccessContext<'_>, object_id: u32) -> Result<u32> {
+    let first = ctx.db.allocate_extent()?;
+    let mut map = SegmentMap { hwm: 1, allocated: 0, runs: Vec::new() };
+    map.add_extent(first, ctx.db.extent_blocks, ctx.db.block_size);
+    let mut header = ctx.db.cache.new_block(ctx.stats, first, object_id)?;
+    map.write(&mut header, first, object_id);
+    crate::storage::block::set_scn(&mut header, ctx.scn);
+    Ok(first)
+}
+
+/// Frees every extent of a dropped table and forgets its cached blocks.
+pub fn drop_segment(ctx: &AccessContext<'_>, table: &TableDef) -> Result<()> {
+    let map = super::full_scan::FullScan::segment_map(ctx, table)?;
+    ctx.db.cache.invalidate_object(ctx.stats, table.object_id);
+    ctx.db.free_extents(extent_firsts(&map, ctx.db.extent_blocks));
+    Ok(())
+}
+
+/// Empties a table: keeps its first extent, frees the others, resets the high-water mark.
+pub fn truncate_segment(ctx: &AccessContext<'_>, table: &TableDef) -> Result<()> {
+    let map = super::full_scan::FullScan::segment_map(ctx, table)?;
+    let firsts = extent_firsts(&map, ctx.db.extent_blocks);
+    ctx.db.cache.invalidate_object(ctx.stats, table.object_id);
+    let mut kept = SegmentMap { hwm: 1, allocated: 0, runs: Vec::new() };
+    kept.add_extent(table.segment_header, ctx.db.extent_blocks, ctx.db.block_size);
+    let mut header = ctx.db.cache.new_block(ctx.stats, table.segment_header, table.object_id)?;
+    kept.write(&mut header, table.segment_header, table.object_id);
+    crate::storage::block::set_scn(&mut header, ctx.scn);
+    ctx.db.free_extents(firsts.into_iter().filter(|&f| f != table.segment_header));
+    Ok(())
+}
+
+/// The first block address of every extent in a map.
+fn extent_firsts(map: &SegmentMap, extent_blocks: u32) -> Vec<u32> {
+    map.runs.iter().flat_map(|r| (0..r.blocks / extent_blocks).map(move |i| r.first + i * extent_blocks)).collect()
+}

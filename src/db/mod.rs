@@ -1,0 +1,225 @@
+//! The database: a directory holding a control file, a dictionary and datafiles, opened
+//! into a shared buffer cache, and the sessions that work on it.
+//!
+//! `Database` is a cheap handle (clone it freely); the files are checkpointed and the
+//! control file written when the last handle and session are gone, or by [`Database::close`].
+
+pub(crate) mod params;
+mod session;
+mod space;
+
+pub use params::{DB_BLOCK_SIZE as DB_BLOCK_SIZE_PARAMETER, Kind as ParameterKind, Modifiable, PARAMETERS, ParameterDef, ParameterValues, parse_size};
+pub(crate) use params::{lookup as lookup_parameter, validate as validate_parameter};
+pub use session::{ProgressFn, QueryResult, Session, StatementKind};
+
+use crate::buffer::BufferCache;
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::stats::Registry;
+use crate::storage::control::{ControlFile, DatafileEntry, FORMAT_NAME, FORMAT_VERSION};
+use crate::storage::datafile::DataFile;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Block sizes a database may be created with.
+pub const VALID_BLOCK_SIZES: [usize; 5] = [2048, 4096, 8192, 16384, 32768];
+
+/// Name of the first datafile.
+const FIRST_DATAFILE: &str = "users01.dbf";
+
+/// How to create or open a database.
+#[derive(Debug, Clone)]
+pub struct DatabaseOptions {
+    /// Block size at creation (ignored when opening).
+    pub block_size: usize,
+    /// Extent size in bytes at creation (uniform extents; ignored when opening).
+    pub extent_size: usize,
+    /// Parameters for this open (e.g. `db_cache_size`), over those stored with the database.
+    pub parameters: Vec<(String, String)>,
+}
+
+impl Default for DatabaseOptions {
+    fn default() -> Self {
+        DatabaseOptions { block_size: 8192, extent_size: 1 << 20, parameters: Vec::new() }
+    }
+}
+
+/// What every session of one open database shares.
+pub struct DbInner {
+    pub(crate) dir: PathBuf,
+    pub(crate) block_size: usize,
+    pub(crate) extent_blocks: u32,
+    /// The control file as it will next be written; its datafile entries are the space map.
+    pub(crate) control: Mutex<ControlFile>,
+    pub(crate) cache: BufferCache,
+    pub(crate) catalog: Catalog,
+    pub(crate) registry: Registry,
+    /// System-wide parameter values (ALTER SYSTEM), the base of each session's values.
+    pub(crate) parameters: RwLock<ParameterValues>,
+    pub(crate) datafiles: Vec<Arc<DataFile>>,
+    /// One lock per table (by object id) serialising writers of that table.
+    pub(crate) table_write_locks: Mutex<HashMap<u32, Arc<Mutex<()>>>>,
+    /// The system change number, advanced by every change.
+    pub(crate) scn: AtomicU64,
+    closed: AtomicBool,
+}
+
+/// An open database.
+#[derive(Clone)]
+pub struct Database {
+    inner: Arc<DbInner>,
+}
+
+impl Database {
+    /// Creates a new database in `dir` (created if missing; must not hold a database).
+    pub fn create(dir: impl AsRef<Path>, options: DatabaseOptions) -> Result<Database> {
+        let dir = dir.as_ref();
+        if !VALID_BLOCK_SIZES.contains(&options.block_size) {
+            return Err(Error::InvalidParameter {
+                name: "db_block_size".into(),
+                message: format!("{} is not one of 2048, 4096, 8192, 16384, 32768", options.block_size),
+            });
+        }
+        if options.extent_size < options.block_size * 8 || options.extent_size % options.block_size != 0 {
+            return Err(Error::InvalidParameter {
+                name: "extent size".into(),
+                message: format!("{} bytes is not a multiple of at least 8 blocks", options.extent_size),
+            });
+        }
+        if ControlFile::path(dir).exists() {
+            return Err(Error::ObjectExists { kind: "database", name: dir.display().to_string() });
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
+        let db_id = new_db_id();
+        let extent_blocks = (options.extent_size / options.block_size) as u32;
+        let datafile = DataFile::create(&dir.join(FIRST_DATAFILE), 1, options.block_size, db_id)?;
+        // The first extent of the file holds its header, so extents stay aligned.
+        datafile.ensure_blocks(extent_blocks)?;
+        datafile.sync()?;
+        let control = ControlFile {
+            format: FORMAT_NAME.into(),
+            format_version: FORMAT_VERSION,
+            db_id,
+            block_size: options.block_size as u32,
+            extent_blocks,
+            checkpoint_scn: 1,
+            datafiles: vec![DatafileEntry {
+                number: 1,
+                name: FIRST_DATAFILE.into(),
+                allocated_blocks: extent_blocks,
+                free_extents: Vec::new(),
+            }],
+            parameters: Default::default(),
+        };
+        Catalog::create(dir)?;
+        control.write(dir)?;
+        Database::open(dir, options)
+    }
+
+    /// Opens the database in `dir`.
+    pub fn open(dir: impl AsRef<Path>, options: DatabaseOptions) -> Result<Database> {
+        let dir = dir.as_ref();
+        if !dir.is_dir() {
+            return Err(Error::NotADatabase { path: dir.to_owned(), reason: "no such directory".into() });
+        }
+        let control = ControlFile::read(dir)?;
+        let mut parameters = ParameterValues::from_map(&control.parameters)?;
+        for (k, v) in &options.parameters {
+            parameters.set(k, v)?;
+        }
+        let block_size = control.block_size as usize;
+        let direct = parameters.get(params::FILESYSTEMIO_OPTIONS) == "directio";
+        let cache = BufferCache::new(parameters.get_u64(params::DB_CACHE_SIZE) as usize, block_size);
+        let mut datafiles = Vec::new();
+        for entry in &control.datafiles {
+            let file = Arc::new(DataFile::open(&dir.join(&entry.name), entry.number, block_size, control.db_id, direct)?);
+            cache.attach_file(file.clone());
+            datafiles.push(file);
+        }
+        let catalog = Catalog::open(dir)?;
+        let inner = DbInner {
+            dir: dir.to_owned(),
+            block_size,
+            extent_blocks: control.extent_blocks,
+            scn: AtomicU64::new(control.checkpoint_scn),
+            control: Mutex::new(control),
+            cache,
+            catalog,
+            registry: Registry::default(),
+            parameters: RwLock::new(parameters),
+            datafiles,
+            table_write_locks: Mutex::new(HashMap::new()),
+            closed: AtomicBool::new(false),
+        };
+        Ok(Database { inner: Arc::new(inner) })
+    }
+
+    /// Opens `dir` if it holds a database, or creates one there.
+    pub fn open_or_create(dir: impl AsRef<Path>, options: DatabaseOptions) -> Result<Database> {
+        let dir = dir.as_ref();
+        if ControlFile::path(dir).exists() { Database::open(dir, options) } else { Database::create(dir, options) }
+    }
+
+    /// A new session.
+    pub fn session(&self) -> Session {
+        Session::new(self.inner.clone())
+    }
+
+    /// The database directory.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The buffer cache (for tests and tools that inspect it).
+    pub fn cache(&self) -> &BufferCache {
+        &self.inner.cache
+    }
+
+    /// Checkpoints and writes the control file. Later use of this database is still
+    /// possible; dropping the last handle closes it again.
+    pub fn close(&self) -> Result<()> {
+        self.inner.checkpoint()
+    }
+}
+
+impl DbInner {
+    /// Writes every dirty buffer and the control file.
+    pub(crate) fn checkpoint(&self) -> Result<()> {
+        let session = self.registry.register("CKPT");
+        let result = self.cache.checkpoint(&session.stats).and_then(|_| {
+            let mut control = self.control.lock();
+            control.checkpoint_scn = self.scn.load(Ordering::Relaxed);
+            control.write(&self.dir)
+        });
+        self.registry.unregister(session.sid);
+        result
+    }
+
+    /// The write lock of a table.
+    pub(crate) fn table_write_lock(&self, object_id: u32) -> Arc<Mutex<()>> {
+        self.table_write_locks.lock().entry(object_id).or_default().clone()
+    }
+
+    /// Advances and returns the SCN.
+    pub(crate) fn next_scn(&self) -> u64 {
+        self.scn.fetch_add(1, Ordering::Relaxed) + 1
+    }
+}
+
+impl Drop for DbInner {
+    fn drop(&mut self) {
+        if !self.closed.swap(true, Ordering::AcqRel) {
+            if let Err(e) = self.checkpoint() {
+                eprintln!("lioscope: closing {}: {e}", self.dir.display());
+            }
+        }
+    }
+}
+
+fn new_db_id() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    (now.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32)
+}

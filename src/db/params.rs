@@ -1,0 +1,186 @@
+//! Initialization parameters: their names, defaults, what accepts them and when a change
+//! takes effect, as `v$parameter` and `SHOW PARAMETERS` show them.
+
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+
+/// When a change to a parameter takes effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Modifiable {
+    /// ALTER SESSION and ALTER SYSTEM, at once.
+    SessionAndSystem,
+    /// ALTER SYSTEM only; applies from the next open of the database.
+    SystemDeferredToOpen,
+    /// Fixed when the database is created.
+    Never,
+}
+
+/// The kind of value a parameter takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A whole number between the bounds.
+    Integer { min: u64, max: u64 },
+    /// A size in bytes, written with an optional K, M or G suffix.
+    Size { min: u64 },
+    /// One of the listed words.
+    Choice(&'static [&'static str]),
+}
+
+#[derive(Debug)]
+pub struct ParameterDef {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub default: &'static str,
+    pub modifiable: Modifiable,
+    pub description: &'static str,
+}
+
+pub const DB_BLOCK_SIZE: &str = "db_block_size";
+pub const DB_CACHE_SIZE: &str = "db_cache_size";
+pub const MBRC: &str = "db_file_multiblock_read_count";
+pub const FILESYSTEMIO_OPTIONS: &str = "filesystemio_options";
+
+/// Every parameter lioscope knows.
+pub const PARAMETERS: &[ParameterDef] = &[
+    ParameterDef {
+        name: DB_BLOCK_SIZE,
+        kind: Kind::Integer { min: 2048, max: 32768 },
+        default: "8192",
+        modifiable: Modifiable::Never,
+        description: "Size of a database block in bytes, chosen at creation",
+    },
+    ParameterDef {
+        name: DB_CACHE_SIZE,
+        kind: Kind::Size { min: 1 << 20 },
+        default: "128M",
+        modifiable: Modifiable::SystemDeferredToOpen,
+        description: "Size of the buffer cache",
+    },
+    ParameterDef {
+        name: MBRC,
+        kind: Kind::Integer { min: 1, max: 1024 },
+        default: "128",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "Blocks read by one multiblock read call of a full scan (never across an extent)",
+    },
+    ParameterDef {
+        name: FILESYSTEMIO_OPTIONS,
+        kind: Kind::Choice(&["none", "directio"]),
+        default: "none",
+        modifiable: Modifiable::SystemDeferredToOpen,
+        description: "none: buffered I/O (FLUSH BUFFER_CACHE also drops the OS page cache of the datafiles); directio: O_DIRECT",
+    },
+];
+
+/// The definition of `name` (case-insensitive).
+pub fn lookup(name: &str) -> Result<&'static ParameterDef> {
+    PARAMETERS
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case(name))
+        .ok_or_else(|| Error::UnknownObject { kind: "parameter", name: name.to_ascii_lowercase() })
+}
+
+/// Checks `value` for `def` and returns it in canonical form.
+pub fn validate(def: &ParameterDef, value: &str) -> Result<String> {
+    let bad = |message: String| Error::InvalidParameter { name: def.name.to_owned(), message };
+    let value = value.trim().trim_matches('\'');
+    match def.kind {
+        Kind::Integer { min, max } => {
+            let n: u64 = value.parse().map_err(|_| bad(format!("'{value}' is not a whole number")))?;
+            if n < min || n > max {
+                return Err(bad(format!("{n} is outside {min}..={max}")));
+            }
+            Ok(n.to_string())
+        }
+        Kind::Size { min } => {
+            let n = parse_size(value).ok_or_else(|| bad(format!("'{value}' is not a size (e.g. 512M, 2G)")))?;
+            if n < min {
+                return Err(bad(format!("{n} bytes is below the minimum of {min}")));
+            }
+            Ok(value.to_ascii_uppercase())
+        }
+        Kind::Choice(words) => words
+            .iter()
+            .find(|w| w.eq_ignore_ascii_case(value))
+            .map(|w| (*w).to_owned())
+            .ok_or_else(|| bad(format!("'{value}' is not one of {}", words.join(", ")))),
+    }
+}
+
+/// Parses `123`, `64K`, `512M`, `2G` into bytes.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, factor) = match text.chars().last()?.to_ascii_uppercase() {
+        'K' => (&text[..text.len() - 1], 1u64 << 10),
+        'M' => (&text[..text.len() - 1], 1 << 20),
+        'G' => (&text[..text.len() - 1], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(factor)
+}
+
+/// A set of parameter values over the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct ParameterValues {
+    set: BTreeMap<&'static str, String>,
+}
+
+impl ParameterValues {
+    pub fn from_map(map: &BTreeMap<String, String>) -> Result<ParameterValues> {
+        let mut values = ParameterValues::default();
+        for (k, v) in map {
+            values.set(k, v)?;
+        }
+        Ok(values)
+    }
+
+    /// Validates and sets a value.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        let def = lookup(name)?;
+        let canonical = validate(def, value)?;
+        self.set.insert(def.name, canonical);
+        Ok(())
+    }
+
+    /// The value of `name` (set or default).
+    pub fn get(&self, name: &str) -> &str {
+        match self.set.get(name) {
+            Some(v) => v,
+            None => lookup(name).map(|d| d.default).unwrap_or(""),
+        }
+    }
+
+    /// Whether `name` was set explicitly.
+    pub fn is_set(&self, name: &str) -> bool {
+        self.set.contains_key(name)
+    }
+
+    pub fn get_u64(&self, name: &str) -> u64 {
+        let v = self.get(name);
+        parse_size(v).unwrap_or_else(|| panic!("parameter {name} holds a validated number, found '{v}'"))
+    }
+
+    /// The explicitly set values, for persisting.
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        self.set.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_bounds() {
+        assert_eq!(parse_size("2G"), Some(2 << 30));
+        assert_eq!(parse_size("64k"), Some(64 << 10));
+        assert_eq!(parse_size("x"), None);
+        let mut v = ParameterValues::default();
+        assert_eq!(v.get_u64(MBRC), 128);
+        v.set("DB_FILE_MULTIBLOCK_READ_COUNT", "8").unwrap();
+        assert_eq!(v.get_u64(MBRC), 8);
+        assert!(v.set(MBRC, "0").is_err());
+        assert!(v.set("no_such_thing", "1").is_err());
+        assert!(v.set(FILESYSTEMIO_OPTIONS, "async").is_err());
+    }
+}

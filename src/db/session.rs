@@ -1,0 +1,138 @@
+//! Sessions: the unit of work and of accounting. Every statement runs in a session and
+//! counts into its statistics, wait events and time model.
+
+use super::{DbInner, ParameterValues, params};
+use crate::access::AccessContext;
+use crate::error::Result;
+use crate::stats::{SessionInfo, SessionStats, Stat, TimeModel, osstat};
+use crate::types::Value;
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// What kind of statement produced a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatementKind {
+    /// A query: `rows` holds its result.
+    Query,
+    /// INSERT or COPY: `rows_affected` rows were added.
+    Insert,
+    /// CREATE, DROP, TRUNCATE.
+    Ddl,
+    /// ALTER SESSION, ALTER SYSTEM.
+    Alter,
+    /// EXPLAIN PLAN or SHOW: `rows` holds the text.
+    Describe,
+}
+
+/// The result of one statement.
+#[derive(Debug, Clone)]
+pub struct QueryResult {
+    pub kind: StatementKind,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Value>>,
+    pub rows_affected: u64,
+    /// What SQL*Plus would print after a statement that returns no rows ("Table created.").
+    pub message: Option<String>,
+}
+
+impl QueryResult {
+    pub(crate) fn message(kind: StatementKind, message: impl Into<String>) -> QueryResult {
+        QueryResult { kind, columns: Vec::new(), rows: Vec::new(), rows_affected: 0, message: Some(message.into()) }
+    }
+
+    pub(crate) fn rows(kind: StatementKind, columns: Vec<String>, rows: Vec<Vec<Value>>) -> QueryResult {
+        QueryResult { kind, columns, rows, rows_affected: 0, message: None }
+    }
+}
+
+/// Called during long loads with (bytes done, bytes in all).
+pub type ProgressFn = Box<dyn FnMut(u64, u64) + Send>;
+
+/// Session-private state.
+pub(crate) struct SessionState {
+    /// Values set with ALTER SESSION, over the system's.
+    pub overrides: Vec<(String, String)>,
+    pub progress: Option<ProgressFn>,
+    /// Seed of DBMS_RANDOM for the next statement (advanced by each statement).
+    pub random_seed: u64,
+}
+
+/// A session of a database. Sessions may be sent to other threads; one statement runs
+/// at a time in a session.
+pub struct Session {
+    pub(crate) db: Arc<DbInner>,
+    pub(crate) info: Arc<SessionInfo>,
+    pub(crate) state: Mutex<SessionState>,
+}
+
+impl Session {
+    pub(crate) fn new(db: Arc<DbInner>) -> Session {
+        let info = db.registry.register("USER");
+        let seed = u64::from(info.sid).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        Session { db, info, state: Mutex::new(SessionState { overrides: Vec::new(), progress: None, random_seed: seed }) }
+    }
+
+    /// Runs one SQL statement (a trailing `;` is allowed).
+    pub fn execute(&self, sql: &str) -> Result<QueryResult> {
+        let started = Instant::now();
+        let cpu_started = osstat::thread_cpu_time_ns();
+        self.info.active.store(true, Ordering::Relaxed);
+        *self.info.sql_text.lock() = sql.trim().to_owned();
+        self.stats().add(Stat::UserCalls, 1);
+        let result = crate::sql::execute(self, sql);
+        let elapsed_us = started.elapsed().as_micros() as u64;
+        let cpu_us = osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
+        let stats = self.stats();
+        stats.add_time(TimeModel::DbTime, elapsed_us);
+        stats.add_time(TimeModel::SqlExecuteElapsed, elapsed_us);
+        stats.add_time(TimeModel::DbCpu, cpu_us);
+        stats.add(Stat::CpuUsedBySession, cpu_us / 10_000);
+        stats.add(Stat::DbTime, elapsed_us / 10_000);
+        self.info.active.store(false, Ordering::Relaxed);
+        result
+    }
+
+    /// Runs a query; the same as [`Session::execute`], named for readability.
+    pub fn query(&self, sql: &str) -> Result<QueryResult> {
+        self.execute(sql)
+    }
+
+    /// This session's id (`SID` in `v$session`).
+    pub fn sid(&self) -> u32 {
+        self.info.sid
+    }
+
+    /// This session's statistics, for reading deltas around a statement.
+    pub fn stats(&self) -> &SessionStats {
+        &self.info.stats
+    }
+
+    /// Sets (or clears) the callback long loads report progress to.
+    pub fn set_progress(&self, progress: Option<ProgressFn>) {
+        self.state.lock().progress = progress;
+    }
+
+    /// The parameter values this session sees: the system's, then its own ALTER SESSIONs.
+    pub fn parameters(&self) -> ParameterValues {
+        let mut values = self.db.parameters.read().clone();
+        for (k, v) in &self.state.lock().overrides {
+            // Validated when set.
+            let _ = values.set(k, v);
+        }
+        values
+    }
+
+    /// The access context for this session's next statement.
+    pub(crate) fn access_context(&self) -> AccessContext<'_> {
+        let mbrc = self.parameters().get_u64(params::MBRC) as u32;
+        AccessContext { db: &self.db, stats: &self.info.stats, multiblock_read_count: mbrc, scn: self.db.scn.load(Ordering::Relaxed) }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.db.registry.unregister(self.info.sid);
+    }
+}

@@ -1,0 +1,170 @@
+//! SORT AGGREGATE (no GROUP BY) and HASH GROUP BY: folds rows into accumulators and, when
+//! the input is done, pushes one row per group: the GROUP BY keys, then each aggregate.
+//!
+//! COUNT of a column only asks whether the column is NULL, so counting rows of a block
+//! decodes nothing. Sums of whole numbers add in 128 bits and become decimal only when a
+//! value has a fraction.
+
+use super::pipeline::{Stage, push};
+use crate::access::RowAccess;
+use crate::access::full_scan::Flow;
+use crate::error::{Error, Result};
+use crate::sql::bind::{AggCall, AggFunc};
+use crate::sql::expr::Expr;
+use crate::sql::functions::FunctionContext;
+use crate::types::{Datum, Value};
+use rust_decimal::Decimal;
+use std::collections::{HashMap, HashSet};
+
+/// The running state of one aggregate call.
+#[derive(Debug, Clone, Default)]
+struct Accumulator {
+    /// Non-null inputs seen (rows, for COUNT(*)).
+    count: u64,
+    int_sum: i128,
+    decimal_sum: Option<Decimal>,
+    best: Option<Value>,
+    distinct: Option<HashSet<Value>>,
+}
+
+impl Accumulator {
+    fn new(call: &AggCall) -> Accumulator {
+        Accumulator { distinct: call.distinct.then(HashSet::new), ..Default::default() }
+    }
+
+    #[inline]
+    fn add<R: RowAccess + ?Sized>(&mut self, call: &AggCall, row: &R, f: &mut FunctionContext) -> Result<()> {
+        match (&call.arg, call.func) {
+            (None, _) => self.count += 1,
+            (Some(Expr::Column(i)), AggFunc::Count) if self.distinct.is_none() => self.count += u64::from(!row.is_null(*i)),
+            (Some(arg), func) => {
+                let v = arg.eval(row, f)?;
+                if v.is_null() {
+                    return Ok(());
+                }
+                if let Some(seen) = &mut self.distinct {
+                    seen.insert(v.into_owned());
+                    return Ok(());
+                }
+                self.fold(func, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn fold(&mut self, func: AggFunc, v: Datum<'_>) -> Result<()> {
+        self.count += 1;
+        match func {
+            AggFunc::Count | AggFunc::CountStar => {}
+            AggFunc::Sum | AggFunc::Avg => match v {
+                Datum::Int(i) => self.int_sum += i128::from(i),
+                other => {
+                    let d = other.to_decimal(func.name())?.expect("NULL was skipped");
+                    let sum = self.decimal_sum.unwrap_or_default();
+                    self.decimal_sum = Some(sum.checked_add(d).ok_or_else(|| Error::value(func.name(), "numeric overflow"))?);
+                }
+            },
+            AggFunc::Min | AggFunc::Max => {
+                let better = match &self.best {
+                    None => true,
+                    Some(b) => {
+                        let o = v.sql_cmp(b)?.unwrap_or(std::cmp::Ordering::Equal);
+                        if func == AggFunc::Min { o.is_lt() } else { o.is_gt() }
+                    }
+                };
+                if better {
+                    self.best = Some(v.into_owned());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn result(mut self, func: AggFunc) -> Result<Value> {
+        if let Some(seen) = self.distinct.take() {
+            let mut plain = Accumulator::default();
+            for v in seen {
+                plain.fold(func, v)?;
+            }
+            return plain.result(func);
+        }
+        Ok(match func {
+            AggFunc::Count | AggFunc::CountStar => Datum::Int(self.count as i64),
+            _ if self.count == 0 => Datum::Null,
+            AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Datum::Null),
+            AggFunc::Sum => self.total(func)?,
+            AggFunc::Avg => {
+                let total = self.total(func)?.to_decimal("AVG")?.unwrap_or_default();
+                let avg = total.checked_div(Decimal::from(self.count)).ok_or_else(|| Error::value("AVG", "numeric overflow"))?;
+                Datum::from_decimal(avg)
+            }
+        })
+    }
+
+    fn total(&self, func: AggFunc) -> Result<Value> {
+        let overflow = || Error::value(func.name(), "numeric overflow");
+        match self.decimal_sum {
+            None => Ok(i64::try_from(self.int_sum)
+                .map(Datum::Int)
+                .or_else(|_| Decimal::try_from_i128_with_scale(self.int_sum, 0).map(Datum::from_decimal).map_err(|_| overflow()))?),
+            Some(d) => {
+                let ints = Decimal::try_from_i128_with_scale(self.int_sum, 0).map_err(|_| overflow())?;
+                Ok(Datum::from_decimal(d.checked_add(ints).ok_or_else(overflow)?))
+            }
+        }
+    }
+}
+
+pub struct AggregateStage {
+    pub group_by: Vec<Expr>,
+    pub calls: Vec<AggCall>,
+    /// HAVING, over the output row (keys then aggregates).
+    pub having: Option<Expr>,
+    /// The single group of an aggregate without GROUP BY.
+    single: Vec<Accumulator>,
+    groups: HashMap<Vec<Value>, Vec<Accumulator>>,
+}
+
+impl AggregateStage {
+    pub fn new(group_by: Vec<Expr>, calls: Vec<AggCall>, having: Option<Expr>) -> AggregateStage {
+        let single = calls.iter().map(Accumulator::new).collect();
+        AggregateStage { group_by, calls, having, single, groups: HashMap::new() }
+    }
+
+    #[inline]
+    pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R, f: &mut FunctionContext) -> Result<Flow> {
+        let accs = if self.group_by.is_empty() {
+            &mut self.single
+        } else {
+            let key = self.group_by.iter().map(|e| e.eval(row, f).map(Datum::into_owned)).collect::<Result<Vec<_>>>()?;
+            let calls = &self.calls;
+            self.groups.entry(key).or_insert_with(|| calls.iter().map(Accumulator::new).collect())
+        };
+        for (acc, call) in accs.iter_mut().zip(&self.calls) {
+            acc.add(call, row, f)?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    pub fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
+        let groups: Vec<(Vec<Value>, Vec<Accumulator>)> = if self.group_by.is_empty() {
+            vec![(Vec::new(), std::mem::take(&mut self.single))]
+        } else {
+            std::mem::take(&mut self.groups).into_iter().collect()
+        };
+        for (mut row, accs) in groups {
+            for (acc, call) in accs.into_iter().zip(&self.calls) {
+                row.push(acc.result(call.func)?);
+            }
+            if let Some(h) = &self.having {
+                if h.eval_condition(row.as_slice(), f)? != Some(true) {
+                    continue;
+                }
+            }
+            if push(rest, row.as_slice(), f)? == Flow::Stop {
+                break;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,40 @@
+//! Execution: a plan runs as a push pipeline. A source (full scan, generator, fixed
+//! rows) pushes each row through a chain of stages, each of which passes rows on, holds
+//! them (sort, aggregate) or stops the source early (limits).
+//!
+//! ```text
+//!  FullScan ──BlockRow──► Filter ──► Aggregate ┄┄(at finish)┄┄► Project ──► Collect
+//! ```
+//!
+//! Stages are an enum and `push` is generic over the row type, so a row still inside its
+//! pinned block goes through filters and aggregates without being copied out; rows are
+//! materialised only by the stages that must (project, sort, group). One file per stage.
+
+mod aggregate;
+mod collect;
+mod filter;
+mod limit;
+mod pipeline;
+mod project;
+mod rownum;
+mod sort;
+mod source;
+
+pub use aggregate::AggregateStage;
+pub use collect::CollectStage;
+pub use filter::FilterStage;
+pub use limit::LimitStage;
+pub use pipeline::{RowSink, Stage, run_pipeline};
+pub use project::ProjectStage;
+pub use rownum::RownumStage;
+pub use sort::{SortKey, SortStage};
+pub use source::Source;
+
+use crate::access::AccessContext;
+use crate::sql::functions::FunctionContext;
+
+/// What a running statement needs.
+pub struct ExecContext<'a> {
+    pub access: AccessContext<'a>,
+    pub functions: FunctionContext,
+}

@@ -1,0 +1,80 @@
+//! The pipeline: stages in push order and the dispatch between them.
+
+use super::{
+    AggregateStage, CollectStage, ExecContext, FilterStage, LimitStage, ProjectStage, RownumStage, SortStage, Source,
+};
+use crate::access::RowAccess;
+use crate::access::full_scan::Flow;
+use crate::error::Result;
+use crate::sql::functions::FunctionContext;
+use crate::stats::Stat;
+use crate::types::Value;
+
+/// One stage of a pipeline.
+pub enum Stage<'a> {
+    Filter(FilterStage),
+    Rownum(RownumStage),
+    Limit(LimitStage),
+    Project(ProjectStage),
+    Aggregate(AggregateStage),
+    Sort(SortStage),
+    Collect(CollectStage),
+    /// Hands each finished row to a consumer (INSERT ... SELECT), in place of Collect.
+    Sink(RowSink<'a>),
+}
+
+/// A consumer of result rows that are not collected, such as the rows INSERT ... SELECT
+/// writes.
+pub struct RowSink<'a> {
+    pub visible: usize,
+    pub consume: Box<dyn FnMut(Vec<Value>) -> Result<()> + 'a>,
+}
+
+/// Pushes one row into the first of `stages`.
+#[inline]
+pub fn push<R: RowAccess + ?Sized>(stages: &mut [Stage<'_>], row: &R, f: &mut FunctionContext) -> Result<Flow> {
+    let Some((stage, rest)) = stages.split_first_mut() else { return Ok(Flow::Continue) };
+    match stage {
+        Stage::Filter(s) => s.push(row, rest, f),
+        Stage::Rownum(s) => s.push(row, rest, f),
+        Stage::Limit(s) => s.push(row, rest, f),
+        Stage::Project(s) => s.push(row, rest, f),
+        Stage::Aggregate(s) => s.push(row, f),
+        Stage::Sort(s) => s.push(row),
+        Stage::Collect(s) => s.push(row),
+        Stage::Sink(s) => {
+            let out = (0..s.visible).map(|i| row.column(i).map(|v| v.into_owned())).collect::<Result<_>>()?;
+            (s.consume)(out)?;
+            Ok(Flow::Continue)
+        }
+    }
+}
+
+/// Tells the first of `stages` that its input is done; holding stages emit their rows.
+pub fn finish(stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
+    let Some((stage, rest)) = stages.split_first_mut() else { return Ok(()) };
+    match stage {
+        Stage::Aggregate(s) => s.finish(rest, f)?,
+        Stage::Sort(s) => s.finish(rest, f)?,
+        _ => {}
+    }
+    finish(rest, f)
+}
+
+/// Runs `source` through `stages` and returns the collected rows (none when the
+/// pipeline ends in a sink).
+pub fn run_pipeline(source: &Source, mut stages: Vec<Stage<'_>>, ctx: &mut ExecContext<'_>) -> Result<Vec<Vec<Value>>> {
+    source.run(&mut stages, ctx)?;
+    finish(&mut stages, &mut ctx.functions)?;
+    for stage in &stages {
+        if let Stage::Sort(s) = stage {
+            ctx.access.stats.add(Stat::SortsMemory, 1);
+            ctx.access.stats.add(Stat::SortsRows, s.sorted);
+        }
+    }
+    match stages.pop() {
+        Some(Stage::Collect(c)) => Ok(c.into_rows()),
+        Some(Stage::Sink(_)) => Ok(Vec::new()),
+        _ => unreachable!("every pipeline ends with a Collect or Sink stage"),
+    }
+}

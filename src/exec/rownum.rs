@@ -1,0 +1,29 @@
+//! COUNT: numbers the rows that passed the WHERE clause (ROWNUM), appending the number
+//! as a column after the source's `width` columns.
+
+use super::pipeline::{Stage, push};
+use crate::access::RowAccess;
+use crate::access::full_scan::Flow;
+use crate::error::Result;
+use crate::sql::functions::FunctionContext;
+use crate::types::{Datum, Value};
+
+pub struct RownumStage {
+    /// Columns of the source row; ROWNUM becomes column `width`.
+    pub width: usize,
+    /// Columns the rest of the plan reads (others are passed on as NULL).
+    pub needed: Vec<bool>,
+    pub next: i64,
+}
+
+impl RownumStage {
+    pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
+        self.next += 1;
+        let mut out: Vec<Value> = Vec::with_capacity(self.width + 1);
+        for i in 0..self.width {
+            out.push(if self.needed.get(i).copied().unwrap_or(false) { row.column(i)?.into_owned() } else { Datum::Null });
+        }
+        out.push(Datum::Int(self.next));
+        push(rest, out.as_slice(), f)
+    }
+}

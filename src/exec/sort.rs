@@ -1,0 +1,63 @@
+//! SORT ORDER BY: holds every row, sorts on finish, then pushes them on in order.
+
+use super::pipeline::{Stage, push};
+use crate::access::RowAccess;
+use crate::access::full_scan::Flow;
+use crate::error::Result;
+use crate::sql::functions::FunctionContext;
+use crate::types::Value;
+use std::cmp::Ordering;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SortKey {
+    pub column: usize,
+    pub descending: bool,
+    /// NULLs first; Oracle's default is NULLS LAST ascending and NULLS FIRST descending.
+    pub nulls_first: bool,
+}
+
+pub struct SortStage {
+    pub keys: Vec<SortKey>,
+    pub width: usize,
+    pub rows: Vec<Vec<Value>>,
+    /// Rows sorted, for `sorts (rows)`.
+    pub sorted: u64,
+}
+
+impl SortStage {
+    pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R) -> Result<Flow> {
+        self.rows.push((0..self.width).map(|i| row.column(i).map(|v| v.into_owned())).collect::<Result<_>>()?);
+        Ok(Flow::Continue)
+    }
+
+    pub fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
+        let keys = self.keys.clone();
+        self.sorted = self.rows.len() as u64;
+        self.rows.sort_by(|a, b| compare_rows(&keys, a, b));
+        for row in std::mem::take(&mut self.rows) {
+            if push(rest, row.as_slice(), f)? == Flow::Stop {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn compare_rows(keys: &[SortKey], a: &[Value], b: &[Value]) -> Ordering {
+    for k in keys {
+        let (x, y) = (&a[k.column], &b[k.column]);
+        let o = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => if k.nulls_first { Ordering::Less } else { Ordering::Greater },
+            (false, true) => if k.nulls_first { Ordering::Greater } else { Ordering::Less },
+            (false, false) => {
+                let o = x.sort_cmp(y);
+                if k.descending { o.reverse() } else { o }
+            }
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}

@@ -1,0 +1,57 @@
+//! Row sources: where a pipeline's rows come from.
+//!
+//! - TABLE ACCESS FULL: a full scan of a table's segment.
+//! - FAST DUAL: the one row of DUAL, with no block read.
+//! - CONNECT BY over DUAL: the row generator `LEVEL` 1..=n.
+//! - COLLECTION ITERATOR: `generate_series(start, stop)`.
+//! - FIXED TABLE: rows a `v$` view computed when the statement was planned.
+
+use super::ExecContext;
+use super::pipeline::{Stage, push};
+use crate::access::full_scan::{Flow, FullScan};
+use crate::catalog::TableDef;
+use crate::error::Result;
+use crate::types::{Datum, Value};
+use std::sync::Arc;
+
+pub enum Source {
+    TableScan { table: Arc<TableDef>, columns_needed: usize },
+    Dual,
+    ConnectBy { rows: i64 },
+    Series { start: i64, stop: i64 },
+    Rows(Vec<Vec<Value>>),
+}
+
+impl Source {
+    pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+        let f = &mut ctx.functions;
+        match self {
+            Source::TableScan { table, columns_needed } => {
+                let mut scan = FullScan::new(table, *columns_needed);
+                scan.run(&ctx.access, &mut |row| push(stages, row, f))
+            }
+            Source::Dual => push(stages, &[] as &[Value], f).map(|_| ()),
+            Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, f),
+            Source::Series { start, stop } => Self::numbers(*start, *stop, stages, f),
+            Source::Rows(rows) => {
+                for row in rows {
+                    if push(stages, row.as_slice(), f)? == Flow::Stop {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn numbers(start: i64, stop: i64, stages: &mut [Stage<'_>], f: &mut crate::sql::functions::FunctionContext) -> Result<()> {
+        let mut row = [Datum::Null];
+        for n in start..=stop {
+            row[0] = Datum::Int(n);
+            if push(stages, row.as_slice(), f)? == Flow::Stop {
+                break;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,363 @@
+//! Name resolution: turns sqlparser expressions into bound [`Expr`]s over a [`Scope`]
+//! (the columns of the row source), folding constant sub-expressions.
+//!
+//! In an aggregate query the select list, HAVING and ORDER BY are bound *after*
+//! aggregation: an expression equal to a GROUP BY expression becomes that key's column, an
+//! aggregate call becomes its result column (registered in [`Grouping`]), and any other
+//! column reference is Oracle's "not a GROUP BY expression".
+
+use super::expr::{CmpOp, Expr, LikePattern};
+use super::functions::{ArithOp, FunctionContext, RandomState, ScalarFunction};
+use crate::error::{Error, Result};
+use crate::types::{Datum, Value};
+use sqlparser::ast::{self, BinaryOperator, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned, UnaryOperator};
+use std::cell::RefCell;
+
+/// The columns a row source offers to expressions.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// Column names, upper case unless quoted; `Expr::Column(i)` is `names[i]`.
+    pub names: Vec<String>,
+    /// Names the source may be qualified with (table name and alias), upper case.
+    pub qualifiers: Vec<String>,
+    /// Column of the LEVEL pseudo-column (a CONNECT BY row generator).
+    pub level: Option<usize>,
+    /// Column of the ROWNUM pseudo-column, once the plan provides it.
+    pub rownum: Option<usize>,
+}
+
+/// Aggregate functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+}
+
+impl AggFunc {
+    fn from_name(name: &str) -> Option<AggFunc> {
+        Some(match name {
+            "COUNT" => AggFunc::Count,
+            "SUM" => AggFunc::Sum,
+            "MIN" => AggFunc::Min,
+            "MAX" => AggFunc::Max,
+            "AVG" => AggFunc::Avg,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AggFunc::CountStar | AggFunc::Count => "COUNT",
+            AggFunc::Sum => "SUM",
+            AggFunc::Min => "MIN",
+            AggFunc::Max => "MAX",
+            AggFunc::Avg => "AVG",
+        }
+    }
+}
+
+/// One aggregate call of a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggCall {
+    pub func: AggFunc,
+    /// The argument, bound over the source scope (`None` for COUNT(*)).
+    pub arg: Option<Expr>,
+    pub distinct: bool,
+    /// Canonical text, to share one call written twice.
+    pub text: String,
+}
+
+/// The post-aggregation view: GROUP BY keys first, then aggregate results.
+#[derive(Debug, Default)]
+pub struct Grouping {
+    /// Canonical text of each GROUP BY expression.
+    pub keys: Vec<String>,
+    pub aggregates: RefCell<Vec<AggCall>>,
+}
+
+/// Binds expressions over a scope.
+pub struct Binder<'a> {
+    pub scope: &'a Scope,
+    /// SYSDATE of the statement.
+    pub now: i64,
+    /// Set when binding after aggregation.
+    pub grouping: Option<&'a Grouping>,
+}
+
+/// "line L, column C" of an AST node, when sqlparser knows it.
+pub fn position_of(e: &impl Spanned) -> Option<String> {
+    let start = e.span().start;
+    (start.line > 0).then(|| format!("line {}, column {}", start.line, start.column))
+}
+
+/// The upper-cased (unless quoted) name of an identifier, as Oracle stores it.
+pub fn ident_name(ident: &ast::Ident) -> String {
+    if ident.quote_style.is_some() { ident.value.clone() } else { ident.value.to_ascii_uppercase() }
+}
+
+/// Canonical text of an expression, for matching GROUP BY keys and aggregate calls.
+pub fn canonical(e: &ast::Expr) -> String {
+    e.to_string().to_ascii_uppercase()
+}
+
+/// Whether an expression contains an aggregate call.
+pub fn contains_aggregate(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Function(f) => {
+            AggFunc::from_name(&function_name(&f.name)).is_some() || function_args(f).iter().any(|a| a.is_some_and(contains_aggregate))
+        }
+        ast::Expr::BinaryOp { left, right, .. } => contains_aggregate(left) || contains_aggregate(right),
+        ast::Expr::UnaryOp { expr, .. } | ast::Expr::Nested(expr) | ast::Expr::IsNull(expr) | ast::Expr::IsNotNull(expr) => {
+            contains_aggregate(expr)
+        }
+        ast::Expr::Case { operand, conditions, else_result, .. } => {
+            operand.as_deref().is_some_and(contains_aggregate)
+                || else_result.as_deref().is_some_and(contains_aggregate)
+                || conditions.iter().any(|c| contains_aggregate(&c.condition) || contains_aggregate(&c.result))
+        }
+        ast::Expr::Between { expr, low, high, .. } => [expr, low, high].iter().any(|e| contains_aggregate(e)),
+        ast::Expr::InList { expr, list, .. } => contains_aggregate(expr) || list.iter().any(contains_aggregate),
+        _ => false,
+    }
+}
+
+/// The dotted, upper-case name of a function.
+pub fn function_name(name: &ast::ObjectName) -> String {
+    name.0
+        .iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => ident_name(i),
+            other => other.to_string().to_ascii_uppercase(),
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The arguments of a call: `Some(expr)` per plain argument, `None` for `*`.
+fn function_args(f: &ast::Function) -> Vec<Option<&ast::Expr>> {
+    match &f.args {
+        FunctionArguments::List(list) => list
+            .args
+            .iter()
+            .map(|a| match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+impl Binder<'_> {
+    /// Binds one expression.
+    pub fn bind(&self, e: &ast::Expr) -> Result<Expr> {
+        if let Some(g) = self.grouping {
+            let text = canonical(e);
+            if let Some(k) = g.keys.iter().position(|t| *t == text) {
+                return Ok(Expr::Column(k));
+            }
+        }
+        let bound = match e {
+            ast::Expr::Identifier(ident) => self.bind_name(None, ident, e)?,
+            ast::Expr::CompoundIdentifier(parts) => self.bind_compound(parts, e)?,
+            ast::Expr::Value(v) => Expr::Literal(literal(&v.value, e)?),
+            ast::Expr::Nested(inner) => self.bind(inner)?,
+            ast::Expr::BinaryOp { left, op, right } => self.bind_binary(left, op, right, e)?,
+            ast::Expr::UnaryOp { op, expr } => match op {
+                UnaryOperator::Minus => Expr::Negate(Box::new(self.bind(expr)?)),
+                UnaryOperator::Plus => self.bind(expr)?,
+                UnaryOperator::Not => Expr::Not(Box::new(self.bind(expr)?)),
+                other => return Err(unsupported(format!("operator {other}"), e)),
+            },
+            ast::Expr::IsNull(x) => Expr::IsNull { expr: Box::new(self.bind(x)?), negated: false },
+            ast::Expr::IsNotNull(x) => Expr::IsNull { expr: Box::new(self.bind(x)?), negated: true },
+            ast::Expr::InList { expr, list, negated } => Expr::InList {
+                expr: Box::new(self.bind(expr)?),
+                list: list.iter().map(|x| self.bind(x)).collect::<Result<_>>()?,
+                negated: *negated,
+            },
+            ast::Expr::Between { expr, negated, low, high } => Expr::Between {
+                expr: Box::new(self.bind(expr)?),
+                low: Box::new(self.bind(low)?),
+                high: Box::new(self.bind(high)?),
+                negated: *negated,
+            },
+            ast::Expr::Like { negated, any: false, expr, pattern, escape_char } => self.bind_like(*negated, expr, pattern, escape_char.as_deref(), e)?,
+            ast::Expr::Case { operand, conditions, else_result, .. } => Expr::Case {
+                operand: operand.as_deref().map(|o| self.bind(o)).transpose()?.map(Box::new),
+                branches: conditions.iter().map(|c| Ok((self.bind(&c.condition)?, self.bind(&c.result)?))).collect::<Result<_>>()?,
+                otherwise: else_result.as_deref().map(|x| self.bind(x)).transpose()?.map(Box::new),
+            },
+            ast::Expr::Function(f) => self.bind_function(f, e)?,
+            other => return Err(unsupported(format!("expression {other}"), e)),
+        };
+        Ok(fold_constants(bound, self.now))
+    }
+
+    fn bind_name(&self, qualifier: Option<&ast::Ident>, ident: &ast::Ident, e: &ast::Expr) -> Result<Expr> {
+        let name = ident_name(ident);
+        if qualifier.is_none() && ident.quote_style.is_none() {
+            match name.as_str() {
+                "SYSDATE" => return Ok(Expr::Literal(Datum::Date(self.now))),
+                "ROWNUM" => {
+                    return self.scope.rownum.map(Expr::Column).ok_or_else(|| unsupported("ROWNUM in this position".into(), e));
+                }
+                "LEVEL" if self.scope.level.is_some() => return Ok(Expr::Column(self.scope.level.expect("checked"))),
+                "NULL" => return Ok(Expr::Literal(Datum::Null)),
+                _ => {}
+            }
+        }
+        if let Some(q) = qualifier {
+            let q = ident_name(q);
+            if !self.scope.qualifiers.contains(&q) {
+                return Err(Error::UnknownName { kind: "table or alias", name: q, position: position_of(e) });
+            }
+        }
+        match self.scope.names.iter().position(|n| *n == name) {
+            Some(_) if self.grouping.is_some() => Err(Error::InvalidValue {
+                context: name,
+                message: format!("not a GROUP BY expression{}", position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()),
+            }),
+            Some(i) => Ok(Expr::Column(i)),
+            None => Err(Error::UnknownName { kind: "column", name, position: position_of(e) }),
+        }
+    }
+
+    fn bind_compound(&self, parts: &[ast::Ident], e: &ast::Expr) -> Result<Expr> {
+        match parts {
+            [q, c] if ident_name(q) == "DBMS_RANDOM" => {
+                let func = ScalarFunction::lookup(&format!("DBMS_RANDOM.{}", ident_name(c)), 0)?;
+                Ok(Expr::Function { func, args: Vec::new() })
+            }
+            [q, c] => self.bind_name(Some(q), c, e),
+            _ => Err(unsupported(format!("name {e}"), e)),
+        }
+    }
+
+    fn bind_binary(&self, left: &ast::Expr, op: &BinaryOperator, right: &ast::Expr, e: &ast::Expr) -> Result<Expr> {
+        let (l, r) = (Box::new(self.bind(left)?), Box::new(self.bind(right)?));
+        let arith = |op| Expr::Arith { op, left: l.clone(), right: r.clone() };
+        let cmp = |op: CmpOp| match (&*l, &*r) {
+            // Keep the column on the left so the fast path applies.
+            (Expr::Literal(_), Expr::Column(_)) => Expr::Compare { op: op.flipped(), left: r.clone(), right: l.clone() },
+            _ => Expr::Compare { op, left: l.clone(), right: r.clone() },
+        };
+        Ok(match op {
+            BinaryOperator::Plus => arith(ArithOp::Add),
+            BinaryOperator::Minus => arith(ArithOp::Sub),
+            BinaryOperator::Multiply => arith(ArithOp::Mul),
+            BinaryOperator::Divide => arith(ArithOp::Div),
+            BinaryOperator::Modulo => Expr::Function { func: ScalarFunction::Mod, args: vec![*l, *r] },
+            BinaryOperator::StringConcat => Expr::Concat(l, r),
+            BinaryOperator::Eq => cmp(CmpOp::Eq),
+            BinaryOperator::NotEq => cmp(CmpOp::NotEq),
+            BinaryOperator::Lt => cmp(CmpOp::Lt),
+            BinaryOperator::LtEq => cmp(CmpOp::LtEq),
+            BinaryOperator::Gt => cmp(CmpOp::Gt),
+            BinaryOperator::GtEq => cmp(CmpOp::GtEq),
+            BinaryOperator::And => Expr::And(l, r),
+            BinaryOperator::Or => Expr::Or(l, r),
+            other => return Err(unsupported(format!("operator {other}"), e)),
+        })
+    }
+
+    fn bind_like(&self, negated: bool, expr: &ast::Expr, pattern: &ast::Expr, escape: Option<&ast::Expr>, e: &ast::Expr) -> Result<Expr> {
+        let Expr::Literal(p) = self.bind(pattern)? else {
+            return Err(unsupported("LIKE with a pattern that is not a constant".into(), e));
+        };
+        let escape = match escape.map(|x| self.bind(x)).transpose()? {
+            None => None,
+            Some(Expr::Literal(Datum::Str(s))) if s.chars().count() == 1 => s.chars().next(),
+            Some(_) => return Err(Error::value("LIKE", "ESCAPE takes a single character")),
+        };
+        Ok(Expr::Like { expr: Box::new(self.bind(expr)?), pattern: LikePattern::compile(&p.into_string(), escape), negated })
+    }
+
+    fn bind_function(&self, f: &ast::Function, e: &ast::Expr) -> Result<Expr> {
+        let name = function_name(&f.name);
+        if let Some(agg) = AggFunc::from_name(&name) {
+            return self.bind_aggregate(agg, f, e);
+        }
+        let args = function_args(f);
+        if args.iter().any(Option::is_none) {
+            return Err(unsupported(format!("arguments of {name}"), e));
+        }
+        let func = ScalarFunction::lookup(&name, args.len())?;
+        let args = args.into_iter().flatten().map(|a| self.bind(a)).collect::<Result<Vec<_>>>()?;
+        Ok(Expr::Function { func, args })
+    }
+
+    fn bind_aggregate(&self, func: AggFunc, f: &ast::Function, e: &ast::Expr) -> Result<Expr> {
+        let Some(grouping) = self.grouping else {
+            return Err(Error::InvalidValue {
+                context: func.name().into(),
+                message: format!("group function is not allowed here{}", position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()),
+            });
+        };
+        let distinct = matches!(&f.args, FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
+        let args = function_args(f);
+        let (func, arg) = match (func, args.as_slice()) {
+            (AggFunc::Count, [None]) => (AggFunc::CountStar, None),
+            (func, [Some(a)]) => {
+                if contains_aggregate(a) {
+                    return Err(Error::value(func.name(), "aggregate calls cannot be nested"));
+                }
+                let source = Binder { scope: self.scope, now: self.now, grouping: None };
+                (func, Some(source.bind(a)?))
+            }
+            _ => return Err(Error::value(func.name(), format!("expects one argument, got {}", args.len()))),
+        };
+        let text = canonical(e);
+        let mut aggs = grouping.aggregates.borrow_mut();
+        let index = match aggs.iter().position(|a| a.text == text) {
+            Some(i) => i,
+            None => {
+                aggs.push(AggCall { func, arg, distinct, text });
+                aggs.len() - 1
+            }
+        };
+        Ok(Expr::Column(grouping.keys.len() + index))
+    }
+}
+
+fn unsupported(construct: String, e: &impl Spanned) -> Error {
+    Error::Unsupported { construct, position: position_of(e) }
+}
+
+/// A literal value from the AST.
+pub fn literal(v: &ast::Value, e: &impl Spanned) -> Result<Value> {
+    match v {
+        ast::Value::Number(n, _) => Datum::parse_number(n).map_err(|m| Error::Parse { message: m, position: position_of(e) }),
+        ast::Value::SingleQuotedString(s) | ast::Value::NationalStringLiteral(s) => Ok(Datum::string(s.clone())),
+        ast::Value::Null => Ok(Datum::Null),
+        other => Err(unsupported(format!("literal {other}"), e)),
+    }
+}
+
+/// Replaces a deterministic expression whose operands are all literals by its value.
+fn fold_constants(e: Expr, now: i64) -> Expr {
+    let foldable = match &e {
+        Expr::Arith { left, right, .. } | Expr::Concat(left, right) => is_literal(left) && is_literal(right),
+        Expr::Negate(x) => is_literal(x),
+        Expr::Function { func, args } => func.is_deterministic() && args.iter().all(is_literal),
+        _ => false,
+    };
+    if !foldable {
+        return e;
+    }
+    let mut ctx = FunctionContext { now, random: RandomState::new(0) };
+    let empty: &[Value] = &[];
+    match e.eval(empty, &mut ctx) {
+        Ok(v) => Expr::Literal(v.into_owned()),
+        // Leave errors (e.g. division by zero) to surface when the statement runs.
+        Err(_) => e,
+    }
+}
+
+fn is_literal(e: &Expr) -> bool {
+    matches!(e, Expr::Literal(_))
+}

@@ -1,0 +1,169 @@
+//! CREATE TABLE, DROP TABLE, TRUNCATE TABLE.
+
+use super::bind::{function_name, ident_name, position_of};
+use crate::access::segments;
+use crate::catalog::{ColumnDef, TableDef};
+use crate::db::{QueryResult, Session, StatementKind};
+use crate::error::{Error, Result};
+use crate::storage::row::MAX_COLUMNS;
+use crate::types::DataType;
+use sqlparser::ast::{self, CharacterLength, ColumnOption, DataType as AstType, ExactNumberInfo, ObjectType};
+
+/// PCTFREE when CREATE TABLE does not say (Oracle's default).
+const DEFAULT_PCTFREE: u8 = 10;
+
+pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Option<u8>) -> Result<QueryResult> {
+    if create.query.is_some() {
+        return Err(Error::unsupported("CREATE TABLE ... AS SELECT"));
+    }
+    if let Some(c) = create.constraints.first() {
+        return Err(Error::unsupported(format!("table constraint {c}")));
+    }
+    let name = single_name(&create.name)?;
+    if session.db.catalog.table(&name).is_some() {
+        return Err(Error::ObjectExists { kind: "table", name });
+    }
+    if create.columns.is_empty() || create.columns.len() > MAX_COLUMNS {
+        return Err(Error::value(&name, format!("a table has 1 to {MAX_COLUMNS} columns, not {}", create.columns.len())));
+    }
+    let mut columns: Vec<ColumnDef> = Vec::new();
+    for c in &create.columns {
+        let column = column_def(c)?;
+        if columns.iter().any(|x| x.name == column.name) {
+            return Err(Error::ObjectExists { kind: "column", name: format!("{name}.{}", column.name) });
+        }
+        columns.push(column);
+    }
+    let ctx = session.access_context();
+    let object_id = session.db.catalog.next_object_id();
+    let segment_header = segments::create_segment(&ctx, object_id)?;
+    let table = TableDef {
+        name,
+        object_id,
+        columns,
+        pctfree: pctfree.unwrap_or(DEFAULT_PCTFREE),
+        segment_header,
+        created: chrono::Utc::now().timestamp(),
+    };
+    session.db.catalog.add_table(table)?;
+    Ok(QueryResult::message(StatementKind::Ddl, "Table created."))
+}
+
+fn single_name(name: &ast::ObjectName) -> Result<String> {
+    match name.0.as_slice() {
+        [ast::ObjectNamePart::Identifier(i)] => Ok(ident_name(i)),
+        _ => Err(Error::Unsupported { construct: format!("qualified name {name} (lioscope has one schema)"), position: position_of(name) }),
+    }
+}
+
+fn column_def(c: &ast::ColumnDef) -> Result<ColumnDef> {
+    let name = ident_name(&c.name);
+    let mut nullable = true;
+    for option in &c.options {
+        match &option.option {
+            ColumnOption::NotNull => nullable = false,
+            ColumnOption::Null => nullable = true,
+            other => return Err(Error::Unsupported { construct: format!("column option {other} on {name}"), position: None }),
+        }
+    }
+    let data_type = data_type(&c.data_type).map_err(|message| Error::InvalidValue { context: name.clone(), message })?;
+    Ok(ColumnDef { name, data_type, nullable })
+}
+
+/// Maps a declared type to lioscope's types; `Err` says why it is not accepted.
+fn data_type(t: &AstType) -> std::result::Result<DataType, String> {
+    match t {
+        AstType::Int(_) | AstType::Integer(_) => Ok(DataType::Integer),
+        AstType::Numeric(info) | AstType::Decimal(info) => number_type(info_args(info)),
+        AstType::Varchar(len) | AstType::CharVarying(len) | AstType::Nvarchar(len) => string_type(len, true),
+        AstType::Char(len) | AstType::Character(len) => string_type(len, false),
+        AstType::Date => Ok(DataType::Date),
+        AstType::Custom(name, args) => match function_name(name).as_str() {
+            "NUMBER" => {
+                let parsed: std::result::Result<Vec<i64>, _> = args.iter().map(|a| a.trim().parse::<i64>()).collect();
+                number_type(parsed.map_err(|_| format!("NUMBER({}) has a precision or scale that is not a number", args.join(",")))?)
+            }
+            "VARCHAR2" | "NVARCHAR2" => {
+                let n = args.first().and_then(|a| a.split_whitespace().next()?.parse::<u64>().ok());
+                match n {
+                    Some(n) => string_type(&Some(CharacterLength::IntegerLength { length: n, unit: None }), true),
+                    None => Err("VARCHAR2 needs a length, e.g. VARCHAR2(20)".into()),
+                }
+            }
+            other => Err(format!("data type {other} is not supported")),
+        },
+        other => Err(format!("data type {other} is not supported")),
+    }
+}
+
+fn info_args(info: &ExactNumberInfo) -> Vec<i64> {
+    match info {
+        ExactNumberInfo::None => vec![],
+        ExactNumberInfo::Precision(p) => vec![*p as i64],
+        ExactNumberInfo::PrecisionAndScale(p, s) => vec![*p as i64, *s],
+    }
+}
+
+fn number_type(args: Vec<i64>) -> std::result::Result<DataType, String> {
+    let check_p = |p: i64| if (1..=38).contains(&p) { Ok(p as u8) } else { Err(format!("NUMBER precision {p} is outside 1..38")) };
+    match args.as_slice() {
+        [] => Ok(DataType::Number { precision: None, scale: None }),
+        [p] => Ok(DataType::Number { precision: Some(check_p(*p)?), scale: Some(0) }),
+        [p, s] => {
+            let p = check_p(*p)?;
+            if !(0..=i64::from(p)).contains(s) || *s > 28 {
+                return Err(format!("NUMBER scale {s} is outside 0..{} (lioscope stores scales up to 28)", p.min(28)));
+            }
+            Ok(DataType::Number { precision: Some(p), scale: Some(*s as u8) })
+        }
+        _ => Err("NUMBER takes at most a precision and a scale".into()),
+    }
+}
+
+fn string_type(len: &Option<CharacterLength>, varying: bool) -> std::result::Result<DataType, String> {
+    let n = match len {
+        Some(CharacterLength::IntegerLength { length, .. }) => *length,
+        Some(CharacterLength::Max) => return Err("MAX lengths are not supported; give a length up to 4000".into()),
+        None if varying => return Err("VARCHAR2 needs a length, e.g. VARCHAR2(20)".into()),
+        None => 1,
+    };
+    if n == 0 || n > u64::from(crate::types::MAX_STRING_BYTES) {
+        return Err(format!("length {n} is outside 1..{}", crate::types::MAX_STRING_BYTES));
+    }
+    let n = n as u32;
+    Ok(if varying { DataType::Varchar2 { max_bytes: n } } else { DataType::Char { len: n } })
+}
+
+pub fn drop(session: &Session, object_type: ObjectType, if_exists: bool, names: &[ast::ObjectName], cascade: bool, _purge: bool) -> Result<QueryResult> {
+    if object_type != ObjectType::Table {
+        return Err(Error::unsupported(format!("DROP {object_type}")));
+    }
+    if cascade {
+        return Err(Error::unsupported("DROP TABLE ... CASCADE"));
+    }
+    for name in names {
+        let name = single_name(name)?;
+        let Some(table) = session.db.catalog.table(&name) else {
+            if if_exists {
+                continue;
+            }
+            return Err(Error::UnknownObject { kind: "table", name });
+        };
+        let lock = session.db.table_write_lock(table.object_id);
+        let _guard = lock.lock();
+        session.db.catalog.remove_table(&name)?;
+        segments::drop_segment(&session.access_context(), &table)?;
+    }
+    Ok(QueryResult::message(StatementKind::Ddl, "Table dropped."))
+}
+
+pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
+    for target in &t.table_names {
+        let name = single_name(&target.name)?;
+        let table = session.db.catalog.table(&name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.clone() })?;
+        let lock = session.db.table_write_lock(table.object_id);
+        let _guard = lock.lock();
+        segments::truncate_segment(&session.access_context(), &table)?;
+    }
+    Ok(QueryResult::message(StatementKind::Ddl, "Table truncated."))
+}

@@ -1,0 +1,274 @@
+//! INSERT (VALUES or SELECT) and COPY FROM a CSV file.
+//!
+//! A statement's rows are coerced to the column types (never truncated) and appended by
+//! an [`Inserter`]; if any row fails, the statement's rows are removed again, so a failed
+//! INSERT or COPY leaves the table as it was.
+
+use super::bind::{Binder, Scope, function_name, ident_name, position_of};
+use super::plan;
+use crate::access::heap::Inserter;
+use crate::catalog::TableDef;
+use crate::db::{QueryResult, Session, StatementKind};
+use crate::error::{Error, Result};
+use crate::exec::{ExecContext, RowSink, Source, run_pipeline};
+use crate::types::{Datum, Value};
+use sqlparser::ast::{self, CopyLegacyOption, CopyOption, CopySource, CopyTarget};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where each provided value goes: `targets[i]` is the table column of value `i`.
+struct RowShape {
+    table: Arc<TableDef>,
+    targets: Vec<usize>,
+}
+
+impl RowShape {
+    fn new(session: &Session, name: &ast::ObjectName, columns: &[ast::ObjectName]) -> Result<RowShape> {
+        let table_name = function_name(name);
+        let table = session
+            .db
+            .catalog
+            .table(&table_name)
+            .ok_or_else(|| Error::UnknownName { kind: "table", name: table_name.clone(), position: position_of(name) })?;
+        let targets = if columns.is_empty() {
+            (0..table.columns.len()).collect()
+        } else {
+            let mut targets = Vec::new();
+            for c in columns {
+                let col = function_name(c);
+                let i = table.column_index(&col).ok_or_else(|| Error::UnknownName {
+                    kind: "column",
+                    name: format!("{}.{col}", table.name),
+                    position: position_of(c),
+                })?;
+                if targets.contains(&i) {
+                    return Err(Error::value(&col, "column listed twice"));
+                }
+                targets.push(i);
+            }
+            targets
+        };
+        Ok(RowShape { table, targets })
+    }
+
+    /// Builds the full table row from provided values, coerced and checked.
+    fn row(&self, values: Vec<Value>) -> Result<Vec<Value>> {
+        if values.len() != self.targets.len() {
+            return Err(Error::value(
+                &self.table.name,
+                format!("{} values for {} columns", values.len(), self.targets.len()),
+            ));
+        }
+        let mut row = vec![Datum::Null; self.table.columns.len()];
+        for (v, &i) in values.into_iter().zip(&self.targets) {
+            let col = &self.table.columns[i];
+            row[i] = col.data_type.coerce(v, &format!("{}.{}", self.table.name, col.name))?;
+        }
+        for (v, col) in row.iter().zip(&self.table.columns) {
+            if v.is_null() && !col.nullable {
+                return Err(Error::value(format!("{}.{}", self.table.name, col.name), "cannot insert NULL into a NOT NULL column"));
+            }
+        }
+        Ok(row)
+    }
+}
+
+/// Runs `fill` with an inserter for `table`; rolls the statement back if it fails.
+fn with_inserter(session: &Session, table: &TableDef, fill: impl FnOnce(&mut Inserter<'_>) -> Result<()>) -> Result<u64> {
+    let ctx = session.access_context();
+    let mut inserter = Inserter::new(&ctx, table)?;
+    match fill(&mut inserter) {
+        Ok(()) => inserter.finish(),
+        Err(e) => {
+            if let Err(undo) = inserter.rollback() {
+                return Err(Error::InvalidValue { context: table.name.clone(), message: format!("{e}; and undoing the statement failed: {undo}") });
+            }
+            Err(e)
+        }
+    }
+}
+
+pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
+    let ast::TableObject::TableName(name) = &insert.table else {
+        return Err(Error::unsupported("INSERT into a table function"));
+    };
+    let shape = RowShape::new(session, name, &insert.columns)?;
+    let Some(source) = &insert.source else { return Err(Error::unsupported("INSERT without VALUES or SELECT")) };
+    let table = shape.table.clone();
+    let rows = match &*source.body {
+        ast::SetExpr::Values(values) => {
+            let rows = values_rows(session, values)?;
+            with_inserter(session, &table, |ins| rows.into_iter().try_for_each(|r| ins.insert(&shape.row(r)?)))?
+        }
+        _ => insert_select(session, &shape, source)?,
+    };
+    session.db.next_scn();
+    Ok(QueryResult { kind: StatementKind::Insert, columns: Vec::new(), rows: Vec::new(), rows_affected: rows, message: Some(rows_created(rows)) })
+}
+
+fn rows_created(n: u64) -> String {
+    if n == 1 { "1 row created.".into() } else { format!("{n} rows created.") }
+}
+
+/// Evaluates the rows of a VALUES list (constant expressions).
+fn values_rows(session: &Session, values: &ast::Values) -> Result<Vec<Vec<Value>>> {
+    let mut f = super::function_context(session);
+    let scope = Scope::default();
+    let binder = Binder { scope: &scope, now: f.now, grouping: None };
+    let empty: &[Value] = &[];
+    values
+        .rows
+        .iter()
+        .map(|row| row.iter().map(|e| binder.bind(e)?.eval(empty, &mut f).map(Datum::into_owned)).collect())
+        .collect()
+}
+
+/// INSERT ... SELECT: rows stream from the query into the table, except when the query
+/// reads the table being filled; then they are gathered first (the query sees the table
+/// as it was when the statement began, as in Oracle).
+fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Result<u64> {
+    let functions = super::function_context(session);
+    let now = functions.now;
+    let probe = plan::plan_query(query, session, now, None)?;
+    let reads_target = matches!(&probe.source, Source::TableScan { table, .. } if table.object_id == shape.table.object_id);
+    if reads_target {
+        let mut ctx = ExecContext { access: session.access_context(), functions };
+        let rows = run_pipeline(&probe.source, probe.stages, &mut ctx)?;
+        return with_inserter(session, &shape.table, |ins| rows.into_iter().try_for_each(|r| ins.insert(&shape.row(r)?)));
+    }
+    drop(probe);
+    with_inserter(session, &shape.table, |ins| {
+        let sink = RowSink { visible: 0, consume: Box::new(|values: Vec<Value>| ins.insert(&shape.row(values)?)) };
+        let planned = plan::plan_query(query, session, now, Some(sink))?;
+        let mut ctx = ExecContext { access: session.access_context(), functions };
+        run_pipeline(&planned.source, planned.stages, &mut ctx).map(|_| ())
+    })
+}
+
+/// The parts of a COPY statement.
+pub struct CopyStatement<'a> {
+    pub source: &'a CopySource,
+    pub to: bool,
+    pub target: &'a CopyTarget,
+    pub options: &'a [CopyOption],
+    pub legacy_options: &'a [CopyLegacyOption],
+    pub values: &'a [Option<String>],
+}
+
+/// How to read the CSV file.
+struct CsvFormat {
+    header: bool,
+    delimiter: u8,
+    quote: u8,
+    null: Option<String>,
+}
+
+fn csv_format(options: &[CopyOption]) -> Result<CsvFormat> {
+    let mut f = CsvFormat { header: false, delimiter: b',', quote: b'"', null: None };
+    for o in options {
+        match o {
+            CopyOption::Header(h) => f.header = *h,
+            CopyOption::Delimiter(c) => f.delimiter = ascii_byte(*c, "DELIMITER")?,
+            CopyOption::Quote(c) => f.quote = ascii_byte(*c, "QUOTE")?,
+            CopyOption::Null(s) => f.null = Some(s.clone()),
+            CopyOption::Format(name) if ident_name(name) == "CSV" => {}
+            other => return Err(Error::unsupported(format!("COPY option {other}"))),
+        }
+    }
+    Ok(f)
+}
+
+fn ascii_byte(c: char, what: &str) -> Result<u8> {
+    u8::try_from(c).ok().filter(u8::is_ascii).ok_or_else(|| Error::value(format!("COPY {what}"), format!("'{c}' is not a single ASCII character")))
+}
+
+/// COPY table [(columns)] FROM 'file' [(HEADER, DELIMITER ',', NULL '', QUOTE '"')].
+pub fn copy(session: &Session, stmt: CopyStatement<'_>) -> Result<QueryResult> {
+    let CopySource::Table { table_name, columns } = stmt.source else { return Err(Error::unsupported("COPY (query) TO")) };
+    let CopyTarget::File { filename } = stmt.target else { return Err(Error::unsupported("COPY from STDIN or a program")) };
+    if stmt.to {
+        return Err(Error::unsupported("COPY ... TO a file"));
+    }
+    if !stmt.legacy_options.is_empty() || !stmt.values.is_empty() {
+        return Err(Error::unsupported("COPY legacy options"));
+    }
+    let column_names: Vec<ast::ObjectName> = columns.iter().map(|c| ast::ObjectName::from(vec![c.clone()])).collect();
+    let shape = RowShape::new(session, table_name, &column_names)?;
+    let format = csv_format(stmt.options)?;
+    let path = PathBuf::from(filename);
+    let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
+    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(format.delimiter)
+        .quote(format.quote)
+        .from_reader(std::io::BufReader::with_capacity(1 << 20, file));
+    let mut progress = session.state.lock().progress.take();
+    let result = with_inserter(session, &shape.table, |ins| load_csv(&mut reader, &shape, &format, &path, total, &mut progress, ins));
+    session.state.lock().progress = progress;
+    let rows = result?;
+    session.db.next_scn();
+    Ok(QueryResult { kind: StatementKind::Insert, columns: Vec::new(), rows: Vec::new(), rows_affected: rows, message: Some(rows_created(rows)) })
+}
+
+fn load_csv<R: std::io::Read>(
+    reader: &mut csv::Reader<R>,
+    shape: &RowShape,
+    format: &CsvFormat,
+    path: &std::path::Path,
+    total: u64,
+    progress: &mut Option<crate::db::ProgressFn>,
+    ins: &mut Inserter<'_>,
+) -> Result<()> {
+    let mut record = csv::StringRecord::new();
+    let mut first = true;
+    loop {
+        let more = reader.read_record(&mut record).map_err(|e| csv_error(path, &e))?;
+        if !more {
+            break;
+        }
+        let line = record.position().map_or(0, |p| p.line());
+        if std::mem::take(&mut first) && format.header {
+            continue;
+        }
+        if record.len() != shape.targets.len() {
+            let message = format!("{} fields, expected {}", record.len(), shape.targets.len());
+            return Err(Error::Csv { file: path.to_owned(), line, column: record.len().min(shape.targets.len()) + 1, message });
+        }
+        let row = csv_row(&record, shape, format).map_err(|(column, e)| Error::Csv { file: path.to_owned(), line, column, message: e.to_string() })?;
+        ins.insert(&row)?;
+        if ins.rows() % 65_536 == 0 {
+            if let (Some(p), Some(pos)) = (progress.as_mut(), record.position()) {
+                p(pos.byte(), total);
+            }
+        }
+    }
+    if let Some(p) = progress.as_mut() {
+        p(total, total);
+    }
+    Ok(())
+}
+
+/// One CSV record as a table row; `Err((column, error))` names the 1-based field.
+fn csv_row(record: &csv::StringRecord, shape: &RowShape, format: &CsvFormat) -> std::result::Result<Vec<Value>, (usize, Error)> {
+    let mut row = vec![Datum::Null; shape.table.columns.len()];
+    for (i, (field, &target)) in record.iter().zip(&shape.targets).enumerate() {
+        let is_null = field.is_empty() || format.null.as_deref() == Some(field);
+        let col = &shape.table.columns[target];
+        let value = if is_null { Datum::Null } else { Datum::Str(field.to_owned().into()) };
+        row[target] = col.data_type.coerce(value, &col.name).map_err(|e| (i + 1, e))?;
+    }
+    for (i, (v, col)) in row.iter().zip(&shape.table.columns).enumerate() {
+        if v.is_null() && !col.nullable {
+            let field = shape.targets.iter().position(|&t| t == i).map_or(0, |f| f + 1);
+            return Err((field, Error::value(&col.name, "cannot insert NULL into a NOT NULL column")));
+        }
+    }
+    Ok(row)
+}
+
+fn csv_error(path: &std::path::Path, e: &csv::Error) -> Error {
+    let line = e.position().map_or(0, |p| p.line());
+    Error::Csv { file: path.to_owned(), line, column: 0, message: e.to_string() }
+}

@@ -1,0 +1,203 @@
+//! Statements sqlparser does not know, recognised from their first words with sqlparser's
+//! tokenizer: ALTER SESSION / ALTER SYSTEM, SHOW PARAMETERS, EXPLAIN PLAN FOR, and the
+//! PCTFREE clause of CREATE TABLE (removed from the text before sqlparser sees it).
+
+use crate::error::{Error, Result};
+use sqlparser::dialect::OracleDialect;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+
+/// What a statement is, as far as the front end can tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Front {
+    AlterSession { name: String, value: String },
+    AlterSystemSet { name: String, value: String },
+    FlushBufferCache,
+    Checkpoint,
+    ShowParameters(Option<String>),
+    /// EXPLAIN PLAN FOR followed by this statement text.
+    ExplainPlan(String),
+    /// Anything else, for sqlparser; with the PCTFREE of a CREATE TABLE removed.
+    Standard { sql: String, pctfree: Option<u8> },
+}
+
+/// Classifies one statement (without its trailing semicolon).
+pub fn classify(sql: &str) -> Result<Front> {
+    let tokens = Tokenizer::new(&OracleDialect {}, sql)
+        .tokenize_with_location()
+        .map_err(|e| Error::Parse { message: e.message.clone(), position: Some(format!("line {}, column {}", e.location.line, e.location.column)) })?;
+    let words: Vec<&TokenWithSpan> = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
+    let word = |i: usize| words.get(i).map(|t| token_word(&t.token)).unwrap_or_default();
+    match (word(0).as_str(), word(1).as_str(), word(2).as_str()) {
+        ("ALTER", "SESSION", "SET") => set_clause(&words[3..]).map(|(name, value)| Front::AlterSession { name, value }),
+        ("ALTER", "SYSTEM", "SET") => set_clause(&words[3..]).map(|(name, value)| Front::AlterSystemSet { name, value }),
+        ("ALTER", "SYSTEM", "FLUSH") if word(3) == "BUFFER_CACHE" && words.len() == 4 => Ok(Front::FlushBufferCache),
+        ("ALTER", "SYSTEM", "CHECKPOINT") if words.len() == 3 => Ok(Front::Checkpoint),
+        ("ALTER", "SYSTEM", _) => Err(Error::Unsupported { construct: format!("ALTER SYSTEM {}", word(2)), position: position_at(words.get(2)) }),
+        ("SHOW", "PARAMETER" | "PARAMETERS", _) => Ok(Front::ShowParameters(words.get(2).map(|t| token_word(&t.token).to_ascii_lowercase()))),
+        ("EXPLAIN", "PLAN", "FOR") => {
+            let start = words[3].span.start;
+            Ok(Front::ExplainPlan(text_from(sql, start.line, start.column).to_owned()))
+        }
+        ("CREATE", "TABLE", _) => strip_pctfree(&tokens),
+        _ => Ok(Front::Standard { sql: sql.to_owned(), pctfree: None }),
+    }
+}
+
+fn token_word(t: &Token) -> String {
+    match t {
+        Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+        Token::Word(w) => w.value.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn position_at(t: Option<&&TokenWithSpan>) -> Option<String> {
+    t.map(|t| format!("line {}, column {}", t.span.start.line, t.span.start.column))
+}
+
+/// `name = value` (value: a word, number or quoted string); anything after is an error.
+fn set_clause(words: &[&TokenWithSpan]) -> Result<(String, String)> {
+    let expected = |what: &str, at: Option<&&TokenWithSpan>| Error::Parse { message: format!("expected {what}"), position: position_at(at) };
+    let name = match words.first().map(|t| &t.token) {
+        Some(Token::Word(w)) => w.value.to_ascii_lowercase(),
+        _ => return Err(expected("a parameter name", words.first())),
+    };
+    if !matches!(words.get(1).map(|t| &t.token), Some(Token::Eq)) {
+        return Err(expected("=", words.get(1)));
+    }
+    let value = match words.get(2).map(|t| &t.token) {
+        Some(Token::Number(n, _)) => n.clone(),
+        Some(Token::SingleQuotedString(s)) => s.clone(),
+        Some(Token::Word(w)) => w.value.clone(),
+        _ => return Err(expected("a value", words.get(2))),
+    };
+    // "2G" tokenizes as a number then a word.
+    let mut value = value;
+    let mut rest = &words[3..];
+    if let (Some(Token::Word(w)), true) = (rest.first().map(|t| &t.token), value.chars().all(|c| c.is_ascii_digit())) {
+        if ["K", "M", "G"].contains(&w.value.to_ascii_uppercase().as_str()) {
+            value.push_str(&w.value);
+            rest = &rest[1..];
+        }
+    }
+    if let Some(extra) = rest.first() {
+        return Err(Error::Parse { message: format!("unexpected {} after the value", extra.token), position: position_at(Some(extra)) });
+    }
+    Ok((name, value))
+}
+
+/// The text of `sql` from a 1-based line and column.
+fn text_from(sql: &str, line: u64, column: u64) -> &str {
+    let mut offset = 0;
+    for (i, l) in sql.split_inclusive('\n').enumerate() {
+        if i as u64 + 1 == line {
+            let col = l.char_indices().nth(column.saturating_sub(1) as usize).map_or(l.len(), |(b, _)| b);
+            return &sql[offset + col..];
+        }
+        offset += l.len();
+    }
+    ""
+}
+
+/// Removes `PCTFREE n` from a CREATE TABLE and returns n.
+fn strip_pctfree(tokens: &[TokenWithSpan]) -> Result<Front> {
+    let mut out = String::new();
+    let mut pctfree = None;
+    let mut i = 0;
+    while i < tokens.len() {
+        if token_word(&tokens[i].token) == "PCTFREE" {
+            let next = tokens[i + 1..].iter().position(|t| !matches!(t.token, Token::Whitespace(_))).map(|p| i + 1 + p);
+            let value = next.and_then(|n| match &tokens[n].token {
+                Token::Number(v, _) => v.parse::<u8>().ok().filter(|v| *v <= 99),
+                _ => None,
+            });
+            let Some(v) = value else {
+                return Err(Error::Parse { message: "PCTFREE takes a whole number from 0 to 99".into(), position: position_at(Some(&&tokens[i])) });
+            };
+            pctfree = Some(v);
+            i = next.expect("checked") + 1;
+            continue;
+        }
+        out.push_str(&tokens[i].token.to_string());
+        i += 1;
+    }
+    Ok(Front::Standard { sql: out, pctfree })
+}
+
+/// Splits a script into statements at semicolons outside quotes and comments.
+pub fn split_statements(script: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = script.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                current.push(c);
+                for d in chars.by_ref() {
+                    current.push(d);
+                    if d == c {
+                        break;
+                    }
+                }
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        current.push('\n');
+                        break;
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                current.push(c);
+                let mut prev = ' ';
+                for d in chars.by_ref() {
+                    current.push(d);
+                    if prev == '*' && d == '/' {
+                        break;
+                    }
+                    prev = d;
+                }
+            }
+            ';' => {
+                if !current.trim().is_empty() {
+                    out.push(current.trim().to_owned());
+                }
+                current.clear();
+            }
+            c => current.push(c),
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current.trim().to_owned());
+    }
+    out
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_front_statements() {
+        assert_eq!(
+            classify("ALTER SESSION SET db_file_multiblock_read_count = 8").unwrap(),
+            Front::AlterSession { name: "db_file_multiblock_read_count".into(), value: "8".into() }
+        );
+        assert_eq!(classify("alter system set db_cache_size = 2G").unwrap(), Front::AlterSystemSet { name: "db_cache_size".into(), value: "2G".into() });
+        assert_eq!(classify("ALTER SYSTEM FLUSH BUFFER_CACHE").unwrap(), Front::FlushBufferCache);
+        assert_eq!(classify("explain plan for select 1 from dual").unwrap(), Front::ExplainPlan("select 1 from dual".into()));
+        assert_eq!(
+            classify("CREATE TABLE t (a INT) PCTFREE 20").unwrap(),
+            Front::Standard { sql: "CREATE TABLE t (a INT) ".into(), pctfree: Some(20) }
+        );
+        assert!(classify("ALTER SESSION SET x").is_err());
+    }
+
+    #[test]
+    fn splits_scripts() {
+        let s = split_statements("select 'a;b' from dual; -- c;\nselect 2 from dual;\n/* ; */ select 3 from dual");
+        assert_eq!(s, vec!["select 'a;b' from dual", "select 2 from dual", "/* ; */ select 3 from dual"]);
+    }
+}

@@ -1,0 +1,142 @@
+//! SQL: from statement text to a result.
+//!
+//! ```text
+//!  text ─► front (ALTER SESSION/SYSTEM, SHOW, EXPLAIN PLAN FOR, PCTFREE)
+//!       ─► sqlparser (Oracle dialect) ─► ddl | dml | plan ─► exec pipeline ─► QueryResult
+//! ```
+//!
+//! Unquoted identifiers are upper-cased, as Oracle stores them. Anything lioscope does not
+//! implement is an error naming the construct and, where sqlparser knows it, its position.
+
+pub mod bind;
+mod ddl;
+mod dml;
+pub mod expr;
+pub mod front;
+pub mod functions;
+pub mod plan;
+mod system;
+mod views;
+
+use crate::db::{QueryResult, Session, StatementKind};
+use crate::error::{Error, Result};
+use crate::exec::{ExecContext, run_pipeline};
+use crate::stats::{Stat, TimeModel};
+use front::Front;
+use functions::{FunctionContext, RandomState};
+use sqlparser::ast::{self, Statement};
+use sqlparser::dialect::OracleDialect;
+use sqlparser::parser::Parser;
+use std::time::Instant;
+
+pub use front::split_statements;
+
+/// Runs one statement in `session`.
+pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
+    let text = text.trim().trim_end_matches(';').trim_end();
+    if text.is_empty() {
+        return Err(Error::Parse { message: "empty statement".into(), position: None });
+    }
+    let parse_started = Instant::now();
+    session.stats().add(Stat::ParseCountTotal, 1);
+    let front = front::classify(text)?;
+    let parsed = match &front {
+        Front::Standard { sql, .. } => Some(parse_one(sql)?),
+        Front::ExplainPlan(sql) => Some(parse_one(sql)?),
+        _ => None,
+    };
+    session.stats().add_time(TimeModel::ParseTimeElapsed, parse_started.elapsed().as_micros() as u64);
+    session.stats().add(Stat::ExecuteCount, 1);
+    match (front, parsed) {
+        (Front::AlterSession { name, value }, _) => system::alter_session(session, &name, &value),
+        (Front::AlterSystemSet { name, value }, _) => system::alter_system(session, &name, &value),
+        (Front::FlushBufferCache, _) => system::flush_buffer_cache(session),
+        (Front::Checkpoint, _) => system::checkpoint(session),
+        (Front::ShowParameters(filter), _) => Ok(system::show_parameters(session, filter.as_deref())),
+        (Front::ExplainPlan(_), Some(statement)) => explain(session, &statement),
+        (Front::Standard { pctfree, .. }, Some(statement)) => dispatch(session, &statement, pctfree),
+        _ => unreachable!("standard and EXPLAIN statements were parsed above"),
+    }
+}
+
+/// Parses exactly one statement.
+fn parse_one(sql: &str) -> Result<Statement> {
+    let mut statements = Parser::parse_sql(&OracleDialect {}, sql).map_err(parse_error)?;
+    match statements.len() {
+        1 => Ok(statements.remove(0)),
+        0 => Err(Error::Parse { message: "empty statement".into(), position: None }),
+        n => Err(Error::Parse { message: format!("expected one statement, found {n} (run them one at a time)"), position: None }),
+    }
+}
+
+/// sqlparser's message ends with "at Line: L, Column: C"; move that into `position`.
+fn parse_error(e: sqlparser::parser::ParserError) -> Error {
+    let text = match e {
+        sqlparser::parser::ParserError::ParserError(m) | sqlparser::parser::ParserError::TokenizerError(m) => m,
+        sqlparser::parser::ParserError::RecursionLimitExceeded => "statement nested too deeply".into(),
+    };
+    match text.rsplit_once(" at Line: ") {
+        Some((message, pos)) => {
+            let position = pos.replacen(", Column: ", ", column ", 1);
+            Error::Parse { message: message.to_owned(), position: Some(format!("line {position}")) }
+        }
+        None => Error::Parse { message: text, position: None },
+    }
+}
+
+fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Result<QueryResult> {
+    if pctfree.is_some() && !matches!(statement, Statement::CreateTable(_)) {
+        return Err(Error::unsupported("PCTFREE outside CREATE TABLE"));
+    }
+    match statement {
+        Statement::Query(q) => run_query(session, q),
+        Statement::Insert(insert) => dml::insert(session, insert),
+        Statement::Copy { source, to, target, options, legacy_options, values } => {
+            dml::copy(session, dml::CopyStatement { source, to: *to, target, options, legacy_options, values })
+        }
+        Statement::CreateTable(create) => ddl::create_table(session, create, pctfree),
+        Statement::Drop { object_type, if_exists, names, cascade, purge, .. } => {
+            ddl::drop(session, *object_type, *if_exists, names, *cascade, *purge)
+        }
+        Statement::Truncate(t) => ddl::truncate(session, t),
+        Statement::Explain { statement, analyze: false, .. } => explain(session, statement),
+        other => {
+            let text = other.to_string();
+            let words: Vec<&str> = text.split_whitespace().take(2).collect();
+            Err(Error::unsupported(format!("statement {}", words.join(" "))))
+        }
+    }
+}
+
+/// The SYSDATE of a statement starting now (local time, as Oracle's SYSDATE).
+fn statement_time() -> i64 {
+    chrono::Local::now().naive_local().and_utc().timestamp()
+}
+
+/// The function context of a new statement: its SYSDATE and the session's random stream.
+fn function_context(session: &Session) -> FunctionContext {
+    let mut state = session.state.lock();
+    let seed = state.random_seed;
+    state.random_seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    FunctionContext { now: statement_time(), random: RandomState::new(seed) }
+}
+
+fn run_query(session: &Session, query: &ast::Query) -> Result<QueryResult> {
+    let functions = function_context(session);
+    let planned = plan::plan_query(query, session, functions.now, None)?;
+    let mut ctx = ExecContext { access: session.access_context(), functions };
+    let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;
+    Ok(QueryResult::rows(StatementKind::Query, planned.columns, rows))
+}
+
+/// EXPLAIN PLAN FOR: the plan as DBMS_XPLAN.DISPLAY prints it (one PLAN_TABLE_OUTPUT row
+/// a line); the statement is not run.
+fn explain(session: &Session, statement: &Statement) -> Result<QueryResult> {
+    let Statement::Query(query) = statement else {
+        return Err(Error::unsupported("EXPLAIN PLAN of a statement other than a query"));
+    };
+    let planned = plan::plan_query(query, session, statement_time(), None)?;
+    let lines = plan::format_plan(&planned.lines, &planned.notes);
+    let rows = lines.into_iter().map(|l| vec![crate::types::Datum::string(l)]).collect();
+    Ok(QueryResult::rows(StatementKind::Describe, vec!["PLAN_TABLE_OUTPUT".into()], rows))
+}

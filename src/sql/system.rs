@@ -1,0 +1,65 @@
+//! ALTER SESSION, ALTER SYSTEM, SHOW PARAMETERS.
+
+use crate::db::{Modifiable, PARAMETERS, QueryResult, Session, StatementKind, lookup_parameter, validate_parameter};
+use crate::error::{Error, Result};
+use crate::types::Datum;
+
+pub fn alter_session(session: &Session, name: &str, value: &str) -> Result<QueryResult> {
+    let def = lookup_parameter(name)?;
+    if def.modifiable != Modifiable::SessionAndSystem {
+        return Err(Error::InvalidParameter { name: def.name.into(), message: "cannot be changed with ALTER SESSION (use ALTER SYSTEM)".into() });
+    }
+    let canonical = validate_parameter(def, value)?;
+    let mut state = session.state.lock();
+    state.overrides.retain(|(k, _)| k != def.name);
+    state.overrides.push((def.name.to_owned(), canonical));
+    Ok(QueryResult::message(StatementKind::Alter, "Session altered."))
+}
+
+/// Dynamic parameters change at once for every session; the others are stored in the
+/// control file and take effect when the database is next opened.
+pub fn alter_system(session: &Session, name: &str, value: &str) -> Result<QueryResult> {
+    let def = lookup_parameter(name)?;
+    let canonical = validate_parameter(def, value)?;
+    match def.modifiable {
+        Modifiable::Never => Err(Error::InvalidParameter { name: def.name.into(), message: "is fixed when the database is created".into() }),
+        Modifiable::SessionAndSystem => {
+            session.db.parameters.write().set(def.name, &canonical)?;
+            session.db.control.lock().parameters.insert(def.name.into(), canonical);
+            Ok(QueryResult::message(StatementKind::Alter, "System altered."))
+        }
+        Modifiable::SystemDeferredToOpen => {
+            session.db.control.lock().parameters.insert(def.name.into(), canonical);
+            Ok(QueryResult::message(StatementKind::Alter, format!("System altered. {} takes effect when the database is next opened.", def.name)))
+        }
+    }
+}
+
+pub fn flush_buffer_cache(session: &Session) -> Result<QueryResult> {
+    session.db.cache.flush(session.stats())?;
+    Ok(QueryResult::message(StatementKind::Alter, "System altered."))
+}
+
+pub fn checkpoint(session: &Session) -> Result<QueryResult> {
+    session.db.checkpoint()?;
+    Ok(QueryResult::message(StatementKind::Alter, "System altered."))
+}
+
+/// SQL*Plus's SHOW PARAMETER [fragment]: NAME, TYPE, VALUE.
+pub fn show_parameters(session: &Session, filter: Option<&str>) -> QueryResult {
+    let values = session.parameters();
+    let rows = PARAMETERS
+        .iter()
+        .filter(|p| filter.is_none_or(|f| p.name.contains(f)))
+        .map(|p| {
+            let ty = match p.kind {
+                crate::db::ParameterKind::Integer { .. } => "integer",
+                crate::db::ParameterKind::Size { .. } => "big integer",
+                crate::db::ParameterKind::Choice(_) => "string",
+            };
+            let value = if p.name == crate::db::DB_BLOCK_SIZE_PARAMETER { session.db.block_size.to_string() } else { values.get(p.name).to_owned() };
+            vec![Datum::string(p.name), Datum::string(ty), Datum::string(value)]
+        })
+        .collect();
+    QueryResult::rows(StatementKind::Describe, vec!["NAME".into(), "TYPE".into(), "VALUE".into()], rows)
+}

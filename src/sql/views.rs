@@ -1,0 +1,265 @@
+//! Fixed views: `v$` performance views and `user_` dictionary views, computed when a
+//! statement that reads them is planned. Columns follow Oracle's where the concept is the
+//! same; `v$mystat` and `v$sesstat` also carry the statistic NAME (Oracle users join with
+//! `v$statname` for it; lioscope has no joins yet).
+
+use crate::access::AccessContext;
+use crate::access::full_scan::FullScan;
+use crate::db::{Modifiable, PARAMETERS, Session};
+use crate::error::Result;
+use crate::stats::{HISTOGRAM_BUCKETS, Stat, TimeModel, WaitEvent, osstat};
+use crate::types::{Datum, Value};
+
+type Rows = (Vec<String>, Vec<Vec<Value>>);
+
+/// The rows of fixed view `name`, or `None` if there is no such view.
+pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
+    let rows = match name {
+        "V$STATNAME" => statname(),
+        "V$MYSTAT" => sesstat(session, Some(session.sid())),
+        "V$SESSTAT" => sesstat(session, None),
+        "V$SYSSTAT" => sysstat(session),
+        "V$SESSION" => v_session(session),
+        "V$SESSION_EVENT" => session_event(session),
+        "V$SYSTEM_EVENT" => system_event(session),
+        "V$EVENT_HISTOGRAM" => event_histogram(session, false),
+        "V$EVENT_HISTOGRAM_MICRO" => event_histogram(session, true),
+        "V$LATCH" => latch(session),
+        "V$SYS_TIME_MODEL" => sys_time_model(session),
+        "V$SESS_TIME_MODEL" => sess_time_model(session),
+        "V$PARAMETER" => parameter(session),
+        "V$OSSTAT" => v_osstat(),
+        "USER_TABLES" => user_tables(session),
+        "USER_TAB_COLUMNS" => user_tab_columns(session),
+        "USER_SEGMENTS" => user_segments(session)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(rows))
+}
+
+fn cols(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn int(v: u64) -> Value {
+    Datum::Int(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+fn text(s: impl Into<String>) -> Value {
+    Datum::string(s.into())
+}
+
+fn statname() -> Rows {
+    let rows = Stat::ALL.iter().enumerate().map(|(i, s)| vec![int(i as u64), text(s.name()), int(u64::from(s.class()))]).collect();
+    (cols(&["STATISTIC#", "NAME", "CLASS"]), rows)
+}
+
+fn sesstat(session: &Session, only: Option<u32>) -> Rows {
+    let mut rows = Vec::new();
+    for s in session.db.registry.sessions() {
+        if only.is_some_and(|sid| sid != s.sid) {
+            continue;
+        }
+        for (i, v) in s.stats.snapshot().into_iter().enumerate() {
+            rows.push(vec![int(u64::from(s.sid)), int(i as u64), text(Stat::ALL[i].name()), int(v)]);
+        }
+    }
+    (cols(&["SID", "STATISTIC#", "NAME", "VALUE"]), rows)
+}
+
+fn sysstat(session: &Session) -> Rows {
+    let totals = session.db.registry.system_counters();
+    let rows = Stat::ALL.iter().enumerate().map(|(i, s)| vec![int(i as u64), text(s.name()), int(u64::from(s.class())), int(totals[i])]).collect();
+    (cols(&["STATISTIC#", "NAME", "CLASS", "VALUE"]), rows)
+}
+
+fn v_session(session: &Session) -> Rows {
+    let rows = session
+        .db
+        .registry
+        .sessions()
+        .iter()
+        .map(|s| {
+            let active = s.active.load(std::sync::atomic::Ordering::Relaxed);
+            vec![
+                int(u64::from(s.sid)),
+                text(if s.kind == "USER" { "USER" } else { "BACKGROUND" }),
+                text(s.kind),
+                text(if active { "ACTIVE" } else { "INACTIVE" }),
+                Datum::Date(s.logon_time),
+                text(s.sql_text.lock().clone()),
+            ]
+        })
+        .collect();
+    (cols(&["SID", "TYPE", "PROGRAM", "STATUS", "LOGON_TIME", "SQL_TEXT"]), rows)
+}
+
+fn event_row(prefix: Vec<Value>, event: WaitEvent, e: &crate::stats::EventSnapshot) -> Vec<Value> {
+    let mut row = prefix;
+    row.extend([
+        text(event.name()),
+        text(event.class()),
+        int(e.waits),
+        int(e.time_waited_micro / 10_000),
+        Datum::from_decimal(if e.waits == 0 {
+            rust_decimal::Decimal::ZERO
+        } else {
+            rust_decimal::Decimal::from(e.time_waited_micro) / rust_decimal::Decimal::from(e.waits * 10_000)
+        }),
+        int(e.max_wait_micro / 10_000),
+        int(e.time_waited_micro),
+    ]);
+    row
+}
+
+const EVENT_COLUMNS: [&str; 7] = ["EVENT", "WAIT_CLASS", "TOTAL_WAITS", "TIME_WAITED", "AVERAGE_WAIT", "MAX_WAIT", "TIME_WAITED_MICRO"];
+
+fn session_event(session: &Session) -> Rows {
+    let mut rows = Vec::new();
+    for s in session.db.registry.sessions() {
+        for &event in WaitEvent::ALL {
+            let e = s.stats.event(event);
+            if e.waits > 0 {
+                rows.push(event_row(vec![int(u64::from(s.sid))], event, &e));
+            }
+        }
+    }
+    let mut names = vec!["SID"];
+    names.extend(EVENT_COLUMNS);
+    (cols(&names), rows)
+}
+
+fn system_event(session: &Session) -> Rows {
+    let rows = WaitEvent::ALL
+        .iter()
+        .map(|&event| (event, session.db.registry.system_event(event)))
+        .filter(|(_, e)| e.waits > 0)
+        .map(|(event, e)| event_row(Vec::new(), event, &e))
+        .collect();
+    (cols(&EVENT_COLUMNS), rows)
+}
+
+/// Bucket k counts waits shorter than 2^k µs. The milli view folds them into Oracle's
+/// millisecond buckets (waits below 1 ms count in bucket 1, below 2 ms in bucket 2, ...).
+fn event_histogram(session: &Session, micro: bool) -> Rows {
+    let mut rows = Vec::new();
+    for &event in WaitEvent::ALL {
+        let e = session.db.registry.system_event(event);
+        if e.waits == 0 {
+            continue;
+        }
+        if micro {
+            for (k, &count) in e.histogram.iter().enumerate().filter(|(_, c)| **c > 0) {
+                rows.push(vec![text(event.name()), int(1u64 << k), int(count)]);
+            }
+            continue;
+        }
+        let mut milli = [0u64; HISTOGRAM_BUCKETS];
+        for (k, &count) in e.histogram.iter().enumerate() {
+            // Waits below 2^k µs are below 2^(k-10) ms (1024 µs ~ 1 ms).
+            milli[k.saturating_sub(10)] += count;
+        }
+        for (k, &count) in milli.iter().enumerate().filter(|(_, c)| **c > 0) {
+            rows.push(vec![text(event.name()), int(1u64 << k), int(count)]);
+        }
+    }
+    let bound = if micro { "WAIT_TIME_MICRO" } else { "WAIT_TIME_MILLI" };
+    (cols(&["EVENT", bound, "WAIT_COUNT"]), rows)
+}
+
+fn latch(session: &Session) -> Rows {
+    let t = session.db.cache.latch_totals();
+    (cols(&["NAME", "CHILDREN", "GETS", "MISSES", "SLEEPS"]), vec![vec![text("cache buffers chains"), int(t.children), int(t.gets), int(t.misses), int(t.sleeps)]])
+}
+
+fn sys_time_model(session: &Session) -> Rows {
+    let rows = TimeModel::ALL.iter().map(|&m| vec![text(m.name()), int(session.db.registry.system_time(m))]).collect();
+    (cols(&["STAT_NAME", "VALUE"]), rows)
+}
+
+fn sess_time_model(session: &Session) -> Rows {
+    let mut rows = Vec::new();
+    for s in session.db.registry.sessions() {
+        for &m in TimeModel::ALL {
+            rows.push(vec![int(u64::from(s.sid)), text(m.name()), int(s.stats.time(m))]);
+        }
+    }
+    (cols(&["SID", "STAT_NAME", "VALUE"]), rows)
+}
+
+fn parameter(session: &Session) -> Rows {
+    let values = session.parameters();
+    let rows = PARAMETERS
+        .iter()
+        .map(|p| {
+            let value = if p.name == crate::db::DB_BLOCK_SIZE_PARAMETER { session.db.block_size.to_string() } else { values.get(p.name).to_owned() };
+            vec![
+                text(p.name),
+                text(value),
+                text(if values.is_set(p.name) { "FALSE" } else { "TRUE" }),
+                text(if p.modifiable == Modifiable::SessionAndSystem { "TRUE" } else { "FALSE" }),
+                text(match p.modifiable {
+                    Modifiable::SessionAndSystem => "IMMEDIATE",
+                    Modifiable::SystemDeferredToOpen => "DEFERRED",
+                    Modifiable::Never => "FALSE",
+                }),
+                text(p.description),
+            ]
+        })
+        .collect();
+    (cols(&["NAME", "VALUE", "ISDEFAULT", "ISSES_MODIFIABLE", "ISSYS_MODIFIABLE", "DESCRIPTION"]), rows)
+}
+
+fn v_osstat() -> Rows {
+    let rows = osstat::osstat_rows().into_iter().map(|s| vec![text(s.name), int(s.value), text(s.comments)]).collect();
+    (cols(&["STAT_NAME", "VALUE", "COMMENTS"]), rows)
+}
+
+fn user_tables(session: &Session) -> Rows {
+    let rows = session
+        .db
+        .catalog
+        .tables()
+        .iter()
+        .map(|t| vec![text(t.name.clone()), text("USERS"), int(u64::from(t.pctfree)), int(u64::from(t.object_id)), Datum::Date(t.created)])
+        .collect();
+    (cols(&["TABLE_NAME", "TABLESPACE_NAME", "PCT_FREE", "OBJECT_ID", "CREATED"]), rows)
+}
+
+fn user_tab_columns(session: &Session) -> Rows {
+    let mut rows = Vec::new();
+    for t in session.db.catalog.tables() {
+        for (i, c) in t.columns.iter().enumerate() {
+            use crate::types::DataType::*;
+            let (ty, len, precision, scale): (&str, u64, Value, Value) = match c.data_type {
+                Number { precision, scale } => ("NUMBER", 22, precision.map_or(Datum::Null, |p| int(p.into())), scale.map_or(Datum::Null, |s| int(s.into()))),
+                Integer => ("NUMBER", 22, Datum::Null, int(0)),
+                Varchar2 { max_bytes } => ("VARCHAR2", max_bytes.into(), Datum::Null, Datum::Null),
+                Char { len } => ("CHAR", len.into(), Datum::Null, Datum::Null),
+                Date => ("DATE", 7, Datum::Null, Datum::Null),
+            };
+            rows.push(vec![text(t.name.clone()), text(c.name.clone()), text(ty), int(len), precision, scale, text(if c.nullable { "Y" } else { "N" }), int(i as u64 + 1)]);
+        }
+    }
+    (cols(&["TABLE_NAME", "COLUMN_NAME", "DATA_TYPE", "DATA_LENGTH", "DATA_PRECISION", "DATA_SCALE", "NULLABLE", "COLUMN_ID"]), rows)
+}
+
+/// Reads each table's segment header with a consistent get, as Oracle's dictionary does.
+fn user_segments(session: &Session) -> Result<Rows> {
+    let ctx: AccessContext<'_> = session.access_context();
+    let mut rows = Vec::new();
+    for t in session.db.catalog.tables() {
+        let map = FullScan::segment_map(&ctx, &t)?;
+        let extents: u32 = map.runs.iter().map(|r| r.blocks / session.db.extent_blocks).sum();
+        rows.push(vec![
+            text(t.name.clone()),
+            text("TABLE"),
+            text("USERS"),
+            int(u64::from(map.allocated) * session.db.block_size as u64),
+            int(map.allocated.into()),
+            int(extents.into()),
+            int(map.hwm.into()),
+        ]);
+    }
+    Ok((cols(&["SEGMENT_NAME", "SEGMENT_TYPE", "TABLESPACE_NAME", "BYTES", "BLOCKS", "EXTENTS", "BLOCKS_BELOW_HWM"]), rows))
+}
