@@ -14,16 +14,18 @@
 //! # Ok::<(), lioscope::Error>(())
 //! ```
 
-pub mod sql;
-pub mod exec;
 pub mod access;
-pub mod catalog;
 pub mod buffer;
-pub mod storage;
-pub mod stats;
-pub mod types;
-pub mod error;
+pub mod catalog;
+pub mod cli;
 pub mod db;
+pub mod error;
+pub mod exec;
+pub mod lab;
+pub mod sql;
+pub mod stats;
+pub mod storage;
+pub mod types;
 
 pub use db::{Database, DatabaseOptions, QueryResult, Session};
 pub use error::{Error, Result};

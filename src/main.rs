@@ -1,1 +1,121 @@
-fn main() {}
+//! The `lioscope` command.
+
+use clap::{Parser, Subcommand};
+use lioscope::cli::format::OutputFormat;
+use lioscope::cli::script::ScriptRunner;
+use lioscope::{Database, DatabaseOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// lioscope: an embeddable database engine whose every cost is visible.
+#[derive(Parser)]
+#[command(version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a new database in DIR.
+    Create {
+        dir: PathBuf,
+        /// Block size in bytes: 2048, 4096, 8192, 16384 or 32768.
+        #[arg(long, default_value_t = 8192)]
+        block_size: usize,
+        /// Uniform extent size in bytes (K, M, G suffixes allowed).
+        #[arg(long, default_value = "1M")]
+        extent_size: String,
+    },
+    /// Interactive SQL shell on the database in DIR (created if it does not exist).
+    Shell {
+        dir: PathBuf,
+        /// Buffer cache size for this open (e.g. 512M, 2G).
+        #[arg(long)]
+        db_cache_size: Option<String>,
+    },
+    /// Run SQL non-interactively; exits non-zero at the first error (printed on stderr).
+    Sql {
+        dir: PathBuf,
+        /// Statements separated by ';'.
+        #[arg(short = 'c', long = "command", conflicts_with = "file")]
+        command: Option<String>,
+        /// A script file of statements separated by ';'.
+        #[arg(short = 'f', long = "file")]
+        file: Option<PathBuf>,
+        /// How results are printed.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        format: OutputFormat,
+        /// Buffer cache size for this open (e.g. 512M, 2G).
+        #[arg(long)]
+        db_cache_size: Option<String>,
+    },
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Load the customers table and measure cached and cold full scans.
+    Scan(lioscope::cli::bench::ScanBenchOptions),
+}
+
+fn options(db_cache_size: Option<String>) -> DatabaseOptions {
+    let parameters = db_cache_size.map(|s| vec![("db_cache_size".to_owned(), s)]).unwrap_or_default();
+    DatabaseOptions { parameters, ..Default::default() }
+}
+
+fn run(cli: Cli) -> lioscope::Result<()> {
+    match cli.command {
+        Command::Create { dir, block_size, extent_size } => {
+            let extent_size =
+                lioscope::db::parse_size(&extent_size).ok_or_else(|| lioscope::Error::InvalidParameter {
+                    name: "--extent-size".into(),
+                    message: format!("'{extent_size}' is not a size"),
+                })? as usize;
+            Database::create(&dir, DatabaseOptions { block_size, extent_size, parameters: Vec::new() })?.close()?;
+            println!("Database created in {}.", dir.display());
+            Ok(())
+        }
+        Command::Shell { dir, db_cache_size } => {
+            let db = Database::open_or_create(&dir, options(db_cache_size))?;
+            lioscope::cli::shell::run(&db)?;
+            db.close()
+        }
+        Command::Sql { dir, command, file, format, db_cache_size } => {
+            let text = match (command, file) {
+                (Some(c), _) => c,
+                (None, Some(f)) => std::fs::read_to_string(&f).map_err(|e| lioscope::Error::io("read", &f, e))?,
+                (None, None) => {
+                    return Err(lioscope::Error::InvalidParameter {
+                        name: "sql".into(),
+                        message: "give -c STATEMENTS or -f FILE".into(),
+                    });
+                }
+            };
+            let db = Database::open(&dir, options(db_cache_size))?;
+            let session = db.session();
+            let mut runner = ScriptRunner::new(&session, format);
+            for statement in lioscope::cli::script::split_script(&text) {
+                let out = runner.run(&statement)?;
+                print!("{out}");
+            }
+            drop(session);
+            db.close()
+        }
+        Command::Bench { which: BenchCommand::Scan(opts) } => lioscope::cli::bench::run(&opts),
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("lioscope: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

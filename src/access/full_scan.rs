@@ -48,11 +48,16 @@ impl<'t> FullScan<'t> {
     /// Reads the segment header: the extent map and high-water mark.
     pub fn segment_map(ctx: &AccessContext<'_>, table: &TableDef) -> Result<SegmentMap> {
         let header = ctx.db.cache.consistent_get(ctx.stats, table.segment_header)?;
-        SegmentMap::read(&header).map_err(|r| ctx.corrupt(table.segment_header, format!("segment header of {}: {r}", table.name)))
+        SegmentMap::read(&header)
+            .map_err(|r| ctx.corrupt(table.segment_header, format!("segment header of {}: {r}", table.name)))
     }
 
     /// Visits every live row. Stops early when the visitor says so.
-    pub fn run<F: FnMut(&BlockRow<'_>) -> Result<Flow>>(&mut self, ctx: &AccessContext<'_>, visit: &mut F) -> Result<()> {
+    pub fn run<F: FnMut(&BlockRow<'_>) -> Result<Flow>>(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        visit: &mut F,
+    ) -> Result<()> {
         let map = Self::segment_map(ctx, self.table)?;
         let long_table = (map.hwm as usize) > ctx.db.cache.buffer_count() / 50;
         ctx.stats.add(if long_table { Stat::TableScansLong } else { Stat::TableScansShort }, 1);
@@ -74,7 +79,12 @@ impl<'t> FullScan<'t> {
         Ok(())
     }
 
-    fn visit_block<F: FnMut(&BlockRow<'_>) -> Result<Flow>>(&mut self, ctx: &AccessContext<'_>, rdba: u32, visit: &mut F) -> Result<Flow> {
+    fn visit_block<F: FnMut(&BlockRow<'_>) -> Result<Flow>>(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        rdba: u32,
+        visit: &mut F,
+    ) -> Result<Flow> {
         let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
         ctx.stats.add(Stat::TableScanBlocksGotten, 1);
         let header = BlockHeader(&guard);
@@ -99,7 +109,9 @@ impl<'t> FullScan<'t> {
                 continue;
             }
             rows += 1;
-            let Some(body) = piece.body() else { return Err(ctx.corrupt(rdba, format!("row {slot} runs past the block"))) };
+            let Some(body) = piece.body() else {
+                return Err(ctx.corrupt(rdba, format!("row {slot} runs past the block")));
+            };
             flow = match body {
                 PieceBody::Whole { column_count, stream } => {
                     locate_columns(stream, column_count, &mut self.spans)
@@ -146,7 +158,13 @@ impl<'t> FullScan<'t> {
 /// Appends the fragments that follow a head piece, following next-piece addresses with a
 /// consistent get each (`table fetch continued row`). `head_block` is the head piece's
 /// block, read directly when a piece lives there too.
-pub fn assemble_chain(ctx: &AccessContext<'_>, head_rdba: u32, head_block: &[u8], mut next: Option<PieceAddr>, out: &mut Vec<u8>) -> Result<()> {
+pub fn assemble_chain(
+    ctx: &AccessContext<'_>,
+    head_rdba: u32,
+    head_block: &[u8],
+    mut next: Option<PieceAddr>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let mut hops = 0u32;
     while let Some(addr) = next {
         hops += 1;

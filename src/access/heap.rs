@@ -49,7 +49,9 @@ impl<'a> Inserter<'a> {
         let write_lock = lock.lock_arc();
         let map = super::full_scan::FullScan::segment_map(ctx, table)?;
         let old_last_block = if map.hwm > 1 {
-            let rdba = map.block_address(map.hwm - 1).ok_or_else(|| ctx.corrupt(table.segment_header, "high-water mark past the extent map"))?;
+            let rdba = map
+                .block_address(map.hwm - 1)
+                .ok_or_else(|| ctx.corrupt(table.segment_header, "high-water mark past the extent map"))?;
             let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
             Some((rdba, DataBlock(&guard).row_count()))
         } else {

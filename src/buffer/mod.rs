@@ -265,7 +265,8 @@ impl BufferCache {
     fn lookup_and_pin(&self, stats: &SessionStats, rdba: u32) -> Option<u32> {
         let (latch, bucket) = self.bucket_of(rdba);
         let chains = latch.get(stats);
-        let &index = chains.buckets[bucket].iter().find(|&&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)?;
+        let &index =
+            chains.buckets[bucket].iter().find(|&&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)?;
         let h = &self.headers[index as usize];
         h.pins.fetch_add(1, Ordering::Acquire);
         drop(chains);
@@ -382,7 +383,9 @@ impl BufferCache {
     fn insert_claimed(&self, stats: &SessionStats, rdba: u32, index: u32, state: u8) -> Result<(), u32> {
         let (latch, bucket) = self.bucket_of(rdba);
         let mut chains = latch.get(stats);
-        if let Some(&existing) = chains.buckets[bucket].iter().find(|&&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba) {
+        if let Some(&existing) =
+            chains.buckets[bucket].iter().find(|&&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)
+        {
             self.headers[existing as usize].pins.fetch_add(1, Ordering::Acquire);
             return Err(existing);
         }
@@ -625,7 +628,11 @@ impl BufferCache {
             let rdba = h.rdba.load(Ordering::Relaxed);
             let (latch, bucket) = self.bucket_of(rdba);
             let mut chains = latch.get(stats);
-            if h.rdba.load(Ordering::Relaxed) == rdba && h.has(IN_CHAIN) && !h.has(READING) && h.pins.load(Ordering::Acquire) == 0 {
+            if h.rdba.load(Ordering::Relaxed) == rdba
+                && h.has(IN_CHAIN)
+                && !h.has(READING)
+                && h.pins.load(Ordering::Acquire) == 0
+            {
                 chains.buckets[bucket].retain(|&i| i != index);
                 h.state.store(0, Ordering::Release);
                 h.touch.store(0, Ordering::Relaxed);

@@ -63,7 +63,8 @@ pub struct Catalog {
 impl Catalog {
     /// An empty dictionary for a new database.
     pub fn create(dir: &Path) -> Result<Catalog> {
-        let catalog = Catalog::from_dictionary(dir, Dictionary { next_object_id: FIRST_USER_OBJECT_ID, tables: BTreeMap::new() });
+        let catalog =
+            Catalog::from_dictionary(dir, Dictionary { next_object_id: FIRST_USER_OBJECT_ID, tables: BTreeMap::new() });
         catalog.save()?;
         Ok(catalog)
     }
@@ -72,8 +73,10 @@ impl Catalog {
     pub fn open(dir: &Path) -> Result<Catalog> {
         let path = dir.join(DICTIONARY_FILE);
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
-        let dictionary: Dictionary = serde_json::from_str(&text)
-            .map_err(|e| Error::NotADatabase { path: dir.to_owned(), reason: format!("{DICTIONARY_FILE} is not valid: {e}") })?;
+        let dictionary: Dictionary = serde_json::from_str(&text).map_err(|e| Error::NotADatabase {
+            path: dir.to_owned(),
+            reason: format!("{DICTIONARY_FILE} is not valid: {e}"),
+        })?;
         Ok(Catalog::from_dictionary(dir, dictionary))
     }
 

@@ -8,7 +8,10 @@ pub(crate) mod params;
 mod session;
 mod space;
 
-pub use params::{DB_BLOCK_SIZE as DB_BLOCK_SIZE_PARAMETER, Kind as ParameterKind, Modifiable, PARAMETERS, ParameterDef, ParameterValues, parse_size};
+pub use params::{
+    DB_BLOCK_SIZE as DB_BLOCK_SIZE_PARAMETER, Kind as ParameterKind, Modifiable, PARAMETERS, ParameterDef,
+    ParameterValues, parse_size,
+};
 pub(crate) use params::{lookup as lookup_parameter, validate as validate_parameter};
 pub use session::{ProgressFn, QueryResult, Session, StatementKind};
 
@@ -135,7 +138,8 @@ impl Database {
         let cache = BufferCache::new(parameters.get_u64(params::DB_CACHE_SIZE) as usize, block_size);
         let mut datafiles = Vec::new();
         for entry in &control.datafiles {
-            let file = Arc::new(DataFile::open(&dir.join(&entry.name), entry.number, block_size, control.db_id, direct)?);
+            let file =
+                Arc::new(DataFile::open(&dir.join(&entry.name), entry.number, block_size, control.db_id, direct)?);
             cache.attach_file(file.clone());
             datafiles.push(file);
         }

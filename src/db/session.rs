@@ -71,7 +71,11 @@ impl Session {
     pub(crate) fn new(db: Arc<DbInner>) -> Session {
         let info = db.registry.register("USER");
         let seed = u64::from(info.sid).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        Session { db, info, state: Mutex::new(SessionState { overrides: Vec::new(), progress: None, random_seed: seed }) }
+        Session {
+            db,
+            info,
+            state: Mutex::new(SessionState { overrides: Vec::new(), progress: None, random_seed: seed }),
+        }
     }
 
     /// Runs one SQL statement (a trailing `;` is allowed).
@@ -127,7 +131,12 @@ impl Session {
     /// The access context for this session's next statement.
     pub(crate) fn access_context(&self) -> AccessContext<'_> {
         let mbrc = self.parameters().get_u64(params::MBRC) as u32;
-        AccessContext { db: &self.db, stats: &self.info.stats, multiblock_read_count: mbrc, scn: self.db.scn.load(Ordering::Relaxed) }
+        AccessContext {
+            db: &self.db,
+            stats: &self.info.stats,
+            multiblock_read_count: mbrc,
+            scn: self.db.scn.load(Ordering::Relaxed),
+        }
     }
 }
 

@@ -36,7 +36,9 @@ impl Accumulator {
     fn add<R: RowAccess + ?Sized>(&mut self, call: &AggCall, row: &R, f: &mut FunctionContext) -> Result<()> {
         match (&call.arg, call.func) {
             (None, _) => self.count += 1,
-            (Some(Expr::Column(i)), AggFunc::Count) if self.distinct.is_none() => self.count += u64::from(!row.is_null(*i)),
+            (Some(Expr::Column(i)), AggFunc::Count) if self.distinct.is_none() => {
+                self.count += u64::from(!row.is_null(*i))
+            }
             (Some(arg), func) => {
                 let v = arg.eval(row, f)?;
                 if v.is_null() {
@@ -61,7 +63,8 @@ impl Accumulator {
                 other => {
                     let d = other.to_decimal(func.name())?.expect("NULL was skipped");
                     let sum = self.decimal_sum.unwrap_or_default();
-                    self.decimal_sum = Some(sum.checked_add(d).ok_or_else(|| Error::value(func.name(), "numeric overflow"))?);
+                    self.decimal_sum =
+                        Some(sum.checked_add(d).ok_or_else(|| Error::value(func.name(), "numeric overflow"))?);
                 }
             },
             AggFunc::Min | AggFunc::Max => {
@@ -95,7 +98,9 @@ impl Accumulator {
             AggFunc::Sum => self.total(func)?,
             AggFunc::Avg => {
                 let total = self.total(func)?.to_decimal("AVG")?.unwrap_or_default();
-                let avg = total.checked_div(Decimal::from(self.count)).ok_or_else(|| Error::value("AVG", "numeric overflow"))?;
+                let avg = total
+                    .checked_div(Decimal::from(self.count))
+                    .ok_or_else(|| Error::value("AVG", "numeric overflow"))?;
                 Datum::from_decimal(avg)
             }
         })
@@ -104,9 +109,9 @@ impl Accumulator {
     fn total(&self, func: AggFunc) -> Result<Value> {
         let overflow = || Error::value(func.name(), "numeric overflow");
         match self.decimal_sum {
-            None => Ok(i64::try_from(self.int_sum)
-                .map(Datum::Int)
-                .or_else(|_| Decimal::try_from_i128_with_scale(self.int_sum, 0).map(Datum::from_decimal).map_err(|_| overflow()))?),
+            None => Ok(i64::try_from(self.int_sum).map(Datum::Int).or_else(|_| {
+                Decimal::try_from_i128_with_scale(self.int_sum, 0).map(Datum::from_decimal).map_err(|_| overflow())
+            })?),
             Some(d) => {
                 let ints = Decimal::try_from_i128_with_scale(self.int_sum, 0).map_err(|_| overflow())?;
                 Ok(Datum::from_decimal(d.checked_add(ints).ok_or_else(overflow)?))
@@ -136,7 +141,8 @@ impl AggregateStage {
         let accs = if self.group_by.is_empty() {
             &mut self.single
         } else {
-            let key = self.group_by.iter().map(|e| e.eval(row, f).map(Datum::into_owned)).collect::<Result<Vec<_>>>()?;
+            let key =
+                self.group_by.iter().map(|e| e.eval(row, f).map(Datum::into_owned)).collect::<Result<Vec<_>>>()?;
             let calls = &self.calls;
             self.groups.entry(key).or_insert_with(|| calls.iter().map(Accumulator::new).collect())
         };

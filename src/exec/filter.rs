@@ -13,7 +13,12 @@ pub struct FilterStage {
 
 impl FilterStage {
     #[inline]
-    pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
+    pub fn push<R: RowAccess + ?Sized>(
+        &mut self,
+        row: &R,
+        rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
         if self.predicate.eval_condition(row, f)? == Some(true) { push(rest, row, f) } else { Ok(Flow::Continue) }
     }
 }

@@ -14,7 +14,12 @@ pub struct LimitStage {
 }
 
 impl LimitStage {
-    pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
+    pub fn push<R: RowAccess + ?Sized>(
+        &mut self,
+        row: &R,
+        rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
         self.seen += 1;
         if self.seen <= self.offset {
             return Ok(Flow::Continue);

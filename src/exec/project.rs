@@ -13,8 +13,14 @@ pub struct ProjectStage {
 }
 
 impl ProjectStage {
-    pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
-        let out: Vec<Value> = self.exprs.iter().map(|e| e.eval(row, f).map(|v| v.into_owned())).collect::<Result<_>>()?;
+    pub fn push<R: RowAccess + ?Sized>(
+        &mut self,
+        row: &R,
+        rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        let out: Vec<Value> =
+            self.exprs.iter().map(|e| e.eval(row, f).map(|v| v.into_owned())).collect::<Result<_>>()?;
         push(rest, out.as_slice(), f)
     }
 }

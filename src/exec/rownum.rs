@@ -17,11 +17,20 @@ pub struct RownumStage {
 }
 
 impl RownumStage {
-    pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
+    pub fn push<R: RowAccess + ?Sized>(
+        &mut self,
+        row: &R,
+        rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
         self.next += 1;
         let mut out: Vec<Value> = Vec::with_capacity(self.width + 1);
         for i in 0..self.width {
-            out.push(if self.needed.get(i).copied().unwrap_or(false) { row.column(i)?.into_owned() } else { Datum::Null });
+            out.push(if self.needed.get(i).copied().unwrap_or(false) {
+                row.column(i)?.into_owned()
+            } else {
+                Datum::Null
+            });
         }
         out.push(Datum::Int(self.next));
         push(rest, out.as_slice(), f)

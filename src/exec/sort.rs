@@ -48,8 +48,20 @@ fn compare_rows(keys: &[SortKey], a: &[Value], b: &[Value]) -> Ordering {
         let (x, y) = (&a[k.column], &b[k.column]);
         let o = match (x.is_null(), y.is_null()) {
             (true, true) => Ordering::Equal,
-            (true, false) => if k.nulls_first { Ordering::Less } else { Ordering::Greater },
-            (false, true) => if k.nulls_first { Ordering::Greater } else { Ordering::Less },
+            (true, false) => {
+                if k.nulls_first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (false, true) => {
+                if k.nulls_first {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
             (false, false) => {
                 let o = x.sort_cmp(y);
                 if k.descending { o.reverse() } else { o }

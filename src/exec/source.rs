@@ -44,7 +44,12 @@ impl Source {
         }
     }
 
-    fn numbers(start: i64, stop: i64, stages: &mut [Stage<'_>], f: &mut crate::sql::functions::FunctionContext) -> Result<()> {
+    fn numbers(
+        start: i64,
+        stop: i64,
+        stages: &mut [Stage<'_>],
+        f: &mut crate::sql::functions::FunctionContext,
+    ) -> Result<()> {
         let mut row = [Datum::Null];
         for n in start..=stop {
             row[0] = Datum::Int(n);

@@ -108,12 +108,14 @@ pub fn canonical(e: &ast::Expr) -> String {
 pub fn contains_aggregate(e: &ast::Expr) -> bool {
     match e {
         ast::Expr::Function(f) => {
-            AggFunc::from_name(&function_name(&f.name)).is_some() || function_args(f).iter().any(|a| a.is_some_and(contains_aggregate))
+            AggFunc::from_name(&function_name(&f.name)).is_some()
+                || function_args(f).iter().any(|a| a.is_some_and(contains_aggregate))
         }
         ast::Expr::BinaryOp { left, right, .. } => contains_aggregate(left) || contains_aggregate(right),
-        ast::Expr::UnaryOp { expr, .. } | ast::Expr::Nested(expr) | ast::Expr::IsNull(expr) | ast::Expr::IsNotNull(expr) => {
-            contains_aggregate(expr)
-        }
+        ast::Expr::UnaryOp { expr, .. }
+        | ast::Expr::Nested(expr)
+        | ast::Expr::IsNull(expr)
+        | ast::Expr::IsNotNull(expr) => contains_aggregate(expr),
         ast::Expr::Case { operand, conditions, else_result, .. } => {
             operand.as_deref().is_some_and(contains_aggregate)
                 || else_result.as_deref().is_some_and(contains_aggregate)
@@ -186,10 +188,15 @@ impl Binder<'_> {
                 high: Box::new(self.bind(high)?),
                 negated: *negated,
             },
-            ast::Expr::Like { negated, any: false, expr, pattern, escape_char } => self.bind_like(*negated, expr, pattern, escape_char.as_deref(), e)?,
+            ast::Expr::Like { negated, any: false, expr, pattern, escape_char } => {
+                self.bind_like(*negated, expr, pattern, escape_char.as_deref(), e)?
+            }
             ast::Expr::Case { operand, conditions, else_result, .. } => Expr::Case {
                 operand: operand.as_deref().map(|o| self.bind(o)).transpose()?.map(Box::new),
-                branches: conditions.iter().map(|c| Ok((self.bind(&c.condition)?, self.bind(&c.result)?))).collect::<Result<_>>()?,
+                branches: conditions
+                    .iter()
+                    .map(|c| Ok((self.bind(&c.condition)?, self.bind(&c.result)?)))
+                    .collect::<Result<_>>()?,
                 otherwise: else_result.as_deref().map(|x| self.bind(x)).transpose()?.map(Box::new),
             },
             ast::Expr::Function(f) => self.bind_function(f, e)?,
@@ -204,7 +211,11 @@ impl Binder<'_> {
             match name.as_str() {
                 "SYSDATE" => return Ok(Expr::Literal(Datum::Date(self.now))),
                 "ROWNUM" => {
-                    return self.scope.rownum.map(Expr::Column).ok_or_else(|| unsupported("ROWNUM in this position".into(), e));
+                    return self
+                        .scope
+                        .rownum
+                        .map(Expr::Column)
+                        .ok_or_else(|| unsupported("ROWNUM in this position".into(), e));
                 }
                 "LEVEL" if self.scope.level.is_some() => return Ok(Expr::Column(self.scope.level.expect("checked"))),
                 "NULL" => return Ok(Expr::Literal(Datum::Null)),
@@ -220,7 +231,10 @@ impl Binder<'_> {
         match self.scope.names.iter().position(|n| *n == name) {
             Some(_) if self.grouping.is_some() => Err(Error::InvalidValue {
                 context: name,
-                message: format!("not a GROUP BY expression{}", position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()),
+                message: format!(
+                    "not a GROUP BY expression{}",
+                    position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()
+                ),
             }),
             Some(i) => Ok(Expr::Column(i)),
             None => Err(Error::UnknownName { kind: "column", name, position: position_of(e) }),
@@ -243,7 +257,9 @@ impl Binder<'_> {
         let arith = |op| Expr::Arith { op, left: l.clone(), right: r.clone() };
         let cmp = |op: CmpOp| match (&*l, &*r) {
             // Keep the column on the left so the fast path applies.
-            (Expr::Literal(_), Expr::Column(_)) => Expr::Compare { op: op.flipped(), left: r.clone(), right: l.clone() },
+            (Expr::Literal(_), Expr::Column(_)) => {
+                Expr::Compare { op: op.flipped(), left: r.clone(), right: l.clone() }
+            }
             _ => Expr::Compare { op, left: l.clone(), right: r.clone() },
         };
         Ok(match op {
@@ -265,7 +281,14 @@ impl Binder<'_> {
         })
     }
 
-    fn bind_like(&self, negated: bool, expr: &ast::Expr, pattern: &ast::Expr, escape: Option<&ast::Expr>, e: &ast::Expr) -> Result<Expr> {
+    fn bind_like(
+        &self,
+        negated: bool,
+        expr: &ast::Expr,
+        pattern: &ast::Expr,
+        escape: Option<&ast::Expr>,
+        e: &ast::Expr,
+    ) -> Result<Expr> {
         let Expr::Literal(p) = self.bind(pattern)? else {
             return Err(unsupported("LIKE with a pattern that is not a constant".into(), e));
         };
@@ -274,7 +297,11 @@ impl Binder<'_> {
             Some(Expr::Literal(Datum::Str(s))) if s.chars().count() == 1 => s.chars().next(),
             Some(_) => return Err(Error::value("LIKE", "ESCAPE takes a single character")),
         };
-        Ok(Expr::Like { expr: Box::new(self.bind(expr)?), pattern: LikePattern::compile(&p.into_string(), escape), negated })
+        Ok(Expr::Like {
+            expr: Box::new(self.bind(expr)?),
+            pattern: LikePattern::compile(&p.into_string(), escape),
+            negated,
+        })
     }
 
     fn bind_function(&self, f: &ast::Function, e: &ast::Expr) -> Result<Expr> {
@@ -295,7 +322,10 @@ impl Binder<'_> {
         let Some(grouping) = self.grouping else {
             return Err(Error::InvalidValue {
                 context: func.name().into(),
-                message: format!("group function is not allowed here{}", position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()),
+                message: format!(
+                    "group function is not allowed here{}",
+                    position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()
+                ),
             });
         };
         let distinct = matches!(&f.args, FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
@@ -331,7 +361,9 @@ fn unsupported(construct: String, e: &impl Spanned) -> Error {
 /// A literal value from the AST.
 pub fn literal(v: &ast::Value, e: &impl Spanned) -> Result<Value> {
     match v {
-        ast::Value::Number(n, _) => Datum::parse_number(n).map_err(|m| Error::Parse { message: m, position: position_of(e) }),
+        ast::Value::Number(n, _) => {
+            Datum::parse_number(n).map_err(|m| Error::Parse { message: m, position: position_of(e) })
+        }
         ast::Value::SingleQuotedString(s) | ast::Value::NationalStringLiteral(s) => Ok(Datum::string(s.clone())),
         ast::Value::Null => Ok(Datum::Null),
         other => Err(unsupported(format!("literal {other}"), e)),

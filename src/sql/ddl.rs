@@ -24,7 +24,10 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
         return Err(Error::ObjectExists { kind: "table", name });
     }
     if create.columns.is_empty() || create.columns.len() > MAX_COLUMNS {
-        return Err(Error::value(&name, format!("a table has 1 to {MAX_COLUMNS} columns, not {}", create.columns.len())));
+        return Err(Error::value(
+            &name,
+            format!("a table has 1 to {MAX_COLUMNS} columns, not {}", create.columns.len()),
+        ));
     }
     let mut columns: Vec<ColumnDef> = Vec::new();
     for c in &create.columns {
@@ -52,7 +55,10 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
 fn single_name(name: &ast::ObjectName) -> Result<String> {
     match name.0.as_slice() {
         [ast::ObjectNamePart::Identifier(i)] => Ok(ident_name(i)),
-        _ => Err(Error::Unsupported { construct: format!("qualified name {name} (lioscope has one schema)"), position: position_of(name) }),
+        _ => Err(Error::Unsupported {
+            construct: format!("qualified name {name} (lioscope has one schema)"),
+            position: position_of(name),
+        }),
     }
 }
 
@@ -63,10 +69,16 @@ fn column_def(c: &ast::ColumnDef) -> Result<ColumnDef> {
         match &option.option {
             ColumnOption::NotNull => nullable = false,
             ColumnOption::Null => nullable = true,
-            other => return Err(Error::Unsupported { construct: format!("column option {other} on {name}"), position: None }),
+            other => {
+                return Err(Error::Unsupported {
+                    construct: format!("column option {other} on {name}"),
+                    position: None,
+                });
+            }
         }
     }
-    let data_type = data_type(&c.data_type).map_err(|message| Error::InvalidValue { context: name.clone(), message })?;
+    let data_type =
+        data_type(&c.data_type).map_err(|message| Error::InvalidValue { context: name.clone(), message })?;
     Ok(ColumnDef { name, data_type, nullable })
 }
 
@@ -81,7 +93,11 @@ fn data_type(t: &AstType) -> std::result::Result<DataType, String> {
         AstType::Custom(name, args) => match function_name(name).as_str() {
             "NUMBER" => {
                 let parsed: std::result::Result<Vec<i64>, _> = args.iter().map(|a| a.trim().parse::<i64>()).collect();
-                number_type(parsed.map_err(|_| format!("NUMBER({}) has a precision or scale that is not a number", args.join(",")))?)
+                number_type(
+                    parsed.map_err(|_| {
+                        format!("NUMBER({}) has a precision or scale that is not a number", args.join(","))
+                    })?,
+                )
             }
             "VARCHAR2" | "NVARCHAR2" => {
                 let n = args.first().and_then(|a| a.split_whitespace().next()?.parse::<u64>().ok());
@@ -105,7 +121,9 @@ fn info_args(info: &ExactNumberInfo) -> Vec<i64> {
 }
 
 fn number_type(args: Vec<i64>) -> std::result::Result<DataType, String> {
-    let check_p = |p: i64| if (1..=38).contains(&p) { Ok(p as u8) } else { Err(format!("NUMBER precision {p} is outside 1..38")) };
+    let check_p = |p: i64| {
+        if (1..=38).contains(&p) { Ok(p as u8) } else { Err(format!("NUMBER precision {p} is outside 1..38")) }
+    };
     match args.as_slice() {
         [] => Ok(DataType::Number { precision: None, scale: None }),
         [p] => Ok(DataType::Number { precision: Some(check_p(*p)?), scale: Some(0) }),
@@ -134,7 +152,14 @@ fn string_type(len: &Option<CharacterLength>, varying: bool) -> std::result::Res
     Ok(if varying { DataType::Varchar2 { max_bytes: n } } else { DataType::Char { len: n } })
 }
 
-pub fn drop(session: &Session, object_type: ObjectType, if_exists: bool, names: &[ast::ObjectName], cascade: bool, _purge: bool) -> Result<QueryResult> {
+pub fn drop(
+    session: &Session,
+    object_type: ObjectType,
+    if_exists: bool,
+    names: &[ast::ObjectName],
+    cascade: bool,
+    _purge: bool,
+) -> Result<QueryResult> {
     if object_type != ObjectType::Table {
         return Err(Error::unsupported(format!("DROP {object_type}")));
     }
@@ -160,7 +185,11 @@ pub fn drop(session: &Session, object_type: ObjectType, if_exists: bool, names: 
 pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
     for target in &t.table_names {
         let name = single_name(&target.name)?;
-        let table = session.db.catalog.table(&name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.clone() })?;
+        let table = session
+            .db
+            .catalog
+            .table(&name)
+            .ok_or_else(|| Error::UnknownObject { kind: "table", name: name.clone() })?;
         let lock = session.db.table_write_lock(table.object_id);
         let _guard = lock.lock();
         segments::truncate_segment(&session.access_context(), &table)?;

@@ -25,11 +25,11 @@ struct RowShape {
 impl RowShape {
     fn new(session: &Session, name: &ast::ObjectName, columns: &[ast::ObjectName]) -> Result<RowShape> {
         let table_name = function_name(name);
-        let table = session
-            .db
-            .catalog
-            .table(&table_name)
-            .ok_or_else(|| Error::UnknownName { kind: "table", name: table_name.clone(), position: position_of(name) })?;
+        let table = session.db.catalog.table(&table_name).ok_or_else(|| Error::UnknownName {
+            kind: "table",
+            name: table_name.clone(),
+            position: position_of(name),
+        })?;
         let targets = if columns.is_empty() {
             (0..table.columns.len()).collect()
         } else {
@@ -66,7 +66,10 @@ impl RowShape {
         }
         for (v, col) in row.iter().zip(&self.table.columns) {
             if v.is_null() && !col.nullable {
-                return Err(Error::value(format!("{}.{}", self.table.name, col.name), "cannot insert NULL into a NOT NULL column"));
+                return Err(Error::value(
+                    format!("{}.{}", self.table.name, col.name),
+                    "cannot insert NULL into a NOT NULL column",
+                ));
             }
         }
         Ok(row)
@@ -74,14 +77,21 @@ impl RowShape {
 }
 
 /// Runs `fill` with an inserter for `table`; rolls the statement back if it fails.
-fn with_inserter(session: &Session, table: &TableDef, fill: impl FnOnce(&mut Inserter<'_>) -> Result<()>) -> Result<u64> {
+fn with_inserter(
+    session: &Session,
+    table: &TableDef,
+    fill: impl FnOnce(&mut Inserter<'_>) -> Result<()>,
+) -> Result<u64> {
     let ctx = session.access_context();
     let mut inserter = Inserter::new(&ctx, table)?;
     match fill(&mut inserter) {
         Ok(()) => inserter.finish(),
         Err(e) => {
             if let Err(undo) = inserter.rollback() {
-                return Err(Error::InvalidValue { context: table.name.clone(), message: format!("{e}; and undoing the statement failed: {undo}") });
+                return Err(Error::InvalidValue {
+                    context: table.name.clone(),
+                    message: format!("{e}; and undoing the statement failed: {undo}"),
+                });
             }
             Err(e)
         }
@@ -103,7 +113,13 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
         _ => insert_select(session, &shape, source)?,
     };
     session.db.next_scn();
-    Ok(QueryResult { kind: StatementKind::Insert, columns: Vec::new(), rows: Vec::new(), rows_affected: rows, message: Some(rows_created(rows)) })
+    Ok(QueryResult {
+        kind: StatementKind::Insert,
+        columns: Vec::new(),
+        rows: Vec::new(),
+        rows_affected: rows,
+        message: Some(rows_created(rows)),
+    })
 }
 
 fn rows_created(n: u64) -> String {
@@ -130,11 +146,14 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
     let functions = super::function_context(session);
     let now = functions.now;
     let probe = plan::plan_query(query, session, now, None)?;
-    let reads_target = matches!(&probe.source, Source::TableScan { table, .. } if table.object_id == shape.table.object_id);
+    let reads_target =
+        matches!(&probe.source, Source::TableScan { table, .. } if table.object_id == shape.table.object_id);
     if reads_target {
         let mut ctx = ExecContext { access: session.access_context(), functions };
         let rows = run_pipeline(&probe.source, probe.stages, &mut ctx)?;
-        return with_inserter(session, &shape.table, |ins| rows.into_iter().try_for_each(|r| ins.insert(&shape.row(r)?)));
+        return with_inserter(session, &shape.table, |ins| {
+            rows.into_iter().try_for_each(|r| ins.insert(&shape.row(r)?))
+        });
     }
     drop(probe);
     with_inserter(session, &shape.table, |ins| {
@@ -179,13 +198,20 @@ fn csv_format(options: &[CopyOption]) -> Result<CsvFormat> {
 }
 
 fn ascii_byte(c: char, what: &str) -> Result<u8> {
-    u8::try_from(c).ok().filter(u8::is_ascii).ok_or_else(|| Error::value(format!("COPY {what}"), format!("'{c}' is not a single ASCII character")))
+    u8::try_from(c)
+        .ok()
+        .filter(u8::is_ascii)
+        .ok_or_else(|| Error::value(format!("COPY {what}"), format!("'{c}' is not a single ASCII character")))
 }
 
 /// COPY table [(columns)] FROM 'file' [(HEADER, DELIMITER ',', NULL '', QUOTE '"')].
 pub fn copy(session: &Session, stmt: CopyStatement<'_>) -> Result<QueryResult> {
-    let CopySource::Table { table_name, columns } = stmt.source else { return Err(Error::unsupported("COPY (query) TO")) };
-    let CopyTarget::File { filename } = stmt.target else { return Err(Error::unsupported("COPY from STDIN or a program")) };
+    let CopySource::Table { table_name, columns } = stmt.source else {
+        return Err(Error::unsupported("COPY (query) TO"));
+    };
+    let CopyTarget::File { filename } = stmt.target else {
+        return Err(Error::unsupported("COPY from STDIN or a program"));
+    };
     if stmt.to {
         return Err(Error::unsupported("COPY ... TO a file"));
     }
@@ -205,11 +231,19 @@ pub fn copy(session: &Session, stmt: CopyStatement<'_>) -> Result<QueryResult> {
         .quote(format.quote)
         .from_reader(std::io::BufReader::with_capacity(1 << 20, file));
     let mut progress = session.state.lock().progress.take();
-    let result = with_inserter(session, &shape.table, |ins| load_csv(&mut reader, &shape, &format, &path, total, &mut progress, ins));
+    let result = with_inserter(session, &shape.table, |ins| {
+        load_csv(&mut reader, &shape, &format, &path, total, &mut progress, ins)
+    });
     session.state.lock().progress = progress;
     let rows = result?;
     session.db.next_scn();
-    Ok(QueryResult { kind: StatementKind::Insert, columns: Vec::new(), rows: Vec::new(), rows_affected: rows, message: Some(rows_created(rows)) })
+    Ok(QueryResult {
+        kind: StatementKind::Insert,
+        columns: Vec::new(),
+        rows: Vec::new(),
+        rows_affected: rows,
+        message: Some(rows_created(rows)),
+    })
 }
 
 fn load_csv<R: std::io::Read>(
@@ -234,9 +268,19 @@ fn load_csv<R: std::io::Read>(
         }
         if record.len() != shape.targets.len() {
             let message = format!("{} fields, expected {}", record.len(), shape.targets.len());
-            return Err(Error::Csv { file: path.to_owned(), line, column: record.len().min(shape.targets.len()) + 1, message });
+            return Err(Error::Csv {
+                file: path.to_owned(),
+                line,
+                column: record.len().min(shape.targets.len()) + 1,
+                message,
+            });
         }
-        let row = csv_row(&record, shape, format).map_err(|(column, e)| Error::Csv { file: path.to_owned(), line, column, message: e.to_string() })?;
+        let row = csv_row(&record, shape, format).map_err(|(column, e)| Error::Csv {
+            file: path.to_owned(),
+            line,
+            column,
+            message: e.to_string(),
+        })?;
         ins.insert(&row)?;
         if ins.rows() % 65_536 == 0 {
             if let (Some(p), Some(pos)) = (progress.as_mut(), record.position()) {
@@ -251,7 +295,11 @@ fn load_csv<R: std::io::Read>(
 }
 
 /// One CSV record as a table row; `Err((column, error))` names the 1-based field.
-fn csv_row(record: &csv::StringRecord, shape: &RowShape, format: &CsvFormat) -> std::result::Result<Vec<Value>, (usize, Error)> {
+fn csv_row(
+    record: &csv::StringRecord,
+    shape: &RowShape,
+    format: &CsvFormat,
+) -> std::result::Result<Vec<Value>, (usize, Error)> {
     let mut row = vec![Datum::Null; shape.table.columns.len()];
     for (i, (field, &target)) in record.iter().zip(&shape.targets).enumerate() {
         let is_null = field.is_empty() || format.null.as_deref() == Some(field);

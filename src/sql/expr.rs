@@ -165,7 +165,9 @@ impl Expr {
             Expr::Arith { op, left, right } => functions::arithmetic(*op, &left.eval(row, f)?, &right.eval(row, f)?)?,
             Expr::Concat(l, r) => functions::concat(&l.eval(row, f)?, &r.eval(row, f)?),
             Expr::Negate(e) => functions::negate(&e.eval(row, f)?)?,
-            Expr::Case { operand, branches, otherwise } => return self.eval_case(operand.as_deref(), branches, otherwise.as_deref(), row, f),
+            Expr::Case { operand, branches, otherwise } => {
+                return self.eval_case(operand.as_deref(), branches, otherwise.as_deref(), row, f);
+            }
             Expr::Function { func, args } => {
                 let values = args.iter().map(|a| a.eval(row, f)).collect::<Result<Vec<_>>>()?;
                 func.call(&values, f)?
@@ -253,7 +255,9 @@ impl Expr {
                 l.visit_columns(visit);
                 r.visit_columns(visit);
             }
-            Expr::Negate(e) | Expr::Not(e) | Expr::IsNull { expr: e, .. } | Expr::Like { expr: e, .. } => e.visit_columns(visit),
+            Expr::Negate(e) | Expr::Not(e) | Expr::IsNull { expr: e, .. } | Expr::Like { expr: e, .. } => {
+                e.visit_columns(visit)
+            }
             Expr::InList { expr, list, .. } => {
                 expr.visit_columns(visit);
                 list.iter().for_each(|e| e.visit_columns(visit));
@@ -289,7 +293,13 @@ fn borrow(v: &Value) -> Datum<'_> {
 }
 
 #[inline]
-fn compare<R: RowAccess + ?Sized>(op: CmpOp, left: &Expr, right: &Expr, row: &R, f: &mut FunctionContext) -> Result<Option<bool>> {
+fn compare<R: RowAccess + ?Sized>(
+    op: CmpOp,
+    left: &Expr,
+    right: &Expr,
+    row: &R,
+    f: &mut FunctionContext,
+) -> Result<Option<bool>> {
     if let (Expr::Column(i), Expr::Literal(Datum::Int(k))) = (left, right) {
         if let Some(v) = row.small_int(*i) {
             return Ok(Some(op.holds(v.cmp(k))));
@@ -307,7 +317,13 @@ fn is_null<R: RowAccess + ?Sized>(expr: &Expr, row: &R, f: &mut FunctionContext)
     }
 }
 
-fn in_list<R: RowAccess + ?Sized>(expr: &Expr, list: &[Expr], negated: bool, row: &R, f: &mut FunctionContext) -> Result<Option<bool>> {
+fn in_list<R: RowAccess + ?Sized>(
+    expr: &Expr,
+    list: &[Expr],
+    negated: bool,
+    row: &R,
+    f: &mut FunctionContext,
+) -> Result<Option<bool>> {
     let v = expr.eval(row, f)?;
     let mut unknown = false;
     for item in list {

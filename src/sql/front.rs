@@ -9,31 +9,48 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 /// What a statement is, as far as the front end can tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Front {
-    AlterSession { name: String, value: String },
-    AlterSystemSet { name: String, value: String },
+    AlterSession {
+        name: String,
+        value: String,
+    },
+    AlterSystemSet {
+        name: String,
+        value: String,
+    },
     FlushBufferCache,
     Checkpoint,
     ShowParameters(Option<String>),
     /// EXPLAIN PLAN FOR followed by this statement text.
     ExplainPlan(String),
     /// Anything else, for sqlparser; with the PCTFREE of a CREATE TABLE removed.
-    Standard { sql: String, pctfree: Option<u8> },
+    Standard {
+        sql: String,
+        pctfree: Option<u8>,
+    },
 }
 
 /// Classifies one statement (without its trailing semicolon).
 pub fn classify(sql: &str) -> Result<Front> {
-    let tokens = Tokenizer::new(&OracleDialect {}, sql)
-        .tokenize_with_location()
-        .map_err(|e| Error::Parse { message: e.message.clone(), position: Some(format!("line {}, column {}", e.location.line, e.location.column)) })?;
+    let tokens = Tokenizer::new(&OracleDialect {}, sql).tokenize_with_location().map_err(|e| Error::Parse {
+        message: e.message.clone(),
+        position: Some(format!("line {}, column {}", e.location.line, e.location.column)),
+    })?;
     let words: Vec<&TokenWithSpan> = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
     let word = |i: usize| words.get(i).map(|t| token_word(&t.token)).unwrap_or_default();
     match (word(0).as_str(), word(1).as_str(), word(2).as_str()) {
         ("ALTER", "SESSION", "SET") => set_clause(&words[3..]).map(|(name, value)| Front::AlterSession { name, value }),
-        ("ALTER", "SYSTEM", "SET") => set_clause(&words[3..]).map(|(name, value)| Front::AlterSystemSet { name, value }),
+        ("ALTER", "SYSTEM", "SET") => {
+            set_clause(&words[3..]).map(|(name, value)| Front::AlterSystemSet { name, value })
+        }
         ("ALTER", "SYSTEM", "FLUSH") if word(3) == "BUFFER_CACHE" && words.len() == 4 => Ok(Front::FlushBufferCache),
         ("ALTER", "SYSTEM", "CHECKPOINT") if words.len() == 3 => Ok(Front::Checkpoint),
-        ("ALTER", "SYSTEM", _) => Err(Error::Unsupported { construct: format!("ALTER SYSTEM {}", word(2)), position: position_at(words.get(2)) }),
-        ("SHOW", "PARAMETER" | "PARAMETERS", _) => Ok(Front::ShowParameters(words.get(2).map(|t| token_word(&t.token).to_ascii_lowercase()))),
+        ("ALTER", "SYSTEM", _) => Err(Error::Unsupported {
+            construct: format!("ALTER SYSTEM {}", word(2)),
+            position: position_at(words.get(2)),
+        }),
+        ("SHOW", "PARAMETER" | "PARAMETERS", _) => {
+            Ok(Front::ShowParameters(words.get(2).map(|t| token_word(&t.token).to_ascii_lowercase())))
+        }
         ("EXPLAIN", "PLAN", "FOR") => {
             let start = words[3].span.start;
             Ok(Front::ExplainPlan(text_from(sql, start.line, start.column).to_owned()))
@@ -57,7 +74,10 @@ fn position_at(t: Option<&&TokenWithSpan>) -> Option<String> {
 
 /// `name = value` (value: a word, number or quoted string); anything after is an error.
 fn set_clause(words: &[&TokenWithSpan]) -> Result<(String, String)> {
-    let expected = |what: &str, at: Option<&&TokenWithSpan>| Error::Parse { message: format!("expected {what}"), position: position_at(at) };
+    let expected = |what: &str, at: Option<&&TokenWithSpan>| Error::Parse {
+        message: format!("expected {what}"),
+        position: position_at(at),
+    };
     let name = match words.first().map(|t| &t.token) {
         Some(Token::Word(w)) => w.value.to_ascii_lowercase(),
         _ => return Err(expected("a parameter name", words.first())),
@@ -81,7 +101,10 @@ fn set_clause(words: &[&TokenWithSpan]) -> Result<(String, String)> {
         }
     }
     if let Some(extra) = rest.first() {
-        return Err(Error::Parse { message: format!("unexpected {} after the value", extra.token), position: position_at(Some(extra)) });
+        return Err(Error::Parse {
+            message: format!("unexpected {} after the value", extra.token),
+            position: position_at(Some(extra)),
+        });
     }
     Ok((name, value))
 }
@@ -112,7 +135,10 @@ fn strip_pctfree(tokens: &[TokenWithSpan]) -> Result<Front> {
                 _ => None,
             });
             let Some(v) = value else {
-                return Err(Error::Parse { message: "PCTFREE takes a whole number from 0 to 99".into(), position: position_at(Some(&&tokens[i])) });
+                return Err(Error::Parse {
+                    message: "PCTFREE takes a whole number from 0 to 99".into(),
+                    position: position_at(Some(&&tokens[i])),
+                });
             };
             pctfree = Some(v);
             i = next.expect("checked") + 1;
@@ -174,7 +200,6 @@ pub fn split_statements(script: &str) -> Vec<String> {
     out
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,9 +210,15 @@ mod tests {
             classify("ALTER SESSION SET db_file_multiblock_read_count = 8").unwrap(),
             Front::AlterSession { name: "db_file_multiblock_read_count".into(), value: "8".into() }
         );
-        assert_eq!(classify("alter system set db_cache_size = 2G").unwrap(), Front::AlterSystemSet { name: "db_cache_size".into(), value: "2G".into() });
+        assert_eq!(
+            classify("alter system set db_cache_size = 2G").unwrap(),
+            Front::AlterSystemSet { name: "db_cache_size".into(), value: "2G".into() }
+        );
         assert_eq!(classify("ALTER SYSTEM FLUSH BUFFER_CACHE").unwrap(), Front::FlushBufferCache);
-        assert_eq!(classify("explain plan for select 1 from dual").unwrap(), Front::ExplainPlan("select 1 from dual".into()));
+        assert_eq!(
+            classify("explain plan for select 1 from dual").unwrap(),
+            Front::ExplainPlan("select 1 from dual".into())
+        );
         assert_eq!(
             classify("CREATE TABLE t (a INT) PCTFREE 20").unwrap(),
             Front::Standard { sql: "CREATE TABLE t (a INT) ".into(), pctfree: Some(20) }

@@ -65,7 +65,10 @@ fn parse_one(sql: &str) -> Result<Statement> {
     match statements.len() {
         1 => Ok(statements.remove(0)),
         0 => Err(Error::Parse { message: "empty statement".into(), position: None }),
-        n => Err(Error::Parse { message: format!("expected one statement, found {n} (run them one at a time)"), position: None }),
+        n => Err(Error::Parse {
+            message: format!("expected one statement, found {n} (run them one at a time)"),
+            position: None,
+        }),
     }
 }
 

@@ -17,7 +17,10 @@ use super::expr::Expr;
 use super::views;
 use crate::db::Session;
 use crate::error::{Error, Result};
-use crate::exec::{AggregateStage, CollectStage, FilterStage, LimitStage, ProjectStage, RowSink, RownumStage, SortKey, SortStage, Source, Stage};
+use crate::exec::{
+    AggregateStage, CollectStage, FilterStage, LimitStage, ProjectStage, RowSink, RownumStage, SortKey, SortStage,
+    Source, Stage,
+};
 use crate::types::Datum;
 use sqlparser::ast::{self, BinaryOperator, Spanned};
 
@@ -47,7 +50,12 @@ pub struct Planned<'a> {
 }
 
 /// Plans a query. With `sink`, result rows go to it instead of being collected.
-pub fn plan_query<'a>(query: &ast::Query, session: &Session, now: i64, sink: Option<RowSink<'a>>) -> Result<Planned<'a>> {
+pub fn plan_query<'a>(
+    query: &ast::Query,
+    session: &Session,
+    now: i64,
+    sink: Option<RowSink<'a>>,
+) -> Result<Planned<'a>> {
     reject_unsupported_query_parts(query)?;
     let ast::SetExpr::Select(select) = &*query.body else {
         return Err(unsupported(format!("query form {}", query.body), &*query.body));
@@ -163,14 +171,22 @@ impl<'a> Builder<'_, 'a> {
             .args
             .iter()
             .map(|a| match a {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => constant_int(e, self.now, "GENERATE_SERIES"),
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                    constant_int(e, self.now, "GENERATE_SERIES")
+                }
                 other => Err(unsupported(format!("argument {other}"), at)),
             })
             .collect::<Result<Vec<_>>>()?;
         let [start, stop] = bounds[..] else {
-            return Err(Error::value("GENERATE_SERIES", format!("expects (start, stop), got {} arguments", bounds.len())));
+            return Err(Error::value(
+                "GENERATE_SERIES",
+                format!("expects (start, stop), got {} arguments", bounds.len()),
+            ));
         };
-        let column = alias.and_then(|a| a.columns.first()).map(|c| ident_name(&c.name)).unwrap_or_else(|| "GENERATE_SERIES".into());
+        let column = alias
+            .and_then(|a| a.columns.first())
+            .map(|c| ident_name(&c.name))
+            .unwrap_or_else(|| "GENERATE_SERIES".into());
         self.lines.push(PlanLine::new("COLLECTION ITERATOR", "GENERATE_SERIES"));
         Ok((Source::Series { start, stop }, Scope { names: vec![column], qualifiers, ..Default::default() }))
     }
@@ -199,8 +215,14 @@ impl<'a> Builder<'_, 'a> {
         if let Some(p) = predicate {
             let text = format!("filter({})", p.display(&scope.names));
             match self.lines.last_mut() {
-                Some(line) if line.operation == "TABLE ACCESS FULL" || line.operation == "FIXED TABLE FULL" => line.predicates.push(text),
-                _ => self.lines.push(PlanLine { operation: "FILTER".into(), name: String::new(), predicates: vec![text] }),
+                Some(line) if line.operation == "TABLE ACCESS FULL" || line.operation == "FIXED TABLE FULL" => {
+                    line.predicates.push(text)
+                }
+                _ => self.lines.push(PlanLine {
+                    operation: "FILTER".into(),
+                    name: String::new(),
+                    predicates: vec![text],
+                }),
             }
             self.stages.push(Stage::Filter(FilterStage { predicate: p }));
         }
@@ -231,7 +253,11 @@ impl<'a> Builder<'_, 'a> {
 
     /// Adds aggregation, if the query aggregates; returns the select-list expressions (over
     /// the aggregate's output when it does), the output column names and the grouping.
-    fn aggregate(&mut self, select: &ast::Select, scope: &Scope) -> Result<(Vec<Expr>, Vec<String>, Option<GroupingScope>)> {
+    fn aggregate(
+        &mut self,
+        select: &ast::Select,
+        scope: &Scope,
+    ) -> Result<(Vec<Expr>, Vec<String>, Option<GroupingScope>)> {
         let group_by: &[ast::Expr] = match &select.group_by {
             ast::GroupByExpr::Expressions(exprs, mods) if mods.is_empty() => exprs,
             other => return Err(Error::unsupported(format!("GROUP BY form {other}"))),
@@ -259,7 +285,12 @@ impl<'a> Builder<'_, 'a> {
         };
         Ok((exprs, names, grouping))
     }
-    fn select_list(&self, select: &ast::Select, binder: &Binder<'_>, scope: &Scope) -> Result<(Vec<Expr>, Vec<String>)> {
+    fn select_list(
+        &self,
+        select: &ast::Select,
+        binder: &Binder<'_>,
+        scope: &Scope,
+    ) -> Result<(Vec<Expr>, Vec<String>)> {
         let mut exprs = Vec::new();
         let mut names = Vec::new();
         for item in &select.projection {
@@ -274,7 +305,10 @@ impl<'a> Builder<'_, 'a> {
                 }
                 ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
                     if binder.grouping.is_some() {
-                        return Err(Error::InvalidValue { context: "*".into(), message: "not a GROUP BY expression".into() });
+                        return Err(Error::InvalidValue {
+                            context: "*".into(),
+                            message: "not a GROUP BY expression".into(),
+                        });
                     }
                     for (i, n) in scope.names.iter().enumerate() {
                         if Some(i) != scope.rownum {
@@ -351,11 +385,12 @@ impl<'a> Builder<'_, 'a> {
     ) -> Result<usize> {
         if let ast::Expr::Value(v) = e {
             if let Datum::Int(k) = literal(&v.value, e)? {
-                return usize::try_from(k)
-                    .ok()
-                    .filter(|k| (1..=visible).contains(k))
-                    .map(|k| k - 1)
-                    .ok_or_else(|| Error::InvalidValue { context: "ORDER BY".into(), message: format!("position {k} is not in the select list") });
+                return usize::try_from(k).ok().filter(|k| (1..=visible).contains(k)).map(|k| k - 1).ok_or_else(|| {
+                    Error::InvalidValue {
+                        context: "ORDER BY".into(),
+                        message: format!("position {k} is not in the select list"),
+                    }
+                });
             }
         }
         if let ast::Expr::Identifier(ident) = e {
@@ -387,12 +422,17 @@ impl<'a> Builder<'_, 'a> {
             if fetch.percent || fetch.with_ties {
                 return Err(Error::unsupported("FETCH FIRST ... PERCENT / WITH TIES"));
             }
-            let n = fetch.quantity.as_ref().map(|e| constant_count(e, self.now, "FETCH FIRST")).transpose()?.unwrap_or(1);
+            let n =
+                fetch.quantity.as_ref().map(|e| constant_count(e, self.now, "FETCH FIRST")).transpose()?.unwrap_or(1);
             limit = Some(limit.map_or(n, |l| l.min(n)));
         }
         if limit.is_some() || offset > 0 {
             let mut line = PlanLine::new("LIMIT", "");
-            line.predicates.push(format!("filter(row number between {} and {})", offset + 1, limit.map_or("end".into(), |l| (offset + l).to_string())));
+            line.predicates.push(format!(
+                "filter(row number between {} and {})",
+                offset + 1,
+                limit.map_or("end".into(), |l| (offset + l).to_string())
+            ));
             self.lines.push(line);
             self.stages.push(Stage::Limit(LimitStage { offset, limit, seen: 0 }));
         }
@@ -529,10 +569,11 @@ fn output_name(e: &ast::Expr) -> String {
 /// Formats plan lines (source first) as DBMS_XPLAN shows them.
 pub fn format_plan(lines: &[PlanLine], notes: &[String]) -> Vec<String> {
     let top_down: Vec<&PlanLine> = lines.iter().rev().collect();
-    let ops: Vec<String> = top_down.iter().enumerate().map(|(depth, l)| format!("{}{}", " ".repeat(depth), l.operation)).collect();
+    let ops: Vec<String> =
+        top_down.iter().enumerate().map(|(depth, l)| format!("{}{}", " ".repeat(depth), l.operation)).collect();
     let op_w = ops.iter().map(String::len).max().unwrap_or(9).max(9);
     let name_w = top_down.iter().map(|l| l.name.len()).max().unwrap_or(4).max(4);
-    let rule = "-".repeat(op_w + name_w + 16);
+    let rule = "-".repeat(op_w + name_w + 13);
     let mut out = vec![rule.clone(), format!("| Id  | {:<op_w$} | {:<name_w$} |", "Operation", "Name"), rule.clone()];
     for (id, (l, op)) in top_down.iter().zip(&ops).enumerate() {
         let star = if l.predicates.is_empty() { ' ' } else { '*' };

@@ -7,7 +7,10 @@ use crate::types::Datum;
 pub fn alter_session(session: &Session, name: &str, value: &str) -> Result<QueryResult> {
     let def = lookup_parameter(name)?;
     if def.modifiable != Modifiable::SessionAndSystem {
-        return Err(Error::InvalidParameter { name: def.name.into(), message: "cannot be changed with ALTER SESSION (use ALTER SYSTEM)".into() });
+        return Err(Error::InvalidParameter {
+            name: def.name.into(),
+            message: "cannot be changed with ALTER SESSION (use ALTER SYSTEM)".into(),
+        });
     }
     let canonical = validate_parameter(def, value)?;
     let mut state = session.state.lock();
@@ -22,7 +25,10 @@ pub fn alter_system(session: &Session, name: &str, value: &str) -> Result<QueryR
     let def = lookup_parameter(name)?;
     let canonical = validate_parameter(def, value)?;
     match def.modifiable {
-        Modifiable::Never => Err(Error::InvalidParameter { name: def.name.into(), message: "is fixed when the database is created".into() }),
+        Modifiable::Never => Err(Error::InvalidParameter {
+            name: def.name.into(),
+            message: "is fixed when the database is created".into(),
+        }),
         Modifiable::SessionAndSystem => {
             session.db.parameters.write().set(def.name, &canonical)?;
             session.db.control.lock().parameters.insert(def.name.into(), canonical);
@@ -30,7 +36,10 @@ pub fn alter_system(session: &Session, name: &str, value: &str) -> Result<QueryR
         }
         Modifiable::SystemDeferredToOpen => {
             session.db.control.lock().parameters.insert(def.name.into(), canonical);
-            Ok(QueryResult::message(StatementKind::Alter, format!("System altered. {} takes effect when the database is next opened.", def.name)))
+            Ok(QueryResult::message(
+                StatementKind::Alter,
+                format!("System altered. {} takes effect when the database is next opened.", def.name),
+            ))
         }
     }
 }
@@ -57,7 +66,11 @@ pub fn show_parameters(session: &Session, filter: Option<&str>) -> QueryResult {
                 crate::db::ParameterKind::Size { .. } => "big integer",
                 crate::db::ParameterKind::Choice(_) => "string",
             };
-            let value = if p.name == crate::db::DB_BLOCK_SIZE_PARAMETER { session.db.block_size.to_string() } else { values.get(p.name).to_owned() };
+            let value = if p.name == crate::db::DB_BLOCK_SIZE_PARAMETER {
+                session.db.block_size.to_string()
+            } else {
+                values.get(p.name).to_owned()
+            };
             vec![Datum::string(p.name), Datum::string(ty), Datum::string(value)]
         })
         .collect();

@@ -50,7 +50,11 @@ fn text(s: impl Into<String>) -> Value {
 }
 
 fn statname() -> Rows {
-    let rows = Stat::ALL.iter().enumerate().map(|(i, s)| vec![int(i as u64), text(s.name()), int(u64::from(s.class()))]).collect();
+    let rows = Stat::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, s)| vec![int(i as u64), text(s.name()), int(u64::from(s.class()))])
+        .collect();
     (cols(&["STATISTIC#", "NAME", "CLASS"]), rows)
 }
 
@@ -69,7 +73,11 @@ fn sesstat(session: &Session, only: Option<u32>) -> Rows {
 
 fn sysstat(session: &Session) -> Rows {
     let totals = session.db.registry.system_counters();
-    let rows = Stat::ALL.iter().enumerate().map(|(i, s)| vec![int(i as u64), text(s.name()), int(u64::from(s.class())), int(totals[i])]).collect();
+    let rows = Stat::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, s)| vec![int(i as u64), text(s.name()), int(u64::from(s.class())), int(totals[i])])
+        .collect();
     (cols(&["STATISTIC#", "NAME", "CLASS", "VALUE"]), rows)
 }
 
@@ -112,7 +120,8 @@ fn event_row(prefix: Vec<Value>, event: WaitEvent, e: &crate::stats::EventSnapsh
     row
 }
 
-const EVENT_COLUMNS: [&str; 7] = ["EVENT", "WAIT_CLASS", "TOTAL_WAITS", "TIME_WAITED", "AVERAGE_WAIT", "MAX_WAIT", "TIME_WAITED_MICRO"];
+const EVENT_COLUMNS: [&str; 7] =
+    ["EVENT", "WAIT_CLASS", "TOTAL_WAITS", "TIME_WAITED", "AVERAGE_WAIT", "MAX_WAIT", "TIME_WAITED_MICRO"];
 
 fn session_event(session: &Session) -> Rows {
     let mut rows = Vec::new();
@@ -169,7 +178,10 @@ fn event_histogram(session: &Session, micro: bool) -> Rows {
 
 fn latch(session: &Session) -> Rows {
     let t = session.db.cache.latch_totals();
-    (cols(&["NAME", "CHILDREN", "GETS", "MISSES", "SLEEPS"]), vec![vec![text("cache buffers chains"), int(t.children), int(t.gets), int(t.misses), int(t.sleeps)]])
+    (
+        cols(&["NAME", "CHILDREN", "GETS", "MISSES", "SLEEPS"]),
+        vec![vec![text("cache buffers chains"), int(t.children), int(t.gets), int(t.misses), int(t.sleeps)]],
+    )
 }
 
 fn sys_time_model(session: &Session) -> Rows {
@@ -192,7 +204,11 @@ fn parameter(session: &Session) -> Rows {
     let rows = PARAMETERS
         .iter()
         .map(|p| {
-            let value = if p.name == crate::db::DB_BLOCK_SIZE_PARAMETER { session.db.block_size.to_string() } else { values.get(p.name).to_owned() };
+            let value = if p.name == crate::db::DB_BLOCK_SIZE_PARAMETER {
+                session.db.block_size.to_string()
+            } else {
+                values.get(p.name).to_owned()
+            };
             vec![
                 text(p.name),
                 text(value),
@@ -221,7 +237,15 @@ fn user_tables(session: &Session) -> Rows {
         .catalog
         .tables()
         .iter()
-        .map(|t| vec![text(t.name.clone()), text("USERS"), int(u64::from(t.pctfree)), int(u64::from(t.object_id)), Datum::Date(t.created)])
+        .map(|t| {
+            vec![
+                text(t.name.clone()),
+                text("USERS"),
+                int(u64::from(t.pctfree)),
+                int(u64::from(t.object_id)),
+                Datum::Date(t.created),
+            ]
+        })
         .collect();
     (cols(&["TABLE_NAME", "TABLESPACE_NAME", "PCT_FREE", "OBJECT_ID", "CREATED"]), rows)
 }
@@ -232,16 +256,42 @@ fn user_tab_columns(session: &Session) -> Rows {
         for (i, c) in t.columns.iter().enumerate() {
             use crate::types::DataType::*;
             let (ty, len, precision, scale): (&str, u64, Value, Value) = match c.data_type {
-                Number { precision, scale } => ("NUMBER", 22, precision.map_or(Datum::Null, |p| int(p.into())), scale.map_or(Datum::Null, |s| int(s.into()))),
+                Number { precision, scale } => (
+                    "NUMBER",
+                    22,
+                    precision.map_or(Datum::Null, |p| int(p.into())),
+                    scale.map_or(Datum::Null, |s| int(s.into())),
+                ),
                 Integer => ("NUMBER", 22, Datum::Null, int(0)),
                 Varchar2 { max_bytes } => ("VARCHAR2", max_bytes.into(), Datum::Null, Datum::Null),
                 Char { len } => ("CHAR", len.into(), Datum::Null, Datum::Null),
                 Date => ("DATE", 7, Datum::Null, Datum::Null),
             };
-            rows.push(vec![text(t.name.clone()), text(c.name.clone()), text(ty), int(len), precision, scale, text(if c.nullable { "Y" } else { "N" }), int(i as u64 + 1)]);
+            rows.push(vec![
+                text(t.name.clone()),
+                text(c.name.clone()),
+                text(ty),
+                int(len),
+                precision,
+                scale,
+                text(if c.nullable { "Y" } else { "N" }),
+                int(i as u64 + 1),
+            ]);
         }
     }
-    (cols(&["TABLE_NAME", "COLUMN_NAME", "DATA_TYPE", "DATA_LENGTH", "DATA_PRECISION", "DATA_SCALE", "NULLABLE", "COLUMN_ID"]), rows)
+    (
+        cols(&[
+            "TABLE_NAME",
+            "COLUMN_NAME",
+            "DATA_TYPE",
+            "DATA_LENGTH",
+            "DATA_PRECISION",
+            "DATA_SCALE",
+            "NULLABLE",
+            "COLUMN_ID",
+        ]),
+        rows,
+    )
 }
 
 /// Reads each table's segment header with a consistent get, as Oracle's dictionary does.
@@ -261,5 +311,8 @@ fn user_segments(session: &Session) -> Result<Rows> {
             int(map.hwm.into()),
         ]);
     }
-    Ok((cols(&["SEGMENT_NAME", "SEGMENT_TYPE", "TABLESPACE_NAME", "BYTES", "BLOCKS", "EXTENTS", "BLOCKS_BELOW_HWM"]), rows))
+    Ok((
+        cols(&["SEGMENT_NAME", "SEGMENT_TYPE", "TABLESPACE_NAME", "BYTES", "BLOCKS", "EXTENTS", "BLOCKS_BELOW_HWM"]),
+        rows,
+    ))
 }

@@ -109,11 +109,7 @@ impl CpuTimes {
     /// accounted (the percentage is then undefined).
     pub fn steal_pct(&self) -> Option<f64> {
         let steal = self.steal?;
-        let total = self
-            .busy()
-            .saturating_add(self.idle)
-            .saturating_add(self.iowait)
-            .saturating_add(steal);
+        let total = self.busy().saturating_add(self.idle).saturating_add(self.iowait).saturating_add(steal);
         if total == 0 {
             return None;
         }
@@ -137,11 +133,8 @@ pub fn parse_proc_stat(text: &str, clk_tck: u64) -> Option<CpuTimes> {
     if clk_tck == 0 {
         return None;
     }
-    let mut fields = text
-        .lines()
-        .find(|line| line.split_whitespace().next() == Some("cpu"))?
-        .split_whitespace()
-        .skip(1);
+    let mut fields =
+        text.lines().find(|line| line.split_whitespace().next() == Some("cpu"))?.split_whitespace().skip(1);
     let mut ticks = Vec::with_capacity(USED_FIELDS);
     for field in fields.by_ref().take(USED_FIELDS) {
         ticks.push(field.parse::<u64>().ok()?);
@@ -174,15 +167,10 @@ fn ticks_to_centiseconds(ticks: u64, clk_tck: u64) -> u64 {
 /// path), `InvalidData` naming `/proc/stat` if the `cpu ` line is
 /// unparsable, or `Other` if `sysconf(_SC_CLK_TCK)` fails.
 pub fn read_cpu_times() -> io::Result<CpuTimes> {
-    let clk_tck = sysconf(libc::_SC_CLK_TCK)
-        .ok_or_else(|| io::Error::other("sysconf(_SC_CLK_TCK) failed"))?;
-    let text = fs::read_to_string(PROC_STAT)
-        .map_err(|e| io::Error::new(e.kind(), format!("{PROC_STAT}: {e}")))?;
+    let clk_tck = sysconf(libc::_SC_CLK_TCK).ok_or_else(|| io::Error::other("sysconf(_SC_CLK_TCK) failed"))?;
+    let text = fs::read_to_string(PROC_STAT).map_err(|e| io::Error::new(e.kind(), format!("{PROC_STAT}: {e}")))?;
     parse_proc_stat(&text, clk_tck).ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{PROC_STAT}: no parsable aggregate \"cpu \" line"),
-        )
+        io::Error::new(io::ErrorKind::InvalidData, format!("{PROC_STAT}: no parsable aggregate \"cpu \" line"))
     })
 }
 
@@ -209,10 +197,7 @@ where
         }
         packages.insert(package);
     }
-    PackageCoreCounts {
-        sockets: nonzero_count(packages.len()),
-        cores: nonzero_count(cores.len()),
-    }
+    PackageCoreCounts { sockets: nonzero_count(packages.len()), cores: nonzero_count(cores.len()) }
 }
 
 fn nonzero_count(count: usize) -> Option<u32> {
@@ -274,17 +259,13 @@ fn sysfs_packages_and_cores(cpu_dir: &Path) -> PackageCoreCounts {
         .filter(|path| !is_offline(path))
         .map(|path| {
             let topology = path.join("topology");
-            (
-                read_sysfs_id(&topology.join("physical_package_id")),
-                read_sysfs_id(&topology.join("core_id")),
-            )
+            (read_sysfs_id(&topology.join("physical_package_id")), read_sysfs_id(&topology.join("core_id")))
         });
     count_packages_and_cores(cpus)
 }
 
 fn is_cpu_dir_name(name: &str) -> bool {
-    name.strip_prefix("cpu")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    name.strip_prefix("cpu").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A CPU is offline only if its `online` file says so; cpu0 often has none.
@@ -335,19 +316,13 @@ fn probe_topology() -> TopologyProbe {
 }
 
 fn with_source(sysfs: Option<u32>, cpuinfo: Option<u32>) -> Option<(u32, TopologySource)> {
-    sysfs
-        .map(|n| (n, TopologySource::Sysfs))
-        .or_else(|| cpuinfo.map(|n| (n, TopologySource::Cpuinfo)))
+    sysfs.map(|n| (n, TopologySource::Sysfs)).or_else(|| cpuinfo.map(|n| (n, TopologySource::Cpuinfo)))
 }
 
 fn online_logical_cpus() -> Option<u32> {
     sysconf(libc::_SC_NPROCESSORS_ONLN)
         .and_then(|n| u32::try_from(n).ok())
-        .or_else(|| {
-            std::thread::available_parallelism()
-                .ok()
-                .and_then(|n| u32::try_from(n.get()).ok())
-        })
+        .or_else(|| std::thread::available_parallelism().ok().and_then(|n| u32::try_from(n.get()).ok()))
         .filter(|&n| n > 0)
 }
 
@@ -389,21 +364,13 @@ pub fn osstat_rows() -> Vec<OsStat> {
         rows.extend(cpu_time_rows(&times));
     }
     if let Some(bytes) = physical_memory_bytes() {
-        rows.push(row(
-            "PHYSICAL_MEMORY_BYTES",
-            bytes,
-            "bytes, sysconf(_SC_PHYS_PAGES) * page size",
-        ));
+        rows.push(row("PHYSICAL_MEMORY_BYTES", bytes, "bytes, sysconf(_SC_PHYS_PAGES) * page size"));
     }
     rows
 }
 
 fn row(name: &'static str, value: u64, comments: &'static str) -> OsStat {
-    OsStat {
-        name,
-        value,
-        comments,
-    }
+    OsStat { name, value, comments }
 }
 
 fn topology_rows(probe: &TopologyProbe) -> Vec<OsStat> {
@@ -423,21 +390,13 @@ fn topology_rows(probe: &TopologyProbe) -> Vec<OsStat> {
 fn cpu_time_rows(times: &CpuTimes) -> Vec<OsStat> {
     const SOURCE: &str = "centiseconds, /proc/stat";
     let mut rows = vec![
-        row(
-            "BUSY_TIME",
-            times.busy(),
-            "centiseconds, /proc/stat user+nice+system+irq+softirq",
-        ),
+        row("BUSY_TIME", times.busy(), "centiseconds, /proc/stat user+nice+system+irq+softirq"),
         row("IDLE_TIME", times.idle, SOURCE),
         row("IOWAIT_TIME", times.iowait, SOURCE),
         row("USER_TIME", times.user, SOURCE),
         row("SYS_TIME", times.sys, SOURCE),
         row("NICE_TIME", times.nice, SOURCE),
-        row(
-            "IRQ_TIME",
-            times.irq.saturating_add(times.softirq),
-            "centiseconds, /proc/stat irq+softirq",
-        ),
+        row("IRQ_TIME", times.irq.saturating_add(times.softirq), "centiseconds, /proc/stat irq+softirq"),
     ];
     if let Some(steal) = times.steal {
         rows.push(row("STEAL_TIME", steal, SOURCE));
@@ -472,10 +431,7 @@ pub fn process_cpu_time_ns() -> u64 {
 }
 
 fn clock_ns(clock: libc::clockid_t) -> Option<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, initialised, exclusively borrowed timespec
     // that lives for the whole call; clock_gettime writes only into it.
     let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
@@ -552,12 +508,7 @@ core id\t\t: 1
 ";
 
     fn sample(busy_part: u64, idle: u64, steal: Option<u64>) -> CpuTimes {
-        CpuTimes {
-            user: busy_part,
-            idle,
-            steal,
-            ..CpuTimes::default()
-        }
+        CpuTimes { user: busy_part, idle, steal, ..CpuTimes::default() }
     }
 
     #[test]
@@ -618,20 +569,8 @@ core id\t\t: 1
 
     #[test]
     fn since_saturates_and_drops_unpaired_steal() {
-        let earlier = CpuTimes {
-            user: 100,
-            idle: 50,
-            steal: Some(10),
-            guest: Some(5),
-            ..CpuTimes::default()
-        };
-        let later = CpuTimes {
-            user: 160,
-            idle: 40,
-            steal: Some(12),
-            guest: None,
-            ..CpuTimes::default()
-        };
+        let earlier = CpuTimes { user: 100, idle: 50, steal: Some(10), guest: Some(5), ..CpuTimes::default() };
+        let later = CpuTimes { user: 160, idle: 40, steal: Some(12), guest: None, ..CpuTimes::default() };
         let delta = later.since(&earlier);
         assert_eq!(delta.user, 60);
         assert_eq!(delta.idle, 0, "counter going backwards saturates at zero");
@@ -642,13 +581,7 @@ core id\t\t: 1
 
     #[test]
     fn steal_pct_uses_busy_idle_iowait_and_steal() {
-        let times = CpuTimes {
-            user: 50,
-            idle: 30,
-            iowait: 10,
-            steal: Some(10),
-            ..CpuTimes::default()
-        };
+        let times = CpuTimes { user: 50, idle: 30, iowait: 10, steal: Some(10), ..CpuTimes::default() };
         let pct = times.steal_pct().expect("steal reported");
         assert!((pct - 10.0).abs() < 1e-9, "got {pct}");
         assert_eq!(sample(0, 0, Some(0)).steal_pct(), None);
@@ -660,10 +593,7 @@ core id\t\t: 1
         let (sockets, cores, model) = parse_cpuinfo_topology(CPUINFO_TWO_SOCKETS_HT);
         assert_eq!(sockets, Some(2));
         assert_eq!(cores, Some(4));
-        assert_eq!(
-            model.as_deref(),
-            Some("Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz")
-        );
+        assert_eq!(model.as_deref(), Some("Intel(R) Xeon(R) Gold 6130 CPU @ 2.10GHz"));
     }
 
     #[test]
@@ -695,8 +625,7 @@ core id\t\t: 1
         for (n, (package, core)) in cpus.iter().enumerate() {
             let topology = root.join(format!("cpu{n}")).join("topology");
             fs::create_dir_all(&topology).expect("create fixture dir");
-            fs::write(topology.join("physical_package_id"), format!("{package}\n"))
-                .expect("write fixture");
+            fs::write(topology.join("physical_package_id"), format!("{package}\n")).expect("write fixture");
             fs::write(topology.join("core_id"), format!("{core}\n")).expect("write fixture");
         }
         // cpu3 is offline, cpu4 has an unknown package: neither may count.
@@ -705,13 +634,7 @@ core id\t\t: 1
 
         let counts = sysfs_packages_and_cores(&root);
         let _ = fs::remove_dir_all(&root);
-        assert_eq!(
-            counts,
-            PackageCoreCounts {
-                sockets: Some(1),
-                cores: Some(2),
-            }
-        );
+        assert_eq!(counts, PackageCoreCounts { sockets: Some(1), cores: Some(2) });
     }
 
     #[test]
@@ -737,12 +660,7 @@ core id\t\t: 1
         assert!(times.busy() + times.idle > 0);
         let rows = osstat_rows();
         let names: Vec<_> = rows.iter().map(|r| r.name).collect();
-        for name in [
-            "NUM_CPUS",
-            "BUSY_TIME",
-            "IDLE_TIME",
-            "PHYSICAL_MEMORY_BYTES",
-        ] {
+        for name in ["NUM_CPUS", "BUSY_TIME", "IDLE_TIME", "PHYSICAL_MEMORY_BYTES"] {
             assert!(names.contains(&name), "missing {name} in {names:?}");
         }
         assert_eq!(names.contains(&"STEAL_TIME"), times.steal.is_some());

@@ -54,19 +54,27 @@ impl ControlFile {
         let path = Self::path(dir);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_db(format!("no {CONTROL_FILE} in it"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(not_db(format!("no {CONTROL_FILE} in it")));
+            }
             Err(e) => return Err(Error::io("read", path, e)),
         };
-        let control: ControlFile =
-            serde_json::from_str(&text).map_err(|e| not_db(format!("{CONTROL_FILE} is not a valid control file: {e}")))?;
+        let control: ControlFile = serde_json::from_str(&text)
+            .map_err(|e| not_db(format!("{CONTROL_FILE} is not a valid control file: {e}")))?;
         if control.format != FORMAT_NAME {
             return Err(not_db(format!("{CONTROL_FILE} has format '{}'", control.format)));
         }
         if control.format_version != FORMAT_VERSION {
-            return Err(not_db(format!("format version {} (this lioscope reads {FORMAT_VERSION})", control.format_version)));
+            return Err(not_db(format!(
+                "format version {} (this lioscope reads {FORMAT_VERSION})",
+                control.format_version
+            )));
         }
         if !crate::db::VALID_BLOCK_SIZES.contains(&(control.block_size as usize)) || control.extent_blocks == 0 {
-            return Err(not_db(format!("{CONTROL_FILE} has block size {} and extent size {}", control.block_size, control.extent_blocks)));
+            return Err(not_db(format!(
+                "{CONTROL_FILE} has block size {} and extent size {}",
+                control.block_size, control.extent_blocks
+            )));
         }
         Ok(control)
     }

@@ -38,7 +38,12 @@ pub struct DataFile {
 impl DataFile {
     /// Creates a datafile with its header block; fails if the file exists.
     pub fn create(path: &Path, number: u16, block_size: usize, db_id: u64) -> Result<DataFile> {
-        let file = OpenOptions::new().read(true).write(true).create_new(true).open(path).map_err(|e| Error::io("create", path, e))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| Error::io("create", path, e))?;
         let mut header = vec![0u8; block_size];
         block::format_block(&mut header, BlockType::FileHeader, block::rdba(number, 0), 0);
         header[OFF_MAGIC..OFF_MAGIC + 16].copy_from_slice(MAGIC);
@@ -58,7 +63,9 @@ impl DataFile {
         if direct_io {
             options.custom_flags(libc::O_DIRECT);
         }
-        let file = options.open(path).map_err(|e| Error::io(if direct_io { "open with O_DIRECT" } else { "open" }, path, e))?;
+        let file = options
+            .open(path)
+            .map_err(|e| Error::io(if direct_io { "open with O_DIRECT" } else { "open" }, path, e))?;
         Ok(DataFile { file, path: path.to_owned(), number, block_size })
     }
 
@@ -85,7 +92,12 @@ impl DataFile {
         // SAFETY: every iovec points at a distinct live `&mut [u8]` of its stated length,
         // borrowed mutably for the whole call, so the kernel writes only into memory we own.
         let got = unsafe {
-            libc::preadv(self.file.as_raw_fd(), iov.as_ptr(), iov.len() as libc::c_int, self.offset(first) as libc::off_t)
+            libc::preadv(
+                self.file.as_raw_fd(),
+                iov.as_ptr(),
+                iov.len() as libc::c_int,
+                self.offset(first) as libc::off_t,
+            )
         };
         if got < 0 {
             return Err(Error::io("read", &self.path, std::io::Error::last_os_error()));
@@ -142,7 +154,8 @@ fn check_header(path: &Path, number: u16, block_size: usize, db_id: u64) -> Resu
     let not_ours = |reason: String| Error::Corrupt { file: path.to_owned(), block: Some(0), reason };
     let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
     let mut header = vec![0u8; block_size];
-    file.read_exact_at(&mut header, 0).map_err(|_| not_ours("not a lioscope datafile (file shorter than one block)".into()))?;
+    file.read_exact_at(&mut header, 0)
+        .map_err(|_| not_ours("not a lioscope datafile (file shorter than one block)".into()))?;
     if &header[OFF_MAGIC..OFF_MAGIC + 16] != MAGIC {
         return Err(not_ours("not a lioscope datafile (no datafile header)".into()));
     }

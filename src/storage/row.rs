@@ -74,7 +74,10 @@ pub fn write_columns(values: &[Datum<'_>], out: &mut Vec<u8>) -> u8 {
         if len <= LEN_SHORT_MAX {
             out.push(len as u8);
         } else {
-            assert!(len <= u16::MAX as usize, "payload of {len} bytes exceeds the two-byte length (checked at coercion)");
+            assert!(
+                len <= u16::MAX as usize,
+                "payload of {len} bytes exceeds the two-byte length (checked at coercion)"
+            );
             out.push(LEN_ESCAPE);
             out.extend_from_slice(&(len as u16).to_le_bytes());
         }

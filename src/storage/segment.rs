@@ -66,7 +66,10 @@ impl SegmentMap {
 
     /// Writes this map into a segment header block (formatted or not).
     pub fn write(&self, header: &mut [u8], rdba: u32, object_id: u32) {
-        assert!(self.runs.len() <= Self::capacity(header.len()), "extent map fits in its header (checked on allocation)");
+        assert!(
+            self.runs.len() <= Self::capacity(header.len()),
+            "extent map fits in its header (checked on allocation)"
+        );
         if block::BlockHeader(header).block_type() != Some(BlockType::SegmentHeader) {
             block::format_block(header, BlockType::SegmentHeader, rdba, object_id);
         }

@@ -78,7 +78,9 @@ fn coerce_number(value: Value, precision: Option<u8>, scale: Option<u8>, column:
     };
     let Some(scale) = scale else { return check_precision(number, precision, 0, column) };
     let rounded = match number {
-        Datum::Num(d) => Datum::from_decimal(d.round_dp_with_strategy(u32::from(scale), rust_decimal::RoundingStrategy::MidpointAwayFromZero)),
+        Datum::Num(d) => Datum::from_decimal(
+            d.round_dp_with_strategy(u32::from(scale), rust_decimal::RoundingStrategy::MidpointAwayFromZero),
+        ),
         n => n,
     };
     check_precision(rounded, precision, scale, column)
@@ -93,7 +95,10 @@ fn check_precision(number: Value, precision: Option<u8>, scale: u8, column: &str
     };
     let allowed = i32::from(p) - i32::from(scale);
     if integer_digits as i32 > allowed.max(0) {
-        return Err(Error::value(column, format!("value larger than specified precision allowed for this column (NUMBER({p},{scale}))")));
+        return Err(Error::value(
+            column,
+            format!("value larger than specified precision allowed for this column (NUMBER({p},{scale}))"),
+        ));
     }
     Ok(number)
 }

@@ -71,8 +71,12 @@ fn write_mantissa(scale: u8, m: i128, out: &mut Vec<u8>) {
 pub fn read_payload(kind: PayloadKind, bytes: &[u8]) -> Result<Datum<'_>, &'static str> {
     match kind {
         PayloadKind::Number => read_number(bytes),
-        PayloadKind::Text => std::str::from_utf8(bytes).map(|s| Datum::Str(s.into())).map_err(|_| "string column is not valid UTF-8"),
-        PayloadKind::Date => bytes.try_into().map(|b| Datum::Date(i64::from_le_bytes(b))).map_err(|_| "DATE column is not 8 bytes"),
+        PayloadKind::Text => {
+            std::str::from_utf8(bytes).map(|s| Datum::Str(s.into())).map_err(|_| "string column is not valid UTF-8")
+        }
+        PayloadKind::Date => {
+            bytes.try_into().map(|b| Datum::Date(i64::from_le_bytes(b))).map_err(|_| "DATE column is not 8 bytes")
+        }
     }
 }
 
@@ -102,7 +106,9 @@ fn read_number(bytes: &[u8]) -> Result<Datum<'_>, &'static str> {
     let mut buf = [fill; 16];
     buf[..mantissa.len()].copy_from_slice(mantissa);
     let m = i128::from_le_bytes(buf);
-    Decimal::try_from_i128_with_scale(m, u32::from(scale)).map(Datum::from_decimal).map_err(|_| "NUMBER column is out of range")
+    Decimal::try_from_i128_with_scale(m, u32::from(scale))
+        .map(Datum::from_decimal)
+        .map_err(|_| "NUMBER column is out of range")
 }
 
 #[cfg(test)]

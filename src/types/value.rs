@@ -108,7 +108,9 @@ impl<'a> Datum<'a> {
             Datum::Int(i) => Ok(Some(*i)),
             other => match other.to_decimal(context)? {
                 None => Ok(None),
-                Some(d) => i64::try_from(d.trunc()).map(Some).map_err(|_| Error::value(context, format!("{d} is out of range"))),
+                Some(d) => i64::try_from(d.trunc())
+                    .map(Some)
+                    .map_err(|_| Error::value(context, format!("{d} is out of range"))),
             },
         }
     }
@@ -125,10 +127,15 @@ impl<'a> Datum<'a> {
             (Datum::Date(a), Datum::Str(s)) => a.cmp(&parse_date(s, None).map_err(|m| Error::value("comparison", m))?),
             (Datum::Str(s), Datum::Date(b)) => parse_date(s, None).map_err(|m| Error::value("comparison", m))?.cmp(b),
             (Datum::Date(_), _) | (_, Datum::Date(_)) => {
-                return Err(Error::value("comparison", format!("cannot compare {} with {}", self.type_name(), other.type_name())));
+                return Err(Error::value(
+                    "comparison",
+                    format!("cannot compare {} with {}", self.type_name(), other.type_name()),
+                ));
             }
             (a, b) => {
-                let (Some(a), Some(b)) = (a.to_decimal("comparison")?, b.to_decimal("comparison")?) else { return Ok(None) };
+                let (Some(a), Some(b)) = (a.to_decimal("comparison")?, b.to_decimal("comparison")?) else {
+                    return Ok(None);
+                };
                 a.cmp(&b)
             }
         }))
@@ -206,12 +213,16 @@ pub fn format_date(seconds: i64) -> String {
 pub fn parse_date(text: &str, format: Option<&str>) -> std::result::Result<i64, String> {
     let text = text.trim();
     let parsed = match format {
-        Some(f) => NaiveDateTime::parse_from_str(text, f)
-            .or_else(|_| chrono::NaiveDate::parse_from_str(text, f).map(|d| d.and_hms_opt(0, 0, 0).unwrap_or_default())),
-        None => NaiveDateTime::parse_from_str(text, DEFAULT_DATE_FORMAT)
-            .or_else(|_| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map(|d| d.and_hms_opt(0, 0, 0).unwrap_or_default())),
+        Some(f) => NaiveDateTime::parse_from_str(text, f).or_else(|_| {
+            chrono::NaiveDate::parse_from_str(text, f).map(|d| d.and_hms_opt(0, 0, 0).unwrap_or_default())
+        }),
+        None => NaiveDateTime::parse_from_str(text, DEFAULT_DATE_FORMAT).or_else(|_| {
+            chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map(|d| d.and_hms_opt(0, 0, 0).unwrap_or_default())
+        }),
     };
-    parsed.map(|dt| dt.and_utc().timestamp()).map_err(|_| format!("'{text}' is not a date in the format {}", format.unwrap_or("YYYY-MM-DD HH24:MI:SS")))
+    parsed
+        .map(|dt| dt.and_utc().timestamp())
+        .map_err(|_| format!("'{text}' is not a date in the format {}", format.unwrap_or("YYYY-MM-DD HH24:MI:SS")))
 }
 
 #[cfg(test)]

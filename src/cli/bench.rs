@@ -1,0 +1,210 @@
+//! `lioscope bench scan`: the engine core's benchmark. Builds the customers table, then
+//! measures load speed (INSERT ... SELECT and COPY from CSV), the fully cached full scan of
+//! `SELECT COUNT(cust_valid) FROM customers WHERE cust_id > 0`, and cold scans with the
+//! cache flushed for several multiblock read counts. Reports medians of `--repeat` runs
+//! with min and max; every derived figure says how it was derived.
+
+use crate::db::{Database, DatabaseOptions, Session};
+use crate::lab::customers;
+use crate::stats::{Stat, TimeModel};
+use std::time::Instant;
+
+/// Options of the scan benchmark.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ScanBenchOptions {
+    /// Rows in the customers table.
+    #[arg(long, default_value_t = 5_000_000)]
+    pub rows: u64,
+    /// Timed runs of each cached measurement (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub repeat: usize,
+    /// Directory for the benchmark database (default: a temporary directory, removed after).
+    #[arg(long)]
+    pub dir: Option<std::path::PathBuf>,
+    /// Multiblock read counts of the cold scans.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1, 8, 32, 128])]
+    pub mbrc: Vec<u32>,
+    /// Skip the COPY load measurement (saves writing and loading a CSV file).
+    #[arg(long)]
+    pub skip_copy: bool,
+    /// Write the figures as JSON to this file too.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+}
+
+/// One measured run of a statement.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+struct Run {
+    elapsed_ms: f64,
+    cpu_ms: f64,
+    consistent_gets: u64,
+    physical_reads: u64,
+    read_calls: u64,
+    rows: u64,
+}
+
+fn measure(session: &Session, sql: &str) -> crate::Result<Run> {
+    let stats = session.stats();
+    let before = stats.snapshot();
+    let cpu_before = stats.time(TimeModel::DbCpu);
+    let started = Instant::now();
+    let result = session.execute(sql)?;
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let d = |s: Stat| stats.get(s) - before[s as usize];
+    let rows = match result.rows.first().and_then(|r| r.first()) {
+        Some(crate::types::Datum::Int(n)) if result.rows.len() == 1 => *n as u64,
+        _ => result.rows_affected,
+    };
+    Ok(Run {
+        elapsed_ms,
+        cpu_ms: (stats.time(TimeModel::DbCpu) - cpu_before) as f64 / 1000.0,
+        consistent_gets: d(Stat::ConsistentGets),
+        physical_reads: d(Stat::PhysicalReads),
+        read_calls: d(Stat::PhysicalReadIoRequests),
+        rows,
+    })
+}
+
+/// Median, min and max of a figure over runs.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+struct Spread {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+fn spread(values: impl IntoIterator<Item = f64>) -> Spread {
+    let mut v: Vec<f64> = values.into_iter().collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+    Spread { median, min: v[0], max: v[n - 1] }
+}
+
+const SCAN: &str = "SELECT COUNT(cust_valid) FROM customers WHERE cust_id > 0";
+
+/// Runs the benchmark and prints its report.
+pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
+    let tmp;
+    let dir = match &opts.dir {
+        Some(d) => d.clone(),
+        None => {
+            tmp = TempDir::new()?;
+            tmp.0.clone()
+        }
+    };
+    // Enough cache for the whole table (about 190 bytes a row, 90% full blocks) plus slack.
+    let cache = (opts.rows * 240).max(64 << 20) + (64 << 20);
+    let options =
+        DatabaseOptions { parameters: vec![("db_cache_size".into(), cache.to_string())], ..Default::default() };
+    let db = Database::create(&dir, options)?;
+    let session = db.session();
+    session.execute(customers::CREATE_TABLE)?;
+    println!(
+        "lioscope bench scan: {} rows, db_cache_size {} MiB, {} timed runs each, in {}",
+        opts.rows,
+        cache >> 20,
+        opts.repeat,
+        dir.display()
+    );
+
+    let load = measure(&session, &customers::insert_select("customers", opts.rows))?;
+    let copy = if opts.skip_copy { None } else { Some(copy_load(&session, &dir, opts.rows)?) };
+    let blocks = table_blocks(&session)?;
+
+    measure(&session, SCAN)?; // warm: every block in the cache
+    let cached: Vec<Run> = (0..opts.repeat.max(1)).map(|_| measure(&session, SCAN)).collect::<crate::Result<_>>()?;
+    let mut cold = Vec::new();
+    for &m in &opts.mbrc {
+        session.execute(&format!("ALTER SESSION SET db_file_multiblock_read_count = {m}"))?;
+        session.execute("ALTER SYSTEM FLUSH BUFFER_CACHE")?;
+        cold.push((m, measure(&session, SCAN)?));
+    }
+    report(opts, &load, copy.as_ref(), blocks, &cached, &cold);
+    if let Some(path) = &opts.json {
+        let json = serde_json::json!({
+            "rows": opts.rows, "table_blocks": blocks,
+            "insert_select": load, "copy": copy,
+            "cached_scan_runs": cached, "cold_scans": cold.iter().map(|(m, r)| serde_json::json!({"mbrc": m, "run": r})).collect::<Vec<_>>(),
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default())
+            .map_err(|e| crate::Error::io("write", path, e))?;
+    }
+    drop(session);
+    db.close()
+}
+
+fn copy_load(session: &Session, dir: &std::path::Path, rows: u64) -> crate::Result<Run> {
+    let path = dir.join("customers.csv");
+    let file = std::fs::File::create(&path).map_err(|e| crate::Error::io("create", &path, e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    customers::write_csv(&mut w, rows)
+        .and_then(|()| std::io::Write::flush(&mut w))
+        .map_err(|e| crate::Error::io("write", &path, e))?;
+    session.execute(&customers::CREATE_TABLE.replacen("customers", "customers_csv", 1))?;
+    let run = measure(session, &format!("COPY customers_csv FROM '{}'", path.display()))?;
+    session.execute("DROP TABLE customers_csv")?;
+    let _ = std::fs::remove_file(&path);
+    Ok(run)
+}
+
+fn table_blocks(session: &Session) -> crate::Result<u64> {
+    let r = session.execute("SELECT blocks_below_hwm FROM user_segments WHERE segment_name = 'CUSTOMERS'")?;
+    Ok(match r.rows.first().and_then(|row| row.first()) {
+        Some(crate::types::Datum::Int(n)) => *n as u64,
+        _ => 0,
+    })
+}
+
+fn report(opts: &ScanBenchOptions, load: &Run, copy: Option<&Run>, blocks: u64, cached: &[Run], cold: &[(u32, Run)]) {
+    let rows = opts.rows as f64;
+    println!(
+        "\nTable: {} rows in {blocks} blocks below the high-water mark ({:.1} rows/block)",
+        opts.rows,
+        rows / blocks.max(1) as f64
+    );
+    println!("\nLoad (rows/s = rows / elapsed)");
+    println!("  INSERT ... SELECT  {:>12.0} rows/s  ({:.0} ms)", rows / (load.elapsed_ms / 1000.0), load.elapsed_ms);
+    if let Some(c) = copy {
+        println!("  COPY FROM csv      {:>12.0} rows/s  ({:.0} ms)", rows / (c.elapsed_ms / 1000.0), c.elapsed_ms);
+    }
+    let e = spread(cached.iter().map(|r| r.elapsed_ms));
+    let c = spread(cached.iter().map(|r| r.cpu_ms));
+    let gets = cached[0].consistent_gets;
+    println!("\nCached full scan: {SCAN}  ({} runs, median [min..max])", cached.len());
+    println!("  elapsed            {:>10.1} ms  [{:.1} .. {:.1}]", e.median, e.min, e.max);
+    println!("  CPU (thread clock) {:>10.1} ms  [{:.1} .. {:.1}]", c.median, c.min, c.max);
+    println!("  rows/s             {:>10.2} M    (rows / median elapsed)", rows / e.median / 1000.0);
+    println!("  ns/row             {:>10.2}      (median elapsed / rows)", e.median * 1e6 / rows);
+    println!(
+        "  consistent gets    {:>10}      ({:.4} per row; blocks below HWM + segment header = {})",
+        gets,
+        gets as f64 / rows,
+        blocks
+    );
+    println!("  physical reads     {:>10}", cached[0].physical_reads);
+    println!("\nCold full scan after ALTER SYSTEM FLUSH BUFFER_CACHE (one run each)");
+    println!("  {:>5} {:>12} {:>12} {:>11} {:>14}", "MBRC", "elapsed ms", "CPU ms", "read calls", "blocks read");
+    for (m, r) in cold {
+        println!("  {m:>5} {:>12.1} {:>12.1} {:>11} {:>14}", r.elapsed_ms, r.cpu_ms, r.read_calls, r.physical_reads);
+    }
+}
+
+/// A temporary directory removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new() -> crate::Result<TempDir> {
+        let base =
+            std::env::var_os("LIOSCOPE_BENCH_DIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
+        let dir = base.join(format!("lioscope-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&base).map_err(|e| crate::Error::io("create", &base, e))?;
+        Ok(TempDir(dir))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -1,0 +1,8 @@
+//! The `lioscope` command: `create`, `shell`, `sql` and `bench`. Everything here goes
+//! through the public library API (`Database`, `Session`), as any embedding program would.
+
+pub mod autotrace;
+pub mod bench;
+pub mod format;
+pub mod script;
+pub mod shell;

@@ -1,0 +1,155 @@
+//! Running statements the way the shell does: SQL goes to the session; SET AUTOTRACE,
+//! SET TIMING and SET AUTOCOMMIT-style settings are handled here. Used by `shell`,
+//! `sql -c/-f` and the golden tests, so all three print the same thing.
+
+use super::autotrace::Snapshot;
+use super::format::{OutputFormat, render};
+use crate::db::{Session, StatementKind};
+use crate::error::Result;
+use std::time::Instant;
+
+/// What SET AUTOTRACE asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Autotrace {
+    Off,
+    /// Rows, plan and statistics.
+    On,
+    /// Plan and statistics, no rows.
+    TraceOnly,
+    /// Rows and statistics.
+    Statistics,
+}
+
+/// Per-script settings.
+pub struct ScriptRunner<'s> {
+    pub session: &'s Session,
+    pub format: OutputFormat,
+    pub autotrace: Autotrace,
+    pub timing: bool,
+    /// Print CPU and elapsed figures (false in golden tests).
+    pub show_times: bool,
+}
+
+impl<'s> ScriptRunner<'s> {
+    pub fn new(session: &'s Session, format: OutputFormat) -> ScriptRunner<'s> {
+        ScriptRunner { session, format, autotrace: Autotrace::Off, timing: false, show_times: true }
+    }
+
+    /// Runs one statement (SQL or a SET command) and returns what to print.
+    pub fn run(&mut self, statement: &str) -> Result<String> {
+        if let Some(output) = self.client_command(statement) {
+            return output;
+        }
+        let explain = self.explain_for(statement);
+        let before = Snapshot::take(self.session);
+        let started = Instant::now();
+        let result = self.session.execute(statement)?;
+        let elapsed = started.elapsed();
+        let mut out = String::new();
+        if self.autotrace != Autotrace::TraceOnly || result.kind != StatementKind::Query {
+            out.push_str(&render(&result, self.format));
+        } else {
+            out.push_str(&format!("{} rows selected.\n", result.rows.len()));
+        }
+        if self.autotrace != Autotrace::Off {
+            if let Some(plan) = explain {
+                out.push_str("\nExecution Plan\n----------------------------------------------------------\n");
+                out.push_str(&plan);
+            }
+            let processed =
+                if result.kind == StatementKind::Query { result.rows.len() as u64 } else { result.rows_affected };
+            out.push_str(&before.report(self.session, processed, self.show_times));
+        }
+        if self.timing && self.show_times {
+            out.push_str(&format!("Elapsed: {:.3} ms\n", elapsed.as_secs_f64() * 1000.0));
+        }
+        Ok(out)
+    }
+
+    /// The plan of a query, when autotrace shows plans.
+    fn explain_for(&self, statement: &str) -> Option<String> {
+        if !matches!(self.autotrace, Autotrace::On | Autotrace::TraceOnly) {
+            return None;
+        }
+        let first = statement.trim_start().split_whitespace().next()?.to_ascii_uppercase();
+        if first != "SELECT" {
+            return None;
+        }
+        let plan = self.session.execute(&format!("EXPLAIN PLAN FOR {statement}")).ok()?;
+        Some(plan.rows.iter().map(|r| format!("{}\n", r[0])).collect())
+    }
+
+    /// Handles SET AUTOTRACE / SET TIMING; `None` for anything else.
+    fn client_command(&mut self, statement: &str) -> Option<Result<String>> {
+        let words: Vec<String> =
+            statement.split_whitespace().map(|w| w.trim_end_matches(';').to_ascii_uppercase()).collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        match words.as_slice() {
+            ["SET", "AUTOTRACE", "OFF"] => self.autotrace = Autotrace::Off,
+            ["SET", "AUTOTRACE", "ON", "STATISTICS" | "STAT"] | ["SET", "AUTOTRACE", "STATISTICS" | "STAT"] => {
+                self.autotrace = Autotrace::Statistics
+            }
+            ["SET", "AUTOTRACE", "ON"] | ["SET", "AUTOTRACE", "ON", "EXPLAIN" | "EXP"] => {
+                self.autotrace = Autotrace::On
+            }
+            ["SET", "AUTOTRACE", "TRACEONLY" | "TRACE"] | ["SET", "AUTOTRACE", "TRACEONLY" | "TRACE", _] => {
+                self.autotrace = Autotrace::TraceOnly
+            }
+            ["SET", "TIMING", "ON"] => self.timing = true,
+            ["SET", "TIMING", "OFF"] => self.timing = false,
+            ["SET", "AUTOTRACE" | "TIMING", ..] => {
+                return Some(Err(crate::error::Error::Parse {
+                    message: format!("unknown setting: {}", statement.trim()),
+                    position: None,
+                }));
+            }
+            _ => return None,
+        }
+        Some(Ok(String::new()))
+    }
+}
+
+/// Whether a line is a client command (SET AUTOTRACE, SET TIMING, SHOW), which ends at
+/// the end of its line as in SQL*Plus.
+pub fn is_client_command(line: &str) -> bool {
+    let upper = line.trim_start().to_ascii_uppercase();
+    ["SET AUTOTRACE", "SET TIMING", "SHOW "].iter().any(|p| upper.starts_with(p)) || upper.trim_end() == "SHOW"
+}
+
+/// Splits a script into statements: SQL ends with `;` (quotes and comments respected) or
+/// a `/` alone on a line; client commands end with their line.
+pub fn split_script(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut buffer = String::new();
+    for line in text.lines() {
+        if buffer.trim().is_empty() && is_client_command(line) {
+            out.push(line.trim().trim_end_matches(';').to_owned());
+            buffer.clear();
+            continue;
+        }
+        if line.trim() == "/" {
+            out.extend(crate::sql::split_statements(&buffer));
+            buffer.clear();
+            continue;
+        }
+        buffer.push_str(line);
+        buffer.push('\n');
+        if line.trim_end().ends_with(';') {
+            out.extend(crate::sql::split_statements(&buffer));
+            buffer.clear();
+        }
+    }
+    out.extend(crate::sql::split_statements(&buffer));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_commands_end_at_the_line() {
+        let s = split_script("SET AUTOTRACE ON\nSELECT 1\nFROM dual;\nset timing on\nselect 'a;\nb' from dual;\n");
+        assert_eq!(s, vec!["SET AUTOTRACE ON", "SELECT 1\nFROM dual", "set timing on", "select 'a;\nb' from dual"]);
+    }
+}
