@@ -14,7 +14,9 @@ use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::stats::Stat;
 use crate::storage::block::{BlockHeader, BlockType, DataBlock};
-use crate::storage::row::{ColumnSpan, PieceAddr, PieceBody, RowPiece, locate_columns};
+use crate::storage::row::{
+    ColumnSpan, FLAG_DELETED, FLAG_HEAD, FLAGS_WHOLE, PIECE_HEADER, PieceAddr, PieceBody, RowPiece, locate_columns,
+};
 use crate::storage::segment::SegmentMap;
 use crate::types::encoding::PayloadKind;
 
@@ -62,30 +64,50 @@ impl<'t> FullScan<'t> {
         let long_table = (map.hwm as usize) > ctx.db.cache.buffer_count() / 50;
         ctx.stats.add(if long_table { Stat::TableScansLong } else { Stat::TableScansShort }, 1);
         let max_read = ctx.multiblock_read_count.clamp(1, (ctx.db.cache.buffer_count() / 4) as u32);
-        for run in map.scan_runs(ctx.db.extent_blocks) {
-            let mut next = run.first;
-            let end = run.first + run.blocks;
-            while next < end {
-                let n = max_read.min(end - next);
-                ctx.db.cache.prefetch(ctx.stats, next, n)?;
-                for rdba in next..next + n {
-                    if self.visit_block(ctx, rdba, visit)? == Flow::Stop {
+        // Blocks in scan order, each run first brought in with multiblock reads. The next
+        // block is got one step ahead so its rows load while this block is evaluated.
+        let runs = map.scan_runs(ctx.db.extent_blocks);
+        let mut chunks = runs.iter().flat_map(|run| {
+            (0..run.blocks.div_ceil(max_read))
+                .map(move |i| (run.first + i * max_read, max_read.min(run.blocks - i * max_read)))
+        });
+        let mut pending: Vec<u32> = Vec::new();
+        let mut ahead: Option<crate::buffer::ReadGuard<'_>> = None;
+        loop {
+            if pending.is_empty() {
+                if let Some((first, n)) = chunks.next() {
+                    ctx.db.cache.prefetch(ctx.stats, first, n)?;
+                    pending.extend((first..first + n).rev());
+                }
+            }
+            let next = match pending.pop() {
+                Some(rdba) => {
+                    let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+                    prefetch_rows(&guard, DataBlock(&guard).row_data_start().min(guard.len()));
+                    Some(guard)
+                }
+                None => None,
+            };
+            let current = std::mem::replace(&mut ahead, next);
+            match current {
+                Some(guard) => {
+                    if self.visit_block(ctx, guard, visit)? == Flow::Stop {
                         return Ok(());
                     }
                 }
-                next += n;
+                None if ahead.is_none() => return Ok(()),
+                None => {}
             }
         }
-        Ok(())
     }
 
     fn visit_block<F: FnMut(&BlockRow<'_>) -> Result<Flow>>(
         &mut self,
         ctx: &AccessContext<'_>,
-        rdba: u32,
+        guard: crate::buffer::ReadGuard<'_>,
         visit: &mut F,
     ) -> Result<Flow> {
-        let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+        let rdba = guard.rdba();
         ctx.stats.add(Stat::TableScanBlocksGotten, 1);
         let header = BlockHeader(&guard);
         if header.block_type() != Some(BlockType::TableData) || header.object_id() != self.table.object_id {
@@ -103,24 +125,32 @@ impl<'t> FullScan<'t> {
         block.check_layout().map_err(|r| ctx.corrupt(rdba, r))?;
         let mut rows = 0u64;
         let mut flow = Flow::Continue;
-        for slot in 0..block.row_count() {
-            let Some(piece) = block.piece_bytes(slot).and_then(RowPiece::new) else { continue };
-            if !piece.is_live_head() {
+        for (slot, entry) in block.directory().chunks_exact(2).enumerate() {
+            let offset = u16::from_le_bytes([entry[0], entry[1]]) as usize;
+            if offset == 0 {
+                continue;
+            }
+            let piece = match guard.get(offset..) {
+                Some(p) if p.len() >= PIECE_HEADER => p,
+                _ => return Err(ctx.corrupt(rdba, format!("row {slot} starts outside the block"))),
+            };
+            let flags = piece[0];
+            if flags & (FLAG_HEAD | FLAG_DELETED) != FLAG_HEAD {
                 continue;
             }
             rows += 1;
-            let Some(body) = piece.body() else {
-                return Err(ctx.corrupt(rdba, format!("row {slot} runs past the block")));
-            };
-            flow = match body {
-                PieceBody::Whole { column_count, stream } => {
-                    locate_columns(stream, column_count, &mut self.spans)
-                        .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
-                    visit(&BlockRow { stream, spans: &self.spans, kinds: &self.kinds, rdba })?
-                }
-                PieceBody::Fragment { column_count, fragment, next } => {
-                    self.visit_chained(ctx, rdba, &guard, column_count, fragment, next, visit)?
-                }
+            flow = if flags & FLAGS_WHOLE == FLAGS_WHOLE {
+                let stream = &piece[PIECE_HEADER..];
+                locate_columns(stream, piece[2] as usize, &mut self.spans)
+                    .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
+                visit(&BlockRow { stream, spans: &self.spans, kinds: &self.kinds, rdba })?
+            } else {
+                let Some(PieceBody::Fragment { column_count, fragment, next }) =
+                    RowPiece::new(piece).and_then(|p| p.body())
+                else {
+                    return Err(ctx.corrupt(rdba, format!("row {slot}: chained row header runs past the block")));
+                };
+                self.visit_chained(ctx, rdba, &guard, column_count, fragment, next, visit)?
             };
             if flow == Flow::Stop {
                 break;
@@ -153,6 +183,25 @@ impl<'t> FullScan<'t> {
         self.chained = chained;
         flow
     }
+}
+
+/// Asks the CPU to start loading the block's row area, newest row last, so that the
+/// cache lines of later rows arrive while earlier rows are evaluated instead of each row
+/// waiting for memory in turn. A hint only: it changes no result.
+#[inline]
+fn prefetch_rows(block: &[u8], from: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let mut line = block.len();
+        while line > from + 64 {
+            line -= 64;
+            // SAFETY: prefetch never faults and `line` is inside the block.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().add(line).cast()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (block, from);
 }
 
 /// Appends the fragments that follow a head piece, following next-piece addresses with a

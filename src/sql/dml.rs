@@ -62,7 +62,7 @@ impl RowShape {
         let mut row = vec![Datum::Null; self.table.columns.len()];
         for (v, &i) in values.into_iter().zip(&self.targets) {
             let col = &self.table.columns[i];
-            row[i] = col.data_type.coerce(v, &format!("{}.{}", self.table.name, col.name))?;
+            row[i] = col.data_type.coerce(v, &col.name).map_err(|e| qualify(&self.table.name, e))?;
         }
         for (v, col) in row.iter().zip(&self.table.columns) {
             if v.is_null() && !col.nullable {
@@ -73,6 +73,16 @@ impl RowShape {
             }
         }
         Ok(row)
+    }
+}
+
+/// Names the table in a value error about one of its columns ("T.NAME: ...").
+fn qualify(table: &str, e: Error) -> Error {
+    match e {
+        Error::InvalidValue { context, message } => {
+            Error::InvalidValue { context: format!("{table}.{context}"), message }
+        }
+        other => other,
     }
 }
 

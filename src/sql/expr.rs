@@ -13,6 +13,7 @@ use super::functions::{self, ArithOp, FunctionContext, ScalarFunction};
 use crate::access::RowAccess;
 use crate::error::{Error, Result};
 use crate::types::{Datum, Value};
+use smallvec::SmallVec;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -169,7 +170,10 @@ impl Expr {
                 return self.eval_case(operand.as_deref(), branches, otherwise.as_deref(), row, f);
             }
             Expr::Function { func, args } => {
-                let values = args.iter().map(|a| a.eval(row, f)).collect::<Result<Vec<_>>>()?;
+                let mut values: SmallVec<[Datum<'a>; 4]> = SmallVec::with_capacity(args.len());
+                for a in args {
+                    values.push(a.eval(row, f)?);
+                }
                 func.call(&values, f)?
             }
             cond => {

@@ -203,6 +203,19 @@ impl<'a> DataBlock<'a> {
         if off == 0 { None } else { self.0.get(off..) }
     }
 
+    /// The row directory: two bytes (a little-endian offset, 0 for empty) per slot.
+    #[inline]
+    pub fn directory(&self) -> &'a [u8] {
+        let start = self.directory_start();
+        &self.0[start..start + 2 * self.row_count()]
+    }
+
+    /// Offset of the lowest row byte (the top of row data).
+    #[inline]
+    pub fn row_data_start(&self) -> usize {
+        get_u16(self.0, OFF_ROW_TOP) as usize
+    }
+
     /// Free bytes between the row directory and the top of row data.
     pub fn free_space(&self) -> usize {
         let dir_end = self.directory_start() + 2 * self.row_count();

@@ -1,0 +1,84 @@
+//! Helpers shared by the integration tests: small databases in temporary directories and
+//! short ways to run statements and read single values.
+#![allow(dead_code)]
+
+use lioscope::types::Value;
+use lioscope::{Database, DatabaseOptions, Error, Session};
+use std::path::Path;
+
+/// Options for a small database: `block_size` bytes per block, `cache` as db_cache_size
+/// (e.g. "2M"), and the default 1 MiB extents.
+pub fn options(block_size: usize, cache: &str) -> DatabaseOptions {
+    DatabaseOptions {
+        block_size,
+        parameters: vec![("db_cache_size".into(), cache.into())],
+        ..DatabaseOptions::default()
+    }
+}
+
+/// Options with an explicit extent size too.
+pub fn options_with_extent(block_size: usize, extent_size: usize, cache: &str) -> DatabaseOptions {
+    DatabaseOptions { extent_size, ..options(block_size, cache) }
+}
+
+/// Creates a database in `dir` or fails the test.
+pub fn create(dir: &Path, options: DatabaseOptions) -> Database {
+    Database::create(dir, options).unwrap_or_else(|e| panic!("create database in {}: {e}", dir.display()))
+}
+
+/// Opens the database in `dir` with default options or fails the test.
+pub fn reopen(dir: &Path) -> Database {
+    Database::open(dir, DatabaseOptions::default()).unwrap_or_else(|e| panic!("reopen {}: {e}", dir.display()))
+}
+
+/// Runs a statement that must succeed.
+pub fn exec(s: &Session, sql: &str) -> lioscope::QueryResult {
+    s.execute(sql).unwrap_or_else(|e| panic!("{sql}\n  failed: {e}"))
+}
+
+/// Runs a statement that must fail, returning its error.
+pub fn fail(s: &Session, sql: &str) -> Error {
+    match s.execute(sql) {
+        Ok(r) => panic!("{sql}\n  should have failed, but returned {:?} ({} rows)", r.message, r.rows.len()),
+        Err(e) => e,
+    }
+}
+
+/// All rows of a query.
+pub fn rows(s: &Session, sql: &str) -> Vec<Vec<Value>> {
+    exec(s, sql).rows
+}
+
+/// The single value of a one-row, one-column query, as text ("" for NULL).
+pub fn scalar(s: &Session, sql: &str) -> String {
+    let r = exec(s, sql);
+    assert_eq!(r.rows.len(), 1, "{sql}: expected one row, got {}", r.rows.len());
+    assert_eq!(r.rows[0].len(), 1, "{sql}: expected one column");
+    r.rows[0][0].to_string()
+}
+
+/// The single value of a one-row, one-column query, as a whole number.
+pub fn int(s: &Session, sql: &str) -> i64 {
+    let v = scalar(s, sql);
+    v.parse().unwrap_or_else(|_| panic!("{sql}: '{v}' is not a whole number"))
+}
+
+/// COUNT(*) of a table.
+pub fn count(s: &Session, table: &str) -> i64 {
+    int(s, &format!("SELECT COUNT(*) FROM {table}"))
+}
+
+/// `blocks_below_hwm` of a table's segment (the segment header included).
+pub fn blocks_below_hwm(s: &Session, table: &str) -> i64 {
+    int(s, &format!("SELECT blocks_below_hwm FROM user_segments WHERE segment_name = '{}'", table.to_uppercase()))
+}
+
+/// A `v$sysstat` figure by name.
+pub fn sysstat(s: &Session, name: &str) -> i64 {
+    int(s, &format!("SELECT value FROM v$sysstat WHERE name = '{name}'"))
+}
+
+/// A `v$parameter` value by name.
+pub fn parameter(s: &Session, name: &str) -> String {
+    scalar(s, &format!("SELECT value FROM v$parameter WHERE name = '{name}'"))
+}

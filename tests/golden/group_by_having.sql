@@ -1,0 +1,27 @@
+-- GROUP BY / HAVING / aggregates: NULL keys form one group (sorted last ascending),
+-- COUNT(col) and SUM/AVG/MIN/MAX skip NULLs, an empty input gives one row without
+-- GROUP BY and no rows with it.
+CREATE TABLE s (region VARCHAR2(10), product VARCHAR2(10), qty INTEGER, price NUMBER(6,2));
+INSERT INTO s VALUES ('north', 'apple', 10, 1.25), ('north', 'pear', 5, 2.00), ('south', 'apple', 7, 1.30), ('south', 'apple', 3, NULL), ('east', 'plum', NULL, 0.99), (NULL, 'pear', 4, 2.10), (NULL, NULL, 1, 1);
+SELECT region, COUNT(*), COUNT(qty), SUM(qty), AVG(qty), MIN(price), MAX(price) FROM s GROUP BY region ORDER BY region;
+SELECT region, SUM(qty) total FROM s GROUP BY region HAVING SUM(qty) > 5 ORDER BY total DESC;
+SELECT region, COUNT(*) FROM s GROUP BY region HAVING COUNT(*) >= 2 ORDER BY 1 NULLS FIRST;
+SELECT product, region, SUM(qty * price) FROM s GROUP BY product, region ORDER BY product, region;
+SELECT COUNT(DISTINCT region), COUNT(DISTINCT product), SUM(DISTINCT qty) FROM s;
+SELECT UPPER(region) r, COUNT(*) FROM s GROUP BY UPPER(region) ORDER BY r;
+SELECT region, SUM(qty) + 1, COUNT(*) * 2 FROM s GROUP BY region ORDER BY SUM(qty) NULLS LAST;
+SELECT AVG(price) FROM s;
+-- empty input
+SELECT COUNT(*), SUM(qty), AVG(qty), MAX(qty) FROM s WHERE 1 = 0;
+SELECT region, COUNT(*) FROM s WHERE 1 = 0 GROUP BY region;
+SELECT COUNT(*) FROM s HAVING COUNT(*) > 100;
+-- errors
+SELECT region, qty FROM s GROUP BY region;
+SELECT * FROM s GROUP BY region;
+SELECT region, SUM(qty) FROM s WHERE SUM(qty) > 1 GROUP BY region;
+SELECT SUM(MAX(qty)) FROM s GROUP BY region;
+-- BUG: ORDER BY an aggregate that is not in the select list panics (index out of
+-- bounds in row_view.rs): the aggregate is registered after the aggregate stage was
+-- built. Expected REGION rows north, south, (null), east (counts 2, 2, 2, 1).
+-- Left out so the harness does not crash:
+-- SELECT region FROM s GROUP BY region ORDER BY COUNT(*) DESC, region;
