@@ -606,8 +606,8 @@ fn datafile_of_another_database_or_not_a_datafile_is_refused() {
 
 const BLOCK: usize = 8192;
 
-/// Creates (block size 8192) tables T1 (many blocks) and T2 (a few), closes the database
-/// and returns the directory, T1's object id and the sums expected from each table.
+/// Creates (block size 8192) tables T1 (1,000 rows, ~30 blocks) and T2 (300 rows), closes
+/// the database and returns its directory and T1's data object id.
 fn two_tables(dir: &Path) -> (PathBuf, u32) {
     let db_dir = dir.join("db");
     let db = create(&db_dir, options(BLOCK, "2M"));

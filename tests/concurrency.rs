@@ -1,6 +1,8 @@
 //! The buffer cache under concurrent sessions: readers that evict each other's blocks get
-//! exact results and leave no pin behind; every block get is counted once; a writer's
-//! statement becomes visible to readers whole.
+//! exact results and leave no pin behind; every block get is counted once; concurrent
+//! writers share the space map without handing an extent out twice. Whether a writer's
+//! statement becomes visible to readers whole, and scans racing TRUNCATE, are checked by
+//! tests ignored for the engine bugs they show.
 
 mod common;
 
@@ -316,5 +318,61 @@ fn scans_never_see_rows_of_a_statement_that_fails() {
         "{} of {scans} scans counted rows of statements that were rolled back, e.g. {:?}",
         seen.len(),
         &seen[..seen.len().min(8)]
+    );
+}
+
+#[test]
+#[ignore = "engine bug: a scan running while another session truncates the table fails with \
+            Error::Corrupt (blocks dropped from the cache unwritten are read back from disk as \
+            unformatted, or the segment header as 'not a segment header block'): a false \
+            corruption report instead of a consistent result or an 'object no longer exists' error; \
+            occasionally a scan returns old and new rows mixed (the object id survives TRUNCATE)"]
+fn scans_concurrent_with_truncate_never_report_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(&dir.path().join("db"), options_with_extent(BS, 16 * BS, "1M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id INTEGER, gen INTEGER, pad VARCHAR2(100))");
+    exec(&s, "INSERT INTO t SELECT LEVEL, 0, RPAD('p', 100, 'p') FROM dual CONNECT BY LEVEL <= 3000");
+    let done = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (db, done) = (db.clone(), done.clone());
+        std::thread::spawn(move || {
+            let session = db.session();
+            let mut bad = Vec::new();
+            let mut scans = 0;
+            while !done.load(Ordering::Acquire) {
+                scans += 1;
+                match session.execute("SELECT COUNT(*), MIN(gen), MAX(gen) FROM t") {
+                    Ok(r) => {
+                        let n: i64 = r.rows[0][0].to_string().parse().unwrap();
+                        // Empty, or one generation whole (or, with the known limitation of
+                        // the other ignored tests, part of the one being inserted).
+                        if n != 0 && r.rows[0][1] != r.rows[0][2] {
+                            bad.push(format!("count {n}, generations {}..{}", r.rows[0][1], r.rows[0][2]));
+                        }
+                    }
+                    Err(e @ lioscope::Error::Corrupt { .. }) => bad.push(e.to_string()),
+                    Err(_) => {}
+                }
+            }
+            (bad, scans)
+        })
+    };
+    for g in 1..=30 {
+        exec(&s, "TRUNCATE TABLE t");
+        exec(&s, &format!("INSERT INTO t SELECT LEVEL, {g}, RPAD('p', 100, 'p') FROM dual CONNECT BY LEVEL <= 3000"));
+    }
+    done.store(true, Ordering::Release);
+    let (bad, scans) = reader.join().expect("the reader panicked");
+    assert_eq!(count(&s, "t"), 3000);
+    let (corrupt, mixed): (Vec<_>, Vec<_>) = bad.iter().partition(|b| b.starts_with("corrupt"));
+    assert!(
+        bad.is_empty(),
+        "{} of {scans} scans failed with a corruption error, e.g. {:?}; {} returned rows of two \
+         generations (old and new contents of the table), e.g. {:?}",
+        corrupt.len(),
+        corrupt.first(),
+        mixed.len(),
+        mixed.first()
     );
 }

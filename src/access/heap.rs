@@ -19,7 +19,7 @@ use crate::stats::Stat;
 use crate::storage::block::{self, DEFAULT_ITL_SLOTS, DataBlock, DataBlockMut, HEADER_LEN, ITL_LEN};
 use crate::storage::row::{self, PieceAddr};
 use crate::storage::segment::SegmentMap;
-use crate::types::Value;
+use crate::types::Datum;
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -77,7 +77,7 @@ impl<'a> Inserter<'a> {
     }
 
     /// Appends one row whose values are already coerced to the column types.
-    pub fn insert(&mut self, values: &[Value]) -> Result<()> {
+    pub fn insert(&mut self, values: &[Datum<'_>]) -> Result<()> {
         let mut buf = std::mem::take(&mut self.row_buf);
         row::encode_whole_row(values, &mut buf);
         let result = self.place(&buf);

@@ -33,13 +33,18 @@ impl Accumulator {
     }
 
     #[inline]
-    fn add<R: RowAccess + ?Sized>(&mut self, call: &AggCall, row: &R, f: &mut FunctionContext) -> Result<()> {
-        match (&call.arg, call.func) {
-            (None, _) => self.count += 1,
-            (Some(Expr::Column(i)), AggFunc::Count) if self.distinct.is_none() => {
-                self.count += u64::from(!row.is_null(*i))
-            }
-            (Some(arg), func) => {
+    fn add<R: RowAccess + ?Sized>(
+        &mut self,
+        call: &AggCall,
+        shape: Shape,
+        row: &R,
+        f: &mut FunctionContext,
+    ) -> Result<()> {
+        match (shape, &call.arg) {
+            (Shape::CountRows, _) | (_, None) => self.count += 1,
+            (Shape::CountColumn(i), _) => self.count += u64::from(!row.is_null(i)),
+            (Shape::General, Some(arg)) => {
+                let func = call.func;
                 let v = arg.eval(row, f)?;
                 if v.is_null() {
                     return Ok(());
@@ -120,9 +125,29 @@ impl Accumulator {
     }
 }
 
+/// What an aggregate call needs from each row, decided once: counting rows or non-null
+/// values of a column needs no value at all.
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    CountRows,
+    CountColumn(usize),
+    General,
+}
+
+impl Shape {
+    fn of(call: &AggCall) -> Shape {
+        match (&call.arg, call.func, call.distinct) {
+            (None, _, _) => Shape::CountRows,
+            (Some(Expr::Column(i)), AggFunc::Count, false) => Shape::CountColumn(*i),
+            _ => Shape::General,
+        }
+    }
+}
+
 pub struct AggregateStage {
     pub group_by: Vec<Expr>,
     pub calls: Vec<AggCall>,
+    shapes: Vec<Shape>,
     /// HAVING, over the output row (keys then aggregates).
     pub having: Option<Expr>,
     /// The single group of an aggregate without GROUP BY.
@@ -133,7 +158,8 @@ pub struct AggregateStage {
 impl AggregateStage {
     pub fn new(group_by: Vec<Expr>, calls: Vec<AggCall>, having: Option<Expr>) -> AggregateStage {
         let single = calls.iter().map(Accumulator::new).collect();
-        AggregateStage { group_by, calls, having, single, groups: HashMap::new() }
+        let shapes = calls.iter().map(Shape::of).collect();
+        AggregateStage { group_by, calls, shapes, having, single, groups: HashMap::new() }
     }
 
     #[inline]
@@ -146,8 +172,8 @@ impl AggregateStage {
             let calls = &self.calls;
             self.groups.entry(key).or_insert_with(|| calls.iter().map(Accumulator::new).collect())
         };
-        for (acc, call) in accs.iter_mut().zip(&self.calls) {
-            acc.add(call, row, f)?;
+        for ((acc, call), &shape) in accs.iter_mut().zip(&self.calls).zip(&self.shapes) {
+            acc.add(call, shape, row, f)?;
         }
         Ok(Flow::Continue)
     }

@@ -304,17 +304,18 @@ fn load_csv<R: std::io::Read>(
     Ok(())
 }
 
-/// One CSV record as a table row; `Err((column, error))` names the 1-based field.
-fn csv_row(
-    record: &csv::StringRecord,
+/// One CSV record as a table row borrowing its fields; `Err((column, error))` names the
+/// 1-based field.
+fn csv_row<'r>(
+    record: &'r csv::StringRecord,
     shape: &RowShape,
     format: &CsvFormat,
-) -> std::result::Result<Vec<Value>, (usize, Error)> {
+) -> std::result::Result<Vec<Datum<'r>>, (usize, Error)> {
     let mut row = vec![Datum::Null; shape.table.columns.len()];
     for (i, (field, &target)) in record.iter().zip(&shape.targets).enumerate() {
         let is_null = field.is_empty() || format.null.as_deref() == Some(field);
         let col = &shape.table.columns[target];
-        let value = if is_null { Datum::Null } else { Datum::Str(field.to_owned().into()) };
+        let value = if is_null { Datum::Null } else { Datum::Str(std::borrow::Cow::Borrowed(field)) };
         row[target] = col.data_type.coerce(value, &col.name).map_err(|e| (i + 1, e))?;
     }
     for (i, (v, col)) in row.iter().zip(&shape.table.columns).enumerate() {

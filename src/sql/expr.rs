@@ -28,8 +28,9 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
-    #[inline]
-    fn holds(self, o: Ordering) -> bool {
+    /// Whether the comparison holds for an ordering of its operands.
+    #[inline(always)]
+    pub fn holds(self, o: Ordering) -> bool {
         match self {
             CmpOp::Eq => o == Ordering::Equal,
             CmpOp::NotEq => o != Ordering::Equal,

@@ -224,7 +224,7 @@ impl<'a> Builder<'_, 'a> {
                     predicates: vec![text],
                 }),
             }
-            self.stages.push(Stage::Filter(FilterStage { predicate: p }));
+            self.stages.push(Stage::Filter(FilterStage::new(p)));
         }
         if let Some(n) = stopkey {
             let mut line = PlanLine::new("COUNT STOPKEY", "");

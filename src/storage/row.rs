@@ -121,21 +121,18 @@ pub fn locate_columns(stream: &[u8], column_count: usize, spans: &mut [ColumnSpa
     let walk = spans.len().min(column_count);
     for span in &mut spans[..walk] {
         let len_byte = *stream.get(pos)?;
-        pos += 1;
-        let len = match len_byte {
-            LEN_NULL => {
-                *span = ColumnSpan::NULL;
-                continue;
-            }
-            LEN_ESCAPE => {
-                let len = u16::from_le_bytes([*stream.get(pos)?, *stream.get(pos + 1)?]) as usize;
-                pos += 2;
-                len
-            }
-            short => short as usize,
-        };
-        *span = ColumnSpan { start: pos as u32, len: len as u32 };
-        pos += len;
+        if len_byte < LEN_ESCAPE {
+            // The common case: a one-byte length.
+            *span = ColumnSpan { start: pos as u32 + 1, len: u32::from(len_byte) };
+            pos += 1 + len_byte as usize;
+        } else if len_byte == LEN_NULL {
+            *span = ColumnSpan::NULL;
+            pos += 1;
+        } else {
+            let len = u16::from_le_bytes([*stream.get(pos + 1)?, *stream.get(pos + 2)?]) as usize;
+            *span = ColumnSpan { start: pos as u32 + 3, len: len as u32 };
+            pos += 3 + len;
+        }
     }
     if pos > stream.len() {
         return None;

@@ -1,7 +1,8 @@
 //! Declared column types and the checks a value passes on its way into a column.
 
-use super::{Datum, Value};
+use super::Datum;
 use crate::error::{Error, Result};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Significant decimal digits a NUMBER can hold in lioscope (Oracle holds 38).
@@ -29,7 +30,7 @@ pub enum DataType {
 impl DataType {
     /// Coerces `value` into this type for storage in `column`, or explains why it does not
     /// fit. Never truncates: a string too long or a number with too many digits is an error.
-    pub fn coerce(&self, value: Value, column: &str) -> Result<Value> {
+    pub fn coerce<'a>(&self, value: Datum<'a>, column: &str) -> Result<Datum<'a>> {
         if value.is_null() {
             return Ok(Datum::Null);
         }
@@ -37,17 +38,19 @@ impl DataType {
             DataType::Integer => coerce_number(value, None, Some(0), column),
             DataType::Number { precision, scale } => coerce_number(value, precision, scale, column),
             DataType::Varchar2 { max_bytes } => {
-                let s = value.into_string();
+                let s = as_text(value);
                 check_length(&s, max_bytes, column)?;
-                Ok(Datum::Str(s.into()))
+                Ok(Datum::Str(s))
             }
             DataType::Char { len } => {
-                let mut s = value.into_string();
+                let s = as_text(value);
                 check_length(&s, len, column)?;
-                while s.len() < len as usize {
-                    s.push(' ');
+                if s.len() == len as usize {
+                    return Ok(Datum::Str(s));
                 }
-                Ok(Datum::Str(s.into()))
+                let mut padded = s.into_owned();
+                padded.extend(std::iter::repeat_n(' ', len as usize - padded.len()));
+                Ok(Datum::Str(padded.into()))
             }
             DataType::Date => match value {
                 Datum::Date(d) => Ok(Datum::Date(d)),
@@ -63,6 +66,14 @@ impl DataType {
     }
 }
 
+/// A value as text, borrowing when it already is text.
+fn as_text(value: Datum<'_>) -> Cow<'_, str> {
+    match value {
+        Datum::Str(s) => s,
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
 fn check_length(s: &str, max: u32, column: &str) -> Result<()> {
     if s.len() > max as usize {
         return Err(Error::value(column, format!("value too large (actual: {}, maximum: {max} bytes)", s.len())));
@@ -70,7 +81,7 @@ fn check_length(s: &str, max: u32, column: &str) -> Result<()> {
     Ok(())
 }
 
-fn coerce_number(value: Value, precision: Option<u8>, scale: Option<u8>, column: &str) -> Result<Value> {
+fn coerce_number<'a>(value: Datum<'a>, precision: Option<u8>, scale: Option<u8>, column: &str) -> Result<Datum<'a>> {
     let number = match value {
         Datum::Str(s) => Datum::parse_number(s.trim()).map_err(|m| Error::value(column, m))?,
         Datum::Date(_) => return Err(Error::value(column, "cannot store a DATE in a NUMBER column")),
@@ -86,7 +97,7 @@ fn coerce_number(value: Value, precision: Option<u8>, scale: Option<u8>, column:
     check_precision(rounded, precision, scale, column)
 }
 
-fn check_precision(number: Value, precision: Option<u8>, scale: u8, column: &str) -> Result<Value> {
+fn check_precision<'a>(number: Datum<'a>, precision: Option<u8>, scale: u8, column: &str) -> Result<Datum<'a>> {
     let Some(p) = precision else { return Ok(number) };
     let integer_digits = match &number {
         Datum::Int(i) => digits(i.unsigned_abs() as u128),

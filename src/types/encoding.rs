@@ -88,10 +88,13 @@ pub fn read_small_int(bytes: &[u8]) -> Option<i64> {
     if scale != 0 || mantissa.is_empty() || mantissa.len() > 8 {
         return None;
     }
-    let mut buf = [0u8; 8];
-    buf[..mantissa.len()].copy_from_slice(mantissa);
+    // Assemble little-endian bytes without a memcpy call, then sign-extend.
+    let mut v = 0u64;
+    for (i, &b) in mantissa.iter().enumerate() {
+        v |= u64::from(b) << (8 * i);
+    }
     let shift = 64 - 8 * mantissa.len() as u32;
-    Some(i64::from_le_bytes(buf).wrapping_shl(shift).wrapping_shr(shift))
+    Some(((v << shift) as i64) >> shift)
 }
 
 fn read_number(bytes: &[u8]) -> Result<Datum<'_>, &'static str> {
