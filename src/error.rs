@@ -2,7 +2,7 @@
 //!
 //! - bad input (`Parse`, `Unsupported`, `UnknownObject`, `ObjectExists`, `InvalidValue`,
 //!   `Csv`, `InvalidParameter`): the statement was rejected; nothing stored changed.
-//! - a database that cannot be used (`NotADatabase`, `Corrupt`): the files are not what
+//! - a database that cannot be used (`NotADatabase`, `DatabaseInUse`, `Corrupt`): the files are not what
 //!   they should be; the message names the file and, for a block, its address.
 //! - `Io`: the operating system refused a read or write; the message names the file.
 //!
@@ -52,6 +52,10 @@ pub enum Error {
     /// A directory that is not a lioscope database, or one whose files cannot be used.
     #[error("{path} is not a lioscope database: {reason}")]
     NotADatabase { path: PathBuf, reason: String },
+
+    /// The database is already open (in this process or another): one opener at a time.
+    #[error("{path} is already open; a database can be opened by one process (and one Database) at a time")]
+    DatabaseInUse { path: PathBuf },
 
     /// Stored data that fails its checks (checksum, block address, format).
     #[error("corrupt data in {file}{}: {reason}", block_at(*block))]

@@ -438,9 +438,6 @@ fn execute_catching_panics(s: &Session, sql: &str) -> Result<lioscope::QueryResu
 }
 
 #[test]
-#[ignore = "engine bug: INSERT of a row too large for a block below PCTFREE but small enough for the \
-            free space of the block its head goes to panics (assert in storage::row::encode_fragment: \
-            'a chained row has at least two pieces'); the rows placed before it stay visible"]
 fn rows_that_chain_only_because_of_pctfree_are_stored() {
     let dir = tempfile::tempdir().unwrap();
     // 2 KiB blocks: a row of 1,800 bytes needs more than the 1,758 bytes allowed below

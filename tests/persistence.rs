@@ -431,9 +431,6 @@ fn alter_system_db_cache_size_takes_effect_at_next_open() {
 }
 
 #[test]
-#[ignore = "engine bug: a database directory already open can be opened again (no lock); both opens \
-            hand out the same object id and extent, and the last to close overwrites the other's \
-            dictionary and control file, losing its tables"]
 fn opening_an_open_database_again_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db_dir = dir.path().join("db");

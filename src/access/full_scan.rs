@@ -9,13 +9,14 @@
 //! Per block the cost is one consistent get (latch, pin, content lock); per row it is the
 //! walk of column lengths up to the last column the query needs.
 
-use super::{AccessContext, BlockRow};
+use super::{AccessContext, BlockBatch, BlockRow};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::stats::Stat;
 use crate::storage::block::{BlockHeader, BlockType, DataBlock};
 use crate::storage::row::{
-    ColumnSpan, FLAG_DELETED, FLAG_HEAD, FLAGS_WHOLE, PIECE_HEADER, PieceAddr, PieceBody, RowPiece, locate_columns,
+    ColumnSpan, FLAG_DELETED, FLAG_HEAD, FLAGS_WHOLE, LOCK_INSERT_IN_PROGRESS, PIECE_HEADER, PieceAddr, PieceBody,
+    RowPiece, locate_columns,
 };
 use crate::storage::segment::SegmentMap;
 use crate::types::encoding::PayloadKind;
@@ -27,13 +28,25 @@ pub enum Flow {
     Stop,
 }
 
-/// A scan of one table, decoding the first `columns_needed` columns of each row.
+/// What a scan hands its rows to: whole rows a block at a time, chained rows one by one
+/// (in block order: a batch is handed over before a chained row that follows it).
+pub trait ScanConsumer {
+    fn batch(&mut self, batch: &BlockBatch<'_>) -> Result<Flow>;
+    fn row(&mut self, row: &BlockRow<'_>) -> Result<Flow>;
+}
+
+/// A scan of one table, locating the first `columns_needed` columns of each row.
 pub struct FullScan<'t> {
     table: &'t TableDef,
     kinds: Vec<PayloadKind>,
+    /// Columns located per row.
+    width: usize,
+    /// Per block: where each whole row's column stream starts, and its spans.
+    starts: Vec<u32>,
     spans: Vec<ColumnSpan>,
-    /// Scratch for assembling chained rows.
+    /// Scratch for a chained row: its assembled column stream and spans.
     chained: Vec<u8>,
+    chained_spans: Vec<ColumnSpan>,
 }
 
 impl<'t> FullScan<'t> {
@@ -42,8 +55,11 @@ impl<'t> FullScan<'t> {
         FullScan {
             table,
             kinds: table.columns[..n].iter().map(|c| PayloadKind::from(c.data_type)).collect(),
-            spans: vec![ColumnSpan::default(); n],
+            width: n,
+            starts: Vec::new(),
+            spans: Vec::new(),
             chained: Vec::new(),
+            chained_spans: vec![ColumnSpan::default(); n],
         }
     }
 
@@ -55,11 +71,9 @@ impl<'t> FullScan<'t> {
     }
 
     /// Visits every live row. Stops early when the visitor says so.
-    pub fn run<F: FnMut(&BlockRow<'_>) -> Result<Flow>>(
-        &mut self,
-        ctx: &AccessContext<'_>,
-        visit: &mut F,
-    ) -> Result<()> {
+    pub fn run<C: ScanConsumer>(&mut self, ctx: &AccessContext<'_>, visit: &mut C) -> Result<()> {
+        let locks = ctx.db.table_locks(self.table.object_id);
+        let _visible = locks.visibility.read_recursive();
         let map = Self::segment_map(ctx, self.table)?;
         let long_table = (map.hwm as usize) > ctx.db.cache.buffer_count() / 50;
         ctx.stats.add(if long_table { Stat::TableScansLong } else { Stat::TableScansShort }, 1);
@@ -101,11 +115,11 @@ impl<'t> FullScan<'t> {
         }
     }
 
-    fn visit_block<F: FnMut(&BlockRow<'_>) -> Result<Flow>>(
+    fn visit_block<C: ScanConsumer>(
         &mut self,
         ctx: &AccessContext<'_>,
         guard: crate::buffer::ReadGuard<'_>,
-        visit: &mut F,
+        visit: &mut C,
     ) -> Result<Flow> {
         let rdba = guard.rdba();
         ctx.stats.add(Stat::TableScanBlocksGotten, 1);
@@ -124,7 +138,12 @@ impl<'t> FullScan<'t> {
         let block = DataBlock(&guard);
         block.check_layout().map_err(|r| ctx.corrupt(rdba, r))?;
         let mut rows = 0u64;
-        let mut flow = Flow::Continue;
+        self.starts.clear();
+        // Room for every row of the block, sized once per block.
+        let needed = block.row_count() * self.width;
+        if self.spans.len() < needed {
+            self.spans.resize(needed, ColumnSpan::NULL);
+        }
         for (slot, entry) in block.directory().chunks_exact(2).enumerate() {
             let offset = u16::from_le_bytes([entry[0], entry[1]]) as usize;
             if offset == 0 {
@@ -135,33 +154,55 @@ impl<'t> FullScan<'t> {
                 _ => return Err(ctx.corrupt(rdba, format!("row {slot} starts outside the block"))),
             };
             let flags = piece[0];
-            if flags & (FLAG_HEAD | FLAG_DELETED) != FLAG_HEAD {
+            if flags & (FLAG_HEAD | FLAG_DELETED) != FLAG_HEAD || piece[1] == LOCK_INSERT_IN_PROGRESS {
                 continue;
             }
             rows += 1;
-            flow = if flags & FLAGS_WHOLE == FLAGS_WHOLE {
-                let stream = &piece[PIECE_HEADER..];
-                locate_columns(stream, piece[2] as usize, &mut self.spans)
+            if flags & FLAGS_WHOLE == FLAGS_WHOLE {
+                let at = self.starts.len() * self.width;
+                locate_columns(&piece[PIECE_HEADER..], piece[2] as usize, &mut self.spans[at..at + self.width])
                     .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
-                visit(&BlockRow { stream, spans: &self.spans, kinds: &self.kinds, rdba })?
-            } else {
-                let Some(PieceBody::Fragment { column_count, fragment, next }) =
-                    RowPiece::new(piece).and_then(|p| p.body())
-                else {
-                    return Err(ctx.corrupt(rdba, format!("row {slot}: chained row header runs past the block")));
-                };
-                self.visit_chained(ctx, rdba, &guard, column_count, fragment, next, visit)?
+                self.starts.push((offset + PIECE_HEADER) as u32);
+                continue;
+            }
+            let Some(PieceBody::Fragment { column_count, fragment, next }) =
+                RowPiece::new(piece).and_then(|p| p.body())
+            else {
+                return Err(ctx.corrupt(rdba, format!("row {slot}: chained row header runs past the block")));
             };
-            if flow == Flow::Stop {
-                break;
+            if self.hand_over(&guard, rdba, visit)? == Flow::Stop
+                || self.visit_chained(ctx, rdba, &guard, column_count, fragment, next, visit)? == Flow::Stop
+            {
+                ctx.stats.add(Stat::TableScanRowsGotten, rows);
+                return Ok(Flow::Stop);
             }
         }
+        let flow = self.hand_over(&guard, rdba, visit)?;
         ctx.stats.add(Stat::TableScanRowsGotten, rows);
         Ok(flow)
     }
 
+    /// Hands the whole rows gathered so far to the consumer as one batch.
+    fn hand_over<C: ScanConsumer>(&mut self, block: &[u8], rdba: u32, visit: &mut C) -> Result<Flow> {
+        if self.starts.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        let used = self.starts.len() * self.width;
+        let batch = BlockBatch {
+            block,
+            starts: &self.starts,
+            spans: &self.spans[..used],
+            width: self.width,
+            kinds: &self.kinds,
+            rdba,
+        };
+        let flow = visit.batch(&batch)?;
+        self.starts.clear();
+        Ok(flow)
+    }
+
     #[allow(clippy::too_many_arguments)]
-    fn visit_chained<F: FnMut(&BlockRow<'_>) -> Result<Flow>>(
+    fn visit_chained<C: ScanConsumer>(
         &mut self,
         ctx: &AccessContext<'_>,
         rdba: u32,
@@ -169,15 +210,15 @@ impl<'t> FullScan<'t> {
         column_count: usize,
         fragment: &[u8],
         next: Option<PieceAddr>,
-        visit: &mut F,
+        visit: &mut C,
     ) -> Result<Flow> {
         let mut chained = std::mem::take(&mut self.chained);
         chained.clear();
         chained.extend_from_slice(fragment);
         assemble_chain(ctx, rdba, block, next, &mut chained)?;
-        let located = locate_columns(&chained, column_count, &mut self.spans);
+        let located = locate_columns(&chained, column_count, &mut self.chained_spans);
         let flow = match located {
-            Some(_) => visit(&BlockRow { stream: &chained, spans: &self.spans, kinds: &self.kinds, rdba }),
+            Some(_) => visit.row(&BlockRow { stream: &chained, spans: &self.chained_spans, kinds: &self.kinds, rdba }),
             None => Err(ctx.corrupt(rdba, "chained row: column lengths run past the assembled row")),
         };
         self.chained = chained;

@@ -14,21 +14,22 @@
 use super::AccessContext;
 use crate::buffer::WriteGuard;
 use crate::catalog::TableDef;
+use crate::db::TableLocks;
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{self, DEFAULT_ITL_SLOTS, DataBlock, DataBlockMut, HEADER_LEN, ITL_LEN};
 use crate::storage::row::{self, PieceAddr};
 use crate::storage::segment::SegmentMap;
 use crate::types::Datum;
-use parking_lot::Mutex;
 use std::sync::Arc;
 
 /// Appends rows to one table for one statement.
 pub struct Inserter<'a> {
     ctx: &'a AccessContext<'a>,
     table: &'a TableDef,
-    /// Held for the whole statement: one writer per table.
-    _write_lock: parking_lot::ArcMutexGuard<parking_lot::RawMutex, ()>,
+    /// The table's locks; the writer lock is held for the whole statement.
+    locks: Arc<TableLocks>,
+    _writer: parking_lot::ArcMutexGuard<parking_lot::RawMutex, ()>,
     map: SegmentMap,
     original_hwm: u32,
     /// The last block below the old high-water mark and its row count before the
@@ -45,8 +46,8 @@ pub struct Inserter<'a> {
 
 impl<'a> Inserter<'a> {
     pub fn new(ctx: &'a AccessContext<'a>, table: &'a TableDef) -> Result<Inserter<'a>> {
-        let lock: Arc<Mutex<()>> = ctx.db.table_write_lock(table.object_id);
-        let write_lock = lock.lock_arc();
+        let locks = ctx.db.table_locks(table.object_id);
+        let writer = locks.writer.lock_arc();
         let map = super::full_scan::FullScan::segment_map(ctx, table)?;
         let old_last_block = if map.hwm > 1 {
             let rdba = map
@@ -60,7 +61,8 @@ impl<'a> Inserter<'a> {
         Ok(Inserter {
             ctx,
             table,
-            _write_lock: write_lock,
+            locks,
+            _writer: writer,
             original_hwm: map.hwm,
             map,
             old_last_block,
@@ -88,19 +90,34 @@ impl<'a> Inserter<'a> {
     }
 
     fn place(&mut self, piece: &[u8]) -> Result<()> {
-        let capacity = self.empty_block_capacity();
-        if DataBlockMut::space_needed(piece.len()) + self.reserve > capacity {
+        if DataBlockMut::space_needed(piece.len()) > self.empty_block_capacity() {
             return self.place_chained(piece);
         }
         let mut guard = self.current_block()?;
-        if DataBlockMut(&mut guard).insert_piece(piece, self.reserve).is_none() {
-            drop(guard);
-            guard = self.format_next_block()?;
-            let placed = DataBlockMut(&mut guard).insert_piece(piece, self.reserve);
-            assert!(placed.is_some(), "a row that fits an empty block fits a freshly formatted one");
-        }
+        // PCTFREE keeps room in blocks that hold rows; an empty block takes any row that fits.
+        let reserve = if DataBlock(&guard).row_count() == 0 { 0 } else { self.reserve };
+        let slot = match DataBlockMut(&mut guard).insert_piece(piece, reserve) {
+            Some(slot) => slot,
+            None => {
+                drop(guard);
+                guard = self.format_next_block()?;
+                DataBlockMut(&mut guard)
+                    .insert_piece(piece, 0)
+                    .expect("a row that fits an empty block fits a freshly formatted one")
+            }
+        };
+        self.hide_until_finished(&mut guard, slot);
         block::set_scn(&mut guard, self.ctx.scn);
         Ok(())
+    }
+
+    /// Rows added to a block that scans can already see (the last block below the old
+    /// high-water mark) are locked until the statement ends; newer blocks are above the
+    /// published high-water mark and invisible anyway.
+    fn hide_until_finished(&self, guard: &mut WriteGuard<'a>, slot: u16) {
+        if self.old_last_block.is_some_and(|(rdba, _)| rdba == guard.rdba()) {
+            DataBlockMut(guard).set_lock(slot as usize, row::LOCK_INSERT_IN_PROGRESS);
+        }
     }
 
     /// The block rows go into, got in current mode: the last block below the high-water
@@ -181,6 +198,9 @@ impl<'a> Inserter<'a> {
             offset += len;
             let slot = DataBlockMut(target).insert_piece(&encoded, 0);
             assert_eq!(slot, Some(addrs[i].slot), "a chained piece goes into the slot reserved for it");
+            if i == 0 {
+                self.hide_until_finished(target, addrs[0].slot);
+            }
             block::set_scn(target, self.ctx.scn);
         }
         self.current = addrs.last().map(|a| a.rdba);
@@ -198,8 +218,18 @@ impl<'a> Inserter<'a> {
         Ok(guard)
     }
 
-    /// Ends the statement: publishes the new high-water mark.
+    /// Ends the statement: unlocks its rows in the old last block and publishes the new
+    /// high-water mark.
     pub fn finish(mut self) -> Result<u64> {
+        let locks = self.locks.clone();
+        let _publish = locks.visibility.write();
+        if let Some((rdba, old_rows)) = self.old_last_block {
+            let mut guard = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
+            let mut blk = DataBlockMut(&mut guard);
+            for slot in old_rows..blk.row_count() {
+                blk.set_lock(slot, 0);
+            }
+        }
         self.write_header(self.map.hwm)?;
         Ok(self.rows)
     }
@@ -207,6 +237,8 @@ impl<'a> Inserter<'a> {
     /// Undoes the statement: removes its rows from the old last block and keeps the old
     /// high-water mark (extents it allocated stay with the segment).
     pub fn rollback(mut self) -> Result<()> {
+        let locks = self.locks.clone();
+        let _undo = locks.visibility.write();
         if let Some((rdba, rows)) = self.old_last_block {
             let mut guard = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
             DataBlockMut(&mut guard).truncate_rows(rows);

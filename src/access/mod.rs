@@ -15,7 +15,7 @@ pub mod heap;
 mod row_view;
 pub mod segments;
 
-pub use row_view::{BlockRow, RowAccess};
+pub use row_view::{BlockBatch, BlockRow, RowAccess};
 
 use crate::db::DbInner;
 use crate::error::Error;

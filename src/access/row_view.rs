@@ -106,3 +106,56 @@ impl RowAccess for BlockRow<'_> {
         read_small_int(self.payload(span))
     }
 }
+
+/// The live whole rows of one block with their columns located, handed to the pipeline
+/// together so that per-row work runs in tight loops instead of one call chain per row.
+pub struct BlockBatch<'b> {
+    /// The pinned block.
+    pub block: &'b [u8],
+    /// Offset in `block` of each row's column stream.
+    pub starts: &'b [u32],
+    /// `width` spans per row, row after row.
+    pub spans: &'b [ColumnSpan],
+    pub width: usize,
+    pub kinds: &'b [PayloadKind],
+    pub rdba: u32,
+}
+
+impl<'b> BlockBatch<'b> {
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// Row `i` of the batch.
+    #[inline]
+    pub fn row(&self, i: usize) -> BlockRow<'b> {
+        BlockRow {
+            stream: &self.block[self.starts[i] as usize..],
+            spans: &self.spans[i * self.width..(i + 1) * self.width],
+            kinds: self.kinds,
+            rdba: self.rdba,
+        }
+    }
+
+    /// Column `col` of row `i` as a whole number when stored as one (see
+    /// [`RowAccess::small_int`]), read straight from the block.
+    #[inline]
+    pub fn small_int(&self, i: usize, col: usize) -> Option<i64> {
+        let span = self.spans[i * self.width + col];
+        if span.is_null() || self.kinds[col] != PayloadKind::Number {
+            return None;
+        }
+        let start = self.starts[i] as usize + span.start as usize;
+        read_small_int(self.block.get(start..start + span.len as usize)?)
+    }
+
+    /// Whether column `col` of row `i` is NULL.
+    #[inline]
+    pub fn is_null(&self, i: usize, col: usize) -> bool {
+        self.spans[i * self.width + col].is_null()
+    }
+}

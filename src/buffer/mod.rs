@@ -98,6 +98,13 @@ pub struct CacheSummary {
     pub pinned: usize,
 }
 
+/// Who brought a missed block into the cache; the buffer is pinned either way.
+enum Loaded {
+    ByUs(u32),
+    /// Another session inserted it first (it may still be reading it).
+    ByOther(u32),
+}
+
 /// The buffer cache.
 pub struct BufferCache {
     block_size: usize,
@@ -280,17 +287,18 @@ impl BufferCache {
     #[inline]
     fn pin(&self, stats: &SessionStats, rdba: u32) -> Result<u32> {
         loop {
-            if let Some(index) = self.lookup_and_pin(stats, rdba) {
-                if self.wait_while_reading(stats, index) {
-                    return Ok(index);
-                }
-                // The read by another session failed: drop our pin and try ourselves.
-                self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
-                continue;
-            }
-            if let Some(index) = self.read_single(stats, rdba)? {
+            let index = match self.lookup_and_pin(stats, rdba) {
+                Some(index) => index,
+                None => match self.read_single(stats, rdba)? {
+                    Loaded::ByUs(index) => return Ok(index),
+                    Loaded::ByOther(index) => index,
+                },
+            };
+            if self.wait_while_reading(stats, index) {
                 return Ok(index);
             }
+            // The read by another session failed: drop our pin and try ourselves.
+            self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
         }
     }
 
@@ -308,13 +316,13 @@ impl BufferCache {
         h.has(VALID)
     }
 
-    /// Reads one block into a newly claimed buffer. `None` if another session inserted
-    /// the block meanwhile (the caller looks it up again).
-    fn read_single(&self, stats: &SessionStats, rdba: u32) -> Result<Option<u32>> {
+    /// Reads one block into a newly claimed buffer, unless another session put the block
+    /// in the cache meanwhile; either way the buffer returned is pinned for the caller.
+    fn read_single(&self, stats: &SessionStats, rdba: u32) -> Result<Loaded> {
         let victim = self.claim_free_buffer(stats)?;
-        if self.insert_claimed(stats, rdba, victim, READING).is_err() {
+        if let Err(existing) = self.insert_claimed(stats, rdba, victim, READING) {
             self.unclaim(victim);
-            return Ok(None);
+            return Ok(Loaded::ByOther(existing));
         }
         let file = self.file(rdba);
         let result = file.and_then(|file| {
@@ -325,7 +333,7 @@ impl BufferCache {
         });
         self.count_read(stats, 1);
         self.finish_read(stats, victim, rdba, result)?;
-        Ok(Some(victim))
+        Ok(Loaded::ByUs(victim))
     }
 
     fn count_read(&self, stats: &SessionStats, blocks: u64) {

@@ -50,6 +50,18 @@ impl Default for DatabaseOptions {
     }
 }
 
+/// The locks of one table, until transactions bring row locks and consistent reads.
+///
+/// - `writer`: one INSERT, COPY, TRUNCATE or DROP at a time.
+/// - `visibility`: held shared by every full scan for its whole length, and exclusively
+///   by a writer only while it publishes (or undoes) a statement's rows and by TRUNCATE
+///   and DROP, so a scan sees every row of a finished statement or none of them.
+#[derive(Debug, Default)]
+pub struct TableLocks {
+    pub writer: Arc<Mutex<()>>,
+    pub visibility: RwLock<()>,
+}
+
 /// What every session of one open database shares.
 pub struct DbInner {
     pub(crate) dir: PathBuf,
@@ -63,11 +75,13 @@ pub struct DbInner {
     /// System-wide parameter values (ALTER SYSTEM), the base of each session's values.
     pub(crate) parameters: RwLock<ParameterValues>,
     pub(crate) datafiles: Vec<Arc<DataFile>>,
-    /// One lock per table (by object id) serialising writers of that table.
-    pub(crate) table_write_locks: Mutex<HashMap<u32, Arc<Mutex<()>>>>,
+    /// The locks of each table, by object id.
+    pub(crate) table_locks: Mutex<HashMap<u32, Arc<TableLocks>>>,
     /// The system change number, advanced by every change.
     pub(crate) scn: AtomicU64,
     closed: AtomicBool,
+    /// Holds an exclusive `flock` on the directory's lock file while the database is open.
+    _lock: std::fs::File,
 }
 
 /// An open database.
@@ -129,6 +143,7 @@ impl Database {
             return Err(Error::NotADatabase { path: dir.to_owned(), reason: "no such directory".into() });
         }
         let control = ControlFile::read(dir)?;
+        let lock = lock_directory(dir)?;
         let mut parameters = ParameterValues::from_map(&control.parameters)?;
         for (k, v) in &options.parameters {
             parameters.set(k, v)?;
@@ -155,8 +170,9 @@ impl Database {
             registry: Registry::default(),
             parameters: RwLock::new(parameters),
             datafiles,
-            table_write_locks: Mutex::new(HashMap::new()),
+            table_locks: Mutex::new(HashMap::new()),
             closed: AtomicBool::new(false),
+            _lock: lock,
         };
         Ok(Database { inner: Arc::new(inner) })
     }
@@ -202,9 +218,9 @@ impl DbInner {
         result
     }
 
-    /// The write lock of a table.
-    pub(crate) fn table_write_lock(&self, object_id: u32) -> Arc<Mutex<()>> {
-        self.table_write_locks.lock().entry(object_id).or_default().clone()
+    /// The locks of a table.
+    pub(crate) fn table_locks(&self, object_id: u32) -> Arc<TableLocks> {
+        self.table_locks.lock().entry(object_id).or_default().clone()
     }
 
     /// Advances and returns the SCN.
@@ -221,6 +237,29 @@ impl Drop for DbInner {
             }
         }
     }
+}
+
+/// Takes the exclusive lock of a database directory, or says it is already open.
+fn lock_directory(dir: &Path) -> Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join("lioscope.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io("open", &path, e))?;
+    // SAFETY: flock only reads its integer arguments; the descriptor is open and owned.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(if e.kind() == std::io::ErrorKind::WouldBlock {
+            Error::DatabaseInUse { path: dir.to_owned() }
+        } else {
+            Error::io("lock", &path, e)
+        });
+    }
+    Ok(file)
 }
 
 fn new_db_id() -> u64 {

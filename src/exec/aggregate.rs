@@ -6,8 +6,8 @@
 //! value has a fraction.
 
 use super::pipeline::{Stage, push};
-use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
+use crate::access::{BlockBatch, RowAccess};
 use crate::error::{Error, Result};
 use crate::sql::bind::{AggCall, AggFunc};
 use crate::sql::expr::Expr;
@@ -174,6 +174,31 @@ impl AggregateStage {
         };
         for ((acc, call), &shape) in accs.iter_mut().zip(&self.calls).zip(&self.shapes) {
             acc.add(call, shape, row, f)?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Folds the selected rows of a block batch. Without GROUP BY, counts need no row
+    /// access beyond the NULL flags of their column.
+    pub fn push_batch(&mut self, batch: &BlockBatch<'_>, selection: &[u16], f: &mut FunctionContext) -> Result<Flow> {
+        if !self.group_by.is_empty() {
+            for &i in selection {
+                self.push(&batch.row(i as usize), f)?;
+            }
+            return Ok(Flow::Continue);
+        }
+        for ((acc, call), &shape) in self.single.iter_mut().zip(&self.calls).zip(&self.shapes) {
+            match shape {
+                Shape::CountRows => acc.count += selection.len() as u64,
+                Shape::CountColumn(col) => {
+                    acc.count += selection.iter().filter(|&&i| !batch.is_null(i as usize, col)).count() as u64
+                }
+                Shape::General => {
+                    for &i in selection {
+                        acc.add(call, shape, &batch.row(i as usize), f)?;
+                    }
+                }
+            }
         }
         Ok(Flow::Continue)
     }

@@ -6,8 +6,8 @@
 //! number, goes through the general evaluator.
 
 use super::pipeline::{Stage, push};
-use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
+use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
 use crate::sql::expr::{CmpOp, Expr};
 use crate::sql::functions::FunctionContext;
@@ -55,6 +55,19 @@ impl IntComparisons {
     }
 }
 
+impl IntComparisons {
+    /// As [`IntComparisons::eval`], for row `i` of a block batch.
+    #[inline(always)]
+    fn eval_in_batch(&self, batch: &BlockBatch<'_>, i: usize) -> Option<bool> {
+        let mut all = true;
+        for &(col, op, k) in &self.terms {
+            let v = batch.small_int(i, col)?;
+            all &= op.holds(v.cmp(&k));
+        }
+        Some(all)
+    }
+}
+
 impl FilterStage {
     pub fn new(predicate: Expr) -> FilterStage {
         FilterStage { compiled: IntComparisons::compile(&predicate), predicate }
@@ -72,5 +85,28 @@ impl FilterStage {
             None => self.predicate.eval_condition(row, f)? == Some(true),
         };
         if pass { push(rest, row, f) } else { Ok(Flow::Continue) }
+    }
+
+    /// Keeps in `selection` the rows of `batch` for which the condition is TRUE.
+    #[inline]
+    pub fn filter_batch(
+        &mut self,
+        batch: &BlockBatch<'_>,
+        selection: &mut Vec<u16>,
+        f: &mut FunctionContext,
+    ) -> Result<()> {
+        let mut kept = 0;
+        for k in 0..selection.len() {
+            let i = selection[k];
+            let fast = self.compiled.as_ref().and_then(|c| c.eval_in_batch(batch, i as usize));
+            let pass = match fast {
+                Some(pass) => pass,
+                None => self.predicate.eval_condition(&batch.row(i as usize), f)? == Some(true),
+            };
+            selection[kept] = i;
+            kept += usize::from(pass);
+        }
+        selection.truncate(kept);
+        Ok(())
     }
 }

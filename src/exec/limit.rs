@@ -1,39 +1,66 @@
 //! COUNT STOPKEY and FETCH FIRST / LIMIT: skips `offset` rows, passes `limit` rows, then
 //! stops the source.
 
-use super::pipeline::{Stage, push};
-use crate::access::RowAccess;
+use super::pipeline::{Stage, push, push_batch};
 use crate::access::full_scan::Flow;
+use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
 use crate::sql::functions::FunctionContext;
 
 pub struct LimitStage {
     pub offset: u64,
     pub limit: Option<u64>,
-    pub seen: u64,
+    /// Rows skipped so far (at most `offset`).
+    pub skipped: u64,
+    /// Rows passed on so far (at most `limit`).
+    pub passed: u64,
 }
 
 impl LimitStage {
+    pub fn new(offset: u64, limit: Option<u64>) -> LimitStage {
+        LimitStage { offset, limit, skipped: 0, passed: 0 }
+    }
+
+    fn full(&self) -> bool {
+        self.limit.is_some_and(|l| self.passed >= l)
+    }
+
     pub fn push<R: RowAccess + ?Sized>(
         &mut self,
         row: &R,
         rest: &mut [Stage<'_>],
         f: &mut FunctionContext,
     ) -> Result<Flow> {
-        self.seen += 1;
-        if self.seen <= self.offset {
+        if self.skipped < self.offset {
+            self.skipped += 1;
             return Ok(Flow::Continue);
         }
-        let passed = self.seen - self.offset;
-        if self.limit.is_some_and(|l| passed > l) {
+        if self.full() {
             return Ok(Flow::Stop);
         }
+        self.passed += 1;
         let flow = push(rest, row, f)?;
-        if self.limit == Some(passed) { Ok(Flow::Stop) } else { Ok(flow) }
+        if self.full() { Ok(Flow::Stop) } else { Ok(flow) }
     }
 
-    /// Whether this limit lets no row through at all.
-    pub fn is_empty(&self) -> bool {
-        self.limit == Some(0)
+    pub fn push_batch(
+        &mut self,
+        batch: &BlockBatch<'_>,
+        selection: &mut Vec<u16>,
+        rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        let skip = (self.offset - self.skipped).min(selection.len() as u64);
+        self.skipped += skip;
+        selection.drain(..skip as usize);
+        if let Some(l) = self.limit {
+            selection.truncate((l - self.passed.min(l)) as usize);
+        }
+        if selection.is_empty() {
+            return Ok(if self.full() { Flow::Stop } else { Flow::Continue });
+        }
+        self.passed += selection.len() as u64;
+        let flow = push_batch(rest, batch, selection, f)?;
+        if self.full() { Ok(Flow::Stop) } else { Ok(flow) }
     }
 }

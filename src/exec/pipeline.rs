@@ -3,8 +3,8 @@
 use super::{
     AggregateStage, CollectStage, ExecContext, FilterStage, LimitStage, ProjectStage, RownumStage, SortStage, Source,
 };
-use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
+use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
 use crate::sql::functions::FunctionContext;
 use crate::stats::Stat;
@@ -45,6 +45,37 @@ pub fn push<R: RowAccess + ?Sized>(stages: &mut [Stage<'_>], row: &R, f: &mut Fu
         Stage::Sink(s) => {
             let out = (0..s.visible).map(|i| row.column(i).map(|v| v.into_owned())).collect::<Result<_>>()?;
             (s.consume)(out)?;
+            Ok(Flow::Continue)
+        }
+    }
+}
+
+/// Pushes the selected rows of a block batch (`selection`: row indexes, ascending) into
+/// the first of `stages`. Filters narrow the selection in place; stages without a batch
+/// form take the selected rows one by one.
+pub fn push_batch(
+    stages: &mut [Stage<'_>],
+    batch: &BlockBatch<'_>,
+    selection: &mut Vec<u16>,
+    f: &mut FunctionContext,
+) -> Result<Flow> {
+    if selection.is_empty() {
+        return Ok(Flow::Continue);
+    }
+    let Some((stage, rest)) = stages.split_first_mut() else { return Ok(Flow::Continue) };
+    match stage {
+        Stage::Filter(s) => {
+            s.filter_batch(batch, selection, f)?;
+            push_batch(rest, batch, selection, f)
+        }
+        Stage::Limit(s) => s.push_batch(batch, selection, rest, f),
+        Stage::Aggregate(s) => s.push_batch(batch, selection, f),
+        _ => {
+            for &i in selection.iter() {
+                if push(stages, &batch.row(i as usize), f)? == Flow::Stop {
+                    return Ok(Flow::Stop);
+                }
+            }
             Ok(Flow::Continue)
         }
     }

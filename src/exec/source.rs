@@ -7,10 +7,13 @@
 //! - FIXED TABLE: rows a `v$` view computed when the statement was planned.
 
 use super::ExecContext;
-use super::pipeline::{Stage, push};
+use super::pipeline::{Stage, push, push_batch};
+use crate::access::full_scan::ScanConsumer;
 use crate::access::full_scan::{Flow, FullScan};
+use crate::access::{BlockBatch, BlockRow};
 use crate::catalog::TableDef;
 use crate::error::Result;
+use crate::sql::functions::FunctionContext;
 use crate::types::{Datum, Value};
 use std::sync::Arc;
 
@@ -22,13 +25,34 @@ pub enum Source {
     Rows(Vec<Vec<Value>>),
 }
 
+/// Feeds what a scan finds into the pipeline.
+struct Feed<'p, 'a> {
+    stages: &'p mut [Stage<'a>],
+    f: &'p mut FunctionContext,
+    /// The selection vector, reused block after block.
+    selection: Vec<u16>,
+}
+
+impl ScanConsumer for Feed<'_, '_> {
+    #[inline]
+    fn batch(&mut self, batch: &BlockBatch<'_>) -> Result<Flow> {
+        self.selection.clear();
+        self.selection.extend(0..batch.len() as u16);
+        push_batch(self.stages, batch, &mut self.selection, self.f)
+    }
+
+    fn row(&mut self, row: &BlockRow<'_>) -> Result<Flow> {
+        push(self.stages, row, self.f)
+    }
+}
+
 impl Source {
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
         let f = &mut ctx.functions;
         match self {
             Source::TableScan { table, columns_needed } => {
                 let mut scan = FullScan::new(table, *columns_needed);
-                scan.run(&ctx.access, &mut |row| push(stages, row, f))
+                scan.run(&ctx.access, &mut Feed { stages, f, selection: Vec::new() })
             }
             Source::Dual => push(stages, &[] as &[Value], f).map(|_| ()),
             Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, f),

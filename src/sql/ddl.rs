@@ -174,8 +174,8 @@ pub fn drop(
             }
             return Err(Error::UnknownObject { kind: "table", name });
         };
-        let lock = session.db.table_write_lock(table.object_id);
-        let _guard = lock.lock();
+        let locks = session.db.table_locks(table.object_id);
+        let (_writer, _invisible) = (locks.writer.lock(), locks.visibility.write());
         session.db.catalog.remove_table(&name)?;
         segments::drop_segment(&session.access_context(), &table)?;
     }
@@ -190,8 +190,8 @@ pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
             .catalog
             .table(&name)
             .ok_or_else(|| Error::UnknownObject { kind: "table", name: name.clone() })?;
-        let lock = session.db.table_write_lock(table.object_id);
-        let _guard = lock.lock();
+        let locks = session.db.table_locks(table.object_id);
+        let (_writer, _invisible) = (locks.writer.lock(), locks.visibility.write());
         segments::truncate_segment(&session.access_context(), &table)?;
     }
     Ok(QueryResult::message(StatementKind::Ddl, "Table truncated."))

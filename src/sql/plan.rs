@@ -230,7 +230,7 @@ impl<'a> Builder<'_, 'a> {
             let mut line = PlanLine::new("COUNT STOPKEY", "");
             line.predicates.push(format!("filter(ROWNUM<={n})"));
             self.lines.push(line);
-            self.stages.push(Stage::Limit(LimitStage { offset: 0, limit: Some(n), seen: 0 }));
+            self.stages.push(Stage::Limit(LimitStage::new(0, Some(n))));
         }
         Ok(())
     }
@@ -434,7 +434,7 @@ impl<'a> Builder<'_, 'a> {
                 limit.map_or("end".into(), |l| (offset + l).to_string())
             ));
             self.lines.push(line);
-            self.stages.push(Stage::Limit(LimitStage { offset, limit, seen: 0 }));
+            self.stages.push(Stage::Limit(LimitStage::new(offset, limit)));
         }
         Ok(())
     }

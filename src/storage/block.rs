@@ -268,6 +268,18 @@ impl DataBlockMut<'_> {
         Some(slot as u16)
     }
 
+    /// Sets the lock byte (the second byte) of the row piece in `slot`.
+    pub fn set_lock(&mut self, slot: usize, lock: u8) {
+        let offset = DataBlock(self.0).row_offset(slot);
+        assert!(offset != 0 && offset + 1 < self.0.len(), "set_lock targets a stored row piece");
+        self.0[offset + 1] = lock;
+    }
+
+    /// Row directory entries in use.
+    pub fn row_count(&self) -> usize {
+        DataBlock(self.0).row_count()
+    }
+
     /// Removes the newest rows so that `row_count` remain: undoes inserts of a failed
     /// statement. The rows removed must be the last ones inserted.
     pub fn truncate_rows(&mut self, row_count: usize) {

@@ -39,6 +39,10 @@ pub const FLAG_LAST: u8 = 0x04;
 /// Flags of a row stored whole in one piece.
 pub const FLAGS_WHOLE: u8 = FLAG_HEAD | FLAG_FIRST | FLAG_LAST;
 
+/// Lock byte of a row whose inserting statement has not ended. Scans skip such rows, so
+/// a statement's rows appear together when it ends (or never, if it fails).
+pub const LOCK_INSERT_IN_PROGRESS: u8 = 0xFF;
+
 /// Length byte meaning NULL.
 pub const LEN_NULL: u8 = 0xFF;
 /// Length byte announcing a two-byte length.

@@ -88,13 +88,21 @@ pub fn read_small_int(bytes: &[u8]) -> Option<i64> {
     if scale != 0 || mantissa.is_empty() || mantissa.len() > 8 {
         return None;
     }
-    // Assemble little-endian bytes without a memcpy call, then sign-extend.
-    let mut v = 0u64;
-    for (i, &b) in mantissa.iter().enumerate() {
-        v |= u64::from(b) << (8 * i);
-    }
-    let shift = 64 - 8 * mantissa.len() as u32;
-    Some(((v << shift) as i64) >> shift)
+    // Fixed-size loads for the common widths; assemble the rest byte by byte.
+    Some(match *mantissa {
+        [a] => i64::from(a as i8),
+        [a, b] => i64::from(i16::from_le_bytes([a, b])),
+        [a, b, c] => i64::from(i32::from_le_bytes([0, a, b, c]) >> 8),
+        [a, b, c, d] => i64::from(i32::from_le_bytes([a, b, c, d])),
+        _ => {
+            let mut v = 0u64;
+            for (i, &b) in mantissa.iter().enumerate() {
+                v |= u64::from(b) << (8 * i);
+            }
+            let shift = 64 - 8 * mantissa.len() as u32;
+            ((v << shift) as i64) >> shift
+        }
+    })
 }
 
 fn read_number(bytes: &[u8]) -> Result<Datum<'_>, &'static str> {

@@ -10,8 +10,6 @@ SELECT 1 FROM dual ORDER;
 SELECT 1,
   2 +
   3 * FROM dual;
-SELECT 'unterminated FROM dual;
-SELECT "unterminated FROM dual;
 SELECT 1 1 FROM dual;
 SELECT (1 + 2 FROM dual;
 SELECT * FROM dual WHERE 1 = = 1;
@@ -45,3 +43,9 @@ SELECT 'a' 'b' FROM dual;
 -- sql/front.rs classify: words[3]). Expected a syntax error. Left out so the harness
 -- does not crash:
 -- EXPLAIN PLAN FOR;
+-- an unterminated quote runs on to the "/" line (a ';' inside quotes does not end a statement)
+SELECT 'unterminated FROM dual;
+SELECT 4 FROM dual;
+/
+SELECT "unterminated FROM dual
+/
