@@ -88,7 +88,6 @@ fn malformed_sql_reports_message_and_position() {
 }
 
 #[test]
-#[ignore = "engine bug: a statement cut short (error 'found: EOF') gets no position, though the end of the text is known"]
 fn truncated_statement_reports_a_position() {
     let dir = tempfile::tempdir().unwrap();
     let db = new_db(dir.path());
@@ -423,7 +422,6 @@ fn copy_with_a_bad_line_loads_nothing_and_names_file_line_and_column() {
 }
 
 #[test]
-#[ignore = "engine bug: a CSV line that is not UTF-8 is reported with column 0 (columns count from 1; csv::Error knows the field)"]
 fn copy_of_invalid_utf8_names_the_column() {
     let dir = tempfile::tempdir().unwrap();
     let db = new_db(dir.path());

@@ -96,7 +96,7 @@ impl<'t> FullScan<'t> {
             }
             let next = match pending.pop() {
                 Some(rdba) => {
-                    let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+                    let guard = ctx.db.cache.pin_for_read(ctx.stats, rdba)?;
                     prefetch_rows(&guard, DataBlock(&guard).row_data_start().min(guard.len()));
                     Some(guard)
                 }
@@ -122,6 +122,7 @@ impl<'t> FullScan<'t> {
         visit: &mut C,
     ) -> Result<Flow> {
         let rdba = guard.rdba();
+        crate::buffer::BufferCache::count_consistent_get(ctx.stats);
         ctx.stats.add(Stat::TableScanBlocksGotten, 1);
         let header = BlockHeader(&guard);
         if header.block_type() != Some(BlockType::TableData) || header.object_id() != self.table.object_id {
@@ -212,6 +213,11 @@ impl<'t> FullScan<'t> {
         next: Option<PieceAddr>,
         visit: &mut C,
     ) -> Result<Flow> {
+        // Follow the chain only if the columns the query needs are not all in the head
+        // piece (Oracle fetches a continued row only when it must).
+        if locate_columns(fragment, column_count, &mut self.chained_spans).is_some() {
+            return visit.row(&BlockRow { stream: fragment, spans: &self.chained_spans, kinds: &self.kinds, rdba });
+        }
         let mut chained = std::mem::take(&mut self.chained);
         chained.clear();
         chained.extend_from_slice(fragment);

@@ -207,13 +207,27 @@ impl BufferCache {
     /// logical reads`; a miss reads the block (`db file sequential read`).
     #[inline]
     pub fn consistent_get(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
+        Self::count_consistent_get(stats);
+        self.pin_for_read(stats, rdba)
+    }
+
+    /// A consistent get whose counting is left to the caller, who calls
+    /// [`BufferCache::count_consistent_get`] when it actually visits the block: a scan
+    /// gets the next block early, and must not count it if it stops before reaching it.
+    #[inline]
+    pub fn pin_for_read(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
+        let index = self.pin(stats, rdba)?;
+        self.headers[index as usize].content.lock_shared();
+        Ok(ReadGuard { cache: self, index, rdba })
+    }
+
+    /// Counts one consistent get.
+    #[inline]
+    pub fn count_consistent_get(stats: &SessionStats) {
         stats.add(Stat::LogicalReads, 1);
         stats.add(Stat::ConsistentGets, 1);
         stats.add(Stat::ConsistentGetsFromCache, 1);
         stats.add(Stat::BufferIsNotPinned, 1);
-        let index = self.pin(stats, rdba)?;
-        self.headers[index as usize].content.lock_shared();
-        Ok(ReadGuard { cache: self, index, rdba })
     }
 
     /// A current-mode get for changing a block: `db block gets`. The buffer becomes dirty.

@@ -49,9 +49,10 @@ impl<'s> ScriptRunner<'s> {
         if self.autotrace != Autotrace::TraceOnly || result.kind != StatementKind::Query {
             out.push_str(&render(&result, self.format));
         } else {
-            out.push_str(&format!("{} rows selected.\n", result.rows.len()));
+            let n = result.rows.len();
+            out.push_str(&if n == 1 { "1 row selected.\n".to_owned() } else { format!("{n} rows selected.\n") });
         }
-        if self.autotrace != Autotrace::Off {
+        if self.autotrace != Autotrace::Off && matches!(result.kind, StatementKind::Query | StatementKind::Insert) {
             if let Some(plan) = explain {
                 out.push_str("\nExecution Plan\n----------------------------------------------------------\n");
                 out.push_str(&plan);

@@ -88,7 +88,7 @@ pub fn validate(def: &ParameterDef, value: &str) -> Result<String> {
         Kind::Integer { min, max } => {
             let n: u64 = value.parse().map_err(|_| bad(format!("'{value}' is not a whole number")))?;
             if n < min || n > max {
-                return Err(bad(format!("{n} is outside {min}..={max}")));
+                return Err(bad(format!("{n} is not between {min} and {max}")));
             }
             Ok(n.to_string())
         }

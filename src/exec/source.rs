@@ -54,7 +54,7 @@ impl Source {
                 let mut scan = FullScan::new(table, *columns_needed);
                 scan.run(&ctx.access, &mut Feed { stages, f, selection: Vec::new() })
             }
-            Source::Dual => push(stages, &[] as &[Value], f).map(|_| ()),
+            Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], f).map(|_| ()),
             Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, f),
             Source::Series { start, stop } => Self::numbers(*start, *stop, stages, f),
             Source::Rows(rows) => {

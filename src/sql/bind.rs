@@ -24,6 +24,9 @@ pub struct Scope {
     pub level: Option<usize>,
     /// Column of the ROWNUM pseudo-column, once the plan provides it.
     pub rownum: Option<usize>,
+    /// Length of each CHAR(n) column (`None` for other types or unknown), for Oracle's
+    /// blank-padded comparison of CHAR values with string literals.
+    pub char_lengths: Vec<Option<u32>>,
 }
 
 /// Aggregate functions.
@@ -177,11 +180,18 @@ impl Binder<'_> {
             },
             ast::Expr::IsNull(x) => Expr::IsNull { expr: Box::new(self.bind(x)?), negated: false },
             ast::Expr::IsNotNull(x) => Expr::IsNull { expr: Box::new(self.bind(x)?), negated: true },
-            ast::Expr::InList { expr, list, negated } => Expr::InList {
-                expr: Box::new(self.bind(expr)?),
-                list: list.iter().map(|x| self.bind(x)).collect::<Result<_>>()?,
-                negated: *negated,
-            },
+            ast::Expr::InList { expr, list, negated } => {
+                let subject = self.bind(expr)?;
+                let mut items = list.iter().map(|x| self.bind(x)).collect::<Result<Vec<_>>>()?;
+                if let Expr::Column(c) = subject {
+                    for item in &mut items {
+                        if let Expr::Literal(v) = item {
+                            *item = self.padded(c, v);
+                        }
+                    }
+                }
+                Expr::InList { expr: Box::new(subject), list: items, negated: *negated }
+            }
             ast::Expr::Between { expr, negated, low, high } => Expr::Between {
                 expr: Box::new(self.bind(expr)?),
                 low: Box::new(self.bind(low)?),
@@ -200,6 +210,51 @@ impl Binder<'_> {
                 otherwise: else_result.as_deref().map(|x| self.bind(x)).transpose()?.map(Box::new),
             },
             ast::Expr::Function(f) => self.bind_function(f, e)?,
+            ast::Expr::Substring { expr, substring_from, substring_for, .. } => {
+                let mut args = vec![
+                    self.bind(expr)?,
+                    substring_from.as_deref().map_or(Ok(Expr::Literal(Datum::Int(1))), |x| self.bind(x))?,
+                ];
+                if let Some(len) = substring_for {
+                    args.push(self.bind(len)?);
+                }
+                Expr::Function { func: ScalarFunction::lookup("SUBSTR", args.len())?, args }
+            }
+            ast::Expr::Trim { expr, trim_where, trim_what, trim_characters } => {
+                let func = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "LTRIM",
+                    Some(ast::TrimWhereField::Trailing) => "RTRIM",
+                    _ if trim_what.is_some() || trim_characters.is_some() => "TRIM_BOTH",
+                    _ => "TRIM",
+                };
+                let mut args = vec![self.bind(expr)?];
+                if let Some(what) = trim_what {
+                    args.push(self.bind(what)?);
+                }
+                if let Some(chars) = trim_characters {
+                    for c in chars {
+                        args.push(self.bind(c)?);
+                    }
+                }
+                match (func, args.len()) {
+                    ("TRIM", 1) => Expr::Function { func: ScalarFunction::Trim, args },
+                    ("LTRIM" | "RTRIM", 1 | 2) => {
+                        Expr::Function { func: ScalarFunction::lookup(func, args.len())?, args }
+                    }
+                    // TRIM(c FROM s): trim the character from both ends.
+                    (_, 2) => {
+                        let left = Expr::Function { func: ScalarFunction::Ltrim, args: args.clone() };
+                        Expr::Function { func: ScalarFunction::Rtrim, args: vec![left, args[1].clone()] }
+                    }
+                    _ => return Err(unsupported(format!("{e}"), e)),
+                }
+            }
+            ast::Expr::Ceil { expr, field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
+                Expr::Function { func: ScalarFunction::Ceil, args: vec![self.bind(expr)?] }
+            }
+            ast::Expr::Floor { expr, field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
+                Expr::Function { func: ScalarFunction::Floor, args: vec![self.bind(expr)?] }
+            }
             other => return Err(unsupported(format!("expression {other}"), e)),
         };
         Ok(fold_constants(bound, self.now))
@@ -210,6 +265,9 @@ impl Binder<'_> {
         if qualifier.is_none() && ident.quote_style.is_none() {
             match name.as_str() {
                 "SYSDATE" => return Ok(Expr::Literal(Datum::Date(self.now))),
+                "ROWNUM" | "LEVEL" if self.grouping.is_some() && (name == "ROWNUM" || self.scope.level.is_some()) => {
+                    return Err(not_group_by(name, e));
+                }
                 "ROWNUM" => {
                     return self
                         .scope
@@ -281,6 +339,19 @@ impl Binder<'_> {
         })
     }
 
+    /// A string literal compared with a CHAR(n) column, blank-padded to n as Oracle compares
+    /// CHAR values; anything else unchanged.
+    fn padded(&self, column: usize, literal: &Value) -> Expr {
+        match (self.grouping, self.scope.char_lengths.get(column).copied().flatten(), literal) {
+            (None, Some(n), Datum::Str(s)) if s.len() < n as usize => {
+                let mut padded = s.to_string();
+                padded.extend(std::iter::repeat_n(' ', n as usize - s.len()));
+                Expr::Literal(Datum::Str(padded.into()))
+            }
+            _ => Expr::Literal(literal.clone()),
+        }
+    }
+
     fn bind_like(
         &self,
         negated: bool,
@@ -306,6 +377,12 @@ impl Binder<'_> {
 
     fn bind_function(&self, f: &ast::Function, e: &ast::Expr) -> Result<Expr> {
         let name = function_name(&f.name);
+        if f.over.is_some() {
+            return Err(unsupported(format!("analytic function {name}(...) OVER (...)"), e));
+        }
+        if f.filter.is_some() || !f.within_group.is_empty() || !matches!(f.parameters, FunctionArguments::None) {
+            return Err(unsupported(format!("{e}"), e));
+        }
         if let Some(agg) = AggFunc::from_name(&name) {
             return self.bind_aggregate(agg, f, e);
         }
@@ -351,6 +428,13 @@ impl Binder<'_> {
             }
         };
         Ok(Expr::Column(grouping.keys.len() + index))
+    }
+}
+
+fn not_group_by(name: String, e: &ast::Expr) -> Error {
+    Error::InvalidValue {
+        context: name,
+        message: format!("not a GROUP BY expression{}", position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()),
     }
 }
 

@@ -19,6 +19,9 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
     if let Some(c) = create.constraints.first() {
         return Err(Error::unsupported(format!("table constraint {c}")));
     }
+    if create.or_replace || create.temporary || create.external || create.global.is_some() || create.if_not_exists {
+        return Err(Error::unsupported("CREATE [OR REPLACE | GLOBAL TEMPORARY | EXTERNAL] TABLE or IF NOT EXISTS"));
+    }
     let name = single_name(&create.name)?;
     if session.db.catalog.table(&name).is_some() {
         return Err(Error::ObjectExists { kind: "table", name });
@@ -46,7 +49,7 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
         columns,
         pctfree: pctfree.unwrap_or(DEFAULT_PCTFREE),
         segment_header,
-        created: chrono::Utc::now().timestamp(),
+        created: crate::sql::local_now(),
     };
     session.db.catalog.add_table(table)?;
     Ok(QueryResult::message(StatementKind::Ddl, "Table created."))
@@ -54,6 +57,9 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
 
 fn single_name(name: &ast::ObjectName) -> Result<String> {
     match name.0.as_slice() {
+        [ast::ObjectNamePart::Identifier(i)] if i.value.is_empty() => {
+            Err(Error::Parse { message: "a name cannot be empty (\"\")".into(), position: position_of(name) })
+        }
         [ast::ObjectNamePart::Identifier(i)] => Ok(ident_name(i)),
         _ => Err(Error::Unsupported {
             construct: format!("qualified name {name} (lioscope has one schema)"),
@@ -64,6 +70,9 @@ fn single_name(name: &ast::ObjectName) -> Result<String> {
 
 fn column_def(c: &ast::ColumnDef) -> Result<ColumnDef> {
     let name = ident_name(&c.name);
+    if name.is_empty() {
+        return Err(Error::Parse { message: "a column name cannot be empty (\"\")".into(), position: None });
+    }
     let mut nullable = true;
     for option in &c.options {
         match &option.option {
@@ -100,6 +109,11 @@ fn data_type(t: &AstType) -> std::result::Result<DataType, String> {
                 )
             }
             "VARCHAR2" | "NVARCHAR2" => {
+                if args.first().is_some_and(|a| a.to_ascii_uppercase().ends_with("CHAR")) {
+                    return Err(
+                        "lengths in characters (n CHAR) are not supported: lioscope lengths are bytes (n BYTE)".into(),
+                    );
+                }
                 let n = args.first().and_then(|a| a.split_whitespace().next()?.parse::<u64>().ok());
                 match n {
                     Some(n) => string_type(&Some(CharacterLength::IntegerLength { length: n, unit: None }), true),
@@ -140,6 +154,9 @@ fn number_type(args: Vec<i64>) -> std::result::Result<DataType, String> {
 
 fn string_type(len: &Option<CharacterLength>, varying: bool) -> std::result::Result<DataType, String> {
     let n = match len {
+        Some(CharacterLength::IntegerLength { unit: Some(ast::CharLengthUnits::Characters), .. }) => {
+            return Err("lengths in characters (n CHAR) are not supported: lioscope lengths are bytes (n BYTE)".into());
+        }
         Some(CharacterLength::IntegerLength { length, .. }) => *length,
         Some(CharacterLength::Max) => return Err("MAX lengths are not supported; give a length up to 4000".into()),
         None if varying => return Err("VARCHAR2 needs a length, e.g. VARCHAR2(20)".into()),

@@ -112,6 +112,15 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
     let ast::TableObject::TableName(name) = &insert.table else {
         return Err(Error::unsupported("INSERT into a table function"));
     };
+    if insert.returning.is_some()
+        || insert.on.is_some()
+        || insert.or.is_some()
+        || insert.ignore
+        || insert.overwrite
+        || insert.partitioned.is_some()
+    {
+        return Err(Error::unsupported("INSERT clause (RETURNING, ON CONFLICT, IGNORE, OVERWRITE, PARTITION)"));
+    }
     let shape = RowShape::new(session, name, &insert.columns)?;
     let Some(source) = &insert.source else { return Err(Error::unsupported("INSERT without VALUES or SELECT")) };
     let table = shape.table.clone();
@@ -329,5 +338,9 @@ fn csv_row<'r>(
 
 fn csv_error(path: &std::path::Path, e: &csv::Error) -> Error {
     let line = e.position().map_or(0, |p| p.line());
-    Error::Csv { file: path.to_owned(), line, column: 0, message: e.to_string() }
+    let (column, message) = match e.kind() {
+        csv::ErrorKind::Utf8 { err, .. } => (err.field() + 1, "the field is not valid UTF-8".to_owned()),
+        _ => (1, e.to_string()),
+    };
+    Error::Csv { file: path.to_owned(), line, column, message }
 }

@@ -52,7 +52,13 @@ pub fn classify(sql: &str) -> Result<Front> {
             Ok(Front::ShowParameters(words.get(2).map(|t| token_word(&t.token).to_ascii_lowercase())))
         }
         ("EXPLAIN", "PLAN", "FOR") => {
-            let start = words[3].span.start;
+            let Some(first) = words.get(3) else {
+                return Err(Error::Parse {
+                    message: "EXPLAIN PLAN FOR needs a statement".into(),
+                    position: position_at(words.get(2)),
+                });
+            };
+            let start = first.span.start;
             Ok(Front::ExplainPlan(text_from(sql, start.line, start.column).to_owned()))
         }
         ("CREATE", "TABLE", _) => strip_pctfree(&tokens),

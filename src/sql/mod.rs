@@ -61,7 +61,7 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
 
 /// Parses exactly one statement.
 fn parse_one(sql: &str) -> Result<Statement> {
-    let mut statements = Parser::parse_sql(&OracleDialect {}, sql).map_err(parse_error)?;
+    let mut statements = Parser::parse_sql(&OracleDialect {}, sql).map_err(|e| parse_error(e, sql))?;
     match statements.len() {
         1 => Ok(statements.remove(0)),
         0 => Err(Error::Parse { message: "empty statement".into(), position: None }),
@@ -72,8 +72,9 @@ fn parse_one(sql: &str) -> Result<Statement> {
     }
 }
 
-/// sqlparser's message ends with "at Line: L, Column: C"; move that into `position`.
-fn parse_error(e: sqlparser::parser::ParserError) -> Error {
+/// sqlparser's message ends with "at Line: L, Column: C"; move that into `position`. A
+/// statement that ends too early is reported at its end.
+fn parse_error(e: sqlparser::parser::ParserError, sql: &str) -> Error {
     let text = match e {
         sqlparser::parser::ParserError::ParserError(m) | sqlparser::parser::ParserError::TokenizerError(m) => m,
         sqlparser::parser::ParserError::RecursionLimitExceeded => "statement nested too deeply".into(),
@@ -83,7 +84,11 @@ fn parse_error(e: sqlparser::parser::ParserError) -> Error {
             let position = pos.replacen(", Column: ", ", column ", 1);
             Error::Parse { message: message.to_owned(), position: Some(format!("line {position}")) }
         }
-        None => Error::Parse { message: text, position: None },
+        None => {
+            let line = sql.lines().count().max(1);
+            let column = sql.lines().last().map_or(0, |l| l.chars().count()) + 1;
+            Error::Parse { message: text, position: Some(format!("line {line}, column {column} (end of statement)")) }
+        }
     }
 }
 
@@ -111,9 +116,14 @@ fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Re
     }
 }
 
-/// The SYSDATE of a statement starting now (local time, as Oracle's SYSDATE).
-fn statement_time() -> i64 {
+/// Now in local time, as Oracle's SYSDATE (a DATE has no time zone).
+pub(crate) fn local_now() -> i64 {
     chrono::Local::now().naive_local().and_utc().timestamp()
+}
+
+/// The SYSDATE of a statement starting now.
+fn statement_time() -> i64 {
+    local_now()
 }
 
 /// The function context of a new statement: its SYSDATE and the session's random stream.

@@ -60,11 +60,16 @@ pub fn plan_query<'a>(
     let ast::SetExpr::Select(select) = &*query.body else {
         return Err(unsupported(format!("query form {}", query.body), &*query.body));
     };
+    reject_unsupported_select_parts(select)?;
     let mut b = Builder { session, now, stages: Vec::new(), lines: Vec::new(), notes: Vec::new() };
     let (source, mut scope) = b.source(select)?;
     b.where_clause(select, &mut scope)?;
     b.rownum(select, query, &mut scope);
-    let (exprs, columns, grouping) = b.aggregate(select, &scope)?;
+    let order_by: Vec<&ast::Expr> = match query.order_by.as_ref().map(|o| &o.kind) {
+        Some(ast::OrderByKind::Expressions(items)) => items.iter().map(|i| &i.expr).collect(),
+        _ => Vec::new(),
+    };
+    let (exprs, columns, grouping) = b.aggregate(select, &scope, &order_by)?;
     b.project_order_and_limit(query, select, &scope, grouping.as_ref(), exprs, &columns)?;
     let mut source = source;
     if let Source::TableScan { columns_needed, .. } = &mut source {
@@ -133,9 +138,20 @@ impl<'a> Builder<'_, 'a> {
             position: position_of(name),
         })?;
         let names = table.columns.iter().map(|c| c.name.clone()).collect();
+        let char_lengths = table
+            .columns
+            .iter()
+            .map(|c| match c.data_type {
+                crate::types::DataType::Char { len } => Some(len),
+                _ => None,
+            })
+            .collect();
         self.lines.push(PlanLine::new("TABLE ACCESS FULL", &table.name));
         let width = table.columns.len();
-        Ok((Source::TableScan { table, columns_needed: width }, Scope { names, qualifiers, ..Default::default() }))
+        Ok((
+            Source::TableScan { table, columns_needed: width },
+            Scope { names, qualifiers, char_lengths, ..Default::default() },
+        ))
     }
 
     /// DUAL, or the `CONNECT BY LEVEL <= n` row generator over it.
@@ -143,13 +159,13 @@ impl<'a> Builder<'_, 'a> {
         match select.connect_by.as_slice() {
             [] => {
                 self.lines.push(PlanLine::new("FAST DUAL", ""));
-                Ok((Source::Dual, Scope { qualifiers, ..Default::default() }))
+                Ok((Source::Dual, Scope { names: vec!["DUMMY".into()], qualifiers, ..Default::default() }))
             }
             [ast::ConnectByKind::ConnectBy { relationships, .. }] if relationships.len() == 1 => {
                 let rows = level_limit(&relationships[0])?;
                 self.lines.push(PlanLine::new("FAST DUAL", ""));
                 self.lines.push(PlanLine::new("CONNECT BY WITHOUT FILTERING", ""));
-                let scope = Scope { names: vec!["LEVEL".into()], qualifiers, level: Some(0), rownum: None };
+                let scope = Scope { names: vec!["LEVEL".into()], qualifiers, level: Some(0), ..Default::default() };
                 Ok((Source::ConnectBy { rows }, scope))
             }
             _ => Err(Error::unsupported("CONNECT BY other than CONNECT BY LEVEL <= n over DUAL")),
@@ -213,6 +229,15 @@ impl<'a> Builder<'_, 'a> {
             });
         }
         if let Some(p) = predicate {
+            if !p.is_condition() {
+                return Err(Error::InvalidValue {
+                    context: "WHERE".into(),
+                    message: format!(
+                        "{} is a value, not a condition",
+                        p.display(&scope.names).to_string().replace('"', "")
+                    ),
+                });
+            }
             let text = format!("filter({})", p.display(&scope.names));
             match self.lines.last_mut() {
                 Some(line) if line.operation == "TABLE ACCESS FULL" || line.operation == "FIXED TABLE FULL" => {
@@ -257,6 +282,7 @@ impl<'a> Builder<'_, 'a> {
         &mut self,
         select: &ast::Select,
         scope: &Scope,
+        order_by: &[&ast::Expr],
     ) -> Result<(Vec<Expr>, Vec<String>, Option<GroupingScope>)> {
         let group_by: &[ast::Expr] = match &select.group_by {
             ast::GroupByExpr::Expressions(exprs, mods) if mods.is_empty() => exprs,
@@ -272,10 +298,21 @@ impl<'a> Builder<'_, 'a> {
             let post = Binder { scope, now: self.now, grouping: Some(&grouping) };
             let (exprs, names) = self.select_list(select, &post, scope)?;
             let having = select.having.as_ref().map(|h| post.bind(h)).transpose()?;
+            // ORDER BY may name aggregates the select list does not: register them now,
+            // while the aggregate stage is still being built.
+            for e in order_by.iter().filter(|e| contains_aggregate(e)) {
+                post.bind(e)?;
+            }
             let calls = grouping.aggregates.borrow().clone();
             self.lines.push(PlanLine::new(if keys.is_empty() { "SORT AGGREGATE" } else { "HASH GROUP BY" }, ""));
             if let Some(h) = &having {
-                self.lines.last_mut().expect("just pushed").predicates.push(format!("filter({})", h.display(&[])));
+                let mut names: Vec<String> = group_by.iter().map(canonical).collect();
+                names.extend(calls.iter().map(|c| c.text.replace(' ', "")));
+                self.lines
+                    .last_mut()
+                    .expect("just pushed")
+                    .predicates
+                    .push(format!("filter({})", h.display(&names).to_string().replace('"', "")));
             }
             self.stages.push(Stage::Aggregate(AggregateStage::new(keys, calls, having)));
             (exprs, names, Some(GroupingScope { grouping }))
@@ -468,12 +505,75 @@ fn columns_needed_by(stages: &[Stage<'_>]) -> usize {
     last.map_or(0, |l| l + 1)
 }
 
+/// Clauses sqlparser accepts that lioscope does not implement: rejected by name rather
+/// than ignored.
+fn reject_unsupported_select_parts(select: &ast::Select) -> Result<()> {
+    let unsupported_part = |name: &str| Err(Error::unsupported(name.to_owned()));
+    if select.top.is_some() {
+        return unsupported_part("TOP");
+    }
+    if select.into.is_some() {
+        return unsupported_part("SELECT ... INTO");
+    }
+    if !select.lateral_views.is_empty()
+        || select.prewhere.is_some()
+        || !select.cluster_by.is_empty()
+        || !select.distribute_by.is_empty()
+    {
+        return unsupported_part("LATERAL VIEW / PREWHERE / CLUSTER BY / DISTRIBUTE BY");
+    }
+    if !select.sort_by.is_empty()
+        || !select.named_window.is_empty()
+        || select.qualify.is_some()
+        || select.value_table_mode.is_some()
+    {
+        return unsupported_part("SORT BY / WINDOW / QUALIFY / AS VALUE");
+    }
+    if select.exclude.is_some() || select.select_modifiers.is_some() {
+        return unsupported_part("select modifiers");
+    }
+    for from in &select.from {
+        if let ast::TableFactor::Table {
+            sample,
+            with_hints,
+            version,
+            partitions,
+            json_path,
+            index_hints,
+            with_ordinality,
+            ..
+        } = &from.relation
+        {
+            if sample.is_some() {
+                return unsupported_part("SAMPLE");
+            }
+            if !with_hints.is_empty()
+                || version.is_some()
+                || !partitions.is_empty()
+                || json_path.is_some()
+                || !index_hints.is_empty()
+                || *with_ordinality
+            {
+                return Err(Error::unsupported(format!("table clause in FROM {}", from.relation)));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn reject_unsupported_query_parts(query: &ast::Query) -> Result<()> {
     if let Some(with) = &query.with {
         return Err(unsupported("WITH".into(), with));
     }
     if !query.locks.is_empty() {
         return Err(Error::unsupported("FOR UPDATE"));
+    }
+    if query.for_clause.is_some()
+        || query.settings.is_some()
+        || query.format_clause.is_some()
+        || !query.pipe_operators.is_empty()
+    {
+        return Err(Error::unsupported(format!("clause of {query}")));
     }
     Ok(())
 }
@@ -516,7 +616,7 @@ fn rownum_limit(e: &ast::Expr) -> Result<Option<u64>> {
     let n = constant_int(bound, 0, "ROWNUM")?;
     match op {
         BinaryOperator::LtEq => Ok(Some(n.max(0) as u64)),
-        BinaryOperator::Lt => Ok(Some((n - 1).max(0) as u64)),
+        BinaryOperator::Lt => Ok(Some(n.saturating_sub(1).max(0) as u64)),
         _ => Err(unsupported("a ROWNUM condition other than ROWNUM < n or ROWNUM <= n".into(), e)),
     }
 }
@@ -527,8 +627,9 @@ fn level_limit(e: &ast::Expr) -> Result<i64> {
         if is_ident(left, "LEVEL") {
             let n = constant_int(right, 0, "CONNECT BY")?;
             match op {
-                BinaryOperator::LtEq => return Ok(n),
-                BinaryOperator::Lt => return Ok(n - 1),
+                // Oracle's generator always returns its root row.
+                BinaryOperator::LtEq => return Ok(n.max(1)),
+                BinaryOperator::Lt => return Ok(n.saturating_sub(1).max(1)),
                 _ => {}
             }
         }
@@ -562,8 +663,26 @@ fn output_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(i) => ident_name(i),
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident_name).unwrap_or_default(),
-        other => canonical(other).replace(' ', ""),
+        other => heading_text(&other.to_string()),
     }
+}
+
+/// An expression as a column heading: upper case and without blanks, except inside
+/// quoted strings.
+fn heading_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quoted = false;
+    for c in text.chars() {
+        if c == '\'' {
+            quoted = !quoted;
+        }
+        match c {
+            ' ' if !quoted => {}
+            c if quoted => out.push(c),
+            c => out.push(c.to_ascii_uppercase()),
+        }
+    }
+    out
 }
 
 /// Formats plan lines (source first) as DBMS_XPLAN shows them.

@@ -66,7 +66,8 @@ impl Registry {
         let info = Arc::new(SessionInfo {
             sid: self.next_sid.fetch_add(1, Ordering::Relaxed),
             kind,
-            logon_time: chrono::Utc::now().timestamp(),
+            // Local time, like SYSDATE.
+            logon_time: chrono::Local::now().naive_local().and_utc().timestamp(),
             active: AtomicBool::new(false),
             sql_text: Mutex::new(String::new()),
             stats: SessionStats::default(),

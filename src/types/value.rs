@@ -190,7 +190,15 @@ impl fmt::Display for Datum<'_> {
         match self {
             Datum::Null => Ok(()),
             Datum::Int(i) => write!(f, "{i}"),
-            Datum::Num(d) => write!(f, "{}", d.normalize()),
+            Datum::Num(d) => {
+                // Oracle writes numbers below one without the leading zero: .5, -.25
+                let text = d.normalize().to_string();
+                match text.strip_prefix("0.").map(|r| ('+', r)).or_else(|| text.strip_prefix("-0.").map(|r| ('-', r))) {
+                    Some(('-', rest)) => write!(f, "-.{rest}"),
+                    Some((_, rest)) => write!(f, ".{rest}"),
+                    None => f.write_str(&text),
+                }
+            }
             Datum::Str(s) => f.write_str(s),
             Datum::Date(d) => f.write_str(&format_date(*d)),
         }

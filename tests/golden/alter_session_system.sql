@@ -7,7 +7,6 @@ SELECT name, value, isdefault FROM v$parameter WHERE name = 'db_file_multiblock_
 SHOW PARAMETER multiblock
 ALTER SESSION SET DB_FILE_MULTIBLOCK_READ_COUNT = '32';
 SELECT value FROM v$parameter WHERE name = 'db_file_multiblock_read_count';
--- BUG (cosmetic): the range in these messages is written as Rust's 1..=1024.
 ALTER SESSION SET db_file_multiblock_read_count = 0;
 ALTER SESSION SET db_file_multiblock_read_count = 1025;
 ALTER SESSION SET db_file_multiblock_read_count = abc;

@@ -12,10 +12,8 @@ SELECT id, LENGTH(a) len_a, LENGTH(b) len_b, LENGTH(c) len_c, LENGTH(REPLACE(a, 
 SELECT LENGTH(a || b || c) total, LENGTH(a || b) ab FROM ch ORDER BY id;
 SET AUTOTRACE STATISTICS
 SELECT MAX(LENGTH(c)), SUM(LENGTH(a)) FROM ch;
--- BUG: Oracle's full scan follows a chained row only when the query needs a column held
--- in a later piece; COUNT(*) and SELECT id (both in the head piece) would show 0
--- "table fetch continued row" and 13 consistent gets (header + 12 blocks). lioscope
--- assembles every chained row whatever the query needs: 11 and 24.
+-- A full scan follows a chained row only when the query needs a column held in a later
+-- piece: COUNT(*) and SELECT id (both in the head piece) follow none.
 SELECT COUNT(*) FROM ch;
 SELECT id FROM ch;
 SET AUTOTRACE OFF

@@ -32,13 +32,10 @@ SELECT LEVEL FROM dual CONNECT BY PRIOR x = y;
 SELECT LEVEL FROM dual START WITH 1 = 1 CONNECT BY LEVEL <= 2;
 SELECT * FROM generate_series(1, 3, 1);
 SELECT * FROM unknown_fn(1, 2);
--- BUG: Oracle's DUAL has one column DUMMY = 'X'; SELECT * FROM dual prints nothing at all
--- (no heading, no "1 row selected.") and DUMMY does not exist.
+-- DUAL has one column, DUMMY = 'X'.
 SELECT * FROM dual;
 SELECT dummy FROM dual;
--- BUG (minor): in Oracle the root row is always returned, so CONNECT BY LEVEL <= 0 gives
--- one row (LEVEL 1); lioscope gives none.
+-- The root row is always returned: CONNECT BY LEVEL <= 0 gives LEVEL 1.
 SELECT LEVEL FROM dual CONNECT BY LEVEL <= 0;
--- BUG (minor): a second column alias for GENERATE_SERIES's single column is ignored
--- instead of rejected.
+-- GENERATE_SERIES has one column: a second alias is an error.
 SELECT n FROM generate_series(1, 3) g(n, m);

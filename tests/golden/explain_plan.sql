@@ -15,8 +15,7 @@ EXPLAIN PLAN FOR SELECT name FROM v$statname WHERE class = 64 ORDER BY name;
 -- the statement is not run: no rows, no error for a division by zero in a row
 EXPLAIN PLAN FOR SELECT 1 / 0 FROM e;
 EXPLAIN PLAN FOR INSERT INTO e VALUES (1, 'x', 1);
--- BUG (minor): the HAVING filter shows an internal column number, filter(#2>1);
--- Oracle shows filter(COUNT(*)>1).
+-- The HAVING filter names the aggregate.
 EXPLAIN PLAN FOR SELECT name, SUM(amt) FROM e WHERE amt > 0 GROUP BY name HAVING COUNT(*) > 1 ORDER BY 2 DESC;
 -- BUG (minor): with ROWNUM both in the select list and in a stopkey, Oracle shows one
 -- COUNT STOPKEY; lioscope adds a second row source, COUNT, above it.

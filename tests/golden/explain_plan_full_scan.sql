@@ -21,6 +21,5 @@ SET AUTOTRACE ON
 SELECT id FROM e WHERE id > 1;
 SET AUTOTRACE TRACEONLY
 SELECT id FROM e WHERE id > 0;
--- BUG (minor): TRACEONLY prints "1 rows selected." for one row (SQL*Plus: "1 row selected.").
 SELECT id FROM e WHERE id > 1;
 SET AUTOTRACE OFF

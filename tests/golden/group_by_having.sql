@@ -20,23 +20,14 @@ SELECT region, qty FROM s GROUP BY region;
 SELECT * FROM s GROUP BY region;
 SELECT region, SUM(qty) FROM s WHERE SUM(qty) > 1 GROUP BY region;
 SELECT SUM(MAX(qty)) FROM s GROUP BY region;
--- BUG: ORDER BY an aggregate that is not in the select list panics (index out of
--- bounds in row_view.rs): the aggregate is registered after the aggregate stage was
--- built. Expected REGION rows north, south, (null), east (counts 2, 2, 2, 1).
--- Left out so the harness does not crash:
--- SELECT region FROM s GROUP BY region ORDER BY COUNT(*) DESC, region;
--- BUG: after aggregation, LEVEL and ROWNUM are not checked against the GROUP BY list
--- (bind.rs bind_name returns their pre-aggregation column number). Oracle rejects
--- these (ORA-00937 / ORA-00979); lioscope shows another column's value: LEVEL prints
--- the COUNT(*) result 3.
+-- ORDER BY may use an aggregate the select list does not show.
+SELECT region FROM s GROUP BY region ORDER BY COUNT(*) DESC, region;
+-- After aggregation, LEVEL and ROWNUM must be GROUP BY expressions (Oracle's ORA-00979).
 SELECT LEVEL, COUNT(*) FROM dual CONNECT BY LEVEL <= 3;
 SELECT MAX(LEVEL), COUNT(*) FROM dual CONNECT BY LEVEL <= 3 HAVING LEVEL > 0;
--- ... and with ROWNUM the column number is past the end of the row: these panic (index
--- out of bounds in row_view.rs). Left out so the harness does not crash:
--- SELECT ROWNUM, region FROM s GROUP BY region;
--- SELECT COUNT(*) FROM s WHERE ROWNUM <= 2 ORDER BY ROWNUM;
--- (also panicking, same cause as the ORDER BY COUNT(*) case above:)
--- SELECT region, SUM(qty) FROM s GROUP BY region ORDER BY MAX(qty);
--- SELECT COUNT(*) FROM s ORDER BY MAX(qty);
+SELECT ROWNUM, region FROM s GROUP BY region;
+SELECT COUNT(*) FROM s WHERE ROWNUM <= 2 ORDER BY ROWNUM;
+SELECT region, SUM(qty) FROM s GROUP BY region ORDER BY MAX(qty);
+SELECT COUNT(*) FROM s ORDER BY MAX(qty);
 -- grouping by ROWNUM is valid
 SELECT region, ROWNUM FROM s WHERE ROWNUM <= 2 GROUP BY region, ROWNUM ORDER BY 2;

@@ -28,8 +28,7 @@ CREATE TABLE t$1 (a# INTEGER, b_ INTEGER);
 SELECT a#, b_ FROM t$1;
 CREATE TABLE scott.t (a INTEGER);
 SELECT * FROM scott.customers;
--- BUG: Oracle rejects a zero-length quoted identifier (ORA-01741); lioscope creates a
--- table with an empty name.
+-- A zero-length quoted identifier is an error.
 CREATE TABLE "" (a INTEGER);
 -- BUG (minor): Oracle rejects the reserved word SELECT as an unquoted table name
 -- (ORA-00903); lioscope creates table SELECT.

@@ -41,6 +41,6 @@ CREATE TABLE w (a INTEGER, CONSTRAINT pk PRIMARY KEY (a));
 CREATE TABLE w3 (a VARCHAR2(10 BYTE), b CHAR, c VARCHAR(3), d NUMERIC(5,1), e DECIMAL(4), g NVARCHAR2(5), i INT, j NUMBER(7));
 SELECT column_name, data_type, data_length, data_precision, data_scale, nullable FROM user_tab_columns WHERE table_name = 'W3' ORDER BY column_id;
 INSERT INTO w3 (b) VALUES ('xy');
--- BUG: VARCHAR2(n CHAR) is accepted but means n bytes; in Oracle 'ééé' fits VARCHAR2(3 CHAR).
+-- Lengths are in bytes; character length semantics (n CHAR) are refused, not misread.
 CREATE TABLE w4 (a VARCHAR2(3 CHAR));
 INSERT INTO w4 VALUES ('ééé');

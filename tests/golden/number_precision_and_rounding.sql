@@ -28,9 +28,6 @@ SELECT COUNT(*) FROM p;
 CREATE TABLE q (x NUMBER(2,5));
 CREATE TABLE q (x NUMBER(39));
 CREATE TABLE q (x NUMBER(0));
--- BUG: FLOOR and CEIL are implemented (functions.rs) but sqlparser parses them as its
--- FLOOR/CEIL expression forms, which the binder rejects. Expected: -3, -2, 2, 3.
 SELECT FLOOR(-2.5), CEIL(-2.5), FLOOR(2.5), CEIL(2.1) FROM dual;
--- BUG (minor): Oracle's TO_CHAR of a number without a format drops the leading zero ('.5', '-.25');
--- lioscope keeps it.
+-- Without a format, numbers below one lose the leading zero, as in Oracle.
 SELECT TO_CHAR(0.5), TO_CHAR(-0.25), LENGTH(TO_CHAR(0.5)) FROM dual;

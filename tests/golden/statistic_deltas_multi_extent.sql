@@ -10,8 +10,7 @@ SELECT blocks_below_hwm, blocks, extents FROM user_segments;
 ALTER SYSTEM FLUSH BUFFER_CACHE;
 SET AUTOTRACE STATISTICS
 SELECT COUNT(*) FROM big;
--- BUG (cosmetic): SQL*Plus prints no statistics after ALTER SESSION / ALTER SYSTEM under
--- AUTOTRACE; lioscope prints a block of zeros.
+-- As in SQL*Plus, AUTOTRACE prints no statistics after ALTER SESSION / ALTER SYSTEM.
 ALTER SESSION SET db_file_multiblock_read_count = 100;
 SET AUTOTRACE OFF
 ALTER SYSTEM FLUSH BUFFER_CACHE;

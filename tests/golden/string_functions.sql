@@ -23,8 +23,5 @@ SELECT CASE WHEN 'abc' LIKE 'a%' THEN 'y' ELSE 'n' END a, CASE WHEN 'abc' LIKE '
 SELECT 'x' || 1 + 2 FROM dual;
 SELECT NOSUCHFN('x') FROM dual;
 SELECT UPPER('a', 'b') FROM dual;
--- BUG: SUBSTR is listed as supported (functions.rs) but sqlparser parses it as its
--- SUBSTRING form, which the binder rejects. Expected: bcd, ef, ab, NULL, NULL, cdef.
 SELECT SUBSTR('abcdef', 2, 3), SUBSTR('abcdef', -2), SUBSTR('abcdef', 0, 2), SUBSTR('abcdef', 10), SUBSTR('abcdef', 2, 0), SUBSTR('abcdef', 3) FROM dual;
--- BUG: TRIM likewise (sqlparser's TRIM form is rejected). Expected: 'a b|', NULL, 'axx'.
 SELECT TRIM('  a b  ') || '|', TRIM('   '), TRIM(LEADING 'x' FROM 'xxaxx') FROM dual;

@@ -39,10 +39,7 @@ SELECT 1 + FROM dual;
 -- BUG (minor): a string literal is taken as a column alias (heading b); Oracle rejects
 -- it (ORA-00923: FROM keyword not found where expected).
 SELECT 'a' 'b' FROM dual;
--- BUG: EXPLAIN PLAN FOR with nothing after it panics (index out of bounds in
--- sql/front.rs classify: words[3]). Expected a syntax error. Left out so the harness
--- does not crash:
--- EXPLAIN PLAN FOR;
+EXPLAIN PLAN FOR;
 -- an unterminated quote runs on to the "/" line (a ';' inside quotes does not end a statement)
 SELECT 'unterminated FROM dual;
 SELECT 4 FROM dual;

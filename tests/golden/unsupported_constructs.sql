@@ -53,18 +53,12 @@ EXPLAIN ANALYZE SELECT 1 FROM dual;
 -- hints are accepted and reported as ignored
 EXPLAIN PLAN FOR SELECT /*+ INDEX(a) */ id FROM a;
 SELECT COUNT(*) FROM a;
--- BUG: analytic functions are silently evaluated as plain aggregates: Oracle returns 5
--- rows each holding 5 (one per row of A); lioscope returns 1 row.
+-- Clauses lioscope does not implement are refused by name, never ignored.
 SELECT COUNT(*) OVER () FROM a;
 SELECT SUM(id) OVER (PARTITION BY v) FROM a;
--- BUG: the SAMPLE clause is silently ignored (all 5 rows are counted); it should be
--- rejected as not supported.
 SELECT COUNT(*) FROM a SAMPLE (10);
--- BUG: TOP n (not Oracle syntax) is accepted and ignored: all 5 rows are returned.
 SELECT TOP 2 id FROM a ORDER BY id;
--- BUG: TEMPORARY is ignored: a permanent table is created.
 CREATE GLOBAL TEMPORARY TABLE gt (id INTEGER);
 SELECT table_name FROM user_tables ORDER BY 1;
--- BUG (minor): INSERT ... RETURNING and SELECT ... INTO are accepted and the clause ignored.
 INSERT INTO a VALUES (6, 'w') RETURNING id;
 SELECT id INTO y FROM a WHERE id = 1;

@@ -27,10 +27,7 @@ SELECT id FROM w WHERE 1;
 -- CHAR values are stored blank-padded
 SELECT id FROM w WHERE code = 'a  ';
 SELECT id FROM w WHERE code || 'x' = 'a  x';
--- BUG: Oracle compares a CHAR column with a text literal using blank-padded semantics,
--- so code = 'a' is TRUE for row 1 and code IN ('a', 'ab') for rows 1 and 2; lioscope
--- compares the stored 'a  ' byte by byte and finds nothing.
+-- A CHAR column compares with a text literal blank-padded, as in Oracle.
 SELECT id FROM w WHERE code = 'a';
 SELECT id FROM w WHERE code IN ('a', 'ab') ORDER BY id;
--- BUG (cosmetic): the error shows the internal column number #0 instead of ID.
 SELECT id FROM w WHERE id;
