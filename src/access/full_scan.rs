@@ -88,11 +88,11 @@ impl<'t> FullScan<'t> {
         let mut pending: Vec<u32> = Vec::new();
         let mut ahead: Option<crate::buffer::ReadGuard<'_>> = None;
         loop {
-            if pending.is_empty() {
-                if let Some((first, n)) = chunks.next() {
-                    ctx.db.cache.prefetch(ctx.stats, first, n)?;
-                    pending.extend((first..first + n).rev());
-                }
+            if pending.is_empty()
+                && let Some((first, n)) = chunks.next()
+            {
+                ctx.db.cache.prefetch(ctx.stats, first, n)?;
+                pending.extend((first..first + n).rev());
             }
             let next = match pending.pop() {
                 Some(rdba) => {
@@ -103,14 +103,13 @@ impl<'t> FullScan<'t> {
                 None => None,
             };
             let current = std::mem::replace(&mut ahead, next);
-            match current {
-                Some(guard) => {
-                    if self.visit_block(ctx, guard, visit)? == Flow::Stop {
-                        return Ok(());
-                    }
-                }
-                None if ahead.is_none() => return Ok(()),
-                None => {}
+            let flow = match current {
+                Some(guard) => self.visit_block(ctx, guard, visit)?,
+                None if ahead.is_none() => Flow::Stop,
+                None => Flow::Continue,
+            };
+            if flow == Flow::Stop {
+                return Ok(());
             }
         }
     }

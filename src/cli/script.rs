@@ -72,7 +72,7 @@ impl<'s> ScriptRunner<'s> {
         if !matches!(self.autotrace, Autotrace::On | Autotrace::TraceOnly) {
             return None;
         }
-        let first = statement.trim_start().split_whitespace().next()?.to_ascii_uppercase();
+        let first = statement.split_whitespace().next()?.to_ascii_uppercase();
         if first != "SELECT" {
             return None;
         }
@@ -149,11 +149,7 @@ fn inside_quote_or_comment(text: &str) -> bool {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\'' | '"' => {
-                if !chars.by_ref().any(|d| d == c) {
-                    return true;
-                }
-            }
+            '\'' | '"' if !chars.by_ref().any(|d| d == c) => return true,
             '-' if chars.peek() == Some(&'-') => {
                 chars.by_ref().find(|&d| d == '\n');
             }

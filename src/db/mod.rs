@@ -100,7 +100,7 @@ impl Database {
                 message: format!("{} is not one of 2048, 4096, 8192, 16384, 32768", options.block_size),
             });
         }
-        if options.extent_size < options.block_size * 8 || options.extent_size % options.block_size != 0 {
+        if options.extent_size < options.block_size * 8 || !options.extent_size.is_multiple_of(options.block_size) {
             return Err(Error::InvalidParameter {
                 name: "extent size".into(),
                 message: format!("{} bytes is not a multiple of at least 8 blocks", options.extent_size),
@@ -231,10 +231,10 @@ impl DbInner {
 
 impl Drop for DbInner {
     fn drop(&mut self) {
-        if !self.closed.swap(true, Ordering::AcqRel) {
-            if let Err(e) = self.checkpoint() {
-                eprintln!("lioscope: closing {}: {e}", self.dir.display());
-            }
+        if !self.closed.swap(true, Ordering::AcqRel)
+            && let Err(e) = self.checkpoint()
+        {
+            eprintln!("lioscope: closing {}: {e}", self.dir.display());
         }
     }
 }

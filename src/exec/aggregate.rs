@@ -213,10 +213,10 @@ impl AggregateStage {
             for (acc, call) in accs.into_iter().zip(&self.calls) {
                 row.push(acc.result(call.func)?);
             }
-            if let Some(h) = &self.having {
-                if h.eval_condition(row.as_slice(), f)? != Some(true) {
-                    continue;
-                }
+            if let Some(h) = &self.having
+                && h.eval_condition(row.as_slice(), f)? != Some(true)
+            {
+                continue;
             }
             if push(rest, row.as_slice(), f)? == Flow::Stop {
                 break;

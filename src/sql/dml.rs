@@ -301,10 +301,10 @@ fn load_csv<R: std::io::Read>(
             message: e.to_string(),
         })?;
         ins.insert(&row)?;
-        if ins.rows() % 65_536 == 0 {
-            if let (Some(p), Some(pos)) = (progress.as_mut(), record.position()) {
-                p(pos.byte(), total);
-            }
+        if ins.rows().is_multiple_of(65_536)
+            && let (Some(p), Some(pos)) = (progress.as_mut(), record.position())
+        {
+            p(pos.byte(), total);
         }
     }
     if let Some(p) = progress.as_mut() {

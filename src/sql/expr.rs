@@ -305,10 +305,10 @@ fn compare<R: RowAccess + ?Sized>(
     row: &R,
     f: &mut FunctionContext,
 ) -> Result<Option<bool>> {
-    if let (Expr::Column(i), Expr::Literal(Datum::Int(k))) = (left, right) {
-        if let Some(v) = row.small_int(*i) {
-            return Ok(Some(op.holds(v.cmp(k))));
-        }
+    if let (Expr::Column(i), Expr::Literal(Datum::Int(k))) = (left, right)
+        && let Some(v) = row.small_int(*i)
+    {
+        return Ok(Some(op.holds(v.cmp(k))));
     }
     let l = left.eval(row, f)?;
     let r = right.eval(row, f)?;

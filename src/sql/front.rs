@@ -100,11 +100,11 @@ fn set_clause(words: &[&TokenWithSpan]) -> Result<(String, String)> {
     // "2G" tokenizes as a number then a word.
     let mut value = value;
     let mut rest = &words[3..];
-    if let (Some(Token::Word(w)), true) = (rest.first().map(|t| &t.token), value.chars().all(|c| c.is_ascii_digit())) {
-        if ["K", "M", "G"].contains(&w.value.to_ascii_uppercase().as_str()) {
-            value.push_str(&w.value);
-            rest = &rest[1..];
-        }
+    if let (Some(Token::Word(w)), true) = (rest.first().map(|t| &t.token), value.chars().all(|c| c.is_ascii_digit()))
+        && ["K", "M", "G"].contains(&w.value.to_ascii_uppercase().as_str())
+    {
+        value.push_str(&w.value);
+        rest = &rest[1..];
     }
     if let Some(extra) = rest.first() {
         return Err(Error::Parse {

@@ -420,15 +420,15 @@ impl<'a> Builder<'_, 'a> {
         columns: &[String],
         visible: usize,
     ) -> Result<usize> {
-        if let ast::Expr::Value(v) = e {
-            if let Datum::Int(k) = literal(&v.value, e)? {
-                return usize::try_from(k).ok().filter(|k| (1..=visible).contains(k)).map(|k| k - 1).ok_or_else(|| {
-                    Error::InvalidValue {
-                        context: "ORDER BY".into(),
-                        message: format!("position {k} is not in the select list"),
-                    }
-                });
-            }
+        if let ast::Expr::Value(v) = e
+            && let Datum::Int(k) = literal(&v.value, e)?
+        {
+            return usize::try_from(k).ok().filter(|k| (1..=visible).contains(k)).map(|k| k - 1).ok_or_else(|| {
+                Error::InvalidValue {
+                    context: "ORDER BY".into(),
+                    message: format!("position {k} is not in the select list"),
+                }
+            });
         }
         if let ast::Expr::Identifier(ident) = e {
             let name = ident_name(ident);
@@ -623,8 +623,10 @@ fn rownum_limit(e: &ast::Expr) -> Result<Option<u64>> {
 
 /// `LEVEL <= n` or `LEVEL < n` of the CONNECT BY row generator.
 fn level_limit(e: &ast::Expr) -> Result<i64> {
-    if let ast::Expr::BinaryOp { left, op, right } = e {
-        if is_ident(left, "LEVEL") {
+    if let ast::Expr::BinaryOp { left, op, right } = e
+        && is_ident(left, "LEVEL")
+    {
+        {
             let n = constant_int(right, 0, "CONNECT BY")?;
             match op {
                 // Oracle's generator always returns its root row.

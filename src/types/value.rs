@@ -30,10 +30,10 @@ pub type Value = Datum<'static>;
 impl<'a> Datum<'a> {
     /// The canonical datum for a decimal: `Int` when whole and within `i64`.
     pub fn from_decimal(d: Decimal) -> Datum<'static> {
-        if d.fract().is_zero() {
-            if let Ok(i) = i64::try_from(d) {
-                return Datum::Int(i);
-            }
+        if d.fract().is_zero()
+            && let Ok(i) = i64::try_from(d)
+        {
+            return Datum::Int(i);
         }
         Datum::Num(d.normalize())
     }
