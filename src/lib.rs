@@ -2,17 +2,28 @@
 //!
 //! Modules are listed in the order a query flows through them.
 //!
-//! ```no_run
-//! use lioscope::Database;
+//! ```
+//! use lioscope::{Database, Stat};
 //!
-//! let db = Database::create("demo", Default::default())?;
+//! let dir = std::env::temp_dir().join(format!("lioscope-doc-{}", std::process::id()));
+//! let db = Database::create(&dir, Default::default())?;
 //! let session = db.session();
 //! session.execute("CREATE TABLE t (id INTEGER, name VARCHAR2(20))")?;
 //! session.execute("INSERT INTO t SELECT LEVEL, 'row ' || LEVEL FROM dual CONNECT BY LEVEL <= 1000")?;
+//!
+//! let gets_before = session.stats().get(Stat::ConsistentGets);
 //! let result = session.query("SELECT COUNT(*) FROM t WHERE id > 10")?;
 //! assert_eq!(result.rows[0][0].to_string(), "990");
+//! // The scan read the segment header and every block below the high-water mark.
+//! assert!(session.stats().get(Stat::ConsistentGets) > gets_before);
+//!
+//! drop(session);
+//! db.close()?;
+//! # drop(db);
+//! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok::<(), lioscope::Error>(())
 //! ```
+
 
 pub mod access;
 pub mod buffer;
@@ -29,3 +40,4 @@ pub mod types;
 
 pub use db::{Database, DatabaseOptions, QueryResult, Session};
 pub use error::{Error, Result};
+pub use stats::Stat;

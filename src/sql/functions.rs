@@ -1,7 +1,7 @@
 //! Oracle's scalar functions and operators on values.
 //!
 //! This module owns:
-//! - the operators `+ - * /` ([`arithmetic`]), unary minus ([`negate`]) and `||` ([`concat`]);
+//! - the operators `+ - * /` ([`arithmetic`]), unary minus ([`negate`]) and `||` ([`concat()`]);
 //! - the scalar functions of [`ScalarFunction`]: strings (SUBSTR, INSTR, LPAD, RPAD, TRIM,
 //!   REPLACE, UPPER, ...), numbers (MOD, ROUND, TRUNC, POWER, SQRT, ...), conversions
 //!   (TO_CHAR, TO_DATE, TO_NUMBER), dates (ADD_MONTHS, LAST_DAY, ROUND/TRUNC of a DATE),

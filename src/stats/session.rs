@@ -46,7 +46,7 @@ pub struct EventTotals {
     pub histogram: [OwnedCounter; HISTOGRAM_BUCKETS],
 }
 
-/// A plain copy of [`EventTotals`].
+/// A plain copy of one event's totals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EventSnapshot {
     pub waits: u64,
