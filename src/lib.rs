@@ -24,7 +24,6 @@
 //! # Ok::<(), lioscope::Error>(())
 //! ```
 
-
 pub mod access;
 pub mod buffer;
 pub mod catalog;

@@ -760,7 +760,11 @@ fn bad_parameters_are_refused_and_change_nothing() {
         other => panic!("expected an invalid parameter error, got {other:?}"),
     };
     invalid(&fail(&s, "ALTER SESSION SET db_file_multiblock_read_count = 0"), mbrc, "0 is not between 1 and 1024");
-    invalid(&fail(&s, "ALTER SESSION SET db_file_multiblock_read_count = 1025"), mbrc, "1025 is not between 1 and 1024");
+    invalid(
+        &fail(&s, "ALTER SESSION SET db_file_multiblock_read_count = 1025"),
+        mbrc,
+        "1025 is not between 1 and 1024",
+    );
     // A sign is not part of a parameter value.
     match fail(&s, "ALTER SESSION SET db_file_multiblock_read_count = -1") {
         Error::Parse { message, position } => {

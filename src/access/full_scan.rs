@@ -33,13 +33,24 @@ pub enum Flow {
 pub trait ScanConsumer {
     fn batch(&mut self, batch: &BlockBatch<'_>) -> Result<Flow>;
     fn row(&mut self, row: &BlockRow<'_>) -> Result<Flow>;
+
+    /// Whether whole rows should go to [`ScanConsumer::row_in_place`] as each is located,
+    /// rather than a block at a time.
+    fn rows_in_place(&self) -> bool {
+        false
+    }
+
+    /// Takes a whole row while the scan walks the block.
+    fn row_in_place(&mut self, row: &BlockRow<'_>) -> Result<Flow> {
+        self.row(row)
+    }
 }
 
 /// A scan of one table, locating the first `columns_needed` columns of each row.
 pub struct FullScan<'t> {
     table: &'t TableDef,
     kinds: Vec<PayloadKind>,
-    /// Columns located per row.
+    /// Columns located per row: up to the last one the plan reads.
     width: usize,
     /// Per block: where each whole row's column stream starts, and its spans.
     starts: Vec<u32>,
@@ -50,8 +61,9 @@ pub struct FullScan<'t> {
 }
 
 impl<'t> FullScan<'t> {
-    pub fn new(table: &'t TableDef, columns_needed: usize) -> FullScan<'t> {
-        let n = columns_needed.min(table.columns.len());
+    /// A scan that locates the columns marked in `needed` (one flag per table column).
+    pub fn new(table: &'t TableDef, needed: &[bool]) -> FullScan<'t> {
+        let n = needed.iter().rposition(|&x| x).map_or(0, |last| last + 1).min(table.columns.len());
         FullScan {
             table,
             kinds: table.columns[..n].iter().map(|c| PayloadKind::from(c.data_type)).collect(),
@@ -59,7 +71,7 @@ impl<'t> FullScan<'t> {
             starts: Vec::new(),
             spans: Vec::new(),
             chained: Vec::new(),
-            chained_spans: vec![ColumnSpan::default(); n],
+            chained_spans: vec![ColumnSpan::NULL; n],
         }
     }
 
@@ -138,7 +150,9 @@ impl<'t> FullScan<'t> {
         let block = DataBlock(&guard);
         block.check_layout().map_err(|r| ctx.corrupt(rdba, r))?;
         let mut rows = 0u64;
+        let in_place = visit.rows_in_place();
         self.starts.clear();
+        self.starts.reserve(block.row_count());
         // Room for every row of the block, sized once per block.
         let needed = block.row_count() * self.width;
         if self.spans.len() < needed {
@@ -158,6 +172,17 @@ impl<'t> FullScan<'t> {
                 continue;
             }
             rows += 1;
+            if flags & FLAGS_WHOLE == FLAGS_WHOLE && in_place {
+                let stream = &piece[PIECE_HEADER..];
+                locate_columns(stream, piece[2] as usize, &mut self.chained_spans)
+                    .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
+                let row = BlockRow { stream, spans: &self.chained_spans, kinds: &self.kinds, rdba };
+                if visit.row_in_place(&row)? == Flow::Stop {
+                    ctx.stats.add(Stat::TableScanRowsGotten, rows);
+                    return Ok(Flow::Stop);
+                }
+                continue;
+            }
             if flags & FLAGS_WHOLE == FLAGS_WHOLE {
                 let at = self.starts.len() * self.width;
                 locate_columns(&piece[PIECE_HEADER..], piece[2] as usize, &mut self.spans[at..at + self.width])

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::storage::row::ColumnSpan;
-use crate::types::encoding::{PayloadKind, read_payload, read_small_int};
+use crate::types::encoding::{PayloadKind, read_payload, read_small_int, read_small_int_in};
 use crate::types::{Datum, Value};
 
 /// Column access for expression evaluation.
@@ -92,18 +92,18 @@ impl RowAccess for BlockRow<'_> {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn is_null(&self, i: usize) -> bool {
         self.spans[i].is_null()
     }
 
-    #[inline]
+    #[inline(always)]
     fn small_int(&self, i: usize) -> Option<i64> {
         let span = self.spans[i];
         if span.is_null() || self.kinds[i] != PayloadKind::Number {
             return None;
         }
-        read_small_int(self.payload(span))
+        read_small_int_in(self.stream, span.start as usize, span.len as usize)
     }
 }
 
@@ -151,6 +151,28 @@ impl<'b> BlockBatch<'b> {
         }
         let start = self.starts[i] as usize + span.start as usize;
         read_small_int(self.block.get(start..start + span.len as usize)?)
+    }
+
+    /// Whether column `col` holds numbers.
+    #[inline]
+    pub fn is_number_column(&self, col: usize) -> bool {
+        self.kinds.get(col) == Some(&PayloadKind::Number)
+    }
+
+    /// Column `col` (a number column) of row `i`: `Ok(None)` for NULL, `Err` when the value
+    /// is not a small whole number (the caller decodes it the general way).
+    #[inline(always)]
+    #[allow(clippy::result_unit_err)]
+    pub fn int_or_null(&self, i: usize, col: usize) -> std::result::Result<Option<i64>, ()> {
+        let span = self.spans[i * self.width + col];
+        if span.is_null() {
+            return Ok(None);
+        }
+        let start = self.starts[i] as usize + span.start as usize;
+        match self.block.get(start..start + span.len as usize).and_then(read_small_int) {
+            Some(v) => Ok(Some(v)),
+            None => Err(()),
+        }
     }
 
     /// Whether column `col` of row `i` is NULL.

@@ -144,6 +144,13 @@ impl Shape {
     }
 }
 
+/// What a COUNT call counts, for the scan's row kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountShape {
+    Rows,
+    NotNull(usize),
+}
+
 pub struct AggregateStage {
     pub group_by: Vec<Expr>,
     pub calls: Vec<AggCall>,
@@ -176,6 +183,29 @@ impl AggregateStage {
             acc.add(call, shape, row, f)?;
         }
         Ok(Flow::Continue)
+    }
+
+    /// When every call is COUNT(*) or COUNT(column) and there is no GROUP BY: what each
+    /// call counts (the shape a scan's row kernel can compute).
+    pub fn count_shapes(&self) -> Option<Vec<CountShape>> {
+        if !self.group_by.is_empty() {
+            return None;
+        }
+        self.shapes
+            .iter()
+            .map(|s| match *s {
+                Shape::CountRows => Some(CountShape::Rows),
+                Shape::CountColumn(c) => Some(CountShape::NotNull(c)),
+                Shape::General => None,
+            })
+            .collect()
+    }
+
+    /// Adds counts computed by a row kernel, one per call.
+    pub fn add_counts(&mut self, totals: &[u64]) {
+        for (acc, t) in self.single.iter_mut().zip(totals) {
+            acc.count += t;
+        }
     }
 
     /// Folds the selected rows of a block batch. Without GROUP BY, counts need no row

@@ -16,6 +16,8 @@ use crate::types::Datum;
 pub struct FilterStage {
     pub predicate: Expr,
     compiled: Option<IntComparisons>,
+    /// Scratch verdicts of the batch filter, reused block after block.
+    verdicts: Vec<bool>,
 }
 
 /// `col op k AND col op k ...` over whole numbers.
@@ -56,6 +58,38 @@ impl IntComparisons {
 }
 
 impl IntComparisons {
+    /// Narrows `selection` term by term in tight loops. Returns false, leaving the
+    /// selection as it was, if some selected value is not a small whole number (the caller
+    /// then evaluates row by row); NULL is UNKNOWN and drops the row.
+    fn filter_batch(&self, batch: &BlockBatch<'_>, selection: &mut Vec<u16>, verdicts: &mut Vec<bool>) -> bool {
+        if self.terms.iter().any(|&(col, _, _)| !batch.is_number_column(col)) {
+            return false;
+        }
+        verdicts.clear();
+        verdicts.resize(selection.len(), true);
+        for &(col, op, k) in &self.terms {
+            // One loop per operator, so the comparison is chosen once per batch.
+            let complete = match op {
+                CmpOp::Eq => narrow(batch, selection, verdicts, col, |v| v == k),
+                CmpOp::NotEq => narrow(batch, selection, verdicts, col, |v| v != k),
+                CmpOp::Lt => narrow(batch, selection, verdicts, col, |v| v < k),
+                CmpOp::LtEq => narrow(batch, selection, verdicts, col, |v| v <= k),
+                CmpOp::Gt => narrow(batch, selection, verdicts, col, |v| v > k),
+                CmpOp::GtEq => narrow(batch, selection, verdicts, col, |v| v >= k),
+            };
+            if !complete {
+                return false;
+            }
+        }
+        let mut kept = 0;
+        for k in 0..selection.len() {
+            selection[kept] = selection[k];
+            kept += usize::from(verdicts[k]);
+        }
+        selection.truncate(kept);
+        true
+    }
+
     /// As [`IntComparisons::eval`], for row `i` of a block batch.
     #[inline(always)]
     fn eval_in_batch(&self, batch: &BlockBatch<'_>, i: usize) -> Option<bool> {
@@ -68,9 +102,34 @@ impl IntComparisons {
     }
 }
 
+/// Clears the verdict of every selected row of `batch` whose column `col` is NULL or
+/// fails `test`; false if a value is not a small whole number.
+#[inline(always)]
+fn narrow(
+    batch: &BlockBatch<'_>,
+    selection: &[u16],
+    verdicts: &mut [bool],
+    col: usize,
+    test: impl Fn(i64) -> bool,
+) -> bool {
+    for (keep, &i) in verdicts.iter_mut().zip(selection) {
+        match batch.int_or_null(i as usize, col) {
+            Ok(Some(v)) => *keep &= test(v),
+            Ok(None) => *keep = false,
+            Err(()) => return false,
+        }
+    }
+    true
+}
+
 impl FilterStage {
+    /// The condition as `column op integer` terms, when it is only that.
+    pub fn int_comparisons(&self) -> Option<&[(usize, CmpOp, i64)]> {
+        self.compiled.as_ref().map(|c| c.terms.as_slice())
+    }
+
     pub fn new(predicate: Expr) -> FilterStage {
-        FilterStage { compiled: IntComparisons::compile(&predicate), predicate }
+        FilterStage { compiled: IntComparisons::compile(&predicate), predicate, verdicts: Vec::new() }
     }
 
     #[inline]
@@ -95,6 +154,11 @@ impl FilterStage {
         selection: &mut Vec<u16>,
         f: &mut FunctionContext,
     ) -> Result<()> {
+        if let Some(c) = &self.compiled
+            && c.filter_batch(batch, selection, &mut self.verdicts)
+        {
+            return Ok(());
+        }
         let mut kept = 0;
         for k in 0..selection.len() {
             let i = selection[k];

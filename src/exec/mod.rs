@@ -10,9 +10,10 @@
 //! pinned block goes through filters and aggregates without being copied out; rows are
 //! materialised only by the stages that must (project, sort, group). One file per stage.
 
-mod aggregate;
+pub mod aggregate;
 mod collect;
 mod filter;
+pub mod kernel;
 mod limit;
 mod pipeline;
 mod project;

@@ -7,6 +7,7 @@
 //! - FIXED TABLE: rows a `v$` view computed when the statement was planned.
 
 use super::ExecContext;
+use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push, push_batch};
 use crate::access::full_scan::ScanConsumer;
 use crate::access::full_scan::{Flow, FullScan};
@@ -18,10 +19,19 @@ use crate::types::{Datum, Value};
 use std::sync::Arc;
 
 pub enum Source {
-    TableScan { table: Arc<TableDef>, columns_needed: usize },
+    /// `columns_read`: one flag per table column, whether the plan reads it.
+    TableScan {
+        table: Arc<TableDef>,
+        columns_read: Vec<bool>,
+    },
     Dual,
-    ConnectBy { rows: i64 },
-    Series { start: i64, stop: i64 },
+    ConnectBy {
+        rows: i64,
+    },
+    Series {
+        start: i64,
+        stop: i64,
+    },
     Rows(Vec<Vec<Value>>),
 }
 
@@ -31,6 +41,20 @@ struct Feed<'p, 'a> {
     f: &'p mut FunctionContext,
     /// The selection vector, reused block after block.
     selection: Vec<u16>,
+    /// Filters and counts rows in the scan loop when the plan has that shape.
+    kernel: Option<CountKernel>,
+}
+
+impl Feed<'_, '_> {
+    /// Gives the kernel's counts to the aggregate stage they were computed for.
+    fn hand_kernel_totals(&mut self) {
+        let Some(kernel) = &self.kernel else { return };
+        let aggregate = self.stages.iter_mut().find_map(|s| match s {
+            Stage::Aggregate(a) => Some(a),
+            _ => None,
+        });
+        aggregate.expect("a count kernel is built only over an aggregate stage").add_counts(&kernel.totals);
+    }
 }
 
 impl ScanConsumer for Feed<'_, '_> {
@@ -44,15 +68,31 @@ impl ScanConsumer for Feed<'_, '_> {
     fn row(&mut self, row: &BlockRow<'_>) -> Result<Flow> {
         push(self.stages, row, self.f)
     }
+
+    fn rows_in_place(&self) -> bool {
+        self.kernel.is_some()
+    }
+
+    #[inline(always)]
+    fn row_in_place(&mut self, row: &BlockRow<'_>) -> Result<Flow> {
+        match self.kernel.as_mut().map(|k| k.apply(row)) {
+            Some(KernelVerdict::Done) => Ok(Flow::Continue),
+            _ => push(self.stages, row, self.f),
+        }
+    }
 }
 
 impl Source {
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
         let f = &mut ctx.functions;
         match self {
-            Source::TableScan { table, columns_needed } => {
-                let mut scan = FullScan::new(table, *columns_needed);
-                scan.run(&ctx.access, &mut Feed { stages, f, selection: Vec::new() })
+            Source::TableScan { table, columns_read } => {
+                let mut scan = FullScan::new(table, columns_read);
+                let kernel = CountKernel::for_stages(stages);
+                let mut feed = Feed { stages, f, selection: Vec::new(), kernel };
+                scan.run(&ctx.access, &mut feed)?;
+                feed.hand_kernel_totals();
+                Ok(())
             }
             Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], f).map(|_| ()),
             Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, f),

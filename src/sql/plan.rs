@@ -72,8 +72,8 @@ pub fn plan_query<'a>(
     let (exprs, columns, grouping) = b.aggregate(select, &scope, &order_by)?;
     b.project_order_and_limit(query, select, &scope, grouping.as_ref(), exprs, &columns)?;
     let mut source = source;
-    if let Source::TableScan { columns_needed, .. } = &mut source {
-        *columns_needed = columns_needed_by(&b.stages);
+    if let Source::TableScan { table, columns_read } = &mut source {
+        *columns_read = columns_read_by(&b.stages, table.columns.len());
     }
     let visible = columns.len();
     b.stages.push(match sink {
@@ -149,7 +149,7 @@ impl<'a> Builder<'_, 'a> {
         self.lines.push(PlanLine::new("TABLE ACCESS FULL", &table.name));
         let width = table.columns.len();
         Ok((
-            Source::TableScan { table, columns_needed: width },
+            Source::TableScan { table, columns_read: vec![true; width] },
             Scope { names, qualifiers, char_lengths, ..Default::default() },
         ))
     }
@@ -477,36 +477,35 @@ impl<'a> Builder<'_, 'a> {
     }
 }
 
-/// Columns a full scan must decode: up to the last source column any stage reads before
-/// the first stage that builds new rows.
-fn columns_needed_by(stages: &[Stage<'_>]) -> usize {
-    let mut last: Option<usize> = None;
-    let mut see = |i: usize| last = Some(last.map_or(i, |l| l.max(i)));
+/// Which source columns the plan reads: those any stage reads before the first stage
+/// that builds new rows (the scan locates only these). A stage not known here counts as
+/// reading every column.
+fn columns_read_by(stages: &[Stage<'_>], width: usize) -> Vec<bool> {
+    let mut read = vec![false; width];
+    let mut see = |i: usize| {
+        if let Some(r) = read.get_mut(i) {
+            *r = true;
+        }
+    };
     for stage in stages {
         match stage {
             Stage::Filter(f) => f.predicate.visit_columns(&mut see),
             Stage::Limit(_) => {}
-            Stage::Rownum(r) => {
-                (0..r.width).for_each(&mut see);
-                break;
-            }
             Stage::Aggregate(a) => {
                 a.group_by.iter().for_each(|e| e.visit_columns(&mut see));
                 a.calls.iter().filter_map(|c| c.arg.as_ref()).for_each(|e| e.visit_columns(&mut see));
-                break;
+                return read;
             }
             Stage::Project(p) => {
                 p.exprs.iter().for_each(|e| e.visit_columns(&mut see));
-                break;
+                return read;
             }
-            _ => break,
+            _ => return vec![true; width],
         }
     }
-    last.map_or(0, |l| l + 1)
+    read
 }
 
-/// Clauses sqlparser accepts that lioscope does not implement: rejected by name rather
-/// than ignored.
 fn reject_unsupported_select_parts(select: &ast::Select) -> Result<()> {
     let unsupported_part = |name: &str| Err(Error::unsupported(name.to_owned()));
     if select.top.is_some() {

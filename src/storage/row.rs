@@ -119,7 +119,7 @@ impl ColumnSpan {
 /// Walks the lengths of the first `spans.len()` columns of a column stream that holds
 /// `column_count` columns; columns past the count are NULL. Returns the offset just past
 /// the last column walked, or `None` if the stream is shorter than its lengths claim.
-#[inline]
+#[inline(always)]
 pub fn locate_columns(stream: &[u8], column_count: usize, spans: &mut [ColumnSpan]) -> Option<usize> {
     let mut pos = 0usize;
     let walk = spans.len().min(column_count);
