@@ -23,6 +23,9 @@ use crate::storage::segment::SegmentMap;
 use crate::types::Datum;
 use std::sync::Arc;
 
+/// Rows placed under one current-mode get of a block before it is released.
+const ROWS_PER_GET: u32 = 64;
+
 /// Appends rows to one table for one statement.
 pub struct Inserter<'a> {
     ctx: &'a AccessContext<'a>,
@@ -35,9 +38,13 @@ pub struct Inserter<'a> {
     /// The last block below the old high-water mark and its row count before the
     /// statement, restored by rollback.
     old_last_block: Option<(u32, usize)>,
-    /// The block rows currently go into. It is got (current mode) for each row and released
-    /// after it, so readers wait at most for one row to be placed.
+    /// The block rows go into.
     current: Option<u32>,
+    /// The current block, kept (exclusively) across up to [`ROWS_PER_GET`] rows so that a
+    /// load does not pay a current-mode get per row; readers of the block wait at most
+    /// that many rows.
+    held: Option<WriteGuard<'a>>,
+    held_rows: u32,
     /// Bytes to keep free in each block (PCTFREE).
     reserve: usize,
     row_buf: Vec<u8>,
@@ -67,6 +74,8 @@ impl<'a> Inserter<'a> {
             map,
             old_last_block,
             current: None,
+            held: None,
+            held_rows: 0,
             reserve: ctx.db.block_size * usize::from(table.pctfree) / 100,
             row_buf: Vec::with_capacity(256),
             rows: 0,
@@ -93,7 +102,7 @@ impl<'a> Inserter<'a> {
         if DataBlockMut::space_needed(piece.len()) > self.empty_block_capacity() {
             return self.place_chained(piece);
         }
-        let mut guard = self.current_block()?;
+        let mut guard = self.take_current()?;
         // PCTFREE keeps room in blocks that hold rows; an empty block takes any row that fits.
         let reserve = if DataBlock(&guard).row_count() == 0 { 0 } else { self.reserve };
         let slot = match DataBlockMut(&mut guard).insert_piece(piece, reserve) {
@@ -108,7 +117,29 @@ impl<'a> Inserter<'a> {
         };
         self.hide_until_finished(&mut guard, slot);
         block::set_scn(&mut guard, self.ctx.scn);
+        self.keep(guard);
         Ok(())
+    }
+
+    /// The current block: the one still held, or a fresh current-mode get.
+    fn take_current(&mut self) -> Result<WriteGuard<'a>> {
+        match self.held.take() {
+            Some(guard) if Some(guard.rdba()) == self.current => Ok(guard),
+            _ => {
+                self.held_rows = 0;
+                self.current_block()
+            }
+        }
+    }
+
+    /// Keeps the current block for the next row, unless it has been held long enough.
+    fn keep(&mut self, guard: WriteGuard<'a>) {
+        self.held_rows += 1;
+        if self.held_rows < ROWS_PER_GET {
+            self.held = Some(guard);
+        } else {
+            self.held_rows = 0;
+        }
     }
 
     /// Rows added to a block that scans can already see (the last block below the old
@@ -167,7 +198,7 @@ impl<'a> Inserter<'a> {
         let column_count = piece[2];
         let stream = &piece[row::PIECE_HEADER..];
         let per_piece = row::fragment_overhead(true) + 2;
-        let mut head = self.current_block()?;
+        let mut head = self.take_current()?;
         if DataBlock(&head).free_space() < per_piece + 1 {
             drop(head);
             head = self.format_next_block()?;
@@ -221,6 +252,7 @@ impl<'a> Inserter<'a> {
     /// Ends the statement: unlocks its rows in the old last block and publishes the new
     /// high-water mark.
     pub fn finish(mut self) -> Result<u64> {
+        self.held = None;
         let locks = self.locks.clone();
         let _publish = locks.visibility.write();
         if let Some((rdba, old_rows)) = self.old_last_block {
@@ -237,6 +269,7 @@ impl<'a> Inserter<'a> {
     /// Undoes the statement: removes its rows from the old last block and keeps the old
     /// high-water mark (extents it allocated stay with the segment).
     pub fn rollback(mut self) -> Result<()> {
+        self.held = None;
         let locks = self.locks.clone();
         let _undo = locks.visibility.write();
         if let Some((rdba, rows)) = self.old_last_block {

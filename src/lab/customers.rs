@@ -1,7 +1,7 @@
 //! A customers table shaped like Oracle's SH.CUSTOMERS, with the columns the engine
 //! benchmark names, in that order: `cust_id` 1..N in insert order, first and last name,
 //! gender, year of birth, a postal code random with respect to `cust_id`, city,
-//! `cust_valid` ('A' or 'I', the 8th column), credit limit and e-mail; about 160 bytes a
+//! `cust_valid` ('A' or 'I', the 8th column), credit limit and e-mail; about 150 bytes a
 //! row. Built with INSERT ... SELECT over the CONNECT BY row generator, or loaded from a
 //! CSV file written by [`write_csv`].
 
@@ -26,12 +26,12 @@ pub fn insert_select(table: &str, rows: u64) -> String {
     format!(
         "INSERT INTO {table}
 SELECT LEVEL,
-       'Firstname' || MOD(LEVEL, 1000),
-       'Lastname-of-customer-' || ORA_HASH(LEVEL, 99999, 1),
+       'Firstname-' || MOD(LEVEL, 1000),
+       'Lastname-of-the-customer-' || ORA_HASH(LEVEL, 99999, 1),
        CASE WHEN MOD(LEVEL, 2) = 0 THEN 'M' ELSE 'F' END,
        1920 + MOD(LEVEL, 80),
        LPAD(ORA_HASH(LEVEL, 99999, 2), 5, '0'),
-       'Customer City ' || ORA_HASH(LEVEL, 619, 3),
+       'Customer City of ' || ORA_HASH(LEVEL, 619, 3),
        CASE WHEN MOD(LEVEL, 10) = 0 THEN 'I' ELSE 'A' END,
        1000 * (1 + MOD(LEVEL, 15)),
        'firstname.lastname' || LEVEL || '@company' || MOD(LEVEL, 100) || '.example.com'
@@ -46,7 +46,7 @@ pub fn write_csv(out: &mut impl Write, rows: u64) -> std::io::Result<()> {
         let h = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         writeln!(
             out,
-            "{id},Firstname{},Lastname-of-customer-{},{},{},{:05},Customer City {},{},{},firstname.lastname{id}@company{}.example.com",
+            "{id},Firstname-{},Lastname-of-the-customer-{},{},{},{:05},Customer City of {},{},{},firstname.lastname{id}@company{}.example.com",
             id % 1000,
             (h >> 20) % 100_000,
             if id % 2 == 0 { 'M' } else { 'F' },
