@@ -2,12 +2,19 @@
 //!
 //! For each run of adjacent blocks (cut at extent boundaries) the scan issues multiblock
 //! reads of up to `db_file_multiblock_read_count` blocks (the buffer cache skips blocks
-//! already cached), then takes a consistent get of each block in turn and hands every
-//! live row to the visitor while the block stays pinned. The segment header is read first
-//! with a consistent get, as Oracle's scans do.
+//! already cached), then takes a consistent get of each block in turn and, while the block
+//! stays pinned, hands its live rows to a [`ScanConsumer`]: whole rows a block at a time
+//! as a [`BlockBatch`] (columns located), or one by one to a row kernel that filters and
+//! counts in the scan loop; chained rows one by one. The segment header is read first with
+//! a consistent get, as Oracle's scans do, and the table's visibility lock is held shared
+//! for the whole scan.
+//!
+//! The next block is pinned one step ahead and its row area prefetched, so its cache lines
+//! arrive while this block is evaluated; its consistent get is counted only when the scan
+//! reaches it, so a scan that stops early counts exactly the blocks it visited.
 //!
 //! Per block the cost is one consistent get (latch, pin, content lock); per row it is the
-//! walk of column lengths up to the last column the query needs.
+//! walk of column lengths up to the last column the query reads.
 
 use super::{AccessContext, BlockBatch, BlockRow};
 use crate::catalog::TableDef;

@@ -1,15 +1,19 @@
 //! Appending rows to a table's segment.
 //!
-//! An [`Inserter`] holds the table's write lock for one statement. Rows go into the last
-//! block below the high-water mark while it keeps PCTFREE free, then into new blocks
-//! formatted above it (allocating extents as needed). A row that cannot fit in an empty
-//! block is chained: its head piece goes where the row would have gone, the rest into new
-//! blocks, one fragment each.
+//! An [`Inserter`] holds the table's writer lock for one statement. Rows go into the last
+//! block below the high-water mark while it keeps PCTFREE free (an empty block takes any
+//! row that fits it), then into new blocks formatted above it (allocating extents as
+//! needed). A row that cannot fit in an empty block is chained: its head piece goes where
+//! the row would have gone, the rest into new blocks, one fragment each. The current
+//! block is kept across up to 64 rows (`ROWS_PER_GET`) per current-mode get.
 //!
-//! The segment header (extent map, high-water mark) is written when the statement ends,
-//! so a concurrent scan sees the blocks of a finished statement only. If the statement
-//! fails, [`Inserter::rollback`] removes the rows it added to the old last block and keeps
-//! the old high-water mark: nothing of a failed statement stays visible.
+//! Visibility: the segment header (extent map, high-water mark) is written when the
+//! statement ends, so blocks formatted by the statement are invisible until then; rows it
+//! adds to the old last block carry the lock byte [`row::LOCK_INSERT_IN_PROGRESS`], which
+//! scans skip, until [`Inserter::finish`] clears them and publishes the high-water mark
+//! under the table's visibility lock. If the statement fails, [`Inserter::rollback`]
+//! removes the rows it added to the old last block and keeps the old high-water mark:
+//! nothing of a failed statement is ever visible.
 
 use super::AccessContext;
 use crate::buffer::WriteGuard;
@@ -40,7 +44,7 @@ pub struct Inserter<'a> {
     old_last_block: Option<(u32, usize)>,
     /// The block rows go into.
     current: Option<u32>,
-    /// The current block, kept (exclusively) across up to [`ROWS_PER_GET`] rows so that a
+    /// The current block, kept (exclusively) across up to `ROWS_PER_GET` rows so that a
     /// load does not pay a current-mode get per row; readers of the block wait at most
     /// that many rows.
     held: Option<WriteGuard<'a>>,

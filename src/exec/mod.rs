@@ -8,14 +8,18 @@
 //!
 //! Stages are an enum and `push` is generic over the row type, so a row still inside its
 //! pinned block goes through filters and aggregates without being copied out; rows are
-//! materialised only by the stages that must (project, sort, group). One file per stage.
+//! materialised only by the stages that must (project, sort, group). A full scan pushes
+//! a block's rows together ([`pipeline::push_batch`]): filters narrow a selection vector
+//! and aggregates fold it in tight loops, so stage dispatch is paid per block, not per
+//! row. For the plan shape of a filtered count, a [`kernel::CountKernel`] does the whole
+//! per-row work inside the scan loop. One file per stage.
 
 pub mod aggregate;
 mod collect;
 mod filter;
 pub mod kernel;
 mod limit;
-mod pipeline;
+pub mod pipeline;
 mod project;
 mod rownum;
 mod sort;
