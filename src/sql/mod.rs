@@ -111,7 +111,8 @@ fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Re
         other => {
             let text = other.to_string();
             let words: Vec<&str> = text.split_whitespace().take(2).collect();
-            Err(Error::unsupported(format!("statement {}", words.join(" "))))
+            let position = bind::position_of(other).or_else(|| Some("line 1, column 1".into()));
+            Err(Error::Unsupported { construct: format!("statement {}", words.join(" ")), position })
         }
     }
 }
