@@ -131,18 +131,20 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
         }
         _ => insert_select(session, &shape, source)?,
     };
+    Ok(inserted(session, rows))
+}
+
+/// The result of a statement that inserted `rows` rows (the change advances the SCN).
+fn inserted(session: &Session, rows: u64) -> QueryResult {
     session.db.next_scn();
-    Ok(QueryResult {
+    let message = if rows == 1 { "1 row created.".into() } else { format!("{rows} rows created.") };
+    QueryResult {
         kind: StatementKind::Insert,
         columns: Vec::new(),
         rows: Vec::new(),
         rows_affected: rows,
-        message: Some(rows_created(rows)),
-    })
-}
-
-fn rows_created(n: u64) -> String {
-    if n == 1 { "1 row created.".into() } else { format!("{n} rows created.") }
+        message: Some(message),
+    }
 }
 
 /// Evaluates the rows of a VALUES list (constant expressions).
@@ -255,14 +257,7 @@ pub fn copy(session: &Session, stmt: CopyStatement<'_>) -> Result<QueryResult> {
     });
     session.state.lock().progress = progress;
     let rows = result?;
-    session.db.next_scn();
-    Ok(QueryResult {
-        kind: StatementKind::Insert,
-        columns: Vec::new(),
-        rows: Vec::new(),
-        rows_affected: rows,
-        message: Some(rows_created(rows)),
-    })
+    Ok(inserted(session, rows))
 }
 
 fn load_csv<R: std::io::Read>(
