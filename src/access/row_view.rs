@@ -71,11 +71,6 @@ impl BlockRow<'_> {
         // Spans were checked against the stream when located.
         &self.stream[span.start as usize..(span.start + span.len) as usize]
     }
-
-    /// Decodes every located column into owned values.
-    pub fn to_values(&self) -> Result<Vec<Value>> {
-        (0..self.spans.len()).map(|i| self.column(i).map(Datum::into_owned)).collect()
-    }
 }
 
 impl RowAccess for BlockRow<'_> {

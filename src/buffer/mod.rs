@@ -36,7 +36,7 @@ pub use latch::LatchTotals;
 
 use crate::error::{Error, Result};
 use crate::stats::{SessionStats, Stat, WaitEvent};
-use crate::storage::block::{self, BlockType};
+use crate::storage::block;
 use crate::storage::datafile::DataFile;
 use latch::ChildLatch;
 use parking_lot::lock_api::RawRwLock as _;
@@ -680,13 +680,5 @@ impl BufferCache {
             s.pinned += usize::from(h.pins.load(Ordering::Relaxed) > 0);
         }
         s
-    }
-
-    /// The type of a cached or read block, for checks by callers that expect one.
-    pub fn expect_type(&self, guard: &[u8], rdba: u32, expected: BlockType) -> Result<()> {
-        match block::BlockHeader(guard).block_type() {
-            Some(t) if t == expected => Ok(()),
-            other => Err(self.corrupt(rdba, format!("expected a {expected:?} block, found {other:?}"))),
-        }
     }
 }

@@ -143,8 +143,12 @@ fn number_type(args: Vec<i64>) -> std::result::Result<DataType, String> {
         [p] => Ok(DataType::Number { precision: Some(check_p(*p)?), scale: Some(0) }),
         [p, s] => {
             let p = check_p(*p)?;
-            if !(0..=i64::from(p)).contains(s) || *s > 28 {
-                return Err(format!("NUMBER scale {s} is outside 0..{} (lioscope stores scales up to 28)", p.min(28)));
+            let max_scale = i64::from(crate::types::MAX_NUMBER_DIGITS);
+            if !(0..=i64::from(p)).contains(s) || *s > max_scale {
+                return Err(format!(
+                    "NUMBER scale {s} is outside 0..{} (lioscope stores scales up to {max_scale})",
+                    i64::from(p).min(max_scale)
+                ));
             }
             Ok(DataType::Number { precision: Some(p), scale: Some(*s as u8) })
         }

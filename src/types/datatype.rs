@@ -59,11 +59,6 @@ impl DataType {
             },
         }
     }
-
-    /// True for the numeric types.
-    pub fn is_numeric(&self) -> bool {
-        matches!(self, DataType::Number { .. } | DataType::Integer)
-    }
 }
 
 /// A value as text, borrowing when it already is text.
