@@ -105,22 +105,29 @@ impl<'t> FullScan<'t> {
                 .map(move |i| (run.first + i * max_read, max_read.min(run.blocks - i * max_read)))
         });
         let mut pending: Vec<u32> = Vec::new();
-        let mut ahead: std::collections::VecDeque<crate::buffer::ReadGuard<'_>> = std::collections::VecDeque::with_capacity(LOOKAHEAD + 1);
+        let mut ahead: Option<crate::buffer::ReadGuard<'_>> = None;
         loop {
-            while ahead.len() <= LOOKAHEAD {
-                if pending.is_empty()
-                    && let Some((first, n)) = chunks.next()
-                {
-                    ctx.db.cache.prefetch(ctx.stats, first, n)?;
-                    pending.extend((first..first + n).rev());
-                }
-                let Some(rdba) = pending.pop() else { break };
-                let guard = ctx.db.cache.pin_for_read(ctx.stats, rdba)?;
-                prefetch_block(&guard);
-                ahead.push_back(guard);
+            if pending.is_empty()
+                && let Some((first, n)) = chunks.next()
+            {
+                ctx.db.cache.prefetch(ctx.stats, first, n)?;
+                pending.extend((first..first + n).rev());
             }
-            let Some(current) = ahead.pop_front() else { return Ok(()) };
-            if self.visit_block(ctx, current, visit)? == Flow::Stop {
+            let next = match pending.pop() {
+                Some(rdba) => {
+                    let guard = ctx.db.cache.pin_for_read(ctx.stats, rdba)?;
+                    prefetch_rows(&guard, DataBlock(&guard).row_data_start().min(guard.len()));
+                    Some(guard)
+                }
+                None => None,
+            };
+            let current = std::mem::replace(&mut ahead, next);
+            let flow = match current {
+                Some(guard) => self.visit_block(ctx, guard, visit)?,
+                None if ahead.is_none() => Flow::Stop,
+                None => Flow::Continue,
+            };
+            if flow == Flow::Stop {
                 return Ok(());
             }
         }
@@ -256,34 +263,23 @@ impl<'t> FullScan<'t> {
     }
 }
 
-/// Blocks pinned ahead of the one being visited.
-const LOOKAHEAD: usize = 2;
-
-/// Asks the CPU to start loading a block's header, row directory and row area, so that
-/// its cache lines arrive while earlier blocks are evaluated instead of each row waiting
-/// for memory in turn. A hint only: it changes no result.
+/// Asks the CPU to start loading the block's row area, newest row last, so that the
+/// cache lines of later rows arrive while earlier rows are evaluated instead of each row
+/// waiting for memory in turn. A hint only: it changes no result.
 #[inline]
-fn prefetch_block(block: &[u8]) {
-    let rows_from = DataBlock(block).row_data_start().min(block.len());
-    let directory_end = (crate::storage::block::HEADER_LEN + 512).min(rows_from);
-    prefetch_range(block, 0, directory_end);
-    prefetch_range(block, rows_from, block.len());
-}
-
-#[inline]
-fn prefetch_range(block: &[u8], from: usize, to: usize) {
+fn prefetch_rows(block: &[u8], from: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let mut line = from & !63;
-        while line < to {
+        let mut line = block.len();
+        while line > from + 64 {
+            line -= 64;
             // SAFETY: prefetch never faults and `line` is inside the block.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().add(line).cast()) };
-            line += 64;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (block, from, to);
+    let _ = (block, from);
 }
 
 /// Appends the fragments that follow a head piece, following next-piece addresses with a
