@@ -129,19 +129,36 @@ pub fn split_script(text: &str) -> Vec<String> {
             continue;
         }
         if line.trim() == "/" {
-            out.extend(crate::sql::split_statements(&buffer));
+            push_statements(&buffer, &mut out);
             buffer.clear();
             continue;
         }
         buffer.push_str(line);
         buffer.push('\n');
         if line.trim_end().ends_with(';') && !inside_quote_or_comment(&buffer) {
-            out.extend(crate::sql::split_statements(&buffer));
+            push_statements(&buffer, &mut out);
             buffer.clear();
         }
     }
-    out.extend(crate::sql::split_statements(&buffer));
+    push_statements(&buffer, &mut out);
     out
+}
+
+/// Splits SQL at semicolons; a client command that followed a `;` on the same line ends
+/// with its line, as it would on a line of its own.
+fn push_statements(text: &str, out: &mut Vec<String>) {
+    for statement in crate::sql::split_statements(text) {
+        match statement.split_once('\n') {
+            Some((first, rest)) if is_client_command(first) => {
+                out.push(first.trim().to_owned());
+                push_statements(rest, out);
+            }
+            _ if is_client_command(&statement) => {
+                out.push(statement.lines().next().unwrap_or_default().trim().to_owned())
+            }
+            _ => out.push(statement),
+        }
+    }
 }
 
 /// Whether `text` ends inside a quoted string, a quoted name or a block comment.
@@ -179,5 +196,7 @@ mod tests {
     fn set_commands_end_at_the_line() {
         let s = split_script("SET AUTOTRACE ON\nSELECT 1\nFROM dual;\nset timing on\nselect 'a;\nb' from dual;\n");
         assert_eq!(s, vec!["SET AUTOTRACE ON", "SELECT 1\nFROM dual", "set timing on", "select 'a;\nb' from dual"]);
+        let s = split_script("SELECT 1 FROM dual; SET AUTOTRACE ON\nSELECT 2 FROM dual;");
+        assert_eq!(s, vec!["SELECT 1 FROM dual", "SET AUTOTRACE ON", "SELECT 2 FROM dual"]);
     }
 }
