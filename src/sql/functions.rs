@@ -260,90 +260,64 @@ pub fn negate(v: &Datum<'_>) -> Result<Value> {
 // The function catalog
 // ---------------------------------------------------------------------------------------
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScalarFunction {
-    Mod,
-    Rpad,
-    Lpad,
-    Substr,
-    Upper,
-    Lower,
-    Length,
-    Trim,
-    Ltrim,
-    Rtrim,
-    Nvl,
-    Coalesce,
-    Abs,
-    Round,
-    Trunc,
-    Floor,
-    Ceil,
-    Power,
-    Sqrt,
-    Sign,
-    ToChar,
-    ToDate,
-    ToNumber,
-    OraHash,
-    /// DBMS_RANDOM.VALUE
-    RandomValue,
-    /// DBMS_RANDOM.STRING
-    RandomString,
-    Chr,
-    Ascii,
-    Instr,
-    Replace,
-    Greatest,
-    Least,
-    Concat,
-    AddMonths,
-    LastDay,
-    Decode,
+/// Declares the functions with their SQL names in one place: the enum, the list used
+/// for lookup by name, and [`ScalarFunction::name`].
+macro_rules! scalar_functions {
+    ($($variant:ident => $name:literal;)*) => {
+        /// A scalar function, by its SQL name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum ScalarFunction { $($variant),* }
+
+        /// Every function, for lookup by name.
+        const ALL_FUNCTIONS: &[ScalarFunction] = &[$(ScalarFunction::$variant),*];
+
+        impl ScalarFunction {
+            /// The function's SQL name, upper case ("DBMS_RANDOM.VALUE" is one name).
+            pub fn name(&self) -> &'static str {
+                match self { $(ScalarFunction::$variant => $name),* }
+            }
+        }
+    };
 }
 
-/// Every function, for lookup by name.
-const ALL_FUNCTIONS: [ScalarFunction; 36] = {
-    use ScalarFunction::*;
-    [
-        Mod,
-        Rpad,
-        Lpad,
-        Substr,
-        Upper,
-        Lower,
-        Length,
-        Trim,
-        Ltrim,
-        Rtrim,
-        Nvl,
-        Coalesce,
-        Abs,
-        Round,
-        Trunc,
-        Floor,
-        Ceil,
-        Power,
-        Sqrt,
-        Sign,
-        ToChar,
-        ToDate,
-        ToNumber,
-        OraHash,
-        RandomValue,
-        RandomString,
-        Chr,
-        Ascii,
-        Instr,
-        Replace,
-        Greatest,
-        Least,
-        Concat,
-        AddMonths,
-        LastDay,
-        Decode,
-    ]
-};
+scalar_functions! {
+    Mod => "MOD";
+    Rpad => "RPAD";
+    Lpad => "LPAD";
+    Substr => "SUBSTR";
+    Upper => "UPPER";
+    Lower => "LOWER";
+    Length => "LENGTH";
+    Trim => "TRIM";
+    Ltrim => "LTRIM";
+    Rtrim => "RTRIM";
+    Nvl => "NVL";
+    Coalesce => "COALESCE";
+    Abs => "ABS";
+    Round => "ROUND";
+    Trunc => "TRUNC";
+    Floor => "FLOOR";
+    Ceil => "CEIL";
+    Power => "POWER";
+    Sqrt => "SQRT";
+    Sign => "SIGN";
+    ToChar => "TO_CHAR";
+    ToDate => "TO_DATE";
+    ToNumber => "TO_NUMBER";
+    OraHash => "ORA_HASH";
+    RandomValue => "DBMS_RANDOM.VALUE";
+    RandomString => "DBMS_RANDOM.STRING";
+    Chr => "CHR";
+    Ascii => "ASCII";
+    Instr => "INSTR";
+    Replace => "REPLACE";
+    Greatest => "GREATEST";
+    Least => "LEAST";
+    Concat => "CONCAT";
+    AddMonths => "ADD_MONTHS";
+    LastDay => "LAST_DAY";
+    Decode => "DECODE";
+}
 
 /// How many arguments a function accepts.
 #[derive(Debug, Clone, Copy)]
@@ -392,49 +366,6 @@ impl ScalarFunction {
             .ok_or_else(|| Error::UnknownObject { kind: "function", name: name.to_ascii_uppercase() })?;
         function.arity().check(function.name(), arg_count)?;
         Ok(function)
-    }
-
-    /// The upper case SQL name.
-    pub fn name(&self) -> &'static str {
-        use ScalarFunction::*;
-        match self {
-            Mod => "MOD",
-            Rpad => "RPAD",
-            Lpad => "LPAD",
-            Substr => "SUBSTR",
-            Upper => "UPPER",
-            Lower => "LOWER",
-            Length => "LENGTH",
-            Trim => "TRIM",
-            Ltrim => "LTRIM",
-            Rtrim => "RTRIM",
-            Nvl => "NVL",
-            Coalesce => "COALESCE",
-            Abs => "ABS",
-            Round => "ROUND",
-            Trunc => "TRUNC",
-            Floor => "FLOOR",
-            Ceil => "CEIL",
-            Power => "POWER",
-            Sqrt => "SQRT",
-            Sign => "SIGN",
-            ToChar => "TO_CHAR",
-            ToDate => "TO_DATE",
-            ToNumber => "TO_NUMBER",
-            OraHash => "ORA_HASH",
-            RandomValue => "DBMS_RANDOM.VALUE",
-            RandomString => "DBMS_RANDOM.STRING",
-            Chr => "CHR",
-            Ascii => "ASCII",
-            Instr => "INSTR",
-            Replace => "REPLACE",
-            Greatest => "GREATEST",
-            Least => "LEAST",
-            Concat => "CONCAT",
-            AddMonths => "ADD_MONTHS",
-            LastDay => "LAST_DAY",
-            Decode => "DECODE",
-        }
     }
 
     fn arity(&self) -> Arity {
@@ -1998,7 +1929,7 @@ mod tests {
     #[test]
     fn every_function_is_listed_once_under_its_name() {
         let mut names: Vec<&str> = ALL_FUNCTIONS.iter().map(|f| f.name()).collect();
-        for f in ALL_FUNCTIONS {
+        for &f in ALL_FUNCTIONS {
             assert_eq!(ScalarFunction::lookup(f.name(), minimal_arity(f)).unwrap(), f);
             assert_eq!(f.name(), f.name().to_ascii_uppercase());
         }
@@ -2016,7 +1947,7 @@ mod tests {
 
     #[test]
     fn call_checks_arity_and_never_indexes_out_of_bounds() {
-        for f in ALL_FUNCTIONS {
+        for &f in ALL_FUNCTIONS {
             for count in 0..6 {
                 let args = vec![Datum::Null; count];
                 let result = f.call(&args, &mut ctx());
@@ -2668,7 +2599,7 @@ mod tests {
         #[test]
         fn no_function_panics(args in proptest::collection::vec(any_datum(), 0..5), masks in proptest::collection::vec("[A-Za-z0-9.,$ \"-]{0,8}", 1..3)) {
             let mut c = ctx();
-            for f in ALL_FUNCTIONS {
+            for &f in ALL_FUNCTIONS {
                 if f.arity().accepts(args.len()) {
                     let _ = f.call(&args, &mut c);
                 }
