@@ -9,12 +9,19 @@ use crate::storage::segment::SegmentMap;
 /// block 0, so the high-water mark starts at 1). Returns the header's block address.
 pub fn create_segment(ctx: &AccessContext<'_>, object_id: u32) -> Result<u32> {
     let first = ctx.db.allocate_extent()?;
+    format_header(ctx, first, object_id)?;
+    Ok(first)
+}
+
+/// Formats a segment header at `first` for a segment of one extent (starting there)
+/// holding nothing: the high-water mark is 1, the header itself.
+fn format_header(ctx: &AccessContext<'_>, first: u32, object_id: u32) -> Result<()> {
     let mut map = SegmentMap { hwm: 1, allocated: 0, runs: Vec::new() };
     map.add_extent(first, ctx.db.extent_blocks, ctx.db.block_size);
     let mut header = ctx.db.cache.new_block(ctx.stats, first, object_id)?;
     map.write(&mut header, first, object_id);
     crate::storage::block::set_scn(&mut header, ctx.scn);
-    Ok(first)
+    Ok(())
 }
 
 /// Frees every extent of a dropped table and forgets its cached blocks.
@@ -30,11 +37,7 @@ pub fn truncate_segment(ctx: &AccessContext<'_>, table: &TableDef) -> Result<()>
     let map = super::full_scan::FullScan::segment_map(ctx, table)?;
     let firsts = extent_firsts(&map, ctx.db.extent_blocks);
     ctx.db.cache.invalidate_object(ctx.stats, table.object_id);
-    let mut kept = SegmentMap { hwm: 1, allocated: 0, runs: Vec::new() };
-    kept.add_extent(table.segment_header, ctx.db.extent_blocks, ctx.db.block_size);
-    let mut header = ctx.db.cache.new_block(ctx.stats, table.segment_header, table.object_id)?;
-    kept.write(&mut header, table.segment_header, table.object_id);
-    crate::storage::block::set_scn(&mut header, ctx.scn);
+    format_header(ctx, table.segment_header, table.object_id)?;
     ctx.db.free_extents(firsts.into_iter().filter(|&f| f != table.segment_header));
     Ok(())
 }

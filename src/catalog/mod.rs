@@ -87,10 +87,7 @@ impl Catalog {
 
     fn save(&self) -> Result<()> {
         let text = serde_json::to_string_pretty(&*self.dictionary.read()).expect("the dictionary serialises");
-        let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, text).map_err(|e| Error::io("write", &tmp, e))?;
-        std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| Error::io("sync", &tmp, e))?;
-        std::fs::rename(&tmp, &self.path).map_err(|e| Error::io("rename", &self.path, e))
+        crate::storage::write_atomically(&self.path, text.as_bytes())
     }
 
     fn refresh(&self) {

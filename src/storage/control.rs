@@ -81,11 +81,7 @@ impl ControlFile {
 
     /// Writes the control file atomically (temporary file, fsync, rename).
     pub fn write(&self, dir: &Path) -> Result<()> {
-        let path = Self::path(dir);
-        let tmp = dir.join(format!("{CONTROL_FILE}.tmp"));
         let text = serde_json::to_string_pretty(self).expect("the control file serialises");
-        std::fs::write(&tmp, text).map_err(|e| Error::io("write", &tmp, e))?;
-        std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| Error::io("sync", &tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| Error::io("rename", &path, e))
+        super::write_atomically(&Self::path(dir), text.as_bytes())
     }
 }
