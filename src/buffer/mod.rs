@@ -286,8 +286,7 @@ impl BufferCache {
     fn lookup_and_pin(&self, stats: &SessionStats, rdba: u32) -> Option<u32> {
         let (latch, bucket) = self.bucket_of(rdba);
         let chains = latch.get(stats);
-        let &index =
-            chains.buckets[bucket].iter().find(|&&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)?;
+        let index = self.find_in_chain(&chains.buckets[bucket], rdba)?;
         let h = &self.headers[index as usize];
         h.pins.fetch_add(1, Ordering::Acquire);
         drop(chains);
@@ -405,9 +404,7 @@ impl BufferCache {
     fn insert_claimed(&self, stats: &SessionStats, rdba: u32, index: u32, state: u8) -> Result<(), u32> {
         let (latch, bucket) = self.bucket_of(rdba);
         let mut chains = latch.get(stats);
-        if let Some(&existing) =
-            chains.buckets[bucket].iter().find(|&&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)
-        {
+        if let Some(existing) = self.find_in_chain(&chains.buckets[bucket], rdba) {
             self.headers[existing as usize].pins.fetch_add(1, Ordering::Acquire);
             return Err(existing);
         }
@@ -573,7 +570,13 @@ impl BufferCache {
     fn is_cached(&self, stats: &SessionStats, rdba: u32) -> bool {
         let (latch, bucket) = self.bucket_of(rdba);
         let chains = latch.get(stats);
-        chains.buckets[bucket].iter().any(|&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)
+        self.find_in_chain(&chains.buckets[bucket], rdba).is_some()
+    }
+
+    /// The buffer holding `rdba` in a chain; the caller holds the chain's latch.
+    #[inline]
+    fn find_in_chain(&self, chain: &[u32], rdba: u32) -> Option<u32> {
+        chain.iter().copied().find(|&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)
     }
 
     /// Reads a run of claimed, READING buffers for adjacent blocks with one call, then
