@@ -135,7 +135,7 @@ pub fn split_script(text: &str) -> Vec<String> {
         }
         buffer.push_str(line);
         buffer.push('\n');
-        if line.trim_end().ends_with(';') && !inside_quote_or_comment(&buffer) {
+        if line.trim_end().ends_with(';') && !crate::sql::front::ends_inside_quote_or_comment(&buffer) {
             push_statements(&buffer, &mut out);
             buffer.clear();
         }
@@ -159,33 +159,6 @@ fn push_statements(text: &str, out: &mut Vec<String>) {
             _ => out.push(statement),
         }
     }
-}
-
-/// Whether `text` ends inside a quoted string, a quoted name or a block comment.
-fn inside_quote_or_comment(text: &str) -> bool {
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' | '"' if !chars.by_ref().any(|d| d == c) => return true,
-            '-' if chars.peek() == Some(&'-') => {
-                chars.by_ref().find(|&d| d == '\n');
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut prev = ' ';
-                let closed = chars.by_ref().any(|d| {
-                    let end = prev == '*' && d == '/';
-                    prev = d;
-                    end
-                });
-                if !closed {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-    }
-    false
 }
 
 #[cfg(test)]
