@@ -136,18 +136,6 @@ impl<'b> BlockBatch<'b> {
         }
     }
 
-    /// Column `col` of row `i` as a whole number when stored as one (see
-    /// [`RowAccess::small_int`]), read straight from the block.
-    #[inline]
-    pub fn small_int(&self, i: usize, col: usize) -> Option<i64> {
-        let span = self.spans[i * self.width + col];
-        if span.is_null() || self.kinds[col] != PayloadKind::Number {
-            return None;
-        }
-        let start = self.starts[i] as usize + span.start as usize;
-        read_small_int(self.block.get(start..start + span.len as usize)?)
-    }
-
     /// Whether column `col` holds numbers.
     #[inline]
     pub fn is_number_column(&self, col: usize) -> bool {

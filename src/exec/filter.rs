@@ -21,7 +21,8 @@ pub struct FilterStage {
 }
 
 /// `col op k AND col op k ...` over whole numbers.
-struct IntComparisons {
+#[derive(Debug, Clone)]
+pub struct IntComparisons {
     terms: Vec<(usize, CmpOp, i64)>,
 }
 
@@ -45,15 +46,20 @@ impl IntComparisons {
         }
     }
 
-    /// `Some(truth)` when every column held a small whole number, else `None`.
+    /// Whether the row passes: `Some(true)` if every comparison holds, `Some(false)` if
+    /// one fails or compares a NULL (UNKNOWN does not pass a filter), `None` if a value is
+    /// not a small whole number (the caller evaluates the condition the general way).
     #[inline(always)]
-    fn eval<R: RowAccess + ?Sized>(&self, row: &R) -> Option<bool> {
-        let mut all = true;
+    pub fn eval<R: RowAccess + ?Sized>(&self, row: &R) -> Option<bool> {
         for &(col, op, k) in &self.terms {
-            let v = row.small_int(col)?;
-            all &= op.holds(v.cmp(&k));
+            match row.small_int(col) {
+                Some(v) if op.holds(v.cmp(&k)) => {}
+                Some(_) => return Some(false),
+                None if row.is_null(col) => return Some(false),
+                None => return None,
+            }
         }
-        Some(all)
+        Some(true)
     }
 }
 
@@ -89,17 +95,6 @@ impl IntComparisons {
         selection.truncate(kept);
         true
     }
-
-    /// As [`IntComparisons::eval`], for row `i` of a block batch.
-    #[inline(always)]
-    fn eval_in_batch(&self, batch: &BlockBatch<'_>, i: usize) -> Option<bool> {
-        let mut all = true;
-        for &(col, op, k) in &self.terms {
-            let v = batch.small_int(i, col)?;
-            all &= op.holds(v.cmp(&k));
-        }
-        Some(all)
-    }
 }
 
 /// Clears the verdict of every selected row of `batch` whose column `col` is NULL or
@@ -124,8 +119,8 @@ fn narrow(
 
 impl FilterStage {
     /// The condition as `column op integer` terms, when it is only that.
-    pub fn int_comparisons(&self) -> Option<&[(usize, CmpOp, i64)]> {
-        self.compiled.as_ref().map(|c| c.terms.as_slice())
+    pub fn int_comparisons(&self) -> Option<&IntComparisons> {
+        self.compiled.as_ref()
     }
 
     pub fn new(predicate: Expr) -> FilterStage {
@@ -162,10 +157,10 @@ impl FilterStage {
         let mut kept = 0;
         for k in 0..selection.len() {
             let i = selection[k];
-            let fast = self.compiled.as_ref().and_then(|c| c.eval_in_batch(batch, i as usize));
-            let pass = match fast {
+            let row = batch.row(i as usize);
+            let pass = match self.compiled.as_ref().and_then(|c| c.eval(&row)) {
                 Some(pass) => pass,
-                None => self.predicate.eval_condition(&batch.row(i as usize), f)? == Some(true),
+                None => self.predicate.eval_condition(&row, f)? == Some(true),
             };
             selection[kept] = i;
             kept += usize::from(pass);

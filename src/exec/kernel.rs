@@ -12,12 +12,12 @@
 use super::Stage;
 use crate::access::{BlockRow, RowAccess};
 use crate::exec::aggregate::CountShape;
-use crate::sql::expr::CmpOp;
+use crate::exec::filter::IntComparisons;
 
 /// Filters and counts rows inside the scan loop.
 pub struct CountKernel {
-    /// `column op k`, all of which must hold.
-    filters: Vec<(usize, CmpOp, i64)>,
+    /// The filter, when the plan has one.
+    filter: Option<IntComparisons>,
     /// What each aggregate call counts, in call order.
     counts: Vec<CountShape>,
     /// Running totals, one per call.
@@ -36,27 +36,23 @@ pub enum KernelVerdict {
 impl CountKernel {
     /// A kernel for `stages`, if they have the shape this kernel runs.
     pub fn for_stages(stages: &[Stage<'_>]) -> Option<CountKernel> {
-        let (filters, rest) = match stages.split_first()? {
-            (Stage::Filter(f), rest) => (f.int_comparisons()?.to_vec(), rest),
-            _ => (Vec::new(), stages),
+        let (filter, rest) = match stages.split_first()? {
+            (Stage::Filter(f), rest) => (Some(f.int_comparisons()?.clone()), rest),
+            _ => (None, stages),
         };
         let Some(Stage::Aggregate(agg)) = rest.first() else { return None };
         let counts = agg.count_shapes()?;
         let totals = vec![0; counts.len()];
-        Some(CountKernel { filters, counts, totals })
+        Some(CountKernel { filter, counts, totals })
     }
 
     /// Filters and counts one row.
     #[inline(always)]
     pub fn apply(&mut self, row: &BlockRow<'_>) -> KernelVerdict {
-        for &(col, op, k) in &self.filters {
-            match row.small_int(col) {
-                Some(v) if op.holds(v.cmp(&k)) => {}
-                Some(_) => return KernelVerdict::Done,
-                // NULL compares UNKNOWN: the row is filtered out.
-                None if row.is_null(col) => return KernelVerdict::Done,
-                None => return KernelVerdict::Fallback,
-            }
+        match self.filter.as_ref().map_or(Some(true), |f| f.eval(row)) {
+            Some(true) => {}
+            Some(false) => return KernelVerdict::Done,
+            None => return KernelVerdict::Fallback,
         }
         for (total, shape) in self.totals.iter_mut().zip(&self.counts) {
             *total += match *shape {

@@ -16,7 +16,7 @@
 
 pub mod aggregate;
 mod collect;
-mod filter;
+pub mod filter;
 pub mod kernel;
 mod limit;
 pub mod pipeline;
