@@ -1,9 +1,11 @@
 //! The one error type of lioscope, grouped by what the caller must do about it.
 //!
-//! - bad input (`Parse`, `Unsupported`, `UnknownObject`, `ObjectExists`, `InvalidValue`,
-//!   `Csv`, `InvalidParameter`): the statement was rejected; nothing stored changed.
-//! - a database that cannot be used (`NotADatabase`, `DatabaseInUse`, `Corrupt`): the files are not what
-//!   they should be; the message names the file and, for a block, its address.
+//! - bad input (`Parse`, `Unsupported`, `UnknownObject`, `UnknownName`, `ObjectExists`,
+//!   `InvalidValue`, `Csv`, `InvalidParameter`): the statement was rejected; nothing stored
+//!   changed.
+//! - a database that cannot be used (`NotADatabase`, `DatabaseInUse`, `Corrupt`): the
+//!   files are not what they should be, or are in use; the message names the file and,
+//!   for a block, its address.
 //! - `Io`: the operating system refused a read or write; the message names the file.
 //!
 //! Broken internal invariants are not errors: they `assert!` with a message that states

@@ -1,8 +1,9 @@
 //! Access paths: how rows are reached in a table's segment.
 //!
 //! - [`full_scan`]: every block below the high-water mark, read with multiblock reads and
-//!   visited with consistent gets, each live row handed to the caller as a [`BlockRow`]
-//!   that decodes columns only when asked.
+//!   visited with consistent gets; live rows go to a [`full_scan::ScanConsumer`] a block
+//!   at a time ([`BlockBatch`], columns located) or one by one ([`BlockRow`]); column
+//!   values are decoded only when asked for.
 //! - [`heap`]: appending rows (chaining those too large for a block) and undoing the
 //!   appends of a failed statement.
 //! - [`segments`]: creating, truncating and dropping a table's segment.

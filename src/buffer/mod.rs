@@ -12,6 +12,10 @@
 //! takes the content lock (shared for a consistent get, exclusive for a current get). The
 //! guard returned is the only way to reach the bytes; dropping it unlocks and unpins.
 //!
+//! A consistent get counts `consistent gets` and `session logical reads` as it pins; a
+//! scan that pins a block ahead of time uses [`BufferCache::pin_for_read`] and counts the
+//! get only when it visits the block.
+//!
 //! A miss claims a free buffer (clock sweep over the touch counts; a dirty victim is first
 //! written back), inserts it into the chain marked READING, reads the block, checks it
 //! (checksum, address, type) and clears READING; sessions that want the same block in the

@@ -3,6 +3,11 @@
 //!
 //! `Database` is a cheap handle (clone it freely); the files are checkpointed and the
 //! control file written when the last handle and session are gone, or by [`Database::close`].
+//!
+//! Invariants: a directory is open in one `Database` at a time (an exclusive `flock` on
+//! `lioscope.lock`); each table has one writer at a time and a visibility lock that makes
+//! a statement's rows appear to scans all at once ([`TableLocks`]); extents are handed out
+//! under the control-file lock, so no extent belongs to two segments.
 
 pub(crate) mod params;
 mod session;
