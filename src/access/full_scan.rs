@@ -59,8 +59,6 @@ pub trait ScanConsumer {
 pub struct FullScan<'t> {
     table: &'t TableDef,
     kinds: Vec<PayloadKind>,
-    /// Columns located per row: up to the last one the plan reads.
-    width: usize,
     /// Per block: where each whole row's column stream starts, and its spans.
     starts: Vec<u32>,
     spans: Vec<ColumnSpan>,
@@ -76,12 +74,16 @@ impl<'t> FullScan<'t> {
         FullScan {
             table,
             kinds: table.columns[..n].iter().map(|c| PayloadKind::from(c.data_type)).collect(),
-            width: n,
             starts: Vec::new(),
             spans: Vec::new(),
             chained: Vec::new(),
             chained_spans: vec![ColumnSpan::NULL; n],
         }
+    }
+
+    /// Columns located per row: up to the last one the plan reads.
+    fn width(&self) -> usize {
+        self.kinds.len()
     }
 
     /// Reads the segment header: the extent map and high-water mark.
@@ -166,7 +168,7 @@ impl<'t> FullScan<'t> {
         self.starts.clear();
         self.starts.reserve(block.row_count());
         // Room for every row of the block, sized once per block.
-        let needed = block.row_count() * self.width;
+        let needed = block.row_count() * self.width();
         if self.spans.len() < needed {
             self.spans.resize(needed, ColumnSpan::NULL);
         }
@@ -204,8 +206,9 @@ impl<'t> FullScan<'t> {
                 continue;
             }
             if flags & FLAGS_WHOLE == FLAGS_WHOLE {
-                let at = self.starts.len() * self.width;
-                locate_columns(&piece[PIECE_HEADER..], piece[2] as usize, &mut self.spans[at..at + self.width])
+                let width = self.width();
+                let at = self.starts.len() * width;
+                locate_columns(&piece[PIECE_HEADER..], piece[2] as usize, &mut self.spans[at..at + width])
                     .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
                 self.starts.push((offset + PIECE_HEADER) as u32);
                 continue;
@@ -232,12 +235,12 @@ impl<'t> FullScan<'t> {
         if self.starts.is_empty() {
             return Ok(Flow::Continue);
         }
-        let used = self.starts.len() * self.width;
+        let used = self.starts.len() * self.width();
         let batch = BlockBatch {
             block,
             starts: &self.starts,
             spans: &self.spans[..used],
-            width: self.width,
+            width: self.width(),
             kinds: &self.kinds,
             rdba,
         };

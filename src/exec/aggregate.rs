@@ -5,7 +5,7 @@
 //! decodes nothing. Sums of whole numbers add in 128 bits and become decimal only when a
 //! value has a fraction.
 
-use super::pipeline::{Stage, push};
+use super::pipeline::{Stage, push_owned};
 use crate::access::full_scan::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::{Error, Result};
@@ -248,7 +248,7 @@ impl AggregateStage {
             {
                 continue;
             }
-            if push(rest, row.as_slice(), f)? == Flow::Stop {
+            if push_owned(rest, row, f)? == Flow::Stop {
                 break;
             }
         }

@@ -50,6 +50,20 @@ pub fn push<R: RowAccess + ?Sized>(stages: &mut [Stage<'_>], row: &R, f: &mut Fu
     }
 }
 
+/// Pushes a row the caller built and no longer needs: a sink takes it as it is, any other
+/// stage reads it in place.
+#[inline]
+pub fn push_owned(stages: &mut [Stage<'_>], mut row: Vec<Value>, f: &mut FunctionContext) -> Result<Flow> {
+    match stages.first_mut() {
+        Some(Stage::Sink(sink)) => {
+            row.truncate(sink.visible);
+            (sink.consume)(row)?;
+            Ok(Flow::Continue)
+        }
+        _ => push(stages, row.as_slice(), f),
+    }
+}
+
 /// Pushes the selected rows of a block batch (`selection`: row indexes, ascending) into
 /// the first of `stages`. Filters narrow the selection in place; stages without a batch
 /// form take the selected rows one by one.

@@ -1,6 +1,6 @@
 //! Projection: computes the output expressions of each row into an owned row.
 
-use super::pipeline::{Stage, push};
+use super::pipeline::{Stage, push_owned};
 use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
 use crate::error::Result;
@@ -21,6 +21,6 @@ impl ProjectStage {
     ) -> Result<Flow> {
         let out: Vec<Value> =
             self.exprs.iter().map(|e| e.eval(row, f).map(|v| v.into_owned())).collect::<Result<_>>()?;
-        push(rest, out.as_slice(), f)
+        push_owned(rest, out, f)
     }
 }

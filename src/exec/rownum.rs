@@ -1,7 +1,7 @@
 //! COUNT: numbers the rows that passed the WHERE clause (ROWNUM), appending the number
 //! as a column after the source's `width` columns.
 
-use super::pipeline::{Stage, push};
+use super::pipeline::{Stage, push_owned};
 use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
 use crate::error::Result;
@@ -11,8 +11,7 @@ use crate::types::{Datum, Value};
 pub struct RownumStage {
     /// Columns of the source row; ROWNUM becomes column `width`.
     pub width: usize,
-    /// Columns the rest of the plan reads (others are passed on as NULL).
-    pub needed: Vec<bool>,
+    /// Rows numbered so far (the last ROWNUM given).
     pub next: i64,
 }
 
@@ -26,13 +25,9 @@ impl RownumStage {
         self.next += 1;
         let mut out: Vec<Value> = Vec::with_capacity(self.width + 1);
         for i in 0..self.width {
-            out.push(if self.needed.get(i).copied().unwrap_or(false) {
-                row.column(i)?.into_owned()
-            } else {
-                Datum::Null
-            });
+            out.push(row.column(i)?.into_owned());
         }
         out.push(Datum::Int(self.next));
-        push(rest, out.as_slice(), f)
+        push_owned(rest, out, f)
     }
 }

@@ -1,6 +1,6 @@
 //! SORT ORDER BY: holds every row, sorts on finish, then pushes them on in order.
 
-use super::pipeline::{Stage, push};
+use super::pipeline::{Stage, push_owned};
 use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
 use crate::error::Result;
@@ -35,7 +35,7 @@ impl SortStage {
         self.sorted = self.rows.len() as u64;
         self.rows.sort_by(|a, b| compare_rows(&keys, a, b));
         for row in std::mem::take(&mut self.rows) {
-            if push(rest, row.as_slice(), f)? == Flow::Stop {
+            if push_owned(rest, row, f)? == Flow::Stop {
                 break;
             }
         }

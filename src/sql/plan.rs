@@ -270,7 +270,7 @@ impl<'a> Builder<'_, 'a> {
             return;
         }
         let width = scope.names.len();
-        self.stages.push(Stage::Rownum(RownumStage { width, needed: vec![true; width], next: 0 }));
+        self.stages.push(Stage::Rownum(RownumStage { width, next: 0 }));
         self.lines.push(PlanLine::new("COUNT", ""));
         scope.names.push("ROWNUM".into());
         scope.rownum = Some(width);
