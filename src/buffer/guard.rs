@@ -3,10 +3,15 @@
 //! A [`ReadGuard`] holds a pin (the buffer cannot be evicted or reused) and the buffer's
 //! content lock in shared mode; a [`WriteGuard`] holds a pin and the content lock in
 //! exclusive mode and marks the buffer dirty. Dropping a guard releases both, so a pin
-//! cannot leak.
+//! cannot leak. A [`PinnedRun`] holds the pins of a multiblock read until a scan turns
+//! them into read guards one by one, and releases the rest when dropped.
 
 use super::BufferCache;
+use crate::error::Result;
+use crate::stats::SessionStats;
+use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::Ordering;
 
 /// Shared, pinned access to one block in the cache.
 pub struct ReadGuard<'c> {
@@ -72,5 +77,31 @@ impl DerefMut for WriteGuard<'_> {
 impl Drop for WriteGuard<'_> {
     fn drop(&mut self) {
         self.cache.release_exclusive(self.index);
+    }
+}
+
+/// Blocks pinned by a multiblock read ([`BufferCache::pin_multiblock`]), in block order,
+/// waiting for a scan to visit them. Dropping the run releases the pins of the blocks not
+/// taken, so a scan that stops early leaves nothing pinned.
+pub struct PinnedRun<'c> {
+    pub(super) cache: &'c BufferCache,
+    /// (block address, buffer), each pinned once by this run.
+    pub(super) blocks: VecDeque<(u32, u32)>,
+}
+
+impl<'c> PinnedRun<'c> {
+    /// The next block, share-locked, or `None` when the run is done. Its consistent get
+    /// is the caller's to count.
+    pub fn next_block(&mut self, stats: &SessionStats) -> Option<Result<ReadGuard<'c>>> {
+        let (rdba, index) = self.blocks.pop_front()?;
+        Some(self.cache.read_guard_for_pinned(stats, rdba, index))
+    }
+}
+
+impl Drop for PinnedRun<'_> {
+    fn drop(&mut self) {
+        for &(_, index) in &self.blocks {
+            self.cache.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
+        }
     }
 }

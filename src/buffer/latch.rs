@@ -7,15 +7,23 @@
 
 use crate::stats::{SessionStats, WaitEvent};
 use parking_lot::{Mutex, MutexGuard};
+use smallvec::SmallVec;
 
 /// Tries before a missed latch get blocks.
 const SPIN_TRIES: u32 = 64;
 
+/// Hash buckets per child latch (Oracle's ratio).
+pub const BUCKETS_PER_LATCH: usize = 32;
+
+/// A hash chain: the buffers whose block address hashes to one bucket. With at least as
+/// many buckets as buffers most chains hold zero or one buffer, kept inline so that a
+/// lookup touches the latch's own memory and the buffer header, nothing in between.
+pub type Chain = SmallVec<[u32; 2]>;
+
 /// The buckets one child latch guards, and its statistics (protected by the latch itself).
 #[derive(Debug, Default)]
 pub struct Chains {
-    /// Each bucket lists the buffers whose block address hashes to it.
-    pub buckets: Vec<Vec<u32>>,
+    pub buckets: [Chain; BUCKETS_PER_LATCH],
     pub gets: u64,
     pub misses: u64,
     pub sleeps: u64,
@@ -37,8 +45,33 @@ pub struct LatchTotals {
 }
 
 impl ChildLatch {
-    pub fn new(buckets: usize) -> ChildLatch {
-        ChildLatch { chains: Mutex::new(Chains { buckets: vec![Vec::new(); buckets], ..Default::default() }) }
+    pub fn new() -> ChildLatch {
+        ChildLatch::default()
+    }
+
+    /// Asks the CPU to start loading the latch and bucket `bucket`, for a lookup soon
+    /// after. A hint: it reads nothing and changes no result.
+    #[inline(always)]
+    pub fn prefetch(&self, bucket: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let chains = self.chains.data_ptr();
+            // SAFETY: prefetch never faults and dereferences nothing; `wrapping_add` keeps
+            // the address arithmetic defined, and the data pointer is never read here.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>((&raw const self.chains).cast());
+                _mm_prefetch::<_MM_HINT_T0>(
+                    chains
+                        .cast::<u8>()
+                        .wrapping_add(std::mem::offset_of!(Chains, buckets))
+                        .wrapping_add(bucket * std::mem::size_of::<Chain>())
+                        .cast(),
+                );
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = bucket;
     }
 
     /// Gets the latch for `stats`' session.

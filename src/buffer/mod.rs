@@ -35,21 +35,23 @@ mod guard;
 mod latch;
 
 pub use arena::{Arena, BLOCK_ALIGN};
-pub use guard::{ReadGuard, WriteGuard};
+pub use guard::{PinnedRun, ReadGuard, WriteGuard};
 pub use latch::LatchTotals;
 
 use crate::error::{Error, Result};
 use crate::stats::{SessionStats, Stat, WaitEvent};
 use crate::storage::block;
 use crate::storage::datafile::DataFile;
-use latch::ChildLatch;
+use latch::{BUCKETS_PER_LATCH, ChildLatch};
 use parking_lot::lock_api::RawRwLock as _;
 use parking_lot::{Condvar, Mutex, RawRwLock, RwLock};
+use std::collections::VecDeque;
+
+/// Blocks ahead of a multiblock lookup whose latch and bucket are prefetched.
+const LOOKUP_PREFETCH_AHEAD: u32 = 8;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
-/// Hash buckets per child latch (Oracle's ratio).
-const BUCKETS_PER_LATCH: usize = 32;
 /// Highest touch count a buffer keeps; the clock hand takes one off per pass.
 const MAX_TOUCH: u8 = 3;
 /// Fewest buffers a cache may have.
@@ -135,7 +137,7 @@ impl BufferCache {
             block_size,
             arena: Arena::new(buffers, block_size),
             headers: (0..buffers).map(|_| BufferHeader::new()).collect(),
-            latches: (0..latch_count).map(|_| ChildLatch::new(BUCKETS_PER_LATCH)).collect(),
+            latches: (0..latch_count).map(|_| ChildLatch::new()).collect(),
             bucket_bits,
             hand: AtomicUsize::new(0),
             files: RwLock::new(Vec::new()),
@@ -170,11 +172,23 @@ impl BufferCache {
         })
     }
 
-    /// The child latch and bucket of a block address.
+    /// The child latch and bucket of a block address. Adjacent blocks of a file get
+    /// adjacent buckets (the file number is scrambled in, the block number is not), so
+    /// the lookups of a multiblock read walk the buckets in order, 32 blocks to a child
+    /// latch, instead of jumping across the whole hash table.
     #[inline]
     fn bucket_of(&self, rdba: u32) -> (&ChildLatch, usize) {
-        let h = (rdba.wrapping_mul(0x9E37_79B1) >> (32 - self.bucket_bits)) as usize;
+        let file_offset = block::rdba_file(rdba) as u32;
+        let h = (block::rdba_block(rdba).wrapping_add(file_offset.wrapping_mul(0x9E37_79B1))
+            & ((1u32 << self.bucket_bits) - 1)) as usize;
         (&self.latches[h / BUCKETS_PER_LATCH], h % BUCKETS_PER_LATCH)
+    }
+
+    /// Starts loading the latch and bucket of `rdba`.
+    #[inline]
+    fn prefetch_bucket(&self, rdba: u32) {
+        let (latch, bucket) = self.bucket_of(rdba);
+        latch.prefetch(bucket);
     }
 
     /// # Safety
@@ -221,6 +235,18 @@ impl BufferCache {
     #[inline]
     pub fn pin_for_read(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
         let index = self.pin(stats, rdba)?;
+        self.headers[index as usize].content.lock_shared();
+        Ok(ReadGuard { cache: self, index, rdba })
+    }
+
+    /// Takes the shared content lock of buffer `index`, pinned by the caller for `rdba`,
+    /// waiting first if another session is still reading it (and reading it again if
+    /// that read failed).
+    fn read_guard_for_pinned(&self, stats: &SessionStats, rdba: u32, index: u32) -> Result<ReadGuard<'_>> {
+        if !self.wait_while_reading(stats, index) {
+            self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
+            return self.pin_for_read(stats, rdba);
+        }
         self.headers[index as usize].content.lock_shared();
         Ok(ReadGuard { cache: self, index, rdba })
     }
@@ -381,7 +407,7 @@ impl BufferCache {
             Err(e) => {
                 let (latch, bucket) = self.bucket_of(rdba);
                 let mut chains = latch.get(stats);
-                chains.buckets[bucket].retain(|&i| i != index);
+                chains.buckets[bucket].retain(|i| *i != index);
                 h.state.store(0, Ordering::Release);
                 drop(chains);
                 h.pins.fetch_sub(1, Ordering::Release);
@@ -493,7 +519,7 @@ impl BufferCache {
         if h.pins.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
             return false;
         }
-        chains.buckets[bucket].retain(|&i| i != index);
+        chains.buckets[bucket].retain(|i| *i != index);
         h.state.store(0, Ordering::Release);
         true
     }
@@ -545,36 +571,52 @@ impl BufferCache {
         written
     }
 
-    /// Multiblock read: brings `count` adjacent blocks starting at `first` into the cache,
-    /// skipping blocks already cached; each run of uncached blocks is one read call
-    /// (`db file scattered read`, or `db file sequential read` for a run of one).
-    /// The caller keeps runs inside one extent. Returns the number of blocks read.
-    pub fn prefetch(&self, stats: &SessionStats, first: u32, count: u32) -> Result<u32> {
-        let mut read = 0;
+    /// Multiblock read for a scan: brings `count` adjacent blocks starting at `first` into
+    /// the cache, skipping blocks already cached; each run of uncached blocks is one read
+    /// call (`db file scattered read`, or `db file sequential read` for a run of one).
+    /// Every block comes back pinned, in order, for the scan to visit: a cached block
+    /// costs one latch get here and none when visited. The caller keeps runs inside one
+    /// extent.
+    pub fn pin_multiblock(&self, stats: &SessionStats, first: u32, count: u32) -> Result<PinnedRun<'_>> {
+        let mut pinned = PinnedRun { cache: self, blocks: VecDeque::with_capacity(count as usize) };
         let mut run: Vec<(u32, u32)> = Vec::with_capacity(count as usize);
+        // The latch and bucket of each block are prefetched a few blocks ahead of its
+        // lookup, so the lookups do not wait on memory one after another.
+        for rdba in first..first + count.min(LOOKUP_PREFETCH_AHEAD) {
+            self.prefetch_bucket(rdba);
+        }
         for rdba in first..first + count {
-            if self.is_cached(stats, rdba) {
-                read += self.read_run(stats, &mut run)?;
+            if rdba + LOOKUP_PREFETCH_AHEAD < first + count {
+                self.prefetch_bucket(rdba + LOOKUP_PREFETCH_AHEAD);
+            }
+            if let Some(index) = self.lookup_and_pin(stats, rdba) {
+                // Pushed even if the read before it failed, so that dropping the run
+                // releases its pin.
+                let read = self.read_run(stats, &mut run, Some(&mut pinned.blocks));
+                pinned.blocks.push_back((rdba, index));
+                read?;
                 continue;
             }
-            let victim = self.claim_free_buffer(stats)?;
+            let victim = match self.claim_free_buffer(stats) {
+                Ok(victim) => victim,
+                Err(e) => {
+                    // Finish the blocks already claimed, so none stays READING.
+                    self.read_run(stats, &mut run, None)?;
+                    return Err(e);
+                }
+            };
             match self.insert_claimed(stats, rdba, victim, READING) {
                 Ok(()) => run.push((rdba, victim)),
                 Err(existing) => {
                     self.unclaim(victim);
-                    self.headers[existing as usize].pins.fetch_sub(1, Ordering::Release);
-                    read += self.read_run(stats, &mut run)?;
+                    let read = self.read_run(stats, &mut run, Some(&mut pinned.blocks));
+                    pinned.blocks.push_back((rdba, existing));
+                    read?;
                 }
             }
         }
-        read += self.read_run(stats, &mut run)?;
-        Ok(read)
-    }
-
-    fn is_cached(&self, stats: &SessionStats, rdba: u32) -> bool {
-        let (latch, bucket) = self.bucket_of(rdba);
-        let chains = latch.get(stats);
-        self.find_in_chain(&chains.buckets[bucket], rdba).is_some()
+        self.read_run(stats, &mut run, Some(&mut pinned.blocks))?;
+        Ok(pinned)
     }
 
     /// The buffer holding `rdba` in a chain; the caller holds the chain's latch.
@@ -583,9 +625,16 @@ impl BufferCache {
         chain.iter().copied().find(|&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)
     }
 
-    /// Reads a run of claimed, READING buffers for adjacent blocks with one call, then
-    /// releases our pins (the blocks stay cached for the gets that follow).
-    fn read_run(&self, stats: &SessionStats, run: &mut Vec<(u32, u32)>) -> Result<u32> {
+    /// Reads a run of claimed, READING buffers for adjacent blocks with one call. Our
+    /// pins move to `keep` (block address, buffer) when given, and are released
+    /// otherwise (the blocks stay cached for the gets that follow). A block whose read
+    /// failed is dropped from the cache, its pin released.
+    fn read_run(
+        &self,
+        stats: &SessionStats,
+        run: &mut Vec<(u32, u32)>,
+        mut keep: Option<&mut VecDeque<(u32, u32)>>,
+    ) -> Result<u32> {
         if run.is_empty() {
             return Ok(0);
         }
@@ -606,9 +655,12 @@ impl BufferCache {
                 Err(e) => Err(self.corrupt(rdba, format!("multiblock read failed: {e}"))),
             };
             match self.finish_read(stats, index, rdba, io_result) {
-                Ok(()) => {
-                    self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
-                }
+                Ok(()) => match keep.as_deref_mut() {
+                    Some(keep) => keep.push_back((rdba, index)),
+                    None => {
+                        self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
+                    }
+                },
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -662,7 +714,7 @@ impl BufferCache {
                 && !h.has(READING)
                 && h.pins.load(Ordering::Acquire) == 0
             {
-                chains.buckets[bucket].retain(|&i| i != index);
+                chains.buckets[bucket].retain(|i| *i != index);
                 h.state.store(0, Ordering::Release);
                 h.touch.store(0, Ordering::Relaxed);
             }
