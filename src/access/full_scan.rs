@@ -2,8 +2,9 @@
 //!
 //! For each run of adjacent blocks (cut at extent boundaries) the scan issues multiblock
 //! reads of up to `db_file_multiblock_read_count` blocks (the buffer cache skips blocks
-//! already cached), then takes a consistent get of each block in turn and, while the block
-//! stays pinned, hands its live rows to a [`ScanConsumer`]: whole rows a block at a time
+//! already cached, and hands every block of the read back pinned), then takes a
+//! consistent get of each block in turn and, while the block stays pinned, hands its live
+//! rows to a [`ScanConsumer`]: whole rows a block at a time
 //! as a [`BlockBatch`] (columns located), or one by one to a row kernel that filters and
 //! counts in the scan loop; chained rows one by one. The segment header is read first with
 //! a consistent get, as Oracle's scans do, and the table's visibility lock is held shared
@@ -18,14 +19,15 @@
 //! Per block the cost is one consistent get (latch, pin, content lock); per row it is the
 //! walk of column lengths up to the last column the query reads.
 
-use super::{AccessContext, BlockBatch, BlockRow};
+use super::{AccessContext, BlockBatch, BlockRow, WalkedRow};
+use crate::buffer::PinnedRun;
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::stats::Stat;
 use crate::storage::block::{BlockHeader, BlockType, DataBlock, HEADER_LEN};
 use crate::storage::row::{
     ColumnSpan, FLAG_DELETED, FLAG_HEAD, FLAGS_WHOLE, LOCK_INSERT_IN_PROGRESS, PIECE_HEADER, PieceAddr, PieceBody,
-    RowPiece, locate_columns,
+    RowPiece, locate_columns, walk_lengths,
 };
 use crate::storage::segment::SegmentMap;
 use crate::types::encoding::PayloadKind;
@@ -43,16 +45,14 @@ pub trait ScanConsumer {
     fn batch(&mut self, batch: &BlockBatch<'_>) -> Result<Flow>;
     fn row(&mut self, row: &BlockRow<'_>) -> Result<Flow>;
 
-    /// Whether whole rows should go to [`ScanConsumer::row_in_place`] as each is located,
+    /// Whether whole rows should go to [`ScanConsumer::row_in_place`] as each is walked,
     /// rather than a block at a time.
     fn rows_in_place(&self) -> bool {
         false
     }
 
     /// Takes a whole row while the scan walks the block.
-    fn row_in_place(&mut self, row: &BlockRow<'_>) -> Result<Flow> {
-        self.row(row)
-    }
+    fn row_in_place(&mut self, row: WalkedRow<'_>) -> Result<Flow>;
 }
 
 /// A scan of one table, locating the first `columns_needed` columns of each row.
@@ -62,6 +62,8 @@ pub struct FullScan<'t> {
     /// Per block: where each whole row's column stream starts, and its spans.
     starts: Vec<u32>,
     spans: Vec<ColumnSpan>,
+    /// Per row of an in-place walk: where each column's length byte is.
+    positions: Vec<u16>,
     /// Scratch for a chained row: its assembled column stream and spans.
     chained: Vec<u8>,
     chained_spans: Vec<ColumnSpan>,
@@ -76,9 +78,15 @@ impl<'t> FullScan<'t> {
             kinds: table.columns[..n].iter().map(|c| PayloadKind::from(c.data_type)).collect(),
             starts: Vec::new(),
             spans: Vec::new(),
+            positions: vec![0; n],
             chained: Vec::new(),
             chained_spans: vec![ColumnSpan::NULL; n],
         }
+    }
+
+    /// How each located column decodes.
+    pub fn kinds(&self) -> &[PayloadKind] {
+        &self.kinds
     }
 
     /// Columns located per row: up to the last one the plan reads.
@@ -108,29 +116,33 @@ impl<'t> FullScan<'t> {
             (0..run.blocks.div_ceil(max_read))
                 .map(move |i| (run.first + i * max_read, max_read.min(run.blocks - i * max_read)))
         });
-        let mut pending: Vec<u32> = Vec::new();
+        let in_place = visit.rows_in_place();
+        let mut pending: Option<PinnedRun<'_>> = None;
         let mut ahead: Option<crate::buffer::ReadGuard<'_>> = None;
         loop {
-            if pending.is_empty()
+            let mut next = pending.as_mut().and_then(|run| run.next_block(ctx.stats));
+            if next.is_none()
                 && let Some((first, n)) = chunks.next()
             {
-                ctx.db.cache.prefetch(ctx.stats, first, n)?;
-                pending.extend((first..first + n).rev());
+                let run = pending.insert(ctx.db.cache.pin_multiblock(ctx.stats, first, n)?);
+                next = run.next_block(ctx.stats);
             }
-            let next = match pending.pop() {
-                Some(rdba) => {
-                    let guard = ctx.db.cache.pin_for_read(ctx.stats, rdba)?;
-                    // The first rows of the next block; later ones are prefetched row by row.
-                    let end = guard.len();
-                    prefetch_range(&guard, HEADER_LEN, (HEADER_LEN + 256).min(end));
-                    prefetch_range(&guard, end.saturating_sub(PREFETCH_ROWS_AHEAD * 192), end);
+            let next = match next.transpose()? {
+                Some(guard) => {
+                    if !in_place {
+                        // The first rows of the next block; later ones are prefetched row
+                        // by row. (An in-place walk prefetches the next block as it goes.)
+                        let end = guard.len();
+                        prefetch_range(&guard, HEADER_LEN, (HEADER_LEN + 256).min(end));
+                        prefetch_range(&guard, end.saturating_sub(PREFETCH_ROWS_AHEAD * 192), end);
+                    }
                     Some(guard)
                 }
                 None => None,
             };
             let current = std::mem::replace(&mut ahead, next);
             let flow = match current {
-                Some(guard) => self.visit_block(ctx, guard, visit)?,
+                Some(guard) => self.visit_block(ctx, guard, ahead.as_deref(), visit)?,
                 None if ahead.is_none() => Flow::Stop,
                 None => Flow::Continue,
             };
@@ -140,10 +152,13 @@ impl<'t> FullScan<'t> {
         }
     }
 
+    /// Visits the rows of one pinned block; `next` is the block after it, if already
+    /// pinned, whose lines an in-place walk prefetches as it goes.
     fn visit_block<C: ScanConsumer>(
         &mut self,
         ctx: &AccessContext<'_>,
         guard: crate::buffer::ReadGuard<'_>,
+        next: Option<&[u8]>,
         visit: &mut C,
     ) -> Result<Flow> {
         let rdba = guard.rdba();
@@ -163,8 +178,10 @@ impl<'t> FullScan<'t> {
         }
         let block = DataBlock(&guard);
         block.check_layout().map_err(|r| ctx.corrupt(rdba, r))?;
+        if visit.rows_in_place() {
+            return self.walk_block_in_place(ctx, &guard, rdba, next, visit);
+        }
         let mut rows = 0u64;
-        let in_place = visit.rows_in_place();
         self.starts.clear();
         self.starts.reserve(block.row_count());
         // Room for every row of the block, sized once per block.
@@ -194,17 +211,6 @@ impl<'t> FullScan<'t> {
                 continue;
             }
             rows += 1;
-            if flags & FLAGS_WHOLE == FLAGS_WHOLE && in_place {
-                let stream = &piece[PIECE_HEADER..];
-                locate_columns(stream, piece[2] as usize, &mut self.chained_spans)
-                    .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
-                let row = BlockRow { stream, spans: &self.chained_spans, kinds: &self.kinds, rdba };
-                if visit.row_in_place(&row)? == Flow::Stop {
-                    ctx.stats.add(Stat::TableScanRowsGotten, rows);
-                    return Ok(Flow::Stop);
-                }
-                continue;
-            }
             if flags & FLAGS_WHOLE == FLAGS_WHOLE {
                 let width = self.width();
                 let at = self.starts.len() * width;
@@ -228,6 +234,73 @@ impl<'t> FullScan<'t> {
         let flow = self.hand_over(&guard, rdba, visit)?;
         ctx.stats.add(Stat::TableScanRowsGotten, rows);
         Ok(flow)
+    }
+
+    /// Visits the rows of one block one by one, each walked only as far as the positions
+    /// of its columns' length bytes, for a consumer that filters and counts in the scan
+    /// loop. The block is taken as a plain slice once, so the per-row work is the
+    /// directory entry, the flag checks and the walk. The next block's lines are
+    /// prefetched a few per row, so it is in the CPU cache when the walk reaches it.
+    fn walk_block_in_place<C: ScanConsumer>(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        bytes: &[u8],
+        rdba: u32,
+        next: Option<&[u8]>,
+        visit: &mut C,
+    ) -> Result<Flow> {
+        let block = DataBlock(bytes);
+        let directory = block.directory();
+        let mut upcoming = NextBlockPrefetch::new(next);
+        let mut visited = 0u64;
+        let mut flow = Flow::Continue;
+        for (slot, entry) in directory.chunks_exact(2).enumerate() {
+            upcoming.step();
+            let offset = u16::from_le_bytes([entry[0], entry[1]]) as usize;
+            if offset == 0 {
+                continue;
+            }
+            let piece = match bytes.get(offset..) {
+                Some(p) if p.len() >= PIECE_HEADER => p,
+                _ => return Err(ctx.corrupt(rdba, format!("row {slot} starts outside the block"))),
+            };
+            let flags = piece[0];
+            if flags & (FLAG_HEAD | FLAG_DELETED) != FLAG_HEAD || piece[1] == LOCK_INSERT_IN_PROGRESS {
+                continue;
+            }
+            visited += 1;
+            flow = if flags & FLAGS_WHOLE == FLAGS_WHOLE {
+                self.walk_one(ctx, rdba, slot, piece, visit)?
+            } else {
+                let Some(PieceBody::Fragment { column_count, fragment, next }) =
+                    RowPiece::new(piece).and_then(|p| p.body())
+                else {
+                    return Err(ctx.corrupt(rdba, format!("row {slot}: chained row header runs past the block")));
+                };
+                self.visit_chained(ctx, rdba, bytes, column_count, fragment, next, visit)?
+            };
+            if flow == Flow::Stop {
+                break;
+            }
+        }
+        ctx.stats.add(Stat::TableScanRowsGotten, visited);
+        Ok(flow)
+    }
+
+    /// Walks one whole row and hands it to the consumer.
+    #[inline(always)]
+    fn walk_one<C: ScanConsumer>(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        rdba: u32,
+        slot: usize,
+        piece: &[u8],
+        visit: &mut C,
+    ) -> Result<Flow> {
+        let stream = &piece[PIECE_HEADER..];
+        walk_lengths(stream, piece[2] as usize, &mut self.positions)
+            .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
+        visit.row_in_place(WalkedRow { stream, positions: &self.positions, kinds: &self.kinds, rdba })
     }
 
     /// Hands the whole rows gathered so far to the consumer as one batch.
@@ -281,6 +354,55 @@ impl<'t> FullScan<'t> {
 
 /// Rows ahead of the current one whose bytes are prefetched.
 const PREFETCH_ROWS_AHEAD: usize = 6;
+
+/// Prefetches the next block of a scan a few cache lines per row of the current one:
+/// its header and row directory at once, then its rows from the end of the block down,
+/// the order a walk reads them (rows are stored bottom-up), [`LINES_PER_ROW`] lines per
+/// row. Spread this way the lines arrive about one block ahead of use, without a burst
+/// that would overflow the CPU's line-fill buffers.
+struct NextBlockPrefetch<'b> {
+    block: &'b [u8],
+    /// Offset of the next line to prefetch, counting down; done below `HEAD_BYTES`.
+    cursor: usize,
+}
+
+/// Bytes of the next block's start (header, ITL, row directory) prefetched first.
+const HEAD_BYTES: usize = 256;
+/// Lines of the next block prefetched per row of the current one: enough to cover a
+/// block of rows of up to 192 bytes.
+const LINES_PER_ROW: usize = 3;
+
+impl<'b> NextBlockPrefetch<'b> {
+    fn new(next: Option<&'b [u8]>) -> NextBlockPrefetch<'b> {
+        let block = next.unwrap_or(&[]);
+        prefetch_range(block, 0, HEAD_BYTES.min(block.len()));
+        NextBlockPrefetch { block, cursor: block.len().saturating_sub(64) }
+    }
+
+    #[inline(always)]
+    fn step(&mut self) {
+        if self.cursor >= HEAD_BYTES {
+            for line in 0..LINES_PER_ROW {
+                prefetch_line(self.block, self.cursor - line * 64);
+            }
+            self.cursor -= LINES_PER_ROW * 64;
+        }
+    }
+}
+
+/// Prefetches the line holding `block[at]`, a hint that changes no result.
+#[inline(always)]
+fn prefetch_line(block: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: prefetch never faults; `wrapping_add` keeps the address arithmetic
+        // defined even for an offset past the block.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().wrapping_add(at).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (block, at);
+}
 
 /// Asks the CPU to start loading `from..to` of a block, so the cache lines arrive while
 /// earlier rows are evaluated instead of each row waiting for memory in turn. A hint

@@ -16,7 +16,7 @@ pub mod heap;
 mod row_view;
 pub mod segments;
 
-pub use row_view::{BlockBatch, BlockRow, RowAccess};
+pub use row_view::{BlockBatch, BlockRow, RowAccess, WalkedRow};
 
 use crate::db::DbInner;
 use crate::error::Error;

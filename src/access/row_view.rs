@@ -1,8 +1,10 @@
-//! Rows as expressions see them: [`RowAccess`] is implemented by owned rows and by
-//! [`BlockRow`], a row still inside its pinned block whose columns are decoded on demand.
+//! Rows as expressions see them: [`RowAccess`] is implemented by owned rows, by
+//! [`BlockRow`], a row still inside its pinned block whose columns are decoded on demand,
+//! and by [`WalkedRow`], the same with only the positions of its length bytes recorded
+//! (what a row kernel needs).
 
 use crate::error::{Error, Result};
-use crate::storage::row::ColumnSpan;
+use crate::storage::row::{ColumnSpan, LEN_ESCAPE, LEN_NULL};
 use crate::types::encoding::{PayloadKind, read_payload, read_small_int, read_small_int_in};
 use crate::types::{Datum, Value};
 
@@ -99,6 +101,80 @@ impl RowAccess for BlockRow<'_> {
             return None;
         }
         read_small_int_in(self.stream, span.start as usize, span.len as usize)
+    }
+}
+
+/// A whole row inside a pinned block, walked only as far as recording where each
+/// column's length byte is ([`crate::storage::row::walk_lengths`]); columns are read
+/// from there on demand. Every recorded position was checked against the stream when
+/// walked; an absent column's position lies beyond the stream, so it reads as NULL.
+#[derive(Clone, Copy)]
+pub struct WalkedRow<'b> {
+    pub stream: &'b [u8],
+    /// Offset in `stream` of each walked column's length byte.
+    pub positions: &'b [u16],
+    pub kinds: &'b [PayloadKind],
+    pub rdba: u32,
+}
+
+impl WalkedRow<'_> {
+    /// Column `i`'s payload, `None` when NULL or absent.
+    #[inline(always)]
+    fn payload(&self, i: usize) -> Option<&[u8]> {
+        let at = self.positions[i] as usize;
+        match *self.stream.get(at)? {
+            LEN_NULL => None,
+            LEN_ESCAPE => {
+                let len = u16::from_le_bytes([self.stream[at + 1], self.stream[at + 2]]) as usize;
+                Some(&self.stream[at + 3..at + 3 + len])
+            }
+            len => Some(&self.stream[at + 1..at + 1 + len as usize]),
+        }
+    }
+}
+
+impl WalkedRow<'_> {
+    /// Column `i` (a NUMBER column) as a whole number: `Ok(None)` for NULL, `Err` when the
+    /// value is not a small whole number (the caller decodes it the general way).
+    #[inline(always)]
+    #[allow(clippy::result_unit_err)]
+    pub fn int_or_null(&self, i: usize) -> std::result::Result<Option<i64>, ()> {
+        let at = self.positions[i] as usize;
+        match self.stream.get(at) {
+            None | Some(&LEN_NULL) => Ok(None),
+            Some(&len) if len < LEN_ESCAPE => read_small_int_in(self.stream, at + 1, len as usize).map(Some).ok_or(()),
+            Some(_) => Err(()),
+        }
+    }
+}
+
+impl RowAccess for WalkedRow<'_> {
+    #[inline]
+    fn column(&self, i: usize) -> Result<Datum<'_>> {
+        let Some(payload) = self.payload(i) else { return Ok(Datum::Null) };
+        read_payload(self.kinds[i], payload).map_err(|reason| Error::Corrupt {
+            file: "datafile".into(),
+            block: Some(crate::storage::block::rdba_block(self.rdba)),
+            reason: format!("column {}: {reason}", i + 1),
+        })
+    }
+
+    #[inline(always)]
+    fn is_null(&self, i: usize) -> bool {
+        self.stream.get(self.positions[i] as usize).is_none_or(|&len| len == LEN_NULL)
+    }
+
+    #[inline(always)]
+    fn small_int(&self, i: usize) -> Option<i64> {
+        if self.kinds[i] != PayloadKind::Number {
+            return None;
+        }
+        let at = self.positions[i] as usize;
+        let len = *self.stream.get(at)?;
+        if len >= LEN_ESCAPE {
+            return None;
+        }
+        read_small_int_in(self.stream, at + 1, len as usize)
     }
 }
 

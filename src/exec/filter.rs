@@ -46,6 +46,11 @@ impl IntComparisons {
         }
     }
 
+    /// The terms: column, operator, whole number.
+    pub fn terms(&self) -> &[(usize, CmpOp, i64)] {
+        &self.terms
+    }
+
     /// Whether the row passes: `Some(true)` if every comparison holds, `Some(false)` if
     /// one fails or compares a NULL (UNKNOWN does not pass a filter), `None` if a value is
     /// not a small whole number (the caller evaluates the condition the general way).

@@ -11,7 +11,7 @@ use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push, push_batch};
 use crate::access::full_scan::ScanConsumer;
 use crate::access::full_scan::{Flow, FullScan};
-use crate::access::{BlockBatch, BlockRow};
+use crate::access::{BlockBatch, BlockRow, WalkedRow};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::sql::functions::FunctionContext;
@@ -53,7 +53,7 @@ impl Feed<'_, '_> {
             Stage::Aggregate(a) => Some(a),
             _ => None,
         });
-        aggregate.expect("a count kernel is built only over an aggregate stage").add_counts(&kernel.totals);
+        aggregate.expect("a count kernel is built only over an aggregate stage").add_counts(&kernel.totals());
     }
 }
 
@@ -74,10 +74,10 @@ impl ScanConsumer for Feed<'_, '_> {
     }
 
     #[inline(always)]
-    fn row_in_place(&mut self, row: &BlockRow<'_>) -> Result<Flow> {
+    fn row_in_place(&mut self, row: WalkedRow<'_>) -> Result<Flow> {
         match self.kernel.as_mut().map(|k| k.apply(row)) {
             Some(KernelVerdict::Done) => Ok(Flow::Continue),
-            _ => push(self.stages, row, self.f),
+            _ => push(self.stages, &row, self.f),
         }
     }
 }
@@ -88,7 +88,7 @@ impl Source {
         match self {
             Source::TableScan { table, columns_read } => {
                 let mut scan = FullScan::new(table, columns_read);
-                let kernel = CountKernel::for_stages(stages);
+                let kernel = CountKernel::for_stages(stages, scan.kinds());
                 let mut feed = Feed { stages, f, selection: Vec::new(), kernel };
                 scan.run(&ctx.access, &mut feed)?;
                 feed.hand_kernel_totals();
