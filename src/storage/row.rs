@@ -163,9 +163,12 @@ pub fn walk_lengths(stream: &[u8], column_count: usize, positions: &mut [u16]) -
     for at in &mut positions[..walk] {
         let len_byte = *stream.get(pos)?;
         *at = pos as u16;
-        pos += if len_byte < LEN_ESCAPE {
-            1 + len_byte as usize
-        } else if len_byte == LEN_NULL {
+        if len_byte < LEN_ESCAPE {
+            // The common case, kept to one add on the chain of dependent loads.
+            pos = pos + len_byte as usize + 1;
+            continue;
+        }
+        pos += if len_byte == LEN_NULL {
             1
         } else {
             3 + u16::from_le_bytes([*stream.get(pos + 1)?, *stream.get(pos + 2)?]) as usize
