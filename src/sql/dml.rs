@@ -2,7 +2,8 @@
 //!
 //! A statement's rows are coerced to the column types (never truncated) and appended by
 //! an [`Inserter`]; if any row fails, the statement's rows are removed again, so a failed
-//! INSERT or COPY leaves the table as it was.
+//! INSERT or COPY leaves the table as it was. Rows are not copied on the way: a row of
+//! INSERT ... SELECT borrows from the projection that computed it.
 
 use super::bind::{Binder, Scope, function_name, ident_name, position_of};
 use super::plan;
@@ -10,6 +11,7 @@ use crate::access::heap::Inserter;
 use crate::catalog::TableDef;
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
+use crate::exec::pipeline::SinkRow;
 use crate::exec::{ExecContext, RowSink, Source, run_pipeline};
 use crate::types::{Datum, Value};
 use sqlparser::ast::{self, CopyLegacyOption, CopyOption, CopySource, CopyTarget};
@@ -51,18 +53,19 @@ impl RowShape {
         Ok(RowShape { table, targets })
     }
 
-    /// Builds the full table row from provided values, coerced and checked.
-    fn row(&self, values: Vec<Value>) -> Result<Vec<Value>> {
+    /// Builds the full table row from provided values, coerced and checked; the row
+    /// borrows the values' strings.
+    fn row<'v>(&self, values: &'v [Datum<'_>]) -> Result<SinkRow<'v>> {
         if values.len() != self.targets.len() {
             return Err(Error::value(
                 &self.table.name,
                 format!("{} values for {} columns", values.len(), self.targets.len()),
             ));
         }
-        let mut row = vec![Datum::Null; self.table.columns.len()];
-        for (v, &i) in values.into_iter().zip(&self.targets) {
+        let mut row: SinkRow<'v> = smallvec::smallvec![Datum::Null; self.table.columns.len()];
+        for (v, &i) in values.iter().zip(&self.targets) {
             let col = &self.table.columns[i];
-            row[i] = col.data_type.coerce(v, &col.name).map_err(|e| qualify(&self.table.name, e))?;
+            row[i] = col.data_type.coerce(v.reborrow(), &col.name).map_err(|e| qualify(&self.table.name, e))?;
         }
         for (v, col) in row.iter().zip(&self.table.columns) {
             if v.is_null() && !col.nullable {
@@ -127,7 +130,7 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
     let rows = match &*source.body {
         ast::SetExpr::Values(values) => {
             let rows = values_rows(session, values)?;
-            with_inserter(session, &table, |ins| rows.into_iter().try_for_each(|r| ins.insert(&shape.row(r)?)))?
+            with_inserter(session, &table, |ins| rows.iter().try_for_each(|r| ins.insert(&shape.row(r)?)))?
         }
         _ => insert_select(session, &shape, source)?,
     };
@@ -172,13 +175,11 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
     if reads_target {
         let mut ctx = ExecContext { access: session.access_context(), functions };
         let rows = run_pipeline(&probe.source, probe.stages, &mut ctx)?;
-        return with_inserter(session, &shape.table, |ins| {
-            rows.into_iter().try_for_each(|r| ins.insert(&shape.row(r)?))
-        });
+        return with_inserter(session, &shape.table, |ins| rows.iter().try_for_each(|r| ins.insert(&shape.row(r)?)));
     }
     drop(probe);
     with_inserter(session, &shape.table, |ins| {
-        let sink = RowSink { visible: 0, consume: Box::new(|values: Vec<Value>| ins.insert(&shape.row(values)?)) };
+        let sink = RowSink { visible: 0, consume: Box::new(|values: &[Datum<'_>]| ins.insert(&shape.row(values)?)) };
         let planned = plan::plan_query(query, session, now, Some(sink))?;
         let mut ctx = ExecContext { access: session.access_context(), functions };
         run_pipeline(&planned.source, planned.stages, &mut ctx).map(|_| ())
@@ -314,8 +315,8 @@ fn csv_row<'r>(
     record: &'r csv::StringRecord,
     shape: &RowShape,
     format: &CsvFormat,
-) -> std::result::Result<Vec<Datum<'r>>, (usize, Error)> {
-    let mut row = vec![Datum::Null; shape.table.columns.len()];
+) -> std::result::Result<SinkRow<'r>, (usize, Error)> {
+    let mut row: SinkRow<'r> = smallvec::smallvec![Datum::Null; shape.table.columns.len()];
     for (i, (field, &target)) in record.iter().zip(&shape.targets).enumerate() {
         let is_null = field.is_empty() || format.null.as_deref() == Some(field);
         let col = &shape.table.columns[target];
