@@ -4,7 +4,8 @@
 //! block below the high-water mark while it keeps PCTFREE free (an empty block takes any
 //! row that fits it), then into new blocks formatted above it (allocating extents as
 //! needed). A row that cannot fit in an empty block is chained: its head piece goes where
-//! the row would have gone, the rest into new blocks, one fragment each. The current
+//! the row would have gone, the rest into new blocks, one fragment each. A row that fits
+//! is encoded straight into the space found for it in the block. The current
 //! block is kept across up to 64 rows (`ROWS_PER_GET`) per current-mode get.
 //!
 //! Visibility: the segment header (extent map, high-water mark) is written when the
@@ -51,6 +52,7 @@ pub struct Inserter<'a> {
     held_rows: u32,
     /// Bytes to keep free in each block (PCTFREE).
     reserve: usize,
+    /// Where a row too long for one block is encoded before it is cut into pieces.
     row_buf: Vec<u8>,
     rows: u64,
 }
@@ -81,7 +83,7 @@ impl<'a> Inserter<'a> {
             held: None,
             held_rows: 0,
             reserve: ctx.db.block_size * usize::from(table.pctfree) / 100,
-            row_buf: Vec::with_capacity(256),
+            row_buf: Vec::new(),
             rows: 0,
         })
     }
@@ -91,31 +93,38 @@ impl<'a> Inserter<'a> {
         self.rows
     }
 
-    /// Appends one row whose values are already coerced to the column types.
+    /// Appends one row whose values are already coerced to the column types. A row that
+    /// fits in a block is encoded straight into it; a longer one is encoded into a buffer
+    /// first and chained.
     pub fn insert(&mut self, values: &[Datum<'_>]) -> Result<()> {
-        let mut buf = std::mem::take(&mut self.row_buf);
-        row::encode_whole_row(values, &mut buf);
-        let result = self.place(&buf);
-        self.row_buf = buf;
+        let len = row::whole_row_len(values);
+        let result = if DataBlockMut::space_needed(len) > self.empty_block_capacity() {
+            let mut buf = std::mem::take(&mut self.row_buf);
+            row::encode_whole_row(values, &mut buf);
+            let result = self.place_chained(&buf);
+            self.row_buf = buf;
+            result
+        } else {
+            self.place(len, |space: &mut [u8]| row::put_whole_row(values, space))
+        };
         self.rows += 1;
         self.ctx.stats.add(Stat::RowsInserted, 1);
         result
     }
 
-    fn place(&mut self, piece: &[u8]) -> Result<()> {
-        if DataBlockMut::space_needed(piece.len()) > self.empty_block_capacity() {
-            return self.place_chained(piece);
-        }
+    /// Places a row piece of `len` bytes (it fits in an empty block), which `write` writes
+    /// into the space found for it.
+    fn place(&mut self, len: usize, write: impl Fn(&mut [u8])) -> Result<()> {
         let mut guard = self.take_current()?;
         // PCTFREE keeps room in blocks that hold rows; an empty block takes any row that fits.
         let reserve = if DataBlock(&guard).row_count() == 0 { 0 } else { self.reserve };
-        let slot = match DataBlockMut(&mut guard).insert_piece(piece, reserve) {
+        let slot = match DataBlockMut(&mut guard).insert_piece_with(len, reserve, &write) {
             Some(slot) => slot,
             None => {
                 drop(guard);
                 guard = self.format_next_block()?;
                 DataBlockMut(&mut guard)
-                    .insert_piece(piece, 0)
+                    .insert_piece_with(len, 0, &write)
                     .expect("a row that fits an empty block fits a freshly formatted one")
             }
         };

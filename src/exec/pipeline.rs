@@ -8,7 +8,8 @@ use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
 use crate::sql::functions::FunctionContext;
 use crate::stats::Stat;
-use crate::types::Value;
+use crate::types::{Datum, Value};
+use smallvec::SmallVec;
 
 /// One stage of a pipeline.
 pub enum Stage<'a> {
@@ -24,11 +25,25 @@ pub enum Stage<'a> {
 }
 
 /// A consumer of result rows that are not collected, such as the rows INSERT ... SELECT
-/// writes.
+/// writes. It sees each row only while it is being pushed (the values may borrow from a
+/// pinned block or from the projection's buffers), so a row reaches it without being
+/// copied into owned values.
 pub struct RowSink<'a> {
+    /// The row's leading columns the consumer sees (a projection may carry more).
     pub visible: usize,
-    pub consume: Box<dyn FnMut(Vec<Value>) -> Result<()> + 'a>,
+    pub consume: Box<dyn ConsumeRow + 'a>,
 }
+
+/// What a sink does with each row it is handed.
+pub trait ConsumeRow: FnMut(&[Datum<'_>]) -> Result<()> {}
+
+impl<F: FnMut(&[Datum<'_>]) -> Result<()>> ConsumeRow for F {}
+
+/// Most columns a row handed to a sink holds on the stack before spilling to the heap.
+pub const SINK_INLINE_COLUMNS: usize = 16;
+
+/// A row being handed to a sink.
+pub type SinkRow<'v> = SmallVec<[Datum<'v>; SINK_INLINE_COLUMNS]>;
 
 /// Pushes one row into the first of `stages`.
 #[inline]
@@ -43,21 +58,21 @@ pub fn push<R: RowAccess + ?Sized>(stages: &mut [Stage<'_>], row: &R, f: &mut Fu
         Stage::Sort(s) => s.push(row),
         Stage::Collect(s) => s.push(row),
         Stage::Sink(s) => {
-            let out = (0..s.visible).map(|i| row.column(i).map(|v| v.into_owned())).collect::<Result<_>>()?;
-            (s.consume)(out)?;
+            let out = (0..s.visible).map(|i| row.column(i)).collect::<Result<SinkRow<'_>>>()?;
+            (s.consume)(&out)?;
             Ok(Flow::Continue)
         }
     }
 }
 
-/// Pushes a row the caller built and no longer needs: a sink takes it as it is, any other
-/// stage reads it in place.
+/// Pushes a row the caller built and no longer needs: a sink or any other stage reads it
+/// in place.
 #[inline]
 pub fn push_owned(stages: &mut [Stage<'_>], mut row: Vec<Value>, f: &mut FunctionContext) -> Result<Flow> {
     match stages.first_mut() {
         Some(Stage::Sink(sink)) => {
             row.truncate(sink.visible);
-            (sink.consume)(row)?;
+            (sink.consume)(&row)?;
             Ok(Flow::Continue)
         }
         _ => push(stages, row.as_slice(), f),

@@ -2,16 +2,21 @@
 //!
 //! A statement's rows are coerced to the column types (never truncated) and appended by
 //! an [`Inserter`]; if any row fails, the statement's rows are removed again, so a failed
-//! INSERT or COPY leaves the table as it was.
+//! INSERT or COPY leaves the table as it was. Rows are not copied on the way: a row of
+//! INSERT ... SELECT borrows from the projection that computed it, a COPY row from the
+//! read buffer of [`CsvRecords`].
 
 use super::bind::{Binder, Scope, function_name, ident_name, position_of};
+use super::csv_records::CsvRecords;
 use super::plan;
 use crate::access::heap::Inserter;
 use crate::catalog::TableDef;
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
+use crate::exec::pipeline::{SINK_INLINE_COLUMNS, SinkRow};
 use crate::exec::{ExecContext, RowSink, Source, run_pipeline};
 use crate::types::{Datum, Value};
+use smallvec::SmallVec;
 use sqlparser::ast::{self, CopyLegacyOption, CopyOption, CopySource, CopyTarget};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -51,18 +56,19 @@ impl RowShape {
         Ok(RowShape { table, targets })
     }
 
-    /// Builds the full table row from provided values, coerced and checked.
-    fn row(&self, values: Vec<Value>) -> Result<Vec<Value>> {
+    /// Builds the full table row from provided values, coerced and checked; the row
+    /// borrows the values' strings.
+    fn row<'v>(&self, values: &'v [Datum<'_>]) -> Result<SinkRow<'v>> {
         if values.len() != self.targets.len() {
             return Err(Error::value(
                 &self.table.name,
                 format!("{} values for {} columns", values.len(), self.targets.len()),
             ));
         }
-        let mut row = vec![Datum::Null; self.table.columns.len()];
-        for (v, &i) in values.into_iter().zip(&self.targets) {
+        let mut row: SinkRow<'v> = smallvec::smallvec![Datum::Null; self.table.columns.len()];
+        for (v, &i) in values.iter().zip(&self.targets) {
             let col = &self.table.columns[i];
-            row[i] = col.data_type.coerce(v, &col.name).map_err(|e| qualify(&self.table.name, e))?;
+            row[i] = col.data_type.coerce(v.reborrow(), &col.name).map_err(|e| qualify(&self.table.name, e))?;
         }
         for (v, col) in row.iter().zip(&self.table.columns) {
             if v.is_null() && !col.nullable {
@@ -127,7 +133,7 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
     let rows = match &*source.body {
         ast::SetExpr::Values(values) => {
             let rows = values_rows(session, values)?;
-            with_inserter(session, &table, |ins| rows.into_iter().try_for_each(|r| ins.insert(&shape.row(r)?)))?
+            with_inserter(session, &table, |ins| rows.iter().try_for_each(|r| ins.insert(&shape.row(r)?)))?
         }
         _ => insert_select(session, &shape, source)?,
     };
@@ -172,13 +178,11 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
     if reads_target {
         let mut ctx = ExecContext { access: session.access_context(), functions };
         let rows = run_pipeline(&probe.source, probe.stages, &mut ctx)?;
-        return with_inserter(session, &shape.table, |ins| {
-            rows.into_iter().try_for_each(|r| ins.insert(&shape.row(r)?))
-        });
+        return with_inserter(session, &shape.table, |ins| rows.iter().try_for_each(|r| ins.insert(&shape.row(r)?)));
     }
     drop(probe);
     with_inserter(session, &shape.table, |ins| {
-        let sink = RowSink { visible: 0, consume: Box::new(|values: Vec<Value>| ins.insert(&shape.row(values)?)) };
+        let sink = RowSink { visible: 0, consume: Box::new(|values: &[Datum<'_>]| ins.insert(&shape.row(values)?)) };
         let planned = plan::plan_query(query, session, now, Some(sink))?;
         let mut ctx = ExecContext { access: session.access_context(), functions };
         run_pipeline(&planned.source, planned.stages, &mut ctx).map(|_| ())
@@ -245,12 +249,7 @@ pub fn copy(session: &Session, stmt: CopyStatement<'_>) -> Result<QueryResult> {
     let path = PathBuf::from(filename);
     let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .delimiter(format.delimiter)
-        .quote(format.quote)
-        .from_reader(std::io::BufReader::with_capacity(1 << 20, file));
+    let mut reader = CsvRecords::new(file, format.delimiter, format.quote);
     let mut progress = session.state.lock().progress.take();
     let result = with_inserter(session, &shape.table, |ins| {
         load_csv(&mut reader, &shape, &format, &path, total, &mut progress, ins)
@@ -261,7 +260,7 @@ pub fn copy(session: &Session, stmt: CopyStatement<'_>) -> Result<QueryResult> {
 }
 
 fn load_csv<R: std::io::Read>(
-    reader: &mut csv::Reader<R>,
+    reader: &mut CsvRecords<R>,
     shape: &RowShape,
     format: &CsvFormat,
     path: &std::path::Path,
@@ -269,37 +268,24 @@ fn load_csv<R: std::io::Read>(
     progress: &mut Option<crate::db::ProgressFn>,
     ins: &mut Inserter<'_>,
 ) -> Result<()> {
-    let mut record = csv::StringRecord::new();
     let mut first = true;
-    loop {
-        let more = reader.read_record(&mut record).map_err(|e| csv_error(path, &e))?;
-        if !more {
-            break;
-        }
-        let line = record.position().map_or(0, |p| p.line());
+    while let Some(record) = reader.next_record().map_err(|e| Error::io("read", path, e))? {
         if std::mem::take(&mut first) && format.header {
             continue;
         }
-        if record.len() != shape.targets.len() {
-            let message = format!("{} fields, expected {}", record.len(), shape.targets.len());
-            return Err(Error::Csv {
-                file: path.to_owned(),
-                line,
-                column: record.len().min(shape.targets.len()) + 1,
-                message,
-            });
+        let csv_error = |column, message| Error::Csv { file: path.to_owned(), line: record.line, column, message };
+        let mut fields: SmallVec<[&str; SINK_INLINE_COLUMNS]> = SmallVec::new();
+        record.texts(&mut fields).map_err(|i| csv_error(i + 1, "the field is not valid UTF-8".to_owned()))?;
+        if fields.len() != shape.targets.len() {
+            let message = format!("{} fields, expected {}", fields.len(), shape.targets.len());
+            return Err(csv_error(fields.len().min(shape.targets.len()) + 1, message));
         }
-        let row = csv_row(&record, shape, format).map_err(|(column, e)| Error::Csv {
-            file: path.to_owned(),
-            line,
-            column,
-            message: e.to_string(),
-        })?;
+        let row = csv_row(&fields, shape, format).map_err(|(column, e)| csv_error(column, e.to_string()))?;
         ins.insert(&row)?;
         if ins.rows().is_multiple_of(65_536)
-            && let (Some(p), Some(pos)) = (progress.as_mut(), record.position())
+            && let Some(p) = progress.as_mut()
         {
-            p(pos.byte(), total);
+            p(record.byte, total);
         }
     }
     if let Some(p) = progress.as_mut() {
@@ -311,12 +297,12 @@ fn load_csv<R: std::io::Read>(
 /// One CSV record as a table row borrowing its fields; `Err((column, error))` names the
 /// 1-based field.
 fn csv_row<'r>(
-    record: &'r csv::StringRecord,
+    fields: &[&'r str],
     shape: &RowShape,
     format: &CsvFormat,
-) -> std::result::Result<Vec<Datum<'r>>, (usize, Error)> {
-    let mut row = vec![Datum::Null; shape.table.columns.len()];
-    for (i, (field, &target)) in record.iter().zip(&shape.targets).enumerate() {
+) -> std::result::Result<SinkRow<'r>, (usize, Error)> {
+    let mut row: SinkRow<'r> = smallvec::smallvec![Datum::Null; shape.table.columns.len()];
+    for (i, (&field, &target)) in fields.iter().zip(&shape.targets).enumerate() {
         let is_null = field.is_empty() || format.null.as_deref() == Some(field);
         let col = &shape.table.columns[target];
         let value = if is_null { Datum::Null } else { Datum::Str(std::borrow::Cow::Borrowed(field)) };
@@ -329,13 +315,4 @@ fn csv_row<'r>(
         }
     }
     Ok(row)
-}
-
-fn csv_error(path: &std::path::Path, e: &csv::Error) -> Error {
-    let line = e.position().map_or(0, |p| p.line());
-    let (column, message) = match e.kind() {
-        csv::ErrorKind::Utf8 { err, .. } => (err.field() + 1, "the field is not valid UTF-8".to_owned()),
-        _ => (1, e.to_string()),
-    };
-    Error::Csv { file: path.to_owned(), line, column, message }
 }

@@ -3,7 +3,8 @@
 //!
 //! Evaluation borrows: a column read from a block row yields a string slice of the block,
 //! a literal yields a slice of the expression, so a predicate such as `cust_valid = 'A'`
-//! allocates nothing. Comparisons of a column with a whole-number literal take a fast path
+//! allocates nothing. A chain of `||` is built operand by operand into one string, a
+//! buffer the caller reuses when it evaluates with [`Expr::eval_buffered`]. Comparisons of a column with a whole-number literal take a fast path
 //! that reads the stored integer directly ([`RowAccess::small_int`]).
 //!
 //! Conditions use SQL's three-valued logic: [`Expr::eval_condition`] returns `None` for
@@ -165,7 +166,11 @@ impl Expr {
             Expr::Column(i) => row.column(*i)?,
             Expr::Literal(v) => borrow(v),
             Expr::Arith { op, left, right } => functions::arithmetic(*op, &left.eval(row, f)?, &right.eval(row, f)?)?,
-            Expr::Concat(l, r) => functions::concat(&l.eval(row, f)?, &r.eval(row, f)?),
+            Expr::Concat(..) => {
+                let mut text = String::new();
+                self.append_text(row, f, &mut text)?;
+                Datum::string(text)
+            }
             Expr::Negate(e) => functions::negate(&e.eval(row, f)?)?,
             Expr::Case { operand, branches, otherwise } => {
                 return self.eval_case(operand.as_deref(), branches, otherwise.as_deref(), row, f);
@@ -181,6 +186,39 @@ impl Expr {
                 return Err(Error::unsupported(format!("a condition used as a value: {}", cond.display(&[]))));
             }
         })
+    }
+
+    /// [`Expr::eval`], building the text of a concatenation in `buffer` (cleared first
+    /// and reused by the caller row after row) instead of a new string.
+    #[inline]
+    pub fn eval_buffered<'a, R: RowAccess + ?Sized>(
+        &'a self,
+        row: &'a R,
+        f: &mut FunctionContext,
+        buffer: &'a mut String,
+    ) -> Result<Datum<'a>> {
+        if !matches!(self, Expr::Concat(..)) {
+            return self.eval(row, f);
+        }
+        buffer.clear();
+        self.append_text(row, f, buffer)?;
+        Ok(if buffer.is_empty() { Datum::Null } else { Datum::Str(std::borrow::Cow::Borrowed(buffer.as_str())) })
+    }
+
+    /// Appends the text of this expression as `||` converts it (NULL is the empty
+    /// string). A chain `a || b || c` is walked operand by operand into one string, which
+    /// is the same as concatenating pairwise: the result is NULL exactly when it is empty.
+    fn append_text<R: RowAccess + ?Sized>(&self, row: &R, f: &mut FunctionContext, out: &mut String) -> Result<()> {
+        match self {
+            Expr::Concat(l, r) => {
+                l.append_text(row, f, out)?;
+                r.append_text(row, f, out)
+            }
+            e => {
+                e.eval(row, f)?.write_text(out);
+                Ok(())
+            }
+        }
     }
 
     fn eval_case<'a, R: RowAccess + ?Sized>(

@@ -236,12 +236,10 @@ fn days_between(a: i64, b: i64) -> Value {
 
 /// `||`: NULLs are treated as empty strings (Oracle); a result '' is NULL.
 pub fn concat(left: &Datum<'_>, right: &Datum<'_>) -> Value {
-    match (text(left), text(right)) {
-        (None, None) => Datum::Null,
-        (Some(l), None) => Datum::string(l.into_owned()),
-        (None, Some(r)) => Datum::string(r.into_owned()),
-        (Some(l), Some(r)) => Datum::string(l.into_owned() + &r),
-    }
+    let mut text = String::new();
+    left.write_text(&mut text);
+    right.write_text(&mut text);
+    Datum::string(text)
 }
 
 /// Unary minus.
@@ -339,10 +337,13 @@ impl Arity {
         }
     }
 
+    #[inline]
     fn check(self, name: &str, n: usize) -> Result<()> {
-        if self.accepts(n) {
-            return Ok(());
-        }
+        if self.accepts(n) { Ok(()) } else { Err(self.mismatch(name, n)) }
+    }
+
+    #[cold]
+    fn mismatch(self, name: &str, n: usize) -> Error {
         let (expected, last) = match self {
             Arity::Exact(a) => (a.to_string(), a),
             Arity::Either(a, b) => (format!("{a} or {b}"), b),
@@ -351,7 +352,7 @@ impl Arity {
             Arity::AtLeast(a) => (format!("at least {a}"), a),
         };
         let noun = if last == 1 { "argument" } else { "arguments" };
-        Err(Error::value(name, format!("expects {expected} {noun}, got {n}")))
+        Error::value(name, format!("expects {expected} {noun}, got {n}"))
     }
 }
 
@@ -455,7 +456,11 @@ fn text<'b>(d: &'b Datum<'_>) -> Option<Cow<'b, str>> {
     match d {
         Datum::Null => None,
         Datum::Str(s) => Some(Cow::Borrowed(s.as_ref())),
-        other => Some(Cow::Owned(other.to_string())),
+        other => {
+            let mut text = String::new();
+            other.write_text(&mut text);
+            Some(Cow::Owned(text))
+        }
     }
 }
 
@@ -525,6 +530,9 @@ fn pad(args: &[Datum<'_>], left: bool, name: &str) -> Result<Value> {
         return Ok(Datum::Null);
     }
     let n = result_length(n, name)?;
+    if s.is_ascii() && fill.is_ascii() && !fill.is_empty() {
+        return Ok(pad_ascii(&s, n, &fill, left));
+    }
     let have = s.chars().count();
     if have >= n {
         return Ok(Datum::string(s.chars().take(n).collect::<String>()));
@@ -534,6 +542,26 @@ fn pad(args: &[Datum<'_>], left: bool, name: &str) -> Result<Value> {
 }
 
 /// SUBSTR(s, pos [, len]): 1-based, pos 0 is 1, a negative pos counts from the end.
+/// [`pad`] when every character is one byte: counts and cuts bytes, one allocation.
+fn pad_ascii(s: &str, n: usize, fill: &str, left: bool) -> Value {
+    if s.len() >= n {
+        return Datum::string(&s[..n]).into_owned();
+    }
+    let mut out = String::with_capacity(n);
+    if !left {
+        out.push_str(s);
+    }
+    let missing = n - s.len();
+    for _ in 0..missing / fill.len() {
+        out.push_str(fill);
+    }
+    out.push_str(&fill[..missing % fill.len()]);
+    if left {
+        out.push_str(s);
+    }
+    Datum::string(out)
+}
+
 fn substr(args: &[Datum<'_>]) -> Result<Value> {
     const NAME: &str = "SUBSTR";
     let Some(s) = text(arg(args, 0)) else { return Ok(Datum::Null) };
@@ -2047,6 +2075,9 @@ mod tests {
         assert_eq!(ok("RPAD", &[s("abcdef"), i(3)]), s("abc"));
         assert_eq!(ok("LPAD", &[i(7), i(3), s("0")]), s("007"));
         assert_eq!(ok("LPAD", &[s("héllo"), i(7), s("é")]), s("ééhéllo"));
+        assert_eq!(ok("LPAD", &[s("ab"), i(9), s("xyz")]), s("xyzxyzxab"));
+        assert_eq!(ok("RPAD", &[s("ab"), i(7), s("xyz")]), s("abxyzxy"));
+        assert_eq!(ok("RPAD", &[s("ab"), i(6), s("é")]), s("abéééé"));
         assert_eq!(ok("LPAD", &[s("ab"), i(0)]), NULL_V);
         assert_eq!(ok("LPAD", &[s("ab"), i(-3)]), NULL_V);
         assert_eq!(ok("LPAD", &[s("ab"), n("2.9")]), s("ab"));

@@ -396,7 +396,7 @@ impl<'a> Builder<'_, 'a> {
             });
         }
         let width = exprs.len();
-        self.stages.push(Stage::Project(ProjectStage { exprs }));
+        self.stages.push(Stage::Project(ProjectStage::new(exprs)));
         if distinct {
             let keys = (0..visible).map(Expr::Column).collect();
             self.stages.push(Stage::Aggregate(AggregateStage::new(keys, Vec::new(), None)));

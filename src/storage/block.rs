@@ -254,14 +254,22 @@ impl DataBlockMut<'_> {
     /// Inserts a row piece if, after it, at least `reserve` bytes stay free (PCTFREE).
     /// Returns the slot, or `None` if it does not fit.
     pub fn insert_piece(&mut self, piece: &[u8], reserve: usize) -> Option<u16> {
+        self.insert_piece_with(piece.len(), reserve, |space| space.copy_from_slice(piece))
+    }
+
+    /// [`Self::insert_piece`] for a piece of `len` bytes that `write` writes straight into
+    /// the block (it is handed exactly `len` bytes); `write` is not called if the piece
+    /// does not fit.
+    #[inline]
+    pub fn insert_piece_with(&mut self, len: usize, reserve: usize, write: impl FnOnce(&mut [u8])) -> Option<u16> {
         let view = DataBlock(self.0);
-        if view.free_space() < Self::space_needed(piece.len()) + reserve {
+        if view.free_space() < Self::space_needed(len) + reserve {
             return None;
         }
         let slot = view.row_count();
         let dir = view.directory_start() + 2 * slot;
-        let top = get_u16(self.0, OFF_ROW_TOP) as usize - piece.len();
-        self.0[top..top + piece.len()].copy_from_slice(piece);
+        let top = get_u16(self.0, OFF_ROW_TOP) as usize - len;
+        write(&mut self.0[top..top + len]);
         put_u16(self.0, dir, top as u16);
         put_u16(self.0, OFF_ROW_COUNT, slot as u16 + 1);
         put_u16(self.0, OFF_ROW_TOP, top as u16);

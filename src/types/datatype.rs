@@ -95,7 +95,7 @@ fn coerce_number<'a>(value: Datum<'a>, precision: Option<u8>, scale: Option<u8>,
 fn check_precision<'a>(number: Datum<'a>, precision: Option<u8>, scale: u8, column: &str) -> Result<Datum<'a>> {
     let Some(p) = precision else { return Ok(number) };
     let integer_digits = match &number {
-        Datum::Int(i) => digits(i.unsigned_abs() as u128),
+        Datum::Int(i) => digits(u128::from(i.unsigned_abs())),
         Datum::Num(d) => digits(d.trunc().abs().mantissa().unsigned_abs()),
         _ => 0,
     };
@@ -109,13 +109,12 @@ fn check_precision<'a>(number: Datum<'a>, precision: Option<u8>, scale: u8, colu
     Ok(number)
 }
 
-fn digits(mut n: u128) -> u32 {
-    let mut d = 0;
-    while n > 0 {
-        n /= 10;
-        d += 1;
+/// Decimal digits of `n` (0 for 0).
+fn digits(n: u128) -> u32 {
+    match u64::try_from(n) {
+        Ok(small) => small.checked_ilog10().map_or(0, |l| l + 1),
+        Err(_) => n.ilog10() + 1,
     }
-    d
 }
 
 impl fmt::Display for DataType {

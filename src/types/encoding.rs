@@ -35,10 +35,11 @@ impl From<super::DataType> for PayloadKind {
 }
 
 /// Length in bytes of the payload of a non-null value.
+#[inline]
 pub fn payload_len(value: &Datum<'_>) -> usize {
     match value {
         Datum::Null => 0,
-        Datum::Int(i) => 1 + int_len(i128::from(*i)),
+        Datum::Int(i) => 1 + small_int_len(*i),
         Datum::Num(d) => 1 + int_len(d.mantissa()),
         Datum::Str(s) => s.len(),
         Datum::Date(_) => 8,
@@ -54,6 +55,33 @@ pub fn write_payload(value: &Datum<'_>, out: &mut Vec<u8>) {
         Datum::Str(s) => out.extend_from_slice(s.as_bytes()),
         Datum::Date(d) => out.extend_from_slice(&d.to_le_bytes()),
     }
+}
+
+/// Writes the payload of a non-null value into `out`, which is exactly
+/// [`payload_len`] bytes long (the same bytes [`write_payload`] appends).
+#[inline]
+pub fn put_payload(value: &Datum<'_>, out: &mut [u8]) {
+    match value {
+        Datum::Null => {}
+        Datum::Int(i) => {
+            out[0] = 0;
+            out[1..].copy_from_slice(&i.to_le_bytes()[..small_int_len(*i)]);
+        }
+        Datum::Num(d) => {
+            let m = d.mantissa();
+            out[0] = d.scale() as u8;
+            out[1..].copy_from_slice(&m.to_le_bytes()[..int_len(m)]);
+        }
+        Datum::Str(s) => out.copy_from_slice(s.as_bytes()),
+        Datum::Date(d) => out.copy_from_slice(&d.to_le_bytes()),
+    }
+}
+
+/// [`int_len`] of a whole number that fits in `i64`.
+#[inline]
+fn small_int_len(m: i64) -> usize {
+    let significant_bits = if m < 0 { 64 - (!m).leading_zeros() } else { 64 - m.leading_zeros() };
+    (significant_bits as usize + 1).div_ceil(8).max(1)
 }
 
 fn int_len(m: i128) -> usize {
@@ -151,6 +179,9 @@ mod tests {
         let mut out = Vec::new();
         write_payload(&v, &mut out);
         assert_eq!(out.len(), payload_len(&v));
+        let mut put = vec![0xAA; out.len()];
+        put_payload(&v, &mut put);
+        assert_eq!(put, out, "put_payload writes what write_payload appends");
         read_payload(kind, &out).unwrap().into_owned()
     }
 

@@ -80,11 +80,42 @@ impl<'a> Datum<'a> {
         }
     }
 
+    /// The same value borrowing this one's string (no copy).
+    #[inline]
+    pub fn reborrow(&self) -> Datum<'_> {
+        match self {
+            Datum::Null => Datum::Null,
+            Datum::Int(i) => Datum::Int(*i),
+            Datum::Num(d) => Datum::Num(*d),
+            Datum::Str(s) => Datum::Str(Cow::Borrowed(s)),
+            Datum::Date(d) => Datum::Date(*d),
+        }
+    }
+
     /// The value as text, as Oracle converts it implicitly (TO_CHAR without a format).
     pub fn into_string(self) -> String {
         match self {
             Datum::Str(s) => s.into_owned(),
-            other => other.to_string(),
+            other => {
+                let mut text = String::new();
+                other.write_text(&mut text);
+                text
+            }
+        }
+    }
+
+    /// Appends the value as text, as [`Datum::into_string`] converts it; NULL appends
+    /// nothing. Whole numbers are written without the formatting machinery.
+    #[inline]
+    pub fn write_text(&self, out: &mut String) {
+        match self {
+            Datum::Null => {}
+            Datum::Str(s) => out.push_str(s),
+            Datum::Int(i) => push_int(out, *i),
+            other => {
+                use std::fmt::Write;
+                let _ = write!(out, "{other}");
+            }
         }
     }
 
@@ -205,6 +236,25 @@ impl fmt::Display for Datum<'_> {
     }
 }
 
+/// Appends the decimal digits of `i` (with a minus sign when negative).
+pub fn push_int(out: &mut String, i: i64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    let mut n = i.unsigned_abs();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&digits[start..]).expect("ASCII digits"));
+}
+
 /// The default date format, lioscope's NLS_DATE_FORMAT: `YYYY-MM-DD HH24:MI:SS`.
 pub const DEFAULT_DATE_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
 
@@ -257,6 +307,16 @@ mod tests {
         let d = parse_date("2015-11-30 00:45:00", None).unwrap();
         assert_eq!(format_date(d), "2015-11-30 00:45:00");
         assert!(parse_date("yesterday", None).is_err());
+    }
+
+    #[test]
+    fn whole_numbers_as_text_match_display() {
+        for i in [0, 1, -1, 9, 10, -10, 99_999, 1 << 40, i64::MAX, i64::MIN] {
+            let mut text = String::from("x");
+            Datum::Int(i).write_text(&mut text);
+            assert_eq!(text, format!("x{i}"));
+            assert_eq!(Datum::Int(i).into_string(), i.to_string());
+        }
     }
 
     #[test]

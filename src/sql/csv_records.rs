@@ -1,0 +1,458 @@
+//! Splitting a CSV file into records for COPY, without copying fields.
+//!
+//! The file is read in large chunks into one buffer; a record is parsed only once it lies
+//! whole in the buffer (a record cut by the end of the buffer is parsed again after the
+//! next read), so an unquoted field, or a quoted one without doubled quotes, is a range
+//! of the buffer. Only a quoted field that must be rewritten (a doubled quote, or text
+//! after the closing quote) is built in a scratch buffer.
+//!
+//! The dialect is RFC 4180 with a configurable delimiter and quote, read leniently as
+//! the `csv` crate reads it:
+//!
+//! - a record ends at `\n`, `\r` or `\r\n`; blank lines are skipped;
+//! - a field that starts with the quote runs to the next single quote, across line ends;
+//!   a doubled quote inside it is one quote; text between the closing quote and the next
+//!   delimiter is kept (`"ab"c` is `abc`); a quote later in an unquoted field is text;
+//! - the end of the file ends an open quoted field and the record;
+//! - records may have different numbers of fields (the caller checks the count).
+//!
+//! Invariant: `buf[pos..filled]` holds the bytes of the file not yet returned, `pos`
+//! always at a record boundary; `line` counts the line ends before `buf[pos]`.
+
+use std::io::Read;
+
+/// First size of the read buffer; it grows only for a record longer than it.
+const CHUNK: usize = 1 << 20;
+
+/// Where one field's bytes are: a range of the read buffer or of the scratch buffer.
+#[derive(Debug, Clone, Copy)]
+struct FieldSpan {
+    start: usize,
+    end: usize,
+    in_scratch: bool,
+}
+
+/// Reads CSV records from `input`.
+pub struct CsvRecords<R> {
+    input: R,
+    delimiter: u8,
+    quote: u8,
+    buf: Vec<u8>,
+    /// Start of the first record not yet returned.
+    pos: usize,
+    /// End of the bytes read.
+    filled: usize,
+    /// The input has no more bytes.
+    eof: bool,
+    /// File offset of `buf[0]`.
+    buf_offset: u64,
+    /// Line ends (`\n`) before `buf[pos]`.
+    line: u64,
+    /// The fields of the record last parsed.
+    fields: Vec<FieldSpan>,
+    /// Rewritten quoted fields of the record last parsed.
+    scratch: Vec<u8>,
+}
+
+/// One record, borrowed from the reader until the next is read.
+pub struct CsvRecord<'r> {
+    buf: &'r [u8],
+    /// The record's bytes in `buf` (line end excluded).
+    span: std::ops::Range<usize>,
+    scratch: &'r [u8],
+    fields: &'r [FieldSpan],
+    /// The line the record starts on, counting from 1.
+    pub line: u64,
+    /// The file offset where the record starts.
+    pub byte: u64,
+}
+
+impl<'r> CsvRecord<'r> {
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// The bytes of field `i` (0-based).
+    pub fn field(&self, i: usize) -> &'r [u8] {
+        let f = self.fields[i];
+        if f.in_scratch { &self.scratch[f.start..f.end] } else { &self.buf[f.start..f.end] }
+    }
+
+    /// Appends the fields as text to `out`; `Err(i)` names the first field (0-based) that
+    /// is not UTF-8. The record is checked as a whole, field by field only if that fails.
+    pub fn texts<A: smallvec::Array<Item = &'r str>>(&self, out: &mut smallvec::SmallVec<A>) -> Result<(), usize> {
+        let (Ok(text), Ok(scratch)) =
+            (std::str::from_utf8(&self.buf[self.span.clone()]), std::str::from_utf8(self.scratch))
+        else {
+            return self.texts_one_by_one(out);
+        };
+        for f in self.fields {
+            let (whole, start, end) = if f.in_scratch {
+                (scratch, f.start, f.end)
+            } else {
+                (text, f.start - self.span.start, f.end - self.span.start)
+            };
+            // A field starts and ends at a delimiter, quote or line end: ASCII, so on a
+            // character boundary.
+            out.push(&whole[start..end]);
+        }
+        Ok(())
+    }
+
+    fn texts_one_by_one<A: smallvec::Array<Item = &'r str>>(
+        &self,
+        out: &mut smallvec::SmallVec<A>,
+    ) -> Result<(), usize> {
+        for i in 0..self.len() {
+            out.push(std::str::from_utf8(self.field(i)).map_err(|_| i)?);
+        }
+        Ok(())
+    }
+}
+
+/// The outcome of parsing at `pos`.
+enum Parsed {
+    /// A record at `start..end`, the position after its line end and the line ends it
+    /// consumed.
+    Record { start: usize, end: usize, next: usize, lines_before: u64, lines: u64 },
+    /// No record left in the file.
+    End,
+    /// The buffer ends inside the record: read more and parse again.
+    NeedMore,
+}
+
+impl<R: Read> CsvRecords<R> {
+    pub fn new(input: R, delimiter: u8, quote: u8) -> CsvRecords<R> {
+        CsvRecords {
+            input,
+            delimiter,
+            quote,
+            buf: vec![0; CHUNK],
+            pos: 0,
+            filled: 0,
+            eof: false,
+            buf_offset: 0,
+            line: 0,
+            fields: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The next record, or `None` at the end of the file.
+    pub fn next_record(&mut self) -> std::io::Result<Option<CsvRecord<'_>>> {
+        loop {
+            match self.parse() {
+                Parsed::Record { start, end, next, lines_before, lines } => {
+                    let line = self.line + lines_before + 1;
+                    let byte = self.buf_offset + start as u64;
+                    self.pos = next;
+                    self.line += lines;
+                    return Ok(Some(CsvRecord {
+                        buf: &self.buf[..self.filled],
+                        span: start..end,
+                        scratch: &self.scratch,
+                        fields: &self.fields,
+                        line,
+                        byte,
+                    }));
+                }
+                Parsed::End => return Ok(None),
+                Parsed::NeedMore => self.refill()?,
+            }
+        }
+    }
+
+    /// Moves the unread bytes to the front (growing the buffer if they fill it) and reads
+    /// more after them.
+    fn refill(&mut self) -> std::io::Result<()> {
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.filled, 0);
+            self.buf_offset += self.pos as u64;
+            self.filled -= self.pos;
+            self.pos = 0;
+        }
+        if self.filled == self.buf.len() {
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+        loop {
+            match self.input.read(&mut self.buf[self.filled..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.filled += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Parses the record at `pos` into `fields` (and `scratch`).
+    fn parse(&mut self) -> Parsed {
+        let b = &self.buf[..self.filled];
+        let (delimiter, quote, eof) = (self.delimiter, self.quote, self.eof);
+        let is_end = |c: u8| c == b'\n' || c == b'\r';
+        let mut i = self.pos;
+        let mut lines = 0;
+        while i < b.len() && is_end(b[i]) {
+            lines += u64::from(b[i] == b'\n');
+            i += 1;
+        }
+        if i == b.len() {
+            return if eof { Parsed::End } else { Parsed::NeedMore };
+        }
+        let (start, lines_before) = (i, lines);
+        self.fields.clear();
+        self.scratch.clear();
+        loop {
+            let field = if b.get(i) == Some(&quote) {
+                match quoted_field(b, i + 1, delimiter, quote, eof, &mut self.scratch) {
+                    Some((field, after, newlines)) => {
+                        lines += newlines;
+                        i = after;
+                        field
+                    }
+                    None => return Parsed::NeedMore,
+                }
+            } else {
+                let end = unquoted_end(b, i, delimiter);
+                if end == b.len() && !eof {
+                    return Parsed::NeedMore;
+                }
+                let field = FieldSpan { start: i, end, in_scratch: false };
+                i = end;
+                field
+            };
+            self.fields.push(field);
+            match b.get(i) {
+                Some(&c) if c == delimiter => i += 1,
+                Some(&c) => {
+                    lines += u64::from(c == b'\n');
+                    return Parsed::Record { start, end: i, next: i + 1, lines_before, lines };
+                }
+                None => return Parsed::Record { start, end: i, next: i, lines_before, lines },
+            }
+        }
+    }
+}
+
+/// The end of an unquoted field starting at `i`: the next delimiter or line end, or the
+/// end of the buffer. Looks at eight bytes at a time.
+#[inline]
+fn unquoted_end(b: &[u8], mut i: usize, delimiter: u8) -> usize {
+    let (d, n, r) = (splat(delimiter), splat(b'\n'), splat(b'\r'));
+    while let Some(word) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        let hits = zero_bytes(w ^ d) | zero_bytes(w ^ n) | zero_bytes(w ^ r);
+        if hits != 0 {
+            return i + (hits.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && !matches!(b[i], b'\n' | b'\r') && b[i] != delimiter {
+        i += 1;
+    }
+    i
+}
+
+/// The position of the next `quote` at or after `i`, or the end of the buffer.
+#[inline]
+fn next_quote(b: &[u8], mut i: usize, quote: u8) -> usize {
+    let q = splat(quote);
+    while let Some(word) = b.get(i..i + 8) {
+        let hits = zero_bytes(u64::from_le_bytes(word.try_into().expect("eight bytes")) ^ q);
+        if hits != 0 {
+            return i + (hits.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && b[i] != quote {
+        i += 1;
+    }
+    i
+}
+
+/// `c` in each byte of a word.
+const fn splat(c: u8) -> u64 {
+    u64::from_le_bytes([c; 8])
+}
+
+/// A word whose lowest set bit is the high bit of the lowest zero byte of `x` (zero if
+/// no byte is zero). Bits above it may be set spuriously; only the lowest is exact.
+#[inline(always)]
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(splat(1)) & !x & splat(0x80)
+}
+
+/// A quoted field whose text starts at `i` (just after the opening quote): the field,
+/// the position after it (at the delimiter or line end that follows), and the line ends
+/// inside it. `None` if the buffer ends before the field does and the file goes on.
+fn quoted_field(
+    b: &[u8],
+    mut i: usize,
+    delimiter: u8,
+    quote: u8,
+    eof: bool,
+    scratch: &mut Vec<u8>,
+) -> Option<(FieldSpan, usize, u64)> {
+    let start = i;
+    let scratch_start = scratch.len();
+    let mut rewritten = false;
+    let mut newlines = 0;
+    let mut segment = i;
+    let close = loop {
+        let next = next_quote(b, i, quote);
+        newlines += b[i..next].iter().filter(|&&c| c == b'\n').count() as u64;
+        i = next;
+        if i == b.len() {
+            if !eof {
+                return None;
+            }
+            break i;
+        }
+        match b.get(i + 1) {
+            Some(&c) if c == quote => {
+                // A doubled quote: keep one.
+                scratch.extend_from_slice(&b[segment..=i]);
+                rewritten = true;
+                i += 2;
+                segment = i;
+            }
+            None if !eof => return None,
+            _ => break i,
+        }
+    };
+    // After the closing quote, anything up to the delimiter or line end is kept.
+    let after_quote = (close + 1).min(b.len());
+    let end = unquoted_end(b, after_quote, delimiter);
+    if end == b.len() && !eof {
+        return None;
+    }
+    if !rewritten && end == after_quote {
+        return Some((FieldSpan { start, end: close, in_scratch: false }, end, newlines));
+    }
+    scratch.extend_from_slice(&b[segment..close]);
+    scratch.extend_from_slice(&b[after_quote..end]);
+    Some((FieldSpan { start: scratch_start, end: scratch.len(), in_scratch: true }, end, newlines))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Reads every record with a tiny first buffer so that records are cut by refills.
+    fn records_with(input: &[u8], delimiter: u8, quote: u8, chunk: usize) -> Vec<(u64, u64, Vec<String>)> {
+        let mut reader = CsvRecords::new(input, delimiter, quote);
+        reader.buf = vec![0; chunk];
+        let mut out = Vec::new();
+        while let Some(r) = reader.next_record().unwrap() {
+            let mut texts: smallvec::SmallVec<[&str; 4]> = smallvec::SmallVec::new();
+            r.texts(&mut texts).expect("UTF-8 input");
+            let fields: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+            let bytes: Vec<String> = (0..r.len()).map(|i| String::from_utf8_lossy(r.field(i)).into_owned()).collect();
+            assert_eq!(fields, bytes, "texts and field agree");
+            out.push((r.line, r.byte, fields));
+        }
+        out
+    }
+
+    fn fields(input: &str) -> Vec<Vec<String>> {
+        records_with(input.as_bytes(), b',', b'"', CHUNK).into_iter().map(|(_, _, f)| f).collect()
+    }
+
+    fn v(fields: &[&str]) -> Vec<String> {
+        fields.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn plain_records_and_line_ends() {
+        assert_eq!(fields("a,b\nc,d\n"), vec![v(&["a", "b"]), v(&["c", "d"])]);
+        assert_eq!(fields("a,b\r\nc,d"), vec![v(&["a", "b"]), v(&["c", "d"])]);
+        assert_eq!(fields("a\rb\n\n\r\nc"), vec![v(&["a"]), v(&["b"]), v(&["c"])]);
+        assert_eq!(fields("a,,\n,\n"), vec![v(&["a", "", ""]), v(&["", ""])]);
+        assert_eq!(fields("a,"), vec![v(&["a", ""])]);
+        assert!(fields("").is_empty());
+        assert!(fields("\n\r\n").is_empty());
+    }
+
+    #[test]
+    fn quoted_fields() {
+        assert_eq!(fields("\"a,b\",c\n"), vec![v(&["a,b", "c"])]);
+        assert_eq!(fields("\"say \"\"hi\"\"\",x"), vec![v(&["say \"hi\"", "x"])]);
+        assert_eq!(fields("\"two\nlines\",1\r\n2"), vec![v(&["two\nlines", "1"]), v(&["2"])]);
+        assert_eq!(fields("\"ab\"cd,e"), vec![v(&["abcd", "e"])]);
+        assert_eq!(fields("a\"b,c"), vec![v(&["a\"b", "c"])]);
+        assert_eq!(fields("\"\",\"\"\"\""), vec![v(&["", "\""])]);
+        assert_eq!(fields("\"open\nto the end"), vec![v(&["open\nto the end"])]);
+    }
+
+    #[test]
+    fn lines_and_offsets_name_where_records_start() {
+        let got = records_with(b"1,\"a\nb\"\n\n2,c\n3,d", b',', b'"', CHUNK);
+        let at: Vec<(u64, u64)> = got.iter().map(|(l, b, _)| (*l, *b)).collect();
+        assert_eq!(at, vec![(1, 0), (4, 9), (5, 13)]);
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_field() {
+        let mut reader = CsvRecords::new(&b"a,\"\xff\",b\n"[..], b',', b'"');
+        let record = reader.next_record().unwrap().unwrap();
+        let mut texts: smallvec::SmallVec<[&str; 4]> = smallvec::SmallVec::new();
+        assert_eq!(record.texts(&mut texts), Err(1));
+    }
+
+    #[test]
+    fn other_delimiter_and_quote() {
+        let got = records_with(b"'a;b';c\n", b';', b'\'', CHUNK);
+        assert_eq!(got[0].2, v(&["a;b", "c"]));
+    }
+
+    /// A field as a CSV writer quotes it.
+    fn quote_field(s: &str) -> String {
+        if s.contains([',', '"', '\n', '\r']) || s.is_empty() {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_owned()
+        }
+    }
+
+    /// What the `csv` crate reads from the same bytes.
+    fn csv_crate_fields(input: &[u8]) -> Vec<Vec<String>> {
+        let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(input);
+        reader
+            .byte_records()
+            .map(|r| r.unwrap().iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect())
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn reads_any_bytes_as_the_csv_crate_does(text in "[ab,\"\r\né]{0,60}", chunk in 1usize..16) {
+            let got: Vec<Vec<String>> =
+                records_with(text.as_bytes(), b',', b'"', chunk).into_iter().map(|(_, _, f)| f).collect();
+            prop_assert_eq!(got, csv_crate_fields(text.as_bytes()));
+        }
+
+        #[test]
+        fn written_records_read_back_whatever_the_buffer_size(
+            records in proptest::collection::vec(proptest::collection::vec("[a-c,\"\n\r ]{0,6}", 1..5), 0..20),
+            chunk in 1usize..40,
+            crlf in any::<bool>(),
+        ) {
+            let end = if crlf { "\r\n" } else { "\n" };
+            let text: String = records
+                .iter()
+                .map(|r| r.iter().map(|f| quote_field(f)).collect::<Vec<_>>().join(",") + end)
+                .collect();
+            let got: Vec<Vec<String>> =
+                records_with(text.as_bytes(), b',', b'"', chunk).into_iter().map(|(_, _, f)| f).collect();
+            prop_assert_eq!(&got, &records);
+            let whole: Vec<Vec<String>> = fields(&text);
+            prop_assert_eq!(got, whole);
+        }
+    }
+}
