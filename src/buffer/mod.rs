@@ -13,14 +13,18 @@
 //! guard returned is the only way to reach the bytes; dropping it unlocks and unpins.
 //!
 //! A consistent get counts `consistent gets` and `session logical reads` as it pins; a
-//! scan that pins a block ahead of time uses [`BufferCache::pin_for_read`] and counts the
-//! get only when it visits the block.
+//! scan that pins blocks ahead of time (a [`PinnedRun`]) counts each get only when it
+//! visits the block.
 //!
 //! A miss claims a free buffer (clock sweep over the touch counts; a dirty victim is first
 //! written back), inserts it into the chain marked READING, reads the block, checks it
 //! (checksum, address, type) and clears READING; sessions that want the same block in the
-//! meantime wait (`read by other session`). Multiblock reads ([`BufferCache::prefetch`])
-//! claim one buffer per uncached block of a run and fill them with one `preadv`.
+//! meantime wait (`read by other session`). Multiblock reads
+//! ([`BufferCache::pin_multiblock`]) claim one buffer per uncached block of a run, fill
+//! them with one `preadv`, and hand every block of the read back pinned, in order.
+//!
+//! Adjacent blocks of a file hash to adjacent buckets, and a bucket's chain is kept inline
+//! in its latch, so the lookups of a multiblock read walk memory in order.
 //!
 //! Invariants:
 //! - a block address is in at most one chain entry (one current version of a block);
