@@ -1,12 +1,15 @@
 //! Aligned block memory: the buffers of the cache, and scratch blocks for writes.
 //!
-//! Buffers are aligned to 4 KiB so that `O_DIRECT` reads and writes can target them. The
-//! memory is an anonymous mapping, zero until first touched. An arena of 2 MiB or more
-//! starts on a 2 MiB boundary and asks the kernel for transparent huge pages (as Oracle
-//! puts its SGA in huge pages): a scan of a large cache then misses the TLB once per
-//! 2 MiB instead of once per 4 KiB page, and filling the cache faults 512 times fewer
-//! pages. Where the kernel declines, the arena works the same on 4 KiB pages.
+//! Buffers are aligned to 4 KiB so that `O_DIRECT` reads and writes can target them. An
+//! arena of 2 MiB or more (the cache) is an anonymous mapping, zero until first touched,
+//! that starts on a 2 MiB boundary and asks the kernel for transparent huge pages (as
+//! Oracle puts its SGA in huge pages): a scan of a large cache then misses the TLB once
+//! per 2 MiB instead of once per 4 KiB page, and filling the cache faults 512 times fewer
+//! pages. Where the kernel declines, the arena works the same on 4 KiB pages. A smaller
+//! arena (a scratch block for a write) comes from the allocator, which is far cheaper
+//! than a mapping for something made and dropped per write.
 
+use std::alloc::Layout;
 use std::ptr::NonNull;
 
 /// Alignment of every block buffer.
@@ -17,13 +20,19 @@ const HUGE_PAGE: usize = 2 << 20;
 
 /// `count` zeroed, aligned blocks of `block_size` bytes.
 pub struct Arena {
-    /// The mapping as made (its start may precede `ptr` by the alignment slack).
-    mapping: NonNull<u8>,
-    mapping_len: usize,
+    memory: Memory,
     /// The first block.
     ptr: NonNull<u8>,
     size: usize,
     block_size: usize,
+}
+
+/// Where an arena's memory came from, to give it back the same way.
+enum Memory {
+    /// From the allocator, with this layout (starting at the first block).
+    Allocated(Layout),
+    /// An anonymous mapping; its start may precede the first block by alignment slack.
+    Mapped { start: NonNull<u8>, len: usize },
 }
 
 // SAFETY: the arena is plain memory; who may touch which block is decided by the buffer
@@ -36,9 +45,14 @@ impl Arena {
     pub fn new(count: usize, block_size: usize) -> Arena {
         assert!(count > 0 && block_size > 0, "an arena holds at least one block");
         let size = count.checked_mul(block_size).filter(|&s| s <= isize::MAX as usize / 2).expect("arena size fits");
-        let huge = size >= HUGE_PAGE;
-        let slack = if huge { HUGE_PAGE } else { 0 };
-        let mapping_len = size + slack;
+        if size < HUGE_PAGE {
+            let layout = Layout::from_size_align(size, BLOCK_ALIGN).expect("arena layout");
+            // SAFETY: the layout has a non-zero size.
+            let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+            let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+            return Arena { memory: Memory::Allocated(layout), ptr, size, block_size };
+        }
+        let mapping_len = size + HUGE_PAGE;
         // SAFETY: an anonymous private mapping of a non-zero length; the result is checked.
         let raw = unsafe {
             libc::mmap(
@@ -51,19 +65,16 @@ impl Arena {
             )
         };
         if raw == libc::MAP_FAILED {
-            let layout = std::alloc::Layout::from_size_align(size, BLOCK_ALIGN).expect("arena layout");
-            std::alloc::handle_alloc_error(layout);
+            std::alloc::handle_alloc_error(Layout::from_size_align(size, BLOCK_ALIGN).expect("arena layout"));
         }
         let mapping = NonNull::new(raw.cast::<u8>()).expect("mmap does not return null on success");
-        let offset = if huge { (HUGE_PAGE - (mapping.as_ptr() as usize) % HUGE_PAGE) % HUGE_PAGE } else { 0 };
-        // SAFETY: offset < slack, so the arena lies inside the mapping.
+        let offset = (HUGE_PAGE - (mapping.as_ptr() as usize) % HUGE_PAGE) % HUGE_PAGE;
+        // SAFETY: offset < HUGE_PAGE, the slack mapped beyond `size`.
         let ptr = unsafe { mapping.add(offset) };
-        if huge {
-            // A hint: failure (no THP support) leaves ordinary pages, which work the same.
-            // SAFETY: the range is inside the mapping made above.
-            unsafe { libc::madvise(ptr.as_ptr().cast(), size, libc::MADV_HUGEPAGE) };
-        }
-        Arena { mapping, mapping_len, ptr, size, block_size }
+        // A hint: failure (no THP support) leaves ordinary pages, which work the same.
+        // SAFETY: the range is inside the mapping made above.
+        unsafe { libc::madvise(ptr.as_ptr().cast(), size, libc::MADV_HUGEPAGE) };
+        Arena { memory: Memory::Mapped { start: mapping, len: mapping_len }, ptr, size, block_size }
     }
 
     /// Pointer to the first byte of block `i`.
@@ -83,8 +94,14 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`, unmapped once.
-        unsafe { libc::munmap(self.mapping.as_ptr().cast(), self.mapping_len) };
+        match self.memory {
+            // SAFETY: allocated in `new` with this layout at `ptr`, freed once.
+            Memory::Allocated(layout) => unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) },
+            // SAFETY: the mapping made in `new`, unmapped once.
+            Memory::Mapped { start, len } => unsafe {
+                libc::munmap(start.as_ptr().cast(), len);
+            },
+        }
     }
 }
 
