@@ -14,7 +14,7 @@
 //!
 //! A consistent get counts `consistent gets` and `session logical reads` as it pins; a
 //! scan that pins blocks ahead of time (a [`PinnedRun`]) counts each get only when it
-//! visits the block.
+//! visits the block ([`BufferCache::count_consistent_get`]).
 //!
 //! A miss claims a free buffer (clock sweep over the touch counts; a dirty victim is first
 //! written back), inserts it into the chain marked READING, reads the block, checks it
@@ -31,7 +31,8 @@
 //! - a buffer with pins > 0 is never evicted or reused; pins are taken under the latch of
 //!   the buffer's chain and released without it;
 //! - block bytes are read only under the shared content lock and written only under the
-//!   exclusive one (both held through a guard);
+//!   exclusive one (both held through a guard); read guards take the shared lock
+//!   recursively, so a session that already holds a block shared never waits on it;
 //! - a block leaves the cache dirty only by being written back first.
 
 mod arena;
@@ -47,7 +48,7 @@ use crate::stats::{SessionStats, Stat, WaitEvent};
 use crate::storage::block;
 use crate::storage::datafile::DataFile;
 use latch::{BUCKETS_PER_LATCH, ChildLatch};
-use parking_lot::lock_api::RawRwLock as _;
+use parking_lot::lock_api::{RawRwLock as _, RawRwLockRecursive as _};
 use parking_lot::{Condvar, Mutex, RawRwLock, RwLock};
 use std::collections::VecDeque;
 
@@ -233,14 +234,21 @@ impl BufferCache {
         self.pin_for_read(stats, rdba)
     }
 
-    /// A consistent get whose counting is left to the caller, who calls
-    /// [`BufferCache::count_consistent_get`] when it actually visits the block: a scan
-    /// gets the next block early, and must not count it if it stops before reaching it.
+    /// Pins `rdba` and takes its shared content lock, without counting a get.
     #[inline]
-    pub fn pin_for_read(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
+    fn pin_for_read(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
         let index = self.pin(stats, rdba)?;
-        self.headers[index as usize].content.lock_shared();
-        Ok(ReadGuard { cache: self, index, rdba })
+        Ok(self.share_locked(index, rdba))
+    }
+
+    /// A read guard on pinned buffer `index`. The shared lock is taken recursively: a
+    /// session may already hold it (a scan holds its current and next block while it
+    /// follows a chained row into one of them), and a writer queued in between must not
+    /// make the second shared lock wait for a writer that waits for the first.
+    #[inline]
+    fn share_locked(&self, index: u32, rdba: u32) -> ReadGuard<'_> {
+        self.headers[index as usize].content.lock_shared_recursive();
+        ReadGuard { cache: self, index, rdba }
     }
 
     /// Takes the shared content lock of buffer `index`, pinned by the caller for `rdba`,
@@ -251,8 +259,7 @@ impl BufferCache {
             self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
             return self.pin_for_read(stats, rdba);
         }
-        self.headers[index as usize].content.lock_shared();
-        Ok(ReadGuard { cache: self, index, rdba })
+        Ok(self.share_locked(index, rdba))
     }
 
     /// Counts one consistent get.
@@ -743,5 +750,45 @@ impl BufferCache {
             s.pinned += usize::from(h.pins.load(Ordering::Relaxed) > 0);
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// A session that holds a block shared takes it shared again even while a writer waits
+    /// for it: a scan holds its next block while following a chained row into it, and an
+    /// INSERT may be queued on that block meanwhile. A plain shared lock would wait behind
+    /// the writer, which waits for the scan: a deadlock.
+    #[test]
+    fn shared_get_of_a_held_block_does_not_wait_behind_a_queued_writer() {
+        let cache = Arc::new(BufferCache::new(64 * 8192, 8192));
+        let stats = SessionStats::default();
+        let rdba = block::rdba(1, 10);
+        drop(cache.new_block(&stats, rdba, 7).unwrap());
+        let held = cache.consistent_get(&stats, rdba).unwrap();
+
+        let (wrote, writer_done) = mpsc::channel();
+        let writer_cache = Arc::clone(&cache);
+        std::thread::spawn(move || {
+            drop(writer_cache.current_get(&SessionStats::default(), rdba).unwrap());
+            wrote.send(()).unwrap();
+        });
+        // Give the writer time to queue on the content lock.
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(writer_done.try_recv().is_err(), "the writer cannot get past the held shared lock");
+
+        let (got, second_done) = mpsc::channel();
+        let reader_cache = Arc::clone(&cache);
+        std::thread::spawn(move || {
+            drop(reader_cache.consistent_get(&SessionStats::default(), rdba).unwrap());
+            got.send(()).unwrap();
+        });
+        second_done.recv_timeout(Duration::from_secs(10)).expect("a second shared get waited behind the queued writer");
+        drop(held);
+        writer_done.recv_timeout(Duration::from_secs(10)).expect("the writer got the block once the reader let go");
     }
 }
