@@ -3,21 +3,24 @@
 //! For each run of adjacent blocks (cut at extent boundaries) the scan issues multiblock
 //! reads of up to `db_file_multiblock_read_count` blocks (the buffer cache skips blocks
 //! already cached, and hands every block of the read back pinned), then takes a
-//! consistent get of each block in turn and, while the block stays pinned, hands its live
-//! rows to a [`ScanConsumer`]: whole rows a block at a time
-//! as a [`BlockBatch`] (columns located), or one by one to a row kernel that filters and
-//! counts in the scan loop; chained rows one by one. The segment header is read first with
-//! a consistent get, as Oracle's scans do, and the table's visibility lock is held shared
-//! for the whole scan.
+//! consistent get of each block in turn and, while the block stays share-locked, hands
+//! its live rows to a [`ScanConsumer`]: whole rows a block at a time as a [`BlockBatch`]
+//! (columns located), or one by one to a row kernel as a [`WalkedRow`] (only the
+//! positions of the length bytes recorded); chained rows one by one. The segment header
+//! is read first with a consistent get, as Oracle's scans do, and the table's visibility
+//! lock is held shared for the whole scan.
 //!
-//! The next block is pinned one step ahead (its header and first rows prefetched), and
-//! within a block each row's bytes are prefetched a few rows before they are walked, so
-//! cache lines arrive while earlier rows are evaluated. The look-ahead block's consistent
-//! get is counted only when the scan reaches it, so a scan that stops early counts
-//! exactly the blocks it visited.
+//! The next block is share-locked one step ahead, so a scan holds two blocks at a time
+//! (following a chained row into one of them takes its shared lock again, which the
+//! buffer cache allows). Its lines are prefetched while the current block is walked: a
+//! few per row by the row-kernel walk, or its first rows at once and then each row a few
+//! rows ahead by the batch walk. The look-ahead block's consistent get is counted only
+//! when the scan reaches it, so a scan that stops early counts exactly the blocks it
+//! visited; `table scan rows gotten` counts the rows handed to the consumer.
 //!
-//! Per block the cost is one consistent get (latch, pin, content lock); per row it is the
-//! walk of column lengths up to the last column the query reads.
+//! Per block the cost is one consistent get (a content lock; the latch get and pin were
+//! paid by the multiblock read); per row it is the directory entry, the flag checks and
+//! the walk of column lengths up to the last column the query reads.
 
 use super::{AccessContext, BlockBatch, BlockRow, WalkedRow};
 use crate::buffer::PinnedRun;
@@ -29,7 +32,6 @@ use crate::storage::row::{
     ColumnSpan, FLAG_DELETED, FLAG_HEAD, FLAGS_WHOLE, LOCK_INSERT_IN_PROGRESS, PIECE_HEADER, PieceAddr, PieceBody,
     RowPiece, locate_columns, walk_lengths,
 };
-use crate::storage::segment::SegmentMap;
 use crate::types::encoding::PayloadKind;
 
 /// Whether a visitor wants more rows.
@@ -94,18 +96,11 @@ impl<'t> FullScan<'t> {
         self.kinds.len()
     }
 
-    /// Reads the segment header: the extent map and high-water mark.
-    pub fn segment_map(ctx: &AccessContext<'_>, table: &TableDef) -> Result<SegmentMap> {
-        let header = ctx.db.cache.consistent_get(ctx.stats, table.segment_header)?;
-        SegmentMap::read(&header)
-            .map_err(|r| ctx.corrupt(table.segment_header, format!("segment header of {}: {r}", table.name)))
-    }
-
     /// Visits every live row. Stops early when the visitor says so.
     pub fn run<C: ScanConsumer>(&mut self, ctx: &AccessContext<'_>, visit: &mut C) -> Result<()> {
         let locks = ctx.db.table_locks(self.table.object_id);
         let _visible = locks.visibility.read_recursive();
-        let map = Self::segment_map(ctx, self.table)?;
+        let map = super::segments::read_map(ctx, self.table)?;
         let long_table = (map.hwm as usize) > ctx.db.cache.buffer_count() / 50;
         ctx.stats.add(if long_table { Stat::TableScansLong } else { Stat::TableScansShort }, 1);
         let max_read = ctx.multiblock_read_count.clamp(1, (ctx.db.cache.buffer_count() / 4) as u32);
@@ -118,13 +113,18 @@ impl<'t> FullScan<'t> {
         });
         let in_place = visit.rows_in_place();
         let mut pending: Option<PinnedRun<'_>> = None;
+        // The blocks of a chunk a multiblock read stopped short of.
+        let mut rest: Option<(u32, u32)> = None;
         let mut ahead: Option<crate::buffer::ReadGuard<'_>> = None;
         loop {
             let mut next = pending.as_mut().and_then(|run| run.next_block(ctx.stats));
             if next.is_none()
-                && let Some((first, n)) = chunks.next()
+                && let Some((first, n)) = rest.take().or_else(|| chunks.next())
             {
                 let run = pending.insert(ctx.db.cache.pin_multiblock(ctx.stats, first, n)?);
+                if run.end() < first + n {
+                    rest = Some((run.end(), first + n - run.end()));
+                }
                 next = run.next_block(ctx.stats);
             }
             let next = match next.transpose()? {
@@ -133,8 +133,8 @@ impl<'t> FullScan<'t> {
                         // The first rows of the next block; later ones are prefetched row
                         // by row. (An in-place walk prefetches the next block as it goes.)
                         let end = guard.len();
-                        prefetch_range(&guard, HEADER_LEN, (HEADER_LEN + 256).min(end));
-                        prefetch_range(&guard, end.saturating_sub(PREFETCH_ROWS_AHEAD * 192), end);
+                        prefetch_range(&guard, HEADER_LEN, HEAD_BYTES.min(end));
+                        prefetch_range(&guard, end.saturating_sub(PREFETCH_ROWS_AHEAD * ROW_PREFETCH_BYTES), end);
                     }
                     Some(guard)
                 }
@@ -142,7 +142,7 @@ impl<'t> FullScan<'t> {
             };
             let current = std::mem::replace(&mut ahead, next);
             let flow = match current {
-                Some(guard) => self.visit_block(ctx, guard, ahead.as_deref(), visit)?,
+                Some(guard) => self.visit_block(ctx, guard, ahead.as_deref(), in_place, visit)?,
                 None if ahead.is_none() => Flow::Stop,
                 None => Flow::Continue,
             };
@@ -152,13 +152,15 @@ impl<'t> FullScan<'t> {
         }
     }
 
-    /// Visits the rows of one pinned block; `next` is the block after it, if already
-    /// pinned, whose lines an in-place walk prefetches as it goes.
+    /// Visits the rows of one pinned block: a block at a time, or one by one when the
+    /// consumer takes rows `in_place`; `next` is the block after it, if already pinned,
+    /// whose lines an in-place walk prefetches as it goes.
     fn visit_block<C: ScanConsumer>(
         &mut self,
         ctx: &AccessContext<'_>,
         guard: crate::buffer::ReadGuard<'_>,
         next: Option<&[u8]>,
+        in_place: bool,
         visit: &mut C,
     ) -> Result<Flow> {
         let rdba = guard.rdba();
@@ -176,12 +178,24 @@ impl<'t> FullScan<'t> {
                 ),
             ));
         }
-        let block = DataBlock(&guard);
-        block.check_layout().map_err(|r| ctx.corrupt(rdba, r))?;
-        if visit.rows_in_place() {
-            return self.walk_block_in_place(ctx, &guard, rdba, next, visit);
+        DataBlock(&guard).check_layout().map_err(|r| ctx.corrupt(rdba, r))?;
+        if in_place {
+            self.walk_block_in_place(ctx, &guard, rdba, next, visit)
+        } else {
+            self.batch_block(ctx, &guard, rdba, visit)
         }
-        let mut rows = 0u64;
+    }
+
+    /// Hands the whole rows of one block to the consumer as batches (a chained row, one
+    /// by one, between them), each row's first columns located.
+    fn batch_block<C: ScanConsumer>(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        bytes: &[u8],
+        rdba: u32,
+        visit: &mut C,
+    ) -> Result<Flow> {
+        let block = DataBlock(bytes);
         self.starts.clear();
         self.starts.reserve(block.row_count());
         // Room for every row of the block, sized once per block.
@@ -190,50 +204,44 @@ impl<'t> FullScan<'t> {
             self.spans.resize(needed, ColumnSpan::NULL);
         }
         let directory = block.directory();
+        let mut chained_rows = 0u64;
+        let mut flow = Flow::Continue;
         for (slot, entry) in directory.chunks_exact(2).enumerate() {
             // Rolling prefetch: start loading the row a few slots ahead while this one is
             // evaluated (a burst of prefetches for the whole block would overflow the
             // CPU's line-fill buffers and mostly be dropped).
             if let Some(ahead) = directory.get(2 * (slot + PREFETCH_ROWS_AHEAD)..2 * (slot + PREFETCH_ROWS_AHEAD) + 2) {
                 let at = u16::from_le_bytes([ahead[0], ahead[1]]) as usize;
-                prefetch_range(&guard, at, (at + 192).min(guard.len()));
+                prefetch_range(bytes, at, (at + ROW_PREFETCH_BYTES).min(bytes.len()));
             }
-            let offset = u16::from_le_bytes([entry[0], entry[1]]) as usize;
-            if offset == 0 {
-                continue;
-            }
-            let piece = match guard.get(offset..) {
-                Some(p) if p.len() >= PIECE_HEADER => p,
-                _ => return Err(ctx.corrupt(rdba, format!("row {slot} starts outside the block"))),
-            };
-            let flags = piece[0];
-            if flags & (FLAG_HEAD | FLAG_DELETED) != FLAG_HEAD || piece[1] == LOCK_INSERT_IN_PROGRESS {
-                continue;
-            }
-            rows += 1;
-            if flags & FLAGS_WHOLE == FLAGS_WHOLE {
-                let width = self.width();
-                let at = self.starts.len() * width;
-                locate_columns(&piece[PIECE_HEADER..], piece[2] as usize, &mut self.spans[at..at + width])
-                    .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
-                self.starts.push((offset + PIECE_HEADER) as u32);
-                continue;
-            }
-            let Some(PieceBody::Fragment { column_count, fragment, next }) =
-                RowPiece::new(piece).and_then(|p| p.body())
-            else {
-                return Err(ctx.corrupt(rdba, format!("row {slot}: chained row header runs past the block")));
-            };
-            if self.hand_over(&guard, rdba, visit)? == Flow::Stop
-                || self.visit_chained(ctx, rdba, &guard, column_count, fragment, next, visit)? == Flow::Stop
-            {
-                ctx.stats.add(Stat::TableScanRowsGotten, rows);
-                return Ok(Flow::Stop);
+            match live_row(ctx, rdba, bytes, slot, entry)? {
+                None => {}
+                Some(LiveRow::Whole { stream, column_count }) => {
+                    let width = self.width();
+                    let at = self.starts.len() * width;
+                    locate_columns(stream, column_count, &mut self.spans[at..at + width])
+                        .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
+                    self.starts.push((bytes.len() - stream.len()) as u32);
+                }
+                Some(LiveRow::Chained { column_count, fragment, next }) => {
+                    // Rows stay in slot order: the batch gathered so far goes first.
+                    flow = self.hand_over(bytes, rdba, ctx, visit)?;
+                    if flow == Flow::Stop {
+                        return Ok(flow);
+                    }
+                    chained_rows += 1;
+                    flow = self.visit_chained(ctx, rdba, bytes, column_count, fragment, next, visit)?;
+                    if flow == Flow::Stop {
+                        break;
+                    }
+                }
             }
         }
-        let flow = self.hand_over(&guard, rdba, visit)?;
-        ctx.stats.add(Stat::TableScanRowsGotten, rows);
-        Ok(flow)
+        ctx.stats.add(Stat::TableScanRowsGotten, chained_rows);
+        if flow == Flow::Stop {
+            return Ok(flow);
+        }
+        self.hand_over(bytes, rdba, ctx, visit)
     }
 
     /// Visits the rows of one block one by one, each walked only as far as the positions
@@ -249,36 +257,22 @@ impl<'t> FullScan<'t> {
         next: Option<&[u8]>,
         visit: &mut C,
     ) -> Result<Flow> {
-        let block = DataBlock(bytes);
-        let directory = block.directory();
+        let directory = DataBlock(bytes).directory();
         let mut upcoming = NextBlockPrefetch::new(next);
         let mut visited = 0u64;
         let mut flow = Flow::Continue;
         for (slot, entry) in directory.chunks_exact(2).enumerate() {
             upcoming.step();
-            let offset = u16::from_le_bytes([entry[0], entry[1]]) as usize;
-            if offset == 0 {
-                continue;
-            }
-            let piece = match bytes.get(offset..) {
-                Some(p) if p.len() >= PIECE_HEADER => p,
-                _ => return Err(ctx.corrupt(rdba, format!("row {slot} starts outside the block"))),
+            flow = match live_row(ctx, rdba, bytes, slot, entry)? {
+                None => continue,
+                Some(LiveRow::Whole { stream, column_count }) => {
+                    self.walk_one(ctx, rdba, slot, stream, column_count, visit)?
+                }
+                Some(LiveRow::Chained { column_count, fragment, next }) => {
+                    self.visit_chained(ctx, rdba, bytes, column_count, fragment, next, visit)?
+                }
             };
-            let flags = piece[0];
-            if flags & (FLAG_HEAD | FLAG_DELETED) != FLAG_HEAD || piece[1] == LOCK_INSERT_IN_PROGRESS {
-                continue;
-            }
             visited += 1;
-            flow = if flags & FLAGS_WHOLE == FLAGS_WHOLE {
-                self.walk_one(ctx, rdba, slot, piece, visit)?
-            } else {
-                let Some(PieceBody::Fragment { column_count, fragment, next }) =
-                    RowPiece::new(piece).and_then(|p| p.body())
-                else {
-                    return Err(ctx.corrupt(rdba, format!("row {slot}: chained row header runs past the block")));
-                };
-                self.visit_chained(ctx, rdba, bytes, column_count, fragment, next, visit)?
-            };
             if flow == Flow::Stop {
                 break;
             }
@@ -287,27 +281,35 @@ impl<'t> FullScan<'t> {
         Ok(flow)
     }
 
-    /// Walks one whole row and hands it to the consumer.
+    /// Walks one whole row (its column stream and count) and hands it to the consumer.
     #[inline(always)]
     fn walk_one<C: ScanConsumer>(
         &mut self,
         ctx: &AccessContext<'_>,
         rdba: u32,
         slot: usize,
-        piece: &[u8],
+        stream: &[u8],
+        column_count: usize,
         visit: &mut C,
     ) -> Result<Flow> {
-        let stream = &piece[PIECE_HEADER..];
-        walk_lengths(stream, piece[2] as usize, &mut self.positions)
+        walk_lengths(stream, column_count, &mut self.positions)
             .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
         visit.row_in_place(WalkedRow { stream, positions: &self.positions, kinds: &self.kinds, rdba })
     }
 
-    /// Hands the whole rows gathered so far to the consumer as one batch.
-    fn hand_over<C: ScanConsumer>(&mut self, block: &[u8], rdba: u32, visit: &mut C) -> Result<Flow> {
+    /// Hands the whole rows gathered so far to the consumer as one batch, counting them
+    /// as gotten.
+    fn hand_over<C: ScanConsumer>(
+        &mut self,
+        block: &[u8],
+        rdba: u32,
+        ctx: &AccessContext<'_>,
+        visit: &mut C,
+    ) -> Result<Flow> {
         if self.starts.is_empty() {
             return Ok(Flow::Continue);
         }
+        ctx.stats.add(Stat::TableScanRowsGotten, self.starts.len() as u64);
         let used = self.starts.len() * self.width();
         let batch = BlockBatch {
             block,
@@ -352,6 +354,73 @@ impl<'t> FullScan<'t> {
     }
 }
 
+/// A live row head found through the row directory.
+enum LiveRow<'b> {
+    /// A row stored whole: its column stream (running on to the end of the block).
+    Whole { stream: &'b [u8], column_count: usize },
+    /// The head piece of a chained row.
+    Chained { column_count: usize, fragment: &'b [u8], next: Option<PieceAddr> },
+}
+
+/// The row of directory entry `entry` (slot `slot`) of `block`, if it is a live head
+/// piece: not an empty slot, not deleted, not a continuation piece, not a row whose
+/// inserting statement has not ended. A slot pointing outside the block, or a chained
+/// head cut short, is corruption. (The fault comes back small, so the per-row result
+/// stays in registers; the error is built only when there is one.)
+#[inline(always)]
+fn live_row<'b>(
+    ctx: &AccessContext<'_>,
+    rdba: u32,
+    block: &'b [u8],
+    slot: usize,
+    entry: &[u8],
+) -> Result<Option<LiveRow<'b>>> {
+    live_row_in(block, entry).map_err(|fault| {
+        ctx.corrupt(
+            rdba,
+            match fault {
+                RowFault::OutsideBlock => format!("row {slot} starts outside the block"),
+                RowFault::ChainedHeaderCut => format!("row {slot}: chained row header runs past the block"),
+            },
+        )
+    })
+}
+
+/// What is wrong with a directory entry.
+#[derive(Debug, Clone, Copy)]
+enum RowFault {
+    OutsideBlock,
+    ChainedHeaderCut,
+}
+
+#[inline(always)]
+fn live_row_in<'b>(block: &'b [u8], entry: &[u8]) -> std::result::Result<Option<LiveRow<'b>>, RowFault> {
+    let offset = u16::from_le_bytes([entry[0], entry[1]]) as usize;
+    if offset == 0 {
+        return Ok(None);
+    }
+    let piece = match block.get(offset..) {
+        Some(p) if p.len() >= PIECE_HEADER => p,
+        _ => return Err(RowFault::OutsideBlock),
+    };
+    let flags = piece[0];
+    if flags & (FLAG_HEAD | FLAG_DELETED) != FLAG_HEAD || piece[1] == LOCK_INSERT_IN_PROGRESS {
+        return Ok(None);
+    }
+    if flags & FLAGS_WHOLE == FLAGS_WHOLE {
+        return Ok(Some(LiveRow::Whole { stream: &piece[PIECE_HEADER..], column_count: piece[2] as usize }));
+    }
+    match RowPiece::new(piece).and_then(|p| p.body()) {
+        Some(PieceBody::Fragment { column_count, fragment, next }) => {
+            Ok(Some(LiveRow::Chained { column_count, fragment, next }))
+        }
+        _ => Err(RowFault::ChainedHeaderCut),
+    }
+}
+
+/// Bytes of a row prefetched at a time: covers a row of the usual width.
+const ROW_PREFETCH_BYTES: usize = 192;
+
 /// Rows ahead of the current one whose bytes are prefetched.
 const PREFETCH_ROWS_AHEAD: usize = 6;
 
@@ -369,7 +438,7 @@ struct NextBlockPrefetch<'b> {
 /// Bytes of the next block's start (header, ITL, row directory) prefetched first.
 const HEAD_BYTES: usize = 256;
 /// Lines of the next block prefetched per row of the current one: enough to cover a
-/// block of rows of up to 192 bytes.
+/// block of rows of up to `ROW_PREFETCH_BYTES`.
 const LINES_PER_ROW: usize = 3;
 
 impl<'b> NextBlockPrefetch<'b> {
@@ -405,22 +474,12 @@ fn prefetch_line(block: &[u8], at: usize) {
 }
 
 /// Asks the CPU to start loading `from..to` of a block, so the cache lines arrive while
-/// earlier rows are evaluated instead of each row waiting for memory in turn. A hint
-/// only: it changes no result.
+/// earlier rows are evaluated instead of each row waiting for memory in turn.
 #[inline(always)]
 fn prefetch_range(block: &[u8], from: usize, to: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let mut line = from & !63;
-        while line < to {
-            // SAFETY: prefetch never faults, and `line` is inside the block.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().add(line).cast()) };
-            line += 64;
-        }
+    for line in (from & !63..to).step_by(64) {
+        prefetch_line(block, line);
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (block, from, to);
 }
 
 /// Appends the fragments that follow a head piece, following next-piece addresses with a

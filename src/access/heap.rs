@@ -61,7 +61,7 @@ impl<'a> Inserter<'a> {
     pub fn new(ctx: &'a AccessContext<'a>, table: &'a TableDef) -> Result<Inserter<'a>> {
         let locks = ctx.db.table_locks(table.object_id);
         let writer = locks.writer.lock_arc();
-        let map = super::full_scan::FullScan::segment_map(ctx, table)?;
+        let map = super::segments::read_map(ctx, table)?;
         let old_last_block = if map.hwm > 1 {
             let rdba = map
                 .block_address(map.hwm - 1)

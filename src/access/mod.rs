@@ -2,11 +2,13 @@
 //!
 //! - [`full_scan`]: every block below the high-water mark, read with multiblock reads and
 //!   visited with consistent gets; live rows go to a [`full_scan::ScanConsumer`] a block
-//!   at a time ([`BlockBatch`], columns located) or one by one ([`BlockRow`]); column
-//!   values are decoded only when asked for.
+//!   at a time ([`BlockBatch`], columns located), one by one to a row kernel
+//!   ([`WalkedRow`], only the length bytes' positions recorded), and chained rows one by
+//!   one ([`BlockRow`]); column values are decoded only when asked for.
 //! - [`heap`]: appending rows (chaining those too large for a block) and undoing the
 //!   appends of a failed statement.
-//! - [`segments`]: creating, truncating and dropping a table's segment.
+//! - [`segments`]: reading a segment's header; creating, truncating and dropping a
+//!   table's segment.
 //!
 //! Everything here reads and writes blocks only through the buffer cache, and counts into
 //! the statistics of the session it works for.

@@ -1,9 +1,17 @@
-//! Creating, truncating and dropping a table's segment.
+//! A table's segment: reading its header (extent map, high-water mark) with a consistent
+//! get, and creating, truncating and dropping the segment.
 
 use super::AccessContext;
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::storage::segment::SegmentMap;
+
+/// Reads the segment header of `table`: its extent map and high-water mark.
+pub fn read_map(ctx: &AccessContext<'_>, table: &TableDef) -> Result<SegmentMap> {
+    let header = ctx.db.cache.consistent_get(ctx.stats, table.segment_header)?;
+    SegmentMap::read(&header)
+        .map_err(|r| ctx.corrupt(table.segment_header, format!("segment header of {}: {r}", table.name)))
+}
 
 /// Allocates the first extent of a new segment and formats its header block (segment
 /// block 0, so the high-water mark starts at 1). Returns the header's block address.
@@ -26,7 +34,7 @@ fn format_header(ctx: &AccessContext<'_>, first: u32, object_id: u32) -> Result<
 
 /// Frees every extent of a dropped table and forgets its cached blocks.
 pub fn drop_segment(ctx: &AccessContext<'_>, table: &TableDef) -> Result<()> {
-    let map = super::full_scan::FullScan::segment_map(ctx, table)?;
+    let map = read_map(ctx, table)?;
     ctx.db.cache.invalidate_object(ctx.stats, table.object_id);
     ctx.db.free_extents(extent_firsts(&map, ctx.db.extent_blocks));
     Ok(())
@@ -34,7 +42,7 @@ pub fn drop_segment(ctx: &AccessContext<'_>, table: &TableDef) -> Result<()> {
 
 /// Empties a table: keeps its first extent, frees the others, resets the high-water mark.
 pub fn truncate_segment(ctx: &AccessContext<'_>, table: &TableDef) -> Result<()> {
-    let map = super::full_scan::FullScan::segment_map(ctx, table)?;
+    let map = read_map(ctx, table)?;
     let firsts = extent_firsts(&map, ctx.db.extent_blocks);
     ctx.db.cache.invalidate_object(ctx.stats, table.object_id);
     format_header(ctx, table.segment_header, table.object_id)?;

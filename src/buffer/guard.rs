@@ -87,9 +87,17 @@ pub struct PinnedRun<'c> {
     pub(super) cache: &'c BufferCache,
     /// (block address, buffer), each pinned once by this run.
     pub(super) blocks: VecDeque<(u32, u32)>,
+    /// The block after the last one the read pinned.
+    pub(super) end: u32,
 }
 
 impl<'c> PinnedRun<'c> {
+    /// The block after the last one the read pinned: short of the blocks asked for when
+    /// the read stopped rather than wait for a free buffer while holding pins.
+    pub fn end(&self) -> u32 {
+        self.end
+    }
+
     /// The next block, share-locked, or `None` when the run is done. Its consistent get
     /// is the caller's to count.
     pub fn next_block(&mut self, stats: &SessionStats) -> Option<Result<ReadGuard<'c>>> {

@@ -29,7 +29,9 @@
 //! Invariants:
 //! - a block address is in at most one chain entry (one current version of a block);
 //! - a buffer with pins > 0 is never evicted or reused; pins are taken under the latch of
-//!   the buffer's chain and released without it;
+//!   the buffer's chain and released without it; a multiblock read holds the pins of
+//!   its blocks until the scan visits them, and never waits for a free buffer while it
+//!   holds any;
 //! - block bytes are read only under the shared content lock and written only under the
 //!   exclusive one (both held through a guard); read guards take the shared lock
 //!   recursively, so a session that already holds a block shared never waits on it;
@@ -231,12 +233,6 @@ impl BufferCache {
     #[inline]
     pub fn consistent_get(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
         Self::count_consistent_get(stats);
-        self.pin_for_read(stats, rdba)
-    }
-
-    /// Pins `rdba` and takes its shared content lock, without counting a get.
-    #[inline]
-    fn pin_for_read(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
         let index = self.pin(stats, rdba)?;
         Ok(self.share_locked(index, rdba))
     }
@@ -252,13 +248,15 @@ impl BufferCache {
     }
 
     /// Takes the shared content lock of buffer `index`, pinned by the caller for `rdba`,
-    /// waiting first if another session is still reading it (and reading it again if
-    /// that read failed).
+    /// waiting first if another session is still reading it (and getting the block again
+    /// if that read failed).
     fn read_guard_for_pinned(&self, stats: &SessionStats, rdba: u32, index: u32) -> Result<ReadGuard<'_>> {
-        if !self.wait_while_reading(stats, index) {
+        let index = if self.wait_while_reading(stats, index) {
+            index
+        } else {
             self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
-            return self.pin_for_read(stats, rdba);
-        }
+            self.pin(stats, rdba)?
+        };
         Ok(self.share_locked(index, rdba))
     }
 
@@ -471,12 +469,8 @@ impl BufferCache {
         stats.add(Stat::FreeBufferRequested, 1);
         let n = self.headers.len();
         for attempt in 0..8 {
-            for _ in 0..3 * n {
-                let index = (self.hand.fetch_add(1, Ordering::Relaxed) % n) as u32;
-                stats.add(Stat::FreeBufferInspected, 1);
-                if let Some(claimed) = self.try_claim(stats, index)? {
-                    return Ok(claimed);
-                }
+            if let Some(claimed) = self.sweep_for_free_buffer(stats)? {
+                return Ok(claimed);
             }
             let _wait = stats.begin_wait(WaitEvent::FreeBufferWaits);
             std::thread::sleep(std::time::Duration::from_millis(1 << attempt));
@@ -485,6 +479,20 @@ impl BufferCache {
             name: "db_cache_size".into(),
             message: format!("no free buffer: all {n} buffers stayed pinned; the cache is too small for this workload"),
         })
+    }
+
+    /// One clock sweep for a free buffer (three turns of the hand, so touch counts can
+    /// wear down), without waiting: `None` if every buffer stayed pinned or touched.
+    fn sweep_for_free_buffer(&self, stats: &SessionStats) -> Result<Option<u32>> {
+        let n = self.headers.len();
+        for _ in 0..3 * n {
+            let index = (self.hand.fetch_add(1, Ordering::Relaxed) % n) as u32;
+            stats.add(Stat::FreeBufferInspected, 1);
+            if let Some(claimed) = self.try_claim(stats, index)? {
+                return Ok(Some(claimed));
+            }
+        }
+        Ok(None)
     }
 
     /// Claims buffer `index` if it is unpinned and not recently touched.
@@ -588,8 +596,13 @@ impl BufferCache {
     /// Every block comes back pinned, in order, for the scan to visit: a cached block
     /// costs one latch get here and none when visited. The caller keeps runs inside one
     /// extent.
+    ///
+    /// Only the first block may wait for a free buffer. Once the read holds pins it does
+    /// not wait while holding them (sessions scanning a small cache at once would each
+    /// hold the buffers the others wait for): when no buffer is free it stops short, and
+    /// [`PinnedRun::end`] tells the caller where to ask again.
     pub fn pin_multiblock(&self, stats: &SessionStats, first: u32, count: u32) -> Result<PinnedRun<'_>> {
-        let mut pinned = PinnedRun { cache: self, blocks: VecDeque::with_capacity(count as usize) };
+        let mut pinned = PinnedRun { cache: self, blocks: VecDeque::with_capacity(count as usize), end: first };
         let mut run: Vec<(u32, u32)> = Vec::with_capacity(count as usize);
         // The latch and bucket of each block are prefetched a few blocks ahead of its
         // lookup, so the lookups do not wait on memory one after another.
@@ -600,19 +613,23 @@ impl BufferCache {
             if rdba + LOOKUP_PREFETCH_AHEAD < first + count {
                 self.prefetch_bucket(rdba + LOOKUP_PREFETCH_AHEAD);
             }
+            // Blocks are pushed even when the read before them failed, so that dropping
+            // the run releases their pins.
             if let Some(index) = self.lookup_and_pin(stats, rdba) {
-                // Pushed even if the read before it failed, so that dropping the run
-                // releases its pin.
-                let read = self.read_run(stats, &mut run, Some(&mut pinned.blocks));
+                let read = self.read_run(stats, &mut run, &mut pinned.blocks);
                 pinned.blocks.push_back((rdba, index));
                 read?;
                 continue;
             }
-            let victim = match self.claim_free_buffer(stats) {
-                Ok(victim) => victim,
+            let holding = !(run.is_empty() && pinned.blocks.is_empty());
+            let claimed =
+                if holding { self.sweep_for_free_buffer(stats) } else { self.claim_free_buffer(stats).map(Some) };
+            let victim = match claimed {
+                Ok(Some(victim)) => victim,
+                Ok(None) => break,
                 Err(e) => {
                     // Finish the blocks already claimed, so none stays READING.
-                    self.read_run(stats, &mut run, None)?;
+                    let _ = self.read_run(stats, &mut run, &mut pinned.blocks);
                     return Err(e);
                 }
             };
@@ -620,13 +637,14 @@ impl BufferCache {
                 Ok(()) => run.push((rdba, victim)),
                 Err(existing) => {
                     self.unclaim(victim);
-                    let read = self.read_run(stats, &mut run, Some(&mut pinned.blocks));
+                    let read = self.read_run(stats, &mut run, &mut pinned.blocks);
                     pinned.blocks.push_back((rdba, existing));
                     read?;
                 }
             }
         }
-        self.read_run(stats, &mut run, Some(&mut pinned.blocks))?;
+        self.read_run(stats, &mut run, &mut pinned.blocks)?;
+        pinned.end = first + pinned.blocks.len() as u32;
         Ok(pinned)
     }
 
@@ -636,15 +654,14 @@ impl BufferCache {
         chain.iter().copied().find(|&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)
     }
 
-    /// Reads a run of claimed, READING buffers for adjacent blocks with one call. Our
-    /// pins move to `keep` (block address, buffer) when given, and are released
-    /// otherwise (the blocks stay cached for the gets that follow). A block whose read
-    /// failed is dropped from the cache, its pin released.
+    /// Reads a run of claimed, READING buffers for adjacent blocks with one call; our pins
+    /// move to `keep` (block address, buffer). A block whose read failed is dropped from
+    /// the cache, its pin released.
     fn read_run(
         &self,
         stats: &SessionStats,
         run: &mut Vec<(u32, u32)>,
-        mut keep: Option<&mut VecDeque<(u32, u32)>>,
+        keep: &mut VecDeque<(u32, u32)>,
     ) -> Result<u32> {
         if run.is_empty() {
             return Ok(0);
@@ -666,12 +683,7 @@ impl BufferCache {
                 Err(e) => Err(self.corrupt(rdba, format!("multiblock read failed: {e}"))),
             };
             match self.finish_read(stats, index, rdba, io_result) {
-                Ok(()) => match keep.as_deref_mut() {
-                    Some(keep) => keep.push_back((rdba, index)),
-                    None => {
-                        self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
-                    }
-                },
+                Ok(()) => keep.push_back((rdba, index)),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }

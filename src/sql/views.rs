@@ -4,7 +4,6 @@
 //! `v$statname` for it; lioscope has no joins yet).
 
 use crate::access::AccessContext;
-use crate::access::full_scan::FullScan;
 use crate::db::{Modifiable, PARAMETERS, Session};
 use crate::error::Result;
 use crate::stats::{HISTOGRAM_BUCKETS, Stat, TimeModel, WaitEvent, osstat};
@@ -299,7 +298,7 @@ fn user_segments(session: &Session) -> Result<Rows> {
     let ctx: AccessContext<'_> = session.access_context();
     let mut rows = Vec::new();
     for t in session.db.catalog.tables() {
-        let map = FullScan::segment_map(&ctx, &t)?;
+        let map = crate::access::segments::read_map(&ctx, &t)?;
         let extents: u32 = map.runs.iter().map(|r| r.blocks / session.db.extent_blocks).sum();
         rows.push(vec![
             text(t.name.clone()),
