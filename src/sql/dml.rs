@@ -14,7 +14,7 @@ use crate::catalog::TableDef;
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::exec::pipeline::{SINK_INLINE_COLUMNS, SinkRow};
-use crate::exec::{ExecContext, RowSink, Source, run_pipeline};
+use crate::exec::{ExecContext, Source, run_pipeline};
 use crate::types::{Datum, Value};
 use smallvec::SmallVec;
 use sqlparser::ast::{self, CopyLegacyOption, CopyOption, CopySource, CopyTarget};
@@ -56,30 +56,48 @@ impl RowShape {
         Ok(RowShape { table, targets })
     }
 
-    /// Builds the full table row from provided values, coerced and checked; the row
-    /// borrows the values' strings.
-    fn row<'v>(&self, values: &'v [Datum<'_>]) -> Result<SinkRow<'v>> {
-        if values.len() != self.targets.len() {
-            return Err(Error::value(
-                &self.table.name,
-                format!("{} values for {} columns", values.len(), self.targets.len()),
-            ));
+    /// Checks that a statement provides one value per target column (once per query or
+    /// VALUES row, not per row produced).
+    fn check_count(&self, provided: usize) -> Result<()> {
+        if provided == self.targets.len() {
+            return Ok(());
         }
-        let mut row: SinkRow<'v> = smallvec::smallvec![Datum::Null; self.table.columns.len()];
-        for (v, &i) in values.iter().zip(&self.targets) {
-            let col = &self.table.columns[i];
-            row[i] = col.data_type.coerce(v.reborrow(), &col.name).map_err(|e| qualify(&self.table.name, e))?;
-        }
-        for (v, col) in row.iter().zip(&self.table.columns) {
-            if v.is_null() && !col.nullable {
-                return Err(Error::value(
-                    format!("{}.{}", self.table.name, col.name),
-                    "cannot insert NULL into a NOT NULL column",
-                ));
-            }
-        }
-        Ok(row)
+        Err(Error::value(&self.table.name, format!("{provided} values for {} columns", self.targets.len())))
     }
+
+    /// Builds the full table row from the provided values, one per target column,
+    /// coerced and checked; the row borrows the values' strings.
+    fn build<'v>(&self, values: impl Iterator<Item = Datum<'v>>) -> std::result::Result<SinkRow<'v>, RowFault> {
+        let mut row: SinkRow<'v> = smallvec::smallvec![Datum::Null; self.table.columns.len()];
+        for (value, (v, &i)) in values.zip(&self.targets).enumerate() {
+            let col = &self.table.columns[i];
+            row[i] = col.data_type.coerce(v, &col.name).map_err(|error| RowFault::Coerce { value, error })?;
+        }
+        match row.iter().zip(&self.table.columns).position(|(v, col)| v.is_null() && !col.nullable) {
+            Some(column) => Err(RowFault::NullInNotNull { column }),
+            None => Ok(row),
+        }
+    }
+
+    /// [`RowShape::build`] for INSERT, whose errors name the table and column.
+    fn row<'v>(&self, values: &'v [Datum<'_>]) -> Result<SinkRow<'v>> {
+        debug_assert_eq!(values.len(), self.targets.len(), "counts are checked per statement");
+        self.build(values.iter().map(Datum::reborrow)).map_err(|fault| match fault {
+            RowFault::Coerce { error, .. } => qualify(&self.table.name, error),
+            RowFault::NullInNotNull { column } => Error::value(
+                format!("{}.{}", self.table.name, self.table.columns[column].name),
+                "cannot insert NULL into a NOT NULL column",
+            ),
+        })
+    }
+}
+
+/// Why a row cannot be stored.
+enum RowFault {
+    /// Provided value `value` (0-based) does not fit its column.
+    Coerce { value: usize, error: Error },
+    /// Table column `column` (0-based) is NOT NULL and got no value.
+    NullInNotNull { column: usize },
 }
 
 /// Names the table in a value error about one of its columns ("T.NAME: ...").
@@ -133,6 +151,7 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
     let rows = match &*source.body {
         ast::SetExpr::Values(values) => {
             let rows = values_rows(session, values)?;
+            rows.iter().try_for_each(|r| shape.check_count(r.len()))?;
             with_inserter(session, &table, |ins| rows.iter().try_for_each(|r| ins.insert(&shape.row(r)?)))?
         }
         _ => insert_select(session, &shape, source)?,
@@ -171,20 +190,17 @@ fn values_rows(session: &Session, values: &ast::Values) -> Result<Vec<Vec<Value>
 /// as it was when the statement began, as in Oracle).
 fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Result<u64> {
     let functions = super::function_context(session);
-    let now = functions.now;
-    let probe = plan::plan_query(query, session, now, None)?;
+    let planned = plan::plan_query(query, session, functions.now)?;
+    shape.check_count(planned.columns.len())?;
+    let mut ctx = ExecContext { access: session.access_context(), functions };
     let reads_target =
-        matches!(&probe.source, Source::TableScan { table, .. } if table.object_id == shape.table.object_id);
+        matches!(&planned.source, Source::TableScan { table, .. } if table.object_id == shape.table.object_id);
     if reads_target {
-        let mut ctx = ExecContext { access: session.access_context(), functions };
-        let rows = run_pipeline(&probe.source, probe.stages, &mut ctx)?;
+        let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;
         return with_inserter(session, &shape.table, |ins| rows.iter().try_for_each(|r| ins.insert(&shape.row(r)?)));
     }
-    drop(probe);
     with_inserter(session, &shape.table, |ins| {
-        let sink = RowSink { visible: 0, consume: Box::new(|values: &[Datum<'_>]| ins.insert(&shape.row(values)?)) };
-        let planned = plan::plan_query(query, session, now, Some(sink))?;
-        let mut ctx = ExecContext { access: session.access_context(), functions };
+        let planned = planned.into_sink(Box::new(|values: &[Datum<'_>]| ins.insert(&shape.row(values)?)));
         run_pipeline(&planned.source, planned.stages, &mut ctx).map(|_| ())
     })
 }
@@ -295,24 +311,21 @@ fn load_csv<R: std::io::Read>(
 }
 
 /// One CSV record as a table row borrowing its fields; `Err((column, error))` names the
-/// 1-based field.
+/// 1-based field (0 for a NOT NULL column the column list leaves out).
 fn csv_row<'r>(
     fields: &[&'r str],
     shape: &RowShape,
     format: &CsvFormat,
 ) -> std::result::Result<SinkRow<'r>, (usize, Error)> {
-    let mut row: SinkRow<'r> = smallvec::smallvec![Datum::Null; shape.table.columns.len()];
-    for (i, (&field, &target)) in fields.iter().zip(&shape.targets).enumerate() {
+    let values = fields.iter().map(|&field| {
         let is_null = field.is_empty() || format.null.as_deref() == Some(field);
-        let col = &shape.table.columns[target];
-        let value = if is_null { Datum::Null } else { Datum::Str(std::borrow::Cow::Borrowed(field)) };
-        row[target] = col.data_type.coerce(value, &col.name).map_err(|e| (i + 1, e))?;
-    }
-    for (i, (v, col)) in row.iter().zip(&shape.table.columns).enumerate() {
-        if v.is_null() && !col.nullable {
-            let field = shape.targets.iter().position(|&t| t == i).map_or(0, |f| f + 1);
-            return Err((field, Error::value(&col.name, "cannot insert NULL into a NOT NULL column")));
+        if is_null { Datum::Null } else { Datum::Str(std::borrow::Cow::Borrowed(field)) }
+    });
+    shape.build(values).map_err(|fault| match fault {
+        RowFault::Coerce { value, error } => (value + 1, error),
+        RowFault::NullInNotNull { column } => {
+            let field = shape.targets.iter().position(|&t| t == column).map_or(0, |f| f + 1);
+            (field, Error::value(&shape.table.columns[column].name, "cannot insert NULL into a NOT NULL column"))
         }
-    }
-    Ok(row)
+    })
 }

@@ -138,7 +138,7 @@ fn function_context(session: &Session) -> FunctionContext {
 
 fn run_query(session: &Session, query: &ast::Query) -> Result<QueryResult> {
     let functions = function_context(session);
-    let planned = plan::plan_query(query, session, functions.now, None)?;
+    let planned = plan::plan_query(query, session, functions.now)?;
     let mut ctx = ExecContext { access: session.access_context(), functions };
     let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;
     Ok(QueryResult::rows(StatementKind::Query, planned.columns, rows))
@@ -150,7 +150,7 @@ fn explain(session: &Session, statement: &Statement) -> Result<QueryResult> {
     let Statement::Query(query) = statement else {
         return Err(Error::unsupported("EXPLAIN PLAN of a statement other than a query"));
     };
-    let planned = plan::plan_query(query, session, statement_time(), None)?;
+    let planned = plan::plan_query(query, session, statement_time())?;
     let lines = plan::format_plan(&planned.lines, &planned.notes);
     let rows = lines.into_iter().map(|l| vec![crate::types::Datum::string(l)]).collect();
     Ok(QueryResult::rows(StatementKind::Describe, vec!["PLAN_TABLE_OUTPUT".into()], rows))

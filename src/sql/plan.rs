@@ -17,6 +17,7 @@ use super::expr::Expr;
 use super::views;
 use crate::db::Session;
 use crate::error::{Error, Result};
+use crate::exec::pipeline::ConsumeRow;
 use crate::exec::{
     AggregateStage, CollectStage, FilterStage, LimitStage, ProjectStage, RowSink, RownumStage, SortKey, SortStage,
     Source, Stage,
@@ -49,13 +50,18 @@ pub struct Planned<'a> {
     pub notes: Vec<String>,
 }
 
-/// Plans a query. With `sink`, result rows go to it instead of being collected.
-pub fn plan_query<'a>(
-    query: &ast::Query,
-    session: &Session,
-    now: i64,
-    sink: Option<RowSink<'a>>,
-) -> Result<Planned<'a>> {
+impl<'a> Planned<'a> {
+    /// The same plan with its result rows handed to `consume` instead of collected.
+    pub fn into_sink(mut self, consume: Box<dyn ConsumeRow + 'a>) -> Planned<'a> {
+        let last = self.stages.last_mut().expect("a plan ends with its collect stage");
+        assert!(matches!(last, Stage::Collect(_)), "a plan ends with its collect stage");
+        *last = Stage::Sink(RowSink { visible: self.columns.len(), consume });
+        self
+    }
+}
+
+/// Plans a query; its result rows are collected (see [`Planned::into_sink`]).
+pub fn plan_query<'a>(query: &ast::Query, session: &Session, now: i64) -> Result<Planned<'a>> {
     reject_unsupported_query_parts(query)?;
     let ast::SetExpr::Select(select) = &*query.body else {
         return Err(unsupported(format!("query form {}", query.body), &*query.body));
@@ -76,10 +82,7 @@ pub fn plan_query<'a>(
         *columns_read = columns_read_by(&b.stages, table.columns.len());
     }
     let visible = columns.len();
-    b.stages.push(match sink {
-        Some(s) => Stage::Sink(RowSink { visible, consume: s.consume }),
-        None => Stage::Collect(CollectStage::new(visible)),
-    });
+    b.stages.push(Stage::Collect(CollectStage::new(visible)));
     b.lines.push(PlanLine::new("SELECT STATEMENT", ""));
     for hint in &select.optimizer_hints {
         b.notes.push(format!("hint ignored: {} (lioscope has no alternative access paths yet)", hint.text.trim()));

@@ -20,5 +20,7 @@ INSERT INTO t (id, nosuch) VALUES (1, 2);
 INSERT INTO nosuch VALUES (1);
 INSERT INTO t (id, id) VALUES (1, 2);
 INSERT INTO t SELECT LEVEL FROM dual CONNECT BY LEVEL <= 3;
+-- the column count is checked even when the query returns no rows
+INSERT INTO t (id, name) SELECT id FROM t WHERE 1 = 0;
 INSERT INTO t (id, name) SELECT LEVEL, RPAD('x', LEVEL * 5, 'x') FROM dual CONNECT BY LEVEL <= 5;
 SELECT COUNT(*) FROM t;
