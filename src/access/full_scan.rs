@@ -29,8 +29,8 @@ use crate::error::Result;
 use crate::stats::Stat;
 use crate::storage::block::{BlockHeader, BlockType, DataBlock, HEADER_LEN};
 use crate::storage::row::{
-    ColumnSpan, FLAG_DELETED, FLAG_HEAD, FLAGS_WHOLE, LOCK_INSERT_IN_PROGRESS, PIECE_HEADER, PieceAddr, PieceBody,
-    RowPiece, locate_columns, walk_lengths,
+    ColumnSpan, FLAGS_WHOLE, PIECE_HEADER, PieceAddr, PieceBody, RowPiece, is_visible_head, locate_columns,
+    walk_lengths,
 };
 use crate::types::encoding::PayloadKind;
 
@@ -403,11 +403,10 @@ fn live_row_in<'b>(block: &'b [u8], entry: &[u8]) -> std::result::Result<Option<
         Some(p) if p.len() >= PIECE_HEADER => p,
         _ => return Err(RowFault::OutsideBlock),
     };
-    let flags = piece[0];
-    if flags & (FLAG_HEAD | FLAG_DELETED) != FLAG_HEAD || piece[1] == LOCK_INSERT_IN_PROGRESS {
+    if !is_visible_head(piece[0], piece[1]) {
         return Ok(None);
     }
-    if flags & FLAGS_WHOLE == FLAGS_WHOLE {
+    if piece[0] & FLAGS_WHOLE == FLAGS_WHOLE {
         return Ok(Some(LiveRow::Whole { stream: &piece[PIECE_HEADER..], column_count: piece[2] as usize }));
     }
     match RowPiece::new(piece).and_then(|p| p.body()) {

@@ -5,7 +5,7 @@
 //! | offset | size | field                                                              |
 //! |--------|------|--------------------------------------------------------------------|
 //! | 0      | 1    | flag byte: `H` head 0x20, `D` deleted 0x10, `F` first 0x08, `L` last 0x04 |
-//! | 1      | 1    | lock byte: ITL slot (1-based) of the transaction locking the row, 0 = none |
+//! | 1      | 1    | lock byte: ITL slot (1-based) of the transaction locking the row, 0 = none, 0xFF (reserved) = inserting statement not ended |
 //! | 2      | 1    | column count `cc` (trailing NULL columns are omitted)               |
 //! | 3      | ...  | `cc` columns, each a length then a payload (see below)             |
 //!
@@ -30,7 +30,7 @@
 //! counting `table fetch continued row`.
 
 use crate::types::Datum;
-use crate::types::encoding::{payload_len, put_payload, write_payload};
+use crate::types::encoding::{payload_len, put_payload};
 
 pub const FLAG_HEAD: u8 = 0x20;
 pub const FLAG_DELETED: u8 = 0x10;
@@ -57,6 +57,13 @@ pub const NEXT_PIECE_LEN: usize = 6;
 /// Most columns a table may have (the column count is one byte).
 pub const MAX_COLUMNS: usize = 255;
 
+/// Whether a piece with these flag and lock bytes is the head of a row a scan returns:
+/// a head piece, not deleted, and not a row whose inserting statement has not ended.
+#[inline(always)]
+pub fn is_visible_head(flags: u8, lock: u8) -> bool {
+    flags & (FLAG_HEAD | FLAG_DELETED) == FLAG_HEAD && lock != LOCK_INSERT_IN_PROGRESS
+}
+
 /// The address of a row piece: a block address and a slot in its row directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PieceAddr {
@@ -64,40 +71,16 @@ pub struct PieceAddr {
     pub slot: u16,
 }
 
-/// Appends the column stream of `values` (lengths and payloads; trailing NULLs omitted)
-/// and returns the column count written.
-pub fn write_columns(values: &[Datum<'_>], out: &mut Vec<u8>) -> u8 {
-    assert!(values.len() <= MAX_COLUMNS, "a row has at most {MAX_COLUMNS} columns");
-    let count = values.iter().rposition(|v| !v.is_null()).map_or(0, |i| i + 1);
-    for v in &values[..count] {
-        if v.is_null() {
-            out.push(LEN_NULL);
-            continue;
-        }
-        let len = payload_len(v);
-        if len <= LEN_SHORT_MAX {
-            out.push(len as u8);
-        } else {
-            assert!(
-                len <= u16::MAX as usize,
-                "payload of {len} bytes exceeds the two-byte length (checked at coercion)"
-            );
-            out.push(LEN_ESCAPE);
-            out.extend_from_slice(&(len as u16).to_le_bytes());
-        }
-        write_payload(v, out);
-    }
-    count as u8
-}
-
-/// A whole single-piece row: header then the column stream.
+/// A whole single-piece row (header then the column stream) in `out`, replacing what it
+/// held: [`put_whole_row`] into a buffer, for a row that goes somewhere other than its
+/// block (a chained row is cut into fragments from it).
 pub fn encode_whole_row(values: &[Datum<'_>], out: &mut Vec<u8>) {
     out.clear();
-    out.extend_from_slice(&[FLAGS_WHOLE, 0, 0]);
-    out[2] = write_columns(values, out);
+    out.resize(whole_row_len(values), 0);
+    put_whole_row(values, out);
 }
 
-/// The length of the whole single-piece row [`encode_whole_row`] makes of `values`.
+/// The length of the whole single-piece row of `values`.
 #[inline]
 pub fn whole_row_len(values: &[Datum<'_>]) -> usize {
     let count = column_count(values);
@@ -107,7 +90,7 @@ pub fn whole_row_len(values: &[Datum<'_>]) -> usize {
             Datum::Null => 1,
             v => {
                 let len = payload_len(v);
-                if len <= LEN_SHORT_MAX { 1 + len } else { 3 + len }
+                length_bytes(len) + len
             }
         })
         .sum();
@@ -115,8 +98,7 @@ pub fn whole_row_len(values: &[Datum<'_>]) -> usize {
 }
 
 /// Writes the whole single-piece row of `values` into `out`, which is exactly
-/// [`whole_row_len`] bytes long: the bytes [`encode_whole_row`] makes, without a
-/// buffer in between (a load encodes each row straight into its block).
+/// [`whole_row_len`] bytes long (a load encodes each row straight into its block).
 #[inline]
 pub fn put_whole_row(values: &[Datum<'_>], out: &mut [u8]) {
     let count = column_count(values);
@@ -129,22 +111,27 @@ pub fn put_whole_row(values: &[Datum<'_>], out: &mut [u8]) {
             continue;
         }
         let len = payload_len(v);
-        if len <= LEN_SHORT_MAX {
+        if length_bytes(len) == 1 {
             out[pos] = len as u8;
-            pos += 1;
         } else {
-            assert!(
-                len <= u16::MAX as usize,
-                "payload of {len} bytes exceeds the two-byte length (checked at coercion)"
-            );
             out[pos] = LEN_ESCAPE;
             out[pos + 1..pos + 3].copy_from_slice(&(len as u16).to_le_bytes());
-            pos += 3;
         }
+        pos += length_bytes(len);
         put_payload(v, &mut out[pos..pos + len]);
         pos += len;
     }
     assert_eq!(pos, out.len(), "a row is written into exactly whole_row_len bytes");
+}
+
+/// Bytes of the length in front of a payload of `len` bytes: one, or the escape and two.
+#[inline]
+fn length_bytes(len: usize) -> usize {
+    if len <= LEN_SHORT_MAX {
+        return 1;
+    }
+    assert!(len <= u16::MAX as usize, "payload of {len} bytes exceeds the two-byte length (checked at coercion)");
+    3
 }
 
 /// Columns stored of a row: trailing NULLs are omitted.
@@ -280,17 +267,6 @@ impl<'b> RowPiece<'b> {
         self.bytes[0]
     }
 
-    #[inline]
-    pub fn lock(&self) -> u8 {
-        self.bytes[1]
-    }
-
-    /// A head piece not deleted: the pieces a full scan returns.
-    #[inline]
-    pub fn is_live_head(&self) -> bool {
-        self.flags() & (FLAG_HEAD | FLAG_DELETED) == FLAG_HEAD
-    }
-
     /// The piece's body, or `None` if its header points outside the block.
     #[inline]
     pub fn body(&self) -> Option<PieceBody<'b>> {
@@ -313,7 +289,8 @@ impl<'b> RowPiece<'b> {
         Some(PieceBody::Fragment { column_count, fragment, next })
     }
 
-    /// The stored length of this piece, used when a block is reorganised.
+    /// The stored length of this piece, by walking it (what reorganising a block needs;
+    /// tests check the encoders against it).
     pub fn stored_len(&self) -> Option<usize> {
         match self.body()? {
             PieceBody::Whole { column_count, stream } => Some(PIECE_HEADER + stream_len(stream, column_count)?),
@@ -363,6 +340,13 @@ mod tests {
         ]
     }
 
+    /// The column count and column stream of `values`, as a whole row stores them.
+    fn column_stream(values: &[Value]) -> (u8, Vec<u8>) {
+        let mut out = Vec::new();
+        encode_whole_row(values, &mut out);
+        (out[2], out.split_off(PIECE_HEADER))
+    }
+
     /// Decodes with the kinds of the values that were written.
     fn decode(stream: &[u8], cc: usize, written: &[Value]) -> Vec<Value> {
         let mut spans = vec![ColumnSpan::default(); written.len()];
@@ -401,11 +385,8 @@ mod tests {
         fn whole_rows_round_trip(values in proptest::collection::vec(value_strategy(), 0..40)) {
             let mut out = Vec::new();
             encode_whole_row(&values, &mut out);
-            let mut put = vec![0xAA; whole_row_len(&values)];
-            put_whole_row(&values, &mut put);
-            prop_assert_eq!(&put, &out, "put_whole_row writes what encode_whole_row makes");
             let piece = RowPiece::new(&out).unwrap();
-            prop_assert!(piece.is_live_head());
+            prop_assert!(is_visible_head(out[0], out[1]));
             prop_assert_eq!(piece.stored_len(), Some(out.len()));
             let PieceBody::Whole { column_count, stream } = piece.body().unwrap() else { panic!("whole row expected") };
             prop_assert_eq!(decode(stream, column_count, &values), values);
@@ -421,8 +402,8 @@ mod tests {
             width in 0usize..34,
             cut in 0usize..8,
         ) {
-            let mut stream = Vec::new();
-            let cc = write_columns(&values, &mut stream) as usize;
+            let (cc, stream) = column_stream(&values);
+            let cc = cc as usize;
             let mut spans = vec![ColumnSpan::default(); width];
             let mut positions = vec![0u16; width];
             let located = locate_columns(&stream, cc, &mut spans);
@@ -446,8 +427,7 @@ mod tests {
 
         #[test]
         fn fragments_reassemble(values in proptest::collection::vec(value_strategy(), 1..40), cut in 1usize..200) {
-            let mut stream = Vec::new();
-            let cc = write_columns(&values, &mut stream);
+            let (cc, stream) = column_stream(&values);
             let chunks: Vec<&[u8]> = stream.chunks(cut).collect();
             prop_assume!(chunks.len() >= 2);
             let mut assembled = Vec::new();
