@@ -107,9 +107,10 @@ impl<'a> Inserter<'a> {
         } else {
             self.place(len, |space: &mut [u8]| row::put_whole_row(values, space))
         };
+        result?;
         self.rows += 1;
         self.ctx.stats.add(Stat::RowsInserted, 1);
-        result
+        Ok(())
     }
 
     /// Places a row piece of `len` bytes (it fits in an empty block), which `write` writes

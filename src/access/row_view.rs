@@ -4,8 +4,9 @@
 //! (what a row kernel needs).
 
 use crate::error::{Error, Result};
+use crate::storage::block;
 use crate::storage::row::{ColumnSpan, LEN_ESCAPE, LEN_NULL};
-use crate::types::encoding::{PayloadKind, read_payload, read_small_int, read_small_int_in};
+use crate::types::encoding::{PayloadKind, read_payload, read_small_int_in};
 use crate::types::{Datum, Value};
 
 /// Column access for expression evaluation.
@@ -54,6 +55,17 @@ impl RowAccess for Vec<Value> {
     }
 }
 
+/// Column `i` of a row in block `rdba` does not decode. The row no longer knows its
+/// datafile's path, so the file is named by number, as block addresses name it.
+#[cold]
+fn column_corrupt(rdba: u32, i: usize, reason: &str) -> Error {
+    Error::Corrupt {
+        file: format!("datafile #{}", block::rdba_file(rdba)).into(),
+        block: Some(block::rdba_block(rdba)),
+        reason: format!("column {}: {reason}", i + 1),
+    }
+}
+
 /// A row inside a pinned block (or a chained row assembled in a scratch buffer).
 pub struct BlockRow<'b> {
     /// The column stream.
@@ -82,11 +94,7 @@ impl RowAccess for BlockRow<'_> {
         if span.is_null() {
             return Ok(Datum::Null);
         }
-        read_payload(self.kinds[i], self.payload(span)).map_err(|reason| Error::Corrupt {
-            file: "datafile".into(),
-            block: Some(crate::storage::block::rdba_block(self.rdba)),
-            reason: format!("column {}: {reason}", i + 1),
-        })
+        read_payload(self.kinds[i], self.payload(span)).map_err(|reason| column_corrupt(self.rdba, i, reason))
     }
 
     #[inline(always)]
@@ -152,11 +160,7 @@ impl RowAccess for WalkedRow<'_> {
     #[inline]
     fn column(&self, i: usize) -> Result<Datum<'_>> {
         let Some(payload) = self.payload(i) else { return Ok(Datum::Null) };
-        read_payload(self.kinds[i], payload).map_err(|reason| Error::Corrupt {
-            file: "datafile".into(),
-            block: Some(crate::storage::block::rdba_block(self.rdba)),
-            reason: format!("column {}: {reason}", i + 1),
-        })
+        read_payload(self.kinds[i], payload).map_err(|reason| column_corrupt(self.rdba, i, reason))
     }
 
     #[inline(always)]
@@ -228,10 +232,7 @@ impl<'b> BlockBatch<'b> {
             return Ok(None);
         }
         let start = self.starts[i] as usize + span.start as usize;
-        match self.block.get(start..start + span.len as usize).and_then(read_small_int) {
-            Some(v) => Ok(Some(v)),
-            None => Err(()),
-        }
+        read_small_int_in(self.block, start, span.len as usize).map(Some).ok_or(())
     }
 
     /// Whether column `col` of row `i` is NULL.

@@ -1,9 +1,12 @@
 //! FILTER: passes on the rows for which a condition is TRUE.
 //!
 //! A condition that is a conjunction of `column <op> whole-number` comparisons, the
-//! common shape of a scan predicate, is also compiled into [`IntComparisons`], which reads
-//! the stored integers directly; any other condition, or a value that is not a small whole
-//! number, goes through the general evaluator.
+//! common shape of a scan predicate, is also compiled into [`IntComparisons`]: one
+//! [`RangeTerm`] per comparison (`cust_id > 0` is `1 <= cust_id <= i64::MAX`; `<>` is the
+//! complement of a one-value range), tested on the stored integers, a block of rows at a
+//! time here and row by row in the scan's count kernel. Row by row, and for any other
+//! condition or a value that is not a small whole number, the general evaluator decides
+//! (it reads stored integers directly too).
 
 use super::pipeline::{Stage, push};
 use crate::access::full_scan::Flow;
@@ -16,14 +19,44 @@ use crate::types::Datum;
 pub struct FilterStage {
     pub predicate: Expr,
     compiled: Option<IntComparisons>,
-    /// Scratch verdicts of the batch filter, reused block after block.
-    verdicts: Vec<bool>,
 }
 
-/// `col op k AND col op k ...` over whole numbers.
+/// `col op k AND col op k ...` over whole numbers, as range terms.
 #[derive(Debug, Clone)]
 pub struct IntComparisons {
-    terms: Vec<(usize, CmpOp, i64)>,
+    terms: Vec<RangeTerm>,
+}
+
+/// `lo <= column <= hi`, or its complement when `outside`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RangeTerm {
+    pub column: usize,
+    lo: i64,
+    hi: i64,
+    outside: bool,
+}
+
+impl RangeTerm {
+    /// The range form of `column op k`.
+    pub fn new(column: usize, op: CmpOp, k: i64) -> RangeTerm {
+        let (lo, hi, outside) = match op {
+            CmpOp::Eq => (k, k, false),
+            CmpOp::NotEq => (k, k, true),
+            // `v < i64::MIN` holds for no v: the complement of the whole range.
+            CmpOp::Lt => k.checked_sub(1).map_or((i64::MIN, i64::MAX, true), |hi| (i64::MIN, hi, false)),
+            CmpOp::LtEq => (i64::MIN, k, false),
+            CmpOp::Gt => k.checked_add(1).map_or((i64::MIN, i64::MAX, true), |lo| (lo, i64::MAX, false)),
+            CmpOp::GtEq => (k, i64::MAX, false),
+        };
+        RangeTerm { column, lo, hi, outside }
+    }
+
+    /// Whether the comparison holds for `v`: one subtraction and one unsigned compare.
+    #[inline(always)]
+    pub fn holds(&self, v: i64) -> bool {
+        let inside = (v.wrapping_sub(self.lo) as u64) <= (self.hi.wrapping_sub(self.lo) as u64);
+        inside != self.outside
+    }
 }
 
 impl IntComparisons {
@@ -32,12 +65,12 @@ impl IntComparisons {
         Self::collect(e, &mut terms).then_some(IntComparisons { terms })
     }
 
-    fn collect(e: &Expr, terms: &mut Vec<(usize, CmpOp, i64)>) -> bool {
+    fn collect(e: &Expr, terms: &mut Vec<RangeTerm>) -> bool {
         match e {
             Expr::And(l, r) => Self::collect(l, terms) && Self::collect(r, terms),
             Expr::Compare { op, left, right } => match (&**left, &**right) {
                 (Expr::Column(i), Expr::Literal(Datum::Int(k))) => {
-                    terms.push((*i, *op, *k));
+                    terms.push(RangeTerm::new(*i, *op, *k));
                     true
                 }
                 _ => false,
@@ -46,90 +79,55 @@ impl IntComparisons {
         }
     }
 
-    /// The terms: column, operator, whole number.
-    pub fn terms(&self) -> &[(usize, CmpOp, i64)] {
+    /// The terms, all of which a passing row meets.
+    pub fn terms(&self) -> &[RangeTerm] {
         &self.terms
     }
 
-    /// Whether the row passes: `Some(true)` if every comparison holds, `Some(false)` if
-    /// one fails or compares a NULL (UNKNOWN does not pass a filter), `None` if a value is
-    /// not a small whole number (the caller evaluates the condition the general way).
-    #[inline(always)]
-    pub fn eval<R: RowAccess + ?Sized>(&self, row: &R) -> Option<bool> {
-        for &(col, op, k) in &self.terms {
-            match row.small_int(col) {
-                Some(v) if op.holds(v.cmp(&k)) => {}
-                Some(_) => return Some(false),
-                None if row.is_null(col) => return Some(false),
-                None => return None,
-            }
+    /// Narrows `selection` term by term in tight loops, keeping the rows that meet every
+    /// term (NULL is UNKNOWN and drops the row). Returns false if some selected value is
+    /// not a small whole number: the selection then holds every row not yet known to
+    /// fail, and the caller decides those the general way.
+    fn filter_batch(&self, batch: &BlockBatch<'_>, selection: &mut Vec<u16>) -> bool {
+        if self.terms.iter().any(|t| !batch.is_number_column(t.column)) {
+            return false;
         }
-        Some(true)
+        self.terms.iter().all(|term| narrow(batch, selection, term))
     }
 }
 
-impl IntComparisons {
-    /// Narrows `selection` term by term in tight loops. Returns false, leaving the
-    /// selection as it was, if some selected value is not a small whole number (the caller
-    /// then evaluates row by row); NULL is UNKNOWN and drops the row.
-    fn filter_batch(&self, batch: &BlockBatch<'_>, selection: &mut Vec<u16>, verdicts: &mut Vec<bool>) -> bool {
-        if self.terms.iter().any(|&(col, _, _)| !batch.is_number_column(col)) {
-            return false;
-        }
-        verdicts.clear();
-        verdicts.resize(selection.len(), true);
-        for &(col, op, k) in &self.terms {
-            // One loop per operator, so the comparison is chosen once per batch.
-            let complete = match op {
-                CmpOp::Eq => narrow(batch, selection, verdicts, col, |v| v == k),
-                CmpOp::NotEq => narrow(batch, selection, verdicts, col, |v| v != k),
-                CmpOp::Lt => narrow(batch, selection, verdicts, col, |v| v < k),
-                CmpOp::LtEq => narrow(batch, selection, verdicts, col, |v| v <= k),
-                CmpOp::Gt => narrow(batch, selection, verdicts, col, |v| v > k),
-                CmpOp::GtEq => narrow(batch, selection, verdicts, col, |v| v >= k),
-            };
-            if !complete {
+/// Keeps in `selection` the rows of `batch` whose column `term.column` meets `term`;
+/// stops at a value that is not a small whole number (false), keeping it and the rows
+/// after it.
+#[inline(always)]
+fn narrow(batch: &BlockBatch<'_>, selection: &mut Vec<u16>, term: &RangeTerm) -> bool {
+    let mut kept = 0;
+    for k in 0..selection.len() {
+        let i = selection[k];
+        match batch.int_or_null(i as usize, term.column) {
+            Ok(v) => {
+                selection[kept] = i;
+                kept += usize::from(v.is_some_and(|v| term.holds(v)));
+            }
+            Err(()) => {
+                selection.copy_within(k.., kept);
+                selection.truncate(kept + selection.len() - k);
                 return false;
             }
         }
-        let mut kept = 0;
-        for k in 0..selection.len() {
-            selection[kept] = selection[k];
-            kept += usize::from(verdicts[k]);
-        }
-        selection.truncate(kept);
-        true
     }
-}
-
-/// Clears the verdict of every selected row of `batch` whose column `col` is NULL or
-/// fails `test`; false if a value is not a small whole number.
-#[inline(always)]
-fn narrow(
-    batch: &BlockBatch<'_>,
-    selection: &[u16],
-    verdicts: &mut [bool],
-    col: usize,
-    test: impl Fn(i64) -> bool,
-) -> bool {
-    for (keep, &i) in verdicts.iter_mut().zip(selection) {
-        match batch.int_or_null(i as usize, col) {
-            Ok(Some(v)) => *keep &= test(v),
-            Ok(None) => *keep = false,
-            Err(()) => return false,
-        }
-    }
+    selection.truncate(kept);
     true
 }
 
 impl FilterStage {
-    /// The condition as `column op integer` terms, when it is only that.
+    /// The condition as integer range terms, when it is only that.
     pub fn int_comparisons(&self) -> Option<&IntComparisons> {
         self.compiled.as_ref()
     }
 
     pub fn new(predicate: Expr) -> FilterStage {
-        FilterStage { compiled: IntComparisons::compile(&predicate), predicate, verdicts: Vec::new() }
+        FilterStage { compiled: IntComparisons::compile(&predicate), predicate }
     }
 
     #[inline]
@@ -139,11 +137,7 @@ impl FilterStage {
         rest: &mut [Stage<'_>],
         f: &mut FunctionContext,
     ) -> Result<Flow> {
-        let pass = match self.compiled.as_ref().and_then(|c| c.eval(row)) {
-            Some(pass) => pass,
-            None => self.predicate.eval_condition(row, f)? == Some(true),
-        };
-        if pass { push(rest, row, f) } else { Ok(Flow::Continue) }
+        if self.predicate.eval_condition(row, f)? == Some(true) { push(rest, row, f) } else { Ok(Flow::Continue) }
     }
 
     /// Keeps in `selection` the rows of `batch` for which the condition is TRUE.
@@ -155,22 +149,58 @@ impl FilterStage {
         f: &mut FunctionContext,
     ) -> Result<()> {
         if let Some(c) = &self.compiled
-            && c.filter_batch(batch, selection, &mut self.verdicts)
+            && c.filter_batch(batch, selection)
         {
             return Ok(());
         }
         let mut kept = 0;
         for k in 0..selection.len() {
             let i = selection[k];
-            let row = batch.row(i as usize);
-            let pass = match self.compiled.as_ref().and_then(|c| c.eval(&row)) {
-                Some(pass) => pass,
-                None => self.predicate.eval_condition(&row, f)? == Some(true),
-            };
+            let pass = self.predicate.eval_condition(&batch.row(i as usize), f)? == Some(true);
             selection[kept] = i;
             kept += usize::from(pass);
         }
         selection.truncate(kept);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn op_strategy() -> impl Strategy<Value = CmpOp> {
+        prop_oneof![
+            Just(CmpOp::Eq),
+            Just(CmpOp::NotEq),
+            Just(CmpOp::Lt),
+            Just(CmpOp::LtEq),
+            Just(CmpOp::Gt),
+            Just(CmpOp::GtEq)
+        ]
+    }
+
+    fn edge_or_any() -> impl Strategy<Value = i64> {
+        prop_oneof![
+            Just(i64::MIN),
+            Just(i64::MIN + 1),
+            Just(-1i64),
+            Just(0i64),
+            Just(1i64),
+            Just(i64::MAX - 1),
+            Just(i64::MAX),
+            any::<i64>(),
+            -3i64..3
+        ]
+    }
+
+    proptest! {
+        /// The range form of a comparison agrees with the comparison for every value,
+        /// including the ends of the i64 range.
+        #[test]
+        fn range_term_agrees_with_comparison(op in op_strategy(), k in edge_or_any(), v in edge_or_any()) {
+            prop_assert_eq!(RangeTerm::new(0, op, k).holds(v), op.holds(v.cmp(&k)));
+        }
     }
 }
