@@ -1,6 +1,7 @@
 //! The end of every pipeline: keeps the first `visible` columns of each row as the
 //! statement's result (the columns after them only carried sort keys).
 
+use super::pipeline::owned_prefix;
 use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
 use crate::error::Result;
@@ -17,8 +18,14 @@ impl CollectStage {
     }
 
     pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R) -> Result<Flow> {
-        let out = (0..self.visible).map(|i| row.column(i).map(|v| v.into_owned())).collect::<Result<_>>()?;
-        self.rows.push(out);
+        self.rows.push(owned_prefix(row, self.visible)?);
+        Ok(Flow::Continue)
+    }
+
+    /// Keeps a row built upstream, without copying its values.
+    pub fn push_owned(&mut self, mut row: Vec<Value>) -> Result<Flow> {
+        row.truncate(self.visible);
+        self.rows.push(row);
         Ok(Flow::Continue)
     }
 

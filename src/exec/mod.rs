@@ -3,7 +3,7 @@
 //! them (sort, aggregate) or stops the source early (limits).
 //!
 //! ```text
-//!  FullScan ──BlockRow──► Filter ──► Aggregate ┄┄(at finish)┄┄► Project ──► Collect
+//!  FullScan ──BlockBatch──► Filter ──► Aggregate ┄┄(at finish)┄┄► Project ──► Collect
 //! ```
 //!
 //! Stages are an enum and `push` is generic over the row type, so a row still inside its

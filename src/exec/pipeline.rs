@@ -65,8 +65,8 @@ pub fn push<R: RowAccess + ?Sized>(stages: &mut [Stage<'_>], row: &R, f: &mut Fu
     }
 }
 
-/// Pushes a row the caller built and no longer needs: a sink or any other stage reads it
-/// in place.
+/// Pushes a row the caller built and no longer needs: the stages that keep rows (sort,
+/// collect) take it as it is, a sink and any other stage read it in place.
 #[inline]
 pub fn push_owned(stages: &mut [Stage<'_>], mut row: Vec<Value>, f: &mut FunctionContext) -> Result<Flow> {
     match stages.first_mut() {
@@ -75,8 +75,15 @@ pub fn push_owned(stages: &mut [Stage<'_>], mut row: Vec<Value>, f: &mut Functio
             (sink.consume)(&row)?;
             Ok(Flow::Continue)
         }
+        Some(Stage::Sort(s)) => s.push_owned(row),
+        Some(Stage::Collect(s)) => s.push_owned(row),
         _ => push(stages, row.as_slice(), f),
     }
+}
+
+/// The first `n` columns of `row` as owned values (strings copied out of their block).
+pub fn owned_prefix<R: RowAccess + ?Sized>(row: &R, n: usize) -> Result<Vec<Value>> {
+    (0..n).map(|i| row.column(i).map(Datum::into_owned)).collect()
 }
 
 /// Pushes the selected rows of a block batch (`selection`: row indexes, ascending) into

@@ -1,12 +1,12 @@
 //! COUNT: numbers the rows that passed the WHERE clause (ROWNUM), appending the number
 //! as a column after the source's `width` columns.
 
-use super::pipeline::{Stage, push_owned};
+use super::pipeline::{Stage, owned_prefix, push_owned};
 use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
 use crate::error::Result;
 use crate::sql::functions::FunctionContext;
-use crate::types::{Datum, Value};
+use crate::types::Datum;
 
 pub struct RownumStage {
     /// Columns of the source row; ROWNUM becomes column `width`.
@@ -23,10 +23,7 @@ impl RownumStage {
         f: &mut FunctionContext,
     ) -> Result<Flow> {
         self.next += 1;
-        let mut out: Vec<Value> = Vec::with_capacity(self.width + 1);
-        for i in 0..self.width {
-            out.push(row.column(i)?.into_owned());
-        }
+        let mut out = owned_prefix(row, self.width)?;
         out.push(Datum::Int(self.next));
         push_owned(rest, out, f)
     }

@@ -1,6 +1,6 @@
 //! SORT ORDER BY: holds every row, sorts on finish, then pushes them on in order.
 
-use super::pipeline::{Stage, push_owned};
+use super::pipeline::{Stage, owned_prefix, push_owned};
 use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
 use crate::error::Result;
@@ -26,7 +26,14 @@ pub struct SortStage {
 
 impl SortStage {
     pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R) -> Result<Flow> {
-        self.rows.push((0..self.width).map(|i| row.column(i).map(|v| v.into_owned())).collect::<Result<_>>()?);
+        self.rows.push(owned_prefix(row, self.width)?);
+        Ok(Flow::Continue)
+    }
+
+    /// Holds a row built upstream, without copying its values.
+    pub fn push_owned(&mut self, mut row: Vec<Value>) -> Result<Flow> {
+        row.truncate(self.width);
+        self.rows.push(row);
         Ok(Flow::Continue)
     }
 
