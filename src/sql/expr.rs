@@ -164,7 +164,7 @@ impl Expr {
     pub fn eval<'a, R: RowAccess + ?Sized>(&'a self, row: &'a R, f: &mut FunctionContext) -> Result<Datum<'a>> {
         Ok(match self {
             Expr::Column(i) => row.column(*i)?,
-            Expr::Literal(v) => borrow(v),
+            Expr::Literal(v) => v.reborrow(),
             Expr::Arith { op, left, right } => functions::arithmetic(*op, &left.eval(row, f)?, &right.eval(row, f)?)?,
             Expr::Concat(..) => {
                 let mut text = String::new();
@@ -202,7 +202,7 @@ impl Expr {
         }
         buffer.clear();
         self.append_text(row, f, buffer)?;
-        Ok(if buffer.is_empty() { Datum::Null } else { Datum::Str(std::borrow::Cow::Borrowed(buffer.as_str())) })
+        Ok(Datum::string(buffer.as_str()))
     }
 
     /// Appends the text of this expression as `||` converts it (NULL is the empty
@@ -249,38 +249,24 @@ impl Expr {
             Expr::Compare { op, left, right } => compare(*op, left, right, row, f),
             Expr::And(l, r) => Ok(match l.eval_condition(row, f)? {
                 Some(false) => Some(false),
-                lv => match (lv, r.eval_condition(row, f)?) {
-                    (_, Some(false)) => Some(false),
-                    (Some(true), Some(true)) => Some(true),
-                    _ => None,
-                },
+                lv => and3(lv, r.eval_condition(row, f)?),
             }),
             Expr::Or(l, r) => Ok(match l.eval_condition(row, f)? {
                 Some(true) => Some(true),
-                lv => match (lv, r.eval_condition(row, f)?) {
-                    (_, Some(true)) => Some(true),
-                    (Some(false), Some(false)) => Some(false),
-                    _ => None,
-                },
+                lv => not3(and3(not3(lv), not3(r.eval_condition(row, f)?))),
             }),
-            Expr::Not(e) => Ok(e.eval_condition(row, f)?.map(|b| !b)),
+            Expr::Not(e) => Ok(not3(e.eval_condition(row, f)?)),
             Expr::IsNull { expr, negated } => Ok(Some(is_null(expr, row, f)? != *negated)),
             Expr::InList { expr, list, negated } => in_list(expr, list, *negated, row, f),
             Expr::Between { expr, low, high, negated } => {
                 let v = expr.eval(row, f)?;
                 let ge = v.sql_cmp(&low.eval(row, f)?)?.map(|o| o != Ordering::Less);
                 let le = v.sql_cmp(&high.eval(row, f)?)?.map(|o| o != Ordering::Greater);
-                let inside = match (ge, le) {
-                    (Some(false), _) | (_, Some(false)) => Some(false),
-                    (Some(true), Some(true)) => Some(true),
-                    _ => None,
-                };
-                Ok(inside.map(|b| b != *negated))
+                Ok(and3(ge, le).map(|b| b != *negated))
             }
-            Expr::Like { expr, pattern, negated } => Ok(match expr.eval(row, f)? {
-                Datum::Null => None,
-                v => Some(pattern.matches(&v.into_string()) != *negated),
-            }),
+            Expr::Like { expr, pattern, negated } => {
+                Ok(expr.eval(row, f)?.into_text().map(|text| pattern.matches(&text) != *negated))
+            }
             value => Err(Error::unsupported(format!("a value used as a condition: {}", value.display(&[])))),
         }
     }
@@ -327,12 +313,20 @@ impl Expr {
     }
 }
 
+/// Three-valued AND: FALSE if either is FALSE, TRUE if both are TRUE, else UNKNOWN.
 #[inline]
-fn borrow(v: &Value) -> Datum<'_> {
-    match v {
-        Datum::Str(s) => Datum::Str(std::borrow::Cow::Borrowed(s)),
-        other => other.clone(),
+fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
     }
+}
+
+/// Three-valued NOT: UNKNOWN stays UNKNOWN.
+#[inline]
+fn not3(a: Option<bool>) -> Option<bool> {
+    a.map(|b| !b)
 }
 
 #[inline]
@@ -395,7 +389,7 @@ impl fmt::Display for ExprDisplay<'_> {
             },
             Expr::Literal(Datum::Str(s)) => write!(f, "'{}'", s.replace('\'', "''")),
             Expr::Literal(Datum::Null) => write!(f, "NULL"),
-            Expr::Literal(Datum::Date(_)) => write!(f, "TO_DATE('{}')", self.expr_literal()),
+            Expr::Literal(v @ Datum::Date(_)) => write!(f, "TO_DATE('{v}')"),
             Expr::Literal(v) => write!(f, "{v}"),
             Expr::Arith { op, left, right } => {
                 let s = match op {
@@ -428,15 +422,6 @@ impl fmt::Display for ExprDisplay<'_> {
                 let items: Vec<String> = args.iter().map(d).collect();
                 write!(f, "{}({})", func.name(), items.join(","))
             }
-        }
-    }
-}
-
-impl ExprDisplay<'_> {
-    fn expr_literal(&self) -> String {
-        match self.expr {
-            Expr::Literal(v) => v.to_string(),
-            _ => String::new(),
         }
     }
 }

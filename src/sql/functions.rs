@@ -453,15 +453,7 @@ fn owned(d: &Datum<'_>) -> Value {
 
 /// The value as text (`None` for NULL), converted as Oracle does implicitly.
 fn text<'b>(d: &'b Datum<'_>) -> Option<Cow<'b, str>> {
-    match d {
-        Datum::Null => None,
-        Datum::Str(s) => Some(Cow::Borrowed(s.as_ref())),
-        other => {
-            let mut text = String::new();
-            other.write_text(&mut text);
-            Some(Cow::Owned(text))
-        }
-    }
+    d.reborrow().into_text()
 }
 
 /// An optional text argument: `Ok(default)` when absent, `None` when NULL.

@@ -2,7 +2,6 @@
 
 use super::Datum;
 use crate::error::{Error, Result};
-use std::borrow::Cow;
 use std::fmt;
 
 /// Significant decimal digits a NUMBER can hold in lioscope (Oracle holds 38).
@@ -38,12 +37,12 @@ impl DataType {
             DataType::Integer => coerce_number(value, None, Some(0), column),
             DataType::Number { precision, scale } => coerce_number(value, precision, scale, column),
             DataType::Varchar2 { max_bytes } => {
-                let s = as_text(value);
+                let s = value.into_text().unwrap_or_default();
                 check_length(&s, max_bytes, column)?;
                 Ok(Datum::Str(s))
             }
             DataType::Char { len } => {
-                let s = as_text(value);
+                let s = value.into_text().unwrap_or_default();
                 check_length(&s, len, column)?;
                 if s.len() == len as usize {
                     return Ok(Datum::Str(s));
@@ -62,13 +61,6 @@ impl DataType {
 }
 
 /// A value as text, borrowing when it already is text.
-fn as_text(value: Datum<'_>) -> Cow<'_, str> {
-    match value {
-        Datum::Str(s) => s,
-        other => Cow::Owned(other.to_string()),
-    }
-}
-
 fn check_length(s: &str, max: u32, column: &str) -> Result<()> {
     if s.len() > max as usize {
         return Err(Error::value(column, format!("value too large (actual: {}, maximum: {max} bytes)", s.len())));

@@ -92,19 +92,26 @@ impl<'a> Datum<'a> {
         }
     }
 
-    /// The value as text, as Oracle converts it implicitly (TO_CHAR without a format).
-    pub fn into_string(self) -> String {
+    /// The value as text, as Oracle converts it implicitly (TO_CHAR without a format):
+    /// a string as it is (borrowed if it was), anything else written out; `None` for NULL.
+    pub fn into_text(self) -> Option<Cow<'a, str>> {
         match self {
-            Datum::Str(s) => s.into_owned(),
+            Datum::Null => None,
+            Datum::Str(s) => Some(s),
             other => {
                 let mut text = String::new();
                 other.write_text(&mut text);
-                text
+                Some(Cow::Owned(text))
             }
         }
     }
 
-    /// Appends the value as text, as [`Datum::into_string`] converts it; NULL appends
+    /// [`Datum::into_text`] as an owned string, empty for NULL.
+    pub fn into_string(self) -> String {
+        self.into_text().map(Cow::into_owned).unwrap_or_default()
+    }
+
+    /// Appends the value as text, as [`Datum::into_text`] converts it; NULL appends
     /// nothing. Whole numbers are written without the formatting machinery.
     #[inline]
     pub fn write_text(&self, out: &mut String) {
