@@ -24,6 +24,12 @@ fn fingerprint(s: &lioscope::Session, table: &str) -> (i64, String, String, Stri
     )
 }
 
+/// Asserts that `e` is shown to the user starting with `prefix` (what it is about).
+fn assert_shown_with_prefix(e: &Error, prefix: &str) {
+    let shown = e.to_string();
+    assert!(shown.starts_with(prefix), "'{shown}' should start with '{prefix}'");
+}
+
 // ---------------------------------------------------------------------------------------
 // SQL text
 // ---------------------------------------------------------------------------------------
@@ -161,7 +167,7 @@ fn assert_value_error(e: &Error, column: &str, fragment: &str) {
         Error::InvalidValue { context, message } => {
             assert_eq!(context, column, "error names the column: {e}");
             assert!(message.contains(fragment), "message '{message}' should contain '{fragment}'");
-            assert!(e.to_string().starts_with(&format!("{column}: ")), "{e}");
+            assert_shown_with_prefix(e, &format!("{column}: "));
         }
         other => panic!("expected an invalid value error for {column}, got {other:?}"),
     }
@@ -329,8 +335,7 @@ fn assert_csv_error(e: &Error, file: &Path, line: u64, column: usize, fragment: 
             assert_eq!(f, file, "{e}");
             assert_eq!((*l, *c), (line, column), "line and column of: {e}");
             assert!(message.contains(fragment), "message '{message}' should contain '{fragment}'");
-            let shown = e.to_string();
-            assert!(shown.starts_with(&format!("{}, line {line}, column {column}: ", file.display())), "{shown}");
+            assert_shown_with_prefix(e, &format!("{}, line {line}, column {column}: ", file.display()));
         }
         other => panic!("expected a CSV error, got {other:?}"),
     }
@@ -629,8 +634,7 @@ fn assert_corrupt(e: &Error, datafile: &Path, block: u32, fragment: &str) {
             assert_eq!(file, datafile, "{e}");
             assert_eq!(*b, Some(block), "{e}");
             assert!(reason.contains(fragment), "reason '{reason}' should contain '{fragment}'");
-            let shown = e.to_string();
-            assert!(shown.starts_with(&format!("corrupt data in {}, block {block}: ", datafile.display())), "{shown}");
+            assert_shown_with_prefix(e, &format!("corrupt data in {}, block {block}: ", datafile.display()));
         }
         other => panic!("expected a corrupt block error, got {other:?}"),
     }
