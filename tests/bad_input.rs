@@ -7,13 +7,10 @@ use common::*;
 use lioscope::{Database, DatabaseOptions, Error};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use tempfile::TempDir;
 
 /// A table with one column of each kind, used by the INSERT checks.
 const CREATE_T: &str = "CREATE TABLE t (id INTEGER NOT NULL, name VARCHAR2(10), price NUMBER(5,2), d DATE, c CHAR(3))";
-
-fn new_db(dir: &Path) -> Database {
-    create(&dir.join("db"), options(2048, "2M"))
-}
 
 /// Everything that identifies the contents of `t` (id, pad, tag): row count, sums and
 /// the segment's high-water mark.
@@ -27,14 +24,19 @@ fn fingerprint(s: &lioscope::Session, table: &str) -> (i64, String, String, Stri
     )
 }
 
+/// Asserts that `e` is shown to the user starting with `prefix` (what it is about).
+fn assert_shown_with_prefix(e: &Error, prefix: &str) {
+    let shown = e.to_string();
+    assert!(shown.starts_with(prefix), "'{shown}' should start with '{prefix}'");
+}
+
 // ---------------------------------------------------------------------------------------
 // SQL text
 // ---------------------------------------------------------------------------------------
 
 #[test]
 fn malformed_sql_reports_message_and_position() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let (_dir, _, db) = temp_db(options(2048, "2M"));
     let s = db.session();
     exec(&s, CREATE_T);
 
@@ -89,8 +91,7 @@ fn malformed_sql_reports_message_and_position() {
 
 #[test]
 fn truncated_statement_reports_a_position() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let (_dir, _, db) = temp_db(options(2048, "2M"));
     let s = db.session();
     exec(&s, CREATE_T);
     match fail(&s, "SELECT * FROM t WHERE") {
@@ -104,8 +105,7 @@ fn truncated_statement_reports_a_position() {
 
 #[test]
 fn unknown_tables_and_columns_are_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let (_dir, _, db) = temp_db(options(2048, "2M"));
     let s = db.session();
     exec(&s, CREATE_T);
 
@@ -167,7 +167,7 @@ fn assert_value_error(e: &Error, column: &str, fragment: &str) {
         Error::InvalidValue { context, message } => {
             assert_eq!(context, column, "error names the column: {e}");
             assert!(message.contains(fragment), "message '{message}' should contain '{fragment}'");
-            assert!(e.to_string().starts_with(&format!("{column}: ")), "{e}");
+            assert_shown_with_prefix(e, &format!("{column}: "));
         }
         other => panic!("expected an invalid value error for {column}, got {other:?}"),
     }
@@ -175,8 +175,7 @@ fn assert_value_error(e: &Error, column: &str, fragment: &str) {
 
 #[test]
 fn insert_values_that_do_not_fit_name_the_column() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let (_dir, _, db) = temp_db(options(2048, "2M"));
     let s = db.session();
     exec(&s, CREATE_T);
     exec(&s, "INSERT INTO t VALUES (1, 'ok', 1.25, '2020-02-29', 'ab')");
@@ -227,8 +226,7 @@ fn insert_values_that_do_not_fit_name_the_column() {
 
 #[test]
 fn multi_row_insert_with_a_bad_third_row_adds_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let (_dir, _, db) = temp_db(options(2048, "2M"));
     let s = db.session();
     exec(&s, CREATE_T);
 
@@ -243,7 +241,7 @@ fn multi_row_insert_with_a_bad_third_row_adds_nothing() {
 
     // On a table with rows (the statement's rows would go into the same block).
     exec(&s, "INSERT INTO t SELECT LEVEL, 'r' || LEVEL, MOD(LEVEL, 100), NULL, NULL FROM dual CONNECT BY LEVEL <= 50");
-    let before = (count(&s, "t"), scalar(&s, "SELECT SUM(id) FROM t"), blocks_below_hwm(&s, "t"));
+    let before = (count_and_id_sum(&s, "t"), blocks_below_hwm(&s, "t"));
     let e = fail(
         &s,
         "INSERT INTO t VALUES (101,'a',1,NULL,NULL), (102,'b',2,NULL,NULL), (103,'c',123456,NULL,NULL), (104,'d',4,NULL,NULL)",
@@ -251,20 +249,17 @@ fn multi_row_insert_with_a_bad_third_row_adds_nothing() {
     assert_value_error(&e, "T.PRICE", "NUMBER(5,2)");
     let e = fail(&s, "INSERT INTO t VALUES (101,'a',1,NULL,NULL), (102,'b',2,NULL,NULL), (NULL,'c',3,NULL,NULL)");
     assert_value_error(&e, "T.ID", "NOT NULL");
-    assert_eq!((count(&s, "t"), scalar(&s, "SELECT SUM(id) FROM t"), blocks_below_hwm(&s, "t")), before);
+    assert_eq!((count_and_id_sum(&s, "t"), blocks_below_hwm(&s, "t")), before);
     assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE id > 100"), 0);
 
     // The table still takes rows, and only those.
     exec(&s, "INSERT INTO t VALUES (101,'a',1,NULL,NULL), (102,'b',2,NULL,NULL)");
-    assert_eq!(count(&s, "t"), 52);
-    assert_eq!(int(&s, "SELECT SUM(id) FROM t"), 50 * 51 / 2 + 203);
+    assert_eq!(count_and_id_sum(&s, "t"), (52, 50 * 51 / 2 + 203));
 }
 
 #[test]
 fn insert_select_failing_midway_leaves_the_table_as_it_was() {
-    let dir = tempfile::tempdir().unwrap();
-    let db_dir = dir.path().join("db");
-    let db = create(&db_dir, options(2048, "2M"));
+    let (_dir, db_dir, db) = temp_db(options(2048, "2M"));
     let s = db.session();
     exec(&s, "CREATE TABLE t (id INTEGER, pad VARCHAR2(100), tag VARCHAR2(10))");
     // 1,000 rows: the last block is partly full, so the failing statement first adds rows
@@ -290,8 +285,7 @@ fn insert_select_failing_midway_leaves_the_table_as_it_was() {
         exec(&s, "INSERT INTO t SELECT 1000 + LEVEL, RPAD('c', 100, 'c'), 'new' FROM dual CONNECT BY LEVEL <= 5000");
     assert_eq!(r.rows_affected, 5000);
     let check = |s: &lioscope::Session| {
-        assert_eq!(count(s, "t"), 6000);
-        assert_eq!(int(s, "SELECT SUM(id) FROM t"), 6000 * 6001 / 2);
+        assert_eq!(count_and_id_sum(s, "t"), ids_up_to(6000));
         assert_eq!(int(s, "SELECT COUNT(*) FROM t WHERE pad = RPAD('b', 100, 'b')"), 0);
         assert_eq!(int(s, "SELECT COUNT(*) FROM t WHERE pad = RPAD('c', 100, 'c')"), 5000);
         assert_eq!(int(s, "SELECT COUNT(*) FROM t WHERE tag = 'old'"), 1000);
@@ -299,14 +293,13 @@ fn insert_select_failing_midway_leaves_the_table_as_it_was() {
     check(&s);
     drop(s);
     drop(db);
-    let db = Database::open(&db_dir, options(2048, "2M")).unwrap();
+    let db = open(&db_dir, options(2048, "2M"));
     check(&db.session());
 }
 
 #[test]
 fn insert_select_reading_its_own_table_failing_leaves_it_unchanged() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let (_dir, _, db) = temp_db(options(2048, "2M"));
     let s = db.session();
     exec(&s, "CREATE TABLE t (id INTEGER, pad VARCHAR2(100), tag VARCHAR2(10))");
     exec(&s, "INSERT INTO t SELECT LEVEL, RPAD('a', 100, 'a'), 'old' FROM dual CONNECT BY LEVEL <= 2000");
@@ -317,8 +310,7 @@ fn insert_select_reading_its_own_table_failing_leaves_it_unchanged() {
     assert_eq!(fingerprint(&s, "t"), before);
     // Doubling works and sees the table as it was when the statement began.
     exec(&s, "INSERT INTO t SELECT id + 2000, pad, tag FROM t");
-    assert_eq!(count(&s, "t"), 4000);
-    assert_eq!(int(&s, "SELECT SUM(id) FROM t"), 4000 * 4001 / 2);
+    assert_eq!(count_and_id_sum(&s, "t"), ids_up_to(4000));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -343,8 +335,7 @@ fn assert_csv_error(e: &Error, file: &Path, line: u64, column: usize, fragment: 
             assert_eq!(f, file, "{e}");
             assert_eq!((*l, *c), (line, column), "line and column of: {e}");
             assert!(message.contains(fragment), "message '{message}' should contain '{fragment}'");
-            let shown = e.to_string();
-            assert!(shown.starts_with(&format!("{}, line {line}, column {column}: ", file.display())), "{shown}");
+            assert_shown_with_prefix(e, &format!("{}, line {line}, column {column}: ", file.display()));
         }
         other => panic!("expected a CSV error, got {other:?}"),
     }
@@ -352,8 +343,7 @@ fn assert_csv_error(e: &Error, file: &Path, line: u64, column: usize, fragment: 
 
 #[test]
 fn copy_with_a_bad_line_loads_nothing_and_names_file_line_and_column() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let (dir, _, db) = temp_db(options(2048, "2M"));
     let s = db.session();
     exec(&s, "CREATE TABLE c (id INTEGER NOT NULL, name VARCHAR2(12), amount NUMBER(6,2), d DATE)");
     exec(&s, "INSERT INTO c VALUES (0, 'seed', 0, NULL)");
@@ -415,16 +405,15 @@ fn copy_with_a_bad_line_loads_nothing_and_names_file_line_and_column() {
     write_csv(&good, std::iter::once("id,name,amount,d".to_owned()).chain(good_lines(1, 3000)));
     let r = exec(&s, &format!("COPY c FROM '{}' (FORMAT CSV, HEADER)", good.display()));
     assert_eq!(r.rows_affected, 3000);
-    assert_eq!(count(&s, "c"), 3001);
-    assert_eq!(int(&s, "SELECT SUM(id) FROM c"), 3000 * 3001 / 2);
+    // Ids 1..=3000 and the seed row's 0.
+    assert_eq!(count_and_id_sum(&s, "c"), (3001, 3000 * 3001 / 2));
     assert_eq!(scalar(&s, "SELECT name FROM c WHERE id = 2999"), "name 2999");
     assert_eq!(scalar(&s, "SELECT amount FROM c WHERE id = 1234"), "234.34");
 }
 
 #[test]
 fn copy_of_invalid_utf8_names_the_column() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let (dir, _, db) = temp_db(options(2048, "2M"));
     let s = db.session();
     exec(&s, "CREATE TABLE c (id INTEGER, name VARCHAR2(12))");
     let path = dir.path().join("latin1.csv");
@@ -499,12 +488,9 @@ fn opening_something_that_is_not_a_database() {
 
 #[test]
 fn garbage_control_file_is_not_a_database() {
-    let dir = tempfile::tempdir().unwrap();
-    let db_dir = dir.path().join("db");
-    {
-        let db = create(&db_dir, options(2048, "1M"));
-        exec(&db.session(), "CREATE TABLE t (a INTEGER)");
-    }
+    let (_dir, db_dir, db) = temp_db(options(2048, "1M"));
+    exec(&db.session(), "CREATE TABLE t (a INTEGER)");
+    drop(db);
     let control = db_dir.join("control.json");
     let original = std::fs::read_to_string(&control).unwrap();
 
@@ -553,7 +539,7 @@ fn garbage_control_file_is_not_a_database() {
 
     // Put back, the database opens and works.
     std::fs::write(&dictionary, dict_text).unwrap();
-    let db = Database::open(&db_dir, options(2048, "1M")).unwrap();
+    let db = open(&db_dir, options(2048, "1M"));
     let s = db.session();
     exec(&s, "INSERT INTO t VALUES (1)");
     assert_eq!(count(&s, "t"), 1);
@@ -605,10 +591,9 @@ fn datafile_of_another_database_or_not_a_datafile_is_refused() {
 const BLOCK: usize = 8192;
 
 /// Creates (block size 8192) tables T1 (1,000 rows, ~30 blocks) and T2 (300 rows), closes
-/// the database and returns its directory and T1's data object id.
-fn two_tables(dir: &Path) -> (PathBuf, u32) {
-    let db_dir = dir.join("db");
-    let db = create(&db_dir, options(BLOCK, "2M"));
+/// the database and returns its temporary and database directories and T1's data object id.
+fn two_tables() -> (TempDir, PathBuf, u32) {
+    let (dir, db_dir, db) = temp_db(options(BLOCK, "2M"));
     let s = db.session();
     exec(&s, "CREATE TABLE t1 (id INTEGER, pad VARCHAR2(200))");
     exec(&s, "CREATE TABLE t2 (id INTEGER, name VARCHAR2(20))");
@@ -618,7 +603,7 @@ fn two_tables(dir: &Path) -> (PathBuf, u32) {
     assert!(blocks_below_hwm(&s, "t1") > 20);
     drop(s);
     drop(db);
-    (db_dir, object_id)
+    (dir, db_dir, object_id)
 }
 
 /// Block numbers of `users01.dbf` whose header says: type `block_type`, object `object_id`.
@@ -649,8 +634,7 @@ fn assert_corrupt(e: &Error, datafile: &Path, block: u32, fragment: &str) {
             assert_eq!(file, datafile, "{e}");
             assert_eq!(*b, Some(block), "{e}");
             assert!(reason.contains(fragment), "reason '{reason}' should contain '{fragment}'");
-            let shown = e.to_string();
-            assert!(shown.starts_with(&format!("corrupt data in {}, block {block}: ", datafile.display())), "{shown}");
+            assert_shown_with_prefix(e, &format!("corrupt data in {}, block {block}: ", datafile.display()));
         }
         other => panic!("expected a corrupt block error, got {other:?}"),
     }
@@ -658,8 +642,7 @@ fn assert_corrupt(e: &Error, datafile: &Path, block: u32, fragment: &str) {
 
 #[test]
 fn corrupted_data_block_is_reported_with_file_and_block() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db_dir, t1) = two_tables(dir.path());
+    let (_dir, db_dir, t1) = two_tables();
     let datafile = db_dir.join("users01.dbf");
     let data_blocks = blocks_of(&datafile, 0x06, t1);
     let extent_blocks = (1 << 20) / BLOCK as u32;
@@ -669,7 +652,7 @@ fn corrupted_data_block_is_reported_with_file_and_block() {
     let victim = data_blocks[data_blocks.len() / 2];
     flip_byte(&datafile, victim, BLOCK / 2);
 
-    let db = Database::open(&db_dir, options(BLOCK, "2M")).unwrap();
+    let db = open(&db_dir, options(BLOCK, "2M"));
     let s = db.session();
     for _ in 0..2 {
         // With the default multiblock reads, and again (the bad block was not kept).
@@ -685,8 +668,7 @@ fn corrupted_data_block_is_reported_with_file_and_block() {
     assert_eq!(scalar(&s, "SELECT id FROM t1 WHERE ROWNUM <= 1"), "1");
     // An INSERT does not touch the bad block (it is not the last), nor do other tables.
     let other = db.session();
-    assert_eq!(int(&other, "SELECT COUNT(*) FROM t2"), 300);
-    assert_eq!(int(&other, "SELECT SUM(id) FROM t2"), 300 * 301 / 2);
+    assert_eq!(count_and_id_sum(&other, "t2"), ids_up_to(300));
     assert_eq!(scalar(&other, "SELECT name FROM t2 WHERE id = 299"), "row 299");
     assert_eq!(int(&other, "SELECT COUNT(*) FROM user_segments"), 2);
     assert_eq!(db.cache().summary().pinned, 0);
@@ -694,14 +676,13 @@ fn corrupted_data_block_is_reported_with_file_and_block() {
 
 #[test]
 fn corrupted_segment_header_is_reported_and_other_tables_stay_readable() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db_dir, t1) = two_tables(dir.path());
+    let (_dir, db_dir, t1) = two_tables();
     let datafile = db_dir.join("users01.dbf");
     let headers = blocks_of(&datafile, 0x10, t1);
     assert_eq!(headers.len(), 1, "one segment header for T1");
     flip_byte(&datafile, headers[0], 100);
 
-    let db = Database::open(&db_dir, options(BLOCK, "2M")).unwrap();
+    let db = open(&db_dir, options(BLOCK, "2M"));
     let s = db.session();
     let e = fail(&s, "SELECT COUNT(*) FROM t1");
     assert_corrupt(&e, &datafile, headers[0], "checksum mismatch");
@@ -717,8 +698,7 @@ fn corrupted_segment_header_is_reported_and_other_tables_stay_readable() {
 fn block_written_at_the_wrong_address_is_detected() {
     // A block that is intact but in the wrong place (a misdirected write): the checksum
     // holds, the address in its header does not.
-    let dir = tempfile::tempdir().unwrap();
-    let (db_dir, t1) = two_tables(dir.path());
+    let (_dir, db_dir, t1) = two_tables();
     let datafile = db_dir.join("users01.dbf");
     let data_blocks = blocks_of(&datafile, 0x06, t1);
     let (from, to) = (data_blocks[3], data_blocks[4]);
@@ -727,7 +707,7 @@ fn block_written_at_the_wrong_address_is_detected() {
     bytes[to as usize * BLOCK..(to as usize + 1) * BLOCK].copy_from_slice(&copy);
     std::fs::write(&datafile, bytes).unwrap();
 
-    let db = Database::open(&db_dir, options(BLOCK, "2M")).unwrap();
+    let db = open(&db_dir, options(BLOCK, "2M"));
     let s = db.session();
     let e = fail(&s, "SELECT SUM(id) FROM t1");
     assert_corrupt(&e, &datafile, to, "claims address");
@@ -741,8 +721,7 @@ fn block_written_at_the_wrong_address_is_detected() {
 
 #[test]
 fn bad_parameters_are_refused_and_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let (_dir, db_dir, db) = temp_db(options(2048, "2M"));
     let s = db.session();
 
     let e = fail(&s, "ALTER SESSION SET no_such_param = 3");
@@ -800,7 +779,6 @@ fn bad_parameters_are_refused_and_change_nothing() {
 
     // Bad parameters when opening.
     drop(s);
-    let db_dir = db.dir().to_owned();
     drop(db);
     let bad = |k: &str, v: &str| DatabaseOptions { parameters: vec![(k.into(), v.into())], ..Default::default() };
     assert!(matches!(

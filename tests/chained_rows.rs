@@ -13,8 +13,7 @@ mod common;
 
 use common::*;
 use lioscope::stats::Stat;
-use lioscope::{Database, Error, Session};
-use std::path::Path;
+use lioscope::{Error, Session};
 
 const BS: usize = 2048;
 /// Column-stream bytes one piece carries when it is alone in a fresh block.
@@ -22,10 +21,6 @@ const FULL_PIECE: usize = 1951;
 /// Longest piece (header and stream) stored whole: 1,964 free bytes minus 2 for the
 /// directory slot minus PCTFREE 10 % of 2,048 (204).
 const MAX_WHOLE_PIECE: usize = 1964 - 2 - 204;
-
-fn open(dir: &Path) -> Database {
-    Database::open(dir, options(BS, "2M")).unwrap()
-}
 
 /// Oracle's RPAD for ASCII or multibyte text: `s` padded with `pad` to `n` characters.
 fn rpad(s: &str, n: usize, pad: &str) -> String {
@@ -96,8 +91,7 @@ fn scan_stats(s: &Session, sql: &str) -> (u64, u64, u64, String) {
 
 #[test]
 fn ten_kilobyte_rows_chain_and_read_back_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = create(&dir.path().join("db"), options(BS, "2M"));
+    let (_dir, _, db) = temp_db(options(BS, "2M"));
     let s = db.session();
     exec(&s, CREATE_BIG);
     let stream = column_bytes(2) + column_bytes(4000) * 2 + column_bytes(C_LEN);
@@ -119,8 +113,7 @@ fn ten_kilobyte_rows_chain_and_read_back_exactly() {
 
 #[test]
 fn table_fetch_continued_row_counts_each_piece_followed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = create(&dir.path().join("db"), options(BS, "2M"));
+    let (_dir, _, db) = temp_db(options(BS, "2M"));
     let s = db.session();
     exec(&s, CREATE_BIG);
     insert_big_rows(&s, "big", 1, 12);
@@ -179,9 +172,7 @@ fn mixed_v(id: i64) -> String {
 
 #[test]
 fn chained_and_ordinary_rows_mix() {
-    let dir = tempfile::tempdir().unwrap();
-    let db_dir = dir.path().join("db");
-    let db = create(&db_dir, options(BS, "2M"));
+    let (_dir, db_dir, db) = temp_db(options(BS, "2M"));
     let s = db.session();
     // 'xyzé' is 5 bytes for 4 characters: ordinary rows are at most ~1,500 bytes, chained
     // ones 2,500 to 3,750 bytes (more than one full piece, see the ignored test below for
@@ -237,7 +228,7 @@ fn chained_and_ordinary_rows_mix() {
     // The same after a reopen: the chains are on disk, not only in the cache.
     drop(s);
     drop(db);
-    let db = open(&db_dir);
+    let db = open(&db_dir, options(BS, "2M"));
     let s = db.session();
     assert_eq!(check(&s), hops, "pieces followed changed across reopen");
 
@@ -257,31 +248,25 @@ fn chained_and_ordinary_rows_mix() {
 
 #[test]
 fn chained_rows_survive_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let db_dir = dir.path().join("db");
-    let (hops, before);
-    {
-        let db = create(&db_dir, options(BS, "2M"));
-        let s = db.session();
-        exec(&s, CREATE_BIG);
-        exec(&s, "CREATE TABLE other (id INTEGER, v VARCHAR2(50))");
-        // Interleave the tables' statements so their blocks interleave too.
-        for k in 0..3 {
-            insert_big_rows(&s, "big", k * 5 + 1, k * 5 + 5);
-            exec(
-                &s,
-                &format!(
-                    "INSERT INTO other SELECT LEVEL + {}, 'o' || LEVEL FROM dual CONNECT BY LEVEL <= 100",
-                    k * 100
-                ),
-            );
-        }
-        check_big(&s, &(1..=15).collect::<Vec<_>>());
-        hops = scan_stats(&s, "SELECT COUNT(c) FROM big").0;
-        assert_eq!(hops, 15 * (PIECES_PER_BIG_ROW - 1));
-        before = rows(&s, "SELECT * FROM big ORDER BY id");
+    let (_dir, db_dir, db) = temp_db(options(BS, "2M"));
+    let s = db.session();
+    exec(&s, CREATE_BIG);
+    exec(&s, "CREATE TABLE other (id INTEGER, v VARCHAR2(50))");
+    // Interleave the tables' statements so their blocks interleave too.
+    for k in 0..3 {
+        insert_big_rows(&s, "big", k * 5 + 1, k * 5 + 5);
+        exec(
+            &s,
+            &format!("INSERT INTO other SELECT LEVEL + {}, 'o' || LEVEL FROM dual CONNECT BY LEVEL <= 100", k * 100),
+        );
     }
-    let db = open(&db_dir);
+    check_big(&s, &(1..=15).collect::<Vec<_>>());
+    let hops = scan_stats(&s, "SELECT COUNT(c) FROM big").0;
+    assert_eq!(hops, 15 * (PIECES_PER_BIG_ROW - 1));
+    let before = rows(&s, "SELECT * FROM big ORDER BY id");
+    drop(s);
+    drop(db);
+    let db = open(&db_dir, options(BS, "2M"));
     let s = db.session();
     assert_eq!(rows(&s, "SELECT * FROM big ORDER BY id"), before);
     check_big(&s, &(1..=15).collect::<Vec<_>>());
@@ -298,15 +283,13 @@ fn chained_rows_survive_reopen() {
     check_big(&s, &(1..=18).collect::<Vec<_>>());
     drop(s);
     drop(db);
-    let db = open(&db_dir);
+    let db = open(&db_dir, options(BS, "2M"));
     check_big(&db.session(), &(1..=18).collect::<Vec<_>>());
 }
 
 #[test]
 fn failed_statement_with_chained_rows_rolls_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let db_dir = dir.path().join("db");
-    let db = create(&db_dir, options(BS, "2M"));
+    let (_dir, db_dir, db) = temp_db(options(BS, "2M"));
     let s = db.session();
     exec(&s, "CREATE TABLE big (id INTEGER, a VARCHAR2(4000), b VARCHAR2(4000), c VARCHAR2(4000), tag VARCHAR2(8))");
     // Chained rows, then small ones, so that the last block has room for the head piece
@@ -374,7 +357,7 @@ fn failed_statement_with_chained_rows_rolls_back() {
     check(&s);
     drop(s);
     drop(db);
-    check(&open(&db_dir).session());
+    check(&open(&db_dir, options(BS, "2M")).session());
 }
 
 /// Bytes of column V in the size tests: 1 to ~3,990, leaving out 1,743..=1,949 (rows that
@@ -388,8 +371,7 @@ fn size_chars(id: i64) -> usize {
 fn rows_of_many_sizes_around_the_block_size_read_back() {
     // Lengths stepping across the chaining threshold and the piece sizes, with a
     // multibyte pad so fragments are cut inside characters.
-    let dir = tempfile::tempdir().unwrap();
-    let db = create(&dir.path().join("db"), options(BS, "2M"));
+    let (_dir, _, db) = temp_db(options(BS, "2M"));
     let s = db.session();
     exec(&s, "CREATE TABLE sizes (id INTEGER, v VARCHAR2(4000), w VARCHAR2(10))");
     // Characters; '#' then 'é' (2 bytes): 2 × chars - 1 bytes.
@@ -439,10 +421,9 @@ fn execute_catching_panics(s: &Session, sql: &str) -> Result<lioscope::QueryResu
 
 #[test]
 fn rows_that_chain_only_because_of_pctfree_are_stored() {
-    let dir = tempfile::tempdir().unwrap();
     // 2 KiB blocks: a row of 1,800 bytes needs more than the 1,758 bytes allowed below
     // PCTFREE, and fits the 1,964 bytes of an empty block.
-    let db = create(&dir.path().join("db"), options(BS, "2M"));
+    let (dir, _, db) = temp_db(options(BS, "2M"));
     let s = db.session();
     exec(&s, "CREATE TABLE t (id INTEGER, v VARCHAR2(4000))");
     exec(&s, "INSERT INTO t VALUES (0, 'zero')");

@@ -12,16 +12,19 @@ use lioscope::stats::Stat;
 use lioscope::{Database, Session};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
 use std::time::Instant;
+use tempfile::TempDir;
 
 const BS: usize = 2048;
 
 /// Rows of the big table; with ~230-byte rows a 2 KiB block holds 7, so ~3,000 blocks.
 const BIG_ROWS: i64 = 21_000;
 
-/// A database with a 1 MiB cache (512 buffers of 2 KiB) and table BIG of ~3,000 blocks.
-fn big_table(dir: &std::path::Path) -> Database {
-    let db = create(&dir.join("db"), options(BS, "1M"));
+/// A database with a 1 MiB cache (512 buffers of 2 KiB) and table BIG of ~3,000 blocks, in
+/// the temporary directory returned with it.
+fn big_table() -> (TempDir, Database) {
+    let (dir, _, db) = temp_db(options(BS, "1M"));
     let s = db.session();
     exec(&s, "CREATE TABLE big (id INTEGER, grp INTEGER, pad VARCHAR2(220))");
     exec(
@@ -30,15 +33,62 @@ fn big_table(dir: &std::path::Path) -> Database {
             "INSERT INTO big SELECT LEVEL, MOD(LEVEL, 7), RPAD('p', 220, 'p') FROM dual CONNECT BY LEVEL <= {BIG_ROWS}"
         ),
     );
-    db
+    (dir, db)
+}
+
+/// Sessions on threads of their own that run one scan over and over until stopped, keeping
+/// whatever a scan finds wrong.
+struct Readers<T> {
+    /// Set to make each reader stop after the scan it is in.
+    done: Arc<AtomicBool>,
+    /// Each reader's findings and number of scans.
+    threads: Vec<JoinHandle<(Vec<T>, u64)>>,
+}
+
+impl<T: Send + 'static> Readers<T> {
+    /// Starts `n` readers, each in its own session, and returns when all of them are about
+    /// to scan. `scan` returns what one scan found wrong, if anything.
+    fn start(db: &Database, n: usize, scan: impl Fn(&Session) -> Option<T> + Send + Sync + 'static) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        let ready = Arc::new(Barrier::new(n + 1));
+        let scan = Arc::new(scan);
+        let threads = (0..n)
+            .map(|_| {
+                let (db, done, ready, scan) = (db.clone(), done.clone(), ready.clone(), scan.clone());
+                std::thread::spawn(move || {
+                    let session = db.session();
+                    ready.wait();
+                    let (mut wrong, mut scans) = (Vec::new(), 0);
+                    while !done.load(Ordering::Acquire) {
+                        wrong.extend(scan(&session));
+                        scans += 1;
+                    }
+                    (wrong, scans)
+                })
+            })
+            .collect();
+        ready.wait();
+        Readers { done, threads }
+    }
+
+    /// Stops the readers; returns what their scans found wrong and how many scans they ran.
+    fn stop(self) -> (Vec<T>, u64) {
+        self.done.store(true, Ordering::Release);
+        let (mut wrong, mut scans) = (Vec::new(), 0);
+        for thread in self.threads {
+            let (w, n) = thread.join().expect("a reader panicked");
+            wrong.extend(w);
+            scans += n;
+        }
+        (wrong, scans)
+    }
 }
 
 /// Four sessions scan BIG (~3,000 blocks) through a 512-buffer cache, RUNS times each,
 /// and check every result and their consistent gets; returns the cache summary after all
 /// of them ended.
 fn concurrent_full_scans() -> lioscope::buffer::CacheSummary {
-    let dir = tempfile::tempdir().unwrap();
-    let db = big_table(dir.path());
+    let (_dir, db) = big_table();
     let s = db.session();
     let hwm = blocks_below_hwm(&s, "big") as u64;
     let buffers = db.cache().summary().buffers as u64;
@@ -131,39 +181,21 @@ const BATCH: i64 = 97;
 /// One writer appends batches with INSERT ... SELECT while readers count. Returns the
 /// counts the readers saw that are not a whole number of batches.
 fn writer_and_readers(readers: usize, wide_rows: bool) -> (Vec<String>, u64) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = create(&dir.path().join("db"), options(BS, "2M"));
+    let (_dir, _, db) = temp_db(options(BS, "2M"));
     let s = db.session();
     exec(&s, "CREATE TABLE w (id INTEGER, batch INTEGER, pad VARCHAR2(100))");
     let pad = if wide_rows { "RPAD('w', 100, 'w')" } else { "NULL" };
-    let done = Arc::new(AtomicBool::new(false));
-    let barrier = Arc::new(Barrier::new(readers + 1));
-    let reader_handles: Vec<_> = (0..readers)
-        .map(|_| {
-            let (db, done, barrier) = (db.clone(), done.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                let session = db.session();
-                barrier.wait();
-                let mut bad = Vec::new();
-                let mut scans = 0u64;
-                while !done.load(Ordering::Acquire) {
-                    let r = exec(&session, "SELECT COUNT(*), SUM(id), MAX(batch) FROM w");
-                    scans += 1;
-                    let n: i64 = r.rows[0][0].to_string().parse().unwrap();
-                    let sum: i64 = r.rows[0][1].to_string().parse().unwrap_or(0);
-                    let max_batch: i64 = r.rows[0][2].to_string().parse().unwrap_or(0);
-                    // Batches are committed in order, so a consistent view holds exactly the
-                    // first k batches: ids 1..=k*BATCH.
-                    if n % BATCH != 0 || sum != n * (n + 1) / 2 || max_batch != n / BATCH {
-                        bad.push(format!("count {n}, sum {sum}, max batch {max_batch}"));
-                    }
-                }
-                (bad, scans)
-            })
-        })
-        .collect();
+    let readers = Readers::start(&db, readers, |session| {
+        let r = exec(session, "SELECT COUNT(*), SUM(id), MAX(batch) FROM w");
+        let n: i64 = r.rows[0][0].to_string().parse().unwrap();
+        let sum: i64 = r.rows[0][1].to_string().parse().unwrap_or(0);
+        let max_batch: i64 = r.rows[0][2].to_string().parse().unwrap_or(0);
+        // Batches are committed in order, so a consistent view holds exactly the first k
+        // batches: ids 1..=k*BATCH.
+        (n % BATCH != 0 || sum != n * (n + 1) / 2 || max_batch != n / BATCH)
+            .then(|| format!("count {n}, sum {sum}, max batch {max_batch}"))
+    });
     let writer = db.session();
-    barrier.wait();
     for b in 0..BATCHES {
         let r = exec(
             &writer,
@@ -176,16 +208,8 @@ fn writer_and_readers(readers: usize, wide_rows: bool) -> (Vec<String>, u64) {
         assert_eq!(r.rows_affected, BATCH as u64);
         std::thread::yield_now();
     }
-    done.store(true, Ordering::Release);
-    let mut bad = Vec::new();
-    let mut scans = 0;
-    for h in reader_handles {
-        let (b, n) = h.join().expect("a reader panicked");
-        bad.extend(b);
-        scans += n;
-    }
-    assert_eq!(count(&s, "w"), BATCHES * BATCH);
-    assert_eq!(int(&s, "SELECT SUM(id) FROM w"), BATCHES * BATCH * (BATCHES * BATCH + 1) / 2);
+    let (bad, scans) = readers.stop();
+    assert_eq!(count_and_id_sum(&s, "w"), ids_up_to(BATCHES * BATCH));
     assert_eq!(db.cache().summary().pinned, 0);
     (bad, scans)
 }
@@ -218,10 +242,8 @@ fn scans_concurrent_with_inserts_of_whole_blocks_are_consistent() {
 
 #[test]
 fn concurrent_writers_to_one_table_and_to_different_tables() {
-    let dir = tempfile::tempdir().unwrap();
-    let db_dir = dir.path().join("db");
     // Small extents so the writers keep allocating from the shared space map.
-    let db = create(&db_dir, options_with_extent(BS, 16 * BS, "1M"));
+    let (_dir, db_dir, db) = temp_db(options_with_extent(BS, 16 * BS, "1M"));
     let s = db.session();
     for t in ["shared", "own0", "own1", "own2"] {
         exec(&s, &format!("CREATE TABLE {t} (id INTEGER, writer INTEGER, pad VARCHAR2(150))"));
@@ -254,8 +276,7 @@ fn concurrent_writers_to_one_table_and_to_different_tables() {
     }
     let total = WRITERS * STATEMENTS * ROWS;
     let check = |s: &Session| {
-        assert_eq!(count(s, "shared"), total);
-        assert_eq!(int(s, "SELECT SUM(id) FROM shared"), total * (total + 1) / 2);
+        assert_eq!(count_and_id_sum(s, "shared"), ids_up_to(total));
         for w in 0..WRITERS {
             assert_eq!(int(s, &format!("SELECT COUNT(*) FROM shared WHERE writer = {w}")), STATEMENTS * ROWS);
             assert_eq!(count(s, &format!("own{w}")), STATEMENTS * ROWS);
@@ -277,37 +298,18 @@ fn concurrent_writers_to_one_table_and_to_different_tables() {
     let entry = &control["datafiles"][0];
     assert_eq!(entry["free_extents"].as_array().unwrap().len(), 0);
     assert_eq!(entry["allocated_blocks"].as_i64().unwrap(), 16 + segment_blocks);
-    let db = Database::open(&db_dir, options(BS, "1M")).unwrap();
+    let db = open(&db_dir, options(BS, "1M"));
     check(&db.session());
 }
 
 #[test]
 fn scans_never_see_rows_of_a_statement_that_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = create(&dir.path().join("db"), options(BS, "2M"));
+    let (_dir, _, db) = temp_db(options(BS, "2M"));
     let s = db.session();
     exec(&s, "CREATE TABLE w (id INTEGER, tag VARCHAR2(10))");
     // Ten committed rows: the last block has room for the failing statements' rows.
     exec(&s, "INSERT INTO w SELECT LEVEL, 'base' FROM dual CONNECT BY LEVEL <= 10");
-    let done = Arc::new(AtomicBool::new(false));
-    let readers: Vec<_> = (0..2)
-        .map(|_| {
-            let (db, done) = (db.clone(), done.clone());
-            std::thread::spawn(move || {
-                let session = db.session();
-                let mut seen = Vec::new();
-                let mut scans = 0;
-                while !done.load(Ordering::Acquire) {
-                    let n = count(&session, "w");
-                    scans += 1;
-                    if n != 10 {
-                        seen.push(n);
-                    }
-                }
-                (seen, scans)
-            })
-        })
-        .collect();
+    let readers = Readers::start(&db, 2, |session| Some(count(session, "w")).filter(|&n| n != 10));
     let writer = db.session();
     for _ in 0..150 {
         // Fails at its 150th row, after 149 rows went into the existing last block.
@@ -318,14 +320,7 @@ fn scans_never_see_rows_of_a_statement_that_fails() {
         );
         assert!(matches!(&e, lioscope::Error::InvalidValue { context, .. } if context == "W.TAG"), "{e:?}");
     }
-    done.store(true, Ordering::Release);
-    let mut seen = Vec::new();
-    let mut scans = 0;
-    for r in readers {
-        let (s, n) = r.join().expect("a reader panicked");
-        seen.extend(s);
-        scans += n;
-    }
+    let (seen, scans) = readers.stop();
     assert_eq!(count(&s, "w"), 10, "the failed statements left rows behind");
     assert!(
         seen.is_empty(),
@@ -337,42 +332,27 @@ fn scans_never_see_rows_of_a_statement_that_fails() {
 
 #[test]
 fn scans_concurrent_with_truncate_never_report_corruption() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = create(&dir.path().join("db"), options_with_extent(BS, 16 * BS, "1M"));
+    let (_dir, _, db) = temp_db(options_with_extent(BS, 16 * BS, "1M"));
     let s = db.session();
     exec(&s, "CREATE TABLE t (id INTEGER, gen INTEGER, pad VARCHAR2(100))");
     exec(&s, "INSERT INTO t SELECT LEVEL, 0, RPAD('p', 100, 'p') FROM dual CONNECT BY LEVEL <= 3000");
-    let done = Arc::new(AtomicBool::new(false));
-    let reader = {
-        let (db, done) = (db.clone(), done.clone());
-        std::thread::spawn(move || {
-            let session = db.session();
-            let mut bad = Vec::new();
-            let mut scans = 0;
-            while !done.load(Ordering::Acquire) {
-                scans += 1;
-                match session.execute("SELECT COUNT(*), MIN(gen), MAX(gen) FROM t") {
-                    Ok(r) => {
-                        let n: i64 = r.rows[0][0].to_string().parse().unwrap();
-                        // Empty, or one generation whole (or, with the known limitation of
-                        // the other ignored tests, part of the one being inserted).
-                        if n != 0 && r.rows[0][1] != r.rows[0][2] {
-                            bad.push(format!("count {n}, generations {}..{}", r.rows[0][1], r.rows[0][2]));
-                        }
-                    }
-                    Err(e @ lioscope::Error::Corrupt { .. }) => bad.push(e.to_string()),
-                    Err(_) => {}
-                }
-            }
-            (bad, scans)
-        })
+    let scan = |session: &Session| match session.execute("SELECT COUNT(*), MIN(gen), MAX(gen) FROM t") {
+        Ok(r) => {
+            let n: i64 = r.rows[0][0].to_string().parse().unwrap();
+            // Empty, or one generation whole (or, with the known limitation of the other
+            // ignored tests, part of the one being inserted).
+            (n != 0 && r.rows[0][1] != r.rows[0][2])
+                .then(|| format!("count {n}, generations {}..{}", r.rows[0][1], r.rows[0][2]))
+        }
+        Err(e @ lioscope::Error::Corrupt { .. }) => Some(e.to_string()),
+        Err(_) => None,
     };
+    let reader = Readers::start(&db, 1, scan);
     for g in 1..=30 {
         exec(&s, "TRUNCATE TABLE t");
         exec(&s, &format!("INSERT INTO t SELECT LEVEL, {g}, RPAD('p', 100, 'p') FROM dual CONNECT BY LEVEL <= 3000"));
     }
-    done.store(true, Ordering::Release);
-    let (bad, scans) = reader.join().expect("the reader panicked");
+    let (bad, scans) = reader.stop();
     assert_eq!(count(&s, "t"), 3000);
     let (corrupt, mixed): (Vec<_>, Vec<_>) = bad.iter().partition(|b| b.starts_with("corrupt"));
     assert!(
@@ -388,35 +368,20 @@ fn scans_concurrent_with_truncate_never_report_corruption() {
 
 #[test]
 fn concurrent_misses_on_the_same_block_leave_no_pins() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = create(&dir.path().join("db"), options(BS, "1M"));
+    let (_dir, _, db) = temp_db(options(BS, "1M"));
     let s = db.session();
     exec(&s, "CREATE TABLE one (id INTEGER)");
     exec(&s, "INSERT INTO one SELECT LEVEL FROM dual CONNECT BY LEVEL <= 10");
-    let done = Arc::new(AtomicBool::new(false));
     // Readers of a one-block table: each scan first gets the segment header with a
     // single-block read when it is not cached, the path where the race is.
-    let readers: Vec<_> = (0..3)
-        .map(|_| {
-            let (db, done) = (db.clone(), done.clone());
-            std::thread::spawn(move || {
-                let session = db.session();
-                let mut scans = 0;
-                while !done.load(Ordering::Acquire) {
-                    assert_eq!(count(&session, "one"), 10);
-                    scans += 1;
-                }
-                scans
-            })
-        })
-        .collect();
+    let readers = Readers::start(&db, 3, |session| Some(count(session, "one")).filter(|&n| n != 10));
     // Keep dropping the blocks from the cache so the readers keep missing together.
     let started = Instant::now();
     while started.elapsed() < std::time::Duration::from_millis(1500) {
         exec(&s, "ALTER SYSTEM FLUSH BUFFER_CACHE");
     }
-    done.store(true, Ordering::Release);
-    let scans: u64 = readers.into_iter().map(|r| r.join().expect("a reader panicked")).sum();
+    let (wrong, scans) = readers.stop();
+    assert!(wrong.is_empty(), "scans of a 10-row table counted {wrong:?}");
     let summary = db.cache().summary();
     assert!(scans > 100, "{scans} scans");
     assert_eq!(summary.pinned, 0, "pins leaked after {scans} scans: {summary:?}");
@@ -430,8 +395,7 @@ fn concurrent_misses_on_the_same_block_leave_no_pins() {
 fn many_concurrent_multiblock_scans_share_a_small_cache() {
     const TABLES: usize = 12;
     const ROWS: i64 = 3_000;
-    let dir = tempfile::tempdir().unwrap();
-    let db = create(&dir.path().join("db"), options(BS, "1M"));
+    let (_dir, _, db) = temp_db(options(BS, "1M"));
     let s = db.session();
     for t in 0..TABLES {
         exec(&s, &format!("CREATE TABLE t{t} (id INTEGER, pad VARCHAR2(220))"));

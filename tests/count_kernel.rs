@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{create, exec, int, options};
+use common::{exec, int, options, temp_db};
 use proptest::prelude::*;
 
 /// A value for column `n` of table `k`: an integer, a decimal, a NULL, or a long string.
@@ -47,8 +47,7 @@ proptest! {
         rows in proptest::collection::vec((cell(), cell(), cell(), cell()), 1..120),
         k in prop_oneof![-3i64..3, Just(i64::MAX), Just(i64::MIN)],
     ) {
-        let dir = tempfile::tempdir().unwrap();
-        let db = create(dir.path(), options(8192, "4M"));
+        let (_dir, _, db) = temp_db(options(8192, "4M"));
         let s = db.session();
         exec(&s, "CREATE TABLE t (a NUMBER, b VARCHAR2(400), c NUMBER, d VARCHAR2(400))");
         for (a, b, c, d) in &rows {

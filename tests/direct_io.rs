@@ -2,6 +2,9 @@
 //! through the aligned buffer cache, or, on a file system that refuses O_DIRECT, the open
 //! fails with an error that says so.
 
+mod common;
+
+use common::{count, exec, open, temp_db};
 use lioscope::{Database, DatabaseOptions, Error};
 
 fn options(extra: &[(&str, &str)]) -> DatabaseOptions {
@@ -12,22 +15,20 @@ fn options(extra: &[(&str, &str)]) -> DatabaseOptions {
 
 #[test]
 fn direct_io_reads_the_same_rows_or_refuses_clearly() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    {
-        let db = Database::create(&path, options(&[])).unwrap();
-        let s = db.session();
-        s.execute("CREATE TABLE t (id INTEGER, pad VARCHAR2(200))").unwrap();
-        s.execute("INSERT INTO t SELECT LEVEL, RPAD('x', 200, 'y') FROM dual CONNECT BY LEVEL <= 5000").unwrap();
-        s.execute("ALTER SYSTEM SET filesystemio_options = directio").unwrap();
-    }
+    let (_dir, path, db) = temp_db(options(&[]));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id INTEGER, pad VARCHAR2(200))");
+    exec(&s, "INSERT INTO t SELECT LEVEL, RPAD('x', 200, 'y') FROM dual CONNECT BY LEVEL <= 5000");
+    exec(&s, "ALTER SYSTEM SET filesystemio_options = directio");
+    drop(s);
+    drop(db);
     match Database::open(&path, options(&[])) {
         Ok(db) => {
             let s = db.session();
-            let v = s.execute("SHOW PARAMETERS filesystemio").unwrap();
+            let v = exec(&s, "SHOW PARAMETERS filesystemio");
             assert_eq!(v.rows[0][2].to_string(), "directio");
-            s.execute("ALTER SYSTEM FLUSH BUFFER_CACHE").unwrap();
-            let r = s.execute("SELECT COUNT(*), SUM(id), MAX(pad) FROM t").unwrap();
+            exec(&s, "ALTER SYSTEM FLUSH BUFFER_CACHE");
+            let r = exec(&s, "SELECT COUNT(*), SUM(id), MAX(pad) FROM t");
             assert_eq!(r.rows[0][0].to_string(), "5000");
             assert_eq!(r.rows[0][1].to_string(), "12502500");
             assert_eq!(r.rows[0][2].to_string(), "x".to_owned() + &"y".repeat(199));
@@ -37,7 +38,6 @@ fn direct_io_reads_the_same_rows_or_refuses_clearly() {
         Err(other) => panic!("expected rows or an O_DIRECT open error, got {other}"),
     }
     // The option can be overridden for one open, and buffered reads see the same rows.
-    let db = Database::open(&path, options(&[("filesystemio_options", "none")])).unwrap();
-    let r = db.session().execute("SELECT COUNT(*) FROM t").unwrap();
-    assert_eq!(r.rows[0][0].to_string(), "5000");
+    let db = open(&path, options(&[("filesystemio_options", "none")]));
+    assert_eq!(count(&db.session(), "t"), 5000);
 }

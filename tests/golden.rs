@@ -6,9 +6,11 @@
 //! how its database is created. Output shows each statement after `SQL> ` and then what
 //! the shell prints, or `ERROR: ` and the message. CPU and elapsed times are left out.
 
+mod common;
+
+use lioscope::DatabaseOptions;
 use lioscope::cli::format::OutputFormat;
 use lioscope::cli::script::{ScriptRunner, split_script};
-use lioscope::{Database, DatabaseOptions};
 use std::path::Path;
 
 fn options(script: &str) -> DatabaseOptions {
@@ -26,9 +28,8 @@ fn options(script: &str) -> DatabaseOptions {
 
 fn run_script(path: &Path) -> String {
     let script = std::fs::read_to_string(path).expect("script is readable");
-    let dir = tempfile::tempdir().expect("temporary directory");
     // Scripts refer to files next to them as 'golden/...'; run from the tests directory.
-    let db = Database::create(dir.path().join("db"), options(&script)).expect("database is created");
+    let (_dir, _, db) = common::temp_db(options(&script));
     let session = db.session();
     let mut runner = ScriptRunner::new(&session, OutputFormat::Table);
     runner.show_times = false;

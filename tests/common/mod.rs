@@ -1,10 +1,11 @@
 //! Helpers shared by the integration tests: small databases in temporary directories and
 //! short ways to run statements and read single values.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "every test file compiles this module and uses only part of it")]
 
 use lioscope::types::Value;
 use lioscope::{Database, DatabaseOptions, Error, Session};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
 
 /// Options for a small database: `block_size` bytes per block, `cache` as db_cache_size
 /// (e.g. "2M"), and the default 1 MiB extents.
@@ -26,9 +27,18 @@ pub fn create(dir: &Path, options: DatabaseOptions) -> Database {
     Database::create(dir, options).unwrap_or_else(|e| panic!("create database in {}: {e}", dir.display()))
 }
 
-/// Opens the database in `dir` with default options or fails the test.
-pub fn reopen(dir: &Path) -> Database {
-    Database::open(dir, DatabaseOptions::default()).unwrap_or_else(|e| panic!("reopen {}: {e}", dir.display()))
+/// Opens the database in `dir` or fails the test.
+pub fn open(dir: &Path, options: DatabaseOptions) -> Database {
+    Database::open(dir, options).unwrap_or_else(|e| panic!("open database in {}: {e}", dir.display()))
+}
+
+/// A new database in directory `db` of a fresh temporary directory. The database lives in
+/// that directory only as long as the returned `TempDir` does: bind it to a name (not `_`).
+pub fn temp_db(options: DatabaseOptions) -> (TempDir, PathBuf, Database) {
+    let dir = tempfile::tempdir().expect("create a temporary directory");
+    let db_dir = dir.path().join("db");
+    let db = create(&db_dir, options);
+    (dir, db_dir, db)
 }
 
 /// Runs a statement that must succeed.
@@ -66,6 +76,16 @@ pub fn int(s: &Session, sql: &str) -> i64 {
 /// COUNT(*) of a table.
 pub fn count(s: &Session, table: &str) -> i64 {
     int(s, &format!("SELECT COUNT(*) FROM {table}"))
+}
+
+/// COUNT(*) and SUM(id) of a table.
+pub fn count_and_id_sum(s: &Session, table: &str) -> (i64, i64) {
+    (count(s, table), int(s, &format!("SELECT SUM(id) FROM {table}")))
+}
+
+/// What `count_and_id_sum` gives for a table whose ids are 1..=n, once each.
+pub fn ids_up_to(n: i64) -> (i64, i64) {
+    (n, n * (n + 1) / 2)
 }
 
 /// `blocks_below_hwm` of a table's segment (the segment header included).
