@@ -17,7 +17,8 @@
 //! - records may have different numbers of fields (the caller checks the count).
 //!
 //! Invariant: `buf[pos..filled]` holds the bytes of the file not yet returned, `pos`
-//! always at a record boundary; `line` counts the line ends before `buf[pos]`.
+//! always at a record boundary; `line` counts the `\n` line ends before `buf[pos]` (so
+//! a file that ends its lines with a bare `\r` has every record reported on line 1).
 
 use std::io::Read;
 

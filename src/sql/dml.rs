@@ -4,7 +4,9 @@
 //! an [`Inserter`]; if any row fails, the statement's rows are removed again, so a failed
 //! INSERT or COPY leaves the table as it was. Rows are not copied on the way: a row of
 //! INSERT ... SELECT borrows from the projection that computed it, a COPY row from the
-//! read buffer of [`CsvRecords`].
+//! read buffer of [`CsvRecords`]. Two cases gather owned rows first: the evaluated rows
+//! of a VALUES list, and a query that reads the table it fills. Column counts are
+//! checked once per query or VALUES row; coercion and NOT NULL once per row stored.
 
 use super::bind::{Binder, Scope, function_name, ident_name, position_of};
 use super::csv_records::CsvRecords;

@@ -2,10 +2,11 @@
 //! the row they are evaluated on, ready to run once per row.
 //!
 //! Evaluation borrows: a column read from a block row yields a string slice of the block,
-//! a literal yields a slice of the expression, so a predicate such as `cust_valid = 'A'`
-//! allocates nothing. A chain of `||` is built operand by operand into one string, a
-//! buffer the caller reuses when it evaluates with [`Expr::eval_buffered`]. Comparisons of a column with a whole-number literal take a fast path
-//! that reads the stored integer directly ([`RowAccess::small_int`]).
+//! a literal yields a slice of the expression, so predicates such as `cust_valid = 'A'`
+//! or `name LIKE 'A%'` allocate nothing. A chain of `||` is built operand by operand into
+//! one string, a buffer the caller reuses when it evaluates with [`Expr::eval_buffered`].
+//! Comparisons of a column with a whole-number literal take a fast path that reads the
+//! stored integer directly ([`RowAccess::small_int`]).
 //!
 //! Conditions use SQL's three-valued logic: [`Expr::eval_condition`] returns `None` for
 //! UNKNOWN.

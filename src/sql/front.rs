@@ -1,6 +1,9 @@
 //! Statements sqlparser does not know, recognised from their first words with sqlparser's
 //! tokenizer: ALTER SESSION / ALTER SYSTEM, SHOW PARAMETERS, EXPLAIN PLAN FOR, and the
-//! PCTFREE clause of CREATE TABLE (removed from the text before sqlparser sees it).
+//! PCTFREE clause of CREATE TABLE (removed from the text before sqlparser sees it). Also
+//! splitting a script into statements at the semicolons outside quotes and comments
+//! ([`split_statements`], [`ends_inside_quote_or_comment`]), which the shell and script
+//! runner share.
 
 use crate::error::{Error, Result};
 use sqlparser::dialect::OracleDialect;

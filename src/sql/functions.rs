@@ -1,7 +1,8 @@
 //! Oracle's scalar functions and operators on values.
 //!
 //! This module owns:
-//! - the operators `+ - * /` ([`arithmetic`]), unary minus ([`negate`]) and `||` ([`concat()`]);
+//! - the operators `+ - * /` ([`arithmetic`]) and unary minus ([`negate`]); CONCAT()
+//!   ([`concat()`]), whose operator form `||` the expression evaluator builds in place;
 //! - the scalar functions of [`ScalarFunction`]: strings (SUBSTR, INSTR, LPAD, RPAD, TRIM,
 //!   REPLACE, UPPER, ...), numbers (MOD, ROUND, TRUNC, POWER, SQRT, ...), conversions
 //!   (TO_CHAR, TO_DATE, TO_NUMBER), dates (ADD_MONTHS, LAST_DAY, ROUND/TRUNC of a DATE),
@@ -533,7 +534,6 @@ fn pad(args: &[Datum<'_>], left: bool, name: &str) -> Result<Value> {
     Ok(Datum::string(if left { padding + &s } else { s.into_owned() + &padding }))
 }
 
-/// SUBSTR(s, pos [, len]): 1-based, pos 0 is 1, a negative pos counts from the end.
 /// [`pad`] when every character is one byte: counts and cuts bytes, one allocation.
 fn pad_ascii(s: &str, n: usize, fill: &str, left: bool) -> Value {
     if s.len() >= n {
@@ -554,6 +554,7 @@ fn pad_ascii(s: &str, n: usize, fill: &str, left: bool) -> Value {
     Datum::string(out)
 }
 
+/// SUBSTR(s, pos [, len]): 1-based, pos 0 is 1, a negative pos counts from the end.
 fn substr(args: &[Datum<'_>]) -> Result<Value> {
     const NAME: &str = "SUBSTR";
     let Some(s) = text(arg(args, 0)) else { return Ok(Datum::Null) };
