@@ -271,8 +271,9 @@ impl<'a> Inserter<'a> {
         let _publish = locks.visibility.write();
         if let Some((rdba, old_rows)) = self.old_last_block {
             let mut guard = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
+            let rows = DataBlock(&guard).row_count();
             let mut blk = DataBlockMut(&mut guard);
-            for slot in old_rows..blk.row_count() {
+            for slot in old_rows..rows {
                 blk.set_lock(slot, 0);
             }
         }

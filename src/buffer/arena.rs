@@ -6,8 +6,8 @@
 //! Oracle puts its SGA in huge pages): a scan of a large cache then misses the TLB once
 //! per 2 MiB instead of once per 4 KiB page, and filling the cache faults 512 times fewer
 //! pages. Where the kernel declines, the arena works the same on 4 KiB pages. A smaller
-//! arena (a scratch block for a write) comes from the allocator, which is far cheaper
-//! than a mapping for something made and dropped per write.
+//! arena (a scratch block for writes, or a cache under 2 MiB) comes from the allocator,
+//! which is far cheaper than a mapping for something that small.
 
 use std::alloc::Layout;
 use std::ptr::NonNull;

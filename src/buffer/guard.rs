@@ -11,7 +11,6 @@ use crate::error::Result;
 use crate::stats::SessionStats;
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::Ordering;
 
 /// Shared, pinned access to one block in the cache.
 pub struct ReadGuard<'c> {
@@ -109,7 +108,7 @@ impl<'c> PinnedRun<'c> {
 impl Drop for PinnedRun<'_> {
     fn drop(&mut self) {
         for &(_, index) in &self.blocks {
-            self.cache.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
+            self.cache.headers[index as usize].unpin();
         }
     }
 }

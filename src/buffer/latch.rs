@@ -29,6 +29,13 @@ pub struct Chains {
     pub sleeps: u64,
 }
 
+impl Chains {
+    /// Takes buffer `index` off the chain of `bucket`.
+    pub fn unlink(&mut self, bucket: usize, index: u32) {
+        self.buckets[bucket].retain(|i| *i != index);
+    }
+}
+
 /// One child latch.
 #[derive(Debug, Default)]
 pub struct ChildLatch {

@@ -53,11 +53,11 @@ use latch::{BUCKETS_PER_LATCH, ChildLatch};
 use parking_lot::lock_api::{RawRwLock as _, RawRwLockRecursive as _};
 use parking_lot::{Condvar, Mutex, RawRwLock, RwLock};
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
 /// Blocks ahead of a multiblock lookup whose latch and bucket are prefetched.
 const LOOKUP_PREFETCH_AHEAD: u32 = 8;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
 /// Highest touch count a buffer keeps; the clock hand takes one off per pass.
 const MAX_TOUCH: u8 = 3;
@@ -86,6 +86,12 @@ struct BufferHeader {
 }
 
 impl BufferHeader {
+    /// Releases one pin (taken under the chain latch; released without it).
+    #[inline]
+    fn unpin(&self) {
+        self.pins.fetch_sub(1, Ordering::Release);
+    }
+
     fn new() -> BufferHeader {
         BufferHeader {
             rdba: AtomicU32::new(0),
@@ -132,6 +138,9 @@ pub struct BufferCache {
     files: RwLock<Vec<Option<Arc<DataFile>>>>,
     /// Wakes sessions waiting for a block another session is reading.
     read_done: (Mutex<()>, Condvar),
+    /// Aligned one-block buffers a write seals its copy in, reused from write to write
+    /// (one per session writing at once).
+    write_scratch: Mutex<Vec<Arena>>,
 }
 
 impl BufferCache {
@@ -149,6 +158,7 @@ impl BufferCache {
             hand: AtomicUsize::new(0),
             files: RwLock::new(Vec::new()),
             read_done: (Mutex::new(()), Condvar::new()),
+            write_scratch: Mutex::new(Vec::new()),
         }
     }
 
@@ -218,14 +228,14 @@ impl BufferCache {
         let h = &self.headers[index as usize];
         // SAFETY: called once by a ReadGuard, which took the shared lock.
         unsafe { h.content.unlock_shared() };
-        h.pins.fetch_sub(1, Ordering::Release);
+        h.unpin();
     }
 
     fn release_exclusive(&self, index: u32) {
         let h = &self.headers[index as usize];
         // SAFETY: called once by a WriteGuard, which took the exclusive lock.
         unsafe { h.content.unlock_exclusive() };
-        h.pins.fetch_sub(1, Ordering::Release);
+        h.unpin();
     }
 
     /// A consistent get: the block for reading. Counts `consistent gets` and `session
@@ -254,7 +264,7 @@ impl BufferCache {
         let index = if self.wait_while_reading(stats, index) {
             index
         } else {
-            self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
+            self.headers[index as usize].unpin();
             self.pin(stats, rdba)?
         };
         Ok(self.share_locked(index, rdba))
@@ -350,7 +360,7 @@ impl BufferCache {
                 return Ok(index);
             }
             // The read by another session failed: drop our pin and try ourselves.
-            self.headers[index as usize].pins.fetch_sub(1, Ordering::Release);
+            self.headers[index as usize].unpin();
         }
     }
 
@@ -416,10 +426,10 @@ impl BufferCache {
             Err(e) => {
                 let (latch, bucket) = self.bucket_of(rdba);
                 let mut chains = latch.get(stats);
-                chains.buckets[bucket].retain(|i| *i != index);
+                chains.unlink(bucket, index);
                 h.state.store(0, Ordering::Release);
                 drop(chains);
-                h.pins.fetch_sub(1, Ordering::Release);
+                h.unpin();
                 self.notify_readers();
                 return Err(e);
             }
@@ -459,7 +469,7 @@ impl BufferCache {
     fn unclaim(&self, index: u32) {
         let h = &self.headers[index as usize];
         h.state.store(0, Ordering::Release);
-        h.pins.fetch_sub(1, Ordering::Release);
+        h.unpin();
     }
 
     /// Finds a buffer to reuse by clock sweep and claims it (pins == 1, ours, in no chain).
@@ -510,7 +520,7 @@ impl BufferCache {
             // Free buffers are claimed by compare-and-swap: only sweepers reach them.
             let won = h.pins.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok();
             if won && h.has(IN_CHAIN) {
-                h.pins.fetch_sub(1, Ordering::Release);
+                h.unpin();
                 return Ok(None);
             }
             return Ok(won.then_some(index));
@@ -538,7 +548,7 @@ impl BufferCache {
         if h.pins.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
             return false;
         }
-        chains.buckets[bucket].retain(|i| *i != index);
+        chains.unlink(bucket, index);
         h.state.store(0, Ordering::Release);
         true
     }
@@ -561,7 +571,7 @@ impl BufferCache {
         let result = self.write_locked(stats, index, rdba, event);
         // SAFETY: taken just above.
         unsafe { h.content.unlock_shared() };
-        h.pins.fetch_sub(1, Ordering::Release);
+        h.unpin();
         result.map(|()| true)
     }
 
@@ -570,18 +580,20 @@ impl BufferCache {
         if h.state.fetch_and(!DIRTY, Ordering::AcqRel) & DIRTY == 0 {
             return Ok(());
         }
-        let mut scratch = Arena::new(1, self.block_size);
+        let mut scratch = self.write_scratch.lock().pop().unwrap_or_else(|| Arena::new(1, self.block_size));
         let copy = scratch.block_mut(0);
         // SAFETY: we hold a pin and the shared content lock.
         copy.copy_from_slice(unsafe { self.buffer_bytes(index) });
         block::seal(copy);
-        let file = self.file(rdba)?;
-        let written = {
+        let written = self.file(rdba).and_then(|file| {
             let _wait = stats.begin_wait(event);
             file.write_block(block::rdba_block(rdba), copy)
-        };
+        });
+        self.write_scratch.lock().push(scratch);
         if written.is_err() {
+            // Still to be written: the block stays dirty.
             h.state.fetch_or(DIRTY, Ordering::AcqRel);
+            return written;
         }
         stats.add(Stat::PhysicalWrites, 1);
         stats.add(Stat::PhysicalWritesFromCache, 1);
@@ -737,7 +749,7 @@ impl BufferCache {
                 && !h.has(READING)
                 && h.pins.load(Ordering::Acquire) == 0
             {
-                chains.buckets[bucket].retain(|i| *i != index);
+                chains.unlink(bucket, index);
                 h.state.store(0, Ordering::Release);
                 h.touch.store(0, Ordering::Relaxed);
             }

@@ -210,23 +210,27 @@ impl<'a> DataBlock<'a> {
         &self.0[start..start + 2 * self.row_count()]
     }
 
+    /// Offset just past the row directory.
+    #[inline]
+    fn directory_end(&self) -> usize {
+        self.directory_start() + 2 * self.row_count()
+    }
+
     /// Offset of the lowest row byte (the top of row data).
     #[inline]
-    pub fn row_data_start(&self) -> usize {
+    fn row_top(&self) -> usize {
         get_u16(self.0, OFF_ROW_TOP) as usize
     }
 
     /// Free bytes between the row directory and the top of row data.
     pub fn free_space(&self) -> usize {
-        let dir_end = self.directory_start() + 2 * self.row_count();
-        (get_u16(self.0, OFF_ROW_TOP) as usize).saturating_sub(dir_end)
+        self.row_top().saturating_sub(self.directory_end())
     }
 
     /// Whether the header fields are consistent with the block's size: checked once per
     /// block before rows are trusted.
     pub fn check_layout(&self) -> Result<(), String> {
-        let top = get_u16(self.0, OFF_ROW_TOP) as usize;
-        let dir_end = self.directory_start() + 2 * self.row_count();
+        let (top, dir_end) = (self.row_top(), self.directory_end());
         if top > self.0.len() || dir_end > top {
             return Err(format!("row directory ({dir_end}) overlaps row data ({top})"));
         }
@@ -267,8 +271,8 @@ impl DataBlockMut<'_> {
             return None;
         }
         let slot = view.row_count();
-        let dir = view.directory_start() + 2 * slot;
-        let top = get_u16(self.0, OFF_ROW_TOP) as usize - len;
+        let dir = view.directory_end();
+        let top = view.row_top() - len;
         write(&mut self.0[top..top + len]);
         put_u16(self.0, dir, top as u16);
         put_u16(self.0, OFF_ROW_COUNT, slot as u16 + 1);
@@ -278,14 +282,11 @@ impl DataBlockMut<'_> {
 
     /// Sets the lock byte (the second byte) of the row piece in `slot`.
     pub fn set_lock(&mut self, slot: usize, lock: u8) {
-        let offset = DataBlock(self.0).row_offset(slot);
+        let view = DataBlock(self.0);
+        assert!(slot < view.row_count(), "set_lock targets a slot of the row directory");
+        let offset = view.row_offset(slot);
         assert!(offset != 0 && offset + 1 < self.0.len(), "set_lock targets a stored row piece");
         self.0[offset + 1] = lock;
-    }
-
-    /// Row directory entries in use.
-    pub fn row_count(&self) -> usize {
-        DataBlock(self.0).row_count()
     }
 
     /// Removes the newest rows so that `row_count` remain: undoes inserts of a failed
