@@ -30,7 +30,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Block sizes a database may be created with.
 pub const VALID_BLOCK_SIZES: [usize; 5] = [2048, 4096, 8192, 16384, 32768];
@@ -84,7 +84,6 @@ pub struct DbInner {
     pub(crate) table_locks: Mutex<HashMap<u32, Arc<TableLocks>>>,
     /// The system change number, advanced by every change.
     pub(crate) scn: AtomicU64,
-    closed: AtomicBool,
     /// Holds an exclusive `flock` on the directory's lock file while the database is open.
     _lock: std::fs::File,
 }
@@ -176,7 +175,6 @@ impl Database {
             parameters: RwLock::new(parameters),
             datafiles,
             table_locks: Mutex::new(HashMap::new()),
-            closed: AtomicBool::new(false),
             _lock: lock,
         };
         Ok(Database { inner: Arc::new(inner) })
@@ -236,9 +234,7 @@ impl DbInner {
 
 impl Drop for DbInner {
     fn drop(&mut self) {
-        if !self.closed.swap(true, Ordering::AcqRel)
-            && let Err(e) = self.checkpoint()
-        {
+        if let Err(e) = self.checkpoint() {
             eprintln!("lioscope: closing {}: {e}", self.dir.display());
         }
     }
