@@ -135,13 +135,19 @@ pub fn split_script(text: &str) -> Vec<String> {
         }
         buffer.push_str(line);
         buffer.push('\n');
-        if line.trim_end().ends_with(';') && !crate::sql::front::ends_inside_quote_or_comment(&buffer) {
+        if statement_complete(&buffer) {
             push_statements(&buffer, &mut out);
             buffer.clear();
         }
     }
     push_statements(&buffer, &mut out);
     out
+}
+
+/// Whether `text` ends a SQL statement: its last non-blank character is a `;` outside
+/// quotes and block comments. The shell and [`split_script`] both end statements here.
+pub fn statement_complete(text: &str) -> bool {
+    text.trim_end().ends_with(';') && !crate::sql::front::ends_inside_quote_or_comment(text)
 }
 
 /// Splits SQL at semicolons; a client command that followed a `;` on the same line ends
@@ -164,6 +170,18 @@ fn push_statements(text: &str, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statements_end_at_a_semicolon_outside_quotes_and_comments() {
+        assert!(statement_complete("SELECT 1 FROM dual;\n"));
+        assert!(statement_complete("SELECT 'a;\nb' FROM dual;  \n"));
+        assert!(statement_complete("SELECT /* ; */ 1\nFROM dual;\n"));
+        assert!(!statement_complete("SELECT 'a;\n"));
+        assert!(!statement_complete("SELECT \"a;\n"));
+        assert!(!statement_complete("SELECT 1 /* a;\n"));
+        assert!(!statement_complete("SELECT 1\n"));
+        assert!(!statement_complete(""));
+    }
 
     #[test]
     fn set_commands_end_at_the_line() {
