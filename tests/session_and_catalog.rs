@@ -1,6 +1,7 @@
 //! The dictionary under concurrent DDL, and what a session counts: concurrent CREATEs all
 //! reach `dictionary.json`; a CREATE whose dictionary write fails leaves no table behind;
-//! many short statements still add up to the session's CPU and DB time statistics.
+//! parameters report the block size the database was created with; many short statements
+//! still add up to the session's CPU and DB time statistics.
 
 mod common;
 
@@ -72,4 +73,19 @@ fn a_create_whose_dictionary_write_fails_leaves_no_table() {
     drop(db);
     let db = reopen(&db_dir);
     assert_eq!(int(&db.session(), "SELECT COUNT(*) FROM user_tables"), 2);
+}
+
+#[test]
+fn parameters_report_the_block_size_the_database_was_created_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_dir = dir.path().join("db");
+    let db = create(&db_dir, options(4096, "2M"));
+    let s = db.session();
+    assert_eq!(s.parameters().get("db_block_size"), "4096");
+    assert!(!s.parameters().is_set("db_block_size"), "a value fixed at creation is not an explicit setting");
+    exec(&s, "ALTER SESSION SET db_file_multiblock_read_count = 8");
+    assert_eq!(s.parameters().get("db_block_size"), "4096");
+    drop(s);
+    drop(db);
+    assert_eq!(reopen(&db_dir).session().parameters().get("db_block_size"), "4096");
 }

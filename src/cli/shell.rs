@@ -30,7 +30,7 @@ pub fn run(db: &Database) -> crate::Result<()> {
         "lioscope {} on {} (block size {}). Type HELP for help.",
         env!("CARGO_PKG_VERSION"),
         db.dir().display(),
-        db.session().parameters().get("db_block_size")
+        session.parameters().get(crate::db::DB_BLOCK_SIZE_PARAMETER)
     );
     let mut buffer = String::new();
     loop {

@@ -77,7 +77,8 @@ pub struct DbInner {
     pub(crate) cache: BufferCache,
     pub(crate) catalog: Catalog,
     pub(crate) registry: Registry,
-    /// System-wide parameter values (ALTER SYSTEM), the base of each session's values.
+    /// System-wide parameter values (ALTER SYSTEM, and those fixed at creation such as
+    /// the block size), the base of each session's values.
     pub(crate) parameters: RwLock<ParameterValues>,
     pub(crate) datafiles: Vec<Arc<DataFile>>,
     /// The locks of each table, by object id.
@@ -148,11 +149,12 @@ impl Database {
         }
         let control = ControlFile::read(dir)?;
         let lock = lock_directory(dir)?;
-        let mut parameters = ParameterValues::from_map(&control.parameters)?;
+        let block_size = control.block_size as usize;
+        let mut parameters =
+            ParameterValues::from_map(&control.parameters)?.created_with(params::DB_BLOCK_SIZE, block_size.to_string());
         for (k, v) in &options.parameters {
             parameters.set(k, v)?;
         }
-        let block_size = control.block_size as usize;
         let direct = parameters.get(params::FILESYSTEMIO_OPTIONS) == "directio";
         let cache = BufferCache::new(parameters.get_u64(params::DB_CACHE_SIZE) as usize, block_size);
         let mut datafiles = Vec::new();
