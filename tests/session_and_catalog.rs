@@ -89,3 +89,28 @@ fn parameters_report_the_block_size_the_database_was_created_with() {
     drop(db);
     assert_eq!(reopen(&db_dir).session().parameters().get("db_block_size"), "4096");
 }
+
+/// `CPU used by this session` and `DB time` are the whole centiseconds of the time model's
+/// `DB CPU` and `DB time` microseconds, however short each statement was.
+#[test]
+fn short_statements_add_up_to_cpu_and_db_time() {
+    use lioscope::stats::TimeModel;
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(&dir.path().join("db"), options(BS, "2M"));
+    let s = db.session();
+    // Each of these takes far less than a centisecond; run them until 3 cs of CPU are spent.
+    let mut statements = 0;
+    while s.stats().time(TimeModel::DbCpu) < 30_000 {
+        exec(&s, "SELECT COUNT(*) FROM dual");
+        statements += 1;
+    }
+    // Each figure is read between statements, as is v$mystat: a statement counts its time
+    // only when it ends.
+    let mystat = |name: &str| int(&s, &format!("SELECT value FROM v$mystat WHERE name = '{name}'")) as u64;
+    let cpu_us = s.stats().time(TimeModel::DbCpu);
+    let cpu_cs = mystat("CPU used by this session");
+    assert_eq!(cpu_cs, cpu_us / 10_000, "CPU used by this session after {statements} statements of {cpu_us} µs");
+    assert!(cpu_cs >= 3);
+    let db_time_us = s.stats().time(TimeModel::DbTime);
+    assert_eq!(mystat("DB time"), db_time_us / 10_000, "DB time after {db_time_us} µs");
+}

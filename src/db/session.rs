@@ -89,11 +89,9 @@ impl Session {
         let elapsed_us = started.elapsed().as_micros() as u64;
         let cpu_us = osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
         let stats = self.stats();
-        stats.add_time(TimeModel::DbTime, elapsed_us);
         stats.add_time(TimeModel::SqlExecuteElapsed, elapsed_us);
-        stats.add_time(TimeModel::DbCpu, cpu_us);
-        stats.add(Stat::CpuUsedBySession, cpu_us / 10_000);
-        stats.add(Stat::DbTime, elapsed_us / 10_000);
+        add_time_and_centiseconds(stats, TimeModel::DbTime, Stat::DbTime, elapsed_us);
+        add_time_and_centiseconds(stats, TimeModel::DbCpu, Stat::CpuUsedBySession, cpu_us);
         self.info.active.store(false, Ordering::Relaxed);
         result
     }
@@ -138,6 +136,14 @@ impl Session {
             scn: self.db.scn.load(Ordering::Relaxed),
         }
     }
+}
+
+/// Adds `micros` to a time model figure and keeps the statistic that shows it in
+/// centiseconds equal to its whole centiseconds, so statements shorter than 10 ms add up.
+fn add_time_and_centiseconds(stats: &SessionStats, model: TimeModel, centiseconds: Stat, micros: u64) {
+    let before = stats.time(model);
+    stats.add_time(model, micros);
+    stats.add(centiseconds, (before + micros) / 10_000 - before / 10_000);
 }
 
 impl Drop for Session {
