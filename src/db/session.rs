@@ -1,5 +1,8 @@
 //! Sessions: the unit of work and of accounting. Every statement runs in a session and
 //! counts into its statistics, wait events and time model.
+//!
+//! Invariant: a session is used by one thread at a time (`Session` is `Send` but not
+//! `Sync`), which is what lets its statistics count with plain loads and stores.
 
 use super::{DbInner, ParameterValues, params};
 use crate::access::AccessContext;
@@ -7,6 +10,8 @@ use crate::error::Result;
 use crate::stats::{SessionInfo, SessionStats, Stat, TimeModel, osstat};
 use crate::types::Value;
 use parking_lot::Mutex;
+use std::cell::Cell;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -59,13 +64,30 @@ pub(crate) struct SessionState {
     pub random_seed: u64,
 }
 
-/// A session of a database. Sessions may be sent to other threads; one statement runs
-/// at a time in a session.
+/// A session of a database; one statement runs at a time in it.
+///
+/// A session may be sent to another thread, but not shared between threads: it is not
+/// `Sync`, because its statistics count with one writer (see [`SessionStats`]). Open a
+/// session per thread instead.
+///
+/// ```compile_fail
+/// fn shared_between_threads<T: Sync>() {}
+/// shared_between_threads::<lioscope::Session>();
+/// ```
 pub struct Session {
     pub(crate) db: Arc<DbInner>,
+    /// Shared with the registry, which reads the statistics for `v$sesstat` and `v$sysstat`.
     pub(crate) info: Arc<SessionInfo>,
     pub(crate) state: Mutex<SessionState>,
+    /// Makes `Session` `!Sync` (while still `Send`): only one thread writes its statistics.
+    _one_thread_at_a_time: PhantomData<Cell<()>>,
 }
+
+/// A session moves between threads.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Session>();
+};
 
 impl Session {
     pub(crate) fn new(db: Arc<DbInner>) -> Session {
@@ -75,6 +97,7 @@ impl Session {
             db,
             info,
             state: Mutex::new(SessionState { overrides: Vec::new(), progress: None, random_seed: seed }),
+            _one_thread_at_a_time: PhantomData,
         }
     }
 
