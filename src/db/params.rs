@@ -119,6 +119,11 @@ pub fn parse_size(text: &str) -> Option<u64> {
     digits.trim().parse::<u64>().ok()?.checked_mul(factor)
 }
 
+/// The validated value `value` of the numeric parameter `name`, as a number.
+pub fn number(name: &str, value: &str) -> u64 {
+    parse_size(value).unwrap_or_else(|| panic!("parameter {name} holds a validated number, found '{value}'"))
+}
+
 /// A set of parameter values over the defaults.
 #[derive(Debug, Clone, Default)]
 pub struct ParameterValues {
@@ -167,8 +172,7 @@ impl ParameterValues {
     }
 
     pub fn get_u64(&self, name: &str) -> u64 {
-        let v = self.get(name);
-        parse_size(v).unwrap_or_else(|| panic!("parameter {name} holds a validated number, found '{v}'"))
+        number(name, self.get(name))
     }
 
     /// The explicitly set values, for persisting.

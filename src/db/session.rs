@@ -149,9 +149,18 @@ impl Session {
         values
     }
 
+    /// The value of one numeric parameter (one of the names in [`params`]) for this
+    /// session, without copying the others: its ALTER SESSION value, else the system's.
+    pub(crate) fn parameter_u64(&self, name: &'static str) -> u64 {
+        match self.state.lock().overrides.iter().find(|(k, _)| k == name) {
+            Some((_, value)) => params::number(name, value),
+            None => self.db.parameters.read().get_u64(name),
+        }
+    }
+
     /// The access context for this session's next statement.
     pub(crate) fn access_context(&self) -> AccessContext<'_> {
-        let mbrc = self.parameters().get_u64(params::MBRC) as u32;
+        let mbrc = self.parameter_u64(params::MBRC) as u32;
         AccessContext {
             db: &self.db,
             stats: &self.info.stats,
