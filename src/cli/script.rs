@@ -3,7 +3,7 @@
 //! `sql -c/-f` and the golden tests, so all three print the same thing.
 
 use super::autotrace::Snapshot;
-use super::format::{OutputFormat, render};
+use super::format::{OutputFormat, render, rows_selected};
 use crate::db::{Session, StatementKind};
 use crate::error::Result;
 use std::time::Instant;
@@ -49,8 +49,8 @@ impl<'s> ScriptRunner<'s> {
         if self.autotrace != Autotrace::TraceOnly || result.kind != StatementKind::Query {
             out.push_str(&render(&result, self.format));
         } else {
-            let n = result.rows.len();
-            out.push_str(&if n == 1 { "1 row selected.\n".to_owned() } else { format!("{n} rows selected.\n") });
+            out.push_str(&rows_selected(result.rows.len()));
+            out.push('\n');
         }
         if self.autotrace != Autotrace::Off && matches!(result.kind, StatementKind::Query | StatementKind::Insert) {
             if let Some(plan) = explain {
