@@ -1,6 +1,10 @@
 //! lioscope: an embeddable database engine whose every cost is visible.
 //!
-//! Modules are listed in the order a query flows through them.
+//! Modules are listed in the order a query flows through them: a [`Session`] of a
+//! [`Database`] (`db`) hands the text to `sql`, which parses and plans it; `exec` runs the
+//! plan's operators; `access` reaches rows in a table's segment; `buffer` caches its
+//! blocks; `storage` holds their on-disk formats. Then what every layer uses (`catalog`,
+//! `types`, `stats`, `error`) and what is built on the public API (`cli`, `lab`).
 //!
 //! ```
 //! use lioscope::{Database, Stat};
@@ -24,18 +28,18 @@
 //! # Ok::<(), lioscope::Error>(())
 //! ```
 
+pub mod db;
+pub mod sql;
+pub mod exec;
 pub mod access;
 pub mod buffer;
-pub mod catalog;
-pub mod cli;
-pub mod db;
-pub mod error;
-pub mod exec;
-pub mod lab;
-pub mod sql;
-pub mod stats;
 pub mod storage;
+pub mod catalog;
 pub mod types;
+pub mod stats;
+pub mod error;
+pub mod cli;
+pub mod lab;
 
 pub use db::{Database, DatabaseOptions, QueryResult, Session};
 pub use error::{Error, Result};

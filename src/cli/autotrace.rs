@@ -45,6 +45,16 @@ impl Snapshot {
         session.stats().get(stat) - self.counters[stat as usize]
     }
 
+    /// Microseconds of CPU (the time model's `DB CPU`) the session spent since this snapshot.
+    pub fn cpu_us(&self, session: &Session) -> u64 {
+        session.stats().time(TimeModel::DbCpu) - self.cpu_us
+    }
+
+    /// Microseconds of elapsed time (the time model's `DB time`) since this snapshot.
+    pub fn elapsed_us(&self, session: &Session) -> u64 {
+        session.stats().time(TimeModel::DbTime) - self.elapsed_us
+    }
+
     /// The autotrace report since this snapshot. With `with_times` false the CPU and
     /// elapsed lines are left out (for output that must not vary between runs).
     pub fn report(&self, session: &Session, rows_processed: u64, with_times: bool) -> String {
@@ -58,11 +68,8 @@ impl Snapshot {
         }
         out.push_str(&format!("{rows_processed:>11}  rows processed\n"));
         if with_times {
-            let stats = session.stats();
-            let cpu = stats.time(TimeModel::DbCpu) - self.cpu_us;
-            let elapsed = stats.time(TimeModel::DbTime) - self.elapsed_us;
-            out.push_str(&format!("{:>11.3}  CPU ms (thread CPU clock)\n", cpu as f64 / 1000.0));
-            out.push_str(&format!("{:>11.3}  elapsed ms\n", elapsed as f64 / 1000.0));
+            out.push_str(&format!("{:>11.3}  CPU ms (thread CPU clock)\n", self.cpu_us(session) as f64 / 1000.0));
+            out.push_str(&format!("{:>11.3}  elapsed ms\n", self.elapsed_us(session) as f64 / 1000.0));
         }
         out
     }

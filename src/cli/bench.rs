@@ -4,9 +4,10 @@
 //! cache flushed for several multiblock read counts. Reports medians of `--repeat` runs
 //! with min and max; every derived figure says how it was derived.
 
+use super::autotrace::Snapshot;
 use crate::db::{Database, DatabaseOptions, Session};
 use crate::lab::customers;
-use crate::stats::{Stat, TimeModel};
+use crate::stats::Stat;
 use std::time::Instant;
 
 /// Options of the scan benchmark.
@@ -44,20 +45,18 @@ struct Run {
 }
 
 fn measure(session: &Session, sql: &str) -> crate::Result<Run> {
-    let stats = session.stats();
-    let before = stats.snapshot();
-    let cpu_before = stats.time(TimeModel::DbCpu);
+    let before = Snapshot::take(session);
     let started = Instant::now();
     let result = session.execute(sql)?;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let d = |s: Stat| stats.get(s) - before[s as usize];
+    let d = |s: Stat| before.delta(session, s);
     let rows = match result.rows.first().and_then(|r| r.first()) {
         Some(crate::types::Datum::Int(n)) if result.rows.len() == 1 => *n as u64,
         _ => result.rows_affected,
     };
     Ok(Run {
         elapsed_ms,
-        cpu_ms: (stats.time(TimeModel::DbCpu) - cpu_before) as f64 / 1000.0,
+        cpu_ms: before.cpu_us(session) as f64 / 1000.0,
         consistent_gets: d(Stat::ConsistentGets),
         physical_reads: d(Stat::PhysicalReads),
         read_calls: d(Stat::PhysicalReadIoRequests),
@@ -93,7 +92,8 @@ pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
             tmp.0.clone()
         }
     };
-    // Enough cache for the whole table (about 190 bytes a row, 90% full blocks) plus slack.
+    // Enough cache for the whole table plus slack: rows are about 150 bytes and blocks 90%
+    // full, so a row takes about 160 bytes of cache (5M rows fill 97,958 blocks of 8 KiB).
     let cache = (opts.rows * 240).max(64 << 20) + (64 << 20);
     let options =
         DatabaseOptions { parameters: vec![("db_cache_size".into(), cache.to_string())], ..Default::default() };

@@ -35,8 +35,12 @@ fn table(result: &QueryResult) -> String {
             if matches!(v, Datum::Int(_) | Datum::Num(_)) { cell.set_alignment(CellAlignment::Right) } else { cell }
         }));
     }
-    let n = result.rows.len();
-    format!("{t}\n{}\n", if n == 1 { "1 row selected.".to_owned() } else { format!("{n} rows selected.") })
+    format!("{t}\n{}\n", rows_selected(result.rows.len()))
+}
+
+/// What SQL*Plus prints after a query's rows: "1 row selected." or "{n} rows selected.".
+pub fn rows_selected(n: usize) -> String {
+    if n == 1 { "1 row selected.".to_owned() } else { format!("{n} rows selected.") }
 }
 
 fn csv(result: &QueryResult) -> String {

@@ -3,7 +3,7 @@
 //! `sql -c/-f` and the golden tests, so all three print the same thing.
 
 use super::autotrace::Snapshot;
-use super::format::{OutputFormat, render};
+use super::format::{OutputFormat, render, rows_selected};
 use crate::db::{Session, StatementKind};
 use crate::error::Result;
 use std::time::Instant;
@@ -49,8 +49,8 @@ impl<'s> ScriptRunner<'s> {
         if self.autotrace != Autotrace::TraceOnly || result.kind != StatementKind::Query {
             out.push_str(&render(&result, self.format));
         } else {
-            let n = result.rows.len();
-            out.push_str(&if n == 1 { "1 row selected.\n".to_owned() } else { format!("{n} rows selected.\n") });
+            out.push_str(&rows_selected(result.rows.len()));
+            out.push('\n');
         }
         if self.autotrace != Autotrace::Off && matches!(result.kind, StatementKind::Query | StatementKind::Insert) {
             if let Some(plan) = explain {
@@ -135,13 +135,19 @@ pub fn split_script(text: &str) -> Vec<String> {
         }
         buffer.push_str(line);
         buffer.push('\n');
-        if line.trim_end().ends_with(';') && !crate::sql::front::ends_inside_quote_or_comment(&buffer) {
+        if statement_complete(&buffer) {
             push_statements(&buffer, &mut out);
             buffer.clear();
         }
     }
     push_statements(&buffer, &mut out);
     out
+}
+
+/// Whether `text` ends a SQL statement: its last non-blank character is a `;` outside
+/// quotes and block comments. The shell and [`split_script`] both end statements here.
+pub fn statement_complete(text: &str) -> bool {
+    text.trim_end().ends_with(';') && !crate::sql::front::ends_inside_quote_or_comment(text)
 }
 
 /// Splits SQL at semicolons; a client command that followed a `;` on the same line ends
@@ -164,6 +170,18 @@ fn push_statements(text: &str, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statements_end_at_a_semicolon_outside_quotes_and_comments() {
+        assert!(statement_complete("SELECT 1 FROM dual;\n"));
+        assert!(statement_complete("SELECT 'a;\nb' FROM dual;  \n"));
+        assert!(statement_complete("SELECT /* ; */ 1\nFROM dual;\n"));
+        assert!(!statement_complete("SELECT 'a;\n"));
+        assert!(!statement_complete("SELECT \"a;\n"));
+        assert!(!statement_complete("SELECT 1 /* a;\n"));
+        assert!(!statement_complete("SELECT 1\n"));
+        assert!(!statement_complete(""));
+    }
 
     #[test]
     fn set_commands_end_at_the_line() {

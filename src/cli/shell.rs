@@ -2,7 +2,7 @@
 //! lines and end with `;` (or a `/` alone on a line), a progress bar for COPY.
 
 use super::format::OutputFormat;
-use super::script::{ScriptRunner, is_client_command, split_script};
+use super::script::{ScriptRunner, is_client_command, split_script, statement_complete};
 use crate::db::{Database, Session};
 use indicatif::{ProgressBar, ProgressStyle};
 use rustyline::DefaultEditor;
@@ -30,7 +30,7 @@ pub fn run(db: &Database) -> crate::Result<()> {
         "lioscope {} on {} (block size {}). Type HELP for help.",
         env!("CARGO_PKG_VERSION"),
         db.dir().display(),
-        db.session().parameters().get("db_block_size")
+        session.parameters().get(crate::db::DB_BLOCK_SIZE_PARAMETER)
     );
     let mut buffer = String::new();
     loop {
@@ -59,13 +59,13 @@ pub fn run(db: &Database) -> crate::Result<()> {
             }
         }
         let _ = editor.add_history_entry(line.as_str());
-        let finished =
-            line.trim() == "/" || line.trim_end().ends_with(';') || (buffer.is_empty() && is_client_command(&line));
-        if line.trim() != "/" {
+        let slash = line.trim() == "/";
+        let client_command = buffer.is_empty() && is_client_command(&line);
+        if !slash {
             buffer.push_str(&line);
             buffer.push('\n');
         }
-        if finished {
+        if slash || client_command || statement_complete(&buffer) {
             for statement in split_script(&buffer) {
                 match runner.run(&statement) {
                     Ok(out) => print!("{out}"),

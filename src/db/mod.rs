@@ -30,7 +30,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Block sizes a database may be created with.
 pub const VALID_BLOCK_SIZES: [usize; 5] = [2048, 4096, 8192, 16384, 32768];
@@ -77,14 +77,14 @@ pub struct DbInner {
     pub(crate) cache: BufferCache,
     pub(crate) catalog: Catalog,
     pub(crate) registry: Registry,
-    /// System-wide parameter values (ALTER SYSTEM), the base of each session's values.
+    /// System-wide parameter values (ALTER SYSTEM, and those fixed at creation such as
+    /// the block size), the base of each session's values.
     pub(crate) parameters: RwLock<ParameterValues>,
     pub(crate) datafiles: Vec<Arc<DataFile>>,
     /// The locks of each table, by object id.
     pub(crate) table_locks: Mutex<HashMap<u32, Arc<TableLocks>>>,
     /// The system change number, advanced by every change.
     pub(crate) scn: AtomicU64,
-    closed: AtomicBool,
     /// Holds an exclusive `flock` on the directory's lock file while the database is open.
     _lock: std::fs::File,
 }
@@ -149,11 +149,12 @@ impl Database {
         }
         let control = ControlFile::read(dir)?;
         let lock = lock_directory(dir)?;
-        let mut parameters = ParameterValues::from_map(&control.parameters)?;
+        let block_size = control.block_size as usize;
+        let mut parameters =
+            ParameterValues::from_map(&control.parameters)?.created_with(params::DB_BLOCK_SIZE, block_size.to_string());
         for (k, v) in &options.parameters {
             parameters.set(k, v)?;
         }
-        let block_size = control.block_size as usize;
         let direct = parameters.get(params::FILESYSTEMIO_OPTIONS) == "directio";
         let cache = BufferCache::new(parameters.get_u64(params::DB_CACHE_SIZE) as usize, block_size);
         let mut datafiles = Vec::new();
@@ -176,7 +177,6 @@ impl Database {
             parameters: RwLock::new(parameters),
             datafiles,
             table_locks: Mutex::new(HashMap::new()),
-            closed: AtomicBool::new(false),
             _lock: lock,
         };
         Ok(Database { inner: Arc::new(inner) })
@@ -236,9 +236,7 @@ impl DbInner {
 
 impl Drop for DbInner {
     fn drop(&mut self) {
-        if !self.closed.swap(true, Ordering::AcqRel)
-            && let Err(e) = self.checkpoint()
-        {
+        if let Err(e) = self.checkpoint() {
             eprintln!("lioscope: closing {}: {e}", self.dir.display());
         }
     }

@@ -119,10 +119,19 @@ pub fn parse_size(text: &str) -> Option<u64> {
     digits.trim().parse::<u64>().ok()?.checked_mul(factor)
 }
 
+/// The validated value `value` of the numeric parameter `name`, as a number.
+pub fn number(name: &str, value: &str) -> u64 {
+    parse_size(value).unwrap_or_else(|| panic!("parameter {name} holds a validated number, found '{value}'"))
+}
+
 /// A set of parameter values over the defaults.
 #[derive(Debug, Clone, Default)]
 pub struct ParameterValues {
+    /// Values set explicitly (ALTER SYSTEM, ALTER SESSION, options at open); persisted.
     set: BTreeMap<&'static str, String>,
+    /// Values fixed when the database was created (`db_block_size`): reported by `get`
+    /// over anything set, but neither counted as set nor persisted.
+    created: BTreeMap<&'static str, String>,
 }
 
 impl ParameterValues {
@@ -134,6 +143,13 @@ impl ParameterValues {
         Ok(values)
     }
 
+    /// These values with `name` fixed to `value` by the database's creation.
+    pub fn created_with(mut self, name: &'static str, value: String) -> ParameterValues {
+        assert!(lookup(name).is_ok_and(|d| d.modifiable == Modifiable::Never), "{name} is fixed at creation");
+        self.created.insert(name, value);
+        self
+    }
+
     /// Validates and sets a value.
     pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
         let def = lookup(name)?;
@@ -142,9 +158,9 @@ impl ParameterValues {
         Ok(())
     }
 
-    /// The value of `name` (set or default).
+    /// The value of `name`: as created, set, or the default.
     pub fn get(&self, name: &str) -> &str {
-        match self.set.get(name) {
+        match self.created.get(name).or_else(|| self.set.get(name)) {
             Some(v) => v,
             None => lookup(name).map(|d| d.default).unwrap_or(""),
         }
@@ -156,8 +172,7 @@ impl ParameterValues {
     }
 
     pub fn get_u64(&self, name: &str) -> u64 {
-        let v = self.get(name);
-        parse_size(v).unwrap_or_else(|| panic!("parameter {name} holds a validated number, found '{v}'"))
+        number(name, self.get(name))
     }
 
     /// The explicitly set values, for persisting.
@@ -182,5 +197,13 @@ mod tests {
         assert!(v.set(MBRC, "0").is_err());
         assert!(v.set("no_such_thing", "1").is_err());
         assert!(v.set(FILESYSTEMIO_OPTIONS, "async").is_err());
+    }
+
+    #[test]
+    fn values_fixed_at_creation_are_reported_but_not_set() {
+        let v = ParameterValues::default().created_with(DB_BLOCK_SIZE, "2048".into());
+        assert_eq!(v.get(DB_BLOCK_SIZE), "2048");
+        assert!(!v.is_set(DB_BLOCK_SIZE));
+        assert!(v.to_map().is_empty());
     }
 }

@@ -1,5 +1,8 @@
 //! Sessions: the unit of work and of accounting. Every statement runs in a session and
 //! counts into its statistics, wait events and time model.
+//!
+//! Invariant: a session is used by one thread at a time (`Session` is `Send` but not
+//! `Sync`), which is what lets its statistics count with plain loads and stores.
 
 use super::{DbInner, ParameterValues, params};
 use crate::access::AccessContext;
@@ -7,6 +10,8 @@ use crate::error::Result;
 use crate::stats::{SessionInfo, SessionStats, Stat, TimeModel, osstat};
 use crate::types::Value;
 use parking_lot::Mutex;
+use std::cell::Cell;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -59,13 +64,30 @@ pub(crate) struct SessionState {
     pub random_seed: u64,
 }
 
-/// A session of a database. Sessions may be sent to other threads; one statement runs
-/// at a time in a session.
+/// A session of a database; one statement runs at a time in it.
+///
+/// A session may be sent to another thread, but not shared between threads: it is not
+/// `Sync`, because its statistics count with one writer (see [`SessionStats`]). Open a
+/// session per thread instead.
+///
+/// ```compile_fail
+/// fn shared_between_threads<T: Sync>() {}
+/// shared_between_threads::<lioscope::Session>();
+/// ```
 pub struct Session {
     pub(crate) db: Arc<DbInner>,
+    /// Shared with the registry, which reads the statistics for `v$sesstat` and `v$sysstat`.
     pub(crate) info: Arc<SessionInfo>,
     pub(crate) state: Mutex<SessionState>,
+    /// Makes `Session` `!Sync` (while still `Send`): only one thread writes its statistics.
+    _one_thread_at_a_time: PhantomData<Cell<()>>,
 }
+
+/// A session moves between threads.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Session>();
+};
 
 impl Session {
     pub(crate) fn new(db: Arc<DbInner>) -> Session {
@@ -75,6 +97,7 @@ impl Session {
             db,
             info,
             state: Mutex::new(SessionState { overrides: Vec::new(), progress: None, random_seed: seed }),
+            _one_thread_at_a_time: PhantomData,
         }
     }
 
@@ -89,11 +112,9 @@ impl Session {
         let elapsed_us = started.elapsed().as_micros() as u64;
         let cpu_us = osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
         let stats = self.stats();
-        stats.add_time(TimeModel::DbTime, elapsed_us);
         stats.add_time(TimeModel::SqlExecuteElapsed, elapsed_us);
-        stats.add_time(TimeModel::DbCpu, cpu_us);
-        stats.add(Stat::CpuUsedBySession, cpu_us / 10_000);
-        stats.add(Stat::DbTime, elapsed_us / 10_000);
+        add_time_and_centiseconds(stats, TimeModel::DbTime, Stat::DbTime, elapsed_us);
+        add_time_and_centiseconds(stats, TimeModel::DbCpu, Stat::CpuUsedBySession, cpu_us);
         self.info.active.store(false, Ordering::Relaxed);
         result
     }
@@ -128,9 +149,18 @@ impl Session {
         values
     }
 
+    /// The value of one numeric parameter (one of the names in [`params`]) for this
+    /// session, without copying the others: its ALTER SESSION value, else the system's.
+    pub(crate) fn parameter_u64(&self, name: &'static str) -> u64 {
+        match self.state.lock().overrides.iter().find(|(k, _)| k == name) {
+            Some((_, value)) => params::number(name, value),
+            None => self.db.parameters.read().get_u64(name),
+        }
+    }
+
     /// The access context for this session's next statement.
     pub(crate) fn access_context(&self) -> AccessContext<'_> {
-        let mbrc = self.parameters().get_u64(params::MBRC) as u32;
+        let mbrc = self.parameter_u64(params::MBRC) as u32;
         AccessContext {
             db: &self.db,
             stats: &self.info.stats,
@@ -138,6 +168,14 @@ impl Session {
             scn: self.db.scn.load(Ordering::Relaxed),
         }
     }
+}
+
+/// Adds `micros` to a time model figure and keeps the statistic that shows it in
+/// centiseconds equal to its whole centiseconds, so statements shorter than 10 ms add up.
+fn add_time_and_centiseconds(stats: &SessionStats, model: TimeModel, centiseconds: Stat, micros: u64) {
+    let before = stats.time(model);
+    stats.add_time(model, micros);
+    stats.add(centiseconds, (before + micros) / 10_000 - before / 10_000);
 }
 
 impl Drop for Session {

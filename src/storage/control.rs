@@ -51,16 +51,7 @@ impl ControlFile {
     /// Reads and checks the control file of the database in `dir`.
     pub fn read(dir: &Path) -> Result<ControlFile> {
         let not_db = |reason: String| Error::NotADatabase { path: dir.to_owned(), reason };
-        let path = Self::path(dir);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(not_db(format!("no {CONTROL_FILE} in it")));
-            }
-            Err(e) => return Err(Error::io("read", path, e)),
-        };
-        let control: ControlFile = serde_json::from_str(&text)
-            .map_err(|e| not_db(format!("{CONTROL_FILE} is not a valid control file: {e}")))?;
+        let control: ControlFile = super::read_json(dir, CONTROL_FILE, "a valid control file")?;
         if control.format != FORMAT_NAME {
             return Err(not_db(format!("{CONTROL_FILE} has format '{}'", control.format)));
         }
@@ -81,7 +72,6 @@ impl ControlFile {
 
     /// Writes the control file atomically (temporary file, fsync, rename).
     pub fn write(&self, dir: &Path) -> Result<()> {
-        let text = serde_json::to_string_pretty(self).expect("the control file serialises");
-        super::write_atomically(&Self::path(dir), text.as_bytes())
+        super::write_json(&Self::path(dir), self)
     }
 }

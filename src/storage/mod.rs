@@ -1,5 +1,6 @@
 //! On-disk structures: the control file, datafiles of fixed-size blocks, the block and
-//! row formats, and segments (extent map and high-water mark).
+//! row formats, and segments (extent map and high-water mark); and how the database's
+//! JSON documents (the control file, the dictionary) are read and replaced atomically.
 //!
 //! Nothing here counts statistics or knows about sessions; the buffer cache above reads
 //! and writes blocks through [`datafile::DataFile`] and interprets them with [`block`],
@@ -13,6 +14,26 @@ pub mod segment;
 
 use crate::error::{Error, Result};
 use std::path::Path;
+
+/// Reads the JSON document `name` in the database directory `dir`. A missing document, or
+/// one that does not parse, means `dir` is not a usable database: the error's reason is
+/// "no `name` in it" or "`name` is not `what`: why" (`what` is e.g. "a valid control file").
+pub fn read_json<T: serde::de::DeserializeOwned>(dir: &Path, name: &str, what: &str) -> Result<T> {
+    let not_db = |reason: String| Error::NotADatabase { path: dir.to_owned(), reason };
+    let path = dir.join(name);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_db(format!("no {name} in it"))),
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    serde_json::from_str(&text).map_err(|e| not_db(format!("{name} is not {what}: {e}")))
+}
+
+/// Replaces the JSON document at `path` with `value`, atomically (see [`write_atomically`]).
+pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).unwrap_or_else(|e| panic!("{} serialises: {e}", path.display()));
+    write_atomically(path, text.as_bytes())
+}
 
 /// Replaces `path` with `contents` so that a crash leaves either the old or the new file:
 /// writes a temporary file beside it, syncs it, then renames it over `path`.

@@ -1,0 +1,116 @@
+//! The dictionary under concurrent DDL, and what a session counts: concurrent CREATEs all
+//! reach `dictionary.json`; a CREATE whose dictionary write fails leaves no table behind;
+//! parameters report the block size the database was created with; many short statements
+//! still add up to the session's CPU and DB time statistics.
+
+mod common;
+
+use common::*;
+use std::sync::{Arc, Barrier};
+
+const BS: usize = 2048;
+
+/// Names of the tables the threads of `concurrent_creates_all_reach_the_dictionary` create.
+fn table_name(thread: usize, n: usize) -> String {
+    format!("T{thread}_{n}")
+}
+
+#[test]
+fn concurrent_creates_all_reach_the_dictionary() {
+    const THREADS: usize = 8;
+    const TABLES: usize = 10;
+    let dir = tempfile::tempdir().unwrap();
+    let db_dir = dir.path().join("db");
+    let db = create(&db_dir, options(BS, "2M"));
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (db, barrier) = (db.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let s = db.session();
+                barrier.wait();
+                for n in 0..TABLES {
+                    exec(&s, &format!("CREATE TABLE {} (id INTEGER)", table_name(t, n)));
+                    exec(&s, &format!("INSERT INTO {} VALUES ({t})", table_name(t, n)));
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("a creating thread panicked");
+    }
+    drop(db);
+
+    let db = reopen(&db_dir);
+    let s = db.session();
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_tables"), (THREADS * TABLES) as i64);
+    for t in 0..THREADS {
+        for n in 0..TABLES {
+            assert_eq!(scalar(&s, &format!("SELECT id FROM {}", table_name(t, n))), t.to_string());
+        }
+    }
+    assert!(!db_dir.join("dictionary.json.tmp").exists(), "no temporary dictionary is left behind");
+}
+
+#[test]
+fn a_create_whose_dictionary_write_fails_leaves_no_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_dir = dir.path().join("db");
+    let db = create(&db_dir, options(BS, "2M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE kept (id INTEGER)");
+    // A directory where the temporary dictionary goes makes the next write fail.
+    let blocker = db_dir.join("dictionary.json.tmp");
+    std::fs::create_dir(&blocker).unwrap();
+    let e = fail(&s, "CREATE TABLE lost (id INTEGER)");
+    assert!(matches!(e, lioscope::Error::Io { .. }), "{e:?}");
+    assert!(matches!(fail(&s, "SELECT COUNT(*) FROM lost"), lioscope::Error::UnknownName { .. }));
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_tables"), 1);
+
+    std::fs::remove_dir(&blocker).unwrap();
+    exec(&s, "CREATE TABLE lost (id INTEGER)");
+    drop(s);
+    drop(db);
+    let db = reopen(&db_dir);
+    assert_eq!(int(&db.session(), "SELECT COUNT(*) FROM user_tables"), 2);
+}
+
+#[test]
+fn parameters_report_the_block_size_the_database_was_created_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_dir = dir.path().join("db");
+    let db = create(&db_dir, options(4096, "2M"));
+    let s = db.session();
+    assert_eq!(s.parameters().get("db_block_size"), "4096");
+    assert!(!s.parameters().is_set("db_block_size"), "a value fixed at creation is not an explicit setting");
+    exec(&s, "ALTER SESSION SET db_file_multiblock_read_count = 8");
+    assert_eq!(s.parameters().get("db_block_size"), "4096");
+    drop(s);
+    drop(db);
+    assert_eq!(reopen(&db_dir).session().parameters().get("db_block_size"), "4096");
+}
+
+/// `CPU used by this session` and `DB time` are the whole centiseconds of the time model's
+/// `DB CPU` and `DB time` microseconds, however short each statement was.
+#[test]
+fn short_statements_add_up_to_cpu_and_db_time() {
+    use lioscope::stats::TimeModel;
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(&dir.path().join("db"), options(BS, "2M"));
+    let s = db.session();
+    // Each of these takes far less than a centisecond; run them until 3 cs of CPU are spent.
+    let mut statements = 0;
+    while s.stats().time(TimeModel::DbCpu) < 30_000 {
+        exec(&s, "SELECT COUNT(*) FROM dual");
+        statements += 1;
+    }
+    // Each figure is read between statements, as is v$mystat: a statement counts its time
+    // only when it ends.
+    let mystat = |name: &str| int(&s, &format!("SELECT value FROM v$mystat WHERE name = '{name}'")) as u64;
+    let cpu_us = s.stats().time(TimeModel::DbCpu);
+    let cpu_cs = mystat("CPU used by this session");
+    assert_eq!(cpu_cs, cpu_us / 10_000, "CPU used by this session after {statements} statements of {cpu_us} µs");
+    assert!(cpu_cs >= 3);
+    let db_time_us = s.stats().time(TimeModel::DbTime);
+    assert_eq!(mystat("DB time"), db_time_us / 10_000, "DB time after {db_time_us} µs");
+}
