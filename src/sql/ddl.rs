@@ -49,9 +49,14 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
         columns,
         pctfree: pctfree.unwrap_or(DEFAULT_PCTFREE),
         segment_header,
-        created: crate::sql::local_now(),
+        created: crate::types::local_now(),
     };
-    session.db.catalog.add_table(table)?;
+    // The segment is not reachable until the dictionary holds the table: if that fails
+    // (a concurrent CREATE of the same name, a failed write), its extents are freed again.
+    if let Err(e) = session.db.catalog.add_table(table.clone()) {
+        let _ = segments::drop_segment(&ctx, &table);
+        return Err(e);
+    }
     Ok(QueryResult::message(StatementKind::Ddl, "Table created."))
 }
 

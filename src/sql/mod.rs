@@ -118,22 +118,12 @@ fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Re
     }
 }
 
-/// Now in local time, as Oracle's SYSDATE (a DATE has no time zone).
-pub(crate) fn local_now() -> i64 {
-    chrono::Local::now().naive_local().and_utc().timestamp()
-}
-
-/// The SYSDATE of a statement starting now.
-fn statement_time() -> i64 {
-    local_now()
-}
-
 /// The function context of a new statement: its SYSDATE and the session's random stream.
 fn function_context(session: &Session) -> FunctionContext {
     let mut state = session.state.lock();
     let seed = state.random_seed;
     state.random_seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    FunctionContext { now: statement_time(), random: RandomState::new(seed) }
+    FunctionContext { now: crate::types::local_now(), random: RandomState::new(seed) }
 }
 
 fn run_query(session: &Session, query: &ast::Query) -> Result<QueryResult> {
@@ -150,7 +140,7 @@ fn explain(session: &Session, statement: &Statement) -> Result<QueryResult> {
     let Statement::Query(query) = statement else {
         return Err(Error::unsupported("EXPLAIN PLAN of a statement other than a query"));
     };
-    let planned = plan::plan_query(query, session, statement_time())?;
+    let planned = plan::plan_query(query, session, crate::types::local_now())?;
     let lines = plan::format_plan(&planned.lines, &planned.notes);
     let rows = lines.into_iter().map(|l| vec![crate::types::Datum::string(l)]).collect();
     Ok(QueryResult::rows(StatementKind::Describe, vec!["PLAN_TABLE_OUTPUT".into()], rows))

@@ -66,11 +66,7 @@ pub fn show_parameters(session: &Session, filter: Option<&str>) -> QueryResult {
                 crate::db::ParameterKind::Size { .. } => "big integer",
                 crate::db::ParameterKind::Choice(_) => "string",
             };
-            let value = if p.name == crate::db::DB_BLOCK_SIZE_PARAMETER {
-                session.db.block_size.to_string()
-            } else {
-                values.get(p.name).to_owned()
-            };
+            let value = values.get(p.name).to_owned();
             vec![Datum::string(p.name), Datum::string(ty), Datum::string(value)]
         })
         .collect();

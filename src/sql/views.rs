@@ -203,11 +203,7 @@ fn parameter(session: &Session) -> Rows {
     let rows = PARAMETERS
         .iter()
         .map(|p| {
-            let value = if p.name == crate::db::DB_BLOCK_SIZE_PARAMETER {
-                session.db.block_size.to_string()
-            } else {
-                values.get(p.name).to_owned()
-            };
+            let value = values.get(p.name).to_owned();
             vec![
                 text(p.name),
                 text(value),

@@ -67,7 +67,7 @@ impl Registry {
             sid: self.next_sid.fetch_add(1, Ordering::Relaxed),
             kind,
             // Local time, like SYSDATE.
-            logon_time: chrono::Local::now().naive_local().and_utc().timestamp(),
+            logon_time: crate::types::local_now(),
             active: AtomicBool::new(false),
             sql_text: Mutex::new(String::new()),
             stats: SessionStats::default(),

@@ -17,4 +17,4 @@ pub mod encoding;
 mod value;
 
 pub use datatype::{DataType, MAX_NUMBER_DIGITS, MAX_STRING_BYTES};
-pub use value::{Datum, Value, format_date, parse_date};
+pub use value::{Datum, Value, format_date, local_now, parse_date};

@@ -265,6 +265,11 @@ pub fn push_int(out: &mut String, i: i64) {
 /// The default date format, lioscope's NLS_DATE_FORMAT: `YYYY-MM-DD HH24:MI:SS`.
 pub const DEFAULT_DATE_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
 
+/// Now in local time, as Oracle's SYSDATE and a DATE hold it (a DATE has no time zone).
+pub fn local_now() -> i64 {
+    chrono::Local::now().naive_local().and_utc().timestamp()
+}
+
 /// Shows a DATE in the default format.
 pub fn format_date(seconds: i64) -> String {
     match DateTime::from_timestamp(seconds, 0) {
