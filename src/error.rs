@@ -7,6 +7,8 @@
 //!   files are not what they should be, or are in use; the message names the file and,
 //!   for a block, its address.
 //! - `Io`: the operating system refused a read or write; the message names the file.
+//! - `UndoFailed`: a statement failed and removing what it had stored failed too; the
+//!   table may hold part of the statement's rows. Both errors are kept.
 //!
 //! Broken internal invariants are not errors: they `assert!` with a message that states
 //! the invariant.
@@ -66,6 +68,10 @@ pub enum Error {
     /// The operating system refused an operation on a file.
     #[error("{operation} {path}: {source}")]
     Io { operation: &'static str, path: PathBuf, source: std::io::Error },
+
+    /// A failed statement whose rows could not all be removed again.
+    #[error("{statement}; and undoing the statement failed: {undo}")]
+    UndoFailed { statement: Box<Error>, undo: Box<Error> },
 }
 
 fn at(position: &Option<String>) -> String {

@@ -122,15 +122,10 @@ fn with_inserter(
     let mut inserter = Inserter::new(&ctx, table)?;
     match fill(&mut inserter) {
         Ok(()) => inserter.finish(),
-        Err(e) => {
-            if let Err(undo) = inserter.rollback() {
-                return Err(Error::InvalidValue {
-                    context: table.name.clone(),
-                    message: format!("{e}; and undoing the statement failed: {undo}"),
-                });
-            }
-            Err(e)
-        }
+        Err(e) => match inserter.rollback() {
+            Ok(()) => Err(e),
+            Err(undo) => Err(Error::UndoFailed { statement: Box::new(e), undo: Box::new(undo) }),
+        },
     }
 }
 

@@ -36,12 +36,15 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
 }
 
 /// Replaces `path` with `contents` so that a crash leaves either the old or the new file:
-/// writes a temporary file beside it, syncs it, then renames it over `path`.
+/// writes a temporary file beside it, syncs it, renames it over `path`, then syncs the
+/// directory so that the rename itself survives a crash.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = Path::new(&tmp);
     std::fs::write(tmp, contents).map_err(|e| Error::io("write", tmp, e))?;
     std::fs::File::open(tmp).and_then(|f| f.sync_all()).map_err(|e| Error::io("sync", tmp, e))?;
-    std::fs::rename(tmp, path).map_err(|e| Error::io("rename", path, e))
+    std::fs::rename(tmp, path).map_err(|e| Error::io("rename", path, e))?;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io("sync", dir, e))
 }
