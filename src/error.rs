@@ -7,6 +7,8 @@
 //!   files are not what they should be, or are in use; the message names the file and,
 //!   for a block, its address.
 //! - `Io`: the operating system refused a read or write; the message names the file.
+//! - transactions (`SnapshotTooOld`, `UndoSpace`, `Deadlock`, `Transaction`): the
+//!   statement failed as a whole and changed nothing; the transaction is still open.
 //! - `UndoFailed`: a statement failed and removing what it had stored failed too; the
 //!   table may hold part of the statement's rows. Both errors are kept.
 //!
@@ -68,6 +70,24 @@ pub enum Error {
     /// The operating system refused an operation on a file.
     #[error("{operation} {path}: {source}")]
     Io { operation: &'static str, path: PathBuf, source: std::io::Error },
+
+    /// A consistent read needed undo that has been overwritten (Oracle's ORA-01555).
+    #[error("snapshot too old: {reason}")]
+    SnapshotTooOld { reason: String },
+
+    /// The undo tablespace has no room for a transaction's undo (Oracle's ORA-30036).
+    #[error("unable to extend undo: {reason}")]
+    UndoSpace { reason: String },
+
+    /// Waiting for a row lock would close a cycle of waiting transactions (ORA-00060);
+    /// the statement that would have waited is rolled back, its transaction stays open.
+    #[error("deadlock detected while waiting for a row lock: {cycle}")]
+    Deadlock { cycle: String },
+
+    /// COMMIT, ROLLBACK TO, SET TRANSACTION or a savepoint name that makes no sense in the
+    /// session's transaction state.
+    #[error("{message}")]
+    Transaction { message: String },
 
     /// A failed statement whose rows could not all be removed again.
     #[error("{statement}; and undoing the statement failed: {undo}")]

@@ -33,6 +33,7 @@ pub mod sql;
 pub mod exec;
 pub mod access;
 pub mod buffer;
+pub mod txn;
 pub mod storage;
 pub mod catalog;
 pub mod types;

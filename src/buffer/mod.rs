@@ -40,10 +40,12 @@
 mod arena;
 mod guard;
 mod latch;
+mod versions;
 
 pub use arena::{Arena, BLOCK_ALIGN};
 pub use guard::{PinnedRun, ReadGuard, WriteGuard};
 pub use latch::LatchTotals;
+pub use versions::{CrVersion, MAX_VERSIONS};
 
 use crate::error::{Error, Result};
 use crate::stats::{SessionStats, Stat, WaitEvent};

@@ -85,6 +85,8 @@ pub struct DbInner {
     pub(crate) table_locks: Mutex<HashMap<u32, Arc<TableLocks>>>,
     /// The system change number, advanced by every change.
     pub(crate) scn: AtomicU64,
+    /// The undo tablespace.
+    pub(crate) undo: crate::txn::undo::Undo,
     /// Holds an exclusive `flock` on the directory's lock file while the database is open.
     _lock: std::fs::File,
 }
@@ -177,6 +179,7 @@ impl Database {
             parameters: RwLock::new(parameters),
             datafiles,
             table_locks: Mutex::new(HashMap::new()),
+            undo: crate::txn::undo::Undo {},
             _lock: lock,
         };
         Ok(Database { inner: Arc::new(inner) })

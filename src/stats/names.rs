@@ -60,6 +60,25 @@ statistics! {
     RowsInserted => "rows inserted", 1;
     CpuUsedBySession => "CPU used by this session", 1;
     DbTime => "DB time", 1;
+    RowsUpdated => "rows updated", 1;
+    RowsDeleted => "rows deleted", 1;
+    UserCommits => "user commits", 1;
+    UserRollbacks => "user rollbacks", 1;
+    ConsistentChanges => "consistent changes", 8;
+    CrBlocksCreated => "CR blocks created", 8;
+    CrUndoRecordsApplied => "data blocks consistent reads - undo records applied", 128;
+    ConsistentGetsExamination => "consistent gets - examination", 8;
+    NoWorkConsistentReadGets => "no work - consistent read gets", 128;
+    CleanoutsOnlyConsistentReadGets => "cleanouts only - consistent read gets", 128;
+    CleanoutsAndRollbacksConsistentReadGets => "cleanouts and rollbacks - consistent read gets", 128;
+    ImmediateCrCleanouts => "immediate (CR) block cleanout applications", 128;
+    CommitCleanouts => "commit cleanouts", 128;
+    CommitCleanoutsCompleted => "commit cleanouts successfully completed", 128;
+    TransactionTablesCrUndoRecordsApplied => "transaction tables consistent reads - undo records applied", 128;
+    UndoChangeVectorSize => "undo change vector size", 128;
+    RollbackChangesUndoRecordsApplied => "rollback changes - undo records applied", 128;
+    EnqueueWaits => "enqueue waits", 4;
+    EnqueueDeadlocks => "enqueue deadlocks", 4;
 }
 
 impl Stat {
@@ -104,6 +123,7 @@ wait_events! {
     DbFileParallelWrite => "db file parallel write", "System I/O";
     DirtyBufferWriteOnEviction => "dirty buffer write on eviction", "User I/O";
     ControlFileParallelWrite => "control file parallel write", "System I/O";
+    EnqTxRowLockContention => "enq: TX - row lock contention", "Application";
 }
 
 impl WaitEvent {

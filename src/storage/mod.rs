@@ -9,6 +9,7 @@
 pub mod block;
 pub mod control;
 pub mod datafile;
+pub mod itl;
 pub mod row;
 pub mod segment;
 

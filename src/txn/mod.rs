@@ -1,0 +1,71 @@
+//! Transactions: the system change number, transaction ids, undo, row locks and
+//! consistent reads.
+//!
+//! - [`Xid`] names a transaction by the undo segment and transaction-table slot it
+//!   occupies (and the slot's wrap, its incarnation); [`Uba`] addresses one undo record.
+//! - [`undo`]: the undo tablespace: undo segments, each a header block holding a
+//!   transaction table and a ring of undo blocks, all read and written through the
+//!   buffer cache like table blocks.
+//!
+//! A change to a table block goes: take (or reuse) an ITL slot for the transaction,
+//! write an undo record holding the before-image and the ITL slot's previous contents,
+//! point the ITL slot at that record, change the row and stamp its lock byte with the
+//! slot. Commit takes an SCN and marks the transaction-table slot; the ITL slots are
+//! stamped later ("cleaned out") by whoever visits the block next.
+
+pub mod undo;
+
+/// A transaction id: undo segment number (1-based; 0 means "no transaction"), slot in
+/// that segment's transaction table, and the slot's wrap (incremented each time the slot
+/// is reused, so an old xid never names a newer transaction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Xid {
+    pub usn: u16,
+    pub slot: u16,
+    pub wrap: u32,
+}
+
+impl Xid {
+    /// The null xid of a free ITL slot.
+    pub const NONE: Xid = Xid { usn: 0, slot: 0, wrap: 0 };
+
+    pub fn is_none(&self) -> bool {
+        self.usn == 0
+    }
+}
+
+impl std::fmt::Display for Xid {
+    /// Oracle's notation: `usn.slot.wrap`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.usn, self.slot, self.wrap)
+    }
+}
+
+/// An undo record address: the undo block, the block's sequence (incremented each time
+/// the block is reused, so an address into overwritten undo is detected), and the record
+/// index inside the block. A zero block address means "no record".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Uba {
+    pub rdba: u32,
+    pub seq: u16,
+    pub record: u8,
+}
+
+impl Uba {
+    pub const NONE: Uba = Uba { rdba: 0, seq: 0, record: 0 };
+
+    pub fn is_none(&self) -> bool {
+        self.rdba == 0
+    }
+}
+
+/// What a transaction table says of a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnStatus {
+    /// Not ended: its changes are uncommitted.
+    Active,
+    /// Ended at `scn` (a rolled-back transaction ends like a committed one, its changes
+    /// having been undone first). `upper_bound`: the slot has been reused since, so only
+    /// an upper bound of the commit SCN is known.
+    Committed { scn: u64, upper_bound: bool },
+}
