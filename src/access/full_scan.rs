@@ -166,6 +166,7 @@ impl<'t> FullScan<'t> {
         let rdba = guard.rdba();
         crate::buffer::BufferCache::count_consistent_get(ctx.stats);
         ctx.stats.add(Stat::TableScanBlocksGotten, 1);
+        let guard = crate::txn::cr::consistent_block(ctx, guard, ctx.reader)?;
         let header = BlockHeader(&guard);
         if header.block_type() != Some(BlockType::TableData) || header.object_id() != self.table.object_id {
             return Err(ctx.corrupt(

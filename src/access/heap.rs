@@ -25,6 +25,9 @@ use crate::stats::Stat;
 use crate::storage::block::{self, DEFAULT_ITL_SLOTS, DataBlock, DataBlockMut, HEADER_LEN, ITL_LEN};
 use crate::storage::row::{self, PieceAddr};
 use crate::storage::segment::SegmentMap;
+use crate::storage::itl::{self, Itl};
+use crate::txn::Xid;
+use crate::txn::change::{BlockUndo, Obstacle, UndoKind, take_itl};
 use crate::types::Datum;
 use std::sync::Arc;
 
@@ -55,10 +58,27 @@ pub struct Inserter<'a> {
     /// Where a row too long for one block is encoded before it is cut into pieces.
     row_buf: Vec<u8>,
     rows: u64,
+    /// The transaction the rows belong to.
+    xid: Xid,
+    /// The block rows are going into, its ITL slot for the transaction and the first slot
+    /// the statement filled in it; its rows are handed to the transaction (locked through
+    /// the ITL slot, with one undo record) when the statement leaves the block.
+    open: Option<OpenBlock>,
+    /// Whether the old last block's rows have been handed to the transaction.
+    old_last_handed_over: bool,
+}
+
+/// A block the statement is filling.
+#[derive(Debug, Clone, Copy)]
+struct OpenBlock {
+    rdba: u32,
+    itl: usize,
+    first_slot: u16,
+    prev_itl: Itl,
 }
 
 impl<'a> Inserter<'a> {
-    pub fn new(ctx: &'a AccessContext<'a>, table: &'a TableDef) -> Result<Inserter<'a>> {
+    pub fn new(ctx: &'a AccessContext<'a>, table: &'a TableDef, xid: Xid) -> Result<Inserter<'a>> {
         let locks = ctx.db.table_locks(table.object_id);
         let writer = locks.writer.lock_arc();
         let map = super::segments::read_map(ctx, table)?;
@@ -85,6 +105,9 @@ impl<'a> Inserter<'a> {
             reserve: ctx.db.block_size * usize::from(table.pctfree) / 100,
             row_buf: Vec::new(),
             rows: 0,
+            xid,
+            open: None,
+            old_last_handed_over: false,
         })
     }
 
@@ -119,11 +142,15 @@ impl<'a> Inserter<'a> {
         let mut guard = self.take_current()?;
         // PCTFREE keeps room in blocks that hold rows; an empty block takes any row that fits.
         let reserve = if DataBlock(&guard).row_count() == 0 { 0 } else { self.reserve };
-        let slot = match DataBlockMut(&mut guard).insert_piece_with(len, reserve, &write) {
+        let opened = self.open_block(&mut guard);
+        let fitted = if opened { DataBlockMut(&mut guard).insert_piece_with(len, reserve, &write) } else { None };
+        let slot = match fitted {
             Some(slot) => slot,
             None => {
+                self.hand_over(&mut guard)?;
                 drop(guard);
                 guard = self.format_next_block()?;
+                assert!(self.open_block(&mut guard), "a new block has free ITL slots");
                 DataBlockMut(&mut guard)
                     .insert_piece_with(len, 0, &write)
                     .expect("a row that fits an empty block fits a freshly formatted one")
@@ -132,6 +159,68 @@ impl<'a> Inserter<'a> {
         self.hide_until_finished(&mut guard, slot);
         block::set_scn(&mut guard, self.ctx.scn);
         self.keep(guard);
+        Ok(())
+    }
+
+    /// Makes `guard`'s block the open one, taking an ITL slot for the transaction (marked
+    /// with no undo yet: the statement's rows stay hidden by their lock byte until handed
+    /// over). False if every ITL slot is held by another active transaction.
+    fn open_block(&mut self, guard: &mut WriteGuard<'a>) -> bool {
+        if self.open.is_some_and(|o| o.rdba == guard.rdba()) {
+            return true;
+        }
+        let enqueues = &self.ctx.db.enqueues;
+        let index = match take_itl(guard, self.xid, |x| enqueues.is_active(x)) {
+            Ok(index) => index,
+            Err(Obstacle::Busy(_)) => return false,
+        };
+        let prev_itl = itl::get(guard, index);
+        if prev_itl.xid != self.xid {
+            itl::put(guard, index, &Itl { xid: self.xid, ..Itl::default() });
+        }
+        let first_slot = DataBlock(guard).row_count() as u16;
+        self.open = Some(OpenBlock { rdba: guard.rdba(), itl: index, first_slot, prev_itl });
+        true
+    }
+
+    /// Hands the rows the statement put into the open block (held in `guard`) to the
+    /// transaction: one undo record for the slots filled, the ITL slot pointed at it, and
+    /// each row locked through the slot.
+    fn hand_over(&mut self, guard: &mut WriteGuard<'a>) -> Result<()> {
+        let Some(open) = self.open.take() else { return Ok(()) };
+        debug_assert_eq!(open.rdba, guard.rdba(), "the open block is the one held");
+        let rows = DataBlock(guard).row_count() as u16;
+        if self.old_last_block.is_some_and(|(rdba, _)| rdba == open.rdba) {
+            self.old_last_handed_over = true;
+        }
+        if rows == open.first_slot {
+            itl::put(guard, open.itl, &open.prev_itl);
+            return Ok(());
+        }
+        let mut body = Vec::with_capacity(64);
+        BlockUndo {
+            kind: UndoKind::InsertedSlots,
+            itl: open.itl as u8,
+            slot: open.first_slot,
+            slot_end: rows,
+            object_id: self.table.object_id,
+            rdba: open.rdba,
+            prev_itl: open.prev_itl,
+            before: &[],
+        }
+        .encode(&mut body);
+        let uba = self.ctx.db.undo.append(self.ctx, self.xid, &body)?;
+        let lock = open.itl as u8 + 1;
+        let mut blk = DataBlockMut(guard);
+        for slot in open.first_slot..rows {
+            if DataBlock(blk.0).row_offset(usize::from(slot)) != 0 {
+                blk.set_lock(usize::from(slot), lock);
+            }
+        }
+        let held = if open.prev_itl.xid == self.xid { open.prev_itl.lock_count } else { 0 };
+        let lock_count = held.saturating_add((rows - open.first_slot).min(255) as u8);
+        itl::put(guard, open.itl, &Itl { xid: self.xid, uba, commit_scn: 0, flags: 0, lock_count });
+        self.ctx.db.cache.cap_cr_versions(open.rdba, self.ctx.db.current_scn() + 1);
         Ok(())
     }
 
@@ -160,9 +249,7 @@ impl<'a> Inserter<'a> {
     /// high-water mark) are locked until the statement ends; newer blocks are above the
     /// published high-water mark and invisible anyway.
     fn hide_until_finished(&self, guard: &mut WriteGuard<'a>, slot: u16) {
-        if self.old_last_block.is_some_and(|(rdba, _)| rdba == guard.rdba()) {
-            DataBlockMut(guard).set_lock(slot as usize, row::LOCK_INSERT_IN_PROGRESS);
-        }
+        DataBlockMut(guard).set_lock(slot as usize, row::LOCK_INSERT_IN_PROGRESS);
     }
 
     /// The block rows go into, got in current mode: the last block below the high-water
@@ -213,9 +300,11 @@ impl<'a> Inserter<'a> {
         let stream = &piece[row::PIECE_HEADER..];
         let per_piece = row::fragment_overhead(true) + 2;
         let mut head = self.take_current()?;
-        if DataBlock(&head).free_space() < per_piece + 1 {
+        if DataBlock(&head).free_space() < per_piece + 1 + ITL_LEN || !self.open_block(&mut head) {
+            self.hand_over(&mut head)?;
             drop(head);
             head = self.format_next_block()?;
+            assert!(self.open_block(&mut head), "a new block has free ITL slots");
         }
         let head_room = DataBlock(&head).free_space() - per_piece;
         let full_room = self.empty_block_capacity() - per_piece;
@@ -248,6 +337,7 @@ impl<'a> Inserter<'a> {
             }
             block::set_scn(target, self.ctx.scn);
         }
+        self.hand_over(&mut blocks[0])?;
         self.current = addrs.last().map(|a| a.rdba);
         Ok(())
     }
@@ -266,17 +356,16 @@ impl<'a> Inserter<'a> {
     /// Ends the statement: unlocks its rows in the old last block and publishes the new
     /// high-water mark.
     pub fn finish(mut self) -> Result<u64> {
-        self.held = None;
+        let held = self.held.take();
+        if let Some(open) = self.open {
+            let mut guard = match held {
+                Some(guard) if guard.rdba() == open.rdba => guard,
+                _ => self.ctx.db.cache.current_get(self.ctx.stats, open.rdba)?,
+            };
+            self.hand_over(&mut guard)?;
+        }
         let locks = self.locks.clone();
         let _publish = locks.visibility.write();
-        if let Some((rdba, old_rows)) = self.old_last_block {
-            let mut guard = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
-            let rows = DataBlock(&guard).row_count();
-            let mut blk = DataBlockMut(&mut guard);
-            for slot in old_rows..rows {
-                blk.set_lock(slot, 0);
-            }
-        }
         self.write_header(self.map.hwm)?;
         Ok(self.rows)
     }
@@ -289,7 +378,14 @@ impl<'a> Inserter<'a> {
         let _undo = locks.visibility.write();
         if let Some((rdba, rows)) = self.old_last_block {
             let mut guard = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
-            DataBlockMut(&mut guard).truncate_rows(rows);
+            if self.old_last_handed_over {
+                // The rows are the transaction's now: the statement's undo removes them.
+            } else {
+                DataBlockMut(&mut guard).truncate_rows(rows);
+                if let Some(open) = self.open.filter(|o| o.rdba == rdba) {
+                    itl::put(&mut guard, open.itl, &open.prev_itl);
+                }
+            }
         }
         self.write_header(self.original_hwm)
     }

@@ -15,7 +15,8 @@
 
 pub mod full_scan;
 pub mod heap;
-mod row_view;
+pub mod modify;
+pub mod row_view;
 pub mod segments;
 
 pub use row_view::{BlockBatch, BlockRow, RowAccess, WalkedRow};
@@ -33,6 +34,8 @@ pub struct AccessContext<'a> {
     pub multiblock_read_count: u32,
     /// SCN stamped into blocks this statement changes.
     pub scn: u64,
+    /// The snapshot this statement reads as of, and its session's transaction.
+    pub reader: crate::txn::cr::Reader,
 }
 
 impl AccessContext<'_> {

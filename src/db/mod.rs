@@ -87,6 +87,10 @@ pub struct DbInner {
     pub(crate) scn: AtomicU64,
     /// The undo tablespace.
     pub(crate) undo: crate::txn::undo::Undo,
+    /// Active transactions, for row lock waits.
+    pub(crate) enqueues: crate::txn::enqueue::Enqueues,
+    /// Serialises the end of transactions with the publication of their SCN.
+    commit_lock: Mutex<()>,
     /// Holds an exclusive `flock` on the directory's lock file while the database is open.
     _lock: std::fs::File,
 }
@@ -180,6 +184,8 @@ impl Database {
             datafiles,
             table_locks: Mutex::new(HashMap::new()),
             undo: crate::txn::undo::Undo {},
+            enqueues: Default::default(),
+            commit_lock: Mutex::new(()),
             _lock: lock,
         };
         Ok(Database { inner: Arc::new(inner) })
@@ -231,9 +237,21 @@ impl DbInner {
         self.table_locks.lock().entry(object_id).or_default().clone()
     }
 
-    /// Advances and returns the SCN.
-    pub(crate) fn next_scn(&self) -> u64 {
-        self.scn.fetch_add(1, Ordering::Relaxed) + 1
+    /// The SCN a statement starting now reads as of: every transaction ended at or
+    /// before it is recorded as ended.
+    pub(crate) fn current_scn(&self) -> u64 {
+        self.scn.load(Ordering::Acquire)
+    }
+
+    /// Ends transaction `xid` at a new SCN: records the end in its transaction table,
+    /// then publishes the SCN, then wakes the sessions waiting for its row locks.
+    pub(crate) fn end_transaction(&self, ctx: &crate::access::AccessContext<'_>, xid: crate::txn::Xid) -> Result<u64> {
+        let _serial = self.commit_lock.lock();
+        let scn = self.scn.load(Ordering::Acquire) + 1;
+        self.undo.commit(ctx, xid, scn)?;
+        self.scn.store(scn, Ordering::Release);
+        self.enqueues.end(xid);
+        Ok(scn)
     }
 }
 

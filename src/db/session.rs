@@ -23,6 +23,10 @@ pub enum StatementKind {
     Query,
     /// INSERT or COPY: `rows_affected` rows were added.
     Insert,
+    /// UPDATE or DELETE: `rows_affected` rows were changed.
+    Change,
+    /// COMMIT, ROLLBACK, SAVEPOINT, SET TRANSACTION.
+    Transaction,
     /// CREATE, DROP, TRUNCATE.
     Ddl,
     /// ALTER SESSION, ALTER SYSTEM.
@@ -79,6 +83,10 @@ pub struct Session {
     /// Shared with the registry, which reads the statistics for `v$sesstat` and `v$sysstat`.
     pub(crate) info: Arc<SessionInfo>,
     pub(crate) state: Mutex<SessionState>,
+    /// The session's transaction (one statement at a time uses it).
+    pub(crate) txn: std::cell::RefCell<crate::txn::transaction::Transaction>,
+    /// Whether each successful statement that changes data commits at once.
+    autocommit: Cell<bool>,
     /// Makes `Session` `!Sync` (while still `Send`): only one thread writes its statistics.
     _one_thread_at_a_time: PhantomData<Cell<()>>,
 }
@@ -97,6 +105,8 @@ impl Session {
             db,
             info,
             state: Mutex::new(SessionState { overrides: Vec::new(), progress: None, random_seed: seed }),
+            txn: Default::default(),
+            autocommit: Cell::new(true),
             _one_thread_at_a_time: PhantomData,
         }
     }
@@ -122,6 +132,21 @@ impl Session {
     /// Runs a query; the same as [`Session::execute`], named for readability.
     pub fn query(&self, sql: &str) -> Result<QueryResult> {
         self.execute(sql)
+    }
+
+    /// Whether each statement that changes data commits when it succeeds. On by default
+    /// for the library (as JDBC connections); the shell turns it off (as SQL*Plus).
+    pub fn autocommit(&self) -> bool {
+        self.autocommit.get()
+    }
+
+    pub fn set_autocommit(&self, on: bool) {
+        self.autocommit.set(on);
+    }
+
+    /// Whether the session has a transaction with uncommitted changes.
+    pub fn in_transaction(&self) -> bool {
+        self.txn.borrow().is_active()
     }
 
     /// This session's id (`SID` in `v$session`).
@@ -161,11 +186,18 @@ impl Session {
     /// The access context for this session's next statement.
     pub(crate) fn access_context(&self) -> AccessContext<'_> {
         let mbrc = self.parameter_u64(params::MBRC) as u32;
+        let now = self.db.current_scn();
+        let mut txn = self.txn.borrow_mut();
+        let snapshot = match txn.isolation {
+            crate::txn::transaction::Isolation::ReadCommitted => now,
+            _ => *txn.snapshot.get_or_insert(now),
+        };
         AccessContext {
             db: &self.db,
             stats: &self.info.stats,
             multiblock_read_count: mbrc,
-            scn: self.db.scn.load(Ordering::Relaxed),
+            scn: now,
+            reader: crate::txn::cr::Reader { snapshot, own: txn.xid },
         }
     }
 }
@@ -180,6 +212,12 @@ fn add_time_and_centiseconds(stats: &SessionStats, model: TimeModel, centisecond
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if self.in_transaction() {
+            let ctx = self.access_context();
+            if let Err(e) = self.txn.borrow_mut().rollback(&ctx) {
+                eprintln!("lioscope: rolling back the transaction of session {}: {e}", self.info.sid);
+            }
+        }
         self.db.registry.unregister(self.info.sid);
     }
 }

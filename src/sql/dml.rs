@@ -119,7 +119,8 @@ fn with_inserter(
     fill: impl FnOnce(&mut Inserter<'_>) -> Result<()>,
 ) -> Result<u64> {
     let ctx = session.access_context();
-    let mut inserter = Inserter::new(&ctx, table)?;
+    let xid = session.txn.borrow_mut().xid(&ctx, session.sid())?;
+    let mut inserter = Inserter::new(&ctx, table, xid)?;
     match fill(&mut inserter) {
         Ok(()) => inserter.finish(),
         Err(e) => match inserter.rollback() {
@@ -153,12 +154,11 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
         }
         _ => insert_select(session, &shape, source)?,
     };
-    Ok(inserted(session, rows))
+    Ok(inserted(rows))
 }
 
-/// The result of a statement that inserted `rows` rows (the change advances the SCN).
-fn inserted(session: &Session, rows: u64) -> QueryResult {
-    session.db.next_scn();
+/// The result of a statement that inserted `rows` rows.
+fn inserted(rows: u64) -> QueryResult {
     let message = if rows == 1 { "1 row created.".into() } else { format!("{rows} rows created.") };
     QueryResult {
         kind: StatementKind::Insert,
@@ -269,7 +269,7 @@ pub fn copy(session: &Session, stmt: CopyStatement<'_>) -> Result<QueryResult> {
     });
     session.state.lock().progress = progress;
     let rows = result?;
-    Ok(inserted(session, rows))
+    Ok(inserted(rows))
 }
 
 fn load_csv<R: std::io::Read>(

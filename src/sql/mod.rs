@@ -12,6 +12,8 @@ pub mod bind;
 mod csv_records;
 mod ddl;
 mod dml;
+mod modify;
+mod transaction;
 pub mod expr;
 pub mod front;
 pub mod functions;
@@ -99,15 +101,30 @@ fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Re
     }
     match statement {
         Statement::Query(q) => run_query(session, q),
-        Statement::Insert(insert) => dml::insert(session, insert),
-        Statement::Copy { source, to, target, options, legacy_options, values } => {
+        Statement::Insert(insert) => transaction::statement(session, || dml::insert(session, insert)),
+        Statement::Copy { source, to, target, options, legacy_options, values } => transaction::statement(session, || {
             dml::copy(session, dml::CopyStatement { source, to: *to, target, options, legacy_options, values })
+        }),
+        Statement::Update(update) => transaction::statement(session, || modify::update(session, update)),
+        Statement::Delete(delete) => transaction::statement(session, || modify::delete(session, delete)),
+        Statement::Commit { chain: false, .. } => transaction::commit(session),
+        Statement::Rollback { chain: false, savepoint } => transaction::rollback(session, savepoint.as_ref()),
+        Statement::Savepoint { name } => transaction::savepoint(session, name),
+        Statement::Set(ast::Set::SetTransaction { modes, snapshot: None, session: false }) => {
+            transaction::set_transaction(session, modes)
         }
-        Statement::CreateTable(create) => ddl::create_table(session, create, pctfree),
+        Statement::CreateTable(create) => {
+            transaction::implicit_commit(session)?;
+            ddl::create_table(session, create, pctfree)
+        }
         Statement::Drop { object_type, if_exists, names, cascade, purge, .. } => {
+            transaction::implicit_commit(session)?;
             ddl::drop(session, *object_type, *if_exists, names, *cascade, *purge)
         }
-        Statement::Truncate(t) => ddl::truncate(session, t),
+        Statement::Truncate(t) => {
+            transaction::implicit_commit(session)?;
+            ddl::truncate(session, t)
+        }
         Statement::Explain { statement, analyze: false, .. } => explain(session, statement),
         other => {
             let text = other.to_string();

@@ -585,7 +585,7 @@ fn unsupported(construct: String, at: &impl Spanned) -> Error {
 }
 
 /// Flattens a tree of ANDs.
-fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+pub(crate) fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
     match e {
         ast::Expr::BinaryOp { left, op: BinaryOperator::And, right } => {
             split_and(left, out);
@@ -601,7 +601,7 @@ fn is_ident(e: &ast::Expr, name: &str) -> bool {
 }
 
 /// `ROWNUM <= n`, `ROWNUM < n`, `n >= ROWNUM`, `n > ROWNUM`: the row limit n.
-fn rownum_limit(e: &ast::Expr) -> Result<Option<u64>> {
+pub(crate) fn rownum_limit(e: &ast::Expr) -> Result<Option<u64>> {
     let ast::Expr::BinaryOp { left, op, right } = e else { return Ok(None) };
     let (op, bound) = if is_ident(left, "ROWNUM") {
         (op.clone(), right)

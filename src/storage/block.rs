@@ -238,6 +238,14 @@ impl<'a> DataBlock<'a> {
     }
 }
 
+/// The stored length of the row piece at `offset` (one the block's directory points at).
+/// A piece that does not walk within the block (corrupt) counts as reaching its end, so
+/// space accounting never finds room that is not there.
+fn stored_len_at(block: &[u8], offset: usize) -> usize {
+    let rest = block.len().saturating_sub(offset);
+    block.get(offset..).and_then(super::row::RowPiece::new).and_then(|p| p.stored_len()).unwrap_or(rest).min(rest)
+}
+
 /// Write access to a table data block.
 pub struct DataBlockMut<'a>(pub &'a mut [u8]);
 
@@ -287,6 +295,98 @@ impl DataBlockMut<'_> {
         let offset = view.row_offset(slot);
         assert!(offset != 0 && offset + 1 < self.0.len(), "set_lock targets a stored row piece");
         self.0[offset + 1] = lock;
+    }
+
+    /// Replaces the piece in `slot` with one of `len` bytes that `write` writes: in place
+    /// when it is no longer than the stored piece, else in free space (compacting the
+    /// block first if only scattered free space is left). Returns false, changing
+    /// nothing, if the block cannot hold it.
+    pub fn replace_piece(&mut self, slot: usize, len: usize, write: impl FnOnce(&mut [u8])) -> bool {
+        let view = DataBlock(self.0);
+        assert!(slot < view.row_count(), "replace_piece targets a slot of the row directory");
+        let old = view.row_offset(slot);
+        let old_len = if old == 0 { 0 } else { stored_len_at(self.0, old) };
+        if old != 0 && len <= old_len {
+            write(&mut self.0[old..old + len]);
+            return true;
+        }
+        if DataBlock(self.0).free_space() < len {
+            let reclaimable = self.compacted_free_space() + old_len;
+            if reclaimable < len {
+                return false;
+            }
+            self.set_row_offset(slot, 0);
+            self.compact();
+        }
+        let top = DataBlock(self.0).row_top() - len;
+        write(&mut self.0[top..top + len]);
+        self.set_row_offset(slot, top);
+        put_u16(self.0, OFF_ROW_TOP, top as u16);
+        true
+    }
+
+    /// Whether [`Self::replace_piece`] would find room for a piece of `len` bytes in `slot`.
+    pub fn can_replace(&self, slot: usize, len: usize) -> bool {
+        let view = DataBlock(self.0);
+        let old = view.row_offset(slot);
+        let old_len = if old == 0 { 0 } else { stored_len_at(self.0, old) };
+        len <= old_len || view.free_space() >= len || self.compacted_free_space() + old_len >= len
+    }
+
+    /// Empties `slot`: the directory entry stays (slots are never renumbered) and reads 0.
+    pub fn empty_slot(&mut self, slot: usize) {
+        assert!(slot < DataBlock(self.0).row_count(), "empty_slot targets a slot of the row directory");
+        self.set_row_offset(slot, 0);
+    }
+
+    fn set_row_offset(&mut self, slot: usize, offset: usize) {
+        let at = DataBlock(self.0).directory_start() + 2 * slot;
+        put_u16(self.0, at, offset as u16);
+    }
+
+    /// Free bytes the block would have after [`Self::compact`].
+    fn compacted_free_space(&self) -> usize {
+        let view = DataBlock(self.0);
+        let used: usize =
+            (0..view.row_count()).map(|s| view.row_offset(s)).filter(|&o| o != 0).map(|o| stored_len_at(self.0, o)).sum();
+        (self.0.len() - view.directory_end()).saturating_sub(used)
+    }
+
+    /// Moves every stored piece to the end of the block, without gaps: the space left by
+    /// pieces that were replaced elsewhere becomes free space again. Slots keep their
+    /// numbers.
+    pub fn compact(&mut self) {
+        let view = DataBlock(self.0);
+        let mut pieces: Vec<(usize, Vec<u8>)> = (0..view.row_count())
+            .filter(|&s| view.row_offset(s) != 0)
+            .map(|s| {
+                let off = view.row_offset(s);
+                (s, self.0[off..off + stored_len_at(self.0, off)].to_vec())
+            })
+            .collect();
+        pieces.sort_by_key(|(s, _)| *s);
+        let mut top = self.0.len();
+        for (slot, bytes) in pieces {
+            top -= bytes.len();
+            self.0[top..top + bytes.len()].copy_from_slice(&bytes);
+            self.set_row_offset(slot, top);
+        }
+        put_u16(self.0, OFF_ROW_TOP, top as u16);
+    }
+
+    /// Adds one ITL slot if the free space allows (the row directory moves down by one
+    /// slot's size; rows stay). Returns whether it did.
+    pub fn grow_itl(&mut self) -> bool {
+        let view = DataBlock(self.0);
+        let count = self.0[OFF_ITL_COUNT];
+        if view.free_space() < ITL_LEN || count == u8::MAX {
+            return false;
+        }
+        let (start, end) = (view.directory_start(), view.directory_end());
+        self.0.copy_within(start..end, start + ITL_LEN);
+        self.0[start..start + ITL_LEN].fill(0);
+        self.0[OFF_ITL_COUNT] = count + 1;
+        true
     }
 
     /// Removes the newest rows so that `row_count` remain: undoes inserts of a failed

@@ -13,6 +13,10 @@
 //! slot. Commit takes an SCN and marks the transaction-table slot; the ITL slots are
 //! stamped later ("cleaned out") by whoever visits the block next.
 
+pub mod change;
+pub mod cr;
+pub mod enqueue;
+pub mod transaction;
 pub mod undo;
 
 /// A transaction id: undo segment number (1-based; 0 means "no transaction"), slot in

@@ -1,0 +1,204 @@
+//! Changing rows in place for UPDATE and DELETE, inside a transaction.
+//!
+//! The rows to change are found as of the statement's snapshot (consistent gets, CR
+//! clones where needed), a block at a time; then the block is got in current mode and
+//! each of those rows is locked and changed: the row's lock is checked (a row locked by
+//! another active transaction is waited for, then looked at again), the statement's
+//! decision is taken again on the current row (so an update computes from the latest
+//! committed value and no update is lost), an ITL slot is taken, the undo record
+//! written, and only then the row changed. Rows too large for one block (chained rows)
+//! are not changed by this path; such a statement fails and changes nothing.
+
+use super::AccessContext;
+use super::row_view::BlockRow;
+use crate::catalog::TableDef;
+use crate::error::{Error, Result};
+use crate::stats::Stat;
+use crate::storage::block::{self, DataBlock, DataBlockMut};
+use crate::storage::itl::{self, Itl};
+use crate::storage::row::{ColumnSpan, FLAG_DELETED, FLAGS_WHOLE, PIECE_HEADER, RowPiece, is_visible_head, locate_columns};
+use crate::txn::change::{BlockUndo, Obstacle, UndoKind, row_lock_holder, take_itl};
+use crate::txn::cr::consistent_block;
+use crate::txn::transaction::Transaction;
+use crate::types::encoding::PayloadKind;
+
+/// What to do with one row.
+pub enum RowEdit {
+    /// Leave it (it no longer qualifies).
+    Keep,
+    Delete,
+    /// Replace it with this whole-row piece (flag, lock, column count, columns).
+    Replace(Vec<u8>),
+}
+
+/// The statement-side decisions of an UPDATE or DELETE.
+pub trait RowChanges {
+    /// Whether a row (as of the snapshot) qualifies.
+    fn qualifies(&mut self, row: &BlockRow<'_>) -> Result<bool>;
+    /// What to do with the current version of a qualifying row.
+    fn edit(&mut self, row: &BlockRow<'_>) -> Result<RowEdit>;
+}
+
+/// Changes the qualifying rows of `table` (at most `limit`); returns how many changed.
+pub fn change_rows(
+    ctx: &AccessContext<'_>,
+    txn: &mut Transaction,
+    sid: u32,
+    table: &TableDef,
+    limit: Option<u64>,
+    changes: &mut dyn RowChanges,
+) -> Result<u64> {
+    let map = super::segments::read_map(ctx, table)?;
+    let kinds: Vec<PayloadKind> = table.columns.iter().map(|c| PayloadKind::from(c.data_type)).collect();
+    let mut spans = vec![ColumnSpan::NULL; kinds.len()];
+    let mut changed = 0u64;
+    let mut candidates: Vec<u16> = Vec::new();
+    let limit = limit.unwrap_or(u64::MAX);
+    for run in map.scan_runs(ctx.db.extent_blocks) {
+        for rdba in run.first..run.first + run.blocks {
+            if changed + candidates.len() as u64 >= limit {
+                return Ok(changed);
+            }
+            candidates.clear();
+            {
+                let current = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+                let guard = consistent_block(ctx, current, ctx.reader)?;
+                check_block(ctx, table, &guard)?;
+                let blk = DataBlock(&guard);
+                for slot in 0..blk.row_count() {
+                    if changed + candidates.len() as u64 >= limit {
+                        break;
+                    }
+                    let Some(row) = whole_row(ctx, &guard, rdba, slot, &kinds, &mut spans)? else { continue };
+                    if changes.qualifies(&row)? {
+                        candidates.push(slot as u16);
+                    }
+                }
+            }
+            for &slot in &candidates {
+                if change_one(ctx, txn, sid, table, rdba, usize::from(slot), &kinds, &mut spans, changes)? {
+                    changed += 1;
+                }
+            }
+        }
+    }
+    Ok(changed)
+}
+
+fn check_block(ctx: &AccessContext<'_>, table: &TableDef, bytes: &[u8]) -> Result<()> {
+    let header = block::BlockHeader(bytes);
+    if header.block_type() != Some(block::BlockType::TableData) || header.object_id() != table.object_id {
+        return Err(ctx.corrupt(header.rdba(), format!("block below the high-water mark of {} is not one of its data blocks", table.name)));
+    }
+    DataBlock(bytes).check_layout().map_err(|r| ctx.corrupt(header.rdba(), r))
+}
+
+/// The live whole row in `slot`, columns located; `None` for an empty, deleted or
+/// continuation slot. A chained row is refused.
+fn whole_row<'b>(
+    ctx: &AccessContext<'_>,
+    bytes: &'b [u8],
+    rdba: u32,
+    slot: usize,
+    kinds: &'b [PayloadKind],
+    spans: &'b mut [ColumnSpan],
+) -> Result<Option<BlockRow<'b>>> {
+    let Some(piece) = DataBlock(bytes).piece_bytes(slot) else { return Ok(None) };
+    if piece.len() < PIECE_HEADER || !is_visible_head(piece[0], piece[1]) {
+        return Ok(None);
+    }
+    if piece[0] & FLAGS_WHOLE != FLAGS_WHOLE {
+        return Err(Error::unsupported("UPDATE or DELETE of a row chained across blocks"));
+    }
+    let stream = &piece[PIECE_HEADER..];
+    spans.fill(ColumnSpan::NULL);
+    locate_columns(stream, piece[2] as usize, spans).ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
+    Ok(Some(BlockRow { stream, spans, kinds, rdba }))
+}
+
+/// Locks and changes one row in current mode; false if it no longer qualifies.
+#[allow(clippy::too_many_arguments)]
+fn change_one(
+    ctx: &AccessContext<'_>,
+    txn: &mut Transaction,
+    sid: u32,
+    table: &TableDef,
+    rdba: u32,
+    slot: usize,
+    kinds: &[PayloadKind],
+    spans: &mut [ColumnSpan],
+    changes: &mut dyn RowChanges,
+) -> Result<bool> {
+    let xid = txn.xid(ctx, sid)?;
+    loop {
+        let mut guard = ctx.db.cache.current_get(ctx.stats, rdba)?;
+        let offset = DataBlock(&guard).row_offset(slot);
+        let wait_for = row_lock_holder(&guard, offset).filter(|&h| h != xid && ctx.db.enqueues.is_active(h));
+        if let Some(holder) = wait_for {
+            drop(guard);
+            ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
+            continue;
+        }
+        let edit = match whole_row(ctx, &guard, rdba, slot, kinds, spans)? {
+            Some(row) if changes.qualifies(&row)? => changes.edit(&row)?,
+            _ => RowEdit::Keep,
+        };
+        let new_len = match &edit {
+            RowEdit::Keep => return Ok(false),
+            RowEdit::Delete => 0,
+            RowEdit::Replace(piece) => piece.len(),
+        };
+        if !DataBlockMut(&mut guard).can_replace(slot, new_len) {
+            return Err(Error::unsupported(format!(
+                "an UPDATE that makes a row of {} too long for the free space of its block (row migration)",
+                table.name
+            )));
+        }
+        let index = match take_itl(&mut guard, xid, |x| ctx.db.enqueues.is_active(x)) {
+            Ok(index) => index,
+            Err(Obstacle::Busy(holder)) => {
+                drop(guard);
+                ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
+                continue;
+            }
+        };
+        let offset = DataBlock(&guard).row_offset(slot);
+        let old_len = RowPiece::new(&guard[offset..]).and_then(|p| p.stored_len()).ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
+        let prev_itl = itl::get(&guard, index);
+        let mut body = Vec::with_capacity(old_len + 64);
+        BlockUndo {
+            kind: UndoKind::RowImage,
+            itl: index as u8,
+            slot: slot as u16,
+            slot_end: slot as u16 + 1,
+            object_id: table.object_id,
+            rdba,
+            prev_itl,
+            before: &guard[offset..offset + old_len],
+        }
+        .encode(&mut body);
+        let uba = ctx.db.undo.append(ctx, xid, &body)?;
+        let was_locked_by_us = prev_itl.xid == xid && guard[offset + 1] == index as u8 + 1;
+        let lock_count = if prev_itl.xid == xid { prev_itl.lock_count.saturating_add(u8::from(!was_locked_by_us)) } else { 1 };
+        itl::put(&mut guard, index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
+        let lock = index as u8 + 1;
+        match edit {
+            RowEdit::Keep => unreachable!("returned above"),
+            RowEdit::Delete => {
+                guard[offset] |= FLAG_DELETED;
+                guard[offset + 1] = lock;
+                ctx.stats.add(Stat::RowsDeleted, 1);
+            }
+            RowEdit::Replace(mut piece) => {
+                piece[1] = lock;
+                let placed = DataBlockMut(&mut guard).replace_piece(slot, piece.len(), |s| s.copy_from_slice(&piece));
+                assert!(placed, "can_replace said the piece fits");
+                ctx.stats.add(Stat::RowsUpdated, 1);
+            }
+        }
+        block::set_scn(&mut guard, ctx.scn);
+        ctx.db.cache.cap_cr_versions(rdba, ctx.db.current_scn() + 1);
+        txn.touched(ctx, rdba);
+        return Ok(true);
+    }
+}

@@ -1,0 +1,170 @@
+//! UPDATE and DELETE: binding the statement, then changing rows through
+//! [`crate::access::modify`] inside the session's transaction.
+//!
+//! `WHERE` may hold `ROWNUM < n` / `ROWNUM <= n` conjuncts (the row limit, as the source
+//! experiment's `WHERE ROWNUM < 1000000`); the other conjuncts filter. Each new value is
+//! computed from the current version of its row and coerced to its column's type; a
+//! value that does not fit fails the whole statement, which the caller rolls back.
+
+use super::bind::{Binder, Scope, ident_name, position_of};
+use super::expr::Expr;
+use super::functions::FunctionContext;
+use super::plan::{rownum_limit, split_and};
+use crate::access::modify::{RowChanges, RowEdit, change_rows};
+use crate::access::row_view::BlockRow;
+use crate::access::RowAccess;
+use crate::catalog::TableDef;
+use crate::db::{QueryResult, Session, StatementKind};
+use crate::error::{Error, Result};
+use crate::types::Datum;
+use sqlparser::ast;
+use std::sync::Arc;
+
+/// The table a statement changes, and its scope for binding.
+fn target(session: &Session, relation: &ast::TableFactor) -> Result<(Arc<TableDef>, Scope)> {
+    let ast::TableFactor::Table { name, alias, args: None, .. } = relation else {
+        return Err(Error::Unsupported { construct: format!("changing {relation}"), position: position_of(relation) });
+    };
+    let table_name = super::bind::function_name(name);
+    let table = session.db.catalog.table(&table_name).ok_or_else(|| Error::UnknownName {
+        kind: "table",
+        name: table_name.clone(),
+        position: position_of(name),
+    })?;
+    let mut qualifiers = vec![table.name.clone()];
+    if let Some(a) = alias {
+        qualifiers.push(ident_name(&a.name));
+    }
+    let names = table.columns.iter().map(|c| c.name.clone()).collect();
+    Ok((table, Scope { names, qualifiers, ..Default::default() }))
+}
+
+/// WHERE split into its row limit and its filter.
+fn bind_where(binder: &Binder<'_>, selection: Option<&ast::Expr>) -> Result<(Option<u64>, Vec<Expr>)> {
+    let mut conjuncts = Vec::new();
+    if let Some(e) = selection {
+        split_and(e, &mut conjuncts);
+    }
+    let mut limit: Option<u64> = None;
+    let mut filter = Vec::new();
+    for c in conjuncts {
+        match rownum_limit(c)? {
+            Some(n) => limit = Some(limit.map_or(n, |l| l.min(n))),
+            None => filter.push(binder.bind(c)?),
+        }
+    }
+    Ok((limit, filter))
+}
+
+/// The statement's side of changing rows.
+struct Changes<'s> {
+    table: &'s TableDef,
+    filter: Vec<Expr>,
+    /// (column, new value) for UPDATE; empty for DELETE.
+    assignments: Vec<(usize, Expr)>,
+    f: FunctionContext,
+}
+
+impl RowChanges for Changes<'_> {
+    fn qualifies(&mut self, row: &BlockRow<'_>) -> Result<bool> {
+        for c in &self.filter {
+            if c.eval_condition(row, &mut self.f)? != Some(true) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn edit(&mut self, row: &BlockRow<'_>) -> Result<RowEdit> {
+        if self.assignments.is_empty() {
+            return Ok(RowEdit::Delete);
+        }
+        let mut values: Vec<Datum<'_>> = (0..self.table.columns.len()).map(|i| row.column(i)).collect::<Result<_>>()?;
+        let mut new_values = Vec::with_capacity(self.assignments.len());
+        for (i, e) in &self.assignments {
+            let col = &self.table.columns[*i];
+            let v = e.eval(row, &mut self.f)?.into_owned();
+            let v = col.data_type.coerce(v, &col.name).map_err(|e| qualify(&self.table.name, e))?;
+            if v.is_null() && !col.nullable {
+                return Err(Error::value(
+                    format!("{}.{}", self.table.name, col.name),
+                    "cannot update a NOT NULL column to NULL",
+                ));
+            }
+            new_values.push((*i, v));
+        }
+        for (i, v) in new_values {
+            values[i] = v;
+        }
+        let mut piece = Vec::new();
+        crate::storage::row::encode_whole_row(&values, &mut piece);
+        Ok(RowEdit::Replace(piece))
+    }
+}
+
+fn qualify(table: &str, e: Error) -> Error {
+    match e {
+        Error::InvalidValue { context, message } => Error::InvalidValue { context: format!("{table}.{context}"), message },
+        other => other,
+    }
+}
+
+pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
+    if update.from.is_some() || update.returning.is_some() || !update.table.joins.is_empty() || update.limit.is_some() {
+        return Err(Error::Unsupported { construct: "UPDATE with FROM, joins, LIMIT or RETURNING".into(), position: position_of(&update.table) });
+    }
+    let (table, scope) = target(session, &update.table.relation)?;
+    let functions = super::function_context(session);
+    let binder = Binder { scope: &scope, now: functions.now, grouping: None };
+    let (limit, filter) = bind_where(&binder, update.selection.as_ref())?;
+    let mut assignments = Vec::new();
+    for a in &update.assignments {
+        let ast::AssignmentTarget::ColumnName(name) = &a.target else {
+            return Err(Error::Unsupported { construct: format!("assigning to {}", a.target), position: position_of(&a.value) });
+        };
+        let col = super::bind::function_name(name);
+        let i = table.column_index(&col).ok_or_else(|| Error::UnknownName {
+            kind: "column",
+            name: format!("{}.{col}", table.name),
+            position: position_of(name),
+        })?;
+        if assignments.iter().any(|(j, _)| *j == i) {
+            return Err(Error::value(&col, "column assigned twice"));
+        }
+        assignments.push((i, binder.bind(&a.value)?));
+    }
+    let mut changes = Changes { table: &table, filter, assignments, f: functions };
+    let rows = run(session, &table, limit, &mut changes)?;
+    Ok(changed(rows, "updated"))
+}
+
+pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
+    let from = match &delete.from {
+        ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
+    };
+    if from.len() != 1 || !from[0].joins.is_empty() || !delete.tables.is_empty() || delete.using.is_some()
+        || delete.returning.is_some() || delete.limit.is_some() || !delete.order_by.is_empty()
+    {
+        return Err(Error::unsupported("DELETE of more than one table, with USING, LIMIT, ORDER BY or RETURNING"));
+    }
+    let (table, scope) = target(session, &from[0].relation)?;
+    let functions = super::function_context(session);
+    let binder = Binder { scope: &scope, now: functions.now, grouping: None };
+    let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
+    let mut changes = Changes { table: &table, filter, assignments: Vec::new(), f: functions };
+    let rows = run(session, &table, limit, &mut changes)?;
+    Ok(changed(rows, "deleted"))
+}
+
+fn run(session: &Session, table: &TableDef, limit: Option<u64>, changes: &mut Changes<'_>) -> Result<u64> {
+    let ctx = session.access_context();
+    let mut txn = session.txn.borrow_mut();
+    change_rows(&ctx, &mut txn, session.sid(), table, limit, changes)
+}
+
+fn changed(rows: u64, verb: &str) -> QueryResult {
+    let noun = if rows == 1 { "row" } else { "rows" };
+    let mut result = QueryResult::message(StatementKind::Change, format!("{rows} {noun} {verb}."));
+    result.rows_affected = rows;
+    result
+}

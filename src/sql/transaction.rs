@@ -1,0 +1,84 @@
+//! Transaction control: COMMIT, ROLLBACK [TO SAVEPOINT], SAVEPOINT, SET TRANSACTION, and
+//! the statement-level atomicity every changing statement gets.
+//!
+//! A statement that changes data runs after an implicit savepoint; if it fails, its
+//! changes alone are rolled back and the transaction goes on (as Oracle). With
+//! autocommit on, a statement that succeeds is committed at once. DDL commits the
+//! session's transaction first, as in Oracle.
+
+use crate::db::{QueryResult, Session, StatementKind};
+use crate::error::{Error, Result};
+use crate::txn::transaction::Isolation;
+use sqlparser::ast;
+
+/// Runs a statement that changes data: rolled back alone if it fails, committed if it
+/// succeeds and autocommit is on.
+pub fn statement(session: &Session, run: impl FnOnce() -> Result<QueryResult>) -> Result<QueryResult> {
+    let ctx = session.access_context();
+    let mark = session.txn.borrow().mark(&ctx)?;
+    match run() {
+        Ok(result) => {
+            if session.autocommit() && session.in_transaction() {
+                session.txn.borrow_mut().commit(&session.access_context())?;
+            }
+            Ok(result)
+        }
+        Err(e) => match session.txn.borrow_mut().rollback_to(&session.access_context(), mark) {
+            Ok(()) => Err(e),
+            Err(undo) => Err(Error::UndoFailed { statement: Box::new(e), undo: Box::new(undo) }),
+        },
+    }
+}
+
+/// Commits the session's transaction before DDL.
+pub fn implicit_commit(session: &Session) -> Result<()> {
+    if session.in_transaction() {
+        session.txn.borrow_mut().commit(&session.access_context())?;
+    }
+    Ok(())
+}
+
+pub fn commit(session: &Session) -> Result<QueryResult> {
+    session.txn.borrow_mut().commit(&session.access_context())?;
+    Ok(QueryResult::message(StatementKind::Transaction, "Commit complete."))
+}
+
+pub fn rollback(session: &Session, savepoint: Option<&ast::Ident>) -> Result<QueryResult> {
+    let ctx = session.access_context();
+    match savepoint {
+        Some(name) => {
+            let name = super::bind::ident_name(name);
+            session.txn.borrow_mut().rollback_to_savepoint(&ctx, &name)?;
+            Ok(QueryResult::message(StatementKind::Transaction, "Rollback complete."))
+        }
+        None => {
+            session.txn.borrow_mut().rollback(&ctx)?;
+            Ok(QueryResult::message(StatementKind::Transaction, "Rollback complete."))
+        }
+    }
+}
+
+pub fn savepoint(session: &Session, name: &ast::Ident) -> Result<QueryResult> {
+    let name = super::bind::ident_name(name);
+    session.txn.borrow_mut().savepoint(&session.access_context(), &name)?;
+    Ok(QueryResult::message(StatementKind::Transaction, "Savepoint created."))
+}
+
+/// SET TRANSACTION ISOLATION LEVEL SERIALIZABLE | READ COMMITTED, SET TRANSACTION READ
+/// ONLY | READ WRITE: only as the first statement of a transaction, as in Oracle.
+pub fn set_transaction(session: &Session, modes: &[ast::TransactionMode]) -> Result<QueryResult> {
+    let mut txn = session.txn.borrow_mut();
+    if txn.is_active() || txn.snapshot.is_some() {
+        return Err(Error::Transaction { message: "SET TRANSACTION must be the first statement of a transaction".into() });
+    }
+    for mode in modes {
+        txn.isolation = match mode {
+            ast::TransactionMode::IsolationLevel(ast::TransactionIsolationLevel::Serializable) => Isolation::Serializable,
+            ast::TransactionMode::IsolationLevel(ast::TransactionIsolationLevel::ReadCommitted) => Isolation::ReadCommitted,
+            ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => Isolation::ReadOnly,
+            ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => txn.isolation,
+            other => return Err(Error::unsupported(format!("SET TRANSACTION {other}"))),
+        };
+    }
+    Ok(QueryResult::message(StatementKind::Transaction, "Transaction set."))
+}

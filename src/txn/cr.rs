@@ -1,0 +1,224 @@
+//! Consistent reads: the block as a query must see it.
+//!
+//! A query reads as of its snapshot SCN. For each block it gets (a consistent get of the
+//! current version), it looks at the ITL:
+//!
+//! 1. Every slot free or stamped committed at or before the snapshot: the current block
+//!    is the answer (`no work - consistent read gets`). This is the check every block of
+//!    a scan pays: a few bytes of the block header, already in cache.
+//! 2. A slot not stamped: its transaction's state is in the transaction table of its
+//!    undo segment (a consistent get of the segment header). If it has committed, the
+//!    slot is stamped now in the current block, under a short exclusive hold: delayed
+//!    block cleanout (`immediate (CR) block cleanout applications`).
+//! 3. A slot whose transaction is active (and not the reader's own), or committed after
+//!    the snapshot: the block must be rolled back. A cached clone that serves this
+//!    snapshot is reused if there is one; otherwise the current block is copied into a
+//!    free buffer (`CR blocks created`) and undo records are applied to the copy, each
+//!    read through the cache (`consistent gets - examination`), following the chain of
+//!    each such slot until the slot shows a transaction the reader may see (`consistent
+//!    changes`, `data blocks consistent reads - undo records applied`). The clone stays in
+//!    the cache as a version of the block for later readers of the same era.
+//!
+//! A clone records which snapshots it serves ([`CrVersion`]): from the snapshot it was
+//! built for up to the earliest commit it rolled back, and only while the transactions
+//! it rolled back as active have not committed by the reader's snapshot. Writers lower
+//! that bound when they change the current block. A clone built for a reader with
+//! changes of its own in the block keeps them and serves only that reader's transaction.
+
+use super::change::BlockUndo;
+use super::{TxnStatus, Xid};
+use crate::access::AccessContext;
+use crate::buffer::{CrVersion, ReadGuard};
+use crate::error::{Error, Result};
+use crate::stats::Stat;
+use crate::storage::itl::{self, ITL_COMMITTED, Itl};
+use smallvec::SmallVec;
+
+/// More undo records than a block could ever need (rows × changes kept): a chain longer
+/// than this is a cycle in corrupt undo.
+const MAX_UNDO_PER_CLONE: usize = 1 << 20;
+
+/// Who reads: the snapshot SCN and the reader's own transaction, if it has changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reader {
+    pub snapshot: u64,
+    pub own: Option<Xid>,
+}
+
+/// What a slot means for a reader.
+enum SlotView {
+    /// Visible as it stands (free, the reader's own, or committed by the snapshot).
+    Visible,
+    /// Committed at `scn` but not stamped: clean it out.
+    CleanOut(u64),
+    /// Must be rolled back: active, or committed after the snapshot.
+    RollBack,
+}
+
+/// The block `current` (a consistent get of the current version, already counted) as
+/// `reader` must see it: `current` itself, cleaned out, or a CR clone.
+pub fn consistent_block<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
+    if itl::all_committed_by(&current, reader.snapshot) {
+        ctx.stats.add(Stat::NoWorkConsistentReadGets, 1);
+        return Ok(current);
+    }
+    consistent_block_slow(ctx, current, reader)
+}
+
+#[cold]
+fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
+    let rdba = current.rdba();
+    let mut cleanouts: SmallVec<[(Xid, u64); 2]> = SmallVec::new();
+    let mut roll_back = false;
+    let mut owns_changes = false;
+    for i in 0..itl::itl_count(&current) {
+        let slot = itl::get(&current, i);
+        if reader.own.is_some_and(|own| own == slot.xid) {
+            owns_changes = true;
+            continue;
+        }
+        match view_of(ctx, &slot, reader)? {
+            SlotView::Visible => {}
+            SlotView::CleanOut(scn) => {
+                cleanouts.push((slot.xid, scn));
+                if scn > reader.snapshot {
+                    roll_back = true;
+                }
+            }
+            SlotView::RollBack => roll_back = true,
+        }
+    }
+    let current = if cleanouts.is_empty() { current } else { clean_out(ctx, current, &cleanouts, roll_back)? };
+    if !roll_back {
+        if cleanouts.is_empty() {
+            ctx.stats.add(Stat::NoWorkConsistentReadGets, 1);
+        }
+        return Ok(current);
+    }
+    let owner = owns_changes.then_some(reader.own).flatten();
+    let usable = |v: &CrVersion| {
+        v.owner == owner
+            && v.as_of <= reader.snapshot
+            && reader.snapshot < v.valid_until
+            && (owner.is_none() || v.as_of == reader.snapshot)
+            && v.pending.iter().all(|&xid| !committed_by(ctx, xid, reader.snapshot))
+    };
+    if let Some(clone) = ctx.db.cache.find_cr(ctx.stats, rdba, usable) {
+        return Ok(clone);
+    }
+    build_clone(ctx, current, reader, owner)
+}
+
+/// Whether `xid` is known committed at or before `snapshot` (errors count as no: the
+/// clone is then not reused, which is always safe).
+fn committed_by(ctx: &AccessContext<'_>, xid: Xid, snapshot: u64) -> bool {
+    !ctx.db.enqueues.is_active(xid)
+        && matches!(ctx.db.undo.status(ctx, xid), Ok(TxnStatus::Committed { scn, .. }) if scn <= snapshot)
+}
+
+/// What slot `slot` means for `reader` (not its own slot).
+fn view_of(ctx: &AccessContext<'_>, slot: &Itl, reader: Reader) -> Result<SlotView> {
+    if slot.is_free() || slot.uba.is_none() {
+        // No undo yet: a statement still filling the block, whose rows are hidden by
+        // their lock byte until they are handed to the transaction.
+        return Ok(SlotView::Visible);
+    }
+    if slot.flags & ITL_COMMITTED != 0 {
+        return Ok(if slot.commit_scn <= reader.snapshot { SlotView::Visible } else { SlotView::RollBack });
+    }
+    ctx.stats.add(Stat::ConsistentGetsExamination, 1);
+    match ctx.db.undo.status(ctx, slot.xid)? {
+        TxnStatus::Active => Ok(SlotView::RollBack),
+        TxnStatus::Committed { scn, upper_bound: false } => Ok(SlotView::CleanOut(scn)),
+        TxnStatus::Committed { scn, upper_bound: true } if scn <= reader.snapshot => Ok(SlotView::Visible),
+        TxnStatus::Committed { .. } => Err(Error::SnapshotTooOld {
+            reason: format!(
+                "the commit of transaction {} is no longer recorded; its transaction-table slot was reused after SCN {}",
+                slot.xid, reader.snapshot
+            ),
+        }),
+    }
+}
+
+/// Stamps committed slots into the current block (delayed block cleanout) and hands the
+/// block back share-locked.
+fn clean_out<'c>(
+    ctx: &AccessContext<'c>,
+    current: ReadGuard<'c>,
+    committed: &[(Xid, u64)],
+    also_rolls_back: bool,
+) -> Result<ReadGuard<'c>> {
+    let rdba = current.rdba();
+    drop(current);
+    let mut guard = ctx.db.cache.cleanout_get(ctx.stats, rdba)?;
+    for &(xid, scn) in committed {
+        if super::transaction::stamp_commit(&mut guard, xid, scn) {
+            ctx.stats.add(Stat::ImmediateCrCleanouts, 1);
+        }
+    }
+    ctx.stats.add(
+        if also_rolls_back { Stat::CleanoutsAndRollbacksConsistentReadGets } else { Stat::CleanoutsOnlyConsistentReadGets },
+        1,
+    );
+    Ok(guard.downgrade())
+}
+
+/// Copies `current` into a CR clone and applies undo until every slot shows what
+/// `reader` may see.
+fn build_clone<'c>(
+    ctx: &AccessContext<'c>,
+    current: ReadGuard<'c>,
+    reader: Reader,
+    owner: Option<Xid>,
+) -> Result<ReadGuard<'c>> {
+    let rdba = current.rdba();
+    let version = CrVersion { as_of: reader.snapshot, valid_until: u64::MAX, pending: SmallVec::new(), owner };
+    let mut clone = ctx.db.cache.clone_for_cr(ctx.stats, rdba, &current, version.clone())?;
+    drop(current);
+    ctx.stats.add(Stat::CrBlocksCreated, 1);
+    let mut version = version;
+    for applied in 0.. {
+        if applied > MAX_UNDO_PER_CLONE {
+            return Err(ctx.corrupt(rdba, format!("undo chain of the block is longer than {MAX_UNDO_PER_CLONE} records (a cycle)")));
+        }
+        let mut target = None;
+        for i in 0..itl::itl_count(&clone) {
+            let slot = itl::get(&clone, i);
+            if slot.is_free() || reader.own == Some(slot.xid) {
+                continue;
+            }
+            match view_of(ctx, &slot, reader)? {
+                SlotView::Visible => {}
+                SlotView::CleanOut(scn) if scn <= reader.snapshot => {}
+                SlotView::CleanOut(scn) => {
+                    version.valid_until = version.valid_until.min(scn);
+                    target = Some(slot);
+                    break;
+                }
+                SlotView::RollBack => {
+                    if slot.flags & ITL_COMMITTED != 0 {
+                        version.valid_until = version.valid_until.min(slot.commit_scn);
+                    } else if !version.pending.contains(&slot.xid) {
+                        version.pending.push(slot.xid);
+                    }
+                    target = Some(slot);
+                    break;
+                }
+            }
+        }
+        let Some(slot) = target else { break };
+        if slot.uba.is_none() {
+            return Err(ctx.corrupt(rdba, format!("ITL slot of transaction {} has no undo to roll back", slot.xid)));
+        }
+        let record = ctx.db.undo.read(ctx, slot.uba)?;
+        let undo = BlockUndo::decode(&record.body).map_err(|r| ctx.corrupt(slot.uba.rdba, r))?;
+        if undo.rdba != rdba {
+            return Err(ctx.corrupt(rdba, format!("undo record at {:?} is for block {:#x}, not this one", slot.uba, undo.rdba)));
+        }
+        undo.apply(&mut clone).map_err(|r| ctx.corrupt(rdba, r))?;
+        ctx.stats.add(Stat::ConsistentChanges, 1);
+        ctx.stats.add(Stat::CrUndoRecordsApplied, 1);
+    }
+    ctx.db.cache.set_cr_version(&clone, version);
+    Ok(clone.downgrade())
+}

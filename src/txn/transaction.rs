@@ -1,0 +1,170 @@
+//! A session's transaction: begun by its first change, ended by COMMIT or ROLLBACK.
+//!
+//! The transaction keeps its xid, its savepoints (each the address of the newest undo
+//! record when it was set), and the blocks it changed, which commit cleans out while
+//! they are still cached. Each statement begins with an implicit savepoint, so a failed
+//! statement is rolled back alone and the transaction goes on.
+//!
+//! Commit and rollback publish their end under the database's commit lock: the ending
+//! SCN is written to the transaction table before it becomes the current SCN, so a
+//! query whose snapshot includes that SCN always finds the transaction ended.
+
+use super::change::BlockUndo;
+use super::{Uba, Xid};
+use crate::access::AccessContext;
+use crate::error::{Error, Result};
+use crate::stats::Stat;
+use crate::storage::itl::{self, ITL_COMMITTED};
+
+/// Most blocks a commit cleans out: Oracle cleans out at commit only blocks still in the
+/// cache, up to a tenth of it.
+const COMMIT_CLEANOUT_SHARE: usize = 10;
+
+/// The isolation of a transaction's queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// Each statement sees what was committed when it began (Oracle's default).
+    ReadCommitted,
+    /// Every statement sees what was committed when the transaction began.
+    Serializable,
+    /// As serializable, and changes are refused.
+    ReadOnly,
+}
+
+/// A session's transaction.
+#[derive(Debug)]
+pub struct Transaction {
+    /// `None` until the first change claims a transaction-table slot.
+    pub xid: Option<Xid>,
+    pub isolation: Isolation,
+    /// SCN of the transaction's snapshot (serializable and read-only transactions).
+    pub snapshot: Option<u64>,
+    savepoints: Vec<(String, Uba)>,
+    /// Blocks changed, for commit cleanout (bounded).
+    touched: Vec<u32>,
+}
+
+impl Default for Transaction {
+    fn default() -> Self {
+        Transaction { xid: None, isolation: Isolation::ReadCommitted, snapshot: None, savepoints: Vec::new(), touched: Vec::new() }
+    }
+}
+
+impl Transaction {
+    /// Whether the transaction has made changes (has an xid).
+    pub fn is_active(&self) -> bool {
+        self.xid.is_some()
+    }
+
+    /// The transaction's xid, claiming one on the first change.
+    pub fn xid(&mut self, ctx: &AccessContext<'_>, sid: u32) -> Result<Xid> {
+        if self.isolation == Isolation::ReadOnly {
+            return Err(Error::Transaction { message: "cannot change data in a read-only transaction".into() });
+        }
+        if let Some(xid) = self.xid {
+            return Ok(xid);
+        }
+        let xid = ctx.db.undo.begin(ctx)?;
+        ctx.db.enqueues.register(xid, sid);
+        self.xid = Some(xid);
+        Ok(xid)
+    }
+
+    /// Remembers a block changed by the transaction, for commit cleanout.
+    pub fn touched(&mut self, ctx: &AccessContext<'_>, rdba: u32) {
+        if self.touched.last() != Some(&rdba) && self.touched.len() < ctx.db.cache.buffer_count() / COMMIT_CLEANOUT_SHARE {
+            self.touched.push(rdba);
+        }
+    }
+
+    /// Where the undo stands now: a statement or savepoint rolls back to here.
+    pub fn mark(&self, ctx: &AccessContext<'_>) -> Result<Uba> {
+        match self.xid {
+            Some(xid) => ctx.db.undo.last_record(ctx, xid),
+            None => Ok(Uba::NONE),
+        }
+    }
+
+    pub fn savepoint(&mut self, ctx: &AccessContext<'_>, name: &str) -> Result<()> {
+        let mark = self.mark(ctx)?;
+        self.savepoints.retain(|(n, _)| n != name);
+        self.savepoints.push((name.to_owned(), mark));
+        Ok(())
+    }
+
+    /// ROLLBACK TO SAVEPOINT: undoes the changes made since, keeps the savepoint.
+    pub fn rollback_to_savepoint(&mut self, ctx: &AccessContext<'_>, name: &str) -> Result<()> {
+        let Some(at) = self.savepoints.iter().position(|(n, _)| n == name) else {
+            return Err(Error::Transaction { message: format!("savepoint {name} never established in this transaction") });
+        };
+        let mark = self.savepoints[at].1;
+        self.savepoints.truncate(at + 1);
+        self.rollback_to(ctx, mark)
+    }
+
+    /// Undoes the transaction's changes newer than `mark`, newest first.
+    pub fn rollback_to(&mut self, ctx: &AccessContext<'_>, mark: Uba) -> Result<()> {
+        let Some(xid) = self.xid else { return Ok(()) };
+        let mut at = ctx.db.undo.last_record(ctx, xid)?;
+        while !at.is_none() && at != mark {
+            let record = ctx.db.undo.read(ctx, at)?;
+            let undo = BlockUndo::decode(&record.body).map_err(|r| ctx.corrupt(at.rdba, r))?;
+            let mut guard = ctx.db.cache.current_get(ctx.stats, undo.rdba)?;
+            undo.apply(&mut guard).map_err(|r| ctx.corrupt(undo.rdba, r))?;
+            crate::storage::block::set_scn(&mut guard, ctx.scn);
+            ctx.db.cache.cap_cr_versions(undo.rdba, ctx.db.scn.load(std::sync::atomic::Ordering::Acquire) + 1);
+            ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);
+            at = record.prev;
+        }
+        ctx.db.undo.truncate_chain(ctx, xid, mark)
+    }
+
+    /// COMMIT: ends the transaction at a new SCN, then cleans out the blocks it changed
+    /// that are still cached. Counts `user commits` even with nothing to commit, as Oracle.
+    pub fn commit(&mut self, ctx: &AccessContext<'_>) -> Result<()> {
+        ctx.stats.add(Stat::UserCommits, 1);
+        if let Some(xid) = self.xid {
+            let scn = ctx.db.end_transaction(ctx, xid)?;
+            self.clean_out(ctx, xid, scn);
+        }
+        *self = Transaction::default();
+        Ok(())
+    }
+
+    /// ROLLBACK: undoes every change, then ends the transaction.
+    pub fn rollback(&mut self, ctx: &AccessContext<'_>) -> Result<()> {
+        ctx.stats.add(Stat::UserRollbacks, 1);
+        if let Some(xid) = self.xid {
+            self.rollback_to(ctx, Uba::NONE)?;
+            ctx.db.end_transaction(ctx, xid)?;
+        }
+        *self = Transaction::default();
+        Ok(())
+    }
+
+    /// Commit cleanout: stamps the commit SCN into the ITL slots of the changed blocks
+    /// still in the cache (`commit cleanouts`, `commit cleanouts successfully completed`).
+    fn clean_out(&self, ctx: &AccessContext<'_>, xid: Xid, scn: u64) {
+        for &rdba in &self.touched {
+            ctx.stats.add(Stat::CommitCleanouts, 1);
+            let Some(mut guard) = ctx.db.cache.cleanout_get_if_cached(ctx.stats, rdba) else { continue };
+            if stamp_commit(&mut guard, xid, scn) {
+                ctx.stats.add(Stat::CommitCleanoutsCompleted, 1);
+            }
+        }
+    }
+}
+
+/// Stamps `xid`'s ITL slot in `block` committed at `scn`; false if no slot is its.
+pub fn stamp_commit(block: &mut [u8], xid: Xid, scn: u64) -> bool {
+    for i in 0..itl::itl_count(block) {
+        let mut slot = itl::get(block, i);
+        if slot.xid == xid && slot.flags & ITL_COMMITTED == 0 {
+            slot.flags |= ITL_COMMITTED;
+            slot.commit_scn = scn;
+            itl::put(block, i, &slot);
+            return true;
+        }
+    }
+    false
+}
