@@ -55,6 +55,17 @@ enum Command {
         #[command(subcommand)]
         which: BenchCommand,
     },
+    /// Experiments of the lab.
+    Lab {
+        #[command(subcommand)]
+        which: LabCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum LabCommand {
+    /// The cost of consistent reads: full scans beside another session's uncommitted updates.
+    Cr(lioscope::lab::cr::CrOptions),
 }
 
 #[derive(Subcommand)]
@@ -103,10 +114,13 @@ fn run(cli: Cli) -> lioscope::Result<()> {
                 let out = runner.run(&statement)?;
                 print!("{out}");
             }
+            runner.finish()?;
+            drop(runner);
             drop(session);
             db.close()
         }
         Command::Bench { which: BenchCommand::Scan(opts) } => lioscope::cli::bench::run(&opts),
+        Command::Lab { which: LabCommand::Cr(opts) } => lioscope::lab::cr::run(&opts),
     }
 }
 

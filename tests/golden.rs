@@ -2,16 +2,29 @@
 //! output must equal `tests/golden/NAME.out`. Regenerate with `UPDATE_GOLDEN=1 cargo test
 //! --test golden` and review the diff.
 //!
-//! A script may start with `-- block_size: N` or `-- db_cache_size: SIZE` lines to choose
-//! how its database is created. Output shows each statement after `SQL> ` and then what
-//! the shell prints, or `ERROR: ` and the message. CPU and elapsed times are left out.
+//! A script may start with `-- block_size: N`, `-- db_cache_size: SIZE` or
+//! `-- parameter NAME: VALUE` lines to choose how its database is created. Output shows
+//! each statement after `SQL> ` and then what the shell prints, or `ERROR: ` and the
+//! message. CPU and elapsed times are left out.
+//!
+//! Scripts may use several sessions, each with its own shell settings. Comment lines
+//! before a statement direct it:
+//! - `-- session N`: this statement and the following ones run in session N (sessions
+//!   start at 1 and are opened on first use); output is shown after `SQL[N]> `.
+//! - `-- background`: the statement starts and the script goes on without waiting (a
+//!   statement that will wait for a row lock); its output is shown at `-- await N`.
+//! - `-- blocked N`: first wait until session N waits for a row lock.
+//! - `-- await N`: first wait for session N's background statement and show its output.
 
 mod common;
 
-use lioscope::DatabaseOptions;
 use lioscope::cli::format::OutputFormat;
 use lioscope::cli::script::{ScriptRunner, split_script};
+use lioscope::{Database, DatabaseOptions};
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::{Duration, Instant};
 
 fn options(script: &str) -> DatabaseOptions {
     let mut opts = DatabaseOptions::default();
@@ -22,31 +35,115 @@ fn options(script: &str) -> DatabaseOptions {
         if let Some(v) = line.strip_prefix("-- db_cache_size:") {
             opts.parameters.push(("db_cache_size".into(), v.trim().into()));
         }
+        if let Some((name, value)) = line.strip_prefix("-- parameter ").and_then(|p| p.split_once(':')) {
+            opts.parameters.push((name.trim().into(), value.trim().into()));
+        }
     }
     opts
+}
+
+/// A session of a script, running its statements on its own thread.
+struct Worker {
+    sid: u32,
+    jobs: Sender<(String, Sender<String>)>,
+    /// The output of the statement running in the background, when there is one.
+    pending: Option<Receiver<String>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Worker {
+    fn start(db: &Database) -> Worker {
+        let (jobs, inbox) = channel::<(String, Sender<String>)>();
+        let (sid_tx, sid_rx) = channel();
+        let db = db.clone();
+        let thread = std::thread::spawn(move || {
+            let session = db.session();
+            sid_tx.send(session.sid()).expect("the script waits for the sid");
+            let mut runner = ScriptRunner::new(&session, OutputFormat::Table);
+            runner.show_times = false;
+            for (statement, reply) in inbox {
+                let out = match runner.run(&statement) {
+                    Ok(text) => text,
+                    Err(e) => format!("ERROR: {e}\n"),
+                };
+                let _ = reply.send(out);
+            }
+        });
+        Worker { sid: sid_rx.recv().expect("the session opens"), jobs, pending: None, thread }
+    }
+
+    /// Closes the session (rolling back what it left uncommitted) and ends its thread.
+    fn close(self) {
+        drop(self.jobs);
+        self.thread.join().expect("the session thread ends cleanly");
+    }
+
+    fn submit(&self, statement: &str) -> Receiver<String> {
+        let (reply, output) = channel();
+        self.jobs.send((statement.to_owned(), reply)).expect("the session thread runs");
+        output
+    }
+}
+
+/// Waits until session `sid` waits for a row lock (seen through `v$session` from `db`).
+fn wait_until_blocked(db: &Database, sid: u32) {
+    let probe = db.session();
+    let started = Instant::now();
+    loop {
+        let r = probe
+            .execute(&format!("SELECT COUNT(*) FROM v$session WHERE sid = {sid} AND event = 'enq: TX - row lock contention'"))
+            .expect("v$session is queryable");
+        if r.rows[0][0].to_string() == "1" {
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "session with sid {sid} never blocked");
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 fn run_script(path: &Path) -> String {
     let script = std::fs::read_to_string(path).expect("script is readable");
     // Scripts refer to files next to them as 'golden/...'; run from the tests directory.
     let (_dir, _, db) = common::temp_db(options(&script));
-    let session = db.session();
-    let mut runner = ScriptRunner::new(&session, OutputFormat::Table);
-    runner.show_times = false;
+    let mut workers: HashMap<u32, Worker> = HashMap::new();
+    let mut current = 1u32;
     let mut out = String::new();
     for statement in split_script(&script) {
+        let mut background = false;
+        for directive in statement.lines().filter_map(|l| l.trim_start().strip_prefix("--")).map(str::trim) {
+            let number = |rest: &str| rest.trim().parse::<u32>().expect("a session number");
+            if let Some(n) = directive.strip_prefix("session ") {
+                current = number(n);
+            } else if directive == "background" {
+                background = true;
+            } else if let Some(n) = directive.strip_prefix("blocked ") {
+                wait_until_blocked(&db, workers[&number(n)].sid);
+            } else if let Some(n) = directive.strip_prefix("await ") {
+                let n = number(n);
+                let pending = workers.get_mut(&n).and_then(|w| w.pending.take()).expect("a background statement");
+                out.push_str(&format!("(session {n} continues)\n{}\n", pending.recv().expect("it ends")));
+            }
+        }
         let shown: String =
             statement.lines().filter(|l| !l.trim_start().starts_with("--")).collect::<Vec<_>>().join("\n");
         if shown.trim().is_empty() {
             continue;
         }
-        out.push_str(&format!("SQL> {shown}\n"));
-        match runner.run(&statement) {
-            Ok(text) => out.push_str(&text),
-            Err(e) => out.push_str(&format!("ERROR: {e}\n")),
+        let prompt = if current == 1 { "SQL> ".to_owned() } else { format!("SQL[{current}]> ") };
+        out.push_str(&format!("{prompt}{shown}\n"));
+        let worker = workers.entry(current).or_insert_with(|| Worker::start(&db));
+        let output = worker.submit(&statement);
+        if background {
+            worker.pending = Some(output);
+            out.push_str("(waits)\n\n");
+            continue;
         }
+        out.push_str(&output.recv().expect("the statement ends"));
         out.push('\n');
     }
+    let mut sessions: Vec<(u32, Worker)> = workers.into_iter().collect();
+    sessions.sort_by_key(|(n, _)| *n);
+    sessions.into_iter().for_each(|(_, w)| w.close());
     out
 }
 

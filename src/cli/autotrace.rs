@@ -23,6 +23,19 @@ const SHOWN: &[Stat] = &[
     Stat::LogicalReads,
 ];
 
+/// Read-consistency and locking statistics, printed after the others when the statement
+/// moved them.
+const SHOWN_WHEN_MOVED: &[Stat] = &[
+    Stat::ConsistentChanges,
+    Stat::CrBlocksCreated,
+    Stat::CrUndoRecordsApplied,
+    Stat::ConsistentGetsExamination,
+    Stat::CleanoutsOnlyConsistentReadGets,
+    Stat::CleanoutsAndRollbacksConsistentReadGets,
+    Stat::ImmediateCrCleanouts,
+    Stat::EnqueueWaits,
+];
+
 /// Counters of a session at one moment.
 pub struct Snapshot {
     counters: Vec<u64>,
@@ -65,6 +78,12 @@ impl Snapshot {
                 other => other.name(),
             };
             out.push_str(&format!("{:>11}  {label}\n", self.delta(session, stat)));
+        }
+        for &stat in SHOWN_WHEN_MOVED {
+            let delta = self.delta(session, stat);
+            if delta > 0 {
+                out.push_str(&format!("{delta:>11}  {}\n", stat.name()));
+            }
         }
         out.push_str(&format!("{rows_processed:>11}  rows processed\n"));
         if with_times {

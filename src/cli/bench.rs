@@ -4,11 +4,11 @@
 //! cache flushed for several multiblock read counts. Reports medians of `--repeat` runs
 //! with min and max; every derived figure says how it was derived.
 
-use super::autotrace::Snapshot;
 use crate::db::{Database, DatabaseOptions, Session};
 use crate::lab::customers;
+use crate::lab::sample::{self, TempDir};
+use crate::lab::stats::spread;
 use crate::stats::Stat;
-use std::time::Instant;
 
 /// Options of the scan benchmark.
 #[derive(Debug, Clone, clap::Args)]
@@ -45,39 +45,15 @@ struct Run {
 }
 
 fn measure(session: &Session, sql: &str) -> crate::Result<Run> {
-    let before = Snapshot::take(session);
-    let started = Instant::now();
-    let result = session.execute(sql)?;
-    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let d = |s: Stat| before.delta(session, s);
-    let rows = match result.rows.first().and_then(|r| r.first()) {
-        Some(crate::types::Datum::Int(n)) if result.rows.len() == 1 => *n as u64,
-        _ => result.rows_affected,
-    };
+    let m = sample::measure(session, sql)?;
     Ok(Run {
-        elapsed_ms,
-        cpu_ms: before.cpu_us(session) as f64 / 1000.0,
-        consistent_gets: d(Stat::ConsistentGets),
-        physical_reads: d(Stat::PhysicalReads),
-        read_calls: d(Stat::PhysicalReadIoRequests),
-        rows,
+        elapsed_ms: m.elapsed_ms,
+        cpu_ms: m.cpu_ms,
+        consistent_gets: m.delta(Stat::ConsistentGets),
+        physical_reads: m.delta(Stat::PhysicalReads),
+        read_calls: m.delta(Stat::PhysicalReadIoRequests),
+        rows: m.rows(),
     })
-}
-
-/// Median, min and max of a figure over runs.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-struct Spread {
-    median: f64,
-    min: f64,
-    max: f64,
-}
-
-fn spread(values: impl IntoIterator<Item = f64>) -> Spread {
-    let mut v: Vec<f64> = values.into_iter().collect();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
-    Spread { median, min: v[0], max: v[n - 1] }
 }
 
 const SCAN: &str = "SELECT COUNT(cust_valid) FROM customers WHERE cust_id > 0";
@@ -88,7 +64,7 @@ pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
     let dir = match &opts.dir {
         Some(d) => d.clone(),
         None => {
-            tmp = TempDir::new()?;
+            tmp = TempDir::new("bench")?;
             tmp.0.clone()
         }
     };
@@ -187,24 +163,5 @@ fn report(opts: &ScanBenchOptions, load: &Run, copy: Option<&Run>, blocks: u64, 
     println!("  {:>5} {:>12} {:>12} {:>11} {:>14}", "MBRC", "elapsed ms", "CPU ms", "read calls", "blocks read");
     for (m, r) in cold {
         println!("  {m:>5} {:>12.1} {:>12.1} {:>11} {:>14}", r.elapsed_ms, r.cpu_ms, r.read_calls, r.physical_reads);
-    }
-}
-
-/// A temporary directory removed on drop.
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn new() -> crate::Result<TempDir> {
-        let base =
-            std::env::var_os("LIOSCOPE_BENCH_DIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
-        let dir = base.join(format!("lioscope-bench-{}", std::process::id()));
-        std::fs::create_dir_all(&base).map_err(|e| crate::Error::io("create", &base, e))?;
-        Ok(TempDir(dir))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

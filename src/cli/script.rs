@@ -31,7 +31,9 @@ pub struct ScriptRunner<'s> {
 }
 
 impl<'s> ScriptRunner<'s> {
+    /// A runner over `session`, which it sets to autocommit off, as SQL*Plus starts.
     pub fn new(session: &'s Session, format: OutputFormat) -> ScriptRunner<'s> {
+        session.set_autocommit(false);
         ScriptRunner { session, format, autotrace: Autotrace::Off, timing: false, show_times: true }
     }
 
@@ -52,7 +54,7 @@ impl<'s> ScriptRunner<'s> {
             out.push_str(&rows_selected(result.rows.len()));
             out.push('\n');
         }
-        if self.autotrace != Autotrace::Off && matches!(result.kind, StatementKind::Query | StatementKind::Insert) {
+        if self.autotrace != Autotrace::Off && matches!(result.kind, StatementKind::Query | StatementKind::Insert | StatementKind::Change) {
             if let Some(plan) = explain {
                 out.push_str("\nExecution Plan\n----------------------------------------------------------\n");
                 out.push_str(&plan);
@@ -80,7 +82,15 @@ impl<'s> ScriptRunner<'s> {
         Some(plan.rows.iter().map(|r| format!("{}\n", r[0])).collect())
     }
 
-    /// Handles SET AUTOTRACE / SET TIMING; `None` for anything else.
+    /// Ends the script as SQL*Plus exits: an open transaction is committed.
+    pub fn finish(&mut self) -> Result<()> {
+        if self.session.in_transaction() {
+            self.session.execute("COMMIT")?;
+        }
+        Ok(())
+    }
+
+    /// Handles SET AUTOTRACE / SET TIMING / SET AUTOCOMMIT; `None` for anything else.
     fn client_command(&mut self, statement: &str) -> Option<Result<String>> {
         let words: Vec<String> =
             statement.split_whitespace().map(|w| w.trim_end_matches(';').to_ascii_uppercase()).collect();
@@ -98,7 +108,9 @@ impl<'s> ScriptRunner<'s> {
             }
             ["SET", "TIMING", "ON"] => self.timing = true,
             ["SET", "TIMING", "OFF"] => self.timing = false,
-            ["SET", "AUTOTRACE" | "TIMING", ..] => {
+            ["SET", "AUTOCOMMIT", "ON" | "IMMEDIATE"] => self.session.set_autocommit(true),
+            ["SET", "AUTOCOMMIT", "OFF"] => self.session.set_autocommit(false),
+            ["SET", "AUTOTRACE" | "TIMING" | "AUTOCOMMIT", ..] => {
                 return Some(Err(crate::error::Error::Parse {
                     message: format!("unknown setting: {}", statement.trim()),
                     position: None,
@@ -114,7 +126,7 @@ impl<'s> ScriptRunner<'s> {
 /// the end of its line as in SQL*Plus.
 pub fn is_client_command(line: &str) -> bool {
     let upper = line.trim_start().to_ascii_uppercase();
-    ["SET AUTOTRACE", "SET TIMING", "SHOW "].iter().any(|p| upper.starts_with(p)) || upper.trim_end() == "SHOW"
+    ["SET AUTOTRACE", "SET TIMING", "SET AUTOCOMMIT", "SHOW "].iter().any(|p| upper.starts_with(p)) || upper.trim_end() == "SHOW"
 }
 
 /// Splits a script into statements: SQL ends with `;` (quotes and comments respected) or

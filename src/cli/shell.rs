@@ -12,6 +12,8 @@ const HELP: &str = "\
 Statements end with ';' (or '/' alone on a line) and may span lines.
   SET AUTOTRACE ON | OFF | TRACEONLY | STATISTICS   statistics (and plan) after each statement
   SET TIMING ON | OFF                               elapsed time after each statement
+  SET AUTOCOMMIT ON | OFF                           commit after each change (off, as SQL*Plus;
+                                                    EXIT commits, as SQL*Plus does)
   SELECT name, value FROM v$mystat WHERE name LIKE '%consistent%';
   EXPLAIN PLAN FOR SELECT ...;   SHOW PARAMETERS [name];   ALTER SYSTEM FLUSH BUFFER_CACHE;
   HELP    this text           EXIT | QUIT    leave
@@ -76,7 +78,8 @@ pub fn run(db: &Database) -> crate::Result<()> {
         }
     }
     let _ = editor.save_history(&history);
-    Ok(())
+    // As SQL*Plus exits: an open transaction is committed.
+    runner.finish()
 }
 
 /// Shows a progress bar while COPY loads a file.

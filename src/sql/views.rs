@@ -88,6 +88,8 @@ fn v_session(session: &Session) -> Rows {
         .iter()
         .map(|s| {
             let active = s.active.load(std::sync::atomic::Ordering::Relaxed);
+            let event = s.stats.current_wait();
+            let blocker = event.and_then(|_| session.db.enqueues.blocking_session(s.sid));
             vec![
                 int(u64::from(s.sid)),
                 text(if s.kind == "USER" { "USER" } else { "BACKGROUND" }),
@@ -95,10 +97,12 @@ fn v_session(session: &Session) -> Rows {
                 text(if active { "ACTIVE" } else { "INACTIVE" }),
                 Datum::Date(s.logon_time),
                 text(s.sql_text.lock().clone()),
+                event.map_or(Datum::Null, |e| text(e.name())),
+                blocker.map_or(Datum::Null, |b| int(u64::from(b))),
             ]
         })
         .collect();
-    (cols(&["SID", "TYPE", "PROGRAM", "STATUS", "LOGON_TIME", "SQL_TEXT"]), rows)
+    (cols(&["SID", "TYPE", "PROGRAM", "STATUS", "LOGON_TIME", "SQL_TEXT", "EVENT", "BLOCKING_SESSION"]), rows)
 }
 
 fn event_row(prefix: Vec<Value>, event: WaitEvent, e: &crate::stats::EventSnapshot) -> Vec<Value> {

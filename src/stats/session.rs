@@ -79,6 +79,8 @@ pub struct SessionStats {
     counters: Box<[OwnedCounter]>,
     events: Box<[EventTotals]>,
     time_model: [OwnedCounter; TimeModel::COUNT],
+    /// The event the session waits on now, plus one (0: not waiting); for `v$session`.
+    waiting: std::sync::atomic::AtomicU16,
 }
 
 impl Default for SessionStats {
@@ -87,6 +89,7 @@ impl Default for SessionStats {
             counters: (0..Stat::COUNT).map(|_| OwnedCounter::default()).collect(),
             events: (0..WaitEvent::COUNT).map(|_| EventTotals::default()).collect(),
             time_model: Default::default(),
+            waiting: Default::default(),
         }
     }
 }
@@ -107,6 +110,12 @@ impl SessionStats {
         self.counters.iter().map(OwnedCounter::get).collect()
     }
 
+    /// The event the session is waiting on now, if any.
+    pub fn current_wait(&self) -> Option<WaitEvent> {
+        let w = self.waiting.load(std::sync::atomic::Ordering::Relaxed);
+        w.checked_sub(1).and_then(|i| WaitEvent::ALL.get(usize::from(i)).copied())
+    }
+
     /// Records one completed wait.
     pub fn record_wait(&self, event: WaitEvent, micros: u64) {
         let e = &self.events[event as usize];
@@ -118,6 +127,7 @@ impl SessionStats {
 
     /// Starts timing a wait; the wait is recorded when the returned guard drops.
     pub fn begin_wait(&self, event: WaitEvent) -> WaitTimer<'_> {
+        self.waiting.store(event as u16 + 1, std::sync::atomic::Ordering::Relaxed);
         WaitTimer { stats: self, event, start: Instant::now() }
     }
 
@@ -154,6 +164,7 @@ pub struct WaitTimer<'a> {
 impl Drop for WaitTimer<'_> {
     fn drop(&mut self) {
         let micros = self.start.elapsed().as_micros() as u64;
+        self.stats.waiting.store(0, std::sync::atomic::Ordering::Relaxed);
         self.stats.record_wait(self.event, micros);
     }
 }

@@ -52,6 +52,13 @@ impl Enqueues {
         self.ended.notify_all();
     }
 
+    /// The session holding the row lock session `sid` waits for, if it waits for one.
+    pub fn blocking_session(&self, sid: u32) -> Option<u32> {
+        let state = self.state.lock();
+        let (_, holder) = state.waits_for.iter().find(|(waiter, _)| state.active.get(waiter) == Some(&sid))?;
+        state.active.get(holder).copied()
+    }
+
     /// Whether `xid` is registered as active.
     pub fn is_active(&self, xid: Xid) -> bool {
         self.state.lock().active.contains_key(&xid)

@@ -1,0 +1,66 @@
+//! Measuring one statement the way every lab experiment does: wall-clock elapsed time,
+//! the thread's CPU time (the time model's `DB CPU`), and the delta of every session
+//! statistic, all around one `Session::execute`.
+
+use crate::stats::{Stat, TimeModel};
+use crate::{QueryResult, Result, Session};
+use std::time::Instant;
+
+/// One measured statement.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    pub elapsed_ms: f64,
+    pub cpu_ms: f64,
+    /// How much each statistic grew, indexed by `Stat as usize`.
+    deltas: Vec<u64>,
+    pub result: QueryResult,
+}
+
+impl Measurement {
+    /// How much `stat` grew during the statement.
+    pub fn delta(&self, stat: Stat) -> u64 {
+        self.deltas[stat as usize]
+    }
+
+    /// The statement's single value as a whole number (a `COUNT(*)` or `SUM`), else the
+    /// rows it changed.
+    pub fn rows(&self) -> u64 {
+        match self.result.rows.first().and_then(|r| r.first()) {
+            Some(crate::types::Datum::Int(n)) if self.result.rows.len() == 1 => *n as u64,
+            _ => self.result.rows_affected,
+        }
+    }
+}
+
+/// Runs `sql` in `session` and measures it.
+pub fn measure(session: &Session, sql: &str) -> Result<Measurement> {
+    let stats = session.stats();
+    let before = stats.snapshot();
+    let cpu_before = stats.time(TimeModel::DbCpu);
+    let started = Instant::now();
+    let result = session.execute(sql)?;
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let cpu_ms = (stats.time(TimeModel::DbCpu) - cpu_before) as f64 / 1000.0;
+    let deltas = stats.snapshot().iter().zip(&before).map(|(after, before)| after - before).collect();
+    Ok(Measurement { elapsed_ms, cpu_ms, deltas, result })
+}
+
+/// A temporary directory for an experiment's database (under `LIOSCOPE_BENCH_DIR` if
+/// set, else the system's temporary directory), removed on drop.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Result<TempDir> {
+        let base =
+            std::env::var_os("LIOSCOPE_BENCH_DIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
+        let dir = base.join(format!("lioscope-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&base).map_err(|e| crate::Error::io("create", &base, e))?;
+        Ok(TempDir(dir))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
