@@ -305,3 +305,427 @@ impl<'c> WriteGuard<'c> {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::block::BlockType;
+    use crate::storage::datafile::DataFile;
+    use std::sync::atomic::AtomicU64;
+    use std::sync::{Arc, mpsc};
+    use std::time::Duration;
+
+    const BS: usize = 2048;
+    const OBJECT: u32 = 7;
+    /// Where the tests stamp a block's change number: twice, so a torn read shows.
+    const STAMP_AT: [usize; 2] = [100, BS - 8];
+    /// The byte "undo" sets in a clone, so a clone is told from the current version.
+    const ROLLED_BACK_AT: usize = 200;
+
+    fn version(as_of: u64) -> CrVersion {
+        CrVersion { as_of, valid_until: u64::MAX, pending: SmallVec::new(), owner: None }
+    }
+
+    fn stamp(bytes: &mut [u8], n: u64) {
+        for at in STAMP_AT {
+            bytes[at..at + 8].copy_from_slice(&n.to_le_bytes());
+        }
+    }
+
+    /// The stamp of a block, checked to be whole.
+    fn stamp_of(bytes: &[u8]) -> u64 {
+        let [a, b] = STAMP_AT.map(|at| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()));
+        assert_eq!(a, b, "a block is read whole: both stamps agree");
+        a
+    }
+
+    /// A cache of `buffers` buffers over one datafile of `blocks` blocks (block 0 is the
+    /// file header), each formatted, stamped 0 and written.
+    fn cache_with_file(dir: &tempfile::TempDir, buffers: usize, blocks: u32) -> (BufferCache, Arc<DataFile>) {
+        let file = Arc::new(DataFile::create(&dir.path().join("data.dbf"), 1, BS, 42).unwrap());
+        file.ensure_blocks(blocks + 1).unwrap();
+        let cache = BufferCache::new(buffers * BS, BS);
+        cache.attach_file(Arc::clone(&file));
+        let stats = SessionStats::default();
+        for b in 1..=blocks {
+            let rdba = block::rdba(1, b);
+            let mut g = cache.new_block(&stats, rdba, OBJECT).unwrap();
+            block::format_block(&mut g, BlockType::TableData, rdba, OBJECT);
+            stamp(&mut g, 0);
+        }
+        cache.checkpoint(&stats).unwrap();
+        (cache, file)
+    }
+
+    /// A block in a cache without files (it never leaves the cache: nothing is evicted).
+    fn cached_block(cache: &BufferCache, rdba: u32, object_id: u32, n: u64) {
+        let mut g = cache.new_block(&SessionStats::default(), rdba, object_id).unwrap();
+        block::format_block(&mut g, BlockType::TableData, rdba, object_id);
+        stamp(&mut g, n);
+    }
+
+    /// A clone of `rdba` as of `as_of`, its "undo" applied: stamped `as_of`.
+    fn add_clone(cache: &BufferCache, rdba: u32, as_of: u64) {
+        let stats = SessionStats::default();
+        let current = cache.consistent_get(&stats, rdba).unwrap().to_vec();
+        let mut clone = cache.clone_for_cr(&stats, rdba, &current, version(as_of)).unwrap();
+        clone[ROLLED_BACK_AT] = 0xCC;
+        stamp(&mut clone, as_of);
+    }
+
+    fn clone_as_of(cache: &BufferCache, rdba: u32, as_of: u64) -> Option<ReadGuard<'_>> {
+        cache.find_cr(&SessionStats::default(), rdba, |v| v.as_of == as_of)
+    }
+
+    #[test]
+    fn clones_coexist_with_the_current_version_and_gets_never_return_them() {
+        let cache = BufferCache::new(64 * BS, BS);
+        let stats = SessionStats::default();
+        let rdba = block::rdba(1, 5);
+        cached_block(&cache, rdba, OBJECT, 50);
+        add_clone(&cache, rdba, 10);
+        add_clone(&cache, rdba, 20);
+        assert_eq!(cache.version_count(rdba), 3);
+        let s = cache.summary();
+        assert_eq!((s.cached_blocks, s.cr_buffers, s.dirty), (1, 2, 1), "clones are never dirty");
+
+        assert_eq!(stamp_of(&cache.consistent_get(&stats, rdba).unwrap()), 50);
+        let mut current = cache.current_get(&stats, rdba).unwrap();
+        assert_eq!(stamp_of(&current), 50);
+        stamp(&mut current, 51);
+        drop(current);
+        let mut run = cache.pin_multiblock(&stats, rdba, 1).unwrap();
+        let visited = run.next_block(&stats).unwrap().unwrap();
+        assert_eq!((stamp_of(&visited), visited[ROLLED_BACK_AT]), (51, 0));
+        drop((visited, run));
+        assert_eq!(stamp_of(&cache.new_block(&stats, rdba, OBJECT).unwrap()), 0, "new_block reformats the current");
+        assert_eq!(stamp_of(&clone_as_of(&cache, rdba, 10).unwrap()), 10, "the clone kept its own bytes");
+        assert_eq!(cache.summary().pinned, 0);
+    }
+
+    #[test]
+    fn a_block_keeps_at_most_max_versions_replacing_the_oldest_unpinned_clone() {
+        let cache = BufferCache::new(64 * BS, BS);
+        let rdba = block::rdba(1, 5);
+        cached_block(&cache, rdba, OBJECT, 99);
+        for as_of in 1..MAX_VERSIONS as u64 {
+            add_clone(&cache, rdba, as_of);
+        }
+        assert_eq!(cache.version_count(rdba), MAX_VERSIONS);
+
+        add_clone(&cache, rdba, 6);
+        assert_eq!(cache.version_count(rdba), MAX_VERSIONS);
+        assert!(clone_as_of(&cache, rdba, 1).is_none(), "the oldest clone was replaced");
+        assert!(clone_as_of(&cache, rdba, 6).is_some());
+
+        // A pinned clone is not replaced, even when it is the oldest.
+        let oldest = clone_as_of(&cache, rdba, 2).unwrap();
+        add_clone(&cache, rdba, 7);
+        assert!(clone_as_of(&cache, rdba, 3).is_none(), "the oldest unpinned clone went instead");
+        assert_eq!(stamp_of(&oldest), 2);
+
+        // Every clone pinned: the new one stays private, and is freed with its guard.
+        let pinned: Vec<_> = [2, 4, 5, 6, 7].iter().map(|&as_of| clone_as_of(&cache, rdba, as_of).unwrap()).collect();
+        let current = cache.consistent_get(&SessionStats::default(), rdba).unwrap().to_vec();
+        let private = cache.clone_for_cr(&SessionStats::default(), rdba, &current, version(8)).unwrap();
+        assert_eq!(stamp_of(&private), 99);
+        assert_eq!(cache.version_count(rdba), MAX_VERSIONS);
+        let private = private.downgrade();
+        assert!(clone_as_of(&cache, rdba, 8).is_none(), "a private clone is in no chain");
+        assert_eq!(cache.summary().pinned, MAX_VERSIONS);
+        drop((oldest, pinned, private));
+        let s = cache.summary();
+        assert_eq!((s.pinned, s.cached_blocks, s.cr_buffers), (0, 1, MAX_VERSIONS - 1));
+    }
+
+    #[test]
+    fn find_cr_takes_the_newest_usable_clone_and_honours_cap_cr_versions() {
+        let cache = BufferCache::new(64 * BS, BS);
+        let rdba = block::rdba(1, 5);
+        let other = block::rdba(2, 5);
+        cached_block(&cache, rdba, OBJECT, 99);
+        cached_block(&cache, other, OBJECT, 99);
+        add_clone(&cache, rdba, 10);
+        add_clone(&cache, rdba, 20);
+        add_clone(&cache, other, 30);
+        let stats = SessionStats::default();
+        let for_snapshot = |snapshot: u64| {
+            let found = cache.find_cr(&stats, rdba, |v| v.as_of <= snapshot && snapshot < v.valid_until);
+            found.map(|g| stamp_of(&g))
+        };
+        assert_eq!(for_snapshot(5), None);
+        assert_eq!(for_snapshot(15), Some(10));
+        assert_eq!(for_snapshot(40), Some(20), "the newest usable clone; never another block's");
+        assert_eq!(cache.find_cr(&stats, rdba, |_| true).map(|g| stamp_of(&g)), Some(20));
+
+        cache.cap_cr_versions(rdba, 18);
+        assert_eq!(for_snapshot(15), Some(10));
+        assert_eq!(for_snapshot(18), None, "a change at 18 is seen by snapshots from 18 on");
+        assert_eq!(for_snapshot(40), None);
+        assert!(cache.find_cr(&stats, rdba, |v| v.as_of == 20 && v.valid_until == 18).is_some());
+        assert!(cache.find_cr(&stats, other, |v| v.valid_until == u64::MAX).is_some(), "other blocks keep theirs");
+        assert_eq!(cache.summary().pinned, 0);
+    }
+
+    #[test]
+    fn flush_and_invalidate_object_drop_clones() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _file) = cache_with_file(&dir, 64, 4);
+        let stats = SessionStats::default();
+        let (ours, theirs) = (block::rdba(1, 1), block::rdba(1, 2));
+        cached_block(&cache, theirs, OBJECT + 1, 0);
+        for rdba in [ours, theirs] {
+            add_clone(&cache, rdba, 1);
+            add_clone(&cache, rdba, 2);
+        }
+        cache.invalidate_object(&stats, OBJECT + 1);
+        assert_eq!((cache.version_count(ours), cache.version_count(theirs)), (3, 0));
+
+        cache.flush(&stats).unwrap();
+        assert_eq!(cache.version_count(ours), 0);
+        let s = cache.summary();
+        assert_eq!((s.cached_blocks, s.cr_buffers, s.pinned), (0, 0, 0));
+        assert_eq!(stamp_of(&cache.consistent_get(&stats, ours).unwrap()), 0);
+        assert!(clone_as_of(&cache, ours, 2).is_none());
+    }
+
+    #[test]
+    fn checkpoint_writes_the_current_version_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, file) = cache_with_file(&dir, 64, 2);
+        let stats = SessionStats::default();
+        let rdba = block::rdba(1, 1);
+        add_clone(&cache, rdba, 1);
+        stamp(&mut cache.current_get(&stats, rdba).unwrap(), 5);
+        add_clone(&cache, rdba, 2);
+        assert_eq!(cache.checkpoint(&stats).unwrap(), 1, "one dirty buffer: the current version");
+        assert_eq!(cache.checkpoint(&stats).unwrap(), 0);
+
+        let mut on_disk = vec![0; BS];
+        file.read_block(1, &mut on_disk).unwrap();
+        block::verify(&on_disk, rdba).unwrap();
+        assert_eq!((stamp_of(&on_disk), on_disk[ROLLED_BACK_AT]), (5, 0));
+        assert_eq!(cache.version_count(rdba), 3);
+    }
+
+    /// A writer queued on a block while its holder downgrades gets in only after the
+    /// holder's read is done; a reader that finds a clone under construction waits for it
+    /// and sees it with its undo applied.
+    #[test]
+    fn downgrade_lets_no_writer_in_and_readers_see_the_finished_clone() {
+        let cache = Arc::new(BufferCache::new(64 * BS, BS));
+        let rdba = block::rdba(1, 5);
+        cached_block(&cache, rdba, OBJECT, 1);
+        let stats = SessionStats::default();
+
+        let mut cleaned = cache.cleanout_get(&stats, rdba).unwrap();
+        assert_eq!(stats.get(crate::stats::Stat::DbBlockGets), 0, "a cleanout counts no get");
+        stamp(&mut cleaned, 2);
+        let (done, writer_done) = mpsc::channel();
+        let writer_cache = Arc::clone(&cache);
+        let writer = std::thread::spawn(move || {
+            stamp(&mut writer_cache.current_get(&SessionStats::default(), rdba).unwrap(), 3);
+            done.send(()).unwrap();
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        let read = cleaned.downgrade();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(writer_done.try_recv().is_err(), "no writer gets in while the downgraded guard lives");
+        assert_eq!(stamp_of(&read), 2);
+        drop(read);
+        writer.join().unwrap();
+        assert_eq!(stamp_of(&cache.consistent_get(&stats, rdba).unwrap()), 3);
+
+        let current = cache.consistent_get(&stats, rdba).unwrap().to_vec();
+        let mut clone = cache.clone_for_cr(&stats, rdba, &current, version(1)).unwrap();
+        let (found, reader_done) = mpsc::channel();
+        let reader_cache = Arc::clone(&cache);
+        let reader = std::thread::spawn(move || {
+            let g = reader_cache.find_cr(&SessionStats::default(), rdba, |_| true).unwrap();
+            found.send((stamp_of(&g), g[ROLLED_BACK_AT])).unwrap();
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(reader_done.try_recv().is_err(), "a reader waits for the clone's undo");
+        clone[ROLLED_BACK_AT] = 0xCC;
+        stamp(&mut clone, 1);
+        let clone = clone.downgrade();
+        assert_eq!(reader_done.recv_timeout(Duration::from_secs(10)).unwrap(), (1, 0xCC));
+        reader.join().unwrap();
+        drop(clone);
+        assert_eq!(cache.summary().pinned, 0);
+    }
+
+    #[test]
+    fn a_discarded_clone_is_never_found() {
+        let cache = Arc::new(BufferCache::new(64 * BS, BS));
+        let rdba = block::rdba(1, 5);
+        cached_block(&cache, rdba, OBJECT, 1);
+        add_clone(&cache, rdba, 1);
+        let current = cache.consistent_get(&SessionStats::default(), rdba).unwrap().to_vec();
+        let half_built = cache.clone_for_cr(&SessionStats::default(), rdba, &current, version(2)).unwrap();
+        let reader_cache = Arc::clone(&cache);
+        let reader = std::thread::spawn(move || {
+            let g = reader_cache.find_cr(&SessionStats::default(), rdba, |_| true).unwrap();
+            stamp_of(&g)
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        half_built.discard_cr();
+        assert_eq!(reader.join().unwrap(), 1, "the waiting reader fell back to the finished clone");
+        assert_eq!(cache.version_count(rdba), 2);
+        assert_eq!(cache.summary().pinned, 0);
+    }
+
+    #[test]
+    fn set_cr_version_keeps_a_cap_made_while_the_clone_was_built() {
+        let cache = BufferCache::new(64 * BS, BS);
+        let rdba = block::rdba(1, 5);
+        cached_block(&cache, rdba, OBJECT, 1);
+        let stats = SessionStats::default();
+        let current = cache.consistent_get(&stats, rdba).unwrap().to_vec();
+        let clone = cache.clone_for_cr(&stats, rdba, &current, version(10)).unwrap();
+        cache.cap_cr_versions(rdba, 30);
+        let xid = Xid { usn: 1, slot: 2, wrap: 3 };
+        let built = CrVersion { valid_until: 40, pending: SmallVec::from_slice(&[xid]), ..version(10) };
+        cache.set_cr_version(&clone, built);
+        drop(clone);
+        let expected = CrVersion { valid_until: 30, pending: SmallVec::from_slice(&[xid]), ..version(10) };
+        assert!(cache.find_cr(&stats, rdba, |v| *v == expected).is_some());
+    }
+
+    /// A reader that chose a clone by the version it had while being built asks again
+    /// once the builder recorded the clone's true version.
+    #[test]
+    fn find_cr_asks_again_when_the_builder_changes_the_version() {
+        let cache = Arc::new(BufferCache::new(64 * BS, BS));
+        let rdba = block::rdba(1, 5);
+        cached_block(&cache, rdba, OBJECT, 1);
+        add_clone(&cache, rdba, 5);
+        let current = cache.consistent_get(&SessionStats::default(), rdba).unwrap().to_vec();
+        let mut clone = cache.clone_for_cr(&SessionStats::default(), rdba, &current, version(8)).unwrap();
+        let reader_cache = Arc::clone(&cache);
+        let reader = std::thread::spawn(move || {
+            let g = reader_cache.find_cr(&SessionStats::default(), rdba, |v| v.valid_until > 20).unwrap();
+            stamp_of(&g)
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        stamp(&mut clone, 8);
+        cache.set_cr_version(&clone, CrVersion { valid_until: 20, ..version(8) });
+        drop(clone);
+        assert_eq!(reader.join().unwrap(), 5, "the clone built meanwhile turned out not to serve the reader");
+        assert_eq!(cache.summary().pinned, 0);
+    }
+
+    #[test]
+    fn cleanout_get_if_cached_never_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _file) = cache_with_file(&dir, 64, 2);
+        let stats = SessionStats::default();
+        let rdba = block::rdba(1, 1);
+        cache.flush(&stats).unwrap();
+        assert!(cache.cleanout_get_if_cached(&stats, rdba).is_none());
+        assert_eq!(stats.get(crate::stats::Stat::PhysicalReads), 0);
+        drop(cache.consistent_get(&stats, rdba).unwrap());
+        add_clone(&cache, rdba, 1);
+        let mut g = cache.cleanout_get_if_cached(&stats, rdba).unwrap();
+        assert_eq!(g[ROLLED_BACK_AT], 0, "the current version, never a clone");
+        stamp(&mut g, 4);
+        drop(g);
+        assert_eq!(cache.summary().dirty, 1);
+        assert_eq!(stamp_of(&cache.consistent_get(&stats, rdba).unwrap()), 4);
+    }
+
+    /// A tiny xorshift generator: the test is random but repeatable per seed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// One session's random mix of gets and clones on a cache too small for them all;
+    /// returns the blocks it read from disk.
+    fn random_session(cache: &BufferCache, changes: &[AtomicU64], seed: u64) -> u64 {
+        let stats = SessionStats::default();
+        let mut rng = Rng(seed);
+        for _ in 0..3000 {
+            let b = rng.below(changes.len() as u64);
+            let rdba = block::rdba(1, b as u32 + 1);
+            match rng.below(10) {
+                0..=2 => {
+                    let g = cache.consistent_get(&stats, rdba).unwrap();
+                    assert_eq!(g[ROLLED_BACK_AT], 0, "a consistent get never returns a clone");
+                    stamp_of(&g);
+                }
+                3..=4 => {
+                    let mut g = cache.current_get(&stats, rdba).unwrap();
+                    let n = stamp_of(&g) + 1;
+                    assert_eq!(g[ROLLED_BACK_AT], 0, "a current get never returns a clone");
+                    stamp(&mut g, n);
+                    changes[b as usize].store(n, Ordering::Relaxed);
+                    cache.cap_cr_versions(rdba, n);
+                }
+                5..=6 => {
+                    let current = cache.consistent_get(&stats, rdba).unwrap();
+                    let n = stamp_of(&current);
+                    let mut clone = cache.clone_for_cr(&stats, rdba, &current, version(n)).unwrap();
+                    drop(current);
+                    clone[ROLLED_BACK_AT] = 0xCC;
+                    cache.set_cr_version(&clone, CrVersion { valid_until: n + 1, ..version(n) });
+                    let clone = clone.downgrade();
+                    assert_eq!(stamp_of(&clone), n);
+                }
+                7..=8 => {
+                    let snapshot = rng.below(changes[b as usize].load(Ordering::Relaxed) + 1);
+                    if let Some(g) = cache.find_cr(&stats, rdba, |v| v.as_of <= snapshot) {
+                        assert_eq!(g[ROLLED_BACK_AT], 0xCC, "find_cr returns clones only");
+                        assert!(stamp_of(&g) <= snapshot);
+                    }
+                }
+                _ => {
+                    let mut run = cache.pin_multiblock(&stats, rdba, 1).unwrap();
+                    if let Some(g) = run.next_block(&stats) {
+                        assert_eq!(g.unwrap()[ROLLED_BACK_AT], 0);
+                    }
+                    assert!(cache.version_count(rdba) <= MAX_VERSIONS);
+                }
+            }
+        }
+        stats.get(crate::stats::Stat::PhysicalReads)
+    }
+
+    #[test]
+    fn concurrent_gets_and_clones_leak_no_pins_and_keep_the_current_bytes() {
+        const BLOCKS: u32 = 56;
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, file) = cache_with_file(&dir, 64, BLOCKS);
+        let changes: Vec<AtomicU64> = (0..BLOCKS).map(|_| AtomicU64::new(0)).collect();
+        let reads: u64 = std::thread::scope(|s| {
+            let sessions: Vec<_> = (1..=4u64)
+                .map(|seed| {
+                    let (cache, changes) = (&cache, &changes);
+                    s.spawn(move || random_session(cache, changes, seed * 0x9E37_79B9_7F4A_7C15))
+                })
+                .collect();
+            sessions.into_iter().map(|session| session.join().unwrap()).sum()
+        });
+        assert!(reads > 0, "the cache is small enough that blocks were evicted and read again");
+        let stats = SessionStats::default();
+        let s = cache.summary();
+        assert_eq!(s.pinned, 0, "no pin outlives its guard");
+        assert!(s.cached_blocks + s.cr_buffers <= s.buffers);
+        for (b, n) in changes.iter().enumerate() {
+            let rdba = block::rdba(1, b as u32 + 1);
+            assert_eq!(stamp_of(&cache.consistent_get(&stats, rdba).unwrap()), n.load(Ordering::Relaxed));
+        }
+        cache.flush(&stats).unwrap();
+        let mut on_disk = vec![0; BS];
+        for (b, n) in changes.iter().enumerate() {
+            file.read_block(b as u32 + 1, &mut on_disk).unwrap();
+            assert_eq!(on_disk[ROLLED_BACK_AT], 0, "no clone ever reaches the disk");
+            assert_eq!(stamp_of(&on_disk), n.load(Ordering::Relaxed));
+        }
+    }
+}
