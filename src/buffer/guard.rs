@@ -2,8 +2,9 @@
 //!
 //! A [`ReadGuard`] holds a pin (the buffer cannot be evicted or reused) and the buffer's
 //! content lock in shared mode; a [`WriteGuard`] holds a pin and the content lock in
-//! exclusive mode and marks the buffer dirty. Dropping a guard releases both, so a pin
-//! cannot leak. A [`PinnedRun`] holds the pins of a multiblock read until a scan turns
+//! exclusive mode. A write guard on a block's current version marks the buffer dirty; one
+//! on a CR clone never does (clones are never written). Dropping a guard releases both,
+//! so a pin cannot leak; [`WriteGuard::downgrade`] hands both to a read guard. A [`PinnedRun`] holds the pins of a multiblock read until a scan turns
 //! them into read guards one by one, and releases the rest when dropped.
 
 use super::BufferCache;
@@ -42,7 +43,8 @@ impl Drop for ReadGuard<'_> {
     }
 }
 
-/// Exclusive, pinned access to one block in the cache; the buffer is dirty.
+/// Exclusive, pinned access to one block in the cache: its current version (dirty) or a
+/// CR clone being built (never dirty).
 pub struct WriteGuard<'c> {
     pub(super) cache: &'c BufferCache,
     pub(super) index: u32,

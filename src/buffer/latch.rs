@@ -88,11 +88,21 @@ impl ChildLatch {
             g.gets += 1;
             return g;
         }
-        self.get_contended(stats)
+        self.get_contended(Some(stats))
+    }
+
+    /// Gets the latch for a caller that is no session (or has none at hand): gets, misses
+    /// and sleeps count as for any get, but no session is charged the wait.
+    pub fn get_untimed(&self) -> MutexGuard<'_, Chains> {
+        if let Some(mut g) = self.chains.try_lock() {
+            g.gets += 1;
+            return g;
+        }
+        self.get_contended(None)
     }
 
     #[cold]
-    fn get_contended(&self, stats: &SessionStats) -> MutexGuard<'_, Chains> {
+    fn get_contended(&self, stats: Option<&SessionStats>) -> MutexGuard<'_, Chains> {
         for _ in 0..SPIN_TRIES {
             std::hint::spin_loop();
             if let Some(mut g) = self.chains.try_lock() {
@@ -102,7 +112,7 @@ impl ChildLatch {
             }
         }
         let mut g = {
-            let _wait = stats.begin_wait(WaitEvent::LatchCacheBuffersChains);
+            let _wait = stats.map(|s| s.begin_wait(WaitEvent::LatchCacheBuffersChains));
             self.chains.lock()
         };
         g.gets += 1;

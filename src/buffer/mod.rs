@@ -4,9 +4,14 @@
 //! ```text
 //!  rdba ──hash──► bucket ──(child latch guards 32 buckets)──► chain: [buf 17, buf 4]
 //!                                                                     │
-//!  headers[4]: rdba, object id, pins, touch count, state (VALID READING DIRTY IN_CHAIN),
+//!  headers[4]: rdba, object id, pins, touch count, state (VALID READING DIRTY IN_CHAIN CR),
 //!              content lock ──────────────────────────────► arena[4]: 8 KiB block bytes
 //! ```
+//!
+//! A chain holds the *current* version of a block (the one gets change and checkpoints
+//! write) and, beside it, consistent-read clones of the same block marked CR
+//! (the `versions` module owns them). Every lookup of the current version skips CR entries: it
+//! already loads the header's address, and the CR flag sits in the same header.
 //!
 //! A *get* takes the chain's latch, finds the header, pins it, drops the latch and then
 //! takes the content lock (shared for a consistent get, exclusive for a current get). The
@@ -27,7 +32,13 @@
 //! in its latch, so the lookups of a multiblock read walk memory in order.
 //!
 //! Invariants:
-//! - a block address is in at most one chain entry (one current version of a block);
+//! - a block address has at most one current entry in its chain and up to
+//!   [`MAX_VERSIONS`]` - 1` CR entries; gets, multiblock reads and new blocks only ever
+//!   return the current one;
+//! - a CR buffer is never dirty and never written to disk; it is evicted by the clock
+//!   like any buffer (it enters with touch count 0, so before the blocks in use), and
+//!   dropped by [`BufferCache::flush`] and [`BufferCache::invalidate_object`]; its
+//!   [`CrVersion`] is set while it is in a chain, and only then;
 //! - a buffer with pins > 0 is never evicted or reused; pins are taken under the latch of
 //!   the buffer's chain and released without it; a multiblock read holds the pins of
 //!   its blocks until the scan visits them, and never waits for a free buffer while it
@@ -70,6 +81,8 @@ const VALID: u8 = 1;
 const READING: u8 = 2;
 const DIRTY: u8 = 4;
 const IN_CHAIN: u8 = 8;
+/// A consistent-read clone, not the current version of its block.
+const CR: u8 = 16;
 
 /// The header of one buffer.
 struct BufferHeader {
@@ -81,7 +94,7 @@ struct BufferHeader {
     pins: AtomicU32,
     /// Clock replacement's usage count (racy updates are fine: it is a hint).
     touch: AtomicU8,
-    /// VALID / READING / DIRTY / IN_CHAIN flags.
+    /// VALID / READING / DIRTY / IN_CHAIN / CR flags; CR changes only under the chain latch.
     state: AtomicU8,
     /// Guards the block bytes in the arena.
     content: RawRwLock,
@@ -114,7 +127,10 @@ impl BufferHeader {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CacheSummary {
     pub buffers: usize,
+    /// Buffers holding the current version of a block.
     pub cached_blocks: usize,
+    /// Buffers holding a consistent-read clone (Oracle's `v$bh` status `cr`).
+    pub cr_buffers: usize,
     pub dirty: usize,
     pub pinned: usize,
 }
@@ -143,6 +159,10 @@ pub struct BufferCache {
     /// Aligned one-block buffers a write seals its copy in, reused from write to write
     /// (one per session writing at once).
     write_scratch: Mutex<Vec<Arena>>,
+    /// The version of each buffer that is a CR clone in a chain (`None` for every other
+    /// buffer); read and changed under the latch of the clone's chain, or by the session
+    /// that claimed the buffer before it enters a chain. Touched only on the CR path.
+    cr_versions: Box<[Mutex<Option<CrVersion>>]>,
 }
 
 impl BufferCache {
@@ -161,6 +181,7 @@ impl BufferCache {
             files: RwLock::new(Vec::new()),
             read_done: (Mutex::new(()), Condvar::new()),
             write_scratch: Mutex::new(Vec::new()),
+            cr_versions: (0..buffers).map(|_| Mutex::new(None)).collect(),
         }
     }
 
@@ -287,6 +308,11 @@ impl BufferCache {
         stats.add(Stat::DbBlockGets, 1);
         stats.add(Stat::DbBlockGetsFromCache, 1);
         stats.add(Stat::DbBlockChanges, 1);
+        self.pin_dirty(stats, rdba)
+    }
+
+    /// The current version of `rdba`, pinned, exclusively locked and dirtied.
+    fn pin_dirty(&self, stats: &SessionStats, rdba: u32) -> Result<WriteGuard<'_>> {
         let index = self.pin(stats, rdba)?;
         let h = &self.headers[index as usize];
         h.content.lock_exclusive();
@@ -550,9 +576,19 @@ impl BufferCache {
         if h.pins.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
             return false;
         }
+        self.forget_cr_version(index, state);
         chains.unlink(bucket, index);
         h.state.store(0, Ordering::Release);
         true
+    }
+
+    /// Clears the version of buffer `index` if it was a CR clone (`state`), as it leaves
+    /// its chain: called under the chain latch, before IN_CHAIN is cleared, so that no
+    /// session has claimed the buffer for a new clone yet.
+    fn forget_cr_version(&self, index: u32, state: u8) {
+        if state & CR != 0 {
+            *self.cr_versions[index as usize].lock() = None;
+        }
     }
 
     /// Writes a dirty buffer to its datafile (the dirty flag is cleared first, under the
@@ -564,7 +600,12 @@ impl BufferCache {
         {
             let (latch, bucket) = self.bucket_of(rdba);
             let chains = latch.get(stats);
-            if !chains.buckets[bucket].contains(&index) || h.rdba.load(Ordering::Relaxed) != rdba || !h.has(VALID) {
+            let state = h.state.load(Ordering::Acquire);
+            if !chains.buckets[bucket].contains(&index)
+                || h.rdba.load(Ordering::Relaxed) != rdba
+                || state & VALID == 0
+                || state & CR != 0
+            {
                 return Ok(false);
             }
             h.pins.fetch_add(1, Ordering::Acquire);
@@ -662,10 +703,14 @@ impl BufferCache {
         Ok(pinned)
     }
 
-    /// The buffer holding `rdba` in a chain; the caller holds the chain's latch.
+    /// The buffer holding the current version of `rdba` in a chain (CR clones skipped);
+    /// the caller holds the chain's latch.
     #[inline]
     fn find_in_chain(&self, chain: &[u32], rdba: u32) -> Option<u32> {
-        chain.iter().copied().find(|&i| self.headers[i as usize].rdba.load(Ordering::Relaxed) == rdba)
+        chain.iter().copied().find(|&i| {
+            let h = &self.headers[i as usize];
+            h.rdba.load(Ordering::Relaxed) == rdba && h.state.load(Ordering::Relaxed) & CR == 0
+        })
     }
 
     /// Reads a run of claimed, READING buffers for adjacent blocks with one call; our pins
@@ -746,11 +791,13 @@ impl BufferCache {
             let rdba = h.rdba.load(Ordering::Relaxed);
             let (latch, bucket) = self.bucket_of(rdba);
             let mut chains = latch.get(stats);
+            let state = h.state.load(Ordering::Acquire);
             if h.rdba.load(Ordering::Relaxed) == rdba
-                && h.has(IN_CHAIN)
-                && !h.has(READING)
+                && state & IN_CHAIN != 0
+                && state & READING == 0
                 && h.pins.load(Ordering::Acquire) == 0
             {
+                self.forget_cr_version(index, state);
                 chains.unlink(bucket, index);
                 h.state.store(0, Ordering::Release);
                 h.touch.store(0, Ordering::Relaxed);
@@ -767,12 +814,15 @@ impl BufferCache {
         totals
     }
 
-    /// Buffers in use, dirty and pinned right now.
+    /// Buffers in use (current versions and CR clones), dirty and pinned right now.
     pub fn summary(&self) -> CacheSummary {
-        let mut s = CacheSummary { buffers: self.headers.len(), cached_blocks: 0, dirty: 0, pinned: 0 };
+        let mut s = CacheSummary { buffers: self.headers.len(), cached_blocks: 0, cr_buffers: 0, dirty: 0, pinned: 0 };
         for h in self.headers.iter() {
-            s.cached_blocks += usize::from(h.has(IN_CHAIN));
-            s.dirty += usize::from(h.has(DIRTY) && h.has(IN_CHAIN));
+            let state = h.state.load(Ordering::Acquire);
+            let in_chain = state & IN_CHAIN != 0;
+            s.cached_blocks += usize::from(in_chain && state & CR == 0);
+            s.cr_buffers += usize::from(in_chain && state & CR != 0);
+            s.dirty += usize::from(in_chain && state & DIRTY != 0);
             s.pinned += usize::from(h.pins.load(Ordering::Relaxed) > 0);
         }
         s
