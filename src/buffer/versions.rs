@@ -286,19 +286,6 @@ impl BufferCache {
     }
 }
 
-impl BufferCache {
-    /// Replaces the version record of the CR clone `clone` (once its undo is applied and
-    /// its true range known).
-    pub fn set_cr_version(&self, _clone: &WriteGuard<'_>, _version: CrVersion) {
-        todo!()
-    }
-
-    /// [`BufferCache::cleanout_get`] only if `rdba` is cached: commit cleanout never reads.
-    pub fn cleanout_get_if_cached(&self, _stats: &SessionStats, _rdba: u32) -> Option<WriteGuard<'_>> {
-        todo!()
-    }
-}
-
 impl<'c> WriteGuard<'c> {
     /// Turns exclusive access into shared access without letting a writer in between.
     pub fn downgrade(self) -> ReadGuard<'c> {

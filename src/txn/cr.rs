@@ -164,7 +164,7 @@ fn clean_out<'c>(
 }
 
 /// Copies `current` into a CR clone and applies undo until every slot shows what
-/// `reader` may see.
+/// `reader` may see. A clone whose undo cannot be applied is discarded.
 fn build_clone<'c>(
     ctx: &AccessContext<'c>,
     current: ReadGuard<'c>,
@@ -172,18 +172,32 @@ fn build_clone<'c>(
     owner: Option<Xid>,
 ) -> Result<ReadGuard<'c>> {
     let rdba = current.rdba();
-    let version = CrVersion { as_of: reader.snapshot, valid_until: u64::MAX, pending: SmallVec::new(), owner };
+    let mut version = CrVersion { as_of: reader.snapshot, valid_until: u64::MAX, pending: SmallVec::new(), owner };
     let mut clone = ctx.db.cache.clone_for_cr(ctx.stats, rdba, &current, version.clone())?;
     drop(current);
     ctx.stats.add(Stat::CrBlocksCreated, 1);
-    let mut version = version;
+    match roll_back(ctx, &mut clone, rdba, reader, &mut version) {
+        Ok(()) => {
+            ctx.db.cache.set_cr_version(&clone, version);
+            Ok(clone.downgrade())
+        }
+        Err(e) => {
+            clone.discard_cr();
+            Err(e)
+        }
+    }
+}
+
+/// Applies undo to `clone` (of block `rdba`), following each slot's chain while the slot
+/// shows a transaction `reader` must not see; narrows `version` to what the clone serves.
+fn roll_back(ctx: &AccessContext<'_>, clone: &mut [u8], rdba: u32, reader: Reader, version: &mut CrVersion) -> Result<()> {
     for applied in 0.. {
         if applied > MAX_UNDO_PER_CLONE {
             return Err(ctx.corrupt(rdba, format!("undo chain of the block is longer than {MAX_UNDO_PER_CLONE} records (a cycle)")));
         }
         let mut target = None;
-        for i in 0..itl::itl_count(&clone) {
-            let slot = itl::get(&clone, i);
+        for i in 0..itl::itl_count(clone) {
+            let slot = itl::get(clone, i);
             if slot.is_free() || reader.own == Some(slot.xid) {
                 continue;
             }
@@ -206,19 +220,15 @@ fn build_clone<'c>(
                 }
             }
         }
-        let Some(slot) = target else { break };
-        if slot.uba.is_none() {
-            return Err(ctx.corrupt(rdba, format!("ITL slot of transaction {} has no undo to roll back", slot.xid)));
-        }
+        let Some(slot) = target else { return Ok(()) };
         let record = ctx.db.undo.read(ctx, slot.uba)?;
         let undo = BlockUndo::decode(&record.body).map_err(|r| ctx.corrupt(slot.uba.rdba, r))?;
         if undo.rdba != rdba {
             return Err(ctx.corrupt(rdba, format!("undo record at {:?} is for block {:#x}, not this one", slot.uba, undo.rdba)));
         }
-        undo.apply(&mut clone).map_err(|r| ctx.corrupt(rdba, r))?;
+        undo.apply(clone).map_err(|r| ctx.corrupt(rdba, r))?;
         ctx.stats.add(Stat::ConsistentChanges, 1);
         ctx.stats.add(Stat::CrUndoRecordsApplied, 1);
     }
-    ctx.db.cache.set_cr_version(&clone, version);
-    Ok(clone.downgrade())
+    Ok(())
 }
