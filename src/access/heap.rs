@@ -108,9 +108,26 @@ impl<'a> Inserter<'a> {
             self.place(len, |space: &mut [u8]| row::put_whole_row(values, space))
         };
         result?;
+        self.count_row();
+        Ok(())
+    }
+
+    /// Appends one row already encoded as a whole single-piece row (see
+    /// [`crate::storage::row_image::RowImage`]): copied into its block, or chained if it
+    /// does not fit in one.
+    pub fn insert_encoded(&mut self, image: &[u8]) -> Result<()> {
+        if DataBlockMut::space_needed(image.len()) > self.empty_block_capacity() {
+            self.place_chained(image)?;
+        } else {
+            self.place(image.len(), |space: &mut [u8]| space.copy_from_slice(image))?;
+        }
+        self.count_row();
+        Ok(())
+    }
+
+    fn count_row(&mut self) {
         self.rows += 1;
         self.ctx.stats.add(Stat::RowsInserted, 1);
-        Ok(())
     }
 
     /// Places a row piece of `len` bytes (it fits in an empty block), which `write` writes

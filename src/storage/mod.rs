@@ -10,6 +10,7 @@ pub mod block;
 pub mod control;
 pub mod datafile;
 pub mod row;
+pub mod row_image;
 pub mod segment;
 
 use crate::error::{Error, Result};
