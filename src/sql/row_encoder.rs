@@ -98,7 +98,9 @@ impl ColumnPlan {
     fn encode_value(&self, value: &Datum<'_>, image: &mut RowImage) -> Encoded {
         match (self.data_type, value) {
             (_, Datum::Null) => self.push_null(image),
-            (DataType::Number { .. } | DataType::Integer, &Datum::Int(i)) => push_whole_number(self.data_type, i, image),
+            (DataType::Number { .. } | DataType::Integer, &Datum::Int(i)) => {
+                push_whole_number(self.data_type, i, image)
+            }
             (DataType::Varchar2 { max_bytes }, Datum::Str(s)) => push_text(s.as_bytes(), max_bytes, image),
             (DataType::Varchar2 { max_bytes }, &Datum::Int(i)) => {
                 push_text(itoa::Buffer::new().format(i).as_bytes(), max_bytes, image)

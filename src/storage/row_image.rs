@@ -86,7 +86,10 @@ impl RowImage {
         if len <= LEN_SHORT_MAX {
             self.bytes.push(len as u8);
         } else {
-            assert!(len <= u16::MAX as usize, "payload of {len} bytes exceeds the two-byte length (checked at coercion)");
+            assert!(
+                len <= u16::MAX as usize,
+                "payload of {len} bytes exceeds the two-byte length (checked at coercion)"
+            );
             self.bytes.push(LEN_ESCAPE);
             self.bytes.extend_from_slice(&(len as u16).to_le_bytes());
         }
