@@ -5,7 +5,8 @@
 //! row that fits it), then into new blocks formatted above it (allocating extents as
 //! needed). A row that cannot fit in an empty block is chained: its head piece goes where
 //! the row would have gone, the rest into new blocks, one fragment each. A row that fits
-//! is encoded straight into the space found for it in the block. The current
+//! is encoded straight into the space found for it in the block, or, when a load has
+//! already encoded it ([`Inserter::insert_encoded`]), copied there. The current
 //! block is kept across up to 64 rows (`ROWS_PER_GET`) per current-mode get.
 //!
 //! Visibility: the segment header (extent map, high-water mark) is written when the
