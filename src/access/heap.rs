@@ -5,7 +5,8 @@
 //! row that fits it), then into new blocks formatted above it (allocating extents as
 //! needed). A row that cannot fit in an empty block is chained: its head piece goes where
 //! the row would have gone, the rest into new blocks, one fragment each. A row that fits
-//! is encoded straight into the space found for it in the block. The current
+//! is encoded straight into the space found for it in the block, or, when a load has
+//! already encoded it ([`Inserter::insert_encoded`]), copied there. The current
 //! block is kept across up to 64 rows (`ROWS_PER_GET`) per current-mode get.
 //!
 //! Visibility: the segment header (extent map, high-water mark) is written when the
@@ -131,9 +132,26 @@ impl<'a> Inserter<'a> {
             self.place(len, |space: &mut [u8]| row::put_whole_row(values, space))
         };
         result?;
+        self.count_row();
+        Ok(())
+    }
+
+    /// Appends one row already encoded as a whole single-piece row (see
+    /// [`crate::storage::row_image::RowImage`]): copied into its block, or chained if it
+    /// does not fit in one.
+    pub fn insert_encoded(&mut self, image: &[u8]) -> Result<()> {
+        if DataBlockMut::space_needed(image.len()) > self.empty_block_capacity() {
+            self.place_chained(image)?;
+        } else {
+            self.place(image.len(), |space: &mut [u8]| space.copy_from_slice(image))?;
+        }
+        self.count_row();
+        Ok(())
+    }
+
+    fn count_row(&mut self) {
         self.rows += 1;
         self.ctx.stats.add(Stat::RowsInserted, 1);
-        Ok(())
     }
 
     /// Places a row piece of `len` bytes (it fits in an empty block), which `write` writes

@@ -41,6 +41,14 @@ impl RowAccess for [Value] {
     fn is_null(&self, i: usize) -> bool {
         self[i].is_null()
     }
+
+    #[inline]
+    fn small_int(&self, i: usize) -> Option<i64> {
+        match self[i] {
+            Datum::Int(v) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 impl RowAccess for Vec<Value> {

@@ -43,12 +43,10 @@ impl ProjectStage {
         sink: &mut RowSink<'_>,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
-        let out = self
-            .exprs
-            .iter()
-            .zip(&mut self.buffers)
-            .map(|(e, buffer)| e.eval_buffered(row, f, buffer))
-            .collect::<Result<SinkRow<'_>>>()?;
+        let mut out = SinkRow::new();
+        for (e, buffer) in self.exprs.iter().zip(&mut self.buffers) {
+            out.push(e.eval_buffered(row, f, buffer)?);
+        }
         (sink.consume)(&out[..sink.visible.min(out.len())])?;
         Ok(Flow::Continue)
     }

@@ -4,13 +4,17 @@
 //! an [`Inserter`]; if any row fails, the statement's rows are removed again, so a failed
 //! INSERT or COPY leaves the table as it was. Rows are not copied on the way: a row of
 //! INSERT ... SELECT borrows from the projection that computed it, a COPY row from the
-//! read buffer of [`CsvRecords`]. Two cases gather owned rows first: the evaluated rows
-//! of a VALUES list, and a query that reads the table it fills. Column counts are
-//! checked once per query or VALUES row; coercion and NOT NULL once per row stored.
+//! read buffer of [`CsvRecords`], and a [`RowEncoder`] writes it straight into its
+//! stored form. A row the encoder refuses is built again the generic way
+//! ([`RowShape::build`]: coerced values, then NOT NULL), whose error names the column.
+//! Two cases gather owned rows first: the evaluated rows of a VALUES list, and a query
+//! that reads the table it fills. Column counts are checked once per query or VALUES
+//! row; coercion and NOT NULL once per row stored.
 
 use super::bind::{Binder, Scope, function_name, ident_name, position_of};
 use super::csv_records::CsvRecords;
 use super::plan;
+use super::row_encoder::{RowEncoder, Unencodable};
 use crate::access::heap::Inserter;
 use crate::catalog::TableDef;
 use crate::db::{QueryResult, Session, StatementKind};
@@ -78,6 +82,20 @@ impl RowShape {
         match row.iter().zip(&self.table.columns).position(|(v, col)| v.is_null() && !col.nullable) {
             Some(column) => Err(RowFault::NullInNotNull { column }),
             None => Ok(row),
+        }
+    }
+
+    /// An encoder of this shape's rows.
+    fn encoder(&self) -> RowEncoder {
+        RowEncoder::new(&self.table, &self.targets)
+    }
+
+    /// Inserts one row of provided values: encoded in place, or, when the encoder refuses
+    /// it, built the generic way so that the error names the table and column.
+    fn insert(&self, encoder: &mut RowEncoder, ins: &mut Inserter<'_>, values: &[Datum<'_>]) -> Result<()> {
+        match encoder.encode_values(values) {
+            Ok(image) => ins.insert_encoded(image),
+            Err(Unencodable) => ins.insert(&self.row(values)?),
         }
     }
 
@@ -150,7 +168,8 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
         ast::SetExpr::Values(values) => {
             let rows = values_rows(session, values)?;
             rows.iter().try_for_each(|r| shape.check_count(r.len()))?;
-            with_inserter(session, &table, |ins| rows.iter().try_for_each(|r| ins.insert(&shape.row(r)?)))?
+            let mut encoder = shape.encoder();
+            with_inserter(session, &table, |ins| rows.iter().try_for_each(|r| shape.insert(&mut encoder, ins, r)))?
         }
         _ => insert_select(session, &shape, source)?,
     };
@@ -192,12 +211,15 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
     let mut ctx = ExecContext { access: session.access_context(), functions };
     let reads_target =
         matches!(&planned.source, Source::TableScan { table, .. } if table.object_id == shape.table.object_id);
+    let mut encoder = shape.encoder();
     if reads_target {
         let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;
-        return with_inserter(session, &shape.table, |ins| rows.iter().try_for_each(|r| ins.insert(&shape.row(r)?)));
+        return with_inserter(session, &shape.table, |ins| {
+            rows.iter().try_for_each(|r| shape.insert(&mut encoder, ins, r))
+        });
     }
     with_inserter(session, &shape.table, |ins| {
-        let planned = planned.into_sink(Box::new(|values: &[Datum<'_>]| ins.insert(&shape.row(values)?)));
+        let planned = planned.into_sink(Box::new(|values: &[Datum<'_>]| shape.insert(&mut encoder, ins, values)));
         run_pipeline(&planned.source, planned.stages, &mut ctx).map(|_| ())
     })
 }
@@ -281,6 +303,7 @@ fn load_csv<R: std::io::Read>(
     progress: &mut Option<crate::db::ProgressFn>,
     ins: &mut Inserter<'_>,
 ) -> Result<()> {
+    let mut encoder = shape.encoder();
     let mut first = true;
     while let Some(record) = reader.next_record().map_err(|e| Error::io("read", path, e))? {
         if std::mem::take(&mut first) && format.header {
@@ -293,8 +316,13 @@ fn load_csv<R: std::io::Read>(
             let message = format!("{} fields, expected {}", fields.len(), shape.targets.len());
             return Err(csv_error(fields.len().min(shape.targets.len()) + 1, message));
         }
-        let row = csv_row(&fields, shape, format).map_err(|(column, e)| csv_error(column, e.to_string()))?;
-        ins.insert(&row)?;
+        match encoder.encode_texts(&fields, format.null.as_deref()) {
+            Ok(image) => ins.insert_encoded(image)?,
+            Err(Unencodable) => {
+                let row = csv_row(&fields, shape, format).map_err(|(column, e)| csv_error(column, e.to_string()))?;
+                ins.insert(&row)?;
+            }
+        }
         if ins.rows().is_multiple_of(65_536)
             && let Some(p) = progress.as_mut()
         {

@@ -5,8 +5,16 @@
 //! a literal yields a slice of the expression, so predicates such as `cust_valid = 'A'`
 //! or `name LIKE 'A%'` allocate nothing. A chain of `||` is built operand by operand into
 //! one string, a buffer the caller reuses when it evaluates with [`Expr::eval_buffered`].
-//! Comparisons of a column with a whole-number literal take a fast path that reads the
-//! stored integer directly ([`RowAccess::small_int`]).
+//!
+//! Whole numbers take a fast path ([`Expr::whole_number`]): a column stored as a whole
+//! number is read as an `i64` ([`RowAccess::small_int`]), and `+ - *`, unary minus,
+//! MOD, ABS and ORA_HASH of whole numbers compute on `i64` without building values.
+//! Arithmetic, functions and comparisons try it first and fall back to the general
+//! evaluation when any part is not a whole number or the result would not be one
+//! (an overflow, an argument out of range). The attempt has no effects (it calls no
+//! non-deterministic function and raises no error), so falling back is always safe; a
+//! failed attempt costs a walk of the part of the subtree it covers, once per nesting
+//! level of arithmetic and function calls.
 //!
 //! Conditions use SQL's three-valued logic: [`Expr::eval_condition`] returns `None` for
 //! UNKNOWN.
@@ -166,6 +174,9 @@ impl Expr {
         Ok(match self {
             Expr::Column(i) => row.column(*i)?,
             Expr::Literal(v) => v.reborrow(),
+            Expr::Arith { .. } | Expr::Negate(_) | Expr::Function { .. } if let Some(i) = self.whole_number(row) => {
+                Datum::Int(i)
+            }
             Expr::Arith { op, left, right } => functions::arithmetic(*op, &left.eval(row, f)?, &right.eval(row, f)?)?,
             Expr::Concat(..) => {
                 let mut text = String::new();
@@ -187,6 +198,37 @@ impl Expr {
                 return Err(Error::unsupported(format!("a condition used as a value: {}", cond.display(&[]))));
             }
         })
+    }
+
+    /// The value of this expression when it is a whole number computed from whole
+    /// numbers alone: `Some(i)` only when [`Expr::eval`] gives `Datum::Int(i)`; `None`
+    /// when any operand is not a whole number, the function has no whole-number form, or
+    /// the result would not be a whole number in `i64`. Evaluates nothing that has
+    /// effects, so `None` leaves the caller free to evaluate the general way.
+    #[inline]
+    pub fn whole_number<R: RowAccess + ?Sized>(&self, row: &R) -> Option<i64> {
+        match self {
+            Expr::Column(i) => row.small_int(*i),
+            Expr::Literal(Datum::Int(i)) => Some(*i),
+            Expr::Arith { op, left, right } => {
+                let (a, b) = (left.whole_number(row)?, right.whole_number(row)?);
+                match op {
+                    ArithOp::Add => a.checked_add(b),
+                    ArithOp::Sub => a.checked_sub(b),
+                    ArithOp::Mul => a.checked_mul(b),
+                    ArithOp::Div => None,
+                }
+            }
+            Expr::Negate(e) => e.whole_number(row)?.checked_neg(),
+            Expr::Function { func, args } if func.has_whole_number_form() && args.len() <= WHOLE_ARGS => {
+                let mut values = [0; WHOLE_ARGS];
+                for (value, arg) in values.iter_mut().zip(args) {
+                    *value = arg.whole_number(row)?;
+                }
+                func.call_whole(&values[..args.len()])
+            }
+            _ => None,
+        }
     }
 
     /// [`Expr::eval`], building the text of a concatenation in `buffer` (cleared first
@@ -314,6 +356,9 @@ impl Expr {
     }
 }
 
+/// Most arguments a function takes on the whole-number path (ORA_HASH's three).
+const WHOLE_ARGS: usize = 3;
+
 /// Three-valued AND: FALSE if either is FALSE, TRUE if both are TRUE, else UNKNOWN.
 #[inline]
 fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
@@ -338,10 +383,10 @@ fn compare<R: RowAccess + ?Sized>(
     row: &R,
     f: &mut FunctionContext,
 ) -> Result<Option<bool>> {
-    if let (Expr::Column(i), Expr::Literal(Datum::Int(k))) = (left, right)
-        && let Some(v) = row.small_int(*i)
+    if let Some(l) = left.whole_number(row)
+        && let Some(r) = right.whole_number(row)
     {
-        return Ok(Some(op.holds(v.cmp(k))));
+        return Ok(Some(op.holds(l.cmp(&r))));
     }
     let l = left.eval(row, f)?;
     let r = right.eval(row, f)?;
@@ -430,6 +475,94 @@ impl fmt::Display for ExprDisplay<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Evaluation without the whole-number path: operators and functions on values.
+    fn reference(e: &Expr, row: &[Value], f: &mut FunctionContext) -> Result<Value> {
+        Ok(match e {
+            Expr::Column(i) => row[*i].clone(),
+            Expr::Literal(v) => v.clone(),
+            Expr::Arith { op, left, right } => {
+                functions::arithmetic(*op, &reference(left, row, f)?, &reference(right, row, f)?)?
+            }
+            Expr::Negate(e) => functions::negate(&reference(e, row, f)?)?,
+            Expr::Function { func, args } => {
+                let values = args.iter().map(|a| reference(a, row, f)).collect::<Result<Vec<_>>>()?;
+                func.call(&values, f)?
+            }
+            other => unreachable!("not generated: {other:?}"),
+        })
+    }
+
+    fn leaf() -> impl Strategy<Value = Expr> {
+        prop_oneof![
+            (0usize..3).prop_map(Expr::Column),
+            prop_oneof![
+                any::<i64>().prop_map(Datum::Int),
+                (-20i64..20).prop_map(Datum::Int),
+                Just(Datum::Int(u32::MAX.into())),
+                Just(Datum::Num(rust_decimal::Decimal::new(25, 1))),
+                Just(Datum::Str("7".into())),
+                Just(Datum::Null),
+            ]
+            .prop_map(Expr::Literal),
+        ]
+    }
+
+    fn expr() -> impl Strategy<Value = Expr> {
+        leaf().prop_recursive(4, 24, 3, |inner| {
+            let op = prop_oneof![Just(ArithOp::Add), Just(ArithOp::Sub), Just(ArithOp::Mul), Just(ArithOp::Div)];
+            prop_oneof![
+                (op, inner.clone(), inner.clone()).prop_map(|(op, l, r)| Expr::Arith {
+                    op,
+                    left: Box::new(l),
+                    right: Box::new(r)
+                }),
+                inner.clone().prop_map(|e| Expr::Negate(Box::new(e))),
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| Expr::Function { func: ScalarFunction::Mod, args: vec![a, b] }),
+                inner.clone().prop_map(|a| Expr::Function { func: ScalarFunction::Abs, args: vec![a] }),
+                proptest::collection::vec(inner, 1..=3)
+                    .prop_map(|args| Expr::Function { func: ScalarFunction::OraHash, args }),
+            ]
+        })
+    }
+
+    fn row_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<i64>().prop_map(Datum::Int),
+            (-1000i64..1000).prop_map(Datum::Int),
+            Just(Datum::Num(rust_decimal::Decimal::new(-35, 1))),
+            Just(Datum::Str("x".into())),
+            Just(Datum::Null),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn whole_number_path_agrees_with_general_evaluation(
+            e in expr(),
+            row in proptest::collection::vec(row_value(), 3),
+        ) {
+            let mut f = FunctionContext::new(0, 1);
+            let expected = reference(&e, &row, &mut f);
+            let got = e.eval(row.as_slice(), &mut f).map(Datum::into_owned);
+            match (&got, &expected) {
+                (Ok(g), Ok(x)) => prop_assert_eq!(g, x),
+                (Err(g), Err(x)) => prop_assert_eq!(g.to_string(), x.to_string()),
+                _ => prop_assert!(false, "{got:?} vs {expected:?}"),
+            }
+            if let Some(i) = e.whole_number(row.as_slice()) {
+                prop_assert_eq!(expected.ok(), Some(Datum::Int(i)));
+            }
+            let condition = Expr::Compare { op: CmpOp::Lt, left: Box::new(e.clone()), right: Box::new(Expr::Column(0)) };
+            let cmp = match (reference(&e, &row, &mut f), &row[0]) {
+                (Ok(v), c) => v.sql_cmp(c).map(|o| o.map(|o| o == Ordering::Less)).map_err(|e| e.to_string()),
+                (Err(e), _) => Err(e.to_string()),
+            };
+            prop_assert_eq!(condition.eval_condition(row.as_slice(), &mut f).map_err(|e| e.to_string()), cmp);
+        }
+    }
 
     #[test]
     fn like_patterns() {

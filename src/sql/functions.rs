@@ -392,6 +392,28 @@ impl ScalarFunction {
         !matches!(self, ScalarFunction::RandomValue | ScalarFunction::RandomString)
     }
 
+    /// Whether [`ScalarFunction::call_whole`] may compute this function.
+    #[inline]
+    pub fn has_whole_number_form(&self) -> bool {
+        matches!(self, ScalarFunction::Mod | ScalarFunction::Abs | ScalarFunction::OraHash)
+    }
+
+    /// The function of whole-number arguments, without building values: `Some(r)`
+    /// exactly when [`ScalarFunction::call`] on `Datum::Int` arguments gives
+    /// `Datum::Int(r)`; `None` when it would fail or give anything else (the caller then
+    /// calls the function the general way). `args` has a count the function accepts.
+    #[inline]
+    pub fn call_whole(&self, args: &[i64]) -> Option<i64> {
+        match (self, args) {
+            (ScalarFunction::Mod, &[a, b]) => Some(if b == 0 { a } else { a.checked_rem(b).unwrap_or(0) }),
+            (ScalarFunction::Abs, &[a]) => a.checked_abs(),
+            (ScalarFunction::OraHash, &[v]) => ora_hash_whole(v, ORA_HASH_LIMIT, 0),
+            (ScalarFunction::OraHash, &[v, max_bucket]) => ora_hash_whole(v, max_bucket, 0),
+            (ScalarFunction::OraHash, &[v, max_bucket, seed]) => ora_hash_whole(v, max_bucket, seed),
+            _ => None,
+        }
+    }
+
     /// Evaluates the function on `args`.
     pub fn call(&self, args: &[Datum<'_>], ctx: &mut FunctionContext) -> Result<Value> {
         use ScalarFunction::*;
@@ -876,6 +898,25 @@ fn decode(args: &[Datum<'_>]) -> Result<Value> {
 struct Fnv(u64);
 
 impl Fnv {
+    /// The state after the seed, where every ORA_HASH starts.
+    fn seeded(seed: i64) -> Fnv {
+        let mut h = Fnv(0xCBF2_9CE4_8422_2325);
+        h.write(&seed.to_le_bytes());
+        h
+    }
+
+    /// The hash, mixed, reduced to `0..=max_bucket` (which is in `0..=u32::MAX`).
+    fn bucket(&self, max_bucket: i64) -> i64 {
+        let buckets = u64::try_from(max_bucket).unwrap_or(0) + 1;
+        i64::try_from(mix64(self.0) % buckets).unwrap_or(0)
+    }
+
+    /// A whole number's canonical bytes: a number of scale 0 and its 128-bit mantissa.
+    fn write_whole_number(&mut self, i: i64) {
+        self.write(&[b'N', 0]);
+        self.write(&i128::from(i).to_le_bytes());
+    }
+
     fn write(&mut self, bytes: &[u8]) {
         for b in bytes {
             self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01B3);
@@ -892,23 +933,16 @@ fn ora_hash(args: &[Datum<'_>]) -> Result<Value> {
     if value.is_null() {
         return Ok(Datum::Null);
     }
-    let limit = i64::from(u32::MAX);
-    let (Some(max_bucket), Some(seed)) = (int_or(args, 1, limit, NAME)?, int_or(args, 2, 0, NAME)?) else {
+    let (Some(max_bucket), Some(seed)) = (int_or(args, 1, ORA_HASH_LIMIT, NAME)?, int_or(args, 2, 0, NAME)?) else {
         return Ok(Datum::Null);
     };
-    for v in [max_bucket, seed] {
-        if !(0..=limit).contains(&v) {
-            return Err(out_of_range(NAME, v));
-        }
+    if let Some(v) = [max_bucket, seed].into_iter().find(|v| !(0..=ORA_HASH_LIMIT).contains(v)) {
+        return Err(out_of_range(NAME, v));
     }
-    let mut h = Fnv(0xCBF2_9CE4_8422_2325);
-    h.write(&seed.to_le_bytes());
+    let mut h = Fnv::seeded(seed);
     match value {
         Datum::Null => {}
-        Datum::Int(i) => {
-            h.write(&[b'N', 0]);
-            h.write(&i128::from(*i).to_le_bytes());
-        }
+        Datum::Int(i) => h.write_whole_number(*i),
         Datum::Num(d) => {
             let d = d.normalize();
             h.write(&[b'N', u8::try_from(d.scale()).unwrap_or(u8::MAX)]);
@@ -923,8 +957,21 @@ fn ora_hash(args: &[Datum<'_>]) -> Result<Value> {
             h.write(&d.to_le_bytes());
         }
     }
-    let buckets = u64::try_from(max_bucket).unwrap_or(0) + 1;
-    Ok(Datum::Int(i64::try_from(mix64(h.0) % buckets).unwrap_or(0)))
+    Ok(Datum::Int(h.bucket(max_bucket)))
+}
+
+/// Largest bucket and seed ORA_HASH accepts (and the default bucket).
+const ORA_HASH_LIMIT: i64 = u32::MAX as i64;
+
+/// [`ora_hash`] of a whole number, with whole-number bucket and seed: `None` when they
+/// are out of range (the general path reports that).
+fn ora_hash_whole(value: i64, max_bucket: i64, seed: i64) -> Option<i64> {
+    if !(0..=ORA_HASH_LIMIT).contains(&max_bucket) || !(0..=ORA_HASH_LIMIT).contains(&seed) {
+        return None;
+    }
+    let mut h = Fnv::seeded(seed);
+    h.write_whole_number(value);
+    Some(h.bucket(max_bucket))
 }
 
 /// DBMS_RANDOM.VALUE: [0, 1) with 15 random decimal places; VALUE(lo, hi): [lo, hi).

@@ -18,6 +18,7 @@ pub mod expr;
 pub mod front;
 pub mod functions;
 pub mod plan;
+mod row_encoder;
 mod system;
 mod views;
 

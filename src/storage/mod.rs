@@ -11,6 +11,7 @@ pub mod control;
 pub mod datafile;
 pub mod itl;
 pub mod row;
+pub mod row_image;
 pub mod segment;
 
 use crate::error::{Error, Result};

@@ -60,7 +60,23 @@ impl DataType {
     }
 }
 
-/// A value as text, borrowing when it already is text.
+impl DataType {
+    /// Whether [`DataType::coerce`] stores the whole number `i` as it is: true for a
+    /// NUMBER or INTEGER with room for its integer digits (rounding to a scale leaves a
+    /// whole number unchanged); false when coercion fails or the type is not numeric.
+    #[inline]
+    pub fn holds_whole_number(&self, i: i64) -> bool {
+        match *self {
+            DataType::Integer | DataType::Number { precision: None, .. } => true,
+            DataType::Number { precision: Some(p), scale } => {
+                digits(u128::from(i.unsigned_abs())) <= integer_digits_allowed(p, scale.unwrap_or(0))
+            }
+            DataType::Varchar2 { .. } | DataType::Char { .. } | DataType::Date => false,
+        }
+    }
+}
+
+/// Fails when `s` is longer than `max` bytes.
 fn check_length(s: &str, max: u32, column: &str) -> Result<()> {
     if s.len() > max as usize {
         return Err(Error::value(column, format!("value too large (actual: {}, maximum: {max} bytes)", s.len())));
@@ -91,14 +107,18 @@ fn check_precision<'a>(number: Datum<'a>, precision: Option<u8>, scale: u8, colu
         Datum::Num(d) => digits(d.trunc().abs().mantissa().unsigned_abs()),
         _ => 0,
     };
-    let allowed = i32::from(p) - i32::from(scale);
-    if integer_digits as i32 > allowed.max(0) {
+    if integer_digits > integer_digits_allowed(p, scale) {
         return Err(Error::value(
             column,
             format!("value larger than specified precision allowed for this column (NUMBER({p},{scale}))"),
         ));
     }
     Ok(number)
+}
+
+/// Digits a NUMBER(p,s) keeps before the decimal point: `p - s`, none when `s >= p`.
+fn integer_digits_allowed(precision: u8, scale: u8) -> u32 {
+    u32::from(precision.saturating_sub(scale))
 }
 
 /// Decimal digits of `n` (0 for 0).

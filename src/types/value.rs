@@ -244,22 +244,9 @@ impl fmt::Display for Datum<'_> {
 }
 
 /// Appends the decimal digits of `i` (with a minus sign when negative).
+#[inline]
 pub fn push_int(out: &mut String, i: i64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    let mut n = i.unsigned_abs();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if i < 0 {
-        out.push('-');
-    }
-    out.push_str(std::str::from_utf8(&digits[start..]).expect("ASCII digits"));
+    out.push_str(itoa::Buffer::new().format(i));
 }
 
 /// The default date format, lioscope's NLS_DATE_FORMAT: `YYYY-MM-DD HH24:MI:SS`.
