@@ -47,7 +47,12 @@ impl BufferCache {
 
     /// A CR clone of `rdba` for which `usable` holds, share-locked; `None` if there is
     /// none. Counts nothing: the caller counts its consistent get.
-    pub fn find_cr(&self, _stats: &SessionStats, _rdba: u32, _usable: impl Fn(&CrVersion) -> bool) -> Option<ReadGuard<'_>> {
+    pub fn find_cr(
+        &self,
+        _stats: &SessionStats,
+        _rdba: u32,
+        _usable: impl Fn(&CrVersion) -> bool,
+    ) -> Option<ReadGuard<'_>> {
         todo!()
     }
 
