@@ -210,7 +210,7 @@ fn parameter(session: &Session) -> Rows {
                 text(if values.is_set(p.name) { "FALSE" } else { "TRUE" }),
                 text(if p.modifiable == Modifiable::SessionAndSystem { "TRUE" } else { "FALSE" }),
                 text(match p.modifiable {
-                    Modifiable::SessionAndSystem => "IMMEDIATE",
+                    Modifiable::SessionAndSystem | Modifiable::SystemImmediate => "IMMEDIATE",
                     Modifiable::SystemDeferredToOpen => "DEFERRED",
                     Modifiable::Never => "FALSE",
                 }),
