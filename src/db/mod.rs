@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::stats::Registry;
 use crate::storage::control::{ControlFile, DatafileEntry, FORMAT_NAME, FORMAT_VERSION};
 use crate::storage::datafile::DataFile;
+use crate::txn::undo;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -123,10 +124,12 @@ impl Database {
         std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
         let db_id = new_db_id();
         let extent_blocks = (options.extent_size / options.block_size) as u32;
+        let undo_size = undo_tablespace_size(&options)?;
         let datafile = DataFile::create(&dir.join(FIRST_DATAFILE), 1, options.block_size, db_id)?;
         // The first extent of the file holds its header, so extents stay aligned.
         datafile.ensure_blocks(extent_blocks)?;
         datafile.sync()?;
+        let undo_file = undo::create_tablespace(dir, options.block_size, db_id, undo_size)?;
         let control = ControlFile {
             format: FORMAT_NAME.into(),
             format_version: FORMAT_VERSION,
@@ -134,12 +137,15 @@ impl Database {
             block_size: options.block_size as u32,
             extent_blocks,
             checkpoint_scn: 1,
-            datafiles: vec![DatafileEntry {
-                number: 1,
-                name: FIRST_DATAFILE.into(),
-                allocated_blocks: extent_blocks,
-                free_extents: Vec::new(),
-            }],
+            datafiles: vec![
+                DatafileEntry {
+                    number: 1,
+                    name: FIRST_DATAFILE.into(),
+                    allocated_blocks: extent_blocks,
+                    free_extents: Vec::new(),
+                },
+                undo_file,
+            ],
             parameters: Default::default(),
         };
         Catalog::create(dir)?;
@@ -153,9 +159,15 @@ impl Database {
         if !dir.is_dir() {
             return Err(Error::NotADatabase { path: dir.to_owned(), reason: "no such directory".into() });
         }
-        let control = ControlFile::read(dir)?;
+        let mut control = ControlFile::read(dir)?;
         let lock = lock_directory(dir)?;
         let block_size = control.block_size as usize;
+        if !control.datafiles.iter().any(|d| d.number == undo::UNDO_FILE_NO) {
+            // A database created before undo existed gets its undo tablespace now.
+            let size = undo_tablespace_size(&options)?;
+            control.datafiles.push(undo::create_tablespace(dir, block_size, control.db_id, size)?);
+            control.write(dir)?;
+        }
         let mut parameters =
             ParameterValues::from_map(&control.parameters)?.created_with(params::DB_BLOCK_SIZE, block_size.to_string());
         for (k, v) in &options.parameters {
@@ -170,6 +182,10 @@ impl Database {
             cache.attach_file(file.clone());
             datafiles.push(file);
         }
+        let undo_entry = control.datafiles.iter().find(|d| d.number == undo::UNDO_FILE_NO).expect("added above");
+        let undo = undo::Undo::open(&cache, &dir.join(&undo_entry.name))?;
+        let undo_bytes = u64::from(undo_entry.allocated_blocks) * block_size as u64;
+        let parameters = parameters.created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo_bytes));
         let catalog = Catalog::open(dir)?;
         let inner = DbInner {
             dir: dir.to_owned(),
@@ -183,7 +199,7 @@ impl Database {
             parameters: RwLock::new(parameters),
             datafiles,
             table_locks: Mutex::new(HashMap::new()),
-            undo: crate::txn::undo::Undo {},
+            undo,
             enqueues: Default::default(),
             commit_lock: Mutex::new(()),
             _lock: lock,
@@ -261,6 +277,14 @@ impl Drop for DbInner {
             eprintln!("lioscope: closing {}: {e}", self.dir.display());
         }
     }
+}
+
+/// The undo tablespace size asked for in `options` (or the default), in bytes.
+fn undo_tablespace_size(options: &DatabaseOptions) -> Result<u64> {
+    let given = options.parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case(params::UNDO_TABLESPACE_SIZE));
+    let def = lookup_parameter(params::UNDO_TABLESPACE_SIZE)?;
+    let value = validate_parameter(def, given.map_or(def.default, |(_, v)| v.as_str()))?;
+    Ok(params::number(def.name, &value))
 }
 
 /// Takes the exclusive lock of a database directory, or says it is already open.

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 pub enum Modifiable {
     /// ALTER SESSION and ALTER SYSTEM, at once.
     SessionAndSystem,
+    /// ALTER SYSTEM only, at once (a setting of the instance, not of a session).
+    SystemImmediate,
     /// ALTER SYSTEM only; applies from the next open of the database.
     SystemDeferredToOpen,
     /// Fixed when the database is created.
@@ -39,6 +41,8 @@ pub const DB_BLOCK_SIZE: &str = "db_block_size";
 pub const DB_CACHE_SIZE: &str = "db_cache_size";
 pub const MBRC: &str = "db_file_multiblock_read_count";
 pub const FILESYSTEMIO_OPTIONS: &str = "filesystemio_options";
+pub const UNDO_TABLESPACE_SIZE: &str = "undo_tablespace_size";
+pub const UNDO_RETENTION: &str = "undo_retention";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -69,6 +73,20 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "none",
         modifiable: Modifiable::SystemDeferredToOpen,
         description: "none: buffered I/O (FLUSH BUFFER_CACHE also drops the OS page cache of the datafiles); directio: O_DIRECT",
+    },
+    ParameterDef {
+        name: UNDO_TABLESPACE_SIZE,
+        kind: Kind::Size { min: 64 << 10 },
+        default: "64M",
+        modifiable: Modifiable::Never,
+        description: "Size of the undo tablespace (undotbs01.dbf), chosen at creation",
+    },
+    ParameterDef {
+        name: UNDO_RETENTION,
+        kind: Kind::Integer { min: 0, max: u32::MAX as u64 },
+        default: "900",
+        modifiable: Modifiable::SystemImmediate,
+        description: "Seconds after a transaction ends before its undo blocks count as expired (reused first)",
     },
 ];
 
@@ -117,6 +135,16 @@ pub fn parse_size(text: &str) -> Option<u64> {
         _ => (text, 1),
     };
     digits.trim().parse::<u64>().ok()?.checked_mul(factor)
+}
+
+/// `bytes` written as a size: with a G, M or K suffix when it is a whole multiple.
+pub fn format_size(bytes: u64) -> String {
+    match bytes {
+        b if b > 0 && b % (1 << 30) == 0 => format!("{}G", b >> 30),
+        b if b > 0 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
+        b if b > 0 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
+        b => b.to_string(),
+    }
 }
 
 /// The validated value `value` of the numeric parameter `name`, as a number.

@@ -29,7 +29,7 @@ pub fn alter_system(session: &Session, name: &str, value: &str) -> Result<QueryR
             name: def.name.into(),
             message: "is fixed when the database is created".into(),
         }),
-        Modifiable::SessionAndSystem => {
+        Modifiable::SessionAndSystem | Modifiable::SystemImmediate => {
             session.db.parameters.write().set(def.name, &canonical)?;
             session.db.control.lock().parameters.insert(def.name.into(), canonical);
             Ok(QueryResult::message(StatementKind::Alter, "System altered."))

@@ -28,6 +28,8 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "V$SESS_TIME_MODEL" => sess_time_model(session),
         "V$PARAMETER" => parameter(session),
         "V$OSSTAT" => v_osstat(),
+        "V$TRANSACTION" => transaction(session),
+        "V$UNDOSTAT" => undostat(session),
         "USER_TABLES" => user_tables(session),
         "USER_TAB_COLUMNS" => user_tab_columns(session),
         "USER_SEGMENTS" => user_segments(session)?,
@@ -214,7 +216,7 @@ fn parameter(session: &Session) -> Rows {
                 text(if values.is_set(p.name) { "FALSE" } else { "TRUE" }),
                 text(if p.modifiable == Modifiable::SessionAndSystem { "TRUE" } else { "FALSE" }),
                 text(match p.modifiable {
-                    Modifiable::SessionAndSystem => "IMMEDIATE",
+                    Modifiable::SessionAndSystem | Modifiable::SystemImmediate => "IMMEDIATE",
                     Modifiable::SystemDeferredToOpen => "DEFERRED",
                     Modifiable::Never => "FALSE",
                 }),
@@ -228,6 +230,44 @@ fn parameter(session: &Session) -> Rows {
 fn v_osstat() -> Rows {
     let rows = osstat::osstat_rows().into_iter().map(|s| vec![text(s.name), int(s.value), text(s.comments)]).collect();
     (cols(&["STAT_NAME", "VALUE", "COMMENTS"]), rows)
+}
+
+/// Active transactions: their undo segment, slot and wrap, and the undo they used.
+fn transaction(session: &Session) -> Rows {
+    let rows = session
+        .db
+        .undo
+        .transactions()
+        .into_iter()
+        .map(|t| {
+            vec![
+                int(t.xid.usn.into()),
+                int(t.xid.slot.into()),
+                int(t.xid.wrap.into()),
+                int(t.start_scn),
+                int(t.used_ublk),
+                int(t.used_urec),
+                text("ACTIVE"),
+            ]
+        })
+        .collect();
+    (cols(&["XIDUSN", "XIDSLOT", "XIDSQN", "START_SCN", "USED_UBLK", "USED_UREC", "STATUS"]), rows)
+}
+
+/// One row: the undo figures since the database was opened.
+fn undostat(session: &Session) -> Rows {
+    let s = session.db.undo.stats();
+    let figures = [
+        ("UNDOBLKS", s.undo_blocks),
+        ("TXNCOUNT", s.transactions),
+        ("MAXCONCURRENCY", s.max_concurrency),
+        ("SSOLDERRCNT", s.snapshot_too_old),
+        ("NOSPACEERRCNT", s.no_space),
+        ("UNXPSTEALCNT", s.unexpired_steals),
+        ("EXPSTEALCNT", s.expired_steals),
+    ];
+    let names: Vec<&str> = figures.iter().map(|(name, _)| *name).collect();
+    (cols(&names), vec![figures.iter().map(|(_, v)| int(*v)).collect()])
 }
 
 fn user_tables(session: &Session) -> Rows {

@@ -60,6 +60,10 @@ pub enum BlockType {
     TableData = 0x06,
     /// A segment header: extent map and high-water mark (Oracle's type 0x10).
     SegmentHeader = 0x10,
+    /// An undo segment header: transaction table and undo ring (Oracle's type 0x0e).
+    UndoHeader = 0x0e,
+    /// Undo records of one transaction (Oracle's type 0x02).
+    UndoData = 0x02,
 }
 
 impl BlockType {
@@ -69,6 +73,8 @@ impl BlockType {
             0x0b => BlockType::FileHeader,
             0x06 => BlockType::TableData,
             0x10 => BlockType::SegmentHeader,
+            0x0e => BlockType::UndoHeader,
+            0x02 => BlockType::UndoData,
             _ => return None,
         })
     }

@@ -1,7 +1,7 @@
 -- ALTER SESSION / ALTER SYSTEM SET: names are case-insensitive, values validated;
 -- session settings override system ones; db_cache_size and filesystemio_options are
 -- stored for the next open (v$parameter keeps showing the running value);
--- db_block_size is fixed at creation.
+-- db_block_size and undo_tablespace_size are fixed at creation.
 ALTER SESSION SET db_file_multiblock_read_count = 16;
 SELECT name, value, isdefault FROM v$parameter WHERE name = 'db_file_multiblock_read_count';
 SHOW PARAMETER multiblock
@@ -30,6 +30,11 @@ ALTER SYSTEM SET filesystemio_options = async;
 ALTER SYSTEM SET filesystemio_options = 'DIRECTIO';
 ALTER SYSTEM SET db_block_size = 4096;
 ALTER SYSTEM SET nosuch = 1;
+-- undo_retention is the instance's (ALTER SYSTEM only, at once); the undo size is fixed
+ALTER SESSION SET undo_retention = 60;
+ALTER SYSTEM SET undo_retention = 60;
+SELECT value, isdefault, isses_modifiable, issys_modifiable FROM v$parameter WHERE name = 'undo_retention';
+ALTER SYSTEM SET undo_tablespace_size = 1M;
 SELECT name, value, isdefault FROM v$parameter ORDER BY name;
 ALTER SYSTEM FLUSH BUFFER_CACHE;
 ALTER SYSTEM CHECKPOINT;

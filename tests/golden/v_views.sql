@@ -25,6 +25,9 @@ SELECT * FROM v$latch WHERE 1 = 0;
 SELECT * FROM v$osstat WHERE 1 = 0;
 SELECT * FROM user_tables WHERE 1 = 0;
 SELECT * FROM user_segments WHERE 1 = 0;
+-- undo: no transaction has begun yet
+SELECT * FROM v$transaction;
+SELECT * FROM v$undostat;
 -- dictionary views
 CREATE TABLE t1 (id INTEGER NOT NULL, name VARCHAR2(30), price NUMBER(8,2), qty NUMBER, code CHAR(4), born DATE);
 CREATE TABLE t2 (x NUMBER(5)) PCTFREE 25;

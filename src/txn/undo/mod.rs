@@ -1,11 +1,70 @@
 //! The undo tablespace: undo segments whose header blocks hold transaction tables, and
 //! undo blocks holding undo records, all living in the buffer cache like table blocks.
 //!
-//! (Contract for the implementation; see each method.)
+//! ```text
+//!  undotbs01.dbf (file 2)
+//!  ┌────────┬──────────────────────────────────────┬──────────────────────────────┬──
+//!  │ file   │ _SYSSMU1$                            │ _SYSSMU2$                    │ ..
+//!  │ header │ header │ ring: undo blocks 0 .. R-1  │ header │ ring                │
+//!  └────────┴──┬─────┴──────────────────────────────┴────────┴─────────────────────┴──
+//!              │ transaction table: slot 5 ─ wrap 3, active, last record ──┐
+//!              │                                                          ▼
+//!              │   undo block (owner 1.5.3, seq 2): [rec 0] [rec 1] [rec 2 prev=rec 1]
+//!              │                                        ▲ prev ─ rec 0 of an older block
+//! ```
+//!
+//! A transaction is named by the slot it claims in one segment's transaction table
+//! ([`Xid`]: usn.slot.wrap). Its undo records go into undo blocks of that segment's ring,
+//! one block at a time (the transaction owns the block); each record points back at the
+//! transaction's previous record, so following `prev` from the newest record walks the
+//! transaction's changes backwards: a rollback, or a consistent read building a CR clone.
+//!
+//! Costs, as Oracle counts them: [`Undo::begin`], [`Undo::commit`] and
+//! [`Undo::truncate_chain`] change the segment header (db block gets); [`Undo::append`]
+//! changes the transaction's undo block (a db block get), and a new block also the header
+//! (a block handed out is formatted in the cache, not read); [`Undo::read`] and
+//! [`Undo::status`] are consistent gets, which read the block from disk if it is not
+//! cached. Building CR clones thus costs logical (and maybe physical) reads of undo.
+//!
+//! The blocks are the source of truth: a committed transaction's status is read from the
+//! transaction table, after a reopen too. Two in-memory mirrors spare the hot paths gets:
+//! each active transaction's current block and newest record (written to its slot when it
+//! moves to a new block and at commit), and each ring block's owner (filled lazily after
+//! open). Space management (module `segment`) reuses ring blocks of ended transactions,
+//! preferring those past `undo_retention`.
+//!
+//! Slot reuse: `begin` claims the segment's non-active slot with the oldest commit and
+//! increments its wrap, raising the segment's control SCN to that slot's old commit SCN.
+//! An xid whose slot has been reused since is reported committed at the control SCN, an
+//! upper bound.
+
+mod codec;
+mod header;
+mod segment;
+mod stats;
+mod tablespace;
+mod undo_block;
+#[cfg(test)]
+mod tests;
+
+pub use header::TXN_SLOTS;
+pub use stats::UndoStats;
+pub use tablespace::{UNDO_FILE_NAME, UNDO_FILE_NO, segment_name};
 
 use super::{TxnStatus, Uba, Xid};
 use crate::access::AccessContext;
-use crate::error::Result;
+use crate::buffer::BufferCache;
+use crate::error::{Error, Result};
+use crate::stats::{SessionStats, Stat};
+use crate::storage::block::{self, BlockHeader, BlockType};
+use crate::storage::control::DatafileEntry;
+use header::{SlotState, TxnSlot, UndoHeader, UndoHeaderMut};
+use segment::{ActiveTxn, Segment};
+use stats::UndoCounters;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tablespace::Layout;
+use undo_block::{RECORD_HEADER_LEN, UndoBlock, UndoBlockMut};
 
 /// One undo record as read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,51 +89,390 @@ pub struct TxnUsage {
 }
 
 /// The undo tablespace of an open database.
-pub struct Undo {}
+pub struct Undo {
+    /// The undo datafile, for error messages.
+    path: PathBuf,
+    block_size: usize,
+    layout: Layout,
+    /// Segment `usn` is `segments[usn - 1]`.
+    segments: Vec<Segment>,
+    /// Where the next `begin` starts looking for a free slot (round robin).
+    next_segment: AtomicUsize,
+    counters: UndoCounters,
+}
+
+/// Creates the undo datafile of a new database (or of one created before undo existed)
+/// in `dir`, `size_bytes` large, and returns its control-file entry.
+pub fn create_tablespace(dir: &Path, block_size: usize, db_id: u64, size_bytes: u64) -> Result<DatafileEntry> {
+    tablespace::create(dir, block_size, db_id, size_bytes)
+}
 
 impl Undo {
+    /// Opens the undo tablespace of file [`UNDO_FILE_NO`] (attached to `cache`, at
+    /// `path`): reads every segment header and notes the transactions active in them.
+    pub(crate) fn open(cache: &BufferCache, path: &Path) -> Result<Undo> {
+        let stats = SessionStats::default();
+        let corrupt = |rdba: u32, reason: String| Error::Corrupt {
+            file: path.to_owned(),
+            block: Some(block::rdba_block(rdba)),
+            reason,
+        };
+        let first = block::rdba(UNDO_FILE_NO, 1);
+        let layout = {
+            let guard = cache.consistent_get(&stats, first)?;
+            UndoHeader(&guard).check(1).map_err(|r| corrupt(first, format!("undo segment header: {r}")))?;
+            Layout::of(&UndoHeader(&guard).geometry())
+        };
+        let mut segments = Vec::new();
+        let mut active = 0;
+        for usn in 1..=layout.segments {
+            let rdba = layout.header_rdba(usn);
+            let guard = cache.consistent_get(&stats, rdba)?;
+            let view = UndoHeader(&guard);
+            view.check(usn).map_err(|r| corrupt(rdba, format!("undo segment header: {r}")))?;
+            if view.geometry() != layout.geometry(usn) {
+                return Err(corrupt(rdba, "undo segment header disagrees with segment 1 on the layout".into()));
+            }
+            let segment = Segment::new(layout.geometry(usn), rdba);
+            active += note_active_slots(&segment, view).map_err(|r| corrupt(rdba, r))?;
+            segments.push(segment);
+        }
+        let counters = UndoCounters::default();
+        counters.found_active(active);
+        let block_size = cache.block_size();
+        Ok(Undo { path: path.to_owned(), block_size, layout, segments, next_segment: AtomicUsize::new(0), counters })
+    }
+
+    /// Undo segments in the tablespace.
+    pub fn segment_count(&self) -> u16 {
+        self.layout.segments
+    }
+
+    /// Bytes of the tablespace in use (file header and segments).
+    pub fn size_bytes(&self) -> u64 {
+        u64::from(self.layout.used_blocks()) * self.block_size as u64
+    }
+
+    /// The largest body [`Undo::append`] takes: what an empty undo block holds.
+    pub fn max_body_len(&self) -> usize {
+        undo_block::max_body_len(self.block_size)
+    }
+
+    /// Figures since open, for `v$undostat`.
+    pub fn stats(&self) -> UndoStats {
+        self.counters.snapshot()
+    }
+
     /// Starts a transaction: claims a free transaction-table slot (current-mode get of
     /// an undo segment header), marks it active and returns its xid.
-    pub fn begin(&self, _ctx: &AccessContext<'_>) -> Result<Xid> {
-        todo!()
+    pub fn begin(&self, ctx: &AccessContext<'_>) -> Result<Xid> {
+        let n = self.segments.len();
+        let start = self.next_segment.fetch_add(1, Ordering::Relaxed);
+        for i in 0..n {
+            let segment = &self.segments[(start + i) % n];
+            if segment.active.lock().iter().all(Option::is_some) {
+                continue;
+            }
+            if let Some(xid) = self.claim_slot(ctx, segment)? {
+                self.counters.began();
+                return Ok(xid);
+            }
+        }
+        Err(Error::UndoSpace {
+            reason: format!("all {} transaction-table slots of {n} undo segments are in use", n * TXN_SLOTS),
+        })
+    }
+
+    /// Claims the non-active slot of `segment` with the oldest commit, or `None` if every
+    /// slot is active.
+    fn claim_slot(&self, ctx: &AccessContext<'_>, segment: &Segment) -> Result<Option<Xid>> {
+        let mut header = self.header_for_change(ctx, segment)?;
+        let view = UndoHeader(&header);
+        let mut oldest: Option<(usize, TxnSlot)> = None;
+        for i in 0..TXN_SLOTS {
+            let slot = view.slot(i).map_err(|r| self.corrupt(segment.header_rdba, r))?;
+            if slot.state != SlotState::Active && oldest.is_none_or(|(_, o)| slot.commit_scn < o.commit_scn) {
+                oldest = Some((i, slot));
+            }
+        }
+        let Some((i, old)) = oldest else { return Ok(None) };
+        if old.state == SlotState::Committed {
+            UndoHeaderMut(&mut header).raise_control(old.commit_scn, old.commit_time);
+        }
+        let wrap = old.wrap.wrapping_add(1);
+        let slot = TxnSlot { state: SlotState::Active, wrap, start_scn: ctx.scn, ..TxnSlot::FREE };
+        UndoHeaderMut(&mut header).set_slot(i, &slot);
+        block::set_scn(&mut header, ctx.scn);
+        segment.active.lock()[i] = Some(ActiveTxn::new(wrap, ctx.scn));
+        Ok(Some(Xid { usn: segment.usn(), slot: i as u16, wrap }))
     }
 
     /// Appends an undo record for active transaction `xid`, chained after its previous
     /// record; counts `undo change vector size`. Fails with `Error::UndoSpace` when no
     /// undo block can be had.
-    pub fn append(&self, _ctx: &AccessContext<'_>, _xid: Xid, _body: &[u8]) -> Result<Uba> {
-        todo!()
+    pub fn append(&self, ctx: &AccessContext<'_>, xid: Xid, body: &[u8]) -> Result<Uba> {
+        if body.len() > self.max_body_len() {
+            return Err(Error::InvalidValue {
+                context: "undo record".into(),
+                message: format!("{} bytes is more than an undo block holds ({})", body.len(), self.max_body_len()),
+            });
+        }
+        let (segment, txn) = self.active(xid)?;
+        let uba = self.append_record(ctx, segment, xid, &txn, body)?;
+        ctx.stats.add(Stat::UndoChangeVectorSize, (RECORD_HEADER_LEN + body.len()) as u64);
+        Ok(uba)
+    }
+
+    /// Writes the record into the transaction's current undo block, or a new one if it
+    /// does not fit there.
+    fn append_record(
+        &self,
+        ctx: &AccessContext<'_>,
+        segment: &Segment,
+        xid: Xid,
+        txn: &ActiveTxn,
+        body: &[u8],
+    ) -> Result<Uba> {
+        if let Some((rdba, seq)) = txn.current {
+            let mut guard = ctx.db.cache.current_get(ctx.stats, rdba)?;
+            self.check_owned(&guard, rdba, xid, seq)?;
+            if let Some(record) = UndoBlockMut(&mut guard).append(txn.last, body) {
+                block::set_scn(&mut guard, ctx.scn);
+                let uba = Uba { rdba, seq, record };
+                segment.update_txn(xid, |t| t.record_written(uba, false));
+                return Ok(uba);
+            }
+        }
+        self.append_in_new_block(ctx, segment, xid, txn.last, body)
+    }
+
+    /// Claims a ring block for `xid` and writes its record there as record 0; the
+    /// transaction's slot in the header catches up with its mirror.
+    fn append_in_new_block(
+        &self,
+        ctx: &AccessContext<'_>,
+        segment: &Segment,
+        xid: Xid,
+        prev: Uba,
+        body: &[u8],
+    ) -> Result<Uba> {
+        let mut header = self.header_for_change(ctx, segment)?;
+        let (mut guard, seq) = segment.claim_block(ctx, &self.counters, &mut header, xid)?;
+        let record = UndoBlockMut(&mut guard).append(prev, body);
+        let record = record.expect("a body of at most max_body_len bytes fits an empty undo block");
+        block::set_scn(&mut guard, ctx.scn);
+        let uba = Uba { rdba: guard.rdba(), seq, record };
+        let txn = segment.update_txn(xid, |t| t.record_written(uba, true));
+        self.write_slot(ctx, &mut header, xid, &txn, SlotState::Active, 0)?;
+        Ok(uba)
     }
 
     /// Reads the record at `uba` (a consistent get of its undo block). Fails with
     /// `Error::SnapshotTooOld` if the block has been reused since.
-    pub fn read(&self, _ctx: &AccessContext<'_>, _uba: Uba) -> Result<UndoRecord> {
-        todo!()
+    pub fn read(&self, ctx: &AccessContext<'_>, uba: Uba) -> Result<UndoRecord> {
+        let segment = self.segments.iter().find(|s| s.holds_block(uba.rdba));
+        let segment = segment.ok_or_else(|| self.corrupt_xid(format!("undo address {uba:?} names no undo block")))?;
+        let guard = ctx.db.cache.consistent_get(ctx.stats, uba.rdba)?;
+        let view = UndoBlock(&guard);
+        if !view.is_undo_block() {
+            return Err(self.corrupt(uba.rdba, format!("undo address {uba:?} names a block that holds no undo")));
+        }
+        if view.seq() != uba.seq {
+            UndoCounters::bump(&self.counters.snapshot_too_old);
+            return Err(Error::SnapshotTooOld {
+                reason: format!(
+                    "undo block {} of {} ({}, block {}) has been reused: sequence {}, the record needs {}",
+                    uba.rdba - segment.geometry.ring_first,
+                    segment_name(segment.usn()),
+                    self.path.display(),
+                    block::rdba_block(uba.rdba),
+                    view.seq(),
+                    uba.seq
+                ),
+            });
+        }
+        let (prev, body) = view.record(uba.record as usize).map_err(|r| self.corrupt(uba.rdba, r))?;
+        Ok(UndoRecord { xid: view.owner(), prev, body: body.to_vec() })
     }
 
     /// The newest record of active transaction `xid` (`Uba::NONE` if it wrote none).
-    pub fn last_record(&self, _ctx: &AccessContext<'_>, _xid: Xid) -> Result<Uba> {
-        todo!()
+    pub fn last_record(&self, _ctx: &AccessContext<'_>, xid: Xid) -> Result<Uba> {
+        Ok(self.active(xid)?.1.last)
     }
 
     /// Makes `to` the newest record of active transaction `xid` again (after a rollback
     /// to a savepoint applied the records after it).
-    pub fn truncate_chain(&self, _ctx: &AccessContext<'_>, _xid: Xid, _to: Uba) -> Result<()> {
-        todo!()
+    pub fn truncate_chain(&self, ctx: &AccessContext<'_>, xid: Xid, to: Uba) -> Result<()> {
+        let (segment, _) = self.active(xid)?;
+        let mut header = self.header_for_change(ctx, segment)?;
+        let txn = segment.update_txn(xid, |t| {
+            t.last = to;
+            if to.is_none() {
+                t.first = Uba::NONE;
+            }
+        });
+        self.write_slot(ctx, &mut header, xid, &txn, SlotState::Active, 0)
     }
 
     /// Ends transaction `xid` at `scn` (commit, or the end of a rollback).
-    pub fn commit(&self, _ctx: &AccessContext<'_>, _xid: Xid, _scn: u64) -> Result<()> {
-        todo!()
+    pub fn commit(&self, ctx: &AccessContext<'_>, xid: Xid, scn: u64) -> Result<()> {
+        let (segment, txn) = self.active(xid)?;
+        let mut header = self.header_for_change(ctx, segment)?;
+        self.write_slot(ctx, &mut header, xid, &txn, SlotState::Committed, scn)?;
+        block::set_scn(&mut header, ctx.scn.max(scn));
+        segment.active.lock()[xid.slot as usize] = None;
+        self.counters.ended();
+        Ok(())
     }
 
     /// What the transaction table says of `xid` (a consistent get of its segment header).
-    pub fn status(&self, _ctx: &AccessContext<'_>, _xid: Xid) -> Result<TxnStatus> {
-        todo!()
+    pub fn status(&self, ctx: &AccessContext<'_>, xid: Xid) -> Result<TxnStatus> {
+        let segment = self.segment(xid).ok_or_else(|| self.corrupt_xid(format!("xid {xid} names no undo slot")))?;
+        let header = ctx.db.cache.consistent_get(ctx.stats, segment.header_rdba)?;
+        let view = self.checked_header(&header, segment)?;
+        let slot = view.slot(xid.slot as usize).map_err(|r| self.corrupt(segment.header_rdba, r))?;
+        if slot.wrap > xid.wrap {
+            return Ok(TxnStatus::Committed { scn: view.control_scn(), upper_bound: true });
+        }
+        match slot.state {
+            _ if slot.wrap < xid.wrap => {}
+            SlotState::Active => return Ok(TxnStatus::Active),
+            SlotState::Committed => return Ok(TxnStatus::Committed { scn: slot.commit_scn, upper_bound: false }),
+            SlotState::Free => {}
+        }
+        Err(self.corrupt(segment.header_rdba, format!("xid {xid} is newer than its slot (wrap {})", slot.wrap)))
     }
 
     /// Active transactions and their undo use.
     pub fn transactions(&self) -> Vec<TxnUsage> {
-        todo!()
+        let mut out = Vec::new();
+        for segment in &self.segments {
+            for (slot, txn) in segment.active.lock().iter().enumerate() {
+                if let Some(t) = txn {
+                    out.push(TxnUsage {
+                        xid: Xid { usn: segment.usn(), slot: slot as u16, wrap: t.wrap },
+                        start_scn: t.start_scn,
+                        used_ublk: u64::from(t.used_ublk),
+                        used_urec: u64::from(t.used_urec),
+                    });
+                }
+            }
+        }
+        out
     }
+
+    /// The segment of `xid`, if its usn and slot name one.
+    fn segment(&self, xid: Xid) -> Option<&Segment> {
+        let index = usize::from(xid.usn).checked_sub(1)?;
+        self.segments.get(index).filter(|_| (xid.slot as usize) < TXN_SLOTS)
+    }
+
+    /// The segment and mirror of active transaction `xid`.
+    fn active(&self, xid: Xid) -> Result<(&Segment, ActiveTxn)> {
+        let segment = self.segment(xid);
+        let txn = segment.and_then(|s| s.active_txn(xid));
+        match (segment, txn) {
+            (Some(s), Some(t)) => Ok((s, t)),
+            _ => Err(Error::Transaction { message: format!("transaction {xid} is not active") }),
+        }
+    }
+
+    /// The segment header, for changing (a db block get), checked.
+    fn header_for_change<'a>(
+        &self,
+        ctx: &AccessContext<'a>,
+        segment: &Segment,
+    ) -> Result<crate::buffer::WriteGuard<'a>> {
+        let header = ctx.db.cache.current_get(ctx.stats, segment.header_rdba)?;
+        self.checked_header(&header, segment)?;
+        Ok(header)
+    }
+
+    /// Checks a segment header block read from the cache is the header of `segment`.
+    fn checked_header<'b>(&self, bytes: &'b [u8], segment: &Segment) -> Result<UndoHeader<'b>> {
+        let view = UndoHeader(bytes);
+        if BlockHeader(bytes).block_type() != Some(BlockType::UndoHeader) || view.geometry() != segment.geometry {
+            return Err(self.corrupt(segment.header_rdba, "not the undo segment header it should be"));
+        }
+        Ok(view)
+    }
+
+    /// Writes transaction `xid`'s slot from its mirror, in `state` (committed at `scn`).
+    fn write_slot(
+        &self,
+        ctx: &AccessContext<'_>,
+        header: &mut [u8],
+        xid: Xid,
+        txn: &ActiveTxn,
+        state: SlotState,
+        scn: u64,
+    ) -> Result<()> {
+        let rdba = block::BlockHeader(header).rdba();
+        let old = UndoHeader(header).slot(xid.slot as usize).map_err(|r| self.corrupt(rdba, r))?;
+        if old.state != SlotState::Active || old.wrap != xid.wrap {
+            return Err(
+                self.corrupt(rdba, format!("slot of active transaction {xid} says {:?}, wrap {}", old.state, old.wrap))
+            );
+        }
+        let committed = state == SlotState::Committed;
+        let slot = TxnSlot {
+            state,
+            wrap: xid.wrap,
+            start_scn: txn.start_scn,
+            commit_scn: scn,
+            commit_time: if committed { segment::unix_now() } else { 0 },
+            current_block: txn.current.map_or(0, |(b, _)| b),
+            first: txn.first,
+            last: txn.last,
+            used_ublk: txn.used_ublk,
+            used_urec: txn.used_urec,
+        };
+        UndoHeaderMut(header).set_slot(xid.slot as usize, &slot);
+        block::set_scn(header, ctx.scn);
+        Ok(())
+    }
+
+    /// Checks that undo block `rdba` (the current block of `xid`) still is.
+    fn check_owned(&self, bytes: &[u8], rdba: u32, xid: Xid, seq: u16) -> Result<()> {
+        let view = UndoBlock(bytes);
+        if !view.is_undo_block() || view.owner() != xid || view.seq() != seq {
+            return Err(self.corrupt(rdba, format!("current undo block of {xid} (sequence {seq}) belongs to another")));
+        }
+        Ok(())
+    }
+
+    fn corrupt(&self, rdba: u32, reason: impl Into<String>) -> Error {
+        Error::Corrupt { file: self.path.clone(), block: Some(block::rdba_block(rdba)), reason: reason.into() }
+    }
+
+    /// A corruption error for an xid or undo address (read from a data block) that names
+    /// nothing in the undo tablespace.
+    fn corrupt_xid(&self, reason: String) -> Error {
+        Error::Corrupt { file: self.path.clone(), block: None, reason }
+    }
+}
+
+/// Fills `segment`'s mirror with the active transactions of its transaction table;
+/// returns how many there are.
+fn note_active_slots(segment: &Segment, header: UndoHeader<'_>) -> Result<u64, String> {
+    let mut active = segment.active.lock();
+    let mut n = 0;
+    for (i, entry) in active.iter_mut().enumerate() {
+        let slot = header.slot(i)?;
+        if slot.state == SlotState::Active {
+            // Its next record (if any) starts a new block: the slot does not keep the
+            // current block's sequence.
+            *entry = Some(ActiveTxn {
+                wrap: slot.wrap,
+                start_scn: slot.start_scn,
+                current: None,
+                first: slot.first,
+                last: slot.last,
+                used_ublk: slot.used_ublk,
+                used_urec: slot.used_urec,
+            });
+            n += 1;
+        }
+    }
+    Ok(n)
 }

@@ -1,0 +1,302 @@
+//! The undo segment header block: where the segment's ring of undo blocks lies, which
+//! ring block was handed out last, the control SCN, and the transaction table.
+//!
+//! ```text
+//!  undo segment header (type 0x0e), after the 36-byte common header:
+//!  offset  size  field
+//!  36      2     undo segment number (usn, 1-based)
+//!  38      2     undo segments in the tablespace
+//!  40      4     blocks of each segment, its header included
+//!  44      4     block address of the first ring block (the block after the header)
+//!  48      4     ring blocks
+//!  52      4     ring head: index of the ring block handed out last
+//!  56      8     control SCN: highest commit SCN of a transaction whose slot was reused
+//!  64      4     control time: latest commit time (unix seconds) of such a transaction
+//!  68      2     transaction-table slots (34)
+//!  70      4     ring high-water mark: ring blocks below it have been formatted
+//!  74      6     (reserved)
+//!  80      56×n  transaction table, one slot per transaction:
+//!                0  state u8 (0 free, 1 active, 2 committed), 3 bytes reserved
+//!                4  wrap u32 (incremented each time the slot is claimed)
+//!                8  start SCN u64
+//!                16 commit SCN u64
+//!                24 commit time u32 (unix seconds)
+//!                28 current undo block address u32 (0 before the first record)
+//!                32 first undo record address (uba, 8 bytes)
+//!                40 last undo record address (uba, 8 bytes)
+//!                48 undo blocks used u32
+//!                52 undo records written u32
+//! ```
+//!
+//! Invariants: a slot's wrap only grows; a slot is `Free` only while its wrap is 0 (never
+//! claimed); a committed slot's commit SCN is set. The control SCN bounds the commit SCN
+//! of every transaction whose slot has since been claimed again. While a transaction is
+//! active its slot's record addresses and counts may lag behind what it wrote (the
+//! in-memory mirror is current); commit writes the final values.
+
+use super::codec::{get_u16, get_u32, get_u64, get_uba, put_u16, put_u32, put_u64, put_uba};
+use crate::storage::block::{self, BlockHeader, BlockType, HEADER_LEN};
+use crate::txn::Uba;
+
+/// Transaction-table slots in each undo segment header (Oracle's count for 8 KiB blocks;
+/// they fit in the smallest block size).
+pub const TXN_SLOTS: usize = 34;
+
+const OFF_USN: usize = HEADER_LEN;
+const OFF_SEGMENTS: usize = HEADER_LEN + 2;
+const OFF_SEGMENT_BLOCKS: usize = HEADER_LEN + 4;
+const OFF_RING_FIRST: usize = HEADER_LEN + 8;
+const OFF_RING_BLOCKS: usize = HEADER_LEN + 12;
+const OFF_RING_HEAD: usize = HEADER_LEN + 16;
+const OFF_CONTROL_SCN: usize = HEADER_LEN + 20;
+const OFF_CONTROL_TIME: usize = HEADER_LEN + 28;
+const OFF_SLOT_COUNT: usize = HEADER_LEN + 32;
+const OFF_RING_HWM: usize = HEADER_LEN + 34;
+const OFF_TXN_TABLE: usize = 80;
+const SLOT_LEN: usize = 56;
+
+const _: () = assert!(OFF_TXN_TABLE + TXN_SLOTS * SLOT_LEN <= 2048, "the transaction table fits a 2 KiB block");
+
+/// Where a segment lies in the undo datafile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentGeometry {
+    pub usn: u16,
+    /// Undo segments in the tablespace.
+    pub segments: u16,
+    /// Blocks of each segment, the header included.
+    pub segment_blocks: u32,
+    /// Block address of the first ring block.
+    pub ring_first: u32,
+    pub ring_blocks: u32,
+}
+
+/// The state of a transaction-table slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotState {
+    /// Never claimed.
+    Free = 0,
+    Active = 1,
+    /// Ended (committed or rolled back).
+    Committed = 2,
+}
+
+/// One decoded transaction-table slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxnSlot {
+    pub state: SlotState,
+    pub wrap: u32,
+    pub start_scn: u64,
+    pub commit_scn: u64,
+    /// Unix seconds at commit (for undo retention).
+    pub commit_time: u32,
+    /// The undo block the transaction writes into, 0 before its first record.
+    pub current_block: u32,
+    pub first: Uba,
+    pub last: Uba,
+    pub used_ublk: u32,
+    pub used_urec: u32,
+}
+
+impl TxnSlot {
+    /// A slot never claimed.
+    pub const FREE: TxnSlot = TxnSlot {
+        state: SlotState::Free,
+        wrap: 0,
+        start_scn: 0,
+        commit_scn: 0,
+        commit_time: 0,
+        current_block: 0,
+        first: Uba::NONE,
+        last: Uba::NONE,
+        used_ublk: 0,
+        used_urec: 0,
+    };
+}
+
+/// Reads an undo segment header.
+#[derive(Debug, Clone, Copy)]
+pub struct UndoHeader<'a>(pub &'a [u8]);
+
+impl UndoHeader<'_> {
+    /// Checks the header is an undo segment header laid out for `block_size` bytes and
+    /// holding segment `usn`.
+    pub fn check(&self, usn: u16) -> Result<(), String> {
+        if BlockHeader(self.0).block_type() != Some(BlockType::UndoHeader) {
+            return Err(format!("not an undo segment header (block type {:#04x})", self.0[0]));
+        }
+        let g = self.geometry();
+        if g.usn != usn {
+            return Err(format!("undo segment header of segment {}, expected {usn}", g.usn));
+        }
+        if get_u16(self.0, OFF_SLOT_COUNT) as usize != TXN_SLOTS {
+            return Err(format!(
+                "transaction table of {} slots, expected {TXN_SLOTS}",
+                get_u16(self.0, OFF_SLOT_COUNT)
+            ));
+        }
+        if g.ring_blocks == 0
+            || g.ring_blocks + 1 != g.segment_blocks
+            || self.ring_head() >= g.ring_blocks
+            || self.ring_hwm() > g.ring_blocks
+        {
+            return Err(format!(
+                "ring of {} blocks (head {}, high-water mark {}) in a segment of {} blocks",
+                g.ring_blocks,
+                self.ring_head(),
+                self.ring_hwm(),
+                g.segment_blocks
+            ));
+        }
+        (0..TXN_SLOTS).try_for_each(|i| self.slot(i).map(|_| ()))
+    }
+
+    pub fn geometry(&self) -> SegmentGeometry {
+        SegmentGeometry {
+            usn: get_u16(self.0, OFF_USN),
+            segments: get_u16(self.0, OFF_SEGMENTS),
+            segment_blocks: get_u32(self.0, OFF_SEGMENT_BLOCKS),
+            ring_first: get_u32(self.0, OFF_RING_FIRST),
+            ring_blocks: get_u32(self.0, OFF_RING_BLOCKS),
+        }
+    }
+
+    pub fn ring_head(&self) -> u32 {
+        get_u32(self.0, OFF_RING_HEAD)
+    }
+
+    /// Ring blocks below this index have been formatted; those above are still zero.
+    pub fn ring_hwm(&self) -> u32 {
+        get_u32(self.0, OFF_RING_HWM)
+    }
+
+    pub fn control_scn(&self) -> u64 {
+        get_u64(self.0, OFF_CONTROL_SCN)
+    }
+
+    pub fn control_time(&self) -> u32 {
+        get_u32(self.0, OFF_CONTROL_TIME)
+    }
+
+    /// Transaction-table slot `i` (< [`TXN_SLOTS`]).
+    pub fn slot(&self, i: usize) -> Result<TxnSlot, String> {
+        assert!(i < TXN_SLOTS, "transaction-table slots are numbered below {TXN_SLOTS}");
+        let off = OFF_TXN_TABLE + i * SLOT_LEN;
+        let b = self.0;
+        let state = match b[off] {
+            0 => SlotState::Free,
+            1 => SlotState::Active,
+            2 => SlotState::Committed,
+            other => return Err(format!("transaction-table slot {i} has unknown state {other}")),
+        };
+        Ok(TxnSlot {
+            state,
+            wrap: get_u32(b, off + 4),
+            start_scn: get_u64(b, off + 8),
+            commit_scn: get_u64(b, off + 16),
+            commit_time: get_u32(b, off + 24),
+            current_block: get_u32(b, off + 28),
+            first: get_uba(b, off + 32),
+            last: get_uba(b, off + 40),
+            used_ublk: get_u32(b, off + 48),
+            used_urec: get_u32(b, off + 52),
+        })
+    }
+}
+
+/// Writes an undo segment header.
+pub struct UndoHeaderMut<'a>(pub &'a mut [u8]);
+
+impl UndoHeaderMut<'_> {
+    /// Formats a header for `geometry` with an empty transaction table, the ring head on
+    /// the last ring block (so the first block handed out is ring block 0).
+    pub fn format(&mut self, rdba: u32, object_id: u32, geometry: SegmentGeometry) {
+        block::format_block(self.0, BlockType::UndoHeader, rdba, object_id);
+        put_u16(self.0, OFF_USN, geometry.usn);
+        put_u16(self.0, OFF_SEGMENTS, geometry.segments);
+        put_u32(self.0, OFF_SEGMENT_BLOCKS, geometry.segment_blocks);
+        put_u32(self.0, OFF_RING_FIRST, geometry.ring_first);
+        put_u32(self.0, OFF_RING_BLOCKS, geometry.ring_blocks);
+        put_u32(self.0, OFF_RING_HEAD, geometry.ring_blocks - 1);
+        put_u16(self.0, OFF_SLOT_COUNT, TXN_SLOTS as u16);
+    }
+
+    /// Records that ring block `index` was handed out last (and so is formatted).
+    pub fn set_ring_head(&mut self, index: u32) {
+        put_u32(self.0, OFF_RING_HEAD, index);
+        if index >= UndoHeader(self.0).ring_hwm() {
+            put_u32(self.0, OFF_RING_HWM, index + 1);
+        }
+    }
+
+    /// Raises the control SCN and time to cover a transaction whose slot is reused.
+    pub fn raise_control(&mut self, commit_scn: u64, commit_time: u32) {
+        let view = UndoHeader(self.0);
+        let (scn, time) = (view.control_scn().max(commit_scn), view.control_time().max(commit_time));
+        put_u64(self.0, OFF_CONTROL_SCN, scn);
+        put_u32(self.0, OFF_CONTROL_TIME, time);
+    }
+
+    pub fn set_slot(&mut self, i: usize, slot: &TxnSlot) {
+        assert!(i < TXN_SLOTS, "transaction-table slots are numbered below {TXN_SLOTS}");
+        let off = OFF_TXN_TABLE + i * SLOT_LEN;
+        let b = &mut *self.0;
+        b[off..off + SLOT_LEN].fill(0);
+        b[off] = slot.state as u8;
+        put_u32(b, off + 4, slot.wrap);
+        put_u64(b, off + 8, slot.start_scn);
+        put_u64(b, off + 16, slot.commit_scn);
+        put_u32(b, off + 24, slot.commit_time);
+        put_u32(b, off + 28, slot.current_block);
+        put_uba(b, off + 32, slot.first);
+        put_uba(b, off + 40, slot.last);
+        put_u32(b, off + 48, slot.used_ublk);
+        put_u32(b, off + 52, slot.used_urec);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::block::rdba;
+
+    fn geometry() -> SegmentGeometry {
+        SegmentGeometry { usn: 3, segments: 10, segment_blocks: 100, ring_first: rdba(2, 202), ring_blocks: 99 }
+    }
+
+    #[test]
+    fn header_round_trips_in_the_smallest_block() {
+        let mut b = vec![0u8; 2048];
+        UndoHeaderMut(&mut b).format(rdba(2, 201), 9, geometry());
+        let slot = TxnSlot {
+            state: SlotState::Committed,
+            wrap: 4,
+            start_scn: 10,
+            commit_scn: 12,
+            commit_time: 1_700_000_000,
+            current_block: rdba(2, 250),
+            first: Uba { rdba: rdba(2, 249), seq: 2, record: 0 },
+            last: Uba { rdba: rdba(2, 250), seq: 1, record: 17 },
+            used_ublk: 2,
+            used_urec: 40,
+        };
+        UndoHeaderMut(&mut b).set_slot(TXN_SLOTS - 1, &slot);
+        UndoHeaderMut(&mut b).raise_control(7, 5);
+        UndoHeaderMut(&mut b).raise_control(6, 9);
+        let h = UndoHeader(&b);
+        assert_eq!(h.check(3), Ok(()));
+        assert_eq!(h.geometry(), geometry());
+        assert_eq!((h.ring_head(), h.ring_hwm()), (98, 0));
+        assert_eq!((h.control_scn(), h.control_time()), (7, 9));
+        assert_eq!(h.slot(TXN_SLOTS - 1), Ok(slot));
+        assert_eq!(h.slot(0), Ok(TxnSlot::FREE));
+        assert!(h.check(4).unwrap_err().contains("expected 4"));
+    }
+
+    #[test]
+    fn bad_slot_state_is_reported() {
+        let mut b = vec![0u8; 4096];
+        UndoHeaderMut(&mut b).format(rdba(2, 201), 9, geometry());
+        b[OFF_TXN_TABLE + 2 * SLOT_LEN] = 9;
+        assert!(UndoHeader(&b).check(3).unwrap_err().contains("slot 2 has unknown state 9"));
+    }
+}

@@ -1,0 +1,357 @@
+//! The undo tablespace against real databases in temporary directories: record round
+//! trips and chains, transaction status and slot reuse, ring reuse and its errors,
+//! persistence, and concurrent transactions.
+
+use super::*;
+use crate::access::AccessContext;
+use crate::db::{Database, DatabaseOptions, Session};
+use crate::stats::Stat;
+use proptest::prelude::*;
+use tempfile::TempDir;
+
+/// A database with these parameters (8 KiB blocks, a 4 MiB cache).
+fn database(parameters: &[(&str, &str)]) -> (TempDir, Database) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let mut all = vec![("db_cache_size".to_owned(), "4M".to_owned())];
+    all.extend(parameters.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    let options = DatabaseOptions { parameters: all, ..DatabaseOptions::default() };
+    let db = Database::create(dir.path().join("db"), options).expect("create database");
+    (dir, db)
+}
+
+/// A database whose undo is one segment of six ring blocks.
+fn tiny_undo(retention: &str) -> (TempDir, Database) {
+    database(&[("undo_tablespace_size", "64K"), ("undo_retention", retention)])
+}
+
+fn undo<'a>(ctx: &AccessContext<'a>) -> &'a Undo {
+    &ctx.db.undo
+}
+
+/// Begins a transaction, appends `bodies`, and returns the xid and record addresses.
+fn write(ctx: &AccessContext<'_>, bodies: &[Vec<u8>]) -> (Xid, Vec<Uba>) {
+    let xid = undo(ctx).begin(ctx).unwrap();
+    let ubas = bodies.iter().map(|b| undo(ctx).append(ctx, xid, b).unwrap()).collect();
+    (xid, ubas)
+}
+
+fn commit(ctx: &AccessContext<'_>, xid: Xid) -> u64 {
+    let scn = ctx.db.next_scn();
+    undo(ctx).commit(ctx, xid, scn).unwrap();
+    scn
+}
+
+/// The bodies of `xid`'s chain from its newest record back to its first.
+fn chain(ctx: &AccessContext<'_>, mut uba: Uba) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    while !uba.is_none() {
+        let record = undo(ctx).read(ctx, uba).unwrap();
+        out.push(record.body);
+        uba = record.prev;
+    }
+    out
+}
+
+fn body(i: usize, len: usize) -> Vec<u8> {
+    (0..len).map(|j| (i * 31 + j) as u8).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Records of any size up to a block come back, in order, across many blocks, and
+    /// the prev chain walks them backwards.
+    #[test]
+    fn records_round_trip_across_blocks(sizes in proptest::collection::vec(0usize..3000, 1..120)) {
+        let (_dir, db) = database(&[]);
+        let session = db.session();
+        let ctx = session.access_context();
+        let bodies: Vec<Vec<u8>> = sizes.iter().enumerate().map(|(i, &n)| body(i, n)).collect();
+        let (xid, ubas) = write(&ctx, &bodies);
+        for (uba, b) in ubas.iter().zip(&bodies) {
+            let record = undo(&ctx).read(&ctx, *uba).unwrap();
+            prop_assert_eq!(record.xid, xid);
+            prop_assert_eq!(&record.body, b);
+        }
+        let last = undo(&ctx).last_record(&ctx, xid).unwrap();
+        prop_assert_eq!(last, *ubas.last().unwrap());
+        let mut backwards = chain(&ctx, last);
+        backwards.reverse();
+        prop_assert_eq!(backwards, bodies);
+        let usage = undo(&ctx).transactions();
+        prop_assert_eq!(usage.len(), 1);
+        prop_assert_eq!(usage[0].used_urec, sizes.len() as u64);
+        let blocks: std::collections::HashSet<u32> = ubas.iter().map(|u| u.rdba).collect();
+        prop_assert_eq!(usage[0].used_ublk, blocks.len() as u64);
+    }
+}
+
+#[test]
+fn status_follows_the_transaction() {
+    let (_dir, db) = database(&[]);
+    let session = db.session();
+    let ctx = session.access_context();
+    let (xid, _) = write(&ctx, &[b"before image".to_vec()]);
+    assert_eq!(undo(&ctx).status(&ctx, xid).unwrap(), TxnStatus::Active);
+    let scn = commit(&ctx, xid);
+    assert_eq!(undo(&ctx).status(&ctx, xid).unwrap(), TxnStatus::Committed { scn, upper_bound: false });
+    assert!(matches!(undo(&ctx).append(&ctx, xid, b"late"), Err(Error::Transaction { .. })));
+    assert!(matches!(undo(&ctx).commit(&ctx, xid, scn + 1), Err(Error::Transaction { .. })));
+    assert!(undo(&ctx).transactions().is_empty());
+}
+
+#[test]
+fn transactions_spread_across_segments() {
+    let (_dir, db) = database(&[]);
+    let session = db.session();
+    let ctx = session.access_context();
+    assert_eq!(undo(&ctx).segment_count(), 10);
+    let xids: Vec<Xid> = (0..10).map(|_| undo(&ctx).begin(&ctx).unwrap()).collect();
+    let mut usns: Vec<u16> = xids.iter().map(|x| x.usn).collect();
+    usns.sort();
+    assert_eq!(usns, (1..=10).collect::<Vec<_>>());
+    assert_eq!(undo(&ctx).stats().max_concurrency, 10);
+}
+
+#[test]
+fn a_reused_slot_reports_an_upper_bound() {
+    let (_dir, db) = tiny_undo("0");
+    let session = db.session();
+    let ctx = session.access_context();
+    let (first, _) = write(&ctx, &[b"x".to_vec()]);
+    let first_scn = commit(&ctx, first);
+    let mut last_scn = first_scn;
+    for _ in 0..TXN_SLOTS {
+        let (xid, _) = write(&ctx, &[b"y".to_vec()]);
+        last_scn = commit(&ctx, xid);
+    }
+    match undo(&ctx).status(&ctx, first).unwrap() {
+        TxnStatus::Committed { scn, upper_bound: true } => assert!(scn >= first_scn && scn <= last_scn),
+        other => panic!("a reused slot's old xid should be committed with an upper bound, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_slot_with_the_oldest_commit_is_reused_first() {
+    let (_dir, db) = tiny_undo("0");
+    let session = db.session();
+    let ctx = session.access_context();
+    let xids: Vec<Xid> = (0..TXN_SLOTS).map(|_| undo(&ctx).begin(&ctx).unwrap()).collect();
+    assert!(matches!(undo(&ctx).begin(&ctx), Err(Error::UndoSpace { .. })), "every slot is active");
+    for xid in xids.iter().rev() {
+        commit(&ctx, *xid);
+    }
+    let next = undo(&ctx).begin(&ctx).unwrap();
+    let newest = xids.last().unwrap();
+    assert_eq!((next.slot, next.wrap), (newest.slot, newest.wrap + 1), "the first committed slot is reused");
+}
+
+#[test]
+fn reused_undo_blocks_give_snapshot_too_old() {
+    let (_dir, db) = tiny_undo("0");
+    let session = db.session();
+    let ctx = session.access_context();
+    let big = vec![7u8; 6000];
+    let (old, old_ubas) = write(&ctx, std::slice::from_ref(&big));
+    commit(&ctx, old);
+    for _ in 0..6 {
+        let (xid, _) = write(&ctx, std::slice::from_ref(&big));
+        commit(&ctx, xid);
+    }
+    match undo(&ctx).read(&ctx, old_ubas[0]) {
+        Err(Error::SnapshotTooOld { reason }) => assert!(reason.contains("_SYSSMU1$"), "{reason}"),
+        other => panic!("reading overwritten undo should fail with snapshot too old, got {other:?}"),
+    }
+    let stats = undo(&ctx).stats();
+    assert_eq!(stats.snapshot_too_old, 1);
+    assert_eq!((stats.undo_blocks, stats.expired_steals, stats.unexpired_steals), (7, 1, 0));
+}
+
+#[test]
+fn blocks_within_retention_are_stolen_only_when_nothing_else_is_left() {
+    let (_dir, db) = tiny_undo("900");
+    let session = db.session();
+    let ctx = session.access_context();
+    let big = vec![1u8; 6000];
+    for _ in 0..8 {
+        let (xid, _) = write(&ctx, std::slice::from_ref(&big));
+        commit(&ctx, xid);
+    }
+    let stats = undo(&ctx).stats();
+    assert_eq!((stats.undo_blocks, stats.unexpired_steals, stats.expired_steals), (8, 2, 0));
+}
+
+#[test]
+fn active_transactions_fill_the_ring_then_undo_space_runs_out() {
+    let (_dir, db) = tiny_undo("0");
+    let session = db.session();
+    let ctx = session.access_context();
+    let big = vec![3u8; 6000];
+    let (holder, held) = write(&ctx, &[big.clone(), big.clone(), big.clone()]);
+    let (xid, _) = write(&ctx, &[big.clone(), big.clone(), big.clone()]);
+    match undo(&ctx).append(&ctx, xid, &big) {
+        Err(Error::UndoSpace { reason }) => assert!(reason.contains("all 6 undo blocks"), "{reason}"),
+        other => panic!("a ring owned by active transactions has no room, got {other:?}"),
+    }
+    assert_eq!(undo(&ctx).stats().no_space, 1);
+    commit(&ctx, holder);
+    undo(&ctx).append(&ctx, xid, &big).expect("the committed transaction's blocks are reusable");
+    assert!(matches!(undo(&ctx).read(&ctx, held[0]), Err(Error::SnapshotTooOld { .. })));
+}
+
+#[test]
+fn truncate_chain_rewinds_the_newest_record() {
+    let (_dir, db) = database(&[]);
+    let session = db.session();
+    let ctx = session.access_context();
+    let (xid, ubas) = write(&ctx, &[b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+    undo(&ctx).truncate_chain(&ctx, xid, ubas[0]).unwrap();
+    assert_eq!(undo(&ctx).last_record(&ctx, xid).unwrap(), ubas[0]);
+    let d = undo(&ctx).append(&ctx, xid, b"d").unwrap();
+    assert_eq!(chain(&ctx, d), vec![b"d".to_vec(), b"a".to_vec()]);
+    undo(&ctx).truncate_chain(&ctx, xid, Uba::NONE).unwrap();
+    assert_eq!(undo(&ctx).last_record(&ctx, xid).unwrap(), Uba::NONE);
+}
+
+#[test]
+fn gets_are_counted_as_oracle_counts_them() {
+    let (_dir, db) = database(&[]);
+    let session = db.session();
+    let ctx = session.access_context();
+    let (xid, _) = write(&ctx, &[b"first".to_vec()]);
+    let stats = session.stats();
+    let (db_gets, cr_gets, cv) =
+        (stats.get(Stat::DbBlockGets), stats.get(Stat::ConsistentGets), stats.get(Stat::UndoChangeVectorSize));
+    let uba = undo(&ctx).append(&ctx, xid, b"second").unwrap();
+    assert_eq!(stats.get(Stat::DbBlockGets) - db_gets, 1, "an append into the current block changes it alone");
+    assert_eq!(stats.get(Stat::UndoChangeVectorSize) - cv, 16);
+    undo(&ctx).read(&ctx, uba).unwrap();
+    undo(&ctx).status(&ctx, xid).unwrap();
+    assert_eq!(stats.get(Stat::ConsistentGets) - cr_gets, 2, "a read and a status are one consistent get each");
+}
+
+#[test]
+fn oversized_bodies_are_refused() {
+    let (_dir, db) = database(&[]);
+    let session = db.session();
+    let ctx = session.access_context();
+    let xid = undo(&ctx).begin(&ctx).unwrap();
+    let max = undo(&ctx).max_body_len();
+    assert!(matches!(undo(&ctx).append(&ctx, xid, &vec![0; max + 1]), Err(Error::InvalidValue { .. })));
+    undo(&ctx).append(&ctx, xid, &vec![0; max]).unwrap();
+}
+
+#[test]
+fn status_and_records_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let options = DatabaseOptions::default();
+    let (committed, scn, ubas, open_xid) = {
+        let db = Database::create(&path, options.clone()).unwrap();
+        let session = db.session();
+        let ctx = session.access_context();
+        let (xid, ubas) = write(&ctx, &[b"one".to_vec(), vec![9; 5000], b"three".to_vec()]);
+        let scn = commit(&ctx, xid);
+        let (open_xid, _) = write(&ctx, &[b"pending".to_vec()]);
+        (xid, scn, ubas, open_xid)
+    };
+    let db = Database::open(&path, options).unwrap();
+    let session = db.session();
+    let ctx = session.access_context();
+    assert_eq!(undo(&ctx).status(&ctx, committed).unwrap(), TxnStatus::Committed { scn, upper_bound: false });
+    assert_eq!(chain(&ctx, ubas[2]), vec![b"three".to_vec(), vec![9; 5000], b"one".to_vec()]);
+    assert_eq!(undo(&ctx).status(&ctx, open_xid).unwrap(), TxnStatus::Active);
+    assert_eq!(undo(&ctx).transactions().iter().map(|t| t.xid).collect::<Vec<_>>(), vec![open_xid]);
+    let (next, _) = write(&ctx, &[b"after reopen".to_vec()]);
+    assert_ne!((next.usn, next.slot), (committed.usn, committed.slot), "free slots are used before committed ones");
+}
+
+#[test]
+fn a_database_without_undo_gets_it_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(Database::create(&path, DatabaseOptions::default()).unwrap());
+    let mut control = crate::storage::control::ControlFile::read(&path).unwrap();
+    control.datafiles.retain(|d| d.number != UNDO_FILE_NO);
+    control.write(&path).unwrap();
+    std::fs::remove_file(path.join(UNDO_FILE_NAME)).unwrap();
+    let options = DatabaseOptions {
+        parameters: vec![("undo_tablespace_size".into(), "1M".into())],
+        ..DatabaseOptions::default()
+    };
+    let db = Database::open(&path, options).unwrap();
+    let session = db.session();
+    assert_eq!(session.parameters().get("undo_tablespace_size"), "1M");
+    let ctx = session.access_context();
+    let (xid, ubas) = write(&ctx, &[b"undo at last".to_vec()]);
+    assert_eq!(undo(&ctx).read(&ctx, ubas[0]).unwrap().xid, xid);
+    assert_eq!(undo(&ctx).segment_count(), 10);
+}
+
+#[test]
+fn sessions_in_four_threads_write_and_commit_at_once() {
+    let (_dir, db) = database(&[("undo_tablespace_size", "4M")]);
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let session: Session = db.session();
+                let ctx = session.access_context();
+                for round in 0..50 {
+                    let bodies: Vec<Vec<u8>> = (0..20).map(|i| body(t * 1000 + round + i, 100 + i * 37)).collect();
+                    let (xid, ubas) = write(&ctx, &bodies);
+                    let mut back = chain(&ctx, *ubas.last().unwrap());
+                    back.reverse();
+                    assert_eq!(back, bodies);
+                    let scn = commit(&ctx, xid);
+                    match undo(&ctx).status(&ctx, xid).unwrap() {
+                        TxnStatus::Committed { scn: s, upper_bound: false } => assert_eq!(s, scn),
+                        TxnStatus::Committed { scn: s, upper_bound: true } => assert!(s >= scn),
+                        TxnStatus::Active => panic!("{xid} committed but reported active"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("a writer thread panicked");
+    }
+    let session = db.session();
+    let stats = session.db.undo.stats();
+    assert_eq!((stats.transactions, stats.active, stats.snapshot_too_old), (200, 0, 0));
+    assert!(stats.max_concurrency >= 1 && stats.max_concurrency <= 4);
+}
+
+#[test]
+fn a_damaged_undo_header_is_reported_not_panicked_on() {
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(Database::create(&path, DatabaseOptions::default()).unwrap());
+    let file = std::fs::OpenOptions::new().write(true).open(path.join(UNDO_FILE_NAME)).unwrap();
+    file.write_all_at(&[0x5a; 64], 8192 + 100).unwrap();
+    match Database::open(&path, DatabaseOptions::default()) {
+        Err(Error::Corrupt { file, block: Some(1), .. }) => assert!(file.ends_with(UNDO_FILE_NAME)),
+        Err(other) => panic!("a damaged undo header should be reported as corrupt, got {other}"),
+        Ok(_) => panic!("a damaged undo header should be reported as corrupt, the database opened"),
+    }
+}
+
+#[test]
+fn xids_and_addresses_naming_nothing_are_corrupt() {
+    let (_dir, db) = database(&[]);
+    let session = db.session();
+    let ctx = session.access_context();
+    for xid in [
+        Xid::NONE,
+        Xid { usn: 11, slot: 0, wrap: 1 },
+        Xid { usn: 1, slot: 34, wrap: 1 },
+        Xid { usn: 1, slot: 0, wrap: 9 },
+    ] {
+        assert!(matches!(undo(&ctx).status(&ctx, xid), Err(Error::Corrupt { .. })), "{xid}");
+    }
+    let outside = Uba { rdba: crate::storage::block::rdba(1, 5), seq: 1, record: 0 };
+    assert!(matches!(undo(&ctx).read(&ctx, outside), Err(Error::Corrupt { .. })));
+    let (_, ubas) = write(&ctx, &[b"only".to_vec()]);
+    assert!(matches!(undo(&ctx).read(&ctx, Uba { record: 1, ..ubas[0] }), Err(Error::Corrupt { .. })));
+}
