@@ -355,3 +355,51 @@ fn xids_and_addresses_naming_nothing_are_corrupt() {
     let (_, ubas) = write(&ctx, &[b"only".to_vec()]);
     assert!(matches!(undo(&ctx).read(&ctx, Uba { record: 1, ..ubas[0] }), Err(Error::Corrupt { .. })));
 }
+
+#[test]
+fn ring_owners_are_read_back_after_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let options = DatabaseOptions {
+        parameters: vec![("undo_tablespace_size".into(), "64K".into()), ("undo_retention".into(), "0".into())],
+        ..DatabaseOptions::default()
+    };
+    let big = vec![5u8; 6000];
+    let (first_ubas, active_xid) = {
+        let db = Database::create(&path, options.clone()).unwrap();
+        let session = db.session();
+        let ctx = session.access_context();
+        let (xid, first_ubas) = write(&ctx, std::slice::from_ref(&big));
+        commit(&ctx, xid);
+        let (active_xid, _) = write(&ctx, &vec![big.clone(); 5]);
+        (first_ubas, active_xid)
+    };
+    let db = Database::open(&path, options).unwrap();
+    let session = db.session();
+    let ctx = session.access_context();
+    let before = session.stats().get(Stat::ConsistentGets);
+    let (xid, _) = write(&ctx, std::slice::from_ref(&big));
+    assert!(session.stats().get(Stat::ConsistentGets) > before, "ring owners unknown since open are read");
+    assert!(matches!(undo(&ctx).read(&ctx, first_ubas[0]), Err(Error::SnapshotTooOld { .. })));
+    assert_eq!(undo(&ctx).stats().expired_steals, 1);
+    assert!(matches!(undo(&ctx).append(&ctx, xid, &big), Err(Error::UndoSpace { .. })), "{active_xid} holds the rest");
+}
+
+#[test]
+fn alter_system_undo_retention_applies_at_once() {
+    let (_dir, db) = tiny_undo("900");
+    let session = db.session();
+    let ctx = session.access_context();
+    let big = vec![1u8; 6000];
+    let cycle = |n| {
+        for _ in 0..n {
+            let (xid, _) = write(&ctx, std::slice::from_ref(&big));
+            commit(&ctx, xid);
+        }
+    };
+    cycle(7);
+    assert_eq!((undo(&ctx).stats().unexpired_steals, undo(&ctx).stats().expired_steals), (1, 0));
+    session.execute("ALTER SYSTEM SET undo_retention = 0").unwrap();
+    cycle(2);
+    assert_eq!((undo(&ctx).stats().unexpired_steals, undo(&ctx).stats().expired_steals), (1, 2));
+}
