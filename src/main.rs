@@ -115,7 +115,6 @@ fn run(cli: Cli) -> lioscope::Result<()> {
                 print!("{out}");
             }
             runner.finish()?;
-            drop(runner);
             drop(session);
             db.close()
         }

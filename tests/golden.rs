@@ -91,7 +91,9 @@ fn wait_until_blocked(db: &Database, sid: u32) {
     let started = Instant::now();
     loop {
         let r = probe
-            .execute(&format!("SELECT COUNT(*) FROM v$session WHERE sid = {sid} AND event = 'enq: TX - row lock contention'"))
+            .execute(&format!(
+                "SELECT COUNT(*) FROM v$session WHERE sid = {sid} AND event = 'enq: TX - row lock contention'"
+            ))
             .expect("v$session is queryable");
         if r.rows[0][0].to_string() == "1" {
             return;
@@ -101,29 +103,76 @@ fn wait_until_blocked(db: &Database, sid: u32) {
     }
 }
 
+/// A statement of a script, or a directive about the statements after it.
+enum Item {
+    Statement(String),
+    Session(u32),
+    Background,
+    Blocked(u32),
+    Await(u32),
+}
+
+/// The script's statements and directives, in order.
+fn items(script: &str) -> Vec<Item> {
+    let mut items = Vec::new();
+    let mut text = String::new();
+    for line in script.lines() {
+        let directive = line.trim().strip_prefix("--").map(str::trim).and_then(|d| {
+            let number = |rest: &str| rest.trim().parse::<u32>().ok();
+            if let Some(n) = d.strip_prefix("session ") {
+                number(n).map(Item::Session)
+            } else if let Some(n) = d.strip_prefix("blocked ") {
+                number(n).map(Item::Blocked)
+            } else if let Some(n) = d.strip_prefix("await ") {
+                number(n).map(Item::Await)
+            } else {
+                (d == "background").then_some(Item::Background)
+            }
+        });
+        match directive {
+            Some(d) => {
+                items.extend(split_script(&std::mem::take(&mut text)).into_iter().map(Item::Statement));
+                items.push(d);
+            }
+            None => {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+    }
+    items.extend(split_script(&text).into_iter().map(Item::Statement));
+    items
+}
+
 fn run_script(path: &Path) -> String {
     let script = std::fs::read_to_string(path).expect("script is readable");
     // Scripts refer to files next to them as 'golden/...'; run from the tests directory.
     let (_dir, _, db) = common::temp_db(options(&script));
     let mut workers: HashMap<u32, Worker> = HashMap::new();
     let mut current = 1u32;
+    let mut background = false;
     let mut out = String::new();
-    for statement in split_script(&script) {
-        let mut background = false;
-        for directive in statement.lines().filter_map(|l| l.trim_start().strip_prefix("--")).map(str::trim) {
-            let number = |rest: &str| rest.trim().parse::<u32>().expect("a session number");
-            if let Some(n) = directive.strip_prefix("session ") {
-                current = number(n);
-            } else if directive == "background" {
+    for item in items(&script) {
+        let statement = match item {
+            Item::Session(n) => {
+                current = n;
+                continue;
+            }
+            Item::Background => {
                 background = true;
-            } else if let Some(n) = directive.strip_prefix("blocked ") {
-                wait_until_blocked(&db, workers[&number(n)].sid);
-            } else if let Some(n) = directive.strip_prefix("await ") {
-                let n = number(n);
+                continue;
+            }
+            Item::Blocked(n) => {
+                wait_until_blocked(&db, workers[&n].sid);
+                continue;
+            }
+            Item::Await(n) => {
                 let pending = workers.get_mut(&n).and_then(|w| w.pending.take()).expect("a background statement");
                 out.push_str(&format!("(session {n} continues)\n{}\n", pending.recv().expect("it ends")));
+                continue;
             }
-        }
+            Item::Statement(statement) => statement,
+        };
         let shown: String =
             statement.lines().filter(|l| !l.trim_start().starts_with("--")).collect::<Vec<_>>().join("\n");
         if shown.trim().is_empty() {
@@ -133,7 +182,7 @@ fn run_script(path: &Path) -> String {
         out.push_str(&format!("{prompt}{shown}\n"));
         let worker = workers.entry(current).or_insert_with(|| Worker::start(&db));
         let output = worker.submit(&statement);
-        if background {
+        if std::mem::take(&mut background) {
             worker.pending = Some(output);
             out.push_str("(waits)\n\n");
             continue;

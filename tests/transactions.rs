@@ -48,7 +48,10 @@ fn rollback_restores_every_row() {
     accounts(&s, 300);
     let image = rows(&s, "SELECT id, balance, note FROM accounts ORDER BY id");
     manual(&s);
-    exec(&s, "UPDATE accounts SET note = 'a much longer note than before, x', balance = balance * 3 WHERE MOD(id, 3) = 0");
+    exec(
+        &s,
+        "UPDATE accounts SET note = 'a much longer note than before, x', balance = balance * 3 WHERE MOD(id, 3) = 0",
+    );
     exec(&s, "DELETE FROM accounts WHERE MOD(id, 7) = 0");
     exec(&s, "INSERT INTO accounts SELECT LEVEL + 1000, 1, NULL FROM dual CONNECT BY LEVEL <= 50");
     exec(&s, "ROLLBACK");

@@ -24,9 +24,9 @@ use crate::db::TableLocks;
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{self, DEFAULT_ITL_SLOTS, DataBlock, DataBlockMut, HEADER_LEN, ITL_LEN};
+use crate::storage::itl::{self, Itl};
 use crate::storage::row::{self, PieceAddr};
 use crate::storage::segment::SegmentMap;
-use crate::storage::itl::{self, Itl};
 use crate::txn::Xid;
 use crate::txn::change::{BlockUndo, Obstacle, UndoKind, take_itl};
 use crate::types::Datum;
@@ -67,6 +67,9 @@ pub struct Inserter<'a> {
     open: Option<OpenBlock>,
     /// Whether the old last block's rows have been handed to the transaction.
     old_last_handed_over: bool,
+    /// Blocks whose rows were handed to the transaction, for its commit cleanout (at most
+    /// a tenth of the cache: commit cleans out no more).
+    handed_over: Vec<u32>,
 }
 
 /// A block the statement is filling.
@@ -109,6 +112,7 @@ impl<'a> Inserter<'a> {
             xid,
             open: None,
             old_last_handed_over: false,
+            handed_over: Vec::new(),
         })
     }
 
@@ -129,7 +133,7 @@ impl<'a> Inserter<'a> {
             self.row_buf = buf;
             result
         } else {
-            self.place(len, |space: &mut [u8]| row::put_whole_row(values, space))
+            self.place(len, |space: &mut [u8]| row::put_whole_row(values, space)).map(|_| ())
         };
         result?;
         self.count_row();
@@ -156,7 +160,7 @@ impl<'a> Inserter<'a> {
 
     /// Places a row piece of `len` bytes (it fits in an empty block), which `write` writes
     /// into the space found for it.
-    fn place(&mut self, len: usize, write: impl Fn(&mut [u8])) -> Result<()> {
+    fn place(&mut self, len: usize, write: impl Fn(&mut [u8])) -> Result<PieceAddr> {
         let mut guard = self.take_current()?;
         // PCTFREE keeps room in blocks that hold rows; an empty block takes any row that fits.
         let reserve = if DataBlock(&guard).row_count() == 0 { 0 } else { self.reserve };
@@ -176,8 +180,21 @@ impl<'a> Inserter<'a> {
         };
         self.hide_until_finished(&mut guard, slot);
         block::set_scn(&mut guard, self.ctx.scn);
+        let addr = PieceAddr { rdba: guard.rdba(), slot };
         self.keep(guard);
-        Ok(())
+        Ok(addr)
+    }
+
+    /// Stores the rest of a row migrated out of its block by an UPDATE: one piece (it
+    /// must fit in an empty block), not a row of its own. Returns where it went.
+    pub fn insert_migrated_piece(&mut self, piece: &[u8]) -> Result<PieceAddr> {
+        if DataBlockMut::space_needed(piece.len()) > self.empty_block_capacity() {
+            return Err(Error::unsupported(format!(
+                "an UPDATE that makes a row of {} longer than a block (chaining an updated row)",
+                self.table.name
+            )));
+        }
+        self.place(piece.len(), |space: &mut [u8]| space.copy_from_slice(piece))
     }
 
     /// Makes `guard`'s block the open one, taking an ITL slot for the transaction (marked
@@ -214,6 +231,9 @@ impl<'a> Inserter<'a> {
         if rows == open.first_slot {
             itl::put(guard, open.itl, &open.prev_itl);
             return Ok(());
+        }
+        if self.handed_over.len() < self.ctx.db.cache.buffer_count() / 10 {
+            self.handed_over.push(open.rdba);
         }
         let mut body = Vec::with_capacity(64);
         BlockUndo {
@@ -371,9 +391,10 @@ impl<'a> Inserter<'a> {
         Ok(guard)
     }
 
-    /// Ends the statement: unlocks its rows in the old last block and publishes the new
-    /// high-water mark.
-    pub fn finish(mut self) -> Result<u64> {
+    /// Ends the statement: hands the rows of the block it was filling to the transaction
+    /// and publishes the new high-water mark. Returns the rows inserted and the blocks to
+    /// clean out at commit.
+    pub fn finish(mut self) -> Result<(u64, Vec<u32>)> {
         let held = self.held.take();
         if let Some(open) = self.open {
             let mut guard = match held {
@@ -385,7 +406,7 @@ impl<'a> Inserter<'a> {
         let locks = self.locks.clone();
         let _publish = locks.visibility.write();
         self.write_header(self.map.hwm)?;
-        Ok(self.rows)
+        Ok((self.rows, std::mem::take(&mut self.handed_over)))
     }
 
     /// Undoes the statement: removes its rows from the old last block and keeps the old

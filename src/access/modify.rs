@@ -6,8 +6,14 @@
 //! another active transaction is waited for, then looked at again), the statement's
 //! decision is taken again on the current row (so an update computes from the latest
 //! committed value and no update is lost), an ITL slot is taken, the undo record
-//! written, and only then the row changed. Rows too large for one block (chained rows)
-//! are not changed by this path; such a statement fails and changes nothing.
+//! written, and only then the row changed.
+//!
+//! A row that grows past its block's free space migrates, as in Oracle: its column
+//! stream moves, as one piece, into a block with room (placed the way inserts place
+//! rows), and the row's head in its own block becomes a forwarding piece pointing at it
+//! (a chained row whose head holds no columns). Rows already chained are read whole by
+//! following their pieces; an update rewrites their head, leaving the old pieces
+//! unreferenced (their space is not reused).
 
 use super::AccessContext;
 use super::row_view::BlockRow;
@@ -16,7 +22,9 @@ use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{self, DataBlock, DataBlockMut};
 use crate::storage::itl::{self, Itl};
-use crate::storage::row::{ColumnSpan, FLAG_DELETED, FLAGS_WHOLE, PIECE_HEADER, RowPiece, is_visible_head, locate_columns};
+use crate::storage::row::{
+    self, ColumnSpan, FLAG_DELETED, FLAGS_WHOLE, PIECE_HEADER, PieceBody, RowPiece, is_visible_head, locate_columns,
+};
 use crate::txn::change::{BlockUndo, Obstacle, UndoKind, row_lock_holder, take_itl};
 use crate::txn::cr::consistent_block;
 use crate::txn::transaction::Transaction;
@@ -53,10 +61,11 @@ pub fn change_rows(
     let mut spans = vec![ColumnSpan::NULL; kinds.len()];
     let mut changed = 0u64;
     let mut candidates: Vec<u16> = Vec::new();
+    let mut scratch = Vec::new();
     let limit = limit.unwrap_or(u64::MAX);
     for run in map.scan_runs(ctx.db.extent_blocks) {
         for rdba in run.first..run.first + run.blocks {
-            if changed + candidates.len() as u64 >= limit {
+            if changed >= limit {
                 return Ok(changed);
             }
             candidates.clear();
@@ -69,14 +78,17 @@ pub fn change_rows(
                     if changed + candidates.len() as u64 >= limit {
                         break;
                     }
-                    let Some(row) = whole_row(ctx, &guard, rdba, slot, &kinds, &mut spans)? else { continue };
+                    let Some(row) = whole_row(ctx, &guard, rdba, slot, &kinds, &mut spans, &mut scratch)? else {
+                        continue;
+                    };
                     if changes.qualifies(&row)? {
                         candidates.push(slot as u16);
                     }
                 }
             }
             for &slot in &candidates {
-                if change_one(ctx, txn, sid, table, rdba, usize::from(slot), &kinds, &mut spans, changes)? {
+                if change_one(ctx, txn, sid, table, rdba, usize::from(slot), &kinds, &mut spans, &mut scratch, changes)?
+                {
                     changed += 1;
                 }
             }
@@ -88,13 +100,16 @@ pub fn change_rows(
 fn check_block(ctx: &AccessContext<'_>, table: &TableDef, bytes: &[u8]) -> Result<()> {
     let header = block::BlockHeader(bytes);
     if header.block_type() != Some(block::BlockType::TableData) || header.object_id() != table.object_id {
-        return Err(ctx.corrupt(header.rdba(), format!("block below the high-water mark of {} is not one of its data blocks", table.name)));
+        return Err(ctx.corrupt(
+            header.rdba(),
+            format!("block below the high-water mark of {} is not one of its data blocks", table.name),
+        ));
     }
     DataBlock(bytes).check_layout().map_err(|r| ctx.corrupt(header.rdba(), r))
 }
 
-/// The live whole row in `slot`, columns located; `None` for an empty, deleted or
-/// continuation slot. A chained row is refused.
+/// The live row whose head is in `slot`, columns located (a chained or migrated row is
+/// assembled into `scratch`); `None` for an empty, deleted or continuation slot.
 fn whole_row<'b>(
     ctx: &AccessContext<'_>,
     bytes: &'b [u8],
@@ -102,18 +117,56 @@ fn whole_row<'b>(
     slot: usize,
     kinds: &'b [PayloadKind],
     spans: &'b mut [ColumnSpan],
+    scratch: &'b mut Vec<u8>,
 ) -> Result<Option<BlockRow<'b>>> {
     let Some(piece) = DataBlock(bytes).piece_bytes(slot) else { return Ok(None) };
     if piece.len() < PIECE_HEADER || !is_visible_head(piece[0], piece[1]) {
         return Ok(None);
     }
-    if piece[0] & FLAGS_WHOLE != FLAGS_WHOLE {
-        return Err(Error::unsupported("UPDATE or DELETE of a row chained across blocks"));
-    }
-    let stream = &piece[PIECE_HEADER..];
+    let column_count = piece[2] as usize;
+    let stream: &[u8] = if piece[0] & FLAGS_WHOLE == FLAGS_WHOLE {
+        &piece[PIECE_HEADER..]
+    } else {
+        let Some(PieceBody::Fragment { fragment, next, .. }) = RowPiece::new(piece).and_then(|p| p.body()) else {
+            return Err(ctx.corrupt(rdba, format!("chained row {slot}: its head runs past the block")));
+        };
+        scratch.clear();
+        scratch.extend_from_slice(fragment);
+        super::full_scan::assemble_chain(ctx, rdba, bytes, next, scratch)?;
+        scratch
+    };
     spans.fill(ColumnSpan::NULL);
-    locate_columns(stream, piece[2] as usize, spans).ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
+    locate_columns(stream, column_count, spans)
+        .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
     Ok(Some(BlockRow { stream, spans, kinds, rdba }))
+}
+
+/// The forwarding head of a migrated row: a chained head with no columns of its own,
+/// pointing at the piece that holds the row's column stream.
+fn forwarding_head(column_count: u8, to: row::PieceAddr) -> Vec<u8> {
+    let mut head = Vec::with_capacity(row::fragment_overhead(true));
+    row::encode_fragment(true, column_count, Some(to), &[], &mut head);
+    head
+}
+
+/// Moves the column stream of `piece` (a whole row) into a block with room, for the
+/// transaction `xid`; returns where it went and the blocks to clean out at commit.
+fn migrate(
+    ctx: &AccessContext<'_>,
+    table: &TableDef,
+    xid: crate::txn::Xid,
+    piece: &[u8],
+) -> Result<(row::PieceAddr, Vec<u32>)> {
+    let mut rest = Vec::with_capacity(piece.len() + 4);
+    row::encode_fragment(false, 0, None, &piece[PIECE_HEADER..], &mut rest);
+    let mut inserter = super::heap::Inserter::new(ctx, table, xid)?;
+    match inserter.insert_migrated_piece(&rest) {
+        Ok(addr) => inserter.finish().map(|(_, blocks)| (addr, blocks)),
+        Err(e) => {
+            inserter.rollback()?;
+            Err(e)
+        }
+    }
 }
 
 /// Locks and changes one row in current mode; false if it no longer qualifies.
@@ -127,9 +180,12 @@ fn change_one(
     slot: usize,
     kinds: &[PayloadKind],
     spans: &mut [ColumnSpan],
+    scratch: &mut Vec<u8>,
     changes: &mut dyn RowChanges,
 ) -> Result<bool> {
     let xid = txn.xid(ctx, sid)?;
+    // The head a migration prepared, and the piece it replaces (which must be unchanged).
+    let mut migrated: Option<(Vec<u8>, Vec<u8>)> = None;
     loop {
         let mut guard = ctx.db.cache.current_get(ctx.stats, rdba)?;
         let offset = DataBlock(&guard).row_offset(slot);
@@ -139,9 +195,21 @@ fn change_one(
             ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
             continue;
         }
-        let edit = match whole_row(ctx, &guard, rdba, slot, kinds, spans)? {
-            Some(row) if changes.qualifies(&row)? => changes.edit(&row)?,
-            _ => RowEdit::Keep,
+        let offset_now = DataBlock(&guard).row_offset(slot);
+        let current_piece = |guard: &[u8]| {
+            RowPiece::new(&guard[offset_now..])
+                .and_then(|p| p.stored_len())
+                .map(|len| guard[offset_now..offset_now + len].to_vec())
+        };
+        let forwarding = migrated.is_some();
+        let edit = match migrated.take() {
+            Some((head, replaced)) if offset_now != 0 && current_piece(&guard).as_deref() == Some(&replaced[..]) => {
+                RowEdit::Replace(head)
+            }
+            _ => match whole_row(ctx, &guard, rdba, slot, kinds, spans, scratch)? {
+                Some(row) if changes.qualifies(&row)? => changes.edit(&row)?,
+                _ => RowEdit::Keep,
+            },
         };
         let new_len = match &edit {
             RowEdit::Keep => return Ok(false),
@@ -149,10 +217,20 @@ fn change_one(
             RowEdit::Replace(piece) => piece.len(),
         };
         if !DataBlockMut(&mut guard).can_replace(slot, new_len) {
-            return Err(Error::unsupported(format!(
-                "an UPDATE that makes a row of {} too long for the free space of its block (row migration)",
-                table.name
-            )));
+            if forwarding {
+                return Err(Error::unsupported(format!(
+                    "migrating a row of {}: its block has no room even for the forwarding piece",
+                    table.name
+                )));
+            }
+            let RowEdit::Replace(piece) = &edit else { unreachable!("a delete needs no room") };
+            let replaced =
+                current_piece(&guard).ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
+            drop(guard);
+            let (to, blocks) = migrate(ctx, table, xid, piece)?;
+            blocks.into_iter().for_each(|b| txn.touched(ctx, b));
+            migrated = Some((forwarding_head(piece[2], to), replaced));
+            continue;
         }
         let index = match take_itl(&mut guard, xid, |x| ctx.db.enqueues.is_active(x)) {
             Ok(index) => index,
@@ -163,7 +241,9 @@ fn change_one(
             }
         };
         let offset = DataBlock(&guard).row_offset(slot);
-        let old_len = RowPiece::new(&guard[offset..]).and_then(|p| p.stored_len()).ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
+        let old_len = RowPiece::new(&guard[offset..])
+            .and_then(|p| p.stored_len())
+            .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
         let prev_itl = itl::get(&guard, index);
         let mut body = Vec::with_capacity(old_len + 64);
         BlockUndo {
@@ -179,7 +259,8 @@ fn change_one(
         .encode(&mut body);
         let uba = ctx.db.undo.append(ctx, xid, &body)?;
         let was_locked_by_us = prev_itl.xid == xid && guard[offset + 1] == index as u8 + 1;
-        let lock_count = if prev_itl.xid == xid { prev_itl.lock_count.saturating_add(u8::from(!was_locked_by_us)) } else { 1 };
+        let lock_count =
+            if prev_itl.xid == xid { prev_itl.lock_count.saturating_add(u8::from(!was_locked_by_us)) } else { 1 };
         itl::put(&mut guard, index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
         let lock = index as u8 + 1;
         match edit {

@@ -54,7 +54,9 @@ impl<'s> ScriptRunner<'s> {
             out.push_str(&rows_selected(result.rows.len()));
             out.push('\n');
         }
-        if self.autotrace != Autotrace::Off && matches!(result.kind, StatementKind::Query | StatementKind::Insert | StatementKind::Change) {
+        if self.autotrace != Autotrace::Off
+            && matches!(result.kind, StatementKind::Query | StatementKind::Insert | StatementKind::Change)
+        {
             if let Some(plan) = explain {
                 out.push_str("\nExecution Plan\n----------------------------------------------------------\n");
                 out.push_str(&plan);
@@ -126,7 +128,8 @@ impl<'s> ScriptRunner<'s> {
 /// the end of its line as in SQL*Plus.
 pub fn is_client_command(line: &str) -> bool {
     let upper = line.trim_start().to_ascii_uppercase();
-    ["SET AUTOTRACE", "SET TIMING", "SET AUTOCOMMIT", "SHOW "].iter().any(|p| upper.starts_with(p)) || upper.trim_end() == "SHOW"
+    ["SET AUTOTRACE", "SET TIMING", "SET AUTOCOMMIT", "SHOW "].iter().any(|p| upper.starts_with(p))
+        || upper.trim_end() == "SHOW"
 }
 
 /// Splits a script into statements: SQL ends with `;` (quotes and comments respected) or

@@ -133,7 +133,9 @@ pub fn run(opts: &CrOptions) -> Result<()> {
             }
             clone_building = Some(Sample::from(&measure(&reader, QUERY)?));
         }
-        let samples = (0..opts.samples.max(1)).map(|_| measure(&reader, QUERY).map(|m| Sample::from(&m))).collect::<Result<Vec<_>>>()?;
+        let samples = (0..opts.samples.max(1))
+            .map(|_| measure(&reader, QUERY).map(|m| Sample::from(&m)))
+            .collect::<Result<Vec<_>>>()?;
         sets.push(SampleSet { updates_before: 2 * set, clone_building, samples });
     }
     let rollback = measure(&updater, "ROLLBACK")?;

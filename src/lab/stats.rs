@@ -52,8 +52,7 @@ pub fn kruskal_wallis(groups: &[&[f64]]) -> Option<(f64, f64)> {
     if correction <= 0.0 {
         return None;
     }
-    let h = (12.0 / (n * (n + 1.0))
-        * groups.iter().zip(&rank_sums).map(|(g, r)| r * r / g.len() as f64).sum::<f64>()
+    let h = (12.0 / (n * (n + 1.0)) * groups.iter().zip(&rank_sums).map(|(g, r)| r * r / g.len() as f64).sum::<f64>()
         - 3.0 * (n + 1.0))
         / correction;
     let chi2 = ChiSquared::new((groups.len() - 1) as f64).ok()?;

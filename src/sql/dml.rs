@@ -140,7 +140,12 @@ fn with_inserter(
     let xid = session.txn.borrow_mut().xid(&ctx, session.sid())?;
     let mut inserter = Inserter::new(&ctx, table, xid)?;
     match fill(&mut inserter) {
-        Ok(()) => inserter.finish(),
+        Ok(()) => {
+            let (rows, blocks) = inserter.finish()?;
+            let mut txn = session.txn.borrow_mut();
+            blocks.into_iter().for_each(|rdba| txn.touched(&ctx, rdba));
+            Ok(rows)
+        }
         Err(e) => match inserter.rollback() {
             Ok(()) => Err(e),
             Err(undo) => Err(Error::UndoFailed { statement: Box::new(e), undo: Box::new(undo) }),

@@ -103,9 +103,11 @@ fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Re
     match statement {
         Statement::Query(q) => run_query(session, q),
         Statement::Insert(insert) => transaction::statement(session, || dml::insert(session, insert)),
-        Statement::Copy { source, to, target, options, legacy_options, values } => transaction::statement(session, || {
-            dml::copy(session, dml::CopyStatement { source, to: *to, target, options, legacy_options, values })
-        }),
+        Statement::Copy { source, to, target, options, legacy_options, values } => {
+            transaction::statement(session, || {
+                dml::copy(session, dml::CopyStatement { source, to: *to, target, options, legacy_options, values })
+            })
+        }
         Statement::Update(update) => transaction::statement(session, || modify::update(session, update)),
         Statement::Delete(delete) => transaction::statement(session, || modify::delete(session, delete)),
         Statement::Commit { chain: false, .. } => transaction::commit(session),

@@ -10,9 +10,9 @@ use super::bind::{Binder, Scope, ident_name, position_of};
 use super::expr::Expr;
 use super::functions::FunctionContext;
 use super::plan::{rownum_limit, split_and};
+use crate::access::RowAccess;
 use crate::access::modify::{RowChanges, RowEdit, change_rows};
 use crate::access::row_view::BlockRow;
-use crate::access::RowAccess;
 use crate::catalog::TableDef;
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
@@ -104,14 +104,19 @@ impl RowChanges for Changes<'_> {
 
 fn qualify(table: &str, e: Error) -> Error {
     match e {
-        Error::InvalidValue { context, message } => Error::InvalidValue { context: format!("{table}.{context}"), message },
+        Error::InvalidValue { context, message } => {
+            Error::InvalidValue { context: format!("{table}.{context}"), message }
+        }
         other => other,
     }
 }
 
 pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
     if update.from.is_some() || update.returning.is_some() || !update.table.joins.is_empty() || update.limit.is_some() {
-        return Err(Error::Unsupported { construct: "UPDATE with FROM, joins, LIMIT or RETURNING".into(), position: position_of(&update.table) });
+        return Err(Error::Unsupported {
+            construct: "UPDATE with FROM, joins, LIMIT or RETURNING".into(),
+            position: position_of(&update.table),
+        });
     }
     let (table, scope) = target(session, &update.table.relation)?;
     let functions = super::function_context(session);
@@ -120,7 +125,10 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
     let mut assignments = Vec::new();
     for a in &update.assignments {
         let ast::AssignmentTarget::ColumnName(name) = &a.target else {
-            return Err(Error::Unsupported { construct: format!("assigning to {}", a.target), position: position_of(&a.value) });
+            return Err(Error::Unsupported {
+                construct: format!("assigning to {}", a.target),
+                position: position_of(&a.value),
+            });
         };
         let col = super::bind::function_name(name);
         let i = table.column_index(&col).ok_or_else(|| Error::UnknownName {
@@ -129,7 +137,7 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
             position: position_of(name),
         })?;
         if assignments.iter().any(|(j, _)| *j == i) {
-            return Err(Error::value(&col, "column assigned twice"));
+            return Err(Error::value(format!("{}.{col}", table.name), "column assigned twice"));
         }
         assignments.push((i, binder.bind(&a.value)?));
     }
@@ -142,8 +150,13 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
     let from = match &delete.from {
         ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
     };
-    if from.len() != 1 || !from[0].joins.is_empty() || !delete.tables.is_empty() || delete.using.is_some()
-        || delete.returning.is_some() || delete.limit.is_some() || !delete.order_by.is_empty()
+    if from.len() != 1
+        || !from[0].joins.is_empty()
+        || !delete.tables.is_empty()
+        || delete.using.is_some()
+        || delete.returning.is_some()
+        || delete.limit.is_some()
+        || !delete.order_by.is_empty()
     {
         return Err(Error::unsupported("DELETE of more than one table, with USING, LIMIT, ORDER BY or RETURNING"));
     }

@@ -19,11 +19,12 @@ pub fn statement(session: &Session, run: impl FnOnce() -> Result<QueryResult>) -
     match run() {
         Ok(result) => {
             if session.autocommit() && session.in_transaction() {
-                session.txn.borrow_mut().commit(&session.access_context())?;
+                let ctx = session.access_context();
+                session.txn.borrow_mut().commit(&ctx)?;
             }
             Ok(result)
         }
-        Err(e) => match session.txn.borrow_mut().rollback_to(&session.access_context(), mark) {
+        Err(e) => match session.txn.borrow_mut().rollback_to(&ctx, mark) {
             Ok(()) => Err(e),
             Err(undo) => Err(Error::UndoFailed { statement: Box::new(e), undo: Box::new(undo) }),
         },
@@ -33,13 +34,15 @@ pub fn statement(session: &Session, run: impl FnOnce() -> Result<QueryResult>) -
 /// Commits the session's transaction before DDL.
 pub fn implicit_commit(session: &Session) -> Result<()> {
     if session.in_transaction() {
-        session.txn.borrow_mut().commit(&session.access_context())?;
+        let ctx = session.access_context();
+        session.txn.borrow_mut().commit(&ctx)?;
     }
     Ok(())
 }
 
 pub fn commit(session: &Session) -> Result<QueryResult> {
-    session.txn.borrow_mut().commit(&session.access_context())?;
+    let ctx = session.access_context();
+    session.txn.borrow_mut().commit(&ctx)?;
     Ok(QueryResult::message(StatementKind::Transaction, "Commit complete."))
 }
 
@@ -60,7 +63,8 @@ pub fn rollback(session: &Session, savepoint: Option<&ast::Ident>) -> Result<Que
 
 pub fn savepoint(session: &Session, name: &ast::Ident) -> Result<QueryResult> {
     let name = super::bind::ident_name(name);
-    session.txn.borrow_mut().savepoint(&session.access_context(), &name)?;
+    let ctx = session.access_context();
+    session.txn.borrow_mut().savepoint(&ctx, &name)?;
     Ok(QueryResult::message(StatementKind::Transaction, "Savepoint created."))
 }
 
@@ -69,12 +73,18 @@ pub fn savepoint(session: &Session, name: &ast::Ident) -> Result<QueryResult> {
 pub fn set_transaction(session: &Session, modes: &[ast::TransactionMode]) -> Result<QueryResult> {
     let mut txn = session.txn.borrow_mut();
     if txn.is_active() || txn.snapshot.is_some() {
-        return Err(Error::Transaction { message: "SET TRANSACTION must be the first statement of a transaction".into() });
+        return Err(Error::Transaction {
+            message: "SET TRANSACTION must be the first statement of a transaction".into(),
+        });
     }
     for mode in modes {
         txn.isolation = match mode {
-            ast::TransactionMode::IsolationLevel(ast::TransactionIsolationLevel::Serializable) => Isolation::Serializable,
-            ast::TransactionMode::IsolationLevel(ast::TransactionIsolationLevel::ReadCommitted) => Isolation::ReadCommitted,
+            ast::TransactionMode::IsolationLevel(ast::TransactionIsolationLevel::Serializable) => {
+                Isolation::Serializable
+            }
+            ast::TransactionMode::IsolationLevel(ast::TransactionIsolationLevel::ReadCommitted) => {
+                Isolation::ReadCommitted
+            }
             ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => Isolation::ReadOnly,
             ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => txn.isolation,
             other => return Err(Error::unsupported(format!("SET TRANSACTION {other}"))),

@@ -353,8 +353,11 @@ impl DataBlockMut<'_> {
     /// Free bytes the block would have after [`Self::compact`].
     fn compacted_free_space(&self) -> usize {
         let view = DataBlock(self.0);
-        let used: usize =
-            (0..view.row_count()).map(|s| view.row_offset(s)).filter(|&o| o != 0).map(|o| stored_len_at(self.0, o)).sum();
+        let used: usize = (0..view.row_count())
+            .map(|s| view.row_offset(s))
+            .filter(|&o| o != 0)
+            .map(|o| stored_len_at(self.0, o))
+            .sum();
         (self.0.len() - view.directory_end()).saturating_sub(used)
     }
 
@@ -400,7 +403,8 @@ impl DataBlockMut<'_> {
     pub fn truncate_rows(&mut self, row_count: usize) {
         let view = DataBlock(self.0);
         assert!(row_count <= view.row_count(), "truncate_rows only removes rows");
-        let top = if row_count == 0 { self.0.len() } else { view.row_offset(row_count - 1) };
+        // The lowest piece still referenced (slots may have been emptied by undo).
+        let top = (0..row_count).map(|s| view.row_offset(s)).filter(|&o| o != 0).min().unwrap_or(self.0.len());
         put_u16(self.0, OFF_ROW_COUNT, row_count as u16);
         put_u16(self.0, OFF_ROW_TOP, top as u16);
     }

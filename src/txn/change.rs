@@ -255,8 +255,16 @@ mod tests {
     fn inserted_slots_are_emptied() {
         let (a, c) = (piece(5, 1), piece(5, 2));
         let mut b = block_with_rows(&[&a, &c]);
-        let u = BlockUndo { kind: UndoKind::InsertedSlots, itl: 0, slot: 1, slot_end: 2, object_id: 9,
-                            rdba: rdba(1, 5), prev_itl: Itl::default(), before: &[] };
+        let u = BlockUndo {
+            kind: UndoKind::InsertedSlots,
+            itl: 0,
+            slot: 1,
+            slot_end: 2,
+            object_id: 9,
+            rdba: rdba(1, 5),
+            prev_itl: Itl::default(),
+            before: &[],
+        };
         u.apply(&mut b).unwrap();
         assert!(DataBlock(&b).piece_bytes(0).is_some());
         assert!(DataBlock(&b).piece_bytes(1).is_none());
@@ -265,8 +273,16 @@ mod tests {
     #[test]
     fn an_undo_record_for_another_shape_is_an_error() {
         let mut b = block_with_rows(&[&piece(5, 1)]);
-        let u = BlockUndo { kind: UndoKind::InsertedSlots, itl: 0, slot: 3, slot_end: 4, object_id: 9,
-                            rdba: rdba(1, 5), prev_itl: Itl::default(), before: &[] };
+        let u = BlockUndo {
+            kind: UndoKind::InsertedSlots,
+            itl: 0,
+            slot: 3,
+            slot_end: 4,
+            object_id: 9,
+            rdba: rdba(1, 5),
+            prev_itl: Itl::default(),
+            before: &[],
+        };
         assert!(u.apply(&mut b).unwrap_err().contains("does not fit"));
     }
 

@@ -69,6 +69,7 @@ pub fn consistent_block<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, rea
 fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
     let rdba = current.rdba();
     let mut cleanouts: SmallVec<[(Xid, u64); 2]> = SmallVec::new();
+    let mut known = Statuses::new();
     let mut roll_back = false;
     let mut owns_changes = false;
     for i in 0..itl::itl_count(&current) {
@@ -77,7 +78,7 @@ fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, re
             owns_changes = true;
             continue;
         }
-        match view_of(ctx, &slot, reader)? {
+        match view_of(ctx, &slot, reader, &mut known)? {
             SlotView::Visible => {}
             SlotView::CleanOut(scn) => {
                 cleanouts.push((slot.xid, scn));
@@ -106,7 +107,7 @@ fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, re
     if let Some(clone) = ctx.db.cache.find_cr(ctx.stats, rdba, usable) {
         return Ok(clone);
     }
-    build_clone(ctx, current, reader, owner)
+    build_clone(ctx, current, reader, owner, &mut known)
 }
 
 /// Whether `xid` is known committed at or before `snapshot` (errors count as no: the
@@ -116,8 +117,12 @@ fn committed_by(ctx: &AccessContext<'_>, xid: Xid, snapshot: u64) -> bool {
         && matches!(ctx.db.undo.status(ctx, xid), Ok(TxnStatus::Committed { scn, .. }) if scn <= snapshot)
 }
 
+/// Transaction-table answers already read for one block: each transaction's state is
+/// looked up once per consistent get, however many of its undo records are applied.
+type Statuses = SmallVec<[(Xid, TxnStatus); 4]>;
+
 /// What slot `slot` means for `reader` (not its own slot).
-fn view_of(ctx: &AccessContext<'_>, slot: &Itl, reader: Reader) -> Result<SlotView> {
+fn view_of(ctx: &AccessContext<'_>, slot: &Itl, reader: Reader, known: &mut Statuses) -> Result<SlotView> {
     if slot.is_free() || slot.uba.is_none() {
         // No undo yet: a statement still filling the block, whose rows are hidden by
         // their lock byte until they are handed to the transaction.
@@ -126,8 +131,16 @@ fn view_of(ctx: &AccessContext<'_>, slot: &Itl, reader: Reader) -> Result<SlotVi
     if slot.flags & ITL_COMMITTED != 0 {
         return Ok(if slot.commit_scn <= reader.snapshot { SlotView::Visible } else { SlotView::RollBack });
     }
-    ctx.stats.add(Stat::ConsistentGetsExamination, 1);
-    match ctx.db.undo.status(ctx, slot.xid)? {
+    let status = match known.iter().find(|(xid, _)| *xid == slot.xid) {
+        Some(&(_, status)) => status,
+        None => {
+            ctx.stats.add(Stat::ConsistentGetsExamination, 1);
+            let status = ctx.db.undo.status(ctx, slot.xid)?;
+            known.push((slot.xid, status));
+            status
+        }
+    };
+    match status {
         TxnStatus::Active => Ok(SlotView::RollBack),
         TxnStatus::Committed { scn, upper_bound: false } => Ok(SlotView::CleanOut(scn)),
         TxnStatus::Committed { scn, upper_bound: true } if scn <= reader.snapshot => Ok(SlotView::Visible),
@@ -157,7 +170,11 @@ fn clean_out<'c>(
         }
     }
     ctx.stats.add(
-        if also_rolls_back { Stat::CleanoutsAndRollbacksConsistentReadGets } else { Stat::CleanoutsOnlyConsistentReadGets },
+        if also_rolls_back {
+            Stat::CleanoutsAndRollbacksConsistentReadGets
+        } else {
+            Stat::CleanoutsOnlyConsistentReadGets
+        },
         1,
     );
     Ok(guard.downgrade())
@@ -170,13 +187,14 @@ fn build_clone<'c>(
     current: ReadGuard<'c>,
     reader: Reader,
     owner: Option<Xid>,
+    known: &mut Statuses,
 ) -> Result<ReadGuard<'c>> {
     let rdba = current.rdba();
     let mut version = CrVersion { as_of: reader.snapshot, valid_until: u64::MAX, pending: SmallVec::new(), owner };
     let mut clone = ctx.db.cache.clone_for_cr(ctx.stats, rdba, &current, version.clone())?;
     drop(current);
     ctx.stats.add(Stat::CrBlocksCreated, 1);
-    match roll_back(ctx, &mut clone, rdba, reader, &mut version) {
+    match roll_back(ctx, &mut clone, rdba, reader, &mut version, known) {
         Ok(()) => {
             ctx.db.cache.set_cr_version(&clone, version);
             Ok(clone.downgrade())
@@ -190,10 +208,20 @@ fn build_clone<'c>(
 
 /// Applies undo to `clone` (of block `rdba`), following each slot's chain while the slot
 /// shows a transaction `reader` must not see; narrows `version` to what the clone serves.
-fn roll_back(ctx: &AccessContext<'_>, clone: &mut [u8], rdba: u32, reader: Reader, version: &mut CrVersion) -> Result<()> {
+fn roll_back(
+    ctx: &AccessContext<'_>,
+    clone: &mut [u8],
+    rdba: u32,
+    reader: Reader,
+    version: &mut CrVersion,
+    known: &mut Statuses,
+) -> Result<()> {
     for applied in 0.. {
         if applied > MAX_UNDO_PER_CLONE {
-            return Err(ctx.corrupt(rdba, format!("undo chain of the block is longer than {MAX_UNDO_PER_CLONE} records (a cycle)")));
+            return Err(ctx.corrupt(
+                rdba,
+                format!("undo chain of the block is longer than {MAX_UNDO_PER_CLONE} records (a cycle)"),
+            ));
         }
         let mut target = None;
         for i in 0..itl::itl_count(clone) {
@@ -201,7 +229,7 @@ fn roll_back(ctx: &AccessContext<'_>, clone: &mut [u8], rdba: u32, reader: Reade
             if slot.is_free() || reader.own == Some(slot.xid) {
                 continue;
             }
-            match view_of(ctx, &slot, reader)? {
+            match view_of(ctx, &slot, reader, known)? {
                 SlotView::Visible => {}
                 SlotView::CleanOut(scn) if scn <= reader.snapshot => {}
                 SlotView::CleanOut(scn) => {
@@ -221,10 +249,13 @@ fn roll_back(ctx: &AccessContext<'_>, clone: &mut [u8], rdba: u32, reader: Reade
             }
         }
         let Some(slot) = target else { return Ok(()) };
+        ctx.stats.add(Stat::ConsistentGetsExamination, 1);
         let record = ctx.db.undo.read(ctx, slot.uba)?;
         let undo = BlockUndo::decode(&record.body).map_err(|r| ctx.corrupt(slot.uba.rdba, r))?;
         if undo.rdba != rdba {
-            return Err(ctx.corrupt(rdba, format!("undo record at {:?} is for block {:#x}, not this one", slot.uba, undo.rdba)));
+            return Err(
+                ctx.corrupt(rdba, format!("undo record at {:?} is for block {:#x}, not this one", slot.uba, undo.rdba))
+            );
         }
         undo.apply(clone).map_err(|r| ctx.corrupt(rdba, r))?;
         ctx.stats.add(Stat::ConsistentChanges, 1);

@@ -46,7 +46,13 @@ pub struct Transaction {
 
 impl Default for Transaction {
     fn default() -> Self {
-        Transaction { xid: None, isolation: Isolation::ReadCommitted, snapshot: None, savepoints: Vec::new(), touched: Vec::new() }
+        Transaction {
+            xid: None,
+            isolation: Isolation::ReadCommitted,
+            snapshot: None,
+            savepoints: Vec::new(),
+            touched: Vec::new(),
+        }
     }
 }
 
@@ -72,7 +78,9 @@ impl Transaction {
 
     /// Remembers a block changed by the transaction, for commit cleanout.
     pub fn touched(&mut self, ctx: &AccessContext<'_>, rdba: u32) {
-        if self.touched.last() != Some(&rdba) && self.touched.len() < ctx.db.cache.buffer_count() / COMMIT_CLEANOUT_SHARE {
+        if self.touched.last() != Some(&rdba)
+            && self.touched.len() < ctx.db.cache.buffer_count() / COMMIT_CLEANOUT_SHARE
+        {
             self.touched.push(rdba);
         }
     }
@@ -95,7 +103,9 @@ impl Transaction {
     /// ROLLBACK TO SAVEPOINT: undoes the changes made since, keeps the savepoint.
     pub fn rollback_to_savepoint(&mut self, ctx: &AccessContext<'_>, name: &str) -> Result<()> {
         let Some(at) = self.savepoints.iter().position(|(n, _)| n == name) else {
-            return Err(Error::Transaction { message: format!("savepoint {name} never established in this transaction") });
+            return Err(Error::Transaction {
+                message: format!("savepoint {name} never established in this transaction"),
+            });
         };
         let mark = self.savepoints[at].1;
         self.savepoints.truncate(at + 1);

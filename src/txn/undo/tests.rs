@@ -36,9 +36,7 @@ fn write(ctx: &AccessContext<'_>, bodies: &[Vec<u8>]) -> (Xid, Vec<Uba>) {
 }
 
 fn commit(ctx: &AccessContext<'_>, xid: Xid) -> u64 {
-    let scn = ctx.db.next_scn();
-    undo(ctx).commit(ctx, xid, scn).unwrap();
-    scn
+    ctx.db.end_transaction(ctx, xid).unwrap()
 }
 
 /// The bodies of `xid`'s chain from its newest record back to its first.
