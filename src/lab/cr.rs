@@ -5,7 +5,9 @@
 //! `SELECT SUM(update_seq) FROM rc_test`. Then, before each further sample set, another
 //! session updates the same `updated_percent` of the rows twice without committing (as
 //! the source did with `WHERE ROWNUM < 1000000`), so each set meets a longer chain of
-//! undo. The first query after each update builds the CR clones (reported on its own);
+//! undo. Unless `--idle`, a third session commits an unrelated row before each set, as
+//! the rest of a system moves the SCN on. The first query after each update builds the
+//! CR clones (reported on its own);
 //! the set's samples then reuse them from the cache. Reported per set: elapsed and CPU
 //! medians, the elapsed ratio to the baseline, the consistent-read statistics per
 //! sample, and the Kruskal-Wallis p-value of the set's elapsed times against the
@@ -34,6 +36,12 @@ pub struct CrOptions {
     /// Directory for the database (default: a temporary directory, removed after).
     #[arg(long)]
     pub dir: Option<std::path::PathBuf>,
+    /// Commit nothing else between the sets. By default a third session commits a one-row
+    /// change before each set, as the rest of a system moves the SCN on: the clones of the
+    /// previous set then no longer serve new snapshots, and the first query of each set
+    /// rebuilds them through the whole, longer chain of undo.
+    #[arg(long)]
+    pub idle: bool,
     /// Write every sample as JSON to this file too.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
@@ -84,9 +92,12 @@ pub fn run(opts: &CrOptions) -> Result<()> {
             tmp.0.clone()
         }
     };
+    // A transaction's undo stays in one undo segment, a tenth of the tablespace: size it
+    // for the updater's undo (about 160 bytes a row changed) ten times over, with room.
+    let updater_undo = opts.rows as f64 * opts.updated_percent / 100.0 * 2.0 * opts.sets.saturating_sub(1) as f64 * 160.0;
+    let undo = (updater_undo * 10.0 * 1.25) as u64 + (64 << 20);
     // Rows are about 100 bytes; the cache holds the table, its clones and the undo.
-    let cache = opts.rows * 200 + (256 << 20);
-    let undo = (opts.rows as f64 * opts.updated_percent / 100.0 * 2.0 * opts.sets as f64 * 400.0) as u64 + (64 << 20);
+    let cache = opts.rows * 200 + (256 << 20) + updater_undo as u64;
     let options = DatabaseOptions {
         parameters: vec![
             ("db_cache_size".into(), cache.to_string()),
@@ -123,6 +134,8 @@ pub fn run(opts: &CrOptions) -> Result<()> {
     }
     let updater = db.session();
     updater.set_autocommit(false);
+    let elsewhere = db.session();
+    elsewhere.execute("CREATE TABLE rc_elsewhere (n NUMBER)")?;
     let update = format!("UPDATE rc_test SET update_stamp = SYSDATE WHERE ROWNUM < {}", updated + 1);
     let mut sets = Vec::new();
     for set in 0..opts.sets.max(1) {
@@ -130,6 +143,9 @@ pub fn run(opts: &CrOptions) -> Result<()> {
         if set > 0 {
             for _ in 0..2 {
                 updater.execute(&update)?;
+            }
+            if !opts.idle {
+                elsewhere.execute(&format!("INSERT INTO rc_elsewhere VALUES ({set})"))?;
             }
             clone_building = Some(Sample::from(&measure(&reader, QUERY)?));
         }
@@ -146,7 +162,7 @@ pub fn run(opts: &CrOptions) -> Result<()> {
         std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default())
             .map_err(|e| crate::Error::io("write", path, e))?;
     }
-    drop((reader, updater));
+    drop((reader, updater, elsewhere));
     db.close()
 }
 
@@ -201,7 +217,8 @@ fn report(sets: &[SampleSet], rollback: &Measurement) {
     }
     println!("\nSample sets of `{QUERY}` (medians per sample; ratio = set median / baseline median elapsed;");
     println!("p = Kruskal-Wallis test of the elapsed times, below 0.05 means the sets differ)\n{table}");
-    println!("\nFirst query after each pair of updates (builds the CR clones the set then reuses):");
+    println!("\nFirst query after each pair of updates (builds the CR clones the set then reuses; with");
+    println!("none created, it reused the previous set's clones: nothing committed in between):");
     for (i, set) in sets.iter().enumerate() {
         if let Some(c) = &set.clone_building {
             println!(
