@@ -16,7 +16,12 @@ fn manual(s: &Session) -> &Session {
 
 fn accounts(s: &Session, n: i64) {
     exec(s, "CREATE TABLE accounts (id INTEGER NOT NULL, balance INTEGER NOT NULL, note VARCHAR2(40))");
-    exec(s, &format!("INSERT INTO accounts SELECT LEVEL, 100, 'account ' || LEVEL FROM dual CONNECT BY LEVEL <= {n}"));
+    exec(
+        s,
+        &format!(
+            "INSERT INTO accounts SELECT LEVEL, 100, RPAD('account ' || LEVEL, 30, '.') FROM dual CONNECT BY LEVEL <= {n}"
+        ),
+    );
     exec(s, "COMMIT");
 }
 
@@ -165,8 +170,11 @@ fn closing_a_session_rolls_back() {
 
 #[test]
 fn transfers_keep_the_total_under_concurrency() {
-    let (_t, _d, db) = temp_db(options(8192, "8M"));
-    accounts(&db.session(), 200);
+    // Long scans (a few hundred 2 KiB blocks) beside transfers that commit or roll back:
+    // every scan must see the total of one moment.
+    const ACCOUNTS: u64 = 6000;
+    let (_t, _d, db) = temp_db(options(2048, "8M"));
+    accounts(&db.session(), ACCOUNTS as i64);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let writers: Vec<_> = (0..2u64)
         .map(|w| {
@@ -177,7 +185,7 @@ fn transfers_keep_the_total_under_concurrency() {
                 let mut x = w * 7919 + 1;
                 for _ in 0..60 {
                     x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    let (from, to) = ((x >> 33) % 200 + 1, (x >> 13) % 200 + 1);
+                    let (from, to) = ((x >> 33) % ACCOUNTS + 1, (x >> 13) % ACCOUNTS + 1);
                     if from == to {
                         continue;
                     }
@@ -194,7 +202,7 @@ fn transfers_keep_the_total_under_concurrency() {
             let s = db.session();
             let mut checks = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                assert_eq!(int(&s, "SELECT SUM(balance) FROM accounts"), 200 * 100);
+                assert_eq!(int(&s, "SELECT SUM(balance) FROM accounts"), ACCOUNTS as i64 * 100);
                 checks += 1;
             }
             checks
@@ -205,7 +213,7 @@ fn transfers_keep_the_total_under_concurrency() {
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     assert!(reader.join().unwrap() > 0);
-    assert_eq!(int(&db.session(), "SELECT SUM(balance) FROM accounts"), 200 * 100);
+    assert_eq!(int(&db.session(), "SELECT SUM(balance) FROM accounts"), ACCOUNTS as i64 * 100);
 }
 
 #[test]

@@ -284,7 +284,9 @@ impl Undo {
                     "undo block {} of {} ({}, block {}) has been reused: sequence {}, the record needs {}",
                     uba.rdba - segment.geometry.ring_first,
                     segment_name(segment.usn()),
-                    self.path.display(),
+                    self.path
+                        .file_name()
+                        .map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into_owned()),
                     block::rdba_block(uba.rdba),
                     view.seq(),
                     uba.seq
