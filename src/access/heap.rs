@@ -10,17 +10,19 @@
 //! block is kept across up to 64 rows (`ROWS_PER_GET`) per current-mode get.
 //!
 //! Visibility: the segment header (extent map, high-water mark) is written when the
-//! statement ends, so blocks formatted by the statement are invisible until then; rows it
-//! adds to the old last block carry the lock byte [`row::LOCK_INSERT_IN_PROGRESS`], which
-//! scans skip, until [`Inserter::finish`] clears them and publishes the high-water mark
-//! under the table's visibility lock. If the statement fails, [`Inserter::rollback`]
-//! removes the rows it added to the old last block and keeps the old high-water mark:
-//! nothing of a failed statement is ever visible.
+//! statement ends, so blocks formatted by the statement are unreachable until then. Each
+//! row carries the lock byte [`row::LOCK_INSERT_IN_PROGRESS`], which scans skip, until
+//! the statement leaves its block: then the block's rows are handed to the transaction,
+//! one undo record for the slots filled, the rows locked through the transaction's ITL
+//! slot, so that other sessions see them only once it commits (their consistent reads
+//! roll the slots back) and its rollback empties them. If the statement fails,
+//! [`Inserter::rollback`] keeps the old high-water mark and removes the rows it added to
+//! the old last block that were not handed over yet (the statement's undo removes the
+//! others): nothing of a failed statement is ever visible.
 
 use super::AccessContext;
 use crate::buffer::WriteGuard;
 use crate::catalog::TableDef;
-use crate::db::TableLocks;
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{self, DEFAULT_ITL_SLOTS, DataBlock, DataBlockMut, HEADER_LEN, ITL_LEN};
@@ -30,7 +32,6 @@ use crate::storage::segment::SegmentMap;
 use crate::txn::Xid;
 use crate::txn::change::{BlockUndo, Obstacle, UndoKind, take_itl};
 use crate::types::Datum;
-use std::sync::Arc;
 
 /// Rows placed under one current-mode get of a block before it is released.
 const ROWS_PER_GET: u32 = 64;
@@ -39,8 +40,7 @@ const ROWS_PER_GET: u32 = 64;
 pub struct Inserter<'a> {
     ctx: &'a AccessContext<'a>,
     table: &'a TableDef,
-    /// The table's locks; the writer lock is held for the whole statement.
-    locks: Arc<TableLocks>,
+    /// The table's writer lock, held for the whole statement.
     _writer: parking_lot::ArcMutexGuard<parking_lot::RawMutex, ()>,
     map: SegmentMap,
     original_hwm: u32,
@@ -98,7 +98,6 @@ impl<'a> Inserter<'a> {
         Ok(Inserter {
             ctx,
             table,
-            locks,
             _writer: writer,
             original_hwm: map.hwm,
             map,
@@ -403,8 +402,6 @@ impl<'a> Inserter<'a> {
             };
             self.hand_over(&mut guard)?;
         }
-        let locks = self.locks.clone();
-        let _publish = locks.visibility.write();
         self.write_header(self.map.hwm)?;
         Ok((self.rows, std::mem::take(&mut self.handed_over)))
     }
@@ -413,8 +410,6 @@ impl<'a> Inserter<'a> {
     /// high-water mark (extents it allocated stay with the segment).
     pub fn rollback(mut self) -> Result<()> {
         self.held = None;
-        let locks = self.locks.clone();
-        let _undo = locks.visibility.write();
         if let Some((rdba, rows)) = self.old_last_block {
             let mut guard = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
             if self.old_last_handed_over {

@@ -56,6 +56,8 @@ pub fn change_rows(
     limit: Option<u64>,
     changes: &mut dyn RowChanges,
 ) -> Result<u64> {
+    let locks = ctx.db.table_locks(table.object_id);
+    let _no_ddl = locks.visibility.read_recursive();
     let map = super::segments::read_map(ctx, table)?;
     let kinds: Vec<PayloadKind> = table.columns.iter().map(|c| PayloadKind::from(c.data_type)).collect();
     let mut spans = vec![ColumnSpan::NULL; kinds.len()];
@@ -184,6 +186,7 @@ fn change_one(
     changes: &mut dyn RowChanges,
 ) -> Result<bool> {
     let xid = txn.xid(ctx, sid)?;
+    txn.changes_table(ctx, table.object_id);
     // The head a migration prepared, and the piece it replaces (which must be unchanged).
     let mut migrated: Option<(Vec<u8>, Vec<u8>)> = None;
     loop {

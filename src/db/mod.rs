@@ -5,8 +5,8 @@
 //! control file written when the last handle and session are gone, or by [`Database::close`].
 //!
 //! Invariants: a directory is open in one `Database` at a time (an exclusive `flock` on
-//! `lioscope.lock`); each table has one writer at a time and a visibility lock that makes
-//! a statement's rows appear to scans all at once ([`TableLocks`]); extents are handed out
+//! `lioscope.lock`); each table has one inserter at a time, and DDL excludes the statements
+//! reading or changing it ([`TableLocks`]); extents are handed out
 //! under the control-file lock, so no extent belongs to two segments.
 
 pub(crate) mod params;
@@ -56,16 +56,20 @@ impl Default for DatabaseOptions {
     }
 }
 
-/// The locks of one table, until transactions bring row locks and consistent reads.
+/// The locks of one table (row locks live in its blocks).
 ///
-/// - `writer`: one INSERT, COPY, TRUNCATE or DROP at a time.
-/// - `visibility`: held shared by every full scan for its whole length, and exclusively
-///   by a writer only while it publishes (or undoes) a statement's rows and by TRUNCATE
-///   and DROP, so a scan sees every row of a finished statement or none of them.
+/// - `writer`: one INSERT, COPY, TRUNCATE or DROP at a time (inserts extend the segment).
+/// - `visibility`: held shared by every full scan and every UPDATE or DELETE for its
+///   whole length, and exclusively by TRUNCATE and DROP, so DDL never pulls blocks from
+///   under a statement. (Rows an insert adds are hidden by their lock bytes and ITL
+///   until the transaction commits.)
+/// - `changers`: the active transactions with changes in the table; TRUNCATE and DROP
+///   refuse to run while there are any (their undo names the table's blocks).
 #[derive(Debug, Default)]
 pub struct TableLocks {
     pub writer: Arc<Mutex<()>>,
     pub visibility: RwLock<()>,
+    pub changers: Mutex<Vec<crate::txn::Xid>>,
 }
 
 /// What every session of one open database shares.

@@ -202,10 +202,23 @@ pub fn drop(
         };
         let locks = session.db.table_locks(table.object_id);
         let (_writer, _invisible) = (locks.writer.lock(), locks.visibility.write());
+        not_being_changed(&locks, &table.name)?;
         session.db.catalog.remove_table(&name)?;
         segments::drop_segment(&session.access_context(), &table)?;
     }
     Ok(QueryResult::message(StatementKind::Ddl, "Table dropped."))
+}
+
+/// Oracle's ORA-00054: DDL does not wait for, nor break, another session's transaction.
+fn not_being_changed(locks: &crate::db::TableLocks, table: &str) -> Result<()> {
+    match locks.changers.lock().first() {
+        Some(xid) => Err(Error::Transaction {
+            message: format!(
+                "resource busy: {table} has uncommitted changes of transaction {xid}; commit or roll it back first"
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
@@ -218,6 +231,7 @@ pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
             .ok_or_else(|| Error::UnknownObject { kind: "table", name: name.clone() })?;
         let locks = session.db.table_locks(table.object_id);
         let (_writer, _invisible) = (locks.writer.lock(), locks.visibility.write());
+        not_being_changed(&locks, &table.name)?;
         segments::truncate_segment(&session.access_context(), &table)?;
     }
     Ok(QueryResult::message(StatementKind::Ddl, "Table truncated."))

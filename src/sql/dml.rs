@@ -137,7 +137,12 @@ fn with_inserter(
     fill: impl FnOnce(&mut Inserter<'_>) -> Result<()>,
 ) -> Result<u64> {
     let ctx = session.access_context();
-    let xid = session.txn.borrow_mut().xid(&ctx, session.sid())?;
+    let xid = {
+        let mut txn = session.txn.borrow_mut();
+        let xid = txn.xid(&ctx, session.sid())?;
+        txn.changes_table(&ctx, table.object_id);
+        xid
+    };
     let mut inserter = Inserter::new(&ctx, table, xid)?;
     match fill(&mut inserter) {
         Ok(()) => {

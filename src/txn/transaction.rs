@@ -42,6 +42,8 @@ pub struct Transaction {
     savepoints: Vec<(String, Uba)>,
     /// Blocks changed, for commit cleanout (bounded).
     touched: Vec<u32>,
+    /// Tables changed (object ids), whose `changers` list this transaction is in.
+    tables: Vec<u32>,
 }
 
 impl Default for Transaction {
@@ -52,6 +54,7 @@ impl Default for Transaction {
             snapshot: None,
             savepoints: Vec::new(),
             touched: Vec::new(),
+            tables: Vec::new(),
         }
     }
 }
@@ -74,6 +77,26 @@ impl Transaction {
         ctx.db.enqueues.register(xid, sid);
         self.xid = Some(xid);
         Ok(xid)
+    }
+
+    /// Records that the transaction changes table `object_id` (before its first change
+    /// there), so that DDL on the table refuses to run until it ends.
+    pub fn changes_table(&mut self, ctx: &AccessContext<'_>, object_id: u32) {
+        if let Some(xid) = self.xid
+            && !self.tables.contains(&object_id)
+        {
+            self.tables.push(object_id);
+            ctx.db.table_locks(object_id).changers.lock().push(xid);
+        }
+    }
+
+    /// Takes the transaction out of the `changers` of the tables it changed.
+    fn leave_tables(&self, ctx: &AccessContext<'_>) {
+        if let Some(xid) = self.xid {
+            for &object_id in &self.tables {
+                ctx.db.table_locks(object_id).changers.lock().retain(|&x| x != xid);
+            }
+        }
     }
 
     /// Remembers a block changed by the transaction, for commit cleanout.
@@ -135,6 +158,7 @@ impl Transaction {
         ctx.stats.add(Stat::UserCommits, 1);
         if let Some(xid) = self.xid {
             let scn = ctx.db.end_transaction(ctx, xid)?;
+            self.leave_tables(ctx);
             self.clean_out(ctx, xid, scn);
         }
         *self = Transaction::default();
@@ -147,6 +171,7 @@ impl Transaction {
         if let Some(xid) = self.xid {
             self.rollback_to(ctx, Uba::NONE)?;
             ctx.db.end_transaction(ctx, xid)?;
+            self.leave_tables(ctx);
         }
         *self = Transaction::default();
         Ok(())
