@@ -107,18 +107,17 @@ pub fn put(block: &mut [u8], index: usize, itl: &Itl) {
 
 /// Whether every ITL slot of the block is free or stamped committed at or before `scn`:
 /// the block as it is shows exactly what a reader as of `scn` may see, with no
-/// transaction table to consult. The check a consistent get makes on every block.
-#[inline]
+/// transaction table to consult. The check a consistent get makes on every block, so it
+/// reads each slot as two words: the xid, and the commit SCN with the flags above it.
+#[inline(always)]
 pub fn all_committed_by(block: &[u8], scn: u64) -> bool {
-    (0..itl_count(block)).all(|i| {
-        let off = itl_offset(i);
-        let slot = &block[off..off + ITL_LEN];
-        let free = slot[..8].iter().all(|&b| b == 0);
-        free || (slot[22] & ITL_COMMITTED != 0 && {
-            let mut s = [0u8; 8];
-            s[..6].copy_from_slice(&slot[16..22]);
-            u64::from_le_bytes(s) <= scn
-        })
+    let count = itl_count(block);
+    let Some(slots) = block.get(HEADER_LEN..HEADER_LEN + count * ITL_LEN) else { return false };
+    slots.chunks_exact(ITL_LEN).all(|slot| {
+        let word = |at: usize| u64::from_le_bytes(slot[at..at + 8].try_into().expect("8 bytes"));
+        let (xid, stamp) = (word(0), word(16));
+        let committed = (stamp >> 48) as u8 & ITL_COMMITTED != 0;
+        xid == 0 || (committed && stamp & ((1 << 48) - 1) <= scn)
     })
 }
 

@@ -57,6 +57,7 @@ enum SlotView {
 
 /// The block `current` (a consistent get of the current version, already counted) as
 /// `reader` must see it: `current` itself, cleaned out, or a CR clone.
+#[inline(always)]
 pub fn consistent_block<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
     if itl::all_committed_by(&current, reader.snapshot) {
         ctx.stats.add(Stat::NoWorkConsistentReadGets, 1);
