@@ -3,7 +3,8 @@
 //! Modules are listed in the order a query flows through them: a [`Session`] of a
 //! [`Database`] (`db`) hands the text to `sql`, which parses and plans it; `exec` runs the
 //! plan's operators; `access` reaches rows in a table's segment; `buffer` caches its
-//! blocks; `storage` holds their on-disk formats. Then what every layer uses (`catalog`,
+//! blocks; `txn` gives each statement the version of a block it must see (undo, CR
+//! clones, row locks, commit); `storage` holds their on-disk formats. Then what every layer uses (`catalog`,
 //! `types`, `stats`, `error`) and what is built on the public API (`cli`, `lab`).
 //!
 //! ```
