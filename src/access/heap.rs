@@ -208,13 +208,45 @@ impl<'a> Inserter<'a> {
             Ok(index) => index,
             Err(Obstacle::Busy(_)) => return false,
         };
-        let prev_itl = itl::get(guard, index);
+        let mut prev_itl = itl::get(guard, index);
         if prev_itl.xid != self.xid {
-            itl::put(guard, index, &Itl { xid: self.xid, ..Itl::default() });
+            // A slot taken over from an ended transaction gets an undo record at once, so
+            // readers older than that transaction's commit can restore the slot and roll it
+            // back; a free slot needs none (no undo until rows are handed over).
+            let uba = if prev_itl.is_free() {
+                crate::txn::Uba::NONE
+            } else {
+                match self.take_over_record(guard, index, &prev_itl) {
+                    Ok(uba) => uba,
+                    Err(_) => return false,
+                }
+            };
+            itl::put(guard, index, &Itl { xid: self.xid, uba, ..Itl::default() });
+            // What the statement's own undo for this block restores: the slot as taken.
+            prev_itl = itl::get(guard, index);
         }
         let first_slot = DataBlock(guard).row_count() as u16;
         self.open = Some(OpenBlock { rdba: guard.rdba(), itl: index, first_slot, prev_itl });
         true
+    }
+
+    /// Appends the undo record of taking over ITL slot `index` (holding `prev_itl`) of the
+    /// block in `guard`: an empty range of inserted slots.
+    fn take_over_record(&self, guard: &WriteGuard<'a>, index: usize, prev_itl: &Itl) -> Result<crate::txn::Uba> {
+        let rows = DataBlock(guard).row_count() as u16;
+        let mut body = Vec::with_capacity(64);
+        BlockUndo {
+            kind: UndoKind::InsertedSlots,
+            itl: index as u8,
+            slot: rows,
+            slot_end: rows,
+            object_id: self.table.object_id,
+            rdba: guard.rdba(),
+            prev_itl: *prev_itl,
+            before: &[],
+        }
+        .encode(&mut body);
+        self.ctx.db.undo.append(self.ctx, self.xid, &body)
     }
 
     /// Hands the rows the statement put into the open block (held in `guard`) to the

@@ -36,7 +36,8 @@ use crate::storage::row::PIECE_HEADER;
 pub enum UndoKind {
     /// The row piece in `slot` as it was (an update or delete).
     RowImage = 1,
-    /// Slots `slot..slot_end` were filled by inserts: empty them.
+    /// Slots `slot..slot_end` were filled by inserts: empty them. An empty range only
+    /// restores the ITL slot (an insert taking over the slot of an ended transaction).
     InsertedSlots = 2,
 }
 
@@ -95,7 +96,11 @@ impl<'a> BlockUndo<'a> {
             prev_itl: Itl::decode(&body[14..14 + ITL_LEN]),
             before: &body[BODY_HEADER..],
         };
-        if undo.slot_end <= undo.slot || (kind == UndoKind::RowImage && undo.before.len() < PIECE_HEADER) {
+        let malformed = match kind {
+            UndoKind::RowImage => undo.slot_end != undo.slot + 1 || undo.before.len() < PIECE_HEADER,
+            UndoKind::InsertedSlots => undo.slot_end < undo.slot,
+        };
+        if malformed {
             return Err(format!("undo record for slots {}..{} is malformed", undo.slot, undo.slot_end));
         }
         Ok(undo)
