@@ -217,8 +217,10 @@ mod tests {
         #[test]
         fn undo_records_round_trip(kind in 1u8..=2, itl_index: u8, slot in 0u16..500, span in 1u16..20,
                                    before in proptest::collection::vec(any::<u8>(), 3..200)) {
-            let kind = if kind == 1 { UndoKind::RowImage } else { UndoKind::InsertedSlots };
-            let u = BlockUndo { kind, itl: itl_index, slot, slot_end: slot + span, object_id: 7, rdba: 99,
+            // A row image covers one slot; inserted slots any range, even an empty one.
+            let (kind, slot_end) =
+                if kind == 1 { (UndoKind::RowImage, slot + 1) } else { (UndoKind::InsertedSlots, slot + span - 1) };
+            let u = BlockUndo { kind, itl: itl_index, slot, slot_end, object_id: 7, rdba: 99,
                 prev_itl: Itl { xid: Xid { usn: 2, slot: 3, wrap: 4 }, uba: Uba { rdba: 5, seq: 6, record: 7 },
                                 commit_scn: 8, flags: ITL_COMMITTED, lock_count: 1 },
                 before: &before };
