@@ -67,6 +67,11 @@ pub struct Inserter<'a> {
     open: Option<OpenBlock>,
     /// Whether the old last block's rows have been handed to the transaction.
     old_last_handed_over: bool,
+    /// The transaction's newest undo record before the statement: a failed statement's
+    /// undo is applied back to here before the writer lock is let go.
+    undo_mark: crate::txn::Uba,
+    /// The transaction's snapshot if it is serializable.
+    fixed_snapshot: Option<u64>,
     /// Blocks whose rows were handed to the transaction, for its commit cleanout (at most
     /// a tenth of the cache: commit cleans out no more).
     handed_over: Vec<u32>,
@@ -82,7 +87,14 @@ struct OpenBlock {
 }
 
 impl<'a> Inserter<'a> {
-    pub fn new(ctx: &'a AccessContext<'a>, table: &'a TableDef, xid: Xid) -> Result<Inserter<'a>> {
+    /// An inserter for transaction `xid`; `fixed_snapshot` is its snapshot if it is
+    /// serializable (see [`take_itl`]).
+    pub fn new(
+        ctx: &'a AccessContext<'a>,
+        table: &'a TableDef,
+        xid: Xid,
+        fixed_snapshot: Option<u64>,
+    ) -> Result<Inserter<'a>> {
         let locks = ctx.db.table_locks(table.object_id);
         let writer = locks.writer.lock_arc();
         let map = super::segments::read_map(ctx, table)?;
@@ -112,6 +124,8 @@ impl<'a> Inserter<'a> {
             open: None,
             old_last_handed_over: false,
             handed_over: Vec::new(),
+            undo_mark: ctx.db.undo.last_record(ctx, xid)?,
+            fixed_snapshot,
         })
     }
 
@@ -204,9 +218,9 @@ impl<'a> Inserter<'a> {
             return true;
         }
         let enqueues = &self.ctx.db.enqueues;
-        let index = match take_itl(guard, self.xid, |x| enqueues.is_active(x)) {
+        let index = match take_itl(guard, self.xid, |x| enqueues.is_active(x), self.fixed_snapshot) {
             Ok(index) => index,
-            Err(Obstacle::Busy(_)) => return false,
+            Err(Obstacle::Busy(_) | Obstacle::CannotSerialize) => return false,
         };
         let mut prev_itl = itl::get(guard, index);
         if prev_itl.xid != self.xid {
@@ -256,9 +270,6 @@ impl<'a> Inserter<'a> {
         let Some(open) = self.open.take() else { return Ok(()) };
         debug_assert_eq!(open.rdba, guard.rdba(), "the open block is the one held");
         let rows = DataBlock(guard).row_count() as u16;
-        if self.old_last_block.is_some_and(|(rdba, _)| rdba == open.rdba) {
-            self.old_last_handed_over = true;
-        }
         if rows == open.first_slot {
             itl::put(guard, open.itl, &open.prev_itl);
             return Ok(());
@@ -279,6 +290,9 @@ impl<'a> Inserter<'a> {
         }
         .encode(&mut body);
         let uba = self.ctx.db.undo.append(self.ctx, self.xid, &body)?;
+        if self.old_last_block.is_some_and(|(rdba, _)| rdba == open.rdba) {
+            self.old_last_handed_over = true;
+        }
         let lock = open.itl as u8 + 1;
         let mut blk = DataBlockMut(guard);
         for slot in open.first_slot..rows {
@@ -442,6 +456,10 @@ impl<'a> Inserter<'a> {
     /// high-water mark (extents it allocated stay with the segment).
     pub fn rollback(mut self) -> Result<()> {
         self.held = None;
+        // First the statement's undo (rows handed over, ITL slots taken over), while the
+        // writer lock still keeps others from formatting the blocks above the old
+        // high-water mark that this undo names.
+        crate::txn::transaction::undo_to(self.ctx, self.xid, self.undo_mark)?;
         if let Some((rdba, rows)) = self.old_last_block {
             let mut guard = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
             if self.old_last_handed_over {

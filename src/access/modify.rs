@@ -25,7 +25,7 @@ use crate::storage::itl::{self, Itl};
 use crate::storage::row::{
     self, ColumnSpan, FLAG_DELETED, FLAGS_WHOLE, PIECE_HEADER, PieceBody, RowPiece, is_visible_head, locate_columns,
 };
-use crate::txn::change::{BlockUndo, Obstacle, UndoKind, row_lock_holder, take_itl};
+use crate::txn::change::{BlockUndo, Obstacle, UndoKind, others_active, row_lock_holder, take_itl};
 use crate::txn::cr::consistent_block;
 use crate::txn::transaction::Transaction;
 use crate::types::encoding::PayloadKind;
@@ -157,11 +157,12 @@ fn migrate(
     ctx: &AccessContext<'_>,
     table: &TableDef,
     xid: crate::txn::Xid,
+    fixed_snapshot: Option<u64>,
     piece: &[u8],
 ) -> Result<(row::PieceAddr, Vec<u32>)> {
     let mut rest = Vec::with_capacity(piece.len() + 4);
     row::encode_fragment(false, 0, None, &piece[PIECE_HEADER..], &mut rest);
-    let mut inserter = super::heap::Inserter::new(ctx, table, xid)?;
+    let mut inserter = super::heap::Inserter::new(ctx, table, xid, fixed_snapshot)?;
     match inserter.insert_migrated_piece(&rest) {
         Ok(addr) => inserter.finish().map(|(_, blocks)| (addr, blocks)),
         Err(e) => {
@@ -219,7 +220,25 @@ fn change_one(
             RowEdit::Delete => 0,
             RowEdit::Replace(piece) => piece.len(),
         };
-        if !DataBlockMut(&mut guard).can_replace(slot, new_len) {
+        // The ITL slot first: taking it may grow the ITL, and with it the room a row needs.
+        let index = match take_itl(&mut guard, xid, |x| ctx.db.enqueues.is_active(x), txn.snapshot) {
+            Ok(index) => index,
+            Err(Obstacle::Busy(holder)) => {
+                drop(guard);
+                ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
+                continue;
+            }
+            Err(Obstacle::CannotSerialize) => {
+                return Err(Error::Transaction {
+                    message: format!(
+                        "can't serialize access for this transaction: a block of {} holds only changes committed after its snapshot",
+                        table.name
+                    ),
+                });
+            }
+        };
+        let may_compact = !others_active(&guard, xid, |x| ctx.db.enqueues.is_active(x));
+        if !DataBlockMut(&mut guard).can_replace(slot, new_len, may_compact) {
             if forwarding {
                 return Err(Error::unsupported(format!(
                     "migrating a row of {}: its block has no room even for the forwarding piece",
@@ -230,19 +249,11 @@ fn change_one(
             let replaced =
                 current_piece(&guard).ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
             drop(guard);
-            let (to, blocks) = migrate(ctx, table, xid, piece)?;
+            let (to, blocks) = migrate(ctx, table, xid, txn.snapshot, piece)?;
             blocks.into_iter().for_each(|b| txn.touched(ctx, b));
             migrated = Some((forwarding_head(piece[2], to), replaced));
             continue;
         }
-        let index = match take_itl(&mut guard, xid, |x| ctx.db.enqueues.is_active(x)) {
-            Ok(index) => index,
-            Err(Obstacle::Busy(holder)) => {
-                drop(guard);
-                ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
-                continue;
-            }
-        };
         let offset = DataBlock(&guard).row_offset(slot);
         let old_len = RowPiece::new(&guard[offset..])
             .and_then(|p| p.stored_len())
@@ -275,8 +286,12 @@ fn change_one(
             }
             RowEdit::Replace(mut piece) => {
                 piece[1] = lock;
-                let placed = DataBlockMut(&mut guard).replace_piece(slot, piece.len(), |s| s.copy_from_slice(&piece));
-                assert!(placed, "can_replace said the piece fits");
+                if !DataBlockMut(&mut guard)
+                    .replace_piece(slot, piece.len(), may_compact, |s| s.copy_from_slice(&piece))
+                {
+                    // can_replace said it fits: a block whose pieces do not walk (corrupt).
+                    return Err(ctx.corrupt(rdba, format!("row {slot} could not be rewritten in its block")));
+                }
                 ctx.stats.add(Stat::RowsUpdated, 1);
             }
         }

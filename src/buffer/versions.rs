@@ -229,13 +229,18 @@ impl BufferCache {
     }
 
     /// Lowers `valid_until` of every clone of `rdba` to `scn`: the current block changed
-    /// and readers at `scn` or later must see that change.
+    /// and readers at `scn` or later must see that change. Clones that keep a
+    /// transaction's own changes are retired outright.
     pub fn cap_cr_versions(&self, rdba: u32, scn: u64) {
         let (latch, bucket) = self.bucket_of(rdba);
         let chains = latch.get_untimed();
         for &i in chains.buckets[bucket].iter().filter(|&&i| self.is_clone_of(i, rdba)) {
             if let Some(v) = self.cr_versions[i as usize].lock().as_mut() {
-                v.valid_until = v.valid_until.min(scn);
+                // A clone keeping a transaction's own changes serves one snapshot of one
+                // transaction; any change to the block (that transaction's next change,
+                // or a rollback of it) leaves it behind.
+                let until = if v.owner.is_some() { 0 } else { scn };
+                v.valid_until = v.valid_until.min(until);
             }
         }
     }

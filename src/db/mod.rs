@@ -269,8 +269,10 @@ impl DbInner {
         let _serial = self.commit_lock.lock();
         let scn = self.scn.load(Ordering::Acquire) + 1;
         self.undo.commit(ctx, xid, scn)?;
-        self.scn.store(scn, Ordering::Release);
+        // Waiters may go on before the SCN is published: a snapshot taken before then is
+        // below `scn` and still sees the transaction as not committed.
         self.enqueues.end(xid);
+        self.scn.store(scn, Ordering::Release);
         Ok(scn)
     }
 }

@@ -201,24 +201,36 @@ pub fn drop(
             return Err(Error::UnknownObject { kind: "table", name });
         };
         let locks = session.db.table_locks(table.object_id);
-        let (_writer, _invisible) = (locks.writer.lock(), locks.visibility.write());
-        not_being_changed(&locks, &table.name)?;
+        let _exclusive = exclusive(&locks, &table.name)?;
         session.db.catalog.remove_table(&name)?;
         segments::drop_segment(&session.access_context(), &table)?;
     }
     Ok(QueryResult::message(StatementKind::Ddl, "Table dropped."))
 }
 
-/// Oracle's ORA-00054: DDL does not wait for, nor break, another session's transaction.
-fn not_being_changed(locks: &crate::db::TableLocks, table: &str) -> Result<()> {
-    match locks.changers.lock().first() {
-        Some(xid) => Err(Error::Transaction {
-            message: format!(
-                "resource busy: {table} has uncommitted changes of transaction {xid}; commit or roll it back first"
-            ),
-        }),
+/// How long DDL waits for the statements running on its table to end (Oracle's
+/// `ddl_lock_timeout`, there 0 by default: DDL never waits on a transaction).
+const DDL_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+type Exclusive<'l> = (parking_lot::RwLockWriteGuard<'l, ()>, parking_lot::MutexGuard<'l, ()>);
+
+/// The table's locks, exclusively, for TRUNCATE or DROP: refused at once if another
+/// transaction has uncommitted changes in it (Oracle's ORA-00054), and after
+/// [`DDL_LOCK_WAIT`] if statements on it do not end. It waits for the statements that
+/// read or change rows first (an UPDATE may be waiting for a row lock held by a
+/// transaction whose next statement inserts), and only then for the inserter.
+fn exclusive<'l>(locks: &'l crate::db::TableLocks, table: &str) -> Result<Exclusive<'l>> {
+    let busy = |why: String| Error::Transaction { message: format!("resource busy: {table} {why}") };
+    let changed = |locks: &crate::db::TableLocks| match locks.changers.lock().first() {
+        Some(xid) => Err(busy(format!("has uncommitted changes of transaction {xid}; commit or roll it back first"))),
         None => Ok(()),
-    }
+    };
+    changed(locks)?;
+    let waited = format!("is in use by statements that did not end within {} s", DDL_LOCK_WAIT.as_secs());
+    let invisible = locks.visibility.try_write_for(DDL_LOCK_WAIT).ok_or_else(|| busy(waited.clone()))?;
+    let writer = locks.writer.try_lock_for(DDL_LOCK_WAIT).ok_or_else(|| busy(waited))?;
+    changed(locks)?;
+    Ok((invisible, writer))
 }
 
 pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
@@ -230,8 +242,7 @@ pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
             .table(&name)
             .ok_or_else(|| Error::UnknownObject { kind: "table", name: name.clone() })?;
         let locks = session.db.table_locks(table.object_id);
-        let (_writer, _invisible) = (locks.writer.lock(), locks.visibility.write());
-        not_being_changed(&locks, &table.name)?;
+        let _exclusive = exclusive(&locks, &table.name)?;
         segments::truncate_segment(&session.access_context(), &table)?;
     }
     Ok(QueryResult::message(StatementKind::Ddl, "Table truncated."))

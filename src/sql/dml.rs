@@ -137,13 +137,13 @@ fn with_inserter(
     fill: impl FnOnce(&mut Inserter<'_>) -> Result<()>,
 ) -> Result<u64> {
     let ctx = session.access_context();
-    let xid = {
+    let (xid, fixed_snapshot) = {
         let mut txn = session.txn.borrow_mut();
         let xid = txn.xid(&ctx, session.sid())?;
         txn.changes_table(&ctx, table.object_id);
-        xid
+        (xid, txn.snapshot)
     };
-    let mut inserter = Inserter::new(&ctx, table, xid)?;
+    let mut inserter = Inserter::new(&ctx, table, xid, fixed_snapshot)?;
     match fill(&mut inserter) {
         Ok(()) => {
             let (rows, blocks) = inserter.finish()?;

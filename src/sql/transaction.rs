@@ -24,10 +24,17 @@ pub fn statement(session: &Session, run: impl FnOnce() -> Result<QueryResult>) -
             }
             Ok(result)
         }
-        Err(e) => match session.txn.borrow_mut().rollback_to(&ctx, mark) {
-            Ok(()) => Err(e),
-            Err(undo) => Err(Error::UndoFailed { statement: Box::new(e), undo: Box::new(undo) }),
-        },
+        Err(e) => {
+            let mut txn = session.txn.borrow_mut();
+            let undone = txn.rollback_to(&ctx, mark).and_then(|()| {
+                // With autocommit, a failed statement leaves no transaction behind.
+                if session.autocommit() { txn.rollback(&ctx) } else { Ok(()) }
+            });
+            match undone {
+                Ok(()) => Err(e),
+                Err(undo) => Err(Error::UndoFailed { statement: Box::new(e), undo: Box::new(undo) }),
+            }
+        }
     }
 }
 

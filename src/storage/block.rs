@@ -304,23 +304,25 @@ impl DataBlockMut<'_> {
     }
 
     /// Replaces the piece in `slot` with one of `len` bytes that `write` writes: in place
-    /// when it is no longer than the stored piece, else in free space (compacting the
-    /// block first if only scattered free space is left). Returns false, changing
-    /// nothing, if the block cannot hold it.
-    pub fn replace_piece(&mut self, slot: usize, len: usize, write: impl FnOnce(&mut [u8])) -> bool {
+    /// when it fits the piece's room (its bytes and the unused bytes after them, up to the
+    /// next piece: a row an uncommitted update shrank keeps its room, so its before-image
+    /// always goes back), else in free space, compacting the block first if `may_compact`
+    /// and only scattered free space is left. Compaction hands the unused room of every
+    /// piece back to free space, so a caller allows it only when no other transaction
+    /// still active in the block may need its room back. Returns false, changing nothing,
+    /// if the block cannot hold the piece.
+    pub fn replace_piece(&mut self, slot: usize, len: usize, may_compact: bool, write: impl FnOnce(&mut [u8])) -> bool {
         let view = DataBlock(self.0);
         assert!(slot < view.row_count(), "replace_piece targets a slot of the row directory");
         let old = view.row_offset(slot);
-        let old_len = if old == 0 { 0 } else { stored_len_at(self.0, old) };
-        if old != 0 && len <= old_len {
+        if old != 0 && len <= self.room_at(old) {
             write(&mut self.0[old..old + len]);
             return true;
         }
+        if !self.can_replace(slot, len, may_compact) {
+            return false;
+        }
         if DataBlock(self.0).free_space() < len {
-            let reclaimable = self.compacted_free_space() + old_len;
-            if reclaimable < len {
-                return false;
-            }
             self.set_row_offset(slot, 0);
             self.compact();
         }
@@ -332,11 +334,22 @@ impl DataBlockMut<'_> {
     }
 
     /// Whether [`Self::replace_piece`] would find room for a piece of `len` bytes in `slot`.
-    pub fn can_replace(&self, slot: usize, len: usize) -> bool {
+    pub fn can_replace(&self, slot: usize, len: usize, may_compact: bool) -> bool {
         let view = DataBlock(self.0);
         let old = view.row_offset(slot);
+        if old != 0 && len <= self.room_at(old) {
+            return true;
+        }
         let old_len = if old == 0 { 0 } else { stored_len_at(self.0, old) };
-        len <= old_len || view.free_space() >= len || self.compacted_free_space() + old_len >= len
+        view.free_space() >= len || (may_compact && self.compacted_free_space() + old_len >= len)
+    }
+
+    /// Bytes from the piece at `offset` to the next piece above it (or the block's end).
+    fn room_at(&self, offset: usize) -> usize {
+        let view = DataBlock(self.0);
+        let next =
+            (0..view.row_count()).map(|s| view.row_offset(s)).filter(|&o| o > offset).min().unwrap_or(self.0.len());
+        next - offset
     }
 
     /// Empties `slot`: the directory entry stays (slots are never renumbered) and reads 0.
@@ -388,7 +401,8 @@ impl DataBlockMut<'_> {
     pub fn grow_itl(&mut self) -> bool {
         let view = DataBlock(self.0);
         let count = self.0[OFF_ITL_COUNT];
-        if view.free_space() < ITL_LEN || count == u8::MAX {
+        // A lock byte names slots 1..=254: 255 marks a row whose insert has not ended.
+        if view.free_space() < ITL_LEN || count >= u8::MAX - 1 {
             return false;
         }
         let (start, end) = (view.directory_start(), view.directory_end());

@@ -108,8 +108,9 @@ impl<'a> BlockUndo<'a> {
 
     /// Applies this record to `block` (the current block for a rollback, a clone for a
     /// consistent read): restores the row or empties the inserted slots, then the ITL
-    /// slot. The error says why the block cannot take it.
-    pub fn apply(&self, block: &mut [u8]) -> Result<(), String> {
+    /// slot. `may_compact`: see [`DataBlockMut::replace_piece`]. The error says why the
+    /// block cannot take it.
+    pub fn apply(&self, block: &mut [u8], may_compact: bool) -> Result<(), String> {
         let rows = DataBlock(block).row_count();
         if usize::from(self.itl) >= itl::itl_count(block) || usize::from(self.slot_end) > rows {
             return Err(format!(
@@ -124,7 +125,9 @@ impl<'a> BlockUndo<'a> {
         match self.kind {
             UndoKind::RowImage => {
                 let before = self.before;
-                if !b.replace_piece(usize::from(self.slot), before.len(), |space| space.copy_from_slice(before)) {
+                if !b.replace_piece(usize::from(self.slot), before.len(), may_compact, |space| {
+                    space.copy_from_slice(before)
+                }) {
                     return Err(format!("the before-image of row {} no longer fits its block", self.slot));
                 }
             }
@@ -140,13 +143,26 @@ impl<'a> BlockUndo<'a> {
 pub enum Obstacle {
     /// Another active transaction: wait for it to end, then look again.
     Busy(Xid),
+    /// Only slots of transactions that committed after a serializable transaction's
+    /// snapshot are left.
+    CannotSerialize,
 }
 
 /// The ITL slot `xid` changes `block` through: its own slot if it has one, else a free
 /// slot or one of an ended transaction (`is_active` tells which are still running; a
 /// reused slot's rows are unlocked first), else a new slot if the block has room.
 /// `Err(Busy)` names a transaction to wait for when every slot is taken by active ones.
-pub fn take_itl(block: &mut [u8], xid: Xid, is_active: impl Fn(Xid) -> bool) -> Result<usize, Obstacle> {
+///
+/// A transaction with a fixed snapshot (serializable, `fixed_snapshot`) takes over only
+/// slots stamped committed at or before it: its own reads skip its own slot, so they must
+/// not hide a commit it may not see. When that leaves no slot, it cannot go on
+/// ([`Obstacle::CannotSerialize`], Oracle's ORA-08177).
+pub fn take_itl(
+    block: &mut [u8],
+    xid: Xid,
+    is_active: impl Fn(Xid) -> bool,
+    fixed_snapshot: Option<u64>,
+) -> Result<usize, Obstacle> {
     let count = itl::itl_count(block);
     let slots: Vec<Itl> = (0..count).map(|i| itl::get(block, i)).collect();
     if let Some(i) = slots.iter().position(|s| s.xid == xid) {
@@ -155,14 +171,30 @@ pub fn take_itl(block: &mut [u8], xid: Xid, is_active: impl Fn(Xid) -> bool) -> 
     if let Some(i) = slots.iter().position(Itl::is_free) {
         return Ok(i);
     }
-    if let Some(i) = slots.iter().position(|s| s.is_committed() || !is_active(s.xid)) {
+    let reusable = |s: &Itl| match fixed_snapshot {
+        None => s.is_committed() || !is_active(s.xid),
+        Some(snapshot) => s.is_committed() && s.commit_scn <= snapshot,
+    };
+    if let Some(i) = slots.iter().position(reusable) {
         unlock_rows_of(block, i);
         return Ok(i);
     }
     if DataBlockMut(block).grow_itl() {
         return Ok(count);
     }
-    Err(Obstacle::Busy(slots[0].xid))
+    match slots.iter().find(|s| !s.is_committed() && is_active(s.xid)) {
+        Some(s) => Err(Obstacle::Busy(s.xid)),
+        None => Err(Obstacle::CannotSerialize),
+    }
+}
+
+/// Whether a transaction other than `xid` is active in `block` (`is_active` tells which
+/// ended ones are not yet stamped): then no compaction may take back the room of rows it
+/// shrank.
+pub fn others_active(block: &[u8], xid: Xid, is_active: impl Fn(Xid) -> bool) -> bool {
+    (0..itl::itl_count(block))
+        .map(|i| itl::get(block, i))
+        .any(|s| !s.is_free() && s.xid != xid && s.flags & ITL_COMMITTED == 0 && is_active(s.xid))
 }
 
 /// Clears the lock bytes of rows that point at ITL slot `index` (0-based): its
@@ -242,14 +274,14 @@ mod tests {
                 let old = crate::storage::row::RowPiece::new(&b[off..]).unwrap().stored_len().unwrap();
                 let before = b[off..off + old].to_vec();
                 let new = piece(*len, 100 + i as u8);
-                if DataBlockMut(&mut b).replace_piece(*slot, new.len(), |s| s.copy_from_slice(&new)) {
+                if DataBlockMut(&mut b).replace_piece(*slot, new.len(), true, |s| s.copy_from_slice(&new)) {
                     undo.push((*slot, before));
                 }
             }
             for (slot, before) in undo.iter().rev() {
                 let u = BlockUndo { kind: UndoKind::RowImage, itl: 0, slot: *slot as u16, slot_end: *slot as u16 + 1,
                                     object_id: 9, rdba: rdba(1, 5), prev_itl: Itl::default(), before };
-                u.apply(&mut b).unwrap();
+                u.apply(&mut b, true).unwrap();
             }
             prop_assert!(DataBlock(&b).check_layout().is_ok());
             for (slot, original) in originals.iter().enumerate() {
@@ -272,7 +304,7 @@ mod tests {
             prev_itl: Itl::default(),
             before: &[],
         };
-        u.apply(&mut b).unwrap();
+        u.apply(&mut b, true).unwrap();
         assert!(DataBlock(&b).piece_bytes(0).is_some());
         assert!(DataBlock(&b).piece_bytes(1).is_none());
     }
@@ -290,7 +322,7 @@ mod tests {
             prev_itl: Itl::default(),
             before: &[],
         };
-        assert!(u.apply(&mut b).unwrap_err().contains("does not fit"));
+        assert!(u.apply(&mut b, true).unwrap_err().contains("does not fit"));
     }
 
     #[test]
@@ -298,11 +330,11 @@ mod tests {
         let mut b = block_with_rows(&[&piece(5, 1)]);
         let x = |n| Xid { usn: 1, slot: n, wrap: 1 };
         for n in 1..=2u16 {
-            let i = take_itl(&mut b, x(n), |_| true).unwrap();
+            let i = take_itl(&mut b, x(n), |_| true, None).unwrap();
             itl::put(&mut b, i, &Itl { xid: x(n), ..Itl::default() });
         }
-        assert_eq!(take_itl(&mut b, x(1), |_| true), Ok(0), "a transaction keeps its slot");
-        assert_eq!(take_itl(&mut b, x(3), |_| true), Ok(2), "a third slot is grown");
+        assert_eq!(take_itl(&mut b, x(1), |_| true, None), Ok(0), "a transaction keeps its slot");
+        assert_eq!(take_itl(&mut b, x(3), |_| true, None), Ok(2), "a third slot is grown");
         assert_eq!(itl::itl_count(&b), 3);
         assert_eq!(DataBlock(&b).piece_bytes(0).unwrap()[..4], piece(5, 1)[..4], "rows survive the growth");
         let mut full = vec![0u8; 2048];
@@ -311,7 +343,18 @@ mod tests {
         for n in 1..=2u16 {
             itl::put(&mut full, usize::from(n - 1), &Itl { xid: x(n), ..Itl::default() });
         }
-        assert_eq!(take_itl(&mut full, x(3), |_| true), Err(Obstacle::Busy(x(1))));
-        assert_eq!(take_itl(&mut full, x(3), |xid| xid != x(2)), Ok(1), "an ended transaction's slot is reused");
+        assert_eq!(take_itl(&mut full, x(3), |_| true, None), Err(Obstacle::Busy(x(1))));
+        assert_eq!(take_itl(&mut full, x(3), |xid| xid != x(2), None), Ok(1), "an ended transaction's slot is reused");
+        assert_eq!(take_itl(&mut full, x(3), |_| false, Some(100)), Err(Obstacle::CannotSerialize), "not stamped");
+        let mut stamped = itl::get(&full, 1);
+        stamped.flags = ITL_COMMITTED;
+        stamped.commit_scn = 150;
+        itl::put(&mut full, 1, &stamped);
+        assert_eq!(
+            take_itl(&mut full, x(3), |_| false, Some(100)),
+            Err(Obstacle::CannotSerialize),
+            "after the snapshot"
+        );
+        assert_eq!(take_itl(&mut full, x(3), |_| false, Some(150)), Ok(1));
     }
 }

@@ -69,30 +69,40 @@ pub fn consistent_block<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, rea
 #[cold]
 fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
     let rdba = current.rdba();
-    let mut cleanouts: SmallVec<[(Xid, u64); 2]> = SmallVec::new();
     let mut known = Statuses::new();
-    let mut roll_back = false;
-    let mut owns_changes = false;
-    for i in 0..itl::itl_count(&current) {
-        let slot = itl::get(&current, i);
-        if reader.own.is_some_and(|own| own == slot.xid) {
-            owns_changes = true;
-            continue;
-        }
-        match view_of(ctx, &slot, reader, &mut known)? {
-            SlotView::Visible => {}
-            SlotView::CleanOut(scn) => {
-                cleanouts.push((slot.xid, scn));
-                if scn > reader.snapshot {
-                    roll_back = true;
-                }
+    let mut current = current;
+    let mut cleaned = false;
+    // Classify the slots; after a cleanout (which lets go of the block for a moment, so a
+    // writer may have changed it), classify them again on the block as it is now.
+    let (roll_back, owns_changes) = loop {
+        let mut cleanouts: SmallVec<[(Xid, u64); 2]> = SmallVec::new();
+        let mut roll_back = false;
+        let mut owns_changes = false;
+        for i in 0..itl::itl_count(&current) {
+            let slot = itl::get(&current, i);
+            if reader.own.is_some_and(|own| own == slot.xid) {
+                owns_changes = true;
+                continue;
             }
-            SlotView::RollBack => roll_back = true,
+            match view_of(ctx, &slot, reader, &mut known)? {
+                SlotView::Visible => {}
+                SlotView::CleanOut(scn) => {
+                    cleanouts.push((slot.xid, scn));
+                    if scn > reader.snapshot {
+                        roll_back = true;
+                    }
+                }
+                SlotView::RollBack => roll_back = true,
+            }
         }
-    }
-    let current = if cleanouts.is_empty() { current } else { clean_out(ctx, current, &cleanouts, roll_back)? };
+        if cleanouts.is_empty() || cleaned {
+            break (roll_back, owns_changes);
+        }
+        current = clean_out(ctx, current, &cleanouts, roll_back)?;
+        cleaned = true;
+    };
     if !roll_back {
-        if cleanouts.is_empty() {
+        if !cleaned {
             ctx.stats.add(Stat::NoWorkConsistentReadGets, 1);
         }
         return Ok(current);
@@ -103,7 +113,7 @@ fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, re
             && v.as_of <= reader.snapshot
             && reader.snapshot < v.valid_until
             && (owner.is_none() || v.as_of == reader.snapshot)
-            && v.pending.iter().all(|&xid| !committed_by(ctx, xid, reader.snapshot))
+            && v.pending.iter().all(|&xid| !committed_by(ctx, xid, reader.snapshot, &known))
     };
     if let Some(clone) = ctx.db.cache.find_cr(ctx.stats, rdba, usable) {
         return Ok(clone);
@@ -111,11 +121,18 @@ fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, re
     build_clone(ctx, current, reader, owner, &mut known)
 }
 
-/// Whether `xid` is known committed at or before `snapshot` (errors count as no: the
-/// clone is then not reused, which is always safe).
-fn committed_by(ctx: &AccessContext<'_>, xid: Xid, snapshot: u64) -> bool {
-    !ctx.db.enqueues.is_active(xid)
-        && matches!(ctx.db.undo.status(ctx, xid), Ok(TxnStatus::Committed { scn, .. }) if scn <= snapshot)
+/// Whether `xid` is committed at or before `snapshot`, from the transaction table unless
+/// this consistent get already read its state (`known`); an error counts as no: the clone
+/// is then not reused, which is always safe.
+fn committed_by(ctx: &AccessContext<'_>, xid: Xid, snapshot: u64, known: &Statuses) -> bool {
+    let status = match known.iter().find(|(x, _)| *x == xid) {
+        Some(&(_, status)) => Ok(status),
+        None => {
+            ctx.stats.add(Stat::ConsistentGetsExamination, 1);
+            ctx.db.undo.status(ctx, xid)
+        }
+    };
+    matches!(status, Ok(TxnStatus::Committed { scn, .. }) if scn <= snapshot)
 }
 
 /// Transaction-table answers already read for one block: each transaction's state is
@@ -258,7 +275,8 @@ fn roll_back(
                 ctx.corrupt(rdba, format!("undo record at {:?} is for block {:#x}, not this one", slot.uba, undo.rdba))
             );
         }
-        undo.apply(clone).map_err(|r| ctx.corrupt(rdba, r))?;
+        // A clone is private: compacting it takes no room from anyone.
+        undo.apply(clone, true).map_err(|r| ctx.corrupt(rdba, r))?;
         ctx.stats.add(Stat::ConsistentChanges, 1);
         ctx.stats.add(Stat::CrUndoRecordsApplied, 1);
     }

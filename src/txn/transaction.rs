@@ -137,19 +137,10 @@ impl Transaction {
 
     /// Undoes the transaction's changes newer than `mark`, newest first.
     pub fn rollback_to(&mut self, ctx: &AccessContext<'_>, mark: Uba) -> Result<()> {
-        let Some(xid) = self.xid else { return Ok(()) };
-        let mut at = ctx.db.undo.last_record(ctx, xid)?;
-        while !at.is_none() && at != mark {
-            let record = ctx.db.undo.read(ctx, at)?;
-            let undo = BlockUndo::decode(&record.body).map_err(|r| ctx.corrupt(at.rdba, r))?;
-            let mut guard = ctx.db.cache.current_get(ctx.stats, undo.rdba)?;
-            undo.apply(&mut guard).map_err(|r| ctx.corrupt(undo.rdba, r))?;
-            crate::storage::block::set_scn(&mut guard, ctx.scn);
-            ctx.db.cache.cap_cr_versions(undo.rdba, ctx.db.scn.load(std::sync::atomic::Ordering::Acquire) + 1);
-            ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);
-            at = record.prev;
+        match self.xid {
+            Some(xid) => undo_to(ctx, xid, mark),
+            None => Ok(()),
         }
-        ctx.db.undo.truncate_chain(ctx, xid, mark)
     }
 
     /// COMMIT: ends the transaction at a new SCN, then cleans out the blocks it changed
@@ -188,6 +179,25 @@ impl Transaction {
             }
         }
     }
+}
+
+/// Undoes the changes of active transaction `xid` newer than `mark` (its newest undo
+/// record when the statement or savepoint began), newest first, in the current blocks;
+/// then makes `mark` its newest record again.
+pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba) -> Result<()> {
+    let mut at = ctx.db.undo.last_record(ctx, xid)?;
+    while !at.is_none() && at != mark {
+        let record = ctx.db.undo.read(ctx, at)?;
+        let undo = BlockUndo::decode(&record.body).map_err(|r| ctx.corrupt(at.rdba, r))?;
+        let mut guard = ctx.db.cache.current_get(ctx.stats, undo.rdba)?;
+        let may_compact = !super::change::others_active(&guard, xid, |x| ctx.db.enqueues.is_active(x));
+        undo.apply(&mut guard, may_compact).map_err(|r| ctx.corrupt(undo.rdba, r))?;
+        crate::storage::block::set_scn(&mut guard, ctx.scn);
+        ctx.db.cache.cap_cr_versions(undo.rdba, ctx.db.current_scn() + 1);
+        ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);
+        at = record.prev;
+    }
+    ctx.db.undo.truncate_chain(ctx, xid, mark)
 }
 
 /// Stamps `xid`'s ITL slot in `block` committed at `scn`; false if no slot is its.
