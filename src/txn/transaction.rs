@@ -183,11 +183,17 @@ impl Transaction {
 
 /// Undoes the changes of active transaction `xid` newer than `mark` (its newest undo
 /// record when the statement or savepoint began), newest first, in the current blocks;
-/// then makes `mark` its newest record again.
+/// then makes `mark` its newest record again. The record of the transaction-table slot's
+/// history, always its first, stays: it tells of the slot's previous holder.
 pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba) -> Result<()> {
     let mut at = ctx.db.undo.last_record(ctx, xid)?;
+    let mut mark = mark;
     while !at.is_none() && at != mark {
         let record = ctx.db.undo.read(ctx, at)?;
+        if record.body.first() == Some(&crate::txn::undo::SLOT_HISTORY_KIND) {
+            mark = at;
+            break;
+        }
         let undo = BlockUndo::decode(&record.body).map_err(|r| ctx.corrupt(at.rdba, r))?;
         let mut guard = ctx.db.cache.current_get(ctx.stats, undo.rdba)?;
         let may_compact = !super::change::others_active(&guard, xid, |x| ctx.db.enqueues.is_active(x));

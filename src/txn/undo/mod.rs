@@ -35,8 +35,13 @@
 //!
 //! Slot reuse: `begin` claims the segment's non-active slot with the oldest commit and
 //! increments its wrap, raising the segment's control SCN to that slot's old commit SCN.
-//! An xid whose slot has been reused since is reported committed at the control SCN, an
-//! upper bound.
+//! The new transaction's first undo record is the slot's history: the wrap and commit
+//! SCN of the transaction that held the slot before, and that transaction's own first
+//! record. [`Undo::status`] of an xid whose slot has been reused rolls the slot back along
+//! these records (`transaction tables consistent reads - undo records applied`) until
+//! it reaches the xid's incarnation and its exact commit SCN; where the history is gone
+//! (a slot never reused before, undo overwritten), the control SCN, an upper bound, is
+//! the answer.
 
 mod codec;
 mod header;
@@ -173,8 +178,11 @@ impl Undo {
             if segment.active.lock().iter().all(Option::is_some) {
                 continue;
             }
-            if let Some(xid) = self.claim_slot(ctx, segment)? {
+            if let Some((xid, before)) = self.claim_slot(ctx, segment)? {
                 self.counters.began();
+                if before.state == SlotState::Committed {
+                    self.append(ctx, xid, &SlotHistory::of(&before).encode())?;
+                }
                 return Ok(xid);
             }
         }
@@ -185,7 +193,7 @@ impl Undo {
 
     /// Claims the non-active slot of `segment` with the oldest commit, or `None` if every
     /// slot is active.
-    fn claim_slot(&self, ctx: &AccessContext<'_>, segment: &Segment) -> Result<Option<Xid>> {
+    fn claim_slot(&self, ctx: &AccessContext<'_>, segment: &Segment) -> Result<Option<(Xid, TxnSlot)>> {
         let mut header = self.header_for_change(ctx, segment)?;
         let view = UndoHeader(&header);
         let mut oldest: Option<(usize, TxnSlot)> = None;
@@ -204,7 +212,7 @@ impl Undo {
         UndoHeaderMut(&mut header).set_slot(i, &slot);
         block::set_scn(&mut header, ctx.scn);
         segment.active.lock()[i] = Some(ActiveTxn::new(wrap, ctx.scn));
-        Ok(Some(Xid { usn: segment.usn(), slot: i as u16, wrap }))
+        Ok(Some((Xid { usn: segment.usn(), slot: i as u16, wrap }, old)))
     }
 
     /// Appends an undo record for active transaction `xid`, chained after its previous
@@ -334,7 +342,9 @@ impl Undo {
         let view = self.checked_header(&header, segment)?;
         let slot = view.slot(xid.slot as usize).map_err(|r| self.corrupt(segment.header_rdba, r))?;
         if slot.wrap > xid.wrap {
-            return Ok(TxnStatus::Committed { scn: view.control_scn(), upper_bound: true });
+            let upper_bound = TxnStatus::Committed { scn: view.control_scn(), upper_bound: true };
+            drop(header);
+            return Ok(self.slot_history(ctx, slot.first, xid)?.unwrap_or(upper_bound));
         }
         match slot.state {
             _ if slot.wrap < xid.wrap => {}
@@ -343,6 +353,30 @@ impl Undo {
             SlotState::Free => {}
         }
         Err(self.corrupt(segment.header_rdba, format!("xid {xid} is newer than its slot (wrap {})", slot.wrap)))
+    }
+
+    /// The commit of `xid`, found by rolling its transaction-table slot back along the
+    /// history records from `first` (the first record of the slot's current holder);
+    /// `None` where the history does not reach it.
+    fn slot_history(&self, ctx: &AccessContext<'_>, mut first: Uba, xid: Xid) -> Result<Option<TxnStatus>> {
+        while !first.is_none() {
+            let record = match self.read(ctx, first) {
+                Ok(record) => record,
+                // The history has been overwritten: the upper bound is all there is.
+                Err(Error::SnapshotTooOld { .. }) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let Some(history) = SlotHistory::decode(&record.body) else { return Ok(None) };
+            ctx.stats.add(Stat::TransactionTablesCrUndoRecordsApplied, 1);
+            if history.wrap == xid.wrap {
+                return Ok(Some(TxnStatus::Committed { scn: history.commit_scn, upper_bound: false }));
+            }
+            if history.wrap < xid.wrap {
+                return Ok(None);
+            }
+            first = history.first;
+        }
+        Ok(None)
     }
 
     /// Active transactions and their undo use.
@@ -477,4 +511,43 @@ fn note_active_slots(segment: &Segment, header: UndoHeader<'_>) -> Result<u64, S
         }
     }
     Ok(n)
+}
+
+/// The first byte of a slot-history record's body: the kinds of undo records for table
+/// blocks (see `txn::change`) are 1 and 2.
+pub const SLOT_HISTORY_KIND: u8 = 3;
+
+/// The undo record a transaction writes first when it takes over a transaction-table slot:
+/// who held the slot before. Rollback leaves it in place; [`Undo::status`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SlotHistory {
+    wrap: u32,
+    commit_scn: u64,
+    /// The previous holder's own first record (its history record, if it had one).
+    first: Uba,
+}
+
+impl SlotHistory {
+    const LEN: usize = 1 + 4 + 8 + codec::UBA_LEN;
+
+    fn of(slot: &TxnSlot) -> SlotHistory {
+        SlotHistory { wrap: slot.wrap, commit_scn: slot.commit_scn, first: slot.first }
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut b = vec![0u8; Self::LEN];
+        b[0] = SLOT_HISTORY_KIND;
+        codec::put_u32(&mut b, 1, self.wrap);
+        codec::put_u64(&mut b, 5, self.commit_scn);
+        codec::put_uba(&mut b, 13, self.first);
+        b
+    }
+
+    fn decode(body: &[u8]) -> Option<SlotHistory> {
+        (body.len() == Self::LEN && body[0] == SLOT_HISTORY_KIND).then(|| SlotHistory {
+            wrap: codec::get_u32(body, 1),
+            commit_scn: codec::get_u64(body, 5),
+            first: codec::get_uba(body, 13),
+        })
+    }
 }

@@ -112,20 +112,39 @@ fn transactions_spread_across_segments() {
 }
 
 #[test]
-fn a_reused_slot_reports_an_upper_bound() {
+fn a_reused_slot_is_rolled_back_to_the_old_commit() {
+    // Room for every transaction's undo block, so no history is overwritten.
+    let (_dir, db) = database(&[("undo_tablespace_size", "16M")]);
+    let session = db.session();
+    let ctx = session.access_context();
+    let (first, _) = write(&ctx, &[b"x".to_vec()]);
+    let first_scn = commit(&ctx, first);
+    // Enough transactions to reuse every slot of every segment three times over.
+    for _ in 0..3 * TXN_SLOTS * usize::from(undo(&ctx).segment_count()) {
+        let (xid, _) = write(&ctx, &[b"y".to_vec()]);
+        commit(&ctx, xid);
+    }
+    let applied = session.stats().get(Stat::TransactionTablesCrUndoRecordsApplied);
+    assert_eq!(undo(&ctx).status(&ctx, first).unwrap(), TxnStatus::Committed { scn: first_scn, upper_bound: false });
+    let hops = session.stats().get(Stat::TransactionTablesCrUndoRecordsApplied) - applied;
+    assert!(hops >= 3, "the slot was rolled back through each later holder ({hops} records)");
+}
+
+#[test]
+fn a_reused_slot_whose_history_is_overwritten_reports_an_upper_bound() {
     let (_dir, db) = tiny_undo("0");
     let session = db.session();
     let ctx = session.access_context();
     let (first, _) = write(&ctx, &[b"x".to_vec()]);
     let first_scn = commit(&ctx, first);
     let mut last_scn = first_scn;
-    for _ in 0..TXN_SLOTS {
-        let (xid, _) = write(&ctx, &[b"y".to_vec()]);
+    for _ in 0..4 * TXN_SLOTS {
+        let (xid, _) = write(&ctx, &[vec![b'y'; 3000]]);
         last_scn = commit(&ctx, xid);
     }
     match undo(&ctx).status(&ctx, first).unwrap() {
         TxnStatus::Committed { scn, upper_bound: true } => assert!(scn >= first_scn && scn <= last_scn),
-        other => panic!("a reused slot's old xid should be committed with an upper bound, got {other:?}"),
+        other => panic!("an old xid whose slot history is gone should be committed with an upper bound, got {other:?}"),
     }
 }
 
