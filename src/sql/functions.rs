@@ -549,7 +549,7 @@ fn pad(args: &[Datum<'_>], left: bool, name: &str) -> Result<Value> {
     Ok(if pad_into(args, left, name, &mut out)? { Datum::string(out) } else { Datum::Null })
 }
 
-/// [`pad`] writing its text into `out` (cleared first, and reused by a caller that
+/// LPAD / RPAD writing its text into `out` (cleared first, and reused by a caller that
 /// evaluates row after row): `Ok(false)` when the result is NULL, else the result is
 /// `Datum::string(out)`. A whole-number first argument is written as text on the stack.
 pub fn pad_into(args: &[Datum<'_>], left: bool, name: &str, out: &mut String) -> Result<bool> {
