@@ -8,7 +8,12 @@
 //! pages. Where the kernel declines, the arena works the same on 4 KiB pages. A smaller
 //! arena (a scratch block for writes, or a cache under 2 MiB) comes from the allocator,
 //! which is far cheaper than a mapping for something that small.
+//!
+//! A mapped arena may be pre-paged ([`Arena::pre_page`]): a background thread has the
+//! kernel populate its pages ahead of use (see `pre_page`). The arena stops and joins
+//! that thread before it unmaps its memory.
 
+use super::pre_page::PrePager;
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
@@ -25,6 +30,9 @@ pub struct Arena {
     ptr: NonNull<u8>,
     size: usize,
     block_size: usize,
+    /// The thread populating a mapped arena's pages, if one was started; stopped before
+    /// the memory is unmapped.
+    pre_pager: Option<PrePager>,
 }
 
 /// Where an arena's memory came from, to give it back the same way.
@@ -50,7 +58,7 @@ impl Arena {
             // SAFETY: the layout has a non-zero size.
             let raw = unsafe { std::alloc::alloc_zeroed(layout) };
             let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-            return Arena { memory: Memory::Allocated(layout), ptr, size, block_size };
+            return Arena { memory: Memory::Allocated(layout), ptr, size, block_size, pre_pager: None };
         }
         let mapping_len = size + HUGE_PAGE;
         // SAFETY: an anonymous private mapping of a non-zero length; the result is checked.
@@ -74,7 +82,18 @@ impl Arena {
         // A hint: failure (no THP support) leaves ordinary pages, which work the same.
         // SAFETY: the range is inside the mapping made above.
         unsafe { libc::madvise(ptr.as_ptr().cast(), size, libc::MADV_HUGEPAGE) };
-        Arena { memory: Memory::Mapped { start: mapping, len: mapping_len }, ptr, size, block_size }
+        Arena { memory: Memory::Mapped { start: mapping, len: mapping_len }, ptr, size, block_size, pre_pager: None }
+    }
+
+    /// Starts populating the pages of a mapped arena in the background, so that first
+    /// writes to its blocks find pages already there. Does nothing for an allocated
+    /// arena (small, and not zeroed lazily in a way worth avoiding) or if already started.
+    pub fn pre_page(&mut self) {
+        if matches!(self.memory, Memory::Mapped { .. }) && self.pre_pager.is_none() {
+            // SAFETY: the blocks lie in the arena's private anonymous read-write mapping,
+            // which `drop` unmaps only after dropping (stopping and joining) the pager.
+            self.pre_pager = Some(unsafe { PrePager::start(self.ptr.as_ptr(), self.size) });
+        }
     }
 
     /// Pointer to the first byte of block `i`.
@@ -94,6 +113,8 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
+        // The pager must be done with the memory before it goes.
+        drop(self.pre_pager.take());
         match self.memory {
             // SAFETY: allocated in `new` with this layout at `ptr`, freed once.
             Memory::Allocated(layout) => unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) },
@@ -126,5 +147,28 @@ mod tests {
                 assert!(arena.block_mut(i).iter().all(|&b| b == i as u8 + 1));
             }
         }
+    }
+
+    #[test]
+    fn pre_paging_keeps_what_blocks_hold() {
+        let (count, block_size) = (1024, 8192);
+        let mut arena = Arena::new(count, block_size);
+        arena.block_mut(3).fill(9);
+        arena.pre_page();
+        for i in (0..count).step_by(97) {
+            arena.block_mut(i).fill(i as u8);
+        }
+        // Blocks written while the pager runs keep their bytes, others stay zero.
+        for i in 0..count {
+            let expected = if i % 97 == 0 {
+                i as u8
+            } else if i == 3 {
+                9
+            } else {
+                0
+            };
+            assert!(arena.block_mut(i).iter().all(|&b| b == expected), "block {i}");
+        }
+        drop(arena);
     }
 }

@@ -51,6 +51,7 @@
 mod arena;
 mod guard;
 mod latch;
+mod pre_page;
 mod versions;
 
 pub use arena::{Arena, BLOCK_ALIGN};
@@ -183,6 +184,13 @@ impl BufferCache {
             write_scratch: Mutex::new(Vec::new()),
             cr_versions: (0..buffers).map(|_| Mutex::new(None)).collect(),
         }
+    }
+
+    /// Has the cache's memory populated in the background from now on (PRE_PAGE_SGA), so
+    /// that new blocks do not wait for the kernel to zero fresh pages. Takes no lock the
+    /// cache uses; the thread ends early when the cache is dropped.
+    pub fn pre_page(&mut self) {
+        self.arena.pre_page();
     }
 
     pub fn block_size(&self) -> usize {

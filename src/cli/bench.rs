@@ -1,7 +1,8 @@
 //! `lioscope bench scan`: the engine core's benchmark. Builds the customers table, then
 //! measures load speed (INSERT ... SELECT and COPY from CSV), the fully cached full scan of
 //! `SELECT COUNT(cust_valid) FROM customers WHERE cust_id > 0`, and cold scans with the
-//! cache flushed for several multiblock read counts. Reports medians of `--repeat` runs
+//! cache flushed for several multiblock read counts; first it times `Database::open` with
+//! the benchmark's cache. Reports medians of `--repeat` runs
 //! with min and max; every derived figure says how it was derived.
 
 use crate::db::{Database, DatabaseOptions, Session};
@@ -31,6 +32,9 @@ pub struct ScanBenchOptions {
     /// Write the figures as JSON to this file too.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
+    /// The `pre_page_sga` parameter of the benchmark's open (TRUE or FALSE).
+    #[arg(long, default_value = "TRUE")]
+    pub pre_page_sga: String,
 }
 
 /// One measured run of a statement.
@@ -71,18 +75,25 @@ pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
     // Enough cache for the whole table plus slack: rows are about 150 bytes and blocks 90%
     // full, so a row takes about 160 bytes of cache (5M rows fill 97,958 blocks of 8 KiB).
     let cache = (opts.rows * 240).max(64 << 20) + (64 << 20);
-    let options =
-        DatabaseOptions { parameters: vec![("db_cache_size".into(), cache.to_string())], ..Default::default() };
-    let db = Database::create(&dir, options)?;
+    let parameters =
+        vec![("db_cache_size".into(), cache.to_string()), ("pre_page_sga".into(), opts.pre_page_sga.clone())];
+    let options = DatabaseOptions { parameters, ..Default::default() };
+    drop(Database::create(&dir, options.clone())?);
+    // Timed on its own: what opening costs with this cache and pre-paging setting.
+    let started = std::time::Instant::now();
+    let db = Database::open(&dir, options)?;
+    let open_ms = started.elapsed().as_secs_f64() * 1000.0;
     let session = db.session();
     session.execute(customers::CREATE_TABLE)?;
     println!(
-        "lioscope bench scan: {} rows, db_cache_size {} MiB, {} timed runs each, in {}",
+        "lioscope bench scan: {} rows, db_cache_size {} MiB, pre_page_sga {}, {} timed runs each, in {}",
         opts.rows,
         cache >> 20,
+        opts.pre_page_sga.to_ascii_uppercase(),
         opts.repeat,
         dir.display()
     );
+    println!("Database::open took {open_ms:.1} ms");
 
     let load = measure(&session, &customers::insert_select("customers", opts.rows))?;
     let copy = if opts.skip_copy { None } else { Some(copy_load(&session, &dir, opts.rows)?) };
@@ -99,7 +110,7 @@ pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
     report(opts, &load, copy.as_ref(), blocks, &cached, &cold);
     if let Some(path) = &opts.json {
         let json = serde_json::json!({
-            "rows": opts.rows, "table_blocks": blocks,
+            "rows": opts.rows, "table_blocks": blocks, "open_ms": open_ms,
             "insert_select": load, "copy": copy,
             "cached_scan_runs": cached, "cold_scans": cold.iter().map(|(m, r)| serde_json::json!({"mbrc": m, "run": r})).collect::<Vec<_>>(),
         });

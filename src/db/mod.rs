@@ -178,7 +178,10 @@ impl Database {
             parameters.set(k, v)?;
         }
         let direct = parameters.get(params::FILESYSTEMIO_OPTIONS) == "directio";
-        let cache = BufferCache::new(parameters.get_u64(params::DB_CACHE_SIZE) as usize, block_size);
+        let mut cache = BufferCache::new(parameters.get_u64(params::DB_CACHE_SIZE) as usize, block_size);
+        if parameters.get_bool(params::PRE_PAGE_SGA) {
+            cache.pre_page();
+        }
         let mut datafiles = Vec::new();
         for entry in &control.datafiles {
             let file =

@@ -26,6 +26,8 @@ pub enum Kind {
     Size { min: u64 },
     /// One of the listed words.
     Choice(&'static [&'static str]),
+    /// TRUE or FALSE.
+    Boolean,
 }
 
 #[derive(Debug)]
@@ -43,6 +45,7 @@ pub const MBRC: &str = "db_file_multiblock_read_count";
 pub const FILESYSTEMIO_OPTIONS: &str = "filesystemio_options";
 pub const UNDO_TABLESPACE_SIZE: &str = "undo_tablespace_size";
 pub const UNDO_RETENTION: &str = "undo_retention";
+pub const PRE_PAGE_SGA: &str = "pre_page_sga";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -59,6 +62,13 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "128M",
         modifiable: Modifiable::SystemDeferredToOpen,
         description: "Size of the buffer cache",
+    },
+    ParameterDef {
+        name: PRE_PAGE_SGA,
+        kind: Kind::Boolean,
+        default: "TRUE",
+        modifiable: Modifiable::SystemDeferredToOpen,
+        description: "TRUE: a background thread populates the buffer cache's memory after open, so that loads do not wait for the kernel to zero fresh pages",
     },
     ParameterDef {
         name: MBRC,
@@ -122,6 +132,11 @@ pub fn validate(def: &ParameterDef, value: &str) -> Result<String> {
             .find(|w| w.eq_ignore_ascii_case(value))
             .map(|w| (*w).to_owned())
             .ok_or_else(|| bad(format!("'{value}' is not one of {}", words.join(", ")))),
+        Kind::Boolean => ["TRUE", "FALSE"]
+            .into_iter()
+            .find(|w| w.eq_ignore_ascii_case(value))
+            .map(str::to_owned)
+            .ok_or_else(|| bad(format!("'{value}' is not TRUE or FALSE"))),
     }
 }
 
@@ -203,6 +218,15 @@ impl ParameterValues {
         number(name, self.get(name))
     }
 
+    /// The value of the boolean parameter `name`.
+    pub fn get_bool(&self, name: &str) -> bool {
+        match self.get(name) {
+            "TRUE" => true,
+            "FALSE" => false,
+            other => panic!("parameter {name} holds a validated boolean, found '{other}'"),
+        }
+    }
+
     /// The explicitly set values, for persisting.
     pub fn to_map(&self) -> BTreeMap<String, String> {
         self.set.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
@@ -225,6 +249,11 @@ mod tests {
         assert!(v.set(MBRC, "0").is_err());
         assert!(v.set("no_such_thing", "1").is_err());
         assert!(v.set(FILESYSTEMIO_OPTIONS, "async").is_err());
+        assert!(v.get_bool(PRE_PAGE_SGA));
+        v.set("PRE_PAGE_SGA", "false").unwrap();
+        assert_eq!(v.get(PRE_PAGE_SGA), "FALSE");
+        assert!(!v.get_bool(PRE_PAGE_SGA));
+        assert!(v.set(PRE_PAGE_SGA, "yes").is_err());
     }
 
     #[test]

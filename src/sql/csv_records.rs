@@ -16,10 +16,19 @@
 //! - the end of the file ends an open quoted field and the record;
 //! - records may have different numbers of fields (the caller checks the count).
 //!
+//! Most records have no quote at all. For those, [`CsvRecords::next_record`] finds the
+//! line end with one `memchr3` over line ends and the quote (which scans many bytes a
+//! step and, hitting the quote first, sends the record to the general parser), then
+//! splits the record at every delimiter, found 64 bytes at a time (`byte_mask`). A record with a
+//! quote before its line end, or whose line end is not in the buffer yet, is read by the
+//! general parser; both give the same fields.
+//!
 //! Invariant: `buf[pos..filled]` holds the bytes of the file not yet returned, `pos`
 //! always at a record boundary; `line` counts the `\n` line ends before `buf[pos]` (so
 //! a file that ends its lines with a bare `\r` has every record reported on line 1).
 
+use super::byte_mask::{BLOCK, byte_mask, partial_byte_mask};
+use memchr::memchr3;
 use std::io::Read;
 
 /// First size of the read buffer; it grows only for a record longer than it.
@@ -38,6 +47,10 @@ pub struct CsvRecords<R> {
     input: R,
     delimiter: u8,
     quote: u8,
+    /// Whether quote-free records may take the fast path: the delimiter and the quote
+    /// are neither line ends nor the same byte (otherwise only the general parser reads
+    /// them right).
+    fast_path: bool,
     buf: Vec<u8>,
     /// Start of the first record not yet returned.
     pos: usize,
@@ -82,21 +95,18 @@ impl<'r> CsvRecord<'r> {
     /// Appends the fields as text to `out`; `Err(i)` names the first field (0-based) that
     /// is not UTF-8. The record is checked as a whole, field by field only if that fails.
     pub fn texts<A: smallvec::Array<Item = &'r str>>(&self, out: &mut smallvec::SmallVec<A>) -> Result<(), usize> {
-        let (Ok(text), Ok(scratch)) =
-            (std::str::from_utf8(&self.buf[self.span.clone()]), std::str::from_utf8(self.scratch))
-        else {
+        let (record, scratch) = (&self.buf[self.span.clone()], self.scratch);
+        if std::str::from_utf8(record).is_err() || std::str::from_utf8(scratch).is_err() {
             return self.texts_one_by_one(out);
-        };
-        for f in self.fields {
-            let (whole, start, end) = if f.in_scratch {
-                (scratch, f.start, f.end)
-            } else {
-                (text, f.start - self.span.start, f.end - self.span.start)
-            };
-            // A field starts and ends at a delimiter, quote or line end: ASCII, so on a
-            // character boundary.
-            out.push(&whole[start..end]);
         }
+        out.extend(self.fields.iter().map(|f| {
+            let bytes = if f.in_scratch { &scratch[f.start..f.end] } else { &self.buf[f.start..f.end] };
+            debug_assert!(f.in_scratch || self.span.start <= f.start && f.end <= self.span.end);
+            // SAFETY: a field lies in the record or in the scratch buffer, both valid UTF-8
+            // (checked above), and starts and ends at the record's ends or next to a
+            // delimiter or quote, which are ASCII: on character boundaries.
+            unsafe { std::str::from_utf8_unchecked(bytes) }
+        }));
         Ok(())
     }
 
@@ -124,10 +134,12 @@ enum Parsed {
 
 impl<R: Read> CsvRecords<R> {
     pub fn new(input: R, delimiter: u8, quote: u8) -> CsvRecords<R> {
+        let is_line_end = |c: u8| c == b'\n' || c == b'\r';
         CsvRecords {
             input,
             delimiter,
             quote,
+            fast_path: !is_line_end(delimiter) && !is_line_end(quote) && delimiter != quote,
             buf: vec![0; CHUNK],
             pos: 0,
             filled: 0,
@@ -208,6 +220,12 @@ impl<R: Read> CsvRecords<R> {
         let (start, lines_before) = (i, lines);
         self.fields.clear();
         self.scratch.clear();
+        if self.fast_path
+            && let Some(end) = split_unquoted(b, start, delimiter, quote, &mut self.fields)
+        {
+            let lines = lines + u64::from(b[end] == b'\n');
+            return Parsed::Record { start, end, next: end + 1, lines_before, lines };
+        }
         loop {
             let field = if b.get(i) == Some(&quote) {
                 match quoted_field(b, i + 1, delimiter, quote, eof, &mut self.scratch) {
@@ -238,6 +256,39 @@ impl<R: Read> CsvRecords<R> {
             }
         }
     }
+}
+
+/// Splits the record starting at `start` into `fields` when no quote comes before its
+/// line end, and returns the position of that line end; `None` (with `fields` left
+/// empty) when there is a quote or the buffer has no line end after `start`.
+#[inline]
+fn split_unquoted(b: &[u8], start: usize, delimiter: u8, quote: u8, fields: &mut Vec<FieldSpan>) -> Option<usize> {
+    let end = start + memchr3(b'\n', b'\r', quote, &b[start..])?;
+    if b[end] == quote {
+        return None;
+    }
+    let mut field_start = start;
+    let mut i = start;
+    while i < end {
+        // The last block may reach past `end` (into the line end and beyond): its
+        // delimiters there are masked off.
+        let mut hits = match b.get(i..i + BLOCK) {
+            Some(block) => byte_mask(block.try_into().expect("a block"), delimiter),
+            None => partial_byte_mask(&b[i..end], delimiter),
+        };
+        if end - i < BLOCK {
+            hits &= (1 << (end - i)) - 1;
+        }
+        while hits != 0 {
+            let at = i + hits.trailing_zeros() as usize;
+            fields.push(FieldSpan { start: field_start, end: at, in_scratch: false });
+            field_start = at + 1;
+            hits &= hits - 1;
+        }
+        i += BLOCK;
+    }
+    fields.push(FieldSpan { start: field_start, end, in_scratch: false });
+    Some(end)
 }
 
 /// The end of an unquoted field starting at `i`: the next delimiter or line end, or the
@@ -347,7 +398,17 @@ mod tests {
 
     /// Reads every record with a tiny first buffer so that records are cut by refills.
     fn records_with(input: &[u8], delimiter: u8, quote: u8, chunk: usize) -> Vec<(u64, u64, Vec<String>)> {
-        let mut reader = CsvRecords::new(input, delimiter, quote);
+        read_all(CsvRecords::new(input, delimiter, quote), chunk)
+    }
+
+    /// [`records_with`] by the general parser alone.
+    fn records_without_fast_path(input: &[u8], chunk: usize) -> Vec<(u64, u64, Vec<String>)> {
+        let mut reader = CsvRecords::new(input, b',', b'"');
+        reader.fast_path = false;
+        read_all(reader, chunk)
+    }
+
+    fn read_all(mut reader: CsvRecords<&[u8]>, chunk: usize) -> Vec<(u64, u64, Vec<String>)> {
         reader.buf = vec![0; chunk];
         let mut out = Vec::new();
         while let Some(r) = reader.next_record().unwrap() {
@@ -412,6 +473,23 @@ mod tests {
         assert_eq!(got[0].2, v(&["a;b", "c"]));
     }
 
+    #[test]
+    fn line_end_or_shared_bytes_as_delimiter_and_quote_take_the_general_parser() {
+        for (delimiter, quote) in [(b'\n', b'"'), (b',', b'\r'), (b'"', b'"')] {
+            assert!(!CsvRecords::new(&b""[..], delimiter, quote).fast_path);
+        }
+        assert_eq!(records_with(b"a\nb\n", b'\n', b'"', CHUNK)[0].2, v(&["a", "b", ""]));
+    }
+
+    #[test]
+    fn long_quote_free_records_split_across_blocks() {
+        let field = "x".repeat(70);
+        let line = [field.as_str(), "", "y", field.as_str()].join(",");
+        let text = format!("{line}\n{line}\r\n{line}");
+        let expected = v(&[&field, "", "y", &field]);
+        assert_eq!(fields(&text), vec![expected.clone(), expected.clone(), expected]);
+    }
+
     /// A field as a CSV writer quotes it.
     fn quote_field(s: &str) -> String {
         if s.contains([',', '"', '\n', '\r']) || s.is_empty() {
@@ -436,6 +514,17 @@ mod tests {
             let got: Vec<Vec<String>> =
                 records_with(text.as_bytes(), b',', b'"', chunk).into_iter().map(|(_, _, f)| f).collect();
             prop_assert_eq!(got, csv_crate_fields(text.as_bytes()));
+        }
+
+        #[test]
+        fn the_fast_path_reads_as_the_general_parser(
+            text in "([ab,]{0,40}[\r\n]{0,2}){0,12}\"?[ab,\n]{0,20}",
+            chunk in 1usize..200,
+        ) {
+            let got = records_with(text.as_bytes(), b',', b'"', chunk);
+            prop_assert_eq!(&got, &records_without_fast_path(text.as_bytes(), chunk));
+            let fields: Vec<Vec<String>> = got.into_iter().map(|(_, _, f)| f).collect();
+            prop_assert_eq!(fields, csv_crate_fields(text.as_bytes()));
         }
 
         #[test]

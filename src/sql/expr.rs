@@ -4,7 +4,8 @@
 //! Evaluation borrows: a column read from a block row yields a string slice of the block,
 //! a literal yields a slice of the expression, so predicates such as `cust_valid = 'A'`
 //! or `name LIKE 'A%'` allocate nothing. A chain of `||` is built operand by operand into
-//! one string, a buffer the caller reuses when it evaluates with [`Expr::eval_buffered`].
+//! one string, a buffer the caller reuses when it evaluates with [`Expr::eval_buffered`]
+//! (which builds LPAD and RPAD there too).
 //!
 //! Whole numbers take a fast path ([`Expr::whole_number`]): a column stored as a whole
 //! number is read as an `i64` ([`RowAccess::small_int`]), and `+ - *`, unary minus,
@@ -231,8 +232,8 @@ impl Expr {
         }
     }
 
-    /// [`Expr::eval`], building the text of a concatenation in `buffer` (cleared first
-    /// and reused by the caller row after row) instead of a new string.
+    /// [`Expr::eval`], building the text of a concatenation, LPAD or RPAD in `buffer`
+    /// (cleared first and reused by the caller row after row) instead of a new string.
     #[inline]
     pub fn eval_buffered<'a, R: RowAccess + ?Sized>(
         &'a self,
@@ -240,11 +241,24 @@ impl Expr {
         f: &mut FunctionContext,
         buffer: &'a mut String,
     ) -> Result<Datum<'a>> {
-        if !matches!(self, Expr::Concat(..)) {
-            return self.eval(row, f);
+        match self {
+            Expr::Concat(..) => {
+                buffer.clear();
+                self.append_text(row, f, buffer)?;
+            }
+            Expr::Function { func: func @ (ScalarFunction::Lpad | ScalarFunction::Rpad), args } => {
+                func.check_arg_count(args.len())?;
+                let mut values: SmallVec<[Datum<'a>; 4]> = SmallVec::with_capacity(args.len());
+                for a in args {
+                    values.push(a.eval(row, f)?);
+                }
+                let left = *func == ScalarFunction::Lpad;
+                if !functions::pad_into(&values, left, func.name(), buffer)? {
+                    return Ok(Datum::Null);
+                }
+            }
+            _ => return self.eval(row, f),
         }
-        buffer.clear();
-        self.append_text(row, f, buffer)?;
         Ok(Datum::string(buffer.as_str()))
     }
 
@@ -561,6 +575,33 @@ mod tests {
                 (Err(e), _) => Err(e.to_string()),
             };
             prop_assert_eq!(condition.eval_condition(row.as_slice(), &mut f).map_err(|e| e.to_string()), cmp);
+        }
+    }
+
+    fn pad_arg() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Datum::Null),
+            (-30i64..30).prop_map(Datum::Int),
+            any::<i64>().prop_map(Datum::Int),
+            Just(Datum::Num(rust_decimal::Decimal::new(45, 1))),
+            "[a-cé*]{1,6}".prop_map(|s| Datum::Str(s.into())),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn buffered_pads_give_what_the_functions_give(
+            left in any::<bool>(),
+            args in proptest::collection::vec(pad_arg(), 2..=3),
+        ) {
+            let func = if left { ScalarFunction::Lpad } else { ScalarFunction::Rpad };
+            let e = Expr::Function { func, args: args.into_iter().map(Expr::Literal).collect() };
+            let mut f = FunctionContext::new(0, 1);
+            let mut buffer = "left over".to_owned();
+            let row: &[Value] = &[];
+            let plain = e.eval(row, &mut f).map(Datum::into_owned).map_err(|e| e.to_string());
+            let buffered = e.eval_buffered(row, &mut f, &mut buffer).map(Datum::into_owned).map_err(|e| e.to_string());
+            prop_assert_eq!(buffered, plain);
         }
     }
 

@@ -387,6 +387,13 @@ impl ScalarFunction {
         }
     }
 
+    /// Checks an argument count as [`ScalarFunction::call`] does, for callers that
+    /// compute a function without it.
+    #[inline]
+    pub fn check_arg_count(&self, n: usize) -> Result<()> {
+        self.arity().check(self.name(), n)
+    }
+
     /// False for DBMS_RANDOM.*: their result changes from call to call.
     pub fn is_deterministic(&self) -> bool {
         !matches!(self, ScalarFunction::RandomValue | ScalarFunction::RandomString)
@@ -538,30 +545,56 @@ fn coerce_like(model: &Datum<'_>, v: &Datum<'_>, name: &str) -> Result<Value> {
 
 /// LPAD / RPAD(str, n [, pad]): pads to n characters, or cuts to the first n.
 fn pad(args: &[Datum<'_>], left: bool, name: &str) -> Result<Value> {
-    let Some(s) = text(arg(args, 0)) else { return Ok(Datum::Null) };
-    let Some(n) = int_arg(arg(args, 1), name)? else { return Ok(Datum::Null) };
-    let Some(fill) = text_or(args, 2, " ") else { return Ok(Datum::Null) };
+    let mut out = String::new();
+    Ok(if pad_into(args, left, name, &mut out)? { Datum::string(out) } else { Datum::Null })
+}
+
+/// LPAD / RPAD writing its text into `out` (cleared first, and reused by a caller that
+/// evaluates row after row): `Ok(false)` when the result is NULL, else the result is
+/// `Datum::string(out)`. A whole-number first argument is written as text on the stack.
+pub fn pad_into(args: &[Datum<'_>], left: bool, name: &str, out: &mut String) -> Result<bool> {
+    out.clear();
+    let mut digits = itoa::Buffer::new();
+    let s = match arg(args, 0) {
+        Datum::Int(i) => Cow::Borrowed(digits.format(*i)),
+        other => match text(other) {
+            Some(s) => s,
+            None => return Ok(false),
+        },
+    };
+    let Some(n) = int_arg(arg(args, 1), name)? else { return Ok(false) };
+    let Some(fill) = text_or(args, 2, " ") else { return Ok(false) };
     if n <= 0 {
-        return Ok(Datum::Null);
+        return Ok(false);
     }
     let n = result_length(n, name)?;
     if s.is_ascii() && fill.is_ascii() && !fill.is_empty() {
-        return Ok(pad_ascii(&s, n, &fill, left));
+        pad_ascii(&s, n, &fill, left, out);
+        return Ok(true);
     }
     let have = s.chars().count();
     if have >= n {
-        return Ok(Datum::string(s.chars().take(n).collect::<String>()));
+        out.extend(s.chars().take(n));
+        return Ok(true);
     }
-    let padding: String = fill.chars().cycle().take(n - have).collect();
-    Ok(Datum::string(if left { padding + &s } else { s.into_owned() + &padding }))
+    let padding = fill.chars().cycle().take(n - have);
+    if left {
+        out.extend(padding);
+        out.push_str(&s);
+    } else {
+        out.push_str(&s);
+        out.extend(padding);
+    }
+    Ok(true)
 }
 
-/// [`pad`] when every character is one byte: counts and cuts bytes, one allocation.
-fn pad_ascii(s: &str, n: usize, fill: &str, left: bool) -> Value {
+/// [`pad_into`] when every character is one byte: counts and cuts bytes.
+fn pad_ascii(s: &str, n: usize, fill: &str, left: bool, out: &mut String) {
     if s.len() >= n {
-        return Datum::string(&s[..n]).into_owned();
+        out.push_str(&s[..n]);
+        return;
     }
-    let mut out = String::with_capacity(n);
+    out.reserve(n);
     if !left {
         out.push_str(s);
     }
@@ -573,7 +606,6 @@ fn pad_ascii(s: &str, n: usize, fill: &str, left: bool) -> Value {
     if left {
         out.push_str(s);
     }
-    Datum::string(out)
 }
 
 /// SUBSTR(s, pos [, len]): 1-based, pos 0 is 1, a negative pos counts from the end.

@@ -9,6 +9,7 @@
 //! implement is an error naming the construct and, where sqlparser knows it, its position.
 
 pub mod bind;
+mod byte_mask;
 mod csv_records;
 mod ddl;
 mod dml;

@@ -65,6 +65,7 @@ pub fn show_parameters(session: &Session, filter: Option<&str>) -> QueryResult {
                 crate::db::ParameterKind::Integer { .. } => "integer",
                 crate::db::ParameterKind::Size { .. } => "big integer",
                 crate::db::ParameterKind::Choice(_) => "string",
+                crate::db::ParameterKind::Boolean => "boolean",
             };
             let value = values.get(p.name).to_owned();
             vec![Datum::string(p.name), Datum::string(ty), Datum::string(value)]
