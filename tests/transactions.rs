@@ -9,11 +9,6 @@ use lioscope::{Session, Stat};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-fn manual(s: &Session) -> &Session {
-    s.set_autocommit(false);
-    s
-}
-
 fn accounts(s: &Session, n: i64) {
     exec(s, "CREATE TABLE accounts (id INTEGER NOT NULL, balance INTEGER NOT NULL, note VARCHAR2(40))");
     exec(

@@ -11,11 +11,6 @@ use lioscope::Session;
 use std::sync::mpsc;
 use std::time::Duration;
 
-fn manual(s: &Session) -> &Session {
-    s.set_autocommit(false);
-    s
-}
-
 fn small_table(s: &Session) {
     exec(s, "CREATE TABLE t (id INTEGER NOT NULL, v INTEGER NOT NULL, pad VARCHAR2(400))");
     exec(s, "INSERT INTO t SELECT LEVEL, 0, 'x' FROM dual CONNECT BY LEVEL <= 10");

@@ -27,7 +27,7 @@ use crate::buffer::PinnedRun;
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::stats::Stat;
-use crate::storage::block::{BlockHeader, BlockType, DataBlock, HEADER_LEN};
+use crate::storage::block::{DataBlock, HEADER_LEN};
 use crate::storage::row::{
     ColumnSpan, FLAGS_WHOLE, PIECE_HEADER, PieceAddr, PieceBody, RowPiece, is_visible_head, locate_columns,
     walk_lengths,
@@ -166,20 +166,8 @@ impl<'t> FullScan<'t> {
         let rdba = guard.rdba();
         crate::buffer::BufferCache::count_consistent_get(ctx.stats);
         ctx.stats.add(Stat::TableScanBlocksGotten, 1);
+        ctx.check_table_block(self.table, rdba, &guard)?;
         let guard = crate::txn::cr::consistent_block(ctx, guard, ctx.reader)?;
-        let header = BlockHeader(&guard);
-        if header.block_type() != Some(BlockType::TableData) || header.object_id() != self.table.object_id {
-            return Err(ctx.corrupt(
-                rdba,
-                format!(
-                    "block below the high-water mark of {} is not one of its data blocks (type {:?}, object {}); the table may have been dropped or truncated during the scan",
-                    self.table.name,
-                    header.block_type(),
-                    header.object_id()
-                ),
-            ));
-        }
-        DataBlock(&guard).check_layout().map_err(|r| ctx.corrupt(rdba, r))?;
         if in_place {
             self.walk_block_in_place(ctx, &guard, rdba, next, visit)
         } else {
@@ -342,9 +330,7 @@ impl<'t> FullScan<'t> {
             return visit.row(&BlockRow { stream: fragment, spans: &self.chained_spans, kinds: &self.kinds, rdba });
         }
         let mut chained = std::mem::take(&mut self.chained);
-        chained.clear();
-        chained.extend_from_slice(fragment);
-        assemble_chain(ctx, rdba, block, next, &mut chained)?;
+        assemble_row(ctx, rdba, block, fragment, next, &mut chained)?;
         let located = locate_columns(&chained, column_count, &mut self.chained_spans);
         let flow = match located {
             Some(_) => visit.row(&BlockRow { stream: &chained, spans: &self.chained_spans, kinds: &self.kinds, rdba }),
@@ -482,16 +468,20 @@ fn prefetch_range(block: &[u8], from: usize, to: usize) {
     }
 }
 
-/// Appends the fragments that follow a head piece, following next-piece addresses with a
-/// consistent get each (`table fetch continued row`). `head_block` is the head piece's
-/// block, read directly when a piece lives there too.
-pub fn assemble_chain(
+/// The column stream of a chained row in `out` (replacing what it held): the head
+/// piece's `fragment`, then the fragments that follow it, reached through next-piece
+/// addresses with a consistent get each (`table fetch continued row`). `head_block` is
+/// the head piece's block, read directly when a piece lives there too.
+pub fn assemble_row(
     ctx: &AccessContext<'_>,
     head_rdba: u32,
     head_block: &[u8],
+    fragment: &[u8],
     mut next: Option<PieceAddr>,
     out: &mut Vec<u8>,
 ) -> Result<()> {
+    out.clear();
+    out.extend_from_slice(fragment);
     let mut hops = 0u32;
     while let Some(addr) = next {
         hops += 1;

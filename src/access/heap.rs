@@ -248,14 +248,26 @@ impl<'a> Inserter<'a> {
     /// block in `guard`: an empty range of inserted slots.
     fn take_over_record(&self, guard: &WriteGuard<'a>, index: usize, prev_itl: &Itl) -> Result<crate::txn::Uba> {
         let rows = DataBlock(guard).row_count() as u16;
+        self.append_inserted_slots(guard.rdba(), index, rows..rows, prev_itl)
+    }
+
+    /// Appends the undo record of inserts that filled `slots` of block `rdba` through ITL
+    /// slot `index`, which held `prev_itl` before.
+    fn append_inserted_slots(
+        &self,
+        rdba: u32,
+        index: usize,
+        slots: std::ops::Range<u16>,
+        prev_itl: &Itl,
+    ) -> Result<crate::txn::Uba> {
         let mut body = Vec::with_capacity(64);
         BlockUndo {
             kind: UndoKind::InsertedSlots,
             itl: index as u8,
-            slot: rows,
-            slot_end: rows,
+            slot: slots.start,
+            slot_end: slots.end,
             object_id: self.table.object_id,
-            rdba: guard.rdba(),
+            rdba,
             prev_itl: *prev_itl,
             before: &[],
         }
@@ -274,22 +286,10 @@ impl<'a> Inserter<'a> {
             itl::put(guard, open.itl, &open.prev_itl);
             return Ok(());
         }
-        if self.handed_over.len() < self.ctx.db.cache.buffer_count() / 10 {
+        if self.handed_over.len() < crate::txn::transaction::commit_cleanout_limit(&self.ctx.db.cache) {
             self.handed_over.push(open.rdba);
         }
-        let mut body = Vec::with_capacity(64);
-        BlockUndo {
-            kind: UndoKind::InsertedSlots,
-            itl: open.itl as u8,
-            slot: open.first_slot,
-            slot_end: rows,
-            object_id: self.table.object_id,
-            rdba: open.rdba,
-            prev_itl: open.prev_itl,
-            before: &[],
-        }
-        .encode(&mut body);
-        let uba = self.ctx.db.undo.append(self.ctx, self.xid, &body)?;
+        let uba = self.append_inserted_slots(open.rdba, open.itl, open.first_slot..rows, &open.prev_itl)?;
         if self.old_last_block.is_some_and(|(rdba, _)| rdba == open.rdba) {
             self.old_last_handed_over = true;
         }

@@ -5,8 +5,10 @@
 //!   at a time ([`BlockBatch`], columns located), one by one to a row kernel
 //!   ([`WalkedRow`], only the length bytes' positions recorded), and chained rows one by
 //!   one ([`BlockRow`]); column values are decoded only when asked for.
-//! - [`heap`]: appending rows (chaining those too large for a block) and undoing the
-//!   appends of a failed statement.
+//! - [`heap`]: appending rows (chaining those too large for a block) for a transaction,
+//!   and undoing the appends of a failed statement.
+//! - [`modify`]: UPDATE and DELETE: rows found as of the statement's snapshot, locked
+//!   and changed in current mode, migrated when they outgrow their block.
 //! - [`segments`]: reading a segment's header; creating, truncating and dropping a
 //!   table's segment.
 //!
@@ -39,6 +41,29 @@ pub struct AccessContext<'a> {
 }
 
 impl AccessContext<'_> {
+    /// Checks that `bytes`, block `rdba` below the high-water mark of `table`, is one of
+    /// the table's data blocks with a sound layout: done before its ITL or rows are read.
+    pub(crate) fn check_table_block(
+        &self,
+        table: &crate::catalog::TableDef,
+        rdba: u32,
+        bytes: &[u8],
+    ) -> crate::error::Result<()> {
+        let header = block::BlockHeader(bytes);
+        if header.block_type() != Some(block::BlockType::TableData) || header.object_id() != table.object_id {
+            return Err(self.corrupt(
+                rdba,
+                format!(
+                    "block below the high-water mark of {} is not one of its data blocks (type {:?}, object {}); the table may have been dropped or truncated during the scan",
+                    table.name,
+                    header.block_type(),
+                    header.object_id()
+                ),
+            ));
+        }
+        block::DataBlock(bytes).check_layout().map_err(|r| self.corrupt(rdba, r))
+    }
+
     /// A corruption error for block `rdba` of the database's datafiles.
     pub fn corrupt(&self, rdba: u32, reason: impl Into<String>) -> Error {
         let n = block::rdba_file(rdba);

@@ -73,8 +73,8 @@ pub fn change_rows(
             candidates.clear();
             {
                 let current = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+                ctx.check_table_block(table, rdba, &current)?;
                 let guard = consistent_block(ctx, current, ctx.reader)?;
-                check_block(ctx, table, &guard)?;
                 let blk = DataBlock(&guard);
                 for slot in 0..blk.row_count() {
                     if changed + candidates.len() as u64 >= limit {
@@ -99,17 +99,6 @@ pub fn change_rows(
     Ok(changed)
 }
 
-fn check_block(ctx: &AccessContext<'_>, table: &TableDef, bytes: &[u8]) -> Result<()> {
-    let header = block::BlockHeader(bytes);
-    if header.block_type() != Some(block::BlockType::TableData) || header.object_id() != table.object_id {
-        return Err(ctx.corrupt(
-            header.rdba(),
-            format!("block below the high-water mark of {} is not one of its data blocks", table.name),
-        ));
-    }
-    DataBlock(bytes).check_layout().map_err(|r| ctx.corrupt(header.rdba(), r))
-}
-
 /// The live row whose head is in `slot`, columns located (a chained or migrated row is
 /// assembled into `scratch`); `None` for an empty, deleted or continuation slot.
 fn whole_row<'b>(
@@ -132,9 +121,7 @@ fn whole_row<'b>(
         let Some(PieceBody::Fragment { fragment, next, .. }) = RowPiece::new(piece).and_then(|p| p.body()) else {
             return Err(ctx.corrupt(rdba, format!("chained row {slot}: its head runs past the block")));
         };
-        scratch.clear();
-        scratch.extend_from_slice(fragment);
-        super::full_scan::assemble_chain(ctx, rdba, bytes, next, scratch)?;
+        super::full_scan::assemble_row(ctx, rdba, bytes, fragment, next, scratch)?;
         scratch
     };
     spans.fill(ColumnSpan::NULL);
@@ -237,8 +224,11 @@ fn change_one(
                 });
             }
         };
-        let may_compact = !others_active(&guard, xid, |x| ctx.db.enqueues.is_active(x));
-        if !DataBlockMut(&mut guard).can_replace(slot, new_len, may_compact) {
+        // Compaction is asked about (and the other ITL slots looked at) only when the row
+        // fits neither its room nor the free space.
+        let fits_as_is = DataBlockMut(&mut guard).can_replace(slot, new_len, false);
+        let may_compact = !fits_as_is && !others_active(&guard, xid, |x| ctx.db.enqueues.is_active(x));
+        if !fits_as_is && !DataBlockMut(&mut guard).can_replace(slot, new_len, may_compact) {
             if forwarding {
                 return Err(Error::unsupported(format!(
                     "migrating a row of {}: its block has no room even for the forwarding piece",

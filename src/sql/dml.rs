@@ -121,7 +121,7 @@ enum RowFault {
 }
 
 /// Names the table in a value error about one of its columns ("T.NAME: ...").
-fn qualify(table: &str, e: Error) -> Error {
+pub(super) fn qualify(table: &str, e: Error) -> Error {
     match e {
         Error::InvalidValue { context, message } => {
             Error::InvalidValue { context: format!("{table}.{context}"), message }

@@ -2,8 +2,12 @@
 //!
 //! ```text
 //!  text ─► front (ALTER SESSION/SYSTEM, SHOW, EXPLAIN PLAN FOR, PCTFREE)
-//!       ─► sqlparser (Oracle dialect) ─► ddl | dml | plan ─► exec pipeline ─► QueryResult
+//!       ─► sqlparser (Oracle dialect) ─► ddl | dml | modify | plan ─► exec pipeline ─► QueryResult
 //! ```
+//!
+//! `dml` is INSERT and COPY, `modify` UPDATE and DELETE; `transaction` gives each of them
+//! statement-level atomicity and autocommit, and runs COMMIT, ROLLBACK, SAVEPOINT and SET
+//! TRANSACTION.
 //!
 //! Unquoted identifiers are upper-cased, as Oracle stores them. Anything lioscope does not
 //! implement is an error naming the construct and, where sqlparser knows it, its position.

@@ -7,6 +7,7 @@
 //! value that does not fit fails the whole statement, which the caller rolls back.
 
 use super::bind::{Binder, Scope, ident_name, position_of};
+use super::dml::qualify;
 use super::expr::Expr;
 use super::functions::FunctionContext;
 use super::plan::{rownum_limit, split_and};
@@ -99,15 +100,6 @@ impl RowChanges for Changes<'_> {
         let mut piece = Vec::new();
         crate::storage::row::encode_whole_row(&values, &mut piece);
         Ok(RowEdit::Replace(piece))
-    }
-}
-
-fn qualify(table: &str, e: Error) -> Error {
-    match e {
-        Error::InvalidValue { context, message } => {
-            Error::InvalidValue { context: format!("{table}.{context}"), message }
-        }
-        other => other,
     }
 }
 

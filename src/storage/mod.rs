@@ -1,10 +1,11 @@
 //! On-disk structures: the control file, datafiles of fixed-size blocks, the block and
-//! row formats, and segments (extent map and high-water mark); and how the database's
-//! JSON documents (the control file, the dictionary) are read and replaced atomically.
+//! row formats (and a data block's ITL slots), and segments (extent map and high-water
+//! mark); and how the database's JSON documents (the control file, the dictionary) are
+//! read and replaced atomically.
 //!
 //! Nothing here counts statistics or knows about sessions; the buffer cache above reads
 //! and writes blocks through [`datafile::DataFile`] and interprets them with [`block`],
-//! [`row`] and [`segment`].
+//! [`itl`], [`row`] (built column by column with [`row_image`]) and [`segment`].
 
 pub mod block;
 pub mod control;

@@ -125,14 +125,17 @@ fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, re
 /// this consistent get already read its state (`known`); an error counts as no: the clone
 /// is then not reused, which is always safe.
 fn committed_by(ctx: &AccessContext<'_>, xid: Xid, snapshot: u64, known: &Statuses) -> bool {
-    let status = match known.iter().find(|(x, _)| *x == xid) {
-        Some(&(_, status)) => Ok(status),
-        None => {
-            ctx.stats.add(Stat::ConsistentGetsExamination, 1);
-            ctx.db.undo.status(ctx, xid)
-        }
-    };
-    matches!(status, Ok(TxnStatus::Committed { scn, .. }) if scn <= snapshot)
+    matches!(status_of(ctx, xid, known), Ok(TxnStatus::Committed { scn, .. }) if scn <= snapshot)
+}
+
+/// The state of `xid`: as this consistent get already read it (`known`), else from its
+/// transaction table (a `consistent gets - examination`).
+fn status_of(ctx: &AccessContext<'_>, xid: Xid, known: &Statuses) -> Result<TxnStatus> {
+    if let Some(&(_, status)) = known.iter().find(|(x, _)| *x == xid) {
+        return Ok(status);
+    }
+    ctx.stats.add(Stat::ConsistentGetsExamination, 1);
+    ctx.db.undo.status(ctx, xid)
 }
 
 /// Transaction-table answers already read for one block: each transaction's state is
@@ -149,15 +152,10 @@ fn view_of(ctx: &AccessContext<'_>, slot: &Itl, reader: Reader, known: &mut Stat
     if slot.flags & ITL_COMMITTED != 0 {
         return Ok(if slot.commit_scn <= reader.snapshot { SlotView::Visible } else { SlotView::RollBack });
     }
-    let status = match known.iter().find(|(xid, _)| *xid == slot.xid) {
-        Some(&(_, status)) => status,
-        None => {
-            ctx.stats.add(Stat::ConsistentGetsExamination, 1);
-            let status = ctx.db.undo.status(ctx, slot.xid)?;
-            known.push((slot.xid, status));
-            status
-        }
-    };
+    let status = status_of(ctx, slot.xid, known)?;
+    if !known.iter().any(|(xid, _)| *xid == slot.xid) {
+        known.push((slot.xid, status));
+    }
     match status {
         TxnStatus::Active => Ok(SlotView::RollBack),
         TxnStatus::Committed { scn, upper_bound: false } => Ok(SlotView::CleanOut(scn)),

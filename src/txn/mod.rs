@@ -6,12 +6,23 @@
 //! - [`undo`]: the undo tablespace: undo segments, each a header block holding a
 //!   transaction table and a ring of undo blocks, all read and written through the
 //!   buffer cache like table blocks.
+//! - [`change`]: the undo record of a change to a table block, how it is applied, and
+//!   how a transaction takes an ITL slot.
+//! - [`cr`]: consistent reads: the version of a block a statement must see (no work,
+//!   delayed cleanout, a cached or a new CR clone).
+//! - [`enqueue`]: TX enqueues: waits for row locks and deadlock detection.
+//! - [`transaction`]: a session's transaction: savepoints, commit (with commit cleanout)
+//!   and rollback.
 //!
 //! A change to a table block goes: take (or reuse) an ITL slot for the transaction,
 //! write an undo record holding the before-image and the ITL slot's previous contents,
 //! point the ITL slot at that record, change the row and stamp its lock byte with the
 //! slot. Commit takes an SCN and marks the transaction-table slot; the ITL slots are
 //! stamped later ("cleaned out") by whoever visits the block next.
+//!
+//! Invariants: a row changed by an active transaction is locked through an ITL slot
+//! whose undo chain undoes the change; a transaction's end is recorded in its
+//! transaction table before its SCN becomes the current SCN.
 
 pub mod change;
 pub mod cr;

@@ -18,12 +18,15 @@ use crate::storage::itl::{self, ITL_COMMITTED};
 
 /// Most blocks a commit cleans out: Oracle cleans out at commit only blocks still in the
 /// cache, up to a tenth of it.
-const COMMIT_CLEANOUT_SHARE: usize = 10;
+pub fn commit_cleanout_limit(cache: &crate::buffer::BufferCache) -> usize {
+    cache.buffer_count() / 10
+}
 
 /// The isolation of a transaction's queries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Isolation {
     /// Each statement sees what was committed when it began (Oracle's default).
+    #[default]
     ReadCommitted,
     /// Every statement sees what was committed when the transaction began.
     Serializable,
@@ -32,7 +35,7 @@ pub enum Isolation {
 }
 
 /// A session's transaction.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Transaction {
     /// `None` until the first change claims a transaction-table slot.
     pub xid: Option<Xid>,
@@ -44,19 +47,6 @@ pub struct Transaction {
     touched: Vec<u32>,
     /// Tables changed (object ids), whose `changers` list this transaction is in.
     tables: Vec<u32>,
-}
-
-impl Default for Transaction {
-    fn default() -> Self {
-        Transaction {
-            xid: None,
-            isolation: Isolation::ReadCommitted,
-            snapshot: None,
-            savepoints: Vec::new(),
-            touched: Vec::new(),
-            tables: Vec::new(),
-        }
-    }
 }
 
 impl Transaction {
@@ -101,9 +91,7 @@ impl Transaction {
 
     /// Remembers a block changed by the transaction, for commit cleanout.
     pub fn touched(&mut self, ctx: &AccessContext<'_>, rdba: u32) {
-        if self.touched.last() != Some(&rdba)
-            && self.touched.len() < ctx.db.cache.buffer_count() / COMMIT_CLEANOUT_SHARE
-        {
+        if self.touched.last() != Some(&rdba) && self.touched.len() < commit_cleanout_limit(&ctx.db.cache) {
             self.touched.push(rdba);
         }
     }

@@ -41,6 +41,13 @@ pub fn temp_db(options: DatabaseOptions) -> (TempDir, PathBuf, Database) {
     (dir, db_dir, db)
 }
 
+/// Turns autocommit off for `s` (as the shell starts): its changes stay uncommitted until
+/// COMMIT.
+pub fn manual(s: &Session) -> &Session {
+    s.set_autocommit(false);
+    s
+}
+
 /// Runs a statement that must succeed.
 pub fn exec(s: &Session, sql: &str) -> lioscope::QueryResult {
     s.execute(sql).unwrap_or_else(|e| panic!("{sql}\n  failed: {e}"))
