@@ -1,5 +1,5 @@
-//! A table's segment: reading its header (extent map, high-water mark) with a consistent
-//! get, and creating, truncating and dropping the segment.
+//! A table's or index's segment: reading its header (extent map, high-water mark) with a
+//! consistent get, and creating, truncating and dropping the segment.
 
 use super::AccessContext;
 use crate::catalog::TableDef;
@@ -8,9 +8,13 @@ use crate::storage::segment::SegmentMap;
 
 /// Reads the segment header of `table`: its extent map and high-water mark.
 pub fn read_map(ctx: &AccessContext<'_>, table: &TableDef) -> Result<SegmentMap> {
-    let header = ctx.db.cache.consistent_get(ctx.stats, table.segment_header)?;
-    SegmentMap::read(&header)
-        .map_err(|r| ctx.corrupt(table.segment_header, format!("segment header of {}: {r}", table.name)))
+    read_segment_map(ctx, table.segment_header, &table.name)
+}
+
+/// Reads the segment header at `header` of the object called `owner` (named in errors).
+pub fn read_segment_map(ctx: &AccessContext<'_>, header: u32, owner: &str) -> Result<SegmentMap> {
+    let block = ctx.db.cache.consistent_get(ctx.stats, header)?;
+    SegmentMap::read(&block).map_err(|r| ctx.corrupt(header, format!("segment header of {owner}: {r}")))
 }
 
 /// Allocates the first extent of a new segment and formats its header block (segment
@@ -34,8 +38,14 @@ fn format_header(ctx: &AccessContext<'_>, first: u32, object_id: u32) -> Result<
 
 /// Frees every extent of a dropped table and forgets its cached blocks.
 pub fn drop_segment(ctx: &AccessContext<'_>, table: &TableDef) -> Result<()> {
-    let map = read_map(ctx, table)?;
-    ctx.db.cache.invalidate_object(ctx.stats, table.object_id);
+    drop_object_segment(ctx, table.object_id, table.segment_header, &table.name)
+}
+
+/// Frees every extent of the segment with header `header` of the dropped object
+/// `object_id` (called `owner` in errors) and forgets its cached blocks.
+pub fn drop_object_segment(ctx: &AccessContext<'_>, object_id: u32, header: u32, owner: &str) -> Result<()> {
+    let map = read_segment_map(ctx, header, owner)?;
+    ctx.db.cache.invalidate_object(ctx.stats, object_id);
     ctx.db.free_extents(extent_firsts(&map, ctx.db.extent_blocks));
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! The data dictionary: tables, their columns and segments.
+//! The data dictionary: tables, their columns and segments, their indexes, and the
+//! optimizer statistics ANALYZE gathered for both.
 //!
 //! Kept in memory behind one lock and written whole to `dictionary.json` in the database
 //! directory (temporary file, fsync, rename) by every DDL statement. Names are stored as
@@ -42,6 +43,9 @@ pub struct TableDef {
     pub segment_header: u32,
     /// When the table was created (seconds since 1970).
     pub created: i64,
+    /// What the last ANALYZE found, if the table was analyzed.
+    #[serde(default)]
+    pub stats: Option<TableStats>,
 }
 
 impl TableDef {
@@ -49,6 +53,110 @@ impl TableDef {
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
     }
+}
+
+/// A B-tree index on one or more columns of a table.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IndexDef {
+    pub name: String,
+    /// The indexed table's name.
+    pub table: String,
+    /// The indexed table's data object id (an index outlives no table: DROP TABLE drops it).
+    pub table_object_id: u32,
+    /// Data object id stamped in every block of the index's segment.
+    pub object_id: u32,
+    /// Block address of the segment header.
+    pub segment_header: u32,
+    /// The key columns, as positions among the table's columns, in key order.
+    pub columns: Vec<usize>,
+    /// Whether two rows may not share a key (rows whose key columns are all NULL excepted,
+    /// as they are not indexed).
+    pub unique: bool,
+    /// Percent of each leaf block a bulk build leaves free for later inserts.
+    pub pctfree: u8,
+    /// When the index was created (seconds since 1970).
+    pub created: i64,
+    /// What the last ANALYZE (or the build) found.
+    #[serde(default)]
+    pub stats: Option<IndexStats>,
+}
+
+/// Optimizer statistics of a table (`user_tables`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TableStats {
+    pub num_rows: u64,
+    /// Formatted blocks below the high-water mark, the segment header not counted.
+    pub blocks: u64,
+    /// Average stored row length in bytes (row header and length bytes included).
+    pub avg_row_len: u64,
+    /// Rows read to compute the statistics (all of them for COMPUTE).
+    pub sample_size: u64,
+    /// When (seconds since 1970).
+    pub analyzed: i64,
+    /// One entry per table column, in column order.
+    pub columns: Vec<ColumnStats>,
+}
+
+/// Optimizer statistics of one column (`user_tab_columns`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ColumnStats {
+    pub num_distinct: u64,
+    pub num_nulls: u64,
+    pub low_value: Option<StatValue>,
+    pub high_value: Option<StatValue>,
+    /// Average stored length in bytes, the length byte included (as Oracle's AVG_COL_LEN).
+    pub avg_col_len: u64,
+}
+
+/// A column value kept in the dictionary (low and high values).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum StatValue {
+    /// A number, as its exact decimal text.
+    Number(String),
+    Text(String),
+    /// Seconds since 1970.
+    Date(i64),
+}
+
+impl StatValue {
+    pub fn from_datum(d: &crate::types::Datum<'_>) -> Option<StatValue> {
+        use crate::types::Datum;
+        match d {
+            Datum::Null => None,
+            Datum::Int(i) => Some(StatValue::Number(i.to_string())),
+            Datum::Num(n) => Some(StatValue::Number(n.to_string())),
+            Datum::Str(s) => Some(StatValue::Text(s.to_string())),
+            Datum::Date(t) => Some(StatValue::Date(*t)),
+        }
+    }
+
+    pub fn to_value(&self) -> crate::types::Value {
+        use crate::types::Datum;
+        match self {
+            StatValue::Number(text) => text
+                .parse::<rust_decimal::Decimal>()
+                .map(Datum::from_decimal)
+                .unwrap_or_else(|_| Datum::Str(text.clone().into())),
+            StatValue::Text(s) => Datum::Str(s.clone().into()),
+            StatValue::Date(t) => Datum::Date(*t),
+        }
+    }
+}
+
+/// Optimizer statistics of an index (`user_indexes`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IndexStats {
+    /// Branch levels above the leaves (0: the root is the only leaf).
+    pub blevel: u32,
+    pub leaf_blocks: u64,
+    /// Index entries (rows with at least one non-NULL key column).
+    pub num_rows: u64,
+    pub distinct_keys: u64,
+    /// The number of times consecutive index entries, in key order, point to different
+    /// table blocks.
+    pub clustering_factor: u64,
+    /// When (seconds since 1970).
+    pub analyzed: i64,
 }
 
 /// The dictionary as `dictionary.json` holds it.
@@ -59,6 +167,9 @@ struct Dictionary {
     /// Shared handles, so a statement keeps the definition it planned with after a DROP.
     #[serde(with = "shared_tables")]
     tables: BTreeMap<String, Arc<TableDef>>,
+    /// Indexes by name.
+    #[serde(default, with = "shared_indexes")]
+    indexes: BTreeMap<String, Arc<IndexDef>>,
 }
 
 /// The dictionary of one open database.
@@ -73,7 +184,8 @@ pub struct Catalog {
 impl Catalog {
     /// An empty dictionary for a new database.
     pub fn create(dir: &Path) -> Result<Catalog> {
-        let dictionary = Dictionary { next_object_id: FIRST_USER_OBJECT_ID, tables: BTreeMap::new() };
+        let dictionary =
+            Dictionary { next_object_id: FIRST_USER_OBJECT_ID, tables: BTreeMap::new(), indexes: BTreeMap::new() };
         let path = dir.join(DICTIONARY_FILE);
         crate::storage::write_json(&path, &dictionary)?;
         Ok(Catalog { path, dictionary: RwLock::new(dictionary) })
@@ -95,6 +207,58 @@ impl Catalog {
         self.dictionary.read().tables.values().cloned().collect()
     }
 
+    /// The index called `name`.
+    pub fn index(&self, name: &str) -> Option<Arc<IndexDef>> {
+        self.dictionary.read().indexes.get(name).cloned()
+    }
+
+    /// All indexes by name.
+    pub fn indexes(&self) -> Vec<Arc<IndexDef>> {
+        self.dictionary.read().indexes.values().cloned().collect()
+    }
+
+    /// The indexes of the table with data object id `table_object_id`, by name.
+    pub fn indexes_of(&self, table_object_id: u32) -> Vec<Arc<IndexDef>> {
+        self.dictionary.read().indexes.values().filter(|i| i.table_object_id == table_object_id).cloned().collect()
+    }
+
+    /// Adds an index and saves the dictionary. Index and table names share one namespace.
+    pub fn add_index(&self, index: IndexDef) -> Result<()> {
+        self.change(|d| {
+            if d.indexes.contains_key(&index.name) || d.tables.contains_key(&index.name) {
+                return Err(Error::ObjectExists { kind: "index", name: index.name });
+            }
+            d.indexes.insert(index.name.clone(), Arc::new(index));
+            Ok(())
+        })
+    }
+
+    /// Removes an index and saves the dictionary.
+    pub fn remove_index(&self, name: &str) -> Result<Arc<IndexDef>> {
+        self.change(|d| {
+            d.indexes.remove(name).ok_or_else(|| Error::UnknownObject { kind: "index", name: name.to_owned() })
+        })
+    }
+
+    /// Records the statistics ANALYZE gathered for a table and its indexes, and saves the
+    /// dictionary. Fails if the table or an index was dropped meanwhile.
+    pub fn set_statistics(
+        &self,
+        table: &str,
+        stats: TableStats,
+        indexes: Vec<(String, IndexStats)>,
+    ) -> Result<()> {
+        self.change(|d| {
+            let t = d.tables.get_mut(table).ok_or_else(|| Error::UnknownObject { kind: "table", name: table.into() })?;
+            Arc::make_mut(t).stats = Some(stats);
+            for (name, s) in indexes {
+                let i = d.indexes.get_mut(&name).ok_or_else(|| Error::UnknownObject { kind: "index", name })?;
+                Arc::make_mut(i).stats = Some(s);
+            }
+            Ok(())
+        })
+    }
+
     /// Reserves a new data object id (written with the next change of the dictionary).
     pub fn next_object_id(&self) -> u32 {
         let mut d = self.dictionary.write();
@@ -114,10 +278,15 @@ impl Catalog {
         })
     }
 
-    /// Removes a table and saves the dictionary.
-    pub fn remove_table(&self, name: &str) -> Result<Arc<TableDef>> {
+    /// Removes a table and its indexes and saves the dictionary; returns both.
+    pub fn remove_table(&self, name: &str) -> Result<(Arc<TableDef>, Vec<Arc<IndexDef>>)> {
         self.change(|d| {
-            d.tables.remove(name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.to_owned() })
+            let table =
+                d.tables.remove(name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.to_owned() })?;
+            let names: Vec<String> =
+                d.indexes.values().filter(|i| i.table_object_id == table.object_id).map(|i| i.name.clone()).collect();
+            let indexes = names.iter().filter_map(|n| d.indexes.remove(n)).collect();
+            Ok((table, indexes))
         })
     }
 
@@ -147,5 +316,22 @@ mod shared_tables {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, Arc<TableDef>>, D::Error> {
         let tables = BTreeMap::<String, TableDef>::deserialize(d)?;
         Ok(tables.into_iter().map(|(name, table)| (name, Arc::new(table))).collect())
+    }
+}
+
+/// (De)serialises the shared index handles as plain definitions.
+mod shared_indexes {
+    use super::IndexDef;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    pub fn serialize<S: Serializer>(indexes: &BTreeMap<String, Arc<IndexDef>>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(indexes.iter().map(|(name, index)| (name, &**index)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, Arc<IndexDef>>, D::Error> {
+        let indexes = BTreeMap::<String, IndexDef>::deserialize(d)?;
+        Ok(indexes.into_iter().map(|(name, index)| (name, Arc::new(index))).collect())
     }
 }

@@ -50,6 +50,7 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
         pctfree: pctfree.unwrap_or(DEFAULT_PCTFREE),
         segment_header,
         created: crate::types::local_now(),
+        stats: None,
     };
     // The segment is not reachable until the dictionary holds the table: if that fails
     // (a concurrent CREATE of the same name, a failed write), its extents are freed again.
@@ -202,8 +203,12 @@ pub fn drop(
         };
         let locks = session.db.table_locks(table.object_id);
         let _exclusive = exclusive(&locks, &table.name)?;
-        session.db.catalog.remove_table(&name)?;
-        segments::drop_segment(&session.access_context(), &table)?;
+        let (_, indexes) = session.db.catalog.remove_table(&name)?;
+        let ctx = session.access_context();
+        segments::drop_segment(&ctx, &table)?;
+        for index in indexes {
+            segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name)?;
+        }
     }
     Ok(QueryResult::message(StatementKind::Ddl, "Table dropped."))
 }

@@ -230,6 +230,7 @@ mod tests {
             pctfree: 10,
             segment_header: 0,
             created: 0,
+            stats: None,
         }
     }
 
