@@ -23,6 +23,8 @@ pub struct CountKernel {
     terms: Box<[RangeTerm]>,
     /// What each aggregate call counts, in call order, and its running total.
     counts: Box<[(CountShape, u64)]>,
+    /// Rows that passed the filter (what a row-source probe after it would have seen).
+    passed: u64,
 }
 
 /// What the kernel did with a row.
@@ -37,17 +39,20 @@ pub enum KernelVerdict {
 impl CountKernel {
     /// A kernel for `stages` over rows whose columns decode as `kinds`, if the stages
     /// have the shape this kernel runs.
+    /// Row-source probes between the stages do not change the shape: the rows the kernel
+    /// passes are handed to them at the end ([`CountKernel::passed`]).
     pub fn for_stages(stages: &[Stage<'_>], kinds: &[PayloadKind]) -> Option<CountKernel> {
+        let stages: Vec<&Stage<'_>> = stages.iter().filter(|s| !matches!(s, Stage::Probe(_))).collect();
         let (terms, rest) = match stages.split_first()? {
             (Stage::Filter(f), rest) => (f.int_comparisons()?.terms(), rest),
-            _ => (&[][..], stages),
+            _ => (&[][..], &stages[..]),
         };
         if terms.iter().any(|t| kinds.get(t.column) != Some(&PayloadKind::Number)) {
             return None;
         }
         let Some(Stage::Aggregate(agg)) = rest.first() else { return None };
         let counts = agg.count_shapes()?.into_iter().map(|shape| (shape, 0)).collect();
-        Some(CountKernel { terms: terms.into(), counts })
+        Some(CountKernel { terms: terms.into(), counts, passed: 0 })
     }
 
     /// Filters and counts one row.
@@ -61,6 +66,7 @@ impl CountKernel {
                 Err(()) => return KernelVerdict::Fallback,
             }
         }
+        self.passed += 1;
         for (shape, total) in &mut *self.counts {
             *total += match *shape {
                 CountShape::Rows => 1,
@@ -68,6 +74,11 @@ impl CountKernel {
             };
         }
         KernelVerdict::Done
+    }
+
+    /// Rows that passed the filter here (not those handed back to the pipeline).
+    pub fn passed(&self) -> u64 {
+        self.passed
     }
 
     /// The totals, one per aggregate call in call order.

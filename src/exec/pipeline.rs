@@ -1,7 +1,8 @@
 //! The pipeline: stages in push order and the dispatch between them.
 
 use super::{
-    AggregateStage, CollectStage, ExecContext, FilterStage, LimitStage, ProjectStage, RownumStage, SortStage, Source,
+    AggregateStage, CollectStage, ExecContext, FilterStage, LimitStage, ProbeStage, ProjectStage, RownumStage,
+    SortStage, Source,
 };
 use crate::access::full_scan::Flow;
 use crate::access::{BlockBatch, RowAccess};
@@ -22,6 +23,8 @@ pub enum Stage<'a> {
     Collect(CollectStage),
     /// Hands each finished row to a consumer (INSERT ... SELECT), in place of Collect.
     Sink(RowSink<'a>),
+    /// Counts and times what passes (row-source statistics); passes everything on.
+    Probe(ProbeStage),
 }
 
 /// A consumer of result rows that are not collected, such as the rows INSERT ... SELECT
@@ -57,6 +60,7 @@ pub fn push<R: RowAccess + ?Sized>(stages: &mut [Stage<'_>], row: &R, f: &mut Fu
         Stage::Aggregate(s) => s.push(row, f),
         Stage::Sort(s) => s.push(row),
         Stage::Collect(s) => s.push(row),
+        Stage::Probe(s) => s.push(row, rest, f),
         Stage::Sink(s) => {
             let out = (0..s.visible).map(|i| row.column(i)).collect::<Result<SinkRow<'_>>>()?;
             (s.consume)(&out)?;
@@ -77,6 +81,10 @@ pub fn push_owned(stages: &mut [Stage<'_>], mut row: Vec<Value>, f: &mut Functio
         }
         Some(Stage::Sort(s)) => s.push_owned(row),
         Some(Stage::Collect(s)) => s.push_owned(row),
+        Some(Stage::Probe(_)) => {
+            let Some((Stage::Probe(probe), rest)) = stages.split_first_mut() else { unreachable!("matched above") };
+            probe.push_owned(row, rest, f)
+        }
         _ => push(stages, row.as_slice(), f),
     }
 }
@@ -106,6 +114,7 @@ pub fn push_batch(
         }
         Stage::Limit(s) => s.push_batch(batch, selection, rest, f),
         Stage::Aggregate(s) => s.push_batch(batch, selection, f),
+        Stage::Probe(s) => s.push_batch(batch, selection, rest, f),
         _ => {
             for &i in selection.iter() {
                 if push(stages, &batch.row(i as usize), f)? == Flow::Stop {
@@ -123,6 +132,7 @@ pub fn finish(stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
     match stage {
         Stage::Aggregate(s) => s.finish(rest, f)?,
         Stage::Sort(s) => s.finish(rest, f)?,
+        Stage::Probe(s) => return s.finish(rest, f),
         _ => {}
     }
     finish(rest, f)

@@ -46,14 +46,18 @@ struct Feed<'p, 'a> {
 }
 
 impl Feed<'_, '_> {
-    /// Gives the kernel's counts to the aggregate stage they were computed for.
+    /// Gives the kernel's counts to the aggregate stage they were computed for, and the
+    /// rows it passed to the row-source probes before that stage.
     fn hand_kernel_totals(&mut self) {
         let Some(kernel) = &self.kernel else { return };
-        let aggregate = self.stages.iter_mut().find_map(|s| match s {
-            Stage::Aggregate(a) => Some(a),
-            _ => None,
-        });
-        aggregate.expect("a count kernel is built only over an aggregate stage").add_counts(&kernel.totals());
+        for stage in self.stages.iter_mut() {
+            match stage {
+                Stage::Probe(p) => p.add_rows(kernel.passed()),
+                Stage::Aggregate(a) => return a.add_counts(&kernel.totals()),
+                _ => {}
+            }
+        }
+        unreachable!("a count kernel is built only over an aggregate stage")
     }
 }
 

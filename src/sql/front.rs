@@ -1,5 +1,6 @@
 //! Statements sqlparser does not know, recognised from their first words with sqlparser's
-//! tokenizer: ALTER SESSION / ALTER SYSTEM, SHOW PARAMETERS, EXPLAIN PLAN FOR, and the
+//! tokenizer: ALTER SESSION / ALTER SYSTEM, SHOW PARAMETERS, EXPLAIN PLAN FOR, Oracle's
+//! ANALYZE TABLE, and the
 //! PCTFREE clause of CREATE TABLE (removed from the text before sqlparser sees it). Also
 //! splitting a script into statements at the semicolons outside quotes and comments
 //! ([`split_statements`], [`ends_inside_quote_or_comment`]), which the shell and script
@@ -10,7 +11,7 @@ use sqlparser::dialect::OracleDialect;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 /// What a statement is, as far as the front end can tell.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Front {
     AlterSession {
         name: String,
@@ -25,11 +26,27 @@ pub enum Front {
     ShowParameters(Option<String>),
     /// EXPLAIN PLAN FOR followed by this statement text.
     ExplainPlan(String),
+    /// ANALYZE TABLE name COMPUTE STATISTICS | ESTIMATE STATISTICS [SAMPLE n ROWS|PERCENT].
+    Analyze {
+        table: String,
+        sample: AnalyzeSample,
+    },
     /// Anything else, for sqlparser; with the PCTFREE of a CREATE TABLE removed.
     Standard {
         sql: String,
         pctfree: Option<u8>,
     },
+}
+
+/// Which rows ANALYZE reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AnalyzeSample {
+    /// COMPUTE STATISTICS: every row.
+    Compute,
+    /// ESTIMATE STATISTICS SAMPLE n ROWS (Oracle's default is 1064 rows).
+    Rows(u64),
+    /// ESTIMATE STATISTICS SAMPLE n PERCENT.
+    Percent(f64),
 }
 
 /// Classifies one statement (without its trailing semicolon).
@@ -64,6 +81,7 @@ pub fn classify(sql: &str) -> Result<Front> {
             let start = first.span.start;
             Ok(Front::ExplainPlan(text_from(sql, start.line, start.column).to_owned()))
         }
+        ("ANALYZE", "TABLE", _) => analyze(&words),
         ("CREATE", "TABLE", _) => strip_pctfree(&tokens),
         _ => Ok(Front::Standard { sql: sql.to_owned(), pctfree: None }),
     }
@@ -116,6 +134,48 @@ fn set_clause(words: &[&TokenWithSpan]) -> Result<(String, String)> {
         });
     }
     Ok((name, value))
+}
+
+/// `ANALYZE TABLE name COMPUTE STATISTICS` or `... ESTIMATE STATISTICS [SAMPLE n ROWS |
+/// PERCENT]`.
+fn analyze(words: &[&TokenWithSpan]) -> Result<Front> {
+    let expected = |what: &str, at: usize| Error::Parse {
+        message: format!("expected {what} in ANALYZE TABLE"),
+        position: position_at(words.get(at)),
+    };
+    let table = match words.get(2).map(|t| &t.token) {
+        Some(Token::Word(_)) => token_word(&words[2].token),
+        _ => return Err(expected("a table name", 2)),
+    };
+    let word = |i: usize| words.get(i).map(|t| token_word(&t.token)).unwrap_or_default();
+    if word(4) != "STATISTICS" {
+        return Err(expected("COMPUTE STATISTICS or ESTIMATE STATISTICS", 3));
+    }
+    let (sample, end) = match (word(3).as_str(), word(5).as_str()) {
+        ("COMPUTE", _) => (AnalyzeSample::Compute, 5),
+        ("ESTIMATE", "SAMPLE") => {
+            let n: f64 = match words.get(6).map(|t| &t.token) {
+                Some(Token::Number(n, _)) => n.parse().map_err(|_| expected("a sample size", 6))?,
+                _ => return Err(expected("a sample size", 6)),
+            };
+            let sample = match word(7).as_str() {
+                "ROWS" if n >= 1.0 && n.fract() == 0.0 => AnalyzeSample::Rows(n as u64),
+                "PERCENT" if n > 0.0 && n <= 100.0 => AnalyzeSample::Percent(n),
+                "ROWS" | "PERCENT" => return Err(expected("a whole number of rows, or a percent in (0, 100]", 6)),
+                _ => return Err(expected("ROWS or PERCENT", 7)),
+            };
+            (sample, 8)
+        }
+        ("ESTIMATE", _) => (AnalyzeSample::Rows(1064), 5),
+        _ => return Err(expected("COMPUTE STATISTICS or ESTIMATE STATISTICS", 3)),
+    };
+    if words.len() > end {
+        return Err(Error::Parse {
+            message: format!("unexpected {} at the end of ANALYZE TABLE", words[end].token),
+            position: position_at(words.get(end)),
+        });
+    }
+    Ok(Front::Analyze { table, sample })
 }
 
 /// The text of `sql` from a 1-based line and column.

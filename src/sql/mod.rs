@@ -12,6 +12,7 @@
 //! Unquoted identifiers are upper-cased, as Oracle stores them. Anything lioscope does not
 //! implement is an error naming the construct and, where sqlparser knows it, its position.
 
+mod analyze;
 pub mod bind;
 mod byte_mask;
 mod csv_records;
@@ -63,6 +64,10 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
         (Front::Checkpoint, _) => system::checkpoint(session),
         (Front::ShowParameters(filter), _) => Ok(system::show_parameters(session, filter.as_deref())),
         (Front::ExplainPlan(_), Some(statement)) => explain(session, &statement),
+        (Front::Analyze { table, sample }, _) => {
+            transaction::implicit_commit(session)?;
+            analyze::analyze_table(session, &table, sample)
+        }
         (Front::Standard { pctfree, .. }, Some(statement)) => dispatch(session, &statement, pctfree),
         _ => unreachable!("standard and EXPLAIN statements were parsed above"),
     }

@@ -32,6 +32,8 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "V$UNDOSTAT" => undostat(session),
         "USER_TABLES" => user_tables(session),
         "USER_TAB_COLUMNS" => user_tab_columns(session),
+        "USER_INDEXES" => user_indexes(session),
+        "USER_IND_COLUMNS" => user_ind_columns(session),
         "USER_SEGMENTS" => user_segments(session)?,
         _ => return Ok(None),
     };
@@ -277,16 +279,98 @@ fn user_tables(session: &Session) -> Rows {
         .tables()
         .iter()
         .map(|t| {
+            let s = t.stats.as_ref();
             vec![
                 text(t.name.clone()),
                 text("USERS"),
                 int(u64::from(t.pctfree)),
                 int(u64::from(t.object_id)),
                 Datum::Date(t.created),
+                s.map_or(Datum::Null, |s| int(s.num_rows)),
+                s.map_or(Datum::Null, |s| int(s.blocks)),
+                s.map_or(Datum::Null, |s| int(s.avg_row_len)),
+                s.map_or(Datum::Null, |s| int(s.sample_size)),
+                s.map_or(Datum::Null, |s| Datum::Date(s.analyzed)),
             ]
         })
         .collect();
-    (cols(&["TABLE_NAME", "TABLESPACE_NAME", "PCT_FREE", "OBJECT_ID", "CREATED"]), rows)
+    (
+        cols(&[
+            "TABLE_NAME",
+            "TABLESPACE_NAME",
+            "PCT_FREE",
+            "OBJECT_ID",
+            "CREATED",
+            "NUM_ROWS",
+            "BLOCKS",
+            "AVG_ROW_LEN",
+            "SAMPLE_SIZE",
+            "LAST_ANALYZED",
+        ]),
+        rows,
+    )
+}
+
+fn user_indexes(session: &Session) -> Rows {
+    let rows = session
+        .db
+        .catalog
+        .indexes()
+        .iter()
+        .map(|i| {
+            let s = i.stats.as_ref();
+            vec![
+                text(i.name.clone()),
+                text("NORMAL"),
+                text(i.table.clone()),
+                text(if i.unique { "UNIQUE" } else { "NONUNIQUE" }),
+                text("VALID"),
+                int(u64::from(i.pctfree)),
+                int(u64::from(i.object_id)),
+                s.map_or(Datum::Null, |s| int(u64::from(s.blevel))),
+                s.map_or(Datum::Null, |s| int(s.leaf_blocks)),
+                s.map_or(Datum::Null, |s| int(s.distinct_keys)),
+                s.map_or(Datum::Null, |s| int(s.clustering_factor)),
+                s.map_or(Datum::Null, |s| int(s.num_rows)),
+                s.map_or(Datum::Null, |s| Datum::Date(s.analyzed)),
+            ]
+        })
+        .collect();
+    (
+        cols(&[
+            "INDEX_NAME",
+            "INDEX_TYPE",
+            "TABLE_NAME",
+            "UNIQUENESS",
+            "STATUS",
+            "PCT_FREE",
+            "OBJECT_ID",
+            "BLEVEL",
+            "LEAF_BLOCKS",
+            "DISTINCT_KEYS",
+            "CLUSTERING_FACTOR",
+            "NUM_ROWS",
+            "LAST_ANALYZED",
+        ]),
+        rows,
+    )
+}
+
+fn user_ind_columns(session: &Session) -> Rows {
+    let mut rows = Vec::new();
+    for i in session.db.catalog.indexes() {
+        let Some(table) = session.db.catalog.table(&i.table) else { continue };
+        for (position, &c) in i.columns.iter().enumerate() {
+            rows.push(vec![
+                text(i.name.clone()),
+                text(i.table.clone()),
+                text(table.columns.get(c).map_or_else(String::new, |c| c.name.clone())),
+                int(position as u64 + 1),
+                text("ASC"),
+            ]);
+        }
+    }
+    (cols(&["INDEX_NAME", "TABLE_NAME", "COLUMN_NAME", "COLUMN_POSITION", "DESCEND"]), rows)
 }
 
 fn user_tab_columns(session: &Session) -> Rows {
@@ -316,6 +400,19 @@ fn user_tab_columns(session: &Session) -> Rows {
                 text(if c.nullable { "Y" } else { "N" }),
                 int(i as u64 + 1),
             ]);
+            let row = rows.last_mut().expect("just pushed");
+            match t.stats.as_ref().and_then(|s| s.columns.get(i).map(|c| (s, c))) {
+                Some((s, c)) => row.extend([
+                    int(c.num_distinct),
+                    c.low_value.as_ref().map_or(Datum::Null, |v| v.to_value()),
+                    c.high_value.as_ref().map_or(Datum::Null, |v| v.to_value()),
+                    int(c.num_nulls),
+                    int(c.avg_col_len),
+                    int(s.sample_size),
+                    Datum::Date(s.analyzed),
+                ]),
+                None => row.extend(std::iter::repeat_n(Datum::Null, 7)),
+            }
         }
     }
     (
@@ -328,6 +425,13 @@ fn user_tab_columns(session: &Session) -> Rows {
             "DATA_SCALE",
             "NULLABLE",
             "COLUMN_ID",
+            "NUM_DISTINCT",
+            "LOW_VALUE",
+            "HIGH_VALUE",
+            "NUM_NULLS",
+            "AVG_COL_LEN",
+            "SAMPLE_SIZE",
+            "LAST_ANALYZED",
         ]),
         rows,
     )
