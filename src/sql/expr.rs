@@ -116,6 +116,14 @@ impl LikePattern {
         Self::match_from(&self.parts, text)
     }
 
+    /// The literal text every matching string starts with (empty if none).
+    pub fn literal_prefix(&self) -> String {
+        match self.parts.first() {
+            Some(LikePart::Literal(s)) => s.clone(),
+            _ => String::new(),
+        }
+    }
+
     fn match_from(parts: &[LikePart], text: &str) -> bool {
         let Some((first, rest)) = parts.split_first() else { return text.is_empty() };
         match first {

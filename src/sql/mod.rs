@@ -23,6 +23,7 @@ mod transaction;
 pub mod expr;
 pub mod front;
 pub mod functions;
+pub mod optimizer;
 pub mod plan;
 mod row_encoder;
 mod system;

@@ -1,0 +1,396 @@
+//! The optimizer: for a query over one table, the access path (full scan or one of the
+//! index paths) with the least estimated cost, unless hints say otherwise; and the row
+//! and cost estimates EXPLAIN PLAN shows.
+//!
+//! ```text
+//!  WHERE ─► predicates (column bounds) ─► selectivity (column statistics)
+//!                                    └──► index matching (equalities on leading key
+//!                                         columns, then one range) ─► key bounds
+//!  statistics + cost model ─► cost of full scan and each index path ─► hints ─► choice
+//! ```
+//!
+//! Cost is counted in single-block reads, Oracle's unit, with its no-workload system
+//! statistics ([`cost`]). The estimates come from ANALYZE's statistics; a table never
+//! analyzed is assumed to hold 100-byte rows in its formatted blocks, and the plan's notes
+//! say so, as Oracle's "dynamic statistics used" note does.
+
+pub mod cost;
+pub mod hints;
+pub mod predicates;
+pub mod selectivity;
+
+use crate::catalog::{IndexDef, TableDef};
+use crate::types::{DataType, Datum, Value};
+use cost::CostModel;
+use hints::{HintKind, Hints, IndexChoice};
+use predicates::{ColumnBound, Conjunct};
+use selectivity::TableFacts;
+use std::sync::Arc;
+
+/// How an index is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexScanKind {
+    /// Equality on every column of a unique index: at most one entry.
+    Unique,
+    /// Entries between two key bounds, in key order (or reversed).
+    Range,
+    /// Every entry, in key order, through the leaf chain.
+    Full,
+    /// Every leaf block in segment order with multiblock reads; no order.
+    FastFull,
+}
+
+impl IndexScanKind {
+    pub fn operation(self, descending: bool) -> &'static str {
+        match (self, descending) {
+            (IndexScanKind::Unique, _) => "INDEX UNIQUE SCAN",
+            (IndexScanKind::Range, false) => "INDEX RANGE SCAN",
+            (IndexScanKind::Range, true) => "INDEX RANGE SCAN DESCENDING",
+            (IndexScanKind::Full, false) => "INDEX FULL SCAN",
+            (IndexScanKind::Full, true) => "INDEX FULL SCAN DESCENDING",
+            (IndexScanKind::FastFull, _) => "INDEX FAST FULL SCAN",
+        }
+    }
+}
+
+/// One end of a key range: the values of the leading key columns it fixes, and whether
+/// keys equal to them on those columns are in the range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyEnd {
+    pub values: Vec<Value>,
+    pub inclusive: bool,
+}
+
+/// An index path the optimizer can take.
+#[derive(Debug, Clone)]
+pub struct IndexPath {
+    pub index: Arc<IndexDef>,
+    pub kind: IndexScanKind,
+    pub lower: Option<KeyEnd>,
+    pub upper: Option<KeyEnd>,
+    pub descending: bool,
+    /// False when the index holds every column the query reads (no table access).
+    pub table_access: bool,
+    /// Conjuncts the key range answers exactly (shown as `access(...)`, not rechecked).
+    pub access: Vec<usize>,
+    /// Index entries expected, and rows expected after the remaining conjuncts.
+    pub entries: f64,
+    pub cost: f64,
+}
+
+/// The chosen access path.
+#[derive(Debug, Clone)]
+pub enum AccessPath {
+    Full { cost: f64 },
+    Index(IndexPath),
+}
+
+impl AccessPath {
+    pub fn cost(&self) -> f64 {
+        match self {
+            AccessPath::Full { cost } => *cost,
+            AccessPath::Index(p) => p.cost,
+        }
+    }
+}
+
+/// What the optimizer decided, with its estimates and notes.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub path: AccessPath,
+    /// Rows the table holds, and rows expected after the whole WHERE clause.
+    pub table_rows: f64,
+    pub rows: f64,
+    pub notes: Vec<String>,
+}
+
+/// What the query asks of its table.
+pub struct Query<'q> {
+    pub table: &'q TableDef,
+    /// The alias the query gives the table, if any (hints may name either).
+    pub alias: Option<&'q str>,
+    /// Formatted blocks of the table's segment below the high-water mark.
+    pub segment_blocks: u64,
+    pub conjuncts: &'q [Conjunct],
+    /// The table columns the query reads anywhere.
+    pub columns_read: &'q [bool],
+    /// Leading ORDER BY columns (table column, descending) a path could deliver sorted.
+    pub order_by: &'q [(usize, bool)],
+}
+
+/// Chooses the access path of `query` among a full scan and `indexes`.
+pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model: &CostModel) -> Decision {
+    let facts = TableFacts::new(query.table, query.segment_blocks, model.block_size);
+    let mut notes = Vec::new();
+    if !facts.analyzed {
+        notes.push(format!(
+            "no statistics on {}: estimates assume 100-byte rows in its {} blocks (run ANALYZE TABLE)",
+            query.table.name, query.segment_blocks
+        ));
+    }
+    let selectivity = selectivity::combined(&facts, query.conjuncts);
+    let rows = facts.rows * selectivity;
+    let full = AccessPath::Full { cost: model.full_scan(facts.blocks, facts.rows) };
+    let names_table = |t: &Option<String>| {
+        t.as_deref().is_some_and(|t| t == query.table.name || Some(t) == query.alias.map(str::to_uppercase).as_deref())
+    };
+    let mut table_hints = Vec::new();
+    for h in &hints.hints {
+        match (&h.kind, &h.table) {
+            (HintKind::GatherPlanStatistics, _) => {}
+            (_, t) if names_table(t) => table_hints.push(h),
+            (_, t) => {
+                notes.push(format!("hint not used: {} (no table {} in FROM)", h.text, t.as_deref().unwrap_or_default()))
+            }
+        }
+    }
+    let excluded = |ix: &IndexDef| {
+        table_hints.iter().any(|h| matches!(&h.kind, HintKind::NoIndex(c) if matches_choice(c, ix, query.table)))
+    };
+    let usable: Vec<&Arc<IndexDef>> = indexes.iter().filter(|ix| !excluded(ix)).collect();
+    let mut candidates: Vec<(AccessPath, bool)> = vec![(full.clone(), false)];
+    for ix in &usable {
+        for path in index_paths(query, ix, &facts, rows, model) {
+            candidates.push((AccessPath::Index(path), true));
+        }
+    }
+    // Hints first: the first applicable one decides.
+    for h in &table_hints {
+        let chosen = match &h.kind {
+            HintKind::Full => Some(full.clone()),
+            HintKind::Index { choice, descending } => {
+                let fits = |p: &IndexPath| {
+                    matches_choice(choice, &p.index, query.table)
+                        && p.kind != IndexScanKind::FastFull
+                        && descending.is_none_or(|d| d == p.descending)
+                };
+                cheapest(&candidates, fits)
+            }
+            HintKind::IndexFfs(choice) => cheapest(&candidates, |p| {
+                p.kind == IndexScanKind::FastFull && matches_choice(choice, &p.index, query.table)
+            }),
+            HintKind::NoIndex(_) | HintKind::GatherPlanStatistics => continue,
+        };
+        match chosen {
+            Some(path) => {
+                return Decision { path, table_rows: facts.rows, rows, notes: with_ignored(notes, hints) };
+            }
+            None => notes.push(format!("hint not used: {} ({})", h.text, why_not(h, query, indexes))),
+        }
+    }
+    let best = candidates
+        .into_iter()
+        .map(|(p, _)| p)
+        .min_by(|a, b| a.cost().total_cmp(&b.cost()))
+        .expect("the full scan is always a candidate");
+    Decision { path: best, table_rows: facts.rows, rows, notes: with_ignored(notes, hints) }
+}
+
+fn with_ignored(mut notes: Vec<String>, hints: &Hints) -> Vec<String> {
+    notes.extend(hints.ignored.iter().cloned());
+    notes
+}
+
+fn cheapest(candidates: &[(AccessPath, bool)], fits: impl Fn(&IndexPath) -> bool) -> Option<AccessPath> {
+    candidates
+        .iter()
+        .filter_map(|(p, _)| match p {
+            AccessPath::Index(ip) if fits(ip) => Some(p.clone()),
+            _ => None,
+        })
+        .min_by(|a, b| a.cost().total_cmp(&b.cost()))
+}
+
+/// Why an index hint found no path, for the note.
+fn why_not(h: &hints::Hint, query: &Query<'_>, indexes: &[Arc<IndexDef>]) -> String {
+    let choice = match &h.kind {
+        HintKind::Index { choice, .. } | HintKind::IndexFfs(choice) => choice,
+        _ => return "not applicable".into(),
+    };
+    if !indexes.iter().any(|ix| matches_choice(choice, ix, query.table)) {
+        return format!("{} has no such index", query.table.name);
+    }
+    match h.kind {
+        HintKind::IndexFfs(_) => {
+            "the index does not hold every column the query reads, or rows with all key columns NULL could be missed"
+                .into()
+        }
+        _ => "rows whose key columns are all NULL are not in the index and the query could need them".into(),
+    }
+}
+
+/// Whether `ix` is one the hint's choice names.
+fn matches_choice(choice: &IndexChoice, ix: &IndexDef, table: &TableDef) -> bool {
+    match choice {
+        IndexChoice::Any => true,
+        IndexChoice::Named(names) => names.iter().any(|n| *n == ix.name),
+        IndexChoice::Columns(cols) => {
+            cols.len() <= ix.columns.len()
+                && cols.iter().zip(&ix.columns).all(|(c, &i)| table.columns.get(i).is_some_and(|tc| tc.name == *c))
+        }
+    }
+}
+
+/// The paths `ix` offers for `query`: a unique or range scan when the WHERE clause bounds
+/// its leading columns; a full scan (in key order) and a fast full scan when the index
+/// holds every row the query can return.
+fn index_paths(
+    query: &Query<'_>,
+    ix: &Arc<IndexDef>,
+    facts: &TableFacts,
+    rows: f64,
+    model: &CostModel,
+) -> Vec<IndexPath> {
+    let table = query.table;
+    let stats = selectivity::IndexFacts::new(ix, facts, model.block_size);
+    let covers = query.columns_read.iter().enumerate().all(|(c, &read)| !read || ix.columns.contains(&c));
+    // Rows with every key column NULL are not in the index: a path that does not bound a
+    // key column can answer only if such rows cannot qualify.
+    let no_all_null_rows = ix.columns.iter().any(|&c| {
+        !table.columns[c].nullable
+            || query.conjuncts.iter().any(|k| matches!(&k.bound, Some((col, b)) if *col == c && b.implies_not_null()))
+    });
+    let range = key_range(query, ix);
+    let bounded = !range.used.is_empty();
+    let used: Vec<Conjunct> = range.used.iter().map(|&i| query.conjuncts[i].clone()).collect();
+    let access_selectivity = selectivity::combined(facts, &used);
+    let descending = descending_for(query, ix);
+    let mut paths = Vec::new();
+    let entries = facts.rows * access_selectivity * stats.non_null_fraction(bounded);
+    if bounded {
+        let kind = if ix.unique && range.eq_columns == ix.columns.len() {
+            IndexScanKind::Unique
+        } else {
+            IndexScanKind::Range
+        };
+        let cost = model.index_access(&stats, access_selectivity, covers, entries, rows);
+        paths.push(IndexPath {
+            index: ix.clone(),
+            kind,
+            lower: range.lower.clone(),
+            upper: range.upper.clone(),
+            descending: descending.unwrap_or(false) && kind == IndexScanKind::Range,
+            table_access: !covers,
+            access: range.answered.clone(),
+            entries,
+            cost,
+        });
+        if kind == IndexScanKind::Range && descending.is_none() {
+            let mut d = paths[0].clone();
+            d.descending = true;
+            paths.push(d);
+        }
+    }
+    if no_all_null_rows {
+        let entries = stats.num_rows;
+        let cost = model.index_access(&stats, 1.0, covers, entries, rows);
+        for d in [false, true] {
+            paths.push(IndexPath {
+                index: ix.clone(),
+                kind: IndexScanKind::Full,
+                lower: None,
+                upper: None,
+                descending: d,
+                table_access: !covers,
+                access: Vec::new(),
+                entries,
+                cost,
+            });
+        }
+        if covers {
+            paths.push(IndexPath {
+                index: ix.clone(),
+                kind: IndexScanKind::FastFull,
+                lower: None,
+                upper: None,
+                descending: false,
+                table_access: false,
+                access: Vec::new(),
+                entries,
+                cost: model.fast_full_scan(stats.leaf_blocks, entries),
+            });
+        }
+    }
+    paths
+}
+
+/// Whether ORDER BY asks for the index's leading column descending (Some(true)),
+/// ascending (Some(false)), or nothing the index gives (None).
+fn descending_for(query: &Query<'_>, ix: &IndexDef) -> Option<bool> {
+    let (col, desc) = *query.order_by.first()?;
+    (ix.columns.first() == Some(&col)).then_some(desc)
+}
+
+/// The key range the conjuncts give an index.
+struct KeyRange {
+    lower: Option<KeyEnd>,
+    upper: Option<KeyEnd>,
+    /// Conjuncts that bound the range (for its selectivity).
+    used: Vec<usize>,
+    /// Those of them the range answers exactly (not rechecked on the rows).
+    answered: Vec<usize>,
+    /// Leading key columns fixed by equalities.
+    eq_columns: usize,
+}
+
+/// The key range the conjuncts give `ix`: equalities on leading key columns, then at most
+/// one range on the next column.
+fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
+    let mut prefix: Vec<Value> = Vec::new();
+    let mut used = Vec::new();
+    let types: Vec<DataType> = ix.columns.iter().map(|&c| query.table.columns[c].data_type).collect();
+    for (k, &col) in ix.columns.iter().enumerate() {
+        let eq = query.conjuncts.iter().enumerate().find_map(|(i, c)| match &c.bound {
+            Some((bc, ColumnBound::Eq(v))) if *bc == col => key_value(types[k], v).map(|v| (i, v)),
+            _ => None,
+        });
+        if let Some((i, v)) = eq {
+            prefix.push(v);
+            used.push(i);
+            continue;
+        }
+        let range = query.conjuncts.iter().enumerate().find_map(|(i, c)| match &c.bound {
+            Some((bc, ColumnBound::Range { lower, upper, exact })) if *bc == col => {
+                let conv = |e: &Option<(Value, bool)>| match e {
+                    None => Some(None),
+                    Some((v, inc)) => key_value(types[k], v).map(|v| Some((v, *inc))),
+                };
+                Some((i, conv(lower)?, conv(upper)?, *exact))
+            }
+            _ => None,
+        });
+        let eq_columns = prefix.len();
+        let end = |e: Option<(Value, bool)>| match e {
+            Some((v, inclusive)) => {
+                let mut values = prefix.clone();
+                values.push(v);
+                Some(KeyEnd { values, inclusive })
+            }
+            None if prefix.is_empty() => None,
+            None => Some(KeyEnd { values: prefix.clone(), inclusive: true }),
+        };
+        let Some((i, lo, hi, exact)) = range else { break };
+        let mut answered = used.clone();
+        used.push(i);
+        if exact {
+            answered.push(i);
+        }
+        return KeyRange { lower: end(lo), upper: end(hi), used, answered, eq_columns };
+    }
+    let eq_columns = prefix.len();
+    let end = (!prefix.is_empty()).then(|| KeyEnd { values: prefix, inclusive: true });
+    KeyRange { lower: end.clone(), upper: end, answered: used.clone(), used, eq_columns }
+}
+
+/// `v` as a value of a key column of type `t`, when comparing it in the index's order
+/// means the same as the SQL comparison (a number against a number, a string against a
+/// string, a date against a date); otherwise the conjunct cannot bound the index.
+fn key_value(t: DataType, v: &Value) -> Option<Value> {
+    match (t, v) {
+        (DataType::Integer | DataType::Number { .. }, Datum::Int(_) | Datum::Num(_)) => Some(v.clone()),
+        (DataType::Varchar2 { .. } | DataType::Char { .. }, Datum::Str(_)) => Some(v.clone()),
+        (DataType::Date, Datum::Date(_)) => Some(v.clone()),
+        (DataType::Date, Datum::Str(s)) => crate::types::parse_date(s, None).ok().map(Datum::Date),
+        _ => None,
+    }
+}
