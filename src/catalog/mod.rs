@@ -248,7 +248,7 @@ impl Catalog {
                 d.tables.get_mut(table).ok_or_else(|| Error::UnknownObject { kind: "table", name: table.into() })?;
             Arc::make_mut(t).stats = Some(stats);
             for (name, s) in indexes {
-                let i = d.indexes.get_mut(&name).ok_or_else(|| Error::UnknownObject { kind: "index", name })?;
+                let i = d.indexes.get_mut(&name).ok_or(Error::UnknownObject { kind: "index", name })?;
                 Arc::make_mut(i).stats = Some(s);
             }
             Ok(())

@@ -43,9 +43,17 @@ impl<'s> ScriptRunner<'s> {
             return output;
         }
         let explain = self.explain_for(statement);
+        let with_plan = matches!(self.autotrace, Autotrace::On | Autotrace::TraceOnly);
         let before = Snapshot::take(self.session);
         let started = Instant::now();
-        let result = self.session.execute(statement)?;
+        if with_plan {
+            self.session.set_plan_statistics(true);
+        }
+        let result = self.session.execute(statement);
+        if with_plan {
+            self.session.set_plan_statistics(false);
+        }
+        let result = result?;
         let elapsed = started.elapsed();
         let mut out = String::new();
         if self.autotrace != Autotrace::TraceOnly || result.kind != StatementKind::Query {
@@ -60,6 +68,13 @@ impl<'s> ScriptRunner<'s> {
             if let Some(plan) = explain {
                 out.push_str("\nExecution Plan\n----------------------------------------------------------\n");
                 out.push_str(&plan);
+            }
+            if let Some(statistics) = &result.plan_statistics {
+                out.push_str("\nRow Source Statistics\n----------------------------------------------------------\n");
+                for line in statistics.format(self.show_times) {
+                    out.push_str(&line);
+                    out.push('\n');
+                }
             }
             let processed =
                 if result.kind == StatementKind::Query { result.rows.len() as u64 } else { result.rows_affected };

@@ -46,6 +46,7 @@ pub const FILESYSTEMIO_OPTIONS: &str = "filesystemio_options";
 pub const UNDO_TABLESPACE_SIZE: &str = "undo_tablespace_size";
 pub const UNDO_RETENTION: &str = "undo_retention";
 pub const PRE_PAGE_SGA: &str = "pre_page_sga";
+pub const STATISTICS_LEVEL: &str = "statistics_level";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -83,6 +84,13 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "none",
         modifiable: Modifiable::SystemDeferredToOpen,
         description: "none: buffered I/O (FLUSH BUFFER_CACHE also drops the OS page cache of the datafiles); directio: O_DIRECT",
+    },
+    ParameterDef {
+        name: STATISTICS_LEVEL,
+        kind: Kind::Choice(&["basic", "typical", "all"]),
+        default: "typical",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "all: every query gathers row-source statistics (rows, cr, pr, pw, time per plan line), at the cost of reading the clock around the rows each line passes on",
     },
     ParameterDef {
         name: UNDO_TABLESPACE_SIZE,

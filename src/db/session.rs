@@ -44,15 +44,25 @@ pub struct QueryResult {
     pub rows_affected: u64,
     /// What SQL*Plus would print after a statement that returns no rows ("Table created.").
     pub message: Option<String>,
+    /// The plan with what each row source did, when the query gathered them (see
+    /// [`Session::set_plan_statistics`]).
+    pub plan_statistics: Option<crate::sql::PlanStatistics>,
 }
 
 impl QueryResult {
     pub(crate) fn message(kind: StatementKind, message: impl Into<String>) -> QueryResult {
-        QueryResult { kind, columns: Vec::new(), rows: Vec::new(), rows_affected: 0, message: Some(message.into()) }
+        QueryResult {
+            kind,
+            columns: Vec::new(),
+            rows: Vec::new(),
+            rows_affected: 0,
+            message: Some(message.into()),
+            plan_statistics: None,
+        }
     }
 
     pub(crate) fn rows(kind: StatementKind, columns: Vec<String>, rows: Vec<Vec<Value>>) -> QueryResult {
-        QueryResult { kind, columns, rows, rows_affected: 0, message: None }
+        QueryResult { kind, columns, rows, rows_affected: 0, message: None, plan_statistics: None }
     }
 }
 
@@ -87,6 +97,8 @@ pub struct Session {
     pub(crate) txn: std::cell::RefCell<crate::txn::transaction::Transaction>,
     /// Whether each successful statement that changes data commits at once.
     autocommit: Cell<bool>,
+    /// Queries gather row-source statistics (set by autotrace).
+    plan_statistics: Cell<bool>,
     /// Makes `Session` `!Sync` (while still `Send`): only one thread writes its statistics.
     _one_thread_at_a_time: PhantomData<Cell<()>>,
 }
@@ -107,6 +119,7 @@ impl Session {
             state: Mutex::new(SessionState { overrides: Vec::new(), progress: None, random_seed: seed }),
             txn: Default::default(),
             autocommit: Cell::new(true),
+            plan_statistics: Cell::new(false),
             _one_thread_at_a_time: PhantomData,
         }
     }
@@ -181,6 +194,26 @@ impl Session {
             Some((_, value)) => params::number(name, value),
             None => self.db.parameters.read().get_u64(name),
         }
+    }
+
+    /// Whether this session's queries gather row-source statistics: `statistics_level =
+    /// all`, or [`Session::set_plan_statistics`].
+    pub fn gathers_plan_statistics(&self) -> bool {
+        if self.plan_statistics.get() {
+            return true;
+        }
+        let level = match self.state.lock().overrides.iter().find(|(k, _)| k == params::STATISTICS_LEVEL) {
+            Some((_, value)) => value.clone(),
+            None => self.db.parameters.read().get(params::STATISTICS_LEVEL).to_owned(),
+        };
+        level.eq_ignore_ascii_case("all")
+    }
+
+    /// Makes this session's queries gather row-source statistics (in
+    /// [`QueryResult::plan_statistics`]) whatever `statistics_level` says, as SET
+    /// AUTOTRACE does.
+    pub fn set_plan_statistics(&self, on: bool) {
+        self.plan_statistics.set(on);
     }
 
     /// The access context for this session's next statement.

@@ -29,7 +29,8 @@ impl CollectStage {
         Ok(Flow::Continue)
     }
 
-    pub fn into_rows(self) -> Vec<Vec<Value>> {
-        self.rows
+    /// The rows kept so far, leaving none.
+    pub fn take_rows(&mut self) -> Vec<Vec<Value>> {
+        std::mem::take(&mut self.rows)
     }
 }

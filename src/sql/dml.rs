@@ -195,6 +195,7 @@ fn inserted(rows: u64) -> QueryResult {
         rows: Vec::new(),
         rows_affected: rows,
         message: Some(message),
+        plan_statistics: None,
     }
 }
 

@@ -26,6 +26,7 @@ pub mod functions;
 pub mod optimizer;
 pub mod plan;
 mod row_encoder;
+pub mod row_source_stats;
 mod system;
 mod views;
 
@@ -41,6 +42,7 @@ use sqlparser::parser::Parser;
 use std::time::Instant;
 
 pub use front::split_statements;
+pub use row_source_stats::PlanStatistics;
 
 /// Runs one statement in `session`.
 pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
@@ -140,6 +142,7 @@ fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Re
             ddl::truncate(session, t)
         }
         Statement::Explain { statement, analyze: false, .. } => explain(session, statement),
+        Statement::Explain { statement, analyze: true, .. } => explain_analyze(session, statement),
         other => {
             let text = other.to_string();
             let words: Vec<&str> = text.split_whitespace().take(2).collect();
@@ -161,8 +164,37 @@ fn run_query(session: &Session, query: &ast::Query) -> Result<QueryResult> {
     let functions = function_context(session);
     let planned = plan::plan_query(query, session, functions.now)?;
     let mut ctx = ExecContext { access: session.access_context(), functions };
+    if planned.gather_plan_statistics || session.gathers_plan_statistics() {
+        let columns = planned.columns.clone();
+        let (rows, statistics) = row_source_stats::run_with_statistics(planned, &mut ctx)?;
+        let mut result = QueryResult::rows(StatementKind::Query, columns, rows);
+        result.plan_statistics = Some(statistics);
+        return Ok(result);
+    }
     let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;
     Ok(QueryResult::rows(StatementKind::Query, planned.columns, rows))
+}
+
+/// EXPLAIN ANALYZE: runs the query gathering row-source statistics and returns them in
+/// place of its rows (one line a row), as tkprof prints them.
+fn explain_analyze(session: &Session, statement: &Statement) -> Result<QueryResult> {
+    let Statement::Query(query) = statement else {
+        return Err(Error::unsupported("EXPLAIN ANALYZE of a statement other than a query"));
+    };
+    let functions = function_context(session);
+    let planned = plan::plan_query(query, session, functions.now)?;
+    let notes = planned.notes.clone();
+    let mut ctx = ExecContext { access: session.access_context(), functions };
+    let (_, statistics) = row_source_stats::run_with_statistics(planned, &mut ctx)?;
+    let mut lines = statistics.format(true);
+    if !notes.is_empty() {
+        lines.push(String::new());
+        lines.extend(notes.iter().map(|n| format!("Note: {n}")));
+    }
+    let rows = lines.into_iter().map(|l| vec![crate::types::Datum::string(l)]).collect();
+    let mut result = QueryResult::rows(StatementKind::Describe, vec!["ROW_SOURCE_STATISTICS".into()], rows);
+    result.plan_statistics = Some(statistics);
+    Ok(result)
 }
 
 /// EXPLAIN PLAN FOR: the plan as DBMS_XPLAN.DISPLAY prints it (one PLAN_TABLE_OUTPUT row

@@ -14,7 +14,9 @@
 
 use super::bind::{Binder, Grouping, Scope, canonical, contains_aggregate, ident_name, literal, position_of};
 use super::expr::Expr;
+use super::optimizer::{self, hints, hints::Hints, predicates};
 use super::views;
+use crate::catalog::TableDef;
 use crate::db::Session;
 use crate::error::{Error, Result};
 use crate::exec::pipeline::ConsumeRow;
@@ -24,19 +26,64 @@ use crate::exec::{
 };
 use crate::types::Datum;
 use sqlparser::ast::{self, BinaryOperator, Spanned};
+use std::sync::Arc;
 
 /// One line of a plan, as EXPLAIN PLAN prints it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PlanLine {
     pub operation: String,
     pub name: String,
     /// `access(...)` / `filter(...)` texts for the predicate section.
     pub predicates: Vec<String>,
+    /// Where the line's rows leave the pipeline: after `stages[..output_stage]`
+    /// ([`RESULT_ROWS`] for the statement's result, [`SOURCE_ROWS`] for a row source inside
+    /// the pipeline's source, such as the index scan under a table access by rowid).
+    pub output_stage: usize,
+    /// How the line's estimated rows follow from those of the line below it.
+    pub rows_rule: RowsRule,
+    /// The optimizer's estimate: rows, and cost in single-block reads.
+    pub estimate: Option<Estimate>,
+}
+
+/// `output_stage` of the line whose rows are the statement's result.
+pub const RESULT_ROWS: usize = usize::MAX;
+/// `output_stage` of a line whose figures its source gathers itself.
+pub const SOURCE_ROWS: usize = usize::MAX - 1;
+
+/// How a line's estimated rows follow from its child's.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowsRule {
+    /// No estimate (a table without statistics whose plan had nothing to choose).
+    Unknown,
+    /// The source's own estimate.
+    Source(f64),
+    /// As many as the child.
+    Same,
+    /// The child's times a selectivity.
+    Fraction(f64),
+    /// At most this many.
+    AtMost(u64),
+    /// At most this many groups (or one row for an aggregate without GROUP BY).
+    Groups(Option<f64>),
+}
+
+/// The optimizer's estimate for one line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    pub rows: f64,
+    pub cost: f64,
 }
 
 impl PlanLine {
     fn new(operation: &str, name: &str) -> PlanLine {
-        PlanLine { operation: operation.into(), name: name.into(), predicates: Vec::new() }
+        PlanLine {
+            operation: operation.into(),
+            name: name.into(),
+            predicates: Vec::new(),
+            output_stage: 0,
+            rows_rule: RowsRule::Same,
+            estimate: None,
+        }
     }
 }
 
@@ -48,6 +95,8 @@ pub struct Planned<'a> {
     /// Plan lines from the source up (the last is the top of the tree).
     pub lines: Vec<PlanLine>,
     pub notes: Vec<String>,
+    /// The statement asked for row-source statistics (`GATHER_PLAN_STATISTICS`).
+    pub gather_plan_statistics: bool,
 }
 
 impl<'a> Planned<'a> {
@@ -67,7 +116,7 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, now: i64) -> Result
         return Err(unsupported(format!("query form {}", query.body), &*query.body));
     };
     reject_unsupported_select_parts(select)?;
-    let mut b = Builder { session, now, stages: Vec::new(), lines: Vec::new(), notes: Vec::new() };
+    let mut b = Builder { session, now, stages: Vec::new(), lines: Vec::new(), notes: Vec::new(), table: None };
     let (source, mut scope) = b.source(select)?;
     b.where_clause(select, &mut scope)?;
     b.rownum(select, query, &mut scope);
@@ -77,17 +126,49 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, now: i64) -> Result
     };
     let (exprs, columns, grouping) = b.aggregate(select, &scope, &order_by)?;
     b.project_order_and_limit(query, select, &scope, grouping.as_ref(), exprs, &columns)?;
+    let hints = hints::parse(&select.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
     let mut source = source;
     if let Source::TableScan { table, columns_read } = &mut source {
         *columns_read = columns_read_by(&b.stages, table.columns.len());
+        let table = table.clone();
+        b.choose_access(&table, select, &hints)?;
+    } else {
+        b.notes.extend(
+            hints
+                .hints
+                .iter()
+                .filter(|h| h.table.is_some())
+                .map(|h| format!("hint not used: {} (no table to apply it to)", h.text)),
+        );
+        b.notes.extend(hints.ignored.iter().cloned());
     }
     let visible = columns.len();
     b.stages.push(Stage::Collect(CollectStage::new(visible)));
-    b.lines.push(PlanLine::new("SELECT STATEMENT", ""));
-    for hint in &select.optimizer_hints {
-        b.notes.push(format!("hint ignored: {} (lioscope has no alternative access paths yet)", hint.text.trim()));
+    b.line("SELECT STATEMENT", "", RowsRule::Same).output_stage = RESULT_ROWS;
+    estimate_lines(&mut b.lines);
+    let gather = hints.gather_plan_statistics();
+    Ok(Planned { source, stages: b.stages, columns, lines: b.lines, notes: b.notes, gather_plan_statistics: gather })
+}
+
+/// Fills each line's estimate from the source's up, following the lines' rules. The cost
+/// of every line is its source's (lioscope adds no cost for in-memory operations).
+fn estimate_lines(lines: &mut [PlanLine]) {
+    let mut below: Option<Estimate> = None;
+    for line in lines.iter_mut() {
+        let estimate = match (&line.rows_rule, below) {
+            (RowsRule::Unknown, _) => None,
+            (RowsRule::Source(rows), _) => line.estimate.or(Some(Estimate { rows: *rows, cost: 0.0 })),
+            (_, None) => None,
+            (RowsRule::Same, Some(e)) => Some(e),
+            (RowsRule::Fraction(f), Some(e)) => Some(Estimate { rows: e.rows * f, ..e }),
+            (RowsRule::AtMost(n), Some(e)) => Some(Estimate { rows: e.rows.min(*n as f64), ..e }),
+            (RowsRule::Groups(g), Some(e)) => {
+                Some(Estimate { rows: g.map_or(e.rows, |g| g.min(e.rows.max(1.0))), ..e })
+            }
+        };
+        line.estimate = estimate;
+        below = estimate;
     }
-    Ok(Planned { source, stages: b.stages, columns, lines: b.lines, notes: b.notes })
 }
 
 struct Builder<'s, 'a> {
@@ -96,6 +177,8 @@ struct Builder<'s, 'a> {
     stages: Vec<Stage<'a>>,
     lines: Vec<PlanLine>,
     notes: Vec<String>,
+    /// The table the query reads, if it reads one.
+    table: Option<Arc<TableDef>>,
 }
 
 /// The source columns after the project stage, and how they are bound.
@@ -104,6 +187,24 @@ struct GroupingScope {
 }
 
 impl<'a> Builder<'_, 'a> {
+    /// Adds a line whose rows are what leaves the stages pushed so far.
+    fn line(&mut self, operation: &str, name: &str, rows_rule: RowsRule) -> &mut PlanLine {
+        let mut line = PlanLine::new(operation, name);
+        line.output_stage = self.stages.len();
+        line.rows_rule = rows_rule;
+        self.lines.push(line);
+        self.lines.last_mut().expect("just pushed")
+    }
+
+    /// The last line's rows are what leaves the stages pushed so far (its stage was
+    /// pushed after the line).
+    fn ends_here(&mut self) {
+        let end = self.stages.len();
+        if let Some(l) = self.lines.last_mut() {
+            l.output_stage = end;
+        }
+    }
+
     fn source(&mut self, select: &ast::Select) -> Result<(Source, Scope)> {
         let relation = match select.from.as_slice() {
             [] => None,
@@ -132,7 +233,7 @@ impl<'a> Builder<'_, 'a> {
             return Err(unsupported("CONNECT BY other than the DUAL row generator".into(), name));
         }
         if let Some((columns, rows)) = views::fixed_view(&table_name, self.session)? {
-            self.lines.push(PlanLine::new("FIXED TABLE FULL", &table_name));
+            self.line("FIXED TABLE FULL", &table_name, RowsRule::Source(rows.len() as f64));
             return Ok((Source::Rows(rows), Scope { names: columns, qualifiers, ..Default::default() }));
         }
         let table = self.session.db.catalog.table(&table_name).ok_or_else(|| Error::UnknownName {
@@ -149,7 +250,8 @@ impl<'a> Builder<'_, 'a> {
                 _ => None,
             })
             .collect();
-        self.lines.push(PlanLine::new("TABLE ACCESS FULL", &table.name));
+        self.line("TABLE ACCESS FULL", &table.name, RowsRule::Unknown);
+        self.table = Some(table.clone());
         let width = table.columns.len();
         Ok((
             Source::TableScan { table, columns_read: vec![true; width] },
@@ -157,17 +259,81 @@ impl<'a> Builder<'_, 'a> {
         ))
     }
 
+    /// At most how many groups GROUP BY `keys` makes: the product of the columns'
+    /// distinct values when every key is a column of an analyzed table.
+    fn group_estimate(&self, keys: &[Expr]) -> Option<f64> {
+        let stats = self.table.as_ref()?.stats.as_ref()?;
+        keys.iter().try_fold(1.0, |product, k| match k {
+            Expr::Column(c) => stats.columns.get(*c).map(|s| product * (s.num_distinct.max(1) as f64)),
+            _ => None,
+        })
+    }
+
+    /// Chooses how to read `table` (the plan's source is its full scan so far), records
+    /// the estimates and notes, and rewrites the source and its lines for an index path.
+    fn choose_access(&mut self, table: &Arc<TableDef>, select: &ast::Select, hints: &Hints) -> Result<()> {
+        let indexes = self.session.db.catalog.indexes_of(table.object_id);
+        if table.stats.is_none() && indexes.is_empty() {
+            // One path only: nothing to cost, and no statistics to estimate rows from.
+            self.notes.push(format!("no statistics on {}: no estimates (run ANALYZE TABLE)", table.name));
+            self.notes.extend(
+                hints
+                    .hints
+                    .iter()
+                    .filter(|h| h.table.is_some())
+                    .map(|h| format!("hint not used: {} (no index on {})", h.text, table.name)),
+            );
+            self.notes.extend(hints.ignored.iter().cloned());
+            return Ok(());
+        }
+        let segment_blocks = if table.stats.is_some() {
+            0
+        } else {
+            // Without statistics the optimizer reads the segment header for the table's
+            // size: one consistent get, counted in the statement's statistics.
+            let ctx = self.session.access_context();
+            u64::from(crate::access::segments::read_map(&ctx, table)?.hwm.saturating_sub(1))
+        };
+        let conjuncts = match self.stages.first() {
+            Some(Stage::Filter(f)) => predicates::conjuncts(&f.predicate),
+            _ => Vec::new(),
+        };
+        let columns_read = columns_read_by(&self.stages, table.columns.len());
+        let alias = match select.from.first().map(|f| &f.relation) {
+            Some(ast::TableFactor::Table { alias: Some(a), .. }) => Some(ident_name(&a.name)),
+            _ => None,
+        };
+        let model = optimizer::cost::CostModel {
+            block_size: self.session.db.block_size as u32,
+            multiblock_read_count: self.session.access_context().multiblock_read_count,
+        };
+        let query = optimizer::Query {
+            table,
+            alias: alias.as_deref(),
+            segment_blocks,
+            conjuncts: &conjuncts,
+            columns_read: &columns_read,
+            order_by: &[],
+        };
+        let decision = optimizer::choose(&query, &indexes, hints, &model);
+        self.notes.extend(decision.notes.iter().cloned());
+        let scan_line = self.lines.iter_mut().find(|l| l.operation == "TABLE ACCESS FULL").expect("the table's line");
+        scan_line.rows_rule = RowsRule::Source(decision.rows);
+        scan_line.estimate = Some(Estimate { rows: decision.rows, cost: decision.path.cost() });
+        Ok(())
+    }
+
     /// DUAL, or the `CONNECT BY LEVEL <= n` row generator over it.
     fn dual(&mut self, select: &ast::Select, qualifiers: Vec<String>) -> Result<(Source, Scope)> {
         match select.connect_by.as_slice() {
             [] => {
-                self.lines.push(PlanLine::new("FAST DUAL", ""));
+                self.line("FAST DUAL", "", RowsRule::Source(1.0));
                 Ok((Source::Dual, Scope { names: vec!["DUMMY".into()], qualifiers, ..Default::default() }))
             }
             [ast::ConnectByKind::ConnectBy { relationships, .. }] if relationships.len() == 1 => {
                 let rows = level_limit(&relationships[0])?;
-                self.lines.push(PlanLine::new("FAST DUAL", ""));
-                self.lines.push(PlanLine::new("CONNECT BY WITHOUT FILTERING", ""));
+                self.line("FAST DUAL", "", RowsRule::Source(1.0));
+                self.line("CONNECT BY WITHOUT FILTERING", "", RowsRule::Source(rows as f64));
                 let scope = Scope { names: vec!["LEVEL".into()], qualifiers, level: Some(0), ..Default::default() };
                 Ok((Source::ConnectBy { rows }, scope))
             }
@@ -206,7 +372,7 @@ impl<'a> Builder<'_, 'a> {
             .and_then(|a| a.columns.first())
             .map(|c| ident_name(&c.name))
             .unwrap_or_else(|| "GENERATE_SERIES".into());
-        self.lines.push(PlanLine::new("COLLECTION ITERATOR", "GENERATE_SERIES"));
+        self.line("COLLECTION ITERATOR", "GENERATE_SERIES", RowsRule::Source((stop - start + 1).max(0) as f64));
         Ok((Source::Series { start, stop }, Scope { names: vec![column], qualifiers, ..Default::default() }))
     }
 
@@ -246,19 +412,17 @@ impl<'a> Builder<'_, 'a> {
                 Some(line) if line.operation == "TABLE ACCESS FULL" || line.operation == "FIXED TABLE FULL" => {
                     line.predicates.push(text)
                 }
-                _ => self.lines.push(PlanLine {
-                    operation: "FILTER".into(),
-                    name: String::new(),
-                    predicates: vec![text],
-                }),
+                _ => {
+                    let fraction = super::optimizer::selectivity::default_selectivity(&p);
+                    self.line("FILTER", "", RowsRule::Fraction(fraction)).predicates.push(text);
+                }
             }
             self.stages.push(Stage::Filter(FilterStage::new(p)));
+            self.ends_here();
         }
         if let Some(n) = stopkey {
-            let mut line = PlanLine::new("COUNT STOPKEY", "");
-            line.predicates.push(format!("filter(ROWNUM<={n})"));
-            self.lines.push(line);
             self.stages.push(Stage::Limit(LimitStage::new(0, Some(n))));
+            self.line("COUNT STOPKEY", "", RowsRule::AtMost(n)).predicates.push(format!("filter(ROWNUM<={n})"));
         }
         Ok(())
     }
@@ -274,7 +438,7 @@ impl<'a> Builder<'_, 'a> {
         }
         let width = scope.names.len();
         self.stages.push(Stage::Rownum(RownumStage { width, next: 0 }));
-        self.lines.push(PlanLine::new("COUNT", ""));
+        self.line("COUNT", "", RowsRule::Same);
         scope.names.push("ROWNUM".into());
         scope.rownum = Some(width);
     }
@@ -307,7 +471,8 @@ impl<'a> Builder<'_, 'a> {
                 post.bind(e)?;
             }
             let calls = grouping.aggregates.borrow().clone();
-            self.lines.push(PlanLine::new(if keys.is_empty() { "SORT AGGREGATE" } else { "HASH GROUP BY" }, ""));
+            let groups = if keys.is_empty() { Some(1.0) } else { self.group_estimate(&keys) };
+            self.line(if keys.is_empty() { "SORT AGGREGATE" } else { "HASH GROUP BY" }, "", RowsRule::Groups(groups));
             if let Some(h) = &having {
                 let mut names: Vec<String> = group_by.iter().map(canonical).collect();
                 names.extend(calls.iter().map(|c| c.text.replace(' ', "")));
@@ -318,6 +483,7 @@ impl<'a> Builder<'_, 'a> {
                     .push(format!("filter({})", h.display(&names).to_string().replace('"', "")));
             }
             self.stages.push(Stage::Aggregate(AggregateStage::new(keys, calls, having)));
+            self.ends_here();
             (exprs, names, Some(GroupingScope { grouping }))
         } else {
             let (exprs, names) = self.select_list(select, &source_binder, scope)?;
@@ -403,11 +569,11 @@ impl<'a> Builder<'_, 'a> {
         if distinct {
             let keys = (0..visible).map(Expr::Column).collect();
             self.stages.push(Stage::Aggregate(AggregateStage::new(keys, Vec::new(), None)));
-            self.lines.push(PlanLine::new("HASH UNIQUE", ""));
+            self.line("HASH UNIQUE", "", RowsRule::Groups(None));
         }
         if !keys.is_empty() {
             self.stages.push(Stage::Sort(SortStage { keys, width, rows: Vec::new(), sorted: 0 }));
-            self.lines.push(PlanLine::new("SORT ORDER BY", ""));
+            self.line("SORT ORDER BY", "", RowsRule::Same);
         }
         self.limit(query)
     }
@@ -467,14 +633,13 @@ impl<'a> Builder<'_, 'a> {
             limit = Some(limit.map_or(n, |l| l.min(n)));
         }
         if limit.is_some() || offset > 0 {
-            let mut line = PlanLine::new("LIMIT", "");
-            line.predicates.push(format!(
+            self.stages.push(Stage::Limit(LimitStage::new(offset, limit)));
+            let rule = limit.map_or(RowsRule::Same, RowsRule::AtMost);
+            self.line("LIMIT", "", rule).predicates.push(format!(
                 "filter(row number between {} and {})",
                 offset + 1,
                 limit.map_or("end".into(), |l| (offset + l).to_string())
             ));
-            self.lines.push(line);
-            self.stages.push(Stage::Limit(LimitStage::new(offset, limit)));
         }
         Ok(())
     }
@@ -689,18 +854,32 @@ fn heading_text(text: &str) -> String {
     out
 }
 
-/// Formats plan lines (source first) as DBMS_XPLAN shows them.
+/// Formats plan lines (source first) as DBMS_XPLAN shows them: the tree with each
+/// line's estimated rows and cost (blank where the optimizer made no estimate).
 pub fn format_plan(lines: &[PlanLine], notes: &[String]) -> Vec<String> {
     let top_down: Vec<&PlanLine> = lines.iter().rev().collect();
     let ops: Vec<String> =
         top_down.iter().enumerate().map(|(depth, l)| format!("{}{}", " ".repeat(depth), l.operation)).collect();
+    let rows: Vec<String> =
+        top_down.iter().map(|l| l.estimate.map_or_else(String::new, |e| oracle_count(e.rows))).collect();
+    let costs: Vec<String> =
+        top_down.iter().map(|l| l.estimate.map_or_else(String::new, |e| format!("{:.0}", e.cost.ceil()))).collect();
     let op_w = ops.iter().map(String::len).max().unwrap_or(9).max(9);
     let name_w = top_down.iter().map(|l| l.name.len()).max().unwrap_or(4).max(4);
-    let rule = "-".repeat(op_w + name_w + 13);
-    let mut out = vec![rule.clone(), format!("| Id  | {:<op_w$} | {:<name_w$} |", "Operation", "Name"), rule.clone()];
+    let rows_w = rows.iter().map(String::len).max().unwrap_or(0).max(4);
+    let cost_w = costs.iter().map(String::len).max().unwrap_or(0).max(4);
+    let rule = "-".repeat(op_w + name_w + rows_w + cost_w + 19);
+    let mut out = vec![
+        rule.clone(),
+        format!("| Id  | {:<op_w$} | {:<name_w$} | {:>rows_w$} | {:>cost_w$} |", "Operation", "Name", "Rows", "Cost"),
+        rule.clone(),
+    ];
     for (id, (l, op)) in top_down.iter().zip(&ops).enumerate() {
         let star = if l.predicates.is_empty() { ' ' } else { '*' };
-        out.push(format!("|{star}{id:>3} | {op:<op_w$} | {:<name_w$} |", l.name));
+        out.push(format!(
+            "|{star}{id:>3} | {op:<op_w$} | {:<name_w$} | {:>rows_w$} | {:>cost_w$} |",
+            l.name, rows[id], costs[id]
+        ));
     }
     out.push(rule);
     let predicates: Vec<String> = top_down
@@ -721,4 +900,14 @@ pub fn format_plan(lines: &[PlanLine], notes: &[String]) -> Vec<String> {
         out.extend(notes.iter().map(|n| format!("   - {n}")));
     }
     out
+}
+
+/// A row count as DBMS_XPLAN prints it: whole, with K or M past five digits.
+fn oracle_count(rows: f64) -> String {
+    let n = rows.round().max(0.0) as u64;
+    match n {
+        0..=99_999 => n.to_string(),
+        100_000..=99_999_999 => format!("{}K", n / 1000),
+        _ => format!("{}M", n / 1_000_000),
+    }
 }

@@ -223,7 +223,7 @@ fn why_not(h: &hints::Hint, query: &Query<'_>, indexes: &[Arc<IndexDef>]) -> Str
 fn matches_choice(choice: &IndexChoice, ix: &IndexDef, table: &TableDef) -> bool {
     match choice {
         IndexChoice::Any => true,
-        IndexChoice::Named(names) => names.iter().any(|n| *n == ix.name),
+        IndexChoice::Named(names) => names.contains(&ix.name),
         IndexChoice::Columns(cols) => {
             cols.len() <= ix.columns.len()
                 && cols.iter().zip(&ix.columns).all(|(c, &i)| table.columns.get(i).is_some_and(|tc| tc.name == *c))
@@ -378,7 +378,7 @@ fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
         return KeyRange { lower: end(lo), upper: end(hi), used, answered, eq_columns };
     }
     let eq_columns = prefix.len();
-    let end = (!prefix.is_empty()).then(|| KeyEnd { values: prefix, inclusive: true });
+    let end = (!prefix.is_empty()).then_some(KeyEnd { values: prefix, inclusive: true });
     KeyRange { lower: end.clone(), upper: end, answered: used.clone(), used, eq_columns }
 }
 

@@ -109,10 +109,19 @@ impl IndexFacts {
     }
 }
 
+/// One end of a range: the value and whether it is included.
+type RangeEnd = Option<(Value, bool)>;
+
+/// The selectivity of a condition over rows nothing is known about (Oracle's defaults).
+pub fn default_selectivity(condition: &crate::sql::expr::Expr) -> f64 {
+    let no_statistics = TableFacts { rows: 0.0, blocks: 0.0, analyzed: false, columns: None };
+    combined(&no_statistics, &super::predicates::conjuncts(condition))
+}
+
 /// The selectivity of all `conjuncts` together.
 pub fn combined(facts: &TableFacts<'_>, conjuncts: &[Conjunct]) -> f64 {
     // Ranges on one column combine into one range before they are estimated.
-    let mut ranges: Vec<(usize, Option<(Value, bool)>, Option<(Value, bool)>)> = Vec::new();
+    let mut ranges: Vec<(usize, RangeEnd, RangeEnd)> = Vec::new();
     let mut s = 1.0;
     for c in conjuncts {
         match &c.bound {

@@ -1,0 +1,85 @@
+//! Row-source statistics through the public API: what each plan line did (rows, cr=,
+//! pr=, pw=, time=), gathered on request, by the hint, by `statistics_level = ALL`, and
+//! by EXPLAIN ANALYZE; and that gathering them changes no result.
+
+mod common;
+
+use common::*;
+use lioscope::Stat;
+
+fn loaded() -> (tempfile::TempDir, lioscope::Database) {
+    let (dir, _, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id INTEGER, grp VARCHAR2(10))");
+    exec(&s, "INSERT INTO t SELECT LEVEL, 'g' || MOD(LEVEL, 5) FROM dual CONNECT BY LEVEL <= 20000");
+    (dir, db)
+}
+
+#[test]
+fn each_line_counts_the_rows_it_passed_on_and_the_gets_beneath_it() {
+    let (_dir, db) = loaded();
+    let s = db.session();
+    let plain = rows(&s, "SELECT grp, COUNT(*) FROM t WHERE id > 5000 GROUP BY grp ORDER BY grp");
+    s.set_plan_statistics(true);
+    let gets_before = s.stats().get(Stat::ConsistentGets);
+    let result = exec(&s, "SELECT grp, COUNT(*) FROM t WHERE id > 5000 GROUP BY grp ORDER BY grp");
+    let gets = s.stats().get(Stat::ConsistentGets) - gets_before;
+    assert_eq!(result.rows, plain, "gathering statistics changes no result");
+    let stats = result.plan_statistics.expect("statistics were asked for");
+    let ops: Vec<(&str, u64)> = stats.lines.iter().map(|l| (l.operation.as_str(), l.rows)).collect();
+    assert_eq!(
+        ops,
+        vec![("SELECT STATEMENT", 5), ("SORT ORDER BY", 5), ("HASH GROUP BY", 5), ("TABLE ACCESS FULL", 15000)]
+    );
+    for l in &stats.lines {
+        assert_eq!(l.consistent_gets, gets, "{}: the scan does every get, counted cumulatively", l.operation);
+    }
+    // Inclusive times: a parent's time is at least its child's.
+    for pair in stats.lines.windows(2) {
+        assert!(pair[0].time_us >= pair[1].time_us, "{:?}", stats.lines);
+    }
+    s.set_plan_statistics(false);
+    assert!(exec(&s, "SELECT COUNT(*) FROM t").plan_statistics.is_none());
+}
+
+#[test]
+fn the_count_kernel_reports_the_rows_it_filtered() {
+    let (_dir, db) = loaded();
+    let s = db.session();
+    let result = exec(&s, "SELECT /*+ GATHER_PLAN_STATISTICS */ COUNT(id) FROM t WHERE id > 100");
+    assert_eq!(result.rows[0][0].to_string(), "19900");
+    let stats = result.plan_statistics.expect("the hint asks for them");
+    let scan = stats.lines.iter().find(|l| l.operation == "TABLE ACCESS FULL").unwrap();
+    assert_eq!(scan.rows, 19900);
+}
+
+#[test]
+fn statistics_level_all_gathers_for_every_query_and_limits_stop_early() {
+    let (_dir, db) = loaded();
+    let s = db.session();
+    exec(&s, "ALTER SESSION SET statistics_level = ALL");
+    let result = exec(&s, "SELECT id FROM t WHERE ROWNUM <= 7");
+    let stats = result.plan_statistics.expect("statistics_level = ALL");
+    let rows: Vec<u64> = stats.lines.iter().map(|l| l.rows).collect();
+    assert_eq!(rows[..2], [7, 7]);
+    // The scan hands rows on a block at a time: it counts the rows of the one block it
+    // read before COUNT STOPKEY stopped it, not the whole table.
+    assert!((7..1000).contains(&rows[2]), "{rows:?}");
+    exec(&s, "ALTER SESSION SET statistics_level = TYPICAL");
+    assert!(exec(&s, "SELECT id FROM t WHERE ROWNUM <= 7").plan_statistics.is_none());
+}
+
+#[test]
+fn explain_analyze_prints_the_lines_as_tkprof_does() {
+    let (_dir, db) = loaded();
+    let s = db.session();
+    let lines: Vec<String> =
+        rows(&s, "EXPLAIN ANALYZE SELECT COUNT(*) FROM t WHERE grp = 'g1'").iter().map(|r| r[0].to_string()).collect();
+    assert!(lines[0].contains("Rows  Row Source Operation"), "{lines:?}");
+    let scan = lines.iter().find(|l| l.contains("TABLE ACCESS FULL T")).expect("the scan's line");
+    assert!(scan.trim_start().starts_with("4000 "), "{scan}");
+    assert!(scan.contains("cr=") && scan.contains("pr=") && scan.contains("pw=0") && scan.contains(" us"), "{scan}");
+    assert!(lines.iter().any(|l| l.contains("no statistics on T")), "the note travels with it: {lines:?}");
+    let err = fail(&s, "EXPLAIN ANALYZE DELETE FROM t");
+    assert!(err.to_string().contains("EXPLAIN ANALYZE of a statement other than a query"), "{err}");
+}
