@@ -7,6 +7,7 @@
 //!   files are not what they should be, or are in use; the message names the file and,
 //!   for a block, its address.
 //! - `Io`: the operating system refused a read or write; the message names the file.
+//! - a constraint (`UniqueViolation`): the statement was rejected; nothing stored changed.
 //! - transactions (`SnapshotTooOld`, `UndoSpace`, `Deadlock`, `Transaction`): the
 //!   statement failed as a whole and changed nothing; the transaction is still open.
 //! - `UndoFailed`: a statement failed and removing what it had stored failed too; the
@@ -88,6 +89,11 @@ pub enum Error {
     /// session's transaction state.
     #[error("{message}")]
     Transaction { message: String },
+
+    /// A row whose key a unique index already holds (Oracle's ORA-00001); the statement
+    /// changed nothing.
+    #[error("unique constraint ({index}) violated")]
+    UniqueViolation { index: String },
 
     /// A failed statement whose rows could not all be removed again.
     #[error("{statement}; and undoing the statement failed: {undo}")]

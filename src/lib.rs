@@ -2,7 +2,8 @@
 //!
 //! Modules are listed in the order a query flows through them: a [`Session`] of a
 //! [`Database`] (`db`) hands the text to `sql`, which parses and plans it; `exec` runs the
-//! plan's operators; `access` reaches rows in a table's segment; `buffer` caches its
+//! plan's operators; `access` reaches rows in a table's segment and `index` through its
+//! B-tree indexes; `buffer` caches their
 //! blocks; `txn` gives each statement the version of a block it must see (undo, CR
 //! clones, row locks, commit); `storage` holds their on-disk formats. Then what every layer uses (`catalog`,
 //! `types`, `stats`, `error`) and what is built on the public API (`cli`, `lab`).
@@ -33,6 +34,7 @@ pub mod db;
 pub mod sql;
 pub mod exec;
 pub mod access;
+pub mod index;
 pub mod buffer;
 pub mod txn;
 pub mod storage;

@@ -88,6 +88,10 @@ pub struct DbInner {
     pub(crate) datafiles: Vec<Arc<DataFile>>,
     /// The locks of each table, by object id.
     pub(crate) table_locks: Mutex<HashMap<u32, Arc<TableLocks>>>,
+    /// The structure lock of each index, by object id: held by one insert, delete,
+    /// rollback of an entry or bulk build at a time, so one split at a time runs in an
+    /// index (readers never take it).
+    pub(crate) index_locks: Mutex<HashMap<u32, Arc<parking_lot::ReentrantMutex<()>>>>,
     /// The system change number, advanced by every change.
     pub(crate) scn: AtomicU64,
     /// The undo tablespace.
@@ -206,6 +210,7 @@ impl Database {
             parameters: RwLock::new(parameters),
             datafiles,
             table_locks: Mutex::new(HashMap::new()),
+            index_locks: Mutex::new(HashMap::new()),
             undo,
             enqueues: Default::default(),
             commit_lock: Mutex::new(()),
@@ -258,6 +263,11 @@ impl DbInner {
     /// The locks of a table.
     pub(crate) fn table_locks(&self, object_id: u32) -> Arc<TableLocks> {
         self.table_locks.lock().entry(object_id).or_default().clone()
+    }
+
+    /// The structure lock of an index.
+    pub(crate) fn index_lock(&self, object_id: u32) -> Arc<parking_lot::ReentrantMutex<()>> {
+        self.index_locks.lock().entry(object_id).or_default().clone()
     }
 
     /// The SCN a statement starting now reads as of: every transaction ended at or

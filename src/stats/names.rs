@@ -79,6 +79,13 @@ statistics! {
     RollbackChangesUndoRecordsApplied => "rollback changes - undo records applied", 128;
     EnqueueWaits => "enqueue waits", 4;
     EnqueueDeadlocks => "enqueue deadlocks", 4;
+    LeafNodeSplits => "leaf node splits", 128;
+    LeafNode9010Splits => "leaf node 90-10 splits", 128;
+    BranchNodeSplits => "branch node splits", 128;
+    RootNodeSplits => "root node splits", 128;
+    IndexFastFullScansFull => "index fast full scans (full)", 64;
+    IndexScansKdiixs1 => "index scans kdiixs1", 64;
+    IndexFetchByKey => "index fetch by key", 64;
 }
 
 impl Stat {

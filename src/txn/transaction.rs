@@ -182,6 +182,11 @@ pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba) -> Result<()> {
             mark = at;
             break;
         }
+        if crate::index::undo::is_index_record(&record.body) {
+            crate::index::undo::roll_back(ctx, &record.body, at)?;
+            at = record.prev;
+            continue;
+        }
         let undo = BlockUndo::decode(&record.body).map_err(|r| ctx.corrupt(at.rdba, r))?;
         let mut guard = ctx.db.cache.current_get(ctx.stats, undo.rdba)?;
         let may_compact = !super::change::others_active(&guard, xid, |x| ctx.db.enqueues.is_active(x));

@@ -1,0 +1,192 @@
+//! B-tree indexes: keys, block formats, the tree and its changes, scans, bulk builds and
+//! statistics.
+//!
+//! An index lives in its own segment, read and changed through the buffer cache like a
+//! table: every block visited is a consistent get (or a db block get to change it), a
+//! leaf carries ITL slots, its changes write undo, and a reader sees each leaf as of its
+//! snapshot through the same consistent-read machinery as table blocks (CR clones,
+//! delayed cleanout).
+//!
+//! ```text
+//!  segment:  [header] [root] [block] [block] ...   (the root is always the block after
+//!                       │                            the header, whatever its level)
+//!  level 2   root:      ( -∞ → B1 ) ( "m"+rowid → B2 )
+//!                           │                 │
+//!  level 1   B1: low -∞, high "m"…  ──right──► B2: low "m"…, high +∞
+//!             ( -∞ → L1 ) ( "f"… → L2 )        ( "m"… → L3 ) ( "t"… → L4 )
+//!                 │           │                    │            │
+//!  level 0   L1 ◄──────► L2 ◄──────► L3 ◄──────► L4      leaves, linked both ways
+//!            entries: (flags, lock, key, rowid) sorted by key then rowid;
+//!            ITL slots; low fence ≤ every entry < high fence
+//! ```
+//!
+//! - [`key`]: the order-preserving encoding of a tuple of column values ([`encode_key`],
+//!   [`decode_key`]). Rows whose key columns are all NULL are not indexed.
+//! - [`block`]: leaf and branch block formats.
+//! - `tree`: descents (readers move right past a split they did not see), inserts and
+//!   deletes for a transaction, splits (50-50, 90-10, root), purging of committed deletes.
+//! - `undo`: the undo record of a leaf entry change, applied to CR clones and by rollback.
+//! - [`scan`]: range scans a leaf at a time ([`IndexScan`], [`LeafEntries`]), unique
+//!   lookups, fast full scans, statistics.
+//! - `build`: bulk build from unsorted (key, rowid) entries.
+//!
+//! Concurrency: readers hold one block's content lock at a time; writers of one index
+//! take its structure lock (`DbInner::index_lock`) for one insert or delete, so splits
+//! of one index never run at once. A unique index refuses a key that a live entry of a
+//! committed or of the same transaction holds (`Error::UniqueViolation`); an entry of
+//! another active transaction (inserted, or deleted: its rollback would revive it) is
+//! waited for as a row lock (`enq: TX - row lock contention`), then looked at again.
+
+pub mod block;
+mod build;
+pub mod key;
+pub mod scan;
+mod tree;
+pub mod undo;
+#[cfg(test)]
+mod tests;
+
+pub use block::RowId;
+pub use build::build;
+pub use key::{decode_key, encode_key};
+pub use scan::{IndexScan, KeyBound, LeafEntries, fast_full_scan, statistics};
+
+use crate::access::AccessContext;
+use crate::catalog::IndexDef;
+use crate::error::{Error, Result};
+use crate::txn::transaction::Transaction;
+use tree::{Retry, Tree};
+
+/// Creates the segment of a new index: the header and an empty root leaf after it.
+/// Returns the segment header's address (the root is the next block).
+pub fn create_segment(ctx: &AccessContext<'_>, object_id: u32) -> Result<u32> {
+    let header = crate::access::segments::create_segment(ctx, object_id)?;
+    let name = format!("index object {object_id}");
+    let tree = Tree { object_id, root: header + 1, name: &name };
+    let mut space = tree::Space::open(ctx, &tree, header)?;
+    let root = space.new_block(ctx, 0)?;
+    assert_eq!(root.rdba(), tree.root, "the root is the block after the segment header");
+    drop(root);
+    space.finish(ctx)?;
+    Ok(header)
+}
+
+/// Adds the entry (`key`, `rowid`) for transaction `txn` of session `sid`. On a unique
+/// index, a key held by another live entry is an error (after waiting for the
+/// transaction that holds it, if it is active) and changes nothing.
+pub fn insert(
+    ctx: &AccessContext<'_>,
+    txn: &mut Transaction,
+    sid: u32,
+    index: &IndexDef,
+    key: &[u8],
+    rowid: RowId,
+) -> Result<()> {
+    check_key_len(ctx, index, key)?;
+    let tree = Tree::of(index);
+    let xid = txn.xid(ctx, sid)?;
+    let full = tree::full_key(key, rowid);
+    let lock = ctx.db.index_lock(index.object_id);
+    loop {
+        let structure = lock.lock();
+        if index.unique {
+            match unique_conflict(ctx, &tree, key, xid)? {
+                Some(Conflict::Violated) => return Err(Error::UniqueViolation { index: index.name.clone() }),
+                Some(Conflict::Wait(holder)) => {
+                    drop(structure);
+                    ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
+                    continue;
+                }
+                None => {}
+            }
+        }
+        match tree::insert_entry(ctx, &tree, index.segment_header, txn, xid, &full)? {
+            Ok(()) => return Ok(()),
+            Err(Retry::Split) => continue,
+            Err(Retry::Wait(holder)) => {
+                drop(structure);
+                ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
+            }
+        }
+    }
+}
+
+/// Deletes the entry (`key`, `rowid`) for transaction `txn` of session `sid` (it is
+/// flagged deleted; its space is reused once the delete has committed).
+pub fn delete(
+    ctx: &AccessContext<'_>,
+    txn: &mut Transaction,
+    sid: u32,
+    index: &IndexDef,
+    key: &[u8],
+    rowid: RowId,
+) -> Result<()> {
+    let tree = Tree::of(index);
+    let xid = txn.xid(ctx, sid)?;
+    let full = tree::full_key(key, rowid);
+    let lock = ctx.db.index_lock(index.object_id);
+    loop {
+        let structure = lock.lock();
+        match tree::delete_entry(ctx, &tree, txn, xid, &full)? {
+            Ok(()) => return Ok(()),
+            Err(Retry::Split) => continue,
+            Err(Retry::Wait(holder)) => {
+                drop(structure);
+                ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
+            }
+        }
+    }
+}
+
+fn check_key_len(ctx: &AccessContext<'_>, index: &IndexDef, key: &[u8]) -> Result<()> {
+    let max = block::max_key_len(ctx.db.block_size);
+    if key.len() > max { Err(key_too_long(index, key.len(), max)) } else { Ok(()) }
+}
+
+pub(crate) fn key_too_long(index: &IndexDef, len: usize, max: usize) -> Error {
+    Error::InvalidValue {
+        context: index.name.clone(),
+        message: format!("maximum key length ({max}) exceeded: a key of {len} bytes"),
+    }
+}
+
+/// What a unique index says of a new key.
+enum Conflict {
+    /// A live entry of a committed transaction (or of the inserting one) has the key.
+    Violated,
+    /// An entry of this active transaction has the key: wait for it to end.
+    Wait(crate::txn::Xid),
+}
+
+/// Looks at every entry with key `key` in the current leaves (the caller holds the
+/// structure lock).
+fn unique_conflict(
+    ctx: &AccessContext<'_>,
+    tree: &Tree<'_>,
+    key: &[u8],
+    xid: crate::txn::Xid,
+) -> Result<Option<Conflict>> {
+    use tree::{Seek, Target};
+    let (mut guard, _) = tree.descend(ctx, Seek::Forward(Target::AtLeast(key)))?;
+    loop {
+        let view = block::IndexBlock(&guard);
+        let start = view.position(|k| k < key);
+        for i in start..view.count() {
+            if view.key(i) != key {
+                return Ok(None);
+            }
+            let holder = tree::active_holder(ctx, &guard, view.lock(i)).filter(|&h| h != xid);
+            match (view.is_deleted(i), holder) {
+                (_, Some(h)) => return Ok(Some(Conflict::Wait(h))),
+                (false, None) => return Ok(Some(Conflict::Violated)),
+                (true, None) => {}
+            }
+        }
+        let right = view.right();
+        if right == 0 {
+            return Ok(None);
+        }
+        drop(guard);
+        guard = tree.read(ctx, right)?;
+    }
+}

@@ -1,0 +1,327 @@
+//! Reading an index: range scans (ascending or descending) a leaf at a time, unique
+//! lookups, fast full scans, and the statistics of the leaves.
+//!
+//! An [`IndexScan`] hands out one leaf at a time as [`LeafEntries`]: the leaf as the
+//! statement's snapshot sees it (a consistent get, a CR clone where needed), pinned and
+//! share-locked while the caller works through its qualifying entries in scan order. The
+//! scan holds no other block meanwhile and lets the leaf go before it gets the next one,
+//! so a scan never waits on a writer while holding a block that writer needs.
+//!
+//! Ascending scans follow right links. Descending scans follow left links; a left
+//! neighbour that split after the link was read no longer reaches up to the leaf the scan
+//! came from (its high fence is below that leaf's low fence), and the scan then descends
+//! again from the root for the last key below that fence. Entries at or beyond the low
+//! fence of the leaf a descending scan came from are never returned twice.
+
+use super::block::{IndexBlock, RowId};
+use super::tree::{Seek, Target, Tree};
+use crate::access::AccessContext;
+use crate::access::full_scan::Flow;
+use crate::buffer::{BufferCache, ReadGuard};
+use crate::catalog::{IndexDef, IndexStats};
+use crate::error::Result;
+use crate::stats::Stat;
+
+/// One end of a range: bytes are the encoding of a leading subset of the key columns
+/// (see [`super::encode_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyBound {
+    Unbounded,
+    Included(Vec<u8>),
+    Excluded(Vec<u8>),
+}
+
+impl KeyBound {
+    /// As a lower limit: the first key that qualifies is at or after this target.
+    fn lower(&self) -> Option<Target<'_>> {
+        match self {
+            KeyBound::Unbounded => None,
+            KeyBound::Included(p) => Some(Target::AtLeast(p)),
+            KeyBound::Excluded(p) => Some(Target::After(p)),
+        }
+    }
+
+    /// As an upper limit: keys qualify while they are before this target.
+    fn upper(&self) -> Option<Target<'_>> {
+        match self {
+            KeyBound::Unbounded => None,
+            KeyBound::Included(p) => Some(Target::After(p)),
+            KeyBound::Excluded(p) => Some(Target::AtLeast(p)),
+        }
+    }
+}
+
+/// The qualifying entries of one leaf, in scan order.
+pub struct LeafEntries<'s> {
+    block: &'s [u8],
+    rdba: u32,
+    positions: &'s [u16],
+}
+
+impl LeafEntries<'_> {
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+    /// The key (encoded column values) of entry `i`.
+    #[inline]
+    pub fn key(&self, i: usize) -> &[u8] {
+        IndexBlock(self.block).key(usize::from(self.positions[i]))
+    }
+    /// The row entry `i` points at.
+    #[inline]
+    pub fn rowid(&self, i: usize) -> RowId {
+        IndexBlock(self.block).rowid(usize::from(self.positions[i]))
+    }
+    /// The leaf's block address.
+    pub fn rdba(&self) -> u32 {
+        self.rdba
+    }
+}
+
+/// Where a scan stands.
+enum Next {
+    /// Not started: descend from the root.
+    Start,
+    /// The leaf to visit next (reached through a link); for a descending scan, the low
+    /// fence of the leaf it came from.
+    Leaf {
+        rdba: u32,
+        boundary: Option<Vec<u8>>,
+    },
+    /// Descend again from the root for the last key below `boundary` (descending).
+    Redescend {
+        boundary: Vec<u8>,
+    },
+    Done,
+}
+
+/// A range scan of an index: [`IndexScan::range`], then [`IndexScan::next_leaf`] until
+/// it returns `None`.
+pub struct IndexScan<'c> {
+    object_id: u32,
+    root: u32,
+    name: String,
+    lower: KeyBound,
+    upper: KeyBound,
+    descending: bool,
+    /// Counts `index fetch by key` rather than `index scans kdiixs1`.
+    by_key: bool,
+    next: Next,
+    current: Option<ReadGuard<'c>>,
+    positions: Vec<u16>,
+}
+
+impl<'c> IndexScan<'c> {
+    /// The entries with keys between `lower` and `upper`, ascending or descending.
+    pub fn range(index: &IndexDef, lower: KeyBound, upper: KeyBound, descending: bool) -> IndexScan<'c> {
+        let tree = Tree::of(index);
+        IndexScan {
+            object_id: tree.object_id,
+            root: tree.root,
+            name: index.name.clone(),
+            lower,
+            upper,
+            descending,
+            by_key: false,
+            next: Next::Start,
+            current: None,
+            positions: Vec::new(),
+        }
+    }
+
+    /// The entries whose key is `key` (all the columns of the index): a unique lookup.
+    pub fn unique(index: &IndexDef, key: Vec<u8>) -> IndexScan<'c> {
+        let mut scan = IndexScan::range(index, KeyBound::Included(key.clone()), KeyBound::Included(key), false);
+        scan.by_key = true;
+        scan
+    }
+
+    fn tree(&self) -> Tree<'_> {
+        Tree { object_id: self.object_id, root: self.root, name: &self.name }
+    }
+
+    /// The next leaf with qualifying entries (a leaf with none is skipped), or `None`
+    /// when the range is exhausted.
+    pub fn next_leaf(&mut self, ctx: &AccessContext<'c>) -> Result<Option<LeafEntries<'_>>> {
+        self.current = None;
+        loop {
+            let (guard, boundary) = match std::mem::replace(&mut self.next, Next::Done) {
+                Next::Done => return Ok(None),
+                Next::Start => {
+                    ctx.stats.add(if self.by_key { Stat::IndexFetchByKey } else { Stat::IndexScansKdiixs1 }, 1);
+                    (self.descend(ctx, None)?, None)
+                }
+                Next::Redescend { boundary } => (self.descend(ctx, Some(&boundary))?, Some(boundary)),
+                Next::Leaf { rdba, boundary } => (self.tree().read(ctx, rdba)?, boundary),
+            };
+            if self.descending
+                && let Some(b) = &boundary
+                && IndexBlock(&guard).high_fence().is_some_and(|h| h < &b[..])
+            {
+                // The left neighbour split after its link was read.
+                self.next = Next::Redescend { boundary: boundary.expect("checked") };
+                continue;
+            }
+            if !IndexBlock(&guard).is_leaf() {
+                return Err(self.tree().corrupt(ctx, guard.rdba(), "a sibling link of a leaf leads to a branch"));
+            }
+            let leaf = self.tree().consistent(ctx, guard)?;
+            self.qualify(&leaf, boundary.as_deref());
+            let rdba = leaf.rdba();
+            self.current = Some(leaf);
+            if !self.positions.is_empty() {
+                let block = self.current.as_deref().expect("just set");
+                return Ok(Some(LeafEntries { block, rdba, positions: &self.positions }));
+            }
+        }
+    }
+
+    /// The current leaf where the scan starts (or starts again below `boundary`).
+    fn descend(&self, ctx: &AccessContext<'c>, boundary: Option<&[u8]>) -> Result<ReadGuard<'c>> {
+        let seek = match (self.descending, boundary) {
+            (false, _) => Seek::Forward(self.lower.lower().unwrap_or(Target::AtLeast(&[]))),
+            (true, Some(b)) => Seek::Backward(Target::AtLeast(b)),
+            (true, None) => Seek::Backward(self.upper.upper().unwrap_or(Target::After(&[]))),
+        };
+        Ok(self.tree().descend(ctx, seek)?.0)
+    }
+
+    /// Fills `positions` with the qualifying entries of `leaf` in scan order and sets
+    /// where the scan goes next.
+    fn qualify(&mut self, leaf: &[u8], boundary: Option<&[u8]>) {
+        let view = IndexBlock(leaf);
+        let start = self.lower.lower().map_or(0, |t| view.position(|k| t.above(k)));
+        let mut end = self.upper.upper().map_or(view.count(), |t| view.position(|k| t.above(k)));
+        if let Some(b) = boundary {
+            end = end.min(view.position(|k| k < b));
+        }
+        self.positions.clear();
+        let live = (start..end.max(start)).filter(|&i| !view.is_deleted(i)).map(|i| i as u16);
+        if self.descending {
+            self.positions.extend(live.rev());
+        } else {
+            self.positions.extend(live);
+        }
+        self.next = if self.descending {
+            match view.low_fence() {
+                Some(low)
+                    if start == 0 && view.left() != 0 && !self.lower.lower().is_some_and(|t| t.at_or_above(low)) =>
+                {
+                    Next::Leaf { rdba: view.left(), boundary: Some(low.to_vec()) }
+                }
+                _ => Next::Done,
+            }
+        } else {
+            match view.high_fence() {
+                Some(high)
+                    if end == view.count() && view.right() != 0 && self.upper.upper().is_none_or(|t| t.above(high)) =>
+                {
+                    Next::Leaf { rdba: view.right(), boundary: None }
+                }
+                _ => Next::Done,
+            }
+        };
+    }
+}
+
+/// Reads every leaf of the index in segment order with multiblock reads (`db file
+/// scattered read`), handing each leaf's live entries (as the snapshot sees them, in key
+/// order within the leaf, in no order across leaves) to `f` until it says stop.
+pub fn fast_full_scan(
+    ctx: &AccessContext<'_>,
+    index: &IndexDef,
+    mut f: impl FnMut(&LeafEntries<'_>) -> Result<Flow>,
+) -> Result<()> {
+    ctx.stats.add(Stat::IndexFastFullScansFull, 1);
+    let tree = Tree::of(index);
+    let map = crate::access::segments::read_segment_map(ctx, index.segment_header, &index.name)?;
+    let mut positions = Vec::new();
+    for run in map.scan_runs(ctx.db.extent_blocks) {
+        let (mut at, end) = (run.first, run.first + run.blocks);
+        while at < end {
+            let n = (end - at).min(ctx.multiblock_read_count.max(1));
+            let mut pinned = ctx.db.cache.pin_multiblock(ctx.stats, at, n)?;
+            while let Some(guard) = pinned.next_block(ctx.stats) {
+                let guard = guard?;
+                BufferCache::count_consistent_get(ctx.stats);
+                let rdba = guard.rdba();
+                IndexBlock(&guard).check(tree.object_id).map_err(|r| tree.corrupt(ctx, rdba, r))?;
+                if !IndexBlock(&guard).is_leaf() {
+                    continue;
+                }
+                let leaf = tree.consistent(ctx, guard)?;
+                let view = IndexBlock(&leaf);
+                positions.clear();
+                positions.extend((0..view.count()).filter(|&i| !view.is_deleted(i)).map(|i| i as u16));
+                if f(&LeafEntries { block: &leaf, rdba, positions: &positions })? == Flow::Stop {
+                    return Ok(());
+                }
+            }
+            at = pinned.end();
+        }
+    }
+    Ok(())
+}
+
+/// The index's statistics as the snapshot sees it, walking the leaves in key order.
+pub fn statistics(ctx: &AccessContext<'_>, index: &IndexDef) -> Result<IndexStats> {
+    let tree = Tree::of(index);
+    let (first, blevel) = tree.descend(ctx, Seek::Forward(Target::AtLeast(&[])))?;
+    let mut counter = StatsCounter::default();
+    let mut next = Some(first);
+    while let Some(guard) = next.take() {
+        let leaf = tree.consistent(ctx, guard)?;
+        let view = IndexBlock(&leaf);
+        counter.leaf_blocks += 1;
+        for i in (0..view.count()).filter(|&i| !view.is_deleted(i)) {
+            counter.entry(view.key(i), view.rowid(i));
+        }
+        let right = view.right();
+        drop(leaf);
+        if right != 0 {
+            next = Some(tree.read(ctx, right)?);
+        }
+    }
+    Ok(counter.finish(u32::from(blevel)))
+}
+
+/// Counts the statistics of entries met in key order.
+#[derive(Default)]
+pub(super) struct StatsCounter {
+    pub leaf_blocks: u64,
+    num_rows: u64,
+    distinct_keys: u64,
+    clustering_factor: u64,
+    last_key: Vec<u8>,
+    last_block: Option<u32>,
+}
+
+impl StatsCounter {
+    #[inline]
+    pub fn entry(&mut self, key: &[u8], rowid: RowId) {
+        if self.num_rows == 0 || key != self.last_key.as_slice() {
+            self.distinct_keys += 1;
+            self.last_key.clear();
+            self.last_key.extend_from_slice(key);
+        }
+        if self.last_block != Some(rowid.rdba) {
+            self.clustering_factor += 1;
+            self.last_block = Some(rowid.rdba);
+        }
+        self.num_rows += 1;
+    }
+
+    pub fn finish(self, blevel: u32) -> IndexStats {
+        IndexStats {
+            blevel,
+            leaf_blocks: self.leaf_blocks,
+            num_rows: self.num_rows,
+            distinct_keys: self.distinct_keys,
+            clustering_factor: self.clustering_factor,
+            analyzed: crate::types::local_now(),
+        }
+    }
+}
