@@ -63,6 +63,8 @@ pub struct FullScan<'t> {
     kinds: Vec<PayloadKind>,
     /// Per block: where each whole row's column stream starts, and its spans.
     starts: Vec<u32>,
+    /// Per block: each whole row's slot in the row directory (its rowid's second half).
+    slots: Vec<u16>,
     spans: Vec<ColumnSpan>,
     /// Per row of an in-place walk: where each column's length byte is.
     positions: Vec<u16>,
@@ -79,6 +81,7 @@ impl<'t> FullScan<'t> {
             table,
             kinds: table.columns[..n].iter().map(|c| PayloadKind::from(c.data_type)).collect(),
             starts: Vec::new(),
+            slots: Vec::new(),
             spans: Vec::new(),
             positions: vec![0; n],
             chained: Vec::new(),
@@ -186,6 +189,7 @@ impl<'t> FullScan<'t> {
     ) -> Result<Flow> {
         let block = DataBlock(bytes);
         self.starts.clear();
+        self.slots.clear();
         self.starts.reserve(block.row_count());
         // Room for every row of the block, sized once per block.
         let needed = block.row_count() * self.width();
@@ -211,6 +215,7 @@ impl<'t> FullScan<'t> {
                     locate_columns(stream, column_count, &mut self.spans[at..at + width])
                         .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
                     self.starts.push((bytes.len() - stream.len()) as u32);
+                    self.slots.push(slot as u16);
                 }
                 Some(LiveRow::Chained { column_count, fragment, next }) => {
                     // Rows stay in slot order: the batch gathered so far goes first.
@@ -219,7 +224,7 @@ impl<'t> FullScan<'t> {
                         return Ok(flow);
                     }
                     chained_rows += 1;
-                    flow = self.visit_chained(ctx, rdba, bytes, column_count, fragment, next, visit)?;
+                    flow = self.visit_chained(ctx, rdba, slot, bytes, column_count, fragment, next, visit)?;
                     if flow == Flow::Stop {
                         break;
                     }
@@ -258,7 +263,7 @@ impl<'t> FullScan<'t> {
                     self.walk_one(ctx, rdba, slot, stream, column_count, visit)?
                 }
                 Some(LiveRow::Chained { column_count, fragment, next }) => {
-                    self.visit_chained(ctx, rdba, bytes, column_count, fragment, next, visit)?
+                    self.visit_chained(ctx, rdba, slot, bytes, column_count, fragment, next, visit)?
                 }
             };
             visited += 1;
@@ -303,6 +308,7 @@ impl<'t> FullScan<'t> {
         let batch = BlockBatch {
             block,
             starts: &self.starts,
+            slots: &self.slots,
             spans: &self.spans[..used],
             width: self.width(),
             kinds: &self.kinds,
@@ -310,6 +316,7 @@ impl<'t> FullScan<'t> {
         };
         let flow = visit.batch(&batch)?;
         self.starts.clear();
+        self.slots.clear();
         Ok(flow)
     }
 
@@ -318,22 +325,26 @@ impl<'t> FullScan<'t> {
         &mut self,
         ctx: &AccessContext<'_>,
         rdba: u32,
+        slot: usize,
         block: &[u8],
         column_count: usize,
         fragment: &[u8],
         next: Option<PieceAddr>,
         visit: &mut C,
     ) -> Result<Flow> {
+        let slot = slot as u16;
         // Follow the chain only if the columns the query needs are not all in the head
         // piece (Oracle fetches a continued row only when it must).
         if locate_columns(fragment, column_count, &mut self.chained_spans).is_some() {
-            return visit.row(&BlockRow { stream: fragment, spans: &self.chained_spans, kinds: &self.kinds, rdba });
+            return visit.row(&BlockRow { stream: fragment, spans: &self.chained_spans, kinds: &self.kinds, rdba, slot });
         }
         let mut chained = std::mem::take(&mut self.chained);
         assemble_row(ctx, rdba, block, fragment, next, &mut chained)?;
         let located = locate_columns(&chained, column_count, &mut self.chained_spans);
         let flow = match located {
-            Some(_) => visit.row(&BlockRow { stream: &chained, spans: &self.chained_spans, kinds: &self.kinds, rdba }),
+            Some(_) => {
+                visit.row(&BlockRow { stream: &chained, spans: &self.chained_spans, kinds: &self.kinds, rdba, slot })
+            }
             None => Err(ctx.corrupt(rdba, "chained row: column lengths run past the assembled row")),
         };
         self.chained = chained;

@@ -127,7 +127,7 @@ fn whole_row<'b>(
     spans.fill(ColumnSpan::NULL);
     locate_columns(stream, column_count, spans)
         .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
-    Ok(Some(BlockRow { stream, spans, kinds, rdba }))
+    Ok(Some(BlockRow { stream, spans, kinds, rdba, slot: slot as u16 }))
 }
 
 /// The forwarding head of a migrated row: a chained head with no columns of its own,

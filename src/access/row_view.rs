@@ -83,8 +83,10 @@ pub struct BlockRow<'b> {
     pub spans: &'b [ColumnSpan],
     /// How to decode each column.
     pub kinds: &'b [PayloadKind],
-    /// Block address, for error messages.
+    /// Block address of the row's head piece (the rowid's first half; named in errors).
     pub rdba: u32,
+    /// The head piece's slot in its block (the rowid's second half).
+    pub slot: u16,
 }
 
 impl BlockRow<'_> {
@@ -197,6 +199,8 @@ pub struct BlockBatch<'b> {
     pub block: &'b [u8],
     /// Offset in `block` of each row's column stream.
     pub starts: &'b [u32],
+    /// Each row's slot in the block's row directory.
+    pub slots: &'b [u16],
     /// `width` spans per row, row after row.
     pub spans: &'b [ColumnSpan],
     pub width: usize,
@@ -221,6 +225,7 @@ impl<'b> BlockBatch<'b> {
             spans: &self.spans[i * self.width..(i + 1) * self.width],
             kinds: self.kinds,
             rdba: self.rdba,
+            slot: self.slots[i],
         }
     }
 
