@@ -656,26 +656,24 @@ fn add_separator(
         }
         let up = path.clone();
         split(ctx, tree, header, txn, up, guard, None)?;
-        // The root may have moved its entries down a level: look again from the root's
-        // path (the separator's place is found by moving right from where it was).
+        // A split root moved its entries down a level, into one of its two children; a
+        // split parent is left as it is (the loop moves right if the separator went on).
         if parent == tree.root {
-            let (_, p) = descend_to_level(ctx, tree, separator)?;
-            parent = p;
+            parent = root_child_for(ctx, tree, separator)?;
         }
     }
     Err(tree.corrupt(ctx, parent, "no room for a separator after splitting"))
 }
 
-/// The branch just above the leaves... or rather the branch at the level of the old
-/// parent after a root split: the child of the root whose range holds `separator`.
-fn descend_to_level(ctx: &AccessContext<'_>, tree: &Tree<'_>, separator: &[u8]) -> Result<((), u32)> {
+/// The child of the root whose range holds `separator`.
+fn root_child_for(ctx: &AccessContext<'_>, tree: &Tree<'_>, separator: &[u8]) -> Result<u32> {
     let root = tree.read(ctx, tree.root)?;
     let view = IndexBlock(&root);
     let seek = Seek::Forward(Target::AtLeast(separator));
-    Ok(((), view.child(seek.child(view))))
+    Ok(view.child(seek.child(view)))
 }
 
-/// The rowid `r` as a full key suffix, after `key`.
+/// The full key of an entry: `key`, then `rowid`.
 pub fn full_key(key: &[u8], rowid: RowId) -> Vec<u8> {
     let mut full = Vec::with_capacity(key.len() + block::ROWID_LEN);
     full.extend_from_slice(key);
