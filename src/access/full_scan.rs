@@ -103,6 +103,12 @@ impl<'t> FullScan<'t> {
     pub fn run<C: ScanConsumer>(&mut self, ctx: &AccessContext<'_>, visit: &mut C) -> Result<()> {
         let locks = ctx.db.table_locks(self.table.object_id);
         let _visible = locks.visibility.read_recursive();
+        self.run_locked(ctx, visit)
+    }
+
+    /// [`FullScan::run`] for a caller that already holds the table's visibility lock (a
+    /// DDL statement holding it exclusively, such as CREATE INDEX).
+    pub fn run_locked<C: ScanConsumer>(&mut self, ctx: &AccessContext<'_>, visit: &mut C) -> Result<()> {
         let map = super::segments::read_map(ctx, self.table)?;
         let long_table = (map.hwm as usize) > ctx.db.cache.buffer_count() / 50;
         ctx.stats.add(if long_table { Stat::TableScansLong } else { Stat::TableScansShort }, 1);

@@ -75,6 +75,8 @@ pub struct Inserter<'a> {
     /// Blocks whose rows were handed to the transaction, for its commit cleanout (at most
     /// a tenth of the cache: commit cleans out no more).
     handed_over: Vec<u32>,
+    /// The rowid of each row inserted, in order, when asked for ([`Inserter::track_rowids`]).
+    rowids: Option<Vec<PieceAddr>>,
 }
 
 /// A block the statement is filling.
@@ -124,6 +126,7 @@ impl<'a> Inserter<'a> {
             open: None,
             old_last_handed_over: false,
             handed_over: Vec::new(),
+            rowids: None,
             undo_mark: ctx.db.undo.last_record(ctx, xid)?,
             fixed_snapshot,
         })
@@ -132,6 +135,16 @@ impl<'a> Inserter<'a> {
     /// Rows inserted so far.
     pub fn rows(&self) -> u64 {
         self.rows
+    }
+
+    /// Keeps the rowid of every row inserted from now on (for the table's indexes).
+    pub fn track_rowids(&mut self) {
+        self.rowids.get_or_insert_with(Vec::new);
+    }
+
+    /// The rowids kept since [`Inserter::track_rowids`], in insert order.
+    pub fn take_rowids(&mut self) -> Vec<PieceAddr> {
+        self.rowids.take().unwrap_or_default()
     }
 
     /// Appends one row whose values are already coerced to the column types. A row that
@@ -146,10 +159,10 @@ impl<'a> Inserter<'a> {
             self.row_buf = buf;
             result
         } else {
-            self.place(len, |space: &mut [u8]| row::put_whole_row(values, space)).map(|_| ())
+            self.place(len, |space: &mut [u8]| row::put_whole_row(values, space))
         };
-        result?;
-        self.count_row();
+        let rowid = result?;
+        self.count_row(rowid);
         Ok(())
     }
 
@@ -157,18 +170,21 @@ impl<'a> Inserter<'a> {
     /// [`crate::storage::row_image::RowImage`]): copied into its block, or chained if it
     /// does not fit in one.
     pub fn insert_encoded(&mut self, image: &[u8]) -> Result<()> {
-        if DataBlockMut::space_needed(image.len()) > self.empty_block_capacity() {
-            self.place_chained(image)?;
+        let rowid = if DataBlockMut::space_needed(image.len()) > self.empty_block_capacity() {
+            self.place_chained(image)?
         } else {
-            self.place(image.len(), |space: &mut [u8]| space.copy_from_slice(image))?;
-        }
-        self.count_row();
+            self.place(image.len(), |space: &mut [u8]| space.copy_from_slice(image))?
+        };
+        self.count_row(rowid);
         Ok(())
     }
 
-    fn count_row(&mut self) {
+    fn count_row(&mut self, rowid: PieceAddr) {
         self.rows += 1;
         self.ctx.stats.add(Stat::RowsInserted, 1);
+        if let Some(rowids) = &mut self.rowids {
+            rowids.push(rowid);
+        }
     }
 
     /// Places a row piece of `len` bytes (it fits in an empty block), which `write` writes
@@ -378,7 +394,8 @@ impl<'a> Inserter<'a> {
 
     /// Stores a row too large for one block as a chain of fragments: the head in the
     /// current block (or a new one), each further fragment alone in a new block.
-    fn place_chained(&mut self, piece: &[u8]) -> Result<()> {
+    /// Places a row too long for one block as a chain of pieces; returns its head's address.
+    fn place_chained(&mut self, piece: &[u8]) -> Result<PieceAddr> {
         let column_count = piece[2];
         let stream = &piece[row::PIECE_HEADER..];
         let per_piece = row::fragment_overhead(true) + 2;
@@ -422,7 +439,7 @@ impl<'a> Inserter<'a> {
         }
         self.hand_over(&mut blocks[0])?;
         self.current = addrs.last().map(|a| a.rdba);
-        Ok(())
+        Ok(addrs[0])
     }
 
     /// Formats the block at the high-water mark and raises the mark; the block becomes

@@ -5,6 +5,8 @@
 //!   at a time ([`BlockBatch`], columns located), one by one to a row kernel
 //!   ([`WalkedRow`], only the length bytes' positions recorded), and chained rows one by
 //!   one ([`BlockRow`]); column values are decoded only when asked for.
+//! - [`by_rowid`]: rows fetched at the rowids an index gave, the block of the last one
+//!   kept pinned (`buffer is pinned count`).
 //! - [`heap`]: appending rows (chaining those too large for a block) for a transaction,
 //!   and undoing the appends of a failed statement.
 //! - [`modify`]: UPDATE and DELETE: rows found as of the statement's snapshot, locked
@@ -15,6 +17,7 @@
 //! Everything here reads and writes blocks only through the buffer cache, and counts into
 //! the statistics of the session it works for.
 
+pub mod by_rowid;
 pub mod full_scan;
 pub mod heap;
 pub mod modify;

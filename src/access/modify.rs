@@ -43,8 +43,11 @@ pub enum RowEdit {
 pub trait RowChanges {
     /// Whether a row (as of the snapshot) qualifies.
     fn qualifies(&mut self, row: &BlockRow<'_>) -> Result<bool>;
-    /// What to do with the current version of a qualifying row.
+    /// What to do with the current version of a qualifying row. May be asked more than
+    /// once for one row (after a wait); the last answer is the one made.
     fn edit(&mut self, row: &BlockRow<'_>) -> Result<RowEdit>;
+    /// The last edit of the row at `rowid` was made.
+    fn changed(&mut self, _rowid: crate::storage::row::PieceAddr) {}
 }
 
 /// Changes the qualifying rows of `table` (at most `limit`); returns how many changed.
@@ -101,7 +104,7 @@ pub fn change_rows(
 
 /// The live row whose head is in `slot`, columns located (a chained or migrated row is
 /// assembled into `scratch`); `None` for an empty, deleted or continuation slot.
-fn whole_row<'b>(
+pub(crate) fn whole_row<'b>(
     ctx: &AccessContext<'_>,
     bytes: &'b [u8],
     rdba: u32,
@@ -288,6 +291,7 @@ fn change_one(
         block::set_scn(&mut guard, ctx.scn);
         ctx.db.cache.cap_cr_versions(rdba, ctx.db.current_scn() + 1);
         txn.touched(ctx, rdba);
+        changes.changed(crate::storage::row::PieceAddr { rdba, slot: slot as u16 });
         return Ok(true);
     }
 }

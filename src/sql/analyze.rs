@@ -43,7 +43,12 @@ pub fn analyze_table(session: &Session, name: &str, sample: AnalyzeSample) -> Re
         run_pipeline(&source, vec![Stage::Sink(sink)], &mut exec)?;
     }
     let stats = gatherer.finish(blocks, crate::types::local_now());
-    let index_stats = Vec::new();
+    let mut index_stats = Vec::new();
+    for index in session.db.catalog.indexes_of(table.object_id) {
+        let mut figures = crate::index::statistics(&ctx, &index)?;
+        figures.analyzed = stats.analyzed;
+        index_stats.push((index.name.clone(), figures));
+    }
     session.db.catalog.set_statistics(&table.name, stats, index_stats)?;
     Ok(QueryResult::message(StatementKind::Ddl, "Table analyzed."))
 }

@@ -61,7 +61,7 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
     Ok(QueryResult::message(StatementKind::Ddl, "Table created."))
 }
 
-fn single_name(name: &ast::ObjectName) -> Result<String> {
+pub(super) fn single_name(name: &ast::ObjectName) -> Result<String> {
     match name.0.as_slice() {
         [ast::ObjectNamePart::Identifier(i)] if i.value.is_empty() => {
             Err(Error::Parse { message: "a name cannot be empty (\"\")".into(), position: position_of(name) })
@@ -217,14 +217,14 @@ pub fn drop(
 /// `ddl_lock_timeout`, there 0 by default: DDL never waits on a transaction).
 const DDL_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-type Exclusive<'l> = (parking_lot::RwLockWriteGuard<'l, ()>, parking_lot::MutexGuard<'l, ()>);
+pub(super) type Exclusive<'l> = (parking_lot::RwLockWriteGuard<'l, ()>, parking_lot::MutexGuard<'l, ()>);
 
 /// The table's locks, exclusively, for TRUNCATE or DROP: refused at once if another
 /// transaction has uncommitted changes in it (Oracle's ORA-00054), and after
 /// [`DDL_LOCK_WAIT`] if statements on it do not end. It waits for the statements that
 /// read or change rows first (an UPDATE may be waiting for a row lock held by a
 /// transaction whose next statement inserts), and only then for the inserter.
-fn exclusive<'l>(locks: &'l crate::db::TableLocks, table: &str) -> Result<Exclusive<'l>> {
+pub(super) fn exclusive<'l>(locks: &'l crate::db::TableLocks, table: &str) -> Result<Exclusive<'l>> {
     let busy = |why: String| Error::Transaction { message: format!("resource busy: {table} {why}") };
     let changed = |locks: &crate::db::TableLocks| match locks.changers.lock().first() {
         Some(xid) => Err(busy(format!("has uncommitted changes of transaction {xid}; commit or roll it back first"))),

@@ -144,11 +144,23 @@ fn with_inserter(
         (xid, txn.snapshot)
     };
     let mut inserter = Inserter::new(&ctx, table, xid, fixed_snapshot)?;
+    let indexes = super::index_maintenance::TableIndexes::of(session, table);
+    if indexes.is_some() {
+        inserter.track_rowids();
+    }
     match fill(&mut inserter) {
         Ok(()) => {
+            let rowids = inserter.take_rowids();
             let (rows, blocks) = inserter.finish()?;
-            let mut txn = session.txn.borrow_mut();
-            blocks.into_iter().for_each(|rdba| txn.touched(&ctx, rdba));
+            {
+                let mut txn = session.txn.borrow_mut();
+                blocks.into_iter().for_each(|rdba| txn.touched(&ctx, rdba));
+            }
+            // The rows are in their blocks: their index entries follow (a failure here
+            // fails the statement, whose rollback removes the rows too).
+            if let Some(indexes) = indexes {
+                indexes.rows_inserted(session, table, &rowids)?;
+            }
             Ok(rows)
         }
         Err(e) => match inserter.rollback() {

@@ -82,7 +82,7 @@ pub fn classify(sql: &str) -> Result<Front> {
             Ok(Front::ExplainPlan(text_from(sql, start.line, start.column).to_owned()))
         }
         ("ANALYZE", "TABLE", _) => analyze(&words),
-        ("CREATE", "TABLE", _) => strip_pctfree(&tokens),
+        ("CREATE", "TABLE", _) | ("CREATE", "INDEX", _) | ("CREATE", "UNIQUE", "INDEX") => strip_pctfree(&tokens),
         _ => Ok(Front::Standard { sql: sql.to_owned(), pctfree: None }),
     }
 }
@@ -191,7 +191,7 @@ fn text_from(sql: &str, line: u64, column: u64) -> &str {
     ""
 }
 
-/// Removes `PCTFREE n` from a CREATE TABLE and returns n.
+/// Removes `PCTFREE n` from a CREATE TABLE or CREATE INDEX and returns n.
 fn strip_pctfree(tokens: &[TokenWithSpan]) -> Result<Front> {
     let mut out = String::new();
     let mut pctfree = None;

@@ -23,6 +23,8 @@ mod transaction;
 pub mod expr;
 pub mod front;
 pub mod functions;
+mod index_ddl;
+mod index_maintenance;
 pub mod optimizer;
 pub mod plan;
 mod row_encoder;
@@ -110,7 +112,7 @@ fn parse_error(e: sqlparser::parser::ParserError, sql: &str) -> Error {
 }
 
 fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Result<QueryResult> {
-    if pctfree.is_some() && !matches!(statement, Statement::CreateTable(_)) {
+    if pctfree.is_some() && !matches!(statement, Statement::CreateTable(_) | Statement::CreateIndex(_)) {
         return Err(Error::unsupported("PCTFREE outside CREATE TABLE"));
     }
     match statement {
@@ -132,6 +134,14 @@ fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Re
         Statement::CreateTable(create) => {
             transaction::implicit_commit(session)?;
             ddl::create_table(session, create, pctfree)
+        }
+        Statement::CreateIndex(create) => {
+            transaction::implicit_commit(session)?;
+            index_ddl::create_index(session, create, pctfree)
+        }
+        Statement::Drop { object_type: ast::ObjectType::Index, if_exists, names, cascade: false, .. } => {
+            transaction::implicit_commit(session)?;
+            index_ddl::drop_index(session, names, *if_exists)
         }
         Statement::Drop { object_type, if_exists, names, cascade, purge, .. } => {
             transaction::implicit_commit(session)?;

@@ -12,7 +12,9 @@ use super::expr::Expr;
 use super::functions::FunctionContext;
 use super::plan::{rownum_limit, split_and};
 use crate::access::RowAccess;
+use super::index_maintenance::{KeyChange, TableIndexes};
 use crate::access::modify::{RowChanges, RowEdit, change_rows};
+use crate::index::RowId;
 use crate::access::row_view::BlockRow;
 use crate::catalog::TableDef;
 use crate::db::{QueryResult, Session, StatementKind};
@@ -64,6 +66,19 @@ struct Changes<'s> {
     /// (column, new value) for UPDATE; empty for DELETE.
     assignments: Vec<(usize, Expr)>,
     f: FunctionContext,
+    /// The table's indexes, if it has any.
+    indexes: Option<TableIndexes>,
+    /// Each index's key before and after the edit last decided.
+    pending: Vec<KeyChange>,
+    /// The key changes of the rows changed so far.
+    key_changes: Vec<(RowId, Vec<KeyChange>)>,
+}
+
+impl<'s> Changes<'s> {
+    fn new(session: &Session, table: &'s TableDef, filter: Vec<Expr>, assignments: Vec<(usize, Expr)>, f: FunctionContext) -> Changes<'s> {
+        let indexes = TableIndexes::of(session, table);
+        Changes { table, filter, assignments, f, indexes, pending: Vec::new(), key_changes: Vec::new() }
+    }
 }
 
 impl RowChanges for Changes<'_> {
@@ -78,6 +93,9 @@ impl RowChanges for Changes<'_> {
 
     fn edit(&mut self, row: &BlockRow<'_>) -> Result<RowEdit> {
         if self.assignments.is_empty() {
+            if let Some(ix) = &self.indexes {
+                self.pending = ix.keys(|c| row.column(c))?.into_iter().map(|old| (old, None)).collect();
+            }
             return Ok(RowEdit::Delete);
         }
         let mut values: Vec<Datum<'_>> = (0..self.table.columns.len()).map(|i| row.column(i)).collect::<Result<_>>()?;
@@ -94,12 +112,26 @@ impl RowChanges for Changes<'_> {
             }
             new_values.push((*i, v));
         }
+        let old_keys = match &self.indexes {
+            Some(ix) => Some(ix.keys(|c| Ok(values[c].clone()))?),
+            None => None,
+        };
         for (i, v) in new_values {
             values[i] = v;
+        }
+        if let (Some(ix), Some(old_keys)) = (&self.indexes, old_keys) {
+            let new_keys = ix.keys(|c| Ok(values[c].clone()))?;
+            self.pending = old_keys.into_iter().zip(new_keys).collect();
         }
         let mut piece = Vec::new();
         crate::storage::row::encode_whole_row(&values, &mut piece);
         Ok(RowEdit::Replace(piece))
+    }
+
+    fn changed(&mut self, rowid: RowId) {
+        if self.indexes.is_some() {
+            self.key_changes.push((rowid, std::mem::take(&mut self.pending)));
+        }
     }
 }
 
@@ -133,7 +165,7 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
         }
         assignments.push((i, binder.bind(&a.value)?));
     }
-    let mut changes = Changes { table: &table, filter, assignments, f: functions };
+    let mut changes = Changes::new(session, &table, filter, assignments, functions);
     let rows = run(session, &table, limit, &mut changes)?;
     Ok(changed(rows, "updated"))
 }
@@ -156,15 +188,21 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
     let functions = super::function_context(session);
     let binder = Binder { scope: &scope, now: functions.now, grouping: None };
     let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
-    let mut changes = Changes { table: &table, filter, assignments: Vec::new(), f: functions };
+    let mut changes = Changes::new(session, &table, filter, Vec::new(), functions);
     let rows = run(session, &table, limit, &mut changes)?;
     Ok(changed(rows, "deleted"))
 }
 
 fn run(session: &Session, table: &TableDef, limit: Option<u64>, changes: &mut Changes<'_>) -> Result<u64> {
     let ctx = session.access_context();
-    let mut txn = session.txn.borrow_mut();
-    change_rows(&ctx, &mut txn, session.sid(), table, limit, changes)
+    let rows = {
+        let mut txn = session.txn.borrow_mut();
+        change_rows(&ctx, &mut txn, session.sid(), table, limit, changes)?
+    };
+    if let Some(indexes) = &changes.indexes {
+        indexes.rows_changed(&ctx, session, &changes.key_changes)?;
+    }
+    Ok(rows)
 }
 
 fn changed(rows: u64, verb: &str) -> QueryResult {

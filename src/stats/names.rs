@@ -35,6 +35,7 @@ statistics! {
     DbBlockChanges => "db block changes", 8;
     BufferIsPinned => "buffer is pinned count", 72;
     BufferIsNotPinned => "buffer is not pinned count", 72;
+    TableFetchByRowid => "table fetch by rowid", 64;
     FreeBufferRequested => "free buffer requested", 8;
     FreeBufferInspected => "free buffer inspected", 8;
     DirtyBuffersInspected => "dirty buffers inspected", 8;

@@ -1,0 +1,180 @@
+//! CREATE [UNIQUE] INDEX and DROP INDEX.
+//!
+//! CREATE INDEX takes the table exclusively, as TRUNCATE does (refused while another
+//! transaction has uncommitted changes in it; queries and changes of the table wait for
+//! the build), reads every row with one full scan through the buffer cache, and builds
+//! the B-tree bottom-up from the sorted entries ([`crate::index::build`]). The build's
+//! statistics (blevel, leaf blocks, distinct keys, clustering factor) go into the
+//! dictionary with the index, as Oracle gathers them when it creates an index. The
+//! segment is reachable only once the dictionary holds the index; a failed build frees it.
+
+use super::ddl::{exclusive, single_name};
+use crate::access::full_scan::{Flow, FullScan, ScanConsumer};
+use crate::access::{BlockBatch, BlockRow, RowAccess, WalkedRow};
+use crate::catalog::{IndexDef, TableDef};
+use crate::db::{QueryResult, Session, StatementKind};
+use crate::error::{Error, Result};
+use crate::index::{self, RowId};
+use crate::types::DataType;
+use sqlparser::ast;
+
+/// PCTFREE of an index's leaves when the statement names none (Oracle's default).
+const DEFAULT_INDEX_PCTFREE: u8 = 10;
+/// Most columns an index key may have (Oracle's limit).
+const MAX_KEY_COLUMNS: usize = 32;
+
+pub fn create_index(session: &Session, create: &ast::CreateIndex, pctfree: Option<u8>) -> Result<QueryResult> {
+    if create.using.is_some()
+        || create.concurrently
+        || create.r#async
+        || !create.include.is_empty()
+        || create.nulls_distinct.is_some()
+        || !create.with.is_empty()
+        || create.predicate.is_some()
+        || !create.index_options.is_empty()
+        || !create.alter_options.is_empty()
+    {
+        return Err(Error::unsupported(format!("CREATE INDEX clause in: {create}")));
+    }
+    let name = create
+        .name
+        .as_ref()
+        .ok_or_else(|| Error::Parse { message: "CREATE INDEX needs an index name".into(), position: None })
+        .and_then(single_name)?;
+    let table_name = single_name(&create.table_name)?;
+    let table = session
+        .db
+        .catalog
+        .table(&table_name)
+        .ok_or_else(|| Error::UnknownObject { kind: "table", name: table_name.clone() })?;
+    if session.db.catalog.index(&name).is_some() || session.db.catalog.table(&name).is_some() {
+        if create.if_not_exists {
+            return Ok(QueryResult::message(StatementKind::Ddl, "Index created."));
+        }
+        return Err(Error::ObjectExists { kind: "index", name });
+    }
+    let columns = key_columns(&table, &create.columns)?;
+    let ctx = session.access_context();
+    let locks = session.db.table_locks(table.object_id);
+    let _exclusive = exclusive(&locks, &table.name)?;
+    let object_id = session.db.catalog.next_object_id();
+    let segment_header = index::create_segment(&ctx, object_id)?;
+    let mut def = IndexDef {
+        name,
+        table: table.name.clone(),
+        table_object_id: table.object_id,
+        object_id,
+        segment_header,
+        columns,
+        unique: create.unique,
+        pctfree: pctfree.unwrap_or(DEFAULT_INDEX_PCTFREE),
+        created: crate::types::local_now(),
+        stats: None,
+    };
+    let built = collect_entries(&ctx, &table, &def).and_then(|entries| index::build(&ctx, &def, entries));
+    let added = built.and_then(|mut stats| {
+        stats.analyzed = def.created;
+        def.stats = Some(stats);
+        session.db.catalog.add_index(def.clone())
+    });
+    if let Err(e) = added {
+        let _ = crate::access::segments::drop_object_segment(&ctx, object_id, segment_header, &def.name);
+        return Err(e);
+    }
+    Ok(QueryResult::message(StatementKind::Ddl, "Index created."))
+}
+
+/// The key columns, as positions among the table's columns.
+fn key_columns(table: &TableDef, columns: &[ast::IndexColumn]) -> Result<Vec<usize>> {
+    if columns.len() > MAX_KEY_COLUMNS {
+        return Err(Error::value("CREATE INDEX", format!("{} columns: an index has at most {MAX_KEY_COLUMNS}", columns.len())));
+    }
+    let mut out = Vec::new();
+    for c in columns {
+        let ast::Expr::Identifier(ident) = &c.column.expr else {
+            return Err(Error::unsupported(format!("index on the expression {} (function-based index)", c.column.expr)));
+        };
+        if matches!(c.column.options.sort, Some(ast::OrderBySort::Desc)) || c.column.options.nulls_first.is_some() || c.operator_class.is_some() {
+            return Err(Error::unsupported(format!("index column {} (descending, NULLS FIRST/LAST or an operator class)", c.column)));
+        }
+        let name = super::bind::ident_name(ident);
+        let i = table.column_index(&name).ok_or_else(|| Error::UnknownName {
+            kind: "column",
+            name: format!("{}.{name}", table.name),
+            position: super::bind::position_of(&c.column.expr),
+        })?;
+        if out.contains(&i) {
+            return Err(Error::value(format!("{}.{name}", table.name), "column listed twice in the index"));
+        }
+        out.push(i);
+    }
+    Ok(out)
+}
+
+/// Every row's (key, rowid), rows whose key columns are all NULL left out.
+fn collect_entries(ctx: &crate::access::AccessContext<'_>, table: &TableDef, def: &IndexDef) -> Result<Vec<(Vec<u8>, RowId)>> {
+    let mut needed = vec![false; table.columns.len()];
+    def.columns.iter().for_each(|&c| needed[c] = true);
+    let types: Vec<DataType> = def.columns.iter().map(|&c| table.columns[c].data_type).collect();
+    let mut collector = Collector { columns: &def.columns, types, entries: Vec::new(), values: Vec::new() };
+    FullScan::new(table, &needed).run_locked(ctx, &mut collector)?;
+    Ok(collector.entries)
+}
+
+struct Collector<'d> {
+    columns: &'d [usize],
+    types: Vec<DataType>,
+    entries: Vec<(Vec<u8>, RowId)>,
+    values: Vec<crate::types::Value>,
+}
+
+impl Collector<'_> {
+    fn add(&mut self, row: &BlockRow<'_>) -> Result<()> {
+        self.values.clear();
+        for &c in self.columns {
+            self.values.push(row.column(c)?.into_owned());
+        }
+        let mut key = Vec::new();
+        if index::encode_key(&self.values, &self.types, &mut key)? {
+            self.entries.push((key, RowId { rdba: row.rdba, slot: row.slot }));
+        }
+        Ok(())
+    }
+}
+
+impl ScanConsumer for Collector<'_> {
+    fn batch(&mut self, batch: &BlockBatch<'_>) -> Result<Flow> {
+        for i in 0..batch.len() {
+            self.add(&batch.row(i))?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn row(&mut self, row: &BlockRow<'_>) -> Result<Flow> {
+        self.add(row)?;
+        Ok(Flow::Continue)
+    }
+
+    fn row_in_place(&mut self, _row: WalkedRow<'_>) -> Result<Flow> {
+        unreachable!("rows_in_place is false: the scan hands whole batches")
+    }
+}
+
+/// DROP INDEX name.
+pub fn drop_index(session: &Session, names: &[ast::ObjectName], if_exists: bool) -> Result<QueryResult> {
+    for name in names {
+        let name = single_name(name)?;
+        let Some(index) = session.db.catalog.index(&name) else {
+            if if_exists {
+                continue;
+            }
+            return Err(Error::UnknownObject { kind: "index", name });
+        };
+        let locks = session.db.table_locks(index.table_object_id);
+        let _exclusive = exclusive(&locks, &index.table)?;
+        session.db.catalog.remove_index(&name)?;
+        let ctx = session.access_context();
+        crate::access::segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name)?;
+    }
+    Ok(QueryResult::message(StatementKind::Ddl, "Index dropped."))
+}
