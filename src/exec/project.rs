@@ -72,8 +72,7 @@ impl ProjectStage {
                 sink_row(exprs, buffers, [Datum::Int(n)].as_slice(), sink, f)?;
                 continue;
             }
-            let out: SinkRow<'_> = (0..visible).map(|c| batch.datum(input, c, i)).collect();
-            (sink.consume)(&out)?;
+            sink.consume.consume_batch_row(batch.row(input, i, visible))?;
         }
         Ok(())
     }
@@ -115,5 +114,5 @@ fn sink_row<R: RowAccess + ?Sized>(
     for (e, buffer) in exprs.iter().zip(buffers) {
         out.push(e.eval_buffered(row, f, buffer)?);
     }
-    (sink.consume)(&out[..sink.visible.min(out.len())])
+    sink.consume.consume(&out[..sink.visible.min(out.len())])
 }

@@ -380,6 +380,67 @@ impl Node {
     }
 }
 
+/// One row of an evaluated batch, read column by column without building values.
+#[derive(Clone, Copy)]
+pub struct BatchRow<'a> {
+    projection: &'a BatchProjection,
+    input: &'a [i64],
+    row: usize,
+    columns: usize,
+}
+
+/// A value of a [`BatchRow`]: what [`BatchRow::datum`] would give, unbuilt.
+#[derive(Debug, Clone, Copy)]
+pub enum Cell<'a> {
+    Int(i64),
+    /// Text; the empty text is NULL.
+    Text(&'a str),
+    Value(&'a Value),
+}
+
+impl<'a> BatchRow<'a> {
+    /// The number of columns.
+    pub fn len(&self) -> usize {
+        self.columns
+    }
+
+    /// Whether the row has no columns.
+    pub fn is_empty(&self) -> bool {
+        self.columns == 0
+    }
+
+    /// Column `c` as a cell.
+    #[inline]
+    pub fn cell(&self, c: usize) -> Cell<'a> {
+        let (input, i) = (self.input, self.row);
+        match &self.projection.columns[c] {
+            Node::Str(s) => Cell::Text(s),
+            Node::Null => Cell::Text(""),
+            Node::Concat { out, .. } | Node::Pad { out, .. } => Cell::Text(out.get(i)),
+            Node::Case { results, out, .. } => Cell::Value(&results[usize::from(out[i])]),
+            whole => Cell::Int(whole.int(input, i)),
+        }
+    }
+
+    /// Column `c` as a value.
+    #[inline]
+    pub fn datum(&self, c: usize) -> Datum<'a> {
+        self.projection.columns[c].datum(self.input, self.row)
+    }
+}
+
+impl Cell<'_> {
+    /// The cell as a value.
+    #[inline]
+    pub fn datum(&self) -> Datum<'_> {
+        match *self {
+            Cell::Int(i) => Datum::Int(i),
+            Cell::Text(s) => Datum::string(s),
+            Cell::Value(v) => v.reborrow(),
+        }
+    }
+}
+
 /// A literal CASE result.
 fn literal(e: &Expr) -> Option<Value> {
     match e {
@@ -440,6 +501,14 @@ impl BatchProjection {
         self.columns[column].datum(input, i)
     }
 
+    /// Row `i` of the last batch (not a fallback row), its first `columns` expressions,
+    /// where `input` is the batch's input.
+    #[inline]
+    pub fn row<'a>(&'a self, input: &'a [i64], i: usize, columns: usize) -> BatchRow<'a> {
+        debug_assert!(!self.fallback[i] && columns <= self.columns.len());
+        BatchRow { projection: self, input, row: i, columns }
+    }
+
     /// The number of expressions.
     pub fn len(&self) -> usize {
         self.columns.len()
@@ -492,6 +561,9 @@ mod tests {
                 continue;
             }
             let got: Vec<Value> = (0..batch.len()).map(|c| batch.datum(input, c, i).into_owned()).collect();
+            let row = batch.row(input, i, batch.len());
+            let cells: Vec<Value> = (0..row.len()).map(|c| row.cell(c).datum().into_owned()).collect();
+            prop_assert_eq!(&cells, &got);
             prop_assert_eq!(Ok(got), expected, "row {} (LEVEL {})", i, level);
         }
         Ok(())
