@@ -242,10 +242,14 @@ impl Catalog {
 
     /// Records the statistics ANALYZE gathered for a table and its indexes, and saves the
     /// dictionary. Fails if the table or an index was dropped meanwhile.
-    pub fn set_statistics(&self, table: &str, stats: TableStats, indexes: Vec<(String, IndexStats)>) -> Result<()> {
+    pub fn set_statistics(
+        &self,
+        table: &str,
+        stats: TableStats,
+        indexes: Vec<(String, IndexStats)>,
+    ) -> Result<()> {
         self.change(|d| {
-            let t =
-                d.tables.get_mut(table).ok_or_else(|| Error::UnknownObject { kind: "table", name: table.into() })?;
+            let t = d.tables.get_mut(table).ok_or_else(|| Error::UnknownObject { kind: "table", name: table.into() })?;
             Arc::make_mut(t).stats = Some(stats);
             for (name, s) in indexes {
                 let i = d.indexes.get_mut(&name).ok_or_else(|| Error::UnknownObject { kind: "index", name })?;
