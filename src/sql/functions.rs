@@ -1005,7 +1005,7 @@ fn ora_hash_whole(value: i64, max_bucket: i64, seed: i64) -> Option<i64> {
 /// state after the seed and a whole number's two leading bytes is kept, and the zero
 /// bytes that end a non-negative number's 16 canonical bytes are one multiplication
 /// (an FNV-1a step of a zero byte multiplies by the prime, so `k` of them multiply by
-/// its `k`-th power). Gives exactly what [`ora_hash`] gives.
+/// its `k`-th power). Gives exactly what ORA_HASH gives a whole number.
 #[derive(Debug, Clone, Copy)]
 pub struct WholeNumberHash {
     /// The FNV state after the seed and the tag bytes of a whole number.
