@@ -7,6 +7,7 @@ use super::{
 use crate::access::full_scan::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
+use crate::sql::expr_batch::BatchRow;
 use crate::sql::functions::FunctionContext;
 use crate::stats::Stat;
 use crate::types::{Datum, Value};
@@ -38,9 +39,23 @@ pub struct RowSink<'a> {
 }
 
 /// What a sink does with each row it is handed.
-pub trait ConsumeRow: FnMut(&[Datum<'_>]) -> Result<()> {}
+pub trait ConsumeRow {
+    /// Takes one row of values.
+    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()>;
 
-impl<F: FnMut(&[Datum<'_>]) -> Result<()>> ConsumeRow for F {}
+    /// Takes one row of a batch the projection evaluated (see
+    /// [`crate::sql::expr_batch`]); by default as values.
+    fn consume_batch_row(&mut self, row: BatchRow<'_>) -> Result<()> {
+        let values: SinkRow<'_> = (0..row.len()).map(|c| row.datum(c)).collect();
+        self.consume(&values)
+    }
+}
+
+impl<F: FnMut(&[Datum<'_>]) -> Result<()>> ConsumeRow for F {
+    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
+        self(values)
+    }
+}
 
 /// Most columns a row handed to a sink holds on the stack before spilling to the heap.
 pub const SINK_INLINE_COLUMNS: usize = 16;
@@ -63,7 +78,7 @@ pub fn push<R: RowAccess + ?Sized>(stages: &mut [Stage<'_>], row: &R, f: &mut Fu
         Stage::Probe(s) => s.push(row, rest, f),
         Stage::Sink(s) => {
             let out = (0..s.visible).map(|i| row.column(i)).collect::<Result<SinkRow<'_>>>()?;
-            (s.consume)(&out)?;
+            s.consume.consume(&out)?;
             Ok(Flow::Continue)
         }
     }
@@ -76,7 +91,7 @@ pub fn push_owned(stages: &mut [Stage<'_>], mut row: Vec<Value>, f: &mut Functio
     match stages.first_mut() {
         Some(Stage::Sink(sink)) => {
             row.truncate(sink.visible);
-            (sink.consume)(&row)?;
+            sink.consume.consume(&row)?;
             Ok(Flow::Continue)
         }
         Some(Stage::Sort(s)) => s.push_owned(row),

@@ -118,6 +118,11 @@ impl Source {
         stages: &mut [Stage<'_>],
         f: &mut crate::sql::functions::FunctionContext,
     ) -> Result<()> {
+        if let [Stage::Project(project), Stage::Sink(sink)] = stages
+            && project.takes_number_batches()
+        {
+            return project.push_numbers_to_sink(start, stop, sink, f);
+        }
         let mut row = [Datum::Null];
         for n in start..=stop {
             row[0] = Datum::Int(n);

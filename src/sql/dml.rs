@@ -13,13 +13,14 @@
 
 use super::bind::{Binder, Scope, function_name, ident_name, position_of};
 use super::csv_records::CsvRecords;
+use super::expr_batch::BatchRow;
 use super::plan;
 use super::row_encoder::{RowEncoder, Unencodable};
 use crate::access::heap::Inserter;
 use crate::catalog::TableDef;
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
-use crate::exec::pipeline::{SINK_INLINE_COLUMNS, SinkRow};
+use crate::exec::pipeline::{ConsumeRow, SINK_INLINE_COLUMNS, SinkRow};
 use crate::exec::{ExecContext, Source, run_pipeline};
 use crate::types::{Datum, Value};
 use smallvec::SmallVec;
@@ -242,9 +243,34 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
         });
     }
     with_inserter(session, &shape.table, |ins| {
-        let planned = planned.into_sink(Box::new(|values: &[Datum<'_>]| shape.insert(&mut encoder, ins, values)));
+        let planned = planned.into_sink(Box::new(InsertSink { shape, encoder, ins }));
         run_pipeline(&planned.source, planned.stages, &mut ctx).map(|_| ())
     })
+}
+
+/// Where INSERT ... SELECT hands its rows: each encoded and appended.
+struct InsertSink<'s, 'i, 'a> {
+    shape: &'s RowShape,
+    encoder: RowEncoder,
+    ins: &'i mut Inserter<'a>,
+}
+
+impl ConsumeRow for InsertSink<'_, '_, '_> {
+    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
+        self.shape.insert(&mut self.encoder, self.ins, values)
+    }
+
+    /// A row of a batch is encoded from its cells; one the encoder refuses is built the
+    /// generic way from its values, whose error names the column.
+    fn consume_batch_row(&mut self, row: BatchRow<'_>) -> Result<()> {
+        match self.encoder.encode_cells(&row) {
+            Ok(image) => self.ins.insert_encoded(image),
+            Err(Unencodable) => {
+                let values: SinkRow<'_> = (0..row.len()).map(|c| row.datum(c)).collect();
+                self.ins.insert(&self.shape.row(&values)?)
+            }
+        }
+    }
 }
 
 /// The parts of a COPY statement.

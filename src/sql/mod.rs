@@ -21,6 +21,7 @@ mod dml;
 mod modify;
 mod transaction;
 pub mod expr;
+pub mod expr_batch;
 pub mod front;
 pub mod functions;
 mod index_ddl;

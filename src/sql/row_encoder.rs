@@ -21,6 +21,7 @@
 //! not say why a row fails: the caller builds it the generic way, whose error names the
 //! column, so error messages come from one place.
 
+use super::expr_batch::{BatchRow, Cell};
 use crate::catalog::TableDef;
 use crate::storage::row_image::RowImage;
 use crate::types::encoding::{payload_len, put_payload};
@@ -74,6 +75,24 @@ impl RowEncoder {
         self.image.begin();
         for c in &self.columns {
             c.encode_value(c.source.map_or(&NULL, |i| &values[i]), &mut self.image)?;
+        }
+        Ok(self.image.finish())
+    }
+
+    /// The row image of a row of an evaluated batch (one cell per target column); the
+    /// same image [`RowEncoder::encode_values`] makes of the row's values.
+    #[inline]
+    pub fn encode_cells(&mut self, row: &BatchRow<'_>) -> Encoded<&[u8]> {
+        self.image.begin();
+        for c in &self.columns {
+            match c.source.map(|i| row.cell(i)) {
+                Some(Cell::Int(i)) => c.encode_value(&Datum::Int(i), &mut self.image)?,
+                Some(Cell::Text(s)) if !s.is_empty() => {
+                    c.encode_value(&Datum::Str(Cow::Borrowed(s)), &mut self.image)?
+                }
+                Some(Cell::Value(v)) => c.encode_value(v, &mut self.image)?,
+                _ => c.push_null(&mut self.image)?,
+            }
         }
         Ok(self.image.finish())
     }
