@@ -68,8 +68,7 @@ impl<'c> RowFetcher<'c> {
         if slot >= crate::storage::block::DataBlock(guard).row_count() {
             return Ok(None);
         }
-        let row =
-            whole_row(ctx, guard, rowid.rdba, slot, &self.kinds, &mut self.spans, &mut self.scratch)?;
+        let row = whole_row(ctx, guard, rowid.rdba, slot, &self.kinds, &mut self.spans, &mut self.scratch)?;
         match row {
             Some(row) => f(&row).map(Some),
             None => Ok(None),

@@ -342,7 +342,13 @@ impl<'t> FullScan<'t> {
         // Follow the chain only if the columns the query needs are not all in the head
         // piece (Oracle fetches a continued row only when it must).
         if locate_columns(fragment, column_count, &mut self.chained_spans).is_some() {
-            return visit.row(&BlockRow { stream: fragment, spans: &self.chained_spans, kinds: &self.kinds, rdba, slot });
+            return visit.row(&BlockRow {
+                stream: fragment,
+                spans: &self.chained_spans,
+                kinds: &self.kinds,
+                rdba,
+                slot,
+            });
         }
         let mut chained = std::mem::take(&mut self.chained);
         assemble_row(ctx, rdba, block, fragment, next, &mut chained)?;

@@ -5,6 +5,7 @@
 //! - CONNECT BY over DUAL: the row generator `LEVEL` 1..=n.
 //! - COLLECTION ITERATOR: `generate_series(start, stop)`.
 //! - FIXED TABLE: rows a `v$` view computed when the statement was planned.
+//! - INDEX ... SCAN [+ TABLE ACCESS BY INDEX ROWID]: see [`super::index_source`].
 
 use super::ExecContext;
 use super::kernel::{CountKernel, KernelVerdict};
@@ -33,6 +34,8 @@ pub enum Source {
         stop: i64,
     },
     Rows(Vec<Vec<Value>>),
+    /// An index path, with or without table access by rowid.
+    Index(Box<super::index_source::IndexAccess>),
 }
 
 /// Feeds what a scan finds into the pipeline.
@@ -98,6 +101,7 @@ impl Source {
                 feed.hand_kernel_totals();
                 Ok(())
             }
+            Source::Index(access) => access.run(stages, ctx),
             Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], f).map(|_| ()),
             Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, f),
             Source::Series { start, stop } => Self::numbers(*start, *stop, stages, f),

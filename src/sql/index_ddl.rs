@@ -87,15 +87,27 @@ pub fn create_index(session: &Session, create: &ast::CreateIndex, pctfree: Optio
 /// The key columns, as positions among the table's columns.
 fn key_columns(table: &TableDef, columns: &[ast::IndexColumn]) -> Result<Vec<usize>> {
     if columns.len() > MAX_KEY_COLUMNS {
-        return Err(Error::value("CREATE INDEX", format!("{} columns: an index has at most {MAX_KEY_COLUMNS}", columns.len())));
+        return Err(Error::value(
+            "CREATE INDEX",
+            format!("{} columns: an index has at most {MAX_KEY_COLUMNS}", columns.len()),
+        ));
     }
     let mut out = Vec::new();
     for c in columns {
         let ast::Expr::Identifier(ident) = &c.column.expr else {
-            return Err(Error::unsupported(format!("index on the expression {} (function-based index)", c.column.expr)));
+            return Err(Error::unsupported(format!(
+                "index on the expression {} (function-based index)",
+                c.column.expr
+            )));
         };
-        if matches!(c.column.options.sort, Some(ast::OrderBySort::Desc)) || c.column.options.nulls_first.is_some() || c.operator_class.is_some() {
-            return Err(Error::unsupported(format!("index column {} (descending, NULLS FIRST/LAST or an operator class)", c.column)));
+        if matches!(c.column.options.sort, Some(ast::OrderBySort::Desc))
+            || c.column.options.nulls_first.is_some()
+            || c.operator_class.is_some()
+        {
+            return Err(Error::unsupported(format!(
+                "index column {} (descending, NULLS FIRST/LAST or an operator class)",
+                c.column
+            )));
         }
         let name = super::bind::ident_name(ident);
         let i = table.column_index(&name).ok_or_else(|| Error::UnknownName {
@@ -112,7 +124,11 @@ fn key_columns(table: &TableDef, columns: &[ast::IndexColumn]) -> Result<Vec<usi
 }
 
 /// Every row's (key, rowid), rows whose key columns are all NULL left out.
-fn collect_entries(ctx: &crate::access::AccessContext<'_>, table: &TableDef, def: &IndexDef) -> Result<Vec<(Vec<u8>, RowId)>> {
+fn collect_entries(
+    ctx: &crate::access::AccessContext<'_>,
+    table: &TableDef,
+    def: &IndexDef,
+) -> Result<Vec<(Vec<u8>, RowId)>> {
     let mut needed = vec![false; table.columns.len()];
     def.columns.iter().for_each(|&c| needed[c] = true);
     let types: Vec<DataType> = def.columns.iter().map(|&c| table.columns[c].data_type).collect();

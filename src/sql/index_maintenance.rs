@@ -70,7 +70,8 @@ impl TableIndexes {
         let mut fetcher = RowFetcher::new(table, self.width);
         for &rowid in rowids {
             let keys = fetcher.fetch(&ctx, rowid, |row| self.keys(|c| row.column(c)))?;
-            let keys = keys.ok_or_else(|| ctx.corrupt(rowid.rdba, format!("row {} just inserted is not there", rowid.slot)))?;
+            let keys =
+                keys.ok_or_else(|| ctx.corrupt(rowid.rdba, format!("row {} just inserted is not there", rowid.slot)))?;
             for (i, key) in keys.into_iter().enumerate() {
                 if let Some(key) = key {
                     entries[i].push((key, rowid));
@@ -90,7 +91,12 @@ impl TableIndexes {
 
     /// Applies the key changes of changed rows: `changes[i]` is a row's rowid and, per
     /// index, its entry before and after.
-    pub fn rows_changed(&self, ctx: &AccessContext<'_>, session: &Session, changes: &[(RowId, Vec<KeyChange>)]) -> Result<()> {
+    pub fn rows_changed(
+        &self,
+        ctx: &AccessContext<'_>,
+        session: &Session,
+        changes: &[(RowId, Vec<KeyChange>)],
+    ) -> Result<()> {
         let mut txn = session.txn.borrow_mut();
         // All of an index's old entries go before any new one comes: a statement that
         // moves keys among its rows (`SET id = id + 1`) meets no key it is itself moving.

@@ -10,15 +10,15 @@ use super::bind::{Binder, Scope, ident_name, position_of};
 use super::dml::qualify;
 use super::expr::Expr;
 use super::functions::FunctionContext;
+use super::index_maintenance::{KeyChange, TableIndexes};
 use super::plan::{rownum_limit, split_and};
 use crate::access::RowAccess;
-use super::index_maintenance::{KeyChange, TableIndexes};
 use crate::access::modify::{RowChanges, RowEdit, change_rows};
-use crate::index::RowId;
 use crate::access::row_view::BlockRow;
 use crate::catalog::TableDef;
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
+use crate::index::RowId;
 use crate::types::Datum;
 use sqlparser::ast;
 use std::sync::Arc;
@@ -75,7 +75,13 @@ struct Changes<'s> {
 }
 
 impl<'s> Changes<'s> {
-    fn new(session: &Session, table: &'s TableDef, filter: Vec<Expr>, assignments: Vec<(usize, Expr)>, f: FunctionContext) -> Changes<'s> {
+    fn new(
+        session: &Session,
+        table: &'s TableDef,
+        filter: Vec<Expr>,
+        assignments: Vec<(usize, Expr)>,
+        f: FunctionContext,
+    ) -> Changes<'s> {
         let indexes = TableIndexes::of(session, table);
         Changes { table, filter, assignments, f, indexes, pending: Vec::new(), key_changes: Vec::new() }
     }

@@ -24,6 +24,7 @@ use crate::exec::{
     AggregateStage, CollectStage, FilterStage, LimitStage, ProjectStage, RowSink, RownumStage, SortKey, SortStage,
     Source, Stage,
 };
+use crate::index::KeyBound;
 use crate::types::Datum;
 use sqlparser::ast::{self, BinaryOperator, Spanned};
 use std::sync::Arc;
@@ -131,7 +132,9 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, now: i64) -> Result
     if let Source::TableScan { table, columns_read } = &mut source {
         *columns_read = columns_read_by(&b.stages, table.columns.len());
         let table = table.clone();
-        b.choose_access(&table, select, &hints)?;
+        if let Some(index_source) = b.choose_access(&table, select, &hints)? {
+            source = index_source;
+        }
     } else {
         b.notes.extend(
             hints
@@ -271,7 +274,7 @@ impl<'a> Builder<'_, 'a> {
 
     /// Chooses how to read `table` (the plan's source is its full scan so far), records
     /// the estimates and notes, and rewrites the source and its lines for an index path.
-    fn choose_access(&mut self, table: &Arc<TableDef>, select: &ast::Select, hints: &Hints) -> Result<()> {
+    fn choose_access(&mut self, table: &Arc<TableDef>, select: &ast::Select, hints: &Hints) -> Result<Option<Source>> {
         let indexes = self.session.db.catalog.indexes_of(table.object_id);
         if table.stats.is_none() && indexes.is_empty() {
             // One path only: nothing to cost, and no statistics to estimate rows from.
@@ -284,7 +287,7 @@ impl<'a> Builder<'_, 'a> {
                     .map(|h| format!("hint not used: {} (no index on {})", h.text, table.name)),
             );
             self.notes.extend(hints.ignored.iter().cloned());
-            return Ok(());
+            return Ok(None);
         }
         let segment_blocks = if table.stats.is_some() {
             0
@@ -298,6 +301,7 @@ impl<'a> Builder<'_, 'a> {
             Some(Stage::Filter(f)) => predicates::conjuncts(&f.predicate),
             _ => Vec::new(),
         };
+        // Every table column the query reads: an index holding them all answers alone.
         let columns_read = columns_read_by(&self.stages, table.columns.len());
         let alias = match select.from.first().map(|f| &f.relation) {
             Some(ast::TableFactor::Table { alias: Some(a), .. }) => Some(ident_name(&a.name)),
@@ -317,10 +321,96 @@ impl<'a> Builder<'_, 'a> {
         };
         let decision = optimizer::choose(&query, &indexes, hints, &model);
         self.notes.extend(decision.notes.iter().cloned());
+        let estimate = Estimate { rows: decision.rows, cost: decision.path.cost() };
         let scan_line = self.lines.iter_mut().find(|l| l.operation == "TABLE ACCESS FULL").expect("the table's line");
         scan_line.rows_rule = RowsRule::Source(decision.rows);
-        scan_line.estimate = Some(Estimate { rows: decision.rows, cost: decision.path.cost() });
-        Ok(())
+        scan_line.estimate = Some(estimate);
+        match decision.path {
+            optimizer::AccessPath::Full { .. } => Ok(None),
+            optimizer::AccessPath::Index(path) => {
+                self.index_path(table, path, &conjuncts, columns_read, estimate).map(Some)
+            }
+        }
+    }
+
+    /// Rewrites the plan for an index path: the WHERE clause loses the conjuncts the key
+    /// range answers, and the table's line becomes the index's (and TABLE ACCESS BY INDEX
+    /// ROWID above it when rows are fetched from the table). Returns the new source.
+    fn index_path(
+        &mut self,
+        table: &Arc<TableDef>,
+        path: optimizer::IndexPath,
+        conjuncts: &[predicates::Conjunct],
+        columns_read: Vec<bool>,
+        estimate: Estimate,
+    ) -> Result<Source> {
+        let names: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
+        let types: Vec<crate::types::DataType> =
+            path.index.columns.iter().map(|&c| table.columns[c].data_type).collect();
+        let bound = |end: &Option<optimizer::KeyEnd>| -> Result<KeyBound> {
+            let Some(end) = end else { return Ok(KeyBound::Unbounded) };
+            let mut key = Vec::new();
+            crate::index::encode_key(&end.values, &types[..end.values.len()], &mut key)?;
+            Ok(if end.inclusive { KeyBound::Included(key) } else { KeyBound::Excluded(key) })
+        };
+        let (lower, upper) = (bound(&path.lower)?, bound(&path.upper)?);
+        let access_text: Vec<String> =
+            path.access.iter().map(|&i| conjuncts[i].expr.display(&names).to_string()).collect();
+        let residual: Vec<Expr> = conjuncts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !path.access.contains(i))
+            .map(|(_, c)| c.expr.clone())
+            .collect();
+        let filter_text = residual.iter().map(|e| e.display(&names).to_string()).collect::<Vec<_>>().join(" AND ");
+        // The WHERE clause keeps only what the range does not answer.
+        if matches!(self.stages.first(), Some(Stage::Filter(_))) {
+            match residual.into_iter().reduce(|a, b| Expr::And(Box::new(a), Box::new(b))) {
+                Some(p) => self.stages[0] = Stage::Filter(FilterStage::new(p)),
+                None => {
+                    self.stages.remove(0);
+                    for l in &mut self.lines {
+                        if l.output_stage >= 1 && l.output_stage < SOURCE_ROWS {
+                            l.output_stage -= 1;
+                        }
+                    }
+                }
+            }
+        }
+        let scan_at = self.lines.iter().position(|l| l.operation == "TABLE ACCESS FULL").expect("the table's line");
+        let output = self.lines[scan_at].output_stage;
+        let mut index_line = PlanLine::new(path.kind.operation(path.descending), &path.index.name);
+        if !access_text.is_empty() {
+            index_line.predicates.push(format!("access({})", access_text.join(" AND ")));
+        }
+        let filter = (!filter_text.is_empty()).then(|| format!("filter({filter_text})"));
+        if path.table_access {
+            let by_rowid = &mut self.lines[scan_at];
+            by_rowid.operation = "TABLE ACCESS BY INDEX ROWID".into();
+            by_rowid.predicates = filter.into_iter().collect();
+            index_line.output_stage = SOURCE_ROWS;
+            index_line.rows_rule = RowsRule::Source(path.entries);
+            index_line.estimate = Some(Estimate { rows: path.entries, cost: path.index_cost });
+            self.lines.insert(scan_at, index_line);
+        } else {
+            index_line.predicates.extend(filter);
+            index_line.output_stage = output;
+            index_line.rows_rule = RowsRule::Source(estimate.rows);
+            index_line.estimate = Some(estimate);
+            self.lines[scan_at] = index_line;
+        }
+        Ok(Source::Index(Box::new(crate::exec::index_source::IndexAccess {
+            table: table.clone(),
+            index: path.index.clone(),
+            kind: path.kind,
+            lower,
+            upper,
+            descending: path.descending,
+            table_access: path.table_access,
+            decode_keys: columns_read.iter().any(|&r| r),
+            columns_read,
+            figures: Default::default(),
+        })))
     }
 
     /// DUAL, or the `CONNECT BY LEVEL <= n` row generator over it.

@@ -72,10 +72,20 @@ pub fn run_with_statistics(
         figures.push((line_rows, total_ns.saturating_sub(downstream_ns)));
     }
     let depth_of = |i: usize| lines.len() - 1 - i;
+    let inner = match &source {
+        crate::exec::Source::Index(access) => Some(access.figures.get()),
+        _ => None,
+    };
     let mut out = PlanStatistics::default();
     for (i, (line, (line_rows, ns))) in lines.iter().zip(figures).enumerate().rev() {
         let io = [after[0] - before[0], after[1] - before[1], after[2] - before[2]];
-        out.lines.push(row_source(line, depth_of(i), line_rows, io, ns));
+        out.lines.push(match (line.output_stage, inner) {
+            // The index scan under a table access by rowid: the source measured it.
+            (SOURCE_ROWS, Some(f)) => {
+                row_source(line, depth_of(i), f.entries, [f.consistent_gets, f.physical_reads, 0], f.time_ns)
+            }
+            _ => row_source(line, depth_of(i), line_rows, io, ns),
+        });
     }
     Ok((rows, out))
 }

@@ -73,9 +73,11 @@ pub struct IndexPath {
     pub table_access: bool,
     /// Conjuncts the key range answers exactly (shown as `access(...)`, not rechecked).
     pub access: Vec<usize>,
-    /// Index entries expected, and rows expected after the remaining conjuncts.
+    /// Index entries expected.
     pub entries: f64,
+    /// Cost of the whole path, and of the index scan alone (its own plan line).
     pub cost: f64,
+    pub index_cost: f64,
 }
 
 /// The chosen access path.
@@ -264,6 +266,7 @@ fn index_paths(
             IndexScanKind::Range
         };
         let cost = model.index_access(&stats, access_selectivity, covers, entries, rows);
+        let index_cost = model.index_access(&stats, access_selectivity, true, entries, rows);
         paths.push(IndexPath {
             index: ix.clone(),
             kind,
@@ -274,6 +277,7 @@ fn index_paths(
             access: range.answered.clone(),
             entries,
             cost,
+            index_cost,
         });
         if kind == IndexScanKind::Range && descending.is_none() {
             let mut d = paths[0].clone();
@@ -284,6 +288,7 @@ fn index_paths(
     if no_all_null_rows {
         let entries = stats.num_rows;
         let cost = model.index_access(&stats, 1.0, covers, entries, rows);
+        let index_cost = model.index_access(&stats, 1.0, true, entries, rows);
         for d in [false, true] {
             paths.push(IndexPath {
                 index: ix.clone(),
@@ -295,9 +300,11 @@ fn index_paths(
                 access: Vec::new(),
                 entries,
                 cost,
+                index_cost,
             });
         }
         if covers {
+            let cost = model.fast_full_scan(stats.leaf_blocks, entries);
             paths.push(IndexPath {
                 index: ix.clone(),
                 kind: IndexScanKind::FastFull,
@@ -307,7 +314,8 @@ fn index_paths(
                 table_access: false,
                 access: Vec::new(),
                 entries,
-                cost: model.fast_full_scan(stats.leaf_blocks, entries),
+                cost,
+                index_cost: cost,
             });
         }
     }
