@@ -72,6 +72,9 @@ enum LabCommand {
 enum BenchCommand {
     /// Load the customers table and measure cached and cold full scans.
     Scan(lioscope::cli::bench::ScanBenchOptions),
+    /// Index range scans through every row of the customers table, by an index with a
+    /// good and one with a bad clustering factor; index build speed.
+    Index(lioscope::cli::bench_index::IndexBenchOptions),
 }
 
 fn options(db_cache_size: Option<String>) -> DatabaseOptions {
@@ -119,6 +122,7 @@ fn run(cli: Cli) -> lioscope::Result<()> {
             db.close()
         }
         Command::Bench { which: BenchCommand::Scan(opts) } => lioscope::cli::bench::run(&opts),
+        Command::Bench { which: BenchCommand::Index(opts) } => lioscope::cli::bench_index::run(&opts),
         Command::Lab { which: LabCommand::Cr(opts) } => lioscope::lab::cr::run(&opts),
     }
 }

@@ -13,7 +13,7 @@
 
 use super::AccessContext;
 use super::modify::whole_row;
-use super::row_view::BlockRow;
+use super::row_view::{BlockRow, WalkedRow};
 use crate::buffer::ReadGuard;
 use crate::catalog::TableDef;
 use crate::error::Result;
@@ -22,14 +22,34 @@ use crate::storage::row::{ColumnSpan, PieceAddr};
 use crate::txn::cr::consistent_block;
 use crate::types::encoding::PayloadKind;
 
+/// Bytes of a row a prefetch asks for: the head and the first columns of a typical row.
+const ROW_PREFETCH_BYTES: usize = 128;
+
 /// Fetches rows of one table by rowid for one statement.
 pub struct RowFetcher<'c> {
     table: &'c TableDef,
     kinds: Vec<PayloadKind>,
     spans: Vec<ColumnSpan>,
     scratch: Vec<u8>,
+    /// Per row of an in-place walk: where each column's length byte is.
+    positions: Vec<u16>,
     /// The block of the last row, as the snapshot sees it.
     pinned: Option<ReadGuard<'c>>,
+    /// Rows fetched and rows found in the pinned block, not yet added to the session's
+    /// statistics (added when the fetcher is released or dropped).
+    fetched: u64,
+    pinned_hits: u64,
+    stats: Option<&'c crate::stats::SessionStats>,
+}
+
+/// What [`RowFetcher::fetch_walked`] did with a row.
+pub enum Walked<R> {
+    /// No live row at the rowid for the snapshot.
+    Absent,
+    /// The walk's result.
+    Done(R),
+    /// Not a whole row in one piece: fetch it with [`RowFetcher::fetch`].
+    Chained,
 }
 
 impl<'c> RowFetcher<'c> {
@@ -41,8 +61,64 @@ impl<'c> RowFetcher<'c> {
             kinds: table.columns[..width].iter().map(|c| PayloadKind::from(c.data_type)).collect(),
             spans: vec![ColumnSpan::NULL; width],
             scratch: Vec::new(),
+            positions: vec![0; width],
             pinned: None,
+            fetched: 0,
+            pinned_hits: 0,
+            stats: None,
         }
+    }
+
+    /// How each located column decodes.
+    pub fn kinds(&self) -> &[PayloadKind] {
+        &self.kinds
+    }
+
+    /// Makes the block of `rowid` the pinned one, counting the visit.
+    #[inline]
+    fn visit(&mut self, ctx: &AccessContext<'c>, rowid: PieceAddr) -> Result<()> {
+        self.fetched += 1;
+        self.stats = Some(ctx.stats);
+        match &self.pinned {
+            Some(guard) if guard.rdba() == rowid.rdba => self.pinned_hits += 1,
+            _ => {
+                self.pinned = None;
+                let current = ctx.db.cache.consistent_get(ctx.stats, rowid.rdba)?;
+                ctx.check_table_block(self.table, rowid.rdba, &current)?;
+                self.pinned = Some(consistent_block(ctx, current, ctx.reader)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// The row at `rowid`, walked in place (only its length bytes' positions found), handed
+    /// to `f` when it is a whole row in one piece: the fast path of a row kernel.
+    #[inline]
+    pub fn fetch_walked<R>(
+        &mut self,
+        ctx: &AccessContext<'c>,
+        rowid: PieceAddr,
+        f: impl FnOnce(WalkedRow<'_>) -> R,
+    ) -> Result<Walked<R>> {
+        self.visit(ctx, rowid)?;
+        let guard = self.pinned.as_ref().expect("pinned by visit");
+        let block = crate::storage::block::DataBlock(guard);
+        let slot = usize::from(rowid.slot);
+        if slot >= block.row_count() {
+            return Ok(Walked::Absent);
+        }
+        let Some(piece) = block.piece_bytes(slot) else { return Ok(Walked::Absent) };
+        if piece.len() < crate::storage::row::PIECE_HEADER || !crate::storage::row::is_visible_head(piece[0], piece[1])
+        {
+            return Ok(Walked::Absent);
+        }
+        if piece[0] & crate::storage::row::FLAGS_WHOLE != crate::storage::row::FLAGS_WHOLE {
+            return Ok(Walked::Chained);
+        }
+        let stream = &piece[crate::storage::row::PIECE_HEADER..];
+        crate::storage::row::walk_lengths(stream, usize::from(piece[2]), &mut self.positions)
+            .ok_or_else(|| ctx.corrupt(rowid.rdba, format!("row {slot}: column lengths run past the block")))?;
+        Ok(Walked::Done(f(WalkedRow { stream, positions: &self.positions, kinds: &self.kinds, rdba: rowid.rdba })))
     }
 
     /// The row at `rowid` as the statement's snapshot sees it, handed to `f`; `None` if
@@ -53,17 +129,19 @@ impl<'c> RowFetcher<'c> {
         rowid: PieceAddr,
         f: impl FnOnce(&BlockRow<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
-        ctx.stats.add(Stat::TableFetchByRowid, 1);
-        match &self.pinned {
-            Some(guard) if guard.rdba() == rowid.rdba => ctx.stats.add(Stat::BufferIsPinned, 1),
-            _ => {
-                self.pinned = None;
-                let current = ctx.db.cache.consistent_get(ctx.stats, rowid.rdba)?;
-                ctx.check_table_block(self.table, rowid.rdba, &current)?;
-                self.pinned = Some(consistent_block(ctx, current, ctx.reader)?);
-            }
-        }
-        let guard = self.pinned.as_ref().expect("pinned above");
+        self.visit(ctx, rowid)?;
+        self.fetch_pinned(ctx, rowid, f)
+    }
+
+    /// [`RowFetcher::fetch`] of the row [`RowFetcher::fetch_walked`] just visited (it was
+    /// chained, or the walk's consumer could not decide it), counted once.
+    pub fn fetch_pinned<R>(
+        &mut self,
+        ctx: &AccessContext<'c>,
+        rowid: PieceAddr,
+        f: impl FnOnce(&BlockRow<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        let guard = self.pinned.as_ref().filter(|g| g.rdba() == rowid.rdba).expect("the row's block is pinned");
         let slot = usize::from(rowid.slot);
         if slot >= crate::storage::block::DataBlock(guard).row_count() {
             return Ok(None);
@@ -75,8 +153,33 @@ impl<'c> RowFetcher<'c> {
         }
     }
 
-    /// Lets go of the pinned block.
+    /// Asks the CPU to start loading the row at `rowid` if it is in the pinned block (a
+    /// hint that changes nothing else): a fetch a few rows later then finds it in cache
+    /// instead of waiting for memory at each of its length bytes.
+    #[inline]
+    pub fn prefetch(&self, rowid: PieceAddr) {
+        if let Some(guard) = self.pinned.as_ref().filter(|g| g.rdba() == rowid.rdba) {
+            let block = crate::storage::block::DataBlock(guard);
+            let slot = usize::from(rowid.slot);
+            if slot < block.row_count() {
+                let at = block.row_offset(slot);
+                super::full_scan::prefetch_range(guard, at, (at + ROW_PREFETCH_BYTES).min(guard.len()));
+            }
+        }
+    }
+
+    /// Lets go of the pinned block and adds the fetches to the session's statistics.
     pub fn release(&mut self) {
         self.pinned = None;
+        if let Some(stats) = self.stats {
+            stats.add(Stat::TableFetchByRowid, std::mem::take(&mut self.fetched));
+            stats.add(Stat::BufferIsPinned, std::mem::take(&mut self.pinned_hits));
+        }
+    }
+}
+
+impl Drop for RowFetcher<'_> {
+    fn drop(&mut self) {
+        self.release();
     }
 }

@@ -470,7 +470,7 @@ impl<'b> NextBlockPrefetch<'b> {
 
 /// Prefetches the line holding `block[at]`, a hint that changes no result.
 #[inline(always)]
-fn prefetch_line(block: &[u8], at: usize) {
+pub(crate) fn prefetch_line(block: &[u8], at: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
@@ -485,7 +485,7 @@ fn prefetch_line(block: &[u8], at: usize) {
 /// Asks the CPU to start loading `from..to` of a block, so the cache lines arrive while
 /// earlier rows are evaluated instead of each row waiting for memory in turn.
 #[inline(always)]
-fn prefetch_range(block: &[u8], from: usize, to: usize) {
+pub(crate) fn prefetch_range(block: &[u8], from: usize, to: usize) {
     for line in (from & !63..to).step_by(64) {
         prefetch_line(block, line);
     }

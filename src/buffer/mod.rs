@@ -232,6 +232,39 @@ impl BufferCache {
         (&self.latches[h / BUCKETS_PER_LATCH], h % BUCKETS_PER_LATCH)
     }
 
+    /// Starts loading the hash chain of `rdba` (its latch and bucket): the first step of
+    /// prefetching a block a caller will get soon ([`BufferCache::prefetch_block`]).
+    #[inline]
+    pub fn prefetch_chain(&self, rdba: u32) {
+        self.prefetch_bucket(rdba);
+    }
+
+    /// Starts loading the first `lines` cache lines of the buffer holding `rdba`, if it is
+    /// cached: a hint for a get that follows soon. It looks the block up under its chain's
+    /// latch (one latch get, counted in `v$latch`), pins nothing and reads nothing of the
+    /// block, so what the hint loads may be gone by the time of the get; it changes no
+    /// result.
+    pub fn prefetch_block(&self, stats: &SessionStats, rdba: u32, lines: usize) {
+        let (latch, bucket) = self.bucket_of(rdba);
+        let index = {
+            let chains = latch.get(stats);
+            self.find_in_chain(&chains.buckets[bucket], rdba)
+        };
+        let Some(index) = index else { return };
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let block = self.arena.block_ptr(index as usize);
+            for line in 0..lines.min(self.block_size / 64) {
+                // SAFETY: prefetch never faults and reads nothing; the address is inside
+                // the arena.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(block.wrapping_add(line * 64).cast()) };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (index, lines);
+    }
+
     /// Starts loading the latch and bucket of `rdba`.
     #[inline]
     fn prefetch_bucket(&self, rdba: u32) {

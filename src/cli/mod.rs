@@ -3,6 +3,7 @@
 
 pub mod autotrace;
 pub mod bench;
+pub mod bench_index;
 pub mod format;
 pub mod script;
 pub mod shell;

@@ -12,8 +12,9 @@
 //! reads, time), for the plan line that sits under TABLE ACCESS BY INDEX ROWID.
 
 use super::ExecContext;
+use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push};
-use crate::access::by_rowid::RowFetcher;
+use crate::access::by_rowid::{RowFetcher, Walked};
 use crate::access::full_scan::Flow;
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::Result;
@@ -24,6 +25,13 @@ use crate::types::{DataType, Datum, Value};
 use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// How many entries ahead the row of an entry is prefetched (when in the pinned block).
+const ROWS_AHEAD: usize = 4;
+
+/// Cache lines of a block prefetched ahead of its get: header, ITL and the start of the
+/// row directory.
+const BLOCK_LINES_AHEAD: usize = 3;
 
 /// What the index row source did in one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -75,6 +83,9 @@ impl IndexAccess {
         let mut meter = Meter { figures: IndexLineFigures::default() };
         let width = self.columns_read.iter().rposition(|&r| r).map_or(0, |last| last + 1);
         let mut fetcher = RowFetcher::new(&self.table, width);
+        // The whole per-row work of a filtered count, done on the row in its block.
+        let mut kernel =
+            if self.table_access { super::kernel::CountKernel::for_stages(stages, fetcher.kinds()) } else { None };
         let types: Vec<DataType> = self.index.columns.iter().map(|&c| self.table.columns[c].data_type).collect();
         let mut row: Vec<Value> = vec![Datum::Null; self.table.columns.len()];
         let ExecContext { access, functions } = ctx;
@@ -83,7 +94,7 @@ impl IndexAccess {
             let (gets, reads) = (access.stats.get(Stat::ConsistentGets), access.stats.get(Stat::PhysicalReads));
             let visit = |leaf: &LeafEntries<'_>| -> Result<Flow> {
                 meter.figures.entries += leaf.len() as u64;
-                self.emit(leaf, stages, functions, &types, &mut row, &mut fetcher, access)
+                self.emit(leaf, stages, functions, &types, &mut row, &mut fetcher, &mut kernel, access)
             };
             let result = index::fast_full_scan(access, &self.index, visit);
             // The scan's blocks are all the index's: its figures are the whole run's.
@@ -92,9 +103,12 @@ impl IndexAccess {
             meter.figures.physical_reads = access.stats.get(Stat::PhysicalReads) - reads;
             result
         } else {
-            self.range(stages, access, functions, &mut meter, &types, &mut row, &mut fetcher)
+            self.range(stages, access, functions, &mut meter, &types, &mut row, &mut fetcher, &mut kernel)
         };
         fetcher.release();
+        if let Some(kernel) = &kernel {
+            kernel.hand_totals(stages);
+        }
         self.figures.set(meter.figures);
         result
     }
@@ -109,6 +123,7 @@ impl IndexAccess {
         types: &[DataType],
         row: &mut [Value],
         fetcher: &mut RowFetcher<'c>,
+        kernel: &mut Option<CountKernel>,
     ) -> Result<()> {
         let mut scan = match (&self.kind, &self.lower) {
             (IndexScanKind::Unique, KeyBound::Included(key)) => IndexScan::unique(&self.index, key.clone()),
@@ -118,7 +133,7 @@ impl IndexAccess {
             let leaf = meter.measure(access.stats, || scan.next_leaf(access))?;
             let Some(leaf) = leaf else { return Ok(()) };
             meter.figures.entries += leaf.len() as u64;
-            if self.emit(&leaf, stages, functions, types, row, fetcher, access)? == Flow::Stop {
+            if self.emit(&leaf, stages, functions, types, row, fetcher, kernel, access)? == Flow::Stop {
                 return Ok(());
             }
         }
@@ -134,11 +149,36 @@ impl IndexAccess {
         types: &[DataType],
         row: &mut [Value],
         fetcher: &mut RowFetcher<'c>,
+        kernel: &mut Option<CountKernel>,
         access: &crate::access::AccessContext<'c>,
     ) -> Result<Flow> {
         for i in 0..leaf.len() {
-            let flow = if self.table_access {
-                fetcher.fetch(access, leaf.rowid(i), |r| push(stages, r, f))?.unwrap_or(Flow::Continue)
+            let rowid = leaf.rowid(i);
+            if self.table_access {
+                // Rows ahead in the pinned block, and blocks ahead in the cache: their
+                // memory loads while this row is evaluated. A block two steps ahead gets
+                // its hash chain loaded, one step ahead its header and row directory.
+                if i + ROWS_AHEAD < leaf.len() {
+                    let next = leaf.rowid(i + ROWS_AHEAD);
+                    if next.rdba == rowid.rdba {
+                        fetcher.prefetch(next);
+                    } else {
+                        access.db.cache.prefetch_block(access.stats, next.rdba, BLOCK_LINES_AHEAD);
+                        if i + 2 * ROWS_AHEAD < leaf.len() {
+                            access.db.cache.prefetch_chain(leaf.rowid(i + 2 * ROWS_AHEAD).rdba);
+                        }
+                    }
+                }
+            }
+            let flow = if let Some(k) = kernel {
+                match fetcher.fetch_walked(access, rowid, |w| k.apply(w))? {
+                    Walked::Absent | Walked::Done(KernelVerdict::Done) => Flow::Continue,
+                    Walked::Done(KernelVerdict::Fallback) | Walked::Chained => {
+                        fetcher.fetch_pinned(access, rowid, |r| push(stages, r, f))?.unwrap_or(Flow::Continue)
+                    }
+                }
+            } else if self.table_access {
+                fetcher.fetch(access, rowid, |r| push(stages, r, f))?.unwrap_or(Flow::Continue)
             } else {
                 if self.decode_keys {
                     let values = index::decode_key(leaf.key(i), types)?;

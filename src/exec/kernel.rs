@@ -81,6 +81,19 @@ impl CountKernel {
         self.passed
     }
 
+    /// Gives the counts to the aggregate stage of `stages` they were computed for, and the
+    /// rows passed to the row-source probes before it.
+    pub fn hand_totals(&self, stages: &mut [Stage<'_>]) {
+        for stage in stages.iter_mut() {
+            match stage {
+                Stage::Probe(p) => p.add_rows(self.passed()),
+                Stage::Aggregate(a) => return a.add_counts(&self.totals()),
+                _ => {}
+            }
+        }
+        unreachable!("a count kernel is built only over an aggregate stage")
+    }
+
     /// The totals, one per aggregate call in call order.
     pub fn totals(&self) -> Vec<u64> {
         self.counts.iter().map(|&(_, total)| total).collect()

@@ -49,18 +49,11 @@ struct Feed<'p, 'a> {
 }
 
 impl Feed<'_, '_> {
-    /// Gives the kernel's counts to the aggregate stage they were computed for, and the
-    /// rows it passed to the row-source probes before that stage.
+    /// Gives the kernel's counts to the aggregate stage they were computed for.
     fn hand_kernel_totals(&mut self) {
-        let Some(kernel) = &self.kernel else { return };
-        for stage in self.stages.iter_mut() {
-            match stage {
-                Stage::Probe(p) => p.add_rows(kernel.passed()),
-                Stage::Aggregate(a) => return a.add_counts(&kernel.totals()),
-                _ => {}
-            }
+        if let Some(kernel) = &self.kernel {
+            kernel.hand_totals(self.stages);
         }
-        unreachable!("a count kernel is built only over an aggregate stage")
     }
 }
 

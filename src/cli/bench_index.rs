@@ -1,0 +1,172 @@
+//! `lioscope bench index`: the index benchmark. Builds the customers table, times the
+//! builds of an index on `cust_id` (in insert order: a good clustering factor) and on
+//! `cust_postal_code` (random with respect to it: a bad one), analyzes, then measures the
+//! fully cached `COUNT(cust_valid)` through every row by each index, as the source
+//! experiment does: rows/s, ns/row, logical reads per row and `buffer is pinned count`.
+//! Medians of `--repeat` runs with min and max; each derived figure says how it was
+//! derived.
+
+use crate::db::{Database, DatabaseOptions, Session};
+use crate::lab::customers;
+use crate::lab::sample::{self, TempDir};
+use crate::lab::stats::spread;
+use crate::stats::Stat;
+
+/// Options of the index benchmark.
+#[derive(Debug, Clone, clap::Args)]
+pub struct IndexBenchOptions {
+    /// Rows in the customers table.
+    #[arg(long, default_value_t = 5_000_000)]
+    pub rows: u64,
+    /// Timed runs of each cached measurement (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub repeat: usize,
+    /// Directory for the benchmark database (default: a temporary directory, removed after).
+    #[arg(long)]
+    pub dir: Option<std::path::PathBuf>,
+    /// Write the figures as JSON to this file too.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+}
+
+/// One access path measured.
+struct Path {
+    name: &'static str,
+    sql: &'static str,
+    /// The index, and its build.
+    index: &'static str,
+    create: &'static str,
+}
+
+const PATHS: [Path; 2] = [
+    Path {
+        name: "good clustering (cust_id)",
+        sql: "SELECT /*+ INDEX(c cust_id_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0",
+        index: "CUST_ID_IX",
+        create: "CREATE INDEX cust_id_ix ON customers (cust_id)",
+    },
+    Path {
+        name: "bad clustering (cust_postal_code)",
+        sql: "SELECT /*+ INDEX(c cust_postal_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_postal_code > '0'",
+        index: "CUST_POSTAL_IX",
+        create: "CREATE INDEX cust_postal_ix ON customers (cust_postal_code)",
+    },
+];
+
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+struct Run {
+    elapsed_ms: f64,
+    cpu_ms: f64,
+    logical_reads: u64,
+    buffer_is_pinned: u64,
+    physical_reads: u64,
+    rows_counted: i64,
+}
+
+fn measure(session: &Session, sql: &str) -> crate::Result<Run> {
+    let m = sample::measure(session, sql)?;
+    let counted = match m.result.rows.first().and_then(|r| r.first()) {
+        Some(crate::types::Datum::Int(n)) => *n,
+        _ => -1,
+    };
+    Ok(Run {
+        elapsed_ms: m.elapsed_ms,
+        cpu_ms: m.cpu_ms,
+        logical_reads: m.delta(Stat::LogicalReads),
+        buffer_is_pinned: m.delta(Stat::BufferIsPinned),
+        physical_reads: m.delta(Stat::PhysicalReads),
+        rows_counted: counted,
+    })
+}
+
+/// Runs the benchmark and prints its report.
+pub fn run(opts: &IndexBenchOptions) -> crate::Result<()> {
+    let tmp;
+    let dir = match &opts.dir {
+        Some(d) => d.clone(),
+        None => {
+            tmp = TempDir::new("bench-index")?;
+            tmp.0.clone()
+        }
+    };
+    // The table (about 160 bytes of cache a row) and both indexes (about 20 bytes an
+    // entry each), with slack.
+    let cache = (opts.rows * 240).max(64 << 20) + (128 << 20);
+    let options =
+        DatabaseOptions { parameters: vec![("db_cache_size".into(), cache.to_string())], ..Default::default() };
+    let db = Database::create(&dir, options)?;
+    let session = db.session();
+    session.execute(customers::CREATE_TABLE)?;
+    println!(
+        "lioscope bench index: {} rows, db_cache_size {} MiB, {} timed runs each, in {}",
+        opts.rows,
+        cache >> 20,
+        opts.repeat,
+        dir.display()
+    );
+    session.execute(&customers::insert_select("customers", opts.rows))?;
+    let rows = opts.rows as f64;
+    let mut builds = Vec::new();
+    for p in &PATHS {
+        let m = sample::measure(&session, p.create)?;
+        builds.push((p.index, m.elapsed_ms, m.cpu_ms));
+    }
+    session.execute("ANALYZE TABLE customers COMPUTE STATISTICS")?;
+    println!("\nIndex builds (rows/s = rows / elapsed)");
+    for (index, elapsed, cpu) in &builds {
+        println!(
+            "  {index:<15} {:>12.0} rows/s  ({elapsed:.0} ms elapsed, {cpu:.0} ms CPU)",
+            rows / (elapsed / 1000.0)
+        );
+    }
+    let r = session.execute(
+        "SELECT index_name, blevel, leaf_blocks, distinct_keys, clustering_factor FROM user_indexes ORDER BY index_name",
+    )?;
+    println!(
+        "\n  {:<15} {:>6} {:>11} {:>13} {:>17}",
+        "index", "blevel", "leaf blocks", "distinct keys", "clustering factor"
+    );
+    for row in &r.rows {
+        let c: Vec<String> = row.iter().map(ToString::to_string).collect();
+        println!("  {:<15} {:>6} {:>11} {:>13} {:>17}", c[0], c[1], c[2], c[3], c[4]);
+    }
+    let mut json_paths = Vec::new();
+    for p in &PATHS {
+        measure(&session, p.sql)?; // warm: every block of the path in the cache
+        let runs: Vec<Run> = (0..opts.repeat.max(1)).map(|_| measure(&session, p.sql)).collect::<crate::Result<_>>()?;
+        let e = spread(runs.iter().map(|r| r.elapsed_ms));
+        let c = spread(runs.iter().map(|r| r.cpu_ms));
+        let first = runs[0];
+        println!("\nCached {}: {}  ({} runs, median [min..max])", p.name, p.sql, runs.len());
+        println!("  rows counted         {:>12}", first.rows_counted);
+        println!("  elapsed              {:>12.1} ms  [{:.1} .. {:.1}]", e.median, e.min, e.max);
+        println!("  CPU (thread clock)   {:>12.1} ms  [{:.1} .. {:.1}]", c.median, c.min, c.max);
+        println!("  rows/s               {:>12.2} M    (rows / median elapsed)", rows / e.median / 1000.0);
+        println!("  ns/row               {:>12.1}      (median elapsed / rows)", e.median * 1e6 / rows);
+        println!(
+            "  session logical reads{:>12}      ({:.4} per row)",
+            first.logical_reads,
+            first.logical_reads as f64 / rows
+        );
+        println!("  buffer is pinned count{:>11}", first.buffer_is_pinned);
+        println!("  physical reads       {:>12}", first.physical_reads);
+        json_paths.push(serde_json::json!({
+            "name": p.name, "sql": p.sql,
+            "runs": runs.iter().map(|r| serde_json::json!({
+                "elapsed_ms": r.elapsed_ms, "cpu_ms": r.cpu_ms, "logical_reads": r.logical_reads,
+                "buffer_is_pinned": r.buffer_is_pinned, "physical_reads": r.physical_reads,
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    if let Some(path) = &opts.json {
+        let json = serde_json::json!({
+            "rows": opts.rows,
+            "builds": builds.iter().map(|(i, e, c)| serde_json::json!({"index": i, "elapsed_ms": e, "cpu_ms": c})).collect::<Vec<_>>(),
+            "paths": json_paths,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default())
+            .map_err(|e| crate::Error::io("write", path, e))?;
+    }
+    drop(session);
+    db.close()
+}
