@@ -500,7 +500,13 @@ impl<'a> Builder<'_, 'a> {
             let text = format!("filter({})", p.display(&scope.names));
             match self.lines.last_mut() {
                 Some(line) if line.operation == "TABLE ACCESS FULL" || line.operation == "FIXED TABLE FULL" => {
-                    line.predicates.push(text)
+                    line.predicates.push(text);
+                    // A table's estimate comes from the optimizer, which sees the WHERE
+                    // clause; a fixed view's rows are narrowed by the default selectivity.
+                    if let RowsRule::Source(rows) = line.rows_rule {
+                        line.rows_rule =
+                            RowsRule::Source(rows * super::optimizer::selectivity::default_selectivity(&p));
+                    }
                 }
                 _ => {
                     let fraction = super::optimizer::selectivity::default_selectivity(&p);
