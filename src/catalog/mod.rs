@@ -225,8 +225,11 @@ impl Catalog {
     /// Adds an index and saves the dictionary. Index and table names share one namespace.
     pub fn add_index(&self, index: IndexDef) -> Result<()> {
         self.change(|d| {
-            if d.indexes.contains_key(&index.name) || d.tables.contains_key(&index.name) {
+            if d.indexes.contains_key(&index.name) {
                 return Err(Error::ObjectExists { kind: "index", name: index.name });
+            }
+            if d.tables.contains_key(&index.name) {
+                return Err(Error::ObjectExists { kind: "table", name: index.name });
             }
             d.indexes.insert(index.name.clone(), Arc::new(index));
             Ok(())
@@ -237,6 +240,18 @@ impl Catalog {
     pub fn remove_index(&self, name: &str) -> Result<Arc<IndexDef>> {
         self.change(|d| {
             d.indexes.remove(name).ok_or_else(|| Error::UnknownObject { kind: "index", name: name.to_owned() })
+        })
+    }
+
+    /// Replaces the definition of an existing index (a TRUNCATE gives it a new segment)
+    /// and saves the dictionary.
+    pub fn replace_index(&self, index: IndexDef) -> Result<()> {
+        self.change(|d| match d.indexes.get_mut(&index.name) {
+            Some(slot) => {
+                *slot = Arc::new(index);
+                Ok(())
+            }
+            None => Err(Error::UnknownObject { kind: "index", name: index.name }),
         })
     }
 
@@ -268,6 +283,9 @@ impl Catalog {
         self.change(|d| {
             if d.tables.contains_key(&table.name) {
                 return Err(Error::ObjectExists { kind: "table", name: table.name });
+            }
+            if d.indexes.contains_key(&table.name) {
+                return Err(Error::ObjectExists { kind: "index", name: table.name });
             }
             d.tables.insert(table.name.clone(), Arc::new(table));
             Ok(())

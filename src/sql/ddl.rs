@@ -248,7 +248,21 @@ pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
             .ok_or_else(|| Error::UnknownObject { kind: "table", name: name.clone() })?;
         let locks = session.db.table_locks(table.object_id);
         let _exclusive = exclusive(&locks, &table.name)?;
-        segments::truncate_segment(&session.access_context(), &table)?;
+        let ctx = session.access_context();
+        segments::truncate_segment(&ctx, &table)?;
+        // Each index starts over empty in a new segment with a new data object id, as
+        // Oracle's TRUNCATE gives one; the old segment is freed once the dictionary points
+        // at the new one.
+        for index in session.db.catalog.indexes_of(table.object_id) {
+            let object_id = session.db.catalog.next_object_id();
+            let segment_header = crate::index::create_segment(&ctx, object_id)?;
+            let emptied = crate::catalog::IndexDef { object_id, segment_header, ..(*index).clone() };
+            if let Err(e) = session.db.catalog.replace_index(emptied) {
+                let _ = segments::drop_object_segment(&ctx, object_id, segment_header, &index.name);
+                return Err(e);
+            }
+            segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name)?;
+        }
     }
     Ok(QueryResult::message(StatementKind::Ddl, "Table truncated."))
 }

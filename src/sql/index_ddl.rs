@@ -47,11 +47,14 @@ pub fn create_index(session: &Session, create: &ast::CreateIndex, pctfree: Optio
         .catalog
         .table(&table_name)
         .ok_or_else(|| Error::UnknownObject { kind: "table", name: table_name.clone() })?;
-    if session.db.catalog.index(&name).is_some() || session.db.catalog.table(&name).is_some() {
-        if create.if_not_exists {
-            return Ok(QueryResult::message(StatementKind::Ddl, "Index created."));
-        }
+    if session.db.catalog.index(&name).is_some() && create.if_not_exists {
+        return Ok(QueryResult::message(StatementKind::Ddl, "Index created."));
+    }
+    if session.db.catalog.index(&name).is_some() {
         return Err(Error::ObjectExists { kind: "index", name });
+    }
+    if session.db.catalog.table(&name).is_some() {
+        return Err(Error::ObjectExists { kind: "table", name });
     }
     let columns = key_columns(&table, &create.columns)?;
     let ctx = session.access_context();

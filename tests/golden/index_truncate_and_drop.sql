@@ -1,0 +1,27 @@
+-- TRUNCATE empties a table's indexes too (each gets a new segment and data object id);
+-- DROP INDEX and DROP TABLE free index segments; names are checked.
+CREATE TABLE t (id INTEGER NOT NULL, v VARCHAR2(10));
+INSERT INTO t SELECT LEVEL, 'x' || MOD(LEVEL, 3) FROM dual CONNECT BY LEVEL <= 3000;
+CREATE UNIQUE INDEX t_pk ON t (id);
+CREATE INDEX t_v ON t (v) PCTFREE 20;
+SELECT index_name, uniqueness, pct_free, num_rows, distinct_keys FROM user_indexes ORDER BY index_name;
+SELECT index_name, column_name, column_position FROM user_ind_columns ORDER BY index_name, column_position;
+CREATE INDEX t_pk ON t (v);
+CREATE INDEX t ON t (v);
+CREATE TABLE t_pk (x INTEGER);
+CREATE INDEX t_bad ON t (nosuch);
+CREATE INDEX t_twice ON t (id, id);
+CREATE INDEX t_v2 ON nosuch (v);
+TRUNCATE TABLE t;
+SELECT /*+ INDEX(t t_pk) */ COUNT(*) FROM t WHERE id > 0;
+SELECT /*+ INDEX_FFS(t t_v) */ COUNT(v) FROM t;
+INSERT INTO t SELECT LEVEL, 'y' FROM dual CONNECT BY LEVEL <= 10;
+SELECT /*+ INDEX(t t_pk) */ COUNT(*) FROM t WHERE id BETWEEN 3 AND 5;
+INSERT INTO t VALUES (3, 'dup');
+SELECT COUNT(*) FROM t;
+DROP INDEX t_v;
+DROP INDEX t_v;
+DROP INDEX IF EXISTS t_v;
+SELECT index_name FROM user_indexes;
+DROP TABLE t;
+SELECT index_name FROM user_indexes;
