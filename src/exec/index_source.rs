@@ -56,6 +56,8 @@ pub struct IndexAccess {
     pub columns_read: Vec<bool>,
     /// What the index scan did in the last run.
     pub figures: Cell<IndexLineFigures>,
+    /// The rowids of the leaf being emitted (a buffer kept across leaves).
+    pub rowids: std::cell::RefCell<Vec<crate::index::RowId>>,
     /// Whether an index-only path must decode keys (false when no column is read, as
     /// for COUNT(*)).
     pub decode_keys: bool,
@@ -152,25 +154,49 @@ impl IndexAccess {
         kernel: &mut Option<CountKernel>,
         access: &crate::access::AccessContext<'c>,
     ) -> Result<Flow> {
+        let mut rowids = std::mem::take(&mut *self.rowids.borrow_mut());
+        rowids.clear();
+        if self.table_access {
+            leaf.rowids_into(&mut rowids);
+        }
+        let flow = self.emit_rows(leaf, &rowids, stages, f, types, row, fetcher, kernel, access);
+        *self.rowids.borrow_mut() = rowids;
+        flow
+    }
+
+    /// [`IndexAccess::emit`] with the leaf's rowids decoded (when rows come from the table).
+    #[allow(clippy::too_many_arguments)]
+    fn emit_rows<'c>(
+        &self,
+        leaf: &LeafEntries<'_>,
+        rowids: &[crate::index::RowId],
+        stages: &mut [Stage<'_>],
+        f: &mut crate::sql::functions::FunctionContext,
+        types: &[DataType],
+        row: &mut [Value],
+        fetcher: &mut RowFetcher<'c>,
+        kernel: &mut Option<CountKernel>,
+        access: &crate::access::AccessContext<'c>,
+    ) -> Result<Flow> {
         for i in 0..leaf.len() {
-            let rowid = leaf.rowid(i);
             if self.table_access {
+                let rowid = rowids[i];
                 // Rows ahead in the pinned block, and blocks ahead in the cache: their
                 // memory loads while this row is evaluated. A block two steps ahead gets
                 // its hash chain loaded, one step ahead its header and row directory.
-                if i + ROWS_AHEAD < leaf.len() {
-                    let next = leaf.rowid(i + ROWS_AHEAD);
+                if let Some(&next) = rowids.get(i + ROWS_AHEAD) {
                     if next.rdba == rowid.rdba {
                         fetcher.prefetch(next);
                     } else {
                         access.db.cache.prefetch_block(access.stats, next.rdba, BLOCK_LINES_AHEAD);
-                        if i + 2 * ROWS_AHEAD < leaf.len() {
-                            access.db.cache.prefetch_chain(leaf.rowid(i + 2 * ROWS_AHEAD).rdba);
+                        if let Some(further) = rowids.get(i + 2 * ROWS_AHEAD) {
+                            access.db.cache.prefetch_chain(further.rdba);
                         }
                     }
                 }
             }
             let flow = if let Some(k) = kernel {
+                let rowid = rowids[i];
                 match fetcher.fetch_walked(access, rowid, |w| k.apply(w))? {
                     Walked::Absent | Walked::Done(KernelVerdict::Done) => Flow::Continue,
                     Walked::Done(KernelVerdict::Fallback) | Walked::Chained => {
@@ -178,7 +204,7 @@ impl IndexAccess {
                     }
                 }
             } else if self.table_access {
-                fetcher.fetch(access, rowid, |r| push(stages, r, f))?.unwrap_or(Flow::Continue)
+                fetcher.fetch(access, rowids[i], |r| push(stages, r, f))?.unwrap_or(Flow::Continue)
             } else {
                 if self.decode_keys {
                     let values = index::decode_key(leaf.key(i), types)?;

@@ -410,6 +410,7 @@ impl<'a> Builder<'_, 'a> {
             decode_keys: columns_read.iter().any(|&r| r),
             columns_read,
             figures: Default::default(),
+            rowids: Default::default(),
         })))
     }
 
