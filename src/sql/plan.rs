@@ -311,13 +311,14 @@ impl<'a> Builder<'_, 'a> {
             block_size: self.session.db.block_size as u32,
             multiblock_read_count: self.session.access_context().multiblock_read_count,
         };
+        let order_by = sorted_columns(&self.stages);
         let query = optimizer::Query {
             table,
             alias: alias.as_deref(),
             segment_blocks,
             conjuncts: &conjuncts,
             columns_read: &columns_read,
-            order_by: &[],
+            order_by: &order_by,
         };
         let decision = optimizer::choose(&query, &indexes, hints, &model);
         self.notes.extend(decision.notes.iter().cloned());
@@ -377,6 +378,9 @@ impl<'a> Builder<'_, 'a> {
                 }
             }
         }
+        if path.ordered {
+            self.drop_sort();
+        }
         let scan_at = self.lines.iter().position(|l| l.operation == "TABLE ACCESS FULL").expect("the table's line");
         let output = self.lines[scan_at].output_stage;
         let mut index_line = PlanLine::new(path.kind.operation(path.descending), &path.index.name);
@@ -412,6 +416,19 @@ impl<'a> Builder<'_, 'a> {
             figures: Default::default(),
             rowids: Default::default(),
         })))
+    }
+
+    /// Removes the ORDER BY's sort (its stage and SORT ORDER BY line): the access path
+    /// delivers the order.
+    fn drop_sort(&mut self) {
+        let Some(at) = self.stages.iter().position(|s| matches!(s, Stage::Sort(_))) else { return };
+        self.stages.remove(at);
+        self.lines.retain(|l| l.operation != "SORT ORDER BY");
+        for l in &mut self.lines {
+            if l.output_stage > at && l.output_stage < SOURCE_ROWS {
+                l.output_stage -= 1;
+            }
+        }
     }
 
     /// DUAL, or the `CONNECT BY LEVEL <= n` row generator over it.
@@ -740,6 +757,34 @@ impl<'a> Builder<'_, 'a> {
         }
         Ok(())
     }
+}
+
+/// The ORDER BY as table columns (column, descending), when the plan is a filter, a
+/// projection and a sort whose every key is a projected column in its default NULLS
+/// order (NULLS LAST ascending, FIRST descending: the order an index gives); otherwise
+/// empty.
+fn sorted_columns(stages: &[Stage<'_>]) -> Vec<(usize, bool)> {
+    let mut project = None;
+    for stage in stages {
+        match stage {
+            Stage::Filter(_) => {}
+            Stage::Project(p) => project = Some(p),
+            Stage::Sort(sort) => {
+                let Some(p) = project else { return Vec::new() };
+                let keys: Option<Vec<(usize, bool)>> = sort
+                    .keys
+                    .iter()
+                    .map(|k| match p.exprs.get(k.column) {
+                        Some(Expr::Column(c)) if k.nulls_first == k.descending => Some((*c, k.descending)),
+                        _ => None,
+                    })
+                    .collect();
+                return keys.unwrap_or_default();
+            }
+            _ => return Vec::new(),
+        }
+    }
+    Vec::new()
 }
 
 /// Which source columns the plan reads: those any stage reads before the first stage

@@ -13,6 +13,9 @@
 //!   (the clustering factor counts the table block changes along the index);
 //! - index fast full scan: `ceil(leaf_blocks / mbrc) × mreadtim / sreadtim`.
 //!
+//! A path that does not deliver the ORDER BY's order adds the CPU of the sort
+//! (`rows × log2(rows)` comparisons at [`SORT_COMPARE_NS`]).
+//!
 //! To each, CPU is added as time converted into single-block reads (`ns / sreadtim`), at
 //! the per-row costs measured on lioscope's own paths ([`SCAN_ROW_NS`], ...): small next to
 //! the I/O terms, it breaks ties between paths that read the same blocks.
@@ -23,6 +26,8 @@ pub const SCAN_ROW_NS: f64 = 20.0;
 pub const INDEX_ENTRY_NS: f64 = 10.0;
 /// CPU of fetching one row by rowid (a get when the block changes, the row, its columns).
 pub const ROWID_ROW_NS: f64 = 40.0;
+/// CPU of one comparison of a sort (rows × log2(rows) of them).
+pub const SORT_COMPARE_NS: f64 = 30.0;
 
 const IOSEEKTIM_MS: f64 = 10.0;
 const IOTFRSPEED_BYTES_PER_MS: f64 = 4096.0;
@@ -77,6 +82,11 @@ impl CostModel {
             ns += entries * ROWID_ROW_NS;
         }
         cost + self.cpu(ns)
+    }
+
+    /// Sorting `rows` rows in memory.
+    pub fn sort(&self, rows: f64) -> f64 {
+        self.cpu(rows * rows.max(2.0).log2() * SORT_COMPARE_NS)
     }
 
     pub fn fast_full_scan(&self, leaf_blocks: f64, entries: f64) -> f64 {

@@ -78,6 +78,8 @@ pub struct IndexPath {
     /// Cost of the whole path, and of the index scan alone (its own plan line).
     pub cost: f64,
     pub index_cost: f64,
+    /// The path delivers rows in the ORDER BY's order: no sort is needed.
+    pub ordered: bool,
 }
 
 /// The chosen access path.
@@ -116,7 +118,8 @@ pub struct Query<'q> {
     pub conjuncts: &'q [Conjunct],
     /// The table columns the query reads anywhere.
     pub columns_read: &'q [bool],
-    /// Leading ORDER BY columns (table column, descending) a path could deliver sorted.
+    /// The ORDER BY as table columns (column, descending), when every key is a column in
+    /// its default NULLS order; empty when there is none or a path cannot deliver it.
     pub order_by: &'q [(usize, bool)],
 }
 
@@ -180,10 +183,16 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
             None => notes.push(format!("hint not used: {} ({})", h.text, why_not(h, query, indexes))),
         }
     }
+    // A path that does not deliver the ORDER BY pays for the sort too.
+    let sort = if query.order_by.is_empty() { 0.0 } else { model.sort(rows) };
+    let with_sort = |p: &AccessPath| match p {
+        AccessPath::Index(ip) if ip.ordered => p.cost(),
+        _ => p.cost() + sort,
+    };
     let best = candidates
         .into_iter()
         .map(|(p, _)| p)
-        .min_by(|a, b| a.cost().total_cmp(&b.cost()))
+        .min_by(|a, b| with_sort(a).total_cmp(&with_sort(b)))
         .expect("the full scan is always a candidate");
     Decision { path: best, table_rows: facts.rows, rows, notes: with_ignored(notes, hints) }
 }
@@ -257,6 +266,7 @@ fn index_paths(
     let used: Vec<Conjunct> = range.used.iter().map(|&i| query.conjuncts[i].clone()).collect();
     let access_selectivity = selectivity::combined(facts, &used);
     let descending = descending_for(query, ix);
+    let delivers = |desc: bool| order_delivered(query, ix) == Some(desc);
     let mut paths = Vec::new();
     let entries = facts.rows * access_selectivity * stats.non_null_fraction(bounded);
     if bounded {
@@ -278,10 +288,12 @@ fn index_paths(
             entries,
             cost,
             index_cost,
+            ordered: kind == IndexScanKind::Unique || delivers(descending.unwrap_or(false)),
         });
         if kind == IndexScanKind::Range && descending.is_none() {
             let mut d = paths[0].clone();
             d.descending = true;
+            d.ordered = delivers(true);
             paths.push(d);
         }
     }
@@ -301,6 +313,7 @@ fn index_paths(
                 entries,
                 cost,
                 index_cost,
+                ordered: delivers(d),
             });
         }
         if covers {
@@ -316,10 +329,20 @@ fn index_paths(
                 entries,
                 cost,
                 index_cost: cost,
+                ordered: false,
             });
         }
     }
     paths
+}
+
+/// The direction in which reading `ix` delivers the whole ORDER BY (its keys are the
+/// index's leading columns, all in one direction), if it does.
+fn order_delivered(query: &Query<'_>, ix: &IndexDef) -> Option<bool> {
+    let (_, desc) = *query.order_by.first()?;
+    let fits = query.order_by.len() <= ix.columns.len()
+        && query.order_by.iter().zip(&ix.columns).all(|(&(c, d), &ic)| c == ic && d == desc);
+    fits.then_some(desc)
 }
 
 /// Whether ORDER BY asks for the index's leading column descending (Some(true)),
