@@ -12,7 +12,9 @@
 //! a block's rows together ([`pipeline::push_batch`]): filters narrow a selection vector
 //! and aggregates fold it in tight loops, so stage dispatch is paid per block, not per
 //! row. For the plan shape of a filtered count, a [`kernel::CountKernel`] does the whole
-//! per-row work inside the scan loop. One file per stage.
+//! per-row work inside the scan loop (and on rows fetched by rowid). One file per stage;
+//! [`index_source`] is the index paths' source, and [`probe`] the stage that measures
+//! row-source statistics between two others.
 
 pub mod aggregate;
 mod collect;

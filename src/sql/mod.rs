@@ -1,13 +1,17 @@
 //! SQL: from statement text to a result.
 //!
 //! ```text
-//!  text ─► front (ALTER SESSION/SYSTEM, SHOW, EXPLAIN PLAN FOR, PCTFREE)
-//!       ─► sqlparser (Oracle dialect) ─► ddl | dml | modify | plan ─► exec pipeline ─► QueryResult
+//!  text ─► front (ALTER SESSION/SYSTEM, SHOW, EXPLAIN PLAN FOR, ANALYZE, PCTFREE)
+//!       ─► sqlparser (Oracle dialect) ─► ddl | index_ddl | analyze | dml | modify
+//!                                      | plan (optimizer) ─► exec pipeline ─► QueryResult
 //! ```
 //!
-//! `dml` is INSERT and COPY, `modify` UPDATE and DELETE; `transaction` gives each of them
-//! statement-level atomicity and autocommit, and runs COMMIT, ROLLBACK, SAVEPOINT and SET
-//! TRANSACTION.
+//! `dml` is INSERT and COPY, `modify` UPDATE and DELETE, `index_maintenance` keeps a
+//! table's indexes in step with both; `transaction` gives each of them statement-level
+//! atomicity and autocommit, and runs COMMIT, ROLLBACK, SAVEPOINT and SET TRANSACTION.
+//! `plan` builds a query's pipeline and asks `optimizer` how to read its table (full scan
+//! or an index path, from the statistics `analyze` gathers, the cost model and hints);
+//! `row_source_stats` runs a plan with probes for what each line did.
 //!
 //! Unquoted identifiers are upper-cased, as Oracle stores them. Anything lioscope does not
 //! implement is an error naming the construct and, where sqlparser knows it, its position.
