@@ -383,7 +383,17 @@ fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
         if exact {
             answered.push(i);
         }
-        return KeyRange { lower: end(lo), upper: end(hi), used, answered, eq_columns };
+        // NULLs sort after every value: a range open above stops before the entries whose
+        // column is NULL (a comparison never holds for them).
+        let upper = match hi {
+            Some(hi) => end(Some(hi)),
+            None => {
+                let mut values = prefix.clone();
+                values.push(Datum::Null);
+                Some(KeyEnd { values, inclusive: false })
+            }
+        };
+        return KeyRange { lower: end(lo), upper, used, answered, eq_columns };
     }
     let eq_columns = prefix.len();
     let end = (!prefix.is_empty()).then_some(KeyEnd { values: prefix, inclusive: true });
