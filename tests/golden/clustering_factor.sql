@@ -44,9 +44,9 @@ SELECT index_name, num_rows, distinct_keys, clustering_factor FROM user_indexes 
 -- ANALYZE computes the same figures again from the index itself.
 ANALYZE TABLE t COMPUTE STATISTICS;
 SELECT index_name, num_rows, distinct_keys, clustering_factor FROM user_indexes ORDER BY index_name;
--- Changes after the build: deleting the rows of blocks 10..19 leaves ten blocks to visit
--- for the ordered keys and twenty entries (one a block twice) for halves; the statistics
--- move at the next ANALYZE only.
+-- Changes after the build: deleting the rows of blocks 10..19 leaves 100 rows in 10
+-- blocks: 10 block changes for ordered, 20 for halves (each block visited twice), 100
+-- for strided. The statistics move at the next ANALYZE only.
 DELETE FROM t WHERE blk >= 10;
 SELECT index_name, num_rows, clustering_factor FROM user_indexes WHERE index_name IN ('T_ORDERED', 'T_HALVES', 'T_STRIDED') ORDER BY index_name;
 ANALYZE TABLE t COMPUTE STATISTICS;
@@ -56,12 +56,16 @@ SELECT index_name, num_rows, clustering_factor FROM user_indexes WHERE index_nam
 UPDATE t SET ordered = 99 - ordered, strided = pos;
 ANALYZE TABLE t COMPUTE STATISTICS;
 SELECT index_name, num_rows, clustering_factor FROM user_indexes WHERE index_name IN ('T_ORDERED', 'T_HALVES', 'T_STRIDED') ORDER BY index_name;
--- A key random with respect to the rows: 30 rows in 3 blocks of ten (31 rows take 4
--- blocks; the 31st is deleted again). The listing in key order (equal keys in rowid
--- order) shows the block of each entry; counting the changes down the BLK column, the
--- first entry counting one, gives 23.
+-- A key random with respect to the rows: 30 rows in 3 blocks of ten (3 blocks hold 30
+-- rows, so ten a block at least; a 31st row takes a 4th block, so ten at most; it is
+-- deleted again). The listing in key order (equal keys in rowid order) shows the block of
+-- each entry; counting the changes down the BLK column, the first entry counting one,
+-- gives 23.
 CREATE TABLE r (pos INTEGER NOT NULL, blk INTEGER NOT NULL, k INTEGER, pad CHAR(167)) PCTFREE 0;
-INSERT INTO r SELECT LEVEL - 1, FLOOR((LEVEL - 1) / 10), ORA_HASH(LEVEL, 99, 3), 'x' FROM dual CONNECT BY LEVEL <= 31;
+INSERT INTO r SELECT LEVEL - 1, FLOOR((LEVEL - 1) / 10), ORA_HASH(LEVEL, 99, 3), 'x' FROM dual CONNECT BY LEVEL <= 30;
+ANALYZE TABLE r COMPUTE STATISTICS;
+SELECT num_rows, blocks FROM user_tables WHERE table_name = 'R';
+INSERT INTO r VALUES (30, 3, 0, 'x');
 ANALYZE TABLE r COMPUTE STATISTICS;
 SELECT num_rows, blocks FROM user_tables WHERE table_name = 'R';
 DELETE FROM r WHERE pos = 30;

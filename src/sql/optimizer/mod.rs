@@ -209,13 +209,15 @@ fn why_not(h: &hints::Hint, query: &Query<'_>, indexes: &[Arc<IndexDef>]) -> Str
         HintKind::Index { choice, .. } | HintKind::IndexFfs(choice) => choice,
         _ => return "not applicable".into(),
     };
-    if !indexes.iter().any(|ix| matches_choice(choice, ix, query.table)) {
+    let named: Vec<&Arc<IndexDef>> = indexes.iter().filter(|ix| matches_choice(choice, ix, query.table)).collect();
+    if named.is_empty() {
         return format!("{} has no such index", query.table.name);
     }
+    let covers =
+        |ix: &IndexDef| query.columns_read.iter().enumerate().all(|(c, &read)| !read || ix.columns.contains(&c));
     match h.kind {
-        HintKind::IndexFfs(_) => {
-            "the index does not hold every column the query reads, or rows with all key columns NULL could be missed"
-                .into()
+        HintKind::IndexFfs(_) if !named.iter().any(|ix| covers(ix)) => {
+            "the index does not hold every column the query reads".into()
         }
         _ => "rows whose key columns are all NULL are not in the index and the query could need them".into(),
     }
