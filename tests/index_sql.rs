@@ -136,7 +136,7 @@ impl Layout {
             Col::U => ((n % 1100) as i64 - 5).to_string(),
             Col::S => {
                 let k = n % (self.s_distinct + 4);
-                let len = if (n / 7) % 4 == 0 { 4 } else { self.s_len };
+                let len = if (n / 7).is_multiple_of(4) { 4 } else { self.s_len };
                 format!("'{}'", s_value(k, len))
             }
         }
@@ -190,7 +190,7 @@ impl Layout {
             Op::InsertSelect { a, u_shift } => {
                 *next_id += 100_000;
                 format!(
-                    "INSERT INTO t SELECT /*+ FULL(t) */ id + {next_id}, a, s, u + {u_shift}, pad || '+' FROM t WHERE a = {}",
+                    "INSERT INTO t SELECT /*+ FULL(t) */ id + {next_id}, a, s, u + {u_shift}, SUBSTR(pad, 1, 390) || '+' FROM t WHERE a = {}",
                     self.literal(Col::A, *a)
                 )
             }
