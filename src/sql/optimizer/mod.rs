@@ -218,13 +218,15 @@ fn why_not(h: &hints::Hint, query: &Query<'_>, indexes: &[Arc<IndexDef>]) -> Str
         HintKind::Index { choice, .. } | HintKind::IndexFfs(choice) => choice,
         _ => return "not applicable".into(),
     };
-    if !indexes.iter().any(|ix| matches_choice(choice, ix, query.table)) {
+    let named: Vec<&Arc<IndexDef>> = indexes.iter().filter(|ix| matches_choice(choice, ix, query.table)).collect();
+    if named.is_empty() {
         return format!("{} has no such index", query.table.name);
     }
+    let covers =
+        |ix: &IndexDef| query.columns_read.iter().enumerate().all(|(c, &read)| !read || ix.columns.contains(&c));
     match h.kind {
-        HintKind::IndexFfs(_) => {
-            "the index does not hold every column the query reads, or rows with all key columns NULL could be missed"
-                .into()
+        HintKind::IndexFfs(_) if !named.iter().any(|ix| covers(ix)) => {
+            "the index does not hold every column the query reads".into()
         }
         _ => "rows whose key columns are all NULL are not in the index and the query could need them".into(),
     }
@@ -406,7 +408,17 @@ fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
         if exact {
             answered.push(i);
         }
-        return KeyRange { lower: end(lo), upper: end(hi), used, answered, eq_columns };
+        // NULLs sort after every value: a range open above stops before the entries whose
+        // column is NULL (a comparison never holds for them).
+        let upper = match hi {
+            Some(hi) => end(Some(hi)),
+            None => {
+                let mut values = prefix.clone();
+                values.push(Datum::Null);
+                Some(KeyEnd { values, inclusive: false })
+            }
+        };
+        return KeyRange { lower: end(lo), upper, used, answered, eq_columns };
     }
     let eq_columns = prefix.len();
     let end = (!prefix.is_empty()).then_some(KeyEnd { values: prefix, inclusive: true });

@@ -1,0 +1,525 @@
+//! B-tree indexes through SQL: every index access path answers exactly what a full scan
+//! answers, after random changes made once the index exists (inserts, updates of indexed
+//! and other columns, deletes, rollbacks), for the changing session and for another one
+//! that sees only committed data; read consistency of index scans between sessions;
+//! unique indexes (violations change nothing; keys moved among rows by one statement;
+//! CREATE UNIQUE INDEX on duplicates leaves nothing behind); indexes across close and
+//! reopen; DROP INDEX and DROP TABLE.
+
+mod common;
+
+use common::*;
+use lioscope::Session;
+use proptest::prelude::*;
+
+/// The columns of the table under test: `id` unique, `a` small integers with duplicates
+/// and NULLs, `s` padded strings with duplicates and NULLs, `u` unique or NULL, `pad`
+/// never indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Id,
+    A,
+    S,
+    U,
+}
+
+impl Col {
+    fn name(self) -> &'static str {
+        match self {
+            Col::Id => "id",
+            Col::A => "a",
+            Col::S => "s",
+            Col::U => "u",
+        }
+    }
+}
+
+/// The indexes a case may build: key columns and uniqueness. The data keeps each unique
+/// key unique when the index is built; later changes may try to break it.
+const INDEXES: &[(&[Col], bool)] = &[
+    (&[Col::A], false),
+    (&[Col::S], false),
+    (&[Col::A, Col::S], false),
+    (&[Col::S, Col::A], false),
+    (&[Col::U], false),
+    (&[Col::Id], true),
+    (&[Col::A, Col::Id], true),
+    (&[Col::U], true),
+    (&[Col::S, Col::Id], true),
+];
+
+/// How the table is filled (deterministic given these figures).
+#[derive(Debug, Clone)]
+struct Layout {
+    rows: u32,
+    /// Length `s` values are padded to: long keys make few entries a leaf and deep trees.
+    s_len: usize,
+    seed: u32,
+    /// Distinct values of `a` and of `s`.
+    a_distinct: u32,
+    s_distinct: u32,
+    /// Every `null_every`-th row has `a` NULL; `s` and `u` are NULL on other rows.
+    null_every: u32,
+}
+
+/// A comparison of one column with constants (`n` picks the constants in its domain).
+#[derive(Debug, Clone)]
+struct Pred {
+    op: u8,
+    n1: u32,
+    n2: u32,
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert { a: Option<u32>, s: Option<u32>, u: Option<u32> },
+    InsertSelect { a: u32, u_shift: u32 },
+    UpdateKey { col: usize, delta: i32, set_null: bool, col_pred: usize, pred: Pred },
+    UpdatePad { grow: bool, col_pred: usize, pred: Pred },
+    Delete { col_pred: usize, pred: Pred },
+    Commit,
+    Rollback,
+}
+
+#[derive(Debug, Clone)]
+struct Query {
+    lead: Pred,
+    /// A condition on the second key column (or on `pad` for one-column indexes).
+    second: Option<Pred>,
+}
+
+const COLS: [Col; 4] = [Col::Id, Col::A, Col::S, Col::U];
+
+fn pred() -> impl Strategy<Value = Pred> {
+    (0u8..7, any::<u32>(), any::<u32>()).prop_map(|(op, n1, n2)| Pred { op, n1, n2 })
+}
+
+fn layout() -> impl Strategy<Value = Layout> {
+    (150u32..400, 4usize..150, any::<u32>(), 2u32..30, 2u32..30, 3u32..12).prop_map(
+        |(rows, s_len, seed, a_distinct, s_distinct, null_every)| Layout {
+            rows,
+            s_len,
+            seed: seed % 1000,
+            a_distinct,
+            s_distinct,
+            null_every,
+        },
+    )
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let opt = || proptest::option::weighted(0.85, any::<u32>());
+    prop_oneof![
+        3 => (opt(), opt(), opt()).prop_map(|(a, s, u)| Op::Insert { a, s, u }),
+        1 => (any::<u32>(), 0u32..1200).prop_map(|(a, u_shift)| Op::InsertSelect { a, u_shift }),
+        4 => (0usize..4, -3i32..4, proptest::bool::weighted(0.15), 0usize..4, pred()).prop_map(
+            |(col, delta, set_null, col_pred, pred)| Op::UpdateKey { col, delta, set_null, col_pred, pred }
+        ),
+        2 => (any::<bool>(), 0usize..4, pred()).prop_map(|(grow, col_pred, pred)| Op::UpdatePad { grow, col_pred, pred }),
+        2 => (0usize..4, pred()).prop_map(|(col_pred, pred)| Op::Delete { col_pred, pred }),
+        1 => Just(Op::Commit),
+        1 => Just(Op::Rollback),
+    ]
+}
+
+fn query() -> impl Strategy<Value = Query> {
+    (pred(), proptest::option::of(pred())).prop_map(|(lead, second)| Query { lead, second })
+}
+
+impl Layout {
+    /// A literal of column `c`'s domain (a little wider than the data, to reach past both
+    /// ends); strings are sometimes shorter than the stored ones (a prefix of some).
+    fn literal(&self, c: Col, n: u32) -> String {
+        match c {
+            Col::Id => ((n % (self.rows + 20)) as i64 - 5).to_string(),
+            Col::A => ((n % (self.a_distinct + 6)) as i64 - 3).to_string(),
+            Col::U => ((n % 1100) as i64 - 5).to_string(),
+            Col::S => {
+                let k = n % (self.s_distinct + 4);
+                let len = if (n / 7).is_multiple_of(4) { 4 } else { self.s_len };
+                format!("'{}'", s_value(k, len))
+            }
+        }
+    }
+
+    fn condition(&self, c: Col, p: &Pred) -> String {
+        let (v1, v2) = (self.literal(c, p.n1), self.literal(c, p.n2));
+        let name = c.name();
+        match p.op {
+            0 => format!("{name} = {v1}"),
+            1 => format!("{name} < {v1}"),
+            2 => format!("{name} <= {v1}"),
+            3 => format!("{name} > {v1}"),
+            4 => format!("{name} >= {v1}"),
+            5 => format!("{name} BETWEEN {v1} AND {v2}"),
+            _ => format!("{name} BETWEEN {v2} AND {v1}"),
+        }
+    }
+
+    fn create_and_fill(&self, s: &Session) {
+        exec(s, "CREATE TABLE t (id INTEGER NOT NULL, a INTEGER, s VARCHAR2(200), u INTEGER, pad VARCHAR2(400))");
+        let Layout { rows, s_len, seed, a_distinct, s_distinct, null_every } = self;
+        // u: LEVEL * 37 mod 1009 is one-to-one for LEVEL below 1009 (1009 is prime).
+        exec(
+            s,
+            &format!(
+                "INSERT INTO t SELECT LEVEL, \
+                 CASE WHEN MOD(LEVEL, {null_every}) = 1 THEN NULL ELSE MOD(ORA_HASH(LEVEL, 9999, {seed}), {a_distinct}) END, \
+                 CASE WHEN MOD(LEVEL, {null_every}) = 2 THEN NULL \
+                      ELSE RPAD('k' || LPAD(MOD(ORA_HASH(LEVEL, 9999, {seed} + 1), {s_distinct}), 3, '0'), {s_len}, '.') END, \
+                 CASE WHEN MOD(LEVEL, {null_every}) = 3 THEN NULL ELSE MOD(LEVEL * 37, 1009) END, \
+                 'p' || LEVEL \
+                 FROM dual CONNECT BY LEVEL <= {rows}"
+            ),
+        );
+    }
+
+    /// The statement of a change; `next_id` keeps inserted ids unique.
+    fn statement(&self, op: &Op, next_id: &mut i64) -> String {
+        let opt = |c: Col, v: &Option<u32>| v.map_or("NULL".to_owned(), |n| self.literal(c, n));
+        match op {
+            Op::Insert { a, s, u } => {
+                *next_id += 1;
+                format!(
+                    "INSERT INTO t VALUES ({next_id}, {}, {}, {}, 'ins {next_id}')",
+                    opt(Col::A, a),
+                    opt(Col::S, s),
+                    opt(Col::U, u)
+                )
+            }
+            Op::InsertSelect { a, u_shift } => {
+                *next_id += 100_000;
+                format!(
+                    "INSERT INTO t SELECT /*+ FULL(t) */ id + {next_id}, a, s, u + {u_shift}, SUBSTR(pad, 1, 390) || '+' FROM t WHERE a = {}",
+                    self.literal(Col::A, *a)
+                )
+            }
+            Op::UpdateKey { col, delta, set_null, col_pred, pred } => {
+                let c = COLS[*col];
+                let value = match (c, set_null) {
+                    (Col::Id, _) => format!("id + {delta}"),
+                    (_, true) => "NULL".to_owned(),
+                    (Col::S, false) => format!(
+                        "RPAD('k' || LPAD({}, 3, '0'), {}, '.')",
+                        delta.unsigned_abs() * 3 % (self.s_distinct + 2),
+                        self.s_len
+                    ),
+                    (c, false) => format!("{} + {delta}", c.name()),
+                };
+                format!("UPDATE t SET {} = {value} WHERE {}", c.name(), self.condition(COLS[*col_pred], pred))
+            }
+            Op::UpdatePad { grow, col_pred, pred } => {
+                // Growing rows past their block's free space migrates them.
+                let value = if *grow { "SUBSTR(pad || RPAD('m', 150, 'm'), 1, 400)" } else { "'q'" };
+                format!("UPDATE t SET pad = {value} WHERE {}", self.condition(COLS[*col_pred], pred))
+            }
+            Op::Delete { col_pred, pred } => {
+                format!("DELETE FROM t WHERE {}", self.condition(COLS[*col_pred], pred))
+            }
+            Op::Commit => "COMMIT".into(),
+            Op::Rollback => "ROLLBACK".into(),
+        }
+    }
+}
+
+/// `k` + three digits, padded with dots to `len` bytes.
+fn s_value(k: u32, len: usize) -> String {
+    format!("{:.<len$}", format!("k{k:03}"))
+}
+
+fn key_list(key: &[Col]) -> String {
+    key.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// The rows of a query as text, sorted.
+fn sorted(s: &Session, sql: &str) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> =
+        rows(s, sql).into_iter().map(|r| r.iter().map(ToString::to_string).collect()).collect();
+    out.sort();
+    out
+}
+
+/// The plan of a query, as one text.
+fn plan(s: &Session, sql: &str) -> String {
+    rows(s, &format!("EXPLAIN PLAN FOR {sql}")).iter().map(|r| r[0].to_string()).collect::<Vec<_>>().join("\n")
+}
+
+/// Runs `select` under `hint` and under FULL(t): same rows, and the hinted plan uses the
+/// index the way `expect` says (a plan operation).
+fn same_as_full(s: &Session, hint: &str, select: &str, expect: &str) -> Result<(), TestCaseError> {
+    let hinted = format!("SELECT /*+ {hint} */ {select}");
+    let shown = plan(s, &hinted);
+    prop_assert!(shown.contains(expect), "{hinted}: expected {expect} in the plan:\n{shown}");
+    let full = sorted(s, &format!("SELECT /*+ FULL(t) */ {select}"));
+    let by_index = sorted(s, &hinted);
+    prop_assert_eq!(by_index, full, "{} differs from the full scan", hinted);
+    Ok(())
+}
+
+/// Every index variant of `q` against the full scan, in session `s`.
+fn check_query(s: &Session, layout: &Layout, key: &[Col], q: &Query) -> Result<(), TestCaseError> {
+    let mut cond = layout.condition(key[0], &q.lead);
+    let mut covered = true;
+    if let Some(p) = &q.second {
+        match key.get(1) {
+            Some(&c) => cond = format!("{cond} AND {}", layout.condition(c, p)),
+            None => {
+                cond = format!("{cond} AND pad LIKE '%{}%'", p.n1 % 10);
+                covered = false;
+            }
+        }
+    }
+    let key_list = key_list(key);
+    let with_table = format!("id, pad FROM t WHERE {cond}");
+    same_as_full(s, "INDEX(t ix)", &with_table, "IX")?;
+    same_as_full(s, "INDEX_DESC(t ix)", &with_table, "IX")?;
+    same_as_full(s, &format!("INDEX_ASC(t ({key_list}))"), &with_table, "IX")?;
+    let count = format!("COUNT(*) FROM t WHERE {cond}");
+    let keys = format!("{key_list} FROM t WHERE {cond}");
+    same_as_full(s, "INDEX(t ix)", &count, "IX")?;
+    same_as_full(s, "INDEX_DESC(t ix)", &keys, "IX")?;
+    if covered {
+        same_as_full(s, "INDEX(t ix)", &keys, "IX")?;
+        let only_index = plan(s, &format!("SELECT /*+ INDEX(t ix) */ {keys}"));
+        prop_assert!(!only_index.contains("TABLE ACCESS"), "the index answers alone:\n{}", only_index);
+        same_as_full(s, "INDEX_FFS(t ix)", &count, "INDEX FAST FULL SCAN")?;
+        same_as_full(s, "INDEX_FFS(t ix)", &keys, "INDEX FAST FULL SCAN")?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn index_paths_answer_what_full_scans_answer(
+        layout in layout(),
+        index in 0..INDEXES.len(),
+        ops in proptest::collection::vec(op(), 0..16),
+        queries in proptest::collection::vec(query(), 1..8),
+    ) {
+        let (_t, _d, db) = temp_db(options(2048, "1M"));
+        let (me, other) = (db.session(), db.session());
+        layout.create_and_fill(&me);
+        let (key, unique) = INDEXES[index];
+        let key_list = key_list(key);
+        let unique_word = if unique { "UNIQUE " } else { "" };
+        exec(&me, &format!("CREATE {unique_word}INDEX ix ON t ({key_list})"));
+        manual(&me);
+        let mut next_id = 10_000;
+        for op in &ops {
+            let sql = layout.statement(op, &mut next_id);
+            if let Err(e) = me.execute(&sql) {
+                prop_assert!(unique && e.to_string().contains("unique constraint (IX) violated"), "{sql}: {e}");
+            }
+        }
+        for q in &queries {
+            check_query(&me, &layout, key, q)?;
+            check_query(&other, &layout, key, q)?;
+        }
+    }
+}
+
+/// A table `t` of `n` rows (`id` 1..n, `k` = id * 7 mod 1009, `v` a small group, `pad`),
+/// with the indexes given, committed.
+fn keyed_table(s: &Session, n: i64, indexes: &[&str]) {
+    exec(s, "CREATE TABLE t (id INTEGER NOT NULL, k INTEGER, v INTEGER, pad VARCHAR2(100))");
+    exec(
+        s,
+        &format!(
+            "INSERT INTO t SELECT LEVEL, MOD(LEVEL * 7, 1009), MOD(LEVEL, 10), RPAD('r', 60, 'r') FROM dual CONNECT BY LEVEL <= {n}"
+        ),
+    );
+    for ix in indexes {
+        exec(s, ix);
+    }
+    exec(s, "COMMIT");
+}
+
+/// The sorted rows of `select` by the index `ix` and by a full scan, which must agree.
+fn by_index_and_full(s: &Session, ix: &str, select: &str) -> Vec<Vec<String>> {
+    let by_index = sorted(s, &format!("SELECT /*+ INDEX(t {ix}) */ {select}"));
+    let full = sorted(s, &format!("SELECT /*+ FULL(t) */ {select}"));
+    assert_eq!(by_index, full, "{select}: the index and the table disagree");
+    full
+}
+
+#[test]
+fn a_range_open_above_stops_before_null_keys() {
+    let (_t, _d, db) = temp_db(options(2048, "1M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (a INTEGER, b VARCHAR2(10))");
+    exec(&s, "INSERT INTO t VALUES (1, 'k0'), (1, 'k1'), (1, NULL), (NULL, 'k0'), (2, 'k0')");
+    exec(&s, "CREATE INDEX ix ON t (a, b)");
+    // (1, NULL) and (NULL, 'k0') are in the index, after every non-NULL value.
+    assert_eq!(by_index_and_full(&s, "ix", "a, b FROM t WHERE a = 1 AND b > 'k0'"), vec![vec!["1", "k1"]]);
+    assert_eq!(by_index_and_full(&s, "ix", "a, b FROM t WHERE a = 1 AND b >= 'k1'"), vec![vec!["1", "k1"]]);
+    assert_eq!(by_index_and_full(&s, "ix", "COUNT(*) FROM t WHERE a > 0 AND b < 'k1'"), vec![vec!["2"]]);
+    assert_eq!(by_index_and_full(&s, "ix", "COUNT(*) FROM t WHERE a >= 1"), vec![vec!["4"]]);
+    let desc = sorted(&s, "SELECT /*+ INDEX_DESC(t ix) */ a, b FROM t WHERE a = 1 AND b > 'k0'");
+    assert_eq!(desc, vec![vec!["1", "k1"]]);
+}
+
+#[test]
+fn long_keys_make_a_deep_tree_that_still_answers_exactly() {
+    let (_t, _d, db) = temp_db(options(2048, "1M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id INTEGER NOT NULL, s VARCHAR2(200))");
+    exec(
+        &s,
+        "INSERT INTO t SELECT LEVEL, RPAD('k' || LPAD(MOD(LEVEL * 37, 1009), 4, '0'), 180, '.') FROM dual CONNECT BY LEVEL <= 600",
+    );
+    exec(&s, "CREATE INDEX ix ON t (s)");
+    assert!(int(&s, "SELECT blevel FROM user_indexes WHERE index_name = 'IX'") >= 2, "a tree of three levels at least");
+    exec(&s, "DELETE FROM t WHERE MOD(id, 3) = 0");
+    exec(&s, "INSERT INTO t SELECT id + 1000, s FROM t WHERE MOD(id, 5) = 0");
+    for cond in ["s > 'k05'", "s BETWEEN 'k02' AND 'k0300'", "s <= 'k0999'", "s = (RPAD('k0037', 180, '.'))"] {
+        by_index_and_full(&s, "ix", &format!("id FROM t WHERE {cond}"));
+        by_index_and_full(&s, "ix", &format!("COUNT(*) FROM t WHERE {cond}"));
+    }
+    exec(&s, "ANALYZE TABLE t COMPUTE STATISTICS");
+    assert_eq!(int(&s, "SELECT num_rows FROM user_indexes WHERE index_name = 'IX'"), count(&s, "t"));
+}
+
+#[test]
+fn an_index_scan_sees_what_a_full_scan_sees_while_another_session_changes_keys() {
+    let (_t, _d, db) = temp_db(options(2048, "2M"));
+    let (a, b) = (db.session(), db.session());
+    keyed_table(&a, 400, &["CREATE INDEX t_k ON t (k)", "CREATE UNIQUE INDEX t_id ON t (id)"]);
+    let queries = [
+        ("t_k", "id, k FROM t WHERE k BETWEEN 100 AND 600"),
+        ("t_k", "COUNT(*) FROM t WHERE k >= 0"),
+        ("t_k", "k FROM t WHERE k < 300"),
+        ("t_id", "id, pad FROM t WHERE id > 150"),
+        ("t_id", "COUNT(*) FROM t WHERE id <= 250"),
+    ];
+    let snapshot = |s: &Session| queries.iter().map(|(ix, q)| by_index_and_full(s, ix, q)).collect::<Vec<_>>();
+    let committed = snapshot(&b);
+    manual(&a);
+    exec(&a, "UPDATE t SET k = k + 500 WHERE id BETWEEN 50 AND 120");
+    exec(&a, "UPDATE t SET id = id + 1000, pad = 'moved' WHERE MOD(id, 7) = 0");
+    exec(&a, "DELETE FROM t WHERE k BETWEEN 200 AND 260");
+    exec(&a, "INSERT INTO t SELECT LEVEL + 5000, LEVEL * 3, 0, 'new' FROM dual CONNECT BY LEVEL <= 150");
+    let changed = snapshot(&a);
+    assert_ne!(changed, committed, "the changes show in the session that made them");
+    assert_eq!(snapshot(&b), committed, "the other session sees the committed keys only");
+    exec(&a, "COMMIT");
+    assert_eq!(snapshot(&b), changed, "after the commit both see the new keys");
+    exec(&a, "UPDATE t SET k = NULL WHERE k < 400");
+    exec(&a, "DELETE FROM t WHERE id > 5100");
+    exec(&a, "INSERT INTO t VALUES (9999, 1, 1, 'x')");
+    exec(&a, "ROLLBACK");
+    assert_eq!(snapshot(&a), changed, "after the rollback the index matches the table again");
+    assert_eq!(snapshot(&b), changed);
+}
+
+#[test]
+fn a_duplicate_key_fails_its_statement_and_changes_nothing() {
+    let (_t, _d, db) = temp_db(options(2048, "2M"));
+    let s = db.session();
+    keyed_table(&s, 200, &["CREATE UNIQUE INDEX t_id ON t (id)"]);
+    let counts = |s: &Session| {
+        (
+            int(s, "SELECT /*+ FULL(t) */ COUNT(*) FROM t"),
+            int(s, "SELECT /*+ INDEX_FFS(t t_id) */ COUNT(*) FROM t"),
+            int(s, "SELECT /*+ INDEX(t t_id) */ COUNT(*) FROM t WHERE id > 0"),
+        )
+    };
+    let e = fail(&s, "INSERT INTO t VALUES (17, 1, 1, 'again')");
+    assert!(e.to_string().contains("unique constraint (T_ID) violated"), "{e}");
+    assert_eq!(counts(&s), (200, 200, 200));
+    // One duplicate among a hundred new rows: none of them goes in.
+    let e = fail(&s, "INSERT INTO t SELECT /*+ FULL(t) */ id + 150, k, v, pad FROM t WHERE id <= 100");
+    assert!(e.to_string().contains("unique constraint (T_ID) violated"), "{e}");
+    assert_eq!(counts(&s), (200, 200, 200));
+    assert_eq!(int(&s, "SELECT /*+ INDEX(t t_id) */ COUNT(*) FROM t WHERE id > 200"), 0);
+    // Keys moved among the rows of one statement do not meet themselves.
+    exec(&s, "UPDATE t SET id = id + 1");
+    assert_eq!(
+        by_index_and_full(&s, "t_id", "MIN(id), MAX(id), COUNT(*) FROM t WHERE id > 0"),
+        vec![vec!["2", "201", "200"]]
+    );
+    exec(&s, "UPDATE t SET id = id - 1");
+    let e = fail(&s, "UPDATE t SET id = 5 WHERE id = 6");
+    assert!(e.to_string().contains("unique constraint (T_ID) violated"), "{e}");
+    assert_eq!(by_index_and_full(&s, "t_id", "id FROM t WHERE id BETWEEN 5 AND 6"), vec![vec!["5"], vec!["6"]]);
+    // A key freed by a delete in the same transaction can be taken again.
+    manual(&s);
+    exec(&s, "DELETE FROM t WHERE id = 10");
+    exec(&s, "INSERT INTO t VALUES (10, 0, 0, 'again')");
+    assert_eq!(by_index_and_full(&s, "t_id", "pad FROM t WHERE id = 10"), vec![vec!["again"]]);
+    exec(&s, "ROLLBACK");
+    assert_eq!(by_index_and_full(&s, "t_id", "v FROM t WHERE id = 10"), vec![vec!["0"]]);
+    assert_eq!(counts(&s), (200, 200, 200));
+}
+
+#[test]
+fn create_unique_index_on_duplicates_fails_and_leaves_no_index() {
+    let (_t, _d, db) = temp_db(options(2048, "2M"));
+    let s = db.session();
+    keyed_table(&s, 300, &[]);
+    let e = fail(&s, "CREATE UNIQUE INDEX t_v ON t (v)");
+    assert!(e.to_string().contains("cannot create a unique index: duplicate keys found"), "{e}");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_indexes"), 0);
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_ind_columns"), 0);
+    // Its name is free and a non-unique index on the same column can be built.
+    exec(&s, "CREATE INDEX t_v ON t (v)");
+    assert_eq!(scalar(&s, "SELECT uniqueness FROM user_indexes WHERE index_name = 'T_V'"), "NONUNIQUE");
+    assert_eq!(by_index_and_full(&s, "t_v", "COUNT(*) FROM t WHERE v = 3"), vec![vec!["30"]]);
+}
+
+#[test]
+fn indexes_survive_close_and_reopen() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("db");
+    let queries = [
+        ("t_k", "id FROM t WHERE k BETWEEN 10 AND 400"),
+        ("t_k", "COUNT(*) FROM t WHERE k > 500"),
+        ("t_id", "id, k FROM t WHERE id < 100"),
+    ];
+    let before = {
+        let db = create(&path, options(2048, "2M"));
+        let s = db.session();
+        keyed_table(&s, 700, &["CREATE INDEX t_k ON t (k)", "CREATE UNIQUE INDEX t_id ON t (id)"]);
+        exec(&s, "DELETE FROM t WHERE MOD(id, 4) = 0");
+        exec(&s, "UPDATE t SET k = k + 3 WHERE MOD(id, 5) = 0");
+        let figures = queries.iter().map(|(ix, q)| by_index_and_full(&s, ix, q)).collect::<Vec<_>>();
+        let stats = rows(&s, "SELECT index_name, blevel, leaf_blocks, clustering_factor FROM user_indexes ORDER BY 1");
+        drop(s);
+        db.close().expect("close");
+        (figures, stats)
+    };
+    let db = open(&path, options(2048, "2M"));
+    let s = db.session();
+    let after = queries.iter().map(|(ix, q)| by_index_and_full(&s, ix, q)).collect::<Vec<_>>();
+    assert_eq!(after, before.0);
+    assert_eq!(
+        rows(&s, "SELECT index_name, blevel, leaf_blocks, clustering_factor FROM user_indexes ORDER BY 1"),
+        before.1
+    );
+    let e = fail(&s, "INSERT INTO t VALUES (1, 1, 1, 'dup')");
+    assert!(e.to_string().contains("unique constraint (T_ID) violated"), "{e}");
+    exec(&s, "INSERT INTO t VALUES (4, 2000, 1, 'after reopen')");
+    assert_eq!(by_index_and_full(&s, "t_k", "id FROM t WHERE k = 2000"), vec![vec!["4"]]);
+}
+
+#[test]
+fn drop_index_and_drop_table() {
+    let (_t, _d, db) = temp_db(options(2048, "2M"));
+    let s = db.session();
+    keyed_table(&s, 300, &["CREATE INDEX t_k ON t (k)", "CREATE INDEX t_v ON t (v, k)"]);
+    assert!(plan(&s, "SELECT /*+ INDEX(t t_k) */ id FROM t WHERE k = 7").contains("INDEX RANGE SCAN"));
+    exec(&s, "DROP INDEX t_k");
+    let shown = plan(&s, "SELECT /*+ INDEX(t t_k) */ id FROM t WHERE k = 7");
+    assert!(shown.contains("TABLE ACCESS FULL") && shown.contains("T has no such index"), "{shown}");
+    assert_eq!(scalar(&s, "SELECT /*+ INDEX(t t_k) */ id FROM t WHERE k = 7"), "1");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_indexes"), 1);
+    assert!(fail(&s, "DROP INDEX t_k").to_string().contains("T_K"));
+    exec(&s, "DROP TABLE t");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_indexes"), 0);
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_ind_columns"), 0);
+    // The names are free again, and a new table of the same name has no index.
+    keyed_table(&s, 10, &["CREATE INDEX t_v ON t (v)"]);
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_indexes"), 1);
+    assert_eq!(by_index_and_full(&s, "t_v", "COUNT(*) FROM t WHERE v >= 0"), vec![vec!["10"]]);
+}
