@@ -523,3 +523,16 @@ fn drop_index_and_drop_table() {
     assert_eq!(int(&s, "SELECT COUNT(*) FROM user_indexes"), 1);
     assert_eq!(by_index_and_full(&s, "t_v", "COUNT(*) FROM t WHERE v >= 0"), vec![vec!["10"]]);
 }
+
+#[test]
+fn insert_select_from_the_same_table_through_an_index_reads_before_it_writes() {
+    let (_t, _d, db) = temp_db(options(2048, "1M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id INTEGER, a INTEGER)");
+    exec(&s, "INSERT INTO t SELECT LEVEL, MOD(LEVEL, 3) FROM dual CONNECT BY LEVEL <= 10");
+    exec(&s, "CREATE INDEX ix ON t (a)");
+    // The rows are gathered before the inserter takes the table's blocks: no self-wait.
+    let inserted = exec(&s, "INSERT INTO t SELECT /*+ INDEX(t ix) */ id + 100, a FROM t WHERE a = 1");
+    assert_eq!(inserted.rows_affected, 4);
+    assert_eq!(int(&s, "SELECT /*+ INDEX(t ix) */ COUNT(*) FROM t WHERE a = 1"), 8);
+}

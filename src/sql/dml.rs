@@ -233,8 +233,11 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
     let planned = plan::plan_query(query, session, functions.now)?;
     shape.check_count(planned.columns.len())?;
     let mut ctx = ExecContext { access: session.access_context(), functions };
-    let reads_target =
-        matches!(&planned.source, Source::TableScan { table, .. } if table.object_id == shape.table.object_id);
+    let reads_target = match &planned.source {
+        Source::TableScan { table, .. } => table.object_id == shape.table.object_id,
+        Source::Index(access) => access.table.object_id == shape.table.object_id,
+        _ => false,
+    };
     let mut encoder = shape.encoder();
     if reads_target {
         let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;

@@ -356,7 +356,7 @@ impl<'a> Builder<'_, 'a> {
         };
         let (lower, upper) = (bound(&path.lower)?, bound(&path.upper)?);
         let access_text: Vec<String> =
-            path.access.iter().map(|&i| conjuncts[i].expr.display(&names).to_string()).collect();
+            path.bounds.iter().map(|&i| conjuncts[i].expr.display(&names).to_string()).collect();
         let residual: Vec<Expr> = conjuncts
             .iter()
             .enumerate()
@@ -1044,9 +1044,9 @@ pub fn format_plan(lines: &[PlanLine], notes: &[String]) -> Vec<String> {
     out
 }
 
-/// A row count as DBMS_XPLAN prints it: whole, with K or M past five digits.
+/// A row count as DBMS_XPLAN prints it: whole, at least 1, with K or M past five digits.
 fn oracle_count(rows: f64) -> String {
-    let n = rows.round().max(0.0) as u64;
+    let n = rows.round().max(1.0) as u64;
     match n {
         0..=99_999 => n.to_string(),
         100_000..=99_999_999 => format!("{}K", n / 1000),

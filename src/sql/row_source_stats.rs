@@ -116,7 +116,7 @@ impl PlanStatistics {
             let name = if l.name.is_empty() { String::new() } else { format!(" {}", l.name) };
             let time = if with_times { format!(" time={} us", l.time_us) } else { String::new() };
             let estimate = l.estimate.map_or_else(String::new, |e| {
-                format!(" cost={:.0} card={:.0}", e.cost.ceil(), e.rows.round().max(0.0))
+                format!(" cost={:.0} card={:.0}", e.cost.ceil(), e.rows.round().max(1.0))
             });
             out.push(format!(
                 "{:>10}  {}{}{name} (cr={} pr={} pw={}{time}{estimate})",

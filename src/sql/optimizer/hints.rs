@@ -64,7 +64,11 @@ pub fn parse(texts: &[&str]) -> Hints {
                 match matching(&tokens, i + 1) {
                     Some(end) => (tokens[i + 2..end].to_vec(), end + 1),
                     None => {
-                        out.ignored.push(format!("hint ignored: {} (unbalanced parentheses)", tokens[i..].join(" ")));
+                        out.ignored.push(format!(
+                            "hint ignored: {}{} (unbalanced parentheses)",
+                            tokens[i],
+                            display_args(&tokens[i + 1..])
+                        ));
                         break;
                     }
                 }

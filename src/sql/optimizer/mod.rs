@@ -71,8 +71,11 @@ pub struct IndexPath {
     pub descending: bool,
     /// False when the index holds every column the query reads (no table access).
     pub table_access: bool,
-    /// Conjuncts the key range answers exactly (shown as `access(...)`, not rechecked).
+    /// Conjuncts the key range answers exactly (not rechecked on the rows).
     pub access: Vec<usize>,
+    /// Conjuncts that bound the key range (shown as `access(...)`; those not answered
+    /// exactly, such as LIKE 'ab%', are also shown and checked as `filter(...)`).
+    pub bounds: Vec<usize>,
     /// Index entries expected.
     pub entries: f64,
     /// Cost of the whole path, and of the index scan alone (its own plan line).
@@ -287,6 +290,7 @@ fn index_paths(
             descending: descending.unwrap_or(false) && kind == IndexScanKind::Range,
             table_access: !covers,
             access: range.answered.clone(),
+            bounds: range.used.clone(),
             entries,
             cost,
             index_cost,
@@ -312,6 +316,7 @@ fn index_paths(
                 descending: d,
                 table_access: !covers,
                 access: Vec::new(),
+                bounds: Vec::new(),
                 entries,
                 cost,
                 index_cost,
@@ -328,6 +333,7 @@ fn index_paths(
                 descending: false,
                 table_access: false,
                 access: Vec::new(),
+                bounds: Vec::new(),
                 entries,
                 cost,
                 index_cost: cost,
