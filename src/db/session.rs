@@ -129,9 +129,14 @@ impl Session {
         let started = Instant::now();
         let cpu_started = osstat::thread_cpu_time_ns();
         self.info.active.store(true, Ordering::Relaxed);
+        // Published before the statement takes its snapshot (which is no older), so a
+        // purge of index entries deleted after that snapshot sees this reader.
+        let since = self.txn.borrow().snapshot.unwrap_or_else(|| self.db.current_scn()).max(1);
+        self.info.reading_since.store(since, Ordering::Release);
         *self.info.sql_text.lock() = sql.trim().to_owned();
         self.stats().add(Stat::UserCalls, 1);
         let result = crate::sql::execute(self, sql);
+        self.info.reading_since.store(0, Ordering::Release);
         let elapsed_us = started.elapsed().as_micros() as u64;
         let cpu_us = osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
         let stats = self.stats();

@@ -82,6 +82,19 @@ impl Meter {
 
 impl IndexAccess {
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+        // DDL that would free the index's or the table's blocks (DROP INDEX, TRUNCATE, DROP
+        // TABLE) waits for the scan; one that finished since the plan was made is an error.
+        let locks = ctx.access.db.table_locks(self.table.object_id);
+        let _visible = locks.visibility.read_recursive();
+        let current = ctx.access.db.catalog.index(&self.index.name);
+        if current.as_ref().is_none_or(|ix| ix.object_id != self.index.object_id) {
+            return Err(crate::error::Error::Transaction {
+                message: format!(
+                    "index {} was dropped or rebuilt (TRUNCATE) after the statement was planned; run it again",
+                    self.index.name
+                ),
+            });
+        }
         let mut meter = Meter { figures: IndexLineFigures::default() };
         let width = self.columns_read.iter().rposition(|&r| r).map_or(0, |last| last + 1);
         let mut fetcher = RowFetcher::new(&self.table, width);
@@ -95,8 +108,10 @@ impl IndexAccess {
             let started = Instant::now();
             let (gets, reads) = (access.stats.get(Stat::ConsistentGets), access.stats.get(Stat::PhysicalReads));
             let visit = |leaf: &LeafEntries<'_>| -> Result<Flow> {
-                meter.figures.entries += leaf.len() as u64;
-                self.emit(leaf, stages, functions, &types, &mut row, &mut fetcher, &mut kernel, access)
+                let (flow, used) =
+                    self.emit(leaf, stages, functions, &types, &mut row, &mut fetcher, &mut kernel, access)?;
+                meter.figures.entries += used as u64;
+                Ok(flow)
             };
             let result = index::fast_full_scan(access, &self.index, visit);
             // The scan's blocks are all the index's: its figures are the whole run's.
@@ -134,8 +149,9 @@ impl IndexAccess {
         loop {
             let leaf = meter.measure(access.stats, || scan.next_leaf(access))?;
             let Some(leaf) = leaf else { return Ok(()) };
-            meter.figures.entries += leaf.len() as u64;
-            if self.emit(&leaf, stages, functions, types, row, fetcher, kernel, access)? == Flow::Stop {
+            let (flow, used) = self.emit(&leaf, stages, functions, types, row, fetcher, kernel, access)?;
+            meter.figures.entries += used as u64;
+            if flow == Flow::Stop {
                 return Ok(());
             }
         }
@@ -153,7 +169,7 @@ impl IndexAccess {
         fetcher: &mut RowFetcher<'c>,
         kernel: &mut Option<CountKernel>,
         access: &crate::access::AccessContext<'c>,
-    ) -> Result<Flow> {
+    ) -> Result<(Flow, usize)> {
         let mut rowids = std::mem::take(&mut *self.rowids.borrow_mut());
         rowids.clear();
         if self.table_access {
@@ -164,7 +180,8 @@ impl IndexAccess {
         flow
     }
 
-    /// [`IndexAccess::emit`] with the leaf's rowids decoded (when rows come from the table).
+    /// [`IndexAccess::emit`] with the leaf's rowids decoded (when rows come from the table);
+    /// also returns how many entries were used (fewer than the leaf's when stopped).
     #[allow(clippy::too_many_arguments)]
     fn emit_rows<'c>(
         &self,
@@ -177,7 +194,7 @@ impl IndexAccess {
         fetcher: &mut RowFetcher<'c>,
         kernel: &mut Option<CountKernel>,
         access: &crate::access::AccessContext<'c>,
-    ) -> Result<Flow> {
+    ) -> Result<(Flow, usize)> {
         for i in 0..leaf.len() {
             if self.table_access {
                 let rowid = rowids[i];
@@ -215,9 +232,9 @@ impl IndexAccess {
                 push(stages, &*row, f)?
             };
             if flow == Flow::Stop {
-                return Ok(Flow::Stop);
+                return Ok((Flow::Stop, i + 1));
             }
         }
-        Ok(Flow::Continue)
+        Ok((Flow::Continue, leaf.len()))
     }
 }

@@ -413,10 +413,13 @@ fn make_room(ctx: &AccessContext<'_>, leaf: &mut WriteGuard<'_>, need: usize) ->
     Ok(true)
 }
 
-/// Removes the entries whose delete has committed, raising the leaf's purge SCN to the
-/// newest of those commits.
+/// Removes the entries whose delete committed before every running statement's snapshot,
+/// raising the leaf's purge SCN to the newest of those commits.
 fn purge(ctx: &AccessContext<'_>, leaf: &mut WriteGuard<'_>) -> Result<()> {
     let mut purge_scn = IndexBlock(leaf).purge_scn();
+    // Entries a running statement may still see stay: only deletes committed before the
+    // oldest running statement's snapshot are purged.
+    let oldest_reader = ctx.db.registry.oldest_reader();
     let mut removed = false;
     for pos in (0..IndexBlock(leaf).count()).rev() {
         let view = IndexBlock(leaf);
@@ -424,6 +427,9 @@ fn purge(ctx: &AccessContext<'_>, leaf: &mut WriteGuard<'_>) -> Result<()> {
             continue;
         }
         let Some(scn) = delete_commit(ctx, leaf, view.lock(pos))? else { continue };
+        if scn >= oldest_reader {
+            continue;
+        }
         purge_scn = purge_scn.max(scn);
         IndexBlockMut(leaf).remove_entry(pos);
         removed = true;

@@ -192,12 +192,18 @@ impl Binder<'_> {
                 }
                 Expr::InList { expr: Box::new(subject), list: items, negated: *negated }
             }
-            ast::Expr::Between { expr, negated, low, high } => Expr::Between {
-                expr: Box::new(self.bind(expr)?),
-                low: Box::new(self.bind(low)?),
-                high: Box::new(self.bind(high)?),
-                negated: *negated,
-            },
+            ast::Expr::Between { expr, negated, low, high } => {
+                let subject = self.bind(expr)?;
+                let (mut low, mut high) = (self.bind(low)?, self.bind(high)?);
+                if let Expr::Column(c) = subject {
+                    for bound in [&mut low, &mut high] {
+                        if let Expr::Literal(v) = bound {
+                            *bound = self.padded(c, v);
+                        }
+                    }
+                }
+                Expr::Between { expr: Box::new(subject), low: Box::new(low), high: Box::new(high), negated: *negated }
+            }
             ast::Expr::Like { negated, any: false, expr, pattern, escape_char } => {
                 self.bind_like(*negated, expr, pattern, escape_char.as_deref(), e)?
             }
@@ -311,7 +317,23 @@ impl Binder<'_> {
     }
 
     fn bind_binary(&self, left: &ast::Expr, op: &BinaryOperator, right: &ast::Expr, e: &ast::Expr) -> Result<Expr> {
-        let (l, r) = (Box::new(self.bind(left)?), Box::new(self.bind(right)?));
+        let (mut l, mut r) = (Box::new(self.bind(left)?), Box::new(self.bind(right)?));
+        if matches!(
+            op,
+            BinaryOperator::Eq
+                | BinaryOperator::NotEq
+                | BinaryOperator::Lt
+                | BinaryOperator::LtEq
+                | BinaryOperator::Gt
+                | BinaryOperator::GtEq
+        ) {
+            // A string compared with a CHAR(n) column is blank-padded to n first.
+            match (&*l, &*r) {
+                (Expr::Column(c), Expr::Literal(v)) => r = Box::new(self.padded(*c, v)),
+                (Expr::Literal(v), Expr::Column(c)) => l = Box::new(self.padded(*c, v)),
+                _ => {}
+            }
+        }
         let arith = |op| Expr::Arith { op, left: l.clone(), right: r.clone() };
         let cmp = |op: CmpOp| match (&*l, &*r) {
             // Keep the column on the left so the fast path applies.

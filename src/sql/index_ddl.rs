@@ -57,9 +57,11 @@ pub fn create_index(session: &Session, create: &ast::CreateIndex, pctfree: Optio
         return Err(Error::ObjectExists { kind: "table", name });
     }
     let columns = key_columns(&table, &create.columns)?;
-    let ctx = session.access_context();
     let locks = session.db.table_locks(table.object_id);
     let _exclusive = exclusive(&locks, &table.name)?;
+    // The snapshot is taken once the table is ours: rows committed while CREATE INDEX
+    // waited for the lock are read too.
+    let ctx = session.access_context();
     let object_id = session.db.catalog.next_object_id();
     let segment_header = index::create_segment(&ctx, object_id)?;
     let mut def = IndexDef {

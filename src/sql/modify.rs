@@ -75,15 +75,9 @@ struct Changes<'s> {
 }
 
 impl<'s> Changes<'s> {
-    fn new(
-        session: &Session,
-        table: &'s TableDef,
-        filter: Vec<Expr>,
-        assignments: Vec<(usize, Expr)>,
-        f: FunctionContext,
-    ) -> Changes<'s> {
-        let indexes = TableIndexes::of(session, table);
-        Changes { table, filter, assignments, f, indexes, pending: Vec::new(), key_changes: Vec::new() }
+    /// The table's indexes are read by [`run`], under the lock that keeps DDL out.
+    fn new(table: &'s TableDef, filter: Vec<Expr>, assignments: Vec<(usize, Expr)>, f: FunctionContext) -> Changes<'s> {
+        Changes { table, filter, assignments, f, indexes: None, pending: Vec::new(), key_changes: Vec::new() }
     }
 }
 
@@ -171,7 +165,7 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
         }
         assignments.push((i, binder.bind(&a.value)?));
     }
-    let mut changes = Changes::new(session, &table, filter, assignments, functions);
+    let mut changes = Changes::new(&table, filter, assignments, functions);
     let rows = run(session, &table, limit, &mut changes)?;
     Ok(changed(rows, "updated"))
 }
@@ -194,12 +188,17 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
     let functions = super::function_context(session);
     let binder = Binder { scope: &scope, now: functions.now, grouping: None };
     let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
-    let mut changes = Changes::new(session, &table, filter, Vec::new(), functions);
+    let mut changes = Changes::new(&table, filter, Vec::new(), functions);
     let rows = run(session, &table, limit, &mut changes)?;
     Ok(changed(rows, "deleted"))
 }
 
 fn run(session: &Session, table: &TableDef, limit: Option<u64>, changes: &mut Changes<'_>) -> Result<u64> {
+    // DDL (CREATE or DROP INDEX, TRUNCATE) waits for this lock: the indexes read under it
+    // are the ones the rows' changes must be applied to, until the last entry is written.
+    let locks = session.db.table_locks(table.object_id);
+    let _no_ddl = locks.visibility.read_recursive();
+    changes.indexes = TableIndexes::of(session, table);
     let ctx = session.access_context();
     let rows = {
         let mut txn = session.txn.borrow_mut();

@@ -28,6 +28,9 @@ pub struct SessionInfo {
     /// The statement being executed, or the last one (`v$session.sql_text`).
     pub sql_text: Mutex<String>,
     pub stats: SessionStats,
+    /// While a statement runs: an SCN no later than the snapshot it reads as of (0 when
+    /// none runs). Index leaves keep deleted entries that such a snapshot may need.
+    pub reading_since: std::sync::atomic::AtomicU64,
 }
 
 /// Totals of ended sessions.
@@ -71,9 +74,21 @@ impl Registry {
             active: AtomicBool::new(false),
             sql_text: Mutex::new(String::new()),
             stats: SessionStats::default(),
+            reading_since: std::sync::atomic::AtomicU64::new(0),
         });
         self.sessions.lock().push(info.clone());
         info
+    }
+
+    /// The oldest SCN a running statement may read as of (`u64::MAX` when none runs).
+    pub fn oldest_reader(&self) -> u64 {
+        self.sessions
+            .lock()
+            .iter()
+            .map(|s| s.reading_since.load(Ordering::Acquire))
+            .filter(|&scn| scn != 0)
+            .min()
+            .unwrap_or(u64::MAX)
     }
 
     /// Removes an ending session, folding its figures into the system totals.

@@ -390,6 +390,11 @@ fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
         }
         let range = query.conjuncts.iter().enumerate().find_map(|(i, c)| match &c.bound {
             Some((bc, ColumnBound::Range { lower, upper, exact })) if *bc == col => {
+                // A LIKE's range is one of text: it bounds only a string key.
+                let text = matches!(types[k], DataType::Varchar2 { .. } | DataType::Char { .. });
+                if !exact && !text {
+                    return None;
+                }
                 let conv = |e: &Option<(Value, bool)>| match e {
                     None => Some(None),
                     Some((v, inc)) => key_value(types[k], v).map(|v| Some((v, *inc))),
@@ -434,7 +439,7 @@ fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
 /// `v` as a value of a key column of type `t`, when comparing it in the index's order
 /// means the same as the SQL comparison (a number against a number, a string against a
 /// string, a date against a date); otherwise the conjunct cannot bound the index.
-fn key_value(t: DataType, v: &Value) -> Option<Value> {
+pub(crate) fn key_value(t: DataType, v: &Value) -> Option<Value> {
     match (t, v) {
         (DataType::Integer | DataType::Number { .. }, Datum::Int(_) | Datum::Num(_)) => Some(v.clone()),
         (DataType::Varchar2 { .. } | DataType::Char { .. }, Datum::Str(_)) => Some(v.clone()),

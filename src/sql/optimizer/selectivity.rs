@@ -175,10 +175,20 @@ fn range_selectivity(
 ) -> f64 {
     let Some(stats) = facts.column(col) else { return DEFAULT_OTHER };
     let (Some(low), Some(high)) = (&stats.low_value, &stats.high_value) else { return 0.0 };
-    let (Some(low), Some(high)) = (position(&low.to_value()), position(&high.to_value())) else { return DEFAULT_OTHER };
+    let (low_value, high_value) = (low.to_value(), high.to_value());
+    let (Some(low), Some(high)) = (position(&low_value), position(&high_value)) else { return DEFAULT_OTHER };
+    // A bound is placed on the column's own scale: a string compared with a DATE column
+    // is read as a date; a value of another kind (a number against a string column,
+    // compared after conversion) has no place there, and the default applies.
     let at = |e: Option<&(Value, bool)>, default: f64| match e {
         None => Some(default),
-        Some((v, _)) => position(v),
+        Some((v, _)) => match (&low_value, v) {
+            (Datum::Date(_), Datum::Str(s)) => crate::types::parse_date(s, None).ok().map(|t| t as f64),
+            (Datum::Int(_) | Datum::Num(_), Datum::Int(_) | Datum::Num(_))
+            | (Datum::Str(_), Datum::Str(_))
+            | (Datum::Date(_), Datum::Date(_)) => position(v),
+            _ => None,
+        },
     };
     let (Some(lo), Some(hi)) = (at(lower, low), at(upper, high)) else { return DEFAULT_OTHER };
     let density = if stats.num_distinct == 0 { 0.0 } else { 1.0 / stats.num_distinct as f64 };
