@@ -309,6 +309,21 @@ impl DataBlockMut<'_> {
         self.0[offset + 1] = lock;
     }
 
+    /// Sets the lock byte of every stored piece in `slots` (empty slots are skipped): one
+    /// walk of the row directory, for handing a block's new rows to a transaction.
+    pub fn set_locks(&mut self, slots: std::ops::Range<usize>, lock: u8) {
+        let view = DataBlock(self.0);
+        assert!(slots.end <= view.row_count(), "set_locks targets slots of the row directory");
+        let start = view.directory_start();
+        for slot in slots {
+            let offset = get_u16(self.0, start + 2 * slot) as usize;
+            if offset != 0 {
+                assert!(offset + 1 < self.0.len(), "set_locks targets stored row pieces");
+                self.0[offset + 1] = lock;
+            }
+        }
+    }
+
     /// Replaces the piece in `slot` with one of `len` bytes that `write` writes: in place
     /// when it fits the piece's room (its bytes and the unused bytes after them, up to the
     /// next piece: a row an uncommitted update shrank keeps its room, so its before-image
@@ -456,6 +471,24 @@ mod tests {
         while blk.insert_piece(&piece, reserve).is_some() {}
         let free = DataBlock(&b).free_space();
         assert!(free >= reserve && free < reserve + 5, "free {free}, reserve {reserve}");
+    }
+
+    /// Locking a range of slots in one walk does what locking them one by one does, and
+    /// skips empty slots.
+    #[test]
+    fn set_locks_matches_set_lock_per_slot() {
+        let mut one_by_one = vec![0u8; 2048];
+        DataBlockMut(&mut one_by_one).format(rdba(1, 1), 1, 2);
+        for i in 0..6u8 {
+            DataBlockMut(&mut one_by_one).insert_piece(&[0x2c, 0, 1, 1, i], 0);
+        }
+        DataBlockMut(&mut one_by_one).empty_slot(3);
+        let mut walked = one_by_one.clone();
+        for slot in [1, 2, 4] {
+            DataBlockMut(&mut one_by_one).set_lock(slot, 7);
+        }
+        DataBlockMut(&mut walked).set_locks(1..5, 7);
+        assert_eq!(walked, one_by_one);
     }
 
     proptest! {
