@@ -447,7 +447,8 @@ impl<'a> Inserter<'a> {
     fn format_block_at_hwm(&mut self) -> Result<WriteGuard<'a>> {
         let rdba = self.next_block_address()?;
         let mut guard = self.ctx.db.cache.new_block(self.ctx.stats, rdba, self.table.object_id)?;
-        DataBlockMut(&mut guard).format(rdba, self.table.object_id, DEFAULT_ITL_SLOTS);
+        // A new block's buffer comes zeroed.
+        DataBlockMut(&mut guard).format_zeroed(rdba, self.table.object_id, DEFAULT_ITL_SLOTS);
         block::set_scn(&mut guard, self.ctx.scn);
         self.map.hwm += 1;
         Ok(guard)

@@ -140,6 +140,11 @@ impl BlockHeader<'_> {
 /// Writes the common header of a freshly formatted block (the rest is zeroed).
 pub fn format_block(block: &mut [u8], block_type: BlockType, rdba: u32, object_id: u32) {
     block.fill(0);
+    write_header_fields(block, block_type, rdba, object_id);
+}
+
+/// The common header fields of a new block, written over zeros.
+fn write_header_fields(block: &mut [u8], block_type: BlockType, rdba: u32, object_id: u32) {
     block[OFF_TYPE] = block_type as u8;
     block[OFF_FORMAT] = FORMAT_VERSION;
     put_u32(block, OFF_RDBA, rdba);
@@ -264,7 +269,15 @@ pub struct DataBlockMut<'a>(pub &'a mut [u8]);
 impl DataBlockMut<'_> {
     /// Formats an empty data block with `itl_slots` ITL slots.
     pub fn format(&mut self, rdba: u32, object_id: u32, itl_slots: u8) {
-        format_block(self.0, BlockType::TableData, rdba, object_id);
+        self.0.fill(0);
+        self.format_zeroed(rdba, object_id, itl_slots);
+    }
+
+    /// [`Self::format`] for a block that is already all zero (a buffer just claimed for a
+    /// new block): only the header fields are written.
+    pub fn format_zeroed(&mut self, rdba: u32, object_id: u32, itl_slots: u8) {
+        debug_assert!(self.0.iter().all(|&b| b == 0), "format_zeroed is given an all-zero block");
+        write_header_fields(self.0, BlockType::TableData, rdba, object_id);
         self.0[OFF_ITL_COUNT] = itl_slots;
         assert!(self.0.len() <= 32 * 1024, "block sizes are at most 32 KiB, so offsets fit in 16 bits");
         put_u16(self.0, OFF_ROW_TOP, self.0.len() as u16);
@@ -471,6 +484,15 @@ mod tests {
         while blk.insert_piece(&piece, reserve).is_some() {}
         let free = DataBlock(&b).free_space();
         assert!(free >= reserve && free < reserve + 5, "free {free}, reserve {reserve}");
+    }
+
+    #[test]
+    fn formatting_a_zeroed_block_writes_what_format_does() {
+        let mut formatted = vec![0xA5u8; 4096];
+        DataBlockMut(&mut formatted).format(rdba(1, 9), 42, 3);
+        let mut zeroed = vec![0u8; 4096];
+        DataBlockMut(&mut zeroed).format_zeroed(rdba(1, 9), 42, 3);
+        assert_eq!(zeroed, formatted);
     }
 
     /// Locking a range of slots in one walk does what locking them one by one does, and
