@@ -188,13 +188,19 @@ impl<'a> Inserter<'a> {
     }
 
     /// Places a row piece of `len` bytes (it fits in an empty block), which `write` writes
-    /// into the space found for it.
+    /// into the space found for it; the piece's lock byte is then set to
+    /// [`row::LOCK_INSERT_IN_PROGRESS`] in the same pass (see [`Self::hide_until_finished`]).
     fn place(&mut self, len: usize, write: impl Fn(&mut [u8])) -> Result<PieceAddr> {
+        debug_assert!(len >= row::PIECE_HEADER, "a row piece has its header");
+        let write = |space: &mut [u8]| {
+            write(space);
+            space[1] = row::LOCK_INSERT_IN_PROGRESS;
+        };
         let mut guard = self.take_current()?;
         // PCTFREE keeps room in blocks that hold rows; an empty block takes any row that fits.
         let reserve = if DataBlock(&guard).row_count() == 0 { 0 } else { self.reserve };
         let opened = self.open_block(&mut guard);
-        let fitted = if opened { DataBlockMut(&mut guard).insert_piece_with(len, reserve, &write) } else { None };
+        let fitted = if opened { DataBlockMut(&mut guard).insert_piece_with(len, reserve, write) } else { None };
         let slot = match fitted {
             Some(slot) => slot,
             None => {
@@ -203,11 +209,10 @@ impl<'a> Inserter<'a> {
                 guard = self.format_next_block()?;
                 assert!(self.open_block(&mut guard), "a new block has free ITL slots");
                 DataBlockMut(&mut guard)
-                    .insert_piece_with(len, 0, &write)
+                    .insert_piece_with(len, 0, write)
                     .expect("a row that fits an empty block fits a freshly formatted one")
             }
         };
-        self.hide_until_finished(&mut guard, slot);
         block::set_scn(&mut guard, self.ctx.scn);
         let addr = PieceAddr { rdba: guard.rdba(), slot };
         self.keep(guard);
@@ -310,12 +315,7 @@ impl<'a> Inserter<'a> {
             self.old_last_handed_over = true;
         }
         let lock = open.itl as u8 + 1;
-        let mut blk = DataBlockMut(guard);
-        for slot in open.first_slot..rows {
-            if DataBlock(blk.0).row_offset(usize::from(slot)) != 0 {
-                blk.set_lock(usize::from(slot), lock);
-            }
-        }
+        DataBlockMut(guard).set_locks(usize::from(open.first_slot)..usize::from(rows), lock);
         let held = if open.prev_itl.xid == self.xid { open.prev_itl.lock_count } else { 0 };
         let lock_count = held.saturating_add((rows - open.first_slot).min(255) as u8);
         itl::put(guard, open.itl, &Itl { xid: self.xid, uba, commit_scn: 0, flags: 0, lock_count });
@@ -447,7 +447,8 @@ impl<'a> Inserter<'a> {
     fn format_block_at_hwm(&mut self) -> Result<WriteGuard<'a>> {
         let rdba = self.next_block_address()?;
         let mut guard = self.ctx.db.cache.new_block(self.ctx.stats, rdba, self.table.object_id)?;
-        DataBlockMut(&mut guard).format(rdba, self.table.object_id, DEFAULT_ITL_SLOTS);
+        // A new block's buffer comes zeroed.
+        DataBlockMut(&mut guard).format_zeroed(rdba, self.table.object_id, DEFAULT_ITL_SLOTS);
         block::set_scn(&mut guard, self.ctx.scn);
         self.map.hwm += 1;
         Ok(guard)

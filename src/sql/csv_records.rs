@@ -23,6 +23,9 @@
 //! quote before its line end, or whose line end is not in the buffer yet, is read by the
 //! general parser; both give the same fields.
 //!
+//! Each read also finds how far the buffer is plain ASCII (32 bytes a step): records
+//! within that prefix skip their own UTF-8 check, which the others still get.
+//!
 //! Invariant: `buf[pos..filled]` holds the bytes of the file not yet returned, `pos`
 //! always at a record boundary; `line` counts the `\n` line ends before `buf[pos]` (so
 //! a file that ends its lines with a bare `\r` has every record reported on line 1).
@@ -62,6 +65,9 @@ pub struct CsvRecords<R> {
     buf_offset: u64,
     /// Line ends (`\n`) before `buf[pos]`.
     line: u64,
+    /// `buf[..ascii_end]` is all ASCII (found once per read): a record within it, and the
+    /// rewritten fields made of its bytes, need no UTF-8 check of their own.
+    ascii_end: usize,
     /// The fields of the record last parsed.
     fields: Vec<FieldSpan>,
     /// Rewritten quoted fields of the record last parsed.
@@ -75,6 +81,8 @@ pub struct CsvRecord<'r> {
     span: std::ops::Range<usize>,
     scratch: &'r [u8],
     fields: &'r [FieldSpan],
+    /// The record's bytes (and so its rewritten fields) are known to be ASCII.
+    ascii: bool,
     /// The line the record starts on, counting from 1.
     pub line: u64,
     /// The file offset where the record starts.
@@ -96,14 +104,15 @@ impl<'r> CsvRecord<'r> {
     /// is not UTF-8. The record is checked as a whole, field by field only if that fails.
     pub fn texts<A: smallvec::Array<Item = &'r str>>(&self, out: &mut smallvec::SmallVec<A>) -> Result<(), usize> {
         let (record, scratch) = (&self.buf[self.span.clone()], self.scratch);
-        if std::str::from_utf8(record).is_err() || std::str::from_utf8(scratch).is_err() {
+        if !self.ascii && (std::str::from_utf8(record).is_err() || std::str::from_utf8(scratch).is_err()) {
             return self.texts_one_by_one(out);
         }
         out.extend(self.fields.iter().map(|f| {
             let bytes = if f.in_scratch { &scratch[f.start..f.end] } else { &self.buf[f.start..f.end] };
             debug_assert!(f.in_scratch || self.span.start <= f.start && f.end <= self.span.end);
             // SAFETY: a field lies in the record or in the scratch buffer, both valid UTF-8
-            // (checked above), and starts and ends at the record's ends or next to a
+            // (checked above, or all ASCII: the scratch buffer holds only bytes of the
+            // record), and starts and ends at the record's ends or next to a
             // delimiter or quote, which are ASCII: on character boundaries.
             unsafe { std::str::from_utf8_unchecked(bytes) }
         }));
@@ -146,6 +155,7 @@ impl<R: Read> CsvRecords<R> {
             eof: false,
             buf_offset: 0,
             line: 0,
+            ascii_end: 0,
             fields: Vec::new(),
             scratch: Vec::new(),
         }
@@ -165,6 +175,7 @@ impl<R: Read> CsvRecords<R> {
                         span: start..end,
                         scratch: &self.scratch,
                         fields: &self.fields,
+                        ascii: end <= self.ascii_end,
                         line,
                         byte,
                     }));
@@ -182,6 +193,7 @@ impl<R: Read> CsvRecords<R> {
             self.buf.copy_within(self.pos..self.filled, 0);
             self.buf_offset += self.pos as u64;
             self.filled -= self.pos;
+            self.ascii_end = self.ascii_end.saturating_sub(self.pos);
             self.pos = 0;
         }
         if self.filled == self.buf.len() {
@@ -195,6 +207,7 @@ impl<R: Read> CsvRecords<R> {
                 }
                 Ok(n) => {
                     self.filled += n;
+                    self.ascii_end += ascii_prefix(&self.buf[self.ascii_end..self.filled]);
                     return Ok(());
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -289,6 +302,20 @@ fn split_unquoted(b: &[u8], start: usize, delimiter: u8, quote: u8, fields: &mut
     }
     fields.push(FieldSpan { start: field_start, end, in_scratch: false });
     Some(end)
+}
+
+/// The length of a prefix of `b` that is all ASCII: up to the first non-ASCII byte or up
+/// to 31 bytes short of it (it looks 32 bytes at a time), or all of `b`.
+#[inline]
+fn ascii_prefix(b: &[u8]) -> usize {
+    let mut n = 0;
+    for chunk in b.chunks_exact(32) {
+        if chunk.iter().fold(0, |acc, &c| acc | c) >= 0x80 {
+            return n;
+        }
+        n += 32;
+    }
+    n + b[n..].iter().take_while(|c| c.is_ascii()).count()
 }
 
 /// The end of an unquoted field starting at `i`: the next delimiter or line end, or the
@@ -543,6 +570,44 @@ mod tests {
             prop_assert_eq!(&got, &records);
             let whole: Vec<Vec<String>> = fields(&text);
             prop_assert_eq!(got, whole);
+        }
+    }
+
+    /// Records before, at and after a non-ASCII byte, read with buffers of every size
+    /// from tiny to whole: the ASCII prefix never lets a bad record through, and valid
+    /// UTF-8 past it still reads.
+    #[test]
+    fn utf8_is_checked_past_the_ascii_prefix() {
+        let mut input = b"a,b\n\"q\"\"x\",c\n".repeat(5);
+        input.extend_from_slice("é,ü\n".as_bytes());
+        input.extend_from_slice(b"x,\xff\n");
+        input.extend_from_slice(&b"d,e\n".repeat(5));
+        for chunk in [4, 7, 16, 33, 64, CHUNK] {
+            let mut reader = CsvRecords::new(&input[..], b',', b'"');
+            reader.buf = vec![0; chunk];
+            let mut outcomes = Vec::new();
+            while let Some(r) = reader.next_record().unwrap() {
+                let mut texts: smallvec::SmallVec<[&str; 4]> = smallvec::SmallVec::new();
+                outcomes.push(r.texts(&mut texts).map(|()| texts.join("|")));
+            }
+            let mut expected: Vec<Result<String, usize>> =
+                (0..5).flat_map(|_| [Ok("a|b".to_owned()), Ok("q\"x|c".to_owned())]).collect();
+            expected.push(Ok("é|ü".to_owned()));
+            expected.push(Err(1));
+            expected.extend(std::iter::repeat_n(Ok("d|e".to_owned()), 5));
+            assert_eq!(outcomes, expected, "buffer of {chunk} bytes");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn ascii_prefix_stops_short_of_the_first_non_ascii_byte(
+            b in proptest::collection::vec(prop_oneof![9 => 0u8..0x80, 1 => 0x80u8..=0xff], 0..200),
+        ) {
+            let n = ascii_prefix(&b);
+            prop_assert!(b[..n].is_ascii());
+            let first = b.iter().position(|c| !c.is_ascii()).unwrap_or(b.len());
+            prop_assert!(n <= first && first - n < 32);
         }
     }
 }

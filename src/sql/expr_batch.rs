@@ -26,7 +26,7 @@
 //! itself raises no error, so rows keep their order and the first error is the same.
 
 use super::expr::{CmpOp, Expr};
-use super::functions::{ArithOp, ScalarFunction, WholeNumberHash, pad_into};
+use super::functions::{ArithOp, MAX_RESULT_CHARS, ScalarFunction, WholeNumberHash, pad_ascii, pad_into};
 use crate::types::{Datum, Value};
 use std::borrow::Cow;
 
@@ -89,6 +89,9 @@ enum Node {
         func: ScalarFunction,
         subject: Box<Node>,
         rest: Vec<Value>,
+        /// The padding of a whole number to a valid length with ASCII fill, done without
+        /// building arguments row by row; `None` for any other pad.
+        whole: Option<WholePad>,
         scratch: String,
         out: TextColumn,
     },
@@ -98,6 +101,35 @@ enum Node {
         results: Vec<Value>,
         out: Vec<u16>,
     },
+}
+
+/// LPAD or RPAD of a whole number to `n` characters (1 to the longest result) with a
+/// non-empty ASCII `fill`: every row gives the number's digits padded or cut by
+/// [`pad_ascii`], which is what [`pad_into`] does for these arguments.
+#[derive(Debug)]
+struct WholePad {
+    left: bool,
+    n: usize,
+    fill: String,
+}
+
+impl WholePad {
+    /// The fast form of LPAD or RPAD(whole number, `rest`...), when it applies.
+    fn compile(func: ScalarFunction, subject: &Node, rest: &[Value]) -> Option<WholePad> {
+        if subject.kind() != Kind::Whole {
+            return None;
+        }
+        let n = match rest.first()? {
+            &Datum::Int(n) => usize::try_from(n).ok().filter(|n| (1..=MAX_RESULT_CHARS).contains(n))?,
+            _ => return None,
+        };
+        let fill = match rest.get(1) {
+            None => " ".to_owned(),
+            Some(Datum::Str(f)) if !f.is_empty() && f.is_ascii() => f.to_string(),
+            Some(_) => return None,
+        };
+        Some(WholePad { left: func == ScalarFunction::Lpad, n, fill })
+    }
 }
 
 /// Texts of one batch, one after the other; an empty text is NULL (`Datum::string`).
@@ -171,9 +203,11 @@ impl Node {
                         _ => None,
                     })
                     .collect::<Option<Vec<Value>>>()?;
+                let subject = Box::new(Node::compile(&args[0])?);
                 Node::Pad {
                     func: *func,
-                    subject: Box::new(Node::compile(&args[0])?),
+                    whole: WholePad::compile(*func, &subject, &rest),
+                    subject,
                     rest,
                     scratch: String::new(),
                     out: TextColumn::default(),
@@ -308,7 +342,16 @@ impl Node {
                     out.end_row();
                 }
             }
-            Node::Pad { func, subject, rest, scratch, out } => {
+            Node::Pad { whole: Some(pad), subject, out, .. } => {
+                subject.eval(input, fallback);
+                out.clear();
+                let mut digits = itoa::Buffer::new();
+                for i in 0..input.len() {
+                    pad_ascii(digits.format(subject.int(input, i)), pad.n, &pad.fill, pad.left, &mut out.text);
+                    out.end_row();
+                }
+            }
+            Node::Pad { func, subject, rest, scratch, out, whole: None } => {
                 subject.eval(input, fallback);
                 out.clear();
                 let (left, name) = (*func == ScalarFunction::Lpad, func.name());
@@ -682,6 +725,35 @@ mod tests {
     }
 
     proptest! {
+        /// The whole-number pad (digits padded without building arguments) gives what the
+        /// row path gives, with or without a fill, for lengths that cut, pad or are
+        /// invalid; fills it does not take (empty, NULL, not ASCII) keep the general pad.
+        #[test]
+        fn whole_number_pads_equal_row_evaluation(
+            left in any::<bool>(),
+            subject in prop_oneof![Just(Expr::Column(0)), Just(call(ScalarFunction::OraHash, vec![Expr::Column(0), int(99_999)]))],
+            n in prop_oneof![-3i64..30, Just(MAX_RESULT_CHARS as i64), Just(MAX_RESULT_CHARS as i64 + 1)],
+            fill in proptest::option::of(prop_oneof![
+                Just(text("0")), Just(text("ab*")), Just(text("é")), Just(text("")), Just(Expr::Literal(Datum::Null)),
+            ]),
+            start in prop_oneof![-50i64..50, any::<i64>()],
+        ) {
+            let func = if left { ScalarFunction::Lpad } else { ScalarFunction::Rpad };
+            let mut args = vec![subject, int(n)];
+            args.extend(fill.clone());
+            let exprs = [call(func, args)];
+            let batch = BatchProjection::compile(&exprs).expect("a pad of a whole number compiles");
+            let fast = matches!(&batch.columns[0], Node::Pad { whole: Some(_), .. });
+            let ascii_fill = match &fill {
+                None => true,
+                Some(Expr::Literal(Datum::Str(f))) => !f.is_empty() && f.is_ascii(),
+                Some(_) => false,
+            };
+            prop_assert_eq!(fast, ascii_fill && (1..=MAX_RESULT_CHARS as i64).contains(&n));
+            let input: Vec<i64> = (0..8).map(|k| start.wrapping_add(k)).collect();
+            agrees(&exprs, &input)?;
+        }
+
         #[test]
         fn batch_evaluation_equals_row_evaluation(
             exprs in proptest::collection::vec(expr(), 1..4),

@@ -588,8 +588,9 @@ pub fn pad_into(args: &[Datum<'_>], left: bool, name: &str, out: &mut String) ->
     Ok(true)
 }
 
-/// [`pad_into`] when every character is one byte: counts and cuts bytes.
-fn pad_ascii(s: &str, n: usize, fill: &str, left: bool, out: &mut String) {
+/// [`pad_into`] when every character is one byte (`fill` not empty): counts and cuts
+/// bytes, and appends the result to `out`.
+pub(super) fn pad_ascii(s: &str, n: usize, fill: &str, left: bool, out: &mut String) {
     if s.len() >= n {
         out.push_str(&s[..n]);
         return;
@@ -599,10 +600,15 @@ fn pad_ascii(s: &str, n: usize, fill: &str, left: bool, out: &mut String) {
         out.push_str(s);
     }
     let missing = n - s.len();
-    for _ in 0..missing / fill.len() {
-        out.push_str(fill);
+    if let &[byte] = fill.as_bytes() {
+        // The usual fill, one character: pushed byte by byte, not copied as a string.
+        out.extend(std::iter::repeat_n(char::from(byte), missing));
+    } else {
+        for _ in 0..missing / fill.len() {
+            out.push_str(fill);
+        }
+        out.push_str(&fill[..missing % fill.len()]);
     }
-    out.push_str(&fill[..missing % fill.len()]);
     if left {
         out.push_str(s);
     }

@@ -140,6 +140,11 @@ impl BlockHeader<'_> {
 /// Writes the common header of a freshly formatted block (the rest is zeroed).
 pub fn format_block(block: &mut [u8], block_type: BlockType, rdba: u32, object_id: u32) {
     block.fill(0);
+    write_header_fields(block, block_type, rdba, object_id);
+}
+
+/// The common header fields of a new block, written over zeros.
+fn write_header_fields(block: &mut [u8], block_type: BlockType, rdba: u32, object_id: u32) {
     block[OFF_TYPE] = block_type as u8;
     block[OFF_FORMAT] = FORMAT_VERSION;
     put_u32(block, OFF_RDBA, rdba);
@@ -264,7 +269,15 @@ pub struct DataBlockMut<'a>(pub &'a mut [u8]);
 impl DataBlockMut<'_> {
     /// Formats an empty data block with `itl_slots` ITL slots.
     pub fn format(&mut self, rdba: u32, object_id: u32, itl_slots: u8) {
-        format_block(self.0, BlockType::TableData, rdba, object_id);
+        self.0.fill(0);
+        self.format_zeroed(rdba, object_id, itl_slots);
+    }
+
+    /// [`Self::format`] for a block that is already all zero (a buffer just claimed for a
+    /// new block): only the header fields are written.
+    pub fn format_zeroed(&mut self, rdba: u32, object_id: u32, itl_slots: u8) {
+        debug_assert!(self.0.iter().all(|&b| b == 0), "format_zeroed is given an all-zero block");
+        write_header_fields(self.0, BlockType::TableData, rdba, object_id);
         self.0[OFF_ITL_COUNT] = itl_slots;
         assert!(self.0.len() <= 32 * 1024, "block sizes are at most 32 KiB, so offsets fit in 16 bits");
         put_u16(self.0, OFF_ROW_TOP, self.0.len() as u16);
@@ -307,6 +320,21 @@ impl DataBlockMut<'_> {
         let offset = view.row_offset(slot);
         assert!(offset != 0 && offset + 1 < self.0.len(), "set_lock targets a stored row piece");
         self.0[offset + 1] = lock;
+    }
+
+    /// Sets the lock byte of every stored piece in `slots` (empty slots are skipped): one
+    /// walk of the row directory, for handing a block's new rows to a transaction.
+    pub fn set_locks(&mut self, slots: std::ops::Range<usize>, lock: u8) {
+        let view = DataBlock(self.0);
+        assert!(slots.end <= view.row_count(), "set_locks targets slots of the row directory");
+        let start = view.directory_start();
+        for slot in slots {
+            let offset = get_u16(self.0, start + 2 * slot) as usize;
+            if offset != 0 {
+                assert!(offset + 1 < self.0.len(), "set_locks targets stored row pieces");
+                self.0[offset + 1] = lock;
+            }
+        }
     }
 
     /// Replaces the piece in `slot` with one of `len` bytes that `write` writes: in place
@@ -456,6 +484,33 @@ mod tests {
         while blk.insert_piece(&piece, reserve).is_some() {}
         let free = DataBlock(&b).free_space();
         assert!(free >= reserve && free < reserve + 5, "free {free}, reserve {reserve}");
+    }
+
+    #[test]
+    fn formatting_a_zeroed_block_writes_what_format_does() {
+        let mut formatted = vec![0xA5u8; 4096];
+        DataBlockMut(&mut formatted).format(rdba(1, 9), 42, 3);
+        let mut zeroed = vec![0u8; 4096];
+        DataBlockMut(&mut zeroed).format_zeroed(rdba(1, 9), 42, 3);
+        assert_eq!(zeroed, formatted);
+    }
+
+    /// Locking a range of slots in one walk does what locking them one by one does, and
+    /// skips empty slots.
+    #[test]
+    fn set_locks_matches_set_lock_per_slot() {
+        let mut one_by_one = vec![0u8; 2048];
+        DataBlockMut(&mut one_by_one).format(rdba(1, 1), 1, 2);
+        for i in 0..6u8 {
+            DataBlockMut(&mut one_by_one).insert_piece(&[0x2c, 0, 1, 1, i], 0);
+        }
+        DataBlockMut(&mut one_by_one).empty_slot(3);
+        let mut walked = one_by_one.clone();
+        for slot in [1, 2, 4] {
+            DataBlockMut(&mut one_by_one).set_lock(slot, 7);
+        }
+        DataBlockMut(&mut walked).set_locks(1..5, 7);
+        assert_eq!(walked, one_by_one);
     }
 
     proptest! {
