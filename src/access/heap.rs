@@ -166,9 +166,9 @@ impl<'a> Inserter<'a> {
         Ok(())
     }
 
-    /// Appends one row already encoded as a whole single-piece row (see
-    /// [`crate::storage::row_image::RowImage`]): copied into its block, or chained if it
-    /// does not fit in one.
+    /// Appends one row already encoded as a whole single-piece row (as
+    /// [`row::encode_whole_row`] writes it): copied into its block, or chained if it does
+    /// not fit in one.
     pub fn insert_encoded(&mut self, image: &[u8]) -> Result<()> {
         let rowid = if DataBlockMut::space_needed(image.len()) > self.empty_block_capacity() {
             self.place_chained(image)?

@@ -387,7 +387,14 @@ fn copy_short(dst: &mut [u8], src: &[u8]) {
 mod tests {
     use super::*;
     use crate::catalog::ColumnDef;
-    use crate::storage::row_image::reference_image;
+
+    /// The image [`crate::storage::row::encode_whole_row`] builds, which the encoders
+    /// must match byte for byte.
+    fn reference_image(values: &[Datum<'_>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        crate::storage::row::encode_whole_row(values, &mut out);
+        out
+    }
     use crate::types::{Value, parse_date};
     use proptest::prelude::*;
 

@@ -5,14 +5,13 @@
 //!
 //! Nothing here counts statistics or knows about sessions; the buffer cache above reads
 //! and writes blocks through [`datafile::DataFile`] and interprets them with [`block`],
-//! [`itl`], [`row`] (built column by column with [`row_image`]) and [`segment`].
+//! [`itl`], [`row`] and [`segment`].
 
 pub mod block;
 pub mod control;
 pub mod datafile;
 pub mod itl;
 pub mod row;
-pub mod row_image;
 pub mod segment;
 
 use crate::error::{Error, Result};
