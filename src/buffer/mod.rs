@@ -244,7 +244,9 @@ impl BufferCache {
     /// latch (one latch get, counted in `v$latch`), pins nothing and reads nothing of the
     /// block, so what the hint loads may be gone by the time of the get; it changes no
     /// result.
-    pub fn prefetch_block(&self, stats: &SessionStats, rdba: u32, lines: usize) {
+    /// `also` is a byte range of the block worth loading too (a guess at where a row
+    /// lies); it is clamped to the block.
+    pub fn prefetch_block(&self, stats: &SessionStats, rdba: u32, lines: usize, also: Option<(usize, usize)>) {
         let (latch, bucket) = self.bucket_of(rdba);
         let index = {
             let chains = latch.get(stats);
@@ -255,14 +257,16 @@ impl BufferCache {
         {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
             let block = self.arena.block_ptr(index as usize);
-            for line in 0..lines.min(self.block_size / 64) {
+            let extra =
+                also.map_or(0..0, |(from, to)| from.min(self.block_size) / 64..to.min(self.block_size).div_ceil(64));
+            for line in (0..lines.min(self.block_size / 64)).chain(extra) {
                 // SAFETY: prefetch never faults and reads nothing; the address is inside
                 // the arena.
                 unsafe { _mm_prefetch::<_MM_HINT_T0>(block.wrapping_add(line * 64).cast()) };
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = (index, lines);
+        let _ = (index, lines, also);
     }
 
     /// Starts loading the latch and bucket of `rdba`.

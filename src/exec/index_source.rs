@@ -180,6 +180,16 @@ impl IndexAccess {
         flow
     }
 
+    /// Where in its block the row in `slot` probably lies, for a prefetch: rows are
+    /// placed from the block's end down in slot order, so slot s starts about s + 1
+    /// average row lengths (from the table's statistics) before the end. A guess only,
+    /// `None` without statistics; three lines around it are asked for.
+    fn row_guess(&self, slot: u16, block_size: usize) -> Option<(usize, usize)> {
+        let len = self.table.stats.as_ref()?.avg_row_len as usize;
+        let at = block_size.checked_sub((usize::from(slot) + 1) * (len + 2))?;
+        Some((at.saturating_sub(64), at + 128))
+    }
+
     /// [`IndexAccess::emit`] with the leaf's rowids decoded (when rows come from the table);
     /// also returns how many entries were used (fewer than the leaf's when stopped).
     #[allow(clippy::too_many_arguments)]
@@ -205,7 +215,12 @@ impl IndexAccess {
                     if next.rdba == rowid.rdba {
                         fetcher.prefetch(next);
                     } else {
-                        access.db.cache.prefetch_block(access.stats, next.rdba, BLOCK_LINES_AHEAD);
+                        access.db.cache.prefetch_block(
+                            access.stats,
+                            next.rdba,
+                            BLOCK_LINES_AHEAD,
+                            self.row_guess(next.slot, access.db.block_size),
+                        );
                         if let Some(further) = rowids.get(i + 2 * ROWS_AHEAD) {
                             access.db.cache.prefetch_chain(further.rdba);
                         }
