@@ -7,7 +7,7 @@
 
 use crate::db::{Database, DatabaseOptions, Session};
 use crate::lab::customers;
-use crate::lab::sample::{self, TempDir};
+use crate::lab::sample;
 use crate::lab::stats::spread;
 use crate::stats::Stat;
 
@@ -64,14 +64,7 @@ const SCAN: &str = "SELECT COUNT(cust_valid) FROM customers WHERE cust_id > 0";
 
 /// Runs the benchmark and prints its report.
 pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
-    let tmp;
-    let dir = match &opts.dir {
-        Some(d) => d.clone(),
-        None => {
-            tmp = TempDir::new("bench")?;
-            tmp.0.clone()
-        }
-    };
+    let (dir, _tmp) = sample::work_dir(opts.dir.as_deref(), "bench")?;
     // Enough cache for the whole table plus slack: rows are about 150 bytes and blocks 90%
     // full, so a row takes about 160 bytes of cache (5M rows fill 97,958 blocks of 8 KiB).
     let cache = (opts.rows * 240).max(64 << 20) + (64 << 20);
@@ -114,8 +107,7 @@ pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
             "insert_select": load, "copy": copy,
             "cached_scan_runs": cached, "cold_scans": cold.iter().map(|(m, r)| serde_json::json!({"mbrc": m, "run": r})).collect::<Vec<_>>(),
         });
-        std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default())
-            .map_err(|e| crate::Error::io("write", path, e))?;
+        sample::write_json(path, &json)?;
     }
     drop(session);
     db.close()

@@ -8,7 +8,7 @@
 
 use crate::db::{Database, DatabaseOptions, Session};
 use crate::lab::customers;
-use crate::lab::sample::{self, TempDir};
+use crate::lab::sample;
 use crate::lab::stats::spread;
 use crate::stats::Stat;
 
@@ -81,14 +81,7 @@ fn measure(session: &Session, sql: &str) -> crate::Result<Run> {
 
 /// Runs the benchmark and prints its report.
 pub fn run(opts: &IndexBenchOptions) -> crate::Result<()> {
-    let tmp;
-    let dir = match &opts.dir {
-        Some(d) => d.clone(),
-        None => {
-            tmp = TempDir::new("bench-index")?;
-            tmp.0.clone()
-        }
-    };
+    let (dir, _tmp) = sample::work_dir(opts.dir.as_deref(), "bench-index")?;
     // The table (about 160 bytes of cache a row) and both indexes (about 20 bytes an
     // entry each), with slack.
     let cache = (opts.rows * 240).max(64 << 20) + (128 << 20);
@@ -150,13 +143,7 @@ pub fn run(opts: &IndexBenchOptions) -> crate::Result<()> {
         );
         println!("  buffer is pinned count{:>11}", first.buffer_is_pinned);
         println!("  physical reads       {:>12}", first.physical_reads);
-        json_paths.push(serde_json::json!({
-            "name": p.name, "sql": p.sql,
-            "runs": runs.iter().map(|r| serde_json::json!({
-                "elapsed_ms": r.elapsed_ms, "cpu_ms": r.cpu_ms, "logical_reads": r.logical_reads,
-                "buffer_is_pinned": r.buffer_is_pinned, "physical_reads": r.physical_reads,
-            })).collect::<Vec<_>>(),
-        }));
+        json_paths.push(serde_json::json!({ "name": p.name, "sql": p.sql, "runs": runs }));
     }
     if let Some(path) = &opts.json {
         let json = serde_json::json!({
@@ -164,8 +151,7 @@ pub fn run(opts: &IndexBenchOptions) -> crate::Result<()> {
             "builds": builds.iter().map(|(i, e, c)| serde_json::json!({"index": i, "elapsed_ms": e, "cpu_ms": c})).collect::<Vec<_>>(),
             "paths": json_paths,
         });
-        std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default())
-            .map_err(|e| crate::Error::io("write", path, e))?;
+        sample::write_json(path, &json)?;
     }
     drop(session);
     db.close()

@@ -13,7 +13,7 @@
 //! sample, and the Kruskal-Wallis p-value of the set's elapsed times against the
 //! baseline's and against the set before.
 
-use super::sample::{Measurement, TempDir, measure};
+use super::sample::{self, Measurement, measure};
 use super::stats::{Spread, kruskal_wallis, spread};
 use crate::stats::Stat;
 use crate::{Database, DatabaseOptions, Result};
@@ -84,14 +84,7 @@ impl From<&Measurement> for Sample {
 }
 
 pub fn run(opts: &CrOptions) -> Result<()> {
-    let tmp;
-    let dir = match &opts.dir {
-        Some(d) => d.clone(),
-        None => {
-            tmp = TempDir::new("lab-cr")?;
-            tmp.0.clone()
-        }
-    };
+    let (dir, _tmp) = sample::work_dir(opts.dir.as_deref(), "lab-cr")?;
     // A transaction's undo stays in one undo segment, a tenth of the tablespace: size it
     // for the updater's undo (about 160 bytes a row changed) ten times over, with room.
     let updater_undo =
@@ -160,8 +153,7 @@ pub fn run(opts: &CrOptions) -> Result<()> {
     if let Some(path) = &opts.json {
         let json = serde_json::json!({ "rows": opts.rows, "updated_rows": updated, "query": QUERY,
             "statistics": CR_STATS.map(|s| s.name()), "sets": sets });
-        std::fs::write(path, serde_json::to_string_pretty(&json).unwrap_or_default())
-            .map_err(|e| crate::Error::io("write", path, e))?;
+        sample::write_json(path, &json)?;
     }
     drop((reader, updater, elsewhere));
     db.close()
