@@ -14,12 +14,15 @@
 use super::ExecContext;
 use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push};
+use crate::access::AccessContext;
 use crate::access::by_rowid::{RowFetcher, Walked};
 use crate::access::full_scan::Flow;
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::Result;
-use crate::index::{self, IndexScan, KeyBound, LeafEntries};
+use crate::index::{self, IndexScan, KeyBound, LeafEntries, RowId};
+use crate::sql::functions::FunctionContext;
 use crate::sql::optimizer::IndexScanKind;
+use crate::stats::SessionStats;
 use crate::stats::Stat;
 use crate::types::{DataType, Datum, Value};
 use std::cell::Cell;
@@ -56,28 +59,17 @@ pub struct IndexAccess {
     pub columns_read: Vec<bool>,
     /// What the index scan did in the last run.
     pub figures: Cell<IndexLineFigures>,
-    /// The rowids of the leaf being emitted (a buffer kept across leaves).
-    pub rowids: std::cell::RefCell<Vec<crate::index::RowId>>,
-    /// Whether an index-only path must decode keys (false when no column is read, as
-    /// for COUNT(*)).
-    pub decode_keys: bool,
 }
 
-/// Counters around the index's own work.
-struct Meter {
-    figures: IndexLineFigures,
-}
-
-impl Meter {
-    fn measure<T>(&mut self, stats: &crate::stats::SessionStats, work: impl FnOnce() -> T) -> T {
-        let (gets, reads) = (stats.get(Stat::ConsistentGets), stats.get(Stat::PhysicalReads));
-        let started = Instant::now();
-        let out = work();
-        self.figures.time_ns += started.elapsed().as_nanos() as u64;
-        self.figures.consistent_gets += stats.get(Stat::ConsistentGets) - gets;
-        self.figures.physical_reads += stats.get(Stat::PhysicalReads) - reads;
-        out
-    }
+/// Adds to `figures` the gets, reads and time `work` spends.
+fn measured<T>(stats: &SessionStats, figures: &mut IndexLineFigures, work: impl FnOnce() -> T) -> T {
+    let (gets, reads) = (stats.get(Stat::ConsistentGets), stats.get(Stat::PhysicalReads));
+    let started = Instant::now();
+    let out = work();
+    figures.time_ns += started.elapsed().as_nanos() as u64;
+    figures.consistent_gets += stats.get(Stat::ConsistentGets) - gets;
+    figures.physical_reads += stats.get(Stat::PhysicalReads) - reads;
+    out
 }
 
 impl IndexAccess {
@@ -95,161 +87,160 @@ impl IndexAccess {
                 ),
             });
         }
-        let mut meter = Meter { figures: IndexLineFigures::default() };
-        let width = self.columns_read.iter().rposition(|&r| r).map_or(0, |last| last + 1);
-        let mut fetcher = RowFetcher::new(&self.table, width);
-        // The whole per-row work of a filtered count, done on the row in its block.
-        let mut kernel =
-            if self.table_access { super::kernel::CountKernel::for_stages(stages, fetcher.kinds()) } else { None };
-        let types: Vec<DataType> = self.index.columns.iter().map(|&c| self.table.columns[c].data_type).collect();
-        let mut row: Vec<Value> = vec![Datum::Null; self.table.columns.len()];
         let ExecContext { access, functions } = ctx;
+        let mut emitter = Emitter::new(self, stages, access);
+        let mut figures = IndexLineFigures::default();
         let result = if self.kind == IndexScanKind::FastFull {
-            let started = Instant::now();
-            let (gets, reads) = (access.stats.get(Stat::ConsistentGets), access.stats.get(Stat::PhysicalReads));
-            let visit = |leaf: &LeafEntries<'_>| -> Result<Flow> {
-                let (flow, used) =
-                    self.emit(leaf, stages, functions, &types, &mut row, &mut fetcher, &mut kernel, access)?;
-                meter.figures.entries += used as u64;
-                Ok(flow)
-            };
-            let result = index::fast_full_scan(access, &self.index, visit);
-            // The scan's blocks are all the index's: its figures are the whole run's.
-            meter.figures.time_ns = started.elapsed().as_nanos() as u64;
-            meter.figures.consistent_gets = access.stats.get(Stat::ConsistentGets) - gets;
-            meter.figures.physical_reads = access.stats.get(Stat::PhysicalReads) - reads;
+            // Every block the scan reads is the index's: its figures are the whole run's.
+            let mut entries = 0;
+            let result = measured(access.stats, &mut figures, || {
+                index::fast_full_scan(access, &self.index, |leaf| {
+                    let (flow, used) = emitter.emit(leaf, stages, functions)?;
+                    entries += used as u64;
+                    Ok(flow)
+                })
+            });
+            figures.entries = entries;
             result
         } else {
-            self.range(stages, access, functions, &mut meter, &types, &mut row, &mut fetcher, &mut kernel)
-        };
-        fetcher.release();
-        if let Some(kernel) = &kernel {
-            kernel.hand_totals(stages);
-        }
-        self.figures.set(meter.figures);
-        result
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn range<'c>(
-        &self,
-        stages: &mut [Stage<'_>],
-        access: &crate::access::AccessContext<'c>,
-        functions: &mut crate::sql::functions::FunctionContext,
-        meter: &mut Meter,
-        types: &[DataType],
-        row: &mut [Value],
-        fetcher: &mut RowFetcher<'c>,
-        kernel: &mut Option<CountKernel>,
-    ) -> Result<()> {
-        let mut scan = match (&self.kind, &self.lower) {
-            (IndexScanKind::Unique, KeyBound::Included(key)) => IndexScan::unique(&self.index, key.clone()),
-            _ => IndexScan::range(&self.index, self.lower.clone(), self.upper.clone(), self.descending),
-        };
-        loop {
-            let leaf = meter.measure(access.stats, || scan.next_leaf(access))?;
-            let Some(leaf) = leaf else { return Ok(()) };
-            let (flow, used) = self.emit(&leaf, stages, functions, types, row, fetcher, kernel, access)?;
-            meter.figures.entries += used as u64;
-            if flow == Flow::Stop {
-                return Ok(());
-            }
-        }
-    }
-
-    /// Pushes the rows of one leaf's entries.
-    #[allow(clippy::too_many_arguments)]
-    fn emit<'c>(
-        &self,
-        leaf: &LeafEntries<'_>,
-        stages: &mut [Stage<'_>],
-        f: &mut crate::sql::functions::FunctionContext,
-        types: &[DataType],
-        row: &mut [Value],
-        fetcher: &mut RowFetcher<'c>,
-        kernel: &mut Option<CountKernel>,
-        access: &crate::access::AccessContext<'c>,
-    ) -> Result<(Flow, usize)> {
-        let mut rowids = std::mem::take(&mut *self.rowids.borrow_mut());
-        rowids.clear();
-        if self.table_access {
-            leaf.rowids_into(&mut rowids);
-        }
-        let flow = self.emit_rows(leaf, &rowids, stages, f, types, row, fetcher, kernel, access);
-        *self.rowids.borrow_mut() = rowids;
-        flow
-    }
-
-    /// Where in its block the row in `slot` probably lies, for a prefetch: rows are
-    /// placed from the block's end down in slot order, so slot s starts about s + 1
-    /// average row lengths (from the table's statistics) before the end. A guess only,
-    /// `None` without statistics; three lines around it are asked for.
-    fn row_guess(&self, slot: u16, block_size: usize) -> Option<(usize, usize)> {
-        let len = self.table.stats.as_ref()?.avg_row_len as usize;
-        let at = block_size.checked_sub((usize::from(slot) + 1) * (len + 2))?;
-        Some((at.saturating_sub(64), at + 128))
-    }
-
-    /// [`IndexAccess::emit`] with the leaf's rowids decoded (when rows come from the table);
-    /// also returns how many entries were used (fewer than the leaf's when stopped).
-    #[allow(clippy::too_many_arguments)]
-    fn emit_rows<'c>(
-        &self,
-        leaf: &LeafEntries<'_>,
-        rowids: &[crate::index::RowId],
-        stages: &mut [Stage<'_>],
-        f: &mut crate::sql::functions::FunctionContext,
-        types: &[DataType],
-        row: &mut [Value],
-        fetcher: &mut RowFetcher<'c>,
-        kernel: &mut Option<CountKernel>,
-        access: &crate::access::AccessContext<'c>,
-    ) -> Result<(Flow, usize)> {
-        for i in 0..leaf.len() {
-            if self.table_access {
-                let rowid = rowids[i];
-                // Rows ahead in the pinned block, and blocks ahead in the cache: their
-                // memory loads while this row is evaluated. A block two steps ahead gets
-                // its hash chain loaded, one step ahead its header and row directory.
-                if let Some(&next) = rowids.get(i + ROWS_AHEAD) {
-                    if next.rdba == rowid.rdba {
-                        fetcher.prefetch(next);
-                    } else {
-                        access.db.cache.prefetch_block(
-                            access.stats,
-                            next.rdba,
-                            BLOCK_LINES_AHEAD,
-                            self.row_guess(next.slot, access.db.block_size),
-                        );
-                        if let Some(further) = rowids.get(i + 2 * ROWS_AHEAD) {
-                            access.db.cache.prefetch_chain(further.rdba);
+            let mut scan = match (&self.kind, &self.lower) {
+                (IndexScanKind::Unique, KeyBound::Included(key)) => IndexScan::unique(&self.index, key.clone()),
+                _ => IndexScan::range(&self.index, self.lower.clone(), self.upper.clone(), self.descending),
+            };
+            loop {
+                let leaf = measured(access.stats, &mut figures, || scan.next_leaf(access));
+                let leaf = match leaf {
+                    Ok(Some(leaf)) => leaf,
+                    Ok(None) => break Ok(()),
+                    Err(e) => break Err(e),
+                };
+                match emitter.emit(&leaf, stages, functions) {
+                    Ok((flow, used)) => {
+                        figures.entries += used as u64;
+                        if flow == Flow::Stop {
+                            break Ok(());
                         }
                     }
+                    Err(e) => break Err(e),
                 }
             }
-            let flow = if let Some(k) = kernel {
-                let rowid = rowids[i];
-                match fetcher.fetch_walked(access, rowid, |w| k.apply(w))? {
-                    Walked::Absent | Walked::Done(KernelVerdict::Done) => Flow::Continue,
-                    Walked::Done(KernelVerdict::Fallback) | Walked::Chained => {
-                        fetcher.fetch_pinned(access, rowid, |r| push(stages, r, f))?.unwrap_or(Flow::Continue)
-                    }
+        };
+        emitter.finish(stages);
+        self.figures.set(figures);
+        result
+    }
+}
+
+/// What one run keeps from leaf to leaf while it turns entries into rows.
+struct Emitter<'r> {
+    access: &'r IndexAccess,
+    ctx: &'r AccessContext<'r>,
+    fetcher: RowFetcher<'r>,
+    /// The whole per-row work of a filtered count, done on the row in its block.
+    kernel: Option<CountKernel>,
+    /// Index-only: the key columns' types, whether any column is read at all (COUNT(*)
+    /// reads none: keys need no decoding), and the row the keys are decoded into.
+    types: Vec<DataType>,
+    decode_keys: bool,
+    row: Vec<Value>,
+    /// The rowids of the leaf being emitted (a buffer kept across leaves).
+    rowids: Vec<RowId>,
+    /// The table's average row length, for guessing where a row lies in its block.
+    row_len: Option<usize>,
+}
+
+impl<'r> Emitter<'r> {
+    fn new(access: &'r IndexAccess, stages: &[Stage<'_>], ctx: &'r AccessContext<'r>) -> Emitter<'r> {
+        let table: &'r TableDef = &access.table;
+        let width = access.columns_read.iter().rposition(|&r| r).map_or(0, |last| last + 1);
+        let fetcher = RowFetcher::new(table, width);
+        let kernel = if access.table_access { CountKernel::for_stages(stages, fetcher.kinds()) } else { None };
+        Emitter {
+            access,
+            ctx,
+            fetcher,
+            kernel,
+            types: access.index.columns.iter().map(|&c| access.table.columns[c].data_type).collect(),
+            decode_keys: access.columns_read.iter().any(|&r| r),
+            row: vec![Datum::Null; access.table.columns.len()],
+            rowids: Vec::new(),
+            row_len: access.table.stats.as_ref().map(|s| s.avg_row_len as usize),
+        }
+    }
+
+    /// Pushes the rows of one leaf's entries; returns how many entries were used (fewer
+    /// than the leaf's when a stage stopped the scan).
+    fn emit(
+        &mut self,
+        leaf: &LeafEntries<'_>,
+        stages: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<(Flow, usize)> {
+        let table_access = self.access.table_access;
+        self.rowids.clear();
+        if table_access {
+            leaf.rowids_into(&mut self.rowids);
+        }
+        for i in 0..leaf.len() {
+            let flow = if table_access {
+                self.prefetch_ahead(i);
+                let rowid = self.rowids[i];
+                match &mut self.kernel {
+                    Some(k) => match self.fetcher.fetch_walked(self.ctx, rowid, |w| k.apply(w))? {
+                        Walked::Absent | Walked::Done(KernelVerdict::Done) => Flow::Continue,
+                        Walked::Done(KernelVerdict::Fallback) | Walked::Chained => self
+                            .fetcher
+                            .fetch_pinned(self.ctx, rowid, |r| push(stages, r, f))?
+                            .unwrap_or(Flow::Continue),
+                    },
+                    None => self.fetcher.fetch(self.ctx, rowid, |r| push(stages, r, f))?.unwrap_or(Flow::Continue),
                 }
-            } else if self.table_access {
-                fetcher.fetch(access, rowids[i], |r| push(stages, r, f))?.unwrap_or(Flow::Continue)
             } else {
                 if self.decode_keys {
-                    let values = index::decode_key(leaf.key(i), types)?;
-                    for (&c, v) in self.index.columns.iter().zip(values) {
-                        row[c] = v;
+                    let values = index::decode_key(leaf.key(i), &self.types)?;
+                    for (&c, v) in self.access.index.columns.iter().zip(values) {
+                        self.row[c] = v;
                     }
                 }
-                push(stages, &*row, f)?
+                push(stages, self.row.as_slice(), f)?
             };
             if flow == Flow::Stop {
                 return Ok((Flow::Stop, i + 1));
             }
         }
         Ok((Flow::Continue, leaf.len()))
+    }
+
+    /// Starts loading what the rows a few entries ahead will need: a row in the pinned
+    /// block; or, for a row in another block, that block's header, row directory and the
+    /// row's probable place, and the hash chain of the block after it.
+    #[inline]
+    fn prefetch_ahead(&self, i: usize) {
+        let Some(&next) = self.rowids.get(i + ROWS_AHEAD) else { return };
+        if next.rdba == self.rowids[i].rdba {
+            self.fetcher.prefetch(next);
+            return;
+        }
+        let cache = &self.ctx.db.cache;
+        cache.prefetch_block(self.ctx.stats, next.rdba, BLOCK_LINES_AHEAD, self.row_guess(next.slot));
+        if let Some(further) = self.rowids.get(i + 2 * ROWS_AHEAD) {
+            cache.prefetch_chain(further.rdba);
+        }
+    }
+
+    /// Where in its block the row in `slot` probably lies: rows are placed from the
+    /// block's end down in slot order, so slot s starts about s + 1 average row lengths
+    /// before the end. A guess only (`None` without statistics); a few lines around it.
+    fn row_guess(&self, slot: u16) -> Option<(usize, usize)> {
+        let at = self.ctx.db.block_size.checked_sub((usize::from(slot) + 1) * self.row_len?)?;
+        Some((at.saturating_sub(64), at + 128))
+    }
+
+    /// Ends the run: the pinned block is let go and a kernel's counts handed on.
+    fn finish(mut self, stages: &mut [Stage<'_>]) {
+        self.fetcher.release();
+        if let Some(kernel) = &self.kernel {
+            kernel.hand_totals(stages);
+        }
     }
 }

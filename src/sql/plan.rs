@@ -411,10 +411,8 @@ impl<'a> Builder<'_, 'a> {
             upper,
             descending: path.descending,
             table_access: path.table_access,
-            decode_keys: columns_read.iter().any(|&r| r),
             columns_read,
             figures: Default::default(),
-            rowids: Default::default(),
         })))
     }
 
