@@ -86,29 +86,16 @@ pub fn insert(
     let tree = Tree::of(index);
     let xid = txn.xid(ctx, sid)?;
     let full = tree::full_key(key, rowid);
-    let lock = ctx.db.index_lock(index.object_id);
-    loop {
-        let structure = lock.lock();
+    under_structure_lock(ctx, index, xid, || {
         if index.unique {
             match unique_conflict(ctx, &tree, key, xid)? {
                 Some(Conflict::Violated) => return Err(Error::UniqueViolation { index: index.name.clone() }),
-                Some(Conflict::Wait(holder)) => {
-                    drop(structure);
-                    ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
-                    continue;
-                }
+                Some(Conflict::Wait(holder)) => return Ok(Err(Retry::Wait(holder))),
                 None => {}
             }
         }
-        match tree::insert_entry(ctx, &tree, index.segment_header, txn, xid, &full)? {
-            Ok(()) => return Ok(()),
-            Err(Retry::Split) => continue,
-            Err(Retry::Wait(holder)) => {
-                drop(structure);
-                ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
-            }
-        }
-    }
+        tree::insert_entry(ctx, &tree, index.segment_header, txn, xid, &full)
+    })
 }
 
 /// Deletes the entry (`key`, `rowid`) for transaction `txn` of session `sid` (it is
@@ -124,10 +111,21 @@ pub fn delete(
     let tree = Tree::of(index);
     let xid = txn.xid(ctx, sid)?;
     let full = tree::full_key(key, rowid);
+    under_structure_lock(ctx, index, xid, || tree::delete_entry(ctx, &tree, txn, xid, &full))
+}
+
+/// Runs `change` under the index's structure lock until it is done: again at once after
+/// a split it made, and after waiting (the lock let go) for the transaction it met.
+fn under_structure_lock(
+    ctx: &AccessContext<'_>,
+    index: &IndexDef,
+    xid: crate::txn::Xid,
+    mut change: impl FnMut() -> Result<std::result::Result<(), Retry>>,
+) -> Result<()> {
     let lock = ctx.db.index_lock(index.object_id);
     loop {
         let structure = lock.lock();
-        match tree::delete_entry(ctx, &tree, txn, xid, &full)? {
+        match change()? {
             Ok(()) => return Ok(()),
             Err(Retry::Split) => continue,
             Err(Retry::Wait(holder)) => {
