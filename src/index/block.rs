@@ -54,9 +54,8 @@ pub const ROWID_LEN: usize = 6;
 /// Leaf entry bytes besides the key and rowid.
 pub const LEAF_ENTRY_OVERHEAD: usize = 4;
 
-const OFF_ITL_COUNT: usize = 24;
-const OFF_COUNT: usize = 26;
-const OFF_TOP: usize = 28;
+// The table block's layout up to the entries: ITL count, entry count, top of entries.
+use crate::storage::block::{OFF_ITL_COUNT, OFF_ROW_COUNT as OFF_COUNT, OFF_ROW_TOP as OFF_TOP};
 
 const T_LEVEL: usize = 0;
 const T_LOW: usize = 2;

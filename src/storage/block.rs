@@ -42,9 +42,11 @@ const OFF_RDBA: usize = 4;
 const OFF_SCN: usize = 8;
 const OFF_CHECKSUM: usize = 16;
 const OFF_OBJECT: usize = 20;
-const OFF_ITL_COUNT: usize = 24;
-const OFF_ROW_COUNT: usize = 26;
-const OFF_ROW_TOP: usize = 28;
+/// Where a block with ITL slots keeps their count, its directory's entry count and the
+/// top of its row (or entry) space: shared by table and index blocks.
+pub(crate) const OFF_ITL_COUNT: usize = 24;
+pub(crate) const OFF_ROW_COUNT: usize = 26;
+pub(crate) const OFF_ROW_TOP: usize = 28;
 
 const FORMAT_VERSION: u8 = 1;
 
