@@ -12,6 +12,7 @@
 //! is pinned, and only if it is a live row head as the snapshot sees it.
 
 use super::AccessContext;
+use super::full_scan::{LiveRow, live_row};
 use super::modify::whole_row;
 use super::row_view::{BlockRow, WalkedRow};
 use crate::buffer::ReadGuard;
@@ -102,21 +103,16 @@ impl<'c> RowFetcher<'c> {
     ) -> Result<Walked<R>> {
         self.visit(ctx, rowid)?;
         let guard = self.pinned.as_ref().expect("pinned by visit");
-        let block = crate::storage::block::DataBlock(guard);
         let slot = usize::from(rowid.slot);
-        if slot >= block.row_count() {
+        let Some(entry) = crate::storage::block::DataBlock(guard).directory().get(2 * slot..2 * slot + 2) else {
             return Ok(Walked::Absent);
-        }
-        let Some(piece) = block.piece_bytes(slot) else { return Ok(Walked::Absent) };
-        if piece.len() < crate::storage::row::PIECE_HEADER || !crate::storage::row::is_visible_head(piece[0], piece[1])
-        {
-            return Ok(Walked::Absent);
-        }
-        if piece[0] & crate::storage::row::FLAGS_WHOLE != crate::storage::row::FLAGS_WHOLE {
-            return Ok(Walked::Chained);
-        }
-        let stream = &piece[crate::storage::row::PIECE_HEADER..];
-        crate::storage::row::walk_lengths(stream, usize::from(piece[2]), &mut self.positions)
+        };
+        let (stream, column_count) = match live_row(ctx, rowid.rdba, guard, slot, entry)? {
+            None => return Ok(Walked::Absent),
+            Some(LiveRow::Chained { .. }) => return Ok(Walked::Chained),
+            Some(LiveRow::Whole { stream, column_count }) => (stream, column_count),
+        };
+        crate::storage::row::walk_lengths(stream, column_count, &mut self.positions)
             .ok_or_else(|| ctx.corrupt(rowid.rdba, format!("row {slot}: column lengths run past the block")))?;
         Ok(Walked::Done(f(WalkedRow { stream, positions: &self.positions, kinds: &self.kinds, rdba: rowid.rdba })))
     }

@@ -365,7 +365,7 @@ impl<'t> FullScan<'t> {
 }
 
 /// A live row head found through the row directory.
-enum LiveRow<'b> {
+pub(crate) enum LiveRow<'b> {
     /// A row stored whole: its column stream (running on to the end of the block).
     Whole { stream: &'b [u8], column_count: usize },
     /// The head piece of a chained row.
@@ -378,7 +378,7 @@ enum LiveRow<'b> {
 /// head cut short, is corruption. (The fault comes back small, so the per-row result
 /// stays in registers; the error is built only when there is one.)
 #[inline(always)]
-fn live_row<'b>(
+pub(crate) fn live_row<'b>(
     ctx: &AccessContext<'_>,
     rdba: u32,
     block: &'b [u8],
