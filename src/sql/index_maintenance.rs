@@ -48,6 +48,14 @@ impl TableIndexes {
         Some(TableIndexes { indexes, width })
     }
 
+    /// Only the indexes with a key column among `columns` (the columns an UPDATE assigns:
+    /// no other index's key can change); `None` if there is none.
+    pub fn on_columns(mut self, columns: &[usize]) -> Option<TableIndexes> {
+        self.indexes.retain(|(ix, _)| ix.columns.iter().any(|c| columns.contains(c)));
+        self.width = self.indexes.iter().flat_map(|(ix, _)| ix.columns.iter().map(|c| c + 1)).max()?;
+        Some(self)
+    }
+
     /// Each index's key for a row whose column `c` is `column(c)`.
     pub fn keys<'v>(&self, column: impl Fn(usize) -> Result<Datum<'v>>) -> Result<Vec<Option<Vec<u8>>>> {
         let mut keys = Vec::with_capacity(self.indexes.len());

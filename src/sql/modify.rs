@@ -198,7 +198,10 @@ fn run(session: &Session, table: &TableDef, limit: Option<u64>, changes: &mut Ch
     // are the ones the rows' changes must be applied to, until the last entry is written.
     let locks = session.db.table_locks(table.object_id);
     let _no_ddl = locks.visibility.read_recursive();
-    changes.indexes = TableIndexes::of(session, table);
+    changes.indexes = TableIndexes::of(session, table).and_then(|ix| match changes.assignments.as_slice() {
+        [] => Some(ix),
+        assigned => ix.on_columns(&assigned.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
+    });
     let ctx = session.access_context();
     let rows = {
         let mut txn = session.txn.borrow_mut();
