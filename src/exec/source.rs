@@ -83,6 +83,25 @@ impl ScanConsumer for Feed<'_, '_> {
 }
 
 impl Source {
+    /// Whether running the source reads the table with data object id `object_id` (a
+    /// statement that fills that table must then gather the rows before it writes).
+    pub fn reads_table(&self, object_id: u32) -> bool {
+        match self {
+            Source::TableScan { table, .. } => table.object_id == object_id,
+            Source::Index(access) => access.table.object_id == object_id,
+            _ => false,
+        }
+    }
+
+    /// What a row source inside this source (the index scan under a table access by
+    /// rowid) did in its last run, if it has one.
+    pub fn inner_line_figures(&self) -> Option<super::index_source::IndexLineFigures> {
+        match self {
+            Source::Index(access) => Some(access.figures.get()),
+            _ => None,
+        }
+    }
+
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
         let f = &mut ctx.functions;
         match self {

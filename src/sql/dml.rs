@@ -21,7 +21,7 @@ use crate::catalog::TableDef;
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::exec::pipeline::{ConsumeRow, SINK_INLINE_COLUMNS, SinkRow};
-use crate::exec::{ExecContext, Source, run_pipeline};
+use crate::exec::{ExecContext, run_pipeline};
 use crate::types::{Datum, Value};
 use smallvec::SmallVec;
 use sqlparser::ast::{self, CopyLegacyOption, CopyOption, CopySource, CopyTarget};
@@ -233,11 +233,7 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
     let planned = plan::plan_query(query, session, functions.now)?;
     shape.check_count(planned.columns.len())?;
     let mut ctx = ExecContext { access: session.access_context(), functions };
-    let reads_target = match &planned.source {
-        Source::TableScan { table, .. } => table.object_id == shape.table.object_id,
-        Source::Index(access) => access.table.object_id == shape.table.object_id,
-        _ => false,
-    };
+    let reads_target = planned.source.reads_table(shape.table.object_id);
     let mut encoder = shape.encoder();
     if reads_target {
         let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;

@@ -72,10 +72,7 @@ pub fn run_with_statistics(
         figures.push((line_rows, total_ns.saturating_sub(downstream_ns)));
     }
     let depth_of = |i: usize| lines.len() - 1 - i;
-    let inner = match &source {
-        crate::exec::Source::Index(access) => Some(access.figures.get()),
-        _ => None,
-    };
+    let inner = source.inner_line_figures();
     let mut out = PlanStatistics::default();
     for (i, (line, (line_rows, ns))) in lines.iter().zip(figures).enumerate().rev() {
         let io = [after[0] - before[0], after[1] - before[1], after[2] - before[2]];
