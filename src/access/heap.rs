@@ -7,7 +7,8 @@
 //! the row would have gone, the rest into new blocks, one fragment each. A row that fits
 //! is encoded straight into the space found for it in the block, or, when a load has
 //! already encoded it ([`Inserter::insert_encoded`]), copied there. The current
-//! block is kept across up to 64 rows (`ROWS_PER_GET`) per current-mode get.
+//! block is kept across up to 64 rows (`ROWS_PER_GET`) per current-mode get. When asked
+//! ([`Inserter::track_rowids`]), it keeps every row's rowid for the table's indexes.
 //!
 //! Visibility: the segment header (extent map, high-water mark) is written when the
 //! statement ends, so blocks formatted by the statement are unreachable until then. Each

@@ -31,6 +31,12 @@
 //! Adjacent blocks of a file hash to adjacent buckets, and a bucket's chain is kept inline
 //! in its latch, so the lookups of a multiblock read walk memory in order.
 //!
+//! A reader that knows which blocks it will get next (a table access by rowid) can ask
+//! for their memory early: [`BufferCache::prefetch_chain`] touches nothing but the hash
+//! chain's lines, [`BufferCache::prefetch_block`] finds the buffer under the chain's latch
+//! (a latch get, counted) and prefetches some of its lines; neither pins or reads a block,
+//! so neither counts a get nor changes any result.
+//!
 //! Invariants:
 //! - a block address has at most one current entry in its chain and up to
 //!   [`MAX_VERSIONS`]` - 1` CR entries; gets, multiblock reads and new blocks only ever

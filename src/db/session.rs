@@ -2,7 +2,9 @@
 //! counts into its statistics, wait events and time model.
 //!
 //! Invariant: a session is used by one thread at a time (`Session` is `Send` but not
-//! `Sync`), which is what lets its statistics count with plain loads and stores.
+//! `Sync`), which is what lets its statistics count with plain loads and stores. While a
+//! statement runs, its session publishes an SCN no later than the statement's snapshot
+//! (`SessionInfo::reading_since`), set before the snapshot is taken and cleared after.
 
 use super::{DbInner, ParameterValues, params};
 use crate::access::AccessContext;

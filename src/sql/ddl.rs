@@ -1,4 +1,6 @@
-//! CREATE TABLE, DROP TABLE, TRUNCATE TABLE.
+//! CREATE TABLE, DROP TABLE (and its indexes), TRUNCATE TABLE (its indexes emptied into
+//! new segments with new data object ids, as Oracle's TRUNCATE). Each takes the table
+//! exclusively ([`exclusive`]), which CREATE and DROP INDEX (`index_ddl`) share.
 
 use super::bind::{function_name, ident_name, position_of};
 use crate::access::segments;

@@ -9,7 +9,9 @@
 //! ([`RowShape::build`]: coerced values, then NOT NULL), whose error names the column.
 //! Two cases gather owned rows first: the evaluated rows of a VALUES list, and a query
 //! that reads the table it fills. Column counts are checked once per query or VALUES
-//! row; coercion and NOT NULL once per row stored.
+//! row; coercion and NOT NULL once per row stored. When the table has indexes, the
+//! inserter keeps the rows' rowids and [`super::index_maintenance`] adds their entries
+//! once the rows are in their blocks, within the statement.
 
 use super::bind::{Binder, Scope, function_name, ident_name, position_of};
 use super::csv_records::CsvRecords;

@@ -5,6 +5,11 @@
 //! experiment's `WHERE ROWNUM < 1000000`); the other conjuncts filter. Each new value is
 //! computed from the current version of its row and coerced to its column's type; a
 //! value that does not fit fails the whole statement, which the caller rolls back.
+//!
+//! Indexes: the statement reads the table's indexes (only those on assigned columns for
+//! an UPDATE) under the table's visibility lock, which DDL waits for, and holds it until
+//! the last entry is changed; each edit notes the row's old and new keys, and
+//! [`super::index_maintenance`] applies them after the rows are changed.
 
 use super::bind::{Binder, Scope, ident_name, position_of};
 use super::dml::qualify;

@@ -11,6 +11,14 @@
 //!
 //! A WHERE clause over a full scan runs inside the scan's pipeline on rows still in their
 //! block, and EXPLAIN shows it as the `filter(...)` of TABLE ACCESS FULL, as Oracle does.
+//!
+//! Once the stages are built, the optimizer chooses how to read the table
+//! (`Builder::choose_access`): for an index path the source becomes an
+//! index access, the conjuncts the key range answers leave the filter (shown as
+//! `access(...)`), the table's line becomes the index's line (under TABLE ACCESS BY INDEX
+//! ROWID when rows are fetched), and a sort the index order makes needless is dropped.
+//! Each [`PlanLine`] records where its rows leave the pipeline (for row-source probes) and
+//! how its estimated rows follow from its child's ([`RowsRule`]).
 
 use super::bind::{Binder, Grouping, Scope, canonical, contains_aggregate, ident_name, literal, position_of};
 use super::expr::Expr;

@@ -4,6 +4,11 @@
 //! Every layer counts into the [`SessionStats`] of the session it works for. The system
 //! view (`v$sysstat`, `v$system_event`, `v$sys_time_model`) is the sum over live sessions
 //! plus what sessions that have ended counted; [`Registry`] keeps both.
+//!
+//! The registry also shows which snapshots are being read: a session publishes, before
+//! each statement takes its snapshot, an SCN no later than it
+//! ([`SessionInfo::reading_since`]), so [`Registry::oldest_reader`] is never newer than
+//! any running statement's snapshot (index leaves keep deleted entries until then).
 
 mod names;
 pub mod osstat;
