@@ -43,14 +43,43 @@ pub struct RowFetcher<'c> {
     stats: Option<&'c crate::stats::SessionStats>,
 }
 
-/// What [`RowFetcher::fetch_walked`] did with a row.
-pub enum Walked<R> {
-    /// No live row at the rowid for the snapshot.
-    Absent,
-    /// The walk's result.
-    Done(R),
-    /// Not a whole row in one piece: fetch it with [`RowFetcher::fetch`].
-    Chained,
+/// Where [`RowFetcher::walk_run`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The first this many rowids (all in one block) were walked and handed over.
+    Walked(usize),
+    /// The rowid at this index (its block pinned, the ones before it handed over) is a
+    /// row the walk's consumer could not decide or one not in one piece: fetch it with
+    /// [`RowFetcher::fetch_pinned`].
+    Undecided(usize),
+}
+
+/// The block a fetcher reads after the current run, loaded a few lines per row of the
+/// run from its end down (rows are stored bottom-up), so it is in the CPU cache when the
+/// run after reaches it; as a full scan loads the block after the one it walks.
+pub struct NextBlockLines<'c> {
+    target: crate::buffer::PrefetchTarget<'c>,
+    cursor: usize,
+}
+
+impl<'c> NextBlockLines<'c> {
+    /// Lines of the block loaded per row of the current run.
+    const LINES_PER_ROW: usize = 3;
+
+    /// Starts with the block's header, ITL and the start of its row directory.
+    pub fn new(target: crate::buffer::PrefetchTarget<'c>) -> NextBlockLines<'c> {
+        target.range(0, 256);
+        NextBlockLines { target, cursor: target.len() }
+    }
+
+    #[inline(always)]
+    fn step(&mut self) {
+        if self.cursor > 256 {
+            let from = self.cursor.saturating_sub(Self::LINES_PER_ROW * 64);
+            self.target.range(from, self.cursor);
+            self.cursor = from;
+        }
+    }
 }
 
 impl<'c> RowFetcher<'c> {
@@ -92,29 +121,59 @@ impl<'c> RowFetcher<'c> {
         Ok(())
     }
 
-    /// The row at `rowid`, walked in place (only its length bytes' positions found), handed
-    /// to `f` when it is a whole row in one piece: the fast path of a row kernel.
-    #[inline]
-    pub fn fetch_walked<R>(
+    /// The rows at the leading rowids that share the first one's block, each walked in
+    /// place (only the positions of its columns' length bytes found) and handed to `f`,
+    /// which answers whether it decided the row. One get (or none, when the block is the
+    /// pinned one) for the run; every other row counts `buffer is pinned count`. While
+    /// the run is walked, `upcoming` (the block of the next run) is loaded a few lines a
+    /// row.
+    pub fn walk_run(
         &mut self,
         ctx: &AccessContext<'c>,
-        rowid: PieceAddr,
-        f: impl FnOnce(WalkedRow<'_>) -> R,
-    ) -> Result<Walked<R>> {
-        self.visit(ctx, rowid)?;
-        let guard = self.pinned.as_ref().expect("pinned by visit");
-        let slot = usize::from(rowid.slot);
-        let Some(entry) = crate::storage::block::DataBlock(guard).directory().get(2 * slot..2 * slot + 2) else {
-            return Ok(Walked::Absent);
-        };
-        let (stream, column_count) = match live_row(ctx, rowid.rdba, guard, slot, entry)? {
-            None => return Ok(Walked::Absent),
-            Some(LiveRow::Chained { .. }) => return Ok(Walked::Chained),
-            Some(LiveRow::Whole { stream, column_count }) => (stream, column_count),
-        };
-        crate::storage::row::walk_lengths(stream, column_count, &mut self.positions)
-            .ok_or_else(|| ctx.corrupt(rowid.rdba, format!("row {slot}: column lengths run past the block")))?;
-        Ok(Walked::Done(f(WalkedRow { stream, positions: &self.positions, kinds: &self.kinds, rdba: rowid.rdba })))
+        rowids: &[PieceAddr],
+        mut upcoming: Option<&mut NextBlockLines<'_>>,
+        mut f: impl FnMut(WalkedRow<'_>) -> bool,
+    ) -> Result<RunEnd> {
+        let Some(&first) = rowids.first() else { return Ok(RunEnd::Walked(0)) };
+        self.visit(ctx, first)?;
+        let RowFetcher { pinned, positions, kinds, .. } = self;
+        let block: &[u8] = pinned.as_ref().expect("pinned by visit");
+        let directory = crate::storage::block::DataBlock(block).directory();
+        let rdba = first.rdba;
+        let mut end = RunEnd::Walked(rowids.len());
+        for (n, rowid) in rowids.iter().enumerate() {
+            if rowid.rdba != rdba {
+                end = RunEnd::Walked(n);
+                break;
+            }
+            if let Some(u) = upcoming.as_deref_mut() {
+                u.step();
+            }
+            let slot = usize::from(rowid.slot);
+            let Some(entry) = directory.get(2 * slot..2 * slot + 2) else { continue };
+            let (stream, column_count) = match live_row(ctx, rdba, block, slot, entry)? {
+                None => continue,
+                Some(LiveRow::Chained { .. }) => {
+                    end = RunEnd::Undecided(n);
+                    break;
+                }
+                Some(LiveRow::Whole { stream, column_count }) => (stream, column_count),
+            };
+            crate::storage::row::walk_lengths(stream, column_count, positions)
+                .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
+            if !f(WalkedRow { stream, positions, kinds, rdba }) {
+                end = RunEnd::Undecided(n);
+                break;
+            }
+        }
+        // The first row was counted by the visit; the others of the run were in the pin.
+        let more = match end {
+            RunEnd::Walked(n) => n.saturating_sub(1),
+            RunEnd::Undecided(n) => n,
+        } as u64;
+        self.fetched += more;
+        self.pinned_hits += more;
+        Ok(end)
     }
 
     /// The row at `rowid` as the statement's snapshot sees it, handed to `f`; `None` if
@@ -129,7 +188,7 @@ impl<'c> RowFetcher<'c> {
         self.fetch_pinned(ctx, rowid, f)
     }
 
-    /// [`RowFetcher::fetch`] of the row [`RowFetcher::fetch_walked`] just visited (it was
+    /// [`RowFetcher::fetch`] of the row [`RowFetcher::walk_run`] stopped at (it was
     /// chained, or the walk's consumer could not decide it), counted once.
     pub fn fetch_pinned<R>(
         &mut self,

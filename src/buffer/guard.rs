@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::stats::SessionStats;
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::Ordering;
 
 /// Shared, pinned access to one block in the cache.
 pub struct ReadGuard<'c> {
@@ -24,6 +25,24 @@ impl ReadGuard<'_> {
     /// The block address of the pinned block.
     pub fn rdba(&self) -> u32 {
         self.rdba
+    }
+
+    /// Whether a reader's structural check of these bytes passed since they last came
+    /// into the buffer or were written ([`ReadGuard::mark_structure_verified`]): a check
+    /// that walks every entry of a block need then run once per change, not once per get.
+    /// Reading a block from disk, formatting it, building a clone and releasing any write
+    /// guard on it all clear the mark.
+    #[inline]
+    pub fn structure_verified(&self) -> bool {
+        self.cache.headers[self.index as usize].state.load(Ordering::Acquire) & super::VERIFIED != 0
+    }
+
+    /// Records that the caller's structural check of these bytes passed. The shared
+    /// content lock held keeps any writer out until the guard is dropped, and a writer's
+    /// release clears the mark again.
+    #[inline]
+    pub fn mark_structure_verified(&self) {
+        self.cache.headers[self.index as usize].state.fetch_or(super::VERIFIED, Ordering::AcqRel);
     }
 }
 

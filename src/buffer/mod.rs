@@ -73,6 +73,7 @@ use latch::{BUCKETS_PER_LATCH, ChildLatch};
 use parking_lot::lock_api::{RawRwLock as _, RawRwLockRecursive as _};
 use parking_lot::{Condvar, Mutex, RawRwLock, RwLock};
 use std::collections::VecDeque;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
@@ -90,6 +91,9 @@ const DIRTY: u8 = 4;
 const IN_CHAIN: u8 = 8;
 /// A consistent-read clone, not the current version of its block.
 const CR: u8 = 16;
+/// A reader's structural check of the bytes passed since they were last written (see
+/// [`ReadGuard::structure_verified`]); every write guard's release takes it away.
+const VERIFIED: u8 = 32;
 
 /// The header of one buffer.
 struct BufferHeader {
@@ -246,33 +250,36 @@ impl BufferCache {
     }
 
     /// Starts loading the first `lines` cache lines of the buffer holding `rdba`, if it is
-    /// cached: a hint for a get that follows soon. It looks the block up under its chain's
-    /// latch (one latch get, counted in `v$latch`), pins nothing and reads nothing of the
-    /// block, so what the hint loads may be gone by the time of the get; it changes no
-    /// result.
+    /// cached: a hint for a get that follows soon. See [`BufferCache::prefetch_lines`].
     /// `also` is a byte range of the block worth loading too (a guess at where a row
     /// lies); it is clamped to the block.
     pub fn prefetch_block(&self, stats: &SessionStats, rdba: u32, lines: usize, also: Option<(usize, usize)>) {
+        let Some(target) = self.prefetch_lines(stats, rdba) else { return };
+        target.range(0, lines * 64);
+        if let Some((from, to)) = also {
+            target.range(from, to);
+        }
+    }
+
+    /// Where the buffer holding `rdba` lies, for prefetch hints only, if it is cached. It
+    /// looks the block up under its chain's latch (one latch get, counted in `v$latch`),
+    /// pins nothing and reads nothing of the block, so the buffer may hold another block
+    /// by the time of the hint: a hint loads lines of the arena, never reads them, and
+    /// changes no result.
+    pub fn prefetch_lines(&self, stats: &SessionStats, rdba: u32) -> Option<PrefetchTarget<'_>> {
         let (latch, bucket) = self.bucket_of(rdba);
         let index = {
             let chains = latch.get(stats);
-            self.find_in_chain(&chains.buckets[bucket], rdba)
-        };
-        let Some(index) = index else { return };
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let block = self.arena.block_ptr(index as usize);
-            let extra =
-                also.map_or(0..0, |(from, to)| from.min(self.block_size) / 64..to.min(self.block_size).div_ceil(64));
-            for line in (0..lines.min(self.block_size / 64)).chain(extra) {
-                // SAFETY: prefetch never faults and reads nothing; the address is inside
-                // the arena.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(block.wrapping_add(line * 64).cast()) };
+            match chains.buckets[bucket].as_slice() {
+                // The chain's only buffer is taken without reading its header (a cache miss
+                // the get itself pays later): when it holds another block, the hint loads
+                // lines nobody needs, no more.
+                &[only] => Some(only),
+                chain => self.find_in_chain(chain, rdba),
             }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (index, lines, also);
+        }?;
+        prefetch_address((&raw const self.headers[index as usize]).cast());
+        Some(PrefetchTarget { block: self.arena.block_ptr(index as usize), len: self.block_size, _cache: PhantomData })
     }
 
     /// Starts loading the latch and bucket of `rdba`.
@@ -307,6 +314,7 @@ impl BufferCache {
 
     fn release_exclusive(&self, index: u32) {
         let h = &self.headers[index as usize];
+        h.state.fetch_and(!VERIFIED, Ordering::AcqRel);
         // SAFETY: called once by a WriteGuard, which took the exclusive lock.
         unsafe { h.content.unlock_exclusive() };
         h.unpin();
@@ -877,6 +885,54 @@ impl BufferCache {
             s.pinned += usize::from(h.pins.load(Ordering::Relaxed) > 0);
         }
         s
+    }
+}
+
+/// Starts loading the line at `address`: a hint that reads nothing.
+#[inline(always)]
+fn prefetch_address(address: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: prefetch never faults and dereferences nothing.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
+/// The lines of one cached buffer, for prefetch hints ([`BufferCache::prefetch_lines`]).
+#[derive(Clone, Copy)]
+pub struct PrefetchTarget<'c> {
+    block: *const u8,
+    len: usize,
+    _cache: PhantomData<&'c BufferCache>,
+}
+
+impl PrefetchTarget<'_> {
+    /// The block's size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Starts loading the lines of bytes `from..to` of the buffer (clamped to it).
+    #[inline]
+    pub fn range(&self, from: usize, to: usize) {
+        for line in (from.min(self.len) & !63..to.min(self.len)).step_by(64) {
+            self.line(line);
+        }
+    }
+
+    /// Starts loading the line holding byte `at` of the buffer (nothing past its end).
+    #[inline(always)]
+    pub fn line(&self, at: usize) {
+        if at < self.len {
+            prefetch_address(self.block.wrapping_add(at));
+        }
     }
 }
 

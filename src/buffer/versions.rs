@@ -296,6 +296,7 @@ impl<'c> WriteGuard<'c> {
     pub fn downgrade(self) -> ReadGuard<'c> {
         let this = std::mem::ManuallyDrop::new(self);
         let (cache, index, rdba) = (this.cache, this.index, this.rdba);
+        cache.headers[index as usize].state.fetch_and(!super::VERIFIED, Ordering::AcqRel);
         // SAFETY: this guard holds the exclusive lock; downgrading turns it into the shared
         // lock the read guard releases, and ManuallyDrop keeps the write guard from
         // unlocking it again. The pin moves to the read guard the same way.
@@ -341,6 +342,28 @@ mod tests {
         let [a, b] = STAMP_AT.map(|at| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()));
         assert_eq!(a, b, "a block is read whole: both stamps agree");
         a
+    }
+
+    /// A reader's verified mark lasts while the bytes stay as they were: a write guard's
+    /// release, a downgrade and a block read back from disk all clear it.
+    #[test]
+    fn a_structure_verified_mark_lasts_until_the_bytes_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _file) = cache_with_file(&dir, 16, 4);
+        let stats = SessionStats::default();
+        let rdba = block::rdba(1, 2);
+        let verified = |cache: &BufferCache| cache.consistent_get(&stats, rdba).unwrap().structure_verified();
+        assert!(!verified(&cache), "a block just read in is not verified");
+        cache.consistent_get(&stats, rdba).unwrap().mark_structure_verified();
+        assert!(verified(&cache), "the mark stays across gets");
+        drop(cache.current_get(&stats, rdba).unwrap());
+        assert!(!verified(&cache), "a write guard's release clears it");
+        cache.consistent_get(&stats, rdba).unwrap().mark_structure_verified();
+        drop(cache.current_get(&stats, rdba).unwrap().downgrade());
+        assert!(!verified(&cache), "a downgraded write guard clears it");
+        cache.consistent_get(&stats, rdba).unwrap().mark_structure_verified();
+        cache.flush(&stats).unwrap();
+        assert!(!verified(&cache), "a block read back from disk is not verified");
     }
 
     /// A cache of `buffers` buffers over one datafile of `blocks` blocks (block 0 is the

@@ -15,8 +15,9 @@ use super::ExecContext;
 use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push};
 use crate::access::AccessContext;
-use crate::access::by_rowid::{RowFetcher, Walked};
+use crate::access::by_rowid::{NextBlockLines, RowFetcher, RunEnd};
 use crate::access::full_scan::Flow;
+use crate::buffer::PrefetchTarget;
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::Result;
 use crate::index::{self, IndexScan, KeyBound, LeafEntries, RowId};
@@ -29,12 +30,17 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// How many entries ahead the row of an entry is prefetched (when in the pinned block).
+/// How many entries ahead the row of an entry (or, in another block, that block) is
+/// prefetched.
 const ROWS_AHEAD: usize = 4;
 
 /// Cache lines of a block prefetched ahead of its get: header, ITL and the start of the
 /// row directory.
 const BLOCK_LINES_AHEAD: usize = 3;
+
+/// A run of at least this many consecutive entries in one table block (a well clustered
+/// index) has the block after it loaded while it is read.
+const LONG_RUN: usize = 8;
 
 /// What the index row source did in one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -95,7 +101,7 @@ impl IndexAccess {
             let mut entries = 0;
             let result = measured(access.stats, &mut figures, || {
                 index::fast_full_scan(access, &self.index, |leaf| {
-                    let (flow, used) = emitter.emit(leaf, stages, functions)?;
+                    let (flow, used) = emitter.emit(leaf, false, stages, functions)?;
                     entries += used as u64;
                     Ok(flow)
                 })
@@ -108,13 +114,14 @@ impl IndexAccess {
                 _ => IndexScan::range(&self.index, self.lower.clone(), self.upper.clone(), self.descending),
             };
             loop {
-                let leaf = measured(access.stats, &mut figures, || scan.next_leaf(access));
+                let rowids = self.table_access.then_some(&mut emitter.rowids);
+                let leaf = measured(access.stats, &mut figures, || scan.next_leaf_with(access, rowids));
                 let leaf = match leaf {
                     Ok(Some(leaf)) => leaf,
                     Ok(None) => break Ok(()),
                     Err(e) => break Err(e),
                 };
-                match emitter.emit(&leaf, stages, functions) {
+                match emitter.emit(&leaf, self.table_access, stages, functions) {
                     Ok((flow, used)) => {
                         figures.entries += used as u64;
                         if flow == Flow::Stop {
@@ -136,7 +143,8 @@ struct Emitter<'r> {
     access: &'r IndexAccess,
     ctx: &'r AccessContext<'r>,
     fetcher: RowFetcher<'r>,
-    /// The whole per-row work of a filtered count, done on the row in its block.
+    /// The whole per-row work of a filtered count, done on the row in its block; or, with
+    /// no table access, a COUNT(*) of the entries.
     kernel: Option<CountKernel>,
     /// Index-only: the key columns' types, whether any column is read at all (COUNT(*)
     /// reads none: keys need no decoding), and the row the keys are decoded into.
@@ -147,6 +155,11 @@ struct Emitter<'r> {
     rowids: Vec<RowId>,
     /// The table's average row length, for guessing where a row lies in its block.
     row_len: Option<usize>,
+    /// The block of the next long run of entries in one block, loaded over this run.
+    upcoming: Option<NextBlockLines<'r>>,
+    /// The leaf the scan reads next and how far its lines are loaded: a line per entry
+    /// of this leaf, so it is in the CPU cache when the scan gets it.
+    next_leaf: Option<(PrefetchTarget<'r>, usize)>,
 }
 
 impl<'r> Emitter<'r> {
@@ -154,7 +167,12 @@ impl<'r> Emitter<'r> {
         let table: &'r TableDef = &access.table;
         let width = access.columns_read.iter().rposition(|&r| r).map_or(0, |last| last + 1);
         let fetcher = RowFetcher::new(table, width);
-        let kernel = if access.table_access { CountKernel::for_stages(stages, fetcher.kinds()) } else { None };
+        let kernel = if access.table_access {
+            CountKernel::for_stages(stages, fetcher.kinds())
+        } else {
+            // Index only: the keys' entries are counted where no column is read.
+            CountKernel::for_stages(stages, &[]).filter(CountKernel::reads_no_columns)
+        };
         Emitter {
             access,
             ctx,
@@ -165,36 +183,69 @@ impl<'r> Emitter<'r> {
             row: vec![Datum::Null; access.table.columns.len()],
             rowids: Vec::new(),
             row_len: access.table.stats.as_ref().map(|s| s.avg_row_len as usize),
+            next_leaf: None,
+            upcoming: None,
         }
     }
 
     /// Pushes the rows of one leaf's entries; returns how many entries were used (fewer
-    /// than the leaf's when a stage stopped the scan).
+    /// than the leaf's when a stage stopped the scan). `rowids_gathered`: the scan put the
+    /// leaf's rowids in `self.rowids` as it found the entries.
     fn emit(
         &mut self,
         leaf: &LeafEntries<'_>,
+        rowids_gathered: bool,
         stages: &mut [Stage<'_>],
         f: &mut FunctionContext,
     ) -> Result<(Flow, usize)> {
         let table_access = self.access.table_access;
-        self.rowids.clear();
-        if table_access {
+        self.next_leaf = leaf
+            .sibling(self.access.descending)
+            .and_then(|rdba| self.ctx.db.cache.prefetch_lines(self.ctx.stats, rdba))
+            .map(|target| (target, 0));
+        if table_access && !rowids_gathered {
+            self.rowids.clear();
             leaf.rowids_into(&mut self.rowids);
         }
+        if !table_access && let Some(kernel) = &mut self.kernel {
+            kernel.count_rows(leaf.len() as u64);
+            self.prefetch_next_leaf(leaf.len());
+            return Ok((Flow::Continue, leaf.len()));
+        }
+        if table_access && self.kernel.is_some() {
+            // The rows of each run of entries in one table block are walked in one go.
+            let mut i = 0;
+            while i < self.rowids.len() {
+                self.prefetch_ahead(i);
+                if i == 0 || self.rowids[i - 1].rdba != self.rowids[i].rdba {
+                    self.upcoming = self.next_run_block(i);
+                }
+                let run = &self.rowids[i..];
+                let kernel = self.kernel.as_mut().expect("checked");
+                let upcoming = self.upcoming.as_mut();
+                match self.fetcher.walk_run(self.ctx, run, upcoming, |w| kernel.apply(w) == KernelVerdict::Done)? {
+                    RunEnd::Walked(n) => {
+                        self.prefetch_next_leaf(n);
+                        i += n;
+                    }
+                    RunEnd::Undecided(n) => {
+                        let rowid = self.rowids[i + n];
+                        i += n + 1;
+                        let flow = self.fetcher.fetch_pinned(self.ctx, rowid, |r| push(stages, r, f))?;
+                        if flow == Some(Flow::Stop) {
+                            return Ok((Flow::Stop, i));
+                        }
+                    }
+                }
+            }
+            return Ok((Flow::Continue, leaf.len()));
+        }
         for i in 0..leaf.len() {
+            self.prefetch_next_leaf(1);
             let flow = if table_access {
                 self.prefetch_ahead(i);
                 let rowid = self.rowids[i];
-                match &mut self.kernel {
-                    Some(k) => match self.fetcher.fetch_walked(self.ctx, rowid, |w| k.apply(w))? {
-                        Walked::Absent | Walked::Done(KernelVerdict::Done) => Flow::Continue,
-                        Walked::Done(KernelVerdict::Fallback) | Walked::Chained => self
-                            .fetcher
-                            .fetch_pinned(self.ctx, rowid, |r| push(stages, r, f))?
-                            .unwrap_or(Flow::Continue),
-                    },
-                    None => self.fetcher.fetch(self.ctx, rowid, |r| push(stages, r, f))?.unwrap_or(Flow::Continue),
-                }
+                self.fetcher.fetch(self.ctx, rowid, |r| push(stages, r, f))?.unwrap_or(Flow::Continue)
             } else {
                 if self.decode_keys {
                     let values = index::decode_key(leaf.key(i), &self.types)?;
@@ -225,6 +276,27 @@ impl<'r> Emitter<'r> {
         cache.prefetch_block(self.ctx.stats, next.rdba, BLOCK_LINES_AHEAD, self.row_guess(next.slot));
         if let Some(further) = self.rowids.get(i + 2 * ROWS_AHEAD) {
             cache.prefetch_chain(further.rdba);
+        }
+    }
+
+    /// The block of the run after the one starting at entry `i`, to be loaded over the
+    /// rows of this one, when that run is long (a well clustered index).
+    fn next_run_block(&self, i: usize) -> Option<NextBlockLines<'r>> {
+        let rdba = self.rowids[i].rdba;
+        let next = i + self.rowids[i..].iter().position(|r| r.rdba != rdba)?;
+        let run = self.rowids.get(next..next + LONG_RUN)?;
+        if run.iter().any(|r| r.rdba != run[0].rdba) {
+            return None;
+        }
+        self.ctx.db.cache.prefetch_lines(self.ctx.stats, run[0].rdba).map(NextBlockLines::new)
+    }
+
+    /// Loads `lines` more lines of the next leaf.
+    #[inline]
+    fn prefetch_next_leaf(&mut self, lines: usize) {
+        if let Some((target, at)) = &mut self.next_leaf {
+            target.range(*at, *at + lines * 64);
+            *at += lines * 64;
         }
     }
 

@@ -76,6 +76,21 @@ impl CountKernel {
         KernelVerdict::Done
     }
 
+    /// Whether the kernel reads nothing of a row: no filter, and only COUNT(*) calls. Rows
+    /// can then be counted without being looked at ([`CountKernel::count_rows`]).
+    pub fn reads_no_columns(&self) -> bool {
+        self.terms.is_empty() && self.counts.iter().all(|&(shape, _)| shape == CountShape::Rows)
+    }
+
+    /// Counts `n` rows at once, for a kernel that [`CountKernel::reads_no_columns`].
+    pub fn count_rows(&mut self, n: u64) {
+        debug_assert!(self.reads_no_columns(), "rows counted unread by a kernel that reads columns");
+        self.passed += n;
+        for (_, total) in &mut *self.counts {
+            *total += n;
+        }
+    }
+
     /// Rows that passed the filter here (not those handed back to the pipeline).
     pub fn passed(&self) -> u64 {
         self.passed

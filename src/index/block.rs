@@ -187,6 +187,45 @@ impl<'a> IndexBlock<'a> {
             out.push(rowid_of(&self.0[at..at + ROWID_LEN]));
         }
     }
+    /// The live (not deleted) entries among `range`, in scan order (descending or not),
+    /// as indexes appended to `positions`; with `rowids`, their rowids appended there too,
+    /// in the same pass over the entries.
+    pub fn live_entries(
+        &self,
+        range: std::ops::Range<usize>,
+        descending: bool,
+        positions: &mut Vec<u16>,
+        mut rowids: Option<&mut Vec<RowId>>,
+    ) {
+        positions.reserve(range.len());
+        if let Some(rowids) = rowids.as_deref_mut() {
+            rowids.reserve(range.len());
+        }
+        if descending {
+            for i in range.rev() {
+                self.push_live(i, positions, rowids.as_deref_mut());
+            }
+        } else {
+            for i in range {
+                self.push_live(i, positions, rowids.as_deref_mut());
+            }
+        }
+    }
+
+    /// Appends entry `i` (and its rowid) if it is live.
+    #[inline(always)]
+    fn push_live(&self, i: usize, positions: &mut Vec<u16>, rowids: Option<&mut Vec<RowId>>) {
+        let b = self.0;
+        let off = self.offset(i);
+        if b[off] & DELETED == 0 {
+            positions.push(i as u16);
+            if let Some(rowids) = rowids {
+                let at = off + LEAF_ENTRY_OVERHEAD + u16_at(b, off + 2);
+                rowids.push(rowid_of(&b[at..at + ROWID_LEN]));
+            }
+        }
+    }
+
     /// The bytes of leaf entry `i`.
     pub fn leaf_entry(&self, i: usize) -> &'a [u8] {
         let off = self.offset(i);
@@ -223,6 +262,13 @@ impl<'a> IndexBlock<'a> {
     /// Checks that this is an index block of `object_id` whose offsets and lengths all
     /// lie within it; the error says what is wrong.
     pub fn check(&self, object_id: u32) -> Result<(), String> {
+        self.check_header(object_id)?;
+        self.check_entries()
+    }
+
+    /// The part of [`IndexBlock::check`] that reads only the header and tail: the block's
+    /// type and object, and where its directory, entries and tail lie.
+    pub fn check_header(&self, object_id: u32) -> Result<(), String> {
         let b = self.0;
         let header = BlockHeader(b);
         let leaf = match header.block_type() {
@@ -241,6 +287,15 @@ impl<'a> IndexBlock<'a> {
         if leaf != (self.level() == 0) {
             return Err(format!("level {} does not fit the block type", self.level()));
         }
+        Ok(())
+    }
+
+    /// The part of [`IndexBlock::check`] that walks every entry and fence key (after
+    /// [`IndexBlock::check_header`] passed).
+    pub fn check_entries(&self) -> Result<(), String> {
+        let b = self.0;
+        let leaf = self.is_leaf();
+        let (top, tail) = (self.top(), self.tail());
         let piece = |off: usize, fixed: usize, len_at: usize| -> Result<(), String> {
             if off < top || off + len_at + 2 > tail || off + fixed + u16_at(b, off + len_at) > tail {
                 return Err(format!("entry at offset {off} lies outside the entry area {top}..{tail}"));

@@ -83,6 +83,12 @@ impl LeafEntries<'_> {
     pub fn rdba(&self) -> u32 {
         self.rdba
     }
+    /// The leaf a scan in key order (descending or not) reads after this one, if any:
+    /// worth a prefetch hint, nothing more (it may split or go before the scan gets there).
+    pub fn sibling(&self, descending: bool) -> Option<u32> {
+        let view = IndexBlock(self.block);
+        Some(if descending { view.left() } else { view.right() }).filter(|&rdba| rdba != 0)
+    }
 }
 
 /// Where a scan stands.
@@ -150,6 +156,16 @@ impl<'c> IndexScan<'c> {
     /// The next leaf with qualifying entries (a leaf with none is skipped), or `None`
     /// when the range is exhausted.
     pub fn next_leaf(&mut self, ctx: &AccessContext<'c>) -> Result<Option<LeafEntries<'_>>> {
+        self.next_leaf_with(ctx, None)
+    }
+
+    /// [`IndexScan::next_leaf`], with the leaf's qualifying rowids (in scan order) put in
+    /// `rowids` in the same pass that finds the entries.
+    pub fn next_leaf_with(
+        &mut self,
+        ctx: &AccessContext<'c>,
+        mut rowids: Option<&mut Vec<RowId>>,
+    ) -> Result<Option<LeafEntries<'_>>> {
         self.current = None;
         loop {
             let (guard, boundary) = match std::mem::replace(&mut self.next, Next::Done) {
@@ -173,7 +189,10 @@ impl<'c> IndexScan<'c> {
                 return Err(self.tree().corrupt(ctx, guard.rdba(), "a sibling link of a leaf leads to a branch"));
             }
             let leaf = self.tree().consistent(ctx, guard)?;
-            self.qualify(&leaf, boundary.as_deref());
+            if let Some(rowids) = rowids.as_deref_mut() {
+                rowids.clear();
+            }
+            self.qualify(&leaf, boundary.as_deref(), rowids.as_deref_mut());
             let rdba = leaf.rdba();
             self.current = Some(leaf);
             if !self.positions.is_empty() {
@@ -195,7 +214,7 @@ impl<'c> IndexScan<'c> {
 
     /// Fills `positions` with the qualifying entries of `leaf` in scan order and sets
     /// where the scan goes next.
-    fn qualify(&mut self, leaf: &[u8], boundary: Option<&[u8]>) {
+    fn qualify(&mut self, leaf: &[u8], boundary: Option<&[u8]>, rowids: Option<&mut Vec<RowId>>) {
         let view = IndexBlock(leaf);
         let start = self.lower.lower().map_or(0, |t| view.position(|k| t.above(k)));
         let mut end = self.upper.upper().map_or(view.count(), |t| view.position(|k| t.above(k)));
@@ -203,12 +222,7 @@ impl<'c> IndexScan<'c> {
             end = end.min(view.position(|k| k < b));
         }
         self.positions.clear();
-        let live = (start..end.max(start)).filter(|&i| !view.is_deleted(i)).map(|i| i as u16);
-        if self.descending {
-            self.positions.extend(live.rev());
-        } else {
-            self.positions.extend(live);
-        }
+        view.live_entries(start..end.max(start), self.descending, &mut self.positions, rowids);
         self.next = if self.descending {
             match view.low_fence() {
                 Some(low)
@@ -252,14 +266,14 @@ pub fn fast_full_scan(
                 let guard = guard?;
                 BufferCache::count_consistent_get(ctx.stats);
                 let rdba = guard.rdba();
-                IndexBlock(&guard).check(tree.object_id).map_err(|r| tree.corrupt(ctx, rdba, r))?;
+                tree.check_read(ctx, &guard)?;
                 if !IndexBlock(&guard).is_leaf() {
                     continue;
                 }
                 let leaf = tree.consistent(ctx, guard)?;
                 let view = IndexBlock(&leaf);
                 positions.clear();
-                positions.extend((0..view.count()).filter(|&i| !view.is_deleted(i)).map(|i| i as u16));
+                view.live_entries(0..view.count(), false, &mut positions, None);
                 if f(&LeafEntries { block: &leaf, rdba, positions: &positions })? == Flow::Stop {
                     return Ok(());
                 }

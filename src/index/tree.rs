@@ -117,8 +117,20 @@ impl<'n> Tree<'n> {
     /// A consistent get of index block `rdba` as it is now, checked.
     pub fn read<'c>(&self, ctx: &AccessContext<'c>, rdba: u32) -> Result<ReadGuard<'c>> {
         let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
-        IndexBlock(&guard).check(self.object_id).map_err(|r| self.corrupt(ctx, rdba, r))?;
+        self.check_read(ctx, &guard)?;
         Ok(guard)
+    }
+
+    /// Checks a block read for this index: its header on every get; every entry only
+    /// when the buffer's bytes changed since a reader last checked them all.
+    pub fn check_read(&self, ctx: &AccessContext<'_>, guard: &ReadGuard<'_>) -> Result<()> {
+        let view = IndexBlock(guard);
+        view.check_header(self.object_id).map_err(|r| self.corrupt(ctx, guard.rdba(), r))?;
+        if !guard.structure_verified() {
+            view.check_entries().map_err(|r| self.corrupt(ctx, guard.rdba(), r))?;
+            guard.mark_structure_verified();
+        }
+        Ok(())
     }
 
     /// A current-mode get of index block `rdba`, checked.
@@ -141,7 +153,10 @@ impl<'n> Tree<'n> {
                 ),
             });
         }
-        crate::txn::cr::consistent_block(ctx, current, ctx.reader)
+        let leaf = crate::txn::cr::consistent_block(ctx, current, ctx.reader)?;
+        // A clone rebuilt from undo is checked like a block read from disk.
+        self.check_read(ctx, &leaf)?;
+        Ok(leaf)
     }
 
     /// The current leaf a reader's seek lands on (not yet made consistent), and the
