@@ -195,35 +195,53 @@ impl<'a> IndexBlock<'a> {
         range: std::ops::Range<usize>,
         descending: bool,
         positions: &mut Vec<u16>,
-        mut rowids: Option<&mut Vec<RowId>>,
+        rowids: Option<&mut Vec<RowId>>,
     ) {
-        positions.reserve(range.len());
-        if let Some(rowids) = rowids.as_deref_mut() {
-            rowids.reserve(range.len());
-        }
         if descending {
-            for i in range.rev() {
-                self.push_live(i, positions, rowids.as_deref_mut());
-            }
+            self.live_entries_in(range.rev(), positions, rowids);
         } else {
-            for i in range {
-                self.push_live(i, positions, rowids.as_deref_mut());
-            }
+            self.live_entries_in(range, positions, rowids);
         }
     }
 
-    /// Appends entry `i` (and its rowid) if it is live.
+    /// [`IndexBlock::live_entries`] in the order `order` gives. Every entry is written at
+    /// the next place out and the place kept only when the entry is live, so the loop has
+    /// no branch on the flag and the outputs are plain slices.
     #[inline(always)]
-    fn push_live(&self, i: usize, positions: &mut Vec<u16>, rowids: Option<&mut Vec<RowId>>) {
+    fn live_entries_in(
+        &self,
+        order: impl ExactSizeIterator<Item = usize>,
+        positions: &mut Vec<u16>,
+        rowids: Option<&mut Vec<RowId>>,
+    ) {
         let b = self.0;
-        let off = self.offset(i);
-        if b[off] & DELETED == 0 {
-            positions.push(i as u16);
-            if let Some(rowids) = rowids {
-                let at = off + LEAF_ENTRY_OVERHEAD + u16_at(b, off + 2);
-                rowids.push(rowid_of(&b[at..at + ROWID_LEN]));
+        let n = order.len();
+        let first_position = positions.len();
+        positions.resize(first_position + n, 0);
+        let position_out = &mut positions[first_position..];
+        let mut kept = 0;
+        match rowids {
+            None => {
+                for i in order {
+                    position_out[kept] = i as u16;
+                    kept += usize::from(b[self.offset(i)] & DELETED == 0);
+                }
+            }
+            Some(rowids) => {
+                let first_rowid = rowids.len();
+                rowids.resize(first_rowid + n, RowId { rdba: 0, slot: 0 });
+                let rowid_out = &mut rowids[first_rowid..];
+                for i in order {
+                    let off = self.offset(i);
+                    let at = off + LEAF_ENTRY_OVERHEAD + u16_at(b, off + 2);
+                    position_out[kept] = i as u16;
+                    rowid_out[kept] = rowid_of(&b[at..at + ROWID_LEN]);
+                    kept += usize::from(b[off] & DELETED == 0);
+                }
+                rowids.truncate(first_rowid + kept);
             }
         }
+        positions.truncate(first_position + kept);
     }
 
     /// The bytes of leaf entry `i`.
