@@ -1,6 +1,7 @@
 //! The index benchmark end to end at a small size: it builds both indexes, counts every
 //! row through each, and its JSON shows the clustering factor at work (a logical read per
-//! table block for the well-clustered index, about one per row for the other).
+//! table block for the well-clustered index, about one per row for the other), and the
+//! comparison queries count the same rows.
 
 use lioscope::cli::bench_index::{IndexBenchOptions, run};
 
@@ -20,4 +21,8 @@ fn the_index_benchmark_runs_and_shows_the_clustering_factor() {
     assert!(bad > 19_000, "badly clustered: about one get per row, got {bad}");
     assert!(pinned(0) > 19_000, "consecutive rows in one block count as pinned: {}", pinned(0));
     assert_eq!(report["builds"].as_array().unwrap().len(), 2);
+    // Every query counts every row; the index alone reads no table block.
+    let counted = |i: usize| paths[i]["runs"][0]["rows_counted"].as_i64().unwrap();
+    assert_eq!((0..paths.len()).map(counted).collect::<Vec<_>>(), vec![20_000; 4]);
+    assert!(reads(2) < 100, "index only: its leaves alone, got {}", reads(2));
 }

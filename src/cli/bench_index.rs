@@ -2,7 +2,8 @@
 //! builds of an index on `cust_id` (in insert order: a good clustering factor) and on
 //! `cust_postal_code` (random with respect to it: a bad one), analyzes, then measures the
 //! fully cached `COUNT(cust_valid)` through every row by each index, as the source
-//! experiment does: rows/s, ns/row, logical reads per row and `buffer is pinned count`.
+//! experiment does: rows/s, ns/row, logical reads per row and `buffer is pinned count`;
+//! and for comparison the same rows counted from the index alone and by a full scan.
 //! Medians of `--repeat` runs with min and max; each derived figure says how it was
 //! derived.
 
@@ -29,27 +30,35 @@ pub struct IndexBenchOptions {
     pub json: Option<std::path::PathBuf>,
 }
 
-/// One access path measured.
-struct Path {
+/// The indexes built: name and statement.
+const BUILDS: [(&str, &str); 2] = [
+    ("CUST_ID_IX", "CREATE INDEX cust_id_ix ON customers (cust_id)"),
+    ("CUST_POSTAL_IX", "CREATE INDEX cust_postal_ix ON customers (cust_postal_code)"),
+];
+
+/// One query measured: the two paths of the source experiment, then for comparison the
+/// index alone and the full scan over the same rows.
+struct Query {
     name: &'static str,
     sql: &'static str,
-    /// The index, and its build.
-    index: &'static str,
-    create: &'static str,
 }
 
-const PATHS: [Path; 2] = [
-    Path {
+const QUERIES: [Query; 4] = [
+    Query {
         name: "good clustering (cust_id)",
         sql: "SELECT /*+ INDEX(c cust_id_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0",
-        index: "CUST_ID_IX",
-        create: "CREATE INDEX cust_id_ix ON customers (cust_id)",
     },
-    Path {
+    Query {
         name: "bad clustering (cust_postal_code)",
         sql: "SELECT /*+ INDEX(c cust_postal_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_postal_code > '0'",
-        index: "CUST_POSTAL_IX",
-        create: "CREATE INDEX cust_postal_ix ON customers (cust_postal_code)",
+    },
+    Query {
+        name: "index only (cust_id, no table access)",
+        sql: "SELECT /*+ INDEX(c cust_id_ix) */ COUNT(*) FROM customers c WHERE cust_id > 0",
+    },
+    Query {
+        name: "full scan, for comparison",
+        sql: "SELECT /*+ FULL(c) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0",
     },
 ];
 
@@ -100,9 +109,9 @@ pub fn run(opts: &IndexBenchOptions) -> crate::Result<()> {
     session.execute(&customers::insert_select("customers", opts.rows))?;
     let rows = opts.rows as f64;
     let mut builds = Vec::new();
-    for p in &PATHS {
-        let m = sample::measure(&session, p.create)?;
-        builds.push((p.index, m.elapsed_ms, m.cpu_ms));
+    for (index, create) in BUILDS {
+        let m = sample::measure(&session, create)?;
+        builds.push((index, m.elapsed_ms, m.cpu_ms));
     }
     session.execute("ANALYZE TABLE customers COMPUTE STATISTICS")?;
     println!("\nIndex builds (rows/s = rows / elapsed)");
@@ -124,7 +133,7 @@ pub fn run(opts: &IndexBenchOptions) -> crate::Result<()> {
         println!("  {:<15} {:>6} {:>11} {:>13} {:>17}", c[0], c[1], c[2], c[3], c[4]);
     }
     let mut json_paths = Vec::new();
-    for p in &PATHS {
+    for p in &QUERIES {
         measure(&session, p.sql)?; // warm: every block of the path in the cache
         let runs: Vec<Run> = (0..opts.repeat.max(1)).map(|_| measure(&session, p.sql)).collect::<crate::Result<_>>()?;
         let e = spread(runs.iter().map(|r| r.elapsed_ms));
