@@ -50,6 +50,8 @@ unsafe impl Send for Arena {}
 unsafe impl Sync for Arena {}
 
 impl Arena {
+    /// An arena of `count` blocks of `block_size` bytes, every byte zero (the buffer cache
+    /// relies on it: a buffer never claimed needs no zeroing before a new block).
     pub fn new(count: usize, block_size: usize) -> Arena {
         assert!(count > 0 && block_size > 0, "an arena holds at least one block");
         let size = count.checked_mul(block_size).filter(|&s| s <= isize::MAX as usize / 2).expect("arena size fits");

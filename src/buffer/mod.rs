@@ -75,7 +75,7 @@ use parking_lot::{Condvar, Mutex, RawRwLock, RwLock};
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
 /// Blocks ahead of a multiblock lookup whose latch and bucket are prefetched.
 const LOOKUP_PREFETCH_AHEAD: u32 = 8;
@@ -109,6 +109,9 @@ struct BufferHeader {
     state: AtomicU8,
     /// Guards the block bytes in the arena.
     content: RawRwLock,
+    /// The buffer has never been claimed: its bytes are the zeros the arena was mapped
+    /// with. The first claim clears it for good.
+    zeroed: AtomicBool,
 }
 
 impl BufferHeader {
@@ -126,6 +129,7 @@ impl BufferHeader {
             touch: AtomicU8::new(0),
             state: AtomicU8::new(0),
             content: RawRwLock::INIT,
+            zeroed: AtomicBool::new(true),
         }
     }
 
@@ -386,6 +390,8 @@ impl BufferCache {
         stats.add(Stat::DbBlockGets, 1);
         stats.add(Stat::DbBlockGetsFromCache, 1);
         stats.add(Stat::DbBlockChanges, 1);
+        // A buffer never claimed before holds the zeros the arena was mapped with.
+        let mut already_zero = false;
         let index = match self.lookup_and_pin(stats, rdba) {
             Some(index) => {
                 self.wait_while_reading(stats, index);
@@ -393,11 +399,14 @@ impl BufferCache {
                 index
             }
             None => {
-                let victim = self.claim_free_buffer(stats)?;
+                let (victim, zeroed) = self.claim_free_buffer(stats)?;
                 // Locked before it is reachable, so no one sees its old bytes.
                 self.headers[victim as usize].content.lock_exclusive();
                 match self.insert_claimed(stats, rdba, victim, VALID | DIRTY) {
-                    Ok(()) => victim,
+                    Ok(()) => {
+                        already_zero = zeroed;
+                        victim
+                    }
                     Err(existing) => {
                         // SAFETY: locked just above.
                         unsafe { self.headers[victim as usize].content.unlock_exclusive() };
@@ -413,7 +422,9 @@ impl BufferCache {
         h.object_id.store(object_id, Ordering::Relaxed);
         h.state.fetch_or(VALID | DIRTY, Ordering::AcqRel);
         let mut guard = WriteGuard { cache: self, index, rdba };
-        guard.fill(0);
+        if !already_zero {
+            guard.fill(0);
+        }
         Ok(guard)
     }
 
@@ -468,7 +479,7 @@ impl BufferCache {
     /// Reads one block into a newly claimed buffer, unless another session put the block
     /// in the cache meanwhile; either way the buffer returned is pinned for the caller.
     fn read_single(&self, stats: &SessionStats, rdba: u32) -> Result<Loaded> {
-        let victim = self.claim_free_buffer(stats)?;
+        let (victim, _) = self.claim_free_buffer(stats)?;
         if let Err(existing) = self.insert_claimed(stats, rdba, victim, READING) {
             self.unclaim(victim);
             return Ok(Loaded::ByOther(existing));
@@ -562,7 +573,7 @@ impl BufferCache {
     /// Finds a buffer to reuse by clock sweep and claims it (pins == 1, ours, in no chain).
     /// Counts `free buffer requested` and `free buffer inspected`; a dirty victim is written
     /// back first.
-    fn claim_free_buffer(&self, stats: &SessionStats) -> Result<u32> {
+    fn claim_free_buffer(&self, stats: &SessionStats) -> Result<(u32, bool)> {
         stats.add(Stat::FreeBufferRequested, 1);
         let n = self.headers.len();
         for attempt in 0..8 {
@@ -580,7 +591,7 @@ impl BufferCache {
 
     /// One clock sweep for a free buffer (three turns of the hand, so touch counts can
     /// wear down), without waiting: `None` if every buffer stayed pinned or touched.
-    fn sweep_for_free_buffer(&self, stats: &SessionStats) -> Result<Option<u32>> {
+    fn sweep_for_free_buffer(&self, stats: &SessionStats) -> Result<Option<(u32, bool)>> {
         let n = self.headers.len();
         for _ in 0..3 * n {
             let index = (self.hand.fetch_add(1, Ordering::Relaxed) % n) as u32;
@@ -592,8 +603,14 @@ impl BufferCache {
         Ok(None)
     }
 
-    /// Claims buffer `index` if it is unpinned and not recently touched.
-    fn try_claim(&self, stats: &SessionStats, index: u32) -> Result<Option<u32>> {
+    /// Claims buffer `index` if it is unpinned and not recently touched; with whether it
+    /// had never been claimed before (its bytes all zero).
+    fn try_claim(&self, stats: &SessionStats, index: u32) -> Result<Option<(u32, bool)>> {
+        let claimed = self.try_claim_buffer(stats, index)?;
+        Ok(claimed.map(|index| (index, self.headers[index as usize].zeroed.swap(false, Ordering::AcqRel))))
+    }
+
+    fn try_claim_buffer(&self, stats: &SessionStats, index: u32) -> Result<Option<u32>> {
         let h = &self.headers[index as usize];
         if h.pins.load(Ordering::Relaxed) != 0 {
             return Ok(None);
@@ -739,7 +756,7 @@ impl BufferCache {
             let claimed =
                 if holding { self.sweep_for_free_buffer(stats) } else { self.claim_free_buffer(stats).map(Some) };
             let victim = match claimed {
-                Ok(Some(victim)) => victim,
+                Ok(Some((victim, _))) => victim,
                 Ok(None) => break,
                 Err(e) => {
                     // Finish the blocks already claimed, so none stays READING.
@@ -941,6 +958,27 @@ mod tests {
     use super::*;
     use std::sync::mpsc;
     use std::time::Duration;
+
+    /// A new block is all zero whether its buffer was never used (nothing written) or
+    /// held another block before (cleared): every claim after the first one fills it.
+    #[test]
+    fn a_new_block_is_zero_in_a_fresh_buffer_and_in_a_reused_one() {
+        let cache = BufferCache::new(MIN_BUFFERS * 8192, 8192);
+        let stats = SessionStats::default();
+        for round in 0..3u32 {
+            for b in 0..MIN_BUFFERS as u32 {
+                let mut g = cache.new_block(&stats, block::rdba(1, 1 + round * 1000 + b), 9).unwrap();
+                assert!(g.iter().all(|&x| x == 0), "round {round}, block {b}: a new block starts zeroed");
+                g.fill(0xAB);
+            }
+            // Clean the buffers (no file: drop them as a dropped object's) for reuse.
+            cache.invalidate_object(&stats, 9);
+        }
+        // The same block again while cached: its old bytes are cleared too.
+        let rdba = block::rdba(1, 5000);
+        cache.new_block(&stats, rdba, 9).unwrap().fill(0xCD);
+        assert!(cache.new_block(&stats, rdba, 9).unwrap().iter().all(|&x| x == 0));
+    }
 
     /// A session that holds a block shared takes it shared again even while a writer waits
     /// for it: a scan holds its next block while following a chained row into it, and an

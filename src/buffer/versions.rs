@@ -86,7 +86,7 @@ impl BufferCache {
         version: CrVersion,
     ) -> Result<WriteGuard<'_>> {
         assert_eq!(current.len(), self.block_size, "a CR clone copies a whole block");
-        let index = self.claim_free_buffer(stats)?;
+        let (index, _) = self.claim_free_buffer(stats)?;
         let h = &self.headers[index as usize];
         // Locked before it is reachable: a reader that finds the clone waits for its undo.
         h.content.lock_exclusive();
