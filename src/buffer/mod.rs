@@ -80,6 +80,12 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 /// Blocks ahead of a multiblock lookup whose latch and bucket are prefetched.
 const LOOKUP_PREFETCH_AHEAD: u32 = 8;
 
+/// How long a session waits (`free buffer waits`, sleeping up to 64 ms at a time) for
+/// other sessions to unpin a buffer before it gives up: pins are held for the length of
+/// a block visit or a multiblock read, so only a cache too small for the sessions' own
+/// pins waits this long, while a busy machine that deschedules the holders does not fail.
+const FREE_BUFFER_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Highest touch count a buffer keeps; the clock hand takes one off per pass.
 const MAX_TOUCH: u8 = 3;
 /// Fewest buffers a cache may have.
@@ -576,12 +582,16 @@ impl BufferCache {
     fn claim_free_buffer(&self, stats: &SessionStats) -> Result<(u32, bool)> {
         stats.add(Stat::FreeBufferRequested, 1);
         let n = self.headers.len();
-        for attempt in 0..8 {
+        let started = std::time::Instant::now();
+        for attempt in 0.. {
             if let Some(claimed) = self.sweep_for_free_buffer(stats)? {
                 return Ok(claimed);
             }
+            if started.elapsed() >= FREE_BUFFER_PATIENCE {
+                break;
+            }
             let _wait = stats.begin_wait(WaitEvent::FreeBufferWaits);
-            std::thread::sleep(std::time::Duration::from_millis(1 << attempt));
+            std::thread::sleep(std::time::Duration::from_millis(1 << attempt.min(6)));
         }
         Err(Error::InvalidParameter {
             name: "db_cache_size".into(),
