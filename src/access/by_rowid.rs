@@ -136,7 +136,7 @@ impl<'c> RowFetcher<'c> {
     ) -> Result<RunEnd> {
         let Some(&first) = rowids.first() else { return Ok(RunEnd::Walked(0)) };
         self.visit(ctx, first)?;
-        let RowFetcher { pinned, positions, kinds, .. } = self;
+        let RowFetcher { pinned, positions, kinds, fetched, pinned_hits, .. } = self;
         let block: &[u8] = pinned.as_ref().expect("pinned by visit");
         let directory = crate::storage::block::DataBlock(block).directory();
         let rdba = first.rdba;
@@ -151,7 +151,19 @@ impl<'c> RowFetcher<'c> {
             }
             let slot = usize::from(rowid.slot);
             let Some(entry) = directory.get(2 * slot..2 * slot + 2) else { continue };
-            let (stream, column_count) = match live_row(ctx, rdba, block, slot, entry)? {
+            // A corrupt row fails the statement; the rows walked before it still count.
+            let counted = |fetched: &mut u64, pinned_hits: &mut u64| {
+                *fetched += n as u64;
+                *pinned_hits += n as u64;
+            };
+            let live = match live_row(ctx, rdba, block, slot, entry) {
+                Ok(live) => live,
+                Err(e) => {
+                    counted(fetched, pinned_hits);
+                    return Err(e);
+                }
+            };
+            let (stream, column_count) = match live {
                 None => continue,
                 Some(LiveRow::Chained { .. }) => {
                     end = RunEnd::Undecided(n);
@@ -159,8 +171,10 @@ impl<'c> RowFetcher<'c> {
                 }
                 Some(LiveRow::Whole { stream, column_count }) => (stream, column_count),
             };
-            crate::storage::row::walk_lengths(stream, column_count, positions)
-                .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
+            if crate::storage::row::walk_lengths(stream, column_count, positions).is_none() {
+                counted(fetched, pinned_hits);
+                return Err(ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")));
+            }
             if !f(WalkedRow { stream, positions, kinds, rdba }) {
                 end = RunEnd::Undecided(n);
                 break;
@@ -171,8 +185,8 @@ impl<'c> RowFetcher<'c> {
             RunEnd::Walked(n) => n.saturating_sub(1),
             RunEnd::Undecided(n) => n,
         } as u64;
-        self.fetched += more;
-        self.pinned_hits += more;
+        *fetched += more;
+        *pinned_hits += more;
         Ok(end)
     }
 

@@ -398,31 +398,34 @@ impl BufferCache {
         stats.add(Stat::DbBlockChanges, 1);
         // A buffer never claimed before holds the zeros the arena was mapped with.
         let mut already_zero = false;
-        let index = match self.lookup_and_pin(stats, rdba) {
-            Some(index) => {
-                self.wait_while_reading(stats, index);
-                self.headers[index as usize].content.lock_exclusive();
-                index
-            }
-            None => {
-                let (victim, zeroed) = self.claim_free_buffer(stats)?;
-                // Locked before it is reachable, so no one sees its old bytes.
-                self.headers[victim as usize].content.lock_exclusive();
-                match self.insert_claimed(stats, rdba, victim, VALID | DIRTY) {
-                    Ok(()) => {
-                        already_zero = zeroed;
-                        victim
-                    }
-                    Err(existing) => {
-                        // SAFETY: locked just above.
-                        unsafe { self.headers[victim as usize].content.unlock_exclusive() };
-                        self.unclaim(victim);
-                        self.wait_while_reading(stats, existing);
-                        self.headers[existing as usize].content.lock_exclusive();
-                        existing
+        let index = loop {
+            let found = match self.lookup_and_pin(stats, rdba) {
+                Some(index) => index,
+                None => {
+                    let (victim, zeroed) = self.claim_free_buffer(stats)?;
+                    // Locked before it is reachable, so no one sees its old bytes.
+                    self.headers[victim as usize].content.lock_exclusive();
+                    match self.insert_claimed(stats, rdba, victim, VALID | DIRTY) {
+                        Ok(()) => {
+                            already_zero = zeroed;
+                            break victim;
+                        }
+                        Err(existing) => {
+                            // SAFETY: locked just above.
+                            unsafe { self.headers[victim as usize].content.unlock_exclusive() };
+                            self.unclaim(victim);
+                            existing
+                        }
                     }
                 }
+            };
+            if self.wait_while_reading(stats, found) {
+                self.headers[found as usize].content.lock_exclusive();
+                break found;
             }
+            // Another session's read of the block failed and took it out of the cache:
+            // look again.
+            self.headers[found as usize].unpin();
         };
         let h = &self.headers[index as usize];
         h.object_id.store(object_id, Ordering::Relaxed);

@@ -246,8 +246,17 @@ impl<'c> IndexScan<'c> {
 }
 
 /// Reads every leaf of the index in segment order with multiblock reads (`db file
-/// scattered read`), handing each leaf's live entries (as the snapshot sees them, in key
+/// scattered read`), handing each leaf's live entries (as the snapshot sees it, in key
 /// order within the leaf, in no order across leaves) to `f` until it says stop.
+///
+/// The blocks read are those below the high-water mark when the scan starts. A split
+/// during the scan moves the upper half of a leaf into a new block above that mark, to
+/// the leaf's right, and is not undone for the snapshot. So after each leaf the scan
+/// follows its right links through the blocks created since it started (up to the next
+/// block it was going to read anyway): entries moved out of a leaf before the scan got
+/// there are found there, and the new block of a leaf split after the scan read it is
+/// never reached (its entries were read in the leaf). A root that was a leaf when the
+/// scan started and split since leads to its new leaves the same way.
 pub fn fast_full_scan(
     ctx: &AccessContext<'_>,
     index: &IndexDef,
@@ -256,8 +265,17 @@ pub fn fast_full_scan(
     ctx.stats.add(Stat::IndexFastFullScansFull, 1);
     let tree = Tree::of(index);
     let map = crate::access::segments::read_segment_map(ctx, index.segment_header, &index.name)?;
+    let runs = map.scan_runs(ctx.db.extent_blocks);
+    let read_at_start = |rdba: u32| runs.iter().any(|r| (r.first..r.first + r.blocks).contains(&rdba));
     let mut positions = Vec::new();
-    for run in map.scan_runs(ctx.db.extent_blocks) {
+    let mut emit = |leaf: ReadGuard<'_>, rdba: u32, positions: &mut Vec<u16>| -> Result<(Flow, u32)> {
+        let leaf = tree.consistent(ctx, leaf)?;
+        let view = IndexBlock(&leaf);
+        positions.clear();
+        view.live_entries(0..view.count(), false, positions, None);
+        Ok((f(&LeafEntries { block: &leaf, rdba, positions })?, view.right()))
+    };
+    for run in &runs {
         let (mut at, end) = (run.first, run.first + run.blocks);
         while at < end {
             let n = (end - at).min(ctx.multiblock_read_count.max(1));
@@ -267,15 +285,45 @@ pub fn fast_full_scan(
                 BufferCache::count_consistent_get(ctx.stats);
                 let rdba = guard.rdba();
                 tree.check_read(ctx, &guard)?;
-                if !IndexBlock(&guard).is_leaf() {
-                    continue;
-                }
-                let leaf = tree.consistent(ctx, guard)?;
-                let view = IndexBlock(&leaf);
-                positions.clear();
-                view.live_entries(0..view.count(), false, &mut positions, None);
-                if f(&LeafEntries { block: &leaf, rdba, positions: &positions })? == Flow::Stop {
-                    return Ok(());
+                let mut right = if IndexBlock(&guard).is_leaf() {
+                    let (flow, right) = emit(guard, rdba, &mut positions)?;
+                    if flow == Flow::Stop {
+                        return Ok(());
+                    }
+                    right
+                } else if rdba == tree.root
+                    && IndexBlock(&guard).count() > 0
+                    && !read_at_start(IndexBlock(&guard).child(0))
+                {
+                    // The root is a branch whose first child is new: it split since the
+                    // scan started. If its leftmost leaf is new too, the root was a leaf
+                    // then and its entries have moved down since.
+                    drop(guard);
+                    let (leftmost, _) = tree.descend(ctx, Seek::Forward(Target::AtLeast(&[])))?;
+                    let leftmost_rdba = leftmost.rdba();
+                    if read_at_start(leftmost_rdba) {
+                        0
+                    } else {
+                        let (flow, right) = emit(leftmost, leftmost_rdba, &mut positions)?;
+                        if flow == Flow::Stop {
+                            return Ok(());
+                        }
+                        right
+                    }
+                } else {
+                    0
+                };
+                // Leaves split off since the scan started, to the right of this one.
+                while right != 0 && !read_at_start(right) {
+                    let guard = tree.read(ctx, right)?;
+                    if !IndexBlock(&guard).is_leaf() {
+                        return Err(tree.corrupt(ctx, right, "a sibling link of a leaf leads to a branch"));
+                    }
+                    let (flow, next) = emit(guard, right, &mut positions)?;
+                    if flow == Flow::Stop {
+                        return Ok(());
+                    }
+                    right = next;
                 }
             }
             at = pinned.end();
