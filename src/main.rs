@@ -74,7 +74,7 @@ enum BenchCommand {
     Scan(lioscope::cli::bench::ScanBenchOptions),
     /// Index range scans through every row of the customers table, by an index with a
     /// good and one with a bad clustering factor; index build speed.
-    Index(lioscope::cli::bench_index::IndexBenchOptions),
+    Index(lioscope::cli::bench::BenchOptions),
 }
 
 fn options(db_cache_size: Option<String>) -> DatabaseOptions {

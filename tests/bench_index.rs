@@ -3,14 +3,14 @@
 //! table block for the well-clustered index, about one per row for the other), and the
 //! comparison queries count the same rows.
 
-use lioscope::cli::bench_index::{IndexBenchOptions, run};
+use lioscope::cli::bench::BenchOptions;
+use lioscope::cli::bench_index::run;
 
 #[test]
 fn the_index_benchmark_runs_and_shows_the_clustering_factor() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("index.json");
-    let opts =
-        IndexBenchOptions { rows: 20_000, repeat: 1, dir: Some(dir.path().join("db")), json: Some(json.clone()) };
+    let opts = BenchOptions { rows: 20_000, repeat: 1, dir: Some(dir.path().join("db")), json: Some(json.clone()) };
     run(&opts).expect("the benchmark runs");
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let paths = report["paths"].as_array().unwrap();

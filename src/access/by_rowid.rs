@@ -140,54 +140,32 @@ impl<'c> RowFetcher<'c> {
         let block: &[u8] = pinned.as_ref().expect("pinned by visit");
         let directory = crate::storage::block::DataBlock(block).directory();
         let rdba = first.rdba;
-        let mut end = RunEnd::Walked(rowids.len());
         for (n, rowid) in rowids.iter().enumerate() {
             if rowid.rdba != rdba {
-                end = RunEnd::Walked(n);
-                break;
+                return Ok(RunEnd::Walked(n));
+            }
+            if n > 0 {
+                // The first row was counted by the visit; the others are in the pin.
+                *fetched += 1;
+                *pinned_hits += 1;
             }
             if let Some(u) = upcoming.as_deref_mut() {
                 u.step();
             }
             let slot = usize::from(rowid.slot);
             let Some(entry) = directory.get(2 * slot..2 * slot + 2) else { continue };
-            // A corrupt row fails the statement; the rows walked before it still count.
-            let counted = |fetched: &mut u64, pinned_hits: &mut u64| {
-                *fetched += n as u64;
-                *pinned_hits += n as u64;
-            };
-            let live = match live_row(ctx, rdba, block, slot, entry) {
-                Ok(live) => live,
-                Err(e) => {
-                    counted(fetched, pinned_hits);
-                    return Err(e);
-                }
-            };
-            let (stream, column_count) = match live {
+            let (stream, column_count) = match live_row(ctx, rdba, block, slot, entry)? {
                 None => continue,
-                Some(LiveRow::Chained { .. }) => {
-                    end = RunEnd::Undecided(n);
-                    break;
-                }
+                Some(LiveRow::Chained { .. }) => return Ok(RunEnd::Undecided(n)),
                 Some(LiveRow::Whole { stream, column_count }) => (stream, column_count),
             };
-            if crate::storage::row::walk_lengths(stream, column_count, positions).is_none() {
-                counted(fetched, pinned_hits);
-                return Err(ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")));
-            }
+            crate::storage::row::walk_lengths(stream, column_count, positions)
+                .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
             if !f(WalkedRow { stream, positions, kinds, rdba }) {
-                end = RunEnd::Undecided(n);
-                break;
+                return Ok(RunEnd::Undecided(n));
             }
         }
-        // The first row was counted by the visit; the others of the run were in the pin.
-        let more = match end {
-            RunEnd::Walked(n) => n.saturating_sub(1),
-            RunEnd::Undecided(n) => n,
-        } as u64;
-        *fetched += more;
-        *pinned_hits += more;
-        Ok(end)
+        Ok(RunEnd::Walked(rowids.len()))
     }
 
     /// The row at `rowid` as the statement's snapshot sees it, handed to `f`; `None` if

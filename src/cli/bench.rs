@@ -11,9 +11,9 @@ use crate::lab::sample;
 use crate::lab::stats::spread;
 use crate::stats::Stat;
 
-/// Options of the scan benchmark.
+/// What every benchmark over the customers table takes.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ScanBenchOptions {
+pub struct BenchOptions {
     /// Rows in the customers table.
     #[arg(long, default_value_t = 5_000_000)]
     pub rows: u64,
@@ -23,15 +23,41 @@ pub struct ScanBenchOptions {
     /// Directory for the benchmark database (default: a temporary directory, removed after).
     #[arg(long)]
     pub dir: Option<std::path::PathBuf>,
+    /// Write the figures as JSON to this file too.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+}
+
+impl BenchOptions {
+    /// One warming run of `measure` (every block it reads in the cache), then `repeat`
+    /// timed runs.
+    pub(crate) fn cached_runs<R>(&self, mut measure: impl FnMut() -> crate::Result<R>) -> crate::Result<Vec<R>> {
+        measure()?;
+        (0..self.repeat.max(1)).map(|_| measure()).collect()
+    }
+}
+
+/// Prints the timing of cached runs over `rows` rows: elapsed and CPU time as median
+/// [min..max], and rows/s and ns/row from the median elapsed.
+pub(crate) fn print_timing(rows: f64, elapsed: impl Iterator<Item = f64>, cpu: impl Iterator<Item = f64>) {
+    let (e, c) = (spread(elapsed), spread(cpu));
+    println!("  elapsed              {:>12.1} ms  [{:.1} .. {:.1}]", e.median, e.min, e.max);
+    println!("  CPU (thread clock)   {:>12.1} ms  [{:.1} .. {:.1}]", c.median, c.min, c.max);
+    println!("  rows/s               {:>12.2} M    (rows / median elapsed)", rows / e.median / 1000.0);
+    println!("  ns/row               {:>12.2}      (median elapsed / rows)", e.median * 1e6 / rows);
+}
+
+/// Options of the scan benchmark.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ScanBenchOptions {
+    #[command(flatten)]
+    pub bench: BenchOptions,
     /// Multiblock read counts of the cold scans.
     #[arg(long, value_delimiter = ',', default_values_t = vec![1, 8, 32, 128])]
     pub mbrc: Vec<u32>,
     /// Skip the COPY load measurement (saves writing and loading a CSV file).
     #[arg(long)]
     pub skip_copy: bool,
-    /// Write the figures as JSON to this file too.
-    #[arg(long)]
-    pub json: Option<std::path::PathBuf>,
     /// The `pre_page_sga` parameter of the benchmark's open (TRUE or FALSE).
     #[arg(long, default_value = "TRUE")]
     pub pre_page_sga: String,
@@ -64,10 +90,11 @@ const SCAN: &str = "SELECT COUNT(cust_valid) FROM customers WHERE cust_id > 0";
 
 /// Runs the benchmark and prints its report.
 pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
-    let (dir, _tmp) = sample::work_dir(opts.dir.as_deref(), "bench")?;
+    let bench = &opts.bench;
+    let (dir, _tmp) = sample::work_dir(bench.dir.as_deref(), "bench")?;
     // Enough cache for the whole table plus slack: rows are about 150 bytes and blocks 90%
     // full, so a row takes about 160 bytes of cache (5M rows fill 97,958 blocks of 8 KiB).
-    let cache = (opts.rows * 240).max(64 << 20) + (64 << 20);
+    let cache = (bench.rows * 240).max(64 << 20) + (64 << 20);
     let parameters =
         vec![("db_cache_size".into(), cache.to_string()), ("pre_page_sga".into(), opts.pre_page_sga.clone())];
     let options = DatabaseOptions { parameters, ..Default::default() };
@@ -80,20 +107,19 @@ pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
     session.execute(customers::CREATE_TABLE)?;
     println!(
         "lioscope bench scan: {} rows, db_cache_size {} MiB, pre_page_sga {}, {} timed runs each, in {}",
-        opts.rows,
+        bench.rows,
         cache >> 20,
         opts.pre_page_sga.to_ascii_uppercase(),
-        opts.repeat,
+        bench.repeat,
         dir.display()
     );
     println!("Database::open took {open_ms:.1} ms");
 
-    let load = measure(&session, &customers::insert_select("customers", opts.rows))?;
-    let copy = if opts.skip_copy { None } else { Some(copy_load(&session, &dir, opts.rows)?) };
+    let load = measure(&session, &customers::insert_select("customers", bench.rows))?;
+    let copy = if opts.skip_copy { None } else { Some(copy_load(&session, &dir, bench.rows)?) };
     let blocks = table_blocks(&session)?;
 
-    measure(&session, SCAN)?; // warm: every block in the cache
-    let cached: Vec<Run> = (0..opts.repeat.max(1)).map(|_| measure(&session, SCAN)).collect::<crate::Result<_>>()?;
+    let cached = bench.cached_runs(|| measure(&session, SCAN))?;
     let mut cold = Vec::new();
     for &m in &opts.mbrc {
         session.execute(&format!("ALTER SESSION SET db_file_multiblock_read_count = {m}"))?;
@@ -101,9 +127,9 @@ pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
         cold.push((m, measure(&session, SCAN)?));
     }
     report(opts, &load, copy.as_ref(), blocks, &cached, &cold);
-    if let Some(path) = &opts.json {
+    if let Some(path) = &bench.json {
         let json = serde_json::json!({
-            "rows": opts.rows, "table_blocks": blocks, "open_ms": open_ms,
+            "rows": bench.rows, "table_blocks": blocks, "open_ms": open_ms,
             "insert_select": load, "copy": copy,
             "cached_scan_runs": cached, "cold_scans": cold.iter().map(|(m, r)| serde_json::json!({"mbrc": m, "run": r})).collect::<Vec<_>>(),
         });
@@ -136,10 +162,10 @@ fn table_blocks(session: &Session) -> crate::Result<u64> {
 }
 
 fn report(opts: &ScanBenchOptions, load: &Run, copy: Option<&Run>, blocks: u64, cached: &[Run], cold: &[(u32, Run)]) {
-    let rows = opts.rows as f64;
+    let rows = opts.bench.rows as f64;
     println!(
         "\nTable: {} rows in {blocks} blocks below the high-water mark ({:.1} rows/block)",
-        opts.rows,
+        opts.bench.rows,
         rows / blocks.max(1) as f64
     );
     println!("\nLoad (rows/s = rows / elapsed)");
@@ -147,21 +173,16 @@ fn report(opts: &ScanBenchOptions, load: &Run, copy: Option<&Run>, blocks: u64, 
     if let Some(c) = copy {
         println!("  COPY FROM csv      {:>12.0} rows/s  ({:.0} ms)", rows / (c.elapsed_ms / 1000.0), c.elapsed_ms);
     }
-    let e = spread(cached.iter().map(|r| r.elapsed_ms));
-    let c = spread(cached.iter().map(|r| r.cpu_ms));
     let gets = cached[0].consistent_gets;
     println!("\nCached full scan: {SCAN}  ({} runs, median [min..max])", cached.len());
-    println!("  elapsed            {:>10.1} ms  [{:.1} .. {:.1}]", e.median, e.min, e.max);
-    println!("  CPU (thread clock) {:>10.1} ms  [{:.1} .. {:.1}]", c.median, c.min, c.max);
-    println!("  rows/s             {:>10.2} M    (rows / median elapsed)", rows / e.median / 1000.0);
-    println!("  ns/row             {:>10.2}      (median elapsed / rows)", e.median * 1e6 / rows);
+    print_timing(rows, cached.iter().map(|r| r.elapsed_ms), cached.iter().map(|r| r.cpu_ms));
     println!(
-        "  consistent gets    {:>10}      ({:.4} per row; blocks below HWM + segment header = {})",
+        "  consistent gets      {:>12}      ({:.4} per row; blocks below HWM + segment header = {})",
         gets,
         gets as f64 / rows,
         blocks
     );
-    println!("  physical reads     {:>10}", cached[0].physical_reads);
+    println!("  physical reads       {:>12}", cached[0].physical_reads);
     println!("\nCold full scan after ALTER SYSTEM FLUSH BUFFER_CACHE (one run each)");
     println!("  {:>5} {:>12} {:>12} {:>11} {:>14}", "MBRC", "elapsed ms", "CPU ms", "read calls", "blocks read");
     for (m, r) in cold {

@@ -7,28 +7,11 @@
 //! Medians of `--repeat` runs with min and max; each derived figure says how it was
 //! derived.
 
+use super::bench::{BenchOptions, print_timing};
 use crate::db::{Database, DatabaseOptions, Session};
 use crate::lab::customers;
 use crate::lab::sample;
-use crate::lab::stats::spread;
 use crate::stats::Stat;
-
-/// Options of the index benchmark.
-#[derive(Debug, Clone, clap::Args)]
-pub struct IndexBenchOptions {
-    /// Rows in the customers table.
-    #[arg(long, default_value_t = 5_000_000)]
-    pub rows: u64,
-    /// Timed runs of each cached measurement (the median is reported).
-    #[arg(long, default_value_t = 5)]
-    pub repeat: usize,
-    /// Directory for the benchmark database (default: a temporary directory, removed after).
-    #[arg(long)]
-    pub dir: Option<std::path::PathBuf>,
-    /// Write the figures as JSON to this file too.
-    #[arg(long)]
-    pub json: Option<std::path::PathBuf>,
-}
 
 /// The indexes built: name and statement.
 const BUILDS: [(&str, &str); 2] = [
@@ -89,7 +72,7 @@ fn measure(session: &Session, sql: &str) -> crate::Result<Run> {
 }
 
 /// Runs the benchmark and prints its report.
-pub fn run(opts: &IndexBenchOptions) -> crate::Result<()> {
+pub fn run(opts: &BenchOptions) -> crate::Result<()> {
     let (dir, _tmp) = sample::work_dir(opts.dir.as_deref(), "bench-index")?;
     // The table (about 160 bytes of cache a row) and both indexes (about 20 bytes an
     // entry each), with slack.
@@ -134,17 +117,11 @@ pub fn run(opts: &IndexBenchOptions) -> crate::Result<()> {
     }
     let mut json_paths = Vec::new();
     for p in &QUERIES {
-        measure(&session, p.sql)?; // warm: every block of the path in the cache
-        let runs: Vec<Run> = (0..opts.repeat.max(1)).map(|_| measure(&session, p.sql)).collect::<crate::Result<_>>()?;
-        let e = spread(runs.iter().map(|r| r.elapsed_ms));
-        let c = spread(runs.iter().map(|r| r.cpu_ms));
+        let runs = opts.cached_runs(|| measure(&session, p.sql))?;
         let first = runs[0];
         println!("\nCached {}: {}  ({} runs, median [min..max])", p.name, p.sql, runs.len());
         println!("  rows counted         {:>12}", first.rows_counted);
-        println!("  elapsed              {:>12.1} ms  [{:.1} .. {:.1}]", e.median, e.min, e.max);
-        println!("  CPU (thread clock)   {:>12.1} ms  [{:.1} .. {:.1}]", c.median, c.min, c.max);
-        println!("  rows/s               {:>12.2} M    (rows / median elapsed)", rows / e.median / 1000.0);
-        println!("  ns/row               {:>12.1}      (median elapsed / rows)", e.median * 1e6 / rows);
+        print_timing(rows, runs.iter().map(|r| r.elapsed_ms), runs.iter().map(|r| r.cpu_ms));
         println!(
             "  session logical reads{:>12}      ({:.4} per row)",
             first.logical_reads,
