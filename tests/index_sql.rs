@@ -571,3 +571,24 @@ fn counts_through_an_index_follow_chained_and_migrated_rows_among_ordinary_ones(
     assert_eq!(by_index_and_full(&s, "t_id", "COUNT(*) FROM t WHERE id > 100"), vec![vec!["1800"]]);
     assert_eq!(by_index_and_full(&s, "t_id", "COUNT(v) FROM t WHERE id > 100"), vec![vec!["1350"]]);
 }
+
+#[test]
+fn a_read_only_transaction_keeps_deleted_entries_it_may_read_between_its_statements() {
+    // Another session deletes and commits, then refills the same leaves: their deleted
+    // entries' space is wanted. The read-only transaction's snapshot predates the delete,
+    // so the entries stay until it ends and its index scans still count them.
+    let (_t, _d, db) = temp_db(options(2048, "2M"));
+    let s = db.session();
+    keyed_table(&s, 2000, &["CREATE INDEX t_v ON t (v, id)"]);
+    let reader = db.session();
+    exec(&reader, "SET TRANSACTION READ ONLY");
+    let count = "SELECT /*+ INDEX(t t_v) */ COUNT(*) FROM t WHERE v >= 0";
+    assert_eq!(int(&reader, count), 2000);
+    exec(&s, "DELETE FROM t WHERE v = 3");
+    exec(&s, "COMMIT");
+    exec(&s, "INSERT INTO t SELECT 5000 + LEVEL, 1000, 3, 'x' FROM dual CONNECT BY LEVEL <= 2000");
+    exec(&s, "COMMIT");
+    assert_eq!(int(&reader, count), 2000, "the snapshot's entries are all there");
+    exec(&reader, "COMMIT");
+    assert_eq!(int(&reader, count), 3800);
+}

@@ -190,9 +190,6 @@ impl<'c> RowFetcher<'c> {
     ) -> Result<Option<R>> {
         let guard = self.pinned.as_ref().filter(|g| g.rdba() == rowid.rdba).expect("the row's block is pinned");
         let slot = usize::from(rowid.slot);
-        if slot >= crate::storage::block::DataBlock(guard).row_count() {
-            return Ok(None);
-        }
         let row = whole_row(ctx, guard, rowid.rdba, slot, &self.kinds, &mut self.spans, &mut self.scratch)?;
         match row {
             Some(row) => f(&row).map(Some),

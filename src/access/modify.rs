@@ -16,15 +16,14 @@
 //! unreferenced (their space is not reused).
 
 use super::AccessContext;
+use super::full_scan::{LiveRow, live_row};
 use super::row_view::BlockRow;
 use crate::catalog::TableDef;
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{self, DataBlock, DataBlockMut};
 use crate::storage::itl::{self, Itl};
-use crate::storage::row::{
-    self, ColumnSpan, FLAG_DELETED, FLAGS_WHOLE, PIECE_HEADER, PieceBody, RowPiece, is_visible_head, locate_columns,
-};
+use crate::storage::row::{self, ColumnSpan, FLAG_DELETED, PIECE_HEADER, RowPiece, locate_columns};
 use crate::txn::change::{BlockUndo, Obstacle, UndoKind, others_active, row_lock_holder, take_itl};
 use crate::txn::cr::consistent_block;
 use crate::txn::transaction::Transaction;
@@ -103,7 +102,9 @@ pub fn change_rows(
 }
 
 /// The live row whose head is in `slot`, columns located (a chained or migrated row is
-/// assembled into `scratch`); `None` for an empty, deleted or continuation slot.
+/// assembled into `scratch`); `None` for an empty, deleted or continuation slot. Which
+/// slots hold a live row, and which are corrupt, is the full scan's rule
+/// ([`live_row`]), so every path that reads a row by its address agrees with it.
 pub(crate) fn whole_row<'b>(
     ctx: &AccessContext<'_>,
     bytes: &'b [u8],
@@ -113,19 +114,14 @@ pub(crate) fn whole_row<'b>(
     spans: &'b mut [ColumnSpan],
     scratch: &'b mut Vec<u8>,
 ) -> Result<Option<BlockRow<'b>>> {
-    let Some(piece) = DataBlock(bytes).piece_bytes(slot) else { return Ok(None) };
-    if piece.len() < PIECE_HEADER || !is_visible_head(piece[0], piece[1]) {
-        return Ok(None);
-    }
-    let column_count = piece[2] as usize;
-    let stream: &[u8] = if piece[0] & FLAGS_WHOLE == FLAGS_WHOLE {
-        &piece[PIECE_HEADER..]
-    } else {
-        let Some(PieceBody::Fragment { fragment, next, .. }) = RowPiece::new(piece).and_then(|p| p.body()) else {
-            return Err(ctx.corrupt(rdba, format!("chained row {slot}: its head runs past the block")));
-        };
-        super::full_scan::assemble_row(ctx, rdba, bytes, fragment, next, scratch)?;
-        scratch
+    let Some(entry) = DataBlock(bytes).directory().get(2 * slot..2 * slot + 2) else { return Ok(None) };
+    let (stream, column_count): (&[u8], usize) = match live_row(ctx, rdba, bytes, slot, entry)? {
+        None => return Ok(None),
+        Some(LiveRow::Whole { stream, column_count }) => (stream, column_count),
+        Some(LiveRow::Chained { column_count, fragment, next }) => {
+            super::full_scan::assemble_row(ctx, rdba, bytes, fragment, next, scratch)?;
+            (scratch, column_count)
+        }
     };
     spans.fill(ColumnSpan::NULL);
     locate_columns(stream, column_count, spans)

@@ -4,7 +4,8 @@
 //! Invariant: a session is used by one thread at a time (`Session` is `Send` but not
 //! `Sync`), which is what lets its statistics count with plain loads and stores. While a
 //! statement runs, its session publishes an SCN no later than the statement's snapshot
-//! (`SessionInfo::reading_since`), set before the snapshot is taken and cleared after.
+//! (`SessionInfo::reading_since`), set before the snapshot is taken and cleared after (kept
+//! between statements while a serializable or read-only transaction holds its snapshot).
 
 use super::{DbInner, ParameterValues, params};
 use crate::access::AccessContext;
@@ -138,7 +139,10 @@ impl Session {
         *self.info.sql_text.lock() = sql.trim().to_owned();
         self.stats().add(Stat::UserCalls, 1);
         let result = crate::sql::execute(self, sql);
-        self.info.reading_since.store(0, Ordering::Release);
+        // A serializable or read-only transaction keeps its snapshot between statements:
+        // it stays published until the transaction ends.
+        let kept = self.txn.borrow().snapshot.unwrap_or(0);
+        self.info.reading_since.store(kept, Ordering::Release);
         let elapsed_us = started.elapsed().as_micros() as u64;
         let cpu_us = osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
         let stats = self.stats();

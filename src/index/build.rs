@@ -53,7 +53,7 @@ pub fn build(ctx: &AccessContext<'_>, index: &IndexDef, mut entries: Vec<(Vec<u8
         };
     space.finish(ctx)?;
     ctx.db.cache.cap_cr_versions(tree.root, ctx.db.current_scn() + 1);
-    Ok(counter.finish(blevel))
+    Ok(counter.finish(blevel, index.created))
 }
 
 /// Key lengths and (for a unique index) duplicates.

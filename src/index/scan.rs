@@ -332,8 +332,9 @@ pub fn fast_full_scan(
     Ok(())
 }
 
-/// The index's statistics as the snapshot sees it, walking the leaves in key order.
-pub fn statistics(ctx: &AccessContext<'_>, index: &IndexDef) -> Result<IndexStats> {
+/// The index's statistics as the snapshot sees it, walking the leaves in key order,
+/// stamped as gathered at `analyzed`.
+pub fn statistics(ctx: &AccessContext<'_>, index: &IndexDef, analyzed: i64) -> Result<IndexStats> {
     let tree = Tree::of(index);
     let (first, blevel) = tree.descend(ctx, Seek::Forward(Target::AtLeast(&[])))?;
     let mut counter = StatsCounter::default();
@@ -351,7 +352,7 @@ pub fn statistics(ctx: &AccessContext<'_>, index: &IndexDef) -> Result<IndexStat
             next = Some(tree.read(ctx, right)?);
         }
     }
-    Ok(counter.finish(u32::from(blevel)))
+    Ok(counter.finish(u32::from(blevel), analyzed))
 }
 
 /// Counts the statistics of entries met in key order.
@@ -380,14 +381,14 @@ impl StatsCounter {
         self.num_rows += 1;
     }
 
-    pub fn finish(self, blevel: u32) -> IndexStats {
+    pub fn finish(self, blevel: u32, analyzed: i64) -> IndexStats {
         IndexStats {
             blevel,
             leaf_blocks: self.leaf_blocks,
             num_rows: self.num_rows,
             distinct_keys: self.distinct_keys,
             clustering_factor: self.clustering_factor,
-            analyzed: crate::types::local_now(),
+            analyzed,
         }
     }
 }

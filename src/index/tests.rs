@@ -117,7 +117,7 @@ fn check_against(s: &Session, index: &IndexDef, model: &BTreeSet<Entry>, bounds:
         want_desc.reverse();
         assert_eq!(scan(s, index, lower.clone(), upper.clone(), true).unwrap(), want_desc, "desc {lower:?}..{upper:?}");
     }
-    let stats = statistics(&s.access_context(), index).unwrap();
+    let stats = statistics(&s.access_context(), index, 0).unwrap();
     assert_eq!(stats.num_rows, model.len() as u64);
     let mut n = 0;
     fast_full_scan(&s.access_context(), index, |leaf| {
@@ -190,7 +190,7 @@ fn splits_grow_levels_and_are_counted() {
         ins(&s, &index, &key(n), rid(n as u32)).unwrap();
     }
     commit(&s);
-    let stats = statistics(&s.access_context(), &index).unwrap();
+    let stats = statistics(&s.access_context(), &index, 0).unwrap();
     assert!(stats.blevel >= 2, "{stats:?}");
     assert!(s.stats().get(Stat::LeafNode9010Splits) > 0, "sequential keys split 90-10");
     assert_eq!(s.stats().get(Stat::RootNodeSplits), u64::from(stats.blevel));
@@ -223,7 +223,7 @@ fn clustering_factor_follows_its_definition() {
         let index = new_index(&s, false);
         let built = build(&s.access_context(), &index, entries).unwrap();
         assert_eq!(built.clustering_factor, expected);
-        let walked = statistics(&s.access_context(), &index).unwrap();
+        let walked = statistics(&s.access_context(), &index, 0).unwrap();
         assert_eq!(
             (walked.clustering_factor, walked.num_rows, walked.distinct_keys),
             (expected, u64::from(n), u64::from(n))

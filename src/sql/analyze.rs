@@ -43,12 +43,18 @@ pub fn analyze_table(session: &Session, name: &str, sample: AnalyzeSample) -> Re
         run_pipeline(&source, vec![Stage::Sink(sink)], &mut exec)?;
     }
     let stats = gatherer.finish(blocks, crate::types::local_now());
-    let mut index_stats = Vec::new();
-    for index in session.db.catalog.indexes_of(table.object_id) {
-        let mut figures = crate::index::statistics(&ctx, &index)?;
-        figures.analyzed = stats.analyzed;
-        index_stats.push((index.name.clone(), figures));
-    }
+    let index_stats = {
+        // DROP INDEX and TRUNCATE wait for the walks of the indexes' leaves.
+        let locks = session.db.table_locks(table.object_id);
+        let _visible = locks.visibility.read_recursive();
+        session
+            .db
+            .catalog
+            .indexes_of(table.object_id)
+            .into_iter()
+            .map(|index| Ok((index.name.clone(), crate::index::statistics(&ctx, &index, stats.analyzed)?)))
+            .collect::<Result<Vec<_>>>()?
+    };
     session.db.catalog.set_statistics(&table.name, stats, index_stats)?;
     Ok(QueryResult::message(StatementKind::Ddl, "Table analyzed."))
 }

@@ -77,8 +77,7 @@ pub fn create_index(session: &Session, create: &ast::CreateIndex, pctfree: Optio
         stats: None,
     };
     let built = collect_entries(&ctx, &table, &def).and_then(|entries| index::build(&ctx, &def, entries));
-    let added = built.and_then(|mut stats| {
-        stats.analyzed = def.created;
+    let added = built.and_then(|stats| {
         def.stats = Some(stats);
         session.db.catalog.add_index(def.clone())
     });

@@ -8,7 +8,8 @@
 //! The registry also shows which snapshots are being read: a session publishes, before
 //! each statement takes its snapshot, an SCN no later than it
 //! ([`SessionInfo::reading_since`]), so [`Registry::oldest_reader`] is never newer than
-//! any running statement's snapshot (index leaves keep deleted entries until then).
+//! any running statement's snapshot, nor than that of a serializable or read-only
+//! transaction between its statements (index leaves keep deleted entries until then).
 
 mod names;
 pub mod osstat;
