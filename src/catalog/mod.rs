@@ -81,6 +81,14 @@ pub struct IndexDef {
     pub stats: Option<IndexStats>,
 }
 
+impl IndexDef {
+    /// The types of the key columns of `table` (the indexed table), in key order: what
+    /// encodes and decodes the index's keys.
+    pub fn key_types(&self, table: &TableDef) -> Vec<crate::types::DataType> {
+        self.columns.iter().map(|&c| table.columns[c].data_type).collect()
+    }
+}
+
 /// Optimizer statistics of a table (`user_tables`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TableStats {

@@ -4,12 +4,20 @@
 //! answering from the keys alone when the index holds every column the query reads.
 //!
 //! ```text
-//!  IndexScan ──leaf entries──► RowFetcher (block pinned while rowids stay in it) ──► stages
+//!  IndexScan ──leaf's rowids──► RowFetcher: runs of rows in one pinned block ──► stages
 //!            └─(index only)──► key decoded into the row's key columns ──────────► stages
 //! ```
 //!
-//! The source measures the index row source itself (entries, consistent gets, physical
-//! reads, time), for the plan line that sits under TABLE ACCESS BY INDEX ROWID.
+//! - A run holds the table's visibility lock, so DDL that would free the index's or the
+//!   table's blocks waits for it; an index dropped or rebuilt since planning is an error.
+//! - A count the row kernel can do ([`CountKernel`]) is done on each row in its block;
+//!   an index-only COUNT(*) counts the qualifying entries of each leaf unread.
+//! - Memory latency is hidden by prefetching: the block of the row a few entries ahead
+//!   (for rows in other blocks), the block of the next long run over the rows of this one
+//!   (a well clustered index), and the next leaf of a range or full scan a line per entry.
+//! - The source measures the index row source itself (entries, consistent gets, physical
+//!   reads, time), for the plan line under TABLE ACCESS BY INDEX ROWID; only when
+//!   row-source statistics are gathered (a probe stage), else it reads no clock.
 
 use super::ExecContext;
 use super::kernel::{CountKernel, KernelVerdict};
@@ -67,15 +75,25 @@ pub struct IndexAccess {
     pub figures: Cell<IndexLineFigures>,
 }
 
-/// Adds to `figures` the gets, reads and time `work` spends.
-fn measured<T>(stats: &SessionStats, figures: &mut IndexLineFigures, work: impl FnOnce() -> T) -> T {
-    let (gets, reads) = (stats.get(Stat::ConsistentGets), stats.get(Stat::PhysicalReads));
-    let started = Instant::now();
-    let out = work();
-    figures.time_ns += started.elapsed().as_nanos() as u64;
-    figures.consistent_gets += stats.get(Stat::ConsistentGets) - gets;
-    figures.physical_reads += stats.get(Stat::PhysicalReads) - reads;
-    out
+/// The figures of the index line, gathered only when row-source statistics are (a probe
+/// stage in the pipeline): otherwise the scan reads no clock.
+struct LineMeter<'s> {
+    stats: Option<&'s SessionStats>,
+    figures: IndexLineFigures,
+}
+
+impl LineMeter<'_> {
+    /// Adds to the figures the gets, reads and time `work` spends.
+    fn measure<T>(&mut self, work: impl FnOnce() -> T) -> T {
+        let Some(stats) = self.stats else { return work() };
+        let (gets, reads) = (stats.get(Stat::ConsistentGets), stats.get(Stat::PhysicalReads));
+        let started = Instant::now();
+        let out = work();
+        self.figures.time_ns += started.elapsed().as_nanos() as u64;
+        self.figures.consistent_gets += stats.get(Stat::ConsistentGets) - gets;
+        self.figures.physical_reads += stats.get(Stat::PhysicalReads) - reads;
+        out
+    }
 }
 
 impl IndexAccess {
@@ -95,18 +113,20 @@ impl IndexAccess {
         }
         let ExecContext { access, functions } = ctx;
         let mut emitter = Emitter::new(self, stages, access);
-        let mut figures = IndexLineFigures::default();
+        let probed = stages.iter().any(|s| matches!(s, Stage::Probe(_)));
+        let mut meter = LineMeter { stats: probed.then_some(access.stats), figures: IndexLineFigures::default() };
         let result = if self.kind == IndexScanKind::FastFull {
             // Every block the scan reads is the index's: its figures are the whole run's.
+            debug_assert!(!self.table_access, "a fast full scan answers from the keys alone");
             let mut entries = 0;
-            let result = measured(access.stats, &mut figures, || {
+            let result = meter.measure(|| {
                 index::fast_full_scan(access, &self.index, |leaf| {
-                    let (flow, used) = emitter.emit(leaf, false, stages, functions)?;
+                    let (flow, used) = emitter.emit(leaf, stages, functions)?;
                     entries += used as u64;
                     Ok(flow)
                 })
             });
-            figures.entries = entries;
+            meter.figures.entries = entries;
             result
         } else {
             let mut scan = match (&self.kind, &self.lower) {
@@ -115,15 +135,15 @@ impl IndexAccess {
             };
             loop {
                 let rowids = self.table_access.then_some(&mut emitter.rowids);
-                let leaf = measured(access.stats, &mut figures, || scan.next_leaf_with(access, rowids));
+                let leaf = meter.measure(|| scan.next_leaf_with(access, rowids));
                 let leaf = match leaf {
                     Ok(Some(leaf)) => leaf,
                     Ok(None) => break Ok(()),
                     Err(e) => break Err(e),
                 };
-                match emitter.emit(&leaf, self.table_access, stages, functions) {
+                match emitter.emit(&leaf, stages, functions) {
                     Ok((flow, used)) => {
-                        figures.entries += used as u64;
+                        meter.figures.entries += used as u64;
                         if flow == Flow::Stop {
                             break Ok(());
                         }
@@ -133,7 +153,7 @@ impl IndexAccess {
             }
         };
         emitter.finish(stages);
-        self.figures.set(figures);
+        self.figures.set(meter.figures);
         result
     }
 }
@@ -178,7 +198,7 @@ impl<'r> Emitter<'r> {
             ctx,
             fetcher,
             kernel,
-            types: access.index.columns.iter().map(|&c| access.table.columns[c].data_type).collect(),
+            types: access.index.key_types(&access.table),
             decode_keys: access.columns_read.iter().any(|&r| r),
             row: vec![Datum::Null; access.table.columns.len()],
             rowids: Vec::new(),
@@ -189,24 +209,24 @@ impl<'r> Emitter<'r> {
     }
 
     /// Pushes the rows of one leaf's entries; returns how many entries were used (fewer
-    /// than the leaf's when a stage stopped the scan). `rowids_gathered`: the scan put the
-    /// leaf's rowids in `self.rowids` as it found the entries.
+    /// than the leaf's when a stage stopped the scan). With table access, the scan has
+    /// put the leaf's rowids in `self.rowids` as it found the entries.
     fn emit(
         &mut self,
         leaf: &LeafEntries<'_>,
-        rowids_gathered: bool,
         stages: &mut [Stage<'_>],
         f: &mut FunctionContext,
     ) -> Result<(Flow, usize)> {
         let table_access = self.access.table_access;
-        self.next_leaf = leaf
-            .sibling(self.access.descending)
+        debug_assert!(!table_access || self.rowids.len() == leaf.len(), "the scan gathered the leaf's rowids");
+        // A range or full scan goes on to the sibling; a unique scan reads one leaf, and a
+        // fast full scan reads leaves in segment order, multiblock.
+        let goes_on = matches!(self.access.kind, IndexScanKind::Range | IndexScanKind::Full);
+        self.next_leaf = goes_on
+            .then(|| leaf.sibling(self.access.descending))
+            .flatten()
             .and_then(|rdba| self.ctx.db.cache.prefetch_lines(self.ctx.stats, rdba))
             .map(|target| (target, 0));
-        if table_access && !rowids_gathered {
-            self.rowids.clear();
-            leaf.rowids_into(&mut self.rowids);
-        }
         if !table_access && let Some(kernel) = &mut self.kernel {
             kernel.count_rows(leaf.len() as u64);
             self.prefetch_next_leaf(leaf.len());
@@ -248,10 +268,8 @@ impl<'r> Emitter<'r> {
                 self.fetcher.fetch(self.ctx, rowid, |r| push(stages, r, f))?.unwrap_or(Flow::Continue)
             } else {
                 if self.decode_keys {
-                    let values = index::decode_key(leaf.key(i), &self.types)?;
-                    for (&c, v) in self.access.index.columns.iter().zip(values) {
-                        self.row[c] = v;
-                    }
+                    let (columns, row) = (&self.access.index.columns, &mut self.row);
+                    index::decode_key(leaf.key(i), &self.types, |k, v| row[columns[k]] = v)?;
                 }
                 push(stages, self.row.as_slice(), f)?
             };

@@ -176,17 +176,6 @@ impl<'a> IndexBlock<'a> {
     pub fn rowid(&self, i: usize) -> RowId {
         rowid_of(self.full_key(i))
     }
-    /// The rowids of entries `positions`, appended to `out` in that order: one tight loop
-    /// for a whole leaf instead of a call per entry.
-    pub fn rowids_into(&self, positions: &[u16], out: &mut Vec<RowId>) {
-        let directory = self.directory_start();
-        out.reserve(positions.len());
-        for &p in positions {
-            let off = u16_at(self.0, directory + 2 * usize::from(p));
-            let at = off + 4 + u16_at(self.0, off + 2);
-            out.push(rowid_of(&self.0[at..at + ROWID_LEN]));
-        }
-    }
     /// The live (not deleted) entries among `range`, in scan order (descending or not),
     /// as indexes appended to `positions`; with `rowids`, their rowids appended there too,
     /// in the same pass over the entries.

@@ -75,10 +75,6 @@ impl LeafEntries<'_> {
     pub fn rowid(&self, i: usize) -> RowId {
         IndexBlock(self.block).rowid(usize::from(self.positions[i]))
     }
-    /// The rowids of all the entries, in scan order, appended to `out`.
-    pub fn rowids_into(&self, out: &mut Vec<RowId>) {
-        IndexBlock(self.block).rowids_into(self.positions, out);
-    }
     /// The leaf's block address.
     pub fn rdba(&self) -> u32 {
         self.rdba

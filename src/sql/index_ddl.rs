@@ -135,7 +135,7 @@ fn collect_entries(
 ) -> Result<Vec<(Vec<u8>, RowId)>> {
     let mut needed = vec![false; table.columns.len()];
     def.columns.iter().for_each(|&c| needed[c] = true);
-    let types: Vec<DataType> = def.columns.iter().map(|&c| table.columns[c].data_type).collect();
+    let types = def.key_types(table);
     let mut collector = Collector { columns: &def.columns, types, entries: Vec::new(), values: Vec::new() };
     FullScan::new(table, &needed).run_locked(ctx, &mut collector)?;
     Ok(collector.entries)

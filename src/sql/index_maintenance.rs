@@ -40,7 +40,7 @@ impl TableIndexes {
             .indexes_of(table.object_id)
             .into_iter()
             .map(|ix| {
-                let types = ix.columns.iter().map(|&c| table.columns[c].data_type).collect();
+                let types = ix.key_types(table);
                 (ix, types)
             })
             .collect();

@@ -354,8 +354,7 @@ impl<'a> Builder<'_, 'a> {
         estimate: Estimate,
     ) -> Result<Source> {
         let names: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
-        let types: Vec<crate::types::DataType> =
-            path.index.columns.iter().map(|&c| table.columns[c].data_type).collect();
+        let types = path.index.key_types(table);
         let bound = |end: &Option<optimizer::KeyEnd>| -> Result<KeyBound> {
             let Some(end) = end else { return Ok(KeyBound::Unbounded) };
             let mut key = Vec::new();

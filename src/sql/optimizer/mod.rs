@@ -377,7 +377,7 @@ struct KeyRange {
 fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
     let mut prefix: Vec<Value> = Vec::new();
     let mut used = Vec::new();
-    let types: Vec<DataType> = ix.columns.iter().map(|&c| query.table.columns[c].data_type).collect();
+    let types = ix.key_types(query.table);
     for (k, &col) in ix.columns.iter().enumerate() {
         let eq = query.conjuncts.iter().enumerate().find_map(|(i, c)| match &c.bound {
             Some((bc, ColumnBound::Eq(v))) if *bc == col => key_value(types[k], v).map(|v| (i, v)),
