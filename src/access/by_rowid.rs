@@ -12,10 +12,10 @@
 //! is pinned, and only if it is a live row head as the snapshot sees it.
 
 use super::AccessContext;
-use super::full_scan::{LiveRow, live_row};
+use super::full_scan::{LiveRow, NextBlockPrefetch, live_row};
 use super::modify::whole_row;
 use super::row_view::{BlockRow, WalkedRow};
-use crate::buffer::ReadGuard;
+use crate::buffer::{PrefetchTarget, ReadGuard};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::stats::Stat;
@@ -52,34 +52,6 @@ pub enum RunEnd {
     /// row the walk's consumer could not decide or one not in one piece: fetch it with
     /// [`RowFetcher::fetch_pinned`].
     Undecided(usize),
-}
-
-/// The block a fetcher reads after the current run, loaded a few lines per row of the
-/// run from its end down (rows are stored bottom-up), so it is in the CPU cache when the
-/// run after reaches it; as a full scan loads the block after the one it walks.
-pub struct NextBlockLines<'c> {
-    target: crate::buffer::PrefetchTarget<'c>,
-    cursor: usize,
-}
-
-impl<'c> NextBlockLines<'c> {
-    /// Lines of the block loaded per row of the current run.
-    const LINES_PER_ROW: usize = 3;
-
-    /// Starts with the block's header, ITL and the start of its row directory.
-    pub fn new(target: crate::buffer::PrefetchTarget<'c>) -> NextBlockLines<'c> {
-        target.range(0, 256);
-        NextBlockLines { target, cursor: target.len() }
-    }
-
-    #[inline(always)]
-    fn step(&mut self) {
-        if self.cursor > 256 {
-            let from = self.cursor.saturating_sub(Self::LINES_PER_ROW * 64);
-            self.target.range(from, self.cursor);
-            self.cursor = from;
-        }
-    }
 }
 
 impl<'c> RowFetcher<'c> {
@@ -131,7 +103,7 @@ impl<'c> RowFetcher<'c> {
         &mut self,
         ctx: &AccessContext<'c>,
         rowids: &[PieceAddr],
-        mut upcoming: Option<&mut NextBlockLines<'_>>,
+        mut upcoming: Option<&mut NextBlockPrefetch<'_>>,
         mut f: impl FnMut(WalkedRow<'_>) -> bool,
     ) -> Result<RunEnd> {
         let Some(&first) = rowids.first() else { return Ok(RunEnd::Walked(0)) };
@@ -207,7 +179,7 @@ impl<'c> RowFetcher<'c> {
             let slot = usize::from(rowid.slot);
             if slot < block.row_count() {
                 let at = block.row_offset(slot);
-                super::full_scan::prefetch_range(guard, at, (at + ROW_PREFETCH_BYTES).min(guard.len()));
+                PrefetchTarget::of(guard).range(at, at + ROW_PREFETCH_BYTES);
             }
         }
     }

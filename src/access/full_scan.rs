@@ -23,7 +23,7 @@
 //! the walk of column lengths up to the last column the query reads.
 
 use super::{AccessContext, BlockBatch, BlockRow, WalkedRow};
-use crate::buffer::PinnedRun;
+use crate::buffer::{PinnedRun, PrefetchTarget};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::stats::Stat;
@@ -142,8 +142,9 @@ impl<'t> FullScan<'t> {
                         // The first rows of the next block; later ones are prefetched row
                         // by row. (An in-place walk prefetches the next block as it goes.)
                         let end = guard.len();
-                        prefetch_range(&guard, HEADER_LEN, HEAD_BYTES.min(end));
-                        prefetch_range(&guard, end.saturating_sub(PREFETCH_ROWS_AHEAD * ROW_PREFETCH_BYTES), end);
+                        PrefetchTarget::of(&guard).range(HEADER_LEN, HEAD_BYTES.min(end));
+                        PrefetchTarget::of(&guard)
+                            .range(end.saturating_sub(PREFETCH_ROWS_AHEAD * ROW_PREFETCH_BYTES), end);
                     }
                     Some(guard)
                 }
@@ -211,7 +212,7 @@ impl<'t> FullScan<'t> {
             // CPU's line-fill buffers and mostly be dropped).
             if let Some(ahead) = directory.get(2 * (slot + PREFETCH_ROWS_AHEAD)..2 * (slot + PREFETCH_ROWS_AHEAD) + 2) {
                 let at = u16::from_le_bytes([ahead[0], ahead[1]]) as usize;
-                prefetch_range(bytes, at, (at + ROW_PREFETCH_BYTES).min(bytes.len()));
+                PrefetchTarget::of(bytes).range(at, at + ROW_PREFETCH_BYTES);
             }
             match live_row(ctx, rdba, bytes, slot, entry)? {
                 None => {}
@@ -258,7 +259,7 @@ impl<'t> FullScan<'t> {
         visit: &mut C,
     ) -> Result<Flow> {
         let directory = DataBlock(bytes).directory();
-        let mut upcoming = NextBlockPrefetch::new(next);
+        let mut upcoming = NextBlockPrefetch::new(next.map(PrefetchTarget::of));
         let mut visited = 0u64;
         let mut flow = Flow::Continue;
         for (slot, entry) in directory.chunks_exact(2).enumerate() {
@@ -433,13 +434,14 @@ const ROW_PREFETCH_BYTES: usize = 192;
 /// Rows ahead of the current one whose bytes are prefetched.
 const PREFETCH_ROWS_AHEAD: usize = 6;
 
-/// Prefetches the next block of a scan a few cache lines per row of the current one:
-/// its header and row directory at once, then its rows from the end of the block down,
-/// the order a walk reads them (rows are stored bottom-up), [`LINES_PER_ROW`] lines per
-/// row. Spread this way the lines arrive about one block ahead of use, without a burst
-/// that would overflow the CPU's line-fill buffers.
-struct NextBlockPrefetch<'b> {
-    block: &'b [u8],
+/// Prefetches the next block of a scan (or of a run of rows fetched by rowid) a few cache
+/// lines per row of the current one: its header and row directory at once, then its rows
+/// from the end of the block down, the order a walk reads them (rows are stored
+/// bottom-up), [`LINES_PER_ROW`] lines per row. Spread this way the lines arrive about
+/// one block ahead of use, without a burst that would overflow the CPU's line-fill
+/// buffers.
+pub struct NextBlockPrefetch<'b> {
+    block: PrefetchTarget<'b>,
     /// Offset of the next line to prefetch, counting down; done below `HEAD_BYTES`.
     cursor: usize,
 }
@@ -451,43 +453,20 @@ const HEAD_BYTES: usize = 256;
 const LINES_PER_ROW: usize = 3;
 
 impl<'b> NextBlockPrefetch<'b> {
-    fn new(next: Option<&'b [u8]>) -> NextBlockPrefetch<'b> {
-        let block = next.unwrap_or(&[]);
-        prefetch_range(block, 0, HEAD_BYTES.min(block.len()));
+    pub fn new(next: Option<PrefetchTarget<'b>>) -> NextBlockPrefetch<'b> {
+        let block = next.unwrap_or(PrefetchTarget::of(&[]));
+        block.range(0, HEAD_BYTES);
         NextBlockPrefetch { block, cursor: block.len().saturating_sub(64) }
     }
 
     #[inline(always)]
-    fn step(&mut self) {
+    pub fn step(&mut self) {
         if self.cursor >= HEAD_BYTES {
             for line in 0..LINES_PER_ROW {
-                prefetch_line(self.block, self.cursor - line * 64);
+                self.block.line(self.cursor - line * 64);
             }
             self.cursor -= LINES_PER_ROW * 64;
         }
-    }
-}
-
-/// Prefetches the line holding `block[at]`, a hint that changes no result.
-#[inline(always)]
-pub(crate) fn prefetch_line(block: &[u8], at: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: prefetch never faults; `wrapping_add` keeps the address arithmetic
-        // defined even for an offset past the block.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().wrapping_add(at).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (block, at);
-}
-
-/// Asks the CPU to start loading `from..to` of a block, so the cache lines arrive while
-/// earlier rows are evaluated instead of each row waiting for memory in turn.
-#[inline(always)]
-pub(crate) fn prefetch_range(block: &[u8], from: usize, to: usize) {
-    for line in (from & !63..to).step_by(64) {
-        prefetch_line(block, line);
     }
 }
 

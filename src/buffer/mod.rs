@@ -289,7 +289,7 @@ impl BufferCache {
             }
         }?;
         prefetch_address((&raw const self.headers[index as usize]).cast());
-        Some(PrefetchTarget { block: self.arena.block_ptr(index as usize), len: self.block_size, _cache: PhantomData })
+        Some(PrefetchTarget { block: self.arena.block_ptr(index as usize), len: self.block_size, _memory: PhantomData })
     }
 
     /// Starts loading the latch and bucket of `rdba`.
@@ -931,15 +931,23 @@ fn prefetch_address(address: *const u8) {
     let _ = address;
 }
 
-/// The lines of one cached buffer, for prefetch hints ([`BufferCache::prefetch_lines`]).
+/// The lines of one block, for prefetch hints: a cached buffer found by address
+/// ([`BufferCache::prefetch_lines`], which pins nothing) or the bytes of a block a caller
+/// holds ([`PrefetchTarget::of`]). A hint loads lines, never reads them.
 #[derive(Clone, Copy)]
 pub struct PrefetchTarget<'c> {
     block: *const u8,
     len: usize,
-    _cache: PhantomData<&'c BufferCache>,
+    _memory: PhantomData<&'c [u8]>,
 }
 
-impl PrefetchTarget<'_> {
+impl<'c> PrefetchTarget<'c> {
+    /// The lines of `bytes`.
+    #[inline(always)]
+    pub fn of(bytes: &'c [u8]) -> PrefetchTarget<'c> {
+        PrefetchTarget { block: bytes.as_ptr(), len: bytes.len(), _memory: PhantomData }
+    }
+
     /// The block's size in bytes.
     pub fn len(&self) -> usize {
         self.len
@@ -957,12 +965,11 @@ impl PrefetchTarget<'_> {
         }
     }
 
-    /// Starts loading the line holding byte `at` of the buffer (nothing past its end).
+    /// Starts loading the line holding byte `at` of the block. An offset past the block
+    /// loads another line of memory (a prefetch never faults), so callers need not check.
     #[inline(always)]
     pub fn line(&self, at: usize) {
-        if at < self.len {
-            prefetch_address(self.block.wrapping_add(at));
-        }
+        prefetch_address(self.block.wrapping_add(at));
     }
 }
 

@@ -23,8 +23,9 @@ use super::ExecContext;
 use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push};
 use crate::access::AccessContext;
-use crate::access::by_rowid::{NextBlockLines, RowFetcher, RunEnd};
+use crate::access::by_rowid::{RowFetcher, RunEnd};
 use crate::access::full_scan::Flow;
+use crate::access::full_scan::NextBlockPrefetch;
 use crate::buffer::PrefetchTarget;
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::Result;
@@ -176,7 +177,7 @@ struct Emitter<'r> {
     /// The table's average row length, for guessing where a row lies in its block.
     row_len: Option<usize>,
     /// The block of the next long run of entries in one block, loaded over this run.
-    upcoming: Option<NextBlockLines<'r>>,
+    upcoming: Option<NextBlockPrefetch<'r>>,
     /// The leaf the scan reads next and how far its lines are loaded: a line per entry
     /// of this leaf, so it is in the CPU cache when the scan gets it.
     next_leaf: Option<(PrefetchTarget<'r>, usize)>,
@@ -299,14 +300,14 @@ impl<'r> Emitter<'r> {
 
     /// The block of the run after the one starting at entry `i`, to be loaded over the
     /// rows of this one, when that run is long (a well clustered index).
-    fn next_run_block(&self, i: usize) -> Option<NextBlockLines<'r>> {
+    fn next_run_block(&self, i: usize) -> Option<NextBlockPrefetch<'r>> {
         let rdba = self.rowids[i].rdba;
         let next = i + self.rowids[i..].iter().position(|r| r.rdba != rdba)?;
         let run = self.rowids.get(next..next + LONG_RUN)?;
         if run.iter().any(|r| r.rdba != run[0].rdba) {
             return None;
         }
-        self.ctx.db.cache.prefetch_lines(self.ctx.stats, run[0].rdba).map(NextBlockLines::new)
+        self.ctx.db.cache.prefetch_lines(self.ctx.stats, run[0].rdba).map(|block| NextBlockPrefetch::new(Some(block)))
     }
 
     /// Loads `lines` more lines of the next leaf.
