@@ -116,6 +116,14 @@ pub struct ColumnStats {
     pub avg_col_len: u64,
 }
 
+impl ColumnStats {
+    /// The fraction of the non-NULL rows one value holds, if values are spread evenly
+    /// (`1 / NUM_DISTINCT`; 0 for a column with no values).
+    pub fn density(&self) -> f64 {
+        if self.num_distinct == 0 { 0.0 } else { 1.0 / self.num_distinct as f64 }
+    }
+}
+
 /// A column value kept in the dictionary (low and high values).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum StatValue {

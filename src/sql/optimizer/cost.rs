@@ -21,16 +21,32 @@
 //! the I/O terms, it breaks ties between paths that read the same blocks.
 
 /// CPU of visiting one row of a full scan (lioscope's cached scan runs at about 20 ns).
-pub const SCAN_ROW_NS: f64 = 20.0;
+const SCAN_ROW_NS: f64 = 20.0;
 /// CPU of reading one index entry.
-pub const INDEX_ENTRY_NS: f64 = 10.0;
+const INDEX_ENTRY_NS: f64 = 10.0;
 /// CPU of fetching one row by rowid (a get when the block changes, the row, its columns).
-pub const ROWID_ROW_NS: f64 = 40.0;
+const ROWID_ROW_NS: f64 = 40.0;
 /// CPU of one comparison of a sort (rows × log2(rows) of them).
-pub const SORT_COMPARE_NS: f64 = 30.0;
+const SORT_COMPARE_NS: f64 = 30.0;
 
 const IOSEEKTIM_MS: f64 = 10.0;
 const IOTFRSPEED_BYTES_PER_MS: f64 = 4096.0;
+
+/// The cost of an index access path in its two parts.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexAccessCost {
+    /// Reading the index.
+    pub index: f64,
+    /// Fetching each row from the table by rowid.
+    pub table: f64,
+}
+
+impl IndexAccessCost {
+    /// The whole path: the index alone when it `covers` the query.
+    pub fn total(&self, covers: bool) -> f64 {
+        if covers { self.index } else { self.index + self.table }
+    }
+}
 
 /// The figures costs are computed with.
 #[derive(Debug, Clone, Copy)]
@@ -65,23 +81,20 @@ impl CostModel {
         1.0 + self.multiblock(blocks) + self.cpu(rows * SCAN_ROW_NS)
     }
 
-    /// An index range or full scan reading `selectivity` of the index, `entries` entries,
-    /// then (unless the index `covers` the query) fetching each row from the table.
+    /// An index range or full scan reading `selectivity` of the index, `entries` entries:
+    /// the cost of the index part, and what fetching each row from the table adds.
     pub fn index_access(
         &self,
         index: &super::selectivity::IndexFacts,
         selectivity: f64,
-        covers: bool,
         entries: f64,
-        _rows: f64,
-    ) -> f64 {
-        let mut cost = f64::from(index.blevel) + (index.leaf_blocks * selectivity).ceil();
-        let mut ns = entries * INDEX_ENTRY_NS;
-        if !covers {
-            cost += (index.clustering_factor * selectivity).ceil();
-            ns += entries * ROWID_ROW_NS;
+    ) -> IndexAccessCost {
+        IndexAccessCost {
+            index: f64::from(index.blevel)
+                + (index.leaf_blocks * selectivity).ceil()
+                + self.cpu(entries * INDEX_ENTRY_NS),
+            table: (index.clustering_factor * selectivity).ceil() + self.cpu(entries * ROWID_ROW_NS),
         }
-        cost + self.cpu(ns)
     }
 
     /// Sorting `rows` rows in memory.
@@ -113,10 +126,8 @@ mod tests {
         let m = CostModel { block_size: 8192, multiblock_read_count: 8 };
         let good = super::super::selectivity::IndexFacts::fixed(2, 10_000.0, 100_000.0, 20_000.0);
         let bad = super::super::selectivity::IndexFacts::fixed(2, 10_000.0, 5_000_000.0, 5_000_000.0);
-        let (g, b) = (
-            m.index_access(&good, 0.01, false, 50_000.0, 50_000.0),
-            m.index_access(&bad, 0.01, false, 50_000.0, 50_000.0),
-        );
+        let (g, b) =
+            (m.index_access(&good, 0.01, 50_000.0).total(false), m.index_access(&bad, 0.01, 50_000.0).total(false));
         assert!(b > g * 10.0, "good {g}, bad {b}");
     }
 }

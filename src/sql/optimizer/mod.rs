@@ -156,11 +156,9 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
         table_hints.iter().any(|h| matches!(&h.kind, HintKind::NoIndex(c) if matches_choice(c, ix, query.table)))
     };
     let usable: Vec<&Arc<IndexDef>> = indexes.iter().filter(|ix| !excluded(ix)).collect();
-    let mut candidates: Vec<(AccessPath, bool)> = vec![(full.clone(), false)];
+    let mut candidates = vec![full.clone()];
     for ix in &usable {
-        for path in index_paths(query, ix, &facts, rows, model) {
-            candidates.push((AccessPath::Index(path), true));
-        }
+        candidates.extend(index_paths(query, ix, &facts, model).into_iter().map(AccessPath::Index));
     }
     // Hints first: the first applicable one decides.
     for h in &table_hints {
@@ -194,7 +192,6 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
     };
     let best = candidates
         .into_iter()
-        .map(|(p, _)| p)
         .min_by(|a, b| with_sort(a).total_cmp(&with_sort(b)))
         .expect("the full scan is always a candidate");
     Decision { path: best, table_rows: facts.rows, rows, notes: with_ignored(notes, hints) }
@@ -205,10 +202,10 @@ fn with_ignored(mut notes: Vec<String>, hints: &Hints) -> Vec<String> {
     notes
 }
 
-fn cheapest(candidates: &[(AccessPath, bool)], fits: impl Fn(&IndexPath) -> bool) -> Option<AccessPath> {
+fn cheapest(candidates: &[AccessPath], fits: impl Fn(&IndexPath) -> bool) -> Option<AccessPath> {
     candidates
         .iter()
-        .filter_map(|(p, _)| match p {
+        .filter_map(|p| match p {
             AccessPath::Index(ip) if fits(ip) => Some(p.clone()),
             _ => None,
         })
@@ -225,14 +222,17 @@ fn why_not(h: &hints::Hint, query: &Query<'_>, indexes: &[Arc<IndexDef>]) -> Str
     if named.is_empty() {
         return format!("{} has no such index", query.table.name);
     }
-    let covers =
-        |ix: &IndexDef| query.columns_read.iter().enumerate().all(|(c, &read)| !read || ix.columns.contains(&c));
     match h.kind {
-        HintKind::IndexFfs(_) if !named.iter().any(|ix| covers(ix)) => {
+        HintKind::IndexFfs(_) if !named.iter().any(|ix| covers(query, ix)) => {
             "the index does not hold every column the query reads".into()
         }
         _ => "rows whose key columns are all NULL are not in the index and the query could need them".into(),
     }
+}
+
+/// Whether `ix` holds every column the query reads (it can answer without the table).
+fn covers(query: &Query<'_>, ix: &IndexDef) -> bool {
+    query.columns_read.iter().enumerate().all(|(c, &read)| !read || ix.columns.contains(&c))
 }
 
 /// Whether `ix` is one the hint's choice names.
@@ -250,16 +250,10 @@ fn matches_choice(choice: &IndexChoice, ix: &IndexDef, table: &TableDef) -> bool
 /// The paths `ix` offers for `query`: a unique or range scan when the WHERE clause bounds
 /// its leading columns; a full scan (in key order) and a fast full scan when the index
 /// holds every row the query can return.
-fn index_paths(
-    query: &Query<'_>,
-    ix: &Arc<IndexDef>,
-    facts: &TableFacts,
-    rows: f64,
-    model: &CostModel,
-) -> Vec<IndexPath> {
+fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model: &CostModel) -> Vec<IndexPath> {
     let table = query.table;
     let stats = selectivity::IndexFacts::new(ix, facts, model.block_size);
-    let covers = query.columns_read.iter().enumerate().all(|(c, &read)| !read || ix.columns.contains(&c));
+    let covers = covers(query, ix);
     // Rows with every key column NULL are not in the index: a path that does not bound a
     // key column can answer only if such rows cannot qualify.
     let no_all_null_rows = ix.columns.iter().any(|&c| {
@@ -280,8 +274,8 @@ fn index_paths(
         } else {
             IndexScanKind::Range
         };
-        let cost = model.index_access(&stats, access_selectivity, covers, entries, rows);
-        let index_cost = model.index_access(&stats, access_selectivity, true, entries, rows);
+        let costs = model.index_access(&stats, access_selectivity, entries);
+        let (cost, index_cost) = (costs.total(covers), costs.index);
         paths.push(IndexPath {
             index: ix.clone(),
             kind,
@@ -305,8 +299,8 @@ fn index_paths(
     }
     if no_all_null_rows {
         let entries = stats.num_rows;
-        let cost = model.index_access(&stats, 1.0, covers, entries, rows);
-        let index_cost = model.index_access(&stats, 1.0, true, entries, rows);
+        let costs = model.index_access(&stats, 1.0, entries);
+        let (cost, index_cost) = (costs.total(covers), costs.index);
         for d in [false, true] {
             paths.push(IndexPath {
                 index: ix.clone(),

@@ -15,6 +15,7 @@
 use super::predicates::{ColumnBound, Conjunct};
 use crate::catalog::{ColumnStats, IndexDef, TableDef};
 use crate::types::{Datum, Value};
+use std::cmp::Ordering;
 
 /// Row length assumed for a table without statistics.
 pub const ASSUMED_ROW_BYTES: f64 = 100.0;
@@ -127,12 +128,8 @@ pub fn combined(facts: &TableFacts<'_>, conjuncts: &[Conjunct]) -> f64 {
         match &c.bound {
             Some((col, ColumnBound::Range { lower, upper, .. })) => match ranges.iter_mut().find(|r| r.0 == *col) {
                 Some(r) => {
-                    if lower.is_some() {
-                        r.1 = lower.clone();
-                    }
-                    if upper.is_some() {
-                        r.2 = upper.clone();
-                    }
+                    r.1 = tighter(r.1.take(), lower, Ordering::Greater);
+                    r.2 = tighter(r.2.take(), upper, Ordering::Less);
                 }
                 None => ranges.push((*col, lower.clone(), upper.clone())),
             },
@@ -146,6 +143,20 @@ pub fn combined(facts: &TableFacts<'_>, conjuncts: &[Conjunct]) -> f64 {
     s.clamp(0.0, 1.0)
 }
 
+/// Of two ends of ranges on one column, the one that admits less: the greater lower end
+/// (`keep` = Greater) or the smaller upper end (`keep` = Less); an exclusive end beats
+/// an inclusive one at the same value. Ends that do not compare keep the first.
+fn tighter(current: RangeEnd, other: &RangeEnd, keep: Ordering) -> RangeEnd {
+    match (current, other) {
+        (None, other) => other.clone(),
+        (Some(c), None) => Some(c),
+        (Some(c), Some(o)) => match o.0.sql_cmp(&c.0) {
+            Ok(Some(order)) if order == keep || (order == Ordering::Equal && !o.1) => Some(o.clone()),
+            _ => Some(c),
+        },
+    }
+}
+
 fn bound_selectivity(facts: &TableFacts<'_>, col: usize, bound: &ColumnBound) -> f64 {
     let Some(stats) = facts.column(col) else {
         return match bound {
@@ -155,7 +166,7 @@ fn bound_selectivity(facts: &TableFacts<'_>, col: usize, bound: &ColumnBound) ->
             ColumnBound::Range { .. } => DEFAULT_OTHER,
         };
     };
-    let density = if stats.num_distinct == 0 { 0.0 } else { 1.0 / stats.num_distinct as f64 };
+    let density = stats.density();
     let non_null = facts.non_null(col);
     match bound {
         ColumnBound::Eq(_) => density * non_null,
@@ -191,7 +202,7 @@ fn range_selectivity(
         },
     };
     let (Some(lo), Some(hi)) = (at(lower, low), at(upper, high)) else { return DEFAULT_OTHER };
-    let density = if stats.num_distinct == 0 { 0.0 } else { 1.0 / stats.num_distinct as f64 };
+    let density = stats.density();
     let width = high - low;
     let covered = if width <= 0.0 {
         f64::from(u8::from(lo <= low && low <= hi))
@@ -275,6 +286,19 @@ mod tests {
         // Outside the values: nothing (plus the density of a closed end).
         let s = combined(&f, &conjuncts(&cmp(CmpOp::Gt, 5000)));
         assert_eq!(s, 0.0);
+    }
+
+    #[test]
+    fn ranges_on_one_column_combine_to_the_tighter_ends() {
+        let t = table(1000, 1, 1001, 1000, 0);
+        let f = TableFacts::new(&t, 100, 8192);
+        let and = |a, b| Expr::And(Box::new(a), Box::new(b));
+        let alone = combined(&f, &conjuncts(&cmp(CmpOp::Gt, 501)));
+        for both in [and(cmp(CmpOp::Gt, 501), cmp(CmpOp::Gt, 101)), and(cmp(CmpOp::Gt, 101), cmp(CmpOp::Gt, 501))] {
+            assert_eq!(combined(&f, &conjuncts(&both)), alone);
+        }
+        let upper = combined(&f, &conjuncts(&cmp(CmpOp::Lt, 101)));
+        assert_eq!(combined(&f, &conjuncts(&and(cmp(CmpOp::Lt, 101), cmp(CmpOp::Lt, 501)))), upper);
     }
 
     #[test]
