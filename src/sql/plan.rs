@@ -284,26 +284,16 @@ impl<'a> Builder<'_, 'a> {
     /// the estimates and notes, and rewrites the source and its lines for an index path.
     fn choose_access(&mut self, table: &Arc<TableDef>, select: &ast::Select, hints: &Hints) -> Result<Option<Source>> {
         let indexes = self.session.db.catalog.indexes_of(table.object_id);
-        if table.stats.is_none() && indexes.is_empty() {
-            // One path only: nothing to cost, and no statistics to estimate rows from.
-            self.notes.push(format!("no statistics on {}: no estimates (run ANALYZE TABLE)", table.name));
-            self.notes.extend(
-                hints
-                    .hints
-                    .iter()
-                    .filter(|h| h.table.is_some())
-                    .map(|h| format!("hint not used: {} (no index on {})", h.text, table.name)),
-            );
-            self.notes.extend(hints.ignored.iter().cloned());
-            return Ok(None);
-        }
-        let segment_blocks = if table.stats.is_some() {
-            0
+        // One path only: nothing to choose, and no statistics to estimate rows from. The
+        // optimizer still judges the hints, for the notes.
+        let full_scan_only = table.stats.is_none() && indexes.is_empty();
+        let segment_blocks = if table.stats.is_some() || full_scan_only {
+            None
         } else {
             // Without statistics the optimizer reads the segment header for the table's
             // size: one consistent get, counted in the statement's statistics.
             let ctx = self.session.access_context();
-            u64::from(crate::access::segments::read_map(&ctx, table)?.hwm.saturating_sub(1))
+            Some(u64::from(crate::access::segments::read_map(&ctx, table)?.hwm.saturating_sub(1)))
         };
         let conjuncts = match self.stages.first() {
             Some(Stage::Filter(f)) => predicates::conjuncts(&f.predicate),
@@ -330,6 +320,9 @@ impl<'a> Builder<'_, 'a> {
         };
         let decision = optimizer::choose(&query, &indexes, hints, &model);
         self.notes.extend(decision.notes.iter().cloned());
+        if full_scan_only {
+            return Ok(None);
+        }
         let estimate = Estimate { rows: decision.rows, cost: decision.path.cost() };
         let scan_line = self.lines.iter_mut().find(|l| l.operation == "TABLE ACCESS FULL").expect("the table's line");
         scan_line.rows_rule = RowsRule::Source(decision.rows);

@@ -116,8 +116,10 @@ pub struct Query<'q> {
     pub table: &'q TableDef,
     /// The alias the query gives the table, if any (hints may name either).
     pub alias: Option<&'q str>,
-    /// Formatted blocks of the table's segment below the high-water mark.
-    pub segment_blocks: u64,
+    /// For a table never analyzed, its formatted blocks below the high-water mark, which
+    /// rows are estimated from; `None` when it was analyzed, or when there is nothing to
+    /// choose (a full scan of a bare table): then no estimates are made.
+    pub segment_blocks: Option<u64>,
     pub conjuncts: &'q [Conjunct],
     /// The table columns the query reads anywhere.
     pub columns_read: &'q [bool],
@@ -128,13 +130,16 @@ pub struct Query<'q> {
 
 /// Chooses the access path of `query` among a full scan and `indexes`.
 pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model: &CostModel) -> Decision {
-    let facts = TableFacts::new(query.table, query.segment_blocks, model.block_size);
+    let facts = TableFacts::new(query.table, query.segment_blocks.unwrap_or(0), model.block_size);
     let mut notes = Vec::new();
     if !facts.analyzed {
-        notes.push(format!(
-            "no statistics on {}: estimates assume 100-byte rows in its {} blocks (run ANALYZE TABLE)",
-            query.table.name, query.segment_blocks
-        ));
+        notes.push(match query.segment_blocks {
+            Some(blocks) => format!(
+                "no statistics on {}: estimates assume 100-byte rows in its {blocks} blocks (run ANALYZE TABLE)",
+                query.table.name
+            ),
+            None => format!("no statistics on {}: no estimates (run ANALYZE TABLE)", query.table.name),
+        });
     }
     let selectivity = selectivity::combined(&facts, query.conjuncts);
     let rows = facts.rows * selectivity;
