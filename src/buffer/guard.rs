@@ -74,6 +74,13 @@ impl WriteGuard<'_> {
     pub fn rdba(&self) -> u32 {
         self.rdba
     }
+
+    /// [`ReadGuard::structure_verified`] of the bytes as this guard found them: it says
+    /// nothing once the holder has written through the guard (its release clears it).
+    #[inline]
+    pub fn structure_verified(&self) -> bool {
+        self.cache.headers[self.index as usize].state.load(Ordering::Acquire) & super::VERIFIED != 0
+    }
 }
 
 impl Deref for WriteGuard<'_> {

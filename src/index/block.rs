@@ -337,8 +337,14 @@ impl IndexBlockMut<'_> {
 
     /// Formats an empty block: a leaf (`level` 0, with ITL slots) or a branch.
     pub fn format(&mut self, rdba: u32, object_id: u32, level: u8) {
+        self.0.fill(0);
+        self.format_zeroed(rdba, object_id, level);
+    }
+
+    /// [`Self::format`] for a block that is already all zero (a new block).
+    pub fn format_zeroed(&mut self, rdba: u32, object_id: u32, level: u8) {
         let t = if level == 0 { BlockType::IndexLeaf } else { BlockType::IndexBranch };
-        block::format_block(self.0, t, rdba, object_id);
+        block::format_zeroed_block(self.0, t, rdba, object_id);
         assert!(self.0.len() <= 32 * 1024, "block sizes are at most 32 KiB, so offsets fit in 16 bits");
         self.0[OFF_ITL_COUNT] = if level == 0 { LEAF_ITL_SLOTS } else { 0 };
         let tail = self.0.len() - TAIL_LEN;

@@ -124,20 +124,27 @@ impl<'n> Tree<'n> {
     /// Checks a block read for this index: its header on every get; every entry only
     /// when the buffer's bytes changed since a reader last checked them all.
     pub fn check_read(&self, ctx: &AccessContext<'_>, guard: &ReadGuard<'_>) -> Result<()> {
-        let view = IndexBlock(guard);
-        view.check_header(self.object_id).map_err(|r| self.corrupt(ctx, guard.rdba(), r))?;
-        if !guard.structure_verified() {
-            view.check_entries().map_err(|r| self.corrupt(ctx, guard.rdba(), r))?;
+        if !self.check(ctx, guard, guard.rdba(), guard.structure_verified())? {
             guard.mark_structure_verified();
         }
         Ok(())
     }
 
-    /// A current-mode get of index block `rdba`, checked.
+    /// A current-mode get of index block `rdba`, checked as [`Tree::check_read`] checks.
     pub fn change<'c>(&self, ctx: &AccessContext<'c>, rdba: u32) -> Result<WriteGuard<'c>> {
         let guard = ctx.db.cache.current_get(ctx.stats, rdba)?;
-        IndexBlock(&guard).check(self.object_id).map_err(|r| self.corrupt(ctx, rdba, r))?;
+        self.check(ctx, &guard, rdba, guard.structure_verified())?;
         Ok(guard)
+    }
+
+    /// Checks `block`'s header, and its entries unless `verified`; returns `verified`.
+    fn check(&self, ctx: &AccessContext<'_>, block: &[u8], rdba: u32, verified: bool) -> Result<bool> {
+        let view = IndexBlock(block);
+        view.check_header(self.object_id).map_err(|r| self.corrupt(ctx, rdba, r))?;
+        if !verified {
+            view.check_entries().map_err(|r| self.corrupt(ctx, rdba, r))?;
+        }
+        Ok(verified)
     }
 
     /// Leaf `current` (read now) as the statement's snapshot sees it.
@@ -247,7 +254,7 @@ impl Space {
         let rdba = self.map.block_address(self.map.hwm).expect("the block at the high-water mark is allocated");
         self.map.hwm += 1;
         let mut guard = ctx.db.cache.new_block(ctx.stats, rdba, self.object_id)?;
-        IndexBlockMut(&mut guard).format(rdba, self.object_id, level);
+        IndexBlockMut(&mut guard).format_zeroed(rdba, self.object_id, level);
         set_scn(&mut guard, ctx.scn);
         Ok(guard)
     }

@@ -142,6 +142,14 @@ impl BlockHeader<'_> {
 /// Writes the common header of a freshly formatted block (the rest is zeroed).
 pub fn format_block(block: &mut [u8], block_type: BlockType, rdba: u32, object_id: u32) {
     block.fill(0);
+    format_zeroed_block(block, block_type, rdba, object_id);
+}
+
+/// [`format_block`] for a block that is already all zero (a buffer
+/// [`BufferCache::new_block`](crate::buffer::BufferCache::new_block) just gave): only the
+/// header fields are written.
+pub fn format_zeroed_block(block: &mut [u8], block_type: BlockType, rdba: u32, object_id: u32) {
+    debug_assert!(block.iter().all(|&b| b == 0), "format_zeroed_block is given an all-zero block");
     write_header_fields(block, block_type, rdba, object_id);
 }
 
@@ -278,8 +286,7 @@ impl DataBlockMut<'_> {
     /// [`Self::format`] for a block that is already all zero (a buffer just claimed for a
     /// new block): only the header fields are written.
     pub fn format_zeroed(&mut self, rdba: u32, object_id: u32, itl_slots: u8) {
-        debug_assert!(self.0.iter().all(|&b| b == 0), "format_zeroed is given an all-zero block");
-        write_header_fields(self.0, BlockType::TableData, rdba, object_id);
+        format_zeroed_block(self.0, BlockType::TableData, rdba, object_id);
         self.0[OFF_ITL_COUNT] = itl_slots;
         assert!(self.0.len() <= 32 * 1024, "block sizes are at most 32 KiB, so offsets fit in 16 bits");
         put_u16(self.0, OFF_ROW_TOP, self.0.len() as u16);

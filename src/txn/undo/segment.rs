@@ -163,7 +163,7 @@ impl Segment {
         let rdba = self.geometry.ring_first + index;
         let seq = next_seq(old_seq);
         let mut block = ctx.db.cache.new_block(ctx.stats, rdba, tablespace::object_id(self.usn()))?;
-        UndoBlockMut(&mut block).format(rdba, tablespace::object_id(self.usn()), xid, seq);
+        UndoBlockMut(&mut block).format_zeroed(rdba, tablespace::object_id(self.usn()), xid, seq);
         ring[index as usize] = RingEntry::Known { owner: xid, seq };
         UndoHeaderMut(header).set_ring_head(index);
         Ok((block, seq))

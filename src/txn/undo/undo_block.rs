@@ -119,10 +119,11 @@ impl<'a> UndoBlock<'a> {
 pub struct UndoBlockMut<'a>(pub &'a mut [u8]);
 
 impl UndoBlockMut<'_> {
-    /// Formats an empty undo block owned by `owner` at sequence `seq`.
-    pub fn format(&mut self, rdba: u32, object_id: u32, owner: Xid, seq: u16) {
+    /// Formats an empty undo block owned by `owner` at sequence `seq`, in a block that is
+    /// all zero (a new block).
+    pub fn format_zeroed(&mut self, rdba: u32, object_id: u32, owner: Xid, seq: u16) {
         assert!(self.0.len() <= 32 * 1024, "block sizes are at most 32 KiB, so offsets fit in 16 bits");
-        block::format_block(self.0, BlockType::UndoData, rdba, object_id);
+        block::format_zeroed_block(self.0, BlockType::UndoData, rdba, object_id);
         put_xid(self.0, OFF_OWNER, owner);
         put_u16(self.0, OFF_SEQ, seq);
         put_u16(self.0, OFF_TOP, self.0.len() as u16);
@@ -159,7 +160,7 @@ mod tests {
     fn largest_body_fits_an_empty_block_and_no_more() {
         for size in [2048, 8192, 32768] {
             let mut b = vec![0u8; size];
-            UndoBlockMut(&mut b).format(rdba(2, 9), 1, OWNER, 1);
+            UndoBlockMut(&mut b).format_zeroed(rdba(2, 9), 1, OWNER, 1);
             assert!(!UndoBlock(&b).fits(max_body_len(size) + 1));
             let body = vec![0xab; max_body_len(size)];
             assert_eq!(UndoBlockMut(&mut b).append(Uba::NONE, &body), Some(0));
@@ -171,7 +172,7 @@ mod tests {
     #[test]
     fn at_most_255_records() {
         let mut b = vec![0u8; 32768];
-        UndoBlockMut(&mut b).format(rdba(2, 9), 1, OWNER, 1);
+        UndoBlockMut(&mut b).format_zeroed(rdba(2, 9), 1, OWNER, 1);
         for i in 0..MAX_RECORDS {
             assert_eq!(UndoBlockMut(&mut b).append(Uba::NONE, b"x"), Some(i as u8));
         }
@@ -181,7 +182,7 @@ mod tests {
     #[test]
     fn damaged_directory_is_an_error_not_a_panic() {
         let mut b = vec![0u8; 2048];
-        UndoBlockMut(&mut b).format(rdba(2, 9), 1, OWNER, 1);
+        UndoBlockMut(&mut b).format_zeroed(rdba(2, 9), 1, OWNER, 1);
         UndoBlockMut(&mut b).append(Uba::NONE, b"hello").unwrap();
         put_u16(&mut b, OFF_DIRECTORY, 2047);
         assert!(UndoBlock(&b).record(0).is_err());
@@ -200,7 +201,7 @@ mod tests {
         #[test]
         fn records_come_back_in_order(bodies in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 1..80)) {
             let mut b = vec![0u8; 8192];
-            UndoBlockMut(&mut b).format(rdba(2, 9), 1, OWNER, 4);
+            UndoBlockMut(&mut b).format_zeroed(rdba(2, 9), 1, OWNER, 4);
             let mut stored = Vec::new();
             for (i, body) in bodies.iter().enumerate() {
                 let prev = Uba { rdba: rdba(2, 8), seq: 3, record: i as u8 };
