@@ -133,7 +133,7 @@ pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
             "insert_select": load, "copy": copy,
             "cached_scan_runs": cached, "cold_scans": cold.iter().map(|(m, r)| serde_json::json!({"mbrc": m, "run": r})).collect::<Vec<_>>(),
         });
-        sample::write_json(path, &json)?;
+        crate::storage::write_json(path, &json)?;
     }
     drop(session);
     db.close()

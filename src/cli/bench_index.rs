@@ -137,7 +137,7 @@ pub fn run(opts: &BenchOptions) -> crate::Result<()> {
             "builds": builds.iter().map(|(i, e, c)| serde_json::json!({"index": i, "elapsed_ms": e, "cpu_ms": c})).collect::<Vec<_>>(),
             "paths": json_paths,
         });
-        sample::write_json(path, &json)?;
+        crate::storage::write_json(path, &json)?;
     }
     drop(session);
     db.close()

@@ -64,16 +64,13 @@ const T_RIGHT: usize = 8;
 const T_LEFT: usize = 12;
 const T_PURGE: usize = 16;
 
+/// The two-byte offsets and lengths of an index block, as sizes.
 fn u16_at(b: &[u8], off: usize) -> usize {
-    u16::from_le_bytes([b[off], b[off + 1]]) as usize
+    usize::from(block::get_u16(b, off))
 }
 
 fn put_u16(b: &mut [u8], off: usize, v: usize) {
-    b[off..off + 2].copy_from_slice(&(v as u16).to_le_bytes());
-}
-
-fn u32_at(b: &[u8], off: usize) -> u32 {
-    u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+    block::put_u16(b, off, v as u16);
 }
 
 /// A row address as an index entry holds it: block address and slot of the row's head.
@@ -109,10 +106,10 @@ impl<'a> IndexBlock<'a> {
         u16_at(self.0, OFF_COUNT)
     }
     pub fn right(&self) -> u32 {
-        u32_at(self.0, self.tail() + T_RIGHT)
+        block::get_u32(self.0, self.tail() + T_RIGHT)
     }
     pub fn left(&self) -> u32 {
-        u32_at(self.0, self.tail() + T_LEFT)
+        block::get_u32(self.0, self.tail() + T_LEFT)
     }
     pub fn purge_scn(&self) -> u64 {
         let at = self.tail() + T_PURGE;
@@ -246,7 +243,7 @@ impl<'a> IndexBlock<'a> {
     }
     pub fn child(&self, i: usize) -> u32 {
         let off = self.offset(i);
-        u32_at(self.0, off + 2 + u16_at(self.0, off))
+        block::get_u32(self.0, off + 2 + u16_at(self.0, off))
     }
     /// The bytes of branch entry `i`.
     pub fn branch_entry(&self, i: usize) -> &'a [u8] {

@@ -153,7 +153,7 @@ pub fn run(opts: &CrOptions) -> Result<()> {
     if let Some(path) = &opts.json {
         let json = serde_json::json!({ "rows": opts.rows, "updated_rows": updated, "query": QUERY,
             "statistics": CR_STATS.map(|s| s.name()), "sets": sets });
-        sample::write_json(path, &json)?;
+        crate::storage::write_json(path, &json)?;
     }
     drop((reader, updater, elsewhere));
     db.close()

@@ -1,8 +1,8 @@
 //! Measuring one statement the way every lab experiment does: wall-clock elapsed time,
 //! the thread's CPU time (the time model's `DB CPU`), and the delta of every session
 //! statistic, all around one `Session::execute`. Also what every experiment and benchmark
-//! needs around its measurements: a database directory ([`work_dir`]) and the JSON file
-//! of its figures ([`write_json`]).
+//! needs around its measurements: a database directory ([`work_dir`]); their figures go
+//! to JSON through [`crate::storage::write_json`].
 
 use crate::stats::{Stat, TimeModel};
 use crate::{QueryResult, Result, Session};
@@ -71,12 +71,6 @@ pub fn work_dir(dir: Option<&std::path::Path>, name: &str) -> Result<(std::path:
             Ok((tmp.0.clone(), Some(tmp)))
         }
     }
-}
-
-/// Writes an experiment's figures to `path` as pretty-printed JSON.
-pub fn write_json(path: &std::path::Path, json: &serde_json::Value) -> Result<()> {
-    std::fs::write(path, serde_json::to_string_pretty(json).unwrap_or_default())
-        .map_err(|e| crate::Error::io("write", path, e))
 }
 
 impl Drop for TempDir {

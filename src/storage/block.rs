@@ -104,19 +104,19 @@ pub fn rdba_block(rdba: u32) -> u32 {
     rdba & ((1 << 22) - 1)
 }
 
-fn get_u16(b: &[u8], off: usize) -> u16 {
+pub(crate) fn get_u16(b: &[u8], off: usize) -> u16 {
     u16::from_le_bytes([b[off], b[off + 1]])
 }
 
-fn put_u16(b: &mut [u8], off: usize, v: u16) {
+pub(crate) fn put_u16(b: &mut [u8], off: usize, v: u16) {
     b[off..off + 2].copy_from_slice(&v.to_le_bytes());
 }
 
-fn get_u32(b: &[u8], off: usize) -> u32 {
+pub(crate) fn get_u32(b: &[u8], off: usize) -> u32 {
     u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
 }
 
-fn put_u32(b: &mut [u8], off: usize, v: u32) {
+pub(crate) fn put_u32(b: &mut [u8], off: usize, v: u32) {
     b[off..off + 4].copy_from_slice(&v.to_le_bytes());
 }
 
