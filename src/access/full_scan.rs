@@ -437,7 +437,7 @@ const PREFETCH_ROWS_AHEAD: usize = 6;
 /// Prefetches the next block of a scan (or of a run of rows fetched by rowid) a few cache
 /// lines per row of the current one: its header and row directory at once, then its rows
 /// from the end of the block down, the order a walk reads them (rows are stored
-/// bottom-up), [`LINES_PER_ROW`] lines per row. Spread this way the lines arrive about
+/// bottom-up), `LINES_PER_ROW` lines per row. Spread this way the lines arrive about
 /// one block ahead of use, without a burst that would overflow the CPU's line-fill
 /// buffers.
 pub struct NextBlockPrefetch<'b> {

@@ -21,13 +21,13 @@
 //! the I/O terms, it breaks ties between paths that read the same blocks.
 
 /// CPU of visiting one row of a full scan (lioscope's cached scan runs at about 20 ns).
-const SCAN_ROW_NS: f64 = 20.0;
+pub const SCAN_ROW_NS: f64 = 20.0;
 /// CPU of reading one index entry.
-const INDEX_ENTRY_NS: f64 = 10.0;
+pub const INDEX_ENTRY_NS: f64 = 10.0;
 /// CPU of fetching one row by rowid (a get when the block changes, the row, its columns).
-const ROWID_ROW_NS: f64 = 40.0;
+pub const ROWID_ROW_NS: f64 = 40.0;
 /// CPU of one comparison of a sort (rows × log2(rows) of them).
-const SORT_COMPARE_NS: f64 = 30.0;
+pub const SORT_COMPARE_NS: f64 = 30.0;
 
 const IOSEEKTIM_MS: f64 = 10.0;
 const IOTFRSPEED_BYTES_PER_MS: f64 = 4096.0;
