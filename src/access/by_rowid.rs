@@ -8,6 +8,17 @@
 //! one logical read a table block, and one in random order about one a row, as in
 //! Oracle. A chained or migrated row is followed (`table fetch continued row`).
 //!
+//! [`RowFetcher::walk_run`] takes the rowids of a run in one block at once for a row
+//! kernel: each row is walked in place and handed over, while the block of the next run
+//! loads ([`NextBlockPrefetch`]). A row the kernel cannot decide, or a chained one, ends
+//! the walk ([`RunEnd::Undecided`]) and is fetched whole with
+//! [`RowFetcher::fetch_pinned`]. Every row reached counts `table fetch by rowid` (and,
+//! after the first of a block, `buffer is pinned count`) once, whichever way it is read;
+//! the counts reach the session's statistics when the fetcher is released.
+//!
+//! Which slots hold a live row, and which are corrupt, is the full scan's rule
+//! (`full_scan::live_row`) on every path.
+//!
 //! Invariant: a row is handed out only while its block (or the clone it was read from)
 //! is pinned, and only if it is a live row head as the snapshot sees it.
 

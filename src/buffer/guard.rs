@@ -4,8 +4,14 @@
 //! content lock in shared mode; a [`WriteGuard`] holds a pin and the content lock in
 //! exclusive mode. A write guard on a block's current version marks the buffer dirty; one
 //! on a CR clone never does (clones are never written). Dropping a guard releases both,
-//! so a pin cannot leak; [`WriteGuard::downgrade`] hands both to a read guard. A [`PinnedRun`] holds the pins of a multiblock read until a scan turns
-//! them into read guards one by one, and releases the rest when dropped.
+//! so a pin cannot leak; [`WriteGuard::downgrade`] hands both to a read guard. A
+//! [`PinnedRun`] holds the pins of a multiblock read until a scan turns them into read
+//! guards one by one, and releases the rest when dropped.
+//!
+//! A read guard also carries the buffer's verified mark
+//! ([`ReadGuard::structure_verified`]): set by a reader whose structural check passed,
+//! cleared by the release or downgrade of every write guard, so it never outlives the
+//! bytes it vouches for.
 
 use super::BufferCache;
 use crate::error::Result;

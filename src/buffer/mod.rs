@@ -4,7 +4,8 @@
 //! ```text
 //!  rdba ──hash──► bucket ──(child latch guards 32 buckets)──► chain: [buf 17, buf 4]
 //!                                                                     │
-//!  headers[4]: rdba, object id, pins, touch count, state (VALID READING DIRTY IN_CHAIN CR),
+//!  headers[4]: rdba, object id, pins, touch count, zeroed,
+//!              state (VALID READING DIRTY IN_CHAIN CR VERIFIED),
 //!              content lock ──────────────────────────────► arena[4]: 8 KiB block bytes
 //! ```
 //!
@@ -22,7 +23,8 @@
 //! visits the block ([`BufferCache::count_consistent_get`]).
 //!
 //! A miss claims a free buffer (clock sweep over the touch counts; a dirty victim is first
-//! written back), inserts it into the chain marked READING, reads the block, checks it
+//! written back; a session that finds every buffer pinned waits up to 10 s for one,
+//! `free buffer waits`), inserts it into the chain marked READING, reads the block, checks it
 //! (checksum, address, type) and clears READING; sessions that want the same block in the
 //! meantime wait (`read by other session`). Multiblock reads
 //! ([`BufferCache::pin_multiblock`]) claim one buffer per uncached block of a run, fill
@@ -33,9 +35,18 @@
 //!
 //! A reader that knows which blocks it will get next (a table access by rowid) can ask
 //! for their memory early: [`BufferCache::prefetch_chain`] touches nothing but the hash
-//! chain's lines, [`BufferCache::prefetch_block`] finds the buffer under the chain's latch
-//! (a latch get, counted) and prefetches some of its lines; neither pins or reads a block,
-//! so neither counts a get nor changes any result.
+//! chain's lines, [`BufferCache::prefetch_lines`] finds the buffer under the chain's latch
+//! (a latch get, counted) without reading its header, and a [`PrefetchTarget`] loads
+//! lines of it ([`BufferCache::prefetch_block`] does both); none pins or reads a block,
+//! so none counts a get nor changes any result.
+//!
+//! Two marks save work the bytes make unnecessary:
+//! - `zeroed`: a buffer never claimed holds the zeros the arena was mapped with; the
+//!   first claim clears the mark for good, and [`BufferCache::new_block`] zeroes only a
+//!   buffer without it;
+//! - VERIFIED: a reader whose structural check of a block passed marks the buffer
+//!   ([`ReadGuard::mark_structure_verified`]) so later gets need not repeat it; every
+//!   release or downgrade of a write guard, read from disk, clone or reuse clears it.
 //!
 //! Invariants:
 //! - a block address has at most one current entry in its chain and up to
@@ -52,7 +63,10 @@
 //! - block bytes are read only under the shared content lock and written only under the
 //!   exclusive one (both held through a guard); read guards take the shared lock
 //!   recursively, so a session that already holds a block shared never waits on it;
-//! - a block leaves the cache dirty only by being written back first.
+//! - a block leaves the cache dirty only by being written back first;
+//! - VERIFIED is set only under a shared content lock and cleared before the exclusive
+//!   lock that changed the bytes is let go, so no reader trusts a mark older than the
+//!   bytes.
 
 mod arena;
 mod guard;

@@ -13,13 +13,15 @@
 //! record ([`super::undo::EntryUndo`]) with the slot as it was, point the slot at the
 //! record, then change the entry and lock it through the slot. A delete only flags the
 //! entry `DELETED`; its space is purged when the leaf needs room, and only from entries
-//! whose deleting transaction has committed. The leaf then records the newest such
+//! whose deleting transaction committed before the snapshot of every statement running
+//! (and of every serializable or read-only transaction). The leaf then records the newest such
 //! commit as its purge SCN: a reader whose snapshot is older cannot rebuild the leaf as
 //! it was (the entry is gone) and gets "snapshot too old" instead of a wrong answer.
 //!
 //! Splits are structural: not undone by rollback, and not hidden from readers. A split
-//! moves the upper half of a block's entries (all of them 50-50 by bytes, or none for a
-//! 90-10 split: an insert past the last entry of the rightmost leaf) into a new block to
+//! moves the upper half of a block's entries (half the bytes for a 50-50 split, or only
+//! the last entry for a 90-10 split: an insert past the last entry of the rightmost leaf,
+//! whose room pays for the left block's new high fence) into a new block to
 //! its right, copying the ITL slots, then adds a separator to the parent, splitting it
 //! in turn if needed. The root stays where it is: a root split moves its entries down
 //! into two new blocks and becomes a branch one level higher.

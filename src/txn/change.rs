@@ -1,4 +1,7 @@
-//! Changes transactions make to table blocks, and the undo that reverses them.
+//! Changes transactions make to table blocks, and the undo that reverses them. Index
+//! leaves share the ITL handling (`take_itl`, row locks, cleanout): an entry's lock byte
+//! sits where a row's does, one byte after the start of the entry; the undo records of
+//! index entries are the index module's own.
 //!
 //! Every change to a row goes through an ITL slot of its block owned by the changing
 //! transaction. The undo record of a change ([`BlockUndo`]) keeps what the change

@@ -24,6 +24,11 @@
 //! it rolled back as active have not committed by the reader's snapshot. Writers lower
 //! that bound when they change the current block. A clone built for a reader with
 //! changes of its own in the block keeps them and serves only that reader's transaction.
+//!
+//! Index leaves are read the same way: their ITL and entry lock bytes are laid out as a
+//! table block's, and a record of an index entry change (`index::undo`) is applied by
+//! the index module. A leaf's chain may lead into records written for the leaf it was
+//! split from: a split copies the ITL slots, so both halves keep their undo chains.
 
 use super::change::BlockUndo;
 use super::{TxnStatus, Xid};

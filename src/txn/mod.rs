@@ -7,7 +7,7 @@
 //!   transaction table and a ring of undo blocks, all read and written through the
 //!   buffer cache like table blocks.
 //! - [`change`]: the undo record of a change to a table block, how it is applied, and
-//!   how a transaction takes an ITL slot.
+//!   how a transaction takes an ITL slot (in a table block or an index leaf).
 //! - [`cr`]: consistent reads: the version of a block a statement must see (no work,
 //!   delayed cleanout, a cached or a new CR clone).
 //! - [`enqueue`]: TX enqueues: waits for row locks and deadlock detection.
