@@ -51,7 +51,7 @@ pub struct RowFetcher<'c> {
     /// statistics (added when the fetcher is released or dropped).
     fetched: u64,
     pinned_hits: u64,
-    stats: Option<&'c crate::stats::SessionStats>,
+    stats: &'c crate::stats::SessionStats,
 }
 
 /// Where [`RowFetcher::walk_run`] ended.
@@ -66,8 +66,9 @@ pub enum RunEnd {
 }
 
 impl<'c> RowFetcher<'c> {
-    /// A fetcher locating the first `width` columns of each row.
-    pub fn new(table: &'c TableDef, width: usize) -> RowFetcher<'c> {
+    /// A fetcher locating the first `width` columns of each row, counting into the
+    /// statistics of `ctx`'s session.
+    pub fn new(ctx: &AccessContext<'c>, table: &'c TableDef, width: usize) -> RowFetcher<'c> {
         let width = width.min(table.columns.len());
         RowFetcher {
             table,
@@ -78,7 +79,7 @@ impl<'c> RowFetcher<'c> {
             pinned: None,
             fetched: 0,
             pinned_hits: 0,
-            stats: None,
+            stats: ctx.stats,
         }
     }
 
@@ -91,7 +92,6 @@ impl<'c> RowFetcher<'c> {
     #[inline]
     fn visit(&mut self, ctx: &AccessContext<'c>, rowid: PieceAddr) -> Result<()> {
         self.fetched += 1;
-        self.stats = Some(ctx.stats);
         match &self.pinned {
             Some(guard) if guard.rdba() == rowid.rdba => self.pinned_hits += 1,
             _ => {
@@ -198,10 +198,8 @@ impl<'c> RowFetcher<'c> {
     /// Lets go of the pinned block and adds the fetches to the session's statistics.
     pub fn release(&mut self) {
         self.pinned = None;
-        if let Some(stats) = self.stats {
-            stats.add(Stat::TableFetchByRowid, std::mem::take(&mut self.fetched));
-            stats.add(Stat::BufferIsPinned, std::mem::take(&mut self.pinned_hits));
-        }
+        self.stats.add(Stat::TableFetchByRowid, std::mem::take(&mut self.fetched));
+        self.stats.add(Stat::BufferIsPinned, std::mem::take(&mut self.pinned_hits));
     }
 }
 

@@ -83,9 +83,7 @@ pub fn insert(
     rowid: RowId,
 ) -> Result<()> {
     check_key_len(ctx, index, key)?;
-    let tree = Tree::of(index);
-    let xid = txn.xid(ctx, sid)?;
-    let full = tree::full_key(key, rowid);
+    let (tree, xid, full) = entry_change(ctx, txn, sid, index, key, rowid)?;
     under_structure_lock(ctx, index, xid, || {
         if index.unique {
             match unique_conflict(ctx, &tree, key, xid)? {
@@ -108,10 +106,21 @@ pub fn delete(
     key: &[u8],
     rowid: RowId,
 ) -> Result<()> {
-    let tree = Tree::of(index);
-    let xid = txn.xid(ctx, sid)?;
-    let full = tree::full_key(key, rowid);
+    let (tree, xid, full) = entry_change(ctx, txn, sid, index, key, rowid)?;
     under_structure_lock(ctx, index, xid, || tree::delete_entry(ctx, &tree, txn, xid, &full))
+}
+
+/// What a change of the entry (`key`, `rowid`) works with: the tree, the changing
+/// transaction's id (taken now if it has none) and the entry's full key.
+fn entry_change<'i>(
+    ctx: &AccessContext<'_>,
+    txn: &mut Transaction,
+    sid: u32,
+    index: &'i IndexDef,
+    key: &[u8],
+    rowid: RowId,
+) -> Result<(Tree<'i>, crate::txn::Xid, Vec<u8>)> {
+    Ok((Tree::of(index), txn.xid(ctx, sid)?, tree::full_key(key, rowid)))
 }
 
 /// Runs `change` under the index's structure lock until it is done: again at once after

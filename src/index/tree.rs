@@ -349,8 +349,7 @@ fn change_entry(
         block::leaf_entry(new_flags, lock, key, block::rowid_of(full_key), &mut entry);
         assert!(IndexBlockMut(leaf).insert_entry(pos, &entry), "room was made before the undo was written");
     }
-    set_scn(leaf, ctx.scn);
-    ctx.db.cache.cap_cr_versions(rdba, ctx.db.current_scn() + 1);
+    stamp(ctx, leaf);
     txn.touched(ctx, rdba);
     Ok(())
 }
@@ -602,7 +601,9 @@ fn fill(block: &mut [u8], low: Option<&[u8]>, high: Option<&[u8]>, entries: &[Ve
     }
 }
 
-fn stamp(ctx: &AccessContext<'_>, block: &mut WriteGuard<'_>) {
+/// Records a change of `block` at the statement's SCN, and stops its CR clones from
+/// serving snapshots taken from now on.
+pub(super) fn stamp(ctx: &AccessContext<'_>, block: &mut WriteGuard<'_>) {
     set_scn(block, ctx.scn);
     ctx.db.cache.cap_cr_versions(block.rdba(), ctx.db.current_scn() + 1);
 }

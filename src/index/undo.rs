@@ -146,8 +146,7 @@ pub fn roll_back(ctx: &AccessContext<'_>, body: &[u8], at: crate::txn::Uba) -> R
     let (mut leaf, _) = tree.descend_for_change(ctx, undo.full_key)?;
     let rdba = leaf.rdba();
     undo.apply(&mut leaf).map_err(|r| ctx.corrupt(rdba, format!("{name}: {r}")))?;
-    crate::storage::block::set_scn(&mut leaf, ctx.scn);
-    ctx.db.cache.cap_cr_versions(rdba, ctx.db.current_scn() + 1);
+    super::tree::stamp(ctx, &mut leaf);
     ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);
     Ok(())
 }
