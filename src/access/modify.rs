@@ -24,7 +24,7 @@ use crate::stats::Stat;
 use crate::storage::block::{self, DataBlock, DataBlockMut};
 use crate::storage::itl::{self, Itl};
 use crate::storage::row::{self, ColumnSpan, FLAG_DELETED, PIECE_HEADER, RowPiece, locate_columns};
-use crate::txn::change::{BlockUndo, Obstacle, UndoKind, others_active, row_lock_holder, take_itl};
+use crate::txn::change::{BlockUndo, Obstacle, UndoKind, cannot_serialize, others_active, row_lock_holder, take_itl};
 use crate::txn::cr::consistent_block;
 use crate::txn::transaction::Transaction;
 use crate::types::encoding::PayloadKind;
@@ -214,14 +214,7 @@ fn change_one(
                 ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
                 continue;
             }
-            Err(Obstacle::CannotSerialize) => {
-                return Err(Error::Transaction {
-                    message: format!(
-                        "can't serialize access for this transaction: a block of {} holds only changes committed after its snapshot",
-                        table.name
-                    ),
-                });
-            }
+            Err(Obstacle::CannotSerialize) => return Err(cannot_serialize(&format!("a block of {}", table.name))),
         };
         // Compaction is asked about (and the other ITL slots looked at) only when the row
         // fits neither its room nor the free space.

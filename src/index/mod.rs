@@ -182,7 +182,7 @@ fn unique_conflict(
             if view.key(i) != key {
                 return Ok(None);
             }
-            let holder = tree::active_holder(ctx, &guard, view.lock(i)).filter(|&h| h != xid);
+            let holder = tree::active_holder(ctx, &guard, i).filter(|&h| h != xid);
             match (view.is_deleted(i), holder) {
                 (_, Some(h)) => return Ok(Some(Conflict::Wait(h))),
                 (false, None) => return Ok(Some(Conflict::Violated)),

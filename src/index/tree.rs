@@ -36,7 +36,7 @@ use crate::storage::block::{HEADER_LEN, ITL_LEN, set_scn};
 use crate::storage::itl::{self, Itl};
 use crate::storage::segment::SegmentMap;
 use crate::txn::Xid;
-use crate::txn::change::{Obstacle, take_itl};
+use crate::txn::change::{Obstacle, cannot_serialize, row_lock_holder, take_itl};
 use crate::txn::transaction::Transaction;
 
 /// Most blocks a descent visits before it calls the tree corrupt (a cycle of links).
@@ -288,23 +288,14 @@ fn itl_for(
     match take_itl(leaf, xid, |x| ctx.db.enqueues.is_active(x), txn.snapshot) {
         Ok(i) => Ok(Ok(i)),
         Err(Obstacle::Busy(holder)) => Ok(Err(Retry::Wait(holder))),
-        Err(Obstacle::CannotSerialize) => Err(Error::Transaction {
-            message: format!(
-                "can't serialize access for this transaction: a leaf of {} holds only changes committed after its snapshot",
-                tree.name
-            ),
-        }),
+        Err(Obstacle::CannotSerialize) => Err(cannot_serialize(&format!("a leaf of {}", tree.name))),
     }
 }
 
-/// The transaction holding the lock byte `lock` of `leaf`, if it is active.
-pub fn active_holder(ctx: &AccessContext<'_>, leaf: &[u8], lock: u8) -> Option<Xid> {
-    let lock = usize::from(lock);
-    if lock == 0 || lock > itl::itl_count(leaf) {
-        return None;
-    }
-    let slot = itl::get(leaf, lock - 1);
-    (!slot.is_free() && !slot.is_committed() && ctx.db.enqueues.is_active(slot.xid)).then_some(slot.xid)
+/// The active transaction holding entry `pos` of `leaf` locked, if any: an entry's lock
+/// byte sits where a row's does, so the row lock rule reads it.
+pub fn active_holder(ctx: &AccessContext<'_>, leaf: &[u8], pos: usize) -> Option<Xid> {
+    row_lock_holder(leaf, IndexBlock(leaf).offset(pos)).filter(|&x| ctx.db.enqueues.is_active(x))
 }
 
 /// Changes the entry `full_key` of the leaf in `leaf` for `xid`: to `new_flags` (0 for
@@ -372,7 +363,7 @@ pub fn insert_entry(
         if !view.is_deleted(pos) {
             return Err(tree.corrupt(ctx, leaf.rdba(), "an entry for this key and rowid is already there"));
         }
-        if let Some(holder) = active_holder(ctx, &leaf, view.lock(pos)).filter(|&h| h != xid) {
+        if let Some(holder) = active_holder(ctx, &leaf, pos).filter(|&h| h != xid) {
             return Ok(Err(Retry::Wait(holder)));
         }
     }
@@ -409,7 +400,7 @@ pub fn delete_entry(
             format!("no entry to delete for the key with rowid {:#x}.{}", rowid.rdba, rowid.slot),
         ));
     }
-    if let Some(holder) = active_holder(ctx, &leaf, view.lock(pos)).filter(|&h| h != xid) {
+    if let Some(holder) = active_holder(ctx, &leaf, pos).filter(|&h| h != xid) {
         return Ok(Err(Retry::Wait(holder)));
     }
     let itl_index = match itl_for(ctx, tree, &mut leaf, xid, txn)? {
