@@ -153,6 +153,8 @@ fn index_scans_count_every_entry_while_leaves_split() {
                         "SELECT /*+ INDEX_FFS(t t_id) */ COUNT(*) FROM t",
                         "SELECT /*+ INDEX(t t_id) */ COUNT(*) FROM t WHERE id > 0",
                         "SELECT /*+ INDEX(t t_id) */ COUNT(v) FROM t WHERE id > 0",
+                        "SELECT /*+ INDEX_DESC(t t_id) */ COUNT(*) FROM t WHERE id > 0",
+                        "SELECT /*+ INDEX_DESC(t t_id) */ COUNT(v) FROM t WHERE id > 0",
                     ] {
                         let n = int(&r, q);
                         if n != 3000 {

@@ -7,11 +7,13 @@
 //! scan holds no other block meanwhile and lets the leaf go before it gets the next one,
 //! so a scan never waits on a writer while holding a block that writer needs.
 //!
-//! Ascending scans follow right links. Descending scans follow left links; a left
-//! neighbour that split after the link was read no longer reaches up to the leaf the scan
-//! came from (its high fence is below that leaf's low fence), and the scan then descends
-//! again from the root for the last key below that fence. Entries at or beyond the low
-//! fence of the leaf a descending scan came from are never returned twice.
+//! Ascending scans follow right links. Descending scans follow left links; a leaf that
+//! split after the scan chose it (the left neighbour after its link was read, or any leaf
+//! while a cleanout let go of it) may no longer reach up to where the scan stands: its
+//! high fence is below the low fence of the leaf the scan came from, or below the range's
+//! upper end where the scan starts. The scan then descends again from the root for the
+//! last key below that point. Entries at or beyond the low fence of the leaf a descending
+//! scan came from are never returned twice.
 
 use super::block::{IndexBlock, RowId};
 use super::tree::{Seek, Target, Tree};
@@ -97,9 +99,10 @@ enum Next {
         rdba: u32,
         boundary: Option<Vec<u8>>,
     },
-    /// Descend again from the root for the last key below `boundary` (descending).
+    /// Descend again from the root for the last key below `boundary`, or for the last
+    /// key in range without one (descending).
     Redescend {
-        boundary: Vec<u8>,
+        boundary: Option<Vec<u8>>,
     },
     Done,
 }
@@ -170,21 +173,17 @@ impl<'c> IndexScan<'c> {
                     ctx.stats.add(if self.by_key { Stat::IndexFetchByKey } else { Stat::IndexScansKdiixs1 }, 1);
                     (self.descend(ctx, None)?, None)
                 }
-                Next::Redescend { boundary } => (self.descend(ctx, Some(&boundary))?, Some(boundary)),
+                Next::Redescend { boundary } => (self.descend(ctx, boundary.as_deref())?, boundary),
                 Next::Leaf { rdba, boundary } => (self.tree().read(ctx, rdba)?, boundary),
             };
-            if self.descending
-                && let Some(b) = &boundary
-                && IndexBlock(&guard).high_fence().is_some_and(|h| h < &b[..])
-            {
-                // The left neighbour split after its link was read.
-                self.next = Next::Redescend { boundary: boundary.expect("checked") };
-                continue;
-            }
             if !IndexBlock(&guard).is_leaf() {
                 return Err(self.tree().corrupt(ctx, guard.rdba(), "a sibling link of a leaf leads to a branch"));
             }
             let leaf = self.tree().consistent(ctx, guard)?;
+            if self.descending && !self.reaches_up(&leaf, boundary.as_deref()) {
+                self.next = Next::Redescend { boundary };
+                continue;
+            }
             if let Some(rowids) = rowids.as_deref_mut() {
                 rowids.clear();
             }
@@ -206,6 +205,19 @@ impl<'c> IndexScan<'c> {
             (true, None) => Seek::Backward(self.upper.upper().unwrap_or(Target::After(&[]))),
         };
         Ok(self.tree().descend(ctx, seek)?.0)
+    }
+
+    /// Whether `leaf` (as the snapshot sees it) holds every key a descending scan wants
+    /// next: those below `boundary`, or without one every key up to the range's upper end.
+    /// A leaf that split after the scan chose it (the left neighbour it was linked to, or
+    /// the leaf it descended to, split while a cleanout let go of it) no longer does: the
+    /// keys above its new high fence went to a leaf the scan would never come back to.
+    fn reaches_up(&self, leaf: &[u8], boundary: Option<&[u8]>) -> bool {
+        let Some(high) = IndexBlock(leaf).high_fence() else { return true };
+        match boundary {
+            Some(b) => high >= b,
+            None => self.upper.upper().is_some_and(|t| !t.above(high)),
+        }
     }
 
     /// Fills `positions` with the qualifying entries of `leaf` in scan order and sets
