@@ -1,5 +1,6 @@
 //! `lioscope bench scan`: the engine core's benchmark. Builds the customers table, then
-//! measures load speed (INSERT ... SELECT and COPY from CSV), the fully cached full scan of
+//! measures load speed (INSERT ... SELECT and COPY from CSV, each `--load-repeat` times into
+//! the emptied table), the fully cached full scan of
 //! `SELECT COUNT(cust_valid) FROM customers WHERE cust_id > 0`, and cold scans with the
 //! cache flushed for several multiblock read counts; first it times `Database::open` with
 //! the benchmark's cache. Reports medians of `--repeat` runs
@@ -61,6 +62,14 @@ pub struct ScanBenchOptions {
     /// The `pre_page_sga` parameter of the benchmark's open (TRUE or FALSE).
     #[arg(long, default_value = "TRUE")]
     pub pre_page_sga: String,
+    /// Timed runs of each load (the table is truncated between them; the median is
+    /// reported).
+    #[arg(long, default_value_t = 3)]
+    pub load_repeat: usize,
+    /// The session's `parallel_max_servers` (0 or 1): whether INSERT ... SELECT may
+    /// evaluate its expressions on a helper thread.
+    #[arg(long, default_value_t = 1)]
+    pub parallel_max_servers: u32,
 }
 
 /// One measured run of a statement.
@@ -104,19 +113,22 @@ pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
     let db = Database::open(&dir, options)?;
     let open_ms = started.elapsed().as_secs_f64() * 1000.0;
     let session = db.session();
+    session.execute(&format!("ALTER SESSION SET parallel_max_servers = {}", opts.parallel_max_servers))?;
     session.execute(customers::CREATE_TABLE)?;
     println!(
-        "lioscope bench scan: {} rows, db_cache_size {} MiB, pre_page_sga {}, {} timed runs each, in {}",
+        "lioscope bench scan: {} rows, db_cache_size {} MiB, pre_page_sga {}, parallel_max_servers {}, {} timed runs of each load, {} of each cached scan, in {}",
         bench.rows,
         cache >> 20,
         opts.pre_page_sga.to_ascii_uppercase(),
+        opts.parallel_max_servers,
+        opts.load_repeat.max(1),
         bench.repeat,
         dir.display()
     );
     println!("Database::open took {open_ms:.1} ms");
 
-    let load = measure(&session, &customers::insert_select("customers", bench.rows))?;
-    let copy = if opts.skip_copy { None } else { Some(copy_load(&session, &dir, bench.rows)?) };
+    let load = load_runs(opts, &session, "customers", &customers::insert_select("customers", bench.rows))?;
+    let copy = if opts.skip_copy { None } else { Some(copy_load(opts, &session, &dir)?) };
     let blocks = table_blocks(&session)?;
 
     let cached = bench.cached_runs(|| measure(&session, SCAN))?;
@@ -126,11 +138,12 @@ pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
         session.execute("ALTER SYSTEM FLUSH BUFFER_CACHE")?;
         cold.push((m, measure(&session, SCAN)?));
     }
-    report(opts, &load, copy.as_ref(), blocks, &cached, &cold);
+    report(opts, &load, copy.as_deref(), blocks, &cached, &cold);
     if let Some(path) = &bench.json {
         let json = serde_json::json!({
             "rows": bench.rows, "table_blocks": blocks, "open_ms": open_ms,
-            "insert_select": load, "copy": copy,
+            "parallel_max_servers": opts.parallel_max_servers,
+            "insert_select_runs": load, "copy_runs": copy,
             "cached_scan_runs": cached, "cold_scans": cold.iter().map(|(m, r)| serde_json::json!({"mbrc": m, "run": r})).collect::<Vec<_>>(),
         });
         crate::storage::write_json(path, &json)?;
@@ -139,18 +152,31 @@ pub fn run(opts: &ScanBenchOptions) -> crate::Result<()> {
     db.close()
 }
 
-fn copy_load(session: &Session, dir: &std::path::Path, rows: u64) -> crate::Result<Run> {
+/// `--load-repeat` runs of the load statement `sql` into the empty `table`, truncated
+/// before each run after the first; the table ends up loaded.
+fn load_runs(opts: &ScanBenchOptions, session: &Session, table: &str, sql: &str) -> crate::Result<Vec<Run>> {
+    (0..opts.load_repeat.max(1))
+        .map(|run| {
+            if run > 0 {
+                session.execute(&format!("TRUNCATE TABLE {table}"))?;
+            }
+            measure(session, sql)
+        })
+        .collect()
+}
+
+fn copy_load(opts: &ScanBenchOptions, session: &Session, dir: &std::path::Path) -> crate::Result<Vec<Run>> {
     let path = dir.join("customers.csv");
     let file = std::fs::File::create(&path).map_err(|e| crate::Error::io("create", &path, e))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-    customers::write_csv(&mut w, rows)
+    customers::write_csv(&mut w, opts.bench.rows)
         .and_then(|()| std::io::Write::flush(&mut w))
         .map_err(|e| crate::Error::io("write", &path, e))?;
     session.execute(&customers::CREATE_TABLE.replacen("customers", "customers_csv", 1))?;
-    let run = measure(session, &format!("COPY customers_csv FROM '{}'", path.display()))?;
+    let runs = load_runs(opts, session, "customers_csv", &format!("COPY customers_csv FROM '{}'", path.display()))?;
     session.execute("DROP TABLE customers_csv")?;
     let _ = std::fs::remove_file(&path);
-    Ok(run)
+    Ok(runs)
 }
 
 fn table_blocks(session: &Session) -> crate::Result<u64> {
@@ -161,17 +187,34 @@ fn table_blocks(session: &Session) -> crate::Result<u64> {
     })
 }
 
-fn report(opts: &ScanBenchOptions, load: &Run, copy: Option<&Run>, blocks: u64, cached: &[Run], cold: &[(u32, Run)]) {
+fn report(
+    opts: &ScanBenchOptions,
+    load: &[Run],
+    copy: Option<&[Run]>,
+    blocks: u64,
+    cached: &[Run],
+    cold: &[(u32, Run)],
+) {
     let rows = opts.bench.rows as f64;
     println!(
         "\nTable: {} rows in {blocks} blocks below the high-water mark ({:.1} rows/block)",
         opts.bench.rows,
         rows / blocks.max(1) as f64
     );
-    println!("\nLoad (rows/s = rows / elapsed)");
-    println!("  INSERT ... SELECT  {:>12.0} rows/s  ({:.0} ms)", rows / (load.elapsed_ms / 1000.0), load.elapsed_ms);
-    if let Some(c) = copy {
-        println!("  COPY FROM csv      {:>12.0} rows/s  ({:.0} ms)", rows / (c.elapsed_ms / 1000.0), c.elapsed_ms);
+    println!(
+        "\nLoads into the empty table ({} runs each, median [min..max]; rows/s = rows / median elapsed; CPU includes a helper thread's)",
+        load.len()
+    );
+    println!("  {:<18} {:>12} {:>22} {:>22}", "", "rows/s", "elapsed ms", "CPU ms");
+    for (name, runs) in [("INSERT ... SELECT", Some(load)), ("COPY FROM csv", copy)] {
+        let Some(runs) = runs else { continue };
+        let (e, c) = (spread(runs.iter().map(|r| r.elapsed_ms)), spread(runs.iter().map(|r| r.cpu_ms)));
+        println!(
+            "  {name:<18} {:>12.0} {:>22} {:>22}",
+            rows / (e.median / 1000.0),
+            format!("{:.0} [{:.0}..{:.0}]", e.median, e.min, e.max),
+            format!("{:.0} [{:.0}..{:.0}]", c.median, c.min, c.max)
+        );
     }
     let gets = cached[0].consistent_gets;
     println!("\nCached full scan: {SCAN}  ({} runs, median [min..max])", cached.len());

@@ -47,6 +47,7 @@ pub const UNDO_TABLESPACE_SIZE: &str = "undo_tablespace_size";
 pub const UNDO_RETENTION: &str = "undo_retention";
 pub const PRE_PAGE_SGA: &str = "pre_page_sga";
 pub const STATISTICS_LEVEL: &str = "statistics_level";
+pub const PARALLEL_MAX_SERVERS: &str = "parallel_max_servers";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -91,6 +92,13 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "typical",
         modifiable: Modifiable::SessionAndSystem,
         description: "all: every query gathers row-source statistics (rows, cr, pr, pw, time per plan line), at the cost of reading the clock around the rows each line passes on",
+    },
+    ParameterDef {
+        name: PARALLEL_MAX_SERVERS,
+        kind: Kind::Integer { min: 0, max: 1 },
+        default: "1",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "Helper threads a statement may use beside its session's: 1 lets INSERT ... SELECT over the CONNECT BY row generator evaluate its expressions on a helper thread while the session stores the rows (on a machine with more than one CPU; the helper's CPU time counts as the session's); 0: none",
     },
     ParameterDef {
         name: UNDO_TABLESPACE_SIZE,

@@ -147,8 +147,8 @@ impl Session {
         let cpu_us = osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
         let stats = self.stats();
         stats.add_time(TimeModel::SqlExecuteElapsed, elapsed_us);
-        add_time_and_centiseconds(stats, TimeModel::DbTime, Stat::DbTime, elapsed_us);
-        add_time_and_centiseconds(stats, TimeModel::DbCpu, Stat::CpuUsedBySession, cpu_us);
+        stats.add_time_and_centiseconds(TimeModel::DbTime, Stat::DbTime, elapsed_us);
+        stats.add_time_and_centiseconds(TimeModel::DbCpu, Stat::CpuUsedBySession, cpu_us);
         self.info.active.store(false, Ordering::Relaxed);
         result
     }
@@ -248,12 +248,6 @@ impl Session {
 
 /// Adds `micros` to a time model figure and keeps the statistic that shows it in
 /// centiseconds equal to its whole centiseconds, so statements shorter than 10 ms add up.
-fn add_time_and_centiseconds(stats: &SessionStats, model: TimeModel, centiseconds: Stat, micros: u64) {
-    let before = stats.time(model);
-    stats.add_time(model, micros);
-    stats.add(centiseconds, (before + micros) / 10_000 - before / 10_000);
-}
-
 impl Drop for Session {
     fn drop(&mut self) {
         if self.in_transaction() {

@@ -112,7 +112,7 @@ impl IndexAccess {
                 ),
             });
         }
-        let ExecContext { access, functions } = ctx;
+        let ExecContext { access, functions, .. } = ctx;
         let mut emitter = Emitter::new(self, stages, access);
         let probed = stages.iter().any(|s| matches!(s, Stage::Probe(_)));
         let mut meter = LineMeter { stats: probed.then_some(access.stats), figures: IndexLineFigures::default() };

@@ -47,4 +47,16 @@ use crate::sql::functions::FunctionContext;
 pub struct ExecContext<'a> {
     pub access: AccessContext<'a>,
     pub functions: FunctionContext,
+    /// Helper threads the statement may use beside its session's own
+    /// (`parallel_max_servers`, and none on a machine with one CPU).
+    pub helpers: usize,
+}
+
+impl<'a> ExecContext<'a> {
+    /// The context of a statement of `session` with the functions' context `functions`.
+    pub fn new(session: &'a crate::db::Session, functions: FunctionContext) -> ExecContext<'a> {
+        let allowed = session.parameter_u64(crate::db::params::PARALLEL_MAX_SERVERS) as usize;
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        ExecContext { access: session.access_context(), functions, helpers: allowed.min(cpus - 1) }
+    }
 }

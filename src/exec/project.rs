@@ -2,8 +2,10 @@
 //! (INSERT ... SELECT) is handed over in place, its concatenations built in buffers the
 //! stage reuses row after row; for any other stage it becomes an owned row. Rows of the
 //! CONNECT BY generator bound for a sink are evaluated a batch at a time when every
-//! expression compiles for batches ([`BatchProjection`]).
+//! expression compiles for batches ([`BatchProjection`]); for a long run of them, on a
+//! helper thread while the session's thread stores the rows of the batch before.
 
+use super::ExecContext;
 use super::pipeline::{RowSink, SinkRow, Stage, push_owned};
 use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
@@ -11,7 +13,18 @@ use crate::error::Result;
 use crate::sql::expr::Expr;
 use crate::sql::expr_batch::{BATCH, BatchProjection};
 use crate::sql::functions::FunctionContext;
+use crate::stats::WaitEvent;
+use crate::stats::osstat::thread_cpu_time_ns;
 use crate::types::{Datum, Value};
+use std::sync::mpsc::{self, TryRecvError};
+
+/// Rows of the generator below which a helper thread is not started: its start and the
+/// hand-over of batches would cost more than they save.
+const HELPED_ROWS: i64 = 16 * BATCH as i64;
+
+/// Evaluated batches between the helper and the session's thread: enough that neither
+/// waits for the other while both keep pace, few enough to stay in the CPU caches.
+const BATCHES_IN_FLIGHT: usize = 3;
 
 pub struct ProjectStage {
     pub exprs: Vec<Expr>,
@@ -21,6 +34,12 @@ pub struct ProjectStage {
     /// The expressions compiled for batches of generator rows: compiled on the first
     /// batch (`None` until then), `Some(None)` when they do not compile.
     batch: Option<Option<BatchProjection>>,
+}
+
+/// A batch of generator values and the projection evaluated over them.
+struct Evaluated {
+    projection: BatchProjection,
+    input: Vec<i64>,
 }
 
 impl ProjectStage {
@@ -39,42 +58,100 @@ impl ProjectStage {
     /// Pushes the generator rows `start..=stop` (one whole number each) to `sink`, a
     /// batch at a time; a row the batch cannot give is evaluated the general way, in its
     /// place. Only when [`ProjectStage::takes_number_batches`].
+    ///
+    /// With a helper thread allowed ([`ExecContext::helpers`]) and rows enough to be worth
+    /// it, the helper evaluates the batches while this thread stores them.
     pub fn push_numbers_to_sink(
         &mut self,
         start: i64,
         stop: i64,
         sink: &mut RowSink<'_>,
-        f: &mut FunctionContext,
+        ctx: &mut ExecContext<'_>,
     ) -> Result<()> {
+        if ctx.helpers > 0
+            && stop.saturating_sub(start) >= HELPED_ROWS
+            && let Some(stored) = self.push_numbers_with_helper(start, stop, sink, ctx)
+        {
+            return stored;
+        }
+        let ProjectStage { exprs, buffers, batch: Some(Some(batch)) } = self else {
+            unreachable!("checked by takes_number_batches")
+        };
         let mut input = Vec::with_capacity(BATCH);
-        let mut next = start;
-        while next <= stop {
-            let last = next.saturating_add(BATCH as i64 - 1).min(stop);
+        for range in batches(start, stop) {
             input.clear();
-            input.extend(next..=last);
-            self.push_batch_to_sink(&input, sink, f)?;
-            match last.checked_add(1) {
-                Some(n) if last < stop => next = n,
-                _ => break,
-            }
+            input.extend(range);
+            batch.eval(&input);
+            store_batch(exprs, buffers, batch, &input, sink, &mut ctx.functions)?;
         }
         Ok(())
     }
 
-    fn push_batch_to_sink(&mut self, input: &[i64], sink: &mut RowSink<'_>, f: &mut FunctionContext) -> Result<()> {
-        let ProjectStage { exprs, buffers, batch: Some(Some(batch)) } = self else {
-            unreachable!("checked by takes_number_batches")
-        };
-        batch.eval(input);
-        let visible = sink.visible.min(batch.len());
-        for (i, &n) in input.iter().enumerate() {
-            if batch.falls_back(i) {
-                sink_row(exprs, buffers, [Datum::Int(n)].as_slice(), sink, f)?;
-                continue;
-            }
-            sink.consume.consume_batch_row(batch.row(input, i, visible))?;
+    /// [`ProjectStage::push_numbers_to_sink`] in two threads: a helper evaluates the
+    /// batches, in order, into the projections this thread hands back once it has stored
+    /// their rows ([`BATCHES_IN_FLIGHT`] of them). Rows are stored in generator order and
+    /// a row's error stops the statement exactly as without the helper (batch evaluation
+    /// raises none). This thread's waits for an evaluated batch are timed as
+    /// `PX Deq: Table Q Normal`; the helper's CPU time is added to the session's.
+    /// `None`, with nothing stored, when the system cannot start a thread.
+    fn push_numbers_with_helper(
+        &mut self,
+        start: i64,
+        stop: i64,
+        sink: &mut RowSink<'_>,
+        ctx: &mut ExecContext<'_>,
+    ) -> Option<Result<()>> {
+        let ProjectStage { exprs, buffers, .. } = self;
+        let (free_tx, free_rx) = mpsc::sync_channel::<Evaluated>(BATCHES_IN_FLIGHT);
+        let (ready_tx, ready_rx) = mpsc::sync_channel::<Evaluated>(BATCHES_IN_FLIGHT);
+        for _ in 0..BATCHES_IN_FLIGHT {
+            let projection = BatchProjection::compile(exprs).expect("compiled before");
+            free_tx.send(Evaluated { projection, input: Vec::with_capacity(BATCH) }).expect("room for each");
         }
-        Ok(())
+        let stats = ctx.access.stats;
+        std::thread::scope(|scope| {
+            let helper = std::thread::Builder::new()
+                .name("lioscope-batch-helper".into())
+                .spawn_scoped(scope, move || {
+                    let cpu_started = thread_cpu_time_ns();
+                    for range in batches(start, stop) {
+                        let Ok(mut work) = free_rx.recv() else { break };
+                        work.input.clear();
+                        work.input.extend(range);
+                        work.projection.eval(&work.input);
+                        if ready_tx.send(work).is_err() {
+                            break;
+                        }
+                    }
+                    thread_cpu_time_ns().saturating_sub(cpu_started)
+                })
+                .ok()?;
+            let mut stored = Ok(());
+            loop {
+                let work = match ready_rx.try_recv() {
+                    Ok(work) => work,
+                    Err(TryRecvError::Disconnected) => break,
+                    Err(TryRecvError::Empty) => {
+                        let _wait = stats.begin_wait(WaitEvent::PxDeqTableQNormal);
+                        match ready_rx.recv() {
+                            Ok(work) => work,
+                            Err(_) => break,
+                        }
+                    }
+                };
+                stored = store_batch(exprs, buffers, &work.projection, &work.input, sink, &mut ctx.functions);
+                if stored.is_err() {
+                    break;
+                }
+                // The helper may have finished and let go of its end: nothing to hand back to.
+                let _ = free_tx.send(work);
+            }
+            // Unblocks a helper waiting for a projection or for room to hand one over.
+            drop((free_tx, ready_rx));
+            let helper_cpu_ns = helper.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            stats.add_helper_cpu(helper_cpu_ns / 1000);
+            Some(stored)
+        })
     }
 
     pub fn push<R: RowAccess + ?Sized>(
@@ -102,6 +179,38 @@ impl ProjectStage {
     }
 }
 
+/// The generator values `start..=stop` in batches of at most [`BATCH`].
+fn batches(start: i64, stop: i64) -> impl Iterator<Item = std::ops::RangeInclusive<i64>> {
+    let mut next = Some(start).filter(|&s| s <= stop);
+    std::iter::from_fn(move || {
+        let first = next?;
+        let last = first.saturating_add(BATCH as i64 - 1).min(stop);
+        next = last.checked_add(1).filter(|_| last < stop);
+        Some(first..=last)
+    })
+}
+
+/// Hands the rows of `batch`, evaluated over `input`, to `sink` in order; a row the
+/// batch could not give is evaluated the general way, in its place.
+fn store_batch(
+    exprs: &[Expr],
+    buffers: &mut [String],
+    batch: &BatchProjection,
+    input: &[i64],
+    sink: &mut RowSink<'_>,
+    f: &mut FunctionContext,
+) -> Result<()> {
+    let visible = sink.visible.min(batch.len());
+    for (i, &n) in input.iter().enumerate() {
+        if batch.falls_back(i) {
+            sink_row(exprs, buffers, [Datum::Int(n)].as_slice(), sink, f)?;
+            continue;
+        }
+        sink.consume.consume_batch_row(batch.row(input, i, visible))?;
+    }
+    Ok(())
+}
+
 /// Evaluates `exprs` on `row`, building texts in `buffers`, and hands the row to `sink`.
 fn sink_row<R: RowAccess + ?Sized>(
     exprs: &[Expr],
@@ -115,4 +224,19 @@ fn sink_row<R: RowAccess + ?Sized>(
         out.push(e.eval_buffered(row, f, buffer)?);
     }
     sink.consume.consume(&out[..sink.visible.min(out.len())])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_cover_the_range_once_in_order() {
+        for (start, stop) in [(1, 1), (1, 1024), (1, 1025), (-5, 3000), (i64::MAX - 2000, i64::MAX), (5, 4)] {
+            let all: Vec<i64> = batches(start, stop).flatten().collect();
+            let expected: Vec<i64> = (start..=stop).collect();
+            assert_eq!(all, expected, "{start}..={stop}");
+            assert!(batches(start, stop).all(|b| b.clone().count() <= BATCH));
+        }
+    }
 }

@@ -115,8 +115,8 @@ impl Source {
             }
             Source::Index(access) => access.run(stages, ctx),
             Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], f).map(|_| ()),
-            Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, f),
-            Source::Series { start, stop } => Self::numbers(*start, *stop, stages, f),
+            Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, ctx),
+            Source::Series { start, stop } => Self::numbers(*start, *stop, stages, ctx),
             Source::Rows(rows) => {
                 for row in rows {
                     if push(stages, row.as_slice(), f)? == Flow::Stop {
@@ -128,17 +128,13 @@ impl Source {
         }
     }
 
-    fn numbers(
-        start: i64,
-        stop: i64,
-        stages: &mut [Stage<'_>],
-        f: &mut crate::sql::functions::FunctionContext,
-    ) -> Result<()> {
+    fn numbers(start: i64, stop: i64, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
         if let [Stage::Project(project), Stage::Sink(sink)] = stages
             && project.takes_number_batches()
         {
-            return project.push_numbers_to_sink(start, stop, sink, f);
+            return project.push_numbers_to_sink(start, stop, sink, ctx);
         }
+        let f = &mut ctx.functions;
         let mut row = [Datum::Null];
         for n in start..=stop {
             row[0] = Datum::Int(n);

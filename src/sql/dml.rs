@@ -234,7 +234,7 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
     let functions = super::function_context(session);
     let planned = plan::plan_query(query, session, functions.now)?;
     shape.check_count(planned.columns.len())?;
-    let mut ctx = ExecContext { access: session.access_context(), functions };
+    let mut ctx = ExecContext::new(session, functions);
     let reads_target = planned.source.reads_table(shape.table.object_id);
     let mut encoder = shape.encoder();
     if reads_target {

@@ -178,7 +178,7 @@ fn function_context(session: &Session) -> FunctionContext {
 fn run_query(session: &Session, query: &ast::Query) -> Result<QueryResult> {
     let functions = function_context(session);
     let planned = plan::plan_query(query, session, functions.now)?;
-    let mut ctx = ExecContext { access: session.access_context(), functions };
+    let mut ctx = ExecContext::new(session, functions);
     if planned.gather_plan_statistics || session.gathers_plan_statistics() {
         let columns = planned.columns.clone();
         let (rows, statistics) = row_source_stats::run_with_statistics(planned, &mut ctx)?;
@@ -199,7 +199,7 @@ fn explain_analyze(session: &Session, statement: &Statement) -> Result<QueryResu
     let functions = function_context(session);
     let planned = plan::plan_query(query, session, functions.now)?;
     let notes = planned.notes.clone();
-    let mut ctx = ExecContext { access: session.access_context(), functions };
+    let mut ctx = ExecContext::new(session, functions);
     let (_, statistics) = row_source_stats::run_with_statistics(planned, &mut ctx)?;
     let mut lines = statistics.format(true);
     if !notes.is_empty() {

@@ -132,6 +132,7 @@ wait_events! {
     DirtyBufferWriteOnEviction => "dirty buffer write on eviction", "User I/O";
     ControlFileParallelWrite => "control file parallel write", "System I/O";
     EnqTxRowLockContention => "enq: TX - row lock contention", "Application";
+    PxDeqTableQNormal => "PX Deq: Table Q Normal", "Idle";
 }
 
 impl WaitEvent {

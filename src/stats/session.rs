@@ -149,6 +149,21 @@ impl SessionStats {
         self.time_model[model as usize].add(micros);
     }
 
+    /// Adds `micros` to time model statistic `model` and, in whole centiseconds as the
+    /// running total crosses them, to `centiseconds` (Oracle's `DB time`, `CPU used by
+    /// this session`).
+    pub fn add_time_and_centiseconds(&self, model: TimeModel, centiseconds: Stat, micros: u64) {
+        let before = self.time(model);
+        self.add_time(model, micros);
+        self.add(centiseconds, (before + micros) / 10_000 - before / 10_000);
+    }
+
+    /// Adds CPU time the session's statement spent on a helper thread: to `DB CPU` and
+    /// `CPU used by this session`, as the session's own.
+    pub fn add_helper_cpu(&self, micros: u64) {
+        self.add_time_and_centiseconds(TimeModel::DbCpu, Stat::CpuUsedBySession, micros);
+    }
+
     pub fn time(&self, model: TimeModel) -> u64 {
         self.time_model[model as usize].get()
     }
