@@ -64,7 +64,7 @@ pub struct ScanBenchOptions {
     pub pre_page_sga: String,
     /// Timed runs of each load (the table is truncated between them; the median is
     /// reported).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 5)]
     pub load_repeat: usize,
     /// The session's `parallel_max_servers` (0 or 1): whether INSERT ... SELECT may
     /// evaluate its expressions on a helper thread.
