@@ -35,6 +35,7 @@ pub mod sql;
 pub mod exec;
 pub mod access;
 pub mod index;
+pub mod inmemory;
 pub mod buffer;
 pub mod txn;
 pub mod storage;

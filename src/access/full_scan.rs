@@ -32,6 +32,7 @@ use crate::storage::row::{
     ColumnSpan, FLAGS_WHOLE, PIECE_HEADER, PieceAddr, PieceBody, RowPiece, is_visible_head, locate_columns,
     walk_lengths,
 };
+use crate::storage::segment::ExtentRun;
 use crate::types::encoding::PayloadKind;
 
 /// Whether a visitor wants more rows.
@@ -71,6 +72,10 @@ pub struct FullScan<'t> {
     /// Scratch for a chained row: its assembled column stream and spans.
     chained: Vec<u8>,
     chained_spans: Vec<ColumnSpan>,
+    /// The blocks to read, when not every block below the high-water mark: runs of
+    /// adjacent addresses in scan order (an in-memory scan reads only what its units do
+    /// not hold).
+    only: Option<Vec<ExtentRun>>,
 }
 
 impl<'t> FullScan<'t> {
@@ -86,7 +91,15 @@ impl<'t> FullScan<'t> {
             positions: vec![0; n],
             chained: Vec::new(),
             chained_spans: vec![ColumnSpan::NULL; n],
+            only: None,
         }
+    }
+
+    /// This scan, reading only the blocks of `runs` (adjacent addresses below the
+    /// high-water mark, in scan order) instead of every block.
+    pub fn only(mut self, runs: Vec<ExtentRun>) -> FullScan<'t> {
+        self.only = Some(runs);
+        self
     }
 
     /// How each located column decodes.
@@ -115,7 +128,10 @@ impl<'t> FullScan<'t> {
         let max_read = ctx.multiblock_read_count.clamp(1, (ctx.db.cache.buffer_count() / 4) as u32);
         // Blocks in scan order, each run first brought in with multiblock reads. The next
         // block is got one step ahead so its rows load while this block is evaluated.
-        let runs = map.scan_runs(ctx.db.extent_blocks);
+        let runs = match self.only.take() {
+            Some(runs) => runs,
+            None => map.scan_runs(ctx.db.extent_blocks),
+        };
         let mut chunks = runs.iter().flat_map(|run| {
             (0..run.blocks.div_ceil(max_read))
                 .map(move |i| (run.first + i * max_read, max_read.min(run.blocks - i * max_read)))

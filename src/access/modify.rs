@@ -174,6 +174,8 @@ fn change_one(
 ) -> Result<bool> {
     let xid = txn.xid(ctx, sid)?;
     txn.changes_table(ctx, table.object_id);
+    // The column store takes this block's rows from the cache from now on.
+    crate::inmemory::populate::journal(ctx.db, table.object_id, rdba);
     // The head a migration prepared, and the piece it replaces (which must be unchanged).
     let mut migrated: Option<(Vec<u8>, Vec<u8>)> = None;
     loop {

@@ -46,6 +46,64 @@ pub struct TableDef {
     /// What the last ANALYZE found, if the table was analyzed.
     #[serde(default)]
     pub stats: Option<TableStats>,
+    /// The table's INMEMORY attributes, if it is marked for the column store.
+    #[serde(default)]
+    pub inmemory: Option<InMemorySpec>,
+}
+
+/// `MEMCOMPRESS FOR ...`: how the column store encodes the table's column units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum MemCompress {
+    Dml,
+    QueryLow,
+    QueryHigh,
+    CapacityLow,
+    CapacityHigh,
+}
+
+impl MemCompress {
+    /// Oracle's spelling, as `v$im_segments` and `user_tables` show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemCompress::Dml => "FOR DML",
+            MemCompress::QueryLow => "FOR QUERY LOW",
+            MemCompress::QueryHigh => "FOR QUERY HIGH",
+            MemCompress::CapacityLow => "FOR CAPACITY LOW",
+            MemCompress::CapacityHigh => "FOR CAPACITY HIGH",
+        }
+    }
+}
+
+/// `PRIORITY ...`: when the population workers take the table; `None` waits for its
+/// first scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub enum Priority {
+    None,
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl Priority {
+    pub fn name(self) -> &'static str {
+        match self {
+            Priority::None => "NONE",
+            Priority::Low => "LOW",
+            Priority::Medium => "MEDIUM",
+            Priority::High => "HIGH",
+            Priority::Critical => "CRITICAL",
+        }
+    }
+}
+
+/// A table's INMEMORY attributes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InMemorySpec {
+    pub compression: MemCompress,
+    pub priority: Priority,
+    /// Columns left out of the column store (`NO INMEMORY (col, ...)`), by position.
+    pub excluded: Vec<usize>,
 }
 
 impl TableDef {
@@ -283,6 +341,17 @@ impl Catalog {
                 Arc::make_mut(i).stats = Some(s);
             }
             Ok(())
+        })
+    }
+
+    /// Marks a table for the column store (`Some`) or takes the mark away (`None`), and
+    /// saves the dictionary.
+    pub fn set_inmemory(&self, table: &str, spec: Option<InMemorySpec>) -> Result<Arc<TableDef>> {
+        self.change(|d| {
+            let t =
+                d.tables.get_mut(table).ok_or_else(|| Error::UnknownObject { kind: "table", name: table.into() })?;
+            Arc::make_mut(t).inmemory = spec;
+            Ok(t.clone())
         })
     }
 

@@ -74,6 +74,8 @@ pub struct TableLocks {
 
 /// What every session of one open database shares.
 pub struct DbInner {
+    /// The database itself, weakly: what background workers hold.
+    pub(crate) this: std::sync::Weak<DbInner>,
     pub(crate) dir: PathBuf,
     pub(crate) block_size: usize,
     pub(crate) extent_blocks: u32,
@@ -98,6 +100,8 @@ pub struct DbInner {
     pub(crate) undo: crate::txn::undo::Undo,
     /// Active transactions, for row lock waits.
     pub(crate) enqueues: crate::txn::enqueue::Enqueues,
+    /// The in-memory column store.
+    pub(crate) inmemory: crate::inmemory::InMemoryStore,
     /// Serialises the end of transactions with the publication of their SCN.
     commit_lock: Mutex<()>,
     /// Holds an exclusive `flock` on the directory's lock file while the database is open.
@@ -198,7 +202,8 @@ impl Database {
         let undo_bytes = u64::from(undo_entry.allocated_blocks) * block_size as u64;
         let parameters = parameters.created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo_bytes));
         let catalog = Catalog::open(dir)?;
-        let inner = DbInner {
+        let inner = Arc::new_cyclic(|this| DbInner {
+            this: this.clone(),
             dir: dir.to_owned(),
             block_size,
             extent_blocks: control.extent_blocks,
@@ -213,10 +218,12 @@ impl Database {
             index_locks: Mutex::new(HashMap::new()),
             undo,
             enqueues: Default::default(),
+            inmemory: Default::default(),
             commit_lock: Mutex::new(()),
             _lock: lock,
-        };
-        Ok(Database { inner: Arc::new(inner) })
+        });
+        crate::inmemory::populate::on_open(&inner);
+        Ok(Database { inner })
     }
 
     /// Opens `dir` if it holds a database, or creates one there.
@@ -292,6 +299,7 @@ impl DbInner {
 
 impl Drop for DbInner {
     fn drop(&mut self) {
+        crate::inmemory::populate::stop_workers(&self.inmemory);
         if let Err(e) = self.checkpoint() {
             eprintln!("lioscope: closing {}: {e}", self.dir.display());
         }
@@ -302,7 +310,7 @@ impl Drop for DbInner {
 fn undo_tablespace_size(options: &DatabaseOptions) -> Result<u64> {
     let given = options.parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case(params::UNDO_TABLESPACE_SIZE));
     let def = lookup_parameter(params::UNDO_TABLESPACE_SIZE)?;
-    let value = validate_parameter(def, given.map_or(def.default, |(_, v)| v.as_str()))?;
+    let value = validate_parameter(def, given.map_or(def.default_value(), |(_, v)| v.as_str()))?;
     Ok(params::number(def.name, &value))
 }
 

@@ -48,6 +48,8 @@ pub const UNDO_RETENTION: &str = "undo_retention";
 pub const PRE_PAGE_SGA: &str = "pre_page_sga";
 pub const STATISTICS_LEVEL: &str = "statistics_level";
 pub const PARALLEL_MAX_SERVERS: &str = "parallel_max_servers";
+pub const INMEMORY_SIZE: &str = "inmemory_size";
+pub const INMEMORY_MAX_POPULATE_SERVERS: &str = "inmemory_max_populate_servers";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -101,6 +103,21 @@ pub const PARAMETERS: &[ParameterDef] = &[
         description: "Helper threads a statement may use beside its session's: 1 lets INSERT ... SELECT over the CONNECT BY row generator evaluate its expressions on a helper thread while the session stores the rows (on a machine with more than one CPU; the helper's CPU time counts as the session's); 0: none",
     },
     ParameterDef {
+        name: INMEMORY_SIZE,
+        kind: Kind::Size { min: 0 },
+        default: "0",
+        modifiable: Modifiable::SystemImmediate,
+        description: "Memory for the in-memory column store; 0 leaves it off. Raising it lets population go on at once; lowering it below what is populated keeps what is there and populates no more",
+    },
+    ParameterDef {
+        name: INMEMORY_MAX_POPULATE_SERVERS,
+        kind: Kind::Integer { min: 0, max: 64 },
+        // On a machine with one CPU; `default_value` gives half the CPUs.
+        default: "1",
+        modifiable: Modifiable::SystemImmediate,
+        description: "Background workers populating the column store (default: half the CPUs, at least 1); 0 stops population",
+    },
+    ParameterDef {
         name: UNDO_TABLESPACE_SIZE,
         kind: Kind::Size { min: 64 << 10 },
         default: "64M",
@@ -115,6 +132,22 @@ pub const PARAMETERS: &[ParameterDef] = &[
         description: "Seconds after a transaction ends before its undo blocks count as expired (reused first)",
     },
 ];
+
+impl ParameterDef {
+    /// The value the parameter has when nothing set it: [`ParameterDef::default`], except
+    /// for a default that depends on the machine (`inmemory_max_populate_servers`: half
+    /// the CPUs, at least 1).
+    pub fn default_value(&self) -> &'static str {
+        if self.name == INMEMORY_MAX_POPULATE_SERVERS {
+            static HALF_THE_CPUS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+            return HALF_THE_CPUS.get_or_init(|| {
+                let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+                (cpus / 2).max(1).to_string()
+            });
+        }
+        self.default
+    }
+}
 
 /// The definition of `name` (case-insensitive).
 pub fn lookup(name: &str) -> Result<&'static ParameterDef> {
@@ -221,7 +254,7 @@ impl ParameterValues {
     pub fn get(&self, name: &str) -> &str {
         match self.created.get(name).or_else(|| self.set.get(name)) {
             Some(v) => v,
-            None => lookup(name).map(|d| d.default).unwrap_or(""),
+            None => lookup(name).map(ParameterDef::default_value).unwrap_or(""),
         }
     }
 

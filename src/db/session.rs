@@ -246,8 +246,6 @@ impl Session {
     }
 }
 
-/// Adds `micros` to a time model figure and keeps the statistic that shows it in
-/// centiseconds equal to its whole centiseconds, so statements shorter than 10 ms add up.
 impl Drop for Session {
     fn drop(&mut self) {
         if self.in_transaction() {

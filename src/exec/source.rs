@@ -36,6 +36,8 @@ pub enum Source {
     Rows(Vec<Vec<Value>>),
     /// An index path, with or without table access by rowid.
     Index(Box<super::index_source::IndexAccess>),
+    /// TABLE ACCESS INMEMORY FULL.
+    InMemory(Box<crate::inmemory::scan::InMemoryAccess>),
 }
 
 /// Feeds what a scan finds into the pipeline.
@@ -89,6 +91,7 @@ impl Source {
         match self {
             Source::TableScan { table, .. } => table.object_id == object_id,
             Source::Index(access) => access.table.object_id == object_id,
+            Source::InMemory(access) => access.table.object_id == object_id,
             _ => false,
         }
     }
@@ -103,29 +106,42 @@ impl Source {
     }
 
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
-        let f = &mut ctx.functions;
         match self {
-            Source::TableScan { table, columns_read } => {
-                let mut scan = FullScan::new(table, columns_read);
-                let kernel = CountKernel::for_stages(stages, scan.kinds());
-                let mut feed = Feed { stages, f, selection: Vec::new(), kernel };
-                scan.run(&ctx.access, &mut feed)?;
-                feed.hand_kernel_totals();
-                Ok(())
-            }
+            Source::TableScan { table, columns_read } => Self::scan_table(table, columns_read, None, stages, ctx),
             Source::Index(access) => access.run(stages, ctx),
-            Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], f).map(|_| ()),
+            Source::InMemory(access) => access.run(stages, ctx),
+            Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], &mut ctx.functions).map(|_| ()),
             Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, ctx),
             Source::Series { start, stop } => Self::numbers(*start, *stop, stages, ctx),
             Source::Rows(rows) => {
                 for row in rows {
-                    if push(stages, row.as_slice(), f)? == Flow::Stop {
+                    if push(stages, row.as_slice(), &mut ctx.functions)? == Flow::Stop {
                         break;
                     }
                 }
                 Ok(())
             }
         }
+    }
+
+    /// Runs a full scan of `table` (only the blocks of `runs`, when given) into `stages`,
+    /// with the count kernel where the plan has its shape.
+    pub fn scan_table(
+        table: &TableDef,
+        columns_read: &[bool],
+        runs: Option<Vec<crate::storage::segment::ExtentRun>>,
+        stages: &mut [Stage<'_>],
+        ctx: &mut ExecContext<'_>,
+    ) -> Result<()> {
+        let mut scan = FullScan::new(table, columns_read);
+        if let Some(runs) = runs {
+            scan = scan.only(runs);
+        }
+        let kernel = CountKernel::for_stages(stages, scan.kinds());
+        let mut feed = Feed { stages, f: &mut ctx.functions, selection: Vec::new(), kernel };
+        scan.run(&ctx.access, &mut feed)?;
+        feed.hand_kernel_totals();
+        Ok(())
     }
 
     fn numbers(start: i64, stop: i64, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {

@@ -53,6 +53,7 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
         segment_header,
         created: crate::types::local_now(),
         stats: None,
+        inmemory: None,
     };
     // The segment is not reachable until the dictionary holds the table: if that fails
     // (a concurrent CREATE of the same name, a failed write), its extents are freed again.
@@ -206,6 +207,7 @@ pub fn drop(
         let locks = session.db.table_locks(table.object_id);
         let _exclusive = exclusive(&locks, &table.name)?;
         let (_, indexes) = session.db.catalog.remove_table(&name)?;
+        session.db.inmemory.drop_segment(table.object_id);
         let ctx = session.access_context();
         segments::drop_segment(&ctx, &table)?;
         for index in indexes {
@@ -240,6 +242,60 @@ pub(super) fn exclusive<'l>(locks: &'l crate::db::TableLocks, table: &str) -> Re
     Ok((invisible, writer))
 }
 
+/// ALTER TABLE name INMEMORY ... / NO INMEMORY: records the attributes and starts (or
+/// stops) the table's population. The table's units are dropped either way: a changed
+/// MEMCOMPRESS or column list is populated again.
+pub fn alter_inmemory(
+    session: &Session,
+    name: &str,
+    clause: Option<super::front::InMemoryClause>,
+) -> Result<QueryResult> {
+    let table =
+        session.db.catalog.table(name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.into() })?;
+    let spec = match clause {
+        None => None,
+        Some(c) => {
+            let mut excluded = Vec::new();
+            for column in &c.excluded {
+                let i = table.column_index(column).ok_or_else(|| Error::UnknownName {
+                    kind: "column",
+                    name: format!("{}.{column}", table.name),
+                    position: None,
+                })?;
+                excluded.push(i);
+            }
+            Some(crate::catalog::InMemorySpec { compression: c.compression, priority: c.priority, excluded })
+        }
+    };
+    let table = session.db.catalog.set_inmemory(&table.name, spec)?;
+    session.db.inmemory.drop_segment(table.object_id);
+    let on = session.db.parameters.read().get_u64(crate::db::params::INMEMORY_SIZE) > 0;
+    if on
+        && table.inmemory.as_ref().is_some_and(|s| s.priority > crate::catalog::Priority::None)
+        && let Some(segment) = session.db.inmemory.segment_for(&table)
+    {
+        session.db.inmemory.queue_plan(&segment);
+        crate::inmemory::populate::ensure_workers(&session.db);
+    }
+    Ok(QueryResult::message(StatementKind::Ddl, "Table altered."))
+}
+
+/// EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT: one row, Oracle's return code and its name.
+pub fn populate_wait(
+    session: &Session,
+    priority: crate::catalog::Priority,
+    percentage: f64,
+    timeout_seconds: f64,
+) -> QueryResult {
+    let timeout = std::time::Duration::from_secs_f64(timeout_seconds.min(1e9));
+    let outcome = crate::inmemory::populate::populate_wait(&session.db, priority, percentage, timeout);
+    QueryResult::rows(
+        StatementKind::Query,
+        vec!["POPULATE_WAIT".into(), "MEANING".into()],
+        vec![vec![crate::types::Datum::Int(outcome.code()), crate::types::Datum::string(outcome.meaning())]],
+    )
+}
+
 pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
     for target in &t.table_names {
         let name = single_name(&target.name)?;
@@ -251,6 +307,9 @@ pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
         let locks = session.db.table_locks(table.object_id);
         let _exclusive = exclusive(&locks, &table.name)?;
         let ctx = session.access_context();
+        // The units are of rows that are gone; a marked table is populated again from
+        // what is loaded next.
+        session.db.inmemory.drop_segment(table.object_id);
         segments::truncate_segment(&ctx, &table)?;
         // Each index starts over empty in a new segment with a new data object id, as
         // Oracle's TRUNCATE gives one; the old segment is freed once the dictionary points

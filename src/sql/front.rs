@@ -1,11 +1,12 @@
 //! Statements sqlparser does not know, recognised from their first words with sqlparser's
 //! tokenizer: ALTER SESSION / ALTER SYSTEM, SHOW PARAMETERS, EXPLAIN PLAN FOR, Oracle's
-//! ANALYZE TABLE, and the
+//! ANALYZE TABLE, ALTER TABLE ... [NO] INMEMORY, EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT, and the
 //! PCTFREE clause of CREATE TABLE (removed from the text before sqlparser sees it). Also
 //! splitting a script into statements at the semicolons outside quotes and comments
 //! ([`split_statements`], [`ends_inside_quote_or_comment`]), which the shell and script
 //! runner share.
 
+use crate::catalog::{MemCompress, Priority};
 use crate::error::{Error, Result};
 use sqlparser::dialect::OracleDialect;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
@@ -31,11 +32,32 @@ pub enum Front {
         table: String,
         sample: AnalyzeSample,
     },
+    /// ALTER TABLE name INMEMORY [MEMCOMPRESS FOR ...] [PRIORITY ...] [NO INMEMORY (cols)],
+    /// or ALTER TABLE name NO INMEMORY (`spec` is `None`).
+    AlterTableInMemory {
+        table: String,
+        spec: Option<InMemoryClause>,
+    },
+    /// EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT(priority, percentage, timeout).
+    PopulateWait {
+        priority: Priority,
+        percentage: f64,
+        timeout_seconds: f64,
+    },
     /// Anything else, for sqlparser; with the PCTFREE of a CREATE TABLE removed.
     Standard {
         sql: String,
         pctfree: Option<u8>,
     },
+}
+
+/// The INMEMORY clause of ALTER TABLE, with column names not yet resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InMemoryClause {
+    pub compression: MemCompress,
+    pub priority: Priority,
+    /// `NO INMEMORY (col, ...)`: upper-case names.
+    pub excluded: Vec<String>,
 }
 
 /// Which rows ANALYZE reads.
@@ -82,6 +104,8 @@ pub fn classify(sql: &str) -> Result<Front> {
             Ok(Front::ExplainPlan(text_from(sql, start.line, start.column).to_owned()))
         }
         ("ANALYZE", "TABLE", _) => analyze(&words),
+        ("ALTER", "TABLE", _) if words.iter().any(|t| token_word(&t.token) == "INMEMORY") => alter_inmemory(&words),
+        ("EXEC" | "EXECUTE", _, _) => exec(&words),
         ("CREATE", "TABLE", _) | ("CREATE", "INDEX", _) | ("CREATE", "UNIQUE", "INDEX") => strip_pctfree(&tokens),
         _ => Ok(Front::Standard { sql: sql.to_owned(), pctfree: None }),
     }
@@ -176,6 +200,155 @@ fn analyze(words: &[&TokenWithSpan]) -> Result<Front> {
         });
     }
     Ok(Front::Analyze { table, sample })
+}
+
+/// `ALTER TABLE name INMEMORY [MEMCOMPRESS FOR DML | QUERY [LOW|HIGH] | CAPACITY
+/// [LOW|HIGH]] [PRIORITY NONE|LOW|MEDIUM|HIGH|CRITICAL] [NO INMEMORY (col, ...)]`, or
+/// `ALTER TABLE name NO INMEMORY`. The defaults are Oracle's: QUERY LOW, PRIORITY NONE.
+fn alter_inmemory(words: &[&TokenWithSpan]) -> Result<Front> {
+    let expected = |what: &str, at: usize| Error::Parse {
+        message: format!("expected {what} in ALTER TABLE ... INMEMORY"),
+        position: position_at(words.get(at).or(words.last())),
+    };
+    let word = |i: usize| words.get(i).map(|t| token_word(&t.token)).unwrap_or_default();
+    let table = match words.get(2).map(|t| &t.token) {
+        Some(Token::Word(_)) => token_word(&words[2].token),
+        _ => return Err(expected("a table name", 2)),
+    };
+    if word(3) == "NO" && word(4) == "INMEMORY" && words.len() == 5 {
+        return Ok(Front::AlterTableInMemory { table, spec: None });
+    }
+    if word(3) != "INMEMORY" {
+        return Err(expected("INMEMORY or NO INMEMORY after the table name", 3));
+    }
+    let mut clause =
+        InMemoryClause { compression: MemCompress::QueryLow, priority: Priority::None, excluded: Vec::new() };
+    let mut i = 4;
+    while i < words.len() {
+        match word(i).as_str() {
+            "MEMCOMPRESS" => {
+                if word(i + 1) != "FOR" {
+                    return Err(expected("FOR after MEMCOMPRESS", i + 1));
+                }
+                let level = word(i + 3);
+                let (compression, used) = match (word(i + 2).as_str(), level.as_str()) {
+                    ("DML", _) => (MemCompress::Dml, 3),
+                    ("QUERY", "HIGH") => (MemCompress::QueryHigh, 4),
+                    ("QUERY", "LOW") => (MemCompress::QueryLow, 4),
+                    ("QUERY", _) => (MemCompress::QueryLow, 3),
+                    ("CAPACITY", "HIGH") => (MemCompress::CapacityHigh, 4),
+                    ("CAPACITY", "LOW") => (MemCompress::CapacityLow, 4),
+                    ("CAPACITY", _) => (MemCompress::CapacityLow, 3),
+                    _ => return Err(expected("DML, QUERY [LOW|HIGH] or CAPACITY [LOW|HIGH]", i + 2)),
+                };
+                clause.compression = compression;
+                i += used;
+            }
+            "PRIORITY" => {
+                clause.priority = priority_named(&word(i + 1))
+                    .ok_or_else(|| expected("NONE, LOW, MEDIUM, HIGH or CRITICAL after PRIORITY", i + 1))?;
+                i += 2;
+            }
+            "NO" if word(i + 1) == "INMEMORY" => {
+                if !matches!(words.get(i + 2).map(|t| &t.token), Some(Token::LParen)) {
+                    return Err(expected("a parenthesised column list after NO INMEMORY", i + 2));
+                }
+                i += 3;
+                loop {
+                    match words.get(i).map(|t| &t.token) {
+                        Some(Token::Word(_)) => clause.excluded.push(token_word(&words[i].token)),
+                        _ => return Err(expected("a column name", i)),
+                    }
+                    match words.get(i + 1).map(|t| &t.token) {
+                        Some(Token::Comma) => i += 2,
+                        Some(Token::RParen) => {
+                            i += 2;
+                            break;
+                        }
+                        _ => return Err(expected(", or )", i + 1)),
+                    }
+                }
+            }
+            _ => return Err(expected("MEMCOMPRESS, PRIORITY or NO INMEMORY (columns)", i)),
+        }
+    }
+    Ok(Front::AlterTableInMemory { table, spec: Some(clause) })
+}
+
+fn priority_named(word: &str) -> Option<Priority> {
+    Some(match word {
+        "NONE" => Priority::None,
+        "LOW" => Priority::Low,
+        "MEDIUM" => Priority::Medium,
+        "HIGH" => Priority::High,
+        "CRITICAL" => Priority::Critical,
+        _ => return None,
+    })
+}
+
+/// `EXEC[UTE] DBMS_INMEMORY_ADMIN.POPULATE_WAIT[(priority, percentage, timeout)]`, the
+/// arguments positional or named (`priority => 'HIGH'`); Oracle's defaults: 'LOW', 100,
+/// 99999 seconds. Nothing else is executable.
+fn exec(words: &[&TokenWithSpan]) -> Result<Front> {
+    let text: Vec<String> = words.iter().map(|t| token_word(&t.token)).collect();
+    let call = text.get(1..4).map(|w| w.join(""));
+    if call.as_deref() != Some("DBMS_INMEMORY_ADMIN.POPULATE_WAIT") {
+        return Err(Error::Unsupported {
+            construct: format!("EXEC of {} (only DBMS_INMEMORY_ADMIN.POPULATE_WAIT)", text[1..].join("")),
+            position: position_at(words.get(1)),
+        });
+    }
+    let bad =
+        |message: String, at: usize| Error::Parse { message, position: position_at(words.get(at).or(words.last())) };
+    let (mut priority, mut percentage, mut timeout_seconds) = (Priority::Low, 100.0, 99_999.0);
+    let mut i = 4;
+    if i < words.len() {
+        if !matches!(words[i].token, Token::LParen) {
+            return Err(bad(format!("unexpected {} after POPULATE_WAIT", words[i].token), i));
+        }
+        i += 1;
+        let mut position = 0;
+        while i < words.len() && !matches!(words[i].token, Token::RParen) {
+            let name = if matches!(words.get(i + 1).map(|t| &t.token), Some(Token::RArrow)) {
+                let n = text[i].clone();
+                i += 2;
+                n
+            } else {
+                ["PRIORITY", "PERCENTAGE", "TIMEOUT"].get(position).map_or(String::new(), |n| (*n).to_owned())
+            };
+            let value = match words.get(i).map(|t| &t.token) {
+                Some(Token::SingleQuotedString(s)) => s.to_ascii_uppercase(),
+                Some(Token::Number(n, _)) => n.clone(),
+                _ => return Err(bad("expected a literal argument of POPULATE_WAIT".into(), i)),
+            };
+            let number = || value.parse::<f64>().map_err(|_| bad(format!("{name} must be a number"), i));
+            match name.as_str() {
+                "PRIORITY" => {
+                    priority = priority_named(&value).ok_or_else(|| {
+                        bad(format!("unknown priority '{value}' (NONE, LOW, MEDIUM, HIGH, CRITICAL)"), i)
+                    })?
+                }
+                "PERCENTAGE" => percentage = number()?,
+                "TIMEOUT" => timeout_seconds = number()?,
+                "FORCE" => {}
+                other => return Err(bad(format!("POPULATE_WAIT has no argument {other}"), i)),
+            }
+            i += 1;
+            position += 1;
+            match words.get(i).map(|t| &t.token) {
+                Some(Token::Comma) => i += 1,
+                Some(Token::RParen) => {}
+                _ => return Err(bad("expected , or ) in the arguments of POPULATE_WAIT".into(), i)),
+            }
+        }
+        if i + 1 != words.len() {
+            return Err(bad("unbalanced parentheses after POPULATE_WAIT".into(), i));
+        }
+    }
+    if !(0.0..=100.0).contains(&percentage) || timeout_seconds < 0.0 {
+        return Err(bad("PERCENTAGE must be in 0..100 and TIMEOUT not negative".into(), 4));
+    }
+    Ok(Front::PopulateWait { priority, percentage, timeout_seconds })
 }
 
 /// The text of `sql` from a 1-based line and column.

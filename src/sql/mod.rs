@@ -78,6 +78,13 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
             transaction::implicit_commit(session)?;
             analyze::analyze_table(session, &table, sample)
         }
+        (Front::AlterTableInMemory { table, spec }, _) => {
+            transaction::implicit_commit(session)?;
+            ddl::alter_inmemory(session, &table, spec)
+        }
+        (Front::PopulateWait { priority, percentage, timeout_seconds }, _) => {
+            Ok(ddl::populate_wait(session, priority, percentage, timeout_seconds))
+        }
         (Front::Standard { pctfree, .. }, Some(statement)) => dispatch(session, &statement, pctfree),
         _ => unreachable!("standard and EXPLAIN statements were parsed above"),
     }

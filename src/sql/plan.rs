@@ -140,8 +140,11 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, now: i64) -> Result
     if let Source::TableScan { table, columns_read } = &mut source {
         *columns_read = columns_read_by(&b.stages, table.columns.len());
         let table = table.clone();
+        let columns_read = columns_read.clone();
         if let Some(index_source) = b.choose_access(&table, select, &hints)? {
             source = index_source;
+        } else if let Some(inmemory) = b.inmemory_access(&table, select, columns_read, &hints) {
+            source = inmemory;
         }
     } else {
         b.notes.extend(
@@ -333,6 +336,55 @@ impl<'a> Builder<'_, 'a> {
                 self.index_path(table, path, &conjuncts, columns_read, estimate).map(Some)
             }
         }
+    }
+
+    /// TABLE ACCESS INMEMORY FULL in place of the full scan the optimizer chose, when the
+    /// table is marked INMEMORY, the column store is on (`inmemory_size` above 0), every
+    /// column the query reads is in memory, and no NO_INMEMORY hint names the table. An
+    /// INMEMORY hint that cannot be followed is noted, as other hints are.
+    fn inmemory_access(
+        &mut self,
+        table: &Arc<TableDef>,
+        select: &ast::Select,
+        columns_read: Vec<bool>,
+        hints: &Hints,
+    ) -> Option<Source> {
+        let alias = match select.from.first().map(|f| &f.relation) {
+            Some(ast::TableFactor::Table { alias: Some(a), .. }) => Some(ident_name(&a.name)),
+            _ => None,
+        };
+        let ours =
+            |h: &&hints::Hint| h.table.as_deref().is_some_and(|t| t == table.name || Some(t) == alias.as_deref());
+        let table_hints: Vec<&hints::Hint> = hints.hints.iter().filter(ours).collect();
+        let asked = table_hints.iter().find(|h| h.kind == hints::HintKind::InMemory);
+        if table_hints.iter().any(|h| h.kind == hints::HintKind::NoInMemory) {
+            return None;
+        }
+        let size = self.session.parameter_u64(crate::db::params::INMEMORY_SIZE);
+        let refusal = if table.inmemory.is_none() {
+            Some(format!("{} is not INMEMORY", table.name))
+        } else if size == 0 {
+            Some("inmemory_size is 0: the column store is off".to_owned())
+        } else if !crate::inmemory::scan::columns_in_memory(table, &columns_read) {
+            Some(format!("the query reads a column of {} that is NO INMEMORY", table.name))
+        } else {
+            None
+        };
+        if let Some(why) = refusal {
+            if let Some(h) = asked {
+                self.notes.push(format!("hint not used: {} ({why})", h.text));
+            }
+            return None;
+        }
+        let prune = !table_hints.iter().any(|h| h.kind == hints::HintKind::InMemoryPruning(false));
+        if let Some(line) = self.lines.iter_mut().find(|l| l.operation == "TABLE ACCESS FULL") {
+            line.operation = "TABLE ACCESS INMEMORY FULL".into();
+        }
+        Some(Source::InMemory(Box::new(crate::inmemory::scan::InMemoryAccess {
+            table: table.clone(),
+            columns_read,
+            prune,
+        })))
     }
 
     /// Rewrites the plan for an index path: the WHERE clause loses the conjuncts the key

@@ -411,6 +411,7 @@ mod tests {
             segment_header: 0,
             created: 0,
             stats: None,
+            inmemory: None,
         }
     }
 

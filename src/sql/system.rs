@@ -32,6 +32,11 @@ pub fn alter_system(session: &Session, name: &str, value: &str) -> Result<QueryR
         Modifiable::SessionAndSystem | Modifiable::SystemImmediate => {
             session.db.parameters.write().set(def.name, &canonical)?;
             session.db.control.lock().parameters.insert(def.name.into(), canonical);
+            if [crate::db::params::INMEMORY_SIZE, crate::db::params::INMEMORY_MAX_POPULATE_SERVERS].contains(&def.name)
+            {
+                // More memory or workers: population goes on (or starts) at once.
+                crate::inmemory::populate::on_open(&session.db);
+            }
             Ok(QueryResult::message(StatementKind::Alter, "System altered."))
         }
         Modifiable::SystemDeferredToOpen => {

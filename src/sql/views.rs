@@ -35,6 +35,8 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "USER_INDEXES" => user_indexes(session),
         "USER_IND_COLUMNS" => user_ind_columns(session),
         "USER_SEGMENTS" => user_segments(session)?,
+        "V$IM_SEGMENTS" => im_segments(session)?,
+        "V$IM_COLUMN_LEVEL" => im_column_level(session),
         _ => return Ok(None),
     };
     Ok(Some(rows))
@@ -291,6 +293,9 @@ fn user_tables(session: &Session) -> Rows {
                 s.map_or(Datum::Null, |s| int(s.avg_row_len)),
                 s.map_or(Datum::Null, |s| int(s.sample_size)),
                 s.map_or(Datum::Null, |s| Datum::Date(s.analyzed)),
+                text(if t.inmemory.is_some() { "ENABLED" } else { "DISABLED" }),
+                t.inmemory.as_ref().map_or(Datum::Null, |m| text(m.priority.name())),
+                t.inmemory.as_ref().map_or(Datum::Null, |m| text(m.compression.name())),
             ]
         })
         .collect();
@@ -306,6 +311,9 @@ fn user_tables(session: &Session) -> Rows {
             "AVG_ROW_LEN",
             "SAMPLE_SIZE",
             "LAST_ANALYZED",
+            "INMEMORY",
+            "INMEMORY_PRIORITY",
+            "INMEMORY_COMPRESSION",
         ]),
         rows,
     )
@@ -438,6 +446,95 @@ fn user_tab_columns(session: &Session) -> Rows {
 }
 
 /// Reads each table's segment header with a consistent get, as Oracle's dictionary does.
+/// The tables in the column store: how far populated, the memory their units take.
+/// BYTES is the table's data below the high-water mark, BYTES_NOT_POPULATED the part of
+/// it no populated unit holds.
+fn im_segments(session: &Session) -> Result<Rows> {
+    let ctx: AccessContext<'_> = session.access_context();
+    let mut rows = Vec::new();
+    let block_size = session.db.block_size as u64;
+    for segment in session.db.inmemory.segments() {
+        let Some(table) = session.db.catalog.table(&segment.table.name) else { continue };
+        let map = crate::access::segments::read_map(&ctx, &table)?;
+        let blocks = u64::from(map.hwm.saturating_sub(1));
+        let (bytes, populated_rows, populated_blocks) = segment.populated();
+        let units = segment.units.read().clone();
+        let busy = units.iter().any(|u| u.state.lock().queued);
+        let status = if segment.out_of_memory() && !busy {
+            "OUT OF MEMORY"
+        } else if !busy && populated_blocks >= blocks && segment.planned_positions() as u64 >= blocks {
+            "COMPLETED"
+        } else {
+            "STARTED"
+        };
+        let journaled: u64 = units.iter().map(|u| u.state.lock().journal.blocks.len() as u64).sum();
+        let populated_units = units.iter().filter(|u| u.state.lock().imcu.is_some()).count() as u64;
+        rows.push(vec![
+            text(table.name.clone()),
+            text(status),
+            int(blocks * block_size),
+            int(bytes),
+            int(blocks.saturating_sub(populated_blocks) * block_size),
+            text(segment.spec.priority.name()),
+            text(segment.spec.compression.name()),
+            int(populated_units),
+            int(populated_rows),
+            int(journaled),
+        ]);
+    }
+    rows.sort_by(|a, b| a[0].sql_cmp(&b[0]).ok().flatten().unwrap_or(std::cmp::Ordering::Equal));
+    Ok((
+        cols(&[
+            "SEGMENT_NAME",
+            "POPULATE_STATUS",
+            "BYTES",
+            "INMEMORY_SIZE",
+            "BYTES_NOT_POPULATED",
+            "INMEMORY_PRIORITY",
+            "INMEMORY_COMPRESSION",
+            "CUS",
+            "POPULATED_ROWS",
+            "JOURNALED_BLOCKS",
+        ]),
+        rows,
+    ))
+}
+
+/// Per table column in the column store: how its units encode it, and the memory they
+/// take (summed over the populated units).
+fn im_column_level(session: &Session) -> Rows {
+    let mut rows = Vec::new();
+    for segment in session.db.inmemory.segments() {
+        let units = segment.units.read().clone();
+        for (c, column) in segment.table.columns.iter().enumerate() {
+            let mut encodings: Vec<String> = Vec::new();
+            let (mut bytes, mut nulls) = (0u64, 0u64);
+            for unit in &units {
+                let state = unit.state.lock();
+                let Some(imcu) = &state.imcu else { continue };
+                if let Some(col) = imcu.columns.get(c).and_then(Option::as_ref) {
+                    bytes += col.unit.bytes() as u64;
+                    nulls += col.unit.nulls() as u64;
+                    let e = col.unit.encoding().to_string();
+                    if !encodings.contains(&e) {
+                        encodings.push(e);
+                    }
+                }
+            }
+            let excluded = segment.spec.excluded.contains(&c);
+            rows.push(vec![
+                text(segment.table.name.clone()),
+                text(column.name.clone()),
+                text(if excluded { "NO INMEMORY" } else { "DEFAULT" }),
+                if encodings.is_empty() { Datum::Null } else { text(encodings.join(", ")) },
+                int(bytes),
+                int(nulls),
+            ]);
+        }
+    }
+    (cols(&["TABLE_NAME", "COLUMN_NAME", "INMEMORY_COMPRESSION", "ENCODINGS", "INMEMORY_SIZE", "NULLS"]), rows)
+}
+
 fn user_segments(session: &Session) -> Result<Rows> {
     let ctx: AccessContext<'_> = session.access_context();
     let mut rows = Vec::new();

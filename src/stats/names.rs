@@ -87,6 +87,18 @@ statistics! {
     IndexFastFullScansFull => "index fast full scans (full)", 64;
     IndexScansKdiixs1 => "index scans kdiixs1", 64;
     IndexFetchByKey => "index fetch by key", 64;
+    ImPopulateCus => "IM populate CUs", 128;
+    ImPopulateRows => "IM populate rows", 128;
+    ImPopulateBytesFromStorage => "IM populate bytes from storage", 128;
+    ImPopulateCpuTime => "IM populate CPU time", 128;
+    ImRepopulateCus => "IM repopulate CUs", 128;
+    ImScanSegments => "IM scan segments", 128;
+    ImScanCus => "IM scan CUs", 128;
+    ImScanCusPruned => "IM scan CUs pruned", 128;
+    ImScanRows => "IM scan rows", 128;
+    ImScanRowsValid => "IM scan rows valid", 128;
+    ImScanRowsJournal => "IM scan rows journal", 128;
+    ImScanBlocksCache => "IM scan blocks from cache", 128;
 }
 
 impl Stat {

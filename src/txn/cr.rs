@@ -126,6 +126,35 @@ fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, re
     build_clone(ctx, current, reader, owner, &mut known)
 }
 
+/// Whether a transaction `snapshot` does not see holds an ITL slot of `block`: one still
+/// active (even one still filling the block, its rows hidden by their lock bytes), or
+/// one committed after `snapshot`. The rows of such a block as of `snapshot` are not
+/// its rows for later snapshots; the column store journals the block when it populates
+/// it. Reads transaction tables (`consistent gets - examination`) for unstamped slots.
+pub fn changes_after(ctx: &AccessContext<'_>, block: &[u8], snapshot: u64) -> Result<bool> {
+    let known = Statuses::new();
+    for i in 0..itl::itl_count(block) {
+        let slot = itl::get(block, i);
+        if slot.is_free() {
+            continue;
+        }
+        if slot.is_committed() {
+            if slot.commit_scn > snapshot {
+                return Ok(true);
+            }
+            continue;
+        }
+        if slot.uba.is_none() {
+            return Ok(true);
+        }
+        match status_of(ctx, slot.xid, &known)? {
+            TxnStatus::Committed { scn, .. } if scn <= snapshot => {}
+            _ => return Ok(true),
+        }
+    }
+    Ok(false)
+}
+
 /// Whether `xid` is committed at or before `snapshot`, from the transaction table unless
 /// this consistent get already read its state (`known`); an error counts as no: the clone
 /// is then not reused, which is always safe.

@@ -26,6 +26,12 @@ pub enum HintKind {
     NoIndex(IndexChoice),
     IndexFfs(IndexChoice),
     GatherPlanStatistics,
+    /// INMEMORY(t): a full scan, from the column store.
+    InMemory,
+    /// NO_INMEMORY(t): never from the column store.
+    NoInMemory,
+    /// INMEMORY_PRUNING(t) / NO_INMEMORY_PRUNING(t): whether min/max may skip units.
+    InMemoryPruning(bool),
 }
 
 /// A parsed hint, with its text for the notes.
@@ -135,6 +141,15 @@ fn hint(word: &str, args: &[String]) -> Result<Option<(HintKind, Option<String>)
             (HintKind::IndexFfs(choice), Some(table))
         }
         "GATHER_PLAN_STATISTICS" if args.is_empty() => (HintKind::GatherPlanStatistics, None),
+        "INMEMORY" | "NO_INMEMORY" | "INMEMORY_PRUNING" | "NO_INMEMORY_PRUNING" => {
+            let [table] = args else { return Err("expects one table".into()) };
+            let kind = match word {
+                "INMEMORY" => HintKind::InMemory,
+                "NO_INMEMORY" => HintKind::NoInMemory,
+                w => HintKind::InMemoryPruning(!w.starts_with("NO_")),
+            };
+            (kind, Some(table.clone()))
+        }
         _ => return Ok(None),
     }))
 }

@@ -168,7 +168,7 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
     // Hints first: the first applicable one decides.
     for h in &table_hints {
         let chosen = match &h.kind {
-            HintKind::Full => Some(full.clone()),
+            HintKind::Full | HintKind::InMemory => Some(full.clone()),
             HintKind::Index { choice, descending } => {
                 let fits = |p: &IndexPath| {
                     matches_choice(choice, &p.index, query.table)
@@ -180,7 +180,10 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
             HintKind::IndexFfs(choice) => cheapest(&candidates, |p| {
                 p.kind == IndexScanKind::FastFull && matches_choice(choice, &p.index, query.table)
             }),
-            HintKind::NoIndex(_) | HintKind::GatherPlanStatistics => continue,
+            HintKind::NoIndex(_)
+            | HintKind::GatherPlanStatistics
+            | HintKind::NoInMemory
+            | HintKind::InMemoryPruning(_) => continue,
         };
         match chosen {
             Some(path) => {

@@ -266,6 +266,7 @@ mod tests {
                     avg_col_len: 4,
                 }],
             }),
+            inmemory: None,
         }
     }
 

@@ -1,0 +1,1331 @@
+//! Column units: one column's values for one In-Memory Compression Unit (IMCU, up to about
+//! 512K rows), encoded for scanning, and the predicates that run on the encoding.
+//!
+//! A unit maps every non-NULL value to an unsigned *code* through an order-preserving
+//! *domain* (`a < b` exactly when `code(a) < code(b)`), stores one code per row, and keeps
+//! NULLs in a separate bitmap:
+//!
+//! - frame of reference (integers): `code = value - min`, so the codes need
+//!   `bits(max - min)` bits;
+//! - dictionary (integers under [`Packing::Smallest`], keys always): the distinct values
+//!   sorted, `code = position in the dictionary`.
+//!
+//! The codes are then stored in byte-aligned lanes (8, 16, 32 or 64 bits), bit-packed at
+//! their exact width (see [`super::simd`] for the layout), or run-length encoded (run ends
+//! and one code per run). Because every domain preserves order, a predicate on values
+//! becomes a predicate on codes once per unit (a range, or for `IN` lists a few ranges
+//! of consecutive codes) and the scan never decodes a value:
+//!
+//! ```text
+//!   ColumnUnit for keys ['RED', 'BLUE', 'BLUE', NULL, 'GREEN', 'RED'], Packing::ByteAligned
+//!
+//!   rows      6
+//!   nulls     Bitmap  rows 0..6: 0 0 0 1 0 0          (None when the unit has no NULL)
+//!   domain    KeyDict bytes   "BLUEGREENRED"          (sorted, distinct, concatenated)
+//!                     offsets [0, 4, 9, 12]           (key c = bytes[offsets[c]..offsets[c + 1]])
+//!   codes     U8      [2, 0, 0, 0, 1, 2]              (the NULL row repeats its predecessor's code)
+//!
+//!   KeyRange 'BLUE'..='C'  →  codes 0..=0  →  simd::range_u8(codes, 0, 0)  AND-NOT nulls
+//!
+//!   The same unit under Packing::Smallest, run-length encoded over the same dictionary:
+//!   codes     Runs    ends  [1, 4, 5, 6]              (run i covers rows ends[i - 1]..ends[i])
+//!                     codes [2, 0, 1, 2]              (bit-packed or byte lanes, 2 bits here)
+//! ```
+//!
+//! Invariants: every code vector covers exactly `rows` rows; a NULL row holds the code of
+//! the row before it (of the first non-NULL row when it leads) so it never breaks a run;
+//! every comparison ANDs the selection with the code test and then AND-NOTs the null bitmap,
+//! so the code a NULL row holds never matters; `nulls` is `None` rather than all clear; a
+//! unit with no non-NULL row is [`Encoding::AllNull`] and holds no codes at all. A unit is
+//! immutable once built, so it is `Send + Sync` and scans share it without latches.
+
+use super::bitmap::{Bitmap, low_bits};
+use super::simd::{self, Isa};
+use std::fmt;
+use std::ops::{Bound, Range, RangeBounds};
+
+/// How hard to compress; Oracle's `MEMCOMPRESS` levels map onto these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Packing {
+    /// `FOR DML`, `FOR QUERY LOW`: codes in 8/16/32/64-bit lanes, the fastest scans.
+    ByteAligned,
+    /// `FOR QUERY HIGH`: codes bit-packed at their exact width (1..=32 bits; 64-bit lanes
+    /// beyond), or in byte lanes where those take no more room.
+    Tight,
+    /// `FOR CAPACITY LOW`/`HIGH`: the smallest of tight frame of reference, tight dictionary
+    /// and run-length encoding, by bytes.
+    Smallest,
+}
+
+impl Packing {
+    /// The packing for a `MEMCOMPRESS` level such as `"FOR QUERY HIGH"` (case and spacing
+    /// ignored, `MEMCOMPRESS` and `FOR` optional); `None` for a level Oracle does not have.
+    pub fn for_memcompress(level: &str) -> Option<Packing> {
+        let words: Vec<String> = level.split_whitespace().map(str::to_ascii_uppercase).collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).skip_while(|w| *w == "MEMCOMPRESS").collect();
+        let words = words.strip_prefix(&["FOR"]).unwrap_or(&words);
+        match words {
+            ["DML"] | ["QUERY", "LOW"] => Some(Packing::ByteAligned),
+            ["QUERY"] | ["QUERY", "HIGH"] => Some(Packing::Tight),
+            ["CAPACITY"] | ["CAPACITY", "LOW"] | ["CAPACITY", "HIGH"] => Some(Packing::Smallest),
+            _ => None,
+        }
+    }
+}
+
+/// One column's values for the rows of one IMCU, in row order.
+#[derive(Clone, Copy, Debug)]
+pub enum ColumnInput<'a> {
+    /// Whole numbers, one per row, `None` = NULL.
+    Ints(&'a [Option<i64>]),
+    /// Order-preserving byte keys (memcmp order is SQL order), one per row, `None` = NULL.
+    /// Strings, dates and decimals arrive already encoded this way.
+    Keys(&'a [Option<&'a [u8]>]),
+}
+
+impl ColumnInput<'_> {
+    /// Rows in the input.
+    pub fn len(&self) -> usize {
+        match self {
+            ColumnInput::Ints(values) => values.len(),
+            ColumnInput::Keys(keys) => keys.len(),
+        }
+    }
+
+    /// Whether the input has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// How a unit is encoded, for `v$` views; [`fmt::Display`] gives e.g. `FOR 23-bit`,
+/// `DICT 620x10-bit`, `RLE 12 runs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// `value = min + code`, codes stored at `width` bits each.
+    FrameOfReference { width: u8 },
+    /// `value = dictionary[code]`, `entries` distinct values, codes stored at `width` bits.
+    Dictionary { entries: usize, width: u8 },
+    /// `runs` runs of one code each (over a frame of reference or a dictionary).
+    RunLength { runs: usize },
+    /// Every row is NULL; nothing is stored but the row count.
+    AllNull,
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Encoding::FrameOfReference { width } => write!(f, "FOR {width}-bit"),
+            Encoding::Dictionary { entries, width } => write!(f, "DICT {entries}x{width}-bit"),
+            Encoding::RunLength { runs: 1 } => write!(f, "RLE 1 run"),
+            Encoding::RunLength { runs } => write!(f, "RLE {runs} runs"),
+            Encoding::AllNull => write!(f, "ALL NULL"),
+        }
+    }
+}
+
+/// A non-NULL value of a unit, borrowed from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CuValue<'a> {
+    Int(i64),
+    Key(&'a [u8]),
+}
+
+/// A predicate a unit evaluates on its codes. Comparisons never hold for NULL. The caller
+/// matches the kind to the unit (`Int*` on units built from [`ColumnInput::Ints`], `Key*`
+/// on keys); a mismatch is a bug, debug-asserted, and in release selects nothing.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CuPredicate {
+    /// `lo <= v <= hi`; `i64::MIN` / `i64::MAX` for open ends; `lo > hi` holds for no row.
+    IntRange {
+        lo: i64,
+        hi: i64,
+    },
+    /// `v` within the bounds, compared as bytes.
+    KeyRange {
+        lo: Bound<Vec<u8>>,
+        hi: Bound<Vec<u8>>,
+    },
+    /// `v IN (...)`; an empty list holds for no row.
+    IntIn(Vec<i64>),
+    /// `v IN (...)`; an empty list holds for no row.
+    KeyIn(Vec<Vec<u8>>),
+    IsNull,
+    IsNotNull,
+}
+
+impl CuPredicate {
+    /// Whether a non-NULL `value` satisfies a comparison predicate, evaluated directly (the
+    /// reference [`ColumnUnit::filter`] must agree with); `false` for `IsNull` and for a
+    /// predicate of the other kind, `true` for `IsNotNull`.
+    pub fn holds_for(&self, value: CuValue<'_>) -> bool {
+        match (self, value) {
+            (CuPredicate::IntRange { lo, hi }, CuValue::Int(v)) => *lo <= v && v <= *hi,
+            (CuPredicate::IntIn(list), CuValue::Int(v)) => list.contains(&v),
+            (CuPredicate::KeyRange { lo, hi }, CuValue::Key(k)) => {
+                (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice)).contains(&k)
+            }
+            (CuPredicate::KeyIn(list), CuValue::Key(k)) => list.iter().any(|x| x == k),
+            (CuPredicate::IsNotNull, _) => true,
+            _ => false,
+        }
+    }
+}
+
+/// One column's values for one IMCU; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct ColumnUnit {
+    /// Rows covered, NULL or not; every code vector and bitmap of the unit covers exactly these.
+    rows: usize,
+    /// Set bit = NULL row; `None` when no row is NULL.
+    nulls: Option<Bitmap>,
+    /// Set bits of `nulls`, counted once at build.
+    null_count: usize,
+    body: Body,
+}
+
+#[derive(Clone, Debug)]
+enum Body {
+    /// No non-NULL value: no domain, no codes.
+    AllNull,
+    Encoded {
+        domain: Domain,
+        codes: Codes,
+    },
+}
+
+/// How codes map to values; every mapping preserves order.
+#[derive(Clone, Debug)]
+enum Domain {
+    /// Frame of reference: `value = base + code`; `max` is the largest value.
+    IntOffsets { base: i64, max: i64 },
+    /// `value = dictionary[code]`; sorted, distinct, not empty.
+    IntDict(Vec<i64>),
+    /// `value = dictionary.key(code)`; sorted, distinct, not empty.
+    KeyDict(KeyDict),
+}
+
+/// Distinct keys in ascending order, packed into one buffer.
+#[derive(Clone, Debug)]
+struct KeyDict {
+    /// The keys concatenated in order.
+    bytes: Vec<u8>,
+    /// `entries + 1` ascending offsets into `bytes`: key `c` is `bytes[offsets[c]..offsets[c + 1]]`.
+    offsets: Vec<usize>,
+}
+
+/// One code per row.
+#[derive(Clone, Debug)]
+enum Codes {
+    Lanes(Lanes),
+    Runs(Runs),
+}
+
+/// Codes stored one after another at a fixed width, each below `2^width`.
+#[derive(Clone, Debug)]
+enum Lanes {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    /// `rows` codes of `width` (1..=32) bits in [`simd::pack_bits`]'s layout.
+    Packed {
+        width: u8,
+        rows: usize,
+        words: Vec<u64>,
+    },
+}
+
+/// Run-length encoded codes.
+#[derive(Clone, Debug)]
+struct Runs {
+    /// Exclusive end row of each run: strictly ascending, the last one is the unit's `rows`.
+    ends: Vec<u32>,
+    /// The code of each run (as many as `ends`).
+    codes: Lanes,
+}
+
+/// A predicate turned into a test on codes.
+#[derive(Debug, PartialEq, Eq)]
+enum CodeTest {
+    /// No code passes.
+    Nothing,
+    /// Every code passes.
+    Everything,
+    /// Codes in one of these inclusive ranges pass: ascending, disjoint, not adjacent.
+    Ranges(Vec<(u64, u64)>),
+}
+
+/// At most this many code ranges go to the vector kernels; more are tested row by row.
+const MAX_VECTOR_RANGES: usize = 8;
+
+/// Code sets whose largest code is below this are tested with a bitset, others by search.
+const MAX_BITSET_CODES: u64 = 1 << 16;
+
+impl ColumnUnit {
+    /// Encodes `input` at `packing`. Panics if it holds more than `u32::MAX` rows (an IMCU
+    /// holds about 512K).
+    pub fn build(input: ColumnInput<'_>, packing: Packing) -> ColumnUnit {
+        let rows = input.len();
+        assert!(u32::try_from(rows).is_ok(), "a column unit holds at most u32::MAX rows, not {rows}");
+        let nulls = match input {
+            ColumnInput::Ints(values) => null_bitmap(values),
+            ColumnInput::Keys(keys) => null_bitmap(keys),
+        };
+        let null_count = nulls.as_ref().map_or(0, |n| n.count_ones() as usize);
+        let body = match input {
+            ColumnInput::Ints(values) => build_ints(values, packing),
+            ColumnInput::Keys(keys) => build_keys(keys, packing),
+        };
+        ColumnUnit { rows, nulls, null_count, body }
+    }
+
+    /// Rows in the unit, NULL or not.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The encoding, for `v$` views.
+    pub fn encoding(&self) -> Encoding {
+        let Body::Encoded { domain, codes } = &self.body else { return Encoding::AllNull };
+        match (codes, domain) {
+            (Codes::Runs(runs), _) => Encoding::RunLength { runs: runs.ends.len() },
+            (Codes::Lanes(lanes), Domain::IntOffsets { .. }) => Encoding::FrameOfReference { width: lanes.width() },
+            (Codes::Lanes(lanes), _) => Encoding::Dictionary { entries: domain.entries(), width: lanes.width() },
+        }
+    }
+
+    /// Heap bytes the unit's buffers take (codes, dictionary, run ends, null bitmap).
+    pub fn bytes(&self) -> usize {
+        let nulls = self.nulls.as_ref().map_or(0, |n| size_of_val(n.words()));
+        let body = match &self.body {
+            Body::AllNull => 0,
+            Body::Encoded { domain, codes } => domain.bytes() + codes.bytes(),
+        };
+        nulls + body
+    }
+
+    /// NULL rows.
+    pub fn nulls(&self) -> usize {
+        self.null_count
+    }
+
+    /// The NULL rows as set bits; `None` when there are none.
+    pub fn null_bitmap(&self) -> Option<&Bitmap> {
+        self.nulls.as_ref()
+    }
+
+    /// Whether row `row` is NULL; panics when `row >= rows`.
+    pub fn is_null(&self, row: usize) -> bool {
+        assert!(row < self.rows, "row {row} is outside a column unit of {} rows", self.rows);
+        self.nulls.as_ref().is_some_and(|n| n.get(row))
+    }
+
+    /// The smallest and largest non-NULL values; `None` when every row is NULL.
+    pub fn min_max(&self) -> Option<(CuValue<'_>, CuValue<'_>)> {
+        let Body::Encoded { domain, .. } = &self.body else { return None };
+        Some((domain.value(0), domain.value(domain.max_code())))
+    }
+
+    /// Row `row`'s value; `None` when it is NULL. Panics when `row >= rows`.
+    pub fn value(&self, row: usize) -> Option<CuValue<'_>> {
+        let is_null = self.is_null(row);
+        let Body::Encoded { domain, codes } = &self.body else { return None };
+        (!is_null).then(|| domain.value(codes.get(row)))
+    }
+
+    /// Row `row`'s integer; `None` when it is NULL or the unit holds keys.
+    pub fn int(&self, row: usize) -> Option<i64> {
+        match self.value(row) {
+            Some(CuValue::Int(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Row `row`'s key; `None` when it is NULL or the unit holds integers.
+    pub fn key(&self, row: usize) -> Option<&[u8]> {
+        match self.value(row) {
+            Some(CuValue::Key(k)) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// Appends the values of `rows` to `out`, `None` for NULL. Panics if `rows` reaches
+    /// beyond the unit.
+    pub fn decode_range<'a>(&'a self, rows: Range<usize>, out: &mut Vec<Option<CuValue<'a>>>) {
+        assert!(rows.end <= self.rows, "rows {rows:?} reach outside a column unit of {} rows", self.rows);
+        out.reserve(rows.len());
+        let Body::Encoded { domain, codes } = &self.body else {
+            return out.extend(rows.map(|_| None));
+        };
+        let nulls = self.nulls.as_ref();
+        codes.for_each_code(rows, |row, code| {
+            out.push((!nulls.is_some_and(|n| n.get(row))).then(|| domain.value(code)));
+        });
+    }
+
+    /// ANDs into `selection` (which covers exactly the unit's rows) the rows where `pred`
+    /// holds: comparisons never hold for NULL, `IsNull` / `IsNotNull` test the null bitmap.
+    /// `isa` chooses the kernel; every [`Isa`] selects the same rows.
+    pub fn filter(&self, pred: &CuPredicate, selection: &mut Bitmap, isa: Isa) {
+        assert_eq!(selection.len(), self.rows, "a selection covers exactly the rows of its column unit");
+        match pred {
+            CuPredicate::IsNull => self.keep_nulls(selection),
+            CuPredicate::IsNotNull => self.drop_nulls(selection),
+            _ => {
+                self.filter_codes(pred, selection, isa);
+                self.drop_nulls(selection);
+            }
+        }
+    }
+
+    /// Whether no row of the unit can satisfy `pred`, judged from its NULL count, its
+    /// min/max and (for dictionaries) the dictionary alone, without reading the codes.
+    pub fn excludes(&self, pred: &CuPredicate) -> bool {
+        match pred {
+            CuPredicate::IsNull => self.null_count == 0,
+            CuPredicate::IsNotNull => self.null_count == self.rows,
+            _ => self.code_test(pred) == CodeTest::Nothing,
+        }
+    }
+
+    fn keep_nulls(&self, selection: &mut Bitmap) {
+        match &self.nulls {
+            Some(nulls) => selection.and_with(nulls),
+            None => selection.clear_all(),
+        }
+    }
+
+    fn drop_nulls(&self, selection: &mut Bitmap) {
+        if let Some(nulls) = &self.nulls {
+            selection.and_not_with(nulls);
+        }
+    }
+
+    /// ANDs the code test for comparison `pred` into `selection`, NULL rows included.
+    fn filter_codes(&self, pred: &CuPredicate, selection: &mut Bitmap, isa: Isa) {
+        let Body::Encoded { codes, .. } = &self.body else { return selection.clear_all() };
+        match self.code_test(pred) {
+            CodeTest::Nothing => selection.clear_all(),
+            CodeTest::Everything => {}
+            CodeTest::Ranges(ranges) => codes.filter(&ranges, selection, isa),
+        }
+    }
+
+    /// Comparison `pred` as a test on this unit's codes.
+    fn code_test(&self, pred: &CuPredicate) -> CodeTest {
+        let Body::Encoded { domain, .. } = &self.body else { return CodeTest::Nothing };
+        let ranges = match domain.code_ranges(pred) {
+            Some(ranges) => ranges,
+            None => {
+                debug_assert!(false, "predicate {pred:?} does not apply to a unit of {}", domain.kind());
+                Vec::new()
+            }
+        };
+        CodeTest::new(ranges, domain.max_code())
+    }
+}
+
+impl CodeTest {
+    /// The test for `ranges` (ascending, disjoint, not adjacent, within `0..=max_code`).
+    fn new(ranges: Vec<(u64, u64)>, max_code: u64) -> CodeTest {
+        match ranges.as_slice() {
+            [] => CodeTest::Nothing,
+            [(0, hi)] if *hi == max_code => CodeTest::Everything,
+            _ => CodeTest::Ranges(ranges),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Building
+// ---------------------------------------------------------------------------------------
+
+/// The NULL rows of `values` as set bits; `None` when there are none.
+fn null_bitmap<T>(values: &[Option<T>]) -> Option<Bitmap> {
+    values.iter().any(Option::is_none).then(|| Bitmap::from_fn(values.len(), |i| values[i].is_none()))
+}
+
+fn build_ints(values: &[Option<i64>], packing: Packing) -> Body {
+    let Some((min, max)) = values.iter().flatten().fold(None, |acc, &v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((v.min(lo), v.max(hi))),
+    }) else {
+        return Body::AllNull;
+    };
+    let offsets = fill_nulls(values, |v| offset(min, v));
+    let domain = Domain::IntOffsets { base: min, max };
+    let bits = bits_for(offset(min, max));
+    if packing != Packing::Smallest {
+        return Body::Encoded { domain, codes: Codes::Lanes(Lanes::new(&offsets, bits, packing)) };
+    }
+    smallest_ints(values, domain, offsets)
+}
+
+/// The smallest of tight frame of reference, tight dictionary and run-length encoding; ties
+/// go to the faster scan (in that order).
+fn smallest_ints(values: &[Option<i64>], for_domain: Domain, offsets: Vec<u64>) -> Body {
+    let rows = offsets.len();
+    let for_bits = bits_for(for_domain.max_code());
+    let for_bytes = Lanes::bytes_for(rows, for_bits, Packing::Tight);
+    let runs = count_runs(&offsets);
+    let rle_bytes = runs * size_of::<u32>() + Lanes::bytes_for(runs, for_bits, Packing::Tight);
+    let mut dict: Vec<i64> = values.iter().flatten().copied().collect();
+    dict.sort_unstable();
+    dict.dedup();
+    let dict_bits = bits_for(dict.len() as u64 - 1);
+    let dict_bytes = size_of_val(dict.as_slice()) + Lanes::bytes_for(rows, dict_bits, Packing::Tight);
+    if for_bytes <= dict_bytes.min(rle_bytes) {
+        let codes = Codes::Lanes(Lanes::new(&offsets, for_bits, Packing::Tight));
+        Body::Encoded { domain: for_domain, codes }
+    } else if dict_bytes <= rle_bytes {
+        dict.shrink_to_fit();
+        let codes = fill_nulls(values, |v| dict.binary_search(&v).expect("the dictionary holds every value") as u64);
+        let codes = Codes::Lanes(Lanes::new(&codes, dict_bits, Packing::Tight));
+        Body::Encoded { domain: Domain::IntDict(dict), codes }
+    } else {
+        Body::Encoded { domain: for_domain, codes: Codes::Runs(Runs::new(&offsets, for_bits)) }
+    }
+}
+
+fn build_keys(keys: &[Option<&[u8]>], packing: Packing) -> Body {
+    let mut sorted: Vec<&[u8]> = keys.iter().flatten().copied().collect();
+    if sorted.is_empty() {
+        return Body::AllNull;
+    }
+    sorted.sort_unstable();
+    sorted.dedup();
+    let codes = fill_nulls(keys, |k| sorted.binary_search(&k).expect("the dictionary holds every key") as u64);
+    let bits = bits_for(sorted.len() as u64 - 1);
+    let runs = count_runs(&codes);
+    let rle_bytes = runs * size_of::<u32>() + Lanes::bytes_for(runs, bits, Packing::Tight);
+    let codes = if packing == Packing::Smallest && rle_bytes < Lanes::bytes_for(codes.len(), bits, Packing::Tight) {
+        Codes::Runs(Runs::new(&codes, bits))
+    } else {
+        Codes::Lanes(Lanes::new(&codes, bits, packing))
+    };
+    Body::Encoded { domain: Domain::KeyDict(KeyDict::new(&sorted)), codes }
+}
+
+/// The code of each row; a NULL row takes the code of the row before it, or of the first
+/// non-NULL row when it leads (so NULLs never break a run).
+fn fill_nulls<T: Copy>(values: &[Option<T>], code: impl Fn(T) -> u64) -> Vec<u64> {
+    let mut previous = values.iter().flatten().next().map_or(0, |&v| code(v));
+    let mut codes = Vec::with_capacity(values.len());
+    for value in values {
+        if let Some(v) = value {
+            previous = code(*v);
+        }
+        codes.push(previous);
+    }
+    codes
+}
+
+/// `value - base` as an unsigned offset (exact for any `base <= value`, even `MIN..=MAX`).
+fn offset(base: i64, value: i64) -> u64 {
+    (value as u64).wrapping_sub(base as u64)
+}
+
+/// Bits needed to hold codes up to `max_code`; at least 1.
+fn bits_for(max_code: u64) -> u8 {
+    (64 - max_code.leading_zeros()).max(1) as u8
+}
+
+fn count_runs(codes: &[u64]) -> usize {
+    codes.windows(2).filter(|pair| pair[0] != pair[1]).count() + usize::from(!codes.is_empty())
+}
+
+impl Lanes {
+    /// Stores `codes` (each below `2^bits`) at `packing`.
+    fn new(codes: &[u64], bits: u8, packing: Packing) -> Lanes {
+        match Lanes::layout(codes.len(), bits, packing) {
+            LaneLayout::Packed(width) => {
+                let mut words = simd::pack_bits(codes.iter().copied(), width);
+                words.shrink_to_fit();
+                Lanes::Packed { width, rows: codes.len(), words }
+            }
+            LaneLayout::Bytes(8) => Lanes::U8(codes.iter().map(|&c| c as u8).collect()),
+            LaneLayout::Bytes(16) => Lanes::U16(codes.iter().map(|&c| c as u16).collect()),
+            LaneLayout::Bytes(32) => Lanes::U32(codes.iter().map(|&c| c as u32).collect()),
+            LaneLayout::Bytes(_) => Lanes::U64(codes.to_vec()),
+        }
+    }
+
+    /// Bytes [`Lanes::new`] would take for `rows` codes of `bits` bits.
+    fn bytes_for(rows: usize, bits: u8, packing: Packing) -> usize {
+        match Lanes::layout(rows, bits, packing) {
+            LaneLayout::Packed(width) => simd::packed_words(rows, width) * size_of::<u64>(),
+            LaneLayout::Bytes(lane) => rows * usize::from(lane / 8),
+        }
+    }
+
+    /// Byte-aligned packing rounds the width up to a lane; tight packing bit-packs widths up
+    /// to 32 unless byte lanes are as small (small units, widths 8, 16, 32).
+    fn layout(rows: usize, bits: u8, packing: Packing) -> LaneLayout {
+        let lane = bits.next_power_of_two().max(8);
+        if packing == Packing::ByteAligned || bits > 32 {
+            return LaneLayout::Bytes(lane);
+        }
+        let packed_bytes = simd::packed_words(rows, bits) * size_of::<u64>();
+        if packed_bytes < rows * usize::from(lane / 8) { LaneLayout::Packed(bits) } else { LaneLayout::Bytes(lane) }
+    }
+}
+
+/// Where [`Lanes::new`] puts codes: bit-packed at a width, or in lanes of 8/16/32/64 bits.
+enum LaneLayout {
+    Packed(u8),
+    Bytes(u8),
+}
+
+impl Runs {
+    /// Run-length encodes `codes` (each below `2^bits`; not empty).
+    fn new(codes: &[u64], bits: u8) -> Runs {
+        let mut ends = Vec::new();
+        let mut run_codes = Vec::new();
+        for (row, &code) in codes.iter().enumerate() {
+            if run_codes.last() != Some(&code) {
+                if row > 0 {
+                    ends.push(row as u32);
+                }
+                run_codes.push(code);
+            }
+        }
+        ends.push(codes.len() as u32);
+        ends.shrink_to_fit();
+        Runs { ends, codes: Lanes::new(&run_codes, bits, Packing::Tight) }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Domains: values <-> codes
+// ---------------------------------------------------------------------------------------
+
+impl Domain {
+    fn kind(&self) -> &'static str {
+        match self {
+            Domain::IntOffsets { .. } | Domain::IntDict(_) => "integers",
+            Domain::KeyDict(_) => "keys",
+        }
+    }
+
+    fn entries(&self) -> usize {
+        match self {
+            Domain::IntOffsets { .. } => 0,
+            Domain::IntDict(dict) => dict.len(),
+            Domain::KeyDict(dict) => dict.len(),
+        }
+    }
+
+    fn max_code(&self) -> u64 {
+        match self {
+            Domain::IntOffsets { base, max } => offset(*base, *max),
+            _ => self.entries() as u64 - 1,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Domain::IntOffsets { .. } => 0,
+            Domain::IntDict(dict) => dict.capacity() * size_of::<i64>(),
+            Domain::KeyDict(dict) => dict.bytes.capacity() + dict.offsets.capacity() * size_of::<usize>(),
+        }
+    }
+
+    /// The value of `code` (which is at most `max_code`).
+    fn value(&self, code: u64) -> CuValue<'_> {
+        match self {
+            Domain::IntOffsets { base, .. } => CuValue::Int(base.wrapping_add(code as i64)),
+            Domain::IntDict(dict) => CuValue::Int(dict[code as usize]),
+            Domain::KeyDict(dict) => CuValue::Key(dict.key(code as usize)),
+        }
+    }
+
+    /// The codes whose values satisfy comparison `pred`, as ascending, disjoint,
+    /// non-adjacent inclusive ranges; `None` when `pred` is of the other kind.
+    fn code_ranges(&self, pred: &CuPredicate) -> Option<Vec<(u64, u64)>> {
+        let ranges = match (self, pred) {
+            (Domain::IntOffsets { base, max }, CuPredicate::IntRange { lo, hi }) => {
+                let (lo, hi) = ((*lo).max(*base), (*hi).min(*max));
+                (lo <= hi).then(|| (offset(*base, lo), offset(*base, hi))).into_iter().collect()
+            }
+            (Domain::IntOffsets { base, max }, CuPredicate::IntIn(list)) => {
+                coalesce(list.iter().filter(|v| (base..=max).contains(v)).map(|&v| offset(*base, v)).collect())
+            }
+            (Domain::IntDict(dict), CuPredicate::IntRange { lo, hi }) => {
+                positions(dict.len(), |i| dict[i] < *lo, |i| dict[i] <= *hi).into_iter().collect()
+            }
+            (Domain::IntDict(dict), CuPredicate::IntIn(list)) => {
+                coalesce(list.iter().filter_map(|v| dict.binary_search(v).ok()).map(|c| c as u64).collect())
+            }
+            (Domain::KeyDict(dict), CuPredicate::KeyRange { lo, hi }) => dict.code_range(lo, hi).into_iter().collect(),
+            (Domain::KeyDict(dict), CuPredicate::KeyIn(list)) => {
+                coalesce(list.iter().filter_map(|k| dict.find(k)).map(|c| c as u64).collect())
+            }
+            _ => return None,
+        };
+        Some(ranges)
+    }
+}
+
+/// The inclusive range of codes in a sorted dictionary of `n` entries that lie between two
+/// bounds: `below(i)` holds for the entries under the lower bound, `within(i)` for those
+/// up to the upper bound (each true on a prefix); `None` when no entry is between.
+fn positions(n: usize, below: impl Fn(usize) -> bool, within: impl Fn(usize) -> bool) -> Option<(u64, u64)> {
+    let start = partition_point(n, below);
+    let end = partition_point(n, within);
+    (start < end).then(|| (start as u64, end as u64 - 1))
+}
+
+/// The first `i` in `0..n` where `pred(i)` is false, `pred` being true for a prefix.
+fn partition_point(n: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) { lo = mid + 1 } else { hi = mid }
+    }
+    lo
+}
+
+/// `codes` as ascending, disjoint, non-adjacent inclusive ranges.
+fn coalesce(mut codes: Vec<u64>) -> Vec<(u64, u64)> {
+    codes.sort_unstable();
+    codes.dedup();
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    for code in codes {
+        match ranges.last_mut() {
+            Some((_, hi)) if *hi + 1 == code => *hi = code,
+            _ => ranges.push((code, code)),
+        }
+    }
+    ranges
+}
+
+impl KeyDict {
+    /// The dictionary of `sorted` (ascending, distinct).
+    fn new(sorted: &[&[u8]]) -> KeyDict {
+        let mut bytes = Vec::with_capacity(sorted.iter().map(|k| k.len()).sum());
+        let mut offsets = Vec::with_capacity(sorted.len() + 1);
+        offsets.push(0);
+        for key in sorted {
+            bytes.extend_from_slice(key);
+            offsets.push(bytes.len());
+        }
+        KeyDict { bytes, offsets }
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    fn key(&self, code: usize) -> &[u8] {
+        &self.bytes[self.offsets[code]..self.offsets[code + 1]]
+    }
+
+    /// The code of `key`, if it is in the dictionary.
+    fn find(&self, key: &[u8]) -> Option<usize> {
+        let code = partition_point(self.len(), |i| self.key(i) < key);
+        (code < self.len() && self.key(code) == key).then_some(code)
+    }
+
+    /// The codes of the keys within `lo` and `hi`.
+    fn code_range(&self, lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> Option<(u64, u64)> {
+        let below = |i: usize| match lo {
+            Bound::Included(lo) => self.key(i) < lo.as_slice(),
+            Bound::Excluded(lo) => self.key(i) <= lo.as_slice(),
+            Bound::Unbounded => false,
+        };
+        let within = |i: usize| match hi {
+            Bound::Included(hi) => self.key(i) <= hi.as_slice(),
+            Bound::Excluded(hi) => self.key(i) < hi.as_slice(),
+            Bound::Unbounded => true,
+        };
+        positions(self.len(), below, within)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Codes: reading and scanning
+// ---------------------------------------------------------------------------------------
+
+impl Codes {
+    fn bytes(&self) -> usize {
+        match self {
+            Codes::Lanes(lanes) => lanes.bytes(),
+            Codes::Runs(runs) => runs.ends.capacity() * size_of::<u32>() + runs.codes.bytes(),
+        }
+    }
+
+    fn get(&self, row: usize) -> u64 {
+        match self {
+            Codes::Lanes(lanes) => lanes.get(row),
+            Codes::Runs(runs) => runs.codes.get(runs.ends.partition_point(|&end| end as usize <= row)),
+        }
+    }
+
+    /// Calls `f(row, code)` for each row of `rows`, in order.
+    fn for_each_code(&self, rows: Range<usize>, mut f: impl FnMut(usize, u64)) {
+        let runs = match self {
+            Codes::Lanes(lanes) => return lanes.for_each_code(rows, f),
+            Codes::Runs(runs) => runs,
+        };
+        if rows.is_empty() {
+            return;
+        }
+        let mut run = runs.ends.partition_point(|&end| end as usize <= rows.start);
+        let mut code = runs.codes.get(run);
+        for row in rows {
+            while runs.ends[run] as usize <= row {
+                run += 1;
+                code = runs.codes.get(run);
+            }
+            f(row, code);
+        }
+    }
+
+    /// ANDs into `selection` whether each row's code is in `ranges` (ascending, disjoint,
+    /// within the codes' width, at least one).
+    fn filter(&self, ranges: &[(u64, u64)], selection: &mut Bitmap, isa: Isa) {
+        match self {
+            Codes::Lanes(lanes) => lanes.filter(ranges, selection.words_mut(), isa),
+            Codes::Runs(runs) => runs.filter(ranges, selection),
+        }
+    }
+}
+
+impl Lanes {
+    /// Bits each code takes.
+    fn width(&self) -> u8 {
+        match self {
+            Lanes::U8(_) => 8,
+            Lanes::U16(_) => 16,
+            Lanes::U32(_) => 32,
+            Lanes::U64(_) => 64,
+            Lanes::Packed { width, .. } => *width,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Lanes::U8(codes) => codes.capacity(),
+            Lanes::U16(codes) => codes.capacity() * 2,
+            Lanes::U32(codes) => codes.capacity() * 4,
+            Lanes::U64(codes) => codes.capacity() * 8,
+            Lanes::Packed { words, .. } => words.capacity() * 8,
+        }
+    }
+
+    fn get(&self, i: usize) -> u64 {
+        match self {
+            Lanes::U8(codes) => u64::from(codes[i]),
+            Lanes::U16(codes) => u64::from(codes[i]),
+            Lanes::U32(codes) => u64::from(codes[i]),
+            Lanes::U64(codes) => codes[i],
+            Lanes::Packed { width, words, .. } => u64::from(simd::packed_get(words, *width, i)),
+        }
+    }
+
+    /// Calls `f(row, code)` for each row of `rows`, in order.
+    fn for_each_code(&self, rows: Range<usize>, mut f: impl FnMut(usize, u64)) {
+        fn each<T: Copy + Into<u64>>(codes: &[T], rows: Range<usize>, mut f: impl FnMut(usize, u64)) {
+            codes[rows.clone()].iter().zip(rows).for_each(|(&code, row)| f(row, code.into()));
+        }
+        match self {
+            Lanes::U8(codes) => each(codes, rows, f),
+            Lanes::U16(codes) => each(codes, rows, f),
+            Lanes::U32(codes) => each(codes, rows, f),
+            Lanes::U64(codes) => each(codes, rows, f),
+            Lanes::Packed { width, words, .. } => {
+                rows.for_each(|row| f(row, u64::from(simd::packed_get(words, *width, row))))
+            }
+        }
+    }
+
+    /// ANDs into `words` whether each code is in `ranges`: with the vector kernels for a
+    /// few ranges, row by row for many.
+    fn filter(&self, ranges: &[(u64, u64)], words: &mut [u64], isa: Isa) {
+        if ranges.len() > MAX_VECTOR_RANGES {
+            let set = CodeSet::new(ranges);
+            return self.filter_each(words, |code| set.contains(code));
+        }
+        match self {
+            Lanes::U8(codes) => filter_lanes(codes, ranges, words, isa, simd::range_u8, simd::ranges_u8),
+            Lanes::U16(codes) => filter_lanes(codes, ranges, words, isa, simd::range_u16, simd::ranges_u16),
+            Lanes::U32(codes) => filter_lanes(codes, ranges, words, isa, simd::range_u32, simd::ranges_u32),
+            Lanes::U64(codes) => filter_lanes(codes, ranges, words, isa, simd::range_u64, simd::ranges_u64),
+            Lanes::Packed { width, rows, words: packed } => match narrow(ranges).as_slice() {
+                [(lo, hi)] => simd::range_packed(packed, *width, *rows, *lo, *hi, words, isa),
+                ranges => simd::ranges_packed(packed, *width, *rows, ranges, words, isa),
+            },
+        }
+    }
+
+    /// ANDs into `words` whether `keep(code)` holds for each code, one row at a time.
+    fn filter_each(&self, words: &mut [u64], keep: impl Fn(u64) -> bool) {
+        match self {
+            Lanes::U8(codes) => and_each_row(words, codes.len(), |i| keep(u64::from(codes[i]))),
+            Lanes::U16(codes) => and_each_row(words, codes.len(), |i| keep(u64::from(codes[i]))),
+            Lanes::U32(codes) => and_each_row(words, codes.len(), |i| keep(u64::from(codes[i]))),
+            Lanes::U64(codes) => and_each_row(words, codes.len(), |i| keep(codes[i])),
+            Lanes::Packed { width, rows, words: packed } => {
+                and_each_row(words, *rows, |i| keep(u64::from(simd::packed_get(packed, *width, i))))
+            }
+        }
+    }
+}
+
+/// A lane kernel's signature: codes, `lo`, `hi`, selection words, ISA.
+type RangeKernel<T> = fn(&[T], T, T, &mut [u64], Isa);
+/// An OR-of-ranges kernel's signature: codes, ranges, selection words, ISA.
+type RangesKernel<T> = fn(&[T], &[(T, T)], &mut [u64], Isa);
+
+/// Runs `one` for a single range, `many` for several, on codes of lane type `T`.
+fn filter_lanes<T: TryFrom<u64> + Copy>(
+    codes: &[T],
+    ranges: &[(u64, u64)],
+    words: &mut [u64],
+    isa: Isa,
+    one: RangeKernel<T>,
+    many: RangesKernel<T>,
+) {
+    match narrow(ranges).as_slice() {
+        [(lo, hi)] => one(codes, *lo, *hi, words, isa),
+        ranges => many(codes, ranges, words, isa),
+    }
+}
+
+/// `ranges` in the lane type; they lie within the unit's codes, which fit its lanes.
+fn narrow<T: TryFrom<u64>>(ranges: &[(u64, u64)]) -> Vec<(T, T)> {
+    let lane = |code: u64| T::try_from(code).unwrap_or_else(|_| panic!("code range {code} fits the unit's lanes"));
+    ranges.iter().map(|&(lo, hi)| (lane(lo), lane(hi))).collect()
+}
+
+/// ANDs `keep(row)` into bit `row` of `words` for rows `0..rows`, skipping words already 0.
+fn and_each_row(words: &mut [u64], rows: usize, keep: impl Fn(usize) -> bool) {
+    for (w, word) in words[..rows.div_ceil(64)].iter_mut().enumerate() {
+        if *word != 0 {
+            let (first, n) = (w * 64, (rows - w * 64).min(64));
+            let mask = (0..n).fold(0, |mask, bit| mask | u64::from(keep(first + bit)) << bit);
+            *word &= mask | !low_bits(n);
+        }
+    }
+}
+
+/// Many code ranges, tested one code at a time.
+enum CodeSet<'a> {
+    /// Bit `c` set when code `c` passes; for small codes.
+    Bitset(Vec<u64>),
+    /// Binary search in the ranges.
+    Ranges(&'a [(u64, u64)]),
+}
+
+impl<'a> CodeSet<'a> {
+    fn new(ranges: &'a [(u64, u64)]) -> CodeSet<'a> {
+        let top = ranges.last().map_or(0, |&(_, hi)| hi);
+        if top >= MAX_BITSET_CODES {
+            return CodeSet::Ranges(ranges);
+        }
+        let mut bitset = Bitmap::none(top as usize + 1);
+        ranges.iter().for_each(|&(lo, hi)| bitset.set_range(lo as usize..hi as usize + 1));
+        CodeSet::Bitset(bitset.words().to_vec())
+    }
+
+    fn contains(&self, code: u64) -> bool {
+        match self {
+            CodeSet::Bitset(words) => words.get(code as usize / 64).is_some_and(|w| w >> (code % 64) & 1 == 1),
+            CodeSet::Ranges(ranges) => in_ranges(ranges, code),
+        }
+    }
+}
+
+/// Whether `code` is in one of `ranges` (ascending, disjoint).
+fn in_ranges(ranges: &[(u64, u64)], code: u64) -> bool {
+    let i = ranges.partition_point(|&(_, hi)| hi < code);
+    ranges.get(i).is_some_and(|&(lo, _)| lo <= code)
+}
+
+impl Runs {
+    /// Deselects the runs whose code is in none of `ranges`, a word at a time.
+    fn filter(&self, ranges: &[(u64, u64)], selection: &mut Bitmap) {
+        let mut start = 0;
+        for (run, &end) in self.ends.iter().enumerate() {
+            let end = end as usize;
+            if !in_ranges(ranges, self.codes.get(run)) {
+                selection.clear_range(start..end);
+            }
+            start = end;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+    use proptest::sample::Index;
+
+    const PACKINGS: [Packing; 3] = [Packing::ByteAligned, Packing::Tight, Packing::Smallest];
+
+    /// A value of the column's own input, for comparing against what a unit decodes.
+    fn input_value<'a>(input: &ColumnInput<'a>, row: usize) -> Option<CuValue<'a>> {
+        match input {
+            ColumnInput::Ints(values) => values[row].map(CuValue::Int),
+            ColumnInput::Keys(keys) => keys[row].map(CuValue::Key),
+        }
+    }
+
+    /// Rows where `pred` holds, row by row on the input.
+    fn naive(input: &ColumnInput<'_>, pred: &CuPredicate) -> Bitmap {
+        Bitmap::from_fn(input.len(), |row| match (pred, input_value(input, row)) {
+            (CuPredicate::IsNull, value) => value.is_none(),
+            (_, None) => false,
+            (pred, Some(value)) => pred.holds_for(value),
+        })
+    }
+
+    /// The unit decodes to its input, one value at a time and in batches, and reports its
+    /// NULLs and min/max.
+    fn check_round_trip(input: ColumnInput<'_>, packing: Packing) -> ColumnUnit {
+        let unit = ColumnUnit::build(input, packing);
+        assert_eq!(unit.rows(), input.len());
+        let expected: Vec<_> = (0..input.len()).map(|row| input_value(&input, row)).collect();
+        assert!((0..input.len()).all(|row| unit.value(row) == expected[row]), "{packing:?} {}", unit.encoding());
+        let mut decoded = Vec::new();
+        let middle = input.len() / 3..input.len() - input.len() / 4;
+        unit.decode_range(0..middle.start, &mut decoded);
+        unit.decode_range(middle.clone(), &mut decoded);
+        unit.decode_range(middle.end..input.len(), &mut decoded);
+        assert_eq!(decoded, expected);
+        assert_eq!(unit.nulls(), expected.iter().filter(|v| v.is_none()).count());
+        assert_eq!(unit.null_bitmap().is_some(), unit.nulls() > 0);
+        let present: Vec<CuValue<'_>> = expected.iter().flatten().copied().collect();
+        let min_max = present.iter().min().zip(present.iter().max()).map(|(lo, hi)| (*lo, *hi));
+        assert_eq!(unit.min_max(), min_max);
+        assert_eq!(unit.encoding() == Encoding::AllNull, present.is_empty());
+        unit
+    }
+
+    /// `filter` agrees with the row-by-row evaluation for every ISA, ANDs into what the
+    /// selection held, and `excludes` never rules out a unit with a matching row.
+    fn check_filter(unit: &ColumnUnit, input: &ColumnInput<'_>, pred: &CuPredicate) {
+        let want = naive(input, pred);
+        for isa in Isa::available() {
+            let mut selection = Bitmap::all(unit.rows());
+            unit.filter(pred, &mut selection, isa);
+            assert_eq!(selection, want, "{pred:?} on {} with {isa}", unit.encoding());
+            let mut striped = Bitmap::from_fn(unit.rows(), |row| row % 3 != 1);
+            unit.filter(pred, &mut striped, isa);
+            assert_eq!(striped, Bitmap::from_fn(unit.rows(), |row| row % 3 != 1 && want.get(row)));
+        }
+        if want.count_ones() > 0 {
+            assert!(!unit.excludes(pred), "{pred:?} excluded {} though rows match", unit.encoding());
+        }
+    }
+
+    /// A value near the one in row `pick` (or `fallback` when that row is NULL), so that
+    /// predicate bounds land on, just beside and between the column's values.
+    fn int_near(values: &[Option<i64>], pick: &Index, delta: i8, fallback: i64) -> i64 {
+        let value = if values.is_empty() { fallback } else { values[pick.index(values.len())].unwrap_or(fallback) };
+        value.saturating_add(i64::from(delta))
+    }
+
+    fn key_near(keys: &[Option<Vec<u8>>], pick: &Index, tweak: u8) -> Vec<u8> {
+        let mut key =
+            if keys.is_empty() { Vec::new() } else { keys[pick.index(keys.len())].clone().unwrap_or_default() };
+        match tweak % 4 {
+            0 => {}
+            1 => key.push(tweak / 4 % 4),
+            2 => {
+                key.pop();
+            }
+            _ => key = vec![tweak / 4 % 5],
+        }
+        key
+    }
+
+    type Picks = (u8, (Index, i8), (Index, i8), Vec<(Index, i8)>, i64);
+
+    fn int_predicate(values: &[Option<i64>], (kind, a, b, list, fallback): &Picks) -> CuPredicate {
+        let near = |(pick, delta): &(Index, i8)| int_near(values, pick, *delta, *fallback);
+        match kind % 8 {
+            0 | 1 => CuPredicate::IntRange { lo: near(a), hi: near(b) },
+            2 => CuPredicate::IntRange { lo: i64::MIN, hi: near(b) },
+            3 => CuPredicate::IntRange { lo: near(a), hi: i64::MAX },
+            4 | 5 => CuPredicate::IntIn(list.iter().map(near).collect()),
+            6 => CuPredicate::IsNull,
+            _ => CuPredicate::IsNotNull,
+        }
+    }
+
+    fn key_bound(keys: &[Option<Vec<u8>>], (pick, tweak): &(Index, i8)) -> Bound<Vec<u8>> {
+        let key = key_near(keys, pick, *tweak as u8);
+        match tweak.rem_euclid(3) {
+            0 => Bound::Included(key),
+            1 => Bound::Excluded(key),
+            _ => Bound::Unbounded,
+        }
+    }
+
+    fn key_predicate(keys: &[Option<Vec<u8>>], (kind, a, b, list, _): &Picks) -> CuPredicate {
+        match kind % 6 {
+            0..=2 => CuPredicate::KeyRange { lo: key_bound(keys, a), hi: key_bound(keys, b) },
+            3 | 4 => CuPredicate::KeyIn(list.iter().map(|(pick, tweak)| key_near(keys, pick, *tweak as u8)).collect()),
+            _ => [CuPredicate::IsNull, CuPredicate::IsNotNull][usize::from(*kind % 2)].clone(),
+        }
+    }
+
+    fn picks() -> impl Strategy<Value = Picks> {
+        (any::<u8>(), any::<(Index, i8)>(), any::<(Index, i8)>(), vec(any::<(Index, i8)>(), 0..20), any::<i64>())
+    }
+
+    /// Integer columns: random, all equal, in runs, and scattered across `i64`.
+    fn int_column() -> impl Strategy<Value = Vec<Option<i64>>> {
+        let scaled = (any::<i64>(), 0u32..=64).prop_flat_map(|(base, bits)| {
+            vec(proptest::option::weighted(0.9, any::<u64>()), 0..1400).prop_map(move |raw| {
+                raw.iter().map(|r| r.map(|r| base.wrapping_add((r & low_bits(bits as usize)) as i64))).collect()
+            })
+        });
+        let extreme = prop_oneof![Just(i64::MIN), Just(i64::MAX), Just(0), -3i64..3, any::<i64>()];
+        let runs = vec((proptest::option::weighted(0.8, -50i64..50), 1usize..300), 1..12)
+            .prop_map(|runs| runs.into_iter().flat_map(|(v, n)| std::iter::repeat_n(v, n)).collect());
+        prop_oneof![
+            scaled,
+            vec(proptest::option::weighted(0.9, extreme.clone()), 0..300),
+            (proptest::option::weighted(0.8, extreme), 0usize..700).prop_map(|(v, n)| vec![v; n]),
+            runs,
+        ]
+    }
+
+    /// Key columns over a small alphabet, so that keys repeat and prefix one another.
+    fn key_column() -> impl Strategy<Value = Vec<Option<Vec<u8>>>> {
+        let key = vec(0u8..4, 0..4);
+        let runs = vec((proptest::option::weighted(0.8, key.clone()), 1usize..200), 1..10)
+            .prop_map(|runs| runs.into_iter().flat_map(|(k, n)| std::iter::repeat_n(k, n)).collect());
+        prop_oneof![vec(proptest::option::weighted(0.85, key), 0..1200), runs]
+    }
+
+    fn borrowed(keys: &[Option<Vec<u8>>]) -> Vec<Option<&[u8]>> {
+        keys.iter().map(|k| k.as_deref()).collect()
+    }
+
+    proptest! {
+        #[test]
+        fn ints_round_trip_and_filter(values in int_column(), preds in vec(picks(), 1..8)) {
+            for packing in PACKINGS {
+                let input = ColumnInput::Ints(&values);
+                let unit = check_round_trip(input, packing);
+                for picks in &preds {
+                    check_filter(&unit, &input, &int_predicate(&values, picks));
+                }
+            }
+        }
+
+        #[test]
+        fn keys_round_trip_and_filter(keys in key_column(), preds in vec(picks(), 1..8)) {
+            let refs = borrowed(&keys);
+            for packing in PACKINGS {
+                let input = ColumnInput::Keys(&refs);
+                let unit = check_round_trip(input, packing);
+                for picks in &preds {
+                    check_filter(&unit, &input, &key_predicate(&keys, picks));
+                }
+            }
+        }
+
+        #[test]
+        fn tighter_packing_never_takes_more_room(values in int_column(), keys in key_column()) {
+            let refs = borrowed(&keys);
+            for input in [ColumnInput::Ints(&values), ColumnInput::Keys(&refs)] {
+                let bytes = PACKINGS.map(|packing| ColumnUnit::build(input, packing).bytes());
+                prop_assert!(bytes[2] <= bytes[1] && bytes[1] <= bytes[0], "{bytes:?}");
+            }
+        }
+
+        #[test]
+        fn excludes_follows_min_max(values in int_column(), lo in any::<i64>(), hi in any::<i64>()) {
+            let unit = ColumnUnit::build(ColumnInput::Ints(&values), Packing::Tight);
+            let pred = CuPredicate::IntRange { lo, hi };
+            let outside = match unit.min_max() {
+                Some((CuValue::Int(min), CuValue::Int(max))) => hi < min || lo > max || lo > hi,
+                _ => true,
+            };
+            prop_assert_eq!(unit.excludes(&pred), outside);
+        }
+    }
+
+    /// A deterministic generator for the exhaustive width tests.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+    }
+
+    /// Predicates with bounds on, beside and between values up to `max` above `base`.
+    fn int_predicates(rng: &mut Rng, base: i64, max: u64) -> Vec<CuPredicate> {
+        let near = |rng: &mut Rng| {
+            let spot = [0, max, rng.below(max.saturating_add(1)), max / 2][rng.below(4) as usize];
+            base.wrapping_add(spot as i64).saturating_add(rng.below(3) as i64 - 1)
+        };
+        let mut preds = vec![CuPredicate::IsNull, CuPredicate::IsNotNull];
+        preds.extend((0..6).map(|_| CuPredicate::IntRange { lo: near(rng), hi: near(rng) }));
+        preds.push(CuPredicate::IntRange { lo: i64::MIN, hi: near(rng) });
+        preds.push(CuPredicate::IntRange { lo: near(rng), hi: i64::MAX });
+        for len in [0, 1, 3, 12, 40] {
+            preds.push(CuPredicate::IntIn((0..len).map(|_| near(rng)).collect()));
+        }
+        preds
+    }
+
+    #[test]
+    fn every_frame_of_reference_width_filters_like_the_rows() {
+        let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
+        for bits in 1..=64u32 {
+            let rows = [1024, 2523, 130][bits as usize % 3];
+            let base = rng.next() as i64;
+            let max = low_bits(bits as usize);
+            let mut values: Vec<Option<i64>> =
+                (0..rows).map(|_| (rng.below(10) > 0).then(|| base.wrapping_add((rng.next() & max) as i64))).collect();
+            values[0] = Some(base);
+            values[rows - 1] = Some(base.wrapping_add(max as i64));
+            let input = ColumnInput::Ints(&values);
+            for packing in [Packing::ByteAligned, Packing::Tight] {
+                let unit = check_round_trip(input, packing);
+                let Encoding::FrameOfReference { width } = unit.encoding() else { panic!("{}", unit.encoding()) };
+                let lane = (bits as u8).next_power_of_two().max(8);
+                let expected = match packing {
+                    Packing::Tight if bits <= 32 && rows >= 1024 => bits as u8,
+                    Packing::Tight if bits <= 32 => width,
+                    _ => lane,
+                };
+                assert_eq!(width, expected, "{bits}-bit values in {rows} rows at {packing:?}");
+                for pred in int_predicates(&mut rng, base, max) {
+                    check_filter(&unit, &input, &pred);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_dictionary_width_filters_like_the_rows() {
+        let mut rng = Rng(0xFEED_FACE_CAFE_BEEF);
+        for bits in 1..=16u32 {
+            let entries = (1u64 << (bits - 1)) + 1 + rng.below(1 << (bits - 1));
+            let rows = (entries as usize * 2).max(1100);
+            let keys: Vec<Option<Vec<u8>>> = (0..rows)
+                .map(|row| {
+                    let key = if (row as u64) < entries { row as u64 } else { rng.below(entries) };
+                    ((row as u64) < entries || rng.below(12) > 0).then(|| (key * 7).to_be_bytes()[5..].to_vec())
+                })
+                .collect();
+            let refs = borrowed(&keys);
+            let input = ColumnInput::Keys(&refs);
+            for packing in PACKINGS {
+                let unit = check_round_trip(input, packing);
+                if let Encoding::Dictionary { width, .. } = unit.encoding() {
+                    assert!(width == bits as u8 || width.is_power_of_two(), "{bits}-bit codes stored at {width}");
+                }
+                for _ in 0..8 {
+                    let key = |rng: &mut Rng| (rng.below(entries * 7 + 2)).to_be_bytes()[5..].to_vec();
+                    let pred = match rng.below(4) {
+                        0 => CuPredicate::KeyIn((0..rng.below(30)).map(|_| key(&mut rng)).collect()),
+                        1 => CuPredicate::KeyRange { lo: Bound::Excluded(key(&mut rng)), hi: Bound::Unbounded },
+                        _ => CuPredicate::KeyRange {
+                            lo: Bound::Included(key(&mut rng)),
+                            hi: Bound::Excluded(key(&mut rng)),
+                        },
+                    };
+                    check_filter(&unit, &input, &pred);
+                }
+                check_filter(&unit, &input, &CuPredicate::IsNull);
+            }
+        }
+    }
+
+    #[test]
+    fn smallest_picks_each_encoding_where_it_wins() {
+        let runs: Vec<Option<i64>> = (0..5000).map(|row| Some(row / 1000 * 1_000_000_007)).collect();
+        let unit = ColumnUnit::build(ColumnInput::Ints(&runs), Packing::Smallest);
+        assert_eq!(unit.encoding(), Encoding::RunLength { runs: 5 });
+        assert_eq!(unit.encoding().to_string(), "RLE 5 runs");
+
+        let sparse: Vec<Option<i64>> = (0..5000).map(|row| Some((row * 7919 % 13) << 40)).collect();
+        let unit = ColumnUnit::build(ColumnInput::Ints(&sparse), Packing::Smallest);
+        assert_eq!(unit.encoding(), Encoding::Dictionary { entries: 13, width: 4 });
+        assert_eq!(unit.encoding().to_string(), "DICT 13x4-bit");
+
+        let dense: Vec<Option<i64>> = (0..5000).map(|row| Some(row * 7919 % 5000 - 2500)).collect();
+        let unit = ColumnUnit::build(ColumnInput::Ints(&dense), Packing::Smallest);
+        assert_eq!(unit.encoding(), Encoding::FrameOfReference { width: 13 });
+        assert_eq!(unit.encoding().to_string(), "FOR 13-bit");
+        assert_eq!(
+            ColumnUnit::build(ColumnInput::Ints(&dense), Packing::ByteAligned).encoding().to_string(),
+            "FOR 16-bit"
+        );
+    }
+
+    #[test]
+    fn all_null_and_empty_units_select_only_nulls() {
+        let nulls = vec![None; 70];
+        for input in [ColumnInput::Ints(&nulls), ColumnInput::Ints(&[]), ColumnInput::Keys(&[None, None])] {
+            let unit = check_round_trip(input, Packing::Smallest);
+            assert_eq!(unit.encoding().to_string(), "ALL NULL");
+            assert_eq!(unit.bytes(), unit.null_bitmap().map_or(0, |n| n.words().len() * 8));
+            check_filter(&unit, &input, &CuPredicate::IsNull);
+            check_filter(&unit, &input, &CuPredicate::IsNotNull);
+            assert!(unit.excludes(&CuPredicate::IsNotNull));
+            assert_eq!(unit.excludes(&CuPredicate::IsNull), input.is_empty());
+        }
+        let unit = ColumnUnit::build(ColumnInput::Ints(&nulls), Packing::Tight);
+        let mut selection = Bitmap::all(70);
+        unit.filter(&CuPredicate::IntRange { lo: i64::MIN, hi: i64::MAX }, &mut selection, Isa::best());
+        assert!(selection.none_set());
+    }
+
+    #[test]
+    fn dictionary_pruning_sees_missing_values() {
+        let keys: Vec<Option<&[u8]>> = vec![Some(b"apple"), Some(b"cherry"), None, Some(b"apple")];
+        let unit = ColumnUnit::build(ColumnInput::Keys(&keys), Packing::ByteAligned);
+        assert!(unit.excludes(&CuPredicate::KeyIn(vec![b"banana".to_vec()])));
+        assert!(!unit.excludes(&CuPredicate::KeyIn(vec![b"banana".to_vec(), b"cherry".to_vec()])));
+        let between =
+            CuPredicate::KeyRange { lo: Bound::Excluded(b"apple".to_vec()), hi: Bound::Excluded(b"cherry".to_vec()) };
+        assert!(unit.excludes(&between));
+        assert_eq!(unit.min_max(), Some((CuValue::Key(b"apple"), CuValue::Key(b"cherry"))));
+        assert_eq!(unit.key(1), Some(&b"cherry"[..]));
+        assert_eq!(unit.int(1), None);
+        assert_eq!(unit.encoding().to_string(), "DICT 2x8-bit");
+    }
+
+    #[test]
+    fn memcompress_levels_map_to_packings() {
+        assert_eq!(Packing::for_memcompress("FOR DML"), Some(Packing::ByteAligned));
+        assert_eq!(Packing::for_memcompress("memcompress for query  low"), Some(Packing::ByteAligned));
+        assert_eq!(Packing::for_memcompress("FOR QUERY HIGH"), Some(Packing::Tight));
+        assert_eq!(Packing::for_memcompress("CAPACITY HIGH"), Some(Packing::Smallest));
+        assert_eq!(Packing::for_memcompress("FOR SPEED"), None);
+    }
+
+    #[test]
+    fn units_are_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<ColumnUnit>();
+    }
+
+    #[cfg(not(debug_assertions))]
+    #[test]
+    fn a_predicate_of_the_other_kind_selects_nothing() {
+        let unit = ColumnUnit::build(ColumnInput::Ints(&[Some(1), Some(2)]), Packing::Tight);
+        let mut selection = Bitmap::all(2);
+        unit.filter(&CuPredicate::KeyIn(vec![vec![1]]), &mut selection, Isa::best());
+        assert!(selection.none_set());
+    }
+}

@@ -1,0 +1,252 @@
+//! An In-Memory Compression Unit: the rows of a run of a table's blocks, as of one SCN,
+//! stored column by column in [`ColumnUnit`]s, and how SQL values go in and come out.
+//!
+//! ```text
+//!  Imcu { population SCN, rows, block_rows: [0, 51, 102, …, rows] }
+//!   ├ column 0  ColumnUnit (FOR 23-bit)        ValueKind::Int
+//!   ├ column 1  ColumnUnit (DICT 1000 × 10-bit) ValueKind::Text
+//!   ├ column 2  None (NO INMEMORY)
+//!   └ …
+//! ```
+//!
+//! Rows are in scan order: the live rows of the unit's first block by slot, then the
+//! second block's, and so on; `block_rows[b]..block_rows[b + 1]` are block `b`'s rows.
+//! A value goes into a column unit as a whole number (INTEGER and NUMBER columns whose
+//! values in the unit are all whole, DATE as seconds) or as bytes that sort as SQL sorts
+//! the values (VARCHAR2 and CHAR as their bytes; a NUMBER column holding fractions as
+//! the index key encoding of its values, see [`crate::index::key`]).
+
+use super::cu::{ColumnInput, ColumnUnit, CuValue, Packing};
+use crate::catalog::{MemCompress, TableDef};
+use crate::error::Result;
+use crate::types::{DataType, Datum, Value};
+use std::borrow::Cow;
+
+/// How a column's values are held in its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// Whole numbers.
+    Int,
+    /// DATE as seconds since 1970.
+    Date,
+    /// VARCHAR2 or CHAR as their bytes.
+    Text,
+    /// NUMBER values as index keys (order-preserving bytes).
+    NumberKey,
+}
+
+/// One column of an IMCU.
+#[derive(Debug)]
+pub struct ImColumn {
+    pub unit: ColumnUnit,
+    pub kind: ValueKind,
+    pub data_type: DataType,
+}
+
+impl ImColumn {
+    /// The value of row `row`.
+    pub fn datum(&self, row: usize) -> Result<Value> {
+        Ok(match (self.kind, self.unit.value(row)) {
+            (_, None) => Datum::Null,
+            (ValueKind::Int, Some(CuValue::Int(v))) => Datum::Int(v),
+            (ValueKind::Date, Some(CuValue::Int(v))) => Datum::Date(v),
+            (ValueKind::Text, Some(CuValue::Key(bytes))) => {
+                Datum::Str(Cow::Owned(String::from_utf8_lossy(bytes).into_owned()))
+            }
+            (ValueKind::NumberKey, Some(CuValue::Key(key))) => {
+                let mut out = Datum::Null;
+                crate::index::key::decode_key(key, &[self.data_type], |_, v| out = v)?;
+                out
+            }
+            (kind, Some(_)) => unreachable!("a {kind:?} column unit holds values of its kind"),
+        })
+    }
+}
+
+/// An In-Memory Compression Unit.
+#[derive(Debug)]
+pub struct Imcu {
+    /// The SCN its rows are as of.
+    pub population_scn: u64,
+    pub rows: usize,
+    /// Where each block's rows start, one entry per block and one past the end.
+    pub block_rows: Vec<u32>,
+    /// One entry per table column; `None` for a column left out (NO INMEMORY).
+    pub columns: Vec<Option<ImColumn>>,
+    /// Memory the unit takes.
+    pub bytes: usize,
+}
+
+/// How hard `compression` packs.
+pub fn packing(compression: MemCompress) -> Packing {
+    match compression {
+        MemCompress::Dml | MemCompress::QueryLow => Packing::ByteAligned,
+        MemCompress::QueryHigh => Packing::Tight,
+        MemCompress::CapacityLow | MemCompress::CapacityHigh => Packing::Smallest,
+    }
+}
+
+/// The values of one column gathered during population.
+#[derive(Debug)]
+enum Gathered {
+    Ints(Vec<Option<i64>>),
+    /// Keys one after the other in `bytes`; `ends[i]` is where row i's key ends, `None`
+    /// for NULL.
+    Keys {
+        bytes: Vec<u8>,
+        ends: Vec<Option<u32>>,
+    },
+}
+
+/// Gathers a table's column values row by row, then builds the IMCU.
+#[derive(Debug)]
+pub struct ImcuBuilder {
+    columns: Vec<Option<(ValueKind, DataType, Gathered)>>,
+    block_rows: Vec<u32>,
+    rows: usize,
+    key: Vec<u8>,
+}
+
+impl ImcuBuilder {
+    /// A builder for the columns of `table` not in `excluded`.
+    pub fn new(table: &TableDef, excluded: &[usize]) -> ImcuBuilder {
+        let columns = table
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                (!excluded.contains(&i)).then(|| {
+                    let kind = match c.data_type {
+                        DataType::Integer | DataType::Number { .. } => ValueKind::Int,
+                        DataType::Date => ValueKind::Date,
+                        DataType::Varchar2 { .. } | DataType::Char { .. } => ValueKind::Text,
+                    };
+                    let gathered = match kind {
+                        ValueKind::Int | ValueKind::Date => Gathered::Ints(Vec::new()),
+                        _ => Gathered::Keys { bytes: Vec::new(), ends: Vec::new() },
+                    };
+                    (kind, c.data_type, gathered)
+                })
+            })
+            .collect();
+        ImcuBuilder { columns, block_rows: vec![0], rows: 0, key: Vec::new() }
+    }
+
+    /// Which columns the builder reads (the rest need not be decoded).
+    pub fn reads(&self) -> Vec<bool> {
+        self.columns.iter().map(Option::is_some).collect()
+    }
+
+    /// Adds one row; `column(i)` gives column i's value.
+    pub fn row<'r>(&mut self, mut column: impl FnMut(usize) -> Result<Datum<'r>>) -> Result<()> {
+        for (i, slot) in self.columns.iter_mut().enumerate() {
+            let Some((kind, data_type, gathered)) = slot else { continue };
+            let value = column(i)?;
+            push_value(kind, *data_type, gathered, &value, &mut self.key)?;
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Ends the rows of one block.
+    pub fn end_block(&mut self) {
+        self.block_rows.push(self.rows as u32);
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Encodes the gathered columns into an IMCU as of `population_scn`.
+    pub fn build(self, population_scn: u64, packing: Packing) -> Imcu {
+        let rows = self.rows;
+        let columns: Vec<Option<ImColumn>> = self
+            .columns
+            .into_iter()
+            .map(|c| {
+                c.map(|(kind, data_type, gathered)| {
+                    let unit = match &gathered {
+                        Gathered::Ints(v) => ColumnUnit::build(ColumnInput::Ints(v), packing),
+                        Gathered::Keys { bytes, ends } => {
+                            let mut start = 0usize;
+                            let keys: Vec<Option<&[u8]>> = ends
+                                .iter()
+                                .map(|e| {
+                                    e.map(|end| {
+                                        let key = &bytes[start..end as usize];
+                                        start = end as usize;
+                                        key
+                                    })
+                                })
+                                .collect();
+                            ColumnUnit::build(ColumnInput::Keys(&keys), packing)
+                        }
+                    };
+                    ImColumn { unit, kind, data_type }
+                })
+            })
+            .collect();
+        let bytes = columns.iter().flatten().map(|c| c.unit.bytes()).sum::<usize>()
+            + self.block_rows.len() * std::mem::size_of::<u32>();
+        Imcu { population_scn, rows, block_rows: self.block_rows, columns, bytes }
+    }
+}
+
+/// Appends `value` to a column's gathered values; a NUMBER column meeting its first
+/// value that is not whole switches to keys.
+fn push_value(
+    kind: &mut ValueKind,
+    data_type: DataType,
+    gathered: &mut Gathered,
+    value: &Datum<'_>,
+    key: &mut Vec<u8>,
+) -> Result<()> {
+    match (&mut *gathered, value) {
+        (_, Datum::Null) => match gathered {
+            Gathered::Ints(v) => v.push(None),
+            Gathered::Keys { ends, .. } => ends.push(None),
+        },
+        (Gathered::Ints(v), Datum::Int(i)) if *kind == ValueKind::Int => v.push(Some(*i)),
+        (Gathered::Ints(v), Datum::Date(d)) if *kind == ValueKind::Date => v.push(Some(*d)),
+        (Gathered::Ints(v), _) if *kind == ValueKind::Int => {
+            // The first fraction: the whole numbers so far become keys too.
+            let mut bytes = Vec::new();
+            let mut ends = Vec::with_capacity(v.len() + 1);
+            for i in v.iter() {
+                match i {
+                    Some(i) => {
+                        crate::index::key::encode_value(&Datum::Int(*i), data_type, key)?;
+                        bytes.extend_from_slice(key);
+                        key.clear();
+                        ends.push(Some(bytes.len() as u32));
+                    }
+                    None => ends.push(None),
+                }
+            }
+            *gathered = Gathered::Keys { bytes, ends };
+            *kind = ValueKind::NumberKey;
+            return push_value(kind, data_type, gathered, value, key);
+        }
+        (Gathered::Keys { bytes, ends }, v) => {
+            match kind {
+                ValueKind::Text => match v {
+                    Datum::Str(s) => bytes.extend_from_slice(s.as_bytes()),
+                    other => bytes.extend_from_slice(other.to_string().as_bytes()),
+                },
+                _ => {
+                    key.clear();
+                    crate::index::key::encode_value(v, data_type, key)?;
+                    bytes.extend_from_slice(key);
+                }
+            }
+            ends.push(Some(bytes.len() as u32));
+        }
+        (Gathered::Ints(_), other) => {
+            return Err(crate::error::Error::value(
+                "in-memory population",
+                format!("a {} value in a {data_type} column", other.type_name()),
+            ));
+        }
+    }
+    Ok(())
+}

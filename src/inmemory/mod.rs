@@ -1,0 +1,33 @@
+//! The in-memory column store: tables marked `INMEMORY` are copied, a run of blocks at a
+//! time, into In-Memory Compression Units (column by column, encoded), by background
+//! population workers; scans answer from the units with kernels that work on the encoded
+//! values, and take from the buffer cache whatever the units do not hold as the scan's
+//! snapshot sees it.
+//!
+//! ```text
+//!  store     which tables, which units, their IMCUs and journals, the memory they take
+//!  populate  workers: plan a table's units, fill each unit from consistent reads
+//!  imcu      one unit's columns, and SQL values in and out of them
+//!  cu        one column unit: encodings, decoding, predicates on encoded values
+//!  simd      the predicate kernels: AVX-512, AVX2 or scalar, chosen at run time
+//!  bitmap    one bit per row: which rows a scan keeps
+//!  scan      TABLE ACCESS INMEMORY FULL
+//! ```
+//!
+//! Consistency: a unit is as of its population SCN; every change to a row of a block it
+//! covers is journaled (by block) before it is made, and a block a transaction the
+//! population SCN does not see was holding starts out journaled. A scan uses a unit only
+//! when its snapshot is at or after the population SCN, and reads the unit's journaled
+//! blocks, the units it cannot use, and the blocks no unit covers from the buffer cache
+//! with consistent gets: so an in-memory scan returns exactly what a row-store scan at the
+//! same snapshot returns.
+
+pub mod bitmap;
+pub mod cu;
+pub mod imcu;
+pub mod populate;
+pub mod scan;
+pub mod simd;
+pub mod store;
+
+pub use store::InMemoryStore;

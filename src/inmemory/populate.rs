@@ -1,0 +1,370 @@
+//! Population: background workers that cut marked tables into units and fill each unit's
+//! IMCU from the table's blocks, read with consistent gets as of a population SCN.
+//!
+//! ```text
+//!  ALTER TABLE … INMEMORY PRIORITY HIGH ─┐      a scan of a PRIORITY NONE table ─┐
+//!                                        ▼                                       ▼
+//!                          queue: Plan(table) ──► worker: cut new blocks into units
+//!                                                         queue Populate(table, unit) …
+//!  workers W000… (inmemory_max_populate_servers) take the highest priority first
+//! ```
+//!
+//! Populating a unit: start its building journal, take the population SCN, read its
+//! blocks with multiblock reads, and for each block: note whether a transaction the SCN
+//! does not see holds it ([`crate::txn::cr::changes_after`]: its rows will change, so the
+//! block starts out journaled), take the block as of the SCN (CR clones where needed) and
+//! gather every live row, following chained rows (`table fetch continued row`, and their
+//! single-block reads wait as `db file sequential read`). Then the unit is encoded and
+//! installed if it fits in `inmemory_size`; its journal becomes what changed since the
+//! population began.
+//!
+//! Each worker is a session (`v$session` type `W000`, `W001`, …) with its own statistics
+//! and waits. Workers hold the database only weakly while idle, so closing it is never
+//! held up by them; dropping the database stops and joins them.
+
+use super::imcu::{ImcuBuilder, packing};
+use super::store::{InMemoryStore, Shared, Task};
+use crate::access::AccessContext;
+use crate::catalog::Priority;
+use crate::db::{DbInner, params};
+use crate::error::Result;
+use crate::stats::{SessionInfo, Stat};
+use crate::storage::block::DataBlock;
+use crate::storage::row::ColumnSpan;
+use crate::types::encoding::PayloadKind;
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+/// Bytes of the table's blocks one unit covers: 8,192 blocks of 8 KiB, about 420,000
+/// rows of the customers table.
+pub const UNIT_BYTES: usize = 64 << 20;
+
+/// At open: queues the planning of every table marked with a priority other than NONE,
+/// when the column store is on.
+pub fn on_open(db: &Arc<DbInner>) {
+    if db.parameters.read().get_u64(params::INMEMORY_SIZE) == 0 {
+        return;
+    }
+    let mut any = false;
+    for table in db.catalog.tables() {
+        if table.inmemory.as_ref().is_some_and(|s| s.priority > Priority::None)
+            && let Some(segment) = db.inmemory.segment_for(&table)
+        {
+            db.inmemory.queue_plan(&segment);
+            any = true;
+        }
+    }
+    if any {
+        ensure_workers(db);
+    }
+}
+
+/// Starts workers up to `inmemory_max_populate_servers` (they end by themselves when
+/// the parameter is lowered).
+pub fn ensure_workers(db: &DbInner) {
+    let wanted = db.parameters.read().get_u64(params::INMEMORY_MAX_POPULATE_SERVERS) as usize;
+    let mut workers = db.inmemory.workers.lock();
+    workers.retain(|(handle, _)| !handle.is_finished());
+    for index in workers.len()..wanted {
+        let (weak, shared) = (db.this.clone(), db.inmemory.shared.clone());
+        let spawned =
+            std::thread::Builder::new().name(format!("lioscope-w{index:03}")).spawn(move || work(weak, shared, index));
+        // A worker that cannot start leaves population to the others (or to none).
+        if let Ok(handle) = spawned {
+            let id = handle.thread().id();
+            workers.push((handle, id));
+        }
+    }
+}
+
+/// Journals block `rdba` of table `object_id` before a change to its rows (see
+/// [`InMemoryStore::journal_block`]), and queues the unit's repopulation once it has
+/// collected enough changes. Costs one atomic load when the column store is empty.
+pub fn journal(db: &DbInner, object_id: u32, rdba: u32) {
+    if let Some((unit, _)) = db.inmemory.journal_block(object_id, rdba) {
+        let priority = db.inmemory.segment(object_id).map_or(Priority::None, |s| s.spec.priority);
+        db.inmemory.queue(Task::Populate { object_id, unit }, priority);
+        ensure_workers(db);
+    }
+}
+
+/// Stops the workers and waits for them (unless called on one of them).
+pub fn stop_workers(store: &InMemoryStore) {
+    store.shared.stop.store(true, Ordering::Release);
+    store.shared.work.notify_all();
+    let me = std::thread::current().id();
+    for (handle, id) in store.workers.lock().drain(..) {
+        if id != me {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// A worker's life: wait for a task, do it with the database (if it is still open).
+fn work(db: Weak<DbInner>, shared: Arc<Shared>, index: usize) {
+    let name: &'static str = Box::leak(format!("W{index:03}").into_boxed_str());
+    let mut session: Option<Arc<SessionInfo>> = None;
+    loop {
+        let task = {
+            let mut queue = shared.queue.lock();
+            loop {
+                if shared.stop.load(Ordering::Acquire) {
+                    break None;
+                }
+                if let Some(task) = queue.pop() {
+                    break Some(task);
+                }
+                if shared.work.wait_for(&mut queue, Duration::from_millis(500)).timed_out() && db.strong_count() == 0 {
+                    break None;
+                }
+            }
+        };
+        let Some(task) = task else { break };
+        let Some(db) = db.upgrade() else { break };
+        let over = db.parameters.read().get_u64(params::INMEMORY_MAX_POPULATE_SERVERS) as usize <= index;
+        let info = session.get_or_insert_with(|| db.registry.register(name)).clone();
+        if !over {
+            info.active.store(true, Ordering::Relaxed);
+            if let Err(e) = run(&db, &info, task) {
+                eprintln!("lioscope: in-memory population ({task:?}) by {name}: {e}");
+            }
+            info.active.store(false, Ordering::Relaxed);
+            info.reading_since.store(0, Ordering::Release);
+        } else {
+            // Lowered below this worker: hand the task back to the others.
+            let priority = task_priority(&db, task);
+            db.inmemory.queue(task, priority);
+        }
+        db.inmemory.task_done();
+        if over {
+            break;
+        }
+    }
+    if let (Some(info), Some(db)) = (session, db.upgrade()) {
+        db.registry.unregister(info.sid);
+    }
+}
+
+fn task_priority(db: &DbInner, task: Task) -> Priority {
+    let (Task::Plan { object_id } | Task::Populate { object_id, .. }) = task;
+    db.inmemory.segment(object_id).map_or(Priority::None, |s| s.spec.priority)
+}
+
+/// A worker's access context, reading as of `snapshot`.
+fn context<'a>(db: &'a DbInner, info: &'a SessionInfo, snapshot: u64) -> AccessContext<'a> {
+    AccessContext {
+        db,
+        stats: &info.stats,
+        multiblock_read_count: db.parameters.read().get_u64(params::MBRC) as u32,
+        scn: db.current_scn(),
+        reader: crate::txn::cr::Reader { snapshot, own: None },
+    }
+}
+
+fn run(db: &Arc<DbInner>, info: &SessionInfo, task: Task) -> Result<()> {
+    match task {
+        Task::Plan { object_id } => {
+            let Some(segment) = db.inmemory.segment(object_id) else { return Ok(()) };
+            let result = plan(db, info, &segment);
+            db.inmemory.planned(&segment);
+            result
+        }
+        Task::Populate { object_id, unit } => populate(db, info, object_id, unit as usize),
+    }
+}
+
+/// Cuts the blocks the segment's units do not cover yet into units, and queues the
+/// population of every unit without an IMCU.
+fn plan(db: &Arc<DbInner>, info: &SessionInfo, segment: &super::store::ImSegment) -> Result<()> {
+    let ctx = context(db, info, db.current_scn());
+    let map = crate::access::segments::read_map(&ctx, &segment.table)?;
+    let blocks: Vec<u32> = map.scan_runs(db.extent_blocks).iter().flat_map(|r| r.first..r.first + r.blocks).collect();
+    segment.segment_blocks.store(blocks.len() as u64, Ordering::Release);
+    let per_unit = (UNIT_BYTES / db.block_size).max(1);
+    let mut position = segment.planned_positions() as usize;
+    while position < blocks.len() {
+        let end = (position + per_unit).min(blocks.len());
+        segment.add_unit(position as u32, blocks[position..end].to_vec());
+        position = end;
+    }
+    for (i, unit) in segment.units.read().iter().enumerate() {
+        let mut state = unit.state.lock();
+        if state.imcu.is_none() && !state.queued && !state.out_of_memory {
+            state.queued = true;
+            drop(state);
+            db.inmemory
+                .queue(Task::Populate { object_id: segment.table.object_id, unit: i as u32 }, segment.spec.priority);
+        }
+    }
+    Ok(())
+}
+
+/// Populates (or repopulates) unit `index` of table `object_id`.
+fn populate(db: &Arc<DbInner>, info: &SessionInfo, object_id: u32, index: usize) -> Result<()> {
+    let Some(segment) = db.inmemory.segment(object_id) else { return Ok(()) };
+    let Some(unit) = segment.units.read().get(index).cloned() else { return Ok(()) };
+    let repopulating = unit.state.lock().imcu.is_some();
+    let cpu_started = crate::stats::osstat::thread_cpu_time_ns();
+    let table = &segment.table;
+    // DML now journals into the new unit too; the SCN is taken after that, so every
+    // change it does not see is journaled.
+    db.inmemory.begin_population(&unit);
+    let scn = db.current_scn();
+    info.reading_since.store(scn.max(1), Ordering::Release);
+    let ctx = context(db, info, scn);
+    let locks = db.table_locks(table.object_id);
+    let _visible = locks.visibility.read_recursive();
+    let mut builder = ImcuBuilder::new(table, &segment.spec.excluded);
+    let reads = builder.reads();
+    let width = reads.iter().rposition(|&r| r).map_or(0, |last| last + 1);
+    let kinds: Vec<PayloadKind> = table.columns[..width].iter().map(|c| PayloadKind::from(c.data_type)).collect();
+    let mut spans = vec![ColumnSpan::NULL; width];
+    let mut scratch = Vec::new();
+    let mut stale = BTreeSet::new();
+    let max_read = ctx.multiblock_read_count.clamp(1, (db.cache.buffer_count() / 4).max(1) as u32);
+    let mut block_index = 0u32;
+    for (first, count) in adjacent_runs(&unit.blocks) {
+        let mut at = first;
+        while at < first + count {
+            let n = max_read.min(first + count - at);
+            let mut run = db.cache.pin_multiblock(ctx.stats, at, n)?;
+            at = run.end();
+            while let Some(current) = run.next_block(ctx.stats).transpose()? {
+                let rdba = current.rdba();
+                crate::buffer::BufferCache::count_consistent_get(ctx.stats);
+                ctx.check_table_block(table, rdba, &current)?;
+                if crate::txn::cr::changes_after(&ctx, &current, scn)? {
+                    stale.insert(block_index);
+                }
+                let block = crate::txn::cr::consistent_block(&ctx, current, ctx.reader)?;
+                for slot in 0..DataBlock(&block).row_count() {
+                    let row =
+                        crate::access::modify::whole_row(&ctx, &block, rdba, slot, &kinds, &mut spans, &mut scratch)?;
+                    if let Some(row) = row {
+                        use crate::access::RowAccess;
+                        builder.row(|i| row.column(i))?;
+                    }
+                }
+                builder.end_block();
+                block_index += 1;
+            }
+        }
+    }
+    let rows = builder.rows();
+    let imcu = builder.build(scn, packing(segment.spec.compression));
+    let limit = db.parameters.read().get_u64(params::INMEMORY_SIZE);
+    let installed = db.inmemory.install(&unit, imcu, stale, limit);
+    unit.state.lock().queued = false;
+    let stats = ctx.stats;
+    if installed {
+        stats.add(if repopulating { Stat::ImRepopulateCus } else { Stat::ImPopulateCus }, 1);
+        stats.add(Stat::ImPopulateRows, rows as u64);
+    }
+    stats.add(Stat::ImPopulateBytesFromStorage, (unit.blocks.len() * db.block_size) as u64);
+    let cpu_us = crate::stats::osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
+    stats.add_time_and_centiseconds(crate::stats::TimeModel::DbCpu, Stat::ImPopulateCpuTime, cpu_us);
+    Ok(())
+}
+
+/// `blocks` (addresses in scan order) as runs of adjacent addresses.
+fn adjacent_runs(blocks: &[u32]) -> Vec<(u32, u32)> {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &rdba in blocks {
+        match runs.last_mut() {
+            Some((first, count)) if *first + *count == rdba => *count += 1,
+            _ => runs.push((rdba, 1)),
+        }
+    }
+    runs
+}
+
+/// What POPULATE_WAIT found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitOutcome {
+    /// Every segment at or above the priority is populated to the percentage.
+    Populated,
+    /// The timeout passed first.
+    Timeout,
+    /// A unit found no room in `inmemory_size`.
+    OutOfMemory,
+    /// No segment at or above the priority.
+    NoSegments,
+    /// `inmemory_size` is 0: the column store is off.
+    Inactive,
+}
+
+impl WaitOutcome {
+    /// Oracle's return code of DBMS_INMEMORY_ADMIN.POPULATE_WAIT.
+    pub fn code(self) -> i64 {
+        match self {
+            WaitOutcome::Timeout => -1,
+            WaitOutcome::Populated => 0,
+            WaitOutcome::OutOfMemory => 1,
+            WaitOutcome::NoSegments => 2,
+            WaitOutcome::Inactive => 3,
+        }
+    }
+
+    pub fn meaning(self) -> &'static str {
+        match self {
+            WaitOutcome::Timeout => "POPULATE_TIMEOUT",
+            WaitOutcome::Populated => "POPULATE_SUCCESS",
+            WaitOutcome::OutOfMemory => "POPULATE_OUT_OF_MEMORY",
+            WaitOutcome::NoSegments => "POPULATE_NO_INMEMORY_OBJECTS",
+            WaitOutcome::Inactive => "POPULATE_INACTIVE",
+        }
+    }
+}
+
+/// Waits until every marked table at `priority` or above is populated to `percentage`
+/// of its blocks, or `timeout` passes. Queues the planning of those tables first (a
+/// table of PRIORITY NONE is populated too when NONE is asked for).
+pub fn populate_wait(db: &Arc<DbInner>, priority: Priority, percentage: f64, timeout: Duration) -> WaitOutcome {
+    if db.parameters.read().get_u64(params::INMEMORY_SIZE) == 0 {
+        return WaitOutcome::Inactive;
+    }
+    let tables: Vec<_> = db
+        .catalog
+        .tables()
+        .into_iter()
+        .filter(|t| t.inmemory.as_ref().is_some_and(|s| s.priority >= priority))
+        .collect();
+    if tables.is_empty() {
+        return WaitOutcome::NoSegments;
+    }
+    ensure_workers(db);
+    let segments: Vec<_> = tables.iter().filter_map(|t| db.inmemory.segment_for(t)).collect();
+    for s in &segments {
+        db.inmemory.queue_plan(s);
+    }
+    let deadline = std::time::Instant::now() + timeout;
+    let shared = db.inmemory.shared.clone();
+    let mut queue = shared.queue.lock();
+    loop {
+        let populated = segments.iter().all(|s| {
+            let total = s.segment_blocks.load(Ordering::Acquire);
+            let planned = u64::from(s.planned_positions());
+            let (_, _, blocks) = s.populated();
+            planned >= total && (total == 0 || blocks as f64 * 100.0 >= percentage * total as f64)
+        });
+        if populated && queue.is_idle() {
+            return WaitOutcome::Populated;
+        }
+        if queue.is_idle() && segments.iter().any(|s| s.out_of_memory()) {
+            return WaitOutcome::OutOfMemory;
+        }
+        if queue.is_idle() && !populated {
+            // Nothing queued yet nothing populated: plan again (the table grew).
+            drop(queue);
+            segments.iter().for_each(|s| db.inmemory.queue_plan(s));
+            queue = shared.queue.lock();
+        }
+        let now = std::time::Instant::now();
+        if now >= deadline {
+            return WaitOutcome::Timeout;
+        }
+        shared.progress.wait_for(&mut queue, (deadline - now).min(Duration::from_millis(100)));
+    }
+}

@@ -1,0 +1,337 @@
+//! The column store's bookkeeping: which tables have a segment in it, the units each
+//! segment is cut into, what each unit holds (its IMCU, if populated) and which of its
+//! blocks changed since (the journal), the memory the units take against
+//! `inmemory_size`, and the queue of population work.
+//!
+//! ```text
+//!  InMemoryStore ─ segments: object id → ImSegment
+//!                                         ├ units: [UnitSlot 0][UnitSlot 1]…   in scan order
+//!                                         │          ├ positions [first, first + blocks)
+//!                                         │          └ state: IMCU?, journal, building journal
+//!                                         └ by_rdba: block address → (unit, block in unit)
+//! ```
+//!
+//! Invariants:
+//! - A unit covers a fixed run of the segment's blocks in full-scan order, decided when
+//!   the segment is planned (`positions` never change; a grown table gets new units).
+//! - Every change to a row in a block a unit covers is journaled before the block is
+//!   changed ([`InMemoryStore::journal_block`]): into the unit's journal, and into the
+//!   journal of a population in progress. A scan takes a journaled block's rows from the
+//!   buffer cache, never from the IMCU.
+//! - An IMCU is used only by a snapshot at or after its population SCN; its rows are then
+//!   the rows of every block not journaled, as that snapshot sees them.
+//! - `used` is the sum of the bytes of installed IMCUs; a unit is installed only while
+//!   that stays within `inmemory_size`.
+
+use super::imcu::Imcu;
+use crate::catalog::{InMemorySpec, Priority, TableDef};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Changes a unit has seen since its IMCU's population began.
+#[derive(Debug, Default, Clone)]
+pub struct Journal {
+    /// Blocks (by their index in the unit) whose rows changed.
+    pub blocks: BTreeSet<u32>,
+    /// Row changes recorded (a whole-block mark counts one).
+    pub changes: u64,
+}
+
+impl Journal {
+    fn record(&mut self, block: u32) {
+        self.blocks.insert(block);
+        self.changes += 1;
+    }
+}
+
+/// What a unit holds now.
+#[derive(Debug, Default)]
+pub struct UnitState {
+    pub imcu: Option<Arc<Imcu>>,
+    /// Changes since `imcu`'s population began.
+    pub journal: Journal,
+    /// Changes since the population in progress began, if one is.
+    pub building: Option<Journal>,
+    /// A population task for the unit is queued or running.
+    pub queued: bool,
+    /// The last population found no room in `inmemory_size`.
+    pub out_of_memory: bool,
+}
+
+/// One unit of a segment: a run of its blocks in scan order.
+#[derive(Debug)]
+pub struct UnitSlot {
+    /// Scan position of the unit's first block.
+    pub first_position: u32,
+    /// The blocks, by address, in scan order.
+    pub blocks: Vec<u32>,
+    pub state: Mutex<UnitState>,
+}
+
+/// A table in the column store.
+#[derive(Debug)]
+pub struct ImSegment {
+    /// The table's definition when it was marked (columns, INMEMORY attributes).
+    pub table: Arc<TableDef>,
+    pub spec: InMemorySpec,
+    pub units: RwLock<Vec<Arc<UnitSlot>>>,
+    by_rdba: RwLock<HashMap<u32, (u32, u32)>>,
+    /// Blocks below the high-water mark when the segment was last planned.
+    pub segment_blocks: AtomicU64,
+    /// A planning task is queued or running.
+    planning: AtomicBool,
+}
+
+impl ImSegment {
+    fn new(table: Arc<TableDef>, spec: InMemorySpec) -> ImSegment {
+        ImSegment {
+            table,
+            spec,
+            units: RwLock::new(Vec::new()),
+            by_rdba: RwLock::new(HashMap::new()),
+            segment_blocks: AtomicU64::new(0),
+            planning: AtomicBool::new(false),
+        }
+    }
+
+    /// Scan positions the units cover, from 0.
+    pub fn planned_positions(&self) -> u32 {
+        self.units.read().last().map_or(0, |u| u.first_position + u.blocks.len() as u32)
+    }
+
+    /// Adds a unit for the blocks `blocks` (scan positions from `first_position`, which
+    /// must be where the planned units end).
+    pub fn add_unit(&self, first_position: u32, blocks: Vec<u32>) -> usize {
+        let mut units = self.units.write();
+        debug_assert_eq!(first_position, units.last().map_or(0, |u| u.first_position + u.blocks.len() as u32));
+        let index = units.len();
+        {
+            let mut by_rdba = self.by_rdba.write();
+            for (i, &rdba) in blocks.iter().enumerate() {
+                by_rdba.insert(rdba, (index as u32, i as u32));
+            }
+        }
+        units.push(Arc::new(UnitSlot { first_position, blocks, state: Mutex::new(UnitState::default()) }));
+        index
+    }
+
+    /// The unit and block index of block `rdba`, if a unit covers it.
+    pub fn locate(&self, rdba: u32) -> Option<(Arc<UnitSlot>, u32)> {
+        let (unit, block) = *self.by_rdba.read().get(&rdba)?;
+        Some((self.units.read()[unit as usize].clone(), block))
+    }
+
+    /// Bytes of the populated units, rows in them, and blocks they cover.
+    pub fn populated(&self) -> (u64, u64, u64) {
+        let (mut bytes, mut rows, mut blocks) = (0, 0, 0);
+        for unit in self.units.read().iter() {
+            if let Some(imcu) = &unit.state.lock().imcu {
+                bytes += imcu.bytes as u64;
+                rows += imcu.rows as u64;
+                blocks += unit.blocks.len() as u64;
+            }
+        }
+        (bytes, rows, blocks)
+    }
+
+    /// Whether any unit found no room in the last population.
+    pub fn out_of_memory(&self) -> bool {
+        self.units.read().iter().any(|u| u.state.lock().out_of_memory)
+    }
+}
+
+/// Work for the population workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Task {
+    /// Cut the segment's unplanned blocks into units and queue their population.
+    Plan { object_id: u32 },
+    /// Populate (or repopulate) one unit.
+    Populate { object_id: u32, unit: u32 },
+}
+
+/// The queue: highest priority first, then first come.
+#[derive(Debug, Default)]
+pub struct TaskQueue {
+    heap: BinaryHeap<(Priority, std::cmp::Reverse<u64>, Task)>,
+    next: u64,
+    /// Tasks taken by a worker and not finished.
+    pub running: usize,
+}
+
+impl TaskQueue {
+    pub fn pop(&mut self) -> Option<Task> {
+        let (_, _, task) = self.heap.pop()?;
+        self.running += 1;
+        Some(task)
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.heap.is_empty() && self.running == 0
+    }
+}
+
+/// What the workers share with the store; outlives the database (a worker holds it while
+/// it waits, and the database only weakly).
+#[derive(Debug, Default)]
+pub struct Shared {
+    pub queue: Mutex<TaskQueue>,
+    /// Wakes workers when work is queued or they must stop.
+    pub work: Condvar,
+    /// Wakes POPULATE_WAIT when a task ends.
+    pub progress: Condvar,
+    pub stop: AtomicBool,
+}
+
+/// The column store of one database.
+#[derive(Debug, Default)]
+pub struct InMemoryStore {
+    segments: RwLock<HashMap<u32, Arc<ImSegment>>>,
+    /// Whether any segment exists: DML skips the journal lookup when not.
+    any: AtomicBool,
+    /// Bytes of the installed IMCUs.
+    used: AtomicU64,
+    pub shared: Arc<Shared>,
+    pub(super) workers: Mutex<Vec<(std::thread::JoinHandle<()>, std::thread::ThreadId)>>,
+}
+
+impl InMemoryStore {
+    /// The segment of table `object_id`, if it has one.
+    pub fn segment(&self, object_id: u32) -> Option<Arc<ImSegment>> {
+        if !self.any.load(Ordering::Acquire) {
+            return None;
+        }
+        self.segments.read().get(&object_id).cloned()
+    }
+
+    pub fn segments(&self) -> Vec<Arc<ImSegment>> {
+        self.segments.read().values().cloned().collect()
+    }
+
+    /// The segment of `table` (marked INMEMORY), created empty if it has none or if its
+    /// attributes changed since.
+    pub fn segment_for(&self, table: &Arc<TableDef>) -> Option<Arc<ImSegment>> {
+        let spec = table.inmemory.clone()?;
+        if let Some(s) = self.segment(table.object_id).filter(|s| s.spec == spec && s.table.columns == table.columns) {
+            return Some(s);
+        }
+        let mut segments = self.segments.write();
+        let segment = segments
+            .entry(table.object_id)
+            .and_modify(|s| {
+                if s.spec != spec || s.table.columns != table.columns {
+                    self.release(s);
+                    *s = Arc::new(ImSegment::new(table.clone(), spec.clone()));
+                }
+            })
+            .or_insert_with(|| Arc::new(ImSegment::new(table.clone(), spec.clone())))
+            .clone();
+        self.any.store(true, Ordering::Release);
+        Some(segment)
+    }
+
+    /// Takes table `object_id` out of the column store (NO INMEMORY, TRUNCATE, DROP),
+    /// giving its memory back.
+    pub fn drop_segment(&self, object_id: u32) {
+        let mut segments = self.segments.write();
+        if let Some(s) = segments.remove(&object_id) {
+            self.release(&s);
+        }
+        self.any.store(!segments.is_empty(), Ordering::Release);
+    }
+
+    fn release(&self, segment: &ImSegment) {
+        for unit in segment.units.read().iter() {
+            if let Some(imcu) = unit.state.lock().imcu.take() {
+                self.used.fetch_sub(imcu.bytes as u64, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Bytes the installed IMCUs take.
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Acquire)
+    }
+
+    /// Records that the rows of block `rdba` of table `object_id` are about to change:
+    /// a scan must take them from the buffer cache from now on. Returns the journal's
+    /// size when the unit has collected enough changes to be worth repopulating.
+    pub fn journal_block(&self, object_id: u32, rdba: u32) -> Option<(u32, u64)> {
+        let segment = self.segment(object_id)?;
+        let (unit, block) = segment.locate(rdba)?;
+        let mut state = unit.state.lock();
+        state.journal.record(block);
+        if let Some(building) = &mut state.building {
+            building.record(block);
+        }
+        let stale = state.imcu.is_some() && !state.queued && state.journal.blocks.len() * 10 >= unit.blocks.len();
+        stale.then(|| {
+            state.queued = true;
+            let index = segment.units.read().iter().position(|u| Arc::ptr_eq(u, &unit)).unwrap_or(0);
+            (index as u32, state.journal.changes)
+        })
+    }
+
+    /// Installs `imcu` in `unit` if it fits in `limit` bytes (with what the unit held
+    /// before given back); the journal becomes what changed since its population began,
+    /// plus `stale` blocks. Returns false (the unit keeps what it had) when it does not fit.
+    pub fn install(&self, unit: &UnitSlot, imcu: Imcu, stale: BTreeSet<u32>, limit: u64) -> bool {
+        let mut state = unit.state.lock();
+        let mut building = state.building.take().unwrap_or_default();
+        let old = state.imcu.as_ref().map_or(0, |i| i.bytes as u64);
+        let new = imcu.bytes as u64;
+        // Reserve the growth; give it back if it does not fit.
+        let before = self.used.fetch_add(new, Ordering::AcqRel);
+        if before + new - old > limit {
+            self.used.fetch_sub(new, Ordering::AcqRel);
+            state.out_of_memory = true;
+            return false;
+        }
+        self.used.fetch_sub(old, Ordering::AcqRel);
+        building.changes += stale.len() as u64;
+        building.blocks.extend(stale);
+        state.journal = building;
+        state.imcu = Some(Arc::new(imcu));
+        state.out_of_memory = false;
+        true
+    }
+
+    /// Starts journaling changes to `unit` for a population that begins now.
+    pub fn begin_population(&self, unit: &UnitSlot) {
+        unit.state.lock().building = Some(Journal::default());
+    }
+
+    /// Queues `task` at `priority` and wakes a worker.
+    pub fn queue(&self, task: Task, priority: Priority) {
+        let mut q = self.shared.queue.lock();
+        if q.heap.iter().any(|(_, _, t)| *t == task) {
+            return;
+        }
+        let seq = q.next;
+        q.next += 1;
+        q.heap.push((priority, std::cmp::Reverse(seq), task));
+        drop(q);
+        self.shared.work.notify_one();
+    }
+
+    /// Queues the planning of `segment` unless one is queued already.
+    pub fn queue_plan(&self, segment: &ImSegment) {
+        if !segment.planning.swap(true, Ordering::AcqRel) {
+            self.queue(Task::Plan { object_id: segment.table.object_id }, segment.spec.priority);
+        }
+    }
+
+    /// A planning task of `segment` ended.
+    pub fn planned(&self, segment: &ImSegment) {
+        segment.planning.store(false, Ordering::Release);
+    }
+
+    /// Marks a task done and wakes whoever waits for population.
+    pub fn task_done(&self) {
+        let mut q = self.shared.queue.lock();
+        q.running = q.running.saturating_sub(1);
+        drop(q);
+        self.shared.progress.notify_all();
+    }
+}
