@@ -239,7 +239,8 @@ impl<'a> Inserter<'a> {
         if self.open.is_some_and(|o| o.rdba == guard.rdba()) {
             return true;
         }
-        // The column store takes this block's rows from the cache from now on.
+        // The column store takes this block's rows from the cache from now on (journaled
+        // under the block's exclusive lock: see `change_one` in `modify`).
         crate::inmemory::populate::journal(self.ctx.db, self.table.object_id, guard.rdba());
         let enqueues = &self.ctx.db.enqueues;
         let index = match take_itl(guard, self.xid, |x| enqueues.is_active(x), self.fixed_snapshot) {

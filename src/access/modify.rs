@@ -174,12 +174,14 @@ fn change_one(
 ) -> Result<bool> {
     let xid = txn.xid(ctx, sid)?;
     txn.changes_table(ctx, table.object_id);
-    // The column store takes this block's rows from the cache from now on.
-    crate::inmemory::populate::journal(ctx.db, table.object_id, rdba);
     // The head a migration prepared, and the piece it replaces (which must be unchanged).
     let mut migrated: Option<(Vec<u8>, Vec<u8>)> = None;
     loop {
         let mut guard = ctx.db.cache.current_get(ctx.stats, rdba)?;
+        // The column store takes this block's rows from the cache from now on. Journaled
+        // under the block's exclusive lock, so a population either reads the block before
+        // this (and its journal gets the entry) or sees the change in the block's ITL.
+        crate::inmemory::populate::journal(ctx.db, table.object_id, rdba);
         let offset = DataBlock(&guard).row_offset(slot);
         let wait_for = row_lock_holder(&guard, offset).filter(|&h| h != xid && ctx.db.enqueues.is_active(h));
         if let Some(holder) = wait_for {

@@ -23,7 +23,7 @@
 //! held up by them; dropping the database stops and joins them.
 
 use super::imcu::{ImcuBuilder, packing};
-use super::store::{InMemoryStore, Shared, Task};
+use super::store::{ImSegment, InMemoryStore, Shared, Task, UnitSlot};
 use crate::access::AccessContext;
 use crate::catalog::Priority;
 use crate::db::{DbInner, params};
@@ -201,16 +201,27 @@ fn plan(db: &Arc<DbInner>, info: &SessionInfo, segment: &super::store::ImSegment
     Ok(())
 }
 
-/// Populates (or repopulates) unit `index` of table `object_id`.
+/// Populates (or repopulates) unit `index` of table `object_id`. A population that fails
+/// leaves the unit as it was (and free to be queued again).
 fn populate(db: &Arc<DbInner>, info: &SessionInfo, object_id: u32, index: usize) -> Result<()> {
     let Some(segment) = db.inmemory.segment(object_id) else { return Ok(()) };
     let Some(unit) = segment.units.read().get(index).cloned() else { return Ok(()) };
+    let result = populate_unit(db, info, &segment, &unit);
+    let mut state = unit.state.lock();
+    state.queued = false;
+    if result.is_err() {
+        state.building = None;
+    }
+    result
+}
+
+fn populate_unit(db: &Arc<DbInner>, info: &SessionInfo, segment: &ImSegment, unit: &UnitSlot) -> Result<()> {
     let repopulating = unit.state.lock().imcu.is_some();
     let cpu_started = crate::stats::osstat::thread_cpu_time_ns();
     let table = &segment.table;
     // DML now journals into the new unit too; the SCN is taken after that, so every
     // change it does not see is journaled.
-    db.inmemory.begin_population(&unit);
+    db.inmemory.begin_population(unit);
     let scn = db.current_scn();
     info.reading_since.store(scn.max(1), Ordering::Release);
     let ctx = context(db, info, scn);
@@ -255,8 +266,7 @@ fn populate(db: &Arc<DbInner>, info: &SessionInfo, object_id: u32, index: usize)
     let rows = builder.rows();
     let imcu = builder.build(scn, packing(segment.spec.compression));
     let limit = db.parameters.read().get_u64(params::INMEMORY_SIZE);
-    let installed = db.inmemory.install(&unit, imcu, stale, limit);
-    unit.state.lock().queued = false;
+    let installed = db.inmemory.install(segment, unit, imcu, stale, limit);
     let stats = ctx.stats;
     if installed {
         stats.add(if repopulating { Stat::ImRepopulateCus } else { Stat::ImPopulateCus }, 1);

@@ -82,6 +82,8 @@ pub struct ImSegment {
     pub segment_blocks: AtomicU64,
     /// A planning task is queued or running.
     planning: AtomicBool,
+    /// The segment left the store (its memory was given back): nothing more is installed.
+    dropped: AtomicBool,
 }
 
 impl ImSegment {
@@ -93,6 +95,7 @@ impl ImSegment {
             by_rdba: RwLock::new(HashMap::new()),
             segment_blocks: AtomicU64::new(0),
             planning: AtomicBool::new(false),
+            dropped: AtomicBool::new(false),
         }
     }
 
@@ -242,6 +245,7 @@ impl InMemoryStore {
     }
 
     fn release(&self, segment: &ImSegment) {
+        segment.dropped.store(true, Ordering::Release);
         for unit in segment.units.read().iter() {
             if let Some(imcu) = unit.state.lock().imcu.take() {
                 self.used.fetch_sub(imcu.bytes as u64, Ordering::AcqRel);
@@ -275,9 +279,15 @@ impl InMemoryStore {
 
     /// Installs `imcu` in `unit` if it fits in `limit` bytes (with what the unit held
     /// before given back); the journal becomes what changed since its population began,
-    /// plus `stale` blocks. Returns false (the unit keeps what it had) when it does not fit.
-    pub fn install(&self, unit: &UnitSlot, imcu: Imcu, stale: BTreeSet<u32>, limit: u64) -> bool {
+    /// plus `stale` blocks. Returns false (the unit keeps what it had) when it does not fit,
+    /// or when the segment left the store meanwhile.
+    pub fn install(&self, segment: &ImSegment, unit: &UnitSlot, imcu: Imcu, stale: BTreeSet<u32>, limit: u64) -> bool {
         let mut state = unit.state.lock();
+        // Checked under the unit's lock, which `release` takes after setting the mark.
+        if segment.dropped.load(Ordering::Acquire) {
+            state.building = None;
+            return false;
+        }
         let mut building = state.building.take().unwrap_or_default();
         let old = state.imcu.as_ref().map_or(0, |i| i.bytes as u64);
         let new = imcu.bytes as u64;

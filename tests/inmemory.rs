@@ -1,0 +1,257 @@
+//! The in-memory column store through SQL: marking and population (POPULATE_WAIT,
+//! `v$im_segments`), plans and hints, in-memory scans against row-store scans of the
+//! same snapshot (random tables and predicates; concurrent DML; a store too small for
+//! the table; chained rows), and clear errors for bad INMEMORY clauses.
+
+mod common;
+
+use common::*;
+use lioscope::Session;
+use lioscope::types::{Datum, Value};
+use proptest::prelude::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Turns the column store on for `s`'s database.
+fn store_on(s: &Session, size: &str) {
+    exec(s, &format!("ALTER SYSTEM SET inmemory_size = {size}"));
+}
+
+/// Marks `table` and waits for its population; returns POPULATE_WAIT's code.
+fn populate(s: &Session, table: &str, clause: &str) -> i64 {
+    exec(s, &format!("ALTER TABLE {table} INMEMORY {clause} PRIORITY HIGH"));
+    wait_code(s, "EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT('HIGH', 100, 120)")
+}
+
+/// POPULATE_WAIT's return code (its first column).
+fn wait_code(s: &Session, sql: &str) -> i64 {
+    match &rows(s, sql)[0][0] {
+        Datum::Int(code) => *code,
+        other => panic!("{sql}: {other:?}"),
+    }
+}
+
+/// The plan's operations, as EXPLAIN PLAN prints them.
+fn plan(s: &Session, sql: &str) -> String {
+    rows(s, &format!("EXPLAIN PLAN FOR {sql}"))
+        .into_iter()
+        .map(|r| r.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The rows of `sql`, as sorted text: comparable whatever order a scan found them in.
+fn sorted(s: &Session, sql: &str) -> Vec<String> {
+    let mut out: Vec<String> =
+        rows(s, sql).into_iter().map(|r| r.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join("|")).collect();
+    out.sort();
+    out
+}
+
+fn customers_like(s: &Session, rows: u32) {
+    exec(
+        s,
+        "CREATE TABLE t (id NUMBER NOT NULL, name VARCHAR2(30), amount NUMBER, born DATE, flag CHAR(1), note VARCHAR2(20))",
+    );
+    exec(
+        s,
+        &format!(
+            "INSERT INTO t SELECT LEVEL, 'name-' || MOD(LEVEL, 97), CASE WHEN MOD(LEVEL, 11) = 0 THEN NULL ELSE MOD(LEVEL, 1000) END, \
+             TO_DATE('2020-01-01', 'YYYY-MM-DD') + MOD(LEVEL, 400), CASE WHEN MOD(LEVEL, 3) = 0 THEN 'Y' ELSE 'N' END, \
+             CASE WHEN MOD(LEVEL, 5) = 0 THEN NULL ELSE 'n' || MOD(LEVEL, 13) END FROM dual CONNECT BY LEVEL <= {rows}"
+        ),
+    );
+    exec(s, "COMMIT");
+}
+
+#[test]
+fn a_marked_table_is_populated_and_scanned_in_memory() {
+    let (_t, _d, db) = temp_db(options(8192, "32M"));
+    let s = db.session();
+    customers_like(&s, 30_000);
+    store_on(&s, "64M");
+    assert_eq!(populate(&s, "t", "MEMCOMPRESS FOR QUERY LOW"), 0);
+    let status = rows(
+        &s,
+        "SELECT populate_status, bytes_not_populated, populated_rows FROM v$im_segments WHERE segment_name = 'T'",
+    );
+    assert_eq!(format!("{status:?}"), format!("{:?}", vec![vec![text("COMPLETED"), int_v(0), int_v(30_000)]]));
+    let p = plan(&s, "SELECT COUNT(*) FROM t WHERE id > 10");
+    assert!(p.contains("TABLE ACCESS INMEMORY FULL"), "{p}");
+    let hinted = plan(&s, "SELECT /*+ NO_INMEMORY(t) */ COUNT(*) FROM t WHERE id > 10");
+    assert!(hinted.contains("TABLE ACCESS FULL") && !hinted.contains("INMEMORY FULL"), "{hinted}");
+    let before = sysstat(&s, "IM scan rows");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE id > 10"), 29_990);
+    assert_eq!(sysstat(&s, "IM scan rows") - before, 30_000, "every row came from the unit");
+    assert_eq!(
+        int(&s, "SELECT COUNT(amount) FROM t WHERE flag = 'Y'"),
+        int(&s, "SELECT /*+ NO_INMEMORY(t) */ COUNT(amount) FROM t WHERE flag = 'Y'")
+    );
+    // A column left out keeps the queries that read it in the row store.
+    exec(&s, "ALTER TABLE t INMEMORY PRIORITY HIGH NO INMEMORY (note)");
+    let p = plan(&s, "SELECT COUNT(note) FROM t");
+    assert!(!p.contains("INMEMORY FULL"), "{p}");
+    let p = plan(&s, "SELECT /*+ INMEMORY(t) */ COUNT(note) FROM t");
+    assert!(p.contains("hint not used: INMEMORY(T)") && p.contains("NO INMEMORY"), "{p}");
+}
+
+fn text(s: &str) -> Value {
+    Datum::string(s.to_owned())
+}
+
+fn int_v(i: i64) -> Value {
+    Datum::Int(i)
+}
+
+/// Predicates over the table's columns, including ones the kernels run and ones they
+/// leave to the row path.
+fn predicate() -> impl Strategy<Value = String> {
+    let one = prop_oneof![
+        (0i64..1200).prop_map(|k| format!("id > {k}")),
+        (0i64..1200, 0i64..400).prop_map(|(a, b)| format!("id BETWEEN {a} AND {}", a + b)),
+        (0i64..1000).prop_map(|k| format!("amount <= {k}")),
+        (0i64..1000).prop_map(|k| format!("amount = {k}")),
+        Just("amount IS NULL".to_owned()),
+        Just("note IS NOT NULL".to_owned()),
+        (0i64..97).prop_map(|k| format!("name = 'name-{k}'")),
+        (0i64..97).prop_map(|k| format!("name >= 'name-{k}'")),
+        (0i64..13, 0i64..13).prop_map(|(a, b)| format!("note IN ('n{a}', 'n{b}', 'zz')")),
+        Just("flag = 'Y'".to_owned()),
+        (0i64..400).prop_map(|d| format!("born < TO_DATE('2020-01-01', 'YYYY-MM-DD') + {d}")),
+        (0i64..50).prop_map(|k| format!("amount * 2 > {k}")),
+        Just("name LIKE 'name-1%'".to_owned()),
+        (1i64..5).prop_map(|k| format!("amount > {k}.5")),
+    ];
+    prop::collection::vec(one, 0..3)
+        .prop_map(|terms| if terms.is_empty() { "1 = 1".into() } else { terms.join(" AND ") })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// For random predicates, over units of every compression level and with some rows
+    /// changed after population, the in-memory answer is the row store's.
+    #[test]
+    fn in_memory_scans_answer_as_row_store_scans(
+        level in prop_oneof![Just("FOR DML"), Just("FOR QUERY LOW"), Just("FOR QUERY HIGH"), Just("FOR CAPACITY HIGH")],
+        predicates in prop::collection::vec(predicate(), 1..6),
+        changed in 0i64..1200,
+    ) {
+        let (_t, _d, db) = temp_db(options(2048, "16M"));
+        let s = db.session();
+        customers_like(&s, 1200);
+        // Some fractions make the amount column's units hold index keys.
+        exec(&s, "UPDATE t SET amount = amount + 0.25 WHERE MOD(id, 7) = 0");
+        exec(&s, "COMMIT");
+        store_on(&s, "16M");
+        prop_assert_eq!(populate(&s, "t", &format!("MEMCOMPRESS {level}")), 0);
+        exec(&s, &format!("UPDATE t SET name = 'late', amount = NULL WHERE id = {changed}"));
+        exec(&s, &format!("DELETE FROM t WHERE id = {}", changed + 1));
+        exec(&s, "COMMIT");
+        for p in &predicates {
+            for select in ["COUNT(*), COUNT(amount), COUNT(note)", "SUM(amount), MIN(name), MAX(born)", "id, name, amount, born, flag, note"] {
+                let im = sorted(&s, &format!("SELECT /*+ INMEMORY(t) */ {select} FROM t WHERE {p}"));
+                let row_store = sorted(&s, &format!("SELECT /*+ NO_INMEMORY(t) */ {select} FROM t WHERE {p}"));
+                prop_assert_eq!(im, row_store, "SELECT {} WHERE {}", select, p);
+            }
+        }
+    }
+}
+
+#[test]
+fn concurrent_changes_never_show_in_memory_differently() {
+    let (_t, _d, db) = temp_db(options(2048, "16M"));
+    let s = db.session();
+    customers_like(&s, 3000);
+    store_on(&s, "16M");
+    assert_eq!(populate(&s, "t", "MEMCOMPRESS FOR QUERY LOW"), 0);
+    let db = Arc::new(db);
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (db, stop) = (db.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let w = db.session();
+            let mut k = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                k += 1;
+                let id = (k * 7919) % 3000;
+                exec(&w, &format!("UPDATE t SET amount = amount + 1, name = 'w{k}' WHERE id = {id}"));
+                exec(&w, &format!("INSERT INTO t VALUES ({}, 'new', {k}, SYSDATE, 'N', NULL)", 10_000 + k));
+                exec(&w, &format!("DELETE FROM t WHERE id = {}", (id + 1500) % 3000));
+                exec(&w, if k.is_multiple_of(4) { "ROLLBACK" } else { "COMMIT" });
+            }
+            k
+        })
+    };
+    let reader = db.session();
+    let started = std::time::Instant::now();
+    let mut rounds = 0;
+    while started.elapsed() < std::time::Duration::from_secs(3) {
+        // One snapshot for both answers.
+        exec(&reader, "SET TRANSACTION READ ONLY");
+        for q in ["COUNT(*), SUM(amount)", "COUNT(name), MAX(id)"] {
+            let im = sorted(&reader, &format!("SELECT /*+ INMEMORY(t) */ {q} FROM t WHERE id > 100"));
+            let rs = sorted(&reader, &format!("SELECT /*+ NO_INMEMORY(t) */ {q} FROM t WHERE id > 100"));
+            assert_eq!(im, rs, "{q}");
+        }
+        exec(&reader, "COMMIT");
+        rounds += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let changes = writer.join().unwrap();
+    assert!(rounds > 3 && changes > 10, "{rounds} rounds beside {changes} changes");
+    assert!(sysstat(&reader, "IM scan rows journal") > 0, "some rows came from the journal's blocks");
+}
+
+#[test]
+fn a_store_too_small_populates_part_and_answers_right() {
+    let (_t, _d, db) = temp_db(options(2048, "32M"));
+    let s = db.session();
+    customers_like(&s, 60_000);
+    store_on(&s, "300K");
+    // Units of 2 KiB blocks cover 32,768 blocks each: one unit; cut smaller by a tiny store.
+    let code = populate(&s, "t", "MEMCOMPRESS FOR QUERY LOW");
+    assert_eq!(code, 1, "POPULATE_OUT_OF_MEMORY");
+    let status = rows(&s, "SELECT populate_status, bytes_not_populated FROM v$im_segments");
+    assert_eq!(format!("{:?}", status[0][0]), format!("{:?}", text("OUT OF MEMORY")));
+    assert!(matches!(status[0][1], Datum::Int(n) if n > 0), "{status:?}");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE id > 7"), 59_993);
+}
+
+#[test]
+fn population_follows_chained_rows() {
+    let (_t, _d, db) = temp_db(options(2048, "32M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE c (id INTEGER, a VARCHAR2(4000), b VARCHAR2(100))");
+    exec(&s, "INSERT INTO c SELECT LEVEL, RPAD('x', 3000, 'y'), 'b' || LEVEL FROM dual CONNECT BY LEVEL <= 200");
+    exec(&s, "COMMIT");
+    store_on(&s, "16M");
+    let before = sysstat(&s, "table fetch continued row");
+    assert_eq!(populate(&s, "c", "MEMCOMPRESS FOR QUERY LOW"), 0);
+    assert!(sysstat(&s, "table fetch continued row") - before >= 200, "each row is chained across 2 KiB blocks");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM c WHERE b = 'b77'"), 1);
+    assert_eq!(int(&s, "SELECT SUM(id) FROM c WHERE a IS NOT NULL"), 200 * 201 / 2);
+}
+
+#[test]
+fn bad_inmemory_clauses_are_errors_that_name_what_is_wrong() {
+    let (_t, _d, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id INTEGER)");
+    for (sql, says) in [
+        ("ALTER TABLE t INMEMORY MEMCOMPRESS FOR SPEED", "DML, QUERY"),
+        ("ALTER TABLE t INMEMORY PRIORITY URGENT", "PRIORITY"),
+        ("ALTER TABLE t INMEMORY NO INMEMORY (nope)", "NOPE"),
+        ("ALTER TABLE missing INMEMORY", "MISSING"),
+        ("EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT('SOON')", "unknown priority"),
+        ("EXEC DBMS_OUTPUT.PUT_LINE('x')", "POPULATE_WAIT"),
+    ] {
+        let e = fail(&s, sql).to_string();
+        assert!(e.contains(says), "{sql}: {e}");
+    }
+    assert_eq!(
+        wait_code(&s, "EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT"),
+        3,
+        "POPULATE_INACTIVE while inmemory_size is 0"
+    );
+}
