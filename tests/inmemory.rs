@@ -255,3 +255,25 @@ fn bad_inmemory_clauses_are_errors_that_name_what_is_wrong() {
         "POPULATE_INACTIVE while inmemory_size is 0"
     );
 }
+
+#[test]
+fn a_priority_table_is_populated_again_after_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    {
+        let db = create(&path, options(8192, "16M"));
+        let s = db.session();
+        customers_like(&s, 5000);
+        store_on(&s, "32M");
+        assert_eq!(populate(&s, "t", "MEMCOMPRESS FOR CAPACITY HIGH"), 0);
+        drop(s);
+        db.close().unwrap();
+    }
+    let db = open(&path, options(8192, "16M"));
+    let s = db.session();
+    assert_eq!(scalar(&s, "SELECT inmemory_compression FROM user_tables WHERE table_name = 'T'"), "FOR CAPACITY HIGH");
+    assert_eq!(wait_code(&s, "EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT('HIGH', 100, 120)"), 0);
+    let before = sysstat(&s, "IM scan rows");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE amount IS NULL"), 5000 / 11);
+    assert_eq!(sysstat(&s, "IM scan rows") - before, 5000);
+}
