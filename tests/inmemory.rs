@@ -187,6 +187,11 @@ fn concurrent_changes_never_show_in_memory_differently() {
     let started = std::time::Instant::now();
     let mut rounds = 0;
     while started.elapsed() < std::time::Duration::from_secs(3) {
+        if rounds % 5 == 4 {
+            // Population starts over while the writer goes on.
+            exec(&reader, "ALTER TABLE t NO INMEMORY");
+            exec(&reader, "ALTER TABLE t INMEMORY PRIORITY HIGH");
+        }
         // One snapshot for both answers.
         exec(&reader, "SET TRANSACTION READ ONLY");
         for q in ["COUNT(*), SUM(amount)", "COUNT(name), MAX(id)"] {
@@ -201,6 +206,10 @@ fn concurrent_changes_never_show_in_memory_differently() {
     let changes = writer.join().unwrap();
     assert!(rounds > 3 && changes > 10, "{rounds} rounds beside {changes} changes");
     assert!(sysstat(&reader, "IM scan rows journal") > 0, "some rows came from the journal's blocks");
+    assert!(sysstat(&reader, "IM populate CUs") >= 2, "populated again while the writer wrote");
+    // The workers are background sessions with their own statistics.
+    let workers = rows(&reader, "SELECT sid FROM v$session WHERE program LIKE 'W0%'");
+    assert!(!workers.is_empty(), "population workers in v$session");
 }
 
 #[test]
