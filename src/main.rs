@@ -75,6 +75,9 @@ enum BenchCommand {
     /// Index range scans through every row of the customers table, by an index with a
     /// good and one with a bad clustering factor; index build speed.
     Index(lioscope::cli::bench::BenchOptions),
+    /// The in-memory column store: population speed by worker count and MEMCOMPRESS
+    /// level (optionally of migrated rows), and in-memory full scans beside row-store ones.
+    Inmemory(lioscope::cli::bench_inmemory::InMemoryBenchOptions),
 }
 
 fn options(db_cache_size: Option<String>) -> DatabaseOptions {
@@ -123,6 +126,7 @@ fn run(cli: Cli) -> lioscope::Result<()> {
         }
         Command::Bench { which: BenchCommand::Scan(opts) } => lioscope::cli::bench::run(&opts),
         Command::Bench { which: BenchCommand::Index(opts) } => lioscope::cli::bench_index::run(&opts),
+        Command::Bench { which: BenchCommand::Inmemory(opts) } => lioscope::cli::bench_inmemory::run(&opts),
         Command::Lab { which: LabCommand::Cr(opts) } => lioscope::lab::cr::run(&opts),
     }
 }

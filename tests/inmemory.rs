@@ -225,6 +225,10 @@ fn a_store_too_small_populates_part_and_answers_right() {
     assert_eq!(format!("{:?}", status[0][0]), format!("{:?}", text("OUT OF MEMORY")));
     assert!(matches!(status[0][1], Datum::Int(n) if n > 0), "{status:?}");
     assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE id > 7"), 59_993);
+    // Room enough now: what did not fit is populated.
+    store_on(&s, "64M");
+    assert_eq!(wait_code(&s, "EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT('HIGH', 100, 120)"), 0);
+    assert_eq!(scalar(&s, "SELECT populate_status FROM v$im_segments"), "COMPLETED");
 }
 
 #[test]

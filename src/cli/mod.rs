@@ -4,6 +4,7 @@
 pub mod autotrace;
 pub mod bench;
 pub mod bench_index;
+pub mod bench_inmemory;
 pub mod format;
 pub mod script;
 pub mod shell;

@@ -112,6 +112,21 @@ pub struct DbInner {
 #[derive(Clone)]
 pub struct Database {
     inner: Arc<DbInner>,
+    /// Shared by the clones of this handle: when the last one goes, the background
+    /// population workers stop (they would otherwise keep the database open until their
+    /// current unit is done).
+    _user: Arc<UserHandle>,
+}
+
+/// The users' hold on a database, as opposed to its background workers'.
+struct UserHandle(std::sync::Weak<DbInner>);
+
+impl Drop for UserHandle {
+    fn drop(&mut self) {
+        if let Some(db) = self.0.upgrade() {
+            crate::inmemory::populate::stop_workers(&db.inmemory);
+        }
+    }
 }
 
 impl Database {
@@ -223,7 +238,8 @@ impl Database {
             _lock: lock,
         });
         crate::inmemory::populate::on_open(&inner);
-        Ok(Database { inner })
+        let user = Arc::new(UserHandle(Arc::downgrade(&inner)));
+        Ok(Database { inner, _user: user })
     }
 
     /// Opens `dir` if it holds a database, or creates one there.

@@ -41,7 +41,9 @@
 
 use super::bitmap::{Bitmap, low_bits};
 use super::simd::{self, Isa};
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::{Bound, Range, RangeBounds};
 
 /// How hard to compress; Oracle's `MEMCOMPRESS` levels map onto these.
@@ -368,12 +370,19 @@ impl ColumnUnit {
     /// holds: comparisons never hold for NULL, `IsNull` / `IsNotNull` test the null bitmap.
     /// `isa` chooses the kernel; every [`Isa`] selects the same rows.
     pub fn filter(&self, pred: &CuPredicate, selection: &mut Bitmap, isa: Isa) {
+        self.filter_with(pred, selection, isa, true);
+    }
+
+    /// [`ColumnUnit::filter`]; with `min_max` false, a comparison that the unit's min and
+    /// max show every row passes is still tested code by code (a scan with pruning off
+    /// reads what it filters).
+    pub fn filter_with(&self, pred: &CuPredicate, selection: &mut Bitmap, isa: Isa, min_max: bool) {
         assert_eq!(selection.len(), self.rows, "a selection covers exactly the rows of its column unit");
         match pred {
             CuPredicate::IsNull => self.keep_nulls(selection),
             CuPredicate::IsNotNull => self.drop_nulls(selection),
             _ => {
-                self.filter_codes(pred, selection, isa);
+                self.filter_codes(pred, selection, isa, min_max);
                 self.drop_nulls(selection);
             }
         }
@@ -403,11 +412,12 @@ impl ColumnUnit {
     }
 
     /// ANDs the code test for comparison `pred` into `selection`, NULL rows included.
-    fn filter_codes(&self, pred: &CuPredicate, selection: &mut Bitmap, isa: Isa) {
-        let Body::Encoded { codes, .. } = &self.body else { return selection.clear_all() };
+    fn filter_codes(&self, pred: &CuPredicate, selection: &mut Bitmap, isa: Isa, min_max: bool) {
+        let Body::Encoded { codes, domain } = &self.body else { return selection.clear_all() };
         match self.code_test(pred) {
             CodeTest::Nothing => selection.clear_all(),
-            CodeTest::Everything => {}
+            CodeTest::Everything if min_max => {}
+            CodeTest::Everything => codes.filter(&[(0, domain.max_code())], selection, isa),
             CodeTest::Ranges(ranges) => codes.filter(&ranges, selection, isa),
         }
     }
@@ -489,13 +499,33 @@ fn smallest_ints(values: &[Option<i64>], for_domain: Domain, offsets: Vec<u64>) 
 }
 
 fn build_keys(keys: &[Option<&[u8]>], packing: Packing) -> Body {
-    let mut sorted: Vec<&[u8]> = keys.iter().flatten().copied().collect();
-    if sorted.is_empty() {
+    // Distinct keys by hashing (one probe a row), then only those are sorted: a key's
+    // code is its place among them.
+    let mut ids: HashMap<&[u8], u32, BuildHasherDefault<KeyHasher>> =
+        HashMap::with_capacity_and_hasher(keys.len().min(1 << 16), BuildHasherDefault::default());
+    let mut distinct: Vec<&[u8]> = Vec::new();
+    let row_ids: Vec<Option<u32>> = keys
+        .iter()
+        .map(|k| {
+            k.map(|k| {
+                *ids.entry(k).or_insert_with(|| {
+                    distinct.push(k);
+                    (distinct.len() - 1) as u32
+                })
+            })
+        })
+        .collect();
+    if distinct.is_empty() {
         return Body::AllNull;
     }
-    sorted.sort_unstable();
-    sorted.dedup();
-    let codes = fill_nulls(keys, |k| sorted.binary_search(&k).expect("the dictionary holds every key") as u64);
+    let mut order: Vec<u32> = (0..distinct.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| distinct[a as usize].cmp(distinct[b as usize]));
+    let mut code_of = vec![0u32; distinct.len()];
+    for (code, &id) in order.iter().enumerate() {
+        code_of[id as usize] = code as u32;
+    }
+    let sorted: Vec<&[u8]> = order.iter().map(|&id| distinct[id as usize]).collect();
+    let codes = fill_nulls(&row_ids, |id| u64::from(code_of[id as usize]));
     let bits = bits_for(sorted.len() as u64 - 1);
     let runs = count_runs(&codes);
     let rle_bytes = runs * size_of::<u32>() + Lanes::bytes_for(runs, bits, Packing::Tight);
@@ -505,6 +535,31 @@ fn build_keys(keys: &[Option<&[u8]>], packing: Packing) -> Body {
         Codes::Lanes(Lanes::new(&codes, bits, packing))
     };
     Body::Encoded { domain: Domain::KeyDict(KeyDict::new(&sorted)), codes }
+}
+
+/// A fast hash of byte keys for building dictionaries (not for untrusted input: its
+/// only job is spreading keys, and a collision costs a comparison).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut h = self.0 ^ (bytes.len() as u64).wrapping_mul(K);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            h = (h.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        let mut tail = [0u8; 8];
+        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+        self.0 = h;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
 }
 
 /// The code of each row; a NULL row takes the code of the row before it, or of the first

@@ -47,6 +47,7 @@ pub fn on_open(db: &Arc<DbInner>) {
     if db.parameters.read().get_u64(params::INMEMORY_SIZE) == 0 {
         return;
     }
+    db.inmemory.retry_out_of_memory();
     let mut any = false;
     for table in db.catalog.tables() {
         if table.inmemory.as_ref().is_some_and(|s| s.priority > Priority::None)
@@ -127,8 +128,12 @@ fn work(db: Weak<DbInner>, shared: Arc<Shared>, index: usize) {
         let info = session.get_or_insert_with(|| db.registry.register(name)).clone();
         if !over {
             info.active.store(true, Ordering::Relaxed);
-            if let Err(e) = run(&db, &info, task) {
-                eprintln!("lioscope: in-memory population ({task:?}) by {name}: {e}");
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&db, &info, task)));
+            match outcome {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) if shared.stop.load(Ordering::Acquire) => {}
+                Ok(Err(e)) => eprintln!("lioscope: in-memory population ({task:?}) by {name}: {e}"),
+                Err(_) => eprintln!("lioscope: in-memory population ({task:?}) by {name} panicked"),
             }
             info.active.store(false, Ordering::Relaxed);
             info.reading_since.store(0, Ordering::Release);
@@ -239,6 +244,11 @@ fn populate_unit(db: &Arc<DbInner>, info: &SessionInfo, segment: &ImSegment, uni
     for (first, count) in adjacent_runs(&unit.blocks) {
         let mut at = first;
         while at < first + count {
+            if db.inmemory.shared.stop.load(Ordering::Acquire) {
+                return Err(crate::error::Error::Transaction {
+                    message: "population stopped: the database is closing".into(),
+                });
+            }
             let n = max_read.min(first + count - at);
             let mut run = db.cache.pin_multiblock(ctx.stats, at, n)?;
             at = run.end();

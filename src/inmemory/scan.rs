@@ -11,9 +11,10 @@
 //! ```
 //!
 //! Conjuncts of the WHERE clause that compare a column with a literal (`=`, `<`, `<=`,
-//! `>`, `>=`, BETWEEN, IN, IS [NOT] NULL) are evaluated on the encoded values; min/max
-//! of a unit's column prune the unit when they show no row can match (unless the
-//! `NO_INMEMORY_PRUNING` hint). A plan that only counts (COUNT(*), COUNT(column), no
+//! `>`, `>=`, BETWEEN, IN, IS \[NOT\] NULL) are evaluated on the encoded values; min/max
+//! of a unit's column prune the unit when they show no row can match, and skip the
+//! codes of a column they show every row passes (unless the `NO_INMEMORY_PRUNING` hint:
+//! then every conjunct reads its codes). A plan that only counts (COUNT(*), COUNT(column), no
 //! GROUP BY) over conjuncts that all run on the encoded values never decodes a value;
 //! any other plan gets the kept rows decoded and filtered again by the WHERE clause, so
 //! results never depend on which conjuncts ran where.
@@ -241,7 +242,14 @@ struct UsableUnit {
 impl InMemoryAccess {
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
         let db = ctx.access.db;
-        let Some(segment) = db.inmemory.segment_for(&self.table) else {
+        // DDL that frees the table's blocks waits for the whole scan (the cache part takes
+        // the lock again, recursively).
+        let locks = db.table_locks(self.table.object_id);
+        let _visible = locks.visibility.read_recursive();
+        // The table as it is now: a table no longer INMEMORY (or dropped) since planning
+        // gets no segment.
+        let current = db.catalog.table(&self.table.name).filter(|t| t.object_id == self.table.object_id);
+        let Some(segment) = current.as_ref().and_then(|t| db.inmemory.segment_for(t)) else {
             return crate::exec::Source::scan_table(&self.table, &self.columns_read, None, stages, ctx);
         };
         let snapshot = ctx.access.reader.snapshot;
@@ -269,7 +277,8 @@ impl InMemoryAccess {
         // Blocks no unit covers: the table grew since it was planned (or never was).
         let map = crate::access::segments::read_map(&ctx.access, &self.table)?;
         let all_runs = map.scan_runs(db.extent_blocks);
-        let planned = segment.planned_positions() as usize;
+        // From the units this scan took: a unit planned since is read from the cache.
+        let planned = units.last().map_or(0, |u| u.first_position as usize + u.blocks.len());
         let total: usize = all_runs.iter().map(|r| r.blocks as usize).sum();
         if total > planned || unpopulated {
             // Population on first access (PRIORITY NONE), or of what was added since.
@@ -319,7 +328,7 @@ impl InMemoryAccess {
             stats.add(Stat::ImScanRowsJournal, journal_rows);
             for (c, p) in &predicates {
                 if let (Some(p), Some(col)) = (p, imcu.columns[*c].as_ref()) {
-                    col.unit.filter(p, &mut keep, isa);
+                    col.unit.filter_with(p, &mut keep, isa, self.prune);
                 }
             }
             let every_term_ran = shape.all_terms && predicates.iter().all(|(_, p)| p.is_some());

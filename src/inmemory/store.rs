@@ -120,10 +120,12 @@ impl ImSegment {
         index
     }
 
-    /// The unit and block index of block `rdba`, if a unit covers it.
-    pub fn locate(&self, rdba: u32) -> Option<(Arc<UnitSlot>, u32)> {
+    /// The unit (its index and slot) and block index of block `rdba`, if a unit covers
+    /// it. Takes the segment's locks and lets them go before returning: a caller may then
+    /// lock the unit's state (the order is always `units`, then a unit's state).
+    pub fn locate(&self, rdba: u32) -> Option<(u32, Arc<UnitSlot>, u32)> {
         let (unit, block) = *self.by_rdba.read().get(&rdba)?;
-        Some((self.units.read()[unit as usize].clone(), block))
+        Some((unit, self.units.read()[unit as usize].clone(), block))
     }
 
     /// Bytes of the populated units, rows in them, and blocks they cover.
@@ -235,13 +237,25 @@ impl InMemoryStore {
     }
 
     /// Takes table `object_id` out of the column store (NO INMEMORY, TRUNCATE, DROP),
-    /// giving its memory back.
+    /// giving its memory back: units of other tables that did not fit may fit now.
     pub fn drop_segment(&self, object_id: u32) {
         let mut segments = self.segments.write();
         if let Some(s) = segments.remove(&object_id) {
             self.release(&s);
         }
         self.any.store(!segments.is_empty(), Ordering::Release);
+        drop(segments);
+        self.retry_out_of_memory();
+    }
+
+    /// Lets the units that found no room be populated again (by the next planning of
+    /// their segment): memory was given back or `inmemory_size` raised.
+    pub fn retry_out_of_memory(&self) {
+        for segment in self.segments() {
+            for unit in segment.units.read().iter() {
+                unit.state.lock().out_of_memory = false;
+            }
+        }
     }
 
     fn release(&self, segment: &ImSegment) {
@@ -263,7 +277,7 @@ impl InMemoryStore {
     /// size when the unit has collected enough changes to be worth repopulating.
     pub fn journal_block(&self, object_id: u32, rdba: u32) -> Option<(u32, u64)> {
         let segment = self.segment(object_id)?;
-        let (unit, block) = segment.locate(rdba)?;
+        let (index, unit, block) = segment.locate(rdba)?;
         let mut state = unit.state.lock();
         state.journal.record(block);
         if let Some(building) = &mut state.building {
@@ -272,8 +286,7 @@ impl InMemoryStore {
         let stale = state.imcu.is_some() && !state.queued && state.journal.blocks.len() * 10 >= unit.blocks.len();
         stale.then(|| {
             state.queued = true;
-            let index = segment.units.read().iter().position(|u| Arc::ptr_eq(u, &unit)).unwrap_or(0);
-            (index as u32, state.journal.changes)
+            (index, state.journal.changes)
         })
     }
 

@@ -267,8 +267,12 @@ pub fn alter_inmemory(
             Some(crate::catalog::InMemorySpec { compression: c.compression, priority: c.priority, excluded })
         }
     };
+    // Scans of the table finish first: none finds a segment the catalog no longer marks.
+    let locks = session.db.table_locks(table.object_id);
+    let visible = locks.visibility.write();
     let table = session.db.catalog.set_inmemory(&table.name, spec)?;
     session.db.inmemory.drop_segment(table.object_id);
+    std::mem::drop(visible);
     let on = session.db.parameters.read().get_u64(crate::db::params::INMEMORY_SIZE) > 0;
     if on
         && table.inmemory.as_ref().is_some_and(|s| s.priority > crate::catalog::Priority::None)

@@ -1,6 +1,6 @@
 //! Statements sqlparser does not know, recognised from their first words with sqlparser's
 //! tokenizer: ALTER SESSION / ALTER SYSTEM, SHOW PARAMETERS, EXPLAIN PLAN FOR, Oracle's
-//! ANALYZE TABLE, ALTER TABLE ... [NO] INMEMORY, EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT, and the
+//! ANALYZE TABLE, ALTER TABLE ... \[NO\] INMEMORY, EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT, and the
 //! PCTFREE clause of CREATE TABLE (removed from the text before sqlparser sees it). Also
 //! splitting a script into statements at the semicolons outside quotes and comments
 //! ([`split_statements`], [`ends_inside_quote_or_comment`]), which the shell and script
