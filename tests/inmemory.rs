@@ -202,6 +202,8 @@ fn concurrent_changes_never_show_in_memory_differently() {
         exec(&reader, "COMMIT");
         rounds += 1;
     }
+    // Repopulation the writer keeps queuing does not hold POPULATE_WAIT up.
+    assert_eq!(wait_code(&reader, "EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT('HIGH', 100, 60)"), 0);
     stop.store(true, Ordering::Relaxed);
     let changes = writer.join().unwrap();
     assert!(rounds > 3 && changes > 10, "{rounds} rounds beside {changes} changes");

@@ -340,10 +340,19 @@ impl WaitOutcome {
 
 /// Waits until every marked table at `priority` or above is populated to `percentage`
 /// of its blocks, or `timeout` passes. Queues the planning of those tables first (a
-/// table of PRIORITY NONE is populated too when NONE is asked for).
-pub fn populate_wait(db: &Arc<DbInner>, priority: Priority, percentage: f64, timeout: Duration) -> WaitOutcome {
+/// table of PRIORITY NONE is populated too when NONE is asked for). A table's size is
+/// read from its segment header (`ctx`, one consistent get) on every look, so a table
+/// that grew is waited for; repopulation queued by ongoing changes is not (the units it
+/// will replace are populated).
+pub fn populate_wait(
+    db: &Arc<DbInner>,
+    ctx: &AccessContext<'_>,
+    priority: Priority,
+    percentage: f64,
+    timeout: Duration,
+) -> Result<WaitOutcome> {
     if db.parameters.read().get_u64(params::INMEMORY_SIZE) == 0 {
-        return WaitOutcome::Inactive;
+        return Ok(WaitOutcome::Inactive);
     }
     let tables: Vec<_> = db
         .catalog
@@ -352,7 +361,7 @@ pub fn populate_wait(db: &Arc<DbInner>, priority: Priority, percentage: f64, tim
         .filter(|t| t.inmemory.as_ref().is_some_and(|s| s.priority >= priority))
         .collect();
     if tables.is_empty() {
-        return WaitOutcome::NoSegments;
+        return Ok(WaitOutcome::NoSegments);
     }
     ensure_workers(db);
     let segments: Vec<_> = tables.iter().filter_map(|t| db.inmemory.segment_for(t)).collect();
@@ -361,29 +370,34 @@ pub fn populate_wait(db: &Arc<DbInner>, priority: Priority, percentage: f64, tim
     }
     let deadline = std::time::Instant::now() + timeout;
     let shared = db.inmemory.shared.clone();
-    let mut queue = shared.queue.lock();
     loop {
-        let populated = segments.iter().all(|s| {
-            let total = s.segment_blocks.load(Ordering::Acquire);
-            let planned = u64::from(s.planned_positions());
+        let mut populated = true;
+        for s in &segments {
+            let total = u64::from(crate::access::segments::read_map(ctx, &s.table)?.hwm.saturating_sub(1));
+            if u64::from(s.planned_positions()) < total {
+                db.inmemory.queue_plan(s);
+                populated = false;
+                continue;
+            }
             let (_, _, blocks) = s.populated();
-            planned >= total && (total == 0 || blocks as f64 * 100.0 >= percentage * total as f64)
-        });
-        if populated && queue.is_idle() {
-            return WaitOutcome::Populated;
+            populated &= total == 0 || blocks as f64 * 100.0 >= percentage * total as f64;
         }
-        if queue.is_idle() && segments.iter().any(|s| s.out_of_memory()) {
-            return WaitOutcome::OutOfMemory;
+        if populated {
+            return Ok(WaitOutcome::Populated);
         }
-        if queue.is_idle() && !populated {
-            // Nothing queued yet nothing populated: plan again (the table grew).
+        let mut queue = shared.queue.lock();
+        if queue.is_idle() {
+            if segments.iter().any(|s| s.out_of_memory()) {
+                return Ok(WaitOutcome::OutOfMemory);
+            }
+            // Nothing queued, yet not populated (a population failed): plan again.
             drop(queue);
             segments.iter().for_each(|s| db.inmemory.queue_plan(s));
             queue = shared.queue.lock();
         }
         let now = std::time::Instant::now();
         if now >= deadline {
-            return WaitOutcome::Timeout;
+            return Ok(WaitOutcome::Timeout);
         }
         shared.progress.wait_for(&mut queue, (deadline - now).min(Duration::from_millis(100)));
     }

@@ -290,14 +290,15 @@ pub fn populate_wait(
     priority: crate::catalog::Priority,
     percentage: f64,
     timeout_seconds: f64,
-) -> QueryResult {
+) -> Result<QueryResult> {
     let timeout = std::time::Duration::from_secs_f64(timeout_seconds.min(1e9));
-    let outcome = crate::inmemory::populate::populate_wait(&session.db, priority, percentage, timeout);
-    QueryResult::rows(
+    let ctx = session.access_context();
+    let outcome = crate::inmemory::populate::populate_wait(&session.db, &ctx, priority, percentage, timeout)?;
+    Ok(QueryResult::rows(
         StatementKind::Query,
         vec!["POPULATE_WAIT".into(), "MEANING".into()],
         vec![vec![crate::types::Datum::Int(outcome.code()), crate::types::Datum::string(outcome.meaning())]],
-    )
+    ))
 }
 
 pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {

@@ -83,7 +83,7 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
             ddl::alter_inmemory(session, &table, spec)
         }
         (Front::PopulateWait { priority, percentage, timeout_seconds }, _) => {
-            Ok(ddl::populate_wait(session, priority, percentage, timeout_seconds))
+            ddl::populate_wait(session, priority, percentage, timeout_seconds)
         }
         (Front::Standard { pctfree, .. }, Some(statement)) => dispatch(session, &statement, pctfree),
         _ => unreachable!("standard and EXPLAIN statements were parsed above"),
