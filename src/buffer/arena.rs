@@ -23,28 +23,6 @@ pub const BLOCK_ALIGN: usize = 4096;
 /// Size and alignment of a transparent huge page on x86-64 and arm64.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// Asks the kernel to back the whole 2 MiB pages inside `items` (memory already in use)
-/// with transparent huge pages: marked for them, then collapsed into them at once
-/// (`MADV_COLLAPSE`, Linux 6.1). For the arrays every block lookup touches at random
-/// (buffer headers, hash chains), so that they cost the TLB a few entries, not one per
-/// 4 KiB. A hint: where the kernel declines, nothing changes.
-pub fn prefer_huge_pages<T>(items: &[T]) {
-    let start = items.as_ptr() as usize;
-    let end = start + std::mem::size_of_val(items);
-    let first = start.next_multiple_of(HUGE_PAGE);
-    let last = end / HUGE_PAGE * HUGE_PAGE;
-    if last <= first {
-        return;
-    }
-    let (addr, len) = (first as *mut libc::c_void, last - first);
-    // SAFETY: the range lies inside memory `items` owns and keeps mapped; both calls
-    // only change how the kernel backs it, never its contents.
-    unsafe {
-        libc::madvise(addr, len, libc::MADV_HUGEPAGE);
-        libc::madvise(addr, len, libc::MADV_COLLAPSE);
-    }
-}
-
 /// `count` zeroed, aligned blocks of `block_size` bytes.
 pub struct Arena {
     memory: Memory,

@@ -206,15 +206,11 @@ impl BufferCache {
         let buffers = (size_bytes / block_size).max(MIN_BUFFERS);
         let bucket_bits = (buffers * 2).next_power_of_two().trailing_zeros().max(5);
         let latch_count = (1usize << bucket_bits) / BUCKETS_PER_LATCH;
-        let headers: Box<[BufferHeader]> = (0..buffers).map(|_| BufferHeader::new()).collect();
-        let latches: Box<[ChildLatch]> = (0..latch_count).map(|_| ChildLatch::new()).collect();
-        arena::prefer_huge_pages(&headers);
-        arena::prefer_huge_pages(&latches);
         BufferCache {
             block_size,
             arena: Arena::new(buffers, block_size),
-            headers,
-            latches,
+            headers: (0..buffers).map(|_| BufferHeader::new()).collect(),
+            latches: (0..latch_count).map(|_| ChildLatch::new()).collect(),
             bucket_bits,
             hand: AtomicUsize::new(0),
             files: RwLock::new(Vec::new()),
