@@ -1,4 +1,5 @@
-//! Full table scan: every block below the high-water mark, in extent order.
+//! Full table scan: every block below the high-water mark, in extent order (or only the
+//! runs of blocks a caller names: [`FullScan::only`], for an in-memory scan's rest).
 //!
 //! For each run of adjacent blocks (cut at extent boundaries) the scan issues multiblock
 //! reads of up to `db_file_multiblock_read_count` blocks (the buffer cache skips blocks

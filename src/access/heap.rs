@@ -239,9 +239,6 @@ impl<'a> Inserter<'a> {
         if self.open.is_some_and(|o| o.rdba == guard.rdba()) {
             return true;
         }
-        // The column store takes this block's rows from the cache from now on (journaled
-        // under the block's exclusive lock: see `change_one` in `modify`).
-        crate::inmemory::populate::journal(self.ctx.db, self.table.object_id, guard.rdba());
         let enqueues = &self.ctx.db.enqueues;
         let index = match take_itl(guard, self.xid, |x| enqueues.is_active(x), self.fixed_snapshot) {
             Ok(index) => index,
@@ -323,7 +320,7 @@ impl<'a> Inserter<'a> {
         let held = if open.prev_itl.xid == self.xid { open.prev_itl.lock_count } else { 0 };
         let lock_count = held.saturating_add((rows - open.first_slot).min(255) as u8);
         itl::put(guard, open.itl, &Itl { xid: self.xid, uba, commit_scn: 0, flags: 0, lock_count });
-        self.ctx.db.cache.cap_cr_versions(open.rdba, self.ctx.db.current_scn() + 1);
+        self.ctx.rows_changed(open.rdba, guard);
         Ok(())
     }
 

@@ -15,7 +15,9 @@
 //!   table's segment.
 //!
 //! Everything here reads and writes blocks only through the buffer cache, and counts into
-//! the statistics of the session it works for.
+//! the statistics of the session it works for. Every change to the rows of a table block
+//! (an insert handed to its transaction, an UPDATE or DELETE, a rollback of either) ends
+//! with `AccessContext::rows_changed` while the block is still held exclusively.
 
 pub mod by_rowid;
 pub mod full_scan;
@@ -68,6 +70,16 @@ impl AccessContext<'_> {
     }
 
     /// A corruption error for block `rdba` of the database's datafiles.
+    /// The rows of table block `rdba` (`bytes`, still held exclusively) changed: its CR
+    /// clones stop serving snapshots taken from now on, and the column store takes the
+    /// block's rows from the buffer cache from now on. Journaled while the block is held,
+    /// so a population reads it either before the change (and gets the journal entry) or
+    /// after it (and sees the change in the block's ITL).
+    pub(crate) fn rows_changed(&self, rdba: u32, bytes: &[u8]) {
+        self.db.cache.cap_cr_versions(rdba, self.db.current_scn() + 1);
+        crate::inmemory::populate::journal(self.db, block::BlockHeader(bytes).object_id(), rdba);
+    }
+
     pub fn corrupt(&self, rdba: u32, reason: impl Into<String>) -> Error {
         let n = block::rdba_file(rdba);
         let file = self.db.datafiles.iter().find(|f| f.number() == n).map(|f| f.path().to_owned()).unwrap_or_default();

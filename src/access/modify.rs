@@ -178,10 +178,6 @@ fn change_one(
     let mut migrated: Option<(Vec<u8>, Vec<u8>)> = None;
     loop {
         let mut guard = ctx.db.cache.current_get(ctx.stats, rdba)?;
-        // The column store takes this block's rows from the cache from now on. Journaled
-        // under the block's exclusive lock, so a population either reads the block before
-        // this (and its journal gets the entry) or sees the change in the block's ITL.
-        crate::inmemory::populate::journal(ctx.db, table.object_id, rdba);
         let offset = DataBlock(&guard).row_offset(slot);
         let wait_for = row_lock_holder(&guard, offset).filter(|&h| h != xid && ctx.db.enqueues.is_active(h));
         if let Some(holder) = wait_for {
@@ -282,7 +278,7 @@ fn change_one(
             }
         }
         block::set_scn(&mut guard, ctx.scn);
-        ctx.db.cache.cap_cr_versions(rdba, ctx.db.current_scn() + 1);
+        ctx.rows_changed(rdba, &guard);
         txn.touched(ctx, rdba);
         changes.changed(crate::storage::row::PieceAddr { rdba, slot: slot as u16 });
         return Ok(true);

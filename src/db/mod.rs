@@ -3,6 +3,8 @@
 //!
 //! `Database` is a cheap handle (clone it freely); the files are checkpointed and the
 //! control file written when the last handle and session are gone, or by [`Database::close`].
+//! The column store's population workers hold the database only while they work on a
+//! unit; they stop when the last `Database` handle goes.
 //!
 //! Invariants: a directory is open in one `Database` at a time (an exclusive `flock` on
 //! `lioscope.lock`); each table has one inserter at a time, and DDL excludes the statements

@@ -140,10 +140,7 @@ impl ParameterDef {
     pub fn default_value(&self) -> &'static str {
         if self.name == INMEMORY_MAX_POPULATE_SERVERS {
             static HALF_THE_CPUS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-            return HALF_THE_CPUS.get_or_init(|| {
-                let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-                (cpus / 2).max(1).to_string()
-            });
+            return HALF_THE_CPUS.get_or_init(|| (crate::stats::osstat::usable_cpus() / 2).max(1).to_string());
         }
         self.default
     }

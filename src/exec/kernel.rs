@@ -99,18 +99,26 @@ impl CountKernel {
     /// Gives the counts to the aggregate stage of `stages` they were computed for, and the
     /// rows passed to the row-source probes before it.
     pub fn hand_totals(&self, stages: &mut [Stage<'_>]) {
-        for stage in stages.iter_mut() {
-            match stage {
-                Stage::Probe(p) => p.add_rows(self.passed()),
-                Stage::Aggregate(a) => return a.add_counts(&self.totals()),
-                _ => {}
-            }
-        }
-        unreachable!("a count kernel is built only over an aggregate stage")
+        hand_counts(stages, self.passed(), &self.totals());
     }
 
     /// The totals, one per aggregate call in call order.
     pub fn totals(&self) -> Vec<u64> {
         self.counts.iter().map(|&(_, total)| total).collect()
     }
+}
+
+/// Gives counts made outside the pipeline to the aggregate stage of `stages` (`totals`,
+/// one per aggregate call in call order), and the `passed` rows to the row-source probes
+/// before it: what a count kernel, or an in-memory scan answering from its bitmaps, hands
+/// over when it ends.
+pub fn hand_counts(stages: &mut [Stage<'_>], passed: u64, totals: &[u64]) {
+    for stage in stages.iter_mut() {
+        match stage {
+            Stage::Probe(p) => p.add_rows(passed),
+            Stage::Aggregate(a) => return a.add_counts(totals),
+            _ => {}
+        }
+    }
+    unreachable!("counts are made only for a plan with an aggregate stage")
 }

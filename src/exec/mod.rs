@@ -1,5 +1,5 @@
-//! Execution: a plan runs as a push pipeline. A source (full scan, generator, fixed
-//! rows) pushes each row through a chain of stages, each of which passes rows on, holds
+//! Execution: a plan runs as a push pipeline. A source (full scan, in-memory scan, index
+//! path, generator, fixed rows) pushes each row through a chain of stages, each of which passes rows on, holds
 //! them (sort, aggregate) or stops the source early (limits).
 //!
 //! ```text
@@ -56,7 +56,7 @@ impl<'a> ExecContext<'a> {
     /// The context of a statement of `session` with the functions' context `functions`.
     pub fn new(session: &'a crate::db::Session, functions: FunctionContext) -> ExecContext<'a> {
         let allowed = session.parameter_u64(crate::db::params::PARALLEL_MAX_SERVERS) as usize;
-        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-        ExecContext { access: session.access_context(), functions, helpers: allowed.min(cpus - 1) }
+        let helpers = allowed.min(crate::stats::osstat::usable_cpus() - 1);
+        ExecContext { access: session.access_context(), functions, helpers }
     }
 }

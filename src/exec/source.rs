@@ -1,6 +1,8 @@
 //! Row sources: where a pipeline's rows come from.
 //!
-//! - TABLE ACCESS FULL: a full scan of a table's segment.
+//! - TABLE ACCESS FULL: a full scan of a table's segment ([`Source::scan_table`], which
+//!   may also read only some of its blocks).
+//! - TABLE ACCESS INMEMORY FULL: see [`crate::inmemory::scan`].
 //! - FAST DUAL: the one row of DUAL, with no block read.
 //! - CONNECT BY over DUAL: the row generator `LEVEL` 1..=n.
 //! - COLLECTION ITERATOR: `generate_series(start, stop)`.

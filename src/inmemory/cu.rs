@@ -1208,21 +1208,7 @@ mod tests {
         }
     }
 
-    /// A deterministic generator for the exhaustive width tests.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n.max(1)
-        }
-    }
+    use super::super::simd::tests::Rng;
 
     /// Predicates with bounds on, beside and between values up to `max` above `base`.
     fn int_predicates(rng: &mut Rng, base: i64, max: u64) -> Vec<CuPredicate> {

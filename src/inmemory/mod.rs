@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Consistency: a unit is as of its population SCN; every change to a row of a block it
-//! covers is journaled (by block) before it is made, and a block a transaction the
+//! covers is journaled (by block) while the change holds the block exclusively
+//! (`AccessContext::rows_changed` in `access`), and a block a transaction the
 //! population SCN does not see was holding starts out journaled. A scan uses a unit only
 //! when its snapshot is at or after the population SCN, and reads the unit's journaled
 //! blocks, the units it cannot use, and the blocks no unit covers from the buffer cache

@@ -31,6 +31,7 @@ use crate::error::Result;
 use crate::stats::{SessionInfo, Stat};
 use crate::storage::block::DataBlock;
 use crate::storage::row::ColumnSpan;
+use crate::storage::segment::ExtentRun;
 use crate::types::encoding::PayloadKind;
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
@@ -80,7 +81,8 @@ pub fn ensure_workers(db: &DbInner) {
     }
 }
 
-/// Journals block `rdba` of table `object_id` before a change to its rows (see
+/// Journals block `rdba` of table `object_id` after a change to its rows, while the
+/// block is still held exclusively (see
 /// [`InMemoryStore::journal_block`]), and queues the unit's repopulation once it has
 /// collected enough changes. Costs one atomic load when the column store is empty.
 pub fn journal(db: &DbInner, object_id: u32, rdba: u32) {
@@ -241,7 +243,7 @@ fn populate_unit(db: &Arc<DbInner>, info: &SessionInfo, segment: &ImSegment, uni
     let mut stale = BTreeSet::new();
     let max_read = ctx.multiblock_read_count.clamp(1, (db.cache.buffer_count() / 4).max(1) as u32);
     let mut block_index = 0u32;
-    for (first, count) in adjacent_runs(&unit.blocks) {
+    for ExtentRun { first, blocks: count } in ExtentRun::adjacent(&unit.blocks) {
         let mut at = first;
         while at < first + count {
             if db.inmemory.shared.stop.load(Ordering::Acquire) {
@@ -286,18 +288,6 @@ fn populate_unit(db: &Arc<DbInner>, info: &SessionInfo, segment: &ImSegment, uni
     let cpu_us = crate::stats::osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
     stats.add_time_and_centiseconds(crate::stats::TimeModel::DbCpu, Stat::ImPopulateCpuTime, cpu_us);
     Ok(())
-}
-
-/// `blocks` (addresses in scan order) as runs of adjacent addresses.
-fn adjacent_runs(blocks: &[u32]) -> Vec<(u32, u32)> {
-    let mut runs: Vec<(u32, u32)> = Vec::new();
-    for &rdba in blocks {
-        match runs.last_mut() {
-            Some((first, count)) if *first + *count == rdba => *count += 1,
-            _ => runs.push((rdba, 1)),
-        }
-    }
-    runs
 }
 
 /// What POPULATE_WAIT found.
@@ -379,7 +369,7 @@ pub fn populate_wait(
                 populated = false;
                 continue;
             }
-            let (_, _, blocks) = s.populated();
+            let blocks = s.summary().blocks;
             populated &= total == 0 || blocks as f64 * 100.0 >= percentage * total as f64;
         }
         if populated {
@@ -387,7 +377,7 @@ pub fn populate_wait(
         }
         let mut queue = shared.queue.lock();
         if queue.is_idle() {
-            if segments.iter().any(|s| s.out_of_memory()) {
+            if segments.iter().any(|s| s.summary().out_of_memory) {
                 return Ok(WaitOutcome::OutOfMemory);
             }
             // Nothing queued, yet not populated (a population failed): plan again.

@@ -28,7 +28,7 @@ use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::exec::aggregate::CountShape;
 use crate::exec::{ExecContext, Stage};
-use crate::sql::expr::{CmpOp, Expr};
+use crate::sql::optimizer::predicates::{self, ColumnBound};
 use crate::stats::Stat;
 use crate::storage::segment::ExtentRun;
 use crate::types::{DataType, Datum, Value};
@@ -45,66 +45,46 @@ pub struct InMemoryAccess {
     pub prune: bool,
 }
 
-/// A conjunct that compares one column with literals.
-#[derive(Debug, Clone)]
-enum Term {
-    /// `lo <= col <= hi` (each end open when `None`, strict when the flag says so).
-    Range {
-        column: usize,
-        lo: Option<(Value, bool)>,
-        hi: Option<(Value, bool)>,
-    },
-    In {
-        column: usize,
-        values: Vec<Value>,
-    },
-    Null {
-        column: usize,
-        negated: bool,
-    },
-}
-
-impl Term {
-    fn column(&self) -> usize {
-        match self {
-            Term::Range { column, .. } | Term::In { column, .. } | Term::Null { column, .. } => *column,
+/// Bound `bound` (what a conjunct says about one column, as the optimizer reads it) as a
+/// test on a unit's codes, given the column's kind and type there; `None` when the unit
+/// cannot run it (`<>`, a LIKE prefix, a literal of another type, CHAR).
+fn predicate(bound: &ColumnBound, kind: ValueKind, data_type: DataType) -> Option<CuPredicate> {
+    let range = |lower: &Option<(Value, bool)>, upper: &Option<(Value, bool)>| match kind {
+        ValueKind::Int | ValueKind::Date => {
+            // `inclusive` false moves the end one whole number inwards.
+            let lo = match lower {
+                None => i64::MIN,
+                Some((v, inclusive)) => whole(v, kind)?.checked_add(i64::from(!*inclusive))?,
+            };
+            let hi = match upper {
+                None => i64::MAX,
+                Some((v, inclusive)) => whole(v, kind)?.checked_sub(i64::from(!*inclusive))?,
+            };
+            Some(CuPredicate::IntRange { lo, hi })
         }
-    }
-}
-
-/// What a unit's columns need to run a term: the column's kind and type there.
-fn predicate(term: &Term, kind: ValueKind, data_type: DataType) -> Option<CuPredicate> {
-    match term {
-        Term::Null { negated, .. } => Some(if *negated { CuPredicate::IsNotNull } else { CuPredicate::IsNull }),
-        Term::Range { lo, hi, .. } => match kind {
-            ValueKind::Int | ValueKind::Date => {
-                let lo = match lo {
-                    None => i64::MIN,
-                    Some((v, strict)) => whole(v, kind)?.checked_add(i64::from(*strict))?,
-                };
-                let hi = match hi {
-                    None => i64::MAX,
-                    Some((v, strict)) => whole(v, kind)?.checked_sub(i64::from(*strict))?,
-                };
-                Some(CuPredicate::IntRange { lo, hi })
-            }
-            ValueKind::Text | ValueKind::NumberKey => {
-                let bound = |end: &Option<(Value, bool)>| -> Option<Bound<Vec<u8>>> {
-                    Some(match end {
-                        None => Bound::Unbounded,
-                        Some((v, true)) => Bound::Excluded(key(v, kind, data_type)?),
-                        Some((v, false)) => Bound::Included(key(v, kind, data_type)?),
-                    })
-                };
-                Some(CuPredicate::KeyRange { lo: bound(lo)?, hi: bound(hi)? })
-            }
-        },
-        Term::In { values, .. } => match kind {
+        ValueKind::Text | ValueKind::NumberKey => {
+            let end = |end: &Option<(Value, bool)>| -> Option<Bound<Vec<u8>>> {
+                Some(match end {
+                    None => Bound::Unbounded,
+                    Some((v, true)) => Bound::Included(key(v, kind, data_type)?),
+                    Some((v, false)) => Bound::Excluded(key(v, kind, data_type)?),
+                })
+            };
+            Some(CuPredicate::KeyRange { lo: end(lower)?, hi: end(upper)? })
+        }
+    };
+    match bound {
+        ColumnBound::IsNull => Some(CuPredicate::IsNull),
+        ColumnBound::IsNotNull => Some(CuPredicate::IsNotNull),
+        ColumnBound::Eq(v) => range(&Some((v.clone(), true)), &Some((v.clone(), true))),
+        ColumnBound::Range { lower, upper, exact: true } => range(lower, upper),
+        ColumnBound::In(values) => match kind {
             ValueKind::Int | ValueKind::Date => {
                 Some(CuPredicate::IntIn(values.iter().map(|v| whole(v, kind)).collect::<Option<_>>()?))
             }
             _ => Some(CuPredicate::KeyIn(values.iter().map(|v| key(v, kind, data_type)).collect::<Option<_>>()?)),
         },
+        ColumnBound::Range { exact: false, .. } | ColumnBound::NotEq(_) => None,
     }
 }
 
@@ -132,85 +112,12 @@ fn key(v: &Value, kind: ValueKind, data_type: DataType) -> Option<Vec<u8>> {
     }
 }
 
-/// The conjuncts of `predicate` that are column-vs-literal terms, and whether every
-/// conjunct is one.
-fn terms(predicate: &Expr) -> (Vec<Term>, bool) {
-    let mut conjuncts = Vec::new();
-    split_and(predicate, &mut conjuncts);
-    let mut out = Vec::new();
-    let mut all = true;
-    for c in conjuncts {
-        match term(c) {
-            Some(t) => out.push(t),
-            None => all = false,
-        }
-    }
-    (out, all)
-}
-
-fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
-    match e {
-        Expr::And(l, r) => {
-            split_and(l, out);
-            split_and(r, out);
-        }
-        other => out.push(other),
-    }
-}
-
-fn literal(e: &Expr) -> Option<&Value> {
-    match e {
-        Expr::Literal(v) if !v.is_null() => Some(v),
-        _ => None,
-    }
-}
-
-fn term(e: &Expr) -> Option<Term> {
-    Some(match e {
-        Expr::Compare { op, left, right } => {
-            let (column, value, op) = match (&**left, &**right) {
-                (Expr::Column(c), r) => (*c, literal(r)?, *op),
-                (l, Expr::Column(c)) => (*c, literal(l)?, op.flipped()),
-                _ => return None,
-            };
-            let v = Some((value.clone(), false));
-            let strict = Some((value.clone(), true));
-            match op {
-                CmpOp::Eq => Term::Range { column, lo: v.clone(), hi: v },
-                CmpOp::Lt => Term::Range { column, lo: None, hi: strict },
-                CmpOp::LtEq => Term::Range { column, lo: None, hi: v },
-                CmpOp::Gt => Term::Range { column, lo: strict, hi: None },
-                CmpOp::GtEq => Term::Range { column, lo: v, hi: None },
-                _ => return None,
-            }
-        }
-        Expr::Between { expr, low, high, negated: false } => match &**expr {
-            Expr::Column(c) => Term::Range {
-                column: *c,
-                lo: Some((literal(low)?.clone(), false)),
-                hi: Some((literal(high)?.clone(), false)),
-            },
-            _ => return None,
-        },
-        Expr::InList { expr, list, negated: false } => match &**expr {
-            Expr::Column(c) => {
-                Term::In { column: *c, values: list.iter().map(|e| literal(e).cloned()).collect::<Option<_>>()? }
-            }
-            _ => return None,
-        },
-        Expr::IsNull { expr, negated } => match &**expr {
-            Expr::Column(c) => Term::Null { column: *c, negated: *negated },
-            _ => return None,
-        },
-        _ => return None,
-    })
-}
-
 /// The plan's shape as the scan sees it.
 struct Shape {
-    terms: Vec<Term>,
-    /// Every conjunct of the WHERE clause is a term.
-    all_terms: bool,
+    /// The conjuncts of the WHERE clause that bound one column.
+    bounds: Vec<(usize, ColumnBound)>,
+    /// Every conjunct bounds one column.
+    all_bounds: bool,
     /// The counts of a count-only aggregate after the filter, if the plan is one.
     counts: Option<Vec<CountShape>>,
 }
@@ -218,10 +125,11 @@ struct Shape {
 impl Shape {
     fn of(stages: &[Stage<'_>]) -> Shape {
         let plain: Vec<&Stage<'_>> = stages.iter().filter(|s| !matches!(s, Stage::Probe(_))).collect();
-        let (terms, all_terms, rest) = match plain.split_first() {
+        let (bounds, all_bounds, rest) = match plain.split_first() {
             Some((Stage::Filter(f), rest)) => {
-                let (t, all) = terms(&f.predicate);
-                (t, all, rest)
+                let conjuncts = predicates::conjuncts(&f.predicate);
+                let all = conjuncts.iter().all(|c| c.bound.is_some());
+                (conjuncts.into_iter().filter_map(|c| c.bound).collect(), all, rest)
             }
             _ => (Vec::new(), true, &plain[..]),
         };
@@ -229,7 +137,7 @@ impl Shape {
             Some(Stage::Aggregate(a)) => a.count_shapes(),
             _ => None,
         };
-        Shape { terms, all_terms, counts }
+        Shape { bounds, all_bounds, counts }
     }
 }
 
@@ -299,11 +207,10 @@ impl InMemoryAccess {
             let imcu = &unit.imcu;
             stats.add(Stat::ImScanCus, 1);
             let predicates: Vec<(usize, Option<CuPredicate>)> = shape
-                .terms
+                .bounds
                 .iter()
-                .map(|t| {
-                    let column = imcu.columns[t.column()].as_ref();
-                    (t.column(), column.and_then(|c| predicate(t, c.kind, c.data_type)))
+                .map(|(c, bound)| {
+                    (*c, imcu.columns[*c].as_ref().and_then(|col| predicate(bound, col.kind, col.data_type)))
                 })
                 .collect();
             if self.prune
@@ -318,9 +225,7 @@ impl InMemoryAccess {
             let mut journal_rows = 0u64;
             for &b in &unit.journaled {
                 let (from, to) = (imcu.block_rows[b as usize] as usize, imcu.block_rows[b as usize + 1] as usize);
-                for row in from..to {
-                    keep.clear(row);
-                }
+                keep.clear_range(from..to);
                 journal_rows += (to - from) as u64;
             }
             stats.add(Stat::ImScanRows, imcu.rows as u64);
@@ -331,9 +236,9 @@ impl InMemoryAccess {
                     col.unit.filter_with(p, &mut keep, isa, self.prune);
                 }
             }
-            let every_term_ran = shape.all_terms && predicates.iter().all(|(_, p)| p.is_some());
+            let every_bound_ran = shape.all_bounds && predicates.iter().all(|(_, p)| p.is_some());
             match &shape.counts {
-                Some(counts) if every_term_ran && counts_in_memory(imcu, counts) => {
+                Some(counts) if every_bound_ran && counts_in_memory(imcu, counts) => {
                     let n = keep.count_ones();
                     passed += n;
                     for (total, shape) in counted.iter_mut().zip(counts) {
@@ -354,17 +259,8 @@ impl InMemoryAccess {
                 _ => stopped = self.push_rows(imcu, &keep, stages, ctx)?,
             }
         }
-        if shape.counts.is_some() && passed > 0 {
-            for stage in stages.iter_mut() {
-                match stage {
-                    Stage::Probe(p) => p.add_rows(passed),
-                    Stage::Aggregate(a) => {
-                        a.add_counts(&counted);
-                        break;
-                    }
-                    _ => {}
-                }
-            }
+        if passed > 0 {
+            crate::exec::kernel::hand_counts(stages, passed, &counted);
         }
         if stopped {
             return Ok(());
@@ -374,7 +270,7 @@ impl InMemoryAccess {
             return Ok(());
         }
         // Units in order, each one's journal in block order, then the tail: scan order.
-        let runs = adjacent(&cache_blocks);
+        let runs = ExtentRun::adjacent(&cache_blocks);
         crate::exec::Source::scan_table(&self.table, &self.columns_read, Some(runs), stages, ctx)
     }
 
@@ -410,18 +306,6 @@ fn counts_in_memory(imcu: &Imcu, counts: &[CountShape]) -> bool {
         CountShape::Rows => true,
         CountShape::NotNull(c) => imcu.columns.get(c).is_some_and(Option::is_some),
     })
-}
-
-/// Blocks in scan order as runs of adjacent addresses.
-fn adjacent(blocks: &[u32]) -> Vec<ExtentRun> {
-    let mut runs: Vec<ExtentRun> = Vec::new();
-    for &rdba in blocks {
-        match runs.last_mut() {
-            Some(r) if r.first + r.blocks == rdba => r.blocks += 1,
-            _ => runs.push(ExtentRun { first: rdba, blocks: 1 }),
-        }
-    }
-    runs
 }
 
 /// Whether every column `columns_read` marks is held in memory for `table` (a column

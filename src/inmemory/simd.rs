@@ -633,7 +633,7 @@ mod avx512 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -649,15 +649,21 @@ mod tests {
         words
     }
 
-    /// A small xorshift generator, so the exhaustive width tests need no strategy.
-    struct Rng(u64);
+    /// A small xorshift generator, so the exhaustive width tests (here and in `cu`) need
+    /// no strategy.
+    pub(crate) struct Rng(pub(crate) u64);
 
     impl Rng {
-        fn next(&mut self) -> u64 {
+        pub(crate) fn next(&mut self) -> u64 {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;
             self.0
+        }
+
+        /// A value below `n` (0 when `n` is 0).
+        pub(crate) fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
         }
 
         /// A value below `2^bits` that is often 0, the maximum or near an earlier one.

@@ -14,10 +14,11 @@
 //! Invariants:
 //! - A unit covers a fixed run of the segment's blocks in full-scan order, decided when
 //!   the segment is planned (`positions` never change; a grown table gets new units).
-//! - Every change to a row in a block a unit covers is journaled before the block is
-//!   changed ([`InMemoryStore::journal_block`]): into the unit's journal, and into the
-//!   journal of a population in progress. A scan takes a journaled block's rows from the
-//!   buffer cache, never from the IMCU.
+//! - Every change to a row in a block a unit covers is journaled while the change still
+//!   holds the block exclusively ([`InMemoryStore::journal_block`]): into the unit's
+//!   journal, and into the journal of a population in progress, which reads each block
+//!   under its shared lock. A scan takes a journaled block's rows from the buffer cache,
+//!   never from the IMCU.
 //! - An IMCU is used only by a snapshot at or after its population SCN; its rows are then
 //!   the rows of every block not journaled, as that snapshot sees them.
 //! - `used` is the sum of the bytes of installed IMCUs; a unit is installed only while
@@ -128,23 +129,39 @@ impl ImSegment {
         Some((unit, self.units.read()[unit as usize].clone(), block))
     }
 
-    /// Bytes of the populated units, rows in them, and blocks they cover.
-    pub fn populated(&self) -> (u64, u64, u64) {
-        let (mut bytes, mut rows, mut blocks) = (0, 0, 0);
+    /// What the units hold now, looked at unit by unit.
+    pub fn summary(&self) -> SegmentSummary {
+        let mut sum = SegmentSummary::default();
         for unit in self.units.read().iter() {
-            if let Some(imcu) = &unit.state.lock().imcu {
-                bytes += imcu.bytes as u64;
-                rows += imcu.rows as u64;
-                blocks += unit.blocks.len() as u64;
+            let state = unit.state.lock();
+            if let Some(imcu) = &state.imcu {
+                sum.bytes += imcu.bytes as u64;
+                sum.rows += imcu.rows as u64;
+                sum.blocks += unit.blocks.len() as u64;
+                sum.units += 1;
             }
+            sum.journaled_blocks += state.journal.blocks.len() as u64;
+            sum.busy |= state.queued;
+            sum.out_of_memory |= state.out_of_memory;
         }
-        (bytes, rows, blocks)
+        sum
     }
+}
 
-    /// Whether any unit found no room in the last population.
-    pub fn out_of_memory(&self) -> bool {
-        self.units.read().iter().any(|u| u.state.lock().out_of_memory)
-    }
+/// A segment's units at one moment ([`ImSegment::summary`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SegmentSummary {
+    /// Bytes, rows and blocks of the populated units, and how many there are.
+    pub bytes: u64,
+    pub rows: u64,
+    pub blocks: u64,
+    pub units: u64,
+    /// Blocks the units' journals send to the buffer cache.
+    pub journaled_blocks: u64,
+    /// A population of some unit is queued or running.
+    pub busy: bool,
+    /// Some unit found no room in the last population.
+    pub out_of_memory: bool,
 }
 
 /// Work for the population workers.
@@ -217,23 +234,20 @@ impl InMemoryStore {
     /// The segment of `table` (marked INMEMORY), created empty if it has none or if its
     /// attributes changed since.
     pub fn segment_for(&self, table: &Arc<TableDef>) -> Option<Arc<ImSegment>> {
-        let spec = table.inmemory.clone()?;
-        if let Some(s) = self.segment(table.object_id).filter(|s| s.spec == spec && s.table.columns == table.columns) {
+        let spec = table.inmemory.as_ref()?;
+        let serves = |s: &ImSegment| &s.spec == spec && s.table.columns == table.columns;
+        if let Some(s) = self.segment(table.object_id).filter(|s| serves(s)) {
             return Some(s);
         }
         let mut segments = self.segments.write();
-        let segment = segments
-            .entry(table.object_id)
-            .and_modify(|s| {
-                if s.spec != spec || s.table.columns != table.columns {
-                    self.release(s);
-                    *s = Arc::new(ImSegment::new(table.clone(), spec.clone()));
-                }
-            })
-            .or_insert_with(|| Arc::new(ImSegment::new(table.clone(), spec.clone())))
-            .clone();
+        let slot =
+            segments.entry(table.object_id).or_insert_with(|| Arc::new(ImSegment::new(table.clone(), spec.clone())));
+        if !serves(slot) {
+            self.release(slot);
+            *slot = Arc::new(ImSegment::new(table.clone(), spec.clone()));
+        }
         self.any.store(true, Ordering::Release);
-        Some(segment)
+        Some(slot.clone())
     }
 
     /// Takes table `object_id` out of the column store (NO INMEMORY, TRUNCATE, DROP),
@@ -272,8 +286,9 @@ impl InMemoryStore {
         self.used.load(Ordering::Acquire)
     }
 
-    /// Records that the rows of block `rdba` of table `object_id` are about to change:
-    /// a scan must take them from the buffer cache from now on. Returns the journal's
+    /// Records that the rows of block `rdba` of table `object_id` changed (the caller
+    /// still holds the block exclusively): a scan takes them from the buffer cache from now
+    /// on. Returns the journal's
     /// size when the unit has collected enough changes to be worth repopulating.
     pub fn journal_block(&self, object_id: u32, rdba: u32) -> Option<(u32, u64)> {
         let segment = self.segment(object_id)?;

@@ -1,6 +1,11 @@
 //! CREATE TABLE, DROP TABLE (and its indexes), TRUNCATE TABLE (its indexes emptied into
 //! new segments with new data object ids, as Oracle's TRUNCATE). Each takes the table
-//! exclusively ([`exclusive`]), which CREATE and DROP INDEX (`index_ddl`) share.
+//! exclusively ([`exclusive`]), which CREATE and DROP INDEX (`index_ddl`) share; DROP and
+//! TRUNCATE also take the table out of the column store.
+//!
+//! ALTER TABLE ... INMEMORY / NO INMEMORY records the attributes and starts or stops the
+//! table's population, waiting only for the scans running on it; POPULATE_WAIT waits for
+//! the workers.
 
 use super::bind::{function_name, ident_name, position_of};
 use crate::access::segments;

@@ -457,29 +457,25 @@ fn im_segments(session: &Session) -> Result<Rows> {
         let Some(table) = session.db.catalog.table(&segment.table.name) else { continue };
         let map = crate::access::segments::read_map(&ctx, &table)?;
         let blocks = u64::from(map.hwm.saturating_sub(1));
-        let (bytes, populated_rows, populated_blocks) = segment.populated();
-        let units = segment.units.read().clone();
-        let busy = units.iter().any(|u| u.state.lock().queued);
-        let status = if segment.out_of_memory() && !busy {
+        let sum = segment.summary();
+        let status = if sum.out_of_memory && !sum.busy {
             "OUT OF MEMORY"
-        } else if !busy && populated_blocks >= blocks && segment.planned_positions() as u64 >= blocks {
+        } else if !sum.busy && sum.blocks >= blocks && segment.planned_positions() as u64 >= blocks {
             "COMPLETED"
         } else {
             "STARTED"
         };
-        let journaled: u64 = units.iter().map(|u| u.state.lock().journal.blocks.len() as u64).sum();
-        let populated_units = units.iter().filter(|u| u.state.lock().imcu.is_some()).count() as u64;
         rows.push(vec![
             text(table.name.clone()),
             text(status),
             int(blocks * block_size),
-            int(bytes),
-            int(blocks.saturating_sub(populated_blocks) * block_size),
+            int(sum.bytes),
+            int(blocks.saturating_sub(sum.blocks) * block_size),
             text(segment.spec.priority.name()),
             text(segment.spec.compression.name()),
-            int(populated_units),
-            int(populated_rows),
-            int(journaled),
+            int(sum.units),
+            int(sum.rows),
+            int(sum.journaled_blocks),
         ]);
     }
     rows.sort_by(|a, b| a[0].sql_cmp(&b[0]).ok().flatten().unwrap_or(std::cmp::Ordering::Equal));

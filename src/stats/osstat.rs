@@ -319,6 +319,14 @@ fn with_source(sysfs: Option<u32>, cpuinfo: Option<u32>) -> Option<(u32, Topolog
     sysfs.map(|n| (n, TopologySource::Sysfs)).or_else(|| cpuinfo.map(|n| (n, TopologySource::Cpuinfo)))
 }
 
+/// The CPUs this process may run on (its affinity and cgroup quota counted, at least
+/// 1), read once: what sizes helper threads and population workers. Reading it again on
+/// every statement would cost system calls and cgroup file reads.
+pub fn usable_cpus() -> usize {
+    static USABLE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *USABLE.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
 fn online_logical_cpus() -> Option<u32> {
     sysconf(libc::_SC_NPROCESSORS_ONLN)
         .and_then(|n| u32::try_from(n).ok())

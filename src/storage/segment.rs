@@ -31,6 +31,20 @@ pub struct ExtentRun {
     pub blocks: u32,
 }
 
+impl ExtentRun {
+    /// `blocks` (addresses, in the order they are read) as runs of adjacent addresses.
+    pub fn adjacent(blocks: &[u32]) -> Vec<ExtentRun> {
+        let mut runs: Vec<ExtentRun> = Vec::new();
+        for &rdba in blocks {
+            match runs.last_mut() {
+                Some(r) if r.first + r.blocks == rdba => r.blocks += 1,
+                _ => runs.push(ExtentRun { first: rdba, blocks: 1 }),
+            }
+        }
+        runs
+    }
+}
+
 /// The decoded segment header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SegmentMap {

@@ -192,7 +192,7 @@ pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba) -> Result<()> {
         let may_compact = !super::change::others_active(&guard, xid, |x| ctx.db.enqueues.is_active(x));
         undo.apply(&mut guard, may_compact).map_err(|r| ctx.corrupt(undo.rdba, r))?;
         crate::storage::block::set_scn(&mut guard, ctx.scn);
-        ctx.db.cache.cap_cr_versions(undo.rdba, ctx.db.current_scn() + 1);
+        ctx.rows_changed(undo.rdba, &guard);
         ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);
         at = record.prev;
     }
