@@ -66,7 +66,7 @@ impl RowAccess for Vec<Value> {
 /// Column `i` of a row in block `rdba` does not decode. The row no longer knows its
 /// datafile's path, so the file is named by number, as block addresses name it.
 #[cold]
-fn column_corrupt(rdba: u32, i: usize, reason: &str) -> Error {
+pub(crate) fn column_corrupt(rdba: u32, i: usize, reason: &str) -> Error {
     Error::Corrupt {
         file: format!("datafile #{}", block::rdba_file(rdba)).into(),
         block: Some(block::rdba_block(rdba)),
@@ -89,11 +89,18 @@ pub struct BlockRow<'b> {
     pub slot: u16,
 }
 
-impl BlockRow<'_> {
+impl<'b> BlockRow<'b> {
     #[inline]
-    fn payload(&self, span: ColumnSpan) -> &[u8] {
+    fn payload(&self, span: ColumnSpan) -> &'b [u8] {
         // Spans were checked against the stream when located.
         &self.stream[span.start as usize..(span.start + span.len) as usize]
+    }
+
+    /// Column `i`'s payload bytes as stored, `None` when NULL.
+    #[inline]
+    pub fn column_payload(&self, i: usize) -> Option<&'b [u8]> {
+        let span = self.spans[i];
+        (!span.is_null()).then(|| self.payload(span))
     }
 }
 

@@ -7,8 +7,17 @@
 //!
 //! - frame of reference (integers): `code = value - min`, so the codes need
 //!   `bits(max - min)` bits;
-//! - dictionary (integers under [`Packing::Smallest`], keys always): the distinct values
-//!   sorted, `code = position in the dictionary`.
+//! - dictionary (integers under [`Packing::Smallest`], keys unless stored plain): the
+//!   distinct values sorted, `code = position in the dictionary`.
+//!
+//! Keys that are mostly distinct (an e-mail address, a name with a number in it) are
+//! stored *plain* instead: the keys one after another with each row's end offset, and the
+//! rows holding the smallest and largest. A unit of 4,096 keys or more whose keys a
+//! linear-counting estimate finds more than half distinct is stored plain at once (no
+//! hash table, no sort, no dictionary as large as the keys); otherwise the distinct keys
+//! are collected and the unit takes a dictionary when that is the smaller form (counted
+//! in bytes, codes included); see [`KeyColumnBuilder`]. Predicates on plain keys compare
+//! each row's bytes.
 //!
 //! The codes are then stored in byte-aligned lanes (8, 16, 32 or 64 bits), bit-packed at
 //! their exact width (see [`super::simd`] for the layout), or run-length encoded (run ends
@@ -32,7 +41,8 @@
 //!                     codes [2, 0, 1, 2]              (bit-packed or byte lanes, 2 bits here)
 //! ```
 //!
-//! Invariants: every code vector covers exactly `rows` rows; a NULL row holds the code of
+//! Invariants: every code vector, and the row ends of plain keys, cover exactly `rows`
+//! rows (a NULL plain row is empty); a NULL row holds the code of
 //! the row before it (of the first non-NULL row when it leads) so it never breaks a run;
 //! every comparison ANDs the selection with the code test and then AND-NOTs the null bitmap,
 //! so the code a NULL row holds never matters; `nulls` is `None` rather than all clear; a
@@ -41,9 +51,7 @@
 
 use super::bitmap::{Bitmap, low_bits};
 use super::simd::{self, Isa};
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::{Bound, Range, RangeBounds};
 
 /// How hard to compress; Oracle's `MEMCOMPRESS` levels map onto these.
@@ -110,6 +118,8 @@ pub enum Encoding {
     Dictionary { entries: usize, width: u8 },
     /// `runs` runs of one code each (over a frame of reference or a dictionary).
     RunLength { runs: usize },
+    /// Keys stored as they are, with each row's end offset.
+    Plain,
     /// Every row is NULL; nothing is stored but the row count.
     AllNull,
 }
@@ -121,6 +131,7 @@ impl fmt::Display for Encoding {
             Encoding::Dictionary { entries, width } => write!(f, "DICT {entries}x{width}-bit"),
             Encoding::RunLength { runs: 1 } => write!(f, "RLE 1 run"),
             Encoding::RunLength { runs } => write!(f, "RLE {runs} runs"),
+            Encoding::Plain => write!(f, "PLAIN"),
             Encoding::AllNull => write!(f, "ALL NULL"),
         }
     }
@@ -194,6 +205,18 @@ enum Body {
         domain: Domain,
         codes: Codes,
     },
+    /// Keys without a dictionary.
+    Plain(PlainKeys),
+}
+
+/// Keys one after another, for units whose keys are mostly distinct.
+#[derive(Clone, Debug)]
+struct PlainKeys {
+    /// Every row's key in row order (a NULL row's is empty).
+    keys: KeyList,
+    /// A row holding the smallest key, and one holding the largest (neither NULL).
+    min_row: u32,
+    max_row: u32,
 }
 
 /// How codes map to values; every mapping preserves order.
@@ -207,14 +230,18 @@ enum Domain {
     KeyDict(KeyDict),
 }
 
-/// Distinct keys in ascending order, packed into one buffer.
+/// Keys packed into one buffer.
 #[derive(Clone, Debug)]
-struct KeyDict {
+struct KeyList {
     /// The keys concatenated in order.
     bytes: Vec<u8>,
-    /// `entries + 1` ascending offsets into `bytes`: key `c` is `bytes[offsets[c]..offsets[c + 1]]`.
-    offsets: Vec<usize>,
+    /// `len + 1` ascending offsets into `bytes`: key `i` is `bytes[offsets[i]..offsets[i + 1]]`.
+    offsets: Vec<u32>,
 }
+
+/// Distinct keys in ascending order: key `c` has code `c`.
+#[derive(Clone, Debug)]
+struct KeyDict(KeyList);
 
 /// One code per row.
 #[derive(Clone, Debug)]
@@ -268,18 +295,20 @@ impl ColumnUnit {
     /// Encodes `input` at `packing`. Panics if it holds more than `u32::MAX` rows (an IMCU
     /// holds about 512K).
     pub fn build(input: ColumnInput<'_>, packing: Packing) -> ColumnUnit {
-        let rows = input.len();
+        let values = match input {
+            ColumnInput::Ints(values) => values,
+            ColumnInput::Keys(keys) => {
+                let mut builder = KeyColumnBuilder::new();
+                builder.reserve(keys.len(), 0);
+                keys.iter().for_each(|key| builder.push(*key));
+                return builder.finish(packing);
+            }
+        };
+        let rows = values.len();
         assert!(u32::try_from(rows).is_ok(), "a column unit holds at most u32::MAX rows, not {rows}");
-        let nulls = match input {
-            ColumnInput::Ints(values) => null_bitmap(values),
-            ColumnInput::Keys(keys) => null_bitmap(keys),
-        };
+        let nulls = null_bitmap(values);
         let null_count = nulls.as_ref().map_or(0, |n| n.count_ones() as usize);
-        let body = match input {
-            ColumnInput::Ints(values) => build_ints(values, packing),
-            ColumnInput::Keys(keys) => build_keys(keys, packing),
-        };
-        ColumnUnit { rows, nulls, null_count, body }
+        ColumnUnit { rows, nulls, null_count, body: build_ints(values, packing) }
     }
 
     /// Rows in the unit, NULL or not.
@@ -289,7 +318,11 @@ impl ColumnUnit {
 
     /// The encoding, for `v$` views.
     pub fn encoding(&self) -> Encoding {
-        let Body::Encoded { domain, codes } = &self.body else { return Encoding::AllNull };
+        let (domain, codes) = match &self.body {
+            Body::AllNull => return Encoding::AllNull,
+            Body::Plain(_) => return Encoding::Plain,
+            Body::Encoded { domain, codes } => (domain, codes),
+        };
         match (codes, domain) {
             (Codes::Runs(runs), _) => Encoding::RunLength { runs: runs.ends.len() },
             (Codes::Lanes(lanes), Domain::IntOffsets { .. }) => Encoding::FrameOfReference { width: lanes.width() },
@@ -303,6 +336,7 @@ impl ColumnUnit {
         let body = match &self.body {
             Body::AllNull => 0,
             Body::Encoded { domain, codes } => domain.bytes() + codes.bytes(),
+            Body::Plain(plain) => plain.bytes(),
         };
         nulls + body
     }
@@ -325,15 +359,23 @@ impl ColumnUnit {
 
     /// The smallest and largest non-NULL values; `None` when every row is NULL.
     pub fn min_max(&self) -> Option<(CuValue<'_>, CuValue<'_>)> {
-        let Body::Encoded { domain, .. } = &self.body else { return None };
-        Some((domain.value(0), domain.value(domain.max_code())))
+        match &self.body {
+            Body::AllNull => None,
+            Body::Encoded { domain, .. } => Some((domain.value(0), domain.value(domain.max_code()))),
+            Body::Plain(plain) => Some(plain.min_max()),
+        }
     }
 
     /// Row `row`'s value; `None` when it is NULL. Panics when `row >= rows`.
     pub fn value(&self, row: usize) -> Option<CuValue<'_>> {
-        let is_null = self.is_null(row);
-        let Body::Encoded { domain, codes } = &self.body else { return None };
-        (!is_null).then(|| domain.value(codes.get(row)))
+        if self.is_null(row) {
+            return None;
+        }
+        match &self.body {
+            Body::AllNull => None,
+            Body::Encoded { domain, codes } => Some(domain.value(codes.get(row))),
+            Body::Plain(plain) => Some(CuValue::Key(plain.key(row))),
+        }
     }
 
     /// Row `row`'s integer; `None` when it is NULL or the unit holds keys.
@@ -357,13 +399,15 @@ impl ColumnUnit {
     pub fn decode_range<'a>(&'a self, rows: Range<usize>, out: &mut Vec<Option<CuValue<'a>>>) {
         assert!(rows.end <= self.rows, "rows {rows:?} reach outside a column unit of {} rows", self.rows);
         out.reserve(rows.len());
-        let Body::Encoded { domain, codes } = &self.body else {
-            return out.extend(rows.map(|_| None));
-        };
         let nulls = self.nulls.as_ref();
-        codes.for_each_code(rows, |row, code| {
-            out.push((!nulls.is_some_and(|n| n.get(row))).then(|| domain.value(code)));
-        });
+        let present = |row: usize| !nulls.is_some_and(|n| n.get(row));
+        match &self.body {
+            Body::AllNull => out.extend(rows.map(|_| None)),
+            Body::Encoded { domain, codes } => {
+                codes.for_each_code(rows, |row, code| out.push(present(row).then(|| domain.value(code))))
+            }
+            Body::Plain(plain) => out.extend(rows.map(|row| present(row).then(|| CuValue::Key(plain.key(row))))),
+        }
     }
 
     /// ANDs into `selection` (which covers exactly the unit's rows) the rows where `pred`
@@ -413,18 +457,26 @@ impl ColumnUnit {
 
     /// ANDs the code test for comparison `pred` into `selection`, NULL rows included.
     fn filter_codes(&self, pred: &CuPredicate, selection: &mut Bitmap, isa: Isa, min_max: bool) {
-        let Body::Encoded { codes, domain } = &self.body else { return selection.clear_all() };
-        match self.code_test(pred) {
-            CodeTest::Nothing => selection.clear_all(),
-            CodeTest::Everything if min_max => {}
-            CodeTest::Everything => codes.filter(&[(0, domain.max_code())], selection, isa),
-            CodeTest::Ranges(ranges) => codes.filter(&ranges, selection, isa),
+        let test = self.code_test(pred);
+        match (&self.body, test) {
+            (Body::AllNull, _) | (_, CodeTest::Nothing) => selection.clear_all(),
+            (_, CodeTest::Everything) if min_max => {}
+            (Body::Encoded { codes, domain }, CodeTest::Everything) => {
+                codes.filter(&[(0, domain.max_code())], selection, isa)
+            }
+            (Body::Encoded { codes, .. }, CodeTest::Ranges(ranges)) => codes.filter(&ranges, selection, isa),
+            (Body::Plain(plain), _) => plain.filter(pred, selection),
         }
     }
 
-    /// Comparison `pred` as a test on this unit's codes.
+    /// Comparison `pred` as a test on this unit's codes; for plain keys, `Ranges` (empty)
+    /// means the rows must be compared one by one.
     fn code_test(&self, pred: &CuPredicate) -> CodeTest {
-        let Body::Encoded { domain, .. } = &self.body else { return CodeTest::Nothing };
+        let domain = match &self.body {
+            Body::AllNull => return CodeTest::Nothing,
+            Body::Plain(plain) => return plain.test(pred),
+            Body::Encoded { domain, .. } => domain,
+        };
         let ranges = match domain.code_ranges(pred) {
             Some(ranges) => ranges,
             None => {
@@ -498,35 +550,212 @@ fn smallest_ints(values: &[Option<i64>], for_domain: Domain, offsets: Vec<u64>) 
     }
 }
 
-fn build_keys(keys: &[Option<&[u8]>], packing: Packing) -> Body {
-    // Distinct keys by hashing (one probe a row), then only those are sorted: a key's
-    // code is its place among them.
-    let mut ids: HashMap<&[u8], u32, BuildHasherDefault<KeyHasher>> =
-        HashMap::with_capacity_and_hasher(keys.len().min(1 << 16), BuildHasherDefault::default());
-    let mut distinct: Vec<&[u8]> = Vec::new();
-    let row_ids: Vec<Option<u32>> = keys
-        .iter()
-        .map(|k| {
-            k.map(|k| {
-                *ids.entry(k).or_insert_with(|| {
-                    distinct.push(k);
-                    (distinct.len() - 1) as u32
-                })
-            })
+/// The indexes of `keys` in ascending order of key. Keys are sorted by the eight bytes
+/// after the prefix they all share (read big-endian, zero-padded), and only keys that tie
+/// there are compared whole: names with a common stem then sort as integers.
+fn sorted_order(keys: &KeyList) -> Vec<u32> {
+    let first = if keys.len() == 0 { &[][..] } else { keys.key(0) };
+    let shared = (0..keys.len()).map(|i| keys.key(i)).fold(first.len(), |shared, key| {
+        shared.min(first.iter().zip(key.iter()).take(shared).take_while(|(a, b)| a == b).count())
+    });
+    let prefix = |key: &[u8]| {
+        let mut word = [0u8; 8];
+        let rest = &key[shared..];
+        let n = rest.len().min(8);
+        word[..n].copy_from_slice(&rest[..n]);
+        u64::from_be_bytes(word)
+    };
+    let mut order: Vec<(u64, u32)> = (0..keys.len()).map(|id| (prefix(keys.key(id)), id as u32)).collect();
+    order.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0).then_with(|| compare_keys(keys.key(a.1 as usize), keys.key(b.1 as usize)))
+    });
+    order.into_iter().map(|(_, id)| id).collect()
+}
+
+/// Units with at least this many non-NULL keys are stored plain, without collecting a
+/// dictionary, when an estimate finds more than half of them distinct.
+const ESTIMATED_PLAIN_MIN_KEYS: usize = 4096;
+
+/// Builds a column unit of keys: rows are appended to one buffer as they arrive, and
+/// [`KeyColumnBuilder::finish`] encodes them in passes over that buffer (tight loops whose
+/// table probes overlap in the memory system):
+///
+/// 1. every non-NULL key is hashed, and a linear-counting estimate of the distinct keys
+///    is taken from the hashes (each sets one bit of a bitmap at least as large as the
+///    rows; `m · ln(m / zero bits)` estimates how many distinct values set them);
+/// 2. a unit of [`ESTIMATED_PLAIN_MIN_KEYS`] keys or more that is more than half distinct
+///    keeps the buffer as its plain keys (no table, no sort, no dictionary as large as
+///    the keys);
+/// 3. otherwise the distinct keys are collected through an open-addressing table of
+///    `hash high half << 32 | index + 1`, sized from the estimate (a probe reads one slot
+///    and compares bytes only when the halves match), and the dictionary is kept when it
+///    is the smaller form, codes included.
+#[derive(Debug)]
+pub struct KeyColumnBuilder {
+    /// Every row's key in row order, empty for NULL.
+    rows: KeyList,
+    /// The NULL rows, ascending.
+    null_rows: Vec<u32>,
+    /// Bytes of the non-NULL keys.
+    key_bytes: usize,
+}
+
+impl Default for KeyColumnBuilder {
+    fn default() -> Self {
+        KeyColumnBuilder::new()
+    }
+}
+
+impl KeyColumnBuilder {
+    pub fn new() -> KeyColumnBuilder {
+        KeyColumnBuilder { rows: KeyList::with_capacity(0), null_rows: Vec::new(), key_bytes: 0 }
+    }
+
+    /// Rows pushed, NULL or not.
+    pub fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Bytes of the non-NULL keys pushed.
+    pub fn key_bytes(&self) -> usize {
+        self.key_bytes
+    }
+
+    /// Makes room for `rows` more rows of `bytes` more key bytes.
+    pub fn reserve(&mut self, rows: usize, bytes: usize) {
+        self.rows.offsets.reserve(rows);
+        self.rows.bytes.reserve(bytes);
+    }
+
+    /// Appends one row's key, `None` for NULL.
+    #[inline]
+    pub fn push(&mut self, key: Option<&[u8]>) {
+        match key {
+            Some(key) => {
+                self.key_bytes += key.len();
+                self.rows.push(key);
+            }
+            None => {
+                self.null_rows.push(self.rows.len() as u32);
+                self.rows.push(&[]);
+            }
+        }
+    }
+
+    /// The column unit of the rows pushed, at `packing`. Panics past `u32::MAX` rows.
+    pub fn finish(self, packing: Packing) -> ColumnUnit {
+        let rows = self.rows.len();
+        assert!(u32::try_from(rows).is_ok(), "a column unit holds at most u32::MAX rows, not {rows}");
+        let nulls = (!self.null_rows.is_empty()).then(|| {
+            let mut nulls = Bitmap::none(rows);
+            self.null_rows.iter().for_each(|&row| nulls.set(row as usize));
+            nulls
+        });
+        let null_count = self.null_rows.len();
+        let keys = rows - null_count;
+        let body = if keys == 0 {
+            Body::AllNull
+        } else {
+            let is_null = |row: usize| nulls.as_ref().is_some_and(|n| n.get(row));
+            let mut hashes = Vec::with_capacity(keys);
+            hashes.extend((0..rows).filter(|&row| !is_null(row)).map(|row| hash_key(self.rows.key(row))));
+            let estimate = estimate_distinct(&hashes);
+            if keys >= ESTIMATED_PLAIN_MIN_KEYS && estimate * 2 > keys {
+                Body::Plain(PlainKeys::new(self.rows, nulls.as_ref()))
+            } else {
+                let (distinct, ids) = distinct_keys(&self.rows, nulls.as_ref(), &hashes, estimate);
+                // The dictionary's size before sorting it: its keys, offsets and codes
+                // (run-length encoding under Packing::Smallest only ever makes the codes
+                // smaller).
+                let bits = bits_for(distinct.len() as u64 - 1);
+                let lanes = if packing == Packing::ByteAligned { Packing::ByteAligned } else { Packing::Tight };
+                let dictionary_bytes = distinct.bytes.len()
+                    + (distinct.len() + 1) * size_of::<u32>()
+                    + Lanes::bytes_for(rows, bits, lanes);
+                if self.key_bytes + (rows + 1) * size_of::<u32>() < dictionary_bytes {
+                    Body::Plain(PlainKeys::new(self.rows, nulls.as_ref()))
+                } else {
+                    dictionary_body(&distinct, &ids, bits, packing)
+                }
+            }
+        };
+        ColumnUnit { rows, nulls, null_count, body }
+    }
+}
+
+/// How many distinct values `hashes` hold, estimated by linear counting (see
+/// [`KeyColumnBuilder`]); it only steers the choice between plain keys and a dictionary.
+fn estimate_distinct(hashes: &[u64]) -> usize {
+    let m = hashes.len().next_power_of_two().max(64);
+    let mut bits = vec![0u64; m / 64];
+    for &h in hashes {
+        let at = (h >> 32) as usize & (m - 1);
+        bits[at / 64] |= 1 << (at % 64);
+    }
+    let zeros = m - bits.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+    let estimate = m as f64 * (m as f64 / zeros.max(1) as f64).ln();
+    estimate.round() as usize
+}
+
+/// The distinct keys of `rows` in order of first appearance (copied together, so that
+/// probes compare against a compact buffer), and each row's index among them (`None`
+/// for NULL); `hashes` are those of the non-NULL rows, `expected` sizes the table.
+fn distinct_keys(
+    rows: &KeyList,
+    nulls: Option<&Bitmap>,
+    hashes: &[u64],
+    expected: usize,
+) -> (KeyList, Vec<Option<u32>>) {
+    let mut slots = vec![0u64; (expected * 2).next_power_of_two().max(16)];
+    let mut distinct = KeyList::with_capacity(expected);
+    distinct.bytes.reserve(expected * rows.bytes.len() / hashes.len().max(1));
+    let mut distinct_hashes: Vec<u64> = Vec::with_capacity(expected);
+    let mut next = 0;
+    let ids = (0..rows.len())
+        .map(|row| {
+            if nulls.is_some_and(|n| n.get(row)) {
+                return None;
+            }
+            let key = rows.key(row);
+            let hash = hashes[next];
+            if let Some(&ahead) = hashes.get(next + PROBE_AHEAD) {
+                prefetch(&slots[ahead as usize & (slots.len() - 1)]);
+            }
+            next += 1;
+            let mask = slots.len() - 1;
+            let tag = hash & !u64::from(u32::MAX);
+            let mut at = hash as usize & mask;
+            loop {
+                let slot = slots[at];
+                if slot == 0 {
+                    distinct.push(key);
+                    distinct_hashes.push(hash);
+                    slots[at] = tag | distinct.len() as u64;
+                    if distinct.len() * 10 > slots.len() * 7 {
+                        slots = rehash(&distinct_hashes, slots.len() * 2);
+                    }
+                    return Some(distinct.len() as u32 - 1);
+                }
+                let id = (slot as u32 - 1) as usize;
+                if slot & !u64::from(u32::MAX) == tag && same_key(distinct.key(id), key) {
+                    return Some(id as u32);
+                }
+                at = (at + 1) & mask;
+            }
         })
         .collect();
-    if distinct.is_empty() {
-        return Body::AllNull;
-    }
-    let mut order: Vec<u32> = (0..distinct.len() as u32).collect();
-    order.sort_unstable_by(|&a, &b| distinct[a as usize].cmp(distinct[b as usize]));
+    (distinct, ids)
+}
+
+/// The dictionary encoding of rows `ids` (indexes in `distinct`, not empty) with codes of
+/// `bits` bits: only the distinct keys are sorted, a key's code is its place among them.
+fn dictionary_body(distinct: &KeyList, ids: &[Option<u32>], bits: u8, packing: Packing) -> Body {
+    let order = sorted_order(distinct);
     let mut code_of = vec![0u32; distinct.len()];
     for (code, &id) in order.iter().enumerate() {
         code_of[id as usize] = code as u32;
     }
-    let sorted: Vec<&[u8]> = order.iter().map(|&id| distinct[id as usize]).collect();
-    let codes = fill_nulls(&row_ids, |id| u64::from(code_of[id as usize]));
-    let bits = bits_for(sorted.len() as u64 - 1);
+    let codes = fill_nulls(ids, |id| u64::from(code_of[id as usize]));
     let runs = count_runs(&codes);
     let rle_bytes = runs * size_of::<u32>() + Lanes::bytes_for(runs, bits, Packing::Tight);
     let codes = if packing == Packing::Smallest && rle_bytes < Lanes::bytes_for(codes.len(), bits, Packing::Tight) {
@@ -534,32 +763,112 @@ fn build_keys(keys: &[Option<&[u8]>], packing: Packing) -> Body {
     } else {
         Codes::Lanes(Lanes::new(&codes, bits, packing))
     };
-    Body::Encoded { domain: Domain::KeyDict(KeyDict::new(&sorted)), codes }
+    Body::Encoded { domain: Domain::KeyDict(KeyDict::new(distinct, &order)), codes }
 }
 
-/// A fast hash of byte keys for building dictionaries (not for untrusted input: its
-/// only job is spreading keys, and a collision costs a comparison).
-#[derive(Default)]
-struct KeyHasher(u64);
+/// How many keys ahead [`distinct_keys`] fetches the table slot a key will probe, so that
+/// the cache misses of a large table overlap.
+const PROBE_AHEAD: usize = 16;
 
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut h = self.0 ^ (bytes.len() as u64).wrapping_mul(K);
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-            h = (h.rotate_left(5) ^ word).wrapping_mul(K);
+/// Asks the CPU to bring `value`'s cache line in (a no-op where there is no such hint).
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache; any address may be named, this one is valid.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
+/// Whether two keys are equal, compared inline eight bytes at a time (a probe that finds
+/// its key compares once per row; a call to `memcmp` would cost more than the compare).
+#[inline]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |key: &[u8], at: usize| u64::from_le_bytes(key[at..at + 8].try_into().expect("8 bytes"));
+    let half = |key: &[u8], at: usize| u32::from_le_bytes(key[at..at + 4].try_into().expect("4 bytes"));
+    match n {
+        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        _ => {
+            let mut at = 0;
+            while at + 8 < n {
+                if word(a, at) != word(b, at) {
+                    return false;
+                }
+                at += 8;
+            }
+            word(a, n - 8) == word(b, n - 8)
         }
-        let mut tail = [0u8; 8];
-        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
-        self.0 = h;
     }
+}
 
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
+/// `a` against `b` in byte order, eight bytes at a time inline (as [`same_key`], for
+/// loops that compare every row).
+#[inline]
+fn compare_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let word = |key: &[u8], at: usize| u64::from_be_bytes(key[at..at + 8].try_into().expect("8 bytes"));
+    let common = a.len().min(b.len());
+    let mut at = 0;
+    while at + 8 <= common {
+        let (x, y) = (word(a, at), word(b, at));
+        if x != y {
+            return x.cmp(&y);
+        }
+        at += 8;
     }
+    a[at..].cmp(&b[at..])
+}
+
+/// A table of `size` slots (a power of two) holding the keys of `hashes`.
+fn rehash(hashes: &[u64], size: usize) -> Vec<u64> {
+    let mut slots = vec![0u64; size];
+    for (id, &hash) in hashes.iter().enumerate() {
+        let mut at = hash as usize & (size - 1);
+        while slots[at] != 0 {
+            at = (at + 1) & (size - 1);
+        }
+        slots[at] = hash & !u64::from(u32::MAX) | (id as u64 + 1);
+    }
+    slots
+}
+
+/// A fast hash of a byte key for building dictionaries (not for untrusted input: its only
+/// job is spreading keys, and a collision costs a comparison). Keys of up to 16 bytes
+/// are read with two loads at most; longer ones eight bytes at a time, the last eight
+/// overlapping. Every word is folded in with a full 64×64→128-bit multiply.
+fn hash_key(key: &[u8]) -> u64 {
+    const K0: u64 = 0x9E37_79B9_7F4A_7C15;
+    const K1: u64 = 0xD6E8_FEB8_6659_FD93;
+    let fold = |a: u64, b: u64| {
+        let product = u128::from(a) * u128::from(b);
+        (product as u64) ^ (product >> 64) as u64
+    };
+    let n = key.len();
+    let word = |at: usize| u64::from_le_bytes(key[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u64::from(u32::from_le_bytes(key[at..at + 4].try_into().expect("4 bytes")));
+    let (a, b) = match n {
+        0 => (0, 0),
+        1..=3 => (u64::from(key[0]) << 16 | u64::from(key[n / 2]) << 8 | u64::from(key[n - 1]), 0),
+        4..=8 => (half(0) << 32 | half(n - 4), 0),
+        9..=16 => (word(0), word(n - 8)),
+        _ => {
+            let mut h = K1;
+            let mut at = 0;
+            while at + 16 < n {
+                h = fold(h ^ word(at), K0 ^ word(at + 8));
+                at += 16;
+            }
+            (h ^ word(n - 16), word(n - 8))
+        }
+    };
+    fold(a ^ K0 ^ n as u64, b ^ K1)
 }
 
 /// The code of each row; a NULL row takes the code of the row before it, or of the first
@@ -682,7 +991,7 @@ impl Domain {
         match self {
             Domain::IntOffsets { .. } => 0,
             Domain::IntDict(dict) => dict.capacity() * size_of::<i64>(),
-            Domain::KeyDict(dict) => dict.bytes.capacity() + dict.offsets.capacity() * size_of::<usize>(),
+            Domain::KeyDict(KeyDict(list)) => list.bytes.capacity() + list.offsets.capacity() * size_of::<u32>(),
         }
     }
 
@@ -755,25 +1064,44 @@ fn coalesce(mut codes: Vec<u64>) -> Vec<(u64, u64)> {
     ranges
 }
 
-impl KeyDict {
-    /// The dictionary of `sorted` (ascending, distinct).
-    fn new(sorted: &[&[u8]]) -> KeyDict {
-        let mut bytes = Vec::with_capacity(sorted.iter().map(|k| k.len()).sum());
-        let mut offsets = Vec::with_capacity(sorted.len() + 1);
+impl KeyList {
+    /// An empty list with room for `keys` keys.
+    fn with_capacity(keys: usize) -> KeyList {
+        let mut offsets = Vec::with_capacity(keys + 1);
         offsets.push(0);
-        for key in sorted {
-            bytes.extend_from_slice(key);
-            offsets.push(bytes.len());
-        }
-        KeyDict { bytes, offsets }
+        KeyList { bytes: Vec::new(), offsets }
+    }
+
+    fn push(&mut self, key: &[u8]) {
+        self.bytes.extend_from_slice(key);
+        self.offsets.push(offset_u32(self.bytes.len()));
     }
 
     fn len(&self) -> usize {
         self.offsets.len() - 1
     }
 
+    fn key(&self, i: usize) -> &[u8] {
+        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+}
+
+impl KeyDict {
+    /// The dictionary of the keys of `distinct` (all different) in the order `order`, which
+    /// sorts them; buffers sized exactly.
+    fn new(distinct: &KeyList, order: &[u32]) -> KeyDict {
+        let mut sorted = KeyList::with_capacity(order.len());
+        sorted.bytes.reserve_exact(distinct.bytes.len());
+        order.iter().for_each(|&i| sorted.push(distinct.key(i as usize)));
+        KeyDict(sorted)
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
     fn key(&self, code: usize) -> &[u8] {
-        &self.bytes[self.offsets[code]..self.offsets[code + 1]]
+        self.0.key(code)
     }
 
     /// The code of `key`, if it is in the dictionary.
@@ -795,6 +1123,105 @@ impl KeyDict {
             Bound::Unbounded => true,
         };
         positions(self.len(), below, within)
+    }
+}
+
+/// A byte offset within one unit's keys as `u32`; panics past 4 GiB (a unit of 64 MiB of
+/// blocks holds far less).
+fn offset_u32(offset: usize) -> u32 {
+    u32::try_from(offset).unwrap_or_else(|_| panic!("a column unit's keys take under 4 GiB, not {offset} bytes"))
+}
+
+impl PlainKeys {
+    /// Rows `keys` stored plain; `nulls` marks the NULL rows (not all of them).
+    fn new(mut keys: KeyList, nulls: Option<&Bitmap>) -> PlainKeys {
+        keys.bytes.shrink_to_fit();
+        keys.offsets.shrink_to_fit();
+        let mut present = (0..keys.len()).filter(|&row| !nulls.is_some_and(|n| n.get(row)));
+        let first = present.next().expect("plain keys hold a key that is not NULL");
+        let (mut min_row, mut max_row) = (first, first);
+        for row in present {
+            let key = keys.key(row);
+            if compare_keys(key, keys.key(min_row)).is_lt() {
+                min_row = row;
+            } else if compare_keys(key, keys.key(max_row)).is_gt() {
+                max_row = row;
+            }
+        }
+        PlainKeys { keys, min_row: min_row as u32, max_row: max_row as u32 }
+    }
+
+    fn bytes(&self) -> usize {
+        self.keys.bytes.capacity() + self.keys.offsets.capacity() * size_of::<u32>()
+    }
+
+    /// Row `row`'s key (empty for a NULL row).
+    fn key(&self, row: usize) -> &[u8] {
+        self.keys.key(row)
+    }
+
+    fn min_max(&self) -> (CuValue<'_>, CuValue<'_>) {
+        (CuValue::Key(self.key(self.min_row as usize)), CuValue::Key(self.key(self.max_row as usize)))
+    }
+
+    /// What the smallest and largest key tell of comparison `pred`: `Nothing` when no
+    /// key between them can pass, `Everything` when every one does, and otherwise
+    /// `Ranges(vec![])` (each row must be compared).
+    fn test(&self, pred: &CuPredicate) -> CodeTest {
+        let (CuValue::Key(min), CuValue::Key(max)) = self.min_max() else { unreachable!("plain units hold keys") };
+        match pred {
+            CuPredicate::KeyRange { lo, hi } => {
+                let range = (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice));
+                let below_max = match lo {
+                    Bound::Included(lo) => lo.as_slice() <= max,
+                    Bound::Excluded(lo) => lo.as_slice() < max,
+                    Bound::Unbounded => true,
+                };
+                let above_min = match hi {
+                    Bound::Included(hi) => min <= hi.as_slice(),
+                    Bound::Excluded(hi) => min < hi.as_slice(),
+                    Bound::Unbounded => true,
+                };
+                if range.contains(&min) && range.contains(&max) {
+                    CodeTest::Everything
+                } else if below_max && above_min {
+                    CodeTest::Ranges(Vec::new())
+                } else {
+                    CodeTest::Nothing
+                }
+            }
+            CuPredicate::KeyIn(list) => {
+                let inside = list.iter().filter(|k| (min..=max).contains(&k.as_slice()));
+                match inside.clone().next() {
+                    None => CodeTest::Nothing,
+                    Some(_) if min == max => CodeTest::Everything,
+                    Some(_) => CodeTest::Ranges(Vec::new()),
+                }
+            }
+            _ => {
+                debug_assert!(false, "predicate {pred:?} does not apply to a unit of keys");
+                CodeTest::Nothing
+            }
+        }
+    }
+
+    /// ANDs into `selection` whether each row's key satisfies comparison `pred`, one row
+    /// at a time (a NULL row's empty key is tested too; the caller drops NULLs).
+    fn filter(&self, pred: &CuPredicate, selection: &mut Bitmap) {
+        let rows = self.keys.len();
+        let words = selection.words_mut();
+        match pred {
+            CuPredicate::KeyRange { lo, hi } => {
+                let range = (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice));
+                and_each_row(words, rows, |row| range.contains(&self.key(row)));
+            }
+            CuPredicate::KeyIn(list) => {
+                let mut list: Vec<&[u8]> = list.iter().map(Vec::as_slice).collect();
+                list.sort_unstable();
+                and_each_row(words, rows, |row| list.binary_search(&self.key(row)).is_ok());
+            }
+            _ => and_each_row(words, rows, |_| false),
+        }
     }
 }
 
@@ -1151,12 +1578,14 @@ mod tests {
         ]
     }
 
-    /// Key columns over a small alphabet, so that keys repeat and prefix one another.
+    /// Key columns over a small alphabet, so that keys repeat and prefix one another, and
+    /// mostly distinct ones (which units store plain).
     fn key_column() -> impl Strategy<Value = Vec<Option<Vec<u8>>>> {
         let key = vec(0u8..4, 0..4);
         let runs = vec((proptest::option::weighted(0.8, key.clone()), 1usize..200), 1..10)
             .prop_map(|runs| runs.into_iter().flat_map(|(k, n)| std::iter::repeat_n(k, n)).collect());
-        prop_oneof![vec(proptest::option::weighted(0.85, key), 0..1200), runs]
+        let distinct = vec(proptest::option::weighted(0.9, vec(0u8..4, 6..12)), 0..700);
+        prop_oneof![vec(proptest::option::weighted(0.85, key), 0..1200), runs, distinct]
     }
 
     fn borrowed(keys: &[Option<Vec<u8>>]) -> Vec<Option<&[u8]>> {
@@ -1194,6 +1623,23 @@ mod tests {
                 let bytes = PACKINGS.map(|packing| ColumnUnit::build(input, packing).bytes());
                 prop_assert!(bytes[2] <= bytes[1] && bytes[1] <= bytes[0], "{bytes:?}");
             }
+        }
+
+        #[test]
+        fn sorted_order_sorts_keys_with_a_common_stem(
+            stem in vec(0u8..3, 0..20),
+            suffixes in vec(vec(0u8..3, 0..12), 1..200),
+        ) {
+            let mut list = KeyList::with_capacity(suffixes.len());
+            let mut keys: Vec<Vec<u8>> = suffixes.iter().map(|s| [stem.as_slice(), s].concat()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.reverse();
+            keys.iter().for_each(|k| list.push(k));
+            let sorted: Vec<&[u8]> = sorted_order(&list).iter().map(|&i| list.key(i as usize)).collect();
+            let mut expected: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            expected.sort();
+            prop_assert_eq!(sorted, expected);
         }
 
         #[test]
@@ -1344,6 +1790,62 @@ mod tests {
         assert_eq!(unit.key(1), Some(&b"cherry"[..]));
         assert_eq!(unit.int(1), None);
         assert_eq!(unit.encoding().to_string(), "DICT 2x8-bit");
+    }
+
+    #[test]
+    fn mostly_distinct_keys_are_stored_plain() {
+        let emails: Vec<Vec<u8>> =
+            (0..5000).map(|i| format!("first.last{}@company{}.example.com", i * 7919 % 5000, i % 100).into()).collect();
+        let mut keys: Vec<Option<&[u8]>> = emails.iter().map(|k| Some(k.as_slice())).collect();
+        keys[5] = None;
+        for packing in PACKINGS {
+            let unit = check_round_trip(ColumnInput::Keys(&keys), packing);
+            assert_eq!(unit.encoding(), Encoding::Plain, "{packing:?}");
+            assert_eq!(unit.encoding().to_string(), "PLAIN");
+            let key_bytes: usize = keys.iter().flatten().map(|k| k.len()).sum();
+            assert_eq!(unit.bytes(), key_bytes + (keys.len() + 1) * 4 + unit.null_bitmap().unwrap().words().len() * 8);
+        }
+        let unit = ColumnUnit::build(ColumnInput::Keys(&keys), Packing::ByteAligned);
+        let Some((CuValue::Key(min), CuValue::Key(max))) = unit.min_max() else { panic!("keys") };
+        assert!(min.starts_with(b"first.last0@") && max.starts_with(b"first.last9@"), "{min:?} {max:?}");
+        let (min, max) = (min.to_vec(), max.to_vec());
+        assert!(unit.excludes(&CuPredicate::KeyIn(vec![b"a".to_vec(), b"z".to_vec()])));
+        assert!(unit.excludes(&CuPredicate::KeyRange { lo: Bound::Excluded(max.clone()), hi: Bound::Unbounded }));
+        let everything = CuPredicate::KeyRange { lo: Bound::Included(min), hi: Bound::Included(max) };
+        let mut selection = Bitmap::all(keys.len());
+        unit.filter(&everything, &mut selection, Isa::Scalar);
+        assert_eq!(selection.count_ones() as usize, keys.len() - 1);
+
+        // A few hundred values repeated: the dictionary is smaller, and taken.
+        let repeated: Vec<Option<&[u8]>> = (0..5000).map(|i| keys[i % 300]).collect();
+        let unit = ColumnUnit::build(ColumnInput::Keys(&repeated), Packing::ByteAligned);
+        assert_eq!(unit.encoding(), Encoding::Dictionary { entries: 299, width: 16 });
+    }
+
+    #[test]
+    fn the_distinct_estimate_chooses_plain_keys_above_half_distinct() {
+        let column = |distinct: u64| -> Vec<Vec<u8>> {
+            (0..100_000u64).map(|i| format!("customer{}@example.com", i * 7919 % distinct).into()).collect()
+        };
+        // 60,000 distinct keys in 100,000 rows (a NULL among them): plain.
+        let keys = column(60_000);
+        let mut refs: Vec<Option<&[u8]>> = keys.iter().map(|k| Some(k.as_slice())).collect();
+        refs[100] = None;
+        let input = ColumnInput::Keys(&refs);
+        let unit = check_round_trip(input, Packing::Tight);
+        assert_eq!(unit.encoding(), Encoding::Plain);
+        for (lo, hi) in [(&b"customer1"[..], &b"customer2"[..]), (b"a", b"customer0@"), (b"customer59999", b"z")] {
+            let pred = CuPredicate::KeyRange { lo: Bound::Included(lo.to_vec()), hi: Bound::Excluded(hi.to_vec()) };
+            check_filter(&unit, &input, &pred);
+        }
+        check_filter(&unit, &input, &CuPredicate::KeyIn(vec![keys[7].clone(), b"nobody".to_vec()]));
+        check_filter(&unit, &input, &CuPredicate::IsNull);
+
+        // 40,000 distinct keys in 100,000 rows: the dictionary is collected, and smaller.
+        let keys = column(40_000);
+        let refs: Vec<Option<&[u8]>> = keys.iter().map(|k| Some(k.as_slice())).collect();
+        let unit = check_round_trip(ColumnInput::Keys(&refs), Packing::ByteAligned);
+        assert_eq!(unit.encoding(), Encoding::Dictionary { entries: 40_000, width: 16 });
     }
 
     #[test]

@@ -16,9 +16,10 @@
 //! the values (VARCHAR2 and CHAR as their bytes; a NUMBER column holding fractions as
 //! the index key encoding of its values, see [`crate::index::key`]).
 
-use super::cu::{ColumnInput, ColumnUnit, CuValue, Packing};
+use super::cu::{ColumnInput, ColumnUnit, CuValue, KeyColumnBuilder, Packing};
 use crate::catalog::{MemCompress, TableDef};
 use crate::error::Result;
+use crate::types::encoding::{PayloadKind, read_payload, read_small_int};
 use crate::types::{DataType, Datum, Value};
 use std::borrow::Cow;
 
@@ -90,12 +91,8 @@ pub fn packing(compression: MemCompress) -> Packing {
 #[derive(Debug)]
 enum Gathered {
     Ints(Vec<Option<i64>>),
-    /// Keys one after the other in `bytes`; `ends[i]` is where row i's key ends, `None`
-    /// for NULL.
-    Keys {
-        bytes: Vec<u8>,
-        ends: Vec<Option<u32>>,
-    },
+    /// Keys, their dictionary collected as they arrive.
+    Keys(KeyColumnBuilder),
 }
 
 /// Gathers a table's column values row by row, then builds the IMCU.
@@ -105,11 +102,13 @@ pub struct ImcuBuilder {
     block_rows: Vec<u32>,
     rows: usize,
     key: Vec<u8>,
+    /// Blocks the unit covers, to size the buffers once the first block's rows are in.
+    blocks: usize,
 }
 
 impl ImcuBuilder {
-    /// A builder for the columns of `table` not in `excluded`.
-    pub fn new(table: &TableDef, excluded: &[usize]) -> ImcuBuilder {
+    /// A builder for the columns of `table` not in `excluded`, for a unit of `blocks` blocks.
+    pub fn new(table: &TableDef, excluded: &[usize], blocks: usize) -> ImcuBuilder {
         let columns = table
             .columns
             .iter()
@@ -123,13 +122,15 @@ impl ImcuBuilder {
                     };
                     let gathered = match kind {
                         ValueKind::Int | ValueKind::Date => Gathered::Ints(Vec::new()),
-                        _ => Gathered::Keys { bytes: Vec::new(), ends: Vec::new() },
+                        _ => Gathered::Keys(KeyColumnBuilder::new()),
                     };
                     (kind, c.data_type, gathered)
                 })
             })
             .collect();
-        ImcuBuilder { columns, block_rows: vec![0], rows: 0, key: Vec::new() }
+        let mut block_rows = Vec::with_capacity(blocks + 1);
+        block_rows.push(0);
+        ImcuBuilder { columns, block_rows, rows: 0, key: Vec::new(), blocks }
     }
 
     /// Which columns the builder reads (the rest need not be decoded).
@@ -137,20 +138,48 @@ impl ImcuBuilder {
         self.columns.iter().map(Option::is_some).collect()
     }
 
-    /// Adds one row; `column(i)` gives column i's value.
-    pub fn row<'r>(&mut self, mut column: impl FnMut(usize) -> Result<Datum<'r>>) -> Result<()> {
+    /// Adds one row from its stored form: `payload(i)` gives column i's payload bytes as
+    /// the row format stores them ([`crate::types::encoding`]), `None` for NULL. Strings
+    /// are taken as their bytes and small whole numbers read directly; anything else is
+    /// decoded as a scan decodes it. A payload that does not decode is an error
+    /// naming the column (`rdba` names the block).
+    pub fn row<'r>(&mut self, rdba: u32, mut payload: impl FnMut(usize) -> Option<&'r [u8]>) -> Result<()> {
         for (i, slot) in self.columns.iter_mut().enumerate() {
             let Some((kind, data_type, gathered)) = slot else { continue };
-            let value = column(i)?;
-            push_value(kind, *data_type, gathered, &value, &mut self.key)?;
+            let Some(bytes) = payload(i) else {
+                push_value(kind, *data_type, gathered, &Datum::Null, &mut self.key)?;
+                continue;
+            };
+            match (&mut *gathered, *kind) {
+                (Gathered::Keys(keys), ValueKind::Text) => keys.push(Some(bytes)),
+                (Gathered::Ints(values), ValueKind::Int) if let Some(v) = read_small_int(bytes) => values.push(Some(v)),
+                _ => {
+                    let value = read_payload(PayloadKind::from(*data_type), bytes)
+                        .map_err(|reason| crate::access::row_view::column_corrupt(rdba, i, reason))?;
+                    push_value(kind, *data_type, gathered, &value, &mut self.key)?;
+                }
+            }
         }
         self.rows += 1;
         Ok(())
     }
 
-    /// Ends the rows of one block.
+    /// Ends the rows of one block. After the first block that holds rows, every column's
+    /// buffers are sized for the whole unit at that block's density (with a tenth more),
+    /// so that gathering does not copy them over and over as they grow.
     pub fn end_block(&mut self) {
         self.block_rows.push(self.rows as u32);
+        if self.rows > 0 && self.block_rows[self.block_rows.len() - 2] == 0 {
+            let blocks_left = self.blocks.saturating_sub(self.block_rows.len() - 1);
+            let scale = |n: usize| n * blocks_left * 11 / 10;
+            let rows = scale(self.rows);
+            for (_, _, gathered) in self.columns.iter_mut().flatten() {
+                match gathered {
+                    Gathered::Ints(values) => values.reserve(rows),
+                    Gathered::Keys(keys) => keys.reserve(rows, scale(keys.key_bytes())),
+                }
+            }
+        }
     }
 
     pub fn rows(&self) -> usize {
@@ -165,22 +194,9 @@ impl ImcuBuilder {
             .into_iter()
             .map(|c| {
                 c.map(|(kind, data_type, gathered)| {
-                    let unit = match &gathered {
-                        Gathered::Ints(v) => ColumnUnit::build(ColumnInput::Ints(v), packing),
-                        Gathered::Keys { bytes, ends } => {
-                            let mut start = 0usize;
-                            let keys: Vec<Option<&[u8]>> = ends
-                                .iter()
-                                .map(|e| {
-                                    e.map(|end| {
-                                        let key = &bytes[start..end as usize];
-                                        start = end as usize;
-                                        key
-                                    })
-                                })
-                                .collect();
-                            ColumnUnit::build(ColumnInput::Keys(&keys), packing)
-                        }
+                    let unit = match gathered {
+                        Gathered::Ints(v) => ColumnUnit::build(ColumnInput::Ints(&v), packing),
+                        Gathered::Keys(keys) => keys.finish(packing),
                     };
                     ImColumn { unit, kind, data_type }
                 })
@@ -204,43 +220,39 @@ fn push_value(
     match (&mut *gathered, value) {
         (_, Datum::Null) => match gathered {
             Gathered::Ints(v) => v.push(None),
-            Gathered::Keys { ends, .. } => ends.push(None),
+            Gathered::Keys(keys) => keys.push(None),
         },
         (Gathered::Ints(v), Datum::Int(i)) if *kind == ValueKind::Int => v.push(Some(*i)),
         (Gathered::Ints(v), Datum::Date(d)) if *kind == ValueKind::Date => v.push(Some(*d)),
         (Gathered::Ints(v), _) if *kind == ValueKind::Int => {
             // The first fraction: the whole numbers so far become keys too.
-            let mut bytes = Vec::new();
-            let mut ends = Vec::with_capacity(v.len() + 1);
+            let mut keys = KeyColumnBuilder::new();
+            keys.reserve(v.capacity(), 0);
             for i in v.iter() {
                 match i {
                     Some(i) => {
-                        crate::index::key::encode_value(&Datum::Int(*i), data_type, key)?;
-                        bytes.extend_from_slice(key);
                         key.clear();
-                        ends.push(Some(bytes.len() as u32));
+                        crate::index::key::encode_value(&Datum::Int(*i), data_type, key)?;
+                        keys.push(Some(key));
                     }
-                    None => ends.push(None),
+                    None => keys.push(None),
                 }
             }
-            *gathered = Gathered::Keys { bytes, ends };
+            *gathered = Gathered::Keys(keys);
             *kind = ValueKind::NumberKey;
             return push_value(kind, data_type, gathered, value, key);
         }
-        (Gathered::Keys { bytes, ends }, v) => {
-            match kind {
-                ValueKind::Text => match v {
-                    Datum::Str(s) => bytes.extend_from_slice(s.as_bytes()),
-                    other => bytes.extend_from_slice(other.to_string().as_bytes()),
-                },
-                _ => {
-                    key.clear();
-                    crate::index::key::encode_value(v, data_type, key)?;
-                    bytes.extend_from_slice(key);
-                }
+        (Gathered::Keys(keys), v) => match kind {
+            ValueKind::Text => match v {
+                Datum::Str(s) => keys.push(Some(s.as_bytes())),
+                other => keys.push(Some(other.to_string().as_bytes())),
+            },
+            _ => {
+                key.clear();
+                crate::index::key::encode_value(v, data_type, key)?;
+                keys.push(Some(key));
             }
-            ends.push(Some(bytes.len() as u32));
-        }
+        },
         (Gathered::Ints(_), other) => {
             return Err(crate::error::Error::value(
                 "in-memory population",

@@ -234,7 +234,7 @@ fn populate_unit(db: &Arc<DbInner>, info: &SessionInfo, segment: &ImSegment, uni
     let ctx = context(db, info, scn);
     let locks = db.table_locks(table.object_id);
     let _visible = locks.visibility.read_recursive();
-    let mut builder = ImcuBuilder::new(table, &segment.spec.excluded);
+    let mut builder = ImcuBuilder::new(table, &segment.spec.excluded, unit.blocks.len());
     let reads = builder.reads();
     let width = reads.iter().rposition(|&r| r).map_or(0, |last| last + 1);
     let kinds: Vec<PayloadKind> = table.columns[..width].iter().map(|c| PayloadKind::from(c.data_type)).collect();
@@ -266,8 +266,7 @@ fn populate_unit(db: &Arc<DbInner>, info: &SessionInfo, segment: &ImSegment, uni
                     let row =
                         crate::access::modify::whole_row(&ctx, &block, rdba, slot, &kinds, &mut spans, &mut scratch)?;
                     if let Some(row) = row {
-                        use crate::access::RowAccess;
-                        builder.row(|i| row.column(i))?;
+                        builder.row(rdba, |i| row.column_payload(i))?;
                     }
                 }
                 builder.end_block();
