@@ -28,6 +28,9 @@ fn check_population(p: &Value) {
     let ratio = p["rates"]["compression_ratio"].as_f64().unwrap();
     assert!((ratio - bytes as f64 / size as f64).abs() < 1e-9, "{what}: ratio {ratio} is BYTES / INMEMORY_SIZE");
     assert!(p["rates"]["rows_per_s"].as_f64().unwrap() > 0.0, "{what}: rows/s");
+    let runs = p["elapsed_ms_runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{what}: every run is kept");
+    assert!(runs.contains(&p["elapsed_ms"]), "{what}: the reported run is one of them");
     let by_worker: u64 = p["cus_by_worker"].as_array().unwrap().iter().map(|w| int(&w[1], "CUs")).sum();
     assert_eq!(by_worker, int(&s["cus"], "CUS"), "{what}: the workers' CUs add up");
 }
@@ -37,7 +40,8 @@ fn the_inmemory_benchmark_populates_every_row_and_scans_count_them() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("inmemory.json");
     let bench = BenchOptions { rows: ROWS, repeat: 1, dir: Some(dir.path().join("db")), json: Some(json.clone()) };
-    run(&InMemoryBenchOptions { bench, chained: true, workers: vec![1, 2] }).expect("the benchmark runs");
+    run(&InMemoryBenchOptions { bench, chained: true, workers: vec![1, 2], populate_repeat: 2 })
+        .expect("the benchmark runs");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
 
     let population = report["population"].as_array().unwrap();

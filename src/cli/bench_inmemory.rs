@@ -35,6 +35,9 @@ pub struct InMemoryBenchOptions {
     /// Population worker counts (`inmemory_max_populate_servers`) to measure.
     #[arg(long, value_delimiter = ',', default_values_t = vec![1, 2])]
     pub workers: Vec<u32>,
+    /// Populations timed for each worker count and level (the median one is reported).
+    #[arg(long, default_value_t = 3)]
+    pub populate_repeat: usize,
 }
 
 /// The table measured.
@@ -53,7 +56,8 @@ const CHAINED_UNDO: &str = "640M";
 /// Seconds POPULATE_WAIT waits before it gives up.
 const POPULATE_TIMEOUT_S: u32 = 3600;
 
-/// One population, from `ALTER TABLE … INMEMORY` to the return of POPULATE_WAIT.
+/// One population, from `ALTER TABLE … INMEMORY` to the return of POPULATE_WAIT: the
+/// run of median elapsed time among `--populate-repeat` runs.
 #[derive(Debug, Clone, serde::Serialize)]
 struct Population {
     table: String,
@@ -61,6 +65,8 @@ struct Population {
     /// `inmemory_max_populate_servers`.
     workers: u32,
     elapsed_ms: f64,
+    /// Every run's elapsed time, in the order they ran (this run's among them).
+    elapsed_ms_runs: Vec<f64>,
     /// `v$im_segments` after it.
     segment: ImSegment,
     /// `v$sysstat` deltas over it: every session's, and only the workers did anything.
@@ -252,14 +258,22 @@ pub fn run(opts: &InMemoryBenchOptions) -> crate::Result<()> {
 /// count (leaving customers populated FOR QUERY LOW for the scans), then the migrated
 /// copy by each worker count (taken out of the column store after).
 fn populations(session: &Session, opts: &InMemoryBenchOptions, chained: bool) -> crate::Result<Populations> {
-    let levels =
-        OTHER_LEVELS.iter().map(|level| populate(session, CUSTOMERS, level, 1)).collect::<crate::Result<_>>()?;
+    let repeat = opts.populate_repeat.max(1);
+    let levels = OTHER_LEVELS
+        .iter()
+        .map(|level| populate_median(session, CUSTOMERS, level, 1, repeat))
+        .collect::<crate::Result<_>>()?;
     let workers = if opts.workers.is_empty() { vec![1] } else { opts.workers.clone() };
-    let by_workers =
-        workers.iter().map(|&n| populate(session, CUSTOMERS, QUERY_LOW, n)).collect::<crate::Result<_>>()?;
+    let by_workers = workers
+        .iter()
+        .map(|&n| populate_median(session, CUSTOMERS, QUERY_LOW, n, repeat))
+        .collect::<crate::Result<_>>()?;
     let mut on_chained = Vec::new();
     if chained {
-        on_chained = workers.iter().map(|&n| populate(session, CHAINED, QUERY_LOW, n)).collect::<crate::Result<_>>()?;
+        on_chained = workers
+            .iter()
+            .map(|&n| populate_median(session, CHAINED, QUERY_LOW, n, repeat))
+            .collect::<crate::Result<_>>()?;
         session.execute(&format!("ALTER TABLE {CHAINED} NO INMEMORY"))?;
     }
     Ok(Populations { by_workers, levels, chained: on_chained })
@@ -350,6 +364,24 @@ fn whole(value: &Value, what: &str) -> crate::Result<u64> {
 /// Marks `table` NO INMEMORY (dropping its units), sets the worker count, then times
 /// `ALTER TABLE … INMEMORY MEMCOMPRESS compression PRIORITY HIGH` through the return of
 /// POPULATE_WAIT; an error unless POPULATE_WAIT reports success.
+/// `repeat` populations of `table`; the one of median elapsed time (the later of the two
+/// middle ones for an even count), with every run's elapsed time.
+fn populate_median(
+    session: &Session,
+    table: &str,
+    compression: &'static str,
+    workers: u32,
+    repeat: usize,
+) -> crate::Result<Population> {
+    let mut runs =
+        (0..repeat).map(|_| populate(session, table, compression, workers)).collect::<crate::Result<Vec<_>>>()?;
+    let elapsed: Vec<f64> = runs.iter().map(|p| p.elapsed_ms).collect();
+    runs.sort_by(|a, b| a.elapsed_ms.total_cmp(&b.elapsed_ms));
+    let mut median = runs.swap_remove(runs.len() / 2);
+    median.elapsed_ms_runs = elapsed;
+    Ok(median)
+}
+
 fn populate(session: &Session, table: &str, compression: &'static str, workers: u32) -> crate::Result<Population> {
     session.execute(&format!("ALTER SYSTEM SET inmemory_max_populate_servers = {workers}"))?;
     session.execute(&format!("ALTER TABLE {table} NO INMEMORY"))?;
@@ -381,6 +413,7 @@ fn populate(session: &Session, table: &str, compression: &'static str, workers: 
         compression,
         workers,
         elapsed_ms,
+        elapsed_ms_runs: vec![elapsed_ms],
         rates: Rates::of(&segment, elapsed_ms, workers, cpu_cs),
         segment,
         cpu_cs,
@@ -481,13 +514,16 @@ fn mb(bytes: u64) -> f64 {
 
 fn report_population(runs: &[Population], table: &str, rows: f64) {
     println!(
-        "\nPopulation of {table} MEMCOMPRESS {QUERY_LOW} PRIORITY HIGH, one run per worker count. The table's blocks are in \
-         the buffer cache (a full scan read them first). elapsed: from ALTER TABLE … INMEMORY to the return of POPULATE_WAIT."
+        "\nPopulation of {table} MEMCOMPRESS {QUERY_LOW} PRIORITY HIGH, the median of {} runs per worker count (each from NO \
+         INMEMORY). The table's blocks are in the buffer cache (a full scan read them first). elapsed: from ALTER TABLE … \
+         INMEMORY to the return of POPULATE_WAIT.",
+        runs.first().map_or(0, |p| p.elapsed_ms_runs.len())
     );
     println!(
-        "  {:>7} {:>11} {:>9} {:>11} {:>11} {:>13} {:>12} {:>11} {:>11} {:>6}",
+        "  {:>7} {:>11} {:>17} {:>9} {:>11} {:>11} {:>13} {:>12} {:>11} {:>11} {:>6}",
         "workers",
         "elapsed ms",
+        "[min..max] ms",
         "MB/s",
         "MB/s/wkr",
         "rows/s",
@@ -499,10 +535,12 @@ fn report_population(runs: &[Population], table: &str, rows: f64) {
     );
     for p in runs {
         let r = &p.rates;
+        let runs = spread(p.elapsed_ms_runs.iter().copied());
         println!(
-            "  {:>7} {:>11.0} {:>9.1} {:>11.1} {:>11.0} {:>13.0} {:>12.2} {:>11.1} {:>11.1} {:>5.2}×",
+            "  {:>7} {:>11.0} {:>17} {:>9.1} {:>11.1} {:>11.0} {:>13.0} {:>12.2} {:>11.1} {:>11.1} {:>5.2}×",
             p.workers,
             p.elapsed_ms,
+            format!("[{:.0}..{:.0}]", runs.min, runs.max),
             r.mb_per_s,
             r.mb_per_s_per_worker,
             r.rows_per_s,
@@ -515,8 +553,8 @@ fn report_population(runs: &[Population], table: &str, rows: f64) {
     }
     println!(
         "  MB/s = v$im_segments BYTES (blocks below the HWM × block size) / 10^6 / elapsed s; rows/s = POPULATED_ROWS / \
-         elapsed s; /wkr = divided by the worker count; CPU = v$sysstat 'IM populate CPU time' delta (centiseconds, all \
-         workers); IM MB = v$im_segments INMEMORY_SIZE; ratio = BYTES / INMEMORY_SIZE"
+         elapsed s (of the median run); /wkr = divided by the worker count; CPU = v$sysstat 'IM populate CPU time' delta \
+         (centiseconds, all workers); IM MB = v$im_segments INMEMORY_SIZE; ratio = BYTES / INMEMORY_SIZE"
     );
     for p in runs {
         check_line(p, rows);
@@ -545,27 +583,32 @@ fn check_line(p: &Population, rows: f64) {
 
 fn report_levels(by_workers: &[Population], levels: &[Population], rows: f64) {
     println!(
-        "\nMEMCOMPRESS levels, one worker, one run each (the {QUERY_LOW} line is the 1-worker run above, if one was asked for)"
+        "\nMEMCOMPRESS levels, one worker, the median run of each (the {QUERY_LOW} line is the 1-worker one above, if one \
+         was asked for)"
     );
     println!(
-        "  {:<18} {:>11} {:>11} {:>7} {:>11} {:>11} {:>12}",
-        "level", "table MB", "IM MB", "ratio", "elapsed ms", "rows/s", "CPU s"
+        "  {:<18} {:>11} {:>11} {:>7} {:>11} {:>17} {:>9} {:>11} {:>12}",
+        "level", "table MB", "IM MB", "ratio", "elapsed ms", "[min..max] ms", "MB/s", "rows/s", "CPU s"
     );
     let low = by_workers.iter().find(|p| p.workers == 1);
     for p in low.into_iter().chain(levels) {
+        let runs = spread(p.elapsed_ms_runs.iter().copied());
         println!(
-            "  {:<18} {:>11.1} {:>11.1} {:>6.2}× {:>11.0} {:>11.0} {:>12.2}",
+            "  {:<18} {:>11.1} {:>11.1} {:>6.2}× {:>11.0} {:>17} {:>9.1} {:>11.0} {:>12.2}",
             p.compression,
             mb(p.segment.bytes),
             mb(p.segment.inmemory_size),
             p.rates.compression_ratio,
             p.elapsed_ms,
+            format!("[{:.0}..{:.0}]", runs.min, runs.max),
+            p.rates.mb_per_s,
             p.rates.rows_per_s,
             p.rates.cpu_s
         );
     }
     println!(
-        "  (ratio = BYTES / INMEMORY_SIZE; rows/s = POPULATED_ROWS / elapsed s; CPU = 'IM populate CPU time' delta)"
+        "  (ratio = BYTES / INMEMORY_SIZE; MB/s = BYTES / 10^6 / elapsed s; rows/s = POPULATED_ROWS / elapsed s; CPU = \
+         'IM populate CPU time' delta)"
     );
     for p in levels {
         check_line(p, rows);
