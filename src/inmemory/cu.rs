@@ -583,7 +583,7 @@ const ESTIMATED_PLAIN_MIN_KEYS: usize = 4096;
 /// 1. every non-NULL key is hashed, and a linear-counting estimate of the distinct keys
 ///    is taken from the hashes (each sets one bit of a bitmap at least as large as the
 ///    rows; `m · ln(m / zero bits)` estimates how many distinct values set them);
-/// 2. a unit of [`ESTIMATED_PLAIN_MIN_KEYS`] keys or more that is more than half distinct
+/// 2. a unit of 4,096 keys or more that is more than half distinct
 ///    keeps the buffer as its plain keys (no table, no sort, no dictionary as large as
 ///    the keys);
 /// 3. otherwise the distinct keys are collected through an open-addressing table of
