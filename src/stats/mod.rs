@@ -11,6 +11,7 @@
 //! any running statement's snapshot, nor than that of a serializable or read-only
 //! transaction between its statements (index leaves keep deleted entries until then).
 
+pub mod hwcounters;
 mod names;
 pub mod osstat;
 mod session;
