@@ -5,6 +5,7 @@
 //! `DB CPU`), elapsed the wall clock (`DB time`).
 
 use crate::db::Session;
+use crate::stats::hwcounters::{Counter, Reading};
 use crate::stats::{Stat, TimeModel};
 
 /// The statistics autotrace prints, in order.
@@ -41,6 +42,8 @@ pub struct Snapshot {
     counters: Vec<u64>,
     cpu_us: u64,
     elapsed_us: u64,
+    /// The performance counters, when the session has them on.
+    hardware: Option<Reading>,
 }
 
 impl Snapshot {
@@ -50,7 +53,14 @@ impl Snapshot {
             counters: stats.snapshot(),
             cpu_us: stats.time(TimeModel::DbCpu),
             elapsed_us: stats.time(TimeModel::DbTime),
+            hardware: session.hardware_counters(),
         }
+    }
+
+    /// What the performance counters counted since this snapshot; `None` when they were
+    /// off at either end.
+    pub fn hardware(&self, session: &Session) -> Option<Reading> {
+        Some(session.hardware_counters()?.since(self.hardware.as_ref()?))
     }
 
     /// How much `stat` grew since this snapshot.
@@ -89,7 +99,56 @@ impl Snapshot {
         if with_times {
             out.push_str(&format!("{:>11.3}  CPU ms (thread CPU clock)\n", self.cpu_us(session) as f64 / 1000.0));
             out.push_str(&format!("{:>11.3}  elapsed ms\n", self.elapsed_us(session) as f64 / 1000.0));
+            if let Some(hardware) = self.hardware(session) {
+                let logical_reads = self.delta(session, Stat::LogicalReads);
+                out.push_str(&hardware_report(&hardware, rows_processed, logical_reads));
+            }
         }
         out
     }
+}
+
+/// The performance counters' section of a report: every counter's figure or why it has
+/// none, the multiplexing scale where there was one, and the derived figures, each
+/// saying how it was derived.
+pub fn hardware_report(hardware: &Reading, rows: u64, logical_reads: u64) -> String {
+    let mut out = String::from(
+        "\nPerformance counters (perf_event_open, user space; the session's thread and its helpers)\n\
+         ----------------------------------------------------------\n",
+    );
+    for counter in Counter::ALL {
+        match (hardware.value(counter), hardware.counts.get(&counter)) {
+            (Some(value), Some(count)) => {
+                let scaled = if count.running_share() < 1.0 {
+                    format!("  (scaled: counted {:.1}% of the time)", 100.0 * count.running_share())
+                } else {
+                    String::new()
+                };
+                let value = if counter == Counter::TaskClock {
+                    format!("{:>15.3}  task-clock ms", value as f64 / 1e6)
+                } else {
+                    format!("{value:>15}  {}", counter.name())
+                };
+                out.push_str(&format!("{value}{scaled}\n"));
+            }
+            _ => out.push_str(&format!(
+                "{:>15}  {}: {}\n",
+                "n/a",
+                counter.name(),
+                hardware.why_unavailable(counter).unwrap_or("not counted")
+            )),
+        }
+    }
+    let per_row = |counter: Counter| Some(hardware.value(counter)? as f64 / (rows > 0).then_some(rows)? as f64);
+    let shown = |v: Option<f64>| v.map_or_else(|| format!("{:>15}", "n/a"), |v| format!("{v:>15.3}"));
+    out.push_str(&format!("{}  IPC (instructions / cycles)\n", shown(hardware.ipc())));
+    out.push_str(&format!("{}  CPI (cycles / instructions)\n", shown(hardware.ipc().map(|ipc| 1.0 / ipc))));
+    out.push_str(&format!(
+        "{}  instructions per row (instructions / rows processed)\n",
+        shown(per_row(Counter::Instructions))
+    ));
+    out.push_str(&format!("{}  cycles per row (cycles / rows processed)\n", shown(per_row(Counter::Cycles))));
+    let lio_per_row = (rows > 0).then(|| logical_reads as f64 / rows as f64);
+    out.push_str(&format!("{}  logical reads per row (session logical reads / rows processed)\n", shown(lio_per_row)));
+    out
 }

@@ -28,13 +28,15 @@ pub struct ScriptRunner<'s> {
     pub timing: bool,
     /// Print CPU and elapsed figures (false in golden tests).
     pub show_times: bool,
+    /// Autotrace reports the performance counters too (`SET AUTOTRACE ... CPU`).
+    pub counters: bool,
 }
 
 impl<'s> ScriptRunner<'s> {
     /// A runner over `session`, which it sets to autocommit off, as SQL*Plus starts.
     pub fn new(session: &'s Session, format: OutputFormat) -> ScriptRunner<'s> {
         session.set_autocommit(false);
-        ScriptRunner { session, format, autotrace: Autotrace::Off, timing: false, show_times: true }
+        ScriptRunner { session, format, autotrace: Autotrace::Off, timing: false, show_times: true, counters: false }
     }
 
     /// Runs one statement (SQL or a SET command) and returns what to print.
@@ -111,7 +113,12 @@ impl<'s> ScriptRunner<'s> {
     fn client_command(&mut self, statement: &str) -> Option<Result<String>> {
         let words: Vec<String> =
             statement.split_whitespace().map(|w| w.trim_end_matches(';').to_ascii_uppercase()).collect();
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let mut words: Vec<&str> = words.iter().map(String::as_str).collect();
+        // `SET AUTOTRACE <setting> CPU`: the setting, with the performance counters.
+        let counters = words.len() > 3 && words[..2] == ["SET", "AUTOTRACE"] && words.last() == Some(&"CPU");
+        if counters {
+            words.pop();
+        }
         match words.as_slice() {
             ["SET", "AUTOTRACE", "OFF"] => self.autotrace = Autotrace::Off,
             ["SET", "AUTOTRACE", "ON", "STATISTICS" | "STAT"] | ["SET", "AUTOTRACE", "STATISTICS" | "STAT"] => {
@@ -134,6 +141,10 @@ impl<'s> ScriptRunner<'s> {
                 }));
             }
             _ => return None,
+        }
+        if words[1] == "AUTOTRACE" {
+            self.counters = counters && self.autotrace != Autotrace::Off;
+            self.session.set_hardware_counters(self.counters);
         }
         Some(Ok(String::new()))
     }

@@ -102,8 +102,19 @@ pub struct Session {
     autocommit: Cell<bool>,
     /// Queries gather row-source statistics (set by autotrace).
     plan_statistics: Cell<bool>,
+    /// The performance counters of the thread running the session, when switched on
+    /// ([`Session::set_hardware_counters`]).
+    counters: std::cell::RefCell<Option<SessionCounters>>,
     /// Makes `Session` `!Sync` (while still `Send`): only one thread writes its statistics.
     _one_thread_at_a_time: PhantomData<Cell<()>>,
+}
+
+/// A session's performance counters: those of the thread it runs on now, and what the
+/// threads it ran on before counted (a session can move between threads; counters
+/// count the thread that opened them).
+struct SessionCounters {
+    thread: crate::stats::hwcounters::ThreadCounters,
+    earlier: crate::stats::hwcounters::Reading,
 }
 
 /// A session moves between threads.
@@ -123,8 +134,42 @@ impl Session {
             txn: Default::default(),
             autocommit: Cell::new(true),
             plan_statistics: Cell::new(false),
+            counters: Default::default(),
             _one_thread_at_a_time: PhantomData,
         }
+    }
+
+    /// Switches the session's performance counters on (opened for the calling thread,
+    /// counting from now) or off. While on, helper threads working for its statements
+    /// count too, and [`Session::hardware_counters`] reads the totals.
+    pub fn set_hardware_counters(&self, on: bool) {
+        let mut counters = self.counters.borrow_mut();
+        match (on, counters.is_some()) {
+            (true, false) => {
+                let thread = crate::stats::hwcounters::ThreadCounters::open();
+                *counters = Some(SessionCounters { thread, earlier: Default::default() });
+            }
+            (false, true) => *counters = None,
+            _ => {}
+        }
+        self.stats().set_counting_helpers(on);
+    }
+
+    /// The performance counters' totals since they were switched on: the session's
+    /// threads' and its helpers'. Counters the machine does not offer are listed as
+    /// unavailable with the kernel's reason. `None` while they are off.
+    pub fn hardware_counters(&self) -> Option<crate::stats::hwcounters::Reading> {
+        let mut counters = self.counters.borrow_mut();
+        let session = counters.as_mut()?;
+        if !session.thread.is_current_thread() {
+            // The session moved: keep what the old thread counted, count this one.
+            session.earlier.add(&session.thread.read());
+            session.thread = crate::stats::hwcounters::ThreadCounters::open();
+        }
+        let mut reading = session.thread.read();
+        reading.add(&session.earlier);
+        reading.add(&self.stats().helper_counts());
+        Some(reading)
     }
 
     /// Runs one SQL statement (a trailing `;` is allowed).

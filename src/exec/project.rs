@@ -92,7 +92,8 @@ impl ProjectStage {
     /// their rows ([`BATCHES_IN_FLIGHT`] of them). Rows are stored in generator order and
     /// a row's error stops the statement exactly as without the helper (batch evaluation
     /// raises none). This thread's waits for an evaluated batch are timed as
-    /// `PX Deq: Table Q Normal`; the helper's CPU time is added to the session's.
+    /// `PX Deq: Table Q Normal`; the helper's CPU time is added to the session's, and
+    /// its performance counters' counts when the session counts.
     /// `None`, with nothing stored, when the system cannot start a thread.
     fn push_numbers_with_helper(
         &mut self,
@@ -109,10 +110,12 @@ impl ProjectStage {
             free_tx.send(Evaluated { projection, input: Vec::with_capacity(BATCH) }).expect("room for each");
         }
         let stats = ctx.access.stats;
+        let count = stats.counting_helpers();
         std::thread::scope(|scope| {
             let helper = std::thread::Builder::new()
                 .name("lioscope-batch-helper".into())
                 .spawn_scoped(scope, move || {
+                    let counters = count.then(crate::stats::hwcounters::ThreadCounters::open);
                     let cpu_started = thread_cpu_time_ns();
                     for range in batches(start, stop) {
                         let Ok(mut work) = free_rx.recv() else { break };
@@ -123,7 +126,7 @@ impl ProjectStage {
                             break;
                         }
                     }
-                    thread_cpu_time_ns().saturating_sub(cpu_started)
+                    (thread_cpu_time_ns().saturating_sub(cpu_started), counters.map(|c| c.read()))
                 })
                 .ok()?;
             let mut stored = Ok(());
@@ -148,8 +151,11 @@ impl ProjectStage {
             }
             // Unblocks a helper waiting for a projection or for room to hand one over.
             drop((free_tx, ready_rx));
-            let helper_cpu_ns = helper.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let (helper_cpu_ns, counts) = helper.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             stats.add_helper_cpu(helper_cpu_ns / 1000);
+            if let Some(counts) = counts {
+                stats.add_helper_counts(&counts);
+            }
             Some(stored)
         })
     }

@@ -81,6 +81,10 @@ pub struct SessionStats {
     time_model: [OwnedCounter; TimeModel::COUNT],
     /// The event the session waits on now, plus one (0: not waiting); for `v$session`.
     waiting: std::sync::atomic::AtomicU16,
+    /// Whether helper threads working for the session's statements count their
+    /// performance counters (the session's own are on), and what they counted.
+    count_helpers: std::sync::atomic::AtomicBool,
+    helper_counts: parking_lot::Mutex<super::hwcounters::Reading>,
 }
 
 impl Default for SessionStats {
@@ -90,6 +94,8 @@ impl Default for SessionStats {
             events: (0..WaitEvent::COUNT).map(|_| EventTotals::default()).collect(),
             time_model: Default::default(),
             waiting: Default::default(),
+            count_helpers: Default::default(),
+            helper_counts: Default::default(),
         }
     }
 }
@@ -156,6 +162,29 @@ impl SessionStats {
         let before = self.time(model);
         self.add_time(model, micros);
         self.add(centiseconds, (before + micros) / 10_000 - before / 10_000);
+    }
+
+    /// Whether helper threads should open performance counters for the session.
+    pub fn counting_helpers(&self) -> bool {
+        self.count_helpers.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Switches helpers' counting on (from zero) or off.
+    pub(crate) fn set_counting_helpers(&self, on: bool) {
+        if on && !self.counting_helpers() {
+            *self.helper_counts.lock() = Default::default();
+        }
+        self.count_helpers.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Adds what a helper thread's performance counters counted for the session.
+    pub fn add_helper_counts(&self, counts: &super::hwcounters::Reading) {
+        self.helper_counts.lock().add(counts);
+    }
+
+    /// What helper threads counted for the session, in all.
+    pub fn helper_counts(&self) -> super::hwcounters::Reading {
+        self.helper_counts.lock().clone()
     }
 
     /// Adds CPU time the session's statement spent on a helper thread: to `DB CPU` and

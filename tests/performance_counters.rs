@@ -1,0 +1,122 @@
+//! A session's performance counters through the public API: off until switched on; once
+//! on, every counter either counts or says why the machine cannot count it (nothing is
+//! estimated); task-clock, a software counter that works where hardware counters are
+//! hidden, follows the session's CPU time, its helper thread's included; a session that
+//! moves to another thread keeps what it counted; `SET AUTOTRACE ... CPU` prints the
+//! counters with the derived figures.
+
+mod common;
+
+use common::*;
+use lioscope::cli::format::OutputFormat;
+use lioscope::cli::script::ScriptRunner;
+use lioscope::stats::TimeModel;
+use lioscope::stats::hwcounters::Counter;
+
+#[test]
+fn counters_are_off_until_switched_on_and_each_counts_or_says_why_not() {
+    let (_t, _d, db) = temp_db(options(8192, "16M"));
+    let s = db.session();
+    assert!(s.hardware_counters().is_none());
+    s.set_hardware_counters(true);
+    exec(&s, "CREATE TABLE t (a INTEGER)");
+    exec(&s, "INSERT INTO t SELECT LEVEL FROM dual CONNECT BY LEVEL <= 20000");
+    let reading = s.hardware_counters().expect("on");
+    for counter in Counter::ALL {
+        match reading.value(counter) {
+            Some(_) => assert!(reading.why_unavailable(counter).is_none()),
+            None => {
+                let why = reading.why_unavailable(counter).expect("a reason");
+                assert!(why.contains("not available on this machine"), "{counter:?}: {why}");
+                assert!(why.contains(counter.kernel_name()), "{why}");
+            }
+        }
+    }
+    s.set_hardware_counters(false);
+    assert!(s.hardware_counters().is_none());
+}
+
+#[test]
+fn task_clock_follows_the_sessions_cpu_time_helper_included() {
+    let (_t, _d, db) = temp_db(options(8192, "64M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER, name VARCHAR2(40))");
+    s.set_hardware_counters(true);
+    let Some(before) = s.hardware_counters().unwrap().counts.get(&Counter::TaskClock).copied() else {
+        return; // no perf events at all here: the first test checks the reasons
+    };
+    let cpu_before = s.stats().time(TimeModel::DbCpu);
+    exec(&s, "INSERT INTO t SELECT LEVEL, 'name-' || LEVEL FROM dual CONNECT BY LEVEL <= 200000");
+    let cpu_us = s.stats().time(TimeModel::DbCpu) - cpu_before;
+    let after = s.hardware_counters().unwrap();
+    let clock_us = (after.value(Counter::TaskClock).unwrap() - before.raw) / 1000;
+    // DB CPU holds the session's thread CPU clock and the helper's; task-clock counts
+    // both threads' user and kernel time the same way, give or take the reads.
+    assert!(
+        clock_us as f64 > cpu_us as f64 * 0.8 && (clock_us as f64) < cpu_us as f64 * 1.25 + 2000.0,
+        "task-clock {clock_us} µs, DB CPU {cpu_us} µs"
+    );
+    if lioscope::stats::osstat::usable_cpus() > 1 {
+        let helpers = s.stats().helper_counts();
+        assert!(helpers.value(Counter::TaskClock).unwrap_or(0) > 0, "the helper counted: {helpers:?}");
+    }
+}
+
+#[test]
+fn a_session_that_moves_to_another_thread_keeps_what_it_counted() {
+    let (_t, _d, db) = temp_db(options(8192, "16M"));
+    let s = db.session();
+    s.set_hardware_counters(true);
+    exec(&s, "CREATE TABLE t (a INTEGER)");
+    exec(&s, "INSERT INTO t SELECT LEVEL FROM dual CONNECT BY LEVEL <= 50000");
+    let here = s.hardware_counters().unwrap();
+    let there = std::thread::spawn(move || {
+        exec(&s, "SELECT COUNT(*) FROM t");
+        s.hardware_counters().unwrap()
+    })
+    .join()
+    .unwrap();
+    if let (Some(a), Some(b)) = (here.value(Counter::TaskClock), there.value(Counter::TaskClock)) {
+        assert!(b > a, "the new thread's count adds to the old one's: {a} then {b}");
+    }
+    assert_eq!(here.unavailable.keys().collect::<Vec<_>>(), there.unavailable.keys().collect::<Vec<_>>());
+}
+
+#[test]
+fn autotrace_cpu_prints_every_counter_and_the_derived_figures() {
+    let (_t, _d, db) = temp_db(options(8192, "16M"));
+    let s = db.session();
+    let mut runner = ScriptRunner::new(&s, OutputFormat::Table);
+    runner.run("CREATE TABLE t (a INTEGER)").unwrap();
+    runner.run("INSERT INTO t SELECT LEVEL FROM dual CONNECT BY LEVEL <= 1000").unwrap();
+    runner.run("SET AUTOTRACE TRACEONLY STATISTICS CPU").unwrap();
+    assert!(s.hardware_counters().is_some(), "SET AUTOTRACE ... CPU switches the counters on");
+    let out = runner.run("SELECT COUNT(*) FROM t").unwrap();
+    assert!(out.contains("Performance counters"), "{out}");
+    for counter in Counter::ALL {
+        let line = out.lines().find(|l| l.contains(counter.name())).unwrap_or_else(|| panic!("{counter:?}: {out}"));
+        let first = line.split_whitespace().next().unwrap();
+        assert!(
+            first == "n/a" && line.contains("not available on this machine") || first.parse::<f64>().is_ok(),
+            "{line}"
+        );
+    }
+    for derived in ["IPC (instructions / cycles)", "instructions per row (instructions / rows processed)"] {
+        assert!(out.contains(derived), "{out}");
+    }
+    let figure = |label: &str| -> f64 {
+        let line = out.lines().find(|l| l.trim_end().ends_with(label)).unwrap_or_else(|| panic!("{label}: {out}"));
+        line.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    // One row processed: logical reads per row is the statement's logical reads.
+    assert_eq!(
+        figure("logical reads per row (session logical reads / rows processed)"),
+        figure("session logical reads")
+    );
+    runner.run("SET AUTOTRACE OFF").unwrap();
+    assert!(s.hardware_counters().is_none(), "AUTOTRACE OFF switches them off");
+    runner.run("SET AUTOTRACE ON STATISTICS").unwrap();
+    assert!(!runner.run("SELECT COUNT(*) FROM t").unwrap().contains("Performance counters"));
+    assert!(runner.run("SET AUTOTRACE BOGUS CPU").is_err());
+    assert!(s.hardware_counters().is_none(), "a bad setting changes nothing");
+}
