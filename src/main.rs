@@ -66,6 +66,9 @@ enum Command {
 enum LabCommand {
     /// The cost of consistent reads: full scans beside another session's uncommitted updates.
     Cr(lioscope::lab::cr::CrOptions),
+    /// The cost of a row by access path (index with bad and good clustering factor, full
+    /// scan, in-memory scans), with performance counters.
+    Scan(lioscope::lab::scan::ScanOptions),
 }
 
 #[derive(Subcommand)]
@@ -128,6 +131,7 @@ fn run(cli: Cli) -> lioscope::Result<()> {
         Command::Bench { which: BenchCommand::Index(opts) } => lioscope::cli::bench_index::run(&opts),
         Command::Bench { which: BenchCommand::Inmemory(opts) } => lioscope::cli::bench_inmemory::run(&opts),
         Command::Lab { which: LabCommand::Cr(opts) } => lioscope::lab::cr::run(&opts),
+        Command::Lab { which: LabCommand::Scan(opts) } => lioscope::lab::scan::run(&opts).map(|_| ()),
     }
 }
 

@@ -3,9 +3,14 @@
 //!
 //! - [`customers`]: the SH.CUSTOMERS-shaped table of the engine benchmark.
 //! - [`cr`]: the cost of consistent reads (full scans beside uncommitted updates).
+//! - [`scan`]: the cost of a row by access path, with performance counters.
+//! - [`environment`], [`progress`]: the machine a report comes from; a progress bar.
 //! - [`sample`], [`stats`]: measuring a statement; medians and Kruskal-Wallis tests.
 
 pub mod cr;
 pub mod customers;
+pub mod environment;
+pub mod progress;
 pub mod sample;
+pub mod scan;
 pub mod stats;

@@ -1,0 +1,403 @@
+//! `lioscope lab scan`: the cost of a row by access path, after the source experiment
+//! that counted one customers table's rows six ways under `perf stat`.
+//!
+//! One customers table with an index of good clustering factor (`cust_id`, in insert
+//! order) and one of bad (`cust_postal_code`, random with respect to it), populated into
+//! the column store `FOR QUERY LOW`. Each path visits every row to count `cust_valid`:
+//!
+//! | name                    | how                                                      |
+//! |-------------------------|----------------------------------------------------------|
+//! | `INDEX_BAD_CF`          | range scan of `cust_postal_code`, table access by rowid   |
+//! | `INDEX_GOOD_CF`         | range scan of `cust_id`, table access by rowid            |
+//! | `FULL_BUFFER_CACHE`     | full scan of the cached blocks (`NO_INMEMORY`)            |
+//! | `INMEMORY_PREDICATE`    | `TABLE ACCESS INMEMORY FULL` with `cust_id > 0`           |
+//! | `INMEMORY_NO_PREDICATE` | `TABLE ACCESS INMEMORY FULL`, no predicate                |
+//! | `COMPRESSED_BLOCKS`     | not yet implemented in lioscope: reported, never faked   |
+//!
+//! Every path runs once to warm the caches, then `--repeat` times; each figure is the
+//! median of those runs with min and max. Figures come from the public Session API: the
+//! session statistics' deltas, the thread CPU clock, and the session's performance
+//! counters, which read `null` (with the kernel's reason) where the machine hides them.
+//! Every derived figure's derivation travels with the report.
+
+use super::sample::{self, Measurement};
+use super::stats::{Spread, spread};
+use crate::stats::Stat;
+use crate::stats::hwcounters::{Counter, Reading};
+use crate::{Database, DatabaseOptions, Result, Session};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Options of the experiment.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ScanOptions {
+    /// Rows in customers (the source document's table had 5,000,000 and more).
+    #[arg(long, default_value_t = 5_000_000)]
+    pub rows: u64,
+    /// Timed runs of each path (the median is reported, with min and max).
+    #[arg(long, default_value_t = 5)]
+    pub repeat: usize,
+    /// Directory for the report: scan.json (every sample and the environment) and a CSV
+    /// of the figures.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// An existing database to run in (its customers table is used when it has one);
+    /// default: a fresh one in a temporary directory.
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+}
+
+/// One access path.
+struct Path {
+    name: &'static str,
+    label: &'static str,
+    /// `None` for a path lioscope does not have yet.
+    sql: Option<&'static str>,
+}
+
+const PATHS: [Path; 6] = [
+    Path {
+        name: "INDEX_BAD_CF",
+        label: "INDEX range scan, bad clustering factor",
+        sql: Some(
+            "SELECT /*+ INDEX(c cust_postal_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_postal_code > '0'",
+        ),
+    },
+    Path {
+        name: "INDEX_GOOD_CF",
+        label: "INDEX range scan, good clustering factor",
+        sql: Some("SELECT /*+ INDEX(c cust_id_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0"),
+    },
+    Path {
+        name: "FULL_BUFFER_CACHE",
+        label: "FULL scan in the buffer cache",
+        sql: Some("SELECT /*+ FULL(c) NO_INMEMORY(c) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0"),
+    },
+    Path {
+        name: "INMEMORY_PREDICATE",
+        label: "INMEMORY scan with a predicate",
+        sql: Some(
+            "SELECT /*+ INMEMORY(c) NO_INMEMORY_PRUNING(c) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0",
+        ),
+    },
+    Path {
+        name: "INMEMORY_NO_PREDICATE",
+        label: "INMEMORY scan without a predicate",
+        sql: Some("SELECT /*+ INMEMORY(c) NO_INMEMORY_PRUNING(c) */ COUNT(cust_valid) FROM customers c"),
+    },
+    Path { name: "COMPRESSED_BLOCKS", label: "scan of compressed columnar blocks", sql: None },
+];
+
+/// Why `COMPRESSED_BLOCKS` has no figures.
+const NOT_IMPLEMENTED: &str = "not yet implemented in lioscope";
+
+/// One timed run of a path: what the session counted around it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Sample {
+    pub rows: u64,
+    pub elapsed_ms: f64,
+    pub cpu_ms: f64,
+    pub logical_reads: u64,
+    pub consistent_gets: u64,
+    pub buffer_is_pinned: u64,
+    pub im_scan_rows: u64,
+    /// Each performance counter that counted, scaled for multiplexing, by perf name.
+    pub counters: BTreeMap<&'static str, u64>,
+    /// The share of its enabled time each counter was running (1 when not multiplexed).
+    pub counter_running_share: BTreeMap<&'static str, f64>,
+}
+
+/// The figures of one path, each `null` where not available, and its raw samples.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PathReport {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub sql: Option<&'static str>,
+    /// "measured", or why the path has no figures.
+    pub status: &'static str,
+    pub figures: BTreeMap<&'static str, Option<Figure>>,
+    pub samples: Vec<Sample>,
+}
+
+/// A figure over the runs: median, min, max.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Figure {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl From<Spread> for Figure {
+    fn from(s: Spread) -> Figure {
+        Figure { median: s.median, min: s.min, max: s.max }
+    }
+}
+
+/// The figures of every path, in report order, and how each is derived.
+const FIGURES: [(&str, &str); 16] = [
+    ("rows", "the count the query returned"),
+    ("logical_reads", "delta of 'session logical reads'"),
+    ("buffer_is_pinned_count", "delta of 'buffer is pinned count'"),
+    ("cpu_ms", "the session thread's CPU clock (DB CPU) around the execution"),
+    ("elapsed_ms", "wall clock around Session::execute"),
+    ("task_clock_ms", "perf task-clock / 10^6"),
+    ("cycles", "perf cycles, scaled by enabled / running time"),
+    ("instructions", "perf instructions, scaled by enabled / running time"),
+    ("ipc", "instructions / cycles of the same run"),
+    ("instructions_per_row", "instructions / rows of the same run"),
+    ("cycles_per_row", "cycles / rows of the same run"),
+    ("logical_reads_per_row", "logical_reads / rows of the same run"),
+    ("branches", "perf branches, scaled"),
+    ("branch_misses", "perf branch-misses, scaled"),
+    ("cache_misses", "perf cache-misses, scaled"),
+    ("im_scan_rows", "delta of 'IM scan rows'"),
+];
+
+impl Sample {
+    fn of(m: &Measurement, counters: &Reading) -> Sample {
+        Sample {
+            rows: m.rows(),
+            elapsed_ms: m.elapsed_ms,
+            cpu_ms: m.cpu_ms,
+            logical_reads: m.delta(Stat::LogicalReads),
+            consistent_gets: m.delta(Stat::ConsistentGets),
+            buffer_is_pinned: m.delta(Stat::BufferIsPinned),
+            im_scan_rows: m.delta(Stat::ImScanRows),
+            counters: counters.values(),
+            counter_running_share: counters.counts.iter().map(|(c, n)| (c.name(), n.running_share())).collect(),
+        }
+    }
+
+    fn counter(&self, counter: Counter) -> Option<f64> {
+        self.counters.get(counter.name()).map(|&v| v as f64)
+    }
+
+    /// The figure `key` of this run; `None` where not available.
+    fn figure(&self, key: &str) -> Option<f64> {
+        let rows = self.rows as f64;
+        let per_row = |v: Option<f64>| v.filter(|_| self.rows > 0).map(|v| v / rows);
+        match key {
+            "rows" => Some(rows),
+            "logical_reads" => Some(self.logical_reads as f64),
+            "buffer_is_pinned_count" => Some(self.buffer_is_pinned as f64),
+            "cpu_ms" => Some(self.cpu_ms),
+            "elapsed_ms" => Some(self.elapsed_ms),
+            "task_clock_ms" => self.counter(Counter::TaskClock).map(|ns| ns / 1e6),
+            "cycles" => self.counter(Counter::Cycles),
+            "instructions" => self.counter(Counter::Instructions),
+            "ipc" => self.counter(Counter::Instructions).zip(self.counter(Counter::Cycles)).map(|(i, c)| i / c),
+            "instructions_per_row" => per_row(self.counter(Counter::Instructions)),
+            "cycles_per_row" => per_row(self.counter(Counter::Cycles)),
+            "logical_reads_per_row" => per_row(Some(self.logical_reads as f64)),
+            "branches" => self.counter(Counter::Branches),
+            "branch_misses" => self.counter(Counter::BranchMisses),
+            "cache_misses" => self.counter(Counter::CacheMisses),
+            "im_scan_rows" => Some(self.im_scan_rows as f64),
+            _ => None,
+        }
+    }
+}
+
+/// The whole report, as scan.json holds it.
+#[derive(Debug, serde::Serialize)]
+pub struct ScanReport {
+    pub experiment: &'static str,
+    pub environment: super::environment::Environment,
+    pub parameters: BTreeMap<&'static str, serde_json::Value>,
+    pub derivations: BTreeMap<&'static str, &'static str>,
+    /// Counters the machine does not offer, with the kernel's reason.
+    pub counters_unavailable: BTreeMap<&'static str, String>,
+    pub paths: Vec<PathReport>,
+}
+
+/// Runs the experiment, prints its table and writes the report files.
+pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
+    let (dir, _tmp) = sample::work_dir(opts.db.as_deref(), "lab-scan")?;
+    let cache = (opts.rows * 400).max(64 << 20);
+    let inmemory = (opts.rows * 400).max(64 << 20);
+    let parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
+    let db = Database::open_or_create(&dir, DatabaseOptions { parameters, ..Default::default() })?;
+    let session = db.session();
+    let progress = super::progress::Steps::new(PATHS.len() as u64 + 4, "lab scan");
+    progress.step("loading customers");
+    prepare(&session, opts.rows, inmemory)?;
+    progress.step("populating the column store");
+    populate(&session)?;
+    session.set_hardware_counters(true);
+    let mut unavailable = BTreeMap::new();
+    let mut paths = Vec::new();
+    for path in &PATHS {
+        progress.step(path.name);
+        let Some(sql) = path.sql else {
+            let figures = FIGURES.iter().map(|(k, _)| (*k, None)).collect();
+            paths.push(PathReport {
+                name: path.name,
+                label: path.label,
+                sql: None,
+                status: NOT_IMPLEMENTED,
+                figures,
+                samples: Vec::new(),
+            });
+            continue;
+        };
+        sample::measure(&session, sql)?;
+        let mut samples = Vec::new();
+        for _ in 0..opts.repeat.max(1) {
+            let before = session.hardware_counters().unwrap_or_default();
+            let m = sample::measure(&session, sql)?;
+            let counted = session.hardware_counters().unwrap_or_default().since(&before);
+            for (counter, why) in &counted.unavailable {
+                unavailable.entry(counter.name()).or_insert_with(|| why.clone());
+            }
+            samples.push(Sample::of(&m, &counted));
+        }
+        let figures = FIGURES
+            .iter()
+            .map(|(key, _)| {
+                let values: Option<Vec<f64>> = samples.iter().map(|s| s.figure(key)).collect();
+                (*key, values.map(|v| spread(v).into()))
+            })
+            .collect();
+        paths.push(PathReport {
+            name: path.name,
+            label: path.label,
+            sql: Some(sql),
+            status: "measured",
+            figures,
+            samples,
+        });
+    }
+    progress.finish();
+    session.set_hardware_counters(false);
+    let mut parameters = BTreeMap::new();
+    parameters.insert("rows", serde_json::json!(opts.rows));
+    parameters.insert("repeat", serde_json::json!(opts.repeat.max(1)));
+    parameters.insert("db_cache_size", serde_json::json!(cache));
+    parameters.insert("inmemory_size", serde_json::json!(inmemory));
+    parameters.insert("memcompress", serde_json::json!("FOR QUERY LOW"));
+    let report = ScanReport {
+        experiment: "scan",
+        environment: super::environment::Environment::read(),
+        parameters,
+        derivations: FIGURES.into_iter().collect(),
+        counters_unavailable: unavailable,
+        paths,
+    };
+    print_table(&report);
+    if let Some(out) = &opts.out {
+        write_files(&report, out)?;
+    }
+    drop(session);
+    db.close()?;
+    Ok(report)
+}
+
+/// Creates and loads customers with its two indexes unless the database has them, and
+/// sizes the column store.
+fn prepare(session: &Session, rows: u64, inmemory: u64) -> Result<()> {
+    let exists = session
+        .execute("SELECT COUNT(*) FROM user_tables WHERE table_name = 'CUSTOMERS'")?
+        .rows
+        .first()
+        .is_some_and(|r| r[0].to_string() != "0");
+    if !exists {
+        session.execute(super::customers::CREATE_TABLE)?;
+        session.execute(&super::customers::insert_select("customers", rows))?;
+        session.execute("CREATE INDEX cust_id_ix ON customers (cust_id)")?;
+        session.execute("CREATE INDEX cust_postal_ix ON customers (cust_postal_code)")?;
+        session.execute("ANALYZE TABLE customers COMPUTE STATISTICS")?;
+    }
+    session.execute(&format!("ALTER SYSTEM SET inmemory_size = {}M", inmemory.div_ceil(1 << 20)))?;
+    Ok(())
+}
+
+/// Marks customers INMEMORY and waits until it is populated.
+fn populate(session: &Session) -> Result<()> {
+    session.execute("ALTER TABLE customers INMEMORY MEMCOMPRESS FOR QUERY LOW PRIORITY HIGH")?;
+    let wait = session.execute("EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT('HIGH', 100, 3600)")?;
+    match wait.rows.first().map(|r| r[0].to_string()) {
+        Some(code) if code == "0" => Ok(()),
+        code => Err(crate::Error::InvalidValue {
+            context: "lab scan: populating customers".into(),
+            message: format!("POPULATE_WAIT returned {}", code.unwrap_or_default()),
+        }),
+    }
+}
+
+/// The terminal table: one row per path, the main figures as median [min..max].
+fn print_table(report: &ScanReport) {
+    let keys = [
+        "rows",
+        "logical_reads",
+        "buffer_is_pinned_count",
+        "cpu_ms",
+        "elapsed_ms",
+        "instructions_per_row",
+        "cycles_per_row",
+        "ipc",
+    ];
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::ASCII_MARKDOWN).force_no_tty();
+    table.set_header(std::iter::once("path").chain(keys).collect::<Vec<_>>());
+    for path in &report.paths {
+        let mut row = vec![path.name.to_owned()];
+        if path.status != "measured" {
+            row.push(path.status.to_owned());
+            row.extend(keys[1..].iter().map(|_| String::new()));
+        } else {
+            for key in keys {
+                row.push(match path.figures.get(key).copied().flatten() {
+                    Some(f) if f.min == f.max => round(f.median),
+                    Some(f) => format!("{} [{}..{}]", round(f.median), round(f.min), round(f.max)),
+                    None => "n/a".to_owned(),
+                });
+            }
+        }
+        table.add_row(row);
+    }
+    println!("{table}");
+    println!("Each figure: the median of {} runs [min..max]. Derivations:", report.parameters["repeat"]);
+    for (key, how) in &report.derivations {
+        println!("  {key}: {how}");
+    }
+    if !report.counters_unavailable.is_empty() {
+        println!("n/a: counters this machine does not offer (their figures are null in scan.json):");
+    }
+    for (counter, why) in &report.counters_unavailable {
+        println!("  {counter}: {why}");
+    }
+}
+
+/// A figure for the table: whole numbers as they are, others with three decimals below
+/// 10 and none above.
+fn round(v: f64) -> String {
+    if v.fract() == 0.0 || v.abs() >= 10.0 { format!("{v:.0}") } else { format!("{v:.3}") }
+}
+
+/// scan.json (everything) and scan.csv (one line per path and figure).
+fn write_files(report: &ScanReport, out: &std::path::Path) -> Result<()> {
+    std::fs::create_dir_all(out).map_err(|e| crate::Error::io("create", out, e))?;
+    crate::storage::write_json(&out.join("scan.json"), report)?;
+    let path = out.join("scan.csv");
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    let io = |e: csv::Error| crate::Error::io("write", &path, std::io::Error::other(e));
+    csv.write_record(["path", "status", "figure", "median", "min", "max", "derivation"]).map_err(io)?;
+    for p in &report.paths {
+        for (key, how) in FIGURES {
+            let f = p.figures.get(key).copied().flatten();
+            let cell = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+            csv.write_record([
+                p.name,
+                p.status,
+                key,
+                &cell(f.map(|f| f.median)),
+                &cell(f.map(|f| f.min)),
+                &cell(f.map(|f| f.max)),
+                how,
+            ])
+            .map_err(io)?;
+        }
+    }
+    let bytes = csv.into_inner().map_err(|e| crate::Error::io("write", &path, std::io::Error::other(e.to_string())))?;
+    crate::storage::write_atomically(&path, &bytes)
+}
