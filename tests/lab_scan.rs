@@ -17,7 +17,16 @@ const ROWS: u64 = 20_000;
 fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
     let dir = tempfile::tempdir().unwrap();
     let (db_dir, out) = (dir.path().join("db"), dir.path().join("out"));
-    run(&ScanOptions { rows: ROWS, repeat: 2, out: Some(out.clone()), db: Some(db_dir.clone()) }).expect("runs");
+    let opts = ScanOptions {
+        rows: ROWS,
+        repeat: 2,
+        out: Some(out.clone()),
+        db: Some(db_dir.clone()),
+        instructions: lioscope::lab::scan::InstructionSource::Perf,
+        callgrind_child: None,
+        lioscope_exe: None,
+    };
+    run(&opts).expect("runs");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(out.join("scan.json")).unwrap()).unwrap();
     let csv = std::fs::read_to_string(out.join("scan.csv")).unwrap();
     assert!(csv.starts_with("path,status,figure,median,min,max,derivation"));
@@ -73,4 +82,37 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
     assert!(figure(&paths[1], "buffer_is_pinned_count").unwrap() > ROWS as f64 / 2.0);
     assert!(report["environment"]["logical_cpus"].as_u64().unwrap() >= 1);
     assert!(report["derivations"]["instructions_per_row"].as_str().unwrap().contains("rows"));
+}
+
+/// With `--instructions callgrind`, each measured path is counted again in a child under
+/// callgrind with collection only around the statement's execution: twice the rows take
+/// about twice the instructions (the load and the population, outside, are not counted),
+/// and the report says where its instructions came from.
+#[test]
+fn callgrind_counts_only_the_statements_execution() {
+    if std::process::Command::new("valgrind").arg("--version").output().is_err() {
+        panic!("valgrind is needed for this test (.ci/run installs it)");
+    }
+    let count = |rows: u64| {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = ScanOptions {
+            rows,
+            repeat: 1,
+            out: None,
+            db: Some(dir.path().join("db")),
+            instructions: lioscope::lab::scan::InstructionSource::Callgrind,
+            callgrind_child: None,
+            lioscope_exe: Some(env!("CARGO_BIN_EXE_lioscope").into()),
+        };
+        let report = serde_json::to_value(run(&opts).expect("runs")).unwrap();
+        assert_eq!(report["instructions"], "callgrind");
+        assert!(report["derivations"]["instructions_callgrind"].as_str().unwrap().contains("toggle-collect"));
+        let full = &report["paths"][2];
+        assert_eq!(full["name"], "FULL_BUFFER_CACHE");
+        assert!(report["paths"][5]["figures"]["instructions_callgrind"].is_null(), "nothing for a missing path");
+        full["figures"]["instructions_callgrind"]["median"].as_f64().unwrap()
+    };
+    let (small, large) = (count(10_000), count(20_000));
+    let ratio = large / small;
+    assert!((1.6..2.2).contains(&ratio), "instructions {small} for 10,000 rows, {large} for 20,000: ratio {ratio}");
 }

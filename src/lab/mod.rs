@@ -3,10 +3,12 @@
 //!
 //! - [`customers`]: the SH.CUSTOMERS-shaped table of the engine benchmark.
 //! - [`cr`]: the cost of consistent reads (full scans beside uncommitted updates).
-//! - [`scan`]: the cost of a row by access path, with performance counters.
+//! - [`scan`]: the cost of a row by access path, with performance counters, or
+//!   instructions counted by callgrind ([`callgrind`]).
 //! - [`environment`], [`progress`]: the machine a report comes from; a progress bar.
 //! - [`sample`], [`stats`]: measuring a statement; medians and Kruskal-Wallis tests.
 
+pub mod callgrind;
 pub mod cr;
 pub mod customers;
 pub mod environment;

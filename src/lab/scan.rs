@@ -45,6 +45,27 @@ pub struct ScanOptions {
     /// default: a fresh one in a temporary directory.
     #[arg(long)]
     pub db: Option<PathBuf>,
+    /// Where instruction counts come from: the performance counters (`perf`), or
+    /// also valgrind's callgrind, each measured path run once more in a child process with
+    /// collection on only around the statement's execution (`callgrind`).
+    #[arg(long, value_enum, default_value_t = InstructionSource::Perf)]
+    pub instructions: InstructionSource,
+    /// Internal: run only this path once, in the existing `--db`, for callgrind.
+    #[arg(long, hide = true)]
+    pub callgrind_child: Option<String>,
+    /// The lioscope executable the callgrind children run (default: this one).
+    #[arg(long, hide = true)]
+    pub lioscope_exe: Option<PathBuf>,
+}
+
+/// Where `lab scan` takes instruction counts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InstructionSource {
+    /// The performance counters only (`null` where the machine hides them).
+    Perf,
+    /// Also valgrind's callgrind, around each statement's execution.
+    Callgrind,
 }
 
 /// One access path.
@@ -133,6 +154,16 @@ impl From<Spread> for Figure {
     }
 }
 
+/// The figures callgrind adds, and how each is derived.
+const CALLGRIND_FIGURES: [(&str, &str); 2] = [
+    (
+        "instructions_callgrind",
+        "valgrind callgrind Ir of one run in a child process, collection on only inside the statement's execution \
+         (--collect-atstart=no --toggle-collect=*counted_execution*), after a warm run",
+    ),
+    ("instructions_per_row_callgrind", "instructions_callgrind / rows"),
+];
+
 /// The figures of every path, in report order, and how each is derived.
 const FIGURES: [(&str, &str); 16] = [
     ("rows", "the count the query returned"),
@@ -202,6 +233,8 @@ impl Sample {
 #[derive(Debug, serde::Serialize)]
 pub struct ScanReport {
     pub experiment: &'static str,
+    /// Whether instructions were also counted by callgrind.
+    pub instructions: InstructionSource,
     pub environment: super::environment::Environment,
     pub parameters: BTreeMap<&'static str, serde_json::Value>,
     pub derivations: BTreeMap<&'static str, &'static str>,
@@ -212,13 +245,17 @@ pub struct ScanReport {
 
 /// Runs the experiment, prints its table and writes the report files.
 pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
+    if let Some(name) = &opts.callgrind_child {
+        return run_callgrind_child(opts, name);
+    }
     let (dir, _tmp) = sample::work_dir(opts.db.as_deref(), "lab-scan")?;
     let cache = (opts.rows * 400).max(64 << 20);
     let inmemory = (opts.rows * 400).max(64 << 20);
     let parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
     let db = Database::open_or_create(&dir, DatabaseOptions { parameters, ..Default::default() })?;
     let session = db.session();
-    let progress = super::progress::Steps::new(PATHS.len() as u64 + 4, "lab scan");
+    let callgrind_steps = if opts.instructions == InstructionSource::Callgrind { PATHS.len() - 1 } else { 0 };
+    let progress = super::progress::Steps::new((PATHS.len() + 2 + callgrind_steps) as u64, "lab scan");
     progress.step("loading customers");
     prepare(&session, opts.rows, inmemory)?;
     progress.step("populating the column store");
@@ -267,19 +304,44 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
             samples,
         });
     }
-    progress.finish();
     session.set_hardware_counters(false);
+    drop(session);
+    db.close()?;
+    // Dropping the database lets go of its directory for the callgrind children.
+    drop(db);
+    if opts.instructions == InstructionSource::Callgrind {
+        for path in paths.iter_mut().filter(|p| p.status == "measured") {
+            progress.step(&format!("{} under callgrind", path.name));
+            let instructions = callgrind_count(opts, &dir, path.name)? as f64;
+            let rows = path.figures["rows"].map_or(0.0, |f| f.median);
+            let figure = |v: f64| Some(Figure { median: v, min: v, max: v });
+            path.figures.insert("instructions_callgrind", figure(instructions));
+            path.figures
+                .insert("instructions_per_row_callgrind", (rows > 0.0).then(|| instructions / rows).and_then(figure));
+        }
+        for path in paths.iter_mut().filter(|p| p.status != "measured") {
+            CALLGRIND_FIGURES.iter().for_each(|(k, _)| {
+                path.figures.insert(k, None);
+            });
+        }
+    }
+    progress.finish();
     let mut parameters = BTreeMap::new();
     parameters.insert("rows", serde_json::json!(opts.rows));
     parameters.insert("repeat", serde_json::json!(opts.repeat.max(1)));
     parameters.insert("db_cache_size", serde_json::json!(cache));
     parameters.insert("inmemory_size", serde_json::json!(inmemory));
     parameters.insert("memcompress", serde_json::json!("FOR QUERY LOW"));
+    let mut derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
+    if opts.instructions == InstructionSource::Callgrind {
+        derivations.extend(CALLGRIND_FIGURES);
+    }
     let report = ScanReport {
         experiment: "scan",
+        instructions: opts.instructions,
         environment: super::environment::Environment::read(),
         parameters,
-        derivations: FIGURES.into_iter().collect(),
+        derivations,
         counters_unavailable: unavailable,
         paths,
     };
@@ -287,9 +349,61 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
     if let Some(out) = &opts.out {
         write_files(&report, out)?;
     }
+    Ok(report)
+}
+
+/// The instructions of one run of path `name` in the database in `dir`, counted by
+/// callgrind in a child process.
+fn callgrind_count(opts: &ScanOptions, dir: &std::path::Path, name: &str) -> Result<u64> {
+    let exe = match &opts.lioscope_exe {
+        Some(exe) => exe.clone(),
+        None => std::env::current_exe().map_err(|e| crate::Error::io("find", std::path::Path::new("lioscope"), e))?,
+    };
+    let profile = dir.join(format!("callgrind.{name}.out"));
+    let args: Vec<String> = ["lab", "scan", "--rows", &opts.rows.to_string(), "--db"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain([dir.display().to_string(), "--callgrind-child".into(), name.into()])
+        .collect();
+    let counted = super::callgrind::count_instructions(&exe, &args, &profile);
+    let _ = std::fs::remove_file(&profile);
+    counted
+}
+
+/// In the child callgrind runs: the path once to warm the caches, then once inside
+/// [`super::callgrind::counted_execution`], where collection is on.
+fn run_callgrind_child(opts: &ScanOptions, name: &str) -> Result<ScanReport> {
+    let Some(dir) = &opts.db else {
+        return Err(crate::Error::InvalidParameter {
+            name: "--callgrind-child".into(),
+            message: "needs --db, the database the parent loaded".into(),
+        });
+    };
+    let Some(sql) = PATHS.iter().find(|p| p.name == name).and_then(|p| p.sql) else {
+        return Err(crate::Error::InvalidParameter {
+            name: "--callgrind-child".into(),
+            message: format!("no measured access path is named {name}"),
+        });
+    };
+    let cache = (opts.rows * 400).max(64 << 20);
+    let parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
+    let db = Database::open(dir, DatabaseOptions { parameters, ..Default::default() })?;
+    let session = db.session();
+    prepare(&session, opts.rows, (opts.rows * 400).max(64 << 20))?;
+    populate(&session)?;
+    sample::measure(&session, sql)?;
+    super::callgrind::counted_execution(&session, sql)?;
     drop(session);
     db.close()?;
-    Ok(report)
+    Ok(ScanReport {
+        experiment: "scan",
+        instructions: InstructionSource::Callgrind,
+        environment: super::environment::Environment::read(),
+        parameters: BTreeMap::new(),
+        derivations: BTreeMap::new(),
+        counters_unavailable: BTreeMap::new(),
+        paths: Vec::new(),
+    })
 }
 
 /// Creates and loads customers with its two indexes unless the database has them, and
@@ -326,7 +440,7 @@ fn populate(session: &Session) -> Result<()> {
 
 /// The terminal table: one row per path, the main figures as median [min..max].
 fn print_table(report: &ScanReport) {
-    let keys = [
+    let mut keys = vec![
         "rows",
         "logical_reads",
         "buffer_is_pinned_count",
@@ -336,16 +450,19 @@ fn print_table(report: &ScanReport) {
         "cycles_per_row",
         "ipc",
     ];
+    if report.instructions == InstructionSource::Callgrind {
+        keys.push("instructions_per_row_callgrind");
+    }
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::ASCII_MARKDOWN).force_no_tty();
-    table.set_header(std::iter::once("path").chain(keys).collect::<Vec<_>>());
+    table.set_header(std::iter::once("path").chain(keys.iter().copied()).collect::<Vec<_>>());
     for path in &report.paths {
         let mut row = vec![path.name.to_owned()];
         if path.status != "measured" {
             row.push(path.status.to_owned());
             row.extend(keys[1..].iter().map(|_| String::new()));
         } else {
-            for key in keys {
+            for &key in &keys {
                 row.push(match path.figures.get(key).copied().flatten() {
                     Some(f) if f.min == f.max => round(f.median),
                     Some(f) => format!("{} [{}..{}]", round(f.median), round(f.min), round(f.max)),
@@ -383,7 +500,7 @@ fn write_files(report: &ScanReport, out: &std::path::Path) -> Result<()> {
     let io = |e: csv::Error| crate::Error::io("write", &path, std::io::Error::other(e));
     csv.write_record(["path", "status", "figure", "median", "min", "max", "derivation"]).map_err(io)?;
     for p in &report.paths {
-        for (key, how) in FIGURES {
+        for (key, how) in report.derivations.iter().map(|(k, h)| (*k, *h)) {
             let f = p.figures.get(key).copied().flatten();
             let cell = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
             csv.write_record([
