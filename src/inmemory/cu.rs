@@ -13,10 +13,10 @@
 //! Keys that are mostly distinct (an e-mail address, a name with a number in it) are
 //! stored *plain* instead: the keys one after another with each row's end offset, and the
 //! rows holding the smallest and largest. A unit of 4,096 keys or more whose keys a
-//! linear-counting estimate finds more than half distinct is stored plain at once (no
-//! hash table, no sort, no dictionary as large as the keys); otherwise the distinct keys
-//! are collected and the unit takes a dictionary when that is the smaller form (counted
-//! in bytes, codes included); see [`KeyColumnBuilder`]. Predicates on plain keys compare
+//! linear-counting estimate finds so distinct that a dictionary would take no less room
+//! is stored plain at once (no hash table, no sort); otherwise the distinct keys are
+//! collected and the unit takes a dictionary when that is the smaller form (counted in
+//! bytes, codes included); see [`KeyColumnBuilder`]. Predicates on plain keys compare
 //! each row's bytes.
 //!
 //! The codes are then stored in byte-aligned lanes (8, 16, 32 or 64 bits), bit-packed at
@@ -583,9 +583,10 @@ const ESTIMATED_PLAIN_MIN_KEYS: usize = 4096;
 /// 1. every non-NULL key is hashed, and a linear-counting estimate of the distinct keys
 ///    is taken from the hashes (each sets one bit of a bitmap at least as large as the
 ///    rows; `m · ln(m / zero bits)` estimates how many distinct values set them);
-/// 2. a unit of 4,096 keys or more that is more than half distinct
-///    keeps the buffer as its plain keys (no table, no sort, no dictionary as large as
-///    the keys);
+/// 2. a unit of 4,096 keys or more that is more than half distinct, and whose dictionary
+///    would by the estimate take no less room than the keys themselves, keeps the buffer
+///    as its plain keys (no table, no sort); not under `Packing::Smallest`, which
+///    always weighs the exact sizes;
 /// 3. otherwise the distinct keys are collected through an open-addressing table of
 ///    `hash high half << 32 | index + 1`, sized from the estimate (a probe reads one slot
 ///    and compares bytes only when the halves match), and the dictionary is kept when it
@@ -660,7 +661,12 @@ impl KeyColumnBuilder {
             let mut hashes = Vec::with_capacity(keys);
             hashes.extend((0..rows).filter(|&row| !is_null(row)).map(|row| hash_key(self.rows.key(row))));
             let estimate = estimate_distinct(&hashes);
-            if keys >= ESTIMATED_PLAIN_MIN_KEYS && estimate * 2 > keys {
+            let plain_bytes = self.key_bytes + (rows + 1) * size_of::<u32>();
+            if packing != Packing::Smallest
+                && keys >= ESTIMATED_PLAIN_MIN_KEYS
+                && estimate * 2 > keys
+                && plain_bytes <= estimated_dictionary_bytes(self.key_bytes, keys, rows, estimate)
+            {
                 Body::Plain(PlainKeys::new(self.rows, nulls.as_ref()))
             } else {
                 let (distinct, ids) = distinct_keys(&self.rows, nulls.as_ref(), &hashes, estimate);
@@ -681,6 +687,16 @@ impl KeyColumnBuilder {
         };
         ColumnUnit { rows, nulls, null_count, body }
     }
+}
+
+/// The bytes a dictionary of `distinct` of `keys` keys (of `key_bytes` in all) over `rows`
+/// rows would take, its codes bit-packed: the same for every packing that asks, so
+/// they all make the same choice.
+fn estimated_dictionary_bytes(key_bytes: usize, keys: usize, rows: usize, distinct: usize) -> usize {
+    let distinct = distinct.clamp(1, keys);
+    key_bytes * distinct / keys
+        + (distinct + 1) * size_of::<u32>()
+        + Lanes::bytes_for(rows, bits_for(distinct as u64 - 1), Packing::Tight)
 }
 
 /// How many distinct values `hashes` hold, estimated by linear counting (see
@@ -1823,29 +1839,40 @@ mod tests {
     }
 
     #[test]
-    fn the_distinct_estimate_chooses_plain_keys_above_half_distinct() {
+    fn plain_keys_where_a_dictionary_would_take_as_much_room() {
         let column = |distinct: u64| -> Vec<Vec<u8>> {
             (0..100_000u64).map(|i| format!("customer{}@example.com", i * 7919 % distinct).into()).collect()
         };
-        // 60,000 distinct keys in 100,000 rows (a NULL among them): plain.
-        let keys = column(60_000);
+        // 97,000 distinct keys in 100,000 rows (a NULL among them): plain, at every packing.
+        let keys = column(97_000);
         let mut refs: Vec<Option<&[u8]>> = keys.iter().map(|k| Some(k.as_slice())).collect();
         refs[100] = None;
         let input = ColumnInput::Keys(&refs);
         let unit = check_round_trip(input, Packing::Tight);
         assert_eq!(unit.encoding(), Encoding::Plain);
-        for (lo, hi) in [(&b"customer1"[..], &b"customer2"[..]), (b"a", b"customer0@"), (b"customer59999", b"z")] {
+        for (lo, hi) in [(&b"customer1"[..], &b"customer2"[..]), (b"a", b"customer0@"), (b"customer96999", b"z")] {
             let pred = CuPredicate::KeyRange { lo: Bound::Included(lo.to_vec()), hi: Bound::Excluded(hi.to_vec()) };
             check_filter(&unit, &input, &pred);
         }
         check_filter(&unit, &input, &CuPredicate::KeyIn(vec![keys[7].clone(), b"nobody".to_vec()]));
         check_filter(&unit, &input, &CuPredicate::IsNull);
+        for packing in [Packing::ByteAligned, Packing::Smallest] {
+            assert_eq!(ColumnUnit::build(input, packing).encoding(), Encoding::Plain, "{packing:?}");
+        }
 
-        // 40,000 distinct keys in 100,000 rows: the dictionary is collected, and smaller.
-        let keys = column(40_000);
-        let refs: Vec<Option<&[u8]>> = keys.iter().map(|k| Some(k.as_slice())).collect();
-        let unit = check_round_trip(ColumnInput::Keys(&refs), Packing::ByteAligned);
-        assert_eq!(unit.encoding(), Encoding::Dictionary { entries: 40_000, width: 16 });
+        // 60,000 and 40,000 distinct keys in 100,000 rows: a dictionary takes less room.
+        for distinct in [60_000, 40_000] {
+            let keys = column(distinct);
+            let refs: Vec<Option<&[u8]>> = keys.iter().map(|k| Some(k.as_slice())).collect();
+            for packing in PACKINGS {
+                let unit = check_round_trip(ColumnInput::Keys(&refs), packing);
+                assert!(
+                    matches!(unit.encoding(), Encoding::Dictionary { entries, .. } if entries == distinct as usize),
+                    "{distinct} {packing:?}: {}",
+                    unit.encoding()
+                );
+            }
+        }
     }
 
     #[test]

@@ -151,7 +151,14 @@ impl ImcuBuilder {
                 continue;
             };
             match (&mut *gathered, *kind) {
-                (Gathered::Keys(keys), ValueKind::Text) => keys.push(Some(bytes)),
+                (Gathered::Keys(keys), ValueKind::Text) => {
+                    // Checked as a scan checks it: a corrupt string is an error, not a
+                    // value the row store would refuse.
+                    std::str::from_utf8(bytes).map_err(|_| {
+                        crate::access::row_view::column_corrupt(rdba, i, "string column is not valid UTF-8")
+                    })?;
+                    keys.push(Some(bytes));
+                }
                 (Gathered::Ints(values), ValueKind::Int) if let Some(v) = read_small_int(bytes) => values.push(Some(v)),
                 _ => {
                     let value = read_payload(PayloadKind::from(*data_type), bytes)

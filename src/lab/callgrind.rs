@@ -3,10 +3,9 @@
 //! valgrind's callgrind, with collection switched off at start and toggled on only inside
 //! [`counted_execution`] (`--collect-atstart=no --toggle-collect=*counted_execution*`),
 //! so the count is the statement's execution alone: no load, no population, no
-//! parsing of the command line. Callgrind counts every thread's instructions while
-//! collection is on (it runs them one at a time), so helper threads working for the
-//! statement are included. Its `summary:` line is the count of instructions executed
-//! (`Ir`).
+//! parsing of the command line. Collection is switched per thread: a helper thread a
+//! statement starts is not counted (the lab's scans start none). The profile's
+//! `summary:` line is the count of instructions executed (`Ir`).
 
 use crate::{QueryResult, Result, Session};
 use std::path::Path;

@@ -216,7 +216,10 @@ impl Sample {
             "task_clock_ms" => self.counter(Counter::TaskClock).map(|ns| ns / 1e6),
             "cycles" => self.counter(Counter::Cycles),
             "instructions" => self.counter(Counter::Instructions),
-            "ipc" => self.counter(Counter::Instructions).zip(self.counter(Counter::Cycles)).map(|(i, c)| i / c),
+            "ipc" => self
+                .counter(Counter::Instructions)
+                .zip(self.counter(Counter::Cycles).filter(|&c| c > 0.0))
+                .map(|(i, c)| i / c),
             "instructions_per_row" => per_row(self.counter(Counter::Instructions)),
             "cycles_per_row" => per_row(self.counter(Counter::Cycles)),
             "logical_reads_per_row" => per_row(Some(self.logical_reads as f64)),
@@ -283,8 +286,10 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
             let before = session.hardware_counters().unwrap_or_default();
             let m = sample::measure(&session, sql)?;
             let counted = session.hardware_counters().unwrap_or_default().since(&before);
-            for (counter, why) in &counted.unavailable {
-                unavailable.entry(counter.name()).or_insert_with(|| why.clone());
+            for counter in Counter::ALL {
+                if let Some(why) = counted.why_unavailable(counter) {
+                    unavailable.entry(counter.name()).or_insert_with(|| why.to_owned());
+                }
             }
             samples.push(Sample::of(&m, &counted));
         }

@@ -191,15 +191,14 @@ struct Group {
 /// The counters of the thread that opened them.
 #[derive(Debug)]
 pub struct ThreadCounters {
-    thread: libc::pid_t,
+    /// The thread counted (a `ThreadId` is never reused, unlike a kernel thread id).
+    thread: std::thread::ThreadId,
     groups: Vec<Group>,
     unavailable: BTreeMap<Counter, String>,
 }
 
-/// The calling thread's kernel id.
-fn current_thread() -> libc::pid_t {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() }
+fn current_thread() -> std::thread::ThreadId {
+    std::thread::current().id()
 }
 
 impl ThreadCounters {
@@ -277,9 +276,13 @@ impl ThreadCounters {
                 libc::read(group.leader.as_raw_fd(), words.as_mut_ptr().cast(), words.len() * size_of::<u64>())
             };
             if n < 0 || (n as usize) < 3 * size_of::<u64>() {
-                let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+                let why = if n < 0 {
+                    format!("errno {}", std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+                } else {
+                    format!("{n} bytes read")
+                };
                 for &(counter, _) in &group.members {
-                    reading.unavailable.insert(counter, format!("the group could not be read (errno {errno})"));
+                    reading.unavailable.insert(counter, format!("the group could not be read ({why})"));
                 }
                 continue;
             }
@@ -287,7 +290,7 @@ impl ThreadCounters {
             let values = &words[3..3 + 2 * (words[0] as usize).min(group.members.len())];
             for pair in values.chunks_exact(2) {
                 if let Some(&(counter, _)) = group.members.iter().find(|(_, id)| *id == pair[1]) {
-                    reading.counts.insert(counter, Count { raw: pair[0], enabled_ns, running_ns });
+                    reading.counts.insert(counter, Count::new(pair[0], enabled_ns, running_ns));
                 }
             }
         }
@@ -295,7 +298,7 @@ impl ThreadCounters {
     }
 }
 
-/// One counter's raw total and its group's times.
+/// One counter's raw total, its group's times, and the total scaled for multiplexing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Count {
     /// What the counter counted while it was on the PMU.
@@ -303,18 +306,27 @@ pub struct Count {
     /// Nanoseconds the counter was enabled, and of those, running on the PMU.
     pub enabled_ns: u64,
     pub running_ns: u64,
+    /// `raw × enabled / running` of one thread's reading; a sum over threads adds each
+    /// thread's scaled count (never rescales the summed times, which would mix the
+    /// threads' multiplexing).
+    scaled: u64,
 }
 
 impl Count {
-    /// The count scaled for multiplexing, `raw × enabled / running`; `None` when the
-    /// counter never ran (nothing to scale from).
+    /// One thread's reading.
+    pub fn new(raw: u64, enabled_ns: u64, running_ns: u64) -> Count {
+        let scaled = match (running_ns, enabled_ns) {
+            (0, _) => raw,
+            (running, enabled) if running >= enabled => raw,
+            (running, enabled) => (u128::from(raw) * u128::from(enabled) / u128::from(running)) as u64,
+        };
+        Count { raw, enabled_ns, running_ns, scaled }
+    }
+
+    /// The count scaled for multiplexing; `None` when the counter never ran while
+    /// enabled (nothing to scale from).
     pub fn scaled(&self) -> Option<u64> {
-        match (self.running_ns, self.enabled_ns) {
-            (0, 0) => Some(self.raw),
-            (0, _) => None,
-            (running, enabled) if running >= enabled => Some(self.raw),
-            (running, enabled) => Some((u128::from(self.raw) * u128::from(enabled) / u128::from(running)) as u64),
-        }
+        (self.running_ns > 0 || self.enabled_ns == 0).then_some(self.scaled)
     }
 
     /// The share of the enabled time the counter was running, 1.0 when not multiplexed.
@@ -322,11 +334,14 @@ impl Count {
         if self.enabled_ns == 0 { 1.0 } else { self.running_ns as f64 / self.enabled_ns as f64 }
     }
 
+    /// What was counted since `before`: the scaled figure is the difference of the two
+    /// scaled totals (exact when the counter was never multiplexed).
     fn since(&self, before: &Count) -> Count {
         Count {
             raw: self.raw.saturating_sub(before.raw),
             enabled_ns: self.enabled_ns.saturating_sub(before.enabled_ns),
             running_ns: self.running_ns.saturating_sub(before.running_ns),
+            scaled: self.scaled.saturating_sub(before.scaled),
         }
     }
 
@@ -334,6 +349,7 @@ impl Count {
         self.raw += other.raw;
         self.enabled_ns += other.enabled_ns;
         self.running_ns += other.running_ns;
+        self.scaled += other.scaled;
     }
 }
 
@@ -462,24 +478,31 @@ mod tests {
 
     #[test]
     fn scaling_follows_enabled_and_running_time() {
-        let full = Count { raw: 1000, enabled_ns: 50, running_ns: 50 };
+        let full = Count::new(1000, 50, 50);
         assert_eq!(full.scaled(), Some(1000));
-        let half = Count { raw: 1000, enabled_ns: 100, running_ns: 50 };
+        let half = Count::new(1000, 100, 50);
         assert_eq!(half.scaled(), Some(2000));
         assert_eq!(half.running_share(), 0.5);
-        assert_eq!(Count { raw: 0, enabled_ns: 100, running_ns: 0 }.scaled(), None);
+        let never = Count::new(0, 100, 0);
+        assert_eq!(never.scaled(), None);
+        // A sum adds each thread's scaled count: one that never ran adds nothing.
+        let mut sum = Count::new(1000, 100, 100);
+        sum.add(&never);
+        assert_eq!(sum.scaled(), Some(1000));
+        sum.add(&half);
+        assert_eq!(sum.scaled(), Some(3000));
     }
 
     #[test]
     fn readings_subtract_and_sum_over_threads() {
         let reading = |raw, unavailable: &[Counter]| Reading {
-            counts: [(Counter::Instructions, Count { raw, enabled_ns: raw, running_ns: raw })].into(),
+            counts: [(Counter::Instructions, Count::new(raw, raw, raw))].into(),
             unavailable: unavailable.iter().map(|&c| (c, "no".to_owned())).collect(),
         };
         let mut own = reading(500, &[Counter::Cycles]).since(&reading(200, &[]));
         assert_eq!(own.value(Counter::Instructions), Some(300));
         let mut helper = reading(40, &[]);
-        helper.counts.insert(Counter::Cycles, Count { raw: 80, enabled_ns: 1, running_ns: 1 });
+        helper.counts.insert(Counter::Cycles, Count::new(80, 1, 1));
         own.add(&helper);
         assert_eq!(own.value(Counter::Instructions), Some(340));
         assert_eq!(own.value(Counter::Cycles), Some(80), "counted by the helper");
