@@ -622,6 +622,18 @@ impl KeyColumnBuilder {
         self.key_bytes
     }
 
+    /// The first row whose key is not valid UTF-8. The buffer is checked in one pass, and
+    /// every key must start on a character boundary: together they mean every key is
+    /// valid on its own. Only when that fails are the keys checked one by one.
+    pub fn first_invalid_utf8(&self) -> Option<usize> {
+        let bytes = &self.rows.bytes;
+        let boundary = |at: u32| bytes.get(at as usize).is_none_or(|&b| (b as i8) >= -0x40);
+        if std::str::from_utf8(bytes).is_ok() && self.rows.offsets.iter().all(|&at| boundary(at)) {
+            return None;
+        }
+        (0..self.rows.len()).find(|&row| std::str::from_utf8(self.rows.key(row)).is_err())
+    }
+
     /// Makes room for `rows` more rows of `bytes` more key bytes.
     pub fn reserve(&mut self, rows: usize, bytes: usize) {
         self.rows.offsets.reserve(rows);
@@ -1873,6 +1885,16 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn invalid_utf8_is_found_even_where_the_concatenation_is_valid() {
+        let mut keys = KeyColumnBuilder::new();
+        [Some(&b"ab"[..]), None, Some("é".as_bytes())].into_iter().for_each(|k| keys.push(k));
+        assert_eq!(keys.first_invalid_utf8(), None);
+        // "\xC3" then "\xA9x": "é" when joined, neither valid alone.
+        [Some(&b"\xC3"[..]), Some(&b"\xA9x"[..])].into_iter().for_each(|k| keys.push(k));
+        assert_eq!(keys.first_invalid_utf8(), Some(3));
     }
 
     #[test]

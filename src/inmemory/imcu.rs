@@ -151,14 +151,9 @@ impl ImcuBuilder {
                 continue;
             };
             match (&mut *gathered, *kind) {
-                (Gathered::Keys(keys), ValueKind::Text) => {
-                    // Checked as a scan checks it: a corrupt string is an error, not a
-                    // value the row store would refuse.
-                    std::str::from_utf8(bytes).map_err(|_| {
-                        crate::access::row_view::column_corrupt(rdba, i, "string column is not valid UTF-8")
-                    })?;
-                    keys.push(Some(bytes));
-                }
+                // Checked for UTF-8 all at once before the unit is built (see
+                // `ImcuBuilder::invalid_text`).
+                (Gathered::Keys(keys), ValueKind::Text) => keys.push(Some(bytes)),
                 (Gathered::Ints(values), ValueKind::Int) if let Some(v) = read_small_int(bytes) => values.push(Some(v)),
                 _ => {
                     let value = read_payload(PayloadKind::from(*data_type), bytes)
@@ -191,6 +186,19 @@ impl ImcuBuilder {
 
     pub fn rows(&self) -> usize {
         self.rows
+    }
+
+    /// The first string that is not valid UTF-8, as (block index in the unit, column):
+    /// a scan of the block would report it corrupt, so population must too. Each string
+    /// column is checked in one pass over its buffer.
+    pub fn invalid_text(&self) -> Option<(usize, usize)> {
+        self.columns.iter().enumerate().find_map(|(i, column)| match column {
+            Some((ValueKind::Text, _, Gathered::Keys(keys))) => keys.first_invalid_utf8().map(|row| {
+                let block = self.block_rows.partition_point(|&start| start as usize <= row) - 1;
+                (block, i)
+            }),
+            _ => None,
+        })
     }
 
     /// Encodes the gathered columns into an IMCU as of `population_scn`.

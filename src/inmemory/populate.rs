@@ -274,6 +274,10 @@ fn populate_unit(db: &Arc<DbInner>, info: &SessionInfo, segment: &ImSegment, uni
             }
         }
     }
+    if let Some((block, column)) = builder.invalid_text() {
+        let rdba = unit.blocks[block];
+        return Err(crate::access::row_view::column_corrupt(rdba, column, "string column is not valid UTF-8"));
+    }
     let rows = builder.rows();
     let imcu = builder.build(scn, packing(segment.spec.compression));
     let limit = db.parameters.read().get_u64(params::INMEMORY_SIZE);
