@@ -81,6 +81,7 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
     assert!(figure(&paths[0], "logical_reads").unwrap() > ROWS as f64);
     assert!(figure(&paths[1], "buffer_is_pinned_count").unwrap() > ROWS as f64 / 2.0);
     assert!(report["environment"]["logical_cpus"].as_u64().unwrap() >= 1);
+    assert_eq!(report["parameters"]["rows"], ROWS, "the table's rows");
     assert!(report["derivations"]["instructions_per_row"].as_str().unwrap().contains("rows"));
 }
 
