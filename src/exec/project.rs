@@ -115,8 +115,11 @@ impl ProjectStage {
             let helper = std::thread::Builder::new()
                 .name("lioscope-batch-helper".into())
                 .spawn_scoped(scope, move || {
-                    let counters = count.then(crate::stats::hwcounters::ThreadCounters::open);
+                    // The CPU clock starts first: opening the counters (a dozen system
+                    // calls, slow on some virtual machines) is the helper's work too, and
+                    // task-clock counts it once it is open.
                     let cpu_started = thread_cpu_time_ns();
+                    let counters = count.then(crate::stats::hwcounters::ThreadCounters::open);
                     for range in batches(start, stop) {
                         let Ok(mut work) = free_rx.recv() else { break };
                         work.input.clear();
