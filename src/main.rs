@@ -131,7 +131,10 @@ fn run(cli: Cli) -> lioscope::Result<()> {
         Command::Bench { which: BenchCommand::Index(opts) } => lioscope::cli::bench_index::run(&opts),
         Command::Bench { which: BenchCommand::Inmemory(opts) } => lioscope::cli::bench_inmemory::run(&opts),
         Command::Lab { which: LabCommand::Cr(opts) } => lioscope::lab::cr::run(&opts),
-        Command::Lab { which: LabCommand::Scan(opts) } => lioscope::lab::scan::run(&opts).map(|_| ()),
+        Command::Lab { which: LabCommand::Scan(opts) } => match &opts.callgrind_child {
+            Some(path) => lioscope::lab::scan::run_callgrind_child(&opts, path),
+            None => lioscope::lab::scan::run(&opts).map(|_| ()),
+        },
     }
 }
 

@@ -13,12 +13,6 @@ use crate::lab::customers;
 use crate::lab::sample;
 use crate::stats::Stat;
 
-/// The indexes built: name and statement.
-const BUILDS: [(&str, &str); 2] = [
-    ("CUST_ID_IX", "CREATE INDEX cust_id_ix ON customers (cust_id)"),
-    ("CUST_POSTAL_IX", "CREATE INDEX cust_postal_ix ON customers (cust_postal_code)"),
-];
-
 /// One query measured: the two paths of the source experiment, then for comparison the
 /// index alone and the full scan over the same rows.
 struct Query {
@@ -27,22 +21,13 @@ struct Query {
 }
 
 const QUERIES: [Query; 4] = [
-    Query {
-        name: "good clustering (cust_id)",
-        sql: "SELECT /*+ INDEX(c cust_id_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0",
-    },
-    Query {
-        name: "bad clustering (cust_postal_code)",
-        sql: "SELECT /*+ INDEX(c cust_postal_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_postal_code > '0'",
-    },
+    Query { name: "good clustering (cust_id)", sql: customers::count::BY_GOOD_INDEX },
+    Query { name: "bad clustering (cust_postal_code)", sql: customers::count::BY_BAD_INDEX },
     Query {
         name: "index only (cust_id, no table access)",
         sql: "SELECT /*+ INDEX(c cust_id_ix) */ COUNT(*) FROM customers c WHERE cust_id > 0",
     },
-    Query {
-        name: "full scan, for comparison",
-        sql: "SELECT /*+ FULL(c) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0",
-    },
+    Query { name: "full scan, for comparison", sql: customers::count::FULL },
 ];
 
 #[derive(Debug, Clone, Copy, serde::Serialize)]
@@ -92,7 +77,7 @@ pub fn run(opts: &BenchOptions) -> crate::Result<()> {
     session.execute(&customers::insert_select("customers", opts.rows))?;
     let rows = opts.rows as f64;
     let mut builds = Vec::new();
-    for (index, create) in BUILDS {
+    for (index, create) in customers::INDEXES {
         let m = sample::measure(&session, create)?;
         builds.push((index, m.elapsed_ms, m.cpu_ms));
     }

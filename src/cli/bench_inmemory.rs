@@ -162,14 +162,14 @@ struct ScanQuery {
 const SCANS: [ScanQuery; 2] = [
     ScanQuery {
         name: "count with predicate",
-        sql: "SELECT /*+ NO_INMEMORY_PRUNING(c) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0",
-        row_store_sql: "SELECT /*+ NO_INMEMORY(c) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0",
+        sql: customers::count::INMEMORY,
+        row_store_sql: customers::count::FULL,
         predicate_column: Some("CUST_ID"),
     },
     ScanQuery {
         name: "count without predicate",
-        sql: "SELECT /*+ NO_INMEMORY_PRUNING(c) */ COUNT(cust_valid) FROM customers c",
-        row_store_sql: "SELECT /*+ NO_INMEMORY(c) */ COUNT(cust_valid) FROM customers c",
+        sql: customers::count::INMEMORY_NO_PREDICATE,
+        row_store_sql: customers::count::FULL_NO_PREDICATE,
         predicate_column: None,
     },
 ];

@@ -21,6 +21,35 @@ pub const CREATE_TABLE: &str = "CREATE TABLE customers (
     cust_email VARCHAR2(50)
 )";
 
+/// The two indexes of the experiments, name and statement: on `cust_id` (in insert
+/// order: a good clustering factor) and on `cust_postal_code` (random with respect to
+/// it: a bad one).
+pub const INDEXES: [(&str, &str); 2] = [
+    ("CUST_ID_IX", "CREATE INDEX cust_id_ix ON customers (cust_id)"),
+    ("CUST_POSTAL_IX", "CREATE INDEX cust_postal_ix ON customers (cust_postal_code)"),
+];
+
+/// `COUNT(cust_valid)` through every row, the experiments' query, by each access path.
+pub mod count {
+    /// Range scan of `cust_id_ix`, table access by rowid: good clustering.
+    pub const BY_GOOD_INDEX: &str =
+        "SELECT /*+ INDEX(c cust_id_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0";
+    /// Range scan of `cust_postal_ix`, table access by rowid: bad clustering.
+    pub const BY_BAD_INDEX: &str =
+        "SELECT /*+ INDEX(c cust_postal_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_postal_code > '0'";
+    /// Full scan of the blocks, never the column store.
+    pub const FULL: &str = "SELECT /*+ FULL(c) NO_INMEMORY(c) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0";
+    /// The full scan without its predicate.
+    pub const FULL_NO_PREDICATE: &str = "SELECT /*+ FULL(c) NO_INMEMORY(c) */ COUNT(cust_valid) FROM customers c";
+    /// `TABLE ACCESS INMEMORY FULL` with min/max pruning off, so the predicate reads
+    /// every unit's codes.
+    pub const INMEMORY: &str =
+        "SELECT /*+ INMEMORY(c) NO_INMEMORY_PRUNING(c) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0";
+    /// The in-memory scan without a predicate.
+    pub const INMEMORY_NO_PREDICATE: &str =
+        "SELECT /*+ INMEMORY(c) NO_INMEMORY_PRUNING(c) */ COUNT(cust_valid) FROM customers c";
+}
+
 /// INSERT ... SELECT generating `rows` customers into `table`.
 pub fn insert_select(table: &str, rows: u64) -> String {
     format!(

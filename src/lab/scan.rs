@@ -20,6 +20,7 @@
 //! counters, which read `null` (with the kernel's reason) where the machine hides them.
 //! Every derived figure's derivation travels with the report.
 
+use super::customers::count;
 use super::sample::{self, Measurement};
 use super::stats::{Spread, spread};
 use crate::stats::Stat;
@@ -50,7 +51,8 @@ pub struct ScanOptions {
     /// collection on only around the statement's execution (`callgrind`).
     #[arg(long, value_enum, default_value_t = InstructionSource::Perf)]
     pub instructions: InstructionSource,
-    /// Internal: run only this path once, in the existing `--db`, for callgrind.
+    /// Internal: run only this path once, in the existing `--db`, for callgrind (the
+    /// `lioscope` command then calls [`run_callgrind_child`] instead of [`run`]).
     #[arg(long, hide = true)]
     pub callgrind_child: Option<String>,
     /// The lioscope executable the callgrind children run (default: this one).
@@ -77,34 +79,14 @@ struct Path {
 }
 
 const PATHS: [Path; 6] = [
-    Path {
-        name: "INDEX_BAD_CF",
-        label: "INDEX range scan, bad clustering factor",
-        sql: Some(
-            "SELECT /*+ INDEX(c cust_postal_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_postal_code > '0'",
-        ),
-    },
-    Path {
-        name: "INDEX_GOOD_CF",
-        label: "INDEX range scan, good clustering factor",
-        sql: Some("SELECT /*+ INDEX(c cust_id_ix) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0"),
-    },
-    Path {
-        name: "FULL_BUFFER_CACHE",
-        label: "FULL scan in the buffer cache",
-        sql: Some("SELECT /*+ FULL(c) NO_INMEMORY(c) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0"),
-    },
-    Path {
-        name: "INMEMORY_PREDICATE",
-        label: "INMEMORY scan with a predicate",
-        sql: Some(
-            "SELECT /*+ INMEMORY(c) NO_INMEMORY_PRUNING(c) */ COUNT(cust_valid) FROM customers c WHERE cust_id > 0",
-        ),
-    },
+    Path { name: "INDEX_BAD_CF", label: "INDEX range scan, bad clustering factor", sql: Some(count::BY_BAD_INDEX) },
+    Path { name: "INDEX_GOOD_CF", label: "INDEX range scan, good clustering factor", sql: Some(count::BY_GOOD_INDEX) },
+    Path { name: "FULL_BUFFER_CACHE", label: "FULL scan in the buffer cache", sql: Some(count::FULL) },
+    Path { name: "INMEMORY_PREDICATE", label: "INMEMORY scan with a predicate", sql: Some(count::INMEMORY) },
     Path {
         name: "INMEMORY_NO_PREDICATE",
         label: "INMEMORY scan without a predicate",
-        sql: Some("SELECT /*+ INMEMORY(c) NO_INMEMORY_PRUNING(c) */ COUNT(cust_valid) FROM customers c"),
+        sql: Some(count::INMEMORY_NO_PREDICATE),
     },
     Path { name: "COMPRESSED_BLOCKS", label: "scan of compressed columnar blocks", sql: None },
 ];
@@ -126,6 +108,8 @@ pub struct Sample {
     pub counters: BTreeMap<&'static str, u64>,
     /// The share of its enabled time each counter was running (1 when not multiplexed).
     pub counter_running_share: BTreeMap<&'static str, f64>,
+    /// Instructions per cycle ([`Reading::ipc`]).
+    pub ipc: Option<f64>,
 }
 
 /// The figures of one path, each `null` where not available, and its raw samples.
@@ -196,6 +180,7 @@ impl Sample {
             im_scan_rows: m.delta(Stat::ImScanRows),
             counters: counters.values(),
             counter_running_share: counters.counts.iter().map(|(c, n)| (c.name(), n.running_share())).collect(),
+            ipc: counters.ipc(),
         }
     }
 
@@ -216,10 +201,7 @@ impl Sample {
             "task_clock_ms" => self.counter(Counter::TaskClock).map(|ns| ns / 1e6),
             "cycles" => self.counter(Counter::Cycles),
             "instructions" => self.counter(Counter::Instructions),
-            "ipc" => self
-                .counter(Counter::Instructions)
-                .zip(self.counter(Counter::Cycles).filter(|&c| c > 0.0))
-                .map(|(i, c)| i / c),
+            "ipc" => self.ipc,
             "instructions_per_row" => per_row(self.counter(Counter::Instructions)),
             "cycles_per_row" => per_row(self.counter(Counter::Cycles)),
             "logical_reads_per_row" => per_row(Some(self.logical_reads as f64)),
@@ -248,19 +230,14 @@ pub struct ScanReport {
 
 /// Runs the experiment, prints its table and writes the report files.
 pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
-    if let Some(name) = &opts.callgrind_child {
-        return run_callgrind_child(opts, name);
-    }
     let (dir, _tmp) = sample::work_dir(opts.db.as_deref(), "lab-scan")?;
-    let cache = (opts.rows * 400).max(64 << 20);
-    let inmemory = (opts.rows * 400).max(64 << 20);
-    let parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
-    let db = Database::open_or_create(&dir, DatabaseOptions { parameters, ..Default::default() })?;
+    let memory = memory_for(opts.rows);
+    let db = Database::open_or_create(&dir, database_options(memory))?;
     let session = db.session();
     let callgrind_steps = if opts.instructions == InstructionSource::Callgrind { PATHS.len() - 1 } else { 0 };
     let progress = super::progress::Steps::new((PATHS.len() + 2 + callgrind_steps) as u64, "lab scan");
     progress.step("loading customers");
-    prepare(&session, opts.rows, inmemory)?;
+    prepare(&session, opts.rows, memory)?;
     // An existing database's table may hold another number of rows than asked for.
     let table_rows =
         sample::measure(&session, "SELECT /*+ FULL(c) NO_INMEMORY(c) */ COUNT(*) FROM customers c")?.rows();
@@ -338,8 +315,8 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
     parameters.insert("rows", serde_json::json!(table_rows));
     parameters.insert("rows_asked_for", serde_json::json!(opts.rows));
     parameters.insert("repeat", serde_json::json!(opts.repeat.max(1)));
-    parameters.insert("db_cache_size", serde_json::json!(cache));
-    parameters.insert("inmemory_size", serde_json::json!(inmemory));
+    parameters.insert("db_cache_size", serde_json::json!(memory));
+    parameters.insert("inmemory_size", serde_json::json!(memory));
     parameters.insert("memcompress", serde_json::json!("FOR QUERY LOW"));
     let mut derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
     if opts.instructions == InstructionSource::Callgrind {
@@ -379,9 +356,10 @@ fn callgrind_count(opts: &ScanOptions, dir: &std::path::Path, name: &str) -> Res
     counted
 }
 
-/// In the child callgrind runs: the path once to warm the caches, then once inside
-/// [`super::callgrind::counted_execution`], where collection is on.
-fn run_callgrind_child(opts: &ScanOptions, name: &str) -> Result<ScanReport> {
+/// In the child callgrind runs (`--callgrind-child NAME`): path `name` once to warm the
+/// caches, then once inside [`super::callgrind::counted_execution`], where collection
+/// is on.
+pub fn run_callgrind_child(opts: &ScanOptions, name: &str) -> Result<()> {
     let Some(dir) = &opts.db else {
         return Err(crate::Error::InvalidParameter {
             name: "--callgrind-child".into(),
@@ -394,25 +372,25 @@ fn run_callgrind_child(opts: &ScanOptions, name: &str) -> Result<ScanReport> {
             message: format!("no measured access path is named {name}"),
         });
     };
-    let cache = (opts.rows * 400).max(64 << 20);
-    let parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
-    let db = Database::open(dir, DatabaseOptions { parameters, ..Default::default() })?;
+    let memory = memory_for(opts.rows);
+    let db = Database::open(dir, database_options(memory))?;
     let session = db.session();
-    prepare(&session, opts.rows, (opts.rows * 400).max(64 << 20))?;
+    prepare(&session, opts.rows, memory)?;
     populate(&session)?;
     sample::measure(&session, sql)?;
     super::callgrind::counted_execution(&session, sql)?;
     drop(session);
-    db.close()?;
-    Ok(ScanReport {
-        experiment: "scan",
-        instructions: InstructionSource::Callgrind,
-        environment: super::environment::Environment::read(),
-        parameters: BTreeMap::new(),
-        derivations: BTreeMap::new(),
-        counters_unavailable: BTreeMap::new(),
-        paths: Vec::new(),
-    })
+    db.close()
+}
+
+/// Bytes of buffer cache, and of column store, for `rows` customers: about 400 a row
+/// (the blocks, the indexes and undo), at least 64 MiB.
+fn memory_for(rows: u64) -> u64 {
+    (rows * 400).max(64 << 20)
+}
+
+fn database_options(cache: u64) -> DatabaseOptions {
+    DatabaseOptions { parameters: vec![("db_cache_size".to_owned(), cache.to_string())], ..Default::default() }
 }
 
 /// Creates and loads customers with its two indexes unless the database has them, and
@@ -426,8 +404,9 @@ fn prepare(session: &Session, rows: u64, inmemory: u64) -> Result<()> {
     if !exists {
         session.execute(super::customers::CREATE_TABLE)?;
         session.execute(&super::customers::insert_select("customers", rows))?;
-        session.execute("CREATE INDEX cust_id_ix ON customers (cust_id)")?;
-        session.execute("CREATE INDEX cust_postal_ix ON customers (cust_postal_code)")?;
+        for (_, create) in super::customers::INDEXES {
+            session.execute(create)?;
+        }
         session.execute("ANALYZE TABLE customers COMPUTE STATISTICS")?;
     }
     session.execute(&format!("ALTER SYSTEM SET inmemory_size = {}M", inmemory.div_ceil(1 << 20)))?;
