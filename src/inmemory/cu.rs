@@ -1218,14 +1218,11 @@ impl PlainKeys {
                     CodeTest::Nothing
                 }
             }
-            CuPredicate::KeyIn(list) => {
-                let inside = list.iter().filter(|k| (min..=max).contains(&k.as_slice()));
-                match inside.clone().next() {
-                    None => CodeTest::Nothing,
-                    Some(_) if min == max => CodeTest::Everything,
-                    Some(_) => CodeTest::Ranges(Vec::new()),
-                }
-            }
+            CuPredicate::KeyIn(list) => match list.iter().any(|k| (min..=max).contains(&k.as_slice())) {
+                false => CodeTest::Nothing,
+                true if min == max => CodeTest::Everything,
+                true => CodeTest::Ranges(Vec::new()),
+            },
             _ => {
                 debug_assert!(false, "predicate {pred:?} does not apply to a unit of keys");
                 CodeTest::Nothing

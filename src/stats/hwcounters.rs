@@ -166,10 +166,8 @@ fn refusal(counter: Counter, errno: i32) -> String {
         libc::ENOENT => ("ENOENT", "the kernel offers no such event here"),
         libc::EOPNOTSUPP => ("EOPNOTSUPP", "the processor or hypervisor does not support it"),
         libc::ENODEV => ("ENODEV", "no performance monitoring unit is exposed"),
-        libc::EACCES | libc::EPERM => (
-            if errno == libc::EACCES { "EACCES" } else { "EPERM" },
-            "not permitted (see /proc/sys/kernel/perf_event_paranoid)",
-        ),
+        libc::EACCES => ("EACCES", "not permitted (see /proc/sys/kernel/perf_event_paranoid)"),
+        libc::EPERM => ("EPERM", "not permitted (see /proc/sys/kernel/perf_event_paranoid)"),
         libc::EINVAL => ("EINVAL", "the kernel rejected the event's attributes"),
         libc::ENOSPC => ("ENOSPC", "no hardware counter is free"),
         libc::EMFILE => ("EMFILE", "too many open files"),
