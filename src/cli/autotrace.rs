@@ -2,7 +2,10 @@
 //!
 //! Figures are the deltas of the session's own counters around the statement, so they
 //! include nothing of other sessions. CPU is the thread's CPU clock (the time model's
-//! `DB CPU`), elapsed the wall clock (`DB time`).
+//! `DB CPU`), elapsed the wall clock (`DB time`). With `SET AUTOTRACE ... CPU` the
+//! session's performance counters are on, and their deltas follow ([`hardware_report`]):
+//! each counter or why the machine has none, and the derived figures with their
+//! derivations.
 
 use crate::db::Session;
 use crate::stats::hwcounters::{Counter, Reading};

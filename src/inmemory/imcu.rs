@@ -14,7 +14,10 @@
 //! A value goes into a column unit as a whole number (INTEGER and NUMBER columns whose
 //! values in the unit are all whole, DATE as seconds) or as bytes that sort as SQL sorts
 //! the values (VARCHAR2 and CHAR as their bytes; a NUMBER column holding fractions as
-//! the index key encoding of its values, see [`crate::index::key`]).
+//! the index key encoding of its values, see [`crate::index::key`]). Population hands
+//! the builder each row's stored payloads: strings go in as their bytes (checked for
+//! UTF-8 one column at a time before the unit is built), small whole numbers are read
+//! straight from the payload, anything else is decoded as a scan decodes it.
 
 use super::cu::{ColumnInput, ColumnUnit, CuValue, KeyColumnBuilder, Packing};
 use crate::catalog::{MemCompress, TableDef};

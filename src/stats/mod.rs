@@ -1,5 +1,6 @@
 //! Instrumentation: statistics, wait events and the time model, per session and for the
-//! system, with Oracle's names; plus operating-system figures for `v$osstat`.
+//! system, with Oracle's names; plus operating-system figures for `v$osstat`, and the
+//! performance counters of a thread ([`hwcounters`]).
 //!
 //! Every layer counts into the [`SessionStats`] of the session it works for. The system
 //! view (`v$sysstat`, `v$system_event`, `v$sys_time_model`) is the sum over live sessions

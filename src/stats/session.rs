@@ -4,7 +4,9 @@
 //! [`Session`](crate::db::Session) is `Send` but not `Sync`); it does so with a
 //! relaxed load and store (no locked read-modify-write), so counting a consistent get costs
 //! about a nanosecond. Other threads (v$sesstat, v$sysstat) read with relaxed loads and may
-//! see a figure a few increments old, never a torn one.
+//! see a figure a few increments old, never a torn one. The one exception is what helper
+//! threads' performance counters counted, which the session's thread adds (after joining
+//! the helper) under a mutex, since a counter reading is not one word.
 
 use super::names::{Stat, TimeModel, WaitEvent};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
