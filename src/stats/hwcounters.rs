@@ -24,6 +24,11 @@
 //! count the thread that opened them (`pid = 0`), so a reader must be that thread
 //! ([`ThreadCounters::is_current_thread`]). Readings only grow; a figure of a span is the
 //! difference of two readings.
+//!
+//! `task-clock` is the scheduler's clock while the thread is on a CPU, kernel time
+//! included. On a virtual machine that clock keeps running while the hypervisor has
+//! stolen the CPU, whereas the thread CPU clock (`DB CPU`) leaves steal out: on a busy
+//! host task-clock reads more than DB CPU, and the difference is steal, not work.
 
 use perf_event_open_sys as sys;
 use std::collections::BTreeMap;
