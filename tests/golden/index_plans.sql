@@ -18,6 +18,11 @@ EXPLAIN PLAN FOR SELECT id FROM emp WHERE id = 42;
 -- INDEX RANGE SCAN, with a residual filter on the table's rows.
 EXPLAIN PLAN FOR SELECT pad FROM emp WHERE id BETWEEN 100 AND 120;
 EXPLAIN PLAN FOR SELECT name FROM emp WHERE id < 30 AND salary > 100;
+-- Two comparisons on one column make one range: (100, 164], the looser upper end implied.
+EXPLAIN PLAN FOR SELECT pad FROM emp WHERE id > 100 AND id <= 164 AND id < 200;
+SELECT COUNT(pad), MIN(id), MAX(id) FROM emp WHERE id > 100 AND id <= 164 AND id < 200;
+-- A range on another column than the key's stays a filter on the table's rows.
+EXPLAIN PLAN FOR SELECT pad FROM emp WHERE id > 100 AND id < 120 AND name > 'n05';
 -- Equality on the leading column and a range on the next: both answered by the key.
 EXPLAIN PLAN FOR SELECT COUNT(*) FROM emp WHERE dept = 7 AND name > 'n05';
 -- LIKE with a prefix bounds the range; the pattern itself is still checked.

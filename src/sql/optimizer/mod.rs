@@ -26,6 +26,7 @@ use hints::{HintKind, Hints, IndexChoice};
 use predicates::{ColumnBound, Conjunct};
 use selectivity::TableFacts;
 use std::sync::Arc;
+use std::cmp::Ordering;
 
 /// How an index is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -390,21 +391,25 @@ fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
             used.push(i);
             continue;
         }
-        let range = query.conjuncts.iter().enumerate().find_map(|(i, c)| match &c.bound {
-            Some((bc, ColumnBound::Range { lower, upper, exact })) if *bc == col => {
-                // A LIKE's range is one of text: it bounds only a string key.
-                let text = matches!(types[k], DataType::Varchar2 { .. } | DataType::Char { .. });
-                if !exact && !text {
-                    return None;
-                }
-                let conv = |e: &Option<(Value, bool)>| match e {
-                    None => Some(None),
-                    Some((v, inc)) => key_value(types[k], v).map(|v| Some((v, *inc))),
-                };
-                Some((i, conv(lower)?, conv(upper)?, *exact))
+        // Every range on the column narrows one range (`id > a AND id <= b` is the range
+        // (a, b]): the tightest lower and upper ends, and each conjunct's ends in the order
+        // of the key column (those that are not cannot bound it).
+        let mut candidates: Vec<(usize, End, End, bool)> = Vec::new();
+        for (i, c) in query.conjuncts.iter().enumerate() {
+            let Some((bc, ColumnBound::Range { lower, upper, exact })) = &c.bound else { continue };
+            // A LIKE's range is one of text: it bounds only a string key.
+            let text = matches!(types[k], DataType::Varchar2 { .. } | DataType::Char { .. });
+            if *bc != col || (!exact && !text) {
+                continue;
             }
-            _ => None,
-        });
+            let conv = |e: &Option<(Value, bool)>| match e {
+                None => Some(None),
+                Some((v, inc)) => key_value(types[k], v).map(|v| Some((v, *inc))),
+            };
+            if let (Some(lo), Some(hi)) = (conv(lower), conv(upper)) {
+                candidates.push((i, lo, hi, *exact));
+            }
+        }
         let eq_columns = prefix.len();
         let end = |e: Option<(Value, bool)>| match e {
             Some((v, inclusive)) => {
@@ -415,11 +420,21 @@ fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
             None if prefix.is_empty() => None,
             None => Some(KeyEnd { values: prefix.clone(), inclusive: true }),
         };
-        let Some((i, lo, hi, exact)) = range else { break };
+        if candidates.is_empty() {
+            break;
+        }
+        let (mut lo, mut hi): (End, End) = (None, None);
+        for (_, l, h, _) in &candidates {
+            narrow(&mut lo, l, Ordering::Greater);
+            narrow(&mut hi, h, Ordering::Less);
+        }
         let mut answered = used.clone();
-        used.push(i);
-        if exact {
-            answered.push(i);
+        for (i, l, h, exact) in &candidates {
+            used.push(*i);
+            // Answered by the range when the range's ends are at least as tight as its own.
+            if *exact && implies(&lo, l, Ordering::Greater) && implies(&hi, h, Ordering::Less) {
+                answered.push(*i);
+            }
         }
         // NULLs sort after every value: a range open above stops before the entries whose
         // column is NULL (a comparison never holds for them).
@@ -436,6 +451,41 @@ fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
     let eq_columns = prefix.len();
     let end = (!prefix.is_empty()).then_some(KeyEnd { values: prefix, inclusive: true });
     KeyRange { lower: end.clone(), upper: end, answered: used.clone(), used, eq_columns }
+}
+
+/// One end of a range on a key column: the value and whether it is inclusive; `None` for
+/// an open end.
+type End = Option<(Value, bool)>;
+
+/// Whether `a` admits no more than `b`: a greater lower end (`keep` = Greater) or a
+/// smaller upper end (Less), an exclusive end at the same value as an inclusive one, or
+/// any end when `b` is open. `None` when the two do not compare.
+fn at_least_as_tight(a: &(Value, bool), b: &End, keep: Ordering) -> Option<bool> {
+    let Some(b) = b else { return Some(true) };
+    match a.0.sql_cmp(&b.0).ok()?? {
+        Ordering::Equal => Some(!a.1 || b.1),
+        order => Some(order == keep),
+    }
+}
+
+/// Narrows `current` by `other` when `other` is tighter (ends that do not compare leave it).
+fn narrow(current: &mut End, other: &End, keep: Ordering) {
+    let Some(o) = other else { return };
+    let tighter = match current {
+        None => true,
+        Some(_) => at_least_as_tight(o, current, keep) == Some(true),
+    };
+    if tighter {
+        *current = other.clone();
+    }
+}
+
+/// Whether the range's end `range` holds wherever a conjunct's end `own` does not fail.
+fn implies(range: &End, own: &End, keep: Ordering) -> bool {
+    match range {
+        None => own.is_none(),
+        Some(r) => at_least_as_tight(r, own, keep) == Some(true),
+    }
 }
 
 /// `v` as a value of a key column of type `t`, when comparing it in the index's order

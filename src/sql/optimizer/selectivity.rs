@@ -111,7 +111,7 @@ impl IndexFacts {
 }
 
 /// One end of a range: the value and whether it is included.
-type RangeEnd = Option<(Value, bool)>;
+type RangeEnd = super::End;
 
 /// The selectivity of a condition over rows nothing is known about (Oracle's defaults).
 pub fn default_selectivity(condition: &crate::sql::expr::Expr) -> f64 {
@@ -128,8 +128,8 @@ pub fn combined(facts: &TableFacts<'_>, conjuncts: &[Conjunct]) -> f64 {
         match &c.bound {
             Some((col, ColumnBound::Range { lower, upper, .. })) => match ranges.iter_mut().find(|r| r.0 == *col) {
                 Some(r) => {
-                    r.1 = tighter(r.1.take(), lower, Ordering::Greater);
-                    r.2 = tighter(r.2.take(), upper, Ordering::Less);
+                    super::narrow(&mut r.1, lower, Ordering::Greater);
+                    super::narrow(&mut r.2, upper, Ordering::Less);
                 }
                 None => ranges.push((*col, lower.clone(), upper.clone())),
             },
@@ -141,20 +141,6 @@ pub fn combined(facts: &TableFacts<'_>, conjuncts: &[Conjunct]) -> f64 {
         s *= range_selectivity(facts, col, lower.as_ref(), upper.as_ref());
     }
     s.clamp(0.0, 1.0)
-}
-
-/// Of two ends of ranges on one column, the one that admits less: the greater lower end
-/// (`keep` = Greater) or the smaller upper end (`keep` = Less); an exclusive end beats
-/// an inclusive one at the same value. Ends that do not compare keep the first.
-fn tighter(current: RangeEnd, other: &RangeEnd, keep: Ordering) -> RangeEnd {
-    match (current, other) {
-        (None, other) => other.clone(),
-        (Some(c), None) => Some(c),
-        (Some(c), Some(o)) => match o.0.sql_cmp(&c.0) {
-            Ok(Some(order)) if order == keep || (order == Ordering::Equal && !o.1) => Some(o.clone()),
-            _ => Some(c),
-        },
-    }
 }
 
 fn bound_selectivity(facts: &TableFacts<'_>, col: usize, bound: &ColumnBound) -> f64 {
