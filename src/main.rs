@@ -69,6 +69,12 @@ enum LabCommand {
     /// The cost of a row by access path (index with bad and good clustering factor, full
     /// scan, in-memory scans), with performance counters.
     Scan(lioscope::lab::scan::ScanOptions),
+    /// Logical reads per second, SLOB-style: 1..2×CPUs sessions each reading random index
+    /// ranges of its own cached table; the scaling factor and %steal.
+    Lio(lioscope::lab::lio::LioOptions),
+    /// Cores against threads: 1..2×CPUs CPU-bound workers launched at once, wall time by
+    /// load level, the knee, and utilization by threads and by cores.
+    Cpu(lioscope::lab::cpu::CpuOptions),
 }
 
 #[derive(Subcommand)]
@@ -135,6 +141,8 @@ fn run(cli: Cli) -> lioscope::Result<()> {
             Some(path) => lioscope::lab::scan::run_callgrind_child(&opts, path),
             None => lioscope::lab::scan::run(&opts).map(|_| ()),
         },
+        Command::Lab { which: LabCommand::Lio(opts) } => lioscope::lab::lio::run(&opts).map(|_| ()),
+        Command::Lab { which: LabCommand::Cpu(opts) } => lioscope::lab::cpu::run(&opts).map(|_| ()),
     }
 }
 

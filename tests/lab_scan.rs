@@ -83,6 +83,10 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
     assert!(report["environment"]["logical_cpus"].as_u64().unwrap() >= 1);
     assert_eq!(report["parameters"]["rows"], ROWS, "the table's rows");
     assert!(report["derivations"]["instructions_per_row"].as_str().unwrap().contains("rows"));
+    // The HTML report: the source document's six charts, each drawn by a browser.
+    let charts = charts_drawn_by_chromium(&out.join("scan.html"));
+    assert_eq!(charts.len(), 6);
+    assert!(charts.iter().all(|c| c.width >= 400 && c.marks >= 20), "{charts:?}");
 }
 
 /// With `--instructions callgrind`, each measured path is counted again in a child under

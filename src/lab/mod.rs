@@ -2,17 +2,22 @@
 //! measuring and statistics they share. Everything here uses the public Session API only.
 //!
 //! - [`customers`]: the SH.CUSTOMERS-shaped table of the engine benchmark.
+//! - [`cpu`]: cores against threads: wall time of 1..N CPU-bound workers launched at once.
 //! - [`cr`]: the cost of consistent reads (full scans beside uncommitted updates).
+//! - [`lio`]: logical reads per second by sessions, SLOB-style.
 //! - [`scan`]: the cost of a row by access path, with performance counters, or
 //!   instructions counted by callgrind ([`callgrind`]).
 //! - [`environment`], [`progress`]: the machine a report comes from; a progress bar.
 //! - [`sample`], [`stats`]: measuring a statement; medians and Kruskal-Wallis tests.
 
 pub mod callgrind;
+pub mod cpu;
 pub mod cr;
 pub mod customers;
 pub mod environment;
+pub mod lio;
 pub mod progress;
+pub mod report;
 pub mod sample;
 pub mod scan;
 pub mod stats;

@@ -38,8 +38,8 @@ pub struct ScanOptions {
     /// Timed runs of each path (the median is reported, with min and max).
     #[arg(long, default_value_t = 5)]
     pub repeat: usize,
-    /// Directory for the report: scan.json (every sample and the environment) and a CSV
-    /// of the figures.
+    /// Directory for the report: scan.json (every sample and the environment), scan.csv
+    /// (the figures) and scan.html (the table and the charts).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// An existing database to run in (its customers table is used when it has one);
@@ -125,18 +125,7 @@ pub struct PathReport {
 }
 
 /// A figure over the runs: median, min, max.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-pub struct Figure {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-impl From<Spread> for Figure {
-    fn from(s: Spread) -> Figure {
-        Figure { median: s.median, min: s.min, max: s.max }
-    }
-}
+pub type Figure = Spread;
 
 /// The figures callgrind adds, and how each is derived.
 const CALLGRIND_FIGURES: [(&str, &str); 2] = [
@@ -277,7 +266,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
             .iter()
             .map(|(key, _)| {
                 let values: Option<Vec<f64>> = samples.iter().map(|s| s.figure(key)).collect();
-                (*key, values.map(|v| spread(v).into()))
+                (*key, values.map(spread))
             })
             .collect();
         paths.push(PathReport {
@@ -426,8 +415,8 @@ fn populate(session: &Session) -> Result<()> {
     }
 }
 
-/// The terminal table: one row per path, the main figures as median [min..max].
-fn print_table(report: &ScanReport) {
+/// The figures of the terminal table, and of the HTML one.
+fn table_keys(report: &ScanReport) -> Vec<&'static str> {
     let mut keys = vec![
         "rows",
         "logical_reads",
@@ -441,24 +430,35 @@ fn print_table(report: &ScanReport) {
     if report.instructions == InstructionSource::Callgrind {
         keys.push("instructions_per_row_callgrind");
     }
+    keys
+}
+
+/// One path's cells: its name, then each figure as median [min..max], "n/a" where not
+/// available, or the path's status where it has no figures.
+fn table_row(path: &PathReport, keys: &[&str]) -> Vec<String> {
+    let mut row = vec![path.name.to_owned()];
+    if path.status != "measured" {
+        row.push(path.status.to_owned());
+        row.extend(keys[1..].iter().map(|_| String::new()));
+        return row;
+    }
+    for &key in keys {
+        row.push(match path.figures.get(key).copied().flatten() {
+            Some(f) => super::report::spread_cell(f.median, f.min, f.max),
+            None => "n/a".to_owned(),
+        });
+    }
+    row
+}
+
+/// The terminal table: one row per path, the main figures as median [min..max].
+fn print_table(report: &ScanReport) {
+    let keys = table_keys(report);
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::ASCII_MARKDOWN).force_no_tty();
     table.set_header(std::iter::once("path").chain(keys.iter().copied()).collect::<Vec<_>>());
     for path in &report.paths {
-        let mut row = vec![path.name.to_owned()];
-        if path.status != "measured" {
-            row.push(path.status.to_owned());
-            row.extend(keys[1..].iter().map(|_| String::new()));
-        } else {
-            for &key in &keys {
-                row.push(match path.figures.get(key).copied().flatten() {
-                    Some(f) if f.min == f.max => round(f.median),
-                    Some(f) => format!("{} [{}..{}]", round(f.median), round(f.min), round(f.max)),
-                    None => "n/a".to_owned(),
-                });
-            }
-        }
-        table.add_row(row);
+        table.add_row(table_row(path, &keys));
     }
     println!("{table}");
     println!("Each figure: the median of {} runs [min..max]. Derivations:", report.parameters["repeat"]);
@@ -473,36 +473,80 @@ fn print_table(report: &ScanReport) {
     }
 }
 
-/// A figure for the table: whole numbers as they are, others with three decimals below
-/// 10 and none above.
-fn round(v: f64) -> String {
-    if v.fract() == 0.0 || v.abs() >= 10.0 { format!("{v:.0}") } else { format!("{v:.3}") }
-}
-
-/// scan.json (everything) and scan.csv (one line per path and figure).
+/// scan.json (everything), scan.csv (one line per path and figure) and scan.html.
 fn write_files(report: &ScanReport, out: &std::path::Path) -> Result<()> {
     std::fs::create_dir_all(out).map_err(|e| crate::Error::io("create", out, e))?;
     crate::storage::write_json(&out.join("scan.json"), report)?;
-    let path = out.join("scan.csv");
-    let mut csv = csv::Writer::from_writer(Vec::new());
-    let io = |e: csv::Error| crate::Error::io("write", &path, std::io::Error::other(e));
-    csv.write_record(["path", "status", "figure", "median", "min", "max", "derivation"]).map_err(io)?;
+    let mut rows = Vec::new();
     for p in &report.paths {
-        for (key, how) in report.derivations.iter().map(|(k, h)| (*k, *h)) {
+        for (key, how) in &report.derivations {
             let f = p.figures.get(key).copied().flatten();
-            let cell = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
-            csv.write_record([
-                p.name,
-                p.status,
-                key,
-                &cell(f.map(|f| f.median)),
-                &cell(f.map(|f| f.min)),
-                &cell(f.map(|f| f.max)),
-                how,
-            ])
-            .map_err(io)?;
+            let [median, min, max] = super::report::figure_cells(f);
+            rows.push(vec![p.name.into(), p.status.into(), key.to_string(), median, min, max, how.to_string()]);
         }
     }
-    let bytes = csv.into_inner().map_err(|e| crate::Error::io("write", &path, std::io::Error::other(e.to_string())))?;
-    crate::storage::write_atomically(&path, &bytes)
+    let header = ["path", "status", "figure", "median", "min", "max", "derivation"];
+    super::report::write_csv(&out.join("scan.csv"), &header, &rows)?;
+    super::report::write_html(&out.join("scan.html"), &html(report)?)
+}
+
+/// The HTML report: the table, and the source document's charts (CPU time, logical
+/// reads, instructions, instructions per row, instructions and cycles, IPC), each path a
+/// bar, "n/a" where the figure is not available.
+fn html(report: &ScanReport) -> Result<super::report::Html> {
+    use super::report::{Chart, Html, Series};
+    let names: Vec<&str> = report.paths.iter().map(|p| p.name).collect();
+    let series = |label: &str, key: &str| {
+        let points = report.paths.iter().enumerate().filter_map(|(i, p)| {
+            let f = p.figures.get(key).copied().flatten()?;
+            Some((i as f64, f.median, (f.min != f.max).then_some((f.min, f.max))))
+        });
+        Series::new(label, points.collect())
+    };
+    let how = |key: &str| format!("{key}: {}", report.derivations.get(key).copied().unwrap_or("see the table"));
+    let callgrind = report.instructions == InstructionSource::Callgrind;
+    let mut html = Html::new("lab scan: the cost of a row by access path", &report.environment, &report.parameters);
+    let keys = table_keys(report);
+    html.table_from(
+        "Figures by access path (median [min..max] of the runs)",
+        &std::iter::once("path").chain(keys.iter().copied()).collect::<Vec<_>>(),
+        report.paths.iter().map(|p| table_row(p, &keys)),
+    );
+    if !report.counters_unavailable.is_empty() {
+        html.table_from(
+            "Counters this machine does not offer (null in scan.json, n/a in the charts)",
+            &["counter", "why"],
+            report.counters_unavailable.iter().map(|(c, why)| vec![c.to_string(), why.clone()]),
+        );
+    }
+    html.chart(Chart::bars("CPU time", "ms", &names, vec![series("CPU ms", "cpu_ms")], &how("cpu_ms")))?;
+    html.chart(Chart::bars(
+        "Logical reads",
+        "logical reads",
+        &names,
+        vec![series("logical reads", "logical_reads")],
+        &how("logical_reads"),
+    ))?;
+    let mut instructions = vec![series("instructions (perf)", "instructions")];
+    let mut per_row = vec![series("instructions per row (perf)", "instructions_per_row")];
+    let mut notes = vec![how("instructions")];
+    let mut per_row_notes = vec![how("instructions_per_row")];
+    if callgrind {
+        instructions.push(series("instructions (callgrind)", "instructions_callgrind"));
+        per_row.push(series("instructions per row (callgrind)", "instructions_per_row_callgrind"));
+        notes.push(how("instructions_callgrind"));
+        per_row_notes.push(how("instructions_per_row_callgrind"));
+    }
+    html.chart(Chart::bars("Instructions", "instructions", &names, instructions, &notes.join("; ")))?;
+    html.chart(Chart::bars("Instructions per row", "instructions / row", &names, per_row, &per_row_notes.join("; ")))?;
+    html.chart(Chart::bars(
+        "Instructions and cycles",
+        "count",
+        &names,
+        vec![series("instructions", "instructions"), series("cycles", "cycles")],
+        &format!("{}; {}", how("instructions"), how("cycles")),
+    ))?;
+    html.chart(Chart::bars("IPC", "instructions / cycle", &names, vec![series("IPC", "ipc")], &how("ipc")))?;
+    html.derivations(&report.derivations);
+    Ok(html)
 }

@@ -109,3 +109,48 @@ pub fn sysstat(s: &Session, name: &str) -> i64 {
 pub fn parameter(s: &Session, name: &str) -> String {
     scalar(s, &format!("SELECT value FROM v$parameter WHERE name = '{name}'"))
 }
+
+/// What headless Chromium drew of each chart of an HTML report (the report's own script
+/// records it on each `<figure class="chart">`): width, height and marks drawn.
+#[derive(Debug)]
+pub struct DrawnChart {
+    pub width: u32,
+    pub height: u32,
+    pub marks: u32,
+}
+
+/// Opens `page` in headless Chromium (Debian's `chromium`, or `$LIOSCOPE_CHROMIUM`) and
+/// returns each chart as drawn. Panics, naming what is missing, when there is no browser:
+/// `.ci/run` installs it.
+pub fn charts_drawn_by_chromium(page: &Path) -> Vec<DrawnChart> {
+    let browser = std::env::var("LIOSCOPE_CHROMIUM").unwrap_or_else(|_| "chromium".into());
+    let profile = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(&browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", page.canonicalize().unwrap().display()))
+        .output()
+        .unwrap_or_else(|e| panic!("{browser} is needed for this test (.ci/run installs chromium): {e}"));
+    assert!(output.status.success(), "{browser}: {}", String::from_utf8_lossy(&output.stderr));
+    let dom = String::from_utf8(output.stdout).unwrap();
+    let attribute = |tag: &str, name: &str| -> u32 {
+        let start = tag.find(&format!("{name}=\"")).unwrap_or_else(|| panic!("no {name} in {tag}")) + name.len() + 2;
+        tag[start..].split('"').next().unwrap().parse().unwrap()
+    };
+    let body = dom.split("<body").nth(1).expect("a body");
+    let checked = attribute(&body[..body.find('>').unwrap()], "data-charts-checked");
+    let charts: Vec<DrawnChart> = dom
+        .split("<figure ")
+        .skip(1)
+        .map(|rest| {
+            let tag = &rest[..rest.find('>').unwrap()];
+            DrawnChart {
+                width: attribute(tag, "data-drawn-width"),
+                height: attribute(tag, "data-drawn-height"),
+                marks: attribute(tag, "data-marks"),
+            }
+        })
+        .collect();
+    assert_eq!(charts.len() as u32, checked, "the script saw every chart");
+    charts
+}

@@ -25,8 +25,8 @@ use cost::CostModel;
 use hints::{HintKind, Hints, IndexChoice};
 use predicates::{ColumnBound, Conjunct};
 use selectivity::TableFacts;
-use std::sync::Arc;
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 /// How an index is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
