@@ -123,3 +123,45 @@ fn autotrace_cpu_prints_every_counter_and_the_derived_figures() {
     assert!(runner.run("SET AUTOTRACE BOGUS CPU").is_err());
     assert!(s.hardware_counters().is_none(), "a bad setting changes nothing");
 }
+
+#[test]
+fn v_sql_totals_each_statement_over_its_executions() {
+    let (_t, _d, db) = temp_db(options(8192, "16M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (a INTEGER)");
+    exec(&s, "INSERT INTO t SELECT LEVEL FROM dual CONNECT BY LEVEL <= 30000");
+    let query = "SELECT COUNT(*) FROM t WHERE a > 10";
+    exec(&s, query);
+    s.set_hardware_counters(true);
+    let (counters_before, cpu_before) = (s.hardware_counters().unwrap(), s.stats().time(TimeModel::DbCpu));
+    let gets_before = s.stats().get(lioscope::stats::Stat::LogicalReads);
+    exec(&s, query);
+    exec(&s, query);
+    let counted = s.hardware_counters().unwrap().since(&counters_before);
+    let cpu_us = s.stats().time(TimeModel::DbCpu) - cpu_before;
+    let gets = s.stats().get(lioscope::stats::Stat::LogicalReads) - gets_before;
+    s.set_hardware_counters(false);
+    let row = s
+        .query(&format!(
+            "SELECT executions, rows_processed, buffer_gets, cpu_time, counted_executions, task_clock_ns, instructions \
+             FROM v$sql WHERE sql_text = '{query}'"
+        ))
+        .unwrap()
+        .rows;
+    assert_eq!(row.len(), 1, "one entry per text");
+    let number = |i: usize| row[0][i].to_string().parse::<u64>().ok();
+    assert_eq!(number(0), Some(3));
+    assert_eq!(number(1), Some(3), "one row fetched each time");
+    // Two of the three executions ran with counters on; their gets and CPU are the
+    // session's over those two, and the first execution's are added beside them.
+    assert!(number(2).unwrap() >= gets && number(2).unwrap() <= gets * 3 / 2, "buffer gets {:?} vs {gets}", number(2));
+    assert!(number(3).unwrap() >= cpu_us, "CPU time {:?} covers {cpu_us}", number(3));
+    assert_eq!(number(4), Some(2), "counted executions");
+    match counted.value(Counter::TaskClock) {
+        Some(total) => assert!(number(5).unwrap() > 0 && number(5).unwrap() <= total, "{:?} of {total}", number(5)),
+        None => assert_eq!(number(5), None, "nothing counted: NULL"),
+    }
+    if counted.value(Counter::Instructions).is_none() {
+        assert_eq!(number(6), None, "a counter the machine does not offer is NULL, not 0");
+    }
+}

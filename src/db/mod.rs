@@ -104,6 +104,8 @@ pub struct DbInner {
     pub(crate) enqueues: crate::txn::enqueue::Enqueues,
     /// The in-memory column store.
     pub(crate) inmemory: crate::inmemory::InMemoryStore,
+    /// Per-statement totals for `v$sql`.
+    pub(crate) sql_area: crate::stats::sqlarea::SqlArea,
     /// Serialises the end of transactions with the publication of their SCN.
     commit_lock: Mutex<()>,
     /// Holds an exclusive `flock` on the directory's lock file while the database is open.
@@ -236,6 +238,7 @@ impl Database {
             undo,
             enqueues: Default::default(),
             inmemory: Default::default(),
+            sql_area: Default::default(),
             commit_lock: Mutex::new(()),
             _lock: lock,
         });

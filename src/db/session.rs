@@ -182,7 +182,11 @@ impl Session {
         let since = self.txn.borrow().snapshot.unwrap_or_else(|| self.db.current_scn()).max(1);
         self.info.reading_since.store(since, Ordering::Release);
         *self.info.sql_text.lock() = sql.trim().to_owned();
-        self.stats().add(Stat::UserCalls, 1);
+        let stats = self.stats();
+        stats.add(Stat::UserCalls, 1);
+        let counters_before = self.hardware_counters();
+        let (gets_before, reads_before) = (stats.get(Stat::LogicalReads), stats.get(Stat::PhysicalReads));
+        let db_cpu_before = stats.time(TimeModel::DbCpu);
         let result = crate::sql::execute(self, sql);
         // A serializable or read-only transaction keeps its snapshot between statements:
         // it stays published until the transaction ends.
@@ -190,10 +194,19 @@ impl Session {
         self.info.reading_since.store(kept, Ordering::Release);
         let elapsed_us = started.elapsed().as_micros() as u64;
         let cpu_us = osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
-        let stats = self.stats();
         stats.add_time(TimeModel::SqlExecuteElapsed, elapsed_us);
         stats.add_time_and_centiseconds(TimeModel::DbTime, Stat::DbTime, elapsed_us);
         stats.add_time_and_centiseconds(TimeModel::DbCpu, Stat::CpuUsedBySession, cpu_us);
+        let execution = crate::stats::sqlarea::Execution {
+            rows_processed: result.as_ref().map_or(0, |r| r.rows_affected.max(r.rows.len() as u64)),
+            buffer_gets: stats.get(Stat::LogicalReads) - gets_before,
+            disk_reads: stats.get(Stat::PhysicalReads) - reads_before,
+            elapsed_us,
+            // The statement's helper threads' CPU is in DB CPU too.
+            cpu_us: stats.time(TimeModel::DbCpu) - db_cpu_before,
+            counters: counters_before.and_then(|before| Some(self.hardware_counters()?.since(&before))),
+        };
+        self.db.sql_area.record(sql.trim().trim_end_matches(';').trim_end(), &execution);
         self.info.active.store(false, Ordering::Relaxed);
         result
     }

@@ -19,6 +19,7 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "V$SESSTAT" => sesstat(session, None),
         "V$SYSSTAT" => sysstat(session),
         "V$SESSION" => v_session(session),
+        "V$SQL" => v_sql(session),
         "V$SESSION_EVENT" => session_event(session),
         "V$SYSTEM_EVENT" => system_event(session),
         "V$EVENT_HISTOGRAM" => event_histogram(session, false),
@@ -131,6 +132,53 @@ fn event_row(prefix: Vec<Value>, event: WaitEvent, e: &crate::stats::EventSnapsh
 
 const EVENT_COLUMNS: [&str; 7] =
     ["EVENT", "WAIT_CLASS", "TOTAL_WAITS", "TIME_WAITED", "AVERAGE_WAIT", "MAX_WAIT", "TIME_WAITED_MICRO"];
+
+/// `v$sql`: Oracle's columns (times in microseconds), then lioscope's performance-counter
+/// totals of the executions that ran with counters on (`COUNTED_EXECUTIONS`); a counter
+/// is NULL when none was counted.
+fn v_sql(session: &Session) -> Rows {
+    use crate::stats::hwcounters::Counter;
+    let counters =
+        [Counter::TaskClock, Counter::Cycles, Counter::Instructions, Counter::Branches, Counter::BranchMisses];
+    let rows = session
+        .db
+        .sql_area
+        .entries()
+        .into_iter()
+        .map(|e| {
+            let mut row = vec![
+                text(e.sql_id.clone()),
+                text(e.sql_text.clone()),
+                int(e.executions),
+                int(e.rows_processed),
+                int(e.buffer_gets),
+                int(e.disk_reads),
+                int(e.elapsed_us),
+                int(e.cpu_us),
+                int(e.counted_executions),
+            ];
+            row.extend(counters.iter().map(|c| e.counters.get(c).map_or(Datum::Null, |&v| int(v))));
+            row
+        })
+        .collect();
+    let names = [
+        "SQL_ID",
+        "SQL_TEXT",
+        "EXECUTIONS",
+        "ROWS_PROCESSED",
+        "BUFFER_GETS",
+        "DISK_READS",
+        "ELAPSED_TIME",
+        "CPU_TIME",
+        "COUNTED_EXECUTIONS",
+        "TASK_CLOCK_NS",
+        "CYCLES",
+        "INSTRUCTIONS",
+        "BRANCHES",
+        "BRANCH_MISSES",
+    ];
+    (cols(&names), rows)
+}
 
 fn session_event(session: &Session) -> Rows {
     let mut rows = Vec::new();
