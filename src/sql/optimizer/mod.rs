@@ -375,8 +375,8 @@ struct KeyRange {
     eq_columns: usize,
 }
 
-/// The key range the conjuncts give `ix`: equalities on leading key columns, then at most
-/// one range on the next column.
+/// The key range the conjuncts give `ix`: equalities on leading key columns, then the one
+/// range that every comparison on the next column narrows.
 fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
     let mut prefix: Vec<Value> = Vec::new();
     let mut used = Vec::new();
