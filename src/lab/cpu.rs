@@ -95,9 +95,9 @@ pub const FIGURES: [(&str, &str); 7] = [
 ];
 
 /// Derivations of the figures that compare levels.
-const THROUGHPUT: &str = "workers × median wall_s of one worker / median wall_s of the level: how many \
+pub const THROUGHPUT: &str = "workers × median wall_s of one worker / median wall_s of the level: how many \
                           workers' worth of work the machine did at once";
-const KNEE: &str = "the last level, counting up from one worker, whose median wall_s is within 25% of one \
+pub const KNEE: &str = "the last level, counting up from one worker, whose median wall_s is within 25% of one \
                     worker's (KNEE_TOLERANCE)";
 
 /// One load level's figures and runs.

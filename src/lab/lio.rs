@@ -121,7 +121,7 @@ pub const FIGURES: [(&str, &str); 11] = [
 ];
 
 /// The scaling factor's derivation (it compares medians, so it is not a per-run figure).
-const FACTOR: &str = "median liops at this level / median liops with one session";
+pub const FACTOR: &str = "median liops at this level / median liops with one session";
 
 /// A figure over the runs: median, min, max.
 pub type Figure = Spread;
