@@ -149,7 +149,13 @@ proptest! {
         exec(&s, &format!("DELETE FROM t WHERE id = {}", changed + 1));
         exec(&s, "COMMIT");
         for p in &predicates {
-            for select in ["COUNT(*), COUNT(amount), COUNT(note)", "SUM(amount), MIN(name), MAX(born)", "id, name, amount, born, flag, note"] {
+            for select in [
+                "COUNT(*), COUNT(amount), COUNT(note)",
+                "SUM(amount), MIN(name), MAX(born)",
+                // Folded from the codes: sums of whole numbers, MIN and MAX of any kind.
+                "SUM(id), AVG(id), MIN(amount), MAX(amount), MIN(DISTINCT id), MAX(note), MIN(born), COUNT(flag)",
+                "id, name, amount, born, flag, note",
+            ] {
                 let im = sorted(&s, &format!("SELECT /*+ INMEMORY(t) */ {select} FROM t WHERE {p}"));
                 let row_store = sorted(&s, &format!("SELECT /*+ NO_INMEMORY(t) */ {select} FROM t WHERE {p}"));
                 prop_assert_eq!(im, row_store, "SELECT {} WHERE {}", select, p);

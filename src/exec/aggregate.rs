@@ -72,18 +72,38 @@ impl Accumulator {
                         Some(sum.checked_add(d).ok_or_else(|| Error::value(func.name(), "numeric overflow"))?);
                 }
             },
-            AggFunc::Min | AggFunc::Max => {
-                let better = match &self.best {
-                    None => true,
-                    Some(b) => {
-                        let o = v.sql_cmp(b)?.unwrap_or(std::cmp::Ordering::Equal);
-                        if func == AggFunc::Min { o.is_lt() } else { o.is_gt() }
-                    }
-                };
-                if better {
-                    self.best = Some(v.into_owned());
-                }
+            AggFunc::Min | AggFunc::Max => self.consider(func, v)?,
+        }
+        Ok(())
+    }
+
+    /// Keeps `v` as MIN's or MAX's answer when it is better than the one kept.
+    fn consider(&mut self, func: AggFunc, v: Datum<'_>) -> Result<()> {
+        let better = match &self.best {
+            None => true,
+            Some(b) => {
+                let o = v.sql_cmp(b)?.unwrap_or(std::cmp::Ordering::Equal);
+                if func == AggFunc::Min { o.is_lt() } else { o.is_gt() }
             }
+        };
+        if better {
+            self.best = Some(v.into_owned());
+        }
+        Ok(())
+    }
+
+    /// Merges what a scan folded without the rows (see [`Partial`]).
+    fn merge(&mut self, func: AggFunc, partial: &Partial) -> Result<()> {
+        if let Some(seen) = &mut self.distinct {
+            // MIN or MAX (DISTINCT): the best value is the one value that matters.
+            seen.extend(partial.best.iter().cloned());
+            return Ok(());
+        }
+        self.count += partial.count;
+        self.int_sum =
+            self.int_sum.checked_add(partial.int_sum).ok_or_else(|| Error::value(func.name(), "numeric overflow"))?;
+        if let Some(best) = &partial.best {
+            self.consider(func, best.clone())?;
         }
         Ok(())
     }
@@ -144,6 +164,30 @@ impl Shape {
     }
 }
 
+/// What an aggregate call of a plan without GROUP BY folds, when a scan can fold it
+/// without handing over rows (the in-memory scan, from a unit's codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoldShape {
+    /// COUNT(*).
+    Rows,
+    /// COUNT(column).
+    NotNull(usize),
+    /// SUM(column) or AVG(column): the non-NULL values' count and sum.
+    Sum(usize),
+    /// MIN(column) or MAX(column) (DISTINCT or not): the count and the best value.
+    Min(usize),
+    Max(usize),
+}
+
+/// What a scan folded for one call: non-NULL values (rows for COUNT(*)), the sum of whole
+/// numbers, and MIN's or MAX's best value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Partial {
+    pub count: u64,
+    pub int_sum: i128,
+    pub best: Option<Value>,
+}
+
 /// What a COUNT call counts, for the scan's row kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CountShape {
@@ -199,6 +243,34 @@ impl AggregateStage {
                 Shape::General => None,
             })
             .collect()
+    }
+
+    /// What each call folds, when every call is one a scan can fold from encoded values
+    /// (COUNT, or SUM, AVG, MIN, MAX of a column, without GROUP BY); `None` otherwise.
+    pub fn fold_shapes(&self) -> Option<Vec<FoldShape>> {
+        if !self.group_by.is_empty() {
+            return None;
+        }
+        self.calls
+            .iter()
+            .map(|call| match (&call.arg, call.func, call.distinct) {
+                (None, _, _) => Some(FoldShape::Rows),
+                (Some(Expr::Column(c)), AggFunc::Count, false) => Some(FoldShape::NotNull(*c)),
+                (Some(Expr::Column(c)), AggFunc::Sum | AggFunc::Avg, false) => Some(FoldShape::Sum(*c)),
+                (Some(Expr::Column(c)), AggFunc::Min, _) => Some(FoldShape::Min(*c)),
+                (Some(Expr::Column(c)), AggFunc::Max, _) => Some(FoldShape::Max(*c)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Merges what a scan folded, one [`Partial`] per call (of a plan
+    /// [`AggregateStage::fold_shapes`] accepted).
+    pub fn add_partials(&mut self, partials: &[Partial]) -> Result<()> {
+        for ((acc, call), partial) in self.single.iter_mut().zip(&self.calls).zip(partials) {
+            acc.merge(call.func, partial)?;
+        }
+        Ok(())
     }
 
     /// Adds counts computed by a row kernel, one per call.

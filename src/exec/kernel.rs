@@ -13,6 +13,7 @@
 
 use super::Stage;
 use crate::access::{RowAccess, WalkedRow};
+use crate::error::Result;
 use crate::exec::aggregate::CountShape;
 use crate::exec::filter::RangeTerm;
 use crate::types::encoding::PayloadKind;
@@ -113,10 +114,22 @@ impl CountKernel {
 /// before it: what a count kernel, or an in-memory scan answering from its bitmaps, hands
 /// over when it ends.
 pub fn hand_counts(stages: &mut [Stage<'_>], passed: u64, totals: &[u64]) {
+    aggregate_after(stages, passed).add_counts(totals)
+}
+
+/// Gives what a scan folded without rows to the aggregate stage (one
+/// [`super::aggregate::Partial`] per call), and the `passed` rows to the probes before it.
+pub fn hand_partials(stages: &mut [Stage<'_>], passed: u64, partials: &[super::aggregate::Partial]) -> Result<()> {
+    aggregate_after(stages, passed).add_partials(partials)
+}
+
+/// The aggregate stage of `stages`, after telling the row-source probes before it of the
+/// `passed` rows.
+fn aggregate_after<'s>(stages: &'s mut [Stage<'_>], passed: u64) -> &'s mut super::aggregate::AggregateStage {
     for stage in stages.iter_mut() {
         match stage {
             Stage::Probe(p) => p.add_rows(passed),
-            Stage::Aggregate(a) => return a.add_counts(totals),
+            Stage::Aggregate(a) => return a,
             _ => {}
         }
     }

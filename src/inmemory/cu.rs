@@ -185,6 +185,17 @@ impl CuPredicate {
     }
 }
 
+/// What [`ColumnUnit::fold`] found over the selected non-NULL values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitFold<'a> {
+    pub count: u64,
+    /// The sum, for units of integers; `None` for keys.
+    pub sum: Option<i128>,
+    /// The smallest and largest values; `None` when `count` is 0.
+    pub min: Option<CuValue<'a>>,
+    pub max: Option<CuValue<'a>>,
+}
+
 /// One column's values for one IMCU; see the module documentation.
 #[derive(Clone, Debug)]
 pub struct ColumnUnit {
@@ -392,6 +403,59 @@ impl ColumnUnit {
             Some(CuValue::Key(k)) => Some(k),
             _ => None,
         }
+    }
+
+    /// The aggregates of the non-NULL values of the rows set in `selection`, taken from
+    /// the codes without decoding a row's value: how many there are, their sum (integers
+    /// only: `base × count + Σ codes` under frame of reference, a dictionary lookup a row
+    /// otherwise), and the smallest and largest (the smallest and largest code's value,
+    /// by order of the domain; plain keys compare their bytes). `selection` must cover
+    /// the unit's rows.
+    pub fn fold(&self, selection: &Bitmap) -> UnitFold<'_> {
+        assert_eq!(selection.len(), self.rows, "a selection of another unit's rows");
+        let mut chosen = selection.clone();
+        if let Some(nulls) = &self.nulls {
+            chosen.and_not_with(nulls);
+        }
+        let count = chosen.count_ones();
+        let mut fold = UnitFold { count, sum: None, min: None, max: None };
+        if count == 0 {
+            return fold;
+        }
+        match &self.body {
+            Body::AllNull => {}
+            Body::Plain(plain) => {
+                let mut keys = chosen.iter_ones().map(|r| plain.key(r));
+                let first = keys.next().expect("count > 0");
+                let (min, max) = keys.fold((first, first), |(lo, hi), k| (lo.min(k), hi.max(k)));
+                (fold.min, fold.max) = (Some(CuValue::Key(min)), Some(CuValue::Key(max)));
+            }
+            Body::Encoded { domain, codes } => {
+                let (mut lo, mut hi, mut code_sum, mut value_sum) = (u64::MAX, 0u64, 0u128, 0i128);
+                let words = chosen.words();
+                let dict = match domain {
+                    Domain::IntDict(dict) => Some(dict),
+                    _ => None,
+                };
+                codes.for_each_code(0..self.rows, |row, code| {
+                    if words[row / 64] >> (row % 64) & 1 == 1 {
+                        lo = lo.min(code);
+                        hi = hi.max(code);
+                        code_sum += u128::from(code);
+                        if let Some(dict) = dict {
+                            value_sum += i128::from(dict[code as usize]);
+                        }
+                    }
+                });
+                fold.sum = match domain {
+                    Domain::IntOffsets { base, .. } => Some(i128::from(*base) * count as i128 + code_sum as i128),
+                    Domain::IntDict(_) => Some(value_sum),
+                    Domain::KeyDict(_) => None,
+                };
+                (fold.min, fold.max) = (Some(domain.value(lo)), Some(domain.value(hi)));
+            }
+        }
+        fold
     }
 
     /// Appends the values of `rows` to `out`, `None` for NULL. Panics if `rows` reaches
@@ -1638,6 +1702,33 @@ mod tests {
                 for picks in &preds {
                     check_filter(&unit, &input, &key_predicate(&keys, picks));
                 }
+            }
+        }
+
+        #[test]
+        fn folds_equal_what_the_decoded_values_give(values in int_column(), keys in key_column(), seed in any::<u64>()) {
+            let chosen = |n: usize| Bitmap::from_fn(n, |r| (seed.rotate_left(r as u32 % 64) ^ r as u64) & 3 != 0);
+            for packing in PACKINGS {
+                let unit = ColumnUnit::build(ColumnInput::Ints(&values), packing);
+                let selection = chosen(values.len());
+                let kept: Vec<i64> = values.iter().enumerate().filter(|&(r, v)| selection.get(r) && v.is_some()).map(|(_, v)| v.unwrap()).collect();
+                let folded = unit.fold(&selection);
+                prop_assert_eq!(folded.count, kept.len() as u64);
+                if !kept.is_empty() {
+                    prop_assert_eq!(folded.sum, Some(kept.iter().map(|&v| i128::from(v)).sum::<i128>()), "{:?}", packing);
+                }
+                prop_assert_eq!(folded.min, kept.iter().min().map(|&v| CuValue::Int(v)));
+                prop_assert_eq!(folded.max, kept.iter().max().map(|&v| CuValue::Int(v)));
+
+                let refs = borrowed(&keys);
+                let unit = ColumnUnit::build(ColumnInput::Keys(&refs), packing);
+                let selection = chosen(keys.len());
+                let kept: Vec<&[u8]> = refs.iter().enumerate().filter(|&(r, k)| selection.get(r) && k.is_some()).map(|(_, k)| k.unwrap()).collect();
+                let folded = unit.fold(&selection);
+                prop_assert_eq!(folded.count, kept.len() as u64);
+                prop_assert_eq!(folded.sum, None);
+                prop_assert_eq!(folded.min, kept.iter().min().map(|&k| CuValue::Key(k)));
+                prop_assert_eq!(folded.max, kept.iter().max().map(|&k| CuValue::Key(k)));
             }
         }
 

@@ -50,7 +50,12 @@ pub struct ImColumn {
 impl ImColumn {
     /// The value of row `row`.
     pub fn datum(&self, row: usize) -> Result<Value> {
-        Ok(match (self.kind, self.unit.value(row)) {
+        self.to_datum(self.unit.value(row))
+    }
+
+    /// A value of the unit (`None` for NULL) as SQL sees it.
+    pub fn to_datum(&self, value: Option<CuValue<'_>>) -> Result<Value> {
+        Ok(match (self.kind, value) {
             (_, None) => Datum::Null,
             (ValueKind::Int, Some(CuValue::Int(v))) => Datum::Int(v),
             (ValueKind::Date, Some(CuValue::Int(v))) => Datum::Date(v),

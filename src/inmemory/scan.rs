@@ -5,7 +5,7 @@
 //!  units usable at the snapshot ── rows not in journaled blocks ── predicates on the
 //!       │                            (a bitmap per unit)          encoded columns (SIMD)
 //!       │                                                                │
-//!       │                              count-only plan: popcounts ◄──────┤
+//!       │               aggregate-only plan: popcounts, codes ◄──────┤
 //!       │                              any other plan: rows decoded ◄────┘ → stages
 //!  buffer cache: journaled blocks, units not usable, blocks no unit covers → full scan
 //! ```
@@ -14,10 +14,13 @@
 //! `>`, `>=`, BETWEEN, IN, IS \[NOT\] NULL) are evaluated on the encoded values; min/max
 //! of a unit's column prune the unit when they show no row can match, and skip the
 //! codes of a column they show every row passes (unless the `NO_INMEMORY_PRUNING` hint:
-//! then every conjunct reads its codes). A plan that only counts (COUNT(*), COUNT(column), no
-//! GROUP BY) over conjuncts that all run on the encoded values never decodes a value;
-//! any other plan gets the kept rows decoded and filtered again by the WHERE clause, so
-//! results never depend on which conjuncts ran where.
+//! then every conjunct reads its codes). A plan that only aggregates without GROUP BY
+//! (COUNT(*), COUNT, SUM and AVG of whole numbers, MIN and MAX of a column) over conjuncts
+//! that all run on the encoded values never decodes a row: counts come from the bitmaps,
+//! sums from the codes (`base × count + Σ codes` under frame of reference), MIN and MAX
+//! from the smallest and largest code kept. Any other plan gets the kept rows decoded and
+//! filtered again by the WHERE clause, so results never depend on which conjuncts ran
+//! where.
 
 use super::bitmap::Bitmap;
 use super::cu::CuPredicate;
@@ -26,7 +29,7 @@ use super::simd::Isa;
 use crate::access::full_scan::Flow;
 use crate::catalog::TableDef;
 use crate::error::Result;
-use crate::exec::aggregate::CountShape;
+use crate::exec::aggregate::{FoldShape, Partial};
 use crate::exec::{ExecContext, Stage};
 use crate::sql::optimizer::predicates::{self, ColumnBound};
 use crate::stats::Stat;
@@ -118,8 +121,8 @@ struct Shape {
     bounds: Vec<(usize, ColumnBound)>,
     /// Every conjunct bounds one column.
     all_bounds: bool,
-    /// The counts of a count-only aggregate after the filter, if the plan is one.
-    counts: Option<Vec<CountShape>>,
+    /// What each call of an aggregate after the filter folds, if a unit can fold them all.
+    folds: Option<Vec<FoldShape>>,
 }
 
 impl Shape {
@@ -133,11 +136,11 @@ impl Shape {
             }
             _ => (Vec::new(), true, &plain[..]),
         };
-        let counts = match rest.first() {
-            Some(Stage::Aggregate(a)) => a.count_shapes(),
+        let folds = match rest.first() {
+            Some(Stage::Aggregate(a)) => a.fold_shapes(),
             _ => None,
         };
-        Shape { bounds, all_bounds, counts }
+        Shape { bounds, all_bounds, folds }
     }
 }
 
@@ -197,8 +200,6 @@ impl InMemoryAccess {
 
         let shape = Shape::of(stages);
         let isa = Isa::best();
-        let mut passed = 0u64;
-        let mut counted = vec![0u64; shape.counts.as_ref().map_or(0, Vec::len)];
         let mut stopped = false;
         for unit in &usable {
             if stopped {
@@ -237,30 +238,14 @@ impl InMemoryAccess {
                 }
             }
             let every_bound_ran = shape.all_bounds && predicates.iter().all(|(_, p)| p.is_some());
-            match &shape.counts {
-                Some(counts) if every_bound_ran && counts_in_memory(imcu, counts) => {
-                    let n = keep.count_ones();
-                    passed += n;
-                    for (total, shape) in counted.iter_mut().zip(counts) {
-                        *total += match *shape {
-                            CountShape::Rows => n,
-                            CountShape::NotNull(c) => match imcu.columns[c].as_ref().and_then(|c| c.unit.null_bitmap())
-                            {
-                                None => n,
-                                Some(nulls) => {
-                                    let mut not_null = keep.clone();
-                                    not_null.and_not_with(nulls);
-                                    not_null.count_ones()
-                                }
-                            },
-                        };
-                    }
+            match &shape.folds {
+                Some(folds) if every_bound_ran && folds_in_memory(imcu, folds) => {
+                    let passed = keep.count_ones();
+                    let partials = folds.iter().map(|&f| fold(imcu, f, &keep, passed)).collect::<Result<Vec<_>>>()?;
+                    crate::exec::kernel::hand_partials(stages, passed, &partials)?;
                 }
                 _ => stopped = self.push_rows(imcu, &keep, stages, ctx)?,
             }
-        }
-        if passed > 0 {
-            crate::exec::kernel::hand_counts(stages, passed, &counted);
         }
         if stopped {
             return Ok(());
@@ -300,11 +285,46 @@ impl InMemoryAccess {
     }
 }
 
-/// Whether the counts can be taken from the unit (each counted column is in it).
-fn counts_in_memory(imcu: &Imcu, counts: &[CountShape]) -> bool {
-    counts.iter().all(|s| match *s {
-        CountShape::Rows => true,
-        CountShape::NotNull(c) => imcu.columns.get(c).is_some_and(Option::is_some),
+/// Whether the unit can fold every call: each column is in it, and a sum is of whole
+/// numbers (a DATE or a NUMBER with fractions is summed, or refused, by the general path).
+fn folds_in_memory(imcu: &Imcu, folds: &[FoldShape]) -> bool {
+    let column = |c: usize| imcu.columns.get(c).and_then(Option::as_ref);
+    folds.iter().all(|f| match *f {
+        FoldShape::Rows => true,
+        FoldShape::NotNull(c) | FoldShape::Min(c) | FoldShape::Max(c) => column(c).is_some(),
+        FoldShape::Sum(c) => column(c).is_some_and(|col| col.kind == ValueKind::Int),
+    })
+}
+
+/// What call `shape` folds over the `passed` rows set in `keep`, from the unit's codes: a
+/// count from the bitmaps, a sum from the codes, MIN and MAX as one value each.
+fn fold(imcu: &Imcu, shape: FoldShape, keep: &Bitmap, passed: u64) -> Result<Partial> {
+    let column = |c: usize| imcu.columns[c].as_ref().expect("folds_in_memory checked the column");
+    Ok(match shape {
+        FoldShape::Rows => Partial { count: passed, ..Default::default() },
+        FoldShape::NotNull(c) => {
+            let count = match column(c).unit.null_bitmap() {
+                None => passed,
+                Some(nulls) => {
+                    let mut not_null = keep.clone();
+                    not_null.and_not_with(nulls);
+                    not_null.count_ones()
+                }
+            };
+            Partial { count, ..Default::default() }
+        }
+        FoldShape::Sum(c) => {
+            let folded = column(c).unit.fold(keep);
+            // No value kept (or a unit of NULLs only): nothing to add.
+            let sum = if folded.count == 0 { 0 } else { folded.sum.expect("a unit of whole numbers sums") };
+            Partial { count: folded.count, int_sum: sum, best: None }
+        }
+        FoldShape::Min(c) | FoldShape::Max(c) => {
+            let col = column(c);
+            let folded = col.unit.fold(keep);
+            let best = if matches!(shape, FoldShape::Min(_)) { folded.min } else { folded.max };
+            Partial { count: folded.count, int_sum: 0, best: best.map(|v| col.to_datum(Some(v))).transpose()? }
+        }
     })
 }
 
