@@ -82,6 +82,7 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
     assert!(figure(&paths[1], "buffer_is_pinned_count").unwrap() > ROWS as f64 / 2.0);
     assert!(report["environment"]["logical_cpus"].as_u64().unwrap() >= 1);
     assert_eq!(report["parameters"]["rows"], ROWS, "the table's rows");
+    assert!(report["callgrind_calibration"].is_null(), "callgrind did not run");
     assert!(report["derivations"]["instructions_per_row"].as_str().unwrap().contains("rows"));
     // The HTML report: the source document's six charts, each drawn by a browser.
     let charts = charts_drawn_by_chromium(&out.join("scan.html"));
@@ -115,6 +116,15 @@ fn callgrind_counts_only_the_statements_execution() {
         let full = &report["paths"][2];
         assert_eq!(full["name"], "FULL_BUFFER_CACHE");
         assert!(report["paths"][5]["figures"]["instructions_callgrind"].is_null(), "nothing for a missing path");
+        // The method itself: a loop of known length counts what it executes.
+        let calibration = &report["callgrind_calibration"];
+        let (expected, counted) = (
+            calibration["expected_instructions"].as_f64().unwrap(),
+            calibration["counted_instructions"].as_f64().unwrap(),
+        );
+        assert_eq!(expected, 2_000_000.0);
+        let tolerance = lioscope::lab::callgrind::CALIBRATION_TOLERANCE;
+        assert!((counted - expected).abs() <= expected * tolerance, "counted {counted} of {expected}");
         full["figures"]["instructions_callgrind"]["median"].as_f64().unwrap()
     };
     let (small, large) = (count(10_000), count(20_000));

@@ -74,7 +74,7 @@ pub fn run(opts: &BenchOptions) -> crate::Result<()> {
         opts.repeat,
         dir.display()
     );
-    session.execute(&customers::insert_select("customers", opts.rows))?;
+    customers::load(&session, "customers", opts.rows)?;
     let rows = opts.rows as f64;
     let mut builds = Vec::new();
     for (index, create) in customers::INDEXES {

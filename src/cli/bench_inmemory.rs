@@ -203,7 +203,7 @@ pub fn run(opts: &InMemoryBenchOptions) -> crate::Result<()> {
     let db = Database::create(&dir, DatabaseOptions { parameters, ..Default::default() })?;
     let session = db.session();
     session.execute(customers::CREATE_TABLE)?;
-    session.execute(&customers::insert_select("customers", bench.rows))?;
+    customers::load(&session, "customers", bench.rows)?;
     let migrated = if opts.chained { Some(build_chained(&session, bench.rows)?) } else { None };
     // Every block in the cache before population reads them.
     session.execute(SCANS[1].row_store_sql)?;

@@ -6,6 +6,10 @@
 //! parsing of the command line. Collection is switched per thread: a helper thread a
 //! statement starts is not counted (the lab's scans start none). The profile's
 //! `summary:` line is the count of instructions executed (`Ir`).
+//!
+//! [`calibrate`] checks the method itself: a loop of exactly two instructions an
+//! iteration (`dec`, `jnz` in assembly, so no compiler can change it), run the same way
+//! inside a function callgrind toggles on, must count what it executes.
 
 use crate::{QueryResult, Result, Session};
 use std::path::Path;
@@ -15,6 +19,68 @@ use std::process::Command;
 #[inline(never)]
 pub fn counted_execution(session: &Session, sql: &str) -> Result<QueryResult> {
     session.execute(sql)
+}
+
+/// Iterations of the calibration loop.
+pub const CALIBRATION_ITERATIONS: u64 = 1_000_000;
+
+/// Instructions of one iteration of the calibration loop.
+pub const CALIBRATION_INSTRUCTIONS_PER_ITERATION: u64 = 2;
+
+/// How far callgrind's count of the calibration loop may be from its known count: the
+/// call itself and the loop's setup, a few dozen instructions, against two million.
+pub const CALIBRATION_TOLERANCE: f64 = 1e-4;
+
+/// The calibration loop, collected by callgrind like [`counted_execution`]: exactly
+/// `iterations` (at least 1) times `dec; jnz`.
+#[inline(never)]
+pub fn counted_execution_of_a_known_loop(iterations: u64) {
+    let iterations = iterations.max(1);
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the loop touches only the register it is given.
+    unsafe {
+        std::arch::asm!("2:", "dec {n}", "jnz 2b", n = inout(reg) iterations => _, options(nomem, nostack));
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: as above.
+    unsafe {
+        std::arch::asm!("2:", "subs {n}, {n}, #1", "b.ne 2b", n = inout(reg) iterations => _, options(nomem, nostack));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    std::hint::black_box(iterations);
+}
+
+/// What callgrind counted of the calibration loop, against what it executes.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Calibration {
+    pub iterations: u64,
+    pub expected_instructions: u64,
+    pub counted_instructions: u64,
+    /// (counted - expected) / expected.
+    pub relative_error: f64,
+}
+
+impl Calibration {
+    /// Whether the count is within [`CALIBRATION_TOLERANCE`].
+    pub fn within_tolerance(&self) -> bool {
+        self.relative_error.abs() <= CALIBRATION_TOLERANCE
+    }
+}
+
+/// Counts the calibration loop in a child `exe` (run with `args`, which must make it call
+/// [`counted_execution_of_a_known_loop`] with [`CALIBRATION_ITERATIONS`]) under callgrind.
+pub fn calibrate(exe: &Path, args: &[String], profile: &Path) -> Result<Calibration> {
+    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        return Err(crate::Error::unsupported("a callgrind calibration loop on this architecture"));
+    }
+    let counted = count_instructions(exe, args, profile)?;
+    let expected = CALIBRATION_ITERATIONS * CALIBRATION_INSTRUCTIONS_PER_ITERATION;
+    Ok(Calibration {
+        iterations: CALIBRATION_ITERATIONS,
+        expected_instructions: expected,
+        counted_instructions: counted,
+        relative_error: (counted as f64 - expected as f64) / expected as f64,
+    })
 }
 
 /// Runs `exe args` under callgrind collecting only inside [`counted_execution`], writing

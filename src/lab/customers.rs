@@ -50,22 +50,51 @@ pub mod count {
         "SELECT /*+ INMEMORY(c) NO_INMEMORY_PRUNING(c) */ COUNT(cust_valid) FROM customers c";
 }
 
+/// The INSERT ... SELECT of customers, `{table}`, `{rows}` and the id expression `LEVEL_ID`
+/// to fill in.
+const TEMPLATE: &str = "INSERT INTO {table}
+SELECT LEVEL_ID,
+       'Firstname-' || MOD(LEVEL_ID, 1000),
+       'Lastname-of-the-customer-' || ORA_HASH(LEVEL_ID, 99999, 1),
+       CASE WHEN MOD(LEVEL_ID, 2) = 0 THEN 'M' ELSE 'F' END,
+       1920 + MOD(LEVEL_ID, 80),
+       LPAD(ORA_HASH(LEVEL_ID, 99999, 2), 5, '0'),
+       'Customer City of ' || ORA_HASH(LEVEL_ID, 619, 3),
+       CASE WHEN MOD(LEVEL_ID, 10) = 0 THEN 'I' ELSE 'A' END,
+       1000 * (1 + MOD(LEVEL_ID, 15)),
+       'firstname.lastname' || LEVEL_ID || '@company' || MOD(LEVEL_ID, 100) || '.example.com'
+FROM dual CONNECT BY LEVEL <= {rows}";
+
 /// INSERT ... SELECT generating `rows` customers into `table`.
 pub fn insert_select(table: &str, rows: u64) -> String {
-    format!(
-        "INSERT INTO {table}
-SELECT LEVEL,
-       'Firstname-' || MOD(LEVEL, 1000),
-       'Lastname-of-the-customer-' || ORA_HASH(LEVEL, 99999, 1),
-       CASE WHEN MOD(LEVEL, 2) = 0 THEN 'M' ELSE 'F' END,
-       1920 + MOD(LEVEL, 80),
-       LPAD(ORA_HASH(LEVEL, 99999, 2), 5, '0'),
-       'Customer City of ' || ORA_HASH(LEVEL, 619, 3),
-       CASE WHEN MOD(LEVEL, 10) = 0 THEN 'I' ELSE 'A' END,
-       1000 * (1 + MOD(LEVEL, 15)),
-       'firstname.lastname' || LEVEL || '@company' || MOD(LEVEL, 100) || '.example.com'
-FROM dual CONNECT BY LEVEL <= {rows}"
-    )
+    insert_select_from(table, 1, rows)
+}
+
+/// INSERT ... SELECT generating the `rows` customers whose ids start at `first`.
+pub fn insert_select_from(table: &str, first: u64, rows: u64) -> String {
+    // The generator counts 1..=rows; the customer's id is LEVEL shifted to `first`.
+    let id = if first == 1 { "LEVEL".to_owned() } else { format!("(LEVEL + {})", first - 1) };
+    TEMPLATE.replace("{table}", table).replace("{rows}", &rows.to_string()).replace("LEVEL_ID", &id)
+}
+
+/// Customers a transaction of [`load`] inserts: the undo of one such INSERT fits the
+/// default 64 MiB undo tablespace with room to spare.
+pub const LOAD_CHUNK: u64 = 5_000_000;
+
+/// Loads `rows` customers into `table` in transactions of at most [`LOAD_CHUNK`] rows,
+/// each committed (one INSERT of tens of millions of rows would need more undo than the
+/// default undo tablespace holds).
+pub fn load(session: &crate::Session, table: &str, rows: u64) -> crate::Result<()> {
+    let mut first = 1;
+    while first <= rows {
+        let chunk = LOAD_CHUNK.min(rows - first + 1);
+        session.execute(&insert_select_from(table, first, chunk))?;
+        if !session.autocommit() {
+            session.execute("COMMIT")?;
+        }
+        first += chunk;
+    }
+    Ok(())
 }
 
 /// Writes `rows` customers as CSV (no header) in the column order of [`CREATE_TABLE`].
@@ -88,4 +117,25 @@ pub fn write_csv(out: &mut impl Write, rows: u64) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loading_in_pieces_gives_the_rows_of_one_insert() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::Database::create(dir.path().join("db"), Default::default()).unwrap();
+        let s = db.session();
+        let rows = |table: &str| s.execute(&format!("SELECT * FROM {table} ORDER BY cust_id")).unwrap().rows;
+        for table in ["whole", "pieces"] {
+            s.execute(&CREATE_TABLE.replace("customers", table)).unwrap();
+        }
+        s.execute(&insert_select("whole", 15)).unwrap();
+        s.execute(&insert_select_from("pieces", 1, 10)).unwrap();
+        s.execute(&insert_select_from("pieces", 11, 5)).unwrap();
+        assert_eq!(rows("whole").len(), 15);
+        assert_eq!(rows("whole"), rows("pieces"));
+    }
 }

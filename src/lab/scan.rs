@@ -214,6 +214,9 @@ pub struct ScanReport {
     pub derivations: BTreeMap<&'static str, &'static str>,
     /// Counters the machine does not offer, with the kernel's reason.
     pub counters_unavailable: BTreeMap<&'static str, String>,
+    /// With `--instructions callgrind`: callgrind's count of a loop of known length, run
+    /// the same way as the paths.
+    pub callgrind_calibration: Option<super::callgrind::Calibration>,
     pub paths: Vec<PathReport>,
 }
 
@@ -223,7 +226,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
     let memory = memory_for(opts.rows);
     let db = Database::open_or_create(&dir, database_options(memory))?;
     let session = db.session();
-    let callgrind_steps = if opts.instructions == InstructionSource::Callgrind { PATHS.len() - 1 } else { 0 };
+    let callgrind_steps = if opts.instructions == InstructionSource::Callgrind { PATHS.len() } else { 0 };
     let progress = super::progress::Steps::new((PATHS.len() + 2 + callgrind_steps) as u64, "lab scan");
     progress.step("loading customers");
     prepare(&session, opts.rows, memory)?;
@@ -283,7 +286,13 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
     db.close()?;
     // Dropping the database lets go of its directory for the callgrind children.
     drop(db);
+    let mut calibration = None;
     if opts.instructions == InstructionSource::Callgrind {
+        progress.step("callgrind on a loop of known length");
+        let profile = dir.join("callgrind.calibration.out");
+        let args = ["lab", "scan", "--callgrind-child", CALIBRATION].map(str::to_owned);
+        calibration = Some(super::callgrind::calibrate(&lioscope_exe(opts)?, &args, &profile)?);
+        let _ = std::fs::remove_file(&profile);
         for path in paths.iter_mut().filter(|p| p.status == "measured") {
             progress.step(&format!("{} under callgrind", path.name));
             let instructions = callgrind_count(opts, &dir, path.name)? as f64;
@@ -318,6 +327,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
         parameters,
         derivations,
         counters_unavailable: unavailable,
+        callgrind_calibration: calibration,
         paths,
     };
     print_table(&report);
@@ -330,10 +340,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
 /// The instructions of one run of path `name` in the database in `dir`, counted by
 /// callgrind in a child process.
 fn callgrind_count(opts: &ScanOptions, dir: &std::path::Path, name: &str) -> Result<u64> {
-    let exe = match &opts.lioscope_exe {
-        Some(exe) => exe.clone(),
-        None => std::env::current_exe().map_err(|e| crate::Error::io("find", std::path::Path::new("lioscope"), e))?,
-    };
+    let exe = lioscope_exe(opts)?;
     let profile = dir.join(format!("callgrind.{name}.out"));
     let args: Vec<String> = ["lab", "scan", "--rows", &opts.rows.to_string(), "--db"]
         .into_iter()
@@ -345,10 +352,25 @@ fn callgrind_count(opts: &ScanOptions, dir: &std::path::Path, name: &str) -> Res
     counted
 }
 
+/// The `lioscope` the callgrind children run: `--lioscope-exe`, else this one.
+fn lioscope_exe(opts: &ScanOptions) -> Result<PathBuf> {
+    match &opts.lioscope_exe {
+        Some(exe) => Ok(exe.clone()),
+        None => std::env::current_exe().map_err(|e| crate::Error::io("find", std::path::Path::new("lioscope"), e)),
+    }
+}
+
+/// The `--callgrind-child` name of the calibration loop.
+const CALIBRATION: &str = "CALIBRATION";
+
 /// In the child callgrind runs (`--callgrind-child NAME`): path `name` once to warm the
 /// caches, then once inside [`super::callgrind::counted_execution`], where collection
 /// is on.
 pub fn run_callgrind_child(opts: &ScanOptions, name: &str) -> Result<()> {
+    if name == CALIBRATION {
+        super::callgrind::counted_execution_of_a_known_loop(super::callgrind::CALIBRATION_ITERATIONS);
+        return Ok(());
+    }
     let Some(dir) = &opts.db else {
         return Err(crate::Error::InvalidParameter {
             name: "--callgrind-child".into(),
@@ -392,7 +414,7 @@ fn prepare(session: &Session, rows: u64, inmemory: u64) -> Result<()> {
         .is_some_and(|r| r[0].to_string() != "0");
     if !exists {
         session.execute(super::customers::CREATE_TABLE)?;
-        session.execute(&super::customers::insert_select("customers", rows))?;
+        super::customers::load(session, "customers", rows)?;
         for (_, create) in super::customers::INDEXES {
             session.execute(create)?;
         }
@@ -465,12 +487,34 @@ fn print_table(report: &ScanReport) {
     for (key, how) in &report.derivations {
         println!("  {key}: {how}");
     }
+    if let Some(c) = &report.callgrind_calibration {
+        println!("{}", calibration_line(c));
+    }
     if !report.counters_unavailable.is_empty() {
         println!("n/a: counters this machine does not offer (their figures are null in scan.json):");
     }
     for (counter, why) in &report.counters_unavailable {
         println!("  {counter}: {why}");
     }
+}
+
+/// What the calibration found, as a sentence for the table's notes and the HTML report.
+fn calibration_line(c: &super::callgrind::Calibration) -> String {
+    let verdict = if c.within_tolerance() {
+        "within the tolerance"
+    } else {
+        "OUTSIDE the tolerance: callgrind's counts are not to be trusted here"
+    };
+    format!(
+        "callgrind calibration: a loop of {} iterations × {} instructions executes {} instructions; callgrind \
+         counted {} ({:+.5}%, {verdict} of {}%)",
+        c.iterations,
+        super::callgrind::CALIBRATION_INSTRUCTIONS_PER_ITERATION,
+        c.expected_instructions,
+        c.counted_instructions,
+        c.relative_error * 100.0,
+        super::callgrind::CALIBRATION_TOLERANCE * 100.0
+    )
 }
 
 /// scan.json (everything), scan.csv (one line per path and figure) and scan.html.
@@ -518,6 +562,9 @@ fn html(report: &ScanReport) -> Result<super::report::Html> {
             &["counter", "why"],
             report.counters_unavailable.iter().map(|(c, why)| vec![c.to_string(), why.clone()]),
         );
+    }
+    if let Some(c) = &report.callgrind_calibration {
+        html.paragraph(&calibration_line(c));
     }
     html.chart(Chart::bars("CPU time", "ms", &names, vec![series("CPU ms", "cpu_ms")], &how("cpu_ms")))?;
     html.chart(Chart::bars(
