@@ -165,3 +165,33 @@ fn v_sql_totals_each_statement_over_its_executions() {
         assert_eq!(number(6), None, "a counter the machine does not offer is NULL, not 0");
     }
 }
+
+#[test]
+fn populate_wait_counts_what_the_population_workers_counted() {
+    let (_t, _d, db) = temp_db(options(8192, "64M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER, name VARCHAR2(40))");
+    exec(&s, "INSERT INTO t SELECT LEVEL, 'name-' || MOD(LEVEL, 977) FROM dual CONNECT BY LEVEL <= 200000");
+    exec(&s, "ALTER SYSTEM SET inmemory_size = 64M");
+    s.set_hardware_counters(true);
+    let populate_cpu_before = s.query("SELECT value FROM v$sysstat WHERE name = 'IM populate CPU time'").unwrap().rows;
+    exec(&s, "ALTER TABLE t INMEMORY PRIORITY HIGH");
+    assert_eq!(rows(&s, "EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT('HIGH', 100, 60)")[0][0].to_string(), "0");
+    let helpers = s.stats().helper_counts();
+    let populate_cpu_after = s.query("SELECT value FROM v$sysstat WHERE name = 'IM populate CPU time'").unwrap().rows;
+    let centiseconds = |rows: &[Vec<lioscope::types::Value>]| rows[0][0].to_string().parse::<u64>().unwrap();
+    let populate_cpu_ms = (centiseconds(&populate_cpu_after) - centiseconds(&populate_cpu_before)) * 10;
+    for counter in Counter::ALL {
+        match helpers.value(counter) {
+            Some(_) => {}
+            None => assert!(helpers.why_unavailable(counter).unwrap().contains("not available"), "{counter:?}"),
+        }
+    }
+    if let Some(ns) = helpers.value(Counter::TaskClock) {
+        // The workers' task-clock covers each unit they built; 'IM populate CPU time' is
+        // in centiseconds (so a short population may read 0).
+        let clock_ms = ns / 1_000_000;
+        assert!(ns > 0, "the workers counted");
+        assert!(clock_ms + 20 >= populate_cpu_ms / 2, "task-clock {clock_ms} ms, IM populate CPU {populate_cpu_ms} ms");
+    }
+}

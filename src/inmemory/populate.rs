@@ -19,7 +19,9 @@
 //! population began.
 //!
 //! Each worker is a session (`v$session` type `W000`, `W001`, …) with its own statistics
-//! and waits. Workers hold the database only weakly while idle, so closing it is never
+//! and waits, and its own performance counters, opened on its first unit: each unit's
+//! counts go into the store's sum before the unit is installed, so a POPULATE_WAIT that
+//! sees the unit populated also sees its counts ([`population_counts`]). Workers hold the database only weakly while idle, so closing it is never
 //! held up by them; dropping the database stops and joins them.
 
 use super::imcu::{ImcuBuilder, packing};
@@ -28,6 +30,7 @@ use crate::access::AccessContext;
 use crate::catalog::Priority;
 use crate::db::{DbInner, params};
 use crate::error::Result;
+use crate::stats::hwcounters::{Reading, ThreadCounters};
 use crate::stats::{SessionInfo, Stat};
 use crate::storage::block::DataBlock;
 use crate::storage::row::ColumnSpan;
@@ -224,6 +227,8 @@ fn populate(db: &Arc<DbInner>, info: &SessionInfo, object_id: u32, index: usize)
 
 fn populate_unit(db: &Arc<DbInner>, info: &SessionInfo, segment: &ImSegment, unit: &UnitSlot) -> Result<()> {
     let repopulating = unit.state.lock().imcu.is_some();
+    // Opens the worker's counters on its first unit (and credits what it did between units).
+    credit_counters(&db.inmemory);
     let cpu_started = crate::stats::osstat::thread_cpu_time_ns();
     let table = &segment.table;
     // DML now journals into the new unit too; the SCN is taken after that, so every
@@ -281,6 +286,7 @@ fn populate_unit(db: &Arc<DbInner>, info: &SessionInfo, segment: &ImSegment, uni
     let rows = builder.rows();
     let imcu = builder.build(scn, packing(segment.spec.compression));
     let limit = db.parameters.read().get_u64(params::INMEMORY_SIZE);
+    credit_counters(&db.inmemory);
     let installed = db.inmemory.install(segment, unit, imcu, stale, limit);
     let stats = ctx.stats;
     if installed {
@@ -291,6 +297,31 @@ fn populate_unit(db: &Arc<DbInner>, info: &SessionInfo, segment: &ImSegment, uni
     let cpu_us = crate::stats::osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
     stats.add_time_and_centiseconds(crate::stats::TimeModel::DbCpu, Stat::ImPopulateCpuTime, cpu_us);
     Ok(())
+}
+
+thread_local! {
+    /// A worker's performance counters, and their reading when last credited.
+    static WORKER_COUNTERS: std::cell::RefCell<Option<(ThreadCounters, Reading)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Adds what this worker's counters counted since it last did to the store's sum, opening
+/// them on the first call.
+fn credit_counters(store: &InMemoryStore) {
+    WORKER_COUNTERS.with_borrow_mut(|counters| {
+        let (thread, last) = counters.get_or_insert_with(|| {
+            let thread = ThreadCounters::open();
+            let opened = thread.read();
+            (thread, opened)
+        });
+        let now = thread.read();
+        store.population_counts.lock().add(&now.since(last));
+        *last = now;
+    });
+}
+
+/// What the population workers' counters counted in all, over the units they built.
+pub fn population_counts(store: &InMemoryStore) -> Reading {
+    store.population_counts.lock().clone()
 }
 
 /// What POPULATE_WAIT found.

@@ -216,6 +216,9 @@ pub struct InMemoryStore {
     used: AtomicU64,
     pub shared: Arc<Shared>,
     pub(super) workers: Mutex<Vec<(std::thread::JoinHandle<()>, std::thread::ThreadId)>>,
+    /// The population workers' performance counters, summed over every unit they built
+    /// (each unit's counts are added before the unit is installed).
+    pub(super) population_counts: Mutex<crate::stats::hwcounters::Reading>,
 }
 
 impl InMemoryStore {

@@ -298,7 +298,14 @@ pub fn populate_wait(
 ) -> Result<QueryResult> {
     let timeout = std::time::Duration::from_secs_f64(timeout_seconds.min(1e9));
     let ctx = session.access_context();
+    // The workers' counters over the wait count for the statement that waited for them.
+    let counting = session.stats().counting_helpers();
+    let counted_before = counting.then(|| crate::inmemory::populate::population_counts(&session.db.inmemory));
     let outcome = crate::inmemory::populate::populate_wait(&session.db, &ctx, priority, percentage, timeout)?;
+    if let Some(before) = counted_before {
+        let after = crate::inmemory::populate::population_counts(&session.db.inmemory);
+        session.stats().add_helper_counts(&after.since(&before));
+    }
     Ok(QueryResult::rows(
         StatementKind::Query,
         vec!["POPULATE_WAIT".into(), "MEANING".into()],
