@@ -93,6 +93,9 @@ fn lab_lio_refuses_bad_options() {
         (lioscope::lab::lio::LioOptions { sessions: vec![0], ..base.clone() }, "--sessions"),
         (lioscope::lab::lio::LioOptions { work_unit: 101, ..base.clone() }, "--work-unit"),
         (lioscope::lab::lio::LioOptions { seconds: 0.0, ..base.clone() }, "--seconds"),
+        (lioscope::lab::lio::LioOptions { seconds: 1e20, ..base.clone() }, "--seconds"),
+        (lioscope::lab::lio::LioOptions { sessions: vec![1, 100_000], ..base.clone() }, "--sessions"),
+        (lioscope::lab::lio::LioOptions { rows: u64::MAX / 2, work_unit: 1, ..base.clone() }, "--rows"),
     ] {
         let err = lioscope::lab::lio::run(&opts).unwrap_err().to_string();
         assert!(err.contains(name), "{err}");

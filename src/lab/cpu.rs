@@ -189,20 +189,33 @@ pub fn run(opts: &CpuOptions) -> Result<CpuReport> {
 
 /// The load levels asked for, or 1..=2×logical CPUs.
 fn load_levels(opts: &CpuOptions) -> Result<Vec<usize>> {
-    if opts.workers.contains(&0) {
+    if !(opts.seconds > 0.0 && opts.seconds <= 86_400.0) {
         return Err(Error::InvalidParameter {
-            name: "--workers".into(),
-            message: "a load level needs at least one worker".into(),
+            name: "--seconds".into(),
+            message: "must be above 0, at most a day".into(),
         });
     }
-    if !(opts.seconds > 0.0 && opts.seconds.is_finite()) {
-        return Err(Error::InvalidParameter { name: "--seconds".into(), message: "must be above 0".into() });
+    let cpus = osstat::read_topology().logical_cpus as usize;
+    levels(&opts.workers, "--workers", 2 * cpus.max(1))
+}
+
+/// Most threads a load level starts (each waits for the others at a barrier, so a level
+/// must be able to start them all).
+pub const MAX_LEVEL: usize = 256;
+
+/// The load levels of option `name`, sorted and without repeats, or `1..=default_most`
+/// when none are given; each from 1 to [`MAX_LEVEL`].
+pub fn levels(given: &[usize], name: &str, default_most: usize) -> Result<Vec<usize>> {
+    if let Some(bad) = given.iter().find(|&&n| n == 0 || n > MAX_LEVEL) {
+        return Err(Error::InvalidParameter {
+            name: name.into(),
+            message: format!("a load level is 1 to {MAX_LEVEL}, not {bad}"),
+        });
     }
-    if opts.workers.is_empty() {
-        let cpus = osstat::read_topology().logical_cpus as usize;
-        return Ok((1..=2 * cpus.max(1)).collect());
-    }
-    Ok(opts.workers.clone())
+    let mut levels = if given.is_empty() { (1..=default_most.clamp(1, MAX_LEVEL)).collect() } else { given.to_vec() };
+    levels.sort_unstable();
+    levels.dedup();
+    Ok(levels)
 }
 
 /// One worker's statement: `rows` rows of the generator, summed.
@@ -434,5 +447,15 @@ mod tests {
         // A later level back under the tolerance does not move the knee.
         assert_eq!(knee(&[(1, 2.0), (2, 3.0), (3, 2.2)], 2.0), Some(1));
         assert_eq!(knee(&[(2, 5.0)], 2.0), None);
+    }
+
+    #[test]
+    fn levels_are_sorted_without_repeats_and_bounded() {
+        assert_eq!(levels(&[4, 1, 2, 2], "--workers", 8).unwrap(), [1, 2, 4]);
+        assert_eq!(levels(&[], "--workers", 3).unwrap(), [1, 2, 3]);
+        for bad in [0, MAX_LEVEL + 1] {
+            let err = levels(&[1, bad], "--workers", 4).unwrap_err().to_string();
+            assert!(err.contains("--workers") && err.contains(&bad.to_string()), "{err}");
+        }
     }
 }

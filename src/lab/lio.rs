@@ -152,7 +152,15 @@ pub fn run(opts: &LioOptions) -> Result<LioReport> {
     let most = levels.iter().copied().max().unwrap_or(1);
     let (dir, _tmp) = sample::work_dir(opts.db.as_deref(), "lab-lio")?;
     // Every block of every table cached, with room for the indexes and the undo.
-    let cache = (most as u64 * opts.rows.max(1) * 9000 + (64 << 20)).max(128 << 20);
+    let cache = (most as u64)
+        .checked_mul(opts.rows)
+        .and_then(|blocks| blocks.checked_mul(9000))
+        .and_then(|bytes| bytes.checked_add(64 << 20))
+        .ok_or_else(|| Error::InvalidParameter {
+            name: "--rows".into(),
+            message: format!("{} rows for each of {most} sessions need more memory than can be addressed", opts.rows),
+        })?
+        .max(128 << 20);
     let parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
     let db = Database::open_or_create(&dir, DatabaseOptions { parameters, ..Default::default() })?;
     let progress = super::progress::Steps::new((1 + levels.len() * opts.repeat.max(1)) as u64, "lab lio");
@@ -212,23 +220,19 @@ pub fn run(opts: &LioOptions) -> Result<LioReport> {
 
 /// The load levels asked for, or 1..=2×CPUs.
 fn load_levels(opts: &LioOptions) -> Result<Vec<usize>> {
-    let bad = |message: String| Error::InvalidParameter { name: "--sessions".into(), message };
-    if opts.sessions.contains(&0) {
-        return Err(bad("a load level needs at least one session".into()));
-    }
     if opts.work_unit == 0 || opts.work_unit > opts.rows {
         return Err(Error::InvalidParameter {
             name: "--work-unit".into(),
             message: format!("must be 1..={} (the rows of a table)", opts.rows),
         });
     }
-    if !(opts.seconds > 0.0 && opts.seconds.is_finite()) {
-        return Err(Error::InvalidParameter { name: "--seconds".into(), message: "must be above 0".into() });
+    if !(opts.seconds > 0.0 && opts.seconds <= 86_400.0) {
+        return Err(Error::InvalidParameter {
+            name: "--seconds".into(),
+            message: "must be above 0, at most a day".into(),
+        });
     }
-    if opts.sessions.is_empty() {
-        return Ok((1..=2 * osstat::usable_cpus()).collect());
-    }
-    Ok(opts.sessions.clone())
+    super::cpu::levels(&opts.sessions, "--sessions", 2 * osstat::usable_cpus())
 }
 
 /// One operation's statement on table `cf{k}`: the rows `lo+1 ..= lo+work_unit`.

@@ -19,6 +19,10 @@ use super::hwcounters::{Counter, Reading};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 
+/// Characters of a statement `SQL_TEXT` shows (Oracle's v$sql shows the first 1,000;
+/// entries are told apart by their whole text).
+pub const SQL_TEXT_CHARS: usize = 1000;
+
 /// Entries kept before the least recently executed half is aged out.
 pub const CAPACITY: usize = 4096;
 
@@ -77,7 +81,7 @@ impl SqlArea {
         }
         let entry = area.entries.entry(text.to_owned()).or_insert_with(|| SqlEntry {
             sql_id: sql_id(text),
-            sql_text: text.to_owned(),
+            sql_text: text.chars().take(SQL_TEXT_CHARS).collect(),
             executions: 0,
             rows_processed: 0,
             buffer_gets: 0,
