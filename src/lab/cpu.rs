@@ -16,12 +16,10 @@
 
 use super::sample;
 use super::stats::{Spread, spread};
-use crate::stats::TimeModel;
 use crate::stats::osstat::{self, CpuTimes};
 use crate::{Database, DatabaseOptions, Error, Result, Session};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// A level is before the knee while its wall time is at most this much above one
 /// worker's (the source document's steps are 100% jumps; scheduling noise is far less).
@@ -143,13 +141,7 @@ pub fn run(opts: &CpuOptions) -> Result<CpuReport> {
             progress.step(&format!("{n} worker{} (run {})", if n == 1 { "" } else { "s" }, r + 1));
             runs.push(run_level(&mut sessions, n, rows)?);
         }
-        let figures = FIGURES
-            .iter()
-            .map(|(key, _)| {
-                let values: Option<Vec<f64>> = runs.iter().map(|run| run.figure(key)).collect();
-                (*key, values.map(spread))
-            })
-            .collect();
+        let figures = super::levels::spreads(&FIGURES, &runs, CpuRun::figure);
         result.push(Level { workers: n, figures, throughput: None, runs });
     }
     progress.finish();
@@ -189,33 +181,9 @@ pub fn run(opts: &CpuOptions) -> Result<CpuReport> {
 
 /// The load levels asked for, or 1..=2×logical CPUs.
 fn load_levels(opts: &CpuOptions) -> Result<Vec<usize>> {
-    if !(opts.seconds > 0.0 && opts.seconds <= 86_400.0) {
-        return Err(Error::InvalidParameter {
-            name: "--seconds".into(),
-            message: "must be above 0, at most a day".into(),
-        });
-    }
+    super::levels::check_seconds(opts.seconds, "--seconds")?;
     let cpus = osstat::read_topology().logical_cpus as usize;
-    levels(&opts.workers, "--workers", 2 * cpus.max(1))
-}
-
-/// Most threads a load level starts (each waits for the others at a barrier, so a level
-/// must be able to start them all).
-pub const MAX_LEVEL: usize = 256;
-
-/// The load levels of option `name`, sorted and without repeats, or `1..=default_most`
-/// when none are given; each from 1 to [`MAX_LEVEL`].
-pub fn levels(given: &[usize], name: &str, default_most: usize) -> Result<Vec<usize>> {
-    if let Some(bad) = given.iter().find(|&&n| n == 0 || n > MAX_LEVEL) {
-        return Err(Error::InvalidParameter {
-            name: name.into(),
-            message: format!("a load level is 1 to {MAX_LEVEL}, not {bad}"),
-        });
-    }
-    let mut levels = if given.is_empty() { (1..=default_most.clamp(1, MAX_LEVEL)).collect() } else { given.to_vec() };
-    levels.sort_unstable();
-    levels.dedup();
-    Ok(levels)
+    super::levels::levels(&opts.workers, "--workers", 2 * cpus.max(1))
 }
 
 /// One worker's statement: `rows` rows of the generator, summed.
@@ -227,63 +195,28 @@ fn work(rows: u64) -> String {
 /// three timed runs of a million rows, scaled.
 fn calibrate(session: &Session, seconds: f64) -> Result<u64> {
     const PROBE: u64 = 1_000_000;
-    let mut cpu = Vec::new();
-    for _ in 0..3 {
-        let before = session.stats().time(TimeModel::DbCpu);
-        session.execute(&work(PROBE))?;
-        cpu.push((session.stats().time(TimeModel::DbCpu) - before) as f64 / 1e6);
-    }
-    let per_row = spread(cpu).median.max(1e-9) / PROBE as f64;
+    let cpu_ms = (0..3).map(|_| Ok(sample::measure(session, &work(PROBE))?.cpu_ms)).collect::<Result<Vec<f64>>>()?;
+    let per_row = (spread(cpu_ms).median / 1000.0).max(1e-9) / PROBE as f64;
     Ok(((seconds / per_row) as u64).max(1000))
 }
 
 /// Starts `n` workers at once, each running the work once.
 fn run_level(sessions: &mut Vec<Session>, n: usize, rows: u64) -> Result<CpuRun> {
-    let barrier = std::sync::Barrier::new(n + 1);
     let statement = work(rows);
-    // A Session is used by one thread at a time: each thread takes one and hands it back.
-    let group: Vec<Session> = sessions.drain(..n).collect();
-    let (outcomes, wall_s, cpu) = std::thread::scope(|scope| {
-        let handles: Vec<_> = group
-            .into_iter()
-            .map(|session| {
-                let (barrier, statement) = (&barrier, &statement);
-                scope.spawn(move || {
-                    barrier.wait();
-                    let started = Instant::now();
-                    let cpu_before = session.stats().time(TimeModel::DbCpu);
-                    let outcome = session.execute(statement).map(|_| {
-                        let cpu = (session.stats().time(TimeModel::DbCpu) - cpu_before) as f64 / 1e6;
-                        (started.elapsed().as_secs_f64(), cpu)
-                    });
-                    (session, outcome)
-                })
-            })
-            .collect();
-        let before = osstat::read_cpu_times().ok();
-        // Taken before the workers are let go, so that the step covers each of them.
-        let started = Instant::now();
-        barrier.wait();
-        let outcomes: Vec<_> = handles.into_iter().map(|h| h.join().expect("a lab cpu worker panicked")).collect();
-        let wall_s = started.elapsed().as_secs_f64();
-        let cpu = before.and_then(|b| Some(osstat::read_cpu_times().ok()?.since(&b)));
-        (outcomes, wall_s, cpu)
-    });
-    let (group, outcomes): (Vec<Session>, Vec<Result<(f64, f64)>>) = outcomes.into_iter().unzip();
-    sessions.splice(0..0, group);
-    let (worker_wall_s, worker_cpu_s): (Vec<f64>, Vec<f64>) =
-        outcomes.into_iter().collect::<Result<Vec<_>>>()?.into_iter().unzip();
+    let step = super::levels::at_once(sessions, n, |_, session| sample::measure(session, &statement))?;
+    let worker_wall_s = step.outcomes.iter().map(|m| m.elapsed_ms / 1000.0).collect();
+    let worker_cpu_s = step.outcomes.iter().map(|m| m.cpu_ms / 1000.0).collect();
     let topology = osstat::read_topology();
     // /proc/stat counts in centiseconds (CpuTimes' unit).
-    let busy_s = cpu.as_ref().map(|c| c.busy() as f64 / 100.0);
-    let utilization = |units: u32| busy_s.map(|b| b * 100.0 / (wall_s * f64::from(units.max(1))));
+    let busy_s = step.cpu.as_ref().map(|c| c.busy() as f64 / 100.0);
+    let utilization = |units: u32| busy_s.map(|b| b * 100.0 / (step.elapsed_s * f64::from(units.max(1))));
     Ok(CpuRun {
         workers: n,
-        wall_s,
+        wall_s: step.elapsed_s,
         worker_wall_s,
         worker_cpu_s,
         busy_s,
-        steal_pct: cpu.as_ref().and_then(CpuTimes::steal_pct),
+        steal_pct: step.cpu.as_ref().and_then(CpuTimes::steal_pct),
         utilization_by_threads_pct: utilization(topology.logical_cpus),
         utilization_by_cores_pct: utilization(topology.cores),
     })
@@ -324,47 +257,39 @@ fn verdict(knee: Option<Option<usize>>, env: &super::environment::Environment) -
 /// The terminal table: one row per level.
 fn print_table(report: &CpuReport) {
     let keys = ["wall_s", "worker_cpu_s", "utilization_by_threads_pct", "utilization_by_cores_pct", "steal_pct"];
-    let mut table = comfy_table::Table::new();
-    table.load_style(comfy_table::presets::ASCII_MARKDOWN).force_no_tty();
-    table.set_header(["workers"].into_iter().chain(keys).chain(["throughput"]).collect::<Vec<_>>());
-    for level in &report.levels {
-        let mut row = vec![level.workers.to_string()];
-        row.extend(keys.iter().map(|k| cell(level.figures[k])));
-        row.push(level.throughput.map_or("n/a".into(), |t| format!("{t:.2}")));
-        table.add_row(row);
-    }
-    println!("{table}");
+    let header: Vec<&str> = ["workers"].into_iter().chain(keys).chain(["throughput"]).collect();
+    super::report::print_table(
+        &header,
+        report.levels.iter().map(|level| {
+            let mut row = vec![level.workers.to_string()];
+            row.extend(keys.iter().map(|k| super::report::cell(level.figures[k])));
+            row.push(level.throughput.map_or("n/a".into(), |t| format!("{t:.2}")));
+            row
+        }),
+    );
     let env = &report.environment;
     println!(
         "Topology: {} socket(s), {} cores, {} threads per core, {} logical CPUs.",
         env.sockets, env.cores, env.threads_per_core, env.logical_cpus
     );
     println!("{}", report.verdict);
-    println!("Each figure: the median of {} runs [min..max]. Derivations:", report.parameters["repeat"]);
-    for (key, how) in &report.derivations {
-        println!("  {key}: {how}");
-    }
-}
-
-fn cell(f: Option<Spread>) -> String {
-    f.map_or("n/a".to_owned(), |f| super::report::spread_cell(f.median, f.min, f.max))
+    super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
 }
 
 /// cpu.json (everything), cpu.csv (one line per level and figure) and cpu.html.
 fn write_files(report: &CpuReport, out: &std::path::Path) -> Result<()> {
     std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
     crate::storage::write_json(&out.join("cpu.json"), report)?;
-    let mut rows = Vec::new();
-    for level in &report.levels {
-        let throughput = level.throughput.map(|v| Spread { median: v, min: v, max: v });
-        let figures = FIGURES.iter().map(|&(key, how)| (key, level.figures[key], how));
-        for (key, f, how) in figures.chain([("throughput", throughput, THROUGHPUT)]) {
-            let [median, min, max] = super::report::figure_cells(f);
-            rows.push(vec![level.workers.to_string(), key.to_owned(), median, min, max, how.to_owned()]);
-        }
-    }
-    let header = ["workers", "figure", "median", "min", "max", "derivation"];
-    super::report::write_csv(&out.join("cpu.csv"), &header, &rows)?;
+    let rows: Vec<Vec<String>> = report
+        .levels
+        .iter()
+        .flat_map(|level| {
+            let throughput = level.throughput.map(|v| Spread { median: v, min: v, max: v });
+            let figures = FIGURES.iter().map(|&(key, how)| (key, level.figures[key], how));
+            super::levels::csv_rows(level.workers, figures.chain([("throughput", throughput, THROUGHPUT)]))
+        })
+        .collect();
+    super::report::write_csv(&out.join("cpu.csv"), &super::levels::csv_header("workers"), &rows)?;
     super::report::write_html(&out.join("cpu.html"), &html(report)?)
 }
 
@@ -391,11 +316,11 @@ fn html(report: &CpuReport) -> Result<super::report::Html> {
         report.levels.iter().map(|l| {
             vec![
                 l.workers.to_string(),
-                cell(l.figures["wall_s"]),
-                cell(l.figures["worker_cpu_s"]),
-                cell(l.figures["utilization_by_threads_pct"]),
-                cell(l.figures["utilization_by_cores_pct"]),
-                cell(l.figures["steal_pct"]),
+                super::report::cell(l.figures["wall_s"]),
+                super::report::cell(l.figures["worker_cpu_s"]),
+                super::report::cell(l.figures["utilization_by_threads_pct"]),
+                super::report::cell(l.figures["utilization_by_cores_pct"]),
+                super::report::cell(l.figures["steal_pct"]),
                 l.throughput.map_or("n/a".into(), |t| format!("{t:.2}")),
             ]
         }),
@@ -447,15 +372,5 @@ mod tests {
         // A later level back under the tolerance does not move the knee.
         assert_eq!(knee(&[(1, 2.0), (2, 3.0), (3, 2.2)], 2.0), Some(1));
         assert_eq!(knee(&[(2, 5.0)], 2.0), None);
-    }
-
-    #[test]
-    fn levels_are_sorted_without_repeats_and_bounded() {
-        assert_eq!(levels(&[4, 1, 2, 2], "--workers", 8).unwrap(), [1, 2, 4]);
-        assert_eq!(levels(&[], "--workers", 3).unwrap(), [1, 2, 3]);
-        for bad in [0, MAX_LEVEL + 1] {
-            let err = levels(&[1, bad], "--workers", 4).unwrap_err().to_string();
-            assert!(err.contains("--workers") && err.contains(&bad.to_string()), "{err}");
-        }
     }
 }

@@ -18,7 +18,8 @@
 //! API is used: logical reads are each session's `session logical reads`.
 
 use super::sample;
-use super::stats::{Spread, spread};
+use super::stats::Spread;
+use crate::sql::functions::RandomState;
 use crate::stats::osstat::{self, CpuTimes};
 use crate::stats::{Stat, TimeModel};
 use crate::{Database, DatabaseOptions, Error, Result, Session};
@@ -178,13 +179,7 @@ pub fn run(opts: &LioOptions) -> Result<LioReport> {
             progress.step(&format!("{n} session{} (run {})", if n == 1 { "" } else { "s" }, r + 1));
             runs.push(run_level(&mut sessions, n, opts, r as u64)?);
         }
-        let figures = FIGURES
-            .iter()
-            .map(|(key, _)| {
-                let values: Option<Vec<f64>> = runs.iter().map(|run| run.figure(key)).collect();
-                (*key, values.map(spread))
-            })
-            .collect();
+        let figures = super::levels::spreads(&FIGURES, &runs, LioRun::figure);
         result.push(Level { sessions: n, figures, factor: None, runs });
     }
     progress.finish();
@@ -226,13 +221,8 @@ fn load_levels(opts: &LioOptions) -> Result<Vec<usize>> {
             message: format!("must be 1..={} (the rows of a table)", opts.rows),
         });
     }
-    if !(opts.seconds > 0.0 && opts.seconds <= 86_400.0) {
-        return Err(Error::InvalidParameter {
-            name: "--seconds".into(),
-            message: "must be above 0, at most a day".into(),
-        });
-    }
-    super::cpu::levels(&opts.sessions, "--sessions", 2 * osstat::usable_cpus())
+    super::levels::check_seconds(opts.seconds, "--seconds")?;
+    super::levels::levels(&opts.sessions, "--sessions", 2 * osstat::usable_cpus())
 }
 
 /// One operation's statement on table `cf{k}`: the rows `lo+1 ..= lo+work_unit`.
@@ -274,87 +264,35 @@ fn prepare(session: &Session, k: usize, rows: u64) -> Result<()> {
     Ok(())
 }
 
-/// A session's random stream of range starts (splitmix64: the same ranges every time for
-/// the same session and run).
-struct Ranges(u64);
-
-impl Ranges {
-    fn next_start(&mut self, rows: u64, work_unit: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % (rows - work_unit + 1)
-    }
-}
-
 /// Runs every session of `sessions` at once for the level's time.
 fn run_level(sessions: &mut Vec<Session>, n: usize, opts: &LioOptions, run: u64) -> Result<LioRun> {
-    let barrier = std::sync::Barrier::new(n + 1);
     let duration = Duration::from_secs_f64(opts.seconds);
-    // A Session is used by one thread at a time: each thread takes one and hands it back.
-    let group: Vec<Session> = sessions.drain(..n).collect();
-    let (outcomes, elapsed_s, cpu) = std::thread::scope(|scope| {
-        let handles: Vec<_> = group
-            .into_iter()
-            .enumerate()
-            .map(|(i, session)| {
-                let barrier = &barrier;
-                scope.spawn(move || {
-                    let outcome = session_run(&session, i + 1, opts, run, barrier, duration);
-                    (session, outcome)
-                })
-            })
-            .collect();
-        let cpu_before = osstat::read_cpu_times().ok();
-        // Taken before the workers are let go, so that the step covers each of them.
-        let started = Instant::now();
-        barrier.wait();
-        let outcomes: Vec<_> = handles.into_iter().map(|h| h.join().expect("a lab lio session panicked")).collect();
-        let elapsed_s = started.elapsed().as_secs_f64();
-        let cpu = cpu_before.and_then(|b| Some(osstat::read_cpu_times().ok()?.since(&b)));
-        (outcomes, elapsed_s, cpu)
-    });
-    let (group, outcomes): (Vec<Session>, Vec<Result<SessionRun>>) = outcomes.into_iter().unzip();
-    sessions.splice(0..0, group);
-    let runs = outcomes.into_iter().collect::<Result<Vec<_>>>()?;
-    let pct = |part: fn(&CpuTimes) -> u64| cpu.as_ref().and_then(|c| share(c, part(c)));
+    let step = super::levels::at_once(sessions, n, |k, session| session_run(session, k, opts, run, duration))?;
+    let cpu = step.cpu.as_ref();
+    let pct = |part: fn(&CpuTimes) -> u64| cpu.and_then(|c| c.share_pct(part(c)));
     Ok(LioRun {
         sessions: n,
-        elapsed_s,
-        per_session: runs,
+        elapsed_s: step.elapsed_s,
+        per_session: step.outcomes,
         user_pct: pct(|c| c.user + c.nice),
         sys_pct: pct(|c| c.sys + c.irq + c.softirq),
         idle_pct: pct(|c| c.idle + c.iowait),
-        steal_pct: cpu.as_ref().and_then(|c| c.steal.and_then(|s| share(c, s))),
+        steal_pct: cpu.and_then(CpuTimes::steal_pct),
     })
 }
 
-/// `part` as a percentage of all the ticks of `cpu`; `None` when none were counted.
-fn share(cpu: &CpuTimes, part: u64) -> Option<f64> {
-    let all = cpu.busy() + cpu.idle + cpu.iowait + cpu.steal.unwrap_or(0);
-    (all > 0).then(|| part as f64 * 100.0 / all as f64)
-}
-
-/// One session's operations until `duration` has passed since the start.
-fn session_run(
-    session: &Session,
-    k: usize,
-    opts: &LioOptions,
-    run: u64,
-    barrier: &std::sync::Barrier,
-    duration: Duration,
-) -> Result<SessionRun> {
+/// Session `k`'s operations on its table, from now until `duration` has passed; the
+/// ranges are the same for the same session and run.
+fn session_run(session: &Session, k: usize, opts: &LioOptions, run: u64, duration: Duration) -> Result<SessionRun> {
     let table = format!("cf{k}");
     let stats = session.stats();
-    let mut ranges = Ranges((k as u64) << 32 | run);
-    barrier.wait();
+    let mut ranges = RandomState::new((k as u64) << 32 | run);
     let (lio, pio) = (stats.get(Stat::LogicalReads), stats.get(Stat::PhysicalReads));
     let (cpu, time) = (stats.time(TimeModel::DbCpu), stats.time(TimeModel::DbTime));
     let started = Instant::now();
     let mut executions = 0;
     while started.elapsed() < duration {
-        let lo = ranges.next_start(opts.rows, opts.work_unit);
+        let lo = ranges.next_below(opts.rows - opts.work_unit + 1);
         session.execute(&operation(&table, lo, opts.work_unit))?;
         executions += 1;
     }
@@ -370,42 +308,33 @@ fn session_run(
 /// The terminal table, as the source document's: one row per load level.
 fn print_table(report: &LioReport) {
     let keys = ["db_time_per_s", "db_cpu_per_s", "liops", "liops_per_session", "steal_pct", "physical_reads"];
-    let mut table = comfy_table::Table::new();
-    table.load_style(comfy_table::presets::ASCII_MARKDOWN).force_no_tty();
     let header: Vec<&str> = ["sessions"].into_iter().chain(keys).chain(["factor"]).collect();
-    table.set_header(header);
-    for level in &report.levels {
-        let mut row = vec![level.sessions.to_string()];
-        for key in keys {
-            row.push(
-                level.figures[key].map_or("n/a".to_owned(), |f| super::report::spread_cell(f.median, f.min, f.max)),
-            );
-        }
-        row.push(level.factor.map_or("n/a".to_owned(), |f| format!("{f:.2}")));
-        table.add_row(row);
-    }
-    println!("{table}");
-    println!("Each figure: the median of {} runs [min..max]. Derivations:", report.parameters["repeat"]);
-    for (key, how) in &report.derivations {
-        println!("  {key}: {how}");
-    }
+    super::report::print_table(
+        &header,
+        report.levels.iter().map(|level| {
+            let mut row = vec![level.sessions.to_string()];
+            row.extend(keys.iter().map(|key| super::report::cell(level.figures[key])));
+            row.push(level.factor.map_or("n/a".to_owned(), |f| format!("{f:.2}")));
+            row
+        }),
+    );
+    super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
 }
 
 /// lio.json (everything), lio.csv (one line per level and figure) and lio.html.
 fn write_files(report: &LioReport, out: &std::path::Path) -> Result<()> {
     std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
     crate::storage::write_json(&out.join("lio.json"), report)?;
-    let mut rows = Vec::new();
-    for level in &report.levels {
-        let factor = level.factor.map(|v| Spread { median: v, min: v, max: v });
-        let figures = FIGURES.iter().map(|&(key, how)| (key, level.figures[key], how));
-        for (key, f, how) in figures.chain([("factor", factor, FACTOR)]) {
-            let [median, min, max] = super::report::figure_cells(f);
-            rows.push(vec![level.sessions.to_string(), key.to_owned(), median, min, max, how.to_owned()]);
-        }
-    }
-    let header = ["sessions", "figure", "median", "min", "max", "derivation"];
-    super::report::write_csv(&out.join("lio.csv"), &header, &rows)?;
+    let rows: Vec<Vec<String>> = report
+        .levels
+        .iter()
+        .flat_map(|level| {
+            let factor = level.factor.map(|v| Spread { median: v, min: v, max: v });
+            let figures = FIGURES.iter().map(|&(key, how)| (key, level.figures[key], how));
+            super::levels::csv_rows(level.sessions, figures.chain([("factor", factor, FACTOR)]))
+        })
+        .collect();
+    super::report::write_csv(&out.join("lio.csv"), &super::levels::csv_header("sessions"), &rows)?;
     super::report::write_html(&out.join("lio.html"), &html(report)?)
 }
 
@@ -434,9 +363,7 @@ fn html(report: &LioReport) -> Result<super::report::Html> {
         "Load profile per level",
         &["sessions", "DB time/s", "DB CPU/s", "LIOPS", "LIOPS per session", "factor", "%steal"],
         report.levels.iter().map(|l| {
-            let cell = |key: &str| {
-                l.figures[key].map_or("n/a".to_owned(), |f| super::report::spread_cell(f.median, f.min, f.max))
-            };
+            let cell = |key: &str| super::report::cell(l.figures[key]);
             vec![
                 l.sessions.to_string(),
                 cell("db_time_per_s"),

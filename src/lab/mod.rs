@@ -7,7 +7,10 @@
 //! - [`lio`]: logical reads per second by sessions, SLOB-style.
 //! - [`scan`]: the cost of a row by access path, with performance counters, or
 //!   instructions counted by callgrind ([`callgrind`]).
+//! - [`levels`]: what `lio` and `cpu` share: load levels, sessions started at once with
+//!   /proc/stat read around them, a level's figures over its runs.
 //! - [`environment`], [`progress`]: the machine a report comes from; a progress bar.
+//! - [`report`]: the terminal tables, the CSV files and the HTML page with SVG charts.
 //! - [`sample`], [`stats`]: measuring a statement; medians and Kruskal-Wallis tests.
 
 pub mod callgrind;
@@ -15,6 +18,7 @@ pub mod cpu;
 pub mod cr;
 pub mod customers;
 pub mod environment;
+pub mod levels;
 pub mod lio;
 pub mod progress;
 pub mod report;

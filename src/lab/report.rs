@@ -40,6 +40,31 @@ pub fn spread_cell(median: f64, min: f64, max: f64) -> String {
     if min == max { round(median) } else { format!("{} [{}..{}]", round(median), round(min), round(max)) }
 }
 
+/// A table cell of a figure that may be missing: [`spread_cell`], or "n/a".
+pub fn cell(f: Option<super::stats::Spread>) -> String {
+    f.map_or("n/a".to_owned(), |f| spread_cell(f.median, f.min, f.max))
+}
+
+/// Prints `rows` under `header` as the lab's terminal tables are printed (Markdown-style,
+/// whatever standard output is).
+pub fn print_table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::ASCII_MARKDOWN).force_no_tty();
+    table.set_header(header);
+    for row in rows {
+        table.add_row(row);
+    }
+    println!("{table}");
+}
+
+/// Prints that each figure is the median of `repeat` runs, then how each is derived.
+pub fn print_derivations(repeat: &serde_json::Value, derivations: &BTreeMap<&'static str, &'static str>) {
+    println!("Each figure: the median of {repeat} runs [min..max]. Derivations:");
+    for (key, how) in derivations {
+        println!("  {key}: {how}");
+    }
+}
+
 /// Writes `rows` under `header` as CSV to `path` (atomically).
 pub fn write_csv(path: &std::path::Path, header: &[&str], rows: &[Vec<String>]) -> Result<()> {
     let io = |e: csv::Error| Error::io("write", path, std::io::Error::other(e));

@@ -464,29 +464,16 @@ fn table_row(path: &PathReport, keys: &[&str]) -> Vec<String> {
         row.extend(keys[1..].iter().map(|_| String::new()));
         return row;
     }
-    for &key in keys {
-        row.push(match path.figures.get(key).copied().flatten() {
-            Some(f) => super::report::spread_cell(f.median, f.min, f.max),
-            None => "n/a".to_owned(),
-        });
-    }
+    row.extend(keys.iter().map(|key| super::report::cell(path.figures.get(key).copied().flatten())));
     row
 }
 
 /// The terminal table: one row per path, the main figures as median [min..max].
 fn print_table(report: &ScanReport) {
     let keys = table_keys(report);
-    let mut table = comfy_table::Table::new();
-    table.load_style(comfy_table::presets::ASCII_MARKDOWN).force_no_tty();
-    table.set_header(std::iter::once("path").chain(keys.iter().copied()).collect::<Vec<_>>());
-    for path in &report.paths {
-        table.add_row(table_row(path, &keys));
-    }
-    println!("{table}");
-    println!("Each figure: the median of {} runs [min..max]. Derivations:", report.parameters["repeat"]);
-    for (key, how) in &report.derivations {
-        println!("  {key}: {how}");
-    }
+    let header: Vec<&str> = std::iter::once("path").chain(keys.iter().copied()).collect();
+    super::report::print_table(&header, report.paths.iter().map(|p| table_row(p, &keys)));
+    super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
     if let Some(c) = &report.callgrind_calibration {
         println!("{}", calibration_line(c));
     }

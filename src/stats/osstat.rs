@@ -108,12 +108,15 @@ impl CpuTimes {
     /// `None` if the kernel does not report steal, or if no time at all was
     /// accounted (the percentage is then undefined).
     pub fn steal_pct(&self) -> Option<f64> {
-        let steal = self.steal?;
-        let total = self.busy().saturating_add(self.idle).saturating_add(self.iowait).saturating_add(steal);
-        if total == 0 {
-            return None;
-        }
-        Some(steal as f64 / total as f64 * 100.0)
+        self.share_pct(self.steal?)
+    }
+
+    /// `part` (ticks of these times) as a percentage of busy + idle + iowait + steal;
+    /// `None` if no time at all was accounted.
+    pub fn share_pct(&self, part: u64) -> Option<f64> {
+        let total =
+            self.busy().saturating_add(self.idle).saturating_add(self.iowait).saturating_add(self.steal.unwrap_or(0));
+        (total > 0).then(|| part as f64 / total as f64 * 100.0)
     }
 }
 
