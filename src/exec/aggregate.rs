@@ -232,15 +232,12 @@ impl AggregateStage {
     /// When every call is COUNT(*) or COUNT(column) and there is no GROUP BY: what each
     /// call counts (the shape a scan's row kernel can compute).
     pub fn count_shapes(&self) -> Option<Vec<CountShape>> {
-        if !self.group_by.is_empty() {
-            return None;
-        }
-        self.shapes
-            .iter()
-            .map(|s| match *s {
-                Shape::CountRows => Some(CountShape::Rows),
-                Shape::CountColumn(c) => Some(CountShape::NotNull(c)),
-                Shape::General => None,
+        self.fold_shapes()?
+            .into_iter()
+            .map(|f| match f {
+                FoldShape::Rows => Some(CountShape::Rows),
+                FoldShape::NotNull(c) => Some(CountShape::NotNull(c)),
+                FoldShape::Sum(_) | FoldShape::Min(_) | FoldShape::Max(_) => None,
             })
             .collect()
     }

@@ -23,7 +23,7 @@
 //! where.
 
 use super::bitmap::Bitmap;
-use super::cu::CuPredicate;
+use super::cu::{CuPredicate, UnitFold};
 use super::imcu::{Imcu, ValueKind};
 use super::simd::Isa;
 use crate::access::full_scan::Flow;
@@ -241,7 +241,11 @@ impl InMemoryAccess {
             match &shape.folds {
                 Some(folds) if every_bound_ran && folds_in_memory(imcu, folds) => {
                     let passed = keep.count_ones();
-                    let partials = folds.iter().map(|&f| fold(imcu, f, &keep, passed)).collect::<Result<Vec<_>>>()?;
+                    let mut by_column = Vec::new();
+                    let partials = folds
+                        .iter()
+                        .map(|&f| fold(imcu, f, &keep, passed, &mut by_column))
+                        .collect::<Result<Vec<_>>>()?;
                     crate::exec::kernel::hand_partials(stages, passed, &partials)?;
                 }
                 _ => stopped = self.push_rows(imcu, &keep, stages, ctx)?,
@@ -297,9 +301,24 @@ fn folds_in_memory(imcu: &Imcu, folds: &[FoldShape]) -> bool {
 }
 
 /// What call `shape` folds over the `passed` rows set in `keep`, from the unit's codes: a
-/// count from the bitmaps, a sum from the codes, MIN and MAX as one value each.
-fn fold(imcu: &Imcu, shape: FoldShape, keep: &Bitmap, passed: u64) -> Result<Partial> {
+/// count from the bitmaps, a sum from the codes, MIN and MAX as one value each. A column's
+/// codes are folded once for all the calls on it (`by_column` keeps each column's fold).
+fn fold<'u>(
+    imcu: &'u Imcu,
+    shape: FoldShape,
+    keep: &Bitmap,
+    passed: u64,
+    by_column: &mut Vec<(usize, UnitFold<'u>)>,
+) -> Result<Partial> {
     let column = |c: usize| imcu.columns[c].as_ref().expect("folds_in_memory checked the column");
+    let mut folded = |c: usize| -> UnitFold<'u> {
+        if let Some((_, f)) = by_column.iter().find(|(col, _)| *col == c) {
+            return f.clone();
+        }
+        let f = column(c).unit.fold(keep);
+        by_column.push((c, f.clone()));
+        f
+    };
     Ok(match shape {
         FoldShape::Rows => Partial { count: passed, ..Default::default() },
         FoldShape::NotNull(c) => {
@@ -314,16 +333,15 @@ fn fold(imcu: &Imcu, shape: FoldShape, keep: &Bitmap, passed: u64) -> Result<Par
             Partial { count, ..Default::default() }
         }
         FoldShape::Sum(c) => {
-            let folded = column(c).unit.fold(keep);
+            let f = folded(c);
             // No value kept (or a unit of NULLs only): nothing to add.
-            let sum = if folded.count == 0 { 0 } else { folded.sum.expect("a unit of whole numbers sums") };
-            Partial { count: folded.count, int_sum: sum, best: None }
+            let sum = if f.count == 0 { 0 } else { f.sum.expect("a unit of whole numbers sums") };
+            Partial { count: f.count, int_sum: sum, best: None }
         }
         FoldShape::Min(c) | FoldShape::Max(c) => {
-            let col = column(c);
-            let folded = col.unit.fold(keep);
-            let best = if matches!(shape, FoldShape::Min(_)) { folded.min } else { folded.max };
-            Partial { count: folded.count, int_sum: 0, best: best.map(|v| col.to_datum(Some(v))).transpose()? }
+            let f = folded(c);
+            let best = if matches!(shape, FoldShape::Min(_)) { f.min } else { f.max };
+            Partial { count: f.count, int_sum: 0, best: best.map(|v| column(c).to_datum(Some(v))).transpose()? }
         }
     })
 }
