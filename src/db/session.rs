@@ -206,7 +206,7 @@ impl Session {
             cpu_us: stats.time(TimeModel::DbCpu) - db_cpu_before,
             counters: counters_before.and_then(|before| Some(self.hardware_counters()?.since(&before))),
         };
-        self.db.sql_area.record(sql.trim().trim_end_matches(';').trim_end(), &execution);
+        self.db.sql_area.record(crate::sql::statement_text(sql), &execution);
         self.info.active.store(false, Ordering::Relaxed);
         result
     }

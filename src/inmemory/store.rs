@@ -23,6 +23,8 @@
 //!   the rows of every block not journaled, as that snapshot sees them.
 //! - `used` is the sum of the bytes of installed IMCUs; a unit is installed only while
 //!   that stays within `inmemory_size`.
+//! - `population_counts`, the population workers' performance counters summed, holds a
+//!   unit's counts before the unit is installed (see [`super::populate`]).
 
 use super::imcu::Imcu;
 use crate::catalog::{InMemorySpec, Priority, TableDef};

@@ -51,9 +51,15 @@ use std::time::Instant;
 pub use front::split_statements;
 pub use row_source_stats::PlanStatistics;
 
+/// A statement's text without surrounding blanks and a trailing `;`: what runs, and what
+/// `v$sql` tells statements apart by.
+pub fn statement_text(text: &str) -> &str {
+    text.trim().trim_end_matches(';').trim_end()
+}
+
 /// Runs one statement in `session`.
 pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
-    let text = text.trim().trim_end_matches(';').trim_end();
+    let text = statement_text(text);
     if text.is_empty() {
         return Err(Error::Parse { message: "empty statement".into(), position: None });
     }
