@@ -76,9 +76,10 @@ pub fn classify(sql: &str) -> Result<Front> {
     // Every form this front handles starts with one of these words: a statement that
     // starts with another (SELECT, INSERT, ...) goes to sqlparser without being tokenized
     // twice.
-    let first: String = sql.trim_start().chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+    let start = sql.trim_start();
+    let first = &start[..start.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(start.len())];
     let handled = ["ALTER", "SHOW", "EXPLAIN", "ANALYZE", "EXEC", "EXECUTE", "CREATE"];
-    if !first.is_empty() && !handled.iter().any(|w| w.eq_ignore_ascii_case(&first)) {
+    if !first.is_empty() && !handled.iter().any(|w| w.eq_ignore_ascii_case(first)) {
         return Ok(Front::Standard { sql: sql.to_owned(), pctfree: None });
     }
     let tokens = Tokenizer::new(&OracleDialect {}, sql).tokenize_with_location().map_err(|e| Error::Parse {

@@ -58,6 +58,25 @@ pub struct SqlEntry {
     last_active: u64,
 }
 
+impl SqlEntry {
+    /// The entry of `text` before its first execution.
+    fn new(text: &str) -> SqlEntry {
+        SqlEntry {
+            sql_id: sql_id(text),
+            sql_text: text.chars().take(SQL_TEXT_CHARS).collect(),
+            executions: 0,
+            rows_processed: 0,
+            buffer_gets: 0,
+            disk_reads: 0,
+            elapsed_us: 0,
+            cpu_us: 0,
+            counted_executions: 0,
+            counters: Default::default(),
+            last_active: 0,
+        }
+    }
+}
+
 /// The per-statement totals of one database.
 #[derive(Debug, Default)]
 pub struct SqlArea {
@@ -76,22 +95,14 @@ impl SqlArea {
         let mut area = self.inner.lock();
         area.executions += 1;
         let now = area.executions;
-        if !area.entries.contains_key(text) && area.entries.len() >= CAPACITY {
-            age_out(&mut area.entries);
+        // A statement run before is found without copying its text.
+        if !area.entries.contains_key(text) {
+            if area.entries.len() >= CAPACITY {
+                age_out(&mut area.entries);
+            }
+            area.entries.insert(text.to_owned(), SqlEntry::new(text));
         }
-        let entry = area.entries.entry(text.to_owned()).or_insert_with(|| SqlEntry {
-            sql_id: sql_id(text),
-            sql_text: text.chars().take(SQL_TEXT_CHARS).collect(),
-            executions: 0,
-            rows_processed: 0,
-            buffer_gets: 0,
-            disk_reads: 0,
-            elapsed_us: 0,
-            cpu_us: 0,
-            counted_executions: 0,
-            counters: Default::default(),
-            last_active: 0,
-        });
+        let entry = area.entries.get_mut(text).expect("present or just inserted");
         entry.executions += 1;
         entry.rows_processed += execution.rows_processed;
         entry.buffer_gets += execution.buffer_gets;
