@@ -46,6 +46,6 @@ pub mod error;
 pub mod cli;
 pub mod lab;
 
-pub use db::{Database, DatabaseOptions, QueryResult, Session};
+pub use db::{Cursor, Database, DatabaseOptions, QueryResult, Session};
 pub use error::{Error, Result};
 pub use stats::Stat;

@@ -17,6 +17,7 @@ use parking_lot::{RwLock, RwLockUpgradableReadGuard};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The dictionary file inside a database directory.
 pub const DICTIONARY_FILE: &str = "dictionary.json";
@@ -253,6 +254,9 @@ pub struct Catalog {
     /// Read by every statement that names a table; a DDL change holds the upgradable guard
     /// while it writes the file, and the write guard only to publish the written change.
     dictionary: RwLock<Dictionary>,
+    /// Changes published since the database opened: a plan made at one version is made
+    /// again once the version moves on.
+    version: AtomicU64,
 }
 
 impl Catalog {
@@ -262,13 +266,18 @@ impl Catalog {
             Dictionary { next_object_id: FIRST_USER_OBJECT_ID, tables: BTreeMap::new(), indexes: BTreeMap::new() };
         let path = dir.join(DICTIONARY_FILE);
         crate::storage::write_json(&path, &dictionary)?;
-        Ok(Catalog { path, dictionary: RwLock::new(dictionary) })
+        Ok(Catalog { path, dictionary: RwLock::new(dictionary), version: AtomicU64::new(0) })
     }
 
     /// Reads the dictionary of the database in `dir`.
     pub fn open(dir: &Path) -> Result<Catalog> {
         let dictionary = crate::storage::read_json(dir, DICTIONARY_FILE, "valid")?;
-        Ok(Catalog { path: dir.join(DICTIONARY_FILE), dictionary: RwLock::new(dictionary) })
+        Ok(Catalog { path: dir.join(DICTIONARY_FILE), dictionary: RwLock::new(dictionary), version: AtomicU64::new(0) })
+    }
+
+    /// How many changes were published since the database opened (see `version`).
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
     }
 
     /// The table called `name` (already upper-cased or quoted-exact).
@@ -397,6 +406,7 @@ impl Catalog {
         let result = change(&mut changed)?;
         crate::storage::write_json(&self.path, &changed)?;
         *RwLockUpgradableReadGuard::upgrade(current) = changed;
+        self.version.fetch_add(1, Ordering::Release);
         Ok(result)
     }
 }

@@ -20,7 +20,7 @@ pub use params::{
     ParameterValues, parse_size,
 };
 pub(crate) use params::{lookup as lookup_parameter, validate as validate_parameter};
-pub use session::{ProgressFn, QueryResult, Session, StatementKind};
+pub use session::{Cursor, ProgressFn, QueryResult, Session, StatementKind};
 
 use crate::buffer::BufferCache;
 use crate::catalog::Catalog;
@@ -106,6 +106,9 @@ pub struct DbInner {
     pub(crate) inmemory: crate::inmemory::InMemoryStore,
     /// Per-statement totals for `v$sql`.
     pub(crate) sql_area: crate::stats::sqlarea::SqlArea,
+    /// ALTER SESSION and ALTER SYSTEM statements run since the database opened: a plan
+    /// kept by a cursor is made again once this moves on.
+    pub(crate) parameter_changes: std::sync::atomic::AtomicU64,
     /// Serialises the end of transactions with the publication of their SCN.
     commit_lock: Mutex<()>,
     /// Holds an exclusive `flock` on the directory's lock file while the database is open.
@@ -239,6 +242,7 @@ impl Database {
             enqueues: Default::default(),
             inmemory: Default::default(),
             sql_area: Default::default(),
+            parameter_changes: Default::default(),
             commit_lock: Mutex::new(()),
             _lock: lock,
         });

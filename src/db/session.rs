@@ -10,6 +10,7 @@
 use super::{DbInner, ParameterValues, params};
 use crate::access::AccessContext;
 use crate::error::Result;
+pub use crate::sql::cursor::Cursor;
 use crate::stats::{SessionInfo, SessionStats, Stat, TimeModel, osstat};
 use crate::types::Value;
 use parking_lot::Mutex;
@@ -98,6 +99,8 @@ pub struct Session {
     pub(crate) state: Mutex<SessionState>,
     /// The session's transaction (one statement at a time uses it).
     pub(crate) txn: std::cell::RefCell<crate::txn::transaction::Transaction>,
+    /// The bind variables of the statement a cursor is running now (none otherwise).
+    pub(crate) binds: std::cell::RefCell<StatementBinds>,
     /// Whether each successful statement that changes data commits at once.
     autocommit: Cell<bool>,
     /// Queries gather row-source statistics (set by autotrace).
@@ -117,6 +120,19 @@ struct SessionCounters {
     earlier: crate::stats::hwcounters::Reading,
 }
 
+/// The bind variables of a running statement: names by slot, and this execution's values.
+#[derive(Debug, Clone)]
+pub(crate) struct StatementBinds {
+    pub names: Arc<[String]>,
+    pub values: Vec<Value>,
+}
+
+impl Default for StatementBinds {
+    fn default() -> Self {
+        StatementBinds { names: Arc::from([]), values: Vec::new() }
+    }
+}
+
 /// A session moves between threads.
 const _: fn() = || {
     fn send<T: Send>() {}
@@ -132,6 +148,7 @@ impl Session {
             info,
             state: Mutex::new(SessionState { overrides: Vec::new(), progress: None, random_seed: seed }),
             txn: Default::default(),
+            binds: Default::default(),
             autocommit: Cell::new(true),
             plan_statistics: Cell::new(false),
             counters: Default::default(),
@@ -172,8 +189,39 @@ impl Session {
         Some(reading)
     }
 
-    /// Runs one SQL statement (a trailing `;` is allowed).
+    /// Runs one SQL statement (a trailing `;` is allowed). It is parsed and planned anew
+    /// each time; a statement run many times is better prepared once
+    /// ([`Session::prepare`]), with bind variables for what changes.
     pub fn execute(&self, sql: &str) -> Result<QueryResult> {
+        self.call(sql, || crate::sql::execute(self, sql))
+    }
+
+    /// Parses a statement once for running many times ([`Cursor::execute`]), with bind
+    /// variables (`:name` or `:1`) where its values change from one execution to the next:
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = lioscope::Database::create(dir.path(), Default::default()).unwrap();
+    /// let session = db.session();
+    /// session.execute("CREATE TABLE t (id NUMBER)").unwrap();
+    /// session.execute("INSERT INTO t SELECT LEVEL FROM dual CONNECT BY LEVEL <= 100").unwrap();
+    /// let mut cursor = session.prepare("SELECT COUNT(*) FROM t WHERE id > :lo AND id <= :hi").unwrap();
+    /// let result = cursor.execute(&[10.into(), 20.into()]).unwrap();
+    /// assert_eq!(result.rows[0][0].to_string(), "10");
+    /// ```
+    pub fn prepare(&self, sql: &str) -> Result<Cursor<'_>> {
+        Cursor::open(self, sql)
+    }
+
+    /// Runs one statement with values for its bind variables, in slot order (each name's
+    /// first appearance): [`Session::prepare`] and one execution.
+    pub fn execute_with(&self, sql: &str, binds: &[Value]) -> Result<QueryResult> {
+        self.prepare(sql)?.execute(binds)
+    }
+
+    /// One user call running statement `sql` by `run`: the statement is published in
+    /// `v$session`, its time goes to DB time and DB CPU, and its figures to `v$sql`.
+    pub(crate) fn call(&self, sql: &str, run: impl FnOnce() -> Result<QueryResult>) -> Result<QueryResult> {
         let started = Instant::now();
         let cpu_started = osstat::thread_cpu_time_ns();
         self.info.active.store(true, Ordering::Relaxed);
@@ -181,13 +229,17 @@ impl Session {
         // purge of index entries deleted after that snapshot sees this reader.
         let since = self.txn.borrow().snapshot.unwrap_or_else(|| self.db.current_scn()).max(1);
         self.info.reading_since.store(since, Ordering::Release);
-        *self.info.sql_text.lock() = sql.trim().to_owned();
+        {
+            let mut text = self.info.sql_text.lock();
+            text.clear();
+            text.push_str(sql.trim());
+        }
         let stats = self.stats();
         stats.add(Stat::UserCalls, 1);
         let counters_before = self.hardware_counters();
         let (gets_before, reads_before) = (stats.get(Stat::LogicalReads), stats.get(Stat::PhysicalReads));
         let db_cpu_before = stats.time(TimeModel::DbCpu);
-        let result = crate::sql::execute(self, sql);
+        let result = run();
         // A serializable or read-only transaction keeps its snapshot between statements:
         // it stays published until the transaction ends.
         let kept = self.txn.borrow().snapshot.unwrap_or(0);

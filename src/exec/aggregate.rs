@@ -213,6 +213,12 @@ impl AggregateStage {
         AggregateStage { group_by, calls, shapes, having, single, groups: HashMap::new() }
     }
 
+    /// Back to no rows seen, for the plan's next execution.
+    pub fn reset(&mut self) {
+        self.single = self.calls.iter().map(Accumulator::new).collect();
+        self.groups.clear();
+    }
+
     #[inline]
     pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R, f: &mut FunctionContext) -> Result<Flow> {
         let accs = if self.group_by.is_empty() {

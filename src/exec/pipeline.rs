@@ -28,6 +28,25 @@ pub enum Stage<'a> {
     Probe(ProbeStage),
 }
 
+impl Stage<'_> {
+    /// Puts the stage back as it was before its plan first ran, so the plan can run again
+    /// (a cursor's next execution). Returns false for a stage that cannot run twice (a
+    /// sink hands its rows to a consumer of one execution).
+    pub fn reset(&mut self) -> bool {
+        match self {
+            Stage::Filter(_) | Stage::Project(_) => {}
+            Stage::Rownum(s) => s.next = 0,
+            Stage::Limit(s) => (s.skipped, s.passed) = (0, 0),
+            Stage::Aggregate(s) => s.reset(),
+            Stage::Sort(s) => (s.rows, s.sorted) = (Vec::new(), 0),
+            Stage::Collect(s) => drop(s.take_rows()),
+            Stage::Probe(s) => *s = Default::default(),
+            Stage::Sink(_) => return false,
+        }
+        true
+    }
+}
+
 /// A consumer of result rows that are not collected, such as the rows INSERT ... SELECT
 /// writes. It sees each row only while it is being pushed (the values may borrow from a
 /// pinned block or from the projection's buffers), so a row reaches it without being

@@ -126,11 +126,11 @@ struct Shape {
 }
 
 impl Shape {
-    fn of(stages: &[Stage<'_>]) -> Shape {
+    fn of(stages: &[Stage<'_>], binds: &[crate::types::Value]) -> Shape {
         let plain: Vec<&Stage<'_>> = stages.iter().filter(|s| !matches!(s, Stage::Probe(_))).collect();
         let (bounds, all_bounds, rest) = match plain.split_first() {
             Some((Stage::Filter(f), rest)) => {
-                let conjuncts = predicates::conjuncts(&f.predicate);
+                let conjuncts = predicates::conjuncts(&f.predicate, binds);
                 let all = conjuncts.iter().all(|c| c.bound.is_some());
                 (conjuncts.into_iter().filter_map(|c| c.bound).collect(), all, rest)
             }
@@ -198,7 +198,7 @@ impl InMemoryAccess {
         }
         cache_blocks.extend(all_runs.iter().flat_map(|r| r.first..r.first + r.blocks).skip(planned));
 
-        let shape = Shape::of(stages);
+        let shape = Shape::of(stages, &ctx.functions.binds);
         let isa = Isa::best();
         let mut stopped = false;
         for unit in &usable {

@@ -7,7 +7,7 @@
 //! column reference is Oracle's "not a GROUP BY expression".
 
 use super::expr::{CmpOp, Expr, LikePattern};
-use super::functions::{ArithOp, FunctionContext, RandomState, ScalarFunction};
+use super::functions::{ArithOp, FunctionContext, ScalarFunction};
 use crate::error::{Error, Result};
 use crate::types::{Datum, Value};
 use sqlparser::ast::{self, BinaryOperator, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned, UnaryOperator};
@@ -85,8 +85,8 @@ pub struct Grouping {
 /// Binds expressions over a scope.
 pub struct Binder<'a> {
     pub scope: &'a Scope,
-    /// SYSDATE of the statement.
-    pub now: i64,
+    /// The statement's context: SYSDATE and its bind variables' names.
+    pub f: &'a FunctionContext,
     /// Set when binding after aggregation.
     pub grouping: Option<&'a Grouping>,
 }
@@ -169,7 +169,10 @@ impl Binder<'_> {
         let bound = match e {
             ast::Expr::Identifier(ident) => self.bind_name(None, ident, e)?,
             ast::Expr::CompoundIdentifier(parts) => self.bind_compound(parts, e)?,
-            ast::Expr::Value(v) => Expr::Literal(literal(&v.value, e)?),
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Placeholder(name) => self.bind_variable(name, e)?,
+                other => Expr::Literal(literal(other, e)?),
+            },
             ast::Expr::Nested(inner) => self.bind(inner)?,
             ast::Expr::BinaryOp { left, op, right } => self.bind_binary(left, op, right, e)?,
             ast::Expr::UnaryOp { op, expr } => match op {
@@ -263,14 +266,31 @@ impl Binder<'_> {
             }
             other => return Err(unsupported(format!("expression {other}"), e)),
         };
-        Ok(fold_constants(bound, self.now))
+        Ok(fold_constants(bound, self.f.now))
+    }
+
+    /// A bind variable: its slot among the statement's.
+    fn bind_variable(&self, name: &str, e: &ast::Expr) -> Result<Expr> {
+        match self.f.bind_slot(name) {
+            Some(slot) => Ok(Expr::Bind { slot, name: super::functions::normalized_bind_name(name).into() }),
+            None if name == "?" => Err(unsupported("bind variable ? (name it: :1, :name)".into(), e)),
+            None => Err(Error::InvalidValue {
+                context: format!(
+                    "bind variable {name}{}",
+                    position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()
+                ),
+                message:
+                    "has no value: bind values come with the executions of a prepared statement (Session::prepare)"
+                        .into(),
+            }),
+        }
     }
 
     fn bind_name(&self, qualifier: Option<&ast::Ident>, ident: &ast::Ident, e: &ast::Expr) -> Result<Expr> {
         let name = ident_name(ident);
         if qualifier.is_none() && ident.quote_style.is_none() {
             match name.as_str() {
-                "SYSDATE" => return Ok(Expr::Literal(Datum::Date(self.now))),
+                "SYSDATE" => return Ok(Expr::Literal(Datum::Date(self.f.sysdate_constant()))),
                 "ROWNUM" | "LEVEL" if self.grouping.is_some() && (name == "ROWNUM" || self.scope.level.is_some()) => {
                     return Err(not_group_by(name, e));
                 }
@@ -435,7 +455,7 @@ impl Binder<'_> {
                 if contains_aggregate(a) {
                     return Err(Error::value(func.name(), "aggregate calls cannot be nested"));
                 }
-                let source = Binder { scope: self.scope, now: self.now, grouping: None };
+                let source = Binder { scope: self.scope, f: self.f, grouping: None };
                 (func, Some(source.bind(a)?))
             }
             _ => return Err(Error::value(func.name(), format!("expects one argument, got {}", args.len()))),
@@ -487,7 +507,7 @@ fn fold_constants(e: Expr, now: i64) -> Expr {
     if !foldable {
         return e;
     }
-    let mut ctx = FunctionContext { now, random: RandomState::new(0) };
+    let mut ctx = FunctionContext::new(now, 0);
     let empty: &[Value] = &[];
     match e.eval(empty, &mut ctx) {
         Ok(v) => Expr::Literal(v.into_owned()),

@@ -218,7 +218,8 @@ fn inserted(rows: u64) -> QueryResult {
 fn values_rows(session: &Session, values: &ast::Values) -> Result<Vec<Vec<Value>>> {
     let mut f = super::function_context(session);
     let scope = Scope::default();
-    let binder = Binder { scope: &scope, now: f.now, grouping: None };
+    let context = f.clone();
+    let binder = Binder { scope: &scope, f: &context, grouping: None };
     let empty: &[Value] = &[];
     values
         .rows
@@ -232,7 +233,7 @@ fn values_rows(session: &Session, values: &ast::Values) -> Result<Vec<Vec<Value>
 /// as it was when the statement began, as in Oracle).
 fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Result<u64> {
     let functions = super::function_context(session);
-    let planned = plan::plan_query(query, session, functions.now)?;
+    let planned = plan::plan_query(query, session, &functions)?;
     shape.check_count(planned.columns.len())?;
     let mut ctx = ExecContext::new(session, functions);
     let reads_target = planned.source.reads_table(shape.table.object_id);

@@ -147,19 +147,56 @@ impl LikePattern {
 pub enum Expr {
     Column(usize),
     Literal(Value),
-    Arith { op: ArithOp, left: Box<Expr>, right: Box<Expr> },
+    /// A bind variable (`:name`, `:1` or `?`): the value in `slot` of the statement's
+    /// bind values ([`FunctionContext::binds`]), given at each execution.
+    Bind {
+        slot: usize,
+        name: Box<str>,
+    },
+    Arith {
+        op: ArithOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     Concat(Box<Expr>, Box<Expr>),
     Negate(Box<Expr>),
-    Compare { op: CmpOp, left: Box<Expr>, right: Box<Expr> },
+    Compare {
+        op: CmpOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
     Not(Box<Expr>),
-    IsNull { expr: Box<Expr>, negated: bool },
-    InList { expr: Box<Expr>, list: Vec<Expr>, negated: bool },
-    Between { expr: Box<Expr>, low: Box<Expr>, high: Box<Expr>, negated: bool },
-    Like { expr: Box<Expr>, pattern: LikePattern, negated: bool },
-    Case { operand: Option<Box<Expr>>, branches: Vec<(Expr, Expr)>, otherwise: Option<Box<Expr>> },
-    Function { func: ScalarFunction, args: Vec<Expr> },
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+        negated: bool,
+    },
+    Like {
+        expr: Box<Expr>,
+        pattern: LikePattern,
+        negated: bool,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        branches: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
+    Function {
+        func: ScalarFunction,
+        args: Vec<Expr>,
+    },
 }
 
 impl Expr {
@@ -183,6 +220,7 @@ impl Expr {
         Ok(match self {
             Expr::Column(i) => row.column(*i)?,
             Expr::Literal(v) => v.reborrow(),
+            Expr::Bind { slot, name } => f.bind(*slot, name)?,
             Expr::Arith { .. } | Expr::Negate(_) | Expr::Function { .. } if let Some(i) = self.whole_number(row) => {
                 Datum::Int(i)
             }
@@ -338,37 +376,55 @@ impl Expr {
 
     /// Calls `visit` on every column this expression reads.
     pub fn visit_columns(&self, visit: &mut impl FnMut(usize)) {
+        self.visit_nodes(&mut |e| {
+            if let Expr::Column(i) = e {
+                visit(*i);
+            }
+        });
+    }
+
+    /// Calls `visit` on the slot of every bind variable this expression reads.
+    pub fn visit_binds(&self, visit: &mut impl FnMut(usize)) {
+        self.visit_nodes(&mut |e| {
+            if let Expr::Bind { slot, .. } = e {
+                visit(*slot);
+            }
+        });
+    }
+
+    /// Calls `visit` on this expression and every expression in it, parents first.
+    pub fn visit_nodes(&self, visit: &mut impl FnMut(&Expr)) {
+        visit(self);
         match self {
-            Expr::Column(i) => visit(*i),
-            Expr::Literal(_) => {}
+            Expr::Column(_) | Expr::Literal(_) | Expr::Bind { .. } => {}
             Expr::Arith { left, right, .. } | Expr::Compare { left, right, .. } => {
-                left.visit_columns(visit);
-                right.visit_columns(visit);
+                left.visit_nodes(visit);
+                right.visit_nodes(visit);
             }
             Expr::Concat(l, r) | Expr::And(l, r) | Expr::Or(l, r) => {
-                l.visit_columns(visit);
-                r.visit_columns(visit);
+                l.visit_nodes(visit);
+                r.visit_nodes(visit);
             }
             Expr::Negate(e) | Expr::Not(e) | Expr::IsNull { expr: e, .. } | Expr::Like { expr: e, .. } => {
-                e.visit_columns(visit)
+                e.visit_nodes(visit)
             }
             Expr::InList { expr, list, .. } => {
-                expr.visit_columns(visit);
-                list.iter().for_each(|e| e.visit_columns(visit));
+                expr.visit_nodes(visit);
+                list.iter().for_each(|e| e.visit_nodes(visit));
             }
             Expr::Between { expr, low, high, .. } => {
                 for e in [expr, low, high] {
-                    e.visit_columns(visit);
+                    e.visit_nodes(visit);
                 }
             }
             Expr::Case { operand, branches, otherwise } => {
-                operand.iter().chain(otherwise.iter()).for_each(|e| e.visit_columns(visit));
+                operand.iter().chain(otherwise.iter()).for_each(|e| e.visit_nodes(visit));
                 for (w, t) in branches {
-                    w.visit_columns(visit);
-                    t.visit_columns(visit);
+                    w.visit_nodes(visit);
+                    t.visit_nodes(visit);
                 }
             }
-            Expr::Function { args, .. } => args.iter().for_each(|e| e.visit_columns(visit)),
+            Expr::Function { args, .. } => args.iter().for_each(|e| e.visit_nodes(visit)),
         }
     }
 
@@ -459,6 +515,7 @@ impl fmt::Display for ExprDisplay<'_> {
             Expr::Literal(Datum::Null) => write!(f, "NULL"),
             Expr::Literal(v @ Datum::Date(_)) => write!(f, "TO_DATE('{v}')"),
             Expr::Literal(v) => write!(f, "{v}"),
+            Expr::Bind { name, .. } => write!(f, "{name}"),
             Expr::Arith { op, left, right } => {
                 let s = match op {
                     ArithOp::Add => "+",

@@ -70,13 +70,65 @@ pub struct FunctionContext {
     pub now: i64,
     /// The statement's generator for DBMS_RANDOM.
     pub random: RandomState,
+    /// The values of the statement's bind variables, by slot (see [`Expr::Bind`]).
+    ///
+    /// [`Expr::Bind`]: crate::sql::expr::Expr::Bind
+    pub binds: Vec<Value>,
+    /// The bind variables' names, by slot, as the binder resolves them (`:LO`, `:1`).
+    pub bind_names: std::sync::Arc<[String]>,
+    /// What planning took from this context as constants of the plan.
+    pub taken: std::cell::RefCell<PlanInputs>,
+}
+
+/// The values of one execution a plan holds as constants: a plan kept for later
+/// executions is good for another only when these are the same.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanInputs {
+    /// SYSDATE was folded into the plan.
+    pub sysdate: bool,
+    /// Bind slots whose values size the plan (ROWNUM <= :n, FETCH FIRST :n ROWS).
+    pub binds: Vec<usize>,
 }
 
 impl FunctionContext {
     /// A context for a statement started at `now` whose random numbers derive from `seed`.
     pub fn new(now: i64, seed: u64) -> Self {
-        FunctionContext { now, random: RandomState::new(seed) }
+        FunctionContext {
+            now,
+            random: RandomState::new(seed),
+            binds: Vec::new(),
+            bind_names: std::sync::Arc::from([]),
+            taken: Default::default(),
+        }
     }
+
+    /// SYSDATE, noted as a constant of the plan being made.
+    pub fn sysdate_constant(&self) -> i64 {
+        self.taken.borrow_mut().sysdate = true;
+        self.now
+    }
+
+    /// The slot of bind variable `name` (as written: `:lo`, `:1`); `None` when the
+    /// statement has no such bind variable.
+    pub fn bind_slot(&self, name: &str) -> Option<usize> {
+        let name = normalized_bind_name(name);
+        self.bind_names.iter().position(|n| *n == name)
+    }
+
+    /// The value of the bind variable in `slot` (called `name` in the statement).
+    pub fn bind(&self, slot: usize, name: &str) -> Result<Value> {
+        self.binds.get(slot).cloned().ok_or_else(|| Error::InvalidValue {
+            context: format!("bind variable {name}"),
+            message: "no value was bound to it".into(),
+        })
+    }
+}
+
+/// A bind variable's name as slots are told apart: `:lo`, `:LO` and `:"lo"` are one
+/// variable (upper case, without quotes).
+pub fn normalized_bind_name(name: &str) -> String {
+    let rest = name.strip_prefix(':').unwrap_or(name);
+    format!(":{}", rest.trim_matches('"').to_uppercase())
 }
 
 /// A seeded pseudo-random generator (splitmix64). Same seed → same sequence.

@@ -20,6 +20,7 @@ mod analyze;
 pub mod bind;
 mod byte_mask;
 mod csv_records;
+pub mod cursor;
 mod ddl;
 mod dml;
 mod modify;
@@ -42,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::exec::{ExecContext, run_pipeline};
 use crate::stats::{Stat, TimeModel};
 use front::Front;
-use functions::{FunctionContext, RandomState};
+use functions::FunctionContext;
 use sqlparser::ast::{self, Statement};
 use sqlparser::dialect::OracleDialect;
 use sqlparser::parser::Parser;
@@ -64,7 +65,9 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
         return Err(Error::Parse { message: "empty statement".into(), position: None });
     }
     let parse_started = Instant::now();
+    // A statement run from its text is parsed, and planned, anew each time.
     session.stats().add(Stat::ParseCountTotal, 1);
+    session.stats().add(Stat::ParseCountHard, 1);
     let front = front::classify(text)?;
     let parsed = match &front {
         Front::Standard { sql, .. } => Some(parse_one(sql)?),
@@ -97,7 +100,7 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
 }
 
 /// Parses exactly one statement.
-fn parse_one(sql: &str) -> Result<Statement> {
+pub(crate) fn parse_one(sql: &str) -> Result<Statement> {
     let mut statements = Parser::parse_sql(&OracleDialect {}, sql).map_err(|e| parse_error(e, sql))?;
     match statements.len() {
         1 => Ok(statements.remove(0)),
@@ -129,7 +132,7 @@ fn parse_error(e: sqlparser::parser::ParserError, sql: &str) -> Error {
     }
 }
 
-fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Result<QueryResult> {
+pub(crate) fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Result<QueryResult> {
     if pctfree.is_some() && !matches!(statement, Statement::CreateTable(_) | Statement::CreateIndex(_)) {
         return Err(Error::unsupported("PCTFREE outside CREATE TABLE"));
     }
@@ -180,17 +183,32 @@ fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Re
     }
 }
 
-/// The function context of a new statement: its SYSDATE and the session's random stream.
+/// The function context of a new statement: its SYSDATE, the session's random stream,
+/// and the values of its bind variables (those a cursor runs it with).
 fn function_context(session: &Session) -> FunctionContext {
     let mut state = session.state.lock();
     let seed = state.random_seed;
     state.random_seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    FunctionContext { now: crate::types::local_now(), random: RandomState::new(seed) }
+    let mut f = FunctionContext::new(crate::types::local_now(), seed);
+    let binds = session.binds.borrow();
+    f.bind_names = binds.names.clone();
+    f.binds = binds.values.clone();
+    f
 }
 
-fn run_query(session: &Session, query: &ast::Query) -> Result<QueryResult> {
+pub(crate) fn run_query(session: &Session, query: &ast::Query) -> Result<QueryResult> {
     let functions = function_context(session);
-    let planned = plan::plan_query(query, session, functions.now)?;
+    let planned = plan::plan_query(query, session, &functions)?;
+    run_planned(session, planned, functions)
+}
+
+/// Runs a plan once, gathering row-source statistics when the statement or the session
+/// asks for them.
+pub(crate) fn run_planned(
+    session: &Session,
+    planned: plan::Planned<'_>,
+    functions: FunctionContext,
+) -> Result<QueryResult> {
     let mut ctx = ExecContext::new(session, functions);
     if planned.gather_plan_statistics || session.gathers_plan_statistics() {
         let columns = planned.columns.clone();
@@ -210,7 +228,7 @@ fn explain_analyze(session: &Session, statement: &Statement) -> Result<QueryResu
         return Err(Error::unsupported("EXPLAIN ANALYZE of a statement other than a query"));
     };
     let functions = function_context(session);
-    let planned = plan::plan_query(query, session, functions.now)?;
+    let planned = plan::plan_query(query, session, &functions)?;
     let notes = planned.notes.clone();
     let mut ctx = ExecContext::new(session, functions);
     let (_, statistics) = row_source_stats::run_with_statistics(planned, &mut ctx)?;
@@ -231,7 +249,7 @@ fn explain(session: &Session, statement: &Statement) -> Result<QueryResult> {
     let Statement::Query(query) = statement else {
         return Err(Error::unsupported("EXPLAIN PLAN of a statement other than a query"));
     };
-    let planned = plan::plan_query(query, session, crate::types::local_now())?;
+    let planned = plan::plan_query(query, session, &FunctionContext::new(crate::types::local_now(), 0))?;
     let lines = plan::format_plan(&planned.lines, &planned.notes);
     let rows = lines.into_iter().map(|l| vec![crate::types::Datum::string(l)]).collect();
     Ok(QueryResult::rows(StatementKind::Describe, vec!["PLAN_TABLE_OUTPUT".into()], rows))

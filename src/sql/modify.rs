@@ -56,7 +56,7 @@ fn bind_where(binder: &Binder<'_>, selection: Option<&ast::Expr>) -> Result<(Opt
     let mut limit: Option<u64> = None;
     let mut filter = Vec::new();
     for c in conjuncts {
-        match rownum_limit(c)? {
+        match rownum_limit(c, binder.f)? {
             Some(n) => limit = Some(limit.map_or(n, |l| l.min(n))),
             None => filter.push(binder.bind(c)?),
         }
@@ -149,7 +149,7 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
     }
     let (table, scope) = target(session, &update.table.relation)?;
     let functions = super::function_context(session);
-    let binder = Binder { scope: &scope, now: functions.now, grouping: None };
+    let binder = Binder { scope: &scope, f: &functions, grouping: None };
     let (limit, filter) = bind_where(&binder, update.selection.as_ref())?;
     let mut assignments = Vec::new();
     for a in &update.assignments {
@@ -191,7 +191,7 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
     }
     let (table, scope) = target(session, &from[0].relation)?;
     let functions = super::function_context(session);
-    let binder = Binder { scope: &scope, now: functions.now, grouping: None };
+    let binder = Binder { scope: &scope, f: &functions, grouping: None };
     let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
     let mut changes = Changes::new(&table, filter, Vec::new(), functions);
     let rows = run(session, &table, limit, &mut changes)?;

@@ -22,6 +22,7 @@
 
 use super::bind::{Binder, Grouping, Scope, canonical, contains_aggregate, ident_name, literal, position_of};
 use super::expr::Expr;
+use super::functions::FunctionContext;
 use super::optimizer::{self, hints, hints::Hints, predicates};
 use super::views;
 use crate::catalog::TableDef;
@@ -33,7 +34,7 @@ use crate::exec::{
     Source, Stage,
 };
 use crate::index::KeyBound;
-use crate::types::Datum;
+use crate::types::{Datum, Value};
 use sqlparser::ast::{self, BinaryOperator, Spanned};
 use std::sync::Arc;
 
@@ -106,9 +107,39 @@ pub struct Planned<'a> {
     pub notes: Vec<String>,
     /// The statement asked for row-source statistics (`GATHER_PLAN_STATISTICS`).
     pub gather_plan_statistics: bool,
+    /// How the index path's key range follows from bind variables, when it does.
+    pub rebind: Option<RangeRebind>,
+}
+
+/// An index path whose key range bind variables give: a later execution computes the
+/// range again from its own values ([`Planned::rebind_range`]).
+pub struct RangeRebind {
+    /// The WHERE clause's conjuncts as planned.
+    conjuncts: Vec<predicates::Conjunct>,
+    /// The conjuncts the planned range used, and those it answers (left out of the
+    /// filter): the range of other values must use and answer the same.
+    used: Vec<usize>,
+    answered: Vec<usize>,
 }
 
 impl<'a> Planned<'a> {
+    /// Sets the index path's key range for an execution with bind values `binds`.
+    /// Returns false when these values give a range of another shape (a conjunct the
+    /// plan answers with the range no longer bounds it, as `col > :lo` with a NULL): the
+    /// plan does not fit them and the statement must be planned again.
+    pub fn rebind_range(&mut self, binds: &[Value]) -> Result<bool> {
+        let (Some(rebind), Source::Index(access)) = (&self.rebind, &mut self.source) else { return Ok(true) };
+        let conjuncts = predicates::with_binds(&rebind.conjuncts, binds);
+        let range = optimizer::key_range(&access.table, &conjuncts, &access.index);
+        if range.used != rebind.used || range.answered != rebind.answered {
+            return Ok(false);
+        }
+        let types = access.index.key_types(&access.table);
+        access.lower = key_bound(&range.lower, &types)?;
+        access.upper = key_bound(&range.upper, &types)?;
+        Ok(true)
+    }
+
     /// The same plan with its result rows handed to `consume` instead of collected.
     pub fn into_sink(mut self, consume: Box<dyn ConsumeRow + 'a>) -> Planned<'a> {
         let last = self.stages.last_mut().expect("a plan ends with its collect stage");
@@ -119,13 +150,14 @@ impl<'a> Planned<'a> {
 }
 
 /// Plans a query; its result rows are collected (see [`Planned::into_sink`]).
-pub fn plan_query<'a>(query: &ast::Query, session: &Session, now: i64) -> Result<Planned<'a>> {
+pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext) -> Result<Planned<'a>> {
     reject_unsupported_query_parts(query)?;
     let ast::SetExpr::Select(select) = &*query.body else {
         return Err(unsupported(format!("query form {}", query.body), &*query.body));
     };
     reject_unsupported_select_parts(select)?;
-    let mut b = Builder { session, now, stages: Vec::new(), lines: Vec::new(), notes: Vec::new(), table: None };
+    let mut b =
+        Builder { session, f, stages: Vec::new(), lines: Vec::new(), notes: Vec::new(), table: None, rebind: None };
     let (source, mut scope) = b.source(select)?;
     b.where_clause(select, &mut scope)?;
     b.rownum(select, query, &mut scope);
@@ -161,7 +193,15 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, now: i64) -> Result
     b.line("SELECT STATEMENT", "", RowsRule::Same).output_stage = RESULT_ROWS;
     estimate_lines(&mut b.lines);
     let gather = hints.gather_plan_statistics();
-    Ok(Planned { source, stages: b.stages, columns, lines: b.lines, notes: b.notes, gather_plan_statistics: gather })
+    Ok(Planned {
+        source,
+        stages: b.stages,
+        columns,
+        lines: b.lines,
+        notes: b.notes,
+        gather_plan_statistics: gather,
+        rebind: b.rebind,
+    })
 }
 
 /// Fills each line's estimate from the source's up, following the lines' rules. The cost
@@ -187,12 +227,16 @@ fn estimate_lines(lines: &mut [PlanLine]) {
 
 struct Builder<'s, 'a> {
     session: &'s Session,
-    now: i64,
+    /// The statement's context: SYSDATE and the bind variables (their values peeked at
+    /// for the optimizer's estimates, as Oracle peeks at binds when it plans).
+    f: &'s FunctionContext,
     stages: Vec<Stage<'a>>,
     lines: Vec<PlanLine>,
     notes: Vec<String>,
     /// The table the query reads, if it reads one.
     table: Option<Arc<TableDef>>,
+    /// Set when the index path's range comes from bind variables.
+    rebind: Option<RangeRebind>,
 }
 
 /// The source columns after the project stage, and how they are bound.
@@ -299,7 +343,7 @@ impl<'a> Builder<'_, 'a> {
             Some(u64::from(crate::access::segments::read_map(&ctx, table)?.hwm.saturating_sub(1)))
         };
         let conjuncts = match self.stages.first() {
-            Some(Stage::Filter(f)) => predicates::conjuncts(&f.predicate),
+            Some(Stage::Filter(f)) => predicates::conjuncts(&f.predicate, &self.f.binds),
             _ => Vec::new(),
         };
         // Every table column the query reads: an index holding them all answers alone.
@@ -400,13 +444,18 @@ impl<'a> Builder<'_, 'a> {
     ) -> Result<Source> {
         let names: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
         let types = path.index.key_types(table);
-        let bound = |end: &Option<optimizer::KeyEnd>| -> Result<KeyBound> {
-            let Some(end) = end else { return Ok(KeyBound::Unbounded) };
-            let mut key = Vec::new();
-            crate::index::encode_key(&end.values, &types[..end.values.len()], &mut key)?;
-            Ok(if end.inclusive { KeyBound::Included(key) } else { KeyBound::Excluded(key) })
-        };
-        let (lower, upper) = (bound(&path.lower)?, bound(&path.upper)?);
+        let (lower, upper) = (key_bound(&path.lower, &types)?, key_bound(&path.upper, &types)?);
+        let mut binds_bound = false;
+        for &i in &path.bounds {
+            conjuncts[i].expr.visit_binds(&mut |_| binds_bound = true);
+        }
+        if binds_bound {
+            self.rebind = Some(RangeRebind {
+                conjuncts: conjuncts.to_vec(),
+                used: path.bounds.clone(),
+                answered: path.access.clone(),
+            });
+        }
         let access_text: Vec<String> =
             path.bounds.iter().map(|&i| conjuncts[i].expr.display(&names).to_string()).collect();
         let residual: Vec<Expr> = conjuncts
@@ -489,7 +538,7 @@ impl<'a> Builder<'_, 'a> {
                 Ok((Source::Dual, Scope { names: vec!["DUMMY".into()], qualifiers, ..Default::default() }))
             }
             [ast::ConnectByKind::ConnectBy { relationships, .. }] if relationships.len() == 1 => {
-                let rows = level_limit(&relationships[0])?;
+                let rows = level_limit(&relationships[0], self.f)?;
                 self.line("FAST DUAL", "", RowsRule::Source(1.0));
                 self.line("CONNECT BY WITHOUT FILTERING", "", RowsRule::Source(rows as f64));
                 let scope = Scope { names: vec!["LEVEL".into()], qualifiers, level: Some(0), ..Default::default() };
@@ -514,9 +563,7 @@ impl<'a> Builder<'_, 'a> {
             .args
             .iter()
             .map(|a| match a {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
-                    constant_int(e, self.now, "GENERATE_SERIES")
-                }
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => constant_int(e, self.f, "GENERATE_SERIES"),
                 other => Err(unsupported(format!("argument {other}"), at)),
             })
             .collect::<Result<Vec<_>>>()?;
@@ -541,12 +588,12 @@ impl<'a> Builder<'_, 'a> {
         let mut stopkey: Option<u64> = None;
         let mut rest = Vec::new();
         for c in conjuncts {
-            match rownum_limit(c)? {
+            match rownum_limit(c, self.f)? {
                 Some(n) => stopkey = Some(stopkey.map_or(n, |s| s.min(n))),
                 None => rest.push(c),
             }
         }
-        let binder = Binder { scope, now: self.now, grouping: None };
+        let binder = Binder { scope, f: self.f, grouping: None };
         let mut predicate: Option<Expr> = None;
         for c in rest {
             let e = binder.bind(c)?;
@@ -622,11 +669,11 @@ impl<'a> Builder<'_, 'a> {
         let aggregate = !group_by.is_empty()
             || select.having.is_some()
             || select.projection.iter().any(|p| matches!(p, ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } if contains_aggregate(e)));
-        let source_binder = Binder { scope, now: self.now, grouping: None };
+        let source_binder = Binder { scope, f: self.f, grouping: None };
         let (exprs, names, grouping) = if aggregate {
             let grouping = Grouping { keys: group_by.iter().map(canonical).collect(), ..Default::default() };
             let keys = group_by.iter().map(|g| source_binder.bind(g)).collect::<Result<Vec<_>>>()?;
-            let post = Binder { scope, now: self.now, grouping: Some(&grouping) };
+            let post = Binder { scope, f: self.f, grouping: Some(&grouping) };
             let (exprs, names) = self.select_list(select, &post, scope)?;
             let having = select.having.as_ref().map(|h| post.bind(h)).transpose()?;
             // ORDER BY may name aggregates the select list does not: register them now,
@@ -769,7 +816,7 @@ impl<'a> Builder<'_, 'a> {
                 return Ok(i);
             }
         }
-        let binder = Binder { scope, now: self.now, grouping: grouping.map(|g| &g.grouping) };
+        let binder = Binder { scope, f: self.f, grouping: grouping.map(|g| &g.grouping) };
         let bound = binder.bind(e)?;
         if let Some(i) = exprs[..visible].iter().position(|x| *x == bound) {
             return Ok(i);
@@ -783,8 +830,8 @@ impl<'a> Builder<'_, 'a> {
         match &query.limit_clause {
             None => {}
             Some(ast::LimitClause::LimitOffset { limit: l, offset: o, limit_by }) if limit_by.is_empty() => {
-                limit = l.as_ref().map(|e| constant_count(e, self.now, "LIMIT")).transpose()?;
-                offset = o.as_ref().map(|o| constant_count(&o.value, self.now, "OFFSET")).transpose()?.unwrap_or(0);
+                limit = l.as_ref().map(|e| constant_count(e, self.f, "LIMIT")).transpose()?;
+                offset = o.as_ref().map(|o| constant_count(&o.value, self.f, "OFFSET")).transpose()?.unwrap_or(0);
             }
             Some(other) => return Err(Error::unsupported(format!("{other}"))),
         }
@@ -792,8 +839,7 @@ impl<'a> Builder<'_, 'a> {
             if fetch.percent || fetch.with_ties {
                 return Err(Error::unsupported("FETCH FIRST ... PERCENT / WITH TIES"));
             }
-            let n =
-                fetch.quantity.as_ref().map(|e| constant_count(e, self.now, "FETCH FIRST")).transpose()?.unwrap_or(1);
+            let n = fetch.quantity.as_ref().map(|e| constant_count(e, self.f, "FETCH FIRST")).transpose()?.unwrap_or(1);
             limit = Some(limit.map_or(n, |l| l.min(n)));
         }
         if limit.is_some() || offset > 0 {
@@ -958,7 +1004,7 @@ fn is_ident(e: &ast::Expr, name: &str) -> bool {
 }
 
 /// `ROWNUM <= n`, `ROWNUM < n`, `n >= ROWNUM`, `n > ROWNUM`: the row limit n.
-pub(crate) fn rownum_limit(e: &ast::Expr) -> Result<Option<u64>> {
+pub(crate) fn rownum_limit(e: &ast::Expr, f: &FunctionContext) -> Result<Option<u64>> {
     let ast::Expr::BinaryOp { left, op, right } = e else { return Ok(None) };
     let (op, bound) = if is_ident(left, "ROWNUM") {
         (op.clone(), right)
@@ -972,7 +1018,7 @@ pub(crate) fn rownum_limit(e: &ast::Expr) -> Result<Option<u64>> {
     } else {
         return Ok(None);
     };
-    let n = constant_int(bound, 0, "ROWNUM")?;
+    let n = constant_int(bound, f, "ROWNUM")?;
     match op {
         BinaryOperator::LtEq => Ok(Some(n.max(0) as u64)),
         BinaryOperator::Lt => Ok(Some(n.saturating_sub(1).max(0) as u64)),
@@ -981,12 +1027,12 @@ pub(crate) fn rownum_limit(e: &ast::Expr) -> Result<Option<u64>> {
 }
 
 /// `LEVEL <= n` or `LEVEL < n` of the CONNECT BY row generator.
-fn level_limit(e: &ast::Expr) -> Result<i64> {
+fn level_limit(e: &ast::Expr, f: &FunctionContext) -> Result<i64> {
     if let ast::Expr::BinaryOp { left, op, right } = e
         && is_ident(left, "LEVEL")
     {
         {
-            let n = constant_int(right, 0, "CONNECT BY")?;
+            let n = constant_int(right, f, "CONNECT BY")?;
             match op {
                 // Oracle's generator always returns its root row.
                 BinaryOperator::LtEq => return Ok(n.max(1)),
@@ -998,18 +1044,37 @@ fn level_limit(e: &ast::Expr) -> Result<i64> {
     Err(unsupported("CONNECT BY other than LEVEL <= n".into(), e))
 }
 
-/// A constant whole-number expression.
-fn constant_int(e: &ast::Expr, now: i64, context: &str) -> Result<i64> {
-    let scope = Scope::default();
-    let bound = Binder { scope: &scope, now, grouping: None }.bind(e)?;
-    match bound {
-        Expr::Literal(v) => v.to_i64(context)?.ok_or_else(|| Error::value(context, "expects a number, got NULL")),
-        _ => Err(Error::value(context, format!("expects a constant, got {e}"))),
-    }
+/// One end of an index key range as the scan takes it: the key encoded.
+fn key_bound(end: &Option<optimizer::KeyEnd>, types: &[crate::types::DataType]) -> Result<KeyBound> {
+    let Some(end) = end else { return Ok(KeyBound::Unbounded) };
+    let mut key = Vec::new();
+    crate::index::encode_key(&end.values, &types[..end.values.len()], &mut key)?;
+    Ok(if end.inclusive { KeyBound::Included(key) } else { KeyBound::Excluded(key) })
 }
 
-fn constant_count(e: &ast::Expr, now: i64, context: &str) -> Result<u64> {
-    let n = constant_int(e, now, context)?;
+/// A constant whole-number expression. Bind variables in it take this execution's values,
+/// and the plan notes that it holds them ([`FunctionContext::taken`]).
+fn constant_int(e: &ast::Expr, f: &FunctionContext, context: &str) -> Result<i64> {
+    let scope = Scope::default();
+    let bound = Binder { scope: &scope, f, grouping: None }.bind(e)?;
+    let mut columns = 0;
+    bound.visit_columns(&mut |_| columns += 1);
+    let value = match &bound {
+        Expr::Literal(v) => v.clone(),
+        _ if columns == 0 && !matches!(bound, Expr::Function { .. }) => {
+            bound.visit_binds(&mut |slot| f.taken.borrow_mut().binds.push(slot));
+            let mut values = FunctionContext::new(f.now, 0);
+            values.binds = f.binds.clone();
+            let empty: &[Datum] = &[];
+            bound.eval(empty, &mut values)?.into_owned()
+        }
+        _ => return Err(Error::value(context, format!("expects a constant, got {e}"))),
+    };
+    value.to_i64(context)?.ok_or_else(|| Error::value(context, "expects a number, got NULL"))
+}
+
+fn constant_count(e: &ast::Expr, f: &FunctionContext, context: &str) -> Result<u64> {
+    let n = constant_int(e, f, context)?;
     u64::try_from(n).map_err(|_| Error::value(context, format!("{n} is negative")))
 }
 

@@ -16,6 +16,7 @@ pub fn alter_session(session: &Session, name: &str, value: &str) -> Result<Query
     let mut state = session.state.lock();
     state.overrides.retain(|(k, _)| k != def.name);
     state.overrides.push((def.name.to_owned(), canonical));
+    session.db.parameter_changes.fetch_add(1, std::sync::atomic::Ordering::Release);
     Ok(QueryResult::message(StatementKind::Alter, "Session altered."))
 }
 
@@ -31,6 +32,7 @@ pub fn alter_system(session: &Session, name: &str, value: &str) -> Result<QueryR
         }),
         Modifiable::SessionAndSystem | Modifiable::SystemImmediate => {
             session.db.parameters.write().set(def.name, &canonical)?;
+            session.db.parameter_changes.fetch_add(1, std::sync::atomic::Ordering::Release);
             session.db.control.lock().parameters.insert(def.name.into(), canonical);
             if [crate::db::params::INMEMORY_SIZE, crate::db::params::INMEMORY_MAX_POPULATE_SERVERS].contains(&def.name)
             {

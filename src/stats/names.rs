@@ -99,6 +99,7 @@ statistics! {
     ImScanRowsValid => "IM scan rows valid", 128;
     ImScanRowsJournal => "IM scan rows journal", 128;
     ImScanBlocksCache => "IM scan blocks from cache", 128;
+    ParseCountHard => "parse count (hard)", 64;
 }
 
 impl Stat {

@@ -269,7 +269,7 @@ fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model:
         !table.columns[c].nullable
             || query.conjuncts.iter().any(|k| matches!(&k.bound, Some((col, b)) if *col == c && b.implies_not_null()))
     });
-    let range = key_range(query, ix);
+    let range = key_range(table, query.conjuncts, ix);
     let bounded = !range.used.is_empty();
     let used: Vec<Conjunct> = range.used.iter().map(|&i| query.conjuncts[i].clone()).collect();
     let access_selectivity = selectivity::combined(facts, &used);
@@ -364,25 +364,28 @@ fn descending_for(query: &Query<'_>, ix: &IndexDef) -> Option<bool> {
 }
 
 /// The key range the conjuncts give an index.
-struct KeyRange {
-    lower: Option<KeyEnd>,
-    upper: Option<KeyEnd>,
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyRange {
+    pub lower: Option<KeyEnd>,
+    pub upper: Option<KeyEnd>,
     /// Conjuncts that bound the range (for its selectivity).
-    used: Vec<usize>,
+    pub used: Vec<usize>,
     /// Those of them the range answers exactly (not rechecked on the rows).
-    answered: Vec<usize>,
+    pub answered: Vec<usize>,
     /// Leading key columns fixed by equalities.
-    eq_columns: usize,
+    pub eq_columns: usize,
 }
 
 /// The key range the conjuncts give `ix`: equalities on leading key columns, then the one
 /// range that every comparison on the next column narrows.
-fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
+///
+/// A plan run again with other bind values computes its index path's range again here.
+pub fn key_range(table: &TableDef, conjuncts: &[Conjunct], ix: &IndexDef) -> KeyRange {
     let mut prefix: Vec<Value> = Vec::new();
     let mut used = Vec::new();
-    let types = ix.key_types(query.table);
+    let types = ix.key_types(table);
     for (k, &col) in ix.columns.iter().enumerate() {
-        let eq = query.conjuncts.iter().enumerate().find_map(|(i, c)| match &c.bound {
+        let eq = conjuncts.iter().enumerate().find_map(|(i, c)| match &c.bound {
             Some((bc, ColumnBound::Eq(v))) if *bc == col => key_value(types[k], v).map(|v| (i, v)),
             _ => None,
         });
@@ -395,7 +398,7 @@ fn key_range(query: &Query<'_>, ix: &IndexDef) -> KeyRange {
         // (a, b]): the tightest lower and upper ends, and each conjunct's ends in the order
         // of the key column (those that are not cannot bound it).
         let mut candidates: Vec<(usize, End, End, bool)> = Vec::new();
-        for (i, c) in query.conjuncts.iter().enumerate() {
+        for (i, c) in conjuncts.iter().enumerate() {
             let Some((bc, ColumnBound::Range { lower, upper, exact })) = &c.bound else { continue };
             // A LIKE's range is one of text: it bounds only a string key.
             let text = matches!(types[k], DataType::Varchar2 { .. } | DataType::Char { .. });

@@ -3,6 +3,10 @@
 //! `col IN (a)`, `col LIKE 'prefix%'`, `col IS [NOT] NULL`) becomes a [`ColumnBound`];
 //! the others stay opaque. Bounds are what index access turns into key ranges and what
 //! selectivity estimates read.
+//!
+//! A constant may be a bind variable, or arithmetic on binds and literals: the bound then
+//! holds the value of the execution the conjuncts are made for (the one planned, or a
+//! later one whose index range is computed again).
 
 use crate::sql::expr::{CmpOp, Expr};
 use crate::types::{Datum, Value};
@@ -43,11 +47,18 @@ pub struct Conjunct {
     pub bound: Option<(usize, ColumnBound)>,
 }
 
-/// Splits a bound condition into its conjuncts and recognises the column bounds.
-pub fn conjuncts(predicate: &Expr) -> Vec<Conjunct> {
+/// Splits a bound condition into its conjuncts and recognises the column bounds, with
+/// `binds` as the values of its bind variables.
+pub fn conjuncts(predicate: &Expr, binds: &[Value]) -> Vec<Conjunct> {
     let mut parts = Vec::new();
     split(predicate, &mut parts);
-    parts.into_iter().map(|expr| Conjunct { bound: bound_of(&expr), expr }).collect()
+    parts.into_iter().map(|expr| Conjunct { bound: bound_of(&expr, binds), expr }).collect()
+}
+
+/// The conjuncts again with other bind values: the same expressions, bounds recognised
+/// anew.
+pub fn with_binds(conjuncts: &[Conjunct], binds: &[Value]) -> Vec<Conjunct> {
+    conjuncts.iter().map(|c| Conjunct { bound: bound_of(&c.expr, binds), expr: c.expr.clone() }).collect()
 }
 
 fn split(e: &Expr, out: &mut Vec<Expr>) {
@@ -60,14 +71,22 @@ fn split(e: &Expr, out: &mut Vec<Expr>) {
     }
 }
 
-fn literal(e: &Expr) -> Option<&Value> {
-    match e {
-        Expr::Literal(v) if !matches!(v, Datum::Null) => Some(v),
-        _ => None,
-    }
+/// The non-NULL value of a constant: a literal, a bind variable, or arithmetic on them.
+fn literal(e: &Expr, binds: &[Value]) -> Option<Value> {
+    let value = match e {
+        Expr::Literal(v) => v.clone(),
+        Expr::Bind { slot, .. } => binds.get(*slot)?.clone(),
+        Expr::Arith { op, left, right } => {
+            crate::sql::functions::arithmetic(*op, &literal(left, binds)?, &literal(right, binds)?).ok()?
+        }
+        Expr::Negate(x) => crate::sql::functions::negate(&literal(x, binds)?).ok()?,
+        _ => return None,
+    };
+    (!matches!(value, Datum::Null)).then_some(value)
 }
 
-fn bound_of(e: &Expr) -> Option<(usize, ColumnBound)> {
+fn bound_of(e: &Expr, binds: &[Value]) -> Option<(usize, ColumnBound)> {
+    let literal = |e: &Expr| literal(e, binds);
     match e {
         Expr::Compare { op, left, right } => {
             let (col, op, v) = match (&**left, &**right) {
@@ -75,7 +94,6 @@ fn bound_of(e: &Expr) -> Option<(usize, ColumnBound)> {
                 (l, Expr::Column(c)) => (*c, op.flipped(), literal(l)?),
                 _ => return None,
             };
-            let v = v.clone();
             let bound = match op {
                 CmpOp::Eq => ColumnBound::Eq(v),
                 CmpOp::NotEq => ColumnBound::NotEq(v),
@@ -88,12 +106,12 @@ fn bound_of(e: &Expr) -> Option<(usize, ColumnBound)> {
         }
         Expr::Between { expr, low, high, negated: false } => {
             let Expr::Column(c) = &**expr else { return None };
-            let (lo, hi) = (literal(low)?.clone(), literal(high)?.clone());
+            let (lo, hi) = (literal(low)?, literal(high)?);
             Some((*c, ColumnBound::Range { lower: Some((lo, true)), upper: Some((hi, true)), exact: true }))
         }
         Expr::InList { expr, list, negated: false } => {
             let Expr::Column(c) = &**expr else { return None };
-            let values = list.iter().map(|e| literal(e).cloned()).collect::<Option<Vec<_>>>()?;
+            let values = list.iter().map(literal).collect::<Option<Vec<_>>>()?;
             match values.len() {
                 1 => Some((*c, ColumnBound::Eq(values.into_iter().next().expect("one value")))),
                 _ => Some((*c, ColumnBound::In(values))),
@@ -146,7 +164,7 @@ mod tests {
                 right: Box::new(Expr::Column(1)),
             }),
         );
-        let c = conjuncts(&e);
+        let c = conjuncts(&e, &[]);
         assert_eq!(c.len(), 2);
         assert_eq!(
             c[0].bound,
@@ -165,7 +183,7 @@ mod tests {
             left: Box::new(Expr::Column(0)),
             right: Box::new(Expr::Literal(Datum::Null)),
         };
-        assert_eq!(conjuncts(&e)[0].bound, None);
+        assert_eq!(conjuncts(&e, &[])[0].bound, None);
     }
 
     #[test]

@@ -116,7 +116,7 @@ type RangeEnd = super::End;
 /// The selectivity of a condition over rows nothing is known about (Oracle's defaults).
 pub fn default_selectivity(condition: &crate::sql::expr::Expr) -> f64 {
     let no_statistics = TableFacts { rows: 0.0, blocks: 0.0, analyzed: false, columns: None };
-    combined(&no_statistics, &super::predicates::conjuncts(condition))
+    combined(&no_statistics, &super::predicates::conjuncts(condition, &[]))
 }
 
 /// The selectivity of all `conjuncts` together.
@@ -264,14 +264,14 @@ mod tests {
     fn ranges_interpolate_between_low_and_high() {
         let t = table(1000, 1, 1001, 1000, 0);
         let f = TableFacts::new(&t, 100, 8192);
-        let s = combined(&f, &conjuncts(&cmp(CmpOp::Gt, 501)));
+        let s = combined(&f, &conjuncts(&cmp(CmpOp::Gt, 501), &[]));
         assert!((s - 0.5).abs() < 1e-9, "{s}");
         // Both ends in two conjuncts: combined into one range.
         let both = Expr::And(Box::new(cmp(CmpOp::Gt, 101)), Box::new(cmp(CmpOp::Lt, 201)));
-        let s = combined(&f, &conjuncts(&both));
+        let s = combined(&f, &conjuncts(&both, &[]));
         assert!((s - 0.1).abs() < 1e-9, "{s}");
         // Outside the values: nothing (plus the density of a closed end).
-        let s = combined(&f, &conjuncts(&cmp(CmpOp::Gt, 5000)));
+        let s = combined(&f, &conjuncts(&cmp(CmpOp::Gt, 5000), &[]));
         assert_eq!(s, 0.0);
     }
 
@@ -280,19 +280,19 @@ mod tests {
         let t = table(1000, 1, 1001, 1000, 0);
         let f = TableFacts::new(&t, 100, 8192);
         let and = |a, b| Expr::And(Box::new(a), Box::new(b));
-        let alone = combined(&f, &conjuncts(&cmp(CmpOp::Gt, 501)));
+        let alone = combined(&f, &conjuncts(&cmp(CmpOp::Gt, 501), &[]));
         for both in [and(cmp(CmpOp::Gt, 501), cmp(CmpOp::Gt, 101)), and(cmp(CmpOp::Gt, 101), cmp(CmpOp::Gt, 501))] {
-            assert_eq!(combined(&f, &conjuncts(&both)), alone);
+            assert_eq!(combined(&f, &conjuncts(&both, &[])), alone);
         }
-        let upper = combined(&f, &conjuncts(&cmp(CmpOp::Lt, 101)));
-        assert_eq!(combined(&f, &conjuncts(&and(cmp(CmpOp::Lt, 101), cmp(CmpOp::Lt, 501)))), upper);
+        let upper = combined(&f, &conjuncts(&cmp(CmpOp::Lt, 101), &[]));
+        assert_eq!(combined(&f, &conjuncts(&and(cmp(CmpOp::Lt, 101), cmp(CmpOp::Lt, 501)), &[])), upper);
     }
 
     #[test]
     fn equality_uses_distinct_values_of_non_null_rows() {
         let t = table(1000, 1, 100, 100, 500);
         let f = TableFacts::new(&t, 100, 8192);
-        let s = combined(&f, &conjuncts(&cmp(CmpOp::Eq, 7)));
+        let s = combined(&f, &conjuncts(&cmp(CmpOp::Eq, 7), &[]));
         assert!((s - 0.005).abs() < 1e-12, "{s}");
     }
 
@@ -302,8 +302,8 @@ mod tests {
         t.stats = None;
         let f = TableFacts::new(&t, 10, 8192);
         assert_eq!(f.rows, 819.0);
-        assert_eq!(combined(&f, &conjuncts(&cmp(CmpOp::Eq, 7))), 0.01);
-        assert_eq!(combined(&f, &conjuncts(&cmp(CmpOp::Gt, 7))), 0.05);
+        assert_eq!(combined(&f, &conjuncts(&cmp(CmpOp::Eq, 7), &[])), 0.01);
+        assert_eq!(combined(&f, &conjuncts(&cmp(CmpOp::Gt, 7), &[])), 0.05);
     }
 
     #[test]

@@ -1,0 +1,265 @@
+//! Cursors: a statement parsed once and run many times with bind values, as an
+//! application holds an Oracle cursor open (PL/SQL's static SQL, a prepared statement).
+//!
+//! ```text
+//!  Session::prepare(text) ─► parse once; name the bind variables (:lo, :1, ...) by slot
+//!  Cursor::execute(values) ─► kept plan fits these values? ─yes─► run it again
+//!                                                         └─no──► plan anew, keep it
+//! ```
+//!
+//! A query is planned at its first execution, the optimizer peeking at that execution's
+//! bind values for its estimates (as Oracle peeks at binds), and the plan is kept. A later
+//! execution runs the kept plan, its stages reset, when nothing it was made from changed:
+//! - the dictionary and the parameters (DDL, ANALYZE, ALTER SESSION or SYSTEM anywhere);
+//! - SYSDATE, when the plan holds it as a constant;
+//! - the bind values that size the plan (`ROWNUM <= :n`, `FETCH FIRST :n ROWS ONLY`);
+//! - the shape of an index path's key range: bind variables that bound the range give it
+//!   anew at each execution ([`Planned::rebind_range`]), and values that would leave a
+//!   conjunct the range answers unbounded (a NULL) make the plan anew.
+//!
+//! Making a plan counts in `parse count (hard)`; running a kept one parses nothing. A
+//! plan whose source holds rows read while planning (a v$ view) is not kept, nor one run
+//! with row-source statistics. Statements other than queries are parsed once and bound
+//! at each execution.
+
+use super::functions::{PlanInputs, normalized_bind_name};
+use super::plan::{self, Planned};
+use crate::db::{QueryResult, Session, StatementKind};
+use crate::error::{Error, Result};
+use crate::exec::pipeline::run_pipeline_in_place;
+use crate::exec::{ExecContext, Source};
+use crate::stats::{Stat, TimeModel};
+use crate::types::Value;
+use sqlparser::ast::{self, Statement};
+use sqlparser::dialect::OracleDialect;
+use sqlparser::tokenizer::{Token, Tokenizer};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// A parsed statement of one session, run with [`Cursor::execute`].
+pub struct Cursor<'s> {
+    session: &'s Session,
+    /// The statement's text (what `v$sql` tells it by).
+    text: Arc<str>,
+    /// The bind variables' names by slot: each name at its first appearance.
+    bind_names: Arc<[String]>,
+    body: Body,
+    /// The query's plan, once made.
+    kept: Option<KeptPlan>,
+}
+
+/// What a cursor runs.
+enum Body {
+    Query(Box<ast::Query>),
+    /// Any other statement sqlparser parses, with the PCTFREE the front took out.
+    Statement(Box<Statement>, Option<u8>),
+    /// A statement lioscope reads itself (ALTER SESSION, ANALYZE, ...): run from its text.
+    Text,
+}
+
+/// A query plan kept for later executions, and what it was made from.
+struct KeptPlan {
+    planned: Planned<'static>,
+    /// The dictionary's version and the parameter changes when it was made.
+    version: (u64, u64),
+    /// SYSDATE and bind values the plan holds as constants, and their values.
+    inputs: PlanInputs,
+    now: i64,
+    values: Vec<Value>,
+}
+
+impl KeptPlan {
+    /// Whether the plan can run with `binds` now; sets its index range for them.
+    fn fits(&mut self, version: (u64, u64), now: i64, binds: &[Value]) -> Result<bool> {
+        Ok(self.version == version
+            && (!self.inputs.sysdate || self.now == now)
+            && self.inputs.binds.iter().all(|&slot| self.values.get(slot) == binds.get(slot))
+            && self.planned.rebind_range(binds)?)
+    }
+}
+
+impl<'s> Cursor<'s> {
+    /// Parses `sql` for `session` (counted in `parse count (total)` and `parse time
+    /// elapsed`); its bind variables are named from the text.
+    pub(crate) fn open(session: &'s Session, sql: &str) -> Result<Cursor<'s>> {
+        let text = super::statement_text(sql);
+        if text.is_empty() {
+            return Err(Error::Parse { message: "empty statement".into(), position: None });
+        }
+        let started = Instant::now();
+        session.stats().add(Stat::ParseCountTotal, 1);
+        let bind_names = bind_names(text)?;
+        let body = match super::front::classify(text)? {
+            super::front::Front::Standard { sql, pctfree } => match super::parse_one(&sql)? {
+                Statement::Query(query) if pctfree.is_none() => Body::Query(query),
+                statement => Body::Statement(Box::new(statement), pctfree),
+            },
+            _ if !bind_names.is_empty() => {
+                return Err(Error::Unsupported {
+                    construct: format!("bind variables in this statement ({})", bind_names.join(", ")),
+                    position: None,
+                });
+            }
+            _ => Body::Text,
+        };
+        session.stats().add_time(TimeModel::ParseTimeElapsed, started.elapsed().as_micros() as u64);
+        Ok(Cursor { session, text: text.into(), bind_names: bind_names.into(), body, kept: None })
+    }
+
+    /// The bind variables' names by slot (`:LO`, `:1`): the order [`Cursor::execute`]
+    /// takes their values in.
+    pub fn bind_names(&self) -> &[String] {
+        &self.bind_names
+    }
+
+    /// The statement's text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Runs the statement with `binds`, one value a bind variable in slot order.
+    pub fn execute(&mut self, binds: &[Value]) -> Result<QueryResult> {
+        if binds.len() != self.bind_names.len() {
+            return Err(Error::InvalidValue {
+                context: format!("bind values for \"{}\"", self.text),
+                message: format!(
+                    "the statement has {} bind variable{} ({}), {} value{} given",
+                    self.bind_names.len(),
+                    if self.bind_names.len() == 1 { "" } else { "s" },
+                    self.bind_names.join(", "),
+                    binds.len(),
+                    if binds.len() == 1 { " was" } else { "s were" },
+                ),
+            });
+        }
+        let (session, text) = (self.session, self.text.clone());
+        session.call(&text, || self.run(binds))
+    }
+
+    fn run(&mut self, binds: &[Value]) -> Result<QueryResult> {
+        let session = self.session;
+        match &self.body {
+            Body::Text => super::execute(session, &self.text),
+            Body::Statement(statement, pctfree) => {
+                session.stats().add(Stat::ExecuteCount, 1);
+                let _binds = BindsSet::new(session, &self.bind_names, binds);
+                super::dispatch(session, statement, *pctfree)
+            }
+            Body::Query(query) if session.gathers_plan_statistics() => {
+                // Row-source statistics need a plan of their own, with its probes.
+                session.stats().add(Stat::ExecuteCount, 1);
+                session.stats().add(Stat::ParseCountHard, 1);
+                let _binds = BindsSet::new(session, &self.bind_names, binds);
+                super::run_query(session, query)
+            }
+            Body::Query(_) => self.run_query(binds),
+        }
+    }
+
+    /// Runs the kept plan when it fits these values, else plans anew.
+    fn run_query(&mut self, binds: &[Value]) -> Result<QueryResult> {
+        let session = self.session;
+        session.stats().add(Stat::ExecuteCount, 1);
+        let mut functions = {
+            let _binds = BindsSet::new(session, &self.bind_names, binds);
+            super::function_context(session)
+        };
+        let version = (session.db.catalog.version(), session.db.parameter_changes.load(Ordering::Acquire));
+        let fits = match &mut self.kept {
+            Some(kept) => kept.fits(version, functions.now, binds)?,
+            None => false,
+        };
+        if !fits {
+            self.kept = None;
+            let Body::Query(query) = &self.body else { unreachable!("run_query runs queries") };
+            let started = Instant::now();
+            session.stats().add(Stat::ParseCountHard, 1);
+            let planned = plan::plan_query(query, session, &functions)?;
+            session.stats().add_time(TimeModel::ParseTimeElapsed, started.elapsed().as_micros() as u64);
+            let inputs = functions.taken.take();
+            let keep = !planned.gather_plan_statistics && !matches!(planned.source, Source::Rows(_));
+            if !keep {
+                return super::run_planned(session, planned, functions);
+            }
+            self.kept = Some(KeptPlan { planned, version, inputs, now: functions.now, values: binds.to_vec() });
+        }
+        let kept = self.kept.as_mut().expect("kept above");
+        functions.taken = Default::default();
+        let planned = &mut kept.planned;
+        if !planned.stages.iter_mut().all(|stage| stage.reset()) {
+            unreachable!("a query's plan ends in a collect stage, which runs again");
+        }
+        let mut ctx = ExecContext::new(session, functions);
+        let rows = run_pipeline_in_place(&planned.source, &mut planned.stages, &mut ctx)?;
+        Ok(QueryResult::rows(StatementKind::Query, planned.columns.clone(), rows))
+    }
+}
+
+/// The session's bind values while a statement of a cursor runs; none again after.
+struct BindsSet<'s> {
+    session: &'s Session,
+}
+
+impl<'s> BindsSet<'s> {
+    fn new(session: &'s Session, names: &Arc<[String]>, values: &[Value]) -> BindsSet<'s> {
+        let mut binds = session.binds.borrow_mut();
+        binds.names = names.clone();
+        binds.values.clear();
+        binds.values.extend_from_slice(values);
+        BindsSet { session }
+    }
+}
+
+impl Drop for BindsSet<'_> {
+    fn drop(&mut self) {
+        *self.session.binds.borrow_mut() = Default::default();
+    }
+}
+
+/// The bind variables of `text` by slot: each name (normalized: `:lo` is `:LO`) at its
+/// first appearance. `?` is refused: Oracle's SQL names its bind variables.
+fn bind_names(text: &str) -> Result<Vec<String>> {
+    let tokens = Tokenizer::new(&OracleDialect {}, text)
+        .tokenize()
+        .map_err(|e| Error::Parse { message: e.to_string(), position: None })?;
+    if tokens.iter().any(|t| matches!(t, Token::Placeholder(p) if p == "?")) {
+        return Err(Error::Unsupported { construct: "bind variable ? (name it: :1, :name)".into(), position: None });
+    }
+    let mut names: Vec<String> = Vec::new();
+    for pair in tokens.windows(2) {
+        let name = match pair {
+            [Token::Colon, Token::Word(w)] => format!(":{}", w.value),
+            [Token::Colon, Token::Number(n, _)] => format!(":{n}"),
+            _ => continue,
+        };
+        let name = normalized_bind_name(&name);
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_variables_are_named_by_their_first_appearance() {
+        let names = bind_names("SELECT * FROM t WHERE a > :lo AND b = :1 AND c <= :LO + :Hi").unwrap();
+        assert_eq!(names, [":LO", ":1", ":HI"]);
+    }
+
+    #[test]
+    fn strings_and_comments_hold_no_bind_variables() {
+        let names = bind_names("SELECT ':x' FROM t -- :y\n WHERE a = :z").unwrap();
+        assert_eq!(names, [":Z"]);
+    }
+
+    #[test]
+    fn question_marks_are_refused() {
+        let e = bind_names("SELECT * FROM t WHERE a = ?").unwrap_err();
+        assert!(e.to_string().contains("name it"), "{e}");
+    }
+}

@@ -1,0 +1,225 @@
+//! Cursors and bind variables through the public API: a prepared statement run with many
+//! bind values answers exactly what the same statement written with literals answers
+//! (index ranges given anew by the binds, NULLs, ROWNUM sized by a bind, arithmetic on
+//! binds); the plan is made once and made again only when something it was made from
+//! changed (DDL, ANALYZE, ALTER SESSION, SYSDATE); DML with binds; bad bind values are
+//! clear errors.
+
+mod common;
+
+use common::*;
+use lioscope::types::{Datum, Value};
+use lioscope::{Cursor, Session};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use std::cell::RefCell;
+
+/// Table `t`: ids 1..=200, `a` = id mod 17 (NULL when id mod 13 is 0), `s` a string;
+/// indexes on id and on a; analyzed.
+fn table(s: &Session) {
+    exec(s, "CREATE TABLE t (id NUMBER NOT NULL, a NUMBER, s VARCHAR2(20))");
+    exec(
+        s,
+        "INSERT INTO t SELECT LEVEL, CASE WHEN MOD(LEVEL, 13) = 0 THEN NULL ELSE MOD(LEVEL, 17) END, \
+         'row ' || LEVEL FROM dual CONNECT BY LEVEL <= 200",
+    );
+    exec(s, "CREATE INDEX t_id ON t (id)");
+    exec(s, "CREATE INDEX t_a ON t (a)");
+    exec(s, "ANALYZE TABLE t COMPUTE STATISTICS");
+}
+
+/// Queries with binds :lo and :hi, each over another plan shape.
+const QUERIES: &[&str] = &[
+    "SELECT /*+ INDEX(t t_id) */ COUNT(*), SUM(a) FROM t WHERE id > :lo AND id <= :hi",
+    "SELECT /*+ INDEX(t t_a) */ id FROM t WHERE a BETWEEN :lo AND :hi ORDER BY a, id",
+    "SELECT /*+ FULL(t) */ COUNT(*) FROM t WHERE a >= :lo AND id < :hi",
+    "SELECT id FROM t WHERE id = :lo OR a = :hi ORDER BY id",
+    "SELECT /*+ INDEX(t t_id) */ id FROM t WHERE id >= :lo AND ROWNUM <= :hi",
+    "SELECT /*+ INDEX(t t_id) */ MIN(s), MAX(id) FROM t WHERE id > :lo + 5 AND id < :hi * 2",
+    "SELECT /*+ INDEX(t t_id) */ id FROM t WHERE id > :lo AND id > :hi AND id < 40 ORDER BY id",
+    "SELECT COUNT(*) FROM t WHERE s LIKE 'row 1%' AND id BETWEEN :hi AND :lo",
+];
+
+/// A bind value as SQL text.
+fn literal(v: &Value) -> String {
+    match v {
+        Datum::Null => "NULL".into(),
+        other => format!("({other})"),
+    }
+}
+
+fn value(v: Option<i64>) -> Value {
+    v.map_or(Datum::Null, Datum::Int)
+}
+
+#[test]
+fn kept_plans_answer_as_the_same_statements_with_literals() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    table(&s);
+    let cursors: RefCell<Vec<Cursor<'_>>> =
+        RefCell::new(QUERIES.iter().map(|q| s.prepare(q).unwrap_or_else(|e| panic!("{q}: {e}"))).collect());
+    let bind = proptest::option::weighted(0.9, -5i64..220);
+    let mut runner = TestRunner::new(Config { cases: 300, failure_persistence: None, ..Config::default() });
+    runner
+        .run(&(0..QUERIES.len(), bind.clone(), bind), |(q, lo, hi)| {
+            let (lo, hi) = (value(lo), value(hi));
+            let text = QUERIES[q].replace(":lo", &literal(&lo)).replace(":hi", &literal(&hi));
+            // Values a literal statement refuses (ROWNUM <= NULL) are refused with binds too.
+            let expected = s.execute(&text).map(|r| r.rows);
+            let mut cursors = cursors.borrow_mut();
+            // Slots are the names' first appearances (:hi comes first in some).
+            let binds: Vec<Value> =
+                cursors[q].bind_names().iter().map(|n| if n == ":LO" { lo.clone() } else { hi.clone() }).collect();
+            let got = cursors[q].execute(&binds).map(|r| r.rows);
+            match (got, expected) {
+                (Ok(got), Ok(expected)) => prop_assert_eq!(got, expected, "{}", text),
+                (Err(_), Err(_)) => {}
+                (got, expected) => prop_assert!(false, "{text}: {got:?} with binds, {expected:?} with literals"),
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_kept_plan_runs_again_without_parsing() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    table(&s);
+    let text = "SELECT /*+ INDEX(t t_id) */ COUNT(s) FROM t WHERE id > :lo AND id <= :hi";
+    let mut cursor = s.prepare(text).unwrap();
+    assert_eq!(cursor.bind_names(), [":LO", ":HI"]);
+    let stats = s.stats();
+    let (hard, total) = (stats.get(lioscope::Stat::ParseCountHard), stats.get(lioscope::Stat::ParseCountTotal));
+    let gets = |run: &mut dyn FnMut() -> lioscope::QueryResult| {
+        let before = stats.get(lioscope::Stat::ConsistentGets);
+        assert_eq!(run().rows, vec![vec![Datum::Int(10)]]);
+        stats.get(lioscope::Stat::ConsistentGets) - before
+    };
+    let mut by_cursor = Vec::new();
+    for lo in (0..190).step_by(4) {
+        by_cursor.push(gets(&mut || cursor.execute(&[Datum::Int(lo), Datum::Int(lo + 10)]).unwrap()));
+    }
+    assert_eq!(stats.get(lioscope::Stat::ParseCountHard) - hard, 1, "one plan for all executions");
+    assert_eq!(stats.get(lioscope::Stat::ParseCountTotal), total, "a kept cursor parses nothing");
+    // Each execution reads what the statement with literals reads: the kept plan starts
+    // and stops where the new binds say.
+    let by_text: Vec<u64> = (0..190)
+        .step_by(4)
+        .map(|lo| gets(&mut || exec(&s, &text.replace(":lo", &lo.to_string()).replace(":hi", &(lo + 10).to_string()))))
+        .collect();
+    assert_eq!(by_cursor, by_text);
+    let sql = format!("SELECT executions FROM v$sql WHERE sql_text = '{text}'");
+    assert_eq!(int(&s, &sql), 48);
+}
+
+/// Hard parses of session `s` while `run` runs.
+fn hard_parses(s: &Session, run: impl FnOnce()) -> u64 {
+    let before = s.stats().get(lioscope::Stat::ParseCountHard);
+    run();
+    s.stats().get(lioscope::Stat::ParseCountHard) - before
+}
+
+#[test]
+fn ddl_analyze_and_parameters_make_the_plan_anew() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    table(&s);
+    let other = db.session();
+    let mut cursor = s.prepare("SELECT COUNT(*) FROM t WHERE id BETWEEN :1 AND :2").unwrap();
+    let mut count = |lo: i64, hi: i64| cursor.execute(&[Datum::Int(lo), Datum::Int(hi)]).unwrap().rows[0][0].clone();
+    assert_eq!(hard_parses(&s, || assert_eq!(count(1, 10), Datum::Int(10))), 1);
+    assert_eq!(hard_parses(&s, || assert_eq!(count(5, 10), Datum::Int(6))), 0);
+    // Another session drops the index the plan reads: the cursor plans again, correctly.
+    exec(&other, "DROP INDEX t_id");
+    assert_eq!(hard_parses(&s, || assert_eq!(count(1, 10), Datum::Int(10))), 1);
+    exec(&other, "INSERT INTO t (id) VALUES (5)");
+    assert_eq!(hard_parses(&s, || assert_eq!(count(1, 10), Datum::Int(11))), 0, "DML keeps the plan");
+    exec(&other, "CREATE INDEX t_id ON t (id)");
+    assert_eq!(hard_parses(&s, || assert_eq!(count(1, 10), Datum::Int(11))), 1);
+    exec(&other, "ANALYZE TABLE t COMPUTE STATISTICS");
+    assert_eq!(hard_parses(&s, || assert_eq!(count(2, 3), Datum::Int(2))), 1);
+    exec(&s, "ALTER SESSION SET db_file_multiblock_read_count = 4");
+    assert_eq!(hard_parses(&s, || assert_eq!(count(2, 3), Datum::Int(2))), 1);
+    exec(&other, "TRUNCATE TABLE t");
+    assert_eq!(hard_parses(&s, || assert_eq!(count(1, 300), Datum::Int(0))), 1);
+}
+
+#[test]
+fn sysdate_in_a_kept_plan_is_the_time_of_each_execution() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    let mut cursor = s.prepare("SELECT TO_CHAR(SYSDATE, 'HH24:MI:SS'), :x FROM dual").unwrap();
+    let first = cursor.execute(&[Datum::Int(1)]).unwrap().rows[0][0].to_string();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let second = cursor.execute(&[Datum::Int(2)]).unwrap();
+    assert_ne!(second.rows[0][0].to_string(), first, "SYSDATE moved on");
+    assert_eq!(second.rows[0][1], Datum::Int(2));
+}
+
+#[test]
+fn views_are_read_at_each_execution() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    let mut cursor = s.prepare("SELECT COUNT(*) FROM v$session WHERE sid >= :s").unwrap();
+    let before = cursor.execute(&[Datum::Int(0)]).unwrap().rows[0][0].clone();
+    let _other = db.session();
+    let after = cursor.execute(&[Datum::Int(0)]).unwrap().rows[0][0].clone();
+    assert_eq!(after.to_i64("count").unwrap(), before.to_i64("count").unwrap().map(|n| n + 1));
+}
+
+#[test]
+fn dml_runs_with_binds() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER, s VARCHAR2(20))");
+    let mut insert = s.prepare("INSERT INTO t VALUES (:id, :s)").unwrap();
+    for id in 1..=20 {
+        insert.execute(&[Datum::Int(id), Datum::string(format!("row {id}"))]).unwrap();
+    }
+    let mut update = s.prepare("UPDATE t SET s = :s || id WHERE id > :lo").unwrap();
+    assert_eq!(update.execute(&[Datum::string("new "), Datum::Int(15)]).unwrap().rows_affected, 5);
+    let mut delete = s.prepare("DELETE FROM t WHERE id <= :n").unwrap();
+    assert_eq!(delete.execute(&[Datum::Int(10)]).unwrap().rows_affected, 10);
+    assert_eq!(scalar(&s, "SELECT COUNT(*) || ' ' || MAX(s) FROM t"), "10 row 15");
+    assert_eq!(scalar(&s, "SELECT s FROM t WHERE id = 20"), "new 20");
+    // The binds belong to the cursor: a statement run from text afterwards has none.
+    let e = fail(&s, "SELECT :id FROM dual");
+    assert!(e.to_string().contains("bind variable :id") && e.to_string().contains("no value"), "{e}");
+}
+
+#[test]
+fn bad_binds_are_clear_errors() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    table(&s);
+    let mut cursor = s.prepare("SELECT COUNT(*) FROM t WHERE id > :lo AND a < :hi").unwrap();
+    let e = cursor.execute(&[Datum::Int(1)]).unwrap_err().to_string();
+    assert!(e.contains("2 bind variables (:LO, :HI), 1 value was given"), "{e}");
+    // A string where a number is compared: the error of the literal statement.
+    let e = cursor.execute(&[Datum::string("x"), Datum::Int(1)]).unwrap_err().to_string();
+    let literal = fail(&s, "SELECT COUNT(*) FROM t WHERE id > 'x' AND a < 1").to_string();
+    assert_eq!(e, literal);
+    // The cursor still works after its errors.
+    // (ids 191..=200 but 195, whose `a` is NULL)
+    assert_eq!(cursor.execute(&[Datum::Int(190), Datum::Int(100)]).unwrap().rows, vec![vec![Datum::Int(9)]]);
+    let e = s.prepare("SELECT * FROM t WHERE id = ?").err().expect("? is refused").to_string();
+    assert!(e.contains("name it"), "{e}");
+    let e = s.prepare("ALTER SESSION SET db_file_multiblock_read_count = :x").err().expect("no binds there");
+    assert!(e.to_string().contains("column 51"), "the bind variable is where the value should be: {e}");
+    assert!(s.prepare("   ").is_err());
+}
+
+#[test]
+fn plan_statistics_gather_with_binds() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    table(&s);
+    s.set_plan_statistics(true);
+    let mut cursor = s.prepare("SELECT /*+ INDEX(t t_id) */ COUNT(*) FROM t WHERE id > :lo AND id <= :hi").unwrap();
+    let result = cursor.execute(&[Datum::Int(10), Datum::Int(30)]).unwrap();
+    assert_eq!(result.rows, vec![vec![Datum::Int(20)]]);
+    let statistics = result.plan_statistics.expect("row-source statistics").format(true).join("\n");
+    assert!(statistics.contains("INDEX RANGE SCAN"), "{statistics}");
+}
