@@ -114,8 +114,10 @@ pub struct Planned<'a> {
 /// An index path whose key range bind variables give: a later execution computes the
 /// range again from its own values ([`Planned::rebind_range`]).
 pub struct RangeRebind {
-    /// The WHERE clause's conjuncts as planned.
+    /// The WHERE clause's conjuncts, their bounds those of the last values.
     conjuncts: Vec<predicates::Conjunct>,
+    /// The index's key column types.
+    types: Vec<crate::types::DataType>,
     /// The conjuncts the planned range used, and those it answers (left out of the
     /// filter): the range of other values must use and answer the same.
     used: Vec<usize>,
@@ -128,15 +130,14 @@ impl<'a> Planned<'a> {
     /// plan answers with the range no longer bounds it, as `col > :lo` with a NULL): the
     /// plan does not fit them and the statement must be planned again.
     pub fn rebind_range(&mut self, binds: &[Value]) -> Result<bool> {
-        let (Some(rebind), Source::Index(access)) = (&self.rebind, &mut self.source) else { return Ok(true) };
-        let conjuncts = predicates::with_binds(&rebind.conjuncts, binds);
-        let range = optimizer::key_range(&access.table, &conjuncts, &access.index);
+        let (Some(rebind), Source::Index(access)) = (&mut self.rebind, &mut self.source) else { return Ok(true) };
+        predicates::rebind(&mut rebind.conjuncts, binds);
+        let range = optimizer::key_range(&access.table, &rebind.conjuncts, &access.index);
         if range.used != rebind.used || range.answered != rebind.answered {
             return Ok(false);
         }
-        let types = access.index.key_types(&access.table);
-        access.lower = key_bound(&range.lower, &types)?;
-        access.upper = key_bound(&range.upper, &types)?;
+        access.lower = key_bound(&range.lower, &rebind.types)?;
+        access.upper = key_bound(&range.upper, &rebind.types)?;
         Ok(true)
     }
 
@@ -452,6 +453,7 @@ impl<'a> Builder<'_, 'a> {
         if binds_bound {
             self.rebind = Some(RangeRebind {
                 conjuncts: conjuncts.to_vec(),
+                types: types.clone(),
                 used: path.bounds.clone(),
                 answered: path.access.clone(),
             });

@@ -55,10 +55,11 @@ pub fn conjuncts(predicate: &Expr, binds: &[Value]) -> Vec<Conjunct> {
     parts.into_iter().map(|expr| Conjunct { bound: bound_of(&expr, binds), expr }).collect()
 }
 
-/// The conjuncts again with other bind values: the same expressions, bounds recognised
-/// anew.
-pub fn with_binds(conjuncts: &[Conjunct], binds: &[Value]) -> Vec<Conjunct> {
-    conjuncts.iter().map(|c| Conjunct { bound: bound_of(&c.expr, binds), expr: c.expr.clone() }).collect()
+/// The conjuncts' bounds recognised anew for other bind values.
+pub fn rebind(conjuncts: &mut [Conjunct], binds: &[Value]) {
+    for c in conjuncts {
+        c.bound = bound_of(&c.expr, binds);
+    }
 }
 
 fn split(e: &Expr, out: &mut Vec<Expr>) {
