@@ -184,6 +184,9 @@ fn dml_runs_with_binds() {
     assert_eq!(delete.execute(&[Datum::Int(10)]).unwrap().rows_affected, 10);
     assert_eq!(scalar(&s, "SELECT COUNT(*) || ' ' || MAX(s) FROM t"), "10 row 15");
     assert_eq!(scalar(&s, "SELECT s FROM t WHERE id = 20"), "new 20");
+    // Rust values convert: None is NULL.
+    insert.execute(&[21.into(), None::<&str>.into()]).unwrap();
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE s IS NULL AND id = 21"), 1);
     // The binds belong to the cursor: a statement run from text afterwards has none.
     let e = fail(&s, "SELECT :id FROM dual");
     assert!(e.to_string().contains("bind variable :id") && e.to_string().contains("no value"), "{e}");

@@ -27,6 +27,38 @@ pub enum Datum<'a> {
 /// A value that owns its string.
 pub type Value = Datum<'static>;
 
+/// Bind values from Rust: whole numbers, strings (an empty one is NULL, as in Oracle),
+/// and `None` as NULL.
+impl From<i64> for Datum<'_> {
+    fn from(v: i64) -> Self {
+        Datum::Int(v)
+    }
+}
+
+impl From<i32> for Datum<'_> {
+    fn from(v: i32) -> Self {
+        Datum::Int(v.into())
+    }
+}
+
+impl<'a> From<&'a str> for Datum<'a> {
+    fn from(v: &'a str) -> Self {
+        Datum::string(v)
+    }
+}
+
+impl From<String> for Datum<'_> {
+    fn from(v: String) -> Self {
+        Datum::string(v)
+    }
+}
+
+impl<'a, T: Into<Datum<'a>>> From<Option<T>> for Datum<'a> {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Datum::Null, Into::into)
+    }
+}
+
 impl<'a> Datum<'a> {
     /// The canonical datum for a decimal: `Int` when whole and within `i64`.
     pub fn from_decimal(d: Decimal) -> Datum<'static> {
