@@ -226,3 +226,18 @@ fn plan_statistics_gather_with_binds() {
     let statistics = result.plan_statistics.expect("row-source statistics").format(true).join("\n");
     assert!(statistics.contains("INDEX RANGE SCAN"), "{statistics}");
 }
+
+#[test]
+fn a_bind_that_sizes_the_plan_makes_it_anew_when_it_changes() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    table(&s);
+    let mut cursor = s.prepare("SELECT /*+ INDEX(t t_id) */ id FROM t WHERE id > :lo AND ROWNUM <= ABS(:n)").unwrap();
+    let mut ids = |lo: i64, n: i64| -> Vec<String> {
+        let rows = cursor.execute(&[lo.into(), n.into()]).unwrap().rows;
+        rows.iter().map(|r| r[0].to_string()).collect()
+    };
+    assert_eq!(hard_parses(&s, || assert_eq!(ids(0, -3), ["1", "2", "3"])), 1);
+    assert_eq!(hard_parses(&s, || assert_eq!(ids(10, -3), ["11", "12", "13"])), 0, "only the range moved");
+    assert_eq!(hard_parses(&s, || assert_eq!(ids(10, 2), ["11", "12"])), 1, "the stopkey changed");
+}

@@ -1059,11 +1059,17 @@ fn key_bound(end: &Option<optimizer::KeyEnd>, types: &[crate::types::DataType]) 
 fn constant_int(e: &ast::Expr, f: &FunctionContext, context: &str) -> Result<i64> {
     let scope = Scope::default();
     let bound = Binder { scope: &scope, f, grouping: None }.bind(e)?;
-    let mut columns = 0;
-    bound.visit_columns(&mut |_| columns += 1);
+    // Constant when it reads no column and calls no function with effects (literals alone
+    // were folded by the binder; what is left is bind variables and what uses them).
+    let mut constant = true;
+    bound.visit_nodes(&mut |e| match e {
+        Expr::Column(_) => constant = false,
+        Expr::Function { func, .. } if !func.is_deterministic() => constant = false,
+        _ => {}
+    });
     let value = match &bound {
         Expr::Literal(v) => v.clone(),
-        _ if columns == 0 && !matches!(bound, Expr::Function { .. }) => {
+        _ if constant => {
             bound.visit_binds(&mut |slot| f.taken.borrow_mut().binds.push(slot));
             let mut values = FunctionContext::new(f.now, 0);
             values.binds = f.binds.clone();
