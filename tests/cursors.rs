@@ -1,7 +1,7 @@
 //! Cursors and bind variables through the public API: a prepared statement run with many
 //! bind values answers exactly what the same statement written with literals answers
-//! (index ranges given anew by the binds, NULLs, ROWNUM sized by a bind, arithmetic on
-//! binds); the plan is made once and made again only when something it was made from
+//! over NUMBER and VARCHAR2 columns (index ranges given anew by the binds, NULLs, ROWNUM
+//! sized by a bind, arithmetic on binds; a CHAR column compares a bind unpadded); the plan is made once and made again only when something it was made from
 //! changed (DDL, ANALYZE, ALTER SESSION, SYSDATE); DML with binds; bad bind values are
 //! clear errors.
 
@@ -151,11 +151,15 @@ fn sysdate_in_a_kept_plan_is_the_time_of_each_execution() {
     let (_dir, _path, db) = temp_db(options(8192, "8M"));
     let s = db.session();
     let mut cursor = s.prepare("SELECT TO_CHAR(SYSDATE, 'HH24:MI:SS'), :x FROM dual").unwrap();
+    // TO_DATE without a year takes the current one: its plan holds the time too.
+    let mut to_date = s.prepare("SELECT COUNT(*) FROM dual WHERE TO_DATE('01-01', 'MM-DD') < SYSDATE + :d").unwrap();
     let first = cursor.execute(&[Datum::Int(1)]).unwrap().rows[0][0].to_string();
+    to_date.execute(&[Datum::Int(1)]).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let second = cursor.execute(&[Datum::Int(2)]).unwrap();
     assert_ne!(second.rows[0][0].to_string(), first, "SYSDATE moved on");
     assert_eq!(second.rows[0][1], Datum::Int(2));
+    assert_eq!(hard_parses(&s, || drop(to_date.execute(&[Datum::Int(1)]).unwrap())), 1);
 }
 
 #[test]
@@ -212,6 +216,17 @@ fn bad_binds_are_clear_errors() {
     let e = s.prepare("ALTER SESSION SET db_file_multiblock_read_count = :x").err().expect("no binds there");
     assert!(e.to_string().contains("column 51"), "the bind variable is where the value should be: {e}");
     assert!(s.prepare("   ").is_err());
+}
+
+#[test]
+fn explain_shows_the_bind_variables() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    table(&s);
+    let mut cursor = s.prepare("EXPLAIN SELECT /*+ INDEX(t t_id) */ s FROM t WHERE id > :lo").unwrap();
+    let plan: Vec<String> = cursor.execute(&[5.into()]).unwrap().rows.iter().map(|r| r[0].to_string()).collect();
+    let plan = plan.join("\n");
+    assert!(plan.contains("INDEX RANGE SCAN") && plan.contains("access(\"ID\">:LO)"), "{plan}");
 }
 
 #[test]

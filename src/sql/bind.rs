@@ -266,7 +266,7 @@ impl Binder<'_> {
             }
             other => return Err(unsupported(format!("expression {other}"), e)),
         };
-        Ok(fold_constants(bound, self.f.now))
+        Ok(fold_constants(bound, self.f))
     }
 
     /// A bind variable: its slot among the statement's.
@@ -496,8 +496,10 @@ pub fn literal(v: &ast::Value, e: &impl Spanned) -> Result<Value> {
     }
 }
 
-/// Replaces a deterministic expression whose operands are all literals by its value.
-fn fold_constants(e: Expr, now: i64) -> Expr {
+/// Replaces a deterministic expression whose operands are all literals by its value. A
+/// TO_DATE folded takes the current year and month where its format leaves them out: the
+/// plan then holds the statement's time, as it does when SYSDATE is folded.
+fn fold_constants(e: Expr, f: &FunctionContext) -> Expr {
     let foldable = match &e {
         Expr::Arith { left, right, .. } | Expr::Concat(left, right) => is_literal(left) && is_literal(right),
         Expr::Negate(x) => is_literal(x),
@@ -507,7 +509,10 @@ fn fold_constants(e: Expr, now: i64) -> Expr {
     if !foldable {
         return e;
     }
-    let mut ctx = FunctionContext::new(now, 0);
+    if matches!(e, Expr::Function { func: ScalarFunction::ToDate, .. }) {
+        f.sysdate_constant();
+    }
+    let mut ctx = FunctionContext::new(f.now, 0);
     let empty: &[Value] = &[];
     match e.eval(empty, &mut ctx) {
         Ok(v) => Expr::Literal(v.into_owned()),

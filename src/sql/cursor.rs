@@ -19,8 +19,9 @@
 //!
 //! Making a plan counts in `parse count (hard)`; running a kept one parses nothing. A
 //! plan whose source holds rows read while planning (a v$ view) is not kept, nor one run
-//! with row-source statistics. Statements other than queries are parsed once and bound
-//! at each execution.
+//! with row-source statistics. INSERT, UPDATE, DELETE and the other statements sqlparser
+//! reads are parsed once and bound at each execution; those lioscope reads itself (ALTER
+//! SESSION, ANALYZE, ...) take no binds and are read from their text at each execution.
 
 use super::functions::{PlanInputs, normalized_bind_name};
 use super::plan::{self, Planned};

@@ -147,7 +147,7 @@ impl LikePattern {
 pub enum Expr {
     Column(usize),
     Literal(Value),
-    /// A bind variable (`:name`, `:1` or `?`): the value in `slot` of the statement's
+    /// A bind variable (`:name` or `:1`): the value in `slot` of the statement's
     /// bind values ([`FunctionContext::binds`]), given at each execution.
     Bind {
         slot: usize,

@@ -189,7 +189,11 @@ fn function_context(session: &Session) -> FunctionContext {
     let mut state = session.state.lock();
     let seed = state.random_seed;
     state.random_seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut f = FunctionContext::new(crate::types::local_now(), seed);
+    with_binds(session, FunctionContext::new(crate::types::local_now(), seed))
+}
+
+/// `f` with the bind variables of the statement running now.
+fn with_binds(session: &Session, mut f: FunctionContext) -> FunctionContext {
     let binds = session.binds.borrow();
     f.bind_names = binds.names.clone();
     f.binds = binds.values.clone();
@@ -249,7 +253,9 @@ fn explain(session: &Session, statement: &Statement) -> Result<QueryResult> {
     let Statement::Query(query) = statement else {
         return Err(Error::unsupported("EXPLAIN PLAN of a statement other than a query"));
     };
-    let planned = plan::plan_query(query, session, &FunctionContext::new(crate::types::local_now(), 0))?;
+    // Planned only: the session's random stream is left as it is.
+    let f = with_binds(session, FunctionContext::new(crate::types::local_now(), 0));
+    let planned = plan::plan_query(query, session, &f)?;
     let lines = plan::format_plan(&planned.lines, &planned.notes);
     let rows = lines.into_iter().map(|l| vec![crate::types::Datum::string(l)]).collect();
     Ok(QueryResult::rows(StatementKind::Describe, vec!["PLAN_TABLE_OUTPUT".into()], rows))
