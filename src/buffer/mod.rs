@@ -487,16 +487,24 @@ impl BufferCache {
 
     /// Waits until buffer `index` (pinned by us) is no longer being read. Returns whether
     /// it now holds a valid block.
+    #[inline]
     fn wait_while_reading(&self, stats: &SessionStats, index: u32) -> bool {
         let h = &self.headers[index as usize];
         if h.has(READING) {
-            let _wait = stats.begin_wait(WaitEvent::ReadByOtherSession);
-            let mut lock = self.read_done.0.lock();
-            while h.has(READING) {
-                self.read_done.1.wait_for(&mut lock, std::time::Duration::from_millis(1));
-            }
+            self.wait_for_read(stats, h);
         }
         h.has(VALID)
+    }
+
+    /// Waits for another session's read of the block of `h` to end (`read by other
+    /// session`).
+    #[cold]
+    fn wait_for_read(&self, stats: &SessionStats, h: &BufferHeader) {
+        let _wait = stats.begin_wait(WaitEvent::ReadByOtherSession);
+        let mut lock = self.read_done.0.lock();
+        while h.has(READING) {
+            self.read_done.1.wait_for(&mut lock, std::time::Duration::from_millis(1));
+        }
     }
 
     /// Reads one block into a newly claimed buffer, unless another session put the block

@@ -47,6 +47,10 @@ const ROWS_AHEAD: usize = 4;
 /// row directory.
 const BLOCK_LINES_AHEAD: usize = 3;
 
+/// Rowids the emitter's buffer holds before it grows: the entries of a well-filled leaf
+/// of an 8 KiB block with short keys.
+const LEAF_ROWIDS: usize = 256;
+
 /// A run of at least this many consecutive entries in one table block (a well clustered
 /// index) has the block after it loaded while it is read.
 const LONG_RUN: usize = 8;
@@ -199,10 +203,12 @@ impl<'r> Emitter<'r> {
             ctx,
             fetcher,
             kernel,
-            types: access.index.key_types(&access.table),
+            // Only an index-only path decodes keys into rows.
+            types: if access.table_access { Vec::new() } else { access.index.key_types(&access.table) },
             decode_keys: access.columns_read.iter().any(|&r| r),
-            row: vec![Datum::Null; access.table.columns.len()],
-            rowids: Vec::new(),
+            row: if access.table_access { Vec::new() } else { vec![Datum::Null; access.table.columns.len()] },
+            // Room for the entries of a typical leaf, so a run does not grow it step by step.
+            rowids: Vec::with_capacity(LEAF_ROWIDS),
             row_len: access.table.stats.as_ref().map(|s| s.avg_row_len as usize),
             next_leaf: None,
             upcoming: None,

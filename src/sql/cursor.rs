@@ -162,10 +162,9 @@ impl<'s> Cursor<'s> {
     fn run_query(&mut self, binds: &[Value]) -> Result<QueryResult> {
         let session = self.session;
         session.stats().add(Stat::ExecuteCount, 1);
-        let mut functions = {
-            let _binds = BindsSet::new(session, &self.bind_names, binds);
-            super::function_context(session)
-        };
+        let mut functions = super::function_context(session);
+        functions.bind_names = self.bind_names.clone();
+        functions.binds = binds.to_vec();
         let version = (session.db.catalog.version(), session.db.parameter_changes.load(Ordering::Acquire));
         let fits = match &mut self.kept {
             Some(kept) => kept.fits(version, functions.now, binds)?,
