@@ -592,3 +592,29 @@ fn a_read_only_transaction_keeps_deleted_entries_it_may_read_between_its_stateme
     exec(&reader, "COMMIT");
     assert_eq!(int(&reader, count), 3800);
 }
+
+/// Table access by rowid pins the blocks of rows a few entries ahead: whether the scan
+/// ends, stops early or fails, no pin outlives the statement.
+#[test]
+fn access_by_rowid_leaves_no_block_pinned() {
+    let (_dir, _path, db) = temp_db(options(8192, "64M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE one_a_block (id NUMBER NOT NULL, pad VARCHAR2(100)) PCTFREE 99");
+    exec(&s, "INSERT INTO one_a_block SELECT LEVEL, RPAD('x', 100, 'x') FROM dual CONNECT BY LEVEL <= 2000");
+    exec(&s, "CREATE INDEX one_a_block_ix ON one_a_block (id)");
+    let pinned = || db.cache().summary().pinned;
+    let hint = "/*+ INDEX(t one_a_block_ix) */";
+    assert_eq!(int(&s, &format!("SELECT {hint} COUNT(pad) FROM one_a_block t WHERE id > 0")), 2000);
+    assert_eq!(pinned(), 0, "after a whole range");
+    let rows = rows(&s, &format!("SELECT {hint} pad FROM one_a_block t WHERE id > 0 AND ROWNUM <= 10"));
+    assert_eq!(rows.len(), 10);
+    assert_eq!(pinned(), 0, "after COUNT STOPKEY stopped the scan");
+    let e = fail(&s, &format!("SELECT {hint} 1 / (id - 500) FROM one_a_block t WHERE id > 0"));
+    assert!(e.to_string().contains("divisor is equal to zero"), "{e}");
+    assert_eq!(pinned(), 0, "after an error in the middle of the range");
+    let mut cursor = s.prepare(&format!("SELECT {hint} COUNT(pad) FROM one_a_block t WHERE id > :lo")).unwrap();
+    for lo in [0, 1000, 1990] {
+        cursor.execute(&[lo.into()]).unwrap();
+        assert_eq!(pinned(), 0, "after a kept plan's execution");
+    }
+}
