@@ -17,7 +17,7 @@
 use super::sample;
 use super::stats::{Spread, spread};
 use crate::stats::osstat::{self, CpuTimes};
-use crate::{Database, DatabaseOptions, Error, Result, Session};
+use crate::{Database, DatabaseOptions, Result, Session};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -257,16 +257,7 @@ fn verdict(knee: Option<Option<usize>>, env: &super::environment::Environment) -
 /// The terminal table: one row per level.
 fn print_table(report: &CpuReport) {
     let keys = ["wall_s", "worker_cpu_s", "utilization_by_threads_pct", "utilization_by_cores_pct", "steal_pct"];
-    let header: Vec<&str> = ["workers"].into_iter().chain(keys).chain(["throughput"]).collect();
-    super::report::print_table(
-        &header,
-        report.levels.iter().map(|level| {
-            let mut row = vec![level.workers.to_string()];
-            row.extend(keys.iter().map(|k| super::report::cell(level.figures[k])));
-            row.push(level.throughput.map_or("n/a".into(), |t| format!("{t:.2}")));
-            row
-        }),
-    );
+    super::levels::print_table("workers", &keys, "throughput", level_figures(report));
     let env = &report.environment;
     println!(
         "Topology: {} socket(s), {} cores, {} threads per core, {} logical CPUs.",
@@ -276,21 +267,20 @@ fn print_table(report: &CpuReport) {
     super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
 }
 
+/// Each level's figures and throughput, for the shared report writers.
+fn level_figures(report: &CpuReport) -> impl Iterator<Item = super::levels::LevelFigures<'_>> {
+    report.levels.iter().map(|l| super::levels::LevelFigures {
+        level: l.workers,
+        figures: &l.figures,
+        ratio: l.throughput,
+    })
+}
+
 /// cpu.json (everything), cpu.csv (one line per level and figure) and cpu.html.
 fn write_files(report: &CpuReport, out: &std::path::Path) -> Result<()> {
-    std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
-    crate::storage::write_json(&out.join("cpu.json"), report)?;
-    let rows: Vec<Vec<String>> = report
-        .levels
-        .iter()
-        .flat_map(|level| {
-            let throughput = level.throughput.map(|v| Spread { median: v, min: v, max: v });
-            let figures = FIGURES.iter().map(|&(key, how)| (key, level.figures[key], how));
-            super::levels::csv_rows(level.workers, figures.chain([("throughput", throughput, THROUGHPUT)]))
-        })
-        .collect();
-    super::report::write_csv(&out.join("cpu.csv"), &super::levels::csv_header("workers"), &rows)?;
-    super::report::write_html(&out.join("cpu.html"), &html(report)?)
+    let files = ("cpu", "workers");
+    let figures = (&FIGURES[..], ("throughput", THROUGHPUT));
+    super::levels::write_report(out, files, report, level_figures(report), figures, &html(report)?)
 }
 
 /// The HTML report: the table, the verdict, wall time against workers (with what cores
@@ -321,7 +311,7 @@ fn html(report: &CpuReport) -> Result<super::report::Html> {
                 super::report::cell(l.figures["utilization_by_threads_pct"]),
                 super::report::cell(l.figures["utilization_by_cores_pct"]),
                 super::report::cell(l.figures["steal_pct"]),
-                l.throughput.map_or("n/a".into(), |t| format!("{t:.2}")),
+                super::report::ratio_cell(l.throughput),
             ]
         }),
     );

@@ -1,7 +1,8 @@
 //! What the load-level experiments (`lab lio`, `lab cpu`) share: the levels themselves
 //! (how many sessions run at once), starting a level's sessions together while the
 //! machine's CPU is read from /proc/stat around them, a level's figures as spreads over
-//! its runs, and its lines of the CSV report.
+//! its runs, and the report around them: the terminal table and the JSON, CSV and HTML
+//! files, each level with its ratio derived from medians (scaling factor, throughput).
 //!
 //! Invariants: levels are sorted, distinct, from 1 to [`MAX_LEVEL`]; a level's sessions
 //! are all released at once by one barrier, after the step's clock and /proc/stat reading
@@ -113,8 +114,56 @@ pub fn csv_rows<'a>(
 }
 
 /// The CSV header of a load-level report whose levels are counted in `unit`.
-pub fn csv_header(unit: &str) -> [&str; 6] {
+fn csv_header(unit: &str) -> [&str; 6] {
     [unit, "figure", "median", "min", "max", "derivation"]
+}
+
+/// One load level as its report files show it: the level, its figures over the runs, and
+/// its ratio derived from medians (the scaling factor or the throughput).
+pub struct LevelFigures<'r> {
+    pub level: usize,
+    pub figures: &'r BTreeMap<&'static str, Option<Spread>>,
+    pub ratio: Option<f64>,
+}
+
+/// Prints the terminal table of a load-level experiment: one row a level (counted in
+/// `unit`), the figures `keys`, then the ratio called `ratio`.
+pub fn print_table<'r>(unit: &str, keys: &[&str], ratio: &str, levels: impl IntoIterator<Item = LevelFigures<'r>>) {
+    let header: Vec<&str> = [unit].into_iter().chain(keys.iter().copied()).chain([ratio]).collect();
+    super::report::print_table(
+        &header,
+        levels.into_iter().map(|l| {
+            let mut row = vec![l.level.to_string()];
+            row.extend(keys.iter().map(|key| super::report::cell(l.figures[key])));
+            row.push(super::report::ratio_cell(l.ratio));
+            row
+        }),
+    );
+}
+
+/// Writes a load-level experiment's report to `out`: `{name}.json` (everything, from
+/// `report`), `{name}.csv` (one line per level and figure of `figures`, then the ratio
+/// `ratio` = (key, derivation)), and `{name}.html`. Levels are counted in `unit`.
+pub fn write_report<'r>(
+    out: &std::path::Path,
+    (name, unit): (&str, &str),
+    report: &impl serde::Serialize,
+    levels: impl IntoIterator<Item = LevelFigures<'r>>,
+    (figures, ratio): (&[(&'static str, &'static str)], (&str, &str)),
+    html: &super::report::Html,
+) -> Result<()> {
+    std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
+    crate::storage::write_json(&out.join(format!("{name}.json")), report)?;
+    let rows: Vec<Vec<String>> = levels
+        .into_iter()
+        .flat_map(|l| {
+            let derived = l.ratio.map(|v| Spread { median: v, min: v, max: v });
+            let figures = figures.iter().map(|&(key, how)| (key, l.figures[key], how));
+            csv_rows(l.level, figures.chain([(ratio.0, derived, ratio.1)]))
+        })
+        .collect();
+    super::report::write_csv(&out.join(format!("{name}.csv")), &csv_header(unit), &rows)?;
+    super::report::write_html(&out.join(format!("{name}.html")), html)
 }
 
 #[cfg(test)]

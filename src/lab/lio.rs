@@ -312,34 +312,30 @@ fn session_run(session: &Session, k: usize, opts: &LioOptions, run: u64, duratio
 /// The terminal table, as the source document's: one row per load level.
 fn print_table(report: &LioReport) {
     let keys = ["db_time_per_s", "db_cpu_per_s", "liops", "liops_per_session", "steal_pct", "physical_reads"];
-    let header: Vec<&str> = ["sessions"].into_iter().chain(keys).chain(["factor"]).collect();
-    super::report::print_table(
-        &header,
-        report.levels.iter().map(|level| {
-            let mut row = vec![level.sessions.to_string()];
-            row.extend(keys.iter().map(|key| super::report::cell(level.figures[key])));
-            row.push(level.factor.map_or("n/a".to_owned(), |f| format!("{f:.2}")));
-            row
-        }),
-    );
+    super::levels::print_table("sessions", &keys, "factor", level_figures(report));
     super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
+}
+
+/// Each level's figures and scaling factor, for the shared report writers.
+fn level_figures(report: &LioReport) -> impl Iterator<Item = super::levels::LevelFigures<'_>> {
+    report.levels.iter().map(|l| super::levels::LevelFigures {
+        level: l.sessions,
+        figures: &l.figures,
+        ratio: l.factor,
+    })
 }
 
 /// lio.json (everything), lio.csv (one line per level and figure) and lio.html.
 fn write_files(report: &LioReport, out: &std::path::Path) -> Result<()> {
-    std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
-    crate::storage::write_json(&out.join("lio.json"), report)?;
-    let rows: Vec<Vec<String>> = report
-        .levels
-        .iter()
-        .flat_map(|level| {
-            let factor = level.factor.map(|v| Spread { median: v, min: v, max: v });
-            let figures = FIGURES.iter().map(|&(key, how)| (key, level.figures[key], how));
-            super::levels::csv_rows(level.sessions, figures.chain([("factor", factor, FACTOR)]))
-        })
-        .collect();
-    super::report::write_csv(&out.join("lio.csv"), &super::levels::csv_header("sessions"), &rows)?;
-    super::report::write_html(&out.join("lio.html"), &html(report)?)
+    let files = ("lio", "sessions");
+    super::levels::write_report(
+        out,
+        files,
+        report,
+        level_figures(report),
+        (&FIGURES, ("factor", FACTOR)),
+        &html(report)?,
+    )
 }
 
 /// The HTML report: the table of the source document, and LIOPS and the factor against
@@ -374,7 +370,7 @@ fn html(report: &LioReport) -> Result<super::report::Html> {
                 cell("db_cpu_per_s"),
                 cell("liops"),
                 cell("liops_per_session"),
-                l.factor.map_or("n/a".to_owned(), |f| format!("{f:.2}")),
+                super::report::ratio_cell(l.factor),
                 cell("steal_pct"),
             ]
         }),

@@ -45,6 +45,12 @@ pub fn cell(f: Option<super::stats::Spread>) -> String {
     f.map_or("n/a".to_owned(), |f| spread_cell(f.median, f.min, f.max))
 }
 
+/// A table cell of a ratio derived from medians (a scaling factor, a throughput): two
+/// decimals, or "n/a".
+pub fn ratio_cell(ratio: Option<f64>) -> String {
+    ratio.map_or("n/a".to_owned(), |r| format!("{r:.2}"))
+}
+
 /// Prints `rows` under `header` as the lab's terminal tables are printed (Markdown-style,
 /// whatever standard output is).
 pub fn print_table(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
