@@ -30,20 +30,18 @@ pub enum Stage<'a> {
 
 impl Stage<'_> {
     /// Puts the stage back as it was before its plan first ran, so the plan can run again
-    /// (a cursor's next execution). Returns false for a stage that cannot run twice (a
-    /// sink hands its rows to a consumer of one execution).
-    pub fn reset(&mut self) -> bool {
+    /// (a cursor's next execution). A sink keeps nothing of its own: what it handed on
+    /// is its consumer's.
+    pub fn reset(&mut self) {
         match self {
-            Stage::Filter(_) | Stage::Project(_) => {}
+            Stage::Filter(_) | Stage::Project(_) | Stage::Sink(_) => {}
             Stage::Rownum(s) => s.next = 0,
             Stage::Limit(s) => (s.skipped, s.passed) = (0, 0),
             Stage::Aggregate(s) => s.reset(),
             Stage::Sort(s) => (s.rows, s.sorted) = (Vec::new(), 0),
             Stage::Collect(s) => drop(s.take_rows()),
             Stage::Probe(s) => *s = Default::default(),
-            Stage::Sink(_) => return false,
         }
-        true
     }
 }
 

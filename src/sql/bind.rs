@@ -1,5 +1,8 @@
 //! Name resolution: turns sqlparser expressions into bound [`Expr`]s over a [`Scope`]
-//! (the columns of the row source), folding constant sub-expressions.
+//! (the columns of the row source), folding constant sub-expressions. A bind variable
+//! (`:name`, `:1`) becomes [`Expr::Bind`] with its slot among the statement's
+//! ([`FunctionContext::bind_names`]); SYSDATE and TO_DATE, folded, are noted as constants
+//! the plan takes from this execution ([`FunctionContext::taken`]).
 //!
 //! In an aggregate query the select list, HAVING and ORDER BY are bound *after*
 //! aggregation: an expression equal to a GROUP BY expression becomes that key's column, an

@@ -28,7 +28,7 @@ use super::plan::{self, Planned};
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::exec::pipeline::run_pipeline_in_place;
-use crate::exec::{ExecContext, Source};
+use crate::exec::{ExecContext, Source, Stage};
 use crate::stats::{Stat, TimeModel};
 use crate::types::Value;
 use sqlparser::ast::{self, Statement};
@@ -187,9 +187,7 @@ impl<'s> Cursor<'s> {
         let kept = self.kept.as_mut().expect("kept above");
         functions.taken = Default::default();
         let planned = &mut kept.planned;
-        if !planned.stages.iter_mut().all(|stage| stage.reset()) {
-            unreachable!("a query's plan ends in a collect stage, which runs again");
-        }
+        planned.stages.iter_mut().for_each(Stage::reset);
         let mut ctx = ExecContext::new(session, functions);
         let rows = run_pipeline_in_place(&planned.source, &mut planned.stages, &mut ctx)?;
         Ok(QueryResult::rows(StatementKind::Query, planned.columns.clone(), rows))

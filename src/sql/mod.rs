@@ -11,7 +11,8 @@
 //! atomicity and autocommit, and runs COMMIT, ROLLBACK, SAVEPOINT and SET TRANSACTION.
 //! `plan` builds a query's pipeline and asks `optimizer` how to read its table (full scan
 //! or an index path, from the statistics `analyze` gathers, the cost model and hints);
-//! `row_source_stats` runs a plan with probes for what each line did.
+//! `row_source_stats` runs a plan with probes for what each line did. `cursor` keeps a
+//! parsed statement, and a query's plan, to run again with new bind values.
 //!
 //! Unquoted identifiers are upper-cased, as Oracle stores them. Anything lioscope does not
 //! implement is an error naming the construct and, where sqlparser knows it, its position.

@@ -19,6 +19,12 @@
 //! ROWID when rows are fetched), and a sort the index order makes needless is dropped.
 //! Each [`PlanLine`] records where its rows leave the pipeline (for row-source probes) and
 //! how its estimated rows follow from its child's ([`RowsRule`]).
+//!
+//! A plan may run again (a cursor keeps it): its stages are reset, and an index path
+//! whose range bind variables give keeps the conjuncts to compute the range anew from
+//! each execution's values ([`Planned::rebind_range`]). What planning took as constants
+//! from one execution (SYSDATE, binds that size the plan) is recorded in the statement's
+//! [`FunctionContext::taken`] for the cursor to check.
 
 use super::bind::{Binder, Grouping, Scope, canonical, contains_aggregate, ident_name, literal, position_of};
 use super::expr::Expr;
@@ -132,7 +138,7 @@ impl<'a> Planned<'a> {
     pub fn rebind_range(&mut self, binds: &[Value]) -> Result<bool> {
         let (Some(rebind), Source::Index(access)) = (&mut self.rebind, &mut self.source) else { return Ok(true) };
         predicates::rebind(&mut rebind.conjuncts, binds);
-        let range = optimizer::key_range(&access.table, &rebind.conjuncts, &access.index);
+        let range = optimizer::key_range(&rebind.types, &rebind.conjuncts, &access.index);
         if range.used != rebind.used || range.answered != rebind.answered {
             return Ok(false);
         }

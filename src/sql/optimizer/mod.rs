@@ -269,7 +269,7 @@ fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model:
         !table.columns[c].nullable
             || query.conjuncts.iter().any(|k| matches!(&k.bound, Some((col, b)) if *col == c && b.implies_not_null()))
     });
-    let range = key_range(table, query.conjuncts, ix);
+    let range = key_range(&ix.key_types(table), query.conjuncts, ix);
     let bounded = !range.used.is_empty();
     let used: Vec<Conjunct> = range.used.iter().map(|&i| query.conjuncts[i].clone()).collect();
     let access_selectivity = selectivity::combined(facts, &used);
@@ -379,11 +379,11 @@ pub struct KeyRange {
 /// The key range the conjuncts give `ix`: equalities on leading key columns, then the one
 /// range that every comparison on the next column narrows.
 ///
-/// A plan run again with other bind values computes its index path's range again here.
-pub fn key_range(table: &TableDef, conjuncts: &[Conjunct], ix: &IndexDef) -> KeyRange {
+/// `types` are the index's key column types. A plan run again with other bind values
+/// computes its index path's range again here.
+pub fn key_range(types: &[DataType], conjuncts: &[Conjunct], ix: &IndexDef) -> KeyRange {
     let mut prefix: Vec<Value> = Vec::new();
     let mut used = Vec::new();
-    let types = ix.key_types(table);
     for (k, &col) in ix.columns.iter().enumerate() {
         let eq = conjuncts.iter().enumerate().find_map(|(i, c)| match &c.bound {
             Some((bc, ColumnBound::Eq(v))) if *bc == col => key_value(types[k], v).map(|v| (i, v)),
