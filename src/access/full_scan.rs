@@ -23,6 +23,7 @@
 //! paid by the multiblock read); per row it is the directory entry, the flag checks and
 //! the walk of column lengths up to the last column the query reads.
 
+use super::fast_walk::{FastRows, TailCopy};
 use super::{AccessContext, BlockBatch, BlockRow, WalkedRow};
 use crate::buffer::{PinnedRun, PrefetchTarget};
 use crate::catalog::TableDef;
@@ -57,6 +58,24 @@ pub trait ScanConsumer {
 
     /// Takes a whole row while the scan walks the block.
     fn row_in_place(&mut self, row: WalkedRow<'_>) -> Result<Flow>;
+
+    /// Takes the rows of a block the fast walk takes, as many as `rows` yields, each
+    /// [`super::fast_walk::FastRow`]'s `W` columns decoding as `kinds`. The default hands each to
+    /// [`ScanConsumer::row_in_place`].
+    #[inline(always)]
+    fn fast_rows<const W: usize>(
+        &mut self,
+        rows: &mut FastRows<'_, W>,
+        kinds: &[PayloadKind],
+        rdba: u32,
+    ) -> Result<Flow> {
+        let mut outcome = Ok(Flow::Continue);
+        rows.visit(|row| {
+            outcome = self.row_in_place(row.walked(&row.positions(), kinds, rdba));
+            matches!(outcome, Ok(Flow::Continue))
+        });
+        outcome
+    }
 }
 
 /// A scan of one table, locating the first `columns_needed` columns of each row.
@@ -70,6 +89,8 @@ pub struct FullScan<'t> {
     spans: Vec<ColumnSpan>,
     /// Per row of an in-place walk: where each column's length byte is.
     positions: Vec<u16>,
+    /// The copy of a block's tail that gives its last rows room for the fast walk.
+    tail: TailCopy,
     /// Scratch for a chained row: its assembled column stream and spans.
     chained: Vec<u8>,
     chained_spans: Vec<ColumnSpan>,
@@ -90,6 +111,7 @@ impl<'t> FullScan<'t> {
             slots: Vec::new(),
             spans: Vec::new(),
             positions: vec![0; n],
+            tail: TailCopy::new(n),
             chained: Vec::new(),
             chained_spans: vec![ColumnSpan::NULL; n],
             only: None,
@@ -196,7 +218,7 @@ impl<'t> FullScan<'t> {
         ctx.check_table_block(self.table, rdba, &guard)?;
         let guard = crate::txn::cr::consistent_block(ctx, guard, ctx.reader)?;
         if in_place {
-            self.walk_block_in_place(ctx, &guard, rdba, next, visit)
+            self.walk_block_fast(ctx, &guard, rdba, next, visit)
         } else {
             self.batch_block(ctx, &guard, rdba, visit)
         }
@@ -296,6 +318,65 @@ impl<'t> FullScan<'t> {
             }
         }
         ctx.stats.add(Stat::TableScanRowsGotten, visited);
+        Ok(flow)
+    }
+
+    /// [`FullScan::walk_block_in_place`] with the fast walk for the width of this scan, up
+    /// to 16 columns (a wider scan walks the general way).
+    fn walk_block_fast<C: ScanConsumer>(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        bytes: &[u8],
+        rdba: u32,
+        next: Option<&[u8]>,
+        visit: &mut C,
+    ) -> Result<Flow> {
+        macro_rules! by_width {
+            ($($w:literal)*) => {
+                match self.width() {
+                    $($w => self.walk_block_in_place_fast::<$w, C>(ctx, bytes, rdba, next, visit),)*
+                    _ => self.walk_block_in_place(ctx, bytes, rdba, next, visit),
+                }
+            };
+        }
+        by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+    }
+
+    /// [`FullScan::walk_block_in_place`] for a scan of `W` columns: the rows the fast walk
+    /// takes go to [`ScanConsumer::fast_rows`], every other row the general way.
+    fn walk_block_in_place_fast<const W: usize, C: ScanConsumer>(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        bytes: &[u8],
+        rdba: u32,
+        next: Option<&[u8]>,
+        visit: &mut C,
+    ) -> Result<Flow> {
+        let directory = DataBlock(bytes).directory();
+        let mut tail = std::mem::take(&mut self.tail);
+        let mut rows = FastRows::<W>::new(bytes, directory, tail.copy_of(bytes), next.map(PrefetchTarget::of));
+        let mut general = 0u64;
+        let flow = loop {
+            if visit.fast_rows(&mut rows, &self.kinds, rdba)? == Flow::Stop {
+                break Flow::Stop;
+            }
+            let Some((slot, entry)) = rows.pending() else { break Flow::Continue };
+            let flow = match live_row(ctx, rdba, bytes, slot, entry)? {
+                None => continue,
+                Some(LiveRow::Whole { stream, column_count }) => {
+                    self.walk_one(ctx, rdba, slot, stream, column_count, visit)?
+                }
+                Some(LiveRow::Chained { column_count, fragment, next }) => {
+                    self.visit_chained(ctx, rdba, slot, bytes, column_count, fragment, next, visit)?
+                }
+            };
+            general += 1;
+            if flow == Flow::Stop {
+                break flow;
+            }
+        };
+        ctx.stats.add(Stat::TableScanRowsGotten, rows.taken() + general);
+        self.tail = tail;
         Ok(flow)
     }
 

@@ -20,6 +20,7 @@
 //! with `AccessContext::rows_changed` while the block is still held exclusively.
 
 pub mod by_rowid;
+pub mod fast_walk;
 pub mod full_scan;
 pub mod heap;
 pub mod modify;

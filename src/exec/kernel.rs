@@ -12,6 +12,7 @@
 //! on which path a row took.
 
 use super::Stage;
+use crate::access::fast_walk::{Column, FastRow, FastRows};
 use crate::access::{RowAccess, WalkedRow};
 use crate::error::Result;
 use crate::exec::aggregate::CountShape;
@@ -72,6 +73,107 @@ impl CountKernel {
             *total += match *shape {
                 CountShape::Rows => 1,
                 CountShape::NotNull(col) => u64::from(!row.is_null(col)),
+            };
+        }
+        KernelVerdict::Done
+    }
+
+    /// Filters and counts the rows of a block the fast walk takes, until the block's end,
+    /// a row the walk cannot take (see [`FastRows::pending`]), or a row the kernel cannot
+    /// decide, which it returns. The common shapes (at most one term, one count) run in
+    /// loops made for them, which hold the term and the totals in registers and know which
+    /// [`Column`] each reads.
+    #[inline(always)]
+    pub fn count_fast_rows<'b, const W: usize>(&mut self, rows: &mut FastRows<'b, W>) -> Option<FastRow<'b, W>> {
+        /// `$body` with `$name` bound to the [`Column`] of `$col`, in one arm per kind of
+        /// column, so that each arm's loop is made for its kind.
+        macro_rules! for_column {
+            ($col:expr, |$name:ident| $body:expr) => {
+                match Column::of::<W>($col) {
+                    Column::First => {
+                        let $name = Column::First;
+                        $body
+                    }
+                    Column::Last => {
+                        let $name = Column::Last;
+                        $body
+                    }
+                    nth => {
+                        let $name = nth;
+                        $body
+                    }
+                }
+            };
+        }
+        /// `$body` with `$counted` a function of the row giving what the count adds.
+        macro_rules! for_count {
+            ($shape:expr, |$counted:ident| $body:expr) => {
+                match $shape {
+                    CountShape::Rows => {
+                        let $counted = |_: &FastRow<'b, W>| 1u64;
+                        $body
+                    }
+                    CountShape::NotNull(col) => for_column!(col, |column| {
+                        let $counted = |row: &FastRow<'b, W>| u64::from(!row.is_null(column));
+                        $body
+                    }),
+                }
+            };
+        }
+        let mut undecided = None;
+        let (mut passed, mut total) = (0u64, 0u64);
+        match (&*self.terms, &*self.counts) {
+            (&[term], &[(shape, _)]) => for_column!(term.column, |column| for_count!(shape, |counted| {
+                rows.visit(|row| {
+                    match row.int_or_null(column) {
+                        Ok(Some(v)) if term.holds(v) => {}
+                        Ok(_) => return true,
+                        Err(()) => {
+                            undecided = Some(row);
+                            return false;
+                        }
+                    }
+                    passed += 1;
+                    total += counted(&row);
+                    true
+                })
+            })),
+            (&[], &[(shape, _)]) => for_count!(shape, |counted| rows.visit(|row| {
+                passed += 1;
+                total += counted(&row);
+                true
+            })),
+            _ => {
+                rows.visit(|row| {
+                    let decided = self.apply_fast(&row) == KernelVerdict::Done;
+                    if !decided {
+                        undecided = Some(row);
+                    }
+                    decided
+                });
+                return undecided;
+            }
+        }
+        self.passed += passed;
+        self.counts[0].1 += total;
+        undecided
+    }
+
+    /// [`CountKernel::apply`] for a row the fast walk took.
+    #[inline(always)]
+    fn apply_fast<const W: usize>(&mut self, row: &FastRow<'_, W>) -> KernelVerdict {
+        for term in &*self.terms {
+            match row.int_or_null(Column::of::<W>(term.column)) {
+                Ok(Some(v)) if term.holds(v) => {}
+                Ok(_) => return KernelVerdict::Done,
+                Err(()) => return KernelVerdict::Fallback,
+            }
+        }
+        self.passed += 1;
+        for (shape, total) in &mut *self.counts {
+            *total += match *shape {
+                CountShape::Rows => 1,
+                CountShape::NotNull(col) => u64::from(!row.is_null(Column::of::<W>(col))),
             };
         }
         KernelVerdict::Done

@@ -12,12 +12,14 @@
 use super::ExecContext;
 use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push, push_batch};
+use crate::access::fast_walk::FastRows;
 use crate::access::full_scan::ScanConsumer;
 use crate::access::full_scan::{Flow, FullScan};
 use crate::access::{BlockBatch, BlockRow, WalkedRow};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::sql::functions::FunctionContext;
+use crate::types::encoding::PayloadKind;
 use crate::types::{Datum, Value};
 use std::sync::Arc;
 
@@ -83,6 +85,30 @@ impl ScanConsumer for Feed<'_, '_> {
             Some(KernelVerdict::Done) => Ok(Flow::Continue),
             _ => push(self.stages, &row, self.f),
         }
+    }
+
+    #[inline(always)]
+    fn fast_rows<const W: usize>(
+        &mut self,
+        rows: &mut FastRows<'_, W>,
+        kinds: &[PayloadKind],
+        rdba: u32,
+    ) -> Result<Flow> {
+        let Some(kernel) = self.kernel.as_mut() else {
+            let mut outcome = Ok(Flow::Continue);
+            rows.visit(|row| {
+                outcome = push(self.stages, &row.walked(&row.positions(), kinds, rdba), self.f);
+                matches!(outcome, Ok(Flow::Continue))
+            });
+            return outcome;
+        };
+        // The rows the kernel cannot decide go through the pipeline.
+        while let Some(row) = kernel.count_fast_rows(rows) {
+            if push(self.stages, &row.walked(&row.positions(), kinds, rdba), self.f)? == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Continue)
     }
 }
 

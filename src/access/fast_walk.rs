@@ -1,0 +1,499 @@
+//! The fast walk of a row's column lengths, for row kernels that count rows inside a full
+//! scan: one table lookup and one add a column, no bounds check, no branch.
+//!
+//! The general walk ([`crate::storage::row::walk_lengths`]) checks every length byte
+//! against the end of the stream and branches on its kind. This walk instead relies on
+//! *room*: a [`RoomyStream`] of `W` columns is a column stream with at least
+//! [`reach`]`(W)` bytes after its start, which no walk of `W` short or NULL columns can
+//! leave, nor a read of a small integer's payload after the last of them:
+//!
+//! ```text
+//!  stream start                      last length byte at most here     reach(W)
+//!  |                                 |  (W-1) × 251: each column's      |
+//!  v                                 v   length byte + ≤250 bytes       v
+//!  [len][payload...][len][...] ... [len][scale][8-byte mantissa load]  |
+//!  |<------------------------ every byte the walk reads ------------->|
+//! ```
+//!
+//! Each step adds [`LENGTH_STEP`]`[length byte]`: 1 + the length for a short column, 1
+//! for NULL, and 0 for the escape of a long column and for the bytes no length uses, which
+//! keeps the walk on that byte. A walk that met one therefore ends on it, and
+//! [`RoomyStream::walk`] refuses the row (the caller walks it the general way), so a
+//! [`FastRow`] holds only short and NULL columns up to its last one.
+//!
+//! [`FastRows`] makes room for every row of a block: rows far enough from the block's end
+//! are walked in place, the rest in a copy of the block's tail followed by zeros
+//! ([`TailCopy`]), where the walk must also end inside the block's real bytes. Rows it
+//! cannot take (chained, deleted, locked by an unfinished insert, with fewer columns or a
+//! long one) it leaves to the caller's general walk.
+
+use super::WalkedRow;
+use super::full_scan::NextBlockPrefetch;
+use crate::buffer::PrefetchTarget;
+use crate::storage::row::{
+    FLAG_DELETED, FLAGS_WHOLE, LEN_ESCAPE, LEN_NULL, LEN_SHORT_MAX, LOCK_INSERT_IN_PROGRESS, PIECE_HEADER,
+};
+use crate::types::encoding::PayloadKind;
+use std::marker::PhantomData;
+
+/// How far a length byte moves the walk to the next column's length byte: 1 + the length
+/// for a short column (0..=250), 1 for NULL, and 0 for the escape and the unused bytes
+/// 251..=253, so that a walk stays on a byte it cannot step over.
+pub static LENGTH_STEP: [usize; 256] = {
+    let mut steps = [0usize; 256];
+    let mut b = 0;
+    while b <= LEN_SHORT_MAX {
+        steps[b] = b + 1;
+        b += 1;
+    }
+    steps[LEN_NULL as usize] = 1;
+    steps
+};
+
+/// Longest step of a walk over short and NULL columns.
+const MAX_STEP: usize = LEN_SHORT_MAX + 1;
+
+/// Bytes read after a small integer's length byte: the scale byte, then the mantissa
+/// with one unaligned 8-byte load.
+const SMALL_INT_READ: usize = 10;
+
+/// Bytes of stream a fast walk of `w` columns, and the reads of its rows' values, may
+/// touch: the last length byte lies at most `(w - 1) × 251` bytes in, and a small
+/// integer's payload is read up to 10 bytes past it.
+pub const fn reach(w: usize) -> usize {
+    w.saturating_sub(1) * MAX_STEP + SMALL_INT_READ
+}
+
+/// Whether a length byte stops a fast walk: the escape of a long column, or a byte no
+/// length uses.
+#[inline(always)]
+fn stops_walk(len: u8) -> bool {
+    len.wrapping_sub(LEN_SHORT_MAX as u8 + 1) <= LEN_ESCAPE - (LEN_SHORT_MAX as u8 + 1)
+}
+
+/// A column stream with room for a fast walk of `W` columns: at least [`reach`]`(W)` bytes.
+/// Held as two pointers into the stream's slice, the end being the same for every row of
+/// a block, so a row costs one pointer.
+#[derive(Clone, Copy)]
+pub struct RoomyStream<'b, const W: usize> {
+    start: *const u8,
+    end: *const u8,
+    _bytes: PhantomData<&'b [u8]>,
+}
+
+impl<'b, const W: usize> RoomyStream<'b, W> {
+    /// `stream`, if it has the room.
+    #[inline(always)]
+    pub fn new(stream: &'b [u8]) -> Option<Self> {
+        (W > 0 && stream.len() >= reach(W)).then_some(RoomyStream {
+            start: stream.as_ptr(),
+            end: stream.as_ptr_range().end,
+            _bytes: PhantomData,
+        })
+    }
+
+    /// The stream at `start` of `bytes`, which must have the room.
+    ///
+    /// # Safety
+    /// `start + reach(W) <= bytes.len()`.
+    #[inline(always)]
+    unsafe fn at(bytes: &'b [u8], start: usize) -> Self {
+        debug_assert!(start + reach(W) <= bytes.len());
+        // SAFETY: `start` lies inside `bytes`, by the caller's promise.
+        RoomyStream { start: unsafe { bytes.as_ptr().add(start) }, end: bytes.as_ptr_range().end, _bytes: PhantomData }
+    }
+
+    /// The stream as a slice.
+    #[inline(always)]
+    fn bytes(self) -> &'b [u8] {
+        // SAFETY: `start..end` is the tail of one slice borrowed for 'b.
+        unsafe { std::slice::from_raw_parts(self.start, self.end.offset_from(self.start) as usize) }
+    }
+
+    /// The byte `at` bytes in.
+    ///
+    /// # Safety
+    /// `at < reach(W)`.
+    #[inline(always)]
+    unsafe fn byte(self, at: usize) -> u8 {
+        // SAFETY: the room holds reach(W) bytes.
+        unsafe { *self.start.add(at) }
+    }
+
+    /// Where the length byte of column `col` (< W) is: `col` steps from the start.
+    #[inline(always)]
+    fn position(self, col: usize) -> usize {
+        let mut pos = 0usize;
+        for _ in 0..col.min(W - 1) {
+            // SAFETY: `pos <= i × MAX_STEP` after i steps (no step is longer), and
+            // `i × MAX_STEP < reach(W)` for i < W.
+            pos += LENGTH_STEP[unsafe { self.byte(pos) } as usize];
+        }
+        pos
+    }
+
+    /// Walks the first `W` columns' length bytes. `None` when one of them is the escape of
+    /// a long column or a byte no length uses: the row must be walked the general way.
+    #[inline(always)]
+    pub fn walk(self) -> Option<FastRow<'b, W>> {
+        let last = self.position(W - 1);
+        // SAFETY: as in `position`, for the last column.
+        let len = unsafe { self.byte(last) };
+        (!stops_walk(len)).then_some(FastRow { stream: self, last: last as u16 })
+    }
+}
+
+/// A column of a [`FastRow`], as a row kernel names it: the first and the last walked
+/// columns cost nothing to find (position 0, and the walk's end), any other is walked to
+/// again. A kernel matches on this once per block, so that each arm's loop knows which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    First,
+    Last,
+    Nth(usize),
+}
+
+impl Column {
+    /// Column `col` (< W) of a walk of `W` columns.
+    pub fn of<const W: usize>(col: usize) -> Column {
+        match col {
+            0 => Column::First,
+            c if c + 1 == W => Column::Last,
+            c => Column::Nth(c),
+        }
+    }
+}
+
+/// A row walked by [`RoomyStream::walk`]: its first `W` columns are short or NULL, with
+/// room after the last for its value. Only the last column's position is kept; the others
+/// are found by walking again (see [`Column`]).
+#[derive(Clone, Copy)]
+pub struct FastRow<'b, const W: usize> {
+    stream: RoomyStream<'b, W>,
+    /// Where the last column's length byte is.
+    last: u16,
+}
+
+impl<'b, const W: usize> FastRow<'b, W> {
+    /// The column stream (running on past the row).
+    pub fn stream(&self) -> &'b [u8] {
+        self.stream.bytes()
+    }
+
+    /// Where each column's length byte is in the stream.
+    pub fn positions(&self) -> [u16; W] {
+        std::array::from_fn(|col| self.position(Column::of::<W>(col)) as u16)
+    }
+
+    /// The row as a [`WalkedRow`] whose columns decode as `kinds`, in block `rdba`, with
+    /// its [`FastRow::positions`].
+    pub fn walked<'r>(&self, positions: &'r [u16; W], kinds: &'r [PayloadKind], rdba: u32) -> WalkedRow<'r>
+    where
+        'b: 'r,
+    {
+        WalkedRow { stream: self.stream(), positions, kinds, rdba }
+    }
+
+    /// Offset just past the last walked column.
+    #[inline(always)]
+    pub fn end(&self) -> usize {
+        let at = self.last as usize;
+        // SAFETY: the last position lies inside the room.
+        at + LENGTH_STEP[unsafe { self.stream.byte(at) } as usize]
+    }
+
+    /// Where column `col`'s length byte is.
+    #[inline(always)]
+    fn position(&self, col: Column) -> usize {
+        match col {
+            Column::First => 0,
+            Column::Last => self.last as usize,
+            Column::Nth(c) => self.stream.position(c),
+        }
+    }
+
+    /// Whether column `col` is NULL.
+    #[inline(always)]
+    pub fn is_null(&self, col: Column) -> bool {
+        // SAFETY: a position lies at most (W-1) × MAX_STEP bytes in, inside the room.
+        unsafe { self.stream.byte(self.position(col)) == LEN_NULL }
+    }
+
+    /// Column `col` (a NUMBER column) as a whole number: `Ok(None)` for NULL, `Err` when it
+    /// is not one of up to 8 mantissa bytes with scale 0 (the caller decodes it the general
+    /// way).
+    #[inline(always)]
+    #[allow(clippy::result_unit_err)]
+    pub fn int_or_null(&self, col: Column) -> std::result::Result<Option<i64>, ()> {
+        let at = self.position(col);
+        // SAFETY: `at` lies at most (W-1) × MAX_STEP bytes in, and the room holds
+        // SMALL_INT_READ bytes past that.
+        let (len_and_scale, word) = unsafe {
+            let p = self.stream.start.add(at);
+            (std::ptr::read_unaligned(p as *const u16), std::ptr::read_unaligned(p.add(2) as *const u64))
+        };
+        let len_and_scale = u16::from_le(len_and_scale);
+        // Length 2..=9 (a scale byte and 1..=8 mantissa bytes) and scale 0, at once.
+        if len_and_scale.wrapping_sub(2) > 7 {
+            return if len_and_scale as u8 == LEN_NULL { Ok(None) } else { Err(()) };
+        }
+        let shift = 72 - 8 * len_and_scale as u32;
+        Ok(Some(((u64::from_le(word) << shift) as i64) >> shift))
+    }
+}
+
+/// A copy of the end of a block followed by zeros, giving the rows near the block's end
+/// the room a fast walk needs.
+#[derive(Default)]
+pub struct TailCopy {
+    bytes: Vec<u8>,
+    /// [`reach`] of the walk.
+    reach: usize,
+    /// Bytes of block the copy holds (the rest, up to `2 × reach`, are zeros).
+    copied: usize,
+}
+
+impl TailCopy {
+    /// Room for the tails of a walk of `w` columns.
+    pub fn new(w: usize) -> TailCopy {
+        TailCopy { bytes: vec![0; 2 * reach(w)], reach: reach(w), copied: 0 }
+    }
+
+    /// The copy of the last [`reach`] bytes of `block` (all of it if shorter), followed by
+    /// zeros up to twice that.
+    #[inline]
+    pub fn copy_of(&mut self, block: &[u8]) -> &[u8] {
+        let tail = &block[block.len().saturating_sub(self.reach)..];
+        self.bytes[..tail.len()].copy_from_slice(tail);
+        if tail.len() < self.copied {
+            self.bytes[tail.len()..self.copied].fill(0);
+        }
+        self.copied = tail.len();
+        &self.bytes
+    }
+}
+
+/// The rows of one block a fast walk of `W` columns takes, in slot order: whole rows, not
+/// deleted, not locked by an unfinished insert, with at least `W` columns, the first `W`
+/// of them short or NULL. [`FastRows::visit`] hands them over until it meets a row it
+/// cannot take ([`FastRows::pending`] then names it, for the caller to visit the general
+/// way; visiting again goes on past it) or the block ends. It prefetches the next block a
+/// few lines per row.
+pub struct FastRows<'b, const W: usize> {
+    block: &'b [u8],
+    directory: &'b [u8],
+    /// The next slot to look at.
+    slot: usize,
+    /// Directory offsets `1..=last_in_place` have room in place (see [`reach`]).
+    last_in_place: usize,
+    /// [`TailCopy::copy_of`] this block.
+    tail: &'b [u8],
+    /// Offset in the block of the tail copy's first byte.
+    tail_from: usize,
+    upcoming: NextBlockPrefetch<'b>,
+    pending: Option<usize>,
+    /// Rows handed over.
+    taken: u64,
+}
+
+impl<'b, const W: usize> FastRows<'b, W> {
+    /// The rows of `block` (whose row directory is `directory`, and its tail copy
+    /// `tail`), prefetching `next` on the way.
+    pub fn new(
+        block: &'b [u8],
+        directory: &'b [u8],
+        tail: &'b [u8],
+        next: Option<PrefetchTarget<'b>>,
+    ) -> FastRows<'b, W> {
+        FastRows {
+            block,
+            directory,
+            slot: 0,
+            last_in_place: block.len().saturating_sub(PIECE_HEADER + reach(W)),
+            tail,
+            tail_from: block.len().saturating_sub(reach(W)),
+            upcoming: NextBlockPrefetch::new(next),
+            pending: None,
+            taken: 0,
+        }
+    }
+
+    /// The slot and directory entry of the row visiting stopped at, if it stopped short
+    /// of the block's end; taking it lets visiting go on past it.
+    pub fn pending(&mut self) -> Option<(usize, &'b [u8])> {
+        let slot = self.pending.take()?;
+        Some((slot, &self.directory[2 * slot..2 * slot + 2]))
+    }
+
+    /// Rows handed over so far.
+    pub fn taken(&self) -> u64 {
+        self.taken
+    }
+
+    /// Hands `visit` the rows the fast walk takes, in slot order, while it returns true;
+    /// stops before a row the walk cannot take (see [`FastRows::pending`]).
+    #[inline(always)]
+    pub fn visit(&mut self, mut visit: impl FnMut(FastRow<'b, W>) -> bool) {
+        if self.pending.is_some() {
+            return;
+        }
+        let slots = self.directory.len() / 2;
+        let mut entries = self.directory.get(2 * self.slot..).unwrap_or_default().chunks_exact(2);
+        while let Some(entry) = entries.next() {
+            self.upcoming.step();
+            let Some(row) = self.row_at(u16::from_le_bytes([entry[0], entry[1]]) as usize) else {
+                self.pending = Some(slots - entries.len() - 1);
+                break;
+            };
+            if !visit(row) {
+                break;
+            }
+        }
+        let slot = slots - entries.len();
+        // Every slot passed was a row handed over, but for the one pending.
+        self.taken += (slot - self.slot - usize::from(self.pending.is_some())) as u64;
+        self.slot = slot;
+    }
+
+    /// The row at directory offset `offset`, if the fast walk takes it.
+    #[inline(always)]
+    fn row_at(&self, offset: usize) -> Option<FastRow<'b, W>> {
+        let head = |b: &[u8]| {
+            let (flags, lock, column_count) = (b[0], b[1], b[2]);
+            flags & (FLAGS_WHOLE | FLAG_DELETED) == FLAGS_WHOLE
+                && lock != LOCK_INSERT_IN_PROGRESS
+                && column_count as usize >= W
+        };
+        if offset.wrapping_sub(1) < self.last_in_place {
+            // SAFETY (the three): room in place, `offset + PIECE_HEADER + reach(W) <=
+            // block.len()`.
+            let header = unsafe { self.block.get_unchecked(offset..offset + PIECE_HEADER) };
+            return if head(header) {
+                unsafe { RoomyStream::at(self.block, offset + PIECE_HEADER) }.walk()
+            } else {
+                None
+            };
+        }
+        // A row near the end: walked in the tail copy, and only a walk that ends
+        // inside the block is the row's (it may have run on into the zeros after it).
+        let start = offset.checked_add(PIECE_HEADER).filter(|&s| offset != 0 && s <= self.block.len())?;
+        if !head(&self.block[offset..]) {
+            return None;
+        }
+        let row = RoomyStream::<W>::new(&self.tail[start - self.tail_from..])?.walk()?;
+        (row.end() <= self.block.len() - start).then_some(row)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::row::{encode_whole_row, locate_columns, walk_lengths};
+    use crate::types::Datum;
+    use proptest::prelude::*;
+
+    fn value_strategy() -> impl Strategy<Value = Datum<'static>> {
+        prop_oneof![
+            Just(Datum::Null),
+            any::<i64>().prop_map(Datum::Int),
+            (-1000i64..1000).prop_map(Datum::Int),
+            "[a-z]{0,300}".prop_map(|s| Datum::Str(s.into())),
+        ]
+    }
+
+    /// The column stream of `values`, followed by `pad` bytes of `fill`.
+    fn stream_of(values: &[Datum<'static>], pad: usize, fill: u8) -> (usize, Vec<u8>) {
+        let mut row = Vec::new();
+        encode_whole_row(values, &mut row);
+        let cc = row[2] as usize;
+        let mut stream = row[crate::storage::row::PIECE_HEADER..].to_vec();
+        stream.extend(std::iter::repeat_n(fill, pad));
+        (cc, stream)
+    }
+
+    fn check_walk<const W: usize>(values: &[Datum<'static>], fill: u8) -> std::result::Result<(), TestCaseError> {
+        let (cc, stream) = stream_of(values, reach(W), fill);
+        if cc < W {
+            // Columns past the count are absent: the scan walks such rows the general way.
+            return Ok(());
+        }
+        let mut general = [0u16; W];
+        let walked = walk_lengths(&stream, cc, &mut general);
+        let fast = RoomyStream::<W>::new(&stream).unwrap().walk();
+        let mut spans = vec![crate::storage::row::ColumnSpan::default(); W];
+        locate_columns(&stream, cc, &mut spans).unwrap();
+        let long = spans.iter().any(|s| !s.is_null() && s.len as usize > LEN_SHORT_MAX);
+        match fast {
+            None => prop_assert!(long, "refused a row of short columns"),
+            Some(row) => {
+                prop_assert!(!long);
+                prop_assert_eq!(&row.positions(), &general);
+                prop_assert_eq!(Some(row.end()), walked);
+                for (col, v) in values.iter().take(W).enumerate() {
+                    let pick = Column::of::<W>(col);
+                    prop_assert_eq!(row.is_null(pick), v.is_null());
+                    prop_assert_eq!(row.is_null(Column::Nth(col)), v.is_null());
+                    // What the general reader says, when the fast one decides.
+                    let general_row =
+                        crate::access::WalkedRow { stream: &stream, positions: &general, kinds: &[], rdba: 0 };
+                    prop_assert_eq!(row.int_or_null(pick), row.int_or_null(Column::Nth(col)));
+                    match row.int_or_null(pick) {
+                        Ok(x) => prop_assert_eq!(Ok(x), general_row.int_or_null(col)),
+                        Err(()) => prop_assert!(!v.is_null()),
+                    }
+                    if let (Datum::Int(j), Ok(x)) = (v, row.int_or_null(pick)) {
+                        prop_assert_eq!(x, Some(*j));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        /// The fast walk finds every column where the general walk does, refuses exactly
+        /// the rows with a long column among the walked ones, and reads integers and
+        /// NULLs as stored, whatever bytes follow the row.
+        #[test]
+        fn fast_walk_agrees_with_the_general_walk(
+            values in proptest::collection::vec(value_strategy(), 1..12),
+            fill in any::<u8>(),
+        ) {
+            check_walk::<1>(&values, fill)?;
+            check_walk::<3>(&values, fill)?;
+            check_walk::<8>(&values, fill)?;
+        }
+    }
+
+    #[test]
+    fn a_stream_without_room_is_refused() {
+        assert!(RoomyStream::<4>::new(&[0; 10]).is_none());
+        assert!(RoomyStream::<4>::new(&vec![0; reach(4)]).is_some());
+        assert!(RoomyStream::<0>::new(&[0; 64]).is_none());
+    }
+
+    #[test]
+    fn steps_skip_short_and_null_columns_and_stop_on_the_rest() {
+        assert_eq!(LENGTH_STEP[0], 1);
+        assert_eq!(LENGTH_STEP[250], 251);
+        assert_eq!(LENGTH_STEP[LEN_NULL as usize], 1);
+        for b in 251..=LEN_ESCAPE {
+            assert_eq!(LENGTH_STEP[b as usize], 0);
+            assert!(stops_walk(b));
+        }
+        assert!(!stops_walk(LEN_NULL) && !stops_walk(250) && !stops_walk(0));
+    }
+
+    #[test]
+    fn the_tail_copy_has_the_block_then_zeros() {
+        let mut tail = TailCopy::new(2);
+        for len in [8192usize, 5, 200, 8192] {
+            let block: Vec<u8> = (0..len).map(|i| i as u8 | 1).collect();
+            let from = len.saturating_sub(reach(2));
+            let copy = tail.copy_of(&block);
+            assert_eq!(&copy[..len - from], &block[from..]);
+            assert!(copy[len - from..].iter().all(|&b| b == 0));
+            assert_eq!(copy.len(), 2 * reach(2));
+        }
+    }
+}
