@@ -9,7 +9,7 @@
 //!
 //! ```text
 //!  stream start                      last length byte at most here     reach(W)
-//!  |                                 |  (W-1) × 251: each column's      |
+//!  |                                 |  (W-1) × 256: each column's      |
 //!  v                                 v   length byte + ≤250 bytes       v
 //!  [len][payload...][len][...] ... [len][scale][8-byte mantissa load]  |
 //!  |<------------------------ every byte the walk reads ------------->|
@@ -25,10 +25,12 @@
 //! are walked in place, the rest in a copy of the block's tail followed by zeros
 //! ([`TailCopy`]), where the walk must also end inside the block's real bytes. Rows it
 //! cannot take (chained, deleted, locked by an unfinished insert, with fewer columns or a
-//! long one) it leaves to the caller's general walk.
+//! long one) it leaves to the caller's general walk. [`FastRows::count_in_lanes`] counts
+//! them eight at a time where the CPU can ([`super::lanes`]), the rest one by one.
 
 use super::WalkedRow;
 use super::full_scan::NextBlockPrefetch;
+use super::lanes::{Group, LANES, LaneCount, LaneTotals};
 use crate::buffer::PrefetchTarget;
 use crate::storage::row::{
     FLAG_DELETED, FLAGS_WHOLE, LEN_ESCAPE, LEN_NULL, LEN_SHORT_MAX, LOCK_INSERT_IN_PROGRESS, PIECE_HEADER,
@@ -50,16 +52,18 @@ pub static LENGTH_STEP: [usize; 256] = {
     steps
 };
 
-/// Longest step of a walk over short and NULL columns.
-const MAX_STEP: usize = LEN_SHORT_MAX + 1;
+/// Longest step of a walk: 251 bytes over a short column here, at most 256 in the lanes
+/// of [`super::lanes`], which step over any byte and sort out the lanes that met one they
+/// cannot step over afterwards.
+pub const MAX_STEP: usize = 256;
 
 /// Bytes read after a small integer's length byte: the scale byte, then the mantissa
 /// with one unaligned 8-byte load.
 const SMALL_INT_READ: usize = 10;
 
 /// Bytes of stream a fast walk of `w` columns, and the reads of its rows' values, may
-/// touch: the last length byte lies at most `(w - 1) × 251` bytes in, and a small
-/// integer's payload is read up to 10 bytes past it.
+/// touch: the last length byte lies at most `(w - 1) ×` [`MAX_STEP`] bytes in, and a
+/// small integer's payload is read up to 10 bytes past it.
 pub const fn reach(w: usize) -> usize {
     w.saturating_sub(1) * MAX_STEP + SMALL_INT_READ
 }
@@ -243,27 +247,34 @@ impl<'b, const W: usize> FastRow<'b, W> {
 }
 
 /// A copy of the end of a block followed by zeros, giving the rows near the block's end
-/// the room a fast walk needs.
+/// the room a fast walk needs: the last [`tail_len`] bytes of the block (the pieces whose
+/// stream has no room in place, headers included), then as many zeros and more.
 #[derive(Default)]
 pub struct TailCopy {
     bytes: Vec<u8>,
-    /// [`reach`] of the walk.
-    reach: usize,
-    /// Bytes of block the copy holds (the rest, up to `2 × reach`, are zeros).
+    /// [`tail_len`] of the walk.
+    len: usize,
+    /// Bytes of block the copy holds (the rest are zeros).
     copied: usize,
+}
+
+/// Bytes at the end of a block whose pieces have no room in place for a fast walk of `w`
+/// columns: a piece there starts after `block.len() - tail_len(w)`.
+pub const fn tail_len(w: usize) -> usize {
+    PIECE_HEADER + reach(w)
 }
 
 impl TailCopy {
     /// Room for the tails of a walk of `w` columns.
     pub fn new(w: usize) -> TailCopy {
-        TailCopy { bytes: vec![0; 2 * reach(w)], reach: reach(w), copied: 0 }
+        TailCopy { bytes: vec![0; 2 * tail_len(w)], len: tail_len(w), copied: 0 }
     }
 
-    /// The copy of the last [`reach`] bytes of `block` (all of it if shorter), followed by
-    /// zeros up to twice that.
+    /// The copy of the last [`tail_len`] bytes of `block` (all of it if shorter), followed
+    /// by zeros up to twice that.
     #[inline]
     pub fn copy_of(&mut self, block: &[u8]) -> &[u8] {
-        let tail = &block[block.len().saturating_sub(self.reach)..];
+        let tail = &block[block.len().saturating_sub(self.len)..];
         self.bytes[..tail.len()].copy_from_slice(tail);
         if tail.len() < self.copied {
             self.bytes[tail.len()..self.copied].fill(0);
@@ -286,14 +297,15 @@ pub struct FastRows<'b, const W: usize> {
     slot: usize,
     /// Directory offsets `1..=last_in_place` have room in place (see [`reach`]).
     last_in_place: usize,
-    /// [`TailCopy::copy_of`] this block.
+    /// [`TailCopy::copy_of`] this block, whose first byte is the block's byte
+    /// `last_in_place` (or 0).
     tail: &'b [u8],
-    /// Offset in the block of the tail copy's first byte.
-    tail_from: usize,
     upcoming: NextBlockPrefetch<'b>,
     pending: Option<usize>,
     /// Rows handed over.
     taken: u64,
+    /// Whether groups of rows may run in lanes (the CPU has AVX2).
+    lanes: bool,
 }
 
 impl<'b, const W: usize> FastRows<'b, W> {
@@ -309,12 +321,12 @@ impl<'b, const W: usize> FastRows<'b, W> {
             block,
             directory,
             slot: 0,
-            last_in_place: block.len().saturating_sub(PIECE_HEADER + reach(W)),
+            last_in_place: block.len().saturating_sub(tail_len(W)),
             tail,
-            tail_from: block.len().saturating_sub(reach(W)),
             upcoming: NextBlockPrefetch::new(next),
             pending: None,
             taken: 0,
+            lanes: super::lanes::available(),
         }
     }
 
@@ -333,26 +345,153 @@ impl<'b, const W: usize> FastRows<'b, W> {
     /// Hands `visit` the rows the fast walk takes, in slot order, while it returns true;
     /// stops before a row the walk cannot take (see [`FastRows::pending`]).
     #[inline(always)]
-    pub fn visit(&mut self, mut visit: impl FnMut(FastRow<'b, W>) -> bool) {
+    pub fn visit(&mut self, visit: impl FnMut(FastRow<'b, W>) -> bool) {
+        self.visit_slots(usize::MAX, visit);
+    }
+
+    /// [`FastRows::visit`] of at most `limit` slots. Returns whether it went through them
+    /// all (to the block's end, or `limit`), rather than stopping at a row.
+    #[inline(always)]
+    fn visit_slots(&mut self, limit: usize, mut visit: impl FnMut(FastRow<'b, W>) -> bool) -> bool {
         if self.pending.is_some() {
-            return;
+            return false;
         }
         let slots = self.directory.len() / 2;
-        let mut entries = self.directory.get(2 * self.slot..).unwrap_or_default().chunks_exact(2);
+        let end = 2 * self.slot.saturating_add(limit).min(slots);
+        let mut entries = self.directory.get(2 * self.slot..end).unwrap_or_default().chunks_exact(2);
+        let mut stopped = false;
         while let Some(entry) = entries.next() {
             self.upcoming.step();
             let Some(row) = self.row_at(u16::from_le_bytes([entry[0], entry[1]]) as usize) else {
-                self.pending = Some(slots - entries.len() - 1);
+                self.pending = Some(end / 2 - entries.len() - 1);
+                stopped = true;
                 break;
             };
             if !visit(row) {
+                stopped = true;
                 break;
             }
         }
-        let slot = slots - entries.len();
+        let slot = end / 2 - entries.len();
         // Every slot passed was a row handed over, but for the one pending.
         self.taken += (slot - self.slot - usize::from(self.pending.is_some())) as u64;
         self.slot = slot;
+        !stopped
+    }
+
+    /// Counts the rows of the block the fast walk takes, eight at a time in lanes where
+    /// the CPU allows (see [`super::lanes`]), and hands `visit` the rows of the groups
+    /// that cannot run in lanes, one by one, as [`FastRows::visit`] does (stopping where
+    /// it does). Returns what the lanes passed and counted; `visit` counts the others.
+    #[inline(always)]
+    pub fn count_in_lanes(&mut self, count: &LaneCount, mut visit: impl FnMut(FastRow<'b, W>) -> bool) -> LaneTotals {
+        let mut totals = LaneTotals::default();
+        let columns_walked = count.filter.iter().map(|f| f.column).chain(count.not_null).all(|c| c < W);
+        if !(self.lanes && columns_walked) {
+            self.visit(visit);
+            return totals;
+        }
+        let slots = self.directory.len() / 2;
+        #[cfg(target_arch = "x86_64")]
+        let block = super::lanes::avx2::Block {
+            bytes: self.block.as_ptr(),
+            len: self.block.len(),
+            last_in_place: self.last_in_place,
+            tail: self.tail.as_ptr().wrapping_sub(self.last_in_place),
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let block = ();
+        while self.pending.is_none() && self.slot < slots {
+            // Whole groups in a row, in one call.
+            let (counted, found, stopped) = self.groups(&block, (slots - self.slot) / LANES, count);
+            totals += found;
+            self.slot += counted * LANES;
+            self.taken += (counted * LANES) as u64;
+            // The group that stopped them, or the last rows, fewer than a group, which run
+            // as the block's last group with the rows before them left out.
+            let left = slots - self.slot;
+            let (first, take) = match left {
+                n if n >= LANES => (self.slot, 0xFFu32),
+                n if slots >= LANES => (slots - LANES, 0xFF << (LANES - n) & 0xFF),
+                _ => {
+                    self.visit_slots(left, &mut visit);
+                    break;
+                }
+            };
+            let rows = left.min(LANES);
+            let group = match stopped {
+                Some(group) => group,
+                None => self.group(&block, first, take, count),
+            };
+            let (rows, group) = match group {
+                // The rows up to a change of region, as a group of their own.
+                Group::Split(n) if take == 0xFF => (n, self.group(&block, first, (1 << n) - 1, count)),
+                group => (rows, group),
+            };
+            let visited = match group {
+                Group::Counted { passed, counted } => {
+                    totals += LaneTotals { passed: passed.into(), counted: counted.into() };
+                    self.slot += rows;
+                    self.taken += rows as u64;
+                    if rows == LANES {
+                        self.upcoming.step_rows::<LANES>();
+                    } else {
+                        (0..rows).for_each(|_| self.upcoming.step());
+                    }
+                    true
+                }
+                _ => self.visit_slots(rows, &mut visit),
+            };
+            if !visited {
+                break;
+            }
+        }
+        totals
+    }
+
+    /// The rows `take` marks of the group of eight from slot `first` of `block`, in lanes
+    /// if they can be.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn group(&self, block: &super::lanes::avx2::Block, first: usize, take: u32, count: &LaneCount) -> Group {
+        // SAFETY: `lanes` says the CPU has AVX2; eight entries from `first`; `block` was
+        // made from this block: offsets up to `last_in_place` have the room in place, the
+        // others in the tail copy, which starts at that offset (see `new`); the caller
+        // checked the columns.
+        unsafe { super::lanes::avx2::group::<W>(block, self.directory.as_ptr().add(2 * first), take, count) }
+    }
+
+    /// Up to `groups` whole groups from the next slot, in lanes, while they can be: how
+    /// many were, what they counted, and what became of the one that stopped them.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn groups(
+        &mut self,
+        block: &super::lanes::avx2::Block,
+        groups: usize,
+        count: &LaneCount,
+    ) -> (usize, LaneTotals, Option<Group>) {
+        let upcoming = &mut self.upcoming;
+        // SAFETY: as in `group`, for each of the `groups` whole groups from `slot`.
+        unsafe {
+            super::lanes::avx2::groups::<W>(block, self.directory.as_ptr().add(2 * self.slot), groups, count, || {
+                upcoming.step_rows::<LANES>()
+            })
+        }
+    }
+
+    /// Without AVX2 no group runs in lanes.
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    fn groups(&mut self, _block: &(), _groups: usize, _count: &LaneCount) -> (usize, LaneTotals, Option<Group>) {
+        (0, LaneTotals::default(), None)
+    }
+
+    /// Without AVX2 no group runs in lanes.
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    fn group(&self, _block: &(), _first: usize, _take: u32, _count: &LaneCount) -> Group {
+        Group::Unclean
     }
 
     /// The row at directory offset `offset`, if the fast walk takes it.
@@ -380,7 +519,7 @@ impl<'b, const W: usize> FastRows<'b, W> {
         if !head(&self.block[offset..]) {
             return None;
         }
-        let row = RoomyStream::<W>::new(&self.tail[start - self.tail_from..])?.walk()?;
+        let row = RoomyStream::<W>::new(&self.tail[start - self.last_in_place..])?.walk()?;
         (row.end() <= self.block.len() - start).then_some(row)
     }
 }
@@ -388,6 +527,8 @@ impl<'b, const W: usize> FastRows<'b, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::RowAccess;
+    use crate::access::lanes::LaneFilter;
     use crate::storage::row::{encode_whole_row, locate_columns, walk_lengths};
     use crate::types::Datum;
     use proptest::prelude::*;
@@ -465,6 +606,228 @@ mod tests {
         }
     }
 
+    /// How a row of a made-up block is stored.
+    #[derive(Debug, Clone, Copy)]
+    enum Stored {
+        Live,
+        Deleted,
+        /// Its inserting statement has not ended.
+        Inserting,
+        /// A piece that is not a row's head.
+        NotHead,
+        /// An empty directory slot.
+        Empty,
+    }
+
+    fn stored_strategy() -> impl Strategy<Value = Stored> {
+        prop_oneof![
+            12 => Just(Stored::Live),
+            1 => Just(Stored::Deleted),
+            1 => Just(Stored::Inserting),
+            1 => Just(Stored::NotHead),
+            1 => Just(Stored::Empty),
+        ]
+    }
+
+    /// A value of the filtered NUMBER column.
+    fn number_strategy() -> impl Strategy<Value = Datum<'static>> {
+        prop_oneof![
+            4 => (-300i64..300).prop_map(Datum::Int),
+            2 => any::<i64>().prop_map(Datum::Int),
+            1 => Just(Datum::Null),
+            1 => (1i64..1000).prop_map(|n| Datum::Num(rust_decimal::Decimal::new(n * 10 + 5, 1))),
+        ]
+    }
+
+    /// Any other column.
+    fn other_strategy() -> impl Strategy<Value = Datum<'static>> {
+        prop_oneof![
+            4 => "[a-z]{1,40}".prop_map(|s| Datum::Str(s.into())),
+            1 => "[a-z]{251,300}".prop_map(|s| Datum::Str(s.into())),
+            2 => Just(Datum::Null),
+            2 => any::<i64>().prop_map(Datum::Int),
+        ]
+    }
+
+    /// A block of `len` bytes with `rows` stored from its end down as they fit, and its
+    /// row directory.
+    fn block_of(rows: &[(Stored, Vec<Datum<'static>>)], len: usize) -> (Vec<u8>, Vec<u8>) {
+        let mut block = vec![0xEE; len];
+        let mut directory = Vec::new();
+        let mut top = len;
+        for (stored, values) in rows {
+            let mut piece = Vec::new();
+            encode_whole_row(values, &mut piece);
+            if piece.len() + 64 > top {
+                break;
+            }
+            let offset = match stored {
+                Stored::Empty => 0,
+                _ => {
+                    top -= piece.len();
+                    match stored {
+                        Stored::Deleted => piece[0] |= crate::storage::row::FLAG_DELETED,
+                        Stored::Inserting => piece[1] = LOCK_INSERT_IN_PROGRESS,
+                        Stored::NotHead => piece[0] &= !crate::storage::row::FLAG_HEAD,
+                        _ => {}
+                    }
+                    block[top..top + piece.len()].copy_from_slice(&piece);
+                    top
+                }
+            };
+            directory.extend_from_slice(&(offset as u16).to_le_bytes());
+        }
+        (block, directory)
+    }
+
+    /// Whether the filter holds for `v` (lo <= hi, no wrapping).
+    fn holds(filter: &LaneFilter, v: &Datum<'_>) -> bool {
+        let hi = filter.lo.wrapping_add(filter.span as i64);
+        let inside = match v {
+            Datum::Int(i) => (filter.lo..=hi).contains(i),
+            Datum::Num(d) => *d >= filter.lo.into() && *d <= hi.into(),
+            _ => return false,
+        };
+        inside != filter.outside
+    }
+
+    /// What a count kernel finds in the block, by the scan's way: rows in lanes (when
+    /// `lanes`), the others by the fast walk one by one, and the rows neither takes
+    /// decoded the general way. (passed, counted).
+    fn count_block<const W: usize>(block: &[u8], directory: &[u8], count: &LaneCount, lanes: bool) -> (u64, u64) {
+        let kinds = vec![PayloadKind::Number; W];
+        let mut tail = TailCopy::new(W);
+        let mut rows = FastRows::<W>::new(block, directory, tail.copy_of(block), None);
+        rows.lanes = lanes;
+        let mut totals = (0u64, 0u64);
+        // The filtered column decodes as a number; the counted one is only tested for NULL.
+        let decide = |totals: &mut (u64, u64), row: &dyn RowAccess| {
+            let number = |c: usize| row.column(c).map(|d| d.into_owned()).unwrap_or(Datum::Null);
+            if count.filter.is_none_or(|f| holds(&f, &number(f.column))) {
+                totals.0 += 1;
+                totals.1 += u64::from(count.not_null.is_none_or(|c| !row.is_null(c)));
+            }
+        };
+        loop {
+            let in_lanes = rows.count_in_lanes(count, |row| {
+                let positions = row.positions();
+                let walked = row.walked(&positions, &kinds, 0);
+                decide(&mut totals, &walked);
+                true
+            });
+            totals.0 += in_lanes.passed;
+            totals.1 += in_lanes.counted;
+            let Some((_, entry)) = rows.pending() else { break };
+            let offset = u16::from_le_bytes([entry[0], entry[1]]) as usize;
+            if offset == 0 || !crate::storage::row::is_visible_head(block[offset], block[offset + 1]) {
+                continue;
+            }
+            let stream = &block[offset + PIECE_HEADER..];
+            let mut spans = vec![crate::storage::row::ColumnSpan::NULL; W];
+            locate_columns(stream, block[offset + 2] as usize, &mut spans).unwrap();
+            let row = crate::access::BlockRow { stream, spans: &spans, kinds: &kinds, rdba: 0, slot: 0 };
+            decide(&mut totals, &row);
+        }
+        totals
+    }
+
+    /// The same from the values the block was made of.
+    fn expected(rows: &[(Stored, Vec<Datum<'static>>)], stored_rows: usize, count: &LaneCount) -> (u64, u64) {
+        let (mut passed, mut counted) = (0, 0);
+        for (stored, values) in &rows[..stored_rows] {
+            if !matches!(stored, Stored::Live) {
+                continue;
+            }
+            let column = |c: usize| values.get(c).cloned().unwrap_or(Datum::Null);
+            if count.filter.is_none_or(|f| holds(&f, &column(f.column))) {
+                passed += 1;
+                counted += u64::from(count.not_null.is_none_or(|c| !column(c).is_null()));
+            }
+        }
+        (passed, counted)
+    }
+
+    fn check_lanes<const W: usize>(
+        rows: &[(Stored, Vec<Datum<'static>>)],
+        count: &LaneCount,
+        len: usize,
+    ) -> std::result::Result<(), TestCaseError> {
+        let (block, directory) = block_of(rows, len);
+        let want = expected(rows, directory.len() / 2, count);
+        prop_assert_eq!(count_block::<W>(&block, &directory, count, false), want, "row by row");
+        prop_assert_eq!(count_block::<W>(&block, &directory, count, true), want, "in lanes");
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Counted in lanes, row by row, or from the values the block was made of, a
+        /// filtered count finds the same rows: whatever the rows' columns (NULL, long,
+        /// missing at the end, not small whole numbers), how they are stored (deleted,
+        /// being inserted, not a head, empty slots), near the block's end or not.
+        #[test]
+        fn lanes_count_what_rows_count(
+            rows in proptest::collection::vec(
+                (stored_strategy(), number_strategy(), proptest::collection::vec(other_strategy(), 0..9)),
+                0..120,
+            ),
+            filter_column in 0usize..3,
+            lo in -200i64..200,
+            span in prop_oneof![0u64..50, 0u64..400, Just(u64::MAX >> 1)],
+            outside in any::<bool>(),
+            filtered in any::<bool>(),
+            counted_column in proptest::option::of(0usize..8),
+            len in prop_oneof![Just(8192usize), Just(2048), Just(900)],
+        ) {
+            // The filtered column at `filter_column`, the others around it.
+            let rows: Vec<(Stored, Vec<Datum<'static>>)> = rows
+                .into_iter()
+                .map(|(stored, number, mut others)| {
+                    others.insert(filter_column.min(others.len()), number);
+                    (stored, others)
+                })
+                .collect();
+            let span = span.min((i64::MAX - lo) as u64);
+            let filter = filtered.then_some(LaneFilter { column: filter_column, lo, span, outside });
+            let count = LaneCount { filter, not_null: counted_column };
+            check_lanes::<8>(&rows, &count, len)?;
+            if counted_column.is_none_or(|c| c < 3) {
+                check_lanes::<3>(&rows, &count, len)?;
+            }
+            if filter_column == 0 && counted_column.is_none_or(|c| c == 0) {
+                check_lanes::<1>(&rows, &count, len)?;
+            }
+        }
+    }
+
+    /// A row whose lengths run past the end of its block is never taken, in lanes or one
+    /// by one: it is left to the general walk, which reports the corruption.
+    #[test]
+    fn a_row_running_past_the_block_is_left_to_the_general_walk() {
+        let values: Vec<Datum<'static>> = (0..8).map(|i| Datum::Int(i + 1)).collect();
+        let rows = vec![(Stored::Live, values); 16];
+        let (mut block, directory) = block_of(&rows, 8192);
+        // The first row sits at the block's end: its last column now claims 200 bytes.
+        let first = u16::from_le_bytes([directory[0], directory[1]]) as usize;
+        let mut positions = [0u16; 8];
+        walk_lengths(&block[first + PIECE_HEADER..], 8, &mut positions).unwrap();
+        block[first + PIECE_HEADER + positions[7] as usize] = 200;
+        let count = LaneCount { filter: None, not_null: Some(7) };
+        for lanes in [false, true] {
+            let mut tail = TailCopy::new(8);
+            let mut rows = FastRows::<8>::new(&block, &directory, tail.copy_of(&block), None);
+            rows.lanes = lanes;
+            let mut one_by_one = 0;
+            let in_lanes = rows.count_in_lanes(&count, |_| {
+                one_by_one += 1;
+                true
+            });
+            assert_eq!((in_lanes.counted, one_by_one), (0, 0), "lanes: {lanes}");
+            assert_eq!(rows.pending().map(|(slot, _)| slot), Some(0), "lanes: {lanes}");
+        }
+    }
+
     #[test]
     fn a_stream_without_room_is_refused() {
         assert!(RoomyStream::<4>::new(&[0; 10]).is_none());
@@ -489,11 +852,11 @@ mod tests {
         let mut tail = TailCopy::new(2);
         for len in [8192usize, 5, 200, 8192] {
             let block: Vec<u8> = (0..len).map(|i| i as u8 | 1).collect();
-            let from = len.saturating_sub(reach(2));
+            let from = len.saturating_sub(tail_len(2));
             let copy = tail.copy_of(&block);
             assert_eq!(&copy[..len - from], &block[from..]);
             assert!(copy[len - from..].iter().all(|&b| b == 0));
-            assert_eq!(copy.len(), 2 * reach(2));
+            assert_eq!(copy.len(), 2 * tail_len(2));
         }
     }
 }

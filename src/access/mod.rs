@@ -5,6 +5,9 @@
 //!   at a time ([`BlockBatch`], columns located), one by one to a row kernel
 //!   ([`WalkedRow`], only the length bytes' positions recorded), and chained rows one by
 //!   one ([`BlockRow`]); column values are decoded only when asked for.
+//! - [`fast_walk`] and [`lanes`]: the row kernel's walk of a block's rows, one table
+//!   lookup a column without bounds checks (rows near the block's end walked in a copy of
+//!   its tail followed by zeros), and the same for eight rows at once with AVX2 gathers.
 //! - [`by_rowid`]: rows fetched at the rowids an index gave, the block of the last one
 //!   kept pinned (`buffer is pinned count`).
 //! - [`heap`]: appending rows (chaining those too large for a block) for a transaction,
@@ -23,6 +26,7 @@ pub mod by_rowid;
 pub mod fast_walk;
 pub mod full_scan;
 pub mod heap;
+pub mod lanes;
 pub mod modify;
 pub mod row_view;
 pub mod segments;

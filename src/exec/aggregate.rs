@@ -195,6 +195,16 @@ pub enum CountShape {
     NotNull(usize),
 }
 
+impl CountShape {
+    /// The column whose non-NULL values are counted, if any.
+    pub fn column(self) -> Option<usize> {
+        match self {
+            CountShape::Rows => None,
+            CountShape::NotNull(col) => Some(col),
+        }
+    }
+}
+
 pub struct AggregateStage {
     pub group_by: Vec<Expr>,
     pub calls: Vec<AggCall>,

@@ -51,6 +51,16 @@ impl RangeTerm {
         RangeTerm { column, lo, hi, outside }
     }
 
+    /// The term as eight-row lanes test it.
+    pub fn lane_filter(&self) -> crate::access::lanes::LaneFilter {
+        crate::access::lanes::LaneFilter {
+            column: self.column,
+            lo: self.lo,
+            span: self.hi.wrapping_sub(self.lo) as u64,
+            outside: self.outside,
+        }
+    }
+
     /// Whether the comparison holds for `v`: one subtraction and one unsigned compare.
     #[inline(always)]
     pub fn holds(&self, v: i64) -> bool {

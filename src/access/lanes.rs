@@ -1,0 +1,322 @@
+//! Eight rows at a time: the fast walk of [`super::fast_walk`], the filter and the count of
+//! a row kernel done for eight rows of a block at once with AVX2 gathers, where the CPU
+//! has AVX2 (checked at run time; elsewhere the rows go one by one).
+//!
+//! A *group* is eight consecutive directory slots. It runs in lanes only when all eight
+//! rows are clean: all with room in place or all in the block's tail copy (see
+//! [`super::fast_walk`]), whole, not deleted, not locked by an unfinished insert, with at
+//! least `W` columns, the first `W` short or NULL, and the filtered column NULL or a
+//! whole number of 1..=8 mantissa bytes. A group whose rows change from one region to
+//! the other runs as two; the last rows of a block, fewer than eight, run as the block's
+//! last eight slots with the rows before them left out of the totals. Any other group
+//! goes row by row through the scalar walk, which also stays the reference the lanes are
+//! tested against. Whole groups in a row run in one call ([`avx2::groups`]), which also
+//! prefetches the next block a group at a time.
+//!
+//! Per group, with `p` the vector of eight positions (32-bit lanes):
+//!
+//! ```text
+//! directory ──► 8 offsets ──gather──► 8 headers (flags, lock, count) ── all clean?
+//!                  │
+//!                  └► p = offset + 3 ──► for each column: b = gather(p) & 0xFF,
+//!                                         p += max((b + 1) & 0xFF, 1)
+//! filter column: gather (length, scale), 2 × gather 4 mantissas (64-bit lanes),
+//!                sign-extend by shifts, test lo <= v <= hi   ──► passed bits
+//! count column:  NULL test of its length byte                ──► counted bits
+//! ```
+//!
+//! Every gather reads at most 10 bytes past a position the walk reached, and the walk
+//! steps at most 256 bytes a column even over a byte it cannot step over (the lane then
+//! fails the group), so the reads stay inside the room every row of the group has.
+
+/// What a kernel tests and counts in lanes: at most one filter term and one count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaneCount {
+    /// The filter, if any: every row passes without one.
+    pub filter: Option<LaneFilter>,
+    /// The column whose non-NULL values are counted; rows are counted without one.
+    pub not_null: Option<usize>,
+}
+
+/// `lo <= column <= lo + span` in wrapping arithmetic (`span` as unsigned), or its
+/// complement when `outside`, on a NUMBER column stored as a small whole number. A NULL
+/// fails it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaneFilter {
+    pub column: usize,
+    pub lo: i64,
+    pub span: u64,
+    pub outside: bool,
+}
+
+/// Rows a group passed through the filter, and how many of those the count counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LaneTotals {
+    pub passed: u64,
+    pub counted: u64,
+}
+
+impl std::ops::AddAssign for LaneTotals {
+    fn add_assign(&mut self, other: LaneTotals) {
+        self.passed += other.passed;
+        self.counted += other.counted;
+    }
+}
+
+/// Rows in a group.
+pub const LANES: usize = 8;
+
+/// What became of a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// Counted in lanes: the rows that passed the filter, and those the count counted.
+    Counted { passed: u32, counted: u32 },
+    /// Its first `n` rows (at least one) lie in one region (in place, or in the tail
+    /// copy) and the next ones in the other, or the first is not a row in either: those
+    /// `n` may run as a group of their own, and the rows after them as the next group.
+    Split(usize),
+    /// A row is not clean: the group goes row by row.
+    Unclean,
+}
+
+/// Whether groups can run in lanes on this CPU (AVX2, and POPCNT, which every CPU with
+/// AVX2 has).
+pub fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2 {
+    use super::{Group, LaneCount, LaneTotals};
+    use crate::storage::row::{FLAG_DELETED, FLAGS_WHOLE, LEN_NULL, LEN_SHORT_MAX, PIECE_HEADER};
+    use std::arch::x86_64::*;
+
+    /// Where a group's rows are read.
+    pub struct Block {
+        /// The block's bytes, and its length.
+        pub bytes: *const u8,
+        pub len: usize,
+        /// Pieces at offsets `1..=last_in_place` have the room of a walk of `W` columns in
+        /// the block.
+        pub last_in_place: usize,
+        /// The tail copy's address minus `last_in_place`: pieces at offsets
+        /// `last_in_place + 1..=len - PIECE_HEADER` have the room at `tail + offset`.
+        pub tail: *const u8,
+    }
+
+    /// The rows of the group of eight whose directory entries start at `entries` that
+    /// `take` marks (bit i for row i; at least one), counted in lanes if they are all
+    /// clean and all in place or all in the tail copy. The lanes of the rows not taken
+    /// read the first taken row again and are left out of the totals.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `entries` points at eight directory entries; `block` says where
+    /// the room of a walk of `W` columns is, as its fields describe; `count`'s columns are
+    /// below `W`; `take` is not 0.
+    #[target_feature(enable = "avx2,popcnt")]
+    pub unsafe fn group<const W: usize>(block: &Block, entries: *const u8, take: u32, count: &LaneCount) -> Group {
+        // SAFETY: the caller's promise; this function has the target features.
+        unsafe { group_in_line::<W>(block, entries, take, count) }
+    }
+
+    /// The body of [`group`], for callers with its target features to take in line (a
+    /// function with target features cannot be forced in line; one without them, taken
+    /// into one that has them, can).
+    ///
+    /// # Safety
+    /// As for [`group`], and the caller has its target features.
+    #[inline(always)]
+    #[allow(unsafe_op_in_unsafe_fn)] // The intrinsics need the caller's target features.
+    unsafe fn group_in_line<const W: usize>(block: &Block, entries: *const u8, take: u32, count: &LaneCount) -> Group {
+        /// Whether every lane of a comparison's result is set / any is.
+        macro_rules! all {
+            ($v:expr) => {
+                _mm256_movemask_epi8($v) == -1
+            };
+        }
+        macro_rules! any {
+            ($v:expr) => {
+                _mm256_movemask_epi8($v) != 0
+            };
+        }
+        let set = _mm256_set1_epi32;
+        let zero = _mm256_setzero_si256();
+        let byte = set(0xFF);
+        let bits = |v: __m256i| _mm256_movemask_ps(_mm256_castsi256_ps(v)) as u32;
+        // SAFETY: eight entries of two bytes, by the caller's promise.
+        let offsets = _mm256_cvtepu16_epi32(unsafe { _mm_loadu_si128(entries as *const __m128i) });
+        // The lanes not taken read the first taken row, so that every lane reads one.
+        let offsets = if take == 0xFF {
+            offsets
+        } else {
+            let lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+            let left_out = _mm256_cmpeq_epi32(_mm256_and_si256(set(take as i32), lane_bits), zero);
+            let first_taken = _mm256_permutevar8x32_epi32(offsets, set(take.trailing_zeros() as i32));
+            _mm256_blendv_epi8(offsets, first_taken, left_out)
+        };
+        // All in place (1 <= offset <= last_in_place) or all in the tail (last_in_place <
+        // offset <= len - PIECE_HEADER). Offsets and limits are below 2^16.
+        let (in_place, tail) = (block.last_in_place as i32, block.len.saturating_sub(PIECE_HEADER) as i32);
+        let above_place = bits(_mm256_cmpgt_epi32(offsets, set(in_place)));
+        let irregular =
+            bits(_mm256_or_si256(_mm256_cmpeq_epi32(offsets, zero), _mm256_cmpgt_epi32(offsets, set(tail))));
+        let base = match (above_place, irregular) {
+            (0, 0) => block.bytes,
+            (0xFF, 0) => block.tail,
+            _ => {
+                // The rows up to the first change of region, or an irregular one.
+                let change = (above_place ^ ((above_place & 1) * 0xFF)) | irregular;
+                return Group::Split((change.trailing_zeros() as usize).max(1));
+            }
+        };
+        // SAFETY (every gather): each lane reads 4 (or 8) bytes at most 10 bytes past a
+        // position inside its row's room (see the module doc), at `base + position`.
+        macro_rules! gather {
+            ($at:expr) => {
+                unsafe { _mm256_i32gather_epi32::<1>(base as *const i32, $at) }
+            };
+        }
+        let header = gather!(offsets);
+        let whole = _mm256_cmpeq_epi32(
+            _mm256_and_si256(header, set((FLAGS_WHOLE | FLAG_DELETED) as i32)),
+            set(FLAGS_WHOLE as i32),
+        );
+        let locked = _mm256_cmpeq_epi32(_mm256_and_si256(header, set(0xFF00)), set(0xFF00));
+        let columns = _mm256_and_si256(_mm256_srli_epi32::<16>(header), byte);
+        let wide = _mm256_cmpgt_epi32(columns, set(W as i32 - 1));
+        if !all!(_mm256_andnot_si256(locked, _mm256_and_si256(whole, wide))) {
+            return Group::Unclean;
+        }
+        // The walk. A step is `(b + 1) & 0xFF`, at least 1: 1 + the length of a short
+        // column, 1 for NULL, and 252..=255 over a byte no walk may step over (251..=254),
+        // which the largest step of a lane therefore shows afterwards.
+        let one = set(1);
+        let first_pos = _mm256_add_epi32(offsets, set(PIECE_HEADER as i32));
+        let mut pos = first_pos;
+        let mut longest_step = zero;
+        let mut at = [zero; W];
+        let (mut first_word, mut word) = (zero, zero);
+        for (col, at) in at.iter_mut().enumerate() {
+            // The first and the last column's positions are at hand without it.
+            if col != 0 && col + 1 != W {
+                *at = pos;
+            }
+            word = gather!(pos);
+            let step = _mm256_max_epu32(_mm256_and_si256(_mm256_add_epi32(word, one), byte), one);
+            longest_step = _mm256_max_epu32(longest_step, step);
+            if col == 0 {
+                first_word = word;
+            }
+            if col + 1 < W {
+                pos = _mm256_add_epi32(pos, step);
+            }
+        }
+        // A walk in the tail copy may have run on into the zeros after the block: the
+        // last column must end inside it.
+        let end = _mm256_add_epi32(pos, _mm256_max_epu32(_mm256_and_si256(_mm256_add_epi32(word, one), byte), one));
+        let stopped = _mm256_cmpgt_epi32(longest_step, set(LEN_SHORT_MAX as i32 + 1));
+        if any!(_mm256_or_si256(stopped, _mm256_cmpgt_epi32(end, set(block.len as i32)))) {
+            return Group::Unclean;
+        }
+        let null = set(LEN_NULL as i32);
+        // The first four bytes of column `col`: the first and the last column's are at hand.
+        macro_rules! word_of {
+            ($col:expr) => {
+                match $col {
+                    c if c + 1 == W => word,
+                    0 => first_word,
+                    c => gather!(at[c]),
+                }
+            };
+        }
+        let passed_bits = match count.filter {
+            None => 0xFF,
+            Some(f) => {
+                let filter_word = word_of!(f.column);
+                let filter_at = match f.column {
+                    c if c + 1 == W => pos,
+                    0 => first_pos,
+                    c => at[c],
+                };
+                let len = _mm256_and_si256(filter_word, byte);
+                let nulls = _mm256_cmpeq_epi32(len, null);
+                // Length 2..=9 and scale 0: (length | scale << 8) - 2 in 0..=7.
+                let small = _mm256_sub_epi32(_mm256_and_si256(filter_word, set(0xFFFF)), set(2));
+                let small = _mm256_and_si256(_mm256_cmpgt_epi32(small, set(-1)), _mm256_cmpgt_epi32(set(8), small));
+                if !all!(_mm256_or_si256(nulls, small)) {
+                    return Group::Unclean;
+                }
+                // 64 - 8 × (length - 1) = 8 × (9 - length), masked to 0..=56 so that no
+                // lane shifts by 64 or more (a NULL lane's is never used).
+                let shifts = _mm256_slli_epi32::<3>(_mm256_and_si256(_mm256_sub_epi32(set(9), len), set(7)));
+                let flip = _mm256_set1_epi64x(i64::MIN);
+                let (lo, span) = (_mm256_set1_epi64x(f.lo), _mm256_xor_si256(_mm256_set1_epi64x(f.span as i64), flip));
+                // Bits of the four lanes of `half` whose value lies inside the range.
+                macro_rules! inside {
+                    ($half:expr, $shift:expr) => {{
+                        // SAFETY: as for `gather!`: 8 bytes at position + 2 <= + 10.
+                        let mantissa = unsafe { _mm256_i32gather_epi64::<1>(base.add(2) as *const i64, $half) };
+                        let shift = _mm256_cvtepu32_epi64($shift);
+                        let up = _mm256_sllv_epi64(mantissa, shift);
+                        // Arithmetic shift right by `shift`, which AVX2 has only for 32 bits.
+                        let sign = _mm256_srlv_epi64(flip, shift);
+                        let v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_srlv_epi64(up, shift), sign), sign);
+                        // (v - lo) as u64 <= span, as a signed compare with the sign bits flipped.
+                        let d = _mm256_xor_si256(_mm256_sub_epi64(v, lo), flip);
+                        !_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(d, span))) & 0xF
+                    }};
+                }
+                let low = inside!(_mm256_castsi256_si128(filter_at), _mm256_castsi256_si128(shifts));
+                let high = inside!(_mm256_extracti128_si256::<1>(filter_at), _mm256_extracti128_si256::<1>(shifts));
+                let holds = (low | high << 4) ^ if f.outside { 0xFF } else { 0 };
+                holds & !_mm256_movemask_ps(_mm256_castsi256_ps(nulls)) & 0xFF
+            }
+        };
+        let counted_bits = match count.not_null {
+            None => passed_bits,
+            Some(col) => {
+                let counted_byte = _mm256_and_si256(word_of!(col), byte);
+                passed_bits & !_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(counted_byte, null)))
+            }
+        };
+        let (passed, counted) = (passed_bits as u32 & take, counted_bits as u32 & take);
+        Group::Counted { passed: passed.count_ones(), counted: counted.count_ones() }
+    }
+
+    /// Consecutive whole groups, counted in lanes: up to `groups` of them from the entries
+    /// at `entries`, each followed by `after_group` (the next block's prefetch). Stops at
+    /// the first group that is not counted, and says how many were and what became of
+    /// that one.
+    ///
+    /// # Safety
+    /// As for [`group`], for each of the `groups` groups.
+    #[target_feature(enable = "avx2,popcnt")]
+    pub unsafe fn groups<const W: usize>(
+        block: &Block,
+        entries: *const u8,
+        groups: usize,
+        count: &LaneCount,
+        mut after_group: impl FnMut(),
+    ) -> (usize, LaneTotals, Option<Group>) {
+        let mut totals = LaneTotals::default();
+        for done in 0..groups {
+            // SAFETY: the caller's promise, for group `done`.
+            match unsafe { group_in_line::<W>(block, entries.add(2 * super::LANES * done), 0xFF, count) } {
+                Group::Counted { passed, counted } => {
+                    totals.passed += u64::from(passed);
+                    totals.counted += u64::from(counted);
+                    after_group();
+                }
+                other => return (done, totals, Some(other)),
+            }
+        }
+        (groups, totals, None)
+    }
+}
