@@ -10,7 +10,7 @@
 //! the other runs as two; the last rows of a block, fewer than eight, run as the block's
 //! last eight slots with the rows before them left out of the totals. Any other group
 //! goes row by row through the scalar walk, which also stays the reference the lanes are
-//! tested against. Whole groups in a row run in one call ([`avx2::groups`]), which also
+//! tested against. Whole groups in a row run in one call (`avx2::groups`), which also
 //! prefetches the next block a group at a time.
 //!
 //! Per group, with `p` the vector of eight positions (32-bit lanes):
