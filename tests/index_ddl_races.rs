@@ -104,7 +104,18 @@ fn truncate_waits_for_an_index_scan_of_its_table() {
                 .map(|r| r.rows[0][0].to_string())
         })
     };
-    std::thread::sleep(Duration::from_millis(200));
+    // The scan's statement has begun (a loaded machine may take a while to start the
+    // thread), and had time to reach its table.
+    let started = Instant::now();
+    while scalar(
+        &s,
+        "SELECT COUNT(*) FROM v$session WHERE status = 'ACTIVE' AND INSTR(sql_text, 'INDEX(t ' || 't_id)') > 0",
+    ) == "0"
+    {
+        assert!(started.elapsed() < Duration::from_secs(30), "the scan never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(100));
     // Either TRUNCATE waited for the scan or was refused after its wait; the scan's
     // answer is whole either way.
     let _ = s.execute("TRUNCATE TABLE t");
