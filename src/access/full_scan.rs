@@ -6,16 +6,19 @@
 //! already cached, and hands every block of the read back pinned), then takes a
 //! consistent get of each block in turn and, while the block stays share-locked, hands
 //! its live rows to a [`ScanConsumer`]: whole rows a block at a time as a [`BlockBatch`]
-//! (columns located), or one by one to a row kernel as a [`WalkedRow`] (only the
-//! positions of the length bytes recorded); chained rows one by one. The segment header
+//! (columns located), or to a row kernel through the fast walk of
+//! [`super::fast_walk`] (its [`FastRows`], counted eight at a time in AVX2 lanes where
+//! the kernel can) for scans of up to 16 columns, and one by one as a [`WalkedRow`]
+//! (only the positions of the length bytes recorded) for the rows the fast walk leaves
+//! and for wider scans; chained rows one by one. The segment header
 //! is read first with a consistent get, as Oracle's scans do, and the table's visibility
 //! lock is held shared for the whole scan.
 //!
 //! The next block is share-locked one step ahead, so a scan holds two blocks at a time
 //! (following a chained row into one of them takes its shared lock again, which the
 //! buffer cache allows). Its lines are prefetched while the current block is walked: a
-//! few per row by the row-kernel walk, or its first rows at once and then each row a few
-//! rows ahead by the batch walk. The look-ahead block's consistent get is counted only
+//! few per row (or per group of eight rows) by the row-kernel walk, or its first rows at
+//! once and then each row a few rows ahead by the batch walk. The look-ahead block's consistent get is counted only
 //! when the scan reaches it, so a scan that stops early counts exactly the blocks it
 //! visited; `table scan rows gotten` counts the rows handed to the consumer.
 //!
@@ -60,8 +63,8 @@ pub trait ScanConsumer {
     fn row_in_place(&mut self, row: WalkedRow<'_>) -> Result<Flow>;
 
     /// Takes the rows of a block the fast walk takes, as many as `rows` yields, each
-    /// [`super::fast_walk::FastRow`]'s `W` columns decoding as `kinds`. The default hands each to
-    /// [`ScanConsumer::row_in_place`].
+    /// [`super::fast_walk::FastRow`]'s `W` columns decoding as `kinds`. The default hands
+    /// each to [`ScanConsumer::row_in_place`] ([`fast_rows_one_by_one`]).
     #[inline(always)]
     fn fast_rows<const W: usize>(
         &mut self,
@@ -69,13 +72,25 @@ pub trait ScanConsumer {
         kinds: &[PayloadKind],
         rdba: u32,
     ) -> Result<Flow> {
-        let mut outcome = Ok(Flow::Continue);
-        rows.visit(|row| {
-            outcome = self.row_in_place(row.walked(&row.positions(), kinds, rdba));
-            matches!(outcome, Ok(Flow::Continue))
-        });
-        outcome
+        fast_rows_one_by_one(self, rows, kinds, rdba)
     }
+}
+
+/// Hands the rows `rows` yields to `visit`'s [`ScanConsumer::row_in_place`] one by one,
+/// as [`WalkedRow`]s whose columns decode as `kinds`, until it says stop.
+#[inline(always)]
+pub fn fast_rows_one_by_one<C: ScanConsumer + ?Sized, const W: usize>(
+    visit: &mut C,
+    rows: &mut FastRows<'_, W>,
+    kinds: &[PayloadKind],
+    rdba: u32,
+) -> Result<Flow> {
+    let mut outcome = Ok(Flow::Continue);
+    rows.visit(|row| {
+        outcome = visit.row_in_place(row.walked(&row.positions(), kinds, rdba));
+        matches!(outcome, Ok(Flow::Continue))
+    });
+    outcome
 }
 
 /// A scan of one table, locating the first `columns_needed` columns of each row.
@@ -303,15 +318,8 @@ impl<'t> FullScan<'t> {
         let mut flow = Flow::Continue;
         for (slot, entry) in directory.chunks_exact(2).enumerate() {
             upcoming.step();
-            flow = match live_row(ctx, rdba, bytes, slot, entry)? {
-                None => continue,
-                Some(LiveRow::Whole { stream, column_count }) => {
-                    self.walk_one(ctx, rdba, slot, stream, column_count, visit)?
-                }
-                Some(LiveRow::Chained { column_count, fragment, next }) => {
-                    self.visit_chained(ctx, rdba, slot, bytes, column_count, fragment, next, visit)?
-                }
-            };
+            let Some(row_flow) = self.visit_live_row(ctx, rdba, bytes, slot, entry, visit)? else { continue };
+            flow = row_flow;
             visited += 1;
             if flow == Flow::Stop {
                 break;
@@ -361,15 +369,7 @@ impl<'t> FullScan<'t> {
                 break Flow::Stop;
             }
             let Some((slot, entry)) = rows.pending() else { break Flow::Continue };
-            let flow = match live_row(ctx, rdba, bytes, slot, entry)? {
-                None => continue,
-                Some(LiveRow::Whole { stream, column_count }) => {
-                    self.walk_one(ctx, rdba, slot, stream, column_count, visit)?
-                }
-                Some(LiveRow::Chained { column_count, fragment, next }) => {
-                    self.visit_chained(ctx, rdba, slot, bytes, column_count, fragment, next, visit)?
-                }
-            };
+            let Some(flow) = self.visit_live_row(ctx, rdba, bytes, slot, entry, visit)? else { continue };
             general += 1;
             if flow == Flow::Stop {
                 break flow;
@@ -378,6 +378,30 @@ impl<'t> FullScan<'t> {
         ctx.stats.add(Stat::TableScanRowsGotten, rows.taken() + general);
         self.tail = tail;
         Ok(flow)
+    }
+
+    /// Walks the row of directory entry `entry` (slot `slot`) of `bytes` the general way and
+    /// hands it to the consumer, if it is a live head piece: a whole row walked in place,
+    /// a chained one assembled when the columns read are not all in its head.
+    #[inline(always)]
+    fn visit_live_row<C: ScanConsumer>(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        rdba: u32,
+        bytes: &[u8],
+        slot: usize,
+        entry: &[u8],
+        visit: &mut C,
+    ) -> Result<Option<Flow>> {
+        Ok(Some(match live_row(ctx, rdba, bytes, slot, entry)? {
+            None => return Ok(None),
+            Some(LiveRow::Whole { stream, column_count }) => {
+                self.walk_one(ctx, rdba, slot, stream, column_count, visit)?
+            }
+            Some(LiveRow::Chained { column_count, fragment, next }) => {
+                self.visit_chained(ctx, rdba, slot, bytes, column_count, fragment, next, visit)?
+            }
+        }))
     }
 
     /// Walks one whole row (its column stream and count) and hands it to the consumer.

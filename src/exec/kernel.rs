@@ -66,8 +66,20 @@ impl CountKernel {
     /// Filters and counts one row.
     #[inline(always)]
     pub fn apply(&mut self, row: WalkedRow<'_>) -> KernelVerdict {
+        self.decide(|col| row.int_or_null(col), |col| row.is_null(col))
+    }
+
+    /// Filters and counts one row whose NUMBER columns read as `int_or_null` gives them
+    /// (`Err` for a value that is not a small whole number) and whose NULLs `is_null`
+    /// finds.
+    #[inline(always)]
+    fn decide(
+        &mut self,
+        int_or_null: impl Fn(usize) -> std::result::Result<Option<i64>, ()>,
+        is_null: impl Fn(usize) -> bool,
+    ) -> KernelVerdict {
         for term in &*self.terms {
-            match row.int_or_null(term.column) {
+            match int_or_null(term.column) {
                 Ok(Some(v)) if term.holds(v) => {}
                 // Failed, or compared a NULL (UNKNOWN does not pass a filter).
                 Ok(_) => return KernelVerdict::Done,
@@ -78,7 +90,7 @@ impl CountKernel {
         for (shape, total) in &mut *self.counts {
             *total += match *shape {
                 CountShape::Rows => 1,
-                CountShape::NotNull(col) => u64::from(!row.is_null(col)),
+                CountShape::NotNull(col) => u64::from(!is_null(col)),
             };
         }
         KernelVerdict::Done
@@ -178,21 +190,7 @@ impl CountKernel {
     /// [`CountKernel::apply`] for a row the fast walk took.
     #[inline(always)]
     fn apply_fast<const W: usize>(&mut self, row: &FastRow<'_, W>) -> KernelVerdict {
-        for term in &*self.terms {
-            match row.int_or_null(Column::of::<W>(term.column)) {
-                Ok(Some(v)) if term.holds(v) => {}
-                Ok(_) => return KernelVerdict::Done,
-                Err(()) => return KernelVerdict::Fallback,
-            }
-        }
-        self.passed += 1;
-        for (shape, total) in &mut *self.counts {
-            *total += match *shape {
-                CountShape::Rows => 1,
-                CountShape::NotNull(col) => u64::from(!row.is_null(Column::of::<W>(col))),
-            };
-        }
-        KernelVerdict::Done
+        self.decide(|col| row.int_or_null(Column::of::<W>(col)), |col| row.is_null(Column::of::<W>(col)))
     }
 
     /// Whether the kernel reads nothing of a row: no filter, and only COUNT(*) calls. Rows

@@ -13,8 +13,8 @@ use super::ExecContext;
 use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push, push_batch};
 use crate::access::fast_walk::FastRows;
-use crate::access::full_scan::ScanConsumer;
 use crate::access::full_scan::{Flow, FullScan};
+use crate::access::full_scan::{ScanConsumer, fast_rows_one_by_one};
 use crate::access::{BlockBatch, BlockRow, WalkedRow};
 use crate::catalog::TableDef;
 use crate::error::Result;
@@ -95,12 +95,7 @@ impl ScanConsumer for Feed<'_, '_> {
         rdba: u32,
     ) -> Result<Flow> {
         let Some(kernel) = self.kernel.as_mut() else {
-            let mut outcome = Ok(Flow::Continue);
-            rows.visit(|row| {
-                outcome = push(self.stages, &row.walked(&row.positions(), kinds, rdba), self.f);
-                matches!(outcome, Ok(Flow::Continue))
-            });
-            return outcome;
+            return fast_rows_one_by_one(self, rows, kinds, rdba);
         };
         // The rows the kernel cannot decide go through the pipeline.
         while let Some(row) = kernel.count_fast_rows(rows) {
