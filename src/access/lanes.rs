@@ -38,6 +38,14 @@ pub struct LaneCount {
     pub not_null: Option<usize>,
 }
 
+impl LaneCount {
+    /// Whether it reads a column between the first and the last of a walk of `w`
+    /// columns: only then does a group keep every column's position.
+    pub fn reads_between(&self, w: usize) -> bool {
+        self.filter.map(|f| f.column).into_iter().chain(self.not_null).any(|c| c != 0 && c + 1 != w)
+    }
+}
+
 /// `lo <= column <= lo + span` in wrapping arithmetic (`span` as unsigned), or its
 /// complement when `outside`, on a NUMBER column stored as a small whole number. A NULL
 /// fails it.
@@ -82,14 +90,18 @@ pub enum Group {
 /// Whether groups can run in lanes on this CPU (AVX2, and POPCNT, which every CPU with
 /// AVX2 has).
 pub fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    // Asked once a block: one load rather than two feature checks.
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -121,9 +133,14 @@ pub(crate) mod avx2 {
     /// the room of a walk of `W` columns is, as its fields describe; `count`'s columns are
     /// below `W`; `take` is not 0.
     #[target_feature(enable = "avx2,popcnt")]
-    pub unsafe fn group<const W: usize>(block: &Block, entries: *const u8, take: u32, count: &LaneCount) -> Group {
+    pub unsafe fn group<const W: usize, const BETWEEN: bool>(
+        block: &Block,
+        entries: *const u8,
+        take: u32,
+        count: &LaneCount,
+    ) -> Group {
         // SAFETY: the caller's promise; this function has the target features.
-        unsafe { group_in_line::<W>(block, entries, take, count) }
+        unsafe { group_in_line::<W, BETWEEN>(block, entries, take, count) }
     }
 
     /// The body of [`group`], for callers with its target features to take in line (a
@@ -134,7 +151,12 @@ pub(crate) mod avx2 {
     /// As for [`group`], and the caller has its target features.
     #[inline(always)]
     #[allow(unsafe_op_in_unsafe_fn)] // The intrinsics need the caller's target features.
-    unsafe fn group_in_line<const W: usize>(block: &Block, entries: *const u8, take: u32, count: &LaneCount) -> Group {
+    unsafe fn group_in_line<const W: usize, const BETWEEN: bool>(
+        block: &Block,
+        entries: *const u8,
+        take: u32,
+        count: &LaneCount,
+    ) -> Group {
         /// Whether every lane of a comparison's result is set / any is.
         macro_rules! all {
             ($v:expr) => {
@@ -204,8 +226,10 @@ pub(crate) mod avx2 {
         let mut at = [zero; W];
         let (mut first_word, mut word) = (zero, zero);
         for (col, at) in at.iter_mut().enumerate() {
-            // The first and the last column's positions are at hand without it.
-            if col != 0 && col + 1 != W {
+            // Kept only where a column between the first and the last is read (the first
+            // and the last column's positions are at hand without it); every one is
+            // written, so the array is never zeroed first.
+            if BETWEEN {
                 *at = pos;
             }
             word = gather!(pos);
@@ -232,7 +256,9 @@ pub(crate) mod avx2 {
                 match $col {
                     c if c + 1 == W => word,
                     0 => first_word,
-                    c => gather!(at[c]),
+                    c if BETWEEN => gather!(at[c]),
+                    // Never: `BETWEEN` says whether such a column is read.
+                    _ => return Group::Unclean,
                 }
             };
         }
@@ -243,7 +269,8 @@ pub(crate) mod avx2 {
                 let filter_at = match f.column {
                     c if c + 1 == W => pos,
                     0 => first_pos,
-                    c => at[c],
+                    c if BETWEEN => at[c],
+                    _ => return Group::Unclean,
                 };
                 let len = _mm256_and_si256(filter_word, byte);
                 let nulls = _mm256_cmpeq_epi32(len, null);
@@ -298,7 +325,7 @@ pub(crate) mod avx2 {
     /// # Safety
     /// As for [`group`], for each of the `groups` groups.
     #[target_feature(enable = "avx2,popcnt")]
-    pub unsafe fn groups<const W: usize>(
+    pub unsafe fn groups<const W: usize, const BETWEEN: bool>(
         block: &Block,
         entries: *const u8,
         groups: usize,
@@ -308,7 +335,7 @@ pub(crate) mod avx2 {
         let mut totals = LaneTotals::default();
         for done in 0..groups {
             // SAFETY: the caller's promise, for group `done`.
-            match unsafe { group_in_line::<W>(block, entries.add(2 * super::LANES * done), 0xFF, count) } {
+            match unsafe { group_in_line::<W, BETWEEN>(block, entries.add(2 * super::LANES * done), 0xFF, count) } {
                 Group::Counted { passed, counted } => {
                     totals.passed += u64::from(passed);
                     totals.counted += u64::from(counted);
