@@ -347,3 +347,20 @@ pub(crate) mod avx2 {
         (groups, totals, None)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_columns_between_the_walks_ends_need_their_positions_kept() {
+        let filter = |column| Some(LaneFilter { column, lo: 0, span: 0, outside: false });
+        let between = |filter, not_null, w| LaneCount { filter, not_null }.reads_between(w);
+        assert!(!between(filter(0), Some(8), 9), "first and last");
+        assert!(!between(None, None, 9));
+        assert!(!between(filter(0), None, 1));
+        assert!(between(filter(1), Some(8), 9), "the filter between");
+        assert!(between(filter(0), Some(4), 9), "the count between");
+        assert!(!between(filter(2), Some(0), 3), "the last is the filter");
+    }
+}
