@@ -126,7 +126,10 @@ pub(crate) mod avx2 {
     /// The rows of the group of eight whose directory entries start at `entries` that
     /// `take` marks (bit i for row i; at least one), counted in lanes if they are all
     /// clean and all in place or all in the tail copy. The lanes of the rows not taken
-    /// read the first taken row again and are left out of the totals.
+    /// read the first taken row again and are left out of the totals. `BETWEEN` is
+    /// [`LaneCount::reads_between`] of `count`: without it the walk keeps no column's
+    /// position but the first's and the last's, and a count that reads another column
+    /// finds the group [`Group::Unclean`].
     ///
     /// # Safety
     /// The CPU has AVX2; `entries` points at eight directory entries; `block` says where
