@@ -112,6 +112,26 @@ impl TableDef {
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
     }
+
+    /// A table `T` (object 1) of columns `C0`, `C1`, … of these types and nullability,
+    /// for tests of code that reads only a definition.
+    #[cfg(test)]
+    pub fn of_columns(columns: &[(crate::types::DataType, bool)]) -> TableDef {
+        TableDef {
+            name: "T".into(),
+            object_id: 1,
+            columns: columns
+                .iter()
+                .enumerate()
+                .map(|(i, &(data_type, nullable))| ColumnDef { name: format!("C{i}"), data_type, nullable })
+                .collect(),
+            pctfree: 10,
+            segment_header: 0,
+            created: 0,
+            stats: None,
+            inmemory: None,
+        }
+    }
 }
 
 /// A B-tree index on one or more columns of a table.

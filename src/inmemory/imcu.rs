@@ -134,10 +134,8 @@ impl GatherBuffers {
                 values.clear();
                 self.ints.push(values);
             }
-            Gathered::Keys(mut keys) => {
-                keys.clear();
-                self.keys.push(keys);
-            }
+            // `finish` left it empty.
+            Gathered::Keys(keys) => self.keys.push(keys),
         }
     }
 }
@@ -331,30 +329,15 @@ fn push_value(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::ColumnDef;
     use crate::types::encoding::{payload_len, put_payload};
 
     fn table() -> TableDef {
-        let types = [
-            DataType::Integer,
-            DataType::Varchar2 { max_bytes: 40 },
-            DataType::Number { precision: None, scale: None },
-            DataType::Date,
-        ];
-        TableDef {
-            name: "T".into(),
-            object_id: 1,
-            columns: types
-                .iter()
-                .enumerate()
-                .map(|(i, &data_type)| ColumnDef { name: format!("C{i}"), data_type, nullable: true })
-                .collect(),
-            pctfree: 10,
-            segment_header: 0,
-            created: 0,
-            stats: None,
-            inmemory: None,
-        }
+        TableDef::of_columns(&[
+            (DataType::Integer, true),
+            (DataType::Varchar2 { max_bytes: 40 }, true),
+            (DataType::Number { precision: None, scale: None }, true),
+            (DataType::Date, true),
+        ])
     }
 
     /// Unit `u`'s rows: each unit differs in row count, values, NULLs, and whether the

@@ -386,7 +386,6 @@ fn copy_short(dst: &mut [u8], src: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::ColumnDef;
 
     /// The image [`crate::storage::row::encode_whole_row`] builds, which the encoders
     /// must match byte for byte.
@@ -397,23 +396,6 @@ mod tests {
     }
     use crate::types::{Value, parse_date};
     use proptest::prelude::*;
-
-    fn table(columns: &[(DataType, bool)]) -> TableDef {
-        TableDef {
-            name: "T".into(),
-            object_id: 1,
-            columns: columns
-                .iter()
-                .enumerate()
-                .map(|(i, &(data_type, nullable))| ColumnDef { name: format!("C{i}"), data_type, nullable })
-                .collect(),
-            pctfree: 10,
-            segment_header: 0,
-            created: 0,
-            stats: None,
-            inmemory: None,
-        }
-    }
 
     /// The generic path: coerce each value, check NOT NULL, encode the row.
     fn reference(table: &TableDef, targets: &[usize], values: &[Datum<'_>]) -> Option<Vec<u8>> {
@@ -445,7 +427,7 @@ mod tests {
 
     #[test]
     fn columns_left_out_are_null_and_not_null_is_refused() {
-        let t = table(&[(DataType::Integer, false), (DataType::Varchar2 { max_bytes: 3 }, true)]);
+        let t = TableDef::of_columns(&[(DataType::Integer, false), (DataType::Varchar2 { max_bytes: 3 }, true)]);
         let mut e = RowEncoder::new(&t, &[1]);
         assert_eq!(e.encode_values(&[Datum::Str("ab".into())]), Err(Unencodable));
         let mut e = RowEncoder::new(&t, &[1, 0]);
@@ -493,7 +475,7 @@ mod tests {
     fn table_and_targets() -> impl Strategy<Value = (TableDef, Vec<usize>)> {
         proptest::collection::vec((data_type(), any::<bool>()), 1..8).prop_flat_map(|columns| {
             let n = columns.len();
-            let t = table(&columns);
+            let t = TableDef::of_columns(&columns);
             (Just(t), Just((0..n).collect::<Vec<_>>()).prop_shuffle(), 1..=n)
                 .prop_map(|(t, order, keep)| (t, order[..keep].to_vec()))
         })
@@ -580,7 +562,7 @@ mod tests {
 
     #[test]
     fn dates_in_csv_fields() {
-        let t = table(&[(DataType::Date, true)]);
+        let t = TableDef::of_columns(&[(DataType::Date, true)]);
         let mut e = RowEncoder::new(&t, &[0]);
         let seconds = parse_date("2015-11-30 00:45:00", None).unwrap();
         let expected = reference_image(&[Datum::Date(seconds)]);
