@@ -384,13 +384,29 @@ impl<'b, const W: usize> FastRows<'b, W> {
     /// that cannot run in lanes, one by one, as [`FastRows::visit`] does (stopping where
     /// it does). Returns what the lanes passed and counted; `visit` counts the others.
     #[inline(always)]
-    pub fn count_in_lanes(&mut self, count: &LaneCount, mut visit: impl FnMut(FastRow<'b, W>) -> bool) -> LaneTotals {
-        let mut totals = LaneTotals::default();
+    pub fn count_in_lanes(&mut self, count: &LaneCount, visit: impl FnMut(FastRow<'b, W>) -> bool) -> LaneTotals {
         let columns_walked = count.filter.iter().map(|f| f.column).chain(count.not_null).all(|c| c < W);
         if !(self.lanes && columns_walked) {
             self.visit(visit);
-            return totals;
+            return LaneTotals::default();
         }
+        // Decided once a block: whether the groups keep every column's position.
+        if count.reads_between(W) {
+            self.count_groups::<true>(count, visit)
+        } else {
+            self.count_groups::<false>(count, visit)
+        }
+    }
+
+    /// [`FastRows::count_in_lanes`] once lanes may run, `BETWEEN` being
+    /// [`LaneCount::reads_between`] of `count`.
+    #[inline(always)]
+    fn count_groups<const BETWEEN: bool>(
+        &mut self,
+        count: &LaneCount,
+        mut visit: impl FnMut(FastRow<'b, W>) -> bool,
+    ) -> LaneTotals {
+        let mut totals = LaneTotals::default();
         let slots = self.directory.len() / 2;
         #[cfg(target_arch = "x86_64")]
         let block = super::lanes::avx2::Block {
@@ -403,7 +419,7 @@ impl<'b, const W: usize> FastRows<'b, W> {
         let block = ();
         while self.pending.is_none() && self.slot < slots {
             // Whole groups in a row, in one call.
-            let (counted, found, stopped) = self.groups(&block, (slots - self.slot) / LANES, count);
+            let (counted, found, stopped) = self.groups::<BETWEEN>(&block, (slots - self.slot) / LANES, count);
             totals += found;
             self.slot += counted * LANES;
             self.taken += (counted * LANES) as u64;
@@ -421,11 +437,11 @@ impl<'b, const W: usize> FastRows<'b, W> {
             let rows = left.min(LANES);
             let group = match stopped {
                 Some(group) => group,
-                None => self.group(&block, first, take, count),
+                None => self.group::<BETWEEN>(&block, first, take, count),
             };
             let (rows, group) = match group {
                 // The rows up to a change of region, as a group of their own.
-                Group::Split(n) if take == 0xFF => (n, self.group(&block, first, (1 << n) - 1, count)),
+                Group::Split(n) if take == 0xFF => (n, self.group::<BETWEEN>(&block, first, (1 << n) - 1, count)),
                 group => (rows, group),
             };
             let visited = match group {
@@ -451,54 +467,55 @@ impl<'b, const W: usize> FastRows<'b, W> {
     /// if they can be.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn group(&self, block: &super::lanes::avx2::Block, first: usize, take: u32, count: &LaneCount) -> Group {
+    fn group<const BETWEEN: bool>(
+        &self,
+        block: &super::lanes::avx2::Block,
+        first: usize,
+        take: u32,
+        count: &LaneCount,
+    ) -> Group {
         // SAFETY: `lanes` says the CPU has AVX2; eight entries from `first`; `block` was
         // made from this block: offsets up to `last_in_place` have the room in place, the
         // others in the tail copy, which starts at that offset (see `new`); the caller
         // checked the columns.
-        unsafe {
-            let entries = self.directory.as_ptr().add(2 * first);
-            if count.reads_between(W) {
-                super::lanes::avx2::group::<W, true>(block, entries, take, count)
-            } else {
-                super::lanes::avx2::group::<W, false>(block, entries, take, count)
-            }
-        }
+        unsafe { super::lanes::avx2::group::<W, BETWEEN>(block, self.directory.as_ptr().add(2 * first), take, count) }
     }
 
     /// Up to `groups` whole groups from the next slot, in lanes, while they can be: how
     /// many were, what they counted, and what became of the one that stopped them.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn groups(
+    fn groups<const BETWEEN: bool>(
         &mut self,
         block: &super::lanes::avx2::Block,
         groups: usize,
         count: &LaneCount,
     ) -> (usize, LaneTotals, Option<Group>) {
-        let upcoming = &mut self.upcoming;
+        let (entries, upcoming) = (self.directory.as_ptr(), &mut self.upcoming);
         // SAFETY: as in `group`, for each of the `groups` whole groups from `slot`.
         unsafe {
-            let entries = self.directory.as_ptr().add(2 * self.slot);
-            if count.reads_between(W) {
-                super::lanes::avx2::groups::<W, true>(block, entries, groups, count, || upcoming.step_rows::<LANES>())
-            } else {
-                super::lanes::avx2::groups::<W, false>(block, entries, groups, count, || upcoming.step_rows::<LANES>())
-            }
+            super::lanes::avx2::groups::<W, BETWEEN>(block, entries.add(2 * self.slot), groups, count, || {
+                upcoming.step_rows::<LANES>()
+            })
         }
     }
 
     /// Without AVX2 no group runs in lanes.
     #[cfg(not(target_arch = "x86_64"))]
     #[inline(always)]
-    fn groups(&mut self, _block: &(), _groups: usize, _count: &LaneCount) -> (usize, LaneTotals, Option<Group>) {
+    fn groups<const BETWEEN: bool>(
+        &mut self,
+        _block: &(),
+        _groups: usize,
+        _count: &LaneCount,
+    ) -> (usize, LaneTotals, Option<Group>) {
         (0, LaneTotals::default(), None)
     }
 
     /// Without AVX2 no group runs in lanes.
     #[cfg(not(target_arch = "x86_64"))]
     #[inline(always)]
-    fn group(&self, _block: &(), _first: usize, _take: u32, _count: &LaneCount) -> Group {
+    fn group<const BETWEEN: bool>(&self, _block: &(), _first: usize, _take: u32, _count: &LaneCount) -> Group {
         Group::Unclean
     }
 

@@ -18,9 +18,10 @@
 //! (following a chained row into one of them takes its shared lock again, which the
 //! buffer cache allows). Its lines are prefetched while the current block is walked: a
 //! few per row (or per group of eight rows) by the row-kernel walk, or its first rows at
-//! once and then each row a few rows ahead by the batch walk. The look-ahead block's consistent get is counted only
-//! when the scan reaches it, so a scan that stops early counts exactly the blocks it
-//! visited; `table scan rows gotten` counts the rows handed to the consumer.
+//! once and then each row a few rows ahead by the batch walk. The look-ahead block's
+//! consistent get is counted only when the scan reaches it, so a scan that stops early
+//! counts exactly the blocks it visited; `table scan rows gotten` counts the rows handed
+//! to the consumer.
 //!
 //! Per block the cost is one consistent get (a content lock; the latch get and pin were
 //! paid by the multiblock read); per row it is the directory entry, the flag checks and

@@ -13,6 +13,10 @@
 //! tested against. Whole groups in a row run in one call (`avx2::groups`), which also
 //! prefetches the next block a group at a time.
 //!
+//! The walk keeps only the first and the last column's positions and words unless the
+//! filter or the count reads a column between them ([`LaneCount::reads_between`],
+//! decided once a block and compiled in as `BETWEEN`): then it keeps every column's.
+//!
 //! Per group, with `p` the vector of eight positions (32-bit lanes):
 //!
 //! ```text

@@ -140,10 +140,10 @@ impl CountKernel {
         }
         let mut undecided = None;
         let (mut passed, mut total) = (0u64, 0u64);
-        match (&*self.terms, &*self.counts) {
+        let in_lanes = match (&*self.terms, &*self.counts) {
             (&[term], &[(shape, _)]) => {
                 let lanes = LaneCount { filter: Some(term.lane_filter()), not_null: shape.column() };
-                let in_lanes = for_column!(term.column, |column| for_count!(shape, |counted| {
+                for_column!(term.column, |column| for_count!(shape, |counted| {
                     rows.count_in_lanes(&lanes, |row| {
                         match row.int_or_null(column) {
                             Ok(Some(v)) if term.holds(v) => {}
@@ -157,19 +157,15 @@ impl CountKernel {
                         total += counted(&row);
                         true
                     })
-                }));
-                passed += in_lanes.passed;
-                total += in_lanes.counted;
+                }))
             }
             (&[], &[(shape, _)]) => {
                 let lanes = LaneCount { filter: None, not_null: shape.column() };
-                let in_lanes = for_count!(shape, |counted| rows.count_in_lanes(&lanes, |row| {
+                for_count!(shape, |counted| rows.count_in_lanes(&lanes, |row| {
                     passed += 1;
                     total += counted(&row);
                     true
-                }));
-                passed += in_lanes.passed;
-                total += in_lanes.counted;
+                }))
             }
             _ => {
                 rows.visit(|row| {
@@ -181,9 +177,9 @@ impl CountKernel {
                 });
                 return undecided;
             }
-        }
-        self.passed += passed;
-        self.counts[0].1 += total;
+        };
+        self.passed += passed + in_lanes.passed;
+        self.counts[0].1 += total + in_lanes.counted;
         undecided
     }
 

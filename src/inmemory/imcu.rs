@@ -17,7 +17,10 @@
 //! the index key encoding of its values, see [`crate::index::key`]). Population hands
 //! the builder each row's stored payloads: strings go in as their bytes (checked for
 //! UTF-8 one column at a time before the unit is built), small whole numbers are read
-//! straight from the payload, anything else is decoded as a scan decodes it.
+//! straight from the payload, anything else is decoded as a scan decodes it. The
+//! builder gathers into buffers it takes from, and gives back to, a worker's
+//! [`GatherBuffers`], so that unit after unit fills memory already touched; a buffer in
+//! that pool is always empty.
 
 use super::cu::{ColumnInput, ColumnUnit, CuValue, KeyColumnBuilder, Packing};
 use crate::catalog::{MemCompress, TableDef};
