@@ -58,8 +58,8 @@
 //!   [`CrVersion`] is set while it is in a chain, and only then;
 //! - a buffer with pins > 0 is never evicted or reused; pins are taken under the latch of
 //!   the buffer's chain and released without it; a multiblock read holds the pins of
-//!   its blocks until the scan visits them, and never waits for a free buffer while it
-//!   holds any;
+//!   its blocks until the scan visits them, never waits for a free buffer while it
+//!   holds any, and takes no more while another session waits for one;
 //! - block bytes are read only under the shared content lock and written only under the
 //!   exclusive one (both held through a guard); read guards take the shared lock
 //!   recursively, so a session that already holds a block shared never waits on it;
@@ -89,15 +89,16 @@ use parking_lot::{Condvar, Mutex, RawRwLock, RwLock};
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Blocks ahead of a multiblock lookup whose latch and bucket are prefetched.
 const LOOKUP_PREFETCH_AHEAD: u32 = 8;
 
-/// How long a session waits (`free buffer waits`, sleeping up to 64 ms at a time) for
-/// other sessions to unpin a buffer before it gives up: pins are held for the length of
-/// a block visit or a multiblock read, so only a cache too small for the sessions' own
-/// pins waits this long, while a busy machine that deschedules the holders does not fail.
+/// How long a session waits (`free buffer waits`, sleeping up to 8 ms at a time) for a
+/// free buffer while no session claims one before it gives up: pins are held for the
+/// length of a block visit or a multiblock read, so only a cache too small for the
+/// sessions' own pins waits this long. The wait starts again whenever another session
+/// claims a buffer, so a busy machine where the holders are slow to let go does not fail.
 const FREE_BUFFER_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Highest touch count a buffer keeps; the clock hand takes one off per pass.
@@ -158,6 +159,22 @@ impl BufferHeader {
     }
 }
 
+/// One session counted in [`BufferCache`]'s free-buffer waiters for as long as it lives.
+struct FreeBufferWaiter<'c>(&'c AtomicU32);
+
+impl<'c> FreeBufferWaiter<'c> {
+    fn new(waiters: &'c AtomicU32) -> FreeBufferWaiter<'c> {
+        waiters.fetch_add(1, Ordering::Relaxed);
+        FreeBufferWaiter(waiters)
+    }
+}
+
+impl Drop for FreeBufferWaiter<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Figures of the cache as a whole, for `v$` views and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CacheSummary {
@@ -187,6 +204,16 @@ pub struct BufferCache {
     bucket_bits: u32,
     /// The clock hand of replacement.
     hand: AtomicUsize,
+    /// Sessions waiting for a first free buffer. While any wait, a multiblock read that
+    /// already holds pins stops short instead of taking the buffers they wait for: the
+    /// waiters sleep between sweeps, so sessions reading on without sleeping would
+    /// otherwise take every buffer freed and could starve a waiter past its patience.
+    free_buffer_waiters: AtomicU32,
+    /// Buffers claimed by clock sweep since the cache was made: a session waiting for a
+    /// free buffer gives up only after a wait in which this did not move.
+    claims: AtomicU64,
+    /// [`FREE_BUFFER_PATIENCE`], shorter in tests of giving up.
+    patience: std::time::Duration,
     /// Open datafiles by file number.
     files: RwLock<Vec<Option<Arc<DataFile>>>>,
     /// Wakes sessions waiting for a block another session is reading.
@@ -213,6 +240,9 @@ impl BufferCache {
             latches: (0..latch_count).map(|_| ChildLatch::new()).collect(),
             bucket_bits,
             hand: AtomicUsize::new(0),
+            free_buffer_waiters: AtomicU32::new(0),
+            claims: AtomicU64::new(0),
+            patience: FREE_BUFFER_PATIENCE,
             files: RwLock::new(Vec::new()),
             read_done: (Mutex::new(()), Condvar::new()),
             write_scratch: Mutex::new(Vec::new()),
@@ -607,20 +637,30 @@ impl BufferCache {
     fn claim_free_buffer(&self, stats: &SessionStats) -> Result<(u32, bool)> {
         stats.add(Stat::FreeBufferRequested, 1);
         let n = self.headers.len();
-        let started = std::time::Instant::now();
+        let mut claims_seen = self.claims.load(Ordering::Relaxed);
+        let mut since = std::time::Instant::now();
+        let mut waiting: Option<FreeBufferWaiter<'_>> = None;
         for attempt in 0.. {
             if let Some(claimed) = self.sweep_for_free_buffer(stats)? {
                 return Ok(claimed);
             }
-            if started.elapsed() >= FREE_BUFFER_PATIENCE {
+            let claims = self.claims.load(Ordering::Relaxed);
+            if claims != claims_seen {
+                (claims_seen, since) = (claims, std::time::Instant::now());
+            } else if since.elapsed() >= self.patience {
                 break;
             }
+            waiting.get_or_insert_with(|| FreeBufferWaiter::new(&self.free_buffer_waiters));
             let _wait = stats.begin_wait(WaitEvent::FreeBufferWaits);
-            std::thread::sleep(std::time::Duration::from_millis(1 << attempt.min(6)));
+            std::thread::sleep(std::time::Duration::from_millis(1 << attempt.min(3)));
         }
         Err(Error::InvalidParameter {
             name: "db_cache_size".into(),
-            message: format!("no free buffer: all {n} buffers stayed pinned; the cache is too small for this workload"),
+            message: format!(
+                "no free buffer: all {n} buffers stayed pinned for {:?} while no session could claim one; \
+                 the cache is too small for this workload",
+                self.patience
+            ),
         })
     }
 
@@ -632,6 +672,7 @@ impl BufferCache {
             let index = (self.hand.fetch_add(1, Ordering::Relaxed) % n) as u32;
             stats.add(Stat::FreeBufferInspected, 1);
             if let Some(claimed) = self.try_claim(stats, index)? {
+                self.claims.fetch_add(1, Ordering::Relaxed);
                 return Ok(Some(claimed));
             }
         }
@@ -765,8 +806,9 @@ impl BufferCache {
     ///
     /// Only the first block may wait for a free buffer. Once the read holds pins it does
     /// not wait while holding them (sessions scanning a small cache at once would each
-    /// hold the buffers the others wait for): when no buffer is free it stops short, and
-    /// [`PinnedRun::end`] tells the caller where to ask again.
+    /// hold the buffers the others wait for): when no buffer is free, or another session
+    /// is waiting for one, it stops short, and [`PinnedRun::end`] tells the caller where
+    /// to ask again.
     pub fn pin_multiblock(&self, stats: &SessionStats, first: u32, count: u32) -> Result<PinnedRun<'_>> {
         let mut pinned = PinnedRun { cache: self, blocks: VecDeque::with_capacity(count as usize), end: first };
         let mut run: Vec<(u32, u32)> = Vec::with_capacity(count as usize);
@@ -788,8 +830,13 @@ impl BufferCache {
                 continue;
             }
             let holding = !(run.is_empty() && pinned.blocks.is_empty());
-            let claimed =
-                if holding { self.sweep_for_free_buffer(stats) } else { self.claim_free_buffer(stats).map(Some) };
+            let claimed = if !holding {
+                self.claim_free_buffer(stats).map(Some)
+            } else if self.free_buffer_waiters.load(Ordering::Relaxed) > 0 {
+                Ok(None)
+            } else {
+                self.sweep_for_free_buffer(stats)
+            };
             let victim = match claimed {
                 Ok(Some((victim, _))) => victim,
                 Ok(None) => break,
@@ -1020,6 +1067,57 @@ mod tests {
         let rdba = block::rdba(1, 5000);
         cache.new_block(&stats, rdba, 9).unwrap().fill(0xCD);
         assert!(cache.new_block(&stats, rdba, 9).unwrap().iter().all(|&x| x == 0));
+    }
+
+    /// While a session waits for a free buffer, a multiblock read that already holds pins
+    /// stops short rather than take the buffers freed: readers that do not sleep between
+    /// sweeps would otherwise take every one and starve the waiter. Once no session waits,
+    /// the read takes them again.
+    #[test]
+    fn a_read_holding_pins_leaves_freed_buffers_to_a_waiting_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _file) = versions::tests::cache_with_file(&dir, MIN_BUFFERS, MIN_BUFFERS as u32 + 8);
+        let stats = SessionStats::default();
+        cache.flush(&stats).unwrap();
+        let first = block::rdba(1, 1);
+        let last = first + MIN_BUFFERS as u32 - 1;
+        let mut all = cache.pin_multiblock(&stats, first, MIN_BUFFERS as u32).unwrap();
+        assert_eq!(all.end(), last + 1, "the read pinned every buffer");
+        // Two buffers are freed; the last block of the run stays pinned.
+        for _ in 0..2 {
+            drop(all.next_block(&stats).unwrap().unwrap());
+        }
+
+        let waiter = FreeBufferWaiter::new(&cache.free_buffer_waiters);
+        let short = cache.pin_multiblock(&stats, last, 3).unwrap();
+        assert_eq!(short.end(), last + 1, "holding the cached block, the read took no freed buffer");
+        drop((short, waiter));
+
+        let full = cache.pin_multiblock(&stats, last, 3).unwrap();
+        assert_eq!(full.end(), last + 3, "with no one waiting, the read took both freed buffers");
+        drop((full, all));
+        assert_eq!(cache.summary().pinned, 0);
+    }
+
+    /// A read that finds every buffer pinned, and no session claiming one for the whole
+    /// wait, fails with an error naming the parameter, and leaves no pin behind.
+    #[test]
+    fn a_cache_whose_every_buffer_stays_pinned_refuses_a_read_after_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cache, _file) = versions::tests::cache_with_file(&dir, MIN_BUFFERS, MIN_BUFFERS as u32 + 1);
+        cache.patience = Duration::from_millis(200);
+        let stats = SessionStats::default();
+        cache.flush(&stats).unwrap();
+        let all = cache.pin_multiblock(&stats, block::rdba(1, 1), MIN_BUFFERS as u32).unwrap();
+        let started = std::time::Instant::now();
+        let refused = cache.consistent_get(&stats, block::rdba(1, MIN_BUFFERS as u32 + 1)).err().unwrap();
+        assert!(started.elapsed() >= cache.patience, "gave up after {:?}", started.elapsed());
+        let message = refused.to_string();
+        assert!(message.contains("db_cache_size") && message.contains("stayed pinned"), "{message}");
+        assert!(stats.event(WaitEvent::FreeBufferWaits).waits > 0, "the wait is counted as free buffer waits");
+        drop(all);
+        assert_eq!(cache.summary().pinned, 0);
+        assert!(cache.consistent_get(&stats, block::rdba(1, MIN_BUFFERS as u32 + 1)).is_ok(), "freed, it reads");
     }
 
     /// A session that holds a block shared takes it shared again even while a writer waits

@@ -312,7 +312,7 @@ impl<'c> WriteGuard<'c> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::storage::block::BlockType;
     use crate::storage::datafile::DataFile;
@@ -368,7 +368,11 @@ mod tests {
 
     /// A cache of `buffers` buffers over one datafile of `blocks` blocks (block 0 is the
     /// file header), each formatted, stamped 0 and written.
-    fn cache_with_file(dir: &tempfile::TempDir, buffers: usize, blocks: u32) -> (BufferCache, Arc<DataFile>) {
+    pub(in crate::buffer) fn cache_with_file(
+        dir: &tempfile::TempDir,
+        buffers: usize,
+        blocks: u32,
+    ) -> (BufferCache, Arc<DataFile>) {
         let file = Arc::new(DataFile::create(&dir.path().join("data.dbf"), 1, BS, 42).unwrap());
         file.ensure_blocks(blocks + 1).unwrap();
         let cache = BufferCache::new(buffers * BS, BS);
