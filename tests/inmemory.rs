@@ -239,6 +239,51 @@ fn a_store_too_small_populates_part_and_answers_right() {
     assert_eq!(scalar(&s, "SELECT populate_status FROM v$im_segments"), "COMPLETED");
 }
 
+/// A population after NO INMEMORY writes its units into the extents the first one gave
+/// back: the area's use is the same and nothing went to the heap.
+#[test]
+fn populations_reuse_the_in_memory_area() {
+    let (_t, _d, db) = temp_db(options(8192, "64M"));
+    let s = db.session();
+    customers_like(&s, 60_000);
+    store_on(&s, "64M");
+    let area = |s: &Session| {
+        let r = rows(s, "SELECT alloc_bytes, used_bytes, free_runs, fallback_bytes FROM v$inmemory_area");
+        r[0].iter()
+            .map(|v| match v {
+                Datum::Int(n) => *n,
+                other => panic!("v$inmemory_area figure {other:?}"),
+            })
+            .collect::<Vec<i64>>()
+    };
+    assert_eq!(area(&s), vec![64 << 20, 0, 1, 0]);
+    assert_eq!(populate(&s, "t", "MEMCOMPRESS FOR QUERY LOW"), 0);
+    let first = area(&s);
+    assert!(first[1] > 0, "the units' arrays are in the area: {first:?}");
+    exec(&s, "ALTER TABLE t NO INMEMORY");
+    assert_eq!(area(&s), vec![64 << 20, 0, 1, 0], "dropped units gave their extents back");
+    assert_eq!(populate(&s, "t", "MEMCOMPRESS FOR QUERY LOW"), 0);
+    assert_eq!(area(&s), first);
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE id > 7"), 59_993);
+}
+
+/// An `inmemory_size` the machine cannot back is refused with an error naming it, and
+/// changes nothing: the parameter, the area and the populated units stay as they were.
+#[test]
+fn an_inmemory_size_beyond_physical_memory_is_refused() {
+    let (_t, _d, db) = temp_db(options(8192, "16M"));
+    let s = db.session();
+    customers_like(&s, 10_000);
+    store_on(&s, "32M");
+    assert_eq!(populate(&s, "t", "MEMCOMPRESS FOR QUERY LOW"), 0);
+    let err = fail(&s, "ALTER SYSTEM SET inmemory_size = 1000000G").to_string();
+    assert!(err.contains("inmemory_size") && err.contains("physical memory"), "{err}");
+    assert_eq!(parameter(&s, "inmemory_size"), "32M");
+    assert_eq!(int(&s, "SELECT alloc_bytes FROM v$inmemory_area"), 32 << 20);
+    assert_eq!(scalar(&s, "SELECT populate_status FROM v$im_segments"), "COMPLETED");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE id > 7"), 9_993);
+}
+
 #[test]
 fn population_follows_chained_rows() {
     let (_t, _d, db) = temp_db(options(2048, "32M"));

@@ -23,6 +23,27 @@ pub const BLOCK_ALIGN: usize = 4096;
 /// Size and alignment of a transparent huge page on x86-64 and arm64.
 const HUGE_PAGE: usize = 2 << 20;
 
+/// Where the pre-paging of an arena stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrePageState {
+    /// Not asked for (or the arena is allocated, not mapped).
+    Off,
+    Running,
+    /// Every page populated (or the kernel refused, and first touches will populate them).
+    Done,
+}
+
+impl PrePageState {
+    /// The name `v$` views show.
+    pub fn name(self) -> &'static str {
+        match self {
+            PrePageState::Off => "OFF",
+            PrePageState::Running => "RUNNING",
+            PrePageState::Done => "DONE",
+        }
+    }
+}
+
 /// `count` zeroed, aligned blocks of `block_size` bytes.
 pub struct Arena {
     memory: Memory,
@@ -53,14 +74,22 @@ impl Arena {
     /// An arena of `count` blocks of `block_size` bytes, every byte zero (the buffer cache
     /// relies on it: a buffer never claimed needs no zeroing before a new block).
     pub fn new(count: usize, block_size: usize) -> Arena {
+        let layout = |size| Layout::from_size_align(size, BLOCK_ALIGN).expect("arena layout");
+        Arena::try_new(count, block_size)
+            .unwrap_or_else(|| std::alloc::handle_alloc_error(layout(count.saturating_mul(block_size))))
+    }
+
+    /// [`Arena::new`], or `None` when the kernel refuses the memory (a mapping larger than
+    /// it will back).
+    pub fn try_new(count: usize, block_size: usize) -> Option<Arena> {
         assert!(count > 0 && block_size > 0, "an arena holds at least one block");
         let size = count.checked_mul(block_size).filter(|&s| s <= isize::MAX as usize / 2).expect("arena size fits");
         if size < HUGE_PAGE {
             let layout = Layout::from_size_align(size, BLOCK_ALIGN).expect("arena layout");
             // SAFETY: the layout has a non-zero size.
             let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-            let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-            return Arena { memory: Memory::Allocated(layout), ptr, size, block_size, pre_pager: None };
+            let ptr = NonNull::new(raw)?;
+            return Some(Arena { memory: Memory::Allocated(layout), ptr, size, block_size, pre_pager: None });
         }
         let mapping_len = size + HUGE_PAGE;
         // SAFETY: an anonymous private mapping of a non-zero length; the result is checked.
@@ -75,7 +104,7 @@ impl Arena {
             )
         };
         if raw == libc::MAP_FAILED {
-            std::alloc::handle_alloc_error(Layout::from_size_align(size, BLOCK_ALIGN).expect("arena layout"));
+            return None;
         }
         let mapping = NonNull::new(raw.cast::<u8>()).expect("mmap does not return null on success");
         let offset = (HUGE_PAGE - (mapping.as_ptr() as usize) % HUGE_PAGE) % HUGE_PAGE;
@@ -84,7 +113,13 @@ impl Arena {
         // A hint: failure (no THP support) leaves ordinary pages, which work the same.
         // SAFETY: the range is inside the mapping made above.
         unsafe { libc::madvise(ptr.as_ptr().cast(), size, libc::MADV_HUGEPAGE) };
-        Arena { memory: Memory::Mapped { start: mapping, len: mapping_len }, ptr, size, block_size, pre_pager: None }
+        Some(Arena {
+            memory: Memory::Mapped { start: mapping, len: mapping_len },
+            ptr,
+            size,
+            block_size,
+            pre_pager: None,
+        })
     }
 
     /// Starts populating the pages of a mapped arena in the background, so that first
@@ -95,6 +130,15 @@ impl Arena {
             // SAFETY: the blocks lie in the arena's private anonymous read-write mapping,
             // which `drop` unmaps only after dropping (stopping and joining) the pager.
             self.pre_pager = Some(unsafe { PrePager::start(self.ptr.as_ptr(), self.size) });
+        }
+    }
+
+    /// Whether the arena is being pre-paged.
+    pub fn pre_page_state(&self) -> PrePageState {
+        match &self.pre_pager {
+            None => PrePageState::Off,
+            Some(pager) if pager.finished() => PrePageState::Done,
+            Some(_) => PrePageState::Running,
         }
     }
 

@@ -74,7 +74,7 @@ mod latch;
 mod pre_page;
 mod versions;
 
-pub use arena::{Arena, BLOCK_ALIGN};
+pub use arena::{Arena, BLOCK_ALIGN, PrePageState};
 pub use guard::{PinnedRun, ReadGuard, WriteGuard};
 pub use latch::LatchTotals;
 pub use versions::{CrVersion, MAX_VERSIONS};

@@ -60,6 +60,13 @@ impl PrePager {
     }
 }
 
+impl PrePager {
+    /// Whether the thread has ended (done, stopped, or never started).
+    pub fn finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+}
+
 impl Drop for PrePager {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);

@@ -49,6 +49,7 @@
 //! unit with no non-NULL row is [`Encoding::AllNull`] and holds no codes at all. A unit is
 //! immutable once built, so it is `Send + Sync` and scans share it without latches.
 
+use super::area::{InMemoryArea, Stored};
 use super::bitmap::{Bitmap, low_bits};
 use super::simd::{self, Isa};
 use std::fmt;
@@ -224,7 +225,7 @@ enum Body {
 #[derive(Clone, Debug)]
 struct PlainKeys {
     /// Every row's key in row order (a NULL row's is empty).
-    keys: KeyList,
+    keys: StoredKeys,
     /// A row holding the smallest key, and one holding the largest (neither NULL).
     min_row: u32,
     max_row: u32,
@@ -250,9 +251,18 @@ struct KeyList {
     offsets: Vec<u32>,
 }
 
+/// Keys packed into one array, as a unit keeps them (in the In-Memory Area when large).
+#[derive(Clone, Debug)]
+struct StoredKeys {
+    /// The keys concatenated in order.
+    bytes: Stored<u8>,
+    /// `len + 1` ascending offsets into `bytes`: key `i` is `bytes[offsets[i]..offsets[i + 1]]`.
+    offsets: Stored<u32>,
+}
+
 /// Distinct keys in ascending order: key `c` has code `c`.
 #[derive(Clone, Debug)]
-struct KeyDict(KeyList);
+struct KeyDict(StoredKeys);
 
 /// One code per row.
 #[derive(Clone, Debug)]
@@ -264,15 +274,15 @@ enum Codes {
 /// Codes stored one after another at a fixed width, each below `2^width`.
 #[derive(Clone, Debug)]
 enum Lanes {
-    U8(Vec<u8>),
-    U16(Vec<u16>),
-    U32(Vec<u32>),
-    U64(Vec<u64>),
+    U8(Stored<u8>),
+    U16(Stored<u16>),
+    U32(Stored<u32>),
+    U64(Stored<u64>),
     /// `rows` codes of `width` (1..=32) bits in [`simd::pack_bits`]'s layout.
     Packed {
         width: u8,
         rows: usize,
-        words: Vec<u64>,
+        words: Stored<u64>,
     },
 }
 
@@ -305,21 +315,21 @@ const MAX_BITSET_CODES: u64 = 1 << 16;
 impl ColumnUnit {
     /// Encodes `input` at `packing`. Panics if it holds more than `u32::MAX` rows (an IMCU
     /// holds about 512K).
-    pub fn build(input: ColumnInput<'_>, packing: Packing) -> ColumnUnit {
+    pub fn build(input: ColumnInput<'_>, packing: Packing, area: Option<&InMemoryArea>) -> ColumnUnit {
         let values = match input {
             ColumnInput::Ints(values) => values,
             ColumnInput::Keys(keys) => {
                 let mut builder = KeyColumnBuilder::new();
                 builder.reserve(keys.len(), 0);
                 keys.iter().for_each(|key| builder.push(*key));
-                return builder.finish(packing);
+                return builder.finish(packing, area);
             }
         };
         let rows = values.len();
         assert!(u32::try_from(rows).is_ok(), "a column unit holds at most u32::MAX rows, not {rows}");
         let nulls = null_bitmap(values);
         let null_count = nulls.as_ref().map_or(0, |n| n.count_ones() as usize);
-        ColumnUnit { rows, nulls, null_count, body: build_ints(values, packing) }
+        ColumnUnit { rows, nulls, null_count, body: build_ints(values, packing, area) }
     }
 
     /// Rows in the unit, NULL or not.
@@ -572,7 +582,7 @@ fn null_bitmap<T>(values: &[Option<T>]) -> Option<Bitmap> {
     values.iter().any(Option::is_none).then(|| Bitmap::from_fn(values.len(), |i| values[i].is_none()))
 }
 
-fn build_ints(values: &[Option<i64>], packing: Packing) -> Body {
+fn build_ints(values: &[Option<i64>], packing: Packing, area: Option<&InMemoryArea>) -> Body {
     let Some((min, max)) = values.iter().flatten().fold(None, |acc, &v| match acc {
         None => Some((v, v)),
         Some((lo, hi)) => Some((v.min(lo), v.max(hi))),
@@ -583,14 +593,14 @@ fn build_ints(values: &[Option<i64>], packing: Packing) -> Body {
     let domain = Domain::IntOffsets { base: min, max };
     let bits = bits_for(offset(min, max));
     if packing != Packing::Smallest {
-        return Body::Encoded { domain, codes: Codes::Lanes(Lanes::new(&offsets, bits, packing)) };
+        return Body::Encoded { domain, codes: Codes::Lanes(Lanes::new(&offsets, bits, packing, area)) };
     }
-    smallest_ints(values, domain, offsets)
+    smallest_ints(values, domain, offsets, area)
 }
 
 /// The smallest of tight frame of reference, tight dictionary and run-length encoding; ties
 /// go to the faster scan (in that order).
-fn smallest_ints(values: &[Option<i64>], for_domain: Domain, offsets: Vec<u64>) -> Body {
+fn smallest_ints(values: &[Option<i64>], for_domain: Domain, offsets: Vec<u64>, area: Option<&InMemoryArea>) -> Body {
     let rows = offsets.len();
     let for_bits = bits_for(for_domain.max_code());
     let for_bytes = Lanes::bytes_for(rows, for_bits, Packing::Tight);
@@ -602,15 +612,15 @@ fn smallest_ints(values: &[Option<i64>], for_domain: Domain, offsets: Vec<u64>) 
     let dict_bits = bits_for(dict.len() as u64 - 1);
     let dict_bytes = size_of_val(dict.as_slice()) + Lanes::bytes_for(rows, dict_bits, Packing::Tight);
     if for_bytes <= dict_bytes.min(rle_bytes) {
-        let codes = Codes::Lanes(Lanes::new(&offsets, for_bits, Packing::Tight));
+        let codes = Codes::Lanes(Lanes::new(&offsets, for_bits, Packing::Tight, area));
         Body::Encoded { domain: for_domain, codes }
     } else if dict_bytes <= rle_bytes {
         dict.shrink_to_fit();
         let codes = fill_nulls(values, |v| dict.binary_search(&v).expect("the dictionary holds every value") as u64);
-        let codes = Codes::Lanes(Lanes::new(&codes, dict_bits, Packing::Tight));
+        let codes = Codes::Lanes(Lanes::new(&codes, dict_bits, Packing::Tight, area));
         Body::Encoded { domain: Domain::IntDict(dict), codes }
     } else {
-        Body::Encoded { domain: for_domain, codes: Codes::Runs(Runs::new(&offsets, for_bits)) }
+        Body::Encoded { domain: for_domain, codes: Codes::Runs(Runs::new(&offsets, for_bits, area)) }
     }
 }
 
@@ -734,13 +744,13 @@ impl KeyColumnBuilder {
 
     /// The column unit of the rows pushed, at `packing`; the builder is left empty (see
     /// [`KeyColumnBuilder::clear`]). Panics past `u32::MAX` rows.
-    pub fn finish(&mut self, packing: Packing) -> ColumnUnit {
-        let unit = self.encode(packing);
+    pub fn finish(&mut self, packing: Packing, area: Option<&InMemoryArea>) -> ColumnUnit {
+        let unit = self.encode(packing, area);
         self.clear();
         unit
     }
 
-    fn encode(&mut self, packing: Packing) -> ColumnUnit {
+    fn encode(&mut self, packing: Packing, area: Option<&InMemoryArea>) -> ColumnUnit {
         let rows = self.rows.len();
         assert!(u32::try_from(rows).is_ok(), "a column unit holds at most u32::MAX rows, not {rows}");
         let nulls = (!self.null_rows.is_empty()).then(|| {
@@ -764,7 +774,7 @@ impl KeyColumnBuilder {
                 && estimate * 2 > keys
                 && plain_bytes <= estimated_dictionary_bytes(self.key_bytes, keys, rows, estimate)
             {
-                Body::Plain(PlainKeys::new(self.rows.clone(), nulls.as_ref()))
+                Body::Plain(PlainKeys::new(&self.rows, nulls.as_ref(), area))
             } else {
                 let (distinct, ids) = distinct_keys(&self.rows, nulls.as_ref(), hashes, estimate);
                 // The dictionary's size before sorting it: its keys, offsets and codes
@@ -776,9 +786,9 @@ impl KeyColumnBuilder {
                     + (distinct.len() + 1) * size_of::<u32>()
                     + Lanes::bytes_for(rows, bits, lanes);
                 if self.key_bytes + (rows + 1) * size_of::<u32>() < dictionary_bytes {
-                    Body::Plain(PlainKeys::new(self.rows.clone(), nulls.as_ref()))
+                    Body::Plain(PlainKeys::new(&self.rows, nulls.as_ref(), area))
                 } else {
-                    dictionary_body(&distinct, &ids, bits, packing)
+                    dictionary_body(&distinct, &ids, bits, packing, area)
                 }
             }
         };
@@ -862,7 +872,13 @@ fn distinct_keys(
 
 /// The dictionary encoding of rows `ids` (indexes in `distinct`, not empty) with codes of
 /// `bits` bits: only the distinct keys are sorted, a key's code is its place among them.
-fn dictionary_body(distinct: &KeyList, ids: &[Option<u32>], bits: u8, packing: Packing) -> Body {
+fn dictionary_body(
+    distinct: &KeyList,
+    ids: &[Option<u32>],
+    bits: u8,
+    packing: Packing,
+    area: Option<&InMemoryArea>,
+) -> Body {
     let order = sorted_order(distinct);
     let mut code_of = vec![0u32; distinct.len()];
     for (code, &id) in order.iter().enumerate() {
@@ -872,11 +888,11 @@ fn dictionary_body(distinct: &KeyList, ids: &[Option<u32>], bits: u8, packing: P
     let runs = count_runs(&codes);
     let rle_bytes = runs * size_of::<u32>() + Lanes::bytes_for(runs, bits, Packing::Tight);
     let codes = if packing == Packing::Smallest && rle_bytes < Lanes::bytes_for(codes.len(), bits, Packing::Tight) {
-        Codes::Runs(Runs::new(&codes, bits))
+        Codes::Runs(Runs::new(&codes, bits, area))
     } else {
-        Codes::Lanes(Lanes::new(&codes, bits, packing))
+        Codes::Lanes(Lanes::new(&codes, bits, packing, area))
     };
-    Body::Encoded { domain: Domain::KeyDict(KeyDict::new(distinct, &order)), codes }
+    Body::Encoded { domain: Domain::KeyDict(KeyDict::new(distinct, &order, area)), codes }
 }
 
 /// How many keys ahead [`distinct_keys`] fetches the table slot a key will probe, so that
@@ -1013,18 +1029,20 @@ fn count_runs(codes: &[u64]) -> usize {
 }
 
 impl Lanes {
-    /// Stores `codes` (each below `2^bits`) at `packing`.
-    fn new(codes: &[u64], bits: u8, packing: Packing) -> Lanes {
+    /// Stores `codes` (each below `2^bits`) at `packing`, in `area` when given and it has
+    /// room.
+    fn new(codes: &[u64], bits: u8, packing: Packing, area: Option<&InMemoryArea>) -> Lanes {
         match Lanes::layout(codes.len(), bits, packing) {
             LaneLayout::Packed(width) => {
-                let mut words = simd::pack_bits(codes.iter().copied(), width);
-                words.shrink_to_fit();
+                let words = Stored::zeroed_in(area, simd::packed_words(codes.len(), width), |words| {
+                    simd::pack_bits_into(codes, width, words);
+                });
                 Lanes::Packed { width, rows: codes.len(), words }
             }
-            LaneLayout::Bytes(8) => Lanes::U8(codes.iter().map(|&c| c as u8).collect()),
-            LaneLayout::Bytes(16) => Lanes::U16(codes.iter().map(|&c| c as u16).collect()),
-            LaneLayout::Bytes(32) => Lanes::U32(codes.iter().map(|&c| c as u32).collect()),
-            LaneLayout::Bytes(_) => Lanes::U64(codes.to_vec()),
+            LaneLayout::Bytes(8) => Lanes::U8(Stored::collect_in(area, codes.iter().map(|&c| c as u8))),
+            LaneLayout::Bytes(16) => Lanes::U16(Stored::collect_in(area, codes.iter().map(|&c| c as u16))),
+            LaneLayout::Bytes(32) => Lanes::U32(Stored::collect_in(area, codes.iter().map(|&c| c as u32))),
+            LaneLayout::Bytes(_) => Lanes::U64(Stored::copy_of(area, codes)),
         }
     }
 
@@ -1056,7 +1074,7 @@ enum LaneLayout {
 
 impl Runs {
     /// Run-length encodes `codes` (each below `2^bits`; not empty).
-    fn new(codes: &[u64], bits: u8) -> Runs {
+    fn new(codes: &[u64], bits: u8, area: Option<&InMemoryArea>) -> Runs {
         let mut ends = Vec::new();
         let mut run_codes = Vec::new();
         for (row, &code) in codes.iter().enumerate() {
@@ -1069,7 +1087,7 @@ impl Runs {
         }
         ends.push(codes.len() as u32);
         ends.shrink_to_fit();
-        Runs { ends, codes: Lanes::new(&run_codes, bits, Packing::Tight) }
+        Runs { ends, codes: Lanes::new(&run_codes, bits, Packing::Tight, area) }
     }
 }
 
@@ -1104,7 +1122,7 @@ impl Domain {
         match self {
             Domain::IntOffsets { .. } => 0,
             Domain::IntDict(dict) => dict.capacity() * size_of::<i64>(),
-            Domain::KeyDict(KeyDict(list)) => list.bytes.capacity() + list.offsets.capacity() * size_of::<u32>(),
+            Domain::KeyDict(KeyDict(keys)) => keys.bytes(),
         }
     }
 
@@ -1205,14 +1223,34 @@ impl KeyList {
     }
 }
 
+impl StoredKeys {
+    /// A copy of `keys`, in `area` when given and it has room.
+    fn copy_of(keys: &KeyList, area: Option<&InMemoryArea>) -> StoredKeys {
+        StoredKeys { bytes: Stored::copy_of(area, &keys.bytes), offsets: Stored::copy_of(area, &keys.offsets) }
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    fn key(&self, i: usize) -> &[u8] {
+        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    /// Bytes of both arrays.
+    fn bytes(&self) -> usize {
+        self.bytes.len() + self.offsets.len() * size_of::<u32>()
+    }
+}
+
 impl KeyDict {
     /// The dictionary of the keys of `distinct` (all different) in the order `order`, which
-    /// sorts them; buffers sized exactly.
-    fn new(distinct: &KeyList, order: &[u32]) -> KeyDict {
+    /// sorts them, in `area` when given and it has room.
+    fn new(distinct: &KeyList, order: &[u32], area: Option<&InMemoryArea>) -> KeyDict {
         let mut sorted = KeyList::with_capacity(order.len());
         sorted.bytes.reserve_exact(distinct.bytes.len());
         order.iter().for_each(|&i| sorted.push(distinct.key(i as usize)));
-        KeyDict(sorted)
+        KeyDict(StoredKeys::copy_of(&sorted, area))
     }
 
     fn len(&self) -> usize {
@@ -1252,10 +1290,10 @@ fn offset_u32(offset: usize) -> u32 {
 }
 
 impl PlainKeys {
-    /// Rows `keys` stored plain; `nulls` marks the NULL rows (not all of them).
-    fn new(mut keys: KeyList, nulls: Option<&Bitmap>) -> PlainKeys {
-        keys.bytes.shrink_to_fit();
-        keys.offsets.shrink_to_fit();
+    /// Rows `keys` stored plain (copied into `area` when given and it has room); `nulls`
+    /// marks the NULL rows (not all of them).
+    fn new(keys: &KeyList, nulls: Option<&Bitmap>, area: Option<&InMemoryArea>) -> PlainKeys {
+        let keys = StoredKeys::copy_of(keys, area);
         let mut present = (0..keys.len()).filter(|&row| !nulls.is_some_and(|n| n.get(row)));
         let first = present.next().expect("plain keys hold a key that is not NULL");
         let (mut min_row, mut max_row) = (first, first);
@@ -1271,7 +1309,7 @@ impl PlainKeys {
     }
 
     fn bytes(&self) -> usize {
-        self.keys.bytes.capacity() + self.keys.offsets.capacity() * size_of::<u32>()
+        self.keys.bytes()
     }
 
     /// Row `row`'s key (empty for a NULL row).
@@ -1404,11 +1442,11 @@ impl Lanes {
 
     fn bytes(&self) -> usize {
         match self {
-            Lanes::U8(codes) => codes.capacity(),
-            Lanes::U16(codes) => codes.capacity() * 2,
-            Lanes::U32(codes) => codes.capacity() * 4,
-            Lanes::U64(codes) => codes.capacity() * 8,
-            Lanes::Packed { words, .. } => words.capacity() * 8,
+            Lanes::U8(codes) => codes.len(),
+            Lanes::U16(codes) => codes.len() * 2,
+            Lanes::U32(codes) => codes.len() * 4,
+            Lanes::U64(codes) => codes.len() * 8,
+            Lanes::Packed { words, .. } => words.len() * 8,
         }
     }
 
@@ -1584,7 +1622,8 @@ mod tests {
     /// The unit decodes to its input, one value at a time and in batches, and reports its
     /// NULLs and min/max.
     fn check_round_trip(input: ColumnInput<'_>, packing: Packing) -> ColumnUnit {
-        let unit = ColumnUnit::build(input, packing);
+        let area = InMemoryArea::new(64 << 20, false).unwrap();
+        let unit = ColumnUnit::build(input, packing, Some(&area));
         assert_eq!(unit.rows(), input.len());
         let expected: Vec<_> = (0..input.len()).map(|row| input_value(&input, row)).collect();
         assert!((0..input.len()).all(|row| unit.value(row) == expected[row]), "{packing:?} {}", unit.encoding());
@@ -1740,7 +1779,7 @@ mod tests {
                 let refs = borrowed(keys);
                 let unit = |builder: &mut KeyColumnBuilder| {
                     refs.iter().for_each(|key| builder.push(*key));
-                    builder.finish(*packing)
+                    builder.finish(*packing, None)
                 };
                 let (again, new) = (unit(&mut reused), unit(&mut KeyColumnBuilder::new()));
                 prop_assert_eq!(reused.rows(), 0);
@@ -1753,7 +1792,7 @@ mod tests {
         fn folds_equal_what_the_decoded_values_give(values in int_column(), keys in key_column(), seed in any::<u64>()) {
             let chosen = |n: usize| Bitmap::from_fn(n, |r| (seed.rotate_left(r as u32 % 64) ^ r as u64) & 3 != 0);
             for packing in PACKINGS {
-                let unit = ColumnUnit::build(ColumnInput::Ints(&values), packing);
+                let unit = ColumnUnit::build(ColumnInput::Ints(&values), packing, None);
                 let selection = chosen(values.len());
                 let kept: Vec<i64> = values.iter().enumerate().filter(|&(r, v)| selection.get(r) && v.is_some()).map(|(_, v)| v.unwrap()).collect();
                 let folded = unit.fold(&selection);
@@ -1765,7 +1804,7 @@ mod tests {
                 prop_assert_eq!(folded.max, kept.iter().max().map(|&v| CuValue::Int(v)));
 
                 let refs = borrowed(&keys);
-                let unit = ColumnUnit::build(ColumnInput::Keys(&refs), packing);
+                let unit = ColumnUnit::build(ColumnInput::Keys(&refs), packing, None);
                 let selection = chosen(keys.len());
                 let kept: Vec<&[u8]> = refs.iter().enumerate().filter(|&(r, k)| selection.get(r) && k.is_some()).map(|(_, k)| k.unwrap()).collect();
                 let folded = unit.fold(&selection);
@@ -1780,7 +1819,7 @@ mod tests {
         fn tighter_packing_never_takes_more_room(values in int_column(), keys in key_column()) {
             let refs = borrowed(&keys);
             for input in [ColumnInput::Ints(&values), ColumnInput::Keys(&refs)] {
-                let bytes = PACKINGS.map(|packing| ColumnUnit::build(input, packing).bytes());
+                let bytes = PACKINGS.map(|packing| ColumnUnit::build(input, packing, None).bytes());
                 prop_assert!(bytes[2] <= bytes[1] && bytes[1] <= bytes[0], "{bytes:?}");
             }
         }
@@ -1804,7 +1843,7 @@ mod tests {
 
         #[test]
         fn excludes_follows_min_max(values in int_column(), lo in any::<i64>(), hi in any::<i64>()) {
-            let unit = ColumnUnit::build(ColumnInput::Ints(&values), Packing::Tight);
+            let unit = ColumnUnit::build(ColumnInput::Ints(&values), Packing::Tight, None);
             let pred = CuPredicate::IntRange { lo, hi };
             let outside = match unit.min_max() {
                 Some((CuValue::Int(min), CuValue::Int(max))) => hi < min || lo > max || lo > hi,
@@ -1900,21 +1939,21 @@ mod tests {
     #[test]
     fn smallest_picks_each_encoding_where_it_wins() {
         let runs: Vec<Option<i64>> = (0..5000).map(|row| Some(row / 1000 * 1_000_000_007)).collect();
-        let unit = ColumnUnit::build(ColumnInput::Ints(&runs), Packing::Smallest);
+        let unit = ColumnUnit::build(ColumnInput::Ints(&runs), Packing::Smallest, None);
         assert_eq!(unit.encoding(), Encoding::RunLength { runs: 5 });
         assert_eq!(unit.encoding().to_string(), "RLE 5 runs");
 
         let sparse: Vec<Option<i64>> = (0..5000).map(|row| Some((row * 7919 % 13) << 40)).collect();
-        let unit = ColumnUnit::build(ColumnInput::Ints(&sparse), Packing::Smallest);
+        let unit = ColumnUnit::build(ColumnInput::Ints(&sparse), Packing::Smallest, None);
         assert_eq!(unit.encoding(), Encoding::Dictionary { entries: 13, width: 4 });
         assert_eq!(unit.encoding().to_string(), "DICT 13x4-bit");
 
         let dense: Vec<Option<i64>> = (0..5000).map(|row| Some(row * 7919 % 5000 - 2500)).collect();
-        let unit = ColumnUnit::build(ColumnInput::Ints(&dense), Packing::Smallest);
+        let unit = ColumnUnit::build(ColumnInput::Ints(&dense), Packing::Smallest, None);
         assert_eq!(unit.encoding(), Encoding::FrameOfReference { width: 13 });
         assert_eq!(unit.encoding().to_string(), "FOR 13-bit");
         assert_eq!(
-            ColumnUnit::build(ColumnInput::Ints(&dense), Packing::ByteAligned).encoding().to_string(),
+            ColumnUnit::build(ColumnInput::Ints(&dense), Packing::ByteAligned, None).encoding().to_string(),
             "FOR 16-bit"
         );
     }
@@ -1931,7 +1970,7 @@ mod tests {
             assert!(unit.excludes(&CuPredicate::IsNotNull));
             assert_eq!(unit.excludes(&CuPredicate::IsNull), input.is_empty());
         }
-        let unit = ColumnUnit::build(ColumnInput::Ints(&nulls), Packing::Tight);
+        let unit = ColumnUnit::build(ColumnInput::Ints(&nulls), Packing::Tight, None);
         let mut selection = Bitmap::all(70);
         unit.filter(&CuPredicate::IntRange { lo: i64::MIN, hi: i64::MAX }, &mut selection, Isa::best());
         assert!(selection.none_set());
@@ -1940,7 +1979,7 @@ mod tests {
     #[test]
     fn dictionary_pruning_sees_missing_values() {
         let keys: Vec<Option<&[u8]>> = vec![Some(b"apple"), Some(b"cherry"), None, Some(b"apple")];
-        let unit = ColumnUnit::build(ColumnInput::Keys(&keys), Packing::ByteAligned);
+        let unit = ColumnUnit::build(ColumnInput::Keys(&keys), Packing::ByteAligned, None);
         assert!(unit.excludes(&CuPredicate::KeyIn(vec![b"banana".to_vec()])));
         assert!(!unit.excludes(&CuPredicate::KeyIn(vec![b"banana".to_vec(), b"cherry".to_vec()])));
         let between =
@@ -1965,7 +2004,7 @@ mod tests {
             let key_bytes: usize = keys.iter().flatten().map(|k| k.len()).sum();
             assert_eq!(unit.bytes(), key_bytes + (keys.len() + 1) * 4 + unit.null_bitmap().unwrap().words().len() * 8);
         }
-        let unit = ColumnUnit::build(ColumnInput::Keys(&keys), Packing::ByteAligned);
+        let unit = ColumnUnit::build(ColumnInput::Keys(&keys), Packing::ByteAligned, None);
         let Some((CuValue::Key(min), CuValue::Key(max))) = unit.min_max() else { panic!("keys") };
         assert!(min.starts_with(b"first.last0@") && max.starts_with(b"first.last9@"), "{min:?} {max:?}");
         let (min, max) = (min.to_vec(), max.to_vec());
@@ -1978,7 +2017,7 @@ mod tests {
 
         // A few hundred values repeated: the dictionary is smaller, and taken.
         let repeated: Vec<Option<&[u8]>> = (0..5000).map(|i| keys[i % 300]).collect();
-        let unit = ColumnUnit::build(ColumnInput::Keys(&repeated), Packing::ByteAligned);
+        let unit = ColumnUnit::build(ColumnInput::Keys(&repeated), Packing::ByteAligned, None);
         assert_eq!(unit.encoding(), Encoding::Dictionary { entries: 299, width: 16 });
     }
 
@@ -2001,7 +2040,7 @@ mod tests {
         check_filter(&unit, &input, &CuPredicate::KeyIn(vec![keys[7].clone(), b"nobody".to_vec()]));
         check_filter(&unit, &input, &CuPredicate::IsNull);
         for packing in [Packing::ByteAligned, Packing::Smallest] {
-            assert_eq!(ColumnUnit::build(input, packing).encoding(), Encoding::Plain, "{packing:?}");
+            assert_eq!(ColumnUnit::build(input, packing, None).encoding(), Encoding::Plain, "{packing:?}");
         }
 
         // 60,000 and 40,000 distinct keys in 100,000 rows: a dictionary takes less room.
@@ -2038,6 +2077,55 @@ mod tests {
         assert_eq!(Packing::for_memcompress("FOR SPEED"), None);
     }
 
+    /// Units large enough to keep their arrays in the In-Memory Area hold, decode and
+    /// filter exactly what the same units on the heap do, and give the area back when
+    /// dropped.
+    #[test]
+    fn units_in_the_area_equal_units_on_the_heap() {
+        let area = InMemoryArea::new(64 << 20, false).unwrap();
+        let rows = 60_000;
+        let ints: Vec<Option<i64>> =
+            (0..rows).map(|r| (r % 97 != 0).then_some((r as i64 * 7919) % 70_001 - 35_000)).collect();
+        let runs: Vec<Option<i64>> = (0..rows).map(|r| Some(r as i64 / 500)).collect();
+        let owned: Vec<Option<Vec<u8>>> = (0..rows)
+            .map(|r| (r % 89 != 0).then(|| format!("customer{:07}@example.com", (r * 7919) % rows).into_bytes()))
+            .collect();
+        let few: Vec<Option<Vec<u8>>> = (0..rows).map(|r| Some(format!("city {}", r % 300).into_bytes())).collect();
+        let (keys, few) = (borrowed(&owned), borrowed(&few));
+        let inputs =
+            [ColumnInput::Ints(&ints), ColumnInput::Ints(&runs), ColumnInput::Keys(&keys), ColumnInput::Keys(&few)];
+        let predicates = [
+            CuPredicate::IntRange { lo: -1000, hi: 19_999 },
+            CuPredicate::IntIn(vec![3, 40, 119]),
+            CuPredicate::KeyRange { lo: Bound::Included(b"customer0010".to_vec()), hi: Bound::Unbounded },
+            CuPredicate::KeyIn(vec![b"city 7".to_vec(), b"city 250".to_vec()]),
+            CuPredicate::IsNull,
+        ];
+        for packing in PACKINGS {
+            for input in inputs {
+                let (placed, heap) =
+                    (ColumnUnit::build(input, packing, Some(&area)), ColumnUnit::build(input, packing, None));
+                // A unit of 64 KiB has an array (codes or keys) of at least the area's minimum.
+                if heap.bytes() >= 64 << 10 {
+                    assert!(area.figures().used_bytes > 0, "{packing:?} {}: nothing in the area", heap.encoding());
+                }
+                assert_eq!(
+                    (placed.encoding(), placed.bytes(), placed.nulls()),
+                    (heap.encoding(), heap.bytes(), heap.nulls())
+                );
+                assert!((0..rows).all(|row| placed.value(row) == heap.value(row)), "{packing:?} {}", heap.encoding());
+                for pred in &predicates {
+                    let (mut a, mut b) = (Bitmap::all(rows), Bitmap::all(rows));
+                    placed.filter(pred, &mut a, Isa::best());
+                    heap.filter(pred, &mut b, Isa::best());
+                    assert_eq!(a, b, "{packing:?} {} {pred:?}", heap.encoding());
+                }
+                drop(placed);
+                assert_eq!(area.figures().used_bytes, 0, "dropped, the unit gave its extents back");
+            }
+        }
+    }
+
     #[test]
     fn units_are_shared_between_threads() {
         fn shared<T: Send + Sync>() {}
@@ -2047,7 +2135,7 @@ mod tests {
     #[cfg(not(debug_assertions))]
     #[test]
     fn a_predicate_of_the_other_kind_selects_nothing() {
-        let unit = ColumnUnit::build(ColumnInput::Ints(&[Some(1), Some(2)]), Packing::Tight);
+        let unit = ColumnUnit::build(ColumnInput::Ints(&[Some(1), Some(2)]), Packing::Tight, None);
         let mut selection = Bitmap::all(2);
         unit.filter(&CuPredicate::KeyIn(vec![vec![1]]), &mut selection, Isa::best());
         assert!(selection.none_set());

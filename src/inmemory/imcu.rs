@@ -22,6 +22,7 @@
 //! [`GatherBuffers`], so that unit after unit fills memory already touched; a buffer in
 //! that pool is always empty.
 
+use super::area::InMemoryArea;
 use super::cu::{ColumnInput, ColumnUnit, CuValue, KeyColumnBuilder, Packing};
 use crate::catalog::{MemCompress, TableDef};
 use crate::error::Result;
@@ -250,9 +251,15 @@ impl ImcuBuilder {
         })
     }
 
-    /// Encodes the gathered columns into an IMCU as of `population_scn`, giving the
-    /// gathering buffers back to `buffers`.
-    pub fn build(self, population_scn: u64, packing: Packing, buffers: &mut GatherBuffers) -> Imcu {
+    /// Encodes the gathered columns into an IMCU as of `population_scn`, its large arrays
+    /// in `area` where it has room, giving the gathering buffers back to `buffers`.
+    pub fn build(
+        self,
+        population_scn: u64,
+        packing: Packing,
+        area: Option<&InMemoryArea>,
+        buffers: &mut GatherBuffers,
+    ) -> Imcu {
         let rows = self.rows;
         let columns: Vec<Option<ImColumn>> = self
             .columns
@@ -260,8 +267,8 @@ impl ImcuBuilder {
             .map(|c| {
                 c.map(|(kind, data_type, mut gathered)| {
                     let unit = match &mut gathered {
-                        Gathered::Ints(v) => ColumnUnit::build(ColumnInput::Ints(v), packing),
-                        Gathered::Keys(keys) => keys.finish(packing),
+                        Gathered::Ints(v) => ColumnUnit::build(ColumnInput::Ints(v), packing, area),
+                        Gathered::Keys(keys) => keys.finish(packing, area),
                     };
                     buffers.give_back(gathered);
                     ImColumn { unit, kind, data_type }
@@ -393,7 +400,7 @@ mod tests {
             }
         }
         builder.end_block();
-        builder.build(1, Packing::Tight, buffers)
+        builder.build(1, Packing::Tight, None, buffers)
     }
 
     fn described(imcu: &Imcu) -> Vec<String> {

@@ -6,6 +6,7 @@
 //!
 //! ```text
 //!  store     which tables, which units, their IMCUs and journals, the memory they take
+//!  area      the In-Memory Area: the mapping the units' large arrays live in
 //!  populate  workers: plan a table's units, fill each unit from consistent reads
 //!  imcu      one unit's columns, and SQL values in and out of them
 //!  cu        one column unit: encodings, decoding, predicates on encoded values
@@ -23,6 +24,7 @@
 //! with consistent gets: so an in-memory scan returns exactly what a row-store scan at the
 //! same snapshot returns.
 
+pub mod area;
 pub mod bitmap;
 pub mod cu;
 pub mod imcu;

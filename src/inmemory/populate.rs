@@ -26,10 +26,12 @@
 //! the database stops and joins them.
 //!
 //! A worker gathers unit after unit into the same buffers ([`GatherBuffers`]), freed when
-//! the queue runs dry: fresh memory costs a page fault every 4 KiB, and on a virtual
-//! machine whose host has taken back the guest's free memory each of those faults also
-//! waits for the host to back the page (measured on this project's VM: about 4 s a GiB
-//! touched, against 0.6 s for memory the host still backs).
+//! the queue runs dry, and writes each unit's large arrays into the In-Memory Area
+//! ([`super::area`]), whose pages outlive the units: fresh memory costs a page fault
+//! every 4 KiB, and on a virtual machine whose host has taken back the guest's free
+//! memory each of those faults also waits for the host to back the page (measured on
+//! this project's VM: about 4 s a GiB touched, against 0.6 s for memory the host still
+//! backs).
 
 use super::imcu::{GatherBuffers, ImcuBuilder, packing};
 use super::store::{ImSegment, InMemoryStore, Shared, Task, UnitSlot};
@@ -52,11 +54,17 @@ use std::time::Duration;
 /// rows of the customers table.
 pub const UNIT_BYTES: usize = 64 << 20;
 
-/// At open: queues the planning of every table marked with a priority other than NONE,
-/// when the column store is on.
-pub fn on_open(db: &Arc<DbInner>) {
-    if db.parameters.read().get_u64(params::INMEMORY_SIZE) == 0 {
-        return;
+/// At open: maps the In-Memory Area, and queues the planning of every table marked with
+/// a priority other than NONE, when the column store is on. Fails when the area is
+/// refused (see [`super::area::InMemoryArea::new`]).
+pub fn on_open(db: &Arc<DbInner>) -> Result<()> {
+    let (size, pre_page) = {
+        let parameters = db.parameters.read();
+        (parameters.get_u64(params::INMEMORY_SIZE), parameters.get_bool(params::PRE_PAGE_SGA))
+    };
+    db.inmemory.size_area(size, pre_page)?;
+    if size == 0 {
+        return Ok(());
     }
     db.inmemory.retry_out_of_memory();
     let mut any = false;
@@ -71,6 +79,7 @@ pub fn on_open(db: &Arc<DbInner>) {
     if any {
         ensure_workers(db);
     }
+    Ok(())
 }
 
 /// Starts workers up to `inmemory_max_populate_servers` (they end by themselves when
@@ -311,7 +320,7 @@ fn populate_unit(
         return Err(crate::access::row_view::column_corrupt(rdba, column, "string column is not valid UTF-8"));
     }
     let rows = builder.rows();
-    let imcu = builder.build(scn, packing(segment.spec.compression), buffers);
+    let imcu = builder.build(scn, packing(segment.spec.compression), db.inmemory.area().as_ref(), buffers);
     let limit = db.parameters.read().get_u64(params::INMEMORY_SIZE);
     credit_counters(&db.inmemory);
     let installed = db.inmemory.install(segment, unit, imcu, stale, limit);

@@ -221,23 +221,23 @@ pub fn packed_words(rows: usize, width: u8) -> usize {
 
 /// Packs `codes` at `width` (1..=32) bits each in the layout the module documentation draws.
 /// Panics if a code does not fit in `width` bits (the encoder chose the width from them).
-pub fn pack_bits(codes: impl IntoIterator<Item = u64>, width: u8) -> Vec<u64> {
-    assert_width(width);
-    let mut words = Vec::new();
-    let mut rows = 0;
-    for code in codes {
-        assert!(code < 1 << width, "code {code} does not fit the {width}-bit width chosen for its unit");
-        let (index, shift) = u32_position(width, rows);
-        if words.len() <= (index + 16) / 2 {
-            words.resize(packed_words(rows + 1, width), 0);
-        }
-        let pair = code << shift;
-        or_u32(&mut words, index, pair as u32);
-        or_u32(&mut words, index + 16, (pair >> 32) as u32);
-        rows += 1;
-    }
-    words.resize(packed_words(rows, width), 0);
+pub fn pack_bits(codes: &[u64], width: u8) -> Vec<u64> {
+    let mut words = vec![0; packed_words(codes.len(), width)];
+    pack_bits_into(codes, width, &mut words);
     words
+}
+
+/// [`pack_bits`] into `words`, which must be zero and [`packed_words`] long.
+pub fn pack_bits_into(codes: &[u64], width: u8, words: &mut [u64]) {
+    assert_width(width);
+    assert_eq!(words.len(), packed_words(codes.len(), width), "room for {} codes of {width} bits", codes.len());
+    for (row, &code) in codes.iter().enumerate() {
+        assert!(code < 1 << width, "code {code} does not fit the {width}-bit width chosen for its unit");
+        let (index, shift) = u32_position(width, row);
+        let pair = code << shift;
+        or_u32(words, index, pair as u32);
+        or_u32(words, index + 16, (pair >> 32) as u32);
+    }
 }
 
 /// Code `row` of a buffer [`pack_bits`] made.
@@ -741,7 +741,7 @@ pub(crate) mod tests {
         for width in 1..=32u8 {
             for rows in [0, 1, 63, 64, 100, 511, 512, 513, 1100] {
                 let codes: Vec<u64> = (0..rows).map(|_| rng.code(u32::from(width))).collect();
-                let packed = pack_bits(codes.iter().copied(), width);
+                let packed = pack_bits(&codes, width);
                 assert_eq!(packed.len(), packed_words(rows, width));
                 assert!((0..rows).all(|row| u64::from(packed_get(&packed, width, row)) == codes[row]));
                 for _ in 0..4 {
@@ -802,7 +802,7 @@ pub(crate) mod tests {
             let codes: Vec<u64> = raw.iter().map(|c| c & mask).collect();
             let ranges: Vec<(u32, u32)> = ranges.iter().map(|&(lo, hi)| ((lo & mask) as u32, (hi & mask) as u32)).collect();
             let wide: Vec<(u64, u64)> = ranges.iter().map(|&(lo, hi)| (u64::from(lo), u64::from(hi))).collect();
-            let packed = pack_bits(codes.iter().copied(), width);
+            let packed = pack_bits(&codes, width);
             let rows = codes.len();
             let initial = vec![u64::MAX; rows.div_ceil(64)];
             let want = expected(&codes, &wide, &initial);

@@ -26,6 +26,7 @@
 //! - `population_counts`, the population workers' performance counters summed, holds a
 //!   unit's counts before the unit is installed (see [`super::populate`]).
 
+use super::area::{AreaFigures, InMemoryArea};
 use super::imcu::Imcu;
 use crate::catalog::{InMemorySpec, Priority, TableDef};
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -216,6 +217,8 @@ pub struct InMemoryStore {
     any: AtomicBool,
     /// Bytes of the installed IMCUs.
     used: AtomicU64,
+    /// The In-Memory Area of the current `inmemory_size` (none while it is 0).
+    area: Mutex<Option<InMemoryArea>>,
     pub shared: Arc<Shared>,
     pub(super) workers: Mutex<Vec<(std::thread::JoinHandle<()>, std::thread::ThreadId)>>,
     /// The population workers' performance counters, summed over every unit they built
@@ -224,6 +227,29 @@ pub struct InMemoryStore {
 }
 
 impl InMemoryStore {
+    /// Makes the In-Memory Area `bytes` large (none for 0), pre-paged when `pre_page`
+    /// is set; nothing changes when it already is that size, or when the new area is
+    /// refused (see [`InMemoryArea::new`]). Units populated in the area it replaces keep
+    /// that memory until they are dropped.
+    pub fn size_area(&self, bytes: u64, pre_page: bool) -> crate::Result<()> {
+        let mut area = self.area.lock();
+        let wanted = (bytes > 0).then(|| InMemoryArea::whole_extents(bytes));
+        if area.as_ref().map(InMemoryArea::size) != wanted {
+            *area = if bytes > 0 { Some(InMemoryArea::new(bytes, pre_page)?) } else { None };
+        }
+        Ok(())
+    }
+
+    /// The In-Memory Area population builds units in, if the column store is on.
+    pub fn area(&self) -> Option<InMemoryArea> {
+        self.area.lock().clone()
+    }
+
+    /// The area's figures for `v$inmemory_area`.
+    pub fn area_figures(&self) -> Option<AreaFigures> {
+        self.area.lock().as_ref().map(InMemoryArea::figures)
+    }
+
     /// The segment of table `object_id`, if it has one.
     pub fn segment(&self, object_id: u32) -> Option<Arc<ImSegment>> {
         if !self.any.load(Ordering::Acquire) {

@@ -229,7 +229,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
     let callgrind_steps = if opts.instructions == InstructionSource::Callgrind { PATHS.len() } else { 0 };
     let progress = super::progress::Steps::new((PATHS.len() + 2 + callgrind_steps) as u64, "lab scan");
     progress.step("loading customers");
-    prepare(&session, opts.rows, memory)?;
+    prepare(&session, opts.rows, inmemory_for(opts.rows))?;
     // An existing database's table may hold another number of rows than asked for.
     let table_rows =
         sample::measure(&session, "SELECT /*+ FULL(c) NO_INMEMORY(c) */ COUNT(*) FROM customers c")?.rows();
@@ -314,7 +314,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
     parameters.insert("rows_asked_for", serde_json::json!(opts.rows));
     parameters.insert("repeat", serde_json::json!(opts.repeat.max(1)));
     parameters.insert("db_cache_size", serde_json::json!(memory));
-    parameters.insert("inmemory_size", serde_json::json!(memory));
+    parameters.insert("inmemory_size", serde_json::json!(inmemory_for(opts.rows)));
     parameters.insert("memcompress", serde_json::json!("FOR QUERY LOW"));
     let mut derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
     if opts.instructions == InstructionSource::Callgrind {
@@ -386,7 +386,7 @@ pub fn run_callgrind_child(opts: &ScanOptions, name: &str) -> Result<()> {
     let memory = memory_for(opts.rows);
     let db = Database::open(dir, database_options(memory))?;
     let session = db.session();
-    prepare(&session, opts.rows, memory)?;
+    prepare(&session, opts.rows, inmemory_for(opts.rows))?;
     populate(&session)?;
     sample::measure(&session, sql)?;
     super::callgrind::counted_execution(&session, sql)?;
@@ -394,10 +394,16 @@ pub fn run_callgrind_child(opts: &ScanOptions, name: &str) -> Result<()> {
     db.close()
 }
 
-/// Bytes of buffer cache, and of column store, for `rows` customers: about 400 a row
+/// Bytes of buffer cache for `rows` customers: about 400 a row
 /// (the blocks, the indexes and undo), at least 64 MiB.
 fn memory_for(rows: u64) -> u64 {
     (rows * 400).max(64 << 20)
+}
+
+/// Bytes of column store for `rows` customers: about 160 a row, twice what FOR QUERY
+/// LOW takes, at least 64 MiB. The In-Memory Area is mapped (and pre-paged) at this size.
+fn inmemory_for(rows: u64) -> u64 {
+    (rows * 160).max(64 << 20)
 }
 
 fn database_options(cache: u64) -> DatabaseOptions {

@@ -31,13 +31,19 @@ pub fn alter_system(session: &Session, name: &str, value: &str) -> Result<QueryR
             message: "is fixed when the database is created".into(),
         }),
         Modifiable::SessionAndSystem | Modifiable::SystemImmediate => {
+            if def.name == crate::db::params::INMEMORY_SIZE {
+                // The area is mapped first: a size the machine cannot back changes nothing.
+                let pre_page = session.db.parameters.read().get_bool(crate::db::params::PRE_PAGE_SGA);
+                let bytes = crate::db::params::parse_size(&canonical).unwrap_or_default(); // validated above
+                session.db.inmemory.size_area(bytes, pre_page)?;
+            }
             session.db.parameters.write().set(def.name, &canonical)?;
             session.db.parameter_changes.fetch_add(1, std::sync::atomic::Ordering::Release);
             session.db.control.lock().parameters.insert(def.name.into(), canonical);
             if [crate::db::params::INMEMORY_SIZE, crate::db::params::INMEMORY_MAX_POPULATE_SERVERS].contains(&def.name)
             {
                 // More memory or workers: population goes on (or starts) at once.
-                crate::inmemory::populate::on_open(&session.db);
+                crate::inmemory::populate::on_open(&session.db)?;
             }
             Ok(QueryResult::message(StatementKind::Alter, "System altered."))
         }

@@ -38,6 +38,7 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "USER_SEGMENTS" => user_segments(session)?,
         "V$IM_SEGMENTS" => im_segments(session)?,
         "V$IM_COLUMN_LEVEL" => im_column_level(session),
+        "V$INMEMORY_AREA" => inmemory_area(session),
         _ => return Ok(None),
     };
     Ok(Some(rows))
@@ -491,6 +492,29 @@ fn user_tab_columns(session: &Session) -> Rows {
         ]),
         rows,
     )
+}
+
+/// The In-Memory Area (no row while `inmemory_size` is 0): one pool of 64 KiB extents
+/// holding the units' large arrays; FALLBACK_BYTES counts arrays that found no room in
+/// it and went to the heap, PRE_PAGE_STATUS whether its pages are populated ahead of use.
+fn inmemory_area(session: &Session) -> Rows {
+    let rows = session
+        .db
+        .inmemory
+        .area_figures()
+        .map(|f| {
+            vec![
+                text("64KB POOL"),
+                int(f.alloc_bytes),
+                int(f.used_bytes),
+                int(f.free_runs),
+                int(f.fallback_bytes),
+                text(f.pre_page.name()),
+            ]
+        })
+        .into_iter()
+        .collect();
+    (cols(&["POOL", "ALLOC_BYTES", "USED_BYTES", "FREE_RUNS", "FALLBACK_BYTES", "PRE_PAGE_STATUS"]), rows)
 }
 
 /// Reads each table's segment header with a consistent get, as Oracle's dictionary does.

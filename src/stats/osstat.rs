@@ -415,7 +415,7 @@ fn cpu_time_rows(times: &CpuTimes) -> Vec<OsStat> {
     rows
 }
 
-fn physical_memory_bytes() -> Option<u64> {
+pub fn physical_memory_bytes() -> Option<u64> {
     let pages = sysconf(libc::_SC_PHYS_PAGES)?;
     let page_size = sysconf(libc::_SC_PAGESIZE)?;
     pages.checked_mul(page_size)
