@@ -299,6 +299,30 @@ fn population_follows_chained_rows() {
     assert_eq!(int(&s, "SELECT SUM(id) FROM c WHERE a IS NOT NULL"), 200 * 201 / 2);
 }
 
+/// Rows migrated together have their pieces in the same few blocks: population keeps the
+/// last piece block while it reads a head block's rows, so most pieces are found pinned
+/// (`buffer is pinned count`) rather than got again, and the units hold the rows a
+/// row-store scan reads.
+#[test]
+fn population_keeps_the_piece_block_of_migrated_rows() {
+    let (_t, _d, db) = temp_db(options(8192, "32M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE m (id INTEGER, note VARCHAR2(200)) PCTFREE 0");
+    exec(&s, "INSERT INTO m SELECT LEVEL, 'short-note-' FROM dual CONNECT BY LEVEL <= 20000");
+    exec(&s, "UPDATE m SET note = RPAD('migrated ' || id, 150, '.')");
+    exec(&s, "COMMIT");
+    let expected = int(&s, "SELECT /*+ NO_INMEMORY(m) */ SUM(id) FROM m WHERE note LIKE 'migrated 1%'");
+    store_on(&s, "32M");
+    let (continued, pinned) = (sysstat(&s, "table fetch continued row"), sysstat(&s, "buffer is pinned count"));
+    assert_eq!(populate(&s, "m", "MEMCOMPRESS FOR QUERY LOW"), 0);
+    let continued = sysstat(&s, "table fetch continued row") - continued;
+    let pinned = sysstat(&s, "buffer is pinned count") - pinned;
+    assert!(continued >= 15_000, "most rows migrated: {continued} pieces followed");
+    assert!(pinned * 10 >= continued * 9, "{pinned} of {continued} pieces found in the kept block");
+    assert_eq!(int(&s, "SELECT /*+ INMEMORY(m) */ SUM(id) FROM m WHERE note LIKE 'migrated 1%'"), expected);
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM m WHERE note IS NULL"), 0);
+}
+
 #[test]
 fn bad_inmemory_clauses_are_errors_that_name_what_is_wrong() {
     let (_t, _d, db) = temp_db(options(8192, "8M"));

@@ -624,8 +624,26 @@ pub fn assemble_row(
     head_rdba: u32,
     head_block: &[u8],
     fragment: &[u8],
+    next: Option<PieceAddr>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    assemble_row_keeping(ctx, head_rdba, head_block, fragment, next, out, &mut None)
+}
+
+/// [`assemble_row`] for a caller that assembles many rows of one head block: the last
+/// piece block read stays pinned and share-locked in `kept`, and a piece found there
+/// again counts `buffer is pinned count` instead of a consistent get (the pieces of
+/// rows migrated together lie together). The caller drops `kept` before it leaves the
+/// head block, so it never holds more than the head block and one piece block, as
+/// [`assemble_row`] does.
+pub fn assemble_row_keeping<'c>(
+    ctx: &AccessContext<'c>,
+    head_rdba: u32,
+    head_block: &[u8],
+    fragment: &[u8],
     mut next: Option<PieceAddr>,
     out: &mut Vec<u8>,
+    kept: &mut Option<crate::buffer::ReadGuard<'c>>,
 ) -> Result<()> {
     out.clear();
     out.extend_from_slice(fragment);
@@ -636,12 +654,18 @@ pub fn assemble_row(
             return Err(ctx.corrupt(head_rdba, "chained row has a cycle of pieces"));
         }
         ctx.stats.add(Stat::TableFetchContinuedRow, 1);
-        let guard;
         let bytes: &[u8] = if addr.rdba == head_rdba {
             head_block
         } else {
-            guard = ctx.db.cache.consistent_get(ctx.stats, addr.rdba)?;
-            &guard
+            match kept {
+                Some(guard) if guard.rdba() == addr.rdba => ctx.stats.add(Stat::BufferIsPinned, 1),
+                _ => {
+                    // The block let go before the next is got: one piece block at a time.
+                    *kept = None;
+                    *kept = Some(ctx.db.cache.consistent_get(ctx.stats, addr.rdba)?);
+                }
+            }
+            kept.as_deref().expect("kept just above")
         };
         let piece = DataBlock(bytes).piece_bytes(addr.slot as usize).and_then(RowPiece::new);
         match piece.and_then(|p| p.body()) {

@@ -346,7 +346,6 @@ fn build_chained(session: &Session, rows: u64) -> crate::Result<u64> {
     Ok(copy.delta(Stat::TableFetchContinuedRow))
 }
 
-/// Bytes of `table`'s segment (`user_segments`), 0 if it has none.
 /// Waits until the In-Memory Area's pages are populated (`pre_page_sga`), so that the
 /// pre-pager does not share the CPUs with a timed population; returns how long it took.
 fn pre_page_area(session: &Session) -> crate::Result<std::time::Duration> {
@@ -360,6 +359,7 @@ fn pre_page_area(session: &Session) -> crate::Result<std::time::Duration> {
     }
 }
 
+/// Bytes of `table`'s segment (`user_segments`), 0 if it has none.
 fn segment_bytes(session: &Session, table: &str) -> crate::Result<u64> {
     let r = session.execute(&format!("SELECT bytes FROM user_segments WHERE segment_name = '{table}'"))?;
     r.rows.first().map_or(Ok(0), |row| whole(&row[0], "user_segments BYTES"))

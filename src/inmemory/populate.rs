@@ -303,13 +303,25 @@ fn populate_unit(
                     stale.insert(block_index);
                 }
                 let block = crate::txn::cr::consistent_block(&ctx, current, ctx.reader)?;
+                // The piece block of the last chained row, kept for the next one's pieces
+                // while this block's rows are read; let go before the next block.
+                let mut piece_block = None;
                 for slot in 0..DataBlock(&block).row_count() {
-                    let row =
-                        crate::access::modify::whole_row(&ctx, &block, rdba, slot, &kinds, &mut spans, &mut scratch)?;
+                    let row = crate::access::modify::whole_row_keeping(
+                        &ctx,
+                        &block,
+                        rdba,
+                        slot,
+                        &kinds,
+                        &mut spans,
+                        &mut scratch,
+                        &mut piece_block,
+                    )?;
                     if let Some(row) = row {
                         builder.row(rdba, |i| row.column_payload(i))?;
                     }
                 }
+                drop(piece_block);
                 builder.end_block();
                 block_index += 1;
             }
