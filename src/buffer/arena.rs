@@ -133,6 +133,26 @@ impl Arena {
         }
     }
 
+    /// Stops the pre-paging of the arena, if any, after its current chunk.
+    pub fn stop_pre_paging(&self) {
+        if let Some(pager) = &self.pre_pager {
+            pager.stop();
+        }
+    }
+
+    /// Gives the pages of blocks `first..first + count` back to the kernel: they read as
+    /// zero after, and take no memory until written again. Only for a mapped arena whose
+    /// blocks in that range no one uses.
+    pub fn release_blocks(&self, first: usize, count: usize) {
+        if matches!(self.memory, Memory::Mapped { .. }) && count > 0 {
+            let start = self.block_ptr(first);
+            // A hint: if the kernel declines, the pages simply stay.
+            // SAFETY: the range is inside the mapping (block_ptr checks `first`, and the
+            // caller's blocks end within the arena); no one reads or writes it now.
+            unsafe { libc::madvise(start.cast(), count * self.block_size, libc::MADV_DONTNEED) };
+        }
+    }
+
     /// Whether the arena is being pre-paged.
     pub fn pre_page_state(&self) -> PrePageState {
         match &self.pre_pager {

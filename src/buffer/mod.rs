@@ -100,6 +100,10 @@ const LOOKUP_PREFETCH_AHEAD: u32 = 8;
 /// sessions' own pins waits this long. The wait starts again whenever another session
 /// claims a buffer, so a busy machine where the holders are slow to let go does not fail.
 const FREE_BUFFER_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+/// A wait for a free buffer ends after this many patiences in all, even while other
+/// sessions keep claiming buffers: sessions that sweep without sleeping can keep taking
+/// every freed buffer from a waiter.
+const MAX_PATIENCES: u32 = 6;
 
 /// Highest touch count a buffer keeps; the clock hand takes one off per pass.
 const MAX_TOUCH: u8 = 3;
@@ -638,7 +642,8 @@ impl BufferCache {
         stats.add(Stat::FreeBufferRequested, 1);
         let n = self.headers.len();
         let mut claims_seen = self.claims.load(Ordering::Relaxed);
-        let mut since = std::time::Instant::now();
+        let started = std::time::Instant::now();
+        let mut since = started;
         let mut waiting: Option<FreeBufferWaiter<'_>> = None;
         for attempt in 0.. {
             if let Some(claimed) = self.sweep_for_free_buffer(stats)? {
@@ -650,17 +655,22 @@ impl BufferCache {
             } else if since.elapsed() >= self.patience {
                 break;
             }
+            if started.elapsed() >= self.patience * MAX_PATIENCES {
+                // Others claim buffers, yet never one this session could take.
+                break;
+            }
             waiting.get_or_insert_with(|| FreeBufferWaiter::new(&self.free_buffer_waiters));
             let _wait = stats.begin_wait(WaitEvent::FreeBufferWaits);
             std::thread::sleep(std::time::Duration::from_millis(1 << attempt.min(3)));
         }
+        let waited = if since.elapsed() >= self.patience {
+            format!("all {n} buffers stayed pinned for {:?} while no session could claim one", self.patience)
+        } else {
+            format!("for {:?} other sessions took every buffer of {n} freed", started.elapsed())
+        };
         Err(Error::InvalidParameter {
             name: "db_cache_size".into(),
-            message: format!(
-                "no free buffer: all {n} buffers stayed pinned for {:?} while no session could claim one; \
-                 the cache is too small for this workload",
-                self.patience
-            ),
+            message: format!("no free buffer: {waited}; the cache is too small for this workload"),
         })
     }
 

@@ -61,6 +61,11 @@ impl PrePager {
 }
 
 impl PrePager {
+    /// Asks the thread to stop after the chunk it is on (it is not waited for).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
     /// Whether the thread has ended (done, stopped, or never started).
     pub fn finished(&self) -> bool {
         self.thread.as_ref().is_none_or(JoinHandle::is_finished)

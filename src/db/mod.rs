@@ -246,7 +246,7 @@ impl Database {
             commit_lock: Mutex::new(()),
             _lock: lock,
         });
-        crate::inmemory::populate::on_open(&inner)?;
+        crate::inmemory::populate::on_open(&inner);
         let user = Arc::new(UserHandle(Arc::downgrade(&inner)));
         Ok(Database { inner, _user: user })
     }

@@ -59,6 +59,9 @@ struct AreaMemory {
     used_extents: AtomicU64,
     /// Bytes of arrays that asked for room and were put on the heap instead.
     fallback_bytes: AtomicU64,
+    /// Replaced by an area of another size: no new arrays, and the pages of every
+    /// extent given back go back to the kernel.
+    retired: std::sync::atomic::AtomicBool,
 }
 
 /// What `v$inmemory_area` shows of an area.
@@ -111,8 +114,22 @@ impl InMemoryArea {
                 free: Mutex::new(BTreeMap::from([(0, extents)])),
                 used_extents: AtomicU64::new(0),
                 fallback_bytes: AtomicU64::new(0),
+                retired: std::sync::atomic::AtomicBool::new(false),
             }),
         })
+    }
+
+    /// Retires the area when an area of another size replaces it: its pre-paging stops,
+    /// the pages of its free extents go back to the kernel now, and those of the arrays
+    /// still in it as each is dropped. Only the units populated in it keep memory.
+    pub fn retire(&self) {
+        let m = &self.memory;
+        m.retired.store(true, Ordering::Release);
+        m.arena.stop_pre_paging();
+        let free = m.free.lock();
+        for (&first, &count) in free.iter() {
+            m.arena.release_blocks(first as usize, count as usize);
+        }
     }
 
     /// Bytes of the mapping.
@@ -134,6 +151,9 @@ impl InMemoryArea {
     /// A run of extents for `bytes`, or `None` (counted as a fallback) when no free run
     /// is long enough.
     fn take(&self, bytes: usize) -> Option<(u32, u32)> {
+        if self.memory.retired.load(Ordering::Acquire) {
+            return None;
+        }
         let count = u32::try_from(bytes.div_ceil(EXTENT)).ok()?;
         let mut free = self.memory.free.lock();
         let found = free.iter().find(|&(_, &len)| len >= count).map(|(&first, &len)| (first, len));
@@ -157,6 +177,9 @@ impl AreaMemory {
     /// runs either side of it.
     fn give_back(&self, first: u32, count: u32) {
         let mut free = self.free.lock();
+        if self.retired.load(Ordering::Acquire) {
+            self.arena.release_blocks(first as usize, count as usize);
+        }
         let mut start = first;
         let mut len = count;
         if let Some((&before, &before_len)) = free.range(..first).next_back()
@@ -208,6 +231,7 @@ impl<T> AreaSlice<T> {
     /// An empty slice with room for `len` values in a run of `area`'s extents; `None` when
     /// there is no area, the array is under [`MIN_AREA_BYTES`], or no run is free.
     fn take(area: Option<&InMemoryArea>, len: usize) -> Option<AreaSlice<T>> {
+        const { assert!(align_of::<T>() <= crate::buffer::BLOCK_ALIGN, "extents are aligned to BLOCK_ALIGN") };
         let bytes = len.checked_mul(size_of::<T>())?;
         let area = area.filter(|_| bytes >= MIN_AREA_BYTES)?;
         let (first, count) = area.take(bytes)?;
@@ -367,6 +391,21 @@ mod tests {
         let kept = Stored::collect_in(Some(&area), (0..EXTENT / 8).map(|i| i as u64 * 3));
         drop(area);
         assert_eq!(kept[EXTENT / 8 - 1], (EXTENT / 8 - 1) as u64 * 3);
+    }
+
+    /// A retired area places no new array, and its extents come back to the free runs
+    /// (their pages to the kernel) as before; the arrays in it keep their values.
+    #[test]
+    fn a_retired_area_takes_no_new_array_and_keeps_the_old_ones() {
+        let area = InMemoryArea::new(8 * EXTENT as u64, true).unwrap();
+        let kept = Stored::collect_in(Some(&area), (0..2 * EXTENT).map(|i| (i % 251) as u8));
+        area.retire();
+        let after = Stored::collect_in(Some(&area), (0..EXTENT).map(|i| i as u8));
+        assert!(kept.in_area() && !after.in_area());
+        assert!(kept.iter().enumerate().all(|(i, &v)| v == (i % 251) as u8));
+        drop(kept);
+        assert_eq!(area.figures().used_bytes, 0);
+        assert_eq!(free_runs(&area), vec![(0, 8)]);
     }
 
     proptest! {

@@ -55,16 +55,20 @@ use std::time::Duration;
 pub const UNIT_BYTES: usize = 64 << 20;
 
 /// At open: maps the In-Memory Area, and queues the planning of every table marked with
-/// a priority other than NONE, when the column store is on. Fails when the area is
-/// refused (see [`super::area::InMemoryArea::new`]).
-pub fn on_open(db: &Arc<DbInner>) -> Result<()> {
+/// a priority other than NONE, when the column store is on. An area this machine
+/// refuses (see [`super::area::InMemoryArea::new`]) is reported on stderr, and the units
+/// are then built on the heap: the database still opens. (ALTER SYSTEM refuses such a
+/// size before it is set.)
+pub fn on_open(db: &Arc<DbInner>) {
     let (size, pre_page) = {
         let parameters = db.parameters.read();
         (parameters.get_u64(params::INMEMORY_SIZE), parameters.get_bool(params::PRE_PAGE_SGA))
     };
-    db.inmemory.size_area(size, pre_page)?;
+    if let Err(e) = db.inmemory.size_area(size, pre_page) {
+        eprintln!("lioscope: no In-Memory Area, column units go on the heap: {e}");
+    }
     if size == 0 {
-        return Ok(());
+        return;
     }
     db.inmemory.retry_out_of_memory();
     let mut any = false;
@@ -79,7 +83,6 @@ pub fn on_open(db: &Arc<DbInner>) -> Result<()> {
     if any {
         ensure_workers(db);
     }
-    Ok(())
 }
 
 /// Starts workers up to `inmemory_max_populate_servers` (they end by themselves when

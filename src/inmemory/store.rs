@@ -235,7 +235,10 @@ impl InMemoryStore {
         let mut area = self.area.lock();
         let wanted = (bytes > 0).then(|| InMemoryArea::whole_extents(bytes));
         if area.as_ref().map(InMemoryArea::size) != wanted {
-            *area = if bytes > 0 { Some(InMemoryArea::new(bytes, pre_page)?) } else { None };
+            let new = if bytes > 0 { Some(InMemoryArea::new(bytes, pre_page)?) } else { None };
+            if let Some(old) = std::mem::replace(&mut *area, new) {
+                old.retire();
+            }
         }
         Ok(())
     }
