@@ -9,6 +9,9 @@
 //! arena (a scratch block for writes, or a cache under 2 MiB) comes from the allocator,
 //! which is far cheaper than a mapping for something that small.
 //!
+//! A mapped arena can give a range of its pages back to the kernel ([`Arena::release_blocks`],
+//! used by a retired In-Memory Area); they read as zero after.
+//!
 //! A mapped arena may be pre-paged ([`Arena::pre_page`]): a background thread has the
 //! kernel populate its pages ahead of use (see `pre_page`). The arena stops and joins
 //! that thread before it unmaps its memory.

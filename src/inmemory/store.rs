@@ -1,7 +1,8 @@
 //! The column store's bookkeeping: which tables have a segment in it, the units each
 //! segment is cut into, what each unit holds (its IMCU, if populated) and which of its
 //! blocks changed since (the journal), the memory the units take against
-//! `inmemory_size`, and the queue of population work.
+//! `inmemory_size`, the In-Memory Area their large arrays live in, and the queue of
+//! population work.
 //!
 //! ```text
 //!  InMemoryStore ─ segments: object id → ImSegment
@@ -23,6 +24,9 @@
 //!   the rows of every block not journaled, as that snapshot sees them.
 //! - `used` is the sum of the bytes of installed IMCUs; a unit is installed only while
 //!   that stays within `inmemory_size`.
+//! - `area` is the In-Memory Area of the current `inmemory_size` (none while it is 0); an
+//!   area it replaces is retired (see [`super::area`]) and lives on only in the units
+//!   populated in it.
 //! - `population_counts`, the population workers' performance counters summed, holds a
 //!   unit's counts before the unit is installed (see [`super::populate`]).
 
