@@ -325,6 +325,47 @@ fn population_keeps_the_piece_block_of_migrated_rows() {
     assert_eq!(int(&s, "SELECT COUNT(*) FROM m WHERE note IS NULL"), 0);
 }
 
+/// Units are cut by rows as well as by blocks: the short heads of migrated rows fill few
+/// blocks, and each unit over them ends once it holds `_inmemory_imcu_target_rows`. Rows
+/// are counted in the cached blocks only: with the table out of the cache, planning reads
+/// nothing and cuts by blocks alone.
+#[test]
+fn units_are_cut_by_rows_counted_in_cached_blocks() {
+    let (_t, _d, db) = temp_db(options(8192, "32M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE m (id INTEGER, note VARCHAR2(200)) PCTFREE 0");
+    exec(&s, "INSERT INTO m SELECT LEVEL, 'short-note-' FROM dual CONNECT BY LEVEL <= 20000");
+    exec(&s, "UPDATE m SET note = RPAD('migrated ' || id, 150, '.')");
+    exec(&s, "COMMIT");
+    let expected = int(&s, "SELECT /*+ NO_INMEMORY(m) */ SUM(id) FROM m WHERE note LIKE 'migrated 1%'");
+    assert!(blocks_below_hwm(&s, "m") < 8192, "one unit of blocks");
+    // No 8 KiB block holds more than this many row heads (11 bytes at least each).
+    let heads_per_block = 8192 / 11;
+    store_on(&s, "32M");
+    exec(&s, "ALTER SYSTEM SET \"_inmemory_imcu_target_rows\" = 2000");
+    let cus = sysstat(&s, "IM populate CUs");
+    assert_eq!(populate(&s, "m", "MEMCOMPRESS FOR QUERY LOW"), 0);
+    let cus = sysstat(&s, "IM populate CUs") - cus;
+    // Each unit over the heads ends within one block of 2,000 rows; the pieces' blocks
+    // (no heads) make one more unit.
+    let most = 20_000 / 2000 + 1;
+    let least = 20_000 / (2000 + heads_per_block) + 1;
+    assert!((least..=most).contains(&cus), "{cus} units, not {least}..={most}");
+    assert_eq!(int(&s, "SELECT /*+ INMEMORY(m) */ SUM(id) FROM m WHERE note LIKE 'migrated 1%'"), expected);
+
+    exec(&s, "ALTER TABLE m NO INMEMORY");
+    exec(&s, "ALTER SYSTEM FLUSH BUFFER_CACHE");
+    let cus = sysstat(&s, "IM populate CUs");
+    assert_eq!(populate(&s, "m", "MEMCOMPRESS FOR QUERY LOW"), 0);
+    assert_eq!(sysstat(&s, "IM populate CUs") - cus, 1, "no block cached: cut by blocks alone");
+    assert_eq!(int(&s, "SELECT /*+ INMEMORY(m) */ SUM(id) FROM m WHERE note LIKE 'migrated 1%'"), expected);
+
+    for bad in ["0", "4294967296", "'many'"] {
+        let e = fail(&s, &format!("ALTER SYSTEM SET \"_inmemory_imcu_target_rows\" = {bad}")).to_string();
+        assert!(e.contains("_inmemory_imcu_target_rows"), "{bad}: {e}");
+    }
+}
+
 #[test]
 fn bad_inmemory_clauses_are_errors_that_name_what_is_wrong() {
     let (_t, _d, db) = temp_db(options(8192, "8M"));

@@ -387,6 +387,20 @@ impl BufferCache {
         Ok(self.share_locked(index, rdba))
     }
 
+    /// A consistent get of `rdba` only if the cache holds it: no read and no wait, `None`
+    /// when the block is not cached or another session is still reading it in. Counted
+    /// like any consistent get when it finds the block.
+    pub fn consistent_get_if_cached(&self, stats: &SessionStats, rdba: u32) -> Option<ReadGuard<'_>> {
+        let index = self.lookup_and_pin(stats, rdba)?;
+        let h = &self.headers[index as usize];
+        if h.has(READING) || !h.has(VALID) {
+            h.unpin();
+            return None;
+        }
+        Self::count_consistent_get(stats);
+        Some(self.share_locked(index, rdba))
+    }
+
     /// A read guard on pinned buffer `index`. The shared lock is taken recursively: a
     /// session may already hold it (a scan holds its current and next block while it
     /// follows a chained row into one of them), and a writer queued in between must not
@@ -1128,6 +1142,25 @@ mod tests {
         drop(all);
         assert_eq!(cache.summary().pinned, 0);
         assert!(cache.consistent_get(&stats, block::rdba(1, MIN_BUFFERS as u32 + 1)).is_ok(), "freed, it reads");
+    }
+
+    /// A get only if cached finds a cached block (counted as a consistent get) and reads
+    /// nothing for one that is not.
+    #[test]
+    fn a_get_if_cached_never_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _file) = versions::tests::cache_with_file(&dir, MIN_BUFFERS, 4);
+        let stats = SessionStats::default();
+        cache.flush(&stats).unwrap();
+        let stats = SessionStats::default();
+        assert!(cache.consistent_get_if_cached(&stats, block::rdba(1, 2)).is_none());
+        assert_eq!((stats.get(Stat::PhysicalReads), stats.get(Stat::ConsistentGets)), (0, 0));
+        drop(cache.consistent_get(&stats, block::rdba(1, 2)).unwrap());
+        let found = cache.consistent_get_if_cached(&stats, block::rdba(1, 2)).expect("cached now");
+        assert_eq!(found.rdba(), block::rdba(1, 2));
+        assert_eq!((stats.get(Stat::PhysicalReads), stats.get(Stat::ConsistentGets)), (1, 2));
+        drop(found);
+        assert_eq!(cache.summary().pinned, 0);
     }
 
     /// A session that holds a block shared takes it shared again even while a writer waits

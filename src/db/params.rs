@@ -50,6 +50,7 @@ pub const STATISTICS_LEVEL: &str = "statistics_level";
 pub const PARALLEL_MAX_SERVERS: &str = "parallel_max_servers";
 pub const INMEMORY_SIZE: &str = "inmemory_size";
 pub const INMEMORY_MAX_POPULATE_SERVERS: &str = "inmemory_max_populate_servers";
+pub const INMEMORY_IMCU_TARGET_ROWS: &str = "_inmemory_imcu_target_rows";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -116,6 +117,13 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "1",
         modifiable: Modifiable::SystemImmediate,
         description: "Background workers populating the column store (default: half the CPUs, at least 1); 0 stops population",
+    },
+    ParameterDef {
+        name: INMEMORY_IMCU_TARGET_ROWS,
+        kind: Kind::Integer { min: 1, max: u32::MAX as u64 },
+        default: "524288",
+        modifiable: Modifiable::SystemImmediate,
+        description: "Rows a column-store unit covers, about: planning ends a unit after the block that brings it to this many, or at 64 MiB of blocks; units planned from then on (Oracle's hidden parameter of the same name)",
     },
     ParameterDef {
         name: UNDO_TABLESPACE_SIZE,

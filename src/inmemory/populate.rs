@@ -25,8 +25,8 @@
 //! the database only weakly while idle, so closing it is never held up by them; dropping
 //! the database stops and joins them.
 //!
-//! A worker gathers unit after unit into the same buffers ([`GatherBuffers`]), freed when
-//! the queue runs dry, and writes each unit's large arrays into the In-Memory Area
+//! A worker gathers unit after unit into the same buffers ([`GatherBuffers`]), freed
+//! after two seconds without work, and writes each unit's large arrays into the In-Memory Area
 //! ([`super::area`]), whose pages outlive the units: fresh memory costs a page fault
 //! every 4 KiB, and on a virtual machine whose host has taken back the guest's free
 //! memory each of those faults also waits for the host to back the page (measured on
@@ -50,9 +50,14 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-/// Bytes of the table's blocks one unit covers: 8,192 blocks of 8 KiB, about 420,000
-/// rows of the customers table.
+/// Bytes of the table's blocks one unit covers at most: 8,192 blocks of 8 KiB, about
+/// 420,000 rows of the customers table.
 pub const UNIT_BYTES: usize = 64 << 20;
+
+/// How long an idle worker keeps its gather buffers for the next unit: the units of
+/// one population, and repopulations queued one by one as DML journals changes, then
+/// gather into memory already touched instead of faulting in tens of MiB again.
+const KEEP_GATHER_BUFFERS: Duration = Duration::from_secs(2);
 
 /// At open: maps the In-Memory Area, and queues the planning of every table marked with
 /// a priority other than NONE, when the column store is on. An area this machine
@@ -131,11 +136,12 @@ pub fn stop_workers(store: &InMemoryStore) {
 fn work(db: Weak<DbInner>, shared: Arc<Shared>, index: usize) {
     let name: &'static str = Box::leak(format!("W{index:03}").into_boxed_str());
     let mut session: Option<Arc<SessionInfo>> = None;
-    // Kept from unit to unit while there is work, freed when the queue runs dry.
+    // Kept from unit to unit, and for KEEP_GATHER_BUFFERS after the last one.
     let mut buffers = GatherBuffers::default();
     loop {
         let task = {
             let mut queue = shared.queue.lock();
+            let mut idle_since = None;
             loop {
                 if shared.stop.load(Ordering::Acquire) {
                     break None;
@@ -144,8 +150,14 @@ fn work(db: Weak<DbInner>, shared: Arc<Shared>, index: usize) {
                     break Some(task);
                 }
                 if !buffers.is_empty() {
-                    let idle = std::mem::take(&mut buffers);
-                    parking_lot::MutexGuard::unlocked(&mut queue, || drop(idle));
+                    let since = *idle_since.get_or_insert_with(std::time::Instant::now);
+                    let left = KEEP_GATHER_BUFFERS.saturating_sub(since.elapsed());
+                    if left.is_zero() {
+                        let idle = std::mem::take(&mut buffers);
+                        parking_lot::MutexGuard::unlocked(&mut queue, || drop(idle));
+                    } else {
+                        shared.work.wait_for(&mut queue, left);
+                    }
                     continue;
                 }
                 if shared.work.wait_for(&mut queue, Duration::from_millis(500)).timed_out() && db.strong_count() == 0 {
@@ -212,21 +224,40 @@ fn run(db: &Arc<DbInner>, info: &SessionInfo, task: Task, buffers: &mut GatherBu
     }
 }
 
-/// Cuts the blocks the segment's units do not cover yet into units, and queues the
-/// population of every unit without an IMCU.
+/// Cuts the blocks the segment's units do not cover yet into units of at most
+/// [`UNIT_BYTES`] of blocks and about `_inmemory_imcu_target_rows` rows (a unit ends after
+/// the block that brings it there: units of short rows are then no larger than units of
+/// long ones, about half a million rows as Oracle's IMCUs), and queues the population of
+/// every unit without an IMCU.
 fn plan(db: &Arc<DbInner>, info: &SessionInfo, segment: &super::store::ImSegment) -> Result<()> {
     let ctx = context(db, info, db.current_scn());
     let map = crate::access::segments::read_map(&ctx, &segment.table)?;
     let blocks: Vec<u32> = map.scan_runs(db.extent_blocks).iter().flat_map(|r| r.first..r.first + r.blocks).collect();
     segment.segment_blocks.store(blocks.len() as u64, Ordering::Release);
     let per_unit = (UNIT_BYTES / db.block_size).max(1);
+    let unit_rows_target = db.parameters.read().get_u64(params::INMEMORY_IMCU_TARGET_ROWS);
+    let mut rows = RowCount::default();
     let mut position = segment.planned_positions() as usize;
+    // Units planned before (one may have failed, or found no room) first; each new unit is
+    // queued as soon as it is cut, so other workers start while planning goes on.
+    queue_unpopulated(db, segment, 0..segment.units.read().len());
     while position < blocks.len() {
-        let end = (position + per_unit).min(blocks.len());
-        segment.add_unit(position as u32, blocks[position..end].to_vec());
+        let (mut end, mut unit_rows) = (position, 0);
+        while end < blocks.len() && end - position < per_unit && unit_rows < unit_rows_target {
+            unit_rows += rows.of_block(&ctx, &segment.table, blocks[end]);
+            end += 1;
+        }
+        let unit = segment.add_unit(position as u32, blocks[position..end].to_vec());
+        queue_unpopulated(db, segment, unit..unit + 1);
         position = end;
     }
-    for (i, unit) in segment.units.read().iter().enumerate() {
+    Ok(())
+}
+
+/// Queues the population of each unit in `units` that has no IMCU and none queued.
+fn queue_unpopulated(db: &DbInner, segment: &ImSegment, units: std::ops::Range<usize>) {
+    let slots: Vec<_> = segment.units.read()[units.clone()].to_vec();
+    for (i, unit) in units.zip(slots) {
         let mut state = unit.state.lock();
         if state.imcu.is_none() && !state.queued && !state.out_of_memory {
             state.queued = true;
@@ -235,7 +266,37 @@ fn plan(db: &Arc<DbInner>, info: &SessionInfo, segment: &super::store::ImSegment
                 .queue(Task::Populate { object_id: segment.table.object_id, unit: i as u32 }, segment.spec.priority);
         }
     }
-    Ok(())
+}
+
+/// The rows of a table's blocks as planning counts them, to cut units by rows: the heads
+/// in a cached block's row directory (one consistent get, no CR: a count to cut by, not
+/// a result), and for a block the cache does not hold, the mean of the blocks counted
+/// so far (0 before any), so that planning never reads the table from disk.
+#[derive(Debug, Default)]
+struct RowCount {
+    rows: u64,
+    blocks: u64,
+}
+
+impl RowCount {
+    fn of_block(&mut self, ctx: &AccessContext<'_>, table: &crate::catalog::TableDef, rdba: u32) -> u64 {
+        let Some(block) = ctx.db.cache.consistent_get_if_cached(ctx.stats, rdba) else {
+            return self.rows.checked_div(self.blocks).unwrap_or(0);
+        };
+        let data = DataBlock(&block);
+        // A block that is not a sound block of the table counts no row (population reports it).
+        let heads = if ctx.check_table_block(table, rdba, &block).is_ok() {
+            (0..data.row_count())
+                .filter_map(|slot| data.piece_bytes(slot))
+                .filter(|piece| piece.len() >= 2 && crate::storage::row::is_visible_head(piece[0], piece[1]))
+                .count() as u64
+        } else {
+            0
+        };
+        self.rows += heads;
+        self.blocks += 1;
+        heads
+    }
 }
 
 /// Populates (or repopulates) unit `index` of table `object_id`. A population that fails
