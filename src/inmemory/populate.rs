@@ -9,6 +9,11 @@
 //!  workers W000… (inmemory_max_populate_servers) take the highest priority first
 //! ```
 //!
+//! Planning cuts the table's blocks, in full-scan order, into units of at most 64 MiB of
+//! blocks and about `_inmemory_imcu_target_rows` rows, the rows counted in the blocks the
+//! buffer cache holds (planning reads nothing from disk), and queues each unit as it is
+//! cut.
+//!
 //! Populating a unit: start its building journal, take the population SCN, read its
 //! blocks with multiblock reads, and for each block: note whether a transaction the SCN
 //! does not see holds it ([`crate::txn::cr::changes_after`]: its rows will change, so the
