@@ -35,10 +35,11 @@
 //!
 //! A reader that knows which blocks it will get next (a table access by rowid) can ask
 //! for their memory early: [`BufferCache::prefetch_chain`] touches nothing but the hash
-//! chain's lines, [`BufferCache::prefetch_lines`] finds the buffer under the chain's latch
-//! (a latch get, counted) without reading its header, and a [`PrefetchTarget`] loads
-//! lines of it ([`BufferCache::prefetch_block`] does both); none pins or reads a block,
-//! so none counts a get nor changes any result.
+//! chain's lines, [`BufferCache::prefetch_lines`] guesses the buffer from the bucket's
+//! hint (the buffer the bucket's block last went into, an atomic read without the latch)
+//! without reading its header, and a [`PrefetchTarget`] loads lines of it
+//! ([`BufferCache::prefetch_block`] does both); none pins or reads a block, so none
+//! counts a get nor changes any result, and a stale hint only loads lines nobody needs.
 //!
 //! Two marks save work the bytes make unnecessary:
 //! - `zeroed`: a buffer never claimed holds the zeros the arena was mapped with; the
@@ -198,12 +199,18 @@ enum Loaded {
     ByOther(u32),
 }
 
+/// A bucket hint naming no buffer.
+const NO_HINT: u32 = u32::MAX;
+
 /// The buffer cache.
 pub struct BufferCache {
     block_size: usize,
     arena: Arena,
     headers: Box<[BufferHeader]>,
     latches: Box<[ChildLatch]>,
+    /// By bucket: the buffer a block of the bucket last went into (`NO_HINT` before any),
+    /// for prefetch hints only; never trusted to hold any block.
+    hints: Box<[AtomicU32]>,
     /// log2 of the number of buckets.
     bucket_bits: u32,
     /// The clock hand of replacement.
@@ -242,6 +249,7 @@ impl BufferCache {
             arena: Arena::new(buffers, block_size),
             headers: (0..buffers).map(|_| BufferHeader::new()).collect(),
             latches: (0..latch_count).map(|_| ChildLatch::new()).collect(),
+            hints: (0..1usize << bucket_bits).map(|_| AtomicU32::new(NO_HINT)).collect(),
             bucket_bits,
             hand: AtomicUsize::new(0),
             free_buffer_waiters: AtomicU32::new(0),
@@ -294,48 +302,52 @@ impl BufferCache {
     /// latch, instead of jumping across the whole hash table.
     #[inline]
     fn bucket_of(&self, rdba: u32) -> (&ChildLatch, usize) {
-        let file_offset = block::rdba_file(rdba) as u32;
-        let h = (block::rdba_block(rdba).wrapping_add(file_offset.wrapping_mul(0x9E37_79B1))
-            & ((1u32 << self.bucket_bits) - 1)) as usize;
+        let h = self.hash_of(rdba);
         (&self.latches[h / BUCKETS_PER_LATCH], h % BUCKETS_PER_LATCH)
     }
 
-    /// Starts loading the hash chain of `rdba` (its latch and bucket): the first step of
-    /// prefetching a block a caller will get soon ([`BufferCache::prefetch_block`]).
+    /// The bucket of a block address across the whole hash table.
+    #[inline]
+    fn hash_of(&self, rdba: u32) -> usize {
+        let file_offset = block::rdba_file(rdba) as u32;
+        (block::rdba_block(rdba).wrapping_add(file_offset.wrapping_mul(0x9E37_79B1)) & ((1u32 << self.bucket_bits) - 1))
+            as usize
+    }
+
+    /// Starts loading the hash chain of `rdba` (its latch and bucket) and its bucket's
+    /// hint: the first step of prefetching a block a caller will get soon
+    /// ([`BufferCache::prefetch_block`]).
     #[inline]
     pub fn prefetch_chain(&self, rdba: u32) {
         self.prefetch_bucket(rdba);
+        prefetch_address((&raw const self.hints[self.hash_of(rdba)]).cast());
     }
 
-    /// Starts loading the first `lines` cache lines of the buffer holding `rdba`, if it is
-    /// cached: a hint for a get that follows soon. See [`BufferCache::prefetch_lines`].
+    /// Starts loading the first `lines` cache lines of the buffer that probably holds
+    /// `rdba`: a hint for a get that follows soon. See [`BufferCache::prefetch_lines`].
     /// `also` is a byte range of the block worth loading too (a guess at where a row
     /// lies); it is clamped to the block.
-    pub fn prefetch_block(&self, stats: &SessionStats, rdba: u32, lines: usize, also: Option<(usize, usize)>) {
-        let Some(target) = self.prefetch_lines(stats, rdba) else { return };
+    #[inline]
+    pub fn prefetch_block(&self, rdba: u32, lines: usize, also: Option<(usize, usize)>) {
+        let Some(target) = self.prefetch_lines(rdba) else { return };
         target.range(0, lines * 64);
         if let Some((from, to)) = also {
             target.range(from, to);
         }
     }
 
-    /// Where the buffer holding `rdba` lies, for prefetch hints only, if it is cached. It
-    /// looks the block up under its chain's latch (one latch get, counted in `v$latch`),
-    /// pins nothing and reads nothing of the block, so the buffer may hold another block
-    /// by the time of the hint: a hint loads lines of the arena, never reads them, and
-    /// changes no result.
-    pub fn prefetch_lines(&self, stats: &SessionStats, rdba: u32) -> Option<PrefetchTarget<'_>> {
-        let (latch, bucket) = self.bucket_of(rdba);
-        let index = {
-            let chains = latch.get(stats);
-            match chains.buckets[bucket].as_slice() {
-                // The chain's only buffer is taken without reading its header (a cache miss
-                // the get itself pays later): when it holds another block, the hint loads
-                // lines nobody needs, no more.
-                &[only] => Some(only),
-                chain => self.find_in_chain(chain, rdba),
-            }
-        }?;
+    /// Where the buffer that probably holds `rdba` lies, for prefetch hints only: the
+    /// buffer a block of its bucket last went into, read from the bucket's hint without
+    /// the latch (no latch get) and without reading the buffer's header. The buffer may
+    /// hold another block, or none, by the time of the hint: a hint loads lines of the
+    /// arena, never reads them, and changes no result. `None` before any block went
+    /// into the bucket.
+    #[inline]
+    pub fn prefetch_lines(&self, rdba: u32) -> Option<PrefetchTarget<'_>> {
+        let index = self.hints[self.hash_of(rdba)].load(Ordering::Relaxed);
+        if index == NO_HINT {
+            return None;
+        }
         prefetch_address((&raw const self.headers[index as usize]).cast());
         Some(PrefetchTarget { block: self.arena.block_ptr(index as usize), len: self.block_size, _memory: PhantomData })
     }
@@ -639,6 +651,7 @@ impl BufferCache {
         h.touch.store(1, Ordering::Relaxed);
         h.state.store(state | IN_CHAIN, Ordering::Release);
         chains.buckets[bucket].push(index);
+        self.hints[self.hash_of(rdba)].store(index, Ordering::Relaxed);
         Ok(())
     }
 
@@ -1053,8 +1066,10 @@ impl<'c> PrefetchTarget<'c> {
     /// Starts loading the lines of bytes `from..to` of the buffer (clamped to it).
     #[inline]
     pub fn range(&self, from: usize, to: usize) {
-        for line in (from.min(self.len) & !63..to.min(self.len)).step_by(64) {
+        let (mut line, end) = (from.min(self.len) & !63, to.min(self.len));
+        while line < end {
             self.line(line);
+            line += 64;
         }
     }
 

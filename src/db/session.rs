@@ -108,8 +108,20 @@ pub struct Session {
     /// The performance counters of the thread running the session, when switched on
     /// ([`Session::set_hardware_counters`]).
     counters: std::cell::RefCell<Option<SessionCounters>>,
+    /// The parameters every execution reads, parsed once per change of any parameter.
+    hot: Cell<Option<HotParameters>>,
     /// Makes `Session` `!Sync` (while still `Send`): only one thread writes its statistics.
     _one_thread_at_a_time: PhantomData<Cell<()>>,
+}
+
+/// The parameters a statement reads on every execution, as this session sees them, and
+/// the count of parameter changes (`DbInner::parameter_changes`) they were read at.
+#[derive(Debug, Clone, Copy)]
+struct HotParameters {
+    changes: u64,
+    multiblock_read_count: u64,
+    parallel_max_servers: u64,
+    statistics_all: bool,
 }
 
 /// A session's performance counters: those of the thread it runs on now, and what the
@@ -152,6 +164,7 @@ impl Session {
             autocommit: Cell::new(true),
             plan_statistics: Cell::new(false),
             counters: Default::default(),
+            hot: Cell::new(None),
             _one_thread_at_a_time: PhantomData,
         }
     }
@@ -310,24 +323,45 @@ impl Session {
 
     /// The value of one numeric parameter (one of the names in [`params`]) for this
     /// session, without copying the others: its ALTER SESSION value, else the system's.
+    /// The ones every execution reads come from the session's cache.
     pub(crate) fn parameter_u64(&self, name: &'static str) -> u64 {
-        match self.state.lock().overrides.iter().find(|(k, _)| k == name) {
-            Some((_, value)) => params::number(name, value),
-            None => self.db.parameters.read().get_u64(name),
+        match name {
+            params::MBRC => return self.hot_parameters().multiblock_read_count,
+            params::PARALLEL_MAX_SERVERS => return self.hot_parameters().parallel_max_servers,
+            _ => {}
         }
+        self.read_parameter(name, params::number)
+    }
+
+    /// `read(name, value)` of this session's value of `name`: its ALTER SESSION value, else
+    /// the system's.
+    fn read_parameter<T>(&self, name: &'static str, read: impl FnOnce(&str, &str) -> T) -> T {
+        match self.state.lock().overrides.iter().find(|(k, _)| k == name) {
+            Some((_, value)) => read(name, value),
+            None => read(name, self.db.parameters.read().get(name)),
+        }
+    }
+
+    /// The parameters every execution reads, read again only after a parameter changed.
+    fn hot_parameters(&self) -> HotParameters {
+        let changes = self.db.parameter_changes.load(Ordering::Acquire);
+        if let Some(hot) = self.hot.get().filter(|h| h.changes == changes) {
+            return hot;
+        }
+        let hot = HotParameters {
+            changes,
+            multiblock_read_count: self.read_parameter(params::MBRC, params::number),
+            parallel_max_servers: self.read_parameter(params::PARALLEL_MAX_SERVERS, params::number),
+            statistics_all: self.read_parameter(params::STATISTICS_LEVEL, |_, value| value.eq_ignore_ascii_case("all")),
+        };
+        self.hot.set(Some(hot));
+        hot
     }
 
     /// Whether this session's queries gather row-source statistics: `statistics_level =
     /// all`, or [`Session::set_plan_statistics`].
     pub fn gathers_plan_statistics(&self) -> bool {
-        if self.plan_statistics.get() {
-            return true;
-        }
-        let level = match self.state.lock().overrides.iter().find(|(k, _)| k == params::STATISTICS_LEVEL) {
-            Some((_, value)) => value.clone(),
-            None => self.db.parameters.read().get(params::STATISTICS_LEVEL).to_owned(),
-        };
-        level.eq_ignore_ascii_case("all")
+        self.plan_statistics.get() || self.hot_parameters().statistics_all
     }
 
     /// Makes this session's queries gather row-source statistics (in

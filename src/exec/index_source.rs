@@ -232,7 +232,7 @@ impl<'r> Emitter<'r> {
         self.next_leaf = goes_on
             .then(|| leaf.sibling(self.access.descending))
             .flatten()
-            .and_then(|rdba| self.ctx.db.cache.prefetch_lines(self.ctx.stats, rdba))
+            .and_then(|rdba| self.ctx.db.cache.prefetch_lines(rdba))
             .map(|target| (target, 0));
         if !table_access && let Some(kernel) = &mut self.kernel {
             kernel.count_rows(leaf.len() as u64);
@@ -298,7 +298,7 @@ impl<'r> Emitter<'r> {
             return;
         }
         let cache = &self.ctx.db.cache;
-        cache.prefetch_block(self.ctx.stats, next.rdba, BLOCK_LINES_AHEAD, self.row_guess(next.slot));
+        cache.prefetch_block(next.rdba, BLOCK_LINES_AHEAD, self.row_guess(next.slot));
         if let Some(further) = self.rowids.get(i + 2 * ROWS_AHEAD) {
             cache.prefetch_chain(further.rdba);
         }
@@ -313,7 +313,7 @@ impl<'r> Emitter<'r> {
         if run.iter().any(|r| r.rdba != run[0].rdba) {
             return None;
         }
-        self.ctx.db.cache.prefetch_lines(self.ctx.stats, run[0].rdba).map(|block| NextBlockPrefetch::new(Some(block)))
+        self.ctx.db.cache.prefetch_lines(run[0].rdba).map(|block| NextBlockPrefetch::new(Some(block)))
     }
 
     /// Loads `lines` more lines of the next leaf.
