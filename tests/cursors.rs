@@ -146,6 +146,30 @@ fn ddl_analyze_and_parameters_make_the_plan_anew() {
     assert_eq!(hard_parses(&s, || assert_eq!(count(1, 300), Datum::Int(0))), 1);
 }
 
+/// The parameters an execution reads are the ones set now: `statistics_level` changed by
+/// ALTER SYSTEM from another session, or by ALTER SESSION (which wins), between two
+/// executions of one cursor decides whether the next one gathers row-source statistics.
+#[test]
+fn each_execution_reads_the_parameters_set_now() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    table(&s);
+    let other = db.session();
+    let mut cursor = s.prepare("SELECT /*+ INDEX(t t_id) */ COUNT(*) FROM t WHERE id <= :1").unwrap();
+    let mut gathers = || cursor.execute(&[Datum::Int(10)]).unwrap().plan_statistics.is_some();
+    assert!(!gathers());
+    exec(&other, "ALTER SYSTEM SET statistics_level = ALL");
+    assert!(gathers(), "another session's ALTER SYSTEM reaches the next execution");
+    exec(&other, "ALTER SYSTEM SET statistics_level = TYPICAL");
+    assert!(!gathers());
+    exec(&s, "ALTER SESSION SET statistics_level = ALL");
+    assert!(gathers(), "ALTER SESSION reaches the next execution");
+    exec(&other, "ALTER SYSTEM SET statistics_level = TYPICAL");
+    assert!(gathers(), "the session's own value over the system's");
+    exec(&s, "ALTER SESSION SET statistics_level = TYPICAL");
+    assert!(!gathers());
+}
+
 #[test]
 fn sysdate_in_a_kept_plan_is_the_time_of_each_execution() {
     let (_dir, _path, db) = temp_db(options(8192, "8M"));

@@ -1159,6 +1159,23 @@ mod tests {
         assert!(cache.consistent_get(&stats, block::rdba(1, MIN_BUFFERS as u32 + 1)).is_ok(), "freed, it reads");
     }
 
+    /// A prefetch hint names the buffer a block of its bucket last went into: none before
+    /// any, the block's own buffer once it is cached.
+    #[test]
+    fn a_prefetch_hint_names_the_buffer_the_block_went_into() {
+        let cache = BufferCache::new(MIN_BUFFERS * 8192, 8192);
+        let stats = SessionStats::default();
+        let rdba = block::rdba(1, 77);
+        assert!(cache.prefetch_lines(rdba).is_none(), "no block in the bucket yet");
+        drop(cache.new_block(&stats, rdba, 7).unwrap());
+        let target = cache.prefetch_lines(rdba).expect("a hint once cached");
+        let guard = cache.consistent_get(&stats, rdba).unwrap();
+        assert_eq!((target.block, target.len()), (guard.as_ptr(), 8192));
+        let gets = stats.get(Stat::ConsistentGets);
+        cache.prefetch_block(rdba, 3, Some((8000, 9000)));
+        assert_eq!(stats.get(Stat::ConsistentGets), gets, "a hint counts no get");
+    }
+
     /// A get only if cached finds a cached block (counted as a consistent get) and reads
     /// nothing for one that is not.
     #[test]
