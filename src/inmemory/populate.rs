@@ -10,9 +10,9 @@
 //! ```
 //!
 //! Planning cuts the table's blocks, in full-scan order, into units of at most 64 MiB of
-//! blocks and about `_inmemory_imcu_target_rows` rows, the rows counted in the blocks the
-//! buffer cache holds (planning reads nothing from disk), and queues each unit as it is
-//! cut.
+//! blocks and about `_inmemory_imcu_target_rows` rows, the rows counted in one block of
+//! every sixteen the buffer cache holds (planning reads nothing from disk), and queues
+//! each unit as it is cut.
 //!
 //! Populating a unit: start its building journal, take the population SCN, read its
 //! blocks with multiblock reads, and for each block: note whether a transaction the SCN
@@ -249,7 +249,7 @@ fn plan(db: &Arc<DbInner>, info: &SessionInfo, segment: &super::store::ImSegment
     while position < blocks.len() {
         let (mut end, mut unit_rows) = (position, 0);
         while end < blocks.len() && end - position < per_unit && unit_rows < unit_rows_target {
-            unit_rows += rows.of_block(&ctx, &segment.table, blocks[end]);
+            unit_rows += rows.of_block(&ctx, &segment.table, end, blocks[end]);
             end += 1;
         }
         let unit = segment.add_unit(position as u32, blocks[position..end].to_vec());
@@ -273,20 +273,45 @@ fn queue_unpopulated(db: &DbInner, segment: &ImSegment, units: std::ops::Range<u
     }
 }
 
-/// The rows of a table's blocks as planning counts them, to cut units by rows: the heads
-/// in a cached block's row directory (one consistent get, no CR: a count to cut by, not
-/// a result), and for a block the cache does not hold, the mean of the blocks counted
-/// so far (0 before any), so that planning never reads the table from disk.
+/// Planning counts the rows of one block in this many (the first of each run of this
+/// many in scan order, and the first it plans); the others count as the last block
+/// counted.
+const ROW_COUNT_SAMPLE: usize = 16;
+
+/// The rows of a table's blocks as planning counts them, to cut units by rows. The rows
+/// of one block in [`ROW_COUNT_SAMPLE`] are counted: the visible heads in its row
+/// directory, if the cache holds it (one consistent get, no CR: a count to cut by, not a
+/// result); a block not cached counts as the mean of those counted so far (0 before any),
+/// so that planning never reads the table from disk. Every other block counts as the
+/// last block counted: units are cut within a few blocks of their target, at a sixteenth
+/// of the cost of reading every block (planning a 50 M-row table reads 61,000 blocks,
+/// not 980,000).
 #[derive(Debug, Default)]
 struct RowCount {
     rows: u64,
     blocks: u64,
+    /// What the last block counted counts as (none before the first).
+    last: Option<u64>,
 }
 
 impl RowCount {
-    fn of_block(&mut self, ctx: &AccessContext<'_>, table: &crate::catalog::TableDef, rdba: u32) -> u64 {
+    /// The rows of the block at scan position `position`, address `rdba`.
+    fn of_block(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        table: &crate::catalog::TableDef,
+        position: usize,
+        rdba: u32,
+    ) -> u64 {
+        if let Some(last) = self.last
+            && !position.is_multiple_of(ROW_COUNT_SAMPLE)
+        {
+            return last;
+        }
         let Some(block) = ctx.db.cache.consistent_get_if_cached(ctx.stats, rdba) else {
-            return self.rows.checked_div(self.blocks).unwrap_or(0);
+            let mean = self.rows.checked_div(self.blocks).unwrap_or(0);
+            self.last = Some(mean);
+            return mean;
         };
         let data = DataBlock(&block);
         // A block that is not a sound block of the table counts no row (population reports it).
@@ -300,6 +325,7 @@ impl RowCount {
         };
         self.rows += heads;
         self.blocks += 1;
+        self.last = Some(heads);
         heads
     }
 }
