@@ -301,6 +301,20 @@ fn population_follows_chained_rows() {
     assert_eq!(int(&s, "SELECT SUM(id) FROM c WHERE a IS NOT NULL"), 200 * 201 / 2);
 }
 
+/// Table `m`: 20,000 short rows packed with PCTFREE 0, then given 150-byte notes, so
+/// nearly every row migrates (its head stays, its body goes to a block of its own);
+/// returns the row store's answer to [`MIGRATED_SUM`].
+fn migrated_rows(s: &Session) -> i64 {
+    exec(s, "CREATE TABLE m (id INTEGER, note VARCHAR2(200)) PCTFREE 0");
+    exec(s, "INSERT INTO m SELECT LEVEL, 'short-note-' FROM dual CONNECT BY LEVEL <= 20000");
+    exec(s, "UPDATE m SET note = RPAD('migrated ' || id, 150, '.')");
+    exec(s, "COMMIT");
+    int(s, &format!("SELECT /*+ NO_INMEMORY(m) */ {MIGRATED_SUM}"))
+}
+
+/// A query that reads the migrated rows' bodies (their notes), in memory once `m` is populated.
+const MIGRATED_SUM: &str = "SUM(id) FROM m WHERE note LIKE 'migrated 1%'";
+
 /// Rows migrated together have their pieces in the same few blocks: population keeps the
 /// last piece block while it reads a head block's rows, so most pieces are found pinned
 /// (`buffer is pinned count`) rather than got again, and the units hold the rows a
@@ -309,11 +323,7 @@ fn population_follows_chained_rows() {
 fn population_keeps_the_piece_block_of_migrated_rows() {
     let (_t, _d, db) = temp_db(options(8192, "32M"));
     let s = db.session();
-    exec(&s, "CREATE TABLE m (id INTEGER, note VARCHAR2(200)) PCTFREE 0");
-    exec(&s, "INSERT INTO m SELECT LEVEL, 'short-note-' FROM dual CONNECT BY LEVEL <= 20000");
-    exec(&s, "UPDATE m SET note = RPAD('migrated ' || id, 150, '.')");
-    exec(&s, "COMMIT");
-    let expected = int(&s, "SELECT /*+ NO_INMEMORY(m) */ SUM(id) FROM m WHERE note LIKE 'migrated 1%'");
+    let expected = migrated_rows(&s);
     store_on(&s, "32M");
     let (continued, pinned) = (sysstat(&s, "table fetch continued row"), sysstat(&s, "buffer is pinned count"));
     assert_eq!(populate(&s, "m", "MEMCOMPRESS FOR QUERY LOW"), 0);
@@ -321,7 +331,7 @@ fn population_keeps_the_piece_block_of_migrated_rows() {
     let pinned = sysstat(&s, "buffer is pinned count") - pinned;
     assert!(continued >= 15_000, "most rows migrated: {continued} pieces followed");
     assert!(pinned * 10 >= continued * 9, "{pinned} of {continued} pieces found in the kept block");
-    assert_eq!(int(&s, "SELECT /*+ INMEMORY(m) */ SUM(id) FROM m WHERE note LIKE 'migrated 1%'"), expected);
+    assert_eq!(int(&s, &format!("SELECT /*+ INMEMORY(m) */ {MIGRATED_SUM}")), expected);
     assert_eq!(int(&s, "SELECT COUNT(*) FROM m WHERE note IS NULL"), 0);
 }
 
@@ -333,11 +343,7 @@ fn population_keeps_the_piece_block_of_migrated_rows() {
 fn units_are_cut_by_rows_counted_in_cached_blocks() {
     let (_t, _d, db) = temp_db(options(8192, "32M"));
     let s = db.session();
-    exec(&s, "CREATE TABLE m (id INTEGER, note VARCHAR2(200)) PCTFREE 0");
-    exec(&s, "INSERT INTO m SELECT LEVEL, 'short-note-' FROM dual CONNECT BY LEVEL <= 20000");
-    exec(&s, "UPDATE m SET note = RPAD('migrated ' || id, 150, '.')");
-    exec(&s, "COMMIT");
-    let expected = int(&s, "SELECT /*+ NO_INMEMORY(m) */ SUM(id) FROM m WHERE note LIKE 'migrated 1%'");
+    let expected = migrated_rows(&s);
     assert!(blocks_below_hwm(&s, "m") < 8192, "one unit of blocks");
     // No 8 KiB block holds more than this many row heads (11 bytes at least each).
     let heads_per_block = 8192 / 11;
@@ -352,14 +358,14 @@ fn units_are_cut_by_rows_counted_in_cached_blocks() {
     let most = 20_000 / 2000 + 1 + 15 * heads_per_block / 2000;
     let least = 20_000 / (2000 + heads_per_block) + 1;
     assert!((least..=most).contains(&cus), "{cus} units, not {least}..={most}");
-    assert_eq!(int(&s, "SELECT /*+ INMEMORY(m) */ SUM(id) FROM m WHERE note LIKE 'migrated 1%'"), expected);
+    assert_eq!(int(&s, &format!("SELECT /*+ INMEMORY(m) */ {MIGRATED_SUM}")), expected);
 
     exec(&s, "ALTER TABLE m NO INMEMORY");
     exec(&s, "ALTER SYSTEM FLUSH BUFFER_CACHE");
     let cus = sysstat(&s, "IM populate CUs");
     assert_eq!(populate(&s, "m", "MEMCOMPRESS FOR QUERY LOW"), 0);
     assert_eq!(sysstat(&s, "IM populate CUs") - cus, 1, "no block cached: cut by blocks alone");
-    assert_eq!(int(&s, "SELECT /*+ INMEMORY(m) */ SUM(id) FROM m WHERE note LIKE 'migrated 1%'"), expected);
+    assert_eq!(int(&s, &format!("SELECT /*+ INMEMORY(m) */ {MIGRATED_SUM}")), expected);
 
     for bad in ["0", "4294967296", "'many'"] {
         let e = fail(&s, &format!("ALTER SYSTEM SET \"_inmemory_imcu_target_rows\" = {bad}")).to_string();

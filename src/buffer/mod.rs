@@ -302,7 +302,12 @@ impl BufferCache {
     /// latch, instead of jumping across the whole hash table.
     #[inline]
     fn bucket_of(&self, rdba: u32) -> (&ChildLatch, usize) {
-        let h = self.hash_of(rdba);
+        self.bucket_at(self.hash_of(rdba))
+    }
+
+    /// The child latch and bucket of hash `h` ([`BufferCache::hash_of`]).
+    #[inline]
+    fn bucket_at(&self, h: usize) -> (&ChildLatch, usize) {
         (&self.latches[h / BUCKETS_PER_LATCH], h % BUCKETS_PER_LATCH)
     }
 
@@ -319,8 +324,10 @@ impl BufferCache {
     /// ([`BufferCache::prefetch_block`]).
     #[inline]
     pub fn prefetch_chain(&self, rdba: u32) {
-        self.prefetch_bucket(rdba);
-        prefetch_address((&raw const self.hints[self.hash_of(rdba)]).cast());
+        let h = self.hash_of(rdba);
+        let (latch, bucket) = self.bucket_at(h);
+        latch.prefetch(bucket);
+        prefetch_address((&raw const self.hints[h]).cast());
     }
 
     /// Starts loading the first `lines` cache lines of the buffer that probably holds
@@ -640,7 +647,8 @@ impl BufferCache {
     /// Puts claimed buffer `index` into the chain of `rdba` with `state` (plus IN_CHAIN).
     /// `Err(existing)` (pinned for the caller) if the block is already cached.
     fn insert_claimed(&self, stats: &SessionStats, rdba: u32, index: u32, state: u8) -> Result<(), u32> {
-        let (latch, bucket) = self.bucket_of(rdba);
+        let hash = self.hash_of(rdba);
+        let (latch, bucket) = self.bucket_at(hash);
         let mut chains = latch.get(stats);
         if let Some(existing) = self.find_in_chain(&chains.buckets[bucket], rdba) {
             self.headers[existing as usize].pins.fetch_add(1, Ordering::Acquire);
@@ -651,7 +659,7 @@ impl BufferCache {
         h.touch.store(1, Ordering::Relaxed);
         h.state.store(state | IN_CHAIN, Ordering::Release);
         chains.buckets[bucket].push(index);
-        self.hints[self.hash_of(rdba)].store(index, Ordering::Relaxed);
+        self.hints[hash].store(index, Ordering::Relaxed);
         Ok(())
     }
 

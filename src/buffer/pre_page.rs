@@ -58,9 +58,7 @@ impl PrePager {
         // A thread that cannot be started leaves the cache to be populated by first touch.
         PrePager { stop, thread: thread.ok() }
     }
-}
 
-impl PrePager {
     /// Asks the thread to stop after the chunk it is on (it is not waited for).
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -74,7 +72,7 @@ impl PrePager {
 
 impl Drop for PrePager {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop();
         if let Some(thread) = self.thread.take() {
             // The thread cannot panic short of a bug; its memory is released either way.
             let _ = thread.join();

@@ -119,7 +119,7 @@ pub struct Session {
 #[derive(Debug, Clone, Copy)]
 struct HotParameters {
     changes: u64,
-    multiblock_read_count: u64,
+    multiblock_read_count: u32,
     parallel_max_servers: u64,
     statistics_all: bool,
 }
@@ -323,14 +323,19 @@ impl Session {
 
     /// The value of one numeric parameter (one of the names in [`params`]) for this
     /// session, without copying the others: its ALTER SESSION value, else the system's.
-    /// The ones every execution reads come from the session's cache.
+    /// (The ones every execution reads have accessors that cache them.)
     pub(crate) fn parameter_u64(&self, name: &'static str) -> u64 {
-        match name {
-            params::MBRC => return self.hot_parameters().multiblock_read_count,
-            params::PARALLEL_MAX_SERVERS => return self.hot_parameters().parallel_max_servers,
-            _ => {}
-        }
         self.read_parameter(name, params::number)
+    }
+
+    /// This session's `db_file_multiblock_read_count`.
+    pub(crate) fn multiblock_read_count(&self) -> u32 {
+        self.hot_parameters().multiblock_read_count
+    }
+
+    /// This session's `parallel_max_servers`.
+    pub(crate) fn parallel_max_servers(&self) -> u64 {
+        self.hot_parameters().parallel_max_servers
     }
 
     /// `read(name, value)` of this session's value of `name`: its ALTER SESSION value, else
@@ -350,7 +355,7 @@ impl Session {
         }
         let hot = HotParameters {
             changes,
-            multiblock_read_count: self.read_parameter(params::MBRC, params::number),
+            multiblock_read_count: self.read_parameter(params::MBRC, params::number) as u32,
             parallel_max_servers: self.read_parameter(params::PARALLEL_MAX_SERVERS, params::number),
             statistics_all: self.read_parameter(params::STATISTICS_LEVEL, |_, value| value.eq_ignore_ascii_case("all")),
         };
@@ -373,7 +378,7 @@ impl Session {
 
     /// The access context for this session's next statement.
     pub(crate) fn access_context(&self) -> AccessContext<'_> {
-        let mbrc = self.parameter_u64(params::MBRC) as u32;
+        let mbrc = self.multiblock_read_count();
         let now = self.db.current_scn();
         let mut txn = self.txn.borrow_mut();
         let snapshot = match txn.isolation {

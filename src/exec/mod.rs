@@ -55,7 +55,7 @@ pub struct ExecContext<'a> {
 impl<'a> ExecContext<'a> {
     /// The context of a statement of `session` with the functions' context `functions`.
     pub fn new(session: &'a crate::db::Session, functions: FunctionContext) -> ExecContext<'a> {
-        let allowed = session.parameter_u64(crate::db::params::PARALLEL_MAX_SERVERS) as usize;
+        let allowed = session.parallel_max_servers() as usize;
         let helpers = allowed.min(crate::stats::osstat::usable_cpus() - 1);
         ExecContext { access: session.access_context(), functions, helpers }
     }

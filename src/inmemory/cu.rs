@@ -278,7 +278,7 @@ enum Lanes {
     U16(Stored<u16>),
     U32(Stored<u32>),
     U64(Stored<u64>),
-    /// `rows` codes of `width` (1..=32) bits in [`simd::pack_bits`]'s layout.
+    /// `rows` codes of `width` (1..=32) bits in [`simd::pack_bits_into`]'s layout.
     Packed {
         width: u8,
         rows: usize,
@@ -1247,10 +1247,24 @@ impl KeyDict {
     /// The dictionary of the keys of `distinct` (all different) in the order `order`, which
     /// sorts them, in `area` when given and it has room.
     fn new(distinct: &KeyList, order: &[u32], area: Option<&InMemoryArea>) -> KeyDict {
-        let mut sorted = KeyList::with_capacity(order.len());
-        sorted.bytes.reserve_exact(distinct.bytes.len());
-        order.iter().for_each(|&i| sorted.push(distinct.key(i as usize)));
-        KeyDict(StoredKeys::copy_of(&sorted, area))
+        debug_assert_eq!(order.len(), distinct.len(), "the order sorts every distinct key");
+        let sorted = || order.iter().map(|&i| distinct.key(i as usize));
+        // Written where they stay: no sorted copy is built first.
+        let bytes = Stored::zeroed_in(area, distinct.bytes.len(), |out| {
+            let mut at = 0;
+            for key in sorted() {
+                out[at..at + key.len()].copy_from_slice(key);
+                at += key.len();
+            }
+        });
+        let offsets = Stored::zeroed_in(area, order.len() + 1, |out| {
+            let mut end = 0;
+            for (offset, key) in out[1..].iter_mut().zip(sorted()) {
+                end += key.len();
+                *offset = offset_u32(end);
+            }
+        });
+        KeyDict(StoredKeys { bytes, offsets })
     }
 
     fn len(&self) -> usize {

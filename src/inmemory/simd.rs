@@ -36,7 +36,7 @@
 //! Codes `16 * j .. 16 * j + 16` (rows in order) are then `(word[k] >> s | word[k + 1] <<
 //! (32 - s)) & mask` in all 16 lanes at once, with `k, s = (j * width) / 32, (j * width) % 32`:
 //! one 64-byte vector for AVX-512, two 32-byte halves for AVX2, a selection word from four
-//! such steps. [`pack_bits`] pads the last block with zero codes and appends 64 bytes, so
+//! such steps. [`pack_bits_into`] pads the last block with zero codes and appends 64 bytes, so
 //! `word[k + 1]` can always be read. AVX2 and AVX-512 scan the same buffer.
 //!
 //! Invariants the callers keep (asserted): `out_words` covers the codes; packed buffers are
@@ -213,21 +213,15 @@ pub fn ranges_packed(packed: &[u64], width: u8, rows: usize, ranges: &[(u32, u32
 /// Codes in a packed block (16 lanes of 32).
 pub const PACKED_BLOCK_CODES: usize = 512;
 
-/// `u64` words [`pack_bits`] produces for `rows` codes of `width` bits: `8 * width` per
+/// `u64` words [`pack_bits_into`] fills for `rows` codes of `width` bits: `8 * width` per
 /// 512-code block (the last one padded with zero codes), plus 8 pad words.
 pub fn packed_words(rows: usize, width: u8) -> usize {
     rows.div_ceil(PACKED_BLOCK_CODES) * 8 * usize::from(width) + 8
 }
 
-/// Packs `codes` at `width` (1..=32) bits each in the layout the module documentation draws.
-/// Panics if a code does not fit in `width` bits (the encoder chose the width from them).
-pub fn pack_bits(codes: &[u64], width: u8) -> Vec<u64> {
-    let mut words = vec![0; packed_words(codes.len(), width)];
-    pack_bits_into(codes, width, &mut words);
-    words
-}
-
-/// [`pack_bits`] into `words`, which must be zero and [`packed_words`] long.
+/// Packs `codes` at `width` (1..=32) bits each, in the layout the module documentation
+/// draws, into `words`, which must be zero and [`packed_words`] long. Panics if a code
+/// does not fit in `width` bits (the encoder chose the width from them).
 pub fn pack_bits_into(codes: &[u64], width: u8, words: &mut [u64]) {
     assert_width(width);
     assert_eq!(words.len(), packed_words(codes.len(), width), "room for {} codes of {width} bits", codes.len());
@@ -240,7 +234,7 @@ pub fn pack_bits_into(codes: &[u64], width: u8, words: &mut [u64]) {
     }
 }
 
-/// Code `row` of a buffer [`pack_bits`] made.
+/// Code `row` of a buffer [`pack_bits_into`] filled.
 pub fn packed_get(packed: &[u64], width: u8, row: usize) -> u32 {
     assert_width(width);
     let (index, shift) = u32_position(width, row);
@@ -636,6 +630,13 @@ mod avx512 {
 pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// `codes` packed by [`pack_bits_into`] into a buffer of their own.
+    fn pack_bits(codes: &[u64], width: u8) -> Vec<u64> {
+        let mut words = vec![0; packed_words(codes.len(), width)];
+        pack_bits_into(codes, width, &mut words);
+        words
+    }
 
     /// What every kernel must produce: `initial` with bit `i < codes.len()` cleared unless
     /// code `i` is in one of `ranges`; bits beyond the codes untouched.

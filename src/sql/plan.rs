@@ -361,7 +361,7 @@ impl<'a> Builder<'_, 'a> {
         };
         let model = optimizer::cost::CostModel {
             block_size: self.session.db.block_size as u32,
-            multiblock_read_count: self.session.parameter_u64(crate::db::params::MBRC) as u32,
+            multiblock_read_count: self.session.multiblock_read_count(),
         };
         let order_by = sorted_columns(&self.stages);
         let query = optimizer::Query {
