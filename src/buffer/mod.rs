@@ -4,9 +4,9 @@
 //! ```text
 //!  rdba ──hash──► bucket ──(child latch guards 32 buckets)──► chain: [buf 17, buf 4]
 //!                                                                     │
-//!  headers[4]: rdba, object id, pins, touch count, zeroed,
+//!  headers[4]: rdba, object id, touch count, zeroed,
 //!              state (VALID READING DIRTY IN_CHAIN CR VERIFIED),
-//!              content lock ──────────────────────────────► arena[4]: 8 KiB block bytes
+//!              word: pins, content lock, claim ──────────► arena[4]: 8 KiB block bytes
 //! ```
 //!
 //! A chain holds the *current* version of a block (the one gets change and checkpoints
@@ -17,6 +17,11 @@
 //! A *get* takes the chain's latch, finds the header, pins it, drops the latch and then
 //! takes the content lock (shared for a consistent get, exclusive for a current get). The
 //! guard returned is the only way to reach the bytes; dropping it unlocks and unpins.
+//! A consistent get first tries the bucket's hint (the buffer the bucket's block last
+//! went into): one atomic operation on the buffer's word pins and share-locks it without
+//! the latch, and the get keeps it if the buffer holds the current version of the block,
+//! valid, in its chain, and no one writes or claims it (`consistent gets pin (fastpath)`);
+//! otherwise it lets go and takes the latch. The `header` module owns that word.
 //!
 //! A consistent get counts `consistent gets` and `session logical reads` as it pins; a
 //! scan that pins blocks ahead of time (a [`PinnedRun`]) counts each get only when it
@@ -57,8 +62,11 @@
 //!   like any buffer (it enters with touch count 0, so before the blocks in use), and
 //!   dropped by [`BufferCache::flush`] and [`BufferCache::invalidate_object`]; its
 //!   [`CrVersion`] is set while it is in a chain, and only then;
-//! - a buffer with pins > 0 is never evicted or reused; pins are taken under the latch of
-//!   the buffer's chain and released without it; a multiblock read holds the pins of
+//! - a buffer with pins > 0 is never evicted or reused: a buffer is claimed for a new
+//!   block only from no pins at all, and keeps latch-free pins out until its new
+//!   identity is set. Pins are taken under the latch of the buffer's chain, or by a
+//!   latch-free get that checks the identity once its pin is in, and released without
+//!   the latch; a multiblock read holds the pins of
 //!   its blocks until the scan visits them, never waits for a free buffer while it
 //!   holds any, and takes no more while another session waits for one;
 //! - block bytes are read only under the shared content lock and written only under the
@@ -71,6 +79,7 @@
 
 mod arena;
 mod guard;
+mod header;
 mod latch;
 mod pre_page;
 mod versions;
@@ -84,13 +93,13 @@ use crate::error::{Error, Result};
 use crate::stats::{SessionStats, Stat, WaitEvent};
 use crate::storage::block;
 use crate::storage::datafile::DataFile;
+use header::BufferHeader;
 use latch::{BUCKETS_PER_LATCH, ChildLatch};
-use parking_lot::lock_api::{RawRwLock as _, RawRwLockRecursive as _};
-use parking_lot::{Condvar, Mutex, RawRwLock, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Blocks ahead of a multiblock lookup whose latch and bucket are prefetched.
 const LOOKUP_PREFETCH_AHEAD: u32 = 8;
@@ -120,49 +129,6 @@ const CR: u8 = 16;
 /// A reader's structural check of the bytes passed since they were last written (see
 /// [`ReadGuard::structure_verified`]); every write guard's release takes it away.
 const VERIFIED: u8 = 32;
-
-/// The header of one buffer.
-struct BufferHeader {
-    /// The block held; changed only under the latch of the chain it is (or will be) in.
-    rdba: AtomicU32,
-    /// Data object id of the block's segment, for invalidating a dropped object's blocks.
-    object_id: AtomicU32,
-    /// Sessions holding this buffer; taken under the chain latch, released without it.
-    pins: AtomicU32,
-    /// Clock replacement's usage count (racy updates are fine: it is a hint).
-    touch: AtomicU8,
-    /// VALID / READING / DIRTY / IN_CHAIN / CR flags; CR changes only under the chain latch.
-    state: AtomicU8,
-    /// Guards the block bytes in the arena.
-    content: RawRwLock,
-    /// The buffer has never been claimed: its bytes are the zeros the arena was mapped
-    /// with. The first claim clears it for good.
-    zeroed: AtomicBool,
-}
-
-impl BufferHeader {
-    /// Releases one pin (taken under the chain latch; released without it).
-    #[inline]
-    fn unpin(&self) {
-        self.pins.fetch_sub(1, Ordering::Release);
-    }
-
-    fn new() -> BufferHeader {
-        BufferHeader {
-            rdba: AtomicU32::new(0),
-            object_id: AtomicU32::new(0),
-            pins: AtomicU32::new(0),
-            touch: AtomicU8::new(0),
-            state: AtomicU8::new(0),
-            content: RawRwLock::INIT,
-            zeroed: AtomicBool::new(true),
-        }
-    }
-
-    fn has(&self, flag: u8) -> bool {
-        self.state.load(Ordering::Acquire) & flag != 0
-    }
-}
 
 /// One session counted in [`BufferCache`]'s free-buffer waiters for as long as it lives.
 struct FreeBufferWaiter<'c>(&'c AtomicU32);
@@ -382,19 +348,16 @@ impl BufferCache {
         unsafe { std::slice::from_raw_parts_mut(self.arena.block_ptr(index as usize), self.block_size) }
     }
 
+    /// Lets go the shared lock and pin of a read guard.
+    #[inline]
     fn release_shared(&self, index: u32) {
-        let h = &self.headers[index as usize];
-        // SAFETY: called once by a ReadGuard, which took the shared lock.
-        unsafe { h.content.unlock_shared() };
-        h.unpin();
+        self.headers[index as usize].unlock_shared_unpin();
     }
 
     fn release_exclusive(&self, index: u32) {
         let h = &self.headers[index as usize];
         h.state.fetch_and(!VERIFIED, Ordering::AcqRel);
-        // SAFETY: called once by a WriteGuard, which took the exclusive lock.
-        unsafe { h.content.unlock_exclusive() };
-        h.unpin();
+        h.unlock_exclusive_unpin();
     }
 
     /// A consistent get: the block for reading. Counts `consistent gets` and `session
@@ -402,8 +365,26 @@ impl BufferCache {
     #[inline]
     pub fn consistent_get(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
         Self::count_consistent_get(stats);
+        if let Some(guard) = self.get_by_hint(stats, rdba) {
+            return Ok(guard);
+        }
         let index = self.pin(stats, rdba)?;
         Ok(self.share_locked(index, rdba))
+    }
+
+    /// The fast path of a consistent get: the buffer named by the bucket's hint, pinned
+    /// and share-locked without the chain latch, if it holds the current version of
+    /// `rdba` (`consistent gets pin (fastpath)`). `None` sends the get to the latch.
+    #[inline]
+    fn get_by_hint(&self, stats: &SessionStats, rdba: u32) -> Option<ReadGuard<'_>> {
+        let index = self.hints[self.hash_of(rdba)].load(Ordering::Relaxed);
+        let h = self.headers.get(index as usize)?;
+        if !h.try_pin_shared_as(rdba) {
+            return None;
+        }
+        stats.add(Stat::ConsistentGetsPinFastpath, 1);
+        h.touch_once();
+        Some(ReadGuard { cache: self, index, rdba })
     }
 
     /// A consistent get of `rdba` only if the cache holds it: no read and no wait, `None`
@@ -426,7 +407,7 @@ impl BufferCache {
     /// make the second shared lock wait for a writer that waits for the first.
     #[inline]
     fn share_locked(&self, index: u32, rdba: u32) -> ReadGuard<'_> {
-        self.headers[index as usize].content.lock_shared_recursive();
+        self.headers[index as usize].lock_shared();
         ReadGuard { cache: self, index, rdba }
     }
 
@@ -465,7 +446,7 @@ impl BufferCache {
     fn pin_dirty(&self, stats: &SessionStats, rdba: u32) -> Result<WriteGuard<'_>> {
         let index = self.pin(stats, rdba)?;
         let h = &self.headers[index as usize];
-        h.content.lock_exclusive();
+        h.lock_exclusive();
         h.state.fetch_or(DIRTY, Ordering::AcqRel);
         Ok(WriteGuard { cache: self, index, rdba })
     }
@@ -485,15 +466,14 @@ impl BufferCache {
                 None => {
                     let (victim, zeroed) = self.claim_free_buffer(stats)?;
                     // Locked before it is reachable, so no one sees its old bytes.
-                    self.headers[victim as usize].content.lock_exclusive();
+                    self.headers[victim as usize].lock_exclusive();
                     match self.insert_claimed(stats, rdba, victim, VALID | DIRTY) {
                         Ok(()) => {
                             already_zero = zeroed;
                             break victim;
                         }
                         Err(existing) => {
-                            // SAFETY: locked just above.
-                            unsafe { self.headers[victim as usize].content.unlock_exclusive() };
+                            self.headers[victim as usize].unlock_exclusive();
                             self.unclaim(victim);
                             existing
                         }
@@ -501,7 +481,7 @@ impl BufferCache {
                 }
             };
             if self.wait_while_reading(stats, found) {
-                self.headers[found as usize].content.lock_exclusive();
+                self.headers[found as usize].lock_exclusive();
                 break found;
             }
             // Another session's read of the block failed and took it out of the cache:
@@ -525,11 +505,9 @@ impl BufferCache {
         let chains = latch.get(stats);
         let index = self.find_in_chain(&chains.buckets[bucket], rdba)?;
         let h = &self.headers[index as usize];
-        h.pins.fetch_add(1, Ordering::Acquire);
+        h.pin();
         drop(chains);
-        if h.touch.load(Ordering::Relaxed) < MAX_TOUCH {
-            h.touch.store(h.touch.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        }
+        h.touch_once();
         Some(index)
     }
 
@@ -651,13 +629,14 @@ impl BufferCache {
         let (latch, bucket) = self.bucket_at(hash);
         let mut chains = latch.get(stats);
         if let Some(existing) = self.find_in_chain(&chains.buckets[bucket], rdba) {
-            self.headers[existing as usize].pins.fetch_add(1, Ordering::Acquire);
+            self.headers[existing as usize].pin();
             return Err(existing);
         }
         let h = &self.headers[index as usize];
         h.rdba.store(rdba, Ordering::Relaxed);
         h.touch.store(1, Ordering::Relaxed);
         h.state.store(state | IN_CHAIN, Ordering::Release);
+        h.end_claim();
         chains.buckets[bucket].push(index);
         self.hints[hash].store(index, Ordering::Relaxed);
         Ok(())
@@ -667,7 +646,7 @@ impl BufferCache {
     fn unclaim(&self, index: u32) {
         let h = &self.headers[index as usize];
         h.state.store(0, Ordering::Release);
-        h.unpin();
+        h.unclaim();
     }
 
     /// Finds a buffer to reuse by clock sweep and claims it (pins == 1, ours, in no chain).
@@ -733,7 +712,7 @@ impl BufferCache {
 
     fn try_claim_buffer(&self, stats: &SessionStats, index: u32) -> Result<Option<u32>> {
         let h = &self.headers[index as usize];
-        if h.pins.load(Ordering::Relaxed) != 0 {
+        if h.pins() != 0 {
             return Ok(None);
         }
         let touch = h.touch.load(Ordering::Relaxed);
@@ -743,9 +722,9 @@ impl BufferCache {
         }
         if !h.has(IN_CHAIN) {
             // Free buffers are claimed by compare-and-swap: only sweepers reach them.
-            let won = h.pins.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok();
+            let won = h.try_claim();
             if won && h.has(IN_CHAIN) {
-                h.unpin();
+                h.unclaim();
                 return Ok(None);
             }
             return Ok(won.then_some(index));
@@ -770,7 +749,7 @@ impl BufferCache {
         if h.rdba.load(Ordering::Relaxed) != rdba || state & IN_CHAIN == 0 || state & (DIRTY | READING) != 0 {
             return false;
         }
-        if h.pins.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        if !h.try_claim() {
             return false;
         }
         self.forget_cr_version(index, state);
@@ -805,13 +784,11 @@ impl BufferCache {
             {
                 return Ok(false);
             }
-            h.pins.fetch_add(1, Ordering::Acquire);
+            h.pin();
         }
-        h.content.lock_shared();
+        h.lock_shared();
         let result = self.write_locked(stats, index, rdba, event);
-        // SAFETY: taken just above.
-        unsafe { h.content.unlock_shared() };
-        h.unpin();
+        h.unlock_shared_unpin();
         result.map(|()| true)
     }
 
@@ -995,15 +972,13 @@ impl BufferCache {
             let (latch, bucket) = self.bucket_of(rdba);
             let mut chains = latch.get(stats);
             let state = h.state.load(Ordering::Acquire);
-            if h.rdba.load(Ordering::Relaxed) == rdba
-                && state & IN_CHAIN != 0
-                && state & READING == 0
-                && h.pins.load(Ordering::Acquire) == 0
+            if h.rdba.load(Ordering::Relaxed) == rdba && state & IN_CHAIN != 0 && state & READING == 0 && h.try_claim()
             {
                 self.forget_cr_version(index, state);
                 chains.unlink(bucket, index);
                 h.state.store(0, Ordering::Release);
                 h.touch.store(0, Ordering::Relaxed);
+                h.unclaim();
             }
         }
     }
@@ -1026,7 +1001,7 @@ impl BufferCache {
             s.cached_blocks += usize::from(in_chain && state & CR == 0);
             s.cr_buffers += usize::from(in_chain && state & CR != 0);
             s.dirty += usize::from(in_chain && state & DIRTY != 0);
-            s.pinned += usize::from(h.pins.load(Ordering::Relaxed) > 0);
+            s.pinned += usize::from(h.pins() > 0);
         }
         s
     }
@@ -1182,6 +1157,47 @@ mod tests {
         let gets = stats.get(Stat::ConsistentGets);
         cache.prefetch_block(rdba, 3, Some((8000, 9000)));
         assert_eq!(stats.get(Stat::ConsistentGets), gets, "a hint counts no get");
+    }
+
+    /// A consistent get takes the buffer its bucket's hint names without the latch only
+    /// while that buffer holds the current version of the block: a hint naming another
+    /// block's buffer (of the same bucket, or one that took the buffer over) sends the
+    /// get to the latch, and every get returns the block asked for.
+    #[test]
+    fn a_latch_free_get_takes_the_hinted_buffer_only_while_it_holds_the_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocks = 4 * MIN_BUFFERS as u32;
+        let (cache, _file) = versions::tests::cache_with_file(&dir, MIN_BUFFERS, blocks);
+        let stats = SessionStats::default();
+        cache.flush(&stats).unwrap();
+        let get = |rdba: u32| {
+            let guard = cache.consistent_get(&stats, rdba).unwrap();
+            assert_eq!(block::BlockHeader(&guard).rdba(), rdba, "the block asked for");
+        };
+        let fastpath = || stats.get(Stat::ConsistentGetsPinFastpath);
+        let a = block::rdba(1, 1);
+        let neighbour =
+            (2..=blocks).map(|b| block::rdba(1, b)).find(|&r| cache.hash_of(r) == cache.hash_of(a)).unwrap();
+
+        get(a);
+        assert_eq!((fastpath(), stats.get(Stat::PhysicalReads)), (0, 1), "a miss is read under the latch");
+        let latch_gets = cache.latch_totals().gets;
+        get(a);
+        assert_eq!(fastpath(), 1, "cached and hinted");
+        assert_eq!(cache.latch_totals().gets, latch_gets, "no latch get");
+
+        get(neighbour);
+        get(a);
+        assert_eq!(fastpath(), 1, "the hint names the neighbour's buffer: the latch finds the block");
+        assert_eq!(stats.get(Stat::PhysicalReads), 2, "still cached");
+
+        for b in 2 * MIN_BUFFERS as u32 + 1..=blocks {
+            get(block::rdba(1, b));
+        }
+        let reads = stats.get(Stat::PhysicalReads);
+        get(a);
+        assert_eq!(stats.get(Stat::PhysicalReads), reads + 1, "its buffer went to another block: read again");
+        assert_eq!(cache.summary().pinned, 0);
     }
 
     /// A get only if cached finds a cached block (counted as a consistent get) and reads

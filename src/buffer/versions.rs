@@ -39,7 +39,6 @@ use crate::error::Result;
 use crate::stats::SessionStats;
 use crate::storage::block;
 use crate::txn::Xid;
-use parking_lot::lock_api::{RawRwLock as _, RawRwLockDowngrade as _};
 use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 
@@ -89,12 +88,14 @@ impl BufferCache {
         let (index, _) = self.claim_free_buffer(stats)?;
         let h = &self.headers[index as usize];
         // Locked before it is reachable: a reader that finds the clone waits for its undo.
-        h.content.lock_exclusive();
+        h.lock_exclusive();
         // SAFETY: the buffer is claimed by us (pinned, in no chain) and exclusively locked.
         unsafe { self.buffer_bytes_mut(index) }.copy_from_slice(current);
         h.object_id.store(block::BlockHeader(current).object_id(), Ordering::Relaxed);
         h.touch.store(0, Ordering::Relaxed);
         self.register_cr(stats, rdba, index, version);
+        // Registered or private, the clone's identity is set: other sessions may pin it.
+        h.end_claim();
         Ok(WriteGuard { cache: self, index, rdba })
     }
 
@@ -116,8 +117,8 @@ impl BufferCache {
             chains.unlink(bucket, old);
             h.state.store(0, Ordering::Release);
             h.touch.store(0, Ordering::Relaxed);
-            // Pinned by `oldest_idle_clone`; out of the chain and unpinned, it is free.
-            h.unpin();
+            // Claimed by `oldest_idle_clone`; out of the chain and let go, it is free.
+            h.unclaim();
         }
         let h = &self.headers[index as usize];
         *self.cr_versions[index as usize].lock() = Some(version);
@@ -145,13 +146,11 @@ impl BufferCache {
     fn oldest_idle_clone(&self, chain: &[u32], rdba: u32) -> Option<u32> {
         let mut idle: SmallVec<[(u64, u32); MAX_VERSIONS]> = chain
             .iter()
-            .filter(|&&i| self.is_clone_of(i, rdba) && self.headers[i as usize].pins.load(Ordering::Acquire) == 0)
+            .filter(|&&i| self.is_clone_of(i, rdba) && self.headers[i as usize].pins() == 0)
             .filter_map(|&i| self.cr_versions[i as usize].lock().as_ref().map(|v| (v.as_of, i)))
             .collect();
         idle.sort_unstable();
-        idle.into_iter().map(|(_, i)| i).find(|&i| {
-            self.headers[i as usize].pins.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok()
-        })
+        idle.into_iter().map(|(_, i)| i).find(|&i| self.headers[i as usize].try_claim())
     }
 
     /// A CR clone of `rdba` for which `usable` holds, share-locked; `None` if there is
@@ -205,7 +204,7 @@ impl BufferCache {
         if !self.is_clone_of(index, rdba) || self.cr_versions[index as usize].lock().as_ref() != Some(seen) {
             return false;
         }
-        h.pins.fetch_add(1, Ordering::Acquire);
+        h.pin();
         drop(chains);
         if h.touch.load(Ordering::Relaxed) < MAX_CR_TOUCH {
             h.touch.store(MAX_CR_TOUCH, Ordering::Relaxed);
@@ -269,7 +268,7 @@ impl BufferCache {
             h.unpin();
             return None;
         }
-        h.content.lock_exclusive();
+        h.lock_exclusive();
         h.state.fetch_or(DIRTY, Ordering::AcqRel);
         Some(WriteGuard { cache: self, index, rdba })
     }
@@ -297,10 +296,10 @@ impl<'c> WriteGuard<'c> {
         let this = std::mem::ManuallyDrop::new(self);
         let (cache, index, rdba) = (this.cache, this.index, this.rdba);
         cache.headers[index as usize].state.fetch_and(!super::VERIFIED, Ordering::AcqRel);
-        // SAFETY: this guard holds the exclusive lock; downgrading turns it into the shared
-        // lock the read guard releases, and ManuallyDrop keeps the write guard from
-        // unlocking it again. The pin moves to the read guard the same way.
-        unsafe { cache.headers[index as usize].content.downgrade() };
+        // The exclusive lock becomes the shared lock the read guard releases, and
+        // ManuallyDrop keeps the write guard from unlocking it again. The pin moves to the
+        // read guard the same way.
+        cache.headers[index as usize].downgrade();
         ReadGuard { cache, index, rdba }
     }
 

@@ -100,6 +100,7 @@ statistics! {
     ImScanRowsJournal => "IM scan rows journal", 128;
     ImScanBlocksCache => "IM scan blocks from cache", 128;
     ParseCountHard => "parse count (hard)", 64;
+    ConsistentGetsPinFastpath => "consistent gets pin (fastpath)", 8;
 }
 
 impl Stat {

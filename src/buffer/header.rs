@@ -1,0 +1,342 @@
+//! A buffer's header: the block it holds, its flags, and one atomic word that carries the
+//! buffer's pins, its content lock and its claim together. A consistent get of a cached
+//! block pins and share-locks its buffer with one atomic operation, and lets both go with
+//! one more.
+//!
+//! ```text
+//!  word (u64): 58 CLAIMED | 57 PARKED | 56 EXCLUSIVE | 47..24 shared holders | 23..0 pins
+//! ```
+//!
+//! - A *pin* keeps the buffer from being claimed (evicted or reused). Pins are taken under
+//!   the latch of the buffer's chain, or without it by [`BufferHeader::try_pin_shared_as`],
+//!   which checks what the buffer holds only once its pin is in.
+//! - The *content lock*: shared holders read the bytes, the one exclusive holder writes
+//!   them. A shared get never waits behind a writer that is only queued (a session may
+//!   hold a block shared while it gets it again); a writer waits until no one shares it.
+//! - CLAIMED: a session took the buffer from nothing (a word of 0) to one pin, its own,
+//!   to give it a new identity; the bit stays until `rdba` and `state` say what the buffer
+//!   holds now. A latch-free pin that finds it backs off.
+//! - PARKED: a session sleeps for the content lock; whoever releases the lock wakes it.
+//!
+//! Invariants:
+//! - a claim succeeds only on a word of 0: while any pin is held, nobody changes the
+//!   buffer's `rdba`, takes it out of its chain to reuse it, or reads a block into it;
+//! - a claim ends with a release after `rdba` and `state` are set, and a latch-free pin
+//!   is an acquire on the same word, so a pin that found no CLAIMED sees them;
+//! - every shared holder and the exclusive holder hold a pin of their own as well.
+
+use super::{CR, IN_CHAIN, MAX_TOUCH, READING, VALID};
+use parking_lot_core::{DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
+
+const PIN: u64 = 1;
+const PIN_MASK: u64 = (1 << 24) - 1;
+const SHARED: u64 = 1 << 24;
+const SHARED_MASK: u64 = PIN_MASK << 24;
+const EXCLUSIVE: u64 = 1 << 56;
+const PARKED: u64 = 1 << 57;
+const CLAIMED: u64 = 1 << 58;
+
+/// Looks at a held content lock this many times before sleeping on it: holders keep it
+/// for the length of one block visit or change.
+const SPINS: u32 = 64;
+
+/// The header of one buffer.
+pub(super) struct BufferHeader {
+    /// The block held; changed only by the session that claimed the buffer, under the
+    /// latch of the chain it is (or will be) in.
+    pub rdba: AtomicU32,
+    /// Data object id of the block's segment, for invalidating a dropped object's blocks.
+    pub object_id: AtomicU32,
+    /// Clock replacement's usage count (racy updates are fine: it is a hint).
+    pub touch: AtomicU8,
+    /// VALID / READING / DIRTY / IN_CHAIN / CR / VERIFIED flags; CR changes only under
+    /// the chain latch.
+    pub state: AtomicU8,
+    /// The buffer has never been claimed: its bytes are the zeros the arena was mapped
+    /// with. The first claim clears it for good.
+    pub zeroed: AtomicBool,
+    /// Pins, content lock and claim (see the module documentation).
+    word: AtomicU64,
+}
+
+impl BufferHeader {
+    pub fn new() -> BufferHeader {
+        BufferHeader {
+            rdba: AtomicU32::new(0),
+            object_id: AtomicU32::new(0),
+            touch: AtomicU8::new(0),
+            state: AtomicU8::new(0),
+            zeroed: AtomicBool::new(true),
+            word: AtomicU64::new(0),
+        }
+    }
+
+    pub fn has(&self, flag: u8) -> bool {
+        self.state.load(Ordering::Acquire) & flag != 0
+    }
+
+    /// Counts a use of the buffer for clock replacement (up to `MAX_TOUCH`).
+    #[inline]
+    pub fn touch_once(&self) {
+        let touch = self.touch.load(Ordering::Relaxed);
+        if touch < MAX_TOUCH {
+            self.touch.store(touch + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// Pins held right now (a latch-free get that backs off holds one for a moment).
+    pub fn pins(&self) -> u32 {
+        (self.word.load(Ordering::Relaxed) & PIN_MASK) as u32
+    }
+
+    /// Takes a pin; the caller holds the latch of the buffer's chain.
+    #[inline]
+    pub fn pin(&self) {
+        self.word.fetch_add(PIN, Ordering::Acquire);
+    }
+
+    /// Releases a pin that holds no lock.
+    #[inline]
+    pub fn unpin(&self) {
+        self.word.fetch_sub(PIN, Ordering::Release);
+    }
+
+    /// Claims the buffer if no one holds it: one pin, ours, and CLAIMED until
+    /// [`BufferHeader::end_claim`] or [`BufferHeader::unclaim`].
+    pub fn try_claim(&self) -> bool {
+        self.word.compare_exchange(0, CLAIMED | PIN, Ordering::Acquire, Ordering::Relaxed).is_ok()
+    }
+
+    /// Ends a claim once `rdba` and `state` say what the buffer holds; the pin stays.
+    pub fn end_claim(&self) {
+        self.word.fetch_and(!CLAIMED, Ordering::Release);
+    }
+
+    /// Ends a claim and lets the buffer go (it holds nothing, or is left free).
+    pub fn unclaim(&self) {
+        self.word.fetch_sub(CLAIMED | PIN, Ordering::Release);
+    }
+
+    /// Pins and share-locks the buffer without the chain latch if it holds the current
+    /// version of `rdba`, valid and in its chain, and no one writes or claims it. On
+    /// `false` nothing is held and the caller looks the block up under the latch.
+    #[inline]
+    pub fn try_pin_shared_as(&self, rdba: u32) -> bool {
+        let before = self.word.fetch_add(PIN | SHARED, Ordering::Acquire);
+        if before & (EXCLUSIVE | CLAIMED) == 0
+            && self.state.load(Ordering::Acquire) & (VALID | READING | IN_CHAIN | CR) == VALID | IN_CHAIN
+            && self.rdba.load(Ordering::Relaxed) == rdba
+        {
+            return true;
+        }
+        self.unlock_shared_unpin();
+        false
+    }
+
+    /// Takes the content lock shared; the caller holds a pin. Waits only while a writer
+    /// holds it.
+    #[inline]
+    pub fn lock_shared(&self) {
+        if self.word.fetch_add(SHARED, Ordering::Acquire) & EXCLUSIVE != 0 {
+            self.lock_shared_contended();
+        }
+    }
+
+    #[cold]
+    fn lock_shared_contended(&self) {
+        self.release(SHARED);
+        loop {
+            let word = self.word.load(Ordering::Relaxed);
+            if word & EXCLUSIVE == 0 {
+                if self.word.compare_exchange_weak(word, word + SHARED, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                    return;
+                }
+                continue;
+            }
+            self.wait_while(|w| w & EXCLUSIVE != 0);
+        }
+    }
+
+    /// Takes the content lock exclusive; the caller holds a pin. Waits until no one else
+    /// holds it.
+    pub fn lock_exclusive(&self) {
+        loop {
+            let word = self.word.load(Ordering::Relaxed);
+            if word & (EXCLUSIVE | SHARED_MASK) == 0 {
+                let locked = word | EXCLUSIVE;
+                if self.word.compare_exchange_weak(word, locked, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                    return;
+                }
+                continue;
+            }
+            self.wait_while(|w| w & (EXCLUSIVE | SHARED_MASK) != 0);
+        }
+    }
+
+    /// Lets a shared lock and its pin go.
+    #[inline]
+    pub fn unlock_shared_unpin(&self) {
+        let before = self.word.fetch_sub(SHARED | PIN, Ordering::Release);
+        if before & PARKED != 0 && before & SHARED_MASK == SHARED {
+            self.wake();
+        }
+    }
+
+    /// Lets the exclusive lock and its pin go.
+    pub fn unlock_exclusive_unpin(&self) {
+        self.release(EXCLUSIVE | PIN);
+    }
+
+    /// Lets the exclusive lock go, keeping the pin.
+    pub fn unlock_exclusive(&self) {
+        self.release(EXCLUSIVE);
+    }
+
+    /// Turns the exclusive lock into a shared one, letting no writer in between.
+    pub fn downgrade(&self) {
+        let before = self.word.fetch_add(SHARED.wrapping_sub(EXCLUSIVE), Ordering::Release);
+        if before & PARKED != 0 {
+            self.wake();
+        }
+    }
+
+    /// Subtracts `held` (bits the caller holds) and wakes sleepers, who look again.
+    #[inline]
+    fn release(&self, held: u64) {
+        if self.word.fetch_sub(held, Ordering::Release) & PARKED != 0 {
+            self.wake();
+        }
+    }
+
+    #[cold]
+    fn wake(&self) {
+        self.word.fetch_and(!PARKED, Ordering::Relaxed);
+        // SAFETY: the key is this header's address, used only for its own waiters.
+        unsafe { parking_lot_core::unpark_all(self.key(), DEFAULT_UNPARK_TOKEN) };
+    }
+
+    /// Waits while `blocked(word)` holds: spins a little, then sleeps until a release
+    /// wakes it. Returns for the caller to try again (it may have been woken for nothing).
+    #[cold]
+    fn wait_while(&self, blocked: impl Fn(u64) -> bool) {
+        for _ in 0..SPINS {
+            if !blocked(self.word.load(Ordering::Relaxed)) {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        let word = self.word.load(Ordering::Relaxed);
+        if !blocked(word) {
+            return;
+        }
+        if word & PARKED == 0
+            && self.word.compare_exchange(word, word | PARKED, Ordering::Relaxed, Ordering::Relaxed).is_err()
+        {
+            return;
+        }
+        let validate = || {
+            let word = self.word.load(Ordering::Relaxed);
+            word & PARKED != 0 && blocked(word)
+        };
+        // SAFETY: the key is this header's address; `validate` and the no-op callbacks
+        // neither panic nor park.
+        unsafe { parking_lot_core::park(self.key(), validate, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) };
+    }
+
+    fn key(&self) -> usize {
+        (&raw const self.word) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+
+    fn current(rdba: u32) -> BufferHeader {
+        let h = BufferHeader::new();
+        h.rdba.store(rdba, Ordering::Relaxed);
+        h.state.store(VALID | IN_CHAIN, Ordering::Relaxed);
+        h
+    }
+
+    #[test]
+    fn a_latch_free_pin_takes_only_the_current_valid_version_it_asked_for() {
+        let h = current(7);
+        assert!(h.try_pin_shared_as(7));
+        assert_eq!(h.pins(), 1);
+        h.unlock_shared_unpin();
+        assert!(!h.try_pin_shared_as(8), "another block");
+        for state in [VALID | IN_CHAIN | CR, VALID | IN_CHAIN | READING, VALID, IN_CHAIN] {
+            h.state.store(state, Ordering::Relaxed);
+            assert!(!h.try_pin_shared_as(7), "state {state:#b}");
+        }
+        assert_eq!(h.word.load(Ordering::Relaxed), 0, "every refusal lets its pin go");
+    }
+
+    #[test]
+    fn a_claim_needs_an_idle_buffer_and_keeps_latch_free_pins_out_until_it_ends() {
+        let h = current(7);
+        h.pin();
+        assert!(!h.try_claim(), "pinned");
+        h.unpin();
+        assert!(h.try_claim());
+        assert!(!h.try_pin_shared_as(7), "claimed");
+        h.end_claim();
+        assert!(h.try_pin_shared_as(7));
+        h.unlock_shared_unpin();
+        h.unpin();
+        assert!(h.try_claim());
+        h.unclaim();
+        assert_eq!(h.word.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_writer_keeps_latch_free_readers_out_and_a_downgrade_lets_them_in() {
+        let h = current(7);
+        h.pin();
+        h.lock_exclusive();
+        assert!(!h.try_pin_shared_as(7));
+        h.downgrade();
+        assert!(h.try_pin_shared_as(7));
+        h.unlock_shared_unpin();
+        h.unlock_shared_unpin();
+        assert_eq!(h.word.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn writers_and_readers_exclude_each_other_across_threads() {
+        let h = Arc::new(current(7));
+        let inside = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let (h, inside) = (Arc::clone(&h), Arc::clone(&inside));
+                std::thread::spawn(move || {
+                    for i in 0..20_000 {
+                        if (t + i) % 4 == 0 {
+                            h.pin();
+                            h.lock_exclusive();
+                            assert_eq!(inside.swap(usize::MAX, Ordering::SeqCst), 0, "a writer among others");
+                            inside.store(0, Ordering::SeqCst);
+                            h.unlock_exclusive_unpin();
+                        } else if h.try_pin_shared_as(7) || {
+                            h.pin();
+                            h.lock_shared();
+                            true
+                        } {
+                            assert_ne!(inside.fetch_add(1, Ordering::SeqCst), usize::MAX, "a reader beside a writer");
+                            inside.fetch_sub(1, Ordering::SeqCst);
+                            h.unlock_shared_unpin();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(h.word.load(Ordering::Relaxed) & !PARKED, 0, "every pin and lock let go");
+    }
+}
