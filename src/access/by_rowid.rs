@@ -31,7 +31,7 @@ use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::stats::Stat;
 use crate::storage::row::{ColumnSpan, PieceAddr};
-use crate::txn::cr::consistent_block;
+use crate::txn::cr::make_consistent_in_place;
 use crate::types::encoding::PayloadKind;
 
 /// Bytes of a row a prefetch asks for: the head and the first columns of a typical row.
@@ -95,10 +95,12 @@ impl<'c> RowFetcher<'c> {
         match &self.pinned {
             Some(guard) if guard.rdba() == rowid.rdba => self.pinned_hits += 1,
             _ => {
+                // The guard goes straight into its place and is checked there: a
+                // corrupt block stays pinned only until the fetcher is dropped.
                 self.pinned = None;
-                let current = ctx.db.cache.consistent_get(ctx.stats, rowid.rdba)?;
-                ctx.check_table_block(self.table, rowid.rdba, &current)?;
-                self.pinned = Some(consistent_block(ctx, current, ctx.reader)?);
+                let current = self.pinned.insert(ctx.db.cache.consistent_get(ctx.stats, rowid.rdba)?);
+                ctx.check_table_block(self.table, rowid.rdba, current)?;
+                make_consistent_in_place(ctx, &mut self.pinned, ctx.reader)?;
             }
         }
         Ok(())

@@ -362,12 +362,19 @@ impl BufferCache {
 
     /// A consistent get: the block for reading. Counts `consistent gets` and `session
     /// logical reads`; a miss reads the block (`db file sequential read`).
-    #[inline]
+    #[inline(always)]
     pub fn consistent_get(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
         Self::count_consistent_get(stats);
-        if let Some(guard) = self.get_by_hint(stats, rdba) {
-            return Ok(guard);
+        match self.get_by_hint(stats, rdba) {
+            Some(guard) => Ok(guard),
+            None => self.consistent_get_latched(stats, rdba),
         }
+    }
+
+    /// A consistent get through the chain latch (the hint did not name the block's buffer,
+    /// or the buffer was busy), reading the block if it is not cached; already counted.
+    #[inline(never)]
+    fn consistent_get_latched(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
         let index = self.pin(stats, rdba)?;
         Ok(self.share_locked(index, rdba))
     }
@@ -375,7 +382,7 @@ impl BufferCache {
     /// The fast path of a consistent get: the buffer named by the bucket's hint, pinned
     /// and share-locked without the chain latch, if it holds the current version of
     /// `rdba` (`consistent gets pin (fastpath)`). `None` sends the get to the latch.
-    #[inline]
+    #[inline(always)]
     fn get_by_hint(&self, stats: &SessionStats, rdba: u32) -> Option<ReadGuard<'_>> {
         let index = self.hints[self.hash_of(rdba)].load(Ordering::Relaxed);
         let h = self.headers.get(index as usize)?;

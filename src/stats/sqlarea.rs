@@ -95,14 +95,16 @@ impl SqlArea {
         let mut area = self.inner.lock();
         area.executions += 1;
         let now = area.executions;
-        // A statement run before is found without copying its text.
-        if !area.entries.contains_key(text) {
-            if area.entries.len() >= CAPACITY {
-                age_out(&mut area.entries);
+        // A statement run before is found with one lookup, without copying its text.
+        let entry = match area.entries.get_mut(text) {
+            Some(entry) => entry,
+            None => {
+                if area.entries.len() >= CAPACITY {
+                    age_out(&mut area.entries);
+                }
+                area.entries.entry(text.to_owned()).or_insert_with(|| SqlEntry::new(text))
             }
-            area.entries.insert(text.to_owned(), SqlEntry::new(text));
-        }
-        let entry = area.entries.get_mut(text).expect("present or just inserted");
+        };
         entry.executions += 1;
         entry.rows_processed += execution.rows_processed;
         entry.buffer_gets += execution.buffer_gets;

@@ -71,6 +71,24 @@ pub fn consistent_block<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, rea
     consistent_block_slow(ctx, current, reader)
 }
 
+/// [`consistent_block`] of the guard in `slot`, in place: when every change in the block
+/// is committed by the snapshot (the common case) the guard stays where it is.
+#[inline(always)]
+pub fn make_consistent_in_place<'c>(
+    ctx: &AccessContext<'c>,
+    slot: &mut Option<ReadGuard<'c>>,
+    reader: Reader,
+) -> Result<()> {
+    let Some(current) = slot.as_ref() else { return Ok(()) };
+    if itl::all_committed_by(current, reader.snapshot) {
+        ctx.stats.add(Stat::NoWorkConsistentReadGets, 1);
+        return Ok(());
+    }
+    let current = slot.take().expect("checked above");
+    *slot = Some(consistent_block_slow(ctx, current, reader)?);
+    Ok(())
+}
+
 #[cold]
 fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
     let rdba = current.rdba();
