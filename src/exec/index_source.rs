@@ -78,6 +78,9 @@ pub struct IndexAccess {
     pub columns_read: Vec<bool>,
     /// What the index scan did in the last run.
     pub figures: Cell<IndexLineFigures>,
+    /// The buffer a run gathers a leaf's rowids in, kept from run to run (a kept plan's
+    /// executions allocate it once).
+    pub rowid_buffer: Cell<Vec<RowId>>,
 }
 
 /// The figures of the index line, gathered only when row-source statistics are (a probe
@@ -157,7 +160,7 @@ impl IndexAccess {
                 }
             }
         };
-        emitter.finish(stages);
+        self.rowid_buffer.set(emitter.finish(stages));
         self.figures.set(meter.figures);
         result
     }
@@ -207,8 +210,14 @@ impl<'r> Emitter<'r> {
             types: if access.table_access { Vec::new() } else { access.index.key_types(&access.table) },
             decode_keys: access.columns_read.iter().any(|&r| r),
             row: if access.table_access { Vec::new() } else { vec![Datum::Null; access.table.columns.len()] },
-            // Room for the entries of a typical leaf, so a run does not grow it step by step.
-            rowids: Vec::with_capacity(LEAF_ROWIDS),
+            rowids: {
+                // Room for the entries of a typical leaf, so a run does not grow it step
+                // by step.
+                let mut rowids = access.rowid_buffer.take();
+                rowids.clear();
+                rowids.reserve(LEAF_ROWIDS);
+                rowids
+            },
             row_len: access.table.stats.as_ref().map(|s| s.avg_row_len as usize),
             next_leaf: None,
             upcoming: None,
@@ -334,10 +343,13 @@ impl<'r> Emitter<'r> {
     }
 
     /// Ends the run: the pinned block is let go and a kernel's counts handed on.
-    fn finish(mut self, stages: &mut [Stage<'_>]) {
+    /// Lets the pinned block go and hands the kernel's counts over; returns the rowid
+    /// buffer for the next run.
+    fn finish(mut self, stages: &mut [Stage<'_>]) -> Vec<RowId> {
         self.fetcher.release();
         if let Some(kernel) = &self.kernel {
             kernel.hand_totals(stages);
         }
+        std::mem::take(&mut self.rowids)
     }
 }

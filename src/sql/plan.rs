@@ -139,11 +139,11 @@ impl<'a> Planned<'a> {
         let (Some(rebind), Source::Index(access)) = (&mut self.rebind, &mut self.source) else { return Ok(true) };
         predicates::rebind(&mut rebind.conjuncts, binds);
         let range = optimizer::key_range(&rebind.types, &rebind.conjuncts, &access.index);
-        if range.used != rebind.used || range.answered != rebind.answered {
+        if range.used[..] != rebind.used[..] || range.answered[..] != rebind.answered[..] {
             return Ok(false);
         }
-        access.lower = key_bound(&range.lower, &rebind.types)?;
-        access.upper = key_bound(&range.upper, &rebind.types)?;
+        rekey_bound(&mut access.lower, &range.lower, &rebind.types)?;
+        rekey_bound(&mut access.upper, &range.upper, &rebind.types)?;
         Ok(true)
     }
 
@@ -522,6 +522,7 @@ impl<'a> Builder<'_, 'a> {
             table_access: path.table_access,
             columns_read,
             figures: Default::default(),
+            rowid_buffer: Default::default(),
         })))
     }
 
@@ -1054,10 +1055,23 @@ fn level_limit(e: &ast::Expr, f: &FunctionContext) -> Result<i64> {
 
 /// One end of an index key range as the scan takes it: the key encoded.
 fn key_bound(end: &Option<optimizer::KeyEnd>, types: &[crate::types::DataType]) -> Result<KeyBound> {
-    let Some(end) = end else { return Ok(KeyBound::Unbounded) };
-    let mut key = Vec::new();
+    let mut bound = KeyBound::Unbounded;
+    rekey_bound(&mut bound, end, types)?;
+    Ok(bound)
+}
+
+/// Sets `bound` to the key bound of `end`, encoding into the key buffer `bound` already
+/// has (a kept plan's new range for each execution allocates nothing once warm).
+fn rekey_bound(bound: &mut KeyBound, end: &Option<optimizer::KeyEnd>, types: &[crate::types::DataType]) -> Result<()> {
+    let mut key = match std::mem::replace(bound, KeyBound::Unbounded) {
+        KeyBound::Included(key) | KeyBound::Excluded(key) => key,
+        KeyBound::Unbounded => Vec::new(),
+    };
+    let Some(end) = end else { return Ok(()) };
+    key.clear();
     crate::index::encode_key(&end.values, &types[..end.values.len()], &mut key)?;
-    Ok(if end.inclusive { KeyBound::Included(key) } else { KeyBound::Excluded(key) })
+    *bound = if end.inclusive { KeyBound::Included(key) } else { KeyBound::Excluded(key) };
+    Ok(())
 }
 
 /// A constant whole-number expression. Bind variables in it take this execution's values,

@@ -25,6 +25,7 @@ use cost::CostModel;
 use hints::{HintKind, Hints, IndexChoice};
 use predicates::{ColumnBound, Conjunct};
 use selectivity::TableFacts;
+use smallvec::SmallVec;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -58,7 +59,7 @@ impl IndexScanKind {
 /// keys equal to them on those columns are in the range.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyEnd {
-    pub values: Vec<Value>,
+    pub values: KeyValues,
     pub inclusive: bool,
 }
 
@@ -292,8 +293,8 @@ fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model:
             upper: range.upper.clone(),
             descending: descending.unwrap_or(false) && kind == IndexScanKind::Range,
             table_access: !covers,
-            access: range.answered.clone(),
-            bounds: range.used.clone(),
+            access: range.answered.to_vec(),
+            bounds: range.used.to_vec(),
             entries,
             cost,
             index_cost,
@@ -363,15 +364,21 @@ fn descending_for(query: &Query<'_>, ix: &IndexDef) -> Option<bool> {
     (ix.columns.first() == Some(&col)).then_some(desc)
 }
 
+/// The values of a key range's end, one a key column (inline: a kept plan's range is
+/// worked out again at each execution).
+pub type KeyValues = SmallVec<[Value; 2]>;
+/// Conjuncts by position (inline, as [`KeyValues`]).
+pub type ConjunctList = SmallVec<[usize; 4]>;
+
 /// The key range the conjuncts give an index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyRange {
     pub lower: Option<KeyEnd>,
     pub upper: Option<KeyEnd>,
     /// Conjuncts that bound the range (for its selectivity).
-    pub used: Vec<usize>,
+    pub used: ConjunctList,
     /// Those of them the range answers exactly (not rechecked on the rows).
-    pub answered: Vec<usize>,
+    pub answered: ConjunctList,
     /// Leading key columns fixed by equalities.
     pub eq_columns: usize,
 }
@@ -382,8 +389,8 @@ pub struct KeyRange {
 /// `types` are the index's key column types. A plan run again with other bind values
 /// computes its index path's range again here.
 pub fn key_range(types: &[DataType], conjuncts: &[Conjunct], ix: &IndexDef) -> KeyRange {
-    let mut prefix: Vec<Value> = Vec::new();
-    let mut used = Vec::new();
+    let mut prefix = KeyValues::new();
+    let mut used = ConjunctList::new();
     for (k, &col) in ix.columns.iter().enumerate() {
         let eq = conjuncts.iter().enumerate().find_map(|(i, c)| match &c.bound {
             Some((bc, ColumnBound::Eq(v))) if *bc == col => key_value(types[k], v).map(|v| (i, v)),
@@ -397,7 +404,7 @@ pub fn key_range(types: &[DataType], conjuncts: &[Conjunct], ix: &IndexDef) -> K
         // Every range on the column narrows one range (`id > a AND id <= b` is the range
         // (a, b]): the tightest lower and upper ends, and each conjunct's ends in the order
         // of the key column (those that are not cannot bound it).
-        let mut candidates: Vec<(usize, End, End, bool)> = Vec::new();
+        let mut candidates: SmallVec<[(usize, End, End, bool); 4]> = SmallVec::new();
         for (i, c) in conjuncts.iter().enumerate() {
             let Some((bc, ColumnBound::Range { lower, upper, exact })) = &c.bound else { continue };
             // A LIKE's range is one of text: it bounds only a string key.
