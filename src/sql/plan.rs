@@ -384,7 +384,7 @@ impl<'a> Builder<'_, 'a> {
         match decision.path {
             optimizer::AccessPath::Full { .. } => Ok(None),
             optimizer::AccessPath::Index(path) => {
-                self.index_path(table, path, &conjuncts, columns_read, estimate).map(Some)
+                self.index_path(table, *path, &conjuncts, columns_read, estimate).map(Some)
             }
         }
     }

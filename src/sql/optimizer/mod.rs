@@ -91,7 +91,7 @@ pub struct IndexPath {
 #[derive(Debug, Clone)]
 pub enum AccessPath {
     Full { cost: f64 },
-    Index(IndexPath),
+    Index(Box<IndexPath>),
 }
 
 impl AccessPath {
@@ -165,7 +165,7 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
     let usable: Vec<&Arc<IndexDef>> = indexes.iter().filter(|ix| !excluded(ix)).collect();
     let mut candidates = vec![full.clone()];
     for ix in &usable {
-        candidates.extend(index_paths(query, ix, &facts, model).into_iter().map(AccessPath::Index));
+        candidates.extend(index_paths(query, ix, &facts, model).into_iter().map(|p| AccessPath::Index(Box::new(p))));
     }
     // Hints first: the first applicable one decides.
     for h in &table_hints {
