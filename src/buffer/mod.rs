@@ -66,12 +66,13 @@
 //!   block only from no pins at all, and keeps latch-free pins out until its new
 //!   identity is set. Pins are taken under the latch of the buffer's chain, or by a
 //!   latch-free get that checks the identity once its pin is in, and released without
-//!   the latch; a multiblock read holds the pins of
-//!   its blocks until the scan visits them, never waits for a free buffer while it
-//!   holds any, and takes no more while another session waits for one;
+//!   the latch; a multiblock read holds the pins of its blocks until the scan visits
+//!   them, never waits for a free buffer while it holds any, and takes no more while
+//!   another session waits for one;
 //! - block bytes are read only under the shared content lock and written only under the
-//!   exclusive one (both held through a guard); read guards take the shared lock
-//!   recursively, so a session that already holds a block shared never waits on it;
+//!   exclusive one (both held through a guard); a shared lock waits only while a writer
+//!   holds the block, never behind one that is only queued, so a session that already
+//!   holds a block shared never waits on it;
 //! - a block leaves the cache dirty only by being written back first;
 //! - VERIFIED is set only under a shared content lock and cleared before the exclusive
 //!   lock that changed the bytes is let go, so no reader trusts a mark older than the
@@ -174,8 +175,9 @@ pub struct BufferCache {
     arena: Arena,
     headers: Box<[BufferHeader]>,
     latches: Box<[ChildLatch]>,
-    /// By bucket: the buffer a block of the bucket last went into (`NO_HINT` before any),
-    /// for prefetch hints only; never trusted to hold any block.
+    /// By bucket: the buffer a block of the bucket last went into (`NO_HINT` before any).
+    /// Prefetches load its lines blindly; a latch-free get trusts it only once the
+    /// buffer, pinned, says it holds the block.
     hints: Box<[AtomicU32]>,
     /// log2 of the number of buckets.
     bucket_bits: u32,
@@ -317,12 +319,17 @@ impl BufferCache {
     /// into the bucket.
     #[inline]
     pub fn prefetch_lines(&self, rdba: u32) -> Option<PrefetchTarget<'_>> {
-        let index = self.hints[self.hash_of(rdba)].load(Ordering::Relaxed);
-        if index == NO_HINT {
-            return None;
-        }
+        let index = self.hinted_buffer(rdba)?;
         prefetch_address((&raw const self.headers[index as usize]).cast());
         Some(PrefetchTarget { block: self.arena.block_ptr(index as usize), len: self.block_size, _memory: PhantomData })
+    }
+
+    /// The buffer the hint of `rdba`'s bucket names (one relaxed load, no latch); `None`
+    /// before any block went into the bucket. It may hold another block, or none.
+    #[inline(always)]
+    fn hinted_buffer(&self, rdba: u32) -> Option<u32> {
+        let index = self.hints[self.hash_of(rdba)].load(Ordering::Relaxed);
+        (index != NO_HINT).then_some(index)
     }
 
     /// Starts loading the latch and bucket of `rdba`.
@@ -384,8 +391,8 @@ impl BufferCache {
     /// `rdba` (`consistent gets pin (fastpath)`). `None` sends the get to the latch.
     #[inline(always)]
     fn get_by_hint(&self, stats: &SessionStats, rdba: u32) -> Option<ReadGuard<'_>> {
-        let index = self.hints[self.hash_of(rdba)].load(Ordering::Relaxed);
-        let h = self.headers.get(index as usize)?;
+        let index = self.hinted_buffer(rdba)?;
+        let h = &self.headers[index as usize];
         if !h.try_pin_shared_as(rdba) {
             return None;
         }
@@ -398,6 +405,10 @@ impl BufferCache {
     /// when the block is not cached or another session is still reading it in. Counted
     /// like any consistent get when it finds the block.
     pub fn consistent_get_if_cached(&self, stats: &SessionStats, rdba: u32) -> Option<ReadGuard<'_>> {
+        if let Some(guard) = self.get_by_hint(stats, rdba) {
+            Self::count_consistent_get(stats);
+            return Some(guard);
+        }
         let index = self.lookup_and_pin(stats, rdba)?;
         let h = &self.headers[index as usize];
         if h.has(READING) || !h.has(VALID) {
@@ -408,10 +419,11 @@ impl BufferCache {
         Some(self.share_locked(index, rdba))
     }
 
-    /// A read guard on pinned buffer `index`. The shared lock is taken recursively: a
-    /// session may already hold it (a scan holds its current and next block while it
-    /// follows a chained row into one of them), and a writer queued in between must not
-    /// make the second shared lock wait for a writer that waits for the first.
+    /// A read guard on pinned buffer `index`. The shared lock waits only for a writer
+    /// that holds the block, not for one that is queued: a session may already hold it
+    /// (a scan holds its current and next block while it follows a chained row into one
+    /// of them), and a second shared lock that waited for a writer waiting for the first
+    /// would never be granted.
     #[inline]
     fn share_locked(&self, index: u32, rdba: u32) -> ReadGuard<'_> {
         self.headers[index as usize].lock_shared();

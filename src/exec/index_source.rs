@@ -105,6 +105,15 @@ impl LineMeter<'_> {
 }
 
 impl IndexAccess {
+    /// The rowid buffer of the last run, empty, with room for the entries of a typical
+    /// leaf (so a run does not grow it step by step).
+    fn take_rowid_buffer(&self) -> Vec<RowId> {
+        let mut rowids = self.rowid_buffer.take();
+        rowids.clear();
+        rowids.reserve(LEAF_ROWIDS);
+        rowids
+    }
+
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
         // DDL that would free the index's or the table's blocks (DROP INDEX, TRUNCATE, DROP
         // TABLE) waits for the scan; one that finished since the plan was made is an error.
@@ -210,14 +219,7 @@ impl<'r> Emitter<'r> {
             types: if access.table_access { Vec::new() } else { access.index.key_types(&access.table) },
             decode_keys: access.columns_read.iter().any(|&r| r),
             row: if access.table_access { Vec::new() } else { vec![Datum::Null; access.table.columns.len()] },
-            rowids: {
-                // Room for the entries of a typical leaf, so a run does not grow it step
-                // by step.
-                let mut rowids = access.rowid_buffer.take();
-                rowids.clear();
-                rowids.reserve(LEAF_ROWIDS);
-                rowids
-            },
+            rowids: access.take_rowid_buffer(),
             row_len: access.table.stats.as_ref().map(|s| s.avg_row_len as usize),
             next_leaf: None,
             upcoming: None,
@@ -342,9 +344,8 @@ impl<'r> Emitter<'r> {
         Some((at.saturating_sub(64), at + 128))
     }
 
-    /// Ends the run: the pinned block is let go and a kernel's counts handed on.
-    /// Lets the pinned block go and hands the kernel's counts over; returns the rowid
-    /// buffer for the next run.
+    /// Ends the run: the pinned block is let go and a kernel's counts handed on. Returns
+    /// the rowid buffer for the next run.
     fn finish(mut self, stages: &mut [Stage<'_>]) -> Vec<RowId> {
         self.fetcher.release();
         if let Some(kernel) = &self.kernel {

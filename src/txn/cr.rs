@@ -64,11 +64,21 @@ enum SlotView {
 /// `reader` must see it: `current` itself, cleaned out, or a CR clone.
 #[inline(always)]
 pub fn consistent_block<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
-    if itl::all_committed_by(&current, reader.snapshot) {
-        ctx.stats.add(Stat::NoWorkConsistentReadGets, 1);
+    if needs_no_work(ctx, &current, reader) {
         return Ok(current);
     }
     consistent_block_slow(ctx, current, reader)
+}
+
+/// Whether the reader sees `block` as it stands (every change in it committed by the
+/// snapshot), counted as `no work - consistent read gets` when it does.
+#[inline(always)]
+fn needs_no_work(ctx: &AccessContext<'_>, block: &[u8], reader: Reader) -> bool {
+    let no_work = itl::all_committed_by(block, reader.snapshot);
+    if no_work {
+        ctx.stats.add(Stat::NoWorkConsistentReadGets, 1);
+    }
+    no_work
 }
 
 /// [`consistent_block`] of the guard in `slot`, in place: when every change in the block
@@ -80,8 +90,7 @@ pub fn make_consistent_in_place<'c>(
     reader: Reader,
 ) -> Result<()> {
     let Some(current) = slot.as_ref() else { return Ok(()) };
-    if itl::all_committed_by(current, reader.snapshot) {
-        ctx.stats.add(Stat::NoWorkConsistentReadGets, 1);
+    if needs_no_work(ctx, current, reader) {
         return Ok(());
     }
     let current = slot.take().expect("checked above");
