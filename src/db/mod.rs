@@ -314,10 +314,10 @@ impl DbInner {
         let _serial = self.commit_lock.lock();
         let scn = self.scn.load(Ordering::Acquire) + 1;
         self.undo.commit(ctx, xid, scn)?;
-        // Waiters may go on before the SCN is published: a snapshot taken before then is
-        // below `scn` and still sees the transaction as not committed.
-        self.enqueues.end(xid);
         self.scn.store(scn, Ordering::Release);
+        // Published before the waiters wake: a session that waited for this transaction's
+        // row lock reads its commit in every statement it starts next.
+        self.enqueues.end(xid);
         Ok(scn)
     }
 }

@@ -19,6 +19,16 @@
 //!    changes`, `data blocks consistent reads - undo records applied`). The clone stays in
 //!    the cache as a version of the block for later readers of the same era.
 //!
+//! Several slots may hold changes to the same row: a writer that waited for a row lock
+//! changes the row after the holder ended, in a slot of its own, before anyone cleans
+//! the holder's slot out. Undo is therefore applied newest transaction first (active
+//! ones, then by commit SCN, highest first), never in slot order:
+//!
+//! ```text
+//!  slot 0: A, committed at 120   row 7: 10 ─A─► 11 ─B─► 12   reader as of 110:
+//!  slot 1: B, active                                          undo B (12 → 11), then A (11 → 10)
+//! ```
+//!
 //! A clone records which snapshots it serves ([`CrVersion`]): from the snapshot it was
 //! built for up to the earliest commit it rolled back, and only while the transactions
 //! it rolled back as active have not committed by the reader's snapshot. Writers lower
@@ -283,6 +293,51 @@ fn build_clone<'c>(
     }
 }
 
+/// The slot of `clone` whose newest change `reader` must not see and that was made last:
+/// an active transaction's (two active ones never changed the same row), else the one
+/// that committed last. A row changed by several transactions is rolled back through
+/// their changes newest first, so each before-image lands on the image its change
+/// replaced: a writer that waited for a row lock changes the row only after the holder
+/// ended, and so commits after it. Narrows `version` by what each such slot shows.
+fn newest_to_roll_back(
+    ctx: &AccessContext<'_>,
+    clone: &[u8],
+    reader: Reader,
+    version: &mut CrVersion,
+    known: &mut Statuses,
+) -> Result<Option<Itl>> {
+    // (commit SCN, slot); an active transaction counts as committing at the end of time.
+    let mut newest: Option<(u64, Itl)> = None;
+    for i in 0..itl::itl_count(clone) {
+        let slot = itl::get(clone, i);
+        if slot.is_free() || reader.own == Some(slot.xid) {
+            continue;
+        }
+        let ends_at = match view_of(ctx, &slot, reader, known)? {
+            SlotView::Visible => continue,
+            SlotView::CleanOut(scn) if scn <= reader.snapshot => continue,
+            SlotView::CleanOut(scn) => {
+                version.valid_until = version.valid_until.min(scn);
+                scn
+            }
+            SlotView::RollBack if slot.flags & ITL_COMMITTED != 0 => {
+                version.valid_until = version.valid_until.min(slot.commit_scn);
+                slot.commit_scn
+            }
+            SlotView::RollBack => {
+                if !version.pending.contains(&slot.xid) {
+                    version.pending.push(slot.xid);
+                }
+                u64::MAX
+            }
+        };
+        if newest.is_none_or(|(scn, _)| ends_at > scn) {
+            newest = Some((ends_at, slot));
+        }
+    }
+    Ok(newest.map(|(_, slot)| slot))
+}
+
 /// Applies undo to `clone` (of block `rdba`), following each slot's chain while the slot
 /// shows a transaction `reader` must not see; narrows `version` to what the clone serves.
 fn roll_back(
@@ -300,32 +355,7 @@ fn roll_back(
                 format!("undo chain of the block is longer than {MAX_UNDO_PER_CLONE} records (a cycle)"),
             ));
         }
-        let mut target = None;
-        for i in 0..itl::itl_count(clone) {
-            let slot = itl::get(clone, i);
-            if slot.is_free() || reader.own == Some(slot.xid) {
-                continue;
-            }
-            match view_of(ctx, &slot, reader, known)? {
-                SlotView::Visible => {}
-                SlotView::CleanOut(scn) if scn <= reader.snapshot => {}
-                SlotView::CleanOut(scn) => {
-                    version.valid_until = version.valid_until.min(scn);
-                    target = Some(slot);
-                    break;
-                }
-                SlotView::RollBack => {
-                    if slot.flags & ITL_COMMITTED != 0 {
-                        version.valid_until = version.valid_until.min(slot.commit_scn);
-                    } else if !version.pending.contains(&slot.xid) {
-                        version.pending.push(slot.xid);
-                    }
-                    target = Some(slot);
-                    break;
-                }
-            }
-        }
-        let Some(slot) = target else { return Ok(()) };
+        let Some(slot) = newest_to_roll_back(ctx, clone, reader, version, known)? else { return Ok(()) };
         ctx.stats.add(Stat::ConsistentGetsExamination, 1);
         let record = ctx.db.undo.read(ctx, slot.uba)?;
         if crate::index::undo::is_index_record(&record.body) {
