@@ -65,6 +65,9 @@ pub fn change_rows(
     let mut spans = vec![ColumnSpan::NULL; kinds.len()];
     let mut changed = 0u64;
     let mut candidates: Vec<u16> = Vec::new();
+    // A serializable transaction's candidates as its snapshot shows them (head pieces).
+    let mut seen: Vec<Vec<u8>> = Vec::new();
+    let serializable = txn.snapshot.is_some();
     let mut scratch = Vec::new();
     let limit = limit.unwrap_or(u64::MAX);
     for run in map.scan_runs(ctx.db.extent_blocks) {
@@ -73,6 +76,7 @@ pub fn change_rows(
                 return Ok(changed);
             }
             candidates.clear();
+            seen.clear();
             {
                 let current = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
                 ctx.check_table_block(table, rdba, &current)?;
@@ -87,12 +91,15 @@ pub fn change_rows(
                     };
                     if changes.qualifies(&row)? {
                         candidates.push(slot as u16);
+                        if serializable {
+                            seen.push(head_piece(&guard, slot).map(<[u8]>::to_vec).unwrap_or_default());
+                        }
                     }
                 }
             }
-            for &slot in &candidates {
-                if change_one(ctx, txn, sid, table, rdba, usize::from(slot), &kinds, &mut spans, &mut scratch, changes)?
-                {
+            for (i, &slot) in candidates.iter().enumerate() {
+                let target = Target { rdba, slot: usize::from(slot), seen: seen.get(i).map(Vec::as_slice) };
+                if change_one(ctx, txn, sid, table, target, &kinds, &mut spans, &mut scratch, changes)? {
                     changed += 1;
                 }
             }
@@ -175,6 +182,68 @@ fn migrate(
     }
 }
 
+/// The stored head piece in `slot` of `block`, if the slot holds one.
+fn head_piece(block: &[u8], slot: usize) -> Option<&[u8]> {
+    let bytes = DataBlock(block).piece_bytes(slot)?;
+    let len = RowPiece::new(bytes)?.stored_len()?;
+    bytes.get(..len)
+}
+
+/// A row to change: its head's address and, for a serializable transaction, its head
+/// piece as the transaction's snapshot showed it.
+struct Target<'a> {
+    rdba: u32,
+    slot: usize,
+    seen: Option<&'a [u8]>,
+}
+
+/// Whether the row whose head piece the snapshot showed as `seen` was changed since by a
+/// transaction other than `xid`: its head is not the same piece any more (every change
+/// of a row rewrites its head: a migrated row gets a new forwarding address), or its
+/// lock byte names the slot of a transaction that committed after `snapshot` (a change
+/// that put the same bytes back). The lock byte is not part of the comparison: cleanouts
+/// and slot reuse clear it.
+fn changed_since_snapshot(
+    ctx: &AccessContext<'_>,
+    block: &[u8],
+    slot: usize,
+    seen: &[u8],
+    snapshot: u64,
+    xid: crate::txn::Xid,
+) -> Result<bool> {
+    let Some(now) = head_piece(block, slot) else { return Ok(true) };
+    let same = now.len() == seen.len() && now.len() > 1 && now[0] == seen[0] && now[2..] == seen[2..];
+    if !same {
+        return Ok(true);
+    }
+    let lock = usize::from(now[1]);
+    if lock == 0 || lock > itl::itl_count(block) {
+        return Ok(false);
+    }
+    let holder = itl::get(block, lock - 1);
+    if holder.is_free() || holder.xid == xid {
+        return Ok(false);
+    }
+    if holder.is_committed() {
+        return Ok(holder.commit_scn > snapshot);
+    }
+    Ok(match ctx.db.undo.status(ctx, holder.xid)? {
+        crate::txn::TxnStatus::Committed { scn, .. } => scn > snapshot,
+        crate::txn::TxnStatus::Active => false,
+    })
+}
+
+/// The error of a serializable transaction asked to change a row that another
+/// transaction changed and committed after its snapshot (Oracle's ORA-08177).
+fn row_cannot_serialize(table: &TableDef, target: &Target<'_>) -> Error {
+    Error::Transaction {
+        message: format!(
+            "can't serialize access for this transaction: row {} of block {:#x} of {} was changed by a transaction that committed after this one began",
+            target.slot, target.rdba, table.name
+        ),
+    }
+}
+
 /// Locks and changes one row in current mode; false if it no longer qualifies.
 #[allow(clippy::too_many_arguments)]
 fn change_one(
@@ -182,13 +251,13 @@ fn change_one(
     txn: &mut Transaction,
     sid: u32,
     table: &TableDef,
-    rdba: u32,
-    slot: usize,
+    target: Target<'_>,
     kinds: &[PayloadKind],
     spans: &mut [ColumnSpan],
     scratch: &mut Vec<u8>,
     changes: &mut dyn RowChanges,
 ) -> Result<bool> {
+    let Target { rdba, slot, seen } = target;
     let xid = txn.xid(ctx, sid)?;
     txn.changes_table(ctx, table.object_id);
     // The head a migration prepared, and the piece it replaces (which must be unchanged).
@@ -201,6 +270,12 @@ fn change_one(
             drop(guard);
             ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
             continue;
+        }
+        // Serializable: the row must be as the snapshot showed it once its lock is free.
+        if let (Some(seen), Some(snapshot)) = (seen, txn.snapshot)
+            && changed_since_snapshot(ctx, &guard, slot, seen, snapshot, xid)?
+        {
+            return Err(row_cannot_serialize(table, &target));
         }
         let offset_now = DataBlock(&guard).row_offset(slot);
         let current_piece = |guard: &[u8]| {
