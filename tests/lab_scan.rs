@@ -97,7 +97,7 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
 #[test]
 fn callgrind_counts_only_the_statements_execution() {
     if std::process::Command::new("valgrind").arg("--version").output().is_err() {
-        panic!("valgrind is needed for this test (.ci/run installs it)");
+        panic!("valgrind is needed for this test (./test.sh installs it)");
     }
     let count = |rows: u64| {
         let dir = tempfile::tempdir().unwrap();

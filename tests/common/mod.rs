@@ -121,7 +121,7 @@ pub struct DrawnChart {
 
 /// Opens `page` in headless Chromium (Debian's `chromium`, or `$LIOSCOPE_CHROMIUM`) and
 /// returns each chart as drawn. Panics, naming what is missing, when there is no browser:
-/// `.ci/run` installs it.
+/// `./test.sh` installs it.
 pub fn charts_drawn_by_chromium(page: &Path) -> Vec<DrawnChart> {
     let browser = std::env::var("LIOSCOPE_CHROMIUM").unwrap_or_else(|_| "chromium".into());
     let profile = tempfile::tempdir().unwrap();
@@ -130,7 +130,7 @@ pub fn charts_drawn_by_chromium(page: &Path) -> Vec<DrawnChart> {
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("file://{}", page.canonicalize().unwrap().display()))
         .output()
-        .unwrap_or_else(|e| panic!("{browser} is needed for this test (.ci/run installs chromium): {e}"));
+        .unwrap_or_else(|e| panic!("{browser} is needed for this test (./test.sh installs chromium): {e}"));
     assert!(output.status.success(), "{browser}: {}", String::from_utf8_lossy(&output.stderr));
     let dom = String::from_utf8(output.stdout).unwrap();
     let attribute = |tag: &str, name: &str| -> u32 {
