@@ -155,7 +155,7 @@ fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, re
             && v.as_of <= reader.snapshot
             && reader.snapshot < v.valid_until
             && (owner.is_none() || v.as_of == reader.snapshot)
-            && v.pending.iter().all(|&xid| !committed_by(ctx, xid, reader.snapshot, &known))
+            && v.pending.iter().all(|&xid| uncommitted_at(ctx, xid, reader.snapshot, &known))
     };
     if let Some(clone) = ctx.db.cache.find_cr(ctx.stats, rdba, usable) {
         return Ok(clone);
@@ -192,11 +192,16 @@ pub fn changes_after(ctx: &AccessContext<'_>, block: &[u8], snapshot: u64) -> Re
     Ok(false)
 }
 
-/// Whether `xid` is committed at or before `snapshot`, from the transaction table unless
-/// this consistent get already read its state (`known`); an error counts as no: the clone
-/// is then not reused, which is always safe.
-fn committed_by(ctx: &AccessContext<'_>, xid: Xid, snapshot: u64, known: &Statuses) -> bool {
-    matches!(status_of(ctx, xid, known), Ok(TxnStatus::Committed { scn, .. }) if scn <= snapshot)
+/// Whether `xid` is surely not committed at or before `snapshot`, from the transaction
+/// table unless this consistent get already read its state (`known`). Only an exact
+/// answer counts: an upper bound of its commit (its slot reused since) or an error counts
+/// as no, so the clone that rolled it back is not reused, which is always safe.
+fn uncommitted_at(ctx: &AccessContext<'_>, xid: Xid, snapshot: u64, known: &Statuses) -> bool {
+    match status_of(ctx, xid, known) {
+        Ok(TxnStatus::Active) => true,
+        Ok(TxnStatus::Committed { scn, upper_bound: false }) => scn > snapshot,
+        Ok(TxnStatus::Committed { upper_bound: true, .. }) | Err(_) => false,
+    }
 }
 
 /// The state of `xid`: as this consistent get already read it (`known`), else from its
