@@ -151,3 +151,25 @@ fn read_committed_updates_after_a_row_lock_wait_lose_nothing() {
     committer.join().unwrap();
     assert_eq!(int(&s, "SELECT amount FROM t WHERE id = 3"), 11);
 }
+
+/// A serializable transaction may not insert a key of a unique index that its snapshot
+/// still holds, though a later commit deleted it: it would see the key twice.
+#[test]
+fn a_serializable_insert_of_a_key_deleted_after_its_snapshot_fails() {
+    let (_t, _d, db) = temp_db(options(8192, "4M"));
+    let (s, other) = (db.session(), db.session());
+    exec(&s, "CREATE TABLE t (id INTEGER NOT NULL, amount INTEGER NOT NULL)");
+    exec(&s, "INSERT INTO t SELECT LEVEL, 0 FROM dual CONNECT BY LEVEL <= 5");
+    exec(&s, "CREATE UNIQUE INDEX t_id ON t (id)");
+    serializable(&s);
+    assert_eq!(count(&s, "t"), 5);
+    exec(&other, "DELETE FROM t WHERE id = 5");
+    let e = fail(&s, "INSERT INTO t VALUES (5, 1)");
+    assert!(e.to_string().contains("can't serialize access for this transaction"), "{e}");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE id = 5"), 1, "the snapshot still holds id 5 once");
+    // A key its own transaction deleted may be inserted again.
+    exec(&s, "DELETE FROM t WHERE id = 4");
+    exec(&s, "INSERT INTO t VALUES (4, 1)");
+    exec(&s, "COMMIT");
+    assert_eq!(int(&other, "SELECT SUM(amount) FROM t"), 1);
+}

@@ -35,7 +35,9 @@
 //! of one index never run at once. A unique index refuses a key that a live entry of a
 //! committed or of the same transaction holds (`Error::UniqueViolation`); an entry of
 //! another active transaction (inserted, or deleted: its rollback would revive it) is
-//! waited for as a row lock (`enq: TX - row lock contention`), then looked at again.
+//! waited for as a row lock (`enq: TX - row lock contention`), then looked at again. A
+//! serializable transaction is also refused a key its snapshot still sees live ("can't
+//! serialize access"): the delete that freed it committed after the snapshot.
 
 pub mod block;
 mod build;
@@ -84,12 +86,23 @@ pub fn insert(
 ) -> Result<()> {
     check_key_len(ctx, index, key)?;
     let (tree, xid, full) = entry_change(ctx, txn, sid, index, key, rowid)?;
+    let snapshot = txn.snapshot;
     under_structure_lock(ctx, index, xid, || {
         if index.unique {
             match unique_conflict(ctx, &tree, key, xid)? {
                 Some(Conflict::Violated) => return Err(Error::UniqueViolation { index: index.name.clone() }),
                 Some(Conflict::Wait(holder)) => return Ok(Err(Retry::Wait(holder))),
                 None => {}
+            }
+            if let Some(snapshot) = snapshot
+                && live_at(ctx, index, key, crate::txn::cr::Reader { snapshot, own: Some(xid) })?
+            {
+                return Err(Error::Transaction {
+                    message: format!(
+                        "can't serialize access for this transaction: a key of {} that its snapshot holds was deleted by a transaction that committed after this one began",
+                        index.name
+                    ),
+                });
             }
         }
         tree::insert_entry(ctx, &tree, index.segment_header, txn, xid, &full)
@@ -163,6 +176,16 @@ enum Conflict {
     Violated,
     /// An entry of this active transaction has the key: wait for it to end.
     Wait(crate::txn::Xid),
+}
+
+/// Whether a live entry with key `key` is in the index as `reader` sees it. A
+/// serializable transaction may not add a key its snapshot still holds: the delete that
+/// freed the key committed after the snapshot, so the transaction would see the key
+/// twice (Oracle's ORA-08177).
+fn live_at(ctx: &AccessContext<'_>, index: &IndexDef, key: &[u8], reader: crate::txn::cr::Reader) -> Result<bool> {
+    let ctx = AccessContext { reader, ..*ctx };
+    let mut scan = IndexScan::unique(index, key.to_vec());
+    Ok(scan.next_leaf(&ctx)?.is_some())
 }
 
 /// Looks at every entry with key `key` in the current leaves (the caller holds the
