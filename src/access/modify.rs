@@ -283,14 +283,16 @@ fn change_one(
                 .and_then(|p| p.stored_len())
                 .map(|len| guard[offset_now..offset_now + len].to_vec())
         };
-        let forwarding = migrated.is_some();
-        let edit = match migrated.take() {
+        // The prepared forwarding head is written only over the piece it was made for: a
+        // row changed meanwhile (its lock was waited for) is edited anew, and may migrate
+        // again (the piece moved before is left as dead space, undone with the statement).
+        let (edit, forwarding) = match migrated.take() {
             Some((head, replaced)) if offset_now != 0 && current_piece(&guard).as_deref() == Some(&replaced[..]) => {
-                RowEdit::Replace(head)
+                (RowEdit::Replace(head), true)
             }
             _ => match whole_row(ctx, &guard, rdba, slot, kinds, spans, scratch)? {
-                Some(row) if changes.qualifies(&row)? => changes.edit(&row)?,
-                _ => RowEdit::Keep,
+                Some(row) if changes.qualifies(&row)? => (changes.edit(&row)?, false),
+                _ => (RowEdit::Keep, false),
             },
         };
         let new_len = match &edit {
