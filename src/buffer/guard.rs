@@ -122,11 +122,15 @@ pub struct PinnedRun<'c> {
     pub(super) blocks: VecDeque<(u32, u32)>,
     /// The block after the last one the read pinned.
     pub(super) end: u32,
+    /// The cache's `run_pins` this run holds: one for each block in `blocks` once the
+    /// read is done (more while it pins), given back as blocks are taken or dropped.
+    pub(super) reserved: u32,
 }
 
 impl<'c> PinnedRun<'c> {
     /// The block after the last one the read pinned: short of the blocks asked for when
-    /// the read stopped rather than wait for a free buffer while holding pins.
+    /// the read stopped rather than wait for a free buffer while holding pins, or when
+    /// the runs of all sessions already pin as many buffers as they may.
     pub fn end(&self) -> u32 {
         self.end
     }
@@ -135,6 +139,8 @@ impl<'c> PinnedRun<'c> {
     /// is the caller's to count.
     pub fn next_block(&mut self, stats: &SessionStats) -> Option<Result<ReadGuard<'c>>> {
         let (rdba, index) = self.blocks.pop_front()?;
+        self.reserved -= 1;
+        self.cache.release_run_pins(1);
         Some(self.cache.read_guard_for_pinned(stats, rdba, index))
     }
 }
@@ -144,5 +150,6 @@ impl Drop for PinnedRun<'_> {
         for &(_, index) in &self.blocks {
             self.cache.headers[index as usize].unpin();
         }
+        self.cache.release_run_pins(self.reserved);
     }
 }

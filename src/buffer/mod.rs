@@ -35,6 +35,17 @@
 //! ([`BufferCache::pin_multiblock`]) claim one buffer per uncached block of a run, fill
 //! them with one `preadv`, and hand every block of the read back pinned, in order.
 //!
+//! A scan visits the blocks of its run while it holds the rest pinned, and a visit may
+//! need a free buffer for another block: the transaction table a delayed block cleanout
+//! reads, a CR clone. Were every buffer pinned ahead by scans that each wait so, none
+//! could let go (until each gave up, 10 s later). So the runs of all sessions together
+//! pin at most half the buffers (`run_pins`): a read that would take more stops short,
+//! past its first block, and the scan asks again once it has visited what it holds.
+//!
+//! ```text
+//!  buffers: [ run pins of all scans ≤ n/2 | pinned only for a block visit, or free ]
+//! ```
+//!
 //! Adjacent blocks of a file hash to adjacent buckets, and a bucket's chain is kept inline
 //! in its latch, so the lookups of a multiblock read walk memory in order.
 //!
@@ -68,7 +79,8 @@
 //!   latch-free get that checks the identity once its pin is in, and released without
 //!   the latch; a multiblock read holds the pins of its blocks until the scan visits
 //!   them, never waits for a free buffer while it holds any, and takes no more while
-//!   another session waits for one;
+//!   another session waits for one; the unvisited blocks of all runs are at most half
+//!   the buffers, plus one a run (its first block, which a read may always pin);
 //! - block bytes are read only under the shared content lock and written only under the
 //!   exclusive one (both held through a guard); a shared lock waits only while a writer
 //!   holds the block, never behind one that is only queued, so a session that already
@@ -183,6 +195,16 @@ pub struct BufferCache {
     bucket_bits: u32,
     /// The clock hand of replacement.
     hand: AtomicUsize,
+    /// Pins multiblock reads hold for blocks their scans have not visited yet
+    /// ([`PinnedRun`]), reserved before the read pins them and given back as the scan
+    /// visits each block or drops the run. Kept at or below `run_pin_limit`, but for the
+    /// first block of each read (see [`BufferCache::reserve_run_pins`]).
+    run_pins: AtomicU32,
+    /// Half the buffers: the most pins multiblock reads together hold ahead of their
+    /// scans, so that the other half is pinned only for block visits and a session that
+    /// waits for a free buffer while it holds a run waits for those visits, not for
+    /// other scans' runs, whose sessions may be waiting for a free buffer in turn.
+    run_pin_limit: u32,
     /// Sessions waiting for a first free buffer. While any wait, a multiblock read that
     /// already holds pins stops short instead of taking the buffers they wait for: the
     /// waiters sleep between sweeps, so sessions reading on without sleeping would
@@ -220,6 +242,8 @@ impl BufferCache {
             hints: (0..1usize << bucket_bits).map(|_| AtomicU32::new(NO_HINT)).collect(),
             bucket_bits,
             hand: AtomicUsize::new(0),
+            run_pins: AtomicU32::new(0),
+            run_pin_limit: (buffers / 2) as u32,
             free_buffer_waiters: AtomicU32::new(0),
             claims: AtomicU64::new(0),
             patience: FREE_BUFFER_PATIENCE,
@@ -851,7 +875,9 @@ impl BufferCache {
     /// is waiting for one, it stops short, and [`PinnedRun::end`] tells the caller where
     /// to ask again.
     pub fn pin_multiblock(&self, stats: &SessionStats, first: u32, count: u32) -> Result<PinnedRun<'_>> {
-        let mut pinned = PinnedRun { cache: self, blocks: VecDeque::with_capacity(count as usize), end: first };
+        let count = self.reserve_run_pins(count);
+        let mut pinned =
+            PinnedRun { cache: self, blocks: VecDeque::with_capacity(count as usize), end: first, reserved: count };
         let mut run: Vec<(u32, u32)> = Vec::with_capacity(count as usize);
         // The latch and bucket of each block are prefetched a few blocks ahead of its
         // lookup, so the lookups do not wait on memory one after another.
@@ -899,7 +925,29 @@ impl BufferCache {
         }
         self.read_run(stats, &mut run, &mut pinned.blocks)?;
         pinned.end = first + pinned.blocks.len() as u32;
+        self.release_run_pins(pinned.reserved - pinned.blocks.len() as u32);
+        pinned.reserved = pinned.blocks.len() as u32;
         Ok(pinned)
+    }
+
+    /// Reserves room for a multiblock read to pin up to `count` blocks ahead of its scan:
+    /// as many as keep the pins of all reads within `run_pin_limit`, and always at least
+    /// one, so that every scan moves on (a single-block get is never refused either).
+    /// Returns how many blocks the read may pin.
+    fn reserve_run_pins(&self, count: u32) -> u32 {
+        let mut granted = 0;
+        let _ = self.run_pins.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+            granted = count.min(self.run_pin_limit.saturating_sub(held).max(1));
+            Some(held + granted)
+        });
+        granted
+    }
+
+    /// Gives back room reserved by [`BufferCache::reserve_run_pins`].
+    fn release_run_pins(&self, count: u32) {
+        if count > 0 {
+            self.run_pins.fetch_sub(count, Ordering::Relaxed);
+        }
     }
 
     /// The buffer holding the current version of `rdba` in a chain (CR clones skipped);
@@ -1122,12 +1170,10 @@ mod tests {
         cache.flush(&stats).unwrap();
         let first = block::rdba(1, 1);
         let last = first + MIN_BUFFERS as u32 - 1;
-        let mut all = cache.pin_multiblock(&stats, first, MIN_BUFFERS as u32).unwrap();
-        assert_eq!(all.end(), last + 1, "the read pinned every buffer");
-        // Two buffers are freed; the last block of the run stays pinned.
-        for _ in 0..2 {
-            drop(all.next_block(&stats).unwrap().unwrap());
-        }
+        let mut all: VecDeque<_> = (first..=last).map(|rdba| cache.consistent_get(&stats, rdba).unwrap()).collect();
+        assert_eq!(cache.summary().pinned, MIN_BUFFERS, "every buffer pinned");
+        // Two buffers are freed; the last block stays pinned.
+        all.drain(..2);
 
         let waiter = FreeBufferWaiter::new(&cache.free_buffer_waiters);
         let short = cache.pin_multiblock(&stats, last, 3).unwrap();
@@ -1140,6 +1186,82 @@ mod tests {
         assert_eq!(cache.summary().pinned, 0);
     }
 
+    /// A scan keeps the blocks of a multiblock read pinned until it visits them, and a
+    /// visit may need a buffer for another block while the rest of the run stays pinned
+    /// (the transaction table of a delayed block cleanout, a CR clone). Were every buffer
+    /// pinned ahead by scans that each wait for one more, none could ever let go; runs
+    /// together pin at most half the cache, so each of those gets finds a free buffer.
+    #[test]
+    fn scans_holding_pinned_runs_still_get_free_buffers_for_other_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cache, _file) = versions::tests::cache_with_file(&dir, MIN_BUFFERS, 2 * MIN_BUFFERS as u32);
+        cache.patience = Duration::from_millis(200);
+        let stats = SessionStats::default();
+        cache.flush(&stats).unwrap();
+        // Four scans, each reading a quarter of the cache ahead as a full scan may.
+        let quarter = MIN_BUFFERS as u32 / 4;
+        let mut runs: Vec<_> =
+            (0..4).map(|s| cache.pin_multiblock(&stats, block::rdba(1, 1 + s * quarter), quarter).unwrap()).collect();
+        let mut held = Vec::new();
+        for (s, run) in runs.iter_mut().enumerate() {
+            held.push(run.next_block(&stats).expect("every run pins its first block").unwrap());
+            let other = block::rdba(1, MIN_BUFFERS as u32 + 1 + s as u32);
+            match cache.consistent_get(&stats, other) {
+                Ok(guard) => held.push(guard),
+                Err(e) => panic!("scan {s}, holding its run, got no buffer for another block: {e}"),
+            }
+        }
+        assert!(cache.summary().pinned <= MIN_BUFFERS / 2 + 2 * runs.len(), "{:?}", cache.summary());
+        drop((held, runs));
+        assert_eq!(cache.summary().pinned, 0);
+    }
+
+    /// Scans on many threads, each getting a block not cached while it visits the blocks
+    /// of its multiblock read (as a delayed block cleanout reads the transaction table):
+    /// no get waits for good on buffers that scans waiting in turn hold pinned.
+    #[test]
+    fn concurrent_scans_getting_other_blocks_while_holding_runs_never_run_out_of_free_buffers() {
+        const SCANS: u32 = 6;
+        const ROUNDS: u32 = 40;
+        const COLD: u32 = 4 * MIN_BUFFERS as u32;
+        let quarter = MIN_BUFFERS as u32 / 4;
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cache, _file) = versions::tests::cache_with_file(&dir, MIN_BUFFERS, SCANS * quarter + COLD);
+        cache.patience = Duration::from_millis(500);
+        cache.flush(&SessionStats::default()).unwrap();
+        let (cache, start) = (&cache, &std::sync::Barrier::new(SCANS as usize));
+        let failures: Vec<String> = std::thread::scope(|scope| {
+            let scans: Vec<_> = (0..SCANS)
+                .map(|s| {
+                    scope.spawn(move || {
+                        let stats = SessionStats::default();
+                        let first = block::rdba(1, 1 + s * quarter);
+                        start.wait();
+                        for round in 0..ROUNDS {
+                            let mut run = match cache.pin_multiblock(&stats, first, quarter) {
+                                Ok(run) => run,
+                                Err(e) => return Some(format!("scan {s}, round {round}: {e}")),
+                            };
+                            let mut i = 0;
+                            while let Some(visit) = run.next_block(&stats) {
+                                let _visit = visit.unwrap();
+                                let cold = SCANS * quarter + 1 + (s * 7 + round * quarter + i) % COLD;
+                                if let Err(e) = cache.consistent_get(&stats, block::rdba(1, cold)) {
+                                    return Some(format!("scan {s}, round {round}, block {i}: {e}"));
+                                }
+                                i += 1;
+                            }
+                        }
+                        None
+                    })
+                })
+                .collect();
+            scans.into_iter().filter_map(|scan| scan.join().unwrap()).collect()
+        });
+        assert!(failures.is_empty(), "{} scans failed, first: {:?}", failures.len(), failures.first());
+        assert_eq!(cache.summary().pinned, 0);
+    }
+
     /// A read that finds every buffer pinned, and no session claiming one for the whole
     /// wait, fails with an error naming the parameter, and leaves no pin behind.
     #[test]
@@ -1149,7 +1271,8 @@ mod tests {
         cache.patience = Duration::from_millis(200);
         let stats = SessionStats::default();
         cache.flush(&stats).unwrap();
-        let all = cache.pin_multiblock(&stats, block::rdba(1, 1), MIN_BUFFERS as u32).unwrap();
+        let all: Vec<_> =
+            (1..=MIN_BUFFERS as u32).map(|b| cache.consistent_get(&stats, block::rdba(1, b)).unwrap()).collect();
         let started = std::time::Instant::now();
         let refused = cache.consistent_get(&stats, block::rdba(1, MIN_BUFFERS as u32 + 1)).err().unwrap();
         assert!(started.elapsed() >= cache.patience, "gave up after {:?}", started.elapsed());
