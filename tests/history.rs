@@ -359,6 +359,10 @@ impl Overlay {
     }
 }
 
+fn is_read(op: &Op) -> bool {
+    matches!(op, Op::ReadRow(_) | Op::ReadRange(..) | Op::Sum)
+}
+
 /// What a read should have returned from `state`.
 fn expected_read(op: &Op, state: &State) -> Option<Outcome> {
     Some(match *op {
@@ -418,9 +422,7 @@ fn check_txn(states: &[State], txn: &TxnRecord) -> Result<(), String> {
         if txn.level != Level::ReadCommitted && snapshots.is_none() {
             snapshots = Some(window(event).collect());
         }
-        if !matches!(event.outcome, Outcome::Failed(_))
-            && let Some(_) = expected_read(&event.op, &State::new())
-        {
+        if is_read(&event.op) && !matches!(event.outcome, Outcome::Failed(_)) {
             let candidates: Vec<u64> = snapshots.clone().unwrap_or_else(|| window(event).collect());
             let sees = |p: &u64| {
                 overlay.on(&states[*p as usize]).and_then(|s| expected_read(&event.op, &s)).as_ref()

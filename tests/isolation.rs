@@ -73,6 +73,18 @@ fn serializable(s: &Session) {
     exec(s, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
 }
 
+/// Starts a serializable transaction in `s` and takes its snapshot of the hot rows, which
+/// sum to 0.
+fn serializable_snapshot(s: &Session) {
+    serializable(s);
+    assert_eq!(int(s, "SELECT SUM(amount) FROM t"), 0);
+}
+
+/// Asserts that `e` is Oracle's ORA-08177.
+fn assert_cannot_serialize(e: &lioscope::Error) {
+    assert!(e.to_string().contains("can't serialize access for this transaction"), "{e}");
+}
+
 /// A serializable transaction may not overwrite a change committed after its snapshot:
 /// the update fails, alone, and the other's change stays.
 #[test]
@@ -80,11 +92,10 @@ fn a_serializable_update_of_a_row_committed_after_its_snapshot_fails() {
     let (_t, _d, db) = temp_db(options(8192, "4M"));
     let (s, other) = (db.session(), db.session());
     hot_table(&s);
-    serializable(&s);
-    assert_eq!(int(&s, "SELECT SUM(amount) FROM t"), 0);
+    serializable_snapshot(&s);
     exec(&other, "UPDATE t SET amount = 100 WHERE id = 7");
     let e = fail(&s, "UPDATE t SET amount = amount + 1 WHERE id = 7");
-    assert!(e.to_string().contains("can't serialize access for this transaction"), "{e}");
+    assert_cannot_serialize(&e);
     // The transaction goes on: its snapshot still hides the other's change.
     exec(&s, "UPDATE t SET amount = amount + 1 WHERE id = 8");
     assert_eq!(int(&s, "SELECT SUM(amount) FROM t"), 1);
@@ -101,8 +112,7 @@ fn a_serializable_change_after_a_row_lock_wait_fails() {
     hot_table(&s);
     manual(&other);
     exec(&other, "UPDATE t SET amount = 5 WHERE id = 3");
-    serializable(&s);
-    assert_eq!(int(&s, "SELECT SUM(amount) FROM t"), 0);
+    serializable_snapshot(&s);
     let db2 = db.clone();
     let committer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(100));
@@ -111,7 +121,7 @@ fn a_serializable_change_after_a_row_lock_wait_fails() {
     });
     let e = fail(&s, "DELETE FROM t WHERE id = 3");
     committer.join().unwrap();
-    assert!(e.to_string().contains("can't serialize access for this transaction"), "{e}");
+    assert_cannot_serialize(&e);
     exec(&s, "ROLLBACK");
     assert_eq!(int(&s, "SELECT amount FROM t WHERE id = 3"), 5);
 }
@@ -123,8 +133,7 @@ fn a_serializable_update_beside_later_commits_in_the_same_block_succeeds() {
     let (_t, _d, db) = temp_db(options(8192, "4M"));
     let (s, other) = (db.session(), db.session());
     hot_table(&s);
-    serializable(&s);
-    assert_eq!(int(&s, "SELECT SUM(amount) FROM t"), 0);
+    serializable_snapshot(&s);
     exec(&other, "UPDATE t SET amount = 100 WHERE id = 7");
     exec(&s, "UPDATE t SET amount = amount + 1 WHERE id = 8");
     exec(&s, "DELETE FROM t WHERE id = 9");
@@ -165,7 +174,7 @@ fn a_serializable_insert_of_a_key_deleted_after_its_snapshot_fails() {
     assert_eq!(count(&s, "t"), 5);
     exec(&other, "DELETE FROM t WHERE id = 5");
     let e = fail(&s, "INSERT INTO t VALUES (5, 1)");
-    assert!(e.to_string().contains("can't serialize access for this transaction"), "{e}");
+    assert_cannot_serialize(&e);
     assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE id = 5"), 1, "the snapshot still holds id 5 once");
     // A key its own transaction deleted may be inserted again.
     exec(&s, "DELETE FROM t WHERE id = 4");

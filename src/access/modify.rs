@@ -25,7 +25,7 @@ use crate::storage::block::{self, DataBlock, DataBlockMut};
 use crate::storage::itl::{self, Itl};
 use crate::storage::row::{self, ColumnSpan, FLAG_DELETED, PIECE_HEADER, RowPiece, locate_columns};
 use crate::txn::change::{BlockUndo, Obstacle, UndoKind, cannot_serialize, others_active, row_lock_holder, take_itl};
-use crate::txn::cr::consistent_block;
+use crate::txn::cr::{consistent_block, row_changed_after};
 use crate::txn::transaction::Transaction;
 use crate::types::encoding::PayloadKind;
 
@@ -200,9 +200,9 @@ struct Target<'a> {
 /// Whether the row whose head piece the snapshot showed as `seen` was changed since by a
 /// transaction other than `xid`: its head is not the same piece any more (every change
 /// of a row rewrites its head: a migrated row gets a new forwarding address), or its
-/// lock byte names the slot of a transaction that committed after `snapshot` (a change
-/// that put the same bytes back). The lock byte is not part of the comparison: cleanouts
-/// and slot reuse clear it.
+/// lock byte names a transaction committed after `snapshot` (a change that put the same
+/// bytes back). The lock byte is not part of the comparison: cleanouts and slot reuse
+/// clear it.
 fn changed_since_snapshot(
     ctx: &AccessContext<'_>,
     block: &[u8],
@@ -216,32 +216,7 @@ fn changed_since_snapshot(
     if !same {
         return Ok(true);
     }
-    let lock = usize::from(now[1]);
-    if lock == 0 || lock > itl::itl_count(block) {
-        return Ok(false);
-    }
-    let holder = itl::get(block, lock - 1);
-    if holder.is_free() || holder.xid == xid {
-        return Ok(false);
-    }
-    if holder.is_committed() {
-        return Ok(holder.commit_scn > snapshot);
-    }
-    Ok(match ctx.db.undo.status(ctx, holder.xid)? {
-        crate::txn::TxnStatus::Committed { scn, .. } => scn > snapshot,
-        crate::txn::TxnStatus::Active => false,
-    })
-}
-
-/// The error of a serializable transaction asked to change a row that another
-/// transaction changed and committed after its snapshot (Oracle's ORA-08177).
-fn row_cannot_serialize(table: &TableDef, target: &Target<'_>) -> Error {
-    Error::Transaction {
-        message: format!(
-            "can't serialize access for this transaction: row {} of block {:#x} of {} was changed by a transaction that committed after this one began",
-            target.slot, target.rdba, table.name
-        ),
-    }
+    row_changed_after(ctx, block, DataBlock(block).row_offset(slot), snapshot, xid)
 }
 
 /// Locks and changes one row in current mode; false if it no longer qualifies.
@@ -275,21 +250,16 @@ fn change_one(
         if let (Some(seen), Some(snapshot)) = (seen, txn.snapshot)
             && changed_since_snapshot(ctx, &guard, slot, seen, snapshot, xid)?
         {
-            return Err(row_cannot_serialize(table, &target));
+            return Err(cannot_serialize(&format!(
+                "row {slot} of block {rdba:#x} of {} was changed by a transaction that committed after this one began",
+                table.name
+            )));
         }
-        let offset_now = DataBlock(&guard).row_offset(slot);
-        let current_piece = |guard: &[u8]| {
-            RowPiece::new(&guard[offset_now..])
-                .and_then(|p| p.stored_len())
-                .map(|len| guard[offset_now..offset_now + len].to_vec())
-        };
         // The prepared forwarding head is written only over the piece it was made for: a
         // row changed meanwhile (its lock was waited for) is edited anew, and may migrate
         // again (the piece moved before is left as dead space, undone with the statement).
         let (edit, forwarding) = match migrated.take() {
-            Some((head, replaced)) if offset_now != 0 && current_piece(&guard).as_deref() == Some(&replaced[..]) => {
-                (RowEdit::Replace(head), true)
-            }
+            Some((head, replaced)) if head_piece(&guard, slot) == Some(&replaced[..]) => (RowEdit::Replace(head), true),
             _ => match whole_row(ctx, &guard, rdba, slot, kinds, spans, scratch)? {
                 Some(row) if changes.qualifies(&row)? => (changes.edit(&row)?, false),
                 _ => (RowEdit::Keep, false),
@@ -308,7 +278,12 @@ fn change_one(
                 ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
                 continue;
             }
-            Err(Obstacle::CannotSerialize) => return Err(cannot_serialize(&format!("a block of {}", table.name))),
+            Err(Obstacle::CannotSerialize) => {
+                return Err(cannot_serialize(&format!(
+                    "a block of {} holds only changes committed after its snapshot",
+                    table.name
+                )));
+            }
         };
         // Compaction is asked about (and the other ITL slots looked at) only when the row
         // fits neither its room nor the free space.
@@ -322,8 +297,9 @@ fn change_one(
                 )));
             }
             let RowEdit::Replace(piece) = &edit else { unreachable!("a delete needs no room") };
-            let replaced =
-                current_piece(&guard).ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
+            let replaced = head_piece(&guard, slot)
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
             drop(guard);
             let (to, blocks) = migrate(ctx, table, xid, txn.snapshot, piece)?;
             blocks.into_iter().for_each(|b| txn.touched(ctx, b));

@@ -97,12 +97,10 @@ pub fn insert(
             if let Some(snapshot) = snapshot
                 && live_at(ctx, index, key, crate::txn::cr::Reader { snapshot, own: Some(xid) })?
             {
-                return Err(Error::Transaction {
-                    message: format!(
-                        "can't serialize access for this transaction: a key of {} that its snapshot holds was deleted by a transaction that committed after this one began",
-                        index.name
-                    ),
-                });
+                return Err(crate::txn::change::cannot_serialize(&format!(
+                    "a key of {} that its snapshot holds was deleted by a transaction that committed after this one began",
+                    index.name
+                )));
             }
         }
         tree::insert_entry(ctx, &tree, index.segment_header, txn, xid, &full)

@@ -288,7 +288,9 @@ fn itl_for(
     match take_itl(leaf, xid, |x| ctx.db.enqueues.is_active(x), txn.snapshot) {
         Ok(i) => Ok(Ok(i)),
         Err(Obstacle::Busy(holder)) => Ok(Err(Retry::Wait(holder))),
-        Err(Obstacle::CannotSerialize) => Err(cannot_serialize(&format!("a leaf of {}", tree.name))),
+        Err(Obstacle::CannotSerialize) => {
+            Err(cannot_serialize(&format!("a leaf of {} holds only changes committed after its snapshot", tree.name)))
+        }
     }
 }
 

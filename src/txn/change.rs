@@ -225,15 +225,11 @@ pub fn row_lock_holder(block: &[u8], offset: usize) -> Option<Xid> {
     (!slot.is_free() && slot.flags & ITL_COMMITTED == 0).then_some(slot.xid)
 }
 
-/// The error of a serializable transaction that may take no ITL slot in `block` (say
-/// which: "a block of T", "a leaf of IX"): every slot holds a change committed after
-/// its snapshot, so its change could overwrite one it cannot see.
-pub fn cannot_serialize(block: &str) -> crate::error::Error {
-    crate::error::Error::Transaction {
-        message: format!(
-            "can't serialize access for this transaction: {block} holds only changes committed after its snapshot"
-        ),
-    }
+/// The error of a serializable transaction whose change would overwrite or hide one
+/// committed after its snapshot (Oracle's ORA-08177); `why` says what it met ("a block
+/// of T holds only changes committed after its snapshot").
+pub fn cannot_serialize(why: &str) -> crate::error::Error {
+    crate::error::Error::Transaction { message: format!("can't serialize access for this transaction: {why}") }
 }
 
 #[cfg(test)]

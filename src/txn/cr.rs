@@ -171,25 +171,48 @@ fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, re
 pub fn changes_after(ctx: &AccessContext<'_>, block: &[u8], snapshot: u64) -> Result<bool> {
     let known = Statuses::new();
     for i in 0..itl::itl_count(block) {
-        let slot = itl::get(block, i);
-        if slot.is_free() {
-            continue;
-        }
-        if slot.is_committed() {
-            if slot.commit_scn > snapshot {
-                return Ok(true);
-            }
-            continue;
-        }
-        if slot.uba.is_none() {
+        if slot_changes_after(ctx, &itl::get(block, i), snapshot, &known)? {
             return Ok(true);
-        }
-        match status_of(ctx, slot.xid, &known)? {
-            TxnStatus::Committed { scn, .. } if scn <= snapshot => {}
-            _ => return Ok(true),
         }
     }
     Ok(false)
+}
+
+/// Whether the row piece at `offset` of `block` was last changed by a transaction other
+/// than `own` that `snapshot` does not see: its lock byte names an ITL slot whose
+/// transaction is active or committed after `snapshot`. A lock byte cleared by a cleanout
+/// or by the slot's reuse tells nothing (false): the caller also compares the row.
+pub fn row_changed_after(
+    ctx: &AccessContext<'_>,
+    block: &[u8],
+    offset: usize,
+    snapshot: u64,
+    own: Xid,
+) -> Result<bool> {
+    let lock = block.get(offset + 1).map_or(0, |&l| usize::from(l));
+    if lock == 0 || lock > itl::itl_count(block) {
+        return Ok(false);
+    }
+    let slot = itl::get(block, lock - 1);
+    if slot.xid == own {
+        return Ok(false);
+    }
+    slot_changes_after(ctx, &slot, snapshot, &Statuses::new())
+}
+
+/// Whether ITL slot `slot` holds a change `snapshot` does not see: of a transaction still
+/// active (or still filling the block, with no undo yet), or committed after `snapshot`.
+fn slot_changes_after(ctx: &AccessContext<'_>, slot: &Itl, snapshot: u64, known: &Statuses) -> Result<bool> {
+    if slot.is_free() {
+        return Ok(false);
+    }
+    if slot.is_committed() {
+        return Ok(slot.commit_scn > snapshot);
+    }
+    if slot.uba.is_none() {
+        return Ok(true);
+    }
+    Ok(!matches!(status_of(ctx, slot.xid, known)?, TxnStatus::Committed { scn, .. } if scn <= snapshot))
 }
 
 /// Whether `xid` is surely not committed at or before `snapshot`, from the transaction
