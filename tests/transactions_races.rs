@@ -2,7 +2,8 @@
 //! transaction's own later statements, serializable ITL take-over, a failed insert's
 //! undo against a concurrent insert, autocommit after a failed statement, delayed
 //! cleanout beside a running writer, ITL growth before the room check, the room of a
-//! shrunk row, and DDL beside row lock waits.
+//! shrunk row (through its own transaction's compaction too), and DDL beside row lock
+//! waits.
 
 mod common;
 
@@ -197,6 +198,46 @@ fn a_shrunk_row_keeps_its_room_for_readers_and_rollback() {
     assert_eq!(int(&r, "SELECT SUM(LENGTH(pad)) FROM t"), before + 19 * 50, "the reader rolls T back");
     exec(&t, "ROLLBACK");
     assert_eq!(int(&r, "SELECT SUM(LENGTH(pad)) FROM t"), before + 19 * 50);
+}
+
+/// A 2 KiB-block table whose first block holds row 1, padded to 300 characters (309
+/// bytes), and rows 2..=77 of 10 characters (17 bytes): 209 bytes of it stay free (PCTFREE
+/// keeps 204). Rows 78..=200 go to the next blocks.
+fn one_wide_row_among_short_ones(s: &Session) {
+    exec(s, "CREATE TABLE t (id INTEGER NOT NULL, pad VARCHAR2(400))");
+    exec(s, "INSERT INTO t VALUES (1, RPAD('x', 300, 'x'))");
+    exec(s, "INSERT INTO t SELECT LEVEL + 1, RPAD('x', 10, 'x') FROM dual CONNECT BY LEVEL <= 199");
+    exec(s, "COMMIT");
+}
+
+/// Room an uncommitted update freed stays its transaction's even when that transaction's
+/// own later change compacts the block: another session's growing row may not take it,
+/// so the rollback puts the before-image back (and readers see it too).
+#[test]
+fn freed_room_stays_reserved_through_its_own_transactions_compaction() {
+    let (_t, _d, db) = temp_db(options_with_extent(2048, 2048 * 8, "1M"));
+    let (t, u, r) = (db.session(), db.session(), db.session());
+    one_wide_row_among_short_ones(&t);
+    let all = "SELECT id, pad FROM t ORDER BY id";
+    let before = rows(&r, all);
+    manual(&t);
+    manual(&u);
+    // Row 1 shrinks to 6 bytes: its 303 bytes of room stay T's.
+    exec(&t, "UPDATE t SET pad = NULL WHERE id = 1");
+    // Row 2 grows to 309 bytes: more than the 209 free, so the block is compacted (or the
+    // row migrates); either way the room of row 1 must stay T's.
+    exec(&t, "UPDATE t SET pad = RPAD('t', 300, 't') WHERE id = 2");
+    // Row 3 grows by 190 bytes, into whatever free space the block has.
+    exec(&u, "UPDATE t SET pad = RPAD('u', 200, 'u') WHERE id = 3");
+    assert_eq!(rows(&r, all), before, "a reader rolls both transactions back");
+    t.execute("ROLLBACK").unwrap_or_else(|e| panic!("T's rollback: {e}"));
+    assert_eq!(
+        rows(&t, "SELECT id, pad FROM t WHERE id <> 3 ORDER BY id"),
+        before[..2].iter().chain(&before[3..]).cloned().collect::<Vec<_>>()
+    );
+    exec(&u, "COMMIT");
+    assert_eq!(scalar(&r, "SELECT pad FROM t WHERE id = 3"), "u".repeat(200));
+    assert_eq!(int(&r, "SELECT SUM(LENGTH(pad)) FROM t"), 300 + 190 + 199 * 10);
 }
 
 /// An UPDATE waiting for a row lock, TRUNCATE, and the row lock holder's INSERT: DDL

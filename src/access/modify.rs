@@ -14,6 +14,10 @@
 //! (a chained row whose head holds no columns). Rows already chained are read whole by
 //! following their pieces; an update rewrites their head, leaving the old pieces
 //! unreferenced (their space is not reused).
+//!
+//! Space: a change that fits neither the row's room nor the free space may compact the
+//! block, keeping the room of every row an active transaction locked (this one's
+//! included), so that every active transaction's undo still fits (see `txn::change`).
 
 use super::AccessContext;
 use super::full_scan::{LiveRow, live_row};
@@ -24,7 +28,7 @@ use crate::stats::Stat;
 use crate::storage::block::{self, DataBlock, DataBlockMut};
 use crate::storage::itl::{self, Itl};
 use crate::storage::row::{self, ColumnSpan, FLAG_DELETED, PIECE_HEADER, RowPiece, locate_columns};
-use crate::txn::change::{BlockUndo, Obstacle, UndoKind, cannot_serialize, others_active, row_lock_holder, take_itl};
+use crate::txn::change::{BlockUndo, Obstacle, UndoKind, cannot_serialize, kept_rooms, row_lock_holder, take_itl};
 use crate::txn::cr::{consistent_block, row_changed_after};
 use crate::txn::transaction::Transaction;
 use crate::types::encoding::PayloadKind;
@@ -285,11 +289,11 @@ fn change_one(
                 )));
             }
         };
-        // Compaction is asked about (and the other ITL slots looked at) only when the row
-        // fits neither its room nor the free space.
-        let fits_as_is = DataBlockMut(&mut guard).can_replace(slot, new_len, false);
-        let may_compact = !fits_as_is && !others_active(&guard, xid, |x| ctx.db.enqueues.is_active(x));
-        if !fits_as_is && !DataBlockMut(&mut guard).can_replace(slot, new_len, may_compact) {
+        // Compaction is asked about (and the ITL slots looked at for the rooms it must
+        // keep) only when the row fits neither its room nor the free space.
+        let fits_as_is = DataBlockMut(&mut guard).can_replace(slot, new_len, None);
+        let kept = (!fits_as_is).then(|| kept_rooms(&guard, |x| ctx.db.enqueues.is_active(x)));
+        if !fits_as_is && !DataBlockMut(&mut guard).can_replace(slot, new_len, kept.as_ref()) {
             if forwarding {
                 return Err(Error::unsupported(format!(
                     "migrating a row of {}: its block has no room even for the forwarding piece",
@@ -339,7 +343,7 @@ fn change_one(
             RowEdit::Replace(mut piece) => {
                 piece[1] = lock;
                 if !DataBlockMut(&mut guard)
-                    .replace_piece(slot, piece.len(), may_compact, |s| s.copy_from_slice(&piece))
+                    .replace_piece(slot, piece.len(), kept.as_ref(), |s| s.copy_from_slice(&piece))
                 {
                     // can_replace said it fits: a block whose pieces do not walk (corrupt).
                     return Err(ctx.corrupt(rdba, format!("row {slot} could not be rewritten in its block")));

@@ -27,6 +27,34 @@
 //! every non-zero directory offset lies in `top..block_size`; rows never overlap. A block
 //! read from disk is checked (checksum, address, type) before anyone sees it; the checksum
 //! is written when the block goes back to disk.
+//!
+//! ## The room of a piece
+//!
+//! A piece's *room* is the bytes from its offset to the next piece above it (or the end
+//! of the block): its own bytes, and unused bytes after them. Space is handed out in
+//! three ways, each leaving every room intact:
+//!
+//! - a new piece, or a piece that outgrew its room, goes just below the top of row data,
+//!   taking free space;
+//! - a piece that shrinks, or is replaced by one no longer than its room, stays where it
+//!   is and keeps its room: an uncommitted update that shrank a row can always put the
+//!   before-image back;
+//! - a compaction moves the pieces up to the end of the block, keeping their order, and
+//!   gives each its own bytes or, for the rows its caller names ([`KeptRooms`]: those
+//!   locked by transactions still active), its whole room. Only the unused room of the
+//!   others, and holes left by pieces that moved or were emptied, become free space (a
+//!   hole just above a kept row is part of its room, and comes back once its transaction
+//!   has ended).
+//!
+//! ```text
+//!  before:  │ free │ C: 6 bytes │ hole: 40 │ B: 20 bytes, room 300 │ A │
+//!  after:   │ free + 40 │ C: 6 bytes │ B: 20 bytes, room 300 │ A │
+//!           (B shrunk by a transaction still active, whose lock it holds)
+//! ```
+//!
+//! So the space a transaction freed in a block stays its own until it ends, whoever
+//! compacts the block meanwhile; that is what keeps every undo record applicable (see
+//! `txn::change`).
 
 /// Bytes of the common header.
 pub const HEADER_LEN: usize = 36;
@@ -273,6 +301,44 @@ fn stored_len_at(block: &[u8], offset: usize) -> usize {
     block.get(offset..).and_then(super::row::RowPiece::new).and_then(|p| p.stored_len()).unwrap_or(rest).min(rest)
 }
 
+/// The lock bytes (1-based ITL slot numbers) whose rows keep their whole room when a block
+/// is compacted: the rows of transactions still active, whose undo may need that room to
+/// put a longer before-image back. Filled by the transaction layer, which knows who is
+/// active (`txn::change::kept_rooms`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeptRooms {
+    /// Bit `n` set: rows whose lock byte is `n` keep their room.
+    locks: [u64; 4],
+}
+
+impl KeptRooms {
+    /// No room is kept: for a CR clone, a private copy nobody else takes space from.
+    pub const NONE: KeptRooms = KeptRooms { locks: [0; 4] };
+
+    /// Rows whose lock byte is `lock` keep their room.
+    pub fn keep(&mut self, lock: u8) {
+        self.locks[usize::from(lock / 64)] |= 1 << (lock % 64);
+    }
+
+    /// Whether rows whose lock byte is `lock` keep their room.
+    #[inline]
+    pub fn keeps(&self, lock: u8) -> bool {
+        self.locks[usize::from(lock / 64)] & (1 << (lock % 64)) != 0
+    }
+}
+
+/// One stored piece as a compaction sees it.
+#[derive(Debug, Clone, Copy)]
+struct PlacedPiece {
+    slot: usize,
+    offset: usize,
+    /// Its own bytes (at most its room, even in a corrupt block).
+    len: usize,
+    /// The bytes a compaction gives it: its whole room if kept, else its own bytes, and
+    /// never more than its room (nor, for a piece being replaced, anything).
+    keep: usize,
+}
+
 /// Write access to a table data block.
 pub struct DataBlockMut<'a>(pub &'a mut [u8]);
 
@@ -347,14 +413,18 @@ impl DataBlockMut<'_> {
     }
 
     /// Replaces the piece in `slot` with one of `len` bytes that `write` writes: in place
-    /// when it fits the piece's room (its bytes and the unused bytes after them, up to the
-    /// next piece: a row an uncommitted update shrank keeps its room, so its before-image
-    /// always goes back), else in free space, compacting the block first if `may_compact`
-    /// and only scattered free space is left. Compaction hands the unused room of every
-    /// piece back to free space, so a caller allows it only when no other transaction
-    /// still active in the block may need its room back. Returns false, changing nothing,
-    /// if the block cannot hold the piece.
-    pub fn replace_piece(&mut self, slot: usize, len: usize, may_compact: bool, write: impl FnOnce(&mut [u8])) -> bool {
+    /// when it fits the piece's room (a row an uncommitted update shrank keeps its room,
+    /// so its before-image always goes back), else in free space, compacting the block
+    /// first if only scattered free space is left and `compaction` allows: `None` allows
+    /// none, `Some(kept)` one that keeps the whole room of the rows `kept` names (see the
+    /// module doc). Returns false, changing nothing, if the block cannot hold the piece.
+    pub fn replace_piece(
+        &mut self,
+        slot: usize,
+        len: usize,
+        compaction: Option<&KeptRooms>,
+        write: impl FnOnce(&mut [u8]),
+    ) -> bool {
         let view = DataBlock(self.0);
         assert!(slot < view.row_count(), "replace_piece targets a slot of the row directory");
         let old = view.row_offset(slot);
@@ -362,12 +432,11 @@ impl DataBlockMut<'_> {
             write(&mut self.0[old..old + len]);
             return true;
         }
-        if !self.can_replace(slot, len, may_compact) {
+        if !self.can_replace(slot, len, compaction) {
             return false;
         }
-        if DataBlock(self.0).free_space() < len {
-            self.set_row_offset(slot, 0);
-            self.compact();
+        if let Some(kept) = compaction.filter(|_| DataBlock(self.0).free_space() < len) {
+            self.compact_dropping(Some(slot), kept);
         }
         let top = DataBlock(self.0).row_top() - len;
         write(&mut self.0[top..top + len]);
@@ -377,14 +446,13 @@ impl DataBlockMut<'_> {
     }
 
     /// Whether [`Self::replace_piece`] would find room for a piece of `len` bytes in `slot`.
-    pub fn can_replace(&self, slot: usize, len: usize, may_compact: bool) -> bool {
+    pub fn can_replace(&self, slot: usize, len: usize, compaction: Option<&KeptRooms>) -> bool {
         let view = DataBlock(self.0);
         let old = view.row_offset(slot);
-        if old != 0 && len <= self.room_at(old) {
+        if (old != 0 && len <= self.room_at(old)) || view.free_space() >= len {
             return true;
         }
-        let old_len = if old == 0 { 0 } else { stored_len_at(self.0, old) };
-        view.free_space() >= len || (may_compact && self.compacted_free_space() + old_len >= len)
+        compaction.is_some_and(|kept| self.compacted_free_space(Some(slot), kept) >= len)
     }
 
     /// Bytes from the piece at `offset` to the next piece above it (or the block's end).
@@ -406,35 +474,64 @@ impl DataBlockMut<'_> {
         put_u16(self.0, at, offset as u16);
     }
 
-    /// Free bytes the block would have after [`Self::compact`].
-    fn compacted_free_space(&self) -> usize {
+    /// The stored pieces by offset, each with what a compaction keeping the rooms `kept`
+    /// names gives it; the piece in `dropping` (about to be replaced) is given nothing.
+    fn placed_pieces(&self, dropping: Option<usize>, kept: &KeptRooms) -> Vec<PlacedPiece> {
         let view = DataBlock(self.0);
-        let used: usize = (0..view.row_count())
-            .map(|s| view.row_offset(s))
-            .filter(|&o| o != 0)
-            .map(|o| stored_len_at(self.0, o))
-            .sum();
-        (self.0.len() - view.directory_end()).saturating_sub(used)
+        let mut pieces: Vec<PlacedPiece> = (0..view.row_count())
+            .filter(|&slot| view.row_offset(slot) != 0)
+            .map(|slot| PlacedPiece { slot, offset: view.row_offset(slot), len: 0, keep: 0 })
+            .collect();
+        pieces.sort_unstable_by_key(|p| p.offset);
+        let mut above = self.0.len();
+        for piece in pieces.iter_mut().rev() {
+            let room = above.saturating_sub(piece.offset);
+            above = piece.offset;
+            piece.len = stored_len_at(self.0, piece.offset).min(room);
+            let lock = self.0.get(piece.offset + 1).copied().unwrap_or(0);
+            piece.keep = if dropping == Some(piece.slot) {
+                0
+            } else if kept.keeps(lock) {
+                room
+            } else {
+                piece.len
+            };
+        }
+        pieces
     }
 
-    /// Moves every stored piece to the end of the block, without gaps: the space left by
-    /// pieces that were replaced elsewhere becomes free space again. Slots keep their
-    /// numbers.
-    pub fn compact(&mut self) {
-        let view = DataBlock(self.0);
-        let mut pieces: Vec<(usize, Vec<u8>)> = (0..view.row_count())
-            .filter(|&s| view.row_offset(s) != 0)
-            .map(|s| {
-                let off = view.row_offset(s);
-                (s, self.0[off..off + stored_len_at(self.0, off)].to_vec())
-            })
-            .collect();
-        pieces.sort_by_key(|(s, _)| *s);
+    /// Free bytes the block would have after [`Self::compact`] with `kept`, the piece in
+    /// `dropping` left out.
+    fn compacted_free_space(&self, dropping: Option<usize>, kept: &KeptRooms) -> usize {
+        let used: usize = self.placed_pieces(dropping, kept).iter().map(|p| p.keep).sum();
+        (self.0.len() - DataBlock(self.0).directory_end()).saturating_sub(used)
+    }
+
+    /// Moves every stored piece up to the end of the block, in the order they lie, without
+    /// gaps but for the rooms `kept` keeps: the space left by pieces that moved or were
+    /// emptied, and the unused room of the other pieces, becomes free space again. Slots
+    /// keep their numbers.
+    pub fn compact(&mut self, kept: &KeptRooms) {
+        self.compact_dropping(None, kept);
+    }
+
+    /// [`Self::compact`], emptying the slot `dropping` (a piece about to be replaced).
+    fn compact_dropping(&mut self, dropping: Option<usize>, kept: &KeptRooms) {
+        let pieces = self.placed_pieces(dropping, kept);
         let mut top = self.0.len();
-        for (slot, bytes) in pieces {
-            top -= bytes.len();
-            self.0[top..top + bytes.len()].copy_from_slice(&bytes);
-            self.set_row_offset(slot, top);
+        // From the highest piece down, each moves up (never below where it was: the rooms
+        // above a piece add up to the bytes above it), over pieces already moved.
+        for piece in pieces.iter().rev() {
+            if dropping == Some(piece.slot) {
+                self.set_row_offset(piece.slot, 0);
+                continue;
+            }
+            top -= piece.keep;
+            if piece.len > 0 {
+                self.0.copy_within(piece.offset..piece.offset + piece.len, top);
+            }
+            self.0[top + piece.len..top + piece.keep].fill(0);
+            self.set_row_offset(piece.slot, top);
         }
         put_u16(self.0, OFF_ROW_TOP, top as u16);
     }
@@ -493,6 +590,52 @@ mod tests {
         while blk.insert_piece(&piece, reserve).is_some() {}
         let free = DataBlock(&b).free_space();
         assert!(free >= reserve && free < reserve + 5, "free {free}, reserve {reserve}");
+    }
+
+    /// A whole row of `n` bytes (one column of `n - 4`), locked through ITL slot `lock`.
+    fn row_piece(n: usize, lock: u8, fill: u8) -> Vec<u8> {
+        let mut p = vec![0x2c, lock, 1, (n - 4) as u8];
+        p.extend(std::iter::repeat_n(fill, n - 4));
+        p
+    }
+
+    /// The piece in `slot`, as long as it walks.
+    fn piece_at(b: &[u8], slot: usize) -> Vec<u8> {
+        let bytes = DataBlock(b).piece_bytes(slot).unwrap();
+        bytes[..crate::storage::row::RowPiece::new(bytes).unwrap().stored_len().unwrap()].to_vec()
+    }
+
+    /// A compaction gives back the unused room of rows it is not told to keep, and holes;
+    /// the rooms it keeps still take their rows' longer images in place.
+    #[test]
+    fn compaction_keeps_the_rooms_it_is_told_to_keep() {
+        let mut b = vec![0u8; 2048];
+        DataBlockMut(&mut b).format(rdba(1, 1), 1, 2);
+        for (lock, fill) in [(1, 0xA1), (2, 0xB2), (0, 0xC3), (0, 0xD4)] {
+            DataBlockMut(&mut b).insert_piece(&row_piece(100, lock, fill), 0).unwrap();
+        }
+        let free = DataBlock(&b).free_space();
+        // Rows 0 and 1 shrink in place; row 2 outgrows its room and moves, leaving a hole.
+        for slot in [0, 1] {
+            let short = row_piece(20, slot as u8 + 1, 0xEE);
+            assert!(DataBlockMut(&mut b).replace_piece(slot, 20, None, |s| s.copy_from_slice(&short)));
+        }
+        let long = row_piece(150, 0, 0xC3);
+        assert!(DataBlockMut(&mut b).replace_piece(2, 150, None, |s| s.copy_from_slice(&long)));
+        assert_eq!(DataBlock(&b).free_space(), free - 150);
+        let mut kept = KeptRooms::NONE;
+        kept.keep(1);
+        DataBlockMut(&mut b).compact(&kept);
+        // Back: row 1's unused 80 bytes and row 2's 100-byte hole; row 0 keeps its room.
+        assert_eq!(DataBlock(&b).free_space(), free - 150 + 80 + 100);
+        assert!(DataBlock(&b).check_layout().is_ok());
+        assert_eq!(piece_at(&b, 2), long);
+        assert_eq!(piece_at(&b, 3), row_piece(100, 0, 0xD4));
+        let before = row_piece(100, 0, 0xA1);
+        let full = DataBlock(&b).free_space();
+        assert!(DataBlockMut(&mut b).replace_piece(0, 100, None, |s| s.copy_from_slice(&before)));
+        assert_eq!(DataBlock(&b).free_space(), full, "row 0's image went back in its room");
+        assert_eq!(piece_at(&b, 0), before);
     }
 
     #[test]

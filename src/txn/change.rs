@@ -27,9 +27,19 @@
 //! Invariant: a record is appended (and the ITL slot pointed at it) while the block is
 //! held exclusively, before the row changes; so whoever sees a changed row sees an ITL
 //! slot whose chain undoes it.
+//!
+//! Invariant: the undo of an active transaction always fits its block. A row it changed
+//! holds its lock, and keeps its room (the bytes up to the next piece) whatever it was
+//! changed to: a change that fits the room stays in it, one that does not moves to a
+//! larger room; and whoever compacts the block (the transaction itself, another, or a
+//! rollback) keeps the whole room of every row locked by an active transaction
+//! ([`kept_rooms`]; see `storage::block`). So each of the row's before-images goes back
+//! where the row is, however other transactions grew, shrank or migrated their rows
+//! meanwhile. Space an active transaction freed is thus its own until it ends, as Oracle
+//! keeps it for the transaction until it commits.
 
 use super::Xid;
-use crate::storage::block::{DataBlock, DataBlockMut, ITL_LEN};
+use crate::storage::block::{DataBlock, DataBlockMut, ITL_LEN, KeptRooms};
 use crate::storage::itl::{self, ITL_COMMITTED, Itl};
 use crate::storage::row::PIECE_HEADER;
 
@@ -111,9 +121,10 @@ impl<'a> BlockUndo<'a> {
 
     /// Applies this record to `block` (the current block for a rollback, a clone for a
     /// consistent read): restores the row or empties the inserted slots, then the ITL
-    /// slot. `may_compact`: see [`DataBlockMut::replace_piece`]. The error says why the
-    /// block cannot take it.
-    pub fn apply(&self, block: &mut [u8], may_compact: bool) -> Result<(), String> {
+    /// slot. `kept`: the rooms a compaction must keep ([`kept_rooms`] for a current
+    /// block, none for a private clone; see [`DataBlockMut::replace_piece`]). The error
+    /// says why the block cannot take it.
+    pub fn apply(&self, block: &mut [u8], kept: &KeptRooms) -> Result<(), String> {
         let rows = DataBlock(block).row_count();
         if usize::from(self.itl) >= itl::itl_count(block) || usize::from(self.slot_end) > rows {
             return Err(format!(
@@ -128,7 +139,7 @@ impl<'a> BlockUndo<'a> {
         match self.kind {
             UndoKind::RowImage => {
                 let before = self.before;
-                if !b.replace_piece(usize::from(self.slot), before.len(), may_compact, |space| {
+                if !b.replace_piece(usize::from(self.slot), before.len(), Some(kept), |space| {
                     space.copy_from_slice(before)
                 }) {
                     return Err(format!("the before-image of row {} no longer fits its block", self.slot));
@@ -191,13 +202,20 @@ pub fn take_itl(
     }
 }
 
-/// Whether a transaction other than `xid` is active in `block` (`is_active` tells which
-/// ended ones are not yet stamped): then no compaction may take back the room of rows it
-/// shrank.
-pub fn others_active(block: &[u8], xid: Xid, is_active: impl Fn(Xid) -> bool) -> bool {
-    (0..itl::itl_count(block))
-        .map(|i| itl::get(block, i))
-        .any(|s| !s.is_free() && s.xid != xid && s.flags & ITL_COMMITTED == 0 && is_active(s.xid))
+/// The rows of `block` whose room a compaction must keep: those locked through the ITL
+/// slot of a transaction still active, the compacting one's own included (`is_active`
+/// tells which transactions not stamped committed have ended). Their undo may need that
+/// room to put a longer before-image back.
+pub fn kept_rooms(block: &[u8], is_active: impl Fn(Xid) -> bool) -> KeptRooms {
+    let mut kept = KeptRooms::NONE;
+    for i in 0..itl::itl_count(block) {
+        let s = itl::get(block, i);
+        if !s.is_free() && s.flags & ITL_COMMITTED == 0 && is_active(s.xid) {
+            // A lock byte names slots 1..=254 (see `DataBlockMut::grow_itl`).
+            kept.keep(i as u8 + 1);
+        }
+    }
+    kept
 }
 
 /// Clears the lock bytes of rows that point at ITL slot `index` (0-based): its
@@ -284,14 +302,63 @@ mod tests {
                 let old = crate::storage::row::RowPiece::new(&b[off..]).unwrap().stored_len().unwrap();
                 let before = b[off..off + old].to_vec();
                 let new = piece(*len, 100 + i as u8);
-                if DataBlockMut(&mut b).replace_piece(*slot, new.len(), true, |s| s.copy_from_slice(&new)) {
+                let write = |s: &mut [u8]| s.copy_from_slice(&new);
+                if DataBlockMut(&mut b).replace_piece(*slot, new.len(), Some(&KeptRooms::NONE), write) {
                     undo.push((*slot, before));
                 }
             }
             for (slot, before) in undo.iter().rev() {
                 let u = BlockUndo { kind: UndoKind::RowImage, itl: 0, slot: *slot as u16, slot_end: *slot as u16 + 1,
                                     object_id: 9, rdba: rdba(1, 5), prev_itl: Itl::default(), before };
-                u.apply(&mut b, true).unwrap();
+                u.apply(&mut b, &KeptRooms::NONE).unwrap();
+            }
+            prop_assert!(DataBlock(&b).check_layout().is_ok());
+            for (slot, original) in originals.iter().enumerate() {
+                prop_assert_eq!(&DataBlock(&b).piece_bytes(slot).unwrap()[..original.len()], &original[..]);
+            }
+        }
+
+        /// Two active transactions grow and shrink their own rows of one full block, each
+        /// compacting it when it must: the undo of either, applied newest first, always
+        /// fits, first beside the other still active, then alone (the rooms of rows locked
+        /// by an active transaction survive every compaction), and the block's rows come
+        /// back byte for byte.
+        #[test]
+        fn the_undo_of_an_active_transaction_always_fits(
+            changes in proptest::collection::vec((0usize..2, 0usize..4, 1usize..250), 1..60),
+            first in 0usize..2,
+        ) {
+            let originals: Vec<Vec<u8>> = (0..8).map(|i| piece(20 + i * 30, i as u8)).collect();
+            let refs: Vec<&[u8]> = originals.iter().map(|p| &p[..]).collect();
+            let mut b = block_with_rows(&refs);
+            // Fill the block to its last bytes with rows of neither transaction.
+            while DataBlockMut(&mut b).insert_piece(&piece(8, 0xEE), 0).is_some() {}
+            let lock = |txn: usize| txn as u8 + 1;
+            let kept = |txns: &[usize]| {
+                let mut kept = KeptRooms::NONE;
+                txns.iter().for_each(|&t| kept.keep(lock(t)));
+                kept
+            };
+            let mut undo: [Vec<(usize, Vec<u8>)>; 2] = [Vec::new(), Vec::new()];
+            for (i, &(txn, row, len)) in changes.iter().enumerate() {
+                let slot = txn * 4 + row;
+                let off = DataBlock(&b).row_offset(slot);
+                let old = crate::storage::row::RowPiece::new(&b[off..]).unwrap().stored_len().unwrap();
+                let before = b[off..off + old].to_vec();
+                let mut new = piece(len, 100 + i as u8);
+                new[1] = lock(txn);
+                let write = |s: &mut [u8]| s.copy_from_slice(&new);
+                if DataBlockMut(&mut b).replace_piece(slot, new.len(), Some(&kept(&[0, 1])), write) {
+                    undo[txn].push((slot, before));
+                }
+            }
+            for (txn, active) in [(first, vec![0, 1]), (1 - first, vec![1 - first])] {
+                for (slot, before) in undo[txn].iter().rev() {
+                    let u = BlockUndo { kind: UndoKind::RowImage, itl: txn as u8, slot: *slot as u16,
+                                        slot_end: *slot as u16 + 1, object_id: 9, rdba: rdba(1, 5),
+                                        prev_itl: Itl::default(), before };
+                    prop_assert_eq!(u.apply(&mut b, &kept(&active)), Ok(()));
+                }
             }
             prop_assert!(DataBlock(&b).check_layout().is_ok());
             for (slot, original) in originals.iter().enumerate() {
@@ -314,7 +381,7 @@ mod tests {
             prev_itl: Itl::default(),
             before: &[],
         };
-        u.apply(&mut b, true).unwrap();
+        u.apply(&mut b, &KeptRooms::NONE).unwrap();
         assert!(DataBlock(&b).piece_bytes(0).is_some());
         assert!(DataBlock(&b).piece_bytes(1).is_none());
     }
@@ -332,7 +399,7 @@ mod tests {
             prev_itl: Itl::default(),
             before: &[],
         };
-        assert!(u.apply(&mut b, true).unwrap_err().contains("does not fit"));
+        assert!(u.apply(&mut b, &KeptRooms::NONE).unwrap_err().contains("does not fit"));
     }
 
     #[test]

@@ -402,7 +402,7 @@ fn roll_back(
             );
         }
         // A clone is private: compacting it takes no room from anyone.
-        undo.apply(clone, true).map_err(|r| ctx.corrupt(rdba, r))?;
+        undo.apply(clone, &crate::storage::block::KeptRooms::NONE).map_err(|r| ctx.corrupt(rdba, r))?;
         ctx.stats.add(Stat::ConsistentChanges, 1);
         ctx.stats.add(Stat::CrUndoRecordsApplied, 1);
     }

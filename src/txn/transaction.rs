@@ -189,8 +189,10 @@ pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba) -> Result<()> {
         }
         let undo = BlockUndo::decode(&record.body).map_err(|r| ctx.corrupt(at.rdba, r))?;
         let mut guard = ctx.db.cache.current_get(ctx.stats, undo.rdba)?;
-        let may_compact = !super::change::others_active(&guard, xid, |x| ctx.db.enqueues.is_active(x));
-        undo.apply(&mut guard, may_compact).map_err(|r| ctx.corrupt(undo.rdba, r))?;
+        // Compacting keeps the rooms of active transactions' rows: this one's too, whose
+        // older records may need them.
+        let kept = super::change::kept_rooms(&guard, |x| ctx.db.enqueues.is_active(x));
+        undo.apply(&mut guard, &kept).map_err(|r| ctx.corrupt(undo.rdba, r))?;
         crate::storage::block::set_scn(&mut guard, ctx.scn);
         ctx.rows_changed(undo.rdba, &guard);
         ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);
