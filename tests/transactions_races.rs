@@ -2,8 +2,8 @@
 //! transaction's own later statements, serializable ITL take-over, a failed insert's
 //! undo against a concurrent insert, autocommit after a failed statement, delayed
 //! cleanout beside a running writer, ITL growth before the room check, the room of a
-//! shrunk row (through its own transaction's compaction too), and DDL beside row lock
-//! waits.
+//! shrunk row (through its own transaction's compaction too), the order in which a
+//! reader rolls back several transactions, and DDL beside row lock waits.
 
 mod common;
 
@@ -238,6 +238,60 @@ fn freed_room_stays_reserved_through_its_own_transactions_compaction() {
     exec(&u, "COMMIT");
     assert_eq!(scalar(&r, "SELECT pad FROM t WHERE id = 3"), "u".repeat(200));
     assert_eq!(int(&r, "SELECT SUM(LENGTH(pad)) FROM t"), 300 + 190 + 199 * 10);
+}
+
+/// A reader rolls back the newest changes first: here those of an active transaction,
+/// whose grown row took the room that a transaction committed after the reader's
+/// snapshot had freed, before that committed one's.
+#[test]
+fn a_reader_rolls_back_an_active_transaction_before_one_committed_after_its_snapshot() {
+    let (_t, _d, db) = temp_db(options_with_extent(2048, 2048 * 8, "1M"));
+    let (w, a, b, r) = (db.session(), db.session(), db.session(), db.session());
+    one_wide_row_among_short_ones(&w);
+    let all = "SELECT id, pad FROM t ORDER BY id";
+    let before = rows(&r, all);
+    manual(&a);
+    manual(&b);
+    manual(&r);
+    // The two inserts' ITL slots are taken over: A's first, then B's, which the reader
+    // looks at second.
+    exec(&a, "UPDATE t SET pad = NULL WHERE id = 1");
+    exec(&b, "UPDATE t SET pad = 'b' WHERE id = 50");
+    // A commit elsewhere moves the SCN on: the clone B's UPDATE built (A rolled back, B's
+    // change not yet made) serves no later snapshot, so the reader builds its own.
+    exec(&w, "CREATE TABLE elsewhere (x INTEGER)");
+    exec(&w, "INSERT INTO elsewhere VALUES (1)");
+    exec(&r, "SET TRANSACTION READ ONLY");
+    assert_eq!(int(&r, "SELECT COUNT(*) FROM dual"), 1, "the reader's snapshot: A and B active");
+    exec(&a, "COMMIT");
+    // Row 2 grows into the room A freed (A has ended: the block may be compacted).
+    exec(&b, "UPDATE t SET pad = RPAD('b', 300, 'b') WHERE id = 2");
+    let seen = r.execute(all).unwrap_or_else(|e| panic!("the reader's query: {e}"));
+    assert_eq!(seen.rows, before, "the reader sees the table as of its snapshot");
+}
+
+/// A row changed by a transaction that committed after a reader's snapshot, then by an
+/// active one through another ITL slot: the reader undoes the later change first and
+/// sees the row's value as of its snapshot.
+#[test]
+fn a_reader_undoes_a_rows_later_change_before_its_earlier_one() {
+    let (_t, _d, db) = temp_db(options(8192, "4M"));
+    let (w, a, b, r) = (db.session(), db.session(), db.session(), db.session());
+    small_table(&w);
+    manual(&a);
+    manual(&b);
+    manual(&r);
+    exec(&b, "UPDATE t SET v = 1 WHERE id = 5"); // B takes the free ITL slot
+    exec(&a, "UPDATE t SET v = 10 WHERE id = 1"); // A takes over the loader's slot
+    // A commit elsewhere, so that the reader builds a clone of its own (see above).
+    exec(&w, "CREATE TABLE elsewhere (x INTEGER)");
+    exec(&w, "INSERT INTO elsewhere VALUES (1)");
+    exec(&r, "SET TRANSACTION READ ONLY");
+    assert_eq!(int(&r, "SELECT COUNT(*) FROM dual"), 1, "the reader's snapshot: A and B active");
+    exec(&a, "COMMIT");
+    exec(&b, "UPDATE t SET v = 20 WHERE id = 1"); // after A's change, through B's own slot
+    assert_eq!(int(&r, "SELECT v FROM t WHERE id = 1"), 0, "row 1 as of the reader's snapshot");
+    assert_eq!(int(&r, "SELECT SUM(v) FROM t"), 0);
 }
 
 /// An UPDATE waiting for a row lock, TRUNCATE, and the row lock holder's INSERT: DDL

@@ -552,6 +552,30 @@ impl DataBlockMut<'_> {
         true
     }
 
+    /// For a private copy of the block (a CR clone) whose undo needs more room: drops the
+    /// ITL slots at the end that no transaction holds (beyond the [`DEFAULT_ITL_SLOTS`]
+    /// every block is formatted with) and the empty row-directory entries at the end,
+    /// moving the directory up. Slots grown, and rows inserted, after the moment the
+    /// copy's undo has reached took that space from free space; the copy has no use for
+    /// them. Returns whether anything was dropped.
+    pub fn shed_unused_tail(&mut self) -> bool {
+        let view = DataBlock(self.0);
+        let rows = (0..view.row_count()).rposition(|s| view.row_offset(s) != 0).map_or(0, |last| last + 1);
+        let mut slots = usize::from(self.0[OFF_ITL_COUNT]);
+        while slots > usize::from(DEFAULT_ITL_SLOTS) && super::itl::get(self.0, slots - 1).is_free() {
+            slots -= 1;
+        }
+        if rows == view.row_count() && slots == usize::from(self.0[OFF_ITL_COUNT]) {
+            return false;
+        }
+        let (start, end, new_start) = (view.directory_start(), view.directory_end(), HEADER_LEN + slots * ITL_LEN);
+        self.0.copy_within(start..start + 2 * rows, new_start);
+        self.0[new_start + 2 * rows..end].fill(0);
+        self.0[OFF_ITL_COUNT] = slots as u8;
+        put_u16(self.0, OFF_ROW_COUNT, rows as u16);
+        true
+    }
+
     /// Removes the newest rows so that `row_count` remain: undoes inserts of a failed
     /// statement. The rows removed must be the last ones inserted.
     pub fn truncate_rows(&mut self, row_count: usize) {
@@ -636,6 +660,33 @@ mod tests {
         assert!(DataBlockMut(&mut b).replace_piece(0, 100, None, |s| s.copy_from_slice(&before)));
         assert_eq!(DataBlock(&b).free_space(), full, "row 0's image went back in its room");
         assert_eq!(piece_at(&b, 0), before);
+    }
+
+    /// A clone drops the ITL slots no transaction holds and the empty directory entries
+    /// at its end (never below the ITL slots a block is formatted with); its rows stay.
+    #[test]
+    fn a_clone_sheds_the_unused_end_of_its_itl_and_directory() {
+        let mut b = vec![0u8; 2048];
+        DataBlockMut(&mut b).format(rdba(1, 1), 1, 2);
+        assert!(DataBlockMut(&mut b).grow_itl() && DataBlockMut(&mut b).grow_itl());
+        let held = crate::storage::itl::Itl { xid: crate::txn::Xid { usn: 1, slot: 2, wrap: 3 }, ..Default::default() };
+        crate::storage::itl::put(&mut b, 2, &held);
+        for fill in [0xA1, 0xB2, 0xC3] {
+            DataBlockMut(&mut b).insert_piece(&row_piece(30, 0, fill), 0).unwrap();
+        }
+        DataBlockMut(&mut b).empty_slot(2);
+        let free = DataBlock(&b).free_space();
+        assert!(DataBlockMut(&mut b).shed_unused_tail());
+        assert_eq!((crate::storage::itl::itl_count(&b), DataBlock(&b).row_count()), (3, 2));
+        assert_eq!(DataBlock(&b).free_space(), free + ITL_LEN + 2);
+        assert_eq!(crate::storage::itl::get(&b, 2), held);
+        assert_eq!((piece_at(&b, 0), piece_at(&b, 1)), (row_piece(30, 0, 0xA1), row_piece(30, 0, 0xB2)));
+        crate::storage::itl::put(&mut b, 2, &crate::storage::itl::Itl::default());
+        assert!(DataBlockMut(&mut b).shed_unused_tail());
+        assert_eq!(crate::storage::itl::itl_count(&b), 2);
+        assert!(!DataBlockMut(&mut b).shed_unused_tail(), "nothing more to drop");
+        assert!(DataBlock(&b).check_layout().is_ok());
+        assert_eq!(piece_at(&b, 1), row_piece(30, 0, 0xB2));
     }
 
     #[test]

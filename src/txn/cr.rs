@@ -29,6 +29,19 @@
 //!  slot 1: B, active                                          undo B (12 → 11), then A (11 → 10)
 //! ```
 //!
+//! The rows fit the clone as they fitted the block: once the changes of transactions
+//! that ended after some moment are undone, the newer changes left are of transactions
+//! active at that moment, whose rows kept their rooms (`txn::change`), so a before-image
+//! never needs room that a later change took.
+//!
+//! The ITL and row directory of the current block only grow; where a before-image lacks
+//! room, the clone drops the ITL slots and directory entries at its end that only the
+//! changes it has undone had taken. One mix stays out of reach: a reader's own changes
+//! stay in its clone however recent, so a change its statement made after a transaction
+//! committed after the snapshot, in room that transaction had freed, cannot stand beside
+//! that transaction's before-image (a statement that reads a block it has changed itself,
+//! such as the piece block of a row it migrated); building that clone fails.
+//!
 //! A clone records which snapshots it serves ([`CrVersion`]): from the snapshot it was
 //! built for up to the earliest commit it rolled back, and only while the transactions
 //! it rolled back as active have not committed by the reader's snapshot. Writers lower
@@ -366,8 +379,21 @@ fn newest_to_roll_back(
     Ok(newest.map(|(_, slot)| slot))
 }
 
-/// Applies undo to `clone` (of block `rdba`), following each slot's chain while the slot
-/// shows a transaction `reader` must not see; narrows `version` to what the clone serves.
+/// Applies `undo` to `clone`, which is private: compacting it takes no room from anyone,
+/// and where it still lacks room, the ITL slots and row-directory entries that only
+/// changes since undone had taken are dropped first (the block's ITL and directory only
+/// grow, and the clone starts with those of the current block).
+fn apply_to_clone(undo: &BlockUndo<'_>, clone: &mut [u8]) -> std::result::Result<(), String> {
+    use crate::storage::block::{DataBlockMut, KeptRooms};
+    match undo.apply(clone, &KeptRooms::NONE) {
+        Err(_) if DataBlockMut(clone).shed_unused_tail() => undo.apply(clone, &KeptRooms::NONE),
+        result => result,
+    }
+}
+
+/// Applies undo to `clone` (of block `rdba`), newest change first, following each slot's
+/// chain while the slot shows a transaction `reader` must not see; narrows `version` to
+/// what the clone serves.
 fn roll_back(
     ctx: &AccessContext<'_>,
     clone: &mut [u8],
@@ -401,8 +427,7 @@ fn roll_back(
                 ctx.corrupt(rdba, format!("undo record at {:?} is for block {:#x}, not this one", slot.uba, undo.rdba))
             );
         }
-        // A clone is private: compacting it takes no room from anyone.
-        undo.apply(clone, &crate::storage::block::KeptRooms::NONE).map_err(|r| ctx.corrupt(rdba, r))?;
+        apply_to_clone(&undo, clone).map_err(|r| ctx.corrupt(rdba, r))?;
         ctx.stats.add(Stat::ConsistentChanges, 1);
         ctx.stats.add(Stat::CrUndoRecordsApplied, 1);
     }
