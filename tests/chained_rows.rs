@@ -1,6 +1,7 @@
 //! Rows larger than a block (2 KiB blocks, ~10 KB rows) are chained across blocks: they
 //! read back byte for byte, each piece followed counts `table fetch continued row`, they
 //! mix with ordinary rows, survive a reopen, and a failed statement leaves none behind.
+//! Rows that outgrow their block migrate, the shortest ones out of full blocks too.
 //!
 //! Layout facts used for exact expectations (src/storage/block.rs, row.rs, access/heap.rs):
 //! a fresh 2 KiB data block has 2048 - 36 (header) - 2 × 24 (ITL) = 1,964 free bytes; a
@@ -452,4 +453,49 @@ fn rows_that_chain_only_because_of_pctfree_are_stored() {
     execute_catching_panics(&s8, "INSERT INTO t VALUES (RPAD('a', 3700, 'a'), RPAD('b', 3700, 'b'))")
         .unwrap_or_else(|e| panic!("INSERT of a 7,412-byte row into an 8 KiB-block table: {e}"));
     assert_eq!(count(&s8, "t"), 1);
+}
+
+/// Rows shorter than a forwarding head fill a PCTFREE 0 block to its last bytes; one of
+/// them grows past the block and migrates: its head becomes a forwarding piece where it
+/// stands (every piece was given that much room). The row reads back whole through a full
+/// scan and through an index (by rowid), a rollback restores it, and a committed
+/// migration survives a reopen.
+#[test]
+fn a_short_row_migrates_out_of_a_full_pctfree_0_block() {
+    let (_dir, db_dir, db) = temp_db(options(BS, "2M"));
+    let s = db.session();
+    // Rows of a small number and a NULL: 6 or 7 bytes; of one character: 5 bytes.
+    exec(&s, "CREATE TABLE tiny (n INTEGER, v VARCHAR2(1000)) PCTFREE 0");
+    exec(&s, "INSERT INTO tiny SELECT LEVEL, NULL FROM dual CONNECT BY LEVEL <= 1000");
+    exec(&s, "CREATE INDEX tiny_n ON tiny (n)");
+    exec(&s, "CREATE TABLE one (c VARCHAR2(1500)) PCTFREE 0");
+    exec(&s, "INSERT INTO one SELECT 'a' FROM dual CONNECT BY LEVEL <= 1000");
+    let tiny = |s: &Session| rows(s, "SELECT n, v FROM tiny ORDER BY n");
+    let (tiny_before, one_before) = (tiny(&s), rows(&s, "SELECT c FROM one"));
+    let long = rpad("m", 1000, "igrated ");
+    let check = |s: &Session| {
+        assert_eq!(scalar(s, "SELECT /*+ FULL(tiny) */ v FROM tiny WHERE n = 5"), long);
+        assert_eq!(scalar(s, "SELECT /*+ INDEX(tiny tiny_n) */ v FROM tiny WHERE n = 5"), long);
+        assert_eq!(int(s, "SELECT COUNT(*) FROM tiny WHERE v IS NULL"), 999);
+        let (hops, _, rows_gotten, longest) = scan_stats(s, "SELECT MAX(LENGTH(v)) FROM tiny");
+        assert_eq!((hops, rows_gotten, longest.as_str()), (1, 1000, "1000"), "one migrated row followed");
+        assert_eq!(int(s, "SELECT COUNT(*) FROM one WHERE c = 'a'"), 999);
+        assert_eq!(int(s, "SELECT MAX(LENGTH(c)) FROM one"), 1500);
+    };
+    manual(&s);
+    let update = "UPDATE tiny SET v = RPAD('m', 1000, 'igrated ') WHERE n = 5";
+    let r = execute_catching_panics(&s, update);
+    assert!(r.is_ok(), "a short row of a full block could not migrate: {r:?}");
+    exec(&s, "UPDATE one SET c = RPAD('b', 1500, 'b') WHERE ROWNUM <= 1");
+    check(&s);
+    exec(&s, "ROLLBACK");
+    assert_eq!(tiny(&s), tiny_before, "the rollback restores the short row");
+    assert_eq!(rows(&s, "SELECT c FROM one"), one_before);
+    exec(&s, update);
+    exec(&s, "UPDATE one SET c = RPAD('b', 1500, 'b') WHERE ROWNUM <= 1");
+    exec(&s, "COMMIT");
+    check(&s);
+    drop(s);
+    drop(db);
+    check(&open(&db_dir, options(BS, "2M")).session());
 }

@@ -11,9 +11,11 @@
 //! A row that grows past its block's free space migrates, as in Oracle: its column
 //! stream moves, as one piece, into a block with room (placed the way inserts place
 //! rows), and the row's head in its own block becomes a forwarding piece pointing at it
-//! (a chained row whose head holds no columns). Rows already chained are read whole by
-//! following their pieces; an update rewrites their head, leaving the old pieces
-//! unreferenced (their space is not reused).
+//! (a chained row whose head holds no columns). The forwarding piece always fits where
+//! the row is: a block gives every piece at least a forwarding head's room
+//! (`storage::block::MIN_PIECE_ROOM`). Rows already chained are read whole by following
+//! their pieces; an update rewrites their head, leaving the old pieces unreferenced
+//! (their space is not reused).
 //!
 //! Space: a change that fits neither the row's room nor the free space may compact the
 //! block, keeping the room of every row an active transaction locked (this one's

@@ -35,20 +35,22 @@
 //! three ways, each leaving every room intact:
 //!
 //! - a new piece, or a piece that outgrew its room, goes just below the top of row data,
-//!   taking free space;
+//!   taking free space, and is given at least [`MIN_PIECE_ROOM`] bytes (a shorter piece
+//!   is followed by zeros), so that any row can be replaced by a forwarding head where it
+//!   stands when it migrates (Oracle's minimum row size);
 //! - a piece that shrinks, or is replaced by one no longer than its room, stays where it
 //!   is and keeps its room: an uncommitted update that shrank a row can always put the
 //!   before-image back;
 //! - a compaction moves the pieces up to the end of the block, keeping their order, and
-//!   gives each its own bytes or, for the rows its caller names ([`KeptRooms`]: those
-//!   locked by transactions still active), its whole room. Only the unused room of the
-//!   others, and holes left by pieces that moved or were emptied, become free space (a
-//!   hole just above a kept row is part of its room, and comes back once its transaction
-//!   has ended).
+//!   gives each its own bytes (at least `MIN_PIECE_ROOM`) or, for the rows its caller
+//!   names ([`KeptRooms`]: those locked by transactions still active), its whole room.
+//!   Only the unused room of the others, and holes left by pieces that moved or were
+//!   emptied, become free space (a hole just above a kept row is part of its room, and
+//!   comes back once its transaction has ended).
 //!
 //! ```text
-//!  before:  │ free │ C: 6 bytes │ hole: 40 │ B: 20 bytes, room 300 │ A │
-//!  after:   │ free + 40 │ C: 6 bytes │ B: 20 bytes, room 300 │ A │
+//!  before:  │ free │ C: 6 bytes, room 11 │ hole: 40 │ B: 20 bytes, room 300 │ A │
+//!  after:   │ free + 40 │ C: 6 bytes, room 11 │ B: 20 bytes, room 300 │ A │
 //!           (B shrunk by a transaction still active, whose lock it holds)
 //! ```
 //!
@@ -63,6 +65,9 @@ pub const ITL_LEN: usize = 24;
 /// ITL slots formatted in a new data block (Oracle's INITRANS default for tables is 1,
 /// and every block gets at least 2).
 pub const DEFAULT_ITL_SLOTS: u8 = 2;
+/// Bytes of row data every piece occupies at least: the length of a forwarding head, so
+/// that a row can always migrate in place of its head (see the module doc).
+pub const MIN_PIECE_ROOM: usize = super::row::FORWARDING_HEAD_LEN;
 
 const OFF_TYPE: usize = 0;
 const OFF_FORMAT: usize = 1;
@@ -301,6 +306,12 @@ fn stored_len_at(block: &[u8], offset: usize) -> usize {
     block.get(offset..).and_then(super::row::RowPiece::new).and_then(|p| p.stored_len()).unwrap_or(rest).min(rest)
 }
 
+/// Bytes of row data a piece of `len` bytes is given: at least [`MIN_PIECE_ROOM`].
+#[inline]
+fn allocation(len: usize) -> usize {
+    len.max(MIN_PIECE_ROOM)
+}
+
 /// The lock bytes (1-based ITL slot numbers) whose rows keep their whole room when a block
 /// is compacted: the rows of transactions still active, whose undo may need that room to
 /// put a longer before-image back. Filled by the transaction layer, which knows who is
@@ -358,9 +369,10 @@ impl DataBlockMut<'_> {
         put_u16(self.0, OFF_ROW_TOP, self.0.len() as u16);
     }
 
-    /// Bytes needed to insert a piece of `len` bytes into a new directory slot.
+    /// Bytes needed to insert a piece of `len` bytes into a new directory slot (at least
+    /// [`MIN_PIECE_ROOM`] for the piece).
     pub fn space_needed(len: usize) -> usize {
-        len + 2
+        allocation(len) + 2
     }
 
     /// Inserts a row piece if, after it, at least `reserve` bytes stay free (PCTFREE).
@@ -380,8 +392,8 @@ impl DataBlockMut<'_> {
         }
         let slot = view.row_count();
         let dir = view.directory_end();
-        let top = view.row_top() - len;
-        write(&mut self.0[top..top + len]);
+        let top = view.row_top() - allocation(len);
+        self.write_at(top, len, write);
         put_u16(self.0, dir, top as u16);
         put_u16(self.0, OFF_ROW_COUNT, slot as u16 + 1);
         put_u16(self.0, OFF_ROW_TOP, top as u16);
@@ -412,6 +424,13 @@ impl DataBlockMut<'_> {
         }
     }
 
+    /// Writes a piece of `len` bytes at `offset` through `write`, zeroing the rest of its
+    /// allocation (a piece shorter than [`MIN_PIECE_ROOM`]).
+    fn write_at(&mut self, offset: usize, len: usize, write: impl FnOnce(&mut [u8])) {
+        write(&mut self.0[offset..offset + len]);
+        self.0[offset + len..offset + allocation(len)].fill(0);
+    }
+
     /// Replaces the piece in `slot` with one of `len` bytes that `write` writes: in place
     /// when it fits the piece's room (a row an uncommitted update shrank keeps its room,
     /// so its before-image always goes back), else in free space, compacting the block
@@ -435,11 +454,11 @@ impl DataBlockMut<'_> {
         if !self.can_replace(slot, len, compaction) {
             return false;
         }
-        if let Some(kept) = compaction.filter(|_| DataBlock(self.0).free_space() < len) {
+        if let Some(kept) = compaction.filter(|_| DataBlock(self.0).free_space() < allocation(len)) {
             self.compact_dropping(Some(slot), kept);
         }
-        let top = DataBlock(self.0).row_top() - len;
-        write(&mut self.0[top..top + len]);
+        let top = DataBlock(self.0).row_top() - allocation(len);
+        self.write_at(top, len, write);
         self.set_row_offset(slot, top);
         put_u16(self.0, OFF_ROW_TOP, top as u16);
         true
@@ -449,10 +468,10 @@ impl DataBlockMut<'_> {
     pub fn can_replace(&self, slot: usize, len: usize, compaction: Option<&KeptRooms>) -> bool {
         let view = DataBlock(self.0);
         let old = view.row_offset(slot);
-        if (old != 0 && len <= self.room_at(old)) || view.free_space() >= len {
+        if (old != 0 && len <= self.room_at(old)) || view.free_space() >= allocation(len) {
             return true;
         }
-        compaction.is_some_and(|kept| self.compacted_free_space(Some(slot), kept) >= len)
+        compaction.is_some_and(|kept| self.compacted_free_space(Some(slot), kept) >= allocation(len))
     }
 
     /// Bytes from the piece at `offset` to the next piece above it (or the block's end).
@@ -494,7 +513,7 @@ impl DataBlockMut<'_> {
             } else if kept.keeps(lock) {
                 room
             } else {
-                piece.len
+                piece.len.max(MIN_PIECE_ROOM.min(room))
             };
         }
         pieces
@@ -613,7 +632,10 @@ mod tests {
         let reserve = 2048 / 10;
         while blk.insert_piece(&piece, reserve).is_some() {}
         let free = DataBlock(&b).free_space();
-        assert!(free >= reserve && free < reserve + 5, "free {free}, reserve {reserve}");
+        // A 3-byte piece takes a forwarding head's room and a directory entry: 13 bytes.
+        let each = DataBlockMut::space_needed(piece.len());
+        assert_eq!(each, MIN_PIECE_ROOM + 2);
+        assert!(free >= reserve && free < reserve + each, "free {free}, reserve {reserve}");
     }
 
     /// A whole row of `n` bytes (one column of `n - 4`), locked through ITL slot `lock`.
@@ -627,6 +649,30 @@ mod tests {
     fn piece_at(b: &[u8], slot: usize) -> Vec<u8> {
         let bytes = DataBlock(b).piece_bytes(slot).unwrap();
         bytes[..crate::storage::row::RowPiece::new(bytes).unwrap().stored_len().unwrap()].to_vec()
+    }
+
+    /// Rows shorter than a forwarding head fill a block to its last bytes: each was given
+    /// a forwarding head's room, so any of them can become one where it stands.
+    #[test]
+    fn a_block_full_of_short_rows_takes_a_forwarding_head_in_place_of_any() {
+        let mut b = vec![0u8; 2048];
+        DataBlockMut(&mut b).format(rdba(1, 1), 1, 2);
+        let short = [0x2c, 0, 1, 1, 7]; // one column of one byte: 5 bytes
+        while DataBlockMut(&mut b).insert_piece(&short, 0).is_some() {}
+        assert!(DataBlock(&b).free_space() < MIN_PIECE_ROOM, "the block is full");
+        let mut head = Vec::new();
+        crate::storage::row::encode_fragment(
+            true,
+            1,
+            Some(crate::storage::row::PieceAddr { rdba: 7, slot: 3 }),
+            &[],
+            &mut head,
+        );
+        for slot in [0, 40, DataBlock(&b).row_count() - 1] {
+            assert!(DataBlockMut(&mut b).replace_piece(slot, head.len(), None, |s| s.copy_from_slice(&head)));
+            assert_eq!(piece_at(&b, slot), head);
+        }
+        assert_eq!(piece_at(&b, 1), short, "the neighbours are untouched");
     }
 
     /// A compaction gives back the unused room of rows it is not told to keep, and holes;
@@ -743,6 +789,45 @@ mod tests {
             };
             DataBlockMut(&mut b).truncate_rows(keep);
             prop_assert_eq!(DataBlock(&b).free_space(), free_before);
+        }
+
+        /// Inserts, replacements (in place, moved, after a compaction keeping some rows'
+        /// rooms) and compactions keep the block's layout sound, every piece readable as
+        /// last written, and every piece's room at least a forwarding head's.
+        #[test]
+        fn every_piece_keeps_room_for_a_forwarding_head(
+            steps in proptest::collection::vec((0u8..3, 0usize..64, 4usize..200, 0u8..3), 1..120),
+        ) {
+            let mut b = vec![0u8; 2048];
+            DataBlockMut(&mut b).format(rdba(1, 1), 1, 2);
+            let mut kept = KeptRooms::NONE;
+            kept.keep(1);
+            let mut rows: Vec<Vec<u8>> = Vec::new();
+            for (i, &(op, slot, len, lock)) in steps.iter().enumerate() {
+                let piece = row_piece(len, lock, i as u8);
+                match op {
+                    0 => {
+                        if DataBlockMut(&mut b).insert_piece(&piece, 0).is_some() { rows.push(piece); }
+                    }
+                    1 if !rows.is_empty() => {
+                        let slot = slot % rows.len();
+                        let compaction = (lock != 2).then_some(&kept);
+                        if DataBlockMut(&mut b).replace_piece(slot, len, compaction, |s| s.copy_from_slice(&piece)) {
+                            rows[slot] = piece;
+                        }
+                    }
+                    _ => DataBlockMut(&mut b).compact(&kept),
+                }
+                let view = DataBlock(&b);
+                prop_assert!(view.check_layout().is_ok());
+                let mut offsets: Vec<usize> = (0..view.row_count()).map(|s| view.row_offset(s)).collect();
+                offsets.sort_unstable();
+                offsets.push(b.len());
+                prop_assert!(offsets.windows(2).all(|w| w[1] - w[0] >= MIN_PIECE_ROOM), "rooms {offsets:?}");
+                for (slot, row) in rows.iter().enumerate() {
+                    prop_assert_eq!(&piece_at(&b, slot), row);
+                }
+            }
         }
     }
 }

@@ -28,6 +28,11 @@
 //! Only the head piece has `cc` (the whole row's count) and is visited by a full scan;
 //! middle and last pieces are reached by following next-piece addresses, each follow
 //! counting `table fetch continued row`.
+//!
+//! A row that outgrows its block *migrates*: its column stream moves to another block as
+//! a last piece, and its head becomes a *forwarding head*, a head piece with an empty
+//! fragment ([`FORWARDING_HEAD_LEN`] bytes). A block gives every piece at least that many
+//! bytes (`block::MIN_PIECE_ROOM`), so the forwarding head always fits where the row was.
 
 use crate::types::Datum;
 use crate::types::encoding::{payload_len, put_payload};
@@ -54,6 +59,8 @@ pub const LEN_SHORT_MAX: usize = 250;
 pub const PIECE_HEADER: usize = 3;
 /// Bytes of a next-piece address (block address + slot).
 pub const NEXT_PIECE_LEN: usize = 6;
+/// Bytes of a forwarding head: header, next-piece address and a zero fragment length.
+pub const FORWARDING_HEAD_LEN: usize = PIECE_HEADER + NEXT_PIECE_LEN + 2;
 /// Most columns a table may have (the column count is one byte).
 pub const MAX_COLUMNS: usize = 255;
 
@@ -370,6 +377,14 @@ mod tests {
         let mut out = Vec::new();
         encode_whole_row(&[Datum::Int(1), Datum::Null, Datum::Null], &mut out);
         assert_eq!(out, vec![FLAGS_WHOLE, 0, 1, 2, 0, 1]);
+    }
+
+    #[test]
+    fn a_forwarding_head_is_as_long_as_its_constant_says() {
+        let mut out = Vec::new();
+        encode_fragment(true, 3, Some(PieceAddr { rdba: 9, slot: 4 }), &[], &mut out);
+        assert_eq!(out.len(), FORWARDING_HEAD_LEN);
+        assert_eq!(RowPiece::new(&out).and_then(|p| p.stored_len()), Some(FORWARDING_HEAD_LEN));
     }
 
     #[test]
