@@ -142,6 +142,7 @@ wait_events! {
     ReadByOtherSession => "read by other session", "User I/O";
     FreeBufferWaits => "free buffer waits", "Configuration";
     LatchCacheBuffersChains => "latch: cache buffers chains", "Concurrency";
+    BufferBusyWaits => "buffer busy waits", "Concurrency";
     DbFileParallelWrite => "db file parallel write", "System I/O";
     DirtyBufferWriteOnEviction => "dirty buffer write on eviction", "User I/O";
     ControlFileParallelWrite => "control file parallel write", "System I/O";
