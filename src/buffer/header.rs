@@ -4,30 +4,57 @@
 //! one more.
 //!
 //! ```text
-//!  word (u64): 58 CLAIMED | 57 PARKED | 56 EXCLUSIVE | 47..24 shared holders | 23..0 pins
+//!  word (u64): 59 QUEUED | 58 CLAIMED | 57 PARKED | 56 EXCLUSIVE | 47..24 shared holders | 23..0 pins
 //! ```
 //!
 //! - A *pin* keeps the buffer from being claimed (evicted or reused). Pins are taken under
 //!   the latch of the buffer's chain, or without it by [`BufferHeader::try_pin_shared_as`],
 //!   which checks what the buffer holds only once its pin is in.
 //! - The *content lock*: shared holders read the bytes, the one exclusive holder writes
-//!   them. A shared get never waits behind a writer that is only queued (a session may
-//!   hold a block shared while it gets it again); a writer waits until no one shares it.
+//!   them. A writer waits until no one shares the block; a session that waits for the
+//!   lock either way is in `buffer busy waits`.
+//! - QUEUED: a writer waits for the block's shared holders. New shared gets wait behind
+//!   it (a latch-free one finds the bit in the word its one atomic operation returns and
+//!   goes to the latch), so the holders drain and the writer gets in: readers that keep
+//!   a hot block shared, one overlapping the next, cannot starve it.
+//!
+//!   A session may hold a block shared while it gets it again (a scan following a
+//!   chained row into the next block it holds), and its second get would wait for a
+//!   writer that waits for its first. So a writer that has waited [`ADMIT_AFTER`]
+//!   without getting in *admits* the readers waiting behind it, and waits twice as long
+//!   before it admits the next ones (up to [`MAX_ADMIT_AFTER`]): no reader waits behind
+//!   a queued writer for good, and once the admissions are further apart than the
+//!   readers' visits the writer gets in.
+//!
+//! ```text
+//!  time ────────────────────────────────────────────────────────────────────►
+//!  R1  ██ shared ████ gets it again: waits ┐ admitted ████ lets both go
+//!  R2  ██ shared ██ lets go                │
+//!  W        waits, sets QUEUED ────────────┴ 1 ms: admits ──── gets it ███
+//!  R3            new get: waits ───────────┘ admitted ██
+//!  R4                                        new get: waits for W ───────── ██
+//! ```
+//!
 //! - CLAIMED: a session took the buffer from nothing (a word of 0) to one pin, its own,
 //!   to give it a new identity; the bit stays until `rdba` and `state` say what the buffer
 //!   holds now. A latch-free pin that finds it backs off.
-//! - PARKED: a session sleeps for the content lock; whoever releases the lock wakes it.
+//! - PARKED: a session sleeps for the content lock; whoever releases the lock wakes it
+//!   (a waiting writer also wakes the readers it admits).
 //!
 //! Invariants:
 //! - a claim succeeds only on a word of 0: while any pin is held, nobody changes the
 //!   buffer's `rdba`, takes it out of its chain to reuse it, or reads a block into it;
 //! - a claim ends with a release after `rdba` and `state` are set, and a latch-free pin
 //!   is an acquire on the same word, so a pin that found no CLAIMED sees them;
-//! - every shared holder and the exclusive holder hold a pin of their own as well.
+//! - every shared holder and the exclusive holder hold a pin of their own as well;
+//! - QUEUED is set only while no one holds the block exclusive, by a writer waiting for
+//!   its shared holders, and cleared only by the writer that then takes it exclusive.
 
 use super::{CR, IN_CHAIN, MAX_TOUCH, READING, VALID};
-use parking_lot_core::{DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN};
+use crate::stats::{SessionStats, WaitEvent};
+use parking_lot_core::{DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, ParkResult, UnparkToken};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 const PIN: u64 = 1;
 const PIN_MASK: u64 = (1 << 24) - 1;
@@ -36,10 +63,35 @@ const SHARED_MASK: u64 = PIN_MASK << 24;
 const EXCLUSIVE: u64 = 1 << 56;
 const PARKED: u64 = 1 << 57;
 const CLAIMED: u64 = 1 << 58;
+const QUEUED: u64 = 1 << 59;
+
+/// How long a writer waits for a block's shared holders before it first admits the
+/// readers waiting behind it (then twice as long each time, up to [`MAX_ADMIT_AFTER`]):
+/// far longer than a block visit, so that readers are admitted only when a holder waits
+/// for something itself.
+const ADMIT_AFTER: Duration = Duration::from_millis(1);
+/// The longest a reader waits behind a queued writer before it is admitted; readers
+/// whose visits of one block overlap for longer than this can still keep a writer out.
+const MAX_ADMIT_AFTER: Duration = Duration::from_millis(64);
+
+/// Wakes the readers waiting behind a queued writer with leave to take the lock shared
+/// while the writer still waits.
+const ADMIT: UnparkToken = UnparkToken(1);
 
 /// Looks at a held content lock this many times before sleeping on it: holders keep it
 /// for the length of one block visit or change.
 const SPINS: u32 = 64;
+
+/// How a wait for the content lock ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waited {
+    /// Woken, or never asleep: look at the word again.
+    Retry,
+    /// Woken by a queued writer that lets the readers waiting behind it in.
+    Admitted,
+    /// The deadline given passed.
+    TimedOut,
+}
 
 /// The header of one buffer.
 pub(super) struct BufferHeader {
@@ -119,12 +171,13 @@ impl BufferHeader {
     }
 
     /// Pins and share-locks the buffer without the chain latch if it holds the current
-    /// version of `rdba`, valid and in its chain, and no one writes or claims it. On
-    /// `false` nothing is held and the caller looks the block up under the latch.
+    /// version of `rdba`, valid and in its chain, and no one writes, waits to write or
+    /// claims it. On `false` nothing is held and the caller looks the block up under the
+    /// latch.
     #[inline]
     pub fn try_pin_shared_as(&self, rdba: u32) -> bool {
         let before = self.word.fetch_add(PIN | SHARED, Ordering::Acquire);
-        if before & (EXCLUSIVE | CLAIMED) == 0
+        if before & (EXCLUSIVE | CLAIMED | QUEUED) == 0
             && self.state.load(Ordering::Acquire) & (VALID | READING | IN_CHAIN | CR) == VALID | IN_CHAIN
             && self.rdba.load(Ordering::Relaxed) == rdba
         {
@@ -134,43 +187,74 @@ impl BufferHeader {
         false
     }
 
-    /// Takes the content lock shared; the caller holds a pin. Waits only while a writer
-    /// holds it.
+    /// Takes the content lock shared; the caller holds a pin. Waits while a writer
+    /// holds it, or waits for it until that writer admits the readers behind it.
     #[inline]
-    pub fn lock_shared(&self) {
-        if self.word.fetch_add(SHARED, Ordering::Acquire) & EXCLUSIVE != 0 {
-            self.lock_shared_contended();
+    pub fn lock_shared(&self, stats: &SessionStats) {
+        if self.word.fetch_add(SHARED, Ordering::Acquire) & (EXCLUSIVE | QUEUED) != 0 {
+            self.lock_shared_contended(stats);
         }
     }
 
     #[cold]
-    fn lock_shared_contended(&self) {
+    fn lock_shared_contended(&self, stats: &SessionStats) {
         self.release(SHARED);
+        let _wait = stats.begin_wait(WaitEvent::BufferBusyWaits);
+        let mut blocked_by = EXCLUSIVE | QUEUED;
         loop {
             let word = self.word.load(Ordering::Relaxed);
-            if word & EXCLUSIVE == 0 {
+            if word & blocked_by == 0 {
                 if self.word.compare_exchange_weak(word, word + SHARED, Ordering::Acquire, Ordering::Relaxed).is_ok() {
                     return;
                 }
                 continue;
             }
-            self.wait_while(|w| w & EXCLUSIVE != 0);
+            if self.wait_while(|w| w & blocked_by != 0, None) == Waited::Admitted {
+                blocked_by = EXCLUSIVE;
+            }
         }
     }
 
     /// Takes the content lock exclusive; the caller holds a pin. Waits until no one else
-    /// holds it.
-    pub fn lock_exclusive(&self) {
+    /// holds it, queued ahead of new shared gets while it waits for the shared holders.
+    pub fn lock_exclusive(&self, stats: &SessionStats) {
+        let word = self.word.load(Ordering::Relaxed);
+        if word & (EXCLUSIVE | SHARED_MASK) != 0
+            || self
+                .word
+                .compare_exchange(word, (word | EXCLUSIVE) & !QUEUED, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+        {
+            self.lock_exclusive_contended(stats);
+        }
+    }
+
+    #[cold]
+    fn lock_exclusive_contended(&self, stats: &SessionStats) {
+        let _wait = stats.begin_wait(WaitEvent::BufferBusyWaits);
+        let mut patience = ADMIT_AFTER;
+        let mut admit_at = Instant::now() + patience;
         loop {
             let word = self.word.load(Ordering::Relaxed);
             if word & (EXCLUSIVE | SHARED_MASK) == 0 {
-                let locked = word | EXCLUSIVE;
+                let locked = (word | EXCLUSIVE) & !QUEUED;
                 if self.word.compare_exchange_weak(word, locked, Ordering::Acquire, Ordering::Relaxed).is_ok() {
                     return;
                 }
                 continue;
             }
-            self.wait_while(|w| w & (EXCLUSIVE | SHARED_MASK) != 0);
+            // Queue only behind shared holders: behind another writer, the readers
+            // waiting for it have their turn when it lets go.
+            if word & (EXCLUSIVE | QUEUED) == 0
+                && self.word.compare_exchange_weak(word, word | QUEUED, Ordering::Relaxed, Ordering::Relaxed).is_err()
+            {
+                continue;
+            }
+            if self.wait_while(|w| w & (EXCLUSIVE | SHARED_MASK) != 0, Some(admit_at)) == Waited::TimedOut {
+                self.wake(ADMIT);
+                patience = (patience * 2).min(MAX_ADMIT_AFTER);
+                admit_at = Instant::now() + patience;
+            }
         }
     }
 
@@ -179,7 +263,7 @@ impl BufferHeader {
     pub fn unlock_shared_unpin(&self) {
         let before = self.word.fetch_sub(SHARED | PIN, Ordering::Release);
         if before & PARKED != 0 && before & SHARED_MASK == SHARED {
-            self.wake();
+            self.wake(DEFAULT_UNPARK_TOKEN);
         }
     }
 
@@ -197,7 +281,7 @@ impl BufferHeader {
     pub fn downgrade(&self) {
         let before = self.word.fetch_add(SHARED.wrapping_sub(EXCLUSIVE), Ordering::Release);
         if before & PARKED != 0 {
-            self.wake();
+            self.wake(DEFAULT_UNPARK_TOKEN);
         }
     }
 
@@ -205,35 +289,41 @@ impl BufferHeader {
     #[inline]
     fn release(&self, held: u64) {
         if self.word.fetch_sub(held, Ordering::Release) & PARKED != 0 {
-            self.wake();
+            self.wake(DEFAULT_UNPARK_TOKEN);
         }
     }
 
+    /// Wakes every session sleeping on the content lock, with `token`
+    /// (`DEFAULT_UNPARK_TOKEN`, or `ADMIT` from a queued writer).
     #[cold]
-    fn wake(&self) {
+    fn wake(&self, token: UnparkToken) {
         self.word.fetch_and(!PARKED, Ordering::Relaxed);
         // SAFETY: the key is this header's address, used only for its own waiters.
-        unsafe { parking_lot_core::unpark_all(self.key(), DEFAULT_UNPARK_TOKEN) };
+        unsafe { parking_lot_core::unpark_all(self.key(), token) };
     }
 
     /// Waits while `blocked(word)` holds: spins a little, then sleeps until a release
-    /// wakes it. Returns for the caller to try again (it may have been woken for nothing).
+    /// wakes it, or until `until` if given. Returns for the caller to try again (it may
+    /// have been woken for nothing), saying how the wait ended.
     #[cold]
-    fn wait_while(&self, blocked: impl Fn(u64) -> bool) {
+    fn wait_while(&self, blocked: impl Fn(u64) -> bool, until: Option<Instant>) -> Waited {
         for _ in 0..SPINS {
             if !blocked(self.word.load(Ordering::Relaxed)) {
-                return;
+                return Waited::Retry;
             }
             std::hint::spin_loop();
         }
+        if until.is_some_and(|until| Instant::now() >= until) {
+            return Waited::TimedOut;
+        }
         let word = self.word.load(Ordering::Relaxed);
         if !blocked(word) {
-            return;
+            return Waited::Retry;
         }
         if word & PARKED == 0
             && self.word.compare_exchange(word, word | PARKED, Ordering::Relaxed, Ordering::Relaxed).is_err()
         {
-            return;
+            return Waited::Retry;
         }
         let validate = || {
             let word = self.word.load(Ordering::Relaxed);
@@ -241,7 +331,11 @@ impl BufferHeader {
         };
         // SAFETY: the key is this header's address; `validate` and the no-op callbacks
         // neither panic nor park.
-        unsafe { parking_lot_core::park(self.key(), validate, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) };
+        match unsafe { parking_lot_core::park(self.key(), validate, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, until) } {
+            ParkResult::Unparked(ADMIT) => Waited::Admitted,
+            ParkResult::TimedOut => Waited::TimedOut,
+            ParkResult::Unparked(_) | ParkResult::Invalid => Waited::Retry,
+        }
     }
 
     fn key(&self) -> usize {
@@ -297,13 +391,49 @@ mod tests {
     fn a_writer_keeps_latch_free_readers_out_and_a_downgrade_lets_them_in() {
         let h = current(7);
         h.pin();
-        h.lock_exclusive();
+        h.lock_exclusive(&SessionStats::default());
         assert!(!h.try_pin_shared_as(7));
         h.downgrade();
         assert!(h.try_pin_shared_as(7));
         h.unlock_shared_unpin();
         h.unlock_shared_unpin();
         assert_eq!(h.word.load(Ordering::Relaxed), 0);
+    }
+
+    /// A writer waiting for a reader sets QUEUED: latch-free gets back off, and a shared
+    /// get waits behind the writer until the writer admits it, so that the reader taking
+    /// the block again (which the writer waits for) gets it. Both waits are `buffer busy
+    /// waits`.
+    #[test]
+    fn a_queued_writer_turns_new_readers_away_until_it_admits_those_waiting() {
+        let h = Arc::new(current(7));
+        let reader = SessionStats::default();
+        h.pin();
+        h.lock_shared(&reader);
+        let writer = {
+            let h = Arc::clone(&h);
+            std::thread::spawn(move || {
+                let stats = SessionStats::default();
+                h.pin();
+                h.lock_exclusive(&stats);
+                h.unlock_exclusive_unpin();
+                stats.event(WaitEvent::BufferBusyWaits).waits
+            })
+        };
+        let queued = Instant::now();
+        while h.word.load(Ordering::Relaxed) & QUEUED == 0 {
+            assert!(queued.elapsed() < Duration::from_secs(10), "the writer never queued");
+            std::thread::yield_now();
+        }
+        assert!(!h.try_pin_shared_as(7), "a latch-free get backs off behind a queued writer");
+        h.pin();
+        h.lock_shared(&reader);
+        assert_eq!(reader.event(WaitEvent::BufferBusyWaits).waits, 1, "the second get waited, and was admitted");
+        assert_eq!(h.word.load(Ordering::Relaxed) & EXCLUSIVE, 0, "the writer still waits");
+        h.unlock_shared_unpin();
+        h.unlock_shared_unpin();
+        assert_eq!(writer.join().unwrap(), 1, "the writer waited once");
+        assert_eq!(h.word.load(Ordering::Relaxed) & !PARKED, 0, "every pin and lock let go");
     }
 
     #[test]
@@ -317,13 +447,13 @@ mod tests {
                     for i in 0..20_000 {
                         if (t + i) % 4 == 0 {
                             h.pin();
-                            h.lock_exclusive();
+                            h.lock_exclusive(&SessionStats::default());
                             assert_eq!(inside.swap(usize::MAX, Ordering::SeqCst), 0, "a writer among others");
                             inside.store(0, Ordering::SeqCst);
                             h.unlock_exclusive_unpin();
                         } else if h.try_pin_shared_as(7) || {
                             h.pin();
-                            h.lock_shared();
+                            h.lock_shared(&SessionStats::default());
                             true
                         } {
                             assert_ne!(inside.fetch_add(1, Ordering::SeqCst), usize::MAX, "a reader beside a writer");

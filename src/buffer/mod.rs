@@ -20,7 +20,8 @@
 //! A consistent get first tries the bucket's hint (the buffer the bucket's block last
 //! went into): one atomic operation on the buffer's word pins and share-locks it without
 //! the latch, and the get keeps it if the buffer holds the current version of the block,
-//! valid, in its chain, and no one writes or claims it (`consistent gets pin (fastpath)`);
+//! valid, in its chain, and no one writes, waits to write or claims it (`consistent gets
+//! pin (fastpath)`);
 //! otherwise it lets go and takes the latch. The `header` module owns that word.
 //!
 //! A consistent get counts `consistent gets` and `session logical reads` as it pins; a
@@ -82,9 +83,10 @@
 //!   another session waits for one; the unvisited blocks of all runs are at most half
 //!   the buffers, plus one a run (its first block, which a read may always pin);
 //! - block bytes are read only under the shared content lock and written only under the
-//!   exclusive one (both held through a guard); a shared lock waits only while a writer
-//!   holds the block, never behind one that is only queued, so a session that already
-//!   holds a block shared never waits on it;
+//!   exclusive one (both held through a guard); a writer that waits for the readers of a
+//!   block (`buffer busy waits`) keeps new readers out until it gets in, but admits those
+//!   waiting behind it after a while (the `header` module), so a session that already
+//!   holds a block shared never waits on it for good;
 //! - a block leaves the cache dirty only by being written back first;
 //! - VERIFIED is set only under a shared content lock and cleared before the exclusive
 //!   lock that changed the bytes is let go, so no reader trusts a mark older than the
@@ -407,7 +409,7 @@ impl BufferCache {
     #[inline(never)]
     fn consistent_get_latched(&self, stats: &SessionStats, rdba: u32) -> Result<ReadGuard<'_>> {
         let index = self.pin(stats, rdba)?;
-        Ok(self.share_locked(index, rdba))
+        Ok(self.share_locked(stats, index, rdba))
     }
 
     /// The fast path of a consistent get: the buffer named by the bucket's hint, pinned
@@ -440,17 +442,18 @@ impl BufferCache {
             return None;
         }
         Self::count_consistent_get(stats);
-        Some(self.share_locked(index, rdba))
+        Some(self.share_locked(stats, index, rdba))
     }
 
-    /// A read guard on pinned buffer `index`. The shared lock waits only for a writer
-    /// that holds the block, not for one that is queued: a session may already hold it
-    /// (a scan holds its current and next block while it follows a chained row into one
-    /// of them), and a second shared lock that waited for a writer waiting for the first
-    /// would never be granted.
+    /// A read guard on pinned buffer `index`. The shared lock waits while a writer holds
+    /// the block, and behind one that waits for it until that writer admits the readers
+    /// behind it (`header`): a session may already hold the block (a scan holds its
+    /// current and next block while it follows a chained row into one of them), and a
+    /// second shared lock that waited for good for a writer waiting for the first would
+    /// never be granted.
     #[inline]
-    fn share_locked(&self, index: u32, rdba: u32) -> ReadGuard<'_> {
-        self.headers[index as usize].lock_shared();
+    fn share_locked(&self, stats: &SessionStats, index: u32, rdba: u32) -> ReadGuard<'_> {
+        self.headers[index as usize].lock_shared(stats);
         ReadGuard { cache: self, index, rdba }
     }
 
@@ -464,7 +467,7 @@ impl BufferCache {
             self.headers[index as usize].unpin();
             self.pin(stats, rdba)?
         };
-        Ok(self.share_locked(index, rdba))
+        Ok(self.share_locked(stats, index, rdba))
     }
 
     /// Counts one consistent get.
@@ -489,7 +492,7 @@ impl BufferCache {
     fn pin_dirty(&self, stats: &SessionStats, rdba: u32) -> Result<WriteGuard<'_>> {
         let index = self.pin(stats, rdba)?;
         let h = &self.headers[index as usize];
-        h.lock_exclusive();
+        h.lock_exclusive(stats);
         h.state.fetch_or(DIRTY, Ordering::AcqRel);
         Ok(WriteGuard { cache: self, index, rdba })
     }
@@ -509,7 +512,7 @@ impl BufferCache {
                 None => {
                     let (victim, zeroed) = self.claim_free_buffer(stats)?;
                     // Locked before it is reachable, so no one sees its old bytes.
-                    self.headers[victim as usize].lock_exclusive();
+                    self.headers[victim as usize].lock_exclusive(stats);
                     match self.insert_claimed(stats, rdba, victim, VALID | DIRTY) {
                         Ok(()) => {
                             already_zero = zeroed;
@@ -524,7 +527,7 @@ impl BufferCache {
                 }
             };
             if self.wait_while_reading(stats, found) {
-                self.headers[found as usize].lock_exclusive();
+                self.headers[found as usize].lock_exclusive(stats);
                 break found;
             }
             // Another session's read of the block failed and took it out of the cache:
@@ -829,7 +832,7 @@ impl BufferCache {
             }
             h.pin();
         }
-        h.lock_shared();
+        h.lock_shared(stats);
         let result = self.write_locked(stats, index, rdba, event);
         h.unlock_shared_unpin();
         result.map(|()| true)
@@ -1361,12 +1364,64 @@ mod tests {
         assert_eq!(cache.summary().pinned, 0);
     }
 
+    /// Readers that keep a hot block shared, overlapping one another so that it is never
+    /// free of them, cannot keep a writer out: once the writer waits for them (timed as
+    /// `buffer busy waits`), new shared gets wait behind it, and the readers that hold
+    /// the block let it go.
+    #[test]
+    fn a_writer_gets_a_block_that_readers_keep_shared_within_a_bounded_time() {
+        const READERS: usize = 4;
+        const WRITES: u8 = 20;
+        let cache = BufferCache::new(64 * 8192, 8192);
+        let rdba = block::rdba(1, 10);
+        drop(cache.new_block(&SessionStats::default(), rdba, 7).unwrap());
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let writer_stats = SessionStats::default();
+        let (cache, stop) = (&cache, &stop);
+        let wrote = std::thread::scope(|scope| {
+            for _ in 0..READERS {
+                scope.spawn(move || {
+                    let stats = SessionStats::default();
+                    while !stop.load(Ordering::Relaxed) {
+                        let guard = cache.consistent_get(&stats, rdba).unwrap();
+                        // A visit of the block: the readers' visits overlap.
+                        let visit = std::time::Instant::now();
+                        while visit.elapsed() < Duration::from_micros(20) {
+                            std::hint::black_box(guard[100]);
+                        }
+                    }
+                });
+            }
+            let (done, writes_done) = mpsc::channel();
+            let writer_stats = &writer_stats;
+            scope.spawn(move || {
+                for i in 0..WRITES {
+                    cache.current_get(writer_stats, rdba).unwrap()[100] = i;
+                }
+                let _ = done.send(());
+            });
+            let wrote = writes_done.recv_timeout(Duration::from_secs(10));
+            // Let the writer finish either way, so that the scope can end.
+            stop.store(true, Ordering::Relaxed);
+            wrote
+        });
+        assert!(wrote.is_ok(), "the writer did not get the block {WRITES} times in 10 s of readers");
+        let waited = writer_stats.event(WaitEvent::BufferBusyWaits);
+        assert!(
+            waited.waits > 0 && waited.time_waited_micro > 0,
+            "the writer's waits are buffer busy waits: {waited:?}"
+        );
+        assert_eq!(cache.consistent_get(&SessionStats::default(), rdba).unwrap()[100], WRITES - 1);
+        assert_eq!(cache.summary().pinned, 0);
+    }
+
     /// A session that holds a block shared takes it shared again even while a writer waits
     /// for it: a scan holds its next block while following a chained row into it, and an
-    /// INSERT may be queued on that block meanwhile. A plain shared lock would wait behind
-    /// the writer, which waits for the scan: a deadlock.
+    /// INSERT may be queued on that block meanwhile. A shared lock that waited behind the
+    /// writer for good would wait for the writer, which waits for the scan: a deadlock.
+    /// The writer admits the readers queued behind it after a while.
     #[test]
-    fn shared_get_of_a_held_block_does_not_wait_behind_a_queued_writer() {
+    fn shared_get_of_a_held_block_does_not_wait_for_good_behind_a_queued_writer() {
         let cache = Arc::new(BufferCache::new(64 * 8192, 8192));
         let stats = SessionStats::default();
         let rdba = block::rdba(1, 10);

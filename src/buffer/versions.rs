@@ -88,7 +88,7 @@ impl BufferCache {
         let (index, _) = self.claim_free_buffer(stats)?;
         let h = &self.headers[index as usize];
         // Locked before it is reachable: a reader that finds the clone waits for its undo.
-        h.lock_exclusive();
+        h.lock_exclusive(stats);
         // SAFETY: the buffer is claimed by us (pinned, in no chain) and exclusively locked.
         unsafe { self.buffer_bytes_mut(index) }.copy_from_slice(current);
         h.object_id.store(block::BlockHeader(current).object_id(), Ordering::Relaxed);
@@ -172,7 +172,7 @@ impl BufferCache {
             if !self.pin_clone_if_unchanged(stats, rdba, index, &seen) {
                 continue;
             }
-            let guard = self.share_locked(index, rdba);
+            let guard = self.share_locked(stats, index, rdba);
             // Its builder has finished with it now: the version is final (or gone, if the
             // clone was discarded).
             let version = self.cr_versions[index as usize].lock().clone();
@@ -268,7 +268,7 @@ impl BufferCache {
             h.unpin();
             return None;
         }
-        h.lock_exclusive();
+        h.lock_exclusive(stats);
         h.state.fetch_or(DIRTY, Ordering::AcqRel);
         Some(WriteGuard { cache: self, index, rdba })
     }
