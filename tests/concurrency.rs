@@ -1,6 +1,7 @@
 //! The buffer cache under concurrent sessions: readers that evict each other's blocks get
 //! exact results and leave no pin behind; many multiblock scans through a small cache do
-//! not starve each other of free buffers; every block get is counted once; concurrent
+//! not starve each other of free buffers; a writer gets a block that readers keep busy,
+//! waiting as `buffer busy waits`; every block get is counted once; concurrent
 //! writers share the space map without handing an extent out twice. Whether a writer's
 //! statement becomes visible to readers whole, and scans racing TRUNCATE, are checked by
 //! tests ignored for the engine bugs they show.
@@ -427,5 +428,48 @@ fn many_concurrent_multiblock_scans_share_a_small_cache() {
         .collect();
     let failures: Vec<String> = sessions.into_iter().flat_map(|h| h.join().unwrap()).collect();
     assert!(failures.is_empty(), "{} scans failed, first: {:?}", failures.len(), failures.first());
+    assert_eq!(db.cache().summary().pinned, 0);
+}
+
+/// Sessions that SELECT from a one-block table over and over while another session
+/// UPDATEs its rows one at a time: the writer gets the block every time (new readers
+/// wait behind a writer waiting for the block's readers), and its waits for the
+/// readers' shared locks are `buffer busy waits` in `v$session_event` and
+/// `v$system_event`.
+#[test]
+fn a_writer_of_a_block_that_readers_keep_busy_gets_it_and_waits_as_buffer_busy_waits() {
+    const ROWS: i64 = 10;
+    let (_dir, _, db) = temp_db(options(BS, "1M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE hot (id INTEGER, n INTEGER)");
+    exec(&s, &format!("INSERT INTO hot SELECT LEVEL, 0 FROM dual CONNECT BY LEVEL <= {ROWS}"));
+    let readers = Readers::start(&db, 4, |session| {
+        let r = exec(session, "SELECT COUNT(*), SUM(n) FROM hot");
+        (r.rows[0][0].to_string() != ROWS.to_string()).then(|| format!("{:?}", r.rows))
+    });
+    let writer = db.session();
+    let busy_waits = |view: &str, filter: &str| {
+        let sql = format!("SELECT total_waits FROM {view} WHERE event = 'buffer busy waits'{filter}");
+        exec(&s, &sql).rows.first().map_or(0, |row| row[0].to_string().parse::<u64>().unwrap())
+    };
+    let mine = format!(" AND sid = {}", writer.sid());
+    let started = Instant::now();
+    let (mut updates, mut slowest) = (0, std::time::Duration::ZERO);
+    // At least 200 updates, and on until one of them has waited for a reader.
+    while updates < 200 || (busy_waits("v$session_event", &mine) == 0 && started.elapsed().as_secs() < 20) {
+        let update = Instant::now();
+        let r = exec(&writer, &format!("UPDATE hot SET n = n + 1 WHERE id = {}", 1 + updates % ROWS));
+        assert_eq!(r.rows_affected, 1);
+        slowest = slowest.max(update.elapsed());
+        updates += 1;
+    }
+    let (bad, scans) = readers.stop();
+    assert!(bad.is_empty(), "readers saw {bad:?}");
+    assert!(scans > 0);
+    assert!(slowest.as_secs() < 5, "an UPDATE waited {slowest:?} for the readers of its block");
+    let writer_waits = busy_waits("v$session_event", &mine);
+    assert!(writer_waits > 0, "{updates} updates in {:?} and no buffer busy waits", started.elapsed());
+    assert!(busy_waits("v$system_event", "") >= writer_waits);
+    assert_eq!(count_and_id_sum(&s, "hot"), (ROWS, ROWS * (ROWS + 1) / 2));
     assert_eq!(db.cache().summary().pinned, 0);
 }
