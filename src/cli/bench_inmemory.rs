@@ -314,9 +314,10 @@ const FINGERPRINT: &str = "SELECT /*+ NO_INMEMORY(c) */ COUNT(cust_email), SUM(c
 /// prefixes, the rest NULL: about 30 bytes, more than the 11-byte forwarding piece a
 /// migration leaves behind, which a full block must find room for), packed into blocks
 /// with PCTFREE 0; then an UPDATE per [`UPDATE_CHUNK`] rows gives every row its customers
-/// values, so each row grows by about 120 bytes. A row that no longer fits migrates, and
-/// frees only its short skeleton, too little for the next row's growth: nearly every
-/// row migrates.
+/// values, so each row grows by about 120 bytes. A row that no longer fits migrates; the
+/// room its skeleton leaves stays its transaction's until it ends (`txn::change`), so
+/// the rows after it in the block migrate too: nearly every row migrates (all but those
+/// of a last block with room to spare).
 /// The copy is checked to hold exactly the rows of customers ([`FINGERPRINT`]); the
 /// check follows every piece, so the copy ends up cached, and its `table fetch continued
 /// row` is the number of rows that migrated, which is returned.
