@@ -505,7 +505,8 @@ impl DataBlockMut<'_> {
         let mut above = self.0.len();
         for piece in pieces.iter_mut().rev() {
             let room = above.saturating_sub(piece.offset);
-            above = piece.offset;
+            // An offset past the block's end (a corrupt block) gives no room to anyone.
+            above = above.min(piece.offset);
             piece.len = stored_len_at(self.0, piece.offset).min(room);
             let lock = self.0.get(piece.offset + 1).copied().unwrap_or(0);
             piece.keep = if dropping == Some(piece.slot) {
@@ -673,6 +674,23 @@ mod tests {
             assert_eq!(piece_at(&b, slot), head);
         }
         assert_eq!(piece_at(&b, 1), short, "the neighbours are untouched");
+    }
+
+    /// A directory offset past the block's end (a corrupt block) lends no room to the piece
+    /// below it: a compaction moves no piece down over another.
+    #[test]
+    fn a_compaction_beside_an_offset_past_the_end_keeps_every_row() {
+        let mut b = vec![0u8; 2048];
+        DataBlockMut(&mut b).format(rdba(1, 1), 1, 2);
+        for (lock, fill) in [(1, 0xA1), (0, 0xB2), (0, 0xC3)] {
+            DataBlockMut(&mut b).insert_piece(&row_piece(100, lock, fill), 0).unwrap();
+        }
+        DataBlockMut(&mut b).set_row_offset(2, 2048 + 100);
+        let mut kept = KeptRooms::NONE;
+        kept.keep(1);
+        DataBlockMut(&mut b).compact(&kept);
+        assert_eq!(piece_at(&b, 0), row_piece(100, 1, 0xA1));
+        assert_eq!(piece_at(&b, 1), row_piece(100, 0, 0xB2));
     }
 
     /// A compaction gives back the unused room of rows it is not told to keep, and holes;
