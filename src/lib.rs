@@ -38,6 +38,7 @@ pub mod index;
 pub mod inmemory;
 pub mod buffer;
 pub mod txn;
+pub mod redo;
 pub mod storage;
 pub mod catalog;
 pub mod types;

@@ -102,7 +102,7 @@ fn run(cli: Cli) -> lioscope::Result<()> {
                     name: "--extent-size".into(),
                     message: format!("'{extent_size}' is not a size"),
                 })? as usize;
-            Database::create(&dir, DatabaseOptions { block_size, extent_size, parameters: Vec::new() })?.close()?;
+            Database::create(&dir, DatabaseOptions { block_size, extent_size, ..Default::default() })?.close()?;
             println!("Database created in {}.", dir.display());
             Ok(())
         }

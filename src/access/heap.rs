@@ -478,7 +478,7 @@ impl<'a> Inserter<'a> {
         // First the statement's undo (rows handed over, ITL slots taken over), while the
         // writer lock still keeps others from formatting the blocks above the old
         // high-water mark that this undo names.
-        crate::txn::transaction::undo_to(self.ctx, self.xid, self.undo_mark)?;
+        crate::txn::transaction::undo_to(self.ctx, self.xid, self.undo_mark, false)?;
         if let Some((rdba, rows)) = self.old_last_block {
             let mut guard = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
             if self.old_last_handed_over {

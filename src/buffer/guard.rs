@@ -74,6 +74,8 @@ pub struct WriteGuard<'c> {
     pub(super) cache: &'c BufferCache,
     pub(super) index: u32,
     pub(super) rdba: u32,
+    /// What the release needs to log the change (current blocks, while redo is made).
+    pub(super) capture: Option<super::logging::Capture<'c>>,
 }
 
 impl WriteGuard<'_> {
@@ -109,7 +111,7 @@ impl DerefMut for WriteGuard<'_> {
 
 impl Drop for WriteGuard<'_> {
     fn drop(&mut self) {
-        self.cache.release_exclusive(self.index);
+        self.cache.release_exclusive(self.index, self.rdba, self.capture.take());
     }
 }
 

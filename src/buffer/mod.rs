@@ -96,6 +96,7 @@ mod arena;
 mod guard;
 mod header;
 mod latch;
+mod logging;
 mod pre_page;
 mod versions;
 
@@ -144,6 +145,9 @@ const CR: u8 = 16;
 /// A reader's structural check of the bytes passed since they were last written (see
 /// [`ReadGuard::structure_verified`]); every write guard's release takes it away.
 const VERIFIED: u8 = 32;
+/// The redo since the block was last read or written holds its whole image (see the
+/// `logging` module).
+const LOGGED: u8 = 64;
 
 /// One session counted in [`BufferCache`]'s free-buffer waiters for as long as it lives.
 struct FreeBufferWaiter<'c>(&'c AtomicU32);
@@ -228,6 +232,13 @@ pub struct BufferCache {
     /// buffer); read and changed under the latch of the clone's chain, or by the session
     /// that claimed the buffer before it enters a chain. Touched only on the CR path.
     cr_versions: Box<[Mutex<Option<CrVersion>>]>,
+    /// The redo log every change to a current block is logged in, once attached.
+    redo: std::sync::OnceLock<Arc<crate::redo::RedoLog>>,
+    /// Each buffer's page and first-dirty LSNs.
+    lsns: Box<[logging::BufferLsns]>,
+    /// The oldest first-dirty LSN of the blocks written since the datafiles were last
+    /// synced (`u64::MAX`: none).
+    unsynced_min: AtomicU64,
 }
 
 impl BufferCache {
@@ -253,6 +264,9 @@ impl BufferCache {
             read_done: (Mutex::new(()), Condvar::new()),
             write_scratch: Mutex::new(Vec::new()),
             cr_versions: (0..buffers).map(|_| Mutex::new(None)).collect(),
+            redo: std::sync::OnceLock::new(),
+            lsns: (0..buffers).map(|_| logging::BufferLsns::default()).collect(),
+            unsynced_min: AtomicU64::new(u64::MAX),
         }
     }
 
@@ -387,7 +401,10 @@ impl BufferCache {
         self.headers[index as usize].unlock_shared_unpin();
     }
 
-    fn release_exclusive(&self, index: u32) {
+    fn release_exclusive(&self, index: u32, rdba: u32, capture: Option<logging::Capture<'_>>) {
+        if let Some(capture) = capture {
+            self.log_change(index, rdba, capture);
+        }
         let h = &self.headers[index as usize];
         h.state.fetch_and(!VERIFIED, Ordering::AcqRel);
         h.unlock_exclusive_unpin();
@@ -480,7 +497,7 @@ impl BufferCache {
     }
 
     /// A current-mode get for changing a block: `db block gets`. The buffer becomes dirty.
-    pub fn current_get(&self, stats: &SessionStats, rdba: u32) -> Result<WriteGuard<'_>> {
+    pub fn current_get<'c>(&'c self, stats: &'c SessionStats, rdba: u32) -> Result<WriteGuard<'c>> {
         stats.add(Stat::LogicalReads, 1);
         stats.add(Stat::DbBlockGets, 1);
         stats.add(Stat::DbBlockGetsFromCache, 1);
@@ -489,17 +506,23 @@ impl BufferCache {
     }
 
     /// The current version of `rdba`, pinned, exclusively locked and dirtied.
-    fn pin_dirty(&self, stats: &SessionStats, rdba: u32) -> Result<WriteGuard<'_>> {
+    fn pin_dirty<'c>(&'c self, stats: &'c SessionStats, rdba: u32) -> Result<WriteGuard<'c>> {
         let index = self.pin(stats, rdba)?;
+        Ok(self.dirty_guard(stats, index, rdba))
+    }
+
+    /// Locks pinned buffer `index` (the current version of `rdba`) exclusively, dirties
+    /// it, and hands it out with what its redo needs.
+    fn dirty_guard<'c>(&'c self, stats: &'c SessionStats, index: u32, rdba: u32) -> WriteGuard<'c> {
         let h = &self.headers[index as usize];
         h.lock_exclusive(stats);
         h.state.fetch_or(DIRTY, Ordering::AcqRel);
-        Ok(WriteGuard { cache: self, index, rdba })
+        WriteGuard { cache: self, index, rdba, capture: self.capture(stats, index, false) }
     }
 
     /// A new block that need not be read: a zeroed, dirty buffer for `rdba` (the block
     /// being formatted above a high-water mark). Counts a `db block gets`.
-    pub fn new_block(&self, stats: &SessionStats, rdba: u32, object_id: u32) -> Result<WriteGuard<'_>> {
+    pub fn new_block<'c>(&'c self, stats: &'c SessionStats, rdba: u32, object_id: u32) -> Result<WriteGuard<'c>> {
         stats.add(Stat::LogicalReads, 1);
         stats.add(Stat::DbBlockGets, 1);
         stats.add(Stat::DbBlockGetsFromCache, 1);
@@ -537,7 +560,7 @@ impl BufferCache {
         let h = &self.headers[index as usize];
         h.object_id.store(object_id, Ordering::Relaxed);
         h.state.fetch_or(VALID | DIRTY, Ordering::AcqRel);
-        let mut guard = WriteGuard { cache: self, index, rdba };
+        let mut guard = WriteGuard { cache: self, index, rdba, capture: self.capture(stats, index, true) };
         if !already_zero {
             guard.fill(0);
         }
@@ -801,6 +824,7 @@ impl BufferCache {
         self.forget_cr_version(index, state);
         chains.unlink(bucket, index);
         h.state.store(0, Ordering::Release);
+        self.forget_lsns(index);
         true
     }
 
@@ -843,6 +867,10 @@ impl BufferCache {
         if h.state.fetch_and(!DIRTY, Ordering::AcqRel) & DIRTY == 0 {
             return Ok(());
         }
+        if let Err(e) = self.write_ahead(index) {
+            h.state.fetch_or(DIRTY, Ordering::AcqRel);
+            return Err(e);
+        }
         let mut scratch = self.write_scratch.lock().pop().unwrap_or_else(|| Arena::new(1, self.block_size));
         let copy = scratch.block_mut(0);
         // SAFETY: we hold a pin and the shared content lock.
@@ -858,6 +886,7 @@ impl BufferCache {
             h.state.fetch_or(DIRTY, Ordering::AcqRel);
             return written;
         }
+        self.written(index);
         stats.add(Stat::PhysicalWrites, 1);
         stats.add(Stat::PhysicalWritesFromCache, 1);
         stats.add(Stat::PhysicalWriteIoRequests, 1);
@@ -1010,10 +1039,21 @@ impl BufferCache {
                 written += 1;
             }
         }
-        for file in self.files.read().iter().flatten() {
-            file.sync()?;
-        }
+        self.sync_files()?;
         Ok(written)
+    }
+
+    /// Syncs every datafile: the writes made so far are durable, and stop holding the
+    /// checkpoint position back.
+    pub fn sync_files(&self) -> Result<()> {
+        let unsynced = self.take_unsynced();
+        for file in self.files.read().iter().flatten() {
+            if let Err(e) = file.sync() {
+                self.restore_unsynced(unsynced);
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// `ALTER SYSTEM FLUSH BUFFER_CACHE`: checkpoint, then drop every unpinned buffer and
@@ -1048,6 +1088,7 @@ impl BufferCache {
                 chains.unlink(bucket, index);
                 h.state.store(0, Ordering::Release);
                 h.touch.store(0, Ordering::Relaxed);
+                self.forget_lsns(index);
                 h.unclaim();
             }
         }

@@ -34,7 +34,7 @@
 //!   down;
 //! - a clone is never dirty: nothing ever writes it to disk.
 
-use super::{BufferCache, CR, DIRTY, IN_CHAIN, MAX_TOUCH, ReadGuard, VALID, WriteGuard};
+use super::{BufferCache, CR, IN_CHAIN, MAX_TOUCH, ReadGuard, VALID, WriteGuard};
 use crate::error::Result;
 use crate::stats::SessionStats;
 use crate::storage::block;
@@ -96,7 +96,7 @@ impl BufferCache {
         self.register_cr(stats, rdba, index, version);
         // Registered or private, the clone's identity is set: other sessions may pin it.
         h.end_claim();
-        Ok(WriteGuard { cache: self, index, rdba })
+        Ok(WriteGuard { cache: self, index, rdba, capture: None })
     }
 
     /// Puts claimed clone `index` into the chain of `rdba`, first evicting the oldest
@@ -255,12 +255,12 @@ impl BufferCache {
     /// for a block cleanout made on behalf of a consistent read, which counts its own
     /// statistics. A block not cached is read (and that read counted, as any read is).
     /// The caller must not hold the block already.
-    pub fn cleanout_get(&self, stats: &SessionStats, rdba: u32) -> Result<WriteGuard<'_>> {
+    pub fn cleanout_get<'c>(&'c self, stats: &'c SessionStats, rdba: u32) -> Result<WriteGuard<'c>> {
         self.pin_dirty(stats, rdba)
     }
 
     /// [`BufferCache::cleanout_get`] only if `rdba` is cached: commit cleanout never reads.
-    pub fn cleanout_get_if_cached(&self, stats: &SessionStats, rdba: u32) -> Option<WriteGuard<'_>> {
+    pub fn cleanout_get_if_cached<'c>(&'c self, stats: &'c SessionStats, rdba: u32) -> Option<WriteGuard<'c>> {
         let index = self.lookup_and_pin(stats, rdba)?;
         let h = &self.headers[index as usize];
         if !self.wait_while_reading(stats, index) {
@@ -268,9 +268,7 @@ impl BufferCache {
             h.unpin();
             return None;
         }
-        h.lock_exclusive(stats);
-        h.state.fetch_or(DIRTY, Ordering::AcqRel);
-        Some(WriteGuard { cache: self, index, rdba })
+        Some(self.dirty_guard(stats, index, rdba))
     }
 
     /// Takes CR clone `index` of `rdba` out of its chain at once, pinned or not (its
@@ -293,8 +291,11 @@ impl BufferCache {
 impl<'c> WriteGuard<'c> {
     /// Turns exclusive access into shared access without letting a writer in between.
     pub fn downgrade(self) -> ReadGuard<'c> {
-        let this = std::mem::ManuallyDrop::new(self);
+        let mut this = std::mem::ManuallyDrop::new(self);
         let (cache, index, rdba) = (this.cache, this.index, this.rdba);
+        if let Some(capture) = this.capture.take() {
+            cache.log_change(index, rdba, capture);
+        }
         cache.headers[index as usize].state.fetch_and(!super::VERIFIED, Ordering::AcqRel);
         // The exclusive lock becomes the shared lock the read guard releases, and
         // ManuallyDrop keeps the write guard from unlocking it again. The pin moves to the
@@ -372,7 +373,8 @@ pub(super) mod tests {
         buffers: usize,
         blocks: u32,
     ) -> (BufferCache, Arc<DataFile>) {
-        let file = Arc::new(DataFile::create(&dir.path().join("data.dbf"), 1, BS, 42).unwrap());
+        let file =
+            Arc::new(DataFile::create(&crate::storage::io::OsIo, &dir.path().join("data.dbf"), 1, BS, 42).unwrap());
         file.ensure_blocks(blocks + 1).unwrap();
         let cache = BufferCache::new(buffers * BS, BS);
         cache.attach_file(Arc::clone(&file));
@@ -389,7 +391,8 @@ pub(super) mod tests {
 
     /// A block in a cache without files (it never leaves the cache: nothing is evicted).
     fn cached_block(cache: &BufferCache, rdba: u32, object_id: u32, n: u64) {
-        let mut g = cache.new_block(&SessionStats::default(), rdba, object_id).unwrap();
+        let stats = SessionStats::default();
+        let mut g = cache.new_block(&stats, rdba, object_id).unwrap();
         block::format_block(&mut g, BlockType::TableData, rdba, object_id);
         stamp(&mut g, n);
     }

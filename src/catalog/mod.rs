@@ -268,9 +268,14 @@ struct Dictionary {
 }
 
 /// The dictionary of one open database.
-#[derive(Debug)]
 pub struct Catalog {
     path: PathBuf,
+    /// The I/O layer the dictionary file is replaced through.
+    io: std::sync::Arc<dyn crate::storage::io::Io>,
+    /// Run before each write of the dictionary: makes durable the redo of every block
+    /// change the new dictionary may name (a new segment's header), so that the
+    /// dictionary never names a block that recovery cannot rebuild.
+    before_write: std::sync::OnceLock<Box<dyn Fn() -> Result<()> + Send + Sync>>,
     /// Read by every statement that names a table; a DDL change holds the upgradable guard
     /// while it writes the file, and the write guard only to publish the written change.
     dictionary: RwLock<Dictionary>,
@@ -279,20 +284,41 @@ pub struct Catalog {
     version: AtomicU64,
 }
 
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog").field("path", &self.path).field("version", &self.version).finish_non_exhaustive()
+    }
+}
+
 impl Catalog {
     /// An empty dictionary for a new database.
-    pub fn create(dir: &Path) -> Result<Catalog> {
+    pub fn create(io: std::sync::Arc<dyn crate::storage::io::Io>, dir: &Path) -> Result<Catalog> {
         let dictionary =
             Dictionary { next_object_id: FIRST_USER_OBJECT_ID, tables: BTreeMap::new(), indexes: BTreeMap::new() };
         let path = dir.join(DICTIONARY_FILE);
-        crate::storage::write_json(&path, &dictionary)?;
-        Ok(Catalog { path, dictionary: RwLock::new(dictionary), version: AtomicU64::new(0) })
+        crate::storage::write_json_with(io.as_ref(), &path, &dictionary)?;
+        Ok(Catalog::of(io, path, dictionary))
     }
 
     /// Reads the dictionary of the database in `dir`.
-    pub fn open(dir: &Path) -> Result<Catalog> {
+    pub fn open(io: std::sync::Arc<dyn crate::storage::io::Io>, dir: &Path) -> Result<Catalog> {
         let dictionary = crate::storage::read_json(dir, DICTIONARY_FILE, "valid")?;
-        Ok(Catalog { path: dir.join(DICTIONARY_FILE), dictionary: RwLock::new(dictionary), version: AtomicU64::new(0) })
+        Ok(Catalog::of(io, dir.join(DICTIONARY_FILE), dictionary))
+    }
+
+    fn of(io: std::sync::Arc<dyn crate::storage::io::Io>, path: PathBuf, dictionary: Dictionary) -> Catalog {
+        Catalog {
+            path,
+            io,
+            before_write: std::sync::OnceLock::new(),
+            dictionary: RwLock::new(dictionary),
+            version: AtomicU64::new(0),
+        }
+    }
+
+    /// Sets what runs before each write of the dictionary (once).
+    pub fn set_before_write(&self, hook: Box<dyn Fn() -> Result<()> + Send + Sync>) {
+        let _ = self.before_write.set(hook);
     }
 
     /// How many changes were published since the database opened (see `version`).
@@ -424,7 +450,10 @@ impl Catalog {
         let current = self.dictionary.upgradable_read();
         let mut changed = current.clone();
         let result = change(&mut changed)?;
-        crate::storage::write_json(&self.path, &changed)?;
+        if let Some(hook) = self.before_write.get() {
+            hook()?;
+        }
+        crate::storage::write_json_with(self.io.as_ref(), &self.path, &changed)?;
         *RwLockUpgradableReadGuard::upgrade(current) = changed;
         self.version.fetch_add(1, Ordering::Release);
         Ok(result)

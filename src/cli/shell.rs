@@ -34,6 +34,9 @@ pub fn run(db: &Database) -> crate::Result<()> {
         db.dir().display(),
         session.parameters().get(crate::db::DB_BLOCK_SIZE_PARAMETER)
     );
+    if let Some(recovery) = db.recovery().summary() {
+        println!("{recovery}");
+    }
     let mut buffer = String::new();
     loop {
         let prompt = if buffer.is_empty() { "lioscope> " } else { "       -> " };

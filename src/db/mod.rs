@@ -12,34 +12,42 @@
 //! under the control-file lock, so no extent belongs to two segments.
 
 pub(crate) mod params;
+mod recovery;
 mod session;
 mod space;
+mod writer;
 
 pub use params::{
     DB_BLOCK_SIZE as DB_BLOCK_SIZE_PARAMETER, Kind as ParameterKind, Modifiable, PARAMETERS, ParameterDef,
     ParameterValues, parse_size,
 };
 pub(crate) use params::{lookup as lookup_parameter, validate as validate_parameter};
+pub use recovery::RecoveryReport;
 pub use session::{Cursor, ProgressFn, QueryResult, Session, StatementKind};
 
 use crate::buffer::BufferCache;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::stats::Registry;
+use crate::redo::RedoLog;
+use crate::stats::{Registry, Stat};
 use crate::storage::control::{ControlFile, DatafileEntry, FORMAT_NAME, FORMAT_VERSION};
 use crate::storage::datafile::DataFile;
+use crate::storage::io::Io;
 use crate::txn::undo;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Block sizes a database may be created with.
 pub const VALID_BLOCK_SIZES: [usize; 5] = [2048, 4096, 8192, 16384, 32768];
 
 /// Name of the first datafile.
 const FIRST_DATAFILE: &str = "users01.dbf";
+
+/// Groups of online redo log files a new database gets.
+const LOG_GROUPS: u32 = 3;
 
 /// How to create or open a database.
 #[derive(Debug, Clone)]
@@ -50,11 +58,20 @@ pub struct DatabaseOptions {
     pub extent_size: usize,
     /// Parameters for this open (e.g. `db_cache_size`), over those stored with the database.
     pub parameters: Vec<(String, String)>,
+    /// The I/O layer every write goes through (`None`: the operating system's); tests
+    /// put a [`crate::storage::io::FaultIo`] here.
+    pub io: Option<Arc<dyn Io>>,
 }
 
 impl Default for DatabaseOptions {
     fn default() -> Self {
-        DatabaseOptions { block_size: 8192, extent_size: 1 << 20, parameters: Vec::new() }
+        DatabaseOptions { block_size: 8192, extent_size: 1 << 20, parameters: Vec::new(), io: None }
+    }
+}
+
+impl DatabaseOptions {
+    fn io(&self) -> Arc<dyn Io> {
+        self.io.clone().unwrap_or_else(crate::storage::io::os)
     }
 }
 
@@ -111,6 +128,18 @@ pub struct DbInner {
     pub(crate) parameter_changes: std::sync::atomic::AtomicU64,
     /// Serialises the end of transactions with the publication of their SCN.
     commit_lock: Mutex<()>,
+    /// The I/O layer every write goes through.
+    pub(crate) io: Arc<dyn Io>,
+    /// The redo log (attached to the cache once recovery is done).
+    pub(crate) redo: Arc<RedoLog>,
+    /// What instance recovery did at this open.
+    pub(crate) recovery: std::sync::OnceLock<RecoveryReport>,
+    /// One checkpoint at a time.
+    checkpoint_lock: Mutex<()>,
+    /// Set once the database is closing: the database writer stops.
+    closing: AtomicBool,
+    log_writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    database_writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Holds an exclusive `flock` on the directory's lock file while the database is open.
     _lock: std::fs::File,
 }
@@ -132,6 +161,14 @@ impl Drop for UserHandle {
     fn drop(&mut self) {
         if let Some(db) = self.0.upgrade() {
             crate::inmemory::populate::stop_workers(&db.inmemory);
+            // The database writer holds the database while it checkpoints: stopped here,
+            // the database closes on this thread, and its directory is free on return.
+            db.closing.store(true, Ordering::Release);
+            db.redo.want_checkpoint();
+            let writer = db.database_writer.lock().take();
+            if let Some(writer) = writer {
+                let _ = writer.join();
+            }
         }
     }
 }
@@ -156,14 +193,17 @@ impl Database {
             return Err(Error::ObjectExists { kind: "database", name: dir.display().to_string() });
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
+        let io = options.io();
         let db_id = new_db_id();
         let extent_blocks = (options.extent_size / options.block_size) as u32;
-        let undo_size = undo_tablespace_size(&options)?;
-        let datafile = DataFile::create(&dir.join(FIRST_DATAFILE), 1, options.block_size, db_id)?;
+        let undo_size = creation_size(&options, params::UNDO_TABLESPACE_SIZE)?;
+        let log_file_size = creation_size(&options, params::LOG_FILE_SIZE)?;
+        let datafile = DataFile::create(io.as_ref(), &dir.join(FIRST_DATAFILE), 1, options.block_size, db_id)?;
         // The first extent of the file holds its header, so extents stay aligned.
         datafile.ensure_blocks(extent_blocks)?;
         datafile.sync()?;
-        let undo_file = undo::create_tablespace(dir, options.block_size, db_id, undo_size)?;
+        let undo_file = undo::create_tablespace(io.as_ref(), dir, options.block_size, db_id, undo_size)?;
+        RedoLog::create_files(io.as_ref(), dir, db_id, LOG_GROUPS, log_file_size)?;
         let control = ControlFile {
             format: FORMAT_NAME.into(),
             format_version: FORMAT_VERSION,
@@ -171,6 +211,9 @@ impl Database {
             block_size: options.block_size as u32,
             extent_blocks,
             checkpoint_scn: 1,
+            checkpoint_lsn: 0,
+            log_groups: (1..=LOG_GROUPS).collect(),
+            log_file_size,
             datafiles: vec![
                 DatafileEntry {
                     number: 1,
@@ -182,25 +225,35 @@ impl Database {
             ],
             parameters: Default::default(),
         };
-        Catalog::create(dir)?;
-        control.write(dir)?;
+        Catalog::create(io.clone(), dir)?;
+        control.write(io.as_ref(), dir)?;
         Database::open(dir, options)
     }
 
-    /// Opens the database in `dir`.
+    /// Opens the database in `dir`, recovering it first if it was not shut down
+    /// cleanly (see the `recovery` module).
     pub fn open(dir: impl AsRef<Path>, options: DatabaseOptions) -> Result<Database> {
+        let started = std::time::Instant::now();
         let dir = dir.as_ref();
         if !dir.is_dir() {
             return Err(Error::NotADatabase { path: dir.to_owned(), reason: "no such directory".into() });
         }
+        let io = options.io();
         let mut control = ControlFile::read(dir)?;
         let lock = lock_directory(dir)?;
         let block_size = control.block_size as usize;
         if !control.datafiles.iter().any(|d| d.number == undo::UNDO_FILE_NO) {
             // A database created before undo existed gets its undo tablespace now.
-            let size = undo_tablespace_size(&options)?;
-            control.datafiles.push(undo::create_tablespace(dir, block_size, control.db_id, size)?);
-            control.write(dir)?;
+            let size = creation_size(&options, params::UNDO_TABLESPACE_SIZE)?;
+            control.datafiles.push(undo::create_tablespace(io.as_ref(), dir, block_size, control.db_id, size)?);
+            control.write(io.as_ref(), dir)?;
+        }
+        if control.log_groups.is_empty() {
+            // A database created before redo existed gets its online logs now.
+            control.log_file_size = creation_size(&options, params::LOG_FILE_SIZE)?;
+            RedoLog::create_files(io.as_ref(), dir, control.db_id, LOG_GROUPS, control.log_file_size)?;
+            control.log_groups = (1..=LOG_GROUPS).collect();
+            control.write(io.as_ref(), dir)?;
         }
         let mut parameters =
             ParameterValues::from_map(&control.parameters)?.created_with(params::DB_BLOCK_SIZE, block_size.to_string());
@@ -214,22 +267,36 @@ impl Database {
         }
         let mut datafiles = Vec::new();
         for entry in &control.datafiles {
-            let file =
-                Arc::new(DataFile::open(&dir.join(&entry.name), entry.number, block_size, control.db_id, direct)?);
+            let path = dir.join(&entry.name);
+            let file = Arc::new(DataFile::open(io.as_ref(), &path, entry.number, block_size, control.db_id, direct)?);
             cache.attach_file(file.clone());
             datafiles.push(file);
         }
+        let redo = Arc::new(RedoLog::open(io.clone(), dir, control.db_id, control.log_file_size, &control.log_groups)?);
+        let recovery_stats = crate::stats::SessionStats::default();
+        let (mut report, redo_scn, newest_seq) =
+            recovery::roll_forward(&cache, &redo, control.checkpoint_lsn, &recovery_stats)?;
+        cache.checkpoint(&recovery_stats)?;
+        let scn = control.checkpoint_scn.max(redo_scn);
+        let start = redo.start(newest_seq + 1, scn)?;
+        control.checkpoint_lsn = start;
+        control.checkpoint_scn = scn;
+        control.log_groups = redo.group_numbers();
+        control.write(io.as_ref(), dir)?;
+        cache.attach_redo(redo.clone());
         let undo_entry = control.datafiles.iter().find(|d| d.number == undo::UNDO_FILE_NO).expect("added above");
         let undo = undo::Undo::open(&cache, &dir.join(&undo_entry.name))?;
         let undo_bytes = u64::from(undo_entry.allocated_blocks) * block_size as u64;
-        let parameters = parameters.created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo_bytes));
-        let catalog = Catalog::open(dir)?;
+        let parameters = parameters
+            .created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo_bytes))
+            .created_with(params::LOG_FILE_SIZE, params::format_size(control.log_file_size));
+        let catalog = Catalog::open(io.clone(), dir)?;
         let inner = Arc::new_cyclic(|this| DbInner {
             this: this.clone(),
             dir: dir.to_owned(),
             block_size,
             extent_blocks: control.extent_blocks,
-            scn: AtomicU64::new(control.checkpoint_scn),
+            scn: AtomicU64::new(scn),
             control: Mutex::new(control),
             cache,
             catalog,
@@ -244,8 +311,34 @@ impl Database {
             sql_area: Default::default(),
             parameter_changes: Default::default(),
             commit_lock: Mutex::new(()),
+            io,
+            redo: redo.clone(),
+            recovery: std::sync::OnceLock::new(),
+            checkpoint_lock: Mutex::new(()),
+            closing: AtomicBool::new(false),
+            log_writer: Mutex::new(None),
+            database_writer: Mutex::new(None),
             _lock: lock,
         });
+        *inner.log_writer.lock() = Some(writer::start_log_writer(&inner, redo.clone()));
+        let flush_redo = redo.clone();
+        inner.catalog.set_before_write(Box::new(move || flush_redo.flush_all()));
+        let smon = inner.registry.register("SMON");
+        if report.needed {
+            inner.rebuild_space_map(&smon.stats)?;
+        }
+        report.transactions_rolled_back = inner.recover_transactions(&smon.stats)?;
+        report.needed |= report.transactions_rolled_back > 0;
+        for stat in [Stat::RedoRecordsApplied, Stat::RecoveryBlocksApplied] {
+            smon.stats.add(stat, recovery_stats.get(stat));
+        }
+        inner.registry.unregister(smon.sid);
+        if report.needed {
+            inner.checkpoint()?;
+        }
+        report.elapsed_ms = started.elapsed().as_millis() as u64;
+        let _ = inner.recovery.set(report);
+        *inner.database_writer.lock() = Some(writer::start_database_writer(Arc::downgrade(&inner), redo));
         crate::inmemory::populate::on_open(&inner);
         let user = Arc::new(UserHandle(Arc::downgrade(&inner)));
         Ok(Database { inner, _user: user })
@@ -275,23 +368,17 @@ impl Database {
     /// Checkpoints and writes the control file. Later use of this database is still
     /// possible; dropping the last handle closes it again.
     pub fn close(&self) -> Result<()> {
+        self.inner.redo.flush_all()?;
         self.inner.checkpoint()
+    }
+
+    /// What instance recovery did when this database was opened.
+    pub fn recovery(&self) -> RecoveryReport {
+        self.inner.recovery.get().copied().unwrap_or_default()
     }
 }
 
 impl DbInner {
-    /// Writes every dirty buffer and the control file.
-    pub(crate) fn checkpoint(&self) -> Result<()> {
-        let session = self.registry.register("CKPT");
-        let result = self.cache.checkpoint(&session.stats).and_then(|_| {
-            let mut control = self.control.lock();
-            control.checkpoint_scn = self.scn.load(Ordering::Relaxed);
-            control.write(&self.dir)
-        });
-        self.registry.unregister(session.sid);
-        result
-    }
-
     /// The locks of a table.
     pub(crate) fn table_locks(&self, object_id: u32) -> Arc<TableLocks> {
         self.table_locks.lock().entry(object_id).or_default().clone()
@@ -325,16 +412,27 @@ impl DbInner {
 impl Drop for DbInner {
     fn drop(&mut self) {
         crate::inmemory::populate::stop_workers(&self.inmemory);
-        if let Err(e) = self.checkpoint() {
+        self.closing.store(true, Ordering::Release);
+        // A failed log means the instance died: what is on disk is for recovery to mend.
+        let closed = self.redo.failure().map_or_else(
+            || self.redo.flush_all().and_then(|()| self.checkpoint()),
+            |f| Err(Error::Transaction { message: format!("the redo log failed: {f}") }),
+        );
+        if let Err(e) = closed {
             eprintln!("lioscope: closing {}: {e}", self.dir.display());
+        }
+        self.redo.close();
+        if let Some(writer) = self.log_writer.lock().take() {
+            let _ = writer.join();
         }
     }
 }
 
-/// The undo tablespace size asked for in `options` (or the default), in bytes.
-fn undo_tablespace_size(options: &DatabaseOptions) -> Result<u64> {
-    let given = options.parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case(params::UNDO_TABLESPACE_SIZE));
-    let def = lookup_parameter(params::UNDO_TABLESPACE_SIZE)?;
+/// A size fixed at creation (`undo_tablespace_size`, `log_file_size`) asked for in
+/// `options` (or the default), in bytes.
+fn creation_size(options: &DatabaseOptions, name: &str) -> Result<u64> {
+    let given = options.parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case(name));
+    let def = lookup_parameter(name)?;
     let value = validate_parameter(def, given.map_or(def.default_value(), |(_, v)| v.as_str()))?;
     Ok(params::number(def.name, &value))
 }

@@ -51,6 +51,10 @@ pub const PARALLEL_MAX_SERVERS: &str = "parallel_max_servers";
 pub const INMEMORY_SIZE: &str = "inmemory_size";
 pub const INMEMORY_MAX_POPULATE_SERVERS: &str = "inmemory_max_populate_servers";
 pub const INMEMORY_IMCU_TARGET_ROWS: &str = "_inmemory_imcu_target_rows";
+pub const LOG_FILE_SIZE: &str = "log_file_size";
+pub const COMMIT_LOGGING: &str = "commit_logging";
+pub const COMMIT_WAIT: &str = "commit_wait";
+pub const LOG_CHECKPOINT_TIMEOUT: &str = "log_checkpoint_timeout";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -138,6 +142,34 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "900",
         modifiable: Modifiable::SystemImmediate,
         description: "Seconds after a transaction ends before its undo blocks count as expired (reused first)",
+    },
+    ParameterDef {
+        name: LOG_FILE_SIZE,
+        kind: Kind::Size { min: 1 << 20 },
+        default: "64M",
+        modifiable: Modifiable::Never,
+        description: "Size of each online redo log file (three groups, redo01.log to redo03.log), chosen at creation",
+    },
+    ParameterDef {
+        name: COMMIT_LOGGING,
+        kind: Kind::Choice(&["immediate", "batch"]),
+        default: "immediate",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "immediate: a commit asks the log writer to write at once; batch: the commit record waits for the log writer's next write (every 200 ms, or at 1 MB of redo)",
+    },
+    ParameterDef {
+        name: COMMIT_WAIT,
+        kind: Kind::Choice(&["wait", "nowait", "force_wait"]),
+        default: "wait",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "wait: COMMIT returns once its redo is on disk (log file sync); nowait: at once, so a crash may lose commits acknowledged in the last moments; force_wait: wait even when the COMMIT statement says NOWAIT",
+    },
+    ParameterDef {
+        name: LOG_CHECKPOINT_TIMEOUT,
+        kind: Kind::Integer { min: 0, max: u32::MAX as u64 },
+        default: "3",
+        modifiable: Modifiable::SystemImmediate,
+        description: "Seconds between the database writer's incremental checkpoints (which bound the redo recovery applies); 0: only at log switches and close",
     },
 ];
 

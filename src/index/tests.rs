@@ -15,6 +15,7 @@ fn options() -> DatabaseOptions {
         block_size: 2048,
         extent_size: 64 * 2048,
         parameters: vec![("db_cache_size".into(), "8M".into())],
+        ..Default::default()
     }
 }
 

@@ -137,7 +137,14 @@ fn put_back(leaf: &mut [u8], pos: usize, flags: u8, lock: u8, full: &[u8]) -> Re
 }
 
 /// Rolls back one index record of a transaction in the current leaf holding its entry.
-pub fn roll_back(ctx: &AccessContext<'_>, body: &[u8], at: crate::txn::Uba) -> Result<()> {
+/// `recovering`: the dead transaction whose records may have been applied already; the
+/// record is then applied only where the leaf's ITL slot still points at it.
+pub fn roll_back(
+    ctx: &AccessContext<'_>,
+    body: &[u8],
+    at: crate::txn::Uba,
+    recovering: Option<crate::txn::Xid>,
+) -> Result<()> {
     let undo = EntryUndo::decode(body).map_err(|r| ctx.corrupt(at.rdba, r))?;
     let name = format!("index object {}", undo.object_id);
     let tree = super::tree::Tree { object_id: undo.object_id, root: undo.root, name: &name };
@@ -145,6 +152,11 @@ pub fn roll_back(ctx: &AccessContext<'_>, body: &[u8], at: crate::txn::Uba) -> R
     let _structure = lock.lock();
     let (mut leaf, _) = tree.descend_for_change(ctx, undo.full_key)?;
     let rdba = leaf.rdba();
+    if let Some(xid) = recovering
+        && !crate::txn::transaction::points_at(&leaf, usize::from(undo.itl), xid, at)
+    {
+        return Ok(());
+    }
     undo.apply(&mut leaf).map_err(|r| ctx.corrupt(rdba, format!("{name}: {r}")))?;
     super::tree::stamp(ctx, &mut leaf);
     ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);

@@ -24,6 +24,9 @@ pub enum Front {
     },
     FlushBufferCache,
     Checkpoint,
+    SwitchLogfile,
+    /// COMMIT WRITE [IMMEDIATE | BATCH] [WAIT | NOWAIT].
+    CommitWrite(super::transaction::CommitWrite),
     ShowParameters(Option<String>),
     /// EXPLAIN PLAN FOR followed by this statement text.
     ExplainPlan(String),
@@ -78,7 +81,7 @@ pub fn classify(sql: &str) -> Result<Front> {
     // twice.
     let start = sql.trim_start();
     let first = &start[..start.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(start.len())];
-    let handled = ["ALTER", "SHOW", "EXPLAIN", "ANALYZE", "EXEC", "EXECUTE", "CREATE"];
+    let handled = ["ALTER", "SHOW", "EXPLAIN", "ANALYZE", "EXEC", "EXECUTE", "CREATE", "COMMIT"];
     if !first.is_empty() && !handled.iter().any(|w| w.eq_ignore_ascii_case(first)) {
         return Ok(Front::Standard { sql: sql.to_owned(), pctfree: None });
     }
@@ -95,6 +98,8 @@ pub fn classify(sql: &str) -> Result<Front> {
         }
         ("ALTER", "SYSTEM", "FLUSH") if word(3) == "BUFFER_CACHE" && words.len() == 4 => Ok(Front::FlushBufferCache),
         ("ALTER", "SYSTEM", "CHECKPOINT") if words.len() == 3 => Ok(Front::Checkpoint),
+        ("ALTER", "SYSTEM", "SWITCH") if word(3) == "LOGFILE" && words.len() == 4 => Ok(Front::SwitchLogfile),
+        ("COMMIT", "WRITE", _) => commit_write(&words[2..]),
         ("ALTER", "SYSTEM", _) => Err(Error::Unsupported {
             construct: format!("ALTER SYSTEM {}", word(2)),
             position: position_at(words.get(2)),
@@ -118,6 +123,26 @@ pub fn classify(sql: &str) -> Result<Front> {
         ("CREATE", "TABLE", _) | ("CREATE", "INDEX", _) | ("CREATE", "UNIQUE", "INDEX") => strip_pctfree(&tokens),
         _ => Ok(Front::Standard { sql: sql.to_owned(), pctfree: None }),
     }
+}
+
+/// The options after COMMIT WRITE: IMMEDIATE or BATCH, WAIT or NOWAIT, in any order.
+fn commit_write(words: &[&TokenWithSpan]) -> Result<Front> {
+    let mut write = super::transaction::CommitWrite::default();
+    for w in words {
+        match token_word(&w.token).as_str() {
+            "IMMEDIATE" if write.batch.is_none() => write.batch = Some(false),
+            "BATCH" if write.batch.is_none() => write.batch = Some(true),
+            "WAIT" if write.nowait.is_none() => write.nowait = Some(false),
+            "NOWAIT" if write.nowait.is_none() => write.nowait = Some(true),
+            other => {
+                return Err(Error::Parse {
+                    message: format!("COMMIT WRITE takes IMMEDIATE or BATCH, then WAIT or NOWAIT; found {other}"),
+                    position: position_at(Some(w)),
+                });
+            }
+        }
+    }
+    Ok(Front::CommitWrite(write))
 }
 
 fn token_word(t: &Token) -> String {

@@ -82,6 +82,8 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
         (Front::AlterSystemSet { name, value }, _) => system::alter_system(session, &name, &value),
         (Front::FlushBufferCache, _) => system::flush_buffer_cache(session),
         (Front::Checkpoint, _) => system::checkpoint(session),
+        (Front::SwitchLogfile, _) => system::switch_logfile(session),
+        (Front::CommitWrite(write), _) => transaction::commit(session, write),
         (Front::ShowParameters(filter), _) => Ok(system::show_parameters(session, filter.as_deref())),
         (Front::ExplainPlan(_), Some(statement)) => explain(session, &statement),
         (Front::Analyze { table, sample }, _) => {
@@ -147,7 +149,7 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, pctfree: Option
         }
         Statement::Update(update) => transaction::statement(session, || modify::update(session, update)),
         Statement::Delete(delete) => transaction::statement(session, || modify::delete(session, delete)),
-        Statement::Commit { chain: false, .. } => transaction::commit(session),
+        Statement::Commit { chain: false, .. } => transaction::commit(session, Default::default()),
         Statement::Rollback { chain: false, savepoint } => transaction::rollback(session, savepoint.as_ref()),
         Statement::Savepoint { name } => transaction::savepoint(session, name),
         Statement::Set(ast::Set::SetTransaction { modes, snapshot: None, session: false }) => {

@@ -63,7 +63,14 @@ pub fn flush_buffer_cache(session: &Session) -> Result<QueryResult> {
 }
 
 pub fn checkpoint(session: &Session) -> Result<QueryResult> {
+    session.db.redo.flush_all()?;
     session.db.checkpoint()?;
+    Ok(QueryResult::message(StatementKind::Alter, "System altered."))
+}
+
+/// ALTER SYSTEM SWITCH LOGFILE: the log writer moves to the next group.
+pub fn switch_logfile(session: &Session) -> Result<QueryResult> {
+    session.db.redo.switch_logfile()?;
     Ok(QueryResult::message(StatementKind::Alter, "System altered."))
 }
 

@@ -8,8 +8,55 @@
 
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
+use crate::stats::{Stat, WaitEvent};
 use crate::txn::transaction::Isolation;
 use sqlparser::ast;
+
+/// The WRITE clause of a COMMIT (`COMMIT WRITE BATCH NOWAIT`); what it leaves out comes
+/// from the session's `commit_logging` and `commit_wait`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommitWrite {
+    /// BATCH (true) or IMMEDIATE (false).
+    pub batch: Option<bool>,
+    /// NOWAIT (true) or WAIT (false).
+    pub nowait: Option<bool>,
+}
+
+/// Commits the session's transaction: writes its commit record, then, unless told not
+/// to wait, waits until the redo is on disk (`log file sync`), so that a commit
+/// acknowledged is a commit that survives a crash.
+fn commit_now(session: &Session, write: CommitWrite) -> Result<()> {
+    let had_changes = session.in_transaction();
+    let ctx = session.access_context();
+    session.txn.borrow_mut().commit(&ctx)?;
+    if !had_changes {
+        return Ok(());
+    }
+    let params = session.parameters();
+    let batch = write.batch.unwrap_or(params.get(crate::db::params::COMMIT_LOGGING) == "batch");
+    let wait_setting = params.get(crate::db::params::COMMIT_WAIT);
+    let nowait = wait_setting != "force_wait" && write.nowait.unwrap_or(wait_setting == "nowait");
+    let redo = &session.db.redo;
+    let lsn = redo.last_appended();
+    let stats = ctx.stats;
+    if nowait {
+        stats.add(Stat::CommitBatchNowait, 1);
+        if !batch {
+            redo.nudge();
+        }
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    {
+        let _wait = stats.begin_wait(WaitEvent::LogFileSync);
+        redo.wait_flushed(lsn, !batch)?;
+    }
+    let micros = started.elapsed().as_micros() as u64;
+    stats.add(Stat::RedoSynchWrites, 1);
+    stats.add(Stat::RedoSynchTimeUsec, micros);
+    stats.add(Stat::RedoSynchTime, micros / 10_000);
+    Ok(())
+}
 
 /// Runs a statement that changes data: rolled back alone if it fails, committed if it
 /// succeeds and autocommit is on.
@@ -19,8 +66,7 @@ pub fn statement(session: &Session, run: impl FnOnce() -> Result<QueryResult>) -
     match run() {
         Ok(result) => {
             if session.autocommit() && session.in_transaction() {
-                let ctx = session.access_context();
-                session.txn.borrow_mut().commit(&ctx)?;
+                commit_now(session, CommitWrite::default())?;
             }
             Ok(result)
         }
@@ -41,15 +87,14 @@ pub fn statement(session: &Session, run: impl FnOnce() -> Result<QueryResult>) -
 /// Commits the session's transaction before DDL.
 pub fn implicit_commit(session: &Session) -> Result<()> {
     if session.in_transaction() {
-        let ctx = session.access_context();
-        session.txn.borrow_mut().commit(&ctx)?;
+        commit_now(session, CommitWrite::default())?;
     }
     Ok(())
 }
 
-pub fn commit(session: &Session) -> Result<QueryResult> {
-    let ctx = session.access_context();
-    session.txn.borrow_mut().commit(&ctx)?;
+/// COMMIT [WRITE [IMMEDIATE | BATCH] [WAIT | NOWAIT]].
+pub fn commit(session: &Session, write: CommitWrite) -> Result<QueryResult> {
+    commit_now(session, write)?;
     Ok(QueryResult::message(StatementKind::Transaction, "Commit complete."))
 }
 

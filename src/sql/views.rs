@@ -31,6 +31,9 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "V$OSSTAT" => v_osstat(),
         "V$TRANSACTION" => transaction(session),
         "V$UNDOSTAT" => undostat(session),
+        "V$LOG" => v_log(session),
+        "V$LOGFILE" => v_logfile(session),
+        "V$RECOVERY_PROGRESS" => recovery_progress(session),
         "USER_TABLES" => user_tables(session),
         "USER_TAB_COLUMNS" => user_tab_columns(session),
         "USER_INDEXES" => user_indexes(session),
@@ -54,6 +57,60 @@ fn int(v: u64) -> Value {
 
 fn text(s: impl Into<String>) -> Value {
     Datum::string(s.into())
+}
+
+/// `v$log`: the online redo log groups (one member each, never archived).
+fn v_log(session: &Session) -> Rows {
+    let rows = session
+        .db
+        .redo
+        .status()
+        .into_iter()
+        .map(|g| {
+            vec![
+                int(u64::from(g.group)),
+                int(1),
+                int(u64::from(g.seq)),
+                int(g.bytes),
+                int(1),
+                text("NO"),
+                text(g.status),
+                int(g.first_scn),
+            ]
+        })
+        .collect();
+    (cols(&["GROUP#", "THREAD#", "SEQUENCE#", "BYTES", "MEMBERS", "ARCHIVED", "STATUS", "FIRST_CHANGE#"]), rows)
+}
+
+/// `v$logfile`: the file of each online redo log group.
+fn v_logfile(session: &Session) -> Rows {
+    let rows = session
+        .db
+        .redo
+        .status()
+        .into_iter()
+        .map(|g| vec![int(u64::from(g.group)), Datum::Null, text("ONLINE"), text(g.path.display().to_string())])
+        .collect();
+    (cols(&["GROUP#", "STATUS", "TYPE", "MEMBER"]), rows)
+}
+
+/// `v$recovery_progress`: what instance recovery did when the database was opened.
+fn recovery_progress(session: &Session) -> Rows {
+    let r = session.db.recovery.get().copied().unwrap_or_default();
+    let items: [(&str, &str, u64); 7] = [
+        ("Log Files", "Files", r.log_files),
+        ("Redo Applied", "Megabytes", r.redo_bytes >> 20),
+        ("Redo Records Applied", "Records", r.redo_records),
+        ("Data Blocks", "Blocks", r.blocks),
+        ("Transactions Rolled Back", "Transactions", r.transactions_rolled_back),
+        ("Roll Forward Time", "Milliseconds", r.roll_forward_ms),
+        ("Elapsed Time", "Milliseconds", r.elapsed_ms),
+    ];
+    let rows = items
+        .into_iter()
+        .map(|(item, units, sofar)| vec![text("Instance Recovery"), text(item), text(units), int(sofar)])
+        .collect();
+    (cols(&["TYPE", "ITEM", "UNITS", "SOFAR"]), rows)
 }
 
 fn statname() -> Rows {

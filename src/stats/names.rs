@@ -101,6 +101,23 @@ statistics! {
     ImScanBlocksCache => "IM scan blocks from cache", 128;
     ParseCountHard => "parse count (hard)", 64;
     ConsistentGetsPinFastpath => "consistent gets pin (fastpath)", 8;
+    RedoSize => "redo size", 2;
+    RedoEntries => "redo entries", 2;
+    RedoSynchWrites => "redo synch writes", 2;
+    RedoSynchTime => "redo synch time", 2;
+    RedoSynchTimeUsec => "redo synch time (usec)", 2;
+    RedoWrites => "redo writes", 2;
+    RedoBlocksWritten => "redo blocks written", 2;
+    RedoWastage => "redo wastage", 2;
+    RedoLogSwitches => "redo log switches", 2;
+    RedoLogGroupsAdded => "redo log groups added", 2;
+    CheckpointNotComplete => "checkpoint not complete", 2;
+    CommitBatchNowait => "commit batch/nowait requested", 2;
+    DbwrCheckpoints => "DBWR checkpoints", 8;
+    DbwrCheckpointBuffersWritten => "DBWR checkpoint buffers written", 8;
+    RedoRecordsApplied => "recovery redo records applied", 2;
+    RecoveryBlocksApplied => "recovery blocks read", 8;
+    TransactionsRolledBackAtOpen => "transaction rollbacks", 1;
 }
 
 impl Stat {
@@ -148,6 +165,11 @@ wait_events! {
     ControlFileParallelWrite => "control file parallel write", "System I/O";
     EnqTxRowLockContention => "enq: TX - row lock contention", "Application";
     PxDeqTableQNormal => "PX Deq: Table Q Normal", "Idle";
+    LogFileSync => "log file sync", "Commit";
+    LogFileParallelWrite => "log file parallel write", "System I/O";
+    LogFileSwitchCompletion => "log file switch completion", "Configuration";
+    LogFileSwitchCheckpointIncomplete => "log file switch (checkpoint incomplete)", "Configuration";
+    LogBufferSpace => "log buffer space", "Configuration";
 }
 
 impl WaitEvent {

@@ -27,6 +27,16 @@ pub struct ControlFile {
     pub extent_blocks: u32,
     /// The SCN of the last checkpoint.
     pub checkpoint_scn: u64,
+    /// The redo position of the last checkpoint (an LSN): every change logged before it
+    /// is in the datafiles; recovery applies the redo from here. 0: no redo yet.
+    #[serde(default)]
+    pub checkpoint_lsn: u64,
+    /// The online redo log groups, in the order the log writer uses them.
+    #[serde(default)]
+    pub log_groups: Vec<u32>,
+    /// Bytes of each online redo log file.
+    #[serde(default)]
+    pub log_file_size: u64,
     pub datafiles: Vec<DatafileEntry>,
     /// Parameters changed with ALTER SYSTEM SET, applied at open.
     pub parameters: BTreeMap<String, String>,
@@ -70,8 +80,8 @@ impl ControlFile {
         Ok(control)
     }
 
-    /// Writes the control file atomically (temporary file, fsync, rename).
-    pub fn write(&self, dir: &Path) -> Result<()> {
-        super::write_json(&Self::path(dir), self)
+    /// Writes the control file atomically (temporary file, fsync, rename) through `io`.
+    pub fn write(&self, io: &dyn super::io::Io, dir: &Path) -> Result<()> {
+        super::write_json_with(io, &Self::path(dir), self)
     }
 }

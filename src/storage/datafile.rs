@@ -13,11 +13,12 @@
 //! `ALTER SYSTEM FLUSH BUFFER_CACHE` calls.
 
 use super::block::{self, BlockType};
+use super::io::{Io, IoFile};
 use crate::error::{Error, Result};
-use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
 
 const MAGIC: &[u8; 16] = b"LIOSCOPE DATAFIL";
 const OFF_MAGIC: usize = block::HEADER_LEN;
@@ -25,11 +26,10 @@ const OFF_DB_ID: usize = OFF_MAGIC + 16;
 const OFF_FILE_NO: usize = OFF_DB_ID + 8;
 const OFF_BLOCK_SIZE: usize = OFF_FILE_NO + 2;
 
-/// One open datafile.
+/// One open datafile: written through the I/O layer, read from its descriptor.
 #[derive(Debug)]
 pub struct DataFile {
-    file: File,
-    path: PathBuf,
+    file: Arc<dyn IoFile>,
     /// The file number in block addresses (1-based, as Oracle's relative file number).
     number: u16,
     block_size: usize,
@@ -37,13 +37,8 @@ pub struct DataFile {
 
 impl DataFile {
     /// Creates a datafile with its header block; fails if the file exists.
-    pub fn create(path: &Path, number: u16, block_size: usize, db_id: u64) -> Result<DataFile> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| Error::io("create", path, e))?;
+    pub fn create(io: &dyn Io, path: &Path, number: u16, block_size: usize, db_id: u64) -> Result<DataFile> {
+        let file = io.open(path, true, false)?;
         let mut header = vec![0u8; block_size];
         block::format_block(&mut header, BlockType::FileHeader, block::rdba(number, 0), 0);
         header[OFF_MAGIC..OFF_MAGIC + 16].copy_from_slice(MAGIC);
@@ -51,26 +46,26 @@ impl DataFile {
         header[OFF_FILE_NO..OFF_FILE_NO + 2].copy_from_slice(&number.to_le_bytes());
         header[OFF_BLOCK_SIZE..OFF_BLOCK_SIZE + 4].copy_from_slice(&(block_size as u32).to_le_bytes());
         block::seal(&mut header);
-        file.write_all_at(&header, 0).map_err(|e| Error::io("write", path, e))?;
-        Ok(DataFile { file, path: path.to_owned(), number, block_size })
+        file.write_at(&header, 0)?;
+        Ok(DataFile { file, number, block_size })
     }
 
     /// Opens a datafile and checks its header against what the control file says.
-    pub fn open(path: &Path, number: u16, block_size: usize, db_id: u64, direct_io: bool) -> Result<DataFile> {
+    pub fn open(
+        io: &dyn Io,
+        path: &Path,
+        number: u16,
+        block_size: usize,
+        db_id: u64,
+        direct_io: bool,
+    ) -> Result<DataFile> {
         check_header(path, number, block_size, db_id)?;
-        let mut options = OpenOptions::new();
-        options.read(true).write(true);
-        if direct_io {
-            options.custom_flags(libc::O_DIRECT);
-        }
-        let file = options
-            .open(path)
-            .map_err(|e| Error::io(if direct_io { "open with O_DIRECT" } else { "open" }, path, e))?;
-        Ok(DataFile { file, path: path.to_owned(), number, block_size })
+        let file = io.open(path, false, direct_io)?;
+        Ok(DataFile { file, number, block_size })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
     pub fn number(&self) -> u16 {
@@ -80,7 +75,33 @@ impl DataFile {
     /// Reads one block into `buf`.
     pub fn read_block(&self, block_no: u32, buf: &mut [u8]) -> Result<()> {
         debug_assert_eq!(buf.len(), self.block_size);
-        self.file.read_exact_at(buf, self.offset(block_no)).map_err(|e| Error::io("read", &self.path, e))
+        let mut got = 0;
+        while got < buf.len() {
+            let rest = &mut buf[got..];
+            // SAFETY: `rest` is a live, writable buffer of the length given.
+            let n = unsafe {
+                libc::pread(
+                    self.file.fd(),
+                    rest.as_mut_ptr().cast(),
+                    rest.len(),
+                    (self.offset(block_no) + got as u64) as libc::off_t,
+                )
+            };
+            match n {
+                n if n > 0 => got += n as usize,
+                0 => {
+                    let e = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "block past the end of the file");
+                    return Err(Error::io("read", self.path(), e));
+                }
+                _ => {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        return Err(Error::io("read", self.path(), e));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Reads adjacent blocks starting at `first` into `bufs` with one `preadv` call (more
@@ -92,15 +113,10 @@ impl DataFile {
         // SAFETY: every iovec points at a distinct live `&mut [u8]` of its stated length,
         // borrowed mutably for the whole call, so the kernel writes only into memory we own.
         let got = unsafe {
-            libc::preadv(
-                self.file.as_raw_fd(),
-                iov.as_ptr(),
-                iov.len() as libc::c_int,
-                self.offset(first) as libc::off_t,
-            )
+            libc::preadv(self.file.fd(), iov.as_ptr(), iov.len() as libc::c_int, self.offset(first) as libc::off_t)
         };
         if got < 0 {
-            return Err(Error::io("read", &self.path, std::io::Error::last_os_error()));
+            return Err(Error::io("read", self.path(), std::io::Error::last_os_error()));
         }
         let got = got as usize;
         if got < want {
@@ -115,22 +131,17 @@ impl DataFile {
 
     /// Writes one block.
     pub fn write_block(&self, block_no: u32, buf: &[u8]) -> Result<()> {
-        self.file.write_all_at(buf, self.offset(block_no)).map_err(|e| Error::io("write", &self.path, e))
+        self.file.write_at(buf, self.offset(block_no))
     }
 
     /// Grows (or keeps) the file to hold `blocks` blocks.
     pub fn ensure_blocks(&self, blocks: u32) -> Result<()> {
-        let want = blocks as u64 * self.block_size as u64;
-        let have = self.file.metadata().map_err(|e| Error::io("stat", &self.path, e))?.len();
-        if have < want {
-            self.file.set_len(want).map_err(|e| Error::io("extend", &self.path, e))?;
-        }
-        Ok(())
+        self.file.extend(blocks as u64 * self.block_size as u64)
     }
 
     /// Flushes written blocks to stable storage.
     pub fn sync(&self) -> Result<()> {
-        self.file.sync_data().map_err(|e| Error::io("sync", &self.path, e))
+        self.file.sync()
     }
 
     /// Syncs, then asks the kernel to drop this file's pages from its page cache, so that
@@ -138,9 +149,9 @@ impl DataFile {
     pub fn drop_os_cache(&self) -> Result<()> {
         self.sync()?;
         // SAFETY: posix_fadvise only reads its integer arguments; the fd is open and owned.
-        let rc = unsafe { libc::posix_fadvise(self.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        let rc = unsafe { libc::posix_fadvise(self.file.fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
         if rc != 0 {
-            return Err(Error::io("posix_fadvise", &self.path, std::io::Error::from_raw_os_error(rc)));
+            return Err(Error::io("posix_fadvise", self.path(), std::io::Error::from_raw_os_error(rc)));
         }
         Ok(())
     }
@@ -179,7 +190,7 @@ mod tests {
     fn multiblock_read_fills_each_buffer() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.dbf");
-        let f = DataFile::create(&path, 1, 2048, 42).unwrap();
+        let f = DataFile::create(&crate::storage::io::OsIo, &path, 1, 2048, 42).unwrap();
         f.ensure_blocks(16).unwrap();
         for b in 1..16u32 {
             f.write_block(b, &vec![b as u8; 2048]).unwrap();
@@ -197,11 +208,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.dbf");
         std::fs::write(&path, vec![7u8; 8192]).unwrap();
-        let e = DataFile::open(&path, 1, 8192, 1, false).unwrap_err().to_string();
+        let e = DataFile::open(&crate::storage::io::OsIo, &path, 1, 8192, 1, false).unwrap_err().to_string();
         assert!(e.contains("not a lioscope datafile"), "{e}");
         let path2 = dir.path().join("g.dbf");
-        DataFile::create(&path2, 1, 8192, 1).unwrap();
-        let e = DataFile::open(&path2, 1, 8192, 2, false).unwrap_err().to_string();
+        DataFile::create(&crate::storage::io::OsIo, &path2, 1, 8192, 1).unwrap();
+        let e = DataFile::open(&crate::storage::io::OsIo, &path2, 1, 8192, 2, false).unwrap_err().to_string();
         assert!(e.contains("belongs to database"), "{e}");
     }
 }

@@ -10,6 +10,7 @@
 pub mod block;
 pub mod control;
 pub mod datafile;
+pub mod io;
 pub mod itl;
 pub mod row;
 pub mod segment;
@@ -33,20 +34,18 @@ pub fn read_json<T: serde::de::DeserializeOwned>(dir: &Path, name: &str, what: &
 
 /// Replaces the JSON document at `path` with `value`, atomically (see [`write_atomically`]).
 pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
+    write_json_with(&io::OsIo, path, value)
+}
+
+/// [`write_json`] through the I/O layer `io` (a database's own documents).
+pub fn write_json_with<T: serde::Serialize>(io: &dyn io::Io, path: &Path, value: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(value).unwrap_or_else(|e| panic!("{} serialises: {e}", path.display()));
-    write_atomically(path, text.as_bytes())
+    io.replace(path, text.as_bytes())
 }
 
 /// Replaces `path` with `contents` so that a crash leaves either the old or the new file:
 /// writes a temporary file beside it, syncs it, renames it over `path`, then syncs the
 /// directory so that the rename itself survives a crash.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = Path::new(&tmp);
-    std::fs::write(tmp, contents).map_err(|e| Error::io("write", tmp, e))?;
-    std::fs::File::open(tmp).and_then(|f| f.sync_all()).map_err(|e| Error::io("sync", tmp, e))?;
-    std::fs::rename(tmp, path).map_err(|e| Error::io("rename", path, e))?;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io("sync", dir, e))
+    io::Io::replace(&io::OsIo, path, contents)
 }

@@ -126,7 +126,7 @@ impl Transaction {
     /// Undoes the transaction's changes newer than `mark`, newest first.
     pub fn rollback_to(&mut self, ctx: &AccessContext<'_>, mark: Uba) -> Result<()> {
         match self.xid {
-            Some(xid) => undo_to(ctx, xid, mark),
+            Some(xid) => undo_to(ctx, xid, mark, false),
             None => Ok(()),
         }
     }
@@ -173,7 +173,12 @@ impl Transaction {
 /// record when the statement or savepoint began), newest first, in the current blocks;
 /// then makes `mark` its newest record again. The record of the transaction-table slot's
 /// history, always its first, stays: it tells of the slot's previous holder.
-pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba) -> Result<()> {
+///
+/// `recovering`: the transaction died in a crash, so some of its records may have been
+/// applied already (a rollback under way, a savepoint's) or never reached their block
+/// (the crash came between the undo and the change): a record is applied only where
+/// the block's ITL slot still points at it, as the change left it.
+pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba, recovering: bool) -> Result<()> {
     let mut at = ctx.db.undo.last_record(ctx, xid)?;
     let mut mark = mark;
     while !at.is_none() && at != mark {
@@ -183,12 +188,16 @@ pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba) -> Result<()> {
             break;
         }
         if crate::index::undo::is_index_record(&record.body) {
-            crate::index::undo::roll_back(ctx, &record.body, at)?;
+            crate::index::undo::roll_back(ctx, &record.body, at, recovering.then_some(xid))?;
             at = record.prev;
             continue;
         }
         let undo = BlockUndo::decode(&record.body).map_err(|r| ctx.corrupt(at.rdba, r))?;
         let mut guard = ctx.db.cache.current_get(ctx.stats, undo.rdba)?;
+        if recovering && !points_at(&guard, usize::from(undo.itl), xid, at) {
+            at = record.prev;
+            continue;
+        }
         // Compacting keeps the rooms of active transactions' rows: this one's too, whose
         // older records may need them.
         let kept = super::change::kept_rooms(&guard, |x| ctx.db.enqueues.is_active(x));
@@ -199,6 +208,22 @@ pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba) -> Result<()> {
         at = record.prev;
     }
     ctx.db.undo.truncate_chain(ctx, xid, mark)
+}
+
+/// Transaction recovery (SMON's job at open): rolls back every change of dead
+/// transaction `xid`, then ends it, so that its rows are unlocked and its undo freed.
+pub fn recover(ctx: &AccessContext<'_>, xid: Xid) -> Result<()> {
+    undo_to(ctx, xid, Uba::NONE, true)?;
+    ctx.db.end_transaction(ctx, xid)?;
+    Ok(())
+}
+
+/// Whether ITL slot `itl` of `block` names `xid` with its newest undo record at `at`.
+pub fn points_at(block: &[u8], itl: usize, xid: Xid, at: Uba) -> bool {
+    itl < itl::itl_count(block) && {
+        let slot = itl::get(block, itl);
+        slot.xid == xid && slot.uba == at
+    }
 }
 
 /// Stamps `xid`'s ITL slot in `block` committed at `scn`; false if no slot is its.

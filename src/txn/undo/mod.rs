@@ -108,8 +108,14 @@ pub struct Undo {
 
 /// Creates the undo datafile of a new database (or of one created before undo existed)
 /// in `dir`, `size_bytes` large, and returns its control-file entry.
-pub fn create_tablespace(dir: &Path, block_size: usize, db_id: u64, size_bytes: u64) -> Result<DatafileEntry> {
-    tablespace::create(dir, block_size, db_id, size_bytes)
+pub fn create_tablespace(
+    io: &dyn crate::storage::io::Io,
+    dir: &Path,
+    block_size: usize,
+    db_id: u64,
+    size_bytes: u64,
+) -> Result<DatafileEntry> {
+    tablespace::create(io, dir, block_size, db_id, size_bytes)
 }
 
 impl Undo {
@@ -485,6 +491,51 @@ impl Undo {
     /// nothing in the undo tablespace.
     fn corrupt_xid(&self, reason: String) -> Error {
         Error::Corrupt { file: self.path.clone(), block: None, reason }
+    }
+}
+
+impl Undo {
+    /// Transaction recovery, first step: the transactions the transaction tables show
+    /// active (dead, since the database has just opened), with each one's newest undo
+    /// record found: the slot keeps the transaction's current undo block, and the
+    /// newest record there is the chain's head (the slot's own copy may lag).
+    pub fn dead_transactions(&self, ctx: &AccessContext<'_>) -> Result<Vec<Xid>> {
+        let mut dead = Vec::new();
+        for segment in &self.segments {
+            let slots: Vec<(usize, TxnSlot)> = {
+                let header = ctx.db.cache.consistent_get(ctx.stats, segment.header_rdba)?;
+                let view = self.checked_header(&header, segment)?;
+                (0..TXN_SLOTS)
+                    .map(|i| view.slot(i).map(|s| (i, s)).map_err(|r| self.corrupt(segment.header_rdba, r)))
+                    .collect::<Result<Vec<_>>>()?
+            };
+            for (i, slot) in slots.into_iter().filter(|(_, s)| s.state == SlotState::Active) {
+                let xid = Xid { usn: segment.usn(), slot: i as u16, wrap: slot.wrap };
+                let mut newest = None;
+                if slot.current_block != 0 && segment.holds_block(slot.current_block) {
+                    let block = ctx.db.cache.consistent_get(ctx.stats, slot.current_block)?;
+                    let view = UndoBlock(&block);
+                    if view.is_undo_block() && view.owner() == xid && view.record_count() > 0 {
+                        let record = (view.record_count() - 1) as u8;
+                        newest = Some(Uba { rdba: slot.current_block, seq: view.seq(), record });
+                    }
+                }
+                if segment.active_txn(xid).is_none() {
+                    segment.active.lock()[i] = Some(ActiveTxn::new(slot.wrap, slot.start_scn));
+                }
+                segment.update_txn(xid, |t| {
+                    if let Some(uba) = newest {
+                        t.last = uba;
+                        t.current = Some((uba.rdba, uba.seq));
+                        if t.first.is_none() {
+                            t.first = slot.first;
+                        }
+                    }
+                });
+                dead.push(xid);
+            }
+        }
+        Ok(dead)
     }
 }
 

@@ -96,9 +96,15 @@ impl Layout {
 
 /// Creates the undo datafile in `dir` with its segment headers formatted, and returns its
 /// control-file entry. Fails if the file exists.
-pub fn create(dir: &Path, block_size: usize, db_id: u64, size_bytes: u64) -> Result<DatafileEntry> {
+pub fn create(
+    io: &dyn crate::storage::io::Io,
+    dir: &Path,
+    block_size: usize,
+    db_id: u64,
+    size_bytes: u64,
+) -> Result<DatafileEntry> {
     let layout = Layout::plan(size_bytes, block_size)?;
-    let file = DataFile::create(&dir.join(UNDO_FILE_NAME), UNDO_FILE_NO, block_size, db_id)?;
+    let file = DataFile::create(io, &dir.join(UNDO_FILE_NAME), UNDO_FILE_NO, block_size, db_id)?;
     let blocks = (size_bytes / block_size as u64) as u32;
     file.ensure_blocks(blocks)?;
     let mut buf = vec![0u8; block_size];

@@ -1,0 +1,199 @@
+//! How the cache makes redo: each write guard on a block's current version captures
+//! what it needs when it is taken ([`Capture`]) and appends one redo record when it is
+//! released, under the block's exclusive content lock (see the `redo` module for the
+//! whole picture). Also the buffer's two LSNs and the checkpoint position they give.
+//!
+//! ```text
+//!  take guard:   LOGGED set?  yes ─► copy the block (the before-image to compare with)
+//!                             no ──► nothing: the release logs the whole block
+//!  release:      new block ───────► Op::New, ranges that differ from zeros
+//!                no copy ─────────► Op::Image, the whole block; LOGGED set
+//!                copy ────────────► Op::Change, ranges that differ from the copy
+//!                then page LSN = end of the record; first-dirty LSN = its start if unset
+//! ```
+//!
+//! LOGGED (a state bit) says the redo since the block was last read or written holds an
+//! image of it; reads and writes clear it. So after any write that a crash may tear,
+//! the block's next change logs it whole (torn-block protection).
+//!
+//! Invariants: a block is written only once the redo up to its page LSN is on disk
+//! (`write_locked`); a buffer's first-dirty LSN is set (nonzero) from its first change
+//! after it was last written until that write is done, and a write whose sync is still
+//! to come holds `unsynced_min` at or below it: so the checkpoint position
+//! ([`BufferCache::unwritten_lsn`]) never passes a change not yet synced in its datafile.
+
+use super::{BufferCache, DIRTY, LOGGED};
+use crate::redo::record::{self, Op};
+use crate::redo::{Lsn, RedoLog};
+use crate::stats::SessionStats;
+use crate::storage::block;
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What a write guard on a current block keeps for its redo.
+pub(super) struct Capture<'c> {
+    pub stats: &'c SessionStats,
+    /// The block as it was when taken; `None`: log the whole block.
+    pub before: Option<Box<[u8]>>,
+    /// A block formatted without being read.
+    pub new: bool,
+}
+
+/// A buffer's LSNs.
+#[derive(Debug, Default)]
+pub(super) struct BufferLsns {
+    /// End of the redo of the latest change: written only after the log is past it.
+    pub page: AtomicU64,
+    /// Start of the redo of the first change since the block was last written (0: none).
+    pub first_dirty: AtomicU64,
+}
+
+thread_local! {
+    /// Block copies and range lists reused from guard to guard.
+    static SCRATCH: RefCell<(Vec<Box<[u8]>>, Vec<(usize, usize)>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Zeros to compare a new block with (the largest block size).
+static ZEROS: [u8; 32768] = [0; 32768];
+
+impl BufferCache {
+    /// Starts making redo for every change from now on.
+    pub fn attach_redo(&self, redo: Arc<RedoLog>) {
+        let _ = self.redo.set(redo);
+    }
+
+    /// The redo log, once attached.
+    pub fn redo(&self) -> Option<&Arc<RedoLog>> {
+        self.redo.get()
+    }
+
+    /// What a write guard on the current version in buffer `index` (exclusively locked)
+    /// keeps for its redo; `None` while no redo is made (recovery, tests of the cache).
+    pub(super) fn capture<'c>(&'c self, stats: &'c SessionStats, index: u32, new: bool) -> Option<Capture<'c>> {
+        self.redo.get()?;
+        let logged = self.headers[index as usize].has(LOGGED);
+        let before = (logged && !new).then(|| {
+            let mut copy = SCRATCH.with(|s| s.borrow_mut().0.pop()).filter(|c| c.len() == self.block_size);
+            let copy = copy.get_or_insert_with(|| vec![0u8; self.block_size].into_boxed_slice());
+            // SAFETY: the caller holds the buffer's pin and exclusive content lock.
+            copy.copy_from_slice(unsafe { self.buffer_bytes(index) });
+            std::mem::take(copy)
+        });
+        Some(Capture { stats, before, new })
+    }
+
+    /// Appends the redo of the change made through a guard on buffer `index` (still
+    /// exclusively locked) and updates the buffer's LSNs. A change the log cannot take
+    /// (it failed) leaves the block never to be written: recovery will not know it.
+    pub(super) fn log_change(&self, index: u32, rdba: u32, capture: Capture<'_>) {
+        let Some(redo) = self.redo.get() else { return };
+        // SAFETY: the caller holds the buffer's pin and exclusive content lock.
+        let after = unsafe { self.buffer_bytes(index) };
+        SCRATCH.with(|s| {
+            let mut scratch = s.borrow_mut();
+            let (copies, ranges) = &mut *scratch;
+            let op = match (&capture.before, capture.new) {
+                (_, true) => {
+                    record::diff(&ZEROS[..after.len()], after, ranges);
+                    Op::New
+                }
+                (Some(before), false) => {
+                    record::diff(before, after, ranges);
+                    Op::Change
+                }
+                (None, false) => {
+                    ranges.clear();
+                    ranges.push((0, after.len()));
+                    Op::Image
+                }
+            };
+            if let Some(before) = capture.before {
+                copies.push(before);
+            }
+            if op == Op::Change && ranges.is_empty() {
+                return;
+            }
+            let scn = block::BlockHeader(after).scn();
+            let len = record::encoded_len(ranges);
+            let lsns = &self.lsns[index as usize];
+            match redo
+                .append(capture.stats, len, scn, |out, seq| record::encode_one(out, seq, scn, rdba, op, after, ranges))
+            {
+                Ok((start, end)) => {
+                    lsns.page.store(end, Ordering::Release);
+                    let _ = lsns.first_dirty.compare_exchange(0, start, Ordering::AcqRel, Ordering::Relaxed);
+                    self.headers[index as usize].state.fetch_or(LOGGED, Ordering::AcqRel);
+                    redo.note_appended(end);
+                }
+                Err(_) => lsns.page.store(Lsn::MAX, Ordering::Release),
+            }
+        });
+    }
+
+    /// Before block `index` is written: the redo up to its page LSN must be on disk.
+    pub(super) fn write_ahead(&self, index: u32) -> crate::error::Result<()> {
+        match self.redo.get() {
+            Some(redo) => redo.flush_to(self.lsns[index as usize].page.load(Ordering::Acquire)),
+            None => Ok(()),
+        }
+    }
+
+    /// After block `index` was written (not yet synced): its next change logs it whole,
+    /// and its first-dirty LSN moves to `unsynced_min` until the files are synced.
+    pub(super) fn written(&self, index: u32) {
+        let h = &self.headers[index as usize];
+        h.state.fetch_and(!LOGGED, Ordering::AcqRel);
+        let lsns = &self.lsns[index as usize];
+        let first = lsns.first_dirty.load(Ordering::Acquire);
+        if first != 0 {
+            self.unsynced_min.fetch_min(first, Ordering::AcqRel);
+            if h.state.load(Ordering::Acquire) & DIRTY == 0 {
+                let _ = lsns.first_dirty.compare_exchange(first, 0, Ordering::AcqRel, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Forgets the LSNs of buffer `index`, whose block leaves the cache unwritten (its
+    /// object was dropped) or is reused.
+    pub(super) fn forget_lsns(&self, index: u32) {
+        let lsns = &self.lsns[index as usize];
+        lsns.first_dirty.store(0, Ordering::Release);
+        lsns.page.store(0, Ordering::Release);
+    }
+
+    /// The oldest redo a datafile may still lack: the first-dirty LSN of every buffer
+    /// changed since it was written, and of writes not yet synced; `None` if none.
+    pub fn unwritten_lsn(&self) -> Option<Lsn> {
+        let unsynced = self.unsynced_min.load(Ordering::Acquire);
+        let buffers = self.lsns.iter().map(|l| l.first_dirty.load(Ordering::Acquire)).filter(|&l| l != 0).min();
+        let oldest = buffers.unwrap_or(Lsn::MAX).min(unsynced);
+        (oldest != Lsn::MAX).then_some(oldest)
+    }
+
+    /// Takes the unsynced writes' minimum before a sync of every datafile (which covers
+    /// them); `restore_unsynced` puts it back if the sync fails.
+    pub(super) fn take_unsynced(&self) -> Lsn {
+        self.unsynced_min.swap(Lsn::MAX, Ordering::AcqRel)
+    }
+
+    pub(super) fn restore_unsynced(&self, lsn: Lsn) {
+        self.unsynced_min.fetch_min(lsn, Ordering::AcqRel);
+    }
+
+    /// Instance recovery: applies one change vector to its block in the cache (before
+    /// redo is attached, so nothing is logged). A whole image or a new block is not read
+    /// first, so a block torn on disk is rebuilt; a change needs the block as a
+    /// checkpoint or an earlier vector left it, and reads it (checked) if not cached.
+    pub fn apply_redo(&self, stats: &SessionStats, vector: &record::Vector<'_>) -> crate::error::Result<()> {
+        debug_assert!(self.redo.get().is_none(), "recovery applies redo before the log is attached");
+        let mut guard = match vector.op {
+            Op::Change => self.current_get(stats, vector.rdba)?,
+            Op::Image | Op::New => self.new_block(stats, vector.rdba, 0)?,
+        };
+        vector.apply(&mut guard).map_err(|reason| self.corrupt(vector.rdba, reason))?;
+        let object_id = block::BlockHeader(&guard).object_id();
+        self.headers[guard.index as usize].object_id.store(object_id, Ordering::Relaxed);
+        Ok(())
+    }
+}

@@ -1,0 +1,260 @@
+//! Redo records as they lie in an online log file, and the change vectors inside them.
+//!
+//! ```text
+//!  redo record (little-endian):
+//!  offset  size  field
+//!  0       4     length of the record, this header included (0: the rest of this
+//!                512-byte log block is padding)
+//!  4       4     CRC-32 of bytes 8..length
+//!  8       4     log sequence number the record was written in
+//!  12      8     SCN: the highest block SCN among its changes
+//!  20      2     change vectors
+//!  22      2     (reserved)
+//!  24      ..    change vectors:
+//!                0  block address u32
+//!                4  op u8: 1 change (ranges over the block as it was), 2 image (the
+//!                   whole block), 3 new (a zeroed block, then ranges)
+//!                5  (reserved) u8
+//!                6  ranges u16
+//!                8  ranges: offset u16, length u16, bytes
+//! ```
+//!
+//! The change vectors are physical: the bytes of a block that one change wrote, found
+//! by comparing the block before and after ([`diff`]). Applied in log order from a
+//! checkpoint to any version of a block at least as new as that checkpoint, they give
+//! the block as the last change left it: a byte a vector names ends as the newest
+//! vector set it, and a byte none names has not changed since the checkpoint.
+//!
+//! Invariant: a record is valid only whole: its length fits the file, its CRC matches
+//! and its sequence is the file's, so a torn or stale record ends the log.
+
+/// Bytes of a record's header.
+pub const RECORD_HEADER: usize = 24;
+/// Bytes of a change vector's header.
+const VECTOR_HEADER: usize = 8;
+/// Bytes of a range's header.
+const RANGE_HEADER: usize = 4;
+/// Changed stretches closer than this are logged as one range (a range header costs 4).
+const MERGE_GAP: usize = 8;
+
+/// What a change vector does to its block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Op {
+    /// Writes the ranges over the block as it was.
+    Change = 1,
+    /// The whole block (one range from 0): the first change after the block was last
+    /// read or written, so that a block torn by a crash is rebuilt whole.
+    Image = 2,
+    /// A block formatted without being read: zeroes, then the ranges.
+    New = 3,
+}
+
+/// One decoded change vector: ranges (offset, bytes) to write into block `rdba`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vector<'a> {
+    pub rdba: u32,
+    pub op: Op,
+    pub ranges: Vec<(usize, &'a [u8])>,
+}
+
+impl Vector<'_> {
+    /// Applies the vector to `block` (for `Op::New`, zeroes it first).
+    pub fn apply(&self, block: &mut [u8]) -> Result<(), String> {
+        if self.op == Op::New {
+            block.fill(0);
+        }
+        for &(offset, bytes) in &self.ranges {
+            let end = offset + bytes.len();
+            if end > block.len() {
+                return Err(format!(
+                    "a change to block {:#x} ends at byte {end}, past its {} bytes",
+                    self.rdba,
+                    block.len()
+                ));
+            }
+            block[offset..end].copy_from_slice(bytes);
+        }
+        Ok(())
+    }
+}
+
+/// The stretches where `after` differs from `before` (equal lengths, a multiple of 8),
+/// as (offset, length), stretches closer than [`MERGE_GAP`] merged.
+pub fn diff(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
+    debug_assert_eq!(before.len(), after.len());
+    out.clear();
+    let words = before.len() / 8;
+    let word = |b: &[u8], i: usize| u64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    let mut i = 0;
+    while i < words {
+        if word(before, i) == word(after, i) {
+            i += 1;
+            continue;
+        }
+        let mut start = i * 8;
+        while before[start] == after[start] {
+            start += 1;
+        }
+        let mut j = i + 1;
+        while j < words && word(before, j) != word(after, j) {
+            j += 1;
+        }
+        let mut end = j * 8;
+        while before[end - 1] == after[end - 1] {
+            end -= 1;
+        }
+        match out.last_mut() {
+            Some((s, len)) if start - (*s + *len) < MERGE_GAP => *len = end - *s,
+            _ => out.push((start, end - start)),
+        }
+        i = j;
+    }
+}
+
+/// Appends to `out` a record of one change vector: `op` on `rdba`, with the given
+/// `ranges` of `block` (the block after the change).
+pub fn encode_one(out: &mut Vec<u8>, seq: u32, scn: u64, rdba: u32, op: Op, block: &[u8], ranges: &[(usize, usize)]) {
+    let start = out.len();
+    out.extend_from_slice(&[0u8; RECORD_HEADER]);
+    out.extend_from_slice(&rdba.to_le_bytes());
+    out.push(op as u8);
+    out.push(0);
+    out.extend_from_slice(&(ranges.len() as u16).to_le_bytes());
+    for &(offset, len) in ranges {
+        out.extend_from_slice(&(offset as u16).to_le_bytes());
+        out.extend_from_slice(&(len as u16).to_le_bytes());
+        out.extend_from_slice(&block[offset..offset + len]);
+    }
+    let len = (out.len() - start) as u32;
+    let header = &mut out[start..start + RECORD_HEADER];
+    header[0..4].copy_from_slice(&len.to_le_bytes());
+    header[8..12].copy_from_slice(&seq.to_le_bytes());
+    header[12..20].copy_from_slice(&scn.to_le_bytes());
+    header[20..22].copy_from_slice(&1u16.to_le_bytes());
+    let crc = crc32fast::hash(&out[start + 8..]);
+    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Bytes a record of one vector with these ranges takes.
+pub fn encoded_len(ranges: &[(usize, usize)]) -> usize {
+    RECORD_HEADER + VECTOR_HEADER + ranges.iter().map(|&(_, len)| RANGE_HEADER + len).sum::<usize>()
+}
+
+/// A record read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record<'a> {
+    pub scn: u64,
+    pub vectors: Vec<Vector<'a>>,
+}
+
+/// What lies at a position of a log file.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Found<'a> {
+    /// A valid record of `len` bytes.
+    Record(Record<'a>, usize),
+    /// Padding: go on at the next 512-byte boundary.
+    Padding,
+    /// The end of the sequence's records (zeros at a block boundary, a torn or stale
+    /// record, or the end of the file).
+    End,
+}
+
+/// Reads the record at the start of `bytes` (the rest of a file of sequence `seq`);
+/// `at_boundary`: whether it starts at a 512-byte boundary.
+pub fn read(bytes: &[u8], seq: u32, at_boundary: bool) -> Found<'_> {
+    if bytes.len() < 4 {
+        return if at_boundary || bytes.iter().any(|&b| b != 0) { Found::End } else { Found::Padding };
+    }
+    let len = u32::from_le_bytes(bytes[0..4].try_into().expect("4 bytes")) as usize;
+    if len == 0 {
+        return if at_boundary { Found::End } else { Found::Padding };
+    }
+    if len < RECORD_HEADER || len > bytes.len() {
+        return Found::End;
+    }
+    let record = &bytes[..len];
+    let crc = u32::from_le_bytes(record[4..8].try_into().expect("4 bytes"));
+    if crc32fast::hash(&record[8..]) != crc || u32::from_le_bytes(record[8..12].try_into().expect("4")) != seq {
+        return Found::End;
+    }
+    match decode(record) {
+        Some(r) => Found::Record(r, len),
+        None => Found::End,
+    }
+}
+
+fn decode(record: &[u8]) -> Option<Record<'_>> {
+    let u16_at = |o: usize| record.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
+    let scn = u64::from_le_bytes(record[12..20].try_into().ok()?);
+    let count = u16_at(20)?;
+    let mut at = RECORD_HEADER;
+    let mut vectors = Vec::with_capacity(count);
+    for _ in 0..count {
+        let rdba = u32::from_le_bytes(record.get(at..at + 4)?.try_into().ok()?);
+        let op = match record.get(at + 4)? {
+            1 => Op::Change,
+            2 => Op::Image,
+            3 => Op::New,
+            _ => return None,
+        };
+        let n = u16_at(at + 6)?;
+        at += VECTOR_HEADER;
+        let mut ranges = Vec::with_capacity(n);
+        for _ in 0..n {
+            let offset = u16_at(at)?;
+            let len = u16_at(at + 2)?;
+            ranges.push((offset, record.get(at + RANGE_HEADER..at + RANGE_HEADER + len)?));
+            at += RANGE_HEADER + len;
+        }
+        vectors.push(Vector { rdba, op, ranges });
+    }
+    (at == record.len()).then_some(Record { scn, vectors })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn applying_the_diff_turns_before_into_after(
+            before in proptest::collection::vec(any::<u8>(), 512),
+            changes in proptest::collection::vec((0usize..512, any::<u8>()), 0..40),
+        ) {
+            let mut after = before.clone();
+            for (at, b) in changes {
+                after[at] = b;
+            }
+            let mut ranges = Vec::new();
+            diff(&before, &after, &mut ranges);
+            let mut log = Vec::new();
+            encode_one(&mut log, 7, 99, 0x400001, Op::Change, &after, &ranges);
+            prop_assert_eq!(log.len(), encoded_len(&ranges));
+            let Found::Record(record, len) = read(&log, 7, true) else { panic!("a record") };
+            prop_assert_eq!(len, log.len());
+            prop_assert_eq!(record.scn, 99);
+            let mut block = before.clone();
+            record.vectors[0].apply(&mut block).unwrap();
+            prop_assert_eq!(block, after);
+        }
+    }
+
+    #[test]
+    fn a_record_torn_stale_or_cut_ends_the_log() {
+        let block = vec![5u8; 64];
+        let mut log = Vec::new();
+        encode_one(&mut log, 3, 1, 1, Op::Image, &block, &[(0, 64)]);
+        assert!(matches!(read(&log, 3, true), Found::Record(..)));
+        assert_eq!(read(&log, 4, true), Found::End, "a record of another sequence is stale");
+        for cut in 0..log.len() {
+            assert_eq!(read(&log[..cut], 3, true), Found::End, "cut at {cut}");
+        }
+        let mut torn = log.clone();
+        torn[40] ^= 1;
+        assert_eq!(read(&torn, 3, true), Found::End);
+        assert_eq!(read(&[0u8; 100], 3, false), Found::Padding);
+        assert_eq!(read(&[0u8; 100], 3, true), Found::End);
+    }
+}
