@@ -343,9 +343,9 @@ impl IoFile for FaultFile {
 
     fn write_at(&self, buf: &[u8], offset: u64) -> Result<()> {
         check(&self.state, &self.inner.path, false)?;
+        // Bytes past the end of the file read as zeros: what a dropped write leaves there.
         let mut old = vec![0u8; buf.len()];
-        let got = read_some_at(&self.inner.file, &mut old, offset);
-        old.truncate(got);
+        read_some_at(&self.inner.file, &mut old, offset);
         self.inner.write_at(buf, offset)?;
         self.state.lock().unsynced.push((self.inner.path.clone(), Unsynced::Write { offset, old, new_len: buf.len() }));
         Ok(())

@@ -1,0 +1,338 @@
+//! Durability: power losses at every sync (unsynced writes kept, dropped or torn), I/O
+//! errors, redo cut at every byte of its last records, crashes with uncommitted work
+//! checkpointed, and instance recovery's report. Every case reopens the database and
+//! checks the same invariants: the total of the accounts is unchanged, every
+//! acknowledged transfer is present, no transaction is left active, the index agrees
+//! with the table, and every row can still be updated.
+
+mod common;
+
+use common::{exec, int, manual, scalar};
+use lioscope::storage::io::{Fault, FaultIo, FaultPlan, Io};
+use lioscope::{Database, DatabaseOptions, Session};
+use std::path::Path;
+use std::sync::Arc;
+
+const ACCOUNTS: i64 = 50;
+const BALANCE: i64 = 1000;
+
+/// A small database: 2 KB blocks, 64 KB extents, 1 MB logs, a 1 MB cache.
+fn options(io: Option<Arc<dyn Io>>) -> DatabaseOptions {
+    DatabaseOptions {
+        block_size: 2048,
+        extent_size: 64 * 2048,
+        parameters: vec![
+            ("db_cache_size".into(), "1M".into()),
+            ("log_file_size".into(), "1M".into()),
+            ("undo_tablespace_size".into(), "2M".into()),
+            ("log_checkpoint_timeout".into(), "0".into()),
+        ],
+        io,
+    }
+}
+
+/// Creates the accounts (with an index) and the ledger of transfers in `dir`.
+fn create_bank(dir: &Path) {
+    let db = Database::create(dir, options(None)).unwrap();
+    let s = db.session();
+    exec(&s, "CREATE TABLE acct (id INTEGER, bal INTEGER, pad VARCHAR2(100))");
+    exec(
+        &s,
+        &format!(
+            "INSERT INTO acct SELECT LEVEL, {BALANCE}, RPAD('x', 100, 'x') FROM dual CONNECT BY LEVEL <= {ACCOUNTS}"
+        ),
+    );
+    exec(&s, "CREATE INDEX acct_id ON acct (id)");
+    exec(&s, "CREATE TABLE ledger (id INTEGER)");
+    db.close().unwrap();
+}
+
+/// Transfer `n`: moves 1 between two accounts and records `n` in the ledger.
+fn transfer(s: &Session, n: i64) -> lioscope::Result<()> {
+    let from = n % ACCOUNTS + 1;
+    let to = (n * 7 + 3) % ACCOUNTS + 1;
+    s.execute(&format!("UPDATE acct SET bal = bal - 1 WHERE id = {from}"))?;
+    s.execute(&format!("UPDATE acct SET bal = bal + 1 WHERE id = {to}"))?;
+    s.execute(&format!("INSERT INTO ledger VALUES ({n})"))?;
+    s.execute("COMMIT")?;
+    Ok(())
+}
+
+/// Runs transfers 1..=count (a checkpoint halfway, and a big uncommitted update from
+/// another session before it) until one fails; returns the acknowledged ones and the
+/// session with the uncommitted update (drop it only once the power is off, so that its
+/// rollback is recovery's to do).
+fn workload(db: &Database, count: i64) -> (Vec<i64>, Session) {
+    let s = db.session();
+    manual(&s);
+    let other = db.session();
+    manual(&other);
+    let mut acknowledged = Vec::new();
+    for n in 1..=count {
+        if n == count / 2 {
+            if other.execute("UPDATE acct SET bal = bal + 1000 WHERE id > 25").is_err()
+                || s.execute("ALTER SYSTEM CHECKPOINT").is_err()
+            {
+                break;
+            }
+        }
+        if transfer(&s, n).is_err() {
+            break;
+        }
+        acknowledged.push(n);
+    }
+    (acknowledged, other)
+}
+
+/// Reopens `dir` and checks every invariant; returns the ledger's ids.
+fn check_after_crash(dir: &Path, acknowledged: &[i64]) -> Vec<i64> {
+    let db = Database::open(dir, options(None)).unwrap_or_else(|e| panic!("reopen after a crash: {e}"));
+    let s = db.session();
+    assert_eq!(int(&s, "SELECT SUM(bal) FROM acct"), ACCOUNTS * BALANCE, "the total is unchanged");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM v$transaction"), 0, "no transaction is left active");
+    let ledger: Vec<i64> = common::rows(&s, "SELECT id FROM ledger ORDER BY id")
+        .iter()
+        .map(|r| r[0].to_string().parse().unwrap())
+        .collect();
+    for n in acknowledged {
+        assert!(ledger.contains(n), "acknowledged transfer {n} is present (ledger {ledger:?})");
+    }
+    let by_index = int(&s, "SELECT /*+ INDEX(acct acct_id) */ COUNT(*) FROM acct WHERE id BETWEEN 1 AND 1000");
+    let by_scan = int(&s, "SELECT /*+ FULL(acct) */ COUNT(*) FROM acct WHERE id BETWEEN 1 AND 1000");
+    assert_eq!((by_index, by_scan), (ACCOUNTS, ACCOUNTS), "the index agrees with the table");
+    exec(&s, "UPDATE acct SET bal = bal + 1");
+    assert_eq!(int(&s, "SELECT SUM(bal) FROM acct"), ACCOUNTS * (BALANCE + 1), "every row can be updated");
+    exec(&s, "UPDATE acct SET bal = bal - 1");
+    ledger
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != "lioscope.lock" {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_power_loss_at_any_sync_loses_no_acknowledged_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("base");
+    create_bank(&base);
+    // How many syncs a whole run makes, then a power loss at each of them in turn.
+    let total = {
+        let dir = tmp.path().join("count");
+        copy_dir(&base, &dir);
+        let io = FaultIo::new(FaultPlan::default());
+        let db = Database::open(&dir, options(Some(io.clone()))).unwrap();
+        drop(workload(&db, 24));
+        drop(db);
+        io.syncs()
+    };
+    assert!(total > 20, "a run makes {total} syncs");
+    let mut torn = 0;
+    for at in 1..=total {
+        let dir = tmp.path().join(format!("at{at}"));
+        copy_dir(&base, &dir);
+        let io = FaultIo::new(FaultPlan { at_sync: Some((at, Fault::PowerLoss)), at_write: None });
+        let acknowledged = match Database::open(&dir, options(Some(io.clone()))) {
+            Ok(db) => {
+                let (acknowledged, other) = workload(&db, 24);
+                io.cut_power();
+                drop((other, db));
+                acknowledged
+            }
+            Err(_) => Vec::new(),
+        };
+        let report = io.power_loss(at).unwrap();
+        torn += report.torn;
+        check_after_crash(&dir, &acknowledged);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    assert!(torn > 0, "some power losses tore writes");
+}
+
+#[test]
+fn io_errors_fail_the_statement_or_commit_and_the_database_opens_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("base");
+    create_bank(&base);
+    let cases = [
+        FaultPlan { at_write: Some((3, Fault::Errno(libc::ENOSPC))), at_sync: None },
+        FaultPlan { at_write: Some((40, Fault::Errno(libc::EIO))), at_sync: None },
+        FaultPlan { at_sync: Some((5, Fault::Errno(libc::EIO))), at_write: None },
+        FaultPlan { at_sync: Some((30, Fault::Errno(libc::ENOSPC))), at_write: None },
+    ];
+    for (i, plan) in cases.into_iter().enumerate() {
+        let dir = tmp.path().join(format!("case{i}"));
+        copy_dir(&base, &dir);
+        let io = FaultIo::new(plan.clone());
+        let db = Database::open(&dir, options(Some(io.clone()))).unwrap();
+        let s = db.session();
+        manual(&s);
+        let mut acknowledged = Vec::new();
+        let mut errors = Vec::new();
+        for n in 1..=30 {
+            match transfer(&s, n) {
+                Ok(()) => acknowledged.push(n),
+                Err(e) => {
+                    errors.push(e.to_string());
+                    let _ = s.execute("ROLLBACK");
+                }
+            }
+            if n % 10 == 0
+                && let Err(e) = s.execute("ALTER SYSTEM CHECKPOINT")
+            {
+                errors.push(e.to_string());
+            }
+        }
+        assert!(
+            errors.iter().any(|e| e.contains("No space left") || e.contains("Input/output error")),
+            "case {i} ({plan:?}): the error names the cause: {errors:?}"
+        );
+        drop(s);
+        drop(db);
+        check_after_crash(&dir, &acknowledged);
+    }
+}
+
+#[test]
+fn uncommitted_work_checkpointed_before_a_crash_is_rolled_back_at_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    create_bank(&dir);
+    let io = FaultIo::new(FaultPlan::default());
+    let db = Database::open(&dir, options(Some(io.clone()))).unwrap();
+    let s = db.session();
+    manual(&s);
+    exec(&s, "UPDATE acct SET bal = bal + 1000");
+    exec(&s, "ALTER SYSTEM CHECKPOINT");
+    io.cut_power();
+    drop((s, db));
+    let db = Database::open(&dir, options(None)).unwrap();
+    let report = db.recovery();
+    assert_eq!(report.transactions_rolled_back, 1, "{report:?}");
+    assert!(report.summary().unwrap().contains("1 transactions rolled back"));
+    let s = db.session();
+    assert_eq!(scalar(&s, "SELECT SOFAR FROM v$recovery_progress WHERE item = 'Transactions Rolled Back'"), "1");
+    drop(s);
+    drop(db);
+    check_after_crash(&dir, &[]);
+}
+
+#[test]
+fn recovery_replays_committed_work_that_never_reached_the_datafiles() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    create_bank(&dir);
+    let io = FaultIo::new(FaultPlan::default());
+    let db = Database::open(&dir, options(Some(io.clone()))).unwrap();
+    let acknowledged = {
+        let s = db.session();
+        manual(&s);
+        (1..=40).inspect(|&n| transfer(&s, n).unwrap()).collect::<Vec<_>>()
+    };
+    // Every datafile write since the last checkpoint is lost; only the log survives.
+    io.cut_power();
+    drop(db);
+    io.power_loss(7).unwrap();
+    let db = Database::open(&dir, options(None)).unwrap();
+    let report = db.recovery();
+    assert!(report.needed && report.redo_records > 0 && report.blocks > 0, "{report:?}");
+    drop(db);
+    assert_eq!(check_after_crash(&dir, &acknowledged), acknowledged);
+}
+
+/// The valid redo of the newest sequence: (file, first byte after the last record).
+fn redo_tail(dir: &Path) -> (std::path::PathBuf, usize) {
+    let control: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("control.json")).unwrap()).unwrap();
+    let db_id = control["db_id"].as_u64().unwrap();
+    let mut newest = None;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "log") {
+            let header = lioscope::redo::log::read_header(&path, db_id).unwrap();
+            if newest.as_ref().is_none_or(|(s, _)| header.seq > *s) {
+                newest = Some((header.seq, path));
+            }
+        }
+    }
+    let (seq, path) = newest.unwrap();
+    let end =
+        lioscope::redo::reader::scan(&[(seq, path.clone())], lioscope::redo::lsn(seq, 0), |_, _, _| Ok(())).unwrap();
+    (path, lioscope::redo::lsn_offset(end.end) as usize)
+}
+
+#[test]
+fn redo_cut_at_every_byte_of_its_last_records_recovers_exactly_the_complete_transactions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("base");
+    create_bank(&base);
+    let io = FaultIo::new(FaultPlan::default());
+    let db = Database::open(&base, options(Some(io.clone()))).unwrap();
+    let s = db.session();
+    manual(&s);
+    for n in 1..=5 {
+        transfer(&s, n).unwrap();
+    }
+    // Blocks already logged whole: the last transfer's records are small changes.
+    let (_, before_last) = redo_tail(&base);
+    transfer(&s, 6).unwrap();
+    io.cut_power();
+    drop((s, db));
+    let (log, end) = redo_tail(&base);
+    assert!(end > before_last, "the last transfer wrote redo");
+    let mut seen = Vec::new();
+    for cut in before_last..=end {
+        let dir = tmp.path().join("cut");
+        copy_dir(&base, &dir);
+        let file = std::fs::OpenOptions::new().write(true).open(dir.join(log.file_name().unwrap())).unwrap();
+        use std::os::unix::fs::FileExt;
+        file.write_all_at(&vec![0u8; end - cut], cut as u64).unwrap();
+        drop(file);
+        let ledger = check_after_crash(&dir, &[1, 2, 3, 4, 5]);
+        assert!(ledger == [1, 2, 3, 4, 5] || ledger == [1, 2, 3, 4, 5, 6], "cut at {cut}: {ledger:?}");
+        assert!(seen.last().is_none_or(|&l| l <= ledger.len()), "a longer log never loses a transfer (cut at {cut})");
+        seen.push(ledger.len());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    assert_eq!((seen[0], seen[seen.len() - 1]), (5, 6), "the last transfer is lost when cut first, kept whole");
+}
+
+#[test]
+fn the_log_views_and_statistics_show_what_the_log_writer_did() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    create_bank(&dir);
+    let db = Database::open(&dir, options(None)).unwrap();
+    let s = db.session();
+    manual(&s);
+    let seq = int(&s, "SELECT sequence# FROM v$log WHERE status = 'CURRENT'");
+    transfer(&s, 1).unwrap();
+    exec(&s, "ALTER SYSTEM SWITCH LOGFILE");
+    assert_eq!(int(&s, "SELECT sequence# FROM v$log WHERE status = 'CURRENT'"), seq + 1);
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM v$logfile"), 3);
+    for name in ["redo size", "redo entries", "redo synch writes"] {
+        assert!(int(&s, &format!("SELECT value FROM v$mystat WHERE name = '{name}'")) > 0, "{name}");
+    }
+    for name in ["redo writes", "redo blocks written", "redo log switches"] {
+        assert!(common::sysstat(&s, name) > 0, "{name}");
+    }
+    assert!(int(&s, "SELECT total_waits FROM v$system_event WHERE event = 'log file sync'") > 0);
+    assert!(int(&s, "SELECT total_waits FROM v$system_event WHERE event = 'log file parallel write'") > 0);
+    // A commit that does not wait is counted and never waits.
+    let waits = int(&s, "SELECT total_waits FROM v$system_event WHERE event = 'log file sync'");
+    exec(&s, "UPDATE acct SET bal = bal WHERE id = 1");
+    exec(&s, "COMMIT WRITE BATCH NOWAIT");
+    assert_eq!(int(&s, "SELECT total_waits FROM v$system_event WHERE event = 'log file sync'"), waits);
+    assert_eq!(int(&s, "SELECT value FROM v$mystat WHERE name = 'commit batch/nowait requested'"), 1);
+    exec(&s, "ALTER SESSION SET commit_wait = 'force_wait'");
+    exec(&s, "UPDATE acct SET bal = bal WHERE id = 1");
+    exec(&s, "COMMIT WRITE NOWAIT");
+    assert_eq!(int(&s, "SELECT total_waits FROM v$system_event WHERE event = 'log file sync'"), waits + 1);
+    let e = s.execute("COMMIT WRITE SOMETIME").unwrap_err().to_string();
+    assert!(e.contains("IMMEDIATE or BATCH"), "{e}");
+}
