@@ -158,12 +158,13 @@ impl Database {
         std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
         let db_id = new_db_id();
         let extent_blocks = (options.extent_size / options.block_size) as u32;
-        let undo_size = undo_tablespace_size(&options)?;
+        let undo_size = size_parameter(&options, params::UNDO_TABLESPACE_SIZE)?;
+        let undo_max = size_parameter(&options, params::UNDO_TABLESPACE_MAXSIZE)?;
         let datafile = DataFile::create(&dir.join(FIRST_DATAFILE), 1, options.block_size, db_id)?;
         // The first extent of the file holds its header, so extents stay aligned.
         datafile.ensure_blocks(extent_blocks)?;
         datafile.sync()?;
-        let undo_file = undo::create_tablespace(dir, options.block_size, db_id, undo_size)?;
+        let undo_file = undo::create_tablespace(dir, options.block_size, db_id, undo_size, undo_max)?;
         let control = ControlFile {
             format: FORMAT_NAME.into(),
             format_version: FORMAT_VERSION,
@@ -198,8 +199,9 @@ impl Database {
         let block_size = control.block_size as usize;
         if !control.datafiles.iter().any(|d| d.number == undo::UNDO_FILE_NO) {
             // A database created before undo existed gets its undo tablespace now.
-            let size = undo_tablespace_size(&options)?;
-            control.datafiles.push(undo::create_tablespace(dir, block_size, control.db_id, size)?);
+            let size = size_parameter(&options, params::UNDO_TABLESPACE_SIZE)?;
+            let max = size_parameter(&options, params::UNDO_TABLESPACE_MAXSIZE)?;
+            control.datafiles.push(undo::create_tablespace(dir, block_size, control.db_id, size, max)?);
             control.write(dir)?;
         }
         let mut parameters =
@@ -219,10 +221,13 @@ impl Database {
             cache.attach_file(file.clone());
             datafiles.push(file);
         }
-        let undo_entry = control.datafiles.iter().find(|d| d.number == undo::UNDO_FILE_NO).expect("added above");
-        let undo = undo::Undo::open(&cache, &dir.join(&undo_entry.name))?;
-        let undo_bytes = u64::from(undo_entry.allocated_blocks) * block_size as u64;
-        let parameters = parameters.created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo_bytes));
+        let undo_file = datafiles.iter().find(|f| f.number() == undo::UNDO_FILE_NO).expect("added above");
+        let undo_max =
+            params::number(params::UNDO_TABLESPACE_MAXSIZE, &parameters.get(params::UNDO_TABLESPACE_MAXSIZE));
+        let undo = undo::Undo::open(&cache, undo_file.clone(), undo_max)?;
+        let parameters = parameters
+            .created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo.size_bytes()))
+            .created_with(params::UNDO_TABLESPACE_MAXSIZE, params::format_size(undo.max_size_bytes()));
         let catalog = Catalog::open(dir)?;
         let inner = Arc::new_cyclic(|this| DbInner {
             this: this.clone(),
@@ -331,10 +336,11 @@ impl Drop for DbInner {
     }
 }
 
-/// The undo tablespace size asked for in `options` (or the default), in bytes.
-fn undo_tablespace_size(options: &DatabaseOptions) -> Result<u64> {
-    let given = options.parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case(params::UNDO_TABLESPACE_SIZE));
-    let def = lookup_parameter(params::UNDO_TABLESPACE_SIZE)?;
+/// The size parameter `name` (`undo_tablespace_size`, `undo_tablespace_maxsize`) asked
+/// for in `options` (or its default), in bytes.
+fn size_parameter(options: &DatabaseOptions, name: &str) -> Result<u64> {
+    let given = options.parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case(name));
+    let def = lookup_parameter(name)?;
     let value = validate_parameter(def, given.map_or(def.default_value(), |(_, v)| v.as_str()))?;
     Ok(params::number(def.name, &value))
 }
