@@ -18,7 +18,7 @@
 //!                0  first block u32
 //!                4  blocks u32
 //!                8  owner: undo segment number u16
-//!                10 (reserved) u16
+//!                10 flags u16: 1 = stolen once (its blocks may hold any segment's undo)
 //! ```
 //!
 //! Extent `k` is entry `k % per_block` of map block `k / per_block`. Extents never overlap
@@ -74,6 +74,9 @@ pub struct Extent {
     pub blocks: u32,
     /// Undo segment number of its owner.
     pub owner: u16,
+    /// Whether it has ever been stolen: then no segment header's never-formatted run
+    /// applies to it (see `header`).
+    pub stolen: bool,
 }
 
 impl Extent {
@@ -133,7 +136,12 @@ pub fn write_header(bytes: &mut [u8], header: &MapHeader) {
 /// Entry `i` of a map block.
 pub fn read_extent(bytes: &[u8], i: usize) -> Extent {
     let off = OFF_ENTRIES + i * ENTRY_LEN;
-    Extent { first: get_u32(bytes, off), blocks: get_u32(bytes, off + 4), owner: get_u16(bytes, off + 8) }
+    Extent {
+        first: get_u32(bytes, off),
+        blocks: get_u32(bytes, off + 4),
+        owner: get_u16(bytes, off + 8),
+        stolen: get_u16(bytes, off + 10) & 1 != 0,
+    }
 }
 
 pub fn write_extent(bytes: &mut [u8], i: usize, extent: &Extent) {
@@ -142,7 +150,7 @@ pub fn write_extent(bytes: &mut [u8], i: usize, extent: &Extent) {
     put_u32(bytes, off, extent.first);
     put_u32(bytes, off + 4, extent.blocks);
     put_u16(bytes, off + 8, extent.owner);
-    put_u16(bytes, off + 10, 0);
+    put_u16(bytes, off + 10, u16::from(extent.stolen));
 }
 
 /// Checks the fields of map block 0 against each other and the block size.
@@ -177,7 +185,7 @@ mod tests {
         };
         write_header(&mut b, &header);
         let last = entries_per_block(2048) as usize - 1;
-        let extent = Extent { first: 280, blocks: 20, owner: 4 };
+        let extent = Extent { first: 280, blocks: 20, owner: 4, stolen: true };
         write_extent(&mut b, last, &extent);
         assert!(is_map_block(&b));
         assert_eq!(read_header(&b), header);

@@ -8,8 +8,11 @@
 //!  offset  size  field
 //!  36      2     undo segment number (usn, 1-based)
 //!  38      2     undo segments in the tablespace
-//!  40      12    fixed layout only (zero once converted): blocks of each segment, its
-//!                header included u32; first ring block address u32; ring blocks u32
+//!  40      4     fixed layout only (zero once converted): blocks of each segment
+//!  44      8     never-formatted run: first block u32, end block u32; blocks in it
+//!                (within an extent this segment owns) have never held undo, so they
+//!                need not be read to be handed out. Fixed layout: first ring block
+//!                address u32, ring blocks u32
 //!  52      4     ring head: address of the undo block handed out last (0: none yet);
 //!                in the fixed layout, its index in the ring
 //!  56      8     control SCN: highest commit SCN of a transaction whose slot was reused
@@ -51,6 +54,8 @@ const OFF_SEGMENTS: usize = HEADER_LEN + 2;
 const OFF_SEGMENT_BLOCKS: usize = HEADER_LEN + 4;
 const OFF_RING_FIRST: usize = HEADER_LEN + 8;
 const OFF_RING_BLOCKS: usize = HEADER_LEN + 12;
+const OFF_FRESH_FIRST: usize = OFF_RING_FIRST;
+const OFF_FRESH_END: usize = OFF_RING_BLOCKS;
 const OFF_RING_HEAD: usize = HEADER_LEN + 16;
 const OFF_CONTROL_SCN: usize = HEADER_LEN + 20;
 const OFF_CONTROL_TIME: usize = HEADER_LEN + 28;
@@ -75,6 +80,8 @@ pub struct FixedLayout {
     pub ring_blocks: u32,
     /// Index of the ring block handed out last.
     pub ring_head: u32,
+    /// Ring blocks below this index have been formatted; those above are still zero.
+    pub ring_hwm: u32,
 }
 
 /// The state of a transaction-table slot.
@@ -174,7 +181,13 @@ impl UndoHeader<'_> {
             ring_first: get_u32(self.0, OFF_RING_FIRST),
             ring_blocks: get_u32(self.0, OFF_RING_BLOCKS),
             ring_head: get_u32(self.0, OFF_RING_HEAD),
+            ring_hwm: get_u32(self.0, OFF_RING_HWM),
         })
+    }
+
+    /// Block numbers that have never held undo (see the layout), in a converted header.
+    pub fn fresh_run(&self) -> std::ops::Range<u32> {
+        get_u32(self.0, OFF_FRESH_FIRST)..get_u32(self.0, OFF_FRESH_END)
     }
 
     /// Address of the undo block handed out last (0: none since the segment was made).
@@ -230,12 +243,20 @@ impl UndoHeaderMut<'_> {
         put_u32(self.0, OFF_EXTENT_MAP, extent_map);
     }
 
+    /// Records that blocks in `fresh` have never held undo (and no others are known to).
+    pub fn set_fresh_run(&mut self, fresh: std::ops::Range<u32>) {
+        put_u32(self.0, OFF_FRESH_FIRST, fresh.start);
+        put_u32(self.0, OFF_FRESH_END, fresh.end.max(fresh.start));
+    }
+
     /// Turns a header of the fixed layout into one of a segment whose extents are listed
     /// in the extent map at `extent_map`: the ring head becomes a block address.
     pub fn convert_fixed_layout(&mut self, fixed: &FixedLayout, extent_map: u32) {
-        for off in [OFF_SEGMENT_BLOCKS, OFF_RING_FIRST, OFF_RING_BLOCKS, OFF_RING_HWM] {
+        for off in [OFF_SEGMENT_BLOCKS, OFF_RING_HWM] {
             put_u32(self.0, off, 0);
         }
+        let ring_first = block::rdba_block(fixed.ring_first);
+        self.set_fresh_run(ring_first + fixed.ring_hwm..ring_first + fixed.ring_blocks);
         put_u32(self.0, OFF_RING_HEAD, fixed.ring_first + fixed.ring_head);
         put_u32(self.0, OFF_EXTENT_MAP, extent_map);
     }
@@ -329,12 +350,20 @@ mod tests {
         let fixed = UndoHeader(&b).fixed_layout().expect("a header of the fixed layout");
         assert_eq!(
             fixed,
-            FixedLayout { segments: 10, segment_blocks: 100, ring_first: rdba(2, 202), ring_blocks: 99, ring_head: 98 }
+            FixedLayout {
+                segments: 10,
+                segment_blocks: 100,
+                ring_first: rdba(2, 202),
+                ring_blocks: 99,
+                ring_head: 98,
+                ring_hwm: 99
+            }
         );
         assert_eq!(UndoHeader(&b).check(3), Ok(()));
         UndoHeaderMut(&mut b).convert_fixed_layout(&fixed, rdba(2, 1002));
         let h = UndoHeader(&b);
         assert_eq!((h.fixed_layout(), h.extent_map(), h.ring_head()), (None, Some(rdba(2, 1002)), rdba(2, 300)));
+        assert_eq!(h.fresh_run(), 301..301, "every ring block was formatted");
         assert_eq!(h.check(3), Ok(()));
     }
 

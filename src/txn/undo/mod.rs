@@ -169,7 +169,7 @@ impl Undo {
                 }
             }
         };
-        let space = Space::load(cache, &stats, map_rdba, &path)?;
+        let mut space = Space::load(cache, &stats, map_rdba, &path)?;
         let mut segments = Vec::new();
         let mut active = 0;
         for usn in 1..=space.header.segments {
@@ -181,6 +181,7 @@ impl Undo {
                 return Err(corrupt(rdba, "undo segment header disagrees with segment 1 on the extent map".into()));
             }
             let (segment, n) = Segment::open(rdba, view).map_err(|r| corrupt(rdba, r))?;
+            space.note_fresh(usn, view.fresh_run());
             active += n;
             segments.push(segment);
         }
@@ -365,15 +366,19 @@ impl Undo {
         }
         if view.seq() != uba.seq {
             UndoCounters::bump(&self.counters.snapshot_too_old);
-            let owner = self.space.lock().owner_of(block_no).map_or_else(|| "no segment".into(), segment_name);
+            let found = view.seq();
+            // Released before the space lock: a session handing out this block holds that
+            // lock while it waits for the block.
+            drop(guard);
+            let owner = self.space.lock().owner_of(block_no);
+            let owner = owner.map_or_else(|| "no segment".into(), segment_name);
+            let file = self
+                .path
+                .file_name()
+                .map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into_owned());
             return Err(Error::SnapshotTooOld {
                 reason: format!(
-                    "undo block {} of {owner} ({}) has been reused: sequence {}, the record needs {}",
-                    block_no,
-                    self.path
-                        .file_name()
-                        .map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into_owned()),
-                    view.seq(),
+                    "undo block {block_no} of {file}, now {owner}'s, has been reused: sequence {found}, the record needs {}",
                     uba.seq
                 ),
             });

@@ -29,6 +29,12 @@
 //! a segment's extent owned by another segment's transaction (an extent stolen, its
 //! block not yet handed out again) is judged by that transaction's slot.
 //!
+//! What is known of each block (owner and sequence) is kept in memory; after open a
+//! block is read once to learn it, except blocks in its segment header's never-formatted
+//! run: the rest of the segment's newest extent that no transaction has used yet. A run
+//! is believed only inside an extent never stolen (the map's flag), since a segment whose
+//! extent was stolen keeps its stale run until it next takes an extent.
+//!
 //! Invariants: the extent map, [`Space`] and every segment's ring change only under
 //! the `Undo::space` mutex; a block owned by an active transaction is never handed out,
 //! and an extent holding one is never stolen. Lock order: a segment header's content
@@ -145,6 +151,22 @@ impl Space {
         }
     }
 
+    /// Notes that blocks in `fresh`, by segment `usn`'s header, have never held undo:
+    /// believed only where one extent of `usn`, never stolen, holds them all (a segment
+    /// whose extent was stolen keeps a stale run in its header until it next takes an
+    /// extent).
+    pub fn note_fresh(&mut self, usn: u16, fresh: std::ops::Range<u32>) {
+        let mut owned = self.rings[usize::from(usn - 1)].iter().map(|&k| self.extents[k as usize]);
+        if fresh.is_empty() || !owned.any(|e| !e.stolen && e.contains(fresh.start) && fresh.end <= e.end()) {
+            return;
+        }
+        for entry in &mut self.blocks[fresh.start as usize..fresh.end as usize] {
+            if *entry == BlockEntry::Unknown {
+                *entry = FRESH;
+            }
+        }
+    }
+
     /// The segment owning block `block_no`, if an extent holds it.
     pub fn owner_of(&self, block_no: u32) -> Option<u16> {
         self.extents.iter().find(|e| e.contains(block_no)).map(|e| e.owner)
@@ -228,6 +250,17 @@ impl Undo {
         UndoBlockMut(&mut guard).format_zeroed(rdba, object_id, xid, seq);
         space.blocks[block_no as usize] = BlockEntry::Known { owner: xid, seq };
         UndoHeaderMut(header).set_ring_head(rdba);
+        let fresh = super::header::UndoHeader(header).fresh_run();
+        let end = space.extents.iter().find(|e| e.contains(block_no)).map_or(block_no + 1, Extent::end);
+        UndoHeaderMut(header).set_fresh_run(match source {
+            // The rest of a new extent has never held undo.
+            Source::Grown => block_no + 1..end,
+            // A stolen extent's blocks may have; and the old run may lie in an extent
+            // stolen from this segment, to which it must not apply if that comes back.
+            Source::Stolen(_) => 0..0,
+            Source::OwnRing(_) if fresh.contains(&block_no) => block_no + 1..fresh.end,
+            Source::OwnRing(_) => fresh,
+        });
         Ok((guard, seq))
     }
 
@@ -366,7 +399,7 @@ impl Undo {
 
     /// Gives extent `k` to segment `usn`: its entry in the extent map, then the mirrors.
     fn move_extent(&self, ctx: &AccessContext<'_>, space: &mut Space, k: u32, usn: u16) -> Result<()> {
-        let extent = Extent { owner: usn, ..space.extents[k as usize] };
+        let extent = Extent { owner: usn, stolen: true, ..space.extents[k as usize] };
         self.write_extent_entry(ctx, space, k, &extent)?;
         let from = &mut space.rings[usize::from(space.extents[k as usize].owner - 1)];
         from.retain(|&x| x != k);
@@ -386,7 +419,7 @@ impl Undo {
         if blocks == 0 || header.extents >= capacity {
             return Ok(None);
         }
-        let extent = Extent { first: header.blocks, blocks, owner: usn };
+        let extent = Extent { first: header.blocks, blocks, owner: usn, stolen: false };
         self.file.ensure_blocks(extent.end())?;
         self.write_extent_entry(ctx, space, header.extents, &extent)?;
         let grown = MapHeader { blocks: extent.end(), extents: header.extents + 1, ..header };

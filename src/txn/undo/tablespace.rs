@@ -103,7 +103,7 @@ impl Plan {
     /// The first extent of segment `usn`.
     pub fn first_extent(&self, usn: u16) -> Extent {
         let first = self.map_first() + self.map_blocks + u32::from(usn - 1) * self.extent_blocks;
-        Extent { first, blocks: self.extent_blocks, owner: usn }
+        Extent { first, blocks: self.extent_blocks, owner: usn, stolen: false }
     }
 
     /// What map block 0 says of the new tablespace.
@@ -158,6 +158,8 @@ pub fn create(dir: &Path, block_size: usize, db_id: u64, size_bytes: u64, max_by
     for usn in 1..=plan.segments {
         let rdba = block::rdba(UNDO_FILE_NO, u32::from(usn));
         UndoHeaderMut(&mut buf).format(rdba, object_id(usn), usn, plan.segments, map_rdba);
+        let extent = plan.first_extent(usn);
+        UndoHeaderMut(&mut buf).set_fresh_run(extent.first..extent.end());
         write_sealed(&file, &mut buf)?;
     }
     let extents: Vec<Extent> = (1..=plan.segments).map(|usn| plan.first_extent(usn)).collect();
@@ -226,7 +228,7 @@ pub fn convert_fixed_layout(
         header_stride: fixed.segment_blocks,
     };
     let extents: Vec<Extent> = (1..=segments)
-        .map(|usn| Extent { first: header.header_block(usn) + 1, blocks: fixed.ring_blocks, owner: usn })
+        .map(|usn| Extent { first: header.header_block(usn) + 1, blocks: fixed.ring_blocks, owner: usn, stolen: false })
         .collect();
     file.ensure_blocks(header.blocks)?;
     for (i, bytes) in format_map(&header, &extents, map_first, block_size).iter().enumerate() {
@@ -252,7 +254,7 @@ mod tests {
     fn default_size_gives_ten_segments_and_one_map_block() {
         let plan = Plan::new(64 << 20, 32 << 30, 8192).unwrap();
         assert_eq!((plan.segments, plan.map_blocks, plan.extent_blocks, plan.max_blocks), (10, 1, 818, 1 << 22));
-        assert_eq!(plan.first_extent(2), Extent { first: 12 + 818, blocks: 818, owner: 2 });
+        assert_eq!(plan.first_extent(2), Extent { first: 12 + 818, blocks: 818, owner: 2, stolen: false });
         assert_eq!(plan.map_header().blocks, plan.file_blocks);
     }
 

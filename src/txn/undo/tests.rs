@@ -251,6 +251,19 @@ fn gets_are_counted_as_oracle_counts_them() {
 }
 
 #[test]
+fn blocks_never_used_are_handed_out_unread_after_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(Database::create(&path, DatabaseOptions::default()).unwrap());
+    let db = Database::open(&path, DatabaseOptions::default()).unwrap();
+    let session = db.session();
+    let ctx = session.access_context();
+    let before = session.stats().get(Stat::ConsistentGets);
+    write(&ctx, &[vec![1; 6000], vec![2; 6000]]);
+    assert_eq!(session.stats().get(Stat::ConsistentGets), before, "the first extents are known to be unformatted");
+}
+
+#[test]
 fn oversized_bodies_are_refused() {
     let (_dir, db) = database(&[]);
     let session = db.session();
