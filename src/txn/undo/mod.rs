@@ -1,12 +1,14 @@
 //! The undo tablespace: undo segments whose header blocks hold transaction tables, and
 //! undo blocks holding undo records, all living in the buffer cache like table blocks.
+//! The tablespace grows on demand, an extent at a time, up to `undo_tablespace_maxsize`.
 //!
 //! ```text
 //!  undotbs01.dbf (file 2)
-//!  ┌────────┬──────────────────────────────────────┬──────────────────────────────┬──
-//!  │ file   │ _SYSSMU1$                            │ _SYSSMU2$                    │ ..
-//!  │ header │ header │ ring: undo blocks 0 .. R-1  │ header │ ring                │
-//!  └────────┴──┬─────┴──────────────────────────────┴────────┴─────────────────────┴──
+//!  ┌────────┬─────────┬─────────┬───┬────────┬────────────┬────────────┬───┬─────────────┬──
+//!  │ file   │ header  │ header  │ ..│ extent │ extent 0   │ extent 1   │ ..│ extent 10   │ ..
+//!  │ header │ _SYSSMU1│ _SYSSMU2│   │ map    │ owner 1    │ owner 2    │   │ owner 1     │
+//!  └────────┴──┬──────┴─────────┴───┴────────┴────────────┴────────────┴───┴─────────────┴──
+//!              │                     extent k ─ first block, blocks, owner ─ (module `extent_map`)
 //!              │ transaction table: slot 5 ─ wrap 3, active, last record ──┐
 //!              │                                                          ▼
 //!              │   undo block (owner 1.5.3, seq 2): [rec 0] [rec 1] [rec 2 prev=rec 1]
@@ -14,24 +16,32 @@
 //! ```
 //!
 //! A transaction is named by the slot it claims in one segment's transaction table
-//! ([`Xid`]: usn.slot.wrap). Its undo records go into undo blocks of that segment's ring,
-//! one block at a time (the transaction owns the block); each record points back at the
-//! transaction's previous record, so following `prev` from the newest record walks the
-//! transaction's changes backwards: a rollback, or a consistent read building a CR clone.
+//! ([`Xid`]: usn.slot.wrap). Its undo records go into undo blocks of that segment's
+//! extents, one block at a time (the transaction owns the block); each record points back
+//! at the transaction's previous record, so following `prev` from the newest record walks
+//! the transaction's changes backwards: a rollback, or a consistent read building a CR
+//! clone. An undo record address ([`Uba`]) names the block, the block's sequence number
+//! when the record was written, and the record; a block handed out again gets the next
+//! sequence, so a read of an old address fails with snapshot too old, whichever segment
+//! now owns the block.
 //!
 //! Costs, as Oracle counts them: [`Undo::begin`], [`Undo::commit`] and
 //! [`Undo::truncate_chain`] change the segment header (db block gets); [`Undo::append`]
 //! changes the transaction's undo block (a db block get), and a new block also the header
-//! (a block handed out is formatted in the cache, not read); [`Undo::read`] and
-//! [`Undo::status`] are consistent gets, which read the block from disk if it is not
-//! cached. Building CR clones thus costs logical (and maybe physical) reads of undo.
+//! (a block handed out is formatted in the cache, not read), and the extent map when an
+//! extent is stolen or added; [`Undo::read`] and [`Undo::status`] are consistent gets,
+//! which read the block from disk if it is not cached. Building CR clones thus costs
+//! logical (and maybe physical) reads of undo.
 //!
 //! The blocks are the source of truth: a committed transaction's status is read from the
-//! transaction table, after a reopen too. Two in-memory mirrors spare the hot paths gets:
-//! each active transaction's current block and newest record (written to its slot when it
-//! moves to a new block and at commit), and each ring block's owner (filled lazily after
-//! open). Space management (module `segment`) reuses ring blocks of ended transactions,
-//! preferring those past `undo_retention`.
+//! transaction table, the extents and the tablespace's size from the extent map, after a
+//! reopen too. In-memory mirrors spare the hot paths gets: each active transaction's
+//! current block and newest record (written to its slot when it moves to a new block and
+//! at commit), when each slot's last transaction ended, and each undo block's owner
+//! (filled lazily after open). Space management (module `space`) reuses blocks of ended
+//! transactions, steals extents from other segments, and grows the file, in Oracle's
+//! order; module `tablespace` lays a new file out and converts one of the fixed layout
+//! that came before growth.
 //!
 //! Slot reuse: `begin` claims the segment's non-active slot with the oldest commit and
 //! increments its wrap, raising the segment's control SCN to that slot's old commit SCN.
