@@ -603,3 +603,66 @@ fn a_fixed_layout_tablespace_is_converted_at_open_and_then_grows() {
     assert_eq!(undo(&ctx).status(&ctx, xid).unwrap(), TxnStatus::Committed { scn, upper_bound: false });
     assert_eq!(chain(&ctx, ubas[199]).len(), 200);
 }
+
+/// One step of [`undo_never_hands_back_a_wrong_record`]: transaction `txn` (of three
+/// interleaved) appends a record of `size` bytes, or ends.
+#[derive(Debug, Clone)]
+enum Step {
+    Append { txn: usize, size: usize },
+    End { txn: usize },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        8 => (0usize..3, 100usize..7000).prop_map(|(txn, size)| Step::Append { txn, size }),
+        1 => (0usize..3).prop_map(|txn| Step::End { txn }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Interleaved transactions in a small tablespace that steals and grows up to its
+    /// maximum: an active transaction's records always read back; an ended one's read
+    /// back or are too old, never another record.
+    #[test]
+    fn undo_never_hands_back_a_wrong_record(steps in proptest::collection::vec(step(), 1..400)) {
+        let (_dir, db) = small_undo(&[("undo_tablespace_maxsize", "2M")]);
+        let session = db.session();
+        let ctx = session.access_context();
+        let mut open: [Option<Xid>; 3] = [None; 3];
+        let mut written: Vec<(Xid, Uba, Vec<u8>)> = Vec::new();
+        for (i, step) in steps.iter().enumerate() {
+            match *step {
+                Step::Append { txn, size } => {
+                    let xid = match open[txn] {
+                        Some(xid) => xid,
+                        None => *open[txn].insert(undo(&ctx).begin(&ctx).unwrap()),
+                    };
+                    let b = body(i, size);
+                    match undo(&ctx).append(&ctx, xid, &b) {
+                        Ok(uba) => written.push((xid, uba, b)),
+                        Err(Error::UndoSpace { .. }) => {}
+                        Err(e) => panic!("append: {e}"),
+                    }
+                }
+                Step::End { txn } => {
+                    if let Some(xid) = open[txn].take() {
+                        commit(&ctx, xid);
+                    }
+                }
+            }
+        }
+        prop_assert!(undo(&ctx).size_bytes() <= 2 << 20);
+        for (xid, uba, b) in &written {
+            match undo(&ctx).read(&ctx, *uba) {
+                Ok(record) => {
+                    prop_assert_eq!(record.xid, *xid);
+                    prop_assert_eq!(&record.body, b);
+                }
+                Err(Error::SnapshotTooOld { .. }) => prop_assert!(!open.contains(&Some(*xid)), "{xid} is active"),
+                Err(e) => panic!("read {uba:?}: {e}"),
+            }
+        }
+    }
+}
