@@ -222,8 +222,7 @@ impl Database {
             datafiles.push(file);
         }
         let undo_file = datafiles.iter().find(|f| f.number() == undo::UNDO_FILE_NO).expect("added above");
-        let undo_max =
-            params::number(params::UNDO_TABLESPACE_MAXSIZE, &parameters.get(params::UNDO_TABLESPACE_MAXSIZE));
+        let undo_max = params::number(params::UNDO_TABLESPACE_MAXSIZE, parameters.get(params::UNDO_TABLESPACE_MAXSIZE));
         let undo = undo::Undo::open(&cache, undo_file.clone(), undo_max)?;
         let parameters = parameters
             .created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo.size_bytes()))

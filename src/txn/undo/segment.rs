@@ -11,17 +11,15 @@
 //!              ▲ expired              ▲ never    ▲ unexpired          ▲ free
 //! ```
 //!
-//! Any segment judges any block by its owner's xid ([`Undo::reuse_of`]), so a segment
-//! that steals another's extent judges the blocks it took by the transactions of the
-//! segment they came from.
+//! Any segment judges any block by its owner's xid (`Undo::reuse_of`, module `space`),
+//! so a segment that steals another's extent judges the blocks it took by the
+//! transactions of the segment they came from.
 //!
 //! Invariants: the mirrors change only under the exclusive content lock of the segment
 //! header, together with the slot they mirror, and the ended-slot mirror only while the
 //! active mirror's lock is held, so a reader holding that lock sees both agree. The
 //! mirror of an active transaction changes only through calls made for that transaction
 //! (one session at a time), begin and commit.
-//!
-//! [`Undo::reuse_of`]: super::Undo
 
 use super::header::{SlotState, TXN_SLOTS, UndoHeader};
 use crate::txn::{Uba, Xid};
@@ -103,13 +101,13 @@ impl Segment {
         let mut active = vec![None; TXN_SLOTS];
         let mut ended = EndedSlots { slots: vec![(0, 0); TXN_SLOTS], control_time: header.control_time() };
         let mut n = 0;
-        for i in 0..TXN_SLOTS {
+        for (i, (entry, ended_slot)) in active.iter_mut().zip(&mut ended.slots).enumerate() {
             let slot = header.slot(i)?;
             match slot.state {
                 SlotState::Active => {
                     // Its next record (if any) starts a new block: the slot does not keep
                     // the current block's sequence.
-                    active[i] = Some(ActiveTxn {
+                    *entry = Some(ActiveTxn {
                         wrap: slot.wrap,
                         start_scn: slot.start_scn,
                         current: None,
@@ -120,7 +118,7 @@ impl Segment {
                     });
                     n += 1;
                 }
-                SlotState::Committed => ended.slots[i] = (slot.wrap, slot.commit_time),
+                SlotState::Committed => *ended_slot = (slot.wrap, slot.commit_time),
                 SlotState::Free => {}
             }
         }

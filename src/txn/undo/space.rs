@@ -35,7 +35,7 @@
 //! is believed only inside an extent never stolen (the map's flag), since a segment whose
 //! extent was stolen keeps its stale run until it next takes an extent.
 //!
-//! Invariants: the extent map, [`Space`] and every segment's ring change only under
+//! Invariants: the extent map, `Space` and every segment's ring change only under
 //! the `Undo::space` mutex; a block owned by an active transaction is never handed out,
 //! and an extent holding one is never stolen. Lock order: a segment header's content
 //! lock, then the space mutex, then a block's content lock, then the control file's.
@@ -185,10 +185,8 @@ impl Space {
         let at = ring.iter().position(|&k| self.extents[k as usize].contains(head));
         let Some(i) = at else { return ring.iter().map(|&k| self.range(k)).collect() };
         let here = self.range(ring[i]);
-        let mut out = vec![head + 1..here.end];
-        out.extend(ring[i + 1..].iter().chain(&ring[..i]).map(|&k| self.range(k)));
-        out.push(here.start..head + 1);
-        out
+        let later = ring[i + 1..].iter().chain(&ring[..i]).map(|&k| self.range(k));
+        std::iter::once(head + 1..here.end).chain(later).chain(std::iter::once(here.start..head + 1)).collect()
     }
 
     fn range(&self, k: u32) -> std::ops::Range<u32> {

@@ -91,7 +91,7 @@ impl Plan {
                 return Ok(Plan { segments, map_blocks, extent_blocks, file_blocks: blocks, max_blocks });
             }
         }
-        let least = (4 + MIN_EXTENT_BLOCKS) as usize * block_size;
+        let least = (2 + map_blocks(1, max_blocks, block_size) + MIN_EXTENT_BLOCKS) as usize * block_size;
         Err(bad(format!("{size_bytes} bytes holds {blocks} blocks of {block_size}; at least {least}")))
     }
 
@@ -275,6 +275,6 @@ mod tests {
         assert_eq!(next_extent_blocks(4050, 4050, 8192), 0);
         // Every extent of a 2 KiB-block tablespace grown to the address limit fits the map.
         let blocks = map_blocks(10, MAX_FILE_BLOCKS, 2048);
-        assert!(blocks >= 1 && blocks < 16, "{blocks} map blocks");
+        assert!((1..16).contains(&blocks), "{blocks} map blocks");
     }
 }
