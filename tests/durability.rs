@@ -72,9 +72,7 @@ fn workload(db: &Database, count: i64) -> (Vec<i64>, Session) {
     let mut acknowledged = Vec::new();
     for n in 1..=count {
         if n == count / 2 {
-            if other.execute("UPDATE hist SET v = v + 1000").is_err()
-                || s.execute("ALTER SYSTEM CHECKPOINT").is_err()
-            {
+            if other.execute("UPDATE hist SET v = v + 1000").is_err() || s.execute("ALTER SYSTEM CHECKPOINT").is_err() {
                 break;
             }
         }

@@ -48,10 +48,10 @@ const CHAINED: &str = "CUSTOMERS_CHAINED";
 const QUERY_LOW: &str = "FOR QUERY LOW";
 /// The other levels, populated by one worker each.
 const OTHER_LEVELS: [&str; 2] = ["FOR QUERY HIGH", "FOR CAPACITY HIGH"];
-/// Rows each UPDATE of the chained copy grows: its undo (about 70 bytes a row) must fit
-/// in one undo segment, a tenth of [`CHAINED_UNDO`].
+/// Rows each UPDATE of the chained copy grows: its undo (about 70 bytes a row) stays
+/// within [`CHAINED_UNDO`], so the undo tablespace need not grow during the build.
 const UPDATE_CHUNK: u64 = 250_000;
-/// `undo_tablespace_size` with `--chained`.
+/// `undo_tablespace_size` with `--chained` (undo grows past it if it must).
 const CHAINED_UNDO: &str = "640M";
 /// Seconds POPULATE_WAIT waits before it gives up.
 const POPULATE_TIMEOUT_S: u32 = 3600;

@@ -197,12 +197,13 @@ impl Database {
         let db_id = new_db_id();
         let extent_blocks = (options.extent_size / options.block_size) as u32;
         let undo_size = creation_size(&options, params::UNDO_TABLESPACE_SIZE)?;
+        let undo_max = creation_size(&options, params::UNDO_TABLESPACE_MAXSIZE)?;
         let log_file_size = creation_size(&options, params::LOG_FILE_SIZE)?;
         let datafile = DataFile::create(io.as_ref(), &dir.join(FIRST_DATAFILE), 1, options.block_size, db_id)?;
         // The first extent of the file holds its header, so extents stay aligned.
         datafile.ensure_blocks(extent_blocks)?;
         datafile.sync()?;
-        let undo_file = undo::create_tablespace(io.as_ref(), dir, options.block_size, db_id, undo_size)?;
+        let undo_file = undo::create_tablespace(io.as_ref(), dir, options.block_size, db_id, undo_size, undo_max)?;
         RedoLog::create_files(io.as_ref(), dir, db_id, LOG_GROUPS, log_file_size)?;
         let control = ControlFile {
             format: FORMAT_NAME.into(),
@@ -245,7 +246,8 @@ impl Database {
         if !control.datafiles.iter().any(|d| d.number == undo::UNDO_FILE_NO) {
             // A database created before undo existed gets its undo tablespace now.
             let size = creation_size(&options, params::UNDO_TABLESPACE_SIZE)?;
-            control.datafiles.push(undo::create_tablespace(io.as_ref(), dir, block_size, control.db_id, size)?);
+            let max = creation_size(&options, params::UNDO_TABLESPACE_MAXSIZE)?;
+            control.datafiles.push(undo::create_tablespace(io.as_ref(), dir, block_size, control.db_id, size, max)?);
             control.write(io.as_ref(), dir)?;
         }
         if control.log_groups.is_empty() {
@@ -284,11 +286,12 @@ impl Database {
         control.log_groups = redo.group_numbers();
         control.write(io.as_ref(), dir)?;
         cache.attach_redo(redo.clone());
-        let undo_entry = control.datafiles.iter().find(|d| d.number == undo::UNDO_FILE_NO).expect("added above");
-        let undo = undo::Undo::open(&cache, &dir.join(&undo_entry.name))?;
-        let undo_bytes = u64::from(undo_entry.allocated_blocks) * block_size as u64;
+        let undo_file = datafiles.iter().find(|f| f.number() == undo::UNDO_FILE_NO).expect("added above");
+        let undo_max = params::number(params::UNDO_TABLESPACE_MAXSIZE, parameters.get(params::UNDO_TABLESPACE_MAXSIZE));
+        let undo = undo::Undo::open(&cache, undo_file.clone(), undo_max)?;
         let parameters = parameters
-            .created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo_bytes))
+            .created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo.size_bytes()))
+            .created_with(params::UNDO_TABLESPACE_MAXSIZE, params::format_size(undo.max_size_bytes()))
             .created_with(params::LOG_FILE_SIZE, params::format_size(control.log_file_size));
         let catalog = Catalog::open(io.clone(), dir)?;
         let inner = Arc::new_cyclic(|this| DbInner {
@@ -428,8 +431,8 @@ impl Drop for DbInner {
     }
 }
 
-/// A size fixed at creation (`undo_tablespace_size`, `log_file_size`) asked for in
-/// `options` (or the default), in bytes.
+/// A size fixed at creation (`undo_tablespace_size`, `undo_tablespace_maxsize`,
+/// `log_file_size`) asked for in `options` (or its default), in bytes.
 fn creation_size(options: &DatabaseOptions, name: &str) -> Result<u64> {
     let given = options.parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case(name));
     let def = lookup_parameter(name)?;

@@ -44,6 +44,7 @@ pub const DB_CACHE_SIZE: &str = "db_cache_size";
 pub const MBRC: &str = "db_file_multiblock_read_count";
 pub const FILESYSTEMIO_OPTIONS: &str = "filesystemio_options";
 pub const UNDO_TABLESPACE_SIZE: &str = "undo_tablespace_size";
+pub const UNDO_TABLESPACE_MAXSIZE: &str = "undo_tablespace_maxsize";
 pub const UNDO_RETENTION: &str = "undo_retention";
 pub const PRE_PAGE_SGA: &str = "pre_page_sga";
 pub const STATISTICS_LEVEL: &str = "statistics_level";
@@ -134,7 +135,14 @@ pub const PARAMETERS: &[ParameterDef] = &[
         kind: Kind::Size { min: 64 << 10 },
         default: "64M",
         modifiable: Modifiable::Never,
-        description: "Size of the undo tablespace (undotbs01.dbf), chosen at creation",
+        description: "Size of the undo tablespace (undotbs01.dbf) when it is created",
+    },
+    ParameterDef {
+        name: UNDO_TABLESPACE_MAXSIZE,
+        kind: Kind::Size { min: 64 << 10 },
+        default: "32G",
+        modifiable: Modifiable::Never,
+        description: "Size the undo tablespace grows up to, an extent at a time, when no undo block can be reused (AUTOEXTEND ON MAXSIZE), chosen at creation; at most 4,194,304 blocks",
     },
     ParameterDef {
         name: UNDO_RETENTION,

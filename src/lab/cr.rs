@@ -85,20 +85,13 @@ impl From<&Measurement> for Sample {
 
 pub fn run(opts: &CrOptions) -> Result<()> {
     let (dir, _tmp) = sample::work_dir(opts.dir.as_deref(), "lab-cr")?;
-    // A transaction's undo stays in one undo segment, a tenth of the tablespace: size it
-    // for the updater's undo (about 160 bytes a row changed) ten times over, with room.
+    // The updater's undo (about 160 bytes a row changed) grows the undo tablespace as it
+    // needs. Rows are about 100 bytes; the cache holds the table, its clones and the undo.
     let updater_undo =
         opts.rows as f64 * opts.updated_percent / 100.0 * 2.0 * opts.sets.saturating_sub(1) as f64 * 160.0;
-    let undo = (updater_undo * 10.0 * 1.25) as u64 + (64 << 20);
-    // Rows are about 100 bytes; the cache holds the table, its clones and the undo.
     let cache = opts.rows * 200 + (256 << 20) + updater_undo as u64;
-    let options = DatabaseOptions {
-        parameters: vec![
-            ("db_cache_size".into(), cache.to_string()),
-            ("undo_tablespace_size".into(), undo.to_string()),
-        ],
-        ..Default::default()
-    };
+    let options =
+        DatabaseOptions { parameters: vec![("db_cache_size".into(), cache.to_string())], ..Default::default() };
     let db = Database::create(&dir, options)?;
     let reader = db.session();
     let updated = ((opts.rows as f64) * opts.updated_percent / 100.0).round() as u64;

@@ -7,8 +7,13 @@
 //! was written after a torn or lost write is never looked at: none of it was ever
 //! acknowledged as durable, since every write starts on a fresh log block and commits
 //! wait for the sync that follows their write.
+//!
+//! Padding: a write ends with zeros up to a log block boundary; four zero bytes where a
+//! record's length would be mean "go on at the next boundary" mid-block, and "the end"
+//! at a boundary. No record starts in the last three bytes of a log block (the writer
+//! skips them), so fewer than four bytes before a boundary are always skipped.
 
-use super::log::{FILE_HEADER, LOG_BLOCK};
+use super::log::{FILE_HEADER, LOG_BLOCK, MIN_RECORD_ROOM};
 use super::record::{self, Found, Record};
 use super::{Lsn, lsn, lsn_offset, lsn_seq};
 use crate::error::{Error, Result};
@@ -55,6 +60,11 @@ pub fn scan(
         end.files += 1;
         let mut at = offset as usize;
         while at < bytes.len() {
+            let to_boundary = (LOG_BLOCK - at as u64 % LOG_BLOCK) % LOG_BLOCK;
+            if to_boundary > 0 && to_boundary < MIN_RECORD_ROOM {
+                at += to_boundary as usize;
+                continue;
+            }
             match record::read(&bytes[at..], seq, at as u64 % LOG_BLOCK == 0) {
                 Found::Record(r, len) => {
                     each(lsn(seq, at as u64), lsn(seq, (at + len) as u64), &r)?;

@@ -34,6 +34,7 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "V$LOG" => v_log(session),
         "V$LOGFILE" => v_logfile(session),
         "V$RECOVERY_PROGRESS" => recovery_progress(session),
+        "V$ROLLSTAT" => rollstat(session),
         "USER_TABLES" => user_tables(session),
         "USER_TAB_COLUMNS" => user_tab_columns(session),
         "USER_INDEXES" => user_indexes(session),
@@ -375,9 +376,24 @@ fn undostat(session: &Session) -> Rows {
         ("NOSPACEERRCNT", s.no_space),
         ("UNXPSTEALCNT", s.unexpired_steals),
         ("EXPSTEALCNT", s.expired_steals),
+        ("UNXPBLKREUCNT", s.unexpired_reuse),
+        ("EXPBLKREUCNT", s.expired_reuse),
     ];
     let names: Vec<&str> = figures.iter().map(|(name, _)| *name).collect();
     (cols(&names), vec![figures.iter().map(|(_, v)| int(*v)).collect()])
+}
+
+/// One row per undo segment: its size now and the extents growth added to it since open.
+fn rollstat(session: &Session) -> Rows {
+    let block_size = session.db.block_size as u64;
+    let rows = session
+        .db
+        .undo
+        .segment_usage()
+        .into_iter()
+        .map(|u| vec![int(u.usn.into()), int(u.extents), int(u.blocks * block_size), int(u.active), int(u.extends)])
+        .collect();
+    (cols(&["USN", "EXTENTS", "RSSIZE", "XACTS", "EXTENDS"]), rows)
 }
 
 fn user_tables(session: &Session) -> Rows {

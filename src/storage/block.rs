@@ -99,6 +99,8 @@ pub enum BlockType {
     UndoHeader = 0x0e,
     /// Undo records of one transaction (Oracle's type 0x02).
     UndoData = 0x02,
+    /// The undo tablespace's extent map: which undo segment owns which extent.
+    UndoExtentMap = 0x1e,
     /// A B-tree leaf: index entries (key, rowid) in key order, with ITL slots.
     IndexLeaf = 0x22,
     /// A B-tree branch: separator keys and child block addresses.
@@ -114,6 +116,7 @@ impl BlockType {
             0x10 => BlockType::SegmentHeader,
             0x0e => BlockType::UndoHeader,
             0x02 => BlockType::UndoData,
+            0x1e => BlockType::UndoExtentMap,
             0x22 => BlockType::IndexLeaf,
             0x21 => BlockType::IndexBranch,
             _ => return None,

@@ -4,8 +4,9 @@
 //! - [`Xid`] names a transaction by the undo segment and transaction-table slot it
 //!   occupies (and the slot's wrap, its incarnation); [`Uba`] addresses one undo record.
 //! - [`undo`]: the undo tablespace: undo segments, each a header block holding a
-//!   transaction table and a ring of undo blocks, all read and written through the
-//!   buffer cache like table blocks.
+//!   transaction table and extents of undo blocks, listed in an extent map; it grows
+//!   on demand up to a maximum, all read and written through the buffer cache like
+//!   table blocks.
 //! - [`change`]: the undo record of a change to a table block, how it is applied, and
 //!   how a transaction takes an ITL slot (in a table block or an index leaf).
 //! - [`cr`]: consistent reads: the version of a block a statement must see (no work,

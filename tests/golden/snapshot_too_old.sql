@@ -1,7 +1,8 @@
--- parameter undo_tablespace_size: 64K
+-- parameter undo_tablespace_size: 72K
+-- parameter undo_tablespace_maxsize: 72K
 -- A read-only transaction keeps its snapshot while another session changes and commits
 -- the same rows again and again. The tiny undo tablespace (one segment of six undo
--- blocks) is reused, so the undo the old snapshot needs is overwritten: the query fails
+-- blocks, not allowed to grow) is reused, so the undo the old snapshot needs is overwritten: the query fails
 -- with "snapshot too old" instead of returning a wrong answer.
 CREATE TABLE t (id NUMBER NOT NULL, v NUMBER NOT NULL, pad VARCHAR2(20));
 INSERT INTO t SELECT LEVEL, 1, RPAD('p', 20, 'p') FROM dual CONNECT BY LEVEL <= 300;

@@ -28,6 +28,7 @@ SELECT * FROM user_segments WHERE 1 = 0;
 -- undo: no transaction has begun yet
 SELECT * FROM v$transaction;
 SELECT * FROM v$undostat;
+SELECT * FROM v$rollstat;
 -- dictionary views
 CREATE TABLE t1 (id INTEGER NOT NULL, name VARCHAR2(30), price NUMBER(8,2), qty NUMBER, code CHAR(4), born DATE);
 CREATE TABLE t2 (x NUMBER(5)) PCTFREE 25;

@@ -1,20 +1,27 @@
-//! The undo segment header block: where the segment's ring of undo blocks lies, which
-//! ring block was handed out last, the control SCN, and the transaction table.
+//! The undo segment header block: the control SCN, the transaction table, and which undo
+//! block the segment handed out last. The segment's extents are listed in the
+//! tablespace's extent map (module `extent_map`), not here: the transaction table leaves
+//! no room for them in a 2 KiB block.
 //!
 //! ```text
 //!  undo segment header (type 0x0e), after the 36-byte common header:
 //!  offset  size  field
 //!  36      2     undo segment number (usn, 1-based)
 //!  38      2     undo segments in the tablespace
-//!  40      4     blocks of each segment, its header included
-//!  44      4     block address of the first ring block (the block after the header)
-//!  48      4     ring blocks
-//!  52      4     ring head: index of the ring block handed out last
+//!  40      4     fixed layout only (zero once converted): blocks of each segment
+//!  44      8     never-formatted run: first block u32, end block u32; blocks in it
+//!                (within an extent this segment owns) have never held undo, so they
+//!                need not be read to be handed out. Fixed layout: first ring block
+//!                address u32, ring blocks u32
+//!  52      4     ring head: address of the undo block handed out last (0: none yet);
+//!                in the fixed layout, its index in the ring
 //!  56      8     control SCN: highest commit SCN of a transaction whose slot was reused
 //!  64      4     control time: latest commit time (unix seconds) of such a transaction
 //!  68      2     transaction-table slots (34)
-//!  70      4     ring high-water mark: ring blocks below it have been formatted
-//!  74      6     (reserved)
+//!  70      4     fixed layout only: ring high-water mark
+//!  74      4     address of the tablespace's extent map (0: a header of the fixed
+//!                layout, converted at the next open)
+//!  78      2     (reserved)
 //!  80      56×n  transaction table, one slot per transaction:
 //!                0  state u8 (0 free, 1 active, 2 committed), 3 bytes reserved
 //!                4  wrap u32 (incremented each time the slot is claimed)
@@ -47,20 +54,23 @@ const OFF_SEGMENTS: usize = HEADER_LEN + 2;
 const OFF_SEGMENT_BLOCKS: usize = HEADER_LEN + 4;
 const OFF_RING_FIRST: usize = HEADER_LEN + 8;
 const OFF_RING_BLOCKS: usize = HEADER_LEN + 12;
+const OFF_FRESH_FIRST: usize = OFF_RING_FIRST;
+const OFF_FRESH_END: usize = OFF_RING_BLOCKS;
 const OFF_RING_HEAD: usize = HEADER_LEN + 16;
 const OFF_CONTROL_SCN: usize = HEADER_LEN + 20;
 const OFF_CONTROL_TIME: usize = HEADER_LEN + 28;
 const OFF_SLOT_COUNT: usize = HEADER_LEN + 32;
 const OFF_RING_HWM: usize = HEADER_LEN + 34;
+const OFF_EXTENT_MAP: usize = HEADER_LEN + 38;
 const OFF_TXN_TABLE: usize = 80;
 const SLOT_LEN: usize = 56;
 
 const _: () = assert!(OFF_TXN_TABLE + TXN_SLOTS * SLOT_LEN <= 2048, "the transaction table fits a 2 KiB block");
 
-/// Where a segment lies in the undo datafile.
+/// Where a segment of the fixed layout (before undo could grow) lies: read once, when
+/// the layout is converted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SegmentGeometry {
-    pub usn: u16,
+pub struct FixedLayout {
     /// Undo segments in the tablespace.
     pub segments: u16,
     /// Blocks of each segment, the header included.
@@ -68,6 +78,10 @@ pub struct SegmentGeometry {
     /// Block address of the first ring block.
     pub ring_first: u32,
     pub ring_blocks: u32,
+    /// Index of the ring block handed out last.
+    pub ring_head: u32,
+    /// Ring blocks below this index have been formatted; those above are still zero.
+    pub ring_hwm: u32,
 }
 
 /// The state of a transaction-table slot.
@@ -124,9 +138,8 @@ impl UndoHeader<'_> {
         if BlockHeader(self.0).block_type() != Some(BlockType::UndoHeader) {
             return Err(format!("not an undo segment header (block type {:#04x})", self.0[0]));
         }
-        let g = self.geometry();
-        if g.usn != usn {
-            return Err(format!("undo segment header of segment {}, expected {usn}", g.usn));
+        if self.usn() != usn {
+            return Err(format!("undo segment header of segment {}, expected {usn}", self.usn()));
         }
         if get_u16(self.0, OFF_SLOT_COUNT) as usize != TXN_SLOTS {
             return Err(format!(
@@ -134,39 +147,52 @@ impl UndoHeader<'_> {
                 get_u16(self.0, OFF_SLOT_COUNT)
             ));
         }
-        if g.ring_blocks == 0
-            || g.ring_blocks + 1 != g.segment_blocks
-            || self.ring_head() >= g.ring_blocks
-            || self.ring_hwm() > g.ring_blocks
+        if let Some(fixed) = self.fixed_layout()
+            && (fixed.ring_blocks == 0
+                || fixed.ring_blocks + 1 != fixed.segment_blocks
+                || fixed.ring_head >= fixed.ring_blocks)
         {
             return Err(format!(
-                "ring of {} blocks (head {}, high-water mark {}) in a segment of {} blocks",
-                g.ring_blocks,
-                self.ring_head(),
-                self.ring_hwm(),
-                g.segment_blocks
+                "fixed-layout ring of {} blocks in a segment of {}",
+                fixed.ring_blocks, fixed.segment_blocks
             ));
         }
         (0..TXN_SLOTS).try_for_each(|i| self.slot(i).map(|_| ()))
     }
 
-    pub fn geometry(&self) -> SegmentGeometry {
-        SegmentGeometry {
-            usn: get_u16(self.0, OFF_USN),
-            segments: get_u16(self.0, OFF_SEGMENTS),
+    pub fn usn(&self) -> u16 {
+        get_u16(self.0, OFF_USN)
+    }
+
+    pub fn segments(&self) -> u16 {
+        get_u16(self.0, OFF_SEGMENTS)
+    }
+
+    /// Address of the tablespace's extent map, or `None` in a header of the fixed layout.
+    pub fn extent_map(&self) -> Option<u32> {
+        Some(get_u32(self.0, OFF_EXTENT_MAP)).filter(|&a| a != 0)
+    }
+
+    /// Where the segment lies, in a header of the fixed layout not yet converted.
+    pub fn fixed_layout(&self) -> Option<FixedLayout> {
+        self.extent_map().is_none().then(|| FixedLayout {
+            segments: self.segments(),
             segment_blocks: get_u32(self.0, OFF_SEGMENT_BLOCKS),
             ring_first: get_u32(self.0, OFF_RING_FIRST),
             ring_blocks: get_u32(self.0, OFF_RING_BLOCKS),
-        }
+            ring_head: get_u32(self.0, OFF_RING_HEAD),
+            ring_hwm: get_u32(self.0, OFF_RING_HWM),
+        })
     }
 
+    /// Block numbers that have never held undo (see the layout), in a converted header.
+    pub fn fresh_run(&self) -> std::ops::Range<u32> {
+        get_u32(self.0, OFF_FRESH_FIRST)..get_u32(self.0, OFF_FRESH_END)
+    }
+
+    /// Address of the undo block handed out last (0: none since the segment was made).
     pub fn ring_head(&self) -> u32 {
         get_u32(self.0, OFF_RING_HEAD)
-    }
-
-    /// Ring blocks below this index have been formatted; those above are still zero.
-    pub fn ring_hwm(&self) -> u32 {
-        get_u32(self.0, OFF_RING_HWM)
     }
 
     pub fn control_scn(&self) -> u64 {
@@ -207,25 +233,37 @@ impl UndoHeader<'_> {
 pub struct UndoHeaderMut<'a>(pub &'a mut [u8]);
 
 impl UndoHeaderMut<'_> {
-    /// Formats a header for `geometry` with an empty transaction table, the ring head on
-    /// the last ring block (so the first block handed out is ring block 0).
-    pub fn format(&mut self, rdba: u32, object_id: u32, geometry: SegmentGeometry) {
+    /// Formats a header of segment `usn` (of `segments`) with an empty transaction
+    /// table, its extents listed in the extent map at `extent_map`.
+    pub fn format(&mut self, rdba: u32, object_id: u32, usn: u16, segments: u16, extent_map: u32) {
         block::format_block(self.0, BlockType::UndoHeader, rdba, object_id);
-        put_u16(self.0, OFF_USN, geometry.usn);
-        put_u16(self.0, OFF_SEGMENTS, geometry.segments);
-        put_u32(self.0, OFF_SEGMENT_BLOCKS, geometry.segment_blocks);
-        put_u32(self.0, OFF_RING_FIRST, geometry.ring_first);
-        put_u32(self.0, OFF_RING_BLOCKS, geometry.ring_blocks);
-        put_u32(self.0, OFF_RING_HEAD, geometry.ring_blocks - 1);
+        put_u16(self.0, OFF_USN, usn);
+        put_u16(self.0, OFF_SEGMENTS, segments);
         put_u16(self.0, OFF_SLOT_COUNT, TXN_SLOTS as u16);
+        put_u32(self.0, OFF_EXTENT_MAP, extent_map);
     }
 
-    /// Records that ring block `index` was handed out last (and so is formatted).
-    pub fn set_ring_head(&mut self, index: u32) {
-        put_u32(self.0, OFF_RING_HEAD, index);
-        if index >= UndoHeader(self.0).ring_hwm() {
-            put_u32(self.0, OFF_RING_HWM, index + 1);
+    /// Records that blocks in `fresh` have never held undo (and no others are known to).
+    pub fn set_fresh_run(&mut self, fresh: std::ops::Range<u32>) {
+        put_u32(self.0, OFF_FRESH_FIRST, fresh.start);
+        put_u32(self.0, OFF_FRESH_END, fresh.end.max(fresh.start));
+    }
+
+    /// Turns a header of the fixed layout into one of a segment whose extents are listed
+    /// in the extent map at `extent_map`: the ring head becomes a block address.
+    pub fn convert_fixed_layout(&mut self, fixed: &FixedLayout, extent_map: u32) {
+        for off in [OFF_SEGMENT_BLOCKS, OFF_RING_HWM] {
+            put_u32(self.0, off, 0);
         }
+        let ring_first = block::rdba_block(fixed.ring_first);
+        self.set_fresh_run(ring_first + fixed.ring_hwm..ring_first + fixed.ring_blocks);
+        put_u32(self.0, OFF_RING_HEAD, fixed.ring_first + fixed.ring_head);
+        put_u32(self.0, OFF_EXTENT_MAP, extent_map);
+    }
+
+    /// Records that undo block `rdba` was handed out last.
+    pub fn set_ring_head(&mut self, rdba: u32) {
+        put_u32(self.0, OFF_RING_HEAD, rdba);
     }
 
     /// Raises the control SCN and time to cover a transaction whose slot is reused.
@@ -254,19 +292,26 @@ impl UndoHeaderMut<'_> {
     }
 }
 
+/// Formats a header of the fixed layout, as databases made before undo could grow have:
+/// segment `usn` of `segments`, each `segment_blocks` long, its ring right after it.
+#[cfg(test)]
+pub fn format_fixed_layout(b: &mut [u8], rdba: u32, object_id: u32, usn: u16, segments: u16, segment_blocks: u32) {
+    UndoHeaderMut(b).format(rdba, object_id, usn, segments, 0);
+    put_u32(b, OFF_SEGMENT_BLOCKS, segment_blocks);
+    put_u32(b, OFF_RING_FIRST, rdba + 1);
+    put_u32(b, OFF_RING_BLOCKS, segment_blocks - 1);
+    put_u32(b, OFF_RING_HEAD, segment_blocks - 2);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::storage::block::rdba;
 
-    fn geometry() -> SegmentGeometry {
-        SegmentGeometry { usn: 3, segments: 10, segment_blocks: 100, ring_first: rdba(2, 202), ring_blocks: 99 }
-    }
-
     #[test]
     fn header_round_trips_in_the_smallest_block() {
         let mut b = vec![0u8; 2048];
-        UndoHeaderMut(&mut b).format(rdba(2, 201), 9, geometry());
+        UndoHeaderMut(&mut b).format(rdba(2, 3), 9, 3, 10, rdba(2, 11));
         let slot = TxnSlot {
             state: SlotState::Committed,
             wrap: 4,
@@ -282,10 +327,11 @@ mod tests {
         UndoHeaderMut(&mut b).set_slot(TXN_SLOTS - 1, &slot);
         UndoHeaderMut(&mut b).raise_control(7, 5);
         UndoHeaderMut(&mut b).raise_control(6, 9);
+        UndoHeaderMut(&mut b).set_ring_head(rdba(2, 250));
         let h = UndoHeader(&b);
         assert_eq!(h.check(3), Ok(()));
-        assert_eq!(h.geometry(), geometry());
-        assert_eq!((h.ring_head(), h.ring_hwm()), (98, 0));
+        assert_eq!((h.usn(), h.segments(), h.extent_map(), h.fixed_layout()), (3, 10, Some(rdba(2, 11)), None));
+        assert_eq!(h.ring_head(), rdba(2, 250));
         assert_eq!((h.control_scn(), h.control_time()), (7, 9));
         assert_eq!(h.slot(TXN_SLOTS - 1), Ok(slot));
         assert_eq!(h.slot(0), Ok(TxnSlot::FREE));
@@ -293,9 +339,38 @@ mod tests {
     }
 
     #[test]
+    fn a_fixed_layout_header_is_converted_in_place() {
+        let mut b = vec![0u8; 2048];
+        UndoHeaderMut(&mut b).format(rdba(2, 201), 9, 3, 10, 0);
+        put_u32(&mut b, OFF_SEGMENT_BLOCKS, 100);
+        put_u32(&mut b, OFF_RING_FIRST, rdba(2, 202));
+        put_u32(&mut b, OFF_RING_BLOCKS, 99);
+        put_u32(&mut b, OFF_RING_HEAD, 98);
+        put_u32(&mut b, OFF_RING_HWM, 99);
+        let fixed = UndoHeader(&b).fixed_layout().expect("a header of the fixed layout");
+        assert_eq!(
+            fixed,
+            FixedLayout {
+                segments: 10,
+                segment_blocks: 100,
+                ring_first: rdba(2, 202),
+                ring_blocks: 99,
+                ring_head: 98,
+                ring_hwm: 99
+            }
+        );
+        assert_eq!(UndoHeader(&b).check(3), Ok(()));
+        UndoHeaderMut(&mut b).convert_fixed_layout(&fixed, rdba(2, 1002));
+        let h = UndoHeader(&b);
+        assert_eq!((h.fixed_layout(), h.extent_map(), h.ring_head()), (None, Some(rdba(2, 1002)), rdba(2, 300)));
+        assert_eq!(h.fresh_run(), 301..301, "every ring block was formatted");
+        assert_eq!(h.check(3), Ok(()));
+    }
+
+    #[test]
     fn bad_slot_state_is_reported() {
         let mut b = vec![0u8; 4096];
-        UndoHeaderMut(&mut b).format(rdba(2, 201), 9, geometry());
+        UndoHeaderMut(&mut b).format(rdba(2, 3), 9, 3, 10, rdba(2, 11));
         b[OFF_TXN_TABLE + 2 * SLOT_LEN] = 9;
         assert!(UndoHeader(&b).check(3).unwrap_err().contains("slot 2 has unknown state 9"));
     }

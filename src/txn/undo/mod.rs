@@ -1,12 +1,14 @@
 //! The undo tablespace: undo segments whose header blocks hold transaction tables, and
 //! undo blocks holding undo records, all living in the buffer cache like table blocks.
+//! The tablespace grows on demand, an extent at a time, up to `undo_tablespace_maxsize`.
 //!
 //! ```text
 //!  undotbs01.dbf (file 2)
-//!  ┌────────┬──────────────────────────────────────┬──────────────────────────────┬──
-//!  │ file   │ _SYSSMU1$                            │ _SYSSMU2$                    │ ..
-//!  │ header │ header │ ring: undo blocks 0 .. R-1  │ header │ ring                │
-//!  └────────┴──┬─────┴──────────────────────────────┴────────┴─────────────────────┴──
+//!  ┌────────┬─────────┬─────────┬───┬────────┬────────────┬────────────┬───┬─────────────┬──
+//!  │ file   │ header  │ header  │ ..│ extent │ extent 0   │ extent 1   │ ..│ extent 10   │ ..
+//!  │ header │ _SYSSMU1│ _SYSSMU2│   │ map    │ owner 1    │ owner 2    │   │ owner 1     │
+//!  └────────┴──┬──────┴─────────┴───┴────────┴────────────┴────────────┴───┴─────────────┴──
+//!              │                     extent k ─ first block, blocks, owner ─ (module `extent_map`)
 //!              │ transaction table: slot 5 ─ wrap 3, active, last record ──┐
 //!              │                                                          ▼
 //!              │   undo block (owner 1.5.3, seq 2): [rec 0] [rec 1] [rec 2 prev=rec 1]
@@ -14,24 +16,32 @@
 //! ```
 //!
 //! A transaction is named by the slot it claims in one segment's transaction table
-//! ([`Xid`]: usn.slot.wrap). Its undo records go into undo blocks of that segment's ring,
-//! one block at a time (the transaction owns the block); each record points back at the
-//! transaction's previous record, so following `prev` from the newest record walks the
-//! transaction's changes backwards: a rollback, or a consistent read building a CR clone.
+//! ([`Xid`]: usn.slot.wrap). Its undo records go into undo blocks of that segment's
+//! extents, one block at a time (the transaction owns the block); each record points back
+//! at the transaction's previous record, so following `prev` from the newest record walks
+//! the transaction's changes backwards: a rollback, or a consistent read building a CR
+//! clone. An undo record address ([`Uba`]) names the block, the block's sequence number
+//! when the record was written, and the record; a block handed out again gets the next
+//! sequence, so a read of an old address fails with snapshot too old, whichever segment
+//! now owns the block.
 //!
 //! Costs, as Oracle counts them: [`Undo::begin`], [`Undo::commit`] and
 //! [`Undo::truncate_chain`] change the segment header (db block gets); [`Undo::append`]
 //! changes the transaction's undo block (a db block get), and a new block also the header
-//! (a block handed out is formatted in the cache, not read); [`Undo::read`] and
-//! [`Undo::status`] are consistent gets, which read the block from disk if it is not
-//! cached. Building CR clones thus costs logical (and maybe physical) reads of undo.
+//! (a block handed out is formatted in the cache, not read), and the extent map when an
+//! extent is stolen or added; [`Undo::read`] and [`Undo::status`] are consistent gets,
+//! which read the block from disk if it is not cached. Building CR clones thus costs
+//! logical (and maybe physical) reads of undo.
 //!
 //! The blocks are the source of truth: a committed transaction's status is read from the
-//! transaction table, after a reopen too. Two in-memory mirrors spare the hot paths gets:
-//! each active transaction's current block and newest record (written to its slot when it
-//! moves to a new block and at commit), and each ring block's owner (filled lazily after
-//! open). Space management (module `segment`) reuses ring blocks of ended transactions,
-//! preferring those past `undo_retention`.
+//! transaction table, the extents and the tablespace's size from the extent map, after a
+//! reopen too. In-memory mirrors spare the hot paths gets: each active transaction's
+//! current block and newest record (written to its slot when it moves to a new block and
+//! at commit), when each slot's last transaction ended, and each undo block's owner
+//! (filled lazily after open). Space management (module `space`) reuses blocks of ended
+//! transactions, steals extents from other segments, and grows the file, in Oracle's
+//! order; module `tablespace` lays a new file out and converts one of the fixed layout
+//! that came before growth.
 //!
 //! Slot reuse: `begin` claims the segment's non-active slot with the oldest commit and
 //! increments its wrap, raising the segment's control SCN to that slot's old commit SCN.
@@ -44,8 +54,10 @@
 //! the answer.
 
 mod codec;
+mod extent_map;
 mod header;
 mod segment;
+mod space;
 mod stats;
 mod tablespace;
 mod undo_block;
@@ -63,12 +75,15 @@ use crate::error::{Error, Result};
 use crate::stats::{SessionStats, Stat};
 use crate::storage::block::{self, BlockHeader, BlockType};
 use crate::storage::control::DatafileEntry;
+use crate::storage::datafile::DataFile;
 use header::{SlotState, TxnSlot, UndoHeader, UndoHeaderMut};
+use parking_lot::Mutex;
 use segment::{ActiveTxn, Segment};
+use space::Space;
 use stats::UndoCounters;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use tablespace::Layout;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use undo_block::{RECORD_HEADER_LEN, UndoBlock, UndoBlockMut};
 
 /// One undo record as read back.
@@ -93,75 +108,139 @@ pub struct TxnUsage {
     pub used_urec: u64,
 }
 
+/// One undo segment's figures, for `v$rollstat`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentUsage {
+    pub usn: u16,
+    /// Extents and blocks it owns now.
+    pub extents: u64,
+    pub blocks: u64,
+    /// Transactions active in it now.
+    pub active: u64,
+    /// Extents added to it by growing the tablespace since open.
+    pub extends: u64,
+}
+
 /// The undo tablespace of an open database.
 pub struct Undo {
-    /// The undo datafile, for error messages.
+    /// The undo datafile: error messages, and extending it as the tablespace grows.
     path: PathBuf,
+    file: Arc<DataFile>,
     block_size: usize,
-    layout: Layout,
     /// Segment `usn` is `segments[usn - 1]`.
     segments: Vec<Segment>,
+    /// The extent map and what is known of each undo block; its lock is held while a
+    /// block is handed out (module `space`).
+    space: Mutex<Space>,
+    /// Blocks of the tablespace: `space.header.blocks`, read without the lock.
+    tablespace_blocks: AtomicU32,
     /// Where the next `begin` starts looking for a free slot (round robin).
     next_segment: AtomicUsize,
     counters: UndoCounters,
 }
 
 /// Creates the undo datafile of a new database (or of one created before undo existed)
-/// in `dir`, `size_bytes` large, and returns its control-file entry.
+/// in `dir`, `size_bytes` large and growing up to `max_bytes`, and returns its
+/// control-file entry.
 pub fn create_tablespace(
     io: &dyn crate::storage::io::Io,
     dir: &Path,
     block_size: usize,
     db_id: u64,
     size_bytes: u64,
+    max_bytes: u64,
 ) -> Result<DatafileEntry> {
-    tablespace::create(io, dir, block_size, db_id, size_bytes)
+    tablespace::create(io, dir, block_size, db_id, size_bytes, max_bytes)
 }
 
 impl Undo {
-    /// Opens the undo tablespace of file [`UNDO_FILE_NO`] (attached to `cache`, at
-    /// `path`): reads every segment header and notes the transactions active in them.
-    pub(crate) fn open(cache: &BufferCache, path: &Path) -> Result<Undo> {
+    /// Opens the undo tablespace in `file` (file [`UNDO_FILE_NO`], attached to `cache`):
+    /// reads the extent map and every segment header, and notes the transactions active
+    /// in them. A tablespace of the fixed layout is converted first, to grow up to
+    /// `max_bytes`.
+    pub(crate) fn open(cache: &BufferCache, file: Arc<DataFile>, max_bytes: u64) -> Result<Undo> {
         let stats = SessionStats::default();
+        let path = file.path().to_owned();
         let corrupt = |rdba: u32, reason: String| Error::Corrupt {
-            file: path.to_owned(),
+            file: path.clone(),
             block: Some(block::rdba_block(rdba)),
             reason,
         };
         let first = block::rdba(UNDO_FILE_NO, 1);
-        let layout = {
+        let map_rdba = {
             let guard = cache.consistent_get(&stats, first)?;
-            UndoHeader(&guard).check(1).map_err(|r| corrupt(first, format!("undo segment header: {r}")))?;
-            Layout::of(&UndoHeader(&guard).geometry())
+            let view = UndoHeader(&guard);
+            view.check(1).map_err(|r| corrupt(first, format!("undo segment header: {r}")))?;
+            match view.fixed_layout() {
+                None => view.extent_map().expect("a header not of the fixed layout names its extent map"),
+                Some(fixed) => {
+                    drop(guard);
+                    tablespace::convert_fixed_layout(cache, &stats, &file, &fixed, max_bytes)?;
+                    block::rdba(UNDO_FILE_NO, 1 + u32::from(fixed.segments) * fixed.segment_blocks)
+                }
+            }
         };
+        let mut space = Space::load(cache, &stats, map_rdba, &path)?;
         let mut segments = Vec::new();
         let mut active = 0;
-        for usn in 1..=layout.segments {
-            let rdba = layout.header_rdba(usn);
+        for usn in 1..=space.header.segments {
+            let rdba = block::rdba(UNDO_FILE_NO, space.header.header_block(usn));
             let guard = cache.consistent_get(&stats, rdba)?;
             let view = UndoHeader(&guard);
             view.check(usn).map_err(|r| corrupt(rdba, format!("undo segment header: {r}")))?;
-            if view.geometry() != layout.geometry(usn) {
-                return Err(corrupt(rdba, "undo segment header disagrees with segment 1 on the layout".into()));
+            if view.extent_map() != Some(map_rdba) {
+                return Err(corrupt(rdba, "undo segment header disagrees with segment 1 on the extent map".into()));
             }
-            let segment = Segment::new(layout.geometry(usn), rdba);
-            active += note_active_slots(&segment, view).map_err(|r| corrupt(rdba, r))?;
+            let (segment, n) = Segment::open(rdba, view).map_err(|r| corrupt(rdba, r))?;
+            space.note_fresh(usn, view.fresh_run());
+            active += n;
             segments.push(segment);
         }
         let counters = UndoCounters::default();
         counters.found_active(active);
-        let block_size = cache.block_size();
-        Ok(Undo { path: path.to_owned(), block_size, layout, segments, next_segment: AtomicUsize::new(0), counters })
+        Ok(Undo {
+            path,
+            file,
+            block_size: cache.block_size(),
+            segments,
+            tablespace_blocks: AtomicU32::new(space.header.blocks),
+            space: Mutex::new(space),
+            next_segment: AtomicUsize::new(0),
+            counters,
+        })
     }
 
     /// Undo segments in the tablespace.
     pub fn segment_count(&self) -> u16 {
-        self.layout.segments
+        self.segments.len() as u16
     }
 
-    /// Bytes of the tablespace in use (file header and segments).
+    /// Bytes of the tablespace (file header, segment headers, extent map and extents).
     pub fn size_bytes(&self) -> u64 {
-        u64::from(self.layout.used_blocks()) * self.block_size as u64
+        u64::from(self.tablespace_blocks.load(Ordering::Acquire)) * self.block_size as u64
+    }
+
+    /// Bytes the tablespace may grow to (`undo_tablespace_maxsize` when it was created).
+    pub fn max_size_bytes(&self) -> u64 {
+        u64::from(self.space.lock().header.max_blocks) * self.block_size as u64
+    }
+
+    /// Each segment's extents, blocks and transactions, for `v$rollstat`.
+    pub fn segment_usage(&self) -> Vec<SegmentUsage> {
+        let space = self.space.lock();
+        self.segments
+            .iter()
+            .map(|s| {
+                let (extents, blocks) = space.segment_size(s.usn);
+                SegmentUsage {
+                    usn: s.usn,
+                    extents,
+                    blocks,
+                    active: s.active.lock().iter().filter(|t| t.is_some()).count() as u64,
+                    extends: s.extends.load(Ordering::Relaxed),
+                }
+            })
+            .collect()
     }
 
     /// The largest body [`Undo::append`] takes: what an empty undo block holds.
@@ -217,8 +296,9 @@ impl Undo {
         let slot = TxnSlot { state: SlotState::Active, wrap, start_scn: ctx.scn, ..TxnSlot::FREE };
         UndoHeaderMut(&mut header).set_slot(i, &slot);
         block::set_scn(&mut header, ctx.scn);
-        segment.active.lock()[i] = Some(ActiveTxn::new(wrap, ctx.scn));
-        Ok(Some((Xid { usn: segment.usn(), slot: i as u16, wrap }, old)))
+        let ended_at = if old.state == SlotState::Committed { old.commit_time } else { 0 };
+        segment.note_claimed(i, ActiveTxn::new(wrap, ctx.scn), ended_at);
+        Ok(Some((Xid { usn: segment.usn, slot: i as u16, wrap }, old)))
     }
 
     /// Appends an undo record for active transaction `xid`, chained after its previous
@@ -260,8 +340,10 @@ impl Undo {
         self.append_in_new_block(ctx, segment, xid, txn.last, body)
     }
 
-    /// Claims a ring block for `xid` and writes its record there as record 0; the
-    /// transaction's slot in the header catches up with its mirror.
+    /// Claims an undo block for `xid` and writes its record there as record 0; the
+    /// transaction's slot in the header catches up with its mirror. The block's guard is
+    /// released before the header's (declared after it), so the header never names a
+    /// block whose change comes later.
     fn append_in_new_block(
         &self,
         ctx: &AccessContext<'_>,
@@ -271,21 +353,23 @@ impl Undo {
         body: &[u8],
     ) -> Result<Uba> {
         let mut header = self.header_for_change(ctx, segment)?;
-        let (mut guard, seq) = segment.claim_block(ctx, &self.counters, &mut header, xid)?;
+        let (mut guard, seq) = self.claim_block(ctx, segment, &mut header, xid)?;
         let record = UndoBlockMut(&mut guard).append(prev, body);
         let record = record.expect("a body of at most max_body_len bytes fits an empty undo block");
         block::set_scn(&mut guard, ctx.scn);
         let uba = Uba { rdba: guard.rdba(), seq, record };
         let txn = segment.update_txn(xid, |t| t.record_written(uba, true));
-        self.write_slot(ctx, &mut header, xid, &txn, SlotState::Active, 0)?;
+        self.write_slot(ctx, &mut header, xid, &txn, SlotState::Active, 0, 0)?;
         Ok(uba)
     }
 
     /// Reads the record at `uba` (a consistent get of its undo block). Fails with
     /// `Error::SnapshotTooOld` if the block has been reused since.
     pub fn read(&self, ctx: &AccessContext<'_>, uba: Uba) -> Result<UndoRecord> {
-        let segment = self.segments.iter().find(|s| s.holds_block(uba.rdba));
-        let segment = segment.ok_or_else(|| self.corrupt_xid(format!("undo address {uba:?} names no undo block")))?;
+        let block_no = block::rdba_block(uba.rdba);
+        if block::rdba_file(uba.rdba) != UNDO_FILE_NO || block_no >= self.tablespace_blocks.load(Ordering::Acquire) {
+            return Err(self.corrupt_xid(format!("undo address {uba:?} names no undo block")));
+        }
         let guard = ctx.db.cache.consistent_get(ctx.stats, uba.rdba)?;
         let view = UndoBlock(&guard);
         if !view.is_undo_block() {
@@ -293,16 +377,19 @@ impl Undo {
         }
         if view.seq() != uba.seq {
             UndoCounters::bump(&self.counters.snapshot_too_old);
+            let found = view.seq();
+            // Released before the space lock: a session handing out this block holds that
+            // lock while it waits for the block.
+            drop(guard);
+            let owner = self.space.lock().owner_of(block_no);
+            let owner = owner.map_or_else(|| "no segment".into(), segment_name);
+            let file = self
+                .path
+                .file_name()
+                .map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into_owned());
             return Err(Error::SnapshotTooOld {
                 reason: format!(
-                    "undo block {} of {} ({}, block {}) has been reused: sequence {}, the record needs {}",
-                    uba.rdba - segment.geometry.ring_first,
-                    segment_name(segment.usn()),
-                    self.path
-                        .file_name()
-                        .map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into_owned()),
-                    block::rdba_block(uba.rdba),
-                    view.seq(),
+                    "undo block {block_no} of {file}, now {owner}'s, has been reused: sequence {found}, the record needs {}",
                     uba.seq
                 ),
             });
@@ -327,16 +414,17 @@ impl Undo {
                 t.first = Uba::NONE;
             }
         });
-        self.write_slot(ctx, &mut header, xid, &txn, SlotState::Active, 0)
+        self.write_slot(ctx, &mut header, xid, &txn, SlotState::Active, 0, 0)
     }
 
     /// Ends transaction `xid` at `scn` (commit, or the end of a rollback).
     pub fn commit(&self, ctx: &AccessContext<'_>, xid: Xid, scn: u64) -> Result<()> {
         let (segment, txn) = self.active(xid)?;
         let mut header = self.header_for_change(ctx, segment)?;
-        self.write_slot(ctx, &mut header, xid, &txn, SlotState::Committed, scn)?;
+        let now = segment::unix_now();
+        self.write_slot(ctx, &mut header, xid, &txn, SlotState::Committed, scn, now)?;
         block::set_scn(&mut header, ctx.scn.max(scn));
-        segment.active.lock()[xid.slot as usize] = None;
+        segment.note_ended(xid, now);
         self.counters.ended();
         Ok(())
     }
@@ -392,7 +480,7 @@ impl Undo {
             for (slot, txn) in segment.active.lock().iter().enumerate() {
                 if let Some(t) = txn {
                     out.push(TxnUsage {
-                        xid: Xid { usn: segment.usn(), slot: slot as u16, wrap: t.wrap },
+                        xid: Xid { usn: segment.usn, slot: slot as u16, wrap: t.wrap },
                         start_scn: t.start_scn,
                         used_ublk: u64::from(t.used_ublk),
                         used_urec: u64::from(t.used_urec),
@@ -433,13 +521,15 @@ impl Undo {
     /// Checks a segment header block read from the cache is the header of `segment`.
     fn checked_header<'b>(&self, bytes: &'b [u8], segment: &Segment) -> Result<UndoHeader<'b>> {
         let view = UndoHeader(bytes);
-        if BlockHeader(bytes).block_type() != Some(BlockType::UndoHeader) || view.geometry() != segment.geometry {
+        if BlockHeader(bytes).block_type() != Some(BlockType::UndoHeader) || view.usn() != segment.usn {
             return Err(self.corrupt(segment.header_rdba, "not the undo segment header it should be"));
         }
         Ok(view)
     }
 
-    /// Writes transaction `xid`'s slot from its mirror, in `state` (committed at `scn`).
+    /// Writes transaction `xid`'s slot from its mirror, in `state` (committed at `scn`, at
+    /// unix time `commit_time`).
+    #[allow(clippy::too_many_arguments)]
     fn write_slot(
         &self,
         ctx: &AccessContext<'_>,
@@ -448,6 +538,7 @@ impl Undo {
         txn: &ActiveTxn,
         state: SlotState,
         scn: u64,
+        commit_time: u32,
     ) -> Result<()> {
         let rdba = block::BlockHeader(header).rdba();
         let old = UndoHeader(header).slot(xid.slot as usize).map_err(|r| self.corrupt(rdba, r))?;
@@ -456,13 +547,12 @@ impl Undo {
                 self.corrupt(rdba, format!("slot of active transaction {xid} says {:?}, wrap {}", old.state, old.wrap))
             );
         }
-        let committed = state == SlotState::Committed;
         let slot = TxnSlot {
             state,
             wrap: xid.wrap,
             start_scn: txn.start_scn,
             commit_scn: scn,
-            commit_time: if committed { segment::unix_now() } else { 0 },
+            commit_time,
             current_block: txn.current.map_or(0, |(b, _)| b),
             first: txn.first,
             last: txn.last,
@@ -510,9 +600,9 @@ impl Undo {
                     .collect::<Result<Vec<_>>>()?
             };
             for (i, slot) in slots.into_iter().filter(|(_, s)| s.state == SlotState::Active) {
-                let xid = Xid { usn: segment.usn(), slot: i as u16, wrap: slot.wrap };
+                let xid = Xid { usn: segment.usn, slot: i as u16, wrap: slot.wrap };
                 let mut newest = None;
-                if slot.current_block != 0 && segment.holds_block(slot.current_block) {
+                if slot.current_block != 0 && block::rdba_file(slot.current_block) == UNDO_FILE_NO {
                     let block = ctx.db.cache.consistent_get(ctx.stats, slot.current_block)?;
                     let view = UndoBlock(&block);
                     if view.is_undo_block() && view.owner() == xid && view.record_count() > 0 {
@@ -537,31 +627,6 @@ impl Undo {
         }
         Ok(dead)
     }
-}
-
-/// Fills `segment`'s mirror with the active transactions of its transaction table;
-/// returns how many there are.
-fn note_active_slots(segment: &Segment, header: UndoHeader<'_>) -> Result<u64, String> {
-    let mut active = segment.active.lock();
-    let mut n = 0;
-    for (i, entry) in active.iter_mut().enumerate() {
-        let slot = header.slot(i)?;
-        if slot.state == SlotState::Active {
-            // Its next record (if any) starts a new block: the slot does not keep the
-            // current block's sequence.
-            *entry = Some(ActiveTxn {
-                wrap: slot.wrap,
-                start_scn: slot.start_scn,
-                current: None,
-                first: slot.first,
-                last: slot.last,
-                used_ublk: slot.used_ublk,
-                used_urec: slot.used_urec,
-            });
-            n += 1;
-        }
-    }
-    Ok(n)
 }
 
 /// The first byte of a slot-history record's body: the kinds of undo records for table

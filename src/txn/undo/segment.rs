@@ -1,48 +1,33 @@
-//! One undo segment in memory: where its blocks are, mirrors of what its blocks say that
-//! the hot paths need without a get, and handing out ring blocks (space management).
+//! One undo segment in memory: its header's address, and mirrors of its transaction
+//! table that the hot paths need without a get: each active transaction's use of undo,
+//! and when each ended transaction ended, which says whether a block it owns may be
+//! reused.
 //!
-//! The ring: ring blocks are handed out in order after the ring head, wrapping around.
-//! A block may be reused only when the transaction that owns it has ended:
+//! A block owned by an ended transaction may be reused: it is "expired" once the
+//! transaction ended `undo_retention` seconds ago or more, "unexpired" before that.
 //!
 //! ```text
-//!   ring:  [ T7 ended 20 min ago | T9 active | T4 ended 2 s ago | free | ... ]
-//!            ▲ expired: reused first           ▲ unexpired: reused only if no expired
-//!                            ▲ never reused       or free block is left (a steal)
+//!   blocks:  [ T7 ended 20 min ago | T9 active | T4 ended 2 s ago | free | ... ]
+//!              ▲ expired              ▲ never    ▲ unexpired          ▲ free
 //! ```
 //!
-//! A transaction has ended `undo_retention` seconds ago or more ("expired"), or less
-//! ("unexpired"). The scan from the head takes the first free or expired block; failing
-//! that, the first unexpired one; failing that (every block belongs to an active
-//! transaction) the append fails with `Error::UndoSpace`. A reused block gets the next
-//! sequence number, so a later read of an address into its old contents fails with
-//! `Error::SnapshotTooOld`.
+//! Any segment judges any block by its owner's xid (`Undo::reuse_of`, module `space`),
+//! so a segment that steals another's extent judges the blocks it took by the
+//! transactions of the segment they came from.
 //!
-//! Invariants: ring entries and the ring head change only under the exclusive content
-//! lock of the segment header; a ring block owned by an active transaction is never
-//! handed out; the mirror of an active transaction changes only through calls made for
-//! that transaction (one session at a time), begin and commit.
+//! Invariants: the mirrors change only under the exclusive content lock of the segment
+//! header, together with the slot they mirror, and the ended-slot mirror only while the
+//! active mirror's lock is held, so a reader holding that lock sees both agree. The
+//! mirror of an active transaction changes only through calls made for that transaction
+//! (one session at a time), begin and commit.
 
-use super::header::{SegmentGeometry, SlotState, TXN_SLOTS, UndoHeader, UndoHeaderMut};
-use super::stats::UndoCounters;
-use super::tablespace;
-use super::undo_block::{UndoBlock, UndoBlockMut, next_seq};
-use crate::access::AccessContext;
-use crate::buffer::WriteGuard;
-use crate::error::{Error, Result};
+use super::header::{SlotState, TXN_SLOTS, UndoHeader};
 use crate::txn::{Uba, Xid};
 use parking_lot::Mutex;
+use std::sync::atomic::AtomicU64;
 
-/// What the undo layer knows of one ring block without reading it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RingEntry {
-    /// Not looked at since the database was opened.
-    Unknown,
-    /// Owned by `owner` (`Xid::NONE` for a block never formatted) at sequence `seq`.
-    Known { owner: Xid, seq: u16 },
-}
-
-/// Whether a ring block may be reused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Whether an undo block may be reused, from most to least willingly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Reuse {
     /// Never used.
     Free,
@@ -86,34 +71,65 @@ impl ActiveTxn {
     }
 }
 
+/// When the transactions of a segment's slots ended, as its transaction table says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct EndedSlots {
+    /// Per slot: the wrap of its last ended transaction and its commit time (unix seconds).
+    pub slots: Vec<(u32, u32)>,
+    /// The header's control time: every transaction whose slot was claimed again ended
+    /// by then.
+    pub control_time: u32,
+}
+
 /// One undo segment.
 pub(super) struct Segment {
-    pub geometry: SegmentGeometry,
+    pub usn: u16,
     pub header_rdba: u32,
-    /// Active transactions by transaction-table slot.
+    /// Active transactions by transaction-table slot. Its lock is held while
+    /// [`Segment::ended`] changes.
     pub active: Mutex<Vec<Option<ActiveTxn>>>,
-    /// Owner and sequence of each ring block as last seen. Changed only under the
-    /// header's exclusive content lock, which every user of it holds.
-    ring: Mutex<Vec<RingEntry>>,
+    /// When the transactions that held each slot ended.
+    pub ended: Mutex<EndedSlots>,
+    /// Extents added to this segment by growing the tablespace since open (`EXTENDS`).
+    pub extends: AtomicU64,
 }
 
 impl Segment {
-    pub fn new(geometry: SegmentGeometry, header_rdba: u32) -> Segment {
-        Segment {
-            geometry,
-            header_rdba,
-            active: Mutex::new(vec![None; TXN_SLOTS]),
-            ring: Mutex::new(vec![RingEntry::Unknown; geometry.ring_blocks as usize]),
+    /// The segment whose header (at `header_rdba`) is `header`: its mirrors are filled
+    /// from the transaction table. Also returns how many transactions are active in it.
+    pub fn open(header_rdba: u32, header: UndoHeader<'_>) -> Result<(Segment, u64), String> {
+        let mut active = vec![None; TXN_SLOTS];
+        let mut ended = EndedSlots { slots: vec![(0, 0); TXN_SLOTS], control_time: header.control_time() };
+        let mut n = 0;
+        for (i, (entry, ended_slot)) in active.iter_mut().zip(&mut ended.slots).enumerate() {
+            let slot = header.slot(i)?;
+            match slot.state {
+                SlotState::Active => {
+                    // Its next record (if any) starts a new block: the slot does not keep
+                    // the current block's sequence.
+                    *entry = Some(ActiveTxn {
+                        wrap: slot.wrap,
+                        start_scn: slot.start_scn,
+                        current: None,
+                        first: slot.first,
+                        last: slot.last,
+                        used_ublk: slot.used_ublk,
+                        used_urec: slot.used_urec,
+                    });
+                    n += 1;
+                }
+                SlotState::Committed => *ended_slot = (slot.wrap, slot.commit_time),
+                SlotState::Free => {}
+            }
         }
-    }
-
-    pub fn usn(&self) -> u16 {
-        self.geometry.usn
-    }
-
-    /// Whether `rdba` is one of this segment's ring blocks.
-    pub fn holds_block(&self, rdba: u32) -> bool {
-        rdba >= self.geometry.ring_first && rdba < self.geometry.ring_first + self.geometry.ring_blocks
+        let segment = Segment {
+            usn: header.usn(),
+            header_rdba,
+            active: Mutex::new(active),
+            ended: Mutex::new(ended),
+            extends: AtomicU64::new(0),
+        };
+        Ok((segment, n))
     }
 
     /// The mirror of active transaction `xid`, if it is one of this segment's.
@@ -130,127 +146,46 @@ impl Segment {
         *txn
     }
 
-    /// Hands out the next reusable ring block to `xid`: formats it (a new block in the
-    /// cache, not read) and records the claim in the header. Returns the block,
-    /// exclusively held, and its new sequence.
-    pub fn claim_block<'a>(
-        &self,
-        ctx: &AccessContext<'a>,
-        counters: &UndoCounters,
-        header: &mut [u8],
-        xid: Xid,
-    ) -> Result<(WriteGuard<'a>, u16)> {
-        let retention = ctx.db.parameters.read().get_u64(crate::db::params::UNDO_RETENTION);
-        let now = unix_now();
-        let mut ring = self.ring.lock();
-        let (index, reuse, old_seq) =
-            self.choose(ctx, &mut ring, UndoHeader(header), now, retention)?.ok_or_else(|| {
-                UndoCounters::bump(&counters.no_space);
-                Error::UndoSpace {
-                    reason: format!(
-                        "undo segment {}: all {} undo blocks belong to active transactions",
-                        tablespace::segment_name(self.usn()),
-                        self.geometry.ring_blocks
-                    ),
-                }
-            })?;
-        match reuse {
-            Reuse::Expired => UndoCounters::bump(&counters.expired_steals),
-            Reuse::Unexpired => UndoCounters::bump(&counters.unexpired_steals),
-            Reuse::Free | Reuse::Active => {}
-        }
-        UndoCounters::bump(&counters.undo_blocks);
-        let rdba = self.geometry.ring_first + index;
-        let seq = next_seq(old_seq);
-        let mut block = ctx.db.cache.new_block(ctx.stats, rdba, tablespace::object_id(self.usn()))?;
-        UndoBlockMut(&mut block).format_zeroed(rdba, tablespace::object_id(self.usn()), xid, seq);
-        ring[index as usize] = RingEntry::Known { owner: xid, seq };
-        UndoHeaderMut(header).set_ring_head(index);
-        Ok((block, seq))
+    /// Notes that `xid` (one of this segment's) ended at unix time `at`.
+    pub fn note_ended(&self, xid: Xid, at: u32) {
+        let mut active = self.active.lock();
+        self.ended.lock().slots[xid.slot as usize] = (xid.wrap, at);
+        active[xid.slot as usize] = None;
     }
 
-    /// The ring block to hand out next: (index, why it may be reused, its sequence), or
-    /// `None` if every block belongs to an active transaction.
-    fn choose(
-        &self,
-        ctx: &AccessContext<'_>,
-        ring: &mut [RingEntry],
-        header: UndoHeader<'_>,
-        now: u32,
-        retention: u64,
-    ) -> Result<Option<(u32, Reuse, u16)>> {
-        let n = self.geometry.ring_blocks;
-        let head = header.ring_head();
-        let mut unexpired = None;
-        for step in 1..=n {
-            let index = (head + step) % n;
-            let (owner, seq) = self.ring_entry(ctx, ring, header, index)?;
-            let reuse = classify(owner, header, now, retention)
-                .map_err(|r| ctx.corrupt(self.geometry.ring_first + index, format!("owner of undo block: {r}")))?;
-            match reuse {
-                Reuse::Free | Reuse::Expired => return Ok(Some((index, reuse, seq))),
-                Reuse::Unexpired => {
-                    unexpired.get_or_insert((index, reuse, seq));
-                }
-                Reuse::Active => {}
+    /// Notes that slot `slot` was claimed by a new transaction, its previous holder having
+    /// ended at `ended_at` (0 if it was never claimed).
+    pub fn note_claimed(&self, slot: usize, txn: ActiveTxn, ended_at: u32) {
+        let mut active = self.active.lock();
+        let mut ended = self.ended.lock();
+        ended.control_time = ended.control_time.max(ended_at);
+        active[slot] = Some(txn);
+    }
+
+    /// Whether a block owned by `owner`, one of this segment's transactions, may be
+    /// reused at unix time `now`. `Err` says why the owner cannot be one of them.
+    pub fn reuse_of(&self, owner: Xid, now: u32, retention: u64) -> Result<Reuse, String> {
+        let active = self.active.lock();
+        let ended = self.ended.lock();
+        let slot = owner.slot as usize;
+        if slot >= TXN_SLOTS {
+            return Err(format!("transaction {owner} names no slot of undo segment {}", self.usn));
+        }
+        let (ended_wrap, commit_time) = ended.slots[slot];
+        let holder_wrap = active[slot].map_or(ended_wrap, |t| t.wrap);
+        let ended_at = if holder_wrap == owner.wrap {
+            if active[slot].is_some() {
+                return Ok(Reuse::Active);
             }
-        }
-        Ok(unexpired)
-    }
-
-    /// The owner and sequence of ring block `index`, reading its header (a consistent
-    /// get) the first time it is looked at since open. Blocks at or above the ring's
-    /// high-water mark are known to be unformatted.
-    fn ring_entry(
-        &self,
-        ctx: &AccessContext<'_>,
-        ring: &mut [RingEntry],
-        header: UndoHeader<'_>,
-        index: u32,
-    ) -> Result<(Xid, u16)> {
-        if let RingEntry::Known { owner, seq } = ring[index as usize] {
-            return Ok((owner, seq));
-        }
-        let (owner, seq) = if index >= header.ring_hwm() {
-            (Xid::NONE, 0)
+            commit_time
+        } else if holder_wrap > owner.wrap {
+            // The slot was claimed again since: the owner ended by the control time.
+            ended.control_time
         } else {
-            let rdba = self.geometry.ring_first + index;
-            let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
-            let block = UndoBlock(&guard);
-            if !block.is_undo_block() {
-                return Err(ctx.corrupt(rdba, "ring block below the ring's high-water mark is not an undo block"));
-            }
-            (block.owner(), block.seq())
+            return Err(format!("transaction {owner} is newer than its slot (wrap {holder_wrap})"));
         };
-        ring[index as usize] = RingEntry::Known { owner, seq };
-        Ok((owner, seq))
+        Ok(if u64::from(now.saturating_sub(ended_at)) >= retention { Reuse::Expired } else { Reuse::Unexpired })
     }
-}
-
-/// Whether a ring block owned by `owner` may be reused, judged from the transaction table
-/// of its segment (`header`). `Err` says why the owner cannot be one of its transactions.
-pub(super) fn classify(owner: Xid, header: UndoHeader<'_>, now: u32, retention: u64) -> Result<Reuse, String> {
-    if owner.is_none() {
-        return Ok(Reuse::Free);
-    }
-    let usn = header.geometry().usn;
-    if owner.usn != usn || owner.slot as usize >= TXN_SLOTS {
-        return Err(format!("transaction {owner} is not one of undo segment {usn}'s"));
-    }
-    let slot = header.slot(owner.slot as usize)?;
-    let ended_at = if slot.wrap == owner.wrap {
-        match slot.state {
-            SlotState::Active => return Ok(Reuse::Active),
-            SlotState::Committed => slot.commit_time,
-            SlotState::Free => return Err(format!("transaction {owner} names a slot never used")),
-        }
-    } else if slot.wrap > owner.wrap {
-        // The slot was reused: the owner ended no later than the control time.
-        header.control_time()
-    } else {
-        return Err(format!("transaction {owner} is newer than its slot (wrap {})", slot.wrap));
-    };
-    Ok(if u64::from(now.saturating_sub(ended_at)) >= retention { Reuse::Expired } else { Reuse::Unexpired })
 }
 
 /// Seconds since the Unix epoch (commit times and undo retention).
@@ -267,24 +202,31 @@ mod tests {
 
     #[test]
     fn reuse_follows_the_owner_slot_and_retention() {
-        let geometry =
-            SegmentGeometry { usn: 1, segments: 1, segment_blocks: 5, ring_first: rdba(2, 2), ring_blocks: 4 };
         let mut b = vec![0u8; 2048];
-        UndoHeaderMut(&mut b).format(rdba(2, 1), 1, geometry);
+        UndoHeaderMut(&mut b).format(rdba(2, 1), 1, 1, 1, rdba(2, 2));
         let active = TxnSlot { state: SlotState::Active, wrap: 2, ..TxnSlot::FREE };
         let ended = TxnSlot { state: SlotState::Committed, wrap: 1, commit_scn: 9, commit_time: 1000, ..TxnSlot::FREE };
         UndoHeaderMut(&mut b).set_slot(0, &active);
         UndoHeaderMut(&mut b).set_slot(1, &ended);
         UndoHeaderMut(&mut b).raise_control(5, 500);
-        let h = UndoHeader(&b);
+        let (segment, active_count) = Segment::open(rdba(2, 1), UndoHeader(&b)).unwrap();
+        assert_eq!(active_count, 1);
         let xid = |slot, wrap| Xid { usn: 1, slot, wrap };
-        assert_eq!(classify(Xid::NONE, h, 2000, 900), Ok(Reuse::Free));
-        assert_eq!(classify(xid(0, 2), h, 2000, 900), Ok(Reuse::Active));
-        assert_eq!(classify(xid(0, 1), h, 2000, 900), Ok(Reuse::Expired), "slot reused: ended by the control time");
-        assert_eq!(classify(xid(1, 1), h, 1500, 900), Ok(Reuse::Unexpired));
-        assert_eq!(classify(xid(1, 1), h, 1900, 900), Ok(Reuse::Expired));
-        assert_eq!(classify(xid(1, 1), h, 1000, 0), Ok(Reuse::Expired));
-        assert!(classify(xid(1, 7), h, 1000, 0).is_err());
-        assert!(classify(Xid { usn: 2, slot: 0, wrap: 1 }, h, 1000, 0).is_err());
+        assert_eq!(segment.reuse_of(xid(0, 2), 2000, 900), Ok(Reuse::Active));
+        assert_eq!(
+            segment.reuse_of(xid(0, 1), 2000, 900),
+            Ok(Reuse::Expired),
+            "slot reused: ended by the control time"
+        );
+        assert_eq!(segment.reuse_of(xid(1, 1), 1500, 900), Ok(Reuse::Unexpired));
+        assert_eq!(segment.reuse_of(xid(1, 1), 1900, 900), Ok(Reuse::Expired));
+        assert_eq!(segment.reuse_of(xid(1, 1), 1000, 0), Ok(Reuse::Expired));
+        assert!(segment.reuse_of(xid(1, 7), 1000, 0).is_err());
+        assert!(segment.reuse_of(xid(34, 1), 1000, 0).is_err());
+        segment.note_ended(xid(0, 2), 1990);
+        assert_eq!(segment.reuse_of(xid(0, 2), 2000, 900), Ok(Reuse::Unexpired));
+        segment.note_claimed(0, ActiveTxn::new(3, 50), 1990);
+        assert_eq!(segment.reuse_of(xid(0, 2), 2000, 5), Ok(Reuse::Expired));
+        assert_eq!(segment.reuse_of(xid(0, 3), 2000, 5), Ok(Reuse::Active));
     }
 }

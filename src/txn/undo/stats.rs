@@ -21,10 +21,18 @@ pub struct UndoStats {
     pub snapshot_too_old: u64,
     /// Undo appends refused for want of a reusable block (`NOSPACEERRCNT`).
     pub no_space: u64,
-    /// Blocks reused while still within `undo_retention` (`UNXPSTEALCNT`).
+    /// Extents taken from another segment while a block of theirs was still within
+    /// `undo_retention` (`UNXPSTEALCNT`).
     pub unexpired_steals: u64,
-    /// Blocks reused after `undo_retention` had passed (`EXPSTEALCNT`).
+    /// Extents taken from another segment, every block free or past `undo_retention`
+    /// (`EXPSTEALCNT`).
     pub expired_steals: u64,
+    /// Blocks of a segment's own ring reused within `undo_retention` (`UNXPBLKREUCNT`).
+    pub unexpired_reuse: u64,
+    /// Blocks of a segment's own ring reused after `undo_retention` (`EXPBLKREUCNT`).
+    pub expired_reuse: u64,
+    /// Extents added by growing the tablespace (the sum of `v$rollstat.EXTENDS`).
+    pub extends: u64,
 }
 
 /// The live counters behind [`UndoStats`].
@@ -38,6 +46,9 @@ pub(super) struct UndoCounters {
     pub no_space: AtomicU64,
     pub unexpired_steals: AtomicU64,
     pub expired_steals: AtomicU64,
+    pub unexpired_reuse: AtomicU64,
+    pub expired_reuse: AtomicU64,
+    pub extends: AtomicU64,
 }
 
 impl UndoCounters {
@@ -73,6 +84,9 @@ impl UndoCounters {
             no_space: get(&self.no_space),
             unexpired_steals: get(&self.unexpired_steals),
             expired_steals: get(&self.expired_steals),
+            unexpired_reuse: get(&self.unexpired_reuse),
+            expired_reuse: get(&self.expired_reuse),
+            extends: get(&self.extends),
         }
     }
 }

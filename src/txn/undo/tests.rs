@@ -1,6 +1,7 @@
 //! The undo tablespace against real databases in temporary directories: record round
 //! trips and chains, transaction status and slot reuse, ring reuse and its errors,
-//! persistence, and concurrent transactions.
+//! growth and extent stealing, persistence, the fixed layout's conversion, and
+//! concurrent transactions.
 
 use super::*;
 use crate::access::AccessContext;
@@ -19,9 +20,9 @@ fn database(parameters: &[(&str, &str)]) -> (TempDir, Database) {
     (dir, db)
 }
 
-/// A database whose undo is one segment of six ring blocks.
+/// A database whose undo is one segment of one extent of six blocks, never growing.
 fn tiny_undo(retention: &str) -> (TempDir, Database) {
-    database(&[("undo_tablespace_size", "64K"), ("undo_retention", retention)])
+    database(&[("undo_tablespace_size", "72K"), ("undo_tablespace_maxsize", "72K"), ("undo_retention", retention)])
 }
 
 fn undo<'a>(ctx: &AccessContext<'a>) -> &'a Undo {
@@ -181,7 +182,7 @@ fn reused_undo_blocks_give_snapshot_too_old() {
     }
     let stats = undo(&ctx).stats();
     assert_eq!(stats.snapshot_too_old, 1);
-    assert_eq!((stats.undo_blocks, stats.expired_steals, stats.unexpired_steals), (7, 1, 0));
+    assert_eq!((stats.undo_blocks, stats.expired_reuse, stats.unexpired_reuse), (7, 1, 0));
 }
 
 #[test]
@@ -195,7 +196,7 @@ fn blocks_within_retention_are_stolen_only_when_nothing_else_is_left() {
         commit(&ctx, xid);
     }
     let stats = undo(&ctx).stats();
-    assert_eq!((stats.undo_blocks, stats.unexpired_steals, stats.expired_steals), (8, 2, 0));
+    assert_eq!((stats.undo_blocks, stats.unexpired_reuse, stats.expired_reuse), (8, 2, 0));
 }
 
 #[test]
@@ -207,7 +208,9 @@ fn active_transactions_fill_the_ring_then_undo_space_runs_out() {
     let (holder, held) = write(&ctx, &[big.clone(), big.clone(), big.clone()]);
     let (xid, _) = write(&ctx, &[big.clone(), big.clone(), big.clone()]);
     match undo(&ctx).append(&ctx, xid, &big) {
-        Err(Error::UndoSpace { reason }) => assert!(reason.contains("all 6 undo blocks"), "{reason}"),
+        Err(Error::UndoSpace { reason }) => {
+            assert!(reason.contains("all 6 of its undo blocks") && reason.contains("maximum of 9 blocks"), "{reason}")
+        }
         other => panic!("a ring owned by active transactions has no room, got {other:?}"),
     }
     assert_eq!(undo(&ctx).stats().no_space, 1);
@@ -245,6 +248,19 @@ fn gets_are_counted_as_oracle_counts_them() {
     undo(&ctx).read(&ctx, uba).unwrap();
     undo(&ctx).status(&ctx, xid).unwrap();
     assert_eq!(stats.get(Stat::ConsistentGets) - cr_gets, 2, "a read and a status are one consistent get each");
+}
+
+#[test]
+fn blocks_never_used_are_handed_out_unread_after_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(Database::create(&path, DatabaseOptions::default()).unwrap());
+    let db = Database::open(&path, DatabaseOptions::default()).unwrap();
+    let session = db.session();
+    let ctx = session.access_context();
+    let before = session.stats().get(Stat::ConsistentGets);
+    write(&ctx, &[vec![1; 6000], vec![2; 6000]]);
+    assert_eq!(session.stats().get(Stat::ConsistentGets), before, "the first extents are known to be unformatted");
 }
 
 #[test]
@@ -376,7 +392,11 @@ fn ring_owners_are_read_back_after_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let options = DatabaseOptions {
-        parameters: vec![("undo_tablespace_size".into(), "64K".into()), ("undo_retention".into(), "0".into())],
+        parameters: vec![
+            ("undo_tablespace_size".into(), "72K".into()),
+            ("undo_tablespace_maxsize".into(), "72K".into()),
+            ("undo_retention".into(), "0".into()),
+        ],
         ..DatabaseOptions::default()
     };
     let big = vec![5u8; 6000];
@@ -397,7 +417,7 @@ fn ring_owners_are_read_back_after_reopen() {
     let (xid, _) = write(&ctx, std::slice::from_ref(&big));
     assert!(session.stats().get(Stat::ConsistentGets) > before, "ring owners unknown since open are read");
     assert!(matches!(undo(&ctx).read(&ctx, first_ubas[0]), Err(Error::SnapshotTooOld { .. })));
-    assert_eq!(undo(&ctx).stats().expired_steals, 1);
+    assert_eq!(undo(&ctx).stats().expired_reuse, 1);
 }
 
 #[test]
@@ -413,8 +433,234 @@ fn alter_system_undo_retention_applies_at_once() {
         }
     };
     cycle(7);
-    assert_eq!((undo(&ctx).stats().unexpired_steals, undo(&ctx).stats().expired_steals), (1, 0));
+    assert_eq!((undo(&ctx).stats().unexpired_reuse, undo(&ctx).stats().expired_reuse), (1, 0));
     session.execute("ALTER SYSTEM SET undo_retention = 0").unwrap();
     cycle(2);
-    assert_eq!((undo(&ctx).stats().unexpired_steals, undo(&ctx).stats().expired_steals), (1, 2));
+    assert_eq!((undo(&ctx).stats().unexpired_reuse, undo(&ctx).stats().expired_reuse), (1, 2));
+}
+
+/// A database whose undo starts at 1 MiB: ten segments of one 11-block extent each.
+fn small_undo(parameters: &[(&str, &str)]) -> (TempDir, Database) {
+    let mut all = vec![("undo_tablespace_size", "1M"), ("undo_retention", "0")];
+    all.extend_from_slice(parameters);
+    database(&all)
+}
+
+#[test]
+fn one_transaction_steals_every_extent_then_grows_the_tablespace() {
+    let (_dir, db) = small_undo(&[]);
+    let session = db.session();
+    let ctx = session.access_context();
+    assert_eq!((undo(&ctx).size_bytes(), undo(&ctx).max_size_bytes()), (1 << 20, 32 << 30));
+    let bodies: Vec<Vec<u8>> = (0..400).map(|i| body(i, 6000)).collect();
+    let (xid, ubas) = write(&ctx, &bodies);
+    let mut back = chain(&ctx, *ubas.last().unwrap());
+    back.reverse();
+    assert_eq!(back, bodies, "every record reads back through stolen and new extents");
+    let stats = undo(&ctx).stats();
+    assert_eq!(stats.expired_steals, 9, "the other nine segments' free extents were taken first");
+    assert!(stats.extends >= 2, "then the tablespace grew ({} extends)", stats.extends);
+    assert!(undo(&ctx).size_bytes() >= 400 * 8192 + (1 << 20) / 2, "{}", undo(&ctx).size_bytes());
+    let usage = undo(&ctx).segment_usage();
+    let mine = &usage[usize::from(xid.usn) - 1];
+    assert_eq!((mine.extents, mine.extends, mine.active), (10 + stats.extends, stats.extends, 1));
+    assert!(usage.iter().filter(|u| u.usn != xid.usn).all(|u| u.extents == 0));
+    commit(&ctx, xid);
+    let (next, _) = write(&ctx, &[vec![1; 6000]]);
+    assert_ne!(next.usn, xid.usn);
+    assert_eq!(undo(&ctx).stats().expired_steals, 10, "a segment left without extents steals one back");
+}
+
+#[test]
+fn growth_stops_at_the_maximum_with_an_error_naming_it() {
+    let (_dir, db) = small_undo(&[("undo_tablespace_maxsize", "2M")]);
+    let session = db.session();
+    let ctx = session.access_context();
+    let xid = undo(&ctx).begin(&ctx).unwrap();
+    let error = (0..1000).find_map(|i| undo(&ctx).append(&ctx, xid, &body(i, 6000)).err());
+    match error {
+        Some(Error::UndoSpace { reason }) => {
+            assert!(reason.contains("maximum of 256 blocks (2097152 bytes, undo_tablespace_maxsize)"), "{reason}")
+        }
+        other => panic!("undo past the maximum should fail with UndoSpace, got {other:?}"),
+    }
+    assert_eq!(undo(&ctx).size_bytes(), 2 << 20);
+    assert_eq!(undo(&ctx).stats().no_space, 1);
+    let file_len = std::fs::metadata(db.dir().join(UNDO_FILE_NAME)).unwrap().len();
+    assert_eq!(file_len, 2 << 20, "the file grew to the maximum and no further");
+}
+
+#[test]
+fn a_block_of_a_stolen_extent_gives_snapshot_too_old_to_an_old_reader() {
+    let (_dir, db) = small_undo(&[("undo_tablespace_maxsize", "1M")]);
+    let session = db.session();
+    let ctx = session.access_context();
+    let (old, old_ubas) = write(&ctx, &[b"before".to_vec()]);
+    let old_scn = commit(&ctx, old);
+    let xid = undo(&ctx).begin(&ctx).unwrap();
+    assert_ne!(xid.usn, old.usn);
+    // Its own extent and the nine others, the old transaction's last.
+    for i in 0..110 {
+        undo(&ctx).append(&ctx, xid, &body(i, 6000)).unwrap();
+    }
+    match undo(&ctx).read(&ctx, old_ubas[0]) {
+        Err(Error::SnapshotTooOld { reason }) => assert!(reason.contains(&segment_name(xid.usn)), "{reason}"),
+        other => panic!("a block handed out again after a steal is too old for the old record, got {other:?}"),
+    }
+    assert_eq!(undo(&ctx).status(&ctx, old).unwrap(), TxnStatus::Committed { scn: old_scn, upper_bound: false });
+    assert_eq!((undo(&ctx).stats().expired_steals, undo(&ctx).stats().extends), (9, 0));
+}
+
+#[test]
+fn blocks_of_an_active_transaction_are_never_stolen() {
+    let (_dir, db) = small_undo(&[("undo_tablespace_maxsize", "1M")]);
+    let session = db.session();
+    let ctx = session.access_context();
+    let (holder, held) = write(&ctx, &[b"held".to_vec()]);
+    let xid = undo(&ctx).begin(&ctx).unwrap();
+    let error = (0..200).find_map(|i| undo(&ctx).append(&ctx, xid, &body(i, 6000)).err());
+    assert!(matches!(error, Some(Error::UndoSpace { .. })), "{error:?}");
+    assert_eq!(undo(&ctx).stats().expired_steals, 8, "every extent but the active holder's");
+    assert_eq!(chain(&ctx, held[0]), vec![b"held".to_vec()]);
+    commit(&ctx, holder);
+    undo(&ctx).append(&ctx, xid, &body(0, 6000)).expect("the ended holder's extent can be stolen");
+}
+
+#[test]
+fn a_grown_tablespace_keeps_its_extents_after_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let options = DatabaseOptions {
+        parameters: vec![("undo_tablespace_size".into(), "1M".into()), ("undo_retention".into(), "0".into())],
+        ..DatabaseOptions::default()
+    };
+    let bodies: Vec<Vec<u8>> = (0..300).map(|i| body(i, 5000)).collect();
+    let (xid, scn, last, size, usage) = {
+        let db = Database::create(&path, options.clone()).unwrap();
+        let session = db.session();
+        let ctx = session.access_context();
+        let (xid, ubas) = write(&ctx, &bodies);
+        let scn = commit(&ctx, xid);
+        (xid, scn, *ubas.last().unwrap(), undo(&ctx).size_bytes(), undo(&ctx).segment_usage())
+    };
+    let db = Database::open(&path, options).unwrap();
+    let session = db.session();
+    assert_eq!(session.parameters().get("undo_tablespace_size"), crate::db::params::format_size(size));
+    let ctx = session.access_context();
+    assert_eq!(undo(&ctx).size_bytes(), size);
+    let reopened: Vec<(u64, u64)> = undo(&ctx).segment_usage().iter().map(|u| (u.extents, u.blocks)).collect();
+    assert_eq!(reopened, usage.iter().map(|u| (u.extents, u.blocks)).collect::<Vec<_>>());
+    assert_eq!(undo(&ctx).status(&ctx, xid).unwrap(), TxnStatus::Committed { scn, upper_bound: false });
+    let mut back = chain(&ctx, last);
+    back.reverse();
+    assert_eq!(back, bodies);
+    let (again, _) = write(&ctx, &bodies[..50]);
+    commit(&ctx, again);
+    assert_eq!(undo(&ctx).stats().extends, 0, "the grown extents are reused, not grown again");
+}
+
+#[test]
+fn a_fixed_layout_tablespace_is_converted_at_open_and_then_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    drop(Database::create(&path, DatabaseOptions::default()).unwrap());
+    // The fixed layout of a 1 MiB tablespace: ten segments of 12 blocks, header first.
+    let file = path.join(UNDO_FILE_NAME);
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes.truncate(128 * 8192);
+    bytes[8192..].fill(0);
+    for usn in 1..=10u16 {
+        let at = (1 + usize::from(usn - 1) * 12) * 8192;
+        let block = &mut bytes[at..at + 8192];
+        let rdba = block::rdba(UNDO_FILE_NO, 1 + u32::from(usn - 1) * 12);
+        header::format_fixed_layout(block, rdba, tablespace::object_id(usn), usn, 10, 12);
+        block::seal(block);
+    }
+    std::fs::write(&file, &bytes).unwrap();
+    let options = DatabaseOptions {
+        parameters: vec![("undo_retention".into(), "0".into()), ("undo_tablespace_maxsize".into(), "4M".into())],
+        ..DatabaseOptions::default()
+    };
+    let (xid, scn, ubas) = {
+        let db = Database::open(&path, options.clone()).unwrap();
+        let session = db.session();
+        let ctx = session.access_context();
+        assert_eq!(undo(&ctx).segment_count(), 10);
+        assert_eq!(undo(&ctx).max_size_bytes(), 4 << 20);
+        let usage = undo(&ctx).segment_usage();
+        assert!(usage.iter().all(|u| (u.extents, u.blocks) == (1, 11)), "{usage:?}");
+        let bodies: Vec<Vec<u8>> = (0..200).map(|i| body(i, 6000)).collect();
+        let (xid, ubas) = write(&ctx, &bodies);
+        let scn = commit(&ctx, xid);
+        assert!(undo(&ctx).stats().extends >= 1);
+        (xid, scn, ubas)
+    };
+    let db = Database::open(&path, options).unwrap();
+    let session = db.session();
+    let ctx = session.access_context();
+    assert_eq!(undo(&ctx).status(&ctx, xid).unwrap(), TxnStatus::Committed { scn, upper_bound: false });
+    assert_eq!(chain(&ctx, ubas[199]).len(), 200);
+}
+
+/// One step of [`undo_never_hands_back_a_wrong_record`]: transaction `txn` (of three
+/// interleaved) appends a record of `size` bytes, or ends.
+#[derive(Debug, Clone)]
+enum Step {
+    Append { txn: usize, size: usize },
+    End { txn: usize },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        8 => (0usize..3, 100usize..7000).prop_map(|(txn, size)| Step::Append { txn, size }),
+        1 => (0usize..3).prop_map(|txn| Step::End { txn }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Interleaved transactions in a small tablespace that steals and grows up to its
+    /// maximum: an active transaction's records always read back; an ended one's read
+    /// back or are too old, never another record.
+    #[test]
+    fn undo_never_hands_back_a_wrong_record(steps in proptest::collection::vec(step(), 1..400)) {
+        let (_dir, db) = small_undo(&[("undo_tablespace_maxsize", "2M")]);
+        let session = db.session();
+        let ctx = session.access_context();
+        let mut open: [Option<Xid>; 3] = [None; 3];
+        let mut written: Vec<(Xid, Uba, Vec<u8>)> = Vec::new();
+        for (i, step) in steps.iter().enumerate() {
+            match *step {
+                Step::Append { txn, size } => {
+                    let xid = match open[txn] {
+                        Some(xid) => xid,
+                        None => *open[txn].insert(undo(&ctx).begin(&ctx).unwrap()),
+                    };
+                    let b = body(i, size);
+                    match undo(&ctx).append(&ctx, xid, &b) {
+                        Ok(uba) => written.push((xid, uba, b)),
+                        Err(Error::UndoSpace { .. }) => {}
+                        Err(e) => panic!("append: {e}"),
+                    }
+                }
+                Step::End { txn } => {
+                    if let Some(xid) = open[txn].take() {
+                        commit(&ctx, xid);
+                    }
+                }
+            }
+        }
+        prop_assert!(undo(&ctx).size_bytes() <= 2 << 20);
+        for (xid, uba, b) in &written {
+            match undo(&ctx).read(&ctx, *uba) {
+                Ok(record) => {
+                    prop_assert_eq!(record.xid, *xid);
+                    prop_assert_eq!(&record.body, b);
+                }
+                Err(Error::SnapshotTooOld { .. }) => prop_assert!(!open.contains(&Some(*xid)), "{xid} is active"),
+                Err(e) => panic!("read {uba:?}: {e}"),
+            }
+        }
+    }
 }
