@@ -1,7 +1,9 @@
-"""The SQLite side of bench/commit_compare.sh, and the table of all three engines.
+"""The SQLite side of bench/commit_compare.sh, its disk probe, and the table of all
+three engines.
 
   commit_compare.py sqlite --db FILE --accounts N --seconds S --sessions "1 2 4 8" --json OUT
-  commit_compare.py table --out DIR --seconds S
+  commit_compare.py probe --file PATH
+  commit_compare.py table --out DIR
 
 SQLite: WAL mode, synchronous=FULL (each commit syncs the WAL), the table and index of
 the other engines. Each session is a process with its own connection, so Python's lock
@@ -101,50 +103,111 @@ def run_sqlite(args):
         json.dump(report, f, indent=2)
 
 
-def postgres_runs(path, seconds):
+def probe(args):
+    """Prints the microseconds a 512-byte write and fdatasync take, over about a second."""
+    fd = os.open(args.file, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    started, n = time.monotonic(), 0
+    while time.monotonic() - started < 1.0:
+        os.pwrite(fd, b"x" * 512, 4096 + 512 * n)
+        os.fdatasync(fd)
+        n += 1
+    print(f"{(time.monotonic() - started) * 1e6 / n:.0f}")
+    os.close(fd)
+    os.unlink(args.file)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def postgres_runs(path):
+    """(round, sessions) -> figures of postgres.tsv."""
     runs = {}
     with open(path) as f:
         for line in f:
-            n, tps, txns, wal_sync, wal_write, wal_bytes, sync_ms = line.split()
+            r, n, tps, txns, wal_sync, _wal_write, wal_bytes, sync_ms = line.split()
             txns, wal_sync = int(txns), int(wal_sync)
-            runs[int(n)] = {
+            runs[int(r), int(n)] = {
                 "commits_per_s": float(tps),
                 "commits_per_sync": txns / wal_sync if wal_sync else None,
                 "sync_avg_us": float(sync_ms) * 1000 / wal_sync if wal_sync else None,
-                "wal_bytes_per_commit": int(wal_bytes) / txns if txns else None,
             }
     return runs
+
+
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
 def cell(v, digits=0):
     return "n/a" if v is None else f"{v:,.{digits}f}"
 
 
+def spread(values, digits=0):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "n/a"
+    return f"{cell(median(values), digits)} [{cell(min(values), digits)}..{cell(max(values), digits)}]"
+
+
+def gather(out):
+    """Every measurement: (engine, round, sessions) -> figures, and the rounds' probes."""
+    probes = {}
+    with open(os.path.join(out, "probe.tsv")) as f:
+        for line in f:
+            r, us = line.split()
+            probes[int(r)] = float(us)
+    runs, nowait = {}, []
+    for (r, n), figures in postgres_runs(os.path.join(out, "postgres.tsv")).items():
+        runs["postgres", r, n] = figures
+        for run in load(os.path.join(out, f"lioscope-r{r}-s{n}.json"))["runs"]:
+            if run["commit"] == "COMMIT":
+                runs["lioscope", r, n] = run
+            else:
+                nowait.append(run["commits_per_s"])
+        runs["sqlite", r, n] = load(os.path.join(out, f"sqlite-r{r}-s{n}.json"))["runs"][0]
+    return probes, runs, nowait
+
+
 def table(args):
-    with open(os.path.join(args.out, "lioscope.json")) as f:
-        lio = json.load(f)["runs"]
-    with open(os.path.join(args.out, "sqlite.json")) as f:
-        sqlite = {r["sessions"]: r for r in json.load(f)["runs"]}
-    pg = postgres_runs(os.path.join(args.out, "postgres.tsv"), args.seconds)
-    lio_wait = {r["sessions"]: r for r in lio if r["commit"] == "COMMIT"}
+    probes, runs, nowait = gather(args.out)
+    rounds = sorted(probes)
+    levels = sorted({n for (_, _, n) in runs})
+
+    def over_rounds(engine, n, key, digits=0):
+        return spread([runs.get((engine, r, n), {}).get(key) for r in rounds], digits)
+
+    print(f"Medians over {len(rounds)} rounds [min..max]; each round runs every engine at every level in turn.\n")
     print("| sessions | lioscope commits/s | SQLite commits/s | PostgreSQL commits/s "
           "| lioscope commits/redo write | PostgreSQL commits/WAL sync "
           "| lioscope log file sync µs | lioscope log file parallel write µs | PostgreSQL WAL sync µs |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for n in sorted(lio_wait):
-        l, s, p = lio_wait[n], sqlite.get(n, {}), pg.get(n, {})
-        print(f"| {n} | {cell(l['commits_per_s'])} | {cell(s.get('commits_per_s'))} "
-              f"| {cell(p.get('commits_per_s'))} | {cell(l['commits_per_redo_write'], 2)} "
-              f"| {cell(p.get('commits_per_sync'), 2)} | {cell(l['log_file_sync_avg_us'])} "
-              f"| {cell(l['log_file_parallel_write_avg_us'])} | {cell(p.get('sync_avg_us'))} |")
-    for r in lio:
-        if r["commit"] != "COMMIT":
-            print(f"\nlioscope {r['commit']}, {r['sessions']} session: {cell(r['commits_per_s'])} commits/s "
-                  f"(not durable when acknowledged)")
-    one = lio_wait.get(1, {}).get("commits_per_s")
-    eight = lio_wait.get(8, {}).get("commits_per_s")
-    if one and eight:
-        print(f"lioscope 8 sessions / 1 session: {eight / one:.2f}x")
+    for n in levels:
+        print(f"| {n} | {over_rounds('lioscope', n, 'commits_per_s')} | {over_rounds('sqlite', n, 'commits_per_s')} "
+              f"| {over_rounds('postgres', n, 'commits_per_s')} "
+              f"| {over_rounds('lioscope', n, 'commits_per_redo_write', 2)} "
+              f"| {over_rounds('postgres', n, 'commits_per_sync', 2)} "
+              f"| {over_rounds('lioscope', n, 'log_file_sync_avg_us')} "
+              f"| {over_rounds('lioscope', n, 'log_file_parallel_write_avg_us')} "
+              f"| {over_rounds('postgres', n, 'sync_avg_us')} |")
+    print("\nBy round: the disk probe (µs a 512-byte write + fdatasync) before it, then commits/s "
+          "lioscope / SQLite / PostgreSQL at each level.\n")
+    print("| round | probe µs | " + " | ".join(f"{n} sessions" for n in levels) + " |")
+    print("|---:|---:|" + "---:|" * len(levels))
+    for r in rounds:
+        cells = [" / ".join(cell(runs.get((e, r, n), {}).get("commits_per_s")) for e in ("lioscope", "sqlite", "postgres"))
+                 for n in levels]
+        print(f"| {r} | {cell(probes[r])} | " + " | ".join(cells) + " |")
+    print(f"\nlioscope COMMIT WRITE BATCH NOWAIT, 1 session: {spread(nowait)} commits/s (not durable when acknowledged)")
+    ratios = [runs[("lioscope", r, 8)]["commits_per_s"] / runs[("lioscope", r, 1)]["commits_per_s"]
+              for r in rounds if ("lioscope", r, 8) in runs and ("lioscope", r, 1) in runs]
+    if ratios:
+        print(f"lioscope 8 sessions / 1 session, by round: {spread(ratios, 2)}")
 
 
 def main():
@@ -158,9 +221,10 @@ def main():
     s.add_argument("--json", required=True)
     t = sub.add_parser("table")
     t.add_argument("--out", required=True)
-    t.add_argument("--seconds", type=float, default=5)
+    p = sub.add_parser("probe")
+    p.add_argument("--file", required=True)
     args = parser.parse_args()
-    run_sqlite(args) if args.command == "sqlite" else table(args)
+    {"sqlite": run_sqlite, "table": table, "probe": probe}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,15 @@
 #   PostgreSQL  a throwaway cluster, fsync=on, synchronous_commit=on, pgbench -M prepared
 #
 # Every data directory lies under WORK_DIR (one filesystem; default /tmp), so each
-# engine's sync costs the same; pg_test_fsync measures that cost first. Installs what it
-# needs when missing (postgresql, python3). Figures go to OUT_DIR (default
-# target/commit-compare): one JSON a engine, fsync.txt, and table.md, also printed.
+# engine's sync costs the same; pg_test_fsync measures that cost first, and a probe (512
+# bytes written and fdatasync'ed, 1 s) before each of ROUNDS rounds, since a shared
+# machine's disk is not steady: each round runs every engine at every level in turn.
+# Installs what it needs when missing (postgresql, python3). Figures go to OUT_DIR
+# (default target/commit-compare): a JSON per engine, round and level, postgres.tsv,
+# probe.tsv, fsync.txt, and table.md (medians over the rounds), also printed.
 #
 # Usage: bench/commit_compare.sh [OUT_DIR]
-#   MEASURE_SECONDS=5 SESSIONS="1 2 4 8" ACCOUNTS=10000 WORK_DIR=/tmp PG_PORT=54329
+#   MEASURE_SECONDS=5 SESSIONS="1 2 4 8" ROUNDS=3 ACCOUNTS=10000 WORK_DIR=/tmp PG_PORT=54329
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +27,7 @@ seconds=${MEASURE_SECONDS:-5}
 sessions=${SESSIONS:-1 2 4 8}
 accounts=${ACCOUNTS:-10000}
 port=${PG_PORT:-54329}
+rounds=${ROUNDS:-3}
 mkdir -p "$out"
 
 pg_bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
@@ -57,18 +61,7 @@ trap stop EXIT
     "$pgbin/pg_test_fsync" -s 2 -f "$work/fsync.test" | grep -A6 'one 8kB write'
 } | tee "$out/fsync.txt"
 
-echo "== lioscope" >&2
-cargo build --release -q
-target/release/lioscope bench commits --dir "$work/lioscope" --accounts "$accounts" --seconds "$seconds" \
-    --sessions "${sessions// /,}" --json "$out/lioscope.json"
-rm -rf "$work/lioscope"
-
-echo "== SQLite" >&2
-python3 bench/commit_compare.py sqlite --db "$work/sqlite/acct.db" --accounts "$accounts" \
-    --seconds "$seconds" --sessions "$sessions" --json "$out/sqlite.json"
-rm -rf "$work/sqlite"
-
-echo "== PostgreSQL" >&2
+echo "== PostgreSQL cluster" >&2
 mkdir -p "$pgdata"
 ((EUID == 0)) && chown postgres: "$pgdata"
 as_pg "$pgbin/initdb" -D "$pgdata" -U postgres -A trust --no-instructions >/dev/null
@@ -81,9 +74,11 @@ psql=("$pgbin/psql" -h "$pgdata" -p "$port" -U postgres -X -q -A -t -v ON_ERROR_
     -c "CREATE INDEX acct_id_ix ON acct (id)" -c "VACUUM ANALYZE acct" \
     -c "SHOW fsync" -c "SHOW synchronous_commit" -c "SHOW wal_sync_method" | paste -sd' ' |
     sed 's/^/postgres fsync, synchronous_commit, wal_sync_method: /' | tee -a "$out/fsync.txt"
-: >"$out/postgres.tsv"
-for n in $sessions; do
-    slice=$((accounts / n))
+
+# One measurement of PostgreSQL at $1 sessions: "round sessions tps transactions
+# wal_sync wal_write wal_bytes wal_sync_time_ms" on postgres.tsv.
+postgres_level() {
+    local n=$1 slice=$(($accounts / $1)) result wal tps txns
     printf '\\set id :client_id * %d + random(1, %d)\nUPDATE acct SET bal = bal + 1 WHERE id = :id;\n' \
         "$slice" "$slice" >"$work/update.sql"
     "${psql[@]}" -c "SELECT pg_stat_reset_shared('wal')" >/dev/null
@@ -93,7 +88,28 @@ for n in $sessions; do
     wal=$("${psql[@]}" -F ' ' -c "SELECT wal_sync, wal_write, wal_bytes, wal_sync_time FROM pg_stat_wal")
     tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' <<<"$result")
     txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$result")
-    echo "$n $tps $txns $wal" | tee -a "$out/postgres.tsv"
+    echo "$round $n $tps $txns $wal" >>"$out/postgres.tsv"
+}
+
+# The disk's own cost is not steady on a shared virtual machine: each round measures it
+# first, and each round runs every engine at every level, so they meet the same disk.
+cargo build --release -q
+: >"$out/postgres.tsv"
+: >"$out/probe.tsv"
+for round in $(seq "$rounds"); do
+    echo "$round $(python3 bench/commit_compare.py probe --file "$work/probe")" | tee -a "$out/probe.tsv"
+    for n in $sessions; do
+        echo "== round $round, $n sessions: lioscope, SQLite, PostgreSQL" >&2
+        nowait=(--skip-nowait)
+        ((n == 1)) && nowait=()
+        target/release/lioscope bench commits --dir "$work/lioscope" --accounts "$accounts" \
+            --seconds "$seconds" --sessions "$n" "${nowait[@]}" --json "$out/lioscope-r$round-s$n.json" >/dev/null
+        rm -rf "$work/lioscope"
+        python3 bench/commit_compare.py sqlite --db "$work/sqlite/acct.db" --accounts "$accounts" \
+            --seconds "$seconds" --sessions "$n" --json "$out/sqlite-r$round-s$n.json" >/dev/null
+        rm -rf "$work/sqlite"
+        postgres_level "$n"
+    done
 done
 
-python3 bench/commit_compare.py table --out "$out" --seconds "$seconds" | tee "$out/table.md"
+python3 bench/commit_compare.py table --out "$out" | tee "$out/table.md"
