@@ -69,12 +69,11 @@ fn workload(db: &Database, count: i64) -> (Vec<i64>, Session) {
     manual(&other);
     let mut acknowledged = Vec::new();
     for n in 1..=count {
-        if n == count / 2 {
-            if other.execute("UPDATE acct SET bal = bal + 1000 WHERE id > 25").is_err()
-                || s.execute("ALTER SYSTEM CHECKPOINT").is_err()
-            {
-                break;
-            }
+        if n == count / 2
+            && (other.execute("UPDATE acct SET bal = bal + 1000 WHERE id > 25").is_err()
+                || s.execute("ALTER SYSTEM CHECKPOINT").is_err())
+        {
+            break;
         }
         if transfer(&s, n).is_err() {
             break;
