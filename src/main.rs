@@ -87,6 +87,9 @@ enum BenchCommand {
     /// The in-memory column store: population speed by worker count and MEMCOMPRESS
     /// level (optionally of migrated rows), and in-memory full scans beside row-store ones.
     Inmemory(lioscope::cli::bench_inmemory::InMemoryBenchOptions),
+    /// Commits per second: 1..8 sessions each updating one row and committing in a loop;
+    /// `log file sync` waits and the commits each redo write covers (group commit).
+    Commits(lioscope::cli::bench_commits::CommitBenchOptions),
 }
 
 fn options(db_cache_size: Option<String>) -> DatabaseOptions {
@@ -136,6 +139,7 @@ fn run(cli: Cli) -> lioscope::Result<()> {
         Command::Bench { which: BenchCommand::Scan(opts) } => lioscope::cli::bench::run(&opts),
         Command::Bench { which: BenchCommand::Index(opts) } => lioscope::cli::bench_index::run(&opts),
         Command::Bench { which: BenchCommand::Inmemory(opts) } => lioscope::cli::bench_inmemory::run(&opts),
+        Command::Bench { which: BenchCommand::Commits(opts) } => lioscope::cli::bench_commits::run(&opts).map(|_| ()),
         Command::Lab { which: LabCommand::Cr(opts) } => lioscope::lab::cr::run(&opts),
         Command::Lab { which: LabCommand::Scan(opts) } => match &opts.callgrind_child {
             Some(path) => lioscope::lab::scan::run_callgrind_child(&opts, path),

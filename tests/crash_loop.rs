@@ -123,7 +123,7 @@ fn kill_minus_nine_at_random_moments_loses_nothing_acknowledged() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("bank");
     eprintln!("database in {} (kept if LIOSCOPE_CRASH_KEEP is set)", dir.display());
-    let tmp = if std::env::var_os("LIOSCOPE_CRASH_KEEP").is_some() { Err(tmp.keep()) } else { Ok(tmp) };
+    let _tmp = if std::env::var_os("LIOSCOPE_CRASH_KEEP").is_some() { Err(tmp.keep()) } else { Ok(tmp) };
     {
         let db = Database::create(&dir, options()).unwrap();
         let s = db.session();

@@ -71,10 +71,10 @@ fn workload(db: &Database, count: i64) -> (Vec<i64>, Session) {
     manual(&other);
     let mut acknowledged = Vec::new();
     for n in 1..=count {
-        if n == count / 2 {
-            if other.execute("UPDATE hist SET v = v + 1000").is_err() || s.execute("ALTER SYSTEM CHECKPOINT").is_err() {
-                break;
-            }
+        if n == count / 2
+            && (other.execute("UPDATE hist SET v = v + 1000").is_err() || s.execute("ALTER SYSTEM CHECKPOINT").is_err())
+        {
+            break;
         }
         if transfer(&s, n).is_err() {
             break;

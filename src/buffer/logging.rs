@@ -49,9 +49,12 @@ pub(super) struct BufferLsns {
     pub first_dirty: AtomicU64,
 }
 
+/// Block copies and the changed byte ranges of one diff, reused from guard to guard.
+type Scratch = (Vec<Box<[u8]>>, Vec<(usize, usize)>);
+
 thread_local! {
     /// Block copies and range lists reused from guard to guard.
-    static SCRATCH: RefCell<(Vec<Box<[u8]>>, Vec<(usize, usize)>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    static SCRATCH: RefCell<Scratch> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// Zeros to compare a new block with (the largest block size).

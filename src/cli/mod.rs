@@ -3,6 +3,7 @@
 
 pub mod autotrace;
 pub mod bench;
+pub mod bench_commits;
 pub mod bench_index;
 pub mod bench_inmemory;
 pub mod format;

@@ -660,7 +660,7 @@ mod tests {
                 })
                 .unwrap();
             expected.push(i);
-            if seed % 7 == 0 {
+            if seed.is_multiple_of(7) {
                 log.flush_to(end).unwrap();
             }
             if i % 1000 == 999 {

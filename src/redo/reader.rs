@@ -65,7 +65,7 @@ pub fn scan(
                 at += to_boundary as usize;
                 continue;
             }
-            match record::read(&bytes[at..], seq, at as u64 % LOG_BLOCK == 0) {
+            match record::read(&bytes[at..], seq, (at as u64).is_multiple_of(LOG_BLOCK)) {
                 Found::Record(r, len) => {
                     each(lsn(seq, at as u64), lsn(seq, (at + len) as u64), &r)?;
                     end.records += 1;

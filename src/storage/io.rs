@@ -37,6 +37,7 @@ pub trait Io: Send + Sync + std::fmt::Debug {
 }
 
 /// One open file.
+#[allow(clippy::len_without_is_empty)] // a file's size is read for offsets, never tested for emptiness
 pub trait IoFile: Send + Sync + std::fmt::Debug {
     fn path(&self) -> &Path;
     /// The descriptor, for reads.
@@ -44,6 +45,7 @@ pub trait IoFile: Send + Sync + std::fmt::Debug {
     fn write_at(&self, buf: &[u8], offset: u64) -> Result<()>;
     /// Makes every write made so far durable (`fdatasync`).
     fn sync(&self) -> Result<()>;
+    /// The file's size in bytes.
     fn len(&self) -> Result<u64>;
     /// Grows the file to `len` bytes (never shrinks it).
     fn extend(&self, len: u64) -> Result<()>;
@@ -227,7 +229,7 @@ impl FaultIo {
                 OpenOptions::new().write(true).read(true).open(&path).map_err(|e| Error::io("open", &path, e))?;
             match change {
                 Unsynced::Extend { old_len } => {
-                    if rng.next() % 2 == 0 {
+                    if rng.next().is_multiple_of(2) {
                         file.set_len(old_len).map_err(|e| Error::io("truncate", &path, e))?;
                         report.dropped += 1;
                     } else {

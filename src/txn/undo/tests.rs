@@ -414,7 +414,7 @@ fn ring_owners_are_read_back_after_reopen() {
     let session = db.session();
     let ctx = session.access_context();
     let before = session.stats().get(Stat::ConsistentGets);
-    let (xid, _) = write(&ctx, std::slice::from_ref(&big));
+    write(&ctx, std::slice::from_ref(&big));
     assert!(session.stats().get(Stat::ConsistentGets) > before, "ring owners unknown since open are read");
     assert!(matches!(undo(&ctx).read(&ctx, first_ubas[0]), Err(Error::SnapshotTooOld { .. })));
     assert_eq!(undo(&ctx).stats().expired_reuse, 1);
