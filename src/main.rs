@@ -26,6 +26,10 @@ enum Command {
         /// Uniform extent size in bytes (K, M, G suffixes allowed).
         #[arg(long, default_value = "1M")]
         extent_size: String,
+        /// A parameter for the new database, NAME=VALUE (repeatable): those fixed at
+        /// creation such as log_file_size or undo_tablespace_size, or any other.
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
     },
     /// Interactive SQL shell on the database in DIR (created if it does not exist).
     Shell {
@@ -99,13 +103,24 @@ fn options(db_cache_size: Option<String>) -> DatabaseOptions {
 
 fn run(cli: Cli) -> lioscope::Result<()> {
     match cli.command {
-        Command::Create { dir, block_size, extent_size } => {
+        Command::Create { dir, block_size, extent_size, set } => {
             let extent_size =
                 lioscope::db::parse_size(&extent_size).ok_or_else(|| lioscope::Error::InvalidParameter {
                     name: "--extent-size".into(),
                     message: format!("'{extent_size}' is not a size"),
                 })? as usize;
-            Database::create(&dir, DatabaseOptions { block_size, extent_size, ..Default::default() })?.close()?;
+            let parameters = set
+                .iter()
+                .map(|p| match p.split_once('=') {
+                    Some((name, value)) => Ok((name.trim().to_owned(), value.trim().to_owned())),
+                    None => Err(lioscope::Error::InvalidParameter {
+                        name: "--set".into(),
+                        message: format!("'{p}' is not NAME=VALUE"),
+                    }),
+                })
+                .collect::<lioscope::Result<Vec<_>>>()?;
+            Database::create(&dir, DatabaseOptions { block_size, extent_size, parameters, ..Default::default() })?
+                .close()?;
             println!("Database created in {}.", dir.display());
             Ok(())
         }

@@ -47,6 +47,12 @@ pub fn scan(
         return Ok(end);
     }
     if !groups.iter().any(|g| g.0 == seq) {
+        // A checkpoint taken as the log moved to a new sequence, whose header the log
+        // writer had not written yet: nothing of that sequence ever reached the disk,
+        // and everything before it is in the datafiles.
+        if lsn_offset(from) <= FILE_HEADER && groups.iter().all(|g| g.0 < seq) {
+            return Ok(end);
+        }
         return Err(Error::Corrupt {
             file: groups.first().map(|g| g.1.clone()).unwrap_or_default(),
             block: None,
@@ -56,16 +62,17 @@ pub fn scan(
         });
     }
     while let Some((_, path)) = groups.iter().find(|g| g.0 == seq) {
-        let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+        let mut window = Window::open(path)?;
         end.files += 1;
         let mut at = offset as usize;
-        while at < bytes.len() {
+        while (at as u64) < window.file_len {
             let to_boundary = (LOG_BLOCK - at as u64 % LOG_BLOCK) % LOG_BLOCK;
             if to_boundary > 0 && to_boundary < MIN_RECORD_ROOM {
                 at += to_boundary as usize;
                 continue;
             }
-            match record::read(&bytes[at..], seq, (at as u64).is_multiple_of(LOG_BLOCK)) {
+            let bytes = window.from(at as u64)?;
+            match record::read(bytes, seq, (at as u64).is_multiple_of(LOG_BLOCK)) {
                 Found::Record(r, len) => {
                     each(lsn(seq, at as u64), lsn(seq, (at + len) as u64), &r)?;
                     end.records += 1;
@@ -81,4 +88,67 @@ pub fn scan(
         offset = FILE_HEADER;
     }
     Ok(end)
+}
+
+/// Bytes of a log file read ahead of the scan: more than the longest record.
+const READ_AHEAD: u64 = 1 << 20;
+
+/// A log file read in pieces as the scan moves on, so that a scan reads only as far as
+/// the redo goes (a file is mostly zeros past its last record after a switch or crash).
+struct Window {
+    file: std::fs::File,
+    path: PathBuf,
+    file_len: u64,
+    /// File offset of `buf[0]`.
+    base: u64,
+    buf: Vec<u8>,
+}
+
+impl Window {
+    fn open(path: &std::path::Path) -> Result<Window> {
+        let file = std::fs::File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let file_len = file.metadata().map_err(|e| Error::io("stat", path, e))?.len();
+        Ok(Window { file, path: path.to_owned(), file_len, base: 0, buf: Vec::new() })
+    }
+
+    /// The file from offset `at` on: at least [`READ_AHEAD`] bytes of it, or to its end.
+    /// `at` never moves back before an earlier call's.
+    fn from(&mut self, at: u64) -> Result<&[u8]> {
+        let want_end = (at + READ_AHEAD).min(self.file_len);
+        if self.base + (self.buf.len() as u64) < want_end {
+            use std::os::unix::fs::FileExt;
+            // Drop what the scan has passed, then read what it needs next.
+            let passed = ((at - self.base) as usize).min(self.buf.len());
+            self.buf.drain(..passed);
+            self.base += passed as u64;
+            if self.base < at {
+                self.buf.clear();
+                self.base = at;
+            }
+            let have_end = self.base + self.buf.len() as u64;
+            let read_end = (have_end + 4 * READ_AHEAD).min(self.file_len);
+            let old = self.buf.len();
+            self.buf.resize(old + (read_end - have_end) as usize, 0);
+            self.file.read_exact_at(&mut self.buf[old..], have_end).map_err(|e| Error::io("read", &self.path, e))?;
+        }
+        Ok(&self.buf[(at - self.base) as usize..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_at_the_start_of_a_sequence_never_written_needs_no_redo() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("redo01.log");
+        std::fs::write(&path, vec![0u8; 4096]).unwrap();
+        let groups = [(7, path)];
+        let end = scan(&groups, lsn(8, FILE_HEADER), |_, _, _| panic!("no record")).unwrap();
+        assert_eq!((end.records, end.newest_seq), (0, 7));
+        let e = scan(&groups, lsn(8, FILE_HEADER + 100), |_, _, _| Ok(())).unwrap_err().to_string();
+        assert!(e.contains("log sequence 8"), "{e}");
+        assert!(scan(&groups, lsn(3, FILE_HEADER), |_, _, _| Ok(())).is_err(), "an overwritten sequence is an error");
+    }
 }
