@@ -532,6 +532,9 @@ impl RedoLog {
         let scn = self.state.lock().highest_scn;
         self.begin_sequence(&next, seq, scn)?;
         stats.add(Stat::RedoLogSwitches, 1);
+        // A checkpoint at every switch, as Oracle takes one: by the time the circle comes
+        // back to the group just left, its redo is no longer needed.
+        self.want_checkpoint();
         Ok(next)
     }
 
