@@ -80,7 +80,7 @@ impl Vector<'_> {
 }
 
 /// The stretches where `after` differs from `before` (equal lengths, a multiple of 8),
-/// as (offset, length), stretches closer than [`MERGE_GAP`] merged.
+/// as (offset, length), stretches closer than `MERGE_GAP` merged.
 pub fn diff(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
     debug_assert_eq!(before.len(), after.len());
     out.clear();
