@@ -1,10 +1,15 @@
-//! The database: a directory holding a control file, a dictionary and datafiles, opened
-//! into a shared buffer cache, and the sessions that work on it.
+//! The database: a directory holding a control file, a dictionary, datafiles and online
+//! redo logs, opened into a shared buffer cache, and the sessions that work on it.
 //!
-//! `Database` is a cheap handle (clone it freely); the files are checkpointed and the
-//! control file written when the last handle and session are gone, or by [`Database::close`].
-//! The column store's population workers hold the database only while they work on a
-//! unit; they stop when the last `Database` handle goes.
+//! Opening recovers first (module `recovery`: roll forward through the redo since the
+//! checkpoint, then roll back the transactions a crash left active), then attaches the
+//! redo log to the cache and starts the log writer and the database writer (module
+//! `writer`). Every write goes through one I/O layer ([`DatabaseOptions::io`]).
+//!
+//! `Database` is a cheap handle (clone it freely); the database is checkpointed and the
+//! log writer stopped when the last handle and session are gone, or checkpointed by
+//! [`Database::close`]. The column store's population workers and the database writer
+//! hold the database only while they work; they stop when the last `Database` handle goes.
 //!
 //! Invariants: a directory is open in one `Database` at a time (an exclusive `flock` on
 //! `lioscope.lock`); each table has one inserter at a time, and DDL excludes the statements
@@ -371,7 +376,6 @@ impl Database {
     /// Checkpoints and writes the control file. Later use of this database is still
     /// possible; dropping the last handle closes it again.
     pub fn close(&self) -> Result<()> {
-        self.inner.redo.flush_all()?;
         self.inner.checkpoint()
     }
 
@@ -418,7 +422,7 @@ impl Drop for DbInner {
         self.closing.store(true, Ordering::Release);
         // A failed log means the instance died: what is on disk is for recovery to mend.
         let closed = self.redo.failure().map_or_else(
-            || self.redo.flush_all().and_then(|()| self.checkpoint()),
+            || self.checkpoint(),
             |f| Err(Error::Transaction { message: format!("the redo log failed: {f}") }),
         );
         if let Err(e) = closed {

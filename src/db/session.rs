@@ -122,6 +122,10 @@ struct HotParameters {
     multiblock_read_count: u32,
     parallel_max_servers: u64,
     statistics_all: bool,
+    /// `commit_logging = batch`, `commit_wait = nowait`, `commit_wait = force_wait`.
+    commit_batch: bool,
+    commit_nowait: bool,
+    commit_force_wait: bool,
 }
 
 /// A session's performance counters: those of the thread it runs on now, and what the
@@ -358,9 +362,19 @@ impl Session {
             multiblock_read_count: self.read_parameter(params::MBRC, params::number) as u32,
             parallel_max_servers: self.read_parameter(params::PARALLEL_MAX_SERVERS, params::number),
             statistics_all: self.read_parameter(params::STATISTICS_LEVEL, |_, value| value.eq_ignore_ascii_case("all")),
+            commit_batch: self.read_parameter(params::COMMIT_LOGGING, |_, value| value == "batch"),
+            commit_nowait: self.read_parameter(params::COMMIT_WAIT, |_, value| value == "nowait"),
+            commit_force_wait: self.read_parameter(params::COMMIT_WAIT, |_, value| value == "force_wait"),
         };
         self.hot.set(Some(hot));
         hot
+    }
+
+    /// This session's `commit_logging = batch`, `commit_wait = nowait` and `commit_wait =
+    /// force_wait`, read without copying its parameters (every commit asks).
+    pub(crate) fn commit_settings(&self) -> (bool, bool, bool) {
+        let hot = self.hot_parameters();
+        (hot.commit_batch, hot.commit_nowait, hot.commit_force_wait)
     }
 
     /// Whether this session's queries gather row-source statistics: `statistics_level =

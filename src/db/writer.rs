@@ -62,9 +62,11 @@ impl DbInner {
         }
     }
 
-    /// A checkpoint: writes every dirty buffer, syncs the datafiles, then records the
+    /// A checkpoint: makes the redo so far durable (commits that did not wait for it
+    /// included), writes every dirty buffer, syncs the datafiles, then records the
     /// checkpoint position (and the space map) in the control file.
     pub(crate) fn checkpoint(&self) -> Result<()> {
+        self.redo.flush_all()?;
         let _one_at_a_time = self.checkpoint_lock.lock();
         let session = self.registry.register("CKPT");
         let result = self.checkpoint_as(&session.stats);

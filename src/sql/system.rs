@@ -63,7 +63,6 @@ pub fn flush_buffer_cache(session: &Session) -> Result<QueryResult> {
 }
 
 pub fn checkpoint(session: &Session) -> Result<QueryResult> {
-    session.db.redo.flush_all()?;
     session.db.checkpoint()?;
     Ok(QueryResult::message(StatementKind::Alter, "System altered."))
 }

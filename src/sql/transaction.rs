@@ -32,10 +32,9 @@ fn commit_now(session: &Session, write: CommitWrite) -> Result<()> {
     if !had_changes {
         return Ok(());
     }
-    let params = session.parameters();
-    let batch = write.batch.unwrap_or(params.get(crate::db::params::COMMIT_LOGGING) == "batch");
-    let wait_setting = params.get(crate::db::params::COMMIT_WAIT);
-    let nowait = wait_setting != "force_wait" && write.nowait.unwrap_or(wait_setting == "nowait");
+    let (batch_setting, nowait_setting, force_wait) = session.commit_settings();
+    let batch = write.batch.unwrap_or(batch_setting);
+    let nowait = !force_wait && write.nowait.unwrap_or(nowait_setting);
     let redo = &session.db.redo;
     let lsn = redo.last_appended();
     let stats = ctx.stats;
