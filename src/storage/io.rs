@@ -161,8 +161,14 @@ pub struct FaultPlan {
 /// A write not yet made durable: the bytes it replaced, or the length a growth replaced.
 #[derive(Debug)]
 enum Unsynced {
-    Write { offset: u64, old: Vec<u8>, new_len: usize },
-    Extend { old_len: u64 },
+    /// `old` is as long as the write (zeros past the old end of the file).
+    Write {
+        offset: u64,
+        old: Vec<u8>,
+    },
+    Extend {
+        old_len: u64,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -236,14 +242,14 @@ impl FaultIo {
                         report.kept += 1;
                     }
                 }
-                Unsynced::Write { offset, old, new_len } => match rng.next() % 3 {
+                Unsynced::Write { offset, old } => match rng.next() % 3 {
                     0 => report.kept += 1,
                     1 => {
                         write_old(&file, &path, offset, &old)?;
                         report.dropped += 1;
                     }
                     _ => {
-                        tear(&file, &path, offset, &old, new_len, &mut rng)?;
+                        tear(&file, &path, offset, &old, &mut rng)?;
                         report.torn += 1;
                     }
                 },
@@ -287,16 +293,15 @@ fn write_old(file: &File, path: &Path, offset: u64, old: &[u8]) -> Result<()> {
 }
 
 /// Leaves each 512-byte sector of a write new, old, or garbage.
-fn tear(file: &File, path: &Path, offset: u64, old: &[u8], new_len: usize, rng: &mut SplitMix) -> Result<()> {
+fn tear(file: &File, path: &Path, offset: u64, old: &[u8], rng: &mut SplitMix) -> Result<()> {
     const SECTOR: usize = 512;
     let mut at = 0;
-    while at < new_len {
-        let end = (at + SECTOR).min(new_len);
+    while at < old.len() {
+        let end = (at + SECTOR).min(old.len());
         match rng.next() % 3 {
             0 => {}
             1 => {
-                let old_part = &old[at.min(old.len())..end.min(old.len())];
-                file.write_all_at(old_part, offset + at as u64).map_err(|e| Error::io("write", path, e))?;
+                file.write_all_at(&old[at..end], offset + at as u64).map_err(|e| Error::io("write", path, e))?;
             }
             _ => {
                 let garbage: Vec<u8> = (at..end).map(|_| rng.next() as u8).collect();
@@ -349,7 +354,7 @@ impl IoFile for FaultFile {
         let mut old = vec![0u8; buf.len()];
         read_some_at(&self.inner.file, &mut old, offset);
         self.inner.write_at(buf, offset)?;
-        self.state.lock().unsynced.push((self.inner.path.clone(), Unsynced::Write { offset, old, new_len: buf.len() }));
+        self.state.lock().unsynced.push((self.inner.path.clone(), Unsynced::Write { offset, old }));
         Ok(())
     }
 

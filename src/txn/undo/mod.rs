@@ -66,7 +66,7 @@ mod tests;
 
 pub use header::TXN_SLOTS;
 pub use stats::UndoStats;
-pub use tablespace::{UNDO_FILE_NAME, UNDO_FILE_NO, segment_name};
+pub use tablespace::{UNDO_FILE_NAME, UNDO_FILE_NO, create as create_tablespace, segment_name};
 
 use super::{TxnStatus, Uba, Xid};
 use crate::access::AccessContext;
@@ -74,14 +74,13 @@ use crate::buffer::BufferCache;
 use crate::error::{Error, Result};
 use crate::stats::{SessionStats, Stat};
 use crate::storage::block::{self, BlockHeader, BlockType};
-use crate::storage::control::DatafileEntry;
 use crate::storage::datafile::DataFile;
 use header::{SlotState, TxnSlot, UndoHeader, UndoHeaderMut};
 use parking_lot::Mutex;
 use segment::{ActiveTxn, Segment};
 use space::Space;
 use stats::UndoCounters;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use undo_block::{RECORD_HEADER_LEN, UndoBlock, UndoBlockMut};
@@ -137,20 +136,6 @@ pub struct Undo {
     /// Where the next `begin` starts looking for a free slot (round robin).
     next_segment: AtomicUsize,
     counters: UndoCounters,
-}
-
-/// Creates the undo datafile of a new database (or of one created before undo existed)
-/// in `dir`, `size_bytes` large and growing up to `max_bytes`, and returns its
-/// control-file entry.
-pub fn create_tablespace(
-    io: &dyn crate::storage::io::Io,
-    dir: &Path,
-    block_size: usize,
-    db_id: u64,
-    size_bytes: u64,
-    max_bytes: u64,
-) -> Result<DatafileEntry> {
-    tablespace::create(io, dir, block_size, db_id, size_bytes, max_bytes)
 }
 
 impl Undo {

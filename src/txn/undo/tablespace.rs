@@ -146,9 +146,10 @@ pub fn map_blocks(segments: u32, max_blocks: u32, block_size: usize) -> u32 {
     extents.div_ceil(extent_map::entries_per_block(block_size))
 }
 
-/// Creates the undo datafile in `dir` with its segment headers and extent map formatted
-/// (written directly: the database does not exist yet), and returns its control-file
-/// entry. Fails if the file exists.
+/// Creates the undo datafile of a new database (or of one created before undo existed)
+/// in `dir`, `size_bytes` large and growing up to `max_bytes`, with its segment headers
+/// and extent map formatted (written directly: the database does not exist yet), and
+/// returns its control-file entry. Fails if the file exists.
 pub fn create(
     io: &dyn crate::storage::io::Io,
     dir: &Path,
