@@ -5,7 +5,9 @@
 //! plan's operators; `access` reaches rows in a table's segment and `index` through its
 //! B-tree indexes; `buffer` caches their
 //! blocks; `txn` gives each statement the version of a block it must see (undo, CR
-//! clones, row locks, commit); `storage` holds their on-disk formats. Then what every layer uses (`catalog`,
+//! clones, row locks, commit); `redo` logs every change a buffer's write guard makes and
+//! replays it after a crash; `storage` holds their on-disk formats and the one I/O layer
+//! every write goes through. Then what every layer uses (`catalog`,
 //! `types`, `stats`, `error`) and what is built on the public API (`cli`, `lab`).
 //!
 //! ```

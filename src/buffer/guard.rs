@@ -1,5 +1,9 @@
 //! Pinned access to a buffer's bytes: the only way any code touches block contents.
 //!
+//! Releasing (dropping or downgrading) a write guard on a block's current version is
+//! where its change is logged: the guard carries what its redo needs (see the `logging`
+//! module), so no change to a block escapes the redo.
+//!
 //! A [`ReadGuard`] holds a pin (the buffer cannot be evicted or reused) and the buffer's
 //! content lock in shared mode; a [`WriteGuard`] holds a pin and the content lock in
 //! exclusive mode. A write guard on a block's current version marks the buffer dirty; one

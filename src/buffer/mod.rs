@@ -58,6 +58,12 @@
 //! ([`BufferCache::prefetch_block`] does both); none pins or reads a block, so none
 //! counts a get nor changes any result, and a stale hint only loads lines nobody needs.
 //!
+//! Redo (module `logging`): the release of a write guard on a current block appends the
+//! change's redo record and moves the buffer's page and first-dirty LSNs; a dirty block
+//! is written (checkpoint or eviction) only once the redo up to its page LSN is on disk,
+//! and [`BufferCache::unwritten_lsn`] gives the checkpoint position. Until a redo log is
+//! attached (instance recovery, tests of the cache alone) nothing is logged.
+//!
 //! Two marks save work the bytes make unnecessary:
 //! - `zeroed`: a buffer never claimed holds the zeros the arena was mapped with; the
 //!   first claim clears the mark for good, and [`BufferCache::new_block`] zeroes only a

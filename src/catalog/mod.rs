@@ -2,7 +2,9 @@
 //! optimizer statistics ANALYZE gathered for both.
 //!
 //! Kept in memory behind one lock and written whole to `dictionary.json` in the database
-//! directory (temporary file, fsync, rename) by every DDL statement. Names are stored as
+//! directory (temporary file, fsync, rename, through the database's I/O layer) by every
+//! DDL statement, once the redo so far is durable ([`Catalog::set_before_write`]): the
+//! file never names a segment block that recovery could not rebuild. Names are stored as
 //! Oracle stores them: unquoted identifiers in upper case.
 //!
 //! Invariant: the file holds every change the memory shows. DDL statements change the

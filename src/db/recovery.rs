@@ -14,8 +14,9 @@
 //!    active died with the instance; each is rolled back from its undo and ended, so its
 //!    rows are unlocked and its undo blocks can be reused.
 //!
-//! What was done is kept ([`RecoveryReport`]) for the shell's banner, `v$sysstat` (the
-//! `CKPT` session that ran it) and `v$recovery_progress`.
+//! What was done is kept ([`RecoveryReport`]) for the shell's banner, `v$recovery_progress`
+//! and `v$sysstat` (the `SMON` session that ran it counts the records and blocks applied
+//! and the transactions rolled back).
 
 use super::DbInner;
 use crate::error::Result;

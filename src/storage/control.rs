@@ -1,7 +1,8 @@
 //! The control file: what a database is made of. A JSON document (`control.json` in the
 //! database directory) holding the database id, format version, block size, extent size,
-//! the datafiles with their allocated size and free extents, the last checkpoint SCN, and
-//! parameters set with `ALTER SYSTEM SET`.
+//! the datafiles with their allocated size and free extents (the space map, as of the last
+//! checkpoint: recovery rebuilds it after a crash), the last checkpoint's SCN and redo
+//! position, the online redo log groups, and parameters set with `ALTER SYSTEM SET`.
 //!
 //! It is written whole to a temporary file and renamed over the old one, so a crash while
 //! writing leaves the previous version. A directory without it is not a lioscope database.

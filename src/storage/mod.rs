@@ -1,7 +1,8 @@
 //! On-disk structures: the control file, datafiles of fixed-size blocks, the block and
 //! row formats (and a data block's ITL slots), and segments (extent map and high-water
-//! mark); and how the database's JSON documents (the control file, the dictionary) are
-//! read and replaced atomically.
+//! mark); how the database's JSON documents (the control file, the dictionary) are read
+//! and replaced atomically; and the I/O layer ([`io`]) every write of a database file
+//! goes through.
 //!
 //! Nothing here counts statistics or knows about sessions; the buffer cache above reads
 //! and writes blocks through [`datafile::DataFile`] and interprets them with [`block`],
