@@ -4,7 +4,7 @@
 //! Opening recovers first (module `recovery`: roll forward through the redo since the
 //! checkpoint, then roll back the transactions a crash left active), then attaches the
 //! redo log to the cache and starts the log writer and the database writer (module
-//! `writer`). Every write goes through one I/O layer ([`DatabaseOptions::io`]).
+//! `writer`). Every write goes through one I/O layer (the `io` of [`DatabaseOptions`]).
 //!
 //! `Database` is a cheap handle (clone it freely); the database is checkpointed and the
 //! log writer stopped when the last handle and session are gone, or checkpointed by
