@@ -227,8 +227,12 @@ impl<'n> Tree<'n> {
     }
 }
 
-/// Blocks of an index segment handed out above its high-water mark; the segment header
-/// is written by [`Space::finish`].
+/// Blocks of an index segment handed out above its high-water mark.
+///
+/// The segment header's new high-water mark is written before each new block is
+/// formatted, so its redo comes first: a log cut anywhere in a split leaves every block
+/// that a logged link can name below the logged high-water mark, where no later split
+/// takes it again. A cut before the links are written only leaves the block unused.
 pub struct Space {
     map: SegmentMap,
     header: u32,
@@ -241,7 +245,8 @@ impl Space {
         Ok(Space { map, header, object_id: tree.object_id })
     }
 
-    /// A new block, formatted empty at `level`.
+    /// A new block, formatted empty at `level`, after the high-water mark that covers it
+    /// is written to the segment header.
     pub fn new_block<'c>(&mut self, ctx: &AccessContext<'c>, level: u8) -> Result<WriteGuard<'c>> {
         if self.map.hwm >= self.map.allocated {
             let first = ctx.db.allocate_extent()?;
@@ -255,6 +260,7 @@ impl Space {
         }
         let rdba = self.map.block_address(self.map.hwm).expect("the block at the high-water mark is allocated");
         self.map.hwm += 1;
+        self.write_header(ctx)?;
         let mut guard = ctx.db.cache.new_block(ctx.stats, rdba, self.object_id)?;
         IndexBlockMut(&mut guard).format_zeroed(rdba, self.object_id, level);
         set_scn(&mut guard, ctx.scn);
@@ -262,7 +268,7 @@ impl Space {
     }
 
     /// Writes the segment header (high-water mark, extents).
-    pub fn finish(self, ctx: &AccessContext<'_>) -> Result<()> {
+    fn write_header(&self, ctx: &AccessContext<'_>) -> Result<()> {
         let mut header = ctx.db.cache.current_get(ctx.stats, self.header)?;
         self.map.write(&mut header, self.header, self.object_id);
         set_scn(&mut header, ctx.scn);
@@ -543,8 +549,7 @@ fn split(
     let mut space = Space::open(ctx, tree, header)?;
     if guard.rdba() == tree.root {
         ctx.stats.add(Stat::RootNodeSplits, 1);
-        split_root(ctx, tree, &mut space, txn, guard, &entries, cut, &separator)?;
-        return space.finish(ctx);
+        return split_root(ctx, tree, &mut space, txn, guard, &entries, cut, &separator);
     }
     let level = view.level();
     let (low, high) = (view.low_fence().map(<[u8]>::to_vec), view.high_fence().map(<[u8]>::to_vec));
@@ -569,7 +574,6 @@ fn split(
         IndexBlockMut(&mut next).set_left(right_rdba);
         stamp(ctx, &mut next);
     }
-    space.finish(ctx)?;
     let parent = path.pop().expect("a block other than the root has a parent");
     add_separator(ctx, tree, header, txn, path, parent, &separator, right_rdba)
 }
