@@ -320,6 +320,97 @@ proptest! {
     }
 }
 
+/// `sql` with `hint` after its UPDATE or DELETE keyword (other statements as they are).
+fn hinted(sql: &str, hint: &str) -> String {
+    for verb in ["UPDATE ", "DELETE "] {
+        if let Some(rest) = sql.strip_prefix(verb) {
+            return format!("{verb}/*+ {hint} */ {rest}");
+        }
+    }
+    sql.to_owned()
+}
+
+/// Every row of `t` in id order, as text.
+fn whole_table(s: &Session) -> Vec<Vec<String>> {
+    rows(s, "SELECT /*+ FULL(t) */ id, a, s, u, pad FROM t ORDER BY id, pad")
+        .iter()
+        .map(|r| r.iter().map(ToString::to_string).collect())
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// The same changes made in two databases, UPDATE and DELETE finding their rows
+    /// through the index in one (when its leading column is bounded) and by full scans in
+    /// the other: the same statements succeed, report the same row counts, and leave the
+    /// same rows, which the index still finds.
+    #[test]
+    fn updates_and_deletes_through_an_index_change_what_full_scans_change(
+        layout in layout(),
+        index in 0..INDEXES.len(),
+        ops in proptest::collection::vec(op(), 1..16),
+    ) {
+        let (key, unique) = INDEXES[index];
+        let unique_word = if unique { "UNIQUE " } else { "" };
+        let (_t1, _d1, by_index) = temp_db(options(2048, "1M"));
+        let (_t2, _d2, by_scan) = temp_db(options(2048, "1M"));
+        let sessions = [by_index.session(), by_scan.session()];
+        for s in &sessions {
+            layout.create_and_fill(s);
+            exec(s, &format!("CREATE {unique_word}INDEX ix ON t ({})", key_list(key)));
+            manual(s);
+        }
+        let mut next_id = 10_000;
+        for op in &ops {
+            let sql = layout.statement(op, &mut next_id);
+            let index_path = sessions[0].execute(&hinted(&sql, "INDEX(t ix)"));
+            let full_scan = sessions[1].execute(&hinted(&sql, "FULL(t)"));
+            match (&index_path, &full_scan) {
+                (Ok(a), Ok(b)) => prop_assert_eq!(a.rows_affected, b.rows_affected, "{}", sql),
+                (Err(a), Err(b)) => prop_assert!(a.to_string().contains("unique constraint"), "{sql}: {a} / {b}"),
+                _ => prop_assert!(false, "{sql}: by the index {:?}, by a full scan {:?}", index_path.err(), full_scan.err()),
+            }
+        }
+        exec(&sessions[0], "COMMIT");
+        exec(&sessions[1], "COMMIT");
+        prop_assert_eq!(whole_table(&sessions[0]), whole_table(&sessions[1]));
+        let q = Query { lead: Pred { op: 4, n1: 0, n2: 0 }, second: None };
+        check_query(&sessions[0], &layout, key, &q)?;
+    }
+}
+
+#[test]
+fn an_update_or_delete_by_key_reads_the_index_not_the_table() {
+    let (_t, _d, db) = temp_db(options(2048, "4M"));
+    let s = db.session();
+    keyed_table(&s, 3000, &["CREATE UNIQUE INDEX t_id ON t (id)", "CREATE INDEX t_k ON t (k)"]);
+    let gets = |s: &Session, sql: &str| {
+        let before = int(s, "SELECT value FROM v$mystat WHERE name = 'consistent gets'");
+        let r = exec(s, sql);
+        (int(s, "SELECT value FROM v$mystat WHERE name = 'consistent gets'") - before, r.rows_affected)
+    };
+    let (full, _) = gets(&s, "UPDATE /*+ FULL(t) */ t SET v = v + 1 WHERE id = 1235");
+    assert!(full > 60, "a FULL hint scans the table: {full} consistent gets");
+    let (by_key, rows) = gets(&s, "UPDATE t SET v = v + 1 WHERE id = 1234");
+    assert_eq!(rows, 1);
+    assert!(by_key < 10, "UPDATE by a unique key: {by_key} consistent gets");
+    // 33 rows scattered over the table: a full scan costs less, unless hinted.
+    let (by_range, rows) = gets(&s, "DELETE /*+ INDEX(t t_k) */ FROM t WHERE k BETWEEN 10 AND 20");
+    let (full_range, full_rows) = gets(&s, "DELETE /*+ FULL(t) */ FROM t WHERE k BETWEEN 30 AND 40");
+    assert_eq!(rows, full_rows);
+    // Both maintain both indexes for each row deleted; only the full scan reads every block.
+    assert!(
+        by_range + 60 < full_range,
+        "DELETE of {rows} rows: {by_range} consistent gets by the index, {full_range} by a full scan"
+    );
+    let (no_index, _) = gets(&s, "UPDATE /*+ NO_INDEX(t t_id) */ t SET v = v + 1 WHERE id = 1236");
+    assert!(no_index > full / 2, "NO_INDEX scans the table: {no_index} consistent gets");
+    assert_eq!(int(&s, "SELECT SUM(v) FROM t WHERE id BETWEEN 1234 AND 1236"), (1234 % 10 + 1235 % 10 + 1236 % 10) + 3);
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE k BETWEEN 10 AND 20 OR k BETWEEN 30 AND 40"), 0);
+    by_index_and_full(&s, "t_k", "id, k FROM t WHERE k BETWEEN 0 AND 40");
+}
+
 /// A table `t` of `n` rows (`id` 1..n, `k` = id * 7 mod 1009, `v` a small group, `pad`),
 /// with the indexes given, committed.
 fn keyed_table(s: &Session, n: i64, indexes: &[&str]) {

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{self, DataBlock, DataBlockMut};
 use crate::storage::itl::{self, Itl};
-use crate::storage::row::{self, ColumnSpan, FLAG_DELETED, PIECE_HEADER, RowPiece, locate_columns};
+use crate::storage::row::{self, ColumnSpan, FLAG_DELETED, PIECE_HEADER, PieceAddr, RowPiece, locate_columns};
 use crate::txn::change::{BlockUndo, Obstacle, UndoKind, cannot_serialize, kept_rooms, row_lock_holder, take_itl};
 use crate::txn::cr::{consistent_block, row_changed_after};
 use crate::txn::transaction::Transaction;
@@ -55,63 +55,141 @@ pub trait RowChanges {
     fn changed(&mut self, _rowid: crate::storage::row::PieceAddr) {}
 }
 
-/// Changes the qualifying rows of `table` (at most `limit`); returns how many changed.
+/// Where an UPDATE or DELETE looks for its rows.
+#[derive(Clone, Copy)]
+pub enum RowsFrom<'r> {
+    /// Every block of the segment below its high-water mark.
+    FullScan,
+    /// The rows at these head addresses (an index range scan's rowids, as of the
+    /// statement's snapshot), in this order; each is still checked with
+    /// [`RowChanges::qualifies`].
+    Rowids(&'r [PieceAddr]),
+}
+
+/// Changes the qualifying rows of `table` among those `from` names (at most `limit`);
+/// returns how many changed.
+#[allow(clippy::too_many_arguments)]
 pub fn change_rows(
     ctx: &AccessContext<'_>,
     txn: &mut Transaction,
     sid: u32,
     table: &TableDef,
+    from: RowsFrom<'_>,
     limit: Option<u64>,
     changes: &mut dyn RowChanges,
 ) -> Result<u64> {
     let locks = ctx.db.table_locks(table.object_id);
     let _no_ddl = locks.visibility.read_recursive();
-    let map = super::segments::read_map(ctx, table)?;
     let kinds: Vec<PayloadKind> = table.columns.iter().map(|c| PayloadKind::from(c.data_type)).collect();
-    let mut spans = vec![ColumnSpan::NULL; kinds.len()];
-    let mut changed = 0u64;
-    let mut candidates: Vec<u16> = Vec::new();
-    // A serializable transaction's candidates as its snapshot shows them (head pieces).
-    let mut seen: Vec<Vec<u8>> = Vec::new();
-    let serializable = txn.snapshot.is_some();
-    let mut scratch = Vec::new();
-    let limit = limit.unwrap_or(u64::MAX);
-    for run in map.scan_runs(ctx.db.extent_blocks) {
-        for rdba in run.first..run.first + run.blocks {
-            if changed >= limit {
-                return Ok(changed);
-            }
-            candidates.clear();
-            seen.clear();
-            {
-                let current = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
-                ctx.check_table_block(table, rdba, &current)?;
-                let guard = consistent_block(ctx, current, ctx.reader)?;
-                let blk = DataBlock(&guard);
-                for slot in 0..blk.row_count() {
-                    if changed + candidates.len() as u64 >= limit {
-                        break;
+    let mut changer = Changer {
+        ctx,
+        txn,
+        sid,
+        table,
+        changes,
+        limit: limit.unwrap_or(u64::MAX),
+        changed: 0,
+        spans: vec![ColumnSpan::NULL; kinds.len()],
+        kinds,
+        candidates: Vec::new(),
+        seen: Vec::new(),
+        scratch: Vec::new(),
+    };
+    match from {
+        RowsFrom::FullScan => {
+            let map = super::segments::read_map(ctx, table)?;
+            for run in map.scan_runs(ctx.db.extent_blocks) {
+                for rdba in run.first..run.first + run.blocks {
+                    if changer.changed >= changer.limit {
+                        return Ok(changer.changed);
                     }
-                    let Some(row) = whole_row(ctx, &guard, rdba, slot, &kinds, &mut spans, &mut scratch)? else {
-                        continue;
-                    };
-                    if changes.qualifies(&row)? {
-                        candidates.push(slot as u16);
-                        if serializable {
-                            seen.push(head_piece(&guard, slot).map(<[u8]>::to_vec).unwrap_or_default());
-                        }
-                    }
-                }
-            }
-            for (i, &slot) in candidates.iter().enumerate() {
-                let target = Target { rdba, slot: usize::from(slot), seen: seen.get(i).map(Vec::as_slice) };
-                if change_one(ctx, txn, sid, table, target, &kinds, &mut spans, &mut scratch, changes)? {
-                    changed += 1;
+                    changer.block(rdba, None)?;
                 }
             }
         }
+        RowsFrom::Rowids(rowids) => {
+            // Runs of rows in one block, in the order given: one consistent get a run.
+            for run in rowids.chunk_by(|a, b| a.rdba == b.rdba) {
+                if changer.changed >= changer.limit {
+                    return Ok(changer.changed);
+                }
+                changer.block(run[0].rdba, Some(run))?;
+            }
+        }
     }
-    Ok(changed)
+    Ok(changer.changed)
+}
+
+/// One statement's changing of rows, block by block.
+struct Changer<'a, 'c> {
+    ctx: &'a AccessContext<'c>,
+    txn: &'a mut Transaction,
+    sid: u32,
+    table: &'a TableDef,
+    changes: &'a mut dyn RowChanges,
+    limit: u64,
+    changed: u64,
+    kinds: Vec<PayloadKind>,
+    spans: Vec<ColumnSpan>,
+    /// The qualifying slots of the block at hand.
+    candidates: Vec<u16>,
+    /// A serializable transaction's candidates as its snapshot shows them (head pieces).
+    seen: Vec<Vec<u8>>,
+    scratch: Vec<u8>,
+}
+
+impl Changer<'_, '_> {
+    /// Finds the qualifying rows of block `rdba` as of the snapshot (among the rows of
+    /// `run`, all in that block, or every row without one), then changes each in current
+    /// mode.
+    fn block(&mut self, rdba: u32, run: Option<&[PieceAddr]>) -> Result<()> {
+        let ctx = self.ctx;
+        self.candidates.clear();
+        self.seen.clear();
+        let serializable = self.txn.snapshot.is_some();
+        {
+            let current = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+            ctx.check_table_block(self.table, rdba, &current)?;
+            let guard = consistent_block(ctx, current, ctx.reader)?;
+            let blk = DataBlock(&guard);
+            let count = blk.row_count();
+            let picked = run.map(|r| r.iter().map(|a| usize::from(a.slot)).filter(|&s| s < count));
+            let all = run.is_none().then_some(0..count);
+            for slot in picked.into_iter().flatten().chain(all.into_iter().flatten()) {
+                if self.changed + self.candidates.len() as u64 >= self.limit {
+                    break;
+                }
+                let Some(row) = whole_row(ctx, &guard, rdba, slot, &self.kinds, &mut self.spans, &mut self.scratch)?
+                else {
+                    continue;
+                };
+                if self.changes.qualifies(&row)? {
+                    self.candidates.push(slot as u16);
+                    if serializable {
+                        self.seen.push(head_piece(&guard, slot).map(<[u8]>::to_vec).unwrap_or_default());
+                    }
+                }
+            }
+        }
+        for i in 0..self.candidates.len() {
+            let slot = usize::from(self.candidates[i]);
+            let target = Target { rdba, slot, seen: self.seen.get(i).map(Vec::as_slice) };
+            if change_one(
+                ctx,
+                self.txn,
+                self.sid,
+                self.table,
+                target,
+                &self.kinds,
+                &mut self.spans,
+                &mut self.scratch,
+                self.changes,
+            )? {
+                self.changed += 1;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The live row whose head is in `slot`, columns located (a chained or migrated row is

@@ -6,6 +6,14 @@
 //! computed from the current version of its row and coerced to its column's type; a
 //! value that does not fit fails the whole statement, which the caller rolls back.
 //!
+//! Access path: the optimizer chooses between a full scan of the table and an index
+//! unique or range scan, as for a query (same statistics, cost model and hints: `FULL`,
+//! `INDEX`, `NO_INDEX`). An index path first gathers the rowids of the entries in its
+//! key range as of the statement's snapshot, then changes those rows in that order;
+//! every row is still checked against the whole WHERE clause, as of the snapshot and
+//! again in current mode. Gathering them all first means a row whose key the statement
+//! moves within the range is not met twice.
+//!
 //! Indexes: the statement reads the table's indexes (only those on assigned columns for
 //! an UPDATE) under the table's visibility lock, which DDL waits for, and holds it until
 //! the last entry is changed; each edit notes the row's old and new keys, and
@@ -16,14 +24,16 @@ use super::dml::qualify;
 use super::expr::Expr;
 use super::functions::FunctionContext;
 use super::index_maintenance::{KeyChange, TableIndexes};
+use super::optimizer::{self, IndexScanKind, hints::Hints, predicates};
 use super::plan::{rownum_limit, split_and};
+use crate::access::AccessContext;
 use crate::access::RowAccess;
-use crate::access::modify::{RowChanges, RowEdit, change_rows};
+use crate::access::modify::{RowChanges, RowEdit, RowsFrom, change_rows};
 use crate::access::row_view::BlockRow;
 use crate::catalog::TableDef;
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
-use crate::index::RowId;
+use crate::index::{IndexScan, KeyBound, RowId};
 use crate::types::Datum;
 use sqlparser::ast;
 use std::sync::Arc;
@@ -171,7 +181,7 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
         assignments.push((i, binder.bind(&a.value)?));
     }
     let mut changes = Changes::new(&table, filter, assignments, functions);
-    let rows = run(session, &table, limit, &mut changes)?;
+    let rows = run(session, &table, &hints_of(&update.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "updated"))
 }
 
@@ -194,11 +204,21 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
     let binder = Binder { scope: &scope, f: &functions, grouping: None };
     let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
     let mut changes = Changes::new(&table, filter, Vec::new(), functions);
-    let rows = run(session, &table, limit, &mut changes)?;
+    let rows = run(session, &table, &hints_of(&delete.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "deleted"))
 }
 
-fn run(session: &Session, table: &TableDef, limit: Option<u64>, changes: &mut Changes<'_>) -> Result<u64> {
+fn hints_of(hints: &[ast::OptimizerHint]) -> Hints {
+    optimizer::hints::parse(&hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>())
+}
+
+fn run(
+    session: &Session,
+    table: &TableDef,
+    hints: &Hints,
+    limit: Option<u64>,
+    changes: &mut Changes<'_>,
+) -> Result<u64> {
     // DDL (CREATE or DROP INDEX, TRUNCATE) waits for this lock: the indexes read under it
     // are the ones the rows' changes must be applied to, until the last entry is written.
     let locks = session.db.table_locks(table.object_id);
@@ -208,14 +228,68 @@ fn run(session: &Session, table: &TableDef, limit: Option<u64>, changes: &mut Ch
         assigned => ix.on_columns(&assigned.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
     });
     let ctx = session.access_context();
+    let found = rows_by_index(session, &ctx, table, hints, changes)?;
+    let from = found.as_deref().map_or(RowsFrom::FullScan, RowsFrom::Rowids);
     let rows = {
         let mut txn = session.txn.borrow_mut();
-        change_rows(&ctx, &mut txn, session.sid(), table, limit, changes)?
+        change_rows(&ctx, &mut txn, session.sid(), table, from, limit, changes)?
     };
     if let Some(indexes) = &changes.indexes {
         indexes.rows_changed(&ctx, session, &changes.key_changes)?;
     }
     Ok(rows)
+}
+
+/// The rowids of the rows an index unique or range scan finds for the WHERE clause, as
+/// of the statement's snapshot, when the optimizer prefers that to a full scan (`None`:
+/// scan the table).
+fn rows_by_index(
+    session: &Session,
+    ctx: &AccessContext<'_>,
+    table: &TableDef,
+    hints: &Hints,
+    changes: &Changes<'_>,
+) -> Result<Option<Vec<RowId>>> {
+    let indexes = session.db.catalog.indexes_of(table.object_id);
+    if indexes.is_empty() || changes.filter.is_empty() {
+        return Ok(None);
+    }
+    let conjuncts: Vec<predicates::Conjunct> =
+        changes.filter.iter().flat_map(|e| predicates::conjuncts(e, &changes.f.binds)).collect();
+    let segment_blocks = match table.stats {
+        Some(_) => None,
+        None => Some(u64::from(crate::access::segments::read_map(ctx, table)?.hwm.saturating_sub(1))),
+    };
+    let columns_read = vec![true; table.columns.len()];
+    let query = optimizer::Query {
+        table,
+        alias: None,
+        segment_blocks,
+        conjuncts: &conjuncts,
+        columns_read: &columns_read,
+        order_by: &[],
+    };
+    let model = optimizer::cost::CostModel {
+        block_size: session.db.block_size as u32,
+        multiblock_read_count: session.multiblock_read_count(),
+    };
+    let optimizer::AccessPath::Index(path) = optimizer::choose(&query, &indexes, hints, &model).path else {
+        return Ok(None);
+    };
+    if !matches!(path.kind, IndexScanKind::Unique | IndexScanKind::Range) {
+        return Ok(None);
+    }
+    let types = path.index.key_types(table);
+    let (lower, upper) = (super::plan::key_bound(&path.lower, &types)?, super::plan::key_bound(&path.upper, &types)?);
+    let mut scan = match (path.kind, lower) {
+        (IndexScanKind::Unique, KeyBound::Included(key)) => IndexScan::unique(&path.index, key),
+        (_, lower) => IndexScan::range(&path.index, lower, upper, false),
+    };
+    let (mut rowids, mut leaf) = (Vec::new(), Vec::new());
+    while scan.next_leaf_with(ctx, Some(&mut leaf))?.is_some() {
+        rowids.append(&mut leaf);
+    }
+    Ok(Some(rowids))
 }
 
 fn changed(rows: u64, verb: &str) -> QueryResult {

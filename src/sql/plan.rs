@@ -1054,7 +1054,7 @@ fn level_limit(e: &ast::Expr, f: &FunctionContext) -> Result<i64> {
 }
 
 /// One end of an index key range as the scan takes it: the key encoded.
-fn key_bound(end: &Option<optimizer::KeyEnd>, types: &[crate::types::DataType]) -> Result<KeyBound> {
+pub(super) fn key_bound(end: &Option<optimizer::KeyEnd>, types: &[crate::types::DataType]) -> Result<KeyBound> {
     let mut bound = KeyBound::Unbounded;
     rekey_bound(&mut bound, end, types)?;
     Ok(bound)
