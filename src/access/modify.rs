@@ -1,12 +1,13 @@
 //! Changing rows in place for UPDATE and DELETE, inside a transaction.
 //!
 //! The rows to change are found as of the statement's snapshot (consistent gets, CR
-//! clones where needed), a block at a time; then the block is got in current mode and
-//! each of those rows is locked and changed: the row's lock is checked (a row locked by
-//! another active transaction is waited for, then looked at again), the statement's
-//! decision is taken again on the current row (so an update computes from the latest
-//! committed value and no update is lost), an ITL slot is taken, the undo record
-//! written, and only then the row changed.
+//! clones where needed), a block at a time: every block of the segment, or the blocks of
+//! the rowids an index scan found ([`RowsFrom`]), one get for each run of rowids in one
+//! block; then the block is got in current mode and each of those rows is locked and
+//! changed: the row's lock is checked (a row locked by another active transaction is
+//! waited for, then looked at again), the statement's decision is taken again on the
+//! current row (so an update computes from the latest committed value and no update is
+//! lost), an ITL slot is taken, the undo record written, and only then the row changed.
 //!
 //! A row that grows past its block's free space migrates, as in Oracle: its column
 //! stream moves, as one piece, into a block with room (placed the way inserts place
