@@ -413,3 +413,43 @@ fn an_index_split_cut_at_any_redo_record_leaves_a_tree_later_splits_keep_whole()
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+#[test]
+fn incremental_checkpoints_write_what_is_older_than_the_timeout_so_a_crash_after_a_pause_replays_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let mut opts = options(None);
+    opts.parameters.retain(|(name, _)| name != "log_checkpoint_timeout" && name != "log_file_size");
+    opts.parameters.push(("log_checkpoint_timeout".into(), "1".into()));
+    {
+        let db = Database::create(&dir, opts.clone()).unwrap();
+        let s = db.session();
+        exec(&s, "CREATE TABLE t (id INTEGER, pad VARCHAR2(100))");
+        exec(&s, "INSERT INTO t SELECT LEVEL, RPAD('x', 100, 'x') FROM dual CONNECT BY LEVEL <= 300");
+        drop(s);
+        db.close().unwrap();
+    }
+    let io = FaultIo::new(FaultPlan::default());
+    let db = Database::open(&dir, DatabaseOptions { io: Some(io.clone()), ..opts.clone() }).unwrap();
+    let s = db.session();
+    let full_checkpoints = common::sysstat(&s, "DBWR checkpoints");
+    exec(&s, "UPDATE t SET pad = RPAD('y', 100, 'y')");
+    assert!(int(&s, "SELECT recovery_estimated_ios FROM v$instance_recovery") > 0, "the update left dirty buffers");
+    assert!(int(&s, "SELECT actual_redo_blks FROM v$instance_recovery") > 0, "and redo since the checkpoint");
+    // The database writer wakes every second and writes what changed more than a second
+    // before: within a few seconds of the last change, nothing is left to write.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while int(&s, "SELECT recovery_estimated_ios + actual_redo_blks FROM v$instance_recovery") > 0 {
+        assert!(std::time::Instant::now() < deadline, "incremental checkpoints caught up with the log");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(int(&s, "SELECT ckpt_block_writes FROM v$instance_recovery") > 0);
+    assert_eq!(common::sysstat(&s, "DBWR checkpoints"), full_checkpoints, "no full checkpoint was needed");
+    io.cut_power();
+    drop((s, db));
+    let db = Database::open(&dir, opts).unwrap();
+    let report = db.recovery();
+    assert_eq!(report.redo_records, 0, "the checkpoint position was the end of the log: {report:?}");
+    let s = db.session();
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE pad LIKE 'y%'"), 300, "the committed update is there");
+}

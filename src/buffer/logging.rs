@@ -22,10 +22,11 @@
 //! to come holds `unsynced_min` at or below it: so the checkpoint position
 //! ([`BufferCache::unwritten_lsn`]) never passes a change not yet synced in its datafile.
 
-use super::{BufferCache, DIRTY, LOGGED};
+use super::{BufferCache, DIRTY, IN_CHAIN, LOGGED};
+use crate::error::Result;
 use crate::redo::record::{self, Op};
 use crate::redo::{Lsn, RedoLog};
-use crate::stats::SessionStats;
+use crate::stats::{SessionStats, WaitEvent};
 use crate::storage::block;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -172,6 +173,29 @@ impl BufferCache {
         let buffers = self.lsns.iter().map(|l| l.first_dirty.load(Ordering::Acquire)).filter(|&l| l != 0).min();
         let oldest = buffers.unwrap_or(Lsn::MAX).min(unsynced);
         (oldest != Lsn::MAX).then_some(oldest)
+    }
+
+    /// An incremental checkpoint's writes: every dirty buffer whose first change since it
+    /// was last written is older than `below` (first-dirty LSN under it), oldest first,
+    /// then a sync of the datafiles. Buffers changed later stay dirty, so the checkpoint
+    /// position moves up to `below` without writing the blocks being changed now.
+    pub fn write_older_than(&self, stats: &SessionStats, below: Lsn) -> Result<usize> {
+        let mut oldest: Vec<(Lsn, u32)> = (0..self.headers.len() as u32)
+            .filter_map(|index| {
+                let first = self.lsns[index as usize].first_dirty.load(Ordering::Acquire);
+                (first != 0 && first < below && self.headers[index as usize].has(IN_CHAIN)).then_some((first, index))
+            })
+            .collect();
+        oldest.sort_unstable();
+        let mut written = 0;
+        for (_, index) in oldest {
+            let h = &self.headers[index as usize];
+            if h.has(DIRTY) && self.write_back(stats, index, WaitEvent::DbFileParallelWrite)? {
+                written += 1;
+            }
+        }
+        self.sync_files()?;
+        Ok(written)
     }
 
     /// Takes the unsynced writes' minimum before a sync of every datafile (which covers

@@ -1049,6 +1049,12 @@ impl BufferCache {
         Ok(written)
     }
 
+    /// Buffers holding changes not yet written (`v$instance_recovery`'s estimate of the
+    /// blocks recovery would read).
+    pub fn dirty_buffers(&self) -> usize {
+        self.headers.iter().filter(|h| h.has(DIRTY)).count()
+    }
+
     /// Syncs every datafile: the writes made so far are durable, and stop holding the
     /// checkpoint position back.
     pub fn sync_files(&self) -> Result<()> {

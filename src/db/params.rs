@@ -177,7 +177,7 @@ pub const PARAMETERS: &[ParameterDef] = &[
         kind: Kind::Integer { min: 0, max: u32::MAX as u64 },
         default: "3",
         modifiable: Modifiable::SystemImmediate,
-        description: "Seconds between the database writer's incremental checkpoints (which bound the redo recovery applies); 0: only at log switches and close",
+        description: "Seconds the checkpoint position may lag behind the log: the database writer writes, oldest first, the blocks first changed longer ago (incremental checkpoints, which bound the redo recovery applies); 0: checkpoints only at log switches, when asked, and at close",
     },
 ];
 

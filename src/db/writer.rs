@@ -1,12 +1,25 @@
 //! The database writer (DBWR) and the log writer (LGWR) threads, and checkpoints.
 //!
-//! The log writer runs [`RedoLog::run_writer`] until the log closes. The database writer
-//! takes an incremental checkpoint every `log_checkpoint_timeout` seconds, and whenever
+//! The log writer runs [`RedoLog::run_writer`] until the log closes.
+//!
+//! The database writer wakes every second. It takes an *incremental checkpoint* when the
+//! checkpoint position lags more than `log_checkpoint_timeout` seconds behind the log
+//! (Oracle's meaning of that parameter): it notes where the log stood at each wake, and
+//! writes, oldest first, only the dirty buffers whose first change is older than where
+//! the log stood `log_checkpoint_timeout` seconds ago, syncs the datafiles and moves the
+//! checkpoint position there; blocks changed since stay dirty (a hot block is not
+//! rewritten at every pass). A *full checkpoint* (every dirty buffer) is taken whenever
 //! the log writer wants one (a log switch, or a switch waiting for `checkpoint not
-//! complete`): it writes every dirty buffer (each only once its redo is on disk), syncs
-//! the datafiles, and records in the control file the position recovery would start
-//! from: the oldest first-dirty LSN of a buffer changed since, or where the log stood
-//! when it began. It holds the database weakly and stops when the database goes.
+//! complete`), and on `ALTER SYSTEM CHECKPOINT`, buffer cache flushes and close. Either
+//! kind writes a block only once its redo is on disk and records in the control file the
+//! position recovery would start from. The writer holds the database weakly and stops
+//! when the database goes.
+//!
+//! ```text
+//!  log:      ──────────────|────────────────────────|──────────► append LSN
+//!                     checkpoint        target = the log as of timeout seconds ago
+//!  DBWR:     writes buffers with first-dirty LSN < target, oldest first; position = target
+//! ```
 //!
 //! Invariant: the control file's checkpoint position never passes a change whose block
 //! is not synced in its datafile; the log reuses a file only once the position has
@@ -14,11 +27,12 @@
 
 use super::DbInner;
 use crate::error::Result;
-use crate::redo::RedoLog;
+use crate::redo::{Lsn, RedoLog};
 use crate::stats::Stat;
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Starts the log writer; returns its thread.
 pub(super) fn start_log_writer(db: &DbInner, redo: Arc<RedoLog>) -> std::thread::JoinHandle<()> {
@@ -29,58 +43,110 @@ pub(super) fn start_log_writer(db: &DbInner, redo: Arc<RedoLog>) -> std::thread:
         .expect("the log writer thread starts")
 }
 
+/// How often the database writer wakes to look for an incremental checkpoint to take.
+const WRITER_TICK: Duration = Duration::from_secs(1);
+
 /// Starts the database writer, which holds `db` weakly; returns its thread.
 pub(super) fn start_database_writer(db: Weak<DbInner>, redo: Arc<RedoLog>) -> std::thread::JoinHandle<()> {
     std::thread::Builder::new()
         .name("lioscope DBW0".into())
         .spawn(move || {
+            let mut log_positions = LogPositions::default();
             loop {
-                let timeout = match db.upgrade() {
-                    Some(db) if !db.closing.load(Ordering::Acquire) => db.checkpoint_interval(),
-                    _ => return,
-                };
-                redo.wait_checkpoint_wanted(timeout);
+                let wanted = redo.wait_checkpoint_wanted(WRITER_TICK);
                 let Some(db) = db.upgrade() else { return };
                 if db.closing.load(Ordering::Acquire) {
                     return;
                 }
-                if let Err(e) = db.checkpoint() {
+                log_positions.note(Instant::now(), redo.append_lsn());
+                let result = if wanted {
+                    db.checkpoint()
+                } else {
+                    match db.checkpoint_timeout().and_then(|t| log_positions.as_of(Instant::now(), t)) {
+                        Some(target) if target > redo.checkpoint_lsn() => db.incremental_checkpoint(target),
+                        _ => Ok(()),
+                    }
+                };
+                if let Err(e) = result {
                     eprintln!("lioscope: checkpoint of {}: {e}", db.dir.display());
-                    std::thread::sleep(Duration::from_secs(1));
+                    std::thread::sleep(WRITER_TICK);
                 }
             }
         })
         .expect("the database writer thread starts")
 }
 
+/// Where the log stood at each of the database writer's recent wakes, to find where it
+/// stood a given time ago.
+#[derive(Debug, Default)]
+struct LogPositions {
+    /// (time, append LSN), oldest first.
+    seen: VecDeque<(Instant, Lsn)>,
+}
+
+impl LogPositions {
+    fn note(&mut self, at: Instant, lsn: Lsn) {
+        self.seen.push_back((at, lsn));
+    }
+
+    /// The newest position noted at least `ago` before `now` (older ones are dropped).
+    fn as_of(&mut self, now: Instant, ago: Duration) -> Option<Lsn> {
+        let old_enough = |(at, _): &(Instant, Lsn)| now.duration_since(*at) >= ago;
+        while self.seen.len() > 1 && old_enough(&self.seen[1]) {
+            self.seen.pop_front();
+        }
+        self.seen.front().filter(|p| old_enough(p)).map(|&(_, lsn)| lsn)
+    }
+}
+
 impl DbInner {
-    /// How long the database writer waits between incremental checkpoints.
-    fn checkpoint_interval(&self) -> Duration {
+    /// How far the checkpoint position may lag behind the log (`log_checkpoint_timeout`;
+    /// `None` when 0: checkpoints only at log switches and when asked).
+    fn checkpoint_timeout(&self) -> Option<Duration> {
         match self.parameters.read().get_u64(super::params::LOG_CHECKPOINT_TIMEOUT) {
-            0 => Duration::from_secs(3600),
-            seconds => Duration::from_secs(seconds),
+            0 => None,
+            seconds => Some(Duration::from_secs(seconds)),
         }
     }
 
-    /// A checkpoint: makes the redo so far durable (commits that did not wait for it
+    /// A full checkpoint: makes the redo so far durable (commits that did not wait for it
     /// included), writes every dirty buffer, syncs the datafiles, then records the
     /// checkpoint position (and the space map) in the control file.
     pub(crate) fn checkpoint(&self) -> Result<()> {
         self.redo.flush_all()?;
+        self.checkpoint_with(Scope::Full)
+    }
+
+    /// An incremental checkpoint up to `target`: the buffers first changed before it are
+    /// written, the position moves to it.
+    fn incremental_checkpoint(&self, target: Lsn) -> Result<()> {
+        self.checkpoint_with(Scope::OlderThan(target))
+    }
+
+    fn checkpoint_with(&self, scope: Scope) -> Result<()> {
         let _one_at_a_time = self.checkpoint_lock.lock();
         let session = self.registry.register("CKPT");
-        let result = self.checkpoint_as(&session.stats);
+        let result = self.checkpoint_as(&session.stats, scope);
         self.registry.unregister(session.sid);
         result
     }
 
-    fn checkpoint_as(&self, stats: &crate::stats::SessionStats) -> Result<()> {
-        let target = self.redo.append_lsn();
+    fn checkpoint_as(&self, stats: &crate::stats::SessionStats, scope: Scope) -> Result<()> {
         let scn = self.scn.load(Ordering::Acquire);
-        let written = self.cache.checkpoint(stats)?;
-        stats.add(Stat::DbwrCheckpoints, 1);
+        // Where the position goes when no change is left unwritten: a full checkpoint
+        // covers everything appended before it began (every buffer dirty then is
+        // written); an incremental one, what came before its target.
+        let (bound, written) = match scope {
+            Scope::Full => {
+                let bound = self.redo.append_lsn();
+                let written = self.cache.checkpoint(stats)?;
+                stats.add(Stat::DbwrCheckpoints, 1);
+                (bound, written)
+            }
+            Scope::OlderThan(target) => (target, self.cache.write_older_than(stats, target)?),
+        };
         stats.add(Stat::DbwrCheckpointBuffersWritten, written as u64);
-        let position = self.cache.unwritten_lsn().map_or(target, |u| u.min(target));
+        let position = self.cache.unwritten_lsn().map_or(bound, |u| u.min(bound));
         {
             let mut control = self.control.lock();
             control.checkpoint_scn = scn;
@@ -91,5 +157,37 @@ impl DbInner {
         }
         self.redo.checkpoint_done(position);
         Ok(())
+    }
+}
+
+/// Which buffers a checkpoint writes.
+#[derive(Debug, Clone, Copy)]
+enum Scope {
+    /// Every dirty buffer.
+    Full,
+    /// The dirty buffers first changed before this LSN.
+    OlderThan(Lsn),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_position_as_of_a_time_ago_is_the_newest_noted_that_long_ago() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut positions = LogPositions::default();
+        let ago = Duration::from_secs(3);
+        assert_eq!(positions.as_of(at(0), ago), None, "nothing noted");
+        positions.note(at(0), 100);
+        positions.note(at(1000), 200);
+        positions.note(at(2000), 300);
+        assert_eq!(positions.as_of(at(2500), ago), None, "nothing noted three seconds ago yet");
+        assert_eq!(positions.as_of(at(3000), ago), Some(100));
+        positions.note(at(3000), 400);
+        assert_eq!(positions.as_of(at(4200), ago), Some(200));
+        assert_eq!(positions.seen.len(), 3, "positions older than the one used are dropped");
+        assert_eq!(positions.as_of(at(9000), ago), Some(400), "an idle log: the last position noted");
     }
 }

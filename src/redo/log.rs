@@ -375,6 +375,21 @@ impl RedoLog {
         self.flush_to(lsn)
     }
 
+    /// Bytes of log between `from` and `to` (`to` later): exact within one sequence;
+    /// across sequences, each log switched between counts as full.
+    pub fn bytes_between(&self, from: Lsn, to: Lsn) -> u64 {
+        let (from_seq, from_offset) = (super::lsn_seq(from), super::lsn_offset(from));
+        let (to_seq, to_offset) = (super::lsn_seq(to), super::lsn_offset(to));
+        if to <= from {
+            return 0;
+        }
+        if from_seq == to_seq {
+            return to_offset - from_offset;
+        }
+        let whole = u64::from(to_seq - from_seq - 1) * (self.file_size - FILE_HEADER);
+        self.file_size.saturating_sub(from_offset) + whole + to_offset.saturating_sub(FILE_HEADER)
+    }
+
     /// Records a checkpoint at `lsn` (redo before it is no longer needed).
     pub fn checkpoint_done(&self, lsn: Lsn) {
         let mut at = self.checkpoint.lock();

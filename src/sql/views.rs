@@ -34,6 +34,7 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "V$LOG" => v_log(session),
         "V$LOGFILE" => v_logfile(session),
         "V$RECOVERY_PROGRESS" => recovery_progress(session),
+        "V$INSTANCE_RECOVERY" => instance_recovery(session),
         "V$ROLLSTAT" => rollstat(session),
         "USER_TABLES" => user_tables(session),
         "USER_TAB_COLUMNS" => user_tab_columns(session),
@@ -112,6 +113,25 @@ fn recovery_progress(session: &Session) -> Rows {
         .map(|(item, units, sofar)| vec![text("Instance Recovery"), text(item), text(units), int(sofar)])
         .collect();
     (cols(&["TYPE", "ITEM", "UNITS", "SOFAR"]), rows)
+}
+
+/// `v$instance_recovery`: what recovery would face if the instance failed now: the
+/// dirty buffers it may have to read (`RECOVERY_ESTIMATED_IOS`), the redo between the
+/// checkpoint position and the end of the log in 512-byte blocks (`ACTUAL_REDO_BLKS`;
+/// a log switched between counts as full), one log file in blocks, and the buffers the
+/// database writer's checkpoints have written.
+fn instance_recovery(session: &Session) -> Rows {
+    let redo = &session.db.redo;
+    let block = crate::redo::log::LOG_BLOCK;
+    let actual = redo.bytes_between(redo.checkpoint_lsn(), redo.append_lsn()).div_ceil(block);
+    let written = Stat::ALL.iter().position(|s| *s == Stat::DbwrCheckpointBuffersWritten).expect("a statistic");
+    let row = vec![
+        int(session.db.cache.dirty_buffers() as u64),
+        int(actual),
+        int(redo.file_size() / block),
+        int(session.db.registry.system_counters()[written]),
+    ];
+    (cols(&["RECOVERY_ESTIMATED_IOS", "ACTUAL_REDO_BLKS", "LOG_FILE_SIZE_REDO_BLKS", "CKPT_BLOCK_WRITES"]), vec![row])
 }
 
 fn statname() -> Rows {
