@@ -38,7 +38,7 @@ use super::{BufferCache, CR, IN_CHAIN, MAX_TOUCH, ReadGuard, VALID, WriteGuard};
 use crate::error::Result;
 use crate::stats::SessionStats;
 use crate::storage::block;
-use crate::txn::Xid;
+use crate::storage::ids::Xid;
 use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 

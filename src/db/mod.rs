@@ -45,8 +45,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// Block sizes a database may be created with.
-pub const VALID_BLOCK_SIZES: [usize; 5] = [2048, 4096, 8192, 16384, 32768];
+pub use crate::storage::block::VALID_BLOCK_SIZES;
 
 /// Name of the first datafile.
 const FIRST_DATAFILE: &str = "users01.dbf";
@@ -240,6 +239,8 @@ impl Database {
     /// cleanly (see the `recovery` module).
     pub fn open(dir: impl AsRef<Path>, options: DatabaseOptions) -> Result<Database> {
         let started = std::time::Instant::now();
+        // Before recovery may roll back a dead transaction's index entries.
+        crate::txn::foreign::register(&crate::index::undo::INDEX_UNDO);
         let dir = dir.as_ref();
         if !dir.is_dir() {
             return Err(Error::NotADatabase { path: dir.to_owned(), reason: "no such directory".into() });

@@ -136,6 +136,34 @@ fn put_back(leaf: &mut [u8], pos: usize, flags: u8, lock: u8, full: &[u8]) -> Re
     }
 }
 
+/// Index entry records as the transaction layer sees them: registered at every open
+/// (`txn::foreign`), so that CR clones and rollbacks apply them without `txn` knowing
+/// the index layer.
+pub struct IndexUndo;
+
+/// The one [`IndexUndo`] to register.
+pub static INDEX_UNDO: IndexUndo = IndexUndo;
+
+impl crate::txn::foreign::ForeignUndo for IndexUndo {
+    fn owns(&self, body: &[u8]) -> bool {
+        is_index_record(body)
+    }
+
+    fn apply_to_clone(&self, body: &[u8], clone: &mut [u8]) -> std::result::Result<(), String> {
+        EntryUndo::decode(body)?.apply(clone)
+    }
+
+    fn roll_back(
+        &self,
+        ctx: &AccessContext<'_>,
+        body: &[u8],
+        at: crate::txn::Uba,
+        recovering: Option<crate::txn::Xid>,
+    ) -> Result<()> {
+        roll_back(ctx, body, at, recovering)
+    }
+}
+
 /// Rolls back one index record of a transaction in the current leaf holding its entry.
 /// `recovering`: the dead transaction whose records may have been applied already; the
 /// record is then applied only where the leaf's ITL slot still points at it.

@@ -59,6 +59,9 @@
 //! `txn::change`).
 
 /// Bytes of the common header.
+/// Block sizes a database may be created with.
+pub const VALID_BLOCK_SIZES: [usize; 5] = [2048, 4096, 8192, 16384, 32768];
+
 pub const HEADER_LEN: usize = 36;
 /// Bytes of one ITL slot.
 pub const ITL_LEN: usize = 24;
@@ -736,7 +739,10 @@ mod tests {
         let mut b = vec![0u8; 2048];
         DataBlockMut(&mut b).format(rdba(1, 1), 1, 2);
         assert!(DataBlockMut(&mut b).grow_itl() && DataBlockMut(&mut b).grow_itl());
-        let held = crate::storage::itl::Itl { xid: crate::txn::Xid { usn: 1, slot: 2, wrap: 3 }, ..Default::default() };
+        let held = crate::storage::itl::Itl {
+            xid: crate::storage::ids::Xid { usn: 1, slot: 2, wrap: 3 },
+            ..Default::default()
+        };
         crate::storage::itl::put(&mut b, 2, &held);
         for fill in [0xA1, 0xB2, 0xC3] {
             DataBlockMut(&mut b).insert_piece(&row_piece(30, 0, fill), 0).unwrap();

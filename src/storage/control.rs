@@ -72,7 +72,7 @@ impl ControlFile {
                 control.format_version
             )));
         }
-        if !crate::db::VALID_BLOCK_SIZES.contains(&(control.block_size as usize)) || control.extent_blocks == 0 {
+        if !super::block::VALID_BLOCK_SIZES.contains(&(control.block_size as usize)) || control.extent_blocks == 0 {
             return Err(not_db(format!(
                 "{CONTROL_FILE} has block size {} and extent size {}",
                 control.block_size, control.extent_blocks

@@ -21,7 +21,7 @@
 //! with COMMITTED has `commit_scn` set (an upper bound only when UPPER_BOUND is set too).
 
 use super::block::{HEADER_LEN, ITL_LEN};
-use crate::txn::{Uba, Xid};
+use super::ids::{Uba, Xid};
 
 /// Offset of the ITL slot count in the block header.
 const OFF_ITL_COUNT: usize = 24;

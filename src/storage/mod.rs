@@ -11,6 +11,7 @@
 pub mod block;
 pub mod control;
 pub mod datafile;
+pub mod ids;
 pub mod io;
 pub mod itl;
 pub mod row;

@@ -49,8 +49,8 @@
 //! changes of its own in the block keeps them and serves only that reader's transaction.
 //!
 //! Index leaves are read the same way: their ITL and entry lock bytes are laid out as a
-//! table block's, and a record of an index entry change (`index::undo`) is applied by
-//! the index module. A leaf's chain may lead into records written for the leaf it was
+//! table block's, and a record of an index entry change is applied by the index module,
+//! as a [`super::foreign::ForeignUndo`]. A leaf's chain may lead into records written for the leaf it was
 //! split from: a split copies the ITL slots, so both halves keep their undo chains.
 
 use super::change::BlockUndo;
@@ -412,11 +412,9 @@ fn roll_back(
         let Some(slot) = newest_to_roll_back(ctx, clone, reader, version, known)? else { return Ok(()) };
         ctx.stats.add(Stat::ConsistentGetsExamination, 1);
         let record = ctx.db.undo.read(ctx, slot.uba)?;
-        if crate::index::undo::is_index_record(&record.body) {
+        if let Some(kind) = super::foreign::owner(&record.body) {
             // An index leaf: its records may come from the leaf it split off from.
-            let undo =
-                crate::index::undo::EntryUndo::decode(&record.body).map_err(|r| ctx.corrupt(slot.uba.rdba, r))?;
-            undo.apply(clone).map_err(|r| ctx.corrupt(rdba, r))?;
+            kind.apply_to_clone(&record.body, clone).map_err(|r| ctx.corrupt(rdba, r))?;
             ctx.stats.add(Stat::ConsistentChanges, 1);
             ctx.stats.add(Stat::CrUndoRecordsApplied, 1);
             continue;

@@ -187,8 +187,8 @@ pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba, recovering: bool) -
             mark = at;
             break;
         }
-        if crate::index::undo::is_index_record(&record.body) {
-            crate::index::undo::roll_back(ctx, &record.body, at, recovering.then_some(xid))?;
+        if let Some(kind) = super::foreign::owner(&record.body) {
+            kind.roll_back(ctx, &record.body, at, recovering.then_some(xid))?;
             at = record.prev;
             continue;
         }

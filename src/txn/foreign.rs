@@ -1,0 +1,46 @@
+//! Undo records that a layer above the transaction layer writes: an index's entry
+//! changes. The transaction layer reads them in its two places that walk undo, a CR
+//! clone's construction and a rollback, and hands each to the layer that wrote it
+//! through [`ForeignUndo`], a trait defined here and implemented there, so that `txn`
+//! never imports that layer.
+//!
+//! ```text
+//!  undo record body ─► first byte ─► a registered ForeignUndo owns it? ─► its apply / roll_back
+//!                                                    └─ no ─► a table block's BlockUndo
+//! ```
+//!
+//! Invariant: every kind of foreign record is registered ([`register`]) before a
+//! database opens, since an open may roll back a dead transaction's records.
+
+use super::{Uba, Xid};
+use crate::access::AccessContext;
+use crate::error::Result;
+use parking_lot::RwLock;
+
+/// A kind of undo record that a higher layer writes and knows how to apply.
+pub trait ForeignUndo: Send + Sync {
+    /// Whether `body` (an undo record's body) is one of this kind's records.
+    fn owns(&self, body: &[u8]) -> bool;
+    /// Applies the record to `clone`, a CR clone of the block it was made for (or of a
+    /// block split off from it).
+    fn apply_to_clone(&self, body: &[u8], clone: &mut [u8]) -> std::result::Result<(), String>;
+    /// Rolls the record at `at` back in the current version of its block. `recovering`:
+    /// the dead transaction whose records may have been applied already; the record is
+    /// then applied only where the block's ITL slot still points at it.
+    fn roll_back(&self, ctx: &AccessContext<'_>, body: &[u8], at: Uba, recovering: Option<Xid>) -> Result<()>;
+}
+
+static REGISTERED: RwLock<Vec<&'static dyn ForeignUndo>> = RwLock::new(Vec::new());
+
+/// Registers a kind of foreign undo record (once; registering it again does nothing).
+pub fn register(kind: &'static dyn ForeignUndo) {
+    let mut registered = REGISTERED.write();
+    if !registered.iter().any(|k| std::ptr::addr_eq(*k, kind)) {
+        registered.push(kind);
+    }
+}
+
+/// The registered kind that owns `body`, if any.
+pub fn owner(body: &[u8]) -> Option<&'static dyn ForeignUndo> {
+    REGISTERED.read().iter().copied().find(|k| k.owns(body))
+}
