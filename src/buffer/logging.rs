@@ -58,6 +58,10 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
+/// The change made through one of several guards released together: the guard's place
+/// in their list, the kind of change, the changed byte ranges.
+type GuardChange = (usize, Op, Vec<(usize, usize)>);
+
 /// Zeros to compare a new block with (the largest block size).
 static ZEROS: [u8; 32768] = [0; 32768];
 
@@ -97,21 +101,7 @@ impl BufferCache {
         SCRATCH.with(|s| {
             let mut scratch = s.borrow_mut();
             let (copies, ranges) = &mut *scratch;
-            let op = match (&capture.before, capture.new) {
-                (_, true) => {
-                    record::diff(&ZEROS[..after.len()], after, ranges);
-                    Op::New
-                }
-                (Some(before), false) => {
-                    record::diff(before, after, ranges);
-                    Op::Change
-                }
-                (None, false) => {
-                    ranges.clear();
-                    ranges.push((0, after.len()));
-                    Op::Image
-                }
-            };
+            let op = change_of(&capture, after, ranges);
             if let Some(before) = capture.before {
                 copies.push(before);
             }
@@ -120,19 +110,71 @@ impl BufferCache {
             }
             let scn = block::BlockHeader(after).scn();
             let len = record::encoded_len(ranges);
-            let lsns = &self.lsns[index as usize];
-            match redo
-                .append(capture.stats, len, scn, |out, seq| record::encode_one(out, seq, scn, rdba, op, after, ranges))
-            {
-                Ok((start, end)) => {
-                    lsns.page.store(end, Ordering::Release);
-                    let _ = lsns.first_dirty.compare_exchange(0, start, Ordering::AcqRel, Ordering::Relaxed);
-                    self.headers[index as usize].state.fetch_or(LOGGED, Ordering::AcqRel);
-                    redo.note_appended(end);
-                }
-                Err(_) => lsns.page.store(Lsn::MAX, Ordering::Release),
-            }
+            let appended = redo
+                .append(capture.stats, len, scn, |out, seq| record::encode_one(out, seq, scn, rdba, op, after, ranges));
+            self.note_logged(index, appended.ok(), redo);
         });
+    }
+
+    /// Logs the changes made through `guards` as one redo record, then releases them:
+    /// recovery applies all of them or none. A change that spans blocks and must not be
+    /// seen half done after a crash (an index split: the two halves, the sibling's link
+    /// and the segment header's high-water mark) holds all its guards until here. Every
+    /// buffer gets the record's end as its page LSN, so none is written before the whole
+    /// record is on disk.
+    pub fn release_together(&self, mut guards: Vec<super::WriteGuard<'_>>) {
+        if let Some(redo) = self.redo.get() {
+            let captured: Vec<(usize, Capture<'_>)> =
+                guards.iter_mut().enumerate().filter_map(|(i, g)| g.capture.take().map(|c| (i, c))).collect();
+            if let Some((_, first)) = captured.first() {
+                let stats = first.stats;
+                let changes: Vec<GuardChange> = captured
+                    .iter()
+                    .map(|(i, capture)| {
+                        let g = &guards[*i];
+                        // SAFETY: the guard holds the buffer's pin and exclusive content lock.
+                        let after = unsafe { self.buffer_bytes(g.index) };
+                        let mut ranges = Vec::new();
+                        let op = change_of(capture, after, &mut ranges);
+                        (*i, op, ranges)
+                    })
+                    .filter(|(_, op, ranges)| *op != Op::Change || !ranges.is_empty())
+                    .collect();
+                // SAFETY (each block below): the guards hold pins and exclusive locks.
+                let block = |i: usize| unsafe { self.buffer_bytes(guards[i].index) };
+                let scn = changes.iter().map(|&(i, ..)| block::BlockHeader(block(i)).scn()).max().unwrap_or(0);
+                let len = record::RECORD_HEADER + changes.iter().map(|(_, _, r)| record::vector_len(r)).sum::<usize>();
+                let vectors: Vec<record::VectorToEncode<'_>> =
+                    changes.iter().map(|(i, op, r)| (guards[*i].rdba, *op, block(*i), r.as_slice())).collect();
+                if !vectors.is_empty() {
+                    let appended =
+                        redo.append(stats, len, scn, |out, seq| record::encode_many(out, seq, scn, &vectors));
+                    for &(i, ..) in &changes {
+                        self.note_logged(guards[i].index, appended.as_ref().ok().copied(), redo);
+                    }
+                }
+                SCRATCH.with(|s| {
+                    let copies = &mut s.borrow_mut().0;
+                    copies.extend(captured.into_iter().filter_map(|(_, c)| c.before));
+                });
+            }
+        }
+        drop(guards);
+    }
+
+    /// Sets buffer `index`'s LSNs after its change was appended at `appended` (start,
+    /// end); `None`: the log could not take it, and the block is never to be written.
+    fn note_logged(&self, index: u32, appended: Option<(Lsn, Lsn)>, redo: &RedoLog) {
+        let lsns = &self.lsns[index as usize];
+        match appended {
+            Some((start, end)) => {
+                lsns.page.store(end, Ordering::Release);
+                let _ = lsns.first_dirty.compare_exchange(0, start, Ordering::AcqRel, Ordering::Relaxed);
+                self.headers[index as usize].state.fetch_or(LOGGED, Ordering::AcqRel);
+                redo.note_appended(end);
+            }
+            None => lsns.page.store(Lsn::MAX, Ordering::Release),
+        }
     }
 
     /// Before block `index` is written: the redo up to its page LSN must be on disk.
@@ -222,5 +264,25 @@ impl BufferCache {
         let object_id = block::BlockHeader(&guard).object_id();
         self.headers[guard.index as usize].object_id.store(object_id, Ordering::Relaxed);
         Ok(())
+    }
+}
+
+/// The kind of change a guard made to `after`, and its changed byte ranges in `ranges`:
+/// a new block against zeros, a copied block against the copy, else the whole image.
+fn change_of(capture: &Capture<'_>, after: &[u8], ranges: &mut Vec<(usize, usize)>) -> Op {
+    match (&capture.before, capture.new) {
+        (_, true) => {
+            record::diff(&ZEROS[..after.len()], after, ranges);
+            Op::New
+        }
+        (Some(before), false) => {
+            record::diff(before, after, ranges);
+            Op::Change
+        }
+        (None, false) => {
+            ranges.clear();
+            ranges.push((0, after.len()));
+            Op::Image
+        }
     }
 }

@@ -51,6 +51,7 @@ pub fn build(ctx: &AccessContext<'_>, index: &IndexDef, mut entries: Vec<(Vec<u8
             counter.leaf_blocks = leaves.len() as u64;
             write_branches(ctx, &tree, &mut space, &fill, leaves)?
         };
+    space.finish(ctx)?;
     ctx.db.cache.cap_cr_versions(tree.root, ctx.db.current_scn() + 1);
     Ok(counter.finish(blevel, index.created))
 }

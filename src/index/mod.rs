@@ -68,6 +68,8 @@ pub fn create_segment(ctx: &AccessContext<'_>, object_id: u32) -> Result<u32> {
     let mut space = tree::Space::open(ctx, &tree, header)?;
     let root = space.new_block(ctx, 0)?;
     assert_eq!(root.rdba(), tree.root, "the root is the block after the segment header");
+    drop(root);
+    space.finish(ctx)?;
     Ok(header)
 }
 

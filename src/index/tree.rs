@@ -227,12 +227,13 @@ impl<'n> Tree<'n> {
     }
 }
 
-/// Blocks of an index segment handed out above its high-water mark.
+/// Blocks of an index segment handed out above its high-water mark; the segment header
+/// (high-water mark, extents) is written by [`Space::header`] or [`Space::finish`].
 ///
-/// The segment header's new high-water mark is written before each new block is
-/// formatted, so its redo comes first: a log cut anywhere in a split leaves every block
-/// that a logged link can name below the logged high-water mark, where no later split
-/// takes it again. A cut before the links are written only leaves the block unused.
+/// A split logs its blocks and the header in one redo record
+/// ([`crate::buffer::BufferCache::release_together`]): after a crash, the new block is
+/// linked and covered by the high-water mark, or neither. A block formatted but never
+/// linked is above the mark, where the next split takes it again.
 pub struct Space {
     map: SegmentMap,
     header: u32,
@@ -245,8 +246,7 @@ impl Space {
         Ok(Space { map, header, object_id: tree.object_id })
     }
 
-    /// A new block, formatted empty at `level`, after the high-water mark that covers it
-    /// is written to the segment header.
+    /// A new block, formatted empty at `level`.
     pub fn new_block<'c>(&mut self, ctx: &AccessContext<'c>, level: u8) -> Result<WriteGuard<'c>> {
         if self.map.hwm >= self.map.allocated {
             let first = ctx.db.allocate_extent()?;
@@ -260,19 +260,24 @@ impl Space {
         }
         let rdba = self.map.block_address(self.map.hwm).expect("the block at the high-water mark is allocated");
         self.map.hwm += 1;
-        self.write_header(ctx)?;
         let mut guard = ctx.db.cache.new_block(ctx.stats, rdba, self.object_id)?;
         IndexBlockMut(&mut guard).format_zeroed(rdba, self.object_id, level);
         set_scn(&mut guard, ctx.scn);
         Ok(guard)
     }
 
-    /// Writes the segment header (high-water mark, extents).
-    fn write_header(&self, ctx: &AccessContext<'_>) -> Result<()> {
+    /// Writes the segment header (high-water mark, extents) and keeps it held, for a
+    /// change that releases it together with the blocks it covers.
+    pub fn header<'c>(self, ctx: &AccessContext<'c>) -> Result<WriteGuard<'c>> {
         let mut header = ctx.db.cache.current_get(ctx.stats, self.header)?;
         self.map.write(&mut header, self.header, self.object_id);
         set_scn(&mut header, ctx.scn);
-        Ok(())
+        Ok(header)
+    }
+
+    /// Writes the segment header (high-water mark, extents).
+    pub fn finish(self, ctx: &AccessContext<'_>) -> Result<()> {
+        self.header(ctx).map(drop)
     }
 }
 
@@ -549,7 +554,7 @@ fn split(
     let mut space = Space::open(ctx, tree, header)?;
     if guard.rdba() == tree.root {
         ctx.stats.add(Stat::RootNodeSplits, 1);
-        return split_root(ctx, tree, &mut space, txn, guard, &entries, cut, &separator);
+        return split_root(ctx, tree, space, txn, guard, &entries, cut, &separator);
     }
     let level = view.level();
     let (low, high) = (view.low_fence().map(<[u8]>::to_vec), view.high_fence().map(<[u8]>::to_vec));
@@ -567,13 +572,18 @@ fn split(
     if leaf {
         txn.touched(ctx, right_rdba);
     }
-    drop(right);
-    drop(guard);
+    // The two halves, the right sibling's link back and the high-water mark: one redo
+    // record (the parent's separator is a change of its own: until it is made, a
+    // descent reaches the right half through the left half's link).
+    let mut together = vec![guard, right];
     if old_right != 0 {
         let mut next = tree.change(ctx, old_right)?;
         IndexBlockMut(&mut next).set_left(right_rdba);
         stamp(ctx, &mut next);
+        together.push(next);
     }
+    together.push(space.header(ctx)?);
+    ctx.db.cache.release_together(together);
     let parent = path.pop().expect("a block other than the root has a parent");
     add_separator(ctx, tree, header, txn, path, parent, &separator, right_rdba)
 }
@@ -605,12 +615,13 @@ pub(super) fn stamp(ctx: &AccessContext<'_>, block: &mut WriteGuard<'_>) {
     ctx.db.cache.cap_cr_versions(block.rdba(), ctx.db.current_scn() + 1);
 }
 
-/// Moves the root's entries into two new blocks and makes the root their parent.
+/// Moves the root's entries into two new blocks and makes the root their parent; the
+/// two blocks, the root and the segment header in one redo record.
 #[allow(clippy::too_many_arguments)]
 fn split_root(
     ctx: &AccessContext<'_>,
     tree: &Tree<'_>,
-    space: &mut Space,
+    mut space: Space,
     txn: &mut Transaction,
     mut root: WriteGuard<'_>,
     entries: &[Vec<u8>],
@@ -635,7 +646,6 @@ fn split_root(
             txn.touched(ctx, half.rdba());
         }
     }
-    drop((left, right));
     let rdba = root.rdba();
     IndexBlockMut(&mut root).format(rdba, tree.object_id, level + 1);
     let mut e = Vec::new();
@@ -644,6 +654,8 @@ fn split_root(
     block::branch_entry(separator, r, &mut e);
     assert!(IndexBlockMut(&mut root).insert_entry(1, &e));
     stamp(ctx, &mut root);
+    let header = space.header(ctx)?;
+    ctx.db.cache.release_together(vec![left, right, root, header]);
     Ok(())
 }
 

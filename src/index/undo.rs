@@ -158,21 +158,22 @@ impl crate::txn::foreign::ForeignUndo for IndexUndo {
         ctx: &AccessContext<'_>,
         body: &[u8],
         at: crate::txn::Uba,
-        recovering: Option<crate::txn::Xid>,
+        _recovering: Option<crate::txn::Xid>,
     ) -> Result<()> {
-        roll_back(ctx, body, at, recovering)
+        roll_back(ctx, body, at)
     }
 }
 
 /// Rolls back one index record of a transaction in the current leaf holding its entry.
-/// `recovering`: the dead transaction whose records may have been applied already; the
-/// record is then applied only where the leaf's ITL slot still points at it.
-pub fn roll_back(
-    ctx: &AccessContext<'_>,
-    body: &[u8],
-    at: crate::txn::Uba,
-    recovering: Option<crate::txn::Xid>,
-) -> Result<()> {
+///
+/// A dead transaction's records (at recovery) may have been applied already, by a
+/// rollback the crash interrupted. A table block's record is then skipped unless the
+/// block's ITL slot still points at it; an index record cannot be judged that way (a
+/// split copies the ITL slots into both halves, so the half that does not hold the entry
+/// keeps pointing at records it never gets), and needs not be: applying it sets the
+/// entry to its state before the change, whatever it is now ([`EntryUndo::apply`]), so
+/// the records applied again, newest first, leave every entry as one rollback would.
+pub fn roll_back(ctx: &AccessContext<'_>, body: &[u8], at: crate::txn::Uba) -> Result<()> {
     let undo = EntryUndo::decode(body).map_err(|r| ctx.corrupt(at.rdba, r))?;
     let name = format!("index object {}", undo.object_id);
     let tree = super::tree::Tree { object_id: undo.object_id, root: undo.root, name: &name };
@@ -180,11 +181,6 @@ pub fn roll_back(
     let _structure = lock.lock();
     let (mut leaf, _) = tree.descend_for_change(ctx, undo.full_key)?;
     let rdba = leaf.rdba();
-    if let Some(xid) = recovering
-        && !crate::txn::transaction::points_at(&leaf, usize::from(undo.itl), xid, at)
-    {
-        return Ok(());
-    }
     undo.apply(&mut leaf).map_err(|r| ctx.corrupt(rdba, format!("{name}: {r}")))?;
     super::tree::stamp(ctx, &mut leaf);
     ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);

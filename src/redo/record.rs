@@ -115,30 +115,47 @@ pub fn diff(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
 /// Appends to `out` a record of one change vector: `op` on `rdba`, with the given
 /// `ranges` of `block` (the block after the change).
 pub fn encode_one(out: &mut Vec<u8>, seq: u32, scn: u64, rdba: u32, op: Op, block: &[u8], ranges: &[(usize, usize)]) {
+    encode_many(out, seq, scn, &[(rdba, op, block, ranges)]);
+}
+
+/// One change vector to encode: the block's address, the kind of change, the block after
+/// the change, and its changed byte ranges (offset, length).
+pub type VectorToEncode<'a> = (u32, Op, &'a [u8], &'a [(usize, usize)]);
+
+/// Appends to `out` one record of several change vectors, applied all together or not
+/// at all.
+pub fn encode_many(out: &mut Vec<u8>, seq: u32, scn: u64, vectors: &[VectorToEncode<'_>]) {
     let start = out.len();
     out.extend_from_slice(&[0u8; RECORD_HEADER]);
-    out.extend_from_slice(&rdba.to_le_bytes());
-    out.push(op as u8);
-    out.push(0);
-    out.extend_from_slice(&(ranges.len() as u16).to_le_bytes());
-    for &(offset, len) in ranges {
-        out.extend_from_slice(&(offset as u16).to_le_bytes());
-        out.extend_from_slice(&(len as u16).to_le_bytes());
-        out.extend_from_slice(&block[offset..offset + len]);
+    for &(rdba, op, block, ranges) in vectors {
+        out.extend_from_slice(&rdba.to_le_bytes());
+        out.push(op as u8);
+        out.push(0);
+        out.extend_from_slice(&(ranges.len() as u16).to_le_bytes());
+        for &(offset, len) in ranges {
+            out.extend_from_slice(&(offset as u16).to_le_bytes());
+            out.extend_from_slice(&(len as u16).to_le_bytes());
+            out.extend_from_slice(&block[offset..offset + len]);
+        }
     }
     let len = (out.len() - start) as u32;
     let header = &mut out[start..start + RECORD_HEADER];
     header[0..4].copy_from_slice(&len.to_le_bytes());
     header[8..12].copy_from_slice(&seq.to_le_bytes());
     header[12..20].copy_from_slice(&scn.to_le_bytes());
-    header[20..22].copy_from_slice(&1u16.to_le_bytes());
+    header[20..22].copy_from_slice(&(vectors.len() as u16).to_le_bytes());
     let crc = crc32fast::hash(&out[start + 8..]);
     out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Bytes a record of one vector with these ranges takes.
 pub fn encoded_len(ranges: &[(usize, usize)]) -> usize {
-    RECORD_HEADER + VECTOR_HEADER + ranges.iter().map(|&(_, len)| RANGE_HEADER + len).sum::<usize>()
+    RECORD_HEADER + vector_len(ranges)
+}
+
+/// Bytes one vector with these ranges takes in a record.
+pub fn vector_len(ranges: &[(usize, usize)]) -> usize {
+    VECTOR_HEADER + ranges.iter().map(|&(_, len)| RANGE_HEADER + len).sum::<usize>()
 }
 
 /// A record read back.

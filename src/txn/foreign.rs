@@ -25,8 +25,10 @@ pub trait ForeignUndo: Send + Sync {
     /// block split off from it).
     fn apply_to_clone(&self, body: &[u8], clone: &mut [u8]) -> std::result::Result<(), String>;
     /// Rolls the record at `at` back in the current version of its block. `recovering`:
-    /// the dead transaction whose records may have been applied already; the record is
-    /// then applied only where the block's ITL slot still points at it.
+    /// the dead transaction being recovered, whose records may have been applied already
+    /// by a rollback the crash interrupted; the kind must then leave the block as one
+    /// rollback would (by checking, or by records whose second application changes
+    /// nothing more).
     fn roll_back(&self, ctx: &AccessContext<'_>, body: &[u8], at: Uba, recovering: Option<Xid>) -> Result<()>;
 }
 
