@@ -2,7 +2,9 @@
 
 use clap::{Parser, Subcommand};
 use lioscope::cli::format::OutputFormat;
-use lioscope::cli::script::ScriptRunner;
+use lioscope::cli::output::Output;
+use lioscope::cli::runner::{Flow, ScriptRunner};
+use lioscope::cli::sqlplus::OnError;
 use lioscope::{Database, DatabaseOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,17 +33,23 @@ enum Command {
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
     },
-    /// Interactive SQL shell on the database in DIR (created if it does not exist).
+    /// Interactive SQL shell on the database in DIR (created if it does not exist). A
+    /// failed statement is reported and the shell goes on (WHENEVER SQLERROR CONTINUE);
+    /// HELP lists the SQL*Plus commands.
     Shell {
         dir: PathBuf,
         /// Buffer cache size for this open (e.g. 512M, 2G).
         #[arg(long)]
         db_cache_size: Option<String>,
     },
-    /// Run SQL non-interactively; exits non-zero at the first error (printed on stderr).
+    /// Run a script of SQL and SQL*Plus commands (SET, PROMPT, @, VARIABLE, EXEC, PRINT,
+    /// WHENEVER SQLERROR, EXIT; see HELP in the shell). At the first error (printed on
+    /// stderr with its line) it rolls back and exits with status 1 (WHENEVER SQLERROR
+    /// EXIT FAILURE) unless the script says WHENEVER SQLERROR CONTINUE; at the end it
+    /// commits.
     Sql {
         dir: PathBuf,
-        /// Statements separated by ';'.
+        /// Statements separated by ';' (error lines count from the text's first line).
         #[arg(short = 'c', long = "command", conflicts_with = "file")]
         command: Option<String>,
         /// A script file of statements separated by ';'.
@@ -101,7 +109,8 @@ fn options(db_cache_size: Option<String>) -> DatabaseOptions {
     DatabaseOptions { parameters, ..Default::default() }
 }
 
-fn run(cli: Cli) -> lioscope::Result<()> {
+/// Runs a command; the exit status it asks for (EXIT n in a script or the shell).
+fn run(cli: Cli) -> lioscope::Result<u8> {
     match cli.command {
         Command::Create { dir, block_size, extent_size, set } => {
             let extent_size =
@@ -122,17 +131,19 @@ fn run(cli: Cli) -> lioscope::Result<()> {
             Database::create(&dir, DatabaseOptions { block_size, extent_size, parameters, ..Default::default() })?
                 .close()?;
             println!("Database created in {}.", dir.display());
-            Ok(())
+            Ok(0)
         }
         Command::Shell { dir, db_cache_size } => {
             let db = Database::open_or_create(&dir, options(db_cache_size))?;
-            lioscope::cli::shell::run(&db)?;
-            db.close()
+            let status = lioscope::cli::shell::run(&db)?;
+            db.close()?;
+            Ok(status)
         }
         Command::Sql { dir, command, file, format, db_cache_size } => {
-            let text = match (command, file) {
-                (Some(c), _) => c,
-                (None, Some(f)) => std::fs::read_to_string(&f).map_err(|e| lioscope::Error::io("read", &f, e))?,
+            type RunScript = Box<dyn FnOnce(&mut ScriptRunner) -> lioscope::Result<Flow>>;
+            let run_script: RunScript = match (command, file) {
+                (Some(text), _) => Box::new(move |runner| Ok(runner.run_command_text(&text))),
+                (None, Some(file)) => Box::new(move |runner| runner.run_file(&file)),
                 (None, None) => {
                     return Err(lioscope::Error::InvalidParameter {
                         name: "sql".into(),
@@ -142,32 +153,46 @@ fn run(cli: Cli) -> lioscope::Result<()> {
             };
             let db = Database::open(&dir, options(db_cache_size))?;
             let session = db.session();
-            let mut runner = ScriptRunner::new(&session, format);
-            for statement in lioscope::cli::script::split_script(&text) {
-                let out = runner.run(&statement)?;
-                print!("{out}");
-            }
-            runner.finish()?;
+            let mut runner = ScriptRunner::new(&session, format, Output::terminal(), OnError::EXIT_FAILURE);
+            let flow = run_script(&mut runner)?;
+            let status = match flow {
+                Flow::Continue => runner.finish().map(|()| 0)?,
+                Flow::Exit(status) => status,
+            };
+            drop(runner);
             drop(session);
-            db.close()
+            db.close()?;
+            Ok(status)
         }
-        Command::Bench { which: BenchCommand::Scan(opts) } => lioscope::cli::bench::run(&opts),
-        Command::Bench { which: BenchCommand::Index(opts) } => lioscope::cli::bench_index::run(&opts),
-        Command::Bench { which: BenchCommand::Inmemory(opts) } => lioscope::cli::bench_inmemory::run(&opts),
-        Command::Bench { which: BenchCommand::Commits(opts) } => lioscope::cli::bench_commits::run(&opts).map(|_| ()),
-        Command::Lab { which: LabCommand::Cr(opts) } => lioscope::lab::cr::run(&opts),
-        Command::Lab { which: LabCommand::Scan(opts) } => match &opts.callgrind_child {
+        Command::Bench { which } => bench(which).map(|()| 0),
+        Command::Lab { which } => lab(which).map(|()| 0),
+    }
+}
+
+fn bench(which: BenchCommand) -> lioscope::Result<()> {
+    match which {
+        BenchCommand::Scan(opts) => lioscope::cli::bench::run(&opts),
+        BenchCommand::Index(opts) => lioscope::cli::bench_index::run(&opts),
+        BenchCommand::Inmemory(opts) => lioscope::cli::bench_inmemory::run(&opts),
+        BenchCommand::Commits(opts) => lioscope::cli::bench_commits::run(&opts).map(|_| ()),
+    }
+}
+
+fn lab(which: LabCommand) -> lioscope::Result<()> {
+    match which {
+        LabCommand::Cr(opts) => lioscope::lab::cr::run(&opts),
+        LabCommand::Scan(opts) => match &opts.callgrind_child {
             Some(path) => lioscope::lab::scan::run_callgrind_child(&opts, path),
             None => lioscope::lab::scan::run(&opts).map(|_| ()),
         },
-        Command::Lab { which: LabCommand::Lio(opts) } => lioscope::lab::lio::run(&opts).map(|_| ()),
-        Command::Lab { which: LabCommand::Cpu(opts) } => lioscope::lab::cpu::run(&opts).map(|_| ()),
+        LabCommand::Lio(opts) => lioscope::lab::lio::run(&opts).map(|_| ()),
+        LabCommand::Cpu(opts) => lioscope::lab::cpu::run(&opts).map(|_| ()),
     }
 }
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(status) => ExitCode::from(status),
         Err(e) => {
             eprintln!("lioscope: {e}");
             ExitCode::FAILURE

@@ -5,7 +5,9 @@
 //! A script may start with `-- block_size: N`, `-- db_cache_size: SIZE` or
 //! `-- parameter NAME: VALUE` lines to choose how its database is created. Output shows
 //! each statement after `SQL> ` and then what the shell prints, or `ERROR: ` and the
-//! message. CPU and elapsed times are left out.
+//! message: statements run as if typed at the shell's prompt, so only the statements of
+//! scripts they run with `@` are echoed under SET ECHO ON. CPU and elapsed times are
+//! left out.
 //!
 //! Scripts may use several sessions, each with its own shell settings. Comment lines
 //! before a statement direct it:
@@ -19,7 +21,10 @@
 mod common;
 
 use lioscope::cli::format::OutputFormat;
-use lioscope::cli::script::{ScriptRunner, split_script};
+use lioscope::cli::output::Output;
+use lioscope::cli::runner::ScriptRunner;
+use lioscope::cli::script::split_script;
+use lioscope::cli::sqlplus::OnError;
 use lioscope::{Database, DatabaseOptions};
 use std::collections::HashMap;
 use std::path::Path;
@@ -59,14 +64,12 @@ impl Worker {
         let thread = std::thread::spawn(move || {
             let session = db.session();
             sid_tx.send(session.sid()).expect("the script waits for the sid");
-            let mut runner = ScriptRunner::new(&session, OutputFormat::Table);
-            runner.show_times = false;
+            let (output, transcript) = Output::transcript();
+            let mut runner = ScriptRunner::new(&session, OutputFormat::Table, output, OnError::Continue);
+            runner.settings.show_times = false;
             for (statement, reply) in inbox {
-                let out = match runner.run(&statement) {
-                    Ok(text) => text,
-                    Err(e) => format!("ERROR: {e}\n"),
-                };
-                let _ = reply.send(out);
+                runner.run_typed(&statement);
+                let _ = reply.send(transcript.take());
             }
         });
         Worker { sid: sid_rx.recv().expect("the session opens"), jobs, pending: None, thread }
@@ -131,7 +134,7 @@ fn items(script: &str) -> Vec<Item> {
         });
         match directive {
             Some(d) => {
-                items.extend(split_script(&std::mem::take(&mut text)).into_iter().map(Item::Statement));
+                items.extend(statements(&std::mem::take(&mut text)));
                 items.push(d);
             }
             None => {
@@ -140,8 +143,12 @@ fn items(script: &str) -> Vec<Item> {
             }
         }
     }
-    items.extend(split_script(&text).into_iter().map(Item::Statement));
+    items.extend(statements(&text));
     items
+}
+
+fn statements(text: &str) -> impl Iterator<Item = Item> {
+    split_script(text).into_iter().map(|s| Item::Statement(s.text))
 }
 
 fn run_script(path: &Path) -> String {

@@ -9,7 +9,9 @@ mod common;
 
 use common::*;
 use lioscope::cli::format::OutputFormat;
-use lioscope::cli::script::ScriptRunner;
+use lioscope::cli::output::Output;
+use lioscope::cli::runner::{Flow, ScriptRunner};
+use lioscope::cli::sqlplus::OnError;
 use lioscope::stats::TimeModel;
 use lioscope::stats::hwcounters::Counter;
 
@@ -89,12 +91,19 @@ fn a_session_that_moves_to_another_thread_keeps_what_it_counted() {
 fn autotrace_cpu_prints_every_counter_and_the_derived_figures() {
     let (_t, _d, db) = temp_db(options(8192, "16M"));
     let s = db.session();
-    let mut runner = ScriptRunner::new(&s, OutputFormat::Table);
-    runner.run("CREATE TABLE t (a INTEGER)").unwrap();
-    runner.run("INSERT INTO t SELECT LEVEL FROM dual CONNECT BY LEVEL <= 1000").unwrap();
-    runner.run("SET AUTOTRACE TRACEONLY STATISTICS CPU").unwrap();
+    let (output, transcript) = Output::transcript();
+    let mut runner = ScriptRunner::new(&s, OutputFormat::Table, output, OnError::EXIT_FAILURE);
+    let mut run = |statement: &str| {
+        let flow = runner.run_typed(statement);
+        let out = transcript.take();
+        assert_eq!(flow, Flow::Continue, "{statement}: {out}");
+        out
+    };
+    run("CREATE TABLE t (a INTEGER)");
+    run("INSERT INTO t SELECT LEVEL FROM dual CONNECT BY LEVEL <= 1000");
+    run("SET AUTOTRACE TRACEONLY STATISTICS CPU");
     assert!(s.hardware_counters().is_some(), "SET AUTOTRACE ... CPU switches the counters on");
-    let out = runner.run("SELECT COUNT(*) FROM t").unwrap();
+    let out = run("SELECT COUNT(*) FROM t");
     assert!(out.contains("Performance counters"), "{out}");
     for counter in Counter::ALL {
         let line = out.lines().find(|l| l.contains(counter.name())).unwrap_or_else(|| panic!("{counter:?}: {out}"));
@@ -116,11 +125,12 @@ fn autotrace_cpu_prints_every_counter_and_the_derived_figures() {
         figure("logical reads per row (session logical reads / rows processed)"),
         figure("session logical reads")
     );
-    runner.run("SET AUTOTRACE OFF").unwrap();
+    run("SET AUTOTRACE OFF");
     assert!(s.hardware_counters().is_none(), "AUTOTRACE OFF switches them off");
-    runner.run("SET AUTOTRACE ON STATISTICS").unwrap();
-    assert!(!runner.run("SELECT COUNT(*) FROM t").unwrap().contains("Performance counters"));
-    assert!(runner.run("SET AUTOTRACE BOGUS CPU").is_err());
+    run("SET AUTOTRACE ON STATISTICS");
+    assert!(!run("SELECT COUNT(*) FROM t").contains("Performance counters"));
+    assert_eq!(runner.run_typed("SET AUTOTRACE BOGUS CPU"), Flow::Exit(1), "a bad setting is an error");
+    assert!(transcript.take().contains("unknown setting: SET AUTOTRACE BOGUS CPU"));
     assert!(s.hardware_counters().is_none(), "a bad setting changes nothing");
 }
 

@@ -1,5 +1,5 @@
 //! Printing results: an aligned text table (numbers right-aligned, as SQL*Plus), CSV or
-//! JSON.
+//! JSON, with or without the feedback lines SQL*Plus's SET FEEDBACK controls.
 
 use crate::db::QueryResult;
 use crate::types::Datum;
@@ -13,12 +13,15 @@ pub enum OutputFormat {
     Json,
 }
 
-/// Renders a result as text; statements without rows print their message.
-pub fn render(result: &QueryResult, format: OutputFormat) -> String {
+/// Renders a result as text. With `feedback`, a table ends with "n rows selected." and
+/// a statement without rows prints its message ("Table created.", "3 rows updated.");
+/// without, neither.
+pub fn render(result: &QueryResult, format: OutputFormat, feedback: bool) -> String {
     if result.columns.is_empty() {
-        return result.message.clone().map(|m| m + "\n").unwrap_or_default();
+        return if feedback { result.message.clone().map(|m| m + "\n").unwrap_or_default() } else { String::new() };
     }
     match format {
+        OutputFormat::Table if feedback => format!("{}{}\n", table(result), rows_selected(result.rows.len())),
         OutputFormat::Table => table(result),
         OutputFormat::Csv => csv(result),
         OutputFormat::Json => json(result),
@@ -35,7 +38,7 @@ fn table(result: &QueryResult) -> String {
             if matches!(v, Datum::Int(_) | Datum::Num(_)) { cell.set_alignment(CellAlignment::Right) } else { cell }
         }));
     }
-    format!("{t}\n{}\n", rows_selected(result.rows.len()))
+    format!("{t}\n")
 }
 
 /// What SQL*Plus prints after a query's rows: "1 row selected." or "{n} rows selected.".

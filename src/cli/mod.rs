@@ -1,5 +1,10 @@
 //! The `lioscope` command: `create`, `shell`, `sql` and `bench`. Everything here goes
 //! through the public library API (`Database`, `Session`), as any embedding program would.
+//!
+//! The shell and `lioscope sql` share one runner: `script` splits text into statements,
+//! `sqlplus` reads the SQL*Plus commands among them, `runner` runs both (with
+//! `statement` for SQL, `variables` for bind variables, `autotrace` and `format` for what
+//! is printed, `output` for where).
 
 pub mod autotrace;
 pub mod bench;
@@ -7,5 +12,10 @@ pub mod bench_commits;
 pub mod bench_index;
 pub mod bench_inmemory;
 pub mod format;
+pub mod output;
+pub mod runner;
 pub mod script;
 pub mod shell;
+pub mod sqlplus;
+pub mod statement;
+pub mod variables;

@@ -1,210 +1,208 @@
-//! Running statements the way the shell does: SQL goes to the session; SET AUTOTRACE,
-//! SET TIMING and SET AUTOCOMMIT-style settings are handled here. Used by `shell`,
-//! `sql -c/-f` and the golden tests, so all three print the same thing.
+//! Splitting a script into statements, as SQL*Plus reads one. The shell, `lioscope sql
+//! -c/-f`, `@` scripts and the golden tests all split here, so they agree on where a
+//! statement ends.
+//!
+//! - SQL ends at a `;` outside quotes (`'...'`, `"..."`) and comments (`-- ...`,
+//!   `/* ... */`), or at a `/` alone on a line (even inside an unclosed quote), or at
+//!   the end of the script.
+//! - A client command ([`is_client_command`]: SET, PROMPT, @, VARIABLE, ...) is
+//!   recognised where a statement starts (at a line's start or after a `;`) and ends at
+//!   its first `;` outside quotes or at its line's end; the rest of the line is read as
+//!   more statements:
+//!
+//! ```text
+//!  SET TIMING ON; SELECT 1 FROM dual;   ─►  [SET TIMING ON] [SELECT 1 FROM dual]
+//!  SELECT 1 FROM dual; PROMPT done      ─►  [SELECT 1 FROM dual] [PROMPT done]
+//!  SELECT 'a;                           ─►  [SELECT 'a;\nb' FROM dual]
+//!  b' FROM dual;
+//! ```
+//!
+//! Invariant: a statement's `line` is the line (from 1) of its first character that is
+//! not blank or inside a `--` comment; the SQL text keeps its line breaks, so positions
+//! the parser reports count from that line.
 
-use super::autotrace::Snapshot;
-use super::format::{OutputFormat, render, rows_selected};
-use crate::db::{Session, StatementKind};
-use crate::error::Result;
-use std::time::Instant;
+use super::sqlplus::is_client_command;
 
-/// What SET AUTOTRACE asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Autotrace {
-    Off,
-    /// Rows, plan and statistics.
-    On,
-    /// Plan and statistics, no rows.
-    TraceOnly,
-    /// Rows and statistics.
-    Statistics,
+/// One statement of a script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptStatement {
+    /// What runs: SQL without its terminator and `--` comments (their line breaks kept),
+    /// trimmed; or a client command without its `;`.
+    pub text: String,
+    /// The statement as written, comments and terminator included: what SET ECHO ON shows.
+    pub source: String,
+    /// The script line its first character stands on, from 1.
+    pub line: usize,
+    /// Whether it is a client command rather than SQL for the session.
+    pub client: bool,
 }
 
-/// Per-script settings.
-pub struct ScriptRunner<'s> {
-    pub session: &'s Session,
-    pub format: OutputFormat,
-    pub autotrace: Autotrace,
-    pub timing: bool,
-    /// Print CPU and elapsed figures (false in golden tests).
-    pub show_times: bool,
-    /// Autotrace reports the performance counters too (`SET AUTOTRACE ... CPU`).
-    pub counters: bool,
+/// Splits `script` into its statements (SQL and client commands), in order.
+pub fn split_script(script: &str) -> Vec<ScriptStatement> {
+    let mut splitter = Splitter::default();
+    for (index, line) in script.lines().enumerate() {
+        splitter.read_line(index + 1, line);
+    }
+    splitter.finish_sql("");
+    splitter.done
 }
 
-impl<'s> ScriptRunner<'s> {
-    /// A runner over `session`, which it sets to autocommit off, as SQL*Plus starts.
-    pub fn new(session: &'s Session, format: OutputFormat) -> ScriptRunner<'s> {
-        session.set_autocommit(false);
-        ScriptRunner { session, format, autotrace: Autotrace::Off, timing: false, show_times: true, counters: false }
+/// Whether `text` ends inside a SQL statement that has not been ended yet (by `;`, a `/`
+/// line, or a client command's line end): the shell reads more lines before running it.
+pub fn ends_inside_statement(text: &str) -> bool {
+    let mut splitter = Splitter::default();
+    for (index, line) in text.lines().enumerate() {
+        splitter.read_line(index + 1, line);
+    }
+    splitter.started()
+}
+
+/// The state of reading a script line by line.
+#[derive(Default)]
+struct Splitter {
+    /// The statements ended so far.
+    done: Vec<ScriptStatement>,
+    /// The SQL statement being read, for the session: empty until its first character.
+    text: String,
+    /// The same statement as written; empty exactly when `text` is.
+    source: String,
+    /// The line the statement being read started on.
+    start_line: usize,
+    /// Inside a quoted string or name: the quote character that closes it.
+    quote: Option<char>,
+    /// Inside a `/* ... */` comment.
+    block_comment: bool,
+    /// The comment's last character was a `*`, so a `/` closes it.
+    comment_star: bool,
+}
+
+impl Splitter {
+    /// Whether a SQL statement has started and not ended.
+    fn started(&self) -> bool {
+        !self.source.is_empty()
     }
 
-    /// Runs one statement (SQL or a SET command) and returns what to print.
-    pub fn run(&mut self, statement: &str) -> Result<String> {
-        if let Some(output) = self.client_command(statement) {
-            return output;
+    /// Whether the reader stands outside every quote and block comment.
+    fn in_code(&self) -> bool {
+        self.quote.is_none() && !self.block_comment
+    }
+
+    fn read_line(&mut self, number: usize, line: &str) {
+        // A `/` line ends even an unclosed quote or comment, as in SQL*Plus: the way out
+        // of a statement whose quote never closes.
+        if line.trim() == "/" {
+            self.finish_sql("\n/");
+            return;
         }
-        let explain = self.explain_for(statement);
-        let with_plan = matches!(self.autotrace, Autotrace::On | Autotrace::TraceOnly);
-        let before = Snapshot::take(self.session);
-        let started = Instant::now();
-        if with_plan {
-            self.session.set_plan_statistics(true);
-        }
-        let result = self.session.execute(statement);
-        if with_plan {
-            self.session.set_plan_statistics(false);
-        }
-        let result = result?;
-        let elapsed = started.elapsed();
-        let mut out = String::new();
-        if self.autotrace != Autotrace::TraceOnly || result.kind != StatementKind::Query {
-            out.push_str(&render(&result, self.format));
-        } else {
-            out.push_str(&rows_selected(result.rows.len()));
-            out.push('\n');
-        }
-        if self.autotrace != Autotrace::Off
-            && matches!(result.kind, StatementKind::Query | StatementKind::Insert | StatementKind::Change)
-        {
-            if let Some(plan) = explain {
-                out.push_str("\nExecution Plan\n----------------------------------------------------------\n");
-                out.push_str(&plan);
+        let mut rest = line;
+        loop {
+            if !self.started() && self.in_code() && is_client_command(rest) {
+                rest = self.client_command(number, rest.trim_start());
+                continue;
             }
-            if let Some(statistics) = &result.plan_statistics {
-                out.push_str("\nRow Source Statistics\n----------------------------------------------------------\n");
-                for line in statistics.format(self.show_times) {
-                    out.push_str(&line);
-                    out.push('\n');
+            match self.read_sql(number, rest) {
+                Some(after_semicolon) => rest = after_semicolon,
+                None => break,
+            }
+        }
+        if self.started() {
+            self.text.push('\n');
+            self.source.push('\n');
+        }
+    }
+
+    /// Takes the client command at the start of `rest`, up to its first `;` outside
+    /// quotes or the line's end; returns what follows that `;`.
+    fn client_command<'l>(&mut self, number: usize, rest: &'l str) -> &'l str {
+        let mut quote = None;
+        let end = rest.char_indices().find_map(|(i, c)| {
+            match (quote, c) {
+                (None, '\'' | '"') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, ';') => return Some(i),
+                _ => {}
+            }
+            None
+        });
+        let (command, source, after) = match end {
+            Some(i) => (&rest[..i], &rest[..=i], &rest[i + 1..]),
+            None => (rest, rest, ""),
+        };
+        self.done.push(ScriptStatement {
+            text: command.trim().to_owned(),
+            source: source.trim().to_owned(),
+            line: number,
+            client: true,
+        });
+        after
+    }
+
+    /// Reads SQL from `rest` up to a `;` outside quotes and comments (ending the
+    /// statement, and returning what follows it) or to the line's end (`None`).
+    fn read_sql<'l>(&mut self, number: usize, rest: &'l str) -> Option<&'l str> {
+        let mut chars = rest.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            let next = chars.peek().map(|&(_, n)| n);
+            if let Some(q) = self.quote {
+                self.push(c);
+                if c == q {
+                    self.quote = None;
+                }
+            } else if self.block_comment {
+                self.push(c);
+                self.block_comment = !(self.comment_star && c == '/');
+                self.comment_star = c == '*';
+            } else if c == '-' && next == Some('-') {
+                if self.started() {
+                    self.source.push_str(&rest[i..]);
+                }
+                return None;
+            } else if c == ';' {
+                self.finish_sql(";");
+                return Some(&rest[i + 1..]);
+            } else if c.is_whitespace() && !self.started() {
+                continue;
+            } else {
+                if !self.started() {
+                    self.start_line = number;
+                }
+                self.push(c);
+                match (c, next) {
+                    ('\'' | '"', _) => self.quote = Some(c),
+                    ('/', Some('*')) => {
+                        self.push('*');
+                        chars.next();
+                        self.block_comment = true;
+                        self.comment_star = false;
+                    }
+                    _ => {}
                 }
             }
-            let processed =
-                if result.kind == StatementKind::Query { result.rows.len() as u64 } else { result.rows_affected };
-            out.push_str(&before.report(self.session, processed, self.show_times));
         }
-        if self.timing && self.show_times {
-            out.push_str(&format!("Elapsed: {:.3} ms\n", elapsed.as_secs_f64() * 1000.0));
-        }
-        Ok(out)
+        None
     }
 
-    /// The plan of a query, when autotrace shows plans.
-    fn explain_for(&self, statement: &str) -> Option<String> {
-        if !matches!(self.autotrace, Autotrace::On | Autotrace::TraceOnly) {
-            return None;
-        }
-        let first = statement.split_whitespace().next()?.to_ascii_uppercase();
-        if first != "SELECT" {
-            return None;
-        }
-        let plan = self.session.execute(&format!("EXPLAIN PLAN FOR {statement}")).ok()?;
-        Some(plan.rows.iter().map(|r| format!("{}\n", r[0])).collect())
+    fn push(&mut self, c: char) {
+        self.text.push(c);
+        self.source.push(c);
     }
 
-    /// Ends the script as SQL*Plus exits: an open transaction is committed.
-    pub fn finish(&mut self) -> Result<()> {
-        if self.session.in_transaction() {
-            self.session.execute("COMMIT")?;
+    /// Ends the SQL statement being read, if one has started; `terminator` is how it
+    /// ended as written (`;`, a `/` line, or nothing at the script's end).
+    fn finish_sql(&mut self, terminator: &str) {
+        if !self.started() {
+            return;
         }
-        Ok(())
-    }
-
-    /// Handles SET AUTOTRACE / SET TIMING / SET AUTOCOMMIT; `None` for anything else.
-    fn client_command(&mut self, statement: &str) -> Option<Result<String>> {
-        let words: Vec<String> =
-            statement.split_whitespace().map(|w| w.trim_end_matches(';').to_ascii_uppercase()).collect();
-        let mut words: Vec<&str> = words.iter().map(String::as_str).collect();
-        // `SET AUTOTRACE <setting> CPU`: the setting, with the performance counters.
-        let counters = words.len() > 3 && words[..2] == ["SET", "AUTOTRACE"] && words.last() == Some(&"CPU");
-        if counters {
-            words.pop();
-        }
-        match words.as_slice() {
-            ["SET", "AUTOTRACE", "OFF"] => self.autotrace = Autotrace::Off,
-            ["SET", "AUTOTRACE", "ON", "STATISTICS" | "STAT"] | ["SET", "AUTOTRACE", "STATISTICS" | "STAT"] => {
-                self.autotrace = Autotrace::Statistics
-            }
-            ["SET", "AUTOTRACE", "ON"] | ["SET", "AUTOTRACE", "ON", "EXPLAIN" | "EXP"] => {
-                self.autotrace = Autotrace::On
-            }
-            ["SET", "AUTOTRACE", "TRACEONLY" | "TRACE"] | ["SET", "AUTOTRACE", "TRACEONLY" | "TRACE", _] => {
-                self.autotrace = Autotrace::TraceOnly
-            }
-            ["SET", "TIMING", "ON"] => self.timing = true,
-            ["SET", "TIMING", "OFF"] => self.timing = false,
-            ["SET", "AUTOCOMMIT", "ON" | "IMMEDIATE"] => self.session.set_autocommit(true),
-            ["SET", "AUTOCOMMIT", "OFF"] => self.session.set_autocommit(false),
-            ["SET", "AUTOTRACE" | "TIMING" | "AUTOCOMMIT", ..] => {
-                return Some(Err(crate::error::Error::Parse {
-                    message: format!("unknown setting: {}", statement.trim()),
-                    position: None,
-                }));
-            }
-            _ => return None,
-        }
-        if words[1] == "AUTOTRACE" {
-            self.counters = counters && self.autotrace != Autotrace::Off;
-            self.session.set_hardware_counters(self.counters);
-        }
-        Some(Ok(String::new()))
-    }
-}
-
-/// Whether a line is a client command (SET AUTOTRACE, SET TIMING, SHOW), which ends at
-/// the end of its line as in SQL*Plus.
-pub fn is_client_command(line: &str) -> bool {
-    let upper = line.trim_start().to_ascii_uppercase();
-    ["SET AUTOTRACE", "SET TIMING", "SET AUTOCOMMIT", "SHOW "].iter().any(|p| upper.starts_with(p))
-        || upper.trim_end() == "SHOW"
-}
-
-/// Splits a script into statements: SQL ends with `;` (quotes and comments respected) or
-/// a `/` alone on a line; client commands end with their line.
-pub fn split_script(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut buffer = String::new();
-    for line in text.lines() {
-        if buffer.trim().is_empty() && is_client_command(line) {
-            out.push(line.trim().trim_end_matches(';').to_owned());
-            buffer.clear();
-            continue;
-        }
-        if line.trim() == "/" {
-            push_statements(&buffer, &mut out);
-            buffer.clear();
-            continue;
-        }
-        buffer.push_str(line);
-        buffer.push('\n');
-        if statement_complete(&buffer) {
-            push_statements(&buffer, &mut out);
-            buffer.clear();
-        }
-    }
-    push_statements(&buffer, &mut out);
-    out
-}
-
-/// Whether `text` ends a SQL statement: its last non-blank character is a `;` outside
-/// quotes and block comments. The shell and [`split_script`] both end statements here.
-pub fn statement_complete(text: &str) -> bool {
-    text.trim_end().ends_with(';') && !crate::sql::front::ends_inside_quote_or_comment(text)
-}
-
-/// Splits SQL at semicolons; a client command that followed a `;` on the same line ends
-/// with its line, as it would on a line of its own.
-fn push_statements(text: &str, out: &mut Vec<String>) {
-    for statement in crate::sql::split_statements(text) {
-        match statement.split_once('\n') {
-            Some((first, rest)) if is_client_command(first) => {
-                out.push(first.trim().to_owned());
-                push_statements(rest, out);
-            }
-            _ if is_client_command(&statement) => {
-                out.push(statement.lines().next().unwrap_or_default().trim().to_owned())
-            }
-            _ => out.push(statement),
-        }
+        let mut source = std::mem::take(&mut self.source).trim_end().to_owned();
+        source.push_str(terminator);
+        self.done.push(ScriptStatement {
+            text: std::mem::take(&mut self.text).trim().to_owned(),
+            source,
+            line: self.start_line,
+            client: false,
+        });
+        self.quote = None;
+        self.block_comment = false;
     }
 }
 
@@ -212,23 +210,114 @@ fn push_statements(text: &str, out: &mut Vec<String>) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn statements_end_at_a_semicolon_outside_quotes_and_comments() {
-        assert!(statement_complete("SELECT 1 FROM dual;\n"));
-        assert!(statement_complete("SELECT 'a;\nb' FROM dual;  \n"));
-        assert!(statement_complete("SELECT /* ; */ 1\nFROM dual;\n"));
-        assert!(!statement_complete("SELECT 'a;\n"));
-        assert!(!statement_complete("SELECT \"a;\n"));
-        assert!(!statement_complete("SELECT 1 /* a;\n"));
-        assert!(!statement_complete("SELECT 1\n"));
-        assert!(!statement_complete(""));
+    fn texts(script: &str) -> Vec<String> {
+        split_script(script).into_iter().map(|s| s.text).collect()
     }
 
     #[test]
-    fn set_commands_end_at_the_line() {
+    fn sql_ends_at_a_semicolon_outside_quotes_and_comments() {
+        assert_eq!(texts("SELECT 1 FROM dual;\n"), ["SELECT 1 FROM dual"]);
+        assert_eq!(texts("SELECT 'a;\nb' FROM dual;  \n"), ["SELECT 'a;\nb' FROM dual"]);
+        assert_eq!(texts("SELECT \"a;b\" FROM dual;"), ["SELECT \"a;b\" FROM dual"]);
+        assert_eq!(texts("SELECT /* ; */ 1\nFROM dual;\n"), ["SELECT /* ; */ 1\nFROM dual"]);
+        assert_eq!(texts("SELECT 1 -- a; b\nFROM dual;"), ["SELECT 1 \nFROM dual"]);
+        assert_eq!(texts("SELECT 'it''s; fine' FROM dual;"), ["SELECT 'it''s; fine' FROM dual"]);
+        assert_eq!(texts("SELECT 1 FROM dual; SELECT 2 FROM dual;"), ["SELECT 1 FROM dual", "SELECT 2 FROM dual"]);
+    }
+
+    #[test]
+    fn a_block_comment_ends_only_at_its_own_close() {
+        assert_eq!(texts("/*/ ; */ SELECT 1 FROM dual;"), ["/*/ ; */ SELECT 1 FROM dual"]);
+        assert_eq!(
+            texts("SELECT 1 /**/ FROM dual; SELECT 2 FROM dual;"),
+            ["SELECT 1 /**/ FROM dual", "SELECT 2 FROM dual"]
+        );
+    }
+
+    #[test]
+    fn a_slash_alone_on_a_line_ends_sql_even_inside_a_quote() {
+        assert_eq!(texts("SELECT 1\nFROM dual\n/\nSELECT 2 FROM dual;"), ["SELECT 1\nFROM dual", "SELECT 2 FROM dual"]);
+        assert_eq!(texts("SELECT 'a;\n/\nSELECT 2 FROM dual;"), ["SELECT 'a;", "SELECT 2 FROM dual"]);
+        assert_eq!(texts("SELECT 1 /* a;\n/\nSELECT 2 FROM dual;"), ["SELECT 1 /* a;", "SELECT 2 FROM dual"]);
+        assert_eq!(split_script("SELECT 1 FROM dual\n  /  \n")[0].source, "SELECT 1 FROM dual\n/");
+        assert!(texts("/\n").is_empty());
+    }
+
+    #[test]
+    fn empty_statements_and_comment_lines_are_dropped() {
+        assert_eq!(texts(";\n;;\n-- only a comment\n\nSELECT 1 FROM dual;;"), ["SELECT 1 FROM dual"]);
+    }
+
+    #[test]
+    fn the_last_statement_needs_no_terminator() {
+        let s = split_script("SELECT 1 FROM dual;\nSELECT 2\nFROM dual -- no semicolon\n");
+        assert_eq!(s[1].text, "SELECT 2\nFROM dual");
+        assert_eq!(s[1].source, "SELECT 2\nFROM dual -- no semicolon");
+    }
+
+    #[test]
+    fn client_commands_end_at_a_semicolon_or_their_line() {
         let s = split_script("SET AUTOTRACE ON\nSELECT 1\nFROM dual;\nset timing on\nselect 'a;\nb' from dual;\n");
-        assert_eq!(s, vec!["SET AUTOTRACE ON", "SELECT 1\nFROM dual", "set timing on", "select 'a;\nb' from dual"]);
-        let s = split_script("SELECT 1 FROM dual; SET AUTOTRACE ON\nSELECT 2 FROM dual;");
-        assert_eq!(s, vec!["SELECT 1 FROM dual", "SET AUTOTRACE ON", "SELECT 2 FROM dual"]);
+        let t: Vec<_> = s.iter().map(|s| (s.text.as_str(), s.client)).collect();
+        assert_eq!(
+            t,
+            [
+                ("SET AUTOTRACE ON", true),
+                ("SELECT 1\nFROM dual", false),
+                ("set timing on", true),
+                ("select 'a;\nb' from dual", false)
+            ]
+        );
+        assert_eq!(texts("SET TIMING ON; SELECT 1 FROM dual;"), ["SET TIMING ON", "SELECT 1 FROM dual"]);
+        assert_eq!(texts("SET ECHO ON; SET FEEDBACK OFF;PROMPT hi"), ["SET ECHO ON", "SET FEEDBACK OFF", "PROMPT hi"]);
+        assert_eq!(
+            texts("SELECT 1 FROM dual; SET AUTOTRACE ON\nSELECT 2 FROM dual;"),
+            ["SELECT 1 FROM dual", "SET AUTOTRACE ON", "SELECT 2 FROM dual"]
+        );
+        assert_eq!(texts("PROMPT it's; SELECT 1 FROM dual;"), ["PROMPT it's; SELECT 1 FROM dual;"]);
+        assert_eq!(texts("PROMPT 'a;b'; SELECT 1 FROM dual"), ["PROMPT 'a;b'", "SELECT 1 FROM dual"]);
+        assert_eq!(texts("-- set up\n@setup.sql\n@@ next.sql;"), ["@setup.sql", "@@ next.sql"]);
+    }
+
+    #[test]
+    fn a_client_command_word_inside_sql_is_sql() {
+        assert_eq!(texts("SELECT 1\nSET ECHO ON\nFROM dual;"), ["SELECT 1\nSET ECHO ON\nFROM dual"]);
+        assert_eq!(
+            texts("SET TRANSACTION READ ONLY;\nUPDATE t SET a = 1;"),
+            ["SET TRANSACTION READ ONLY", "UPDATE t SET a = 1"]
+        );
+        assert!(!split_script("SET TRANSACTION READ ONLY;")[0].client);
+    }
+
+    #[test]
+    fn statements_know_their_first_line_and_source() {
+        let s = split_script(
+            "-- header\n\nSELECT 1\n  FROM dual;  PROMPT x\n/* c */ SELECT\n2 FROM dual\n/\n\nSELECT 3 FROM dual",
+        );
+        let lines: Vec<_> = s.iter().map(|s| (s.line, s.source.as_str())).collect();
+        assert_eq!(
+            lines,
+            [
+                (3, "SELECT 1\n  FROM dual;"),
+                (4, "PROMPT x"),
+                (5, "/* c */ SELECT\n2 FROM dual\n/"),
+                (9, "SELECT 3 FROM dual")
+            ]
+        );
+    }
+
+    #[test]
+    fn the_shell_reads_on_inside_a_statement() {
+        assert!(ends_inside_statement("SELECT 1\n"));
+        assert!(ends_inside_statement("SELECT 'a;\n"));
+        assert!(ends_inside_statement("SELECT \"a;\n"));
+        assert!(ends_inside_statement("SELECT 1 /* a;\n"));
+        assert!(ends_inside_statement("SET TIMING ON; SELECT 1\n"));
+        assert!(!ends_inside_statement("SELECT 1 FROM dual;\n"));
+        assert!(!ends_inside_statement("SELECT 'a;\nb' FROM dual;  \n"));
+        assert!(!ends_inside_statement("SELECT 1\n/\n"));
+        assert!(!ends_inside_statement("SET TIMING ON\n"));
+        assert!(!ends_inside_statement("-- a comment\n"));
+        assert!(!ends_inside_statement(""));
     }
 }

@@ -1,29 +1,27 @@
 //! The interactive shell: line editing and history (rustyline), statements that may span
-//! lines and end with `;` (or a `/` alone on a line), a progress bar for COPY.
+//! lines (read on until `;`, a `/` alone on a line, or a SQL*Plus command's line end),
+//! run by the same runner as `lioscope sql`; a progress bar for COPY.
+//!
+//! A failed statement is reported and the shell goes on (WHENEVER SQLERROR CONTINUE)
+//! unless the user says otherwise. EXIT, QUIT or the end of input leave; the end of
+//! input commits an open transaction, as EXIT does.
 
 use super::format::OutputFormat;
-use super::script::{ScriptRunner, is_client_command, split_script, statement_complete};
+use super::output::Output;
+use super::runner::{Flow, ScriptRunner};
+use super::script::ends_inside_statement;
+use super::sqlplus::OnError;
 use crate::db::{Database, Session};
 use indicatif::{ProgressBar, ProgressStyle};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
-const HELP: &str = "\
-Statements end with ';' (or '/' alone on a line) and may span lines.
-  SET AUTOTRACE ON | OFF | TRACEONLY | STATISTICS   statistics (and plan) after each statement
-  SET TIMING ON | OFF                               elapsed time after each statement
-  SET AUTOCOMMIT ON | OFF                           commit after each change (off, as SQL*Plus;
-                                                    EXIT commits, as SQL*Plus does)
-  SELECT name, value FROM v$mystat WHERE name LIKE '%consistent%';
-  EXPLAIN PLAN FOR SELECT ...;   SHOW PARAMETERS [name];   ALTER SYSTEM FLUSH BUFFER_CACHE;
-  HELP    this text           EXIT | QUIT    leave
-";
-
-/// Runs the shell on `db` until EXIT or end of input.
-pub fn run(db: &Database) -> crate::Result<()> {
+/// Runs the shell on `db` until EXIT or end of input; returns the exit status (EXIT's,
+/// or WHENEVER SQLERROR EXIT's).
+pub fn run(db: &Database) -> crate::Result<u8> {
     let session = db.session();
     attach_progress_bar(&session);
-    let mut runner = ScriptRunner::new(&session, OutputFormat::Table);
+    let mut runner = ScriptRunner::new(&session, OutputFormat::Table, Output::terminal(), OnError::Continue);
     let mut editor = DefaultEditor::new()
         .map_err(|e| crate::Error::io("start line editor", "terminal", std::io::Error::other(e)))?;
     let history = db.dir().join(".lioscope_history");
@@ -38,7 +36,7 @@ pub fn run(db: &Database) -> crate::Result<()> {
         println!("{recovery}");
     }
     let mut buffer = String::new();
-    loop {
+    let status = loop {
         let prompt = if buffer.is_empty() { "lioscope> " } else { "       -> " };
         let line = match editor.readline(prompt) {
             Ok(line) => line,
@@ -46,43 +44,28 @@ pub fn run(db: &Database) -> crate::Result<()> {
                 buffer.clear();
                 continue;
             }
-            Err(ReadlineError::Eof) => break,
+            Err(ReadlineError::Eof) => break None,
             Err(e) => {
                 eprintln!("error reading input: {e}");
-                break;
+                break None;
             }
         };
-        if buffer.is_empty() {
-            match line.trim().trim_end_matches(';').to_ascii_uppercase().as_str() {
-                "EXIT" | "QUIT" => break,
-                "HELP" => {
-                    print!("{HELP}");
-                    continue;
-                }
-                "" => continue,
-                _ => {}
-            }
+        if !line.trim().is_empty() {
+            let _ = editor.add_history_entry(line.as_str());
         }
-        let _ = editor.add_history_entry(line.as_str());
-        let slash = line.trim() == "/";
-        let client_command = buffer.is_empty() && is_client_command(&line);
-        if !slash {
-            buffer.push_str(&line);
-            buffer.push('\n');
+        buffer.push_str(&line);
+        buffer.push('\n');
+        if !ends_inside_statement(&buffer)
+            && let Flow::Exit(status) = runner.run_typed(&std::mem::take(&mut buffer))
+        {
+            break Some(status);
         }
-        if slash || client_command || statement_complete(&buffer) {
-            for statement in split_script(&buffer) {
-                match runner.run(&statement) {
-                    Ok(out) => print!("{out}"),
-                    Err(e) => eprintln!("ERROR: {e}"),
-                }
-            }
-            buffer.clear();
-        }
-    }
+    };
     let _ = editor.save_history(&history);
-    // As SQL*Plus exits: an open transaction is committed.
-    runner.finish()
+    match status {
+        Some(status) => Ok(status),
+        None => runner.finish().map(|()| 0),
+    }
 }
 
 /// Shows a progress bar while COPY loads a file.
