@@ -403,6 +403,15 @@ impl DbInner {
         self.scn.load(Ordering::Acquire)
     }
 
+    /// Returns once a commit at `scn`, seen in a transaction table, is published as the
+    /// current SCN: a commit under way publishes its SCN before it lets go of the commit
+    /// lock, so waiting for that lock is enough (and never waits for long).
+    pub(crate) fn wait_published(&self, scn: u64) {
+        if self.current_scn() < scn {
+            drop(self.commit_lock.lock());
+        }
+    }
+
     /// Ends transaction `xid` at a new SCN: records the end in its transaction table,
     /// then publishes the SCN, then wakes the sessions waiting for its row locks.
     pub(crate) fn end_transaction(&self, ctx: &crate::access::AccessContext<'_>, xid: crate::txn::Xid) -> Result<u64> {
