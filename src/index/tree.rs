@@ -484,7 +484,7 @@ fn delete_commit(ctx: &AccessContext<'_>, leaf: &[u8], lock: u8) -> Result<Optio
     if slot.is_free() || ctx.db.enqueues.is_active(slot.xid) {
         return Ok(None);
     }
-    match crate::txn::cr::published_status(ctx, slot.xid)? {
+    match ctx.db.undo.status(ctx, slot.xid)? {
         crate::txn::TxnStatus::Committed { scn, .. } => Ok(Some(scn)),
         crate::txn::TxnStatus::Active => Ok(None),
     }

@@ -153,13 +153,7 @@ impl crate::txn::foreign::ForeignUndo for IndexUndo {
         EntryUndo::decode(body)?.apply(clone)
     }
 
-    fn roll_back(
-        &self,
-        ctx: &AccessContext<'_>,
-        body: &[u8],
-        at: crate::txn::Uba,
-        _recovering: Option<crate::txn::Xid>,
-    ) -> Result<()> {
+    fn roll_back(&self, ctx: &AccessContext<'_>, body: &[u8], at: crate::txn::Uba) -> Result<()> {
         roll_back(ctx, body, at)
     }
 }

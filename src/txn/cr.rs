@@ -247,21 +247,7 @@ fn status_of(ctx: &AccessContext<'_>, xid: Xid, known: &Statuses) -> Result<TxnS
         return Ok(status);
     }
     ctx.stats.add(Stat::ConsistentGetsExamination, 1);
-    published_status(ctx, xid)
-}
-
-/// The state of `xid` in its transaction table, once its commit is published: a commit
-/// is written to the transaction table a moment before its SCN becomes the current SCN,
-/// and a session that saw the commit in that moment (and cleaned out its rows, or changed
-/// them without waiting) would take its next snapshot below the commit SCN, where its
-/// own changes on top of that commit cannot be told apart from it. So a commit SCN above
-/// the current SCN is waited for (`DbInner::wait_published`).
-pub fn published_status(ctx: &AccessContext<'_>, xid: Xid) -> Result<TxnStatus> {
-    let status = ctx.db.undo.status(ctx, xid)?;
-    if let TxnStatus::Committed { scn, .. } = status {
-        ctx.db.wait_published(scn);
-    }
-    Ok(status)
+    ctx.db.undo.status(ctx, xid)
 }
 
 /// Transaction-table answers already read for one block: each transaction's state is

@@ -12,7 +12,7 @@
 //! Invariant: every kind of foreign record is registered ([`register`]) before a
 //! database opens, since an open may roll back a dead transaction's records.
 
-use super::{Uba, Xid};
+use super::Uba;
 use crate::access::AccessContext;
 use crate::error::Result;
 use parking_lot::RwLock;
@@ -24,12 +24,11 @@ pub trait ForeignUndo: Send + Sync {
     /// Applies the record to `clone`, a CR clone of the block it was made for (or of a
     /// block split off from it).
     fn apply_to_clone(&self, body: &[u8], clone: &mut [u8]) -> std::result::Result<(), String>;
-    /// Rolls the record at `at` back in the current version of its block. `recovering`:
-    /// the dead transaction being recovered, whose records may have been applied already
-    /// by a rollback the crash interrupted; the kind must then leave the block as one
-    /// rollback would (by checking, or by records whose second application changes
-    /// nothing more).
-    fn roll_back(&self, ctx: &AccessContext<'_>, body: &[u8], at: Uba, recovering: Option<Xid>) -> Result<()>;
+    /// Rolls the record at `at` back in the current version of its block. At recovery a
+    /// dead transaction's records may have been applied already, by a rollback the crash
+    /// interrupted: applying them again, newest first, must leave the block as one
+    /// rollback would.
+    fn roll_back(&self, ctx: &AccessContext<'_>, body: &[u8], at: Uba) -> Result<()>;
 }
 
 static REGISTERED: RwLock<Vec<&'static dyn ForeignUndo>> = RwLock::new(Vec::new());

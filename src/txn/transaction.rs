@@ -188,7 +188,7 @@ pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba, recovering: bool) -
             break;
         }
         if let Some(kind) = super::foreign::owner(&record.body) {
-            kind.roll_back(ctx, &record.body, at, recovering.then_some(xid))?;
+            kind.roll_back(ctx, &record.body, at)?;
             at = record.prev;
             continue;
         }

@@ -428,7 +428,13 @@ impl Undo {
         match slot.state {
             _ if slot.wrap < xid.wrap => {}
             SlotState::Active => return Ok(TxnStatus::Active),
-            SlotState::Committed => return Ok(TxnStatus::Committed { scn: slot.commit_scn, upper_bound: false }),
+            SlotState::Committed => {
+                drop(header);
+                // Written here a moment before its SCN is published: a session that acted
+                // on the commit in that moment would take its next snapshot below it.
+                ctx.db.wait_published(slot.commit_scn);
+                return Ok(TxnStatus::Committed { scn: slot.commit_scn, upper_bound: false });
+            }
             SlotState::Free => {}
         }
         Err(self.corrupt(segment.header_rdba, format!("xid {xid} is newer than its slot (wrap {})", slot.wrap)))
