@@ -226,6 +226,16 @@ mod tests {
     }
 
     #[test]
+    fn comments_and_quotes_hide_semicolons_and_leave_a_statement_open() {
+        assert_eq!(
+            texts("select 'a;b' from dual; -- c;\nselect 2 from dual;\n/* ; */ select 3 from dual"),
+            ["select 'a;b' from dual", "select 2 from dual", "/* ; */ select 3 from dual"]
+        );
+        assert!(ends_inside_statement("select 'a;"));
+        assert!(ends_inside_statement("select 1 /*/ ;"));
+    }
+
+    #[test]
     fn a_block_comment_ends_only_at_its_own_close() {
         assert_eq!(texts("/*/ ; */ SELECT 1 FROM dual;"), ["/*/ ; */ SELECT 1 FROM dual"]);
         assert_eq!(

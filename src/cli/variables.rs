@@ -103,29 +103,8 @@ fn data_type(kind: VariableType) -> DataType {
 /// Whether `sql` holds a bind variable (`:name` or `:1` outside quotes and comments), so
 /// it must run through a cursor with values.
 pub fn mentions_bind_variable(sql: &str) -> bool {
-    let mut chars = sql.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' | '"' => {
-                chars.by_ref().find(|&d| d == c);
-            }
-            '-' if chars.peek() == Some(&'-') => {
-                chars.by_ref().find(|&d| d == '\n');
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut star = false;
-                chars.by_ref().find(|&d| {
-                    let end = star && d == '/';
-                    star = d == '*';
-                    end
-                });
-            }
-            ':' if chars.peek().is_some_and(|n| n.is_ascii_alphanumeric()) => return true,
-            _ => {}
-        }
-    }
-    false
+    // Text the tokenizer refuses has no binds to find: running it reports the error.
+    crate::sql::cursor::bind_names(sql).is_ok_and(|names| !names.is_empty())
 }
 
 #[cfg(test)]

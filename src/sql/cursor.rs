@@ -217,7 +217,7 @@ impl Drop for BindsSet<'_> {
 
 /// The bind variables of `text` by slot: each name (normalized: `:lo` is `:LO`) at its
 /// first appearance. `?` is refused: Oracle's SQL names its bind variables.
-fn bind_names(text: &str) -> Result<Vec<String>> {
+pub fn bind_names(text: &str) -> Result<Vec<String>> {
     let tokens = Tokenizer::new(&OracleDialect {}, text)
         .tokenize()
         .map_err(|e| Error::Parse { message: e.to_string(), position: None })?;

@@ -426,73 +426,6 @@ fn strip_pctfree(tokens: &[TokenWithSpan]) -> Result<Front> {
     Ok(Front::Standard { sql: out, pctfree })
 }
 
-/// Splits a script into statements at semicolons outside quotes and comments.
-pub fn split_statements(script: &str) -> Vec<String> {
-    scan_statements(script).0
-}
-
-/// Whether `text` ends inside a quoted string, a quoted name or a block comment (so a
-/// `;` at the end of its last line does not end a statement).
-pub fn ends_inside_quote_or_comment(text: &str) -> bool {
-    scan_statements(text).1
-}
-
-/// The statements of a script, and whether it ends inside a quote or block comment.
-fn scan_statements(script: &str) -> (Vec<String>, bool) {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut open = false;
-    let mut chars = script.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' | '"' => {
-                current.push(c);
-                open = true;
-                for d in chars.by_ref() {
-                    current.push(d);
-                    if d == c {
-                        open = false;
-                        break;
-                    }
-                }
-            }
-            '-' if chars.peek() == Some(&'-') => {
-                for d in chars.by_ref() {
-                    if d == '\n' {
-                        current.push('\n');
-                        break;
-                    }
-                }
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                current.push(c);
-                current.extend(chars.next());
-                open = true;
-                let mut prev = ' ';
-                for d in chars.by_ref() {
-                    current.push(d);
-                    if prev == '*' && d == '/' {
-                        open = false;
-                        break;
-                    }
-                    prev = d;
-                }
-            }
-            ';' => {
-                if !current.trim().is_empty() {
-                    out.push(current.trim().to_owned());
-                }
-                current.clear();
-            }
-            c => current.push(c),
-        }
-    }
-    if !current.trim().is_empty() {
-        out.push(current.trim().to_owned());
-    }
-    (out, open)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,14 +450,5 @@ mod tests {
             Front::Standard { sql: "CREATE TABLE t (a INT) ".into(), pctfree: Some(20) }
         );
         assert!(classify("ALTER SESSION SET x").is_err());
-    }
-
-    #[test]
-    fn splits_scripts() {
-        let s = split_statements("select 'a;b' from dual; -- c;\nselect 2 from dual;\n/* ; */ select 3 from dual");
-        assert_eq!(s, vec!["select 'a;b' from dual", "select 2 from dual", "/* ; */ select 3 from dual"]);
-        assert!(ends_inside_quote_or_comment("select 'a;"));
-        assert!(ends_inside_quote_or_comment("select 1 /*/ ;"));
-        assert!(!ends_inside_quote_or_comment("select 'a;' -- 'b\n"));
     }
 }

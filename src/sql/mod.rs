@@ -50,7 +50,6 @@ use sqlparser::dialect::OracleDialect;
 use sqlparser::parser::Parser;
 use std::time::Instant;
 
-pub use front::split_statements;
 pub use row_source_stats::PlanStatistics;
 
 /// A statement's text without surrounding blanks and a trailing `;`: what runs, and what
