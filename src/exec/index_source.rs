@@ -55,6 +55,21 @@ const LEAF_ROWIDS: usize = 256;
 /// index) has the block after it loaded while it is read.
 const LONG_RUN: usize = 8;
 
+/// The scan of a unique or range path (or a full one, unbounded): a unique lookup when
+/// the path is unique and its key fixed, else the entries between the bounds.
+pub fn open_scan<'c>(
+    index: &IndexDef,
+    kind: IndexScanKind,
+    lower: KeyBound,
+    upper: KeyBound,
+    descending: bool,
+) -> IndexScan<'c> {
+    match (kind, lower) {
+        (IndexScanKind::Unique, KeyBound::Included(key)) => IndexScan::unique(index, key),
+        (_, lower) => IndexScan::range(index, lower, upper, descending),
+    }
+}
+
 /// What the index row source did in one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IndexLineFigures {
@@ -146,10 +161,7 @@ impl IndexAccess {
             meter.figures.entries = entries;
             result
         } else {
-            let mut scan = match (&self.kind, &self.lower) {
-                (IndexScanKind::Unique, KeyBound::Included(key)) => IndexScan::unique(&self.index, key.clone()),
-                _ => IndexScan::range(&self.index, self.lower.clone(), self.upper.clone(), self.descending),
-            };
+            let mut scan = open_scan(&self.index, self.kind, self.lower.clone(), self.upper.clone(), self.descending);
             loop {
                 let rowids = self.table_access.then_some(&mut emitter.rowids);
                 let leaf = meter.measure(|| scan.next_leaf_with(access, rowids));

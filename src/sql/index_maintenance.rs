@@ -34,10 +34,13 @@ pub type KeyChange = (Option<Vec<u8>>, Option<Vec<u8>>);
 impl TableIndexes {
     /// The indexes of `table`, or `None` if it has none.
     pub fn of(session: &Session, table: &TableDef) -> Option<TableIndexes> {
-        let indexes: Vec<_> = session
-            .db
-            .catalog
-            .indexes_of(table.object_id)
+        TableIndexes::from_defs(table, session.db.catalog.indexes_of(table.object_id))
+    }
+
+    /// The indexes `defs` of `table` (read from the catalog by the caller); `None` if
+    /// there are none.
+    pub fn from_defs(table: &TableDef, defs: Vec<Arc<IndexDef>>) -> Option<TableIndexes> {
+        let indexes: Vec<_> = defs
             .into_iter()
             .map(|ix| {
                 let types = ix.key_types(table);

@@ -30,10 +30,10 @@ use crate::access::AccessContext;
 use crate::access::RowAccess;
 use crate::access::modify::{RowChanges, RowEdit, RowsFrom, change_rows};
 use crate::access::row_view::BlockRow;
-use crate::catalog::TableDef;
+use crate::catalog::{IndexDef, TableDef};
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
-use crate::index::{IndexScan, KeyBound, RowId};
+use crate::index::RowId;
 use crate::types::Datum;
 use sqlparser::ast;
 use std::sync::Arc;
@@ -223,12 +223,14 @@ fn run(
     // are the ones the rows' changes must be applied to, until the last entry is written.
     let locks = session.db.table_locks(table.object_id);
     let _no_ddl = locks.visibility.read_recursive();
-    changes.indexes = TableIndexes::of(session, table).and_then(|ix| match changes.assignments.as_slice() {
-        [] => Some(ix),
-        assigned => ix.on_columns(&assigned.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
-    });
+    let indexes = session.db.catalog.indexes_of(table.object_id);
+    changes.indexes =
+        TableIndexes::from_defs(table, indexes.clone()).and_then(|ix| match changes.assignments.as_slice() {
+            [] => Some(ix),
+            assigned => ix.on_columns(&assigned.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
+        });
     let ctx = session.access_context();
-    let found = rows_by_index(session, &ctx, table, hints, changes)?;
+    let found = rows_by_index(session, &ctx, table, &indexes, hints, changes)?;
     let from = found.as_deref().map_or(RowsFrom::FullScan, RowsFrom::Rowids);
     let rows = {
         let mut txn = session.txn.borrow_mut();
@@ -247,19 +249,16 @@ fn rows_by_index(
     session: &Session,
     ctx: &AccessContext<'_>,
     table: &TableDef,
+    indexes: &[Arc<IndexDef>],
     hints: &Hints,
     changes: &Changes<'_>,
 ) -> Result<Option<Vec<RowId>>> {
-    let indexes = session.db.catalog.indexes_of(table.object_id);
     if indexes.is_empty() || changes.filter.is_empty() {
         return Ok(None);
     }
     let conjuncts: Vec<predicates::Conjunct> =
         changes.filter.iter().flat_map(|e| predicates::conjuncts(e, &changes.f.binds)).collect();
-    let segment_blocks = match table.stats {
-        Some(_) => None,
-        None => Some(u64::from(crate::access::segments::read_map(ctx, table)?.hwm.saturating_sub(1))),
-    };
+    let segment_blocks = super::plan::blocks_to_estimate_from(ctx, table)?;
     let columns_read = vec![true; table.columns.len()];
     let query = optimizer::Query {
         table,
@@ -269,11 +268,8 @@ fn rows_by_index(
         columns_read: &columns_read,
         order_by: &[],
     };
-    let model = optimizer::cost::CostModel {
-        block_size: session.db.block_size as u32,
-        multiblock_read_count: session.multiblock_read_count(),
-    };
-    let optimizer::AccessPath::Index(path) = optimizer::choose(&query, &indexes, hints, &model).path else {
+    let model = super::plan::cost_model(session);
+    let optimizer::AccessPath::Index(path) = optimizer::choose(&query, indexes, hints, &model).path else {
         return Ok(None);
     };
     if !matches!(path.kind, IndexScanKind::Unique | IndexScanKind::Range) {
@@ -281,10 +277,7 @@ fn rows_by_index(
     }
     let types = path.index.key_types(table);
     let (lower, upper) = (super::plan::key_bound(&path.lower, &types)?, super::plan::key_bound(&path.upper, &types)?);
-    let mut scan = match (path.kind, lower) {
-        (IndexScanKind::Unique, KeyBound::Included(key)) => IndexScan::unique(&path.index, key),
-        (_, lower) => IndexScan::range(&path.index, lower, upper, false),
-    };
+    let mut scan = crate::exec::index_source::open_scan(&path.index, path.kind, lower, upper, false);
     let (mut rowids, mut leaf) = (Vec::new(), Vec::new());
     while scan.next_leaf_with(ctx, Some(&mut leaf))?.is_some() {
         rowids.append(&mut leaf);

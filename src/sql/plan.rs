@@ -341,14 +341,8 @@ impl<'a> Builder<'_, 'a> {
         // One path only: nothing to choose, and no statistics to estimate rows from. The
         // optimizer still judges the hints, for the notes.
         let full_scan_only = table.stats.is_none() && indexes.is_empty();
-        let segment_blocks = if table.stats.is_some() || full_scan_only {
-            None
-        } else {
-            // Without statistics the optimizer reads the segment header for the table's
-            // size: one consistent get, counted in the statement's statistics.
-            let ctx = self.session.access_context();
-            Some(u64::from(crate::access::segments::read_map(&ctx, table)?.hwm.saturating_sub(1)))
-        };
+        let segment_blocks =
+            if full_scan_only { None } else { blocks_to_estimate_from(&self.session.access_context(), table)? };
         let conjuncts = match self.stages.first() {
             Some(Stage::Filter(f)) => predicates::conjuncts(&f.predicate, &self.f.binds),
             _ => Vec::new(),
@@ -359,10 +353,7 @@ impl<'a> Builder<'_, 'a> {
             Some(ast::TableFactor::Table { alias: Some(a), .. }) => Some(ident_name(&a.name)),
             _ => None,
         };
-        let model = optimizer::cost::CostModel {
-            block_size: self.session.db.block_size as u32,
-            multiblock_read_count: self.session.multiblock_read_count(),
-        };
+        let model = cost_model(self.session);
         let order_by = sorted_columns(&self.stages);
         let query = optimizer::Query {
             table,
@@ -1051,6 +1042,24 @@ fn level_limit(e: &ast::Expr, f: &FunctionContext) -> Result<i64> {
         }
     }
     Err(unsupported("CONNECT BY other than LEVEL <= n".into(), e))
+}
+
+/// The blocks a table never analyzed has below its high-water mark, which the optimizer
+/// estimates its rows from (`None` when it was analyzed): one consistent get of the
+/// segment header, counted in the statement's statistics.
+pub(super) fn blocks_to_estimate_from(ctx: &crate::access::AccessContext<'_>, table: &TableDef) -> Result<Option<u64>> {
+    if table.stats.is_some() {
+        return Ok(None);
+    }
+    Ok(Some(u64::from(crate::access::segments::read_map(ctx, table)?.hwm.saturating_sub(1))))
+}
+
+/// The session's cost model: the database's block size and its multiblock read count.
+pub(super) fn cost_model(session: &Session) -> optimizer::cost::CostModel {
+    optimizer::cost::CostModel {
+        block_size: session.db.block_size as u32,
+        multiblock_read_count: session.multiblock_read_count(),
+    }
 }
 
 /// One end of an index key range as the scan takes it: the key encoded.
