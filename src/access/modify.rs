@@ -153,9 +153,9 @@ impl Changer<'_, '_> {
             ctx.check_table_block(self.table, rdba, &current)?;
             let guard = consistent_block(ctx, current, ctx.reader)?;
             let blk = DataBlock(&guard);
-            let count = blk.row_count();
-            let picked = run.map(|r| r.iter().map(|a| usize::from(a.slot)).filter(|&s| s < count));
-            let all = run.is_none().then_some(0..count);
+            // A slot past the block's directory holds no row (`whole_row` says so).
+            let picked = run.map(|r| r.iter().map(|a| usize::from(a.slot)));
+            let all = run.is_none().then_some(0..blk.row_count());
             for slot in picked.into_iter().flatten().chain(all.into_iter().flatten()) {
                 if self.changed + self.candidates.len() as u64 >= self.limit {
                     break;

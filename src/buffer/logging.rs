@@ -12,6 +12,12 @@
 //!                then page LSN = end of the record; first-dirty LSN = its start if unset
 //! ```
 //!
+//! A change that spans blocks and must be recovered whole (an index split) holds all its
+//! write guards and hands them to [`BufferCache::release_together`]: one record of one
+//! vector a block, every buffer's page LSN its end. The database writer's incremental
+//! checkpoints write, oldest first, the buffers first changed before a given LSN
+//! ([`BufferCache::write_older_than`]).
+//!
 //! LOGGED (a state bit) says the redo since the block was last read or written holds an
 //! image of it; reads and writes clear it. So after any write that a crash may tear,
 //! the block's next change logs it whole (torn-block protection).
@@ -123,43 +129,32 @@ impl BufferCache {
     /// buffer gets the record's end as its page LSN, so none is written before the whole
     /// record is on disk.
     pub fn release_together(&self, mut guards: Vec<super::WriteGuard<'_>>) {
-        if let Some(redo) = self.redo.get() {
-            let captured: Vec<(usize, Capture<'_>)> =
-                guards.iter_mut().enumerate().filter_map(|(i, g)| g.capture.take().map(|c| (i, c))).collect();
-            if let Some((_, first)) = captured.first() {
-                let stats = first.stats;
-                let changes: Vec<GuardChange> = captured
-                    .iter()
-                    .map(|(i, capture)| {
-                        let g = &guards[*i];
-                        // SAFETY: the guard holds the buffer's pin and exclusive content lock.
-                        let after = unsafe { self.buffer_bytes(g.index) };
-                        let mut ranges = Vec::new();
-                        let op = change_of(capture, after, &mut ranges);
-                        (*i, op, ranges)
-                    })
-                    .filter(|(_, op, ranges)| *op != Op::Change || !ranges.is_empty())
-                    .collect();
-                // SAFETY (each block below): the guards hold pins and exclusive locks.
-                let block = |i: usize| unsafe { self.buffer_bytes(guards[i].index) };
-                let scn = changes.iter().map(|&(i, ..)| block::BlockHeader(block(i)).scn()).max().unwrap_or(0);
-                let len = record::RECORD_HEADER + changes.iter().map(|(_, _, r)| record::vector_len(r)).sum::<usize>();
-                let vectors: Vec<record::VectorToEncode<'_>> =
-                    changes.iter().map(|(i, op, r)| (guards[*i].rdba, *op, block(*i), r.as_slice())).collect();
-                if !vectors.is_empty() {
-                    let appended =
-                        redo.append(stats, len, scn, |out, seq| record::encode_many(out, seq, scn, &vectors));
-                    for &(i, ..) in &changes {
-                        self.note_logged(guards[i].index, appended.as_ref().ok().copied(), redo);
-                    }
-                }
-                SCRATCH.with(|s| {
-                    let copies = &mut s.borrow_mut().0;
-                    copies.extend(captured.into_iter().filter_map(|(_, c)| c.before));
-                });
+        let Some(redo) = self.redo.get() else { return };
+        let captured: Vec<(usize, Capture<'_>)> =
+            guards.iter_mut().enumerate().filter_map(|(i, g)| g.capture.take().map(|c| (i, c))).collect();
+        let Some(stats) = captured.first().map(|(_, c)| c.stats) else { return };
+        // SAFETY (each use): the guards hold their buffers' pins and exclusive locks.
+        let block = |i: usize| unsafe { self.buffer_bytes(guards[i].index) };
+        let changes: Vec<GuardChange> = captured
+            .iter()
+            .map(|(i, capture)| {
+                let mut ranges = Vec::new();
+                let op = change_of(capture, block(*i), &mut ranges);
+                (*i, op, ranges)
+            })
+            .filter(|(_, op, ranges)| *op != Op::Change || !ranges.is_empty())
+            .collect();
+        if !changes.is_empty() {
+            let scn = changes.iter().map(|&(i, ..)| block::BlockHeader(block(i)).scn()).max().unwrap_or(0);
+            let len = record::RECORD_HEADER + changes.iter().map(|(_, _, r)| record::vector_len(r)).sum::<usize>();
+            let vectors: Vec<record::VectorToEncode<'_>> =
+                changes.iter().map(|(i, op, r)| (guards[*i].rdba, *op, block(*i), r.as_slice())).collect();
+            let appended = redo.append(stats, len, scn, |out, seq| record::encode_many(out, seq, scn, &vectors)).ok();
+            for &(i, ..) in &changes {
+                self.note_logged(guards[i].index, appended, redo);
             }
         }
-        drop(guards);
+        SCRATCH.with(|s| s.borrow_mut().0.extend(captured.into_iter().filter_map(|(_, c)| c.before)));
     }
 
     /// Sets buffer `index`'s LSNs after its change was appended at `appended` (start,

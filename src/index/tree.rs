@@ -5,9 +5,11 @@
 //! right when a key lies at or beyond a block's high fence (a split they did not see).
 //! Writers hold the index's structure lock (one per index, in the database) for one
 //! insert or delete, so at most one split runs at a time; they take blocks exclusively
-//! left to right (the leaf, then its new right sibling, then the old right sibling),
-//! then the parent, never a block to the left or below one they hold, and readers hold
-//! one block at a time: no lock cycle is possible.
+//! left to right (the leaf, then its new right sibling, then the old right sibling, then
+//! the segment header), release those together as one redo record, then take the
+//! parent; never a block to the left or below one they hold, and readers hold one block
+//! at a time: no lock cycle is possible. A split is recovered whole or not at all; until
+//! the parent's separator is written, a descent reaches the new block by moving right.
 //!
 //! A leaf change: take an ITL slot for the transaction (`take_itl`), append the undo
 //! record ([`super::undo::EntryUndo`]) with the slot as it was, point the slot at the

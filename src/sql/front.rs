@@ -1,10 +1,8 @@
 //! Statements sqlparser does not know, recognised from their first words with sqlparser's
 //! tokenizer: ALTER SESSION / ALTER SYSTEM, SHOW PARAMETERS, EXPLAIN PLAN FOR, Oracle's
 //! ANALYZE TABLE, ALTER TABLE ... \[NO\] INMEMORY, EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT, and the
-//! PCTFREE clause of CREATE TABLE (removed from the text before sqlparser sees it). Also
-//! splitting a script into statements at the semicolons outside quotes and comments
-//! ([`split_statements`], [`ends_inside_quote_or_comment`]), which the shell and script
-//! runner share.
+//! PCTFREE clause of CREATE TABLE (removed from the text before sqlparser sees it).
+//! Splitting a script into statements is the script runner's (`cli::script`).
 
 use crate::catalog::{MemCompress, Priority};
 use crate::error::{Error, Result};

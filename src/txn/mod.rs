@@ -3,6 +3,9 @@
 //!
 //! - [`Xid`] names a transaction by the undo segment and transaction-table slot it
 //!   occupies (and the slot's wrap, its incarnation); [`Uba`] addresses one undo record.
+//!   Both are on-disk formats, defined in `storage::ids` and re-exported here.
+//! - [`foreign`]: undo records written by a layer above (index entries), applied
+//!   through a trait that layer implements.
 //! - [`undo`]: the undo tablespace: undo segments, each a header block holding a
 //!   transaction table and extents of undo blocks, listed in an extent map; it grows
 //!   on demand up to a maximum, all read and written through the buffer cache like
@@ -23,7 +26,8 @@
 //!
 //! Invariants: a row changed by an active transaction is locked through an ITL slot
 //! whose undo chain undoes the change; a transaction's end is recorded in its
-//! transaction table before its SCN becomes the current SCN.
+//! transaction table before its SCN becomes the current SCN, and a reader of the table
+//! that finds an end not yet current waits until it is (`Undo::status`).
 
 pub mod change;
 pub mod cr;
