@@ -8,7 +8,8 @@
 //! clones, row locks, commit); `redo` logs every change a buffer's write guard makes and
 //! replays it after a crash; `storage` holds their on-disk formats and the one I/O layer
 //! every write goes through. Then what every layer uses (`catalog`,
-//! `types`, `stats`, `error`) and what is built on the public API (`cli`, `lab`).
+//! `types`, `stats`, `error`). The `lioscope` command (crate lioscope-cli) and the lab
+//! (crate lioscope-lab) are built on the public API alone.
 //!
 //! ```
 //! use lioscope::{Database, Stat};
@@ -32,23 +33,41 @@
 //! # Ok::<(), lioscope::Error>(())
 //! ```
 
-pub mod db;
-pub mod sql;
-pub mod exec;
-pub mod access;
-pub mod index;
-pub mod inmemory;
-pub mod buffer;
-pub mod txn;
-pub mod redo;
-pub mod storage;
-pub mod catalog;
+// The engine's layers, from the top down (the order `tests/architecture.rs` enforces).
+// They are private: an embedding program sees the API below.
+// Every type the public API hands out can be named by the program that receives it.
+#![warn(unnameable_types)]
+mod db;
+mod sql;
+mod exec;
+mod access;
+mod index;
+mod inmemory;
+mod buffer;
+mod txn;
+mod redo;
+mod storage;
+mod catalog;
 pub mod types;
 pub mod stats;
-pub mod error;
-pub mod cli;
-pub mod lab;
+mod error;
 
-pub use db::{Cursor, Database, DatabaseOptions, QueryResult, Session};
+pub use buffer::CacheSummary;
+pub use db::{
+    Cursor, DB_BLOCK_SIZE_PARAMETER, Database, DatabaseOptions, ParameterValues, ProgressFn, QueryResult,
+    RecoveryReport, Session, StatementKind, VALID_BLOCK_SIZES, parse_size,
+};
 pub use error::{Error, Result};
+pub use sql::{Estimate, PlanStatistics, RowSourceLine};
 pub use stats::Stat;
+/// The I/O layer every datafile, log and control file write goes through: the operating
+/// system's ([`io::os`]), or one that injects faults ([`io::FaultIo`]), given as the
+/// `io` field of [`DatabaseOptions`].
+pub use storage::io;
+/// Bind variables: the names a statement uses by slot, and how names are told apart.
+pub mod binds {
+    pub use crate::sql::cursor::bind_names;
+    pub use crate::sql::functions::normalized_bind_name;
+}
+/// Reading a closed database's online redo logs: the newest log and its record ends.
+pub use redo::inspect as redo_log;

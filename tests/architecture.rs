@@ -3,6 +3,11 @@
 //! finds each `crate::...` path outside comments (in `use` lines and in code), and fails
 //! on an import of a higher layer.
 //!
+//! Above the engine stand two crates built on its public API alone (its layers are
+//! private, so they cannot reach past it): lioscope-lab (the experiments and benchmarks)
+//! and lioscope-cli (the `lioscope` command, over both). The engine depends on neither,
+//! nor on any terminal, chart or command-line crate: checked here from the manifests.
+//!
 //! The upward imports the code still has are listed, file by file, in [`KNOWN_UPWARD`]:
 //! a debt to pay down, not a licence. The test fails when a file imports a higher layer
 //! that the list does not name for it (a new upward import), and when the list names
@@ -13,8 +18,6 @@ use std::path::{Path, PathBuf};
 
 /// The layers, from the top down. Each line is one layer.
 const LAYERS: &[&str] = &[
-    "cli",      // the shell, scripts and benchmarks: built on the public API
-    "lab",      // the experiments: built on the public API
     "db",       // Database and Session: the instance and the public API
     "sql",      // parsing, binding, planning
     "exec",     // the pipeline's operators
@@ -33,9 +36,15 @@ const LAYERS: &[&str] = &[
 
 /// Names the crate root re-exports, and the layer each comes from.
 const ROOT_REEXPORTS: &[(&str, &str)] = &[
+    ("CacheSummary", "buffer"),
     ("Database", "db"),
     ("DatabaseOptions", "db"),
     ("Session", "db"),
+    ("StatementKind", "db"),
+    ("ParameterValues", "db"),
+    ("RecoveryReport", "db"),
+    ("io", "storage"),
+    ("redo_log", "redo"),
     ("QueryResult", "db"),
     ("Cursor", "db"),
     ("Error", "error"),
@@ -263,4 +272,48 @@ fn the_scanner_finds_imports_in_use_groups_and_code_but_not_in_comments() {
     assert_eq!(layer_of("Result"), Some("error"));
     assert_eq!(layer_of("Session"), Some("db"));
     assert!(rank("db") < rank("storage"), "db is above storage");
+}
+
+/// The crates, from the top down, and what each may depend on among them.
+const CRATES: &[(&str, &[&str])] = &[
+    ("lioscope-cli/Cargo.toml", &["lioscope", "lioscope-lab"]),
+    ("lioscope-lab/Cargo.toml", &["lioscope"]),
+    ("Cargo.toml", &[]),
+];
+
+/// What an embedding program must not have to compile: command-line, terminal, chart and
+/// statistics crates.
+const NOT_IN_THE_ENGINE: &[&str] = &["clap", "comfy-table", "indicatif", "plotters", "rustyline", "statrs"];
+
+/// The names under `[dependencies]` of a manifest (not dev-dependencies).
+fn dependencies(manifest: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(manifest)).unwrap();
+    let mut in_dependencies = false;
+    let mut names = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_dependencies = line == "[dependencies]";
+        } else if in_dependencies && !line.is_empty() && !line.starts_with('#') {
+            let name = line.split(['=', '.', ' ']).next().unwrap_or_default();
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
+#[test]
+fn the_crates_depend_downward_and_the_engine_on_no_cli_crate() {
+    let crates: Vec<&str> =
+        CRATES.iter().map(|(m, _)| m.trim_end_matches("Cargo.toml").trim_end_matches('/')).collect();
+    for &(manifest, allowed) in CRATES {
+        let ours: Vec<String> =
+            dependencies(manifest).into_iter().filter(|d| d == "lioscope" || d.starts_with("lioscope-")).collect();
+        for dep in &ours {
+            assert!(allowed.contains(&dep.as_str()), "{manifest} depends on {dep} (crates, top down: {crates:?})");
+        }
+    }
+    let engine = dependencies("Cargo.toml");
+    assert!(engine.iter().any(|d| d == "sqlparser"), "the manifest reader finds the engine's dependencies");
+    let unwanted: Vec<&String> = engine.iter().filter(|d| NOT_IN_THE_ENGINE.contains(&d.as_str())).collect();
+    assert!(unwanted.is_empty(), "the engine depends on {unwanted:?}, which belong in lioscope-cli or lioscope-lab");
 }

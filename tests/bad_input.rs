@@ -658,7 +658,7 @@ fn corrupted_data_block_is_reported_with_file_and_block() {
         // With the default multiblock reads, and again (the bad block was not kept).
         let e = fail(&s, "SELECT COUNT(*), SUM(id) FROM t1");
         assert_corrupt(&e, &datafile, victim, "checksum mismatch");
-        assert_eq!(db.cache().summary().pinned, 0, "an error left buffers pinned");
+        assert_eq!(db.cache_summary().pinned, 0, "an error left buffers pinned");
     }
     // Single-block reads report it the same way.
     exec(&s, "ALTER SESSION SET db_file_multiblock_read_count = 1");
@@ -671,7 +671,7 @@ fn corrupted_data_block_is_reported_with_file_and_block() {
     assert_eq!(count_and_id_sum(&other, "t2"), ids_up_to(300));
     assert_eq!(scalar(&other, "SELECT name FROM t2 WHERE id = 299"), "row 299");
     assert_eq!(int(&other, "SELECT COUNT(*) FROM user_segments"), 2);
-    assert_eq!(db.cache().summary().pinned, 0);
+    assert_eq!(db.cache_summary().pinned, 0);
 }
 
 #[test]
@@ -688,7 +688,7 @@ fn corrupted_segment_header_is_reported_and_other_tables_stay_readable() {
     assert_corrupt(&e, &datafile, headers[0], "checksum mismatch");
     let e = fail(&s, "INSERT INTO t1 VALUES (1, 'x')");
     assert_corrupt(&e, &datafile, headers[0], "checksum mismatch");
-    assert_eq!(db.cache().summary().pinned, 0);
+    assert_eq!(db.cache_summary().pinned, 0);
     assert_eq!(count(&s, "t2"), 300);
     exec(&s, "INSERT INTO t2 VALUES (301, 'more')");
     assert_eq!(count(&s, "t2"), 301);
@@ -711,7 +711,7 @@ fn block_written_at_the_wrong_address_is_detected() {
     let s = db.session();
     let e = fail(&s, "SELECT SUM(id) FROM t1");
     assert_corrupt(&e, &datafile, to, "claims address");
-    assert_eq!(db.cache().summary().pinned, 0);
+    assert_eq!(db.cache_summary().pinned, 0);
     assert_eq!(count(&s, "t2"), 300);
 }
 

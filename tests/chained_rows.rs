@@ -109,7 +109,7 @@ fn ten_kilobyte_rows_chain_and_read_back_exactly() {
     assert_eq!(int(&s, "SELECT COUNT(*) FROM big WHERE b LIKE 'b13:%' AND c LIKE '%ABCDEFG%'"), 1);
     // The last bytes of the last column, at the very end of the chain.
     assert_eq!(int(&s, "SELECT COUNT(*) FROM big WHERE c = RPAD('c20:', 1743, 'ABCDEFG')"), 1);
-    assert_eq!(db.cache().summary().pinned, 0);
+    assert_eq!(db.cache_summary().pinned, 0);
 }
 
 #[test]
@@ -403,7 +403,7 @@ fn rows_of_many_sizes_around_the_block_size_read_back() {
         );
         assert_eq!(row[2].to_string(), format!("w{id}"));
     }
-    assert_eq!(db.cache().summary().pinned, 0);
+    assert_eq!(db.cache_summary().pinned, 0);
 }
 
 /// Runs `sql` and turns a panic into an error message.

@@ -88,11 +88,11 @@ impl<T: Send + 'static> Readers<T> {
 /// Four sessions scan BIG (~3,000 blocks) through a 512-buffer cache, RUNS times each,
 /// and check every result and their consistent gets; returns the cache summary after all
 /// of them ended.
-fn concurrent_full_scans() -> lioscope::buffer::CacheSummary {
+fn concurrent_full_scans() -> lioscope::CacheSummary {
     let (_dir, db) = big_table();
     let s = db.session();
     let hwm = blocks_below_hwm(&s, "big") as u64;
-    let buffers = db.cache().summary().buffers as u64;
+    let buffers = db.cache_summary().buffers as u64;
     assert_eq!(buffers, 512);
     assert!(hwm > 5 * buffers, "the table ({hwm} blocks) is much larger than the cache ({buffers} buffers)");
     let expected_sum = BIG_ROWS * (BIG_ROWS + 1) / 2;
@@ -149,7 +149,7 @@ fn concurrent_full_scans() -> lioscope::buffer::CacheSummary {
     }
     eprintln!("{THREADS} threads x {RUNS} scans of {hwm} blocks in {:?}", started.elapsed());
     assert_eq!(total_gets, (THREADS * RUNS) as u64 * hwm);
-    let summary = db.cache().summary();
+    let summary = db.cache_summary();
     assert!(summary.cached_blocks <= summary.buffers);
     // v$sysstat sums every session, the ended ones included.
     let sysstat_gets = sysstat(&s, "consistent gets") as u64 - sysstat_before;
@@ -216,7 +216,7 @@ fn writer_and_readers(readers: usize, wide_rows: bool) -> (Vec<String>, u64) {
     }
     let (bad, scans) = readers.stop();
     assert_eq!(count_and_id_sum(&s, "w"), ids_up_to(BATCHES * BATCH));
-    assert_eq!(db.cache().summary().pinned, 0);
+    assert_eq!(db.cache_summary().pinned, 0);
     (bad, scans)
 }
 
@@ -293,7 +293,7 @@ fn concurrent_writers_to_one_table_and_to_different_tables() {
         }
     };
     check(&s);
-    assert_eq!(db.cache().summary().pinned, 0);
+    assert_eq!(db.cache_summary().pinned, 0);
     // No extent was handed to two segments: the file's allocated blocks are the header
     // extent plus every segment's blocks.
     let segment_blocks = int(&s, "SELECT SUM(blocks) FROM user_segments");
@@ -388,7 +388,7 @@ fn concurrent_misses_on_the_same_block_leave_no_pins() {
     }
     let (wrong, scans) = readers.stop();
     assert!(wrong.is_empty(), "scans of a 10-row table counted {wrong:?}");
-    let summary = db.cache().summary();
+    let summary = db.cache_summary();
     assert!(scans > 100, "{scans} scans");
     assert_eq!(summary.pinned, 0, "pins leaked after {scans} scans: {summary:?}");
 }
@@ -428,7 +428,7 @@ fn many_concurrent_multiblock_scans_share_a_small_cache() {
         .collect();
     let failures: Vec<String> = sessions.into_iter().flat_map(|h| h.join().unwrap()).collect();
     assert!(failures.is_empty(), "{} scans failed, first: {:?}", failures.len(), failures.first());
-    assert_eq!(db.cache().summary().pinned, 0);
+    assert_eq!(db.cache_summary().pinned, 0);
 }
 
 /// Sessions that SELECT from a one-block table over and over while another session
@@ -471,5 +471,5 @@ fn a_writer_of_a_block_that_readers_keep_busy_gets_it_and_waits_as_buffer_busy_w
     assert!(writer_waits > 0, "{updates} updates in {:?} and no buffer busy waits", started.elapsed());
     assert!(busy_waits("v$system_event", "") >= writer_waits);
     assert_eq!(count_and_id_sum(&s, "hot"), (ROWS, ROWS * (ROWS + 1) / 2));
-    assert_eq!(db.cache().summary().pinned, 0);
+    assert_eq!(db.cache_summary().pinned, 0);
 }

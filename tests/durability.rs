@@ -8,7 +8,7 @@
 mod common;
 
 use common::{exec, int, manual, scalar};
-use lioscope::storage::io::{Fault, FaultIo, FaultPlan, Io};
+use lioscope::io::{Fault, FaultIo, FaultPlan, Io};
 use lioscope::{Database, DatabaseOptions, Session};
 use std::path::Path;
 use std::sync::Arc;
@@ -250,23 +250,9 @@ fn recovery_replays_committed_work_that_never_reached_the_datafiles() {
 
 /// The valid redo of the newest sequence: (file, first byte after the last record).
 fn redo_tail(dir: &Path) -> (std::path::PathBuf, usize) {
-    let control: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("control.json")).unwrap()).unwrap();
-    let db_id = control["db_id"].as_u64().unwrap();
-    let mut newest = None;
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "log") {
-            let header = lioscope::redo::log::read_header(&path, db_id).unwrap();
-            if newest.as_ref().is_none_or(|(s, _)| header.seq > *s) {
-                newest = Some((header.seq, path));
-            }
-        }
-    }
-    let (seq, path) = newest.unwrap();
-    let end =
-        lioscope::redo::reader::scan(&[(seq, path.clone())], lioscope::redo::lsn(seq, 0), |_, _, _| Ok(())).unwrap();
-    (path, lioscope::redo::lsn_offset(end.end) as usize)
+    let newest = lioscope::redo_log::newest_log(dir).unwrap();
+    let end = newest.end() as usize;
+    (newest.path, end)
 }
 
 #[test]
@@ -388,20 +374,9 @@ fn an_index_split_cut_at_any_redo_record_leaves_a_tree_later_splits_keep_whole()
     io.cut_power();
     drop(db);
     // Every record boundary of the splits' redo.
-    let mut ends = Vec::new();
-    let control: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(base.join("control.json")).unwrap()).unwrap();
-    let db_id = control["db_id"].as_u64().unwrap();
-    let header = lioscope::redo::log::read_header(&log, db_id).unwrap();
-    lioscope::redo::reader::scan(
-        &[(header.seq, log.clone())],
-        lioscope::redo::lsn(header.seq, start as u64),
-        |_, end, _| {
-            ends.push(lioscope::redo::lsn_offset(end) as usize);
-            Ok(())
-        },
-    )
-    .unwrap();
+    let newest = lioscope::redo_log::newest_log(&base).unwrap();
+    assert_eq!(newest.path, log, "the inserts stayed in one log");
+    let ends: Vec<usize> = newest.record_ends.iter().map(|&e| e as usize).filter(|&e| e > start).collect();
     assert!(ends.len() > 20, "the inserts wrote {} records", ends.len());
     let (_, end) = redo_tail(&base);
     for &cut in &ends {

@@ -693,7 +693,7 @@ fn access_by_rowid_leaves_no_block_pinned() {
     exec(&s, "CREATE TABLE one_a_block (id NUMBER NOT NULL, pad VARCHAR2(100)) PCTFREE 99");
     exec(&s, "INSERT INTO one_a_block SELECT LEVEL, RPAD('x', 100, 'x') FROM dual CONNECT BY LEVEL <= 2000");
     exec(&s, "CREATE INDEX one_a_block_ix ON one_a_block (id)");
-    let pinned = || db.cache().summary().pinned;
+    let pinned = || db.cache_summary().pinned;
     let hint = "/*+ INDEX(t one_a_block_ix) */";
     assert_eq!(int(&s, &format!("SELECT {hint} COUNT(pad) FROM one_a_block t WHERE id > 0")), 2000);
     assert_eq!(pinned(), 0, "after a whole range");

@@ -119,11 +119,11 @@ fn explicit_close_checkpoint_and_a_lingering_session() {
     exec(&s, "INSERT INTO t SELECT LEVEL, 'v' || LEVEL FROM dual CONNECT BY LEVEL <= 500");
     // close() checkpoints: the files hold everything, no dirty buffer is left.
     db.close().unwrap();
-    assert_eq!(db.cache().summary().dirty, 0);
+    assert_eq!(db.cache_summary().dirty, 0);
     // The database is still usable after close().
     exec(&s, "INSERT INTO t SELECT LEVEL + 500, 'v' || (LEVEL + 500) FROM dual CONNECT BY LEVEL <= 500");
     exec(&s, "ALTER SYSTEM CHECKPOINT");
-    assert_eq!(db.cache().summary().dirty, 0);
+    assert_eq!(db.cache_summary().dirty, 0);
     exec(&s, "INSERT INTO t VALUES (1001, 'last')");
     // Dropping the Database handle while a session lives keeps it open.
     drop(db);
@@ -359,7 +359,7 @@ fn alter_system_multiblock_read_count_persists() {
 #[test]
 fn alter_system_db_cache_size_takes_effect_at_next_open() {
     let (_dir, db_dir, db) = temp_db(options(BS, "2M"));
-    assert_eq!(db.cache().summary().buffers, 1024);
+    assert_eq!(db.cache_summary().buffers, 1024);
     let s = db.session();
     exec(&s, "CREATE TABLE t (id INTEGER)");
     exec(&s, "INSERT INTO t SELECT LEVEL FROM dual CONNECT BY LEVEL <= 100");
@@ -370,7 +370,7 @@ fn alter_system_db_cache_size_takes_effect_at_next_open() {
     );
     // Deferred: this open keeps its cache and shows the value in use.
     assert_eq!(parameter(&s, "db_cache_size"), "2M");
-    assert_eq!(db.cache().summary().buffers, 1024);
+    assert_eq!(db.cache_summary().buffers, 1024);
     let r = exec(&s, "ALTER SYSTEM SET filesystemio_options = none");
     assert!(r.message.unwrap().contains("next opened"));
     drop(s);
@@ -383,18 +383,18 @@ fn alter_system_db_cache_size_takes_effect_at_next_open() {
         assert_eq!(scalar(&s, "SELECT isdefault FROM v$parameter WHERE name = 'db_cache_size'"), "FALSE");
         assert_eq!(scalar(&s, "SELECT issys_modifiable FROM v$parameter WHERE name = 'db_cache_size'"), "DEFERRED");
         assert_eq!(parameter(&s, "filesystemio_options"), "none");
-        assert_eq!(db.cache().summary().buffers, 3 * 1024 * 1024 / BS);
+        assert_eq!(db.cache_summary().buffers, 3 * 1024 * 1024 / BS);
         assert_eq!(count(&s, "t"), 100);
     }
     {
         // A parameter given when opening wins for that open only.
         let db = open(&db_dir, options(BS, "1M"));
         assert_eq!(parameter(&db.session(), "db_cache_size"), "1M");
-        assert_eq!(db.cache().summary().buffers, 512);
+        assert_eq!(db.cache_summary().buffers, 512);
     }
     let db = open(&db_dir, DatabaseOptions::default());
     assert_eq!(parameter(&db.session(), "db_cache_size"), "3M");
-    assert_eq!(db.cache().summary().buffers, 1536);
+    assert_eq!(db.cache_summary().buffers, 1536);
     // The block size was fixed at creation; options when opening do not change it.
     drop(db);
     let db = open(&db_dir, DatabaseOptions { block_size: 8192, ..Default::default() });

@@ -107,6 +107,6 @@ proptest! {
         exec(&me, "COMMIT");
         drop(me);
         prop_assert_eq!(contents(&other), working);
-        prop_assert_eq!(db.cache().summary().pinned, 0);
+        prop_assert_eq!(db.cache_summary().pinned, 0);
     }
 }

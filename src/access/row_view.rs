@@ -220,10 +220,6 @@ impl<'b> BlockBatch<'b> {
         self.starts.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.starts.is_empty()
-    }
-
     /// Row `i` of the batch.
     #[inline]
     pub fn row(&self, i: usize) -> BlockRow<'b> {

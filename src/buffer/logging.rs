@@ -77,10 +77,6 @@ impl BufferCache {
         let _ = self.redo.set(redo);
     }
 
-    /// The redo log, once attached.
-    pub fn redo(&self) -> Option<&Arc<RedoLog>> {
-        self.redo.get()
-    }
 
     /// What a write guard on the current version in buffer `index` (exclusively locked)
     /// keeps for its redo; `None` while no redo is made (recovery, tests of the cache).

@@ -109,7 +109,7 @@ mod versions;
 pub use arena::{Arena, BLOCK_ALIGN, PrePageState};
 pub use guard::{PinnedRun, ReadGuard, WriteGuard};
 pub use latch::LatchTotals;
-pub use versions::{CrVersion, MAX_VERSIONS};
+pub use versions::CrVersion;
 
 use crate::error::{Error, Result};
 use crate::stats::{SessionStats, Stat, WaitEvent};
@@ -1165,9 +1165,6 @@ impl<'c> PrefetchTarget<'c> {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 
     /// Starts loading the lines of bytes `from..to` of the buffer (clamped to it).
     #[inline]

@@ -244,6 +244,7 @@ impl BufferCache {
         }
     }
 
+    #[cfg(test)]
     /// Versions of `rdba` in the cache, current one included (for tests and views).
     pub fn version_count(&self, rdba: u32) -> usize {
         let (latch, bucket) = self.bucket_of(rdba);

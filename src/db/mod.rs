@@ -23,14 +23,14 @@ mod space;
 mod writer;
 
 pub use params::{
-    DB_BLOCK_SIZE as DB_BLOCK_SIZE_PARAMETER, Kind as ParameterKind, Modifiable, PARAMETERS, ParameterDef,
-    ParameterValues, parse_size,
+    DB_BLOCK_SIZE as DB_BLOCK_SIZE_PARAMETER, Kind as ParameterKind, Modifiable, PARAMETERS, ParameterValues,
+    parse_size,
 };
 pub(crate) use params::{lookup as lookup_parameter, validate as validate_parameter};
 pub use recovery::RecoveryReport;
 pub use session::{Cursor, ProgressFn, QueryResult, Session, StatementKind};
 
-use crate::buffer::BufferCache;
+use crate::buffer::{BufferCache, CacheSummary};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::redo::RedoLog;
@@ -369,9 +369,10 @@ impl Database {
         &self.inner.dir
     }
 
-    /// The buffer cache (for tests and tools that inspect it).
-    pub fn cache(&self) -> &BufferCache {
-        &self.inner.cache
+    /// The buffer cache's buffers now: how many, dirty, pinned (what `v$bh` shows row
+    /// by row).
+    pub fn cache_summary(&self) -> CacheSummary {
+        self.inner.cache.summary()
     }
 
     /// Checkpoints and writes the control file. Later use of this database is still

@@ -263,6 +263,7 @@ impl<'a> IndexBlock<'a> {
         lo
     }
 
+    #[cfg(test)]
     /// Checks that this is an index block of `object_id` whose offsets and lengths all
     /// lie within it; the error says what is wrong.
     pub fn check(&self, object_id: u32) -> Result<(), String> {

@@ -56,7 +56,6 @@ impl KeyBound {
 /// The qualifying entries of one leaf, in scan order.
 pub struct LeafEntries<'s> {
     block: &'s [u8],
-    rdba: u32,
     positions: &'s [u16],
 }
 
@@ -64,22 +63,16 @@ impl LeafEntries<'_> {
     pub fn len(&self) -> usize {
         self.positions.len()
     }
-    pub fn is_empty(&self) -> bool {
-        self.positions.is_empty()
-    }
     /// The key (encoded column values) of entry `i`.
     #[inline]
     pub fn key(&self, i: usize) -> &[u8] {
         IndexBlock(self.block).key(usize::from(self.positions[i]))
     }
+    #[cfg(test)]
     /// The row entry `i` points at.
     #[inline]
     pub fn rowid(&self, i: usize) -> RowId {
         IndexBlock(self.block).rowid(usize::from(self.positions[i]))
-    }
-    /// The leaf's block address.
-    pub fn rdba(&self) -> u32 {
-        self.rdba
     }
     /// The leaf a scan in key order (descending or not) reads after this one, if any:
     /// worth a prefetch hint, nothing more (it may split or go before the scan gets there).
@@ -188,11 +181,10 @@ impl<'c> IndexScan<'c> {
                 rowids.clear();
             }
             self.qualify(&leaf, boundary.as_deref(), rowids.as_deref_mut());
-            let rdba = leaf.rdba();
             self.current = Some(leaf);
             if !self.positions.is_empty() {
                 let block = self.current.as_deref().expect("just set");
-                return Ok(Some(LeafEntries { block, rdba, positions: &self.positions }));
+                return Ok(Some(LeafEntries { block, positions: &self.positions }));
             }
         }
     }
@@ -276,12 +268,12 @@ pub fn fast_full_scan(
     let runs = map.scan_runs(ctx.db.extent_blocks);
     let read_at_start = |rdba: u32| runs.iter().any(|r| (r.first..r.first + r.blocks).contains(&rdba));
     let mut positions = Vec::new();
-    let mut emit = |leaf: ReadGuard<'_>, rdba: u32, positions: &mut Vec<u16>| -> Result<(Flow, u32)> {
+    let mut emit = |leaf: ReadGuard<'_>, positions: &mut Vec<u16>| -> Result<(Flow, u32)> {
         let leaf = tree.consistent(ctx, leaf)?;
         let view = IndexBlock(&leaf);
         positions.clear();
         view.live_entries(0..view.count(), false, positions, None);
-        Ok((f(&LeafEntries { block: &leaf, rdba, positions })?, view.right()))
+        Ok((f(&LeafEntries { block: &leaf, positions })?, view.right()))
     };
     for run in &runs {
         let (mut at, end) = (run.first, run.first + run.blocks);
@@ -294,7 +286,7 @@ pub fn fast_full_scan(
                 let rdba = guard.rdba();
                 tree.check_read(ctx, &guard)?;
                 let mut right = if IndexBlock(&guard).is_leaf() {
-                    let (flow, right) = emit(guard, rdba, &mut positions)?;
+                    let (flow, right) = emit(guard, &mut positions)?;
                     if flow == Flow::Stop {
                         return Ok(());
                     }
@@ -312,7 +304,7 @@ pub fn fast_full_scan(
                     if read_at_start(leftmost_rdba) {
                         0
                     } else {
-                        let (flow, right) = emit(leftmost, leftmost_rdba, &mut positions)?;
+                        let (flow, right) = emit(leftmost, &mut positions)?;
                         if flow == Flow::Stop {
                             return Ok(());
                         }
@@ -327,7 +319,7 @@ pub fn fast_full_scan(
                     if !IndexBlock(&guard).is_leaf() {
                         return Err(tree.corrupt(ctx, right, "a sibling link of a leaf leads to a branch"));
                     }
-                    let (flow, next) = emit(guard, right, &mut positions)?;
+                    let (flow, next) = emit(guard, &mut positions)?;
                     if flow == Flow::Stop {
                         return Ok(());
                     }

@@ -295,6 +295,7 @@ impl<T: Copy + 'static> Stored<T> {
         Stored::Area(slice)
     }
 
+    #[cfg(test)]
     /// Whether the array is in the area.
     pub fn in_area(&self) -> bool {
         matches!(self, Stored::Area(_))

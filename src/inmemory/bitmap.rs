@@ -53,16 +53,12 @@ impl Bitmap {
         self.len
     }
 
-    /// Whether the bitmap covers no rows at all.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Rows selected.
     pub fn count_ones(&self) -> u64 {
         self.words.iter().map(|w| u64::from(w.count_ones())).sum()
     }
 
+    #[cfg(test)]
     /// Whether no row is selected.
     pub fn none_set(&self) -> bool {
         self.words.iter().all(|&w| w == 0)
@@ -78,12 +74,6 @@ impl Bitmap {
     pub fn set(&mut self, i: usize) {
         assert!(i < self.len, "row {i} is outside a bitmap of {} rows", self.len);
         self.words[i / 64] |= 1 << (i % 64);
-    }
-
-    /// Deselects row `i`; panics when `i >= len`.
-    pub fn clear(&mut self, i: usize) {
-        assert!(i < self.len, "row {i} is outside a bitmap of {} rows", self.len);
-        self.words[i / 64] &= !(1 << (i % 64));
     }
 
     /// Deselects every row.
@@ -115,6 +105,7 @@ impl Bitmap {
         self.words.iter_mut().zip(&other.words).for_each(|(w, o)| *w &= !o);
     }
 
+    #[cfg(test)]
     /// Adds the rows selected in `other` (union).
     pub fn or_with(&mut self, other: &Bitmap) {
         self.assert_same_len(other);

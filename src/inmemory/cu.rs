@@ -69,6 +69,7 @@ pub enum Packing {
 }
 
 impl Packing {
+    #[cfg(test)]
     /// The packing for a `MEMCOMPRESS` level such as `"FOR QUERY HIGH"` (case and spacing
     /// ignored, `MEMCOMPRESS` and `FOR` optional); `None` for a level Oracle does not have.
     pub fn for_memcompress(level: &str) -> Option<Packing> {
@@ -91,10 +92,15 @@ pub enum ColumnInput<'a> {
     Ints(&'a [Option<i64>]),
     /// Order-preserving byte keys (memcmp order is SQL order), one per row, `None` = NULL.
     /// Strings, dates and decimals arrive already encoded this way.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "population builds key units as rows arrive (KeyColumnBuilder); tests build them whole")
+    )]
     Keys(&'a [Option<&'a [u8]>]),
 }
 
 impl ColumnInput<'_> {
+    #[cfg(test)]
     /// Rows in the input.
     pub fn len(&self) -> usize {
         match self {
@@ -103,6 +109,7 @@ impl ColumnInput<'_> {
         }
     }
 
+    #[cfg(test)]
     /// Whether the input has no rows.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -169,6 +176,7 @@ pub enum CuPredicate {
 }
 
 impl CuPredicate {
+    #[cfg(test)]
     /// Whether a non-NULL `value` satisfies a comparison predicate, evaluated directly (the
     /// reference [`ColumnUnit::filter`] must agree with); `false` for `IsNull` and for a
     /// predicate of the other kind, `true` for `IsNotNull`.
@@ -332,6 +340,7 @@ impl ColumnUnit {
         ColumnUnit { rows, nulls, null_count, body: build_ints(values, packing, area) }
     }
 
+    #[cfg(test)]
     /// Rows in the unit, NULL or not.
     pub fn rows(&self) -> usize {
         self.rows
@@ -378,6 +387,7 @@ impl ColumnUnit {
         self.nulls.as_ref().is_some_and(|n| n.get(row))
     }
 
+    #[cfg(test)]
     /// The smallest and largest non-NULL values; `None` when every row is NULL.
     pub fn min_max(&self) -> Option<(CuValue<'_>, CuValue<'_>)> {
         match &self.body {
@@ -399,6 +409,7 @@ impl ColumnUnit {
         }
     }
 
+    #[cfg(test)]
     /// Row `row`'s integer; `None` when it is NULL or the unit holds keys.
     pub fn int(&self, row: usize) -> Option<i64> {
         match self.value(row) {
@@ -407,6 +418,7 @@ impl ColumnUnit {
         }
     }
 
+    #[cfg(test)]
     /// Row `row`'s key; `None` when it is NULL or the unit holds integers.
     pub fn key(&self, row: usize) -> Option<&[u8]> {
         match self.value(row) {
@@ -468,6 +480,7 @@ impl ColumnUnit {
         fold
     }
 
+    #[cfg(test)]
     /// Appends the values of `rows` to `out`, `None` for NULL. Panics if `rows` reaches
     /// beyond the unit.
     pub fn decode_range<'a>(&'a self, rows: Range<usize>, out: &mut Vec<Option<CuValue<'a>>>) {
@@ -484,6 +497,7 @@ impl ColumnUnit {
         }
     }
 
+    #[cfg(test)]
     /// ANDs into `selection` (which covers exactly the unit's rows) the rows where `pred`
     /// holds: comparisons never hold for NULL, `IsNull` / `IsNotNull` test the null bitmap.
     /// `isa` chooses the kernel; every [`Isa`] selects the same rows.
@@ -699,6 +713,7 @@ impl KeyColumnBuilder {
         self.key_bytes = 0;
     }
 
+    #[cfg(test)]
     /// Rows pushed, NULL or not.
     pub fn rows(&self) -> usize {
         self.rows.len()

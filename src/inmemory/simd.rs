@@ -67,6 +67,7 @@ impl Isa {
         *BEST.get_or_init(|| [Isa::Avx512, Isa::Avx2].into_iter().find(|isa| isa.is_supported()).unwrap_or(Isa::Scalar))
     }
 
+    #[cfg(test)]
     /// Every instruction set this CPU supports, slowest first.
     pub fn available() -> Vec<Isa> {
         [Isa::Scalar, Isa::Avx2, Isa::Avx512].into_iter().filter(|isa| isa.is_supported()).collect()

@@ -319,11 +319,6 @@ impl InMemoryStore {
         }
     }
 
-    /// Bytes the installed IMCUs take.
-    pub fn used(&self) -> u64 {
-        self.used.load(Ordering::Acquire)
-    }
-
     /// Records that the rows of block `rdba` of table `object_id` changed (the caller
     /// still holds the block exclusively): a scan takes them from the buffer cache from now
     /// on. Returns the journal's

@@ -32,8 +32,9 @@
 pub mod log;
 pub mod reader;
 pub mod record;
+pub mod inspect;
 
-pub use log::{LogStatus, RedoLog};
+pub use log::RedoLog;
 
 /// A log sequence number: `sequence << 32 | byte offset` in that sequence's file.
 pub type Lsn = u64;

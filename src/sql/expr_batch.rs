@@ -447,11 +447,6 @@ impl<'a> BatchRow<'a> {
         self.columns
     }
 
-    /// Whether the row has no columns.
-    pub fn is_empty(&self) -> bool {
-        self.columns == 0
-    }
-
     /// Column `c` as a cell.
     #[inline]
     pub fn cell(&self, c: usize) -> Cell<'a> {
@@ -473,6 +468,7 @@ impl<'a> BatchRow<'a> {
 }
 
 impl Cell<'_> {
+    #[cfg(test)]
     /// The cell as a value.
     #[inline]
     pub fn datum(&self) -> Datum<'_> {
@@ -537,6 +533,7 @@ impl BatchProjection {
         self.fallback[i]
     }
 
+    #[cfg(test)]
     /// The value of expression `column` for row `i` of the last batch (not a fallback
     /// row), where `input` is the batch's input.
     #[inline]
@@ -555,11 +552,6 @@ impl BatchProjection {
     /// The number of expressions.
     pub fn len(&self) -> usize {
         self.columns.len()
-    }
-
-    /// Whether the projection has no expressions.
-    pub fn is_empty(&self) -> bool {
-        self.columns.is_empty()
     }
 }
 

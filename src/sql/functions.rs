@@ -148,6 +148,7 @@ impl RandomState {
         mix64(self.state)
     }
 
+    #[cfg(test)]
     /// A number in [0, 1) with 53 random bits.
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64

@@ -50,7 +50,8 @@ use sqlparser::dialect::OracleDialect;
 use sqlparser::parser::Parser;
 use std::time::Instant;
 
-pub use row_source_stats::PlanStatistics;
+pub use plan::Estimate;
+pub use row_source_stats::{PlanStatistics, RowSourceLine};
 
 /// A statement's text without surrounding blanks and a trailing `;`: what runs, and what
 /// `v$sql` tells statements apart by.

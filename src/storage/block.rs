@@ -360,6 +360,7 @@ struct PlacedPiece {
 pub struct DataBlockMut<'a>(pub &'a mut [u8]);
 
 impl DataBlockMut<'_> {
+    #[cfg(test)]
     /// Formats an empty data block with `itl_slots` ITL slots.
     pub fn format(&mut self, rdba: u32, object_id: u32, itl_slots: u8) {
         self.0.fill(0);
@@ -533,6 +534,7 @@ impl DataBlockMut<'_> {
         (self.0.len() - DataBlock(self.0).directory_end()).saturating_sub(used)
     }
 
+    #[cfg(test)]
     /// Moves every stored piece up to the end of the block, in the order they lie, without
     /// gaps but for the rooms `kept` keeps: the space left by pieces that moved or were
     /// emptied, and the unused room of the other pieces, becomes free space again. Slots

@@ -28,8 +28,6 @@ const OFF_ITL_COUNT: usize = 24;
 
 /// The transaction's commit is known and stamped: the slot is cleaned out.
 pub const ITL_COMMITTED: u8 = 0x80;
-/// `commit_scn` is an upper bound taken from a reused transaction-table slot.
-pub const ITL_UPPER_BOUND: u8 = 0x40;
 
 /// One decoded ITL slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -34,20 +34,9 @@ pub fn read_json<T: serde::de::DeserializeOwned>(dir: &Path, name: &str, what: &
     serde_json::from_str(&text).map_err(|e| not_db(format!("{name} is not {what}: {e}")))
 }
 
-/// Replaces the JSON document at `path` with `value`, atomically (see [`write_atomically`]).
-pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
-    write_json_with(&io::OsIo, path, value)
-}
-
-/// [`write_json`] through the I/O layer `io` (a database's own documents).
+/// Replaces the JSON document at `path` with `value` through the I/O layer `io`,
+/// atomically ([`io::Io::replace`]).
 pub fn write_json_with<T: serde::Serialize>(io: &dyn io::Io, path: &Path, value: &T) -> Result<()> {
     let text = serde_json::to_string_pretty(value).unwrap_or_else(|e| panic!("{} serialises: {e}", path.display()));
     io.replace(path, text.as_bytes())
-}
-
-/// Replaces `path` with `contents` so that a crash leaves either the old or the new file:
-/// writes a temporary file beside it, syncs it, renames it over `path`, then syncs the
-/// directory so that the rename itself survives a crash.
-pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
-    io::Io::replace(&io::OsIo, path, contents)
 }

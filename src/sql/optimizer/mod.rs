@@ -107,8 +107,7 @@ impl AccessPath {
 #[derive(Debug, Clone)]
 pub struct Decision {
     pub path: AccessPath,
-    /// Rows the table holds, and rows expected after the whole WHERE clause.
-    pub table_rows: f64,
+    /// Rows expected after the whole WHERE clause.
     pub rows: f64,
     pub notes: Vec<String>,
 }
@@ -189,7 +188,7 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
         };
         match chosen {
             Some(path) => {
-                return Decision { path, table_rows: facts.rows, rows, notes: with_ignored(notes, hints) };
+                return Decision { path, rows, notes: with_ignored(notes, hints) };
             }
             None => notes.push(format!("hint not used: {} ({})", h.text, why_not(h, query, indexes))),
         }
@@ -204,7 +203,7 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
         .into_iter()
         .min_by(|a, b| with_sort(a).total_cmp(&with_sort(b)))
         .expect("the full scan is always a candidate");
-    Decision { path: best, table_rows: facts.rows, rows, notes: with_ignored(notes, hints) }
+    Decision { path: best, rows, notes: with_ignored(notes, hints) }
 }
 
 fn with_ignored(mut notes: Vec<String>, hints: &Hints) -> Vec<String> {

@@ -98,6 +98,7 @@ impl IndexFacts {
         }
     }
 
+    #[cfg(test)]
     /// Figures given directly (tests).
     pub fn fixed(blevel: u32, leaf_blocks: f64, clustering_factor: f64, num_rows: f64) -> IndexFacts {
         IndexFacts { blevel, leaf_blocks, clustering_factor, num_rows, table_rows: num_rows }

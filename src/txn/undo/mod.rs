@@ -66,7 +66,7 @@ mod tests;
 
 pub use header::TXN_SLOTS;
 pub use stats::UndoStats;
-pub use tablespace::{UNDO_FILE_NAME, UNDO_FILE_NO, create as create_tablespace, segment_name};
+pub use tablespace::{UNDO_FILE_NO, create as create_tablespace, segment_name};
 
 use super::{TxnStatus, Uba, Xid};
 use crate::access::AccessContext;
@@ -195,6 +195,7 @@ impl Undo {
         })
     }
 
+    #[cfg(test)]
     /// Undo segments in the tablespace.
     pub fn segment_count(&self) -> u16 {
         self.segments.len() as u16

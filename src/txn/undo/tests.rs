@@ -3,6 +3,7 @@
 //! growth and extent stealing, persistence, the fixed layout's conversion, and
 //! concurrent transactions.
 
+use super::tablespace::UNDO_FILE_NAME;
 use super::*;
 use crate::access::AccessContext;
 use crate::db::{Database, DatabaseOptions, Session};

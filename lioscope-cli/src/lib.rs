@@ -1,0 +1,18 @@
+//! The `lioscope` command: `create`, `shell` and `sql` (here), `lab` and `bench` (from
+//! lioscope-lab). Everything here goes through the engine's public API (`Database`,
+//! `Session`), as any embedding program would.
+//!
+//! The shell and `lioscope sql` share one runner: `script` splits text into statements,
+//! `sqlplus` reads the SQL*Plus commands among them, `runner` runs both (with
+//! `statement` for SQL, `variables` for bind variables, `autotrace` and `format` for what
+//! is printed, `output` for where).
+
+pub mod autotrace;
+pub mod format;
+pub mod output;
+pub mod runner;
+pub mod script;
+pub mod shell;
+pub mod sqlplus;
+pub mod statement;
+pub mod variables;

@@ -1,0 +1,200 @@
+//! The `lioscope` command.
+
+use clap::{Parser, Subcommand};
+use lioscope::{Database, DatabaseOptions};
+use lioscope_cli::format::OutputFormat;
+use lioscope_cli::output::Output;
+use lioscope_cli::runner::{Flow, ScriptRunner};
+use lioscope_cli::sqlplus::OnError;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// lioscope: an embeddable database engine whose every cost is visible.
+#[derive(Parser)]
+#[command(name = "lioscope", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a new database in DIR.
+    Create {
+        dir: PathBuf,
+        /// Block size in bytes: 2048, 4096, 8192, 16384 or 32768.
+        #[arg(long, default_value_t = 8192)]
+        block_size: usize,
+        /// Uniform extent size in bytes (K, M, G suffixes allowed).
+        #[arg(long, default_value = "1M")]
+        extent_size: String,
+        /// A parameter for the new database, NAME=VALUE (repeatable): those fixed at
+        /// creation such as log_file_size or undo_tablespace_size, or any other.
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+    },
+    /// Interactive SQL shell on the database in DIR (created if it does not exist). A
+    /// failed statement is reported and the shell goes on (WHENEVER SQLERROR CONTINUE);
+    /// HELP lists the SQL*Plus commands.
+    Shell {
+        dir: PathBuf,
+        /// Buffer cache size for this open (e.g. 512M, 2G).
+        #[arg(long)]
+        db_cache_size: Option<String>,
+    },
+    /// Run a script of SQL and SQL*Plus commands (SET, PROMPT, @, VARIABLE, EXEC, PRINT,
+    /// WHENEVER SQLERROR, EXIT; see HELP in the shell). At the first error (printed on
+    /// stderr with its line) it rolls back and exits with status 1 (WHENEVER SQLERROR
+    /// EXIT FAILURE) unless the script says WHENEVER SQLERROR CONTINUE; at the end it
+    /// commits.
+    Sql {
+        dir: PathBuf,
+        /// Statements separated by ';' (error lines count from the text's first line).
+        #[arg(short = 'c', long = "command", conflicts_with = "file")]
+        command: Option<String>,
+        /// A script file of statements separated by ';'.
+        #[arg(short = 'f', long = "file")]
+        file: Option<PathBuf>,
+        /// How results are printed.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        format: OutputFormat,
+        /// Buffer cache size for this open (e.g. 512M, 2G).
+        #[arg(long)]
+        db_cache_size: Option<String>,
+    },
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+    /// Experiments of the lab.
+    Lab {
+        #[command(subcommand)]
+        which: LabCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum LabCommand {
+    /// The cost of consistent reads: full scans beside another session's uncommitted updates.
+    Cr(lioscope_lab::cr::CrOptions),
+    /// The cost of a row by access path (index with bad and good clustering factor, full
+    /// scan, in-memory scans), with performance counters.
+    Scan(lioscope_lab::scan::ScanOptions),
+    /// Logical reads per second, SLOB-style: 1..2×CPUs sessions each reading random index
+    /// ranges of its own cached table; the scaling factor and %steal.
+    Lio(lioscope_lab::lio::LioOptions),
+    /// Cores against threads: 1..2×CPUs CPU-bound workers launched at once, wall time by
+    /// load level, the knee, and utilization by threads and by cores.
+    Cpu(lioscope_lab::cpu::CpuOptions),
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Load the customers table and measure cached and cold full scans.
+    Scan(lioscope_lab::bench::ScanBenchOptions),
+    /// Index range scans through every row of the customers table, by an index with a
+    /// good and one with a bad clustering factor; index build speed.
+    Index(lioscope_lab::bench::BenchOptions),
+    /// The in-memory column store: population speed by worker count and MEMCOMPRESS
+    /// level (optionally of migrated rows), and in-memory full scans beside row-store ones.
+    Inmemory(lioscope_lab::bench::inmemory::InMemoryBenchOptions),
+    /// Commits per second: 1..8 sessions each updating one row and committing in a loop;
+    /// `log file sync` waits and the commits each redo write covers (group commit).
+    Commits(lioscope_lab::bench::commits::CommitBenchOptions),
+}
+
+fn options(db_cache_size: Option<String>) -> DatabaseOptions {
+    let parameters = db_cache_size.map(|s| vec![("db_cache_size".to_owned(), s)]).unwrap_or_default();
+    DatabaseOptions { parameters, ..Default::default() }
+}
+
+/// Runs a command; the exit status it asks for (EXIT n in a script or the shell).
+fn run(cli: Cli) -> lioscope::Result<u8> {
+    match cli.command {
+        Command::Create { dir, block_size, extent_size, set } => {
+            let extent_size = lioscope::parse_size(&extent_size).ok_or_else(|| lioscope::Error::InvalidParameter {
+                name: "--extent-size".into(),
+                message: format!("'{extent_size}' is not a size"),
+            })? as usize;
+            let parameters = set
+                .iter()
+                .map(|p| match p.split_once('=') {
+                    Some((name, value)) => Ok((name.trim().to_owned(), value.trim().to_owned())),
+                    None => Err(lioscope::Error::InvalidParameter {
+                        name: "--set".into(),
+                        message: format!("'{p}' is not NAME=VALUE"),
+                    }),
+                })
+                .collect::<lioscope::Result<Vec<_>>>()?;
+            Database::create(&dir, DatabaseOptions { block_size, extent_size, parameters, ..Default::default() })?
+                .close()?;
+            println!("Database created in {}.", dir.display());
+            Ok(0)
+        }
+        Command::Shell { dir, db_cache_size } => {
+            let db = Database::open_or_create(&dir, options(db_cache_size))?;
+            let status = lioscope_cli::shell::run(&db)?;
+            db.close()?;
+            Ok(status)
+        }
+        Command::Sql { dir, command, file, format, db_cache_size } => {
+            type RunScript = Box<dyn FnOnce(&mut ScriptRunner) -> lioscope::Result<Flow>>;
+            let run_script: RunScript = match (command, file) {
+                (Some(text), _) => Box::new(move |runner| Ok(runner.run_command_text(&text))),
+                (None, Some(file)) => Box::new(move |runner| runner.run_file(&file)),
+                (None, None) => {
+                    return Err(lioscope::Error::InvalidParameter {
+                        name: "sql".into(),
+                        message: "give -c STATEMENTS or -f FILE".into(),
+                    });
+                }
+            };
+            let db = Database::open(&dir, options(db_cache_size))?;
+            let session = db.session();
+            let mut runner = ScriptRunner::new(&session, format, Output::terminal(), OnError::EXIT_FAILURE);
+            let flow = run_script(&mut runner)?;
+            let status = match flow {
+                Flow::Continue => runner.finish().map(|()| 0)?,
+                Flow::Exit(status) => status,
+            };
+            drop(runner);
+            drop(session);
+            db.close()?;
+            Ok(status)
+        }
+        Command::Bench { which } => bench(which).map(|()| 0),
+        Command::Lab { which } => lab(which).map(|()| 0),
+    }
+}
+
+fn bench(which: BenchCommand) -> lioscope::Result<()> {
+    match which {
+        BenchCommand::Scan(opts) => lioscope_lab::bench::run(&opts),
+        BenchCommand::Index(opts) => lioscope_lab::bench::index::run(&opts),
+        BenchCommand::Inmemory(opts) => lioscope_lab::bench::inmemory::run(&opts),
+        BenchCommand::Commits(opts) => lioscope_lab::bench::commits::run(&opts).map(|_| ()),
+    }
+}
+
+fn lab(which: LabCommand) -> lioscope::Result<()> {
+    match which {
+        LabCommand::Cr(opts) => lioscope_lab::cr::run(&opts),
+        LabCommand::Scan(opts) => match &opts.callgrind_child {
+            Some(path) => lioscope_lab::scan::run_callgrind_child(&opts, path),
+            None => lioscope_lab::scan::run(&opts).map(|_| ()),
+        },
+        LabCommand::Lio(opts) => lioscope_lab::lio::run(&opts).map(|_| ()),
+        LabCommand::Cpu(opts) => lioscope_lab::cpu::run(&opts).map(|_| ()),
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(status) => ExitCode::from(status),
+        Err(e) => {
+            eprintln!("lioscope: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! `lab scan` end to end at a small size: the six paths in the source's order under their
+//! plain names, every row visited by each measured path, the figures checked against the
+//! engine's own statistics (the full scan's logical reads are the table's blocks below
+//! the high-water mark; the in-memory scans read no block but the segment header), the
+//! compressed-block path reported as not implemented with no figure, and a hardware
+//! figure either measured or `null` with the kernel's reason beside it.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use common::*;
+use lioscope_lab::scan::{ScanOptions, run};
+use serde_json::Value;
+
+const ROWS: u64 = 20_000;
+
+#[test]
+fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db_dir, out) = (dir.path().join("db"), dir.path().join("out"));
+    let opts = ScanOptions {
+        rows: ROWS,
+        repeat: 2,
+        out: Some(out.clone()),
+        db: Some(db_dir.clone()),
+        instructions: lioscope_lab::scan::InstructionSource::Perf,
+        callgrind_child: None,
+        lioscope_exe: None,
+    };
+    run(&opts).expect("runs");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(out.join("scan.json")).unwrap()).unwrap();
+    let csv = std::fs::read_to_string(out.join("scan.csv")).unwrap();
+    assert!(csv.starts_with("path,status,figure,median,min,max,derivation"));
+
+    let paths = report["paths"].as_array().unwrap();
+    let names: Vec<&str> = paths.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "INDEX_BAD_CF",
+            "INDEX_GOOD_CF",
+            "FULL_BUFFER_CACHE",
+            "INMEMORY_PREDICATE",
+            "INMEMORY_NO_PREDICATE",
+            "COMPRESSED_BLOCKS"
+        ]
+    );
+    let figure = |p: &Value, key: &str| p["figures"][key]["median"].as_f64();
+    for p in &paths[..5] {
+        assert_eq!(p["status"], "measured", "{}", p["name"]);
+        assert_eq!(figure(p, "rows"), Some(ROWS as f64), "{}: every row", p["name"]);
+        assert_eq!(p["samples"].as_array().unwrap().len(), 2);
+        for key in ["cpu_ms", "elapsed_ms", "logical_reads", "logical_reads_per_row"] {
+            assert!(figure(p, key).is_some(), "{}: {key}", p["name"]);
+        }
+        // Hardware figures: measured, or null with the reason listed.
+        for (key, counter) in
+            [("instructions", "instructions"), ("cycles", "cycles"), ("branch_misses", "branch-misses")]
+        {
+            if p["figures"][key].is_null() {
+                let why = report["counters_unavailable"][counter].as_str().unwrap_or_default();
+                assert!(why.contains("not available on this machine"), "{}: {key} null without a reason", p["name"]);
+            }
+        }
+    }
+    let compressed = &paths[5];
+    assert_eq!(compressed["status"], "not yet implemented in lioscope");
+    assert!(compressed["figures"].as_object().unwrap().values().all(Value::is_null));
+    assert!(compressed["samples"].as_array().unwrap().is_empty());
+
+    // The engine's own statistics: the full scan reads every block below the HWM once.
+    let db = open(&db_dir, options(8192, "64M"));
+    let s = db.session();
+    let below_hwm: f64 =
+        scalar(&s, "SELECT blocks_below_hwm FROM user_segments WHERE segment_name = 'CUSTOMERS'").parse().unwrap();
+    assert_eq!(figure(&paths[2], "logical_reads"), Some(below_hwm), "FULL scan logical reads = blocks below the HWM");
+    for p in &paths[3..5] {
+        assert_eq!(figure(p, "logical_reads"), Some(1.0), "{}: the segment header only", p["name"]);
+        assert_eq!(figure(p, "im_scan_rows"), Some(ROWS as f64), "{}", p["name"]);
+    }
+    // The bad clustering factor visits a block a row; the good one pins it across rows.
+    assert!(figure(&paths[0], "logical_reads").unwrap() > ROWS as f64);
+    assert!(figure(&paths[1], "buffer_is_pinned_count").unwrap() > ROWS as f64 / 2.0);
+    assert!(report["environment"]["logical_cpus"].as_u64().unwrap() >= 1);
+    assert_eq!(report["parameters"]["rows"], ROWS, "the table's rows");
+    assert!(report["callgrind_calibration"].is_null(), "callgrind did not run");
+    assert!(report["derivations"]["instructions_per_row"].as_str().unwrap().contains("rows"));
+    // The HTML report: the source document's six charts, each drawn by a browser.
+    let charts = charts_drawn_by_chromium(&out.join("scan.html"));
+    assert_eq!(charts.len(), 6);
+    assert!(charts.iter().all(|c| c.width >= 400 && c.marks >= 20), "{charts:?}");
+}
+
+/// With `--instructions callgrind`, each measured path is counted again in a child under
+/// callgrind with collection only around the statement's execution: twice the rows take
+/// about twice the instructions (the load and the population, outside, are not counted),
+/// and the report says where its instructions came from.
+#[test]
+fn callgrind_counts_only_the_statements_execution() {
+    if std::process::Command::new("valgrind").arg("--version").output().is_err() {
+        panic!("valgrind is needed for this test (./test.sh installs it)");
+    }
+    let count = |rows: u64| {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = ScanOptions {
+            rows,
+            repeat: 1,
+            out: None,
+            db: Some(dir.path().join("db")),
+            instructions: lioscope_lab::scan::InstructionSource::Callgrind,
+            callgrind_child: None,
+            lioscope_exe: Some(env!("CARGO_BIN_EXE_lioscope").into()),
+        };
+        let report = serde_json::to_value(run(&opts).expect("runs")).unwrap();
+        assert_eq!(report["instructions"], "callgrind");
+        assert!(report["derivations"]["instructions_callgrind"].as_str().unwrap().contains("toggle-collect"));
+        let full = &report["paths"][2];
+        assert_eq!(full["name"], "FULL_BUFFER_CACHE");
+        assert!(report["paths"][5]["figures"]["instructions_callgrind"].is_null(), "nothing for a missing path");
+        // The method itself: a loop of known length counts what it executes.
+        let calibration = &report["callgrind_calibration"];
+        let (expected, counted) = (
+            calibration["expected_instructions"].as_f64().unwrap(),
+            calibration["counted_instructions"].as_f64().unwrap(),
+        );
+        assert_eq!(expected, 2_000_000.0);
+        let tolerance = lioscope_lab::callgrind::CALIBRATION_TOLERANCE;
+        assert!((counted - expected).abs() <= expected * tolerance, "counted {counted} of {expected}");
+        full["figures"]["instructions_callgrind"]["median"].as_f64().unwrap()
+    };
+    let (small, large) = (count(10_000), count(20_000));
+    let ratio = large / small;
+    assert!((1.6..2.2).contains(&ratio), "instructions {small} for 10,000 rows, {large} for 20,000: ratio {ratio}");
+}

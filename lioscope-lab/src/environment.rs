@@ -1,0 +1,57 @@
+//! What machine an experiment ran on, for its report: CPU model, sockets, cores and
+//! threads per core (sysfs, then /proc/cpuinfo), the kernel release, the hypervisor
+//! (the CPU's `hypervisor` flag and /sys/hypervisor/type, or the DMI vendor), and
+//! lioscope's version. A figure no source reports is `null`, never guessed.
+
+use lioscope::stats::osstat;
+
+/// The machine an experiment ran on.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Environment {
+    pub cpu_model: Option<String>,
+    pub logical_cpus: u32,
+    pub cores: u32,
+    pub sockets: u32,
+    pub threads_per_core: u32,
+    /// CPUs this process may run on (affinity and cgroup quota).
+    pub usable_cpus: usize,
+    pub kernel: Option<String>,
+    /// "none" when the CPU does not report running under one.
+    pub hypervisor: Option<String>,
+    pub lioscope_version: &'static str,
+}
+
+fn read(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}
+
+impl Environment {
+    pub fn read() -> Environment {
+        let topology = osstat::read_topology();
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let flagged =
+            cpuinfo.lines().any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
+        let hypervisor = if cpuinfo.is_empty() {
+            None
+        } else if flagged {
+            Some(
+                read("/sys/hypervisor/type")
+                    .or_else(|| read("/sys/class/dmi/id/sys_vendor"))
+                    .unwrap_or_else(|| "present (type not reported)".to_owned()),
+            )
+        } else {
+            Some("none".to_owned())
+        };
+        Environment {
+            cpu_model: topology.model_name,
+            logical_cpus: topology.logical_cpus,
+            cores: topology.cores,
+            sockets: topology.sockets,
+            threads_per_core: topology.threads_per_core,
+            usable_cpus: osstat::usable_cpus(),
+            kernel: read("/proc/sys/kernel/osrelease"),
+            hypervisor,
+            lioscope_version: env!("CARGO_PKG_VERSION"),
+        }
+    }
+}

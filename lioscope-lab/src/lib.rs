@@ -1,0 +1,30 @@
+//! The lab: the source experiments reproduced on lioscope, their data sets, and the
+//! measuring and statistics they share, and the benchmarks. Everything here uses the
+//! engine's public API only.
+//!
+//! - [`bench`](mod@bench): the benchmarks of the engine's core, indexes, in-memory scans and commits.
+//! - [`customers`]: the SH.CUSTOMERS-shaped table of the engine benchmark.
+//! - [`cpu`]: cores against threads: wall time of 1..N CPU-bound workers launched at once.
+//! - [`cr`]: the cost of consistent reads (full scans beside uncommitted updates).
+//! - [`lio`]: logical reads per second by sessions, SLOB-style.
+//! - [`scan`]: the cost of a row by access path, with performance counters, or
+//!   instructions counted by callgrind ([`callgrind`]).
+//! - [`levels`]: what `lio` and `cpu` share: load levels, sessions started at once with
+//!   /proc/stat read around them, a level's figures over its runs.
+//! - [`environment`], [`progress`]: the machine a report comes from; a progress bar.
+//! - [`report`]: the terminal tables, the CSV files and the HTML page with SVG charts.
+//! - [`sample`], [`stats`]: measuring a statement; medians and Kruskal-Wallis tests.
+
+pub mod bench;
+pub mod callgrind;
+pub mod cpu;
+pub mod cr;
+pub mod customers;
+pub mod environment;
+pub mod levels;
+pub mod lio;
+pub mod progress;
+pub mod report;
+pub mod sample;
+pub mod scan;
+pub mod stats;

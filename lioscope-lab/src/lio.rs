@@ -1,0 +1,388 @@
+//! `lioscope lab lio`: logical reads per second, SLOB-style, after the source experiment
+//! that ran SLOB's cached reader with 1 to 8 sessions on 2 cores of 2 threads each.
+//!
+//! Each session owns a table `cfK` of one row per block (PCTFREE 99) with an index on
+//! `custid` 1..rows, all of it cached. One operation reads a random range of WORK_UNIT
+//! rows through the index:
+//!
+//! ```text
+//! SELECT /*+ INDEX(cf cfK_ix) */ COUNT(c2) FROM cfK cf WHERE custid > :lo AND custid <= :hi
+//! ```
+//!
+//! with `:hi = :lo + WORK_UNIT`. As SLOB's PL/SQL does, each session prepares the
+//! statement once and runs it with new bind values: the plan is made once, and each
+//! operation's cost is its logical reads.
+//!
+//! For each load level (1..2×CPUs sessions by default) every session runs operations
+//! for a fixed time, all started at once. A level's figures, as the source document's
+//! table: logical reads per second in all and per session, the scaling factor against
+//! one session, DB CPU and DB time per second, and the machine's %user, %sys, %idle and
+//! %steal from /proc/stat over the step. Each figure is the median of `--repeat` runs,
+//! with min and max; every derivation travels with the report. Only the public Session
+//! API is used: logical reads are each session's `session logical reads`.
+
+use super::sample;
+use super::stats::Spread;
+use lioscope::stats::osstat::{self, CpuTimes};
+use lioscope::stats::{Stat, TimeModel};
+use lioscope::types::Datum;
+use lioscope::{Database, DatabaseOptions, Error, Result, Session};
+use rand::{Rng, SeedableRng, rngs::SmallRng};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Options of the experiment.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LioOptions {
+    /// Rows (and blocks) of each session's table (the source document's SLOB scale was
+    /// 64,000 blocks a schema).
+    #[arg(long, default_value_t = 10_000)]
+    pub rows: u64,
+    /// Rows each operation reads through the index (SLOB's WORK_UNIT).
+    #[arg(long, default_value_t = 64)]
+    pub work_unit: u64,
+    /// Load levels: how many sessions run at once, e.g. `1,2,4` (default 1 to 2 × the
+    /// usable CPUs).
+    #[arg(long, value_delimiter = ',')]
+    pub sessions: Vec<usize>,
+    /// Seconds each load level runs (the source document ran 600).
+    #[arg(long, default_value_t = 4.0)]
+    pub seconds: f64,
+    /// Runs of each load level (the median is reported, with min and max).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Directory for the report: lio.json, lio.csv and lio.html.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// An existing database to run in (its cf tables are used when they are there);
+    /// default: a fresh one in a temporary directory.
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+}
+
+/// One session's part of a run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SessionRun {
+    pub executions: u64,
+    pub logical_reads: u64,
+    pub physical_reads: u64,
+    pub db_cpu_s: f64,
+    pub db_time_s: f64,
+}
+
+/// One run of a load level.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LioRun {
+    pub sessions: usize,
+    pub elapsed_s: f64,
+    pub per_session: Vec<SessionRun>,
+    /// The machine's CPU over the run, from /proc/stat (`None` where it is unreadable).
+    pub user_pct: Option<f64>,
+    pub sys_pct: Option<f64>,
+    pub idle_pct: Option<f64>,
+    pub steal_pct: Option<f64>,
+}
+
+impl LioRun {
+    fn total(&self, f: impl Fn(&SessionRun) -> f64) -> f64 {
+        self.per_session.iter().map(f).sum()
+    }
+
+    /// The figure `key` of this run (see [`FIGURES`]); `None` where not available.
+    fn figure(&self, key: &str) -> Option<f64> {
+        let per_second = |v: f64| v / self.elapsed_s;
+        let lio = self.total(|s| s.logical_reads as f64);
+        let executions = self.total(|s| s.executions as f64);
+        match key {
+            "liops" => Some(per_second(lio)),
+            "liops_per_session" => Some(per_second(lio) / self.sessions as f64),
+            "executions_per_s" => Some(per_second(executions)),
+            "logical_reads_per_execution" => (executions > 0.0).then(|| lio / executions),
+            "db_cpu_per_s" => Some(per_second(self.total(|s| s.db_cpu_s))),
+            "db_time_per_s" => Some(per_second(self.total(|s| s.db_time_s))),
+            "physical_reads" => Some(self.total(|s| s.physical_reads as f64)),
+            "user_pct" => self.user_pct,
+            "sys_pct" => self.sys_pct,
+            "idle_pct" => self.idle_pct,
+            "steal_pct" => self.steal_pct,
+            _ => None,
+        }
+    }
+}
+
+/// The figures of a load level, in report order, and how each is derived.
+pub const FIGURES: [(&str, &str); 11] = [
+    ("liops", "sum over the sessions of the delta of 'session logical reads' / elapsed seconds"),
+    ("liops_per_session", "liops / sessions"),
+    ("executions_per_s", "operations (statements) run by all sessions / elapsed seconds"),
+    ("logical_reads_per_execution", "sum of logical reads / sum of operations"),
+    ("db_cpu_per_s", "sum of the sessions' DB CPU (thread CPU clock) / elapsed seconds"),
+    ("db_time_per_s", "sum of the sessions' DB time (wall clock inside their calls) / elapsed seconds"),
+    ("physical_reads", "sum of the delta of 'physical reads' (0 when every block was cached)"),
+    ("user_pct", "/proc/stat: (user + nice) ticks / all ticks over the run, every CPU"),
+    ("sys_pct", "/proc/stat: (system + irq + softirq) ticks / all ticks"),
+    ("idle_pct", "/proc/stat: (idle + iowait) ticks / all ticks"),
+    ("steal_pct", "/proc/stat: steal ticks / all ticks (time the hypervisor ran something else)"),
+];
+
+/// The scaling factor's derivation (it compares medians, so it is not a per-run figure).
+pub const FACTOR: &str = "median liops at this level / median liops with one session";
+
+/// A figure over the runs: median, min, max.
+pub type Figure = Spread;
+
+/// One load level's figures and runs.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Level {
+    pub sessions: usize,
+    pub figures: BTreeMap<&'static str, Option<Figure>>,
+    /// [`FACTOR`]; `None` when no one-session level ran.
+    pub factor: Option<f64>,
+    pub runs: Vec<LioRun>,
+}
+
+/// The whole report, as lio.json holds it.
+#[derive(Debug, serde::Serialize)]
+pub struct LioReport {
+    pub experiment: &'static str,
+    pub environment: super::environment::Environment,
+    pub parameters: BTreeMap<&'static str, serde_json::Value>,
+    pub derivations: BTreeMap<&'static str, &'static str>,
+    pub levels: Vec<Level>,
+}
+
+/// Runs the experiment, prints its table and writes the report files.
+pub fn run(opts: &LioOptions) -> Result<LioReport> {
+    let levels = load_levels(opts)?;
+    let most = levels.iter().copied().max().unwrap_or(1);
+    let (dir, _tmp) = sample::work_dir(opts.db.as_deref(), "lab-lio")?;
+    // Every block of every table cached, with room for the indexes and the undo.
+    let cache = (most as u64)
+        .checked_mul(opts.rows)
+        .and_then(|blocks| blocks.checked_mul(9000))
+        .and_then(|bytes| bytes.checked_add(64 << 20))
+        .ok_or_else(|| Error::InvalidParameter {
+            name: "--rows".into(),
+            message: format!("{} rows for each of {most} sessions need more memory than can be addressed", opts.rows),
+        })?
+        .max(128 << 20);
+    let parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
+    let db = Database::open_or_create(&dir, DatabaseOptions { parameters, ..Default::default() })?;
+    let progress = super::progress::Steps::new((1 + levels.len() * opts.repeat.max(1)) as u64, "lab lio");
+    progress.step("loading the tables");
+    let mut sessions = Vec::with_capacity(most);
+    for k in 1..=most {
+        let session = db.session();
+        prepare(&session, k, opts.rows)?;
+        sessions.push(session);
+    }
+    let mut result = Vec::new();
+    for &n in &levels {
+        let mut runs = Vec::new();
+        for r in 0..opts.repeat.max(1) {
+            progress.step(&format!("{n} session{} (run {})", if n == 1 { "" } else { "s" }, r + 1));
+            runs.push(run_level(&mut sessions, n, opts, r as u64)?);
+        }
+        let figures = super::levels::spreads(&FIGURES, &runs, LioRun::figure);
+        result.push(Level { sessions: n, figures, factor: None, runs });
+    }
+    progress.finish();
+    let median_liops = |l: &Level| l.figures["liops"].map(|f| f.median);
+    let one = result.iter().find(|l| l.sessions == 1).and_then(median_liops);
+    for level in &mut result {
+        level.factor = one.filter(|&one| one > 0.0).and_then(|one| Some(median_liops(level)? / one));
+    }
+    drop(sessions);
+    db.close()?;
+    let mut parameters = BTreeMap::new();
+    parameters.insert("rows_per_session", serde_json::json!(opts.rows));
+    parameters.insert("work_unit", serde_json::json!(opts.work_unit));
+    parameters.insert("seconds", serde_json::json!(opts.seconds));
+    parameters.insert("repeat", serde_json::json!(opts.repeat.max(1)));
+    parameters.insert("db_cache_size", serde_json::json!(cache));
+    parameters.insert("operation", serde_json::json!(operation("cf1")));
+    let mut derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
+    derivations.insert("factor", FACTOR);
+    let report = LioReport {
+        experiment: "lio",
+        environment: super::environment::Environment::read(),
+        parameters,
+        derivations,
+        levels: result,
+    };
+    print_table(&report);
+    if let Some(out) = &opts.out {
+        write_files(&report, out)?;
+    }
+    Ok(report)
+}
+
+/// The load levels asked for, or 1..=2×CPUs.
+fn load_levels(opts: &LioOptions) -> Result<Vec<usize>> {
+    if opts.work_unit == 0 || opts.work_unit > opts.rows {
+        return Err(Error::InvalidParameter {
+            name: "--work-unit".into(),
+            message: format!("must be 1..={} (the rows of a table)", opts.rows),
+        });
+    }
+    super::levels::check_seconds(opts.seconds, "--seconds")?;
+    super::levels::levels(&opts.sessions, "--sessions", 2 * osstat::usable_cpus())
+}
+
+/// The operation's statement on table `cf{k}`: the rows `:lo+1 ..= :hi`.
+fn operation(table: &str) -> String {
+    format!("SELECT /*+ INDEX(cf {table}_ix) */ COUNT(c2) FROM {table} cf WHERE custid > :lo AND custid <= :hi")
+}
+
+/// Creates and loads session `k`'s table unless the database has it, then reads it once
+/// so that every block is cached.
+fn prepare(session: &Session, k: usize, rows: u64) -> Result<()> {
+    let table = format!("CF{k}");
+    let exists = session
+        .execute(&format!("SELECT COUNT(*) FROM user_tables WHERE table_name = '{table}'"))?
+        .rows
+        .first()
+        .is_some_and(|r| r[0].to_string() != "0");
+    if !exists {
+        session.execute(&format!(
+            "CREATE TABLE {table} (custid NUMBER NOT NULL, c2 VARCHAR2(128), c3 VARCHAR2(128)) PCTFREE 99"
+        ))?;
+        session.execute(&format!(
+            "INSERT INTO {table} SELECT LEVEL, RPAD('c2-' || LEVEL, 128, 'x'), RPAD('c3-' || LEVEL, 128, 'y') \
+             FROM dual CONNECT BY LEVEL <= {rows}"
+        ))?;
+        session.execute(&format!("CREATE INDEX {table}_ix ON {table} (custid)"))?;
+        session.execute(&format!("ANALYZE TABLE {table} COMPUTE STATISTICS"))?;
+    }
+    let cached =
+        session.execute(&format!("SELECT /*+ INDEX(cf {table}_ix) */ COUNT(c2) FROM {table} cf WHERE custid > 0"))?;
+    if cached.rows.first().map(|r| r[0].to_string()) != Some(rows.to_string()) {
+        return Err(Error::InvalidValue {
+            context: format!("lab lio: table {table}"),
+            message: format!("holds {:?} rows, not the {rows} asked for (use another --db)", cached.rows),
+        });
+    }
+    Ok(())
+}
+
+/// Runs every session of `sessions` at once for the level's time.
+fn run_level(sessions: &mut Vec<Session>, n: usize, opts: &LioOptions, run: u64) -> Result<LioRun> {
+    let duration = Duration::from_secs_f64(opts.seconds);
+    let step = super::levels::at_once(sessions, n, |k, session| session_run(session, k, opts, run, duration))?;
+    let cpu = step.cpu.as_ref();
+    let pct = |part: fn(&CpuTimes) -> u64| cpu.and_then(|c| c.share_pct(part(c)));
+    Ok(LioRun {
+        sessions: n,
+        elapsed_s: step.elapsed_s,
+        per_session: step.outcomes,
+        user_pct: pct(|c| c.user + c.nice),
+        sys_pct: pct(|c| c.sys + c.irq + c.softirq),
+        idle_pct: pct(|c| c.idle + c.iowait),
+        steal_pct: cpu.and_then(CpuTimes::steal_pct),
+    })
+}
+
+/// Session `k`'s operations on its table, from now until `duration` has passed; the
+/// ranges are the same for the same session and run.
+fn session_run(session: &Session, k: usize, opts: &LioOptions, run: u64, duration: Duration) -> Result<SessionRun> {
+    let table = format!("cf{k}");
+    let stats = session.stats();
+    let mut ranges = SmallRng::seed_from_u64((k as u64) << 32 | run);
+    let (lio, pio) = (stats.get(Stat::LogicalReads), stats.get(Stat::PhysicalReads));
+    let (cpu, time) = (stats.time(TimeModel::DbCpu), stats.time(TimeModel::DbTime));
+    let mut cursor = session.prepare(&operation(&table))?;
+    let started = Instant::now();
+    let mut executions = 0;
+    while started.elapsed() < duration {
+        let lo = ranges.random_range(0..=opts.rows - opts.work_unit);
+        let hi = lo + opts.work_unit;
+        cursor.execute(&[Datum::Int(lo as i64), Datum::Int(hi as i64)])?;
+        executions += 1;
+    }
+    Ok(SessionRun {
+        executions,
+        logical_reads: stats.get(Stat::LogicalReads) - lio,
+        physical_reads: stats.get(Stat::PhysicalReads) - pio,
+        db_cpu_s: (stats.time(TimeModel::DbCpu) - cpu) as f64 / 1e6,
+        db_time_s: (stats.time(TimeModel::DbTime) - time) as f64 / 1e6,
+    })
+}
+
+/// The terminal table, as the source document's: one row per load level.
+fn print_table(report: &LioReport) {
+    let keys = ["db_time_per_s", "db_cpu_per_s", "liops", "liops_per_session", "steal_pct", "physical_reads"];
+    super::levels::print_table("sessions", &keys, "factor", level_figures(report));
+    super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
+}
+
+/// Each level's figures and scaling factor, for the shared report writers.
+fn level_figures(report: &LioReport) -> impl Iterator<Item = super::levels::LevelFigures<'_>> {
+    report.levels.iter().map(|l| super::levels::LevelFigures {
+        level: l.sessions,
+        figures: &l.figures,
+        ratio: l.factor,
+    })
+}
+
+/// lio.json (everything), lio.csv (one line per level and figure) and lio.html.
+fn write_files(report: &LioReport, out: &std::path::Path) -> Result<()> {
+    let files = ("lio", "sessions");
+    super::levels::write_report(
+        out,
+        files,
+        report,
+        level_figures(report),
+        (&FIGURES, ("factor", FACTOR)),
+        &html(report)?,
+    )
+}
+
+/// The HTML report: the table of the source document, and LIOPS and the factor against
+/// sessions.
+fn html(report: &LioReport) -> Result<super::report::Html> {
+    use super::report::{Chart, Html, Series};
+    let x: Vec<f64> = report.levels.iter().map(|l| l.sessions as f64).collect();
+    let series = |name: &str, key: &str, scale: f64| {
+        Series::new(
+            name,
+            report
+                .levels
+                .iter()
+                .zip(&x)
+                .filter_map(|(l, &x)| {
+                    l.figures[key].map(|f| (x, f.median / scale, Some((f.min / scale, f.max / scale))))
+                })
+                .collect(),
+        )
+    };
+    let factor =
+        Series::new("factor", report.levels.iter().zip(&x).filter_map(|(l, &x)| Some((x, l.factor?, None))).collect());
+    let mut html = Html::new("lab lio: logical reads per second by sessions", &report.environment, &report.parameters);
+    html.table_from(
+        "Load profile per level",
+        &["sessions", "DB time/s", "DB CPU/s", "LIOPS", "LIOPS per session", "factor", "%steal"],
+        report.levels.iter().map(|l| {
+            let cell = |key: &str| super::report::cell(l.figures[key]);
+            vec![
+                l.sessions.to_string(),
+                cell("db_time_per_s"),
+                cell("db_cpu_per_s"),
+                cell("liops"),
+                cell("liops_per_session"),
+                super::report::ratio_cell(l.factor),
+                cell("steal_pct"),
+            ]
+        }),
+    );
+    html.chart(Chart::lines(
+        "Logical reads per second",
+        "sessions",
+        "million logical reads / s",
+        vec![series("all sessions", "liops", 1e6), series("per session", "liops_per_session", 1e6)],
+        "median of the runs, bars from min to max; liops: sum of 'session logical reads' deltas / elapsed",
+    ))?;
+    html.chart(Chart::lines("Scaling factor against one session", "sessions", "factor", vec![factor], FACTOR))?;
+    html.derivations(&report.derivations);
+    Ok(html)
+}

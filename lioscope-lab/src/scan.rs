@@ -1,0 +1,592 @@
+//! `lioscope lab scan`: the cost of a row by access path, after the source experiment
+//! that counted one customers table's rows six ways under `perf stat`.
+//!
+//! One customers table with an index of good clustering factor (`cust_id`, in insert
+//! order) and one of bad (`cust_postal_code`, random with respect to it), populated into
+//! the column store `FOR QUERY LOW`. Each path visits every row to count `cust_valid`:
+//!
+//! | name                    | how                                                      |
+//! |-------------------------|----------------------------------------------------------|
+//! | `INDEX_BAD_CF`          | range scan of `cust_postal_code`, table access by rowid   |
+//! | `INDEX_GOOD_CF`         | range scan of `cust_id`, table access by rowid            |
+//! | `FULL_BUFFER_CACHE`     | full scan of the cached blocks (`NO_INMEMORY`)            |
+//! | `INMEMORY_PREDICATE`    | `TABLE ACCESS INMEMORY FULL` with `cust_id > 0`           |
+//! | `INMEMORY_NO_PREDICATE` | `TABLE ACCESS INMEMORY FULL`, no predicate                |
+//! | `COMPRESSED_BLOCKS`     | not yet implemented in lioscope: reported, never faked   |
+//!
+//! Every path runs once to warm the caches, then `--repeat` times; each figure is the
+//! median of those runs with min and max. Figures come from the public Session API: the
+//! session statistics' deltas, the thread CPU clock, and the session's performance
+//! counters, which read `null` (with the kernel's reason) where the machine hides them.
+//! Every derived figure's derivation travels with the report.
+
+use super::customers::count;
+use super::sample::{self, Measurement};
+use super::stats::{Spread, spread};
+use lioscope::stats::Stat;
+use lioscope::stats::hwcounters::{Counter, Reading};
+use lioscope::{Database, DatabaseOptions, Result, Session};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Options of the experiment.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ScanOptions {
+    /// Rows in customers (the source document's table had 5,000,000 and more).
+    #[arg(long, default_value_t = 5_000_000)]
+    pub rows: u64,
+    /// Timed runs of each path (the median is reported, with min and max).
+    #[arg(long, default_value_t = 5)]
+    pub repeat: usize,
+    /// Directory for the report: scan.json (every sample and the environment), scan.csv
+    /// (the figures) and scan.html (the table and the charts).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// An existing database to run in (its customers table is used when it has one);
+    /// default: a fresh one in a temporary directory.
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Where instruction counts come from: the performance counters (`perf`), or
+    /// also valgrind's callgrind, each measured path run once more in a child process with
+    /// collection on only around the statement's execution (`callgrind`).
+    #[arg(long, value_enum, default_value_t = InstructionSource::Perf)]
+    pub instructions: InstructionSource,
+    /// Internal: run only this path once, in the existing `--db`, for callgrind (the
+    /// `lioscope` command then calls [`run_callgrind_child`] instead of [`run`]).
+    #[arg(long, hide = true)]
+    pub callgrind_child: Option<String>,
+    /// The lioscope executable the callgrind children run (default: this one).
+    #[arg(long, hide = true)]
+    pub lioscope_exe: Option<PathBuf>,
+}
+
+/// Where `lab scan` takes instruction counts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InstructionSource {
+    /// The performance counters only (`null` where the machine hides them).
+    Perf,
+    /// Also valgrind's callgrind, around each statement's execution.
+    Callgrind,
+}
+
+/// One access path.
+struct Path {
+    name: &'static str,
+    label: &'static str,
+    /// `None` for a path lioscope does not have yet.
+    sql: Option<&'static str>,
+}
+
+const PATHS: [Path; 6] = [
+    Path { name: "INDEX_BAD_CF", label: "INDEX range scan, bad clustering factor", sql: Some(count::BY_BAD_INDEX) },
+    Path { name: "INDEX_GOOD_CF", label: "INDEX range scan, good clustering factor", sql: Some(count::BY_GOOD_INDEX) },
+    Path { name: "FULL_BUFFER_CACHE", label: "FULL scan in the buffer cache", sql: Some(count::FULL) },
+    Path { name: "INMEMORY_PREDICATE", label: "INMEMORY scan with a predicate", sql: Some(count::INMEMORY) },
+    Path {
+        name: "INMEMORY_NO_PREDICATE",
+        label: "INMEMORY scan without a predicate",
+        sql: Some(count::INMEMORY_NO_PREDICATE),
+    },
+    Path { name: "COMPRESSED_BLOCKS", label: "scan of compressed columnar blocks", sql: None },
+];
+
+/// Why `COMPRESSED_BLOCKS` has no figures.
+const NOT_IMPLEMENTED: &str = "not yet implemented in lioscope";
+
+/// One timed run of a path: what the session counted around it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Sample {
+    pub rows: u64,
+    pub elapsed_ms: f64,
+    pub cpu_ms: f64,
+    pub logical_reads: u64,
+    pub consistent_gets: u64,
+    pub buffer_is_pinned: u64,
+    pub im_scan_rows: u64,
+    /// Each performance counter that counted, scaled for multiplexing, by perf name.
+    pub counters: BTreeMap<&'static str, u64>,
+    /// The share of its enabled time each counter was running (1 when not multiplexed).
+    pub counter_running_share: BTreeMap<&'static str, f64>,
+    /// Instructions per cycle ([`Reading::ipc`]).
+    pub ipc: Option<f64>,
+}
+
+/// The figures of one path, each `null` where not available, and its raw samples.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PathReport {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub sql: Option<&'static str>,
+    /// "measured", or why the path has no figures.
+    pub status: &'static str,
+    pub figures: BTreeMap<&'static str, Option<Figure>>,
+    pub samples: Vec<Sample>,
+}
+
+/// A figure over the runs: median, min, max.
+pub type Figure = Spread;
+
+/// The figures callgrind adds, and how each is derived.
+const CALLGRIND_FIGURES: [(&str, &str); 2] = [
+    (
+        "instructions_callgrind",
+        "valgrind callgrind Ir of one run in a child process, collection on only inside the statement's execution \
+         (--collect-atstart=no --toggle-collect=*counted_execution*), after a warm run",
+    ),
+    ("instructions_per_row_callgrind", "instructions_callgrind / rows"),
+];
+
+/// The figures of every path, in report order, and how each is derived.
+const FIGURES: [(&str, &str); 16] = [
+    ("rows", "the count the query returned"),
+    ("logical_reads", "delta of 'session logical reads'"),
+    ("buffer_is_pinned_count", "delta of 'buffer is pinned count'"),
+    ("cpu_ms", "the session thread's CPU clock (DB CPU) around the execution"),
+    ("elapsed_ms", "wall clock around Session::execute"),
+    ("task_clock_ms", "perf task-clock / 10^6"),
+    ("cycles", "perf cycles, scaled by enabled / running time"),
+    ("instructions", "perf instructions, scaled by enabled / running time"),
+    ("ipc", "instructions / cycles of the same run"),
+    ("instructions_per_row", "instructions / rows of the same run"),
+    ("cycles_per_row", "cycles / rows of the same run"),
+    ("logical_reads_per_row", "logical_reads / rows of the same run"),
+    ("branches", "perf branches, scaled"),
+    ("branch_misses", "perf branch-misses, scaled"),
+    ("cache_misses", "perf cache-misses, scaled"),
+    ("im_scan_rows", "delta of 'IM scan rows'"),
+];
+
+impl Sample {
+    fn of(m: &Measurement, counters: &Reading) -> Sample {
+        Sample {
+            rows: m.rows(),
+            elapsed_ms: m.elapsed_ms,
+            cpu_ms: m.cpu_ms,
+            logical_reads: m.delta(Stat::LogicalReads),
+            consistent_gets: m.delta(Stat::ConsistentGets),
+            buffer_is_pinned: m.delta(Stat::BufferIsPinned),
+            im_scan_rows: m.delta(Stat::ImScanRows),
+            counters: counters.values(),
+            counter_running_share: counters.counts.iter().map(|(c, n)| (c.name(), n.running_share())).collect(),
+            ipc: counters.ipc(),
+        }
+    }
+
+    fn counter(&self, counter: Counter) -> Option<f64> {
+        self.counters.get(counter.name()).map(|&v| v as f64)
+    }
+
+    /// The figure `key` of this run; `None` where not available.
+    fn figure(&self, key: &str) -> Option<f64> {
+        let rows = self.rows as f64;
+        let per_row = |v: Option<f64>| v.filter(|_| self.rows > 0).map(|v| v / rows);
+        match key {
+            "rows" => Some(rows),
+            "logical_reads" => Some(self.logical_reads as f64),
+            "buffer_is_pinned_count" => Some(self.buffer_is_pinned as f64),
+            "cpu_ms" => Some(self.cpu_ms),
+            "elapsed_ms" => Some(self.elapsed_ms),
+            "task_clock_ms" => self.counter(Counter::TaskClock).map(|ns| ns / 1e6),
+            "cycles" => self.counter(Counter::Cycles),
+            "instructions" => self.counter(Counter::Instructions),
+            "ipc" => self.ipc,
+            "instructions_per_row" => per_row(self.counter(Counter::Instructions)),
+            "cycles_per_row" => per_row(self.counter(Counter::Cycles)),
+            "logical_reads_per_row" => per_row(Some(self.logical_reads as f64)),
+            "branches" => self.counter(Counter::Branches),
+            "branch_misses" => self.counter(Counter::BranchMisses),
+            "cache_misses" => self.counter(Counter::CacheMisses),
+            "im_scan_rows" => Some(self.im_scan_rows as f64),
+            _ => None,
+        }
+    }
+}
+
+/// The whole report, as scan.json holds it.
+#[derive(Debug, serde::Serialize)]
+pub struct ScanReport {
+    pub experiment: &'static str,
+    /// Whether instructions were also counted by callgrind.
+    pub instructions: InstructionSource,
+    pub environment: super::environment::Environment,
+    pub parameters: BTreeMap<&'static str, serde_json::Value>,
+    pub derivations: BTreeMap<&'static str, &'static str>,
+    /// Counters the machine does not offer, with the kernel's reason.
+    pub counters_unavailable: BTreeMap<&'static str, String>,
+    /// With `--instructions callgrind`: callgrind's count of a loop of known length, run
+    /// the same way as the paths.
+    pub callgrind_calibration: Option<super::callgrind::Calibration>,
+    pub paths: Vec<PathReport>,
+}
+
+/// Runs the experiment, prints its table and writes the report files.
+pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
+    let (dir, _tmp) = sample::work_dir(opts.db.as_deref(), "lab-scan")?;
+    let memory = memory_for(opts.rows);
+    let db = Database::open_or_create(&dir, database_options(memory))?;
+    let session = db.session();
+    let callgrind_steps = if opts.instructions == InstructionSource::Callgrind { PATHS.len() } else { 0 };
+    let progress = super::progress::Steps::new((PATHS.len() + 2 + callgrind_steps) as u64, "lab scan");
+    progress.step("loading customers");
+    prepare(&session, opts.rows, inmemory_for(opts.rows))?;
+    // An existing database's table may hold another number of rows than asked for.
+    let table_rows =
+        sample::measure(&session, "SELECT /*+ FULL(c) NO_INMEMORY(c) */ COUNT(*) FROM customers c")?.rows();
+    progress.step("populating the column store");
+    populate(&session)?;
+    session.set_hardware_counters(true);
+    let mut unavailable = BTreeMap::new();
+    let mut paths = Vec::new();
+    for path in &PATHS {
+        progress.step(path.name);
+        let Some(sql) = path.sql else {
+            let figures = FIGURES.iter().map(|(k, _)| (*k, None)).collect();
+            paths.push(PathReport {
+                name: path.name,
+                label: path.label,
+                sql: None,
+                status: NOT_IMPLEMENTED,
+                figures,
+                samples: Vec::new(),
+            });
+            continue;
+        };
+        sample::measure(&session, sql)?;
+        let mut samples = Vec::new();
+        for _ in 0..opts.repeat.max(1) {
+            let before = session.hardware_counters().unwrap_or_default();
+            let m = sample::measure(&session, sql)?;
+            let counted = session.hardware_counters().unwrap_or_default().since(&before);
+            for counter in Counter::ALL {
+                if let Some(why) = counted.why_unavailable(counter) {
+                    unavailable.entry(counter.name()).or_insert_with(|| why.to_owned());
+                }
+            }
+            samples.push(Sample::of(&m, &counted));
+        }
+        let figures = FIGURES
+            .iter()
+            .map(|(key, _)| {
+                let values: Option<Vec<f64>> = samples.iter().map(|s| s.figure(key)).collect();
+                (*key, values.map(spread))
+            })
+            .collect();
+        paths.push(PathReport {
+            name: path.name,
+            label: path.label,
+            sql: Some(sql),
+            status: "measured",
+            figures,
+            samples,
+        });
+    }
+    session.set_hardware_counters(false);
+    drop(session);
+    db.close()?;
+    // Dropping the database lets go of its directory for the callgrind children.
+    drop(db);
+    let mut calibration = None;
+    if opts.instructions == InstructionSource::Callgrind {
+        progress.step("callgrind on a loop of known length");
+        let profile = dir.join("callgrind.calibration.out");
+        let args = ["lab", "scan", "--callgrind-child", CALIBRATION].map(str::to_owned);
+        calibration = Some(super::callgrind::calibrate(&lioscope_exe(opts)?, &args, &profile)?);
+        let _ = std::fs::remove_file(&profile);
+        for path in paths.iter_mut().filter(|p| p.status == "measured") {
+            progress.step(&format!("{} under callgrind", path.name));
+            let instructions = callgrind_count(opts, &dir, path.name)? as f64;
+            let rows = path.figures["rows"].map_or(0.0, |f| f.median);
+            let figure = |v: f64| Some(Figure { median: v, min: v, max: v });
+            path.figures.insert("instructions_callgrind", figure(instructions));
+            path.figures
+                .insert("instructions_per_row_callgrind", (rows > 0.0).then(|| instructions / rows).and_then(figure));
+        }
+        for path in paths.iter_mut().filter(|p| p.status != "measured") {
+            CALLGRIND_FIGURES.iter().for_each(|(k, _)| {
+                path.figures.insert(k, None);
+            });
+        }
+    }
+    progress.finish();
+    let mut parameters = BTreeMap::new();
+    parameters.insert("rows", serde_json::json!(table_rows));
+    parameters.insert("rows_asked_for", serde_json::json!(opts.rows));
+    parameters.insert("repeat", serde_json::json!(opts.repeat.max(1)));
+    parameters.insert("db_cache_size", serde_json::json!(memory));
+    parameters.insert("inmemory_size", serde_json::json!(inmemory_for(opts.rows)));
+    parameters.insert("memcompress", serde_json::json!("FOR QUERY LOW"));
+    let mut derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
+    if opts.instructions == InstructionSource::Callgrind {
+        derivations.extend(CALLGRIND_FIGURES);
+    }
+    let report = ScanReport {
+        experiment: "scan",
+        instructions: opts.instructions,
+        environment: super::environment::Environment::read(),
+        parameters,
+        derivations,
+        counters_unavailable: unavailable,
+        callgrind_calibration: calibration,
+        paths,
+    };
+    print_table(&report);
+    if let Some(out) = &opts.out {
+        write_files(&report, out)?;
+    }
+    Ok(report)
+}
+
+/// The instructions of one run of path `name` in the database in `dir`, counted by
+/// callgrind in a child process.
+fn callgrind_count(opts: &ScanOptions, dir: &std::path::Path, name: &str) -> Result<u64> {
+    let exe = lioscope_exe(opts)?;
+    let profile = dir.join(format!("callgrind.{name}.out"));
+    let args: Vec<String> = ["lab", "scan", "--rows", &opts.rows.to_string(), "--db"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain([dir.display().to_string(), "--callgrind-child".into(), name.into()])
+        .collect();
+    let counted = super::callgrind::count_instructions(&exe, &args, &profile);
+    let _ = std::fs::remove_file(&profile);
+    counted
+}
+
+/// The `lioscope` the callgrind children run: `--lioscope-exe`, else this one.
+fn lioscope_exe(opts: &ScanOptions) -> Result<PathBuf> {
+    match &opts.lioscope_exe {
+        Some(exe) => Ok(exe.clone()),
+        None => std::env::current_exe().map_err(|e| lioscope::Error::io("find", std::path::Path::new("lioscope"), e)),
+    }
+}
+
+/// The `--callgrind-child` name of the calibration loop.
+const CALIBRATION: &str = "CALIBRATION";
+
+/// In the child callgrind runs (`--callgrind-child NAME`): path `name` once to warm the
+/// caches, then once inside [`super::callgrind::counted_execution`], where collection
+/// is on.
+pub fn run_callgrind_child(opts: &ScanOptions, name: &str) -> Result<()> {
+    if name == CALIBRATION {
+        super::callgrind::counted_execution_of_a_known_loop(super::callgrind::CALIBRATION_ITERATIONS);
+        return Ok(());
+    }
+    let Some(dir) = &opts.db else {
+        return Err(lioscope::Error::InvalidParameter {
+            name: "--callgrind-child".into(),
+            message: "needs --db, the database the parent loaded".into(),
+        });
+    };
+    let Some(sql) = PATHS.iter().find(|p| p.name == name).and_then(|p| p.sql) else {
+        return Err(lioscope::Error::InvalidParameter {
+            name: "--callgrind-child".into(),
+            message: format!("no measured access path is named {name}"),
+        });
+    };
+    let memory = memory_for(opts.rows);
+    let db = Database::open(dir, database_options(memory))?;
+    let session = db.session();
+    prepare(&session, opts.rows, inmemory_for(opts.rows))?;
+    populate(&session)?;
+    sample::measure(&session, sql)?;
+    super::callgrind::counted_execution(&session, sql)?;
+    drop(session);
+    db.close()
+}
+
+/// Bytes of buffer cache for `rows` customers: about 400 a row
+/// (the blocks, the indexes and undo), at least 64 MiB.
+fn memory_for(rows: u64) -> u64 {
+    (rows * 400).max(64 << 20)
+}
+
+/// Bytes of column store for `rows` customers: about 160 a row, twice what FOR QUERY
+/// LOW takes, at least 64 MiB. The In-Memory Area is mapped (and pre-paged) at this size.
+fn inmemory_for(rows: u64) -> u64 {
+    (rows * 160).max(64 << 20)
+}
+
+fn database_options(cache: u64) -> DatabaseOptions {
+    DatabaseOptions { parameters: vec![("db_cache_size".to_owned(), cache.to_string())], ..Default::default() }
+}
+
+/// Creates and loads customers with its two indexes unless the database has them, and
+/// sizes the column store.
+fn prepare(session: &Session, rows: u64, inmemory: u64) -> Result<()> {
+    let exists = session
+        .execute("SELECT COUNT(*) FROM user_tables WHERE table_name = 'CUSTOMERS'")?
+        .rows
+        .first()
+        .is_some_and(|r| r[0].to_string() != "0");
+    if !exists {
+        session.execute(super::customers::CREATE_TABLE)?;
+        super::customers::load(session, "customers", rows)?;
+        for (_, create) in super::customers::INDEXES {
+            session.execute(create)?;
+        }
+        session.execute("ANALYZE TABLE customers COMPUTE STATISTICS")?;
+    }
+    session.execute(&format!("ALTER SYSTEM SET inmemory_size = {}M", inmemory.div_ceil(1 << 20)))?;
+    Ok(())
+}
+
+/// Marks customers INMEMORY and waits until it is populated.
+fn populate(session: &Session) -> Result<()> {
+    session.execute("ALTER TABLE customers INMEMORY MEMCOMPRESS FOR QUERY LOW PRIORITY HIGH")?;
+    let wait = session.execute("EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT('HIGH', 100, 3600)")?;
+    match wait.rows.first().map(|r| r[0].to_string()) {
+        Some(code) if code == "0" => Ok(()),
+        code => Err(lioscope::Error::InvalidValue {
+            context: "lab scan: populating customers".into(),
+            message: format!("POPULATE_WAIT returned {}", code.unwrap_or_default()),
+        }),
+    }
+}
+
+/// The figures of the terminal table, and of the HTML one.
+fn table_keys(report: &ScanReport) -> Vec<&'static str> {
+    let mut keys = vec![
+        "rows",
+        "logical_reads",
+        "buffer_is_pinned_count",
+        "cpu_ms",
+        "elapsed_ms",
+        "instructions_per_row",
+        "cycles_per_row",
+        "ipc",
+    ];
+    if report.instructions == InstructionSource::Callgrind {
+        keys.push("instructions_per_row_callgrind");
+    }
+    keys
+}
+
+/// One path's cells: its name, then each figure as median [min..max], "n/a" where not
+/// available, or the path's status where it has no figures.
+fn table_row(path: &PathReport, keys: &[&str]) -> Vec<String> {
+    let mut row = vec![path.name.to_owned()];
+    if path.status != "measured" {
+        row.push(path.status.to_owned());
+        row.extend(keys[1..].iter().map(|_| String::new()));
+        return row;
+    }
+    row.extend(keys.iter().map(|key| super::report::cell(path.figures.get(key).copied().flatten())));
+    row
+}
+
+/// The terminal table: one row per path, the main figures as median [min..max].
+fn print_table(report: &ScanReport) {
+    let keys = table_keys(report);
+    let header: Vec<&str> = std::iter::once("path").chain(keys.iter().copied()).collect();
+    super::report::print_table(&header, report.paths.iter().map(|p| table_row(p, &keys)));
+    super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
+    if let Some(c) = &report.callgrind_calibration {
+        println!("{}", calibration_line(c));
+    }
+    if !report.counters_unavailable.is_empty() {
+        println!("n/a: counters this machine does not offer (their figures are null in scan.json):");
+    }
+    for (counter, why) in &report.counters_unavailable {
+        println!("  {counter}: {why}");
+    }
+}
+
+/// What the calibration found, as a sentence for the table's notes and the HTML report.
+fn calibration_line(c: &super::callgrind::Calibration) -> String {
+    let verdict = if c.within_tolerance() {
+        "within the tolerance"
+    } else {
+        "OUTSIDE the tolerance: callgrind's counts are not to be trusted here"
+    };
+    format!(
+        "callgrind calibration: a loop of {} iterations × {} instructions executes {} instructions; callgrind \
+         counted {} ({:+.5}%, {verdict} of {}%)",
+        c.iterations,
+        super::callgrind::CALIBRATION_INSTRUCTIONS_PER_ITERATION,
+        c.expected_instructions,
+        c.counted_instructions,
+        c.relative_error * 100.0,
+        super::callgrind::CALIBRATION_TOLERANCE * 100.0
+    )
+}
+
+/// scan.json (everything), scan.csv (one line per path and figure) and scan.html.
+fn write_files(report: &ScanReport, out: &std::path::Path) -> Result<()> {
+    std::fs::create_dir_all(out).map_err(|e| lioscope::Error::io("create", out, e))?;
+    crate::report::write_json(&out.join("scan.json"), report)?;
+    let mut rows = Vec::new();
+    for p in &report.paths {
+        for (key, how) in &report.derivations {
+            let f = p.figures.get(key).copied().flatten();
+            let [median, min, max] = super::report::figure_cells(f);
+            rows.push(vec![p.name.into(), p.status.into(), key.to_string(), median, min, max, how.to_string()]);
+        }
+    }
+    let header = ["path", "status", "figure", "median", "min", "max", "derivation"];
+    super::report::write_csv(&out.join("scan.csv"), &header, &rows)?;
+    super::report::write_html(&out.join("scan.html"), &html(report)?)
+}
+
+/// The HTML report: the table, and the source document's charts (CPU time, logical
+/// reads, instructions, instructions per row, instructions and cycles, IPC), each path a
+/// bar, "n/a" where the figure is not available.
+fn html(report: &ScanReport) -> Result<super::report::Html> {
+    use super::report::{Chart, Html, Series};
+    let names: Vec<&str> = report.paths.iter().map(|p| p.name).collect();
+    let series = |label: &str, key: &str| {
+        let points = report.paths.iter().enumerate().filter_map(|(i, p)| {
+            let f = p.figures.get(key).copied().flatten()?;
+            Some((i as f64, f.median, (f.min != f.max).then_some((f.min, f.max))))
+        });
+        Series::new(label, points.collect())
+    };
+    let how = |key: &str| format!("{key}: {}", report.derivations.get(key).copied().unwrap_or("see the table"));
+    let callgrind = report.instructions == InstructionSource::Callgrind;
+    let mut html = Html::new("lab scan: the cost of a row by access path", &report.environment, &report.parameters);
+    let keys = table_keys(report);
+    html.table_from(
+        "Figures by access path (median [min..max] of the runs)",
+        &std::iter::once("path").chain(keys.iter().copied()).collect::<Vec<_>>(),
+        report.paths.iter().map(|p| table_row(p, &keys)),
+    );
+    if !report.counters_unavailable.is_empty() {
+        html.table_from(
+            "Counters this machine does not offer (null in scan.json, n/a in the charts)",
+            &["counter", "why"],
+            report.counters_unavailable.iter().map(|(c, why)| vec![c.to_string(), why.clone()]),
+        );
+    }
+    if let Some(c) = &report.callgrind_calibration {
+        html.paragraph(&calibration_line(c));
+    }
+    html.chart(Chart::bars("CPU time", "ms", &names, vec![series("CPU ms", "cpu_ms")], &how("cpu_ms")))?;
+    html.chart(Chart::bars(
+        "Logical reads",
+        "logical reads",
+        &names,
+        vec![series("logical reads", "logical_reads")],
+        &how("logical_reads"),
+    ))?;
+    let mut instructions = vec![series("instructions (perf)", "instructions")];
+    let mut per_row = vec![series("instructions per row (perf)", "instructions_per_row")];
+    let mut notes = vec![how("instructions")];
+    let mut per_row_notes = vec![how("instructions_per_row")];
+    if callgrind {
+        instructions.push(series("instructions (callgrind)", "instructions_callgrind"));
+        per_row.push(series("instructions per row (callgrind)", "instructions_per_row_callgrind"));
+        notes.push(how("instructions_callgrind"));
+        per_row_notes.push(how("instructions_per_row_callgrind"));
+    }
+    html.chart(Chart::bars("Instructions", "instructions", &names, instructions, &notes.join("; ")))?;
+    html.chart(Chart::bars("Instructions per row", "instructions / row", &names, per_row, &per_row_notes.join("; ")))?;
+    html.chart(Chart::bars(
+        "Instructions and cycles",
+        "count",
+        &names,
+        vec![series("instructions", "instructions"), series("cycles", "cycles")],
+        &format!("{}; {}", how("instructions"), how("cycles")),
+    ))?;
+    html.chart(Chart::bars("IPC", "instructions / cycle", &names, vec![series("IPC", "ipc")], &how("ipc")))?;
+    html.derivations(&report.derivations);
+    Ok(html)
+}

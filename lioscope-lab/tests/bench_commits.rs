@@ -1,0 +1,39 @@
+//! The commit benchmark end to end at a small size: every measurement commits, each
+//! durable commit waits once in `log file sync`, a redo write covers at least one commit
+//! (more once sessions share it), and the NOWAIT commit waits for nothing.
+
+use lioscope_lab::bench::commits::{COMMIT_NOWAIT, COMMIT_WAIT, CommitBenchOptions, run};
+
+#[test]
+fn the_commit_benchmark_runs_and_shows_group_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("commits.json");
+    let opts = CommitBenchOptions {
+        accounts: 1_000,
+        sessions: vec![1, 2],
+        seconds: 1.0,
+        skip_nowait: false,
+        dir: Some(dir.path().join("db")),
+        json: Some(json.clone()),
+    };
+    let report = run(&opts).expect("the benchmark runs");
+    let commits: Vec<_> = report.runs.iter().map(|r| (r.sessions, r.commit)).collect();
+    assert_eq!(commits, vec![(1, COMMIT_WAIT), (2, COMMIT_WAIT), (1, COMMIT_NOWAIT)]);
+    for run in &report.runs {
+        assert!(run.commits > 0 && run.commits_per_s > 0.0, "{run:?}");
+        assert!(run.redo_size_per_commit > 0.0, "a commit makes redo: {run:?}");
+    }
+    for run in report.runs.iter().filter(|r| r.commit == COMMIT_WAIT) {
+        assert!(run.log_file_sync_waits >= run.commits, "each durable commit waits: {run:?}");
+        let factor = run.commits_per_redo_write.expect("durable commits make the log writer write");
+        // One session's commits can get no company; the log writer's own writes (a
+        // checkpoint's write-ahead flush) may add one or two to them.
+        let least = if run.sessions == 1 { 0.95 } else { 1.0 };
+        assert!(factor >= least, "commits per redo write {factor} below {least}: {run:?}");
+    }
+    let nowait = &report.runs[2];
+    assert_eq!(nowait.log_file_sync_waits, 0, "NOWAIT commits never wait: {nowait:?}");
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(written["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(written["runs"][1]["commits"].as_u64(), Some(report.runs[1].commits));
+}
