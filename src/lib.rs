@@ -40,6 +40,7 @@
 mod db;
 mod sql;
 mod exec;
+mod expr;
 mod access;
 mod index;
 mod inmemory;
@@ -66,8 +67,8 @@ pub use stats::Stat;
 pub use storage::io;
 /// Bind variables: the names a statement uses by slot, and how names are told apart.
 pub mod binds {
+    pub use crate::expr::functions::normalized_bind_name;
     pub use crate::sql::cursor::bind_names;
-    pub use crate::sql::functions::normalized_bind_name;
 }
 /// Reading a closed database's online redo logs: the newest log and its record ends.
 pub use redo::inspect as redo_log;

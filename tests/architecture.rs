@@ -23,6 +23,7 @@ const LAYERS: &[&str] = &[
     "exec",     // the pipeline's operators
     "inmemory", // the column store
     "index",    // B-tree indexes
+    "expr",     // expressions, functions, aggregates, column bounds
     "access",   // rows of a table's segment
     "txn",      // transactions, undo, read consistency
     "buffer",   // the buffer cache, where redo is made
@@ -59,25 +60,11 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
     // directly instead of observing row changes.
     ("access/mod.rs", "db"),
     ("access/mod.rs", "inmemory"),
-    // Expressions, functions and aggregates live in `sql`; they belong in a layer
-    // below exec.
-    ("exec/aggregate.rs", "sql"),
-    ("exec/filter.rs", "sql"),
-    ("exec/index_source.rs", "sql"),
-    ("exec/limit.rs", "sql"),
     ("exec/mod.rs", "db"),
-    ("exec/mod.rs", "sql"),
-    ("exec/pipeline.rs", "sql"),
-    ("exec/probe.rs", "sql"),
-    ("exec/project.rs", "sql"),
-    ("exec/rownum.rs", "sql"),
-    ("exec/sort.rs", "sql"),
-    ("exec/source.rs", "sql"),
     ("index/tests.rs", "db"),
     // The in-memory scan pushes into exec's stages; population reads the instance.
     ("inmemory/populate.rs", "db"),
     ("inmemory/scan.rs", "exec"),
-    ("inmemory/scan.rs", "sql"),
     // Statements run in a Session, which is defined with the instance in `db`.
     ("sql/analyze.rs", "db"),
     ("sql/cursor.rs", "db"),

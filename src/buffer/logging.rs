@@ -77,7 +77,6 @@ impl BufferCache {
         let _ = self.redo.set(redo);
     }
 
-
     /// What a write guard on the current version in buffer `index` (exclusively locked)
     /// keeps for its redo; `None` while no redo is made (recovery, tests of the cache).
     pub(super) fn capture<'c>(&'c self, stats: &'c SessionStats, index: u32, new: bool) -> Option<Capture<'c>> {

@@ -1165,7 +1165,6 @@ impl<'c> PrefetchTarget<'c> {
         self.len
     }
 
-
     /// Starts loading the lines of bytes `from..to` of the buffer (clamped to it).
     #[inline]
     pub fn range(&self, from: usize, to: usize) {

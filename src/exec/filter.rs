@@ -12,8 +12,8 @@ use super::pipeline::{Stage, push};
 use crate::access::full_scan::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
-use crate::sql::expr::{CmpOp, Expr};
-use crate::sql::functions::FunctionContext;
+use crate::expr::functions::FunctionContext;
+use crate::expr::{CmpOp, Expr};
 use crate::types::Datum;
 
 pub struct FilterStage {

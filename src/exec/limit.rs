@@ -5,7 +5,7 @@ use super::pipeline::{Stage, push, push_batch};
 use crate::access::full_scan::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
-use crate::sql::functions::FunctionContext;
+use crate::expr::functions::FunctionContext;
 
 pub struct LimitStage {
     pub offset: u64,

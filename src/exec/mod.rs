@@ -41,7 +41,7 @@ pub use sort::{SortKey, SortStage};
 pub use source::Source;
 
 use crate::access::AccessContext;
-use crate::sql::functions::FunctionContext;
+use crate::expr::functions::FunctionContext;
 
 /// What a running statement needs.
 pub struct ExecContext<'a> {

@@ -7,8 +7,8 @@ use super::{
 use crate::access::full_scan::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
-use crate::sql::expr_batch::BatchRow;
-use crate::sql::functions::FunctionContext;
+use crate::expr::batch::BatchRow;
+use crate::expr::functions::FunctionContext;
 use crate::stats::Stat;
 use crate::types::{Datum, Value};
 use smallvec::SmallVec;
@@ -61,7 +61,7 @@ pub trait ConsumeRow {
     fn consume(&mut self, values: &[Datum<'_>]) -> Result<()>;
 
     /// Takes one row of a batch the projection evaluated (see
-    /// [`crate::sql::expr_batch`]); by default as values.
+    /// [`crate::expr::batch`]); by default as values.
     fn consume_batch_row(&mut self, row: BatchRow<'_>) -> Result<()> {
         let values: SinkRow<'_> = (0..row.len()).map(|c| row.datum(c)).collect();
         self.consume(&values)

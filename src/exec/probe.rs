@@ -19,7 +19,7 @@ use super::pipeline::{Stage, finish, push, push_batch, push_owned};
 use crate::access::full_scan::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
-use crate::sql::functions::FunctionContext;
+use crate::expr::functions::FunctionContext;
 use crate::types::Value;
 use std::time::Instant;
 
@@ -110,7 +110,7 @@ mod tests {
     fn probes_land_after_the_stages_they_follow() {
         let mut stages: Vec<Stage<'_>> = vec![
             Stage::Limit(LimitStage::new(0, Some(3))),
-            Stage::Filter(FilterStage::new(crate::sql::expr::Expr::Literal(crate::types::Datum::Int(1)))),
+            Stage::Filter(FilterStage::new(crate::expr::Expr::Literal(crate::types::Datum::Int(1)))),
             Stage::Collect(CollectStage::new(1)),
         ];
         let at = insert_probes(&mut stages, &[2, 0, 2]);

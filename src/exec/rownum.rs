@@ -5,7 +5,7 @@ use super::pipeline::{Stage, owned_prefix, push_owned};
 use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
 use crate::error::Result;
-use crate::sql::functions::FunctionContext;
+use crate::expr::functions::FunctionContext;
 use crate::types::Datum;
 
 pub struct RownumStage {

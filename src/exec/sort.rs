@@ -4,7 +4,7 @@ use super::pipeline::{Stage, owned_prefix, push_owned};
 use crate::access::RowAccess;
 use crate::access::full_scan::Flow;
 use crate::error::Result;
-use crate::sql::functions::FunctionContext;
+use crate::expr::functions::FunctionContext;
 use crate::types::Value;
 use std::cmp::Ordering;
 

@@ -18,7 +18,7 @@ use crate::access::full_scan::{ScanConsumer, fast_rows_one_by_one};
 use crate::access::{BlockBatch, BlockRow, WalkedRow};
 use crate::catalog::TableDef;
 use crate::error::Result;
-use crate::sql::functions::FunctionContext;
+use crate::expr::functions::FunctionContext;
 use crate::types::encoding::PayloadKind;
 use crate::types::{Datum, Value};
 use std::sync::Arc;

@@ -51,7 +51,7 @@ mod tests;
 pub use block::RowId;
 pub use build::build;
 pub use key::{decode_key, encode_key};
-pub use scan::{IndexScan, KeyBound, LeafEntries, fast_full_scan, statistics};
+pub use scan::{IndexScan, IndexScanKind, KeyBound, LeafEntries, fast_full_scan, statistics};
 
 use crate::access::AccessContext;
 use crate::catalog::IndexDef;

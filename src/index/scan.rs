@@ -24,6 +24,33 @@ use crate::catalog::{IndexDef, IndexStats};
 use crate::error::Result;
 use crate::stats::Stat;
 
+/// How an index is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexScanKind {
+    /// Equality on every column of a unique index: at most one entry.
+    Unique,
+    /// Entries between two key bounds, in key order (or reversed).
+    Range,
+    /// Every entry, in key order, through the leaf chain.
+    Full,
+    /// Every leaf block in segment order with multiblock reads; no order.
+    FastFull,
+}
+
+impl IndexScanKind {
+    /// The operation's name in a plan.
+    pub fn operation(self, descending: bool) -> &'static str {
+        match (self, descending) {
+            (IndexScanKind::Unique, _) => "INDEX UNIQUE SCAN",
+            (IndexScanKind::Range, false) => "INDEX RANGE SCAN",
+            (IndexScanKind::Range, true) => "INDEX RANGE SCAN DESCENDING",
+            (IndexScanKind::Full, false) => "INDEX FULL SCAN",
+            (IndexScanKind::Full, true) => "INDEX FULL SCAN DESCENDING",
+            (IndexScanKind::FastFull, _) => "INDEX FAST FULL SCAN",
+        }
+    }
+}
+
 /// One end of a range: bytes are the encoding of a leading subset of the key columns
 /// (see [`super::encode_key`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

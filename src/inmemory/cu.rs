@@ -94,7 +94,10 @@ pub enum ColumnInput<'a> {
     /// Strings, dates and decimals arrive already encoded this way.
     #[cfg_attr(
         not(test),
-        expect(dead_code, reason = "population builds key units as rows arrive (KeyColumnBuilder); tests build them whole")
+        expect(
+            dead_code,
+            reason = "population builds key units as rows arrive (KeyColumnBuilder); tests build them whole"
+        )
     )]
     Keys(&'a [Option<&'a [u8]>]),
 }

@@ -31,7 +31,7 @@ use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::exec::aggregate::{FoldShape, Partial};
 use crate::exec::{ExecContext, Stage};
-use crate::sql::optimizer::predicates::{self, ColumnBound};
+use crate::expr::predicates::{self, ColumnBound};
 use crate::stats::Stat;
 use crate::storage::segment::ExtentRun;
 use crate::types::{DataType, Datum, Value};

@@ -9,9 +9,10 @@
 //! aggregate call becomes its result column (registered in [`Grouping`]), and any other
 //! column reference is Oracle's "not a GROUP BY expression".
 
-use super::expr::{CmpOp, Expr, LikePattern};
-use super::functions::{ArithOp, FunctionContext, ScalarFunction};
 use crate::error::{Error, Result};
+use crate::expr::aggregate::{AggCall, AggFunc};
+use crate::expr::functions::{ArithOp, FunctionContext, ScalarFunction};
+use crate::expr::{CmpOp, Expr, LikePattern};
 use crate::types::{Datum, Value};
 use sqlparser::ast::{self, BinaryOperator, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned, UnaryOperator};
 use std::cell::RefCell;
@@ -30,51 +31,6 @@ pub struct Scope {
     /// Length of each CHAR(n) column (`None` for other types or unknown), for Oracle's
     /// blank-padded comparison of CHAR values with string literals.
     pub char_lengths: Vec<Option<u32>>,
-}
-
-/// Aggregate functions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AggFunc {
-    CountStar,
-    Count,
-    Sum,
-    Min,
-    Max,
-    Avg,
-}
-
-impl AggFunc {
-    fn from_name(name: &str) -> Option<AggFunc> {
-        Some(match name {
-            "COUNT" => AggFunc::Count,
-            "SUM" => AggFunc::Sum,
-            "MIN" => AggFunc::Min,
-            "MAX" => AggFunc::Max,
-            "AVG" => AggFunc::Avg,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            AggFunc::CountStar | AggFunc::Count => "COUNT",
-            AggFunc::Sum => "SUM",
-            AggFunc::Min => "MIN",
-            AggFunc::Max => "MAX",
-            AggFunc::Avg => "AVG",
-        }
-    }
-}
-
-/// One aggregate call of a query.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AggCall {
-    pub func: AggFunc,
-    /// The argument, bound over the source scope (`None` for COUNT(*)).
-    pub arg: Option<Expr>,
-    pub distinct: bool,
-    /// Canonical text, to share one call written twice.
-    pub text: String,
 }
 
 /// The post-aggregation view: GROUP BY keys first, then aggregate results.
@@ -275,7 +231,7 @@ impl Binder<'_> {
     /// A bind variable: its slot among the statement's.
     fn bind_variable(&self, name: &str, e: &ast::Expr) -> Result<Expr> {
         match self.f.bind_slot(name) {
-            Some(slot) => Ok(Expr::Bind { slot, name: super::functions::normalized_bind_name(name).into() }),
+            Some(slot) => Ok(Expr::Bind { slot, name: crate::expr::functions::normalized_bind_name(name).into() }),
             None if name == "?" => Err(unsupported("bind variable ? (name it: :1, :name)".into(), e)),
             None => Err(Error::InvalidValue {
                 context: format!(

@@ -23,12 +23,12 @@
 //! reads are parsed once and bound at each execution; those lioscope reads itself (ALTER
 //! SESSION, ANALYZE, ...) take no binds and are read from their text at each execution.
 
-use super::functions::{PlanInputs, normalized_bind_name};
 use super::plan::{self, Planned};
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::exec::pipeline::run_pipeline_in_place;
 use crate::exec::{ExecContext, Source, Stage};
+use crate::expr::functions::{PlanInputs, normalized_bind_name};
 use crate::stats::{Stat, TimeModel};
 use crate::types::Value;
 use sqlparser::ast::{self, Statement};

@@ -15,7 +15,6 @@
 
 use super::bind::{Binder, Scope, function_name, ident_name, position_of};
 use super::csv_records::CsvRecords;
-use super::expr_batch::BatchRow;
 use super::plan;
 use super::row_encoder::{RowEncoder, Unencodable};
 use crate::access::heap::Inserter;
@@ -24,6 +23,7 @@ use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::exec::pipeline::{ConsumeRow, SINK_INLINE_COLUMNS, SinkRow};
 use crate::exec::{ExecContext, run_pipeline};
+use crate::expr::batch::BatchRow;
 use crate::types::{Datum, Value};
 use smallvec::SmallVec;
 use sqlparser::ast::{self, CopyLegacyOption, CopyOption, CopySource, CopyTarget};

@@ -21,10 +21,8 @@
 
 use super::bind::{Binder, Scope, ident_name, position_of};
 use super::dml::qualify;
-use super::expr::Expr;
-use super::functions::FunctionContext;
 use super::index_maintenance::{KeyChange, TableIndexes};
-use super::optimizer::{self, IndexScanKind, hints::Hints, predicates};
+use super::optimizer::{self, IndexScanKind, hints::Hints};
 use super::plan::{rownum_limit, split_and};
 use crate::access::AccessContext;
 use crate::access::RowAccess;
@@ -33,6 +31,9 @@ use crate::access::row_view::BlockRow;
 use crate::catalog::{IndexDef, TableDef};
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
+use crate::expr::Expr;
+use crate::expr::functions::FunctionContext;
+use crate::expr::predicates;
 use crate::index::RowId;
 use crate::types::Datum;
 use sqlparser::ast;

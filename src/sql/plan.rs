@@ -27,9 +27,7 @@
 //! [`FunctionContext::taken`] for the cursor to check.
 
 use super::bind::{Binder, Grouping, Scope, canonical, contains_aggregate, ident_name, literal, position_of};
-use super::expr::Expr;
-use super::functions::FunctionContext;
-use super::optimizer::{self, hints, hints::Hints, predicates};
+use super::optimizer::{self, hints, hints::Hints};
 use super::views;
 use crate::catalog::TableDef;
 use crate::db::Session;
@@ -39,6 +37,9 @@ use crate::exec::{
     AggregateStage, CollectStage, FilterStage, LimitStage, ProjectStage, RowSink, RownumStage, SortKey, SortStage,
     Source, Stage,
 };
+use crate::expr::Expr;
+use crate::expr::functions::FunctionContext;
+use crate::expr::predicates;
 use crate::index::KeyBound;
 use crate::types::{Datum, Value};
 use sqlparser::ast::{self, BinaryOperator, Spanned};

@@ -21,8 +21,8 @@
 //! not say why a row fails: the caller builds it the generic way, whose error names the
 //! column, so error messages come from one place.
 
-use super::expr_batch::{BatchRow, Cell};
 use crate::catalog::TableDef;
+use crate::expr::batch::{BatchRow, Cell};
 use crate::storage::row::{FLAGS_WHOLE, LEN_ESCAPE, LEN_NULL, LEN_SHORT_MAX, MAX_COLUMNS, PIECE_HEADER};
 use crate::types::encoding::{payload_len, put_payload};
 use crate::types::{DataType, Datum};

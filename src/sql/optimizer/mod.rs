@@ -16,44 +16,18 @@
 
 pub mod cost;
 pub mod hints;
-pub mod predicates;
 pub mod selectivity;
 
 use crate::catalog::{IndexDef, TableDef};
+use crate::expr::predicates::{ColumnBound, Conjunct};
+pub use crate::index::IndexScanKind;
 use crate::types::{DataType, Datum, Value};
 use cost::CostModel;
 use hints::{HintKind, Hints, IndexChoice};
-use predicates::{ColumnBound, Conjunct};
 use selectivity::TableFacts;
 use smallvec::SmallVec;
 use std::cmp::Ordering;
 use std::sync::Arc;
-
-/// How an index is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexScanKind {
-    /// Equality on every column of a unique index: at most one entry.
-    Unique,
-    /// Entries between two key bounds, in key order (or reversed).
-    Range,
-    /// Every entry, in key order, through the leaf chain.
-    Full,
-    /// Every leaf block in segment order with multiblock reads; no order.
-    FastFull,
-}
-
-impl IndexScanKind {
-    pub fn operation(self, descending: bool) -> &'static str {
-        match (self, descending) {
-            (IndexScanKind::Unique, _) => "INDEX UNIQUE SCAN",
-            (IndexScanKind::Range, false) => "INDEX RANGE SCAN",
-            (IndexScanKind::Range, true) => "INDEX RANGE SCAN DESCENDING",
-            (IndexScanKind::Full, false) => "INDEX FULL SCAN",
-            (IndexScanKind::Full, true) => "INDEX FULL SCAN DESCENDING",
-            (IndexScanKind::FastFull, _) => "INDEX FAST FULL SCAN",
-        }
-    }
-}
 
 /// One end of a key range: the values of the leading key columns it fixes, and whether
 /// keys equal to them on those columns are in the range.

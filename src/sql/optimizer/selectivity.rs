@@ -12,8 +12,8 @@
 //!
 //! Conjuncts are taken as independent: their selectivities multiply.
 
-use super::predicates::{ColumnBound, Conjunct};
 use crate::catalog::{ColumnStats, IndexDef, TableDef};
+use crate::expr::predicates::{ColumnBound, Conjunct};
 use crate::types::{Datum, Value};
 use std::cmp::Ordering;
 
@@ -115,9 +115,9 @@ impl IndexFacts {
 type RangeEnd = super::End;
 
 /// The selectivity of a condition over rows nothing is known about (Oracle's defaults).
-pub fn default_selectivity(condition: &crate::sql::expr::Expr) -> f64 {
+pub fn default_selectivity(condition: &crate::expr::Expr) -> f64 {
     let no_statistics = TableFacts { rows: 0.0, blocks: 0.0, analyzed: false, columns: None };
-    combined(&no_statistics, &super::predicates::conjuncts(condition, &[]))
+    combined(&no_statistics, &crate::expr::predicates::conjuncts(condition, &[]))
 }
 
 /// The selectivity of all `conjuncts` together.
@@ -224,8 +224,8 @@ fn position(v: &Value) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::catalog::{StatValue, TableStats};
-    use crate::sql::expr::{CmpOp, Expr};
-    use crate::sql::optimizer::predicates::conjuncts;
+    use crate::expr::predicates::conjuncts;
+    use crate::expr::{CmpOp, Expr};
 
     fn table(num_rows: u64, low: i64, high: i64, ndv: u64, nulls: u64) -> TableDef {
         TableDef {

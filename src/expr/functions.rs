@@ -72,7 +72,7 @@ pub struct FunctionContext {
     pub random: RandomState,
     /// The values of the statement's bind variables, by slot (see [`Expr::Bind`]).
     ///
-    /// [`Expr::Bind`]: crate::sql::expr::Expr::Bind
+    /// [`Expr::Bind`]: crate::expr::Expr::Bind
     pub binds: Vec<Value>,
     /// The bind variables' names, by slot, as the binder resolves them (`:LO`, `:1`).
     pub bind_names: std::sync::Arc<[String]>,

@@ -8,7 +8,7 @@
 //! holds the value of the execution the conjuncts are made for (the one planned, or a
 //! later one whose index range is computed again).
 
-use crate::sql::expr::{CmpOp, Expr};
+use crate::expr::{CmpOp, Expr};
 use crate::types::{Datum, Value};
 
 /// What one conjunct says about one column.
@@ -78,9 +78,9 @@ fn literal(e: &Expr, binds: &[Value]) -> Option<Value> {
         Expr::Literal(v) => v.clone(),
         Expr::Bind { slot, .. } => binds.get(*slot)?.clone(),
         Expr::Arith { op, left, right } => {
-            crate::sql::functions::arithmetic(*op, &literal(left, binds)?, &literal(right, binds)?).ok()?
+            crate::expr::functions::arithmetic(*op, &literal(left, binds)?, &literal(right, binds)?).ok()?
         }
-        Expr::Negate(x) => crate::sql::functions::negate(&literal(x, binds)?).ok()?,
+        Expr::Negate(x) => crate::expr::functions::negate(&literal(x, binds)?).ok()?,
         _ => return None,
     };
     (!matches!(value, Datum::Null)).then_some(value)

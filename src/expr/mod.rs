@@ -1,3 +1,9 @@
+//! The expression layer: what every operator above evaluates, below the pipeline and the
+//! planner that build it. Bound expressions ([`Expr`], here), their batch evaluation over
+//! a block's rows ([`batch`]), the scalar functions and format masks ([`functions`]),
+//! aggregate calls ([`aggregate`]), and the column bounds a WHERE clause's conjuncts give
+//! ([`predicates`]). It reads rows through `access::RowAccess` and nothing above it.
+//!
 //! Bound expressions: SQL expressions whose names are resolved to column positions of
 //! the row they are evaluated on, ready to run once per row.
 //!
@@ -20,10 +26,15 @@
 //! Conditions use SQL's three-valued logic: [`Expr::eval_condition`] returns `None` for
 //! UNKNOWN.
 
-use super::functions::{self, ArithOp, FunctionContext, ScalarFunction};
+pub mod aggregate;
+pub mod batch;
+pub mod functions;
+pub mod predicates;
+
 use crate::access::RowAccess;
 use crate::error::{Error, Result};
 use crate::types::{Datum, Value};
+use functions::{ArithOp, FunctionContext, ScalarFunction};
 use smallvec::SmallVec;
 use std::cmp::Ordering;
 use std::fmt;

@@ -25,8 +25,8 @@
 //! which gives the value or raises the error the row path always did. Batch evaluation
 //! itself raises no error, so rows keep their order and the first error is the same.
 
-use super::expr::{CmpOp, Expr};
-use super::functions::{ArithOp, MAX_RESULT_CHARS, ScalarFunction, WholeNumberHash, pad_ascii, pad_into};
+use crate::expr::functions::{ArithOp, MAX_RESULT_CHARS, ScalarFunction, WholeNumberHash, pad_ascii, pad_into};
+use crate::expr::{CmpOp, Expr};
 use crate::types::{Datum, Value};
 use std::borrow::Cow;
 
@@ -558,7 +558,7 @@ impl BatchProjection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sql::functions::FunctionContext;
+    use crate::expr::functions::FunctionContext;
     use proptest::prelude::*;
 
     fn int(i: i64) -> Expr {
