@@ -37,6 +37,7 @@
 // They are private: an embedding program sees the API below.
 // Every type the public API hands out can be named by the program that receives it.
 #![warn(unnameable_types)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 mod db;
 mod sql;
 mod exec;

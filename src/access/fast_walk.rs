@@ -529,10 +529,10 @@ impl<'b, const W: usize> FastRows<'b, W> {
                 && column_count as usize >= W
         };
         if offset.wrapping_sub(1) < self.last_in_place {
-            // SAFETY (the three): room in place, `offset + PIECE_HEADER + reach(W) <=
-            // block.len()`.
+            // SAFETY: room in place, `offset + PIECE_HEADER + reach(W) <= block.len()`.
             let header = unsafe { self.block.get_unchecked(offset..offset + PIECE_HEADER) };
             return if head(header) {
+                // SAFETY: the same room in place holds the row's whole walk.
                 unsafe { RoomyStream::at(self.block, offset + PIECE_HEADER) }.walk()
             } else {
                 None

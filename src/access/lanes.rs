@@ -205,10 +205,11 @@ pub(crate) mod avx2 {
                 return Group::Split((change.trailing_zeros() as usize).max(1));
             }
         };
-        // SAFETY (every gather): each lane reads 4 (or 8) bytes at most 10 bytes past a
-        // position inside its row's room (see the module doc), at `base + position`.
+        // Every gather: each lane reads 4 (or 8) bytes at most 10 bytes past a position
+        // inside its row's room (see the module doc), at `base + position`.
         macro_rules! gather {
             ($at:expr) => {
+                // SAFETY: each lane's position lies in its row's room (above).
                 unsafe { _mm256_i32gather_epi32::<1>(base as *const i32, $at) }
             };
         }

@@ -128,7 +128,7 @@ impl BufferCache {
         let captured: Vec<(usize, Capture<'_>)> =
             guards.iter_mut().enumerate().filter_map(|(i, g)| g.capture.take().map(|c| (i, c))).collect();
         let Some(stats) = captured.first().map(|(_, c)| c.stats) else { return };
-        // SAFETY (each use): the guards hold their buffers' pins and exclusive locks.
+        // SAFETY: each use: the guards hold their buffers' pins and exclusive locks.
         let block = |i: usize| unsafe { self.buffer_bytes(guards[i].index) };
         let changes: Vec<GuardChange> = captured
             .iter()
