@@ -15,6 +15,8 @@
 //! - [`report`]: the terminal tables, the CSV files and the HTML page with SVG charts.
 //! - [`sample`], [`stats`]: measuring a statement; medians and Kruskal-Wallis tests.
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod bench;
 pub mod callgrind;
 pub mod cpu;
