@@ -62,9 +62,8 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("access/mod.rs", "inmemory"),
     ("exec/mod.rs", "db"),
     ("index/tests.rs", "db"),
-    // The in-memory scan pushes into exec's stages; population reads the instance.
+    // Population reads the instance (its parameters, the cache, the undo).
     ("inmemory/populate.rs", "db"),
-    ("inmemory/scan.rs", "exec"),
     // Statements run in a Session, which is defined with the instance in `db`.
     ("sql/analyze.rs", "db"),
     ("sql/cursor.rs", "db"),

@@ -29,6 +29,7 @@
 
 use super::fast_walk::{FastRows, TailCopy};
 use super::{AccessContext, BlockBatch, BlockRow, WalkedRow};
+use crate::access::Flow;
 use crate::buffer::{PinnedRun, PrefetchTarget};
 use crate::catalog::TableDef;
 use crate::error::Result;
@@ -40,13 +41,6 @@ use crate::storage::row::{
 };
 use crate::storage::segment::ExtentRun;
 use crate::types::encoding::PayloadKind;
-
-/// Whether a visitor wants more rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    Continue,
-    Stop,
-}
 
 /// What a scan hands its rows to: whole rows a block at a time, chained rows one by one
 /// (in block order: a batch is handed over before a chained row that follows it).

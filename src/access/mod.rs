@@ -38,6 +38,15 @@ use crate::error::Error;
 use crate::stats::SessionStats;
 use crate::storage::block;
 
+/// What a consumer of rows tells their producer after each row or batch: a scan, an
+/// index walk and every stage of the pipeline stop early on `Stop` (a ROWNUM limit met,
+/// a FETCH FIRST filled, an error recorded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
 /// What an access path needs from the session it works for.
 pub struct AccessContext<'a> {
     pub db: &'a DbInner,

@@ -6,7 +6,7 @@
 //! value has a fraction.
 
 use super::pipeline::{Stage, push_owned};
-use crate::access::full_scan::Flow;
+use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::{Error, Result};
 use crate::expr::Expr;

@@ -2,8 +2,8 @@
 //! statement's result (the columns after them only carried sort keys).
 
 use super::pipeline::owned_prefix;
+use crate::access::Flow;
 use crate::access::RowAccess;
-use crate::access::full_scan::Flow;
 use crate::error::Result;
 use crate::types::Value;
 

@@ -9,7 +9,7 @@
 //! (it reads stored integers directly too).
 
 use super::pipeline::{Stage, push};
-use crate::access::full_scan::Flow;
+use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
 use crate::expr::functions::FunctionContext;

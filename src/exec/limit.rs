@@ -2,7 +2,7 @@
 //! stops the source.
 
 use super::pipeline::{Stage, push, push_batch};
-use crate::access::full_scan::Flow;
+use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
 use crate::expr::functions::FunctionContext;

@@ -20,6 +20,7 @@ pub mod aggregate;
 mod collect;
 pub mod filter;
 pub mod index_source;
+pub mod inmemory_source;
 pub mod kernel;
 mod limit;
 pub mod pipeline;

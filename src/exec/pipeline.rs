@@ -4,7 +4,7 @@ use super::{
     AggregateStage, CollectStage, ExecContext, FilterStage, LimitStage, ProbeStage, ProjectStage, RownumStage,
     SortStage, Source,
 };
-use crate::access::full_scan::Flow;
+use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
 use crate::expr::batch::BatchRow;

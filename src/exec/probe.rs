@@ -16,7 +16,7 @@
 //! stages around it behave as if it were not there.
 
 use super::pipeline::{Stage, finish, push, push_batch, push_owned};
-use crate::access::full_scan::Flow;
+use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
 use crate::expr::functions::FunctionContext;

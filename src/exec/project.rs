@@ -7,8 +7,8 @@
 
 use super::ExecContext;
 use super::pipeline::{RowSink, SinkRow, Stage, push_owned};
+use crate::access::Flow;
 use crate::access::RowAccess;
-use crate::access::full_scan::Flow;
 use crate::error::Result;
 use crate::expr::Expr;
 use crate::expr::batch::{BATCH, BatchProjection};

@@ -2,8 +2,8 @@
 //! as a column after the source's `width` columns.
 
 use super::pipeline::{Stage, owned_prefix, push_owned};
+use crate::access::Flow;
 use crate::access::RowAccess;
-use crate::access::full_scan::Flow;
 use crate::error::Result;
 use crate::expr::functions::FunctionContext;
 use crate::types::Datum;

@@ -1,8 +1,8 @@
 //! SORT ORDER BY: holds every row, sorts on finish, then pushes them on in order.
 
 use super::pipeline::{Stage, owned_prefix, push_owned};
+use crate::access::Flow;
 use crate::access::RowAccess;
-use crate::access::full_scan::Flow;
 use crate::error::Result;
 use crate::expr::functions::FunctionContext;
 use crate::types::Value;

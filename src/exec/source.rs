@@ -2,7 +2,7 @@
 //!
 //! - TABLE ACCESS FULL: a full scan of a table's segment ([`Source::scan_table`], which
 //!   may also read only some of its blocks).
-//! - TABLE ACCESS INMEMORY FULL: see [`crate::inmemory::scan`].
+//! - TABLE ACCESS INMEMORY FULL: see [`super::inmemory_source`].
 //! - FAST DUAL: the one row of DUAL, with no block read.
 //! - CONNECT BY over DUAL: the row generator `LEVEL` 1..=n.
 //! - COLLECTION ITERATOR: `generate_series(start, stop)`.
@@ -12,8 +12,9 @@
 use super::ExecContext;
 use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push, push_batch};
+use crate::access::Flow;
 use crate::access::fast_walk::FastRows;
-use crate::access::full_scan::{Flow, FullScan};
+use crate::access::full_scan::FullScan;
 use crate::access::full_scan::{ScanConsumer, fast_rows_one_by_one};
 use crate::access::{BlockBatch, BlockRow, WalkedRow};
 use crate::catalog::TableDef;
@@ -41,7 +42,7 @@ pub enum Source {
     /// An index path, with or without table access by rowid.
     Index(Box<super::index_source::IndexAccess>),
     /// TABLE ACCESS INMEMORY FULL.
-    InMemory(Box<crate::inmemory::scan::InMemoryAccess>),
+    InMemory(Box<crate::exec::inmemory_source::InMemoryAccess>),
 }
 
 /// Feeds what a scan finds into the pipeline.

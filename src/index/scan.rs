@@ -18,7 +18,7 @@
 use super::block::{IndexBlock, RowId};
 use super::tree::{Seek, Target, Tree};
 use crate::access::AccessContext;
-use crate::access::full_scan::Flow;
+use crate::access::Flow;
 use crate::buffer::{BufferCache, ReadGuard};
 use crate::catalog::{IndexDef, IndexStats};
 use crate::error::Result;

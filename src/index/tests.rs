@@ -2,7 +2,7 @@
 //! levels come quickly: against a `BTreeSet` model, across transactions and sessions.
 
 use super::*;
-use crate::access::full_scan::Flow;
+use crate::access::Flow;
 use crate::db::{Database, DatabaseOptions, Session};
 use crate::stats::Stat;
 use crate::types::{DataType, Datum};

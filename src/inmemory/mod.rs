@@ -29,7 +29,6 @@ pub mod bitmap;
 pub mod cu;
 pub mod imcu;
 pub mod populate;
-pub mod scan;
 pub mod simd;
 pub mod store;
 

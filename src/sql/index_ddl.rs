@@ -9,7 +9,8 @@
 //! segment is reachable only once the dictionary holds the index; a failed build frees it.
 
 use super::ddl::{exclusive, single_name};
-use crate::access::full_scan::{Flow, FullScan, ScanConsumer};
+use crate::access::Flow;
+use crate::access::full_scan::{FullScan, ScanConsumer};
 use crate::access::{BlockBatch, BlockRow, RowAccess, WalkedRow};
 use crate::catalog::{IndexDef, TableDef};
 use crate::db::{QueryResult, Session, StatementKind};

@@ -408,7 +408,7 @@ impl<'a> Builder<'_, 'a> {
             Some(format!("{} is not INMEMORY", table.name))
         } else if size == 0 {
             Some("inmemory_size is 0: the column store is off".to_owned())
-        } else if !crate::inmemory::scan::columns_in_memory(table, &columns_read) {
+        } else if !crate::exec::inmemory_source::columns_in_memory(table, &columns_read) {
             Some(format!("the query reads a column of {} that is NO INMEMORY", table.name))
         } else {
             None
@@ -423,7 +423,7 @@ impl<'a> Builder<'_, 'a> {
         if let Some(line) = self.lines.iter_mut().find(|l| l.operation == "TABLE ACCESS FULL") {
             line.operation = "TABLE ACCESS INMEMORY FULL".into();
         }
-        Some(Source::InMemory(Box::new(crate::inmemory::scan::InMemoryAccess {
+        Some(Source::InMemory(Box::new(crate::exec::inmemory_source::InMemoryAccess {
             table: table.clone(),
             columns_read,
             prune,

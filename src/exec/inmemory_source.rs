@@ -22,16 +22,16 @@
 //! filtered again by the WHERE clause, so results never depend on which conjuncts ran
 //! where.
 
-use super::bitmap::Bitmap;
-use super::cu::{CuPredicate, UnitFold};
-use super::imcu::{Imcu, ValueKind};
-use super::simd::Isa;
-use crate::access::full_scan::Flow;
+use crate::access::Flow;
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::exec::aggregate::{FoldShape, Partial};
 use crate::exec::{ExecContext, Stage};
 use crate::expr::predicates::{self, ColumnBound};
+use crate::inmemory::bitmap::Bitmap;
+use crate::inmemory::cu::{CuPredicate, UnitFold};
+use crate::inmemory::imcu::{Imcu, ValueKind};
+use crate::inmemory::simd::Isa;
 use crate::stats::Stat;
 use crate::storage::segment::ExtentRun;
 use crate::types::{DataType, Datum, Value};
@@ -194,7 +194,7 @@ impl InMemoryAccess {
         if total > planned || unpopulated {
             // Population on first access (PRIORITY NONE), or of what was added since.
             db.inmemory.queue_plan(&segment);
-            super::populate::ensure_workers(db);
+            crate::inmemory::populate::ensure_workers(db);
         }
         cache_blocks.extend(all_runs.iter().flat_map(|r| r.first..r.first + r.blocks).skip(planned));
 
