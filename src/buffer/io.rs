@@ -1,0 +1,313 @@
+//! Reads and writes: a single-block read, multiblock reads of pinned runs, the write of a
+//! dirty buffer (its redo first), checkpoints, flushes and the datafiles' syncs; each
+//! counted into the session's statistics and wait events.
+
+use super::*;
+
+impl BufferCache {
+    /// Reads one block into a newly claimed buffer, unless another session put the block
+    /// in the cache meanwhile; either way the buffer returned is pinned for the caller.
+    pub(super) fn read_single(&self, stats: &SessionStats, rdba: u32) -> Result<Loaded> {
+        let (victim, _) = self.claim_free_buffer(stats)?;
+        if let Err(existing) = self.insert_claimed(stats, rdba, victim, READING) {
+            self.unclaim(victim);
+            return Ok(Loaded::ByOther(existing));
+        }
+        let file = self.file(rdba);
+        let result = file.and_then(|file| {
+            let _wait = stats.begin_wait(WaitEvent::DbFileSequentialRead);
+            // SAFETY: we hold the only pin on a READING buffer: nobody else reads or writes it.
+            let bytes = unsafe { self.buffer_bytes_mut(victim) };
+            file.read_block(block::rdba_block(rdba), bytes)
+        });
+        self.count_read(stats, 1);
+        self.finish_read(stats, victim, rdba, result)?;
+        Ok(Loaded::ByUs(victim))
+    }
+
+    pub(super) fn count_read(&self, stats: &SessionStats, blocks: u64) {
+        stats.add(Stat::PhysicalReads, blocks);
+        stats.add(Stat::PhysicalReadsCache, blocks);
+        stats.add(Stat::PhysicalReadIoRequests, 1);
+        stats.add(Stat::PhysicalReadBytes, blocks * self.block_size as u64);
+        if blocks > 1 {
+            stats.add(Stat::PhysicalReadMultiBlockRequests, 1);
+        }
+    }
+
+    /// Ends a read into READING buffer `index`: checks the block and makes it visible, or
+    /// removes the buffer from its chain and returns the error.
+    pub(super) fn finish_read(&self, stats: &SessionStats, index: u32, rdba: u32, io: Result<()>) -> Result<()> {
+        // SAFETY: still READING and pinned by us alone for writing.
+        let bytes = unsafe { self.buffer_bytes(index) };
+        let checked = io.and_then(|()| match block::verify(bytes, rdba) {
+            Ok(_) => Ok(()),
+            Err(reason) => Err(self.corrupt(rdba, reason)),
+        });
+        let h = &self.headers[index as usize];
+        h.object_id.store(block::BlockHeader(bytes).object_id(), Ordering::Relaxed);
+        match checked {
+            Ok(()) => {
+                h.state.store(VALID | IN_CHAIN, Ordering::Release);
+            }
+            Err(e) => {
+                let (latch, bucket) = self.bucket_of(rdba);
+                let mut chains = latch.get(stats);
+                chains.unlink(bucket, index);
+                h.state.store(0, Ordering::Release);
+                drop(chains);
+                h.unpin();
+                self.notify_readers();
+                return Err(e);
+            }
+        }
+        self.notify_readers();
+        Ok(())
+    }
+
+    pub(super) fn notify_readers(&self) {
+        let _lock = self.read_done.0.lock();
+        self.read_done.1.notify_all();
+    }
+
+    pub(super) fn corrupt(&self, rdba: u32, reason: String) -> Error {
+        let file = self.file(rdba).map(|f| f.path().to_owned()).unwrap_or_default();
+        Error::Corrupt { file, block: Some(block::rdba_block(rdba)), reason }
+    }
+
+    /// Writes a dirty buffer to its datafile (the dirty flag is cleared first, under the
+    /// shared content lock, so a change made after the copy dirties it again). Returns
+    /// false if the buffer could not be pinned (it left its chain meanwhile).
+    pub(super) fn write_back(&self, stats: &SessionStats, index: u32, event: WaitEvent) -> Result<bool> {
+        let h = &self.headers[index as usize];
+        let rdba = h.rdba.load(Ordering::Relaxed);
+        {
+            let (latch, bucket) = self.bucket_of(rdba);
+            let chains = latch.get(stats);
+            let state = h.state.load(Ordering::Acquire);
+            if !chains.buckets[bucket].contains(&index)
+                || h.rdba.load(Ordering::Relaxed) != rdba
+                || state & VALID == 0
+                || state & CR != 0
+            {
+                return Ok(false);
+            }
+            h.pin();
+        }
+        h.lock_shared(stats);
+        let result = self.write_locked(stats, index, rdba, event);
+        h.unlock_shared_unpin();
+        result.map(|()| true)
+    }
+
+    pub(super) fn write_locked(&self, stats: &SessionStats, index: u32, rdba: u32, event: WaitEvent) -> Result<()> {
+        let h = &self.headers[index as usize];
+        if h.state.fetch_and(!DIRTY, Ordering::AcqRel) & DIRTY == 0 {
+            return Ok(());
+        }
+        if let Err(e) = self.write_ahead(index) {
+            h.state.fetch_or(DIRTY, Ordering::AcqRel);
+            return Err(e);
+        }
+        let mut scratch = self.write_scratch.lock().pop().unwrap_or_else(|| Arena::new(1, self.block_size));
+        let copy = scratch.block_mut(0);
+        // SAFETY: we hold a pin and the shared content lock.
+        copy.copy_from_slice(unsafe { self.buffer_bytes(index) });
+        block::seal(copy);
+        let written = self.file(rdba).and_then(|file| {
+            let _wait = stats.begin_wait(event);
+            file.write_block(block::rdba_block(rdba), copy)
+        });
+        self.write_scratch.lock().push(scratch);
+        if written.is_err() {
+            // Still to be written: the block stays dirty.
+            h.state.fetch_or(DIRTY, Ordering::AcqRel);
+            return written;
+        }
+        self.written(index);
+        stats.add(Stat::PhysicalWrites, 1);
+        stats.add(Stat::PhysicalWritesFromCache, 1);
+        stats.add(Stat::PhysicalWriteIoRequests, 1);
+        stats.add(Stat::PhysicalWriteBytes, self.block_size as u64);
+        written
+    }
+
+    /// Multiblock read for a scan: brings `count` adjacent blocks starting at `first` into
+    /// the cache, skipping blocks already cached; each run of uncached blocks is one read
+    /// call (`db file scattered read`, or `db file sequential read` for a run of one).
+    /// Every block comes back pinned, in order, for the scan to visit: a cached block
+    /// costs one latch get here and none when visited. The caller keeps runs inside one
+    /// extent.
+    ///
+    /// Only the first block may wait for a free buffer. Once the read holds pins it does
+    /// not wait while holding them (sessions scanning a small cache at once would each
+    /// hold the buffers the others wait for): when no buffer is free, or another session
+    /// is waiting for one, it stops short, and [`PinnedRun::end`] tells the caller where
+    /// to ask again.
+    pub fn pin_multiblock(&self, stats: &SessionStats, first: u32, count: u32) -> Result<PinnedRun<'_>> {
+        let count = self.reserve_run_pins(count);
+        let mut pinned =
+            PinnedRun { cache: self, blocks: VecDeque::with_capacity(count as usize), end: first, reserved: count };
+        let mut run: Vec<(u32, u32)> = Vec::with_capacity(count as usize);
+        // The latch and bucket of each block are prefetched a few blocks ahead of its
+        // lookup, so the lookups do not wait on memory one after another.
+        for rdba in first..first + count.min(LOOKUP_PREFETCH_AHEAD) {
+            self.prefetch_bucket(rdba);
+        }
+        for rdba in first..first + count {
+            if rdba + LOOKUP_PREFETCH_AHEAD < first + count {
+                self.prefetch_bucket(rdba + LOOKUP_PREFETCH_AHEAD);
+            }
+            // Blocks are pushed even when the read before them failed, so that dropping
+            // the run releases their pins.
+            if let Some(index) = self.lookup_and_pin(stats, rdba) {
+                let read = self.read_run(stats, &mut run, &mut pinned.blocks);
+                pinned.blocks.push_back((rdba, index));
+                read?;
+                continue;
+            }
+            let holding = !(run.is_empty() && pinned.blocks.is_empty());
+            let claimed = if !holding {
+                self.claim_free_buffer(stats).map(Some)
+            } else if self.free_buffer_waiters.load(Ordering::Relaxed) > 0 {
+                Ok(None)
+            } else {
+                self.sweep_for_free_buffer(stats)
+            };
+            let victim = match claimed {
+                Ok(Some((victim, _))) => victim,
+                Ok(None) => break,
+                Err(e) => {
+                    // Finish the blocks already claimed, so none stays READING.
+                    let _ = self.read_run(stats, &mut run, &mut pinned.blocks);
+                    return Err(e);
+                }
+            };
+            match self.insert_claimed(stats, rdba, victim, READING) {
+                Ok(()) => run.push((rdba, victim)),
+                Err(existing) => {
+                    self.unclaim(victim);
+                    let read = self.read_run(stats, &mut run, &mut pinned.blocks);
+                    pinned.blocks.push_back((rdba, existing));
+                    read?;
+                }
+            }
+        }
+        self.read_run(stats, &mut run, &mut pinned.blocks)?;
+        pinned.end = first + pinned.blocks.len() as u32;
+        self.release_run_pins(pinned.reserved - pinned.blocks.len() as u32);
+        pinned.reserved = pinned.blocks.len() as u32;
+        Ok(pinned)
+    }
+
+    /// Reserves room for a multiblock read to pin up to `count` blocks ahead of its scan:
+    /// as many as keep the pins of all reads within `run_pin_limit`, and always at least
+    /// one, so that every scan moves on (a single-block get is never refused either).
+    /// Returns how many blocks the read may pin.
+    pub(super) fn reserve_run_pins(&self, count: u32) -> u32 {
+        let mut granted = 0;
+        let _ = self.run_pins.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+            granted = count.min(self.run_pin_limit.saturating_sub(held).max(1));
+            Some(held + granted)
+        });
+        granted
+    }
+
+    /// Gives back room reserved by [`BufferCache::reserve_run_pins`].
+    pub(super) fn release_run_pins(&self, count: u32) {
+        if count > 0 {
+            self.run_pins.fetch_sub(count, Ordering::Relaxed);
+        }
+    }
+
+    /// The buffer holding the current version of `rdba` in a chain (CR clones skipped);
+    /// the caller holds the chain's latch.
+    #[inline]
+    pub(super) fn find_in_chain(&self, chain: &[u32], rdba: u32) -> Option<u32> {
+        chain.iter().copied().find(|&i| {
+            let h = &self.headers[i as usize];
+            h.rdba.load(Ordering::Relaxed) == rdba && h.state.load(Ordering::Relaxed) & CR == 0
+        })
+    }
+
+    /// Reads a run of claimed, READING buffers for adjacent blocks with one call; our pins
+    /// move to `keep` (block address, buffer). A block whose read failed is dropped from
+    /// the cache, its pin released.
+    pub(super) fn read_run(
+        &self,
+        stats: &SessionStats,
+        run: &mut Vec<(u32, u32)>,
+        keep: &mut VecDeque<(u32, u32)>,
+    ) -> Result<u32> {
+        if run.is_empty() {
+            return Ok(0);
+        }
+        let first = run[0].0;
+        let n = run.len() as u32;
+        let io = self.file(first).and_then(|file| {
+            let event = if n > 1 { WaitEvent::DbFileScatteredRead } else { WaitEvent::DbFileSequentialRead };
+            let _wait = stats.begin_wait(event);
+            // SAFETY: each buffer is READING and pinned by us alone; they are distinct.
+            let mut bufs: Vec<&mut [u8]> = run.iter().map(|&(_, i)| unsafe { self.buffer_bytes_mut(i) }).collect();
+            file.read_blocks(block::rdba_block(first), &mut bufs)
+        });
+        self.count_read(stats, u64::from(n));
+        let mut first_error = None;
+        for (rdba, index) in run.drain(..) {
+            let io_result = match &io {
+                Ok(()) => Ok(()),
+                Err(e) => Err(self.corrupt(rdba, format!("multiblock read failed: {e}"))),
+            };
+            match self.finish_read(stats, index, rdba, io_result) {
+                Ok(()) => keep.push_back((rdba, index)),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(n), Err)
+    }
+
+    /// Writes every dirty buffer (a checkpoint). Returns how many were written.
+    pub fn checkpoint(&self, stats: &SessionStats) -> Result<usize> {
+        let mut written = 0;
+        for index in 0..self.headers.len() as u32 {
+            let h = &self.headers[index as usize];
+            if h.has(DIRTY) && h.has(IN_CHAIN) && self.write_back(stats, index, WaitEvent::DbFileParallelWrite)? {
+                written += 1;
+            }
+        }
+        self.sync_files()?;
+        Ok(written)
+    }
+
+    /// Buffers holding changes not yet written (`v$instance_recovery`'s estimate of the
+    /// blocks recovery would read).
+    pub fn dirty_buffers(&self) -> usize {
+        self.headers.iter().filter(|h| h.has(DIRTY)).count()
+    }
+
+    /// Syncs every datafile: the writes made so far are durable, and stop holding the
+    /// checkpoint position back.
+    pub fn sync_files(&self) -> Result<()> {
+        let unsynced = self.take_unsynced();
+        for file in self.files.read().iter().flatten() {
+            if let Err(e) = file.sync() {
+                self.restore_unsynced(unsynced);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// `ALTER SYSTEM FLUSH BUFFER_CACHE`: checkpoint, then drop every unpinned buffer and
+    /// ask the kernel to drop the datafiles' pages too.
+    pub fn flush(&self, stats: &SessionStats) -> Result<()> {
+        self.checkpoint(stats)?;
+        self.drop_buffers(stats, |_| true);
+        for file in self.files.read().iter().flatten() {
+            file.drop_os_cache()?;
+        }
+        Ok(())
+    }
+}

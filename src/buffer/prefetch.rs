@@ -1,0 +1,111 @@
+//! Prefetch hints: the hash bucket and chain of a block about to be looked up, and the
+//! lines of a block about to be read. Hints read nothing and never fault.
+
+use super::*;
+
+/// Starts loading the line at `address`: a hint that reads nothing.
+#[inline(always)]
+fn prefetch_address(address: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: prefetch never faults and dereferences nothing.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
+/// The lines of one block, for prefetch hints: a cached buffer found by address
+/// ([`BufferCache::prefetch_lines`], which pins nothing) or the bytes of a block a caller
+/// holds ([`PrefetchTarget::of`]). A hint loads lines, never reads them.
+#[derive(Clone, Copy)]
+pub struct PrefetchTarget<'c> {
+    pub(super) block: *const u8,
+    len: usize,
+    _memory: PhantomData<&'c [u8]>,
+}
+
+impl<'c> PrefetchTarget<'c> {
+    /// The lines of `bytes`.
+    #[inline(always)]
+    pub fn of(bytes: &'c [u8]) -> PrefetchTarget<'c> {
+        PrefetchTarget { block: bytes.as_ptr(), len: bytes.len(), _memory: PhantomData }
+    }
+
+    /// The block's size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Starts loading the lines of bytes `from..to` of the buffer (clamped to it).
+    #[inline]
+    pub fn range(&self, from: usize, to: usize) {
+        let (mut line, end) = (from.min(self.len) & !63, to.min(self.len));
+        while line < end {
+            self.line(line);
+            line += 64;
+        }
+    }
+
+    /// Starts loading the line holding byte `at` of the block. An offset past the block
+    /// loads another line of memory (a prefetch never faults), so callers need not check.
+    #[inline(always)]
+    pub fn line(&self, at: usize) {
+        prefetch_address(self.block.wrapping_add(at));
+    }
+}
+
+impl BufferCache {
+    /// Starts loading the hash chain of `rdba` (its latch and bucket) and its bucket's
+    /// hint: the first step of prefetching a block a caller will get soon
+    /// ([`BufferCache::prefetch_block`]).
+    #[inline]
+    pub fn prefetch_chain(&self, rdba: u32) {
+        let h = self.hash_of(rdba);
+        let (latch, bucket) = self.bucket_at(h);
+        latch.prefetch(bucket);
+        prefetch_address((&raw const self.hints[h]).cast());
+    }
+
+    /// Starts loading the first `lines` cache lines of the buffer that probably holds
+    /// `rdba`: a hint for a get that follows soon. See [`BufferCache::prefetch_lines`].
+    /// `also` is a byte range of the block worth loading too (a guess at where a row
+    /// lies); it is clamped to the block.
+    #[inline]
+    pub fn prefetch_block(&self, rdba: u32, lines: usize, also: Option<(usize, usize)>) {
+        let Some(target) = self.prefetch_lines(rdba) else { return };
+        target.range(0, lines * 64);
+        if let Some((from, to)) = also {
+            target.range(from, to);
+        }
+    }
+
+    /// Where the buffer that probably holds `rdba` lies, for prefetch hints only: the
+    /// buffer a block of its bucket last went into, read from the bucket's hint without
+    /// the latch (no latch get) and without reading the buffer's header. The buffer may
+    /// hold another block, or none, by the time of the hint: a hint loads lines of the
+    /// arena, never reads them, and changes no result. `None` before any block went
+    /// into the bucket.
+    #[inline]
+    pub fn prefetch_lines(&self, rdba: u32) -> Option<PrefetchTarget<'_>> {
+        let index = self.hinted_buffer(rdba)?;
+        prefetch_address((&raw const self.headers[index as usize]).cast());
+        Some(PrefetchTarget { block: self.arena.block_ptr(index as usize), len: self.block_size, _memory: PhantomData })
+    }
+
+    /// The buffer the hint of `rdba`'s bucket names (one relaxed load, no latch); `None`
+    /// before any block went into the bucket. It may hold another block, or none.
+    #[inline(always)]
+    pub(super) fn hinted_buffer(&self, rdba: u32) -> Option<u32> {
+        let index = self.hints[self.hash_of(rdba)].load(Ordering::Relaxed);
+        (index != NO_HINT).then_some(index)
+    }
+
+    /// Starts loading the latch and bucket of `rdba`.
+    #[inline]
+    pub(super) fn prefetch_bucket(&self, rdba: u32) {
+        let (latch, bucket) = self.bucket_of(rdba);
+        latch.prefetch(bucket);
+    }
+}
