@@ -223,10 +223,8 @@ impl<'t> FullScan<'t> {
         visit: &mut C,
     ) -> Result<Flow> {
         let rdba = guard.rdba();
-        crate::buffer::BufferCache::count_consistent_get(ctx.stats);
         ctx.stats.add(Stat::TableScanBlocksGotten, 1);
-        ctx.check_table_block(self.table, rdba, &guard)?;
-        let guard = crate::txn::cr::consistent_block(ctx, guard, ctx.reader)?;
+        let guard = crate::txn::cr::consistent_get_pinned(ctx, guard, |b| ctx.check_table_block(self.table, rdba, b))?;
         if in_place {
             self.walk_block_fast(ctx, &guard, rdba, next, visit)
         } else {

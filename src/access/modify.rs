@@ -32,7 +32,7 @@ use crate::storage::block::{self, DataBlock, DataBlockMut};
 use crate::storage::itl::{self, Itl};
 use crate::storage::row::{self, ColumnSpan, FLAG_DELETED, PIECE_HEADER, PieceAddr, RowPiece, locate_columns};
 use crate::txn::change::{BlockUndo, Obstacle, UndoKind, cannot_serialize, kept_rooms, row_lock_holder, take_itl};
-use crate::txn::cr::{consistent_block, row_changed_after};
+use crate::txn::cr::{consistent_get, row_changed_after};
 use crate::txn::transaction::Transaction;
 use crate::types::encoding::PayloadKind;
 
@@ -149,9 +149,7 @@ impl Changer<'_, '_> {
         self.seen.clear();
         let serializable = self.txn.snapshot.is_some();
         {
-            let current = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
-            ctx.check_table_block(self.table, rdba, &current)?;
-            let guard = consistent_block(ctx, current, ctx.reader)?;
+            let guard = consistent_get(ctx, rdba, |b| ctx.check_table_block(self.table, rdba, b))?;
             let blk = DataBlock(&guard);
             // A slot past the block's directory holds no row (`whole_row` says so).
             let picked = run.map(|r| r.iter().map(|a| usize::from(a.slot)));

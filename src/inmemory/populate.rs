@@ -392,12 +392,13 @@ fn populate_unit(
             at = run.end();
             while let Some(current) = run.next_block(ctx.stats).transpose()? {
                 let rdba = current.rdba();
-                crate::buffer::BufferCache::count_consistent_get(ctx.stats);
-                ctx.check_table_block(table, rdba, &current)?;
-                if crate::txn::cr::changes_after(&ctx, &current, scn)? {
-                    stale.insert(block_index);
-                }
-                let block = crate::txn::cr::consistent_block(&ctx, current, ctx.reader)?;
+                let block = crate::txn::cr::consistent_get_pinned(&ctx, current, |b| {
+                    ctx.check_table_block(table, rdba, b)?;
+                    if crate::txn::cr::changes_after(&ctx, b, scn)? {
+                        stale.insert(block_index);
+                    }
+                    Ok(())
+                })?;
                 // The piece block of the last chained row, kept for the next one's pieces
                 // while this block's rows are read; let go before the next block.
                 let mut piece_block = None;

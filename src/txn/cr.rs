@@ -83,8 +83,37 @@ enum SlotView {
     RollBack,
 }
 
+/// Oracle's consistent get, whole: block `rdba` from the buffer cache (a consistent get of
+/// the current version, counted there), checked by `check` before anything in it is read,
+/// then as the statement's reader must see it ([`consistent_block`]).
+#[inline(always)]
+pub fn consistent_get<'c>(
+    ctx: &AccessContext<'c>,
+    rdba: u32,
+    check: impl FnOnce(&[u8]) -> Result<()>,
+) -> Result<ReadGuard<'c>> {
+    let current = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+    check(&current)?;
+    consistent_block(ctx, current, ctx.reader)
+}
+
+/// [`consistent_get`] of a block a multiblock read pinned ahead of the scan: counted as a
+/// consistent get now, as the scan reaches it.
+#[inline(always)]
+pub fn consistent_get_pinned<'c>(
+    ctx: &AccessContext<'c>,
+    pinned: ReadGuard<'c>,
+    check: impl FnOnce(&[u8]) -> Result<()>,
+) -> Result<ReadGuard<'c>> {
+    crate::buffer::BufferCache::count_consistent_get(ctx.stats);
+    check(&pinned)?;
+    consistent_block(ctx, pinned, ctx.reader)
+}
+
 /// The block `current` (a consistent get of the current version, already counted) as
-/// `reader` must see it: `current` itself, cleaned out, or a CR clone.
+/// `reader` must see it: `current` itself, cleaned out, or a CR clone. The step of a
+/// consistent get after the buffer: [`consistent_get`] and [`consistent_get_pinned`] are
+/// the whole of it; the index's leaves come here after their descent.
 #[inline(always)]
 pub fn consistent_block<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
     if needs_no_work(ctx, &current, reader) {
