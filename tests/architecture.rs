@@ -60,7 +60,6 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
     // directly instead of observing row changes.
     ("access/mod.rs", "db"),
     ("access/mod.rs", "inmemory"),
-    ("exec/mod.rs", "db"),
     ("index/tests.rs", "db"),
     // Population reads the instance (its parameters, the cache, the undo).
     ("inmemory/populate.rs", "db"),

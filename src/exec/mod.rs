@@ -54,10 +54,12 @@ pub struct ExecContext<'a> {
 }
 
 impl<'a> ExecContext<'a> {
-    /// The context of a statement of `session` with the functions' context `functions`.
-    pub fn new(session: &'a crate::db::Session, functions: FunctionContext) -> ExecContext<'a> {
-        let allowed = session.parallel_max_servers() as usize;
-        let helpers = allowed.min(crate::stats::osstat::usable_cpus() - 1);
-        ExecContext { access: session.access_context(), functions, helpers }
+    /// The context of a statement that reads through `access`, with the functions'
+    /// context `functions`, allowed `parallel_max_servers` helper threads (fewer when
+    /// the machine has fewer other CPUs).
+    pub fn new(access: AccessContext<'a>, functions: FunctionContext, parallel_max_servers: u64) -> ExecContext<'a> {
+        let helpers =
+            usize::try_from(parallel_max_servers).unwrap_or(usize::MAX).min(crate::stats::osstat::usable_cpus() - 1);
+        ExecContext { access, functions, helpers }
     }
 }

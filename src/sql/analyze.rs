@@ -23,7 +23,7 @@ use super::front::AnalyzeSample;
 use crate::catalog::{ColumnStats, StatValue, TableDef, TableStats};
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
-use crate::exec::{ExecContext, RowSink, Source, Stage, run_pipeline};
+use crate::exec::{RowSink, Source, Stage, run_pipeline};
 use crate::types::{Datum, Value, encoding};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
@@ -39,7 +39,7 @@ pub fn analyze_table(session: &Session, name: &str, sample: AnalyzeSample) -> Re
         let columns = table.columns.len();
         let sink = RowSink { visible: columns, consume: Box::new(|row: &[Datum<'_>]| gatherer.row(row)) };
         let source = Source::TableScan { table: table.clone(), columns_read: vec![true; columns] };
-        let mut exec = ExecContext::new(session, super::function_context(session));
+        let mut exec = super::exec_context(session, super::function_context(session));
         run_pipeline(&source, vec![Stage::Sink(sink)], &mut exec)?;
     }
     let stats = gatherer.finish(blocks, crate::types::local_now());

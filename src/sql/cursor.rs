@@ -27,7 +27,7 @@ use super::plan::{self, Planned};
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::exec::pipeline::run_pipeline_in_place;
-use crate::exec::{ExecContext, Source, Stage};
+use crate::exec::{Source, Stage};
 use crate::expr::functions::{PlanInputs, normalized_bind_name};
 use crate::stats::{Stat, TimeModel};
 use crate::types::Value;
@@ -188,7 +188,7 @@ impl<'s> Cursor<'s> {
         functions.taken = Default::default();
         let planned = &mut kept.planned;
         planned.stages.iter_mut().for_each(Stage::reset);
-        let mut ctx = ExecContext::new(session, functions);
+        let mut ctx = super::exec_context(session, functions);
         let rows = run_pipeline_in_place(&planned.source, &mut planned.stages, &mut ctx)?;
         Ok(QueryResult::rows(StatementKind::Query, planned.columns.clone(), rows))
     }

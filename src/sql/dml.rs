@@ -22,7 +22,7 @@ use crate::catalog::TableDef;
 use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::exec::pipeline::{ConsumeRow, SINK_INLINE_COLUMNS, SinkRow};
-use crate::exec::{ExecContext, run_pipeline};
+use crate::exec::run_pipeline;
 use crate::expr::batch::BatchRow;
 use crate::types::{Datum, Value};
 use smallvec::SmallVec;
@@ -235,7 +235,7 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
     let functions = super::function_context(session);
     let planned = plan::plan_query(query, session, &functions)?;
     shape.check_count(planned.columns.len())?;
-    let mut ctx = ExecContext::new(session, functions);
+    let mut ctx = super::exec_context(session, functions);
     let reads_target = planned.source.reads_table(shape.table.object_id);
     let mut encoder = shape.encoder();
     if reads_target {

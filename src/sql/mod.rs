@@ -50,6 +50,11 @@ use std::time::Instant;
 pub use plan::Estimate;
 pub use row_source_stats::{PlanStatistics, RowSourceLine};
 
+/// The context a statement of `session` runs in, with the functions' context `functions`.
+pub(crate) fn exec_context(session: &Session, functions: FunctionContext) -> ExecContext<'_> {
+    ExecContext::new(session.access_context(), functions, session.parallel_max_servers())
+}
+
 /// A statement's text without surrounding blanks and a trailing `;`: what runs, and what
 /// `v$sql` tells statements apart by.
 pub fn statement_text(text: &str) -> &str {
@@ -213,7 +218,7 @@ pub(crate) fn run_planned(
     planned: plan::Planned<'_>,
     functions: FunctionContext,
 ) -> Result<QueryResult> {
-    let mut ctx = ExecContext::new(session, functions);
+    let mut ctx = exec_context(session, functions);
     if planned.gather_plan_statistics || session.gathers_plan_statistics() {
         let columns = planned.columns.clone();
         let (rows, statistics) = row_source_stats::run_with_statistics(planned, &mut ctx)?;
@@ -234,7 +239,7 @@ fn explain_analyze(session: &Session, statement: &Statement) -> Result<QueryResu
     let functions = function_context(session);
     let planned = plan::plan_query(query, session, &functions)?;
     let notes = planned.notes.clone();
-    let mut ctx = ExecContext::new(session, functions);
+    let mut ctx = exec_context(session, functions);
     let (_, statistics) = row_source_stats::run_with_statistics(planned, &mut ctx)?;
     let mut lines = statistics.format(true);
     if !notes.is_empty() {
