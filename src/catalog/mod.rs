@@ -261,11 +261,11 @@ pub struct IndexStats {
 struct Dictionary {
     /// The data object id the next segment gets; ids are never reused.
     next_object_id: u32,
-    /// Shared handles, so a statement keeps the definition it planned with after a DROP.
-    #[serde(with = "shared_tables")]
+    /// Shared handles, so a statement keeps the definition it planned with after a DROP;
+    /// stored as plain definitions (serde's `rc` feature: each handle read is a new one).
     tables: BTreeMap<String, Arc<TableDef>>,
     /// Indexes by name.
-    #[serde(default, with = "shared_indexes")]
+    #[serde(default)]
     indexes: BTreeMap<String, Arc<IndexDef>>,
 }
 
@@ -459,39 +459,5 @@ impl Catalog {
         *RwLockUpgradableReadGuard::upgrade(current) = changed;
         self.version.fetch_add(1, Ordering::Release);
         Ok(result)
-    }
-}
-
-/// (De)serialises the shared table handles as plain definitions.
-mod shared_tables {
-    use super::TableDef;
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::collections::BTreeMap;
-    use std::sync::Arc;
-
-    pub fn serialize<S: Serializer>(tables: &BTreeMap<String, Arc<TableDef>>, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(tables.iter().map(|(name, table)| (name, &**table)))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, Arc<TableDef>>, D::Error> {
-        let tables = BTreeMap::<String, TableDef>::deserialize(d)?;
-        Ok(tables.into_iter().map(|(name, table)| (name, Arc::new(table))).collect())
-    }
-}
-
-/// (De)serialises the shared index handles as plain definitions.
-mod shared_indexes {
-    use super::IndexDef;
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::collections::BTreeMap;
-    use std::sync::Arc;
-
-    pub fn serialize<S: Serializer>(indexes: &BTreeMap<String, Arc<IndexDef>>, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(indexes.iter().map(|(name, index)| (name, &**index)))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, Arc<IndexDef>>, D::Error> {
-        let indexes = BTreeMap::<String, IndexDef>::deserialize(d)?;
-        Ok(indexes.into_iter().map(|(name, index)| (name, Arc::new(index))).collect())
     }
 }
