@@ -201,25 +201,53 @@ pub fn drop(
     if cascade {
         return Err(Error::unsupported("DROP TABLE ... CASCADE"));
     }
+    drop_each(
+        session,
+        names,
+        if_exists,
+        "table",
+        |name| {
+            let table = session.db.catalog.table(name)?;
+            Some(((table.object_id, table.name.clone()), table))
+        },
+        |table| {
+            let (_, indexes) = session.db.catalog.remove_table(&table.name)?;
+            session.db.inmemory.drop_segment(table.object_id);
+            let ctx = session.access_context();
+            segments::drop_segment(&ctx, &table)?;
+            for index in indexes {
+                segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name)?;
+            }
+            Ok(())
+        },
+    )?;
+    Ok(QueryResult::message(StatementKind::Ddl, "Table dropped."))
+}
+
+/// DROP of each of `names` (objects of `kind`): `find` gives an object's table (its
+/// object id and name) and the object, or nothing when there is none (an error, or
+/// skipped under IF EXISTS); `drop` then runs with that table's locks held exclusively.
+pub(super) fn drop_each<T>(
+    session: &Session,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+    kind: &'static str,
+    find: impl Fn(&str) -> Option<((u32, String), T)>,
+    drop: impl Fn(T) -> Result<()>,
+) -> Result<()> {
     for name in names {
         let name = single_name(name)?;
-        let Some(table) = session.db.catalog.table(&name) else {
+        let Some(((table_object_id, table_name), object)) = find(&name) else {
             if if_exists {
                 continue;
             }
-            return Err(Error::UnknownObject { kind: "table", name });
+            return Err(Error::UnknownObject { kind, name });
         };
-        let locks = session.db.table_locks(table.object_id);
-        let _exclusive = exclusive(&locks, &table.name)?;
-        let (_, indexes) = session.db.catalog.remove_table(&name)?;
-        session.db.inmemory.drop_segment(table.object_id);
-        let ctx = session.access_context();
-        segments::drop_segment(&ctx, &table)?;
-        for index in indexes {
-            segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name)?;
-        }
+        let locks = session.db.table_locks(table_object_id);
+        let _exclusive = exclusive(&locks, &table_name)?;
+        drop(object)?;
     }
-    Ok(QueryResult::message(StatementKind::Ddl, "Table dropped."))
+    Ok(())
 }
 
 /// How long DDL waits for the statements running on its table to end (Oracle's

@@ -183,19 +183,20 @@ impl ScanConsumer for Collector<'_> {
 
 /// DROP INDEX name.
 pub fn drop_index(session: &Session, names: &[ast::ObjectName], if_exists: bool) -> Result<QueryResult> {
-    for name in names {
-        let name = single_name(name)?;
-        let Some(index) = session.db.catalog.index(&name) else {
-            if if_exists {
-                continue;
-            }
-            return Err(Error::UnknownObject { kind: "index", name });
-        };
-        let locks = session.db.table_locks(index.table_object_id);
-        let _exclusive = exclusive(&locks, &index.table)?;
-        session.db.catalog.remove_index(&name)?;
-        let ctx = session.access_context();
-        crate::access::segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name)?;
-    }
+    super::ddl::drop_each(
+        session,
+        names,
+        if_exists,
+        "index",
+        |name| {
+            let index = session.db.catalog.index(name)?;
+            Some(((index.table_object_id, index.table.clone()), index))
+        },
+        |index| {
+            session.db.catalog.remove_index(&index.name)?;
+            let ctx = session.access_context();
+            crate::access::segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name)
+        },
+    )?;
     Ok(QueryResult::message(StatementKind::Ddl, "Index dropped."))
 }
