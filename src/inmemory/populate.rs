@@ -547,8 +547,14 @@ pub fn populate_wait(
                 populated = false;
                 continue;
             }
-            let blocks = s.summary().blocks;
-            populated &= total == 0 || blocks as f64 * 100.0 >= percentage * total as f64;
+            let sum = s.summary();
+            populated &= if percentage >= 100.0 {
+                // As v$im_segments says COMPLETED: not while a unit's population is still
+                // ending (its IMCU installed, its worker not yet done with it).
+                sum.completed(total, u64::from(s.planned_positions()))
+            } else {
+                total == 0 || sum.blocks as f64 * 100.0 >= percentage * total as f64
+            };
         }
         if populated {
             return Ok(WaitOutcome::Populated);

@@ -155,6 +155,16 @@ impl ImSegment {
     }
 }
 
+impl SegmentSummary {
+    /// Whether the segment is fully populated (`v$im_segments` says COMPLETED, and
+    /// POPULATE_WAIT at 100% returns): units planned for all `blocks` blocks below the
+    /// high-water mark, every one populated, none queued or being populated (a unit's
+    /// population ends after its IMCU is installed).
+    pub fn completed(&self, blocks: u64, planned_positions: u64) -> bool {
+        !self.busy && self.blocks >= blocks && planned_positions >= blocks
+    }
+}
+
 /// A segment's units at one moment ([`ImSegment::summary`]).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SegmentSummary {

@@ -625,7 +625,7 @@ fn im_segments(session: &Session) -> Result<Rows> {
         let sum = segment.summary();
         let status = if sum.out_of_memory && !sum.busy {
             "OUT OF MEMORY"
-        } else if !sum.busy && sum.blocks >= blocks && segment.planned_positions() as u64 >= blocks {
+        } else if sum.completed(blocks, u64::from(segment.planned_positions())) {
             "COMPLETED"
         } else {
             "STARTED"
