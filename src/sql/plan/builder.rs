@@ -1,260 +1,30 @@
-//! The planner: turns a SELECT into a row source and a chain of pipeline stages, and
-//! records the plan as Oracle's EXPLAIN PLAN shows it.
-//!
-//! The stage order follows SQL's logical order, as Oracle's row sources do:
-//!
-//! ```text
-//!  source ─► FILTER (WHERE) ─► COUNT STOPKEY (ROWNUM <= n) ─► COUNT (ROWNUM)
-//!         ─► SORT AGGREGATE / HASH GROUP BY (+ HAVING) ─► project ─► HASH UNIQUE (DISTINCT)
-//!         ─► SORT ORDER BY ─► FETCH FIRST / OFFSET ─► result
-//! ```
-//!
-//! A WHERE clause over a full scan runs inside the scan's pipeline on rows still in their
-//! block, and EXPLAIN shows it as the `filter(...)` of TABLE ACCESS FULL, as Oracle does.
-//!
-//! Once the stages are built, the optimizer chooses how to read the table
-//! (`Builder::choose_access`): for an index path the source becomes an
-//! index access, the conjuncts the key range answers leave the filter (shown as
-//! `access(...)`), the table's line becomes the index's line (under TABLE ACCESS BY INDEX
-//! ROWID when rows are fetched), and a sort the index order makes needless is dropped.
-//! Each [`PlanLine`] records where its rows leave the pipeline (for row-source probes) and
-//! how its estimated rows follow from its child's ([`RowsRule`]).
-//!
-//! A plan may run again (a cursor keeps it): its stages are reset, and an index path
-//! whose range bind variables give keeps the conjuncts to compute the range anew from
-//! each execution's values ([`Planned::rebind_range`]). What planning took as constants
-//! from one execution (SYSDATE, binds that size the plan) is recorded in the statement's
-//! [`FunctionContext::taken`] for the cursor to check.
+//! The builder of a SELECT's plan: its stages in SQL's logical order, each with its plan
+//! line, and then the access path the optimizer chooses (`Builder::choose_access`).
 
-use super::bind::{Binder, Grouping, Scope, canonical, contains_aggregate, ident_name, literal, position_of};
-use super::optimizer::{self, hints, hints::Hints};
-use super::views;
-use crate::catalog::TableDef;
-use crate::db::Session;
-use crate::error::{Error, Result};
-use crate::exec::pipeline::ConsumeRow;
-use crate::exec::{
-    AggregateStage, CollectStage, FilterStage, LimitStage, ProjectStage, RowSink, RownumStage, SortKey, SortStage,
-    Source, Stage,
-};
-use crate::expr::Expr;
-use crate::expr::functions::FunctionContext;
-use crate::expr::predicates;
-use crate::index::KeyBound;
-use crate::types::{Datum, Value};
-use sqlparser::ast::{self, BinaryOperator, Spanned};
-use std::sync::Arc;
+use super::*;
 
-/// One line of a plan, as EXPLAIN PLAN prints it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanLine {
-    pub operation: String,
-    pub name: String,
-    /// `access(...)` / `filter(...)` texts for the predicate section.
-    pub predicates: Vec<String>,
-    /// Where the line's rows leave the pipeline: after `stages[..output_stage]`
-    /// ([`RESULT_ROWS`] for the statement's result, [`SOURCE_ROWS`] for a row source inside
-    /// the pipeline's source, such as the index scan under a table access by rowid).
-    pub output_stage: usize,
-    /// How the line's estimated rows follow from those of the line below it.
-    pub rows_rule: RowsRule,
-    /// The optimizer's estimate: rows, and cost in single-block reads.
-    pub estimate: Option<Estimate>,
-}
-
-/// `output_stage` of the line whose rows are the statement's result.
-pub const RESULT_ROWS: usize = usize::MAX;
-/// `output_stage` of a line whose figures its source gathers itself.
-pub const SOURCE_ROWS: usize = usize::MAX - 1;
-
-/// How a line's estimated rows follow from its child's.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RowsRule {
-    /// No estimate (a table without statistics whose plan had nothing to choose).
-    Unknown,
-    /// The source's own estimate.
-    Source(f64),
-    /// As many as the child.
-    Same,
-    /// The child's times a selectivity.
-    Fraction(f64),
-    /// At most this many.
-    AtMost(u64),
-    /// At most this many groups (or one row for an aggregate without GROUP BY).
-    Groups(Option<f64>),
-}
-
-/// The optimizer's estimate for one line.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Estimate {
-    pub rows: f64,
-    pub cost: f64,
-}
-
-impl PlanLine {
-    fn new(operation: &str, name: &str) -> PlanLine {
-        PlanLine {
-            operation: operation.into(),
-            name: name.into(),
-            predicates: Vec::new(),
-            output_stage: 0,
-            rows_rule: RowsRule::Same,
-            estimate: None,
-        }
-    }
-}
-
-/// A planned query, ready to run.
-pub struct Planned<'a> {
-    pub source: Source,
-    pub stages: Vec<Stage<'a>>,
-    pub columns: Vec<String>,
-    /// Plan lines from the source up (the last is the top of the tree).
-    pub lines: Vec<PlanLine>,
-    pub notes: Vec<String>,
-    /// The statement asked for row-source statistics (`GATHER_PLAN_STATISTICS`).
-    pub gather_plan_statistics: bool,
-    /// How the index path's key range follows from bind variables, when it does.
-    pub rebind: Option<RangeRebind>,
-}
-
-/// An index path whose key range bind variables give: a later execution computes the
-/// range again from its own values ([`Planned::rebind_range`]).
-pub struct RangeRebind {
-    /// The WHERE clause's conjuncts, their bounds those of the last values.
-    conjuncts: Vec<predicates::Conjunct>,
-    /// The index's key column types.
-    types: Vec<crate::types::DataType>,
-    /// The conjuncts the planned range used, and those it answers (left out of the
-    /// filter): the range of other values must use and answer the same.
-    used: Vec<usize>,
-    answered: Vec<usize>,
-}
-
-impl<'a> Planned<'a> {
-    /// Sets the index path's key range for an execution with bind values `binds`.
-    /// Returns false when these values give a range of another shape (a conjunct the
-    /// plan answers with the range no longer bounds it, as `col > :lo` with a NULL): the
-    /// plan does not fit them and the statement must be planned again.
-    pub fn rebind_range(&mut self, binds: &[Value]) -> Result<bool> {
-        let (Some(rebind), Source::Index(access)) = (&mut self.rebind, &mut self.source) else { return Ok(true) };
-        predicates::rebind(&mut rebind.conjuncts, binds);
-        let range = optimizer::key_range(&rebind.types, &rebind.conjuncts, &access.index);
-        if range.used[..] != rebind.used[..] || range.answered[..] != rebind.answered[..] {
-            return Ok(false);
-        }
-        rekey_bound(&mut access.lower, &range.lower, &rebind.types)?;
-        rekey_bound(&mut access.upper, &range.upper, &rebind.types)?;
-        Ok(true)
-    }
-
-    /// The same plan with its result rows handed to `consume` instead of collected.
-    pub fn into_sink(mut self, consume: Box<dyn ConsumeRow + 'a>) -> Planned<'a> {
-        let last = self.stages.last_mut().expect("a plan ends with its collect stage");
-        assert!(matches!(last, Stage::Collect(_)), "a plan ends with its collect stage");
-        *last = Stage::Sink(RowSink { visible: self.columns.len(), consume });
-        self
-    }
-}
-
-/// Plans a query; its result rows are collected (see [`Planned::into_sink`]).
-pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext) -> Result<Planned<'a>> {
-    reject_unsupported_query_parts(query)?;
-    let ast::SetExpr::Select(select) = &*query.body else {
-        return Err(unsupported(format!("query form {}", query.body), &*query.body));
-    };
-    reject_unsupported_select_parts(select)?;
-    let mut b =
-        Builder { session, f, stages: Vec::new(), lines: Vec::new(), notes: Vec::new(), table: None, rebind: None };
-    let (source, mut scope) = b.source(select)?;
-    b.where_clause(select, &mut scope)?;
-    b.rownum(select, query, &mut scope);
-    let order_by: Vec<&ast::Expr> = match query.order_by.as_ref().map(|o| &o.kind) {
-        Some(ast::OrderByKind::Expressions(items)) => items.iter().map(|i| &i.expr).collect(),
-        _ => Vec::new(),
-    };
-    let (exprs, columns, grouping) = b.aggregate(select, &scope, &order_by)?;
-    b.project_order_and_limit(query, select, &scope, grouping.as_ref(), exprs, &columns)?;
-    let hints = hints::parse(&select.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
-    let mut source = source;
-    if let Source::TableScan { table, columns_read } = &mut source {
-        *columns_read = columns_read_by(&b.stages, table.columns.len());
-        let table = table.clone();
-        let columns_read = columns_read.clone();
-        if let Some(index_source) = b.choose_access(&table, select, &hints)? {
-            source = index_source;
-        } else if let Some(inmemory) = b.inmemory_access(&table, select, columns_read, &hints) {
-            source = inmemory;
-        }
-    } else {
-        b.notes.extend(
-            hints
-                .hints
-                .iter()
-                .filter(|h| h.table.is_some())
-                .map(|h| format!("hint not used: {} (no table to apply it to)", h.text)),
-        );
-        b.notes.extend(hints.ignored.iter().cloned());
-    }
-    let visible = columns.len();
-    b.stages.push(Stage::Collect(CollectStage::new(visible)));
-    b.line("SELECT STATEMENT", "", RowsRule::Same).output_stage = RESULT_ROWS;
-    estimate_lines(&mut b.lines);
-    let gather = hints.gather_plan_statistics();
-    Ok(Planned {
-        source,
-        stages: b.stages,
-        columns,
-        lines: b.lines,
-        notes: b.notes,
-        gather_plan_statistics: gather,
-        rebind: b.rebind,
-    })
-}
-
-/// Fills each line's estimate from the source's up, following the lines' rules. The cost
-/// of every line is its source's (lioscope adds no cost for in-memory operations).
-fn estimate_lines(lines: &mut [PlanLine]) {
-    let mut below: Option<Estimate> = None;
-    for line in lines.iter_mut() {
-        let estimate = match (&line.rows_rule, below) {
-            (RowsRule::Unknown, _) => None,
-            (RowsRule::Source(rows), _) => line.estimate.or(Some(Estimate { rows: *rows, cost: 0.0 })),
-            (_, None) => None,
-            (RowsRule::Same, Some(e)) => Some(e),
-            (RowsRule::Fraction(f), Some(e)) => Some(Estimate { rows: e.rows * f, ..e }),
-            (RowsRule::AtMost(n), Some(e)) => Some(Estimate { rows: e.rows.min(*n as f64), ..e }),
-            (RowsRule::Groups(g), Some(e)) => {
-                Some(Estimate { rows: g.map_or(e.rows, |g| g.min(e.rows.max(1.0))), ..e })
-            }
-        };
-        line.estimate = estimate;
-        below = estimate;
-    }
-}
-
-struct Builder<'s, 'a> {
-    session: &'s Session,
+pub(super) struct Builder<'s, 'a> {
+    pub(super) session: &'s Session,
     /// The statement's context: SYSDATE and the bind variables (their values peeked at
     /// for the optimizer's estimates, as Oracle peeks at binds when it plans).
-    f: &'s FunctionContext,
-    stages: Vec<Stage<'a>>,
-    lines: Vec<PlanLine>,
-    notes: Vec<String>,
+    pub(super) f: &'s FunctionContext,
+    pub(super) stages: Vec<Stage<'a>>,
+    pub(super) lines: Vec<PlanLine>,
+    pub(super) notes: Vec<String>,
     /// The table the query reads, if it reads one.
-    table: Option<Arc<TableDef>>,
+    pub(super) table: Option<Arc<TableDef>>,
     /// Set when the index path's range comes from bind variables.
-    rebind: Option<RangeRebind>,
+    pub(super) rebind: Option<RangeRebind>,
 }
 
 /// The source columns after the project stage, and how they are bound.
-struct GroupingScope {
-    grouping: Grouping,
+pub(super) struct GroupingScope {
+    pub(super) grouping: Grouping,
 }
 
 impl<'a> Builder<'_, 'a> {
     /// Adds a line whose rows are what leaves the stages pushed so far.
-    fn line(&mut self, operation: &str, name: &str, rows_rule: RowsRule) -> &mut PlanLine {
+    pub(super) fn line(&mut self, operation: &str, name: &str, rows_rule: RowsRule) -> &mut PlanLine {
         let mut line = PlanLine::new(operation, name);
         line.output_stage = self.stages.len();
         line.rows_rule = rows_rule;
@@ -264,14 +34,14 @@ impl<'a> Builder<'_, 'a> {
 
     /// The last line's rows are what leaves the stages pushed so far (its stage was
     /// pushed after the line).
-    fn ends_here(&mut self) {
+    pub(super) fn ends_here(&mut self) {
         let end = self.stages.len();
         if let Some(l) = self.lines.last_mut() {
             l.output_stage = end;
         }
     }
 
-    fn source(&mut self, select: &ast::Select) -> Result<(Source, Scope)> {
+    pub(super) fn source(&mut self, select: &ast::Select) -> Result<(Source, Scope)> {
         let relation = match select.from.as_slice() {
             [] => None,
             [one] if one.joins.is_empty() => Some(&one.relation),
@@ -284,7 +54,7 @@ impl<'a> Builder<'_, 'a> {
                 Some(other) => Err(unsupported(format!("FROM {other}"), other)),
             };
         };
-        let table_name = super::bind::function_name(name);
+        let table_name = crate::sql::bind::function_name(name);
         let mut qualifiers = vec![table_name.clone()];
         if let Some(a) = alias {
             qualifiers.push(ident_name(&a.name));
@@ -327,7 +97,7 @@ impl<'a> Builder<'_, 'a> {
 
     /// At most how many groups GROUP BY `keys` makes: the product of the columns'
     /// distinct values when every key is a column of an analyzed table.
-    fn group_estimate(&self, keys: &[Expr]) -> Option<f64> {
+    pub(super) fn group_estimate(&self, keys: &[Expr]) -> Option<f64> {
         let stats = self.table.as_ref()?.stats.as_ref()?;
         keys.iter().try_fold(1.0, |product, k| match k {
             Expr::Column(c) => stats.columns.get(*c).map(|s| product * (s.num_distinct.max(1) as f64)),
@@ -337,7 +107,12 @@ impl<'a> Builder<'_, 'a> {
 
     /// Chooses how to read `table` (the plan's source is its full scan so far), records
     /// the estimates and notes, and rewrites the source and its lines for an index path.
-    fn choose_access(&mut self, table: &Arc<TableDef>, select: &ast::Select, hints: &Hints) -> Result<Option<Source>> {
+    pub(super) fn choose_access(
+        &mut self,
+        table: &Arc<TableDef>,
+        select: &ast::Select,
+        hints: &Hints,
+    ) -> Result<Option<Source>> {
         let indexes = self.session.db.catalog.indexes_of(table.object_id);
         // One path only: nothing to choose, and no statistics to estimate rows from. The
         // optimizer still judges the hints, for the notes.
@@ -385,7 +160,7 @@ impl<'a> Builder<'_, 'a> {
     /// table is marked INMEMORY, the column store is on (`inmemory_size` above 0), every
     /// column the query reads is in memory, and no NO_INMEMORY hint names the table. An
     /// INMEMORY hint that cannot be followed is noted, as other hints are.
-    fn inmemory_access(
+    pub(super) fn inmemory_access(
         &mut self,
         table: &Arc<TableDef>,
         select: &ast::Select,
@@ -433,7 +208,7 @@ impl<'a> Builder<'_, 'a> {
     /// Rewrites the plan for an index path: the WHERE clause loses the conjuncts the key
     /// range answers, and the table's line becomes the index's (and TABLE ACCESS BY INDEX
     /// ROWID above it when rows are fetched from the table). Returns the new source.
-    fn index_path(
+    pub(super) fn index_path(
         &mut self,
         table: &Arc<TableDef>,
         path: optimizer::IndexPath,
@@ -520,7 +295,7 @@ impl<'a> Builder<'_, 'a> {
 
     /// Removes the ORDER BY's sort (its stage and SORT ORDER BY line): the access path
     /// delivers the order.
-    fn drop_sort(&mut self) {
+    pub(super) fn drop_sort(&mut self) {
         let Some(at) = self.stages.iter().position(|s| matches!(s, Stage::Sort(_))) else { return };
         self.stages.remove(at);
         self.lines.retain(|l| l.operation != "SORT ORDER BY");
@@ -532,7 +307,7 @@ impl<'a> Builder<'_, 'a> {
     }
 
     /// DUAL, or the `CONNECT BY LEVEL <= n` row generator over it.
-    fn dual(&mut self, select: &ast::Select, qualifiers: Vec<String>) -> Result<(Source, Scope)> {
+    pub(super) fn dual(&mut self, select: &ast::Select, qualifiers: Vec<String>) -> Result<(Source, Scope)> {
         match select.connect_by.as_slice() {
             [] => {
                 self.line("FAST DUAL", "", RowsRule::Source(1.0));
@@ -549,7 +324,7 @@ impl<'a> Builder<'_, 'a> {
         }
     }
 
-    fn table_function(
+    pub(super) fn table_function(
         &mut self,
         name: &str,
         args: &ast::TableFunctionArgs,
@@ -582,7 +357,7 @@ impl<'a> Builder<'_, 'a> {
         Ok((Source::Series { start, stop }, Scope { names: vec![column], qualifiers, ..Default::default() }))
     }
 
-    fn where_clause(&mut self, select: &ast::Select, scope: &mut Scope) -> Result<()> {
+    pub(super) fn where_clause(&mut self, select: &ast::Select, scope: &mut Scope) -> Result<()> {
         let Some(selection) = &select.selection else { return Ok(()) };
         let mut conjuncts = Vec::new();
         split_and(selection, &mut conjuncts);
@@ -640,7 +415,7 @@ impl<'a> Builder<'_, 'a> {
     }
 
     /// Adds the ROWNUM column when the select list or ORDER BY reads it.
-    fn rownum(&mut self, select: &ast::Select, query: &ast::Query, scope: &mut Scope) {
+    pub(super) fn rownum(&mut self, select: &ast::Select, query: &ast::Query, scope: &mut Scope) {
         let mut texts: Vec<String> = select.projection.iter().map(|p| p.to_string()).collect();
         if let Some(o) = &query.order_by {
             texts.push(o.to_string());
@@ -657,7 +432,7 @@ impl<'a> Builder<'_, 'a> {
 
     /// Adds aggregation, if the query aggregates; returns the select-list expressions (over
     /// the aggregate's output when it does), the output column names and the grouping.
-    fn aggregate(
+    pub(super) fn aggregate(
         &mut self,
         select: &ast::Select,
         scope: &Scope,
@@ -703,7 +478,7 @@ impl<'a> Builder<'_, 'a> {
         };
         Ok((exprs, names, grouping))
     }
-    fn select_list(
+    pub(super) fn select_list(
         &self,
         select: &ast::Select,
         binder: &Binder<'_>,
@@ -743,7 +518,7 @@ impl<'a> Builder<'_, 'a> {
 
     /// Adds the projection (select list plus hidden ORDER BY keys), DISTINCT, the sort
     /// and FETCH FIRST / OFFSET / LIMIT.
-    fn project_order_and_limit(
+    pub(super) fn project_order_and_limit(
         &mut self,
         query: &ast::Query,
         select: &ast::Select,
@@ -792,7 +567,7 @@ impl<'a> Builder<'_, 'a> {
 
     /// The output column an ORDER BY item sorts on: a select-list position, an output
     /// name, a select-list expression, or a hidden column added for it.
-    fn order_key(
+    pub(super) fn order_key(
         &self,
         e: &ast::Expr,
         scope: &Scope,
@@ -826,7 +601,7 @@ impl<'a> Builder<'_, 'a> {
         Ok(exprs.len() - 1)
     }
 
-    fn limit(&mut self, query: &ast::Query) -> Result<()> {
+    pub(super) fn limit(&mut self, query: &ast::Query) -> Result<()> {
         let (mut limit, mut offset) = (None, 0u64);
         match &query.limit_clause {
             None => {}
@@ -860,7 +635,7 @@ impl<'a> Builder<'_, 'a> {
 /// projection and a sort whose every key is a projected column in its default NULLS
 /// order (NULLS LAST ascending, FIRST descending: the order an index gives); otherwise
 /// empty.
-fn sorted_columns(stages: &[Stage<'_>]) -> Vec<(usize, bool)> {
+pub(super) fn sorted_columns(stages: &[Stage<'_>]) -> Vec<(usize, bool)> {
     let mut project = None;
     for stage in stages {
         match stage {
@@ -887,7 +662,7 @@ fn sorted_columns(stages: &[Stage<'_>]) -> Vec<(usize, bool)> {
 /// Which source columns the plan reads: those any stage reads before the first stage
 /// that builds new rows (the scan locates only these). A stage not known here counts as
 /// reading every column.
-fn columns_read_by(stages: &[Stage<'_>], width: usize) -> Vec<bool> {
+pub(super) fn columns_read_by(stages: &[Stage<'_>], width: usize) -> Vec<bool> {
     let mut read = vec![false; width];
     let mut see = |i: usize| {
         if let Some(r) = read.get_mut(i) {
@@ -911,298 +686,4 @@ fn columns_read_by(stages: &[Stage<'_>], width: usize) -> Vec<bool> {
         }
     }
     read
-}
-
-fn reject_unsupported_select_parts(select: &ast::Select) -> Result<()> {
-    let unsupported_part = |name: &str| Err(Error::unsupported(name.to_owned()));
-    if select.top.is_some() {
-        return unsupported_part("TOP");
-    }
-    if select.into.is_some() {
-        return unsupported_part("SELECT ... INTO");
-    }
-    if !select.lateral_views.is_empty()
-        || select.prewhere.is_some()
-        || !select.cluster_by.is_empty()
-        || !select.distribute_by.is_empty()
-    {
-        return unsupported_part("LATERAL VIEW / PREWHERE / CLUSTER BY / DISTRIBUTE BY");
-    }
-    if !select.sort_by.is_empty()
-        || !select.named_window.is_empty()
-        || select.qualify.is_some()
-        || select.value_table_mode.is_some()
-    {
-        return unsupported_part("SORT BY / WINDOW / QUALIFY / AS VALUE");
-    }
-    if select.exclude.is_some() || select.select_modifiers.is_some() {
-        return unsupported_part("select modifiers");
-    }
-    for from in &select.from {
-        if let ast::TableFactor::Table {
-            sample,
-            with_hints,
-            version,
-            partitions,
-            json_path,
-            index_hints,
-            with_ordinality,
-            ..
-        } = &from.relation
-        {
-            if sample.is_some() {
-                return unsupported_part("SAMPLE");
-            }
-            if !with_hints.is_empty()
-                || version.is_some()
-                || !partitions.is_empty()
-                || json_path.is_some()
-                || !index_hints.is_empty()
-                || *with_ordinality
-            {
-                return Err(Error::unsupported(format!("table clause in FROM {}", from.relation)));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn reject_unsupported_query_parts(query: &ast::Query) -> Result<()> {
-    if let Some(with) = &query.with {
-        return Err(unsupported("WITH".into(), with));
-    }
-    if !query.locks.is_empty() {
-        return Err(Error::unsupported("FOR UPDATE"));
-    }
-    if query.for_clause.is_some()
-        || query.settings.is_some()
-        || query.format_clause.is_some()
-        || !query.pipe_operators.is_empty()
-    {
-        return Err(Error::unsupported(format!("clause of {query}")));
-    }
-    Ok(())
-}
-
-fn unsupported(construct: String, at: &impl Spanned) -> Error {
-    Error::Unsupported { construct, position: position_of(at) }
-}
-
-/// Flattens a tree of ANDs.
-pub(crate) fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
-    match e {
-        ast::Expr::BinaryOp { left, op: BinaryOperator::And, right } => {
-            split_and(left, out);
-            split_and(right, out);
-        }
-        ast::Expr::Nested(inner) => split_and(inner, out),
-        other => out.push(other),
-    }
-}
-
-fn is_ident(e: &ast::Expr, name: &str) -> bool {
-    matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case(name))
-}
-
-/// `ROWNUM <= n`, `ROWNUM < n`, `n >= ROWNUM`, `n > ROWNUM`: the row limit n.
-pub(crate) fn rownum_limit(e: &ast::Expr, f: &FunctionContext) -> Result<Option<u64>> {
-    let ast::Expr::BinaryOp { left, op, right } = e else { return Ok(None) };
-    let (op, bound) = if is_ident(left, "ROWNUM") {
-        (op.clone(), right)
-    } else if is_ident(right, "ROWNUM") {
-        let flipped = match op {
-            BinaryOperator::GtEq => BinaryOperator::LtEq,
-            BinaryOperator::Gt => BinaryOperator::Lt,
-            other => other.clone(),
-        };
-        (flipped, left)
-    } else {
-        return Ok(None);
-    };
-    let n = constant_int(bound, f, "ROWNUM")?;
-    match op {
-        BinaryOperator::LtEq => Ok(Some(n.max(0) as u64)),
-        BinaryOperator::Lt => Ok(Some(n.saturating_sub(1).max(0) as u64)),
-        _ => Err(unsupported("a ROWNUM condition other than ROWNUM < n or ROWNUM <= n".into(), e)),
-    }
-}
-
-/// `LEVEL <= n` or `LEVEL < n` of the CONNECT BY row generator.
-fn level_limit(e: &ast::Expr, f: &FunctionContext) -> Result<i64> {
-    if let ast::Expr::BinaryOp { left, op, right } = e
-        && is_ident(left, "LEVEL")
-    {
-        {
-            let n = constant_int(right, f, "CONNECT BY")?;
-            match op {
-                // Oracle's generator always returns its root row.
-                BinaryOperator::LtEq => return Ok(n.max(1)),
-                BinaryOperator::Lt => return Ok(n.saturating_sub(1).max(1)),
-                _ => {}
-            }
-        }
-    }
-    Err(unsupported("CONNECT BY other than LEVEL <= n".into(), e))
-}
-
-/// The blocks a table never analyzed has below its high-water mark, which the optimizer
-/// estimates its rows from (`None` when it was analyzed): one consistent get of the
-/// segment header, counted in the statement's statistics.
-pub(super) fn blocks_to_estimate_from(ctx: &crate::access::AccessContext<'_>, table: &TableDef) -> Result<Option<u64>> {
-    if table.stats.is_some() {
-        return Ok(None);
-    }
-    Ok(Some(u64::from(crate::access::segments::read_map(ctx, table)?.hwm.saturating_sub(1))))
-}
-
-/// The session's cost model: the database's block size and its multiblock read count.
-pub(super) fn cost_model(session: &Session) -> optimizer::cost::CostModel {
-    optimizer::cost::CostModel {
-        block_size: session.db.block_size as u32,
-        multiblock_read_count: session.multiblock_read_count(),
-    }
-}
-
-/// One end of an index key range as the scan takes it: the key encoded.
-pub(super) fn key_bound(end: &Option<optimizer::KeyEnd>, types: &[crate::types::DataType]) -> Result<KeyBound> {
-    let mut bound = KeyBound::Unbounded;
-    rekey_bound(&mut bound, end, types)?;
-    Ok(bound)
-}
-
-/// Sets `bound` to the key bound of `end`, encoding into the key buffer `bound` already
-/// has (a kept plan's new range for each execution allocates nothing once warm).
-fn rekey_bound(bound: &mut KeyBound, end: &Option<optimizer::KeyEnd>, types: &[crate::types::DataType]) -> Result<()> {
-    let mut key = match std::mem::replace(bound, KeyBound::Unbounded) {
-        KeyBound::Included(key) | KeyBound::Excluded(key) => key,
-        KeyBound::Unbounded => Vec::new(),
-    };
-    let Some(end) = end else { return Ok(()) };
-    key.clear();
-    crate::index::encode_key(&end.values, &types[..end.values.len()], &mut key)?;
-    *bound = if end.inclusive { KeyBound::Included(key) } else { KeyBound::Excluded(key) };
-    Ok(())
-}
-
-/// A constant whole-number expression. Bind variables in it take this execution's values,
-/// and the plan notes that it holds them ([`FunctionContext::taken`]).
-fn constant_int(e: &ast::Expr, f: &FunctionContext, context: &str) -> Result<i64> {
-    let scope = Scope::default();
-    let bound = Binder { scope: &scope, f, grouping: None }.bind(e)?;
-    // Constant when it reads no column and calls no function with effects (literals alone
-    // were folded by the binder; what is left is bind variables and what uses them).
-    let mut constant = true;
-    bound.visit_nodes(&mut |e| match e {
-        Expr::Column(_) => constant = false,
-        Expr::Function { func, .. } if !func.is_deterministic() => constant = false,
-        _ => {}
-    });
-    let value = match &bound {
-        Expr::Literal(v) => v.clone(),
-        _ if constant => {
-            bound.visit_binds(&mut |slot| f.taken.borrow_mut().binds.push(slot));
-            let mut values = FunctionContext::new(f.now, 0);
-            values.binds = f.binds.clone();
-            let empty: &[Datum] = &[];
-            bound.eval(empty, &mut values)?.into_owned()
-        }
-        _ => return Err(Error::value(context, format!("expects a constant, got {e}"))),
-    };
-    value.to_i64(context)?.ok_or_else(|| Error::value(context, "expects a number, got NULL"))
-}
-
-fn constant_count(e: &ast::Expr, f: &FunctionContext, context: &str) -> Result<u64> {
-    let n = constant_int(e, f, context)?;
-    u64::try_from(n).map_err(|_| Error::value(context, format!("{n} is negative")))
-}
-
-fn mentions_rownum(text: &str) -> bool {
-    text.to_ascii_uppercase()
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '#'))
-        .any(|w| w == "ROWNUM")
-}
-
-/// The heading of an unaliased select item, as Oracle shows it.
-fn output_name(e: &ast::Expr) -> String {
-    match e {
-        ast::Expr::Identifier(i) => ident_name(i),
-        ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident_name).unwrap_or_default(),
-        other => heading_text(&other.to_string()),
-    }
-}
-
-/// An expression as a column heading: upper case and without blanks, except inside
-/// quoted strings.
-fn heading_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut quoted = false;
-    for c in text.chars() {
-        if c == '\'' {
-            quoted = !quoted;
-        }
-        match c {
-            ' ' if !quoted => {}
-            c if quoted => out.push(c),
-            c => out.push(c.to_ascii_uppercase()),
-        }
-    }
-    out
-}
-
-/// Formats plan lines (source first) as DBMS_XPLAN shows them: the tree with each
-/// line's estimated rows and cost (blank where the optimizer made no estimate).
-pub fn format_plan(lines: &[PlanLine], notes: &[String]) -> Vec<String> {
-    let top_down: Vec<&PlanLine> = lines.iter().rev().collect();
-    let ops: Vec<String> =
-        top_down.iter().enumerate().map(|(depth, l)| format!("{}{}", " ".repeat(depth), l.operation)).collect();
-    let rows: Vec<String> =
-        top_down.iter().map(|l| l.estimate.map_or_else(String::new, |e| oracle_count(e.rows))).collect();
-    let costs: Vec<String> =
-        top_down.iter().map(|l| l.estimate.map_or_else(String::new, |e| format!("{:.0}", e.cost.ceil()))).collect();
-    let op_w = ops.iter().map(String::len).max().unwrap_or(9).max(9);
-    let name_w = top_down.iter().map(|l| l.name.len()).max().unwrap_or(4).max(4);
-    let rows_w = rows.iter().map(String::len).max().unwrap_or(0).max(4);
-    let cost_w = costs.iter().map(String::len).max().unwrap_or(0).max(4);
-    let rule = "-".repeat(op_w + name_w + rows_w + cost_w + 19);
-    let mut out = vec![
-        rule.clone(),
-        format!("| Id  | {:<op_w$} | {:<name_w$} | {:>rows_w$} | {:>cost_w$} |", "Operation", "Name", "Rows", "Cost"),
-        rule.clone(),
-    ];
-    for (id, (l, op)) in top_down.iter().zip(&ops).enumerate() {
-        let star = if l.predicates.is_empty() { ' ' } else { '*' };
-        out.push(format!(
-            "|{star}{id:>3} | {op:<op_w$} | {:<name_w$} | {:>rows_w$} | {:>cost_w$} |",
-            l.name, rows[id], costs[id]
-        ));
-    }
-    out.push(rule);
-    let predicates: Vec<String> = top_down
-        .iter()
-        .enumerate()
-        .flat_map(|(id, l)| l.predicates.iter().map(move |p| format!("{id:>4} - {p}")))
-        .collect();
-    if !predicates.is_empty() {
-        out.push(String::new());
-        out.push("Predicate Information (identified by operation id):".into());
-        out.push("---------------------------------------------------".into());
-        out.extend(predicates);
-    }
-    if !notes.is_empty() {
-        out.push(String::new());
-        out.push("Note".into());
-        out.push("-----".into());
-        out.extend(notes.iter().map(|n| format!("   - {n}")));
-    }
-    out
-}
-
-/// A row count as DBMS_XPLAN prints it: whole, at least 1, with K or M past five digits.
-fn oracle_count(rows: f64) -> String {
-    let n = rows.round().max(1.0) as u64;
-    match n {
-        0..=99_999 => n.to_string(),
-        100_000..=99_999_999 => format!("{}K", n / 1000),
-        _ => format!("{}M", n / 1_000_000),
-    }
 }

@@ -1,0 +1,314 @@
+//! The planner: turns a SELECT into a row source and a chain of pipeline stages, and
+//! records the plan as Oracle's EXPLAIN PLAN shows it. Here: the plan's lines and the
+//! planned statement; the stages and the access path are built in `builder`, EXPLAIN's
+//! text in `explain`, the constants a plan is sized by in `constants`, the refusals of
+//! what is not supported in `unsupported`.
+//!
+//! The stage order follows SQL's logical order, as Oracle's row sources do:
+//!
+//! ```text
+//!  source ─► FILTER (WHERE) ─► COUNT STOPKEY (ROWNUM <= n) ─► COUNT (ROWNUM)
+//!         ─► SORT AGGREGATE / HASH GROUP BY (+ HAVING) ─► project ─► HASH UNIQUE (DISTINCT)
+//!         ─► SORT ORDER BY ─► FETCH FIRST / OFFSET ─► result
+//! ```
+//!
+//! A WHERE clause over a full scan runs inside the scan's pipeline on rows still in their
+//! block, and EXPLAIN shows it as the `filter(...)` of TABLE ACCESS FULL, as Oracle does.
+//!
+//! Once the stages are built, the optimizer chooses how to read the table
+//! (`Builder::choose_access`): for an index path the source becomes an
+//! index access, the conjuncts the key range answers leave the filter (shown as
+//! `access(...)`), the table's line becomes the index's line (under TABLE ACCESS BY INDEX
+//! ROWID when rows are fetched), and a sort the index order makes needless is dropped.
+//! Each [`PlanLine`] records where its rows leave the pipeline (for row-source probes) and
+//! how its estimated rows follow from its child's ([`RowsRule`]).
+//!
+//! A plan may run again (a cursor keeps it): its stages are reset, and an index path
+//! whose range bind variables give keeps the conjuncts to compute the range anew from
+//! each execution's values ([`Planned::rebind_range`]). What planning took as constants
+//! from one execution (SYSDATE, binds that size the plan) is recorded in the statement's
+//! [`FunctionContext::taken`] for the cursor to check.
+
+use super::bind::{Binder, Grouping, Scope, canonical, contains_aggregate, ident_name, literal, position_of};
+use super::optimizer::{self, hints, hints::Hints};
+use super::views;
+use crate::catalog::TableDef;
+use crate::db::Session;
+use crate::error::{Error, Result};
+use crate::exec::pipeline::ConsumeRow;
+use crate::exec::{
+    AggregateStage, CollectStage, FilterStage, LimitStage, ProjectStage, RowSink, RownumStage, SortKey, SortStage,
+    Source, Stage,
+};
+use crate::expr::Expr;
+use crate::expr::functions::FunctionContext;
+use crate::expr::predicates;
+use crate::index::KeyBound;
+use crate::types::{Datum, Value};
+use sqlparser::ast::{self, BinaryOperator, Spanned};
+use std::sync::Arc;
+
+mod builder;
+mod constants;
+mod explain;
+mod unsupported;
+
+use builder::*;
+use constants::*;
+pub(crate) use constants::{rownum_limit, split_and};
+pub use explain::format_plan;
+use unsupported::*;
+
+/// One line of a plan, as EXPLAIN PLAN prints it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanLine {
+    pub operation: String,
+    pub name: String,
+    /// `access(...)` / `filter(...)` texts for the predicate section.
+    pub predicates: Vec<String>,
+    /// Where the line's rows leave the pipeline: after `stages[..output_stage]`
+    /// ([`RESULT_ROWS`] for the statement's result, [`SOURCE_ROWS`] for a row source inside
+    /// the pipeline's source, such as the index scan under a table access by rowid).
+    pub output_stage: usize,
+    /// How the line's estimated rows follow from those of the line below it.
+    pub rows_rule: RowsRule,
+    /// The optimizer's estimate: rows, and cost in single-block reads.
+    pub estimate: Option<Estimate>,
+}
+
+/// `output_stage` of the line whose rows are the statement's result.
+pub const RESULT_ROWS: usize = usize::MAX;
+/// `output_stage` of a line whose figures its source gathers itself.
+pub const SOURCE_ROWS: usize = usize::MAX - 1;
+
+/// How a line's estimated rows follow from its child's.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowsRule {
+    /// No estimate (a table without statistics whose plan had nothing to choose).
+    Unknown,
+    /// The source's own estimate.
+    Source(f64),
+    /// As many as the child.
+    Same,
+    /// The child's times a selectivity.
+    Fraction(f64),
+    /// At most this many.
+    AtMost(u64),
+    /// At most this many groups (or one row for an aggregate without GROUP BY).
+    Groups(Option<f64>),
+}
+
+/// The optimizer's estimate for one line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    pub rows: f64,
+    pub cost: f64,
+}
+
+impl PlanLine {
+    fn new(operation: &str, name: &str) -> PlanLine {
+        PlanLine {
+            operation: operation.into(),
+            name: name.into(),
+            predicates: Vec::new(),
+            output_stage: 0,
+            rows_rule: RowsRule::Same,
+            estimate: None,
+        }
+    }
+}
+
+/// A planned query, ready to run.
+pub struct Planned<'a> {
+    pub source: Source,
+    pub stages: Vec<Stage<'a>>,
+    pub columns: Vec<String>,
+    /// Plan lines from the source up (the last is the top of the tree).
+    pub lines: Vec<PlanLine>,
+    pub notes: Vec<String>,
+    /// The statement asked for row-source statistics (`GATHER_PLAN_STATISTICS`).
+    pub gather_plan_statistics: bool,
+    /// How the index path's key range follows from bind variables, when it does.
+    pub rebind: Option<RangeRebind>,
+}
+
+/// An index path whose key range bind variables give: a later execution computes the
+/// range again from its own values ([`Planned::rebind_range`]).
+pub struct RangeRebind {
+    /// The WHERE clause's conjuncts, their bounds those of the last values.
+    conjuncts: Vec<predicates::Conjunct>,
+    /// The index's key column types.
+    types: Vec<crate::types::DataType>,
+    /// The conjuncts the planned range used, and those it answers (left out of the
+    /// filter): the range of other values must use and answer the same.
+    used: Vec<usize>,
+    answered: Vec<usize>,
+}
+
+impl<'a> Planned<'a> {
+    /// Sets the index path's key range for an execution with bind values `binds`.
+    /// Returns false when these values give a range of another shape (a conjunct the
+    /// plan answers with the range no longer bounds it, as `col > :lo` with a NULL): the
+    /// plan does not fit them and the statement must be planned again.
+    pub fn rebind_range(&mut self, binds: &[Value]) -> Result<bool> {
+        let (Some(rebind), Source::Index(access)) = (&mut self.rebind, &mut self.source) else { return Ok(true) };
+        predicates::rebind(&mut rebind.conjuncts, binds);
+        let range = optimizer::key_range(&rebind.types, &rebind.conjuncts, &access.index);
+        if range.used[..] != rebind.used[..] || range.answered[..] != rebind.answered[..] {
+            return Ok(false);
+        }
+        rekey_bound(&mut access.lower, &range.lower, &rebind.types)?;
+        rekey_bound(&mut access.upper, &range.upper, &rebind.types)?;
+        Ok(true)
+    }
+
+    /// The same plan with its result rows handed to `consume` instead of collected.
+    pub fn into_sink(mut self, consume: Box<dyn ConsumeRow + 'a>) -> Planned<'a> {
+        let last = self.stages.last_mut().expect("a plan ends with its collect stage");
+        assert!(matches!(last, Stage::Collect(_)), "a plan ends with its collect stage");
+        *last = Stage::Sink(RowSink { visible: self.columns.len(), consume });
+        self
+    }
+}
+
+/// Plans a query; its result rows are collected (see [`Planned::into_sink`]).
+pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext) -> Result<Planned<'a>> {
+    reject_unsupported_query_parts(query)?;
+    let ast::SetExpr::Select(select) = &*query.body else {
+        return Err(unsupported(format!("query form {}", query.body), &*query.body));
+    };
+    reject_unsupported_select_parts(select)?;
+    let mut b =
+        Builder { session, f, stages: Vec::new(), lines: Vec::new(), notes: Vec::new(), table: None, rebind: None };
+    let (source, mut scope) = b.source(select)?;
+    b.where_clause(select, &mut scope)?;
+    b.rownum(select, query, &mut scope);
+    let order_by: Vec<&ast::Expr> = match query.order_by.as_ref().map(|o| &o.kind) {
+        Some(ast::OrderByKind::Expressions(items)) => items.iter().map(|i| &i.expr).collect(),
+        _ => Vec::new(),
+    };
+    let (exprs, columns, grouping) = b.aggregate(select, &scope, &order_by)?;
+    b.project_order_and_limit(query, select, &scope, grouping.as_ref(), exprs, &columns)?;
+    let hints = hints::parse(&select.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
+    let mut source = source;
+    if let Source::TableScan { table, columns_read } = &mut source {
+        *columns_read = columns_read_by(&b.stages, table.columns.len());
+        let table = table.clone();
+        let columns_read = columns_read.clone();
+        if let Some(index_source) = b.choose_access(&table, select, &hints)? {
+            source = index_source;
+        } else if let Some(inmemory) = b.inmemory_access(&table, select, columns_read, &hints) {
+            source = inmemory;
+        }
+    } else {
+        b.notes.extend(
+            hints
+                .hints
+                .iter()
+                .filter(|h| h.table.is_some())
+                .map(|h| format!("hint not used: {} (no table to apply it to)", h.text)),
+        );
+        b.notes.extend(hints.ignored.iter().cloned());
+    }
+    let visible = columns.len();
+    b.stages.push(Stage::Collect(CollectStage::new(visible)));
+    b.line("SELECT STATEMENT", "", RowsRule::Same).output_stage = RESULT_ROWS;
+    estimate_lines(&mut b.lines);
+    let gather = hints.gather_plan_statistics();
+    Ok(Planned {
+        source,
+        stages: b.stages,
+        columns,
+        lines: b.lines,
+        notes: b.notes,
+        gather_plan_statistics: gather,
+        rebind: b.rebind,
+    })
+}
+
+/// Fills each line's estimate from the source's up, following the lines' rules. The cost
+/// of every line is its source's (lioscope adds no cost for in-memory operations).
+fn estimate_lines(lines: &mut [PlanLine]) {
+    let mut below: Option<Estimate> = None;
+    for line in lines.iter_mut() {
+        let estimate = match (&line.rows_rule, below) {
+            (RowsRule::Unknown, _) => None,
+            (RowsRule::Source(rows), _) => line.estimate.or(Some(Estimate { rows: *rows, cost: 0.0 })),
+            (_, None) => None,
+            (RowsRule::Same, Some(e)) => Some(e),
+            (RowsRule::Fraction(f), Some(e)) => Some(Estimate { rows: e.rows * f, ..e }),
+            (RowsRule::AtMost(n), Some(e)) => Some(Estimate { rows: e.rows.min(*n as f64), ..e }),
+            (RowsRule::Groups(g), Some(e)) => {
+                Some(Estimate { rows: g.map_or(e.rows, |g| g.min(e.rows.max(1.0))), ..e })
+            }
+        };
+        line.estimate = estimate;
+        below = estimate;
+    }
+}
+
+/// The blocks a table never analyzed has below its high-water mark, which the optimizer
+/// estimates its rows from (`None` when it was analyzed): one consistent get of the
+/// segment header, counted in the statement's statistics.
+pub(super) fn blocks_to_estimate_from(ctx: &crate::access::AccessContext<'_>, table: &TableDef) -> Result<Option<u64>> {
+    if table.stats.is_some() {
+        return Ok(None);
+    }
+    Ok(Some(u64::from(crate::access::segments::read_map(ctx, table)?.hwm.saturating_sub(1))))
+}
+
+/// The session's cost model: the database's block size and its multiblock read count.
+pub(super) fn cost_model(session: &Session) -> optimizer::cost::CostModel {
+    optimizer::cost::CostModel {
+        block_size: session.db.block_size as u32,
+        multiblock_read_count: session.multiblock_read_count(),
+    }
+}
+
+/// One end of an index key range as the scan takes it: the key encoded.
+pub(super) fn key_bound(end: &Option<optimizer::KeyEnd>, types: &[crate::types::DataType]) -> Result<KeyBound> {
+    let mut bound = KeyBound::Unbounded;
+    rekey_bound(&mut bound, end, types)?;
+    Ok(bound)
+}
+
+/// Sets `bound` to the key bound of `end`, encoding into the key buffer `bound` already
+/// has (a kept plan's new range for each execution allocates nothing once warm).
+fn rekey_bound(bound: &mut KeyBound, end: &Option<optimizer::KeyEnd>, types: &[crate::types::DataType]) -> Result<()> {
+    let mut key = match std::mem::replace(bound, KeyBound::Unbounded) {
+        KeyBound::Included(key) | KeyBound::Excluded(key) => key,
+        KeyBound::Unbounded => Vec::new(),
+    };
+    let Some(end) = end else { return Ok(()) };
+    key.clear();
+    crate::index::encode_key(&end.values, &types[..end.values.len()], &mut key)?;
+    *bound = if end.inclusive { KeyBound::Included(key) } else { KeyBound::Excluded(key) };
+    Ok(())
+}
+
+/// The heading of an unaliased select item, as Oracle shows it.
+fn output_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(i) => ident_name(i),
+        ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident_name).unwrap_or_default(),
+        other => heading_text(&other.to_string()),
+    }
+}
+
+/// An expression as a column heading: upper case and without blanks, except inside
+/// quoted strings.
+fn heading_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quoted = false;
+    for c in text.chars() {
+        if c == '\'' {
+            quoted = !quoted;
+        }
+        match c {
+            ' ' if !quoted => {}
+            c if quoted => out.push(c),
+            c => out.push(c.to_ascii_uppercase()),
+        }
+    }
+    out
+}
