@@ -12,9 +12,13 @@
 //! a block's rows together ([`pipeline::push_batch`]): filters narrow a selection vector
 //! and aggregates fold it in tight loops, so stage dispatch is paid per block, not per
 //! row. For the plan shape of a filtered count, a [`kernel::CountKernel`] does the whole
-//! per-row work inside the scan loop (and on rows fetched by rowid). One file per stage;
-//! [`index_source`] is the index paths' source, and [`probe`] the stage that measures
-//! row-source statistics between two others.
+//! per-row work inside the scan loop (and on rows fetched by rowid). One file per stage,
+//! and one per scan source: `source` (the full scan and the generators),
+//! [`index_source`] (the index paths), [`inmemory_source`] (the column store's scan);
+//! [`probe`] is the stage that measures row-source statistics between two others. The
+//! pipeline evaluates expressions of the layer below (`expr`) and reads rows through
+//! `access`, `index` and `inmemory`; it knows no `Session`: an [`ExecContext`] is made
+//! from the parts of one.
 
 pub mod aggregate;
 mod collect;

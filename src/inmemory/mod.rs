@@ -1,8 +1,9 @@
 //! The in-memory column store: tables marked `INMEMORY` are copied, a run of blocks at a
 //! time, into In-Memory Compression Units (column by column, encoded), by background
-//! population workers; scans answer from the units with kernels that work on the encoded
-//! values, and take from the buffer cache whatever the units do not hold as the scan's
-//! snapshot sees it.
+//! population workers. The scan that answers from the units (TABLE ACCESS INMEMORY
+//! FULL) is a source of the pipeline, `exec::inmemory_source`: it runs the kernels here
+//! on the encoded values, and takes from the buffer cache whatever the units do not hold
+//! as the scan's snapshot sees it.
 //!
 //! ```text
 //!  store     which tables, which units, their IMCUs and journals, the memory they take
@@ -12,7 +13,6 @@
 //!  cu        one column unit: encodings, decoding, predicates on encoded values
 //!  simd      the predicate kernels: AVX-512, AVX2 or scalar, chosen at run time
 //!  bitmap    one bit per row: which rows a scan keeps
-//!  scan      TABLE ACCESS INMEMORY FULL
 //! ```
 //!
 //! Consistency: a unit is as of its population SCN; every change to a row of a block it
