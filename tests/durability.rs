@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{exec, int, manual, scalar};
+use common::{create_accounts, exec, int, manual, scalar};
 use lioscope::io::{Fault, FaultIo, FaultPlan, Io};
 use lioscope::{Database, DatabaseOptions, Session};
 use std::path::Path;
@@ -35,15 +35,7 @@ fn options(io: Option<Arc<dyn Io>>) -> DatabaseOptions {
 fn create_bank(dir: &Path) {
     let db = Database::create(dir, options(None)).unwrap();
     let s = db.session();
-    exec(&s, "CREATE TABLE acct (id INTEGER, bal INTEGER, pad VARCHAR2(100))");
-    exec(
-        &s,
-        &format!(
-            "INSERT INTO acct SELECT LEVEL, {BALANCE}, RPAD('x', 100, 'x') FROM dual CONNECT BY LEVEL <= {ACCOUNTS}"
-        ),
-    );
-    exec(&s, "CREATE INDEX acct_id ON acct (id)");
-    exec(&s, "CREATE TABLE ledger (id INTEGER)");
+    create_accounts(&s, ACCOUNTS as u64, BALANCE, 100);
     exec(&s, "CREATE TABLE hist (id INTEGER, v INTEGER, pad VARCHAR2(100))");
     exec(&s, "INSERT INTO hist SELECT LEVEL, 1, RPAD('h', 100, 'h') FROM dual CONNECT BY LEVEL <= 300");
     db.close().unwrap();

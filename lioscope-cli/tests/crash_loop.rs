@@ -10,7 +10,7 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
-use common::{exec, int};
+use common::{create_accounts, exec, int};
 use lioscope::{Database, DatabaseOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -128,15 +128,7 @@ fn kill_minus_nine_at_random_moments_loses_nothing_acknowledged() {
     {
         let db = Database::create(&dir, options()).unwrap();
         let s = db.session();
-        exec(&s, "CREATE TABLE acct (id INTEGER, bal INTEGER, pad VARCHAR2(200))");
-        exec(
-            &s,
-            &format!(
-                "INSERT INTO acct SELECT LEVEL, {BALANCE}, RPAD('p', 200, 'p') FROM dual CONNECT BY LEVEL <= {ACCOUNTS}"
-            ),
-        );
-        exec(&s, "CREATE INDEX acct_id ON acct (id)");
-        exec(&s, "CREATE TABLE ledger (id INTEGER)");
+        create_accounts(&s, ACCOUNTS as u64, BALANCE, 200);
     }
     let mut rng = Rng(seed | 1);
     let mut newest = 0;

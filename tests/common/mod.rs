@@ -154,3 +154,17 @@ pub fn charts_drawn_by_chromium(page: &Path) -> Vec<DrawnChart> {
     assert_eq!(charts.len() as u32, checked, "the script saw every chart");
     charts
 }
+
+/// The accounts of the bank tests (`accounts` rows of balance `balance` and a pad of
+/// `pad` bytes, indexed by id) and the ledger their transfers append to.
+pub fn create_accounts(s: &Session, accounts: u64, balance: i64, pad: usize) {
+    exec(s, &format!("CREATE TABLE acct (id INTEGER, bal INTEGER, pad VARCHAR2({pad}))"));
+    exec(
+        s,
+        &format!(
+            "INSERT INTO acct SELECT LEVEL, {balance}, RPAD('p', {pad}, 'p') FROM dual CONNECT BY LEVEL <= {accounts}"
+        ),
+    );
+    exec(s, "CREATE INDEX acct_id ON acct (id)");
+    exec(s, "CREATE TABLE ledger (id INTEGER)");
+}
