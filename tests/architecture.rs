@@ -55,12 +55,9 @@ const ROOT_REEXPORTS: &[(&str, &str)] = &[
 
 /// Upward imports still in the code: (file under `src/`, the higher layer it uses).
 const KNOWN_UPWARD: &[(&str, &str)] = &[
-    // AccessContext carries the whole instance (`&DbInner`) rather than the cache, undo,
-    // enqueues and space that access needs; the column store's journal is called
-    // directly instead of observing row changes.
-    ("access/mod.rs", "db"),
-    ("access/mod.rs", "inmemory"),
+    // Unit tests that open a database to work in.
     ("index/tests.rs", "db"),
+    ("txn/undo/tests.rs", "db"),
     // Population reads the instance (its parameters, the cache, the undo).
     ("inmemory/populate.rs", "db"),
     // Statements run in a Session, which is defined with the instance in `db`.
@@ -77,16 +74,6 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("sql/system.rs", "db"),
     ("sql/transaction.rs", "db"),
     ("sql/views.rs", "db"),
-    // The transaction layer takes an AccessContext (the instance) rather than the cache,
-    // undo and enqueues it needs.
-    ("txn/cr.rs", "access"),
-    ("txn/foreign.rs", "access"),
-    ("txn/transaction.rs", "access"),
-    ("txn/undo/mod.rs", "access"),
-    ("txn/undo/space.rs", "access"),
-    ("txn/undo/space.rs", "db"),
-    ("txn/undo/tests.rs", "access"),
-    ("txn/undo/tests.rs", "db"),
 ];
 
 /// `text` with its comments blanked out (line comments, block comments), so that doc

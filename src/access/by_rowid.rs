@@ -98,7 +98,7 @@ impl<'c> RowFetcher<'c> {
                 // The guard goes straight into its place and is checked there: a
                 // corrupt block stays pinned only until the fetcher is dropped.
                 self.pinned = None;
-                let current = self.pinned.insert(ctx.db.cache.consistent_get(ctx.stats, rowid.rdba)?);
+                let current = self.pinned.insert(ctx.cache.consistent_get(ctx.stats, rowid.rdba)?);
                 ctx.check_table_block(self.table, rowid.rdba, current)?;
                 make_consistent_in_place(ctx, &mut self.pinned, ctx.reader)?;
             }

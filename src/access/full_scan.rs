@@ -147,7 +147,7 @@ impl<'t> FullScan<'t> {
 
     /// Visits every live row. Stops early when the visitor says so.
     pub fn run<C: ScanConsumer>(&mut self, ctx: &AccessContext<'_>, visit: &mut C) -> Result<()> {
-        let locks = ctx.db.table_locks(self.table.object_id);
+        let locks = ctx.locks.table(self.table.object_id);
         let _visible = locks.visibility.read_recursive();
         self.run_locked(ctx, visit)
     }
@@ -156,14 +156,14 @@ impl<'t> FullScan<'t> {
     /// DDL statement holding it exclusively, such as CREATE INDEX).
     pub fn run_locked<C: ScanConsumer>(&mut self, ctx: &AccessContext<'_>, visit: &mut C) -> Result<()> {
         let map = super::segments::read_map(ctx, self.table)?;
-        let long_table = (map.hwm as usize) > ctx.db.cache.buffer_count() / 50;
+        let long_table = (map.hwm as usize) > ctx.cache.buffer_count() / 50;
         ctx.stats.add(if long_table { Stat::TableScansLong } else { Stat::TableScansShort }, 1);
-        let max_read = ctx.multiblock_read_count.clamp(1, (ctx.db.cache.buffer_count() / 4) as u32);
+        let max_read = ctx.multiblock_read_count.clamp(1, (ctx.cache.buffer_count() / 4) as u32);
         // Blocks in scan order, each run first brought in with multiblock reads. The next
         // block is got one step ahead so its rows load while this block is evaluated.
         let runs = match self.only.take() {
             Some(runs) => runs,
-            None => map.scan_runs(ctx.db.extent_blocks),
+            None => map.scan_runs(ctx.space.extent_blocks),
         };
         let mut chunks = runs.iter().flat_map(|run| {
             (0..run.blocks.div_ceil(max_read))
@@ -179,7 +179,7 @@ impl<'t> FullScan<'t> {
             if next.is_none()
                 && let Some((first, n)) = rest.take().or_else(|| chunks.next())
             {
-                let run = pending.insert(ctx.db.cache.pin_multiblock(ctx.stats, first, n)?);
+                let run = pending.insert(ctx.cache.pin_multiblock(ctx.stats, first, n)?);
                 if run.end() < first + n {
                     rest = Some((run.end(), first + n - run.end()));
                 }
@@ -654,7 +654,7 @@ pub fn assemble_row_keeping<'c>(
                 _ => {
                     // The block let go before the next is got: one piece block at a time.
                     *kept = None;
-                    *kept = Some(ctx.db.cache.consistent_get(ctx.stats, addr.rdba)?);
+                    *kept = Some(ctx.cache.consistent_get(ctx.stats, addr.rdba)?);
                 }
             }
             kept.as_deref().expect("kept just above")

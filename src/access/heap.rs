@@ -98,14 +98,14 @@ impl<'a> Inserter<'a> {
         xid: Xid,
         fixed_snapshot: Option<u64>,
     ) -> Result<Inserter<'a>> {
-        let locks = ctx.db.table_locks(table.object_id);
+        let locks = ctx.locks.table(table.object_id);
         let writer = locks.writer.lock_arc();
         let map = super::segments::read_map(ctx, table)?;
         let old_last_block = if map.hwm > 1 {
             let rdba = map
                 .block_address(map.hwm - 1)
                 .ok_or_else(|| ctx.corrupt(table.segment_header, "high-water mark past the extent map"))?;
-            let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+            let guard = ctx.cache.consistent_get(ctx.stats, rdba)?;
             Some((rdba, DataBlock(&guard).row_count()))
         } else {
             None
@@ -120,7 +120,7 @@ impl<'a> Inserter<'a> {
             current: None,
             held: None,
             held_rows: 0,
-            reserve: ctx.db.block_size * usize::from(table.pctfree) / 100,
+            reserve: ctx.space.block_size * usize::from(table.pctfree) / 100,
             row_buf: Vec::new(),
             rows: 0,
             xid,
@@ -128,7 +128,7 @@ impl<'a> Inserter<'a> {
             old_last_handed_over: false,
             handed_over: Vec::new(),
             rowids: None,
-            undo_mark: ctx.db.undo.last_record(ctx, xid)?,
+            undo_mark: ctx.undo.last_record(ctx, xid)?,
             fixed_snapshot,
         })
     }
@@ -239,7 +239,7 @@ impl<'a> Inserter<'a> {
         if self.open.is_some_and(|o| o.rdba == guard.rdba()) {
             return true;
         }
-        let enqueues = &self.ctx.db.enqueues;
+        let enqueues = &self.ctx.enqueues;
         let index = match take_itl(guard, self.xid, |x| enqueues.is_active(x), self.fixed_snapshot) {
             Ok(index) => index,
             Err(Obstacle::Busy(_) | Obstacle::CannotSerialize) => return false,
@@ -294,7 +294,7 @@ impl<'a> Inserter<'a> {
             before: &[],
         }
         .encode(&mut body);
-        self.ctx.db.undo.append(self.ctx, self.xid, &body)
+        self.ctx.undo.append(self.ctx, self.xid, &body)
     }
 
     /// Hands the rows the statement put into the open block (held in `guard`) to the
@@ -308,7 +308,7 @@ impl<'a> Inserter<'a> {
             itl::put(guard, open.itl, &open.prev_itl);
             return Ok(());
         }
-        if self.handed_over.len() < crate::txn::transaction::commit_cleanout_limit(&self.ctx.db.cache) {
+        if self.handed_over.len() < crate::txn::transaction::commit_cleanout_limit(&self.ctx.cache) {
             self.handed_over.push(open.rdba);
         }
         let uba = self.append_inserted_slots(open.rdba, open.itl, open.first_slot..rows, &open.prev_itl)?;
@@ -356,11 +356,11 @@ impl<'a> Inserter<'a> {
     /// mark, or a new one if the segment has none.
     fn current_block(&mut self) -> Result<WriteGuard<'a>> {
         match self.current {
-            Some(rdba) => self.ctx.db.cache.current_get(self.ctx.stats, rdba),
+            Some(rdba) => self.ctx.cache.current_get(self.ctx.stats, rdba),
             None if self.map.hwm > 1 => {
                 let rdba = self.map.block_address(self.map.hwm - 1).expect("checked in new()");
                 self.current = Some(rdba);
-                self.ctx.db.cache.current_get(self.ctx.stats, rdba)
+                self.ctx.cache.current_get(self.ctx.stats, rdba)
             }
             None => self.format_next_block(),
         }
@@ -368,7 +368,7 @@ impl<'a> Inserter<'a> {
 
     /// Free bytes of a freshly formatted block.
     fn empty_block_capacity(&self) -> usize {
-        self.ctx.db.block_size - HEADER_LEN - usize::from(DEFAULT_ITL_SLOTS) * ITL_LEN
+        self.ctx.space.block_size - HEADER_LEN - usize::from(DEFAULT_ITL_SLOTS) * ITL_LEN
     }
 
     /// Formats the block at the high-water mark and raises it, allocating an extent first
@@ -381,9 +381,9 @@ impl<'a> Inserter<'a> {
 
     fn next_block_address(&mut self) -> Result<u32> {
         if self.map.hwm >= self.map.allocated {
-            let first = self.ctx.db.allocate_extent()?;
-            if !self.map.add_extent(first, self.ctx.db.extent_blocks, self.ctx.db.block_size) {
-                self.ctx.db.free_extents([first]);
+            let first = self.ctx.space.allocate_extent()?;
+            if !self.map.add_extent(first, self.ctx.space.extent_blocks, self.ctx.space.block_size) {
+                self.ctx.space.free_extents([first]);
                 return Err(Error::InvalidValue {
                     context: self.table.name.clone(),
                     message: "segment extent map is full; create the database with a larger extent size".into(),
@@ -447,7 +447,7 @@ impl<'a> Inserter<'a> {
     /// current only through [`Self::format_next_block`].
     fn format_block_at_hwm(&mut self) -> Result<WriteGuard<'a>> {
         let rdba = self.next_block_address()?;
-        let mut guard = self.ctx.db.cache.new_block(self.ctx.stats, rdba, self.table.object_id)?;
+        let mut guard = self.ctx.cache.new_block(self.ctx.stats, rdba, self.table.object_id)?;
         // A new block's buffer comes zeroed.
         DataBlockMut(&mut guard).format_zeroed(rdba, self.table.object_id, DEFAULT_ITL_SLOTS);
         block::set_scn(&mut guard, self.ctx.scn);
@@ -463,7 +463,7 @@ impl<'a> Inserter<'a> {
         if let Some(open) = self.open {
             let mut guard = match held {
                 Some(guard) if guard.rdba() == open.rdba => guard,
-                _ => self.ctx.db.cache.current_get(self.ctx.stats, open.rdba)?,
+                _ => self.ctx.cache.current_get(self.ctx.stats, open.rdba)?,
             };
             self.hand_over(&mut guard)?;
         }
@@ -480,7 +480,7 @@ impl<'a> Inserter<'a> {
         // high-water mark that this undo names.
         crate::txn::transaction::undo_to(self.ctx, self.xid, self.undo_mark, false)?;
         if let Some((rdba, rows)) = self.old_last_block {
-            let mut guard = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
+            let mut guard = self.ctx.cache.current_get(self.ctx.stats, rdba)?;
             if self.old_last_handed_over {
                 // The rows are the transaction's now: the statement's undo removes them.
             } else {
@@ -495,7 +495,7 @@ impl<'a> Inserter<'a> {
 
     fn write_header(&mut self, hwm: u32) -> Result<()> {
         let rdba = self.table.segment_header;
-        let mut header = self.ctx.db.cache.current_get(self.ctx.stats, rdba)?;
+        let mut header = self.ctx.cache.current_get(self.ctx.stats, rdba)?;
         let map = SegmentMap { hwm, ..self.map.clone() };
         map.write(&mut header, rdba, self.table.object_id);
         block::set_scn(&mut header, self.ctx.scn);

@@ -20,7 +20,7 @@
 //! Everything here reads and writes blocks only through the buffer cache, and counts into
 //! the statistics of the session it works for. Every change to the rows of a table block
 //! (an insert handed to its transaction, an UPDATE or DELETE, a rollback of either) ends
-//! with `AccessContext::rows_changed` while the block is still held exclusively.
+//! with `TxnContext::rows_changed` while the block is still held exclusively.
 
 pub mod by_rowid;
 pub mod fast_walk;
@@ -33,10 +33,8 @@ pub mod segments;
 
 pub use row_view::{BlockBatch, BlockRow, RowAccess, WalkedRow};
 
-use crate::db::DbInner;
-use crate::error::Error;
-use crate::stats::SessionStats;
 use crate::storage::block;
+use crate::txn::TxnContext;
 
 /// What a consumer of rows tells their producer after each row or batch: a scan, an
 /// index walk and every stage of the pipeline stop early on `Stop` (a ROWNUM limit met,
@@ -47,16 +45,24 @@ pub enum Flow {
     Stop,
 }
 
-/// What an access path needs from the session it works for.
+/// What an access path needs from the session it works for: what transactions need
+/// ([`TxnContext`]: the cache, the space, undo, the enqueues and locks, the statement's
+/// statistics, SCN and snapshot; reached through `Deref`), and how many blocks one
+/// multiblock read asks for.
+#[derive(Clone, Copy)]
 pub struct AccessContext<'a> {
-    pub db: &'a DbInner,
-    pub stats: &'a SessionStats,
+    pub txn: TxnContext<'a>,
     /// `db_file_multiblock_read_count` for this session.
     pub multiblock_read_count: u32,
-    /// SCN stamped into blocks this statement changes.
-    pub scn: u64,
-    /// The snapshot this statement reads as of, and its session's transaction.
-    pub reader: crate::txn::cr::Reader,
+}
+
+impl<'a> std::ops::Deref for AccessContext<'a> {
+    type Target = TxnContext<'a>;
+
+    #[inline]
+    fn deref(&self) -> &TxnContext<'a> {
+        &self.txn
+    }
 }
 
 impl AccessContext<'_> {
@@ -81,22 +87,5 @@ impl AccessContext<'_> {
             ));
         }
         block::DataBlock(bytes).check_layout().map_err(|r| self.corrupt(rdba, r))
-    }
-
-    /// A corruption error for block `rdba` of the database's datafiles.
-    /// The rows of table block `rdba` (`bytes`, still held exclusively) changed: its CR
-    /// clones stop serving snapshots taken from now on, and the column store takes the
-    /// block's rows from the buffer cache from now on. Journaled while the block is held,
-    /// so a population reads it either before the change (and gets the journal entry) or
-    /// after it (and sees the change in the block's ITL).
-    pub(crate) fn rows_changed(&self, rdba: u32, bytes: &[u8]) {
-        self.db.cache.cap_cr_versions(rdba, self.db.current_scn() + 1);
-        crate::inmemory::populate::journal(self.db, block::BlockHeader(bytes).object_id(), rdba);
-    }
-
-    pub fn corrupt(&self, rdba: u32, reason: impl Into<String>) -> Error {
-        let n = block::rdba_file(rdba);
-        let file = self.db.datafiles.iter().find(|f| f.number() == n).map(|f| f.path().to_owned()).unwrap_or_default();
-        Error::Corrupt { file, block: Some(block::rdba_block(rdba)), reason: reason.into() }
     }
 }

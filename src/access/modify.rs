@@ -79,7 +79,7 @@ pub fn change_rows(
     limit: Option<u64>,
     changes: &mut dyn RowChanges,
 ) -> Result<u64> {
-    let locks = ctx.db.table_locks(table.object_id);
+    let locks = ctx.locks.table(table.object_id);
     let _no_ddl = locks.visibility.read_recursive();
     let kinds: Vec<PayloadKind> = table.columns.iter().map(|c| PayloadKind::from(c.data_type)).collect();
     let mut changer = Changer {
@@ -99,7 +99,7 @@ pub fn change_rows(
     match from {
         RowsFrom::FullScan => {
             let map = super::segments::read_map(ctx, table)?;
-            for run in map.scan_runs(ctx.db.extent_blocks) {
+            for run in map.scan_runs(ctx.space.extent_blocks) {
                 for rdba in run.first..run.first + run.blocks {
                     if changer.changed >= changer.limit {
                         return Ok(changer.changed);
@@ -321,12 +321,12 @@ fn change_one(
     // The head a migration prepared, and the piece it replaces (which must be unchanged).
     let mut migrated: Option<(Vec<u8>, Vec<u8>)> = None;
     loop {
-        let mut guard = ctx.db.cache.current_get(ctx.stats, rdba)?;
+        let mut guard = ctx.cache.current_get(ctx.stats, rdba)?;
         let offset = DataBlock(&guard).row_offset(slot);
-        let wait_for = row_lock_holder(&guard, offset).filter(|&h| h != xid && ctx.db.enqueues.is_active(h));
+        let wait_for = row_lock_holder(&guard, offset).filter(|&h| h != xid && ctx.enqueues.is_active(h));
         if let Some(holder) = wait_for {
             drop(guard);
-            ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
+            ctx.enqueues.wait_for(ctx.stats, xid, holder)?;
             continue;
         }
         // Serializable: the row must be as the snapshot showed it once its lock is free.
@@ -354,11 +354,11 @@ fn change_one(
             RowEdit::Replace(piece) => piece.len(),
         };
         // The ITL slot first: taking it may grow the ITL, and with it the room a row needs.
-        let index = match take_itl(&mut guard, xid, |x| ctx.db.enqueues.is_active(x), txn.snapshot) {
+        let index = match take_itl(&mut guard, xid, |x| ctx.enqueues.is_active(x), txn.snapshot) {
             Ok(index) => index,
             Err(Obstacle::Busy(holder)) => {
                 drop(guard);
-                ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
+                ctx.enqueues.wait_for(ctx.stats, xid, holder)?;
                 continue;
             }
             Err(Obstacle::CannotSerialize) => {
@@ -371,7 +371,7 @@ fn change_one(
         // Compaction is asked about (and the ITL slots looked at for the rooms it must
         // keep) only when the row fits neither its room nor the free space.
         let fits_as_is = DataBlockMut(&mut guard).can_replace(slot, new_len, None);
-        let kept = (!fits_as_is).then(|| kept_rooms(&guard, |x| ctx.db.enqueues.is_active(x)));
+        let kept = (!fits_as_is).then(|| kept_rooms(&guard, |x| ctx.enqueues.is_active(x)));
         if !fits_as_is && !DataBlockMut(&mut guard).can_replace(slot, new_len, kept.as_ref()) {
             if forwarding {
                 return Err(Error::unsupported(format!(
@@ -406,7 +406,7 @@ fn change_one(
             before: &guard[offset..offset + old_len],
         }
         .encode(&mut body);
-        let uba = ctx.db.undo.append(ctx, xid, &body)?;
+        let uba = ctx.undo.append(ctx, xid, &body)?;
         let was_locked_by_us = prev_itl.xid == xid && guard[offset + 1] == index as u8 + 1;
         let lock_count =
             if prev_itl.xid == xid { prev_itl.lock_count.saturating_add(u8::from(!was_locked_by_us)) } else { 1 };

@@ -19,7 +19,6 @@
 pub(crate) mod params;
 mod recovery;
 mod session;
-mod space;
 mod writer;
 
 pub use params::{
@@ -30,6 +29,7 @@ pub(crate) use params::{lookup as lookup_parameter, validate as validate_paramet
 pub use recovery::RecoveryReport;
 pub use session::{Cursor, ProgressFn, QueryResult, Session, StatementKind};
 
+use crate::access::AccessContext;
 use crate::buffer::{BufferCache, CacheSummary};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
@@ -38,12 +38,14 @@ use crate::stats::{Registry, Stat};
 use crate::storage::control::{ControlFile, DatafileEntry, FORMAT_NAME, FORMAT_VERSION};
 use crate::storage::datafile::DataFile;
 use crate::storage::io::Io;
+use crate::storage::space::Space;
+use crate::txn::clock::ScnClock;
+use crate::txn::locks::ObjectLocks;
 use crate::txn::undo;
 use parking_lot::{Mutex, RwLock};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use crate::storage::block::VALID_BLOCK_SIZES;
 
@@ -79,46 +81,23 @@ impl DatabaseOptions {
     }
 }
 
-/// The locks of one table (row locks live in its blocks).
-///
-/// - `writer`: one INSERT, COPY, TRUNCATE or DROP at a time (inserts extend the segment).
-/// - `visibility`: held shared by every full scan and every UPDATE or DELETE for its
-///   whole length, and exclusively by TRUNCATE and DROP, so DDL never pulls blocks from
-///   under a statement. (Rows an insert adds are hidden by their lock bytes and ITL
-///   until the transaction commits.)
-/// - `changers`: the active transactions with changes in the table; TRUNCATE and DROP
-///   refuse to run while there are any (their undo names the table's blocks).
-#[derive(Debug, Default)]
-pub struct TableLocks {
-    pub writer: Arc<Mutex<()>>,
-    pub visibility: RwLock<()>,
-    pub changers: Mutex<Vec<crate::txn::Xid>>,
-}
-
 /// What every session of one open database shares.
 pub struct DbInner {
     /// The database itself, weakly: what background workers hold.
     pub(crate) this: std::sync::Weak<DbInner>,
     pub(crate) dir: PathBuf,
-    pub(crate) block_size: usize,
-    pub(crate) extent_blocks: u32,
-    /// The control file as it will next be written; its datafile entries are the space map.
-    pub(crate) control: Mutex<ControlFile>,
+    /// The datafiles, and the control file whose datafile entries are the space map.
+    pub(crate) space: Space,
     pub(crate) cache: BufferCache,
     pub(crate) catalog: Catalog,
     pub(crate) registry: Registry,
     /// System-wide parameter values (ALTER SYSTEM, and those fixed at creation such as
     /// the block size), the base of each session's values.
     pub(crate) parameters: RwLock<ParameterValues>,
-    pub(crate) datafiles: Vec<Arc<DataFile>>,
-    /// The locks of each table, by object id.
-    pub(crate) table_locks: Mutex<HashMap<u32, Arc<TableLocks>>>,
-    /// The structure lock of each index, by object id: held by one insert, delete,
-    /// rollback of an entry or bulk build at a time, so one split at a time runs in an
-    /// index (readers never take it).
-    pub(crate) index_locks: Mutex<HashMap<u32, Arc<parking_lot::ReentrantMutex<()>>>>,
-    /// The system change number, advanced by every change.
-    pub(crate) scn: AtomicU64,
+    /// The locks of each table and index that are not row locks.
+    pub(crate) locks: ObjectLocks,
+    /// The system change number, and the lock that publishes the ends of transactions.
+    pub(crate) clock: ScnClock,
     /// The undo tablespace.
     pub(crate) undo: crate::txn::undo::Undo,
     /// Active transactions, for row lock waits.
@@ -130,8 +109,6 @@ pub struct DbInner {
     /// ALTER SESSION and ALTER SYSTEM statements run since the database opened: a plan
     /// kept by a cursor is made again once this moves on.
     pub(crate) parameter_changes: std::sync::atomic::AtomicU64,
-    /// Serialises the end of transactions with the publication of their SCN.
-    commit_lock: Mutex<()>,
     /// The I/O layer every write goes through.
     pub(crate) io: Arc<dyn Io>,
     /// The redo log (attached to the cache once recovery is done).
@@ -303,23 +280,18 @@ impl Database {
         let inner = Arc::new_cyclic(|this| DbInner {
             this: this.clone(),
             dir: dir.to_owned(),
-            block_size,
-            extent_blocks: control.extent_blocks,
-            scn: AtomicU64::new(scn),
-            control: Mutex::new(control),
+            space: Space::new(control, datafiles),
+            clock: ScnClock::new(scn),
             cache,
             catalog,
             registry: Registry::default(),
             parameters: RwLock::new(parameters),
-            datafiles,
-            table_locks: Mutex::new(HashMap::new()),
-            index_locks: Mutex::new(HashMap::new()),
+            locks: ObjectLocks::default(),
             undo,
             enqueues: Default::default(),
             inmemory: Default::default(),
             sql_area: Default::default(),
             parameter_changes: Default::default(),
-            commit_lock: Mutex::new(()),
             io,
             redo: redo.clone(),
             recovery: std::sync::OnceLock::new(),
@@ -328,6 +300,13 @@ impl Database {
             log_writer: Mutex::new(None),
             database_writer: Mutex::new(None),
             _lock: lock,
+        });
+        inner.apply_parameters();
+        let weak = Arc::downgrade(&inner);
+        inner.inmemory.register_worker_starter(move || {
+            if let Some(db) = weak.upgrade() {
+                crate::inmemory::populate::ensure_workers(&db);
+            }
         });
         *inner.log_writer.lock() = Some(writer::start_log_writer(&inner, redo.clone()));
         let flush_redo = redo.clone();
@@ -388,42 +367,39 @@ impl Database {
 }
 
 impl DbInner {
-    /// The locks of a table.
-    pub(crate) fn table_locks(&self, object_id: u32) -> Arc<TableLocks> {
-        self.table_locks.lock().entry(object_id).or_default().clone()
-    }
-
-    /// The structure lock of an index.
-    pub(crate) fn index_lock(&self, object_id: u32) -> Arc<parking_lot::ReentrantMutex<()>> {
-        self.index_locks.lock().entry(object_id).or_default().clone()
-    }
-
-    /// The SCN a statement starting now reads as of: every transaction ended at or
-    /// before it is recorded as ended.
-    pub(crate) fn current_scn(&self) -> u64 {
-        self.scn.load(Ordering::Acquire)
-    }
-
-    /// Returns once a commit at `scn`, seen in a transaction table, is published as the
-    /// current SCN: a commit under way publishes its SCN before it lets go of the commit
-    /// lock, so waiting for that lock is enough (and never waits for long).
-    pub(crate) fn wait_published(&self, scn: u64) {
-        if self.current_scn() < scn {
-            drop(self.commit_lock.lock());
+    /// The context of a statement of a session with statistics `stats`, changing blocks
+    /// at `scn`, reading as `reader`, and asking for `multiblock_read_count` blocks a
+    /// multiblock read.
+    pub(crate) fn access_context<'a>(
+        &'a self,
+        stats: &'a crate::stats::SessionStats,
+        multiblock_read_count: u32,
+        scn: u64,
+        reader: crate::txn::cr::Reader,
+    ) -> AccessContext<'a> {
+        AccessContext {
+            txn: crate::txn::TxnContext {
+                cache: &self.cache,
+                space: &self.space,
+                clock: &self.clock,
+                undo: &self.undo,
+                enqueues: &self.enqueues,
+                locks: &self.locks,
+                sessions: &self.registry,
+                observer: &self.inmemory,
+                stats,
+                scn,
+                reader,
+            },
+            multiblock_read_count,
         }
     }
 
-    /// Ends transaction `xid` at a new SCN: records the end in its transaction table,
-    /// then publishes the SCN, then wakes the sessions waiting for its row locks.
-    pub(crate) fn end_transaction(&self, ctx: &crate::access::AccessContext<'_>, xid: crate::txn::Xid) -> Result<u64> {
-        let _serial = self.commit_lock.lock();
-        let scn = self.scn.load(Ordering::Acquire) + 1;
-        self.undo.commit(ctx, xid, scn)?;
-        self.scn.store(scn, Ordering::Release);
-        // Published before the waiters wake: a session that waited for this transaction's
-        // row lock reads its commit in every statement it starts next.
-        self.enqueues.end(xid);
-        Ok(scn)
+    /// Hands the system parameters that the layers below keep themselves (they do not
+    /// read the parameter table) to those layers: done at open and after ALTER SYSTEM.
+    pub(crate) fn apply_parameters(&self) {
+        let parameters = self.parameters.read();
+        self.undo.set_retention(parameters.get_u64(params::UNDO_RETENTION));
     }
 }
 

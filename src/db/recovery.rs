@@ -109,17 +109,17 @@ impl DbInner {
                 let mut first = run.first;
                 while first < run.first + run.blocks {
                     used.insert(crate::storage::block::rdba_block(first));
-                    first += self.extent_blocks;
+                    first += self.space.extent_blocks;
                 }
             }
         }
-        let mut control = self.control.lock();
+        let mut control = self.space.control.lock();
         let extent = control.extent_blocks;
         let entry = control.datafiles.first_mut().expect("a database has at least one datafile");
         let top = used.iter().map(|&b| b + extent).max().unwrap_or(extent).max(entry.allocated_blocks);
         entry.allocated_blocks = top;
         entry.free_extents = (1..top / extent).map(|i| i * extent).filter(|b| !used.contains(b)).rev().collect();
-        let file = self.datafiles.iter().find(|f| f.number() == entry.number).expect("control file entries are open");
+        let file = self.space.datafile(entry.number).expect("control file entries are open");
         file.ensure_blocks(top)
     }
 
@@ -142,13 +142,7 @@ impl DbInner {
 
     /// An access context for work the instance does on its own (recovery, checkpoints).
     pub(super) fn system_context<'a>(&'a self, stats: &'a SessionStats) -> crate::access::AccessContext<'a> {
-        let now = self.current_scn();
-        crate::access::AccessContext {
-            db: self,
-            stats,
-            multiblock_read_count: 8,
-            scn: now,
-            reader: crate::txn::cr::Reader { snapshot: now, own: None },
-        }
+        let now = self.clock.current();
+        self.access_context(stats, 8, now, crate::txn::cr::Reader { snapshot: now, own: None })
     }
 }

@@ -244,7 +244,7 @@ impl Session {
         self.info.active.store(true, Ordering::Relaxed);
         // Published before the statement takes its snapshot (which is no older), so a
         // purge of index entries deleted after that snapshot sees this reader.
-        let since = self.txn.borrow().snapshot.unwrap_or_else(|| self.db.current_scn()).max(1);
+        let since = self.txn.borrow().snapshot.unwrap_or_else(|| self.db.clock.current()).max(1);
         self.info.reading_since.store(since, Ordering::Release);
         {
             let mut text = self.info.sql_text.lock();
@@ -393,19 +393,13 @@ impl Session {
     /// The access context for this session's next statement.
     pub(crate) fn access_context(&self) -> AccessContext<'_> {
         let mbrc = self.multiblock_read_count();
-        let now = self.db.current_scn();
+        let now = self.db.clock.current();
         let mut txn = self.txn.borrow_mut();
         let snapshot = match txn.isolation {
             crate::txn::transaction::Isolation::ReadCommitted => now,
             _ => *txn.snapshot.get_or_insert(now),
         };
-        AccessContext {
-            db: &self.db,
-            stats: &self.info.stats,
-            multiblock_read_count: mbrc,
-            scn: now,
-            reader: crate::txn::cr::Reader { snapshot, own: txn.xid },
-        }
+        self.db.access_context(&self.info.stats, mbrc, now, crate::txn::cr::Reader { snapshot, own: txn.xid })
     }
 }
 

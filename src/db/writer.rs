@@ -132,7 +132,7 @@ impl DbInner {
     }
 
     fn checkpoint_as(&self, stats: &crate::stats::SessionStats, scope: Scope) -> Result<()> {
-        let scn = self.scn.load(Ordering::Acquire);
+        let scn = self.clock.current();
         // Where the position goes when no change is left unwritten: a full checkpoint
         // covers everything appended before it began (every buffer dirty then is
         // written); an incremental one, what came before its target.
@@ -148,7 +148,7 @@ impl DbInner {
         stats.add(Stat::DbwrCheckpointBuffersWritten, written as u64);
         let position = self.cache.unwritten_lsn().map_or(bound, |u| u.min(bound));
         {
-            let mut control = self.control.lock();
+            let mut control = self.space.control.lock();
             control.checkpoint_scn = scn;
             control.checkpoint_lsn = position;
             control.log_groups = self.redo.group_numbers();

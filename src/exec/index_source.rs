@@ -132,9 +132,9 @@ impl IndexAccess {
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
         // DDL that would free the index's or the table's blocks (DROP INDEX, TRUNCATE, DROP
         // TABLE) waits for the scan; one that finished since the plan was made is an error.
-        let locks = ctx.access.db.table_locks(self.table.object_id);
+        let locks = ctx.access.locks.table(self.table.object_id);
         let _visible = locks.visibility.read_recursive();
-        let current = ctx.access.db.catalog.index(&self.index.name);
+        let current = ctx.catalog.index(&self.index.name);
         if current.as_ref().is_none_or(|ix| ix.object_id != self.index.object_id) {
             return Err(crate::error::Error::Transaction {
                 message: format!(
@@ -255,7 +255,7 @@ impl<'r> Emitter<'r> {
         self.next_leaf = goes_on
             .then(|| leaf.sibling(self.access.descending))
             .flatten()
-            .and_then(|rdba| self.ctx.db.cache.prefetch_lines(rdba))
+            .and_then(|rdba| self.ctx.cache.prefetch_lines(rdba))
             .map(|target| (target, 0));
         if !table_access && let Some(kernel) = &mut self.kernel {
             kernel.count_rows(leaf.len() as u64);
@@ -320,7 +320,7 @@ impl<'r> Emitter<'r> {
             self.fetcher.prefetch(next);
             return;
         }
-        let cache = &self.ctx.db.cache;
+        let cache = &self.ctx.cache;
         cache.prefetch_block(next.rdba, BLOCK_LINES_AHEAD, self.row_guess(next.slot));
         if let Some(further) = self.rowids.get(i + 2 * ROWS_AHEAD) {
             cache.prefetch_chain(further.rdba);
@@ -336,7 +336,7 @@ impl<'r> Emitter<'r> {
         if run.iter().any(|r| r.rdba != run[0].rdba) {
             return None;
         }
-        self.ctx.db.cache.prefetch_lines(run[0].rdba).map(|block| NextBlockPrefetch::new(Some(block)))
+        self.ctx.cache.prefetch_lines(run[0].rdba).map(|block| NextBlockPrefetch::new(Some(block)))
     }
 
     /// Loads `lines` more lines of the next leaf.
@@ -352,7 +352,7 @@ impl<'r> Emitter<'r> {
     /// block's end down in slot order, so slot s starts about s + 1 average row lengths
     /// before the end. A guess only (`None` without statistics); a few lines around it.
     fn row_guess(&self, slot: u16) -> Option<(usize, usize)> {
-        let at = self.ctx.db.block_size.checked_sub((usize::from(slot) + 1) * self.row_len?)?;
+        let at = self.ctx.space.block_size.checked_sub((usize::from(slot) + 1) * self.row_len?)?;
         Some((at.saturating_sub(64), at + 128))
     }
 

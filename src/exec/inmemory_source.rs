@@ -152,15 +152,14 @@ struct UsableUnit {
 
 impl InMemoryAccess {
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
-        let db = ctx.access.db;
         // DDL that frees the table's blocks waits for the whole scan (the cache part takes
         // the lock again, recursively).
-        let locks = db.table_locks(self.table.object_id);
+        let locks = ctx.access.locks.table(self.table.object_id);
         let _visible = locks.visibility.read_recursive();
         // The table as it is now: a table no longer INMEMORY (or dropped) since planning
         // gets no segment.
-        let current = db.catalog.table(&self.table.name).filter(|t| t.object_id == self.table.object_id);
-        let Some(segment) = current.as_ref().and_then(|t| db.inmemory.segment_for(t)) else {
+        let current = ctx.catalog.table(&self.table.name).filter(|t| t.object_id == self.table.object_id);
+        let Some(segment) = current.as_ref().and_then(|t| ctx.inmemory.segment_for(t)) else {
             return crate::exec::Source::scan_table(&self.table, &self.columns_read, None, stages, ctx);
         };
         let snapshot = ctx.access.reader.snapshot;
@@ -187,14 +186,14 @@ impl InMemoryAccess {
         }
         // Blocks no unit covers: the table grew since it was planned (or never was).
         let map = crate::access::segments::read_map(&ctx.access, &self.table)?;
-        let all_runs = map.scan_runs(db.extent_blocks);
+        let all_runs = map.scan_runs(ctx.access.space.extent_blocks);
         // From the units this scan took: a unit planned since is read from the cache.
         let planned = units.last().map_or(0, |u| u.first_position as usize + u.blocks.len());
         let total: usize = all_runs.iter().map(|r| r.blocks as usize).sum();
         if total > planned || unpopulated {
             // Population on first access (PRIORITY NONE), or of what was added since.
-            db.inmemory.queue_plan(&segment);
-            crate::inmemory::populate::ensure_workers(db);
+            ctx.inmemory.queue_plan(&segment);
+            ctx.inmemory.start_workers();
         }
         cache_blocks.extend(all_runs.iter().flat_map(|r| r.first..r.first + r.blocks).skip(planned));
 

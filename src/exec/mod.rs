@@ -46,11 +46,18 @@ pub use sort::{SortKey, SortStage};
 pub use source::Source;
 
 use crate::access::AccessContext;
+use crate::catalog::Catalog;
 use crate::expr::functions::FunctionContext;
+use crate::inmemory::InMemoryStore;
 
 /// What a running statement needs.
 pub struct ExecContext<'a> {
     pub access: AccessContext<'a>,
+    /// The dictionary as it is now: a scan checks that its object was not dropped or
+    /// rebuilt since the plan was made.
+    pub catalog: &'a Catalog,
+    /// The column store, for in-memory scans.
+    pub inmemory: &'a InMemoryStore,
     pub functions: FunctionContext,
     /// Helper threads the statement may use beside its session's own
     /// (`parallel_max_servers`, and none on a machine with one CPU).
@@ -58,12 +65,18 @@ pub struct ExecContext<'a> {
 }
 
 impl<'a> ExecContext<'a> {
-    /// The context of a statement that reads through `access`, with the functions'
-    /// context `functions`, allowed `parallel_max_servers` helper threads (fewer when
-    /// the machine has fewer other CPUs).
-    pub fn new(access: AccessContext<'a>, functions: FunctionContext, parallel_max_servers: u64) -> ExecContext<'a> {
+    /// The context of a statement that reads through `access`, finds its objects in
+    /// `catalog` and `inmemory`, with the functions' context `functions`, allowed
+    /// `parallel_max_servers` helper threads (fewer when the machine has fewer other CPUs).
+    pub fn new(
+        access: AccessContext<'a>,
+        catalog: &'a Catalog,
+        inmemory: &'a InMemoryStore,
+        functions: FunctionContext,
+        parallel_max_servers: u64,
+    ) -> ExecContext<'a> {
         let helpers =
             usize::try_from(parallel_max_servers).unwrap_or(usize::MAX).min(crate::stats::osstat::usable_cpus() - 1);
-        ExecContext { access, functions, helpers }
+        ExecContext { access, catalog, inmemory, functions, helpers }
     }
 }

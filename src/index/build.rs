@@ -20,10 +20,10 @@ use crate::storage::block::{HEADER_LEN, ITL_LEN, set_scn};
 /// Builds `index` (empty, as [`super::create_segment`] left it) from `entries`.
 pub fn build(ctx: &AccessContext<'_>, index: &IndexDef, mut entries: Vec<(Vec<u8>, RowId)>) -> Result<IndexStats> {
     let tree = Tree::of(index);
-    let lock = ctx.db.index_lock(index.object_id);
+    let lock = ctx.locks.index(index.object_id);
     let _structure = lock.lock();
     entries.sort_unstable();
-    check_entries(index, ctx.db.block_size, &entries)?;
+    check_entries(index, ctx.space.block_size, &entries)?;
     {
         let root = tree.read(ctx, tree.root)?;
         if !IndexBlock(&root).is_leaf() || IndexBlock(&root).count() != 0 {
@@ -33,7 +33,7 @@ pub fn build(ctx: &AccessContext<'_>, index: &IndexDef, mut entries: Vec<(Vec<u8
             });
         }
     }
-    let fill = Fill::new(ctx.db.block_size, index.pctfree, &entries);
+    let fill = Fill::new(ctx.space.block_size, index.pctfree, &entries);
     let mut counter = StatsCounter::default();
     for (key, rowid) in &entries {
         counter.entry(key, *rowid);
@@ -52,7 +52,7 @@ pub fn build(ctx: &AccessContext<'_>, index: &IndexDef, mut entries: Vec<(Vec<u8
             write_branches(ctx, &tree, &mut space, &fill, leaves)?
         };
     space.finish(ctx)?;
-    ctx.db.cache.cap_cr_versions(tree.root, ctx.db.current_scn() + 1);
+    ctx.cache.cap_cr_versions(tree.root, ctx.clock.current() + 1);
     Ok(counter.finish(blevel, index.created))
 }
 

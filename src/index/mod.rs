@@ -31,7 +31,7 @@
 //! - `build`: bulk build from unsorted (key, rowid) entries.
 //!
 //! Concurrency: readers hold one block's content lock at a time; writers of one index
-//! take its structure lock (`DbInner::index_lock`) for one insert or delete, so splits
+//! take its structure lock (`ObjectLocks::index`) for one insert or delete, so splits
 //! of one index never run at once. A unique index refuses a key that a live entry of a
 //! committed or of the same transaction holds (`Error::UniqueViolation`); an entry of
 //! another active transaction (inserted, or deleted: its rollback would revive it) is
@@ -142,7 +142,7 @@ fn under_structure_lock(
     xid: crate::txn::Xid,
     mut change: impl FnMut() -> Result<std::result::Result<(), Retry>>,
 ) -> Result<()> {
-    let lock = ctx.db.index_lock(index.object_id);
+    let lock = ctx.locks.index(index.object_id);
     loop {
         let structure = lock.lock();
         match change()? {
@@ -150,14 +150,14 @@ fn under_structure_lock(
             Err(Retry::Split) => continue,
             Err(Retry::Wait(holder)) => {
                 drop(structure);
-                ctx.db.enqueues.wait_for(ctx.stats, xid, holder)?;
+                ctx.enqueues.wait_for(ctx.stats, xid, holder)?;
             }
         }
     }
 }
 
 fn check_key_len(ctx: &AccessContext<'_>, index: &IndexDef, key: &[u8]) -> Result<()> {
-    let max = block::max_key_len(ctx.db.block_size);
+    let max = block::max_key_len(ctx.space.block_size);
     if key.len() > max { Err(key_too_long(index, key.len(), max)) } else { Ok(()) }
 }
 
@@ -181,7 +181,7 @@ enum Conflict {
 /// freed the key committed after the snapshot, so the transaction would see the key
 /// twice (Oracle's ORA-08177).
 fn live_at(ctx: &AccessContext<'_>, index: &IndexDef, key: &[u8], reader: crate::txn::cr::Reader) -> Result<bool> {
-    let ctx = AccessContext { reader, ..*ctx };
+    let ctx = AccessContext { txn: crate::txn::TxnContext { reader, ..ctx.txn }, ..*ctx };
     let mut scan = IndexScan::unique(index, key.to_vec());
     Ok(scan.next_leaf(&ctx)?.is_some())
 }

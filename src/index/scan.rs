@@ -292,7 +292,7 @@ pub fn fast_full_scan(
     ctx.stats.add(Stat::IndexFastFullScansFull, 1);
     let tree = Tree::of(index);
     let map = crate::access::segments::read_segment_map(ctx, index.segment_header, &index.name)?;
-    let runs = map.scan_runs(ctx.db.extent_blocks);
+    let runs = map.scan_runs(ctx.space.extent_blocks);
     let read_at_start = |rdba: u32| runs.iter().any(|r| (r.first..r.first + r.blocks).contains(&rdba));
     let mut positions = Vec::new();
     let mut emit = |leaf: ReadGuard<'_>, positions: &mut Vec<u16>| -> Result<(Flow, u32)> {
@@ -306,7 +306,7 @@ pub fn fast_full_scan(
         let (mut at, end) = (run.first, run.first + run.blocks);
         while at < end {
             let n = (end - at).min(ctx.multiblock_read_count.max(1));
-            let mut pinned = ctx.db.cache.pin_multiblock(ctx.stats, at, n)?;
+            let mut pinned = ctx.cache.pin_multiblock(ctx.stats, at, n)?;
             while let Some(guard) = pinned.next_block(ctx.stats) {
                 let guard = guard?;
                 BufferCache::count_consistent_get(ctx.stats);

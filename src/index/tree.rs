@@ -30,13 +30,13 @@
 
 use super::block::{self, IndexBlock, IndexBlockMut, RowId};
 use super::undo::EntryUndo;
-use crate::access::AccessContext;
 use crate::buffer::{ReadGuard, WriteGuard};
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{HEADER_LEN, ITL_LEN, set_scn};
 use crate::storage::itl::{self, Itl};
 use crate::storage::segment::SegmentMap;
+use crate::txn::TxnContext;
 use crate::txn::Xid;
 use crate::txn::change::{Obstacle, cannot_serialize, row_lock_holder, take_itl};
 use crate::txn::transaction::Transaction;
@@ -114,20 +114,20 @@ impl<'n> Tree<'n> {
         Tree { object_id: index.object_id, root: index.segment_header + 1, name: &index.name }
     }
 
-    pub fn corrupt(&self, ctx: &AccessContext<'_>, rdba: u32, reason: impl std::fmt::Display) -> Error {
+    pub fn corrupt(&self, ctx: &TxnContext<'_>, rdba: u32, reason: impl std::fmt::Display) -> Error {
         ctx.corrupt(rdba, format!("index {}: {reason}", self.name))
     }
 
     /// A consistent get of index block `rdba` as it is now, checked.
-    pub fn read<'c>(&self, ctx: &AccessContext<'c>, rdba: u32) -> Result<ReadGuard<'c>> {
-        let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+    pub fn read<'c>(&self, ctx: &TxnContext<'c>, rdba: u32) -> Result<ReadGuard<'c>> {
+        let guard = ctx.cache.consistent_get(ctx.stats, rdba)?;
         self.check_read(ctx, &guard)?;
         Ok(guard)
     }
 
     /// Checks a block read for this index: its header on every get; every entry only
     /// when the buffer's bytes changed since a reader last checked them all.
-    pub fn check_read(&self, ctx: &AccessContext<'_>, guard: &ReadGuard<'_>) -> Result<()> {
+    pub fn check_read(&self, ctx: &TxnContext<'_>, guard: &ReadGuard<'_>) -> Result<()> {
         if !self.check(ctx, guard, guard.rdba(), guard.structure_verified())? {
             guard.mark_structure_verified();
         }
@@ -135,14 +135,14 @@ impl<'n> Tree<'n> {
     }
 
     /// A current-mode get of index block `rdba`, checked as [`Tree::check_read`] checks.
-    pub fn change<'c>(&self, ctx: &AccessContext<'c>, rdba: u32) -> Result<WriteGuard<'c>> {
-        let guard = ctx.db.cache.current_get(ctx.stats, rdba)?;
+    pub fn change<'c>(&self, ctx: &TxnContext<'c>, rdba: u32) -> Result<WriteGuard<'c>> {
+        let guard = ctx.cache.current_get(ctx.stats, rdba)?;
         self.check(ctx, &guard, rdba, guard.structure_verified())?;
         Ok(guard)
     }
 
     /// Checks `block`'s header, and its entries unless `verified`; returns `verified`.
-    fn check(&self, ctx: &AccessContext<'_>, block: &[u8], rdba: u32, verified: bool) -> Result<bool> {
+    fn check(&self, ctx: &TxnContext<'_>, block: &[u8], rdba: u32, verified: bool) -> Result<bool> {
         let view = IndexBlock(block);
         view.check_header(self.object_id).map_err(|r| self.corrupt(ctx, rdba, r))?;
         if !verified {
@@ -152,7 +152,7 @@ impl<'n> Tree<'n> {
     }
 
     /// Leaf `current` (read now) as the statement's snapshot sees it.
-    pub fn consistent<'c>(&self, ctx: &AccessContext<'c>, current: ReadGuard<'c>) -> Result<ReadGuard<'c>> {
+    pub fn consistent<'c>(&self, ctx: &TxnContext<'c>, current: ReadGuard<'c>) -> Result<ReadGuard<'c>> {
         let purged = IndexBlock(&current).purge_scn();
         if purged > ctx.reader.snapshot {
             return Err(Error::SnapshotTooOld {
@@ -172,7 +172,7 @@ impl<'n> Tree<'n> {
 
     /// The current leaf a reader's seek lands on (not yet made consistent), and the
     /// level of the root.
-    pub fn descend<'c>(&self, ctx: &AccessContext<'c>, seek: Seek<'_>) -> Result<(ReadGuard<'c>, u8)> {
+    pub fn descend<'c>(&self, ctx: &TxnContext<'c>, seek: Seek<'_>) -> Result<(ReadGuard<'c>, u8)> {
         let mut rdba = self.root;
         let mut root_level = None;
         for _ in 0..MAX_STEPS {
@@ -196,11 +196,7 @@ impl<'n> Tree<'n> {
 
     /// The current leaf that holds (or would hold) `full_key`, in current mode, and the
     /// branches above it from the root down. The caller holds the structure lock.
-    pub fn descend_for_change<'c>(
-        &self,
-        ctx: &AccessContext<'c>,
-        full_key: &[u8],
-    ) -> Result<(WriteGuard<'c>, Vec<u32>)> {
+    pub fn descend_for_change<'c>(&self, ctx: &TxnContext<'c>, full_key: &[u8]) -> Result<(WriteGuard<'c>, Vec<u32>)> {
         let seek = Seek::Forward(Target::AtLeast(full_key));
         let mut path = Vec::new();
         let mut rdba = self.root;
@@ -243,17 +239,17 @@ pub struct Space {
 }
 
 impl Space {
-    pub fn open(ctx: &AccessContext<'_>, tree: &Tree<'_>, header: u32) -> Result<Space> {
+    pub fn open(ctx: &TxnContext<'_>, tree: &Tree<'_>, header: u32) -> Result<Space> {
         let map = crate::access::segments::read_segment_map(ctx, header, tree.name)?;
         Ok(Space { map, header, object_id: tree.object_id })
     }
 
     /// A new block, formatted empty at `level`.
-    pub fn new_block<'c>(&mut self, ctx: &AccessContext<'c>, level: u8) -> Result<WriteGuard<'c>> {
+    pub fn new_block<'c>(&mut self, ctx: &TxnContext<'c>, level: u8) -> Result<WriteGuard<'c>> {
         if self.map.hwm >= self.map.allocated {
-            let first = ctx.db.allocate_extent()?;
-            if !self.map.add_extent(first, ctx.db.extent_blocks, ctx.db.block_size) {
-                ctx.db.free_extents([first]);
+            let first = ctx.space.allocate_extent()?;
+            if !self.map.add_extent(first, ctx.space.extent_blocks, ctx.space.block_size) {
+                ctx.space.free_extents([first]);
                 return Err(Error::InvalidValue {
                     context: format!("index object {}", self.object_id),
                     message: "segment extent map is full; create the database with a larger extent size".into(),
@@ -262,7 +258,7 @@ impl Space {
         }
         let rdba = self.map.block_address(self.map.hwm).expect("the block at the high-water mark is allocated");
         self.map.hwm += 1;
-        let mut guard = ctx.db.cache.new_block(ctx.stats, rdba, self.object_id)?;
+        let mut guard = ctx.cache.new_block(ctx.stats, rdba, self.object_id)?;
         IndexBlockMut(&mut guard).format_zeroed(rdba, self.object_id, level);
         set_scn(&mut guard, ctx.scn);
         Ok(guard)
@@ -270,15 +266,15 @@ impl Space {
 
     /// Writes the segment header (high-water mark, extents) and keeps it held, for a
     /// change that releases it together with the blocks it covers.
-    pub fn header<'c>(self, ctx: &AccessContext<'c>) -> Result<WriteGuard<'c>> {
-        let mut header = ctx.db.cache.current_get(ctx.stats, self.header)?;
+    pub fn header<'c>(self, ctx: &TxnContext<'c>) -> Result<WriteGuard<'c>> {
+        let mut header = ctx.cache.current_get(ctx.stats, self.header)?;
         self.map.write(&mut header, self.header, self.object_id);
         set_scn(&mut header, ctx.scn);
         Ok(header)
     }
 
     /// Writes the segment header (high-water mark, extents).
-    pub fn finish(self, ctx: &AccessContext<'_>) -> Result<()> {
+    pub fn finish(self, ctx: &TxnContext<'_>) -> Result<()> {
         self.header(ctx).map(drop)
     }
 }
@@ -292,13 +288,13 @@ pub enum Retry {
 
 /// The ITL slot `xid` changes `leaf` through.
 fn itl_for(
-    ctx: &AccessContext<'_>,
+    ctx: &TxnContext<'_>,
     tree: &Tree<'_>,
     leaf: &mut [u8],
     xid: Xid,
     txn: &Transaction,
 ) -> Result<Result<usize, Retry>> {
-    match take_itl(leaf, xid, |x| ctx.db.enqueues.is_active(x), txn.snapshot) {
+    match take_itl(leaf, xid, |x| ctx.enqueues.is_active(x), txn.snapshot) {
         Ok(i) => Ok(Ok(i)),
         Err(Obstacle::Busy(holder)) => Ok(Err(Retry::Wait(holder))),
         Err(Obstacle::CannotSerialize) => {
@@ -309,15 +305,15 @@ fn itl_for(
 
 /// The active transaction holding entry `pos` of `leaf` locked, if any: an entry's lock
 /// byte sits where a row's does, so the row lock rule reads it.
-pub fn active_holder(ctx: &AccessContext<'_>, leaf: &[u8], pos: usize) -> Option<Xid> {
-    row_lock_holder(leaf, IndexBlock(leaf).offset(pos)).filter(|&x| ctx.db.enqueues.is_active(x))
+pub fn active_holder(ctx: &TxnContext<'_>, leaf: &[u8], pos: usize) -> Option<Xid> {
+    row_lock_holder(leaf, IndexBlock(leaf).offset(pos)).filter(|&x| ctx.enqueues.is_active(x))
 }
 
 /// Changes the entry `full_key` of the leaf in `leaf` for `xid`: to `new_flags` (0 for
 /// an insert, `DELETED` for a delete), writing the undo first. `pos`/`found` locate it.
 #[allow(clippy::too_many_arguments)]
 fn change_entry(
-    ctx: &AccessContext<'_>,
+    ctx: &TxnContext<'_>,
     tree: &Tree<'_>,
     txn: &mut Transaction,
     xid: Xid,
@@ -343,7 +339,7 @@ fn change_entry(
         full_key,
     }
     .encode(&mut body);
-    let uba = ctx.db.undo.append(ctx, xid, &body)?;
+    let uba = ctx.undo.append(ctx, xid, &body)?;
     let lock_count = if prev_itl.xid == xid { prev_itl.lock_count.saturating_add(1) } else { 1 };
     itl::put(leaf, itl_index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
     let lock = itl_index as u8 + 1;
@@ -363,7 +359,7 @@ fn change_entry(
 /// Inserts `full_key` for `xid` (the caller holds the structure lock and checked
 /// uniqueness). `Err(Retry)` inside: wait, or start again after a split.
 pub fn insert_entry(
-    ctx: &AccessContext<'_>,
+    ctx: &TxnContext<'_>,
     tree: &Tree<'_>,
     header: u32,
     txn: &mut Transaction,
@@ -398,7 +394,7 @@ pub fn insert_entry(
 
 /// Flags `full_key` deleted for `xid` (the caller holds the structure lock).
 pub fn delete_entry(
-    ctx: &AccessContext<'_>,
+    ctx: &TxnContext<'_>,
     tree: &Tree<'_>,
     txn: &mut Transaction,
     xid: Xid,
@@ -428,7 +424,7 @@ pub fn delete_entry(
 
 /// Makes `need` bytes free in `leaf`: compacting, then purging entries whose delete has
 /// committed. False if the leaf must split.
-fn make_room(ctx: &AccessContext<'_>, leaf: &mut WriteGuard<'_>, need: usize) -> Result<bool> {
+fn make_room(ctx: &TxnContext<'_>, leaf: &mut WriteGuard<'_>, need: usize) -> Result<bool> {
     if IndexBlock(leaf).free_space() >= need {
         return Ok(true);
     }
@@ -444,11 +440,11 @@ fn make_room(ctx: &AccessContext<'_>, leaf: &mut WriteGuard<'_>, need: usize) ->
 
 /// Removes the entries whose delete committed before every running statement's snapshot,
 /// raising the leaf's purge SCN to the newest of those commits.
-fn purge(ctx: &AccessContext<'_>, leaf: &mut WriteGuard<'_>) -> Result<()> {
+fn purge(ctx: &TxnContext<'_>, leaf: &mut WriteGuard<'_>) -> Result<()> {
     let mut purge_scn = IndexBlock(leaf).purge_scn();
     // Entries a running statement may still see stay: only deletes committed before the
     // oldest running statement's snapshot are purged.
-    let oldest_reader = ctx.db.registry.oldest_reader();
+    let oldest_reader = ctx.sessions.oldest_reader();
     let mut removed = false;
     for pos in (0..IndexBlock(leaf).count()).rev() {
         let view = IndexBlock(leaf);
@@ -466,7 +462,7 @@ fn purge(ctx: &AccessContext<'_>, leaf: &mut WriteGuard<'_>) -> Result<()> {
     if removed {
         IndexBlockMut(leaf).set_purge_scn(purge_scn);
         IndexBlockMut(leaf).compact();
-        ctx.db.cache.cap_cr_versions(leaf.rdba(), ctx.db.current_scn() + 1);
+        ctx.cache.cap_cr_versions(leaf.rdba(), ctx.clock.current() + 1);
     }
     Ok(())
 }
@@ -474,19 +470,19 @@ fn purge(ctx: &AccessContext<'_>, leaf: &mut WriteGuard<'_>) -> Result<()> {
 /// The commit SCN of the transaction that deleted an entry with lock byte `lock`, or
 /// `None` while it is active. A cleared lock byte (the slot went to another transaction)
 /// gives the current SCN, an upper bound.
-fn delete_commit(ctx: &AccessContext<'_>, leaf: &[u8], lock: u8) -> Result<Option<u64>> {
+fn delete_commit(ctx: &TxnContext<'_>, leaf: &[u8], lock: u8) -> Result<Option<u64>> {
     let lock = usize::from(lock);
     if lock == 0 || lock > itl::itl_count(leaf) {
-        return Ok(Some(ctx.db.current_scn()));
+        return Ok(Some(ctx.clock.current()));
     }
     let slot = itl::get(leaf, lock - 1);
     if slot.is_committed() {
         return Ok(Some(slot.commit_scn));
     }
-    if slot.is_free() || ctx.db.enqueues.is_active(slot.xid) {
+    if slot.is_free() || ctx.enqueues.is_active(slot.xid) {
         return Ok(None);
     }
-    match ctx.db.undo.status(ctx, slot.xid)? {
+    match ctx.undo.status(ctx, slot.xid)? {
         crate::txn::TxnStatus::Committed { scn, .. } => Ok(Some(scn)),
         crate::txn::TxnStatus::Active => Ok(None),
     }
@@ -533,7 +529,7 @@ fn split_point(view: IndexBlock<'_>, entries: &[Vec<u8>], inserting: Option<&[u8
 /// Splits the block in `guard` (reached through the branches `path`), then adds the
 /// separator of its new right half to the parent.
 fn split(
-    ctx: &AccessContext<'_>,
+    ctx: &TxnContext<'_>,
     tree: &Tree<'_>,
     header: u32,
     txn: &mut Transaction,
@@ -585,7 +581,7 @@ fn split(
         together.push(next);
     }
     together.push(space.header(ctx)?);
-    ctx.db.cache.release_together(together);
+    ctx.cache.release_together(together);
     let parent = path.pop().expect("a block other than the root has a parent");
     add_separator(ctx, tree, header, txn, path, parent, &separator, right_rdba)
 }
@@ -612,16 +608,16 @@ fn fill(block: &mut [u8], low: Option<&[u8]>, high: Option<&[u8]>, entries: &[Ve
 
 /// Records a change of `block` at the statement's SCN, and stops its CR clones from
 /// serving snapshots taken from now on.
-pub(super) fn stamp(ctx: &AccessContext<'_>, block: &mut WriteGuard<'_>) {
+pub(super) fn stamp(ctx: &TxnContext<'_>, block: &mut WriteGuard<'_>) {
     set_scn(block, ctx.scn);
-    ctx.db.cache.cap_cr_versions(block.rdba(), ctx.db.current_scn() + 1);
+    ctx.cache.cap_cr_versions(block.rdba(), ctx.clock.current() + 1);
 }
 
 /// Moves the root's entries into two new blocks and makes the root their parent; the
 /// two blocks, the root and the segment header in one redo record.
 #[allow(clippy::too_many_arguments)]
 fn split_root(
-    ctx: &AccessContext<'_>,
+    ctx: &TxnContext<'_>,
     tree: &Tree<'_>,
     mut space: Space,
     txn: &mut Transaction,
@@ -657,7 +653,7 @@ fn split_root(
     assert!(IndexBlockMut(&mut root).insert_entry(1, &e));
     stamp(ctx, &mut root);
     let header = space.header(ctx)?;
-    ctx.db.cache.release_together(vec![left, right, root, header]);
+    ctx.cache.release_together(vec![left, right, root, header]);
     Ok(())
 }
 
@@ -665,7 +661,7 @@ fn split_root(
 /// parent has split meanwhile, splitting it if full).
 #[allow(clippy::too_many_arguments)]
 fn add_separator(
-    ctx: &AccessContext<'_>,
+    ctx: &TxnContext<'_>,
     tree: &Tree<'_>,
     header: u32,
     txn: &mut Transaction,
@@ -708,7 +704,7 @@ fn add_separator(
 }
 
 /// The child of the root whose range holds `separator`.
-fn root_child_for(ctx: &AccessContext<'_>, tree: &Tree<'_>, separator: &[u8]) -> Result<u32> {
+fn root_child_for(ctx: &TxnContext<'_>, tree: &Tree<'_>, separator: &[u8]) -> Result<u32> {
     let root = tree.read(ctx, tree.root)?;
     let view = IndexBlock(&root);
     let seek = Seek::Forward(Target::AtLeast(separator));

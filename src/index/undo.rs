@@ -28,7 +28,6 @@
 //! moves), under the index's structure lock.
 
 use super::block::{IndexBlock, IndexBlockMut, LEAF_ENTRY_OVERHEAD, ROWID_LEN};
-use crate::access::AccessContext;
 use crate::error::Result;
 use crate::stats::Stat;
 use crate::storage::block::ITL_LEN;
@@ -153,7 +152,7 @@ impl crate::txn::foreign::ForeignUndo for IndexUndo {
         EntryUndo::decode(body)?.apply(clone)
     }
 
-    fn roll_back(&self, ctx: &AccessContext<'_>, body: &[u8], at: crate::txn::Uba) -> Result<()> {
+    fn roll_back(&self, ctx: &crate::txn::TxnContext<'_>, body: &[u8], at: crate::txn::Uba) -> Result<()> {
         roll_back(ctx, body, at)
     }
 }
@@ -167,11 +166,11 @@ impl crate::txn::foreign::ForeignUndo for IndexUndo {
 /// keeps pointing at records it never gets), and needs not be: applying it sets the
 /// entry to its state before the change, whatever it is now ([`EntryUndo::apply`]), so
 /// the records applied again, newest first, leave every entry as one rollback would.
-pub fn roll_back(ctx: &AccessContext<'_>, body: &[u8], at: crate::txn::Uba) -> Result<()> {
+pub fn roll_back(ctx: &crate::txn::TxnContext<'_>, body: &[u8], at: crate::txn::Uba) -> Result<()> {
     let undo = EntryUndo::decode(body).map_err(|r| ctx.corrupt(at.rdba, r))?;
     let name = format!("index object {}", undo.object_id);
     let tree = super::tree::Tree { object_id: undo.object_id, root: undo.root, name: &name };
-    let lock = ctx.db.index_lock(undo.object_id);
+    let lock = ctx.locks.index(undo.object_id);
     let _structure = lock.lock();
     let (mut leaf, _) = tree.descend_for_change(ctx, undo.full_key)?;
     let rdba = leaf.rdba();

@@ -16,9 +16,9 @@
 //! ```
 //!
 //! Consistency: a unit is as of its population SCN; every change to a row of a block it
-//! covers is journaled (by block) while the change holds the block exclusively
-//! (`AccessContext::rows_changed` in `access`), and a block a transaction the
-//! population SCN does not see was holding starts out journaled. A scan uses a unit only
+//! covers is journaled (by block) while the change holds the block exclusively (the
+//! store is the `RowObserver` that `TxnContext::rows_changed` tells), and a block a
+//! transaction the population SCN does not see was holding starts out journaled. A scan uses a unit only
 //! when its snapshot is at or after the population SCN, and reads the unit's journaled
 //! blocks, the units it cannot use, and the blocks no unit covers from the buffer cache
 //! with consistent gets: so an in-memory scan returns exactly what a row-store scan at the

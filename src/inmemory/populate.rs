@@ -113,18 +113,6 @@ pub fn ensure_workers(db: &DbInner) {
     }
 }
 
-/// Journals block `rdba` of table `object_id` after a change to its rows, while the
-/// block is still held exclusively (see
-/// [`InMemoryStore::journal_block`]), and queues the unit's repopulation once it has
-/// collected enough changes. Costs one atomic load when the column store is empty.
-pub fn journal(db: &DbInner, object_id: u32, rdba: u32) {
-    if let Some((unit, _)) = db.inmemory.journal_block(object_id, rdba) {
-        let priority = db.inmemory.segment(object_id).map_or(Priority::None, |s| s.spec.priority);
-        db.inmemory.queue(Task::Populate { object_id, unit }, priority);
-        ensure_workers(db);
-    }
-}
-
 /// Stops the workers and waits for them (unless called on one of them).
 pub fn stop_workers(store: &InMemoryStore) {
     store.shared.stop.store(true, Ordering::Release);
@@ -208,13 +196,8 @@ fn task_priority(db: &DbInner, task: Task) -> Priority {
 
 /// A worker's access context, reading as of `snapshot`.
 fn context<'a>(db: &'a DbInner, info: &'a SessionInfo, snapshot: u64) -> AccessContext<'a> {
-    AccessContext {
-        db,
-        stats: &info.stats,
-        multiblock_read_count: db.parameters.read().get_u64(params::MBRC) as u32,
-        scn: db.current_scn(),
-        reader: crate::txn::cr::Reader { snapshot, own: None },
-    }
+    let mbrc = db.parameters.read().get_u64(params::MBRC) as u32;
+    db.access_context(&info.stats, mbrc, db.clock.current(), crate::txn::cr::Reader { snapshot, own: None })
 }
 
 fn run(db: &Arc<DbInner>, info: &SessionInfo, task: Task, buffers: &mut GatherBuffers) -> Result<()> {
@@ -235,11 +218,12 @@ fn run(db: &Arc<DbInner>, info: &SessionInfo, task: Task, buffers: &mut GatherBu
 /// long ones, about half a million rows as Oracle's IMCUs), and queues the population of
 /// every unit without an IMCU.
 fn plan(db: &Arc<DbInner>, info: &SessionInfo, segment: &super::store::ImSegment) -> Result<()> {
-    let ctx = context(db, info, db.current_scn());
+    let ctx = context(db, info, db.clock.current());
     let map = crate::access::segments::read_map(&ctx, &segment.table)?;
-    let blocks: Vec<u32> = map.scan_runs(db.extent_blocks).iter().flat_map(|r| r.first..r.first + r.blocks).collect();
+    let blocks: Vec<u32> =
+        map.scan_runs(db.space.extent_blocks).iter().flat_map(|r| r.first..r.first + r.blocks).collect();
     segment.segment_blocks.store(blocks.len() as u64, Ordering::Release);
-    let per_unit = (UNIT_BYTES / db.block_size).max(1);
+    let per_unit = (UNIT_BYTES / db.space.block_size).max(1);
     let unit_rows_target = db.parameters.read().get_u64(params::INMEMORY_IMCU_TARGET_ROWS);
     let mut rows = RowCount::default();
     let mut position = segment.planned_positions() as usize;
@@ -308,7 +292,7 @@ impl RowCount {
         {
             return last;
         }
-        let Some(block) = ctx.db.cache.consistent_get_if_cached(ctx.stats, rdba) else {
+        let Some(block) = ctx.cache.consistent_get_if_cached(ctx.stats, rdba) else {
             let mean = self.rows.checked_div(self.blocks).unwrap_or(0);
             self.last = Some(mean);
             return mean;
@@ -365,10 +349,10 @@ fn populate_unit(
     // DML now journals into the new unit too; the SCN is taken after that, so every
     // change it does not see is journaled.
     db.inmemory.begin_population(unit);
-    let scn = db.current_scn();
+    let scn = db.clock.current();
     info.reading_since.store(scn.max(1), Ordering::Release);
     let ctx = context(db, info, scn);
-    let locks = db.table_locks(table.object_id);
+    let locks = db.locks.table(table.object_id);
     let _visible = locks.visibility.read_recursive();
     let mut builder = ImcuBuilder::new(table, &segment.spec.excluded, unit.blocks.len(), buffers);
     let reads = builder.reads();
@@ -437,7 +421,7 @@ fn populate_unit(
         stats.add(if repopulating { Stat::ImRepopulateCus } else { Stat::ImPopulateCus }, 1);
         stats.add(Stat::ImPopulateRows, rows as u64);
     }
-    stats.add(Stat::ImPopulateBytesFromStorage, (unit.blocks.len() * db.block_size) as u64);
+    stats.add(Stat::ImPopulateBytesFromStorage, (unit.blocks.len() * db.space.block_size) as u64);
     let cpu_us = crate::stats::osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
     stats.add_time_and_centiseconds(crate::stats::TimeModel::DbCpu, Stat::ImPopulateCpuTime, cpu_us);
     Ok(())

@@ -238,9 +238,49 @@ pub struct InMemoryStore {
     /// The population workers' performance counters, summed over every unit they built
     /// (each unit's counts are added before the unit is installed).
     pub(super) population_counts: Mutex<crate::stats::hwcounters::Reading>,
+    /// Starts the population workers when too few run: registered by the database at
+    /// open (a worker works with the whole database, which the store does not hold).
+    starter: std::sync::OnceLock<WorkerStarter>,
+}
+
+/// What starts the population workers (see [`InMemoryStore::register_worker_starter`]).
+pub struct WorkerStarter(Box<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for WorkerStarter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WorkerStarter")
+    }
+}
+
+/// The column store's journal observes every change to the rows of a table block: the
+/// block is journaled in the unit covering it (see [`InMemoryStore::journal_block`]), and
+/// the unit's repopulation is queued once it has collected enough changes. Costs one
+/// atomic load when the column store is empty.
+impl crate::txn::RowObserver for InMemoryStore {
+    fn rows_changed(&self, object_id: u32, rdba: u32) {
+        if let Some((unit, _)) = self.journal_block(object_id, rdba) {
+            let priority = self.segment(object_id).map_or(Priority::None, |s| s.spec.priority);
+            self.queue(Task::Populate { object_id, unit }, priority);
+            self.start_workers();
+        }
+    }
 }
 
 impl InMemoryStore {
+    /// Registers what starts the population workers when a journaled change queues a
+    /// repopulation (the first registration holds).
+    pub fn register_worker_starter(&self, start: impl Fn() + Send + Sync + 'static) {
+        let _ = self.starter.set(WorkerStarter(Box::new(start)));
+    }
+
+    /// Starts population workers up to `inmemory_max_populate_servers`, through what the
+    /// database registered (nothing before it did).
+    pub fn start_workers(&self) {
+        if let Some(starter) = self.starter.get() {
+            (starter.0)();
+        }
+    }
+
     /// Makes the In-Memory Area `bytes` large (none for 0), pre-paged when `pre_page`
     /// is set; nothing changes when it already is that size, or when the new area is
     /// refused (see [`InMemoryArea::new`]). Units populated in the area it replaces keep

@@ -45,7 +45,7 @@ pub fn analyze_table(session: &Session, name: &str, sample: AnalyzeSample) -> Re
     let stats = gatherer.finish(blocks, crate::types::local_now());
     let index_stats = {
         // DROP INDEX and TRUNCATE wait for the walks of the indexes' leaves.
-        let locks = session.db.table_locks(table.object_id);
+        let locks = session.db.locks.table(table.object_id);
         let _visible = locks.visibility.read_recursive();
         session
             .db

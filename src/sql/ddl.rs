@@ -243,7 +243,7 @@ pub(super) fn drop_each<T>(
             }
             return Err(Error::UnknownObject { kind, name });
         };
-        let locks = session.db.table_locks(table_object_id);
+        let locks = session.db.locks.table(table_object_id);
         let _exclusive = exclusive(&locks, &table_name)?;
         drop(object)?;
     }
@@ -261,9 +261,9 @@ pub(super) type Exclusive<'l> = (parking_lot::RwLockWriteGuard<'l, ()>, parking_
 /// [`DDL_LOCK_WAIT`] if statements on it do not end. It waits for the statements that
 /// read or change rows first (an UPDATE may be waiting for a row lock held by a
 /// transaction whose next statement inserts), and only then for the inserter.
-pub(super) fn exclusive<'l>(locks: &'l crate::db::TableLocks, table: &str) -> Result<Exclusive<'l>> {
+pub(super) fn exclusive<'l>(locks: &'l crate::txn::locks::TableLocks, table: &str) -> Result<Exclusive<'l>> {
     let busy = |why: String| Error::Transaction { message: format!("resource busy: {table} {why}") };
-    let changed = |locks: &crate::db::TableLocks| match locks.changers.lock().first() {
+    let changed = |locks: &crate::txn::locks::TableLocks| match locks.changers.lock().first() {
         Some(xid) => Err(busy(format!("has uncommitted changes of transaction {xid}; commit or roll it back first"))),
         None => Ok(()),
     };
@@ -301,7 +301,7 @@ pub fn alter_inmemory(
         }
     };
     // Scans of the table finish first: none finds a segment the catalog no longer marks.
-    let locks = session.db.table_locks(table.object_id);
+    let locks = session.db.locks.table(table.object_id);
     let visible = locks.visibility.write();
     let table = session.db.catalog.set_inmemory(&table.name, spec)?;
     session.db.inmemory.drop_segment(table.object_id);
@@ -349,7 +349,7 @@ pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
             .catalog
             .table(&name)
             .ok_or_else(|| Error::UnknownObject { kind: "table", name: name.clone() })?;
-        let locks = session.db.table_locks(table.object_id);
+        let locks = session.db.locks.table(table.object_id);
         let _exclusive = exclusive(&locks, &table.name)?;
         let ctx = session.access_context();
         // The units are of rows that are gone; a marked table is populated again from

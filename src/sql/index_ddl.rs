@@ -58,7 +58,7 @@ pub fn create_index(session: &Session, create: &ast::CreateIndex, pctfree: Optio
         return Err(Error::ObjectExists { kind: "table", name });
     }
     let columns = key_columns(&table, &create.columns)?;
-    let locks = session.db.table_locks(table.object_id);
+    let locks = session.db.locks.table(table.object_id);
     let _exclusive = exclusive(&locks, &table.name)?;
     // The snapshot is taken once the table is ours: rows committed while CREATE INDEX
     // waited for the lock are read too.

@@ -52,7 +52,8 @@ pub use row_source_stats::{PlanStatistics, RowSourceLine};
 
 /// The context a statement of `session` runs in, with the functions' context `functions`.
 pub(crate) fn exec_context(session: &Session, functions: FunctionContext) -> ExecContext<'_> {
-    ExecContext::new(session.access_context(), functions, session.parallel_max_servers())
+    let db = &session.db;
+    ExecContext::new(session.access_context(), &db.catalog, &db.inmemory, functions, session.parallel_max_servers())
 }
 
 /// A statement's text without surrounding blanks and a trailing `;`: what runs, and what

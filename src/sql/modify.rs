@@ -222,7 +222,7 @@ fn run(
 ) -> Result<u64> {
     // DDL (CREATE or DROP INDEX, TRUNCATE) waits for this lock: the indexes read under it
     // are the ones the rows' changes must be applied to, until the last entry is written.
-    let locks = session.db.table_locks(table.object_id);
+    let locks = session.db.locks.table(table.object_id);
     let _no_ddl = locks.visibility.read_recursive();
     let indexes = session.db.catalog.indexes_of(table.object_id);
     changes.indexes =

@@ -38,8 +38,9 @@ pub fn alter_system(session: &Session, name: &str, value: &str) -> Result<QueryR
                 session.db.inmemory.size_area(bytes, pre_page)?;
             }
             session.db.parameters.write().set(def.name, &canonical)?;
+            session.db.apply_parameters();
             session.db.parameter_changes.fetch_add(1, std::sync::atomic::Ordering::Release);
-            session.db.control.lock().parameters.insert(def.name.into(), canonical);
+            session.db.space.control.lock().parameters.insert(def.name.into(), canonical);
             if [crate::db::params::INMEMORY_SIZE, crate::db::params::INMEMORY_MAX_POPULATE_SERVERS].contains(&def.name)
             {
                 // More memory or workers: population goes on (or starts) at once.
@@ -48,7 +49,7 @@ pub fn alter_system(session: &Session, name: &str, value: &str) -> Result<QueryR
             Ok(QueryResult::message(StatementKind::Alter, "System altered."))
         }
         Modifiable::SystemDeferredToOpen => {
-            session.db.control.lock().parameters.insert(def.name.into(), canonical);
+            session.db.space.control.lock().parameters.insert(def.name.into(), canonical);
             Ok(QueryResult::message(
                 StatementKind::Alter,
                 format!("System altered. {} takes effect when the database is next opened.", def.name),

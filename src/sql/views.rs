@@ -405,7 +405,7 @@ fn undostat(session: &Session) -> Rows {
 
 /// One row per undo segment: its size now and the extents growth added to it since open.
 fn rollstat(session: &Session) -> Rows {
-    let block_size = session.db.block_size as u64;
+    let block_size = session.db.space.block_size as u64;
     let rows = session
         .db
         .undo
@@ -617,7 +617,7 @@ fn inmemory_area(session: &Session) -> Rows {
 fn im_segments(session: &Session) -> Result<Rows> {
     let ctx: AccessContext<'_> = session.access_context();
     let mut rows = Vec::new();
-    let block_size = session.db.block_size as u64;
+    let block_size = session.db.space.block_size as u64;
     for segment in session.db.inmemory.segments() {
         let Some(table) = session.db.catalog.table(&segment.table.name) else { continue };
         let map = crate::access::segments::read_map(&ctx, &table)?;
@@ -701,12 +701,12 @@ fn user_segments(session: &Session) -> Result<Rows> {
     let mut rows = Vec::new();
     for t in session.db.catalog.tables() {
         let map = crate::access::segments::read_map(&ctx, &t)?;
-        let extents: u32 = map.runs.iter().map(|r| r.blocks / session.db.extent_blocks).sum();
+        let extents: u32 = map.runs.iter().map(|r| r.blocks / session.db.space.extent_blocks).sum();
         rows.push(vec![
             text(t.name.clone()),
             text("TABLE"),
             text("USERS"),
-            int(u64::from(map.allocated) * session.db.block_size as u64),
+            int(u64::from(map.allocated) * session.db.space.block_size as u64),
             int(map.allocated.into()),
             int(extents.into()),
             int(map.hwm.into()),

@@ -1,8 +1,9 @@
 //! On-disk structures: the control file, datafiles of fixed-size blocks, the block and
-//! row formats (and a data block's ITL slots), and segments (extent map and high-water
-//! mark); how the database's JSON documents (the control file, the dictionary) are read
-//! and replaced atomically; and the I/O layer ([`io`]) every write of a database file
-//! goes through.
+//! row formats (and a data block's ITL slots), segments (extent map and high-water
+//! mark), the space of the datafiles ([`space`]: extents handed out and taken back); how
+//! the database's JSON documents (the control file, the dictionary) are read and
+//! replaced atomically; and the I/O layer ([`io`]) every write of a database file goes
+//! through.
 //!
 //! Nothing here counts statistics or knows about sessions; the buffer cache above reads
 //! and writes blocks through [`datafile::DataFile`] and interprets them with [`block`],
@@ -16,6 +17,7 @@ pub mod io;
 pub mod itl;
 pub mod row;
 pub mod segment;
+pub mod space;
 
 use crate::error::{Error, Result};
 use std::path::Path;

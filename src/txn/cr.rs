@@ -55,11 +55,11 @@
 
 use super::change::BlockUndo;
 use super::{TxnStatus, Xid};
-use crate::access::AccessContext;
 use crate::buffer::{CrVersion, ReadGuard};
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::itl::{self, ITL_COMMITTED, Itl};
+use crate::txn::TxnContext;
 use smallvec::SmallVec;
 
 /// More undo records than a block could ever need (rows × changes kept): a chain longer
@@ -88,11 +88,11 @@ enum SlotView {
 /// then as the statement's reader must see it ([`consistent_block`]).
 #[inline(always)]
 pub fn consistent_get<'c>(
-    ctx: &AccessContext<'c>,
+    ctx: &TxnContext<'c>,
     rdba: u32,
     check: impl FnOnce(&[u8]) -> Result<()>,
 ) -> Result<ReadGuard<'c>> {
-    let current = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+    let current = ctx.cache.consistent_get(ctx.stats, rdba)?;
     check(&current)?;
     consistent_block(ctx, current, ctx.reader)
 }
@@ -101,7 +101,7 @@ pub fn consistent_get<'c>(
 /// consistent get now, as the scan reaches it.
 #[inline(always)]
 pub fn consistent_get_pinned<'c>(
-    ctx: &AccessContext<'c>,
+    ctx: &TxnContext<'c>,
     pinned: ReadGuard<'c>,
     check: impl FnOnce(&[u8]) -> Result<()>,
 ) -> Result<ReadGuard<'c>> {
@@ -115,7 +115,7 @@ pub fn consistent_get_pinned<'c>(
 /// consistent get after the buffer: [`consistent_get`] and [`consistent_get_pinned`] are
 /// the whole of it; the index's leaves come here after their descent.
 #[inline(always)]
-pub fn consistent_block<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
+pub fn consistent_block<'c>(ctx: &TxnContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
     if needs_no_work(ctx, &current, reader) {
         return Ok(current);
     }
@@ -125,7 +125,7 @@ pub fn consistent_block<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, rea
 /// Whether the reader sees `block` as it stands (every change in it committed by the
 /// snapshot), counted as `no work - consistent read gets` when it does.
 #[inline(always)]
-fn needs_no_work(ctx: &AccessContext<'_>, block: &[u8], reader: Reader) -> bool {
+fn needs_no_work(ctx: &TxnContext<'_>, block: &[u8], reader: Reader) -> bool {
     let no_work = itl::all_committed_by(block, reader.snapshot);
     if no_work {
         ctx.stats.add(Stat::NoWorkConsistentReadGets, 1);
@@ -137,7 +137,7 @@ fn needs_no_work(ctx: &AccessContext<'_>, block: &[u8], reader: Reader) -> bool 
 /// is committed by the snapshot (the common case) the guard stays where it is.
 #[inline(always)]
 pub fn make_consistent_in_place<'c>(
-    ctx: &AccessContext<'c>,
+    ctx: &TxnContext<'c>,
     slot: &mut Option<ReadGuard<'c>>,
     reader: Reader,
 ) -> Result<()> {
@@ -151,7 +151,7 @@ pub fn make_consistent_in_place<'c>(
 }
 
 #[cold]
-fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
+fn consistent_block_slow<'c>(ctx: &TxnContext<'c>, current: ReadGuard<'c>, reader: Reader) -> Result<ReadGuard<'c>> {
     let rdba = current.rdba();
     let mut known = Statuses::new();
     let mut current = current;
@@ -199,7 +199,7 @@ fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, re
             && (owner.is_none() || v.as_of == reader.snapshot)
             && v.pending.iter().all(|&xid| uncommitted_at(ctx, xid, reader.snapshot, &known))
     };
-    if let Some(clone) = ctx.db.cache.find_cr(ctx.stats, rdba, usable) {
+    if let Some(clone) = ctx.cache.find_cr(ctx.stats, rdba, usable) {
         return Ok(clone);
     }
     build_clone(ctx, current, reader, owner, &mut known)
@@ -210,7 +210,7 @@ fn consistent_block_slow<'c>(ctx: &AccessContext<'c>, current: ReadGuard<'c>, re
 /// one committed after `snapshot`. The rows of such a block as of `snapshot` are not
 /// its rows for later snapshots; the column store journals the block when it populates
 /// it. Reads transaction tables (`consistent gets - examination`) for unstamped slots.
-pub fn changes_after(ctx: &AccessContext<'_>, block: &[u8], snapshot: u64) -> Result<bool> {
+pub fn changes_after(ctx: &TxnContext<'_>, block: &[u8], snapshot: u64) -> Result<bool> {
     let known = Statuses::new();
     for i in 0..itl::itl_count(block) {
         if slot_changes_after(ctx, &itl::get(block, i), snapshot, &known)? {
@@ -224,13 +224,7 @@ pub fn changes_after(ctx: &AccessContext<'_>, block: &[u8], snapshot: u64) -> Re
 /// than `own` that `snapshot` does not see: its lock byte names an ITL slot whose
 /// transaction is active or committed after `snapshot`. A lock byte cleared by a cleanout
 /// or by the slot's reuse tells nothing (false): the caller also compares the row.
-pub fn row_changed_after(
-    ctx: &AccessContext<'_>,
-    block: &[u8],
-    offset: usize,
-    snapshot: u64,
-    own: Xid,
-) -> Result<bool> {
+pub fn row_changed_after(ctx: &TxnContext<'_>, block: &[u8], offset: usize, snapshot: u64, own: Xid) -> Result<bool> {
     let lock = block.get(offset + 1).map_or(0, |&l| usize::from(l));
     if lock == 0 || lock > itl::itl_count(block) {
         return Ok(false);
@@ -244,7 +238,7 @@ pub fn row_changed_after(
 
 /// Whether ITL slot `slot` holds a change `snapshot` does not see: of a transaction still
 /// active (or still filling the block, with no undo yet), or committed after `snapshot`.
-fn slot_changes_after(ctx: &AccessContext<'_>, slot: &Itl, snapshot: u64, known: &Statuses) -> Result<bool> {
+fn slot_changes_after(ctx: &TxnContext<'_>, slot: &Itl, snapshot: u64, known: &Statuses) -> Result<bool> {
     if slot.is_free() {
         return Ok(false);
     }
@@ -261,7 +255,7 @@ fn slot_changes_after(ctx: &AccessContext<'_>, slot: &Itl, snapshot: u64, known:
 /// table unless this consistent get already read its state (`known`). Only an exact
 /// answer counts: an upper bound of its commit (its slot reused since) or an error counts
 /// as no, so the clone that rolled it back is not reused, which is always safe.
-fn uncommitted_at(ctx: &AccessContext<'_>, xid: Xid, snapshot: u64, known: &Statuses) -> bool {
+fn uncommitted_at(ctx: &TxnContext<'_>, xid: Xid, snapshot: u64, known: &Statuses) -> bool {
     match status_of(ctx, xid, known) {
         Ok(TxnStatus::Active) => true,
         Ok(TxnStatus::Committed { scn, upper_bound: false }) => scn > snapshot,
@@ -271,12 +265,12 @@ fn uncommitted_at(ctx: &AccessContext<'_>, xid: Xid, snapshot: u64, known: &Stat
 
 /// The state of `xid`: as this consistent get already read it (`known`), else from its
 /// transaction table (a `consistent gets - examination`).
-fn status_of(ctx: &AccessContext<'_>, xid: Xid, known: &Statuses) -> Result<TxnStatus> {
+fn status_of(ctx: &TxnContext<'_>, xid: Xid, known: &Statuses) -> Result<TxnStatus> {
     if let Some(&(_, status)) = known.iter().find(|(x, _)| *x == xid) {
         return Ok(status);
     }
     ctx.stats.add(Stat::ConsistentGetsExamination, 1);
-    ctx.db.undo.status(ctx, xid)
+    ctx.undo.status(ctx, xid)
 }
 
 /// Transaction-table answers already read for one block: each transaction's state is
@@ -284,7 +278,7 @@ fn status_of(ctx: &AccessContext<'_>, xid: Xid, known: &Statuses) -> Result<TxnS
 type Statuses = SmallVec<[(Xid, TxnStatus); 4]>;
 
 /// What slot `slot` means for `reader` (not its own slot).
-fn view_of(ctx: &AccessContext<'_>, slot: &Itl, reader: Reader, known: &mut Statuses) -> Result<SlotView> {
+fn view_of(ctx: &TxnContext<'_>, slot: &Itl, reader: Reader, known: &mut Statuses) -> Result<SlotView> {
     if slot.is_free() || slot.uba.is_none() {
         // No undo yet: a statement still filling the block, whose rows are hidden by
         // their lock byte until they are handed to the transaction.
@@ -313,14 +307,14 @@ fn view_of(ctx: &AccessContext<'_>, slot: &Itl, reader: Reader, known: &mut Stat
 /// Stamps committed slots into the current block (delayed block cleanout) and hands the
 /// block back share-locked.
 fn clean_out<'c>(
-    ctx: &AccessContext<'c>,
+    ctx: &TxnContext<'c>,
     current: ReadGuard<'c>,
     committed: &[(Xid, u64)],
     also_rolls_back: bool,
 ) -> Result<ReadGuard<'c>> {
     let rdba = current.rdba();
     drop(current);
-    let mut guard = ctx.db.cache.cleanout_get(ctx.stats, rdba)?;
+    let mut guard = ctx.cache.cleanout_get(ctx.stats, rdba)?;
     for &(xid, scn) in committed {
         if super::transaction::stamp_commit(&mut guard, xid, scn) {
             ctx.stats.add(Stat::ImmediateCrCleanouts, 1);
@@ -340,7 +334,7 @@ fn clean_out<'c>(
 /// Copies `current` into a CR clone and applies undo until every slot shows what
 /// `reader` may see. A clone whose undo cannot be applied is discarded.
 fn build_clone<'c>(
-    ctx: &AccessContext<'c>,
+    ctx: &TxnContext<'c>,
     current: ReadGuard<'c>,
     reader: Reader,
     owner: Option<Xid>,
@@ -348,12 +342,12 @@ fn build_clone<'c>(
 ) -> Result<ReadGuard<'c>> {
     let rdba = current.rdba();
     let mut version = CrVersion { as_of: reader.snapshot, valid_until: u64::MAX, pending: SmallVec::new(), owner };
-    let mut clone = ctx.db.cache.clone_for_cr(ctx.stats, rdba, &current, version.clone())?;
+    let mut clone = ctx.cache.clone_for_cr(ctx.stats, rdba, &current, version.clone())?;
     drop(current);
     ctx.stats.add(Stat::CrBlocksCreated, 1);
     match roll_back(ctx, &mut clone, rdba, reader, &mut version, known) {
         Ok(()) => {
-            ctx.db.cache.set_cr_version(&clone, version);
+            ctx.cache.set_cr_version(&clone, version);
             Ok(clone.downgrade())
         }
         Err(e) => {
@@ -370,7 +364,7 @@ fn build_clone<'c>(
 /// replaced: a writer that waited for a row lock changes the row only after the holder
 /// ended, and so commits after it. Narrows `version` by what each such slot shows.
 fn newest_to_roll_back(
-    ctx: &AccessContext<'_>,
+    ctx: &TxnContext<'_>,
     clone: &[u8],
     reader: Reader,
     version: &mut CrVersion,
@@ -424,7 +418,7 @@ fn apply_to_clone(undo: &BlockUndo<'_>, clone: &mut [u8]) -> std::result::Result
 /// chain while the slot shows a transaction `reader` must not see; narrows `version` to
 /// what the clone serves.
 fn roll_back(
-    ctx: &AccessContext<'_>,
+    ctx: &TxnContext<'_>,
     clone: &mut [u8],
     rdba: u32,
     reader: Reader,
@@ -440,7 +434,7 @@ fn roll_back(
         }
         let Some(slot) = newest_to_roll_back(ctx, clone, reader, version, known)? else { return Ok(()) };
         ctx.stats.add(Stat::ConsistentGetsExamination, 1);
-        let record = ctx.db.undo.read(ctx, slot.uba)?;
+        let record = ctx.undo.read(ctx, slot.uba)?;
         if let Some(kind) = super::foreign::owner(&record.body) {
             // An index leaf: its records may come from the leaf it split off from.
             kind.apply_to_clone(&record.body, clone).map_err(|r| ctx.corrupt(rdba, r))?;

@@ -13,8 +13,8 @@
 //! database opens, since an open may roll back a dead transaction's records.
 
 use super::Uba;
-use crate::access::AccessContext;
 use crate::error::Result;
+use crate::txn::TxnContext;
 use parking_lot::RwLock;
 
 /// A kind of undo record that a higher layer writes and knows how to apply.
@@ -28,7 +28,7 @@ pub trait ForeignUndo: Send + Sync {
     /// dead transaction's records may have been applied already, by a rollback the crash
     /// interrupted: applying them again, newest first, must leave the block as one
     /// rollback would.
-    fn roll_back(&self, ctx: &AccessContext<'_>, body: &[u8], at: Uba) -> Result<()>;
+    fn roll_back(&self, ctx: &TxnContext<'_>, body: &[u8], at: Uba) -> Result<()>;
 }
 
 static REGISTERED: RwLock<Vec<&'static dyn ForeignUndo>> = RwLock::new(Vec::new());

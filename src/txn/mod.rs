@@ -17,6 +17,10 @@
 //! - [`enqueue`]: TX enqueues: waits for row locks and deadlock detection.
 //! - [`transaction`]: a session's transaction: savepoints, commit (with commit cleanout)
 //!   and rollback.
+//! - [`clock`]: the SCN and the lock that publishes the ends of transactions in order.
+//! - [`locks`]: the table and index locks that are not row locks.
+//! - [`context`]: what all of these need from the database ([`TxnContext`]), built by
+//!   the database for each statement.
 //!
 //! A change to a table block goes: take (or reuse) an ITL slot for the transaction,
 //! write an undo record holding the before-image and the ITL slot's previous contents,
@@ -30,13 +34,17 @@
 //! that finds an end not yet current waits until it is (`Undo::status`).
 
 pub mod change;
+pub mod clock;
+pub mod context;
 pub mod cr;
 pub mod enqueue;
 pub mod foreign;
+pub mod locks;
 pub mod transaction;
 pub mod undo;
 
 pub use crate::storage::ids::{Uba, Xid};
+pub use context::{RowObserver, TxnContext};
 
 /// What a transaction table says of a transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,10 +11,10 @@
 
 use super::change::BlockUndo;
 use super::{Uba, Xid};
-use crate::access::AccessContext;
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::itl::{self, ITL_COMMITTED};
+use crate::txn::TxnContext;
 
 /// Most blocks a commit cleans out: Oracle cleans out at commit only blocks still in the
 /// cache, up to a tenth of it.
@@ -56,55 +56,55 @@ impl Transaction {
     }
 
     /// The transaction's xid, claiming one on the first change.
-    pub fn xid(&mut self, ctx: &AccessContext<'_>, sid: u32) -> Result<Xid> {
+    pub fn xid(&mut self, ctx: &TxnContext<'_>, sid: u32) -> Result<Xid> {
         if self.isolation == Isolation::ReadOnly {
             return Err(Error::Transaction { message: "cannot change data in a read-only transaction".into() });
         }
         if let Some(xid) = self.xid {
             return Ok(xid);
         }
-        let xid = ctx.db.undo.begin(ctx)?;
-        ctx.db.enqueues.register(xid, sid);
+        let xid = ctx.undo.begin(ctx)?;
+        ctx.enqueues.register(xid, sid);
         self.xid = Some(xid);
         Ok(xid)
     }
 
     /// Records that the transaction changes table `object_id` (before its first change
     /// there), so that DDL on the table refuses to run until it ends.
-    pub fn changes_table(&mut self, ctx: &AccessContext<'_>, object_id: u32) {
+    pub fn changes_table(&mut self, ctx: &TxnContext<'_>, object_id: u32) {
         if let Some(xid) = self.xid
             && !self.tables.contains(&object_id)
         {
             self.tables.push(object_id);
-            ctx.db.table_locks(object_id).changers.lock().push(xid);
+            ctx.locks.table(object_id).changers.lock().push(xid);
         }
     }
 
     /// Takes the transaction out of the `changers` of the tables it changed.
-    fn leave_tables(&self, ctx: &AccessContext<'_>) {
+    fn leave_tables(&self, ctx: &TxnContext<'_>) {
         if let Some(xid) = self.xid {
             for &object_id in &self.tables {
-                ctx.db.table_locks(object_id).changers.lock().retain(|&x| x != xid);
+                ctx.locks.table(object_id).changers.lock().retain(|&x| x != xid);
             }
         }
     }
 
     /// Remembers a block changed by the transaction, for commit cleanout.
-    pub fn touched(&mut self, ctx: &AccessContext<'_>, rdba: u32) {
-        if self.touched.last() != Some(&rdba) && self.touched.len() < commit_cleanout_limit(&ctx.db.cache) {
+    pub fn touched(&mut self, ctx: &TxnContext<'_>, rdba: u32) {
+        if self.touched.last() != Some(&rdba) && self.touched.len() < commit_cleanout_limit(&ctx.cache) {
             self.touched.push(rdba);
         }
     }
 
     /// Where the undo stands now: a statement or savepoint rolls back to here.
-    pub fn mark(&self, ctx: &AccessContext<'_>) -> Result<Uba> {
+    pub fn mark(&self, ctx: &TxnContext<'_>) -> Result<Uba> {
         match self.xid {
-            Some(xid) => ctx.db.undo.last_record(ctx, xid),
+            Some(xid) => ctx.undo.last_record(ctx, xid),
             None => Ok(Uba::NONE),
         }
     }
 
-    pub fn savepoint(&mut self, ctx: &AccessContext<'_>, name: &str) -> Result<()> {
+    pub fn savepoint(&mut self, ctx: &TxnContext<'_>, name: &str) -> Result<()> {
         let mark = self.mark(ctx)?;
         self.savepoints.retain(|(n, _)| n != name);
         self.savepoints.push((name.to_owned(), mark));
@@ -112,7 +112,7 @@ impl Transaction {
     }
 
     /// ROLLBACK TO SAVEPOINT: undoes the changes made since, keeps the savepoint.
-    pub fn rollback_to_savepoint(&mut self, ctx: &AccessContext<'_>, name: &str) -> Result<()> {
+    pub fn rollback_to_savepoint(&mut self, ctx: &TxnContext<'_>, name: &str) -> Result<()> {
         let Some(at) = self.savepoints.iter().position(|(n, _)| n == name) else {
             return Err(Error::Transaction {
                 message: format!("savepoint {name} never established in this transaction"),
@@ -124,7 +124,7 @@ impl Transaction {
     }
 
     /// Undoes the transaction's changes newer than `mark`, newest first.
-    pub fn rollback_to(&mut self, ctx: &AccessContext<'_>, mark: Uba) -> Result<()> {
+    pub fn rollback_to(&mut self, ctx: &TxnContext<'_>, mark: Uba) -> Result<()> {
         match self.xid {
             Some(xid) => undo_to(ctx, xid, mark, false),
             None => Ok(()),
@@ -133,10 +133,10 @@ impl Transaction {
 
     /// COMMIT: ends the transaction at a new SCN, then cleans out the blocks it changed
     /// that are still cached. Counts `user commits` even with nothing to commit, as Oracle.
-    pub fn commit(&mut self, ctx: &AccessContext<'_>) -> Result<()> {
+    pub fn commit(&mut self, ctx: &TxnContext<'_>) -> Result<()> {
         ctx.stats.add(Stat::UserCommits, 1);
         if let Some(xid) = self.xid {
-            let scn = ctx.db.end_transaction(ctx, xid)?;
+            let scn = end(ctx, xid)?;
             self.leave_tables(ctx);
             self.clean_out(ctx, xid, scn);
         }
@@ -145,11 +145,11 @@ impl Transaction {
     }
 
     /// ROLLBACK: undoes every change, then ends the transaction.
-    pub fn rollback(&mut self, ctx: &AccessContext<'_>) -> Result<()> {
+    pub fn rollback(&mut self, ctx: &TxnContext<'_>) -> Result<()> {
         ctx.stats.add(Stat::UserRollbacks, 1);
         if let Some(xid) = self.xid {
             self.rollback_to(ctx, Uba::NONE)?;
-            ctx.db.end_transaction(ctx, xid)?;
+            end(ctx, xid)?;
             self.leave_tables(ctx);
         }
         *self = Transaction::default();
@@ -158,10 +158,10 @@ impl Transaction {
 
     /// Commit cleanout: stamps the commit SCN into the ITL slots of the changed blocks
     /// still in the cache (`commit cleanouts`, `commit cleanouts successfully completed`).
-    fn clean_out(&self, ctx: &AccessContext<'_>, xid: Xid, scn: u64) {
+    fn clean_out(&self, ctx: &TxnContext<'_>, xid: Xid, scn: u64) {
         for &rdba in &self.touched {
             ctx.stats.add(Stat::CommitCleanouts, 1);
-            let Some(mut guard) = ctx.db.cache.cleanout_get_if_cached(ctx.stats, rdba) else { continue };
+            let Some(mut guard) = ctx.cache.cleanout_get_if_cached(ctx.stats, rdba) else { continue };
             if stamp_commit(&mut guard, xid, scn) {
                 ctx.stats.add(Stat::CommitCleanoutsCompleted, 1);
             }
@@ -178,11 +178,11 @@ impl Transaction {
 /// applied already (a rollback under way, a savepoint's) or never reached their block
 /// (the crash came between the undo and the change): a record is applied only where
 /// the block's ITL slot still points at it, as the change left it.
-pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba, recovering: bool) -> Result<()> {
-    let mut at = ctx.db.undo.last_record(ctx, xid)?;
+pub fn undo_to(ctx: &TxnContext<'_>, xid: Xid, mark: Uba, recovering: bool) -> Result<()> {
+    let mut at = ctx.undo.last_record(ctx, xid)?;
     let mut mark = mark;
     while !at.is_none() && at != mark {
-        let record = ctx.db.undo.read(ctx, at)?;
+        let record = ctx.undo.read(ctx, at)?;
         if record.body.first() == Some(&crate::txn::undo::SLOT_HISTORY_KIND) {
             mark = at;
             break;
@@ -193,29 +193,39 @@ pub fn undo_to(ctx: &AccessContext<'_>, xid: Xid, mark: Uba, recovering: bool) -
             continue;
         }
         let undo = BlockUndo::decode(&record.body).map_err(|r| ctx.corrupt(at.rdba, r))?;
-        let mut guard = ctx.db.cache.current_get(ctx.stats, undo.rdba)?;
+        let mut guard = ctx.cache.current_get(ctx.stats, undo.rdba)?;
         if recovering && !points_at(&guard, usize::from(undo.itl), xid, at) {
             at = record.prev;
             continue;
         }
         // Compacting keeps the rooms of active transactions' rows: this one's too, whose
         // older records may need them.
-        let kept = super::change::kept_rooms(&guard, |x| ctx.db.enqueues.is_active(x));
+        let kept = super::change::kept_rooms(&guard, |x| ctx.enqueues.is_active(x));
         undo.apply(&mut guard, &kept).map_err(|r| ctx.corrupt(undo.rdba, r))?;
         crate::storage::block::set_scn(&mut guard, ctx.scn);
         ctx.rows_changed(undo.rdba, &guard);
         ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);
         at = record.prev;
     }
-    ctx.db.undo.truncate_chain(ctx, xid, mark)
+    ctx.undo.truncate_chain(ctx, xid, mark)
 }
 
 /// Transaction recovery (SMON's job at open): rolls back every change of dead
 /// transaction `xid`, then ends it, so that its rows are unlocked and its undo freed.
-pub fn recover(ctx: &AccessContext<'_>, xid: Xid) -> Result<()> {
+pub fn recover(ctx: &TxnContext<'_>, xid: Xid) -> Result<()> {
     undo_to(ctx, xid, Uba::NONE, true)?;
-    ctx.db.end_transaction(ctx, xid)?;
+    end(ctx, xid)?;
     Ok(())
+}
+
+/// Ends transaction `xid` at a new SCN: records the end in its transaction table,
+/// then publishes the SCN, then wakes the sessions waiting for its row locks.
+pub fn end(ctx: &TxnContext<'_>, xid: Xid) -> Result<u64> {
+    let scn = ctx.clock.end_at_next(|scn| ctx.undo.commit(ctx, xid, scn))?;
+    // Published before the waiters wake: a session that waited for this transaction's
+    // row lock reads its commit in every statement it starts next.
+    ctx.enqueues.end(xid);
+    Ok(scn)
 }
 
 /// Whether ITL slot `itl` of `block` names `xid` with its newest undo record at `at`.

@@ -260,7 +260,7 @@ pub(super) fn blocks_to_estimate_from(ctx: &crate::access::AccessContext<'_>, ta
 /// The session's cost model: the database's block size and its multiblock read count.
 pub(super) fn cost_model(session: &Session) -> optimizer::cost::CostModel {
     optimizer::cost::CostModel {
-        block_size: session.db.block_size as u32,
+        block_size: session.db.space.block_size as u32,
         multiblock_read_count: session.multiblock_read_count(),
     }
 }

@@ -69,12 +69,12 @@ pub use stats::UndoStats;
 pub use tablespace::{UNDO_FILE_NO, create as create_tablespace, segment_name};
 
 use super::{TxnStatus, Uba, Xid};
-use crate::access::AccessContext;
 use crate::buffer::BufferCache;
 use crate::error::{Error, Result};
 use crate::stats::{SessionStats, Stat};
 use crate::storage::block::{self, BlockHeader, BlockType};
 use crate::storage::datafile::DataFile;
+use crate::txn::TxnContext;
 use header::{SlotState, TxnSlot, UndoHeader, UndoHeaderMut};
 use parking_lot::Mutex;
 use segment::{ActiveTxn, Segment};
@@ -82,7 +82,7 @@ use space::Space;
 use stats::UndoCounters;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use undo_block::{RECORD_HEADER_LEN, UndoBlock, UndoBlockMut};
 
 /// One undo record as read back.
@@ -136,6 +136,9 @@ pub struct Undo {
     /// Where the next `begin` starts looking for a free slot (round robin).
     next_segment: AtomicUsize,
     counters: UndoCounters,
+    /// `undo_retention`: seconds the undo of a committed transaction is kept from reuse
+    /// while unexpired undo can be found elsewhere (set at open and by ALTER SYSTEM).
+    pub(super) retention: AtomicU64,
 }
 
 impl Undo {
@@ -192,7 +195,13 @@ impl Undo {
             space: Mutex::new(space),
             next_segment: AtomicUsize::new(0),
             counters,
+            retention: AtomicU64::new(0),
         })
+    }
+
+    /// Sets `undo_retention`, in seconds.
+    pub fn set_retention(&self, seconds: u64) {
+        self.retention.store(seconds, Ordering::Relaxed);
     }
 
     #[cfg(test)]
@@ -241,7 +250,7 @@ impl Undo {
 
     /// Starts a transaction: claims a free transaction-table slot (current-mode get of
     /// an undo segment header), marks it active and returns its xid.
-    pub fn begin(&self, ctx: &AccessContext<'_>) -> Result<Xid> {
+    pub fn begin(&self, ctx: &TxnContext<'_>) -> Result<Xid> {
         let n = self.segments.len();
         let start = self.next_segment.fetch_add(1, Ordering::Relaxed);
         for i in 0..n {
@@ -264,7 +273,7 @@ impl Undo {
 
     /// Claims the non-active slot of `segment` with the oldest commit, or `None` if every
     /// slot is active.
-    fn claim_slot(&self, ctx: &AccessContext<'_>, segment: &Segment) -> Result<Option<(Xid, TxnSlot)>> {
+    fn claim_slot(&self, ctx: &TxnContext<'_>, segment: &Segment) -> Result<Option<(Xid, TxnSlot)>> {
         let mut header = self.header_for_change(ctx, segment)?;
         let view = UndoHeader(&header);
         let mut oldest: Option<(usize, TxnSlot)> = None;
@@ -290,7 +299,7 @@ impl Undo {
     /// Appends an undo record for active transaction `xid`, chained after its previous
     /// record; counts `undo change vector size`. Fails with `Error::UndoSpace` when no
     /// undo block can be had.
-    pub fn append(&self, ctx: &AccessContext<'_>, xid: Xid, body: &[u8]) -> Result<Uba> {
+    pub fn append(&self, ctx: &TxnContext<'_>, xid: Xid, body: &[u8]) -> Result<Uba> {
         if body.len() > self.max_body_len() {
             return Err(Error::InvalidValue {
                 context: "undo record".into(),
@@ -307,14 +316,14 @@ impl Undo {
     /// does not fit there.
     fn append_record(
         &self,
-        ctx: &AccessContext<'_>,
+        ctx: &TxnContext<'_>,
         segment: &Segment,
         xid: Xid,
         txn: &ActiveTxn,
         body: &[u8],
     ) -> Result<Uba> {
         if let Some((rdba, seq)) = txn.current {
-            let mut guard = ctx.db.cache.current_get(ctx.stats, rdba)?;
+            let mut guard = ctx.cache.current_get(ctx.stats, rdba)?;
             self.check_owned(&guard, rdba, xid, seq)?;
             if let Some(record) = UndoBlockMut(&mut guard).append(txn.last, body) {
                 block::set_scn(&mut guard, ctx.scn);
@@ -332,7 +341,7 @@ impl Undo {
     /// block whose change comes later.
     fn append_in_new_block(
         &self,
-        ctx: &AccessContext<'_>,
+        ctx: &TxnContext<'_>,
         segment: &Segment,
         xid: Xid,
         prev: Uba,
@@ -351,12 +360,12 @@ impl Undo {
 
     /// Reads the record at `uba` (a consistent get of its undo block). Fails with
     /// `Error::SnapshotTooOld` if the block has been reused since.
-    pub fn read(&self, ctx: &AccessContext<'_>, uba: Uba) -> Result<UndoRecord> {
+    pub fn read(&self, ctx: &TxnContext<'_>, uba: Uba) -> Result<UndoRecord> {
         let block_no = block::rdba_block(uba.rdba);
         if block::rdba_file(uba.rdba) != UNDO_FILE_NO || block_no >= self.tablespace_blocks.load(Ordering::Acquire) {
             return Err(self.corrupt_xid(format!("undo address {uba:?} names no undo block")));
         }
-        let guard = ctx.db.cache.consistent_get(ctx.stats, uba.rdba)?;
+        let guard = ctx.cache.consistent_get(ctx.stats, uba.rdba)?;
         let view = UndoBlock(&guard);
         if !view.is_undo_block() {
             return Err(self.corrupt(uba.rdba, format!("undo address {uba:?} names a block that holds no undo")));
@@ -385,13 +394,13 @@ impl Undo {
     }
 
     /// The newest record of active transaction `xid` (`Uba::NONE` if it wrote none).
-    pub fn last_record(&self, _ctx: &AccessContext<'_>, xid: Xid) -> Result<Uba> {
+    pub fn last_record(&self, _ctx: &TxnContext<'_>, xid: Xid) -> Result<Uba> {
         Ok(self.active(xid)?.1.last)
     }
 
     /// Makes `to` the newest record of active transaction `xid` again (after a rollback
     /// to a savepoint applied the records after it).
-    pub fn truncate_chain(&self, ctx: &AccessContext<'_>, xid: Xid, to: Uba) -> Result<()> {
+    pub fn truncate_chain(&self, ctx: &TxnContext<'_>, xid: Xid, to: Uba) -> Result<()> {
         let (segment, _) = self.active(xid)?;
         let mut header = self.header_for_change(ctx, segment)?;
         let txn = segment.update_txn(xid, |t| {
@@ -404,7 +413,7 @@ impl Undo {
     }
 
     /// Ends transaction `xid` at `scn` (commit, or the end of a rollback).
-    pub fn commit(&self, ctx: &AccessContext<'_>, xid: Xid, scn: u64) -> Result<()> {
+    pub fn commit(&self, ctx: &TxnContext<'_>, xid: Xid, scn: u64) -> Result<()> {
         let (segment, txn) = self.active(xid)?;
         let mut header = self.header_for_change(ctx, segment)?;
         let now = segment::unix_now();
@@ -416,9 +425,9 @@ impl Undo {
     }
 
     /// What the transaction table says of `xid` (a consistent get of its segment header).
-    pub fn status(&self, ctx: &AccessContext<'_>, xid: Xid) -> Result<TxnStatus> {
+    pub fn status(&self, ctx: &TxnContext<'_>, xid: Xid) -> Result<TxnStatus> {
         let segment = self.segment(xid).ok_or_else(|| self.corrupt_xid(format!("xid {xid} names no undo slot")))?;
-        let header = ctx.db.cache.consistent_get(ctx.stats, segment.header_rdba)?;
+        let header = ctx.cache.consistent_get(ctx.stats, segment.header_rdba)?;
         let view = self.checked_header(&header, segment)?;
         let slot = view.slot(xid.slot as usize).map_err(|r| self.corrupt(segment.header_rdba, r))?;
         if slot.wrap > xid.wrap {
@@ -433,7 +442,7 @@ impl Undo {
                 drop(header);
                 // Written here a moment before its SCN is published: a session that acted
                 // on the commit in that moment would take its next snapshot below it.
-                ctx.db.wait_published(slot.commit_scn);
+                ctx.clock.wait_published(slot.commit_scn);
                 return Ok(TxnStatus::Committed { scn: slot.commit_scn, upper_bound: false });
             }
             SlotState::Free => {}
@@ -444,7 +453,7 @@ impl Undo {
     /// The commit of `xid`, found by rolling its transaction-table slot back along the
     /// history records from `first` (the first record of the slot's current holder);
     /// `None` where the history does not reach it.
-    fn slot_history(&self, ctx: &AccessContext<'_>, mut first: Uba, xid: Xid) -> Result<Option<TxnStatus>> {
+    fn slot_history(&self, ctx: &TxnContext<'_>, mut first: Uba, xid: Xid) -> Result<Option<TxnStatus>> {
         while !first.is_none() {
             let record = match self.read(ctx, first) {
                 Ok(record) => record,
@@ -500,12 +509,8 @@ impl Undo {
     }
 
     /// The segment header, for changing (a db block get), checked.
-    fn header_for_change<'a>(
-        &self,
-        ctx: &AccessContext<'a>,
-        segment: &Segment,
-    ) -> Result<crate::buffer::WriteGuard<'a>> {
-        let header = ctx.db.cache.current_get(ctx.stats, segment.header_rdba)?;
+    fn header_for_change<'a>(&self, ctx: &TxnContext<'a>, segment: &Segment) -> Result<crate::buffer::WriteGuard<'a>> {
+        let header = ctx.cache.current_get(ctx.stats, segment.header_rdba)?;
         self.checked_header(&header, segment)?;
         Ok(header)
     }
@@ -524,7 +529,7 @@ impl Undo {
     #[allow(clippy::too_many_arguments)]
     fn write_slot(
         &self,
-        ctx: &AccessContext<'_>,
+        ctx: &TxnContext<'_>,
         header: &mut [u8],
         xid: Xid,
         txn: &ActiveTxn,
@@ -581,11 +586,11 @@ impl Undo {
     /// active (dead, since the database has just opened), with each one's newest undo
     /// record found: the slot keeps the transaction's current undo block, and the
     /// newest record there is the chain's head (the slot's own copy may lag).
-    pub fn dead_transactions(&self, ctx: &AccessContext<'_>) -> Result<Vec<Xid>> {
+    pub fn dead_transactions(&self, ctx: &TxnContext<'_>) -> Result<Vec<Xid>> {
         let mut dead = Vec::new();
         for segment in &self.segments {
             let slots: Vec<(usize, TxnSlot)> = {
-                let header = ctx.db.cache.consistent_get(ctx.stats, segment.header_rdba)?;
+                let header = ctx.cache.consistent_get(ctx.stats, segment.header_rdba)?;
                 let view = self.checked_header(&header, segment)?;
                 (0..TXN_SLOTS)
                     .map(|i| view.slot(i).map(|s| (i, s)).map_err(|r| self.corrupt(segment.header_rdba, r)))
@@ -595,7 +600,7 @@ impl Undo {
                 let xid = Xid { usn: segment.usn, slot: i as u16, wrap: slot.wrap };
                 let mut newest = None;
                 if slot.current_block != 0 && block::rdba_file(slot.current_block) == UNDO_FILE_NO {
-                    let block = ctx.db.cache.consistent_get(ctx.stats, slot.current_block)?;
+                    let block = ctx.cache.consistent_get(ctx.stats, slot.current_block)?;
                     let view = UndoBlock(&block);
                     if view.is_undo_block() && view.owner() == xid && view.record_count() > 0 {
                         let record = (view.record_count() - 1) as u8;

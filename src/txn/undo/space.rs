@@ -46,11 +46,11 @@ use super::stats::UndoCounters;
 use super::tablespace::{self, UNDO_FILE_NO, segment_name};
 use super::undo_block::{UndoBlock, UndoBlockMut, next_seq};
 use super::{Undo, header::UndoHeaderMut};
-use crate::access::AccessContext;
 use crate::buffer::{BufferCache, WriteGuard};
 use crate::error::{Error, Result};
 use crate::stats::SessionStats;
 use crate::storage::block::{self, BlockHeader, BlockType};
+use crate::txn::TxnContext;
 use crate::txn::Xid;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -196,12 +196,12 @@ impl Space {
 
     /// The owner and sequence of block `block_no`, reading its header (a consistent get)
     /// the first time it is looked at since open.
-    fn entry(&mut self, ctx: &AccessContext<'_>, block_no: u32) -> Result<(Xid, u16)> {
+    fn entry(&mut self, ctx: &TxnContext<'_>, block_no: u32) -> Result<(Xid, u16)> {
         if let BlockEntry::Known { owner, seq } = self.blocks[block_no as usize] {
             return Ok((owner, seq));
         }
         let rdba = block::rdba(UNDO_FILE_NO, block_no);
-        let guard = ctx.db.cache.consistent_get(ctx.stats, rdba)?;
+        let guard = ctx.cache.consistent_get(ctx.stats, rdba)?;
         let (owner, seq) = match BlockHeader(&guard).block_type() {
             Some(BlockType::Unformatted) => (Xid::NONE, 0),
             Some(BlockType::UndoData) => (UndoBlock(&guard).owner(), UndoBlock(&guard).seq()),
@@ -229,12 +229,12 @@ impl Undo {
     /// ring head. Returns the block, exclusively held, and its new sequence.
     pub(super) fn claim_block<'a>(
         &self,
-        ctx: &AccessContext<'a>,
+        ctx: &TxnContext<'a>,
         segment: &Segment,
         header: &mut [u8],
         xid: Xid,
     ) -> Result<(WriteGuard<'a>, u16)> {
-        let retention = ctx.db.parameters.read().get_u64(crate::db::params::UNDO_RETENTION);
+        let retention = self.retention.load(std::sync::atomic::Ordering::Relaxed);
         let now = unix_now();
         let mut space = self.space.lock();
         let head = block::rdba_block(super::header::UndoHeader(header).ring_head());
@@ -244,7 +244,7 @@ impl Undo {
         let seq = next_seq(old_seq);
         let rdba = block::rdba(UNDO_FILE_NO, block_no);
         let object_id = tablespace::object_id(segment.usn);
-        let mut guard = ctx.db.cache.new_block(ctx.stats, rdba, object_id)?;
+        let mut guard = ctx.cache.new_block(ctx.stats, rdba, object_id)?;
         UndoBlockMut(&mut guard).format_zeroed(rdba, object_id, xid, seq);
         space.blocks[block_no as usize] = BlockEntry::Known { owner: xid, seq };
         UndoHeaderMut(header).set_ring_head(rdba);
@@ -265,7 +265,7 @@ impl Undo {
     /// The block to hand out next, and where it came from (see the module comment).
     fn choose(
         &self,
-        ctx: &AccessContext<'_>,
+        ctx: &TxnContext<'_>,
         space: &mut Space,
         segment: &Segment,
         head: u32,
@@ -333,7 +333,7 @@ impl Undo {
     /// Whether block `block_no` may be reused, judged by its owner's transaction table.
     fn block_reuse(
         &self,
-        ctx: &AccessContext<'_>,
+        ctx: &TxnContext<'_>,
         space: &mut Space,
         block_no: u32,
         now: u32,
@@ -358,7 +358,7 @@ impl Undo {
     /// at most `worst` (`Expired` or `Unexpired`); returns its first block.
     fn steal(
         &self,
-        ctx: &AccessContext<'_>,
+        ctx: &TxnContext<'_>,
         space: &mut Space,
         usn: u16,
         worst: Reuse,
@@ -380,7 +380,7 @@ impl Undo {
     /// Whether every block of extent `k` may be reused, none worse than `worst`.
     fn extent_reuse(
         &self,
-        ctx: &AccessContext<'_>,
+        ctx: &TxnContext<'_>,
         space: &mut Space,
         k: u32,
         worst: Reuse,
@@ -396,7 +396,7 @@ impl Undo {
     }
 
     /// Gives extent `k` to segment `usn`: its entry in the extent map, then the mirrors.
-    fn move_extent(&self, ctx: &AccessContext<'_>, space: &mut Space, k: u32, usn: u16) -> Result<()> {
+    fn move_extent(&self, ctx: &TxnContext<'_>, space: &mut Space, k: u32, usn: u16) -> Result<()> {
         let extent = Extent { owner: usn, stolen: true, ..space.extents[k as usize] };
         self.write_extent_entry(ctx, space, k, &extent)?;
         let from = &mut space.rings[usize::from(space.extents[k as usize].owner - 1)];
@@ -410,7 +410,7 @@ impl Undo {
 
     /// Adds an extent at the end of the tablespace for segment `usn`; returns its first
     /// block, or `None` at the maximum size.
-    fn grow(&self, ctx: &AccessContext<'_>, space: &mut Space, usn: u16) -> Result<Option<u32>> {
+    fn grow(&self, ctx: &TxnContext<'_>, space: &mut Space, usn: u16) -> Result<Option<u32>> {
         let header = space.header;
         let blocks = tablespace::next_extent_blocks(header.blocks, header.max_blocks, self.block_size);
         let capacity = header.map_blocks * extent_map::entries_per_block(self.block_size);
@@ -426,7 +426,7 @@ impl Undo {
             extent_map::write_header(&mut map, &grown);
             block::set_scn(&mut map, ctx.scn);
         }
-        if let Some(entry) = ctx.db.control.lock().datafiles.iter_mut().find(|d| d.number == UNDO_FILE_NO) {
+        if let Some(entry) = ctx.space.control.lock().datafiles.iter_mut().find(|d| d.number == UNDO_FILE_NO) {
             entry.allocated_blocks = entry.allocated_blocks.max(extent.end());
         }
         space.header = grown;
@@ -438,7 +438,7 @@ impl Undo {
     }
 
     /// Writes extent `k`'s entry in the extent map (a db block get of its map block).
-    fn write_extent_entry(&self, ctx: &AccessContext<'_>, space: &Space, k: u32, extent: &Extent) -> Result<()> {
+    fn write_extent_entry(&self, ctx: &TxnContext<'_>, space: &Space, k: u32, extent: &Extent) -> Result<()> {
         let (j, i) = extent_map::entry_position(k, self.block_size);
         let mut map = self.map_block_for_change(ctx, space, j)?;
         extent_map::write_extent(&mut map, i, extent);
@@ -447,9 +447,9 @@ impl Undo {
     }
 
     /// Map block `j`, for changing, checked.
-    fn map_block_for_change<'a>(&self, ctx: &AccessContext<'a>, space: &Space, j: u32) -> Result<WriteGuard<'a>> {
+    fn map_block_for_change<'a>(&self, ctx: &TxnContext<'a>, space: &Space, j: u32) -> Result<WriteGuard<'a>> {
         let rdba = block::rdba(UNDO_FILE_NO, space.map_first + j);
-        let guard = ctx.db.cache.current_get(ctx.stats, rdba)?;
+        let guard = ctx.cache.current_get(ctx.stats, rdba)?;
         if !extent_map::is_map_block(&guard) {
             return Err(self.corrupt(rdba, "not an extent-map block"));
         }

@@ -5,9 +5,9 @@
 
 use super::tablespace::UNDO_FILE_NAME;
 use super::*;
-use crate::access::AccessContext;
 use crate::db::{Database, DatabaseOptions, Session};
 use crate::stats::Stat;
+use crate::txn::TxnContext;
 use proptest::prelude::*;
 use tempfile::TempDir;
 
@@ -26,23 +26,23 @@ fn tiny_undo(retention: &str) -> (TempDir, Database) {
     database(&[("undo_tablespace_size", "72K"), ("undo_tablespace_maxsize", "72K"), ("undo_retention", retention)])
 }
 
-fn undo<'a>(ctx: &AccessContext<'a>) -> &'a Undo {
-    &ctx.db.undo
+fn undo<'a>(ctx: &TxnContext<'a>) -> &'a Undo {
+    &ctx.undo
 }
 
 /// Begins a transaction, appends `bodies`, and returns the xid and record addresses.
-fn write(ctx: &AccessContext<'_>, bodies: &[Vec<u8>]) -> (Xid, Vec<Uba>) {
+fn write(ctx: &TxnContext<'_>, bodies: &[Vec<u8>]) -> (Xid, Vec<Uba>) {
     let xid = undo(ctx).begin(ctx).unwrap();
     let ubas = bodies.iter().map(|b| undo(ctx).append(ctx, xid, b).unwrap()).collect();
     (xid, ubas)
 }
 
-fn commit(ctx: &AccessContext<'_>, xid: Xid) -> u64 {
-    ctx.db.end_transaction(ctx, xid).unwrap()
+fn commit(ctx: &TxnContext<'_>, xid: Xid) -> u64 {
+    crate::txn::transaction::end(ctx, xid).unwrap()
 }
 
 /// The bodies of `xid`'s chain from its newest record back to its first.
-fn chain(ctx: &AccessContext<'_>, mut uba: Uba) -> Vec<Vec<u8>> {
+fn chain(ctx: &TxnContext<'_>, mut uba: Uba) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     while !uba.is_none() {
         let record = undo(ctx).read(ctx, uba).unwrap();
