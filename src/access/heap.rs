@@ -308,7 +308,7 @@ impl<'a> Inserter<'a> {
             itl::put(guard, open.itl, &open.prev_itl);
             return Ok(());
         }
-        if self.handed_over.len() < crate::txn::transaction::commit_cleanout_limit(&self.ctx.cache) {
+        if self.handed_over.len() < crate::txn::transaction::commit_cleanout_limit(self.ctx.cache) {
             self.handed_over.push(open.rdba);
         }
         let uba = self.append_inserted_slots(open.rdba, open.itl, open.first_slot..rows, &open.prev_itl)?;

@@ -13,7 +13,6 @@ use super::control::ControlFile;
 use super::datafile::DataFile;
 use crate::error::{Error, Result};
 use parking_lot::Mutex;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The database's datafiles and the control file that maps their space.
@@ -46,7 +45,7 @@ impl Space {
 
     /// A corruption error for block `rdba`, naming its datafile.
     pub fn corrupt(&self, rdba: u32, reason: impl Into<String>) -> Error {
-        let file = self.datafile(block::rdba_file(rdba)).map(|f| f.path().to_owned()).unwrap_or_else(PathBuf::new);
+        let file = self.datafile(block::rdba_file(rdba)).map(|f| f.path().to_owned()).unwrap_or_default();
         Error::Corrupt { file, block: Some(block::rdba_block(rdba)), reason: reason.into() }
     }
 

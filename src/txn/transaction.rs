@@ -91,7 +91,7 @@ impl Transaction {
 
     /// Remembers a block changed by the transaction, for commit cleanout.
     pub fn touched(&mut self, ctx: &TxnContext<'_>, rdba: u32) {
-        if self.touched.last() != Some(&rdba) && self.touched.len() < commit_cleanout_limit(&ctx.cache) {
+        if self.touched.last() != Some(&rdba) && self.touched.len() < commit_cleanout_limit(ctx.cache) {
             self.touched.push(rdba);
         }
     }

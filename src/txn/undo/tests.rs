@@ -27,7 +27,7 @@ fn tiny_undo(retention: &str) -> (TempDir, Database) {
 }
 
 fn undo<'a>(ctx: &TxnContext<'a>) -> &'a Undo {
-    &ctx.undo
+    ctx.undo
 }
 
 /// Begins a transaction, appends `bodies`, and returns the xid and record addresses.
