@@ -262,7 +262,7 @@ fn explain(session: &Session, statement: &Statement) -> Result<QueryResult> {
     // Planned only: the session's random stream is left as it is.
     let f = with_binds(session, FunctionContext::new(crate::types::local_now(), 0));
     let planned = plan::plan_query(query, session, &f)?;
-    let lines = plan::format_plan(&planned.lines, &planned.notes);
+    let lines = plan::format_plan(&planned.tree, &planned.notes);
     let rows = lines.into_iter().map(|l| vec![crate::types::Datum::string(l)]).collect();
     Ok(QueryResult::rows(StatementKind::Describe, vec!["PLAN_TABLE_OUTPUT".into()], rows))
 }

@@ -14,7 +14,7 @@
 //! Gathered when the session's `statistics_level` is ALL, when the query carries the
 //! GATHER_PLAN_STATISTICS hint, or for SET AUTOTRACE and EXPLAIN ANALYZE.
 
-use super::plan::{Estimate, PlanLine, Planned, RESULT_ROWS, SOURCE_ROWS};
+use super::plan::{Estimate, PlanNode, Planned, RowsAt};
 use crate::error::Result;
 use crate::exec::ExecContext;
 use crate::exec::probe::{insert_probes, probe_at};
@@ -48,56 +48,54 @@ pub fn run_with_statistics(
     planned: Planned<'_>,
     ctx: &mut ExecContext<'_>,
 ) -> Result<(Vec<Vec<Value>>, PlanStatistics)> {
-    let Planned { source, mut stages, lines, .. } = planned;
-    let positions: Vec<usize> =
-        lines.iter().map(|l| l.output_stage).filter(|&p| p != RESULT_ROWS && p != SOURCE_ROWS).collect();
+    let Planned { source, mut stages, tree, .. } = planned;
+    // From the root down: the order the figures are printed in.
+    let order = tree.pre_order();
+    let exit = |id| match tree.node(id).rows_at {
+        RowsAt::Stage(n) => Some(n),
+        RowsAt::Result | RowsAt::InsideSource => None,
+    };
+    let positions: Vec<usize> = order.iter().filter_map(|&(id, _)| exit(id)).collect();
     let probe_of = insert_probes(&mut stages, &positions);
     let stats = ctx.access.stats;
     let before = [Stat::ConsistentGets, Stat::PhysicalReads, Stat::PhysicalWrites].map(|s| stats.get(s));
     let started = Instant::now();
-    let mut figures = Vec::new();
     let rows = crate::exec::pipeline::run_pipeline_in_place(&source, &mut stages, ctx)?;
     let total_ns = started.elapsed().as_nanos() as u64;
     let after = [Stat::ConsistentGets, Stat::PhysicalReads, Stat::PhysicalWrites].map(|s| stats.get(s));
-    let mut next_probe = probe_of.iter();
-    for line in &lines {
-        let (line_rows, downstream_ns) = match line.output_stage {
-            RESULT_ROWS => (rows.len() as u64, 0),
-            SOURCE_ROWS => (0, 0),
-            _ => {
-                let p = probe_at(&stages, *next_probe.next().expect("one probe a line"));
-                (p.rows, p.downstream_ns)
-            }
-        };
-        figures.push((line_rows, total_ns.saturating_sub(downstream_ns)));
-    }
-    let depth_of = |i: usize| lines.len() - 1 - i;
+    let io = [after[0] - before[0], after[1] - before[1], after[2] - before[2]];
     let inner = source.inner_line_figures();
+    let mut probes = probe_of.iter();
     let mut out = PlanStatistics::default();
-    for (i, (line, (line_rows, ns))) in lines.iter().zip(figures).enumerate().rev() {
-        let io = [after[0] - before[0], after[1] - before[1], after[2] - before[2]];
-        out.lines.push(match (line.output_stage, inner) {
+    for &(id, depth) in &order {
+        let node = tree.node(id);
+        out.lines.push(match (node.rows_at, inner) {
+            (RowsAt::Result, _) => row_source(node, depth, rows.len() as u64, io, total_ns),
             // The index scan under a table access by rowid: the source measured it.
-            (SOURCE_ROWS, Some(f)) => {
-                row_source(line, depth_of(i), f.entries, [f.consistent_gets, f.physical_reads, 0], f.time_ns)
+            (RowsAt::InsideSource, Some(f)) => {
+                row_source(node, depth, f.entries, [f.consistent_gets, f.physical_reads, 0], f.time_ns)
             }
-            _ => row_source(line, depth_of(i), line_rows, io, ns),
+            (RowsAt::InsideSource, None) => row_source(node, depth, 0, io, total_ns),
+            (RowsAt::Stage(_), _) => {
+                let p = probe_at(&stages, *probes.next().expect("one probe a node that leaves at a stage"));
+                row_source(node, depth, p.rows, io, total_ns.saturating_sub(p.downstream_ns))
+            }
         });
     }
     Ok((rows, out))
 }
 
-fn row_source(line: &PlanLine, depth: usize, rows: u64, io: [u64; 3], ns: u64) -> RowSourceLine {
+fn row_source(node: &PlanNode, depth: usize, rows: u64, io: [u64; 3], ns: u64) -> RowSourceLine {
     RowSourceLine {
         depth,
-        operation: line.operation.clone(),
-        name: line.name.clone(),
+        operation: node.operation.name().to_owned(),
+        name: node.object.clone(),
         rows,
         consistent_gets: io[0],
         physical_reads: io[1],
         physical_writes: io[2],
         time_us: ns / 1000,
-        estimate: line.estimate,
+        estimate: node.estimate,
     }
 }
 

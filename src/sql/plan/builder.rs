@@ -9,10 +9,13 @@ pub(super) struct Builder<'s, 'a> {
     /// for the optimizer's estimates, as Oracle peeks at binds when it plans).
     pub(super) f: &'s FunctionContext,
     pub(super) stages: Vec<Stage<'a>>,
-    pub(super) lines: Vec<PlanLine>,
+    pub(super) tree: PlanTree,
     pub(super) notes: Vec<String>,
-    /// The table the query reads, if it reads one.
+    /// The table the query reads, if it reads one, and its node in the plan.
     pub(super) table: Option<Arc<TableDef>>,
+    pub(super) table_node: Option<NodeId>,
+    /// The node of the ORDER BY's sort, if there is one.
+    pub(super) sort_node: Option<NodeId>,
     /// Set when the index path's range comes from bind variables.
     pub(super) rebind: Option<RangeRebind>,
 }
@@ -23,21 +26,27 @@ pub(super) struct GroupingScope {
 }
 
 impl<'a> Builder<'_, 'a> {
-    /// Adds a line whose rows are what leaves the stages pushed so far.
-    pub(super) fn line(&mut self, operation: &str, name: &str, rows_rule: RowsRule) -> &mut PlanLine {
-        let mut line = PlanLine::new(operation, name);
-        line.output_stage = self.stages.len();
-        line.rows_rule = rows_rule;
-        self.lines.push(line);
-        self.lines.last_mut().expect("just pushed")
+    /// Adds a node on top of the plan, reading from the old top; its rows are what
+    /// leaves the stages pushed so far.
+    pub(super) fn node(&mut self, operation: Operation, object: &str, rows_rule: RowsRule) -> NodeId {
+        let mut node = PlanNode::new(operation, object, RowsAt::Stage(self.stages.len()));
+        node.rows_rule = rows_rule;
+        self.tree.push_above(node)
     }
 
-    /// The last line's rows are what leaves the stages pushed so far (its stage was
-    /// pushed after the line).
+    /// Adds a node on top of the plan with one predicate, [`Builder::node`].
+    pub(super) fn node_with(&mut self, operation: Operation, rows_rule: RowsRule, predicate: Predicate) -> NodeId {
+        let id = self.node(operation, "", rows_rule);
+        self.tree.node_mut(id).predicates.push(predicate);
+        id
+    }
+
+    /// The top node's rows are what leaves the stages pushed so far (its stage was
+    /// pushed after the node).
     pub(super) fn ends_here(&mut self) {
         let end = self.stages.len();
-        if let Some(l) = self.lines.last_mut() {
-            l.output_stage = end;
+        if let Some(root) = self.tree.root() {
+            self.tree.node_mut(root).rows_at = RowsAt::Stage(end);
         }
     }
 
@@ -69,7 +78,7 @@ impl<'a> Builder<'_, 'a> {
             return Err(unsupported("CONNECT BY other than the DUAL row generator".into(), name));
         }
         if let Some((columns, rows)) = views::fixed_view(&table_name, self.session)? {
-            self.line("FIXED TABLE FULL", &table_name, RowsRule::Source(rows.len() as f64));
+            self.node(Operation::FixedTableFull, &table_name, RowsRule::Source(rows.len() as f64));
             return Ok((Source::Rows(rows), Scope { names: columns, qualifiers, ..Default::default() }));
         }
         let table = self.session.db.catalog.table(&table_name).ok_or_else(|| Error::UnknownName {
@@ -86,7 +95,7 @@ impl<'a> Builder<'_, 'a> {
                 _ => None,
             })
             .collect();
-        self.line("TABLE ACCESS FULL", &table.name, RowsRule::Unknown);
+        self.table_node = Some(self.node(Operation::TableAccessFull, &table.name, RowsRule::Unknown));
         self.table = Some(table.clone());
         let width = table.columns.len();
         Ok((
@@ -145,9 +154,9 @@ impl<'a> Builder<'_, 'a> {
             return Ok(None);
         }
         let estimate = Estimate { rows: decision.rows, cost: decision.path.cost() };
-        let scan_line = self.lines.iter_mut().find(|l| l.operation == "TABLE ACCESS FULL").expect("the table's line");
-        scan_line.rows_rule = RowsRule::Source(decision.rows);
-        scan_line.estimate = Some(estimate);
+        let scan = self.tree.node_mut(self.table_node.expect("a table's plan has its node"));
+        scan.rows_rule = RowsRule::Source(decision.rows);
+        scan.estimate = Some(estimate);
         match decision.path {
             optimizer::AccessPath::Full { .. } => Ok(None),
             optimizer::AccessPath::Index(path) => {
@@ -195,8 +204,8 @@ impl<'a> Builder<'_, 'a> {
             return None;
         }
         let prune = !table_hints.iter().any(|h| h.kind == hints::HintKind::InMemoryPruning(false));
-        if let Some(line) = self.lines.iter_mut().find(|l| l.operation == "TABLE ACCESS FULL") {
-            line.operation = "TABLE ACCESS INMEMORY FULL".into();
+        if let Some(scan) = self.table_node {
+            self.tree.node_mut(scan).operation = Operation::TableAccessInMemoryFull;
         }
         Some(Source::InMemory(Box::new(crate::exec::inmemory_source::InMemoryAccess {
             table: table.clone(),
@@ -246,38 +255,36 @@ impl<'a> Builder<'_, 'a> {
                 Some(p) => self.stages[0] = Stage::Filter(FilterStage::new(p)),
                 None => {
                     self.stages.remove(0);
-                    for l in &mut self.lines {
-                        if l.output_stage >= 1 && l.output_stage < SOURCE_ROWS {
-                            l.output_stage -= 1;
-                        }
-                    }
+                    self.tree.stage_removed(0);
                 }
             }
         }
         if path.ordered {
             self.drop_sort();
         }
-        let scan_at = self.lines.iter().position(|l| l.operation == "TABLE ACCESS FULL").expect("the table's line");
-        let output = self.lines[scan_at].output_stage;
-        let mut index_line = PlanLine::new(path.kind.operation(path.descending), &path.index.name);
+        let scan = self.table_node.expect("a table's plan has its node");
+        let operation = Operation::Index { kind: path.kind, descending: path.descending };
+        let mut index_node = PlanNode::new(operation, &path.index.name, RowsAt::InsideSource);
         if !access_text.is_empty() {
-            index_line.predicates.push(format!("access({})", access_text.join(" AND ")));
+            index_node.predicates.push(Predicate::Access(access_text.join(" AND ")));
         }
-        let filter = (!filter_text.is_empty()).then(|| format!("filter({filter_text})"));
+        let filter = (!filter_text.is_empty()).then_some(Predicate::Filter(filter_text));
         if path.table_access {
-            let by_rowid = &mut self.lines[scan_at];
-            by_rowid.operation = "TABLE ACCESS BY INDEX ROWID".into();
+            let by_rowid = self.tree.node_mut(scan);
+            by_rowid.operation = Operation::TableAccessByIndexRowid;
             by_rowid.predicates = filter.into_iter().collect();
-            index_line.output_stage = SOURCE_ROWS;
-            index_line.rows_rule = RowsRule::Source(path.entries);
-            index_line.estimate = Some(Estimate { rows: path.entries, cost: path.index_cost });
-            self.lines.insert(scan_at, index_line);
+            index_node.rows_rule = RowsRule::Source(path.entries);
+            index_node.estimate = Some(Estimate { rows: path.entries, cost: path.index_cost });
+            self.tree.push_below(scan, index_node);
         } else {
-            index_line.predicates.extend(filter);
-            index_line.output_stage = output;
-            index_line.rows_rule = RowsRule::Source(estimate.rows);
-            index_line.estimate = Some(estimate);
-            self.lines[scan_at] = index_line;
+            // The index answers alone: its node takes the table's place.
+            let table_node = self.tree.node_mut(scan);
+            index_node.predicates.extend(filter);
+            index_node.rows_at = table_node.rows_at;
+            index_node.rows_rule = RowsRule::Source(estimate.rows);
+            index_node.estimate = Some(estimate);
+            index_node.children = std::mem::take(&mut table_node.children);
+            *table_node = index_node;
         }
         Ok(Source::Index(Box::new(crate::exec::index_source::IndexAccess {
             table: table.clone(),
@@ -293,30 +300,28 @@ impl<'a> Builder<'_, 'a> {
         })))
     }
 
-    /// Removes the ORDER BY's sort (its stage and SORT ORDER BY line): the access path
+    /// Removes the ORDER BY's sort (its stage and SORT ORDER BY node): the access path
     /// delivers the order.
     pub(super) fn drop_sort(&mut self) {
         let Some(at) = self.stages.iter().position(|s| matches!(s, Stage::Sort(_))) else { return };
         self.stages.remove(at);
-        self.lines.retain(|l| l.operation != "SORT ORDER BY");
-        for l in &mut self.lines {
-            if l.output_stage > at && l.output_stage < SOURCE_ROWS {
-                l.output_stage -= 1;
-            }
+        if let Some(sort) = self.sort_node.take() {
+            self.tree.splice_out(sort);
         }
+        self.tree.stage_removed(at);
     }
 
     /// DUAL, or the `CONNECT BY LEVEL <= n` row generator over it.
     pub(super) fn dual(&mut self, select: &ast::Select, qualifiers: Vec<String>) -> Result<(Source, Scope)> {
         match select.connect_by.as_slice() {
             [] => {
-                self.line("FAST DUAL", "", RowsRule::Source(1.0));
+                self.node(Operation::FastDual, "", RowsRule::Source(1.0));
                 Ok((Source::Dual, Scope { names: vec!["DUMMY".into()], qualifiers, ..Default::default() }))
             }
             [ast::ConnectByKind::ConnectBy { relationships, .. }] if relationships.len() == 1 => {
                 let rows = level_limit(&relationships[0], self.f)?;
-                self.line("FAST DUAL", "", RowsRule::Source(1.0));
-                self.line("CONNECT BY WITHOUT FILTERING", "", RowsRule::Source(rows as f64));
+                self.node(Operation::FastDual, "", RowsRule::Source(1.0));
+                self.node(Operation::ConnectByWithoutFiltering, "", RowsRule::Source(rows as f64));
                 let scope = Scope { names: vec!["LEVEL".into()], qualifiers, level: Some(0), ..Default::default() };
                 Ok((Source::ConnectBy { rows }, scope))
             }
@@ -353,7 +358,8 @@ impl<'a> Builder<'_, 'a> {
             .and_then(|a| a.columns.first())
             .map(|c| ident_name(&c.name))
             .unwrap_or_else(|| "GENERATE_SERIES".into());
-        self.line("COLLECTION ITERATOR", "GENERATE_SERIES", RowsRule::Source((stop - start + 1).max(0) as f64));
+        let rows = (stop - start + 1).max(0) as f64;
+        self.node(Operation::CollectionIterator, "GENERATE_SERIES", RowsRule::Source(rows));
         Ok((Source::Series { start, stop }, Scope { names: vec![column], qualifiers, ..Default::default() }))
     }
 
@@ -388,9 +394,10 @@ impl<'a> Builder<'_, 'a> {
                     ),
                 });
             }
-            let text = format!("filter({})", p.display(&scope.names));
-            match self.lines.last_mut() {
-                Some(line) if line.operation == "TABLE ACCESS FULL" || line.operation == "FIXED TABLE FULL" => {
+            let text = Predicate::Filter(p.display(&scope.names).to_string());
+            let top = self.tree.root().map(|r| self.tree.node_mut(r));
+            match top {
+                Some(line) if matches!(line.operation, Operation::TableAccessFull | Operation::FixedTableFull) => {
                     line.predicates.push(text);
                     // A table's estimate comes from the optimizer, which sees the WHERE
                     // clause; a fixed view's rows are narrowed by the default selectivity.
@@ -401,7 +408,7 @@ impl<'a> Builder<'_, 'a> {
                 }
                 _ => {
                     let fraction = super::optimizer::selectivity::default_selectivity(&p);
-                    self.line("FILTER", "", RowsRule::Fraction(fraction)).predicates.push(text);
+                    self.node_with(Operation::Filter, RowsRule::Fraction(fraction), text);
                 }
             }
             self.stages.push(Stage::Filter(FilterStage::new(p)));
@@ -409,7 +416,7 @@ impl<'a> Builder<'_, 'a> {
         }
         if let Some(n) = stopkey {
             self.stages.push(Stage::Limit(LimitStage::new(0, Some(n))));
-            self.line("COUNT STOPKEY", "", RowsRule::AtMost(n)).predicates.push(format!("filter(ROWNUM<={n})"));
+            self.node_with(Operation::CountStopkey, RowsRule::AtMost(n), Predicate::Filter(format!("ROWNUM<={n}")));
         }
         Ok(())
     }
@@ -425,7 +432,7 @@ impl<'a> Builder<'_, 'a> {
         }
         let width = scope.names.len();
         self.stages.push(Stage::Rownum(RownumStage { width, next: 0 }));
-        self.line("COUNT", "", RowsRule::Same);
+        self.node(Operation::Count, "", RowsRule::Same);
         scope.names.push("ROWNUM".into());
         scope.rownum = Some(width);
     }
@@ -459,15 +466,13 @@ impl<'a> Builder<'_, 'a> {
             }
             let calls = grouping.aggregates.borrow().clone();
             let groups = if keys.is_empty() { Some(1.0) } else { self.group_estimate(&keys) };
-            self.line(if keys.is_empty() { "SORT AGGREGATE" } else { "HASH GROUP BY" }, "", RowsRule::Groups(groups));
+            let operation = if keys.is_empty() { Operation::SortAggregate } else { Operation::HashGroupBy };
+            let node = self.node(operation, "", RowsRule::Groups(groups));
             if let Some(h) = &having {
                 let mut names: Vec<String> = group_by.iter().map(canonical).collect();
                 names.extend(calls.iter().map(|c| c.text.replace(' ', "")));
-                self.lines
-                    .last_mut()
-                    .expect("just pushed")
-                    .predicates
-                    .push(format!("filter({})", h.display(&names).to_string().replace('"', "")));
+                let text = h.display(&names).to_string().replace('"', "");
+                self.tree.node_mut(node).predicates.push(Predicate::Filter(text));
             }
             self.stages.push(Stage::Aggregate(AggregateStage::new(keys, calls, having)));
             self.ends_here();
@@ -556,11 +561,11 @@ impl<'a> Builder<'_, 'a> {
         if distinct {
             let keys = (0..visible).map(Expr::Column).collect();
             self.stages.push(Stage::Aggregate(AggregateStage::new(keys, Vec::new(), None)));
-            self.line("HASH UNIQUE", "", RowsRule::Groups(None));
+            self.node(Operation::HashUnique, "", RowsRule::Groups(None));
         }
         if !keys.is_empty() {
             self.stages.push(Stage::Sort(SortStage { keys, width, rows: Vec::new(), sorted: 0 }));
-            self.line("SORT ORDER BY", "", RowsRule::Same);
+            self.sort_node = Some(self.node(Operation::SortOrderBy, "", RowsRule::Same));
         }
         self.limit(query)
     }
@@ -621,11 +626,12 @@ impl<'a> Builder<'_, 'a> {
         if limit.is_some() || offset > 0 {
             self.stages.push(Stage::Limit(LimitStage::new(offset, limit)));
             let rule = limit.map_or(RowsRule::Same, RowsRule::AtMost);
-            self.line("LIMIT", "", rule).predicates.push(format!(
-                "filter(row number between {} and {})",
-                offset + 1,
-                limit.map_or("end".into(), |l| (offset + l).to_string())
-            ));
+            let last = limit.map_or("end".into(), |l| (offset + l).to_string());
+            self.node_with(
+                Operation::Limit,
+                rule,
+                Predicate::Filter(format!("row number between {} and {last}", offset + 1)),
+            );
         }
         Ok(())
     }

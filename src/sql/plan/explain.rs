@@ -1,20 +1,22 @@
-//! EXPLAIN's text: plan lines formatted as DBMS_XPLAN shows them, rows and cost as
+//! EXPLAIN's text: a plan tree formatted as DBMS_XPLAN shows it, rows and cost as
 //! Oracle writes them.
 
 use super::*;
 
-/// Formats plan lines (source first) as DBMS_XPLAN shows them: the tree with each
-/// line's estimated rows and cost (blank where the optimizer made no estimate).
-pub fn format_plan(lines: &[PlanLine], notes: &[String]) -> Vec<String> {
-    let top_down: Vec<&PlanLine> = lines.iter().rev().collect();
+/// Formats a plan tree as DBMS_XPLAN shows it: the nodes from the root down (their
+/// position is the Id), indented by depth, with each one's estimated rows and cost
+/// (blank where the optimizer made no estimate), then the predicates by Id and the notes.
+pub fn format_plan(tree: &PlanTree, notes: &[String]) -> Vec<String> {
+    let order = tree.pre_order();
+    let nodes: Vec<&PlanNode> = order.iter().map(|&(id, _)| tree.node(id)).collect();
     let ops: Vec<String> =
-        top_down.iter().enumerate().map(|(depth, l)| format!("{}{}", " ".repeat(depth), l.operation)).collect();
+        order.iter().zip(&nodes).map(|(&(_, depth), n)| format!("{}{}", " ".repeat(depth), n.operation)).collect();
     let rows: Vec<String> =
-        top_down.iter().map(|l| l.estimate.map_or_else(String::new, |e| oracle_count(e.rows))).collect();
+        nodes.iter().map(|n| n.estimate.map_or_else(String::new, |e| oracle_count(e.rows))).collect();
     let costs: Vec<String> =
-        top_down.iter().map(|l| l.estimate.map_or_else(String::new, |e| format!("{:.0}", e.cost.ceil()))).collect();
+        nodes.iter().map(|n| n.estimate.map_or_else(String::new, |e| format!("{:.0}", e.cost.ceil()))).collect();
     let op_w = ops.iter().map(String::len).max().unwrap_or(9).max(9);
-    let name_w = top_down.iter().map(|l| l.name.len()).max().unwrap_or(4).max(4);
+    let name_w = nodes.iter().map(|n| n.object.len()).max().unwrap_or(4).max(4);
     let rows_w = rows.iter().map(String::len).max().unwrap_or(0).max(4);
     let cost_w = costs.iter().map(String::len).max().unwrap_or(0).max(4);
     let rule = "-".repeat(op_w + name_w + rows_w + cost_w + 19);
@@ -23,18 +25,18 @@ pub fn format_plan(lines: &[PlanLine], notes: &[String]) -> Vec<String> {
         format!("| Id  | {:<op_w$} | {:<name_w$} | {:>rows_w$} | {:>cost_w$} |", "Operation", "Name", "Rows", "Cost"),
         rule.clone(),
     ];
-    for (id, (l, op)) in top_down.iter().zip(&ops).enumerate() {
-        let star = if l.predicates.is_empty() { ' ' } else { '*' };
+    for (id, (n, op)) in nodes.iter().zip(&ops).enumerate() {
+        let star = if n.predicates.is_empty() { ' ' } else { '*' };
         out.push(format!(
             "|{star}{id:>3} | {op:<op_w$} | {:<name_w$} | {:>rows_w$} | {:>cost_w$} |",
-            l.name, rows[id], costs[id]
+            n.object, rows[id], costs[id]
         ));
     }
     out.push(rule);
-    let predicates: Vec<String> = top_down
+    let predicates: Vec<String> = nodes
         .iter()
         .enumerate()
-        .flat_map(|(id, l)| l.predicates.iter().map(move |p| format!("{id:>4} - {p}")))
+        .flat_map(|(id, n)| n.predicates.iter().map(move |p| format!("{id:>4} - {p}")))
         .collect();
     if !predicates.is_empty() {
         out.push(String::new());

@@ -1,8 +1,9 @@
-//! The planner: turns a SELECT into a row source and a chain of pipeline stages, and
-//! records the plan as Oracle's EXPLAIN PLAN shows it. Here: the plan's lines and the
-//! planned statement; the stages and the access path are built in `builder`, EXPLAIN's
-//! text in `explain`, the constants a plan is sized by in `constants`, the refusals of
-//! what is not supported in `unsupported`.
+//! The planner: turns a SELECT into a physical plan: a tree of row sources (module
+//! `tree`) and the pipeline that runs it, a source and a chain of stages. Here: the
+//! planned statement; the tree's nodes and the stages are built together in `builder`
+//! (each node records after which stage its rows leave), EXPLAIN's text in `explain`,
+//! the constants a plan is sized by in `constants`, the refusals of what is not
+//! supported in `unsupported`.
 //!
 //! The stage order follows SQL's logical order, as Oracle's row sources do:
 //!
@@ -18,10 +19,12 @@
 //! Once the stages are built, the optimizer chooses how to read the table
 //! (`Builder::choose_access`): for an index path the source becomes an
 //! index access, the conjuncts the key range answers leave the filter (shown as
-//! `access(...)`), the table's line becomes the index's line (under TABLE ACCESS BY INDEX
-//! ROWID when rows are fetched), and a sort the index order makes needless is dropped.
-//! Each [`PlanLine`] records where its rows leave the pipeline (for row-source probes) and
-//! how its estimated rows follow from its child's ([`RowsRule`]).
+//! `access(...)`), the table's node becomes the index's (or TABLE ACCESS BY INDEX ROWID
+//! over a new index node when rows are fetched), and a sort the index order makes
+//! needless is dropped with its node. The builder keeps the ids of the nodes it may
+//! rewrite (the table's, the sort's); it never finds a node by its text. Each
+//! [`PlanNode`] records where its rows leave the pipeline ([`RowsAt`], for row-source
+//! probes) and how its estimated rows follow from its child's ([`RowsRule`]).
 //!
 //! A plan may run again (a cursor keeps it): its stages are reset, and an index path
 //! whose range bind variables give keeps the conjuncts to compute the range anew from
@@ -51,80 +54,23 @@ use std::sync::Arc;
 mod builder;
 mod constants;
 mod explain;
+mod tree;
 mod unsupported;
 
 use builder::*;
 use constants::*;
 pub(crate) use constants::{rownum_limit, split_and};
 pub use explain::format_plan;
+pub use tree::{Estimate, NodeId, Operation, PlanNode, PlanTree, Predicate, RowsAt, RowsRule};
 use unsupported::*;
-
-/// One line of a plan, as EXPLAIN PLAN prints it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanLine {
-    pub operation: String,
-    pub name: String,
-    /// `access(...)` / `filter(...)` texts for the predicate section.
-    pub predicates: Vec<String>,
-    /// Where the line's rows leave the pipeline: after `stages[..output_stage]`
-    /// ([`RESULT_ROWS`] for the statement's result, [`SOURCE_ROWS`] for a row source inside
-    /// the pipeline's source, such as the index scan under a table access by rowid).
-    pub output_stage: usize,
-    /// How the line's estimated rows follow from those of the line below it.
-    pub rows_rule: RowsRule,
-    /// The optimizer's estimate: rows, and cost in single-block reads.
-    pub estimate: Option<Estimate>,
-}
-
-/// `output_stage` of the line whose rows are the statement's result.
-pub const RESULT_ROWS: usize = usize::MAX;
-/// `output_stage` of a line whose figures its source gathers itself.
-pub const SOURCE_ROWS: usize = usize::MAX - 1;
-
-/// How a line's estimated rows follow from its child's.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RowsRule {
-    /// No estimate (a table without statistics whose plan had nothing to choose).
-    Unknown,
-    /// The source's own estimate.
-    Source(f64),
-    /// As many as the child.
-    Same,
-    /// The child's times a selectivity.
-    Fraction(f64),
-    /// At most this many.
-    AtMost(u64),
-    /// At most this many groups (or one row for an aggregate without GROUP BY).
-    Groups(Option<f64>),
-}
-
-/// The optimizer's estimate for one line.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Estimate {
-    pub rows: f64,
-    pub cost: f64,
-}
-
-impl PlanLine {
-    fn new(operation: &str, name: &str) -> PlanLine {
-        PlanLine {
-            operation: operation.into(),
-            name: name.into(),
-            predicates: Vec::new(),
-            output_stage: 0,
-            rows_rule: RowsRule::Same,
-            estimate: None,
-        }
-    }
-}
 
 /// A planned query, ready to run.
 pub struct Planned<'a> {
     pub source: Source,
     pub stages: Vec<Stage<'a>>,
     pub columns: Vec<String>,
-    /// Plan lines from the source up (the last is the top of the tree).
-    pub lines: Vec<PlanLine>,
+    /// The plan's row sources, as a tree.
+    pub tree: PlanTree,
     pub notes: Vec<String>,
     /// The statement asked for row-source statistics (`GATHER_PLAN_STATISTICS`).
     pub gather_plan_statistics: bool,
@@ -178,8 +124,17 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext
         return Err(unsupported(format!("query form {}", query.body), &*query.body));
     };
     reject_unsupported_select_parts(select)?;
-    let mut b =
-        Builder { session, f, stages: Vec::new(), lines: Vec::new(), notes: Vec::new(), table: None, rebind: None };
+    let mut b = Builder {
+        session,
+        f,
+        stages: Vec::new(),
+        tree: PlanTree::default(),
+        notes: Vec::new(),
+        table: None,
+        table_node: None,
+        sort_node: None,
+        rebind: None,
+    };
     let (source, mut scope) = b.source(select)?;
     b.where_clause(select, &mut scope)?;
     b.rownum(select, query, &mut scope);
@@ -212,39 +167,19 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext
     }
     let visible = columns.len();
     b.stages.push(Stage::Collect(CollectStage::new(visible)));
-    b.line("SELECT STATEMENT", "", RowsRule::Same).output_stage = RESULT_ROWS;
-    estimate_lines(&mut b.lines);
+    let statement = b.node(Operation::SelectStatement, "", RowsRule::Same);
+    b.tree.node_mut(statement).rows_at = RowsAt::Result;
+    b.tree.estimate();
     let gather = hints.gather_plan_statistics();
     Ok(Planned {
         source,
         stages: b.stages,
         columns,
-        lines: b.lines,
+        tree: b.tree,
         notes: b.notes,
         gather_plan_statistics: gather,
         rebind: b.rebind,
     })
-}
-
-/// Fills each line's estimate from the source's up, following the lines' rules. The cost
-/// of every line is its source's (lioscope adds no cost for in-memory operations).
-fn estimate_lines(lines: &mut [PlanLine]) {
-    let mut below: Option<Estimate> = None;
-    for line in lines.iter_mut() {
-        let estimate = match (&line.rows_rule, below) {
-            (RowsRule::Unknown, _) => None,
-            (RowsRule::Source(rows), _) => line.estimate.or(Some(Estimate { rows: *rows, cost: 0.0 })),
-            (_, None) => None,
-            (RowsRule::Same, Some(e)) => Some(e),
-            (RowsRule::Fraction(f), Some(e)) => Some(Estimate { rows: e.rows * f, ..e }),
-            (RowsRule::AtMost(n), Some(e)) => Some(Estimate { rows: e.rows.min(*n as f64), ..e }),
-            (RowsRule::Groups(g), Some(e)) => {
-                Some(Estimate { rows: g.map_or(e.rows, |g| g.min(e.rows.max(1.0))), ..e })
-            }
-        };
-        line.estimate = estimate;
-        below = estimate;
-    }
 }
 
 /// The blocks a table never analyzed has below its high-water mark, which the optimizer
