@@ -14,8 +14,9 @@
 //! cores), core-based (above 100% when threads of one core were both busy); with steal.
 //! The topology (sockets, cores, threads per core) comes from sysfs.
 
+use super::levels::{self, Scale};
 use super::sample;
-use super::stats::{Spread, spread};
+use super::stats::spread;
 use lioscope::stats::osstat::{self, CpuTimes};
 use lioscope::{Database, DatabaseOptions, Result, Session};
 use std::collections::BTreeMap;
@@ -98,24 +99,18 @@ pub const THROUGHPUT: &str = "workers × median wall_s of one worker / median wa
 pub const KNEE: &str = "the last level, counting up from one worker, whose median wall_s is within 25% of one \
                     worker's (KNEE_TOLERANCE)";
 
+/// Levels count workers; their ratio is the [`THROUGHPUT`].
+pub const SCALE: Scale = Scale { unit: "workers", ratio: "throughput", derivation: THROUGHPUT };
+
 /// One load level's figures and runs.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Level {
-    pub workers: usize,
-    pub figures: BTreeMap<&'static str, Option<Spread>>,
-    /// [`THROUGHPUT`]; `None` when no one-worker level ran.
-    pub throughput: Option<f64>,
-    pub runs: Vec<CpuRun>,
-}
+pub type Level = levels::Level<CpuRun>;
 
 /// The whole report, as cpu.json holds it.
+pub type CpuReport = levels::Report<CpuRun, CpuFindings>;
+
+/// What `lab cpu` finds beyond each level's figures.
 #[derive(Debug, serde::Serialize)]
-pub struct CpuReport {
-    pub experiment: &'static str,
-    pub environment: super::environment::Environment,
-    pub parameters: BTreeMap<&'static str, serde_json::Value>,
-    pub derivations: BTreeMap<&'static str, &'static str>,
-    pub levels: Vec<Level>,
+pub struct CpuFindings {
     /// [`KNEE`]: workers the machine runs at full speed at once; `None` without a
     /// one-worker level.
     pub knee: Option<usize>,
@@ -134,25 +129,17 @@ pub fn run(opts: &CpuOptions) -> Result<CpuReport> {
     progress.step("sizing the work");
     let mut sessions: Vec<Session> = (0..most).map(|_| db.session()).collect();
     let rows = calibrate(&sessions[0], opts.seconds)?;
-    let mut result = Vec::new();
-    for &n in &levels {
-        let mut runs = Vec::new();
-        for r in 0..opts.repeat.max(1) {
-            progress.step(&format!("{n} worker{} (run {})", if n == 1 { "" } else { "s" }, r + 1));
-            runs.push(run_level(&mut sessions, n, rows)?);
-        }
-        let figures = super::levels::spreads(&FIGURES, &runs, CpuRun::figure);
-        result.push(Level { workers: n, figures, throughput: None, runs });
-    }
+    let figures = (&FIGURES[..], CpuRun::figure);
+    let mut result = levels::measure_levels(&levels, opts.repeat, SCALE, &progress, figures, |n, _| {
+        run_level(&mut sessions, n, rows)
+    })?;
     progress.finish();
     drop(sessions);
     db.close()?;
-    let wall = |l: &Level| l.figures["wall_s"].map(|f| f.median);
-    let one = result.iter().find(|l| l.workers == 1).and_then(wall).filter(|&w| w > 0.0);
-    for level in &mut result {
-        level.throughput = one.and_then(|one| Some(level.workers as f64 * one / wall(level)?));
-    }
-    let knee = one.map(|one| knee(&result.iter().filter_map(|l| Some((l.workers, wall(l)?))).collect::<Vec<_>>(), one));
+    let wall = |l: &Level| levels::median(l, "wall_s");
+    levels::set_ratios(&mut result, |l, one| Some(l.load as f64 * wall(one).filter(|&w| w > 0.0)? / wall(l)?));
+    let one = result.iter().find(|l| l.load == 1).and_then(wall).filter(|&w| w > 0.0);
+    let knee = one.map(|one| knee(&result.iter().filter_map(|l| Some((l.load, wall(l)?))).collect::<Vec<_>>(), one));
     let environment = super::environment::Environment::read();
     let verdict = verdict(knee, &environment);
     let mut parameters = BTreeMap::new();
@@ -161,7 +148,7 @@ pub fn run(opts: &CpuOptions) -> Result<CpuReport> {
     parameters.insert("work", serde_json::json!(work(rows)));
     parameters.insert("knee_tolerance", serde_json::json!(KNEE_TOLERANCE));
     let mut derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
-    derivations.insert("throughput", THROUGHPUT);
+    derivations.insert(SCALE.ratio, SCALE.derivation);
     derivations.insert("knee", KNEE);
     let report = CpuReport {
         experiment: "cpu",
@@ -169,8 +156,7 @@ pub fn run(opts: &CpuOptions) -> Result<CpuReport> {
         parameters,
         derivations,
         levels: result,
-        knee: knee.flatten(),
-        verdict,
+        findings: CpuFindings { knee: knee.flatten(), verdict },
     };
     print_table(&report);
     if let Some(out) = &opts.out {
@@ -181,9 +167,9 @@ pub fn run(opts: &CpuOptions) -> Result<CpuReport> {
 
 /// The load levels asked for, or 1..=2×logical CPUs.
 fn load_levels(opts: &CpuOptions) -> Result<Vec<usize>> {
-    super::levels::check_seconds(opts.seconds, "--seconds")?;
+    levels::check_seconds(opts.seconds, "--seconds")?;
     let cpus = osstat::read_topology().logical_cpus as usize;
-    super::levels::levels(&opts.workers, "--workers", 2 * cpus.max(1))
+    levels::levels(&opts.workers, "--workers", 2 * cpus.max(1))
 }
 
 /// One worker's statement: `rows` rows of the generator, summed.
@@ -203,7 +189,7 @@ fn calibrate(session: &Session, seconds: f64) -> Result<u64> {
 /// Starts `n` workers at once, each running the work once.
 fn run_level(sessions: &mut Vec<Session>, n: usize, rows: u64) -> Result<CpuRun> {
     let statement = work(rows);
-    let step = super::levels::at_once(sessions, n, |_, session| sample::measure(session, &statement))?;
+    let step = levels::at_once(sessions, n, |_, session| sample::measure(session, &statement))?;
     let worker_wall_s = step.outcomes.iter().map(|m| m.elapsed_ms / 1000.0).collect();
     let worker_cpu_s = step.outcomes.iter().map(|m| m.cpu_ms / 1000.0).collect();
     let topology = osstat::read_topology();
@@ -257,30 +243,19 @@ fn verdict(knee: Option<Option<usize>>, env: &super::environment::Environment) -
 /// The terminal table: one row per level.
 fn print_table(report: &CpuReport) {
     let keys = ["wall_s", "worker_cpu_s", "utilization_by_threads_pct", "utilization_by_cores_pct", "steal_pct"];
-    super::levels::print_table("workers", &keys, "throughput", level_figures(report));
+    levels::print_table(&keys, &report.levels);
     let env = &report.environment;
     println!(
         "Topology: {} socket(s), {} cores, {} threads per core, {} logical CPUs.",
         env.sockets, env.cores, env.threads_per_core, env.logical_cpus
     );
-    println!("{}", report.verdict);
+    println!("{}", report.findings.verdict);
     super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
-}
-
-/// Each level's figures and throughput, for the shared report writers.
-fn level_figures(report: &CpuReport) -> impl Iterator<Item = super::levels::LevelFigures<'_>> {
-    report.levels.iter().map(|l| super::levels::LevelFigures {
-        level: l.workers,
-        figures: &l.figures,
-        ratio: l.throughput,
-    })
 }
 
 /// cpu.json (everything), cpu.csv (one line per level and figure) and cpu.html.
 fn write_files(report: &CpuReport, out: &std::path::Path) -> Result<()> {
-    let files = ("cpu", "workers");
-    let figures = (&FIGURES[..], ("throughput", THROUGHPUT));
-    super::levels::write_report(out, files, report, level_figures(report), figures, &html(report)?)
+    levels::write_report(out, "cpu", report, &FIGURES, &html(report)?)
 }
 
 /// The HTML report: the table, the verdict, wall time against workers (with what cores
@@ -290,7 +265,7 @@ fn html(report: &CpuReport) -> Result<super::report::Html> {
     let series = |name: &str, key: &str| {
         let points = report.levels.iter().filter_map(|l| {
             let f = l.figures[key]?;
-            Some((l.workers as f64, f.median, Some((f.min, f.max))))
+            Some((l.load as f64, f.median, Some((f.min, f.max))))
         });
         Series::new(name, points.collect())
     };
@@ -298,34 +273,30 @@ fn html(report: &CpuReport) -> Result<super::report::Html> {
     let env = &report.environment;
     html.paragraph(&format!(
         "Topology (sysfs): {} socket(s), {} cores, {} threads per core, {} logical CPUs. {}",
-        env.sockets, env.cores, env.threads_per_core, env.logical_cpus, report.verdict
+        env.sockets, env.cores, env.threads_per_core, env.logical_cpus, report.findings.verdict
     ));
     html.table_from(
         "Wall time and utilization by load level (median [min..max] of the runs)",
         &["workers", "wall s", "workers' CPU s", "util. by threads %", "util. by cores %", "%steal", "throughput"],
         report.levels.iter().map(|l| {
             vec![
-                l.workers.to_string(),
+                l.load.to_string(),
                 super::report::cell(l.figures["wall_s"]),
                 super::report::cell(l.figures["worker_cpu_s"]),
                 super::report::cell(l.figures["utilization_by_threads_pct"]),
                 super::report::cell(l.figures["utilization_by_cores_pct"]),
                 super::report::cell(l.figures["steal_pct"]),
-                super::report::ratio_cell(l.throughput),
+                super::report::ratio_cell(l.ratio),
             ]
         }),
     );
     let mut walls = vec![series("measured", "wall_s")];
-    let one = report.levels.iter().find(|l| l.workers == 1).and_then(|l| l.figures["wall_s"]).map(|f| f.median);
+    let one = report.levels.iter().find(|l| l.load == 1).and_then(|l| l.figures["wall_s"]).map(|f| f.median);
     if let Some(one) = one {
         // The source document's ideal steps: with U units of power, n workers take
         // ceil(n / U) times one worker's time.
         let ideal = |units: usize| {
-            report
-                .levels
-                .iter()
-                .map(|l| (l.workers as f64, one * l.workers.div_ceil(units.max(1)) as f64, None))
-                .collect()
+            report.levels.iter().map(|l| (l.load as f64, one * l.load.div_ceil(units.max(1)) as f64, None)).collect()
         };
         walls.push(Series::new(&format!("if {} cores were the power", env.cores), ideal(env.cores as usize)));
         if env.logical_cpus != env.cores {

@@ -118,22 +118,106 @@ fn csv_header(unit: &str) -> [&str; 6] {
     [unit, "figure", "median", "min", "max", "derivation"]
 }
 
-/// One load level as its report files show it: the level, its figures over the runs, and
-/// its ratio derived from medians (the scaling factor or the throughput).
-pub struct LevelFigures<'r> {
-    pub level: usize,
-    pub figures: &'r BTreeMap<&'static str, Option<Spread>>,
-    pub ratio: Option<f64>,
+/// What a load-level experiment's levels count and what their ratio to the level of one
+/// is called: `lab lio`'s sessions and scaling factor, `lab cpu`'s workers and throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scale {
+    /// What a level counts ("sessions", "workers"): the first column of every table.
+    pub unit: &'static str,
+    /// The ratio's name ("factor", "throughput").
+    pub ratio: &'static str,
+    /// How the ratio is derived, for the reports.
+    pub derivation: &'static str,
 }
 
-/// Prints the terminal table of a load-level experiment: one row a level (counted in
-/// `unit`), the figures `keys`, then the ratio called `ratio`.
-pub fn print_table<'r>(unit: &str, keys: &[&str], ratio: &str, levels: impl IntoIterator<Item = LevelFigures<'r>>) {
-    let header: Vec<&str> = [unit].into_iter().chain(keys.iter().copied()).chain([ratio]).collect();
+/// One load level: `load` sessions or workers at once, its figures over its runs, and
+/// its ratio to the level of one. Serialised with the scale's names:
+/// `{"sessions": 2, "figures": {...}, "factor": 1.9, "runs": [...]}`.
+#[derive(Debug, Clone)]
+pub struct Level<R> {
+    pub load: usize,
+    pub figures: BTreeMap<&'static str, Option<Spread>>,
+    /// `None` when no level of one ran.
+    pub ratio: Option<f64>,
+    pub runs: Vec<R>,
+    pub scale: Scale,
+}
+
+impl<R: serde::Serialize> serde::Serialize for Level<R> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry(self.scale.unit, &self.load)?;
+        map.serialize_entry("figures", &self.figures)?;
+        map.serialize_entry(self.scale.ratio, &self.ratio)?;
+        map.serialize_entry("runs", &self.runs)?;
+        map.end()
+    }
+}
+
+/// A load-level experiment's whole report, as its JSON file holds it: what every such
+/// experiment records, then its own `findings` (none for `lab lio`, the knee and its
+/// verdict for `lab cpu`) at the same level.
+#[derive(Debug, serde::Serialize)]
+pub struct Report<R, F> {
+    pub experiment: &'static str,
+    pub environment: super::environment::Environment,
+    pub parameters: BTreeMap<&'static str, serde_json::Value>,
+    pub derivations: BTreeMap<&'static str, &'static str>,
+    pub levels: Vec<Level<R>>,
+    #[serde(flatten)]
+    pub findings: F,
+}
+
+/// Measures each of `levels` `repeat` times (at least once), a run by `run(level,
+/// repeat)`, a progress step each, and summarises each level's runs by the spread of
+/// each of `figures` (`figure(run, key)`). Ratios are left to [`set_ratios`].
+pub fn measure_levels<R>(
+    levels: &[usize],
+    repeat: usize,
+    scale: Scale,
+    progress: &super::progress::Steps,
+    (figures, figure): (&[(&'static str, &str)], impl Fn(&R, &str) -> Option<f64>),
+    mut run: impl FnMut(usize, usize) -> Result<R>,
+) -> Result<Vec<Level<R>>> {
+    let mut out = Vec::with_capacity(levels.len());
+    for &load in levels {
+        let mut runs = Vec::new();
+        for r in 0..repeat.max(1) {
+            let unit = if load == 1 { scale.unit.trim_end_matches('s') } else { scale.unit };
+            progress.step(&format!("{load} {unit} (run {})", r + 1));
+            runs.push(run(load, r)?);
+        }
+        let figures = spreads(figures, &runs, &figure);
+        out.push(Level { load, figures, ratio: None, runs, scale });
+    }
+    Ok(out)
+}
+
+/// Sets each level's ratio to `ratio(level, one)`, where `one` is the level of one
+/// (every ratio `None` without it).
+pub fn set_ratios<R>(levels: &mut [Level<R>], ratio: impl Fn(&Level<R>, &Level<R>) -> Option<f64>) {
+    let Some(at) = levels.iter().position(|l| l.load == 1) else { return };
+    let ratios: Vec<Option<f64>> = levels.iter().map(|l| ratio(l, &levels[at])).collect();
+    for (level, r) in levels.iter_mut().zip(ratios) {
+        level.ratio = r;
+    }
+}
+
+/// The median of figure `key` of `level`, if it has one.
+pub fn median<R>(level: &Level<R>, key: &str) -> Option<f64> {
+    level.figures.get(key).copied().flatten().map(|f| f.median)
+}
+
+/// Prints the terminal table of a load-level experiment: one row a level, the figures
+/// `keys`, then the ratio.
+pub fn print_table<R>(keys: &[&str], levels: &[Level<R>]) {
+    let Some(scale) = levels.first().map(|l| l.scale) else { return };
+    let header: Vec<&str> = [scale.unit].into_iter().chain(keys.iter().copied()).chain([scale.ratio]).collect();
     super::report::print_table(
         &header,
-        levels.into_iter().map(|l| {
-            let mut row = vec![l.level.to_string()];
+        levels.iter().map(|l| {
+            let mut row = vec![l.load.to_string()];
             row.extend(keys.iter().map(|key| super::report::cell(l.figures[key])));
             row.push(super::report::ratio_cell(l.ratio));
             row
@@ -142,26 +226,27 @@ pub fn print_table<'r>(unit: &str, keys: &[&str], ratio: &str, levels: impl Into
 }
 
 /// Writes a load-level experiment's report to `out`: `{name}.json` (everything, from
-/// `report`), `{name}.csv` (one line per level and figure of `figures`, then the ratio
-/// `ratio` = (key, derivation)), and `{name}.html`. Levels are counted in `unit`.
-pub fn write_report<'r>(
+/// `report`), `{name}.csv` (one line per level and figure of `figures`, then the ratio),
+/// and `{name}.html`.
+pub fn write_report<R: serde::Serialize, F: serde::Serialize>(
     out: &std::path::Path,
-    (name, unit): (&str, &str),
-    report: &impl serde::Serialize,
-    levels: impl IntoIterator<Item = LevelFigures<'r>>,
-    (figures, ratio): (&[(&'static str, &'static str)], (&str, &str)),
+    name: &str,
+    report: &Report<R, F>,
+    figures: &[(&'static str, &'static str)],
     html: &super::report::Html,
 ) -> Result<()> {
     std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
     crate::report::write_json(&out.join(format!("{name}.json")), report)?;
-    let rows: Vec<Vec<String>> = levels
-        .into_iter()
+    let rows: Vec<Vec<String>> = report
+        .levels
+        .iter()
         .flat_map(|l| {
             let derived = l.ratio.map(|v| Spread { median: v, min: v, max: v });
             let figures = figures.iter().map(|&(key, how)| (key, l.figures[key], how));
-            csv_rows(l.level, figures.chain([(ratio.0, derived, ratio.1)]))
+            csv_rows(l.load, figures.chain([(l.scale.ratio, derived, l.scale.derivation)]))
         })
         .collect();
+    let unit = report.levels.first().map_or("level", |l| l.scale.unit);
     super::report::write_csv(&out.join(format!("{name}.csv")), &csv_header(unit), &rows)?;
     super::report::write_html(&out.join(format!("{name}.html")), html)
 }
@@ -169,6 +254,32 @@ pub fn write_report<'r>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SCALE: Scale = Scale { unit: "sessions", ratio: "factor", derivation: "against one" };
+
+    fn level(load: usize, median: f64) -> Level<()> {
+        let figures = [("liops", Some(Spread { median, min: median, max: median }))].into_iter().collect();
+        Level { load, figures, ratio: None, runs: vec![()], scale: SCALE }
+    }
+
+    #[test]
+    fn a_level_serialises_with_its_scale_names() {
+        let json = serde_json::to_value(Level { ratio: Some(1.5), ..level(2, 3.0) }).unwrap();
+        assert_eq!(json["sessions"], 2);
+        assert_eq!(json["factor"], 1.5);
+        assert_eq!(json["figures"]["liops"]["median"], 3.0);
+        assert!(json.get("load").is_none() && json.get("ratio").is_none(), "{json}");
+    }
+
+    #[test]
+    fn ratios_are_to_the_level_of_one_or_none_without_it() {
+        let mut levels = vec![level(1, 10.0), level(2, 19.0)];
+        set_ratios(&mut levels, |l, one| Some(median(l, "liops")? / median(one, "liops")?));
+        assert_eq!(levels.iter().map(|l| l.ratio).collect::<Vec<_>>(), [Some(1.0), Some(1.9)]);
+        let mut without_one = vec![level(2, 19.0)];
+        set_ratios(&mut without_one, |_, _| Some(1.0));
+        assert_eq!(without_one[0].ratio, None);
+    }
 
     #[test]
     fn levels_are_sorted_without_repeats_and_bounded() {

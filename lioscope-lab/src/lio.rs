@@ -21,8 +21,8 @@
 //! with min and max; every derivation travels with the report. Only the public Session
 //! API is used: logical reads are each session's `session logical reads`.
 
+use super::levels::{self, Scale};
 use super::sample;
-use super::stats::Spread;
 use lioscope::stats::osstat::{self, CpuTimes};
 use lioscope::stats::{Stat, TimeModel};
 use lioscope::types::Datum;
@@ -129,28 +129,14 @@ pub const FIGURES: [(&str, &str); 11] = [
 /// The scaling factor's derivation (it compares medians, so it is not a per-run figure).
 pub const FACTOR: &str = "median liops at this level / median liops with one session";
 
-/// A figure over the runs: median, min, max.
-pub type Figure = Spread;
+/// Levels count sessions; their ratio is the scaling [`FACTOR`].
+pub const SCALE: Scale = Scale { unit: "sessions", ratio: "factor", derivation: FACTOR };
 
 /// One load level's figures and runs.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Level {
-    pub sessions: usize,
-    pub figures: BTreeMap<&'static str, Option<Figure>>,
-    /// [`FACTOR`]; `None` when no one-session level ran.
-    pub factor: Option<f64>,
-    pub runs: Vec<LioRun>,
-}
+pub type Level = levels::Level<LioRun>;
 
-/// The whole report, as lio.json holds it.
-#[derive(Debug, serde::Serialize)]
-pub struct LioReport {
-    pub experiment: &'static str,
-    pub environment: super::environment::Environment,
-    pub parameters: BTreeMap<&'static str, serde_json::Value>,
-    pub derivations: BTreeMap<&'static str, &'static str>,
-    pub levels: Vec<Level>,
-}
+/// The whole report, as lio.json holds it (`lab lio` finds nothing beyond its levels).
+pub type LioReport = levels::Report<LioRun, ()>;
 
 /// Runs the experiment, prints its table and writes the report files.
 pub fn run(opts: &LioOptions) -> Result<LioReport> {
@@ -177,22 +163,13 @@ pub fn run(opts: &LioOptions) -> Result<LioReport> {
         prepare(&session, k, opts.rows)?;
         sessions.push(session);
     }
-    let mut result = Vec::new();
-    for &n in &levels {
-        let mut runs = Vec::new();
-        for r in 0..opts.repeat.max(1) {
-            progress.step(&format!("{n} session{} (run {})", if n == 1 { "" } else { "s" }, r + 1));
-            runs.push(run_level(&mut sessions, n, opts, r as u64)?);
-        }
-        let figures = super::levels::spreads(&FIGURES, &runs, LioRun::figure);
-        result.push(Level { sessions: n, figures, factor: None, runs });
-    }
+    let figures = (&FIGURES[..], LioRun::figure);
+    let mut result = levels::measure_levels(&levels, opts.repeat, SCALE, &progress, figures, |n, r| {
+        run_level(&mut sessions, n, opts, r as u64)
+    })?;
     progress.finish();
-    let median_liops = |l: &Level| l.figures["liops"].map(|f| f.median);
-    let one = result.iter().find(|l| l.sessions == 1).and_then(median_liops);
-    for level in &mut result {
-        level.factor = one.filter(|&one| one > 0.0).and_then(|one| Some(median_liops(level)? / one));
-    }
+    let liops = |l: &Level| levels::median(l, "liops");
+    levels::set_ratios(&mut result, |l, one| Some(liops(l)? / liops(one).filter(|&one| one > 0.0)?));
     drop(sessions);
     db.close()?;
     let mut parameters = BTreeMap::new();
@@ -203,13 +180,14 @@ pub fn run(opts: &LioOptions) -> Result<LioReport> {
     parameters.insert("db_cache_size", serde_json::json!(cache));
     parameters.insert("operation", serde_json::json!(operation("cf1")));
     let mut derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
-    derivations.insert("factor", FACTOR);
+    derivations.insert(SCALE.ratio, SCALE.derivation);
     let report = LioReport {
         experiment: "lio",
         environment: super::environment::Environment::read(),
         parameters,
         derivations,
         levels: result,
+        findings: (),
     };
     print_table(&report);
     if let Some(out) = &opts.out {
@@ -226,8 +204,8 @@ fn load_levels(opts: &LioOptions) -> Result<Vec<usize>> {
             message: format!("must be 1..={} (the rows of a table)", opts.rows),
         });
     }
-    super::levels::check_seconds(opts.seconds, "--seconds")?;
-    super::levels::levels(&opts.sessions, "--sessions", 2 * osstat::usable_cpus())
+    levels::check_seconds(opts.seconds, "--seconds")?;
+    levels::levels(&opts.sessions, "--sessions", 2 * osstat::usable_cpus())
 }
 
 /// The operation's statement on table `cf{k}`: the rows `:lo+1 ..= :hi`.
@@ -269,7 +247,7 @@ fn prepare(session: &Session, k: usize, rows: u64) -> Result<()> {
 /// Runs every session of `sessions` at once for the level's time.
 fn run_level(sessions: &mut Vec<Session>, n: usize, opts: &LioOptions, run: u64) -> Result<LioRun> {
     let duration = Duration::from_secs_f64(opts.seconds);
-    let step = super::levels::at_once(sessions, n, |k, session| session_run(session, k, opts, run, duration))?;
+    let step = levels::at_once(sessions, n, |k, session| session_run(session, k, opts, run, duration))?;
     let cpu = step.cpu.as_ref();
     let pct = |part: fn(&CpuTimes) -> u64| cpu.and_then(|c| c.share_pct(part(c)));
     Ok(LioRun {
@@ -312,37 +290,20 @@ fn session_run(session: &Session, k: usize, opts: &LioOptions, run: u64, duratio
 /// The terminal table, as the source document's: one row per load level.
 fn print_table(report: &LioReport) {
     let keys = ["db_time_per_s", "db_cpu_per_s", "liops", "liops_per_session", "steal_pct", "physical_reads"];
-    super::levels::print_table("sessions", &keys, "factor", level_figures(report));
+    levels::print_table(&keys, &report.levels);
     super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
-}
-
-/// Each level's figures and scaling factor, for the shared report writers.
-fn level_figures(report: &LioReport) -> impl Iterator<Item = super::levels::LevelFigures<'_>> {
-    report.levels.iter().map(|l| super::levels::LevelFigures {
-        level: l.sessions,
-        figures: &l.figures,
-        ratio: l.factor,
-    })
 }
 
 /// lio.json (everything), lio.csv (one line per level and figure) and lio.html.
 fn write_files(report: &LioReport, out: &std::path::Path) -> Result<()> {
-    let files = ("lio", "sessions");
-    super::levels::write_report(
-        out,
-        files,
-        report,
-        level_figures(report),
-        (&FIGURES, ("factor", FACTOR)),
-        &html(report)?,
-    )
+    levels::write_report(out, "lio", report, &FIGURES, &html(report)?)
 }
 
 /// The HTML report: the table of the source document, and LIOPS and the factor against
 /// sessions.
 fn html(report: &LioReport) -> Result<super::report::Html> {
     use super::report::{Chart, Html, Series};
-    let x: Vec<f64> = report.levels.iter().map(|l| l.sessions as f64).collect();
+    let x: Vec<f64> = report.levels.iter().map(|l| l.load as f64).collect();
     let series = |name: &str, key: &str, scale: f64| {
         Series::new(
             name,
@@ -357,7 +318,7 @@ fn html(report: &LioReport) -> Result<super::report::Html> {
         )
     };
     let factor =
-        Series::new("factor", report.levels.iter().zip(&x).filter_map(|(l, &x)| Some((x, l.factor?, None))).collect());
+        Series::new("factor", report.levels.iter().zip(&x).filter_map(|(l, &x)| Some((x, l.ratio?, None))).collect());
     let mut html = Html::new("lab lio: logical reads per second by sessions", &report.environment, &report.parameters);
     html.table_from(
         "Load profile per level",
@@ -365,12 +326,12 @@ fn html(report: &LioReport) -> Result<super::report::Html> {
         report.levels.iter().map(|l| {
             let cell = |key: &str| super::report::cell(l.figures[key]);
             vec![
-                l.sessions.to_string(),
+                l.load.to_string(),
                 cell("db_time_per_s"),
                 cell("db_cpu_per_s"),
                 cell("liops"),
                 cell("liops_per_session"),
-                super::report::ratio_cell(l.factor),
+                super::report::ratio_cell(l.ratio),
                 cell("steal_pct"),
             ]
         }),

@@ -119,7 +119,7 @@ fn lab_cpu_times_each_load_level_and_finds_the_knee() {
     assert_eq!(json["levels"].as_array().unwrap().len(), 3);
     for level in &report.levels {
         let run = &level.runs[0];
-        assert_eq!(run.worker_cpu_s.len(), level.workers);
+        assert_eq!(run.worker_cpu_s.len(), level.load);
         assert!(run.worker_cpu_s.iter().all(|&c| c > 0.0), "each worker did the work: {run:?}");
         let slowest = run.worker_wall_s.iter().copied().fold(0.0, f64::max);
         assert!(run.wall_s >= slowest, "the level lasts until the last worker: {run:?}");
@@ -130,9 +130,9 @@ fn lab_cpu_times_each_load_level_and_finds_the_knee() {
             assert!((cores - threads * ratio).abs() < 1e-6 * cores.max(1.0), "{run:?}");
         }
     }
-    assert_eq!(report.levels[0].throughput, Some(1.0));
+    assert_eq!(report.levels[0].ratio, Some(1.0));
     // One worker is always within the tolerance of itself.
-    assert!(report.knee.unwrap() >= 1, "{:?}", report.verdict);
+    assert!(report.findings.knee.unwrap() >= 1, "{:?}", report.findings.verdict);
     assert!(json["derivations"]["knee"].as_str().unwrap().contains("25%"));
     assert!(json["environment"]["threads_per_core"].as_u64().unwrap() >= 1);
     assert_charts_drawn(&out.join("cpu.html"), 2);
