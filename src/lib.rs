@@ -39,6 +39,7 @@
 #![warn(unnameable_types)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 mod db;
+mod instance;
 mod sql;
 mod exec;
 mod expr;

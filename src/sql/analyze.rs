@@ -21,9 +21,10 @@
 
 use super::front::AnalyzeSample;
 use crate::catalog::{ColumnStats, StatValue, TableDef, TableStats};
-use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::exec::{RowSink, Source, Stage, run_pipeline};
+use crate::instance::Session;
+use crate::sql::{QueryResult, StatementKind};
 use crate::types::{Datum, Value, encoding};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};

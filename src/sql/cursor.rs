@@ -24,11 +24,12 @@
 //! SESSION, ANALYZE, ...) take no binds and are read from their text at each execution.
 
 use super::plan::{self, Planned};
-use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::exec::pipeline::run_pipeline_in_place;
 use crate::exec::{Source, Stage};
 use crate::expr::functions::{PlanInputs, normalized_bind_name};
+use crate::instance::Session;
+use crate::sql::{QueryResult, StatementKind};
 use crate::stats::{Stat, TimeModel};
 use crate::types::Value;
 use sqlparser::ast::{self, Statement};
@@ -135,7 +136,7 @@ impl<'s> Cursor<'s> {
             });
         }
         let (session, text) = (self.session, self.text.clone());
-        session.call(&text, || self.run(binds))
+        crate::sql::user_call(session, &text, || self.run(binds))
     }
 
     fn run(&mut self, binds: &[Value]) -> Result<QueryResult> {

@@ -10,8 +10,9 @@
 use super::bind::{function_name, ident_name, position_of};
 use crate::access::segments;
 use crate::catalog::{ColumnDef, TableDef};
-use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
+use crate::instance::Session;
+use crate::sql::{QueryResult, StatementKind};
 use crate::storage::row::MAX_COLUMNS;
 use crate::types::DataType;
 use sqlparser::ast::{self, CharacterLength, ColumnOption, DataType as AstType, ExactNumberInfo, ObjectType};
@@ -306,7 +307,7 @@ pub fn alter_inmemory(
     let table = session.db.catalog.set_inmemory(&table.name, spec)?;
     session.db.inmemory.drop_segment(table.object_id);
     std::mem::drop(visible);
-    let on = session.db.parameters.read().get_u64(crate::db::params::INMEMORY_SIZE) > 0;
+    let on = session.db.parameters.read().get_u64(crate::instance::params::INMEMORY_SIZE) > 0;
     if on
         && table.inmemory.as_ref().is_some_and(|s| s.priority > crate::catalog::Priority::None)
         && let Some(segment) = session.db.inmemory.segment_for(&table)

@@ -19,11 +19,12 @@ use super::plan;
 use super::row_encoder::{RowEncoder, Unencodable};
 use crate::access::heap::Inserter;
 use crate::catalog::TableDef;
-use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::exec::pipeline::{ConsumeRow, SINK_INLINE_COLUMNS, SinkRow};
 use crate::exec::run_pipeline;
 use crate::expr::batch::BatchRow;
+use crate::instance::Session;
+use crate::sql::{QueryResult, StatementKind};
 use crate::types::{Datum, Value};
 use smallvec::SmallVec;
 use sqlparser::ast::{self, CopyLegacyOption, CopyOption, CopySource, CopyTarget};
@@ -351,7 +352,7 @@ fn load_csv<R: std::io::Read>(
     format: &CsvFormat,
     path: &std::path::Path,
     total: u64,
-    progress: &mut Option<crate::db::ProgressFn>,
+    progress: &mut Option<crate::instance::ProgressFn>,
     ins: &mut Inserter<'_>,
 ) -> Result<()> {
     let mut encoder = shape.encoder();

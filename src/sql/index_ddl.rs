@@ -13,9 +13,10 @@ use crate::access::Flow;
 use crate::access::full_scan::{FullScan, ScanConsumer};
 use crate::access::{BlockBatch, BlockRow, RowAccess, WalkedRow};
 use crate::catalog::{IndexDef, TableDef};
-use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::index::{self, RowId};
+use crate::instance::Session;
+use crate::sql::{QueryResult, StatementKind};
 use crate::types::DataType;
 use sqlparser::ast;
 

@@ -15,9 +15,9 @@
 use crate::access::by_rowid::RowFetcher;
 use crate::access::{AccessContext, RowAccess};
 use crate::catalog::{IndexDef, TableDef};
-use crate::db::Session;
 use crate::error::Result;
 use crate::index::{self, RowId};
+use crate::instance::Session;
 use crate::types::{DataType, Datum};
 use std::sync::Arc;
 

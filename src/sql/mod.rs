@@ -18,6 +18,7 @@
 //! implement is an error naming the construct and, where sqlparser knows it, its position.
 
 mod analyze;
+mod call;
 pub mod bind;
 mod byte_mask;
 mod csv_records;
@@ -31,15 +32,16 @@ mod index_ddl;
 mod index_maintenance;
 pub mod optimizer;
 pub mod plan;
+mod result;
 mod row_encoder;
 pub mod row_source_stats;
 mod system;
 mod views;
 
-use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
 use crate::exec::{ExecContext, run_pipeline};
 use crate::expr::functions::FunctionContext;
+use crate::instance::Session;
 use crate::stats::{Stat, TimeModel};
 use front::Front;
 use sqlparser::ast::{self, Statement};
@@ -47,7 +49,9 @@ use sqlparser::dialect::OracleDialect;
 use sqlparser::parser::Parser;
 use std::time::Instant;
 
+pub(crate) use call::user_call;
 pub use plan::Estimate;
+pub use result::{QueryResult, StatementKind};
 pub use row_source_stats::{PlanStatistics, RowSourceLine};
 
 /// The context a statement of `session` runs in, with the functions' context `functions`.

@@ -1,7 +1,8 @@
 //! ALTER SESSION, ALTER SYSTEM, SHOW PARAMETERS.
 
-use crate::db::{Modifiable, PARAMETERS, QueryResult, Session, StatementKind, lookup_parameter, validate_parameter};
 use crate::error::{Error, Result};
+use crate::instance::{Modifiable, PARAMETERS, Session, lookup_parameter, validate_parameter};
+use crate::sql::{QueryResult, StatementKind};
 use crate::types::Datum;
 
 pub fn alter_session(session: &Session, name: &str, value: &str) -> Result<QueryResult> {
@@ -31,17 +32,18 @@ pub fn alter_system(session: &Session, name: &str, value: &str) -> Result<QueryR
             message: "is fixed when the database is created".into(),
         }),
         Modifiable::SessionAndSystem | Modifiable::SystemImmediate => {
-            if def.name == crate::db::params::INMEMORY_SIZE {
+            if def.name == crate::instance::params::INMEMORY_SIZE {
                 // The area is mapped first: a size the machine cannot back changes nothing.
-                let pre_page = session.db.parameters.read().get_bool(crate::db::params::PRE_PAGE_SGA);
-                let bytes = crate::db::params::parse_size(&canonical).unwrap_or_default(); // validated above
+                let pre_page = session.db.parameters.read().get_bool(crate::instance::params::PRE_PAGE_SGA);
+                let bytes = crate::instance::params::parse_size(&canonical).unwrap_or_default(); // validated above
                 session.db.inmemory.size_area(bytes, pre_page)?;
             }
             session.db.parameters.write().set(def.name, &canonical)?;
             session.db.apply_parameters();
             session.db.parameter_changes.fetch_add(1, std::sync::atomic::Ordering::Release);
             session.db.space.control.lock().parameters.insert(def.name.into(), canonical);
-            if [crate::db::params::INMEMORY_SIZE, crate::db::params::INMEMORY_MAX_POPULATE_SERVERS].contains(&def.name)
+            if [crate::instance::params::INMEMORY_SIZE, crate::instance::params::INMEMORY_MAX_POPULATE_SERVERS]
+                .contains(&def.name)
             {
                 // More memory or workers: population goes on (or starts) at once.
                 crate::inmemory::populate::on_open(&session.db);
@@ -82,10 +84,10 @@ pub fn show_parameters(session: &Session, filter: Option<&str>) -> QueryResult {
         .filter(|p| filter.is_none_or(|f| p.name.contains(f)))
         .map(|p| {
             let ty = match p.kind {
-                crate::db::ParameterKind::Integer { .. } => "integer",
-                crate::db::ParameterKind::Size { .. } => "big integer",
-                crate::db::ParameterKind::Choice(_) => "string",
-                crate::db::ParameterKind::Boolean => "boolean",
+                crate::instance::ParameterKind::Integer { .. } => "integer",
+                crate::instance::ParameterKind::Size { .. } => "big integer",
+                crate::instance::ParameterKind::Choice(_) => "string",
+                crate::instance::ParameterKind::Boolean => "boolean",
             };
             let value = values.get(p.name).to_owned();
             vec![Datum::string(p.name), Datum::string(ty), Datum::string(value)]

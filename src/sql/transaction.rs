@@ -6,8 +6,9 @@
 //! autocommit on, a statement that succeeds is committed at once. DDL commits the
 //! session's transaction first, as in Oracle.
 
-use crate::db::{QueryResult, Session, StatementKind};
 use crate::error::{Error, Result};
+use crate::instance::Session;
+use crate::sql::{QueryResult, StatementKind};
 use crate::stats::{Stat, WaitEvent};
 use crate::txn::transaction::Isolation;
 use sqlparser::ast;

@@ -4,8 +4,8 @@
 //! `v$statname` for it; lioscope has no joins yet).
 
 use crate::access::AccessContext;
-use crate::db::{Modifiable, PARAMETERS, Session};
 use crate::error::Result;
+use crate::instance::{Modifiable, PARAMETERS, Session};
 use crate::stats::{HISTOGRAM_BUCKETS, Stat, TimeModel, WaitEvent, osstat};
 use crate::types::{Datum, Value};
 

@@ -1,7 +1,7 @@
 //! Per-session statistics: counters, wait events and the time model of one session.
 //!
 //! Invariant: only the session's own thread writes its [`SessionStats`] (a
-//! [`Session`](crate::db::Session) is `Send` but not `Sync`); it does so with a
+//! [`Session`](crate::instance::Session) is `Send` but not `Sync`); it does so with a
 //! relaxed load and store (no locked read-modify-write), so counting a consistent get costs
 //! about a nanosecond. Other threads (v$sesstat, v$sysstat) read with relaxed loads and may
 //! see a figure a few increments old, never a torn one. The one exception is what helper

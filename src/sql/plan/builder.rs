@@ -187,7 +187,7 @@ impl<'a> Builder<'_, 'a> {
         if table_hints.iter().any(|h| h.kind == hints::HintKind::NoInMemory) {
             return None;
         }
-        let size = self.session.parameter_u64(crate::db::params::INMEMORY_SIZE);
+        let size = self.session.parameter_u64(crate::instance::params::INMEMORY_SIZE);
         let refusal = if table.inmemory.is_none() {
             Some(format!("{} is not INMEMORY", table.name))
         } else if size == 0 {

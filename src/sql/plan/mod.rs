@@ -36,7 +36,6 @@ use super::bind::{Binder, Grouping, Scope, canonical, contains_aggregate, ident_
 use super::optimizer::{self, hints, hints::Hints};
 use super::views;
 use crate::catalog::TableDef;
-use crate::db::Session;
 use crate::error::{Error, Result};
 use crate::exec::pipeline::ConsumeRow;
 use crate::exec::{
@@ -47,6 +46,7 @@ use crate::expr::Expr;
 use crate::expr::functions::FunctionContext;
 use crate::expr::predicates;
 use crate::index::KeyBound;
+use crate::instance::Session;
 use crate::types::{Datum, Value};
 use sqlparser::ast::{self, BinaryOperator, Spanned};
 use std::sync::Arc;

@@ -546,7 +546,7 @@ fn a_grown_tablespace_keeps_its_extents_after_reopen() {
     };
     let db = Database::open(&path, options).unwrap();
     let session = db.session();
-    assert_eq!(session.parameters().get("undo_tablespace_size"), crate::db::params::format_size(size));
+    assert_eq!(session.parameters().get("undo_tablespace_size"), crate::instance::params::format_size(size));
     let ctx = session.access_context();
     assert_eq!(undo(&ctx).size_bytes(), size);
     let reopened: Vec<(u64, u64)> = undo(&ctx).segment_usage().iter().map(|u| (u.extents, u.blocks)).collect();

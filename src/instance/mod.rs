@@ -1,0 +1,343 @@
+//! The instance: what every session of an open database shares (the buffer cache, the
+//! space of the datafiles, undo, the SCN clock, the locks, the dictionary, the column
+//! store, the parameters, the redo log), its background work (the log writer and the
+//! database writer, module `writer`), instance recovery at start (module `recovery`:
+//! roll forward through the redo since the checkpoint, then roll back the transactions a
+//! crash left active), and the sessions and their parameters (`session`, `params`).
+//! Every write goes through one I/O layer (the `io` of [`DatabaseOptions`]).
+//!
+//! Statements are run by the layer above (`db` hands a session's text to `sql`); the
+//! instance only holds what they work with, and builds the narrow contexts the layers
+//! below work in ([`DbInner::access_context`]).
+//!
+//! Invariants: a directory is open in one instance at a time (an exclusive `flock` on
+//! `lioscope.lock`); each table has one inserter at a time, and DDL excludes the statements
+//! reading or changing it (`txn::locks::TableLocks`); extents are handed out under the
+//! control-file lock, so no extent belongs to two segments.
+
+pub(crate) mod params;
+mod recovery;
+mod session;
+mod writer;
+
+pub use params::{
+    DB_BLOCK_SIZE as DB_BLOCK_SIZE_PARAMETER, Kind as ParameterKind, Modifiable, PARAMETERS, ParameterValues,
+    parse_size,
+};
+pub(crate) use params::{lookup as lookup_parameter, validate as validate_parameter};
+pub use recovery::RecoveryReport;
+pub use session::{ProgressFn, Session};
+
+use crate::access::AccessContext;
+use crate::buffer::BufferCache;
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::redo::RedoLog;
+use crate::stats::{Registry, Stat};
+use crate::storage::control::ControlFile;
+use crate::storage::datafile::DataFile;
+use crate::storage::io::Io;
+use crate::storage::space::Space;
+use crate::txn::clock::ScnClock;
+use crate::txn::locks::ObjectLocks;
+use crate::txn::undo;
+use parking_lot::{Mutex, RwLock};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Groups of online redo log files a new database gets.
+pub(crate) const LOG_GROUPS: u32 = 3;
+
+/// How to create or open a database.
+#[derive(Debug, Clone)]
+pub struct DatabaseOptions {
+    /// Block size at creation (ignored when opening).
+    pub block_size: usize,
+    /// Extent size in bytes at creation (uniform extents; ignored when opening).
+    pub extent_size: usize,
+    /// Parameters for this open (e.g. `db_cache_size`), over those stored with the database.
+    pub parameters: Vec<(String, String)>,
+    /// The I/O layer every write goes through (`None`: the operating system's); tests
+    /// put a [`crate::storage::io::FaultIo`] here.
+    pub io: Option<Arc<dyn Io>>,
+}
+
+impl Default for DatabaseOptions {
+    fn default() -> Self {
+        DatabaseOptions { block_size: 8192, extent_size: 1 << 20, parameters: Vec::new(), io: None }
+    }
+}
+
+impl DatabaseOptions {
+    pub(crate) fn io(&self) -> Arc<dyn Io> {
+        self.io.clone().unwrap_or_else(crate::storage::io::os)
+    }
+}
+
+/// What every session of one open database shares.
+pub struct DbInner {
+    /// The database itself, weakly: what background workers hold.
+    pub(crate) this: std::sync::Weak<DbInner>,
+    pub(crate) dir: PathBuf,
+    /// The datafiles, and the control file whose datafile entries are the space map.
+    pub(crate) space: Space,
+    pub(crate) cache: BufferCache,
+    pub(crate) catalog: Catalog,
+    pub(crate) registry: Registry,
+    /// System-wide parameter values (ALTER SYSTEM, and those fixed at creation such as
+    /// the block size), the base of each session's values.
+    pub(crate) parameters: RwLock<ParameterValues>,
+    /// The locks of each table and index that are not row locks.
+    pub(crate) locks: ObjectLocks,
+    /// The system change number, and the lock that publishes the ends of transactions.
+    pub(crate) clock: ScnClock,
+    /// The undo tablespace.
+    pub(crate) undo: crate::txn::undo::Undo,
+    /// Active transactions, for row lock waits.
+    pub(crate) enqueues: crate::txn::enqueue::Enqueues,
+    /// The in-memory column store.
+    pub(crate) inmemory: crate::inmemory::InMemoryStore,
+    /// Per-statement totals for `v$sql`.
+    pub(crate) sql_area: crate::stats::sqlarea::SqlArea,
+    /// ALTER SESSION and ALTER SYSTEM statements run since the database opened: a plan
+    /// kept by a cursor is made again once this moves on.
+    pub(crate) parameter_changes: std::sync::atomic::AtomicU64,
+    /// The I/O layer every write goes through.
+    pub(crate) io: Arc<dyn Io>,
+    /// The redo log (attached to the cache once recovery is done).
+    pub(crate) redo: Arc<RedoLog>,
+    /// What instance recovery did at this open.
+    pub(crate) recovery: std::sync::OnceLock<RecoveryReport>,
+    /// One checkpoint at a time.
+    checkpoint_lock: Mutex<()>,
+    /// Set once the database is closing: the database writer stops.
+    closing: AtomicBool,
+    log_writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    database_writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Holds an exclusive `flock` on the directory's lock file while the database is open.
+    _lock: std::fs::File,
+}
+
+impl DbInner {
+    /// Starts the instance of the database in `dir`, recovering it first if it was not
+    /// shut down cleanly (see the `recovery` module), then starting the log writer, the
+    /// database writer and the population of the column store.
+    pub(crate) fn start(dir: &Path, options: &DatabaseOptions) -> Result<Arc<DbInner>> {
+        let started = std::time::Instant::now();
+        // Before recovery may roll back a dead transaction's index entries.
+        crate::txn::foreign::register(&crate::index::undo::INDEX_UNDO);
+        if !dir.is_dir() {
+            return Err(Error::NotADatabase { path: dir.to_owned(), reason: "no such directory".into() });
+        }
+        let io = options.io();
+        let mut control = ControlFile::read(dir)?;
+        let lock = lock_directory(dir)?;
+        let block_size = control.block_size as usize;
+        if !control.datafiles.iter().any(|d| d.number == undo::UNDO_FILE_NO) {
+            // A database created before undo existed gets its undo tablespace now.
+            let size = creation_size(options, params::UNDO_TABLESPACE_SIZE)?;
+            let max = creation_size(options, params::UNDO_TABLESPACE_MAXSIZE)?;
+            control.datafiles.push(undo::create_tablespace(io.as_ref(), dir, block_size, control.db_id, size, max)?);
+            control.write(io.as_ref(), dir)?;
+        }
+        if control.log_groups.is_empty() {
+            // A database created before redo existed gets its online logs now.
+            control.log_file_size = creation_size(options, params::LOG_FILE_SIZE)?;
+            RedoLog::create_files(io.as_ref(), dir, control.db_id, LOG_GROUPS, control.log_file_size)?;
+            control.log_groups = (1..=LOG_GROUPS).collect();
+            control.write(io.as_ref(), dir)?;
+        }
+        let mut parameters =
+            ParameterValues::from_map(&control.parameters)?.created_with(params::DB_BLOCK_SIZE, block_size.to_string());
+        for (k, v) in &options.parameters {
+            parameters.set(k, v)?;
+        }
+        let direct = parameters.get(params::FILESYSTEMIO_OPTIONS) == "directio";
+        let mut cache = BufferCache::new(parameters.get_u64(params::DB_CACHE_SIZE) as usize, block_size);
+        if parameters.get_bool(params::PRE_PAGE_SGA) {
+            cache.pre_page();
+        }
+        let mut datafiles = Vec::new();
+        for entry in &control.datafiles {
+            let path = dir.join(&entry.name);
+            let file = Arc::new(DataFile::open(io.as_ref(), &path, entry.number, block_size, control.db_id, direct)?);
+            cache.attach_file(file.clone());
+            datafiles.push(file);
+        }
+        let redo = Arc::new(RedoLog::open(io.clone(), dir, control.db_id, control.log_file_size, &control.log_groups)?);
+        let recovery_stats = crate::stats::SessionStats::default();
+        let (mut report, redo_scn, newest_seq) =
+            recovery::roll_forward(&cache, &redo, control.checkpoint_lsn, &recovery_stats)?;
+        cache.checkpoint(&recovery_stats)?;
+        let scn = control.checkpoint_scn.max(redo_scn);
+        let start = redo.start(newest_seq + 1, scn)?;
+        control.checkpoint_lsn = start;
+        control.checkpoint_scn = scn;
+        control.log_groups = redo.group_numbers();
+        control.write(io.as_ref(), dir)?;
+        cache.attach_redo(redo.clone());
+        let undo_file = datafiles.iter().find(|f| f.number() == undo::UNDO_FILE_NO).expect("added above");
+        let undo_max = params::number(params::UNDO_TABLESPACE_MAXSIZE, parameters.get(params::UNDO_TABLESPACE_MAXSIZE));
+        let undo = undo::Undo::open(&cache, undo_file.clone(), undo_max)?;
+        let parameters = parameters
+            .created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo.size_bytes()))
+            .created_with(params::UNDO_TABLESPACE_MAXSIZE, params::format_size(undo.max_size_bytes()))
+            .created_with(params::LOG_FILE_SIZE, params::format_size(control.log_file_size));
+        let catalog = Catalog::open(io.clone(), dir)?;
+        let inner = Arc::new_cyclic(|this| DbInner {
+            this: this.clone(),
+            dir: dir.to_owned(),
+            space: Space::new(control, datafiles),
+            clock: ScnClock::new(scn),
+            cache,
+            catalog,
+            registry: Registry::default(),
+            parameters: RwLock::new(parameters),
+            locks: ObjectLocks::default(),
+            undo,
+            enqueues: Default::default(),
+            inmemory: Default::default(),
+            sql_area: Default::default(),
+            parameter_changes: Default::default(),
+            io,
+            redo: redo.clone(),
+            recovery: std::sync::OnceLock::new(),
+            checkpoint_lock: Mutex::new(()),
+            closing: AtomicBool::new(false),
+            log_writer: Mutex::new(None),
+            database_writer: Mutex::new(None),
+            _lock: lock,
+        });
+        inner.apply_parameters();
+        let weak = Arc::downgrade(&inner);
+        inner.inmemory.register_worker_starter(move || {
+            if let Some(db) = weak.upgrade() {
+                crate::inmemory::populate::ensure_workers(&db);
+            }
+        });
+        *inner.log_writer.lock() = Some(writer::start_log_writer(&inner, redo.clone()));
+        let flush_redo = redo.clone();
+        inner.catalog.set_before_write(Box::new(move || flush_redo.flush_all()));
+        let smon = inner.registry.register("SMON");
+        if report.needed {
+            inner.rebuild_space_map(&smon.stats)?;
+        }
+        report.transactions_rolled_back = inner.recover_transactions(&smon.stats)?;
+        report.needed |= report.transactions_rolled_back > 0;
+        for stat in [Stat::RedoRecordsApplied, Stat::RecoveryBlocksApplied] {
+            smon.stats.add(stat, recovery_stats.get(stat));
+        }
+        inner.registry.unregister(smon.sid);
+        if report.needed {
+            inner.checkpoint()?;
+        }
+        report.elapsed_ms = started.elapsed().as_millis() as u64;
+        let _ = inner.recovery.set(report);
+        *inner.database_writer.lock() = Some(writer::start_database_writer(Arc::downgrade(&inner), redo));
+        crate::inmemory::populate::on_open(&inner);
+        Ok(inner)
+    }
+}
+
+impl DbInner {
+    /// The context of a statement of a session with statistics `stats`, changing blocks
+    /// at `scn`, reading as `reader`, and asking for `multiblock_read_count` blocks a
+    /// multiblock read.
+    pub(crate) fn access_context<'a>(
+        &'a self,
+        stats: &'a crate::stats::SessionStats,
+        multiblock_read_count: u32,
+        scn: u64,
+        reader: crate::txn::cr::Reader,
+    ) -> AccessContext<'a> {
+        AccessContext {
+            txn: crate::txn::TxnContext {
+                cache: &self.cache,
+                space: &self.space,
+                clock: &self.clock,
+                undo: &self.undo,
+                enqueues: &self.enqueues,
+                locks: &self.locks,
+                sessions: &self.registry,
+                observer: &self.inmemory,
+                stats,
+                scn,
+                reader,
+            },
+            multiblock_read_count,
+        }
+    }
+
+    /// The last user handle is gone: the population workers stop, and the database
+    /// writer stops after a last checkpoint. The database writer holds the database while
+    /// it checkpoints: stopped here, the database closes on this thread, and its
+    /// directory is free on return.
+    pub(crate) fn users_gone(&self) {
+        crate::inmemory::populate::stop_workers(&self.inmemory);
+        self.closing.store(true, Ordering::Release);
+        self.redo.want_checkpoint();
+        let writer = self.database_writer.lock().take();
+        if let Some(writer) = writer {
+            let _ = writer.join();
+        }
+    }
+
+    /// Hands the system parameters that the layers below keep themselves (they do not
+    /// read the parameter table) to those layers: done at open and after ALTER SYSTEM.
+    pub(crate) fn apply_parameters(&self) {
+        let parameters = self.parameters.read();
+        self.undo.set_retention(parameters.get_u64(params::UNDO_RETENTION));
+    }
+}
+
+impl Drop for DbInner {
+    fn drop(&mut self) {
+        crate::inmemory::populate::stop_workers(&self.inmemory);
+        self.closing.store(true, Ordering::Release);
+        // A failed log means the instance died: what is on disk is for recovery to mend.
+        let closed = self.redo.failure().map_or_else(
+            || self.checkpoint(),
+            |f| Err(Error::Transaction { message: format!("the redo log failed: {f}") }),
+        );
+        if let Err(e) = closed {
+            eprintln!("lioscope: closing {}: {e}", self.dir.display());
+        }
+        self.redo.close();
+        if let Some(writer) = self.log_writer.lock().take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+/// A size fixed at creation (`undo_tablespace_size`, `undo_tablespace_maxsize`,
+/// `log_file_size`) asked for in `options` (or its default), in bytes.
+pub(crate) fn creation_size(options: &DatabaseOptions, name: &str) -> Result<u64> {
+    let given = options.parameters.iter().find(|(k, _)| k.eq_ignore_ascii_case(name));
+    let def = lookup_parameter(name)?;
+    let value = validate_parameter(def, given.map_or(def.default_value(), |(_, v)| v.as_str()))?;
+    Ok(params::number(def.name, &value))
+}
+
+/// Takes the exclusive lock of a database directory, or says it is already open.
+fn lock_directory(dir: &Path) -> Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join("lioscope.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io("open", &path, e))?;
+    // SAFETY: flock only reads its integer arguments; the descriptor is open and owned.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(if e.kind() == std::io::ErrorKind::WouldBlock {
+            Error::DatabaseInUse { path: dir.to_owned() }
+        } else {
+            Error::io("lock", &path, e)
+        });
+    }
+    Ok(file)
+}

@@ -1,0 +1,284 @@
+//! Sessions: the unit of work and of accounting. Every statement runs in a session and
+//! counts into its statistics, wait events and time model.
+//!
+//! Invariant: a session is used by one thread at a time (`Session` is `Send` but not
+//! `Sync`), which is what lets its statistics count with plain loads and stores. While a
+//! statement runs, its session publishes an SCN no later than the statement's snapshot
+//! (`SessionInfo::reading_since`), set before the snapshot is taken and cleared after (kept
+//! between statements while a serializable or read-only transaction holds its snapshot).
+
+use super::{DbInner, ParameterValues, params};
+use crate::access::AccessContext;
+use crate::stats::{SessionInfo, SessionStats};
+use crate::types::Value;
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// Called during long loads with (bytes done, bytes in all).
+pub type ProgressFn = Box<dyn FnMut(u64, u64) + Send>;
+
+/// Session-private state.
+pub(crate) struct SessionState {
+    /// Values set with ALTER SESSION, over the system's.
+    pub overrides: Vec<(String, String)>,
+    pub progress: Option<ProgressFn>,
+    /// Seed of DBMS_RANDOM for the next statement (advanced by each statement).
+    pub random_seed: u64,
+}
+
+/// A session of a database; one statement runs at a time in it.
+///
+/// A session may be sent to another thread, but not shared between threads: it is not
+/// `Sync`, because its statistics count with one writer (see [`SessionStats`]). Open a
+/// session per thread instead.
+///
+/// ```compile_fail
+/// fn shared_between_threads<T: Sync>() {}
+/// shared_between_threads::<lioscope::Session>();
+/// ```
+pub struct Session {
+    pub(crate) db: Arc<DbInner>,
+    /// Shared with the registry, which reads the statistics for `v$sesstat` and `v$sysstat`.
+    pub(crate) info: Arc<SessionInfo>,
+    pub(crate) state: Mutex<SessionState>,
+    /// The session's transaction (one statement at a time uses it).
+    pub(crate) txn: std::cell::RefCell<crate::txn::transaction::Transaction>,
+    /// The bind variables of the statement a cursor is running now (none otherwise).
+    pub(crate) binds: std::cell::RefCell<StatementBinds>,
+    /// Whether each successful statement that changes data commits at once.
+    autocommit: Cell<bool>,
+    /// Queries gather row-source statistics (set by autotrace).
+    plan_statistics: Cell<bool>,
+    /// The performance counters of the thread running the session, when switched on
+    /// ([`Session::set_hardware_counters`]).
+    counters: std::cell::RefCell<Option<SessionCounters>>,
+    /// The parameters every execution reads, parsed once per change of any parameter.
+    hot: Cell<Option<HotParameters>>,
+    /// Makes `Session` `!Sync` (while still `Send`): only one thread writes its statistics.
+    _one_thread_at_a_time: PhantomData<Cell<()>>,
+}
+
+/// The parameters a statement reads on every execution, as this session sees them, and
+/// the count of parameter changes (`DbInner::parameter_changes`) they were read at.
+#[derive(Debug, Clone, Copy)]
+struct HotParameters {
+    changes: u64,
+    multiblock_read_count: u32,
+    parallel_max_servers: u64,
+    statistics_all: bool,
+    /// `commit_logging = batch`, `commit_wait = nowait`, `commit_wait = force_wait`.
+    commit_batch: bool,
+    commit_nowait: bool,
+    commit_force_wait: bool,
+}
+
+/// A session's performance counters: those of the thread it runs on now, and what the
+/// threads it ran on before counted (a session can move between threads; counters
+/// count the thread that opened them).
+struct SessionCounters {
+    thread: crate::stats::hwcounters::ThreadCounters,
+    earlier: crate::stats::hwcounters::Reading,
+}
+
+/// The bind variables of a running statement: names by slot, and this execution's values.
+#[derive(Debug, Clone)]
+pub(crate) struct StatementBinds {
+    pub names: Arc<[String]>,
+    pub values: Vec<Value>,
+}
+
+impl Default for StatementBinds {
+    fn default() -> Self {
+        StatementBinds { names: Arc::from([]), values: Vec::new() }
+    }
+}
+
+/// A session moves between threads.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Session>();
+};
+
+impl Session {
+    pub(crate) fn new(db: Arc<DbInner>) -> Session {
+        let info = db.registry.register("USER");
+        let seed = u64::from(info.sid).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        Session {
+            db,
+            info,
+            state: Mutex::new(SessionState { overrides: Vec::new(), progress: None, random_seed: seed }),
+            txn: Default::default(),
+            binds: Default::default(),
+            autocommit: Cell::new(true),
+            plan_statistics: Cell::new(false),
+            counters: Default::default(),
+            hot: Cell::new(None),
+            _one_thread_at_a_time: PhantomData,
+        }
+    }
+
+    /// Switches the session's performance counters on (opened for the calling thread,
+    /// counting from now) or off. While on, helper threads working for its statements
+    /// count too, and [`Session::hardware_counters`] reads the totals.
+    pub fn set_hardware_counters(&self, on: bool) {
+        let mut counters = self.counters.borrow_mut();
+        match (on, counters.is_some()) {
+            (true, false) => {
+                let thread = crate::stats::hwcounters::ThreadCounters::open();
+                *counters = Some(SessionCounters { thread, earlier: Default::default() });
+            }
+            (false, true) => *counters = None,
+            _ => {}
+        }
+        self.stats().set_counting_helpers(on);
+    }
+
+    /// The performance counters' totals since they were switched on: the session's
+    /// threads' and its helpers'. Counters the machine does not offer are listed as
+    /// unavailable with the kernel's reason. `None` while they are off.
+    pub fn hardware_counters(&self) -> Option<crate::stats::hwcounters::Reading> {
+        let mut counters = self.counters.borrow_mut();
+        let session = counters.as_mut()?;
+        if !session.thread.is_current_thread() {
+            // The session moved: keep what the old thread counted, count this one.
+            session.earlier.add(&session.thread.read());
+            session.thread = crate::stats::hwcounters::ThreadCounters::open();
+        }
+        let mut reading = session.thread.read();
+        reading.add(&session.earlier);
+        reading.add(&self.stats().helper_counts());
+        Some(reading)
+    }
+
+    /// Whether each statement that changes data commits when it succeeds. On by default
+    /// for the library (as JDBC connections); the shell turns it off (as SQL*Plus).
+    pub fn autocommit(&self) -> bool {
+        self.autocommit.get()
+    }
+
+    pub fn set_autocommit(&self, on: bool) {
+        self.autocommit.set(on);
+    }
+
+    /// Whether the session has a transaction with uncommitted changes.
+    pub fn in_transaction(&self) -> bool {
+        self.txn.borrow().is_active()
+    }
+
+    /// This session's id (`SID` in `v$session`).
+    pub fn sid(&self) -> u32 {
+        self.info.sid
+    }
+
+    /// This session's statistics, for reading deltas around a statement.
+    pub fn stats(&self) -> &SessionStats {
+        &self.info.stats
+    }
+
+    /// Sets (or clears) the callback long loads report progress to.
+    pub fn set_progress(&self, progress: Option<ProgressFn>) {
+        self.state.lock().progress = progress;
+    }
+
+    /// The parameter values this session sees: the system's, then its own ALTER SESSIONs.
+    pub fn parameters(&self) -> ParameterValues {
+        let mut values = self.db.parameters.read().clone();
+        for (k, v) in &self.state.lock().overrides {
+            // Validated when set.
+            let _ = values.set(k, v);
+        }
+        values
+    }
+
+    /// The value of one numeric parameter (one of the names in [`params`]) for this
+    /// session, without copying the others: its ALTER SESSION value, else the system's.
+    /// (The ones every execution reads have accessors that cache them.)
+    pub(crate) fn parameter_u64(&self, name: &'static str) -> u64 {
+        self.read_parameter(name, params::number)
+    }
+
+    /// This session's `db_file_multiblock_read_count`.
+    pub(crate) fn multiblock_read_count(&self) -> u32 {
+        self.hot_parameters().multiblock_read_count
+    }
+
+    /// This session's `parallel_max_servers`.
+    pub(crate) fn parallel_max_servers(&self) -> u64 {
+        self.hot_parameters().parallel_max_servers
+    }
+
+    /// `read(name, value)` of this session's value of `name`: its ALTER SESSION value, else
+    /// the system's.
+    fn read_parameter<T>(&self, name: &'static str, read: impl FnOnce(&str, &str) -> T) -> T {
+        match self.state.lock().overrides.iter().find(|(k, _)| k == name) {
+            Some((_, value)) => read(name, value),
+            None => read(name, self.db.parameters.read().get(name)),
+        }
+    }
+
+    /// The parameters every execution reads, read again only after a parameter changed.
+    fn hot_parameters(&self) -> HotParameters {
+        let changes = self.db.parameter_changes.load(Ordering::Acquire);
+        if let Some(hot) = self.hot.get().filter(|h| h.changes == changes) {
+            return hot;
+        }
+        let hot = HotParameters {
+            changes,
+            multiblock_read_count: self.read_parameter(params::MBRC, params::number) as u32,
+            parallel_max_servers: self.read_parameter(params::PARALLEL_MAX_SERVERS, params::number),
+            statistics_all: self.read_parameter(params::STATISTICS_LEVEL, |_, value| value.eq_ignore_ascii_case("all")),
+            commit_batch: self.read_parameter(params::COMMIT_LOGGING, |_, value| value == "batch"),
+            commit_nowait: self.read_parameter(params::COMMIT_WAIT, |_, value| value == "nowait"),
+            commit_force_wait: self.read_parameter(params::COMMIT_WAIT, |_, value| value == "force_wait"),
+        };
+        self.hot.set(Some(hot));
+        hot
+    }
+
+    /// This session's `commit_logging = batch`, `commit_wait = nowait` and `commit_wait =
+    /// force_wait`, read without copying its parameters (every commit asks).
+    pub(crate) fn commit_settings(&self) -> (bool, bool, bool) {
+        let hot = self.hot_parameters();
+        (hot.commit_batch, hot.commit_nowait, hot.commit_force_wait)
+    }
+
+    /// Whether this session's queries gather row-source statistics: `statistics_level =
+    /// all`, or [`Session::set_plan_statistics`].
+    pub fn gathers_plan_statistics(&self) -> bool {
+        self.plan_statistics.get() || self.hot_parameters().statistics_all
+    }
+
+    /// Makes this session's queries gather row-source statistics (in
+    /// [`QueryResult::plan_statistics`](crate::QueryResult::plan_statistics)) whatever `statistics_level` says, as SET
+    /// AUTOTRACE does.
+    pub fn set_plan_statistics(&self, on: bool) {
+        self.plan_statistics.set(on);
+    }
+
+    /// The access context for this session's next statement.
+    pub(crate) fn access_context(&self) -> AccessContext<'_> {
+        let mbrc = self.multiblock_read_count();
+        let now = self.db.clock.current();
+        let mut txn = self.txn.borrow_mut();
+        let snapshot = match txn.isolation {
+            crate::txn::transaction::Isolation::ReadCommitted => now,
+            _ => *txn.snapshot.get_or_insert(now),
+        };
+        self.db.access_context(&self.info.stats, mbrc, now, crate::txn::cr::Reader { snapshot, own: txn.xid })
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.in_transaction() {
+            let ctx = self.access_context();
+            if let Err(e) = self.txn.borrow_mut().rollback(&ctx) {
+                eprintln!("lioscope: rolling back the transaction of session {}: {e}", self.info.sid);
+            }
+        }
+        self.db.registry.unregister(self.info.sid);
+    }
+}
