@@ -1,7 +1,8 @@
 //! lioscope: an embeddable database engine whose every cost is visible.
 //!
 //! Modules are listed in the order a query flows through them: a [`Session`] of a
-//! [`Database`] (`db`) hands the text to `sql`, which parses and plans it; `exec` runs the
+//! [`Database`] (`db`) hands the text to `sql`, which parses and plans it, working with
+//! what the `instance` shares (the cache, undo, the dictionary, the sessions); `exec` runs the
 //! plan's operators; `access` reaches rows in a table's segment and `index` through its
 //! B-tree indexes; `buffer` caches their
 //! blocks; `txn` gives each statement the version of a block it must see (undo, CR

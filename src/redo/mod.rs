@@ -22,7 +22,7 @@
 //! ```
 //!
 //! Below `buffer` and above `storage`: the log writes its files through the I/O layer
-//! (`storage::io`); the database (`db`) opens the log, runs recovery through the cache
+//! (`storage::io`); the instance (`instance`) opens the log, runs recovery through the cache
 //! before anything else reads a block, then attaches the log to the cache.
 //!
 //! Torn blocks: a block's first change after it was read or written logs the whole
