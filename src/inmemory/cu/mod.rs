@@ -48,6 +48,7 @@
 //! [`Encoding::AllNull`] and holds no codes at all. A unit is immutable once built, so it
 //! is `Send + Sync` and scans share it without latches.
 
+mod domain;
 mod codes;
 #[cfg(test)]
 mod tests;
@@ -56,6 +57,7 @@ use super::area::{InMemoryArea, Stored};
 use super::bitmap::{Bitmap, low_bits};
 use super::simd::{self, Isa};
 use codes::{Codes, Lanes, Runs, bits_for, count_runs, fill_nulls};
+use domain::{Domain, offset, partition_point, positions};
 use std::fmt;
 #[cfg(test)]
 use std::ops::Range;
@@ -246,17 +248,6 @@ struct PlainKeys {
     /// A row holding the smallest key, and one holding the largest (neither NULL).
     min_row: u32,
     max_row: u32,
-}
-
-/// How codes map to values; every mapping preserves order.
-#[derive(Clone, Debug)]
-enum Domain {
-    /// Frame of reference: `value = base + code`; `max` is the largest value.
-    IntOffsets { base: i64, max: i64 },
-    /// `value = dictionary[code]`; sorted, distinct, not empty.
-    IntDict(Vec<i64>),
-    /// `value = dictionary.key(code)`; sorted, distinct, not empty.
-    KeyDict(KeyDict),
 }
 
 /// Keys packed into one buffer.
@@ -993,114 +984,9 @@ fn hash_key(key: &[u8]) -> u64 {
     fold(a ^ K0 ^ n as u64, b ^ K1)
 }
 
-/// `value - base` as an unsigned offset (exact for any `base <= value`, even `MIN..=MAX`).
-fn offset(base: i64, value: i64) -> u64 {
-    (value as u64).wrapping_sub(base as u64)
-}
-
 // ---------------------------------------------------------------------------------------
 // Domains: values <-> codes
 // ---------------------------------------------------------------------------------------
-
-impl Domain {
-    fn kind(&self) -> &'static str {
-        match self {
-            Domain::IntOffsets { .. } | Domain::IntDict(_) => "integers",
-            Domain::KeyDict(_) => "keys",
-        }
-    }
-
-    fn entries(&self) -> usize {
-        match self {
-            Domain::IntOffsets { .. } => 0,
-            Domain::IntDict(dict) => dict.len(),
-            Domain::KeyDict(dict) => dict.len(),
-        }
-    }
-
-    fn max_code(&self) -> u64 {
-        match self {
-            Domain::IntOffsets { base, max } => offset(*base, *max),
-            _ => self.entries() as u64 - 1,
-        }
-    }
-
-    fn bytes(&self) -> usize {
-        match self {
-            Domain::IntOffsets { .. } => 0,
-            Domain::IntDict(dict) => dict.capacity() * size_of::<i64>(),
-            Domain::KeyDict(KeyDict(keys)) => keys.bytes(),
-        }
-    }
-
-    /// The value of `code` (which is at most `max_code`).
-    fn value(&self, code: u64) -> CuValue<'_> {
-        match self {
-            Domain::IntOffsets { base, .. } => CuValue::Int(base.wrapping_add(code as i64)),
-            Domain::IntDict(dict) => CuValue::Int(dict[code as usize]),
-            Domain::KeyDict(dict) => CuValue::Key(dict.key(code as usize)),
-        }
-    }
-
-    /// The codes whose values satisfy comparison `pred`, as ascending, disjoint,
-    /// non-adjacent inclusive ranges; `None` when `pred` is of the other kind.
-    fn code_ranges(&self, pred: &CuPredicate) -> Option<Vec<(u64, u64)>> {
-        let ranges = match (self, pred) {
-            (Domain::IntOffsets { base, max }, CuPredicate::IntRange { lo, hi }) => {
-                let (lo, hi) = ((*lo).max(*base), (*hi).min(*max));
-                (lo <= hi).then(|| (offset(*base, lo), offset(*base, hi))).into_iter().collect()
-            }
-            (Domain::IntOffsets { base, max }, CuPredicate::IntIn(list)) => {
-                coalesce(list.iter().filter(|v| (base..=max).contains(v)).map(|&v| offset(*base, v)).collect())
-            }
-            (Domain::IntDict(dict), CuPredicate::IntRange { lo, hi }) => {
-                positions(dict.len(), |i| dict[i] < *lo, |i| dict[i] <= *hi).into_iter().collect()
-            }
-            (Domain::IntDict(dict), CuPredicate::IntIn(list)) => {
-                coalesce(list.iter().filter_map(|v| dict.binary_search(v).ok()).map(|c| c as u64).collect())
-            }
-            (Domain::KeyDict(dict), CuPredicate::KeyRange { lo, hi }) => dict.code_range(lo, hi).into_iter().collect(),
-            (Domain::KeyDict(dict), CuPredicate::KeyIn(list)) => {
-                coalesce(list.iter().filter_map(|k| dict.find(k)).map(|c| c as u64).collect())
-            }
-            _ => return None,
-        };
-        Some(ranges)
-    }
-}
-
-/// The inclusive range of codes in a sorted dictionary of `n` entries that lie between two
-/// bounds: `below(i)` holds for the entries under the lower bound, `within(i)` for those
-/// up to the upper bound (each true on a prefix); `None` when no entry is between.
-fn positions(n: usize, below: impl Fn(usize) -> bool, within: impl Fn(usize) -> bool) -> Option<(u64, u64)> {
-    let start = partition_point(n, below);
-    let end = partition_point(n, within);
-    (start < end).then(|| (start as u64, end as u64 - 1))
-}
-
-/// The first `i` in `0..n` where `pred(i)` is false, `pred` being true for a prefix.
-fn partition_point(n: usize, pred: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if pred(mid) { lo = mid + 1 } else { hi = mid }
-    }
-    lo
-}
-
-/// `codes` as ascending, disjoint, non-adjacent inclusive ranges.
-fn coalesce(mut codes: Vec<u64>) -> Vec<(u64, u64)> {
-    codes.sort_unstable();
-    codes.dedup();
-    let mut ranges: Vec<(u64, u64)> = Vec::new();
-    for code in codes {
-        match ranges.last_mut() {
-            Some((_, hi)) if *hi + 1 == code => *hi = code,
-            _ => ranges.push((code, code)),
-        }
-    }
-    ranges
-}
 
 impl KeyList {
     /// An empty list with room for `keys` keys.
