@@ -7,7 +7,8 @@
 //! code ranges come out ascending, disjoint and not adjacent; no code is above
 //! [`Domain::max_code`].
 
-use super::{CuPredicate, CuValue, KeyDict};
+use super::keys::KeyDict;
+use super::{CuPredicate, CuValue};
 
 /// How codes map to values; every mapping preserves order.
 #[derive(Clone, Debug)]

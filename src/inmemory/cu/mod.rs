@@ -50,16 +50,18 @@
 
 mod domain;
 mod ints;
+mod keys;
 mod codes;
 #[cfg(test)]
 mod tests;
 
-use super::area::{InMemoryArea, Stored};
+use super::area::InMemoryArea;
 use super::bitmap::{Bitmap, low_bits};
 use super::simd::{self, Isa};
 use codes::{Codes, Lanes, Runs, bits_for, count_runs, fill_nulls};
-use domain::{Domain, partition_point, positions};
+use domain::Domain;
 use ints::{build_ints, null_bitmap};
+use keys::{KeyDict, KeyList, StoredKeys, compare_keys, same_key, sorted_order};
 use std::fmt;
 #[cfg(test)]
 use std::ops::Range;
@@ -251,28 +253,6 @@ struct PlainKeys {
     min_row: u32,
     max_row: u32,
 }
-
-/// Keys packed into one buffer.
-#[derive(Clone, Debug)]
-struct KeyList {
-    /// The keys concatenated in order.
-    bytes: Vec<u8>,
-    /// `len + 1` ascending offsets into `bytes`: key `i` is `bytes[offsets[i]..offsets[i + 1]]`.
-    offsets: Vec<u32>,
-}
-
-/// Keys packed into one array, as a unit keeps them (in the In-Memory Area when large).
-#[derive(Clone, Debug)]
-struct StoredKeys {
-    /// The keys concatenated in order.
-    bytes: Stored<u8>,
-    /// `len + 1` ascending offsets into `bytes`: key `i` is `bytes[offsets[i]..offsets[i + 1]]`.
-    offsets: Stored<u32>,
-}
-
-/// Distinct keys in ascending order: key `c` has code `c`.
-#[derive(Clone, Debug)]
-struct KeyDict(StoredKeys);
 
 /// A predicate turned into a test on codes.
 #[derive(Debug, PartialEq, Eq)]
@@ -562,28 +542,6 @@ impl CodeTest {
 // Building
 // ---------------------------------------------------------------------------------------
 
-/// The indexes of `keys` in ascending order of key. Keys are sorted by the eight bytes
-/// after the prefix they all share (read big-endian, zero-padded), and only keys that tie
-/// there are compared whole: names with a common stem then sort as integers.
-fn sorted_order(keys: &KeyList) -> Vec<u32> {
-    let first = if keys.len() == 0 { &[][..] } else { keys.key(0) };
-    let shared = (0..keys.len()).map(|i| keys.key(i)).fold(first.len(), |shared, key| {
-        shared.min(first.iter().zip(key.iter()).take(shared).take_while(|(a, b)| a == b).count())
-    });
-    let prefix = |key: &[u8]| {
-        let mut word = [0u8; 8];
-        let rest = &key[shared..];
-        let n = rest.len().min(8);
-        word[..n].copy_from_slice(&rest[..n]);
-        u64::from_be_bytes(word)
-    };
-    let mut order: Vec<(u64, u32)> = (0..keys.len()).map(|id| (prefix(keys.key(id)), id as u32)).collect();
-    order.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0).then_with(|| compare_keys(keys.key(a.1 as usize), keys.key(b.1 as usize)))
-    });
-    order.into_iter().map(|(_, id)| id).collect()
-}
-
 /// Units with at least this many non-NULL keys are stored plain, without collecting a
 /// dictionary, when an estimate finds more than half of them distinct.
 const ESTIMATED_PLAIN_MIN_KEYS: usize = 4096;
@@ -851,49 +809,6 @@ fn prefetch<T>(value: &T) {
     let _ = value;
 }
 
-/// Whether two keys are equal, compared inline eight bytes at a time (a probe that finds
-/// its key compares once per row; a call to `memcmp` would cost more than the compare).
-#[inline]
-fn same_key(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let word = |key: &[u8], at: usize| u64::from_le_bytes(key[at..at + 8].try_into().expect("8 bytes"));
-    let half = |key: &[u8], at: usize| u32::from_le_bytes(key[at..at + 4].try_into().expect("4 bytes"));
-    match n {
-        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
-        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
-        _ => {
-            let mut at = 0;
-            while at + 8 < n {
-                if word(a, at) != word(b, at) {
-                    return false;
-                }
-                at += 8;
-            }
-            word(a, n - 8) == word(b, n - 8)
-        }
-    }
-}
-
-/// `a` against `b` in byte order, eight bytes at a time inline (as [`same_key`], for
-/// loops that compare every row).
-#[inline]
-fn compare_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    let word = |key: &[u8], at: usize| u64::from_be_bytes(key[at..at + 8].try_into().expect("8 bytes"));
-    let common = a.len().min(b.len());
-    let mut at = 0;
-    while at + 8 <= common {
-        let (x, y) = (word(a, at), word(b, at));
-        if x != y {
-            return x.cmp(&y);
-        }
-        at += 8;
-    }
-    a[at..].cmp(&b[at..])
-}
-
 /// A table of `size` slots (a power of two) holding the keys of `hashes`.
 fn rehash(hashes: &[u64], size: usize) -> Vec<u64> {
     let mut slots = vec![0u64; size];
@@ -942,114 +857,6 @@ fn hash_key(key: &[u8]) -> u64 {
 // ---------------------------------------------------------------------------------------
 // Domains: values <-> codes
 // ---------------------------------------------------------------------------------------
-
-impl KeyList {
-    /// An empty list with room for `keys` keys.
-    fn with_capacity(keys: usize) -> KeyList {
-        let mut offsets = Vec::with_capacity(keys + 1);
-        offsets.push(0);
-        KeyList { bytes: Vec::new(), offsets }
-    }
-
-    fn push(&mut self, key: &[u8]) {
-        self.bytes.extend_from_slice(key);
-        self.offsets.push(offset_u32(self.bytes.len()));
-    }
-
-    /// Empties the list, keeping its room.
-    fn clear(&mut self) {
-        self.bytes.clear();
-        self.offsets.truncate(1);
-    }
-
-    fn len(&self) -> usize {
-        self.offsets.len() - 1
-    }
-
-    fn key(&self, i: usize) -> &[u8] {
-        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
-    }
-}
-
-impl StoredKeys {
-    /// A copy of `keys`, in `area` when given and it has room.
-    fn copy_of(keys: &KeyList, area: Option<&InMemoryArea>) -> StoredKeys {
-        StoredKeys { bytes: Stored::copy_of(area, &keys.bytes), offsets: Stored::copy_of(area, &keys.offsets) }
-    }
-
-    fn len(&self) -> usize {
-        self.offsets.len() - 1
-    }
-
-    fn key(&self, i: usize) -> &[u8] {
-        &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
-    }
-
-    /// Bytes of both arrays.
-    fn bytes(&self) -> usize {
-        self.bytes.len() + self.offsets.len() * size_of::<u32>()
-    }
-}
-
-impl KeyDict {
-    /// The dictionary of the keys of `distinct` (all different) in the order `order`, which
-    /// sorts them, in `area` when given and it has room.
-    fn new(distinct: &KeyList, order: &[u32], area: Option<&InMemoryArea>) -> KeyDict {
-        debug_assert_eq!(order.len(), distinct.len(), "the order sorts every distinct key");
-        let sorted = || order.iter().map(|&i| distinct.key(i as usize));
-        // Written where they stay: no sorted copy is built first.
-        let bytes = Stored::zeroed_in(area, distinct.bytes.len(), |out| {
-            let mut at = 0;
-            for key in sorted() {
-                out[at..at + key.len()].copy_from_slice(key);
-                at += key.len();
-            }
-        });
-        let offsets = Stored::zeroed_in(area, order.len() + 1, |out| {
-            let mut end = 0;
-            for (offset, key) in out[1..].iter_mut().zip(sorted()) {
-                end += key.len();
-                *offset = offset_u32(end);
-            }
-        });
-        KeyDict(StoredKeys { bytes, offsets })
-    }
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn key(&self, code: usize) -> &[u8] {
-        self.0.key(code)
-    }
-
-    /// The code of `key`, if it is in the dictionary.
-    fn find(&self, key: &[u8]) -> Option<usize> {
-        let code = partition_point(self.len(), |i| self.key(i) < key);
-        (code < self.len() && self.key(code) == key).then_some(code)
-    }
-
-    /// The codes of the keys within `lo` and `hi`.
-    fn code_range(&self, lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> Option<(u64, u64)> {
-        let below = |i: usize| match lo {
-            Bound::Included(lo) => self.key(i) < lo.as_slice(),
-            Bound::Excluded(lo) => self.key(i) <= lo.as_slice(),
-            Bound::Unbounded => false,
-        };
-        let within = |i: usize| match hi {
-            Bound::Included(hi) => self.key(i) <= hi.as_slice(),
-            Bound::Excluded(hi) => self.key(i) < hi.as_slice(),
-            Bound::Unbounded => true,
-        };
-        positions(self.len(), below, within)
-    }
-}
-
-/// A byte offset within one unit's keys as `u32`; panics past 4 GiB (a unit of 64 MiB of
-/// blocks holds far less).
-fn offset_u32(offset: usize) -> u32 {
-    u32::try_from(offset).unwrap_or_else(|_| panic!("a column unit's keys take under 4 GiB, not {offset} bytes"))
-}
 
 impl PlainKeys {
     /// Rows `keys` stored plain (copied into `area` when given and it has room); `nulls`
