@@ -3,6 +3,7 @@
 //! over random columns and predicates, and sweeps of every code width); the choices
 //! between encodings; units in the In-Memory Area against units on the heap.
 
+use super::keys::{KeyList, sorted_order};
 use super::*;
 use proptest::collection::vec;
 use proptest::prelude::*;
