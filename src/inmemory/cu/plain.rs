@@ -5,8 +5,9 @@
 //!
 //! Invariants: the rows of the smallest and the largest key are not NULL.
 
+use super::filter::{CodeTest, and_each_row};
 use super::keys::{KeyList, StoredKeys, compare_keys};
-use super::{CodeTest, CuPredicate, CuValue, and_each_row};
+use super::{CuPredicate, CuValue};
 use crate::inmemory::area::InMemoryArea;
 use crate::inmemory::bitmap::Bitmap;
 use std::ops::{Bound, RangeBounds};

@@ -5,6 +5,8 @@
 
 use super::keys::{KeyList, sorted_order};
 use super::*;
+use crate::inmemory::bitmap::low_bits;
+use crate::inmemory::simd::Isa;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
