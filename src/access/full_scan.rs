@@ -14,6 +14,12 @@
 //! is read first with a consistent get, as Oracle's scans do, and the table's visibility
 //! lock is held shared for the whole scan.
 //!
+//! One walk of a block's row directory ([`FullScan::walk_block`]) serves every consumer:
+//! what differs, how the rows are taken ([`BlockRows`]: gathered into batches, walked the
+//! general way one by one, or by the fast walk), is a type the walk is monomorphised
+//! for, so no call per block or row is dynamic. A chained row is handed over on its own
+//! by every walk, after the rows gathered before it.
+//!
 //! The next block is share-locked one step ahead, so a scan holds two blocks at a time
 //! (following a chained row into one of them takes its shared lock again, which the
 //! buffer cache allows). Its lines are prefetched while the current block is walked: a
@@ -226,105 +232,16 @@ impl<'t> FullScan<'t> {
         ctx.stats.add(Stat::TableScanBlocksGotten, 1);
         let guard = crate::txn::cr::consistent_get_pinned(ctx, guard, |b| ctx.check_table_block(self.table, rdba, b))?;
         if in_place {
-            self.walk_block_fast(ctx, &guard, rdba, next, visit)
+            self.walk_in_place(ctx, &guard, rdba, next, visit)
         } else {
-            self.batch_block(ctx, &guard, rdba, visit)
+            self.start_batches(&guard);
+            self.walk_block(ctx, &guard, rdba, &mut Gathered::new(&guard), visit)
         }
     }
 
-    /// Hands the whole rows of one block to the consumer as batches (a chained row, one
-    /// by one, between them), each row's first columns located.
-    fn batch_block<C: ScanConsumer>(
-        &mut self,
-        ctx: &AccessContext<'_>,
-        bytes: &[u8],
-        rdba: u32,
-        visit: &mut C,
-    ) -> Result<Flow> {
-        let block = DataBlock(bytes);
-        self.starts.clear();
-        self.slots.clear();
-        self.starts.reserve(block.row_count());
-        // Room for every row of the block, sized once per block.
-        let needed = block.row_count() * self.width();
-        if self.spans.len() < needed {
-            self.spans.resize(needed, ColumnSpan::NULL);
-        }
-        let directory = block.directory();
-        let mut chained_rows = 0u64;
-        let mut flow = Flow::Continue;
-        for (slot, entry) in directory.chunks_exact(2).enumerate() {
-            // Rolling prefetch: start loading the row a few slots ahead while this one is
-            // evaluated (a burst of prefetches for the whole block would overflow the
-            // CPU's line-fill buffers and mostly be dropped).
-            if let Some(ahead) = directory.get(2 * (slot + PREFETCH_ROWS_AHEAD)..2 * (slot + PREFETCH_ROWS_AHEAD) + 2) {
-                let at = u16::from_le_bytes([ahead[0], ahead[1]]) as usize;
-                PrefetchTarget::of(bytes).range(at, at + ROW_PREFETCH_BYTES);
-            }
-            match live_row(ctx, rdba, bytes, slot, entry)? {
-                None => {}
-                Some(LiveRow::Whole { stream, column_count }) => {
-                    let width = self.width();
-                    let at = self.starts.len() * width;
-                    locate_columns(stream, column_count, &mut self.spans[at..at + width])
-                        .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
-                    self.starts.push((bytes.len() - stream.len()) as u32);
-                    self.slots.push(slot as u16);
-                }
-                Some(LiveRow::Chained { column_count, fragment, next }) => {
-                    // Rows stay in slot order: the batch gathered so far goes first.
-                    flow = self.hand_over(bytes, rdba, ctx, visit)?;
-                    if flow == Flow::Stop {
-                        return Ok(flow);
-                    }
-                    chained_rows += 1;
-                    flow = self.visit_chained(ctx, rdba, slot, bytes, column_count, fragment, next, visit)?;
-                    if flow == Flow::Stop {
-                        break;
-                    }
-                }
-            }
-        }
-        ctx.stats.add(Stat::TableScanRowsGotten, chained_rows);
-        if flow == Flow::Stop {
-            return Ok(flow);
-        }
-        self.hand_over(bytes, rdba, ctx, visit)
-    }
-
-    /// Visits the rows of one block one by one, each walked only as far as the positions
-    /// of its columns' length bytes, for a consumer that filters and counts in the scan
-    /// loop. The block is taken as a plain slice once, so the per-row work is the
-    /// directory entry, the flag checks and the walk. The next block's lines are
-    /// prefetched a few per row, so it is in the CPU cache when the walk reaches it.
-    fn walk_block_in_place<C: ScanConsumer>(
-        &mut self,
-        ctx: &AccessContext<'_>,
-        bytes: &[u8],
-        rdba: u32,
-        next: Option<&[u8]>,
-        visit: &mut C,
-    ) -> Result<Flow> {
-        let directory = DataBlock(bytes).directory();
-        let mut upcoming = NextBlockPrefetch::new(next.map(PrefetchTarget::of));
-        let mut visited = 0u64;
-        let mut flow = Flow::Continue;
-        for (slot, entry) in directory.chunks_exact(2).enumerate() {
-            upcoming.step();
-            let Some(row_flow) = self.visit_live_row(ctx, rdba, bytes, slot, entry, visit)? else { continue };
-            flow = row_flow;
-            visited += 1;
-            if flow == Flow::Stop {
-                break;
-            }
-        }
-        ctx.stats.add(Stat::TableScanRowsGotten, visited);
-        Ok(flow)
-    }
-
-    /// [`FullScan::walk_block_in_place`] with the fast walk for the width of this scan, up
-    /// to 16 columns (a wider scan walks the general way).
-    fn walk_block_fast<C: ScanConsumer>(
+    /// [`FullScan::walk_block`] for a consumer that takes rows in place: with the fast
+    /// walk for the width of this scan, up to 16 columns, else every row the general way.
+    fn walk_in_place<C: ScanConsumer>(
         &mut self,
         ctx: &AccessContext<'_>,
         bytes: &[u8],
@@ -335,17 +252,17 @@ impl<'t> FullScan<'t> {
         macro_rules! by_width {
             ($($w:literal)*) => {
                 match self.width() {
-                    $($w => self.walk_block_in_place_fast::<$w, C>(ctx, bytes, rdba, next, visit),)*
-                    _ => self.walk_block_in_place(ctx, bytes, rdba, next, visit),
+                    $($w => self.walk_fast::<$w, C>(ctx, bytes, rdba, next, visit),)*
+                    _ => self.walk_block(ctx, bytes, rdba, &mut OneByOne::new(bytes, next), visit),
                 }
             };
         }
         by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
     }
 
-    /// [`FullScan::walk_block_in_place`] for a scan of `W` columns: the rows the fast walk
-    /// takes go to [`ScanConsumer::fast_rows`], every other row the general way.
-    fn walk_block_in_place_fast<const W: usize, C: ScanConsumer>(
+    /// [`FullScan::walk_block`] with the fast walk of `W` columns: the rows it takes go to
+    /// [`ScanConsumer::fast_rows`], every other row the general way.
+    fn walk_fast<const W: usize, C: ScanConsumer>(
         &mut self,
         ctx: &AccessContext<'_>,
         bytes: &[u8],
@@ -356,45 +273,94 @@ impl<'t> FullScan<'t> {
         let directory = DataBlock(bytes).directory();
         let mut tail = std::mem::take(&mut self.tail);
         let mut rows = FastRows::<W>::new(bytes, directory, tail.copy_of(bytes), next.map(PrefetchTarget::of));
-        let mut general = 0u64;
-        let flow = loop {
-            if visit.fast_rows(&mut rows, &self.kinds, rdba)? == Flow::Stop {
-                break Flow::Stop;
-            }
-            let Some((slot, entry)) = rows.pending() else { break Flow::Continue };
-            let Some(flow) = self.visit_live_row(ctx, rdba, bytes, slot, entry, visit)? else { continue };
-            general += 1;
-            if flow == Flow::Stop {
-                break flow;
-            }
-        };
-        ctx.stats.add(Stat::TableScanRowsGotten, rows.taken() + general);
+        // An error ends the scan, so the copy comes back only after a walk that did not
+        // fail (passing a failed walk's error on through here costs a copy of it a block).
+        let flow = self.walk_block(ctx, bytes, rdba, &mut rows, visit)?;
         self.tail = tail;
         Ok(flow)
     }
 
-    /// Walks the row of directory entry `entry` (slot `slot`) of `bytes` the general way and
-    /// hands it to the consumer, if it is a live head piece: a whole row walked in place,
-    /// a chained one assembled when the columns read are not all in its head.
+    /// The walk of one block's row directory, the same for every consumer: `rows` hands
+    /// over the rows it takes by itself (the fast walk's), then names the next slot it
+    /// leaves to the general way. A whole row there is gathered into the batch when `rows`
+    /// [`BlockRows::GATHERS`], else walked and handed over in place; a chained row is
+    /// handed over on its own, after the batch gathered before it. Stops when the consumer
+    /// says so; counts the rows handed over as gotten.
     #[inline(always)]
-    fn visit_live_row<C: ScanConsumer>(
+    fn walk_block<'b, R: BlockRows<'b>, C: ScanConsumer>(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        bytes: &'b [u8],
+        rdba: u32,
+        rows: &mut R,
+        visit: &mut C,
+    ) -> Result<Flow> {
+        // Rows handed over one by one (a batch counts its own).
+        let mut one_by_one = 0u64;
+        let flow = loop {
+            if rows.take_run(&self.kinds, rdba, visit)? == Flow::Stop {
+                break Flow::Stop;
+            }
+            let Some((slot, entry)) = rows.next_slot() else {
+                break if R::GATHERS { self.hand_over(bytes, rdba, ctx, visit)? } else { Flow::Continue };
+            };
+            let flow = match live_row(ctx, rdba, bytes, slot, entry)? {
+                None => continue,
+                Some(LiveRow::Whole { stream, column_count }) if R::GATHERS => {
+                    self.gather(ctx, rdba, bytes.len(), slot, stream, column_count)?;
+                    continue;
+                }
+                Some(LiveRow::Whole { stream, column_count }) => {
+                    self.walk_one(ctx, rdba, slot, stream, column_count, visit)?
+                }
+                Some(LiveRow::Chained { column_count, fragment, next }) => {
+                    // Rows stay in slot order: the batch gathered so far goes first.
+                    if R::GATHERS && self.hand_over(bytes, rdba, ctx, visit)? == Flow::Stop {
+                        break Flow::Stop;
+                    }
+                    self.visit_chained(ctx, rdba, slot, bytes, column_count, fragment, next, visit)?
+                }
+            };
+            one_by_one += 1;
+            if flow == Flow::Stop {
+                break Flow::Stop;
+            }
+        };
+        ctx.stats.add(Stat::TableScanRowsGotten, one_by_one + rows.taken_in_runs());
+        Ok(flow)
+    }
+
+    /// Empties the batch and gives it room for every row of `block`, sized once per block.
+    fn start_batches(&mut self, block: &[u8]) {
+        let rows = DataBlock(block).row_count();
+        self.starts.clear();
+        self.slots.clear();
+        self.starts.reserve(rows);
+        let needed = rows * self.width();
+        if self.spans.len() < needed {
+            self.spans.resize(needed, ColumnSpan::NULL);
+        }
+    }
+
+    /// Locates the first columns of one whole row (slot `slot` of block `rdba`, `stream`
+    /// running to the block's end at `block_len`) and adds it to the batch.
+    #[inline(always)]
+    fn gather(
         &mut self,
         ctx: &AccessContext<'_>,
         rdba: u32,
-        bytes: &[u8],
+        block_len: usize,
         slot: usize,
-        entry: &[u8],
-        visit: &mut C,
-    ) -> Result<Option<Flow>> {
-        Ok(Some(match live_row(ctx, rdba, bytes, slot, entry)? {
-            None => return Ok(None),
-            Some(LiveRow::Whole { stream, column_count }) => {
-                self.walk_one(ctx, rdba, slot, stream, column_count, visit)?
-            }
-            Some(LiveRow::Chained { column_count, fragment, next }) => {
-                self.visit_chained(ctx, rdba, slot, bytes, column_count, fragment, next, visit)?
-            }
-        }))
+        stream: &[u8],
+        column_count: usize,
+    ) -> Result<()> {
+        let width = self.width();
+        let at = self.starts.len() * width;
+        locate_columns(stream, column_count, &mut self.spans[at..at + width])
+            .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
+        self.starts.push((block_len - stream.len()) as u32);
+        self.slots.push(slot as u16);
+        Ok(())
     }
 
     /// Walks one whole row (its column stream and count) and hands it to the consumer.
@@ -477,6 +443,113 @@ impl<'t> FullScan<'t> {
         };
         self.chained = chained;
         flow
+    }
+}
+
+/// How a walk goes through one block's rows, the part of [`FullScan::walk_block`] that
+/// differs by consumer: [`Gathered`] into batches, [`OneByOne`] in place the general way,
+/// [`FastRows`] in place by the fast walk. The walk is monomorphised for each, so the
+/// choice costs no dynamic dispatch per block or row.
+trait BlockRows<'b> {
+    /// Whether whole rows are gathered into [`BlockBatch`]es, rather than handed over in
+    /// place one by one.
+    const GATHERS: bool = false;
+
+    /// Hands `visit` the rows this walk takes by itself (columns decoding as `kinds`, in
+    /// block `rdba`), up to the next slot it leaves to the general way. None by default.
+    #[inline(always)]
+    fn take_run<C: ScanConsumer>(&mut self, _kinds: &[PayloadKind], _rdba: u32, _visit: &mut C) -> Result<Flow> {
+        Ok(Flow::Continue)
+    }
+
+    /// The next slot to visit the general way, with its directory entry; `None` at the
+    /// block's end.
+    fn next_slot(&mut self) -> Option<(usize, &'b [u8])>;
+
+    /// Rows [`BlockRows::take_run`] has handed over.
+    #[inline(always)]
+    fn taken_in_runs(&self) -> u64 {
+        0
+    }
+}
+
+/// Every slot of a block, for whole rows gathered into batches; the rows a few slots
+/// ahead are prefetched as the walk goes.
+struct Gathered<'b> {
+    block: &'b [u8],
+    directory: &'b [u8],
+    entries: std::iter::Enumerate<std::slice::ChunksExact<'b, u8>>,
+}
+
+impl<'b> Gathered<'b> {
+    #[inline(always)]
+    fn new(block: &'b [u8]) -> Gathered<'b> {
+        let directory = DataBlock(block).directory();
+        Gathered { block, directory, entries: directory.chunks_exact(2).enumerate() }
+    }
+}
+
+impl<'b> BlockRows<'b> for Gathered<'b> {
+    const GATHERS: bool = true;
+
+    #[inline(always)]
+    fn next_slot(&mut self) -> Option<(usize, &'b [u8])> {
+        let (slot, entry) = self.entries.next()?;
+        // Rolling prefetch: start loading the row a few slots ahead while this one is
+        // evaluated (a burst of prefetches for the whole block would overflow the CPU's
+        // line-fill buffers and mostly be dropped).
+        let ahead = 2 * (slot + PREFETCH_ROWS_AHEAD);
+        if let Some(ahead) = self.directory.get(ahead..ahead + 2) {
+            let at = u16::from_le_bytes([ahead[0], ahead[1]]) as usize;
+            PrefetchTarget::of(self.block).range(at, at + ROW_PREFETCH_BYTES);
+        }
+        Some((slot, entry))
+    }
+}
+
+/// Every slot of a block, for whole rows walked the general way and handed over in place;
+/// the next block is prefetched a few lines per row.
+struct OneByOne<'b> {
+    entries: std::iter::Enumerate<std::slice::ChunksExact<'b, u8>>,
+    upcoming: NextBlockPrefetch<'b>,
+}
+
+impl<'b> OneByOne<'b> {
+    /// The slots of `block`, prefetching `next` on the way.
+    #[inline(always)]
+    fn new(block: &'b [u8], next: Option<&'b [u8]>) -> OneByOne<'b> {
+        OneByOne {
+            entries: DataBlock(block).directory().chunks_exact(2).enumerate(),
+            upcoming: NextBlockPrefetch::new(next.map(PrefetchTarget::of)),
+        }
+    }
+}
+
+impl<'b> BlockRows<'b> for OneByOne<'b> {
+    #[inline(always)]
+    fn next_slot(&mut self) -> Option<(usize, &'b [u8])> {
+        let slot = self.entries.next()?;
+        self.upcoming.step();
+        Some(slot)
+    }
+}
+
+/// The fast walk's rows go to [`ScanConsumer::fast_rows`]; the slots it leaves, to the
+/// general way.
+impl<'b, const W: usize> BlockRows<'b> for FastRows<'b, W> {
+    #[inline(always)]
+    fn take_run<C: ScanConsumer>(&mut self, kinds: &[PayloadKind], rdba: u32, visit: &mut C) -> Result<Flow> {
+        visit.fast_rows(self, kinds, rdba)
+    }
+
+    #[inline(always)]
+    fn next_slot(&mut self) -> Option<(usize, &'b [u8])> {
+        self.pending()
+    }
+
+    #[inline(always)]
+    fn taken_in_runs(&self) -> u64 {
+        self.taken()
     }
 }
 
