@@ -39,19 +39,11 @@ impl ProbeStage {
         rest: &mut [Stage<'_>],
         f: &mut FunctionContext,
     ) -> Result<Flow> {
-        self.rows += 1;
-        let started = Instant::now();
-        let flow = push(rest, row, f);
-        self.downstream_ns += started.elapsed().as_nanos() as u64;
-        flow
+        self.downstream(1, || push(rest, row, f))
     }
 
     pub fn push_owned(&mut self, row: Vec<Value>, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
-        self.rows += 1;
-        let started = Instant::now();
-        let flow = push_owned(rest, row, f);
-        self.downstream_ns += started.elapsed().as_nanos() as u64;
-        flow
+        self.downstream(1, || push_owned(rest, row, f))
     }
 
     pub fn push_batch(
@@ -61,11 +53,7 @@ impl ProbeStage {
         rest: &mut [Stage<'_>],
         f: &mut FunctionContext,
     ) -> Result<Flow> {
-        self.rows += selection.len() as u64;
-        let started = Instant::now();
-        let flow = push_batch(rest, batch, selection, f);
-        self.downstream_ns += started.elapsed().as_nanos() as u64;
-        flow
+        self.downstream(selection.len() as u64, || push_batch(rest, batch, selection, f))
     }
 
     /// Rows a row kernel passed on without pushing them (it counted them in the scan).
@@ -74,8 +62,16 @@ impl ProbeStage {
     }
 
     pub fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
+        self.downstream(0, || finish(rest, f))
+    }
+
+    /// Counts `rows` as passing the probe and times `work`, what the stages after it do
+    /// with them.
+    #[inline]
+    fn downstream<T>(&mut self, rows: u64, work: impl FnOnce() -> T) -> T {
+        self.rows += rows;
         let started = Instant::now();
-        let done = finish(rest, f);
+        let done = work();
         self.downstream_ns += started.elapsed().as_nanos() as u64;
         done
     }
