@@ -5,7 +5,7 @@
 //! decodes nothing. Sums of whole numbers add in 128 bits and become decimal only when a
 //! value has a fraction.
 
-use super::pipeline::{Stage, push_owned};
+use super::pipeline::{Push, Stage, finish, push_each, push_owned};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::{Error, Result};
@@ -229,8 +229,10 @@ impl AggregateStage {
         self.groups.clear();
     }
 
+    /// Folds one row into its group's accumulators; the source goes on (an aggregate
+    /// stops nothing).
     #[inline]
-    pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R, f: &mut FunctionContext) -> Result<Flow> {
+    fn fold_row<R: RowAccess + ?Sized>(&mut self, row: &R, f: &mut FunctionContext) -> Result<Flow> {
         let accs = if self.group_by.is_empty() {
             &mut self.single
         } else {
@@ -293,12 +295,58 @@ impl AggregateStage {
         }
     }
 
+    /// The groups and their accumulators, leaving none (the single group, without GROUP
+    /// BY, with no key).
+    fn take_groups(&mut self) -> Vec<(Vec<Value>, Vec<Accumulator>)> {
+        if self.group_by.is_empty() {
+            vec![(Vec::new(), std::mem::take(&mut self.single))]
+        } else {
+            std::mem::take(&mut self.groups).into_iter().collect()
+        }
+    }
+
+    /// The output row of the group of `key`: the key, then each aggregate's result; `None`
+    /// when HAVING does not keep it.
+    fn output_row(
+        &self,
+        mut key: Vec<Value>,
+        accs: Vec<Accumulator>,
+        f: &mut FunctionContext,
+    ) -> Result<Option<Vec<Value>>> {
+        for (acc, call) in accs.into_iter().zip(&self.calls) {
+            key.push(acc.result(call.func)?);
+        }
+        match &self.having {
+            Some(h) if h.eval_condition(key.as_slice(), f)? != Some(true) => Ok(None),
+            _ => Ok(Some(key)),
+        }
+    }
+}
+
+/// Rows are folded, not pushed on: the groups go on when the input is done.
+impl Push for AggregateStage {
+    #[inline]
+    fn push<R: RowAccess + ?Sized>(
+        &mut self,
+        row: &R,
+        _rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        self.fold_row(row, f)
+    }
+
     /// Folds the selected rows of a block batch. Without GROUP BY, counts need no row
     /// access beyond the NULL flags of their column.
-    pub fn push_batch(&mut self, batch: &BlockBatch<'_>, selection: &[u16], f: &mut FunctionContext) -> Result<Flow> {
+    fn push_batch(
+        &mut self,
+        batch: &BlockBatch<'_>,
+        selection: &mut Vec<u16>,
+        _rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
         if !self.group_by.is_empty() {
-            for &i in selection {
-                self.push(&batch.row(i as usize), f)?;
+            for &i in selection.iter() {
+                self.fold_row(&batch.row(i as usize), f)?;
             }
             return Ok(Flow::Continue);
         }
@@ -309,7 +357,7 @@ impl AggregateStage {
                     acc.count += selection.iter().filter(|&&i| !batch.is_null(i as usize, col)).count() as u64
                 }
                 Shape::General => {
-                    for &i in selection {
+                    for &i in selection.iter() {
                         acc.add(call, shape, &batch.row(i as usize), f)?;
                     }
                 }
@@ -318,25 +366,12 @@ impl AggregateStage {
         Ok(Flow::Continue)
     }
 
-    pub fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
-        let groups: Vec<(Vec<Value>, Vec<Accumulator>)> = if self.group_by.is_empty() {
-            vec![(Vec::new(), std::mem::take(&mut self.single))]
-        } else {
-            std::mem::take(&mut self.groups).into_iter().collect()
-        };
-        for (mut row, accs) in groups {
-            for (acc, call) in accs.into_iter().zip(&self.calls) {
-                row.push(acc.result(call.func)?);
-            }
-            if let Some(h) = &self.having
-                && h.eval_condition(row.as_slice(), f)? != Some(true)
-            {
-                continue;
-            }
-            if push_owned(rest, row, f)? == Flow::Stop {
-                break;
-            }
-        }
-        Ok(())
+    fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
+        let groups = self.take_groups();
+        push_each(groups, |(key, accs)| match self.output_row(key, accs, f)? {
+            Some(row) => push_owned(rest, row, f),
+            None => Ok(Flow::Continue),
+        })?;
+        finish(rest, f)
     }
 }

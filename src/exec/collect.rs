@@ -1,10 +1,11 @@
 //! The end of every pipeline: keeps the first `visible` columns of each row as the
 //! statement's result (the columns after them only carried sort keys).
 
-use super::pipeline::owned_prefix;
+use super::pipeline::{Push, Stage, owned_prefix};
 use crate::access::Flow;
 use crate::access::RowAccess;
 use crate::error::Result;
+use crate::expr::functions::FunctionContext;
 use crate::types::Value;
 
 pub struct CollectStage {
@@ -17,20 +18,27 @@ impl CollectStage {
         CollectStage { visible, rows: Vec::new() }
     }
 
-    pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R) -> Result<Flow> {
+    /// The rows kept so far, leaving none.
+    pub fn take_rows(&mut self) -> Vec<Vec<Value>> {
+        std::mem::take(&mut self.rows)
+    }
+}
+
+impl Push for CollectStage {
+    fn push<R: RowAccess + ?Sized>(
+        &mut self,
+        row: &R,
+        _rest: &mut [Stage<'_>],
+        _f: &mut FunctionContext,
+    ) -> Result<Flow> {
         self.rows.push(owned_prefix(row, self.visible)?);
         Ok(Flow::Continue)
     }
 
     /// Keeps a row built upstream, without copying its values.
-    pub fn push_owned(&mut self, mut row: Vec<Value>) -> Result<Flow> {
+    fn push_owned(&mut self, mut row: Vec<Value>, _rest: &mut [Stage<'_>], _f: &mut FunctionContext) -> Result<Flow> {
         row.truncate(self.visible);
         self.rows.push(row);
         Ok(Flow::Continue)
-    }
-
-    /// The rows kept so far, leaving none.
-    pub fn take_rows(&mut self) -> Vec<Vec<Value>> {
-        std::mem::take(&mut self.rows)
     }
 }

@@ -8,7 +8,7 @@
 //! condition or a value that is not a small whole number, the general evaluator decides
 //! (it reads stored integers directly too).
 
-use super::pipeline::{Stage, push};
+use super::pipeline::{Push, Stage, push, push_batch};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
@@ -140,16 +140,6 @@ impl FilterStage {
         FilterStage { compiled: IntComparisons::compile(&predicate), predicate }
     }
 
-    #[inline]
-    pub fn push<R: RowAccess + ?Sized>(
-        &mut self,
-        row: &R,
-        rest: &mut [Stage<'_>],
-        f: &mut FunctionContext,
-    ) -> Result<Flow> {
-        if self.predicate.eval_condition(row, f)? == Some(true) { push(rest, row, f) } else { Ok(Flow::Continue) }
-    }
-
     /// Keeps in `selection` the rows of `batch` for which the condition is TRUE.
     #[inline]
     pub fn filter_batch(
@@ -172,6 +162,31 @@ impl FilterStage {
         }
         selection.truncate(kept);
         Ok(())
+    }
+}
+
+impl Push for FilterStage {
+    #[inline]
+    fn push<R: RowAccess + ?Sized>(
+        &mut self,
+        row: &R,
+        rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        if self.predicate.eval_condition(row, f)? == Some(true) { push(rest, row, f) } else { Ok(Flow::Continue) }
+    }
+
+    /// Narrows the selection, then pushes what is left on.
+    #[inline]
+    fn push_batch(
+        &mut self,
+        batch: &BlockBatch<'_>,
+        selection: &mut Vec<u16>,
+        rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        self.filter_batch(batch, selection, f)?;
+        push_batch(rest, batch, selection, f)
     }
 }
 

@@ -1,7 +1,7 @@
 //! COUNT STOPKEY and FETCH FIRST / LIMIT: skips `offset` rows, passes `limit` rows, then
 //! stops the source.
 
-use super::pipeline::{Stage, push, push_batch};
+use super::pipeline::{Push, Stage, push, push_batch};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
@@ -25,7 +25,14 @@ impl LimitStage {
         self.limit.is_some_and(|l| self.passed >= l)
     }
 
-    pub fn push<R: RowAccess + ?Sized>(
+    /// `flow`, the answer of the stages after this one, or stop once the limit is reached.
+    fn stop_when_full(&self, flow: Flow) -> Flow {
+        if self.full() { Flow::Stop } else { flow }
+    }
+}
+
+impl Push for LimitStage {
+    fn push<R: RowAccess + ?Sized>(
         &mut self,
         row: &R,
         rest: &mut [Stage<'_>],
@@ -40,10 +47,10 @@ impl LimitStage {
         }
         self.passed += 1;
         let flow = push(rest, row, f)?;
-        if self.full() { Ok(Flow::Stop) } else { Ok(flow) }
+        Ok(self.stop_when_full(flow))
     }
 
-    pub fn push_batch(
+    fn push_batch(
         &mut self,
         batch: &BlockBatch<'_>,
         selection: &mut Vec<u16>,
@@ -57,10 +64,10 @@ impl LimitStage {
             selection.truncate((l - self.passed.min(l)) as usize);
         }
         if selection.is_empty() {
-            return Ok(if self.full() { Flow::Stop } else { Flow::Continue });
+            return Ok(self.stop_when_full(Flow::Continue));
         }
         self.passed += selection.len() as u64;
         let flow = push_batch(rest, batch, selection, f)?;
-        if self.full() { Ok(Flow::Stop) } else { Ok(flow) }
+        Ok(self.stop_when_full(flow))
     }
 }

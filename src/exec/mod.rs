@@ -6,9 +6,11 @@
 //!  FullScan ──BlockBatch──► Filter ──► Aggregate ┄┄(at finish)┄┄► Project ──► Collect
 //! ```
 //!
-//! Stages are an enum and `push` is generic over the row type, so a row still inside its
-//! pinned block goes through filters and aggregates without being copied out; rows are
-//! materialised only by the stages that must (project, sort, group). A full scan pushes
+//! Stages are an enum, each stating what it does with a row in its [`pipeline::Push`]
+//! (and, only where it differs from the default, with a row built upstream, a block
+//! batch or the end of its input), and `push` is generic over the row type, so a row
+//! still inside its pinned block goes through filters and aggregates without being
+//! copied out; rows are materialised only by the stages that must (project, sort, group). A full scan pushes
 //! a block's rows together ([`pipeline::push_batch`]): filters narrow a selection vector
 //! and aggregates fold it in tight loops, so stage dispatch is paid per block, not per
 //! row. For the plan shape of a filtered count, a [`kernel::CountKernel`] does the whole

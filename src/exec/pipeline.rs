@@ -1,4 +1,7 @@
-//! The pipeline: stages in push order and the dispatch between them.
+//! The pipeline: stages in push order, what a stage does with the rows pushed into it
+//! ([`Push`]: each states how it takes a row and overrides only what else it does
+//! differently), and the one dispatch between them ([`push`], [`push_owned`],
+//! [`push_batch`], [`finish`]).
 
 use super::{
     AggregateStage, CollectStage, ExecContext, FilterStage, LimitStage, ProbeStage, ProjectStage, RownumStage,
@@ -80,45 +83,104 @@ pub const SINK_INLINE_COLUMNS: usize = 16;
 /// A row being handed to a sink.
 pub type SinkRow<'v> = SmallVec<[Datum<'v>; SINK_INLINE_COLUMNS]>;
 
+/// What a stage does with the rows pushed into it, `rest` being the stages after it. A
+/// stage states how it takes one row, and overrides the other ways in only where it does
+/// something else than the default: a row the caller built is read in place, a block
+/// batch's selected rows are taken one by one, and the end of the input is passed on.
+pub trait Push {
+    /// Takes one row.
+    fn push<R: RowAccess + ?Sized>(&mut self, row: &R, rest: &mut [Stage<'_>], f: &mut FunctionContext)
+    -> Result<Flow>;
+
+    /// Takes a row the caller built and no longer needs.
+    #[inline]
+    fn push_owned(&mut self, row: Vec<Value>, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
+        self.push(row.as_slice(), rest, f)
+    }
+
+    /// Takes the selected rows of a block batch (`selection`: row indexes, ascending, not
+    /// empty).
+    #[inline]
+    fn push_batch(
+        &mut self,
+        batch: &BlockBatch<'_>,
+        selection: &mut Vec<u16>,
+        rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        push_each(selection.iter(), |&i| self.push(&batch.row(i as usize), rest, f))
+    }
+
+    /// The input is done: a stage that holds rows pushes them on, then the stages after
+    /// it are told.
+    #[inline]
+    fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
+        finish(rest, f)
+    }
+}
+
+/// `$body` with `$s` the stage inside `$stage`, whichever kind it is.
+macro_rules! on_stage {
+    ($stage:expr, $s:ident => $body:expr) => {
+        match $stage {
+            Stage::Filter($s) => $body,
+            Stage::Rownum($s) => $body,
+            Stage::Limit($s) => $body,
+            Stage::Project($s) => $body,
+            Stage::Aggregate($s) => $body,
+            Stage::Sort($s) => $body,
+            Stage::Collect($s) => $body,
+            Stage::Sink($s) => $body,
+            Stage::Probe($s) => $body,
+        }
+    };
+}
+
+/// A sink's rows go to its consumer; nothing is pushed on.
+impl Push for RowSink<'_> {
+    #[inline]
+    fn push<R: RowAccess + ?Sized>(
+        &mut self,
+        row: &R,
+        _rest: &mut [Stage<'_>],
+        _f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        let out = (0..self.visible).map(|i| row.column(i)).collect::<Result<SinkRow<'_>>>()?;
+        self.consume.consume(&out)?;
+        Ok(Flow::Continue)
+    }
+
+    fn push_owned(&mut self, mut row: Vec<Value>, _rest: &mut [Stage<'_>], _f: &mut FunctionContext) -> Result<Flow> {
+        row.truncate(self.visible);
+        self.consume.consume(&row)?;
+        Ok(Flow::Continue)
+    }
+}
+
 /// Pushes one row into the first of `stages`.
 #[inline]
 pub fn push<R: RowAccess + ?Sized>(stages: &mut [Stage<'_>], row: &R, f: &mut FunctionContext) -> Result<Flow> {
     let Some((stage, rest)) = stages.split_first_mut() else { return Ok(Flow::Continue) };
-    match stage {
-        Stage::Filter(s) => s.push(row, rest, f),
-        Stage::Rownum(s) => s.push(row, rest, f),
-        Stage::Limit(s) => s.push(row, rest, f),
-        Stage::Project(s) => s.push(row, rest, f),
-        Stage::Aggregate(s) => s.push(row, f),
-        Stage::Sort(s) => s.push(row),
-        Stage::Collect(s) => s.push(row),
-        Stage::Probe(s) => s.push(row, rest, f),
-        Stage::Sink(s) => {
-            let out = (0..s.visible).map(|i| row.column(i)).collect::<Result<SinkRow<'_>>>()?;
-            s.consume.consume(&out)?;
-            Ok(Flow::Continue)
-        }
-    }
+    on_stage!(stage, s => s.push(row, rest, f))
 }
 
 /// Pushes a row the caller built and no longer needs: the stages that keep rows (sort,
 /// collect) take it as it is, a sink and any other stage read it in place.
 #[inline]
-pub fn push_owned(stages: &mut [Stage<'_>], mut row: Vec<Value>, f: &mut FunctionContext) -> Result<Flow> {
-    match stages.first_mut() {
-        Some(Stage::Sink(sink)) => {
-            row.truncate(sink.visible);
-            sink.consume.consume(&row)?;
-            Ok(Flow::Continue)
+pub fn push_owned(stages: &mut [Stage<'_>], row: Vec<Value>, f: &mut FunctionContext) -> Result<Flow> {
+    let Some((stage, rest)) = stages.split_first_mut() else { return Ok(Flow::Continue) };
+    on_stage!(stage, s => s.push_owned(row, rest, f))
+}
+
+/// Pushes `rows` one by one with `push_one`, until one says stop; says whether one did.
+#[inline]
+pub fn push_each<T>(rows: impl IntoIterator<Item = T>, mut push_one: impl FnMut(T) -> Result<Flow>) -> Result<Flow> {
+    for row in rows {
+        if push_one(row)? == Flow::Stop {
+            return Ok(Flow::Stop);
         }
-        Some(Stage::Sort(s)) => s.push_owned(row),
-        Some(Stage::Collect(s)) => s.push_owned(row),
-        Some(Stage::Probe(_)) => {
-            let Some((Stage::Probe(probe), rest)) = stages.split_first_mut() else { unreachable!("matched above") };
-            probe.push_owned(row, rest, f)
-        }
-        _ => push(stages, row.as_slice(), f),
     }
+    Ok(Flow::Continue)
 }
 
 /// The first `n` columns of `row` as owned values (strings copied out of their block).
@@ -139,35 +201,13 @@ pub fn push_batch(
         return Ok(Flow::Continue);
     }
     let Some((stage, rest)) = stages.split_first_mut() else { return Ok(Flow::Continue) };
-    match stage {
-        Stage::Filter(s) => {
-            s.filter_batch(batch, selection, f)?;
-            push_batch(rest, batch, selection, f)
-        }
-        Stage::Limit(s) => s.push_batch(batch, selection, rest, f),
-        Stage::Aggregate(s) => s.push_batch(batch, selection, f),
-        Stage::Probe(s) => s.push_batch(batch, selection, rest, f),
-        _ => {
-            for &i in selection.iter() {
-                if push(stages, &batch.row(i as usize), f)? == Flow::Stop {
-                    return Ok(Flow::Stop);
-                }
-            }
-            Ok(Flow::Continue)
-        }
-    }
+    on_stage!(stage, s => s.push_batch(batch, selection, rest, f))
 }
 
 /// Tells the first of `stages` that its input is done; holding stages emit their rows.
 pub fn finish(stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
     let Some((stage, rest)) = stages.split_first_mut() else { return Ok(()) };
-    match stage {
-        Stage::Aggregate(s) => s.finish(rest, f)?,
-        Stage::Sort(s) => s.finish(rest, f)?,
-        Stage::Probe(s) => return s.finish(rest, f),
-        _ => {}
-    }
-    finish(rest, f)
+    on_stage!(stage, s => s.finish(rest, f))
 }
 
 /// Runs `source` through `stages` and returns the collected rows (none when the

@@ -15,7 +15,7 @@
 //! Invariant: a probe is transparent: it passes on exactly what it receives, and the
 //! stages around it behave as if it were not there.
 
-use super::pipeline::{Stage, finish, push, push_batch, push_owned};
+use super::pipeline::{Push, Stage, finish, push, push_batch, push_owned};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
@@ -33,36 +33,9 @@ pub struct ProbeStage {
 }
 
 impl ProbeStage {
-    pub fn push<R: RowAccess + ?Sized>(
-        &mut self,
-        row: &R,
-        rest: &mut [Stage<'_>],
-        f: &mut FunctionContext,
-    ) -> Result<Flow> {
-        self.downstream(1, || push(rest, row, f))
-    }
-
-    pub fn push_owned(&mut self, row: Vec<Value>, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
-        self.downstream(1, || push_owned(rest, row, f))
-    }
-
-    pub fn push_batch(
-        &mut self,
-        batch: &BlockBatch<'_>,
-        selection: &mut Vec<u16>,
-        rest: &mut [Stage<'_>],
-        f: &mut FunctionContext,
-    ) -> Result<Flow> {
-        self.downstream(selection.len() as u64, || push_batch(rest, batch, selection, f))
-    }
-
     /// Rows a row kernel passed on without pushing them (it counted them in the scan).
     pub fn add_rows(&mut self, rows: u64) {
         self.rows += rows;
-    }
-
-    pub fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
-        self.downstream(0, || finish(rest, f))
     }
 
     /// Counts `rows` as passing the probe and times `work`, what the stages after it do
@@ -74,6 +47,36 @@ impl ProbeStage {
         let done = work();
         self.downstream_ns += started.elapsed().as_nanos() as u64;
         done
+    }
+}
+
+/// Everything passes on, in the form it came, timed.
+impl Push for ProbeStage {
+    fn push<R: RowAccess + ?Sized>(
+        &mut self,
+        row: &R,
+        rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        self.downstream(1, || push(rest, row, f))
+    }
+
+    fn push_owned(&mut self, row: Vec<Value>, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
+        self.downstream(1, || push_owned(rest, row, f))
+    }
+
+    fn push_batch(
+        &mut self,
+        batch: &BlockBatch<'_>,
+        selection: &mut Vec<u16>,
+        rest: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        self.downstream(selection.len() as u64, || push_batch(rest, batch, selection, f))
+    }
+
+    fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
+        self.downstream(0, || finish(rest, f))
     }
 }
 

@@ -6,7 +6,7 @@
 //! helper thread while the session's thread stores the rows of the batch before.
 
 use super::ExecContext;
-use super::pipeline::{RowSink, SinkRow, Stage, push_owned};
+use super::pipeline::{Push, RowSink, SinkRow, Stage, push_owned};
 use crate::access::Flow;
 use crate::access::RowAccess;
 use crate::error::Result;
@@ -163,7 +163,19 @@ impl ProjectStage {
         })
     }
 
-    pub fn push<R: RowAccess + ?Sized>(
+    fn push_to_sink<R: RowAccess + ?Sized>(
+        &mut self,
+        row: &R,
+        sink: &mut RowSink<'_>,
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        sink_row(&self.exprs, &mut self.buffers, row, sink, f)?;
+        Ok(Flow::Continue)
+    }
+}
+
+impl Push for ProjectStage {
+    fn push<R: RowAccess + ?Sized>(
         &mut self,
         row: &R,
         rest: &mut [Stage<'_>],
@@ -175,16 +187,6 @@ impl ProjectStage {
         let out: Vec<Value> =
             self.exprs.iter().map(|e| e.eval(row, f).map(|v| v.into_owned())).collect::<Result<_>>()?;
         push_owned(rest, out, f)
-    }
-
-    fn push_to_sink<R: RowAccess + ?Sized>(
-        &mut self,
-        row: &R,
-        sink: &mut RowSink<'_>,
-        f: &mut FunctionContext,
-    ) -> Result<Flow> {
-        sink_row(&self.exprs, &mut self.buffers, row, sink, f)?;
-        Ok(Flow::Continue)
     }
 }
 

@@ -1,7 +1,7 @@
 //! COUNT: numbers the rows that passed the WHERE clause (ROWNUM), appending the number
 //! as a column after the source's `width` columns.
 
-use super::pipeline::{Stage, owned_prefix, push_owned};
+use super::pipeline::{Push, Stage, owned_prefix, push_owned};
 use crate::access::Flow;
 use crate::access::RowAccess;
 use crate::error::Result;
@@ -15,8 +15,8 @@ pub struct RownumStage {
     pub next: i64,
 }
 
-impl RownumStage {
-    pub fn push<R: RowAccess + ?Sized>(
+impl Push for RownumStage {
+    fn push<R: RowAccess + ?Sized>(
         &mut self,
         row: &R,
         rest: &mut [Stage<'_>],

@@ -1,6 +1,6 @@
 //! SORT ORDER BY: holds every row, sorts on finish, then pushes them on in order.
 
-use super::pipeline::{Stage, owned_prefix, push_owned};
+use super::pipeline::{Push, Stage, finish, owned_prefix, push_each, push_owned};
 use crate::access::Flow;
 use crate::access::RowAccess;
 use crate::error::Result;
@@ -24,29 +24,30 @@ pub struct SortStage {
     pub sorted: u64,
 }
 
-impl SortStage {
-    pub fn push<R: RowAccess + ?Sized>(&mut self, row: &R) -> Result<Flow> {
+impl Push for SortStage {
+    fn push<R: RowAccess + ?Sized>(
+        &mut self,
+        row: &R,
+        _rest: &mut [Stage<'_>],
+        _f: &mut FunctionContext,
+    ) -> Result<Flow> {
         self.rows.push(owned_prefix(row, self.width)?);
         Ok(Flow::Continue)
     }
 
     /// Holds a row built upstream, without copying its values.
-    pub fn push_owned(&mut self, mut row: Vec<Value>) -> Result<Flow> {
+    fn push_owned(&mut self, mut row: Vec<Value>, _rest: &mut [Stage<'_>], _f: &mut FunctionContext) -> Result<Flow> {
         row.truncate(self.width);
         self.rows.push(row);
         Ok(Flow::Continue)
     }
 
-    pub fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
+    fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
         let keys = self.keys.clone();
         self.sorted = self.rows.len() as u64;
         self.rows.sort_by(|a, b| compare_rows(&keys, a, b));
-        for row in std::mem::take(&mut self.rows) {
-            if push_owned(rest, row, f)? == Flow::Stop {
-                break;
-            }
-        }
-        Ok(())
+        push_each(std::mem::take(&mut self.rows), |row| push_owned(rest, row, f))?;
+        finish(rest, f)
     }
 }
 
