@@ -11,7 +11,7 @@
 
 use super::ExecContext;
 use super::kernel::{CountKernel, KernelVerdict};
-use super::pipeline::{Stage, push, push_batch};
+use super::pipeline::{Stage, push, push_batch, push_each};
 use crate::access::Flow;
 use crate::access::fast_walk::FastRows;
 use crate::access::full_scan::FullScan;
@@ -138,11 +138,7 @@ impl Source {
             Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, ctx),
             Source::Series { start, stop } => Self::numbers(*start, *stop, stages, ctx),
             Source::Rows(rows) => {
-                for row in rows {
-                    if push(stages, row.as_slice(), &mut ctx.functions)? == Flow::Stop {
-                        break;
-                    }
-                }
+                push_each(rows, |row| push(stages, row.as_slice(), &mut ctx.functions))?;
                 Ok(())
             }
         }
@@ -175,13 +171,7 @@ impl Source {
             return project.push_numbers_to_sink(start, stop, sink, ctx);
         }
         let f = &mut ctx.functions;
-        let mut row = [Datum::Null];
-        for n in start..=stop {
-            row[0] = Datum::Int(n);
-            if push(stages, row.as_slice(), f)? == Flow::Stop {
-                break;
-            }
-        }
+        push_each(start..=stop, |n| push(stages, [Datum::Int(n)].as_slice(), f))?;
         Ok(())
     }
 }
