@@ -195,6 +195,8 @@ impl Changer<'_, '_> {
 /// assembled into `scratch`); `None` for an empty, deleted or continuation slot. Which
 /// slots hold a live row, and which are corrupt, is the full scan's rule
 /// ([`live_row`]), so every path that reads a row by its address agrees with it.
+/// (Inline: it is a fetch by rowid's per-row work.)
+#[inline]
 pub(crate) fn whole_row<'b>(
     ctx: &AccessContext<'_>,
     bytes: &'b [u8],
