@@ -33,6 +33,7 @@ pub mod segments;
 
 pub use row_view::{BlockBatch, BlockRow, RowAccess, WalkedRow};
 
+use crate::error::Error;
 use crate::storage::block;
 use crate::txn::TxnContext;
 
@@ -76,16 +77,24 @@ impl AccessContext<'_> {
     ) -> crate::error::Result<()> {
         let header = block::BlockHeader(bytes);
         if header.block_type() != Some(block::BlockType::TableData) || header.object_id() != table.object_id {
-            return Err(self.corrupt(
-                rdba,
-                format!(
-                    "block below the high-water mark of {} is not one of its data blocks (type {:?}, object {}); the table may have been dropped or truncated during the scan",
-                    table.name,
-                    header.block_type(),
-                    header.object_id()
-                ),
-            ));
+            return Err(self.not_a_table_block(table, rdba, header));
         }
         block::DataBlock(bytes).check_layout().map_err(|r| self.corrupt(rdba, r))
+    }
+
+    /// The error of a block below the high-water mark of `table` that is not one of its
+    /// data blocks: out of the check's line, which runs for every block read.
+    #[cold]
+    #[inline(never)]
+    fn not_a_table_block(&self, table: &crate::catalog::TableDef, rdba: u32, header: block::BlockHeader<'_>) -> Error {
+        self.corrupt(
+            rdba,
+            format!(
+                "block below the high-water mark of {} is not one of its data blocks (type {:?}, object {}); the table may have been dropped or truncated during the scan",
+                table.name,
+                header.block_type(),
+                header.object_id()
+            ),
+        )
     }
 }
