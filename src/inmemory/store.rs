@@ -12,6 +12,12 @@
 //!                                         └ by_rdba: block address → (unit, block in unit)
 //! ```
 //!
+//! The store observes row changes: it is the `txn::RowObserver` every statement's context
+//! tells of a changed table block, which it journals and, once a unit has collected
+//! enough changes, queues for repopulation. It cannot start population workers itself (a
+//! worker works with the whole instance): the instance registers what starts them
+//! ([`InMemoryStore::register_worker_starter`]).
+//!
 //! Invariants:
 //! - A unit covers a fixed run of the segment's blocks in full-scan order, decided when
 //!   the segment is planned (`positions` never change; a grown table gets new units).

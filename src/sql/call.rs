@@ -10,8 +10,7 @@ use crate::stats::{Stat, TimeModel, osstat};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// One user call running statement `sql` by `run`: the statement is published in
-/// `v$session`, its time goes to DB time and DB CPU, and its figures to `v$sql`.
+/// Runs statement `sql` by `run` as one user call of `session` (see the module doc).
 pub(crate) fn user_call(
     session: &Session,
     sql: &str,

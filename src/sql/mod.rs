@@ -9,10 +9,12 @@
 //! `dml` is INSERT and COPY, `modify` UPDATE and DELETE, `index_maintenance` keeps a
 //! table's indexes in step with both; `transaction` gives each of them statement-level
 //! atomicity and autocommit, and runs COMMIT, ROLLBACK, SAVEPOINT and SET TRANSACTION.
-//! `plan` builds a query's pipeline and asks `optimizer` how to read its table (full scan
-//! or an index path, from the statistics `analyze` gathers, the cost model and hints);
-//! `row_source_stats` runs a plan with probes for what each line did. `cursor` keeps a
-//! parsed statement, and a query's plan, to run again with new bind values.
+//! `plan` builds a query's plan tree and its pipeline and asks `optimizer` how to read its
+//! table (full scan or an index path, from the statistics `analyze` gathers, the cost
+//! model and hints); `row_source_stats` runs a plan with a probe at each node's exit.
+//! `cursor` keeps a parsed statement, and a query's plan, to run again with new bind
+//! values. `result` is what a statement returns; `call` accounts one statement as a user
+//! call of its session (`v$session`, DB time and DB CPU, `v$sql`).
 //!
 //! Unquoted identifiers are upper-cased, as Oracle stores them. Anything lioscope does not
 //! implement is an error naming the construct and, where sqlparser knows it, its position.

@@ -229,7 +229,7 @@ impl PlanTree {
         out
     }
 
-    /// Every reachable node's `RowsAt::Stage` after the `at`th stage moves down one:
+    /// Every node's `RowsAt::Stage` after the `at`th stage moves down one:
     /// that stage was taken out of the pipeline.
     pub fn stage_removed(&mut self, at: usize) {
         for node in &mut self.nodes {
