@@ -54,6 +54,27 @@ fn the_count_kernel_reports_the_rows_it_filtered() {
 }
 
 #[test]
+fn the_select_list_distinct_and_row_generator_lines_count_their_own_rows() {
+    let (_dir, db) = loaded();
+    let s = db.session();
+    let result = exec(&s, "SELECT /*+ GATHER_PLAN_STATISTICS */ LEVEL FROM dual CONNECT BY LEVEL <= 10");
+    let stats = result.plan_statistics.expect("the hint asks for them");
+    let ops: Vec<(&str, u64)> = stats.lines.iter().map(|l| (l.operation.as_str(), l.rows)).collect();
+    assert_eq!(ops, vec![("SELECT STATEMENT", 10), ("CONNECT BY WITHOUT FILTERING", 10), ("FAST DUAL", 1)]);
+
+    let sql = "SELECT /*+ GATHER_PLAN_STATISTICS */ DISTINCT grp FROM t WHERE id <= 100 ORDER BY grp";
+    let result = exec(&s, sql);
+    assert_eq!(result.rows.len(), 5);
+    let stats = result.plan_statistics.expect("the hint asks for them");
+    let ops: Vec<(&str, u64)> = stats.lines.iter().map(|l| (l.operation.as_str(), l.rows)).collect();
+    assert_eq!(
+        ops,
+        vec![("SELECT STATEMENT", 5), ("SORT ORDER BY", 5), ("HASH UNIQUE", 5), ("TABLE ACCESS FULL", 100)],
+        "the scan projects the select list itself"
+    );
+}
+
+#[test]
 fn statistics_level_all_gathers_for_every_query_and_limits_stop_early() {
     let (_dir, db) = loaded();
     let s = db.session();

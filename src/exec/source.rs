@@ -120,11 +120,15 @@ impl Source {
         }
     }
 
-    /// What a row source inside this source (the index scan under a table access by
-    /// rowid) did in its last run, if it has one.
+    /// What a row source inside this source did in its last run, if it has one: the
+    /// index scan under a table access by rowid, the one row of DUAL under the row
+    /// generator.
     pub fn inner_line_figures(&self) -> Option<super::index_source::IndexLineFigures> {
         match self {
             Source::Index(access) => Some(access.figures.get()),
+            Source::ConnectBy { .. } => {
+                Some(super::index_source::IndexLineFigures { entries: 1, ..Default::default() })
+            }
             _ => None,
         }
     }

@@ -1,14 +1,14 @@
-//! The builder of a SELECT's plan: its stages in SQL's logical order, each with its plan
-//! line, and then the access path the optimizer chooses (`Builder::choose_access`).
+//! The builder of a SELECT's plan tree: its nodes in SQL's logical order, each with the
+//! stages it runs, and then the access path the optimizer chooses
+//! (`Builder::choose_access`), which rewrites the nodes of the table it reads.
 
 use super::*;
 
-pub(super) struct Builder<'s, 'a> {
+pub(super) struct Builder<'s> {
     pub(super) session: &'s Session,
     /// The statement's context: SYSDATE and the bind variables (their values peeked at
     /// for the optimizer's estimates, as Oracle peeks at binds when it plans).
     pub(super) f: &'s FunctionContext,
-    pub(super) stages: Vec<Stage<'a>>,
     pub(super) tree: PlanTree,
     pub(super) notes: Vec<String>,
     /// The table the query reads, if it reads one, and its node in the plan.
@@ -25,32 +25,56 @@ pub(super) struct GroupingScope {
     pub(super) grouping: Grouping,
 }
 
-impl<'a> Builder<'_, 'a> {
-    /// Adds a node on top of the plan, reading from the old top; its rows are what
-    /// leaves the stages pushed so far.
+impl Builder<'_> {
+    /// Adds a node on top of the plan, reading from the old top.
     pub(super) fn node(&mut self, operation: Operation, object: &str, rows_rule: RowsRule) -> NodeId {
-        let mut node = PlanNode::new(operation, object, RowsAt::Stage(self.stages.len()));
+        let mut node = PlanNode::new(operation, object);
         node.rows_rule = rows_rule;
         self.tree.push_above(node)
     }
 
-    /// Adds a node on top of the plan with one predicate, [`Builder::node`].
-    pub(super) fn node_with(&mut self, operation: Operation, rows_rule: RowsRule, predicate: Predicate) -> NodeId {
+    /// Adds a node on top of the plan that reads its rows from `source`.
+    pub(super) fn reading(
+        &mut self,
+        operation: Operation,
+        object: &str,
+        rows_rule: RowsRule,
+        source: Source,
+    ) -> NodeId {
+        let id = self.node(operation, object, rows_rule);
+        self.tree.node_mut(id).work.source = Some(source);
+        id
+    }
+
+    /// Adds a node on top of the plan that runs `stage` on its child's rows.
+    pub(super) fn running(&mut self, operation: Operation, rows_rule: RowsRule, stage: Stage<'static>) -> NodeId {
         let id = self.node(operation, "", rows_rule);
+        self.run_in_top(stage);
+        id
+    }
+
+    /// Adds a node on top of the plan with one predicate that runs `stage`.
+    pub(super) fn running_with(
+        &mut self,
+        operation: Operation,
+        rows_rule: RowsRule,
+        predicate: Predicate,
+        stage: Stage<'static>,
+    ) -> NodeId {
+        let id = self.running(operation, rows_rule, stage);
         self.tree.node_mut(id).predicates.push(predicate);
         id
     }
 
-    /// The top node's rows are what leaves the stages pushed so far (its stage was
-    /// pushed after the node).
-    pub(super) fn ends_here(&mut self) {
-        let end = self.stages.len();
-        if let Some(root) = self.tree.root() {
-            self.tree.node_mut(root).rows_at = RowsAt::Stage(end);
-        }
+    /// Adds `stage` to the work of the plan's top node, after what it runs already.
+    pub(super) fn run_in_top(&mut self, stage: Stage<'static>) {
+        let top = self.tree.root().expect("a plan's source is planned first");
+        self.tree.node_mut(top).work.stages.push(stage);
     }
 
-    pub(super) fn source(&mut self, select: &ast::Select) -> Result<(Source, Scope)> {
+    /// Plans the FROM clause: the node that reads the rows (and the one it reads inside
+    /// its source, for CONNECT BY over DUAL), and the scope its columns are named in.
+    pub(super) fn source(&mut self, select: &ast::Select) -> Result<Scope> {
         let relation = match select.from.as_slice() {
             [] => None,
             [one] if one.joins.is_empty() => Some(&one.relation),
@@ -78,8 +102,9 @@ impl<'a> Builder<'_, 'a> {
             return Err(unsupported("CONNECT BY other than the DUAL row generator".into(), name));
         }
         if let Some((columns, rows)) = views::fixed_view(&table_name, self.session)? {
-            self.node(Operation::FixedTableFull, &table_name, RowsRule::Source(rows.len() as f64));
-            return Ok((Source::Rows(rows), Scope { names: columns, qualifiers, ..Default::default() }));
+            let estimate = RowsRule::Source(rows.len() as f64);
+            self.reading(Operation::FixedTableFull, &table_name, estimate, Source::Rows(rows));
+            return Ok(Scope { names: columns, qualifiers, ..Default::default() });
         }
         let table = self.session.db.catalog.table(&table_name).ok_or_else(|| Error::UnknownName {
             kind: "table or view",
@@ -95,13 +120,11 @@ impl<'a> Builder<'_, 'a> {
                 _ => None,
             })
             .collect();
+        // The access path is chosen once the query's other nodes are planned
+        // (`plan_query`): until then the table's node has no source.
         self.table_node = Some(self.node(Operation::TableAccessFull, &table.name, RowsRule::Unknown));
-        self.table = Some(table.clone());
-        let width = table.columns.len();
-        Ok((
-            Source::TableScan { table, columns_read: vec![true; width] },
-            Scope { names, qualifiers, char_lengths, ..Default::default() },
-        ))
+        self.table = Some(table);
+        Ok(Scope { names, qualifiers, char_lengths, ..Default::default() })
     }
 
     /// At most how many groups GROUP BY `keys` makes: the product of the columns'
@@ -128,18 +151,18 @@ impl<'a> Builder<'_, 'a> {
         let full_scan_only = table.stats.is_none() && indexes.is_empty();
         let segment_blocks =
             if full_scan_only { None } else { blocks_to_estimate_from(&self.session.access_context(), table)? };
-        let conjuncts = match self.stages.first() {
+        let conjuncts = match self.tree.stages().next() {
             Some(Stage::Filter(f)) => predicates::conjuncts(&f.predicate, &self.f.binds),
             _ => Vec::new(),
         };
         // Every table column the query reads: an index holding them all answers alone.
-        let columns_read = columns_read_by(&self.stages, table.columns.len());
+        let columns_read = columns_read_by(self.tree.stages(), table.columns.len());
         let alias = match select.from.first().map(|f| &f.relation) {
             Some(ast::TableFactor::Table { alias: Some(a), .. }) => Some(ident_name(&a.name)),
             _ => None,
         };
         let model = cost_model(self.session);
-        let order_by = sorted_columns(&self.stages);
+        let order_by = sorted_columns(self.tree.stages());
         let query = optimizer::Query {
             table,
             alias: alias.as_deref(),
@@ -215,8 +238,9 @@ impl<'a> Builder<'_, 'a> {
     }
 
     /// Rewrites the plan for an index path: the WHERE clause loses the conjuncts the key
-    /// range answers, and the table's line becomes the index's (and TABLE ACCESS BY INDEX
-    /// ROWID above it when rows are fetched from the table). Returns the new source.
+    /// range answers, and the table's node becomes the index's (and TABLE ACCESS BY INDEX
+    /// ROWID above it when rows are fetched from the table). Returns the new source, for
+    /// the table's node.
     pub(super) fn index_path(
         &mut self,
         table: &Arc<TableDef>,
@@ -249,22 +273,21 @@ impl<'a> Builder<'_, 'a> {
             .map(|(_, c)| c.expr.clone())
             .collect();
         let filter_text = residual.iter().map(|e| e.display(&names).to_string()).collect::<Vec<_>>().join(" AND ");
-        // The WHERE clause keeps only what the range does not answer.
-        if matches!(self.stages.first(), Some(Stage::Filter(_))) {
+        // The WHERE clause (the first stage of the table's node) keeps only what the
+        // range does not answer.
+        let scan = self.table_node.expect("a table's plan has its node");
+        let scan_stages = &mut self.tree.node_mut(scan).work.stages;
+        if matches!(scan_stages.first(), Some(Stage::Filter(_))) {
             match residual.into_iter().reduce(|a, b| Expr::And(Box::new(a), Box::new(b))) {
-                Some(p) => self.stages[0] = Stage::Filter(FilterStage::new(p)),
-                None => {
-                    self.stages.remove(0);
-                    self.tree.stage_removed(0);
-                }
+                Some(p) => scan_stages[0] = Stage::Filter(FilterStage::new(p)),
+                None => drop(scan_stages.remove(0)),
             }
         }
         if path.ordered {
             self.drop_sort();
         }
-        let scan = self.table_node.expect("a table's plan has its node");
         let operation = Operation::Index { kind: path.kind, descending: path.descending };
-        let mut index_node = PlanNode::new(operation, &path.index.name, RowsAt::InsideSource);
+        let mut index_node = PlanNode::new(operation, &path.index.name);
         if !access_text.is_empty() {
             index_node.predicates.push(Predicate::Access(access_text.join(" AND ")));
         }
@@ -277,10 +300,10 @@ impl<'a> Builder<'_, 'a> {
             index_node.estimate = Some(Estimate { rows: path.entries, cost: path.index_cost });
             self.tree.push_below(scan, index_node);
         } else {
-            // The index answers alone: its node takes the table's place.
+            // The index answers alone: its node takes the table's place and work.
             let table_node = self.tree.node_mut(scan);
             index_node.predicates.extend(filter);
-            index_node.rows_at = table_node.rows_at;
+            index_node.work = std::mem::take(&mut table_node.work);
             index_node.rows_rule = RowsRule::Source(estimate.rows);
             index_node.estimate = Some(estimate);
             index_node.children = std::mem::take(&mut table_node.children);
@@ -300,30 +323,28 @@ impl<'a> Builder<'_, 'a> {
         })))
     }
 
-    /// Removes the ORDER BY's sort (its stage and SORT ORDER BY node): the access path
-    /// delivers the order.
+    /// Removes the ORDER BY's sort (the SORT ORDER BY node, and its stage with it): the
+    /// access path delivers the order.
     pub(super) fn drop_sort(&mut self) {
-        let Some(at) = self.stages.iter().position(|s| matches!(s, Stage::Sort(_))) else { return };
-        self.stages.remove(at);
         if let Some(sort) = self.sort_node.take() {
             self.tree.splice_out(sort);
         }
-        self.tree.stage_removed(at);
     }
 
     /// DUAL, or the `CONNECT BY LEVEL <= n` row generator over it.
-    pub(super) fn dual(&mut self, select: &ast::Select, qualifiers: Vec<String>) -> Result<(Source, Scope)> {
+    pub(super) fn dual(&mut self, select: &ast::Select, qualifiers: Vec<String>) -> Result<Scope> {
         match select.connect_by.as_slice() {
             [] => {
-                self.node(Operation::FastDual, "", RowsRule::Source(1.0));
-                Ok((Source::Dual, Scope { names: vec!["DUMMY".into()], qualifiers, ..Default::default() }))
+                self.reading(Operation::FastDual, "", RowsRule::Source(1.0), Source::Dual);
+                Ok(Scope { names: vec!["DUMMY".into()], qualifiers, ..Default::default() })
             }
             [ast::ConnectByKind::ConnectBy { relationships, .. }] if relationships.len() == 1 => {
                 let rows = level_limit(&relationships[0], self.f)?;
+                // The row generator reads DUAL inside its source.
                 self.node(Operation::FastDual, "", RowsRule::Source(1.0));
-                self.node(Operation::ConnectByWithoutFiltering, "", RowsRule::Source(rows as f64));
-                let scope = Scope { names: vec!["LEVEL".into()], qualifiers, level: Some(0), ..Default::default() };
-                Ok((Source::ConnectBy { rows }, scope))
+                let estimate = RowsRule::Source(rows as f64);
+                self.reading(Operation::ConnectByWithoutFiltering, "", estimate, Source::ConnectBy { rows });
+                Ok(Scope { names: vec!["LEVEL".into()], qualifiers, level: Some(0), ..Default::default() })
             }
             _ => Err(Error::unsupported("CONNECT BY other than CONNECT BY LEVEL <= n over DUAL")),
         }
@@ -336,7 +357,7 @@ impl<'a> Builder<'_, 'a> {
         alias: Option<&ast::TableAlias>,
         qualifiers: Vec<String>,
         at: &ast::ObjectName,
-    ) -> Result<(Source, Scope)> {
+    ) -> Result<Scope> {
         if name != "GENERATE_SERIES" {
             return Err(Error::UnknownName { kind: "table function", name: name.into(), position: position_of(at) });
         }
@@ -359,8 +380,13 @@ impl<'a> Builder<'_, 'a> {
             .map(|c| ident_name(&c.name))
             .unwrap_or_else(|| "GENERATE_SERIES".into());
         let rows = (stop - start + 1).max(0) as f64;
-        self.node(Operation::CollectionIterator, "GENERATE_SERIES", RowsRule::Source(rows));
-        Ok((Source::Series { start, stop }, Scope { names: vec![column], qualifiers, ..Default::default() }))
+        self.reading(
+            Operation::CollectionIterator,
+            "GENERATE_SERIES",
+            RowsRule::Source(rows),
+            Source::Series { start, stop },
+        );
+        Ok(Scope { names: vec![column], qualifiers, ..Default::default() })
     }
 
     pub(super) fn where_clause(&mut self, select: &ast::Select, scope: &mut Scope) -> Result<()> {
@@ -395,28 +421,29 @@ impl<'a> Builder<'_, 'a> {
                 });
             }
             let text = Predicate::Filter(p.display(&scope.names).to_string());
+            let fraction = super::optimizer::selectivity::default_selectivity(&p);
             let top = self.tree.root().map(|r| self.tree.node_mut(r));
             match top {
+                // A scan checks the WHERE clause itself, on the rows it reads.
                 Some(line) if matches!(line.operation, Operation::TableAccessFull | Operation::FixedTableFull) => {
                     line.predicates.push(text);
                     // A table's estimate comes from the optimizer, which sees the WHERE
                     // clause; a fixed view's rows are narrowed by the default selectivity.
                     if let RowsRule::Source(rows) = line.rows_rule {
-                        line.rows_rule =
-                            RowsRule::Source(rows * super::optimizer::selectivity::default_selectivity(&p));
+                        line.rows_rule = RowsRule::Source(rows * fraction);
                     }
+                    self.run_in_top(Stage::Filter(FilterStage::new(p)));
                 }
                 _ => {
-                    let fraction = super::optimizer::selectivity::default_selectivity(&p);
-                    self.node_with(Operation::Filter, RowsRule::Fraction(fraction), text);
+                    let stage = Stage::Filter(FilterStage::new(p));
+                    self.running_with(Operation::Filter, RowsRule::Fraction(fraction), text, stage);
                 }
             }
-            self.stages.push(Stage::Filter(FilterStage::new(p)));
-            self.ends_here();
         }
         if let Some(n) = stopkey {
-            self.stages.push(Stage::Limit(LimitStage::new(0, Some(n))));
-            self.node_with(Operation::CountStopkey, RowsRule::AtMost(n), Predicate::Filter(format!("ROWNUM<={n}")));
+            let stage = Stage::Limit(LimitStage::new(0, Some(n)));
+            let predicate = Predicate::Filter(format!("ROWNUM<={n}"));
+            self.running_with(Operation::CountStopkey, RowsRule::AtMost(n), predicate, stage);
         }
         Ok(())
     }
@@ -431,8 +458,7 @@ impl<'a> Builder<'_, 'a> {
             return;
         }
         let width = scope.names.len();
-        self.stages.push(Stage::Rownum(RownumStage { width, next: 0 }));
-        self.node(Operation::Count, "", RowsRule::Same);
+        self.running(Operation::Count, RowsRule::Same, Stage::Rownum(RownumStage { width, next: 0 }));
         scope.names.push("ROWNUM".into());
         scope.rownum = Some(width);
     }
@@ -467,15 +493,16 @@ impl<'a> Builder<'_, 'a> {
             let calls = grouping.aggregates.borrow().clone();
             let groups = if keys.is_empty() { Some(1.0) } else { self.group_estimate(&keys) };
             let operation = if keys.is_empty() { Operation::SortAggregate } else { Operation::HashGroupBy };
-            let node = self.node(operation, "", RowsRule::Groups(groups));
-            if let Some(h) = &having {
+            let text = having.as_ref().map(|h| {
                 let mut names: Vec<String> = group_by.iter().map(canonical).collect();
                 names.extend(calls.iter().map(|c| c.text.replace(' ', "")));
-                let text = h.display(&names).to_string().replace('"', "");
+                h.display(&names).to_string().replace('"', "")
+            });
+            let stage = Stage::Aggregate(AggregateStage::new(keys, calls, having));
+            let node = self.running(operation, RowsRule::Groups(groups), stage);
+            if let Some(text) = text {
                 self.tree.node_mut(node).predicates.push(Predicate::Filter(text));
             }
-            self.stages.push(Stage::Aggregate(AggregateStage::new(keys, calls, having)));
-            self.ends_here();
             (exprs, names, Some(GroupingScope { grouping }))
         } else {
             let (exprs, names) = self.select_list(select, &source_binder, scope)?;
@@ -557,15 +584,16 @@ impl<'a> Builder<'_, 'a> {
             });
         }
         let width = exprs.len();
-        self.stages.push(Stage::Project(ProjectStage::new(exprs)));
+        // The node below projects the select list (plus the hidden sort keys).
+        self.run_in_top(Stage::Project(ProjectStage::new(exprs)));
         if distinct {
             let keys = (0..visible).map(Expr::Column).collect();
-            self.stages.push(Stage::Aggregate(AggregateStage::new(keys, Vec::new(), None)));
-            self.node(Operation::HashUnique, "", RowsRule::Groups(None));
+            let stage = Stage::Aggregate(AggregateStage::new(keys, Vec::new(), None));
+            self.running(Operation::HashUnique, RowsRule::Groups(None), stage);
         }
         if !keys.is_empty() {
-            self.stages.push(Stage::Sort(SortStage { keys, width, rows: Vec::new(), sorted: 0 }));
-            self.sort_node = Some(self.node(Operation::SortOrderBy, "", RowsRule::Same));
+            let stage = Stage::Sort(SortStage { keys, width, rows: Vec::new(), sorted: 0 });
+            self.sort_node = Some(self.running(Operation::SortOrderBy, RowsRule::Same, stage));
         }
         self.limit(query)
     }
@@ -624,14 +652,10 @@ impl<'a> Builder<'_, 'a> {
             limit = Some(limit.map_or(n, |l| l.min(n)));
         }
         if limit.is_some() || offset > 0 {
-            self.stages.push(Stage::Limit(LimitStage::new(offset, limit)));
             let rule = limit.map_or(RowsRule::Same, RowsRule::AtMost);
             let last = limit.map_or("end".into(), |l| (offset + l).to_string());
-            self.node_with(
-                Operation::Limit,
-                rule,
-                Predicate::Filter(format!("row number between {} and {last}", offset + 1)),
-            );
+            let predicate = Predicate::Filter(format!("row number between {} and {last}", offset + 1));
+            self.running_with(Operation::Limit, rule, predicate, Stage::Limit(LimitStage::new(offset, limit)));
         }
         Ok(())
     }
@@ -641,7 +665,7 @@ impl<'a> Builder<'_, 'a> {
 /// projection and a sort whose every key is a projected column in its default NULLS
 /// order (NULLS LAST ascending, FIRST descending: the order an index gives); otherwise
 /// empty.
-pub(super) fn sorted_columns(stages: &[Stage<'_>]) -> Vec<(usize, bool)> {
+pub(super) fn sorted_columns<'s>(stages: impl IntoIterator<Item = &'s Stage<'static>>) -> Vec<(usize, bool)> {
     let mut project = None;
     for stage in stages {
         match stage {
@@ -668,7 +692,7 @@ pub(super) fn sorted_columns(stages: &[Stage<'_>]) -> Vec<(usize, bool)> {
 /// Which source columns the plan reads: those any stage reads before the first stage
 /// that builds new rows (the scan locates only these). A stage not known here counts as
 /// reading every column.
-pub(super) fn columns_read_by(stages: &[Stage<'_>], width: usize) -> Vec<bool> {
+pub(super) fn columns_read_by<'s>(stages: impl IntoIterator<Item = &'s Stage<'static>>, width: usize) -> Vec<bool> {
     let mut read = vec![false; width];
     let mut see = |i: usize| {
         if let Some(r) = read.get_mut(i) {

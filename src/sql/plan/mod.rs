@@ -1,9 +1,8 @@
 //! The planner: turns a SELECT into a physical plan: a tree of row sources (module
-//! `tree`) and the pipeline that runs it, a source and a chain of stages. Here: the
-//! planned statement; the tree's nodes and the stages are built together in `builder`
-//! (each node records after which stage its rows leave), EXPLAIN's text in `explain`,
-//! the constants a plan is sized by in `constants`, the refusals of what is not
-//! supported in `unsupported`.
+//! `tree`), each node holding its work, and the pipeline built from the tree that runs
+//! it, a source and a chain of stages. Here: the planned statement; the tree's nodes in
+//! `builder`, EXPLAIN's text in `explain`, the constants a plan is sized by in
+//! `constants`, the refusals of what is not supported in `unsupported`.
 //!
 //! The stage order follows SQL's logical order, as Oracle's row sources do:
 //!
@@ -16,15 +15,17 @@
 //! A WHERE clause over a full scan runs inside the scan's pipeline on rows still in their
 //! block, and EXPLAIN shows it as the `filter(...)` of TABLE ACCESS FULL, as Oracle does.
 //!
-//! Once the stages are built, the optimizer chooses how to read the table
-//! (`Builder::choose_access`): for an index path the source becomes an
-//! index access, the conjuncts the key range answers leave the filter (shown as
-//! `access(...)`), the table's node becomes the index's (or TABLE ACCESS BY INDEX ROWID
-//! over a new index node when rows are fetched), and a sort the index order makes
-//! needless is dropped with its node. The builder keeps the ids of the nodes it may
-//! rewrite (the table's, the sort's); it never finds a node by its text. Each
-//! [`PlanNode`] records where its rows leave the pipeline ([`RowsAt`], for row-source
-//! probes) and how its estimated rows follow from its child's ([`RowsRule`]).
+//! Once the other nodes are planned, the optimizer chooses how to read the table
+//! (`Builder::choose_access`) and the table's node gets its source: a full scan, an
+//! in-memory scan, or an index access, for which the conjuncts the key range answers
+//! leave the node's filter (shown as `access(...)`), the table's node becomes the
+//! index's (or TABLE ACCESS BY INDEX ROWID over a new index node when rows are
+//! fetched), and a sort the index order makes needless is dropped with its node and
+//! stage. The builder keeps the ids of the nodes it may rewrite (the table's, the
+//! sort's); it never finds a node by its text. Then the pipeline is built from the tree
+//! ([`PlanTree::build_pipeline`]), which records where each node's rows leave it
+//! ([`RowsAt`], for row-source probes); each [`PlanNode`] also says how its estimated
+//! rows follow from its child's ([`RowsRule`]).
 //!
 //! A plan may run again (a cursor keeps it): its stages are reset, and an index path
 //! whose range bind variables give keeps the conjuncts to compute the range anew from
@@ -66,6 +67,7 @@ use unsupported::*;
 
 /// A planned query, ready to run.
 pub struct Planned<'a> {
+    /// The pipeline, built from the tree.
     pub source: Source,
     pub stages: Vec<Stage<'a>>,
     pub columns: Vec<String>,
@@ -127,7 +129,6 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext
     let mut b = Builder {
         session,
         f,
-        stages: Vec::new(),
         tree: PlanTree::default(),
         notes: Vec::new(),
         table: None,
@@ -135,7 +136,7 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext
         sort_node: None,
         rebind: None,
     };
-    let (source, mut scope) = b.source(select)?;
+    let mut scope = b.source(select)?;
     b.where_clause(select, &mut scope)?;
     b.rownum(select, query, &mut scope);
     let order_by: Vec<&ast::Expr> = match query.order_by.as_ref().map(|o| &o.kind) {
@@ -145,16 +146,16 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext
     let (exprs, columns, grouping) = b.aggregate(select, &scope, &order_by)?;
     b.project_order_and_limit(query, select, &scope, grouping.as_ref(), exprs, &columns)?;
     let hints = hints::parse(&select.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
-    let mut source = source;
-    if let Source::TableScan { table, columns_read } = &mut source {
-        *columns_read = columns_read_by(&b.stages, table.columns.len());
-        let table = table.clone();
-        let columns_read = columns_read.clone();
-        if let Some(index_source) = b.choose_access(&table, select, &hints)? {
-            source = index_source;
-        } else if let Some(inmemory) = b.inmemory_access(&table, select, columns_read, &hints) {
-            source = inmemory;
-        }
+    if let (Some(table), Some(scan)) = (b.table.clone(), b.table_node) {
+        let columns_read = columns_read_by(b.tree.stages(), table.columns.len());
+        let source = match b.choose_access(&table, select, &hints)? {
+            Some(index) => index,
+            None => match b.inmemory_access(&table, select, columns_read.clone(), &hints) {
+                Some(inmemory) => inmemory,
+                None => Source::TableScan { table, columns_read },
+            },
+        };
+        b.tree.node_mut(scan).work.source = Some(source);
     } else {
         b.notes.extend(
             hints
@@ -165,15 +166,13 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext
         );
         b.notes.extend(hints.ignored.iter().cloned());
     }
-    let visible = columns.len();
-    b.stages.push(Stage::Collect(CollectStage::new(visible)));
-    let statement = b.node(Operation::SelectStatement, "", RowsRule::Same);
-    b.tree.node_mut(statement).rows_at = RowsAt::Result;
+    b.running(Operation::SelectStatement, RowsRule::Same, Stage::Collect(CollectStage::new(columns.len())));
     b.tree.estimate();
+    let (source, stages) = b.tree.build_pipeline();
     let gather = hints.gather_plan_statistics();
     Ok(Planned {
         source,
-        stages: b.stages,
+        stages,
         columns,
         tree: b.tree,
         notes: b.notes,

@@ -1,27 +1,37 @@
 //! The physical plan: a tree of row sources, each node knowing its operation, the object
-//! it reads, its predicates, its estimate, and where its rows leave the pipeline that
-//! runs it: after which of the pipeline's stages (the stages between a node's child's
-//! exit and its own are the node's work). EXPLAIN walks the tree from the root; the
-//! planner finds the nodes it rewrites by id, never by their text; row-source
-//! statistics are gathered for nodes, a probe at each node's exit.
+//! it reads, its predicates, its estimate, and its work in the pipeline that runs the
+//! plan ([`Work`]): the pipeline's source for the node that reads the rows, and the
+//! stages the node runs on them. The pipeline is built from the tree
+//! ([`PlanTree::build_pipeline`]): the source of the node that reads, then each node's
+//! stages from there up to the root; building it records where each node's rows leave
+//! ([`RowsAt`]). EXPLAIN walks the tree from the root; the planner finds the nodes it
+//! rewrites by id, never by their text; row-source statistics are gathered for nodes, a
+//! probe at each node's exit.
 //!
 //! ```text
-//!   SELECT COUNT(*) FROM t WHERE k BETWEEN 1 AND 9 AND v > 0      (stages: Filter v > 0,
-//!                                                                  Aggregate, Collect)
-//!   node  operation                    object  rows at        rule
-//!   0     TABLE ACCESS BY INDEX ROWID  T       Stage(1)       Source(optimizer's rows)
-//!   1     INDEX RANGE SCAN             T_K     InsideSource   Source(index entries)
-//!   2     SORT AGGREGATE                       Stage(2)       Groups(1)
-//!   3     SELECT STATEMENT                     Result         Same
+//!   SELECT COUNT(*) FROM t WHERE k BETWEEN 1 AND 9 AND v > 0
+//!
+//!   node  operation                    object  work                      rows at
+//!   0     TABLE ACCESS BY INDEX ROWID  T       source Index, Filter v>0  Stage(1)
+//!   1     INDEX RANGE SCAN             T_K     (inside the source)       InsideSource
+//!   2     SORT AGGREGATE                       Aggregate                 Stage(2)
+//!   3     SELECT STATEMENT                     Collect                   Result
 //!
 //!   root 3 ─► 2 ─► 0 ─► 1     EXPLAIN's ids: pre-order from the root (3 is Id 0, 1 is Id 3)
+//!   pipeline: Index source ─► Filter ─► Aggregate ─► Collect
 //! ```
 //!
+//! A select list runs as a projection stage of the node below the first operation that
+//! works on its output (DISTINCT, the sort, the limit, or the statement), as Oracle's
+//! row sources project their columns themselves.
+//!
 //! Invariants: the tree is reachable from its root; a node is a child of at most one
-//! node; `RowsAt::Stage(n)` of a node is never below that of a node under it (rows flow
-//! up the pipeline); a node spliced out of the tree is never reached again (its slot
-//! stays, ids do not move).
+//! node; the pipeline runs along the first children from the root down to the one node
+//! with a source, and nodes under that node run inside the source (they have no work);
+//! a node spliced out of the tree is never reached again (its slot stays, ids do not
+//! move), and its work leaves the pipeline with it.
 
+use crate::exec::{Source, Stage};
 use crate::index::IndexScanKind;
 use std::fmt;
 
@@ -99,7 +109,7 @@ impl fmt::Display for Predicate {
     }
 }
 
-/// Where a node's rows leave the pipeline.
+/// Where a node's rows leave the pipeline: set when the pipeline is built from the tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowsAt {
     /// After the pipeline's first `n` stages.
@@ -135,8 +145,24 @@ pub struct Estimate {
     pub cost: f64,
 }
 
+/// What a node does in the pipeline that runs its plan, until the pipeline is built
+/// from the tree (which takes it).
+#[derive(Default)]
+pub struct Work {
+    /// The pipeline's source: set on the one node that reads the rows.
+    pub source: Option<Source>,
+    /// The stages the node runs on its rows, in order.
+    pub stages: Vec<Stage<'static>>,
+}
+
+impl fmt::Debug for Work {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Work").field("source", &self.source.is_some()).field("stages", &self.stages.len()).finish()
+    }
+}
+
 /// One row source of a plan.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct PlanNode {
     pub operation: Operation,
     /// The table, index or view it reads (empty for none).
@@ -147,26 +173,28 @@ pub struct PlanNode {
     pub estimate: Option<Estimate>,
     /// The row sources it reads from.
     pub children: Vec<NodeId>,
+    pub work: Work,
 }
 
 impl PlanNode {
-    /// A node of `operation` reading `object`, its rows as many as its child's, leaving
-    /// the pipeline at `rows_at`.
-    pub fn new(operation: Operation, object: &str, rows_at: RowsAt) -> PlanNode {
+    /// A node of `operation` reading `object`, its rows as many as its child's, with no
+    /// work yet.
+    pub fn new(operation: Operation, object: &str) -> PlanNode {
         PlanNode {
             operation,
             object: object.into(),
             predicates: Vec::new(),
-            rows_at,
+            rows_at: RowsAt::InsideSource,
             rows_rule: RowsRule::Same,
             estimate: None,
             children: Vec::new(),
+            work: Work::default(),
         }
     }
 }
 
 /// A plan's row sources, as a tree.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Default)]
 pub struct PlanTree {
     nodes: Vec<PlanNode>,
     root: Option<NodeId>,
@@ -229,16 +257,53 @@ impl PlanTree {
         out
     }
 
-    /// Every node's `RowsAt::Stage` after the `at`th stage moves down one:
-    /// that stage was taken out of the pipeline.
-    pub fn stage_removed(&mut self, at: usize) {
-        for node in &mut self.nodes {
-            if let RowsAt::Stage(n) = &mut node.rows_at
-                && *n > at
-            {
-                *n -= 1;
+    /// The nodes the pipeline runs through, in its order: from the node that reads the
+    /// rows (the first on the chain of first children from the root that has a source, or
+    /// the chain's last) up to the root.
+    pub fn pipeline_nodes(&self) -> Vec<NodeId> {
+        let mut chain = Vec::new();
+        let mut at = self.root;
+        while let Some(id) = at {
+            chain.push(id);
+            let node = &self.nodes[id];
+            at = if node.work.source.is_some() { None } else { node.children.first().copied() };
+        }
+        chain.reverse();
+        chain
+    }
+
+    /// The stages of the pipeline the tree would build, in their order.
+    pub fn stages(&self) -> impl Iterator<Item = &Stage<'static>> + '_ {
+        self.pipeline_nodes().into_iter().flat_map(move |id| self.nodes[id].work.stages.iter())
+    }
+
+    /// Builds the pipeline that runs the plan and records where each node's rows leave:
+    /// the source of the node that reads, then each node's stages up to the root, whose
+    /// rows are the result. Nodes under the reading one run inside its source (work they
+    /// were given is dropped). Takes every node's work; the tree keeps what EXPLAIN and
+    /// row-source statistics read.
+    ///
+    /// # Panics
+    /// When no node on the pipeline's chain has a source: the planner gives every plan one.
+    pub fn build_pipeline(&mut self) -> (Source, Vec<Stage<'static>>) {
+        let chain = self.pipeline_nodes();
+        let reader = *chain.first().expect("a plan has nodes");
+        let source = self.nodes[reader].work.source.take().expect("the planner gives every plan a source");
+        let mut stages = Vec::new();
+        for &id in &chain {
+            stages.append(&mut self.nodes[id].work.stages);
+            self.nodes[id].rows_at = RowsAt::Stage(stages.len());
+        }
+        for (id, node) in self.nodes.iter_mut().enumerate() {
+            node.work = Work::default();
+            if !chain.contains(&id) {
+                node.rows_at = RowsAt::InsideSource;
             }
         }
+        if let Some(root) = self.root {
+            self.nodes[root].rows_at = RowsAt::Result;
+        }
+        (source, stages)
     }
 
     /// Fills each node's estimate from its first child's, following the nodes' rules,
@@ -272,10 +337,18 @@ mod tests {
 
     fn chain(ops: &[Operation]) -> PlanTree {
         let mut tree = PlanTree::default();
-        for (i, &op) in ops.iter().enumerate() {
-            tree.push_above(PlanNode::new(op, "", RowsAt::Stage(i)));
+        for &op in ops {
+            tree.push_above(PlanNode::new(op, ""));
         }
         tree
+    }
+
+    fn limit(n: u64) -> Stage<'static> {
+        Stage::Limit(crate::exec::LimitStage::new(0, Some(n)))
+    }
+
+    fn limits<'s>(stages: impl IntoIterator<Item = &'s Stage<'static>>) -> Vec<Option<u64>> {
+        stages.into_iter().map(|s| if let Stage::Limit(l) = s { l.limit } else { None }).collect()
     }
 
     #[test]
@@ -283,7 +356,7 @@ mod tests {
         let mut tree =
             chain(&[Operation::TableAccessByIndexRowid, Operation::SortAggregate, Operation::SelectStatement]);
         let index = Operation::Index { kind: IndexScanKind::Range, descending: false };
-        tree.push_below(0, PlanNode::new(index, "T_K", RowsAt::InsideSource));
+        tree.push_below(0, PlanNode::new(index, "T_K"));
         let order: Vec<(Operation, usize)> =
             tree.pre_order().into_iter().map(|(id, depth)| (tree.node(id).operation, depth)).collect();
         assert_eq!(
@@ -308,11 +381,42 @@ mod tests {
     }
 
     #[test]
-    fn stage_removed_moves_later_exits_down_only() {
-        let mut tree = chain(&[Operation::TableAccessFull, Operation::Filter, Operation::SortOrderBy]);
-        tree.stage_removed(1);
-        let exits: Vec<RowsAt> = (0..3).map(|id| tree.node(id).rows_at).collect();
-        assert_eq!(exits, [RowsAt::Stage(0), RowsAt::Stage(1), RowsAt::Stage(1)]);
+    fn the_pipeline_runs_from_the_reading_node_up_and_records_each_exit() {
+        // TABLE ACCESS BY INDEX ROWID (source, one stage) over an index node, a node with
+        // no stage of its own, a node with two, and the statement.
+        let mut tree = chain(&[
+            Operation::TableAccessByIndexRowid,
+            Operation::Count,
+            Operation::CountStopkey,
+            Operation::SelectStatement,
+        ]);
+        let index = tree
+            .push_below(0, PlanNode::new(Operation::Index { kind: IndexScanKind::Range, descending: false }, "T_K"));
+        tree.node_mut(0).work = Work { source: Some(Source::Dual), stages: vec![limit(1)] };
+        tree.node_mut(2).work.stages = vec![limit(2), limit(3)];
+        tree.node_mut(3).work.stages = vec![limit(4)];
+        tree.node_mut(index).work.stages = vec![limit(99)];
+        assert_eq!(tree.pipeline_nodes(), [0, 1, 2, 3]);
+        assert_eq!(limits(tree.stages()), [Some(1), Some(2), Some(3), Some(4)]);
+        let (source, stages) = tree.build_pipeline();
+        assert!(matches!(source, Source::Dual));
+        assert_eq!(limits(&stages), [Some(1), Some(2), Some(3), Some(4)], "the index's work is not on the pipeline");
+        let exits: Vec<RowsAt> = [0, 1, 2, 3, index].map(|id| tree.node(id).rows_at).to_vec();
+        assert_eq!(exits, [RowsAt::Stage(1), RowsAt::Stage(1), RowsAt::Stage(3), RowsAt::Result, RowsAt::InsideSource]);
+        assert!(tree.stages().next().is_none(), "building takes the stages");
+    }
+
+    #[test]
+    fn a_spliced_out_node_takes_its_stages_off_the_pipeline() {
+        let mut tree = chain(&[Operation::TableAccessFull, Operation::SortOrderBy, Operation::Limit]);
+        tree.node_mut(0).work.source = Some(Source::Dual);
+        for id in 0..3 {
+            tree.node_mut(id).work.stages = vec![limit(id as u64)];
+        }
+        tree.splice_out(1);
+        let (_, stages) = tree.build_pipeline();
+        assert_eq!(limits(&stages), [Some(0), Some(2)]);
+        assert_eq!(tree.node(0).rows_at, RowsAt::Stage(1));
     }
 
     #[test]
@@ -325,8 +429,8 @@ mod tests {
             RowsRule::Groups(Some(7.0)),
             RowsRule::Same,
         ];
-        for (i, rule) in rules.into_iter().enumerate() {
-            let mut node = PlanNode::new(Operation::Filter, "", RowsAt::Stage(i));
+        for rule in rules {
+            let mut node = PlanNode::new(Operation::Filter, "");
             node.rows_rule = rule;
             tree.push_above(node);
         }
