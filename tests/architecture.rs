@@ -60,9 +60,6 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("index/tests.rs", "db"),
     ("txn/undo/tests.rs", "db"),
     ("txn/undo/tests.rs", "instance"),
-    // Population workers work with the whole instance (its parameters, the cache, the
-    // undo, the sessions' registry).
-    ("inmemory/populate.rs", "instance"),
 ];
 
 /// `text` with its comments blanked out (line comments, block comments), so that doc

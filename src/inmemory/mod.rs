@@ -9,6 +9,7 @@
 //!  store     which tables, which units, their IMCUs and journals, the memory they take
 //!  area      the In-Memory Area: the mapping the units' large arrays live in
 //!  populate  workers: plan a table's units, fill each unit from consistent reads
+//!  host      what population needs of the database (the instance implements it)
 //!  imcu      one unit's columns, and SQL values in and out of them
 //!  cu        one column unit: encodings, decoding, predicates on encoded values
 //!  simd      the predicate kernels: AVX-512, AVX2 or scalar, chosen at run time
@@ -27,6 +28,7 @@
 pub mod area;
 pub mod bitmap;
 pub mod cu;
+pub mod host;
 pub mod imcu;
 pub mod populate;
 pub mod simd;

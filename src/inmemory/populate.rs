@@ -23,6 +23,9 @@
 //! installed if it fits in `inmemory_size`; its journal becomes what changed since the
 //! population began.
 //!
+//! Population sees the database through [`PopulationHost`], which the instance
+//! implements.
+//!
 //! Each worker is a session (`v$session` type `W000`, `W001`, …) with its own statistics
 //! and waits, and its own performance counters, opened on its first unit: each unit's
 //! counts go into the store's sum before the unit is installed, so a POPULATE_WAIT that
@@ -38,12 +41,12 @@
 //! this project's VM: about 4 s a GiB touched, against 0.6 s for memory the host still
 //! backs).
 
+use super::host::PopulationHost;
 use super::imcu::{GatherBuffers, ImcuBuilder, packing};
 use super::store::{ImSegment, InMemoryStore, Shared, Task, UnitSlot};
 use crate::access::AccessContext;
 use crate::catalog::Priority;
 use crate::error::Result;
-use crate::instance::{DbInner, params};
 use crate::stats::hwcounters::{Reading, ThreadCounters};
 use crate::stats::{SessionInfo, Stat};
 use crate::storage::block::DataBlock;
@@ -69,40 +72,38 @@ const KEEP_GATHER_BUFFERS: Duration = Duration::from_secs(2);
 /// refuses (see [`super::area::InMemoryArea::new`]) is reported on stderr, and the units
 /// are then built on the heap: the database still opens. (ALTER SYSTEM refuses such a
 /// size before it is set.)
-pub fn on_open(db: &Arc<DbInner>) {
-    let (size, pre_page) = {
-        let parameters = db.parameters.read();
-        (parameters.get_u64(params::INMEMORY_SIZE), parameters.get_bool(params::PRE_PAGE_SGA))
-    };
-    if let Err(e) = db.inmemory.size_area(size, pre_page) {
+pub fn on_open(host: &dyn PopulationHost) {
+    let settings = host.settings();
+    let store = host.store();
+    if let Err(e) = store.size_area(settings.inmemory_size, settings.pre_page_sga) {
         eprintln!("lioscope: no In-Memory Area, column units go on the heap: {e}");
     }
-    if size == 0 {
+    if settings.inmemory_size == 0 {
         return;
     }
-    db.inmemory.retry_out_of_memory();
+    store.retry_out_of_memory();
     let mut any = false;
-    for table in db.catalog.tables() {
+    for table in host.catalog().tables() {
         if table.inmemory.as_ref().is_some_and(|s| s.priority > Priority::None)
-            && let Some(segment) = db.inmemory.segment_for(&table)
+            && let Some(segment) = store.segment_for(&table)
         {
-            db.inmemory.queue_plan(&segment);
+            store.queue_plan(&segment);
             any = true;
         }
     }
     if any {
-        ensure_workers(db);
+        ensure_workers(host);
     }
 }
 
 /// Starts workers up to `inmemory_max_populate_servers` (they end by themselves when
 /// the parameter is lowered).
-pub fn ensure_workers(db: &DbInner) {
-    let wanted = db.parameters.read().get_u64(params::INMEMORY_MAX_POPULATE_SERVERS) as usize;
-    let mut workers = db.inmemory.workers.lock();
+pub fn ensure_workers(host: &dyn PopulationHost) {
+    let wanted = host.settings().max_populate_servers;
+    let mut workers = host.store().workers.lock();
     workers.retain(|(handle, _)| !handle.is_finished());
     for index in workers.len()..wanted {
-        let (weak, shared) = (db.this.clone(), db.inmemory.shared.clone());
+        let (weak, shared) = (host.weak(), host.store().shared.clone());
         let spawned =
             std::thread::Builder::new().name(format!("lioscope-w{index:03}")).spawn(move || work(weak, shared, index));
         // A worker that cannot start leaves population to the others (or to none).
@@ -126,7 +127,7 @@ pub fn stop_workers(store: &InMemoryStore) {
 }
 
 /// A worker's life: wait for a task, do it with the database (if it is still open).
-fn work(db: Weak<DbInner>, shared: Arc<Shared>, index: usize) {
+fn work(host: Weak<dyn PopulationHost>, shared: Arc<Shared>, index: usize) {
     let name: &'static str = Box::leak(format!("W{index:03}").into_boxed_str());
     let mut session: Option<Arc<SessionInfo>> = None;
     // Kept from unit to unit, and for KEEP_GATHER_BUFFERS after the last one.
@@ -153,19 +154,20 @@ fn work(db: Weak<DbInner>, shared: Arc<Shared>, index: usize) {
                     }
                     continue;
                 }
-                if shared.work.wait_for(&mut queue, Duration::from_millis(500)).timed_out() && db.strong_count() == 0 {
+                if shared.work.wait_for(&mut queue, Duration::from_millis(500)).timed_out() && host.strong_count() == 0
+                {
                     break None;
                 }
             }
         };
         let Some(task) = task else { break };
-        let Some(db) = db.upgrade() else { break };
-        let over = db.parameters.read().get_u64(params::INMEMORY_MAX_POPULATE_SERVERS) as usize <= index;
-        let info = session.get_or_insert_with(|| db.registry.register(name)).clone();
+        let Some(db) = host.upgrade() else { break };
+        let db = db.as_ref();
+        let over = db.settings().max_populate_servers <= index;
+        let info = session.get_or_insert_with(|| db.sessions().register(name)).clone();
         if !over {
             info.active.store(true, Ordering::Relaxed);
-            let outcome =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&db, &info, task, &mut buffers)));
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(db, &info, task, &mut buffers)));
             match outcome {
                 Ok(Ok(())) => {}
                 Ok(Err(_)) if shared.stop.load(Ordering::Acquire) => {}
@@ -176,36 +178,30 @@ fn work(db: Weak<DbInner>, shared: Arc<Shared>, index: usize) {
             info.reading_since.store(0, Ordering::Release);
         } else {
             // Lowered below this worker: hand the task back to the others.
-            let priority = task_priority(&db, task);
-            db.inmemory.queue(task, priority);
+            let priority = task_priority(db.store(), task);
+            db.store().queue(task, priority);
         }
-        db.inmemory.task_done();
+        db.store().task_done();
         if over {
             break;
         }
     }
-    if let (Some(info), Some(db)) = (session, db.upgrade()) {
-        db.registry.unregister(info.sid);
+    if let (Some(info), Some(db)) = (session, host.upgrade()) {
+        db.sessions().unregister(info.sid);
     }
 }
 
-fn task_priority(db: &DbInner, task: Task) -> Priority {
+fn task_priority(store: &InMemoryStore, task: Task) -> Priority {
     let (Task::Plan { object_id } | Task::Populate { object_id, .. }) = task;
-    db.inmemory.segment(object_id).map_or(Priority::None, |s| s.spec.priority)
+    store.segment(object_id).map_or(Priority::None, |s| s.spec.priority)
 }
 
-/// A worker's access context, reading as of `snapshot`.
-fn context<'a>(db: &'a DbInner, info: &'a SessionInfo, snapshot: u64) -> AccessContext<'a> {
-    let mbrc = db.parameters.read().get_u64(params::MBRC) as u32;
-    db.access_context(&info.stats, mbrc, db.clock.current(), crate::txn::cr::Reader { snapshot, own: None })
-}
-
-fn run(db: &Arc<DbInner>, info: &SessionInfo, task: Task, buffers: &mut GatherBuffers) -> Result<()> {
+fn run(db: &dyn PopulationHost, info: &SessionInfo, task: Task, buffers: &mut GatherBuffers) -> Result<()> {
     match task {
         Task::Plan { object_id } => {
-            let Some(segment) = db.inmemory.segment(object_id) else { return Ok(()) };
+            let Some(segment) = db.store().segment(object_id) else { return Ok(()) };
             let result = plan(db, info, &segment);
-            db.inmemory.planned(&segment);
+            db.store().planned(&segment);
             result
         }
         Task::Populate { object_id, unit } => populate(db, info, object_id, unit as usize, buffers),
@@ -217,19 +213,19 @@ fn run(db: &Arc<DbInner>, info: &SessionInfo, task: Task, buffers: &mut GatherBu
 /// the block that brings it there: units of short rows are then no larger than units of
 /// long ones, about half a million rows as Oracle's IMCUs), and queues the population of
 /// every unit without an IMCU.
-fn plan(db: &Arc<DbInner>, info: &SessionInfo, segment: &super::store::ImSegment) -> Result<()> {
-    let ctx = context(db, info, db.clock.current());
+fn plan(db: &dyn PopulationHost, info: &SessionInfo, segment: &super::store::ImSegment) -> Result<()> {
+    let ctx = db.worker_context(&info.stats, db.current_scn());
     let map = crate::access::segments::read_map(&ctx, &segment.table)?;
     let blocks: Vec<u32> =
-        map.scan_runs(db.space.extent_blocks).iter().flat_map(|r| r.first..r.first + r.blocks).collect();
+        map.scan_runs(ctx.space.extent_blocks).iter().flat_map(|r| r.first..r.first + r.blocks).collect();
     segment.segment_blocks.store(blocks.len() as u64, Ordering::Release);
-    let per_unit = (UNIT_BYTES / db.space.block_size).max(1);
-    let unit_rows_target = db.parameters.read().get_u64(params::INMEMORY_IMCU_TARGET_ROWS);
+    let per_unit = (UNIT_BYTES / ctx.space.block_size).max(1);
+    let unit_rows_target = db.settings().imcu_target_rows;
     let mut rows = RowCount::default();
     let mut position = segment.planned_positions() as usize;
     // Units planned before (one may have failed, or found no room) first; each new unit is
     // queued as soon as it is cut, so other workers start while planning goes on.
-    queue_unpopulated(db, segment, 0..segment.units.read().len());
+    queue_unpopulated(db.store(), segment, 0..segment.units.read().len());
     while position < blocks.len() {
         let (mut end, mut unit_rows) = (position, 0);
         while end < blocks.len() && end - position < per_unit && unit_rows < unit_rows_target {
@@ -237,22 +233,21 @@ fn plan(db: &Arc<DbInner>, info: &SessionInfo, segment: &super::store::ImSegment
             end += 1;
         }
         let unit = segment.add_unit(position as u32, blocks[position..end].to_vec());
-        queue_unpopulated(db, segment, unit..unit + 1);
+        queue_unpopulated(db.store(), segment, unit..unit + 1);
         position = end;
     }
     Ok(())
 }
 
 /// Queues the population of each unit in `units` that has no IMCU and none queued.
-fn queue_unpopulated(db: &DbInner, segment: &ImSegment, units: std::ops::Range<usize>) {
+fn queue_unpopulated(store: &InMemoryStore, segment: &ImSegment, units: std::ops::Range<usize>) {
     let slots: Vec<_> = segment.units.read()[units.clone()].to_vec();
     for (i, unit) in units.zip(slots) {
         let mut state = unit.state.lock();
         if state.imcu.is_none() && !state.queued && !state.out_of_memory {
             state.queued = true;
             drop(state);
-            db.inmemory
-                .queue(Task::Populate { object_id: segment.table.object_id, unit: i as u32 }, segment.spec.priority);
+            store.queue(Task::Populate { object_id: segment.table.object_id, unit: i as u32 }, segment.spec.priority);
         }
     }
 }
@@ -317,13 +312,13 @@ impl RowCount {
 /// Populates (or repopulates) unit `index` of table `object_id`. A population that fails
 /// leaves the unit as it was (and free to be queued again).
 fn populate(
-    db: &Arc<DbInner>,
+    db: &dyn PopulationHost,
     info: &SessionInfo,
     object_id: u32,
     index: usize,
     buffers: &mut GatherBuffers,
 ) -> Result<()> {
-    let Some(segment) = db.inmemory.segment(object_id) else { return Ok(()) };
+    let Some(segment) = db.store().segment(object_id) else { return Ok(()) };
     let Some(unit) = segment.units.read().get(index).cloned() else { return Ok(()) };
     let result = populate_unit(db, info, &segment, &unit, buffers);
     let mut state = unit.state.lock();
@@ -335,24 +330,25 @@ fn populate(
 }
 
 fn populate_unit(
-    db: &Arc<DbInner>,
+    db: &dyn PopulationHost,
     info: &SessionInfo,
     segment: &ImSegment,
     unit: &UnitSlot,
     buffers: &mut GatherBuffers,
 ) -> Result<()> {
+    let store = db.store();
     let repopulating = unit.state.lock().imcu.is_some();
     // Opens the worker's counters on its first unit (and credits what it did between units).
-    credit_counters(&db.inmemory);
+    credit_counters(store);
     let cpu_started = crate::stats::osstat::thread_cpu_time_ns();
     let table = &segment.table;
     // DML now journals into the new unit too; the SCN is taken after that, so every
     // change it does not see is journaled.
-    db.inmemory.begin_population(unit);
-    let scn = db.clock.current();
+    store.begin_population(unit);
+    let scn = db.current_scn();
     info.reading_since.store(scn.max(1), Ordering::Release);
-    let ctx = context(db, info, scn);
-    let locks = db.locks.table(table.object_id);
+    let ctx = db.worker_context(&info.stats, scn);
+    let locks = ctx.locks.table(table.object_id);
     let _visible = locks.visibility.read_recursive();
     let mut builder = ImcuBuilder::new(table, &segment.spec.excluded, unit.blocks.len(), buffers);
     let reads = builder.reads();
@@ -361,18 +357,18 @@ fn populate_unit(
     let mut spans = vec![ColumnSpan::NULL; width];
     let mut scratch = Vec::new();
     let mut stale = BTreeSet::new();
-    let max_read = ctx.multiblock_read_count.clamp(1, (db.cache.buffer_count() / 4).max(1) as u32);
+    let max_read = ctx.multiblock_read_count.clamp(1, (ctx.cache.buffer_count() / 4).max(1) as u32);
     let mut block_index = 0u32;
     for ExtentRun { first, blocks: count } in ExtentRun::adjacent(&unit.blocks) {
         let mut at = first;
         while at < first + count {
-            if db.inmemory.shared.stop.load(Ordering::Acquire) {
+            if store.shared.stop.load(Ordering::Acquire) {
                 return Err(crate::error::Error::Transaction {
                     message: "population stopped: the database is closing".into(),
                 });
             }
             let n = max_read.min(first + count - at);
-            let mut run = db.cache.pin_multiblock(ctx.stats, at, n)?;
+            let mut run = ctx.cache.pin_multiblock(ctx.stats, at, n)?;
             at = run.end();
             while let Some(current) = run.next_block(ctx.stats).transpose()? {
                 let rdba = current.rdba();
@@ -412,16 +408,16 @@ fn populate_unit(
         return Err(crate::access::row_view::column_corrupt(rdba, column, "string column is not valid UTF-8"));
     }
     let rows = builder.rows();
-    let imcu = builder.build(scn, packing(segment.spec.compression), db.inmemory.area().as_ref(), buffers);
-    let limit = db.parameters.read().get_u64(params::INMEMORY_SIZE);
-    credit_counters(&db.inmemory);
-    let installed = db.inmemory.install(segment, unit, imcu, stale, limit);
+    let imcu = builder.build(scn, packing(segment.spec.compression), store.area().as_ref(), buffers);
+    let limit = db.settings().inmemory_size;
+    credit_counters(store);
+    let installed = store.install(segment, unit, imcu, stale, limit);
     let stats = ctx.stats;
     if installed {
         stats.add(if repopulating { Stat::ImRepopulateCus } else { Stat::ImPopulateCus }, 1);
         stats.add(Stat::ImPopulateRows, rows as u64);
     }
-    stats.add(Stat::ImPopulateBytesFromStorage, (unit.blocks.len() * db.space.block_size) as u64);
+    stats.add(Stat::ImPopulateBytesFromStorage, (unit.blocks.len() * ctx.space.block_size) as u64);
     let cpu_us = crate::stats::osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
     stats.add_time_and_centiseconds(crate::stats::TimeModel::DbCpu, Stat::ImPopulateCpuTime, cpu_us);
     Ok(())
@@ -497,17 +493,18 @@ impl WaitOutcome {
 /// that grew is waited for; repopulation queued by ongoing changes is not (the units it
 /// will replace are populated).
 pub fn populate_wait(
-    db: &Arc<DbInner>,
+    db: &dyn PopulationHost,
     ctx: &AccessContext<'_>,
     priority: Priority,
     percentage: f64,
     timeout: Duration,
 ) -> Result<WaitOutcome> {
-    if db.parameters.read().get_u64(params::INMEMORY_SIZE) == 0 {
+    if db.settings().inmemory_size == 0 {
         return Ok(WaitOutcome::Inactive);
     }
+    let store = db.store();
     let tables: Vec<_> = db
-        .catalog
+        .catalog()
         .tables()
         .into_iter()
         .filter(|t| t.inmemory.as_ref().is_some_and(|s| s.priority >= priority))
@@ -516,18 +513,18 @@ pub fn populate_wait(
         return Ok(WaitOutcome::NoSegments);
     }
     ensure_workers(db);
-    let segments: Vec<_> = tables.iter().filter_map(|t| db.inmemory.segment_for(t)).collect();
+    let segments: Vec<_> = tables.iter().filter_map(|t| store.segment_for(t)).collect();
     for s in &segments {
-        db.inmemory.queue_plan(s);
+        store.queue_plan(s);
     }
     let deadline = std::time::Instant::now() + timeout;
-    let shared = db.inmemory.shared.clone();
+    let shared = store.shared.clone();
     loop {
         let mut populated = true;
         for s in &segments {
             let total = u64::from(crate::access::segments::read_map(ctx, &s.table)?.hwm.saturating_sub(1));
             if u64::from(s.planned_positions()) < total {
-                db.inmemory.queue_plan(s);
+                store.queue_plan(s);
                 populated = false;
                 continue;
             }
@@ -550,7 +547,7 @@ pub fn populate_wait(
             }
             // Nothing queued, yet not populated (a population failed): plan again.
             drop(queue);
-            segments.iter().for_each(|s| db.inmemory.queue_plan(s));
+            segments.iter().for_each(|s| store.queue_plan(s));
             queue = shared.queue.lock();
         }
         let now = std::time::Instant::now();

@@ -16,6 +16,7 @@
 //! control-file lock, so no extent belongs to two segments.
 
 pub(crate) mod params;
+mod population;
 mod recovery;
 mod session;
 mod writer;
@@ -213,7 +214,7 @@ impl DbInner {
         let weak = Arc::downgrade(&inner);
         inner.inmemory.register_worker_starter(move || {
             if let Some(db) = weak.upgrade() {
-                crate::inmemory::populate::ensure_workers(&db);
+                crate::inmemory::populate::ensure_workers(&*db);
             }
         });
         *inner.log_writer.lock() = Some(writer::start_log_writer(&inner, redo.clone()));
@@ -235,7 +236,7 @@ impl DbInner {
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         let _ = inner.recovery.set(report);
         *inner.database_writer.lock() = Some(writer::start_database_writer(Arc::downgrade(&inner), redo));
-        crate::inmemory::populate::on_open(&inner);
+        crate::inmemory::populate::on_open(&*inner);
         Ok(inner)
     }
 }

@@ -313,7 +313,7 @@ pub fn alter_inmemory(
         && let Some(segment) = session.db.inmemory.segment_for(&table)
     {
         session.db.inmemory.queue_plan(&segment);
-        crate::inmemory::populate::ensure_workers(&session.db);
+        crate::inmemory::populate::ensure_workers(&*session.db);
     }
     Ok(QueryResult::message(StatementKind::Ddl, "Table altered."))
 }
@@ -330,7 +330,7 @@ pub fn populate_wait(
     // The workers' counters over the wait count for the statement that waited for them.
     let counting = session.stats().counting_helpers();
     let counted_before = counting.then(|| crate::inmemory::populate::population_counts(&session.db.inmemory));
-    let outcome = crate::inmemory::populate::populate_wait(&session.db, &ctx, priority, percentage, timeout)?;
+    let outcome = crate::inmemory::populate::populate_wait(&*session.db, &ctx, priority, percentage, timeout)?;
     if let Some(before) = counted_before {
         let after = crate::inmemory::populate::population_counts(&session.db.inmemory);
         session.stats().add_helper_counts(&after.since(&before));

@@ -46,7 +46,7 @@ pub fn alter_system(session: &Session, name: &str, value: &str) -> Result<QueryR
                 .contains(&def.name)
             {
                 // More memory or workers: population goes on (or starts) at once.
-                crate::inmemory::populate::on_open(&session.db);
+                crate::inmemory::populate::on_open(&*session.db);
             }
             Ok(QueryResult::message(StatementKind::Alter, "System altered."))
         }
