@@ -1,8 +1,11 @@
-//! Statistics the lab reports: medians and spreads of samples, and the Kruskal-Wallis
-//! test of whether sample sets differ (the test the source experiment used, because its
-//! samples are far from normally distributed).
+//! Statistics the lab reports: medians and spreads of samples, and the rank tests of
+//! whether sample sets differ: Kruskal-Wallis for two sets or more (the test the source
+//! experiment used, because its samples are far from normally distributed), and
+//! Mann-Whitney U for two, one-sided or two-sided, with its exact distribution for small
+//! samples without ties. Both compute what SciPy's `kruskal` and `mannwhitneyu`
+//! (method "auto") compute, to 1e-9 on the inputs the tests write in.
 
-use statrs::distribution::{ChiSquared, ContinuousCDF};
+use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
 
 /// Median, minimum and maximum of a set of figures.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -59,6 +62,124 @@ pub fn kruskal_wallis(groups: &[&[f64]]) -> Option<(f64, f64)> {
     Some((h, 1.0 - chi2.cdf(h)))
 }
 
+/// Which difference a Mann-Whitney test looks for, as SciPy names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Alternative {
+    /// The sets differ either way.
+    TwoSided,
+    /// The first set is stochastically greater than the second.
+    Greater,
+    /// The first set is stochastically less than the second.
+    Less,
+}
+
+/// How a Mann-Whitney p-value was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// From the exact distribution of U (small samples, no ties).
+    Exact,
+    /// From the normal approximation, corrected for ties and for continuity.
+    Asymptotic,
+}
+
+/// A Mann-Whitney U test's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct MannWhitney {
+    /// U of the first set: how many pairs (x, y) have x > y, ties counting a half.
+    pub u: f64,
+    pub p_value: f64,
+    pub method: Method,
+}
+
+/// Largest sample at or under which the exact distribution is used when there are no
+/// ties (SciPy's rule: when either sample has at most 8 values).
+const EXACT_AT_MOST: usize = 8;
+
+/// The Mann-Whitney U test of `x` against `y`: U of `x` with average ranks for ties, and
+/// the p-value of `alternative`, exact when either sample has at most 8 values and no
+/// value repeats, otherwise from the normal approximation with SciPy's tie and continuity
+/// corrections. `None` when a sample is empty or a value is not a number.
+pub fn mann_whitney(x: &[f64], y: &[f64], alternative: Alternative) -> Option<MannWhitney> {
+    let (n1, n2) = (x.len(), y.len());
+    if n1 == 0 || n2 == 0 || x.iter().chain(y).any(|v| v.is_nan()) {
+        return None;
+    }
+    let mut all: Vec<(f64, bool)> = x.iter().map(|&v| (v, true)).chain(y.iter().map(|&v| (v, false))).collect();
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut rank_sum_x, mut tie_term, mut ties) = (0.0, 0.0, false);
+    let mut i = 0;
+    while i < all.len() {
+        let j = (i..all.len()).find(|&j| all[j].0 != all[i].0).unwrap_or(all.len());
+        let average_rank = (i + j + 1) as f64 / 2.0;
+        rank_sum_x += average_rank * all[i..j].iter().filter(|(_, from_x)| *from_x).count() as f64;
+        let t = (j - i) as f64;
+        tie_term += t * t * t - t;
+        ties |= j - i > 1;
+        i = j;
+    }
+    let (n1f, n2f) = (n1 as f64, n2 as f64);
+    let u1 = rank_sum_x - n1f * (n1f + 1.0) / 2.0;
+    let u2 = n1f * n2f - u1;
+    let (u, factor) = match alternative {
+        Alternative::Greater => (u1, 1.0),
+        Alternative::Less => (u2, 1.0),
+        Alternative::TwoSided => (u1.max(u2), 2.0),
+    };
+    let exact = (n1 <= EXACT_AT_MOST || n2 <= EXACT_AT_MOST) && !ties;
+    let exact_sf = if exact { u_survival(n1, n2, u as u64) } else { None };
+    let (p, method) = match exact_sf {
+        Some(sf) => (sf, Method::Exact),
+        None => {
+            let n = n1f + n2f;
+            let sigma = (n1f * n2f / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)))).sqrt();
+            let z = (u - n1f * n2f / 2.0 - 0.5) / sigma;
+            let normal = Normal::standard();
+            let sf = if z.is_nan() { 1.0 } else { normal.sf(z) };
+            (sf, Method::Asymptotic)
+        }
+    };
+    Some(MannWhitney { u: u1, p_value: (p * factor).clamp(0.0, 1.0), method })
+}
+
+/// P(U >= k) under the null hypothesis for samples of `n1` and `n2` values without ties:
+/// the count of arrangements with U at least `k` over all C(n1 + n2, n1) of them. The
+/// counts are the coefficients of the Gaussian binomial [n1 + n2 choose m]_q (m the
+/// smaller size), built exactly in integers as the product over i = 1..=m of
+/// (1 - q^(n+i)) / (1 - q^i). `None` when the counts would not fit (then the caller
+/// approximates).
+fn u_survival(n1: usize, n2: usize, k: u64) -> Option<f64> {
+    let (m, n) = (n1.min(n2), n1.max(n2));
+    let degree = m.checked_mul(n)?;
+    if degree > 1 << 20 {
+        return None;
+    }
+    // C(m + n, m) bounds every coefficient; keep it well inside i128.
+    let mut total: i128 = 1;
+    for i in 1..=m as i128 {
+        total = total.checked_mul(n as i128 + i)? / i;
+        if total > 1 << 120 {
+            return None;
+        }
+    }
+    let mut counts = vec![0i128; degree + 1];
+    counts[0] = 1;
+    for i in 1..=m {
+        // Times (1 - q^(n+i)): from the top down, so each term subtracts an old value.
+        for d in (n + i..=degree).rev() {
+            counts[d] -= counts[d - n - i];
+        }
+        // Over (1 - q^i), i.e. times 1 + q^i + q^2i + …: from the bottom up.
+        for d in i..=degree {
+            counts[d] += counts[d - i];
+        }
+    }
+    let k = usize::try_from(k).ok()?.min(degree + 1);
+    let at_least: i128 = counts[k..].iter().sum();
+    Some(at_least as f64 / total as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,8 +217,98 @@ mod tests {
         assert!(p > 0.02 && p < 0.04, "p {p}");
     }
 
+    /// (name, x, y, [(alternative, U, p)]) as SciPy 1.17.1's `mannwhitneyu(x, y,
+    /// alternative=...)` (method "auto") gives them.
+    #[allow(clippy::type_complexity)]
+    fn scipy_cases() -> Vec<(&'static str, Vec<f64>, Vec<f64>, [(Alternative, f64, f64); 3])> {
+        use Alternative::*;
+        vec![
+            (
+                "exact, equal sizes",
+                vec![1.2, 2.3, 3.1, 4.8, 5.5],
+                vec![2.0, 6.1, 7.2, 8.4, 9.9],
+                [
+                    (TwoSided, 4.0, 0.09523809523809523),
+                    (Greater, 4.0, 0.9722222222222222),
+                    (Less, 4.0, 0.047619047619047616),
+                ],
+            ),
+            (
+                "exact, one sample of 3 against 10",
+                vec![10.5, 11.2, 9.8],
+                vec![12.1, 13.4, 12.9, 14.2, 11.9, 13.1, 12.6, 15.0, 14.8, 13.3],
+                [(TwoSided, 0.0, 0.006993006993006993), (Greater, 0.0, 1.0), (Less, 0.0, 0.0034965034965034965)],
+            ),
+            (
+                "ties: asymptotic",
+                vec![1.0, 2.0, 2.0, 3.0, 4.0, 5.0, 5.0, 6.0],
+                vec![3.0, 4.0, 4.0, 5.0, 7.0, 8.0, 8.0, 9.0, 9.0],
+                [
+                    (TwoSided, 13.5, 0.03295011419483441),
+                    (Greater, 13.5, 0.9871140282477708),
+                    (Less, 13.5, 0.016475057097417204),
+                ],
+            ),
+            (
+                "large: asymptotic",
+                (0..30).map(|i| (f64::from(i) * 0.37) % 11.0).collect(),
+                (0..25).map(|i| (f64::from(i) * 0.41) % 13.0).collect(),
+                [
+                    (TwoSided, 404.5, 0.623993576744555),
+                    (Greater, 404.5, 0.3119967883722775),
+                    (Less, 404.5, 0.6939582687872105),
+                ],
+            ),
+            (
+                "separated",
+                vec![1.0, 1.1, 1.2, 1.3, 1.4],
+                vec![2.0, 2.1, 2.2, 2.3, 2.4],
+                [(TwoSided, 0.0, 0.007936507936507936), (Greater, 0.0, 1.0), (Less, 0.0, 0.003968253968253968)],
+            ),
+        ]
+    }
+
+    #[test]
+    fn mann_whitney_agrees_with_scipy() {
+        for (name, x, y, expected) in scipy_cases() {
+            for (alternative, u, p) in expected {
+                let got = mann_whitney(&x, &y, alternative).unwrap();
+                assert!((got.u - u).abs() < 1e-9, "{name} {alternative:?}: U {} against {u}", got.u);
+                assert!((got.p_value - p).abs() < 1e-9, "{name} {alternative:?}: p {} against {p}", got.p_value);
+            }
+        }
+        let method = |x: &[f64], y: &[f64]| mann_whitney(x, y, Alternative::TwoSided).unwrap().method;
+        assert_eq!(method(&[1.0, 2.0], &[3.0, 4.0]), Method::Exact);
+        assert_eq!(method(&[1.0, 2.0], &[2.0, 4.0]), Method::Asymptotic, "ties");
+    }
+
+    #[test]
+    fn the_exact_distribution_sums_to_one_and_is_symmetric() {
+        for (n1, n2) in [(1, 1), (3, 5), (8, 8), (2, 40)] {
+            assert_eq!(u_survival(n1, n2, 0), Some(1.0));
+            let top = (n1 * n2) as u64;
+            // P(U >= k) = P(U <= top - k) by symmetry.
+            for k in 1..=top {
+                let (upper, lower) = (u_survival(n1, n2, k).unwrap(), 1.0 - u_survival(n1, n2, top - k + 1).unwrap());
+                assert!((upper - lower).abs() < 1e-12, "{n1}x{n2} k {k}: {upper} against {lower}");
+            }
+        }
+    }
+
+    #[test]
+    fn kruskal_wallis_agrees_with_scipy() {
+        // SciPy 1.17.1's `kruskal` on the same groups.
+        let (h, p) = kruskal_wallis(&[&[1.0, 2.0, 3.0], &[3.0, 5.0, 6.0], &[7.0, 8.0, 9.0]]).unwrap();
+        assert!((h - 6.879551820728285).abs() < 1e-9 && (p - 0.0320718714966627).abs() < 1e-9, "{h} {p}");
+        let groups: [&[f64]; 3] = [&[2.9, 3.0, 2.5, 2.6, 3.2], &[3.8, 2.7, 4.0, 2.4], &[2.8, 3.4, 3.7, 2.2, 2.0]];
+        let (h, p) = kruskal_wallis(&groups).unwrap();
+        assert!((h - 0.7714285714285722).abs() < 1e-9 && (p - 0.6799647735788936).abs() < 1e-9, "{h} {p}");
+    }
+
     #[test]
     fn degenerate_inputs_have_no_test() {
+        assert_eq!(mann_whitney(&[], &[1.0], Alternative::TwoSided), None);
+        assert_eq!(mann_whitney(&[f64::NAN], &[1.0], Alternative::TwoSided), None);
         assert_eq!(kruskal_wallis(&[&[1.0, 2.0]]), None);
         assert_eq!(kruskal_wallis(&[&[1.0, 1.0], &[1.0]]), None);
     }
