@@ -104,36 +104,56 @@ fn lab_lio_refuses_bad_options() {
 }
 
 #[test]
-fn lab_cpu_times_each_load_level_and_finds_the_knee() {
+fn lab_cpu_times_each_load_level_and_kind_in_shuffled_rounds_and_finds_the_knees() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let opts = lioscope_lab::cpu::CpuOptions {
         workers: vec![1, 2, 3],
-        seconds: 0.15,
-        repeat: 1,
+        seconds: 0.1,
+        repeat: 2,
+        seed: Some(7),
         out: Some(out.clone()),
         db: Some(dir.path().join("db")),
     };
     let report = lioscope_lab::cpu::run(&opts).expect("runs");
     let json = read_json(&out.join("cpu.json"));
     assert_eq!(json["levels"].as_array().unwrap().len(), 3);
-    for level in &report.levels {
-        let run = &level.runs[0];
-        assert_eq!(run.worker_cpu_s.len(), level.load);
-        assert!(run.worker_cpu_s.iter().all(|&c| c > 0.0), "each worker did the work: {run:?}");
-        let slowest = run.worker_wall_s.iter().copied().fold(0.0, f64::max);
-        assert!(run.wall_s >= slowest, "the level lasts until the last worker: {run:?}");
-        if let (Some(threads), Some(cores)) = (run.utilization_by_threads_pct, run.utilization_by_cores_pct) {
-            let env = &report.environment;
-            // The same busy time over fewer units: by cores is threads-per-core times by threads.
-            let ratio = f64::from(env.logical_cpus) / f64::from(env.cores);
-            assert!((cores - threads * ratio).abs() < 1e-6 * cores.max(1.0), "{run:?}");
+    assert_eq!(json["control_levels"].as_array().unwrap().len(), 3);
+    assert_eq!(json["parameters"]["seed"], 7);
+    // Every (level, kind) pair ran once a round, and the order was recorded.
+    let schedule = &report.findings.schedule;
+    assert_eq!(schedule.len(), 2 * 3 * 2);
+    for round in schedule.chunks(6) {
+        let mut pairs: Vec<String> = round.iter().map(|(n, k)| format!("{n}{k:?}")).collect();
+        pairs.sort();
+        assert_eq!(pairs, ["1Control", "1Engine", "2Control", "2Engine", "3Control", "3Engine"]);
+    }
+    for level in report.levels.iter().chain(&report.findings.control_levels) {
+        assert_eq!(level.runs.len(), 2);
+        for run in &level.runs {
+            assert_eq!(run.worker_cpu_s.len(), level.load);
+            assert!(run.worker_cpu_s.iter().all(|&c| c > 0.0), "each worker did the work: {run:?}");
+            let slowest = run.worker_wall_s.iter().copied().fold(0.0, f64::max);
+            assert!(run.wall_s >= slowest, "the level lasts until the last worker: {run:?}");
+            assert_eq!(schedule[run.sequence].0, level.load);
+            if let (Some(threads), Some(cores)) = (run.utilization_by_threads_pct, run.utilization_by_cores_pct) {
+                let env = &report.environment;
+                // The same busy time over fewer units: by cores is threads-per-core times by threads.
+                let ratio = f64::from(env.logical_cpus) / f64::from(env.cores);
+                assert!((cores - threads * ratio).abs() < 1e-6 * cores.max(1.0), "{run:?}");
+            }
         }
     }
     assert_eq!(report.levels[0].ratio, Some(1.0));
-    // One worker is always within the tolerance of itself.
+    assert_eq!(report.findings.control_levels[0].ratio, Some(1.0));
+    // One worker is always at full speed against itself.
     assert!(report.findings.knee.unwrap() >= 1, "{:?}", report.findings.verdict);
-    assert!(json["derivations"]["knee"].as_str().unwrap().contains("25%"));
+    assert!(report.findings.control_knee.unwrap() >= 1, "{:?}", report.findings.verdict);
+    let tests = &report.findings.tests;
+    assert_eq!(tests.iter().map(|t| t.workers).collect::<Vec<_>>(), [1, 2, 3]);
+    assert!(tests.iter().all(|t| t.engine.is_some() && t.control.is_some() && t.engine_to_control.is_some()));
+    assert!(report.findings.verdict.contains("too few"), "two samples cannot reach significance");
+    assert!(json["derivations"]["knee"].as_str().unwrap().contains("Mann-Whitney"));
     assert!(json["environment"]["threads_per_core"].as_u64().unwrap() >= 1);
     assert_charts_drawn(&out.join("cpu.html"), 2);
 }
