@@ -87,6 +87,11 @@ enum LabCommand {
     /// Cores against threads: 1..2×CPUs CPU-bound workers launched at once, wall time by
     /// load level, the knee, and utilization by threads and by cores.
     Cpu(lioscope_lab::cpu::CpuOptions),
+    /// The runs stored in the results history, oldest first.
+    History(lioscope_lab::history::HistoryOptions),
+    /// Two stored runs' figures side by side: ratios, and the significance of each
+    /// difference (Mann-Whitney U).
+    Compare(lioscope_lab::history::CompareOptions),
 }
 
 #[derive(Subcommand)]
@@ -186,6 +191,8 @@ fn lab(which: LabCommand) -> lioscope::Result<()> {
         },
         LabCommand::Lio(opts) => lioscope_lab::lio::run(&opts).map(|_| ()),
         LabCommand::Cpu(opts) => lioscope_lab::cpu::run(&opts).map(|_| ()),
+        LabCommand::History(opts) => lioscope_lab::history::list(&opts).map(|_| ()),
+        LabCommand::Compare(opts) => lioscope_lab::history::compare(&opts).map(|_| ()),
     }
 }
 

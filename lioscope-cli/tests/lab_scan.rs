@@ -26,8 +26,17 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
         instructions: lioscope_lab::scan::InstructionSource::Perf,
         callgrind_child: None,
         lioscope_exe: None,
+        history: lioscope_lab::history::HistoryArgs::at(dir.path().join("history.sqlite")),
     };
     run(&opts).expect("runs");
+    // The run is in the results history, every sample of every measured path.
+    let history = lioscope_lab::history::History::open(&dir.path().join("history.sqlite")).unwrap();
+    let runs = history.runs(Some("scan")).unwrap();
+    assert_eq!(runs.len(), 1);
+    let stored = history.figures(runs[0].id).unwrap();
+    let cpu = stored.iter().find(|f| f.group == "path=FULL_BUFFER_CACHE" && f.figure == "cpu_ms").unwrap();
+    assert_eq!(cpu.samples.len(), 2);
+    assert!(!stored.iter().any(|f| f.group == "path=COMPRESSED_BLOCKS"), "nothing of a path not measured");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(out.join("scan.json")).unwrap()).unwrap();
     let csv = std::fs::read_to_string(out.join("scan.csv")).unwrap();
     assert!(csv.starts_with("path,status,figure,median,min,max,derivation"));
@@ -110,6 +119,7 @@ fn callgrind_counts_only_the_statements_execution() {
             instructions: lioscope_lab::scan::InstructionSource::Callgrind,
             callgrind_child: None,
             lioscope_exe: Some(env!("CARGO_BIN_EXE_lioscope").into()),
+            history: lioscope_lab::history::HistoryArgs::off(),
         };
         let report = serde_json::to_value(run(&opts).expect("runs")).unwrap();
         assert_eq!(report["instructions"], "callgrind");

@@ -30,6 +30,7 @@
 //! cores), core-based (above 100% when threads of one core were both busy); with steal.
 //! The topology (sockets, cores, threads per core) comes from sysfs.
 
+use super::history::{self, FigureSamples, HistoryArgs};
 use super::levels::{self, Scale};
 use super::sample;
 use super::stats::{Alternative, Method, mann_whitney, spread};
@@ -76,6 +77,8 @@ pub struct CpuOptions {
     /// An existing database to run in; default: a fresh one in a temporary directory.
     #[arg(long)]
     pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 /// One run of a load level.
@@ -311,8 +314,15 @@ pub fn run(opts: &CpuOptions) -> Result<CpuReport> {
         },
     };
     print_table(&report);
+    let mut figures = levels::history_figures(&report.levels, "", &FIGURES, CpuRun::figure);
+    figures.extend(levels::history_figures(&report.findings.control_levels, "control ", &FIGURES, CpuRun::figure));
+    for (name, knee) in [("knee", report.findings.knee), ("control_knee", report.findings.control_knee)] {
+        figures.extend(knee.map(|k| FigureSamples::new("findings", name, vec![k as f64])));
+    }
+    let stored =
+        history::store_report(&opts.history, "cpu", &report.environment, &report, figures, Some(("findings", "knee")))?;
     if let Some(out) = &opts.out {
-        write_files(&report, out)?;
+        write_files(&report, out, stored.as_ref())?;
     }
     Ok(report)
 }
@@ -587,13 +597,13 @@ fn print_table(report: &CpuReport) {
 
 /// cpu.json (everything), cpu.csv (one line per level and figure of lioscope's workers)
 /// and cpu.html.
-fn write_files(report: &CpuReport, out: &std::path::Path) -> Result<()> {
-    levels::write_report(out, "cpu", report, &FIGURES, &html(report)?)
+fn write_files(report: &CpuReport, out: &std::path::Path, stored: Option<&history::Stored>) -> Result<()> {
+    levels::write_report(out, "cpu", report, &FIGURES, &html(report, stored)?)
 }
 
 /// The HTML report: the tables, the verdict, wall time against workers for both kinds
 /// (with what cores alone and threads alone would give), and utilization both ways.
-fn html(report: &CpuReport) -> Result<super::report::Html> {
+fn html(report: &CpuReport, stored: Option<&history::Stored>) -> Result<super::report::Html> {
     use super::report::{Chart, Html, Series};
     let series = |name: &str, levels: &[Level], key: &str| {
         let points = levels.iter().filter_map(|l| {
@@ -662,6 +672,7 @@ fn html(report: &CpuReport) -> Result<super::report::Html> {
         ],
         "busy time from /proc/stat over each step, divided by (wall time × logical CPUs) and by (wall time × cores)",
     ))?;
+    history::draw_trend(&mut html, stored)?;
     html.derivations(&report.derivations);
     Ok(html)
 }

@@ -45,6 +45,8 @@ pub struct CrOptions {
     /// Write every sample as JSON to this file too.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub history: super::history::HistoryArgs,
 }
 
 const QUERY: &str = "SELECT SUM(update_seq) FROM rc_test";
@@ -143,13 +145,36 @@ pub fn run(opts: &CrOptions) -> Result<()> {
     }
     let rollback = measure(&updater, "ROLLBACK")?;
     report(&sets, &rollback);
+    let environment = super::environment::Environment::read();
+    let json = serde_json::json!({ "experiment": "cr", "environment": &environment,
+        "parameters": { "rows": opts.rows, "updated_percent": opts.updated_percent, "samples": opts.samples,
+            "sets": opts.sets, "idle": opts.idle },
+        "rows": opts.rows, "updated_rows": updated, "query": QUERY, "statistics": CR_STATS.map(|s| s.name()), "sets": sets });
+    let headline = Some(("set=1", "elapsed_ms"));
+    super::history::store_report(&opts.history, "cr", &environment, &json, history_figures(&sets), headline)?;
     if let Some(path) = &opts.json {
-        let json = serde_json::json!({ "rows": opts.rows, "updated_rows": updated, "query": QUERY,
-            "statistics": CR_STATS.map(|s| s.name()), "sets": sets });
         crate::report::write_json(path, &json)?;
     }
     drop((reader, updater, elsewhere));
     db.close()
+}
+
+/// Every set's figures as the results history stores them: a group a set (`set=1` is
+/// the baseline), elapsed and CPU time and each of [`CR_STATS`] per sample.
+fn history_figures(sets: &[SampleSet]) -> Vec<super::history::FigureSamples> {
+    let mut out = Vec::new();
+    for (i, set) in sets.iter().enumerate() {
+        let group = format!("set={}", i + 1);
+        let figure = |name: &str, of: &dyn Fn(&Sample) -> f64| {
+            super::history::FigureSamples::new(group.clone(), name, set.samples.iter().map(of).collect())
+        };
+        out.push(figure("elapsed_ms", &|s| s.elapsed_ms));
+        out.push(figure("cpu_ms", &|s| s.cpu_ms));
+        for (k, stat) in CR_STATS.iter().enumerate() {
+            out.push(figure(stat.name(), &|s| s.stats[k] as f64));
+        }
+    }
+    out
 }
 
 fn elapsed(set: &SampleSet) -> Vec<f64> {

@@ -18,7 +18,12 @@ pub struct Environment {
     pub kernel: Option<String>,
     /// "none" when the CPU does not report running under one.
     pub hypervisor: Option<String>,
+    /// The host's name (`/proc/sys/kernel/hostname`): with the CPU model, what the
+    /// results history calls one machine.
+    pub host: Option<String>,
     pub lioscope_version: &'static str,
+    /// The commit lioscope-lab was built from ("unknown" outside a git checkout).
+    pub lioscope_commit: &'static str,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -51,7 +56,9 @@ impl Environment {
             usable_cpus: osstat::usable_cpus(),
             kernel: read("/proc/sys/kernel/osrelease"),
             hypervisor,
+            host: read("/proc/sys/kernel/hostname"),
             lioscope_version: env!("CARGO_PKG_VERSION"),
+            lioscope_commit: env!("LIOSCOPE_COMMIT"),
         }
     }
 }

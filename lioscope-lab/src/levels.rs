@@ -194,6 +194,32 @@ pub fn measure_levels<R>(
     Ok(out)
 }
 
+/// Every figure of `levels` as the results history stores them: one group a level
+/// (`{prefix}{unit}={load}`), each of `figures` with its runs' samples.
+pub fn history_figures<R>(
+    levels: &[Level<R>],
+    prefix: &str,
+    figures: &[(&'static str, &str)],
+    figure: impl Fn(&R, &str) -> Option<f64>,
+) -> Vec<super::history::FigureSamples> {
+    levels
+        .iter()
+        .flat_map(|l| {
+            let group = format!("{prefix}{}={}", l.scale.unit, l.load);
+            let mut out: Vec<_> = figures
+                .iter()
+                .map(|&(key, _)| {
+                    let samples = l.runs.iter().filter_map(|r| figure(r, key)).collect();
+                    super::history::FigureSamples::new(group.clone(), key, samples)
+                })
+                .collect();
+            out.extend(l.ratio.map(|r| super::history::FigureSamples::new(group.clone(), l.scale.ratio, vec![r])));
+            out.retain(|f| !f.samples.is_empty());
+            out
+        })
+        .collect()
+}
+
 /// Sets each level's ratio to `ratio(level, one)`, where `one` is the level of one
 /// (every ratio `None` without it).
 pub fn set_ratios<R>(levels: &mut [Level<R>], ratio: impl Fn(&Level<R>, &Level<R>) -> Option<f64>) {

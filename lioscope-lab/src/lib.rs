@@ -11,9 +11,11 @@
 //!   instructions counted by callgrind ([`callgrind`]).
 //! - [`levels`]: what `lio` and `cpu` share: load levels, sessions started at once with
 //!   /proc/stat read around them, a level's figures over its runs.
+//! - [`history`]: the results history: every run stored in SQLite, `lab history`, `lab compare`.
 //! - [`environment`], [`progress`]: the machine a report comes from; a progress bar.
 //! - [`report`]: the terminal tables, the CSV files and the HTML page with SVG charts.
-//! - [`sample`], [`stats`]: measuring a statement; medians and Kruskal-Wallis tests.
+//! - [`sample`], [`stats`]: measuring a statement; medians, Kruskal-Wallis and
+//!   Mann-Whitney tests.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -23,6 +25,7 @@ pub mod cpu;
 pub mod cr;
 pub mod customers;
 pub mod environment;
+pub mod history;
 pub mod levels;
 pub mod lio;
 pub mod progress;

@@ -59,6 +59,8 @@ pub struct LioOptions {
     /// default: a fresh one in a temporary directory.
     #[arg(long)]
     pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub history: super::history::HistoryArgs,
 }
 
 /// One session's part of a run.
@@ -190,8 +192,11 @@ pub fn run(opts: &LioOptions) -> Result<LioReport> {
         findings: (),
     };
     print_table(&report);
+    let figures = levels::history_figures(&report.levels, "", &FIGURES, LioRun::figure);
+    let headline = Some(("sessions=1", "liops"));
+    let stored = super::history::store_report(&opts.history, "lio", &report.environment, &report, figures, headline)?;
     if let Some(out) = &opts.out {
-        write_files(&report, out)?;
+        write_files(&report, out, stored.as_ref())?;
     }
     Ok(report)
 }
@@ -295,13 +300,13 @@ fn print_table(report: &LioReport) {
 }
 
 /// lio.json (everything), lio.csv (one line per level and figure) and lio.html.
-fn write_files(report: &LioReport, out: &std::path::Path) -> Result<()> {
-    levels::write_report(out, "lio", report, &FIGURES, &html(report)?)
+fn write_files(report: &LioReport, out: &std::path::Path, stored: Option<&super::history::Stored>) -> Result<()> {
+    levels::write_report(out, "lio", report, &FIGURES, &html(report, stored)?)
 }
 
 /// The HTML report: the table of the source document, and LIOPS and the factor against
 /// sessions.
-fn html(report: &LioReport) -> Result<super::report::Html> {
+fn html(report: &LioReport, stored: Option<&super::history::Stored>) -> Result<super::report::Html> {
     use super::report::{Chart, Html, Series};
     let x: Vec<f64> = report.levels.iter().map(|l| l.load as f64).collect();
     let series = |name: &str, key: &str, scale: f64| {
@@ -344,6 +349,7 @@ fn html(report: &LioReport) -> Result<super::report::Html> {
         "median of the runs, bars from min to max; liops: sum of 'session logical reads' deltas / elapsed",
     ))?;
     html.chart(Chart::lines("Scaling factor against one session", "sessions", "factor", vec![factor], FACTOR))?;
+    super::history::draw_trend(&mut html, stored)?;
     html.derivations(&report.derivations);
     Ok(html)
 }

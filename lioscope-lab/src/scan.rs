@@ -58,6 +58,8 @@ pub struct ScanOptions {
     /// The lioscope executable the callgrind children run (default: this one).
     #[arg(long, hide = true)]
     pub lioscope_exe: Option<PathBuf>,
+    #[command(flatten)]
+    pub history: super::history::HistoryArgs,
 }
 
 /// Where `lab scan` takes instruction counts from.
@@ -331,10 +333,34 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
         paths,
     };
     print_table(&report);
+    let headline = Some(("path=FULL_BUFFER_CACHE", "cpu_ms"));
+    let figures = history_figures(&report);
+    let stored = super::history::store_report(&opts.history, "scan", &report.environment, &report, figures, headline)?;
     if let Some(out) = &opts.out {
-        write_files(&report, out)?;
+        write_files(&report, out, stored.as_ref())?;
     }
     Ok(report)
+}
+
+/// Every figure of every measured path as the results history stores them: a group a
+/// path, each figure's samples (callgrind's, counted once, as one sample).
+fn history_figures(report: &ScanReport) -> Vec<super::history::FigureSamples> {
+    let mut out = Vec::new();
+    for path in report.paths.iter().filter(|p| p.status == "measured") {
+        let group = format!("path={}", path.name);
+        for (key, _) in FIGURES {
+            let samples: Vec<f64> = path.samples.iter().filter_map(|s| s.figure(key)).collect();
+            if !samples.is_empty() {
+                out.push(super::history::FigureSamples::new(group.clone(), key, samples));
+            }
+        }
+        for (key, _) in CALLGRIND_FIGURES {
+            if let Some(f) = path.figures.get(key).copied().flatten() {
+                out.push(super::history::FigureSamples::new(group.clone(), key, vec![f.median]));
+            }
+        }
+    }
+    out
 }
 
 /// The instructions of one run of path `name` in the database in `dir`, counted by
@@ -511,7 +537,7 @@ fn calibration_line(c: &super::callgrind::Calibration) -> String {
 }
 
 /// scan.json (everything), scan.csv (one line per path and figure) and scan.html.
-fn write_files(report: &ScanReport, out: &std::path::Path) -> Result<()> {
+fn write_files(report: &ScanReport, out: &std::path::Path, stored: Option<&super::history::Stored>) -> Result<()> {
     std::fs::create_dir_all(out).map_err(|e| lioscope::Error::io("create", out, e))?;
     crate::report::write_json(&out.join("scan.json"), report)?;
     let mut rows = Vec::new();
@@ -524,13 +550,13 @@ fn write_files(report: &ScanReport, out: &std::path::Path) -> Result<()> {
     }
     let header = ["path", "status", "figure", "median", "min", "max", "derivation"];
     super::report::write_csv(&out.join("scan.csv"), &header, &rows)?;
-    super::report::write_html(&out.join("scan.html"), &html(report)?)
+    super::report::write_html(&out.join("scan.html"), &html(report, stored)?)
 }
 
 /// The HTML report: the table, and the source document's charts (CPU time, logical
 /// reads, instructions, instructions per row, instructions and cycles, IPC), each path a
 /// bar, "n/a" where the figure is not available.
-fn html(report: &ScanReport) -> Result<super::report::Html> {
+fn html(report: &ScanReport, stored: Option<&super::history::Stored>) -> Result<super::report::Html> {
     use super::report::{Chart, Html, Series};
     let names: Vec<&str> = report.paths.iter().map(|p| p.name).collect();
     let series = |label: &str, key: &str| {
@@ -587,6 +613,7 @@ fn html(report: &ScanReport) -> Result<super::report::Html> {
         &format!("{}; {}", how("instructions"), how("cycles")),
     ))?;
     html.chart(Chart::bars("IPC", "instructions / cycle", &names, vec![series("IPC", "ipc")], &how("ipc")))?;
+    super::history::draw_trend(&mut html, stored)?;
     html.derivations(&report.derivations);
     Ok(html)
 }

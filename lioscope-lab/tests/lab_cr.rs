@@ -16,8 +16,15 @@ fn the_experiment_reproduces_the_chain_of_undo() {
         dir: Some(dir.path().join("db")),
         idle: false,
         json: Some(json.clone()),
+        history: lioscope_lab::history::HistoryArgs::at(dir.path().join("history.sqlite")),
     };
     run(&opts).expect("the experiment runs");
+    let history = lioscope_lab::history::History::open(&dir.path().join("history.sqlite")).unwrap();
+    let run_id = history.runs(Some("cr")).unwrap()[0].id;
+    let stored = history.figures(run_id).unwrap();
+    let elapsed: Vec<&str> =
+        stored.iter().filter(|f| f.figure == "elapsed_ms" && f.samples.len() == 5).map(|f| f.group.as_str()).collect();
+    assert_eq!(elapsed, ["set=1", "set=2", "set=3", "set=4"]);
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let updated = v["updated_rows"].as_u64().unwrap();
     assert_eq!(updated, 1100);

@@ -34,6 +34,7 @@ fn lab_lio_counts_each_sessions_logical_reads_as_the_engine_does() {
         repeat: 2,
         out: Some(out.clone()),
         db: Some(db_dir.clone()),
+        history: lioscope_lab::history::HistoryArgs::off(),
     };
     lioscope_lab::lio::run(&opts).expect("runs");
     let report = read_json(&out.join("lio.json"));
@@ -89,6 +90,7 @@ fn lab_lio_refuses_bad_options() {
         repeat: 1,
         out: None,
         db: None,
+        history: lioscope_lab::history::HistoryArgs::off(),
     };
     for (opts, name) in [
         (lioscope_lab::lio::LioOptions { sessions: vec![0], ..base.clone() }, "--sessions"),
@@ -107,6 +109,19 @@ fn lab_lio_refuses_bad_options() {
 fn lab_cpu_times_each_load_level_and_kind_in_shuffled_rounds_and_finds_the_knees() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
+    // A run stored before, on this machine: the report draws the knee across both.
+    let history_path = dir.path().join("history.sqlite");
+    let environment = lioscope_lab::environment::Environment::read();
+    lioscope_lab::history::History::open(&history_path)
+        .unwrap()
+        .record(&lioscope_lab::history::NewRun {
+            experiment: "cpu",
+            environment: &environment,
+            parameters: serde_json::json!({}),
+            report: serde_json::json!({}),
+            figures: vec![lioscope_lab::history::FigureSamples::new("findings", "knee", vec![2.0])],
+        })
+        .unwrap();
     let opts = lioscope_lab::cpu::CpuOptions {
         workers: vec![1, 2, 3],
         seconds: 0.1,
@@ -114,8 +129,16 @@ fn lab_cpu_times_each_load_level_and_kind_in_shuffled_rounds_and_finds_the_knees
         seed: Some(7),
         out: Some(out.clone()),
         db: Some(dir.path().join("db")),
+        history: lioscope_lab::history::HistoryArgs::at(&history_path),
     };
     let report = lioscope_lab::cpu::run(&opts).expect("runs");
+    let history = lioscope_lab::history::History::open(&history_path).unwrap();
+    let runs = history.runs(Some("cpu")).unwrap();
+    assert_eq!(runs.len(), 2);
+    let stored = history.figures(runs[1].id).unwrap();
+    for group in ["workers=3", "control workers=3", "findings"] {
+        assert!(stored.iter().any(|f| f.group == group), "{group}: {stored:?}");
+    }
     let json = read_json(&out.join("cpu.json"));
     assert_eq!(json["levels"].as_array().unwrap().len(), 3);
     assert_eq!(json["control_levels"].as_array().unwrap().len(), 3);
@@ -155,5 +178,6 @@ fn lab_cpu_times_each_load_level_and_kind_in_shuffled_rounds_and_finds_the_knees
     assert!(report.findings.verdict.contains("too few"), "two samples cannot reach significance");
     assert!(json["derivations"]["knee"].as_str().unwrap().contains("Mann-Whitney"));
     assert!(json["environment"]["threads_per_core"].as_u64().unwrap() >= 1);
-    assert_charts_drawn(&out.join("cpu.html"), 2);
+    // Wall times, utilization, and the knee across the two stored runs.
+    assert_charts_drawn(&out.join("cpu.html"), 3);
 }
