@@ -12,7 +12,10 @@
 //!
 //! Invariants: nothing is fetched (no fonts, scripts or styles from elsewhere); every
 //! chart says how its figures were derived; a figure that is not available is drawn as
-//! "n/a", never as zero; text from the data is escaped.
+//! "n/a", never as zero; text from the data is escaped. A chart whose positive values
+//! span more than [`LOG_SPAN`] times draws them on a log axis (the in-memory scans'
+//! 0.1 ms beside the index path's 800 ms would otherwise be invisible bars), and every
+//! bar carries its value.
 
 use lioscope::{Error, Result};
 use plotters::prelude::*;
@@ -144,6 +147,74 @@ pub struct Chart {
 const WIDTH: u32 = 960;
 const HEIGHT: u32 = 420;
 
+/// Highest over lowest positive value from which a chart's y axis is logarithmic.
+pub const LOG_SPAN: f64 = 100.0;
+
+/// How a chart maps its values to heights: as they are, or by their base-10 logarithm
+/// (every value then positive).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Axis {
+    Linear,
+    Log,
+}
+
+impl Axis {
+    /// The axis for `values`: log when every one is positive and they span more than
+    /// [`LOG_SPAN`] times.
+    fn for_values(values: impl IntoIterator<Item = f64>) -> Axis {
+        let (mut lo, mut hi, mut any) = (f64::INFINITY, 0.0_f64, false);
+        for v in values {
+            if v <= 0.0 || !v.is_finite() {
+                return Axis::Linear;
+            }
+            (lo, hi, any) = (lo.min(v), hi.max(v), true);
+        }
+        if any && hi / lo > LOG_SPAN { Axis::Log } else { Axis::Linear }
+    }
+
+    /// Where value `v` is drawn.
+    fn place(self, v: f64) -> f64 {
+        match self {
+            Axis::Linear => v,
+            Axis::Log => v.log10(),
+        }
+    }
+}
+
+/// A value as a label: three significant digits, without exponent below a million.
+pub fn short_value(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".to_owned()
+    } else if a >= 1e6 {
+        format!("{v:.3e}")
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        let digits = (-a.log10().floor()) as usize + 2;
+        format!("{v:.digits$}")
+    }
+}
+
+/// `bytes` in binary units (`381.5 MiB`), exact below 1 KiB.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut v = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if v.fract() == 0.0 { format!("{v:.0} {}", UNITS[unit]) } else { format!("{v:.1} {}", UNITS[unit]) }
+}
+
 impl Chart {
     pub fn lines(title: &str, x_label: &str, y_label: &str, series: Vec<Series>, note: &str) -> Chart {
         Chart {
@@ -180,13 +251,29 @@ impl Chart {
     fn draw(&self, out: &mut String) -> std::result::Result<(), Box<dyn std::error::Error>> {
         let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
-        let highest = self
-            .series
-            .iter()
-            .flat_map(|s| &s.points)
-            .map(|&(_, y, range)| range.map_or(y, |(_, max)| max.max(y)))
-            .fold(0.0_f64, f64::max);
-        let top = if highest > 0.0 { highest * 1.12 } else { 1.0 };
+        let values = || {
+            self.series
+                .iter()
+                .flat_map(|s| &s.points)
+                .flat_map(|&(_, y, range)| [Some(y), range.map(|r| r.0), range.map(|r| r.1)].into_iter().flatten())
+        };
+        let axis = Axis::for_values(values());
+        let (bottom, top) = match axis {
+            Axis::Linear => {
+                let highest = values().fold(0.0_f64, f64::max);
+                (0.0, if highest > 0.0 { highest * 1.12 } else { 1.0 })
+            }
+            Axis::Log => {
+                let (lo, hi) = values().fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+                // Half a decade at least below the lowest value, so that its bar shows.
+                let (lo, hi) = ((lo.log10() - 0.5).floor(), hi.log10());
+                (lo, hi + (hi - lo) * 0.12)
+            }
+        };
+        let y_desc = match axis {
+            Axis::Linear => self.y_label.clone(),
+            Axis::Log => format!("{} (log scale)", self.y_label),
+        };
         let (x_range, categories) = match &self.kind {
             Kind::Lines => {
                 let xs = self.series.iter().flat_map(|s| &s.points).map(|p| p.0);
@@ -202,7 +289,7 @@ impl Chart {
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(80)
-            .build_cartesian_2d(x_range, 0.0..top)?;
+            .build_cartesian_2d(x_range, bottom..top)?;
         let label_category = |x: &f64| {
             categories
                 .and_then(|c| (x.fract().abs() < 1e-9 && *x >= 0.0).then(|| c.get(*x as usize)).flatten())
@@ -212,11 +299,13 @@ impl Chart {
         let whole_xs = self.series.iter().flat_map(|s| &s.points).all(|p| p.0.fract() == 0.0);
         let whole_x = |x: &f64| if x.fract() == 0.0 { format!("{x:.0}") } else { String::new() };
         let mut mesh = chart.configure_mesh();
-        mesh.y_desc(&self.y_label)
-            .x_desc(&self.x_label)
-            .disable_x_mesh()
-            .light_line_style(WHITE)
-            .y_label_formatter(&|y| axis_label(*y));
+        let y_label = |y: &f64| match axis {
+            Axis::Linear => axis_label(*y),
+            // Labels at whole powers of ten only.
+            Axis::Log if (y - y.round()).abs() < 1e-9 => format!("{}", 10f64.powi(y.round() as i32)),
+            Axis::Log => String::new(),
+        };
+        mesh.y_desc(&y_desc).x_desc(&self.x_label).disable_x_mesh().light_line_style(WHITE).y_label_formatter(&y_label);
         if let Some(c) = categories {
             mesh.x_labels(c.len() * 2 + 1).x_label_formatter(&label_category);
         } else if whole_xs {
@@ -226,10 +315,12 @@ impl Chart {
         let groups = self.series.len().max(1) as f64;
         for (i, series) in self.series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
-            let whisker = |x: f64, lo: f64, hi: f64| PathElement::new(vec![(x, lo), (x, hi)], BLACK.stroke_width(1));
+            let whisker = |x: f64, lo: f64, hi: f64| {
+                PathElement::new(vec![(x, axis.place(lo)), (x, axis.place(hi))], BLACK.stroke_width(1))
+            };
             match &self.kind {
                 Kind::Lines => {
-                    let points: Vec<(f64, f64)> = series.points.iter().map(|p| (p.0, p.1)).collect();
+                    let points: Vec<(f64, f64)> = series.points.iter().map(|p| (p.0, axis.place(p.1))).collect();
                     chart
                         .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
                         .label(&series.name)
@@ -244,7 +335,10 @@ impl Chart {
                     let left = |x: f64| x - 0.4 + width * i as f64;
                     chart
                         .draw_series(series.points.iter().map(|&(x, y, _)| {
-                            Rectangle::new([(left(x) + 0.02, 0.0), (left(x) + width - 0.02, y)], color.filled())
+                            Rectangle::new(
+                                [(left(x) + 0.02, bottom), (left(x) + width - 0.02, axis.place(y))],
+                                color.filled(),
+                            )
                         }))?
                         .label(&series.name)
                         .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
@@ -252,9 +346,18 @@ impl Chart {
                     chart.draw_series(
                         series.points.iter().filter_map(|&(x, _, r)| r.map(|(lo, hi)| whisker(centre(x), lo, hi))),
                     )?;
-                    let missing = (0..categories.len())
-                        .filter(|&c| !series.points.iter().any(|p| p.0 == c as f64))
-                        .map(|c| Text::new("n/a", (centre(c as f64) - 0.04, top * 0.04), ("sans-serif", 13)));
+                    // Each bar's value above it (above its whisker when it has one).
+                    let raise = (top - bottom) * 0.045;
+                    let values = series.points.iter().map(|&(x, y, r)| {
+                        let at = axis.place(r.map_or(y, |(_, hi)| hi.max(y))) + raise;
+                        Text::new(short_value(y), (left(x) + 0.03, at.min(top)), ("sans-serif", 12))
+                    });
+                    chart.draw_series(values)?;
+                    let missing =
+                        (0..categories.len()).filter(|&c| !series.points.iter().any(|p| p.0 == c as f64)).map(|c| {
+                            let at = bottom + (top - bottom) * 0.04;
+                            Text::new("n/a", (centre(c as f64) - 0.04, at), ("sans-serif", 13))
+                        });
                     chart.draw_series(missing)?;
                 }
             }
@@ -264,6 +367,10 @@ impl Chart {
         Ok(())
     }
 }
+
+/// Table cells longer than this are text, which wraps; shorter ones are figures or
+/// names, kept to one line.
+const TEXT_CELL: usize = 40;
 
 /// A report page under construction.
 pub struct Html {
@@ -298,7 +405,11 @@ impl Html {
         let environment = serde_json::to_value(environment).unwrap_or_default();
         let rows = environment.as_object().into_iter().flatten().map(|(k, v)| vec![k.clone(), plain(v)]);
         html.table_from("Environment", &["", ""], rows);
-        html.table_from("Parameters", &["", ""], parameters.iter().map(|(k, v)| vec![k.to_string(), plain(v)]));
+        html.table_from(
+            "Parameters",
+            &["", ""],
+            parameters.iter().map(|(k, v)| vec![k.to_string(), parameter_cell(k, v)]),
+        );
         html
     }
 
@@ -311,11 +422,20 @@ impl Html {
     pub fn table_from(&mut self, title: &str, header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
         let _ = writeln!(self.body, "<h2>{}</h2>\n<table>", escape(title));
         if header.iter().any(|h| !h.is_empty()) {
-            let cells: String = header.iter().map(|h| format!("<th>{}</th>", escape(h))).collect();
+            // A long figure name may break after its underscores, nowhere else.
+            let cells: String =
+                header.iter().map(|h| format!("<th>{}</th>", escape(h).replace('_', "_<wbr>"))).collect();
             let _ = writeln!(self.body, "<tr>{cells}</tr>");
         }
         for row in rows {
-            let cells: String = row.iter().map(|c| format!("<td>{}</td>", escape(c))).collect();
+            // Figures keep to one line; sentences wrap, aligned left.
+            let cells: String = row
+                .iter()
+                .map(|c| match c.len() > TEXT_CELL {
+                    true => format!("<td class=\"text\">{}</td>", escape(c)),
+                    false => format!("<td>{}</td>", escape(c)),
+                })
+                .collect();
             let _ = writeln!(self.body, "<tr>{cells}</tr>");
         }
         self.body.push_str("</table>\n");
@@ -349,8 +469,9 @@ impl Html {
         format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{title}</title>\n\
              <style>\nbody {{ font-family: sans-serif; margin: 2em; max-width: 1000px; }}\n\
-             table {{ border-collapse: collapse; margin-bottom: 1em; }}\n\
-             td, th {{ border: 1px solid #bbb; padding: 0.2em 0.6em; text-align: right; }}\n\
+             table {{ border-collapse: collapse; margin-bottom: 1em; max-width: 100%; font-size: 0.85em; }}\n\
+             td, th {{ border: 1px solid #bbb; padding: 0.2em 0.5em; text-align: right; }}\n\
+             td {{ white-space: nowrap; }}\ntd.text {{ white-space: normal; text-align: left; }}\n\
              td:first-child {{ text-align: left; }}\nfigure {{ margin: 1.5em 0; }}\n\
              figcaption {{ font-size: 0.85em; color: #444; }}\n</style>\n</head>\n<body>\n\
              <h1>{title}</h1>\n{body}\
@@ -378,6 +499,17 @@ fn plain(v: &serde_json::Value) -> String {
     }
 }
 
+/// A parameter as a table cell: sizes in bytes (`*_size`, `*_bytes`) in binary units with
+/// the exact count beside them, anything else as [`plain`].
+fn parameter_cell(name: &str, v: &serde_json::Value) -> String {
+    match v.as_u64() {
+        Some(bytes) if (name.ends_with("_size") || name.ends_with("_bytes")) && bytes >= 1024 => {
+            format!("{} ({bytes} bytes)", human_bytes(bytes))
+        }
+        _ => plain(v),
+    }
+}
+
 /// Writes the page to `path` (atomically).
 pub fn write_html(path: &std::path::Path, html: &Html) -> Result<()> {
     write_atomically(path, html.render().as_bytes())
@@ -402,6 +534,37 @@ mod tests {
         for label in ["A", "C", "cpu ms", "ms"] {
             assert!(svg.contains(&format!(">\n{label}\n<")) || svg.contains(label), "{label}");
         }
+    }
+
+    #[test]
+    fn values_spanning_orders_of_magnitude_go_on_a_log_axis_and_every_bar_says_its_value() {
+        assert_eq!(Axis::for_values([0.5, 40.0]), Axis::Linear);
+        assert_eq!(Axis::for_values([0.07, 155.0]), Axis::Log);
+        assert_eq!(Axis::for_values([0.0, 155.0]), Axis::Linear, "a zero has no logarithm");
+        let chart = Chart::bars(
+            "cpu",
+            "ms",
+            &["INDEX", "FULL", "INMEMORY"],
+            vec![Series::new("cpu ms", vec![(0.0, 812.0, None), (1.0, 155.2, None), (2.0, 0.071, None)])],
+            "how",
+        );
+        let svg = chart.svg().unwrap();
+        assert!(svg.contains("(log scale)"), "the axis says it is logarithmic");
+        for value in ["812", "155", "0.071"] {
+            assert!(svg.contains(value), "{value} printed on its bar");
+        }
+    }
+
+    #[test]
+    fn sizes_and_values_print_in_human_units() {
+        assert_eq!(human_bytes(400_000_000), "381.5 MiB");
+        assert_eq!(human_bytes(32 << 20), "32 MiB");
+        assert_eq!(human_bytes(1000), "1000 B");
+        assert_eq!(parameter_cell("db_cache_size", &serde_json::json!(400_000_000u64)), "381.5 MiB (400000000 bytes)");
+        assert_eq!(parameter_cell("rows", &serde_json::json!(400_000_000u64)), "400000000");
+        assert_eq!(short_value(0.0712), "0.0712");
+        assert_eq!(short_value(155.24), "155");
+        assert_eq!(short_value(2.5e9), "2.500e9");
     }
 
     #[test]
