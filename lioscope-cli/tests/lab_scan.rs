@@ -41,6 +41,12 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
     let csv = std::fs::read_to_string(out.join("scan.csv")).unwrap();
     assert!(csv.starts_with("path,status,figure,median,min,max,derivation"));
 
+    // Each measured path's CPU time is tested against the full scan's.
+    let tests = report["tests"].as_array().unwrap();
+    let tested: Vec<&str> = tests.iter().map(|t| t["path"].as_str().unwrap()).collect();
+    assert_eq!(tested, ["INDEX_BAD_CF", "INDEX_GOOD_CF", "INMEMORY_PREDICATE", "INMEMORY_NO_PREDICATE"]);
+    assert!(tests.iter().all(|t| t["p_value"].as_f64().is_some_and(|p| (0.0..=1.0).contains(&p))), "{tests:?}");
+
     let paths = report["paths"].as_array().unwrap();
     let names: Vec<&str> = paths.iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(

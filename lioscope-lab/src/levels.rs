@@ -220,6 +220,57 @@ pub fn history_figures<R>(
         .collect()
 }
 
+/// One level's samples of a figure tested against the level of one's.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LevelTest {
+    pub load: usize,
+    pub figure: &'static str,
+    /// The level's median over the level of one's.
+    pub median_ratio: Option<f64>,
+    /// Two-sided Mann-Whitney U of the level's runs against the level of one's (`None`
+    /// with a single run on either side, and for the level of one itself).
+    pub p_value: Option<f64>,
+    pub method: Option<super::stats::Method>,
+}
+
+/// Each level's runs of figure `key` against the level of one's (none without it).
+pub fn tests_against_one<R>(
+    levels: &[Level<R>],
+    key: &'static str,
+    figure: impl Fn(&R, &str) -> Option<f64>,
+) -> Vec<LevelTest> {
+    let samples = |l: &Level<R>| -> Vec<f64> { l.runs.iter().filter_map(|r| figure(r, key)).collect() };
+    let Some(one) = levels.iter().find(|l| l.load == 1) else { return Vec::new() };
+    let base = samples(one);
+    levels
+        .iter()
+        .map(|l| {
+            let these = samples(l);
+            let test = (l.load != 1 && these.len() > 1 && base.len() > 1)
+                .then(|| super::stats::mann_whitney(&these, &base, super::stats::Alternative::TwoSided))
+                .flatten();
+            let median = |v: &[f64]| (!v.is_empty()).then(|| spread(v.iter().copied()).median);
+            LevelTest {
+                load: l.load,
+                figure: key,
+                median_ratio: median(&these).zip(median(&base)).filter(|(_, b)| *b != 0.0).map(|(a, b)| a / b),
+                p_value: test.map(|t| t.p_value),
+                method: test.map(|t| t.method),
+            }
+        })
+        .collect()
+}
+
+/// The p-value cell of a test: four decimals, "(exact)" when from the exact
+/// distribution, "-" without a test.
+pub fn p_cell(p_value: Option<f64>, method: Option<super::stats::Method>) -> String {
+    match (p_value, method) {
+        (Some(p), Some(super::stats::Method::Exact)) => format!("{p:.4} (exact)"),
+        (Some(p), _) => format!("{p:.4}"),
+        _ => "-".to_owned(),
+    }
+}
+
 /// Sets each level's ratio to `ratio(level, one)`, where `one` is the level of one
 /// (every ratio `None` without it).
 pub fn set_ratios<R>(levels: &mut [Level<R>], ratio: impl Fn(&Level<R>, &Level<R>) -> Option<f64>) {

@@ -138,7 +138,15 @@ pub const SCALE: Scale = Scale { unit: "sessions", ratio: "factor", derivation: 
 pub type Level = levels::Level<LioRun>;
 
 /// The whole report, as lio.json holds it (`lab lio` finds nothing beyond its levels).
-pub type LioReport = levels::Report<LioRun, ()>;
+pub type LioReport = levels::Report<LioRun, LioFindings>;
+
+/// What `lab lio` finds beyond each level's figures.
+#[derive(Debug, serde::Serialize)]
+pub struct LioFindings {
+    /// Each level's logical reads a second per session against one session's: whether a
+    /// session reads slower beside others ([`levels::tests_against_one`]).
+    pub tests: Vec<levels::LevelTest>,
+}
 
 /// Runs the experiment, prints its table and writes the report files.
 pub fn run(opts: &LioOptions) -> Result<LioReport> {
@@ -189,8 +197,10 @@ pub fn run(opts: &LioOptions) -> Result<LioReport> {
         parameters,
         derivations,
         levels: result,
-        findings: (),
+        findings: LioFindings { tests: Vec::new() },
     };
+    let mut report = report;
+    report.findings.tests = levels::tests_against_one(&report.levels, "liops_per_session", LioRun::figure);
     print_table(&report);
     let figures = levels::history_figures(&report.levels, "", &FIGURES, LioRun::figure);
     let headline = Some(("sessions=1", "liops"));
@@ -296,10 +306,27 @@ fn session_run(session: &Session, k: usize, opts: &LioOptions, run: u64, duratio
 fn print_table(report: &LioReport) {
     let keys = ["db_time_per_s", "db_cpu_per_s", "liops", "liops_per_session", "steal_pct", "physical_reads"];
     levels::print_table(&keys, &report.levels);
+    super::report::print_table(&TESTS_HEADER, test_rows(report));
     super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
 }
 
 /// lio.json (everything), lio.csv (one line per level and figure) and lio.html.
+/// The heading of the table of each level's test against one session.
+const TESTS_HEADER: [&str; 3] =
+    ["sessions", "liops_per_session / one session's", "p (Mann-Whitney U, two-sided, against one session)"];
+
+/// One row a level: the per-session rate over one session's, and the test's p-value.
+fn test_rows(report: &LioReport) -> Vec<Vec<String>> {
+    report
+        .findings
+        .tests
+        .iter()
+        .map(|t| {
+            vec![t.load.to_string(), super::report::ratio_cell(t.median_ratio), levels::p_cell(t.p_value, t.method)]
+        })
+        .collect()
+}
+
 fn write_files(report: &LioReport, out: &std::path::Path, stored: Option<&super::history::Stored>) -> Result<()> {
     levels::write_report(out, "lio", report, &FIGURES, &html(report, stored)?)
 }
@@ -341,6 +368,7 @@ fn html(report: &LioReport, stored: Option<&super::history::Stored>) -> Result<s
             ]
         }),
     );
+    html.table_from("Each level's sessions against one session alone", &TESTS_HEADER, test_rows(report));
     html.chart(Chart::lines(
         "Logical reads per second",
         "sessions",

@@ -220,6 +220,66 @@ pub struct ScanReport {
     /// the same way as the paths.
     pub callgrind_calibration: Option<super::callgrind::Calibration>,
     pub paths: Vec<PathReport>,
+    /// Each measured path's CPU time against the full scan's ([`path_tests`]).
+    pub tests: Vec<PathTest>,
+}
+
+/// One path's CPU time samples against the full scan's.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PathTest {
+    pub path: &'static str,
+    /// The path's median `cpu_ms` over the full scan's.
+    pub median_ratio: Option<f64>,
+    /// Two-sided Mann-Whitney U of the path's `cpu_ms` samples against the full scan's.
+    pub p_value: Option<f64>,
+    pub method: Option<super::stats::Method>,
+}
+
+/// The path every other is compared with: the full scan of the cached blocks.
+const REFERENCE_PATH: &str = "FULL_BUFFER_CACHE";
+
+/// Each measured path's `cpu_ms` samples against [`REFERENCE_PATH`]'s.
+fn path_tests(paths: &[PathReport]) -> Vec<PathTest> {
+    let cpu = |p: &PathReport| -> Vec<f64> { p.samples.iter().map(|s| s.cpu_ms).collect() };
+    let Some(reference) = paths.iter().find(|p| p.name == REFERENCE_PATH && p.status == "measured") else {
+        return Vec::new();
+    };
+    let base = cpu(reference);
+    paths
+        .iter()
+        .filter(|p| p.status == "measured" && p.name != REFERENCE_PATH)
+        .map(|p| {
+            let these = cpu(p);
+            let test = (these.len() > 1 && base.len() > 1)
+                .then(|| super::stats::mann_whitney(&these, &base, super::stats::Alternative::TwoSided))
+                .flatten();
+            let median = |f: &PathReport| f.figures.get("cpu_ms").copied().flatten().map(|f| f.median);
+            PathTest {
+                path: p.name,
+                median_ratio: median(p).zip(median(reference)).filter(|(_, b)| *b > 0.0).map(|(a, b)| a / b),
+                p_value: test.map(|t| t.p_value),
+                method: test.map(|t| t.method),
+            }
+        })
+        .collect()
+}
+
+/// The heading of the table of the paths' tests.
+const TESTS_HEADER: [&str; 3] =
+    ["path", "cpu_ms / FULL_BUFFER_CACHE's", "p (Mann-Whitney U, two-sided, against FULL_BUFFER_CACHE)"];
+
+fn test_rows(report: &ScanReport) -> Vec<Vec<String>> {
+    report
+        .tests
+        .iter()
+        .map(|t| {
+            vec![
+                t.path.to_owned(),
+                super::report::ratio_cell(t.median_ratio),
+                super::levels::p_cell(t.p_value, t.method),
+            ]
+        })
+        .collect()
 }
 
 /// Runs the experiment, prints its table and writes the report files.
@@ -330,6 +390,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
         derivations,
         counters_unavailable: unavailable,
         callgrind_calibration: calibration,
+        tests: path_tests(&paths),
         paths,
     };
     print_table(&report);
@@ -505,6 +566,7 @@ fn print_table(report: &ScanReport) {
     let keys = table_keys(report);
     let header: Vec<&str> = std::iter::once("path").chain(keys.iter().copied()).collect();
     super::report::print_table(&header, report.paths.iter().map(|p| table_row(p, &keys)));
+    super::report::print_table(&TESTS_HEADER, test_rows(report));
     super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
     if let Some(c) = &report.callgrind_calibration {
         println!("{}", calibration_line(c));
@@ -575,6 +637,7 @@ fn html(report: &ScanReport, stored: Option<&super::history::Stored>) -> Result<
         &std::iter::once("path").chain(keys.iter().copied()).collect::<Vec<_>>(),
         report.paths.iter().map(|p| table_row(p, &keys)),
     );
+    html.table_from("Each path's CPU time against the full scan's", &TESTS_HEADER, test_rows(report));
     if !report.counters_unavailable.is_empty() {
         html.table_from(
             "Counters this machine does not offer (null in scan.json, n/a in the charts)",

@@ -75,6 +75,10 @@ fn lab_lio_counts_each_sessions_logical_reads_as_the_engine_does() {
         assert!(figure("db_cpu_per_s") > 0.0);
     }
     assert_eq!(levels[0]["factor"], 1.0);
+    // Two sessions' per-session rate tested against one session's.
+    let tests = report["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 2);
+    assert!(tests[0]["p_value"].is_null() && tests[1]["p_value"].as_f64().is_some(), "{tests:?}");
     assert!(levels[1]["factor"].as_f64().unwrap() > 0.0);
     assert!(report["derivations"]["factor"].as_str().unwrap().contains("one session"));
     assert_charts_drawn(&out.join("lio.html"), 2);
