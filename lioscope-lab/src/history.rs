@@ -1,35 +1,39 @@
 //! The results history: every lab run stored, with the machine it ran on, the lioscope
 //! version and commit, its parameters, its whole report and every sample of every
-//! figure, in a SQLite database (through rusqlite). `lab history` lists the runs,
-//! `lab compare A B` sets two runs' figures side by side with their ratios and the
-//! significance of each difference, and each experiment's HTML report draws how its
-//! headline figure moved across the stored runs of the same experiment on the same
-//! machine.
+//! figure, in a SQLite database (through rusqlite), or in a PostgreSQL database where a
+//! fleet of machines shares one history (`--history postgresql://...`). `lab history`
+//! lists the runs, `lab compare A B` sets two runs' figures side by side with their
+//! ratios and the significance of each difference, and each experiment's HTML report
+//! draws how its headline figure moved across the stored runs of the same experiment on
+//! the same machine.
 //!
 //! ```text
-//!  runs     id, experiment, started_at (UTC, RFC 3339), host, cpu_model, kernel,
-//!           version, git_commit, parameters (JSON), report (JSON)
-//!  samples  run_id → runs.id, grp, figure, seq, value     one row a sample
+//!  history_schema  version                                   the schema's version
+//!  runs            id, experiment, started_at (UTC, RFC 3339), host, cpu_model, kernel,
+//!                  version, git_commit, parameters (JSON), report (JSON)
+//!  samples         run_id → runs.id, grp, figure, seq, value     one row a sample
 //! ```
 //!
-//! A figure's samples belong to a group that says where they were measured (`workers=2`,
-//! `path=FULL_BUFFER_CACHE`, `set=1`); a figure measured once has one sample. One
-//! machine is one host name with one CPU model. The database is created on first use at
-//! [`default_path`] unless `--history FILE` names another; a run is stored in one
-//! transaction, so a history never holds half a run. Invariants: `PRAGMA user_version`
-//! is [`SCHEMA_VERSION`]; a history of a later version is refused, not changed.
+//! Both stores hold the same rows and run the same statements (parameters written
+//! `$1`, `$2`, which SQLite also reads by position); only the tables' types differ. A
+//! figure's samples belong to a group that says where they were measured (`workers=2`,
+//! `path=FULL_BUFFER_CACHE`, `set=1`); a figure measured once has one sample. One machine
+//! is one host name with one CPU model. A run is stored in one transaction, so a history
+//! never holds half a run. Invariants: `history_schema` holds [`SCHEMA_VERSION`]; a
+//! history of a later version is refused, not changed.
 
 use crate::environment::Environment;
 use crate::stats::{Alternative, Method, Spread, mann_whitney, spread};
 use lioscope::{Error, Result};
-use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The schema this build writes and reads.
 pub const SCHEMA_VERSION: i64 = 1;
 
-const SCHEMA: &str = "
+/// The tables, in SQLite's types.
+const SQLITE_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS history_schema (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     id          INTEGER PRIMARY KEY,
     experiment  TEXT NOT NULL,
@@ -53,14 +57,77 @@ CREATE TABLE IF NOT EXISTS samples (
 );
 ";
 
+/// The same tables in PostgreSQL's types.
+const POSTGRES_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS history_schema (version BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id          BIGSERIAL PRIMARY KEY,
+    experiment  TEXT NOT NULL,
+    started_at  TEXT NOT NULL,
+    host        TEXT NOT NULL,
+    cpu_model   TEXT NOT NULL,
+    kernel      TEXT NOT NULL,
+    version     TEXT NOT NULL,
+    git_commit  TEXT NOT NULL,
+    parameters  TEXT NOT NULL,
+    report      TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs (experiment, host, cpu_model, id);
+CREATE TABLE IF NOT EXISTS samples (
+    run_id  BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    grp     TEXT NOT NULL,
+    figure  TEXT NOT NULL,
+    seq     BIGINT NOT NULL,
+    value   DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (run_id, grp, figure, seq)
+);
+";
+
+/// Where a history is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A SQLite database file.
+    File(PathBuf),
+    /// A PostgreSQL connection string (`postgresql://user@host/db`, or `host=... dbname=...`
+    /// after the `postgresql:` prefix).
+    Postgres(String),
+}
+
+impl Location {
+    /// `text` as a location: a PostgreSQL URL (`postgres://` or `postgresql://`), else a file.
+    pub fn parse(text: &str) -> Location {
+        if text.starts_with("postgresql://") || text.starts_with("postgres://") {
+            Location::Postgres(text.to_owned())
+        } else {
+            Location::File(PathBuf::from(text))
+        }
+    }
+
+    /// The location as errors and messages name it (a URL without its password).
+    pub fn describe(&self) -> String {
+        match self {
+            Location::File(path) => path.display().to_string(),
+            Location::Postgres(url) => match url.split_once("://").and_then(|(scheme, rest)| {
+                let (auth, host) = rest.split_once('@')?;
+                let user = auth.split_once(':').map_or(auth, |(user, _)| user);
+                Some(format!("{scheme}://{user}@{host}"))
+            }) {
+                Some(redacted) => redacted,
+                None => url.clone(),
+            },
+        }
+    }
+}
+
 /// Where an experiment stores its run: the `--history` and `--no-history` options every
 /// experiment takes.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct HistoryArgs {
-    /// The results history to store the run in (default: $LIOSCOPE_HISTORY, else
-    /// $XDG_DATA_HOME/lioscope/history.sqlite, else ~/.local/share/lioscope/history.sqlite).
-    #[arg(long, value_name = "FILE")]
-    pub history: Option<PathBuf>,
+    /// The results history to store the run in: a SQLite file, or a PostgreSQL URL
+    /// (`postgresql://user@host/db`). Default: $LIOSCOPE_HISTORY, else
+    /// $XDG_DATA_HOME/lioscope/history.sqlite, else ~/.local/share/lioscope/history.sqlite.
+    #[arg(long, value_name = "FILE|URL")]
+    pub history: Option<String>,
     /// Store nothing in the results history.
     #[arg(long, conflicts_with = "history")]
     pub no_history: bool,
@@ -72,18 +139,23 @@ impl HistoryArgs {
         HistoryArgs { history: None, no_history: true }
     }
 
-    /// Stores into the history at `path`.
-    pub fn at(path: impl Into<PathBuf>) -> HistoryArgs {
-        HistoryArgs { history: Some(path.into()), no_history: false }
+    /// Stores into the history file at `path`.
+    pub fn at(path: impl AsRef<Path>) -> HistoryArgs {
+        HistoryArgs { history: Some(path.as_ref().display().to_string()), no_history: false }
     }
 
-    /// The history's path, `None` when nothing is to be stored.
-    pub fn path(&self) -> Option<PathBuf> {
+    /// The history's location, `None` when nothing is to be stored.
+    pub fn location(&self) -> Option<Location> {
         if self.no_history {
             return None;
         }
-        Some(self.history.clone().unwrap_or_else(default_path))
+        Some(location_or_default(self.history.as_deref()))
     }
+}
+
+/// `given`, or [`default_path`].
+fn location_or_default(given: Option<&str>) -> Location {
+    given.map_or_else(|| Location::File(default_path()), Location::parse)
 }
 
 /// The default history: `$LIOSCOPE_HISTORY`, else `$XDG_DATA_HOME/lioscope/history.sqlite`,
@@ -138,119 +210,260 @@ pub struct RunSummary {
     pub commit: String,
 }
 
+/// A value bound to a statement or read from a row.
+#[derive(Debug, Clone, PartialEq)]
+enum Value {
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Null,
+}
+
+impl Value {
+    fn int(&self) -> i64 {
+        match self {
+            Value::Int(v) => *v,
+            Value::Real(v) => *v as i64,
+            _ => 0,
+        }
+    }
+
+    fn real(&self) -> f64 {
+        match self {
+            Value::Real(v) => *v,
+            Value::Int(v) => *v as f64,
+            _ => f64::NAN,
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Value::Text(v) => v.clone(),
+            Value::Int(v) => v.to_string(),
+            Value::Real(v) => v.to_string(),
+            Value::Null => String::new(),
+        }
+    }
+}
+
+/// The database a history lives in.
+enum Store {
+    Sqlite(rusqlite::Connection),
+    Postgres(Box<postgres::Client>),
+}
+
+impl Store {
+    /// Runs `sql` (statements without parameters, `;`-separated).
+    fn batch(&mut self, sql: &str) -> std::result::Result<(), String> {
+        match self {
+            Store::Sqlite(c) => c.execute_batch(sql).map_err(|e| e.to_string()),
+            Store::Postgres(c) => c.batch_execute(sql).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// The rows of `sql` with `params` bound to `$1`, `$2`, ...
+    fn query(&mut self, sql: &str, params: &[Value]) -> std::result::Result<Vec<Vec<Value>>, String> {
+        match self {
+            Store::Sqlite(c) => {
+                let mut statement = c.prepare_cached(sql).map_err(|e| e.to_string())?;
+                let bound = params.iter().map(|v| match v {
+                    Value::Int(i) => rusqlite::types::Value::Integer(*i),
+                    Value::Real(r) => rusqlite::types::Value::Real(*r),
+                    Value::Text(t) => rusqlite::types::Value::Text(t.clone()),
+                    Value::Null => rusqlite::types::Value::Null,
+                });
+                let width = statement.column_count();
+                let rows = statement
+                    .query_map(rusqlite::params_from_iter(bound), |row| {
+                        (0..width)
+                            .map(|i| {
+                                Ok(match row.get::<_, rusqlite::types::Value>(i)? {
+                                    rusqlite::types::Value::Integer(v) => Value::Int(v),
+                                    rusqlite::types::Value::Real(v) => Value::Real(v),
+                                    rusqlite::types::Value::Text(v) => Value::Text(v),
+                                    rusqlite::types::Value::Null | rusqlite::types::Value::Blob(_) => Value::Null,
+                                })
+                            })
+                            .collect::<rusqlite::Result<Vec<Value>>>()
+                    })
+                    .map_err(|e| e.to_string())?;
+                rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| e.to_string())
+            }
+            Store::Postgres(c) => {
+                let boxed: Vec<Box<dyn postgres::types::ToSql + Sync>> = params
+                    .iter()
+                    .map(|v| -> Box<dyn postgres::types::ToSql + Sync> {
+                        match v {
+                            Value::Int(i) => Box::new(*i),
+                            Value::Real(r) => Box::new(*r),
+                            Value::Text(t) => Box::new(t.clone()),
+                            Value::Null => Box::new(None::<String>),
+                        }
+                    })
+                    .collect();
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = boxed.iter().map(|b| b.as_ref()).collect();
+                let rows = c.query(sql, &refs).map_err(|e| e.to_string())?;
+                rows.iter()
+                    .map(|row| {
+                        (0..row.len())
+                            .map(|i| {
+                                use postgres::types::Type;
+                                let ty = row.columns()[i].type_().clone();
+                                let v = if ty == Type::INT8 {
+                                    row.try_get::<_, Option<i64>>(i).map(|v| v.map_or(Value::Null, Value::Int))
+                                } else if ty == Type::INT4 {
+                                    row.try_get::<_, Option<i32>>(i)
+                                        .map(|v| v.map_or(Value::Null, |v| Value::Int(v.into())))
+                                } else if ty == Type::FLOAT8 {
+                                    row.try_get::<_, Option<f64>>(i).map(|v| v.map_or(Value::Null, Value::Real))
+                                } else {
+                                    row.try_get::<_, Option<String>>(i).map(|v| v.map_or(Value::Null, Value::Text))
+                                };
+                                v.map_err(|e| e.to_string())
+                            })
+                            .collect()
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
 /// A results history.
 pub struct History {
-    conn: Connection,
-    path: PathBuf,
+    store: Store,
+    location: Location,
 }
 
 impl History {
-    /// Opens the history at `path`, creating it (and its directory) when missing.
+    /// Opens the history file at `path`, creating it (and its directory) when missing.
     pub fn open(path: &Path) -> Result<History> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+        History::open_at(&Location::File(path.to_owned()))
+    }
+
+    /// Opens the history at `location`, creating its tables when missing.
+    pub fn open_at(location: &Location) -> Result<History> {
+        let failed = |message: String| Error::InvalidValue {
+            context: format!("results history {}", location.describe()),
+            message,
+        };
+        let (store, schema) = match location {
+            Location::File(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+                }
+                let conn = rusqlite::Connection::open(path).map_err(|e| failed(e.to_string()))?;
+                conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(|e| failed(e.to_string()))?;
+                (Store::Sqlite(conn), SQLITE_SCHEMA)
+            }
+            Location::Postgres(url) => {
+                let client = postgres::Client::connect(url, postgres::NoTls).map_err(|e| failed(e.to_string()))?;
+                (Store::Postgres(Box::new(client)), POSTGRES_SCHEMA)
+            }
+        };
+        let mut history = History { store, location: location.clone() };
+        if let Store::Sqlite(_) = history.store {
+            history.store.batch("PRAGMA foreign_keys = ON;").map_err(failed)?;
         }
-        let conn = Connection::open(path).map_err(|e| failed(path, e))?;
-        let history = History { conn, path: path.to_owned() };
-        let version: i64 =
-            history.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| history.err(e))?;
-        if version > SCHEMA_VERSION {
-            return Err(Error::InvalidValue {
-                context: format!("results history {}", path.display()),
-                message: format!("schema version {version} is newer than this lioscope's ({SCHEMA_VERSION})"),
-            });
+        history.store.batch(schema).map_err(failed)?;
+        let found = history.store.query("SELECT MAX(version) FROM history_schema", &[]).map_err(failed)?;
+        match found.first().and_then(|row| row.first()) {
+            Some(Value::Null) | None => {
+                history
+                    .store
+                    .query("INSERT INTO history_schema (version) VALUES ($1)", &[Value::Int(SCHEMA_VERSION)])
+                    .map_err(failed)?;
+            }
+            Some(v) if v.int() > SCHEMA_VERSION => {
+                return Err(failed(format!(
+                    "schema version {} is newer than this lioscope's ({SCHEMA_VERSION})",
+                    v.int()
+                )));
+            }
+            Some(_) => {}
         }
-        history.conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(|e| history.err(e))?;
-        history
-            .conn
-            .execute_batch(&format!("PRAGMA foreign_keys = ON; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION};"))
-            .map_err(|e| history.err(e))?;
         Ok(history)
     }
 
-    fn err(&self, e: rusqlite::Error) -> Error {
-        failed(&self.path, e)
+    fn err(&self, message: String) -> Error {
+        Error::InvalidValue { context: format!("results history {}", self.location.describe()), message }
+    }
+
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+        self.store.query(sql, params).map_err(|m| self.err(m))
     }
 
     /// Stores `run` in one transaction; returns its id.
     pub fn record(&mut self, run: &NewRun<'_>) -> Result<i64> {
-        let path = self.path.clone();
-        let err = |e| failed(&path, e);
-        let tx = self.conn.transaction().map_err(err)?;
+        self.store.batch("BEGIN").map_err(|m| self.err(m))?;
+        let stored = self.insert(run);
+        let end = if stored.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let ended = self.store.batch(end).map_err(|m| self.err(m));
+        let id = stored?;
+        ended?;
+        Ok(id)
+    }
+
+    fn insert(&mut self, run: &NewRun<'_>) -> Result<i64> {
         let env = run.environment;
+        let text = |v: &str| Value::Text(v.to_owned());
         let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        tx.execute(
+        let inserted = self.query(
             "INSERT INTO runs (experiment, started_at, host, cpu_model, kernel, version, git_commit, parameters, report)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                run.experiment,
-                started_at,
-                env.host.as_deref().unwrap_or("unknown"),
-                env.cpu_model.as_deref().unwrap_or("unknown"),
-                env.kernel.as_deref().unwrap_or("unknown"),
-                env.lioscope_version,
-                env.lioscope_commit,
-                run.parameters.to_string(),
-                run.report.to_string(),
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+            &[
+                text(run.experiment),
+                Value::Text(started_at),
+                text(env.host.as_deref().unwrap_or("unknown")),
+                text(env.cpu_model.as_deref().unwrap_or("unknown")),
+                text(env.kernel.as_deref().unwrap_or("unknown")),
+                text(env.lioscope_version),
+                text(env.lioscope_commit),
+                Value::Text(run.parameters.to_string()),
+                Value::Text(run.report.to_string()),
             ],
-        )
-        .map_err(err)?;
-        let id = tx.last_insert_rowid();
-        {
-            let mut insert = tx
-                .prepare("INSERT INTO samples (run_id, grp, figure, seq, value) VALUES (?1, ?2, ?3, ?4, ?5)")
-                .map_err(err)?;
-            for f in &run.figures {
-                for (seq, value) in f.samples.iter().enumerate().filter(|(_, v)| v.is_finite()) {
-                    insert.execute(params![id, f.group, f.figure, seq as i64, value]).map_err(err)?;
-                }
+        )?;
+        let id = inserted.first().and_then(|r| r.first()).map(Value::int).ok_or_else(|| self.err("no id".into()))?;
+        for f in &run.figures {
+            for (seq, value) in f.samples.iter().enumerate().filter(|(_, v)| v.is_finite()) {
+                self.query(
+                    "INSERT INTO samples (run_id, grp, figure, seq, value) VALUES ($1, $2, $3, $4, $5)",
+                    &[Value::Int(id), text(&f.group), text(&f.figure), Value::Int(seq as i64), Value::Real(*value)],
+                )?;
             }
         }
-        tx.commit().map_err(err)?;
         Ok(id)
     }
 
     /// The stored runs, oldest first, of `experiment` or of every experiment.
-    pub fn runs(&self, experiment: Option<&str>) -> Result<Vec<RunSummary>> {
-        let mut statement = self
-            .conn
-            .prepare(
-                "SELECT id, experiment, started_at, host, cpu_model, kernel, version, git_commit FROM runs
-                 WHERE ?1 IS NULL OR experiment = ?1 ORDER BY id",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = statement.query_map(params![experiment], summary_of).map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.err(e))
+    pub fn runs(&mut self, experiment: Option<&str>) -> Result<Vec<RunSummary>> {
+        let filter = experiment.map_or(Value::Null, |e| Value::Text(e.to_owned()));
+        let rows = self.query(
+            "SELECT id, experiment, started_at, host, cpu_model, kernel, version, git_commit FROM runs
+             WHERE CAST($1 AS TEXT) IS NULL OR experiment = CAST($1 AS TEXT) ORDER BY id",
+            &[filter],
+        )?;
+        Ok(rows.iter().map(|r| summary_of(r)).collect())
     }
 
     /// Run `id`'s description.
-    pub fn summary(&self, id: i64) -> Result<RunSummary> {
-        self.conn
-            .query_row(
-                "SELECT id, experiment, started_at, host, cpu_model, kernel, version, git_commit FROM runs WHERE id = ?1",
-                params![id],
-                summary_of,
-            )
-            .optional()
-            .map_err(|e| self.err(e))?
-            .ok_or_else(|| Error::InvalidValue {
-                context: format!("results history {}", self.path.display()),
-                message: format!("no run {id}"),
-            })
+    pub fn summary(&mut self, id: i64) -> Result<RunSummary> {
+        let rows = self.query(
+            "SELECT id, experiment, started_at, host, cpu_model, kernel, version, git_commit FROM runs WHERE id = $1",
+            &[Value::Int(id)],
+        )?;
+        rows.first().map(|r| summary_of(r)).ok_or_else(|| self.err(format!("no run {id}")))
     }
 
     /// Every figure of run `id`, by group and figure.
-    pub fn figures(&self, id: i64) -> Result<Vec<FigureSamples>> {
-        let mut statement = self
-            .conn
-            .prepare("SELECT grp, figure, value FROM samples WHERE run_id = ?1 ORDER BY grp, figure, seq")
-            .map_err(|e| self.err(e))?;
-        let rows = statement
-            .query_map(params![id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, f64>(2)?)))
-            .map_err(|e| self.err(e))?;
+    pub fn figures(&mut self, id: i64) -> Result<Vec<FigureSamples>> {
+        let rows = self.query(
+            "SELECT grp, figure, value FROM samples WHERE run_id = $1 ORDER BY grp, figure, seq",
+            &[Value::Int(id)],
+        )?;
         let mut out: Vec<FigureSamples> = Vec::new();
         for row in rows {
-            let (group, figure, value) = row.map_err(|e| self.err(e))?;
+            let (group, figure, value) = (row[0].text(), row[1].text(), row[2].real());
             match out.last_mut() {
                 Some(last) if last.group == group && last.figure == figure => last.samples.push(value),
                 _ => out.push(FigureSamples { group, figure, samples: vec![value] }),
@@ -262,50 +475,39 @@ impl History {
     /// The median of `group`'s `figure` in each stored run of `experiment` on the machine
     /// of `environment` (host and CPU model), oldest first: (run id, started at, median).
     pub fn trend(
-        &self,
+        &mut self,
         experiment: &str,
         environment: &Environment,
         (group, figure): (&str, &str),
     ) -> Result<Vec<(i64, String, f64)>> {
-        let mut statement = self
-            .conn
-            .prepare(
-                "SELECT r.id, r.started_at, s.value FROM runs r JOIN samples s ON s.run_id = r.id
-                 WHERE r.experiment = ?1 AND r.host = ?2 AND r.cpu_model = ?3 AND s.grp = ?4 AND s.figure = ?5
-                 ORDER BY r.id, s.seq",
-            )
-            .map_err(|e| self.err(e))?;
         let host = environment.host.as_deref().unwrap_or("unknown");
         let cpu = environment.cpu_model.as_deref().unwrap_or("unknown");
-        let rows = statement
-            .query_map(params![experiment, host, cpu, group, figure], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, f64>(2)?))
-            })
-            .map_err(|e| self.err(e))?;
+        let text = |v: &str| Value::Text(v.to_owned());
+        let rows = self.query(
+            "SELECT r.id, r.started_at, s.value FROM runs r JOIN samples s ON s.run_id = r.id
+             WHERE r.experiment = $1 AND r.host = $2 AND r.cpu_model = $3 AND s.grp = $4 AND s.figure = $5
+             ORDER BY r.id, s.seq",
+            &[text(experiment), text(host), text(cpu), text(group), text(figure)],
+        )?;
         let mut by_run: BTreeMap<i64, (String, Vec<f64>)> = BTreeMap::new();
         for row in rows {
-            let (id, at, value) = row.map_err(|e| self.err(e))?;
-            by_run.entry(id).or_insert_with(|| (at, Vec::new())).1.push(value);
+            by_run.entry(row[0].int()).or_insert_with(|| (row[1].text(), Vec::new())).1.push(row[2].real());
         }
         Ok(by_run.into_iter().map(|(id, (at, values))| (id, at, spread(values).median)).collect())
     }
 }
 
-fn summary_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
-    Ok(RunSummary {
-        id: r.get(0)?,
-        experiment: r.get(1)?,
-        started_at: r.get(2)?,
-        host: r.get(3)?,
-        cpu_model: r.get(4)?,
-        kernel: r.get(5)?,
-        version: r.get(6)?,
-        commit: r.get(7)?,
-    })
-}
-
-fn failed(path: &Path, e: rusqlite::Error) -> Error {
-    Error::InvalidValue { context: format!("results history {}", path.display()), message: e.to_string() }
+fn summary_of(r: &[Value]) -> RunSummary {
+    RunSummary {
+        id: r[0].int(),
+        experiment: r[1].text(),
+        started_at: r[2].text(),
+        host: r[3].text(),
+        cpu_model: r[4].text(),
+        kernel: r[5].text(),
+        version: r[6].text(),
+        commit: r[7].text(),
+    }
 }
 
 /// What storing a run gave: its id, and its headline figure's medians across the stored
@@ -313,7 +515,8 @@ fn failed(path: &Path, e: rusqlite::Error) -> Error {
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Stored {
     pub id: i64,
-    pub history: PathBuf,
+    /// Where it was stored (a URL without its password).
+    pub history: String,
     pub headline: Option<Headline>,
 }
 
@@ -329,8 +532,8 @@ pub struct Headline {
 /// Stores `run` in the history `args` names (nothing with `--no-history`), and reads back
 /// the trend of its `headline` (group, figure). Prints where it went.
 pub fn store(args: &HistoryArgs, run: &NewRun<'_>, headline: Option<(&str, &str)>) -> Result<Option<Stored>> {
-    let Some(path) = args.path() else { return Ok(None) };
-    let mut history = History::open(&path)?;
+    let Some(location) = args.location() else { return Ok(None) };
+    let mut history = History::open_at(&location)?;
     let id = history.record(run)?;
     let headline = match headline {
         Some(key) => Some(Headline {
@@ -340,8 +543,9 @@ pub fn store(args: &HistoryArgs, run: &NewRun<'_>, headline: Option<(&str, &str)
         }),
         None => None,
     };
-    println!("Stored as run {id} in the results history {}.", path.display());
-    Ok(Some(Stored { id, history: path, headline }))
+    let place = location.describe();
+    println!("Stored as run {id} in the results history {place}.");
+    Ok(Some(Stored { id, history: place, headline }))
 }
 
 /// Stores a report: [`store`] with the report serialised whole and its `parameters`.
@@ -353,7 +557,7 @@ pub fn store_report<T: serde::Serialize>(
     figures: Vec<FigureSamples>,
     headline: Option<(&str, &str)>,
 ) -> Result<Option<Stored>> {
-    if args.path().is_none() {
+    if args.location().is_none() {
         return Ok(None);
     }
     let report = serde_json::to_value(report).map_err(|e| Error::InvalidValue {
@@ -394,16 +598,17 @@ pub fn draw_trend(html: &mut crate::report::Html, stored: Option<&Stored>) -> Re
 pub struct HistoryOptions {
     /// Only the runs of this experiment (scan, lio, cpu, cr).
     pub experiment: Option<String>,
-    /// The results history (default: as the experiments store into).
-    #[arg(long, value_name = "FILE")]
-    pub history: Option<PathBuf>,
+    /// The results history, a SQLite file or a PostgreSQL URL (default: as the
+    /// experiments store into).
+    #[arg(long, value_name = "FILE|URL")]
+    pub history: Option<String>,
 }
 
 /// `lab history`: the stored runs, oldest first.
 pub fn list(opts: &HistoryOptions) -> Result<Vec<RunSummary>> {
-    let path = opts.history.clone().unwrap_or_else(default_path);
-    let runs = History::open(&path)?.runs(opts.experiment.as_deref())?;
-    println!("Results history {}: {} run(s).", path.display(), runs.len());
+    let location = location_or_default(opts.history.as_deref());
+    let runs = History::open_at(&location)?.runs(opts.experiment.as_deref())?;
+    println!("Results history {}: {} run(s).", location.describe(), runs.len());
     crate::report::print_table(
         &["run", "started (UTC)", "experiment", "host", "CPU", "kernel", "version", "commit"],
         runs.iter().map(|r| {
@@ -429,9 +634,10 @@ pub struct CompareOptions {
     pub a: i64,
     /// The run compared.
     pub b: i64,
-    /// The results history (default: as the experiments store into).
-    #[arg(long, value_name = "FILE")]
-    pub history: Option<PathBuf>,
+    /// The results history, a SQLite file or a PostgreSQL URL (default: as the
+    /// experiments store into).
+    #[arg(long, value_name = "FILE|URL")]
+    pub history: Option<String>,
     /// Only figures whose name contains this.
     #[arg(long)]
     pub figure: Option<String>,
@@ -465,8 +671,7 @@ pub struct Comparison {
 
 /// `lab compare A B`: each figure both runs have, side by side.
 pub fn compare(opts: &CompareOptions) -> Result<Comparison> {
-    let path = opts.history.clone().unwrap_or_else(default_path);
-    let history = History::open(&path)?;
+    let mut history = History::open_at(&location_or_default(opts.history.as_deref()))?;
     let (a, b) = (history.summary(opts.a)?, history.summary(opts.b)?);
     let mut notes = Vec::new();
     if a.experiment != b.experiment {
@@ -626,7 +831,8 @@ mod tests {
             .record(&run(&env, "lio", vec![FigureSamples::new("sessions=1", "liops", vec![2.0, 2.1, 1.9, 2.05, 1.95])]))
             .unwrap();
         drop(history);
-        let c = compare(&CompareOptions { a, b, history: Some(path.clone()), figure: None }).unwrap();
+        let file = Some(path.display().to_string());
+        let c = compare(&CompareOptions { a, b, history: file.clone(), figure: None }).unwrap();
         assert_eq!(c.figures.len(), 1);
         let f = &c.figures[0];
         assert_eq!(f.ratio, Some(2.0));
@@ -634,7 +840,7 @@ mod tests {
         assert!((f.p_value.unwrap() - 2.0 / 252.0).abs() < 1e-12, "{f:?}");
         assert_eq!(f.method, Some(Method::Exact));
         assert!(c.notes.is_empty(), "{:?}", c.notes);
-        let none = compare(&CompareOptions { a, b, history: Some(path), figure: Some("nothing".into()) }).unwrap();
+        let none = compare(&CompareOptions { a, b, history: file, figure: Some("nothing".into()) }).unwrap();
         assert!(none.figures.is_empty());
     }
 
@@ -642,17 +848,22 @@ mod tests {
     fn a_history_from_a_later_lioscope_is_refused_untouched() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("history.sqlite");
-        Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 99;").unwrap();
+        drop(History::open(&path).unwrap());
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("UPDATE history_schema SET version = 99;").unwrap();
         let err = History::open(&path).err().unwrap().to_string();
         assert!(err.contains("newer") && err.contains("history.sqlite"), "{err}");
-        let version: i64 = Connection::open(&path).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        let version: i64 = conn.query_row("SELECT MAX(version) FROM history_schema", [], |r| r.get(0)).unwrap();
         assert_eq!(version, 99);
     }
 
     #[test]
     fn options_say_where_the_history_is() {
-        assert_eq!(HistoryArgs::off().path(), None);
-        assert_eq!(HistoryArgs::at("/x/h.sqlite").path(), Some(PathBuf::from("/x/h.sqlite")));
+        assert_eq!(HistoryArgs::off().location(), None);
+        assert_eq!(HistoryArgs::at("/x/h.sqlite").location(), Some(Location::File(PathBuf::from("/x/h.sqlite"))));
         assert!(default_path().to_string_lossy().ends_with(".sqlite"));
+        let url = Location::parse("postgresql://lab:secret@db.example/history");
+        assert_eq!(url, Location::Postgres("postgresql://lab:secret@db.example/history".into()));
+        assert_eq!(url.describe(), "postgresql://lab@db.example/history", "no password in messages");
     }
 }
