@@ -30,7 +30,7 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
     };
     run(&opts).expect("runs");
     // The run is in the results history, every sample of every measured path.
-    let history = lioscope_lab::history::History::open(&dir.path().join("history.sqlite")).unwrap();
+    let mut history = lioscope_lab::history::History::open(&dir.path().join("history.sqlite")).unwrap();
     let runs = history.runs(Some("scan")).unwrap();
     assert_eq!(runs.len(), 1);
     let stored = history.figures(runs[0].id).unwrap();

@@ -19,7 +19,7 @@ fn the_experiment_reproduces_the_chain_of_undo() {
         history: lioscope_lab::history::HistoryArgs::at(dir.path().join("history.sqlite")),
     };
     run(&opts).expect("the experiment runs");
-    let history = lioscope_lab::history::History::open(&dir.path().join("history.sqlite")).unwrap();
+    let mut history = lioscope_lab::history::History::open(&dir.path().join("history.sqlite")).unwrap();
     let run_id = history.runs(Some("cr")).unwrap()[0].id;
     let stored = history.figures(run_id).unwrap();
     let elapsed: Vec<&str> =

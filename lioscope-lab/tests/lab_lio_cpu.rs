@@ -136,7 +136,7 @@ fn lab_cpu_times_each_load_level_and_kind_in_shuffled_rounds_and_finds_the_knees
         history: lioscope_lab::history::HistoryArgs::at(&history_path),
     };
     let report = lioscope_lab::cpu::run(&opts).expect("runs");
-    let history = lioscope_lab::history::History::open(&history_path).unwrap();
+    let mut history = lioscope_lab::history::History::open(&history_path).unwrap();
     let runs = history.runs(Some("cpu")).unwrap();
     assert_eq!(runs.len(), 2);
     let stored = history.figures(runs[1].id).unwrap();
