@@ -5,7 +5,8 @@
 //! The shell and `lioscope sql` share one runner: `script` splits text into statements,
 //! `sqlplus` reads the SQL*Plus commands among them, `runner` runs both (with
 //! `statement` for SQL, `variables` for bind variables, `autotrace` and `format` for what
-//! is printed, `output` for where).
+//! is printed, `output` for where). `snapper` is the SNAPPER command: what sessions did
+//! over snapshots, read from the statistics views.
 
 pub mod autotrace;
 pub mod format;
@@ -13,6 +14,7 @@ pub mod output;
 pub mod runner;
 pub mod script;
 pub mod shell;
+pub mod snapper;
 pub mod sqlplus;
 pub mod statement;
 pub mod variables;

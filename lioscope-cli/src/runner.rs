@@ -155,9 +155,21 @@ impl<'s> ScriptRunner<'s> {
             ClientCommand::Print(names) => self.print(names)?,
             ClientCommand::Exit { status, commit } => return Ok(self.exit(status, commit)),
             ClientCommand::Help => self.output.result(HELP),
+            ClientCommand::Snapper(request) => self.snapper(&request)?,
             ClientCommand::Sql(text) => self.run_sql(&text)?,
         }
         Ok(Flow::Continue)
+    }
+
+    /// `SNAPPER ...`: each snapshot's table printed as it ends, in the runner's format.
+    fn snapper(&mut self, request: &super::snapper::Request) -> Result<()> {
+        let (output, format, feedback) = (&mut self.output, self.settings.format, self.settings.feedback);
+        super::snapper::run(self.session, request, &mut |heading, table| {
+            if format == OutputFormat::Table {
+                output.result(&format!("{heading}\n"));
+            }
+            output.result(&render(table, format, feedback));
+        })
     }
 
     fn run_sql(&mut self, text: &str) -> Result<()> {

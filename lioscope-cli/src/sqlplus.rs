@@ -35,6 +35,9 @@ at their first ';' or at their line's end.
   SHOW PARAMETERS [name]  EXPLAIN PLAN FOR SELECT ...;  ALTER SYSTEM FLUSH BUFFER_CACHE;
   EXIT | QUIT [SUCCESS | FAILURE | n] [COMMIT | ROLLBACK]
                           leave, committing unless ROLLBACK (as SQL*Plus)
+  SNAPPER stats SECONDS SNAPSHOTS all | SID[,SID...] | program=PATTERN [sinclude=PATTERN[|...]]
+                          what sessions did over snapshots: statistics, time model and
+                          waits, with rates, %TIME and a bar (after Tanel Poder's snapper)
   HELP                    this text
 ";
 
@@ -102,7 +105,7 @@ impl std::fmt::Display for VariableType {
 pub const MAX_VARIABLE_BYTES: u32 = 32767;
 
 /// A client command, read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ClientCommand {
     Set(Setting),
     /// `PROMPT text`: the text to print.
@@ -133,6 +136,8 @@ pub enum ClientCommand {
         commit: bool,
     },
     Help,
+    /// `SNAPPER ...`: what chosen sessions did over snapshots.
+    Snapper(super::snapper::Request),
     /// A command the session reads itself (SHOW, EXEC of a procedure): this text.
     Sql(String),
 }
@@ -150,7 +155,7 @@ pub fn is_client_command(text: &str) -> bool {
             !["TRANSACTION", "ROLE", "CONSTRAINT", "CONSTRAINTS"].iter().any(|w| w.eq_ignore_ascii_case(second))
         }
         "SHOW" | "PROMPT" | "WHENEVER" | "START" | "VARIABLE" | "VAR" | "EXEC" | "EXECUTE" | "PRINT" | "EXIT"
-        | "QUIT" | "HELP" => true,
+        | "QUIT" | "HELP" | "SNAPPER" => true,
         _ => false,
     }
 }
@@ -183,6 +188,7 @@ pub fn parse(text: &str) -> Result<ClientCommand> {
         "PRINT" => words.iter().map(|w| bind_name(w)).collect::<Result<_>>().map(ClientCommand::Print),
         "EXIT" | "QUIT" => exit_options(&words, 0, true).map(|(status, commit)| ClientCommand::Exit { status, commit }),
         "HELP" => Ok(ClientCommand::Help),
+        "SNAPPER" => super::snapper::parse(rest).map(ClientCommand::Snapper),
         _ => Ok(ClientCommand::Sql(text.to_owned())),
     }
 }
