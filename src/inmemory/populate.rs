@@ -26,6 +26,13 @@
 //! Population sees the database through [`PopulationHost`], which the instance
 //! implements.
 //!
+//! Where a unit's time goes is counted by phase, in microseconds of wall time on the
+//! worker (`IM populate time ...` statistics, lioscope's own): reading blocks (the
+//! multiblock reads and consistent gets, timed a read call and a block at a time),
+//! decoding rows (walking a block's rows into the gather buffers, chained pieces
+//! followed), building dictionaries (hashing keys and finding the distinct ones, timed a
+//! column at a time), and encoding and compressing (the rest of building the unit).
+//!
 //! Each worker is a session (`v$session` type `W000`, `W001`, …) with its own statistics
 //! and waits, and its own performance counters, opened on its first unit: each unit's
 //! counts go into the store's sum before the unit is installed, so a POPULATE_WAIT that
@@ -359,6 +366,9 @@ fn populate_unit(
     let mut stale = BTreeSet::new();
     let max_read = ctx.multiblock_read_count.clamp(1, (ctx.cache.buffer_count() / 4).max(1) as u32);
     let mut block_index = 0u32;
+    // Where the unit's time goes: reading blocks (multiblock reads, consistent gets) and
+    // decoding their rows (chained pieces followed), timed a block at a time.
+    let mut phases = Phases::default();
     for ExtentRun { first, blocks: count } in ExtentRun::adjacent(&unit.blocks) {
         let mut at = first;
         while at < first + count {
@@ -368,9 +378,12 @@ fn populate_unit(
                 });
             }
             let n = max_read.min(first + count - at);
+            let read_started = std::time::Instant::now();
             let mut run = ctx.cache.pin_multiblock(ctx.stats, at, n)?;
+            phases.read += read_started.elapsed();
             at = run.end();
             while let Some(current) = run.next_block(ctx.stats).transpose()? {
+                let read_started = std::time::Instant::now();
                 let rdba = current.rdba();
                 let block = crate::txn::cr::consistent_get_pinned(&ctx, current, |b| {
                     ctx.check_table_block(table, rdba, b)?;
@@ -379,6 +392,8 @@ fn populate_unit(
                     }
                     Ok(())
                 })?;
+                let decode_started = std::time::Instant::now();
+                phases.read += decode_started - read_started;
                 // The piece block of the last chained row, kept for the next one's pieces
                 // while this block's rows are read; let go before the next block.
                 let mut piece_block = None;
@@ -399,6 +414,7 @@ fn populate_unit(
                 }
                 drop(piece_block);
                 builder.end_block();
+                phases.decode += decode_started.elapsed();
                 block_index += 1;
             }
         }
@@ -408,7 +424,10 @@ fn populate_unit(
         return Err(crate::access::row_view::column_corrupt(rdba, column, "string column is not valid UTF-8"));
     }
     let rows = builder.rows();
+    let build_started = std::time::Instant::now();
+    super::cu::take_dictionary_ns();
     let imcu = builder.build(scn, packing(segment.spec.compression), store.area().as_ref(), buffers);
+    let build = build_started.elapsed();
     let limit = db.settings().inmemory_size;
     credit_counters(store);
     let installed = store.install(segment, unit, imcu, stale, limit);
@@ -418,9 +437,24 @@ fn populate_unit(
         stats.add(Stat::ImPopulateRows, rows as u64);
     }
     stats.add(Stat::ImPopulateBytesFromStorage, (unit.blocks.len() * ctx.space.block_size) as u64);
+    let dictionary = std::time::Duration::from_nanos(super::cu::take_dictionary_ns());
+    let us = |d: std::time::Duration| d.as_micros() as u64;
+    stats.add(Stat::ImPopulateReadTime, us(phases.read));
+    stats.add(Stat::ImPopulateDecodeTime, us(phases.decode));
+    stats.add(Stat::ImPopulateDictionaryTime, us(dictionary));
+    stats.add(Stat::ImPopulateEncodeTime, us(build.saturating_sub(dictionary)));
     let cpu_us = crate::stats::osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
     stats.add_time_and_centiseconds(crate::stats::TimeModel::DbCpu, Stat::ImPopulateCpuTime, cpu_us);
     Ok(())
+}
+
+/// Where one unit's population spent its time, before the unit is built.
+#[derive(Debug, Default)]
+struct Phases {
+    /// Multiblock reads and consistent gets (CR clones included).
+    read: std::time::Duration,
+    /// Walking each block's rows into the gather buffers, chained pieces followed.
+    decode: std::time::Duration,
 }
 
 thread_local! {

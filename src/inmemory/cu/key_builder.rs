@@ -121,6 +121,22 @@ impl KeyColumnBuilder {
     }
 
     fn encode(&mut self, packing: Packing, area: Option<&InMemoryArea>) -> ColumnUnit {
+        let started = std::time::Instant::now();
+        let mut dictionary_done = None;
+        let unit = self.encode_timed(packing, area, &mut dictionary_done);
+        let dictionary = dictionary_done.map_or(std::time::Duration::ZERO, |done| done - started);
+        DICTIONARY_NS.set(DICTIONARY_NS.get() + dictionary.as_nanos() as u64);
+        unit
+    }
+
+    /// [`KeyColumnBuilder::encode`], noting in `dictionary_done` when the dictionary's
+    /// work (hashing, estimating, finding the distinct keys) ended, if it was done.
+    fn encode_timed(
+        &mut self,
+        packing: Packing,
+        area: Option<&InMemoryArea>,
+        dictionary_done: &mut Option<std::time::Instant>,
+    ) -> ColumnUnit {
         let rows = self.rows.len();
         assert!(u32::try_from(rows).is_ok(), "a column unit holds at most u32::MAX rows, not {rows}");
         let nulls = (!self.null_rows.is_empty()).then(|| {
@@ -147,6 +163,7 @@ impl KeyColumnBuilder {
                 Body::Plain(PlainKeys::new(&self.rows, nulls.as_ref(), area))
             } else {
                 let (distinct, ids) = distinct_keys(&self.rows, nulls.as_ref(), hashes, estimate);
+                *dictionary_done = Some(std::time::Instant::now());
                 // The dictionary's size before sorting it: its keys, offsets and codes
                 // (run-length encoding under Packing::Smallest only ever makes the codes
                 // smaller).
@@ -164,6 +181,18 @@ impl KeyColumnBuilder {
         };
         ColumnUnit { rows, nulls, null_count, body }
     }
+}
+
+thread_local! {
+    /// Nanoseconds this thread spent building key columns' dictionaries since it last
+    /// took them ([`take_dictionary_ns`]): what population reports as its dictionary phase.
+    static DICTIONARY_NS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The nanoseconds this thread spent building dictionaries since the last call (hashing
+/// the keys, estimating and finding the distinct ones), and starts counting again.
+pub fn take_dictionary_ns() -> u64 {
+    DICTIONARY_NS.replace(0)
 }
 
 /// The bytes a dictionary of `distinct` of `keys` keys (of `key_bytes` in all) over `rows`

@@ -70,7 +70,7 @@ mod filter;
 #[cfg(test)]
 mod tests;
 
-pub use key_builder::KeyColumnBuilder;
+pub use key_builder::{KeyColumnBuilder, take_dictionary_ns};
 
 use super::area::InMemoryArea;
 use super::bitmap::Bitmap;
