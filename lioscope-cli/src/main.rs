@@ -87,6 +87,9 @@ enum LabCommand {
     /// Cores against threads: 1..2×CPUs CPU-bound workers launched at once, wall time by
     /// load level, the knee, and utilization by threads and by cores.
     Cpu(lioscope_lab::cpu::CpuOptions),
+    /// In-memory population by worker count and MEMCOMPRESS level, of plain and migrated
+    /// rows: speed a worker, and where the time goes by phase.
+    Populate(lioscope_lab::populate::PopulateOptions),
     /// The runs stored in the results history, oldest first.
     History(lioscope_lab::history::HistoryOptions),
     /// Two stored runs' figures side by side: ratios, and the significance of each
@@ -191,6 +194,7 @@ fn lab(which: LabCommand) -> lioscope::Result<()> {
         },
         LabCommand::Lio(opts) => lioscope_lab::lio::run(&opts).map(|_| ()),
         LabCommand::Cpu(opts) => lioscope_lab::cpu::run(&opts).map(|_| ()),
+        LabCommand::Populate(opts) => lioscope_lab::populate::run(&opts).map(|_| ()),
         LabCommand::History(opts) => lioscope_lab::history::list(&opts).map(|_| ()),
         LabCommand::Compare(opts) => lioscope_lab::history::compare(&opts).map(|_| ()),
     }

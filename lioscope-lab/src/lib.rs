@@ -7,6 +7,8 @@
 //! - [`cpu`]: cores against threads: wall time of 1..N CPU-bound workers launched at once.
 //! - [`cr`]: the cost of consistent reads (full scans beside uncommitted updates).
 //! - [`lio`]: logical reads per second by sessions, SLOB-style.
+//! - [`populate`]: in-memory population by worker count and MEMCOMPRESS level, of plain
+//!   and migrated rows, and where its time goes by phase.
 //! - [`scan`]: the cost of a row by access path, with performance counters, or
 //!   instructions counted by callgrind ([`callgrind`]).
 //! - [`levels`]: what `lio` and `cpu` share: load levels, sessions started at once with
@@ -28,6 +30,7 @@ pub mod environment;
 pub mod history;
 pub mod levels;
 pub mod lio;
+pub mod populate;
 pub mod progress;
 pub mod report;
 pub mod sample;

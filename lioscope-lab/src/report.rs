@@ -368,8 +368,8 @@ impl Chart {
     }
 }
 
-/// Table cells longer than this are text, which wraps; shorter ones are figures or
-/// names, kept to one line.
+/// Table cells longer than this are text, aligned left; shorter ones are figures or
+/// names, aligned right.
 const TEXT_CELL: usize = 40;
 
 /// A report page under construction.
@@ -428,7 +428,7 @@ impl Html {
             let _ = writeln!(self.body, "<tr>{cells}</tr>");
         }
         for row in rows {
-            // Figures keep to one line; sentences wrap, aligned left.
+            // Sentences align left; a figure's `median [min..max]` wraps only at its blank.
             let cells: String = row
                 .iter()
                 .map(|c| match c.len() > TEXT_CELL {
@@ -471,7 +471,7 @@ impl Html {
              <style>\nbody {{ font-family: sans-serif; margin: 2em; max-width: 1000px; }}\n\
              table {{ border-collapse: collapse; margin-bottom: 1em; max-width: 100%; font-size: 0.85em; }}\n\
              td, th {{ border: 1px solid #bbb; padding: 0.2em 0.5em; text-align: right; }}\n\
-             td {{ white-space: nowrap; }}\ntd.text {{ white-space: normal; text-align: left; }}\n\
+             td.text {{ text-align: left; }}\n\
              td:first-child {{ text-align: left; }}\nfigure {{ margin: 1.5em 0; }}\n\
              figcaption {{ font-size: 0.85em; color: #444; }}\n</style>\n</head>\n<body>\n\
              <h1>{title}</h1>\n{body}\

@@ -11,15 +11,6 @@ fn read_json(path: &std::path::Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn assert_charts_drawn(page: &std::path::Path, expected: usize) {
-    let charts = charts_drawn_by_chromium(page);
-    assert_eq!(charts.len(), expected, "{}", page.display());
-    for chart in &charts {
-        assert!(chart.width >= 400 && chart.height >= 200, "{}: {chart:?}", page.display());
-        assert!(chart.marks >= 20, "{}: axes, grid and data drawn: {chart:?}", page.display());
-    }
-}
-
 #[test]
 fn lab_lio_counts_each_sessions_logical_reads_as_the_engine_does() {
     const ROWS: u64 = 400;

@@ -155,6 +155,17 @@ pub fn charts_drawn_by_chromium(page: &Path) -> Vec<DrawnChart> {
     charts
 }
 
+/// Asserts that headless Chromium drew `expected` charts of `page`, each of a readable
+/// size with its axes, grid and data.
+pub fn assert_charts_drawn(page: &Path, expected: usize) {
+    let charts = charts_drawn_by_chromium(page);
+    assert_eq!(charts.len(), expected, "{}", page.display());
+    for chart in &charts {
+        assert!(chart.width >= 400 && chart.height >= 200, "{}: {chart:?}", page.display());
+        assert!(chart.marks >= 20, "{}: axes, grid and data drawn: {chart:?}", page.display());
+    }
+}
+
 /// The accounts of the bank tests (`accounts` rows of balance `balance` and a pad of
 /// `pad` bytes, indexed by id) and the ledger their transfers append to.
 pub fn create_accounts(s: &Session, accounts: u64, balance: i64, pad: usize) {

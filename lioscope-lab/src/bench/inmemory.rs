@@ -41,9 +41,9 @@ pub struct InMemoryBenchOptions {
 }
 
 /// The table measured.
-const CUSTOMERS: &str = "CUSTOMERS";
+pub(crate) const CUSTOMERS: &str = "CUSTOMERS";
 /// Its copy whose rows migrated.
-const CHAINED: &str = "CUSTOMERS_CHAINED";
+pub(crate) const CHAINED: &str = "CUSTOMERS_CHAINED";
 /// The level the worker counts and the scans are measured at.
 const QUERY_LOW: &str = "FOR QUERY LOW";
 /// The other levels, populated by one worker each.
@@ -52,50 +52,61 @@ const OTHER_LEVELS: [&str; 2] = ["FOR QUERY HIGH", "FOR CAPACITY HIGH"];
 /// within [`CHAINED_UNDO`], so the undo tablespace need not grow during the build.
 const UPDATE_CHUNK: u64 = 250_000;
 /// `undo_tablespace_size` with `--chained` (undo grows past it if it must).
-const CHAINED_UNDO: &str = "640M";
+pub(crate) const CHAINED_UNDO: &str = "640M";
 /// Seconds POPULATE_WAIT waits before it gives up.
 const POPULATE_TIMEOUT_S: u32 = 3600;
 
 /// One population, from `ALTER TABLE … INMEMORY` to the return of POPULATE_WAIT: the
 /// run of median elapsed time among `--populate-repeat` runs.
 #[derive(Debug, Clone, serde::Serialize)]
-struct Population {
-    table: String,
-    compression: &'static str,
+pub struct Population {
+    pub table: String,
+    pub compression: &'static str,
     /// `inmemory_max_populate_servers`.
-    workers: u32,
-    elapsed_ms: f64,
+    pub workers: u32,
+    pub elapsed_ms: f64,
     /// Every run's elapsed time, in the order they ran (this run's among them).
-    elapsed_ms_runs: Vec<f64>,
+    pub elapsed_ms_runs: Vec<f64>,
     /// `v$im_segments` after it.
-    segment: ImSegment,
+    pub segment: ImSegment,
     /// `v$sysstat` deltas over it: every session's, and only the workers did anything.
-    cpu_cs: u64,
-    populate_cus: u64,
-    populate_rows: u64,
-    bytes_from_storage: u64,
-    continued_rows: u64,
-    physical_reads: u64,
+    pub cpu_cs: u64,
+    pub populate_cus: u64,
+    pub populate_rows: u64,
+    pub bytes_from_storage: u64,
+    pub continued_rows: u64,
+    pub physical_reads: u64,
+    /// Where the workers' time went (`IM populate time ...` deltas, microseconds):
+    /// reading blocks, decoding rows, building dictionaries, encoding and compressing.
+    pub phases_us: [u64; 4],
     /// `IM populate CUs` of each worker session (`v$sesstat` delta), by program.
-    cus_by_worker: Vec<(String, u64)>,
-    rates: Rates,
+    pub cus_by_worker: Vec<(String, u64)>,
+    pub rates: Rates,
 }
+
+/// The population phases' statistics, in [`Population::phases_us`]'s order.
+pub const PHASES: [(Stat, &str); 4] = [
+    (Stat::ImPopulateReadTime, "reading blocks"),
+    (Stat::ImPopulateDecodeTime, "decoding rows"),
+    (Stat::ImPopulateDictionaryTime, "building dictionaries"),
+    (Stat::ImPopulateEncodeTime, "encoding and compressing"),
+];
 
 /// What a population's figures give, each derived as its field says.
 #[derive(Debug, Clone, serde::Serialize)]
-struct Rates {
+pub struct Rates {
     /// `v$im_segments` BYTES / 10^6 / elapsed s.
-    mb_per_s: f64,
+    pub mb_per_s: f64,
     /// `mb_per_s` / workers.
-    mb_per_s_per_worker: f64,
+    pub mb_per_s_per_worker: f64,
     /// POPULATED_ROWS / elapsed s.
-    rows_per_s: f64,
+    pub rows_per_s: f64,
     /// `rows_per_s` / workers.
-    rows_per_s_per_worker: f64,
+    pub rows_per_s_per_worker: f64,
     /// `IM populate CPU time` delta / 100.
-    cpu_s: f64,
+    pub cpu_s: f64,
     /// BYTES / INMEMORY_SIZE.
-    compression_ratio: f64,
+    pub compression_ratio: f64,
 }
 
 impl Rates {
@@ -116,14 +127,14 @@ impl Rates {
 
 /// A row of `v$im_segments`.
 #[derive(Debug, Clone, serde::Serialize)]
-struct ImSegment {
-    status: String,
+pub struct ImSegment {
+    pub status: String,
     /// The table's blocks below the high-water mark × block size.
-    bytes: u64,
-    inmemory_size: u64,
-    cus: u64,
-    populated_rows: u64,
-    journaled_blocks: u64,
+    pub bytes: u64,
+    pub inmemory_size: u64,
+    pub cus: u64,
+    pub populated_rows: u64,
+    pub journaled_blocks: u64,
 }
 
 /// One measured run of a scan; the statistics are the benchmark session's deltas.
@@ -321,7 +332,7 @@ const FINGERPRINT: &str = "SELECT /*+ NO_INMEMORY(c) */ COUNT(cust_email), SUM(c
 /// The copy is checked to hold exactly the rows of customers ([`FINGERPRINT`]); the
 /// check follows every piece, so the copy ends up cached, and its `table fetch continued
 /// row` is the number of rows that migrated, which is returned.
-fn build_chained(session: &Session, rows: u64) -> lioscope::Result<u64> {
+pub(crate) fn build_chained(session: &Session, rows: u64) -> lioscope::Result<u64> {
     let create = customers::CREATE_TABLE.replacen("customers", CHAINED, 1);
     session.execute(&format!("{create} PCTFREE 0"))?;
     session.execute(&format!(
@@ -349,7 +360,7 @@ fn build_chained(session: &Session, rows: u64) -> lioscope::Result<u64> {
 
 /// Waits until the In-Memory Area's pages are populated (`pre_page_sga`), so that the
 /// pre-pager does not share the CPUs with a timed population; returns how long it took.
-fn pre_page_area(session: &Session) -> lioscope::Result<std::time::Duration> {
+pub(crate) fn pre_page_area(session: &Session) -> lioscope::Result<std::time::Duration> {
     let started = std::time::Instant::now();
     loop {
         let r = session.execute("SELECT pre_page_status FROM v$inmemory_area")?;
@@ -361,7 +372,7 @@ fn pre_page_area(session: &Session) -> lioscope::Result<std::time::Duration> {
 }
 
 /// Bytes of `table`'s segment (`user_segments`), 0 if it has none.
-fn segment_bytes(session: &Session, table: &str) -> lioscope::Result<u64> {
+pub(crate) fn segment_bytes(session: &Session, table: &str) -> lioscope::Result<u64> {
     let r = session.execute(&format!("SELECT bytes FROM user_segments WHERE segment_name = '{table}'"))?;
     r.rows.first().map_or(Ok(0), |row| whole(&row[0], "user_segments BYTES"))
 }
@@ -398,7 +409,12 @@ fn populate_median(
     Ok(median)
 }
 
-fn populate(session: &Session, table: &str, compression: &'static str, workers: u32) -> lioscope::Result<Population> {
+pub(crate) fn populate(
+    session: &Session,
+    table: &str,
+    compression: &'static str,
+    workers: u32,
+) -> lioscope::Result<Population> {
     session.execute(&format!("ALTER SYSTEM SET inmemory_max_populate_servers = {workers}"))?;
     session.execute(&format!("ALTER TABLE {table} NO INMEMORY"))?;
     let (system, by_worker) = (sysstat(session)?, worker_stat(session, Stat::ImPopulateCus)?);
@@ -438,6 +454,7 @@ fn populate(session: &Session, table: &str, compression: &'static str, workers: 
         bytes_from_storage: delta(Stat::ImPopulateBytesFromStorage, &after),
         continued_rows: delta(Stat::TableFetchContinuedRow, &after),
         physical_reads: delta(Stat::PhysicalReads, &after),
+        phases_us: PHASES.map(|(stat, _)| delta(stat, &after)),
         cus_by_worker,
     })
 }

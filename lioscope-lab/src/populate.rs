@@ -1,0 +1,518 @@
+//! `lioscope lab populate`: in-memory population, after the source experiment that
+//! profiled Oracle's population workers (snapper's per-session time, perf's profile by
+//! function) and found them moving from CPU to `db file sequential read` as chained rows
+//! sent them after their pieces.
+//!
+//! The customers table and, unless `--no-chained`, a copy whose rows nearly all migrated
+//! (built as `bench inmemory` builds it) are cached, then populated at each MEMCOMPRESS
+//! level (FOR QUERY LOW, QUERY HIGH, CAPACITY HIGH) by each worker count, in `--repeat`
+//! rounds of a seeded shuffled order. One population is measured exactly as `bench
+//! inmemory` measures it (the same function: from `ALTER TABLE … INMEMORY` to the return
+//! of POPULATE_WAIT, with the `v$sysstat` deltas of the workers' statistics), so the two
+//! commands never disagree on what a population costs; `bench inmemory` adds the
+//! in-memory scans.
+//!
+//! Where population time goes comes from lioscope's own accounting, by phase: reading
+//! blocks, decoding rows (chained pieces followed), building dictionaries, encoding and
+//! compressing (`IM populate time ...` statistics) — the source's profile by function,
+//! summed by what the functions do.
+//!
+//! Invariants: every population starts from a table taken out of the column store (NO
+//! INMEMORY) and ends with POPULATE_WAIT's success, or the run fails naming the case.
+
+use super::bench::inmemory::{self as bench, PHASES, Population};
+use super::history::{self, FigureSamples, HistoryArgs};
+use super::stats::{Alternative, Method, Spread, mann_whitney, spread};
+use lioscope::{Database, DatabaseOptions, Error, Result};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The MEMCOMPRESS levels populated by default, as the source's comparison.
+pub const LEVELS: [&str; 3] = ["FOR QUERY LOW", "FOR QUERY HIGH", "FOR CAPACITY HIGH"];
+
+/// Options of the experiment.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PopulateOptions {
+    /// Rows of customers (the source's case: 50,000,000).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub rows: u64,
+    /// Population worker counts (`inmemory_max_populate_servers`).
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1, 2])]
+    pub workers: Vec<u32>,
+    /// MEMCOMPRESS levels, e.g. `"FOR QUERY LOW"`.
+    #[arg(long, value_delimiter = ',', default_values_t = LEVELS.map(String::from).to_vec())]
+    pub levels: Vec<String>,
+    /// Leave out the copy whose rows migrated.
+    #[arg(long)]
+    pub no_chained: bool,
+    /// Flush the buffer cache before each population (`ALTER SYSTEM FLUSH BUFFER_CACHE`,
+    /// which also drops the datafiles' pages from the OS cache), so that workers read
+    /// the blocks, and the migrated rows' pieces one by one, from disk, as the source's
+    /// workers did; by default every block is cached.
+    #[arg(long)]
+    pub cold: bool,
+    /// Rounds: populations of each case.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Seed of the rounds' shuffled order (default: from the clock; the report records it).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Directory for the report: populate.json, populate.csv and populate.html.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Directory for the database (default: a temporary directory, removed after).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+}
+
+/// One case: a table, a level, a worker count.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct Case {
+    pub table: String,
+    pub level: &'static str,
+    pub workers: u32,
+}
+
+impl Case {
+    /// The case as tables and the results history name it.
+    pub fn label(&self) -> String {
+        let level = self.level.trim_start_matches("FOR ");
+        let migrated = if self.table == bench::CHAINED { ", migrated rows" } else { "" };
+        format!("{level}, {} worker{}{migrated}", self.workers, if self.workers == 1 { "" } else { "s" })
+    }
+}
+
+/// One population of a case.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PopulateRun {
+    /// Its place in the run's order (0 first).
+    pub sequence: usize,
+    pub population: Population,
+}
+
+impl PopulateRun {
+    fn figure(&self, key: &str) -> Option<f64> {
+        let p = &self.population;
+        let phase = |i: usize| Some(p.phases_us[i] as f64 / 1000.0);
+        match key {
+            "elapsed_ms" => Some(p.elapsed_ms),
+            "mb_per_s" => Some(p.rates.mb_per_s),
+            "mb_per_s_per_worker" => Some(p.rates.mb_per_s_per_worker),
+            "rows_per_s_per_worker" => Some(p.rates.rows_per_s_per_worker),
+            "cpu_s" => Some(p.rates.cpu_s),
+            "read_ms" => phase(0),
+            "decode_ms" => phase(1),
+            "dictionary_ms" => phase(2),
+            "encode_ms" => phase(3),
+            "continued_rows" => Some(p.continued_rows as f64),
+            "physical_reads" => Some(p.physical_reads as f64),
+            "compression_ratio" => Some(p.rates.compression_ratio),
+            _ => None,
+        }
+    }
+}
+
+/// The figures of a case, in report order, and how each is derived.
+pub const FIGURES: [(&str, &str); 12] = [
+    ("elapsed_ms", "wall clock from ALTER TABLE … INMEMORY to the return of POPULATE_WAIT"),
+    ("mb_per_s", "v$im_segments BYTES / 10^6 / elapsed s"),
+    ("mb_per_s_per_worker", "mb_per_s / workers"),
+    ("rows_per_s_per_worker", "v$im_segments POPULATED_ROWS / elapsed s / workers"),
+    ("cpu_s", "delta of 'IM populate CPU time' (every worker) / 100"),
+    ("read_ms", "delta of 'IM populate time reading blocks (us)' / 1000: multiblock reads, consistent gets"),
+    (
+        "decode_ms",
+        "delta of 'IM populate time decoding rows (us)' / 1000: rows into the gather buffers, chained pieces followed",
+    ),
+    (
+        "dictionary_ms",
+        "delta of 'IM populate time building dictionaries (us)' / 1000: hashing keys, finding the distinct ones",
+    ),
+    ("encode_ms", "delta of 'IM populate time encoding and compressing (us)' / 1000: the rest of building the units"),
+    ("continued_rows", "delta of 'table fetch continued row': pieces of migrated or chained rows followed"),
+    ("physical_reads", "delta of 'physical reads': blocks the workers read from disk (with --cold)"),
+    ("compression_ratio", "v$im_segments BYTES / INMEMORY_SIZE"),
+];
+
+/// A case's figures over its runs.
+#[derive(Debug, serde::Serialize)]
+pub struct CaseReport {
+    #[serde(flatten)]
+    pub case: Case,
+    pub label: String,
+    pub figures: BTreeMap<&'static str, Option<Spread>>,
+    pub runs: Vec<PopulateRun>,
+}
+
+/// A comparison the report claims, with its test.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Comparison {
+    pub what: String,
+    pub figure: &'static str,
+    /// The second set's median over the first's.
+    pub median_ratio: Option<f64>,
+    /// Two-sided Mann-Whitney U of the second set against the first.
+    pub p_value: Option<f64>,
+    pub method: Option<Method>,
+}
+
+/// The whole report, as populate.json holds it.
+#[derive(Debug, serde::Serialize)]
+pub struct PopulateReport {
+    pub experiment: &'static str,
+    pub environment: super::environment::Environment,
+    pub parameters: BTreeMap<&'static str, serde_json::Value>,
+    pub derivations: BTreeMap<&'static str, &'static str>,
+    /// `table fetch continued row` of one full scan of the migrated copy (rows that
+    /// migrated), when it was built.
+    pub migrated_rows: Option<u64>,
+    pub cases: Vec<CaseReport>,
+    /// Migrated rows against the plain table, and more workers against one.
+    pub comparisons: Vec<Comparison>,
+    /// The order the populations ran in.
+    pub schedule: Vec<Case>,
+}
+
+/// The levels asked for, as the SQL names them; an error names one that is not a level.
+fn levels(opts: &PopulateOptions) -> Result<Vec<&'static str>> {
+    const KNOWN: [&str; 6] =
+        ["FOR DML", "FOR QUERY LOW", "FOR QUERY HIGH", "FOR CAPACITY LOW", "FOR CAPACITY HIGH", "NO MEMCOMPRESS"];
+    opts.levels
+        .iter()
+        .map(|given| {
+            let normal = given.trim().to_ascii_uppercase();
+            let normal =
+                if normal.starts_with("FOR ") || normal == "NO MEMCOMPRESS" { normal } else { format!("FOR {normal}") };
+            KNOWN.iter().find(|k| **k == normal).copied().ok_or_else(|| Error::InvalidParameter {
+                name: "--levels".into(),
+                message: format!("'{given}' is not a MEMCOMPRESS level ({})", KNOWN.join(", ")),
+            })
+        })
+        .collect()
+}
+
+/// Runs the experiment, prints its tables and writes the report files.
+pub fn run(opts: &PopulateOptions) -> Result<PopulateReport> {
+    let levels = levels(opts)?;
+    if opts.workers.is_empty() || opts.workers.iter().any(|&w| w == 0 || w > 64) {
+        return Err(Error::InvalidParameter { name: "--workers".into(), message: "worker counts are 1 to 64".into() });
+    }
+    if opts.rows == 0 {
+        return Err(Error::InvalidParameter { name: "--rows".into(), message: "must be above 0".into() });
+    }
+    let rounds = opts.repeat.max(1);
+    let seed = opts.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+    });
+    let chained = !opts.no_chained;
+    let (dir, _tmp) = super::sample::work_dir(opts.db.as_deref(), "lab-populate")?;
+    let rows = opts.rows;
+    let cache = (rows * 240).max(64 << 20) + if chained { rows * 600 } else { 0 } + (64 << 20);
+    let mut parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
+    if chained {
+        parameters.push(("undo_tablespace_size".into(), bench::CHAINED_UNDO.into()));
+    }
+    let db = Database::open_or_create(&dir, DatabaseOptions { parameters, ..Default::default() })?;
+    let tables: Vec<&str> = if chained { vec![bench::CUSTOMERS, bench::CHAINED] } else { vec![bench::CUSTOMERS] };
+    let mut cases: Vec<Case> = Vec::new();
+    for table in &tables {
+        for &level in &levels {
+            for &workers in &opts.workers {
+                cases.push(Case { table: table.to_string(), level, workers });
+            }
+        }
+    }
+    let progress = super::progress::Steps::new((2 + cases.len() * rounds) as u64, "lab populate");
+    progress.step("loading customers");
+    let session = db.session();
+    session.execute(super::customers::CREATE_TABLE)?;
+    super::customers::load(&session, "customers", rows)?;
+    let migrated_rows = if chained {
+        progress.step("building the copy whose rows migrated");
+        Some(bench::build_chained(&session, rows)?)
+    } else {
+        None
+    };
+    // Every block cached before population reads them (the migrated copy was cached
+    // when its rows were checked).
+    session.execute(super::customers::count::FULL_NO_PREDICATE)?;
+    let table_bytes =
+        bench::segment_bytes(&session, bench::CUSTOMERS)? + bench::segment_bytes(&session, bench::CHAINED)?;
+    let inmemory_size = (table_bytes * 3 / 4).max(256 << 20).div_ceil(1 << 20) << 20;
+    session.execute(&format!("ALTER SYSTEM SET inmemory_size = {}M", inmemory_size >> 20))?;
+    bench::pre_page_area(&session)?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut schedule = Vec::with_capacity(cases.len() * rounds);
+    for _ in 0..rounds {
+        let mut round = cases.clone();
+        round.shuffle(&mut rng);
+        schedule.extend(round);
+    }
+    let mut runs: BTreeMap<Case, Vec<PopulateRun>> = BTreeMap::new();
+    for (sequence, case) in schedule.iter().enumerate() {
+        progress.step(&case.label());
+        if opts.cold {
+            session.execute("ALTER SYSTEM FLUSH BUFFER_CACHE")?;
+        }
+        let population =
+            bench::populate(&session, &case.table, case.level, case.workers).map_err(|e| Error::InvalidValue {
+                context: format!("lab populate: {} of {}", case.label(), case.table),
+                message: e.to_string(),
+            })?;
+        // Out of the column store again, so that the next case starts from nothing.
+        session.execute(&format!("ALTER TABLE {} NO INMEMORY", case.table))?;
+        runs.entry(case.clone()).or_default().push(PopulateRun { sequence, population });
+    }
+    progress.finish();
+    drop(session);
+    db.close()?;
+    let cases: Vec<CaseReport> = cases
+        .into_iter()
+        .map(|case| {
+            let runs = runs.remove(&case).unwrap_or_default();
+            let figures = super::levels::spreads(&FIGURES, &runs, PopulateRun::figure);
+            CaseReport { label: case.label(), case, figures, runs }
+        })
+        .collect();
+    let comparisons = comparisons(&cases);
+    let mut report_parameters = BTreeMap::new();
+    report_parameters.insert("rows", serde_json::json!(rows));
+    report_parameters.insert("workers", serde_json::json!(opts.workers));
+    report_parameters.insert("levels", serde_json::json!(levels));
+    report_parameters.insert("repeat", serde_json::json!(rounds));
+    report_parameters.insert("cold", serde_json::json!(opts.cold));
+    report_parameters.insert("seed", serde_json::json!(seed));
+    report_parameters.insert("db_cache_size", serde_json::json!(cache));
+    report_parameters.insert("inmemory_size", serde_json::json!(inmemory_size));
+    let derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
+    let report = PopulateReport {
+        experiment: "populate",
+        environment: super::environment::Environment::read(),
+        parameters: report_parameters,
+        derivations,
+        migrated_rows,
+        cases,
+        comparisons,
+        schedule,
+    };
+    print_tables(&report);
+    let figures = history_figures(&report);
+    let headline = report.cases.first().map(|c| format!("case={}", c.label));
+    let stored = history::store_report(
+        &opts.history,
+        "populate",
+        &report.environment,
+        &report,
+        figures,
+        headline.as_deref().map(|g| (g, "mb_per_s_per_worker")),
+    )?;
+    if let Some(out) = &opts.out {
+        write_files(&report, out, stored.as_ref())?;
+    }
+    Ok(report)
+}
+
+/// What the report claims, each with its test: at each level and worker count, the
+/// migrated copy's rate against the plain table's; for each table and level, each
+/// worker count's rate a worker against one worker's.
+fn comparisons(cases: &[CaseReport]) -> Vec<Comparison> {
+    let samples = |c: &CaseReport, key: &str| -> Vec<f64> { c.runs.iter().filter_map(|r| r.figure(key)).collect() };
+    let compare = |what: String, figure: &'static str, a: &CaseReport, b: &CaseReport| {
+        let (sa, sb) = (samples(a, figure), samples(b, figure));
+        let test = (sa.len() > 1 && sb.len() > 1).then(|| mann_whitney(&sb, &sa, Alternative::TwoSided)).flatten();
+        let median = |v: &[f64]| (!v.is_empty()).then(|| spread(v.iter().copied()).median);
+        Comparison {
+            what,
+            figure,
+            median_ratio: median(&sb).zip(median(&sa)).filter(|(_, a)| *a > 0.0).map(|(b, a)| b / a),
+            p_value: test.map(|t| t.p_value),
+            method: test.map(|t| t.method),
+        }
+    };
+    let mut out = Vec::new();
+    for b in cases.iter().filter(|c| c.case.table == bench::CHAINED) {
+        let plain = cases.iter().find(|a| {
+            a.case.table == bench::CUSTOMERS && a.case.level == b.case.level && a.case.workers == b.case.workers
+        });
+        if let Some(a) = plain {
+            out.push(compare(format!("{} against the plain table", b.label), "rows_per_s_per_worker", a, b));
+        }
+    }
+    for b in cases.iter().filter(|c| c.case.workers > 1) {
+        let one =
+            cases.iter().find(|a| a.case.table == b.case.table && a.case.level == b.case.level && a.case.workers == 1);
+        if let Some(a) = one {
+            out.push(compare(format!("{} against one worker", b.label), "rows_per_s_per_worker", a, b));
+        }
+    }
+    out
+}
+
+/// Every case's figures as the results history stores them: a group a case.
+fn history_figures(report: &PopulateReport) -> Vec<FigureSamples> {
+    let mut out = Vec::new();
+    for case in &report.cases {
+        for (key, _) in FIGURES {
+            let samples: Vec<f64> = case.runs.iter().filter_map(|r| r.figure(key)).collect();
+            if !samples.is_empty() {
+                out.push(FigureSamples::new(format!("case={}", case.label), key, samples));
+            }
+        }
+    }
+    out
+}
+
+/// The columns of the cases' table.
+const CASE_COLUMNS: [&str; 9] = [
+    "case",
+    "elapsed ms",
+    "MB/s a worker",
+    "rows/s a worker",
+    "reading ms",
+    "decoding ms",
+    "dictionaries ms",
+    "encoding ms",
+    "continued rows",
+];
+
+fn case_rows(report: &PopulateReport) -> Vec<Vec<String>> {
+    report
+        .cases
+        .iter()
+        .map(|c| {
+            let cell = |key: &str| super::report::cell(c.figures[key]);
+            vec![
+                c.label.clone(),
+                cell("elapsed_ms"),
+                cell("mb_per_s_per_worker"),
+                cell("rows_per_s_per_worker"),
+                cell("read_ms"),
+                cell("decode_ms"),
+                cell("dictionary_ms"),
+                cell("encode_ms"),
+                cell("continued_rows"),
+            ]
+        })
+        .collect()
+}
+
+const COMPARISON_COLUMNS: [&str; 3] = ["comparison", "rows/s a worker, ratio", "p (Mann-Whitney U, two-sided)"];
+
+fn comparison_rows(report: &PopulateReport) -> Vec<Vec<String>> {
+    report
+        .comparisons
+        .iter()
+        .map(|c| {
+            vec![c.what.clone(), super::report::ratio_cell(c.median_ratio), super::levels::p_cell(c.p_value, c.method)]
+        })
+        .collect()
+}
+
+fn print_tables(report: &PopulateReport) {
+    super::report::print_table(&CASE_COLUMNS, case_rows(report));
+    super::report::print_table(&COMPARISON_COLUMNS, comparison_rows(report));
+    if let Some(m) = report.migrated_rows {
+        println!("The migrated copy: {m} of {} rows migrated.", report.parameters["rows"]);
+    }
+    super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
+}
+
+/// populate.json (everything), populate.csv (one line per case and figure) and
+/// populate.html.
+fn write_files(report: &PopulateReport, out: &std::path::Path, stored: Option<&history::Stored>) -> Result<()> {
+    std::fs::create_dir_all(out).map_err(|e| Error::io("create", out, e))?;
+    super::report::write_json(&out.join("populate.json"), report)?;
+    let rows: Vec<Vec<String>> = report
+        .cases
+        .iter()
+        .flat_map(|c| {
+            FIGURES.iter().map(move |&(key, how)| {
+                let [median, min, max] = super::report::figure_cells(c.figures[key]);
+                vec![c.label.clone(), key.to_owned(), median, min, max, how.to_owned()]
+            })
+        })
+        .collect();
+    super::report::write_csv(
+        &out.join("populate.csv"),
+        &["case", "figure", "median", "min", "max", "derivation"],
+        &rows,
+    )?;
+    super::report::write_html(&out.join("populate.html"), &html(report, stored)?)
+}
+
+/// The HTML report: the tables, population speed a worker by case, and where the time
+/// went by phase.
+fn html(report: &PopulateReport, stored: Option<&history::Stored>) -> Result<super::report::Html> {
+    use super::report::{Chart, Html, Series};
+    let mut html = Html::new("lab populate: in-memory population", &report.environment, &report.parameters);
+    if let Some(m) = report.migrated_rows {
+        html.paragraph(&format!("The migrated copy: {m} of {} rows migrated.", report.parameters["rows"]));
+    }
+    html.table_from("Populations by case (median [min..max] of the runs)", &CASE_COLUMNS, case_rows(report));
+    html.table_from("What the report claims, tested", &COMPARISON_COLUMNS, comparison_rows(report));
+    // One group a level and worker count; the plain table and the migrated copy side by side.
+    let mut groups: Vec<(&'static str, u32)> = report.cases.iter().map(|c| (c.case.level, c.case.workers)).collect();
+    groups.dedup();
+    groups.sort_by_key(|g| (LEVELS.iter().position(|l| *l == g.0), g.1));
+    groups.dedup();
+    let labels: Vec<String> =
+        groups.iter().map(|(level, workers)| format!("{} ×{workers}", level.trim_start_matches("FOR "))).collect();
+    let label_refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let speed = |table: &str| {
+        let points = groups
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &(level, workers))| {
+                let c = report
+                    .cases
+                    .iter()
+                    .find(|c| c.case.table == table && c.case.level == level && c.case.workers == workers)?;
+                let f = c.figures["mb_per_s_per_worker"]?;
+                Some((i as f64, f.median, Some((f.min, f.max))))
+            })
+            .collect();
+        let name = if table == bench::CHAINED { "migrated rows" } else { "plain rows" };
+        Series::new(name, points)
+    };
+    let mut series = vec![speed(bench::CUSTOMERS)];
+    if report.migrated_rows.is_some() {
+        series.push(speed(bench::CHAINED));
+    }
+    html.chart(Chart::bars(
+        "Population speed a worker, by level and workers",
+        "MB/s a worker",
+        &label_refs,
+        series,
+        "v$im_segments BYTES / 10^6 / elapsed s / workers, median of the runs, bars from min to max; ×n: n workers",
+    ))?;
+    let phase_keys = ["read_ms", "decode_ms", "dictionary_ms", "encode_ms"];
+    let phase_names: Vec<&str> = PHASES.iter().map(|(_, name)| *name).collect();
+    let series = report
+        .cases
+        .iter()
+        .filter(|c| c.case.workers == report.cases.iter().map(|c| c.case.workers).min().unwrap_or(1))
+        .map(|c| {
+            let points = phase_keys
+                .iter()
+                .enumerate()
+                .filter_map(|(i, key)| c.figures[key].map(|f| (i as f64, f.median, Some((f.min, f.max)))))
+                .collect();
+            Series::new(&c.label, points)
+        })
+        .collect();
+    html.chart(Chart::bars(
+        "Where population time goes, by phase",
+        "ms of the workers' time",
+        &phase_names,
+        series,
+        "deltas of the IM populate time statistics over each population (every worker), median of the runs: \
+         lioscope's own accounting by phase, the source's profile by function summed by what the functions do",
+    ))?;
+    history::draw_trend(&mut html, stored)?;
+    html.derivations(&report.derivations);
+    Ok(html)
+}
