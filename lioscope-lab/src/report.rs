@@ -128,6 +128,8 @@ impl Series {
 enum Kind {
     /// Lines through the points, over a numeric x axis.
     Lines,
+    /// The points alone (a scatter plot), over a numeric x axis.
+    Points,
     /// Grouped bars, one group per category.
     Bars { categories: Vec<String> },
 }
@@ -227,6 +229,11 @@ impl Chart {
         }
     }
 
+    /// A scatter plot: each series' points, unjoined.
+    pub fn points(title: &str, x_label: &str, y_label: &str, series: Vec<Series>, note: &str) -> Chart {
+        Chart { kind: Kind::Points, ..Chart::lines(title, x_label, y_label, series, note) }
+    }
+
     pub fn bars(title: &str, y_label: &str, categories: &[&str], series: Vec<Series>, note: &str) -> Chart {
         Chart {
             title: title.into(),
@@ -275,7 +282,7 @@ impl Chart {
             Axis::Log => format!("{} (log scale)", self.y_label),
         };
         let (x_range, categories) = match &self.kind {
-            Kind::Lines => {
+            Kind::Lines | Kind::Points => {
                 let xs = self.series.iter().flat_map(|s| &s.points).map(|p| p.0);
                 let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)));
                 let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
@@ -329,6 +336,13 @@ impl Chart {
                     chart.draw_series(
                         series.points.iter().filter_map(|&(x, _, r)| r.map(|(lo, hi)| whisker(x, lo, hi))),
                     )?;
+                }
+                Kind::Points => {
+                    let points: Vec<(f64, f64)> = series.points.iter().map(|p| (p.0, axis.place(p.1))).collect();
+                    chart
+                        .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))?
+                        .label(&series.name)
+                        .legend(move |(x, y)| Circle::new((x + 6, y), 4, color.filled()));
                 }
                 Kind::Bars { categories } => {
                     let width = 0.8 / groups;
@@ -575,6 +589,16 @@ mod tests {
         html.table_from("x", &["<h>"], [vec!["<td>".to_owned()]]);
         let page = html.render();
         assert!(page.contains("&lt;t&gt;") && page.contains("&lt;td&gt;") && !page.contains("<td><td>"));
+    }
+
+    #[test]
+    fn a_scatter_plot_draws_its_points_unjoined() {
+        let points = vec![(0.0, 10.0, None), (1.0, 90.0, None), (2.0, 40.0, None)];
+        let series = || vec![Series::new("W000", points.clone())];
+        let svg = Chart::points("cpu", "s", "%", series(), "how").svg().unwrap();
+        assert_eq!(svg.matches("<circle").count(), 3 + 1, "three points and the legend's mark: {svg}");
+        let lines = Chart::lines("cpu", "s", "%", series(), "how").svg().unwrap();
+        assert!(svg.matches("<polyline").count() < lines.matches("<polyline").count(), "no line joins them");
     }
 
     #[test]
