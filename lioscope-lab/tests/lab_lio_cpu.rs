@@ -34,6 +34,7 @@ fn lab_lio_counts_each_sessions_logical_reads_as_the_engine_does() {
         repeat: 2,
         out: Some(out.clone()),
         db: Some(db_dir.clone()),
+        ash_intervals: Vec::new(),
     };
     lioscope_lab::lio::run(&opts).expect("runs");
     let report = read_json(&out.join("lio.json"));
@@ -89,6 +90,7 @@ fn lab_lio_refuses_bad_options() {
         repeat: 1,
         out: None,
         db: None,
+        ash_intervals: Vec::new(),
     };
     for (opts, name) in [
         (lioscope_lab::lio::LioOptions { sessions: vec![0], ..base.clone() }, "--sessions"),
