@@ -34,7 +34,6 @@ use crate::stats::Stat;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
-
 use std::time::{Duration, Instant};
 
 /// Starts the log writer; returns its thread.
