@@ -2,11 +2,17 @@
 //! chosen sessions did, from the deltas of `v$sesstat` (statistics), `v$sess_time_model`
 //! (time) and `v$session_event` (waits), each with its rate a second, and for time and
 //! waits the share of the interval (`%TIME`) drawn as a bar; filtered by name patterns.
+//! With `ash`, each snapshot also groups the `v$active_session_history` samples taken in
+//! it by chosen columns (`ash=sql_id+event`; SESSION_STATE, EVENT and SQL_ID by default):
+//! the share of the interval the sessions were active in each group (samples × their
+//! interval / the snapshot's length), as snapper's ASH section shows it.
 //! Read from the views with SQL in the runner's own session, so that the shell and
 //! scripts run it alike, and printed in the runner's format (a table, CSV or JSON).
 //!
 //! ```text
 //!  SNAPPER stats 5 1 all                       every session, one snapshot of 5 s
+//!  SNAPPER ash,stats 5 1 all                   and the ASH samples of each snapshot
+//!  SNAPPER ash=program+event 1 10 program=W00% what the population workers did
 //!  SNAPPER stats 2 3 42 sinclude=%logical%     session 42, three of 2 s, names LIKE
 //!  SNAPPER stats 2 1 all sinclude='%logical%|db cpu'   several patterns, with blanks
 //!  SNAPPER stats 1 1 program=W00%              the population workers
@@ -47,6 +53,10 @@ pub enum Sessions {
 /// A snapper command, read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
+    /// Show the statistics, time and wait deltas.
+    pub stats: bool,
+    /// Group each snapshot's ASH samples by these `v$active_session_history` columns.
+    pub ash: Option<Vec<String>>,
     pub seconds: f64,
     pub snapshots: u32,
     pub sessions: Sessions,
@@ -64,10 +74,29 @@ fn syntax(message: impl Into<String>) -> Error {
 pub fn parse(text: &str) -> Result<Request> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let [what, seconds, snapshots, sessions, rest @ ..] = words.as_slice() else {
-        return Err(syntax("expected: SNAPPER stats SECONDS SNAPSHOTS all | SID[,SID...] | program=PATTERN"));
+        return Err(syntax(
+            "expected: SNAPPER stats|ash[=COL+COL]|ash,stats SECONDS SNAPSHOTS all | SID[,SID...] | program=PATTERN",
+        ));
     };
-    if !what.eq_ignore_ascii_case("stats") {
-        return Err(syntax(format!("'{what}': what to snap is 'stats'")));
+    let (mut stats, mut ash) = (false, None);
+    for item in what.split(',') {
+        let upper = item.to_ascii_uppercase();
+        if upper == "STATS" {
+            stats = true;
+        } else if upper == "ASH" {
+            ash = Some(DEFAULT_ASH_COLUMNS.iter().map(|c| c.to_string()).collect());
+        } else if let Some(columns) = upper.strip_prefix("ASH=") {
+            let columns: Vec<String> = columns.split('+').map(str::to_owned).collect();
+            if let Some(bad) = columns.iter().find(|c| !ASH_GROUP_COLUMNS.contains(&c.as_str())) {
+                return Err(syntax(format!(
+                    "'{bad}' is not a column to group ASH samples by ({})",
+                    ASH_GROUP_COLUMNS.join(", ")
+                )));
+            }
+            ash = Some(columns);
+        } else {
+            return Err(syntax(format!("'{item}': what to snap is stats, ash or ash=COL+COL")));
+        }
     }
     let seconds: f64 = seconds.parse().map_err(|_| syntax(format!("'{seconds}' is not a number of seconds")))?;
     if !(seconds > 0.0 && seconds <= MOST_SECONDS) {
@@ -103,7 +132,94 @@ pub fn parse(text: &str) -> Result<Request> {
         include.extend(patterns.split('|').filter(|p| !p.is_empty()).map(str::to_ascii_uppercase));
         options = after.trim().to_owned();
     }
-    Ok(Request { seconds, snapshots, sessions, include })
+    Ok(Request { stats, ash, seconds, snapshots, sessions, include })
+}
+
+/// The columns ASH samples are grouped by unless `ash=` names others.
+const DEFAULT_ASH_COLUMNS: [&str; 3] = ["SESSION_STATE", "EVENT", "SQL_ID"];
+
+/// The `v$active_session_history` columns `ash=` may group by.
+const ASH_GROUP_COLUMNS: [&str; 23] = [
+    "SESSION_ID",
+    "SESSION_TYPE",
+    "PROGRAM",
+    "SQL_ID",
+    "SQL_EXEC_ID",
+    "SQL_PLAN_LINE_ID",
+    "SQL_PLAN_OPERATION",
+    "SESSION_STATE",
+    "EVENT",
+    "WAIT_CLASS",
+    "P1",
+    "P2",
+    "P3",
+    "BLOCKING_SESSION",
+    "CURRENT_OBJ#",
+    "CURRENT_FILE#",
+    "CURRENT_BLOCK#",
+    "IN_PARSE",
+    "IN_HARD_PARSE",
+    "IN_SQL_EXECUTION",
+    "IN_INMEMORY_QUERY",
+    "IN_INMEMORY_POPULATE",
+    "IN_INMEMORY_REPOPULATE",
+];
+
+/// The newest ASH sample's id (0 before any).
+fn last_sample_id(session: &Session) -> Result<i64> {
+    let r = session.execute("SELECT MAX(sample_id) FROM v$active_session_history")?;
+    Ok(r.rows.first().and_then(|row| row.first()).map_or(0.0, number) as i64)
+}
+
+/// The ASH samples after sample `from` up to `to`, of the chosen sessions, grouped by
+/// `columns`: each group's share of the `seconds` the snapshot lasted (ACTIVE_PCT, and
+/// as average active sessions, AAS), most active first.
+fn ash_table(
+    session: &Session,
+    request: &Request,
+    columns: &[String],
+    (from, to): (i64, i64),
+    seconds: f64,
+) -> Result<QueryResult> {
+    let me = session.sid();
+    let filter = match &request.sessions {
+        Sessions::All => format!("session_id <> {me}"),
+        Sessions::Ids(ids) => {
+            format!("session_id IN ({})", ids.iter().map(u64::to_string).collect::<Vec<_>>().join(","))
+        }
+        Sessions::Program(p) => format!("session_id <> {me} AND UPPER(program) LIKE '{}'", p.replace('\'', "''")),
+    };
+    let grouped = columns.join(", ");
+    let sql = format!(
+        "SELECT COUNT(*), SUM(sample_interval_ms), {grouped} FROM v$active_session_history \
+         WHERE sample_id > {from} AND sample_id <= {to} AND {filter} GROUP BY {grouped} ORDER BY 2 DESC"
+    );
+    let result = session.execute(&sql)?;
+    let mut out_columns = vec!["ACTIVE_PCT".to_owned(), "AAS".to_owned(), "SAMPLES".to_owned()];
+    out_columns.extend(columns.iter().cloned());
+    let rows = result
+        .rows
+        .iter()
+        .map(|row| {
+            let (samples, ms) = (number(&row[0]), number(&row[1]));
+            let active = ms / (seconds * 1000.0);
+            let mut out = vec![
+                Datum::Str(format!("{:.1}%", active * 100.0).into()),
+                Datum::Str(format!("{active:.2}").into()),
+                Datum::Int(samples as i64),
+            ];
+            out.extend(row[2..].iter().cloned());
+            out
+        })
+        .collect();
+    Ok(QueryResult {
+        kind: StatementKind::Query,
+        columns: out_columns,
+        rows,
+        rows_affected: 0,
+        message: None,
+        plan_statistics: None,
+    })
 }
 
 /// Whether `text` matches the LIKE `pattern` (`%` any run, `_` any one character);
@@ -284,6 +400,7 @@ fn rate(v: f64) -> String {
 /// one's table to `show` with a heading line.
 pub fn run(session: &Session, request: &Request, show: &mut dyn FnMut(&str, &QueryResult)) -> Result<()> {
     let mut before = snapshot(session, request)?;
+    let mut sample = if request.ash.is_some() { last_sample_id(session)? } else { 0 };
     if before.programs.is_empty() {
         return Err(Error::InvalidValue {
             context: "SNAPPER".into(),
@@ -302,7 +419,15 @@ pub fn run(session: &Session, request: &Request, show: &mut dyn FnMut(&str, &Que
             after.programs.len(),
             describe(&request.sessions)
         );
-        show(&heading, &deltas(&before, &after, seconds));
+        if request.stats {
+            show(&heading, &deltas(&before, &after, seconds));
+        }
+        if let Some(columns) = &request.ash {
+            let newest = last_sample_id(session)?;
+            let table = ash_table(session, request, columns, (sample, newest), seconds)?;
+            show(&format!("{heading}: ASH samples by {}", columns.join("+")), &table);
+            sample = newest;
+        }
         before = after;
     }
     Ok(())
@@ -324,13 +449,20 @@ mod tests {
     fn commands_read_as_snapper_takes_them() {
         let r = parse("stats 5 1 all").unwrap();
         assert_eq!((r.seconds, r.snapshots, r.sessions, r.include.len()), (5.0, 1, Sessions::All, 0));
+        assert!(r.stats && r.ash.is_none());
+        let r = parse("ash,stats 1 1 all").unwrap();
+        assert_eq!(r.ash.as_deref(), Some(&["SESSION_STATE".to_owned(), "EVENT".into(), "SQL_ID".into()][..]));
+        assert!(r.stats);
+        let r = parse("ash=program+event 1 1 all").unwrap();
+        assert_eq!((r.stats, r.ash), (false, Some(vec!["PROGRAM".to_owned(), "EVENT".into()])));
         let r = parse("STATS 0.5 3 42,43 sinclude='%logical%|db cpu'").unwrap();
         assert_eq!(r.sessions, Sessions::Ids(vec![42, 43]));
         assert_eq!(r.include, ["%LOGICAL%", "DB CPU"]);
         assert_eq!(parse("stats 1 1 program=w00%").unwrap().sessions, Sessions::Program("W00%".into()));
         for (bad, says) in [
             ("stats 1", "expected"),
-            ("ash 1 1 all", "'ash'"),
+            ("cpu 1 1 all", "'cpu'"),
+            ("ash=sample_time 1 1 all", "'SAMPLE_TIME' is not a column"),
             ("stats 0 1 all", "more than 0"),
             ("stats x 1 all", "'x'"),
             ("stats 1 0 all", "snapshots are 1"),

@@ -35,9 +35,11 @@ at their first ';' or at their line's end.
   SHOW PARAMETERS [name]  EXPLAIN PLAN FOR SELECT ...;  ALTER SYSTEM FLUSH BUFFER_CACHE;
   EXIT | QUIT [SUCCESS | FAILURE | n] [COMMIT | ROLLBACK]
                           leave, committing unless ROLLBACK (as SQL*Plus)
-  SNAPPER stats SECONDS SNAPSHOTS all | SID[,SID...] | program=PATTERN [sinclude=PATTERN[|...]]
+  SNAPPER stats|ash[=COL+COL]|ash,stats SECONDS SNAPSHOTS all | SID[,SID...] | program=PATTERN
+          [sinclude=PATTERN[|...]]
                           what sessions did over snapshots: statistics, time model and
-                          waits, with rates, %TIME and a bar (after Tanel Poder's snapper)
+                          waits, with rates, %TIME and a bar, and their ASH samples
+                          grouped by columns (after Tanel Poder's snapper)
   HELP                    this text
 ";
 

@@ -20,6 +20,9 @@
 //! %steal from /proc/stat over the step. Each figure is the median of `--repeat` runs,
 //! with min and max; every derivation travels with the report. Only the public Session
 //! API is used: logical reads are each session's `session logical reads`.
+//!
+//! `--ash-intervals 1000,10` measures what Active Session History's sampling costs: the
+//! whole experiment runs once under each sampling interval, one after the other.
 
 use super::levels::{self, Scale};
 use super::sample;
@@ -61,6 +64,13 @@ pub struct LioOptions {
     pub db: Option<PathBuf>,
     #[command(flatten)]
     pub history: super::history::HistoryArgs,
+    /// Active Session History sampling intervals to run under, in milliseconds, e.g.
+    /// `1000,10` (repeat them, `1000,10,1000,10`, to see the machine's drift): the
+    /// experiment runs once under each (`_ash_sampling_interval` at open), with its table
+    /// and its report in `--out`/ash-N-ms/, then each level's LIOPS against the first's.
+    /// Default: the database's interval, one run.
+    #[arg(long, value_delimiter = ',')]
+    pub ash_intervals: Vec<u64>,
 }
 
 /// One session's part of a run.
@@ -148,8 +158,41 @@ pub struct LioFindings {
     pub tests: Vec<levels::LevelTest>,
 }
 
-/// Runs the experiment, prints its table and writes the report files.
+/// Runs the experiment, prints its table and writes the report files; under each of
+/// `--ash-intervals` in turn when given (the first interval's report is returned).
 pub fn run(opts: &LioOptions) -> Result<LioReport> {
+    if opts.ash_intervals.is_empty() {
+        return run_sampled(opts, None);
+    }
+    let mut reports = Vec::with_capacity(opts.ash_intervals.len());
+    for &ms in &opts.ash_intervals {
+        println!("Active Session History sampling every {ms} ms:");
+        let out = opts.out.as_ref().map(|out| out.join(format!("ash-{ms}-ms")));
+        reports.push(run_sampled(&LioOptions { ash_intervals: Vec::new(), out, ..opts.clone() }, Some(ms))?);
+    }
+    print_interval_comparison(&reports);
+    Ok(reports.swap_remove(0))
+}
+
+/// Each level's median LIOPS under each interval, against the first run's.
+fn print_interval_comparison(reports: &[LioReport]) {
+    let Some(first) = reports.first() else { return };
+    for report in reports {
+        let ms = &report.parameters["ash_sampling_interval_ms"];
+        for (level, base) in report.levels.iter().zip(&first.levels) {
+            if let (Some(liops), Some(base_liops)) = (levels::median(level, "liops"), levels::median(base, "liops")) {
+                let share = 100.0 * liops / base_liops;
+                println!(
+                    "ASH every {ms} ms, {} sessions: {liops:.0} logical reads/s, {share:.2} % of the first",
+                    level.load
+                );
+            }
+        }
+    }
+}
+
+/// The experiment with ASH sampling every `ash_interval_ms` when given (set at open).
+fn run_sampled(opts: &LioOptions, ash_interval_ms: Option<u64>) -> Result<LioReport> {
     let levels = load_levels(opts)?;
     let most = levels.iter().copied().max().unwrap_or(1);
     let (dir, _tmp) = sample::work_dir(opts.db.as_deref(), "lab-lio")?;
@@ -163,7 +206,8 @@ pub fn run(opts: &LioOptions) -> Result<LioReport> {
             message: format!("{} rows for each of {most} sessions need more memory than can be addressed", opts.rows),
         })?
         .max(128 << 20);
-    let parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
+    let mut parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
+    parameters.extend(ash_interval_ms.map(|ms| ("_ash_sampling_interval".to_owned(), ms.to_string())));
     let db = Database::open_or_create(&dir, DatabaseOptions { parameters, ..Default::default() })?;
     let progress = super::progress::Steps::new((1 + levels.len() * opts.repeat.max(1)) as u64, "lab lio");
     progress.step("loading the tables");
@@ -189,6 +233,9 @@ pub fn run(opts: &LioOptions) -> Result<LioReport> {
     parameters.insert("repeat", serde_json::json!(opts.repeat.max(1)));
     parameters.insert("db_cache_size", serde_json::json!(cache));
     parameters.insert("operation", serde_json::json!(operation("cf1")));
+    if let Some(ms) = ash_interval_ms {
+        parameters.insert("ash_sampling_interval_ms", serde_json::json!(ms));
+    }
     let mut derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
     derivations.insert(SCALE.ratio, SCALE.derivation);
     let report = LioReport {

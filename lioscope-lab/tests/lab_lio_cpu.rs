@@ -26,6 +26,7 @@ fn lab_lio_counts_each_sessions_logical_reads_as_the_engine_does() {
         out: Some(out.clone()),
         db: Some(db_dir.clone()),
         history: lioscope_lab::history::HistoryArgs::off(),
+        ash_intervals: Vec::new(),
     };
     lioscope_lab::lio::run(&opts).expect("runs");
     let report = read_json(&out.join("lio.json"));
@@ -86,6 +87,7 @@ fn lab_lio_refuses_bad_options() {
         out: None,
         db: None,
         history: lioscope_lab::history::HistoryArgs::off(),
+        ash_intervals: Vec::new(),
     };
     for (opts, name) in [
         (lioscope_lab::lio::LioOptions { sessions: vec![0], ..base.clone() }, "--sessions"),

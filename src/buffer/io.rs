@@ -4,6 +4,16 @@
 
 use super::*;
 
+/// P1–P3 of a read of `blocks` blocks from `rdba` on, as Oracle's `db file sequential
+/// read` and `db file scattered read` give them: file#, block#, blocks.
+fn block_read_parameters(rdba: u32, blocks: u32) -> crate::stats::activity::WaitParameters {
+    let (file, block) = (block::rdba_file(rdba), block::rdba_block(rdba));
+    crate::stats::activity::WaitParameters {
+        p: [u64::from(file), u64::from(block), u64::from(blocks)],
+        blocking_session: None,
+    }
+}
+
 impl BufferCache {
     /// Reads one block into a newly claimed buffer, unless another session put the block
     /// in the cache meanwhile; either way the buffer returned is pinned for the caller.
@@ -15,7 +25,7 @@ impl BufferCache {
         }
         let file = self.file(rdba);
         let result = file.and_then(|file| {
-            let _wait = stats.begin_wait(WaitEvent::DbFileSequentialRead);
+            let _wait = stats.begin_wait_with(WaitEvent::DbFileSequentialRead, block_read_parameters(rdba, 1));
             // SAFETY: we hold the only pin on a READING buffer: nobody else reads or writes it.
             let bytes = unsafe { self.buffer_bytes_mut(victim) };
             file.read_block(block::rdba_block(rdba), bytes)
@@ -246,7 +256,7 @@ impl BufferCache {
         let n = run.len() as u32;
         let io = self.file(first).and_then(|file| {
             let event = if n > 1 { WaitEvent::DbFileScatteredRead } else { WaitEvent::DbFileSequentialRead };
-            let _wait = stats.begin_wait(event);
+            let _wait = stats.begin_wait_with(event, block_read_parameters(first, n));
             // SAFETY: each buffer is READING and pinned by us alone; they are distinct.
             let mut bufs: Vec<&mut [u8]> = run.iter().map(|&(_, i)| unsafe { self.buffer_bytes_mut(i) }).collect();
             file.read_blocks(block::rdba_block(first), &mut bufs)

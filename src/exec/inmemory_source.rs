@@ -164,6 +164,7 @@ impl InMemoryAccess {
         };
         let snapshot = ctx.access.reader.snapshot;
         let stats = ctx.access.stats;
+        let _inmemory = stats.activity().enter(crate::stats::activity::flags::IN_INMEMORY_QUERY, 0);
         stats.add(Stat::ImScanSegments, 1);
         // What the units hold for this snapshot; the rest goes to the cache.
         let mut usable = Vec::new();

@@ -34,7 +34,9 @@
 //! column at a time), and encoding and compressing (the rest of building the unit).
 //!
 //! Each worker is a session (`v$session` type `W000`, `W001`, …) with its own statistics
-//! and waits, and its own performance counters, opened on its first unit: each unit's
+//! and waits (active while it works on a task, flagged IN_INMEMORY_POPULATE, or
+//! IN_INMEMORY_REPOPULATE for a unit that had an IMCU, for Active Session History), and
+//! its own performance counters, opened on its first unit: each unit's
 //! counts go into the store's sum before the unit is installed, so a POPULATE_WAIT that
 //! sees the unit populated also sees its counts ([`population_counts`]). Workers hold
 //! the database only weakly while idle, so closing it is never held up by them; dropping
@@ -54,6 +56,7 @@ use super::store::{ImSegment, InMemoryStore, Shared, Task, UnitSlot};
 use crate::access::AccessContext;
 use crate::catalog::Priority;
 use crate::error::Result;
+use crate::stats::activity::flags;
 use crate::stats::hwcounters::{Reading, ThreadCounters};
 use crate::stats::{SessionInfo, Stat};
 use crate::storage::block::DataBlock;
@@ -221,6 +224,7 @@ fn run(db: &dyn PopulationHost, info: &SessionInfo, task: Task, buffers: &mut Ga
 /// long ones, about half a million rows as Oracle's IMCUs), and queues the population of
 /// every unit without an IMCU.
 fn plan(db: &dyn PopulationHost, info: &SessionInfo, segment: &super::store::ImSegment) -> Result<()> {
+    let _populating = info.stats.activity().enter(flags::IN_INMEMORY_POPULATE, 0);
     let ctx = db.worker_context(&info.stats, db.current_scn());
     let map = crate::access::segments::read_map(&ctx, &segment.table)?;
     let blocks: Vec<u32> =
@@ -345,6 +349,8 @@ fn populate_unit(
 ) -> Result<()> {
     let store = db.store();
     let repopulating = unit.state.lock().imcu.is_some();
+    let phase = if repopulating { flags::IN_INMEMORY_REPOPULATE } else { flags::IN_INMEMORY_POPULATE };
+    let _populating = info.stats.activity().enter(phase, 0);
     // Opens the worker's counters on its first unit (and credits what it did between units).
     credit_counters(store);
     let cpu_started = crate::stats::osstat::thread_cpu_time_ns();

@@ -1,7 +1,8 @@
 //! The instance: what every session of an open database shares (the buffer cache, the
 //! space of the datafiles, undo, the SCN clock, the locks, the dictionary, the column
 //! store, the parameters, the redo log), its background work (the log writer and the
-//! database writer, module `writer`), instance recovery at start (module `recovery`:
+//! database writer, module `writer`; the sampler of Active Session History, module
+//! `sampler`), instance recovery at start (module `recovery`:
 //! roll forward through the redo since the checkpoint, then roll back the transactions a
 //! crash left active), and the sessions and their parameters (`session`, `params`).
 //! Every write goes through one I/O layer (the `io` of [`DatabaseOptions`]).
@@ -18,6 +19,7 @@
 pub(crate) mod params;
 mod population;
 mod recovery;
+mod sampler;
 mod session;
 mod writer;
 
@@ -110,6 +112,10 @@ pub struct DbInner {
     pub(crate) redo: Arc<RedoLog>,
     /// What instance recovery did at this open.
     pub(crate) recovery: std::sync::OnceLock<RecoveryReport>,
+    /// Active Session History: the samples `v$active_session_history` shows.
+    pub(crate) ash: crate::stats::ash::History,
+    /// The thread that takes them (module `sampler`).
+    sampler: sampler::Sampler,
     /// One checkpoint at a time.
     checkpoint_lock: Mutex<()>,
     /// Set once the database is closing: the database writer stops.
@@ -204,6 +210,8 @@ impl DbInner {
             io,
             redo: redo.clone(),
             recovery: std::sync::OnceLock::new(),
+            ash: crate::stats::ash::History::new(0),
+            sampler: Default::default(),
             checkpoint_lock: Mutex::new(()),
             closing: AtomicBool::new(false),
             log_writer: Mutex::new(None),
@@ -235,7 +243,8 @@ impl DbInner {
         }
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         let _ = inner.recovery.set(report);
-        *inner.database_writer.lock() = Some(writer::start_database_writer(Arc::downgrade(&inner), redo));
+        *inner.database_writer.lock() = Some(writer::start_database_writer(&inner, redo));
+        inner.sampler.start(Arc::downgrade(&inner));
         crate::inmemory::populate::on_open(&*inner);
         Ok(inner)
     }
@@ -270,12 +279,13 @@ impl DbInner {
         }
     }
 
-    /// The last user handle is gone: the population workers stop, and the database
-    /// writer stops after a last checkpoint. The database writer holds the database while
-    /// it checkpoints: stopped here, the database closes on this thread, and its
-    /// directory is free on return.
+    /// The last user handle is gone: the population workers and the sampler of Active
+    /// Session History stop, and the database writer stops after a last checkpoint. The
+    /// database writer and the sampler hold the database while they work: stopped here,
+    /// the database closes on this thread, and its directory is free on return.
     pub(crate) fn users_gone(&self) {
         crate::inmemory::populate::stop_workers(&self.inmemory);
+        self.sampler.stop();
         self.closing.store(true, Ordering::Release);
         self.redo.want_checkpoint();
         let writer = self.database_writer.lock().take();
@@ -289,12 +299,15 @@ impl DbInner {
     pub(crate) fn apply_parameters(&self) {
         let parameters = self.parameters.read();
         self.undo.set_retention(parameters.get_u64(params::UNDO_RETENTION));
+        self.ash.set_capacity(parameters.get_u64(params::ASH_SIZE) as usize);
+        self.sampler.set_interval_ms(parameters.get_u64(params::ASH_SAMPLING_INTERVAL));
     }
 }
 
 impl Drop for DbInner {
     fn drop(&mut self) {
         crate::inmemory::populate::stop_workers(&self.inmemory);
+        self.sampler.stop();
         self.closing.store(true, Ordering::Release);
         // A failed log means the instance died: what is on disk is for recovery to mend.
         let closed = self.redo.failure().map_or_else(

@@ -56,6 +56,8 @@ pub const LOG_FILE_SIZE: &str = "log_file_size";
 pub const COMMIT_LOGGING: &str = "commit_logging";
 pub const COMMIT_WAIT: &str = "commit_wait";
 pub const LOG_CHECKPOINT_TIMEOUT: &str = "log_checkpoint_timeout";
+pub const ASH_SAMPLING_INTERVAL: &str = "_ash_sampling_interval";
+pub const ASH_SIZE: &str = "_ash_size";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -178,6 +180,20 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "3",
         modifiable: Modifiable::SystemImmediate,
         description: "Seconds the checkpoint position may lag behind the log: the database writer writes, oldest first, the blocks first changed longer ago (incremental checkpoints, which bound the redo recovery applies); 0: checkpoints only at log switches, when asked, and at close",
+    },
+    ParameterDef {
+        name: ASH_SAMPLING_INTERVAL,
+        kind: Kind::Integer { min: 10, max: 3_600_000 },
+        default: "1000",
+        modifiable: Modifiable::SystemImmediate,
+        description: "Milliseconds between two samples of the active sessions for v$active_session_history (Oracle's hidden parameter of the same name); each sample records the interval it was taken with",
+    },
+    ParameterDef {
+        name: ASH_SIZE,
+        kind: Kind::Integer { min: 0, max: 100_000_000 },
+        default: "100000",
+        modifiable: Modifiable::SystemImmediate,
+        description: "Samples v$active_session_history keeps at most (a sample is one active session at one tick); the oldest go first. Lowering it drops the oldest at once",
     },
 ];
 

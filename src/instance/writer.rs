@@ -13,7 +13,9 @@
 //! complete`), and on `ALTER SYSTEM CHECKPOINT`, buffer cache flushes and close. Either
 //! kind writes a block only once its redo is on disk and records in the control file the
 //! position recovery would start from. The writer holds the database weakly and stops
-//! when the database goes.
+//! when the database goes. It is a session (`v$session` program DBW0), active while it
+//! checkpoints, which counts what its checkpoints do; a checkpoint asked for elsewhere
+//! (ALTER SYSTEM CHECKPOINT, a close) counts in a session of its own, program CKPT.
 //!
 //! ```text
 //!  log:      ──────────────|────────────────────────|──────────► append LSN
@@ -46,34 +48,51 @@ pub(super) fn start_log_writer(db: &DbInner, redo: Arc<RedoLog>) -> std::thread:
 /// How often the database writer wakes to look for an incremental checkpoint to take.
 const WRITER_TICK: Duration = Duration::from_secs(1);
 
-/// Starts the database writer, which holds `db` weakly; returns its thread.
-pub(super) fn start_database_writer(db: Weak<DbInner>, redo: Arc<RedoLog>) -> std::thread::JoinHandle<()> {
+/// Starts the database writer, a session (`v$session` program DBW0) whose thread holds
+/// `db` weakly; returns its thread.
+pub(super) fn start_database_writer(db: &Arc<DbInner>, redo: Arc<RedoLog>) -> std::thread::JoinHandle<()> {
+    let info = db.registry.register("DBW0");
+    let db = Arc::downgrade(db);
     std::thread::Builder::new()
         .name("lioscope DBW0".into())
         .spawn(move || {
-            let mut log_positions = LogPositions::default();
-            loop {
-                let wanted = redo.wait_checkpoint_wanted(WRITER_TICK);
-                let Some(db) = db.upgrade() else { return };
-                if db.closing.load(Ordering::Acquire) {
-                    return;
-                }
-                log_positions.note(Instant::now(), redo.append_lsn());
-                let result = if wanted {
-                    db.checkpoint()
-                } else {
-                    match db.checkpoint_timeout().and_then(|t| log_positions.as_of(Instant::now(), t)) {
-                        Some(target) if target > redo.checkpoint_lsn() => db.incremental_checkpoint(target),
-                        _ => Ok(()),
-                    }
-                };
-                if let Err(e) = result {
-                    eprintln!("lioscope: checkpoint of {}: {e}", db.dir.display());
-                    std::thread::sleep(WRITER_TICK);
-                }
+            write_while_open(&db, &redo, &info);
+            if let Some(db) = db.upgrade() {
+                db.registry.unregister(info.sid);
             }
         })
         .expect("the database writer thread starts")
+}
+
+/// The database writer's life: a look every tick (or when a checkpoint is wanted) until
+/// the database closes or is gone. It is active (for Active Session History) while it
+/// checkpoints.
+fn write_while_open(db: &Weak<DbInner>, redo: &RedoLog, info: &crate::stats::SessionInfo) {
+    let mut log_positions = LogPositions::default();
+    loop {
+        let wanted = redo.wait_checkpoint_wanted(WRITER_TICK);
+        let Some(db) = db.upgrade() else { return };
+        if db.closing.load(Ordering::Acquire) {
+            return;
+        }
+        log_positions.note(Instant::now(), redo.append_lsn());
+        info.active.store(true, Ordering::Relaxed);
+        let result = if wanted {
+            db.redo.flush_all().and_then(|()| db.checkpoint_with(Scope::Full, Some(&info.stats)))
+        } else {
+            match db.checkpoint_timeout().and_then(|t| log_positions.as_of(Instant::now(), t)) {
+                Some(target) if target > redo.checkpoint_lsn() => {
+                    db.checkpoint_with(Scope::OlderThan(target), Some(&info.stats))
+                }
+                _ => Ok(()),
+            }
+        };
+        info.active.store(false, Ordering::Relaxed);
+        if let Err(e) = result {
+            eprintln!("lioscope: checkpoint of {}: {e}", db.dir.display());
+            std::thread::sleep(WRITER_TICK);
+        }
+    }
 }
 
 /// Where the log stood at each of the database writer's recent wakes, to find where it
@@ -114,17 +133,17 @@ impl DbInner {
     /// checkpoint position (and the space map) in the control file.
     pub(crate) fn checkpoint(&self) -> Result<()> {
         self.redo.flush_all()?;
-        self.checkpoint_with(Scope::Full)
+        self.checkpoint_with(Scope::Full, None)
     }
 
-    /// An incremental checkpoint up to `target`: the buffers first changed before it are
-    /// written, the position moves to it.
-    fn incremental_checkpoint(&self, target: Lsn) -> Result<()> {
-        self.checkpoint_with(Scope::OlderThan(target))
-    }
-
-    fn checkpoint_with(&self, scope: Scope) -> Result<()> {
+    /// A checkpoint of `scope` (an incremental one writes the buffers first changed
+    /// before its target and moves the position there), counted in `by` (the database
+    /// writer's statistics), or else in a session of its own (program CKPT).
+    fn checkpoint_with(&self, scope: Scope, by: Option<&crate::stats::SessionStats>) -> Result<()> {
         let _one_at_a_time = self.checkpoint_lock.lock();
+        if let Some(stats) = by {
+            return self.checkpoint_as(stats, scope);
+        }
         let session = self.registry.register("CKPT");
         let result = self.checkpoint_as(&session.stats, scope);
         self.registry.unregister(session.sid);

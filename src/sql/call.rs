@@ -1,6 +1,7 @@
 //! A user call: one statement run for a session, accounted as Oracle accounts a call.
 //! The statement is published in `v$session` while it runs (and the snapshot it reads
-//! as of, for the purge of index entries), its time goes to DB time and DB CPU, and its
+//! as of, for the purge of index entries), and for Active Session History (its SQL_ID,
+//! a new SQL_EXEC_ID, IN_SQL_EXECUTION); its time goes to DB time and DB CPU, and its
 //! figures to `v$sql`.
 
 use super::QueryResult;
@@ -16,8 +17,19 @@ pub(crate) fn user_call(
     sql: &str,
     run: impl FnOnce() -> Result<QueryResult>,
 ) -> Result<QueryResult> {
+    user_call_hashed(session, sql, crate::stats::sqlarea::sql_hash(super::statement_text(sql)), run)
+}
+
+/// [`user_call`] of a statement whose SQL_ID hash is known (a cursor keeps it).
+pub(crate) fn user_call_hashed(
+    session: &Session,
+    sql: &str,
+    sql_hash: u64,
+    run: impl FnOnce() -> Result<QueryResult>,
+) -> Result<QueryResult> {
     let started = Instant::now();
     let cpu_started = osstat::thread_cpu_time_ns();
+    session.stats().activity().begin_call(sql_hash, session.db.registry.next_sql_exec_id());
     session.info.active.store(true, Ordering::Relaxed);
     // Published before the statement takes its snapshot (which is no older), so a
     // purge of index entries deleted after that snapshot sees this reader.
@@ -54,5 +66,6 @@ pub(crate) fn user_call(
     };
     session.db.sql_area.record(super::statement_text(sql), &execution);
     session.info.active.store(false, Ordering::Relaxed);
+    stats.activity().end_call();
     result
 }

@@ -44,6 +44,8 @@ pub struct Cursor<'s> {
     session: &'s Session,
     /// The statement's text (what `v$sql` tells it by).
     text: Arc<str>,
+    /// The hash of its SQL_ID, published while it runs.
+    sql_hash: u64,
     /// The bind variables' names by slot: each name at its first appearance.
     bind_names: Arc<[String]>,
     body: Body,
@@ -91,6 +93,7 @@ impl<'s> Cursor<'s> {
         }
         let started = Instant::now();
         session.stats().add(Stat::ParseCountTotal, 1);
+        let _parsing = session.stats().activity().enter(crate::stats::activity::flags::IN_PARSE, 0);
         let bind_names = bind_names(text)?;
         let body = match super::front::classify(text)? {
             super::front::Front::Standard { sql, pctfree } => match super::parse_one(&sql)? {
@@ -106,7 +109,8 @@ impl<'s> Cursor<'s> {
             _ => Body::Text,
         };
         session.stats().add_time(TimeModel::ParseTimeElapsed, started.elapsed().as_micros() as u64);
-        Ok(Cursor { session, text: text.into(), bind_names: bind_names.into(), body, kept: None })
+        let sql_hash = crate::stats::sqlarea::sql_hash(text);
+        Ok(Cursor { session, text: text.into(), sql_hash, bind_names: bind_names.into(), body, kept: None })
     }
 
     /// The bind variables' names by slot (`:LO`, `:1`): the order [`Cursor::execute`]
@@ -135,8 +139,8 @@ impl<'s> Cursor<'s> {
                 ),
             });
         }
-        let (session, text) = (self.session, self.text.clone());
-        crate::sql::user_call(session, &text, || self.run(binds))
+        let (session, text, sql_hash) = (self.session, self.text.clone(), self.sql_hash);
+        crate::sql::call::user_call_hashed(session, &text, sql_hash, || self.run(binds))
     }
 
     fn run(&mut self, binds: &[Value]) -> Result<QueryResult> {
@@ -188,6 +192,7 @@ impl<'s> Cursor<'s> {
         let kept = self.kept.as_mut().expect("kept above");
         functions.taken = Default::default();
         let planned = &mut kept.planned;
+        super::publish_plan_line(session, planned.reading_line);
         planned.stages.iter_mut().for_each(Stage::reset);
         let mut ctx = super::exec_context(session, functions);
         let rows = run_pipeline_in_place(&planned.source, &mut planned.stages, &mut ctx)?;

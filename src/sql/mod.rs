@@ -44,6 +44,7 @@ use crate::error::{Error, Result};
 use crate::exec::{ExecContext, run_pipeline};
 use crate::expr::functions::FunctionContext;
 use crate::instance::Session;
+use crate::stats::activity::flags;
 use crate::stats::{Stat, TimeModel};
 use front::Front;
 use sqlparser::ast::{self, Statement};
@@ -78,12 +79,14 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
     // A statement run from its text is parsed, and planned, anew each time.
     session.stats().add(Stat::ParseCountTotal, 1);
     session.stats().add(Stat::ParseCountHard, 1);
+    let parsing = session.stats().activity().enter(flags::IN_PARSE | flags::IN_HARD_PARSE, flags::IN_SQL_EXECUTION);
     let front = front::classify(text)?;
     let parsed = match &front {
         Front::Standard { sql, .. } => Some(parse_one(sql)?),
         Front::ExplainPlan(sql) => Some(parse_one(sql)?),
         _ => None,
     };
+    drop(parsing);
     session.stats().add_time(TimeModel::ParseTimeElapsed, parse_started.elapsed().as_micros() as u64);
     session.stats().add(Stat::ExecuteCount, 1);
     match (front, parsed) {
@@ -225,6 +228,7 @@ pub(crate) fn run_planned(
     planned: plan::Planned<'_>,
     functions: FunctionContext,
 ) -> Result<QueryResult> {
+    publish_plan_line(session, planned.reading_line);
     let mut ctx = exec_context(session, functions);
     if planned.gather_plan_statistics || session.gathers_plan_statistics() {
         let columns = planned.columns.clone();
@@ -235,6 +239,13 @@ pub(crate) fn run_planned(
     }
     let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;
     Ok(QueryResult::rows(StatementKind::Query, planned.columns, rows))
+}
+
+/// Publishes the plan line a query's rows are read in (for Active Session History).
+pub(crate) fn publish_plan_line(session: &Session, reading_line: Option<(u16, u8)>) {
+    if let Some((line, code)) = reading_line {
+        session.stats().activity().set_plan_line(line, code);
+    }
 }
 
 /// EXPLAIN ANALYZE: runs the query gathering row-source statistics and returns them in

@@ -19,6 +19,7 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "V$SESSTAT" => sesstat(session, None),
         "V$SYSSTAT" => sysstat(session),
         "V$SESSION" => v_session(session),
+        "V$ACTIVE_SESSION_HISTORY" => active_session_history(session),
         "V$SQL" => v_sql(session),
         "V$SESSION_EVENT" => session_event(session),
         "V$SYSTEM_EVENT" => system_event(session),
@@ -190,6 +191,89 @@ fn v_session(session: &Session) -> Rows {
         .collect();
     (cols(&["SID", "TYPE", "PROGRAM", "STATUS", "LOGON_TIME", "SQL_TEXT", "EVENT", "BLOCKING_SESSION"]), rows)
 }
+
+/// `v$active_session_history`: the sampler's ring, oldest sample first. Oracle's columns,
+/// NULL where Oracle shows NULL (no statement, no plan line, on CPU), then lioscope's
+/// SAMPLE_INTERVAL_MS: the interval the sample was taken with (samples × interval =
+/// time). SAMPLE_TIME is a DATE (whole seconds: SAMPLE_ID orders the samples within
+/// one); TIME_WAITED is how long the wait had lasted when sampled, in microseconds (Oracle
+/// fixes it up to the whole wait later); CURRENT_FILE# and CURRENT_BLOCK# are those of a
+/// wait for a block, CURRENT_OBJ# is not known (NULL).
+fn active_session_history(session: &Session) -> Rows {
+    use crate::stats::activity::flags;
+    let yes_no = |on: bool| text(if on { "Y" } else { "N" });
+    let or_null = |v: Option<u64>| v.map_or(Datum::Null, int);
+    let rows = session
+        .db
+        .ash
+        .samples()
+        .into_iter()
+        .map(|s| {
+            let operation = s.plan_line.and_then(|(_, code)| crate::sql::plan::Operation::from_code(code));
+            let block = s.current_block();
+            vec![
+                int(s.sample_id),
+                Datum::Date(s.sample_time),
+                int(u64::from(s.sid)),
+                text(if s.is_foreground() { "FOREGROUND" } else { "BACKGROUND" }),
+                text(s.program),
+                s.sql.map_or(Datum::Null, |(hash, _)| text(crate::stats::sqlarea::sql_id_of_hash(hash))),
+                or_null(s.sql.map(|(_, exec_id)| exec_id)),
+                or_null(s.plan_line.map(|(line, _)| u64::from(line))),
+                operation.map_or(Datum::Null, |op| text(op.name())),
+                text(if s.event.is_some() { "WAITING" } else { "ON CPU" }),
+                s.event.map_or(Datum::Null, |e| text(e.name())),
+                s.event.map_or(Datum::Null, |e| text(e.class())),
+                or_null(s.p.map(|p| p[0])),
+                or_null(s.p.map(|p| p[1])),
+                or_null(s.p.map(|p| p[2])),
+                int(s.time_waited_us),
+                or_null(s.blocking_session.map(u64::from)),
+                Datum::Null,
+                or_null(block.map(|b| b.0)),
+                or_null(block.map(|b| b.1)),
+                yes_no(s.has(flags::IN_PARSE)),
+                yes_no(s.has(flags::IN_HARD_PARSE)),
+                yes_no(s.has(flags::IN_SQL_EXECUTION)),
+                yes_no(s.has(flags::IN_INMEMORY_QUERY)),
+                yes_no(s.has(flags::IN_INMEMORY_POPULATE)),
+                yes_no(s.has(flags::IN_INMEMORY_REPOPULATE)),
+                int(u64::from(s.interval_ms)),
+            ]
+        })
+        .collect();
+    (cols(&ASH_COLUMNS), rows)
+}
+
+const ASH_COLUMNS: [&str; 27] = [
+    "SAMPLE_ID",
+    "SAMPLE_TIME",
+    "SESSION_ID",
+    "SESSION_TYPE",
+    "PROGRAM",
+    "SQL_ID",
+    "SQL_EXEC_ID",
+    "SQL_PLAN_LINE_ID",
+    "SQL_PLAN_OPERATION",
+    "SESSION_STATE",
+    "EVENT",
+    "WAIT_CLASS",
+    "P1",
+    "P2",
+    "P3",
+    "TIME_WAITED",
+    "BLOCKING_SESSION",
+    "CURRENT_OBJ#",
+    "CURRENT_FILE#",
+    "CURRENT_BLOCK#",
+    "IN_PARSE",
+    "IN_HARD_PARSE",
+    "IN_SQL_EXECUTION",
+    "IN_INMEMORY_QUERY",
+    "IN_INMEMORY_POPULATE",
+    "IN_INMEMORY_REPOPULATE",
+    "SAMPLE_INTERVAL_MS",
+];
 
 fn event_row(prefix: Vec<Value>, event: WaitEvent, e: &crate::stats::EventSnapshot) -> Vec<Value> {
     let mut row = prefix;

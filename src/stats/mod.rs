@@ -7,12 +7,17 @@
 //! view (`v$sysstat`, `v$system_event`, `v$sys_time_model`) is the sum over live sessions
 //! plus what sessions that have ended counted; [`Registry`] keeps both.
 //!
+//! Each session also publishes what it is doing now ([`activity`]), which the sampler of
+//! Active Session History reads into its ring ([`ash`]).
+//!
 //! The registry also shows which snapshots are being read: a session publishes, before
 //! each statement takes its snapshot, an SCN no later than it
 //! ([`SessionInfo::reading_since`]), so [`Registry::oldest_reader`] is never newer than
 //! any running statement's snapshot, nor than that of a serializable or read-only
 //! transaction between its statements (index leaves keep deleted entries until then).
 
+pub mod activity;
+pub mod ash;
 pub mod hwcounters;
 mod names;
 pub mod osstat;
@@ -57,6 +62,8 @@ pub struct Registry {
     sessions: Mutex<Vec<Arc<SessionInfo>>>,
     ended: Mutex<EndedTotals>,
     next_sid: AtomicU32,
+    /// The next statement execution's SQL_EXEC_ID (Oracle's start at 16,777,216).
+    next_sql_exec_id: std::sync::atomic::AtomicU64,
 }
 
 impl Default for Registry {
@@ -69,11 +76,20 @@ impl Default for Registry {
                 time_model: [0; TimeModel::COUNT],
             }),
             next_sid: AtomicU32::new(1),
+            next_sql_exec_id: std::sync::atomic::AtomicU64::new(FIRST_SQL_EXEC_ID),
         }
     }
 }
 
+/// The first SQL_EXEC_ID an instance hands out, as Oracle's.
+pub const FIRST_SQL_EXEC_ID: u64 = 1 << 24;
+
 impl Registry {
+    /// A new SQL_EXEC_ID for a statement execution beginning now (unique in the instance).
+    pub fn next_sql_exec_id(&self) -> u64 {
+        self.next_sql_exec_id.fetch_add(1, Ordering::Relaxed)
+    }
+
     /// Registers a new session.
     pub fn register(&self, kind: &'static str) -> Arc<SessionInfo> {
         let info = Arc::new(SessionInfo {

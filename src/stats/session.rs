@@ -81,8 +81,9 @@ pub struct SessionStats {
     counters: Box<[OwnedCounter]>,
     events: Box<[EventTotals]>,
     time_model: [OwnedCounter; TimeModel::COUNT],
-    /// The event the session waits on now, plus one (0: not waiting); for `v$session`.
-    waiting: std::sync::atomic::AtomicU16,
+    /// What the session is doing now (its wait among it): for `v$session` and Active
+    /// Session History.
+    activity: super::activity::Activity,
     /// Whether helper threads working for the session's statements count their
     /// performance counters (the session's own are on), and what they counted.
     count_helpers: std::sync::atomic::AtomicBool,
@@ -95,7 +96,7 @@ impl Default for SessionStats {
             counters: (0..Stat::COUNT).map(|_| OwnedCounter::default()).collect(),
             events: (0..WaitEvent::COUNT).map(|_| EventTotals::default()).collect(),
             time_model: Default::default(),
-            waiting: Default::default(),
+            activity: Default::default(),
             count_helpers: Default::default(),
             helper_counts: Default::default(),
         }
@@ -120,8 +121,12 @@ impl SessionStats {
 
     /// The event the session is waiting on now, if any.
     pub fn current_wait(&self) -> Option<WaitEvent> {
-        let w = self.waiting.load(std::sync::atomic::Ordering::Relaxed);
-        w.checked_sub(1).and_then(|i| WaitEvent::ALL.get(usize::from(i)).copied())
+        self.activity.current_wait()
+    }
+
+    /// What the session publishes of what it is doing now.
+    pub fn activity(&self) -> &super::activity::Activity {
+        &self.activity
     }
 
     /// Records one completed wait.
@@ -135,8 +140,17 @@ impl SessionStats {
 
     /// Starts timing a wait; the wait is recorded when the returned guard drops.
     pub fn begin_wait(&self, event: WaitEvent) -> WaitTimer<'_> {
-        self.waiting.store(event as u16 + 1, std::sync::atomic::Ordering::Relaxed);
-        WaitTimer { stats: self, event, start: Instant::now() }
+        let start = Instant::now();
+        self.activity.begin_wait(event, start, None);
+        WaitTimer { stats: self, event, start }
+    }
+
+    /// Starts timing a wait that knows its P1–P3 (and perhaps the session it waits for),
+    /// which Active Session History shows.
+    pub fn begin_wait_with(&self, event: WaitEvent, parameters: super::activity::WaitParameters) -> WaitTimer<'_> {
+        let start = Instant::now();
+        self.activity.begin_wait(event, start, Some(parameters));
+        WaitTimer { stats: self, event, start }
     }
 
     pub fn event(&self, event: WaitEvent) -> EventSnapshot {
@@ -210,7 +224,7 @@ pub struct WaitTimer<'a> {
 impl Drop for WaitTimer<'_> {
     fn drop(&mut self) {
         let micros = self.start.elapsed().as_micros() as u64;
-        self.stats.waiting.store(0, std::sync::atomic::Ordering::Relaxed);
+        self.stats.activity.end_wait();
         self.stats.record_wait(self.event, micros);
     }
 }

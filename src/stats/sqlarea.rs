@@ -142,12 +142,22 @@ fn age_out(entries: &mut HashMap<String, SqlEntry>) {
 /// A 13-character identifier of `text`, in the shape of Oracle's SQL_ID (base 32 of a
 /// 64-bit hash; not Oracle's MD5-derived value): the same text always has the same id.
 pub fn sql_id(text: &str) -> String {
-    // FNV-1a, 64 bits: stable across runs and builds, unlike std's hasher.
+    sql_id_of_hash(sql_hash(text))
+}
+
+/// The 64-bit hash a SQL_ID writes out (FNV-1a: stable across runs and builds, unlike
+/// std's hasher). Active Session History keeps the hash and writes the id when read.
+pub fn sql_hash(text: &str) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in text.bytes() {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
+    hash
+}
+
+/// The SQL_ID of hash `hash`: its 64 bits as 13 base-32 digits (the first holds 4 bits).
+pub fn sql_id_of_hash(hash: u64) -> String {
     const ALPHABET: &[u8; 32] = b"0123456789abcdfghjkmnpqrstuvwxyz";
     (0..13).rev().map(|i| ALPHABET[((hash >> (i * 5)) & 31) as usize] as char).collect()
 }

@@ -15,6 +15,7 @@
 
 use super::Xid;
 use crate::error::{Error, Result};
+use crate::stats::activity::WaitParameters;
 use crate::stats::{SessionStats, Stat, WaitEvent};
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, HashSet};
@@ -77,7 +78,8 @@ impl Enqueues {
             return Err(Error::Deadlock { cycle });
         }
         stats.add(Stat::EnqueueWaits, 1);
-        let _wait = stats.begin_wait(WaitEvent::EnqTxRowLockContention);
+        let parameters = tx_wait_parameters(holder, state.active.get(&holder).copied());
+        let _wait = stats.begin_wait_with(WaitEvent::EnqTxRowLockContention, parameters);
         state.waits_for.insert(waiter, holder);
         while state.active.contains_key(&holder) {
             self.ended.wait_for(&mut state, RECHECK);
@@ -85,6 +87,17 @@ impl Enqueues {
         state.waits_for.remove(&waiter);
         Ok(())
     }
+}
+
+/// `name|mode` of a TX enqueue held exclusive: 'T' 'X' and mode 6, Oracle's P1 of
+/// `enq: TX - row lock contention` (1415053318).
+const TX_NAME_MODE: u64 = (b'T' as u64) << 24 | (b'X' as u64) << 16 | 6;
+
+/// P1–P3 of a wait for transaction `holder` (Oracle's: `name|mode`, the undo segment and
+/// slot as `usn<<16 | slot`, the sequence), and the session holding it.
+fn tx_wait_parameters(holder: Xid, holder_sid: Option<u32>) -> WaitParameters {
+    let p2 = u64::from(holder.usn) << 16 | u64::from(holder.slot);
+    WaitParameters { p: [TX_NAME_MODE, p2, u64::from(holder.wrap)], blocking_session: holder_sid }
 }
 
 /// The chain of waits from `holder` if it leads back to `waiter`, written out
@@ -114,6 +127,13 @@ mod tests {
 
     fn xid(n: u16) -> Xid {
         Xid { usn: 1, slot: n, wrap: 1 }
+    }
+
+    #[test]
+    fn a_tx_wait_names_the_enqueue_as_oracle_does() {
+        let w = tx_wait_parameters(Xid { usn: 2, slot: 5, wrap: 9 }, Some(7));
+        assert_eq!(w.p, [1415053318, 2 << 16 | 5, 9]);
+        assert_eq!(w.blocking_session, Some(7));
     }
 
     #[test]

@@ -78,6 +78,9 @@ pub struct Planned<'a> {
     pub gather_plan_statistics: bool,
     /// How the index path's key range follows from bind variables, when it does.
     pub rebind: Option<RangeRebind>,
+    /// The plan line that reads the rows, and its operation's code, for Active Session
+    /// History (published when the plan runs).
+    pub reading_line: Option<(u16, u8)>,
 }
 
 /// An index path whose key range bind variables give: a later execution computes the
@@ -121,6 +124,8 @@ impl<'a> Planned<'a> {
 
 /// Plans a query; its result rows are collected (see [`Planned::into_sink`]).
 pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext) -> Result<Planned<'a>> {
+    use crate::stats::activity::flags;
+    let _hard_parse = session.stats().activity().enter(flags::IN_PARSE | flags::IN_HARD_PARSE, flags::IN_SQL_EXECUTION);
     reject_unsupported_query_parts(query)?;
     let ast::SetExpr::Select(select) = &*query.body else {
         return Err(unsupported(format!("query form {}", query.body), &*query.body));
@@ -168,6 +173,7 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext
     }
     b.running(Operation::SelectStatement, RowsRule::Same, Stage::Collect(CollectStage::new(columns.len())));
     b.tree.estimate();
+    let reading_line = b.tree.reading_line().map(|(line, op)| (u16::try_from(line).unwrap_or(u16::MAX), op.code()));
     let (source, stages) = b.tree.build_pipeline();
     let gather = hints.gather_plan_statistics();
     Ok(Planned {
@@ -178,6 +184,7 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext
         notes: b.notes,
         gather_plan_statistics: gather,
         rebind: b.rebind,
+        reading_line,
     })
 }
 

@@ -85,6 +85,55 @@ impl Operation {
     }
 }
 
+impl Operation {
+    /// Every operation, in the order of their codes.
+    const ALL: [Operation; 22] = [
+        Operation::SelectStatement,
+        Operation::TableAccessFull,
+        Operation::TableAccessInMemoryFull,
+        Operation::TableAccessByIndexRowid,
+        Operation::Index { kind: IndexScanKind::Unique, descending: false },
+        Operation::Index { kind: IndexScanKind::Unique, descending: true },
+        Operation::Index { kind: IndexScanKind::Range, descending: false },
+        Operation::Index { kind: IndexScanKind::Range, descending: true },
+        Operation::Index { kind: IndexScanKind::Full, descending: false },
+        Operation::Index { kind: IndexScanKind::Full, descending: true },
+        Operation::Index { kind: IndexScanKind::FastFull, descending: false },
+        Operation::Index { kind: IndexScanKind::FastFull, descending: true },
+        Operation::FixedTableFull,
+        Operation::FastDual,
+        Operation::ConnectByWithoutFiltering,
+        Operation::CollectionIterator,
+        Operation::Filter,
+        Operation::CountStopkey,
+        Operation::Count,
+        Operation::SortAggregate,
+        Operation::HashGroupBy,
+        Operation::HashUnique,
+    ];
+
+    /// The operation as one byte, which a session publishes for Active Session History
+    /// (`SortOrderBy` and `Limit` follow the list).
+    pub fn code(self) -> u8 {
+        match self {
+            Operation::SortOrderBy => Operation::ALL.len() as u8,
+            Operation::Limit => Operation::ALL.len() as u8 + 1,
+            op => Operation::ALL.iter().position(|&o| o == op).expect("every other operation is listed") as u8,
+        }
+    }
+
+    /// The operation of code `code`, if it is one.
+    pub fn from_code(code: u8) -> Option<Operation> {
+        let n = Operation::ALL.len();
+        match usize::from(code) {
+            c if c < n => Some(Operation::ALL[c]),
+            c if c == n => Some(Operation::SortOrderBy),
+            c if c == n + 1 => Some(Operation::Limit),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Operation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -257,6 +306,15 @@ impl PlanTree {
         out
     }
 
+    /// The node that reads the rows (the pipeline's source), as its plan line id and its
+    /// operation: what Active Session History shows a query working in. Asked before the
+    /// pipeline is built (building takes the source).
+    pub fn reading_line(&self) -> Option<(usize, Operation)> {
+        let reader = *self.pipeline_nodes().first()?;
+        let line = self.pre_order().iter().position(|&(id, _)| id == reader)?;
+        Some((line, self.nodes[reader].operation))
+    }
+
     /// The nodes the pipeline runs through, in its order: from the node that reads the
     /// rows (the first on the chain of first children from the root that has a source, or
     /// the chain's last) up to the root.
@@ -349,6 +407,19 @@ mod tests {
 
     fn limits<'s>(stages: impl IntoIterator<Item = &'s Stage<'static>>) -> Vec<Option<u64>> {
         stages.into_iter().map(|s| if let Stage::Limit(l) = s { l.limit } else { None }).collect()
+    }
+
+    #[test]
+    fn operation_codes_round_trip() {
+        let mut seen = Vec::new();
+        for code in 0..=u8::MAX {
+            if let Some(op) = Operation::from_code(code) {
+                assert_eq!(op.code(), code, "{op}");
+                assert!(!seen.contains(&op), "{op} has one code");
+                seen.push(op);
+            }
+        }
+        assert_eq!(seen.len(), Operation::ALL.len() + 2, "every operation has a code");
     }
 
     #[test]
