@@ -1,6 +1,7 @@
 //! SNAPPER through the runner, as the shell and scripts run it: a busy session's
 //! statistics, time and waits over snapshots, with rates, %TIME and a bar; name patterns;
-//! CSV output; a session that is not there named in a clear error.
+//! its ASH samples grouped by columns; CSV output; a session that is not there named in a
+//! clear error.
 
 use lioscope::{Database, DatabaseOptions};
 use lioscope_cli::format::OutputFormat;
@@ -57,6 +58,25 @@ fn snapper_shows_what_a_busy_session_did() {
             "{text}"
         );
         assert!(text.lines().skip(1).any(|l| l.starts_with(&format!("{sid},USER,STAT,"))), "{text}");
+
+        // The ASH section: the busy session's samples of the snapshot, by state, event and
+        // SQL_ID; sampled every 10 ms here, so a 0.4 s snapshot holds dozens.
+        watcher.execute("ALTER SYSTEM SET \"_ash_sampling_interval\" = 10").unwrap();
+        let (output, transcript) = Output::transcript();
+        let mut ash = ScriptRunner::new(&watcher, OutputFormat::Table, output, OnError::Continue);
+        ash.run_typed(&format!("SNAPPER ash 0.4 1 {sid}"));
+        let text = transcript.take();
+        assert!(text.contains("ASH samples by SESSION_STATE+EVENT+SQL_ID"), "{text}");
+        assert!(!text.contains("| STAT"), "ash alone shows no statistics:\n{text}");
+        let on_cpu = text.lines().find(|l| l.contains("ON CPU")).unwrap_or_else(|| panic!("{text}"));
+        let active: f64 = on_cpu.split('|').nth(1).unwrap().trim().trim_end_matches('%').parse().unwrap();
+        assert!(active > 20.0 && active <= 110.0, "a busy session is active most of the snapshot: {on_cpu}");
+        let (output, transcript) = Output::transcript();
+        let mut grouped = ScriptRunner::new(&watcher, OutputFormat::Csv, output, OnError::Continue);
+        grouped.run_typed(&format!("SNAPPER ash=session_id+in_sql_execution 0.3 1 {sid}"));
+        let text = transcript.take();
+        assert!(text.starts_with("ACTIVE_PCT,AAS,SAMPLES,SESSION_ID,IN_SQL_EXECUTION"), "{text}");
+        assert!(text.lines().any(|l| l.ends_with(&format!(",{sid},Y"))), "{text}");
 
         // A session that is not there.
         let (output, transcript) = Output::transcript();
