@@ -15,7 +15,11 @@
 //! Where population time goes comes from lioscope's own accounting, by phase: reading
 //! blocks, decoding rows (chained pieces followed), building dictionaries, encoding and
 //! compressing (`IM populate time ...` statistics) — the source's profile by function,
-//! summed by what the functions do.
+//! summed by what the functions do. And over time, from Active Session History sampled
+//! every `--ash-interval` ms: each worker's share of each [`BUCKET_MS`] slice ON CPU and
+//! waiting on `db file sequential read` (the migrated rows' pieces read one by one, with
+//! `--cold`) — the source's two scatter plots, drawn from ASH instead of snapper's
+//! snapshots.
 //!
 //! Invariants: every population starts from a table taken out of the column store (NO
 //! INMEMORY) and ends with POPULATE_WAIT's success, or the run fails naming the case.
@@ -53,6 +57,10 @@ pub struct PopulateOptions {
     /// workers did; by default every block is cached.
     #[arg(long)]
     pub cold: bool,
+    /// Active Session History's sampling interval during the run, in milliseconds (10 at
+    /// least; Oracle's 1000 would take few samples of a population).
+    #[arg(long, default_value_t = 10)]
+    pub ash_interval: u64,
     /// Rounds: populations of each case.
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
@@ -138,6 +146,25 @@ pub const FIGURES: [(&str, &str); 12] = [
     ("compression_ratio", "v$im_segments BYTES / INMEMORY_SIZE"),
 ];
 
+/// The slice of time each ASH point covers.
+pub const BUCKET_MS: u64 = 100;
+
+/// One worker over one slice of time, from its ASH samples.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AshPoint {
+    /// Seconds since the experiment's first population began (by sample ids × interval).
+    pub at_s: f64,
+    /// The case being populated.
+    pub case: String,
+    /// The worker (`W000`, ...).
+    pub worker: String,
+    /// Shares of the slice: ON CPU, waiting on `db file sequential read`, waiting on
+    /// anything else (samples × interval / slice × 100).
+    pub on_cpu_pct: f64,
+    pub sequential_read_pct: f64,
+    pub other_wait_pct: f64,
+}
+
 /// A case's figures over its runs.
 #[derive(Debug, serde::Serialize)]
 pub struct CaseReport {
@@ -175,6 +202,8 @@ pub struct PopulateReport {
     pub comparisons: Vec<Comparison>,
     /// The order the populations ran in.
     pub schedule: Vec<Case>,
+    /// Each worker's time over each slice of every population, from ASH.
+    pub ash: Vec<AshPoint>,
 }
 
 /// The levels asked for, as the SQL names them; an error names one that is not a level.
@@ -200,6 +229,9 @@ pub fn run(opts: &PopulateOptions) -> Result<PopulateReport> {
     let levels = levels(opts)?;
     if opts.workers.is_empty() || opts.workers.iter().any(|&w| w == 0 || w > 64) {
         return Err(Error::InvalidParameter { name: "--workers".into(), message: "worker counts are 1 to 64".into() });
+    }
+    if !(10..=1000).contains(&opts.ash_interval) {
+        return Err(Error::InvalidParameter { name: "--ash-interval".into(), message: "10 to 1000 ms".into() });
     }
     if opts.rows == 0 {
         return Err(Error::InvalidParameter { name: "--rows".into(), message: "must be above 0".into() });
@@ -245,6 +277,9 @@ pub fn run(opts: &PopulateOptions) -> Result<PopulateReport> {
     let inmemory_size = (table_bytes * 3 / 4).max(256 << 20).div_ceil(1 << 20) << 20;
     session.execute(&format!("ALTER SYSTEM SET inmemory_size = {}M", inmemory_size >> 20))?;
     bench::pre_page_area(&session)?;
+    session.execute(&format!("ALTER SYSTEM SET \"_ash_sampling_interval\" = {}", opts.ash_interval))?;
+    let first_sample = last_sample_id(&session)?;
+    let mut ash = Vec::new();
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut schedule = Vec::with_capacity(cases.len() * rounds);
     for _ in 0..rounds {
@@ -258,11 +293,13 @@ pub fn run(opts: &PopulateOptions) -> Result<PopulateReport> {
         if opts.cold {
             session.execute("ALTER SYSTEM FLUSH BUFFER_CACHE")?;
         }
+        let sampled_from = last_sample_id(&session)?;
         let population =
             bench::populate(&session, &case.table, case.level, case.workers).map_err(|e| Error::InvalidValue {
                 context: format!("lab populate: {} of {}", case.label(), case.table),
                 message: e.to_string(),
             })?;
+        ash.extend(ash_points(&session, case, (sampled_from, last_sample_id(&session)?), first_sample)?);
         // Out of the column store again, so that the next case starts from nothing.
         session.execute(&format!("ALTER TABLE {} NO INMEMORY", case.table))?;
         runs.entry(case.clone()).or_default().push(PopulateRun { sequence, population });
@@ -285,6 +322,7 @@ pub fn run(opts: &PopulateOptions) -> Result<PopulateReport> {
     report_parameters.insert("levels", serde_json::json!(levels));
     report_parameters.insert("repeat", serde_json::json!(rounds));
     report_parameters.insert("cold", serde_json::json!(opts.cold));
+    report_parameters.insert("ash_interval_ms", serde_json::json!(opts.ash_interval));
     report_parameters.insert("seed", serde_json::json!(seed));
     report_parameters.insert("db_cache_size", serde_json::json!(cache));
     report_parameters.insert("inmemory_size", serde_json::json!(inmemory_size));
@@ -298,6 +336,7 @@ pub fn run(opts: &PopulateOptions) -> Result<PopulateReport> {
         cases,
         comparisons,
         schedule,
+        ash,
     };
     print_tables(&report);
     let figures = history_figures(&report);
@@ -314,6 +353,50 @@ pub fn run(opts: &PopulateOptions) -> Result<PopulateReport> {
         write_files(&report, out, stored.as_ref())?;
     }
     Ok(report)
+}
+
+/// The newest ASH sample's id (0 before any).
+fn last_sample_id(session: &lioscope::Session) -> Result<u64> {
+    let r = session.execute("SELECT MAX(sample_id) FROM v$active_session_history")?;
+    Ok(r.rows.first().and_then(|row| row[0].to_string().parse().ok()).unwrap_or(0))
+}
+
+/// The population workers' ASH samples after sample `from` up to `to`, as each worker's
+/// shares of each [`BUCKET_MS`] slice; `first` is the experiment's first sample id.
+fn ash_points(session: &lioscope::Session, case: &Case, (from, to): (u64, u64), first: u64) -> Result<Vec<AshPoint>> {
+    let r = session.execute(&format!(
+        "SELECT sample_id, program, session_state, event, sample_interval_ms FROM v$active_session_history \
+         WHERE sample_id > {from} AND sample_id <= {to} AND program LIKE 'W%'"
+    ))?;
+    // (slice, worker) → (on CPU, sequential read, other wait) milliseconds.
+    let mut slices: BTreeMap<(u64, String), [f64; 3]> = BTreeMap::new();
+    for row in &r.rows {
+        let sample: u64 = row[0].to_string().parse().unwrap_or(0);
+        let interval: f64 = row[4].to_string().parse().unwrap_or(0.0);
+        let at_ms = (sample.saturating_sub(first)) as f64 * interval;
+        let slice = (at_ms / BUCKET_MS as f64) as u64;
+        let state = row[2].to_string();
+        let kind = if state == "ON CPU" {
+            0
+        } else if row[3].to_string() == "db file sequential read" {
+            1
+        } else {
+            2
+        };
+        slices.entry((slice, row[1].to_string())).or_default()[kind] += interval;
+    }
+    let pct = |ms: f64| ms / BUCKET_MS as f64 * 100.0;
+    Ok(slices
+        .into_iter()
+        .map(|((slice, worker), ms)| AshPoint {
+            at_s: (slice * BUCKET_MS) as f64 / 1000.0,
+            case: case.label(),
+            worker,
+            on_cpu_pct: pct(ms[0]),
+            sequential_read_pct: pct(ms[1]),
+            other_wait_pct: pct(ms[2]),
+        })
+        .collect())
 }
 
 /// What the report claims, each with its test: at each level and worker count, the
@@ -511,6 +594,37 @@ fn html(report: &PopulateReport, stored: Option<&history::Stored>) -> Result<sup
         series,
         "deltas of the IM populate time statistics over each population (every worker), median of the runs: \
          lioscope's own accounting by phase, the source's profile by function summed by what the functions do",
+    ))?;
+    let mut workers: Vec<&str> = report.ash.iter().map(|p| p.worker.as_str()).collect();
+    workers.sort_unstable();
+    workers.dedup();
+    let scatter = |share: fn(&AshPoint) -> f64| {
+        workers
+            .iter()
+            .map(|w| {
+                let points = report.ash.iter().filter(|p| p.worker == *w).map(|p| (p.at_s, share(p), None)).collect();
+                Series::new(w, points)
+            })
+            .collect::<Vec<_>>()
+    };
+    let interval = &report.parameters["ash_interval_ms"];
+    html.chart(Chart::points(
+        "Each worker's time ON CPU, over the run",
+        "seconds since the first population",
+        "% of each 100 ms ON CPU",
+        scatter(|p| p.on_cpu_pct),
+        &format!(
+            "Active Session History sampled every {interval} ms: a worker's ON CPU samples × interval / 100 ms, one \
+             point a worker and 100 ms slice (the source's first scatter plot, there from snapper's %TIME)"
+        ),
+    ))?;
+    html.chart(Chart::points(
+        "Each worker's time waiting on db file sequential read, over the run",
+        "seconds since the first population",
+        "% of each 100 ms waiting",
+        scatter(|p| p.sequential_read_pct),
+        "the samples waiting on 'db file sequential read' (the pieces of migrated rows read one by one, with --cold) \
+         × interval / 100 ms (the source's second scatter plot)",
     ))?;
     history::draw_trend(&mut html, stored)?;
     html.derivations(&report.derivations);

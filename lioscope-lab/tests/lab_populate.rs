@@ -19,6 +19,7 @@ fn lab_populate_measures_each_case_and_where_its_time_goes() {
         levels: vec!["query low".into()],
         no_chained: false,
         cold: false,
+        ash_interval: 10,
         repeat: 2,
         seed: Some(3),
         out: Some(out.clone()),
@@ -53,5 +54,9 @@ fn lab_populate_measures_each_case_and_where_its_time_goes() {
     assert!(err.contains("--levels") && err.contains("QUERY MEDIUM"), "{err}");
     let mut stored = lioscope_lab::history::History::open(&history).unwrap();
     assert_eq!(stored.runs(Some("populate")).unwrap().len(), 1);
-    assert_charts_drawn(&out.join("populate.html"), 2);
+    // Active Session History saw the workers populate, ON CPU most of the time.
+    assert!(!report.ash.is_empty(), "ASH samples of the workers");
+    assert!(report.ash.iter().all(|p| p.worker.starts_with('W') && p.on_cpu_pct <= 100.0 + 1e-9));
+    assert!(report.ash.iter().any(|p| p.on_cpu_pct > 0.0));
+    assert_charts_drawn(&out.join("populate.html"), 4);
 }
