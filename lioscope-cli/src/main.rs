@@ -87,6 +87,9 @@ enum LabCommand {
     /// Cores against threads: 1..2×CPUs CPU-bound workers launched at once, wall time by
     /// load level, the knee, and utilization by threads and by cores.
     Cpu(lioscope_lab::cpu::CpuOptions),
+    /// CPU during multiblock reads: cold full scans at each db_file_multiblock_read_count,
+    /// and the fit of CPU to read calls and blocks (a fixed cost per read call?).
+    Mbrc(lioscope_lab::mbrc::MbrcOptions),
     /// The runs stored in the results history, oldest first.
     History(lioscope_lab::history::HistoryOptions),
     /// Two stored runs' figures side by side: ratios, and the significance of each
@@ -191,6 +194,7 @@ fn lab(which: LabCommand) -> lioscope::Result<()> {
         },
         LabCommand::Lio(opts) => lioscope_lab::lio::run(&opts).map(|_| ()),
         LabCommand::Cpu(opts) => lioscope_lab::cpu::run(&opts).map(|_| ()),
+        LabCommand::Mbrc(opts) => lioscope_lab::mbrc::run(&opts).map(|_| ()),
         LabCommand::History(opts) => lioscope_lab::history::list(&opts).map(|_| ()),
         LabCommand::Compare(opts) => lioscope_lab::history::compare(&opts).map(|_| ()),
     }

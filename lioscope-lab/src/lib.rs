@@ -7,6 +7,8 @@
 //! - [`cpu`]: cores against threads: wall time of 1..N CPU-bound workers launched at once.
 //! - [`cr`]: the cost of consistent reads (full scans beside uncommitted updates).
 //! - [`lio`]: logical reads per second by sessions, SLOB-style.
+//! - [`mbrc`]: CPU during multiblock reads: cold full scans by `db_file_multiblock_read_count`,
+//!   and the CPU of a read call against a block's.
 //! - [`scan`]: the cost of a row by access path, with performance counters, or
 //!   instructions counted by callgrind ([`callgrind`]).
 //! - [`levels`]: what `lio` and `cpu` share: load levels, sessions started at once with
@@ -15,7 +17,7 @@
 //! - [`environment`], [`progress`]: the machine a report comes from; a progress bar.
 //! - [`report`]: the terminal tables, the CSV files and the HTML page with SVG charts.
 //! - [`sample`], [`stats`]: measuring a statement; medians, Kruskal-Wallis and
-//!   Mann-Whitney tests.
+//!   Mann-Whitney tests, a least-squares fit through the origin.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -28,6 +30,7 @@ pub mod environment;
 pub mod history;
 pub mod levels;
 pub mod lio;
+pub mod mbrc;
 pub mod progress;
 pub mod report;
 pub mod sample;
