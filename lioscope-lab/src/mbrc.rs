@@ -46,7 +46,7 @@ pub const MAX_MBRC: usize = 1024;
 
 /// The rows of the default table: a minute for the whole run on a 2-CPU VM. The
 /// source's 1,000,000 rows are 142,858 blocks of 8 KiB, about 1.1 GB.
-pub const DEFAULT_ROWS: u64 = 200_000;
+pub const DEFAULT_ROWS: u64 = 400_000;
 
 /// The scan every run times.
 pub const SCAN: &str = "SELECT COUNT(*) FROM t";
@@ -223,6 +223,8 @@ pub struct MbrcFindings {
     pub answer: String,
     /// Each MBRC's DB CPU against MBRC 1's (Mann-Whitney U, two-sided).
     pub tests: Vec<levels::LevelTest>,
+    /// What the tests can show with this many runs.
+    pub significance: String,
     /// The order the runs went in, warm-up excluded.
     pub schedule: Vec<usize>,
 }
@@ -306,7 +308,15 @@ pub fn run(opts: &MbrcOptions) -> Result<MbrcReport> {
         parameters,
         derivations,
         levels: result,
-        findings: MbrcFindings { page_cache_bypass, table_blocks, fit, answer, tests, schedule },
+        findings: MbrcFindings {
+            page_cache_bypass,
+            table_blocks,
+            fit,
+            answer,
+            tests,
+            significance: significance(rounds),
+            schedule,
+        },
     };
     print_tables(&report);
     let stored = history::store_report(
@@ -506,6 +516,27 @@ fn answer(fit: Option<&ThroughOriginFit>, levels: &[Level]) -> String {
     parts.join("; ") + "."
 }
 
+/// The smallest two-sided p-value the exact Mann-Whitney test gives `runs` runs against
+/// as many (every run of one side above every run of the other): 2 / C(2 runs, runs).
+pub fn smallest_p(runs: usize) -> f64 {
+    let arrangements = (1..=runs).fold(1.0, |c, i| c * (runs + i) as f64 / i as f64);
+    (2.0 / arrangements).min(1.0)
+}
+
+/// What the tests against MBRC 1 can show with `runs` runs at each MBRC.
+fn significance(runs: usize) -> String {
+    let p = smallest_p(runs);
+    let reach = if p < 0.05 {
+        "so a clear difference reaches p < 0.05".to_owned()
+    } else {
+        "so no difference can reach p < 0.05: use --repeat 4 or more for that".to_owned()
+    };
+    format!(
+        "With {runs} runs at each MBRC, the smallest two-sided p-value the exact test gives is {p:.4} (every run of \
+         one MBRC above every run of MBRC 1), {reach}"
+    )
+}
+
 /// The group whose DB CPU heads the history: MBRC 128 (the parameter's default) if it
 /// ran, else the largest.
 fn headline_group(report: &MbrcReport) -> String {
@@ -633,6 +664,7 @@ fn print_tables(report: &MbrcReport) {
     let f = &report.findings;
     println!("Cold full scans of {} blocks ({SCAN}); {}.", f.table_blocks, f.page_cache_bypass);
     super::report::print_table(&MAIN, main_rows(report));
+    println!("{}.", f.significance);
     super::report::print_table(&BREAKDOWN, breakdown_rows(report));
     if let Some(fit) = &f.fit {
         println!("CPU (µs) = a × read calls + b × blocks read, least squares over {} runs, no intercept:", fit.n);
@@ -668,6 +700,7 @@ fn html(report: &MbrcReport, stored: Option<&history::Stored>) -> Result<super::
     ));
     html.paragraph(&f.answer);
     html.table_from("Each MBRC (median [min..max] of the runs)", &MAIN, main_rows(report));
+    html.paragraph(&format!("{}.", f.significance));
     html.table_from(
         "Where the CPU goes, by lioscope's accounting of the read path (median [min..max], ms)",
         &BREAKDOWN,
@@ -792,6 +825,14 @@ mod tests {
         let text = answer(Some(&fit), &levels);
         assert!(text.starts_with("Yes, there is a fixed CPU cost per read call: a = 5.000 µs"), "{text}");
         assert!(text.contains("b = 2.000 µs") && text.contains("2.5 blocks"), "{text}");
+    }
+
+    #[test]
+    fn three_runs_cannot_reach_significance_and_four_can() {
+        assert!((smallest_p(3) - 0.1).abs() < 1e-12);
+        assert!((smallest_p(4) - 2.0 / 70.0).abs() < 1e-12);
+        assert_eq!(smallest_p(1), 1.0);
+        assert!(significance(3).contains("--repeat 4") && !significance(4).contains("--repeat"));
     }
 
     #[test]

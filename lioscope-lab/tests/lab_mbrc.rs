@@ -92,6 +92,7 @@ fn lab_mbrc_scans_cold_at_each_mbrc_and_fits_cpu_to_read_calls_and_blocks() {
     let tests = &f.tests;
     assert_eq!(tests.iter().map(|t| t.load).collect::<Vec<_>>(), [1, 8, 32]);
     assert!(tests[0].p_value.is_none() && tests[1].p_value.is_some(), "{tests:?}");
+    assert!(f.significance.contains("--repeat 4"), "two runs cannot reach p < 0.05: {}", f.significance);
     assert_eq!(report.levels[0].ratio, Some(1.0));
 
     let json: Value = serde_json::from_str(&std::fs::read_to_string(out.join("mbrc.json")).unwrap()).unwrap();
