@@ -90,6 +90,9 @@ enum LabCommand {
     /// In-memory population by worker count and MEMCOMPRESS level, of plain and migrated
     /// rows: speed a worker, and where the time goes by phase.
     Populate(lioscope_lab::populate::PopulateOptions),
+    /// CPU during multiblock reads: cold full scans at each db_file_multiblock_read_count,
+    /// and the fit of CPU to read calls and blocks (a fixed cost per read call?).
+    Mbrc(lioscope_lab::mbrc::MbrcOptions),
     /// The runs stored in the results history, oldest first.
     History(lioscope_lab::history::HistoryOptions),
     /// Two stored runs' figures side by side: ratios, and the significance of each
@@ -195,6 +198,7 @@ fn lab(which: LabCommand) -> lioscope::Result<()> {
         LabCommand::Lio(opts) => lioscope_lab::lio::run(&opts).map(|_| ()),
         LabCommand::Cpu(opts) => lioscope_lab::cpu::run(&opts).map(|_| ()),
         LabCommand::Populate(opts) => lioscope_lab::populate::run(&opts).map(|_| ()),
+        LabCommand::Mbrc(opts) => lioscope_lab::mbrc::run(&opts).map(|_| ()),
         LabCommand::History(opts) => lioscope_lab::history::list(&opts).map(|_| ()),
         LabCommand::Compare(opts) => lioscope_lab::history::compare(&opts).map(|_| ()),
     }

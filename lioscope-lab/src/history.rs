@@ -596,7 +596,7 @@ pub fn draw_trend(html: &mut crate::report::Html, stored: Option<&Stored>) -> Re
 /// Options of `lab history`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct HistoryOptions {
-    /// Only the runs of this experiment (scan, lio, cpu, cr).
+    /// Only the runs of this experiment (scan, lio, cpu, cr, mbrc).
     pub experiment: Option<String>,
     /// The results history, a SQLite file or a PostgreSQL URL (default: as the
     /// experiments store into).

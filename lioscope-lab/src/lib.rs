@@ -7,6 +7,8 @@
 //! - [`cpu`]: cores against threads: wall time of 1..N CPU-bound workers launched at once.
 //! - [`cr`]: the cost of consistent reads (full scans beside uncommitted updates).
 //! - [`lio`]: logical reads per second by sessions, SLOB-style.
+//! - [`mbrc`]: CPU during multiblock reads: cold full scans by `db_file_multiblock_read_count`,
+//!   and the CPU of a read call against a block's.
 //! - [`populate`]: in-memory population by worker count and MEMCOMPRESS level, of plain
 //!   and migrated rows, and where its time goes by phase.
 //! - [`scan`]: the cost of a row by access path, with performance counters, or
@@ -17,7 +19,7 @@
 //! - [`environment`], [`progress`]: the machine a report comes from; a progress bar.
 //! - [`report`]: the terminal tables, the CSV files and the HTML page with SVG charts.
 //! - [`sample`], [`stats`]: measuring a statement; medians, Kruskal-Wallis and
-//!   Mann-Whitney tests.
+//!   Mann-Whitney tests, a least-squares fit through the origin.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -30,6 +32,7 @@ pub mod environment;
 pub mod history;
 pub mod levels;
 pub mod lio;
+pub mod mbrc;
 pub mod populate;
 pub mod progress;
 pub mod report;

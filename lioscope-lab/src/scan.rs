@@ -220,7 +220,7 @@ pub struct ScanReport {
     /// the same way as the paths.
     pub callgrind_calibration: Option<super::callgrind::Calibration>,
     pub paths: Vec<PathReport>,
-    /// Each measured path's CPU time against the full scan's ([`path_tests`]).
+    /// Each measured path's CPU time against the full scan's (`path_tests`).
     pub tests: Vec<PathTest>,
 }
 

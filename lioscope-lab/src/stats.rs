@@ -5,7 +5,7 @@
 //! samples without ties. Both compute what SciPy's `kruskal` and `mannwhitneyu`
 //! (method "auto") compute, to 1e-9 on the inputs the tests write in.
 
-use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
+use statrs::distribution::{ChiSquared, ContinuousCDF, Normal, StudentsT};
 
 /// Median, minimum and maximum of a set of figures.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -180,6 +180,102 @@ fn u_survival(n1: usize, n2: usize, k: u64) -> Option<f64> {
     Some(at_least as f64 / total as f64)
 }
 
+/// One coefficient of a least-squares fit: its estimate, standard error and confidence
+/// interval.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Coefficient {
+    pub estimate: f64,
+    pub standard_error: f64,
+    /// The interval at the fit's confidence: estimate ± t(1 - (1 - confidence) / 2, n - 2)
+    /// × standard error.
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Coefficient {
+    /// Whether the interval leaves zero out: the coefficient differs from zero at the
+    /// fit's confidence.
+    pub fn excludes_zero(&self) -> bool {
+        self.low > 0.0 || self.high < 0.0
+    }
+}
+
+/// The ordinary least-squares fit of y = a × x1 + b × x2, with no intercept.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ThroughOriginFit {
+    /// Observations fitted.
+    pub n: usize,
+    pub a: Coefficient,
+    pub b: Coefficient,
+    /// The confidence of the intervals (0.95).
+    pub confidence: f64,
+    /// n - 2.
+    pub degrees_of_freedom: usize,
+    /// √(SSE / (n - 2)), in y's unit.
+    pub residual_standard_error: f64,
+    /// 1 - SSE / Σ(y - ȳ)²: the share of y's variation around its mean the fit explains
+    /// (what a model with an intercept would report; can be negative without one).
+    pub r_squared_centered: f64,
+    /// 1 - SSE / Σy²: what R and NumPy report for a fit through the origin; high as soon
+    /// as y is far from zero, so it flatters such a fit.
+    pub r_squared_uncentered: f64,
+}
+
+/// Fits y = a × x1 + b × x2 by least squares, without an intercept: the normal equations
+/// of the two columns, each scaled to unit length first so that columns of different
+/// magnitudes stay well conditioned. Standard errors from σ² (X'X)⁻¹ with σ² = SSE /
+/// (n - 2), intervals from Student's t with n - 2 degrees of freedom at `confidence`.
+/// `None` with fewer than three observations, lengths that differ, a value that is not
+/// finite, a column of zeros, or columns (nearly) proportional to each other.
+pub fn fit_through_origin(x1: &[f64], x2: &[f64], y: &[f64], confidence: f64) -> Option<ThroughOriginFit> {
+    let n = y.len();
+    if n < 3 || x1.len() != n || x2.len() != n || x1.iter().chain(x2).chain(y).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let dot = |u: &[f64], v: &[f64]| u.iter().zip(v).map(|(a, b)| a * b).sum::<f64>();
+    let (s1, s2) = (dot(x1, x1).sqrt(), dot(x2, x2).sqrt());
+    if s1 == 0.0 || s2 == 0.0 {
+        return None;
+    }
+    // Scaled, X'X is [[1, r], [r, 1]].
+    let r = dot(x1, x2) / (s1 * s2);
+    let det = 1.0 - r * r;
+    if det < 1e-12 {
+        return None;
+    }
+    let (q1, q2) = (dot(x1, y) / s1, dot(x2, y) / s2);
+    let a = (q1 - r * q2) / det / s1;
+    let b = (q2 - r * q1) / det / s2;
+    let sse: f64 = (0..n).map(|i| (y[i] - a * x1[i] - b * x2[i]).powi(2)).sum();
+    let df = n - 2;
+    let sigma2 = sse / df as f64;
+    let t = StudentsT::new(0.0, 1.0, df as f64).ok()?.inverse_cdf(1.0 - (1.0 - confidence) / 2.0);
+    let coefficient = |estimate: f64, scale: f64| {
+        // The diagonal of the scaled (X'X)⁻¹ is 1 / det for both columns.
+        let standard_error = (sigma2 / det).sqrt() / scale;
+        Coefficient {
+            estimate,
+            standard_error,
+            low: estimate - t * standard_error,
+            high: estimate + t * standard_error,
+        }
+    };
+    let mean = y.iter().sum::<f64>() / n as f64;
+    let total_centered: f64 = y.iter().map(|v| (v - mean).powi(2)).sum();
+    let total: f64 = dot(y, y);
+    let share = |total: f64| if total > 0.0 { 1.0 - sse / total } else { f64::NAN };
+    Some(ThroughOriginFit {
+        n,
+        a: coefficient(a, s1),
+        b: coefficient(b, s2),
+        confidence,
+        degrees_of_freedom: df,
+        residual_standard_error: sigma2.sqrt(),
+        r_squared_centered: share(total_centered),
+        r_squared_uncentered: share(total),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,5 +407,48 @@ mod tests {
         assert_eq!(mann_whitney(&[f64::NAN], &[1.0], Alternative::TwoSided), None);
         assert_eq!(kruskal_wallis(&[&[1.0, 2.0]]), None);
         assert_eq!(kruskal_wallis(&[&[1.0, 1.0], &[1.0]]), None);
+    }
+
+    #[test]
+    fn a_fit_through_the_origin_recovers_known_coefficients() {
+        // y = 3 x1 + 0.5 x2 exactly: the estimates are exact and the errors zero.
+        let x1 = [100.0, 50.0, 25.0, 13.0, 7.0];
+        let x2 = [100.0, 101.0, 100.0, 102.0, 100.0];
+        let y: Vec<f64> = x1.iter().zip(&x2).map(|(a, b)| 3.0 * a + 0.5 * b).collect();
+        let fit = fit_through_origin(&x1, &x2, &y, 0.95).unwrap();
+        assert!((fit.a.estimate - 3.0).abs() < 1e-9 && (fit.b.estimate - 0.5).abs() < 1e-9, "{fit:?}");
+        assert!(fit.a.standard_error < 1e-6 && fit.r_squared_centered > 1.0 - 1e-12, "{fit:?}");
+        assert_eq!((fit.n, fit.degrees_of_freedom), (5, 3));
+        // Too few observations, proportional columns, a column of zeros: no fit.
+        assert_eq!(fit_through_origin(&x1[..2], &x2[..2], &y[..2], 0.95), None);
+        assert_eq!(fit_through_origin(&x1, &x1.map(|v| 2.0 * v), &y, 0.95), None);
+        assert_eq!(fit_through_origin(&x1, &[0.0; 5], &y, 0.95), None);
+    }
+
+    #[test]
+    fn a_fit_through_the_origin_agrees_with_numpy() {
+        // Read calls and blocks of 24 cold scans at MBRC 1..128, three rounds, and CPU =
+        // 3 × calls + 0.5 × blocks + noise. Expected values from NumPy:
+        // coef = numpy.linalg.lstsq(X, y); σ² = SSE / (n - 2); se = sqrt(diag(σ² (X'X)⁻¹));
+        // t = scipy.stats.t.ppf(0.975, 22).
+        let calls: Vec<f64> = [14286.0, 7143.0, 3572.0, 1786.0, 893.0, 447.0, 224.0, 112.0].repeat(3);
+        let blocks: Vec<f64> = (0..24).map(|k| 14286.0 + (k % 3) as f64).collect();
+        let y = [
+            50033.0, 28528.5, 17872.0, 12485.0, 9890.5, 8449.0, 7823.0, 7419.5, 50050.0, 28596.0, 17831.5, 12506.0,
+            9770.0, 8520.5, 7832.0, 7471.0, 50045.5, 28549.0, 17879.0, 12461.5, 9851.0, 8472.0, 7871.5, 7448.0,
+        ];
+        let fit = fit_through_origin(&calls, &blocks, &y, 0.95).unwrap();
+        let close = |got: f64, want: f64| (got - want).abs() <= 1e-8 * want.abs();
+        assert!(close(fit.a.estimate, 3.002463485199752), "{fit:?}");
+        assert!(close(fit.b.estimate, 0.4995148470132985), "{fit:?}");
+        assert!(close(fit.a.standard_error, 0.0015574585544602837), "{fit:?}");
+        assert!(close(fit.b.standard_error, 0.0006357870103139234), "{fit:?}");
+        assert!(close(fit.residual_standard_error, (27352.72357383166_f64 / 22.0).sqrt()), "{fit:?}");
+        assert!(close(fit.r_squared_centered, 0.9999940803281351), "{fit:?}");
+        assert!(close(fit.r_squared_uncentered, 0.9999977654857014), "{fit:?}");
+        let t = 2.0738730679040254;
+        assert!(close(fit.a.low, fit.a.estimate - t * fit.a.standard_error), "{fit:?}");
+        assert!(close(fit.b.high, fit.b.estimate + t * fit.b.standard_error), "{fit:?}");
+        assert!(fit.a.excludes_zero() && fit.b.excludes_zero());
     }
 }

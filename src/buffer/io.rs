@@ -1,6 +1,23 @@
 //! Reads and writes: a single-block read, multiblock reads of pinned runs, the write of a
 //! dirty buffer (its redo first), checkpoints, flushes and the datafiles' syncs; each
 //! counted into the session's statistics and wait events.
+//!
+//! Where the CPU of a physical read goes, in nanoseconds, counted on the read path only
+//! (a block found in the cache passes none of these clocks):
+//!
+//! ```text
+//!  claim a free buffer (sweep)   physical read buffer claim ns        monotonic clock, per block
+//!  insert it into its chain      physical read hash chain insert ns   monotonic clock, per block
+//!  pread / preadv                physical read syscall CPU ns         thread CPU clock, per call
+//!  check the block (checksum)    physical read block check ns         monotonic clock, per block
+//! ```
+//!
+//! The read call's time is the thread's CPU clock around it, because the call blocks on
+//! the device: only what the kernel spent on the CPU for it counts (reading that clock is
+//! itself a system call, once before and once after each read call). The other steps do
+//! not block (unless a claim must wait for a free buffer or write a dirty victim back,
+//! which have wait events of their own), so their wall time by the monotonic clock, read
+//! without a system call, is their CPU time unless the thread was descheduled.
 
 use super::*;
 
@@ -18,8 +35,10 @@ impl BufferCache {
     /// Reads one block into a newly claimed buffer, unless another session put the block
     /// in the cache meanwhile; either way the buffer returned is pinned for the caller.
     pub(super) fn read_single(&self, stats: &SessionStats, rdba: u32) -> Result<Loaded> {
-        let (victim, _) = self.claim_free_buffer(stats)?;
-        if let Err(existing) = self.insert_claimed(stats, rdba, victim, READING) {
+        let (victim, _) = timed(stats, Stat::PhysicalReadBufferClaimNs, || self.claim_free_buffer(stats))?;
+        let inserted =
+            timed(stats, Stat::PhysicalReadChainInsertNs, || self.insert_claimed(stats, rdba, victim, READING));
+        if let Err(existing) = inserted {
             self.unclaim(victim);
             return Ok(Loaded::ByOther(existing));
         }
@@ -28,7 +47,7 @@ impl BufferCache {
             let _wait = stats.begin_wait_with(WaitEvent::DbFileSequentialRead, block_read_parameters(rdba, 1));
             // SAFETY: we hold the only pin on a READING buffer: nobody else reads or writes it.
             let bytes = unsafe { self.buffer_bytes_mut(victim) };
-            file.read_block(block::rdba_block(rdba), bytes)
+            syscall_cpu(stats, || file.read_block(block::rdba_block(rdba), bytes))
         });
         self.count_read(stats, 1);
         self.finish_read(stats, victim, rdba, result)?;
@@ -50,10 +69,11 @@ impl BufferCache {
     pub(super) fn finish_read(&self, stats: &SessionStats, index: u32, rdba: u32, io: Result<()>) -> Result<()> {
         // SAFETY: still READING and pinned by us alone for writing.
         let bytes = unsafe { self.buffer_bytes(index) };
-        let checked = io.and_then(|()| match block::verify(bytes, rdba) {
-            Ok(_) => Ok(()),
-            Err(reason) => Err(self.corrupt(rdba, reason)),
-        });
+        let checked =
+            io.and_then(|()| match timed(stats, Stat::PhysicalReadBlockCheckNs, || block::verify(bytes, rdba)) {
+                Ok(_) => Ok(()),
+                Err(reason) => Err(self.corrupt(rdba, reason)),
+            });
         let h = &self.headers[index as usize];
         h.object_id.store(block::BlockHeader(bytes).object_id(), Ordering::Relaxed);
         match checked {
@@ -177,13 +197,15 @@ impl BufferCache {
                 continue;
             }
             let holding = !(run.is_empty() && pinned.blocks.is_empty());
-            let claimed = if !holding {
-                self.claim_free_buffer(stats).map(Some)
-            } else if self.free_buffer_waiters.load(Ordering::Relaxed) > 0 {
-                Ok(None)
-            } else {
-                self.sweep_for_free_buffer(stats)
-            };
+            let claimed = timed(stats, Stat::PhysicalReadBufferClaimNs, || {
+                if !holding {
+                    self.claim_free_buffer(stats).map(Some)
+                } else if self.free_buffer_waiters.load(Ordering::Relaxed) > 0 {
+                    Ok(None)
+                } else {
+                    self.sweep_for_free_buffer(stats)
+                }
+            });
             let victim = match claimed {
                 Ok(Some((victim, _))) => victim,
                 Ok(None) => break,
@@ -193,7 +215,7 @@ impl BufferCache {
                     return Err(e);
                 }
             };
-            match self.insert_claimed(stats, rdba, victim, READING) {
+            match timed(stats, Stat::PhysicalReadChainInsertNs, || self.insert_claimed(stats, rdba, victim, READING)) {
                 Ok(()) => run.push((rdba, victim)),
                 Err(existing) => {
                     self.unclaim(victim);
@@ -259,7 +281,7 @@ impl BufferCache {
             let _wait = stats.begin_wait_with(event, block_read_parameters(first, n));
             // SAFETY: each buffer is READING and pinned by us alone; they are distinct.
             let mut bufs: Vec<&mut [u8]> = run.iter().map(|&(_, i)| unsafe { self.buffer_bytes_mut(i) }).collect();
-            file.read_blocks(block::rdba_block(first), &mut bufs)
+            syscall_cpu(stats, || file.read_blocks(block::rdba_block(first), &mut bufs))
         });
         self.count_read(stats, u64::from(n));
         let mut first_error = None;
@@ -320,4 +342,24 @@ impl BufferCache {
         }
         Ok(())
     }
+}
+
+/// Runs `step` of the read path and adds the nanoseconds it took, by the monotonic clock,
+/// to `stat` (for the steps that do not block: see the module's comment).
+#[inline]
+fn timed<T>(stats: &SessionStats, stat: Stat, step: impl FnOnce() -> T) -> T {
+    let started = std::time::Instant::now();
+    let out = step();
+    stats.add(stat, started.elapsed().as_nanos() as u64);
+    out
+}
+
+/// Runs a read system call and adds the CPU time the thread spent in it (its CPU clock
+/// before and after) to `physical read syscall CPU ns`.
+#[inline]
+fn syscall_cpu<T>(stats: &SessionStats, call: impl FnOnce() -> T) -> T {
+    let started = crate::stats::osstat::thread_cpu_time_ns();
+    let out = call();
+    stats.add(Stat::PhysicalReadSyscallCpuNs, crate::stats::osstat::thread_cpu_time_ns().saturating_sub(started));
+    out
 }

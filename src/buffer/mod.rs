@@ -423,6 +423,40 @@ mod tests {
         assert_eq!(cache.summary().pinned, 0);
     }
 
+    /// The read path's time accounting (`physical read ... ns`) moves on every read from
+    /// a datafile, multiblock or single, and never on blocks found in the cache.
+    #[test]
+    fn the_read_path_is_timed_on_physical_reads_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _file) = versions::tests::cache_with_file(&dir, 4 * MIN_BUFFERS, 64);
+        let timed = [
+            Stat::PhysicalReadSyscallCpuNs,
+            Stat::PhysicalReadBufferClaimNs,
+            Stat::PhysicalReadChainInsertNs,
+            Stat::PhysicalReadBlockCheckNs,
+        ];
+        let read = |stats: &SessionStats| {
+            let mut run = cache.pin_multiblock(stats, block::rdba(1, 1), 32).unwrap();
+            while let Some(guard) = run.next_block(stats) {
+                drop(guard.unwrap());
+            }
+            drop(cache.consistent_get(stats, block::rdba(1, 40)).unwrap());
+        };
+        let cold = SessionStats::default();
+        cache.flush(&cold).unwrap();
+        read(&cold);
+        assert_eq!((cold.get(Stat::PhysicalReads), cold.get(Stat::PhysicalReadIoRequests)), (33, 2));
+        for stat in timed {
+            assert!(cold.get(stat) > 0, "{} moves on a physical read", stat.name());
+        }
+        let cached = SessionStats::default();
+        read(&cached);
+        assert_eq!(cached.get(Stat::PhysicalReads), 0, "every block cached");
+        for stat in timed {
+            assert_eq!(cached.get(stat), 0, "{} stays 0 on cached gets", stat.name());
+        }
+    }
+
     /// A scan keeps the blocks of a multiblock read pinned until it visits them, and a
     /// visit may need a buffer for another block while the rest of the run stays pinned
     /// (the transaction table of a delayed block cleanout, a CR clone). Were every buffer
