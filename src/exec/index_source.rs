@@ -269,32 +269,7 @@ impl<'r> Emitter<'r> {
             return Ok((Flow::Continue, leaf.len()));
         }
         if table_access && self.kernel.is_some() {
-            // The rows of each run of entries in one table block are walked in one go.
-            let mut i = 0;
-            while i < self.rowids.len() {
-                self.prefetch_ahead(i);
-                if i == 0 || self.rowids[i - 1].rdba != self.rowids[i].rdba {
-                    self.upcoming = self.next_run_block(i);
-                }
-                let run = &self.rowids[i..];
-                let kernel = self.kernel.as_mut().expect("checked");
-                let upcoming = self.upcoming.as_mut();
-                match self.fetcher.walk_run(self.ctx, run, upcoming, |w| kernel.apply(w) == KernelVerdict::Done)? {
-                    RunEnd::Walked(n) => {
-                        self.prefetch_next_leaf(n);
-                        i += n;
-                    }
-                    RunEnd::Undecided(n) => {
-                        let rowid = self.rowids[i + n];
-                        i += n + 1;
-                        let flow = self.fetcher.fetch_pinned(self.ctx, rowid, |r| push(stages, r, f))?;
-                        if flow == Some(Flow::Stop) {
-                            return Ok((Flow::Stop, i));
-                        }
-                    }
-                }
-            }
-            return Ok((Flow::Continue, leaf.len()));
+            return self.emit_runs(stages, f);
         }
         for i in 0..leaf.len() {
             self.prefetch_next_leaf(1);
@@ -314,6 +289,40 @@ impl<'r> Emitter<'r> {
             }
         }
         Ok((Flow::Continue, leaf.len()))
+    }
+
+    /// [`Emitter::emit`] with table access and a row kernel: the rows of each run of
+    /// entries in one table block are walked in one go ([`RowFetcher::walk_run`]), a row
+    /// the kernel leaves undecided fetched whole and pushed. Out of line, so the loop's
+    /// registers go to the few things it reads per row rather than to the other ways of
+    /// emitting.
+    #[inline(never)]
+    fn emit_runs(&mut self, stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<(Flow, usize)> {
+        let mut i = 0;
+        while i < self.rowids.len() {
+            self.prefetch_ahead(i);
+            if i == 0 || self.rowids[i - 1].rdba != self.rowids[i].rdba {
+                self.upcoming = self.next_run_block(i);
+            }
+            let run = &self.rowids[i..];
+            let kernel = self.kernel.as_mut().expect("emit_runs is called with a kernel");
+            let upcoming = self.upcoming.as_mut();
+            match self.fetcher.walk_run(self.ctx, run, upcoming, |w| kernel.apply(w) == KernelVerdict::Done)? {
+                RunEnd::Walked(n) => {
+                    self.prefetch_next_leaf(n);
+                    i += n;
+                }
+                RunEnd::Undecided(n) => {
+                    let rowid = self.rowids[i + n];
+                    i += n + 1;
+                    let flow = self.fetcher.fetch_pinned(self.ctx, rowid, |r| push(stages, r, f))?;
+                    if flow == Some(Flow::Stop) {
+                        return Ok((Flow::Stop, i));
+                    }
+                }
+            }
+        }
+        Ok((Flow::Continue, self.rowids.len()))
     }
 
     /// Starts loading what the rows a few entries ahead will need: a row in the pinned
