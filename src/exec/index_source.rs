@@ -26,7 +26,7 @@ use crate::access::AccessContext;
 use crate::access::Flow;
 use crate::access::by_rowid::{RowFetcher, RunEnd};
 use crate::access::full_scan::NextBlockPrefetch;
-use crate::buffer::PrefetchTarget;
+use crate::buffer::{BufferCache, PrefetchTarget};
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::Result;
 use crate::expr::functions::FunctionContext;
@@ -191,6 +191,10 @@ impl IndexAccess {
 struct Emitter<'r> {
     access: &'r IndexAccess,
     ctx: &'r AccessContext<'r>,
+    /// The buffer cache and the block size, taken from `ctx` once for the run: the row
+    /// loop's prefetches read them for every row.
+    cache: &'r BufferCache,
+    block_size: usize,
     fetcher: RowFetcher<'r>,
     /// The whole per-row work of a filtered count, done on the row in its block; or, with
     /// no table access, a COUNT(*) of the entries.
@@ -225,6 +229,8 @@ impl<'r> Emitter<'r> {
         Emitter {
             access,
             ctx,
+            cache: ctx.cache,
+            block_size: ctx.space.block_size,
             fetcher,
             kernel,
             // Only an index-only path decodes keys into rows.
@@ -255,7 +261,7 @@ impl<'r> Emitter<'r> {
         self.next_leaf = goes_on
             .then(|| leaf.sibling(self.access.descending))
             .flatten()
-            .and_then(|rdba| self.ctx.cache.prefetch_lines(rdba))
+            .and_then(|rdba| self.cache.prefetch_lines(rdba))
             .map(|target| (target, 0));
         if !table_access && let Some(kernel) = &mut self.kernel {
             kernel.count_rows(leaf.len() as u64);
@@ -263,32 +269,7 @@ impl<'r> Emitter<'r> {
             return Ok((Flow::Continue, leaf.len()));
         }
         if table_access && self.kernel.is_some() {
-            // The rows of each run of entries in one table block are walked in one go.
-            let mut i = 0;
-            while i < self.rowids.len() {
-                self.prefetch_ahead(i);
-                if i == 0 || self.rowids[i - 1].rdba != self.rowids[i].rdba {
-                    self.upcoming = self.next_run_block(i);
-                }
-                let run = &self.rowids[i..];
-                let kernel = self.kernel.as_mut().expect("checked");
-                let upcoming = self.upcoming.as_mut();
-                match self.fetcher.walk_run(self.ctx, run, upcoming, |w| kernel.apply(w) == KernelVerdict::Done)? {
-                    RunEnd::Walked(n) => {
-                        self.prefetch_next_leaf(n);
-                        i += n;
-                    }
-                    RunEnd::Undecided(n) => {
-                        let rowid = self.rowids[i + n];
-                        i += n + 1;
-                        let flow = self.fetcher.fetch_pinned(self.ctx, rowid, |r| push(stages, r, f))?;
-                        if flow == Some(Flow::Stop) {
-                            return Ok((Flow::Stop, i));
-                        }
-                    }
-                }
-            }
-            return Ok((Flow::Continue, leaf.len()));
+            return self.emit_runs(stages, f);
         }
         for i in 0..leaf.len() {
             self.prefetch_next_leaf(1);
@@ -310,6 +291,40 @@ impl<'r> Emitter<'r> {
         Ok((Flow::Continue, leaf.len()))
     }
 
+    /// [`Emitter::emit`] with table access and a row kernel: the rows of each run of
+    /// entries in one table block are walked in one go ([`RowFetcher::walk_run`]), a row
+    /// the kernel leaves undecided fetched whole and pushed. Out of line, so the loop's
+    /// registers go to the few things it reads per row rather than to the other ways of
+    /// emitting.
+    #[inline(never)]
+    fn emit_runs(&mut self, stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<(Flow, usize)> {
+        let mut i = 0;
+        while i < self.rowids.len() {
+            self.prefetch_ahead(i);
+            if i == 0 || self.rowids[i - 1].rdba != self.rowids[i].rdba {
+                self.upcoming = self.next_run_block(i);
+            }
+            let run = &self.rowids[i..];
+            let kernel = self.kernel.as_mut().expect("emit_runs is called with a kernel");
+            let upcoming = self.upcoming.as_mut();
+            match self.fetcher.walk_run(self.ctx, run, upcoming, |w| kernel.apply(w) == KernelVerdict::Done)? {
+                RunEnd::Walked(n) => {
+                    self.prefetch_next_leaf(n);
+                    i += n;
+                }
+                RunEnd::Undecided(n) => {
+                    let rowid = self.rowids[i + n];
+                    i += n + 1;
+                    let flow = self.fetcher.fetch_pinned(self.ctx, rowid, |r| push(stages, r, f))?;
+                    if flow == Some(Flow::Stop) {
+                        return Ok((Flow::Stop, i));
+                    }
+                }
+            }
+        }
+        Ok((Flow::Continue, self.rowids.len()))
+    }
+
     /// Starts loading what the rows a few entries ahead will need: a row in the pinned
     /// block; or, for a row in another block, that block's header, row directory and the
     /// row's probable place, and the hash chain of the block after it.
@@ -320,7 +335,7 @@ impl<'r> Emitter<'r> {
             self.fetcher.prefetch(next);
             return;
         }
-        let cache = &self.ctx.cache;
+        let cache = self.cache;
         cache.prefetch_block(next.rdba, BLOCK_LINES_AHEAD, self.row_guess(next.slot));
         if let Some(further) = self.rowids.get(i + 2 * ROWS_AHEAD) {
             cache.prefetch_chain(further.rdba);
@@ -336,7 +351,7 @@ impl<'r> Emitter<'r> {
         if run.iter().any(|r| r.rdba != run[0].rdba) {
             return None;
         }
-        self.ctx.cache.prefetch_lines(run[0].rdba).map(|block| NextBlockPrefetch::new(Some(block)))
+        self.cache.prefetch_lines(run[0].rdba).map(|block| NextBlockPrefetch::new(Some(block)))
     }
 
     /// Loads `lines` more lines of the next leaf.
@@ -352,7 +367,7 @@ impl<'r> Emitter<'r> {
     /// block's end down in slot order, so slot s starts about s + 1 average row lengths
     /// before the end. A guess only (`None` without statistics); a few lines around it.
     fn row_guess(&self, slot: u16) -> Option<(usize, usize)> {
-        let at = self.ctx.space.block_size.checked_sub((usize::from(slot) + 1) * self.row_len?)?;
+        let at = self.block_size.checked_sub((usize::from(slot) + 1) * self.row_len?)?;
         Some((at.saturating_sub(64), at + 128))
     }
 

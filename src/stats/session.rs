@@ -78,7 +78,9 @@ pub fn histogram_bucket(micros: u64) -> usize {
 /// Everything one session counts.
 #[derive(Debug)]
 pub struct SessionStats {
-    counters: Box<[OwnedCounter]>,
+    /// Indexed by `Stat as usize`: a fixed array inside the struct, so counting a statistic
+    /// is one add at a constant offset (no length check, no pointer to follow).
+    counters: [OwnedCounter; Stat::COUNT],
     events: Box<[EventTotals]>,
     time_model: [OwnedCounter; TimeModel::COUNT],
     /// What the session is doing now (its wait among it): for `v$session` and Active
@@ -93,7 +95,7 @@ pub struct SessionStats {
 impl Default for SessionStats {
     fn default() -> Self {
         SessionStats {
-            counters: (0..Stat::COUNT).map(|_| OwnedCounter::default()).collect(),
+            counters: std::array::from_fn(|_| OwnedCounter::default()),
             events: (0..WaitEvent::COUNT).map(|_| EventTotals::default()).collect(),
             time_model: Default::default(),
             activity: Default::default(),
