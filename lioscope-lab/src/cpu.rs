@@ -36,8 +36,6 @@ use super::sample;
 use super::stats::{Alternative, Method, mann_whitney, spread};
 use lioscope::stats::osstat::{self, CpuTimes};
 use lioscope::{Database, DatabaseOptions, Result, Session};
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -220,9 +218,7 @@ pub fn run(opts: &CpuOptions) -> Result<CpuReport> {
     let levels = load_levels(opts)?;
     let most = levels.iter().copied().max().unwrap_or(1);
     let rounds = opts.repeat.max(1);
-    let seed = opts.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-    });
+    let seed = levels::seed_or_clock(opts.seed);
     let (dir, _tmp) = sample::work_dir(opts.db.as_deref(), "lab-cpu")?;
     let parameters = vec![("db_cache_size".to_owned(), (32u64 << 20).to_string())];
     let db = Database::open_or_create(&dir, DatabaseOptions { parameters, ..Default::default() })?;
@@ -234,14 +230,8 @@ pub fn run(opts: &CpuOptions) -> Result<CpuReport> {
     progress.step(&format!("warming up: {most} workers of each kind"));
     run_level(&mut sessions, most, Kind::Engine, rows, iterations, 0)?;
     run_level(&mut sessions, most, Kind::Control, rows, iterations, 0)?;
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut schedule = Vec::with_capacity(2 * levels.len() * rounds);
-    for _ in 0..rounds {
-        let mut round: Vec<(usize, Kind)> =
-            levels.iter().flat_map(|&n| [(n, Kind::Engine), (n, Kind::Control)]).collect();
-        round.shuffle(&mut rng);
-        schedule.extend(round);
-    }
+    let steps: Vec<(usize, Kind)> = levels.iter().flat_map(|&n| [(n, Kind::Engine), (n, Kind::Control)]).collect();
+    let schedule = levels::shuffled_rounds(&steps, rounds, seed);
     let mut runs: BTreeMap<(usize, u8), Vec<CpuRun>> = BTreeMap::new();
     for (sequence, &(n, kind)) in schedule.iter().enumerate() {
         let unit = if n == 1 { "worker" } else { "workers" };

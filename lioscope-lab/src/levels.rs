@@ -1,5 +1,6 @@
-//! What the load-level experiments (`lab lio`, `lab cpu`) share: the levels themselves
-//! (how many sessions run at once), starting a level's sessions together while the
+//! What the load-level experiments (`lab lio`, `lab cpu`) share, and with `lab mbrc` and
+//! `lab populate` the order their steps run in (seeded shuffled rounds): the levels
+//! themselves (how many sessions run at once), starting a level's sessions together while the
 //! machine's CPU is read from /proc/stat around them, a level's figures as spreads over
 //! its runs, and the report around them: the terminal table and the JSON, CSV and HTML
 //! files, each level with its ratio derived from medians (scaling factor, throughput).
@@ -84,6 +85,29 @@ pub fn at_once<T: Send>(
     let (group, outcomes): (Vec<Session>, Vec<Result<T>>) = finished.into_iter().unzip();
     sessions.splice(0..0, group);
     Ok(Step { outcomes: outcomes.into_iter().collect::<Result<_>>()?, elapsed_s, cpu })
+}
+
+/// `given`, or a seed from the clock when none was given (reports record which).
+pub fn seed_or_clock(given: Option<u64>) -> u64 {
+    given.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+    })
+}
+
+/// The order an experiment's steps run in: `rounds` rounds of every one of `items`, each
+/// round in an order shuffled anew by a generator seeded with `seed` (the same seed gives
+/// the same order), so that drift over a run falls on every item alike.
+pub fn shuffled_rounds<T: Clone>(items: &[T], rounds: usize, seed: u64) -> Vec<T> {
+    use rand::SeedableRng;
+    use rand::seq::SliceRandom;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut schedule = Vec::with_capacity(items.len() * rounds);
+    for _ in 0..rounds {
+        let mut round = items.to_vec();
+        round.shuffle(&mut rng);
+        schedule.extend(round);
+    }
+    schedule
 }
 
 /// Each of `figures`' keys over `runs`: the spread of `figure(run, key)`, `None` when a
@@ -356,6 +380,18 @@ mod tests {
         let mut without_one = vec![level(2, 19.0)];
         set_ratios(&mut without_one, |_, _| Some(1.0));
         assert_eq!(without_one[0].ratio, None);
+    }
+
+    #[test]
+    fn shuffled_rounds_hold_every_item_once_a_round_in_a_seeded_order() {
+        let schedule = shuffled_rounds(&[1, 2, 3, 4], 3, 7);
+        assert_eq!(schedule.len(), 12);
+        for round in schedule.chunks(4) {
+            let mut sorted = round.to_vec();
+            sorted.sort_unstable();
+            assert_eq!(sorted, [1, 2, 3, 4]);
+        }
+        assert_eq!(schedule, shuffled_rounds(&[1, 2, 3, 4], 3, 7), "the same seed, the same order");
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //!   and migrated rows, and where its time goes by phase.
 //! - [`scan`]: the cost of a row by access path, with performance counters, or
 //!   instructions counted by callgrind ([`callgrind`]).
-//! - [`levels`]: what `lio` and `cpu` share: load levels, sessions started at once with
+//! - [`levels`]: what the load-level experiments share: load levels, seeded shuffled rounds, sessions started at once with
 //!   /proc/stat read around them, a level's figures over its runs.
 //! - [`history`]: the results history: every run stored in SQLite, `lab history`, `lab compare`.
 //! - [`environment`], [`progress`]: the machine a report comes from; a progress bar.

@@ -33,8 +33,6 @@ use super::sample;
 use super::stats::{ThroughOriginFit, fit_through_origin};
 use lioscope::stats::{EventSnapshot, Stat, WaitEvent};
 use lioscope::{Database, DatabaseOptions, Error, Result, Session};
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -236,9 +234,7 @@ pub fn run(opts: &MbrcOptions) -> Result<MbrcReport> {
         return Err(Error::InvalidParameter { name: "--rows".into(), message: "must be 1 to 1,000,000,000".into() });
     }
     let rounds = opts.repeat.max(1);
-    let seed = opts.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-    });
+    let seed = super::levels::seed_or_clock(opts.seed);
     let (dir, _tmp) = sample::work_dir(opts.db.as_deref(), "lab-mbrc")?;
     let progress = super::progress::Steps::new((2 + values.len() * rounds) as u64, "lab mbrc");
     progress.step(&format!("loading {} rows", opts.rows));
@@ -248,13 +244,7 @@ pub fn run(opts: &MbrcOptions) -> Result<MbrcReport> {
     let table_blocks = table_blocks(&db.session())?;
     progress.step("warm-up scan");
     cold_scan(&db, *values.last().unwrap_or(&128), 0)?;
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut schedule = Vec::with_capacity(values.len() * rounds);
-    for _ in 0..rounds {
-        let mut round = values.clone();
-        round.shuffle(&mut rng);
-        schedule.extend(round);
-    }
+    let schedule = super::levels::shuffled_rounds(&values, rounds, seed);
     let mut runs: BTreeMap<usize, Vec<MbrcRun>> = BTreeMap::new();
     for (sequence, &mbrc) in schedule.iter().enumerate() {
         progress.step(&format!("MBRC {mbrc}"));

@@ -28,8 +28,6 @@ use super::bench::inmemory::{self as bench, PHASES, Population};
 use super::history::{self, FigureSamples, HistoryArgs};
 use super::stats::{Alternative, Method, Spread, mann_whitney, spread};
 use lioscope::{Database, DatabaseOptions, Error, Result};
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -238,9 +236,7 @@ pub fn run(opts: &PopulateOptions) -> Result<PopulateReport> {
         return Err(Error::InvalidParameter { name: "--rows".into(), message: "must be above 0".into() });
     }
     let rounds = opts.repeat.max(1);
-    let seed = opts.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-    });
+    let seed = super::levels::seed_or_clock(opts.seed);
     let chained = !opts.no_chained;
     let (dir, _tmp) = super::sample::work_dir(opts.db.as_deref(), "lab-populate")?;
     let rows = opts.rows;
@@ -281,13 +277,7 @@ pub fn run(opts: &PopulateOptions) -> Result<PopulateReport> {
     session.execute(&format!("ALTER SYSTEM SET \"_ash_sampling_interval\" = {}", opts.ash_interval))?;
     let first_sample = last_sample_id(&session)?;
     let mut ash = Vec::new();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut schedule = Vec::with_capacity(cases.len() * rounds);
-    for _ in 0..rounds {
-        let mut round = cases.clone();
-        round.shuffle(&mut rng);
-        schedule.extend(round);
-    }
+    let schedule = super::levels::shuffled_rounds(&cases, rounds, seed);
     let mut runs: BTreeMap<Case, Vec<PopulateRun>> = BTreeMap::new();
     for (sequence, case) in schedule.iter().enumerate() {
         progress.step(&case.label());
