@@ -13,8 +13,8 @@
 //! in-memory scans.
 //!
 //! Where population time goes comes from lioscope's own accounting, by phase: reading
-//! blocks, decoding rows (chained pieces followed), building dictionaries, encoding and
-//! compressing (`IM populate time ...` statistics) — the source's profile by function,
+//! blocks, decoding rows, following chained rows' pieces, building dictionaries, encoding
+//! and compressing (`IM populate time ...` statistics) — the source's profile by function,
 //! summed by what the functions do. And over time, from Active Session History sampled
 //! every `--ash-interval` ms: each worker's share of each [`BUCKET_MS`] slice ON CPU and
 //! waiting on `db file sequential read` (the migrated rows' pieces read one by one, with
@@ -104,17 +104,15 @@ pub struct PopulateRun {
 impl PopulateRun {
     fn figure(&self, key: &str) -> Option<f64> {
         let p = &self.population;
-        let phase = |i: usize| Some(p.phases_us[i] as f64 / 1000.0);
+        if let Some(i) = PHASES.iter().position(|(_, phase, _)| *phase == key) {
+            return Some(p.phases_us[i] as f64 / 1000.0);
+        }
         match key {
             "elapsed_ms" => Some(p.elapsed_ms),
             "mb_per_s" => Some(p.rates.mb_per_s),
             "mb_per_s_per_worker" => Some(p.rates.mb_per_s_per_worker),
             "rows_per_s_per_worker" => Some(p.rates.rows_per_s_per_worker),
             "cpu_s" => Some(p.rates.cpu_s),
-            "read_ms" => phase(0),
-            "decode_ms" => phase(1),
-            "dictionary_ms" => phase(2),
-            "encode_ms" => phase(3),
             "continued_rows" => Some(p.continued_rows as f64),
             "physical_reads" => Some(p.physical_reads as f64),
             "compression_ratio" => Some(p.rates.compression_ratio),
@@ -124,22 +122,28 @@ impl PopulateRun {
 }
 
 /// The figures of a case, in report order, and how each is derived.
-pub const FIGURES: [(&str, &str); 12] = [
+pub const FIGURES: [(&str, &str); 14] = [
     ("elapsed_ms", "wall clock from ALTER TABLE … INMEMORY to the return of POPULATE_WAIT"),
     ("mb_per_s", "v$im_segments BYTES / 10^6 / elapsed s"),
     ("mb_per_s_per_worker", "mb_per_s / workers"),
     ("rows_per_s_per_worker", "v$im_segments POPULATED_ROWS / elapsed s / workers"),
     ("cpu_s", "delta of 'IM populate CPU time' (every worker) / 100"),
     ("read_ms", "delta of 'IM populate time reading blocks (us)' / 1000: multiblock reads, consistent gets"),
+    ("decode_ms", "delta of 'IM populate time decoding rows (us)' / 1000: rows into the gather buffers"),
     (
-        "decode_ms",
-        "delta of 'IM populate time decoding rows (us)' / 1000: rows into the gather buffers, chained pieces followed",
+        "chained_ms",
+        "delta of 'IM populate time following chained rows (us)' / 1000: finding and reading migrated or chained \
+         rows' pieces",
     ),
     (
         "dictionary_ms",
         "delta of 'IM populate time building dictionaries (us)' / 1000: hashing keys, finding the distinct ones",
     ),
-    ("encode_ms", "delta of 'IM populate time encoding and compressing (us)' / 1000: the rest of building the units"),
+    ("encode_ms", "delta of 'IM populate time encoding (us)' / 1000: domains, values to codes, plain keys"),
+    (
+        "compress_ms",
+        "delta of 'IM populate time compressing (us)' / 1000: codes into byte lanes, bit-packed or run-length",
+    ),
     ("continued_rows", "delta of 'table fetch continued row': pieces of migrated or chained rows followed"),
     ("physical_reads", "delta of 'physical reads': blocks the workers read from disk (with --cold)"),
     ("compression_ratio", "v$im_segments BYTES / INMEMORY_SIZE"),
@@ -441,15 +445,17 @@ fn history_figures(report: &PopulateReport) -> Vec<FigureSamples> {
 }
 
 /// The columns of the cases' table.
-const CASE_COLUMNS: [&str; 9] = [
+const CASE_COLUMNS: [&str; 11] = [
     "case",
     "elapsed ms",
     "MB/s a worker",
     "rows/s a worker",
     "reading ms",
     "decoding ms",
+    "chained ms",
     "dictionaries ms",
     "encoding ms",
+    "compressing ms",
     "continued rows",
 ];
 
@@ -466,8 +472,10 @@ fn case_rows(report: &PopulateReport) -> Vec<Vec<String>> {
                 cell("rows_per_s_per_worker"),
                 cell("read_ms"),
                 cell("decode_ms"),
+                cell("chained_ms"),
                 cell("dictionary_ms"),
                 cell("encode_ms"),
+                cell("compress_ms"),
                 cell("continued_rows"),
             ]
         })
@@ -563,17 +571,16 @@ fn html(report: &PopulateReport, stored: Option<&history::Stored>) -> Result<sup
         series,
         "v$im_segments BYTES / 10^6 / elapsed s / workers, median of the runs, bars from min to max; ×n: n workers",
     ))?;
-    let phase_keys = ["read_ms", "decode_ms", "dictionary_ms", "encode_ms"];
-    let phase_names: Vec<&str> = PHASES.iter().map(|(_, name)| *name).collect();
+    let phase_names: Vec<&str> = PHASES.iter().map(|(_, _, name)| *name).collect();
     let series = report
         .cases
         .iter()
         .filter(|c| c.case.workers == report.cases.iter().map(|c| c.case.workers).min().unwrap_or(1))
         .map(|c| {
-            let points = phase_keys
+            let points = PHASES
                 .iter()
                 .enumerate()
-                .filter_map(|(i, key)| c.figures[key].map(|f| (i as f64, f.median, Some((f.min, f.max)))))
+                .filter_map(|(i, (_, key, _))| c.figures[*key].map(|f| (i as f64, f.median, Some((f.min, f.max)))))
                 .collect();
             Series::new(&c.label, points)
         })

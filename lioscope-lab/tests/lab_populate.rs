@@ -36,13 +36,13 @@ fn lab_populate_measures_each_case_and_where_its_time_goes() {
         for run in &case.runs {
             let p = &run.population;
             assert_eq!(p.segment.populated_rows, 4000, "{}", case.label);
-            assert!(
-                p.phases_us.iter().all(|&us| us > 0),
-                "{}: every phase did some work: {:?}",
-                case.label,
-                p.phases_us
-            );
             let migrated = case.case.table == "CUSTOMERS_CHAINED";
+            for ((_, _, phase), &us) in lioscope_lab::bench::inmemory::PHASES.iter().zip(&p.phases_us) {
+                // Following chained rows is work only where rows migrated; every other
+                // phase does some in every population.
+                let expected = *phase != "following chained rows" || migrated;
+                assert_eq!(us > 0, expected, "{}: {phase}: {:?}", case.label, p.phases_us);
+            }
             assert_eq!(p.continued_rows > 0, migrated, "{}: pieces followed only of migrated rows", case.label);
         }
     }

@@ -206,12 +206,14 @@ pub(crate) fn whole_row<'b>(
     spans: &'b mut [ColumnSpan],
     scratch: &'b mut Vec<u8>,
 ) -> Result<Option<BlockRow<'b>>> {
-    whole_row_keeping(ctx, bytes, rdba, slot, kinds, spans, scratch, &mut None)
+    whole_row_keeping(ctx, bytes, rdba, slot, kinds, spans, scratch, &mut None, None)
 }
 
 /// [`whole_row`] for a caller that reads many rows of one block: a chained row's piece
 /// block stays in `piece_block` for the next row's pieces (see
-/// [`super::full_scan::assemble_row_keeping`]).
+/// [`super::full_scan::assemble_row_keeping`]), and the time spent assembling chained
+/// rows is added to `chained_time` when given (population's phase; a row stored whole
+/// reads no clock).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn whole_row_keeping<'b, 'c>(
     ctx: &AccessContext<'c>,
@@ -222,13 +224,18 @@ pub(crate) fn whole_row_keeping<'b, 'c>(
     spans: &'b mut [ColumnSpan],
     scratch: &'b mut Vec<u8>,
     piece_block: &mut Option<crate::buffer::ReadGuard<'c>>,
+    chained_time: Option<&mut std::time::Duration>,
 ) -> Result<Option<BlockRow<'b>>> {
     let Some(entry) = DataBlock(bytes).directory().get(2 * slot..2 * slot + 2) else { return Ok(None) };
     let (stream, column_count): (&[u8], usize) = match live_row(ctx, rdba, bytes, slot, entry)? {
         None => return Ok(None),
         Some(LiveRow::Whole { stream, column_count }) => (stream, column_count),
         Some(LiveRow::Chained { column_count, fragment, next }) => {
+            let started = chained_time.is_some().then(std::time::Instant::now);
             super::full_scan::assemble_row_keeping(ctx, rdba, bytes, fragment, next, scratch, piece_block)?;
+            if let (Some(spent), Some(started)) = (chained_time, started) {
+                *spent += started.elapsed();
+            }
             (scratch, column_count)
         }
     };

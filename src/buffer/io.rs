@@ -8,16 +8,21 @@
 //! ```text
 //!  claim a free buffer (sweep)   physical read buffer claim ns        monotonic clock, per block
 //!  insert it into its chain      physical read hash chain insert ns   monotonic clock, per block
-//!  pread / preadv                physical read syscall CPU ns         thread CPU clock, per call
-//!  check the block (checksum)    physical read block check ns         monotonic clock, per block
+//!  pread / preadv, its wait      physical read syscall CPU ns         thread CPU clock, per call
+//!  check the blocks (checksum)   physical read block check ns         thread CPU clock, per call
 //! ```
 //!
 //! The read call's time is the thread's CPU clock around it, because the call blocks on
-//! the device: only what the kernel spent on the CPU for it counts (reading that clock is
-//! itself a system call, once before and once after each read call). The other steps do
-//! not block (unless a claim must wait for a free buffer or write a dirty victim back,
-//! which have wait events of their own), so their wall time by the monotonic clock, read
-//! without a system call, is their CPU time unless the thread was descheduled.
+//! the device: only what the kernel spent on the CPU for it counts, with the bookkeeping
+//! of its wait event. The checks of the blocks a call read are timed together by the
+//! same clock, from its reading as the call returned to one after the last check: they
+//! are most of a block's CPU, so time the thread spent descheduled (which the monotonic
+//! clock would count) must not land in them. Reading that clock is itself a system call:
+//! three readings a read call. Claims and inserts do not block (unless a claim must wait
+//! for a free buffer or write a dirty victim back, which have wait events of their own)
+//! and cost well under a microsecond, so their wall time by the monotonic clock, read
+//! without a system call, stands for their CPU time (it overstates it only by time the
+//! thread was descheduled inside them).
 
 use super::*;
 
@@ -43,14 +48,19 @@ impl BufferCache {
             return Ok(Loaded::ByOther(existing));
         }
         let file = self.file(rdba);
+        let mut call_ended = None;
         let result = file.and_then(|file| {
-            let _wait = stats.begin_wait_with(WaitEvent::DbFileSequentialRead, block_read_parameters(rdba, 1));
+            let wait = stats.begin_wait_with(WaitEvent::DbFileSequentialRead, block_read_parameters(rdba, 1));
             // SAFETY: we hold the only pin on a READING buffer: nobody else reads or writes it.
             let bytes = unsafe { self.buffer_bytes_mut(victim) };
-            syscall_cpu(stats, || file.read_block(block::rdba_block(rdba), bytes))
+            let (read, ended) = syscall_cpu(stats, wait, || file.read_block(block::rdba_block(rdba), bytes));
+            call_ended = Some(ended);
+            read
         });
+        let checked = result
+            .and_then(|()| self.check_read(stats, call_ended, &[(rdba, victim)]).pop().map_or(Ok(()), |(_, e)| Err(e)));
         self.count_read(stats, 1);
-        self.finish_read(stats, victim, rdba, result)?;
+        self.finish_read(stats, victim, rdba, checked)?;
         Ok(Loaded::ByUs(victim))
     }
 
@@ -64,16 +74,31 @@ impl BufferCache {
         }
     }
 
-    /// Ends a read into READING buffer `index`: checks the block and makes it visible, or
-    /// removes the buffer from its chain and returns the error.
-    pub(super) fn finish_read(&self, stats: &SessionStats, index: u32, rdba: u32, io: Result<()>) -> Result<()> {
+    /// Checks the blocks a read call put in `run`'s READING buffers (block address, buffer):
+    /// returns the failures, by position in `run`. The
+    /// checks' CPU, by the thread's CPU clock from `call_ended` (the clock's reading as
+    /// the call returned, so no extra reading is taken) to after the last check, goes to
+    /// `physical read block check ns`.
+    fn check_read(&self, stats: &SessionStats, call_ended: Option<u64>, run: &[(u32, u32)]) -> Vec<(usize, Error)> {
+        let started = call_ended.unwrap_or_else(crate::stats::osstat::thread_cpu_time_ns);
+        let mut failed = Vec::new();
+        for (at, &(rdba, index)) in run.iter().enumerate() {
+            // SAFETY: still READING and pinned by us alone for writing.
+            if let Err(reason) = block::verify(unsafe { self.buffer_bytes(index) }, rdba) {
+                failed.push((at, self.corrupt(rdba, reason)));
+            }
+        }
+        let ended = crate::stats::osstat::thread_cpu_time_ns();
+        stats.add(Stat::PhysicalReadBlockCheckNs, ended.saturating_sub(started));
+        failed
+    }
+
+    /// Ends a read into READING buffer `index` whose block [`BufferCache::check_read`]
+    /// checked: makes it visible, or removes the buffer from its chain and returns the
+    /// error.
+    pub(super) fn finish_read(&self, stats: &SessionStats, index: u32, rdba: u32, checked: Result<()>) -> Result<()> {
         // SAFETY: still READING and pinned by us alone for writing.
         let bytes = unsafe { self.buffer_bytes(index) };
-        let checked =
-            io.and_then(|()| match timed(stats, Stat::PhysicalReadBlockCheckNs, || block::verify(bytes, rdba)) {
-                Ok(_) => Ok(()),
-                Err(reason) => Err(self.corrupt(rdba, reason)),
-            });
         let h = &self.headers[index as usize];
         h.object_id.store(block::BlockHeader(bytes).object_id(), Ordering::Relaxed);
         match checked {
@@ -276,21 +301,28 @@ impl BufferCache {
         }
         let first = run[0].0;
         let n = run.len() as u32;
+        let mut call_ended = None;
         let io = self.file(first).and_then(|file| {
             let event = if n > 1 { WaitEvent::DbFileScatteredRead } else { WaitEvent::DbFileSequentialRead };
-            let _wait = stats.begin_wait_with(event, block_read_parameters(first, n));
+            let wait = stats.begin_wait_with(event, block_read_parameters(first, n));
             // SAFETY: each buffer is READING and pinned by us alone; they are distinct.
             let mut bufs: Vec<&mut [u8]> = run.iter().map(|&(_, i)| unsafe { self.buffer_bytes_mut(i) }).collect();
-            syscall_cpu(stats, || file.read_blocks(block::rdba_block(first), &mut bufs))
+            let (read, ended) = syscall_cpu(stats, wait, || file.read_blocks(block::rdba_block(first), &mut bufs));
+            call_ended = Some(ended);
+            read
         });
+        let failed = match io {
+            Ok(()) => self.check_read(stats, call_ended, run),
+            Err(e) => (run.iter().enumerate())
+                .map(|(at, &(rdba, _))| (at, self.corrupt(rdba, format!("multiblock read failed: {e}"))))
+                .collect(),
+        };
+        let mut failed = failed.into_iter().peekable();
         self.count_read(stats, u64::from(n));
         let mut first_error = None;
-        for (rdba, index) in run.drain(..) {
-            let io_result = match &io {
-                Ok(()) => Ok(()),
-                Err(e) => Err(self.corrupt(rdba, format!("multiblock read failed: {e}"))),
-            };
-            match self.finish_read(stats, index, rdba, io_result) {
+        for (at, (rdba, index)) in run.drain(..).enumerate() {
+            let checked = failed.next_if(|(failed_at, _)| *failed_at == at).map_or(Ok(()), |(_, e)| Err(e));
+            match self.finish_read(stats, index, rdba, checked) {
                 Ok(()) => keep.push_back((rdba, index)),
                 Err(e) => {
                     first_error.get_or_insert(e);
@@ -354,12 +386,15 @@ fn timed<T>(stats: &SessionStats, stat: Stat, step: impl FnOnce() -> T) -> T {
     out
 }
 
-/// Runs a read system call and adds the CPU time the thread spent in it (its CPU clock
-/// before and after) to `physical read syscall CPU ns`.
+/// Runs a read system call and ends its `wait`, and adds the CPU time the thread spent
+/// (its CPU clock before and after) to `physical read syscall CPU ns`; returns the
+/// call's result and the clock's reading after it, where the block checks start.
 #[inline]
-fn syscall_cpu<T>(stats: &SessionStats, call: impl FnOnce() -> T) -> T {
+fn syscall_cpu<T>(stats: &SessionStats, wait: impl Sized, call: impl FnOnce() -> T) -> (T, u64) {
     let started = crate::stats::osstat::thread_cpu_time_ns();
     let out = call();
-    stats.add(Stat::PhysicalReadSyscallCpuNs, crate::stats::osstat::thread_cpu_time_ns().saturating_sub(started));
-    out
+    drop(wait);
+    let ended = crate::stats::osstat::thread_cpu_time_ns();
+    stats.add(Stat::PhysicalReadSyscallCpuNs, ended.saturating_sub(started));
+    (out, ended)
 }

@@ -29,9 +29,11 @@
 //! Where a unit's time goes is counted by phase, in microseconds of wall time on the
 //! worker (`IM populate time ...` statistics, lioscope's own): reading blocks (the
 //! multiblock reads and consistent gets, timed a read call and a block at a time),
-//! decoding rows (walking a block's rows into the gather buffers, chained pieces
-//! followed), building dictionaries (hashing keys and finding the distinct ones, timed a
-//! column at a time), and encoding and compressing (the rest of building the unit).
+//! decoding rows (walking a block's rows into the gather buffers), following chained
+//! rows (finding and reading a chained or migrated row's pieces, timed a row at a time),
+//! building dictionaries (hashing keys and finding the distinct ones) and compressing
+//! (storing the codes at the unit's packing), both timed a column at a time by
+//! [`super::cu::take_build_phases`], and encoding (the rest of building the unit).
 //!
 //! Each worker is a session (`v$session` type `W000`, `W001`, …) with its own statistics
 //! and waits (active while it works on a task, flagged IN_INMEMORY_POPULATE, or
@@ -373,7 +375,8 @@ fn populate_unit(
     let max_read = ctx.multiblock_read_count.clamp(1, (ctx.cache.buffer_count() / 4).max(1) as u32);
     let mut block_index = 0u32;
     // Where the unit's time goes: reading blocks (multiblock reads, consistent gets) and
-    // decoding their rows (chained pieces followed), timed a block at a time.
+    // decoding their rows, timed a block at a time, and following chained rows' pieces
+    // (inside decoding; taken out of it below), timed a chained row at a time.
     let mut phases = Phases::default();
     for ExtentRun { first, blocks: count } in ExtentRun::adjacent(&unit.blocks) {
         let mut at = first;
@@ -413,6 +416,7 @@ fn populate_unit(
                         &mut spans,
                         &mut scratch,
                         &mut piece_block,
+                        Some(&mut phases.chained),
                     )?;
                     if let Some(row) = row {
                         builder.row(rdba, |i| row.column_payload(i))?;
@@ -431,7 +435,7 @@ fn populate_unit(
     }
     let rows = builder.rows();
     let build_started = std::time::Instant::now();
-    super::cu::take_dictionary_ns();
+    super::cu::take_build_phases();
     let imcu = builder.build(scn, packing(segment.spec.compression), store.area().as_ref(), buffers);
     let build = build_started.elapsed();
     let limit = db.settings().inmemory_size;
@@ -443,12 +447,14 @@ fn populate_unit(
         stats.add(Stat::ImPopulateRows, rows as u64);
     }
     stats.add(Stat::ImPopulateBytesFromStorage, (unit.blocks.len() * ctx.space.block_size) as u64);
-    let dictionary = std::time::Duration::from_nanos(super::cu::take_dictionary_ns());
+    let built = super::cu::take_build_phases();
     let us = |d: std::time::Duration| d.as_micros() as u64;
     stats.add(Stat::ImPopulateReadTime, us(phases.read));
-    stats.add(Stat::ImPopulateDecodeTime, us(phases.decode));
-    stats.add(Stat::ImPopulateDictionaryTime, us(dictionary));
-    stats.add(Stat::ImPopulateEncodeTime, us(build.saturating_sub(dictionary)));
+    stats.add(Stat::ImPopulateDecodeTime, us(phases.decode.saturating_sub(phases.chained)));
+    stats.add(Stat::ImPopulateChainedTime, us(phases.chained));
+    stats.add(Stat::ImPopulateDictionaryTime, us(built.dictionary));
+    stats.add(Stat::ImPopulateEncodeTime, us(build.saturating_sub(built.dictionary + built.compressing)));
+    stats.add(Stat::ImPopulateCompressTime, us(built.compressing));
     let cpu_us = crate::stats::osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
     stats.add_time_and_centiseconds(crate::stats::TimeModel::DbCpu, Stat::ImPopulateCpuTime, cpu_us);
     Ok(())
@@ -461,6 +467,9 @@ struct Phases {
     read: std::time::Duration,
     /// Walking each block's rows into the gather buffers, chained pieces followed.
     decode: std::time::Duration,
+    /// The part of `decode` spent assembling chained and migrated rows: finding and
+    /// reading their pieces (`table fetch continued row`, single-block reads).
+    chained: std::time::Duration,
 }
 
 thread_local! {

@@ -93,8 +93,10 @@ statistics! {
     ImPopulateCpuTime => "IM populate CPU time", 128;
     ImPopulateReadTime => "IM populate time reading blocks (us)", 128;
     ImPopulateDecodeTime => "IM populate time decoding rows (us)", 128;
+    ImPopulateChainedTime => "IM populate time following chained rows (us)", 128;
     ImPopulateDictionaryTime => "IM populate time building dictionaries (us)", 128;
-    ImPopulateEncodeTime => "IM populate time encoding and compressing (us)", 128;
+    ImPopulateEncodeTime => "IM populate time encoding (us)", 128;
+    ImPopulateCompressTime => "IM populate time compressing (us)", 128;
     ImRepopulateCus => "IM repopulate CUs", 128;
     ImScanSegments => "IM scan segments", 128;
     ImScanCus => "IM scan CUs", 128;

@@ -76,20 +76,23 @@ pub struct Population {
     pub bytes_from_storage: u64,
     pub continued_rows: u64,
     pub physical_reads: u64,
-    /// Where the workers' time went (`IM populate time ...` deltas, microseconds):
-    /// reading blocks, decoding rows, building dictionaries, encoding and compressing.
-    pub phases_us: [u64; 4],
+    /// Where the workers' time went (`IM populate time ...` deltas, microseconds), in
+    /// [`PHASES`]' order.
+    pub phases_us: [u64; 6],
     /// `IM populate CUs` of each worker session (`v$sesstat` delta), by program.
     pub cus_by_worker: Vec<(String, u64)>,
     pub rates: Rates,
 }
 
-/// The population phases' statistics, in [`Population::phases_us`]'s order.
-pub const PHASES: [(Stat, &str); 4] = [
-    (Stat::ImPopulateReadTime, "reading blocks"),
-    (Stat::ImPopulateDecodeTime, "decoding rows"),
-    (Stat::ImPopulateDictionaryTime, "building dictionaries"),
-    (Stat::ImPopulateEncodeTime, "encoding and compressing"),
+/// The population phases' statistics, in [`Population::phases_us`]'s order: the
+/// statistic, the lab's figure for it (milliseconds), and the phase's name.
+pub const PHASES: [(Stat, &str, &str); 6] = [
+    (Stat::ImPopulateReadTime, "read_ms", "reading blocks"),
+    (Stat::ImPopulateDecodeTime, "decode_ms", "decoding rows"),
+    (Stat::ImPopulateChainedTime, "chained_ms", "following chained rows"),
+    (Stat::ImPopulateDictionaryTime, "dictionary_ms", "building dictionaries"),
+    (Stat::ImPopulateEncodeTime, "encode_ms", "encoding"),
+    (Stat::ImPopulateCompressTime, "compress_ms", "compressing"),
 ];
 
 /// What a population's figures give, each derived as its field says.
@@ -454,7 +457,7 @@ pub(crate) fn populate(
         bytes_from_storage: delta(Stat::ImPopulateBytesFromStorage, &after),
         continued_rows: delta(Stat::TableFetchContinuedRow, &after),
         physical_reads: delta(Stat::PhysicalReads, &after),
-        phases_us: PHASES.map(|(stat, _)| delta(stat, &after)),
+        phases_us: PHASES.map(|(stat, _, _)| delta(stat, &after)),
         cus_by_worker,
     })
 }

@@ -69,6 +69,11 @@ impl Lanes {
     /// Stores `codes` (each below `2^bits`) at `packing`, in `area` when given and it has
     /// room.
     pub(super) fn new(codes: &[u64], bits: u8, packing: Packing, area: Option<&InMemoryArea>) -> Lanes {
+        super::build_clock::compressing(|| Lanes::store(codes, bits, packing, area))
+    }
+
+    /// [`Lanes::new`] untimed.
+    fn store(codes: &[u64], bits: u8, packing: Packing, area: Option<&InMemoryArea>) -> Lanes {
         match Lanes::layout(codes.len(), bits, packing) {
             LaneLayout::Packed(width) => {
                 let words = Stored::zeroed_in(area, simd::packed_words(codes.len(), width), |words| {
@@ -112,6 +117,12 @@ enum LaneLayout {
 impl Runs {
     /// Run-length encodes `codes` (each below `2^bits`; not empty).
     pub(super) fn new(codes: &[u64], bits: u8, area: Option<&InMemoryArea>) -> Runs {
+        let (ends, run_codes) = super::build_clock::compressing(|| Runs::find(codes));
+        Runs { ends, codes: Lanes::new(&run_codes, bits, Packing::Tight, area) }
+    }
+
+    /// Each run's end row and code.
+    fn find(codes: &[u64]) -> (Vec<u32>, Vec<u64>) {
         let mut ends = Vec::new();
         let mut run_codes = Vec::new();
         for (row, &code) in codes.iter().enumerate() {
@@ -124,7 +135,7 @@ impl Runs {
         }
         ends.push(codes.len() as u32);
         ends.shrink_to_fit();
-        Runs { ends, codes: Lanes::new(&run_codes, bits, Packing::Tight, area) }
+        (ends, run_codes)
     }
 }
 

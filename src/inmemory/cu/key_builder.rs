@@ -124,8 +124,9 @@ impl KeyColumnBuilder {
         let started = std::time::Instant::now();
         let mut dictionary_done = None;
         let unit = self.encode_timed(packing, area, &mut dictionary_done);
-        let dictionary = dictionary_done.map_or(std::time::Duration::ZERO, |done| done - started);
-        DICTIONARY_NS.set(DICTIONARY_NS.get() + dictionary.as_nanos() as u64);
+        if let Some(done) = dictionary_done {
+            super::build_clock::add_dictionary(done - started);
+        }
         unit
     }
 
@@ -181,18 +182,6 @@ impl KeyColumnBuilder {
         };
         ColumnUnit { rows, nulls, null_count, body }
     }
-}
-
-thread_local! {
-    /// Nanoseconds this thread spent building key columns' dictionaries since it last
-    /// took them ([`take_dictionary_ns`]): what population reports as its dictionary phase.
-    static DICTIONARY_NS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// The nanoseconds this thread spent building dictionaries since the last call (hashing
-/// the keys, estimating and finding the distinct ones), and starts counting again.
-pub fn take_dictionary_ns() -> u64 {
-    DICTIONARY_NS.replace(0)
 }
 
 /// The bytes a dictionary of `distinct` of `keys` keys (of `key_bytes` in all) over `rows`

@@ -56,6 +56,7 @@
 //!  plain        keys stored plain, and predicates on them row by row
 //!  key_builder  encoding a unit of keys as rows arrive: estimate, hash table, choice
 //!  codes        one code per row: byte lanes, bit-packed lanes, runs
+//!  build_clock  the time building spends on dictionaries and on compressing, per thread
 //!  filter       predicates as tests on codes, and the kernels that run them
 //!  tests        round trips and filters against row-by-row evaluation
 //! ```
@@ -66,11 +67,13 @@ mod keys;
 mod plain;
 mod key_builder;
 mod codes;
+mod build_clock;
 mod filter;
 #[cfg(test)]
 mod tests;
 
-pub use key_builder::{KeyColumnBuilder, take_dictionary_ns};
+pub use build_clock::take_build_phases;
+pub use key_builder::KeyColumnBuilder;
 
 use super::area::InMemoryArea;
 use super::bitmap::Bitmap;
