@@ -27,6 +27,7 @@
 //! Invariant: a delta is never computed across two different sessions (rows are keyed
 //! by session id, and a session id is never reused while the database is open).
 
+use lioscope::stats::ash;
 use lioscope::types::{Datum, Value};
 use lioscope::{Error, QueryResult, Result, Session, StatementKind};
 use std::collections::BTreeMap;
@@ -87,10 +88,12 @@ pub fn parse(text: &str) -> Result<Request> {
             ash = Some(DEFAULT_ASH_COLUMNS.iter().map(|c| c.to_string()).collect());
         } else if let Some(columns) = upper.strip_prefix("ASH=") {
             let columns: Vec<String> = columns.split('+').map(str::to_owned).collect();
-            if let Some(bad) = columns.iter().find(|c| !ASH_GROUP_COLUMNS.contains(&c.as_str())) {
+            if let Some(bad) = columns.iter().find(|c| !ash::is_grouping_column(c)) {
+                let grouping: Vec<&str> =
+                    ash::VIEW_COLUMNS.into_iter().filter(|c| ash::is_grouping_column(c)).collect();
                 return Err(syntax(format!(
                     "'{bad}' is not a column to group ASH samples by ({})",
-                    ASH_GROUP_COLUMNS.join(", ")
+                    grouping.join(", ")
                 )));
             }
             ash = Some(columns);
@@ -137,33 +140,6 @@ pub fn parse(text: &str) -> Result<Request> {
 
 /// The columns ASH samples are grouped by unless `ash=` names others.
 const DEFAULT_ASH_COLUMNS: [&str; 3] = ["SESSION_STATE", "EVENT", "SQL_ID"];
-
-/// The `v$active_session_history` columns `ash=` may group by.
-const ASH_GROUP_COLUMNS: [&str; 23] = [
-    "SESSION_ID",
-    "SESSION_TYPE",
-    "PROGRAM",
-    "SQL_ID",
-    "SQL_EXEC_ID",
-    "SQL_PLAN_LINE_ID",
-    "SQL_PLAN_OPERATION",
-    "SESSION_STATE",
-    "EVENT",
-    "WAIT_CLASS",
-    "P1",
-    "P2",
-    "P3",
-    "BLOCKING_SESSION",
-    "CURRENT_OBJ#",
-    "CURRENT_FILE#",
-    "CURRENT_BLOCK#",
-    "IN_PARSE",
-    "IN_HARD_PARSE",
-    "IN_SQL_EXECUTION",
-    "IN_INMEMORY_QUERY",
-    "IN_INMEMORY_POPULATE",
-    "IN_INMEMORY_REPOPULATE",
-];
 
 /// The newest ASH sample's id (0 before any).
 fn last_sample_id(session: &Session) -> Result<i64> {

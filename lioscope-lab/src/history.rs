@@ -31,11 +31,12 @@ use std::path::{Path, PathBuf};
 /// The schema this build writes and reads.
 pub const SCHEMA_VERSION: i64 = 1;
 
-/// The tables, in SQLite's types.
-const SQLITE_SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS history_schema (version INTEGER NOT NULL);
+/// The tables, with each engine's types in braces: `{id}` (the run's key, assigned on
+/// insert), `{int}` and `{real}` ([`schema`] fills them in).
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS history_schema (version {int} NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
-    id          INTEGER PRIMARY KEY,
+    id          {id} PRIMARY KEY,
     experiment  TEXT NOT NULL,
     started_at  TEXT NOT NULL,
     host        TEXT NOT NULL,
@@ -48,40 +49,21 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs (experiment, host, cpu_model, id);
 CREATE TABLE IF NOT EXISTS samples (
-    run_id  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    run_id  {int} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     grp     TEXT NOT NULL,
     figure  TEXT NOT NULL,
-    seq     INTEGER NOT NULL,
-    value   REAL NOT NULL,
+    seq     {int} NOT NULL,
+    value   {real} NOT NULL,
     PRIMARY KEY (run_id, grp, figure, seq)
 );
 ";
 
-/// The same tables in PostgreSQL's types.
-const POSTGRES_SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS history_schema (version BIGINT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    id          BIGSERIAL PRIMARY KEY,
-    experiment  TEXT NOT NULL,
-    started_at  TEXT NOT NULL,
-    host        TEXT NOT NULL,
-    cpu_model   TEXT NOT NULL,
-    kernel      TEXT NOT NULL,
-    version     TEXT NOT NULL,
-    git_commit  TEXT NOT NULL,
-    parameters  TEXT NOT NULL,
-    report      TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs (experiment, host, cpu_model, id);
-CREATE TABLE IF NOT EXISTS samples (
-    run_id  BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    grp     TEXT NOT NULL,
-    figure  TEXT NOT NULL,
-    seq     BIGINT NOT NULL,
-    value   DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (run_id, grp, figure, seq)
-);
-";
+/// [`SCHEMA`] in SQLite's types (`postgres` false) or PostgreSQL's.
+fn schema(postgres: bool) -> String {
+    let (id, int, real) =
+        if postgres { ("BIGSERIAL", "BIGINT", "DOUBLE PRECISION") } else { ("INTEGER", "INTEGER", "REAL") };
+    SCHEMA.replace("{id}", id).replace("{int}", int).replace("{real}", real)
+}
 
 /// Where a history is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -347,25 +329,25 @@ impl History {
             context: format!("results history {}", location.describe()),
             message,
         };
-        let (store, schema) = match location {
+        let (store, tables) = match location {
             Location::File(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
                 }
                 let conn = rusqlite::Connection::open(path).map_err(|e| failed(e.to_string()))?;
                 conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(|e| failed(e.to_string()))?;
-                (Store::Sqlite(conn), SQLITE_SCHEMA)
+                (Store::Sqlite(conn), schema(false))
             }
             Location::Postgres(url) => {
                 let client = postgres::Client::connect(url, postgres::NoTls).map_err(|e| failed(e.to_string()))?;
-                (Store::Postgres(Box::new(client)), POSTGRES_SCHEMA)
+                (Store::Postgres(Box::new(client)), schema(true))
             }
         };
         let mut history = History { store, location: location.clone() };
         if let Store::Sqlite(_) = history.store {
             history.store.batch("PRAGMA foreign_keys = ON;").map_err(failed)?;
         }
-        history.store.batch(schema).map_err(failed)?;
+        history.store.batch(&tables).map_err(failed)?;
         let found = history.store.query("SELECT MAX(version) FROM history_schema", &[]).map_err(failed)?;
         match found.first().and_then(|row| row.first()) {
             Some(Value::Null) | None => {

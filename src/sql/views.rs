@@ -242,38 +242,8 @@ fn active_session_history(session: &Session) -> Rows {
             ]
         })
         .collect();
-    (cols(&ASH_COLUMNS), rows)
+    (cols(&crate::stats::ash::VIEW_COLUMNS), rows)
 }
-
-const ASH_COLUMNS: [&str; 27] = [
-    "SAMPLE_ID",
-    "SAMPLE_TIME",
-    "SESSION_ID",
-    "SESSION_TYPE",
-    "PROGRAM",
-    "SQL_ID",
-    "SQL_EXEC_ID",
-    "SQL_PLAN_LINE_ID",
-    "SQL_PLAN_OPERATION",
-    "SESSION_STATE",
-    "EVENT",
-    "WAIT_CLASS",
-    "P1",
-    "P2",
-    "P3",
-    "TIME_WAITED",
-    "BLOCKING_SESSION",
-    "CURRENT_OBJ#",
-    "CURRENT_FILE#",
-    "CURRENT_BLOCK#",
-    "IN_PARSE",
-    "IN_HARD_PARSE",
-    "IN_SQL_EXECUTION",
-    "IN_INMEMORY_QUERY",
-    "IN_INMEMORY_POPULATE",
-    "IN_INMEMORY_REPOPULATE",
-    "SAMPLE_INTERVAL_MS",
-];
 
 fn event_row(prefix: Vec<Value>, event: WaitEvent, e: &crate::stats::EventSnapshot) -> Vec<Value> {
     let mut row = prefix;

@@ -25,6 +25,45 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+/// The columns of `v$active_session_history`, in the view's order: one a field of
+/// [`Sample`] (the flags one column each), and the interval last.
+pub const VIEW_COLUMNS: [&str; 27] = [
+    "SAMPLE_ID",
+    "SAMPLE_TIME",
+    "SESSION_ID",
+    "SESSION_TYPE",
+    "PROGRAM",
+    "SQL_ID",
+    "SQL_EXEC_ID",
+    "SQL_PLAN_LINE_ID",
+    "SQL_PLAN_OPERATION",
+    "SESSION_STATE",
+    "EVENT",
+    "WAIT_CLASS",
+    "P1",
+    "P2",
+    "P3",
+    "TIME_WAITED",
+    "BLOCKING_SESSION",
+    "CURRENT_OBJ#",
+    "CURRENT_FILE#",
+    "CURRENT_BLOCK#",
+    "IN_PARSE",
+    "IN_HARD_PARSE",
+    "IN_SQL_EXECUTION",
+    "IN_INMEMORY_QUERY",
+    "IN_INMEMORY_POPULATE",
+    "IN_INMEMORY_REPOPULATE",
+    "SAMPLE_INTERVAL_MS",
+];
+
+/// Whether samples can be grouped by `column` of [`VIEW_COLUMNS`]: every column but the
+/// sample's own identity and measures (its id, time, interval and TIME_WAITED).
+pub fn is_grouping_column(column: &str) -> bool {
+    VIEW_COLUMNS.contains(&column)
+        && !matches!(column, "SAMPLE_ID" | "SAMPLE_TIME" | "SAMPLE_INTERVAL_MS" | "TIME_WAITED")
+}
+
 /// One session at one tick: a row of `v$active_session_history`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
