@@ -11,7 +11,9 @@
 //! the set's samples then reuse them from the cache. Reported per set: elapsed and CPU
 //! medians, the elapsed ratio to the baseline, the consistent-read statistics per
 //! sample, and the Kruskal-Wallis p-value of the set's elapsed times against the
-//! baseline's and against the set before.
+//! baseline's and against the set before. `--out DIR` writes `cr.json` (every sample),
+//! `cr.csv` (a line per set) and `cr.html` (the sets' elapsed times as the source charted
+//! them, each sample over the run, and the CR work per set).
 
 use super::sample::{self, Measurement, measure};
 use super::stats::{Spread, kruskal_wallis, spread};
@@ -45,6 +47,9 @@ pub struct CrOptions {
     /// Write every sample as JSON to this file too.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
+    /// Directory for the report: cr.json, cr.csv and cr.html.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub history: super::history::HistoryArgs,
 }
@@ -144,16 +149,35 @@ pub fn run(opts: &CrOptions) -> Result<()> {
         sets.push(SampleSet { updates_before: 2 * set, clone_building, samples });
     }
     let rollback = measure(&updater, "ROLLBACK")?;
-    report(&sets, &rollback);
+    print_report(&sets, &rollback);
     let environment = super::environment::Environment::read();
     let json = serde_json::json!({ "experiment": "cr", "environment": &environment,
         "parameters": { "rows": opts.rows, "updated_percent": opts.updated_percent, "samples": opts.samples,
             "sets": opts.sets, "idle": opts.idle },
         "rows": opts.rows, "updated_rows": updated, "query": QUERY, "statistics": CR_STATS.map(|s| s.name()), "sets": sets });
     let headline = Some(("set=1", "elapsed_ms"));
-    super::history::store_report(&opts.history, "cr", &environment, &json, history_figures(&sets), headline)?;
+    let stored =
+        super::history::store_report(&opts.history, "cr", &environment, &json, history_figures(&sets), headline)?;
     if let Some(path) = &opts.json {
         crate::report::write_json(path, &json)?;
+    }
+    if let Some(out) = &opts.out {
+        std::fs::create_dir_all(out).map_err(|e| lioscope::Error::io("create", out, e))?;
+        crate::report::write_json(&out.join("cr.json"), &json)?;
+        crate::report::write_csv(&out.join("cr.csv"), &SET_COLUMNS, &set_rows(&sets))?;
+        let parameters = [
+            ("rows", serde_json::json!(opts.rows)),
+            ("updated_percent", serde_json::json!(opts.updated_percent)),
+            ("updated_rows", serde_json::json!(updated)),
+            ("samples", serde_json::json!(opts.samples)),
+            ("sets", serde_json::json!(opts.sets)),
+            ("idle", serde_json::json!(opts.idle)),
+        ]
+        .into_iter()
+        .collect();
+        let html = html(&sets, &rollback, &environment, &parameters, stored.as_ref())?;
+        crate::report::write_html(&out.join("cr.html"), &html)?;
+        println!("Report written to {}/cr.{{json,csv,html}}.", out.display());
     }
     drop((reader, updater, elsewhere));
     db.close()
@@ -192,48 +216,57 @@ fn p_value(a: &SampleSet, b: &SampleSet) -> String {
     }
 }
 
-fn report(sets: &[SampleSet], rollback: &Measurement) {
+/// The columns of the sets' table (terminal, CSV and HTML alike).
+const SET_COLUMNS: [&str; 11] = [
+    "set",
+    "updates",
+    "elapsed ms median [min..max]",
+    "ratio",
+    "CPU ms",
+    "consistent gets",
+    "CR blocks created",
+    "undo records applied",
+    "consistent changes",
+    "p vs set 1",
+    "p vs previous",
+];
+
+/// A row a set: medians per sample, the ratio of its median elapsed time to the
+/// baseline's, and the Kruskal-Wallis p-values against the baseline and the set before.
+fn set_rows(sets: &[SampleSet]) -> Vec<Vec<String>> {
     let base = spread(elapsed(&sets[0]));
-    let mut table = comfy_table::Table::new();
-    table.load_style(comfy_table::presets::ASCII_MARKDOWN).force_no_tty();
-    table.set_header([
-        "set",
-        "updates",
-        "elapsed ms median [min..max]",
-        "ratio",
-        "CPU ms",
-        "consistent gets",
-        "CR blocks created",
-        "undo records applied",
-        "consistent changes",
-        "p vs set 1",
-        "p vs previous",
-    ]);
-    for (i, set) in sets.iter().enumerate() {
-        let e: Spread = spread(elapsed(set));
-        let cpu = spread(set.samples.iter().map(|s| s.cpu_ms)).median;
-        table.add_row([
-            (i + 1).to_string(),
-            set.updates_before.to_string(),
-            format!("{:.1} [{:.1}..{:.1}]", e.median, e.min, e.max),
-            format!("{:.3}", e.median / base.median),
-            format!("{cpu:.1}"),
-            format!("{:.0}", median_stat(set, 0)),
-            format!("{:.0}", median_stat(set, 1)),
-            format!("{:.0}", median_stat(set, 2)),
-            format!("{:.0}", median_stat(set, 3)),
-            if i == 0 { "-".into() } else { p_value(&sets[0], set) },
-            if i == 0 { "-".into() } else { p_value(&sets[i - 1], set) },
-        ]);
-    }
-    println!("\nSample sets of `{QUERY}` (medians per sample; ratio = set median / baseline median elapsed;");
-    println!("p = Kruskal-Wallis test of the elapsed times, below 0.05 means the sets differ)\n{table}");
-    println!("\nFirst query after each pair of updates (builds the CR clones the set then reuses; with");
-    println!("none created, it reused the previous set's clones: nothing committed in between):");
-    for (i, set) in sets.iter().enumerate() {
-        if let Some(c) = &set.clone_building {
-            println!(
-                "  set {}: {:.1} ms elapsed ({:.2}x the baseline median), {:.1} ms CPU, {} CR blocks created, {} undo records applied, {} consistent gets",
+    sets.iter()
+        .enumerate()
+        .map(|(i, set)| {
+            let e: Spread = spread(elapsed(set));
+            let cpu = spread(set.samples.iter().map(|s| s.cpu_ms)).median;
+            vec![
+                (i + 1).to_string(),
+                set.updates_before.to_string(),
+                format!("{:.1} [{:.1}..{:.1}]", e.median, e.min, e.max),
+                format!("{:.3}", e.median / base.median),
+                format!("{cpu:.1}"),
+                format!("{:.0}", median_stat(set, 0)),
+                format!("{:.0}", median_stat(set, 1)),
+                format!("{:.0}", median_stat(set, 2)),
+                format!("{:.0}", median_stat(set, 3)),
+                if i == 0 { "-".into() } else { p_value(&sets[0], set) },
+                if i == 0 { "-".into() } else { p_value(&sets[i - 1], set) },
+            ]
+        })
+        .collect()
+}
+
+/// What the first query after each pair of updates did, a line a set.
+fn clone_building_lines(sets: &[SampleSet]) -> Vec<String> {
+    let base = spread(elapsed(&sets[0]));
+    sets.iter()
+        .enumerate()
+        .filter_map(|(i, set)| {
+            let c = set.clone_building.as_ref()?;
+            Some(format!(
+                "set {}: {:.1} ms elapsed ({:.2}x the baseline median), {:.1} ms CPU, {} CR blocks created, {} undo \
+                 records applied, {} consistent gets",
                 i + 1,
                 c.elapsed_ms,
                 c.elapsed_ms / base.median,
@@ -241,15 +274,108 @@ fn report(sets: &[SampleSet], rollback: &Measurement) {
                 c.stats[1],
                 c.stats[2],
                 c.stats[0]
-            );
-        }
-    }
+            ))
+        })
+        .collect()
+}
+
+/// Whether every query returned the same committed sum, and that sum.
+fn same_sum(sets: &[SampleSet]) -> (bool, u64) {
     let sums: Vec<u64> = sets.iter().flat_map(|s| s.samples.iter().map(|x| x.sum)).collect();
-    let same = sums.windows(2).all(|w| w[0] == w[1]);
-    println!("\nEvery query returned the committed sum {}: {}", sums[0], if same { "yes" } else { "NO" });
+    (sums.windows(2).all(|w| w[0] == w[1]), sums[0])
+}
+
+const TABLE_NOTE: &str = "medians per sample; ratio = set median / baseline median elapsed; p = Kruskal-Wallis \
+                          test of the elapsed times, below 0.05 means the sets differ";
+
+fn print_report(sets: &[SampleSet], rollback: &Measurement) {
+    println!("\nSample sets of `{QUERY}` ({TABLE_NOTE})");
+    crate::report::print_table(&SET_COLUMNS, set_rows(sets));
+    println!("\nFirst query after each pair of updates (builds the CR clones the set then reuses; with");
+    println!("none created, it reused the previous set's clones: nothing committed in between):");
+    for line in clone_building_lines(sets) {
+        println!("  {line}");
+    }
+    let (same, sum) = same_sum(sets);
+    println!("\nEvery query returned the committed sum {sum}: {}", if same { "yes" } else { "NO" });
     println!(
         "Rolling the updates back took {:.0} ms ({} undo records applied).",
         rollback.elapsed_ms,
         rollback.delta(Stat::RollbackChangesUndoRecordsApplied)
     );
+}
+
+/// The HTML report: the sets' table, their elapsed times (median, bars from min to max,
+/// the source's chart), every sample's elapsed time over the run, and the CR work a
+/// sample did in each set.
+fn html(
+    sets: &[SampleSet],
+    rollback: &Measurement,
+    environment: &super::environment::Environment,
+    parameters: &std::collections::BTreeMap<&'static str, serde_json::Value>,
+    stored: Option<&super::history::Stored>,
+) -> Result<crate::report::Html> {
+    use crate::report::{Chart, Html, Series};
+    let mut html = Html::new("lab cr: the cost of consistent reads", environment, parameters);
+    html.paragraph(&format!(
+        "`{QUERY}` timed in sample sets: the baseline, then after each pair of uncommitted updates by another \
+         session. {TABLE_NOTE}."
+    ));
+    html.table_from("Sample sets", &SET_COLUMNS, set_rows(sets));
+    for line in clone_building_lines(sets) {
+        html.paragraph(&format!("First query after the updates, {line}."));
+    }
+    let (same, sum) = same_sum(sets);
+    html.paragraph(&format!(
+        "Every query returned the committed sum {sum}: {}. Rolling the updates back took {:.0} ms.",
+        if same { "yes" } else { "NO" },
+        rollback.elapsed_ms
+    ));
+    let names: Vec<String> = sets.iter().map(|s| format!("{} updates", s.updates_before)).collect();
+    let categories: Vec<&str> = names.iter().map(String::as_str).collect();
+    let per_set = |name: &str, of: &dyn Fn(&Sample) -> f64| {
+        let points = sets.iter().enumerate().map(|(i, set)| {
+            let s = spread(set.samples.iter().map(of));
+            (i as f64, s.median, Some((s.min, s.max)))
+        });
+        Series::new(name, points.collect())
+    };
+    html.chart(Chart::bars(
+        "Elapsed time of the query, by uncommitted updates before the set",
+        "ms",
+        &categories,
+        vec![per_set("elapsed", &|s| s.elapsed_ms), per_set("CPU", &|s| s.cpu_ms)],
+        "median of the set's samples, bars from min to max",
+    ))?;
+    let mut at = 0.0;
+    let over_run: Vec<Series> = sets
+        .iter()
+        .zip(&names)
+        .map(|(set, name)| {
+            let points = set.samples.iter().map(|s| {
+                at += 1.0;
+                (at, s.elapsed_ms, None)
+            });
+            Series::new(name, points.collect())
+        })
+        .collect();
+    html.chart(Chart::points(
+        "Each sample's elapsed time, in the order they ran",
+        "sample",
+        "elapsed ms",
+        over_run,
+        "one point a query; the first query after each pair of updates (which builds the clones) is not among them",
+    ))?;
+    html.chart(Chart::bars(
+        "Consistent-read work a query, by set",
+        "per query",
+        &categories,
+        vec![
+            per_set("CR blocks created", &|s| s.stats[1] as f64),
+            per_set("undo records applied", &|s| s.stats[2] as f64),
+        ],
+        "median deltas of 'CR blocks created' and 'data blocks consistent reads - undo records applied' a query",
+    ))?;
+    super::history::draw_trend(&mut html, stored)?;
+    Ok(html)
 }

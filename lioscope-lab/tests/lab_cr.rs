@@ -16,9 +16,21 @@ fn the_experiment_reproduces_the_chain_of_undo() {
         dir: Some(dir.path().join("db")),
         idle: false,
         json: Some(json.clone()),
+        out: Some(dir.path().join("report")),
         history: lioscope_lab::history::HistoryArgs::at(dir.path().join("history.sqlite")),
     };
     run(&opts).expect("the experiment runs");
+    // The report: the same document, a CSV line per set, and the HTML with its charts.
+    let report = dir.path().join("report");
+    let same: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("cr.json")).unwrap()).unwrap();
+    assert_eq!(same["sets"].as_array().map(Vec::len), Some(4));
+    let csv = std::fs::read_to_string(report.join("cr.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 4, "a header and a line a set:\n{csv}");
+    assert!(csv.starts_with("set,updates,elapsed ms median"), "{csv}");
+    let html = std::fs::read_to_string(report.join("cr.html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 3, "three charts");
+    assert!(html.contains("Sample sets") && html.contains("6 updates"), "the table and the sets' names");
     let mut history = lioscope_lab::history::History::open(&dir.path().join("history.sqlite")).unwrap();
     let run_id = history.runs(Some("cr")).unwrap()[0].id;
     let stored = history.figures(run_id).unwrap();

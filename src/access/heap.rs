@@ -106,7 +106,10 @@ impl<'a> Inserter<'a> {
                 .block_address(map.hwm - 1)
                 .ok_or_else(|| ctx.corrupt(table.segment_header, "high-water mark past the extent map"))?;
             let guard = ctx.cache.consistent_get(ctx.stats, rdba)?;
-            Some((rdba, DataBlock(&guard).row_count()))
+            // The last block of a compressed table's load is a compression unit's: rows
+            // go into new blocks after it.
+            let rows = block::BlockHeader(&guard).block_type() == Some(block::BlockType::TableData);
+            rows.then(|| (rdba, DataBlock(&guard).row_count()))
         } else {
             None
         };
@@ -353,11 +356,11 @@ impl<'a> Inserter<'a> {
     }
 
     /// The block rows go into, got in current mode: the last block below the high-water
-    /// mark, or a new one if the segment has none.
+    /// mark, or a new one if the segment has none (or its last is not a block of rows).
     fn current_block(&mut self) -> Result<WriteGuard<'a>> {
         match self.current {
             Some(rdba) => self.ctx.cache.current_get(self.ctx.stats, rdba),
-            None if self.map.hwm > 1 => {
+            None if self.old_last_block.is_some() => {
                 let rdba = self.map.block_address(self.map.hwm - 1).expect("checked in new()");
                 self.current = Some(rdba);
                 self.ctx.cache.current_get(self.ctx.stats, rdba)

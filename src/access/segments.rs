@@ -1,8 +1,11 @@
 //! A table's or index's segment: reading its header (extent map, high-water mark) with a
-//! consistent get, and creating, truncating and dropping the segment.
+//! consistent get, creating, truncating and dropping the segment, and handing out its
+//! blocks above the high-water mark to a direct-path writer ([`SegmentSpace`]).
 
+use crate::buffer::WriteGuard;
 use crate::catalog::TableDef;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::storage::block::set_scn;
 use crate::storage::segment::SegmentMap;
 use crate::txn::TxnContext;
 
@@ -63,4 +66,63 @@ pub fn truncate_segment(ctx: &TxnContext<'_>, table: &TableDef) -> Result<()> {
 /// The first block address of every extent in a map.
 fn extent_firsts(map: &SegmentMap, extent_blocks: u32) -> Vec<u32> {
     map.runs.iter().flat_map(|r| (0..r.blocks / extent_blocks).map(move |i| r.first + i * extent_blocks)).collect()
+}
+
+/// Blocks of a segment handed out above its high-water mark, for a writer that formats
+/// them itself (an index's bulk build and splits, a direct-path load of compression
+/// units); the segment header (high-water mark, extents) is written by
+/// [`SegmentSpace::header`] or [`SegmentSpace::finish`], so nothing written is reachable
+/// before it is.
+pub struct SegmentSpace {
+    map: SegmentMap,
+    header: u32,
+    object_id: u32,
+    owner: String,
+}
+
+impl SegmentSpace {
+    /// The space of the segment whose header is at `header`, of object `object_id` called
+    /// `owner` (named in errors).
+    pub fn open(ctx: &TxnContext<'_>, header: u32, object_id: u32, owner: &str) -> Result<SegmentSpace> {
+        let map = read_segment_map(ctx, header, owner)?;
+        Ok(SegmentSpace { map, header, object_id, owner: owner.to_owned() })
+    }
+
+    /// The next block above the high-water mark, allocating an extent when none is left,
+    /// held for writing as the cache gives a new block (its bytes are the caller's to
+    /// format).
+    pub fn next_block<'c>(&mut self, ctx: &TxnContext<'c>) -> Result<WriteGuard<'c>> {
+        if self.map.hwm >= self.map.allocated {
+            let first = ctx.space.allocate_extent()?;
+            if !self.map.add_extent(first, ctx.space.extent_blocks, ctx.space.block_size) {
+                ctx.space.free_extents([first]);
+                return Err(Error::InvalidValue {
+                    context: self.owner.clone(),
+                    message: "segment extent map is full; create the database with a larger extent size".into(),
+                });
+            }
+        }
+        let rdba = self.map.block_address(self.map.hwm).expect("the block at the high-water mark is allocated");
+        self.map.hwm += 1;
+        ctx.cache.new_block(ctx.stats, rdba, self.object_id)
+    }
+
+    /// The data object id stamped in the segment's blocks.
+    pub fn object_id(&self) -> u32 {
+        self.object_id
+    }
+
+    /// Writes the segment header (high-water mark, extents) and keeps it held, for a
+    /// change that releases it together with the blocks it covers.
+    pub fn header<'c>(self, ctx: &TxnContext<'c>) -> Result<WriteGuard<'c>> {
+        let mut header = ctx.cache.current_get(ctx.stats, self.header)?;
+        self.map.write(&mut header, self.header, self.object_id);
+        set_scn(&mut header, ctx.scn);
+        Ok(header)
+    }
+
+    /// Writes the segment header (high-water mark, extents).
+    pub fn finish(self, ctx: &TxnContext<'_>) -> Result<()> {
+        self.header(ctx).map(drop)
+    }
 }

@@ -52,6 +52,10 @@ pub struct TableDef {
     /// The table's INMEMORY attributes, if it is marked for the column store.
     #[serde(default)]
     pub inmemory: Option<InMemorySpec>,
+    /// `COMPRESS FOR ...`: the Hybrid Columnar Compression level its direct-path loads
+    /// write compression units at; `None` for NOCOMPRESS.
+    #[serde(default)]
+    pub compression: Option<crate::storage::hcc::HccLevel>,
 }
 
 /// `MEMCOMPRESS FOR ...`: how the column store encodes the table's column units.
@@ -132,6 +136,7 @@ impl TableDef {
             created: 0,
             stats: None,
             inmemory: None,
+            compression: None,
         }
     }
 }

@@ -116,7 +116,7 @@ fn key(v: &Value, kind: ValueKind, data_type: DataType) -> Option<Vec<u8>> {
 }
 
 /// The plan's shape as the scan sees it.
-struct Shape {
+pub(crate) struct Shape {
     /// The conjuncts of the WHERE clause that bound one column.
     bounds: Vec<(usize, ColumnBound)>,
     /// Every conjunct bounds one column.
@@ -126,7 +126,7 @@ struct Shape {
 }
 
 impl Shape {
-    fn of(stages: &[Stage<'_>], binds: &[crate::types::Value]) -> Shape {
+    pub(crate) fn of(stages: &[Stage<'_>], binds: &[crate::types::Value]) -> Shape {
         let plain: Vec<&Stage<'_>> = stages.iter().filter(|s| !matches!(s, Stage::Probe(_))).collect();
         let (bounds, all_bounds, rest) = match plain.split_first() {
             Some((Stage::Filter(f), rest)) => {
@@ -207,18 +207,8 @@ impl InMemoryAccess {
             }
             let imcu = &unit.imcu;
             stats.add(Stat::ImScanCus, 1);
-            let predicates: Vec<(usize, Option<CuPredicate>)> = shape
-                .bounds
-                .iter()
-                .map(|(c, bound)| {
-                    (*c, imcu.columns[*c].as_ref().and_then(|col| predicate(bound, col.kind, col.data_type)))
-                })
-                .collect();
-            if self.prune
-                && predicates.iter().any(|(c, p)| {
-                    p.as_ref().is_some_and(|p| imcu.columns[*c].as_ref().is_some_and(|col| col.unit.excludes(p)))
-                })
-            {
+            let predicates = unit_predicates(imcu, &shape);
+            if self.prune && pruned(imcu, &predicates) {
                 stats.add(Stat::ImScanCusPruned, 1);
                 continue;
             }
@@ -232,24 +222,8 @@ impl InMemoryAccess {
             stats.add(Stat::ImScanRows, imcu.rows as u64);
             stats.add(Stat::ImScanRowsValid, imcu.rows as u64 - journal_rows);
             stats.add(Stat::ImScanRowsJournal, journal_rows);
-            for (c, p) in &predicates {
-                if let (Some(p), Some(col)) = (p, imcu.columns[*c].as_ref()) {
-                    col.unit.filter_with(p, &mut keep, isa, self.prune);
-                }
-            }
-            let every_bound_ran = shape.all_bounds && predicates.iter().all(|(_, p)| p.is_some());
-            match &shape.folds {
-                Some(folds) if every_bound_ran && folds_in_memory(imcu, folds) => {
-                    let passed = keep.count_ones();
-                    let mut by_column = Vec::new();
-                    let partials = folds
-                        .iter()
-                        .map(|&f| fold(imcu, f, &keep, passed, &mut by_column))
-                        .collect::<Result<Vec<_>>>()?;
-                    crate::exec::kernel::hand_partials(stages, passed, &partials)?;
-                }
-                _ => stopped = self.push_rows(imcu, &keep, stages, ctx)?,
-            }
+            let unit = UnitScan { imcu, predicates: &predicates, shape: &shape, columns_read: &self.columns_read };
+            stopped = unit.run(&mut keep, isa, self.prune, stages, ctx)?;
         }
         if stopped {
             return Ok(());
@@ -262,23 +236,77 @@ impl InMemoryAccess {
         let runs = ExtentRun::adjacent(&cache_blocks);
         crate::exec::Source::scan_table(&self.table, &self.columns_read, Some(runs), stages, ctx)
     }
+}
 
-    /// Decodes the kept rows of `imcu` (the columns the plan reads) and pushes them
-    /// through the stages; true when a stage stopped the scan.
-    fn push_rows(
+/// The predicates of `shape` each column of `imcu` can run on its codes, a conjunct at a
+/// time (`None` where the unit cannot run it).
+pub(crate) fn unit_predicates(imcu: &Imcu, shape: &Shape) -> Vec<(usize, Option<CuPredicate>)> {
+    shape
+        .bounds
+        .iter()
+        .map(|(c, bound)| (*c, imcu.columns[*c].as_ref().and_then(|col| predicate(bound, col.kind, col.data_type))))
+        .collect()
+}
+
+/// Whether a column's smallest and largest values show that no row of `imcu` can pass.
+pub(crate) fn pruned(imcu: &Imcu, predicates: &[(usize, Option<CuPredicate>)]) -> bool {
+    predicates
+        .iter()
+        .any(|(c, p)| p.as_ref().is_some_and(|p| imcu.columns[*c].as_ref().is_some_and(|col| col.unit.excludes(p))))
+}
+
+/// One unit of a columnar scan (an IMCU, or a decompressed compression unit of a
+/// compressed table) and what the statement asks of it.
+pub(crate) struct UnitScan<'u> {
+    pub imcu: &'u Imcu,
+    pub predicates: &'u [(usize, Option<CuPredicate>)],
+    pub shape: &'u Shape,
+    /// Table columns the plan reads: each is in the unit.
+    pub columns_read: &'u [bool],
+}
+
+impl UnitScan<'_> {
+    /// Runs the predicates on the rows set in `keep`, then folds the aggregates from the
+    /// codes when every conjunct ran there, or pushes the kept rows through the stages;
+    /// true when a stage stopped the scan.
+    pub(crate) fn run(
         &self,
-        imcu: &Imcu,
-        keep: &Bitmap,
+        keep: &mut Bitmap,
+        isa: Isa,
+        min_max: bool,
         stages: &mut [Stage<'_>],
         ctx: &mut ExecContext<'_>,
     ) -> Result<bool> {
-        let mut row: Vec<Value> = vec![Datum::Null; self.table.columns.len()];
+        let imcu = self.imcu;
+        for (c, p) in self.predicates {
+            if let (Some(p), Some(col)) = (p, imcu.columns[*c].as_ref()) {
+                col.unit.filter_with(p, keep, isa, min_max);
+            }
+        }
+        let every_bound_ran = self.shape.all_bounds && self.predicates.iter().all(|(_, p)| p.is_some());
+        match &self.shape.folds {
+            Some(folds) if every_bound_ran && folds_in_memory(imcu, folds) => {
+                let passed = keep.count_ones();
+                let mut by_column = Vec::new();
+                let partials =
+                    folds.iter().map(|&f| fold(imcu, f, keep, passed, &mut by_column)).collect::<Result<Vec<_>>>()?;
+                crate::exec::kernel::hand_partials(stages, passed, &partials)?;
+                Ok(false)
+            }
+            _ => self.push_rows(keep, stages, ctx),
+        }
+    }
+
+    /// Decodes the kept rows (the columns the plan reads) and pushes them through the
+    /// stages; true when a stage stopped the scan.
+    fn push_rows(&self, keep: &Bitmap, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<bool> {
+        let mut row: Vec<Value> = vec![Datum::Null; self.imcu.columns.len()];
         let read: Vec<usize> = self.columns_read.iter().enumerate().filter(|(_, r)| **r).map(|(c, _)| c).collect();
         for r in keep.iter_ones() {
             for &c in &read {
-                row[c] = match imcu.columns[c].as_ref() {
+                row[c] = match self.imcu.columns[c].as_ref() {
                     Some(col) => col.datum(r)?,
-                    None => unreachable!("a plan reading a column not in memory is not an in-memory scan"),
+                    None => unreachable!("a unit scan holds every column the plan reads"),
                 };
             }
             if crate::exec::pipeline::push(stages, row.as_slice(), &mut ctx.functions)? == Flow::Stop {

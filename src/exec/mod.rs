@@ -25,6 +25,7 @@
 pub mod aggregate;
 mod collect;
 pub mod filter;
+mod hcc_source;
 pub mod index_source;
 pub mod inmemory_source;
 pub mod kernel;

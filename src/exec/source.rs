@@ -1,7 +1,8 @@
 //! Row sources: where a pipeline's rows come from.
 //!
 //! - TABLE ACCESS FULL: a full scan of a table's segment ([`Source::scan_table`], which
-//!   may also read only some of its blocks).
+//!   may also read only some of its blocks); of a compressed table's compression units
+//!   and row blocks, see [`super::hcc_source`].
 //! - TABLE ACCESS INMEMORY FULL: see [`super::inmemory_source`].
 //! - FAST DUAL: the one row of DUAL, with no block read.
 //! - CONNECT BY over DUAL: the row generator `LEVEL` 1..=n.
@@ -135,6 +136,9 @@ impl Source {
 
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
         match self {
+            Source::TableScan { table, columns_read } if table.compression.is_some() => {
+                super::hcc_source::run(table, columns_read, stages, ctx)
+            }
             Source::TableScan { table, columns_read } => Self::scan_table(table, columns_read, None, stages, ctx),
             Source::Index(access) => access.run(stages, ctx),
             Source::InMemory(access) => access.run(stages, ctx),

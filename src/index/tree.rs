@@ -30,12 +30,12 @@
 
 use super::block::{self, IndexBlock, IndexBlockMut, RowId};
 use super::undo::EntryUndo;
+use crate::access::segments::SegmentSpace;
 use crate::buffer::{ReadGuard, WriteGuard};
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{HEADER_LEN, ITL_LEN, set_scn};
 use crate::storage::itl::{self, Itl};
-use crate::storage::segment::SegmentMap;
 use crate::txn::TxnContext;
 use crate::txn::Xid;
 use crate::txn::change::{Obstacle, cannot_serialize, row_lock_holder, take_itl};
@@ -232,34 +232,18 @@ impl<'n> Tree<'n> {
 /// ([`crate::buffer::BufferCache::release_together`]): after a crash, the new block is
 /// linked and covered by the high-water mark, or neither. A block formatted but never
 /// linked is above the mark, where the next split takes it again.
-pub struct Space {
-    map: SegmentMap,
-    header: u32,
-    object_id: u32,
-}
+pub struct Space(SegmentSpace);
 
 impl Space {
     pub fn open(ctx: &TxnContext<'_>, tree: &Tree<'_>, header: u32) -> Result<Space> {
-        let map = crate::access::segments::read_segment_map(ctx, header, tree.name)?;
-        Ok(Space { map, header, object_id: tree.object_id })
+        SegmentSpace::open(ctx, header, tree.object_id, tree.name).map(Space)
     }
 
     /// A new block, formatted empty at `level`.
     pub fn new_block<'c>(&mut self, ctx: &TxnContext<'c>, level: u8) -> Result<WriteGuard<'c>> {
-        if self.map.hwm >= self.map.allocated {
-            let first = ctx.space.allocate_extent()?;
-            if !self.map.add_extent(first, ctx.space.extent_blocks, ctx.space.block_size) {
-                ctx.space.free_extents([first]);
-                return Err(Error::InvalidValue {
-                    context: format!("index object {}", self.object_id),
-                    message: "segment extent map is full; create the database with a larger extent size".into(),
-                });
-            }
-        }
-        let rdba = self.map.block_address(self.map.hwm).expect("the block at the high-water mark is allocated");
-        self.map.hwm += 1;
-        let mut guard = ctx.cache.new_block(ctx.stats, rdba, self.object_id)?;
-        IndexBlockMut(&mut guard).format_zeroed(rdba, self.object_id, level);
+        let mut guard = self.0.next_block(ctx)?;
+        let rdba = guard.rdba();
+        IndexBlockMut(&mut guard).format_zeroed(rdba, self.0.object_id(), level);
         set_scn(&mut guard, ctx.scn);
         Ok(guard)
     }
@@ -267,15 +251,12 @@ impl Space {
     /// Writes the segment header (high-water mark, extents) and keeps it held, for a
     /// change that releases it together with the blocks it covers.
     pub fn header<'c>(self, ctx: &TxnContext<'c>) -> Result<WriteGuard<'c>> {
-        let mut header = ctx.cache.current_get(ctx.stats, self.header)?;
-        self.map.write(&mut header, self.header, self.object_id);
-        set_scn(&mut header, ctx.scn);
-        Ok(header)
+        self.0.header(ctx)
     }
 
     /// Writes the segment header (high-water mark, extents).
     pub fn finish(self, ctx: &TxnContext<'_>) -> Result<()> {
-        self.header(ctx).map(drop)
+        self.0.finish(ctx)
     }
 }
 

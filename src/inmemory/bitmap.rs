@@ -39,6 +39,13 @@ impl Bitmap {
         Bitmap { words: vec![0; len.div_ceil(64)], len }
     }
 
+    /// The bitmap of `len` rows whose words are `words`; `None` unless they are
+    /// `len.div_ceil(64)` words with no bit set at or beyond `len`.
+    pub fn from_words(words: Vec<u64>, len: usize) -> Option<Self> {
+        let tail_clear = len.is_multiple_of(64) || words.last().is_none_or(|&w| w >> (len % 64) == 0);
+        (words.len() == len.div_ceil(64) && tail_clear).then_some(Bitmap { words, len })
+    }
+
     /// The bitmap whose bit `i` is `f(i)`.
     pub fn from_fn(len: usize, mut f: impl FnMut(usize) -> bool) -> Self {
         let mut bitmap = Bitmap::none(len);
@@ -58,7 +65,6 @@ impl Bitmap {
         self.words.iter().map(|w| u64::from(w.count_ones())).sum()
     }
 
-    #[cfg(test)]
     /// Whether no row is selected.
     pub fn none_set(&self) -> bool {
         self.words.iter().all(|&w| w == 0)

@@ -216,6 +216,19 @@ impl ImcuBuilder {
         Ok(())
     }
 
+    /// Adds one row from its values, one a table column (a direct-path load's rows, which
+    /// come from a query rather than from blocks). A value of the wrong type for its
+    /// column is an error naming it.
+    pub fn values(&mut self, values: &[Datum<'_>]) -> Result<()> {
+        for (slot, value) in self.columns.iter_mut().zip(values) {
+            if let Some((kind, data_type, gathered)) = slot {
+                push_value(kind, *data_type, gathered, value, &mut self.key)?;
+            }
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
     /// Ends the rows of one block. After the first block that holds rows, every column's
     /// buffers are sized for the whole unit at that block's density (with a tenth more),
     /// so that gathering does not copy them over and over as they grow.

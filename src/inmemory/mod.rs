@@ -28,6 +28,7 @@
 pub mod area;
 pub mod bitmap;
 pub mod cu;
+pub mod hcc;
 pub mod host;
 pub mod imcu;
 pub mod populate;

@@ -56,8 +56,8 @@ pub struct Cursor<'s> {
 /// What a cursor runs.
 enum Body {
     Query(Box<ast::Query>),
-    /// Any other statement sqlparser parses, with the PCTFREE the front took out.
-    Statement(Box<Statement>, Option<u8>),
+    /// Any other statement sqlparser parses, with the storage clauses the front took out.
+    Statement(Box<Statement>, super::front::Clauses),
     /// A statement lioscope reads itself (ALTER SESSION, ANALYZE, ...): run from its text.
     Text,
 }
@@ -96,9 +96,9 @@ impl<'s> Cursor<'s> {
         let _parsing = session.stats().activity().enter(crate::stats::activity::flags::IN_PARSE, 0);
         let bind_names = bind_names(text)?;
         let body = match super::front::classify(text)? {
-            super::front::Front::Standard { sql, pctfree } => match super::parse_one(&sql)? {
-                Statement::Query(query) if pctfree.is_none() => Body::Query(query),
-                statement => Body::Statement(Box::new(statement), pctfree),
+            super::front::Front::Standard { sql, clauses } => match super::parse_one(&sql)? {
+                Statement::Query(query) if clauses.is_empty() => Body::Query(query),
+                statement => Body::Statement(Box::new(statement), clauses),
             },
             _ if !bind_names.is_empty() => {
                 return Err(Error::Unsupported {
@@ -147,10 +147,10 @@ impl<'s> Cursor<'s> {
         let session = self.session;
         match &self.body {
             Body::Text => super::execute(session, &self.text),
-            Body::Statement(statement, pctfree) => {
+            Body::Statement(statement, clauses) => {
                 session.stats().add(Stat::ExecuteCount, 1);
                 let _binds = BindsSet::new(session, &self.bind_names, binds);
-                super::dispatch(session, statement, *pctfree)
+                super::dispatch(session, statement, *clauses)
             }
             Body::Query(query) if session.gathers_plan_statistics() => {
                 // Row-source statistics need a plan of their own, with its probes.

@@ -12,6 +12,7 @@ use crate::access::segments;
 use crate::catalog::{ColumnDef, TableDef};
 use crate::error::{Error, Result};
 use crate::instance::Session;
+use crate::sql::front::Clauses;
 use crate::sql::{QueryResult, StatementKind};
 use crate::storage::row::MAX_COLUMNS;
 use crate::types::DataType;
@@ -20,10 +21,10 @@ use sqlparser::ast::{self, CharacterLength, ColumnOption, DataType as AstType, E
 /// PCTFREE when CREATE TABLE does not say (Oracle's default).
 const DEFAULT_PCTFREE: u8 = 10;
 
-pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Option<u8>) -> Result<QueryResult> {
-    if create.query.is_some() {
-        return Err(Error::unsupported("CREATE TABLE ... AS SELECT"));
-    }
+/// CREATE TABLE, with columns or AS SELECT; COMPRESS FOR a level makes the rows of AS
+/// SELECT a direct-path load into compression units, as Oracle's Hybrid Columnar
+/// Compression does (rows inserted later go to ordinary row blocks).
+pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Clauses) -> Result<QueryResult> {
     if let Some(c) = create.constraints.first() {
         return Err(Error::unsupported(format!("table constraint {c}")));
     }
@@ -34,19 +35,27 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
     if session.db.catalog.table(&name).is_some() {
         return Err(Error::ObjectExists { kind: "table", name });
     }
-    if create.columns.is_empty() || create.columns.len() > MAX_COLUMNS {
-        return Err(Error::value(
-            &name,
-            format!("a table has 1 to {MAX_COLUMNS} columns, not {}", create.columns.len()),
-        ));
-    }
-    let mut columns: Vec<ColumnDef> = Vec::new();
-    for c in &create.columns {
-        let column = column_def(c)?;
-        if columns.iter().any(|x| x.name == column.name) {
-            return Err(Error::ObjectExists { kind: "column", name: format!("{name}.{}", column.name) });
+    let columns = match &create.query {
+        Some(_) if !create.columns.is_empty() => {
+            return Err(Error::unsupported(
+                "a column list in CREATE TABLE ... AS SELECT (name the columns with aliases in the query)",
+            ));
         }
-        columns.push(column);
+        Some(query) => super::ctas::columns_of(session, query)?,
+        None => {
+            let mut columns: Vec<ColumnDef> = Vec::new();
+            for c in &create.columns {
+                let column = column_def(c)?;
+                if columns.iter().any(|x| x.name == column.name) {
+                    return Err(Error::ObjectExists { kind: "column", name: format!("{name}.{}", column.name) });
+                }
+                columns.push(column);
+            }
+            columns
+        }
+    };
+    if columns.is_empty() || columns.len() > MAX_COLUMNS {
+        return Err(Error::value(&name, format!("a table has 1 to {MAX_COLUMNS} columns, not {}", columns.len())));
     }
     let ctx = session.access_context();
     let object_id = session.db.catalog.next_object_id();
@@ -55,11 +64,12 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
         name,
         object_id,
         columns,
-        pctfree: pctfree.unwrap_or(DEFAULT_PCTFREE),
+        pctfree: clauses.pctfree.unwrap_or(DEFAULT_PCTFREE),
         segment_header,
         created: crate::types::local_now(),
         stats: None,
         inmemory: None,
+        compression: clauses.compress.flatten(),
     };
     // The segment is not reachable until the dictionary holds the table: if that fails
     // (a concurrent CREATE of the same name, a failed write), its extents are freed again.
@@ -67,7 +77,31 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, pctfree: Optio
         let _ = segments::drop_segment(&ctx, &table);
         return Err(e);
     }
+    if let Some(query) = &create.query {
+        // A load that fails takes the table with it, as if it had never been created.
+        if let Err(e) = super::dml::load_new_table(session, &table, query) {
+            let _ = session.db.catalog.remove_table(&table.name);
+            let _ = segments::drop_segment(&ctx, &table);
+            return Err(e);
+        }
+    }
     Ok(QueryResult::message(StatementKind::Ddl, "Table created."))
+}
+
+/// Refuses `what` on `table` when it is compressed with Hybrid Columnar Compression:
+/// such a table takes queries, INSERT (into row blocks), TRUNCATE and DROP.
+pub(super) fn refuse_compressed(table: &TableDef, what: &str) -> Result<()> {
+    match table.compression {
+        None => Ok(()),
+        Some(level) => Err(Error::Unsupported {
+            construct: format!(
+                "{what} on {}, a table compressed FOR {} (a compressed table takes queries, INSERT, TRUNCATE and DROP)",
+                table.name,
+                level.name()
+            ),
+            position: None,
+        }),
+    }
 }
 
 pub(super) fn single_name(name: &ast::ObjectName) -> Result<String> {
@@ -107,7 +141,7 @@ fn column_def(c: &ast::ColumnDef) -> Result<ColumnDef> {
 }
 
 /// Maps a declared type to lioscope's types; `Err` says why it is not accepted.
-fn data_type(t: &AstType) -> std::result::Result<DataType, String> {
+pub(super) fn data_type(t: &AstType) -> std::result::Result<DataType, String> {
     match t {
         AstType::Int(_) | AstType::Integer(_) => Ok(DataType::Integer),
         AstType::Numeric(info) | AstType::Decimal(info) => number_type(info_args(info)),
@@ -286,6 +320,7 @@ pub fn alter_inmemory(
 ) -> Result<QueryResult> {
     let table =
         session.db.catalog.table(name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.into() })?;
+    refuse_compressed(&table, "INMEMORY")?;
     let spec = match clause {
         None => None,
         Some(c) => {

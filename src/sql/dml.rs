@@ -276,6 +276,43 @@ impl ConsumeRow for InsertSink<'_, '_, '_> {
     }
 }
 
+/// Loads the rows of `query` into `table`, just created by CREATE TABLE ... AS SELECT, and
+/// commits them: a direct-path load into compression units when the table is compressed
+/// (no undo: they become part of the table when the segment header moves its high-water
+/// mark, at the end), else rows inserted as INSERT ... SELECT inserts them. Either way a
+/// row is coerced and checked as an INSERT's is.
+pub(super) fn load_new_table(session: &Session, table: &TableDef, query: &ast::Query) -> Result<u64> {
+    let table = session.db.catalog.table(&table.name).filter(|t| t.object_id == table.object_id).ok_or_else(|| {
+        Error::Transaction { message: format!("table {} was dropped while it was being created", table.name) }
+    })?;
+    let shape = RowShape { targets: (0..table.columns.len()).collect(), table };
+    let Some(level) = shape.table.compression else {
+        let inserted = super::transaction::statement(session, || insert_select(session, &shape, query).map(inserted))?;
+        super::transaction::commit(session, Default::default())?;
+        return Ok(inserted.rows_affected);
+    };
+    let functions = super::function_context(session);
+    let planned = plan::plan_query(query, session, &functions)?;
+    shape.check_count(planned.columns.len())?;
+    let mut ctx = super::exec_context(session, functions);
+    let access = session.access_context();
+    let mut loader = crate::inmemory::hcc::HccLoader::new(&access, &shape.table, level)?;
+    {
+        let sink = |values: &[Datum<'_>]| -> Result<()> { loader.push(&shape.row(values)?) };
+        let planned = planned.into_sink(Box::new(sink));
+        run_pipeline(&planned.source, planned.stages, &mut ctx)?;
+    }
+    let loaded = loader.finish()?;
+    // The load's redo reaches the log before the statement returns, as a commit's does:
+    // a table acknowledged as created keeps its rows whatever crashes next.
+    let redo = &session.db.redo;
+    {
+        let _wait = access.stats.begin_wait(crate::stats::WaitEvent::LogFileSync);
+        redo.wait_flushed(redo.last_appended(), true)?;
+    }
+    Ok(loaded.rows)
+}
+
 /// The parts of a COPY statement.
 pub struct CopyStatement<'a> {
     pub source: &'a CopySource,

@@ -1,11 +1,13 @@
 //! Statements sqlparser does not know, recognised from their first words with sqlparser's
 //! tokenizer: ALTER SESSION / ALTER SYSTEM, SHOW PARAMETERS, EXPLAIN PLAN FOR, Oracle's
 //! ANALYZE TABLE, ALTER TABLE ... \[NO\] INMEMORY, EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT, and the
-//! PCTFREE clause of CREATE TABLE (removed from the text before sqlparser sees it).
+//! PCTFREE and \[NO\]COMPRESS clauses of CREATE TABLE (removed from the text before
+//! sqlparser sees it, into [`Clauses`]).
 //! Splitting a script into statements is the script runner's (`cli::script`).
 
 use crate::catalog::{MemCompress, Priority};
 use crate::error::{Error, Result};
+use crate::storage::hcc::HccLevel;
 use sqlparser::dialect::OracleDialect;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
@@ -45,11 +47,28 @@ pub enum Front {
         percentage: f64,
         timeout_seconds: f64,
     },
-    /// Anything else, for sqlparser; with the PCTFREE of a CREATE TABLE removed.
+    /// Anything else, for sqlparser; with the storage clauses of a CREATE TABLE removed.
     Standard {
         sql: String,
-        pctfree: Option<u8>,
+        clauses: Clauses,
     },
+}
+
+/// The storage clauses of CREATE TABLE (and PCTFREE of CREATE INDEX) that sqlparser does
+/// not know, taken out of the statement's text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Clauses {
+    /// `PCTFREE n`.
+    pub pctfree: Option<u8>,
+    /// `COMPRESS FOR ...` (`Some(Some(level))`) or `NOCOMPRESS` (`Some(None)`).
+    pub compress: Option<Option<HccLevel>>,
+}
+
+impl Clauses {
+    /// Whether the statement had none.
+    pub fn is_empty(&self) -> bool {
+        *self == Clauses::default()
+    }
 }
 
 /// The INMEMORY clause of ALTER TABLE, with column names not yet resolved.
@@ -81,7 +100,7 @@ pub fn classify(sql: &str) -> Result<Front> {
     let first = &start[..start.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(start.len())];
     let handled = ["ALTER", "SHOW", "EXPLAIN", "ANALYZE", "EXEC", "EXECUTE", "CREATE", "COMMIT"];
     if !first.is_empty() && !handled.iter().any(|w| w.eq_ignore_ascii_case(first)) {
-        return Ok(Front::Standard { sql: sql.to_owned(), pctfree: None });
+        return Ok(Front::Standard { sql: sql.to_owned(), clauses: Clauses::default() });
     }
     let tokens = Tokenizer::new(&OracleDialect {}, sql).tokenize_with_location().map_err(|e| Error::Parse {
         message: e.message.clone(),
@@ -118,8 +137,9 @@ pub fn classify(sql: &str) -> Result<Front> {
         ("ANALYZE", "TABLE", _) => analyze(&words),
         ("ALTER", "TABLE", _) if words.iter().any(|t| token_word(&t.token) == "INMEMORY") => alter_inmemory(&words),
         ("EXEC" | "EXECUTE", _, _) => exec(&words),
-        ("CREATE", "TABLE", _) | ("CREATE", "INDEX", _) | ("CREATE", "UNIQUE", "INDEX") => strip_pctfree(&tokens),
-        _ => Ok(Front::Standard { sql: sql.to_owned(), pctfree: None }),
+        ("CREATE", "TABLE", _) => strip_clauses(&tokens, true),
+        ("CREATE", "INDEX", _) | ("CREATE", "UNIQUE", "INDEX") => strip_clauses(&tokens, false),
+        _ => Ok(Front::Standard { sql: sql.to_owned(), clauses: Clauses::default() }),
     }
 }
 
@@ -396,14 +416,27 @@ fn text_from(sql: &str, line: u64, column: u64) -> &str {
     ""
 }
 
-/// Removes `PCTFREE n` from a CREATE TABLE or CREATE INDEX and returns n.
-fn strip_pctfree(tokens: &[TokenWithSpan]) -> Result<Front> {
+/// Removes `PCTFREE n` from a CREATE TABLE or CREATE INDEX, and from a CREATE TABLE
+/// (`table`) its `[COLUMN STORE] COMPRESS FOR level` or `NOCOMPRESS` (outside parentheses,
+/// before the AS of a query), and returns them.
+fn strip_clauses(tokens: &[TokenWithSpan], table: bool) -> Result<Front> {
     let mut out = String::new();
-    let mut pctfree = None;
+    let mut clauses = Clauses::default();
+    let mut depth = 0usize;
+    let mut in_query = false;
+    let next_word =
+        |from: usize| tokens[from..].iter().position(|t| !matches!(t.token, Token::Whitespace(_))).map(|p| from + p);
     let mut i = 0;
     while i < tokens.len() {
-        if token_word(&tokens[i].token) == "PCTFREE" {
-            let next = tokens[i + 1..].iter().position(|t| !matches!(t.token, Token::Whitespace(_))).map(|p| i + 1 + p);
+        let word = bare_word(&tokens[i].token);
+        match &tokens[i].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        in_query |= depth == 0 && word == Some("AS");
+        if word == Some("PCTFREE") {
+            let next = next_word(i + 1);
             let value = next.and_then(|n| match &tokens[n].token {
                 Token::Number(v, _) => v.parse::<u8>().ok().filter(|v| *v <= 99),
                 _ => None,
@@ -414,19 +447,131 @@ fn strip_pctfree(tokens: &[TokenWithSpan]) -> Result<Front> {
                     position: position_at(Some(&&tokens[i])),
                 });
             };
-            pctfree = Some(v);
+            clauses.pctfree = Some(v);
             i = next.expect("checked") + 1;
+            continue;
+        }
+        let clause_here = table && depth == 0 && !in_query;
+        if clause_here && word == Some("NOCOMPRESS") {
+            clauses.compress = Some(None);
+            i += 1;
+            continue;
+        }
+        // COLUMN STORE COMPRESS FOR ..., Oracle's newer spelling, and COMPRESS FOR ....
+        let column_store = clause_here
+            && word == Some("COLUMN")
+            && next_word(i + 1).is_some_and(|n| bare_word(&tokens[n].token) == Some("STORE"));
+        let compress_at = if column_store {
+            next_word(i + 1).and_then(|store| next_word(store + 1))
+        } else {
+            clause_here.then_some(i)
+        };
+        if let Some(at) = compress_at.filter(|&at| bare_word(&tokens[at].token) == Some("COMPRESS")) {
+            let mut words = Vec::new();
+            let mut end = at;
+            while let Some(n) = next_word(end + 1) {
+                match bare_word(&tokens[n].token) {
+                    Some(
+                        w @ ("FOR" | "QUERY" | "ARCHIVE" | "LOW" | "HIGH" | "OLTP" | "BASIC" | "ALL" | "DIRECT_LOAD"
+                        | "OPERATIONS"),
+                    ) => {
+                        words.push(w);
+                        end = n;
+                    }
+                    _ => break,
+                }
+            }
+            // A word the level does not know (QUERY MEDIUM) belongs to the clause too.
+            if let Some(n) = next_word(end + 1)
+                && let Token::Word(w) = &tokens[n].token
+                && words.first() == Some(&"FOR")
+                && !["AS", "PCTFREE"].iter().any(|k| w.value.eq_ignore_ascii_case(k))
+            {
+                let clause = format!("COMPRESS {} {}", words.join(" "), w.value.to_ascii_uppercase());
+                return Err(Error::Unsupported {
+                    construct: format!("{clause} (the levels are QUERY LOW, QUERY HIGH, ARCHIVE LOW and ARCHIVE HIGH)"),
+                    position: position_at(Some(&&tokens[n])),
+                });
+            }
+            let level = match words.split_first() {
+                Some((&"FOR", level)) => HccLevel::from_words(level),
+                _ => None,
+            };
+            let Some(level) = level else {
+                let clause = std::iter::once("COMPRESS").chain(words).collect::<Vec<_>>().join(" ");
+                return Err(Error::Unsupported {
+                    construct: format!(
+                        "{clause} (tables are compressed with Hybrid Columnar Compression: COMPRESS FOR QUERY LOW, \
+                         QUERY HIGH, ARCHIVE LOW or ARCHIVE HIGH)"
+                    ),
+                    position: position_at(Some(&&tokens[at])),
+                });
+            };
+            clauses.compress = Some(Some(level));
+            i = end + 1;
             continue;
         }
         out.push_str(&tokens[i].token.to_string());
         i += 1;
     }
-    Ok(Front::Standard { sql: out, pctfree })
+    Ok(Front::Standard { sql: out, clauses })
+}
+
+/// The upper-case text of an unquoted word token.
+fn bare_word(t: &Token) -> Option<&'static str> {
+    const WORDS: [&str; 16] = [
+        "PCTFREE",
+        "NOCOMPRESS",
+        "COMPRESS",
+        "COLUMN",
+        "STORE",
+        "AS",
+        "FOR",
+        "QUERY",
+        "ARCHIVE",
+        "LOW",
+        "HIGH",
+        "OLTP",
+        "BASIC",
+        "ALL",
+        "DIRECT_LOAD",
+        "OPERATIONS",
+    ];
+    match t {
+        Token::Word(w) if w.quote_style.is_none() => WORDS.into_iter().find(|k| w.value.eq_ignore_ascii_case(k)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compress_clauses_are_taken_out_of_create_table() {
+        let standard = |sql: &str| match classify(sql).unwrap() {
+            Front::Standard { sql, clauses } => (sql, clauses),
+            other => panic!("{other:?}"),
+        };
+        let (sql, clauses) = standard("CREATE TABLE t COMPRESS FOR QUERY LOW PCTFREE 0 AS SELECT * FROM s");
+        assert_eq!(sql, "CREATE TABLE t   AS SELECT * FROM s");
+        assert_eq!(clauses, Clauses { pctfree: Some(0), compress: Some(Some(HccLevel::QueryLow)) });
+        let (_, clauses) = standard("create table t column store compress for archive as select 1 as n from dual");
+        assert_eq!(clauses.compress, Some(Some(HccLevel::ArchiveLow)));
+        let (_, clauses) = standard("CREATE TABLE t (a INT) NOCOMPRESS");
+        assert_eq!(clauses.compress, Some(None));
+        // Inside the column list or the query, COMPRESS is a name like any other.
+        let (sql, clauses) = standard("CREATE TABLE t AS SELECT compress FROM s");
+        assert_eq!((sql.as_str(), clauses), ("CREATE TABLE t AS SELECT compress FROM s", Clauses::default()));
+        for (bad, says) in [
+            ("CREATE TABLE t COMPRESS FOR QUERY MEDIUM AS SELECT 1 AS n FROM dual", "QUERY MEDIUM"),
+            ("CREATE TABLE t COMPRESS BASIC AS SELECT 1 AS n FROM dual", "COMPRESS BASIC"),
+            ("CREATE TABLE t COMPRESS AS SELECT 1 AS n FROM dual", "COMPRESS ("),
+        ] {
+            let e = classify(bad).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("QUERY LOW"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn recognises_front_statements() {
@@ -445,7 +590,10 @@ mod tests {
         );
         assert_eq!(
             classify("CREATE TABLE t (a INT) PCTFREE 20").unwrap(),
-            Front::Standard { sql: "CREATE TABLE t (a INT) ".into(), pctfree: Some(20) }
+            Front::Standard {
+                sql: "CREATE TABLE t (a INT) ".into(),
+                clauses: Clauses { pctfree: Some(20), compress: None }
+            }
         );
         assert!(classify("ALTER SESSION SET x").is_err());
     }

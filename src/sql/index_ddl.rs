@@ -49,6 +49,7 @@ pub fn create_index(session: &Session, create: &ast::CreateIndex, pctfree: Optio
         .catalog
         .table(&table_name)
         .ok_or_else(|| Error::UnknownObject { kind: "table", name: table_name.clone() })?;
+    super::ddl::refuse_compressed(&table, "CREATE INDEX")?;
     if session.db.catalog.index(&name).is_some() && create.if_not_exists {
         return Ok(QueryResult::message(StatementKind::Ddl, "Index created."));
     }

@@ -1,12 +1,13 @@
 //! SQL: from statement text to a result.
 //!
 //! ```text
-//!  text ─► front (ALTER SESSION/SYSTEM, SHOW, EXPLAIN PLAN FOR, ANALYZE, PCTFREE)
+//!  text ─► front (ALTER SESSION/SYSTEM, SHOW, EXPLAIN PLAN FOR, ANALYZE, PCTFREE, COMPRESS)
 //!       ─► sqlparser (Oracle dialect) ─► ddl | index_ddl | analyze | dml | modify
 //!                                      | plan (optimizer) ─► exec pipeline ─► QueryResult
 //! ```
 //!
-//! `dml` is INSERT and COPY, `modify` UPDATE and DELETE, `index_maintenance` keeps a
+//! `ddl` creates tables (`ctas` types the columns of CREATE TABLE ... AS SELECT, whose
+//! rows `dml` loads), `dml` is INSERT and COPY, `modify` UPDATE and DELETE, `index_maintenance` keeps a
 //! table's indexes in step with both; `transaction` gives each of them statement-level
 //! atomicity and autocommit, and runs COMMIT, ROLLBACK, SAVEPOINT and SET TRANSACTION.
 //! `plan` builds a query's plan tree and its pipeline and asks `optimizer` how to read its
@@ -24,6 +25,7 @@ mod call;
 pub mod bind;
 mod byte_mask;
 mod csv_records;
+mod ctas;
 pub mod cursor;
 mod ddl;
 mod dml;
@@ -109,7 +111,7 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
         (Front::PopulateWait { priority, percentage, timeout_seconds }, _) => {
             ddl::populate_wait(session, priority, percentage, timeout_seconds)
         }
-        (Front::Standard { pctfree, .. }, Some(statement)) => dispatch(session, &statement, pctfree),
+        (Front::Standard { clauses, .. }, Some(statement)) => dispatch(session, &statement, clauses),
         _ => unreachable!("standard and EXPLAIN statements were parsed above"),
     }
 }
@@ -147,9 +149,12 @@ fn parse_error(e: sqlparser::parser::ParserError, sql: &str) -> Error {
     }
 }
 
-pub(crate) fn dispatch(session: &Session, statement: &Statement, pctfree: Option<u8>) -> Result<QueryResult> {
-    if pctfree.is_some() && !matches!(statement, Statement::CreateTable(_) | Statement::CreateIndex(_)) {
+pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front::Clauses) -> Result<QueryResult> {
+    if clauses.pctfree.is_some() && !matches!(statement, Statement::CreateTable(_) | Statement::CreateIndex(_)) {
         return Err(Error::unsupported("PCTFREE outside CREATE TABLE"));
+    }
+    if clauses.compress.is_some() && !matches!(statement, Statement::CreateTable(_)) {
+        return Err(Error::unsupported("COMPRESS outside CREATE TABLE"));
     }
     match statement {
         Statement::Query(q) => run_query(session, q),
@@ -169,11 +174,11 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, pctfree: Option
         }
         Statement::CreateTable(create) => {
             transaction::implicit_commit(session)?;
-            ddl::create_table(session, create, pctfree)
+            ddl::create_table(session, create, clauses)
         }
         Statement::CreateIndex(create) => {
             transaction::implicit_commit(session)?;
-            index_ddl::create_index(session, create, pctfree)
+            index_ddl::create_index(session, create, clauses.pctfree)
         }
         Statement::Drop { object_type: ast::ObjectType::Index, if_exists, names, cascade: false, .. } => {
             transaction::implicit_commit(session)?;

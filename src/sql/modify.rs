@@ -51,6 +51,7 @@ fn target(session: &Session, relation: &ast::TableFactor) -> Result<(Arc<TableDe
         name: table_name.clone(),
         position: position_of(name),
     })?;
+    super::ddl::refuse_compressed(&table, "UPDATE or DELETE")?;
     let mut qualifiers = vec![table.name.clone()];
     if let Some(a) = alias {
         qualifiers.push(ident_name(&a.name));

@@ -492,6 +492,8 @@ fn user_tables(session: &Session) -> Rows {
                 text(if t.inmemory.is_some() { "ENABLED" } else { "DISABLED" }),
                 t.inmemory.as_ref().map_or(Datum::Null, |m| text(m.priority.name())),
                 t.inmemory.as_ref().map_or(Datum::Null, |m| text(m.compression.name())),
+                text(if t.compression.is_some() { "ENABLED" } else { "DISABLED" }),
+                t.compression.map_or(Datum::Null, |level| text(level.name())),
             ]
         })
         .collect();
@@ -510,6 +512,8 @@ fn user_tables(session: &Session) -> Rows {
             "INMEMORY",
             "INMEMORY_PRIORITY",
             "INMEMORY_COMPRESSION",
+            "COMPRESSION",
+            "COMPRESS_FOR",
         ]),
         rows,
     )

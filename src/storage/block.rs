@@ -108,6 +108,11 @@ pub enum BlockType {
     IndexLeaf = 0x22,
     /// A B-tree branch: separator keys and child block addresses.
     IndexBranch = 0x21,
+    /// The head of a Hybrid Columnar Compression unit: its header, piece map, column
+    /// directory, deleted-row bitmap and first payload bytes (see [`super::hcc`]).
+    CuHead = 0x3a,
+    /// A further block of a compression unit's payload.
+    CuPiece = 0x3b,
 }
 
 impl BlockType {
@@ -122,6 +127,8 @@ impl BlockType {
             0x1e => BlockType::UndoExtentMap,
             0x22 => BlockType::IndexLeaf,
             0x21 => BlockType::IndexBranch,
+            0x3a => BlockType::CuHead,
+            0x3b => BlockType::CuPiece,
             _ => return None,
         })
     }

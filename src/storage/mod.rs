@@ -1,5 +1,6 @@
 //! On-disk structures: the control file, datafiles of fixed-size blocks, the block and
-//! row formats (and a data block's ITL slots), segments (extent map and high-water
+//! row formats (and a data block's ITL slots), the compression units of compressed
+//! tables ([`hcc`]), segments (extent map and high-water
 //! mark), the space of the datafiles ([`space`]: extents handed out and taken back); how
 //! the database's JSON documents (the control file, the dictionary) are read and
 //! replaced atomically; and the I/O layer ([`io`]) every write of a database file goes
@@ -12,6 +13,7 @@
 pub mod block;
 pub mod control;
 pub mod datafile;
+pub mod hcc;
 pub mod ids;
 pub mod io;
 pub mod itl;

@@ -75,6 +75,17 @@ impl StoredKeys {
         &self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
+    /// The keys' bytes and their offsets.
+    pub(super) fn parts(&self) -> (&[u8], &[u32]) {
+        (&self.bytes, &self.offsets)
+    }
+
+    /// Keys from their bytes and `len + 1` ascending offsets from 0 to the bytes' length
+    /// (the caller has checked them).
+    pub(super) fn from_parts(bytes: Stored<u8>, offsets: Stored<u32>) -> StoredKeys {
+        StoredKeys { bytes, offsets }
+    }
+
     /// Bytes of both arrays.
     pub(super) fn bytes(&self) -> usize {
         self.bytes.len() + self.offsets.len() * size_of::<u32>()

@@ -57,6 +57,7 @@
 //!  key_builder  encoding a unit of keys as rows arrive: estimate, hash table, choice
 //!  codes        one code per row: byte lanes, bit-packed lanes, runs
 //!  build_clock  the time building spends on dictionaries and on compressing, per thread
+//!  serial       a unit as bytes, for the compression units of compressed tables
 //!  filter       predicates as tests on codes, and the kernels that run them
 //!  tests        round trips and filters against row-by-row evaluation
 //! ```
@@ -68,6 +69,7 @@ mod plain;
 mod key_builder;
 mod codes;
 mod build_clock;
+mod serial;
 mod filter;
 #[cfg(test)]
 mod tests;
@@ -283,7 +285,6 @@ impl ColumnUnit {
         ColumnUnit { rows, nulls, null_count, body: build_ints(values, packing, area) }
     }
 
-    #[cfg(test)]
     /// Rows in the unit, NULL or not.
     pub fn rows(&self) -> usize {
         self.rows

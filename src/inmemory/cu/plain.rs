@@ -45,6 +45,17 @@ impl PlainKeys {
         self.keys.bytes()
     }
 
+    /// The keys, and the rows of the smallest and the largest.
+    pub(super) fn parts(&self) -> (&StoredKeys, u32, u32) {
+        (&self.keys, self.min_row, self.max_row)
+    }
+
+    /// Plain keys from their parts: a key a row, and the rows (not NULL) of the smallest
+    /// and the largest key (the caller has checked them).
+    pub(super) fn from_parts(keys: StoredKeys, min_row: u32, max_row: u32) -> PlainKeys {
+        PlainKeys { keys, min_row, max_row }
+    }
+
     /// Row `row`'s key (empty for a NULL row).
     pub(super) fn key(&self, row: usize) -> &[u8] {
         self.keys.key(row)

@@ -53,6 +53,16 @@ fn check_round_trip(input: ColumnInput<'_>, packing: Packing) -> ColumnUnit {
     unit
 }
 
+/// `unit` written as bytes and read back: the same rows, values, encoding and NULLs.
+fn through_bytes(unit: &ColumnUnit) -> ColumnUnit {
+    let mut bytes = Vec::new();
+    unit.write_to(&mut bytes);
+    let read = ColumnUnit::read_from(&bytes).unwrap_or_else(|e| panic!("{}: {e}", unit.encoding()));
+    assert_eq!((read.rows(), read.nulls(), read.encoding()), (unit.rows(), unit.nulls(), unit.encoding()));
+    assert!((0..unit.rows()).all(|row| read.value(row) == unit.value(row)), "{}", unit.encoding());
+    read
+}
+
 /// `filter` agrees with the row-by-row evaluation for every ISA, ANDs into what the
 /// selection held, and `excludes` never rules out a unit with a matching row.
 fn check_filter(unit: &ColumnUnit, input: &ColumnInput<'_>, pred: &CuPredicate) {
@@ -163,8 +173,10 @@ proptest! {
         for packing in PACKINGS {
             let input = ColumnInput::Ints(&values);
             let unit = check_round_trip(input, packing);
+            let stored = through_bytes(&unit);
             for picks in &preds {
                 check_filter(&unit, &input, &int_predicate(&values, picks));
+                check_filter(&stored, &input, &int_predicate(&values, picks));
             }
         }
     }
@@ -175,8 +187,10 @@ proptest! {
         for packing in PACKINGS {
             let input = ColumnInput::Keys(&refs);
             let unit = check_round_trip(input, packing);
+            let stored = through_bytes(&unit);
             for picks in &preds {
                 check_filter(&unit, &input, &key_predicate(&keys, picks));
+                check_filter(&stored, &input, &key_predicate(&keys, picks));
             }
         }
     }
@@ -554,4 +568,50 @@ fn a_predicate_of_the_other_kind_selects_nothing() {
     let mut selection = Bitmap::all(2);
     unit.filter(&CuPredicate::KeyIn(vec![vec![1]]), &mut selection, Isa::best());
     assert!(selection.none_set());
+}
+
+/// Bytes that are not a unit are refused or read as some unit, never a panic: every
+/// unit of every encoding, each byte changed, and each prefix.
+#[test]
+fn damaged_unit_bytes_are_refused_not_panicked_on() {
+    let ints: Vec<Option<i64>> = (0..300).map(|i| (i % 7 != 0).then_some((i * 37) % 101)).collect();
+    let runs: Vec<Option<i64>> = (0..300).map(|i| Some(i / 50)).collect();
+    let keys: Vec<Vec<u8>> = (0..300).map(|i| format!("key {}", i % 13).into_bytes()).collect();
+    let distinct: Vec<Vec<u8>> = (0..5000).map(|i| format!("distinct key number {i}").into_bytes()).collect();
+    fn key_refs(keys: &[Vec<u8>]) -> Vec<Option<&[u8]>> {
+        keys.iter().map(|k| Some(k.as_slice())).collect()
+    }
+    let (keys, distinct) = (key_refs(&keys), key_refs(&distinct));
+    let nulls: Vec<Option<i64>> = vec![None; 10];
+    let mut units = Vec::new();
+    for packing in PACKINGS {
+        for input in
+            [ColumnInput::Ints(&ints), ColumnInput::Ints(&runs), ColumnInput::Keys(&keys), ColumnInput::Ints(&nulls)]
+        {
+            units.push(ColumnUnit::build(input, packing, None));
+        }
+    }
+    units.push(ColumnUnit::build(ColumnInput::Keys(&distinct), Packing::ByteAligned, None));
+    assert!(units.iter().any(|u| u.encoding() == Encoding::Plain));
+    assert!(units.iter().any(|u| matches!(u.encoding(), Encoding::RunLength { .. })));
+    for unit in &units {
+        let mut bytes = Vec::new();
+        unit.write_to(&mut bytes);
+        for cut in (0..bytes.len()).step_by(7) {
+            assert!(ColumnUnit::read_from(&bytes[..cut]).is_err(), "a prefix of {cut} bytes is not a unit");
+        }
+        let step = (bytes.len() / 400).max(1);
+        for at in (0..bytes.len()).step_by(step) {
+            for flip in [0x01u8, 0x80] {
+                let mut damaged = bytes.clone();
+                damaged[at] ^= flip;
+                if let Ok(read) = ColumnUnit::read_from(&damaged) {
+                    // Whatever it reads as, its values and filters stay in bounds.
+                    (0..read.rows()).for_each(|row| assert!(read.value(row).is_some() || read.is_null(row)));
+                    let mut all = Bitmap::all(read.rows());
+                    read.filter_with(&CuPredicate::IsNotNull, &mut all, Isa::best(), true);
+                }
+            }
+        }
+    }
 }

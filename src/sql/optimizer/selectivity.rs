@@ -254,6 +254,7 @@ mod tests {
                 }],
             }),
             inmemory: None,
+            compression: None,
         }
     }
 
