@@ -1,9 +1,10 @@
 //! `lab scan` end to end at a small size: the six paths in the source's order under their
 //! plain names, every row visited by each measured path, the figures checked against the
 //! engine's own statistics (the full scan's logical reads are the table's blocks below
-//! the high-water mark; the in-memory scans read no block but the segment header), the
-//! compressed-block path reported as not implemented with no figure, and a hardware
-//! figure either measured or `null` with the kernel's reason beside it.
+//! the high-water mark; the in-memory scans read no block but the segment header; the
+//! compressed copy's scan reads its own, fewer blocks and decompresses two columns a
+//! compression unit), and a hardware figure either measured or `null` with the kernel's
+//! reason beside it.
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
@@ -26,6 +27,7 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
         instructions: lioscope_lab::scan::InstructionSource::Perf,
         callgrind_child: None,
         lioscope_exe: None,
+        hcc_level: lioscope_lab::scan::HccLevelArg::QueryLow,
         history: lioscope_lab::history::HistoryArgs::at(dir.path().join("history.sqlite")),
     };
     run(&opts).expect("runs");
@@ -36,7 +38,7 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
     let stored = history.figures(runs[0].id).unwrap();
     let cpu = stored.iter().find(|f| f.group == "path=FULL_BUFFER_CACHE" && f.figure == "cpu_ms").unwrap();
     assert_eq!(cpu.samples.len(), 2);
-    assert!(!stored.iter().any(|f| f.group == "path=COMPRESSED_BLOCKS"), "nothing of a path not measured");
+    assert!(stored.iter().any(|f| f.group == "path=COMPRESSED_BLOCKS" && f.figure == "cpu_ms"));
     let report: Value = serde_json::from_str(&std::fs::read_to_string(out.join("scan.json")).unwrap()).unwrap();
     let csv = std::fs::read_to_string(out.join("scan.csv")).unwrap();
     assert!(csv.starts_with("path,status,figure,median,min,max,derivation"));
@@ -44,7 +46,10 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
     // Each measured path's CPU time is tested against the full scan's.
     let tests = report["tests"].as_array().unwrap();
     let tested: Vec<&str> = tests.iter().map(|t| t["path"].as_str().unwrap()).collect();
-    assert_eq!(tested, ["INDEX_BAD_CF", "INDEX_GOOD_CF", "INMEMORY_PREDICATE", "INMEMORY_NO_PREDICATE"]);
+    assert_eq!(
+        tested,
+        ["INDEX_BAD_CF", "INDEX_GOOD_CF", "INMEMORY_PREDICATE", "INMEMORY_NO_PREDICATE", "COMPRESSED_BLOCKS"]
+    );
     assert!(tests.iter().all(|t| t["p_value"].as_f64().is_some_and(|p| (0.0..=1.0).contains(&p))), "{tests:?}");
 
     let paths = report["paths"].as_array().unwrap();
@@ -61,7 +66,7 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
         ]
     );
     let figure = |p: &Value, key: &str| p["figures"][key]["median"].as_f64();
-    for p in &paths[..5] {
+    for p in paths {
         assert_eq!(p["status"], "measured", "{}", p["name"]);
         assert_eq!(figure(p, "rows"), Some(ROWS as f64), "{}: every row", p["name"]);
         assert_eq!(p["samples"].as_array().unwrap().len(), 2);
@@ -78,10 +83,18 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
             }
         }
     }
+    // The compressed copy: fewer blocks, each read once, two columns a unit decompressed.
     let compressed = &paths[5];
-    assert_eq!(compressed["status"], "not yet implemented in lioscope");
-    assert!(compressed["figures"].as_object().unwrap().values().all(Value::is_null));
-    assert!(compressed["samples"].as_array().unwrap().is_empty());
+    let (row_blocks, hcc_blocks) = (
+        report["parameters"]["blocks_customers"].as_f64().unwrap(),
+        report["parameters"]["blocks_customers_hcc"].as_f64().unwrap(),
+    );
+    assert!(hcc_blocks < row_blocks, "{hcc_blocks} blocks against {row_blocks}");
+    assert_eq!(figure(compressed, "logical_reads"), Some(hcc_blocks), "every block of the copy once");
+    let cus = figure(compressed, "ehcc_cus_decompressed").unwrap();
+    assert!(cus >= 1.0);
+    assert_eq!(figure(compressed, "ehcc_columns_decompressed"), Some(2.0 * cus), "cust_id and cust_valid");
+    assert_eq!(report["parameters"]["hcc_level"], "QUERY LOW");
 
     // The engine's own statistics: the full scan reads every block below the HWM once.
     let db = open(&db_dir, options(8192, "64M"));
@@ -125,6 +138,7 @@ fn callgrind_counts_only_the_statements_execution() {
             instructions: lioscope_lab::scan::InstructionSource::Callgrind,
             callgrind_child: None,
             lioscope_exe: Some(env!("CARGO_BIN_EXE_lioscope").into()),
+            hcc_level: lioscope_lab::scan::HccLevelArg::QueryLow,
             history: lioscope_lab::history::HistoryArgs::off(),
         };
         let report = serde_json::to_value(run(&opts).expect("runs")).unwrap();
@@ -132,7 +146,8 @@ fn callgrind_counts_only_the_statements_execution() {
         assert!(report["derivations"]["instructions_callgrind"].as_str().unwrap().contains("toggle-collect"));
         let full = &report["paths"][2];
         assert_eq!(full["name"], "FULL_BUFFER_CACHE");
-        assert!(report["paths"][5]["figures"]["instructions_callgrind"].is_null(), "nothing for a missing path");
+        assert_eq!(report["paths"][5]["name"], "COMPRESSED_BLOCKS");
+        assert!(report["paths"][5]["figures"]["instructions_callgrind"]["median"].as_f64().is_some_and(|n| n > 0.0));
         // The method itself: a loop of known length counts what it executes.
         let calibration = &report["callgrind_calibration"];
         let (expected, counted) = (

@@ -48,6 +48,9 @@ pub mod count {
     /// The in-memory scan without a predicate.
     pub const INMEMORY_NO_PREDICATE: &str =
         "SELECT /*+ INMEMORY(c) NO_INMEMORY_PRUNING(c) */ COUNT(cust_valid) FROM customers c";
+    /// Full scan of `customers_hcc`, the copy of customers compressed with Hybrid
+    /// Columnar Compression, cached in the buffer cache.
+    pub const COMPRESSED_BLOCKS: &str = "SELECT COUNT(cust_valid) FROM customers_hcc c WHERE cust_id > 0";
 }
 
 /// The INSERT ... SELECT of customers, `{table}`, `{rows}` and the id expression `LEVEL_ID`

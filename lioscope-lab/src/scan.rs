@@ -12,7 +12,11 @@
 //! | `FULL_BUFFER_CACHE`     | full scan of the cached blocks (`NO_INMEMORY`)            |
 //! | `INMEMORY_PREDICATE`    | `TABLE ACCESS INMEMORY FULL` with `cust_id > 0`           |
 //! | `INMEMORY_NO_PREDICATE` | `TABLE ACCESS INMEMORY FULL`, no predicate                |
-//! | `COMPRESSED_BLOCKS`     | not yet implemented in lioscope: reported, never faked   |
+//! | `COMPRESSED_BLOCKS`     | full scan of `customers_hcc`, a copy compressed `FOR QUERY LOW` (`--hcc-level`), cached |
+//!
+//! The compressed copy is made by `CREATE TABLE customers_hcc COMPRESS FOR ... AS SELECT *
+//! FROM customers`; its blocks and the row table's are in the report's parameters, and its
+//! path adds the EHCC statistics (compression units and bytes decompressed).
 //!
 //! Every path runs once to warm the caches, then `--repeat` times; each figure is the
 //! median of those runs with min and max. Figures come from the public Session API: the
@@ -55,6 +59,9 @@ pub struct ScanOptions {
     /// `lioscope` command then calls [`run_callgrind_child`] instead of [`run`]).
     #[arg(long, hide = true)]
     pub callgrind_child: Option<String>,
+    /// The Hybrid Columnar Compression level of the copy the `COMPRESSED_BLOCKS` path scans.
+    #[arg(long, value_enum, default_value_t = HccLevelArg::QueryLow)]
+    pub hcc_level: HccLevelArg,
     /// The lioscope executable the callgrind children run (default: this one).
     #[arg(long, hide = true)]
     pub lioscope_exe: Option<PathBuf>,
@@ -70,6 +77,28 @@ pub enum InstructionSource {
     Perf,
     /// Also valgrind's callgrind, around each statement's execution.
     Callgrind,
+}
+
+/// `--hcc-level`: `COMPRESS FOR` of the compressed copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HccLevelArg {
+    QueryLow,
+    QueryHigh,
+    ArchiveLow,
+    ArchiveHigh,
+}
+
+impl HccLevelArg {
+    /// The words after `COMPRESS FOR`.
+    pub fn sql(self) -> &'static str {
+        match self {
+            HccLevelArg::QueryLow => "QUERY LOW",
+            HccLevelArg::QueryHigh => "QUERY HIGH",
+            HccLevelArg::ArchiveLow => "ARCHIVE LOW",
+            HccLevelArg::ArchiveHigh => "ARCHIVE HIGH",
+        }
+    }
 }
 
 /// One access path.
@@ -90,10 +119,14 @@ const PATHS: [Path; 6] = [
         label: "INMEMORY scan without a predicate",
         sql: Some(count::INMEMORY_NO_PREDICATE),
     },
-    Path { name: "COMPRESSED_BLOCKS", label: "scan of compressed columnar blocks", sql: None },
+    Path {
+        name: "COMPRESSED_BLOCKS",
+        label: "FULL scan of compressed columnar blocks (HCC) in the buffer cache",
+        sql: Some(count::COMPRESSED_BLOCKS),
+    },
 ];
 
-/// Why `COMPRESSED_BLOCKS` has no figures.
+/// Why a path has no figures.
 const NOT_IMPLEMENTED: &str = "not yet implemented in lioscope";
 
 /// One timed run of a path: what the session counted around it.
@@ -106,6 +139,11 @@ pub struct Sample {
     pub consistent_gets: u64,
     pub buffer_is_pinned: u64,
     pub im_scan_rows: u64,
+    /// Deltas of 'EHCC CUs Decompressed', 'EHCC Columns Decompressed' and 'EHCC
+    /// Decompressed Length Decompressed'.
+    pub ehcc_cus: u64,
+    pub ehcc_columns: u64,
+    pub ehcc_decompressed_bytes: u64,
     /// Each performance counter that counted, scaled for multiplexing, by perf name.
     pub counters: BTreeMap<&'static str, u64>,
     /// The share of its enabled time each counter was running (1 when not multiplexed).
@@ -140,7 +178,7 @@ const CALLGRIND_FIGURES: [(&str, &str); 2] = [
 ];
 
 /// The figures of every path, in report order, and how each is derived.
-const FIGURES: [(&str, &str); 16] = [
+const FIGURES: [(&str, &str); 20] = [
     ("rows", "the count the query returned"),
     ("logical_reads", "delta of 'session logical reads'"),
     ("buffer_is_pinned_count", "delta of 'buffer is pinned count'"),
@@ -157,6 +195,14 @@ const FIGURES: [(&str, &str); 16] = [
     ("branch_misses", "perf branch-misses, scaled"),
     ("cache_misses", "perf cache-misses, scaled"),
     ("im_scan_rows", "delta of 'IM scan rows'"),
+    ("ehcc_cus_decompressed", "delta of 'EHCC CUs Decompressed'"),
+    ("ehcc_columns_decompressed", "delta of 'EHCC Columns Decompressed'"),
+    ("ehcc_decompressed_bytes", "delta of 'EHCC Decompressed Length Decompressed'"),
+    (
+        "ehcc_decompressed_gb_per_s",
+        "ehcc_decompressed_bytes / 10^9 / (cpu_ms / 1000): bytes decompressed a second of the scan's CPU (its \
+         decompression's own speed is higher)",
+    ),
 ];
 
 impl Sample {
@@ -169,6 +215,9 @@ impl Sample {
             consistent_gets: m.delta(Stat::ConsistentGets),
             buffer_is_pinned: m.delta(Stat::BufferIsPinned),
             im_scan_rows: m.delta(Stat::ImScanRows),
+            ehcc_cus: m.delta(Stat::EhccCusDecompressed),
+            ehcc_columns: m.delta(Stat::EhccColumnsDecompressed),
+            ehcc_decompressed_bytes: m.delta(Stat::EhccDecompressedLengthDecompressed),
             counters: counters.values(),
             counter_running_share: counters.counts.iter().map(|(c, n)| (c.name(), n.running_share())).collect(),
             ipc: counters.ipc(),
@@ -200,6 +249,12 @@ impl Sample {
             "branch_misses" => self.counter(Counter::BranchMisses),
             "cache_misses" => self.counter(Counter::CacheMisses),
             "im_scan_rows" => Some(self.im_scan_rows as f64),
+            "ehcc_cus_decompressed" => Some(self.ehcc_cus as f64),
+            "ehcc_columns_decompressed" => Some(self.ehcc_columns as f64),
+            "ehcc_decompressed_bytes" => Some(self.ehcc_decompressed_bytes as f64),
+            "ehcc_decompressed_gb_per_s" => {
+                (self.cpu_ms > 0.0).then(|| self.ehcc_decompressed_bytes as f64 / 1e9 / (self.cpu_ms / 1000.0))
+            }
             _ => None,
         }
     }
@@ -292,6 +347,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
     let progress = super::progress::Steps::new((PATHS.len() + 2 + callgrind_steps) as u64, "lab scan");
     progress.step("loading customers");
     prepare(&session, opts.rows, inmemory_for(opts.rows))?;
+    let (row_blocks, hcc_blocks) = compressed_copy(&session, opts.hcc_level)?;
     // An existing database's table may hold another number of rows than asked for.
     let table_rows =
         sample::measure(&session, "SELECT /*+ FULL(c) NO_INMEMORY(c) */ COUNT(*) FROM customers c")?.rows();
@@ -378,6 +434,11 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
     parameters.insert("db_cache_size", serde_json::json!(memory));
     parameters.insert("inmemory_size", serde_json::json!(inmemory_for(opts.rows)));
     parameters.insert("memcompress", serde_json::json!("FOR QUERY LOW"));
+    parameters.insert("hcc_level", serde_json::json!(opts.hcc_level.sql()));
+    parameters.insert("blocks_customers", serde_json::json!(row_blocks));
+    parameters.insert("blocks_customers_hcc", serde_json::json!(hcc_blocks));
+    parameters
+        .insert("hcc_blocks_ratio", serde_json::json!(format!("{:.3}", hcc_blocks as f64 / row_blocks.max(1) as f64)));
     let mut derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
     if opts.instructions == InstructionSource::Callgrind {
         derivations.extend(CALLGRIND_FIGURES);
@@ -517,6 +578,26 @@ fn prepare(session: &Session, rows: u64, inmemory: u64) -> Result<()> {
     Ok(())
 }
 
+/// Makes `customers_hcc`, customers compressed `FOR level`, unless the database has it at
+/// that level; returns the blocks below the high-water mark of customers and of the copy.
+fn compressed_copy(session: &Session, level: HccLevelArg) -> Result<(u64, u64)> {
+    let first =
+        |sql: &str| -> Result<Option<String>> { Ok(session.execute(sql)?.rows.first().map(|r| r[0].to_string())) };
+    let existing = first("SELECT compress_for FROM user_tables WHERE table_name = 'CUSTOMERS_HCC'")?;
+    if existing.as_deref() != Some(level.sql()) {
+        if existing.is_some() {
+            session.execute("DROP TABLE customers_hcc")?;
+        }
+        session
+            .execute(&format!("CREATE TABLE customers_hcc COMPRESS FOR {} AS SELECT * FROM customers", level.sql()))?;
+    }
+    let blocks = |table: &str| -> Result<u64> {
+        let sql = format!("SELECT blocks_below_hwm FROM user_segments WHERE segment_name = '{table}'");
+        Ok(first(&sql)?.and_then(|v| v.parse().ok()).unwrap_or(0))
+    };
+    Ok((blocks("CUSTOMERS")?, blocks("CUSTOMERS_HCC")?))
+}
+
 /// Marks customers INMEMORY and waits until it is populated.
 fn populate(session: &Session) -> Result<()> {
     session.execute("ALTER TABLE customers INMEMORY MEMCOMPRESS FOR QUERY LOW PRIORITY HIGH")?;
@@ -567,6 +648,9 @@ fn print_table(report: &ScanReport) {
     let header: Vec<&str> = std::iter::once("path").chain(keys.iter().copied()).collect();
     super::report::print_table(&header, report.paths.iter().map(|p| table_row(p, &keys)));
     super::report::print_table(&TESTS_HEADER, test_rows(report));
+    if let Some(line) = compressed_line(report) {
+        println!("{line}");
+    }
     super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
     if let Some(c) = &report.callgrind_calibration {
         println!("{}", calibration_line(c));
@@ -577,6 +661,26 @@ fn print_table(report: &ScanReport) {
     for (counter, why) in &report.counters_unavailable {
         println!("  {counter}: {why}");
     }
+}
+
+/// The compressed copy against the row table, as the source compared them: blocks, and
+/// what the scan decompressed.
+fn compressed_line(report: &ScanReport) -> Option<String> {
+    let path = report.paths.iter().find(|p| p.name == "COMPRESSED_BLOCKS" && p.status == "measured")?;
+    let figure = |key: &str| path.figures.get(key).copied().flatten().map_or(0.0, |f| f.median);
+    let p = &report.parameters;
+    Some(format!(
+        "COMPRESSED_BLOCKS: customers_hcc (COMPRESS FOR {}) takes {} blocks against customers' {} ({} of them); a \
+         scan decompressed {} compression units, {} columns, {} bytes ({:.2} GB a second of its CPU)",
+        p["hcc_level"].as_str().unwrap_or("?"),
+        p["blocks_customers_hcc"],
+        p["blocks_customers"],
+        p["hcc_blocks_ratio"].as_str().unwrap_or("?"),
+        figure("ehcc_cus_decompressed"),
+        figure("ehcc_columns_decompressed"),
+        figure("ehcc_decompressed_bytes"),
+        figure("ehcc_decompressed_gb_per_s"),
+    ))
 }
 
 /// What the calibration found, as a sentence for the table's notes and the HTML report.
@@ -647,6 +751,9 @@ fn html(report: &ScanReport, stored: Option<&super::history::Stored>) -> Result<
     }
     if let Some(c) = &report.callgrind_calibration {
         html.paragraph(&calibration_line(c));
+    }
+    if let Some(line) = compressed_line(report) {
+        html.paragraph(&line);
     }
     html.chart(Chart::bars("CPU time", "ms", &names, vec![series("CPU ms", "cpu_ms")], &how("cpu_ms")))?;
     html.chart(Chart::bars(
