@@ -86,7 +86,7 @@ proptest! {
         for round in 0..2 {
             if round == 1 {
                 let insert = format!(
-                    "SELECT 5000 + LEVEL, 'late', LEVEL, SYSDATE, 'Y', NULL FROM dual CONNECT BY LEVEL <= {inserted}"
+                    "SELECT 5000 + LEVEL, 'late', LEVEL, TO_DATE('2021-06-01', 'YYYY-MM-DD'), 'Y', NULL FROM dual CONNECT BY LEVEL <= {inserted}"
                 );
                 exec(&s, &format!("INSERT INTO t {insert}"));
                 for i in 0..LEVELS.len() {

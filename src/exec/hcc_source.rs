@@ -27,15 +27,14 @@ use crate::inmemory::imcu::Imcu;
 use crate::inmemory::simd::Isa;
 use crate::stats::Stat;
 use crate::storage::block::{BlockHeader, BlockType};
-use crate::storage::hcc::{CuHead, PayloadAssembly, read_piece};
+use crate::storage::hcc::{CuHead, CuInfo, PayloadAssembly, read_piece};
 use crate::storage::segment::ExtentRun;
 
-/// A CU being read: its head block's bytes, its pieces' addresses (the head's first)
-/// and the next piece expected.
+/// A CU being read: where its head is, what the scan keeps of the head, and the next
+/// piece expected.
 struct OpenCu {
     rdba: u32,
-    head: Vec<u8>,
-    pieces: Vec<u32>,
+    head: CuInfo,
     next_piece: usize,
 }
 
@@ -53,6 +52,8 @@ pub fn run(table: &TableDef, columns_read: &[bool], stages: &mut [Stage<'_>], ct
     let isa = Isa::best();
     let mut row_blocks: Vec<u32> = Vec::new();
     let mut open: Option<OpenCu> = None;
+    // The head of the last CU, its buffers reused for the next.
+    let mut kept = CuInfo::default();
     let mut assembly = PayloadAssembly::default();
     let mut scratch = Vec::new();
     for run in map.scan_runs(ctx.access.space.extent_blocks) {
@@ -77,9 +78,10 @@ pub fn run(table: &TableDef, columns_read: &[bool], stages: &mut [Stage<'_>], ct
                             return Err(access.corrupt(cu.rdba, "compression unit ends before its last piece"));
                         }
                         let head = CuHead::read(&block).map_err(|e| access.corrupt(rdba, e))?;
-                        assembly.start(&head);
-                        let pieces = (0..head.pieces()).map(|i| head.piece(i)).collect();
-                        open = Some(OpenCu { rdba, head: block.to_vec(), pieces, next_piece: 1 });
+                        assembly.start(&head, columns_read);
+                        let mut info = std::mem::take(&mut kept);
+                        head.keep_into(&mut info);
+                        open = Some(OpenCu { rdba, head: info, next_piece: 1 });
                         assembly.complete()
                     }
                     Some(BlockType::CuPiece) => {
@@ -88,7 +90,7 @@ pub fn run(table: &TableDef, columns_read: &[bool], stages: &mut [Stage<'_>], ct
                             Some(cu)
                                 if cu.rdba == head
                                     && cu.next_piece == number
-                                    && cu.pieces.get(number) == Some(&rdba) =>
+                                    && cu.head.pieces.get(number) == Some(&rdba) =>
                             {
                                 cu.next_piece += 1
                             }
@@ -108,6 +110,7 @@ pub fn run(table: &TableDef, columns_read: &[bool], stages: &mut [Stage<'_>], ct
                 if complete {
                     let cu = open.take().expect("a complete CU is open");
                     let stop = scan_cu(table, columns_read, &cu, &assembly, &shape, isa, &mut scratch, stages, ctx)?;
+                    kept = cu.head;
                     if stop {
                         return Ok(());
                     }
@@ -147,11 +150,10 @@ fn scan_cu(
 ) -> Result<bool> {
     let access = &ctx.access;
     let corrupt = |e: String| access.corrupt(cu.rdba, e);
-    let head = CuHead::read(&cu.head).map_err(corrupt)?;
-    assembly.check(head.payload_crc).map_err(corrupt)?;
+    let head = &cu.head;
     let rows = head.rows as usize;
     let imcu = if columns_read.iter().any(|&r| r) {
-        crate::inmemory::hcc::decode(access, table, &head, assembly, columns_read, scratch).map_err(corrupt)?
+        crate::inmemory::hcc::decode(access, table, head, assembly, columns_read, scratch).map_err(corrupt)?
     } else {
         access.stats.add(Stat::EhccRowsNotDecompressed, rows as u64);
         let columns = table.columns.iter().map(|_| None).collect();

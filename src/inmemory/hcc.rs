@@ -27,7 +27,7 @@ use crate::catalog::TableDef;
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{BlockType, format_block, set_scn};
-use crate::storage::hcc::{CompressedCu, CuHead, HccLevel, PayloadAssembly, max_cu_rows};
+use crate::storage::hcc::{CompressedCu, CuInfo, HccLevel, PayloadAssembly, max_cu_rows};
 use crate::types::{DataType, Datum};
 
 /// How hard each level packs its codes before the byte compressor runs.
@@ -200,20 +200,21 @@ fn raw_len(value: &Datum<'_>) -> usize {
     }
 }
 
-/// The columns `needed` of the CU whose head is `head` and whose payload `assembly`
-/// holds, decompressed into the column store's units (`None` for the others), counted
+/// The columns `needed` of the CU described by `head`, whose wanted columns `assembly`
+/// gathered, decompressed into the column store's units (`None` for the others), counted
 /// in the EHCC statistics: an IMCU of the CU's rows.
 pub fn decode(
     ctx: &AccessContext<'_>,
     table: &TableDef,
-    head: &CuHead<'_>,
+    head: &CuInfo,
     assembly: &PayloadAssembly,
     needed: &[bool],
     scratch: &mut Vec<u8>,
 ) -> std::result::Result<Imcu, String> {
-    if head.columns() != table.columns.len() {
-        return Err(format!("{} columns in a CU of a table of {}", head.columns(), table.columns.len()));
+    if head.columns.len() != table.columns.len() {
+        return Err(format!("{} columns in a CU of a table of {}", head.columns.len(), table.columns.len()));
     }
+    let level = head.level.ok_or("a CU without a level")?;
     let rows = head.rows as usize;
     let mut columns = Vec::with_capacity(table.columns.len());
     let (mut decompressed, mut compressed, mut count) = (0u64, 0u64, 0u64);
@@ -222,11 +223,11 @@ pub fn decode(
             columns.push(None);
             continue;
         }
-        let entry = head.column(c);
+        let entry = head.columns[c];
         let kind = kind_of(entry.kind, column.data_type).ok_or_else(|| {
             format!("column {c} holds values of kind {} in a {} column", entry.kind, column.data_type)
         })?;
-        assembly.column(head.level, entry, scratch).map_err(|e| format!("column {c}: {e}"))?;
+        assembly.column(level, entry, scratch).map_err(|e| format!("column {c}: {e}"))?;
         let unit = ColumnUnit::read_from(scratch).map_err(|e| format!("column {c}: {e}"))?;
         if unit.rows() != rows {
             return Err(format!("column {c} holds {} rows of a CU of {rows}", unit.rows()));
@@ -239,7 +240,7 @@ pub fn decode(
     let stats = ctx.stats;
     stats.add(Stat::EhccCusDecompressed, 1);
     stats.add(
-        match head.level {
+        match level {
             HccLevel::QueryLow => Stat::EhccQueryLowCusDecompressed,
             HccLevel::QueryHigh => Stat::EhccQueryHighCusDecompressed,
             HccLevel::ArchiveLow => Stat::EhccArchiveLowCusDecompressed,

@@ -232,8 +232,7 @@ fn read_lanes(r: &mut Reader<'_>) -> Result<Lanes, String> {
         }
         16 => {
             let n = r.u32()? as usize;
-            let b = r.take(n.checked_mul(2).ok_or("too many codes")?)?;
-            Lanes::U16(Stored::Heap(b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()))
+            Lanes::U16(Stored::Heap(r.u16s(n)?))
         }
         32 => {
             let n = r.u32()? as usize;
@@ -305,13 +304,38 @@ impl<'b> Reader<'b> {
         Ok(i64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
 
+    fn u16s(&mut self, n: usize) -> Result<Vec<u16>, String> {
+        let b = self.take(n.checked_mul(2).ok_or("too many values")?)?;
+        Ok(from_le(b, u16::from_le_bytes))
+    }
+
     fn u32s(&mut self, n: usize) -> Result<Vec<u32>, String> {
         let b = self.take(n.checked_mul(4).ok_or("too many values")?)?;
-        Ok(b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
+        Ok(from_le(b, u32::from_le_bytes))
     }
 
     fn u64s(&mut self, n: usize) -> Result<Vec<u64>, String> {
         let b = self.take(n.checked_mul(8).ok_or("too many values")?)?;
-        Ok(b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
+        Ok(from_le(b, u64::from_le_bytes))
     }
+}
+
+/// The little-endian integers of `bytes` (a whole number of them): one copy of the bytes
+/// on a little-endian machine, where they are already laid out as the integers are.
+fn from_le<T: Copy, const N: usize>(bytes: &[u8], decode: fn([u8; N]) -> T) -> Vec<T> {
+    debug_assert_eq!(size_of::<T>(), N);
+    debug_assert_eq!(bytes.len() % N, 0);
+    let n = bytes.len() / N;
+    if cfg!(target_endian = "little") {
+        let mut out = Vec::<T>::with_capacity(n);
+        // SAFETY: `T` is one of u16, u32, u64 (`N` bytes, every bit pattern a value), the
+        // vector has room for `n` of them, the regions do not overlap, and a little-endian
+        // machine stores each integer as its `N` little-endian bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr().cast::<u8>(), n * N);
+            out.set_len(n);
+        }
+        return out;
+    }
+    bytes.chunks_exact(N).map(|c| decode(c.try_into().expect("N bytes"))).collect()
 }
