@@ -233,7 +233,9 @@ pub fn run(opts: &IndexBenchOptions) -> lioscope::Result<()> {
     }
     let _ = std::fs::remove_file(&csv);
     print_builds(rows, &engines);
-    println!("\n  lioscope's sorts, per build (first run): sorts (memory), sorts (disk), sorts (rows); temp write/read waits");
+    println!(
+        "\n  lioscope's sorts, per build (first run): sorts (memory), sorts (disk), sorts (rows); temp write/read waits"
+    );
     for ((index, _), runs) in customers::INDEXES.iter().zip(&ours) {
         let r = runs[0];
         println!(

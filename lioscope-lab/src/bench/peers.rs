@@ -77,7 +77,9 @@ pub fn sqlite(work: &Path, csv: &Path, indexes: &[(&str, &str)], repeat: usize) 
     let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
     let tx = conn.transaction().map_err(|e| e.to_string())?;
     {
-        let mut insert = tx.prepare("INSERT INTO customers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)").map_err(|e| e.to_string())?;
+        let mut insert = tx
+            .prepare("INSERT INTO customers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+            .map_err(|e| e.to_string())?;
         for line in text.lines() {
             let f: Vec<&str> = line.split(',').collect();
             if f.len() != 10 {
@@ -85,7 +87,18 @@ pub fn sqlite(work: &Path, csv: &Path, indexes: &[(&str, &str)], repeat: usize) 
             }
             let int = |s: &str| s.parse::<i64>().map_err(|e| format!("{s}: {e}"));
             insert
-                .execute(rusqlite::params![int(f[0])?, f[1], f[2], f[3], int(f[4])?, f[5], f[6], f[7], int(f[8])?, f[9]])
+                .execute(rusqlite::params![
+                    int(f[0])?,
+                    f[1],
+                    f[2],
+                    f[3],
+                    int(f[4])?,
+                    f[5],
+                    f[6],
+                    f[7],
+                    int(f[8])?,
+                    f[9]
+                ])
                 .map_err(|e| e.to_string())?;
         }
     }
@@ -162,7 +175,10 @@ impl PgServer {
             }
         }
         let data_s = data.to_str().ok_or("a data directory named in UTF-8")?;
-        as_owner(&bin.join("initdb"), &["-D", data_s, "-U", "postgres", "-A", "trust", "--locale=C", "--no-instructions"])?;
+        as_owner(
+            &bin.join("initdb"),
+            &["-D", data_s, "-U", "postgres", "-A", "trust", "--locale=C", "--no-instructions"],
+        )?;
         let port = 20_000 + std::process::id() % 20_000;
         let options = format!("-k {} -p {port} -c listen_addresses=''", dir.display());
         let log = format!("{data_s}/server.log");

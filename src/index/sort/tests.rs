@@ -6,13 +6,15 @@ use crate::error::Error;
 use crate::storage::io::{Fault, FaultIo, FaultPlan};
 use proptest::prelude::*;
 
+type Entry = (Vec<u8>, RowId);
+
 fn rowid(n: u32) -> RowId {
     RowId { rdba: n / 5, slot: (n % 5) as u16 }
 }
 
 /// Sorts `entries` with `memory` bytes of sort area in `dir`; returns the output and
 /// whether it spilled.
-fn sort(io: &dyn Io, dir: &Path, memory: usize, entries: &[(Vec<u8>, RowId)]) -> Result<(Vec<(Vec<u8>, RowId)>, bool)> {
+fn sort(io: &dyn Io, dir: &Path, memory: usize, entries: &[Entry]) -> Result<(Vec<Entry>, bool)> {
     let stats = SessionStats::default();
     let mut sort = KeySort::new(SortArea { memory, dir, io });
     for (key, rowid) in entries {
@@ -55,7 +57,7 @@ proptest! {
         memory in prop_oneof![Just(1usize << 30), 4096usize..40_000],
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let entries: Vec<(Vec<u8>, RowId)> = raw.into_iter().map(|(k, r)| (k, rowid(r))).collect();
+        let entries: Vec<Entry> = raw.into_iter().map(|(k, r)| (k, rowid(r))).collect();
         let mut expected = entries.clone();
         expected.sort();
         let (out, spilled) = sort(&*crate::storage::io::os(), dir.path(), memory, &entries).unwrap();
@@ -69,7 +71,7 @@ proptest! {
 #[test]
 fn many_runs_merge_in_order() {
     let dir = tempfile::tempdir().unwrap();
-    let entries: Vec<(Vec<u8>, RowId)> =
+    let entries: Vec<Entry> =
         (0..20_000u32).map(|i| ((i.wrapping_mul(2_654_435_761) % 997).to_be_bytes().to_vec(), rowid(i))).collect();
     let mut expected = entries.clone();
     expected.sort();
@@ -83,7 +85,7 @@ fn many_runs_merge_in_order() {
 fn a_failed_temporary_write_is_an_error_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let io = FaultIo::new(FaultPlan { at_write: Some((2, Fault::Errno(libc::ENOSPC))), ..Default::default() });
-    let entries: Vec<(Vec<u8>, RowId)> = (0..200_000u32).map(|i| (i.to_le_bytes().to_vec(), rowid(i))).collect();
+    let entries: Vec<Entry> = (0..200_000u32).map(|i| (i.to_le_bytes().to_vec(), rowid(i))).collect();
     let e = sort(&*io, dir.path(), 64 << 10, &entries).unwrap_err();
     assert!(matches!(e, Error::Io { .. }) && e.to_string().contains("No space left"), "{e}");
     assert!(files_in(dir.path()).is_empty(), "{:?}", files_in(dir.path()));
