@@ -87,7 +87,7 @@ struct EngineBuilds {
 }
 
 /// lioscope's builds of one index: elapsed and CPU of each run, and its sort's figures.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize)]
 struct LioscopeBuild {
     elapsed_ms: f64,
     cpu_ms: f64,
@@ -96,6 +96,19 @@ struct LioscopeBuild {
     sorts_rows: u64,
     direct_path_write_temp: u64,
     direct_path_read_temp: u64,
+    /// Time waited in each event the build waited on: (event, waits, milliseconds).
+    waits: Vec<(&'static str, u64, f64)>,
+}
+
+/// Waits and microseconds waited of every wait event of the session.
+fn wait_totals(session: &Session) -> Vec<(u64, u64)> {
+    lioscope::stats::WaitEvent::ALL
+        .iter()
+        .map(|&e| {
+            let t = session.stats().event(e);
+            (t.waits, t.time_waited_micro)
+        })
+        .collect()
 }
 
 /// Builds each index `repeat` times in lioscope (dropped between runs).
@@ -112,7 +125,12 @@ fn lioscope_builds(session: &Session, repeat: usize) -> lioscope::Result<Vec<Vec
                 waits(lioscope::stats::WaitEvent::DirectPathWriteTemp),
                 waits(lioscope::stats::WaitEvent::DirectPathReadTemp),
             );
+            let waited_before = wait_totals(session);
             let m = sample::measure(session, create)?;
+            let waited = (lioscope::stats::WaitEvent::ALL.iter().zip(wait_totals(session)).zip(waited_before))
+                .filter(|((_, after), before)| after.1 > before.1)
+                .map(|((e, after), before)| (e.name(), after.0 - before.0, (after.1 - before.1) as f64 / 1000.0))
+                .collect();
             runs.push(LioscopeBuild {
                 elapsed_ms: m.elapsed_ms,
                 cpu_ms: m.cpu_ms,
@@ -121,6 +139,7 @@ fn lioscope_builds(session: &Session, repeat: usize) -> lioscope::Result<Vec<Vec
                 sorts_rows: m.delta(Stat::SortsRows),
                 direct_path_write_temp: waits(lioscope::stats::WaitEvent::DirectPathWriteTemp) - writes,
                 direct_path_read_temp: waits(lioscope::stats::WaitEvent::DirectPathReadTemp) - reads,
+                waits: waited,
             });
         }
         all.push(runs);
@@ -199,8 +218,11 @@ pub fn run(opts: &IndexBenchOptions) -> lioscope::Result<()> {
     let csv = dir.join("customers.csv");
     write_csv(&csv, bench.rows)?;
     session.execute(&format!("COPY customers FROM '{}'", csv.display()))?;
-    // Cached, as the peers' tables are when they build.
+    // Cached, as the peers' tables are when they build; and the load's redo and dirty
+    // blocks written, so that no build waits for the log writer to catch up with the load
+    // (`log buffer space`).
     session.execute(customers::count::FULL)?;
+    session.execute("ALTER SYSTEM CHECKPOINT")?;
     if let Some(size) = &opts.sort_area_size {
         session.execute(&format!("ALTER SESSION SET sort_area_size = {size}"))?;
     }
@@ -237,7 +259,7 @@ pub fn run(opts: &IndexBenchOptions) -> lioscope::Result<()> {
         "\n  lioscope's sorts, per build (first run): sorts (memory), sorts (disk), sorts (rows); temp write/read waits"
     );
     for ((index, _), runs) in customers::INDEXES.iter().zip(&ours) {
-        let r = runs[0];
+        let r = &runs[0];
         println!(
             "  {index:<15} {:>3} {:>3} {:>10}   {:>6} {:>6}   (CPU {:.0} ms of {:.0} ms elapsed)",
             r.sorts_memory,
@@ -248,6 +270,10 @@ pub fn run(opts: &IndexBenchOptions) -> lioscope::Result<()> {
             r.cpu_ms,
             r.elapsed_ms
         );
+        for run in runs {
+            let waits: Vec<String> = run.waits.iter().map(|(e, n, ms)| format!("{e} {n} waits {ms:.1} ms")).collect();
+            println!("  {:<15} waited: {}", "", if waits.is_empty() { "nothing".into() } else { waits.join(", ") });
+        }
     }
     session.execute("ANALYZE TABLE customers COMPUTE STATISTICS")?;
     let r = session.execute(
