@@ -145,9 +145,20 @@ impl MemoryRun {
         self.in_order = true;
     }
 
-    /// The entries in their current order (sorted once [`MemoryRun::sort`] ran).
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], RowId)> {
-        self.entries.iter().map(|e| (e.key(&self.arena), e.rowid()))
+    /// Hands the entries to `visit` in their current order (sorted once
+    /// [`MemoryRun::sort`] ran). A key of at most 8 bytes is handed from its prefix, so
+    /// reading sorted entries touches the arena only for longer keys (in sorted order the
+    /// arena is read at random: a cache miss a key).
+    pub fn for_each(&self, mut visit: impl FnMut(&[u8], RowId) -> Result<()>) -> Result<()> {
+        for e in &self.entries {
+            let len = e.len as usize;
+            if len <= 8 {
+                visit(&e.prefix.to_be_bytes()[..len], e.rowid())?;
+            } else {
+                visit(e.key(&self.arena), e.rowid())?;
+            }
+        }
+        Ok(())
     }
 
     /// Empties the run for the next one, keeping its memory.
@@ -177,7 +188,13 @@ mod tests {
             .unwrap();
         }
         run.sort();
-        run.iter().map(|(k, r)| (k.to_vec(), r)).collect()
+        let mut out = Vec::new();
+        run.for_each(|k, r| {
+            out.push((k.to_vec(), r));
+            Ok(())
+        })
+        .unwrap();
+        out
     }
 
     fn keys() -> impl Strategy<Value = Vec<u8>> {

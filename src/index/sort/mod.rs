@@ -107,9 +107,7 @@ impl<'a> KeySort<'a> {
             none => none.insert(Spill { file: TempFile::create(self.area.io, self.area.dir)?, runs: Vec::new() }),
         };
         let start = spill.file.position();
-        for (key, rowid) in self.run.iter() {
-            spill.file.append(stats, key, rowid)?;
-        }
+        self.run.for_each(|key, rowid| spill.file.append(stats, key, rowid))?;
         spill.file.flush(stats)?;
         spill.runs.push(RunExtent { start, end: spill.file.position() });
         self.run.clear();
@@ -154,9 +152,9 @@ impl Sorted {
     }
 
     /// Hands every entry to `visit` in (key, rowid) order; stops at its first error.
-    pub fn for_each(&mut self, stats: &SessionStats, mut visit: impl FnMut(&[u8], RowId) -> Result<()>) -> Result<()> {
+    pub fn for_each(&mut self, stats: &SessionStats, visit: impl FnMut(&[u8], RowId) -> Result<()>) -> Result<()> {
         match &mut self.source {
-            Source::Memory(run) => run.iter().try_for_each(|(key, rowid)| visit(key, rowid)),
+            Source::Memory(run) => run.for_each(visit),
             Source::Merge(merge) => merge.for_each(stats, visit),
         }
     }
