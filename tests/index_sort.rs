@@ -59,6 +59,10 @@ fn spilled_builds_answer_as_a_full_scan_and_leave_no_temporary_file() {
     let (_tmp, dir, db) = temp_db(options(8192, "16M"));
     let s = db.session();
     assert_eq!(parameter(&s, "sort_area_size"), "512M");
+    for (bad, says) in [("1K", "below the minimum"), ("lots", "is not a size"), ("'-5'", "is not a size")] {
+        let e = fail(&s, &format!("ALTER SESSION SET sort_area_size = {bad}")).to_string();
+        assert!(e.contains("sort_area_size") && e.contains(says), "{bad}: {e}");
+    }
     load(&s, "t", ROWS);
     exec(&s, "ALTER SESSION SET sort_area_size = 64K");
     let indexes = [
@@ -204,4 +208,21 @@ fn a_built_index_has_the_statistics_of_one_maintained_by_inserts() {
         println!("{ix}: leaf blocks built {leaves}, by inserts {inserted_leaves}; clustering factor {clustering}");
         assert!(leaves > 0 && inserted_leaves > 0);
     }
+}
+
+#[test]
+fn a_key_too_long_for_a_block_is_an_error_in_a_spilling_build() {
+    let (_tmp, dir, db) = temp_db(options(8192, "16M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE wide (id NUMBER, s VARCHAR2(4000))");
+    exec(&s, "INSERT INTO wide SELECT LEVEL, LPAD(LEVEL, 500, 'x') FROM dual CONNECT BY LEVEL <= 3000");
+    exec(&s, "INSERT INTO wide VALUES (0, LPAD('y', 3000, 'y'))");
+    exec(&s, "ALTER SESSION SET sort_area_size = 64K");
+    let e = fail(&s, "CREATE INDEX wide_s ON wide (s)").to_string();
+    assert!(e.contains("maximum key length") && e.contains("WIDE_S"), "{e}");
+    assert!(temp_files(&dir).is_empty(), "{:?}", temp_files(&dir));
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_indexes"), 0);
+    exec(&s, "DELETE FROM wide WHERE id = 0");
+    exec(&s, "CREATE INDEX wide_s ON wide (s)");
+    assert_eq!(int(&s, "SELECT /*+ INDEX(w wide_s) */ COUNT(*) FROM wide w WHERE s > 'x'"), 3000);
 }

@@ -80,21 +80,22 @@ impl<'a> KeySort<'a> {
 
     /// Adds the entry whose key `encode` appends to the vector it is given, with `rowid`;
     /// `encode` returns false for a row without an entry. Returns the key's length when
-    /// an entry was added. A full run is sorted and spilled first.
+    /// an entry was added. A run that filled its area is sorted and spilled first, so the
+    /// caller may refuse the key just added (too long) before it reaches the disk.
     pub fn push_with(
         &mut self,
         stats: &SessionStats,
         rowid: RowId,
         encode: impl FnOnce(&mut Vec<u8>) -> Result<bool>,
     ) -> Result<Option<usize>> {
+        if self.run.bytes() >= self.area.memory {
+            self.spill_run(stats)?;
+        }
         let room = self.area.memory.saturating_sub(self.run.bytes());
         let added = self.run.push_with(rowid, room, encode)?;
         if let Some(len) = added {
             self.rows += 1;
             self.longest = self.longest.max(len);
-            if self.run.bytes() >= self.area.memory {
-                self.spill_run(stats)?;
-            }
         }
         Ok(added)
     }

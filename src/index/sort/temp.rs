@@ -64,7 +64,7 @@ impl TempFile {
 
     /// Gathers one record, writing a full call's worth when there is one.
     pub fn append(&mut self, stats: &SessionStats, key: &[u8], rowid: RowId) -> Result<()> {
-        let len = u16::try_from(key.len()).expect("index keys are shorter than a block");
+        let len = u16::try_from(key.len()).expect("a sort's keys are checked against the block's maximum first");
         self.pending.extend_from_slice(&len.to_le_bytes());
         self.pending.extend_from_slice(&rowid.rdba.to_be_bytes());
         self.pending.extend_from_slice(&rowid.slot.to_be_bytes());
