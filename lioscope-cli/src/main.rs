@@ -105,8 +105,9 @@ enum BenchCommand {
     /// Load the customers table and measure cached and cold full scans.
     Scan(lioscope_lab::bench::ScanBenchOptions),
     /// Index range scans through every row of the customers table, by an index with a
-    /// good and one with a bad clustering factor; index build speed.
-    Index(lioscope_lab::bench::BenchOptions),
+    /// good and one with a bad clustering factor; index build speed beside PostgreSQL's
+    /// and SQLite's on the same rows.
+    Index(lioscope_lab::bench::index::IndexBenchOptions),
     /// The in-memory column store: population speed by worker count and MEMCOMPRESS
     /// level (optionally of migrated rows), and in-memory full scans beside row-store ones.
     Inmemory(lioscope_lab::bench::inmemory::InMemoryBenchOptions),

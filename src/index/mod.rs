@@ -28,7 +28,9 @@
 //! - `undo`: the undo record of a leaf entry change, applied to CR clones and by rollback.
 //! - [`scan`]: range scans a leaf at a time ([`IndexScan`], [`LeafEntries`]), unique
 //!   lookups, fast full scans, statistics.
-//! - `build`: bulk build from unsorted (key, rowid) entries.
+//! - `build`: bulk build ([`Builder`]) from the (key, rowid) entries of a table's rows.
+//! - [`sort`]: the build's sort, in memory within `sort_area_size`, else in runs spilled
+//!   to temporary files and merged.
 //!
 //! Concurrency: readers hold one block's content lock at a time; writers of one index
 //! take its structure lock (`ObjectLocks::index`) for one insert or delete, so splits
@@ -43,13 +45,14 @@ pub mod block;
 mod build;
 pub mod key;
 pub mod scan;
+pub mod sort;
 mod tree;
 pub mod undo;
 #[cfg(test)]
 mod tests;
 
 pub use block::RowId;
-pub use build::build;
+pub use build::Builder;
 pub use key::{decode_key, encode_key};
 pub use scan::{IndexScan, IndexScanKind, KeyBound, LeafEntries, fast_full_scan, statistics};
 

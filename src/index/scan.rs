@@ -394,9 +394,12 @@ pub(super) struct StatsCounter {
 }
 
 impl StatsCounter {
+    /// Counts the next entry in key order; returns whether its key differs from the
+    /// entry before it.
     #[inline]
-    pub fn entry(&mut self, key: &[u8], rowid: RowId) {
-        if self.num_rows == 0 || key != self.last_key.as_slice() {
+    pub fn entry(&mut self, key: &[u8], rowid: RowId) -> bool {
+        let new_key = self.num_rows == 0 || key != self.last_key.as_slice();
+        if new_key {
             self.distinct_keys += 1;
             self.last_key.clear();
             self.last_key.extend_from_slice(key);
@@ -406,6 +409,7 @@ impl StatsCounter {
             self.last_block = Some(rowid.rdba);
         }
         self.num_rows += 1;
+        new_key
     }
 
     pub fn finish(self, blevel: u32, analyzed: i64) -> IndexStats {

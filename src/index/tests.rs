@@ -37,6 +37,29 @@ fn new_index(s: &Session, unique: bool) -> IndexDef {
     }
 }
 
+/// A bulk build of `index` from `entries`, with a sort area of `memory` bytes.
+fn build_within(
+    s: &Session,
+    index: &IndexDef,
+    entries: Vec<Entry>,
+    memory: usize,
+) -> crate::Result<crate::catalog::IndexStats> {
+    let ctx = s.access_context();
+    let area = sort::SortArea { memory, dir: &s.db.dir, io: &*s.db.io };
+    let mut builder = Builder::new(index, ctx.space.block_size, area);
+    for (k, r) in entries {
+        builder.add(ctx.stats, r, |arena| {
+            arena.extend_from_slice(&k);
+            Ok(true)
+        })?;
+    }
+    builder.finish(&ctx)
+}
+
+fn build(s: &Session, index: &IndexDef, entries: Vec<Entry>) -> crate::Result<crate::catalog::IndexStats> {
+    build_within(s, index, entries, 64 << 20)
+}
+
 fn key(n: i64) -> Vec<u8> {
     let mut out = Vec::new();
     assert!(encode_key(&[Datum::Int(n)], &[DataType::Integer], &mut out).unwrap());
@@ -222,7 +245,7 @@ fn clustering_factor_follows_its_definition() {
         sorted.sort();
         let expected = 1 + sorted.windows(2).filter(|w| w[0].1.rdba != w[1].1.rdba).count() as u64;
         let index = new_index(&s, false);
-        let built = build(&s.access_context(), &index, entries).unwrap();
+        let built = build(&s, &index, entries).unwrap();
         assert_eq!(built.clustering_factor, expected);
         let walked = statistics(&s.access_context(), &index, 0).unwrap();
         assert_eq!(
@@ -235,13 +258,39 @@ fn clustering_factor_follows_its_definition() {
 }
 
 #[test]
+fn a_spilled_build_gives_the_index_of_an_in_memory_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("db"), options()).unwrap();
+    let s = db.session();
+    let mut seed = 3u64;
+    let entries: Vec<Entry> = (0..20_000u32)
+        .map(|i| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (key((seed >> 40) as i64 % 3000), RowId { rdba: 100 + i / 20, slot: (i % 20) as u16 })
+        })
+        .collect();
+    let (in_memory, spilled) = (new_index(&s, false), new_index(&s, false));
+    let disk_sorts = || s.stats().get(Stat::SortsDisk);
+    let before = disk_sorts();
+    let a = build_within(&s, &in_memory, entries.clone(), 64 << 20).unwrap();
+    assert_eq!(disk_sorts(), before);
+    let b = build_within(&s, &spilled, entries.clone(), 64 << 10).unwrap();
+    assert_eq!(disk_sorts(), before + 1);
+    assert_eq!(a, b);
+    let mut sorted = entries;
+    sorted.sort();
+    assert_eq!(all(&s, &in_memory), sorted);
+    assert_eq!(all(&s, &spilled), sorted);
+}
+
+#[test]
 fn built_index_takes_inserts_and_deletes() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::create(dir.path().join("db"), options()).unwrap();
     let s = db.session();
     let index = new_index(&s, false);
     let mut model: BTreeSet<Entry> = (0..5000).map(|i| (key(i * 2), rid(i as u32))).collect();
-    let stats = build(&s.access_context(), &index, model.iter().cloned().collect()).unwrap();
+    let stats = build(&s, &index, model.iter().cloned().collect()).unwrap();
     assert!(stats.blevel >= 1);
     for i in 0..3000 {
         let e = (key(i * 3 + 1), rid(9000 + i as u32));
@@ -494,7 +543,7 @@ fn build_speed() {
         })
         .collect();
     let started = std::time::Instant::now();
-    let stats = build(&s.access_context(), &index, entries).unwrap();
+    let stats = build(&s, &index, entries).unwrap();
     let secs = started.elapsed().as_secs_f64();
     println!("built {n} entries in {secs:.3} s: {:.2} M rows/s; {stats:?}", f64::from(n) / secs / 1e6);
 }

@@ -140,6 +140,8 @@ impl DbInner {
         let io = options.io();
         let mut control = ControlFile::read(dir)?;
         let lock = lock_directory(dir)?;
+        // Temporary files of sorts a crash interrupted: no sort of this database runs now.
+        crate::index::sort::remove_stale(dir);
         let block_size = control.block_size as usize;
         if !control.datafiles.iter().any(|d| d.number == undo::UNDO_FILE_NO) {
             // A database created before undo existed gets its undo tablespace now.

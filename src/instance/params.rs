@@ -58,6 +58,7 @@ pub const COMMIT_WAIT: &str = "commit_wait";
 pub const LOG_CHECKPOINT_TIMEOUT: &str = "log_checkpoint_timeout";
 pub const ASH_SAMPLING_INTERVAL: &str = "_ash_sampling_interval";
 pub const ASH_SIZE: &str = "_ash_size";
+pub const SORT_AREA_SIZE: &str = "sort_area_size";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -95,6 +96,13 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "none",
         modifiable: Modifiable::SystemDeferredToOpen,
         description: "none: buffered I/O (FLUSH BUFFER_CACHE also drops the OS page cache of the datafiles); directio: O_DIRECT",
+    },
+    ParameterDef {
+        name: SORT_AREA_SIZE,
+        kind: Kind::Size { min: 64 << 10 },
+        default: "512M",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "Memory one sort of CREATE INDEX may use (keys, their 24-byte entries and the radix sort's copy of them); beyond it sorted runs go to a temporary file in the database directory and are merged (sorts (disk)). The default keeps about 9 million short keys in memory; at most 2G is used",
     },
     ParameterDef {
         name: STATISTICS_LEVEL,

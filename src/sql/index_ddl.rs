@@ -2,9 +2,12 @@
 //!
 //! CREATE INDEX takes the table exclusively, as TRUNCATE does (refused while another
 //! transaction has uncommitted changes in it; queries and changes of the table wait for
-//! the build), reads every row with one full scan through the buffer cache, and builds
-//! the B-tree bottom-up from the sorted entries ([`crate::index::build`]). The build's
-//! statistics (blevel, leaf blocks, distinct keys, clustering factor) go into the
+//! the build), reads every row with one full scan through the buffer cache (multiblock
+//! reads), encodes each row's key straight into the build's sort (no allocation per row)
+//! and builds the B-tree bottom-up from the sorted entries ([`crate::index::Builder`]):
+//! the sort stays in memory within the session's `sort_area_size`, else spills sorted runs
+//! to a temporary file in the database directory, removed when the build ends. The
+//! build's statistics (blevel, leaf blocks, distinct keys, clustering factor) go into the
 //! dictionary with the index, as Oracle gathers them when it creates an index. The
 //! segment is reachable only once the dictionary holds the index; a failed build frees it.
 
@@ -14,8 +17,9 @@ use crate::access::full_scan::{FullScan, ScanConsumer};
 use crate::access::{BlockBatch, BlockRow, RowAccess, WalkedRow};
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Error, Result};
-use crate::index::{self, RowId};
-use crate::instance::Session;
+use crate::index::sort::SortArea;
+use crate::index::{self, Builder, RowId};
+use crate::instance::{Session, params};
 use crate::sql::{QueryResult, StatementKind};
 use crate::types::DataType;
 use sqlparser::ast;
@@ -79,7 +83,12 @@ pub fn create_index(session: &Session, create: &ast::CreateIndex, pctfree: Optio
         created: crate::types::local_now(),
         stats: None,
     };
-    let built = collect_entries(&ctx, &table, &def).and_then(|entries| index::build(&ctx, &def, entries));
+    let area = SortArea {
+        memory: usize::try_from(session.parameter_u64(params::SORT_AREA_SIZE)).unwrap_or(usize::MAX),
+        dir: &session.db.dir,
+        io: &*session.db.io,
+    };
+    let built = build(&ctx, &table, &def, area);
     let added = built.and_then(|stats| {
         def.stats = Some(stats);
         session.db.catalog.add_index(def.clone())
@@ -130,38 +139,43 @@ fn key_columns(table: &TableDef, columns: &[ast::IndexColumn]) -> Result<Vec<usi
     Ok(out)
 }
 
-/// Every row's (key, rowid), rows whose key columns are all NULL left out.
-fn collect_entries(
+/// Reads every row into the build of `def` (rows whose key columns are all NULL have no
+/// entry), then writes the index.
+fn build(
     ctx: &crate::access::AccessContext<'_>,
     table: &TableDef,
     def: &IndexDef,
-) -> Result<Vec<(Vec<u8>, RowId)>> {
+    area: SortArea<'_>,
+) -> Result<crate::catalog::IndexStats> {
     let mut needed = vec![false; table.columns.len()];
     def.columns.iter().for_each(|&c| needed[c] = true);
     let types = def.key_types(table);
-    let mut collector = Collector { columns: &def.columns, types, entries: Vec::new(), values: Vec::new() };
+    let builder = Builder::new(def, ctx.space.block_size, area);
+    let mut collector = Collector { columns: &def.columns, types, builder, stats: ctx.stats };
     FullScan::new(table, &needed).run_locked(ctx, &mut collector)?;
-    Ok(collector.entries)
+    collector.builder.finish(ctx)
 }
 
+/// Hands each row's key to the build.
 struct Collector<'d> {
     columns: &'d [usize],
     types: Vec<DataType>,
-    entries: Vec<(Vec<u8>, RowId)>,
-    values: Vec<crate::types::Value>,
+    builder: Builder<'d>,
+    stats: &'d crate::stats::SessionStats,
 }
 
 impl Collector<'_> {
     fn add(&mut self, row: &BlockRow<'_>) -> Result<()> {
-        self.values.clear();
-        for &c in self.columns {
-            self.values.push(row.column(c)?.into_owned());
-        }
-        let mut key = Vec::new();
-        if index::encode_key(&self.values, &self.types, &mut key)? {
-            self.entries.push((key, RowId { rdba: row.rdba, slot: row.slot }));
-        }
-        Ok(())
+        let (columns, types) = (self.columns, &self.types);
+        self.builder.add(self.stats, RowId { rdba: row.rdba, slot: row.slot }, |key| {
+            let mut any = false;
+            for (&c, &t) in columns.iter().zip(types) {
+                let value = row.column(c)?;
+                any |= !value.is_null();
+                index::key::encode_value(&value, t, key)?;
+            }
+            Ok(any)
+        })
     }
 }
 

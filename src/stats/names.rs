@@ -57,6 +57,7 @@ statistics! {
     ExecuteCount => "execute count", 64;
     ParseCountTotal => "parse count (total)", 64;
     SortsMemory => "sorts (memory)", 64;
+    SortsDisk => "sorts (disk)", 64;
     SortsRows => "sorts (rows)", 64;
     RowsInserted => "rows inserted", 1;
     CpuUsedBySession => "CPU used by this session", 1;
@@ -194,6 +195,8 @@ wait_events! {
     LogFileSwitchCompletion => "log file switch completion", "Configuration";
     LogFileSwitchCheckpointIncomplete => "log file switch (checkpoint incomplete)", "Configuration";
     LogBufferSpace => "log buffer space", "Configuration";
+    DirectPathWriteTemp => "direct path write temp", "User I/O";
+    DirectPathReadTemp => "direct path read temp", "User I/O";
 }
 
 impl WaitEvent {

@@ -13,7 +13,8 @@
 //! database is gone [`FaultIo::power_loss`] decides the fate of each unsynced write, as
 //! SQLite's crash tests do: kept, dropped (the old bytes put back), or torn (some of its
 //! 512-byte sectors old, some new, some garbage), chosen by a seed. It can also fail a
-//! chosen write or sync with an errno (ENOSPC, EIO) without crashing.
+//! chosen write or sync with an errno (ENOSPC, EIO) without crashing, or every write to
+//! the files whose names contain a given part ([`FaultIo::fail_writes_to`]).
 //!
 //! Invariant: after `sync` returns Ok for a file, every write to it made before the call
 //! survives a power loss; an atomic replacement that returned Ok survives whole, and one
@@ -177,6 +178,8 @@ struct FaultState {
     writes: u64,
     syncs: u64,
     off: bool,
+    /// Files whose writes fail, by a part of their name, with the errno they fail with.
+    failing_files: Vec<(String, i32)>,
     /// Unsynced changes, oldest first, by file.
     unsynced: Vec<(PathBuf, Unsynced)>,
 }
@@ -213,6 +216,12 @@ impl FaultIo {
     /// Whether the planned power loss has happened.
     pub fn is_off(&self) -> bool {
         self.state.lock().off
+    }
+
+    /// Makes every later write (and growth) of a file whose name contains `name_part`
+    /// fail with `errno`, as a full or failing disk under one kind of file would.
+    pub fn fail_writes_to(&self, name_part: &str, errno: i32) {
+        self.state.lock().failing_files.push((name_part.to_owned(), errno));
     }
 
     /// Cuts the power now: every later operation fails.
@@ -264,6 +273,10 @@ fn check(state: &Mutex<FaultState>, path: &Path, is_sync: bool) -> Result<()> {
     let mut state = state.lock();
     if state.off {
         return Err(power_is_off(path));
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    if !is_sync && let Some((_, errno)) = state.failing_files.iter().find(|(part, _)| name.contains(part.as_str())) {
+        return Err(Error::io("write", path, std::io::Error::from_raw_os_error(*errno)));
     }
     let (n, planned) = if is_sync {
         state.syncs += 1;

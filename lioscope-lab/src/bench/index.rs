@@ -1,15 +1,18 @@
-//! `lioscope bench index`: the index benchmark. Builds the customers table, times the
-//! builds of an index on `cust_id` (in insert order: a good clustering factor) and on
-//! `cust_postal_code` (random with respect to it: a bad one), analyzes, then measures the
+//! `lioscope bench index`: the index benchmark. Loads the customers table from a CSV file,
+//! times the builds of an index on `cust_id` (in insert order: a good clustering factor)
+//! and on `cust_postal_code` (random with respect to it: a bad one), in lioscope and, on
+//! the same rows loaded from the same file, in PostgreSQL and SQLite ([`super::peers`]),
+//! with lioscope's sort statistics; analyzes, then measures the
 //! fully cached `COUNT(cust_valid)` through every row by each index, as the source
 //! experiment does: rows/s, ns/row, logical reads per row and `buffer is pinned count`;
 //! and for comparison the same rows counted from the index alone and by a full scan.
 //! Medians of `--repeat` runs with min and max; each derived figure says how it was
 //! derived.
 
-use super::{BenchOptions, print_timing};
+use super::{BenchOptions, peers, print_timing};
 use crate::customers;
 use crate::sample;
+use crate::stats::spread;
 use lioscope::stats::Stat;
 use lioscope::{Database, DatabaseOptions, Session};
 
@@ -56,39 +59,223 @@ fn measure(session: &Session, sql: &str) -> lioscope::Result<Run> {
     })
 }
 
+/// Options of the index benchmark.
+#[derive(Debug, Clone, clap::Args)]
+pub struct IndexBenchOptions {
+    #[command(flatten)]
+    pub bench: BenchOptions,
+    /// Timed builds of each index in each engine (dropped between them; the median is
+    /// reported).
+    #[arg(long, default_value_t = 1)]
+    pub build_repeat: usize,
+    /// lioscope's `sort_area_size` for the builds (e.g. 4M to make them spill); default:
+    /// the parameter's default.
+    #[arg(long)]
+    pub sort_area_size: Option<String>,
+    /// Build in lioscope only, not in PostgreSQL and SQLite.
+    #[arg(long)]
+    pub no_peers: bool,
+}
+
+/// The builds of one engine: elapsed milliseconds of each run, per index.
+#[derive(Debug, Clone, serde::Serialize)]
+struct EngineBuilds {
+    engine: &'static str,
+    settings: String,
+    /// Per index (in [`customers::INDEXES`] order), or why the engine could not run.
+    elapsed_ms: Result<Vec<Vec<f64>>, String>,
+}
+
+/// lioscope's builds of one index: elapsed and CPU of each run, and its sort's figures.
+#[derive(Debug, Clone, serde::Serialize)]
+struct LioscopeBuild {
+    elapsed_ms: f64,
+    cpu_ms: f64,
+    sorts_memory: u64,
+    sorts_disk: u64,
+    sorts_rows: u64,
+    direct_path_write_temp: u64,
+    direct_path_read_temp: u64,
+    /// Time waited in each event the build waited on: (event, waits, milliseconds).
+    waits: Vec<(&'static str, u64, f64)>,
+}
+
+/// Waits and microseconds waited of every wait event of the session.
+fn wait_totals(session: &Session) -> Vec<(u64, u64)> {
+    lioscope::stats::WaitEvent::ALL
+        .iter()
+        .map(|&e| {
+            let t = session.stats().event(e);
+            (t.waits, t.time_waited_micro)
+        })
+        .collect()
+}
+
+/// Builds each index `repeat` times in lioscope (dropped between runs).
+fn lioscope_builds(session: &Session, repeat: usize) -> lioscope::Result<Vec<Vec<LioscopeBuild>>> {
+    let mut all = Vec::new();
+    for (index, create) in customers::INDEXES {
+        let mut runs = Vec::new();
+        for i in 0..repeat.max(1) {
+            if i > 0 {
+                session.execute(&format!("DROP INDEX {index}"))?;
+            }
+            let waits = |e| session.stats().event(e).waits;
+            let (writes, reads) = (
+                waits(lioscope::stats::WaitEvent::DirectPathWriteTemp),
+                waits(lioscope::stats::WaitEvent::DirectPathReadTemp),
+            );
+            let waited_before = wait_totals(session);
+            let m = sample::measure(session, create)?;
+            let waited = (lioscope::stats::WaitEvent::ALL.iter().zip(wait_totals(session)).zip(waited_before))
+                .filter(|((_, after), before)| after.1 > before.1)
+                .map(|((e, after), before)| (e.name(), after.0 - before.0, (after.1 - before.1) as f64 / 1000.0))
+                .collect();
+            runs.push(LioscopeBuild {
+                elapsed_ms: m.elapsed_ms,
+                cpu_ms: m.cpu_ms,
+                sorts_memory: m.delta(Stat::SortsMemory),
+                sorts_disk: m.delta(Stat::SortsDisk),
+                sorts_rows: m.delta(Stat::SortsRows),
+                direct_path_write_temp: waits(lioscope::stats::WaitEvent::DirectPathWriteTemp) - writes,
+                direct_path_read_temp: waits(lioscope::stats::WaitEvent::DirectPathReadTemp) - reads,
+                waits: waited,
+            });
+        }
+        all.push(runs);
+    }
+    Ok(all)
+}
+
+/// Writes the customers CSV file every engine loads.
+fn write_csv(path: &std::path::Path, rows: u64) -> lioscope::Result<()> {
+    let file = std::fs::File::create(path).map_err(|e| lioscope::Error::io("create", path, e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    customers::write_csv(&mut w, rows)
+        .and_then(|()| std::io::Write::flush(&mut w))
+        .map_err(|e| lioscope::Error::io("write", path, e))
+}
+
+/// Prints rows/s of each engine's builds (median of the runs) and lioscope's ratios.
+fn print_builds(rows: f64, engines: &[EngineBuilds]) {
+    println!("\nIndex builds, rows/s = rows / median elapsed (runs: median [min..max] ms)");
+    let median = |runs: &[f64]| spread(runs.iter().copied()).median;
+    for e in engines {
+        match &e.elapsed_ms {
+            Err(why) => println!("  {:<11} not run: {why}", e.engine),
+            Ok(builds) => {
+                for ((index, _), runs) in customers::INDEXES.iter().zip(builds) {
+                    let s = spread(runs.iter().copied());
+                    println!(
+                        "  {:<11} {index:<15} {:>6.2} M rows/s  ({:.0} ms [{:.0}..{:.0}], {} runs)",
+                        e.engine,
+                        rows / s.median / 1000.0,
+                        s.median,
+                        s.min,
+                        s.max,
+                        runs.len()
+                    );
+                }
+                println!("  {:<11} ({})", "", e.settings);
+            }
+        }
+    }
+    let Some(Ok(ours)) = engines.first().map(|e| &e.elapsed_ms) else { return };
+    for e in &engines[1..] {
+        let Ok(theirs) = &e.elapsed_ms else { continue };
+        for (((index, _), a), b) in customers::INDEXES.iter().zip(ours).zip(theirs) {
+            println!(
+                "  lioscope / {:<10} {index:<15} {:>5.2}x  (rows/s ratio: their median elapsed / ours)",
+                e.engine,
+                median(b) / median(a)
+            );
+        }
+    }
+}
+
 /// Runs the benchmark and prints its report.
-pub fn run(opts: &BenchOptions) -> lioscope::Result<()> {
-    let (dir, _tmp) = sample::work_dir(opts.dir.as_deref(), "bench-index")?;
+pub fn run(opts: &IndexBenchOptions) -> lioscope::Result<()> {
+    let bench = &opts.bench;
+    let (dir, _tmp) = sample::work_dir(bench.dir.as_deref(), "bench-index")?;
+    std::fs::create_dir_all(&dir).map_err(|e| lioscope::Error::io("create", &dir, e))?;
+    let db_dir = dir.join("lioscope");
     // The table (about 160 bytes of cache a row) and both indexes (about 20 bytes an
     // entry each), with slack.
-    let cache = (opts.rows * 240).max(64 << 20) + (128 << 20);
+    let cache = (bench.rows * 240).max(64 << 20) + (128 << 20);
     let options =
         DatabaseOptions { parameters: vec![("db_cache_size".into(), cache.to_string())], ..Default::default() };
-    let db = Database::create(&dir, options)?;
+    let db = Database::create(&db_dir, options)?;
     let session = db.session();
     session.execute(customers::CREATE_TABLE)?;
     println!(
-        "lioscope bench index: {} rows, db_cache_size {} MiB, {} timed runs each, in {}",
-        opts.rows,
+        "lioscope bench index: {} rows, db_cache_size {} MiB, {} timed runs each, {} timed builds each, in {}",
+        bench.rows,
         cache >> 20,
-        opts.repeat,
+        bench.repeat,
+        opts.build_repeat.max(1),
         dir.display()
     );
-    customers::load(&session, "customers", opts.rows)?;
-    let rows = opts.rows as f64;
-    let mut builds = Vec::new();
-    for (index, create) in customers::INDEXES {
-        let m = sample::measure(&session, create)?;
-        builds.push((index, m.elapsed_ms, m.cpu_ms));
+    let csv = dir.join("customers.csv");
+    write_csv(&csv, bench.rows)?;
+    session.execute(&format!("COPY customers FROM '{}'", csv.display()))?;
+    // Cached, as the peers' tables are when they build; and the load's redo and dirty
+    // blocks written, so that no build waits for the log writer to catch up with the load
+    // (`log buffer space`).
+    session.execute(customers::count::FULL)?;
+    session.execute("ALTER SYSTEM CHECKPOINT")?;
+    if let Some(size) = &opts.sort_area_size {
+        session.execute(&format!("ALTER SESSION SET sort_area_size = {size}"))?;
+    }
+    let sort_area = session
+        .execute("SELECT value FROM v$parameter WHERE name = 'sort_area_size'")?
+        .rows
+        .first()
+        .and_then(|r| r.first())
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let rows = bench.rows as f64;
+    let ours = lioscope_builds(&session, opts.build_repeat)?;
+    let mut engines = vec![EngineBuilds {
+        engine: "lioscope",
+        settings: format!("sort_area_size {sort_area}"),
+        elapsed_ms: Ok(ours.iter().map(|runs| runs.iter().map(|r| r.elapsed_ms).collect()).collect()),
+    }];
+    if !opts.no_peers {
+        let indexes: Vec<(&str, &str)> = customers::INDEXES.to_vec();
+        engines.push(EngineBuilds {
+            engine: "PostgreSQL",
+            settings: peers::PG_SETTINGS.into(),
+            elapsed_ms: peers::postgres(&dir, &csv, &indexes, opts.build_repeat),
+        });
+        engines.push(EngineBuilds {
+            engine: "SQLite",
+            settings: peers::SQLITE_SETTINGS.into(),
+            elapsed_ms: peers::sqlite(&dir, &csv, &indexes, opts.build_repeat),
+        });
+    }
+    let _ = std::fs::remove_file(&csv);
+    print_builds(rows, &engines);
+    println!(
+        "\n  lioscope's sorts, per build (first run): sorts (memory), sorts (disk), sorts (rows); temp write/read waits"
+    );
+    for ((index, _), runs) in customers::INDEXES.iter().zip(&ours) {
+        let r = &runs[0];
+        println!(
+            "  {index:<15} {:>3} {:>3} {:>10}   {:>6} {:>6}   (CPU {:.0} ms of {:.0} ms elapsed)",
+            r.sorts_memory,
+            r.sorts_disk,
+            r.sorts_rows,
+            r.direct_path_write_temp,
+            r.direct_path_read_temp,
+            r.cpu_ms,
+            r.elapsed_ms
+        );
+        for run in runs {
+            let waits: Vec<String> = run.waits.iter().map(|(e, n, ms)| format!("{e} {n} waits {ms:.1} ms")).collect();
+            println!("  {:<15} waited: {}", "", if waits.is_empty() { "nothing".into() } else { waits.join(", ") });
+        }
     }
     session.execute("ANALYZE TABLE customers COMPUTE STATISTICS")?;
-    println!("\nIndex builds (rows/s = rows / elapsed)");
-    for (index, elapsed, cpu) in &builds {
-        println!(
-            "  {index:<15} {:>12.0} rows/s  ({elapsed:.0} ms elapsed, {cpu:.0} ms CPU)",
-            rows / (elapsed / 1000.0)
-        );
-    }
     let r = session.execute(
         "SELECT index_name, blevel, leaf_blocks, distinct_keys, clustering_factor FROM user_indexes ORDER BY index_name",
     )?;
@@ -102,7 +289,7 @@ pub fn run(opts: &BenchOptions) -> lioscope::Result<()> {
     }
     let mut json_paths = Vec::new();
     for p in &QUERIES {
-        let runs = opts.cached_runs(|| measure(&session, p.sql))?;
+        let runs = bench.cached_runs(|| measure(&session, p.sql))?;
         let first = runs[0];
         println!("\nCached {}: {}  ({} runs, median [min..max])", p.name, p.sql, runs.len());
         println!("  rows counted         {:>12}", first.rows_counted);
@@ -116,10 +303,12 @@ pub fn run(opts: &BenchOptions) -> lioscope::Result<()> {
         println!("  physical reads       {:>12}", first.physical_reads);
         json_paths.push(serde_json::json!({ "name": p.name, "sql": p.sql, "runs": runs }));
     }
-    if let Some(path) = &opts.json {
+    if let Some(path) = &bench.json {
         let json = serde_json::json!({
-            "rows": opts.rows,
-            "builds": builds.iter().map(|(i, e, c)| serde_json::json!({"index": i, "elapsed_ms": e, "cpu_ms": c})).collect::<Vec<_>>(),
+            "rows": bench.rows,
+            "indexes": customers::INDEXES.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            "builds": ours,
+            "engines": engines,
             "paths": json_paths,
         });
         crate::report::write_json(path, &json)?;

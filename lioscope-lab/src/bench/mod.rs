@@ -9,6 +9,7 @@
 pub mod commits;
 pub mod index;
 pub mod inmemory;
+pub mod peers;
 
 use crate::customers;
 use crate::sample;

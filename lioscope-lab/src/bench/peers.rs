@@ -1,0 +1,203 @@
+//! PostgreSQL and SQLite beside lioscope in `bench index`: the same customers rows (the
+//! CSV file [`crate::customers::write_csv`] writes) loaded into each, then only `CREATE
+//! INDEX` timed on the same two keys.
+//!
+//! PostgreSQL runs as a throwaway server: `initdb` (locale C, so strings sort by bytes as
+//! lioscope's keys do) into a directory of the benchmark's, `pg_ctl start` on a Unix
+//! socket there, as the `postgres` user when run by root (PostgreSQL refuses root), and
+//! `pg_ctl stop` when dropped. Its `maintenance_work_mem` is 1 GB so that its sorts stay
+//! in memory as lioscope's default `sort_area_size` keeps them; the rest is its default
+//! configuration (parallel index builds included). SQLite is a file of the benchmark's
+//! with a 1 GiB page cache. Both tables are read once before the timed builds, so that
+//! every engine builds from a cached table, and PostgreSQL checkpoints after its load (as
+//! lioscope does), so that no build pays for writing the load.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// What a peer's failure says (a peer that cannot run is reported, not fatal).
+pub type PeerResult<T> = std::result::Result<T, String>;
+
+/// The customers table in the peers' types: integers where the values are whole.
+const PG_TABLE: &str = "CREATE TABLE customers (
+    cust_id bigint NOT NULL, cust_first_name varchar(20) NOT NULL, cust_last_name varchar(40) NOT NULL,
+    cust_gender char(1), cust_year_of_birth integer, cust_postal_code varchar(10), cust_city varchar(30),
+    cust_valid varchar(1), cust_credit_limit bigint, cust_email varchar(50))";
+const SQLITE_TABLE: &str = "CREATE TABLE customers (
+    cust_id INTEGER NOT NULL, cust_first_name TEXT NOT NULL, cust_last_name TEXT NOT NULL,
+    cust_gender TEXT, cust_year_of_birth INTEGER, cust_postal_code TEXT, cust_city TEXT,
+    cust_valid TEXT, cust_credit_limit INTEGER, cust_email TEXT)";
+
+/// The settings each peer ran with, as reported.
+pub const PG_SETTINGS: &str = "maintenance_work_mem 1GB, locale C, otherwise defaults";
+pub const SQLITE_SETTINGS: &str = "cache_size 1 GiB, otherwise defaults";
+
+/// Times `create` run `repeat` times (the index dropped between runs); milliseconds.
+fn timed(repeat: usize, mut run: impl FnMut(bool) -> PeerResult<()>) -> PeerResult<Vec<f64>> {
+    (0..repeat.max(1))
+        .map(|i| {
+            let started = Instant::now();
+            run(i > 0)?;
+            Ok(started.elapsed().as_secs_f64() * 1000.0)
+        })
+        .collect()
+}
+
+/// The elapsed milliseconds of each build of each of `indexes` (name, CREATE INDEX) in
+/// PostgreSQL, `repeat` times each, loaded from `csv`.
+pub fn postgres(work: &Path, csv: &Path, indexes: &[(&str, &str)], repeat: usize) -> PeerResult<Vec<Vec<f64>>> {
+    let server = PgServer::start(work)?;
+    let mut client = postgres::Client::connect(&server.url, postgres::NoTls).map_err(|e| e.to_string())?;
+    client.batch_execute(PG_TABLE).map_err(|e| e.to_string())?;
+    let mut writer = client.copy_in("COPY customers FROM STDIN WITH (FORMAT csv)").map_err(|e| e.to_string())?;
+    let mut file = std::fs::File::open(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
+    std::io::copy(&mut file, &mut writer).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    client.batch_execute("VACUUM ANALYZE customers").map_err(|e| e.to_string())?;
+    client.batch_execute("CHECKPOINT").map_err(|e| e.to_string())?;
+    client.batch_execute("SET maintenance_work_mem = '1GB'").map_err(|e| e.to_string())?;
+    let mut builds = Vec::new();
+    for (name, create) in indexes {
+        builds.push(timed(repeat, |again| {
+            if again {
+                client.batch_execute(&format!("DROP INDEX {name}")).map_err(|e| e.to_string())?;
+            }
+            client.batch_execute(create).map_err(|e| e.to_string())
+        })?);
+    }
+    Ok(builds)
+}
+
+/// The same for SQLite, in a file under `work`.
+pub fn sqlite(work: &Path, csv: &Path, indexes: &[(&str, &str)], repeat: usize) -> PeerResult<Vec<Vec<f64>>> {
+    let path = work.join("customers.sqlite");
+    let _ = std::fs::remove_file(&path);
+    let mut conn = rusqlite::Connection::open(&path).map_err(|e| e.to_string())?;
+    conn.execute_batch(&format!("PRAGMA cache_size = -1048576; {SQLITE_TABLE}")).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
+    let tx = conn.transaction().map_err(|e| e.to_string())?;
+    {
+        let mut insert = tx
+            .prepare("INSERT INTO customers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+            .map_err(|e| e.to_string())?;
+        for line in text.lines() {
+            let f: Vec<&str> = line.split(',').collect();
+            if f.len() != 10 {
+                return Err(format!("{}: a line of {} fields: {line}", csv.display(), f.len()));
+            }
+            let int = |s: &str| s.parse::<i64>().map_err(|e| format!("{s}: {e}"));
+            insert
+                .execute(rusqlite::params![
+                    int(f[0])?,
+                    f[1],
+                    f[2],
+                    f[3],
+                    int(f[4])?,
+                    f[5],
+                    f[6],
+                    f[7],
+                    int(f[8])?,
+                    f[9]
+                ])
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    tx.commit().map_err(|e| e.to_string())?;
+    drop(text);
+    conn.query_row("SELECT SUM(cust_credit_limit) FROM customers", [], |r| r.get::<_, i64>(0))
+        .map_err(|e| e.to_string())?;
+    let mut builds = Vec::new();
+    for (name, create) in indexes {
+        builds.push(timed(repeat, |again| {
+            if again {
+                conn.execute_batch(&format!("DROP INDEX {name}")).map_err(|e| e.to_string())?;
+            }
+            conn.execute_batch(create).map_err(|e| e.to_string())
+        })?);
+    }
+    drop(conn);
+    let _ = std::fs::remove_file(&path);
+    Ok(builds)
+}
+
+/// A PostgreSQL server of the benchmark's own, stopped when dropped.
+struct PgServer {
+    bin: PathBuf,
+    data: PathBuf,
+    url: String,
+}
+
+/// The newest installed PostgreSQL's programs.
+fn pg_bin() -> PeerResult<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("bin"))
+        .filter(|bin| bin.join("initdb").exists())
+        .collect();
+    dirs.sort_by_key(|d| d.parent().and_then(|v| v.file_name()?.to_str()?.parse::<u32>().ok()).unwrap_or(0));
+    dirs.pop().ok_or_else(|| "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb)".to_owned())
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// `program args` as the cluster's owner: the postgres user when running as root.
+fn as_owner(program: &Path, args: &[&str]) -> PeerResult<()> {
+    let mut command = if is_root() { Command::new("runuser") } else { Command::new(program) };
+    if is_root() {
+        command.args(["-u", "postgres", "--"]).arg(program);
+    }
+    let out = command.args(args).output().map_err(|e| format!("{}: {e}", program.display()))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{} {args:?}: {}", program.display(), String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+impl PgServer {
+    fn start(work: &Path) -> PeerResult<PgServer> {
+        let bin = pg_bin()?;
+        let dir = work.join("postgresql");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for d in [work, dir.as_path()] {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).map_err(|e| e.to_string())?;
+        }
+        let data = dir.join("data");
+        std::fs::create_dir(&data).map_err(|e| format!("{}: {e}", data.display()))?;
+        if is_root() {
+            let owned = Command::new("chown").arg("postgres:").arg(&data).status().map_err(|e| e.to_string())?;
+            if !owned.success() {
+                return Err(format!("chown postgres {}", data.display()));
+            }
+        }
+        let data_s = data.to_str().ok_or("a data directory named in UTF-8")?;
+        as_owner(
+            &bin.join("initdb"),
+            &["-D", data_s, "-U", "postgres", "-A", "trust", "--locale=C", "--no-instructions"],
+        )?;
+        let port = 20_000 + std::process::id() % 20_000;
+        let options = format!("-k {} -p {port} -c listen_addresses=''", dir.display());
+        let log = format!("{data_s}/server.log");
+        let server = PgServer {
+            bin: bin.clone(),
+            data: data.clone(),
+            url: format!("postgresql://postgres@{}:{port}/postgres", dir.display().to_string().replace('/', "%2F")),
+        };
+        as_owner(&bin.join("pg_ctl"), &["-D", data_s, "-l", &log, "-w", "-o", &options, "start"])?;
+        Ok(server)
+    }
+}
+
+impl Drop for PgServer {
+    fn drop(&mut self) {
+        if let Some(data) = self.data.to_str() {
+            let _ = as_owner(&self.bin.join("pg_ctl"), &["-D", data, "-m", "fast", "stop"]);
+        }
+    }
+}
