@@ -57,7 +57,7 @@
 //! decompresses; the payload's CRC-32 is for whoever reads a CU whole.
 
 use super::block::{BlockType, HEADER_LEN, get_u16, get_u32, put_u16, put_u32};
-use std::io::{Read, Write};
+use std::io::Write;
 
 /// The CU format this build writes and reads.
 pub const CU_FORMAT_VERSION: u8 = 1;
@@ -179,19 +179,24 @@ pub fn decompress(level: HccLevel, compressed: &[u8], len: usize, out: &mut Vec<
                 return Err(format!("LZ4 gave {n} bytes, the directory says {len}"));
             }
         }
+        // Straight into `out`, sized once: no reader's intermediate buffer to fill and
+        // copy out of, a column at a time.
         HccLevel::QueryHigh | HccLevel::ArchiveLow => {
-            out.reserve(len);
-            flate2::read::ZlibDecoder::new(compressed)
-                .take(len as u64 + 1)
-                .read_to_end(out)
-                .map_err(|e| format!("zlib: {e}"))?;
+            out.reserve_exact(len + 1);
+            let mut z = flate2::Decompress::new(true);
+            let status =
+                z.decompress_vec(compressed, out, flate2::FlushDecompress::Finish).map_err(|e| format!("zlib: {e}"))?;
+            if status != flate2::Status::StreamEnd {
+                return Err(format!("zlib: the column's stream does not end within {len} bytes"));
+            }
         }
         HccLevel::ArchiveHigh => {
-            out.reserve(len);
-            bzip2::read::BzDecoder::new(compressed)
-                .take(len as u64 + 1)
-                .read_to_end(out)
-                .map_err(|e| format!("bzip2: {e}"))?;
+            out.reserve_exact(len + 1);
+            let mut z = bzip2::Decompress::new(false);
+            let status = z.decompress_vec(compressed, out).map_err(|e| format!("bzip2: {e}"))?;
+            if status != bzip2::Status::StreamEnd {
+                return Err(format!("bzip2: the column's stream does not end within {len} bytes"));
+            }
         }
     }
     if out.len() != len {

@@ -17,9 +17,11 @@
 //! ```
 //!
 //! All little-endian. Reading checks every invariant a unit's readers rely on to stay in
-//! bounds (lengths, run ends, offsets, codes within the domain, the rows of the smallest
-//! and largest plain keys), so bytes that are not a unit give an error, never a panic;
-//! that a dictionary is sorted is left to the checksum the unit is stored under.
+//! bounds (lengths, run ends, offsets, a dictionary's codes within it, the rows of the
+//! smallest and largest plain keys), so bytes that are not a unit give an error, never a
+//! panic; that a dictionary is sorted, and a frame of reference's codes within its
+//! range (any code maps to some value), are left to the checksum the unit is stored
+//! under.
 
 use super::codes::{Codes, Lanes, Runs};
 use super::domain::Domain;
@@ -157,7 +159,12 @@ impl ColumnUnit {
                     Codes::Lanes(lanes) => lanes,
                     Codes::Runs(runs) => &runs.codes,
                 };
-                if max_code(lanes) > domain.max_code() {
+                // A frame of reference maps any code to a value (wrapping); a dictionary
+                // is indexed by its codes, so none may pass its last entry. Codes of a
+                // width whose every value is an entry need no look.
+                let bounded = matches!(domain, Domain::IntOffsets { .. })
+                    || (lanes.width() < 64 && (1u64 << lanes.width()) - 1 <= domain.max_code());
+                if !bounded && max_code(lanes) > domain.max_code() {
                     return Err(format!("a code above the domain's largest, {}", domain.max_code()));
                 }
                 Body::Encoded { domain, codes }
