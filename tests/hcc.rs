@@ -14,30 +14,11 @@ use proptest::prelude::*;
 
 const LEVELS: [&str; 4] = ["QUERY LOW", "QUERY HIGH", "ARCHIVE LOW", "ARCHIVE HIGH"];
 
-/// A row table `t` of `rows` rows shaped like the lab's customers: whole numbers,
-/// fractions, strings, dates, NULLs.
+/// The customers-like table with fractions in `amount`, so its units hold NUMBER keys too.
 fn customers_like(s: &Session, rows: u32) {
-    exec(
-        s,
-        "CREATE TABLE t (id NUMBER NOT NULL, name VARCHAR2(30), amount NUMBER, born DATE, flag CHAR(1), note VARCHAR2(20))",
-    );
-    exec(
-        s,
-        &format!(
-            "INSERT INTO t SELECT LEVEL, 'name-' || MOD(LEVEL, 97), CASE WHEN MOD(LEVEL, 11) = 0 THEN NULL ELSE MOD(LEVEL, 1000) END, \
-             TO_DATE('2020-01-01', 'YYYY-MM-DD') + MOD(LEVEL, 400), CASE WHEN MOD(LEVEL, 3) = 0 THEN 'Y' ELSE 'N' END, \
-             CASE WHEN MOD(LEVEL, 5) = 0 THEN NULL ELSE 'n' || MOD(LEVEL, 13) END FROM dual CONNECT BY LEVEL <= {rows}"
-        ),
-    );
+    common::customers_like(s, rows);
     exec(s, "UPDATE t SET amount = amount + 0.25 WHERE MOD(id, 7) = 0");
     exec(s, "COMMIT");
-}
-
-fn sorted(s: &Session, sql: &str) -> Vec<String> {
-    let mut out: Vec<String> =
-        rows(s, sql).into_iter().map(|r| r.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join("|")).collect();
-    out.sort();
-    out
 }
 
 /// Predicates the column kernels run, and ones left to the row path.
@@ -96,9 +77,9 @@ proptest! {
             }
             for p in &predicates {
                 for select in SELECTS {
-                    let want = sorted(&s, &format!("SELECT {select} FROM t WHERE {p}"));
+                    let want = sorted_rows(&s, &format!("SELECT {select} FROM t WHERE {p}"));
                     for (i, level) in LEVELS.iter().enumerate() {
-                        let got = sorted(&s, &format!("SELECT {select} FROM h{i} WHERE {p}"));
+                        let got = sorted_rows(&s, &format!("SELECT {select} FROM h{i} WHERE {p}"));
                         prop_assert_eq!(&got, &want, "{} {}: SELECT {} WHERE {}", round, level, select, p);
                     }
                 }
@@ -117,7 +98,7 @@ fn a_compressed_copy_is_smaller_shows_its_level_and_counts_its_decompression() {
     exec(&s, "CREATE TABLE plain NOCOMPRESS AS SELECT id, name AS who, amount AS amt, 'x' AS tag, 7 AS seven FROM t");
     exec(&s, "CREATE TABLE later COLUMN STORE COMPRESS FOR ARCHIVE HIGH AS SELECT * FROM t WHERE id <= 100");
     assert_eq!(
-        sorted(
+        sorted_rows(
             &s,
             "SELECT table_name, compression, compress_for FROM user_tables WHERE table_name IN ('T', 'H', 'PLAIN', 'LATER')"
         ),
@@ -206,14 +187,14 @@ fn compressed_tables_survive_a_restart_and_a_crash_after_their_creation() {
         let s = db.session();
         customers_like(&s, 5000);
         exec(&s, "CREATE TABLE h COMPRESS FOR ARCHIVE LOW AS SELECT * FROM t");
-        want = sorted(&s, "SELECT id, name, amount, born, flag, note FROM t");
+        want = sorted_rows(&s, "SELECT id, name, amount, born, flag, note FROM t");
         drop(s);
         db.close().unwrap();
     }
     {
         let db = open(&dir, options(8192, "32M"));
         let s = db.session();
-        assert_eq!(sorted(&s, "SELECT id, name, amount, born, flag, note FROM h"), want, "after a restart");
+        assert_eq!(sorted_rows(&s, "SELECT id, name, amount, born, flag, note FROM h"), want, "after a restart");
     }
     // Created, acknowledged, then the power fails before any datafile write: recovery
     // replays the load from the log.
@@ -232,8 +213,8 @@ fn compressed_tables_survive_a_restart_and_a_crash_after_their_creation() {
     let db = open(&dir, options(8192, "32M"));
     let s = db.session();
     assert_eq!(
-        sorted(&s, "SELECT id, name, amount, born, flag, note FROM h2"),
-        sorted(&s, "SELECT id, name, amount, born, flag, note FROM t WHERE MOD(id, 2) = 0"),
+        sorted_rows(&s, "SELECT id, name, amount, born, flag, note FROM h2"),
+        sorted_rows(&s, "SELECT id, name, amount, born, flag, note FROM t WHERE MOD(id, 2) = 0"),
         "after a crash"
     );
 }

@@ -40,30 +40,6 @@ fn plan(s: &Session, sql: &str) -> String {
         .join("\n")
 }
 
-/// The rows of `sql`, as sorted text: comparable whatever order a scan found them in.
-fn sorted(s: &Session, sql: &str) -> Vec<String> {
-    let mut out: Vec<String> =
-        rows(s, sql).into_iter().map(|r| r.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join("|")).collect();
-    out.sort();
-    out
-}
-
-fn customers_like(s: &Session, rows: u32) {
-    exec(
-        s,
-        "CREATE TABLE t (id NUMBER NOT NULL, name VARCHAR2(30), amount NUMBER, born DATE, flag CHAR(1), note VARCHAR2(20))",
-    );
-    exec(
-        s,
-        &format!(
-            "INSERT INTO t SELECT LEVEL, 'name-' || MOD(LEVEL, 97), CASE WHEN MOD(LEVEL, 11) = 0 THEN NULL ELSE MOD(LEVEL, 1000) END, \
-             TO_DATE('2020-01-01', 'YYYY-MM-DD') + MOD(LEVEL, 400), CASE WHEN MOD(LEVEL, 3) = 0 THEN 'Y' ELSE 'N' END, \
-             CASE WHEN MOD(LEVEL, 5) = 0 THEN NULL ELSE 'n' || MOD(LEVEL, 13) END FROM dual CONNECT BY LEVEL <= {rows}"
-        ),
-    );
-    exec(s, "COMMIT");
-}
-
 #[test]
 fn a_marked_table_is_populated_and_scanned_in_memory() {
     let (_t, _d, db) = temp_db(options(8192, "32M"));
@@ -168,8 +144,8 @@ proptest! {
                 "SUM(id), AVG(id), MIN(amount), MAX(amount), MIN(DISTINCT id), MAX(note), MIN(born), COUNT(flag)",
                 "id, name, amount, born, flag, note",
             ] {
-                let im = sorted(&s, &format!("SELECT /*+ INMEMORY(t) */ {select} FROM t WHERE {p}"));
-                let row_store = sorted(&s, &format!("SELECT /*+ NO_INMEMORY(t) */ {select} FROM t WHERE {p}"));
+                let im = sorted_rows(&s, &format!("SELECT /*+ INMEMORY(t) */ {select} FROM t WHERE {p}"));
+                let row_store = sorted_rows(&s, &format!("SELECT /*+ NO_INMEMORY(t) */ {select} FROM t WHERE {p}"));
                 prop_assert_eq!(im, row_store, "SELECT {} WHERE {}", select, p);
             }
         }
@@ -213,8 +189,8 @@ fn concurrent_changes_never_show_in_memory_differently() {
         // One snapshot for both answers.
         exec(&reader, "SET TRANSACTION READ ONLY");
         for q in ["COUNT(*), SUM(amount)", "COUNT(name), MAX(id)"] {
-            let im = sorted(&reader, &format!("SELECT /*+ INMEMORY(t) */ {q} FROM t WHERE id > 100"));
-            let rs = sorted(&reader, &format!("SELECT /*+ NO_INMEMORY(t) */ {q} FROM t WHERE id > 100"));
+            let im = sorted_rows(&reader, &format!("SELECT /*+ INMEMORY(t) */ {q} FROM t WHERE id > 100"));
+            let rs = sorted_rows(&reader, &format!("SELECT /*+ NO_INMEMORY(t) */ {q} FROM t WHERE id > 100"));
             assert_eq!(im, rs, "{q}");
         }
         exec(&reader, "COMMIT");

@@ -20,7 +20,9 @@
 //! sums from the codes (`base × count + Σ codes` under frame of reference), MIN and MAX
 //! from the smallest and largest code kept. Any other plan gets the kept rows decoded and
 //! filtered again by the WHERE clause, so results never depend on which conjuncts ran
-//! where.
+//! where. What a scan does with one unit ([`UnitScan`]: predicates, folds or decoded
+//! rows) is shared with the scan of a compressed table's units
+//! ([`super::hcc_source`]).
 
 use crate::access::Flow;
 use crate::catalog::TableDef;

@@ -1,6 +1,7 @@
 //! The in-memory column store: tables marked `INMEMORY` are copied, a run of blocks at a
 //! time, into In-Memory Compression Units (column by column, encoded), by background
-//! population workers. The scan that answers from the units (TABLE ACCESS INMEMORY
+//! population workers. Its column encodings also serve the compression units that
+//! tables compressed `FOR QUERY|ARCHIVE` keep in their blocks ([`hcc`]). The scan that answers from the units (TABLE ACCESS INMEMORY
 //! FULL) is a source of the pipeline, `exec::inmemory_source`: it runs the kernels here
 //! on the encoded values, and takes from the buffer cache whatever the units do not hold
 //! as the scan's snapshot sees it.
@@ -11,7 +12,10 @@
 //!  populate  workers: plan a table's units, fill each unit from consistent reads
 //!  host      what population needs of the database (the instance implements it)
 //!  imcu      one unit's columns, and SQL values in and out of them
-//!  cu        one column unit: encodings, decoding, predicates on encoded values
+//!  cu        one column unit: encodings, decoding, predicates on encoded values, and a
+//!            unit as bytes
+//!  hcc       compressed tables' units (Hybrid Columnar Compression): the direct-path
+//!            load that writes them into blocks, and decoding them back into units
 //!  simd      the predicate kernels: AVX-512, AVX2 or scalar, chosen at run time
 //!  bitmap    one bit per row: which rows a scan keeps
 //! ```

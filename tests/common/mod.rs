@@ -179,3 +179,30 @@ pub fn create_accounts(s: &Session, accounts: u64, balance: i64, pad: usize) {
     exec(s, "CREATE INDEX acct_id ON acct (id)");
     exec(s, "CREATE TABLE ledger (id INTEGER)");
 }
+
+/// The rows of `sql`, each as its values' debug forms joined by `|`, sorted: for comparing
+/// two queries' answers whatever their row order.
+pub fn sorted_rows(s: &Session, sql: &str) -> Vec<String> {
+    let mut out: Vec<String> =
+        rows(s, sql).into_iter().map(|r| r.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join("|")).collect();
+    out.sort();
+    out
+}
+
+/// A committed table `t` of `rows` rows shaped like the lab's customers: whole numbers,
+/// strings, dates, CHAR flags and NULLs in several columns.
+pub fn customers_like(s: &Session, rows: u32) {
+    exec(
+        s,
+        "CREATE TABLE t (id NUMBER NOT NULL, name VARCHAR2(30), amount NUMBER, born DATE, flag CHAR(1), note VARCHAR2(20))",
+    );
+    exec(
+        s,
+        &format!(
+            "INSERT INTO t SELECT LEVEL, 'name-' || MOD(LEVEL, 97), CASE WHEN MOD(LEVEL, 11) = 0 THEN NULL ELSE MOD(LEVEL, 1000) END, \
+             TO_DATE('2020-01-01', 'YYYY-MM-DD') + MOD(LEVEL, 400), CASE WHEN MOD(LEVEL, 3) = 0 THEN 'Y' ELSE 'N' END, \
+             CASE WHEN MOD(LEVEL, 5) = 0 THEN NULL ELSE 'n' || MOD(LEVEL, 13) END FROM dual CONNECT BY LEVEL <= {rows}"
+        ),
+    );
+    exec(s, "COMMIT");
+}

@@ -122,8 +122,10 @@ pub fn sqlite(work: &Path, csv: &Path, indexes: &[(&str, &str)], repeat: usize) 
     Ok(builds)
 }
 
-/// A PostgreSQL server of the benchmark's own, stopped when dropped.
-struct PgServer {
+/// A throwaway PostgreSQL server (initdb in a directory of its own, listening only on a
+/// Unix socket there), stopped when dropped: the benchmark's peer, and the server the
+/// results history's PostgreSQL test stores into.
+pub struct PgServer {
     bin: PathBuf,
     data: PathBuf,
     url: String,
@@ -161,7 +163,8 @@ fn as_owner(program: &Path, args: &[&str]) -> PeerResult<()> {
 }
 
 impl PgServer {
-    fn start(work: &Path) -> PeerResult<PgServer> {
+    /// Starts a server under `work` (as the postgres user when running as root).
+    pub fn start(work: &Path) -> PeerResult<PgServer> {
         let bin = pg_bin()?;
         let dir = work.join("postgresql");
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -191,6 +194,11 @@ impl PgServer {
         };
         as_owner(&bin.join("pg_ctl"), &["-D", data_s, "-l", &log, "-w", "-o", &options, "start"])?;
         Ok(server)
+    }
+
+    /// The connection URL (`postgresql://postgres@<socket dir>:<port>/postgres`).
+    pub fn url(&self) -> &str {
+        &self.url
     }
 }
 
