@@ -12,23 +12,28 @@
 //! ```text
 //!  head block (BlockType::CuHead)
 //!  offset        size        field
-//!  0             36          common block header (block.rs); bytes 24..36 stay zero: no ITL
-//!  36            1           CU format version (1)
-//!  37            1           level: 1 QUERY LOW, 2 QUERY HIGH, 3 ARCHIVE LOW, 4 ARCHIVE HIGH
-//!  38            2           columns
-//!  40            4           rows
-//!  44            4           deleted rows (bits set in the deleted-row bitmap)
-//!  48            4           payload bytes: every column compressed, one after another
-//!  52            4           decompressed bytes: the columns before compression, in all
-//!  56            4           CRC-32 of the payload
-//!  60            2           pieces: blocks of the CU, the head included
-//!  62            2           (reserved)
-//!  64            4 × pieces  piece map: the block address of each piece, the head first
+//!  0             36          common block header (block.rs); byte 24: ITL slots (2)
+//!  36            48          2 ITL slots, as a data block's (itl.rs): the transactions
+//!                              that marked rows of the CU deleted, or loaded it
+//!  84            1           CU format version (2)
+//!  85            1           level: 1 QUERY LOW, 2 QUERY HIGH, 3 ARCHIVE LOW, 4 ARCHIVE HIGH
+//!  86            2           columns
+//!  88            4           rows
+//!  92            4           deleted rows (bits set in the deleted-row bitmap)
+//!  96            4           payload bytes: every column compressed, one after another
+//!  100           4           decompressed bytes: the columns before compression, in all
+//!  104           4           CRC-32 of the payload
+//!  108           2           pieces: blocks of the CU, the head included
+//!  110           2           (reserved)
+//!  112           4 × pieces  piece map: the block address of each piece, the head first
 //!  ..            20 × cols   column directory, one entry a column:
 //!                              kind u8 (the value kind the column store uses), 3 reserved,
 //!                              offset in the payload u32, compressed bytes u32,
 //!                              decompressed bytes u32, CRC-32 of the decompressed bytes u32
 //!  ..            ⌈rows / 8⌉  deleted-row bitmap (bit r of byte r / 8: row r is deleted)
+//!  ..            2 × ⌈rows / 8⌉  row-lock bitmaps, one an ITL slot: bit r of slot i's map
+//!                              set: row r was marked deleted through slot i (locked while
+//!                              the slot's transaction is active)
 //!  ..            to the end  the payload's first bytes
 //!
 //!  piece block (BlockType::CuPiece)
@@ -41,6 +46,14 @@
 //!
 //! A row of a CU is addressed by the head's block address and its row number in the
 //! CU, as a row of a block is by its slot.
+//!
+//! Rows of a CU change only by being marked deleted (a DELETE, or an UPDATE that moves
+//! the row out into a row block), in the head block, through one of its ITL slots, as a
+//! row of a data block changes: the slot names the transaction and its undo, and the
+//! slot's lock bitmap says which rows it holds. The head's ITL never grows: a third
+//! transaction waits for one of the two to end (Oracle's `enq: TX - allocate ITL
+//! entry`). A slot's lock bits mean nothing once its transaction has ended; whoever
+//! takes the slot over clears them.
 //!
 //! Levels and their algorithms, chosen as Oracle's: QUERY LOW compresses with LZ4 (an
 //! LZO-class byte compressor, fastest to decompress; the `lz4_flex` crate), QUERY HIGH and
@@ -56,23 +69,28 @@
 //! checksums (checked as each is read from disk) and checks the CRC-32 of each column it
 //! decompresses; the payload's CRC-32 is for whoever reads a CU whole.
 
-use super::block::{BlockType, HEADER_LEN, get_u16, get_u32, put_u16, put_u32};
+use super::block::{BlockType, HEADER_LEN, ITL_LEN, get_u16, get_u32, put_u16, put_u32};
 use std::io::Write;
 
 /// The CU format this build writes and reads.
-pub const CU_FORMAT_VERSION: u8 = 1;
+pub const CU_FORMAT_VERSION: u8 = 2;
 
-const OFF_VERSION: usize = HEADER_LEN;
-const OFF_LEVEL: usize = HEADER_LEN + 1;
-const OFF_COLUMNS: usize = HEADER_LEN + 2;
-const OFF_ROWS: usize = HEADER_LEN + 4;
-const OFF_DELETED: usize = HEADER_LEN + 8;
-const OFF_PAYLOAD_LEN: usize = HEADER_LEN + 12;
-const OFF_DECOMPRESSED_LEN: usize = HEADER_LEN + 16;
-const OFF_PAYLOAD_CRC: usize = HEADER_LEN + 20;
-const OFF_PIECES: usize = HEADER_LEN + 24;
+/// ITL slots of a CU's head block (fixed: the head's ITL never grows).
+pub const CU_ITL_SLOTS: usize = 2;
+/// Where the CU's own fields start in its head block: after the ITL.
+const FIELDS: usize = HEADER_LEN + CU_ITL_SLOTS * ITL_LEN;
+const OFF_ITL_COUNT: usize = 24;
+const OFF_VERSION: usize = FIELDS;
+const OFF_LEVEL: usize = FIELDS + 1;
+const OFF_COLUMNS: usize = FIELDS + 2;
+const OFF_ROWS: usize = FIELDS + 4;
+const OFF_DELETED: usize = FIELDS + 8;
+const OFF_PAYLOAD_LEN: usize = FIELDS + 12;
+const OFF_DECOMPRESSED_LEN: usize = FIELDS + 16;
+const OFF_PAYLOAD_CRC: usize = FIELDS + 20;
+const OFF_PIECES: usize = FIELDS + 24;
 /// Where the piece map starts in a head block.
-const OFF_PIECE_MAP: usize = HEADER_LEN + 28;
+const OFF_PIECE_MAP: usize = FIELDS + 28;
 /// Bytes of one column directory entry.
 const COLUMN_ENTRY_LEN: usize = 20;
 
@@ -84,11 +102,16 @@ pub const PIECE_PAYLOAD_START: usize = HEADER_LEN + 8;
 /// Most rows a CU holds (its row numbers fit a rowid's slot).
 pub const MAX_CU_ROWS: usize = 32_768;
 
-/// Most rows a CU in blocks of `block_size` bytes holds: its deleted-row bitmap takes at
-/// most an eighth of the head block, which leaves room for the piece map and the column
-/// directory.
+/// Most rows a CU in blocks of `block_size` bytes holds: its deleted-row and row-lock
+/// bitmaps take at most three eighths of the head block, which leaves room for the
+/// piece map and the column directory.
 pub fn max_cu_rows(block_size: usize) -> usize {
     block_size.min(MAX_CU_ROWS)
+}
+
+/// Bytes of each of a CU's bitmaps (deleted rows, and one lock map an ITL slot).
+fn bitmap_len(rows: usize) -> usize {
+    rows.div_ceil(8)
 }
 
 /// `COMPRESS FOR ...`: the Hybrid Columnar Compression levels.
@@ -257,7 +280,10 @@ impl CompressedCu {
 
     /// Where the payload starts in the head block of a CU of `pieces` blocks.
     fn head_payload_start(&self, pieces: usize) -> usize {
-        OFF_PIECE_MAP + 4 * pieces + COLUMN_ENTRY_LEN * self.columns.len() + (self.rows as usize).div_ceil(8)
+        OFF_PIECE_MAP
+            + 4 * pieces
+            + COLUMN_ENTRY_LEN * self.columns.len()
+            + (1 + CU_ITL_SLOTS) * bitmap_len(self.rows as usize)
     }
 
     /// The blocks of `block_size` bytes the CU takes, the head included; `None` when its
@@ -287,6 +313,7 @@ impl CompressedCu {
         let head_start = self.head_payload_start(addresses.len());
         let in_head = (block_size - head_start).min(self.payload.len());
         if number == 0 {
+            block[OFF_ITL_COUNT] = CU_ITL_SLOTS as u8;
             block[OFF_VERSION] = CU_FORMAT_VERSION;
             block[OFF_LEVEL] = self.level.code();
             put_u16(block, OFF_COLUMNS, self.columns.len() as u16);
@@ -350,6 +377,12 @@ impl<'b> CuHead<'b> {
         if block[OFF_VERSION] != CU_FORMAT_VERSION {
             return Err(format!("unknown compression unit format {}", block[OFF_VERSION]));
         }
+        if usize::from(block[OFF_ITL_COUNT]) != CU_ITL_SLOTS {
+            return Err(format!(
+                "a compression unit's head with {} ITL slots, not {CU_ITL_SLOTS}",
+                block[OFF_ITL_COUNT]
+            ));
+        }
         let level = HccLevel::from_code(block[OFF_LEVEL])
             .ok_or_else(|| format!("unknown compression level {}", block[OFF_LEVEL]))?;
         let columns = get_u16(block, OFF_COLUMNS) as usize;
@@ -360,10 +393,11 @@ impl<'b> CuHead<'b> {
         }
         let directory = OFF_PIECE_MAP + 4 * pieces;
         let bitmap = directory + COLUMN_ENTRY_LEN * columns;
-        let payload = bitmap + (rows as usize).div_ceil(8);
+        let payload = bitmap + (1 + CU_ITL_SLOTS) * bitmap_len(rows as usize);
         if payload > block.len() {
             return Err(format!("its header ({payload} bytes) runs past the block"));
         }
+        let bitmap_end = bitmap + bitmap_len(rows as usize);
         let head = CuHead {
             level,
             rows,
@@ -373,7 +407,7 @@ impl<'b> CuHead<'b> {
             payload_crc: get_u32(block, OFF_PAYLOAD_CRC),
             pieces: &block[OFF_PIECE_MAP..directory],
             directory: &block[directory..bitmap],
-            deleted_rows: &block[bitmap..payload],
+            deleted_rows: &block[bitmap..bitmap_end],
             head_payload: &block[payload..],
         };
         let per_piece = block.len() - PIECE_PAYLOAD_START;
@@ -435,6 +469,109 @@ impl<'b> CuHead<'b> {
     pub fn piece(&self, i: usize) -> u32 {
         get_u32(self.pieces, 4 * i)
     }
+}
+
+/// Where a CU head's bitmaps lie, for changing its marks in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Marks {
+    rows: usize,
+    /// Offset of the deleted-row bitmap; the lock maps follow it.
+    deleted: usize,
+}
+
+impl Marks {
+    fn of(block: &[u8]) -> Result<Marks, String> {
+        let head = CuHead::read(block)?;
+        let deleted = head.deleted_rows.as_ptr() as usize - block.as_ptr() as usize;
+        Ok(Marks { rows: head.rows as usize, deleted })
+    }
+
+    fn bit(&self, map: usize, row: usize) -> (usize, u8) {
+        (self.deleted + map * bitmap_len(self.rows) + row / 8, 1 << (row % 8))
+    }
+}
+
+/// What a CU's head says of one of its rows, in current mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowMark {
+    pub deleted: bool,
+    /// The ITL slot (0-based) whose lock map holds the row, if any (meaningful only while
+    /// that slot's transaction is active).
+    pub locked_through: Option<usize>,
+}
+
+/// The mark of row `row` of the CU whose head is `block`.
+pub fn row_mark(block: &[u8], row: usize) -> Result<RowMark, String> {
+    let m = Marks::of(block)?;
+    if row >= m.rows {
+        return Err(format!("row {row} of a compression unit of {} rows", m.rows));
+    }
+    let set = |map| {
+        let (at, bit) = m.bit(map, row);
+        block[at] & bit != 0
+    };
+    Ok(RowMark { deleted: set(0), locked_through: (0..CU_ITL_SLOTS).find(|&i| set(1 + i)) })
+}
+
+/// Marks row `row` deleted and locked through ITL slot `itl` (0-based); the row must not
+/// be marked yet.
+pub fn mark_deleted(block: &mut [u8], row: usize, itl: usize) -> Result<(), String> {
+    let m = Marks::of(block)?;
+    if row >= m.rows || itl >= CU_ITL_SLOTS {
+        return Err(format!("row {row} through ITL slot {} of a compression unit of {} rows", itl + 1, m.rows));
+    }
+    let (at, bit) = m.bit(0, row);
+    if block[at] & bit != 0 {
+        return Err(format!("row {row} of the compression unit is already deleted"));
+    }
+    block[at] |= bit;
+    let (at, bit) = m.bit(1 + itl, row);
+    block[at] |= bit;
+    put_u32(block, OFF_DELETED, get_u32(block, OFF_DELETED) + 1);
+    Ok(())
+}
+
+/// Takes the mark of [`mark_deleted`] off row `row` (its deleted bit, and its lock bit in
+/// every slot's map): the row is live again. Idempotent: a row not marked is left as is.
+pub fn unmark_deleted(block: &mut [u8], row: usize) -> Result<(), String> {
+    let m = Marks::of(block)?;
+    if row >= m.rows {
+        return Err(format!("row {row} of a compression unit of {} rows", m.rows));
+    }
+    for map in 1..=CU_ITL_SLOTS {
+        let (at, bit) = m.bit(map, row);
+        block[at] &= !bit;
+    }
+    let (at, bit) = m.bit(0, row);
+    if block[at] & bit != 0 {
+        block[at] &= !bit;
+        put_u32(block, OFF_DELETED, get_u32(block, OFF_DELETED) - 1);
+    }
+    Ok(())
+}
+
+/// Marks every row of the CU deleted, locking none (a direct-path load undone: its rows
+/// never existed for whoever must not see the load).
+pub fn mark_all_deleted(block: &mut [u8]) -> Result<(), String> {
+    let m = Marks::of(block)?;
+    let len = bitmap_len(m.rows);
+    block[m.deleted..m.deleted + len].fill(0xff);
+    if m.rows % 8 != 0 {
+        block[m.deleted + len - 1] = (1u8 << (m.rows % 8)) - 1;
+    }
+    block[m.deleted + len..m.deleted + (1 + CU_ITL_SLOTS) * len].fill(0);
+    put_u32(block, OFF_DELETED, m.rows as u32);
+    Ok(())
+}
+
+/// Clears the lock map of ITL slot `itl`: its transaction has ended and the slot is
+/// about to serve another.
+pub fn clear_locks(block: &mut [u8], itl: usize) -> Result<(), String> {
+    let m = Marks::of(block)?;
+    let len = bitmap_len(m.rows);
+    let at = m.deleted + (1 + itl) * len;
+    block[at..at + len].fill(0);
+    Ok(())
 }
 
 /// Reads a piece block: the head's address, the piece's number and its payload bytes.
@@ -681,5 +818,37 @@ mod tests {
         for level in HccLevel::ALL {
             assert!(decompress(level, &[1, 2, 3, 4, 5], 100, &mut out).is_err(), "{level:?}");
         }
+    }
+
+    #[test]
+    fn marks_keep_the_deleted_count_and_the_locks() {
+        let cu = CompressedCu::new(HccLevel::QueryLow, 2_000, &columns());
+        let pieces = cu.pieces(8192).unwrap();
+        let addresses: Vec<u32> = (1..=pieces as u32).collect();
+        let mut head = vec![0u8; 8192];
+        format_block(&mut head, BlockType::CuHead, 1, 7);
+        cu.write_piece(0, &addresses, &mut head);
+        let payload_before = CuHead::read(&head).unwrap().head_payload.to_vec();
+        mark_deleted(&mut head, 5, 0).unwrap();
+        mark_deleted(&mut head, 1_999, 1).unwrap();
+        assert!(mark_deleted(&mut head, 5, 1).unwrap_err().contains("already deleted"));
+        assert!(mark_deleted(&mut head, 2_000, 0).is_err(), "past the CU's rows");
+        let h = CuHead::read(&head).unwrap();
+        assert_eq!(h.deleted, 2, "the count is the bitmap's population (read checks it)");
+        assert_eq!(h.head_payload, &payload_before[..], "marks never touch the payload");
+        assert_eq!(row_mark(&head, 5).unwrap(), RowMark { deleted: true, locked_through: Some(0) });
+        assert_eq!(row_mark(&head, 1_999).unwrap(), RowMark { deleted: true, locked_through: Some(1) });
+        assert_eq!(row_mark(&head, 6).unwrap(), RowMark { deleted: false, locked_through: None });
+        clear_locks(&mut head, 0).unwrap();
+        assert_eq!(row_mark(&head, 5).unwrap(), RowMark { deleted: true, locked_through: None });
+        unmark_deleted(&mut head, 1_999).unwrap();
+        unmark_deleted(&mut head, 1_999).unwrap();
+        assert_eq!(CuHead::read(&head).unwrap().deleted, 1, "unmarking twice unmarks once");
+        assert_eq!(row_mark(&head, 1_999).unwrap(), RowMark { deleted: false, locked_through: None });
+        mark_all_deleted(&mut head).unwrap();
+        let h = CuHead::read(&head).unwrap();
+        assert_eq!(h.deleted, 2_000);
+        assert_eq!(h.head_payload, &payload_before[..]);
+        assert!((0..2_000).all(|r| row_mark(&head, r).unwrap() == RowMark { deleted: true, locked_through: None }));
     }
 }

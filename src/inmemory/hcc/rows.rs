@@ -1,0 +1,125 @@
+//! The rows of one compression unit, decompressed whole and handed out one at a time in
+//! the row format: for the paths that take a CU's rows one by one (a fetch by rowid, an
+//! UPDATE or DELETE, an index build) and then read them as they read a row of a block.
+//!
+//! ```text
+//!  head block (as the reader's snapshot sees it: its deleted-row bitmap)
+//!    + piece blocks (consistent gets) ─► every column decompressed ─► Imcu
+//!  row r ─► its values ─► a whole-row piece (storage::row) ─► BlockRow { rdba: head, slot: r }
+//! ```
+//!
+//! Invariant: a row is handed out only if the head version it was read with does not
+//! mark it deleted; its rowid is the head's block address and its row number.
+
+use crate::access::AccessContext;
+use crate::access::row_view::BlockRow;
+use crate::catalog::TableDef;
+use crate::error::{Error, Result};
+use crate::inmemory::imcu::Imcu;
+use crate::storage::block::{BlockHeader, BlockType};
+use crate::storage::hcc::{CuHead, CuInfo, PayloadAssembly, read_piece};
+use crate::storage::row::{self, ColumnSpan, PIECE_HEADER};
+use crate::types::Value;
+use crate::types::encoding::PayloadKind;
+
+/// A CU decompressed whole.
+pub struct CuRows {
+    /// Block address of the CU's head.
+    pub rdba: u32,
+    info: CuInfo,
+    imcu: Imcu,
+}
+
+impl CuRows {
+    /// Reads the CU whose head block `rdba` is `head` (the version the caller's reader
+    /// sees), its pieces through the buffer cache, and decompresses every column.
+    pub fn read(ctx: &AccessContext<'_>, table: &TableDef, rdba: u32, head: &[u8]) -> Result<CuRows> {
+        let cu = CuHead::read(head).map_err(|e| ctx.corrupt(rdba, e))?;
+        let mut info = CuInfo::default();
+        cu.keep_into(&mut info);
+        let all = vec![true; table.columns.len()];
+        let mut assembly = PayloadAssembly::default();
+        assembly.start(&cu, &all);
+        for (number, &piece) in info.pieces.iter().enumerate().skip(1) {
+            let guard = ctx.cache.consistent_get(ctx.stats, piece)?;
+            if BlockHeader(&guard).block_type() != Some(BlockType::CuPiece)
+                || BlockHeader(&guard).object_id() != table.object_id
+            {
+                return Err(
+                    ctx.corrupt(piece, format!("piece {number} of the compression unit at {rdba:#x} is not one"))
+                );
+            }
+            let (of, n, bytes) = read_piece(&guard).map_err(|e| ctx.corrupt(piece, e))?;
+            if of != rdba || n != number {
+                return Err(ctx.corrupt(
+                    piece,
+                    format!("piece {n} of the compression unit at {of:#x} where piece {number} of {rdba:#x} belongs"),
+                ));
+            }
+            assembly.add_piece(bytes);
+        }
+        if !assembly.complete() {
+            return Err(ctx.corrupt(rdba, "the compression unit's pieces hold fewer bytes than its payload"));
+        }
+        let imcu =
+            super::decode(ctx, table, &info, &assembly, &all, &mut Vec::new()).map_err(|e| ctx.corrupt(rdba, e))?;
+        Ok(CuRows { rdba, info, imcu })
+    }
+
+    pub fn rows(&self) -> usize {
+        self.info.rows as usize
+    }
+
+    /// Whether row `row` is marked deleted in the head version this was read with.
+    pub fn is_deleted(&self, row: usize) -> bool {
+        self.info.is_deleted(row)
+    }
+
+    /// Takes the deleted-row marks of another version of the head (`head`, a block the
+    /// caller got since): the columns never change, the marks do.
+    pub fn refresh_marks(&mut self, ctx: &AccessContext<'_>, head: &[u8]) -> Result<()> {
+        let cu = CuHead::read(head).map_err(|e| ctx.corrupt(self.rdba, e))?;
+        if cu.rows != self.info.rows || cu.pieces() != self.info.pieces.len() {
+            return Err(ctx.corrupt(self.rdba, "the compression unit's head changed shape"));
+        }
+        cu.keep_into(&mut self.info);
+        Ok(())
+    }
+
+    /// The values of row `row`, one a column.
+    pub fn values(&self, row: usize) -> Result<Vec<Value>> {
+        self.imcu.columns.iter().map(|c| c.as_ref().expect("every column decompressed").datum(row)).collect()
+    }
+
+    /// Row `row` (live or not) as a whole-row piece in `piece`, and located as a row of a
+    /// block whose address is the head's and whose slot is the row number.
+    pub fn row<'b>(
+        &self,
+        row: usize,
+        kinds: &'b [PayloadKind],
+        spans: &'b mut [ColumnSpan],
+        piece: &'b mut Vec<u8>,
+    ) -> Result<BlockRow<'b>> {
+        let values = self.values(row)?;
+        row::encode_whole_row(&values, piece);
+        located(piece, kinds, spans, self.rdba, row).ok_or_else(|| Error::InvalidValue {
+            context: format!("row {row} of the compression unit at {:#x}", self.rdba),
+            message: "its values do not make a row".into(),
+        })
+    }
+}
+
+/// The whole-row piece `piece` read as the row at (`rdba`, `row`).
+pub fn located<'b>(
+    piece: &'b [u8],
+    kinds: &'b [PayloadKind],
+    spans: &'b mut [ColumnSpan],
+    rdba: u32,
+    row: usize,
+) -> Option<BlockRow<'b>> {
+    spans.fill(ColumnSpan::NULL);
+    let count = usize::from(*piece.get(2)?).min(spans.len());
+    let stream = &piece[PIECE_HEADER..];
+    row::locate_columns(stream, count, spans)?;
+    Some(BlockRow { stream, spans, kinds, rdba, slot: row as u16 })
+}
