@@ -82,6 +82,24 @@ impl AccessContext<'_> {
         block::DataBlock(bytes).check_layout().map_err(|r| self.corrupt(rdba, r))
     }
 
+    /// Checks a block of `table`'s segment that may also be a block of one of its
+    /// compression units (a CU head or piece of the table), else as
+    /// [`AccessContext::check_table_block`].
+    pub fn check_segment_block(
+        &self,
+        table: &crate::catalog::TableDef,
+        rdba: u32,
+        bytes: &[u8],
+    ) -> crate::error::Result<()> {
+        let header = block::BlockHeader(bytes);
+        match header.block_type() {
+            Some(block::BlockType::CuHead | block::BlockType::CuPiece) if header.object_id() == table.object_id => {
+                Ok(())
+            }
+            _ => self.check_table_block(table, rdba, bytes),
+        }
+    }
+
     /// The error of a block below the high-water mark of `table` that is not one of its
     /// data blocks: out of the check's line, which runs for every block read.
     #[cold]

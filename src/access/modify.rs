@@ -54,6 +54,11 @@ pub trait RowChanges {
     fn edit(&mut self, row: &BlockRow<'_>) -> Result<RowEdit>;
     /// The last edit of the row at `rowid` was made.
     fn changed(&mut self, _rowid: crate::storage::row::PieceAddr) {}
+    /// The last edit of the row at `rowid` (a row of a compression unit, an update) was
+    /// made by marking it deleted: its new version is inserted elsewhere, at a new rowid.
+    fn moved_out(&mut self, rowid: crate::storage::row::PieceAddr) {
+        self.changed(rowid)
+    }
 }
 
 /// Where an UPDATE or DELETE looks for its rows.
@@ -65,6 +70,8 @@ pub enum RowsFrom<'r> {
     /// statement's snapshot), in this order; each is still checked with
     /// [`RowChanges::qualifies`].
     Rowids(&'r [PieceAddr]),
+    /// Every row of these blocks, in this order (the row blocks of a compressed table).
+    Blocks(&'r [u32]),
 }
 
 /// Changes the qualifying rows of `table` among those `from` names (at most `limit`);
@@ -106,6 +113,14 @@ pub fn change_rows(
                     }
                     changer.block(rdba, None)?;
                 }
+            }
+        }
+        RowsFrom::Blocks(blocks) => {
+            for &rdba in blocks {
+                if changer.changed >= changer.limit {
+                    return Ok(changer.changed);
+                }
+                changer.block(rdba, None)?;
             }
         }
         RowsFrom::Rowids(rowids) => {

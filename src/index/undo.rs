@@ -144,8 +144,8 @@ pub struct IndexUndo;
 pub static INDEX_UNDO: IndexUndo = IndexUndo;
 
 impl crate::txn::foreign::ForeignUndo for IndexUndo {
-    fn owns(&self, body: &[u8]) -> bool {
-        is_index_record(body)
+    fn kind(&self) -> u8 {
+        INDEX_UNDO_KIND
     }
 
     fn apply_to_clone(&self, body: &[u8], clone: &mut [u8]) -> std::result::Result<(), String> {

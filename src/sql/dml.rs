@@ -135,7 +135,7 @@ pub(super) fn qualify(table: &str, e: Error) -> Error {
 }
 
 /// Runs `fill` with an inserter for `table`; rolls the statement back if it fails.
-fn with_inserter(
+pub(super) fn with_inserter(
     session: &Session,
     table: &TableDef,
     fill: impl FnOnce(&mut Inserter<'_>) -> Result<()>,

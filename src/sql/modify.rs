@@ -34,6 +34,7 @@ use crate::expr::Expr;
 use crate::expr::functions::FunctionContext;
 use crate::expr::predicates;
 use crate::index::RowId;
+use crate::inmemory::hcc::change::change_cu_rows;
 use crate::instance::Session;
 use crate::sql::{QueryResult, StatementKind};
 use crate::types::Datum;
@@ -51,7 +52,6 @@ fn target(session: &Session, relation: &ast::TableFactor) -> Result<(Arc<TableDe
         name: table_name.clone(),
         position: position_of(name),
     })?;
-    super::ddl::refuse_compressed(&table, "UPDATE or DELETE")?;
     let mut qualifiers = vec![table.name.clone()];
     if let Some(a) = alias {
         qualifiers.push(ident_name(&a.name));
@@ -151,6 +151,14 @@ impl RowChanges for Changes<'_> {
             self.key_changes.push((rowid, std::mem::take(&mut self.pending)));
         }
     }
+
+    /// The row's entries go; the new version's come with its insertion, at its new rowid.
+    fn moved_out(&mut self, rowid: RowId) {
+        if self.indexes.is_some() {
+            let gone = std::mem::take(&mut self.pending).into_iter().map(|(old, _)| (old, None)).collect();
+            self.key_changes.push((rowid, gone));
+        }
+    }
 }
 
 pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
@@ -235,14 +243,41 @@ fn run(
     let ctx = session.access_context();
     let found = rows_by_index(session, &ctx, table, &indexes, hints, changes)?;
     let from = found.as_deref().map_or(RowsFrom::FullScan, RowsFrom::Rowids);
-    let rows = {
+    if table.compression.is_none() {
+        let rows = {
+            let mut txn = session.txn.borrow_mut();
+            change_rows(&ctx, &mut txn, session.sid(), table, from, limit, changes)?
+        };
+        if let Some(indexes) = &changes.indexes {
+            indexes.rows_changed(&ctx, session, &changes.key_changes)?;
+        }
+        return Ok(rows);
+    }
+    // A compressed table: its CUs' rows first (marked deleted; an update's new versions
+    // kept), then its row blocks' rows in place, then the kept versions inserted into row
+    // blocks (after both passes, so that neither meets them).
+    let (cu, rows) = {
         let mut txn = session.txn.borrow_mut();
-        change_rows(&ctx, &mut txn, session.sid(), table, from, limit, changes)?
+        let cu = change_cu_rows(&ctx, &mut txn, session.sid(), table, from, limit, changes)?;
+        let left = limit.map(|l| l.saturating_sub(cu.changed));
+        let from = match from {
+            RowsFrom::FullScan => RowsFrom::Blocks(&cu.row_blocks),
+            RowsFrom::Rowids(_) => RowsFrom::Rowids(&cu.row_rowids),
+            blocks @ RowsFrom::Blocks(_) => blocks,
+        };
+        let rows =
+            if left == Some(0) { 0 } else { change_rows(&ctx, &mut txn, session.sid(), table, from, left, changes)? };
+        (cu, rows)
     };
     if let Some(indexes) = &changes.indexes {
         indexes.rows_changed(&ctx, session, &changes.key_changes)?;
     }
-    Ok(rows)
+    if !cu.moved.is_empty() {
+        super::dml::with_inserter(session, table, |ins| {
+            cu.moved.iter().try_for_each(|piece| ins.insert_encoded(piece))
+        })?;
+    }
+    Ok(cu.changed + rows)
 }
 
 /// The rowids of the rows an index unique or range scan finds for the WHERE clause, as

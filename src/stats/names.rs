@@ -101,6 +101,7 @@ statistics! {
     ImRepopulateCus => "IM repopulate CUs", 128;
     HccLoadDirectCus => "HCC load direct CUs", 128;
     HccLoadDirectRows => "HCC load direct rows", 128;
+    HccRowsMovedOut => "HCC rows moved out by update", 128;
     EhccCusDecompressed => "EHCC CUs Decompressed", 128;
     EhccQueryLowCusDecompressed => "EHCC Query Low CUs Decompressed", 128;
     EhccQueryHighCusDecompressed => "EHCC Query High CUs Decompressed", 128;

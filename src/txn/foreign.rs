@@ -19,8 +19,12 @@ use parking_lot::RwLock;
 
 /// A kind of undo record that a higher layer writes and knows how to apply.
 pub trait ForeignUndo: Send + Sync {
+    /// The first byte of this kind's records (its kind, distinct from every other's).
+    fn kind(&self) -> u8;
     /// Whether `body` (an undo record's body) is one of this kind's records.
-    fn owns(&self, body: &[u8]) -> bool;
+    fn owns(&self, body: &[u8]) -> bool {
+        body.first() == Some(&self.kind())
+    }
     /// Applies the record to `clone`, a CR clone of the block it was made for (or of a
     /// block split off from it).
     fn apply_to_clone(&self, body: &[u8], clone: &mut [u8]) -> std::result::Result<(), String>;
@@ -34,9 +38,11 @@ pub trait ForeignUndo: Send + Sync {
 static REGISTERED: RwLock<Vec<&'static dyn ForeignUndo>> = RwLock::new(Vec::new());
 
 /// Registers a kind of foreign undo record (once; registering it again does nothing).
+/// Kinds are told apart by their first byte: the implementations are unit structs,
+/// whose statics may share an address.
 pub fn register(kind: &'static dyn ForeignUndo) {
     let mut registered = REGISTERED.write();
-    if !registered.iter().any(|k| std::ptr::addr_eq(*k, kind)) {
+    if !registered.iter().any(|k| k.kind() == kind.kind()) {
         registered.push(kind);
     }
 }

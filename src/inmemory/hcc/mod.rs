@@ -19,7 +19,9 @@
 //! LOW, 64 KiB at QUERY HIGH, 256 KiB at the ARCHIVE levels). The load writes no undo: the blocks are above the high-water mark, which
 //! moves when the load ends, so nothing of a load that fails is ever reachable.
 
+pub mod change;
 pub mod rows;
+pub mod undo;
 
 use super::cu::{ColumnUnit, Packing};
 use super::imcu::{GatherBuffers, ImColumn, Imcu, ImcuBuilder, ValueKind};

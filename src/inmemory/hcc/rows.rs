@@ -66,6 +66,11 @@ impl CuRows {
         Ok(CuRows { rdba, info, imcu })
     }
 
+    /// Block addresses of the CU's pieces, the head first.
+    pub fn pieces(&self) -> &[u32] {
+        &self.info.pieces
+    }
+
     pub fn rows(&self) -> usize {
         self.info.rows as usize
     }
