@@ -439,6 +439,26 @@ impl Catalog {
         })
     }
 
+    /// Replaces the definition of an existing table and of its indexes in one change (a
+    /// table moved into new segments) and saves the dictionary.
+    pub fn replace_table(&self, table: TableDef, indexes: Vec<IndexDef>) -> Result<()> {
+        self.change(|d| {
+            let slot = d
+                .tables
+                .get_mut(&table.name)
+                .ok_or_else(|| Error::UnknownObject { kind: "table", name: table.name.clone() })?;
+            *slot = Arc::new(table);
+            for index in indexes {
+                let i = d
+                    .indexes
+                    .get_mut(&index.name)
+                    .ok_or(Error::UnknownObject { kind: "index", name: index.name.clone() })?;
+                *i = Arc::new(index);
+            }
+            Ok(())
+        })
+    }
+
     /// Removes a table and its indexes and saves the dictionary; returns both.
     pub fn remove_table(&self, name: &str) -> Result<(Arc<TableDef>, Vec<Arc<IndexDef>>)> {
         self.change(|d| {

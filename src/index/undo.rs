@@ -50,11 +50,6 @@ pub struct EntryUndo<'a> {
     pub full_key: &'a [u8],
 }
 
-/// Whether an undo record body is an index record.
-pub fn is_index_record(body: &[u8]) -> bool {
-    body.first() == Some(&INDEX_UNDO_KIND)
-}
-
 impl<'a> EntryUndo<'a> {
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.clear();
@@ -194,7 +189,7 @@ mod tests {
                 EntryUndo { itl: 1, prior, object_id: 7, root: 11, leaf: 12, prev_itl: prev, full_key: b"abc123456" };
             let mut out = Vec::new();
             u.encode(&mut out);
-            assert!(is_index_record(&out));
+            assert_eq!(out[0], INDEX_UNDO_KIND);
             assert_eq!(EntryUndo::decode(&out).unwrap(), u);
         }
     }

@@ -8,12 +8,14 @@
 //! the workers.
 
 use super::bind::{function_name, ident_name, position_of};
+use crate::access::row_view::RowAccess;
 use crate::access::segments;
 use crate::catalog::{ColumnDef, TableDef};
 use crate::error::{Error, Result};
 use crate::instance::Session;
 use crate::sql::front::Clauses;
 use crate::sql::{QueryResult, StatementKind};
+use crate::storage::hcc::HccLevel;
 use crate::storage::row::MAX_COLUMNS;
 use crate::types::DataType;
 use sqlparser::ast::{self, CharacterLength, ColumnOption, DataType as AstType, ExactNumberInfo, ObjectType};
@@ -407,4 +409,127 @@ pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
         }
     }
     Ok(QueryResult::message(StatementKind::Ddl, "Table truncated."))
+}
+
+/// ALTER TABLE name MOVE [COMPRESS FOR level | NOCOMPRESS]: the table's live rows copied
+/// into a new segment (a new data object id, as Oracle's MOVE gives), compressed into
+/// units by a direct-path load at the level named (or the table's own, when none is), or
+/// as rows; its indexes rebuilt on the new rowids; the dictionary switched to the new
+/// segments in one change; the old segments freed. The table is held exclusively
+/// throughout (a transaction with changes to it makes the MOVE fail as busy).
+///
+/// Durability: the new rows are in the log (a row load commits, a direct-path load's redo
+/// is flushed) before the dictionary names them; a crash before the switch leaves the
+/// table as it was (the new segments' space is lost until the database is recreated, as
+/// a failed CREATE TABLE's would be).
+pub fn alter_table_move(session: &Session, name: &str, compress: Option<Option<HccLevel>>) -> Result<QueryResult> {
+    let table =
+        session.db.catalog.table(name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.into() })?;
+    let level = compress.unwrap_or(table.compression);
+    if level.is_some() && table.inmemory.is_some() {
+        return Err(Error::Unsupported {
+            construct: format!(
+                "compressing {}, a table marked INMEMORY (ALTER TABLE {} NO INMEMORY first)",
+                table.name, table.name
+            ),
+            position: None,
+        });
+    }
+    let locks = session.db.locks.table(table.object_id);
+    let exclusive_lock = exclusive(&locks, &table.name)?;
+    let ctx = session.access_context();
+    let old_indexes = session.db.catalog.indexes_of(table.object_id);
+    let object_id = session.db.catalog.next_object_id();
+    let segment_header = segments::create_segment(&ctx, object_id)?;
+    let moved = TableDef { object_id, segment_header, compression: level, stats: None, ..(*table).clone() };
+    let mut new_indexes: Vec<crate::catalog::IndexDef> = Vec::new();
+    let outcome = (|| -> Result<()> {
+        copy_rows(session, &table, &moved)?;
+        for index in &old_indexes {
+            let object_id = session.db.catalog.next_object_id();
+            let segment_header = crate::index::create_segment(&ctx, object_id)?;
+            let mut def = crate::catalog::IndexDef {
+                object_id,
+                segment_header,
+                table_object_id: moved.object_id,
+                stats: None,
+                ..(**index).clone()
+            };
+            new_indexes.push(def.clone());
+            def.stats = Some(super::index_ddl::build_for(session, &moved, &def)?);
+            *new_indexes.last_mut().expect("pushed") = def;
+        }
+        let redo = &session.db.redo;
+        {
+            let _wait = ctx.stats.begin_wait(crate::stats::WaitEvent::LogFileSync);
+            redo.wait_flushed(redo.last_appended(), true)?;
+        }
+        session.db.catalog.replace_table(moved.clone(), new_indexes.clone())
+    })();
+    if let Err(e) = outcome {
+        let _ = segments::drop_object_segment(&ctx, moved.object_id, moved.segment_header, &moved.name);
+        for index in &new_indexes {
+            let _ = segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name);
+        }
+        return Err(e);
+    }
+    std::mem::drop(exclusive_lock);
+    session.db.inmemory.drop_segment(table.object_id);
+    segments::drop_object_segment(&ctx, table.object_id, table.segment_header, &table.name)?;
+    for index in &old_indexes {
+        segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name)?;
+    }
+    Ok(QueryResult::message(StatementKind::Ddl, "Table altered."))
+}
+
+/// Copies the live rows of `from` into `to` (a new segment of the same table): a
+/// direct-path load into units when `to` is compressed, else rows inserted and committed.
+fn copy_rows(session: &Session, from: &TableDef, to: &TableDef) -> Result<()> {
+    let ctx = session.access_context();
+    let width = from.columns.len();
+    let mut values: Vec<crate::types::Value> = Vec::with_capacity(width);
+    let read_row = |values: &mut Vec<crate::types::Value>, row: &crate::access::row_view::BlockRow<'_>| -> Result<()> {
+        values.clear();
+        for c in 0..width {
+            values.push(row.column(c)?.into_owned());
+        }
+        Ok(())
+    };
+    match to.compression {
+        Some(level) => {
+            let mut loader = crate::inmemory::hcc::HccLoader::new(&ctx, to, level)?;
+            crate::inmemory::hcc::rows::for_each_live_row_locked(&ctx, from, &mut |_, row| {
+                read_row(&mut values, row)?;
+                loader.push(&values)
+            })?;
+            loader.finish()?;
+        }
+        None => {
+            let xid = {
+                let mut txn = session.txn.borrow_mut();
+                let xid = txn.xid(&ctx, session.sid())?;
+                txn.changes_table(&ctx, to.object_id);
+                xid
+            };
+            let mut inserter = crate::access::heap::Inserter::new(&ctx, to, xid, None)?;
+            let filled = crate::inmemory::hcc::rows::for_each_live_row_locked(&ctx, from, &mut |_, row| {
+                read_row(&mut values, row)?;
+                inserter.insert(&values)
+            });
+            match filled {
+                Ok(()) => {
+                    let (_, blocks) = inserter.finish()?;
+                    let mut txn = session.txn.borrow_mut();
+                    blocks.into_iter().for_each(|rdba| txn.touched(&ctx, rdba));
+                }
+                Err(e) => {
+                    let _ = inserter.rollback();
+                    super::transaction::rollback(session, None)?;
+                    return Err(e);
+                }
+            }
+            super::transaction::commit(session, Default::default())?;
+        }
+    }
+    Ok(())
 }

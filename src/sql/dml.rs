@@ -190,7 +190,14 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
     let shape = RowShape::new(session, name, &insert.columns)?;
     let Some(source) = &insert.source else { return Err(Error::unsupported("INSERT without VALUES or SELECT")) };
     let table = shape.table.clone();
+    let hints: Vec<&str> = insert.optimizer_hints.iter().map(|h| h.text.as_str()).collect();
+    let direct = super::optimizer::hints::parse(&hints).append();
     let rows = match &*source.body {
+        ast::SetExpr::Select(_) | ast::SetExpr::Query(_) | ast::SetExpr::SetOperation { .. }
+            if direct && table.compression.is_some() =>
+        {
+            insert_direct(session, &shape, source)?
+        }
         ast::SetExpr::Values(values) => {
             let rows = values_rows(session, values)?;
             rows.iter().try_for_each(|r| shape.check_count(r.len()))?;
@@ -249,6 +256,47 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
         let planned = planned.into_sink(Box::new(InsertSink { shape, encoder, ins }));
         run_pipeline(&planned.source, planned.stages, &mut ctx).map(|_| ())
     })
+}
+
+/// `INSERT /*+ APPEND */ ... SELECT` into a compressed table: a direct-path load of the
+/// query's rows into new compression units above the high-water mark, inside the
+/// session's transaction (its undo makes the units' rows invisible to others until it
+/// commits, and deleted if it rolls back), then their index entries. The query reads the
+/// table as it was: the units are above the high-water mark until the load ends.
+fn insert_direct(session: &Session, shape: &RowShape, query: &ast::Query) -> Result<u64> {
+    let level = shape.table.compression.expect("a compressed table");
+    let functions = super::function_context(session);
+    let planned = plan::plan_query(query, session, &functions)?;
+    shape.check_count(planned.columns.len())?;
+    let mut ctx = super::exec_context(session, functions);
+    let access = session.access_context();
+    let xid = {
+        let mut txn = session.txn.borrow_mut();
+        let xid = txn.xid(&access, session.sid())?;
+        txn.changes_table(&access, shape.table.object_id);
+        xid
+    };
+    let mut loader = crate::inmemory::hcc::HccLoader::in_transaction(&access, &shape.table, level, xid)?;
+    {
+        let sink = |values: &[Datum<'_>]| -> Result<()> { loader.push(&shape.row(values)?) };
+        let planned = planned.into_sink(Box::new(sink));
+        run_pipeline(&planned.source, planned.stages, &mut ctx)?;
+    }
+    let loaded = loader.finish()?;
+    {
+        let mut txn = session.txn.borrow_mut();
+        loaded.units.iter().for_each(|&(head, _)| txn.touched(&access, head));
+    }
+    access.stats.add(crate::stats::Stat::RowsInserted, loaded.rows);
+    if let Some(indexes) = super::index_maintenance::TableIndexes::of(session, &shape.table) {
+        let rowids: Vec<crate::storage::row::PieceAddr> = loaded
+            .units
+            .iter()
+            .flat_map(|&(rdba, rows)| (0..rows).map(move |r| crate::storage::row::PieceAddr { rdba, slot: r as u16 }))
+            .collect();
+        indexes.rows_inserted(session, &shape.table, &rowids)?;
+    }
+    Ok(loaded.rows)
 }
 
 /// Where INSERT ... SELECT hands its rows: each encoded and appended.

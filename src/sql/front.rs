@@ -41,6 +41,12 @@ pub enum Front {
         table: String,
         spec: Option<InMemoryClause>,
     },
+    /// ALTER TABLE name MOVE [[COLUMN STORE] COMPRESS FOR level | NOCOMPRESS]: `compress`
+    /// as in [`Clauses`] (`None`: the table keeps its own).
+    AlterTableMove {
+        table: String,
+        compress: Option<Option<HccLevel>>,
+    },
     /// EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT(priority, percentage, timeout).
     PopulateWait {
         priority: Priority,
@@ -136,6 +142,7 @@ pub fn classify(sql: &str) -> Result<Front> {
         }
         ("ANALYZE", "TABLE", _) => analyze(&words),
         ("ALTER", "TABLE", _) if words.iter().any(|t| token_word(&t.token) == "INMEMORY") => alter_inmemory(&words),
+        ("ALTER", "TABLE", _) if word(3) == "MOVE" => alter_move(&tokens, &words),
         ("EXEC" | "EXECUTE", _, _) => exec(&words),
         ("CREATE", "TABLE", _) => strip_clauses(&tokens, true),
         ("CREATE", "INDEX", _) | ("CREATE", "UNIQUE", "INDEX") => strip_clauses(&tokens, false),
@@ -325,6 +332,33 @@ fn alter_inmemory(words: &[&TokenWithSpan]) -> Result<Front> {
         }
     }
     Ok(Front::AlterTableInMemory { table, spec: Some(clause) })
+}
+
+/// `ALTER TABLE name MOVE [[COLUMN STORE] COMPRESS FOR level | NOCOMPRESS]`.
+fn alter_move(tokens: &[TokenWithSpan], words: &[&TokenWithSpan]) -> Result<Front> {
+    let table = match words.get(2).map(|t| &t.token) {
+        Some(Token::Word(_)) => token_word(&words[2].token),
+        _ => {
+            return Err(Error::Parse {
+                message: "expected a table name in ALTER TABLE ... MOVE".into(),
+                position: position_at(words.get(2)),
+            });
+        }
+    };
+    let Front::Standard { sql, clauses } = strip_clauses(tokens, true)? else {
+        unreachable!("strip_clauses gives a standard statement")
+    };
+    let rest: Vec<&str> = sql.split_whitespace().skip(4).collect();
+    if clauses.pctfree.is_some() || !rest.is_empty() {
+        return Err(Error::Unsupported {
+            construct: format!(
+                "ALTER TABLE {table} MOVE {} (MOVE takes COMPRESS FOR QUERY|ARCHIVE LOW|HIGH or NOCOMPRESS)",
+                if rest.is_empty() { "PCTFREE".to_owned() } else { rest.join(" ") }
+            ),
+            position: position_at(words.get(4)),
+        });
+    }
+    Ok(Front::AlterTableMove { table, compress: clauses.compress })
 }
 
 fn priority_named(word: &str) -> Option<Priority> {

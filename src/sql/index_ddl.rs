@@ -216,3 +216,14 @@ pub fn drop_index(session: &Session, names: &[ast::ObjectName], if_exists: bool)
     )?;
     Ok(QueryResult::message(StatementKind::Ddl, "Index dropped."))
 }
+
+/// Builds `def` (its segment created) on `table` from the table's rows: an index rebuilt
+/// for a table whose rows moved (ALTER TABLE MOVE), under the caller's exclusive lock.
+pub(super) fn build_for(session: &Session, table: &TableDef, def: &IndexDef) -> Result<crate::catalog::IndexStats> {
+    let area = SortArea {
+        memory: usize::try_from(session.parameter_u64(params::SORT_AREA_SIZE)).unwrap_or(usize::MAX),
+        dir: &session.db.dir,
+        io: &*session.db.io,
+    };
+    build(&session.access_context(), table, def, area)
+}

@@ -108,6 +108,10 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
             transaction::implicit_commit(session)?;
             ddl::alter_inmemory(session, &table, spec)
         }
+        (Front::AlterTableMove { table, compress }, _) => {
+            transaction::implicit_commit(session)?;
+            ddl::alter_table_move(session, &table, compress)
+        }
         (Front::PopulateWait { priority, percentage, timeout_seconds }, _) => {
             ddl::populate_wait(session, priority, percentage, timeout_seconds)
         }

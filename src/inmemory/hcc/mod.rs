@@ -16,8 +16,15 @@
 //! head block's deleted-row bitmap may cover ([`max_cu_rows`]). The budget starts at
 //! four times the level's target of compressed bytes and then follows the compression
 //! the last CU achieved, so that CUs come out near the target (about 32 KiB at QUERY
-//! LOW, 64 KiB at QUERY HIGH, 256 KiB at the ARCHIVE levels). The load writes no undo: the blocks are above the high-water mark, which
-//! moves when the load ends, so nothing of a load that fails is ever reachable.
+//! LOW, 64 KiB at QUERY HIGH, 256 KiB at the ARCHIVE levels).
+//!
+//! The blocks are above the high-water mark, which moves when the load ends, so nothing
+//! of a load that fails is ever reachable. A load into a new table (CREATE TABLE AS
+//! SELECT, ALTER TABLE MOVE) writes no undo: nobody sees the table before it is whole.
+//! A load inside a transaction (`INSERT /*+ APPEND */`) writes one undo record a CU
+//! ([`undo::CuChange::Loaded`]) and names the transaction in the head's first ITL slot,
+//! before the head is written: until the transaction commits, a reader's CR clone of the
+//! head, and a rollback, mark every row of the CU deleted.
 
 pub mod change;
 pub mod rows;
@@ -32,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{BlockType, format_block, set_scn};
 use crate::storage::hcc::{CompressedCu, CuInfo, HccLevel, PayloadAssembly, max_cu_rows};
+use crate::storage::itl::{self, Itl};
 use crate::types::{DataType, Datum};
 
 /// How hard each level packs its codes before the byte compressor runs.
@@ -72,7 +80,7 @@ fn kind_of(code: u8, data_type: DataType) -> Option<ValueKind> {
 }
 
 /// What a direct-path load wrote.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Loaded {
     pub rows: u64,
     pub cus: u64,
@@ -80,6 +88,8 @@ pub struct Loaded {
     pub blocks: u64,
     pub compressed_bytes: u64,
     pub decompressed_bytes: u64,
+    /// Each CU written: its head's block address and its rows.
+    pub units: Vec<(u32, u32)>,
 }
 
 /// A direct-path load of rows into CUs of one table, above its high-water mark.
@@ -97,6 +107,8 @@ pub struct HccLoader<'a, 'c> {
     raw: usize,
     raw_budget: usize,
     loaded: Loaded,
+    /// The transaction of an `INSERT /*+ APPEND */`; `None` for a load into a new table.
+    transaction: Option<crate::txn::Xid>,
 }
 
 impl<'a, 'c> HccLoader<'a, 'c> {
@@ -115,7 +127,20 @@ impl<'a, 'c> HccLoader<'a, 'c> {
             raw: 0,
             raw_budget: 4 * level.target_payload(),
             loaded: Loaded::default(),
+            transaction: None,
         })
+    }
+
+    /// A load into `table` inside transaction `xid` (whose undo undoes it).
+    pub fn in_transaction(
+        ctx: &'a AccessContext<'c>,
+        table: &'a TableDef,
+        level: HccLevel,
+        xid: crate::txn::Xid,
+    ) -> Result<HccLoader<'a, 'c>> {
+        let mut loader = HccLoader::new(ctx, table, level)?;
+        loader.transaction = Some(xid);
+        Ok(loader)
     }
 
     /// Adds a row, one value a table column; writes a CU when the row fills one.
@@ -172,10 +197,30 @@ impl<'a, 'c> HccLoader<'a, 'c> {
             blocks.push(self.space.next_block(self.ctx)?);
         }
         let addresses: Vec<u32> = blocks.iter().map(|b| b.rdba()).collect();
+        // The undo first: whoever sees the head sees the slot whose chain undoes it.
+        let owner = match self.transaction {
+            None => None,
+            Some(xid) => {
+                let mut body = Vec::new();
+                undo::CuUndo {
+                    itl: 0,
+                    change: undo::CuChange::Loaded,
+                    object_id: self.table.object_id,
+                    rdba: addresses[0],
+                    prev_itl: Itl::default(),
+                }
+                .encode(&mut body);
+                let uba = self.ctx.undo.append(self.ctx, xid, &body)?;
+                Some(Itl { xid, uba, ..Itl::default() })
+            }
+        };
         for (number, block) in blocks.iter_mut().enumerate() {
             let kind = if number == 0 { BlockType::CuHead } else { BlockType::CuPiece };
             format_block(block, kind, addresses[number], self.table.object_id);
             cu.write_piece(number, &addresses, block);
+            if let (0, Some(owner)) = (number, &owner) {
+                itl::put(block, 0, owner);
+            }
             set_scn(block, self.ctx.scn);
         }
         drop(blocks);
@@ -187,6 +232,7 @@ impl<'a, 'c> HccLoader<'a, 'c> {
         self.loaded.blocks += pieces as u64;
         self.loaded.compressed_bytes += cu.payload.len() as u64;
         self.loaded.decompressed_bytes += cu.decompressed_len();
+        self.loaded.units.push((addresses[0], rows as u32));
         // The next CU's budget follows this one's compression, towards the target.
         let ratio = self.raw as f64 / cu.payload.len().max(1) as f64;
         self.raw_budget = ((self.level.target_payload() as f64 * ratio) as usize).clamp(16 << 10, 64 << 20);

@@ -32,6 +32,8 @@ pub enum HintKind {
     NoInMemory,
     /// INMEMORY_PRUNING(t) / NO_INMEMORY_PRUNING(t): whether min/max may skip units.
     InMemoryPruning(bool),
+    /// APPEND (INSERT): a direct-path load, into compression units for a compressed table.
+    Append,
 }
 
 /// A parsed hint, with its text for the notes.
@@ -54,6 +56,10 @@ pub struct Hints {
 impl Hints {
     pub fn gather_plan_statistics(&self) -> bool {
         self.hints.iter().any(|h| h.kind == HintKind::GatherPlanStatistics)
+    }
+
+    pub fn append(&self) -> bool {
+        self.hints.iter().any(|h| h.kind == HintKind::Append)
     }
 }
 
@@ -141,6 +147,7 @@ fn hint(word: &str, args: &[String]) -> Result<Option<(HintKind, Option<String>)
             (HintKind::IndexFfs(choice), Some(table))
         }
         "GATHER_PLAN_STATISTICS" if args.is_empty() => (HintKind::GatherPlanStatistics, None),
+        "APPEND" if args.is_empty() => (HintKind::Append, None),
         "INMEMORY" | "NO_INMEMORY" | "INMEMORY_PRUNING" | "NO_INMEMORY_PRUNING" => {
             let [table] = args else { return Err("expects one table".into()) };
             let kind = match word {

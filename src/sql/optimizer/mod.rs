@@ -125,7 +125,7 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
     let mut table_hints = Vec::new();
     for h in &hints.hints {
         match (&h.kind, &h.table) {
-            (HintKind::GatherPlanStatistics, _) => {}
+            (HintKind::GatherPlanStatistics | HintKind::Append, _) => {}
             (_, t) if names_table(t) => table_hints.push(h),
             (_, t) => {
                 notes.push(format!("hint not used: {} (no table {} in FROM)", h.text, t.as_deref().unwrap_or_default()))
@@ -157,6 +157,7 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
             }),
             HintKind::NoIndex(_)
             | HintKind::GatherPlanStatistics
+            | HintKind::Append
             | HintKind::NoInMemory
             | HintKind::InMemoryPruning(_) => continue,
         };
