@@ -63,12 +63,12 @@ fn tables(s: &Session, rows: u32, inserted: u32) {
 /// row table through a full scan; the plan shows the index.
 fn same_as_row_table(s: &Session, select: &str, index: &str, where_: &str) -> Result<(), TestCaseError> {
     let want = sorted_rows(s, &format!("SELECT /*+ FULL(t) */ {select} FROM t WHERE {where_}"));
-    for i in 0..LEVELS.len() {
+    for (i, level) in LEVELS.iter().enumerate() {
         let sql = format!("SELECT /*+ INDEX(c{i} c{i}_{index}) */ {select} FROM c{i} WHERE {where_}");
         let shown = plan(s, &sql);
         prop_assert!(shown.to_uppercase().contains(&format!("C{i}_{}", index.to_uppercase())), "{sql}:\n{shown}");
         let got = sorted_rows(s, &sql);
-        prop_assert_eq!(&got, &want, "{} ({})", sql, LEVELS[i]);
+        prop_assert_eq!(&got, &want, "{} ({})", sql, level);
     }
     Ok(())
 }
@@ -143,7 +143,7 @@ fn analyze_of_a_compressed_table_counts_its_rows_blocks_columns_and_indexes() {
     let s = db.session();
     tables(&s, 12_000, 25);
     exec(&s, "ANALYZE TABLE t COMPUTE STATISTICS");
-    for i in 0..LEVELS.len() {
+    for (i, level) in LEVELS.iter().enumerate() {
         let c = format!("C{i}");
         let built = rows(
             &s,
@@ -156,13 +156,13 @@ fn analyze_of_a_compressed_table_counts_its_rows_blocks_columns_and_indexes() {
             int(&s, &format!("SELECT num_rows FROM user_tables WHERE table_name = '{c}'")),
             int(&s, &format!("SELECT blocks FROM user_tables WHERE table_name = '{c}'")),
         );
-        assert_eq!(num_rows, count(&s, &c), "{}", LEVELS[i]);
+        assert_eq!(num_rows, count(&s, &c), "{}", level);
         assert_eq!(num_rows, 12_025);
-        assert_eq!(blocks, blocks_below_hwm(&s, &c) - 1, "{}: the segment header is not counted", LEVELS[i]);
+        assert_eq!(blocks, blocks_below_hwm(&s, &c) - 1, "{}: the segment header is not counted", level);
         assert!(
             blocks < int(&s, "SELECT blocks FROM user_tables WHERE table_name = 'T'"),
             "{}: fewer blocks than the row table",
-            LEVELS[i]
+            level
         );
         // The column figures are the row table's: the same values.
         let columns = |t: &str| {
@@ -173,7 +173,7 @@ fn analyze_of_a_compressed_table_counts_its_rows_blocks_columns_and_indexes() {
                 ),
             )
         };
-        assert_eq!(columns(&c), columns("T"), "{}", LEVELS[i]);
+        assert_eq!(columns(&c), columns("T"), "{}", level);
         // The indexes' figures: what their build gathered, and what the rows say.
         let analyzed = rows(
             &s,
@@ -181,7 +181,7 @@ fn analyze_of_a_compressed_table_counts_its_rows_blocks_columns_and_indexes() {
                 "SELECT index_name, blevel, leaf_blocks, distinct_keys, clustering_factor, num_rows FROM user_indexes WHERE table_name = '{c}' ORDER BY 1"
             ),
         );
-        assert_eq!(analyzed, built, "{}", LEVELS[i]);
+        assert_eq!(analyzed, built, "{}", level);
         let figure =
             |ix: &str, what: &str| int(&s, &format!("SELECT {what} FROM user_indexes WHERE index_name = '{c}_{ix}'"));
         assert_eq!(figure("ID", "num_rows"), num_rows);
@@ -192,11 +192,7 @@ fn analyze_of_a_compressed_table_counts_its_rows_blocks_columns_and_indexes() {
         // fewer times than the row table's index changes block.
         let units = figure("ID", "clustering_factor");
         let row_table = int(&s, "SELECT clustering_factor FROM user_indexes WHERE index_name = 'T_ID'");
-        assert!(
-            units >= 2 && units < row_table,
-            "{}: clustering factor {units}, the row table's {row_table}",
-            LEVELS[i]
-        );
+        assert!(units >= 2 && units < row_table, "{}: clustering factor {units}, the row table's {row_table}", level);
         assert!(figure("NAME", "clustering_factor") > units, "names are spread over every unit");
     }
 }
@@ -211,11 +207,11 @@ fn explain_costs_a_compressed_full_scan_below_the_row_table_and_rowid_access_by_
     exec(&s, "ANALYZE TABLE t COMPUTE STATISTICS");
     let row_cost = cost_of(&s, "SELECT COUNT(note) FROM t", "TABLE ACCESS FULL");
     let mut costs = Vec::new();
-    for i in 0..LEVELS.len() {
+    for (i, level) in LEVELS.iter().enumerate() {
         exec(&s, &format!("ANALYZE TABLE c{i} COMPUTE STATISTICS"));
         let sql = format!("SELECT COUNT(note) FROM c{i}");
         let cost = cost_of(&s, &sql, "TABLE ACCESS FULL");
-        assert!(cost < row_cost, "{}: full scan cost {cost}, the row table's {row_cost}", LEVELS[i]);
+        assert!(cost < row_cost, "{}: full scan cost {cost}, the row table's {row_cost}", level);
         costs.push(cost);
     }
     // An index path into compression units pays a unit's blocks (two or more) for each
@@ -232,19 +228,19 @@ fn explain_costs_a_compressed_full_scan_below_the_row_table_and_rowid_access_by_
     };
     let (row_part, row_visits) = table_part("t");
     assert!(row_part <= row_visits + 1.0, "the row table's {row_part} for {row_visits} blocks");
-    for i in 0..LEVELS.len() {
+    for (i, level) in LEVELS.iter().enumerate() {
         let (part, visits) = table_part(&format!("c{i}"));
-        assert!(part >= 2.0 * visits, "{}: {part} for {visits} units", LEVELS[i]);
+        assert!(part >= 2.0 * visits, "{}: {part} for {visits} units", level);
         // Unhinted, the optimizer prefers the compressed copy's full scan for a value
         // spread over every unit; one row by its unique key costs a unit's blocks, more
         // than the row table's one block.
         let unhinted = plan(&s, &format!("SELECT id, note FROM c{i} WHERE name = 'name-5'"));
-        assert!(unhinted.contains("TABLE ACCESS FULL"), "{}:\n{unhinted}", LEVELS[i]);
+        assert!(unhinted.contains("TABLE ACCESS FULL"), "{}:\n{unhinted}", level);
         let one = |t: &str| {
             let sql = format!("SELECT /*+ INDEX({t} {t}_id) */ id, note FROM {t} WHERE id = 4242");
             cost_of(&s, &sql, "TABLE ACCESS BY INDEX ROWID")
         };
-        assert!(one(&format!("c{i}")) > one("t"), "{}", LEVELS[i]);
+        assert!(one(&format!("c{i}")) > one("t"), "{}", level);
     }
 }
 
