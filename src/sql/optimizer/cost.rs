@@ -32,10 +32,14 @@
 //!   consecutive rowids into it, so each change of CU along the index (the clustering
 //!   factor, whose "blocks" are a CU's head) costs the CU's blocks as single-block reads
 //!   plus the CPU of decompressing its rows: `ceil(clustering_factor × selectivity) ×
-//!   (blocks_per_cu + cpu(rows_per_cu × hcc_row_ns(level) × columns / 2))`, plus
-//!   [`ROWID_ROW_NS`] a row. The lab's figure decompressed two columns; a CU read whole
-//!   decompresses every column, taken as proportional to their number (an assumption,
-//!   not a measurement). `rows_per_cu` and `blocks_per_cu` are estimated ([`CuShape`]):
+//!   (blocks_per_cu + cpu(rows_per_cu × hcc_whole_row_ns(level)))`, plus
+//!   [`ROWID_ROW_NS`] a row. [`hcc_whole_row_ns`] is the CPU a row of a CU read whole
+//!   (every column decompressed) took, measured by 40 index lookups each decompressing a
+//!   CU of about 5,800 six-column rows (the integration tests' customers-like table,
+//!   200,000 rows, release build, the 2-CPU VM with a build beside it; the statements'
+//!   own work included, so the cheap levels' figures are upper bounds): QUERY LOW 10 ns,
+//!   QUERY HIGH 57, ARCHIVE LOW 55, ARCHIVE HIGH 541. `rows_per_cu` and `blocks_per_cu`
+//!   are estimated ([`CuShape`]):
 //!   a CU takes its level's target of compressed bytes in blocks, plus its head, holding
 //!   the table's average rows a block, but no more rows than a CU holds. Rows inserted
 //!   later into row blocks are costed as CU rows.
@@ -61,38 +65,42 @@ pub fn hcc_row_ns(level: HccLevel) -> f64 {
     }
 }
 
+/// CPU of a row of a CU read whole for a fetch by rowid at `level` (every column
+/// decompressed), as measured (see the module's doc).
+pub fn hcc_whole_row_ns(level: HccLevel) -> f64 {
+    match level {
+        HccLevel::QueryLow => 10.0,
+        HccLevel::QueryHigh => 57.0,
+        HccLevel::ArchiveLow => 55.0,
+        HccLevel::ArchiveHigh => 541.0,
+    }
+}
+
 /// What the cost model takes a compressed table's compression units to be.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CuShape {
     pub level: HccLevel,
-    /// The table's columns (a CU read whole decompresses each).
-    pub columns: f64,
     /// Rows of a CU, and the blocks it takes (its head and pieces).
     pub rows_per_cu: f64,
     pub blocks_per_cu: f64,
 }
 
 impl CuShape {
-    /// The CUs of a table of `columns` columns at `level` whose `rows` rows take `blocks`
-    /// blocks of `block_size` bytes: a CU takes its level's target of compressed bytes in
+    /// The CUs of a table at `level` whose `rows` rows take `blocks` blocks of
+    /// `block_size` bytes: a CU takes its level's target of compressed bytes in
     /// blocks, plus its head, each holding the table's average rows a block, but holds no
     /// more rows than a CU can (nor than the table has).
-    pub fn estimate(level: HccLevel, columns: usize, rows: f64, blocks: f64, block_size: u32) -> CuShape {
+    pub fn estimate(level: HccLevel, rows: f64, blocks: f64, block_size: u32) -> CuShape {
         let rows_per_block = (rows / blocks.max(1.0)).max(1.0);
         let target_blocks = (level.target_payload() as f64 / f64::from(block_size)).ceil() + 1.0;
         let most = max_cu_rows(block_size as usize) as f64;
         let rows_per_cu = (rows_per_block * target_blocks).min(most).min(rows.max(1.0));
-        CuShape {
-            level,
-            columns: columns.max(1) as f64,
-            rows_per_cu,
-            blocks_per_cu: (rows_per_cu / rows_per_block).min(target_blocks).ceil().max(1.0),
-        }
+        CuShape { level, rows_per_cu, blocks_per_cu: (rows_per_cu / rows_per_block).min(target_blocks).ceil().max(1.0) }
     }
 
     /// CPU of reading one CU whole (every column decompressed), in ns.
     fn decompress_ns(&self) -> f64 {
-        self.rows_per_cu * hcc_row_ns(self.level) * self.columns.max(2.0) / 2.0
+        self.rows_per_cu * hcc_whole_row_ns(self.level)
     }
 }
 
@@ -217,7 +225,7 @@ mod tests {
         let rows = 1_000_000.0;
         let row_scan = m.full_scan(19_527.0, rows, None);
         for level in HccLevel::ALL {
-            let cu = CuShape::estimate(level, 10, rows, 7_344.0, 8192);
+            let cu = CuShape::estimate(level, rows, 7_344.0, 8192);
             assert!(cu.rows_per_cu <= 8192.0 && cu.blocks_per_cu >= 2.0, "{level:?}: {cu:?}");
             let scan = m.full_scan(7_344.0, rows, Some(&cu));
             assert!(scan < row_scan, "{level:?}: {scan} against {row_scan}");
@@ -230,11 +238,11 @@ mod tests {
             assert!(extra >= 15.0 * (cu.blocks_per_cu - 1.0), "{level:?}: a CU's blocks a visit, {extra}");
         }
         // QUERY LOW at the lab's figures: about 680 rows and 5 blocks a CU.
-        let ql = CuShape::estimate(HccLevel::QueryLow, 10, rows, 7_344.0, 8192);
+        let ql = CuShape::estimate(HccLevel::QueryLow, rows, 7_344.0, 8192);
         assert_eq!(ql.blocks_per_cu, 5.0);
         assert!((ql.rows_per_cu - 680.8).abs() < 1.0, "{ql:?}");
         // ARCHIVE HIGH's CUs reach the most rows a CU holds.
-        let ah = CuShape::estimate(HccLevel::ArchiveHigh, 10, rows, 1_951.0, 8192);
+        let ah = CuShape::estimate(HccLevel::ArchiveHigh, rows, 1_951.0, 8192);
         assert_eq!(ah.rows_per_cu, 8192.0);
         assert_eq!(ah.blocks_per_cu, 16.0);
     }

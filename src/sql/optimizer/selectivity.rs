@@ -51,9 +51,8 @@ impl<'t> TableFacts<'t> {
                 cus: None,
             },
         };
-        facts.cus = table.compression.map(|level| {
-            super::cost::CuShape::estimate(level, table.columns.len(), facts.rows, facts.blocks, block_size)
-        });
+        facts.cus =
+            table.compression.map(|level| super::cost::CuShape::estimate(level, facts.rows, facts.blocks, block_size));
         facts
     }
 
