@@ -19,8 +19,28 @@
 //! Which slots hold a live row, and which are corrupt, is the full scan's rule
 //! (`full_scan::live_row`) on every path.
 //!
+//! A rowid into a compressed table's compression unit (CU) names the CU's head block and
+//! the row's number in the CU. Its block is then a CU head: the fetcher takes it as the
+//! snapshot sees it (a consistent get, a CR clone if needed: the head's deleted-row
+//! bitmap as of the snapshot), decompresses the whole CU through a [`ReadCu`] the caller
+//! gives (the column store is a layer above this one) and keeps it, keyed by the head's
+//! address: the next rowids into the same CU, now or after rows of other blocks, take
+//! their rows from it without decompressing it again, the head's deleted marks taken
+//! afresh from the head version each visit gets ([`DecodedCu::refresh_marks`]). Each
+//! decompression counts `EHCC Rowid CUs Decompressed`. A CU row is handed over as a
+//! whole-row piece located as a row of a block (rdba = the head, slot = the row number);
+//! [`RowFetcher::walk_run`] leaves every CU row to [`RowFetcher::fetch_pinned`].
+//!
+//! ```text
+//!  rowid (head, r) ─► consistent get of the head (CR clone: the snapshot's marks)
+//!    same head as the kept CU? ─yes─► refresh its marks
+//!                               └no──► ReadCu: pieces, every column decompressed
+//!    row r marked deleted? ─yes─► no row   └no─► row r as a whole-row piece ─► f
+//! ```
+//!
 //! Invariant: a row is handed out only while its block (or the clone it was read from)
-//! is pinned, and only if it is a live row head as the snapshot sees it.
+//! is pinned, and only if it is a live row head as the snapshot sees it (for a CU row:
+//! not marked deleted in the head version pinned).
 
 use super::AccessContext;
 use super::full_scan::{LiveRow, NextBlockPrefetch, live_row};
@@ -28,14 +48,42 @@ use super::modify::whole_row;
 use super::row_view::{BlockRow, WalkedRow};
 use crate::buffer::{PrefetchTarget, ReadGuard};
 use crate::catalog::TableDef;
+use crate::error::Error;
 use crate::error::Result;
 use crate::stats::Stat;
+use crate::storage::block::{BlockHeader, BlockType};
 use crate::storage::row::{ColumnSpan, PieceAddr};
 use crate::txn::cr::make_consistent_in_place;
 use crate::types::encoding::PayloadKind;
 
 /// Bytes of a row a prefetch asks for: the head and the first columns of a typical row.
 const ROW_PREFETCH_BYTES: usize = 128;
+
+/// A compression unit decompressed whole, for fetches by rowid into it: what this layer
+/// needs of the column store's `CuRows`, which sits above it.
+pub trait DecodedCu {
+    /// Block address of the CU's head.
+    fn rdba(&self) -> u32;
+    /// Rows of the CU, deleted ones included.
+    fn rows(&self) -> usize;
+    /// Whether row `row` is marked deleted in the head version last read or refreshed.
+    fn is_deleted(&self, row: usize) -> bool;
+    /// Takes the deleted-row marks of `head`, another version of the CU's head block.
+    fn refresh_marks(&mut self, ctx: &AccessContext<'_>, head: &[u8]) -> Result<()>;
+    /// Row `row` as a whole-row piece in `piece`, located as the row (head, `row`) with
+    /// the columns `kinds` describes.
+    fn row<'b>(
+        &self,
+        row: usize,
+        kinds: &'b [PayloadKind],
+        spans: &'b mut [ColumnSpan],
+        piece: &'b mut Vec<u8>,
+    ) -> Result<BlockRow<'b>>;
+}
+
+/// Reads and decompresses the CU of `table` whose head block `rdba` is `head` (the version
+/// the reader sees), its pieces through the buffer cache.
+pub type ReadCu = fn(&AccessContext<'_>, &TableDef, u32, &[u8]) -> Result<Box<dyn DecodedCu>>;
 
 /// Fetches rows of one table by rowid for one statement.
 pub struct RowFetcher<'c> {
@@ -52,6 +100,14 @@ pub struct RowFetcher<'c> {
     fetched: u64,
     pinned_hits: u64,
     stats: &'c crate::stats::SessionStats,
+    /// How a CU is read whole, for rowids into a compressed table's CUs; `None`: a rowid
+    /// into a CU is refused with an error.
+    read_cu: Option<ReadCu>,
+    /// The last CU decompressed, kept for the next rowids into it.
+    cu: Option<Box<dyn DecodedCu>>,
+    /// Whether the pinned block is a CU head (then `cu` is its CU, its marks the pinned
+    /// version's).
+    in_cu: bool,
 }
 
 /// Where [`RowFetcher::walk_run`] ended.
@@ -80,7 +136,16 @@ impl<'c> RowFetcher<'c> {
             fetched: 0,
             pinned_hits: 0,
             stats: ctx.stats,
+            read_cu: None,
+            cu: None,
+            in_cu: false,
         }
+    }
+
+    /// This fetcher, reading the rows of a compressed table's CUs with `read_cu`.
+    pub fn reading_cus(mut self, read_cu: ReadCu) -> RowFetcher<'c> {
+        self.read_cu = Some(read_cu);
+        self
     }
 
     /// How each located column decodes.
@@ -98,12 +163,67 @@ impl<'c> RowFetcher<'c> {
                 // The guard goes straight into its place and is checked there: a
                 // corrupt block stays pinned only until the fetcher is dropped.
                 self.pinned = None;
+                self.in_cu = false;
                 let current = self.pinned.insert(ctx.cache.consistent_get(ctx.stats, rowid.rdba)?);
-                ctx.check_table_block(self.table, rowid.rdba, current)?;
-                make_consistent_in_place(ctx, &mut self.pinned, ctx.reader)?;
+                if is_cu_head(self.table, current) {
+                    make_consistent_in_place(ctx, &mut self.pinned, ctx.reader)?;
+                    self.open_cu(ctx, rowid.rdba)?;
+                } else {
+                    ctx.check_table_block(self.table, rowid.rdba, current)?;
+                    make_consistent_in_place(ctx, &mut self.pinned, ctx.reader)?;
+                }
             }
         }
         Ok(())
+    }
+
+    /// The pinned block is the head of a CU at `rdba`: the kept CU if it is this one, its
+    /// marks refreshed from the pinned version, else the CU read and decompressed whole.
+    #[cold]
+    #[inline(never)]
+    fn open_cu(&mut self, ctx: &AccessContext<'c>, rdba: u32) -> Result<()> {
+        let head: &[u8] = self.pinned.as_ref().expect("the head is pinned");
+        match &mut self.cu {
+            Some(cu) if cu.rdba() == rdba => cu.refresh_marks(ctx, head)?,
+            kept => {
+                let read = self.read_cu.ok_or_else(|| Error::Unsupported {
+                    construct: format!(
+                        "a fetch by rowid into the compression unit at {rdba:#x} of {} on this path",
+                        self.table.name
+                    ),
+                    position: None,
+                })?;
+                *kept = None;
+                *kept = Some(read(ctx, self.table, rdba, head)?);
+                ctx.stats.add(Stat::EhccRowidCusDecompressed, 1);
+            }
+        }
+        self.in_cu = true;
+        Ok(())
+    }
+
+    /// Row `row` of the pinned CU handed to `f`; `None` when the pinned head marks it
+    /// deleted. A row number past the CU's rows is corruption of the rowid's index.
+    #[cold]
+    #[inline(never)]
+    fn fetch_cu_row<R>(
+        &mut self,
+        ctx: &AccessContext<'c>,
+        rowid: PieceAddr,
+        f: impl FnOnce(&BlockRow<'_>) -> Result<R>,
+    ) -> Result<Option<R>> {
+        let cu = self.cu.as_ref().expect("a pinned CU head has its CU kept");
+        let row = usize::from(rowid.slot);
+        if row >= cu.rows() {
+            return Err(
+                ctx.corrupt(rowid.rdba, format!("rowid of row {row} in a compression unit of {} rows", cu.rows()))
+            );
+        }
+        if cu.is_deleted(row) {
+            return Ok(None);
+        }
+        let located = cu.row(row, &self.kinds, &mut self.spans, &mut self.scratch)?;
+        f(&located).map(Some)
     }
 
     /// The rows at the leading rowids that share the first one's block, each walked in
@@ -121,6 +241,10 @@ impl<'c> RowFetcher<'c> {
     ) -> Result<RunEnd> {
         let Some(&first) = rowids.first() else { return Ok(RunEnd::Walked(0)) };
         self.visit(ctx, first)?;
+        if self.in_cu {
+            // A CU's rows are read whole, one by one.
+            return Ok(RunEnd::Undecided(0));
+        }
         let RowFetcher { pinned, positions, kinds, fetched, pinned_hits, .. } = self;
         let block: &[u8] = pinned.as_ref().expect("pinned by visit");
         let directory = crate::storage::block::DataBlock(block).directory();
@@ -174,6 +298,9 @@ impl<'c> RowFetcher<'c> {
         f: impl FnOnce(&BlockRow<'_>) -> Result<R>,
     ) -> Result<Option<R>> {
         let guard = self.pinned.as_ref().filter(|g| g.rdba() == rowid.rdba).expect("the row's block is pinned");
+        if self.in_cu {
+            return self.fetch_cu_row(ctx, rowid, f);
+        }
         let slot = usize::from(rowid.slot);
         let row = whole_row(ctx, guard, rowid.rdba, slot, &self.kinds, &mut self.spans, &mut self.scratch)?;
         match row {
@@ -187,7 +314,7 @@ impl<'c> RowFetcher<'c> {
     /// instead of waiting for memory at each of its length bytes.
     #[inline]
     pub fn prefetch(&self, rowid: PieceAddr) {
-        if let Some(guard) = self.pinned.as_ref().filter(|g| g.rdba() == rowid.rdba) {
+        if let Some(guard) = self.pinned.as_ref().filter(|g| !self.in_cu && g.rdba() == rowid.rdba) {
             let block = crate::storage::block::DataBlock(guard);
             let slot = usize::from(rowid.slot);
             if slot < block.row_count() {
@@ -200,6 +327,7 @@ impl<'c> RowFetcher<'c> {
     /// Lets go of the pinned block and adds the fetches to the session's statistics.
     pub fn release(&mut self) {
         self.pinned = None;
+        self.in_cu = false;
         self.stats.add(Stat::TableFetchByRowid, std::mem::take(&mut self.fetched));
         self.stats.add(Stat::BufferIsPinned, std::mem::take(&mut self.pinned_hits));
     }
@@ -209,4 +337,14 @@ impl Drop for RowFetcher<'_> {
     fn drop(&mut self) {
         self.release();
     }
+}
+
+/// Whether `block` is the head of one of `table`'s compression units (the only block of a
+/// compressed table besides its row blocks a rowid can name).
+#[inline]
+fn is_cu_head(table: &TableDef, block: &[u8]) -> bool {
+    let header = BlockHeader(block);
+    table.compression.is_some()
+        && header.block_type() == Some(BlockType::CuHead)
+        && header.object_id() == table.object_id
 }

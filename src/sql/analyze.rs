@@ -33,7 +33,6 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 pub fn analyze_table(session: &Session, name: &str, sample: AnalyzeSample) -> Result<QueryResult> {
     let table =
         session.db.catalog.table(name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.to_owned() })?;
-    super::ddl::refuse_compressed(&table, "ANALYZE")?;
     let ctx = session.access_context();
     let blocks = u64::from(crate::access::segments::read_map(&ctx, &table)?.hwm.saturating_sub(1));
     let mut gatherer = Gatherer::new(&table, sample);

@@ -97,7 +97,7 @@ pub(super) fn refuse_compressed(table: &TableDef, what: &str) -> Result<()> {
         None => Ok(()),
         Some(level) => Err(Error::Unsupported {
             construct: format!(
-                "{what} on {}, a table compressed FOR {} (a compressed table takes queries, INSERT, TRUNCATE and DROP)",
+                "{what} on {}, a table compressed FOR {} (a compressed table is not copied into the column store)",
                 table.name,
                 level.name()
             ),

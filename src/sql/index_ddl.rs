@@ -3,7 +3,8 @@
 //! CREATE INDEX takes the table exclusively, as TRUNCATE does (refused while another
 //! transaction has uncommitted changes in it; queries and changes of the table wait for
 //! the build), reads every row with one full scan through the buffer cache (multiblock
-//! reads), encodes each row's key straight into the build's sort (no allocation per row)
+//! reads; a compressed table's compression units read whole, each row keyed by its
+//! rowid in the unit, see [`crate::exec::hcc_rows`]), encodes each row's key straight into the build's sort (no allocation per row)
 //! and builds the B-tree bottom-up from the sorted entries ([`crate::index::Builder`]):
 //! the sort stays in memory within the session's `sort_area_size`, else spills sorted runs
 //! to a temporary file in the database directory, removed when the build ends. The
@@ -13,7 +14,7 @@
 
 use super::ddl::{exclusive, single_name};
 use crate::access::Flow;
-use crate::access::full_scan::{FullScan, ScanConsumer};
+use crate::access::full_scan::ScanConsumer;
 use crate::access::{BlockBatch, BlockRow, RowAccess, WalkedRow};
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Error, Result};
@@ -53,7 +54,6 @@ pub fn create_index(session: &Session, create: &ast::CreateIndex, pctfree: Optio
         .catalog
         .table(&table_name)
         .ok_or_else(|| Error::UnknownObject { kind: "table", name: table_name.clone() })?;
-    super::ddl::refuse_compressed(&table, "CREATE INDEX")?;
     if session.db.catalog.index(&name).is_some() && create.if_not_exists {
         return Ok(QueryResult::message(StatementKind::Ddl, "Index created."));
     }
@@ -152,7 +152,7 @@ fn build(
     let types = def.key_types(table);
     let builder = Builder::new(def, ctx.space.block_size, area);
     let mut collector = Collector { columns: &def.columns, types, builder, stats: ctx.stats };
-    FullScan::new(table, &needed).run_locked(ctx, &mut collector)?;
+    crate::exec::hcc_rows::scan_locked(ctx, table, &needed, &mut collector)?;
     collector.builder.finish(ctx)
 }
 

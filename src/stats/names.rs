@@ -144,6 +144,9 @@ statistics! {
     PhysicalReadBufferClaimNs => "physical read buffer claim ns", 136;
     PhysicalReadChainInsertNs => "physical read hash chain insert ns", 136;
     PhysicalReadBlockCheckNs => "physical read block check ns", 136;
+    // Oracle's, listed last so that every other statistic keeps its number: compression
+    // units decompressed whole to fetch rows by rowid (an index's table access).
+    EhccRowidCusDecompressed => "EHCC Rowid CUs Decompressed", 128;
 }
 
 impl Stat {

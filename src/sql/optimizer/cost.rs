@@ -19,6 +19,30 @@
 //! To each, CPU is added as time converted into single-block reads (`ns / sreadtim`), at
 //! the per-row costs measured on lioscope's own paths ([`SCAN_ROW_NS`], ...): small next to
 //! the I/O terms, it breaks ties between paths that read the same blocks.
+//!
+//! A table compressed with Hybrid Columnar Compression keeps most rows in compression
+//! units (CUs), and its blocks (ANALYZE's, or the segment's) are fewer; its costs are:
+//!
+//! - full scan: `1 + ceil(blocks / mbrc) × mreadtim / sreadtim + cpu(rows ×
+//!   hcc_row_ns(level))`, where [`hcc_row_ns`] is the CPU a row of the level's scan took
+//!   in `lab scan` (decompressing the columns read and running the column kernels on
+//!   them, 1 M rows, docs/performance/scan.md): QUERY LOW 2.9 ns, QUERY HIGH 9, ARCHIVE
+//!   LOW 6.6, ARCHIVE HIGH 101, against the row scan's [`SCAN_ROW_NS`];
+//! - table access by index rowid: a rowid into a CU decompresses the whole CU, once for
+//!   consecutive rowids into it, so each change of CU along the index (the clustering
+//!   factor, whose "blocks" are a CU's head) costs the CU's blocks as single-block reads
+//!   plus the CPU of decompressing its rows: `ceil(clustering_factor × selectivity) ×
+//!   (blocks_per_cu + cpu(rows_per_cu × hcc_whole_row_ns(level)))`, plus
+//!   [`ROWID_ROW_NS`] a row. [`hcc_whole_row_ns`] is the CPU a row of a CU read whole
+//!   (every column decompressed) took, measured by 40 index lookups each decompressing a
+//!   CU of about 5,800 six-column rows (the integration tests' customers-like table,
+//!   200,000 rows, release build, the 2-CPU VM with a build beside it; the statements'
+//!   own work included, so the cheap levels' figures are upper bounds): QUERY LOW 10 ns,
+//!   QUERY HIGH 57, ARCHIVE LOW 55, ARCHIVE HIGH 541. `rows_per_cu` and `blocks_per_cu`
+//!   are estimated ([`CuShape`]):
+//!   a CU takes its level's target of compressed bytes in blocks, plus its head, holding
+//!   the table's average rows a block, but no more rows than a CU holds. Rows inserted
+//!   later into row blocks are costed as CU rows.
 
 /// CPU of visiting one row of a full scan (lioscope's cached scan runs at about 20 ns).
 pub const SCAN_ROW_NS: f64 = 20.0;
@@ -28,6 +52,57 @@ pub const INDEX_ENTRY_NS: f64 = 10.0;
 pub const ROWID_ROW_NS: f64 = 40.0;
 /// CPU of one comparison of a sort (rows × log2(rows) of them).
 pub const SORT_COMPARE_NS: f64 = 30.0;
+
+/// CPU of a row of a full scan of a compressed table at `level`: decompressing the
+/// columns the scan reads and running the column kernels on them, as `lab scan` measured
+/// it (1 M rows of the customers table, two columns read; docs/performance/scan.md).
+pub fn hcc_row_ns(level: HccLevel) -> f64 {
+    match level {
+        HccLevel::QueryLow => 2.9,
+        HccLevel::QueryHigh => 9.0,
+        HccLevel::ArchiveLow => 6.6,
+        HccLevel::ArchiveHigh => 101.0,
+    }
+}
+
+/// CPU of a row of a CU read whole for a fetch by rowid at `level` (every column
+/// decompressed), as measured (see the module's doc).
+pub fn hcc_whole_row_ns(level: HccLevel) -> f64 {
+    match level {
+        HccLevel::QueryLow => 10.0,
+        HccLevel::QueryHigh => 57.0,
+        HccLevel::ArchiveLow => 55.0,
+        HccLevel::ArchiveHigh => 541.0,
+    }
+}
+
+/// What the cost model takes a compressed table's compression units to be.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CuShape {
+    pub level: HccLevel,
+    /// Rows of a CU, and the blocks it takes (its head and pieces).
+    pub rows_per_cu: f64,
+    pub blocks_per_cu: f64,
+}
+
+impl CuShape {
+    /// The CUs of a table at `level` whose `rows` rows take `blocks` blocks of
+    /// `block_size` bytes: a CU takes its level's target of compressed bytes in
+    /// blocks, plus its head, each holding the table's average rows a block, but holds no
+    /// more rows than a CU can (nor than the table has).
+    pub fn estimate(level: HccLevel, rows: f64, blocks: f64, block_size: u32) -> CuShape {
+        let rows_per_block = (rows / blocks.max(1.0)).max(1.0);
+        let target_blocks = (level.target_payload() as f64 / f64::from(block_size)).ceil() + 1.0;
+        let most = max_cu_rows(block_size as usize) as f64;
+        let rows_per_cu = (rows_per_block * target_blocks).min(most).min(rows.max(1.0));
+        CuShape { level, rows_per_cu, blocks_per_cu: (rows_per_cu / rows_per_block).min(target_blocks).ceil().max(1.0) }
+    }
+
+    /// CPU of reading one CU whole (every column decompressed), in ns.
+    fn decompress_ns(&self) -> f64 {
+        self.rows_per_cu * hcc_whole_row_ns(self.level)
+    }
+}
 
 const IOSEEKTIM_MS: f64 = 10.0;
 const IOTFRSPEED_BYTES_PER_MS: f64 = 4096.0;
@@ -77,23 +152,31 @@ impl CostModel {
         (blocks / f64::from(self.multiblock_read_count.max(1))).ceil() * self.mreadtim() / self.sreadtim()
     }
 
-    pub fn full_scan(&self, blocks: f64, rows: f64) -> f64 {
-        1.0 + self.multiblock(blocks) + self.cpu(rows * SCAN_ROW_NS)
+    /// A full scan of `blocks` blocks holding `rows` rows, as rows in blocks or, for a
+    /// compressed table (`cus`), in compression units.
+    pub fn full_scan(&self, blocks: f64, rows: f64, cus: Option<&CuShape>) -> f64 {
+        let row_ns = cus.map_or(SCAN_ROW_NS, |cu| hcc_row_ns(cu.level));
+        1.0 + self.multiblock(blocks) + self.cpu(rows * row_ns)
     }
 
     /// An index range or full scan reading `selectivity` of the index, `entries` entries:
     /// the cost of the index part, and what fetching each row from the table adds.
+    /// For a compressed table's index (`cus`), each table "block" visited is a CU read
+    /// whole.
     pub fn index_access(
         &self,
         index: &super::selectivity::IndexFacts,
         selectivity: f64,
         entries: f64,
+        cus: Option<&CuShape>,
     ) -> IndexAccessCost {
+        let visits = (index.clustering_factor * selectivity).ceil();
+        let per_visit = cus.map_or(1.0, |cu| cu.blocks_per_cu + self.cpu(cu.decompress_ns()));
         IndexAccessCost {
             index: f64::from(index.blevel)
                 + (index.leaf_blocks * selectivity).ceil()
                 + self.cpu(entries * INDEX_ENTRY_NS),
-            table: (index.clustering_factor * selectivity).ceil() + self.cpu(entries * ROWID_ROW_NS),
+            table: visits * per_visit + self.cpu(entries * ROWID_ROW_NS),
         }
     }
 
@@ -107,6 +190,8 @@ impl CostModel {
     }
 }
 
+use crate::storage::hcc::{HccLevel, max_cu_rows};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,7 +202,7 @@ mod tests {
         assert_eq!(m.sreadtim(), 12.0);
         assert_eq!(m.mreadtim(), 26.0);
         // 1000 blocks: 125 multiblock reads of 26/12 single-block reads each, plus the header.
-        let io = m.full_scan(1000.0, 0.0);
+        let io = m.full_scan(1000.0, 0.0, None);
         assert!((io - (1.0 + 125.0 * 26.0 / 12.0)).abs() < 1e-9);
     }
 
@@ -126,8 +211,39 @@ mod tests {
         let m = CostModel { block_size: 8192, multiblock_read_count: 8 };
         let good = super::super::selectivity::IndexFacts::fixed(2, 10_000.0, 100_000.0, 20_000.0);
         let bad = super::super::selectivity::IndexFacts::fixed(2, 10_000.0, 5_000_000.0, 5_000_000.0);
-        let (g, b) =
-            (m.index_access(&good, 0.01, 50_000.0).total(false), m.index_access(&bad, 0.01, 50_000.0).total(false));
+        let (g, b) = (
+            m.index_access(&good, 0.01, 50_000.0, None).total(false),
+            m.index_access(&bad, 0.01, 50_000.0, None).total(false),
+        );
         assert!(b > g * 10.0, "good {g}, bad {b}");
+    }
+
+    #[test]
+    fn a_compressed_table_scans_cheaper_and_fetches_by_rowid_dearer() {
+        let m = CostModel { block_size: 8192, multiblock_read_count: 8 };
+        // The lab's customers: 1 M rows in 19,527 blocks, 7,344 at QUERY LOW.
+        let rows = 1_000_000.0;
+        let row_scan = m.full_scan(19_527.0, rows, None);
+        for level in HccLevel::ALL {
+            let cu = CuShape::estimate(level, rows, 7_344.0, 8192);
+            assert!(cu.rows_per_cu <= 8192.0 && cu.blocks_per_cu >= 2.0, "{level:?}: {cu:?}");
+            let scan = m.full_scan(7_344.0, rows, Some(&cu));
+            assert!(scan < row_scan, "{level:?}: {scan} against {row_scan}");
+            let index = super::super::selectivity::IndexFacts::fixed(2, 2_000.0, 1_476.0, rows);
+            let (plain, into_cus) =
+                (m.index_access(&index, 0.01, 10_000.0, None), m.index_access(&index, 0.01, 10_000.0, Some(&cu)));
+            assert_eq!(plain.index, into_cus.index);
+            // 15 visits (1,476 × 0.01): each a CU's blocks instead of one block.
+            let extra = into_cus.table - plain.table;
+            assert!(extra >= 15.0 * (cu.blocks_per_cu - 1.0), "{level:?}: a CU's blocks a visit, {extra}");
+        }
+        // QUERY LOW at the lab's figures: about 680 rows and 5 blocks a CU.
+        let ql = CuShape::estimate(HccLevel::QueryLow, rows, 7_344.0, 8192);
+        assert_eq!(ql.blocks_per_cu, 5.0);
+        assert!((ql.rows_per_cu - 680.8).abs() < 1.0, "{ql:?}");
+        // ARCHIVE HIGH's CUs reach the most rows a CU holds.
+        let ah = CuShape::estimate(HccLevel::ArchiveHigh, rows, 1_951.0, 8192);
+        assert_eq!(ah.rows_per_cu, 8192.0);
+        assert_eq!(ah.blocks_per_cu, 16.0);
     }
 }

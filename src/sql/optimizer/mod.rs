@@ -118,7 +118,7 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
     }
     let selectivity = selectivity::combined(&facts, query.conjuncts);
     let rows = facts.rows * selectivity;
-    let full = AccessPath::Full { cost: model.full_scan(facts.blocks, facts.rows) };
+    let full = AccessPath::Full { cost: model.full_scan(facts.blocks, facts.rows, facts.cus.as_ref()) };
     let names_table = |t: &Option<String>| {
         t.as_deref().is_some_and(|t| t == query.table.name || Some(t) == query.alias.map(str::to_uppercase).as_deref())
     };
@@ -258,7 +258,7 @@ fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model:
         } else {
             IndexScanKind::Range
         };
-        let costs = model.index_access(&stats, access_selectivity, entries);
+        let costs = model.index_access(&stats, access_selectivity, entries, facts.cus.as_ref());
         let (cost, index_cost) = (costs.total(covers), costs.index);
         paths.push(IndexPath {
             index: ix.clone(),
@@ -283,7 +283,7 @@ fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model:
     }
     if no_all_null_rows {
         let entries = stats.num_rows;
-        let costs = model.index_access(&stats, 1.0, entries);
+        let costs = model.index_access(&stats, 1.0, entries, facts.cus.as_ref());
         let (cost, index_cost) = (costs.total(covers), costs.index);
         for d in [false, true] {
             paths.push(IndexPath {

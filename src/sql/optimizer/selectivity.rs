@@ -28,25 +28,32 @@ pub struct TableFacts<'t> {
     pub blocks: f64,
     pub analyzed: bool,
     columns: Option<&'t [ColumnStats]>,
+    /// For a compressed table, what its compression units are taken to be.
+    pub cus: Option<super::cost::CuShape>,
 }
 
 impl<'t> TableFacts<'t> {
     /// From the table's statistics, or (never analyzed) from its segment's size.
     pub fn new(table: &'t TableDef, segment_blocks: u64, block_size: u32) -> TableFacts<'t> {
-        match &table.stats {
+        let mut facts = match &table.stats {
             Some(s) => TableFacts {
                 rows: s.num_rows as f64,
                 blocks: (s.blocks as f64).max(1.0),
                 analyzed: true,
                 columns: Some(&s.columns),
+                cus: None,
             },
             None => TableFacts {
                 rows: (segment_blocks as f64 * f64::from(block_size) / ASSUMED_ROW_BYTES).floor(),
                 blocks: (segment_blocks as f64).max(1.0),
                 analyzed: false,
                 columns: None,
+                cus: None,
             },
-        }
+        };
+        facts.cus =
+            table.compression.map(|level| super::cost::CuShape::estimate(level, facts.rows, facts.blocks, block_size));
+        facts
     }
 
     fn column(&self, c: usize) -> Option<&ColumnStats> {
@@ -116,7 +123,7 @@ type RangeEnd = super::End;
 
 /// The selectivity of a condition over rows nothing is known about (Oracle's defaults).
 pub fn default_selectivity(condition: &crate::expr::Expr) -> f64 {
-    let no_statistics = TableFacts { rows: 0.0, blocks: 0.0, analyzed: false, columns: None };
+    let no_statistics = TableFacts { rows: 0.0, blocks: 0.0, analyzed: false, columns: None, cus: None };
     combined(&no_statistics, &crate::expr::predicates::conjuncts(condition, &[]))
 }
 
