@@ -2,7 +2,8 @@
 //! unit, an updated one moves out into a row block; after random DML, committed or rolled
 //! back, at every level, a compressed copy answers as the row table it was copied from,
 //! also to a reader whose snapshot is older than the DML (CR clones of CU heads), and
-//! after a crash (recovery rolls back what was not committed). Writers of one CU lock
+//! after a crash (recovery rolls back what was not committed), and through the indexes
+//! of the copies, kept as rows move out of their units. Writers of one CU lock
 //! rows, not the CU; a third writer of a CU waits for one of its two ITL slots.
 
 mod common;
@@ -63,6 +64,12 @@ proptest! {
         for (i, level) in LEVELS.iter().enumerate() {
             exec(&s, &format!("CREATE TABLE h{i} COMPRESS FOR {level} AS SELECT * FROM t"));
         }
+        // Indexes on the row table and on half the copies: DML finds rows through them,
+        // and keeps them (a row moved out of its unit changes its rowid).
+        for table in ["t", "h0", "h2"] {
+            exec(&s, &format!("CREATE INDEX {table}_id ON {table} (id)"));
+            exec(&s, &format!("CREATE INDEX {table}_name ON {table} (name, id)"));
+        }
         manual(&s);
         let old = db.session();
         manual(&old);
@@ -76,6 +83,14 @@ proptest! {
             assert_same(&s, "for the writer");
             exec(&s, if *commit { "COMMIT" } else { "ROLLBACK" });
             assert_same(&s, "after the round");
+            for table in ["h0", "h2"] {
+                for q in [
+                    format!("SELECT /*+ INDEX({table} {table}_id) */ id, name, amount FROM {table} WHERE id BETWEEN 100 AND 2500"),
+                    format!("SELECT /*+ INDEX({table} {table}_name) */ id, note FROM {table} WHERE name = 'name-7'"),
+                ] {
+                    prop_assert_eq!(sorted_rows(&s, &q), sorted_rows(&s, &q.replace(table, "t")), "{}", q);
+                }
+            }
             // The serializable reader still sees the tables as they were.
             for i in 0..LEVELS.len() {
                 prop_assert_eq!(&sorted_rows(&old, &format!("{ALL} h{i}")), &before);

@@ -145,7 +145,7 @@ impl<'t> CuWalk<'t> {
                     stats.add(Stat::TableScanBlocksGotten, 1);
                     let table = self.table;
                     let block =
-                        crate::txn::cr::consistent_get_pinned(ctx, guard, |b| check_block(ctx, table, rdba, b))?;
+                        crate::txn::cr::consistent_get_pinned(ctx, guard, |b| ctx.check_segment_block(table, rdba, b))?;
                     match BlockHeader(&block).block_type() {
                         Some(BlockType::TableData) => self.row_blocks.push(rdba),
                         Some(BlockType::CuHead) => {
@@ -191,13 +191,5 @@ impl<'t> CuWalk<'t> {
         }
         ctx.stats.add(Stat::TableScanRowsGotten, handed);
         Ok(flow)
-    }
-}
-
-/// Checks a block of the compressed table's segment: one of its blocks, of a type it holds.
-fn check_block(ctx: &AccessContext<'_>, table: &TableDef, rdba: u32, b: &[u8]) -> Result<()> {
-    match BlockHeader(b).block_type() {
-        Some(BlockType::CuHead | BlockType::CuPiece) if BlockHeader(b).object_id() == table.object_id => Ok(()),
-        _ => ctx.check_table_block(table, rdba, b),
     }
 }

@@ -66,8 +66,9 @@ pub fn run(table: &TableDef, columns_read: &[bool], stages: &mut [Stage<'_>], ct
                 let rdba = guard.rdba();
                 stats.add(Stat::TableScanBlocksGotten, 1);
                 let access = &ctx.access;
-                let block =
-                    crate::txn::cr::consistent_get_pinned(access, guard, |b| check_block(access, table, rdba, b))?;
+                let block = crate::txn::cr::consistent_get_pinned(access, guard, |b| {
+                    access.check_segment_block(table, rdba, b)
+                })?;
                 let complete = match BlockHeader(&block).block_type() {
                     Some(BlockType::TableData) => {
                         row_blocks.push(rdba);
@@ -125,14 +126,6 @@ pub fn run(table: &TableDef, columns_read: &[bool], stages: &mut [Stage<'_>], ct
         return Ok(());
     }
     super::Source::scan_table(table, columns_read, Some(ExtentRun::adjacent(&row_blocks)), stages, ctx)
-}
-
-/// Checks a block of the compressed table's segment: one of its blocks, of a type it holds.
-fn check_block(access: &crate::access::AccessContext<'_>, table: &TableDef, rdba: u32, b: &[u8]) -> Result<()> {
-    match BlockHeader(b).block_type() {
-        Some(BlockType::CuHead | BlockType::CuPiece) if BlockHeader(b).object_id() == table.object_id => Ok(()),
-        _ => access.check_table_block(table, rdba, b),
-    }
 }
 
 /// Scans one complete CU; true when a stage stopped the scan.

@@ -498,7 +498,7 @@ fn copy_rows(session: &Session, from: &TableDef, to: &TableDef) -> Result<()> {
     match to.compression {
         Some(level) => {
             let mut loader = crate::inmemory::hcc::HccLoader::new(&ctx, to, level)?;
-            crate::inmemory::hcc::rows::for_each_live_row_locked(&ctx, from, &mut |_, row| {
+            for_each_live_row_locked(&ctx, from, |row| {
                 read_row(&mut values, row)?;
                 loader.push(&values)
             })?;
@@ -512,7 +512,7 @@ fn copy_rows(session: &Session, from: &TableDef, to: &TableDef) -> Result<()> {
                 xid
             };
             let mut inserter = crate::access::heap::Inserter::new(&ctx, to, xid, None)?;
-            let filled = crate::inmemory::hcc::rows::for_each_live_row_locked(&ctx, from, &mut |_, row| {
+            let filled = for_each_live_row_locked(&ctx, from, |row| {
                 read_row(&mut values, row)?;
                 inserter.insert(&values)
             });
@@ -532,4 +532,31 @@ fn copy_rows(session: &Session, from: &TableDef, to: &TableDef) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Hands every live row of `table` (its compression units' and its row blocks') to `f`,
+/// for a caller that holds the table's visibility lock.
+fn for_each_live_row_locked(
+    ctx: &crate::access::AccessContext<'_>,
+    table: &TableDef,
+    f: impl FnMut(&crate::access::BlockRow<'_>) -> Result<()>,
+) -> Result<()> {
+    struct EachRow<F>(F);
+    impl<F: FnMut(&crate::access::BlockRow<'_>) -> Result<()>> crate::access::full_scan::ScanConsumer for EachRow<F> {
+        fn batch(&mut self, batch: &crate::access::row_view::BlockBatch<'_>) -> Result<crate::access::Flow> {
+            for i in 0..batch.len() {
+                (self.0)(&batch.row(i))?;
+            }
+            Ok(crate::access::Flow::Continue)
+        }
+        fn row(&mut self, row: &crate::access::BlockRow<'_>) -> Result<crate::access::Flow> {
+            (self.0)(row)?;
+            Ok(crate::access::Flow::Continue)
+        }
+        fn row_in_place(&mut self, _row: crate::access::row_view::WalkedRow<'_>) -> Result<crate::access::Flow> {
+            unreachable!("rows_in_place is false: the scan hands whole batches")
+        }
+    }
+    let needed = vec![true; table.columns.len()];
+    crate::exec::hcc_rows::scan_locked(ctx, table, &needed, &mut EachRow(f))
 }

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::inmemory::imcu::Imcu;
 use crate::storage::block::{BlockHeader, BlockType};
 use crate::storage::hcc::{CuHead, CuInfo, PayloadAssembly, read_piece};
-use crate::storage::row::{self, ColumnSpan, PIECE_HEADER, PieceAddr};
+use crate::storage::row::{self, ColumnSpan, PIECE_HEADER};
 use crate::types::Value;
 use crate::types::encoding::PayloadKind;
 
@@ -127,74 +127,4 @@ pub fn located<'b>(
     let stream = &piece[PIECE_HEADER..];
     row::locate_columns(stream, count, spans)?;
     Some(BlockRow { stream, spans, kinds, rdba, slot: row as u16 })
-}
-
-/// Hands every live row of `table` (compressed or not) to `f` with its rowid, as the
-/// statement's snapshot sees it: the rows of its CUs, then those of its row blocks. For a
-/// caller that holds the table's visibility lock (DDL: ALTER TABLE MOVE, CREATE INDEX).
-pub fn for_each_live_row_locked(
-    ctx: &AccessContext<'_>,
-    table: &TableDef,
-    f: &mut dyn FnMut(PieceAddr, &BlockRow<'_>) -> Result<()>,
-) -> Result<()> {
-    let kinds: Vec<PayloadKind> = table.columns.iter().map(|c| PayloadKind::from(c.data_type)).collect();
-    let mut row_blocks = None;
-    if table.compression.is_some() {
-        let mut blocks = Vec::new();
-        let (mut spans, mut piece) = (vec![ColumnSpan::NULL; kinds.len()], Vec::new());
-        let map = crate::access::segments::read_map(ctx, table)?;
-        let mut pieces: std::collections::HashSet<u32> = std::collections::HashSet::new();
-        for run in map.scan_runs(ctx.space.extent_blocks) {
-            for rdba in run.first..run.first + run.blocks {
-                if pieces.remove(&rdba) {
-                    continue;
-                }
-                let guard = crate::txn::cr::consistent_get(ctx, rdba, |b| ctx.check_segment_block(table, rdba, b))?;
-                match BlockHeader(&guard).block_type() {
-                    Some(BlockType::TableData) => blocks.push(rdba),
-                    Some(BlockType::CuHead) => {
-                        let cu = CuRows::read(ctx, table, rdba, &guard)?;
-                        drop(guard);
-                        pieces.extend(cu.pieces().iter().skip(1));
-                        for r in (0..cu.rows()).filter(|&r| !cu.is_deleted(r)) {
-                            let row = cu.row(r, &kinds, &mut spans, &mut piece)?;
-                            f(PieceAddr { rdba, slot: r as u16 }, &row)?;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if blocks.is_empty() {
-            return Ok(());
-        }
-        row_blocks = Some(crate::storage::segment::ExtentRun::adjacent(&blocks));
-    }
-    let needed = vec![true; table.columns.len()];
-    let mut scan = crate::access::full_scan::FullScan::new(table, &needed);
-    if let Some(runs) = row_blocks {
-        scan = scan.only(runs);
-    }
-    scan.run_locked(ctx, &mut Rows(f))
-}
-
-/// A full scan's rows handed to a function, one by one.
-struct Rows<'f>(&'f mut dyn FnMut(PieceAddr, &BlockRow<'_>) -> Result<()>);
-
-impl crate::access::full_scan::ScanConsumer for Rows<'_> {
-    fn batch(&mut self, batch: &crate::access::row_view::BlockBatch<'_>) -> Result<crate::access::Flow> {
-        for i in 0..batch.len() {
-            self.row(&batch.row(i))?;
-        }
-        Ok(crate::access::Flow::Continue)
-    }
-
-    fn row(&mut self, row: &BlockRow<'_>) -> Result<crate::access::Flow> {
-        (self.0)(PieceAddr { rdba: row.rdba, slot: row.slot }, row)?;
-        Ok(crate::access::Flow::Continue)
-    }
-
-    fn row_in_place(&mut self, _row: crate::access::row_view::WalkedRow<'_>) -> Result<crate::access::Flow> {
-        unreachable!("rows_in_place is false: the scan hands whole batches")
-    }
 }
