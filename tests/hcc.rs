@@ -139,10 +139,8 @@ fn what_a_compressed_table_does_not_take_is_refused_clearly() {
     let s = db.session();
     customers_like(&s, 500);
     exec(&s, "CREATE TABLE h COMPRESS FOR QUERY HIGH AS SELECT * FROM t");
-    for (sql, what) in [("ALTER TABLE h INMEMORY", "INMEMORY")] {
-        let e = fail(&s, sql).to_string();
-        assert!(e.contains(what) && e.contains("FOR QUERY HIGH"), "{sql}: {e}");
-    }
+    let e = fail(&s, "ALTER TABLE h INMEMORY").to_string();
+    assert!(e.contains("INMEMORY") && e.contains("FOR QUERY HIGH"), "{e}");
     for (sql, says) in [
         ("CREATE TABLE x COMPRESS AS SELECT * FROM t", "COMPRESS"),
         ("CREATE TABLE x COMPRESS FOR OLTP AS SELECT * FROM t", "COMPRESS FOR OLTP"),

@@ -106,9 +106,7 @@ fn move_rewrites_the_live_rows_at_another_level_or_as_rows() {
     assert_eq!(compress_for(&s), "none");
     let expected = sorted_rows(
         &s,
-        &format!(
-            "SELECT id, CASE WHEN id = 11 THEN 'x' ELSE name END, amount, born, flag, note FROM t WHERE MOD(id, 10) <> 0 AND id NOT BETWEEN 100 AND 199"
-        ),
+        "SELECT id, CASE WHEN id = 11 THEN 'x' ELSE name END, amount, born, flag, note FROM t WHERE MOD(id, 10) <> 0 AND id NOT BETWEEN 100 AND 199",
     );
     assert_eq!(sorted_rows(&s, &format!("{ALL} h")), expected);
     // The index was rebuilt on the new rowids each time: it finds every row.

@@ -101,7 +101,6 @@ statistics! {
     ImRepopulateCus => "IM repopulate CUs", 128;
     HccLoadDirectCus => "HCC load direct CUs", 128;
     HccLoadDirectRows => "HCC load direct rows", 128;
-    HccRowsMovedOut => "HCC rows moved out by update", 128;
     EhccCusDecompressed => "EHCC CUs Decompressed", 128;
     EhccQueryLowCusDecompressed => "EHCC Query Low CUs Decompressed", 128;
     EhccQueryHighCusDecompressed => "EHCC Query High CUs Decompressed", 128;
@@ -147,6 +146,7 @@ statistics! {
     // Oracle's, listed last so that every other statistic keeps its number: compression
     // units decompressed whole to fetch rows by rowid (an index's table access).
     EhccRowidCusDecompressed => "EHCC Rowid CUs Decompressed", 128;
+    HccRowsMovedOut => "HCC rows moved out by update", 128;
 }
 
 impl Stat {
