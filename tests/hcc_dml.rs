@@ -229,3 +229,29 @@ fn recovery_keeps_committed_marks_and_rolls_back_the_others() {
     assert_eq!(sorted_rows(&s, &format!("{ALL} h")), sorted_rows(&s, want));
     assert_eq!(int(&s, "SELECT COUNT(*) FROM h WHERE name = 'lost'"), 0);
 }
+
+#[test]
+fn a_unique_index_follows_rows_moved_out_of_their_units() {
+    let (_t, _d, db) = temp_db(options(8192, "16M"));
+    let s = db.session();
+    one_copy(&s, 3000);
+    exec(&s, "CREATE UNIQUE INDEX h_id ON h (id)");
+    // Found through the index, moved out (a new rowid), the key kept: no duplicate key.
+    assert_eq!(
+        exec(&s, "UPDATE /*+ INDEX(h h_id) */ h SET name = 'moved' WHERE id BETWEEN 10 AND 30").rows_affected,
+        21
+    );
+    assert_eq!(exec(&s, "UPDATE h SET id = id + 5000 WHERE id = 40").rows_affected, 1);
+    assert_eq!(exec(&s, "DELETE /*+ INDEX(h h_id) */ FROM h WHERE id BETWEEN 50 AND 59").rows_affected, 10);
+    let e = fail(&s, "INSERT INTO h SELECT * FROM t WHERE id = 11").to_string();
+    assert!(e.contains("unique constraint"), "{e}");
+    exec(&s, "INSERT INTO h SELECT * FROM t WHERE id = 40");
+    let by_index = "SELECT /*+ INDEX(h h_id) */ id, name FROM h WHERE id BETWEEN 1 AND 6000";
+    let by_scan = "SELECT /*+ FULL(h) */ id, name FROM h WHERE id BETWEEN 1 AND 6000";
+    assert_eq!(sorted_rows(&s, by_index), sorted_rows(&s, by_scan));
+    assert_eq!(
+        int(&s, "SELECT /*+ INDEX(h h_id) */ COUNT(*) FROM h WHERE name = 'moved' AND id BETWEEN 1 AND 100"),
+        21
+    );
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM h"), 2991);
+}

@@ -15,7 +15,7 @@
 //! moves within the range is not met twice.
 //!
 //! Indexes: the statement reads the table's indexes (only those on assigned columns for
-//! an UPDATE) under the table's visibility lock, which DDL waits for, and holds it until
+//! an UPDATE of a table that is not compressed) under the table's visibility lock, which DDL waits for, and holds it until
 //! the last entry is changed; each edit notes the row's old and new keys, and
 //! [`super::index_maintenance`] applies them after the rows are changed.
 
@@ -238,6 +238,9 @@ fn run(
     changes.indexes =
         TableIndexes::from_defs(table, indexes.clone()).and_then(|ix| match changes.assignments.as_slice() {
             [] => Some(ix),
+            // A row an UPDATE moves out of its compression unit gets a new rowid: every
+            // index changes, whatever columns are assigned.
+            _ if table.compression.is_some() => Some(ix),
             assigned => ix.on_columns(&assigned.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
         });
     let ctx = session.access_context();
