@@ -1,6 +1,6 @@
 //! The commit benchmark end to end at a small size: every measurement commits, each
-//! durable commit waits once in `log file sync`, a redo write covers at least one commit
-//! (more once sessions share it), and the NOWAIT commit waits for nothing.
+//! durable commit waits once in `log file sync`, a redo write covers about one commit or
+//! more (more once sessions share it), and the NOWAIT commit waits for nothing.
 
 use lioscope_lab::bench::commits::{COMMIT_NOWAIT, COMMIT_WAIT, CommitBenchOptions, run};
 
@@ -26,9 +26,11 @@ fn the_commit_benchmark_runs_and_shows_group_commit() {
     for run in report.runs.iter().filter(|r| r.commit == COMMIT_WAIT) {
         assert!(run.log_file_sync_waits >= run.commits, "each durable commit waits: {run:?}");
         let factor = run.commits_per_redo_write.expect("durable commits make the log writer write");
-        // One session's commits can get no company; the log writer's own writes (a
-        // checkpoint's write-ahead flush) may add one or two to them.
-        let least = if run.sessions == 1 { 0.95 } else { 1.0 };
+        // One session's commits can get no company, nor two sessions' on a machine with
+        // two CPUs busy with other work; the log writer's own writes (a checkpoint's
+        // write-ahead flush) may add about one in a hundred to them (seen: 12,706 writes
+        // for 12,599 commits of two sessions).
+        let least = 0.95;
         assert!(factor >= least, "commits per redo write {factor} below {least}: {run:?}");
     }
     let nowait = &report.runs[2];
