@@ -15,7 +15,9 @@
 //!  cu        one column unit: encodings, decoding, predicates on encoded values, and a
 //!            unit as bytes
 //!  hcc       compressed tables' units (Hybrid Columnar Compression): the direct-path
-//!            load that writes them into blocks, and decoding them back into units
+//!            load that writes them into blocks, decoding them back into units, a
+//!            unit's rows one by one (rows), DELETE's marks and UPDATE's moves out of a
+//!            unit (change), and the undo of both (undo)
 //!  simd      the predicate kernels: AVX-512, AVX2 or scalar, chosen at run time
 //!  bitmap    one bit per row: which rows a scan keeps
 //! ```

@@ -25,6 +25,11 @@
 //! ([`undo::CuChange::Loaded`]) and names the transaction in the head's first ITL slot,
 //! before the head is written: until the transaction commits, a reader's CR clone of the
 //! head, and a rollback, mark every row of the CU deleted.
+//!
+//! Beside the load: `rows` hands a CU's rows out one at a time in the row format (for
+//! fetches by rowid, DML and index builds), `change` marks rows of CUs deleted for
+//! UPDATE and DELETE, with row locks through the head's ITL, and `undo` is the undo
+//! record of a mark or of a transaction's load.
 
 pub mod change;
 pub mod rows;
