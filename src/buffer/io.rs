@@ -135,24 +135,29 @@ impl BufferCache {
     /// false if the buffer could not be pinned (it left its chain meanwhile).
     pub(super) fn write_back(&self, stats: &SessionStats, index: u32, event: WaitEvent) -> Result<bool> {
         let h = &self.headers[index as usize];
-        let rdba = h.rdba.load(Ordering::Relaxed);
-        {
-            let (latch, bucket) = self.bucket_of(rdba);
-            let chains = latch.get(stats);
-            let state = h.state.load(Ordering::Acquire);
-            if !chains.buckets[bucket].contains(&index)
-                || h.rdba.load(Ordering::Relaxed) != rdba
-                || state & VALID == 0
-                || state & CR != 0
-            {
-                return Ok(false);
-            }
-            h.pin();
-        }
+        let Some(rdba) = self.pin_current(stats, index) else { return Ok(false) };
         h.lock_shared(stats);
         let result = self.write_locked(stats, index, rdba, event);
         h.unlock_shared_unpin();
         result.map(|()| true)
+    }
+
+    /// Pins buffer `index` if it holds a current block in its chain; returns its address.
+    fn pin_current(&self, stats: &SessionStats, index: u32) -> Option<u32> {
+        let h = &self.headers[index as usize];
+        let rdba = h.rdba.load(Ordering::Relaxed);
+        let (latch, bucket) = self.bucket_of(rdba);
+        let chains = latch.get(stats);
+        let state = h.state.load(Ordering::Acquire);
+        if !chains.buckets[bucket].contains(&index)
+            || h.rdba.load(Ordering::Relaxed) != rdba
+            || state & VALID == 0
+            || state & CR != 0
+        {
+            return None;
+        }
+        h.pin();
+        Some(rdba)
     }
 
     pub(super) fn write_locked(&self, stats: &SessionStats, index: u32, rdba: u32, event: WaitEvent) -> Result<()> {
@@ -169,7 +174,7 @@ impl BufferCache {
         // SAFETY: we hold a pin and the shared content lock.
         copy.copy_from_slice(unsafe { self.buffer_bytes(index) });
         block::seal(copy);
-        let written = self.file(rdba).and_then(|file| {
+        let written = self.pass_write_barrier(rdba, copy).and_then(|()| self.file(rdba)).and_then(|file| {
             let _wait = stats.begin_wait(event);
             file.write_block(block::rdba_block(rdba), copy)
         });
@@ -345,10 +350,38 @@ impl BufferCache {
         Ok(written)
     }
 
+    /// Calls `each` with a sealed copy of every dirty block (its address and bytes), as a
+    /// checkpoint would write it, without writing it: instance recovery stages them all
+    /// in its double-write file before its checkpoint writes them.
+    pub fn each_dirty_block(&self, stats: &SessionStats, mut each: impl FnMut(u32, &[u8]) -> Result<()>) -> Result<()> {
+        let mut scratch = Arena::new(1, self.block_size);
+        for index in 0..self.headers.len() as u32 {
+            let h = &self.headers[index as usize];
+            if !(h.has(DIRTY) && h.has(IN_CHAIN) && self.pin_current(stats, index).is_some()) {
+                continue;
+            }
+            h.lock_shared(stats);
+            let rdba = h.rdba.load(Ordering::Relaxed);
+            let copy = scratch.block_mut(0);
+            // SAFETY: we hold a pin and the shared content lock.
+            copy.copy_from_slice(unsafe { self.buffer_bytes(index) });
+            h.unlock_shared_unpin();
+            block::seal(copy);
+            each(rdba, copy)?;
+        }
+        Ok(())
+    }
+
     /// Buffers holding changes not yet written (`v$instance_recovery`'s estimate of the
     /// blocks recovery would read).
     pub fn dirty_buffers(&self) -> usize {
         self.headers.iter().filter(|h| h.has(DIRTY)).count()
+    }
+
+    /// Writes the sealed block `block` over block address `rdba` in its datafile, past the
+    /// cache, which must hold no version of it (instance recovery, before it reads any).
+    pub fn write_in_place(&self, rdba: u32, block: &[u8]) -> Result<()> {
+        self.file(rdba)?.write_block(block::rdba_block(rdba), block)
     }
 
     /// Syncs every datafile: the writes made so far are durable, and stop holding the

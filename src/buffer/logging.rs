@@ -222,12 +222,25 @@ impl BufferCache {
         let mut written = 0;
         for (_, index) in oldest {
             let h = &self.headers[index as usize];
+            if self.waits_for_switch(index) {
+                continue;
+            }
             if h.has(DIRTY) && self.write_back(stats, index, WaitEvent::DbFileParallelWrite)? {
                 written += 1;
             }
         }
         self.sync_files()?;
         Ok(written)
+    }
+
+    /// Whether buffer `index`'s latest change is in redo that cannot be written until a
+    /// log switch, which waits for the checkpoint now writing, is done: the checkpoint
+    /// leaves it dirty (its first-dirty LSN holds the position back) rather than wait for
+    /// the log writer that waits for it.
+    fn waits_for_switch(&self, index: u32) -> bool {
+        self.redo.get().is_some_and(|redo| {
+            redo.switch_waiting() && self.lsns[index as usize].page.load(Ordering::Acquire) > redo.flushed()
+        })
     }
 
     /// Takes the unsynced writes' minimum before a sync of every datafile (which covers

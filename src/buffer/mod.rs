@@ -240,6 +240,18 @@ pub struct BufferCache {
     /// The oldest first-dirty LSN of the blocks written since the datafiles were last
     /// synced (`u64::MAX`: none).
     unsynced_min: AtomicU64,
+    /// What every write in place must pass first while set (instance recovery's double
+    /// write, before the redo is attached).
+    write_barrier: RwLock<Option<Arc<dyn WriteBarrier>>>,
+}
+
+/// A step every write of a block in place waits for while it is set: instance recovery
+/// keeps a synced copy of the blocks whose recovered version was built on the datafile's
+/// (see `storage::doublewrite`).
+pub trait WriteBarrier: Send + Sync {
+    /// Called with the sealed block about to be written over block address `rdba`; the
+    /// write happens only if it returns `Ok`.
+    fn before_write(&self, rdba: u32, sealed: &[u8]) -> Result<()>;
 }
 
 impl BufferCache {
@@ -268,6 +280,20 @@ impl BufferCache {
             redo: std::sync::OnceLock::new(),
             lsns: (0..buffers).map(|_| logging::BufferLsns::default()).collect(),
             unsynced_min: AtomicU64::new(u64::MAX),
+            write_barrier: RwLock::new(None),
+        }
+    }
+
+    /// Sets (or, with `None`, lifts) the step every write in place must pass first.
+    pub fn set_write_barrier(&self, barrier: Option<Arc<dyn WriteBarrier>>) {
+        *self.write_barrier.write() = barrier;
+    }
+
+    /// Passes the write barrier, if one is set, for the sealed block `sealed` of `rdba`.
+    fn pass_write_barrier(&self, rdba: u32, sealed: &[u8]) -> Result<()> {
+        match self.write_barrier.read().as_ref() {
+            Some(barrier) => barrier.before_write(rdba, sealed),
+            None => Ok(()),
         }
     }
 

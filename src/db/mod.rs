@@ -148,7 +148,7 @@ impl Database {
 
     /// What instance recovery did when this database was opened.
     pub fn recovery(&self) -> RecoveryReport {
-        self.inner.recovery.get().copied().unwrap_or_default()
+        self.inner.recovery.get().cloned().unwrap_or_default()
     }
 }
 

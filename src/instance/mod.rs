@@ -177,15 +177,29 @@ impl DbInner {
         }
         let redo = Arc::new(RedoLog::open(io.clone(), dir, control.db_id, control.log_file_size, &control.log_groups)?);
         let recovery_stats = crate::stats::SessionStats::default();
-        let (mut report, redo_scn, newest_seq) =
-            recovery::roll_forward(&cache, &redo, control.checkpoint_lsn, &recovery_stats)?;
+        let writes =
+            Arc::new(recovery::RecoveryWrites::start(io.clone(), dir, control.db_id, control.checkpoint_lsn, &cache)?);
+        cache.set_write_barrier(Some(writes.clone()));
+        let (mut report, redo_scn, scanned) =
+            recovery::roll_forward(&cache, &redo, control.checkpoint_lsn, &writes, &recovery_stats)?;
+        writes.protect_dirty(&cache, &recovery_stats)?;
         cache.checkpoint(&recovery_stats)?;
+        cache.set_write_barrier(None);
         let scn = control.checkpoint_scn.max(redo_scn);
-        let start = redo.start(newest_seq + 1, scn)?;
-        control.checkpoint_lsn = start;
+        // Every block is up to date and synced: the checkpoint moves past the newest
+        // sequence before its successor's group is reused (see the `recovery` module).
+        let next_seq = scanned.newest_seq + 1;
+        control.checkpoint_lsn = crate::redo::lsn(next_seq, crate::redo::log::FILE_HEADER);
         control.checkpoint_scn = scn;
         control.log_groups = redo.group_numbers();
         control.write(io.as_ref(), dir)?;
+        Arc::into_inner(writes).expect("the cache let the barrier go").finish()?;
+        let prev_end = match scanned.end {
+            end if crate::redo::lsn_seq(end) == scanned.newest_seq => crate::redo::lsn_offset(end),
+            _ => 0,
+        };
+        let start = redo.start(next_seq, scn, prev_end)?;
+        debug_assert_eq!(start, control.checkpoint_lsn, "the log starts where the checkpoint was recorded");
         cache.attach_redo(redo.clone());
         let undo_file = datafiles.iter().find(|f| f.number() == undo::UNDO_FILE_NO).expect("added above");
         let undo_max = params::number(params::UNDO_TABLESPACE_MAXSIZE, parameters.get(params::UNDO_TABLESPACE_MAXSIZE));
@@ -232,9 +246,7 @@ impl DbInner {
         let flush_redo = redo.clone();
         inner.catalog.set_before_write(Box::new(move || flush_redo.flush_all()));
         let smon = inner.registry.register("SMON");
-        if report.needed {
-            inner.rebuild_space_map(&smon.stats)?;
-        }
+        inner.rebuild_space_map(&smon.stats)?;
         report.transactions_rolled_back = inner.recover_transactions(&smon.stats)?;
         report.needed |= report.transactions_rolled_back > 0;
         for stat in [Stat::RedoRecordsApplied, Stat::RecoveryBlocksApplied] {
@@ -290,7 +302,7 @@ impl DbInner {
         crate::inmemory::populate::stop_workers(&self.inmemory);
         self.sampler.stop();
         self.closing.store(true, Ordering::Release);
-        self.redo.want_checkpoint();
+        self.redo.wake_database_writer();
         let writer = self.database_writer.lock().take();
         if let Some(writer) = writer {
             let _ = writer.join();

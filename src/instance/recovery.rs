@@ -4,12 +4,27 @@
 //!    control file's checkpoint position to the end of the log through the buffer cache,
 //!    with redo not yet attached, so nothing is logged twice. Images and new blocks are
 //!    not read first, so a block torn on disk is rebuilt from its image.
-//! 2. Write every block recovery changed and sync the datafiles; start a new log
-//!    sequence in the next group and take a checkpoint at its start: the redo just
-//!    applied is never needed again, and a torn tail of the old log is never appended to.
+//!    A block whose first change there is a partial one is built on its datafile copy;
+//!    before recovery writes such a block back in place (an eviction, or step 2), its
+//!    recovered version is kept, synced, in the double-write file
+//!    (`storage::doublewrite`), so that a crash tearing that write leaves a copy the next
+//!    open puts back before it replays the same redo.
+//! 2. Write every block recovery changed and sync the datafiles; record in the control
+//!    file a checkpoint at the start of the next sequence (the redo just applied is never
+//!    needed again), and only then start that sequence in the next group, writing its
+//!    header over whatever the group held: no group is reused while the control file may
+//!    still send recovery to it, and a torn tail of the old log is never appended to.
 //! 3. **Space map**: the control file's record of which extents are in use is only as
-//!    new as its last checkpoint, so after a crash it is rebuilt from the dictionary and
-//!    the segment headers recovery brought up to date.
+//!    new as its last checkpoint, so at every open it is rebuilt from the dictionary and
+//!    the segment headers (after a crash, as recovery brought them up to date; after a
+//!    crash of an earlier open, too, though that open may have left no redo to apply).
+//!
+//! Every step is safe to crash at and to repeat: until the control file's checkpoint
+//! moves, the next open replays the same redo over blocks at least as new as the first
+//! replay left them (whose first change after the checkpoint logged their whole image,
+//! so a write torn by the crash is rebuilt); after it moves, no redo is needed, the space
+//! map is rebuilt again, and the transactions still active are rolled back again from
+//! where their undo says the last rollback got to.
 //! 4. **Transaction recovery**: every transaction the transaction tables still show
 //!    active died with the instance; each is rolled back from its undo and ended, so its
 //!    rows are unlocked and its undo blocks can be reused.
@@ -19,17 +34,27 @@
 //! and the transactions rolled back).
 
 use super::DbInner;
+use crate::buffer::{BufferCache, WriteBarrier};
 use crate::error::Result;
+use crate::redo::record::Op;
 use crate::redo::{Lsn, RedoLog, reader};
 use crate::stats::{SessionStats, Stat};
-use std::collections::BTreeSet;
+use crate::storage::doublewrite::{self, DoubleWrite};
+use crate::storage::io::Io;
+use parking_lot::Mutex;
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What instance recovery did at open.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecoveryReport {
     /// Whether the database was shut down uncleanly (there was redo to apply).
     pub needed: bool,
+    /// Valid redo found beyond where the newest log sequence's records stopped (a torn
+    /// last write, or damage): said in the banner, never applied.
+    pub damage: Option<reader::TailDamage>,
     pub log_files: u64,
     pub redo_records: u64,
     pub redo_bytes: u64,
@@ -41,44 +66,55 @@ pub struct RecoveryReport {
 }
 
 impl RecoveryReport {
-    /// One line for the shell's banner, or `None` after a clean shutdown.
+    /// One line for the shell's banner (two when redo beyond a damaged stretch was
+    /// found), or `None` after a clean shutdown.
     pub fn summary(&self) -> Option<String> {
         self.needed.then(|| {
-            format!(
+            let mut line = format!(
                 "Instance recovery: {} redo records ({:.1} MB) applied to {} blocks, {} transactions rolled back, {} ms.",
                 self.redo_records,
                 self.redo_bytes as f64 / 1e6,
                 self.blocks,
                 self.transactions_rolled_back,
                 self.elapsed_ms
-            )
+            );
+            if let Some(damage) = &self.damage {
+                line.push_str(&format!("\nWarning: {damage}."));
+            }
+            line
         })
     }
 }
 
-/// Roll forward: applies the redo from `checkpoint` through the cache of `db`'s parts;
-/// returns the report so far, the highest SCN in the redo and the newest sequence.
+/// Roll forward: applies the redo from `checkpoint` through `cache` (whose write barrier
+/// is `writes`); returns the report so far, the highest SCN in the redo and where the
+/// scan ended.
 pub(super) fn roll_forward(
-    cache: &crate::buffer::BufferCache,
+    cache: &BufferCache,
     redo: &RedoLog,
     checkpoint: Lsn,
+    writes: &RecoveryWrites,
     stats: &SessionStats,
-) -> Result<(RecoveryReport, u64, u32)> {
+) -> Result<(RecoveryReport, u64, reader::ScanEnd)> {
     let start = Instant::now();
     let mut blocks = BTreeSet::new();
     let mut highest_scn = 0;
     let end = reader::scan(&redo.sequences(), checkpoint, |_, _, record| {
         highest_scn = highest_scn.max(record.scn);
         for vector in &record.vectors {
+            let first_seen = blocks.insert(vector.rdba);
+            if first_seen && vector.op == Op::Change {
+                writes.built_on_datafile(vector.rdba);
+            }
             cache.apply_redo(stats, vector)?;
-            blocks.insert(vector.rdba);
         }
         stats.add(Stat::RedoRecordsApplied, 1);
         Ok(())
     })?;
     stats.add(Stat::RecoveryBlocksApplied, blocks.len() as u64);
     let report = RecoveryReport {
-        needed: end.records > 0,
+        needed: end.records > 0 || end.damage.is_some(),
+        damage: end.damage.clone(),
         log_files: end.files,
         redo_records: end.records,
         redo_bytes: end.bytes,
@@ -86,7 +122,114 @@ pub(super) fn roll_forward(
         roll_forward_ms: start.elapsed().as_millis() as u64,
         ..Default::default()
     };
-    Ok((report, highest_scn, end.newest_seq))
+    Ok((report, highest_scn, end))
+}
+
+/// Recovery's writes in place, made safe to tear (see `storage::doublewrite`): the
+/// blocks whose recovered version was built on their datafile copy get a synced copy in
+/// the double-write file before they are written.
+pub(super) struct RecoveryWrites {
+    io: Arc<dyn Io>,
+    dir: PathBuf,
+    db_id: u64,
+    checkpoint: Lsn,
+    block_size: usize,
+    /// The double-write file, made at the first copy.
+    file: Mutex<Option<DoubleWrite>>,
+    /// Blocks built on their datafile copy that have no synced copy yet.
+    at_risk: Mutex<HashSet<u32>>,
+}
+
+impl RecoveryWrites {
+    /// Puts back in place, synced, the copies an interrupted recovery from `checkpoint`
+    /// left in `dir`'s double-write file (versions at least as new as the checkpoint,
+    /// so the redo from it applies over them), through `cache`'s datafiles; returns
+    /// what will keep this recovery's.
+    pub(super) fn start(
+        io: Arc<dyn Io>,
+        dir: &Path,
+        db_id: u64,
+        checkpoint: Lsn,
+        cache: &BufferCache,
+    ) -> Result<RecoveryWrites> {
+        let block_size = cache.block_size();
+        let copies = doublewrite::copies(dir, db_id, checkpoint, block_size)?;
+        if !copies.is_empty() {
+            for (rdba, block) in &copies {
+                cache.write_in_place(*rdba, block)?;
+            }
+            cache.sync_files()?;
+        }
+        Ok(RecoveryWrites {
+            io,
+            dir: dir.to_owned(),
+            db_id,
+            checkpoint,
+            block_size,
+            file: Mutex::new(None),
+            at_risk: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// Block `rdba`'s first change after the checkpoint is a partial one: a replay of
+    /// the same redo reads its datafile copy (even if an image of it comes later).
+    fn built_on_datafile(&self, rdba: u32) {
+        self.at_risk.lock().insert(rdba);
+    }
+
+    /// Adds a copy of `sealed` (block `rdba`) to the double-write file if the block is
+    /// at risk; returns whether it did (the copy is not synced yet).
+    fn stage(&self, rdba: u32, sealed: &[u8]) -> Result<bool> {
+        if !self.at_risk.lock().contains(&rdba) {
+            return Ok(false);
+        }
+        let mut file = self.file.lock();
+        if file.is_none() {
+            *file =
+                Some(DoubleWrite::create(self.io.as_ref(), &self.dir, self.db_id, self.checkpoint, self.block_size)?);
+        }
+        file.as_mut().expect("made above").stage(sealed)?;
+        Ok(true)
+    }
+
+    fn sync(&self) -> Result<()> {
+        self.file.lock().as_ref().map_or(Ok(()), DoubleWrite::sync)
+    }
+
+    /// Stages a copy of every dirty block at risk and syncs them at once (before the
+    /// checkpoint that writes them all), so that its writes need no sync each.
+    pub(super) fn protect_dirty(&self, cache: &BufferCache, stats: &SessionStats) -> Result<()> {
+        let mut staged = Vec::new();
+        cache.each_dirty_block(stats, |rdba, sealed| {
+            if self.stage(rdba, sealed)? {
+                staged.push(rdba);
+            }
+            Ok(())
+        })?;
+        self.sync()?;
+        let mut at_risk = self.at_risk.lock();
+        for rdba in staged {
+            at_risk.remove(&rdba);
+        }
+        Ok(())
+    }
+
+    /// Once the control file records a checkpoint past the redo applied: the copies are
+    /// no longer needed (nor any an earlier recovery left).
+    pub(super) fn finish(self) -> Result<()> {
+        drop(self.file.into_inner());
+        doublewrite::remove(self.io.as_ref(), &self.dir)
+    }
+}
+
+impl WriteBarrier for RecoveryWrites {
+    fn before_write(&self, rdba: u32, sealed: &[u8]) -> Result<()> {
+        if self.stage(rdba, sealed)? {
+            self.sync()?;
+            self.at_risk.lock().remove(&rdba);
+        }
+        Ok(())
+    }
 }
 
 impl DbInner {

@@ -8,11 +8,17 @@
 //! writes, oldest first, only the dirty buffers whose first change is older than where
 //! the log stood `log_checkpoint_timeout` seconds ago, syncs the datafiles and moves the
 //! checkpoint position there; blocks changed since stay dirty (a hot block is not
-//! rewritten at every pass). A *full checkpoint* (every dirty buffer) is taken whenever
-//! the log writer wants one (a log switch, or a switch waiting for `checkpoint not
-//! complete`), and on `ALTER SYSTEM CHECKPOINT`, buffer cache flushes and close. Either
-//! kind writes a block only once its redo is on disk and records in the control file the
-//! position recovery would start from. The writer holds the database weakly and stops
+//! rewritten at every pass). The log writer asks for the same kind at every log switch,
+//! with the start of the sequence it left as the target (so the group the next switch
+//! reuses is free by then), and, with the precise target, while a switch waits for
+//! `checkpoint not complete`. Neither waits for the log writer beyond what it can write:
+//! the target is below the redo already written, and while a switch waits, a buffer
+//! whose latest change is in redo not yet written is left dirty rather than waited for
+//! (the log writer waits for the checkpoint: the two must not wait for each other). A
+//! *full checkpoint* (every dirty buffer, after making all redo durable) is taken on
+//! `ALTER SYSTEM CHECKPOINT`, buffer cache flushes and close. Either kind writes a block
+//! only once its redo is on disk and records in the control file the position recovery
+//! would start from. The writer holds the database weakly and stops
 //! when the database goes. It is a session (`v$session` program DBW0), active while it
 //! checkpoints, which counts what its checkpoints do; a checkpoint asked for elsewhere
 //! (ALTER SYSTEM CHECKPOINT, a close) counts in a session of its own, program CKPT.
@@ -77,15 +83,16 @@ fn write_while_open(db: &Weak<DbInner>, redo: &RedoLog, info: &crate::stats::Ses
         }
         log_positions.note(Instant::now(), redo.append_lsn());
         info.active.store(true, Ordering::Relaxed);
-        let result = if wanted {
-            db.redo.flush_all().and_then(|()| db.checkpoint_with(Scope::Full, Some(&info.stats)))
-        } else {
-            match db.checkpoint_timeout().and_then(|t| log_positions.as_of(Instant::now(), t)) {
-                Some(target) if target > redo.checkpoint_lsn() => {
-                    db.checkpoint_with(Scope::OlderThan(target), Some(&info.stats))
+        let by_timeout = db.checkpoint_timeout().and_then(|t| log_positions.as_of(Instant::now(), t));
+        let result = match wanted.max(by_timeout) {
+            Some(target) if target > redo.checkpoint_lsn() => {
+                let done = db.checkpoint_with(Scope::OlderThan(target), Some(&info.stats));
+                if done.is_ok() {
+                    info.stats.add(Stat::BackgroundCheckpointsCompleted, 1);
                 }
-                _ => Ok(()),
+                done
             }
+            _ => Ok(()),
         };
         info.active.store(false, Ordering::Relaxed);
         if let Err(e) = result {

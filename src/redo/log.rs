@@ -40,7 +40,7 @@ use crate::storage::io::{Io, IoFile};
 use parking_lot::{Condvar, Mutex};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Bytes of a log block: every write starts on one.
@@ -63,18 +63,63 @@ pub struct LogGroup {
     pub group: u32,
     pub path: PathBuf,
     file: Arc<dyn IoFile>,
-    /// The sequence the file holds (0: never used) and the SCN it began at.
+    /// The sequence the file holds (0: never used, or a header that could not be read) and
+    /// the SCN it began at.
     seq: AtomicU64,
     first_scn: AtomicU64,
+    /// Where the records of the sequence before this one ended, as its header says (0:
+    /// not recorded).
+    prev_end: AtomicU64,
+    /// Why the header found at open could not be read (cleared once the log writer writes
+    /// a new one): recovery names the file if a sequence it needs is missing.
+    damaged: Mutex<Option<String>>,
+}
+
+impl LogGroup {
+    fn new(
+        group: u32,
+        path: PathBuf,
+        file: Arc<dyn IoFile>,
+        header: Option<&FileHeader>,
+        damaged: Option<String>,
+    ) -> Self {
+        LogGroup {
+            group,
+            path,
+            file,
+            seq: AtomicU64::new(header.map_or(0, |h| u64::from(h.seq))),
+            first_scn: AtomicU64::new(header.map_or(0, |h| h.first_scn)),
+            prev_end: AtomicU64::new(header.map_or(0, |h| h.prev_end)),
+            damaged: Mutex::new(damaged),
+        }
+    }
 }
 
 /// A file header read back.
+///
+/// ```text
+///  offset  size  field
+///  0       16    magic "LIOSCOPE REDOLOG"
+///  16      8     database id
+///  24      4     group
+///  28      4     sequence (0: never used)
+///  32      8     first SCN
+///  40      8     file size
+///  48      8     where the previous sequence's records ended (byte offset in its file)
+///  56      4     CRC-32 of bytes 0..56
+/// ```
+///
+/// A header of the first layout (CRC-32 of bytes 0..48 at 48, no previous end) is still
+/// read, with the previous end unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileHeader {
     pub group: u32,
     pub seq: u32,
     pub first_scn: u64,
     pub file_size: u64,
+    /// Byte offset just past the last record of sequence `seq - 1` (0: not recorded).
+    /// Recovery checks that it read that sequence this far.
+    pub prev_end: u64,
 }
 
 fn encode_header(db_id: u64, h: &FileHeader) -> Vec<u8> {
@@ -85,25 +130,30 @@ fn encode_header(db_id: u64, h: &FileHeader) -> Vec<u8> {
     b[28..32].copy_from_slice(&h.seq.to_le_bytes());
     b[32..40].copy_from_slice(&h.first_scn.to_le_bytes());
     b[40..48].copy_from_slice(&h.file_size.to_le_bytes());
-    let crc = crc32fast::hash(&b[..48]);
-    b[48..52].copy_from_slice(&crc.to_le_bytes());
+    b[48..56].copy_from_slice(&h.prev_end.to_le_bytes());
+    let crc = crc32fast::hash(&b[..56]);
+    b[56..60].copy_from_slice(&crc.to_le_bytes());
     b
 }
 
 /// Decodes a log file header; `Err` says why it is not one of this database's.
 pub fn decode_header(db_id: u64, b: &[u8]) -> std::result::Result<FileHeader, String> {
-    if b.len() < 52 || &b[..16] != MAGIC {
+    if b.len() < 60 || &b[..16] != MAGIC {
         return Err("not a lioscope redo log file".into());
     }
     let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
     let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
-    if crc32fast::hash(&b[..48]) != u32_at(48) {
+    let prev_end = if crc32fast::hash(&b[..56]) == u32_at(56) {
+        u64_at(48)
+    } else if crc32fast::hash(&b[..48]) == u32_at(48) {
+        0
+    } else {
         return Err("redo log file header fails its checksum".into());
-    }
+    };
     if u64_at(16) != db_id {
         return Err("redo log file of another database".into());
     }
-    Ok(FileHeader { group: u32_at(24), seq: u32_at(28), first_scn: u64_at(32), file_size: u64_at(40) })
+    Ok(FileHeader { group: u32_at(24), seq: u32_at(28), first_scn: u64_at(32), file_size: u64_at(40), prev_end })
 }
 
 /// A group as `v$log` shows it.
@@ -159,10 +209,23 @@ pub struct RedoLog {
     /// The checkpoint position: redo before it is no longer needed by recovery.
     checkpoint: Mutex<Lsn>,
     checkpoint_moved: Condvar,
-    /// Set by the log writer when a switch waits for a checkpoint; the database writer
-    /// watches it.
-    checkpoint_wanted: Mutex<bool>,
+    /// The checkpoint the log writer wants (0: none): the database writer writes every
+    /// buffer first changed before this LSN. Asked for at every switch, so that the
+    /// checkpoint keeps ahead of the circle, and while a switch waits for a group.
+    checkpoint_wanted: Mutex<CheckpointWanted>,
     checkpoint_wake: Condvar,
+    /// Set while a switch waits for a checkpoint: redo past `flushed` cannot be written
+    /// until the checkpoint frees the next group, so the checkpoint must not wait for it.
+    switch_waiting: AtomicBool,
+}
+
+/// What the database writer is asked for.
+#[derive(Debug, Default)]
+struct CheckpointWanted {
+    /// Write every buffer first changed before this LSN (0: nothing asked).
+    target: Lsn,
+    /// Woken to notice a close.
+    woken: bool,
 }
 
 /// The name of online log group `group`'s file.
@@ -171,36 +234,44 @@ pub fn file_name(group: u32) -> String {
 }
 
 impl RedoLog {
-    /// Creates the files of `groups` log groups of `file_size` bytes each in `dir`
-    /// (sparse: blocks are allocated as redo is written), synced.
+    /// Creates the files of `groups` log groups of `file_size` bytes each in `dir`,
+    /// synced, with the directory.
     pub fn create_files(io: &dyn Io, dir: &Path, db_id: u64, groups: u32, file_size: u64) -> Result<()> {
         for group in 1..=groups {
             create_group_file(io, dir, db_id, group, file_size)?;
         }
-        Ok(())
+        io.sync_dir(dir)
     }
 
-    /// Opens the log groups named (by group number, in the circle's order) in `dir`.
-    /// Nothing is written until [`RedoLog::start`].
-    pub fn open(io: Arc<dyn Io>, dir: &Path, db_id: u64, file_size: u64, groups: &[u32]) -> Result<RedoLog> {
+    /// Opens the online logs of `dir`: the groups the control file names (`listed`, in
+    /// the circle's order), then every other `redoNN.log` whose header is this database's
+    /// (a group the log writer added after the control file was last written). A listed
+    /// file whose header cannot be read opens as unused, its damage noted for recovery;
+    /// an unlisted one is left alone (a group whose creation a crash interrupted, reused
+    /// by the next group of its number). Nothing is written until [`RedoLog::start`].
+    pub fn open(io: Arc<dyn Io>, dir: &Path, db_id: u64, file_size: u64, listed: &[u32]) -> Result<RedoLog> {
         let mut opened = Vec::new();
-        for &group in groups {
+        for &group in listed {
             let path = dir.join(file_name(group));
             let file = io.open(&path, false, false)?;
-            let header = read_header(&path, db_id)?;
-            if header.group != group || header.file_size != file_size {
-                return Err(corrupt(
-                    &path,
-                    format!("header says group {} of {} bytes", header.group, header.file_size),
-                ));
+            let (header, damaged) = match read_header(&path, db_id) {
+                Ok(h) if h.group == group && h.file_size == file_size => (Some(h), None),
+                Ok(h) => (None, Some(format!("its header says group {} of {} bytes", h.group, h.file_size))),
+                Err(e) => (None, Some(e.to_string())),
+            };
+            opened.push(Arc::new(LogGroup::new(group, path, file, header.as_ref(), damaged)));
+        }
+        for (group, path) in unlisted_log_files(dir, listed)? {
+            match read_header(&path, db_id) {
+                Ok(h) if h.group == group && h.file_size == file_size => {
+                    let file = io.open(&path, false, false)?;
+                    opened.push(Arc::new(LogGroup::new(group, path, file, Some(&h), None)));
+                }
+                _ => {}
             }
-            opened.push(Arc::new(LogGroup {
-                group,
-                path,
-                file,
-                seq: AtomicU64::new(u64::from(header.seq)),
-                first_scn: AtomicU64::new(header.first_scn),
-            }));
+        }
+        if opened.is_empty() {
+            return Err(corrupt(dir, "the control file names no online redo log"));
         }
         Ok(RedoLog {
             io,
@@ -214,8 +285,9 @@ impl RedoLog {
             flushed: AtomicU64::new(0),
             checkpoint: Mutex::new(0),
             checkpoint_moved: Condvar::new(),
-            checkpoint_wanted: Mutex::new(false),
+            checkpoint_wanted: Mutex::new(CheckpointWanted::default()),
             checkpoint_wake: Condvar::new(),
+            switch_waiting: AtomicBool::new(false),
         })
     }
 
@@ -228,19 +300,33 @@ impl RedoLog {
         self.groups.lock().iter().map(|g| g.group).collect()
     }
 
-    /// Each group's file and the sequence in it (0: never used), for recovery.
-    pub fn sequences(&self) -> Vec<(u32, PathBuf)> {
-        self.groups.lock().iter().map(|g| (g.seq.load(Ordering::Relaxed) as u32, g.path.clone())).collect()
+    /// Each group's file as recovery reads it: the sequence in it (0: never used, or
+    /// unreadable), where the sequence before it ended, and any damage to its header.
+    pub fn sequences(&self) -> Vec<super::reader::LogFile> {
+        self.groups
+            .lock()
+            .iter()
+            .map(|g| super::reader::LogFile {
+                seq: g.seq.load(Ordering::Relaxed) as u32,
+                path: g.path.clone(),
+                prev_end: g.prev_end.load(Ordering::Relaxed),
+                damaged: g.damaged.lock().clone(),
+            })
+            .collect()
     }
 
     /// Begins sequence `seq` in the group after the one holding the newest sequence,
-    /// writing its header (synced), and sets the checkpoint to its start: recovery has
-    /// brought every block up to date and written it. Returns the LSN where redo starts.
-    pub fn start(&self, seq: u32, scn: u64) -> Result<Lsn> {
+    /// writing its header (synced; `prev_end`: where the records of sequence `seq - 1`
+    /// ended), and sets the checkpoint to its start. The caller has made every group's
+    /// redo unneeded first: recovery brought every block up to date, synced the
+    /// datafiles and recorded a checkpoint past the newest sequence in the control file,
+    /// so that a crash here leaves nothing recovery needs overwritten. Returns the LSN
+    /// where redo starts.
+    pub fn start(&self, seq: u32, scn: u64, prev_end: u64) -> Result<Lsn> {
         let groups = self.groups.lock().clone();
         let newest = groups.iter().enumerate().max_by_key(|(_, g)| g.seq.load(Ordering::Relaxed)).map_or(0, |(i, _)| i);
         let next = &groups[(newest + 1) % groups.len()];
-        self.begin_sequence(next, seq, scn)?;
+        self.begin_sequence(next, seq, scn, prev_end)?;
         let lsn = super::lsn(seq, FILE_HEADER);
         let mut state = self.state.lock();
         state.seq = seq;
@@ -252,12 +338,14 @@ impl RedoLog {
     }
 
     /// Writes `group`'s header for sequence `seq`, synced.
-    fn begin_sequence(&self, group: &LogGroup, seq: u32, first_scn: u64) -> Result<()> {
-        let header = FileHeader { group: group.group, seq, first_scn, file_size: self.file_size };
+    fn begin_sequence(&self, group: &LogGroup, seq: u32, first_scn: u64, prev_end: u64) -> Result<()> {
+        let header = FileHeader { group: group.group, seq, first_scn, file_size: self.file_size, prev_end };
         group.file.write_at(&encode_header(self.db_id, &header), 0)?;
         group.file.sync()?;
         group.seq.store(u64::from(seq), Ordering::Release);
         group.first_scn.store(first_scn, Ordering::Relaxed);
+        group.prev_end.store(prev_end, Ordering::Relaxed);
+        *group.damaged.lock() = None;
         Ok(())
     }
 
@@ -403,20 +491,37 @@ impl RedoLog {
         *self.checkpoint.lock()
     }
 
-    /// Waits up to `timeout` for the log writer to want a checkpoint; returns whether it
-    /// does (and clears the wish).
-    pub fn wait_checkpoint_wanted(&self, timeout: Duration) -> bool {
+    /// Waits up to `timeout` for the log writer to want a checkpoint; returns the LSN
+    /// before which every buffer's first change must be written (and clears the wish),
+    /// or `None` when the wait ended without one (a timeout, or a wake to notice a close).
+    pub fn wait_checkpoint_wanted(&self, timeout: Duration) -> Option<Lsn> {
         let mut wanted = self.checkpoint_wanted.lock();
-        if !*wanted {
+        if wanted.target == 0 && !wanted.woken {
             self.checkpoint_wake.wait_for(&mut wanted, timeout);
         }
-        std::mem::take(&mut *wanted)
+        wanted.woken = false;
+        Some(std::mem::take(&mut wanted.target)).filter(|&t| t != 0)
     }
 
-    /// Wakes the database writer (to checkpoint now, or to notice a shutdown).
-    pub fn want_checkpoint(&self) {
-        *self.checkpoint_wanted.lock() = true;
+    /// Asks the database writer for a checkpoint that writes every buffer first changed
+    /// before `target`, so that recovery no longer needs the redo before it.
+    pub fn want_checkpoint(&self, target: Lsn) {
+        let mut wanted = self.checkpoint_wanted.lock();
+        wanted.target = wanted.target.max(target);
         self.checkpoint_wake.notify_all();
+    }
+
+    /// Wakes the database writer, to notice a close.
+    pub fn wake_database_writer(&self) {
+        self.checkpoint_wanted.lock().woken = true;
+        self.checkpoint_wake.notify_all();
+    }
+
+    /// Whether a log switch is waiting for a checkpoint: redo past [`RedoLog::flushed`]
+    /// is not written until the checkpoint frees the next group, so a checkpoint must
+    /// not wait for it (it leaves such blocks dirty instead).
+    pub fn switch_waiting(&self) -> bool {
+        self.switch_waiting.load(Ordering::Acquire)
     }
 
     /// The groups as `v$log` shows them.
@@ -450,6 +555,8 @@ impl RedoLog {
     /// written) or failed. `stats` are the log writer's own.
     pub fn run_writer(&self, stats: &SessionStats) {
         let mut current: Option<Arc<LogGroup>> = self.group_with_seq(self.state.lock().seq);
+        // The end of the last bytes written: where the current sequence's records end.
+        let mut written_end = self.flushed();
         loop {
             let (chunks, target, wastage) = {
                 let mut state = self.state.lock();
@@ -482,7 +589,7 @@ impl RedoLog {
                 (std::mem::take(&mut state.chunks), target, std::mem::take(&mut state.wastage))
             };
             stats.add(Stat::RedoWastage, wastage);
-            if let Err(e) = self.write_chunks(stats, &mut current, &chunks) {
+            if let Err(e) = self.write_chunks(stats, &mut current, &mut written_end, &chunks) {
                 self.state.lock().failed = Some(e.to_string());
                 self.written.notify_all();
                 return;
@@ -497,7 +604,7 @@ impl RedoLog {
     pub fn close(&self) {
         self.state.lock().closing = true;
         self.work.notify_all();
-        self.want_checkpoint();
+        self.wake_database_writer();
     }
 
     /// Whether the log has failed (no commit is acknowledged any more).
@@ -511,15 +618,24 @@ impl RedoLog {
 
     /// Writes the chunks taken from the buffer, switching groups where their sequence
     /// changes, then syncs: one `redo writes` per chunk, `log file parallel write`.
-    fn write_chunks(&self, stats: &SessionStats, current: &mut Option<Arc<LogGroup>>, chunks: &[Chunk]) -> Result<()> {
+    /// `written_end` follows the end of the bytes written.
+    fn write_chunks(
+        &self,
+        stats: &SessionStats,
+        current: &mut Option<Arc<LogGroup>>,
+        written_end: &mut Lsn,
+        chunks: &[Chunk],
+    ) -> Result<()> {
         let _wait = stats.begin_wait(WaitEvent::LogFileParallelWrite);
         for chunk in chunks {
             if current.as_ref().is_none_or(|g| g.seq.load(Ordering::Relaxed) as u32 != chunk.seq) {
-                *current = Some(self.switch(stats, current.as_deref(), chunk.seq)?);
+                *current = Some(self.switch(stats, current.as_deref(), chunk.seq, *written_end)?);
+                *written_end = super::lsn(chunk.seq, FILE_HEADER);
             }
             let group = current.as_ref().expect("switched above");
             if !chunk.bytes.is_empty() {
                 group.file.write_at(&chunk.bytes, chunk.offset)?;
+                *written_end = super::lsn(chunk.seq, chunk.offset + chunk.bytes.len() as u64);
                 stats.add(Stat::RedoWrites, 1);
                 stats.add(Stat::RedoBlocksWritten, (chunk.bytes.len() as u64).div_ceil(LOG_BLOCK));
             }
@@ -530,12 +646,26 @@ impl RedoLog {
         Ok(())
     }
 
-    /// Moves from `from` to the next group for sequence `seq`: syncs the old file, waits
+    /// Moves from `from` to the next group for sequence `seq`: syncs the old file (the
+    /// redo up to `written_end`, all of the old sequence, is then durable and published
+    /// as flushed, so that a checkpoint the switch waits for never waits for it), waits
     /// for a checkpoint if the next group's redo is still needed (growing the circle if
-    /// it does not come), and writes the new header.
-    fn switch(&self, stats: &SessionStats, from: Option<&LogGroup>, seq: u32) -> Result<Arc<LogGroup>> {
+    /// it does not come), and writes the new header, which records where the old
+    /// sequence ended.
+    fn switch(
+        &self,
+        stats: &SessionStats,
+        from: Option<&LogGroup>,
+        seq: u32,
+        written_end: Lsn,
+    ) -> Result<Arc<LogGroup>> {
         if let Some(old) = from {
             old.file.sync()?;
+            if written_end > self.flushed() {
+                self.flushed.store(written_end, Ordering::Release);
+                let _state = self.state.lock();
+                self.written.notify_all();
+            }
         }
         let _wait = stats.begin_wait(WaitEvent::LogFileSwitchCompletion);
         let next = {
@@ -545,11 +675,14 @@ impl RedoLog {
         };
         let next = if self.needed(&next) { self.wait_for_checkpoint(stats, next, from)? } else { next };
         let scn = self.state.lock().highest_scn;
-        self.begin_sequence(&next, seq, scn)?;
+        let prev_end = if super::lsn_seq(written_end) + 1 == seq { super::lsn_offset(written_end) } else { 0 };
+        self.begin_sequence(&next, seq, scn, prev_end)?;
         stats.add(Stat::RedoLogSwitches, 1);
-        // A checkpoint at every switch, as Oracle takes one: by the time the circle comes
-        // back to the group just left, its redo is no longer needed.
-        self.want_checkpoint();
+        // A checkpoint at every switch, of the buffers first changed before the sequence
+        // just left began: once it is done, the group the next switch reuses (with three
+        // groups, the one before that sequence) is free, and the buffers changed in the
+        // sequence just left are not written yet (a hot block is written once a log).
+        self.want_checkpoint(super::lsn(seq.saturating_sub(1), 0));
         Ok(next)
     }
 
@@ -559,8 +692,11 @@ impl RedoLog {
         needed_by(group, self.checkpoint_lsn())
     }
 
-    /// `checkpoint not complete`: asks for a checkpoint and waits for it to free `next`;
-    /// if it does not in time, adds a group after `from` and returns that instead.
+    /// `checkpoint not complete`: asks for the checkpoint that frees `next` (every buffer
+    /// first changed in its sequence or before written) and waits for it; if it does not
+    /// come in time, adds a group after `from` and returns that instead. The new group's
+    /// file and directory entry are synced before any redo goes into it, and the next
+    /// open finds it by its header whether or not the control file names it yet.
     fn wait_for_checkpoint(
         &self,
         stats: &SessionStats,
@@ -569,27 +705,24 @@ impl RedoLog {
     ) -> Result<Arc<LogGroup>> {
         let _wait = stats.begin_wait(WaitEvent::LogFileSwitchCheckpointIncomplete);
         stats.add(Stat::CheckpointNotComplete, 1);
+        let frees_next = super::lsn(next.seq.load(Ordering::Relaxed) as u32 + 1, 0);
+        self.switch_waiting.store(true, Ordering::Release);
         let deadline = std::time::Instant::now() + SWITCH_PATIENCE;
         let mut at = self.checkpoint.lock();
         while needed_by(&next, *at) && std::time::Instant::now() < deadline {
-            self.want_checkpoint();
+            self.want_checkpoint(frees_next);
             self.checkpoint_moved.wait_for(&mut at, Duration::from_millis(50));
         }
         drop(at);
+        self.switch_waiting.store(false, Ordering::Release);
         if !self.needed(&next) {
             return Ok(next);
         }
         let mut groups = self.groups.lock();
         let number = groups.iter().map(|g| g.group).max().unwrap_or(0) + 1;
-        create_group_file(self.io.as_ref(), &self.dir, self.db_id, number, self.file_size)?;
-        let path = self.dir.join(file_name(number));
-        let group = Arc::new(LogGroup {
-            group: number,
-            file: self.io.open(&path, false, false)?,
-            path,
-            seq: AtomicU64::new(0),
-            first_scn: AtomicU64::new(0),
-        });
+        let file = create_group_file(self.io.as_ref(), &self.dir, self.db_id, number, self.file_size)?;
+        self.io.sync_dir(&self.dir)?;
+        let group = Arc::new(LogGroup::new(number, self.dir.join(file_name(number)), file, None, None));
         let at = from.and_then(|f| groups.iter().position(|g| g.group == f.group)).map_or(groups.len(), |i| i + 1);
         groups.insert(at, group.clone());
         stats.add(Stat::RedoLogGroupsAdded, 1);
@@ -622,14 +755,34 @@ fn needed_by(group: &LogGroup, checkpoint: Lsn) -> bool {
     seq != 0 && seq >= super::lsn_seq(checkpoint)
 }
 
-/// Creates one group's file: its header (sequence 0, unused), sized, synced.
-fn create_group_file(io: &dyn Io, dir: &Path, db_id: u64, group: u32, file_size: u64) -> Result<()> {
+/// Creates one group's file: its header (sequence 0, unused), sized, synced (the
+/// caller syncs the directory). A file of that name already there belongs to no group
+/// (a creation a crash interrupted, or one whose header was never this database's): it
+/// is reused.
+fn create_group_file(io: &dyn Io, dir: &Path, db_id: u64, group: u32, file_size: u64) -> Result<Arc<dyn IoFile>> {
     let path = dir.join(file_name(group));
-    let file = io.open(&path, true, false)?;
-    let header = FileHeader { group, seq: 0, first_scn: 0, file_size };
+    let file = io.open(&path, !path.exists(), false)?;
+    let header = FileHeader { group, seq: 0, first_scn: 0, file_size, prev_end: 0 };
     file.write_at(&encode_header(db_id, &header), 0)?;
     file.extend(file_size)?;
-    file.sync()
+    file.sync()?;
+    Ok(file)
+}
+
+/// The `redoNN.log` files of `dir` whose group is not in `listed`, by group number.
+fn unlisted_log_files(dir: &Path, listed: &[u32]) -> Result<Vec<(u32, PathBuf)>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io("read directory", dir, e))?;
+    let mut found = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| Error::io("read directory", dir, e))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let group = name.strip_prefix("redo").and_then(|n| n.strip_suffix(".log")).and_then(|n| n.parse::<u32>().ok());
+        if let Some(group) = group.filter(|g| !listed.contains(g) && file_name(*g) == name) {
+            found.push((group, path));
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// Reads the header of the log file at `path`.
@@ -658,7 +811,7 @@ mod tests {
         let io = crate::storage::io::os();
         RedoLog::create_files(io.as_ref(), dir.path(), 7, 3, 1 << 20).unwrap();
         let log = Arc::new(RedoLog::open(io, dir.path(), 7, 1 << 20, &[1, 2, 3]).unwrap());
-        let start = log.start(1, 1).unwrap();
+        let start = log.start(1, 1, 0).unwrap();
         let writer_log = log.clone();
         let writer_stats = Arc::new(SessionStats::default());
         let ws = writer_stats.clone();
@@ -703,6 +856,123 @@ mod tests {
         let first_missing = expected.iter().zip(&seen).position(|(e, s)| e != s);
         assert_eq!((seen.len(), first_missing), (expected.len(), None), "records read back, first one missing");
         assert!(writer_stats.get(Stat::RedoWastage) > 0 && writer_stats.get(Stat::RedoLogSwitches) >= 3);
+    }
+
+    /// Writes `records` records of about 300 bytes through a log of three 64 KB groups,
+    /// switching every `per_seq`; returns the directory, the log's files after it closed,
+    /// and where the scan starts.
+    fn write_log(records: u32, per_seq: u32) -> (tempfile::TempDir, Vec<reader::LogFile>, Lsn) {
+        let dir = tempfile::tempdir().unwrap();
+        let io = crate::storage::io::os();
+        RedoLog::create_files(io.as_ref(), dir.path(), 7, 3, 64 << 10).unwrap();
+        let log = Arc::new(RedoLog::open(io, dir.path(), 7, 64 << 10, &[1, 2, 3]).unwrap());
+        let start = log.start(1, 1, 0).unwrap();
+        let writer_log = log.clone();
+        let writer = std::thread::spawn(move || writer_log.run_writer(&SessionStats::default()));
+        let stats = SessionStats::default();
+        for i in 0..records {
+            let block = vec![i as u8; 296];
+            let ranges = [(0usize, 296)];
+            let n = record::encoded_len(&ranges);
+            let (_, end) = log
+                .append(&stats, n, u64::from(i), |out, seq| {
+                    record::encode_one(out, seq, u64::from(i), i, record::Op::Change, &block, &ranges)
+                })
+                .unwrap();
+            if i % 17 == 0 {
+                log.flush_to(end).unwrap();
+            }
+            if i % per_seq == per_seq - 1 {
+                log.switch_logfile().unwrap();
+            }
+        }
+        log.flush_all().unwrap();
+        log.close();
+        writer.join().unwrap();
+        let files = log.sequences();
+        (dir, files, start)
+    }
+
+    #[test]
+    fn each_header_records_where_the_sequence_before_it_ended() {
+        let (_dir, files, start) = write_log(300, 100);
+        let mut ends = std::collections::BTreeMap::new();
+        reader::scan(&files, start, |_, end, _| {
+            ends.insert(super::super::lsn_seq(end), super::super::lsn_offset(end));
+            Ok(())
+        })
+        .unwrap();
+        for file in files.iter().filter(|f| f.seq > 1) {
+            let before = ends[&(file.seq - 1)];
+            assert!(
+                file.prev_end >= before && file.prev_end < before + LOG_BLOCK,
+                "sequence {} says {} ended at {}; its last record ends at {before}",
+                file.seq,
+                file.seq - 1,
+                file.prev_end
+            );
+        }
+        let headers: Vec<FileHeader> = files.iter().map(|f| read_header(&f.path, 7).unwrap()).collect();
+        assert!(headers.iter().all(|h| h.seq == 0 || h.seq == 1 || h.prev_end > FILE_HEADER), "{headers:?}");
+    }
+
+    #[test]
+    fn a_damaged_record_in_an_older_sequence_is_an_error_naming_it_never_the_end_of_the_log() {
+        let (_dir, files, start) = write_log(300, 100);
+        let older = files.iter().find(|f| f.seq == 2).unwrap();
+        let mut bytes = std::fs::read(&older.path).unwrap();
+        bytes[FILE_HEADER as usize + 5_000] ^= 0x40;
+        std::fs::write(&older.path, &bytes).unwrap();
+        let mut applied = 0;
+        let e = reader::scan(&files, start, |_, _, _| {
+            applied += 1;
+            Ok(())
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("log sequence 2 has no valid record at byte")
+                && e.contains(older.path.file_name().unwrap().to_str().unwrap()),
+            "{e}"
+        );
+        assert!(applied < 200, "nothing of sequence 3 was applied ({applied} records)");
+    }
+
+    #[test]
+    fn valid_records_beyond_a_damaged_one_in_the_newest_sequence_are_reported() {
+        let (_dir, files, start) = write_log(250, 100);
+        let newest = files.iter().max_by_key(|f| f.seq).unwrap();
+        let mut bytes = std::fs::read(&newest.path).unwrap();
+        bytes[FILE_HEADER as usize + 2_000] ^= 0x40;
+        std::fs::write(&newest.path, &bytes).unwrap();
+        let end = reader::scan(&files, start, |_, _, _| Ok(())).unwrap();
+        let damage = end.damage.expect("the damage is reported");
+        assert_eq!((damage.seq, damage.path.clone()), (newest.seq, newest.path.clone()));
+        assert!(damage.offset <= FILE_HEADER + 2_000 && damage.next_valid > damage.offset, "{damage}");
+    }
+
+    #[test]
+    fn a_log_group_missing_from_the_list_is_found_by_its_header_and_a_stale_file_is_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = crate::storage::io::os();
+        RedoLog::create_files(io.as_ref(), dir.path(), 7, 4, 1 << 20).unwrap();
+        std::fs::write(dir.path().join(file_name(5)), b"half made").unwrap();
+        let log = RedoLog::open(io.clone(), dir.path(), 7, 1 << 20, &[1, 2, 3]).unwrap();
+        assert_eq!(log.group_numbers(), vec![1, 2, 3, 4], "group 4 found by its header, the stale file left alone");
+        create_group_file(io.as_ref(), dir.path(), 7, 5, 1 << 20).unwrap();
+        assert_eq!(read_header(&dir.path().join(file_name(5)), 7).unwrap().group, 5, "the stale file is reused");
+    }
+
+    #[test]
+    fn a_header_of_the_first_layout_is_read_with_no_previous_end() {
+        let h = FileHeader { group: 2, seq: 9, first_scn: 44, file_size: 1 << 20, prev_end: 0 };
+        let mut b = encode_header(7, &h);
+        b[48..].fill(0);
+        let crc = crc32fast::hash(&b[..48]);
+        b[48..52].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(decode_header(7, &b), Ok(h));
+        b[30] ^= 1;
+        assert!(decode_header(7, &b).is_err());
     }
 
     #[test]

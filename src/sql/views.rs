@@ -99,7 +99,7 @@ fn v_logfile(session: &Session) -> Rows {
 
 /// `v$recovery_progress`: what instance recovery did when the database was opened.
 fn recovery_progress(session: &Session) -> Rows {
-    let r = session.db.recovery.get().copied().unwrap_or_default();
+    let r = session.db.recovery.get().cloned().unwrap_or_default();
     let items: [(&str, &str, u64); 7] = [
         ("Log Files", "Files", r.log_files),
         ("Redo Applied", "Megabytes", r.redo_bytes >> 20),

@@ -134,6 +134,7 @@ statistics! {
     CommitBatchNowait => "commit batch/nowait requested", 2;
     DbwrCheckpoints => "DBWR checkpoints", 8;
     DbwrCheckpointBuffersWritten => "DBWR checkpoint buffers written", 8;
+    BackgroundCheckpointsCompleted => "background checkpoints completed", 8;
     RedoRecordsApplied => "recovery redo records applied", 2;
     RecoveryBlocksApplied => "recovery blocks read", 8;
     TransactionsRolledBackAtOpen => "transaction rollbacks", 1;

@@ -35,6 +35,9 @@ pub trait Io: Send + Sync + std::fmt::Debug {
     fn open(&self, path: &Path, create: bool, direct: bool) -> Result<Arc<dyn IoFile>>;
     /// Replaces the file at `path` with `contents` atomically and durably.
     fn replace(&self, path: &Path, contents: &[u8]) -> Result<()>;
+    /// Makes the directory's entries durable (`fsync` of the directory): a file created
+    /// in it survives a power loss only after this.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
 }
 
 /// One open file.
@@ -68,6 +71,10 @@ impl Io for OsIo {
 
     fn replace(&self, path: &Path, contents: &[u8]) -> Result<()> {
         replace_with_rename(path, contents)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        sync_directory(dir)
     }
 }
 
@@ -136,7 +143,11 @@ fn replace_with_rename(path: &Path, contents: &[u8]) -> Result<()> {
     std::fs::write(tmp, contents).map_err(|e| Error::io("write", tmp, e))?;
     File::open(tmp).and_then(|f| f.sync_all()).map_err(|e| Error::io("sync", tmp, e))?;
     std::fs::rename(tmp, path).map_err(|e| Error::io("rename", path, e))?;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    sync_directory(path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")))
+}
+
+/// `fsync` of a directory: the entries made or renamed in it are durable.
+fn sync_directory(dir: &Path) -> Result<()> {
     File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io("sync", dir, e))
 }
 
@@ -342,6 +353,11 @@ impl Io for FaultIo {
         check(&self.state, path, true)?;
         replace_with_rename(path, contents)
     }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        check(&self.state, dir, true)?;
+        sync_directory(dir)
+    }
 }
 
 /// A file opened by a [`FaultIo`].
@@ -383,12 +399,13 @@ impl IoFile for FaultFile {
     }
 
     fn extend(&self, len: u64) -> Result<()> {
-        check(&self.state, &self.inner.path, false)?;
         let old_len = self.inner.len()?;
-        if old_len < len {
-            self.inner.extend(len)?;
-            self.state.lock().unsynced.push((self.inner.path.clone(), Unsynced::Extend { old_len }));
+        if old_len >= len {
+            return Ok(()); // nothing to write
         }
+        check(&self.state, &self.inner.path, false)?;
+        self.inner.extend(len)?;
+        self.state.lock().unsynced.push((self.inner.path.clone(), Unsynced::Extend { old_len }));
         Ok(())
     }
 }

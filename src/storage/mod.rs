@@ -3,8 +3,8 @@
 //! tables ([`hcc`]), segments (extent map and high-water
 //! mark), the space of the datafiles ([`space`]: extents handed out and taken back); how
 //! the database's JSON documents (the control file, the dictionary) are read and
-//! replaced atomically; and the I/O layer ([`io`]) every write of a database file goes
-//! through.
+//! replaced atomically; the recovery double-write file ([`doublewrite`]); and the I/O
+//! layer ([`io`]) every write of a database file goes through.
 //!
 //! Nothing here counts statistics or knows about sessions; the buffer cache above reads
 //! and writes blocks through [`datafile::DataFile`] and interprets them with [`block`],
@@ -13,6 +13,7 @@
 pub mod block;
 pub mod control;
 pub mod datafile;
+pub mod doublewrite;
 pub mod hcc;
 pub mod ids;
 pub mod io;
