@@ -132,14 +132,16 @@ impl BufferCache {
 
     /// Writes a dirty buffer to its datafile (the dirty flag is cleared first, under the
     /// shared content lock, so a change made after the copy dirties it again). Returns
-    /// false if the buffer could not be pinned (it left its chain meanwhile).
+    /// false if the buffer could not be pinned (it left its chain meanwhile), or if it is
+    /// a checkpoint's write (`event`: db file parallel write) of a block whose redo a
+    /// waiting log switch holds back (it stays dirty: see [`BufferCache::write_ahead`]).
     pub(super) fn write_back(&self, stats: &SessionStats, index: u32, event: WaitEvent) -> Result<bool> {
         let h = &self.headers[index as usize];
         let Some(rdba) = self.pin_current(stats, index) else { return Ok(false) };
         h.lock_shared(stats);
         let result = self.write_locked(stats, index, rdba, event);
         h.unlock_shared_unpin();
-        result.map(|()| true)
+        result
     }
 
     /// Pins buffer `index` if it holds a current block in its chain; returns its address.
@@ -160,14 +162,19 @@ impl BufferCache {
         Some(rdba)
     }
 
-    pub(super) fn write_locked(&self, stats: &SessionStats, index: u32, rdba: u32, event: WaitEvent) -> Result<()> {
+    /// Writes buffer `index` (pinned and shared-locked) if it is dirty; returns false if
+    /// it was left dirty instead (see [`BufferCache::write_back`]).
+    pub(super) fn write_locked(&self, stats: &SessionStats, index: u32, rdba: u32, event: WaitEvent) -> Result<bool> {
         let h = &self.headers[index as usize];
         if h.state.fetch_and(!DIRTY, Ordering::AcqRel) & DIRTY == 0 {
-            return Ok(());
+            return Ok(true);
         }
-        if let Err(e) = self.write_ahead(index) {
-            h.state.fetch_or(DIRTY, Ordering::AcqRel);
-            return Err(e);
+        match self.write_ahead(index, event == WaitEvent::DbFileParallelWrite) {
+            Ok(true) => {}
+            unwritable => {
+                h.state.fetch_or(DIRTY, Ordering::AcqRel);
+                return unwritable;
+            }
         }
         let mut scratch = self.write_scratch.lock().pop().unwrap_or_else(|| Arena::new(1, self.block_size));
         let copy = scratch.block_mut(0);
@@ -179,17 +186,17 @@ impl BufferCache {
             file.write_block(block::rdba_block(rdba), copy)
         });
         self.write_scratch.lock().push(scratch);
-        if written.is_err() {
+        if let Err(e) = written {
             // Still to be written: the block stays dirty.
             h.state.fetch_or(DIRTY, Ordering::AcqRel);
-            return written;
+            return Err(e);
         }
         self.written(index);
         stats.add(Stat::PhysicalWrites, 1);
         stats.add(Stat::PhysicalWritesFromCache, 1);
         stats.add(Stat::PhysicalWriteIoRequests, 1);
         stats.add(Stat::PhysicalWriteBytes, self.block_size as u64);
-        written
+        Ok(true)
     }
 
     /// Multiblock read for a scan: brings `count` adjacent blocks starting at `first` into

@@ -168,11 +168,14 @@ impl BufferCache {
     }
 
     /// Before block `index` is written: the redo up to its page LSN must be on disk.
-    pub(super) fn write_ahead(&self, index: u32) -> crate::error::Result<()> {
-        match self.redo.get() {
-            Some(redo) => redo.flush_to(self.lsns[index as usize].page.load(Ordering::Acquire)),
-            None => Ok(()),
-        }
+    /// Returns whether it is; `for_checkpoint`: a checkpoint's write, which does not
+    /// wait while a log switch waits for a checkpoint (the log writer cannot write that
+    /// redo until one frees the next group, so the two would wait for each other): the
+    /// block is left dirty, its first-dirty LSN holding the checkpoint position back.
+    pub(super) fn write_ahead(&self, index: u32, for_checkpoint: bool) -> crate::error::Result<bool> {
+        let Some(redo) = self.redo.get() else { return Ok(true) };
+        let page = self.lsns[index as usize].page.load(Ordering::Acquire);
+        if for_checkpoint { redo.flush_to_unless_switch_waits(page) } else { redo.flush_to(page).map(|()| true) }
     }
 
     /// After block `index` was written (not yet synced): its next change logs it whole,
@@ -222,25 +225,12 @@ impl BufferCache {
         let mut written = 0;
         for (_, index) in oldest {
             let h = &self.headers[index as usize];
-            if self.waits_for_switch(index) {
-                continue;
-            }
             if h.has(DIRTY) && self.write_back(stats, index, WaitEvent::DbFileParallelWrite)? {
                 written += 1;
             }
         }
         self.sync_files()?;
         Ok(written)
-    }
-
-    /// Whether buffer `index`'s latest change is in redo that cannot be written until a
-    /// log switch, which waits for the checkpoint now writing, is done: the checkpoint
-    /// leaves it dirty (its first-dirty LSN holds the position back) rather than wait for
-    /// the log writer that waits for it.
-    fn waits_for_switch(&self, index: u32) -> bool {
-        self.redo.get().is_some_and(|redo| {
-            redo.switch_waiting() && self.lsns[index as usize].page.load(Ordering::Acquire) > redo.flushed()
-        })
     }
 
     /// Takes the unsynced writes' minimum before a sync of every datafile (which covers

@@ -438,6 +438,28 @@ impl RedoLog {
         Ok(())
     }
 
+    /// Waits until redo up to `lsn` is on disk, as [`RedoLog::flush_to`], unless a log
+    /// switch is waiting for a checkpoint (or comes to): returns whether it is on disk.
+    /// What a checkpoint's write waits with, since the switch waits for the checkpoint.
+    pub fn flush_to_unless_switch_waits(&self, lsn: Lsn) -> Result<bool> {
+        if self.flushed() >= lsn {
+            return Ok(true);
+        }
+        let mut state = self.state.lock();
+        while self.flushed() < lsn {
+            if let Some(failed) = &state.failed {
+                return Err(Error::Transaction { message: format!("the redo log cannot be written: {failed}") });
+            }
+            if self.switch_waiting() {
+                return Ok(false);
+            }
+            state.flush_requested = true;
+            self.work.notify_one();
+            self.written.wait_for(&mut state, Duration::from_millis(100));
+        }
+        Ok(true)
+    }
+
     /// Asks the log writer to write what the buffer holds, without waiting.
     pub fn nudge(&self) {
         self.state.lock().flush_requested = true;
@@ -678,11 +700,12 @@ impl RedoLog {
         let prev_end = if super::lsn_seq(written_end) + 1 == seq { super::lsn_offset(written_end) } else { 0 };
         self.begin_sequence(&next, seq, scn, prev_end)?;
         stats.add(Stat::RedoLogSwitches, 1);
-        // A checkpoint at every switch, of the buffers first changed before the sequence
-        // just left began: once it is done, the group the next switch reuses (with three
-        // groups, the one before that sequence) is free, and the buffers changed in the
-        // sequence just left are not written yet (a hot block is written once a log).
-        self.want_checkpoint(super::lsn(seq.saturating_sub(1), 0));
+        // A checkpoint at every switch, of the buffers first changed before the new
+        // sequence: the group the next switch reuses (with three groups, the one before
+        // the sequence just left) is free once it has passed the sequence before, so it
+        // has the whole of this sequence to get there, and writes a hot block while its
+        // latest change is still in redo the log writer can write.
+        self.want_checkpoint(super::lsn(seq, 0));
         Ok(next)
     }
 
@@ -707,6 +730,11 @@ impl RedoLog {
         stats.add(Stat::CheckpointNotComplete, 1);
         let frees_next = super::lsn(next.seq.load(Ordering::Relaxed) as u32 + 1, 0);
         self.switch_waiting.store(true, Ordering::Release);
+        {
+            // Wakes checkpoint writes waiting for redo that must now wait for them.
+            let _state = self.state.lock();
+            self.written.notify_all();
+        }
         let deadline = std::time::Instant::now() + SWITCH_PATIENCE;
         let mut at = self.checkpoint.lock();
         while needed_by(&next, *at) && std::time::Instant::now() < deadline {
