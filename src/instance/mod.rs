@@ -159,8 +159,8 @@ impl DbInner {
             control.log_groups = (1..=LOG_GROUPS).collect();
             control.write(io.as_ref(), dir)?;
         }
-        let mut parameters =
-            ParameterValues::from_map(&control.parameters)?.created_with(params::DB_BLOCK_SIZE, block_size.to_string());
+        let mut parameters = ParameterValues::stored(dir, &control.parameters)?
+            .created_with(params::DB_BLOCK_SIZE, block_size.to_string());
         for (k, v) in &options.parameters {
             parameters.set(k, v)?;
         }
@@ -195,7 +195,7 @@ impl DbInner {
             .created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo.size_bytes()))
             .created_with(params::UNDO_TABLESPACE_MAXSIZE, params::format_size(undo.max_size_bytes()))
             .created_with(params::LOG_FILE_SIZE, params::format_size(control.log_file_size));
-        let catalog = Catalog::open(io.clone(), dir)?;
+        let catalog = Catalog::open(io.clone(), dir, &[control.datafiles[0].number])?;
         let inner = Arc::new_cyclic(|this| DbInner {
             this: this.clone(),
             dir: dir.to_owned(),
