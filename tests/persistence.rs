@@ -420,3 +420,19 @@ fn opening_an_open_database_again_is_refused() {
         );
     }
 }
+
+#[test]
+fn deleting_files_of_an_open_database_does_not_free_it_for_a_second_opener() {
+    let (_dir, db_dir, first) = temp_db(options(BS, "1M"));
+    // A lock file of an older version, or any file a user deletes to "unlock" it.
+    let _ = std::fs::remove_file(db_dir.join("lioscope.lock"));
+    match Database::open(&db_dir, options(BS, "1M")) {
+        Err(Error::DatabaseInUse { path }) => assert_eq!(path, db_dir),
+        Err(other) => panic!("expected DatabaseInUse, got {other}"),
+        Ok(_) => panic!("a second instance opened a live database whose lock file was deleted"),
+    }
+    drop(first);
+    // Closed, the directory opens again.
+    let db = open(&db_dir, options(BS, "1M"));
+    exec(&db.session(), "CREATE TABLE a (id INTEGER)");
+}

@@ -11,8 +11,11 @@
 //!   the latch of the buffer's chain, or without it by [`BufferHeader::try_pin_shared_as`],
 //!   which checks what the buffer holds only once its pin is in.
 //! - The *content lock*: shared holders read the bytes, the one exclusive holder writes
-//!   them. A writer waits until no one shares the block; a session that waits for the
-//!   lock either way is in `buffer busy waits`.
+//!   them. A writer waits until no one shares the block; a session that sleeps for the
+//!   lock either way is in `buffer busy waits` (once per get, from the moment it first
+//!   sleeps). Pins taken and let go beside the lock change the same word: a writer whose
+//!   exchange they foil tries again while no one holds the lock, and one that finds the
+//!   lock free after a short spin did not wait.
 //! - QUEUED: a writer waits for the block's shared holders. New shared gets wait behind
 //!   it (a latch-free one finds the bit in the word its one atomic operation returns and
 //!   goes to the latch), so the holders drain and the writer gets in: readers that keep
@@ -51,7 +54,7 @@
 //!   its shared holders, and cleared only by the writer that then takes it exclusive.
 
 use super::{CR, IN_CHAIN, MAX_TOUCH, READING, VALID};
-use crate::stats::{SessionStats, WaitEvent};
+use crate::stats::{SessionStats, WaitEvent, WaitTimer};
 use parking_lot_core::{DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, ParkResult, UnparkToken};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -199,7 +202,7 @@ impl BufferHeader {
     #[cold]
     fn lock_shared_contended(&self, stats: &SessionStats) {
         self.release(SHARED);
-        let _wait = stats.begin_wait(WaitEvent::BufferBusyWaits);
+        let mut wait = None;
         let mut blocked_by = EXCLUSIVE | QUEUED;
         loop {
             let word = self.word.load(Ordering::Relaxed);
@@ -209,7 +212,13 @@ impl BufferHeader {
                 }
                 continue;
             }
-            if self.wait_while(|w| w & blocked_by != 0, None) == Waited::Admitted {
+            if self.wait_while(
+                |w| w & blocked_by != 0,
+                None,
+                || stats.begin_wait(WaitEvent::BufferBusyWaits),
+                &mut wait,
+            ) == Waited::Admitted
+            {
                 blocked_by = EXCLUSIVE;
             }
         }
@@ -217,21 +226,27 @@ impl BufferHeader {
 
     /// Takes the content lock exclusive; the caller holds a pin. Waits until no one else
     /// holds it, queued ahead of new shared gets while it waits for the shared holders.
+    /// Pins come and go beside the lock in the same word: while no one holds the lock, a
+    /// failed exchange (a pin taken or let go meanwhile) is tried again, not waited for.
     pub fn lock_exclusive(&self, stats: &SessionStats) {
-        let word = self.word.load(Ordering::Relaxed);
-        if word & (EXCLUSIVE | SHARED_MASK) != 0
-            || self
-                .word
-                .compare_exchange(word, (word | EXCLUSIVE) & !QUEUED, Ordering::Acquire, Ordering::Relaxed)
-                .is_err()
-        {
-            self.lock_exclusive_contended(stats);
+        let mut word = self.word.load(Ordering::Relaxed);
+        while word & (EXCLUSIVE | SHARED_MASK) == 0 {
+            match self.word.compare_exchange_weak(
+                word,
+                (word | EXCLUSIVE) & !QUEUED,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(now) => word = now,
+            }
         }
+        self.lock_exclusive_contended(stats);
     }
 
     #[cold]
     fn lock_exclusive_contended(&self, stats: &SessionStats) {
-        let _wait = stats.begin_wait(WaitEvent::BufferBusyWaits);
+        let mut wait = None;
         let mut patience = ADMIT_AFTER;
         let mut admit_at = Instant::now() + patience;
         loop {
@@ -250,7 +265,9 @@ impl BufferHeader {
             {
                 continue;
             }
-            if self.wait_while(|w| w & (EXCLUSIVE | SHARED_MASK) != 0, Some(admit_at)) == Waited::TimedOut {
+            let blocked = |w| w & (EXCLUSIVE | SHARED_MASK) != 0;
+            let begin = || stats.begin_wait(WaitEvent::BufferBusyWaits);
+            if self.wait_while(blocked, Some(admit_at), begin, &mut wait) == Waited::TimedOut {
                 self.wake(ADMIT);
                 patience = (patience * 2).min(MAX_ADMIT_AFTER);
                 admit_at = Instant::now() + patience;
@@ -304,9 +321,17 @@ impl BufferHeader {
 
     /// Waits while `blocked(word)` holds: spins a little, then sleeps until a release
     /// wakes it, or until `until` if given. Returns for the caller to try again (it may
-    /// have been woken for nothing), saying how the wait ended.
+    /// have been woken for nothing), saying how the wait ended. The session's `buffer busy
+    /// waits` starts (`begin` into `wait`, once per lock get) only when it goes to sleep:
+    /// a lock that came free while it spun was not waited for.
     #[cold]
-    fn wait_while(&self, blocked: impl Fn(u64) -> bool, until: Option<Instant>) -> Waited {
+    fn wait_while<'s>(
+        &self,
+        blocked: impl Fn(u64) -> bool,
+        until: Option<Instant>,
+        begin: impl FnOnce() -> WaitTimer<'s>,
+        wait: &mut Option<WaitTimer<'s>>,
+    ) -> Waited {
         for _ in 0..SPINS {
             if !blocked(self.word.load(Ordering::Relaxed)) {
                 return Waited::Retry;
@@ -325,6 +350,7 @@ impl BufferHeader {
         {
             return Waited::Retry;
         }
+        wait.get_or_insert_with(begin);
         let validate = || {
             let word = self.word.load(Ordering::Relaxed);
             word & PARKED != 0 && blocked(word)
@@ -432,6 +458,68 @@ mod tests {
         assert_eq!(h.word.load(Ordering::Relaxed) & EXCLUSIVE, 0, "the writer still waits");
         h.unlock_shared_unpin();
         h.unlock_shared_unpin();
+        assert_eq!(writer.join().unwrap(), 1, "the writer waited once");
+        assert_eq!(h.word.load(Ordering::Relaxed) & !PARKED, 0, "every pin and lock let go");
+    }
+
+    /// Pins taken and let go by another thread change the word a writer exchanges, but
+    /// hold no lock: the writer tries again and never waits. The writer goes on until the
+    /// pinner has pinned a million times beside it (on a busy machine the two threads
+    /// may seldom run at once), bounded by a number of rounds.
+    #[test]
+    fn pins_beside_a_writer_are_not_buffer_busy_waits() {
+        let h = Arc::new(current(7));
+        let stop = Arc::new(AtomicBool::new(false));
+        let pins = Arc::new(AtomicUsize::new(0));
+        let pinner = {
+            let (h, stop, pins) = (Arc::clone(&h), Arc::clone(&stop), Arc::clone(&pins));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    h.pin();
+                    h.unpin();
+                    pins.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        let writer = SessionStats::default();
+        h.pin();
+        let from = pins.load(Ordering::Relaxed);
+        for round in 0..20_000_000 {
+            h.lock_exclusive(&writer);
+            h.unlock_exclusive();
+            if round % 1024 == 0 && pins.load(Ordering::Relaxed) - from >= 1_000_000 {
+                break;
+            }
+        }
+        h.unpin();
+        stop.store(true, Ordering::Relaxed);
+        pinner.join().unwrap();
+        assert_eq!(writer.event(WaitEvent::BufferBusyWaits).waits, 0, "no one held the lock the writer took");
+        assert_eq!(h.word.load(Ordering::Relaxed), 0, "every pin let go");
+    }
+
+    /// A holder that keeps the lock makes a writer sleep: one wait, however long.
+    #[test]
+    fn a_writer_behind_a_holder_waits_once() {
+        let h = Arc::new(current(7));
+        h.pin();
+        h.lock_exclusive(&SessionStats::default());
+        let writer = {
+            let h = Arc::clone(&h);
+            std::thread::spawn(move || {
+                let stats = SessionStats::default();
+                h.pin();
+                h.lock_exclusive(&stats);
+                h.unlock_exclusive_unpin();
+                stats.event(WaitEvent::BufferBusyWaits).waits
+            })
+        };
+        let parked = Instant::now();
+        while h.word.load(Ordering::Relaxed) & PARKED == 0 {
+            assert!(parked.elapsed() < Duration::from_secs(10), "the writer never slept");
+            std::thread::yield_now();
+        }
+        h.unlock_exclusive_unpin();
         assert_eq!(writer.join().unwrap(), 1, "the writer waited once");
         assert_eq!(h.word.load(Ordering::Relaxed) & !PARKED, 0, "every pin and lock let go");
     }

@@ -7,6 +7,13 @@
 //! file never names a segment block that recovery could not rebuild. Names are stored as
 //! Oracle stores them: unquoted identifiers in upper case.
 //!
+//! Opening checks the whole file before anything uses it, with an error naming
+//! `dictionary.json` and the field (never a panic): names match their keys and are unique
+//! across tables and indexes, data object ids are unique and below `next_object_id`,
+//! segment headers lie in a datafile segments are made in, column types are ones CREATE
+//! TABLE makes, and column positions (index keys, columns left out of the column store,
+//! column statistics) are those of the table.
+//!
 //! Invariant: the file holds every change the memory shows. DDL statements change the
 //! dictionary one at a time: each builds the changed dictionary beside the current one,
 //! writes it, and only then publishes it, so a failed write changes nothing and two
@@ -274,6 +281,146 @@ struct Dictionary {
     indexes: BTreeMap<String, Arc<IndexDef>>,
 }
 
+impl Dictionary {
+    /// Checks what opening relies on (see the module doc); the error names the field.
+    fn check(&self, segment_files: &[u16]) -> std::result::Result<(), String> {
+        if self.next_object_id < FIRST_USER_OBJECT_ID {
+            return Err(format!("next_object_id {} is below {FIRST_USER_OBJECT_ID}", self.next_object_id));
+        }
+        let mut object_ids = BTreeMap::new();
+        for (key, table) in &self.tables {
+            let field = format!("tables.{key}");
+            table.check(key, segment_files).map_err(|why| format!("{field}.{why}"))?;
+            self.check_object_id(&mut object_ids, table.object_id, &field)?;
+        }
+        for (key, index) in &self.indexes {
+            let field = format!("indexes.{key}");
+            if self.tables.contains_key(key) {
+                return Err(format!("{field}: a table has the name {key}"));
+            }
+            let table = self.tables.get(&index.table).filter(|t| t.object_id == index.table_object_id);
+            let Some(table) = table else {
+                return Err(format!("{field}.table: no table {} of object id {}", index.table, index.table_object_id));
+            };
+            index.check(key, table, segment_files).map_err(|why| format!("{field}.{why}"))?;
+            self.check_object_id(&mut object_ids, index.object_id, &field)?;
+        }
+        Ok(())
+    }
+
+    /// Records `id` of the object at `field`: unique, and handed out before.
+    fn check_object_id(
+        &self,
+        seen: &mut BTreeMap<u32, String>,
+        id: u32,
+        field: &str,
+    ) -> std::result::Result<(), String> {
+        if id >= self.next_object_id {
+            return Err(format!("{field}.object_id {id} is not below next_object_id {}", self.next_object_id));
+        }
+        if let Some(other) = seen.insert(id, field.to_owned()) {
+            return Err(format!("{field}.object_id {id} is also the object id of {other}"));
+        }
+        Ok(())
+    }
+}
+
+/// Checks a segment header's block address: in a datafile segments are made in, past the
+/// file's header block.
+fn check_segment_header(rdba: u32, segment_files: &[u16]) -> std::result::Result<(), String> {
+    use crate::storage::block::{rdba_block, rdba_file};
+    if !segment_files.contains(&rdba_file(rdba)) || rdba_block(rdba) == 0 {
+        return Err(format!(
+            "segment_header {rdba} (file {}, block {}) is not a block of a datafile of segments",
+            rdba_file(rdba),
+            rdba_block(rdba)
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a PCTFREE.
+fn check_pctfree(pctfree: u8) -> std::result::Result<(), String> {
+    if pctfree > 99 {
+        return Err(format!("pctfree {pctfree} is outside 0..=99"));
+    }
+    Ok(())
+}
+
+impl TableDef {
+    /// Checks the definition stored under `key`; the error starts with the field's name.
+    fn check(&self, key: &str, segment_files: &[u16]) -> std::result::Result<(), String> {
+        if self.name != key {
+            return Err(format!("name '{}' differs from its key", self.name));
+        }
+        let width = self.columns.len();
+        if width == 0 || width > crate::storage::row::MAX_COLUMNS {
+            return Err(format!("columns: {width} columns, not 1..={}", crate::storage::row::MAX_COLUMNS));
+        }
+        for (i, column) in self.columns.iter().enumerate() {
+            if column.name.is_empty() || self.columns[..i].iter().any(|c| c.name == column.name) {
+                return Err(format!("columns[{i}].name '{}' is empty or repeated", column.name));
+            }
+            check_data_type(column.data_type).map_err(|why| format!("columns[{i}].data_type {why}"))?;
+        }
+        check_pctfree(self.pctfree)?;
+        check_segment_header(self.segment_header, segment_files)?;
+        if let Some(stats) = &self.stats
+            && stats.columns.len() != width
+        {
+            return Err(format!("stats.columns: {} entries for {width} columns", stats.columns.len()));
+        }
+        if let Some(spec) = &self.inmemory {
+            check_positions(&spec.excluded, width).map_err(|why| format!("inmemory.excluded{why}"))?;
+        }
+        Ok(())
+    }
+}
+
+impl IndexDef {
+    /// Checks the definition stored under `key`, on `table`; the error starts with the
+    /// field's name.
+    fn check(&self, key: &str, table: &TableDef, segment_files: &[u16]) -> std::result::Result<(), String> {
+        if self.name != key {
+            return Err(format!("name '{}' differs from its key", self.name));
+        }
+        if self.columns.is_empty() {
+            return Err("columns: an index has at least one key column".into());
+        }
+        check_positions(&self.columns, table.columns.len()).map_err(|why| format!("columns{why}"))?;
+        check_pctfree(self.pctfree)?;
+        check_segment_header(self.segment_header, segment_files)
+    }
+}
+
+/// Checks column positions of a table of `width` columns: each in range, none twice.
+/// The error starts with the entry's index (`[i] ...`).
+fn check_positions(positions: &[usize], width: usize) -> std::result::Result<(), String> {
+    for (i, &p) in positions.iter().enumerate() {
+        if p >= width {
+            return Err(format!("[{i}]: column position {p} of a table of {width} columns"));
+        }
+        if positions[..i].contains(&p) {
+            return Err(format!("[{i}]: column position {p} is listed twice"));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `data_type` is one CREATE TABLE makes.
+fn check_data_type(data_type: DataType) -> std::result::Result<(), String> {
+    use crate::types::{MAX_NUMBER_DIGITS, MAX_STRING_BYTES};
+    let fits = match data_type {
+        DataType::Number { precision: None, scale } => scale.is_none(),
+        DataType::Number { precision: Some(p), scale } => {
+            (1..=38).contains(&p) && scale.is_none_or(|s| s <= p && u32::from(s) <= MAX_NUMBER_DIGITS)
+        }
+        DataType::Varchar2 { max_bytes: n } | DataType::Char { len: n } => (1..=MAX_STRING_BYTES).contains(&n),
+        DataType::Integer | DataType::Date => true,
+    };
+    if fits { Ok(()) } else { Err(format!("{data_type:?} is not a type a column can have")) }
+}
+
 /// The dictionary of one open database.
 pub struct Catalog {
     path: PathBuf,
@@ -307,9 +454,14 @@ impl Catalog {
         Ok(Catalog::of(io, path, dictionary))
     }
 
-    /// Reads the dictionary of the database in `dir`.
-    pub fn open(io: std::sync::Arc<dyn crate::storage::io::Io>, dir: &Path) -> Result<Catalog> {
-        let dictionary = crate::storage::read_json(dir, DICTIONARY_FILE, "valid")?;
+    /// Reads and checks the dictionary of the database in `dir`, whose segments are made
+    /// in the datafiles numbered `segment_files`.
+    pub fn open(io: std::sync::Arc<dyn crate::storage::io::Io>, dir: &Path, segment_files: &[u16]) -> Result<Catalog> {
+        let dictionary: Dictionary = crate::storage::read_json(dir, DICTIONARY_FILE, "valid")?;
+        dictionary.check(segment_files).map_err(|reason| Error::NotADatabase {
+            path: dir.to_owned(),
+            reason: format!("{DICTIONARY_FILE}: {reason}"),
+        })?;
         Ok(Catalog::of(io, dir.join(DICTIONARY_FILE), dictionary))
     }
 

@@ -12,8 +12,9 @@
 //! below work in ([`DbInner::access_context`]).
 //!
 //! Invariants: a directory is open in one instance at a time (an exclusive `flock` on
-//! `lioscope.lock`); each table has one inserter at a time, and DDL excludes the statements
-//! reading or changing it (`txn::locks::TableLocks`); extents are handed out under the
+//! the directory itself, which no one can delete while it holds the database's files);
+//! each table has one inserter at a time, and DDL excludes the statements reading or
+//! changing it (`txn::locks::TableLocks`); extents are handed out under the
 //! control-file lock, so no extent belongs to two segments.
 
 pub(crate) mod params;
@@ -122,7 +123,7 @@ pub struct DbInner {
     closing: AtomicBool,
     log_writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     database_writer: Mutex<Option<std::thread::JoinHandle<()>>>,
-    /// Holds an exclusive `flock` on the directory's lock file while the database is open.
+    /// Holds an exclusive `flock` on the database directory while the database is open.
     _lock: std::fs::File,
 }
 
@@ -158,8 +159,8 @@ impl DbInner {
             control.log_groups = (1..=LOG_GROUPS).collect();
             control.write(io.as_ref(), dir)?;
         }
-        let mut parameters =
-            ParameterValues::from_map(&control.parameters)?.created_with(params::DB_BLOCK_SIZE, block_size.to_string());
+        let mut parameters = ParameterValues::stored(dir, &control.parameters)?
+            .created_with(params::DB_BLOCK_SIZE, block_size.to_string());
         for (k, v) in &options.parameters {
             parameters.set(k, v)?;
         }
@@ -208,7 +209,7 @@ impl DbInner {
             .created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo.size_bytes()))
             .created_with(params::UNDO_TABLESPACE_MAXSIZE, params::format_size(undo.max_size_bytes()))
             .created_with(params::LOG_FILE_SIZE, params::format_size(control.log_file_size));
-        let catalog = Catalog::open(io.clone(), dir)?;
+        let catalog = Catalog::open(io.clone(), dir, &[control.datafiles[0].number])?;
         let inner = Arc::new_cyclic(|this| DbInner {
             this: this.clone(),
             dir: dir.to_owned(),
@@ -349,15 +350,19 @@ pub(crate) fn creation_size(options: &DatabaseOptions, name: &str) -> Result<u64
 }
 
 /// Takes the exclusive lock of a database directory, or says it is already open.
+///
+/// The lock is an exclusive `flock` on the directory itself (a read-only descriptor of
+/// it): a directory that holds a database's files cannot be removed or replaced while the
+/// instance runs, so no one can take the lock away by deleting a file. (Versions that
+/// locked a `lioscope.lock` file inside it left that file behind; it is not used.)
 fn lock_directory(dir: &Path) -> Result<std::fs::File> {
     use std::os::fd::AsRawFd;
-    let path = dir.join("lioscope.lock");
+    use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io("open", &path, e))?;
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY)
+        .open(dir)
+        .map_err(|e| Error::io("open", dir, e))?;
     // SAFETY: flock only reads its integer arguments; the descriptor is open and owned.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if rc != 0 {
@@ -365,7 +370,7 @@ fn lock_directory(dir: &Path) -> Result<std::fs::File> {
         return Err(if e.kind() == std::io::ErrorKind::WouldBlock {
             Error::DatabaseInUse { path: dir.to_owned() }
         } else {
-            Error::io("lock", &path, e)
+            Error::io("lock", dir, e)
         });
     }
     Ok(file)

@@ -2,6 +2,7 @@
 //! takes effect, as `v$parameter` and `SHOW PARAMETERS` show them.
 
 use crate::error::{Error, Result};
+use crate::storage::control::{MAX_LOG_FILE_SIZE, MIN_LOG_FILE_SIZE};
 use std::collections::BTreeMap;
 
 /// When a change to a parameter takes effect.
@@ -22,8 +23,8 @@ pub enum Modifiable {
 pub enum Kind {
     /// A whole number between the bounds.
     Integer { min: u64, max: u64 },
-    /// A size in bytes, written with an optional K, M or G suffix.
-    Size { min: u64 },
+    /// A size in bytes between the bounds, written with an optional K, M or G suffix.
+    Size { min: u64, max: u64 },
     /// One of the listed words.
     Choice(&'static [&'static str]),
     /// TRUE or FALSE.
@@ -71,7 +72,7 @@ pub const PARAMETERS: &[ParameterDef] = &[
     },
     ParameterDef {
         name: DB_CACHE_SIZE,
-        kind: Kind::Size { min: 1 << 20 },
+        kind: Kind::Size { min: 1 << 20, max: u64::MAX },
         default: "128M",
         modifiable: Modifiable::SystemDeferredToOpen,
         description: "Size of the buffer cache",
@@ -99,7 +100,7 @@ pub const PARAMETERS: &[ParameterDef] = &[
     },
     ParameterDef {
         name: SORT_AREA_SIZE,
-        kind: Kind::Size { min: 64 << 10 },
+        kind: Kind::Size { min: 64 << 10, max: u64::MAX },
         default: "512M",
         modifiable: Modifiable::SessionAndSystem,
         description: "Memory one sort of CREATE INDEX may use (keys, their 24-byte entries and the radix sort's copy of them); beyond it sorted runs go to a temporary file in the database directory and are merged (sorts (disk)). The default keeps about 9 million short keys in memory; at most 2G is used",
@@ -120,7 +121,7 @@ pub const PARAMETERS: &[ParameterDef] = &[
     },
     ParameterDef {
         name: INMEMORY_SIZE,
-        kind: Kind::Size { min: 0 },
+        kind: Kind::Size { min: 0, max: u64::MAX },
         default: "0",
         modifiable: Modifiable::SystemImmediate,
         description: "Memory for the in-memory column store; 0 leaves it off. Raising it lets population go on at once; lowering it below what is populated keeps what is there and populates no more",
@@ -142,14 +143,14 @@ pub const PARAMETERS: &[ParameterDef] = &[
     },
     ParameterDef {
         name: UNDO_TABLESPACE_SIZE,
-        kind: Kind::Size { min: 64 << 10 },
+        kind: Kind::Size { min: 64 << 10, max: u64::MAX },
         default: "64M",
         modifiable: Modifiable::Never,
         description: "Size of the undo tablespace (undotbs01.dbf) when it is created",
     },
     ParameterDef {
         name: UNDO_TABLESPACE_MAXSIZE,
-        kind: Kind::Size { min: 64 << 10 },
+        kind: Kind::Size { min: 64 << 10, max: u64::MAX },
         default: "32G",
         modifiable: Modifiable::Never,
         description: "Size the undo tablespace grows up to, an extent at a time, when no undo block can be reused (AUTOEXTEND ON MAXSIZE), chosen at creation; at most 4,194,304 blocks",
@@ -163,10 +164,10 @@ pub const PARAMETERS: &[ParameterDef] = &[
     },
     ParameterDef {
         name: LOG_FILE_SIZE,
-        kind: Kind::Size { min: 1 << 20 },
+        kind: Kind::Size { min: MIN_LOG_FILE_SIZE, max: MAX_LOG_FILE_SIZE },
         default: "64M",
         modifiable: Modifiable::Never,
-        description: "Size of each online redo log file (three groups, redo01.log to redo03.log), chosen at creation",
+        description: "Size of each online redo log file (three groups, redo01.log to redo03.log), chosen at creation; below 4G (4,294,967,295 bytes at most), as a redo position holds a 32-bit offset in its file",
     },
     ParameterDef {
         name: COMMIT_LOGGING,
@@ -238,10 +239,13 @@ pub fn validate(def: &ParameterDef, value: &str) -> Result<String> {
             }
             Ok(n.to_string())
         }
-        Kind::Size { min } => {
+        Kind::Size { min, max } => {
             let n = parse_size(value).ok_or_else(|| bad(format!("'{value}' is not a size (e.g. 512M, 2G)")))?;
             if n < min {
                 return Err(bad(format!("{n} bytes is below the minimum of {min}")));
+            }
+            if n > max {
+                return Err(bad(format!("{n} bytes is above the maximum of {max}")));
             }
             Ok(value.to_ascii_uppercase())
         }
@@ -296,10 +300,15 @@ pub struct ParameterValues {
 }
 
 impl ParameterValues {
-    pub fn from_map(map: &BTreeMap<String, String>) -> Result<ParameterValues> {
+    /// The values stored in the control file of the database in `dir` (`parameters`):
+    /// one that is unknown or invalid is an error naming the file and the parameter.
+    pub fn stored(dir: &std::path::Path, map: &BTreeMap<String, String>) -> Result<ParameterValues> {
         let mut values = ParameterValues::default();
         for (k, v) in map {
-            values.set(k, v)?;
+            values.set(k, v).map_err(|e| Error::NotADatabase {
+                path: dir.to_owned(),
+                reason: format!("{}: parameters.{k}: {e}", crate::storage::control::CONTROL_FILE),
+            })?;
         }
         Ok(values)
     }
@@ -372,6 +381,19 @@ mod tests {
         assert_eq!(v.get(PRE_PAGE_SGA), "FALSE");
         assert!(!v.get_bool(PRE_PAGE_SGA));
         assert!(v.set(PRE_PAGE_SGA, "yes").is_err());
+    }
+
+    /// A redo position holds a 32-bit offset in its log file: a larger file is refused,
+    /// with the limit named.
+    #[test]
+    fn log_file_size_is_limited_by_the_redo_offset() {
+        let def = lookup(LOG_FILE_SIZE).unwrap();
+        assert_eq!(validate(def, "4095M").unwrap(), "4095M");
+        assert_eq!(validate(def, "4294967295").unwrap(), "4294967295");
+        for too_big in ["4G", "4294967296", "5G"] {
+            let e = validate(def, too_big).unwrap_err().to_string();
+            assert!(e.contains("log_file_size") && e.contains("maximum of 4294967295"), "{e}");
+        }
     }
 
     #[test]

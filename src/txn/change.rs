@@ -24,6 +24,17 @@
 //! 900 must see it: row 5 as transaction 2.1.9 left it. Rollback applies the same records
 //! to the current block, newest first, following the transaction's own chain.
 //!
+//! A rollback restores a row's lock byte only where it names the rolling-back
+//! transaction's own ITL slot (the row changed twice by it); any other slot's byte is
+//! cleared ([`BlockUndo::roll_back`]). A before-image's lock byte names the transaction
+//! that changed the row before, and that one had ended (committed, or rolled back) when
+//! this one took the row's lock, or this one would have waited for it. Its slot may serve
+//! another transaction by the time of the rollback (a committed slot is reused), and the
+//! restored row would then look locked by a transaction that never touched it: a writer
+//! would wait for it for nothing. A cleared byte is what a cleanout leaves; a consistent
+//! read never trusts a lock byte alone (it compares the row too), and a clone built for
+//! one keeps the bytes as they were ([`BlockUndo::apply`]).
+//!
 //! Invariant: a record is appended (and the ITL slot pointed at it) while the block is
 //! held exclusively, before the row changes; so whoever sees a changed row sees an ITL
 //! slot whose chain undoes it.
@@ -41,7 +52,7 @@
 use super::Xid;
 use crate::storage::block::{DataBlock, DataBlockMut, ITL_LEN, KeptRooms};
 use crate::storage::itl::{self, ITL_COMMITTED, Itl};
-use crate::storage::row::PIECE_HEADER;
+use crate::storage::row::{LOCK_INSERT_IN_PROGRESS, PIECE_HEADER};
 
 /// What an undo record for a table block restores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,6 +159,27 @@ impl<'a> BlockUndo<'a> {
             UndoKind::InsertedSlots => (self.slot..self.slot_end).for_each(|s| b.empty_slot(usize::from(s))),
         }
         itl::put(block, usize::from(self.itl), &self.prev_itl);
+        Ok(())
+    }
+}
+
+impl BlockUndo<'_> {
+    /// Applies this record to the current block in a rollback ([`BlockUndo::apply`]), then
+    /// clears the restored row's lock byte if it names another transaction's ITL slot: that
+    /// transaction had ended before this one locked the row, and its slot may hold another
+    /// now (see the module doc).
+    pub fn roll_back(&self, block: &mut [u8], kept: &KeptRooms) -> Result<(), String> {
+        self.apply(block, kept)?;
+        if self.kind == UndoKind::RowImage {
+            let offset = DataBlock(block).row_offset(usize::from(self.slot));
+            let own = self.itl + 1;
+            if offset != 0
+                && let Some(lock) = block.get_mut(offset + 1)
+                && ![0, own, LOCK_INSERT_IN_PROGRESS].contains(lock)
+            {
+                *lock = 0;
+            }
+        }
         Ok(())
     }
 }
@@ -365,6 +397,48 @@ mod tests {
                 prop_assert_eq!(&DataBlock(&b).piece_bytes(slot).unwrap()[..original.len()], &original[..]);
             }
         }
+    }
+
+    /// Row 0 was last changed by a committed transaction through ITL slot 2 (lock byte 2);
+    /// T changed it through slot 1; U has taken slot 2 over since. T's rollback puts the
+    /// row back unlocked, not locked by U; a row T changed twice keeps T's lock until
+    /// T's first change is undone too.
+    #[test]
+    fn a_rollback_does_not_hand_a_row_to_the_new_holder_of_its_old_slot() {
+        let mut before = piece(5, 1);
+        before[1] = 2;
+        let mut b = block_with_rows(&[&before]);
+        let x = |n| Xid { usn: 1, slot: n, wrap: 1 };
+        let (t, u) = (x(1), x(2));
+        let lock_of_row_0 = |b: &[u8]| b[DataBlock(b).row_offset(0) + 1];
+        itl::put(&mut b, 1, &Itl { xid: u, ..Itl::default() });
+        let mut changed = piece(5, 9);
+        changed[1] = 1;
+        let write = |s: &mut [u8]| s.copy_from_slice(&changed);
+        assert!(DataBlockMut(&mut b).replace_piece(0, changed.len(), Some(&KeptRooms::NONE), write));
+        itl::put(&mut b, 0, &Itl { xid: t, ..Itl::default() });
+        let second = changed.clone();
+        fn undo(before: &[u8]) -> BlockUndo<'_> {
+            BlockUndo {
+                kind: UndoKind::RowImage,
+                itl: 0,
+                slot: 0,
+                slot_end: 1,
+                object_id: 9,
+                rdba: rdba(1, 5),
+                prev_itl: Itl::default(),
+                before,
+            }
+        }
+        undo(&second).roll_back(&mut b, &KeptRooms::NONE).unwrap();
+        assert_eq!(lock_of_row_0(&b), 1, "T's own earlier change keeps T's lock");
+        undo(&before).roll_back(&mut b, &KeptRooms::NONE).unwrap();
+        assert_eq!(lock_of_row_0(&b), 0, "restored unlocked, not locked by U in slot 2");
+        assert_eq!(row_lock_holder(&b, DataBlock(&b).row_offset(0)), None);
+        let mut clone = b.clone();
+        clone[DataBlock(&b).row_offset(0) + 1] = 1;
+        undo(&before).apply(&mut clone, &KeptRooms::NONE).unwrap();
+        assert_eq!(lock_of_row_0(&clone), 2, "a consistent-read clone gets the before-image as it was");
     }
 
     #[test]

@@ -201,7 +201,7 @@ pub fn undo_to(ctx: &TxnContext<'_>, xid: Xid, mark: Uba, recovering: bool) -> R
         // Compacting keeps the rooms of active transactions' rows: this one's too, whose
         // older records may need them.
         let kept = super::change::kept_rooms(&guard, |x| ctx.enqueues.is_active(x));
-        undo.apply(&mut guard, &kept).map_err(|r| ctx.corrupt(undo.rdba, r))?;
+        undo.roll_back(&mut guard, &kept).map_err(|r| ctx.corrupt(undo.rdba, r))?;
         crate::storage::block::set_scn(&mut guard, ctx.scn);
         ctx.rows_changed(undo.rdba, &guard);
         ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);
