@@ -86,9 +86,14 @@ fn write_while_open(db: &Weak<DbInner>, redo: &RedoLog, info: &crate::stats::Ses
         let by_timeout = db.checkpoint_timeout().and_then(|t| log_positions.as_of(Instant::now(), t));
         let result = match wanted.max(by_timeout) {
             Some(target) if target > redo.checkpoint_lsn() => {
+                let before = redo.checkpoint_lsn();
                 let done = db.checkpoint_with(Scope::OlderThan(target), Some(&info.stats));
-                if done.is_ok() {
+                if done.is_ok() && redo.checkpoint_lsn() > before {
                     info.stats.add(Stat::BackgroundCheckpointsCompleted, 1);
+                } else if done.is_ok() {
+                    // Nothing older could be written yet (what is left waits for redo
+                    // a waiting switch holds back): let the log writer move first.
+                    std::thread::sleep(Duration::from_millis(10));
                 }
                 done
             }
@@ -173,6 +178,9 @@ impl DbInner {
         };
         stats.add(Stat::DbwrCheckpointBuffersWritten, written as u64);
         let position = self.cache.unwritten_lsn().map_or(bound, |u| u.min(bound));
+        if matches!(scope, Scope::OlderThan(_)) && position <= self.redo.checkpoint_lsn() {
+            return Ok(()); // the position did not move: nothing to record
+        }
         {
             let mut control = self.space.control.lock();
             control.checkpoint_scn = scn;

@@ -372,10 +372,18 @@ impl RedoLog {
             return Err(Error::Transaction { message: format!("the redo log cannot be written: {failed}") });
         }
         let mut skip = skip_before_record(state.offset);
-        if state.offset + skip + len as u64 > self.file_size {
-            state.seq += 1;
-            state.offset = FILE_HEADER;
-            skip = 0;
+        while state.offset + skip + len as u64 > self.file_size {
+            let next = state.seq + 1;
+            if self.group_free_for(next) {
+                state.seq = next;
+                state.offset = FILE_HEADER;
+                skip = 0;
+                break;
+            }
+            drop(state);
+            self.wait_for_group(stats, next)?;
+            state = self.state.lock();
+            skip = skip_before_record(state.offset);
         }
         let (seq, offset) = (state.seq, state.offset);
         let chunk = match state.chunks.last_mut() {
@@ -398,6 +406,45 @@ impl RedoLog {
         stats.add(Stat::RedoEntries, 1);
         stats.add(Stat::RedoSize, len as u64);
         Ok((super::lsn(seq, offset), super::lsn(seq, offset + len as u64)))
+    }
+
+    /// Whether a group is free to hold sequence `seq`: the circle has room for it and
+    /// every sequence recovery still needs (from the checkpoint's to `seq - 1`).
+    fn group_free_for(&self, seq: u32) -> bool {
+        let groups = self.groups.lock().len() as u32;
+        seq < super::lsn_seq(self.checkpoint_lsn()).max(1) + groups
+    }
+
+    /// `log file switch (checkpoint incomplete)` for an appender whose record starts
+    /// sequence `seq` while no group is free for it: asks for the checkpoint that frees
+    /// one and waits for it, so that no redo is appended past a switch the log writer
+    /// could not make (a block changed there could not be written, since its redo could
+    /// not be, and the checkpoint would wait for it). If it does not come in time, the
+    /// circle grows by a group.
+    fn wait_for_group(&self, stats: &SessionStats, seq: u32) -> Result<()> {
+        let _wait = stats.begin_wait(WaitEvent::LogFileSwitchCheckpointIncomplete);
+        stats.add(Stat::CheckpointNotComplete, 1);
+        let deadline = std::time::Instant::now() + SWITCH_PATIENCE;
+        self.set_switch_waiting(true);
+        while !self.group_free_for(seq) && std::time::Instant::now() < deadline {
+            let groups = self.groups.lock().len() as u32;
+            self.want_checkpoint(super::lsn(seq + 1 - groups, 0));
+            let mut at = self.checkpoint.lock();
+            self.checkpoint_moved.wait_for(&mut at, Duration::from_millis(50));
+        }
+        self.set_switch_waiting(false);
+        if self.group_free_for(seq) {
+            return Ok(());
+        }
+        self.add_group(stats, None).map(|_| ())
+    }
+
+    /// Marks (or clears) that a switch, or an appender starting a sequence, waits for a
+    /// checkpoint, waking checkpoint writes that wait for redo (they must not now).
+    fn set_switch_waiting(&self, waiting: bool) {
+        self.switch_waiting.store(waiting, Ordering::Release);
+        let _state = self.state.lock();
+        self.written.notify_all();
     }
 
     /// Where the next record goes: every record appended so far ends at or before it.
@@ -717,9 +764,9 @@ impl RedoLog {
 
     /// `checkpoint not complete`: asks for the checkpoint that frees `next` (every buffer
     /// first changed in its sequence or before written) and waits for it; if it does not
-    /// come in time, adds a group after `from` and returns that instead. The new group's
-    /// file and directory entry are synced before any redo goes into it, and the next
-    /// open finds it by its header whether or not the control file names it yet.
+    /// come in time, adds a group after `from` and returns that instead. Appenders wait
+    /// for a free group before they start a sequence, so this wait is left to the
+    /// sequences `ALTER SYSTEM SWITCH LOGFILE` starts.
     fn wait_for_checkpoint(
         &self,
         stats: &SessionStats,
@@ -729,12 +776,7 @@ impl RedoLog {
         let _wait = stats.begin_wait(WaitEvent::LogFileSwitchCheckpointIncomplete);
         stats.add(Stat::CheckpointNotComplete, 1);
         let frees_next = super::lsn(next.seq.load(Ordering::Relaxed) as u32 + 1, 0);
-        self.switch_waiting.store(true, Ordering::Release);
-        {
-            // Wakes checkpoint writes waiting for redo that must now wait for them.
-            let _state = self.state.lock();
-            self.written.notify_all();
-        }
+        self.set_switch_waiting(true);
         let deadline = std::time::Instant::now() + SWITCH_PATIENCE;
         let mut at = self.checkpoint.lock();
         while needed_by(&next, *at) && std::time::Instant::now() < deadline {
@@ -742,16 +784,28 @@ impl RedoLog {
             self.checkpoint_moved.wait_for(&mut at, Duration::from_millis(50));
         }
         drop(at);
-        self.switch_waiting.store(false, Ordering::Release);
+        self.set_switch_waiting(false);
         if !self.needed(&next) {
             return Ok(next);
         }
+        self.add_group(stats, from)
+    }
+
+    /// Adds a group to the circle after `from` (or after the group holding the current
+    /// sequence), its file and directory entry synced before any redo goes into it: the
+    /// next open finds it by its header whether or not the control file names it yet.
+    fn add_group(&self, stats: &SessionStats, from: Option<&LogGroup>) -> Result<Arc<LogGroup>> {
+        let current = self.state.lock().seq;
         let mut groups = self.groups.lock();
         let number = groups.iter().map(|g| g.group).max().unwrap_or(0) + 1;
         let file = create_group_file(self.io.as_ref(), &self.dir, self.db_id, number, self.file_size)?;
         self.io.sync_dir(&self.dir)?;
         let group = Arc::new(LogGroup::new(number, self.dir.join(file_name(number)), file, None, None));
-        let at = from.and_then(|f| groups.iter().position(|g| g.group == f.group)).map_or(groups.len(), |i| i + 1);
+        let after = |g: &Arc<LogGroup>| match from {
+            Some(f) => g.group == f.group,
+            None => g.seq.load(Ordering::Relaxed) as u32 == current,
+        };
+        let at = groups.iter().position(after).map_or(groups.len(), |i| i + 1);
         groups.insert(at, group.clone());
         stats.add(Stat::RedoLogGroupsAdded, 1);
         Ok(group)
