@@ -240,6 +240,9 @@ pub struct BufferCache {
     /// The oldest first-dirty LSN of the blocks written since the datafiles were last
     /// synced (`u64::MAX`: none).
     unsynced_min: AtomicU64,
+    /// Why a sync of the datafiles failed, once one has: the kernel may have dropped the
+    /// written pages, so no later sync can be trusted and none is tried (see `io`).
+    sync_failure: std::sync::OnceLock<String>,
 }
 
 impl BufferCache {
@@ -268,6 +271,7 @@ impl BufferCache {
             redo: std::sync::OnceLock::new(),
             lsns: (0..buffers).map(|_| logging::BufferLsns::default()).collect(),
             unsynced_min: AtomicU64::new(u64::MAX),
+            sync_failure: std::sync::OnceLock::new(),
         }
     }
 
