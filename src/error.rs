@@ -10,6 +10,9 @@
 //! - a constraint (`UniqueViolation`): the statement was rejected; nothing stored changed.
 //! - transactions (`SnapshotTooOld`, `UndoSpace`, `Deadlock`, `Transaction`): the
 //!   statement failed as a whole and changed nothing; the transaction is still open.
+//! - `InstanceFailed`: the redo log or a datafile sync failed; every statement and
+//!   commit fails until the database is opened again, whose crash recovery restores
+//!   every acknowledged commit.
 //! - `UndoFailed`: a statement failed and removing what it had stored failed too; the
 //!   table may hold part of the statement's rows. Both errors are kept.
 //!
@@ -94,6 +97,11 @@ pub enum Error {
     /// changed nothing.
     #[error("unique constraint ({index}) violated")]
     UniqueViolation { index: String },
+
+    /// The instance cannot go on: its redo log cannot be written, or a datafile sync
+    /// failed. Only ROLLBACK still runs; the database must be opened again.
+    #[error("the instance must be restarted: {reason}")]
+    InstanceFailed { reason: String },
 
     /// A failed statement whose rows could not all be removed again.
     #[error("{statement}; and undoing the statement failed: {undo}")]

@@ -393,15 +393,39 @@ impl BufferCache {
 
     /// Syncs every datafile: the writes made so far are durable, and stop holding the
     /// checkpoint position back.
+    ///
+    /// A failed sync is never retried. Linux drops the pages of a failed writeback and
+    /// marks them clean, so a second sync returns 0 with the writes lost (PostgreSQL's
+    /// "fsyncgate"): from the first failure on, this fails at once, the unsynced writes
+    /// keep holding the checkpoint position back, and only crash recovery from the last
+    /// good checkpoint (a reopen) can make the datafiles whole again.
     pub fn sync_files(&self) -> Result<()> {
+        if let Some(failure) = self.sync_failure() {
+            return Err(Self::sync_failed_error(failure));
+        }
         let unsynced = self.take_unsynced();
         for file in self.files.read().iter().flatten() {
             if let Err(e) = file.sync() {
                 self.restore_unsynced(unsynced);
+                let _ = self.sync_failure.set(e.to_string());
                 return Err(e);
             }
         }
         Ok(())
+    }
+
+    /// Why a sync of the datafiles failed, if one has (the instance must be restarted).
+    pub fn sync_failure(&self) -> Option<&str> {
+        self.sync_failure.get().map(String::as_str)
+    }
+
+    fn sync_failed_error(failure: &str) -> Error {
+        Error::InstanceFailed {
+            reason: format!(
+                "a datafile sync failed ({failure}); writes since the last checkpoint may be lost from the datafiles, \
+                 and crash recovery at the next open restores them from the redo"
+            ),
+        }
     }
 
     /// `ALTER SYSTEM FLUSH BUFFER_CACHE`: checkpoint, then drop every unpinned buffer and

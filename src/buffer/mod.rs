@@ -243,6 +243,9 @@ pub struct BufferCache {
     /// What every write in place must pass first while set (instance recovery's double
     /// write, before the redo is attached).
     write_barrier: RwLock<Option<Arc<dyn WriteBarrier>>>,
+    /// Why a sync of the datafiles failed, once one has: the kernel may have dropped the
+    /// written pages, so no later sync can be trusted and none is tried (see `io`).
+    sync_failure: std::sync::OnceLock<String>,
 }
 
 /// A step every write of a block in place waits for while it is set: instance recovery
@@ -281,6 +284,7 @@ impl BufferCache {
             lsns: (0..buffers).map(|_| logging::BufferLsns::default()).collect(),
             unsynced_min: AtomicU64::new(u64::MAX),
             write_barrier: RwLock::new(None),
+            sync_failure: std::sync::OnceLock::new(),
         }
     }
 

@@ -141,8 +141,10 @@ impl Database {
     }
 
     /// Checkpoints and writes the control file. Later use of this database is still
-    /// possible; dropping the last handle closes it again.
+    /// possible; dropping the last handle closes it again. A dead instance (its redo log
+    /// or a datafile sync failed) writes nothing and says so: the next open recovers it.
     pub fn close(&self) -> Result<()> {
+        self.inner.check_alive()?;
         self.inner.checkpoint()
     }
 

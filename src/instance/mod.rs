@@ -11,6 +11,11 @@
 //! instance only holds what they work with, and builds the narrow contexts the layers
 //! below work in ([`DbInner::access_context`]).
 //!
+//! An instance whose redo log cannot be written, or whose datafile sync failed, is dead
+//! ([`DbInner::check_alive`]): every later statement and commit fails (ROLLBACK alone
+//! runs), no checkpoint moves the position on, and closing writes nothing, so the next
+//! open recovers from the last good checkpoint, as PostgreSQL's `data_sync_retry = off`.
+//!
 //! Invariants: a directory is open in one instance at a time (an exclusive `flock` on
 //! the directory itself, which no one can delete while it holds the database's files);
 //! each table has one inserter at a time, and DDL excludes the statements reading or
@@ -295,6 +300,26 @@ impl DbInner {
         }
     }
 
+    /// Fails once the instance is dead: its redo log cannot be written (a commit would
+    /// not be durable, and a changed block could never be written), or a datafile sync
+    /// failed (the kernel may have dropped written blocks). Two atomic loads.
+    pub(crate) fn check_alive(&self) -> Result<()> {
+        if let Some(failure) = self.cache.sync_failure() {
+            return Err(Error::InstanceFailed {
+                reason: format!(
+                    "a datafile sync failed ({failure}); reopen the database to recover from the last good checkpoint"
+                ),
+            });
+        }
+        if self.redo.has_failed() {
+            let failure = self.redo.failure().unwrap_or_default();
+            return Err(Error::InstanceFailed {
+                reason: format!("the redo log cannot be written ({failure}); reopen the database to recover it"),
+            });
+        }
+        Ok(())
+    }
+
     /// The last user handle is gone: the population workers and the sampler of Active
     /// Session History stop, and the database writer stops after a last checkpoint. The
     /// database writer and the sampler hold the database while they work: stopped here,
@@ -325,11 +350,9 @@ impl Drop for DbInner {
         crate::inmemory::populate::stop_workers(&self.inmemory);
         self.sampler.stop();
         self.closing.store(true, Ordering::Release);
-        // A failed log means the instance died: what is on disk is for recovery to mend.
-        let closed = self.redo.failure().map_or_else(
-            || self.checkpoint(),
-            |f| Err(Error::Transaction { message: format!("the redo log failed: {f}") }),
-        );
+        // A dead instance (failed log or datafile sync): what is on disk is for
+        // recovery to mend, from the last good checkpoint.
+        let closed = self.check_alive().and_then(|()| self.checkpoint());
         if let Err(e) = closed {
             eprintln!("lioscope: closing {}: {e}", self.dir.display());
         }

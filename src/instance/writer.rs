@@ -31,7 +31,8 @@
 //!
 //! Invariant: the control file's checkpoint position never passes a change whose block
 //! is not synced in its datafile; the log reuses a file only once the position has
-//! passed all of its redo.
+//! passed all of its redo. After a failed datafile sync no checkpoint completes (the
+//! sync is never retried: see `BufferCache::sync_files`) and the database writer stops.
 
 use super::DbInner;
 use crate::error::Result;
@@ -78,7 +79,7 @@ fn write_while_open(db: &Weak<DbInner>, redo: &RedoLog, info: &crate::stats::Ses
     loop {
         let wanted = redo.wait_checkpoint_wanted(WRITER_TICK);
         let Some(db) = db.upgrade() else { return };
-        if db.closing.load(Ordering::Acquire) {
+        if db.closing.load(Ordering::Acquire) || db.check_alive().is_err() {
             return;
         }
         log_positions.note(Instant::now(), redo.append_lsn());

@@ -206,6 +206,9 @@ pub struct RedoLog {
     /// Wakes sessions waiting for a write (log file sync, log buffer space).
     written: Condvar,
     flushed: AtomicU64,
+    /// Set once a write or sync has failed (`LogState::failed` says how): read without
+    /// the state's lock by every commit's wait, whose fast path must not succeed then.
+    failed: AtomicBool,
     /// The checkpoint position: redo before it is no longer needed by recovery.
     checkpoint: Mutex<Lsn>,
     checkpoint_moved: Condvar,
@@ -283,6 +286,7 @@ impl RedoLog {
             work: Condvar::new(),
             written: Condvar::new(),
             flushed: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
             checkpoint: Mutex::new(0),
             checkpoint_moved: Condvar::new(),
             checkpoint_wanted: Mutex::new(CheckpointWanted::default()),
@@ -465,12 +469,14 @@ impl RedoLog {
 
     /// Waits until redo up to `lsn` is on disk; `now`: asks the log writer to write at
     /// once (else the wait lasts until its next write, as a batched commit's does).
+    /// Once the log has failed, it fails whatever `lsn` is: a transaction whose own
+    /// append failed waits for an older LSN, and no commit is acknowledged any more.
     pub fn wait_flushed(&self, lsn: Lsn, now: bool) -> Result<()> {
-        if self.flushed() >= lsn {
+        if self.flushed() >= lsn && !self.failed.load(Ordering::Acquire) {
             return Ok(());
         }
         let mut state = self.state.lock();
-        while self.flushed() < lsn {
+        while self.flushed() < lsn || state.failed.is_some() {
             if let Some(failed) = &state.failed {
                 return Err(Error::Transaction {
                     message: format!("the redo log cannot be written, so the commit is not durable: {failed}"),
@@ -660,6 +666,7 @@ impl RedoLog {
             stats.add(Stat::RedoWastage, wastage);
             if let Err(e) = self.write_chunks(stats, &mut current, &mut written_end, &chunks) {
                 self.state.lock().failed = Some(e.to_string());
+                self.failed.store(true, Ordering::Release);
                 self.written.notify_all();
                 return;
             }
@@ -674,6 +681,11 @@ impl RedoLog {
         self.state.lock().closing = true;
         self.work.notify_all();
         self.wake_database_writer();
+    }
+
+    /// Whether the log has failed, without taking its lock.
+    pub fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
     }
 
     /// Whether the log has failed (no commit is acknowledged any more).
@@ -846,7 +858,7 @@ fn create_group_file(io: &dyn Io, dir: &Path, db_id: u64, group: u32, file_size:
     let file = io.open(&path, !path.exists(), false)?;
     let header = FileHeader { group, seq: 0, first_scn: 0, file_size, prev_end: 0 };
     file.write_at(&encode_header(db_id, &header), 0)?;
-    file.extend(file_size)?;
+    file.allocate(file_size)?;
     file.sync()?;
     Ok(file)
 }

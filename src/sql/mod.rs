@@ -91,6 +91,10 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
     drop(parsing);
     session.stats().add_time(TimeModel::ParseTimeElapsed, parse_started.elapsed().as_micros() as u64);
     session.stats().add(Stat::ExecuteCount, 1);
+    if !matches!(front, Front::Standard { .. } | Front::CommitWrite(_)) {
+        // Standard statements are checked in `dispatch`; a commit checks itself.
+        session.db.check_alive()?;
+    }
     match (front, parsed) {
         (Front::AlterSession { name, value }, _) => system::alter_session(session, &name, &value),
         (Front::AlterSystemSet { name, value }, _) => system::alter_system(session, &name, &value),
@@ -101,16 +105,13 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
         (Front::ShowParameters(filter), _) => Ok(system::show_parameters(session, filter.as_deref())),
         (Front::ExplainPlan(_), Some(statement)) => explain(session, &statement),
         (Front::Analyze { table, sample }, _) => {
-            transaction::implicit_commit(session)?;
-            analyze::analyze_table(session, &table, sample)
+            transaction::ddl(session, || analyze::analyze_table(session, &table, sample))
         }
         (Front::AlterTableInMemory { table, spec }, _) => {
-            transaction::implicit_commit(session)?;
-            ddl::alter_inmemory(session, &table, spec)
+            transaction::ddl(session, || ddl::alter_inmemory(session, &table, spec))
         }
         (Front::AlterTableMove { table, compress }, _) => {
-            transaction::implicit_commit(session)?;
-            ddl::alter_table_move(session, &table, compress)
+            transaction::ddl(session, || ddl::alter_table_move(session, &table, compress))
         }
         (Front::PopulateWait { priority, percentage, timeout_seconds }, _) => {
             ddl::populate_wait(session, priority, percentage, timeout_seconds)
@@ -160,6 +161,10 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front:
     if clauses.compress.is_some() && !matches!(statement, Statement::CreateTable(_)) {
         return Err(Error::unsupported("COMPRESS outside CREATE TABLE"));
     }
+    if !matches!(statement, Statement::Rollback { .. } | Statement::Commit { .. }) {
+        // A dead instance runs ROLLBACK alone (a commit checks itself).
+        session.db.check_alive()?;
+    }
     match statement {
         Statement::Query(q) => run_query(session, q),
         Statement::Insert(insert) => transaction::statement(session, || dml::insert(session, insert)),
@@ -176,26 +181,17 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front:
         Statement::Set(ast::Set::SetTransaction { modes, snapshot: None, session: false }) => {
             transaction::set_transaction(session, modes)
         }
-        Statement::CreateTable(create) => {
-            transaction::implicit_commit(session)?;
-            ddl::create_table(session, create, clauses)
-        }
+        Statement::CreateTable(create) => transaction::ddl(session, || ddl::create_table(session, create, clauses)),
         Statement::CreateIndex(create) => {
-            transaction::implicit_commit(session)?;
-            index_ddl::create_index(session, create, clauses.pctfree)
+            transaction::ddl(session, || index_ddl::create_index(session, create, clauses.pctfree))
         }
         Statement::Drop { object_type: ast::ObjectType::Index, if_exists, names, cascade: false, .. } => {
-            transaction::implicit_commit(session)?;
-            index_ddl::drop_index(session, names, *if_exists)
+            transaction::ddl(session, || index_ddl::drop_index(session, names, *if_exists))
         }
         Statement::Drop { object_type, if_exists, names, cascade, purge, .. } => {
-            transaction::implicit_commit(session)?;
-            ddl::drop(session, *object_type, *if_exists, names, *cascade, *purge)
+            transaction::ddl(session, || ddl::drop(session, *object_type, *if_exists, names, *cascade, *purge))
         }
-        Statement::Truncate(t) => {
-            transaction::implicit_commit(session)?;
-            ddl::truncate(session, t)
-        }
+        Statement::Truncate(t) => transaction::ddl(session, || ddl::truncate(session, t)),
         Statement::Explain { statement, analyze: false, .. } => explain(session, statement),
         Statement::Explain { statement, analyze: true, .. } => explain_analyze(session, statement),
         other => {

@@ -4,7 +4,14 @@
 //! A statement that changes data runs after an implicit savepoint; if it fails, its
 //! changes alone are rolled back and the transaction goes on (as Oracle). With
 //! autocommit on, a statement that succeeds is committed at once. DDL commits the
-//! session's transaction first, as in Oracle.
+//! session's transaction first, as in Oracle, and returns only once its redo is on disk
+//! ([`ddl`]), as a commit does.
+//!
+//! Once the instance is dead (its redo log cannot be written, or a datafile sync failed:
+//! `DbInner::check_alive`), every statement and COMMIT fails, a statement that was
+//! running when the log failed included, and the transaction can only be rolled back.
+//! A commit's wait fails too, whatever LSN it waits for, so a transaction whose own
+//! redo the log never took is never acknowledged.
 
 use crate::error::{Error, Result};
 use crate::instance::Session;
@@ -27,6 +34,7 @@ pub struct CommitWrite {
 /// to wait, waits until the redo is on disk (`log file sync`), so that a commit
 /// acknowledged is a commit that survives a crash.
 fn commit_now(session: &Session, write: CommitWrite) -> Result<()> {
+    session.db.check_alive()?;
     let had_changes = session.in_transaction();
     let ctx = session.access_context();
     session.txn.borrow_mut().commit(&ctx)?;
@@ -61,9 +69,12 @@ fn commit_now(session: &Session, write: CommitWrite) -> Result<()> {
 /// Runs a statement that changes data: rolled back alone if it fails, committed if it
 /// succeeds and autocommit is on.
 pub fn statement(session: &Session, run: impl FnOnce() -> Result<QueryResult>) -> Result<QueryResult> {
+    session.db.check_alive()?;
     let ctx = session.access_context();
     let mark = session.txn.borrow().mark(&ctx)?;
-    match run() {
+    // A change the log could not take leaves its block never to be written: the
+    // statement fails rather than report rows it could never store.
+    match run().and_then(|result| session.db.check_alive().map(|()| result)) {
         Ok(result) => {
             if session.autocommit() && session.in_transaction() {
                 commit_now(session, CommitWrite::default())?;
@@ -90,6 +101,21 @@ pub fn implicit_commit(session: &Session) -> Result<()> {
         commit_now(session, CommitWrite::default())?;
     }
     Ok(())
+}
+
+/// Runs DDL: commits the session's transaction first, runs the statement, then waits
+/// (`log file sync`) until every redo record appended so far is on disk, whichever
+/// blocks the statement changed and on whichever thread: DDL acknowledged survives any
+/// crash, as a commit does.
+pub fn ddl(session: &Session, run: impl FnOnce() -> Result<QueryResult>) -> Result<QueryResult> {
+    session.db.check_alive()?;
+    implicit_commit(session)?;
+    let result = run()?;
+    {
+        let _wait = session.stats().begin_wait(WaitEvent::LogFileSync);
+        session.db.redo.flush_all()?;
+    }
+    Ok(result)
 }
 
 /// COMMIT [WRITE [IMMEDIATE | BATCH] [WAIT | NOWAIT]].

@@ -134,9 +134,11 @@ impl DataFile {
         self.file.write_at(buf, self.offset(block_no))
     }
 
-    /// Grows (or keeps) the file to hold `blocks` blocks.
+    /// Grows (or keeps) the file to hold `blocks` blocks, with their disk space reserved
+    /// now, so that a full disk fails the statement that needs the space rather than
+    /// the database writer's later write of its blocks.
     pub fn ensure_blocks(&self, blocks: u32) -> Result<()> {
-        self.file.extend(blocks as u64 * self.block_size as u64)
+        self.file.allocate(blocks as u64 * self.block_size as u64)
     }
 
     /// Flushes written blocks to stable storage.

@@ -13,12 +13,19 @@
 //! database is gone [`FaultIo::power_loss`] decides the fate of each unsynced write, as
 //! SQLite's crash tests do: kept, dropped (the old bytes put back), or torn (some of its
 //! 512-byte sectors old, some new, some garbage), chosen by a seed. It can also fail a
-//! chosen write or sync with an errno (ENOSPC, EIO) without crashing, or every write to
-//! the files whose names contain a given part ([`FaultIo::fail_writes_to`]).
+//! chosen write or sync with an errno (ENOSPC, EIO) without crashing, every write to
+//! the files whose names contain a given part ([`FaultIo::fail_writes_to`]), or the next
+//! sync of such a file ([`FaultIo::fail_next_sync_of`]).
+//!
+//! A sync that fails with an errno does what Linux does when a writeback fails: the
+//! file's unsynced writes are dropped (their old bytes put back, a growth undone) and
+//! forgotten, so a later sync of the file succeeds with them lost. A database that
+//! retries a failed sync and trusts the retry loses data under `FaultIo` as it would
+//! on Linux (the "fsyncgate" problem).
 //!
 //! Invariant: after `sync` returns Ok for a file, every write to it made before the call
-//! survives a power loss; an atomic replacement that returned Ok survives whole, and one
-//! that failed leaves the old file.
+//! survives a power loss, unless an earlier sync of the file failed; an atomic
+//! replacement that returned Ok survives whole, and one that failed leaves the old file.
 
 use crate::error::{Error, Result};
 use parking_lot::Mutex;
@@ -51,8 +58,12 @@ pub trait IoFile: Send + Sync + std::fmt::Debug {
     fn sync(&self) -> Result<()>;
     /// The file's size in bytes.
     fn len(&self) -> Result<u64>;
-    /// Grows the file to `len` bytes (never shrinks it).
+    /// Grows the file to `len` bytes (never shrinks it), sparsely: the disk space is
+    /// found only when the blocks are written.
     fn extend(&self, len: u64) -> Result<()>;
+    /// Grows the file to `len` bytes (never shrinks it) with its disk space reserved
+    /// now (`posix_fallocate`), so a full disk fails here rather than at a later write.
+    fn allocate(&self, len: u64) -> Result<()>;
 }
 
 /// The default: the operating system's file calls.
@@ -132,6 +143,17 @@ impl IoFile for OsFile {
         }
         Ok(())
     }
+
+    fn allocate(&self, len: u64) -> Result<()> {
+        let Ok(len) = libc::off_t::try_from(len) else {
+            return Err(Error::io("allocate", &self.path, std::io::Error::from_raw_os_error(libc::EFBIG)));
+        };
+        // SAFETY: posix_fallocate only reads its integer arguments; the descriptor is open.
+        match unsafe { libc::posix_fallocate(self.file.as_raw_fd(), 0, len) } {
+            0 => Ok(()),
+            errno => Err(Error::io("allocate", &self.path, std::io::Error::from_raw_os_error(errno))),
+        }
+    }
 }
 
 /// Writes a temporary file beside `path`, syncs it, renames it over `path`, then syncs
@@ -191,6 +213,8 @@ struct FaultState {
     off: bool,
     /// Files whose writes fail, by a part of their name, with the errno they fail with.
     failing_files: Vec<(String, i32)>,
+    /// Files whose next sync fails (once each), by a part of their name, with the errno.
+    failing_syncs: Vec<(String, i32)>,
     /// Unsynced changes, oldest first, by file.
     unsynced: Vec<(PathBuf, Unsynced)>,
 }
@@ -233,6 +257,12 @@ impl FaultIo {
     /// fail with `errno`, as a full or failing disk under one kind of file would.
     pub fn fail_writes_to(&self, name_part: &str, errno: i32) {
         self.state.lock().failing_files.push((name_part.to_owned(), errno));
+    }
+
+    /// Makes the next sync of a file whose name contains `name_part` fail with `errno`
+    /// (once), dropping that file's unsynced writes as a failed writeback does on Linux.
+    pub fn fail_next_sync_of(&self, name_part: &str, errno: i32) {
+        self.state.lock().failing_syncs.push((name_part.to_owned(), errno));
     }
 
     /// Cuts the power now: every later operation fails.
@@ -288,6 +318,10 @@ fn check(state: &Mutex<FaultState>, path: &Path, is_sync: bool) -> Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
     if !is_sync && let Some((_, errno)) = state.failing_files.iter().find(|(part, _)| name.contains(part.as_str())) {
         return Err(Error::io("write", path, std::io::Error::from_raw_os_error(*errno)));
+    }
+    if is_sync && let Some(i) = state.failing_syncs.iter().position(|(part, _)| name.contains(part.as_str())) {
+        let (_, errno) = state.failing_syncs.remove(i);
+        return Err(Error::io("sync", path, std::io::Error::from_raw_os_error(errno)));
     }
     let (n, planned) = if is_sync {
         state.syncs += 1;
@@ -388,7 +422,12 @@ impl IoFile for FaultFile {
     }
 
     fn sync(&self) -> Result<()> {
-        check(&self.state, &self.inner.path, true)?;
+        if let Err(e) = check(&self.state, &self.inner.path, true) {
+            if !self.state.lock().off {
+                self.drop_unsynced()?;
+            }
+            return Err(e);
+        }
         self.inner.sync()?;
         self.state.lock().unsynced.retain(|(p, _)| p != &self.inner.path);
         Ok(())
@@ -406,6 +445,41 @@ impl IoFile for FaultFile {
         check(&self.state, &self.inner.path, false)?;
         self.inner.extend(len)?;
         self.state.lock().unsynced.push((self.inner.path.clone(), Unsynced::Extend { old_len }));
+        Ok(())
+    }
+
+    fn allocate(&self, len: u64) -> Result<()> {
+        let old_len = self.inner.len()?;
+        if old_len >= len {
+            return Ok(()); // the engine never leaves holes: nothing to allocate
+        }
+        check(&self.state, &self.inner.path, false)?;
+        self.inner.allocate(len)?;
+        self.state.lock().unsynced.push((self.inner.path.clone(), Unsynced::Extend { old_len }));
+        Ok(())
+    }
+}
+
+impl FaultFile {
+    /// A failed sync, as Linux handles a failed writeback: this file's unsynced writes
+    /// are dropped (old bytes back, newest first; growths undone) and forgotten, so a
+    /// later sync succeeds without them.
+    fn drop_unsynced(&self) -> Result<()> {
+        let path = &self.inner.path;
+        let mine: Vec<(PathBuf, Unsynced)> = {
+            let mut state = self.state.lock();
+            let (mine, others) = std::mem::take(&mut state.unsynced).into_iter().partition(|(p, _)| p == path);
+            state.unsynced = others;
+            mine
+        };
+        for (_, change) in mine.into_iter().rev() {
+            match change {
+                Unsynced::Write { offset, old } => write_old(&self.inner.file, path, offset, &old)?,
+                Unsynced::Extend { old_len } => {
+                    self.inner.file.set_len(old_len).map_err(|e| Error::io("truncate", path, e))?
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -487,5 +561,45 @@ mod tests {
         assert!(file.sync().is_err());
         assert!(io.is_off());
         assert!(file.write_at(b"y", 0).is_err(), "nothing works once the power is off");
+    }
+
+    #[test]
+    fn a_failed_sync_drops_the_unsynced_writes_and_a_retry_succeeds_without_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.dbf");
+        let other_path = dir.path().join("redo01.log");
+        let io = FaultIo::new(FaultPlan::default());
+        let file = io.open(&path, true, false).unwrap();
+        let other = io.open(&other_path, true, false).unwrap();
+        file.write_at(&[1u8; 4096], 0).unwrap();
+        file.sync().unwrap();
+        file.write_at(&[2u8; 4096], 0).unwrap();
+        file.write_at(&[3u8; 512], 4096).unwrap();
+        other.write_at(&[4u8; 512], 0).unwrap();
+        io.fail_next_sync_of(".dbf", libc::EIO);
+        let e = file.sync().unwrap_err().to_string();
+        assert!(e.contains("Input/output error") && e.contains("data.dbf"), "{e}");
+        assert!(!io.is_off(), "an errno is not a power loss");
+        // A dropped write past the old end leaves zeros there, as a power loss's does.
+        let synced: Vec<u8> = [[1u8; 4096].as_slice(), &[0u8; 512]].concat();
+        assert_eq!(std::fs::read(&path).unwrap(), synced, "the unsynced writes are gone");
+        file.sync().expect("a retry succeeds, the dropped writes lost");
+        assert_eq!(std::fs::read(&path).unwrap(), synced);
+        assert_eq!(std::fs::read(&other_path).unwrap(), vec![4u8; 512], "another file's writes stay");
+        other.sync().unwrap();
+        assert_eq!(io.power_loss(0).unwrap(), PowerLossReport::default(), "nothing was left unsynced");
+    }
+
+    #[test]
+    fn allocate_reserves_the_space_and_counts_as_a_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = FaultIo::new(FaultPlan::default());
+        let file = io.open(&dir.path().join("redo01.log"), true, false).unwrap();
+        file.allocate(1 << 16).unwrap();
+        assert_eq!(file.len().unwrap(), 1 << 16);
+        io.fail_writes_to("redo", libc::ENOSPC);
+        let e = file.allocate(1 << 17).unwrap_err().to_string();
+        assert!(e.contains("No space left") && e.contains("redo01.log"), "{e}");
+        assert_eq!(file.len().unwrap(), 1 << 16);
     }
 }
