@@ -335,7 +335,7 @@ fn a_load_on_small_logs_waits_for_its_checkpoints_instead_of_growing_the_circle(
     let mut opts = options(None);
     opts.parameters.retain(|(name, _)| name != "db_cache_size");
     opts.parameters.push(("db_cache_size".into(), "32M".into()));
-    let db = Database::create(&tmp.path().join("db"), opts).unwrap();
+    let db = Database::create(tmp.path().join("db"), opts).unwrap();
     let s = db.session();
     exec(&s, "CREATE TABLE t (id INTEGER, pad VARCHAR2(100))");
     exec(&s, "INSERT INTO t SELECT LEVEL, RPAD('x', 100, 'x') FROM dual CONNECT BY LEVEL <= 100000");

@@ -235,7 +235,8 @@ impl WriteBarrier for RecoveryWrites {
 impl DbInner {
     /// Rebuilds the space map of the first datafile from the segments the dictionary
     /// names: every extent in a segment's map is in use, every other one below the
-    /// high-water mark of the file is free.
+    /// high-water mark of the file is free; but if a segment's map cannot be read, only
+    /// the extents the stored map has free (and no readable segment holds) are.
     pub(super) fn rebuild_space_map(&self, stats: &SessionStats) -> Result<()> {
         let ctx = self.system_context(stats);
         let mut used = BTreeSet::new();
@@ -246,8 +247,14 @@ impl DbInner {
             .map(|t| (t.segment_header, t.name.clone()))
             .chain(self.catalog.indexes().iter().map(|i| (i.segment_header, i.name.clone())))
             .collect::<Vec<_>>();
+        // A segment whose map cannot be read (a damaged header: its statements report
+        // it) leaves every extent the stored map has in use in use.
+        let mut unreadable = false;
         for (header, owner) in headers {
-            let map = crate::access::segments::read_segment_map(&ctx, header, &owner)?;
+            let Ok(map) = crate::access::segments::read_segment_map(&ctx, header, &owner) else {
+                unreadable = true;
+                continue;
+            };
             for run in &map.runs {
                 let mut first = run.first;
                 while first < run.first + run.blocks {
@@ -260,8 +267,10 @@ impl DbInner {
         let extent = control.extent_blocks;
         let entry = control.datafiles.first_mut().expect("a database has at least one datafile");
         let top = used.iter().map(|&b| b + extent).max().unwrap_or(extent).max(entry.allocated_blocks);
+        let (stored_top, stored_free) = (entry.allocated_blocks, entry.free_extents.clone());
+        let free = |b: &u32| !used.contains(b) && (!unreadable || stored_free.contains(b) || *b >= stored_top);
         entry.allocated_blocks = top;
-        entry.free_extents = (1..top / extent).map(|i| i * extent).filter(|b| !used.contains(b)).rev().collect();
+        entry.free_extents = (1..top / extent).map(|i| i * extent).filter(free).rev().collect();
         let file = self.space.datafile(entry.number).expect("control file entries are open");
         file.ensure_blocks(top)
     }
