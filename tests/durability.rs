@@ -7,29 +7,11 @@
 
 mod common;
 
+use common::bank::{ACCOUNTS, BALANCE, copy_dir, options, transfer};
 use common::{create_accounts, exec, int, manual, scalar};
-use lioscope::io::{Fault, FaultIo, FaultPlan, Io};
+use lioscope::io::{Fault, FaultIo, FaultPlan};
 use lioscope::{Database, DatabaseOptions, Session};
 use std::path::Path;
-use std::sync::Arc;
-
-const ACCOUNTS: i64 = 50;
-const BALANCE: i64 = 1000;
-
-/// A small database: 2 KB blocks, 64 KB extents, 1 MB logs, a 1 MB cache.
-fn options(io: Option<Arc<dyn Io>>) -> DatabaseOptions {
-    DatabaseOptions {
-        block_size: 2048,
-        extent_size: 64 * 2048,
-        parameters: vec![
-            ("db_cache_size".into(), "1M".into()),
-            ("log_file_size".into(), "1M".into()),
-            ("undo_tablespace_size".into(), "2M".into()),
-            ("log_checkpoint_timeout".into(), "0".into()),
-        ],
-        io,
-    }
-}
 
 /// Creates the accounts (with an index) and the ledger of transfers in `dir`.
 fn create_bank(dir: &Path) {
@@ -39,17 +21,6 @@ fn create_bank(dir: &Path) {
     exec(&s, "CREATE TABLE hist (id INTEGER, v INTEGER, pad VARCHAR2(100))");
     exec(&s, "INSERT INTO hist SELECT LEVEL, 1, RPAD('h', 100, 'h') FROM dual CONNECT BY LEVEL <= 300");
     db.close().unwrap();
-}
-
-/// Transfer `n`: moves 1 between two accounts and records `n` in the ledger.
-fn transfer(s: &Session, n: i64) -> lioscope::Result<()> {
-    let from = n % ACCOUNTS + 1;
-    let to = (n * 7 + 3) % ACCOUNTS + 1;
-    s.execute(&format!("UPDATE acct SET bal = bal - 1 WHERE id = {from}"))?;
-    s.execute(&format!("UPDATE acct SET bal = bal + 1 WHERE id = {to}"))?;
-    s.execute(&format!("INSERT INTO ledger VALUES ({n})"))?;
-    s.execute("COMMIT")?;
-    Ok(())
 }
 
 /// Runs transfers 1..=count (a checkpoint halfway, and a big uncommitted update from
@@ -97,16 +68,6 @@ fn check_after_crash(dir: &Path, acknowledged: &[i64]) -> Vec<i64> {
     assert_eq!(int(&s, "SELECT SUM(bal) FROM acct"), ACCOUNTS * (BALANCE + 1), "every row can be updated");
     exec(&s, "UPDATE acct SET bal = bal - 1");
     ledger
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_name() != "lioscope.lock" {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]

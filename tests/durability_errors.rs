@@ -7,31 +7,13 @@
 
 mod common;
 
+use common::bank::{ACCOUNTS, BALANCE, copy_dir, options, transfer};
 use common::{create_accounts, exec, int, manual};
-use lioscope::io::{FaultIo, FaultPlan, Io};
-use lioscope::{Database, DatabaseOptions, Session};
+use lioscope::Database;
+use lioscope::io::{FaultIo, FaultPlan};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc;
-
-const ACCOUNTS: i64 = 50;
-const BALANCE: i64 = 1000;
-
-/// A small database: 2 KB blocks, 64 KB extents, 1 MB logs, a 1 MB cache, checkpoints
-/// only when asked or at a log switch.
-fn options(io: Option<Arc<dyn Io>>) -> DatabaseOptions {
-    DatabaseOptions {
-        block_size: 2048,
-        extent_size: 64 * 2048,
-        parameters: vec![
-            ("db_cache_size".into(), "1M".into()),
-            ("log_file_size".into(), "1M".into()),
-            ("undo_tablespace_size".into(), "2M".into()),
-            ("log_checkpoint_timeout".into(), "0".into()),
-        ],
-        io,
-    }
-}
 
 /// Creates the accounts (indexed), the ledger of transfers and an empty history table in
 /// `dir`.
@@ -42,18 +24,6 @@ fn create_bank(dir: &Path) {
     exec(&s, "CREATE TABLE hist (id INTEGER, pad VARCHAR2(100))");
     drop(s);
     db.close().unwrap();
-}
-
-/// Transfer `n`: moves 1 between two accounts and records `n` in the ledger; `Ok` only
-/// once its COMMIT is acknowledged.
-fn transfer(s: &Session, n: i64) -> lioscope::Result<()> {
-    let from = n % ACCOUNTS + 1;
-    let to = (n * 7 + 3) % ACCOUNTS + 1;
-    s.execute(&format!("UPDATE acct SET bal = bal - 1 WHERE id = {from}"))?;
-    s.execute(&format!("UPDATE acct SET bal = bal + 1 WHERE id = {to}"))?;
-    s.execute(&format!("INSERT INTO ledger VALUES ({n})"))?;
-    s.execute("COMMIT")?;
-    Ok(())
 }
 
 /// Reopens `dir` (no faults) and checks: the total unchanged, every acknowledged
@@ -295,16 +265,6 @@ fn ddl_then_power_cut(base: &Path, dir: &Path, ddl: &str, seed: u64) -> Database
     drop(db);
     io.power_loss(seed).unwrap();
     Database::open(dir, options(None)).unwrap_or_else(|e| panic!("reopen after {ddl}: {e}"))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_name() != "lioscope.lock" {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]

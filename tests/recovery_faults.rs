@@ -6,42 +6,20 @@
 
 mod common;
 
+use common::bank::{ACCOUNTS, BALANCE, copy_dir, transfer};
 use common::{create_accounts, exec, int, manual};
 use lioscope::io::{Fault, FaultIo, FaultPlan, Io};
-use lioscope::{Database, DatabaseOptions, Session};
+use lioscope::{Database, DatabaseOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const ACCOUNTS: i64 = 40;
-const BALANCE: i64 = 1000;
 /// Rows of the table filled after the last checkpoint.
 const LATE_ROWS: i64 = 600;
 
-/// A small database: 2 KB blocks, 64 KB extents, 1 MB logs, a 1 MB cache, checkpoints
-/// only at log switches and when asked.
+/// The bank's small database, with 32-block extents (so that the rows filled after the
+/// checkpoint take extents of their own).
 fn options(io: Option<Arc<dyn Io>>) -> DatabaseOptions {
-    DatabaseOptions {
-        block_size: 2048,
-        extent_size: 32 * 2048,
-        parameters: vec![
-            ("db_cache_size".into(), "1M".into()),
-            ("log_file_size".into(), "1M".into()),
-            ("undo_tablespace_size".into(), "2M".into()),
-            ("log_checkpoint_timeout".into(), "0".into()),
-        ],
-        io,
-    }
-}
-
-/// Transfer `n`: moves 1 between two accounts and records `n` in the ledger.
-fn transfer(s: &Session, n: i64) -> lioscope::Result<()> {
-    let from = n % ACCOUNTS + 1;
-    let to = (n * 7 + 3) % ACCOUNTS + 1;
-    s.execute(&format!("UPDATE acct SET bal = bal - 1 WHERE id = {from}"))?;
-    s.execute(&format!("UPDATE acct SET bal = bal + 1 WHERE id = {to}"))?;
-    s.execute(&format!("INSERT INTO ledger VALUES ({n})"))?;
-    s.execute("COMMIT")?;
-    Ok(())
+    DatabaseOptions { extent_size: 32 * 2048, ..common::bank::options(io) }
 }
 
 /// Makes a crashed database in `dir`: accounts and a ledger, transfers, a checkpoint and
@@ -125,16 +103,6 @@ fn check_recovered(dir: &Path, acknowledged: &[i64]) {
     exec(&s, "CREATE TABLE fresh (id INTEGER, pad VARCHAR2(150))");
     exec(&s, "INSERT INTO fresh SELECT LEVEL, RPAD('f', 150, 'f') FROM dual CONNECT BY LEVEL <= 3000");
     check("after a new table took extents");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_name() != "lioscope.lock" {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
 }
 
 /// A crash at the `at`th operation of one kind (`plan` makes the plan for it) of an

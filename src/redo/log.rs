@@ -23,11 +23,19 @@
 //! told are durable.
 //!
 //! A switch to the next group (a full file, or `ALTER SYSTEM SWITCH LOGFILE`) reuses its
-//! file only when the checkpoint has passed all of its old sequence; until then the log
-//! writer asks for a checkpoint and waits (`log file switch (checkpoint incomplete)`).
-//! A checkpoint can itself wait on redo not yet written (a block is written only after
-//! its redo), so the wait is bounded: past it, the circle grows by a new group rather
-//! than overwrite redo that recovery needs.
+//! file only when the checkpoint has passed all of its old sequence. A session whose
+//! record would start a sequence no group is free for waits before appending it (`log
+//! file switch (checkpoint incomplete)`), asking the database writer for the checkpoint
+//! that frees one: redo never runs ahead of a switch the log writer could not make, for
+//! a block changed there could not be written until that redo is, and the checkpoint
+//! would wait for it while the switch waited for the checkpoint. Every switch asks for
+//! a checkpoint of what was changed before the new sequence, so that the next group is
+//! free by the time it is needed. The waits are bounded: past two seconds, the circle
+//! grows by a new group (its file and directory entry synced first) rather than
+//! overwrite redo that recovery needs; the next open finds it by its header.
+//!
+//! Each header records where the sequence before it ended, so that recovery can tell a
+//! sequence it read to its end from one a damaged record cut short (see `reader`).
 //!
 //! Invariants: `flushed` only grows, and every record ending at or below it is on disk
 //! (synced); once a write or sync fails the log is failed for good and no later commit

@@ -2,6 +2,8 @@
 //! short ways to run statements and read single values.
 #![allow(dead_code, reason = "every test file compiles this module and uses only part of it")]
 
+pub mod bank;
+
 use lioscope::types::Value;
 use lioscope::{Database, DatabaseOptions, Error, Session};
 use std::path::{Path, PathBuf};

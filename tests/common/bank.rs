@@ -1,0 +1,47 @@
+//! The bank the durability tests run on a small database: accounts (with an index), a
+//! ledger of transfers, and the ways to copy a crashed database and move money.
+
+use lioscope::io::Io;
+use lioscope::{DatabaseOptions, Session};
+use std::path::Path;
+use std::sync::Arc;
+
+pub const ACCOUNTS: i64 = 50;
+pub const BALANCE: i64 = 1000;
+
+/// A small database: 2 KB blocks, 64 KB extents, 1 MB logs, a 1 MB cache, checkpoints
+/// only at log switches and when asked; every write through `io` (the system's if `None`).
+pub fn options(io: Option<Arc<dyn Io>>) -> DatabaseOptions {
+    DatabaseOptions {
+        block_size: 2048,
+        extent_size: 64 * 2048,
+        parameters: vec![
+            ("db_cache_size".into(), "1M".into()),
+            ("log_file_size".into(), "1M".into()),
+            ("undo_tablespace_size".into(), "2M".into()),
+            ("log_checkpoint_timeout".into(), "0".into()),
+        ],
+        io,
+    }
+}
+
+/// Transfer `n`: moves 1 between two accounts and records `n` in the ledger; `Ok` only
+/// once its COMMIT is acknowledged.
+pub fn transfer(s: &Session, n: i64) -> lioscope::Result<()> {
+    let from = n % ACCOUNTS + 1;
+    let to = (n * 7 + 3) % ACCOUNTS + 1;
+    s.execute(&format!("UPDATE acct SET bal = bal - 1 WHERE id = {from}"))?;
+    s.execute(&format!("UPDATE acct SET bal = bal + 1 WHERE id = {to}"))?;
+    s.execute(&format!("INSERT INTO ledger VALUES ({n})"))?;
+    s.execute("COMMIT")?;
+    Ok(())
+}
+
+/// Copies a closed (or crashed) database's files from `from` to a new directory `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
