@@ -114,6 +114,10 @@ enum BenchCommand {
     /// Commits per second: 1..8 sessions each updating one row and committing in a loop;
     /// `log file sync` waits and the commits each redo write covers (group commit).
     Commits(lioscope_lab::bench::commits::CommitBenchOptions),
+    /// Loads of the customers table to a durable commit (COPY and INSERT ... SELECT)
+    /// beside PostgreSQL's COPY of the same file: rows/s, redo bytes per loaded byte,
+    /// the waits on the log.
+    Load(lioscope_lab::bench::load::LoadBenchOptions),
 }
 
 fn options(db_cache_size: Option<String>) -> DatabaseOptions {
@@ -186,6 +190,7 @@ fn bench(which: BenchCommand) -> lioscope::Result<()> {
         BenchCommand::Index(opts) => lioscope_lab::bench::index::run(&opts),
         BenchCommand::Inmemory(opts) => lioscope_lab::bench::inmemory::run(&opts),
         BenchCommand::Commits(opts) => lioscope_lab::bench::commits::run(&opts).map(|_| ()),
+        BenchCommand::Load(opts) => lioscope_lab::bench::load::run(&opts),
     }
 }
 

@@ -100,6 +100,15 @@ pub fn load(session: &lioscope::Session, table: &str, rows: u64) -> lioscope::Re
     Ok(())
 }
 
+/// Writes the CSV file of `rows` customers ([`write_csv`]) at `path`.
+pub fn write_csv_file(path: &std::path::Path, rows: u64) -> lioscope::Result<()> {
+    let file = std::fs::File::create(path).map_err(|e| lioscope::Error::io("create", path, e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    write_csv(&mut w, rows)
+        .and_then(|()| std::io::Write::flush(&mut w))
+        .map_err(|e| lioscope::Error::io("write", path, e))
+}
+
 /// Writes `rows` customers as CSV (no header) in the column order of [`CREATE_TABLE`].
 /// The postal code is a hash of the id, so it is random with respect to `cust_id`.
 pub fn write_csv(out: &mut impl Write, rows: u64) -> std::io::Result<()> {

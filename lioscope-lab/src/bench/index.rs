@@ -147,15 +147,6 @@ fn lioscope_builds(session: &Session, repeat: usize) -> lioscope::Result<Vec<Vec
     Ok(all)
 }
 
-/// Writes the customers CSV file every engine loads.
-fn write_csv(path: &std::path::Path, rows: u64) -> lioscope::Result<()> {
-    let file = std::fs::File::create(path).map_err(|e| lioscope::Error::io("create", path, e))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-    customers::write_csv(&mut w, rows)
-        .and_then(|()| std::io::Write::flush(&mut w))
-        .map_err(|e| lioscope::Error::io("write", path, e))
-}
-
 /// Prints rows/s of each engine's builds (median of the runs) and lioscope's ratios.
 fn print_builds(rows: f64, engines: &[EngineBuilds]) {
     println!("\nIndex builds, rows/s = rows / median elapsed (runs: median [min..max] ms)");
@@ -216,7 +207,7 @@ pub fn run(opts: &IndexBenchOptions) -> lioscope::Result<()> {
         dir.display()
     );
     let csv = dir.join("customers.csv");
-    write_csv(&csv, bench.rows)?;
+    customers::write_csv_file(&csv, bench.rows)?;
     session.execute(&format!("COPY customers FROM '{}'", csv.display()))?;
     // Cached, as the peers' tables are when they build; and the load's redo and dirty
     // blocks written, so that no build waits for the log writer to catch up with the load

@@ -9,6 +9,7 @@
 pub mod commits;
 pub mod index;
 pub mod inmemory;
+pub mod load;
 pub mod peers;
 
 use crate::customers;
@@ -172,11 +173,7 @@ fn load_runs(opts: &ScanBenchOptions, session: &Session, table: &str, sql: &str)
 
 fn copy_load(opts: &ScanBenchOptions, session: &Session, dir: &std::path::Path) -> lioscope::Result<Vec<Run>> {
     let path = dir.join("customers.csv");
-    let file = std::fs::File::create(&path).map_err(|e| lioscope::Error::io("create", &path, e))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-    customers::write_csv(&mut w, opts.bench.rows)
-        .and_then(|()| std::io::Write::flush(&mut w))
-        .map_err(|e| lioscope::Error::io("write", &path, e))?;
+    customers::write_csv_file(&path, opts.bench.rows)?;
     session.execute(&customers::CREATE_TABLE.replacen("customers", "customers_csv", 1))?;
     let runs = load_runs(opts, session, "customers_csv", &format!("COPY customers_csv FROM '{}'", path.display()))?;
     session.execute("DROP TABLE customers_csv")?;

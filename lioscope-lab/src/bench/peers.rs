@@ -21,7 +21,7 @@ use std::time::Instant;
 pub type PeerResult<T> = std::result::Result<T, String>;
 
 /// The customers table in the peers' types: integers where the values are whole.
-const PG_TABLE: &str = "CREATE TABLE customers (
+pub(crate) const PG_TABLE: &str = "CREATE TABLE customers (
     cust_id bigint NOT NULL, cust_first_name varchar(20) NOT NULL, cust_last_name varchar(40) NOT NULL,
     cust_gender char(1), cust_year_of_birth integer, cust_postal_code varchar(10), cust_city varchar(30),
     cust_valid varchar(1), cust_credit_limit bigint, cust_email varchar(50))";
