@@ -125,10 +125,37 @@ impl BufferCache {
     /// Locks pinned buffer `index` (the current version of `rdba`) exclusively, dirties
     /// it, and hands it out with what its redo needs.
     pub(super) fn dirty_guard<'c>(&'c self, stats: &'c SessionStats, index: u32, rdba: u32) -> WriteGuard<'c> {
+        self.headers[index as usize].lock_exclusive(stats);
+        self.dirtied(stats, index, rdba)
+    }
+
+    /// Dirties exclusively locked buffer `index` and hands it out with what its redo needs.
+    fn dirtied<'c>(&'c self, stats: &'c SessionStats, index: u32, rdba: u32) -> WriteGuard<'c> {
+        self.headers[index as usize].state.fetch_or(DIRTY, Ordering::AcqRel);
+        WriteGuard { cache: self, index, rdba, capture: self.capture(stats, index, false) }
+    }
+
+    /// Locks pinned buffer `index` (the current version of `rdba`) exclusively for a
+    /// commit cleanout, which only copies into the block the commit SCN the transaction
+    /// table already records. While the redo since the block was last read or written
+    /// holds an image of it (`LOGGED`), the buffer is dirtied and the cleanout logged as
+    /// any change is: a few bytes. Otherwise logging it would cost a whole block of redo
+    /// (the torn-block image): then the cleanout is made in the cache alone, nothing is
+    /// logged and the buffer stays clean; if the block leaves the cache before another
+    /// change logs it, its next reader cleans it out (delayed block cleanout, logged).
+    /// Without redo (recovery, tests of the cache) the buffer is dirtied as by any change.
+    pub(super) fn commit_cleanout_guard<'c>(
+        &'c self,
+        stats: &'c SessionStats,
+        index: u32,
+        rdba: u32,
+    ) -> WriteGuard<'c> {
         let h = &self.headers[index as usize];
         h.lock_exclusive(stats);
-        h.state.fetch_or(DIRTY, Ordering::AcqRel);
-        WriteGuard { cache: self, index, rdba, capture: self.capture(stats, index, false) }
+        if self.redo.get().is_some() && !h.has(LOGGED) {
+            return WriteGuard { cache: self, index, rdba, capture: None };
+        }
+        self.dirtied(stats, index, rdba)
     }
 
     /// A new block that need not be read: a zeroed, dirty buffer for `rdba` (the block

@@ -20,7 +20,11 @@
 //!
 //! LOGGED (a state bit) says the redo since the block was last read or written holds an
 //! image of it; reads and writes clear it. So after any write that a crash may tear,
-//! the block's next change logs it whole (torn-block protection).
+//! the block's next change logs it whole (torn-block protection). The one change that
+//! skips this is a commit cleanout of a block without LOGGED: it only repeats what the
+//! transaction table records, so it is made in the cache alone, unlogged and without
+//! dirtying the buffer, rather than cost a block image
+//! ([`BufferCache::commit_cleanout_guard`]).
 //!
 //! Invariants: a block is written only once the redo up to its page LSN is on disk
 //! (`write_locked`); a buffer's first-dirty LSN is set (nonzero) from its first change

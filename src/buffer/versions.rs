@@ -260,8 +260,10 @@ impl BufferCache {
         self.pin_dirty(stats, rdba)
     }
 
-    /// [`BufferCache::cleanout_get`] only if `rdba` is cached: commit cleanout never reads.
-    pub fn cleanout_get_if_cached<'c>(&'c self, stats: &'c SessionStats, rdba: u32) -> Option<WriteGuard<'c>> {
+    /// For a commit cleanout: the current version of `rdba`, exclusively locked, only if
+    /// it is cached (commit cleanout never reads). Dirtied and logged only when that costs
+    /// no block image (see [`BufferCache::commit_cleanout_guard`]).
+    pub fn commit_cleanout_get<'c>(&'c self, stats: &'c SessionStats, rdba: u32) -> Option<WriteGuard<'c>> {
         let index = self.lookup_and_pin(stats, rdba)?;
         let h = &self.headers[index as usize];
         if !self.wait_while_reading(stats, index) {
@@ -269,7 +271,7 @@ impl BufferCache {
             h.unpin();
             return None;
         }
-        Some(self.dirty_guard(stats, index, rdba))
+        Some(self.commit_cleanout_guard(stats, index, rdba))
     }
 
     /// Takes CR clone `index` of `rdba` out of its chain at once, pinned or not (its
@@ -650,17 +652,17 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn cleanout_get_if_cached_never_reads() {
+    fn commit_cleanout_get_never_reads() {
         let dir = tempfile::tempdir().unwrap();
         let (cache, _file) = cache_with_file(&dir, 64, 2);
         let stats = SessionStats::default();
         let rdba = block::rdba(1, 1);
         cache.flush(&stats).unwrap();
-        assert!(cache.cleanout_get_if_cached(&stats, rdba).is_none());
+        assert!(cache.commit_cleanout_get(&stats, rdba).is_none());
         assert_eq!(stats.get(crate::stats::Stat::PhysicalReads), 0);
         drop(cache.consistent_get(&stats, rdba).unwrap());
         add_clone(&cache, rdba, 1);
-        let mut g = cache.cleanout_get_if_cached(&stats, rdba).unwrap();
+        let mut g = cache.commit_cleanout_get(&stats, rdba).unwrap();
         assert_eq!(g[ROLLED_BACK_AT], 0, "the current version, never a clone");
         stamp(&mut g, 4);
         drop(g);

@@ -157,11 +157,13 @@ impl Transaction {
     }
 
     /// Commit cleanout: stamps the commit SCN into the ITL slots of the changed blocks
-    /// still in the cache (`commit cleanouts`, `commit cleanouts successfully completed`).
+    /// still in the cache (`commit cleanouts`, `commit cleanouts successfully completed`);
+    /// a block written since the transaction changed it is stamped in the cache only,
+    /// with no redo (see `BufferCache::commit_cleanout_get`).
     fn clean_out(&self, ctx: &TxnContext<'_>, xid: Xid, scn: u64) {
         for &rdba in &self.touched {
             ctx.stats.add(Stat::CommitCleanouts, 1);
-            let Some(mut guard) = ctx.cache.cleanout_get_if_cached(ctx.stats, rdba) else { continue };
+            let Some(mut guard) = ctx.cache.commit_cleanout_get(ctx.stats, rdba) else { continue };
             if stamp_commit(&mut guard, xid, scn) {
                 ctx.stats.add(Stat::CommitCleanoutsCompleted, 1);
             }
