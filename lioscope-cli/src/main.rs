@@ -190,7 +190,7 @@ fn bench(which: BenchCommand) -> lioscope::Result<()> {
         BenchCommand::Index(opts) => lioscope_lab::bench::index::run(&opts),
         BenchCommand::Inmemory(opts) => lioscope_lab::bench::inmemory::run(&opts),
         BenchCommand::Commits(opts) => lioscope_lab::bench::commits::run(&opts).map(|_| ()),
-        BenchCommand::Load(opts) => lioscope_lab::bench::load::run(&opts),
+        BenchCommand::Load(opts) => lioscope_lab::bench::load::run(&opts).map(|_| ()),
     }
 }
 

@@ -60,36 +60,47 @@ pub struct LoadBenchOptions {
 
 /// One timed lioscope load, statement and commit.
 #[derive(Debug, Clone, serde::Serialize)]
-struct LioRun {
-    elapsed_ms: f64,
-    commit_ms: f64,
-    cpu_ms: f64,
-    redo_bytes: u64,
-    table_bytes: u64,
-    background_checkpoints: u64,
-    groups_added: u64,
+pub struct LioRun {
+    /// Rows the statement loaded.
+    pub rows: u64,
+    pub elapsed_ms: f64,
+    pub commit_ms: f64,
+    pub cpu_ms: f64,
+    pub redo_bytes: u64,
+    pub table_bytes: u64,
+    pub background_checkpoints: u64,
+    pub groups_added: u64,
     /// (event, waits, microseconds) of every event waited for during the run, longest
     /// first, the database writer's and log writer's included.
-    waits: Vec<(String, u64, u64)>,
+    pub waits: Vec<(String, u64, u64)>,
 }
 
 /// What one engine's loads gave: each run, or why it could not run.
 #[derive(Debug, serde::Serialize)]
-struct Loads<R> {
-    name: &'static str,
-    runs: std::result::Result<Vec<R>, String>,
+pub struct Loads<R> {
+    pub name: &'static str,
+    pub runs: std::result::Result<Vec<R>, String>,
 }
 
 /// One timed PostgreSQL COPY.
 #[derive(Debug, Clone, serde::Serialize)]
-struct PgRun {
-    elapsed_ms: f64,
-    wal_bytes: u64,
-    table_bytes: u64,
+pub struct PgRun {
+    pub elapsed_ms: f64,
+    pub wal_bytes: u64,
+    pub table_bytes: u64,
+}
+
+/// Every load's runs.
+#[derive(Debug, serde::Serialize)]
+pub struct LoadReport {
+    pub rows: u64,
+    pub csv_bytes: u64,
+    pub lioscope: Vec<Loads<LioRun>>,
+    pub postgresql: Loads<PgRun>,
 }
 
 /// Runs the benchmark and prints its report.
-pub fn run(opts: &LoadBenchOptions) -> Result<()> {
+pub fn run(opts: &LoadBenchOptions) -> Result<LoadReport> {
     let (dir, _tmp) = sample::work_dir(opts.dir.as_deref(), "bench-load")?;
     std::fs::create_dir_all(&dir).map_err(|e| lioscope::Error::io("create", &dir, e))?;
     let csv = dir.join("customers.csv");
@@ -109,16 +120,16 @@ pub fn run(opts: &LoadBenchOptions) -> Result<()> {
     } else {
         Loads { name: "PostgreSQL COPY", runs: postgres_loads(&dir, &csv, opts.repeat) }
     };
-    print_report(opts.rows, csv_bytes, &lio, &pg);
+    let report = LoadReport { rows: opts.rows, csv_bytes, lioscope: lio, postgresql: pg };
+    print_report(&report);
     if let Some(path) = &opts.json {
         let json = serde_json::json!({
-            "rows": opts.rows, "csv_bytes": csv_bytes, "db_cache_size": opts.db_cache_size,
-            "log_file_size": opts.log_file_size, "lioscope": lio, "postgresql": pg,
+            "db_cache_size": opts.db_cache_size, "log_file_size": opts.log_file_size, "report": report,
         });
         report::write_json(path, &json)?;
     }
     let _ = std::fs::remove_file(&csv);
-    Ok(())
+    Ok(report)
 }
 
 /// lioscope's COPY and INSERT ... SELECT runs, in a database created under `dir`.
@@ -168,6 +179,7 @@ fn lioscope_run(session: &Session, sql: &str) -> Result<LioRun> {
     );
     let block_size = whole(&session.execute("SELECT value FROM v$parameter WHERE name = 'db_block_size'")?.rows[0][0]);
     Ok(LioRun {
+        rows: load.result.rows_affected,
         elapsed_ms: load.elapsed_ms + commit.elapsed_ms,
         commit_ms: commit.elapsed_ms,
         cpu_ms: load.cpu_ms + commit.cpu_ms,
@@ -259,7 +271,8 @@ fn postgres_loads(dir: &Path, csv: &Path, repeat: usize) -> PeerResult<Vec<PgRun
         .collect()
 }
 
-fn print_report(rows: u64, csv_bytes: u64, lio: &[Loads<LioRun>], pg: &Loads<PgRun>) {
+fn print_report(report: &LoadReport) {
+    let (rows, csv_bytes, lio, pg) = (report.rows, report.csv_bytes, &report.lioscope, &report.postgresql);
     let median = |v: Vec<f64>| spread(v).median;
     let pg_median = pg.runs.as_ref().ok().map(|runs| median(runs.iter().map(|r| r.elapsed_ms).collect()));
     println!(
