@@ -4,8 +4,22 @@
 # by callgrind, and their test), chromium (opens the lab's HTML reports headless to
 # check that their charts are drawn) and postgresql (a server the results history's
 # test starts, as a fleet's shared history). Extra arguments go to `cargo test`.
+#
+# `./test.sh --quick`: the fast tier, a few minutes and nothing installed: the unit tests
+# of every crate and the golden SQL scripts. It leaves out the integration tests (among
+# them everything that needs valgrind, chromium or PostgreSQL) and says so.
 set -euo pipefail
 cd "$(dirname "$0")"
+
+if [[ "${1:-}" == --quick ]]; then
+    shift
+    echo "test.sh --quick: unit tests of every crate and the golden SQL scripts;" \
+        "skipping the integration tests (crash loops, concurrency, recovery faults, the lab's" \
+        "reports in chromium, callgrind counts under valgrind, PostgreSQL peers): run ./test.sh for those" >&2
+    cargo test --release --workspace --lib --bins "$@"
+    cargo test --release -p lioscope-cli --test golden "$@"
+    exit 0
+fi
 
 missing=()
 command -v valgrind >/dev/null || missing+=(valgrind)
