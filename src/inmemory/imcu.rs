@@ -28,7 +28,6 @@ use crate::catalog::{MemCompress, TableDef};
 use crate::error::Result;
 use crate::types::encoding::{PayloadKind, read_payload, read_small_int};
 use crate::types::{DataType, Datum, Value};
-use std::borrow::Cow;
 
 /// How a column's values are held in its unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,18 +53,26 @@ pub struct ImColumn {
 impl ImColumn {
     /// The value of row `row`.
     pub fn datum(&self, row: usize) -> Result<Value> {
-        self.to_datum(self.unit.value(row))
+        self.datum_ref(row).map(Datum::into_owned)
+    }
+
+    /// The value of row `row`, a string borrowed from the unit.
+    pub fn datum_ref(&self, row: usize) -> Result<Datum<'_>> {
+        self.to_datum_ref(self.unit.value(row))
     }
 
     /// A value of the unit (`None` for NULL) as SQL sees it.
     pub fn to_datum(&self, value: Option<CuValue<'_>>) -> Result<Value> {
+        self.to_datum_ref(value).map(Datum::into_owned)
+    }
+
+    /// [`ImColumn::to_datum`], a string borrowed from `value`.
+    fn to_datum_ref<'v>(&self, value: Option<CuValue<'v>>) -> Result<Datum<'v>> {
         Ok(match (self.kind, value) {
             (_, None) => Datum::Null,
             (ValueKind::Int, Some(CuValue::Int(v))) => Datum::Int(v),
             (ValueKind::Date, Some(CuValue::Int(v))) => Datum::Date(v),
-            (ValueKind::Text, Some(CuValue::Key(bytes))) => {
-                Datum::Str(Cow::Owned(String::from_utf8_lossy(bytes).into_owned()))
-            }
+            (ValueKind::Text, Some(CuValue::Key(bytes))) => Datum::Str(String::from_utf8_lossy(bytes)),
             (ValueKind::NumberKey, Some(CuValue::Key(key))) => {
                 let mut out = Datum::Null;
                 crate::index::key::decode_key(key, &[self.data_type], |_, v| out = v)?;

@@ -19,8 +19,12 @@ use crate::inmemory::imcu::Imcu;
 use crate::storage::block::{BlockHeader, BlockType};
 use crate::storage::hcc::{CuHead, CuInfo, PayloadAssembly, read_piece};
 use crate::storage::row::{self, ColumnSpan, PIECE_HEADER};
-use crate::types::Value;
+use crate::types::Datum;
 use crate::types::encoding::PayloadKind;
+use smallvec::SmallVec;
+
+/// Columns of a row built on the stack; a wider row's values go to the heap.
+const INLINE_COLUMNS: usize = 16;
 
 /// A CU decompressed whole.
 pub struct CuRows {
@@ -91,9 +95,10 @@ impl CuRows {
         Ok(())
     }
 
-    /// The values of row `row`, one a column.
-    pub fn values(&self, row: usize) -> Result<Vec<Value>> {
-        self.imcu.columns.iter().map(|c| c.as_ref().expect("every column decompressed").datum(row)).collect()
+    /// The values of row `row`, one a column, strings borrowed from the units (no
+    /// allocation up to `INLINE_COLUMNS` columns).
+    fn values(&self, row: usize) -> Result<SmallVec<[Datum<'_>; INLINE_COLUMNS]>> {
+        self.imcu.columns.iter().map(|c| c.as_ref().expect("every column decompressed").datum_ref(row)).collect()
     }
 
     /// Row `row` (live or not) as a whole-row piece in `piece`, and located as a row of a
