@@ -424,7 +424,7 @@ impl RedoLog {
     /// every sequence recovery still needs (from the checkpoint's to `seq - 1`).
     fn group_free_for(&self, seq: u32) -> bool {
         let groups = self.groups.lock().len() as u32;
-        seq < super::lsn_seq(self.checkpoint_lsn()).max(1) + groups
+        free_for(seq, self.checkpoint_lsn(), groups)
     }
 
     /// `log file switch (checkpoint incomplete)` for an appender whose record starts
@@ -434,21 +434,37 @@ impl RedoLog {
     /// not be, and the checkpoint would wait for it). If it does not come in time, the
     /// circle grows by a group.
     fn wait_for_group(&self, stats: &SessionStats, seq: u32) -> Result<()> {
+        let groups = || self.groups.lock().len() as u32;
+        let target = || super::lsn(seq + 1 - groups(), 0);
+        if self.wait_for_checkpoint_at(stats, target, |checkpoint| free_for(seq, checkpoint, groups())) {
+            return Ok(());
+        }
+        // Sessions that gave up at once grow the circle once: the first adds a group, the
+        // others then find one free.
+        self.add_group(stats, None, |groups| free_for(seq, self.checkpoint_lsn(), groups)).map(|_| ())
+    }
+
+    /// `log file switch (checkpoint incomplete)`: asks for the checkpoint at `target()`
+    /// and waits for it until `freed(checkpoint)` holds, at most `SWITCH_PATIENCE`, with
+    /// the switch marked waiting (so that no checkpoint write waits for redo held back
+    /// behind it). Returns whether it holds.
+    fn wait_for_checkpoint_at(
+        &self,
+        stats: &SessionStats,
+        target: impl Fn() -> Lsn,
+        freed: impl Fn(Lsn) -> bool,
+    ) -> bool {
         let _wait = stats.begin_wait(WaitEvent::LogFileSwitchCheckpointIncomplete);
         stats.add(Stat::CheckpointNotComplete, 1);
         let deadline = std::time::Instant::now() + SWITCH_PATIENCE;
         self.set_switch_waiting(true);
-        while !self.group_free_for(seq) && std::time::Instant::now() < deadline {
-            let groups = self.groups.lock().len() as u32;
-            self.want_checkpoint(super::lsn(seq + 1 - groups, 0));
+        while !freed(self.checkpoint_lsn()) && std::time::Instant::now() < deadline {
+            self.want_checkpoint(target());
             let mut at = self.checkpoint.lock();
             self.checkpoint_moved.wait_for(&mut at, Duration::from_millis(50));
         }
         self.set_switch_waiting(false);
-        if self.group_free_for(seq) {
-            return Ok(());
-        }
-        self.add_group(stats, None).map(|_| ())
+        freed(self.checkpoint_lsn())
     }
 
     /// Marks (or clears) that a switch, or an appender starting a sequence, waits for a
@@ -793,30 +809,29 @@ impl RedoLog {
         next: Arc<LogGroup>,
         from: Option<&LogGroup>,
     ) -> Result<Arc<LogGroup>> {
-        let _wait = stats.begin_wait(WaitEvent::LogFileSwitchCheckpointIncomplete);
-        stats.add(Stat::CheckpointNotComplete, 1);
         let frees_next = super::lsn(next.seq.load(Ordering::Relaxed) as u32 + 1, 0);
-        self.set_switch_waiting(true);
-        let deadline = std::time::Instant::now() + SWITCH_PATIENCE;
-        let mut at = self.checkpoint.lock();
-        while needed_by(&next, *at) && std::time::Instant::now() < deadline {
-            self.want_checkpoint(frees_next);
-            self.checkpoint_moved.wait_for(&mut at, Duration::from_millis(50));
-        }
-        drop(at);
-        self.set_switch_waiting(false);
-        if !self.needed(&next) {
+        if self.wait_for_checkpoint_at(stats, || frees_next, |checkpoint| !needed_by(&next, checkpoint)) {
             return Ok(next);
         }
-        self.add_group(stats, from)
+        Ok(self.add_group(stats, from, |_| !self.needed(&next))?.unwrap_or(next))
     }
 
     /// Adds a group to the circle after `from` (or after the group holding the current
     /// sequence), its file and directory entry synced before any redo goes into it: the
     /// next open finds it by its header whether or not the control file names it yet.
-    fn add_group(&self, stats: &SessionStats, from: Option<&LogGroup>) -> Result<Arc<LogGroup>> {
+    /// Adds none, returning `None`, if `enough(groups)` holds for the circle's size once
+    /// its lock is held (a group became free since the caller looked).
+    fn add_group(
+        &self,
+        stats: &SessionStats,
+        from: Option<&LogGroup>,
+        enough: impl Fn(u32) -> bool,
+    ) -> Result<Option<Arc<LogGroup>>> {
         let current = self.state.lock().seq;
         let mut groups = self.groups.lock();
+        if enough(groups.len() as u32) {
+            return Ok(None);
+        }
         let number = groups.iter().map(|g| g.group).max().unwrap_or(0) + 1;
         let file = create_group_file(self.io.as_ref(), &self.dir, self.db_id, number, self.file_size)?;
         self.io.sync_dir(&self.dir)?;
@@ -828,7 +843,7 @@ impl RedoLog {
         let at = groups.iter().position(after).map_or(groups.len(), |i| i + 1);
         groups.insert(at, group.clone());
         stats.add(Stat::RedoLogGroupsAdded, 1);
-        Ok(group)
+        Ok(Some(group))
     }
 }
 
@@ -850,6 +865,12 @@ pub fn skip_before_record(offset: u64) -> u64 {
 /// zeros before a boundary could not be told from the start of a record, so records
 /// never start there and a reader skips them.
 pub const MIN_RECORD_ROOM: u64 = 4;
+
+/// Whether a circle of `groups` groups has one free for sequence `seq` when the
+/// checkpoint is at `checkpoint` (every sequence before the checkpoint's is reusable).
+fn free_for(seq: u32, checkpoint: Lsn, groups: u32) -> bool {
+    seq < super::lsn_seq(checkpoint).max(1) + groups
+}
 
 /// Whether recovery from checkpoint `checkpoint` needs the redo in `group`.
 fn needed_by(group: &LogGroup, checkpoint: Lsn) -> bool {
@@ -1063,6 +1084,35 @@ mod tests {
         assert_eq!(log.group_numbers(), vec![1, 2, 3, 4], "group 4 found by its header, the stale file left alone");
         create_group_file(io.as_ref(), dir.path(), 7, 5, 1 << 20).unwrap();
         assert_eq!(read_header(&dir.path().join(file_name(5)), 7).unwrap().group, 5, "the stale file is reused");
+    }
+
+    /// Two sessions whose redo would start a sequence no group is free for, and no
+    /// checkpoint to free one: both give up at once, and the circle grows by one group.
+    #[test]
+    fn sessions_that_give_up_waiting_for_a_group_at_once_add_one_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = crate::storage::io::os();
+        RedoLog::create_files(io.as_ref(), dir.path(), 7, 3, 64 << 10).unwrap();
+        let log = Arc::new(RedoLog::open(io, dir.path(), 7, 64 << 10, &[1, 2, 3]).unwrap());
+        log.start(1, 1, 0).unwrap();
+        assert!(!log.group_free_for(4), "sequences 1 to 3 fill the three groups");
+        let start = Arc::new(std::sync::Barrier::new(2));
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let (log, start) = (log.clone(), start.clone());
+                std::thread::spawn(move || {
+                    let stats = SessionStats::default();
+                    start.wait();
+                    log.wait_for_group(&stats, 4).unwrap();
+                    stats.get(Stat::RedoLogGroupsAdded)
+                })
+            })
+            .collect();
+        let added: u64 = waiters.into_iter().map(|w| w.join().unwrap()).sum();
+        let mut groups = log.group_numbers();
+        groups.sort_unstable();
+        assert_eq!((added, groups), (1, vec![1, 2, 3, 4]), "one group added for one sequence");
+        assert!(log.group_free_for(4));
     }
 
     #[test]
