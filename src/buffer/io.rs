@@ -36,6 +36,26 @@ fn block_read_parameters(rdba: u32, blocks: u32) -> crate::stats::activity::Wait
     }
 }
 
+/// Why a buffer is written, which decides what its write may wait for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum WriteFor {
+    /// A checkpoint (the database writer, `ALTER SYSTEM CHECKPOINT`, close): it does not
+    /// wait for redo that a log switch waiting for a checkpoint holds back.
+    Checkpoint,
+    /// A session that needs the buffer for another block: it waits for the redo.
+    Eviction,
+}
+
+impl WriteFor {
+    /// The wait event the write is timed as.
+    fn event(self) -> WaitEvent {
+        match self {
+            WriteFor::Checkpoint => WaitEvent::DbFileParallelWrite,
+            WriteFor::Eviction => WaitEvent::DirtyBufferWriteOnEviction,
+        }
+    }
+}
+
 impl BufferCache {
     /// Reads one block into a newly claimed buffer, unless another session put the block
     /// in the cache meanwhile; either way the buffer returned is pinned for the caller.
@@ -133,13 +153,13 @@ impl BufferCache {
     /// Writes a dirty buffer to its datafile (the dirty flag is cleared first, under the
     /// shared content lock, so a change made after the copy dirties it again). Returns
     /// false if the buffer could not be pinned (it left its chain meanwhile), or if it is
-    /// a checkpoint's write (`event`: db file parallel write) of a block whose redo a
-    /// waiting log switch holds back (it stays dirty: see [`BufferCache::write_ahead`]).
-    pub(super) fn write_back(&self, stats: &SessionStats, index: u32, event: WaitEvent) -> Result<bool> {
+    /// a checkpoint's write of a block whose redo a waiting log switch holds back (it
+    /// stays dirty: see [`BufferCache::write_ahead`]).
+    pub(super) fn write_back(&self, stats: &SessionStats, index: u32, why: WriteFor) -> Result<bool> {
         let h = &self.headers[index as usize];
         let Some(rdba) = self.pin_current(stats, index) else { return Ok(false) };
         h.lock_shared(stats);
-        let result = self.write_locked(stats, index, rdba, event);
+        let result = self.write_locked(stats, index, rdba, why);
         h.unlock_shared_unpin();
         result
     }
@@ -164,12 +184,12 @@ impl BufferCache {
 
     /// Writes buffer `index` (pinned and shared-locked) if it is dirty; returns false if
     /// it was left dirty instead (see [`BufferCache::write_back`]).
-    pub(super) fn write_locked(&self, stats: &SessionStats, index: u32, rdba: u32, event: WaitEvent) -> Result<bool> {
+    pub(super) fn write_locked(&self, stats: &SessionStats, index: u32, rdba: u32, why: WriteFor) -> Result<bool> {
         let h = &self.headers[index as usize];
         if h.state.fetch_and(!DIRTY, Ordering::AcqRel) & DIRTY == 0 {
             return Ok(true);
         }
-        match self.write_ahead(index, event == WaitEvent::DbFileParallelWrite) {
+        match self.write_ahead(index, why) {
             Ok(true) => {}
             unwritable => {
                 h.state.fetch_or(DIRTY, Ordering::AcqRel);
@@ -182,7 +202,7 @@ impl BufferCache {
         copy.copy_from_slice(unsafe { self.buffer_bytes(index) });
         block::seal(copy);
         let written = self.pass_write_barrier(rdba, copy).and_then(|()| self.file(rdba)).and_then(|file| {
-            let _wait = stats.begin_wait(event);
+            let _wait = stats.begin_wait(why.event());
             file.write_block(block::rdba_block(rdba), copy)
         });
         self.write_scratch.lock().push(scratch);
@@ -349,7 +369,7 @@ impl BufferCache {
         let mut written = 0;
         for index in 0..self.headers.len() as u32 {
             let h = &self.headers[index as usize];
-            if h.has(DIRTY) && h.has(IN_CHAIN) && self.write_back(stats, index, WaitEvent::DbFileParallelWrite)? {
+            if h.has(DIRTY) && h.has(IN_CHAIN) && self.write_back(stats, index, WriteFor::Checkpoint)? {
                 written += 1;
             }
         }

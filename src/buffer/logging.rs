@@ -36,7 +36,7 @@ use super::{BufferCache, DIRTY, IN_CHAIN, LOGGED};
 use crate::error::Result;
 use crate::redo::record::{self, Op};
 use crate::redo::{Lsn, RedoLog};
-use crate::stats::{SessionStats, WaitEvent};
+use crate::stats::SessionStats;
 use crate::storage::block;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -172,14 +172,17 @@ impl BufferCache {
     }
 
     /// Before block `index` is written: the redo up to its page LSN must be on disk.
-    /// Returns whether it is; `for_checkpoint`: a checkpoint's write, which does not
-    /// wait while a log switch waits for a checkpoint (the log writer cannot write that
-    /// redo until one frees the next group, so the two would wait for each other): the
-    /// block is left dirty, its first-dirty LSN holding the checkpoint position back.
-    pub(super) fn write_ahead(&self, index: u32, for_checkpoint: bool) -> crate::error::Result<bool> {
+    /// Returns whether it is. A checkpoint's write does not wait while a log switch
+    /// waits for a checkpoint (the log writer cannot write that redo until one frees the
+    /// next group, so the two would wait for each other): the block is left dirty, its
+    /// first-dirty LSN holding the checkpoint position back.
+    pub(super) fn write_ahead(&self, index: u32, why: super::io::WriteFor) -> crate::error::Result<bool> {
         let Some(redo) = self.redo.get() else { return Ok(true) };
         let page = self.lsns[index as usize].page.load(Ordering::Acquire);
-        if for_checkpoint { redo.flush_to_unless_switch_waits(page) } else { redo.flush_to(page).map(|()| true) }
+        match why {
+            super::io::WriteFor::Checkpoint => redo.flush_to_unless_switch_waits(page),
+            super::io::WriteFor::Eviction => redo.flush_to(page).map(|()| true),
+        }
     }
 
     /// After block `index` was written (not yet synced): its next change logs it whole,
@@ -229,7 +232,7 @@ impl BufferCache {
         let mut written = 0;
         for (_, index) in oldest {
             let h = &self.headers[index as usize];
-            if h.has(DIRTY) && self.write_back(stats, index, WaitEvent::DbFileParallelWrite)? {
+            if h.has(DIRTY) && self.write_back(stats, index, super::io::WriteFor::Checkpoint)? {
                 written += 1;
             }
         }

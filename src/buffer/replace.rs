@@ -130,7 +130,7 @@ impl BufferCache {
         }
         if h.has(DIRTY) {
             stats.add(Stat::DirtyBuffersInspected, 1);
-            if !self.write_back(stats, index, WaitEvent::DirtyBufferWriteOnEviction)? {
+            if !self.write_back(stats, index, super::io::WriteFor::Eviction)? {
                 return Ok(None);
             }
         }
