@@ -436,3 +436,25 @@ fn deleting_files_of_an_open_database_does_not_free_it_for_a_second_opener() {
     let db = open(&db_dir, options(BS, "1M"));
     exec(&db.session(), "CREATE TABLE a (id INTEGER)");
 }
+
+#[test]
+fn a_second_opener_of_a_live_database_is_told_it_is_open_before_any_file_is_read() {
+    let (_dir, db_dir, first) = temp_db(options(BS, "1M"));
+    // While the instance runs, its control file is the instance's to write: a second
+    // opener must not read it (here it is away, so a read would say "not a database").
+    let control = db_dir.join("control.json");
+    let aside = db_dir.with_extension("control-aside");
+    std::fs::rename(&control, &aside).unwrap();
+    let second = Database::open(&db_dir, options(BS, "1M"));
+    if !control.exists() {
+        std::fs::rename(&aside, &control).unwrap();
+    }
+    match second {
+        Err(Error::DatabaseInUse { path }) => assert_eq!(path, db_dir),
+        Err(other) => panic!("expected DatabaseInUse, got {other}"),
+        Ok(_) => panic!("a second instance opened a live database"),
+    }
+    drop(first);
+    let db = open(&db_dir, options(BS, "1M"));
+    exec(&db.session(), "CREATE TABLE a (id INTEGER)");
+}

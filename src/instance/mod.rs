@@ -145,8 +145,9 @@ impl DbInner {
             return Err(Error::NotADatabase { path: dir.to_owned(), reason: "no such directory".into() });
         }
         let io = options.io();
-        let mut control = ControlFile::read(dir)?;
+        // The lock first: while another instance runs, its files are its own to write.
         let lock = lock_directory(dir)?;
+        let mut control = ControlFile::read(dir)?;
         // Temporary files of sorts a crash interrupted: no sort of this database runs now.
         crate::index::sort::remove_stale(dir);
         let block_size = control.block_size as usize;
