@@ -45,3 +45,22 @@ pub fn copy_dir(from: &Path, to: &Path) {
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
     }
 }
+
+/// What every reopen after a crash or a fault must find, checked in `s`: the accounts'
+/// total unchanged, no transaction left active, every acknowledged transfer in the
+/// ledger, and the index agreeing with the table. Returns the ledger's ids, sorted.
+pub fn check_bank(s: &Session, acknowledged: &[i64]) -> Vec<i64> {
+    assert_eq!(super::int(s, "SELECT SUM(bal) FROM acct"), ACCOUNTS * BALANCE, "the total is unchanged");
+    assert_eq!(super::int(s, "SELECT COUNT(*) FROM v$transaction"), 0, "no transaction is left active");
+    let ledger: Vec<i64> = super::rows(s, "SELECT id FROM ledger ORDER BY id")
+        .iter()
+        .map(|r| r[0].to_string().parse().expect("a ledger id"))
+        .collect();
+    for n in acknowledged {
+        assert!(ledger.binary_search(n).is_ok(), "acknowledged transfer {n} is present (ledger {ledger:?})");
+    }
+    let by_index = super::int(s, "SELECT /*+ INDEX(acct acct_id) */ COUNT(*) FROM acct WHERE id BETWEEN 1 AND 1000");
+    let by_scan = super::int(s, "SELECT /*+ FULL(acct) */ COUNT(*) FROM acct WHERE id BETWEEN 1 AND 1000");
+    assert_eq!((by_index, by_scan), (ACCOUNTS, ACCOUNTS), "the index agrees with the table");
+    ledger
+}
