@@ -271,3 +271,46 @@ fn a_rolled_back_row_is_not_left_locked_by_the_new_holder_of_its_old_itl_slot() 
     assert_eq!(int(&c1, "SELECT v FROM r WHERE id = 1"), 4);
     assert_eq!(int(&c1, "SELECT v FROM r WHERE id = 2"), 3);
 }
+
+/// The same for an index entry: T moves row 1's key back to an entry C1 deleted (its
+/// lock byte names C1's ITL slot in the leaf); U takes that slot over for another entry
+/// of the leaf; T rolls back. The entry, deleted again, must not look locked by U, or a
+/// writer putting the key back would wait for U for nothing.
+#[test]
+fn a_rolled_back_index_entry_is_not_left_locked_by_the_new_holder_of_its_old_itl_slot() {
+    let (_t, _d, db) = temp_db(options(8192, "4M"));
+    let (c1, t, u) = (db.session(), db.session(), db.session());
+    exec(&c1, "CREATE TABLE r (id INTEGER NOT NULL, k INTEGER)");
+    exec(&c1, "INSERT INTO r SELECT LEVEL, LEVEL FROM dual CONNECT BY LEVEL <= 2");
+    exec(&c1, "CREATE INDEX r_k ON r (k)");
+    for s in [&c1, &t, &u] {
+        manual(s);
+    }
+    exec(&c1, "UPDATE r SET k = 100 WHERE id = 1");
+    exec(&c1, "COMMIT");
+    exec(&t, "UPDATE r SET k = 1 WHERE id = 1");
+    exec(&u, "UPDATE r SET k = 200 WHERE id = 2");
+    exec(&t, "ROLLBACK");
+    let writer = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let v = db.session();
+            manual(&v);
+            exec(&v, "UPDATE r SET k = 1 WHERE id = 1");
+            let waits = v.stats().get(Stat::EnqueueWaits);
+            exec(&v, "COMMIT");
+            waits
+        })
+    };
+    let started = std::time::Instant::now();
+    while !writer.is_finished() && started.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    exec(&u, "COMMIT");
+    assert_eq!(writer.join().unwrap(), 0, "the writer of key 1 waited for a transaction that never locked it");
+    let by_index = rows(&c1, "SELECT /*+ INDEX(r r_k) */ id, k FROM r WHERE k > 0 ORDER BY k");
+    let by_scan = rows(&c1, "SELECT /*+ FULL(r) */ id, k FROM r WHERE k > 0 ORDER BY k");
+    assert_eq!(by_index, by_scan, "the index agrees with the table");
+    assert_eq!(int(&c1, "SELECT k FROM r WHERE id = 1"), 1);
+    assert_eq!(int(&c1, "SELECT k FROM r WHERE id = 2"), 200);
+}

@@ -25,7 +25,9 @@
 //! same undo chains and each applies what concerns its own entries.
 //!
 //! Rollback finds the entry's current leaf by descending from the root (the root never
-//! moves), under the index's structure lock.
+//! moves), under the index's structure lock, and restores an entry's lock byte only
+//! where it names the rolling-back transaction's own slot ([`EntryUndo::roll_back_leaf`]),
+//! as a table row's.
 
 use super::block::{IndexBlock, IndexBlockMut, LEAF_ENTRY_OVERHEAD, ROWID_LEN};
 use crate::error::Result;
@@ -107,6 +109,28 @@ impl<'a> EntryUndo<'a> {
     }
 }
 
+impl EntryUndo<'_> {
+    /// Applies this record to the current leaf in a rollback ([`EntryUndo::apply`]), then
+    /// clears the restored entry's lock byte if it names another transaction's ITL slot:
+    /// that transaction had ended before this one changed the entry (or this one would
+    /// have waited for it), and its slot may serve another by now, whose writers would
+    /// wait for it for nothing. A cleared byte on a deleted entry reads as a delete
+    /// committed (as a table row's cleared byte reads as no lock).
+    pub fn roll_back_leaf(&self, leaf: &mut [u8]) -> Result<(), String> {
+        self.apply(leaf)?;
+        let Some((flags, lock)) = self.prior else { return Ok(()) };
+        if lock == 0 || lock == self.itl + 1 {
+            return Ok(());
+        }
+        let view = IndexBlock(leaf);
+        let pos = view.position(|k| k < self.full_key);
+        if pos < view.count() && view.full_key(pos) == self.full_key {
+            IndexBlockMut(leaf).set_flags(pos, flags, 0);
+        }
+        Ok(())
+    }
+}
+
 fn within_fences(view: IndexBlock<'_>, full: &[u8]) -> bool {
     view.low_fence().is_none_or(|low| low <= full) && view.high_fence().is_none_or(|high| full < high)
 }
@@ -169,7 +193,7 @@ pub fn roll_back(ctx: &crate::txn::TxnContext<'_>, body: &[u8], at: crate::txn::
     let _structure = lock.lock();
     let (mut leaf, _) = tree.descend_for_change(ctx, undo.full_key)?;
     let rdba = leaf.rdba();
-    undo.apply(&mut leaf).map_err(|r| ctx.corrupt(rdba, format!("{name}: {r}")))?;
+    undo.roll_back_leaf(&mut leaf).map_err(|r| ctx.corrupt(rdba, format!("{name}: {r}")))?;
     super::tree::stamp(ctx, &mut leaf);
     ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);
     Ok(())
