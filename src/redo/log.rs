@@ -439,8 +439,13 @@ impl RedoLog {
         if self.wait_for_checkpoint_at(stats, target, |checkpoint| free_for(seq, checkpoint, groups())) {
             return Ok(());
         }
-        // Sessions that gave up at once grow the circle once: the first adds a group, the
-        // others then find one free.
+        self.grow_for(stats, seq)
+    }
+
+    /// Adds a group for sequence `seq`, which a session gave up waiting for, unless one
+    /// is free for it once the groups' lock is held: sessions that gave up at once grow
+    /// the circle once (the first adds a group, the others then find one free).
+    fn grow_for(&self, stats: &SessionStats, seq: u32) -> Result<()> {
         self.add_group(stats, None, |groups| free_for(seq, self.checkpoint_lsn(), groups)).map(|_| ())
     }
 
@@ -1113,6 +1118,26 @@ mod tests {
         groups.sort_unstable();
         assert_eq!((added, groups), (1, vec![1, 2, 3, 4]), "one group added for one sequence");
         assert!(log.group_free_for(4));
+    }
+
+    /// Two sessions that gave up waiting for a group for the same sequence, the second
+    /// having looked before the first grew the circle (the order that, unchecked under
+    /// the groups' lock, grows it twice): the second finds the first's group free.
+    #[test]
+    fn a_session_that_gave_up_after_another_grew_the_circle_adds_no_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = crate::storage::io::os();
+        RedoLog::create_files(io.as_ref(), dir.path(), 7, 3, 64 << 10).unwrap();
+        let log = RedoLog::open(io, dir.path(), 7, 64 << 10, &[1, 2, 3]).unwrap();
+        log.start(1, 1, 0).unwrap();
+        assert!(!log.group_free_for(4), "sequences 1 to 3 fill the three groups");
+        let (first, second) = (SessionStats::default(), SessionStats::default());
+        log.grow_for(&first, 4).unwrap();
+        log.grow_for(&second, 4).unwrap();
+        let added = (first.get(Stat::RedoLogGroupsAdded), second.get(Stat::RedoLogGroupsAdded));
+        let mut groups = log.group_numbers();
+        groups.sort_unstable();
+        assert_eq!((added, groups), ((1, 0), vec![1, 2, 3, 4]), "one group added for one sequence");
     }
 
     #[test]
