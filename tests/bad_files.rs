@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::bank::copy_dir;
 use common::*;
 use lioscope::{Database, DatabaseOptions, Error};
 use proptest::prelude::*;
@@ -55,16 +56,6 @@ fn base() -> &'static Path {
             (dir, db_dir)
         })
         .1
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
 }
 
 /// Panics in any thread since the hook was set: a database's background threads may

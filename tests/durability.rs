@@ -7,21 +7,11 @@
 
 mod common;
 
-use common::bank::{ACCOUNTS, BALANCE, check_bank, copy_dir, options, transfer};
-use common::{create_accounts, exec, int, manual, scalar};
+use common::bank::{ACCOUNTS, BALANCE, check_bank, copy_dir, create_bank, options, transfer};
+use common::{exec, int, manual, scalar};
 use lioscope::io::{Fault, FaultIo, FaultPlan};
 use lioscope::{Database, DatabaseOptions, Session};
 use std::path::Path;
-
-/// Creates the accounts (with an index) and the ledger of transfers in `dir`.
-fn create_bank(dir: &Path) {
-    let db = Database::create(dir, options(None)).unwrap();
-    let s = db.session();
-    create_accounts(&s, ACCOUNTS as u64, BALANCE, 100);
-    exec(&s, "CREATE TABLE hist (id INTEGER, v INTEGER, pad VARCHAR2(100))");
-    exec(&s, "INSERT INTO hist SELECT LEVEL, 1, RPAD('h', 100, 'h') FROM dual CONNECT BY LEVEL <= 300");
-    db.close().unwrap();
-}
 
 /// Runs transfers 1..=count (a checkpoint halfway, and a big uncommitted update from
 /// another session before it) until one fails; returns the acknowledged ones and the
@@ -63,7 +53,7 @@ fn check_after_crash(dir: &Path, acknowledged: &[i64]) -> Vec<i64> {
 fn a_power_loss_at_any_sync_loses_no_acknowledged_commit() {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().join("base");
-    create_bank(&base);
+    create_bank(&base, options(None));
     // How many syncs a whole run makes, then a power loss at each of them in turn.
     let total = {
         let dir = tmp.path().join("count");
@@ -102,7 +92,7 @@ fn a_power_loss_at_any_sync_loses_no_acknowledged_commit() {
 fn io_errors_fail_the_statement_or_commit_and_the_database_opens_cleanly() {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().join("base");
-    create_bank(&base);
+    create_bank(&base, options(None));
     let cases = [
         FaultPlan { at_write: Some((3, Fault::Errno(libc::ENOSPC))), at_sync: None },
         FaultPlan { at_write: Some((40, Fault::Errno(libc::EIO))), at_sync: None },
@@ -146,7 +136,7 @@ fn io_errors_fail_the_statement_or_commit_and_the_database_opens_cleanly() {
 fn uncommitted_work_checkpointed_before_a_crash_is_rolled_back_at_open() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    create_bank(&dir);
+    create_bank(&dir, options(None));
     let io = FaultIo::new(FaultPlan::default());
     let db = Database::open(&dir, options(Some(io.clone()))).unwrap();
     let s = db.session();
@@ -171,7 +161,7 @@ fn uncommitted_work_checkpointed_before_a_crash_is_rolled_back_at_open() {
 fn recovery_replays_committed_work_that_never_reached_the_datafiles() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    create_bank(&dir);
+    create_bank(&dir, options(None));
     let io = FaultIo::new(FaultPlan::default());
     let db = Database::open(&dir, options(Some(io.clone()))).unwrap();
     let acknowledged = {
@@ -201,7 +191,7 @@ fn redo_tail(dir: &Path) -> (std::path::PathBuf, usize) {
 fn redo_cut_at_every_byte_of_its_last_records_recovers_exactly_the_complete_transactions() {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().join("base");
-    create_bank(&base);
+    create_bank(&base, options(None));
     let io = FaultIo::new(FaultPlan::default());
     let db = Database::open(&base, options(Some(io.clone()))).unwrap();
     let s = db.session();
@@ -237,7 +227,7 @@ fn redo_cut_at_every_byte_of_its_last_records_recovers_exactly_the_complete_tran
 fn the_log_views_and_statistics_show_what_the_log_writer_did() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
-    create_bank(&dir);
+    create_bank(&dir, options(None));
     let db = Database::open(&dir, options(None)).unwrap();
     let s = db.session();
     manual(&s);

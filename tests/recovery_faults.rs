@@ -6,8 +6,8 @@
 
 mod common;
 
-use common::bank::{ACCOUNTS, BALANCE, copy_dir, transfer};
-use common::{create_accounts, exec, int, manual};
+use common::bank::{ACCOUNTS, BALANCE, copy_dir, create_bank, transfer};
+use common::{exec, int, manual};
 use lioscope::io::{Fault, FaultIo, FaultPlan, Io};
 use lioscope::{Database, DatabaseOptions};
 use std::path::{Path, PathBuf};
@@ -29,14 +29,7 @@ fn options(io: Option<Arc<dyn Io>>) -> DatabaseOptions {
 /// uncommitted update, then the power cut with the unsynced writes dropped or torn.
 /// Returns the acknowledged transfers.
 fn crashed_bank(dir: &Path, seed: u64) -> Vec<i64> {
-    {
-        let db = Database::create(dir, options(None)).unwrap();
-        let s = db.session();
-        create_accounts(&s, ACCOUNTS as u64, BALANCE, 100);
-        exec(&s, "CREATE TABLE hist (id INTEGER, v INTEGER, pad VARCHAR2(100))");
-        exec(&s, "INSERT INTO hist SELECT LEVEL, 1, RPAD('h', 100, 'h') FROM dual CONNECT BY LEVEL <= 300");
-        db.close().unwrap();
-    }
+    create_bank(dir, options(None));
     let io = FaultIo::new(FaultPlan::default());
     let db = Database::open(dir, options(Some(io.clone()))).unwrap();
     let s = db.session();
@@ -249,14 +242,7 @@ fn log_groups_added_while_checkpoints_cannot_finish_are_found_by_recovery() {
     let mut opts = options(None);
     opts.parameters.retain(|(name, _)| name != "db_cache_size");
     opts.parameters.push(("db_cache_size".into(), "4M".into()));
-    {
-        let db = Database::create(&dir, opts.clone()).unwrap();
-        let s = db.session();
-        create_accounts(&s, ACCOUNTS as u64, BALANCE, 100);
-        exec(&s, "CREATE TABLE hist (id INTEGER, v INTEGER, pad VARCHAR2(100))");
-        exec(&s, "INSERT INTO hist SELECT LEVEL, 1, RPAD('h', 100, 'h') FROM dual CONNECT BY LEVEL <= 300");
-        db.close().unwrap();
-    }
+    create_bank(&dir, opts.clone());
     // A file of a group number the circle will add next, left by a creation a crash
     // interrupted: reused, never a reason not to open.
     std::fs::write(dir.join("redo05.log"), b"half made").unwrap();

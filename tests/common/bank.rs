@@ -1,8 +1,9 @@
 //! The bank the durability tests run on a small database: accounts (with an index), a
-//! ledger of transfers, and the ways to copy a crashed database and move money.
+//! ledger of transfers, a history table, and the ways to create it, copy a crashed
+//! database and move money.
 
 use lioscope::io::Io;
-use lioscope::{DatabaseOptions, Session};
+use lioscope::{Database, DatabaseOptions, Session};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -37,12 +38,26 @@ pub fn transfer(s: &Session, n: i64) -> lioscope::Result<()> {
     Ok(())
 }
 
+/// Creates the bank in `dir`: the accounts (with an index), the ledger of transfers, and
+/// a history table `hist` of 300 rows whose `v` sums to 300 (for an update left
+/// uncommitted at a crash, which must not survive it).
+pub fn create_bank(dir: &Path, options: DatabaseOptions) {
+    let db = Database::create(dir, options).unwrap();
+    let s = db.session();
+    super::create_accounts(&s, ACCOUNTS as u64, BALANCE, 100);
+    super::exec(&s, "CREATE TABLE hist (id INTEGER, v INTEGER, pad VARCHAR2(100))");
+    super::exec(&s, "INSERT INTO hist SELECT LEVEL, 1, RPAD('h', 100, 'h') FROM dual CONNECT BY LEVEL <= 300");
+    db.close().unwrap();
+}
+
 /// Copies a closed (or crashed) database's files from `from` to a new directory `to`.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
     }
 }
 
