@@ -463,10 +463,19 @@ impl RedoLog {
         stats.add(Stat::CheckpointNotComplete, 1);
         let deadline = std::time::Instant::now() + SWITCH_PATIENCE;
         self.set_switch_waiting(true);
-        while !freed(self.checkpoint_lsn()) && std::time::Instant::now() < deadline {
+        // `freed` may take the groups' lock, which is taken before the checkpoint's
+        // (`add_group`), so it is asked with the checkpoint unlocked; a checkpoint that
+        // moves before the wait below begins is seen by comparing, not missed.
+        loop {
+            let seen = self.checkpoint_lsn();
+            if freed(seen) || std::time::Instant::now() >= deadline {
+                break;
+            }
             self.want_checkpoint(target());
             let mut at = self.checkpoint.lock();
-            self.checkpoint_moved.wait_for(&mut at, Duration::from_millis(50));
+            if *at == seen {
+                self.checkpoint_moved.wait_for(&mut at, Duration::from_millis(50));
+            }
         }
         self.set_switch_waiting(false);
         freed(self.checkpoint_lsn())
@@ -1091,16 +1100,24 @@ mod tests {
         assert_eq!(read_header(&dir.path().join(file_name(5)), 7).unwrap().group, 5, "the stale file is reused");
     }
 
+    /// A log of three 64 KB groups started at sequence 1, its checkpoint there: no group
+    /// is free for sequence 4 until a checkpoint moves or the circle grows.
+    fn full_circle() -> (tempfile::TempDir, RedoLog) {
+        let dir = tempfile::tempdir().unwrap();
+        let io = crate::storage::io::os();
+        RedoLog::create_files(io.as_ref(), dir.path(), 7, 3, 64 << 10).unwrap();
+        let log = RedoLog::open(io, dir.path(), 7, 64 << 10, &[1, 2, 3]).unwrap();
+        log.start(1, 1, 0).unwrap();
+        assert!(!log.group_free_for(4), "sequences 1 to 3 fill the three groups");
+        (dir, log)
+    }
+
     /// Two sessions whose redo would start a sequence no group is free for, and no
     /// checkpoint to free one: both give up at once, and the circle grows by one group.
     #[test]
     fn sessions_that_give_up_waiting_for_a_group_at_once_add_one_group() {
-        let dir = tempfile::tempdir().unwrap();
-        let io = crate::storage::io::os();
-        RedoLog::create_files(io.as_ref(), dir.path(), 7, 3, 64 << 10).unwrap();
-        let log = Arc::new(RedoLog::open(io, dir.path(), 7, 64 << 10, &[1, 2, 3]).unwrap());
-        log.start(1, 1, 0).unwrap();
-        assert!(!log.group_free_for(4), "sequences 1 to 3 fill the three groups");
+        let (_dir, log) = full_circle();
+        let log = Arc::new(log);
         let start = Arc::new(std::sync::Barrier::new(2));
         let waiters: Vec<_> = (0..2)
             .map(|_| {
@@ -1125,12 +1142,7 @@ mod tests {
     /// the groups' lock, grows it twice): the second finds the first's group free.
     #[test]
     fn a_session_that_gave_up_after_another_grew_the_circle_adds_no_group() {
-        let dir = tempfile::tempdir().unwrap();
-        let io = crate::storage::io::os();
-        RedoLog::create_files(io.as_ref(), dir.path(), 7, 3, 64 << 10).unwrap();
-        let log = RedoLog::open(io, dir.path(), 7, 64 << 10, &[1, 2, 3]).unwrap();
-        log.start(1, 1, 0).unwrap();
-        assert!(!log.group_free_for(4), "sequences 1 to 3 fill the three groups");
+        let (_dir, log) = full_circle();
         let (first, second) = (SessionStats::default(), SessionStats::default());
         log.grow_for(&first, 4).unwrap();
         log.grow_for(&second, 4).unwrap();
