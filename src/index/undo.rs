@@ -91,6 +91,20 @@ impl<'a> EntryUndo<'a> {
 
     /// Applies the record to `leaf` (checked): the entry as it was, then the ITL slot.
     pub fn apply(&self, leaf: &mut [u8]) -> Result<(), String> {
+        self.apply_locking(leaf, |lock| lock)
+    }
+
+    /// Applies this record to the current leaf in a rollback: as [`EntryUndo::apply`],
+    /// but the restored entry's lock byte is cleared where it names another
+    /// transaction's ITL slot ([`crate::txn::change::restored_lock`], the rule a table
+    /// row's rollback follows). A cleared byte on a deleted entry reads as a delete
+    /// committed.
+    pub fn roll_back_leaf(&self, leaf: &mut [u8]) -> Result<(), String> {
+        self.apply_locking(leaf, |lock| crate::txn::change::restored_lock(lock, self.itl))
+    }
+
+    /// The entry as it was, its lock byte as `restore` makes it, then the ITL slot.
+    fn apply_locking(&self, leaf: &mut [u8], restore: impl Fn(u8) -> u8) -> Result<(), String> {
         if usize::from(self.itl) >= itl::itl_count(leaf) {
             return Err(format!("undo for ITL slot {} of a leaf with {} slots", self.itl + 1, itl::itl_count(leaf)));
         }
@@ -100,33 +114,13 @@ impl<'a> EntryUndo<'a> {
         let found = pos < view.count() && view.full_key(pos) == full;
         match (self.prior, found) {
             (None, true) => IndexBlockMut(leaf).remove_entry(pos),
-            (Some((flags, lock)), true) => IndexBlockMut(leaf).set_flags(pos, flags, lock),
-            (Some((flags, lock)), false) if within_fences(view, full) => put_back(leaf, pos, flags, lock, full)?,
+            (Some((flags, lock)), true) => IndexBlockMut(leaf).set_flags(pos, flags, restore(lock)),
+            (Some((flags, lock)), false) if within_fences(view, full) => {
+                put_back(leaf, pos, flags, restore(lock), full)?
+            }
             _ => {}
         }
         itl::put(leaf, usize::from(self.itl), &self.prev_itl);
-        Ok(())
-    }
-}
-
-impl EntryUndo<'_> {
-    /// Applies this record to the current leaf in a rollback ([`EntryUndo::apply`]), then
-    /// clears the restored entry's lock byte if it names another transaction's ITL slot:
-    /// that transaction had ended before this one changed the entry (or this one would
-    /// have waited for it), and its slot may serve another by now, whose writers would
-    /// wait for it for nothing. A cleared byte on a deleted entry reads as a delete
-    /// committed (as a table row's cleared byte reads as no lock).
-    pub fn roll_back_leaf(&self, leaf: &mut [u8]) -> Result<(), String> {
-        self.apply(leaf)?;
-        let Some((flags, lock)) = self.prior else { return Ok(()) };
-        if lock == 0 || lock == self.itl + 1 {
-            return Ok(());
-        }
-        let view = IndexBlock(leaf);
-        let pos = view.position(|k| k < self.full_key);
-        if pos < view.count() && view.full_key(pos) == self.full_key {
-            IndexBlockMut(leaf).set_flags(pos, flags, 0);
-        }
         Ok(())
     }
 }

@@ -26,7 +26,7 @@
 //!
 //! A rollback restores a row's lock byte only where it names the rolling-back
 //! transaction's own ITL slot (the row changed twice by it); any other slot's byte is
-//! cleared ([`BlockUndo::roll_back`]). A before-image's lock byte names the transaction
+//! cleared ([`BlockUndo::roll_back`], [`restored_lock`], which index entries follow too). A before-image's lock byte names the transaction
 //! that changed the row before, and that one had ended (committed, or rolled back) when
 //! this one took the row's lock, or this one would have waited for it. Its slot may serve
 //! another transaction by the time of the rollback (a committed slot is reused), and the
@@ -172,16 +172,24 @@ impl BlockUndo<'_> {
         self.apply(block, kept)?;
         if self.kind == UndoKind::RowImage {
             let offset = DataBlock(block).row_offset(usize::from(self.slot));
-            let own = self.itl + 1;
             if offset != 0
                 && let Some(lock) = block.get_mut(offset + 1)
-                && ![0, own, LOCK_INSERT_IN_PROGRESS].contains(lock)
+                && *lock != LOCK_INSERT_IN_PROGRESS
             {
-                *lock = 0;
+                *lock = restored_lock(*lock, self.itl);
             }
         }
         Ok(())
     }
+}
+
+/// The lock byte a rollback through ITL slot `itl` (0-based) puts back where a
+/// before-image held `lock`: `lock` if it names that slot or none, else 0. Another slot's
+/// transaction had ended before this one took the lock, and its slot may serve a new
+/// transaction by now, whose writers would wait for it for nothing (see the module doc).
+/// Rows and index entries follow this one rule.
+pub fn restored_lock(lock: u8, itl: u8) -> u8 {
+    if lock == itl + 1 { lock } else { 0 }
 }
 
 /// What stands in the way of a transaction taking an ITL slot or a row lock.
