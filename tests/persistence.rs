@@ -426,11 +426,7 @@ fn deleting_files_of_an_open_database_does_not_free_it_for_a_second_opener() {
     let (_dir, db_dir, first) = temp_db(options(BS, "1M"));
     // A lock file of an older version, or any file a user deletes to "unlock" it.
     let _ = std::fs::remove_file(db_dir.join("lioscope.lock"));
-    match Database::open(&db_dir, options(BS, "1M")) {
-        Err(Error::DatabaseInUse { path }) => assert_eq!(path, db_dir),
-        Err(other) => panic!("expected DatabaseInUse, got {other}"),
-        Ok(_) => panic!("a second instance opened a live database whose lock file was deleted"),
-    }
+    assert_in_use(Database::open(&db_dir, options(BS, "1M")), &db_dir);
     drop(first);
     // Closed, the directory opens again.
     let db = open(&db_dir, options(BS, "1M"));
@@ -449,12 +445,17 @@ fn a_second_opener_of_a_live_database_is_told_it_is_open_before_any_file_is_read
     if !control.exists() {
         std::fs::rename(&aside, &control).unwrap();
     }
-    match second {
-        Err(Error::DatabaseInUse { path }) => assert_eq!(path, db_dir),
-        Err(other) => panic!("expected DatabaseInUse, got {other}"),
-        Ok(_) => panic!("a second instance opened a live database"),
-    }
+    assert_in_use(second, &db_dir);
     drop(first);
     let db = open(&db_dir, options(BS, "1M"));
     exec(&db.session(), "CREATE TABLE a (id INTEGER)");
+}
+
+/// A second open of `dir`, live in another instance, must have been refused as in use.
+fn assert_in_use(second: lioscope::Result<Database>, dir: &Path) {
+    match second {
+        Err(Error::DatabaseInUse { path }) => assert_eq!(path, dir),
+        Err(other) => panic!("expected DatabaseInUse, got {other}"),
+        Ok(_) => panic!("a second instance opened a live database"),
+    }
 }

@@ -228,6 +228,30 @@ fn transaction_control_errors_are_clear() {
     assert!(fail(&s, "DELETE FROM accounts").to_string().contains("read-only"));
 }
 
+/// Runs `change` and COMMIT in a new session on a thread of its own, beside `holder`'s
+/// active transaction; returns the enqueue waits the change made. The writer is given
+/// a while (3 s); if it waits for `holder`, `holder`'s commit lets it go and the count
+/// says it waited.
+fn enqueue_waits_of_writer_beside(db: &lioscope::Database, change: &str, holder: &Session) -> u64 {
+    let writer = {
+        let (db, change) = (db.clone(), change.to_owned());
+        std::thread::spawn(move || {
+            let v = db.session();
+            manual(&v);
+            exec(&v, &change);
+            let waits = v.stats().get(Stat::EnqueueWaits);
+            exec(&v, "COMMIT");
+            waits
+        })
+    };
+    let started = std::time::Instant::now();
+    while !writer.is_finished() && started.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    exec(holder, "COMMIT");
+    writer.join().expect("the writer's thread panicked")
+}
+
 /// A rollback puts a row's before-image back, lock byte and all. The byte named the ITL
 /// slot of the transaction that changed the row before (C1, committed: this one could not
 /// have locked the row otherwise); once U took that slot over, the restored row would look
@@ -248,25 +272,8 @@ fn a_rolled_back_row_is_not_left_locked_by_the_new_holder_of_its_old_itl_slot() 
     exec(&t, "UPDATE r SET v = 2 WHERE id = 1");
     exec(&u, "UPDATE r SET v = 3 WHERE id = 2");
     exec(&t, "ROLLBACK");
-    let writer = {
-        let db = db.clone();
-        std::thread::spawn(move || {
-            let v = db.session();
-            manual(&v);
-            exec(&v, "UPDATE r SET v = 4 WHERE id = 1");
-            let waits = v.stats().get(Stat::EnqueueWaits);
-            exec(&v, "COMMIT");
-            waits
-        })
-    };
-    // Give the writer a while; if it waits for U, U's commit lets it go (and the count
-    // below says it waited).
-    let started = std::time::Instant::now();
-    while !writer.is_finished() && started.elapsed() < Duration::from_secs(3) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    exec(&u, "COMMIT");
-    assert_eq!(writer.join().unwrap(), 0, "the writer of row 1 waited for a transaction that never locked it");
+    let waits = enqueue_waits_of_writer_beside(&db, "UPDATE r SET v = 4 WHERE id = 1", &u);
+    assert_eq!(waits, 0, "the writer of row 1 waited for a transaction that never locked it");
     assert_eq!(rows(&c1, "SELECT id, v FROM r ORDER BY id").len(), 2);
     assert_eq!(int(&c1, "SELECT v FROM r WHERE id = 1"), 4);
     assert_eq!(int(&c1, "SELECT v FROM r WHERE id = 2"), 3);
@@ -291,23 +298,8 @@ fn a_rolled_back_index_entry_is_not_left_locked_by_the_new_holder_of_its_old_itl
     exec(&t, "UPDATE r SET k = 1 WHERE id = 1");
     exec(&u, "UPDATE r SET k = 200 WHERE id = 2");
     exec(&t, "ROLLBACK");
-    let writer = {
-        let db = db.clone();
-        std::thread::spawn(move || {
-            let v = db.session();
-            manual(&v);
-            exec(&v, "UPDATE r SET k = 1 WHERE id = 1");
-            let waits = v.stats().get(Stat::EnqueueWaits);
-            exec(&v, "COMMIT");
-            waits
-        })
-    };
-    let started = std::time::Instant::now();
-    while !writer.is_finished() && started.elapsed() < Duration::from_secs(3) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    exec(&u, "COMMIT");
-    assert_eq!(writer.join().unwrap(), 0, "the writer of key 1 waited for a transaction that never locked it");
+    let waits = enqueue_waits_of_writer_beside(&db, "UPDATE r SET k = 1 WHERE id = 1", &u);
+    assert_eq!(waits, 0, "the writer of key 1 waited for a transaction that never locked it");
     let by_index = rows(&c1, "SELECT /*+ INDEX(r r_k) */ id, k FROM r WHERE k > 0 ORDER BY k");
     let by_scan = rows(&c1, "SELECT /*+ FULL(r) */ id, k FROM r WHERE k > 0 ORDER BY k");
     assert_eq!(by_index, by_scan, "the index agrees with the table");
