@@ -27,6 +27,7 @@
 //! bytes per commit. A last measurement commits with `COMMIT WRITE BATCH NOWAIT` in one
 //! session: no wait for the disk, so the commit is not durable when acknowledged.
 
+use super::whole;
 use crate::{levels, report, sample};
 use lioscope::types::Datum;
 use lioscope::{Database, DatabaseOptions, Error, Result, Session};
@@ -285,13 +286,6 @@ impl SystemTotals {
             write_waits: self.write_waits - before.write_waits,
             write_micro: self.write_micro - before.write_micro,
         }
-    }
-}
-
-fn whole(d: &Datum) -> u64 {
-    match d {
-        Datum::Int(n) => *n as u64,
-        _ => 0,
     }
 }
 

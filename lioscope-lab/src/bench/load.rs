@@ -21,11 +21,11 @@
 //! elapsed over lioscope's: above 1, lioscope is faster.
 
 use super::peers::{self, PeerResult};
+use super::whole;
 use crate::customers;
 use crate::report;
 use crate::sample;
 use crate::stats::spread;
-use lioscope::types::Datum;
 use lioscope::{Database, DatabaseOptions, Result, Session};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -231,13 +231,6 @@ impl SystemFigures {
             .collect();
         waits.sort_by_key(|(_, _, us)| std::cmp::Reverse(*us));
         waits
-    }
-}
-
-fn whole(d: &Datum) -> u64 {
-    match d {
-        Datum::Int(n) => *n as u64,
-        other => other.to_string().parse().unwrap_or(0),
     }
 }
 

@@ -54,6 +54,15 @@ pub(crate) fn print_timing(rows: f64, elapsed: impl Iterator<Item = f64>, cpu: i
     println!("  ns/row               {:>12.2}      (median elapsed / rows)", e.median * 1e6 / rows);
 }
 
+/// A whole number a v$ view gives: an integer, or a number as text (`v$parameter`'s
+/// values); 0 for anything else.
+pub(crate) fn whole(d: &lioscope::types::Datum) -> u64 {
+    match d {
+        lioscope::types::Datum::Int(n) => *n as u64,
+        other => other.to_string().parse().unwrap_or(0),
+    }
+}
+
 /// Options of the scan benchmark.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ScanBenchOptions {
@@ -183,10 +192,7 @@ fn copy_load(opts: &ScanBenchOptions, session: &Session, dir: &std::path::Path) 
 
 fn table_blocks(session: &Session) -> lioscope::Result<u64> {
     let r = session.execute("SELECT blocks_below_hwm FROM user_segments WHERE segment_name = 'CUSTOMERS'")?;
-    Ok(match r.rows.first().and_then(|row| row.first()) {
-        Some(lioscope::types::Datum::Int(n)) => *n as u64,
-        _ => 0,
-    })
+    Ok(r.rows.first().and_then(|row| row.first()).map_or(0, whole))
 }
 
 fn report(
