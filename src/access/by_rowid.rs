@@ -22,8 +22,9 @@
 //! A rowid into a compressed table's compression unit (CU) names the CU's head block and
 //! the row's number in the CU. Its block is then a CU head: the fetcher takes it as the
 //! snapshot sees it (a consistent get, a CR clone if needed: the head's deleted-row
-//! bitmap as of the snapshot), decompresses the whole CU through a [`ReadCu`] the caller
-//! gives (the column store is a layer above this one) and keeps it, keyed by the head's
+//! bitmap as of the snapshot), decompresses the whole CU through the context's
+//! reader (`AccessContext::read_cu`: the column store is a layer above this one)
+//! and keeps it, keyed by the head's
 //! address: the next rowids into the same CU, now or after rows of other blocks, take
 //! their rows from it without decompressing it again, the head's deleted marks taken
 //! afresh from the head version each visit gets ([`DecodedCu::refresh_marks`]). Each
@@ -43,12 +44,12 @@
 //! not marked deleted in the head version pinned).
 
 use super::AccessContext;
+use super::cu_rows::DecodedCu;
 use super::full_scan::{LiveRow, NextBlockPrefetch, live_row};
-use super::modify::whole_row;
+use super::row_at::whole_row;
 use super::row_view::{BlockRow, WalkedRow};
 use crate::buffer::{PrefetchTarget, ReadGuard};
 use crate::catalog::TableDef;
-use crate::error::Error;
 use crate::error::Result;
 use crate::stats::Stat;
 use crate::storage::block::{BlockHeader, BlockType};
@@ -58,32 +59,6 @@ use crate::types::encoding::PayloadKind;
 
 /// Bytes of a row a prefetch asks for: the head and the first columns of a typical row.
 const ROW_PREFETCH_BYTES: usize = 128;
-
-/// A compression unit decompressed whole, for fetches by rowid into it: what this layer
-/// needs of the column store's `CuRows`, which sits above it.
-pub trait DecodedCu {
-    /// Block address of the CU's head.
-    fn rdba(&self) -> u32;
-    /// Rows of the CU, deleted ones included.
-    fn rows(&self) -> usize;
-    /// Whether row `row` is marked deleted in the head version last read or refreshed.
-    fn is_deleted(&self, row: usize) -> bool;
-    /// Takes the deleted-row marks of `head`, another version of the CU's head block.
-    fn refresh_marks(&mut self, ctx: &AccessContext<'_>, head: &[u8]) -> Result<()>;
-    /// Row `row` as a whole-row piece in `piece`, located as the row (head, `row`) with
-    /// the columns `kinds` describes.
-    fn row<'b>(
-        &self,
-        row: usize,
-        kinds: &'b [PayloadKind],
-        spans: &'b mut [ColumnSpan],
-        piece: &'b mut Vec<u8>,
-    ) -> Result<BlockRow<'b>>;
-}
-
-/// Reads and decompresses the CU of `table` whose head block `rdba` is `head` (the version
-/// the reader sees), its pieces through the buffer cache.
-pub type ReadCu = fn(&AccessContext<'_>, &TableDef, u32, &[u8]) -> Result<Box<dyn DecodedCu>>;
 
 /// Fetches rows of one table by rowid for one statement.
 pub struct RowFetcher<'c> {
@@ -100,9 +75,6 @@ pub struct RowFetcher<'c> {
     fetched: u64,
     pinned_hits: u64,
     stats: &'c crate::stats::SessionStats,
-    /// How a CU is read whole, for rowids into a compressed table's CUs; `None`: a rowid
-    /// into a CU is refused with an error.
-    read_cu: Option<ReadCu>,
     /// The last CU decompressed, kept for the next rowids into it.
     cu: Option<Box<dyn DecodedCu>>,
     /// Whether the pinned block is a CU head (then `cu` is its CU, its marks the pinned
@@ -136,16 +108,9 @@ impl<'c> RowFetcher<'c> {
             fetched: 0,
             pinned_hits: 0,
             stats: ctx.stats,
-            read_cu: None,
             cu: None,
             in_cu: false,
         }
-    }
-
-    /// This fetcher, reading the rows of a compressed table's CUs with `read_cu`.
-    pub fn reading_cus(mut self, read_cu: ReadCu) -> RowFetcher<'c> {
-        self.read_cu = Some(read_cu);
-        self
     }
 
     /// How each located column decodes.
@@ -186,15 +151,8 @@ impl<'c> RowFetcher<'c> {
         match &mut self.cu {
             Some(cu) if cu.rdba() == rdba => cu.refresh_marks(ctx, head)?,
             kept => {
-                let read = self.read_cu.ok_or_else(|| Error::Unsupported {
-                    construct: format!(
-                        "a fetch by rowid into the compression unit at {rdba:#x} of {} on this path",
-                        self.table.name
-                    ),
-                    position: None,
-                })?;
                 *kept = None;
-                *kept = Some(read(ctx, self.table, rdba, head)?);
+                *kept = Some(ctx.read_cu(self.table, rdba, head)?);
                 ctx.stats.add(Stat::EhccRowidCusDecompressed, 1);
             }
         }

@@ -31,7 +31,7 @@ use crate::storage::itl::{self, Itl};
 use crate::storage::row::{self, PieceAddr};
 use crate::storage::segment::SegmentMap;
 use crate::txn::Xid;
-use crate::txn::change::{BlockUndo, Obstacle, UndoKind, take_itl};
+use crate::txn::change::{BlockUndo, Obstacle, RowLocks, UndoKind, take_itl};
 use crate::types::Datum;
 
 /// Rows placed under one current-mode get of a block before it is released.
@@ -243,9 +243,10 @@ impl<'a> Inserter<'a> {
             return true;
         }
         let enqueues = &self.ctx.enqueues;
-        let index = match take_itl(guard, self.xid, |x| enqueues.is_active(x), self.fixed_snapshot) {
+        let index = match take_itl(guard, self.xid, |x| enqueues.is_active(x), self.fixed_snapshot, RowLocks::LockBytes)
+        {
             Ok(index) => index,
-            Err(Obstacle::Busy(_) | Obstacle::CannotSerialize) => return false,
+            Err(Obstacle::Busy(_) | Obstacle::CannotSerialize | Obstacle::Corrupt(_)) => return false,
         };
         let mut prev_itl = itl::get(guard, index);
         if prev_itl.xid != self.xid {

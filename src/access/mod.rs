@@ -12,8 +12,15 @@
 //!   kept pinned (`buffer is pinned count`).
 //! - [`heap`]: appending rows (chaining those too large for a block) for a transaction,
 //!   and undoing the appends of a failed statement.
-//! - [`modify`]: UPDATE and DELETE: rows found as of the statement's snapshot, locked
-//!   and changed in current mode, migrated when they outgrow their block.
+//! - [`change`]: UPDATE and DELETE, one protocol for both formats a segment holds: rows
+//!   found as of the statement's snapshot, locked and changed in current mode; a row
+//!   block's rows in place (migrated when they outgrow their block), a compression
+//!   unit's rows marked deleted in its head ([`cu_undo`] undoes that).
+//! - compression units (CUs) are read through [`AccessContext::read_cu`], which the
+//!   column store that decodes them supplies ([`cu_rows::DecodedCu`]), so that a CU's
+//!   rows are reached on every path (fetch by rowid, change) without this layer knowing
+//!   its encodings ([`cu_rows`]).
+//! - [`row_at`]: a live row of a row block read by its address.
 //! - [`segments`]: reading a segment's header; creating, truncating and dropping a
 //!   table's segment.
 //!
@@ -26,8 +33,11 @@ pub mod by_rowid;
 pub mod fast_walk;
 pub mod full_scan;
 pub mod heap;
+pub mod change;
+pub mod cu_rows;
+pub mod cu_undo;
 pub mod lanes;
-pub mod modify;
+pub mod row_at;
 pub mod row_view;
 pub mod segments;
 
@@ -55,6 +65,9 @@ pub struct AccessContext<'a> {
     pub txn: TxnContext<'a>,
     /// `db_file_multiblock_read_count` for this session.
     pub multiblock_read_count: u32,
+    /// How a compression unit is read and decompressed (the column store's decoder);
+    /// `None` where no column store is at hand, and a CU met is then an error saying so.
+    pub cu_reader: Option<cu_rows::ReadCu>,
 }
 
 impl<'a> std::ops::Deref for AccessContext<'a> {
@@ -83,7 +96,7 @@ impl AccessContext<'_> {
     }
 
     /// Checks a block of `table`'s segment that may also be a block of one of its
-    /// compression units (a CU head or piece of the table), else as
+    /// compression units (a CU head or piece of the table, which is compressed), else as
     /// [`AccessContext::check_table_block`].
     pub fn check_segment_block(
         &self,
@@ -93,11 +106,28 @@ impl AccessContext<'_> {
     ) -> crate::error::Result<()> {
         let header = block::BlockHeader(bytes);
         match header.block_type() {
-            Some(block::BlockType::CuHead | block::BlockType::CuPiece) if header.object_id() == table.object_id => {
+            Some(block::BlockType::CuHead | block::BlockType::CuPiece)
+                if header.object_id() == table.object_id && table.compression.is_some() =>
+            {
                 Ok(())
             }
             _ => self.check_table_block(table, rdba, bytes),
         }
+    }
+
+    /// Reads and decompresses the compression unit of `table` whose head block `rdba` is
+    /// `head` (the version the caller sees), through [`AccessContext::cu_reader`].
+    pub fn read_cu(
+        &self,
+        table: &crate::catalog::TableDef,
+        rdba: u32,
+        head: &[u8],
+    ) -> crate::error::Result<Box<dyn cu_rows::DecodedCu>> {
+        let read = self.cu_reader.ok_or_else(|| Error::Unsupported {
+            construct: format!("reading the compression unit at {rdba:#x} of {} without a column store", table.name),
+            position: None,
+        })?;
+        read(self, table, rdba, head)
     }
 
     /// The error of a block below the high-water mark of `table` that is not one of its

@@ -121,6 +121,13 @@ pub struct InMemorySpec {
 }
 
 impl TableDef {
+    /// Whether an UPDATE may give a row a new rowid: a row of one of the table's
+    /// compression units moves out to a row block when it is updated, so every index of
+    /// the table changes with it, whatever columns are assigned.
+    pub fn updates_move_rows(&self) -> bool {
+        self.compression.is_some()
+    }
+
     /// Position of a column by (upper-case) name.
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)

@@ -1,7 +1,5 @@
-//! A compressed table's rows one by one, in the row format: for CREATE INDEX, which
-//! needs every live row with its rowid, and for TABLE ACCESS BY INDEX ROWID into a
-//! compression unit (CU), whose fetcher ([`crate::access::by_rowid`]) reads a CU whole
-//! through [`read_cu`].
+//! A compressed table's rows one by one, in the row format, for CREATE INDEX, which
+//! needs every live row with its rowid.
 //!
 //! ```text
 //!  blocks below the high-water mark, multiblock reads
@@ -19,9 +17,8 @@
 //! and as the full scan ([`super::hcc_source`]) relies on, and a piece met anywhere else
 //! is corruption naming its block.
 
-use crate::access::by_rowid::DecodedCu;
 use crate::access::full_scan::{FullScan, ScanConsumer};
-use crate::access::{AccessContext, BlockRow, Flow};
+use crate::access::{AccessContext, Flow};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::inmemory::hcc::rows::CuRows;
@@ -32,40 +29,6 @@ use crate::storage::row::ColumnSpan;
 use crate::storage::segment::ExtentRun;
 use crate::types::encoding::PayloadKind;
 use std::collections::VecDeque;
-
-/// Reads the CU of `table` whose head block `rdba` is `head` and decompresses it whole:
-/// the [`crate::access::by_rowid::ReadCu`] of fetches by rowid.
-pub fn read_cu(ctx: &AccessContext<'_>, table: &TableDef, rdba: u32, head: &[u8]) -> Result<Box<dyn DecodedCu>> {
-    Ok(Box::new(CuRows::read(ctx, table, rdba, head)?))
-}
-
-impl DecodedCu for CuRows {
-    fn rdba(&self) -> u32 {
-        self.rdba
-    }
-
-    fn rows(&self) -> usize {
-        CuRows::rows(self)
-    }
-
-    fn is_deleted(&self, row: usize) -> bool {
-        CuRows::is_deleted(self, row)
-    }
-
-    fn refresh_marks(&mut self, ctx: &AccessContext<'_>, head: &[u8]) -> Result<()> {
-        CuRows::refresh_marks(self, ctx, head)
-    }
-
-    fn row<'b>(
-        &self,
-        row: usize,
-        kinds: &'b [PayloadKind],
-        spans: &'b mut [ColumnSpan],
-        piece: &'b mut Vec<u8>,
-    ) -> Result<BlockRow<'b>> {
-        CuRows::row(self, row, kinds, spans, piece)
-    }
-}
 
 /// Hands every live row of `table` to `consumer`, locating the columns `needed` marks
 /// (and those before them): a compressed table's CU rows one by one, then its row

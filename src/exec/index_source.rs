@@ -219,7 +219,7 @@ impl<'r> Emitter<'r> {
     fn new(access: &'r IndexAccess, stages: &[Stage<'_>], ctx: &'r AccessContext<'r>) -> Emitter<'r> {
         let table: &'r TableDef = &access.table;
         let width = access.columns_read.iter().rposition(|&r| r).map_or(0, |last| last + 1);
-        let fetcher = RowFetcher::new(ctx, table, width).reading_cus(super::hcc_rows::read_cu);
+        let fetcher = RowFetcher::new(ctx, table, width);
         let kernel = if access.table_access {
             CountKernel::for_stages(stages, fetcher.kinds())
         } else {

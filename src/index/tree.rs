@@ -38,7 +38,7 @@ use crate::storage::block::{HEADER_LEN, ITL_LEN, set_scn};
 use crate::storage::itl::{self, Itl};
 use crate::txn::TxnContext;
 use crate::txn::Xid;
-use crate::txn::change::{Obstacle, cannot_serialize, row_lock_holder, take_itl};
+use crate::txn::change::{Obstacle, RowLocks, cannot_serialize, row_lock_holder, take_itl};
 use crate::txn::transaction::Transaction;
 
 /// Most blocks a descent visits before it calls the tree corrupt (a cycle of links).
@@ -275,12 +275,13 @@ fn itl_for(
     xid: Xid,
     txn: &Transaction,
 ) -> Result<Result<usize, Retry>> {
-    match take_itl(leaf, xid, |x| ctx.enqueues.is_active(x), txn.snapshot) {
+    match take_itl(leaf, xid, |x| ctx.enqueues.is_active(x), txn.snapshot, RowLocks::LockBytes) {
         Ok(i) => Ok(Ok(i)),
         Err(Obstacle::Busy(holder)) => Ok(Err(Retry::Wait(holder))),
         Err(Obstacle::CannotSerialize) => {
             Err(cannot_serialize(&format!("a leaf of {} holds only changes committed after its snapshot", tree.name)))
         }
+        Err(Obstacle::Corrupt(what)) => Err(ctx.corrupt(crate::storage::block::BlockHeader(leaf).rdba(), what)),
     }
 }
 

@@ -407,7 +407,7 @@ fn populate_unit(
                 // while this block's rows are read; let go before the next block.
                 let mut piece_block = None;
                 for slot in 0..DataBlock(&block).row_count() {
-                    let row = crate::access::modify::whole_row_keeping(
+                    let row = crate::access::row_at::whole_row_keeping(
                         &ctx,
                         &block,
                         rdba,

@@ -140,7 +140,7 @@ impl DbInner {
         let started = std::time::Instant::now();
         // Before recovery may roll back a dead transaction's index entries.
         crate::txn::foreign::register(&crate::index::undo::INDEX_UNDO);
-        crate::txn::foreign::register(&crate::inmemory::hcc::undo::CU_HEAD_UNDO);
+        crate::txn::foreign::register(&crate::access::cu_undo::CU_HEAD_UNDO);
         if !dir.is_dir() {
             return Err(Error::NotADatabase { path: dir.to_owned(), reason: "no such directory".into() });
         }
@@ -298,6 +298,7 @@ impl DbInner {
                 reader,
             },
             multiblock_read_count,
+            cu_reader: Some(crate::inmemory::hcc::rows::read_cu),
         }
     }
 

@@ -78,7 +78,7 @@ impl TableIndexes {
     pub fn rows_inserted(&self, session: &Session, table: &TableDef, rowids: &[RowId]) -> Result<()> {
         let ctx = session.access_context();
         let mut entries: Vec<Vec<(Vec<u8>, RowId)>> = vec![Vec::new(); self.indexes.len()];
-        let mut fetcher = RowFetcher::new(&ctx, table, self.width).reading_cus(crate::exec::hcc_rows::read_cu);
+        let mut fetcher = RowFetcher::new(&ctx, table, self.width);
         for &rowid in rowids {
             let keys = fetcher.fetch(&ctx, rowid, |row| self.keys(|c| row.column(c)))?;
             let keys =

@@ -1,5 +1,5 @@
 //! UPDATE and DELETE: binding the statement, then changing rows through
-//! [`crate::access::modify`] inside the session's transaction.
+//! [`crate::access::change`] inside the session's transaction.
 //!
 //! `WHERE` may hold `ROWNUM < n` / `ROWNUM <= n` conjuncts (the row limit, as the source
 //! experiment's `WHERE ROWNUM < 1000000`); the other conjuncts filter. Each new value is
@@ -14,8 +14,9 @@
 //! again in current mode. Gathering them all first means a row whose key the statement
 //! moves within the range is not met twice.
 //!
-//! Indexes: the statement reads the table's indexes (only those on assigned columns for
-//! an UPDATE of a table that is not compressed) under the table's visibility lock, which DDL waits for, and holds it until
+//! Indexes: the statement reads the table's indexes (for an UPDATE, only those on
+//! assigned columns, unless an update may move rows: `TableDef::updates_move_rows`)
+//! under the table's visibility lock, which DDL waits for, and holds it until
 //! the last entry is changed; each edit notes the row's old and new keys, and
 //! [`super::index_maintenance`] applies them after the rows are changed.
 
@@ -26,7 +27,7 @@ use super::optimizer::{self, IndexScanKind, hints::Hints};
 use super::plan::{rownum_limit, split_and};
 use crate::access::AccessContext;
 use crate::access::RowAccess;
-use crate::access::modify::{RowChanges, RowEdit, RowsFrom, change_rows};
+use crate::access::change::{RowChanges, RowEdit, RowsFrom, change_rows};
 use crate::access::row_view::BlockRow;
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Error, Result};
@@ -34,7 +35,6 @@ use crate::expr::Expr;
 use crate::expr::functions::FunctionContext;
 use crate::expr::predicates;
 use crate::index::RowId;
-use crate::inmemory::hcc::change::change_cu_rows;
 use crate::instance::Session;
 use crate::sql::{QueryResult, StatementKind};
 use crate::types::Datum;
@@ -238,49 +238,27 @@ fn run(
     changes.indexes =
         TableIndexes::from_defs(table, indexes.clone()).and_then(|ix| match changes.assignments.as_slice() {
             [] => Some(ix),
-            // A row an UPDATE moves out of its compression unit gets a new rowid: every
-            // index changes, whatever columns are assigned.
-            _ if table.compression.is_some() => Some(ix),
+            _ if table.updates_move_rows() => Some(ix),
             assigned => ix.on_columns(&assigned.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
         });
     let ctx = session.access_context();
     let found = rows_by_index(session, &ctx, table, &indexes, hints, changes)?;
     let from = found.as_deref().map_or(RowsFrom::FullScan, RowsFrom::Rowids);
-    if table.compression.is_none() {
-        let rows = {
-            let mut txn = session.txn.borrow_mut();
-            change_rows(&ctx, &mut txn, session.sid(), table, from, limit, changes)?
-        };
-        if let Some(indexes) = &changes.indexes {
-            indexes.rows_changed(&ctx, session, &changes.key_changes)?;
-        }
-        return Ok(rows);
-    }
-    // A compressed table: its CUs' rows first (marked deleted; an update's new versions
-    // kept), then its row blocks' rows in place, then the kept versions inserted into row
-    // blocks (after both passes, so that neither meets them).
-    let (cu, rows) = {
+    let done = {
         let mut txn = session.txn.borrow_mut();
-        let cu = change_cu_rows(&ctx, &mut txn, session.sid(), table, from, limit, changes)?;
-        let left = limit.map(|l| l.saturating_sub(cu.changed));
-        let from = match from {
-            RowsFrom::FullScan => RowsFrom::Blocks(&cu.row_blocks),
-            RowsFrom::Rowids(_) => RowsFrom::Rowids(&cu.row_rowids),
-            blocks @ RowsFrom::Blocks(_) => blocks,
-        };
-        let rows =
-            if left == Some(0) { 0 } else { change_rows(&ctx, &mut txn, session.sid(), table, from, left, changes)? };
-        (cu, rows)
+        change_rows(&ctx, &mut txn, session.sid(), table, from, limit, changes)?
     };
     if let Some(indexes) = &changes.indexes {
         indexes.rows_changed(&ctx, session, &changes.key_changes)?;
     }
-    if !cu.moved.is_empty() {
+    // The new versions of rows that moved out of their compression units, inserted once
+    // every row is changed, so that the statement never meets them.
+    if !done.moved_out.is_empty() {
         super::dml::with_inserter(session, table, |ins| {
-            cu.moved.iter().try_for_each(|piece| ins.insert_encoded(piece))
+            done.moved_out.iter().try_for_each(|piece| ins.insert_encoded(piece))
         })?;
     }
-    Ok(cu.changed + rows)
+    Ok(done.rows)
 }
 
 /// The rowids of the rows an index unique or range scan finds for the WHERE clause, as

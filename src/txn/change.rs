@@ -193,19 +193,48 @@ pub fn restored_lock(lock: u8, itl: u8) -> u8 {
 }
 
 /// What stands in the way of a transaction taking an ITL slot or a row lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Obstacle {
     /// Another active transaction: wait for it to end, then look again.
     Busy(Xid),
     /// Only slots of transactions that committed after a serializable transaction's
     /// snapshot are left.
     CannotSerialize,
+    /// The block's row locks cannot be read (corruption; the text says what is wrong).
+    Corrupt(String),
+}
+
+/// How the rows of a block name the ITL slot they are locked through: what handing a
+/// slot over to another transaction clears, and whether the ITL may grow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowLocks {
+    /// A lock byte in each row (or index entry) names its slot; the ITL grows while the
+    /// block has room (row blocks and index leaves).
+    LockBytes,
+    /// A lock map a slot (one bit a row) in a compression unit's head, whose ITL never
+    /// grows (`storage::hcc::CU_ITL_SLOTS`).
+    CuLockMaps,
+}
+
+impl RowLocks {
+    /// Unlocks the rows locked through slot `index`: its transaction has ended and the
+    /// slot is about to serve another.
+    fn release(self, block: &mut [u8], index: usize) -> Result<(), Obstacle> {
+        match self {
+            RowLocks::LockBytes => {
+                unlock_rows_of(block, index);
+                Ok(())
+            }
+            RowLocks::CuLockMaps => crate::storage::hcc::clear_locks(block, index).map_err(Obstacle::Corrupt),
+        }
+    }
 }
 
 /// The ITL slot `xid` changes `block` through: its own slot if it has one, else a free
 /// slot or one of an ended transaction (`is_active` tells which are still running; a
-/// reused slot's rows are unlocked first), else a new slot if the block has room.
-/// `Err(Busy)` names a transaction to wait for when every slot is taken by active ones.
+/// reused slot's rows are unlocked first, as `locks` says how), else a new slot if the
+/// block's ITL may grow and the block has room. `Err(Busy)` names a transaction to wait
+/// for when every slot is taken by active ones.
 ///
 /// A transaction with a fixed snapshot (serializable, `fixed_snapshot`) takes over only
 /// slots stamped committed at or before it: its own reads skip its own slot, so they must
@@ -216,6 +245,7 @@ pub fn take_itl(
     xid: Xid,
     is_active: impl Fn(Xid) -> bool,
     fixed_snapshot: Option<u64>,
+    locks: RowLocks,
 ) -> Result<usize, Obstacle> {
     let count = itl::itl_count(block);
     let slots: Vec<Itl> = (0..count).map(|i| itl::get(block, i)).collect();
@@ -230,10 +260,10 @@ pub fn take_itl(
         Some(snapshot) => s.is_committed() && s.commit_scn <= snapshot,
     };
     if let Some(i) = slots.iter().position(reusable) {
-        unlock_rows_of(block, i);
+        locks.release(block, i)?;
         return Ok(i);
     }
-    if DataBlockMut(block).grow_itl() {
+    if locks == RowLocks::LockBytes && DataBlockMut(block).grow_itl() {
         return Ok(count);
     }
     match slots.iter().find(|s| !s.is_committed() && is_active(s.xid)) {
@@ -489,11 +519,11 @@ mod tests {
         let mut b = block_with_rows(&[&piece(5, 1)]);
         let x = |n| Xid { usn: 1, slot: n, wrap: 1 };
         for n in 1..=2u16 {
-            let i = take_itl(&mut b, x(n), |_| true, None).unwrap();
+            let i = take_itl(&mut b, x(n), |_| true, None, RowLocks::LockBytes).unwrap();
             itl::put(&mut b, i, &Itl { xid: x(n), ..Itl::default() });
         }
-        assert_eq!(take_itl(&mut b, x(1), |_| true, None), Ok(0), "a transaction keeps its slot");
-        assert_eq!(take_itl(&mut b, x(3), |_| true, None), Ok(2), "a third slot is grown");
+        assert_eq!(take_itl(&mut b, x(1), |_| true, None, RowLocks::LockBytes), Ok(0), "a transaction keeps its slot");
+        assert_eq!(take_itl(&mut b, x(3), |_| true, None, RowLocks::LockBytes), Ok(2), "a third slot is grown");
         assert_eq!(itl::itl_count(&b), 3);
         assert_eq!(DataBlock(&b).piece_bytes(0).unwrap()[..4], piece(5, 1)[..4], "rows survive the growth");
         let mut full = vec![0u8; 2048];
@@ -502,18 +532,53 @@ mod tests {
         for n in 1..=2u16 {
             itl::put(&mut full, usize::from(n - 1), &Itl { xid: x(n), ..Itl::default() });
         }
-        assert_eq!(take_itl(&mut full, x(3), |_| true, None), Err(Obstacle::Busy(x(1))));
-        assert_eq!(take_itl(&mut full, x(3), |xid| xid != x(2), None), Ok(1), "an ended transaction's slot is reused");
-        assert_eq!(take_itl(&mut full, x(3), |_| false, Some(100)), Err(Obstacle::CannotSerialize), "not stamped");
+        assert_eq!(take_itl(&mut full, x(3), |_| true, None, RowLocks::LockBytes), Err(Obstacle::Busy(x(1))));
+        assert_eq!(
+            take_itl(&mut full, x(3), |xid| xid != x(2), None, RowLocks::LockBytes),
+            Ok(1),
+            "an ended transaction's slot is reused"
+        );
+        assert_eq!(
+            take_itl(&mut full, x(3), |_| false, Some(100), RowLocks::LockBytes),
+            Err(Obstacle::CannotSerialize),
+            "not stamped"
+        );
         let mut stamped = itl::get(&full, 1);
         stamped.flags = ITL_COMMITTED;
         stamped.commit_scn = 150;
         itl::put(&mut full, 1, &stamped);
         assert_eq!(
-            take_itl(&mut full, x(3), |_| false, Some(100)),
+            take_itl(&mut full, x(3), |_| false, Some(100), RowLocks::LockBytes),
             Err(Obstacle::CannotSerialize),
             "after the snapshot"
         );
-        assert_eq!(take_itl(&mut full, x(3), |_| false, Some(150)), Ok(1));
+        assert_eq!(take_itl(&mut full, x(3), |_| false, Some(150), RowLocks::LockBytes), Ok(1));
+    }
+
+    #[test]
+    fn a_cu_head_hands_a_slot_over_with_its_lock_map_cleared_and_never_grows() {
+        use crate::storage::hcc::{CompressedCu, HccLevel, mark_deleted, row_mark};
+        let ids: Vec<u8> = (0..100u32).flat_map(|i| i.to_le_bytes()).collect();
+        let cu = CompressedCu::new(HccLevel::QueryLow, 100, &[(0, ids)]);
+        let mut head = vec![0u8; 8192];
+        crate::storage::block::format_block(&mut head, crate::storage::block::BlockType::CuHead, 1, 7);
+        cu.write_piece(0, &[1], &mut head);
+        let x = |n| Xid { usn: 1, slot: n, wrap: 1 };
+        let take = |head: &mut Vec<u8>, xid, is_active: &dyn Fn(Xid) -> bool| {
+            take_itl(head, xid, is_active, None, RowLocks::CuLockMaps)
+        };
+        for n in 1..=2u16 {
+            let i = take(&mut head, x(n), &|_| true).unwrap();
+            itl::put(&mut head, i, &Itl { xid: x(n), ..Itl::default() });
+            mark_deleted(&mut head, usize::from(n), i).unwrap();
+        }
+        assert_eq!(take(&mut head, x(3), &|_| true), Err(Obstacle::Busy(x(1))), "two slots, no growth");
+        assert_eq!(itl::itl_count(&head), 2);
+        assert_eq!(take(&mut head, x(3), &|xid| xid != x(2)), Ok(1), "an ended transaction's slot is reused");
+        assert_eq!(row_mark(&head, 2).unwrap().locked_through, None, "its lock map is cleared");
+        assert_eq!(row_mark(&head, 1).unwrap().locked_through, Some(0), "the other slot's locks stay");
+        let mut broken = head.clone();
+        broken[crate::storage::block::HEADER_LEN..].fill(0xff);
+        assert!(matches!(take(&mut broken, x(4), &|_| false), Err(Obstacle::Corrupt(_))), "unreadable marks");
     }
 }

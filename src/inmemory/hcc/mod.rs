@@ -22,18 +22,17 @@
 //! of a load that fails is ever reachable. A load into a new table (CREATE TABLE AS
 //! SELECT, ALTER TABLE MOVE) writes no undo: nobody sees the table before it is whole.
 //! A load inside a transaction (`INSERT /*+ APPEND */`) writes one undo record a CU
-//! ([`undo::CuChange::Loaded`]) and names the transaction in the head's first ITL slot,
+//! (`access::cu_undo::CuChange::Loaded`) and names the transaction in the head's first ITL slot,
 //! before the head is written: until the transaction commits, a reader's CR clone of the
 //! head, and a rollback, mark every row of the CU deleted.
 //!
 //! Beside the load: `rows` hands a CU's rows out one at a time in the row format (for
-//! fetches by rowid, DML and index builds), `change` marks rows of CUs deleted for
-//! UPDATE and DELETE, with row locks through the head's ITL, and `undo` is the undo
-//! record of a mark or of a transaction's load.
+//! fetches by rowid, DML and index builds): it is the CU reader every access context
+//! carries (`access::AccessContext::read_cu`). The rows of CUs are changed (marked
+//! deleted) by the access layer's one change protocol (`access::change`), whose undo
+//! record (`access::cu_undo`) a transaction's load writes too.
 
-pub mod change;
 pub mod rows;
-pub mod undo;
 
 use super::cu::{ColumnUnit, Packing};
 use super::imcu::{GatherBuffers, ImColumn, Imcu, ImcuBuilder, ValueKind};
@@ -207,9 +206,9 @@ impl<'a, 'c> HccLoader<'a, 'c> {
             None => None,
             Some(xid) => {
                 let mut body = Vec::new();
-                undo::CuUndo {
+                crate::access::cu_undo::CuUndo {
                     itl: 0,
-                    change: undo::CuChange::Loaded,
+                    change: crate::access::cu_undo::CuChange::Loaded,
                     object_id: self.table.object_id,
                     rdba: addresses[0],
                     prev_itl: Itl::default(),

@@ -12,6 +12,7 @@
 //! mark it deleted; its rowid is the head's block address and its row number.
 
 use crate::access::AccessContext;
+use crate::access::cu_rows::DecodedCu;
 use crate::access::row_view::BlockRow;
 use crate::catalog::TableDef;
 use crate::error::{Error, Result};
@@ -116,6 +117,44 @@ impl CuRows {
             context: format!("row {row} of the compression unit at {:#x}", self.rdba),
             message: "its values do not make a row".into(),
         })
+    }
+}
+
+/// Reads the CU of `table` whose head block `rdba` is `head` and decompresses it whole:
+/// the [`crate::access::cu_rows::ReadCu`] the instance gives every access context.
+pub fn read_cu(ctx: &AccessContext<'_>, table: &TableDef, rdba: u32, head: &[u8]) -> Result<Box<dyn DecodedCu>> {
+    Ok(Box::new(CuRows::read(ctx, table, rdba, head)?))
+}
+
+impl DecodedCu for CuRows {
+    fn rdba(&self) -> u32 {
+        self.rdba
+    }
+
+    fn rows(&self) -> usize {
+        CuRows::rows(self)
+    }
+
+    fn pieces(&self) -> &[u32] {
+        CuRows::pieces(self)
+    }
+
+    fn is_deleted(&self, row: usize) -> bool {
+        CuRows::is_deleted(self, row)
+    }
+
+    fn refresh_marks(&mut self, ctx: &AccessContext<'_>, head: &[u8]) -> Result<()> {
+        CuRows::refresh_marks(self, ctx, head)
+    }
+
+    fn row<'b>(
+        &self,
+        row: usize,
+        kinds: &'b [PayloadKind],
+        spans: &'b mut [ColumnSpan],
+        piece: &'b mut Vec<u8>,
+    ) -> Result<BlockRow<'b>> {
+        CuRows::row(self, row, kinds, spans, piece)
     }
 }
 

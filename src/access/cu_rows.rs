@@ -1,0 +1,44 @@
+//! A compression unit's rows as this layer reaches them: decompressing a CU is the column
+//! store's work (a layer above), so this layer names what it needs of a decompressed CU
+//! ([`DecodedCu`]) and how one is read ([`ReadCu`]), and the instance hands the column
+//! store's reader to every [`AccessContext`] (`AccessContext::read_cu`). A fetch by
+//! rowid and an UPDATE or DELETE reach a CU's rows through it.
+//!
+//! Invariant: a decompressed CU's rows carry the rowid (head address, row number) an
+//! index entry keeps; its deleted marks are those of the head version it was read or
+//! last refreshed with.
+
+use super::AccessContext;
+use super::row_view::BlockRow;
+use crate::catalog::TableDef;
+use crate::error::Result;
+use crate::storage::row::ColumnSpan;
+use crate::types::encoding::PayloadKind;
+
+/// A compression unit decompressed whole: what this layer needs of the column store's
+/// `CuRows`, which sits above it.
+pub trait DecodedCu {
+    /// Block address of the CU's head.
+    fn rdba(&self) -> u32;
+    /// Rows of the CU, deleted ones included.
+    fn rows(&self) -> usize;
+    /// Block addresses of the CU's pieces, the head first.
+    fn pieces(&self) -> &[u32];
+    /// Whether row `row` is marked deleted in the head version last read or refreshed.
+    fn is_deleted(&self, row: usize) -> bool;
+    /// Takes the deleted-row marks of `head`, another version of the CU's head block.
+    fn refresh_marks(&mut self, ctx: &AccessContext<'_>, head: &[u8]) -> Result<()>;
+    /// Row `row` as a whole-row piece in `piece`, located as the row (head, `row`) with
+    /// the columns `kinds` describes.
+    fn row<'b>(
+        &self,
+        row: usize,
+        kinds: &'b [PayloadKind],
+        spans: &'b mut [ColumnSpan],
+        piece: &'b mut Vec<u8>,
+    ) -> Result<BlockRow<'b>>;
+}
+
+/// Reads and decompresses the CU of `table` whose head block `rdba` is `head` (the version
+/// the reader sees), its pieces through the buffer cache.
+pub type ReadCu = fn(&AccessContext<'_>, &TableDef, u32, &[u8]) -> Result<Box<dyn DecodedCu>>;
