@@ -21,6 +21,7 @@
 //!   rows are reached on every path (fetch by rowid, change) without this layer knowing
 //!   its encodings ([`cu_rows`]).
 //! - [`row_at`]: a live row of a row block read by its address.
+//! - [`segment_rows`]: every live row of a segment, CUs' rows included, one by one.
 //! - [`segments`]: reading a segment's header; creating, truncating and dropping a
 //!   table's segment.
 //!
@@ -38,6 +39,7 @@ pub mod cu_rows;
 pub mod cu_undo;
 pub mod lanes;
 pub mod row_at;
+pub mod segment_rows;
 pub mod row_view;
 pub mod segments;
 

@@ -17,8 +17,8 @@
 //! per-row work inside the scan loop (and on rows fetched by rowid). One file per stage,
 //! and one per scan source: `source` (the full scan and the generators),
 //! [`index_source`] (the index paths), [`inmemory_source`] (the column store's scan),
-//! `hcc_source` (a compressed table's full scan) and [`hcc_rows`] (a compressed table's
-//! rows one by one, for an index build and fetches by rowid);
+//! `hcc_source` (a compressed table's full scan, its compression units in the column
+//! store's kernels);
 //! [`probe`] is the stage that measures row-source statistics between two others. The
 //! pipeline evaluates expressions of the layer below (`expr`) and reads rows through
 //! `access`, `index` and `inmemory`; it knows no `Session`: an [`ExecContext`] is made
@@ -27,7 +27,6 @@
 pub mod aggregate;
 mod collect;
 pub mod filter;
-pub mod hcc_rows;
 mod hcc_source;
 pub mod index_source;
 pub mod inmemory_source;

@@ -558,5 +558,5 @@ fn for_each_live_row_locked(
         }
     }
     let needed = vec![true; table.columns.len()];
-    crate::exec::hcc_rows::scan_locked(ctx, table, &needed, &mut EachRow(f))
+    crate::access::segment_rows::scan_locked(ctx, table, &needed, &mut EachRow(f))
 }

@@ -4,7 +4,7 @@
 //! transaction has uncommitted changes in it; queries and changes of the table wait for
 //! the build), reads every row with one full scan through the buffer cache (multiblock
 //! reads; a compressed table's compression units read whole, each row keyed by its
-//! rowid in the unit, see [`crate::exec::hcc_rows`]), encodes each row's key straight into the build's sort (no allocation per row)
+//! rowid in the unit, see [`crate::access::segment_rows`]), encodes each row's key straight into the build's sort (no allocation per row)
 //! and builds the B-tree bottom-up from the sorted entries ([`crate::index::Builder`]):
 //! the sort stays in memory within the session's `sort_area_size`, else spills sorted runs
 //! to a temporary file in the database directory, removed when the build ends. The
@@ -152,7 +152,7 @@ fn build(
     let types = def.key_types(table);
     let builder = Builder::new(def, ctx.space.block_size, area);
     let mut collector = Collector { columns: &def.columns, types, builder, stats: ctx.stats };
-    crate::exec::hcc_rows::scan_locked(ctx, table, &needed, &mut collector)?;
+    crate::access::segment_rows::scan_locked(ctx, table, &needed, &mut collector)?;
     collector.builder.finish(ctx)
 }
 

@@ -1,10 +1,12 @@
-//! A compressed table's rows one by one, in the row format, for CREATE INDEX, which
-//! needs every live row with its rowid.
+//! Every live row of a table's segment, whatever format holds it, in the row format:
+//! for CREATE INDEX and ALTER TABLE ... MOVE, which need every live row with its rowid.
+//! A segment of row blocks alone is a full scan; one with compression units (CUs) is
+//! walked here, its CUs' rows one by one, then its row blocks by a full scan.
 //!
 //! ```text
 //!  blocks below the high-water mark, multiblock reads
-//!    CU head  ─► consistent get (the snapshot's deleted marks) ─► CuRows::read (a
-//!               consistent get of each piece, every column decompressed) ─► each live
+//!    CU head  ─► consistent get (the snapshot's deleted marks) ─► AccessContext::read_cu
+//!               (a consistent get of each piece, every column decompressed) ─► each live
 //!               row as a BlockRow (rdba = head, slot = row number) ─► consumer.row
 //!    its pieces, met next in the segment ─► already read with the CU: let go uncounted
 //!    row block ─► kept, then read by FullScan after the CUs ─► consumer.batch / row
@@ -14,17 +16,15 @@
 //! keeps and a fetch by rowid takes back; every block of the segment is counted as one
 //! consistent get (a piece by the CU read that gets it, not again when the walk meets
 //! it); pieces follow their head in segment order, as the direct-path load writes them
-//! and as the full scan ([`super::hcc_source`]) relies on, and a piece met anywhere else
+//! and as the compressed table's scan (`exec::hcc_source`) relies on, and a piece met anywhere else
 //! is corruption naming its block.
 
-use crate::access::full_scan::{FullScan, ScanConsumer};
-use crate::access::{AccessContext, Flow};
+use super::full_scan::{FullScan, ScanConsumer};
+use super::{AccessContext, Flow};
 use crate::catalog::TableDef;
 use crate::error::Result;
-use crate::inmemory::hcc::rows::CuRows;
 use crate::stats::Stat;
 use crate::storage::block::{BlockHeader, BlockType};
-use crate::storage::hcc::CuHead;
 use crate::storage::row::ColumnSpan;
 use crate::storage::segment::ExtentRun;
 use crate::types::encoding::PayloadKind;
@@ -138,9 +138,8 @@ impl<'t> CuWalk<'t> {
         head: &[u8],
         consumer: &mut C,
     ) -> Result<Flow> {
-        let parsed = CuHead::read(head).map_err(|e| ctx.corrupt(rdba, e))?;
-        self.pieces_ahead.extend((1..parsed.pieces()).map(|i| parsed.piece(i)));
-        let cu = CuRows::read(ctx, self.table, rdba, head)?;
+        let cu = ctx.read_cu(self.table, rdba, head)?;
+        self.pieces_ahead.extend(cu.pieces().iter().skip(1));
         let live = (0..cu.rows()).filter(|&r| !cu.is_deleted(r));
         let mut handed = 0u64;
         let mut flow = Flow::Continue;
