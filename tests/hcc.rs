@@ -9,7 +9,6 @@ mod common;
 
 use common::*;
 use lioscope::Session;
-use lioscope::io::{FaultIo, FaultPlan};
 use proptest::prelude::*;
 
 const LEVELS: [&str; 4] = ["QUERY LOW", "QUERY HIGH", "ARCHIVE LOW", "ARCHIVE HIGH"];
@@ -190,19 +189,9 @@ fn compressed_tables_survive_a_restart_and_a_crash_after_their_creation() {
     }
     // Created, acknowledged, then the power fails before any datafile write: recovery
     // replays the load from the log.
-    let io = FaultIo::new(FaultPlan::default());
-    {
-        let db =
-            lioscope::Database::open(&dir, lioscope::DatabaseOptions { io: Some(io.clone()), ..options(8192, "32M") })
-                .unwrap();
-        let s = db.session();
-        exec(&s, "CREATE TABLE h2 COMPRESS FOR QUERY LOW AS SELECT * FROM t WHERE MOD(id, 2) = 0");
-        io.cut_power();
-        drop(s);
-        drop(db);
-    }
-    io.power_loss(11).unwrap();
-    let db = open(&dir, options(8192, "32M"));
+    let db = crash_after(&dir, options(8192, "32M"), 11, |db| {
+        exec(&db.session(), "CREATE TABLE h2 COMPRESS FOR QUERY LOW AS SELECT * FROM t WHERE MOD(id, 2) = 0");
+    });
     let s = db.session();
     assert_eq!(
         sorted_rows(&s, "SELECT id, name, amount, born, flag, note FROM h2"),

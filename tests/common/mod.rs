@@ -4,6 +4,7 @@
 
 pub mod bank;
 
+use lioscope::io::{FaultIo, FaultPlan};
 use lioscope::types::Value;
 use lioscope::{Database, DatabaseOptions, Error, Session};
 use std::path::{Path, PathBuf};
@@ -41,6 +42,31 @@ pub fn temp_db(options: DatabaseOptions) -> (TempDir, PathBuf, Database) {
     let db_dir = dir.path().join("db");
     let db = create(&db_dir, options);
     (dir, db_dir, db)
+}
+
+/// A database made in directory `db` of a fresh temporary directory: created, `setup` run
+/// on one session, then shut down. Bind the `TempDir` to a name (not `_`).
+pub fn made_db(options: DatabaseOptions, setup: impl FnOnce(&Session)) -> (TempDir, PathBuf) {
+    let (tmp, dir, db) = temp_db(options);
+    setup(&db.session());
+    drop(db);
+    (tmp, dir)
+}
+
+/// Runs `work` on the database in `dir` opened over a fault-injecting I/O layer, then cuts
+/// the power while it is open: what it wrote and did not sync is lost as a power failure
+/// loses it (`seed` picks which unsynced writes reached the disk). Returns the database
+/// opened again, after its recovery.
+pub fn crash_after(dir: &Path, options: DatabaseOptions, seed: u64, work: impl FnOnce(&Database)) -> Database {
+    let io = FaultIo::new(FaultPlan::default());
+    {
+        let faulty = DatabaseOptions { io: Some(io.clone()), ..options.clone() };
+        let db = Database::open(dir, faulty).unwrap_or_else(|e| panic!("open {} over FaultIo: {e}", dir.display()));
+        work(&db);
+        io.cut_power();
+    }
+    io.power_loss(seed).unwrap_or_else(|e| panic!("power loss in {}: {e}", dir.display()));
+    open(dir, options)
 }
 
 /// Turns autocommit off for `s` (as the shell starts): its changes stay uncommitted until
