@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::exec::pipeline::{ConsumeRow, SINK_INLINE_COLUMNS, SinkRow};
 use crate::exec::run_pipeline;
 use crate::expr::batch::BatchRow;
+use crate::expr::functions::FunctionContext;
 use crate::instance::Session;
 use crate::sql::{QueryResult, StatementKind};
 use crate::types::{Datum, Value};
@@ -265,10 +266,7 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
 /// table as it was: the units are above the high-water mark until the load ends.
 fn insert_direct(session: &Session, shape: &RowShape, query: &ast::Query) -> Result<u64> {
     let level = shape.table.compression.expect("a compressed table");
-    let functions = super::function_context(session);
-    let planned = plan::plan_query(query, session, &functions)?;
-    shape.check_count(planned.columns.len())?;
-    let mut ctx = super::exec_context(session, functions);
+    let planned = plan_rows_to_load(session, shape, query)?;
     let access = session.access_context();
     let xid = {
         let mut txn = session.txn.borrow_mut();
@@ -276,13 +274,8 @@ fn insert_direct(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
         txn.changes_table(&access, shape.table.object_id);
         xid
     };
-    let mut loader = crate::inmemory::hcc::HccLoader::in_transaction(&access, &shape.table, level, xid)?;
-    {
-        let sink = |values: &[Datum<'_>]| -> Result<()> { loader.push(&shape.row(values)?) };
-        let planned = planned.into_sink(Box::new(sink));
-        run_pipeline(&planned.source, planned.stages, &mut ctx)?;
-    }
-    let loaded = loader.finish()?;
+    let loader = crate::inmemory::hcc::HccLoader::in_transaction(&access, &shape.table, level, xid)?;
+    let loaded = load_units(session, shape, planned, loader)?;
     {
         let mut txn = session.txn.borrow_mut();
         loaded.units.iter().for_each(|&(head, _)| txn.touched(&access, head));
@@ -297,6 +290,36 @@ fn insert_direct(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
         indexes.rows_inserted(session, &shape.table, &rowids)?;
     }
     Ok(loaded.rows)
+}
+
+/// The plan of `query`, whose rows go into the shape's table, with the functions its
+/// execution evaluates in.
+fn plan_rows_to_load<'p>(
+    session: &Session,
+    shape: &RowShape,
+    query: &ast::Query,
+) -> Result<(plan::Planned<'p>, FunctionContext)> {
+    let functions = super::function_context(session);
+    let planned = plan::plan_query(query, session, &functions)?;
+    shape.check_count(planned.columns.len())?;
+    Ok((planned, functions))
+}
+
+/// Runs a planned query into `loader`, a direct-path load into new compression units of
+/// the shape's table, each row coerced and checked as an INSERT's is.
+fn load_units(
+    session: &Session,
+    shape: &RowShape,
+    (planned, functions): (plan::Planned<'_>, FunctionContext),
+    mut loader: crate::inmemory::hcc::HccLoader<'_, '_>,
+) -> Result<crate::inmemory::hcc::Loaded> {
+    let mut ctx = super::exec_context(session, functions);
+    {
+        let sink = |values: &[Datum<'_>]| -> Result<()> { loader.push(&shape.row(values)?) };
+        let planned = planned.into_sink(Box::new(sink));
+        run_pipeline(&planned.source, planned.stages, &mut ctx)?;
+    }
+    loader.finish()
 }
 
 /// Where INSERT ... SELECT hands its rows: each encoded and appended.
@@ -339,18 +362,10 @@ pub(super) fn load_new_table(session: &Session, table: &TableDef, query: &ast::Q
         super::transaction::commit(session, Default::default())?;
         return Ok(inserted.rows_affected);
     };
-    let functions = super::function_context(session);
-    let planned = plan::plan_query(query, session, &functions)?;
-    shape.check_count(planned.columns.len())?;
-    let mut ctx = super::exec_context(session, functions);
+    let planned = plan_rows_to_load(session, &shape, query)?;
     let access = session.access_context();
-    let mut loader = crate::inmemory::hcc::HccLoader::new(&access, &shape.table, level)?;
-    {
-        let sink = |values: &[Datum<'_>]| -> Result<()> { loader.push(&shape.row(values)?) };
-        let planned = planned.into_sink(Box::new(sink));
-        run_pipeline(&planned.source, planned.stages, &mut ctx)?;
-    }
-    let loaded = loader.finish()?;
+    let loader = crate::inmemory::hcc::HccLoader::new(&access, &shape.table, level)?;
+    let loaded = load_units(session, &shape, planned, loader)?;
     // The load's redo reaches the log before the statement returns, as a commit's does:
     // a table acknowledged as created keeps its rows whatever crashes next.
     let redo = &session.db.redo;

@@ -26,7 +26,6 @@ use crate::storage::itl::{self, ITL_COMMITTED, Itl};
 use crate::storage::row::{ColumnSpan, PieceAddr};
 use crate::txn::Xid;
 use crate::txn::change::RowLocks;
-use crate::txn::transaction::Transaction;
 use crate::types::encoding::PayloadKind;
 
 /// The CU heads of one statement's table: the CU at hand, and the buffers its rows are
@@ -125,20 +124,19 @@ impl RowFormat for CuHeads<'_> {
         if changes.qualifies(&row)? { changes.edit(&row) } else { Ok(RowEdit::Keep) }
     }
 
-    fn apply<'g>(
+    fn apply(
         &mut self,
-        ctx: &AccessContext<'g>,
-        _txn: &mut Transaction,
+        ctx: &AccessContext<'_>,
         xid: Xid,
-        mut head: WriteGuard<'g>,
+        head: &mut WriteGuard<'_>,
         r: usize,
         index: usize,
         edit: RowEdit,
         changes: &mut dyn RowChanges,
         done: &mut Changed,
-    ) -> Result<Option<WriteGuard<'g>>> {
+    ) -> Result<bool> {
         let rdba = head.rdba();
-        let prev_itl = itl::get(&head, index);
+        let prev_itl = itl::get(head, index);
         let mut body = Vec::with_capacity(48);
         CuUndo {
             itl: index as u8,
@@ -150,8 +148,8 @@ impl RowFormat for CuHeads<'_> {
         .encode(&mut body);
         let uba = ctx.undo.append(ctx, xid, &body)?;
         let lock_count = if prev_itl.xid == xid { prev_itl.lock_count.saturating_add(1) } else { 1 };
-        itl::put(&mut head, index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
-        mark_deleted(&mut head, r, index).map_err(|e| ctx.corrupt(rdba, e))?;
+        itl::put(head, index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
+        mark_deleted(head, r, index).map_err(|e| ctx.corrupt(rdba, e))?;
         let rowid = PieceAddr { rdba, slot: r as u16 };
         match edit {
             RowEdit::Keep => unreachable!("a kept row is not applied"),
@@ -166,6 +164,6 @@ impl RowFormat for CuHeads<'_> {
                 changes.moved_out(rowid);
             }
         }
-        Ok(Some(head))
+        Ok(true)
     }
 }

@@ -180,21 +180,26 @@ trait RowFormat {
         r: usize,
         changes: &mut dyn RowChanges,
     ) -> Result<RowEdit>;
-    /// Makes `edit` to row `r` through ITL slot `index`, the undo record first; hands the
-    /// block back, or `None` when it was let go first (the row moved: look again).
+    /// Makes `edit` to row `r` of `block` through ITL slot `index`, the undo record
+    /// first. False when the row must move first: the block is then let go,
+    /// [`RowFormat::after_release`] called, and the row looked at again.
     #[allow(clippy::too_many_arguments)]
-    fn apply<'g>(
+    fn apply(
         &mut self,
-        ctx: &AccessContext<'g>,
-        txn: &mut Transaction,
+        ctx: &AccessContext<'_>,
         xid: Xid,
-        guard: WriteGuard<'g>,
+        block: &mut WriteGuard<'_>,
         r: usize,
         index: usize,
         edit: RowEdit,
         changes: &mut dyn RowChanges,
         done: &mut Changed,
-    ) -> Result<Option<WriteGuard<'g>>>;
+    ) -> Result<bool>;
+    /// The work a false [`RowFormat::apply`] left for once its block is let go (a row
+    /// block's migration).
+    fn after_release(&mut self, _ctx: &AccessContext<'_>, _txn: &mut Transaction, _xid: Xid) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The formats of one statement, each with its buffers.
@@ -315,11 +320,11 @@ impl<'c> Changer<'_, 'c> {
                 }
                 Err(Obstacle::Corrupt(what)) => return Err(ctx.corrupt(rdba, what)),
             };
-            let Some(mut guard) =
-                format.apply(ctx, self.txn, xid, guard, r, index, edit, self.changes, &mut self.done)?
-            else {
+            if !format.apply(ctx, xid, &mut guard, r, index, edit, self.changes, &mut self.done)? {
+                drop(guard);
+                format.after_release(ctx, self.txn, xid)?;
                 continue;
-            };
+            }
             block::set_scn(&mut guard, ctx.scn);
             ctx.rows_changed(rdba, &guard);
             drop(guard);

@@ -45,6 +45,9 @@ pub(super) struct RowBlocks<'t> {
     migrated: Option<(Vec<u8>, Vec<u8>)>,
     /// Whether the edit at hand writes that forwarding head.
     forwarding: bool,
+    /// The row that must migrate once its block is let go (its new whole-row piece),
+    /// and the head piece it replaces.
+    to_migrate: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl<'t> RowBlocks<'t> {
@@ -57,6 +60,7 @@ impl<'t> RowBlocks<'t> {
             scratch: Vec::new(),
             migrated: None,
             forwarding: false,
+            to_migrate: None,
         }
     }
 
@@ -105,6 +109,7 @@ impl RowFormat for RowBlocks<'_> {
     fn begin_row(&mut self) {
         self.migrated = None;
         self.forwarding = false;
+        self.to_migrate = None;
     }
 
     fn current(
@@ -154,18 +159,17 @@ impl RowFormat for RowBlocks<'_> {
         }
     }
 
-    fn apply<'g>(
+    fn apply(
         &mut self,
-        ctx: &AccessContext<'g>,
-        txn: &mut Transaction,
+        ctx: &AccessContext<'_>,
         xid: Xid,
-        mut guard: WriteGuard<'g>,
+        guard: &mut WriteGuard<'_>,
         slot: usize,
         index: usize,
         edit: RowEdit,
         changes: &mut dyn RowChanges,
         _done: &mut Changed,
-    ) -> Result<Option<WriteGuard<'g>>> {
+    ) -> Result<bool> {
         let rdba = guard.rdba();
         let new_len = match &edit {
             RowEdit::Keep => unreachable!("a kept row is not applied"),
@@ -174,30 +178,27 @@ impl RowFormat for RowBlocks<'_> {
         };
         // Compaction is asked about (and the ITL slots looked at for the rooms it must
         // keep) only when the row fits neither its room nor the free space.
-        let fits_as_is = DataBlockMut(&mut guard).can_replace(slot, new_len, None);
-        let kept = (!fits_as_is).then(|| kept_rooms(&guard, |x| ctx.enqueues.is_active(x)));
-        if !fits_as_is && !DataBlockMut(&mut guard).can_replace(slot, new_len, kept.as_ref()) {
+        let fits_as_is = DataBlockMut(guard).can_replace(slot, new_len, None);
+        let kept = (!fits_as_is).then(|| kept_rooms(guard, |x| ctx.enqueues.is_active(x)));
+        if !fits_as_is && !DataBlockMut(guard).can_replace(slot, new_len, kept.as_ref()) {
             if self.forwarding {
                 return Err(Error::unsupported(format!(
                     "migrating a row of {}: its block has no room even for the forwarding piece",
                     self.table.name
                 )));
             }
-            let RowEdit::Replace(piece) = &edit else { unreachable!("a delete needs no room") };
-            let replaced = head_piece(&guard, slot)
+            let RowEdit::Replace(piece) = edit else { unreachable!("a delete needs no room") };
+            let replaced = head_piece(guard, slot)
                 .map(<[u8]>::to_vec)
                 .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
-            drop(guard);
-            let (to, blocks) = migrate(ctx, self.table, xid, txn.snapshot, piece)?;
-            blocks.into_iter().for_each(|b| txn.touched(ctx, b));
-            self.migrated = Some((forwarding_head(piece[2], to), replaced));
-            return Ok(None);
+            self.to_migrate = Some((piece, replaced));
+            return Ok(false);
         }
-        let offset = DataBlock(&guard).row_offset(slot);
+        let offset = DataBlock(guard).row_offset(slot);
         let old_len = RowPiece::new(&guard[offset..])
             .and_then(|p| p.stored_len())
             .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot} runs past its block")))?;
-        let prev_itl = itl::get(&guard, index);
+        let prev_itl = itl::get(guard, index);
         let mut body = Vec::with_capacity(old_len + 64);
         BlockUndo {
             kind: UndoKind::RowImage,
@@ -214,7 +215,7 @@ impl RowFormat for RowBlocks<'_> {
         let was_locked_by_us = prev_itl.xid == xid && guard[offset + 1] == index as u8 + 1;
         let lock_count =
             if prev_itl.xid == xid { prev_itl.lock_count.saturating_add(u8::from(!was_locked_by_us)) } else { 1 };
-        itl::put(&mut guard, index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
+        itl::put(guard, index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
         let lock = index as u8 + 1;
         match edit {
             RowEdit::Keep => unreachable!("a kept row is not applied"),
@@ -225,9 +226,7 @@ impl RowFormat for RowBlocks<'_> {
             }
             RowEdit::Replace(mut piece) => {
                 piece[1] = lock;
-                if !DataBlockMut(&mut guard)
-                    .replace_piece(slot, piece.len(), kept.as_ref(), |s| s.copy_from_slice(&piece))
-                {
+                if !DataBlockMut(guard).replace_piece(slot, piece.len(), kept.as_ref(), |s| s.copy_from_slice(&piece)) {
                     // can_replace said it fits: a block whose pieces do not walk (corrupt).
                     return Err(ctx.corrupt(rdba, format!("row {slot} could not be rewritten in its block")));
                 }
@@ -235,7 +234,17 @@ impl RowFormat for RowBlocks<'_> {
             }
         }
         changes.changed(PieceAddr { rdba, slot: slot as u16 });
-        Ok(Some(guard))
+        Ok(true)
+    }
+
+    /// Moves the row's column stream into a block with room, and prepares the forwarding
+    /// head that [`RowFormat::edit`] then writes over the piece it replaces.
+    fn after_release(&mut self, ctx: &AccessContext<'_>, txn: &mut Transaction, xid: Xid) -> Result<()> {
+        let Some((piece, replaced)) = self.to_migrate.take() else { return Ok(()) };
+        let (to, blocks) = migrate(ctx, self.table, xid, txn.snapshot, &piece)?;
+        blocks.into_iter().for_each(|b| txn.touched(ctx, b));
+        self.migrated = Some((forwarding_head(piece[2], to), replaced));
+        Ok(())
     }
 }
 
