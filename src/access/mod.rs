@@ -16,6 +16,8 @@
 //!   and changed in current mode, migrated when they outgrow their block.
 //! - [`segments`]: reading a segment's header; creating, truncating and dropping a
 //!   table's segment.
+//! - `fixture` (tests only): the access context of a session of `txn::fixture`, for the
+//!   tests of the layers from here up.
 //!
 //! Everything here reads and writes blocks only through the buffer cache, and counts into
 //! the statistics of the session it works for. Every change to the rows of a table block
@@ -24,6 +26,8 @@
 
 pub mod by_rowid;
 pub mod fast_walk;
+#[cfg(test)]
+pub mod fixture;
 pub mod full_scan;
 pub mod heap;
 pub mod lanes;
