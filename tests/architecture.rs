@@ -46,15 +46,6 @@ const LAYERS: &[&str] = &[
     "error",    // the error type
 ];
 
-/// Upward imports still in the code: (file under `src/`, the higher layer it uses).
-const KNOWN_UPWARD: &[(&str, &str)] = &[
-    // Unit tests that open a database to work in.
-    ("index/tests.rs", "db"),
-    ("index/tests.rs", "instance"),
-    ("txn/undo/tests.rs", "db"),
-    ("txn/undo/tests.rs", "instance"),
-];
-
 /// Cycles between the files of one folder still in the code, each the files (under
 /// `src/`) that use each other round.
 const KNOWN_CYCLES: &[&[&str]] = &[
@@ -591,12 +582,8 @@ fn declared_modules(lib: &str) -> Vec<String> {
 #[test]
 fn no_module_imports_a_layer_above_its_own() {
     let found = Crate::read().upward_imports();
-    let known: BTreeSet<(String, &str)> = KNOWN_UPWARD.iter().map(|&(f, l)| (f.to_owned(), l)).collect();
-    let gone: Vec<String> = known.iter().filter(|k| !found.contains_key(*k)).map(|k| format!("{k:?}")).collect();
-    assert!(gone.is_empty(), "no longer upward imports: remove them from KNOWN_UPWARD:\n{}", gone.join("\n"));
     let upward: Vec<String> = found
         .iter()
-        .filter(|(k, _)| !known.contains(*k))
         .map(|((file, layer), at)| format!("src/{file} imports the higher layer `{layer}` ({at})"))
         .collect();
     assert!(upward.is_empty(), "upward imports (the layers, top down: {}):\n{}", LAYERS.join(" > "), upward.join("\n"));
