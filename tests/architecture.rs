@@ -71,12 +71,8 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "exec/sort.rs",
         "exec/source.rs",
     ],
-    // `SortEntry` (memory.rs) is used by the radix sort that memory.rs calls.
-    &["index/sort/memory.rs", "index/sort/radix.rs"],
     // The undo of index entries applies them through the tree, which writes them.
     &["index/tree.rs", "index/undo.rs"],
-    // `partition_point` (domain.rs) is used by keys.rs, whose `KeyDict` domain.rs uses.
-    &["inmemory/cu/domain.rs", "inmemory/cu/keys.rs"],
     // The log's file layout constants (log.rs) and the reader of its files (reader.rs).
     &["redo/log.rs", "redo/reader.rs"],
     // Column definitions shared by CREATE TABLE and CTAS; index builds called from DDL.
