@@ -420,13 +420,13 @@ fn concurrent_writers_and_readers_end_with_the_committed_entries() {
                         for i in 0..25u32 {
                             let n = (round * 25 + i) * 3 + w;
                             let e = (key(i64::from((n * 7919) % 5000)), rid(n));
-                            ins(&s, &index, &e.0, e.1).unwrap();
+                            ins(&s, index, &e.0, e.1).unwrap();
                             pending_ins.push(e);
                         }
                         if round % 3 == 1
                             && let Some(e) = committed.iter().next().cloned()
                         {
-                            del(&s, &index, &e.0, e.1).unwrap();
+                            del(&s, index, &e.0, e.1).unwrap();
                             pending_del.push(e);
                         }
                         if round % 4 == 3 {
@@ -451,7 +451,7 @@ fn concurrent_writers_and_readers_end_with_the_committed_entries() {
                     let s = f.session();
                     let mut scans = 0;
                     for _ in 0..30 {
-                        match scan(&s, &index, KeyBound::Unbounded, KeyBound::Unbounded, r == 1) {
+                        match scan(&s, index, KeyBound::Unbounded, KeyBound::Unbounded, r == 1) {
                             Ok(entries) => {
                                 let mut sorted = entries.clone();
                                 sorted.sort();
