@@ -8,6 +8,8 @@
 //! - [`fast_walk`] and [`lanes`]: the row kernel's walk of a block's rows, one table
 //!   lookup a column without bounds checks (rows near the block's end walked in a copy of
 //!   its tail followed by zeros), and the same for eight rows at once with AVX2 gathers.
+//! - [`prefetch`]: the next block's lines prefetched a few a row while the current block
+//!   is walked, by full scans, the fast walk and rows fetched by rowid.
 //! - [`by_rowid`]: rows fetched at the rowids an index gave, the block of the last one
 //!   kept pinned (`buffer is pinned count`).
 //! - [`heap`]: appending rows (chaining those too large for a block) for a transaction,
@@ -32,6 +34,7 @@ pub mod full_scan;
 pub mod heap;
 pub mod lanes;
 pub mod modify;
+pub mod prefetch;
 pub mod row_view;
 pub mod segments;
 
