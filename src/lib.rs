@@ -1,16 +1,17 @@
 //! lioscope: an embeddable database engine whose every cost is visible.
 //!
-//! Modules are listed in the order a query flows through them: a [`Session`] of a
-//! [`Database`] (`db`) hands the text to `sql`, which parses and plans it, working with
-//! what the `instance` shares (the cache, undo, the dictionary, the sessions); `exec` runs the
-//! plan's operators; `access` reaches rows in a table's segment and `index` through its
-//! B-tree indexes; `buffer` caches their
-//! blocks; `txn` gives each statement the version of a block it must see (undo, CR
-//! clones, row locks, commit); `redo` logs every change a buffer's write guard makes and
-//! replays it after a crash; `storage` holds their on-disk formats and the one I/O layer
-//! every write goes through. Then what every layer uses (`catalog`,
-//! `types`, `stats`, `error`). The `lioscope` command (crate lioscope-cli) and the lab
-//! (crate lioscope-lab) are built on the public API alone.
+//! Modules are listed from the top layer down, the order a query flows through them: a
+//! [`Session`] of a [`Database`] (`db`) hands the text to `sql`, which parses and plans
+//! it, working with what the `instance` shares (the cache, undo, the dictionary, the
+//! sessions); `exec` runs the plan's operators, over the column store (`inmemory`), the
+//! B-tree indexes (`index`) and expressions (`expr`); `access` reaches rows in a table's
+//! segment; `txn` gives each statement the version of a block it must see (undo, CR
+//! clones, row locks, commit); `buffer` caches the blocks; `redo` logs every change a
+//! buffer's write guard makes and replays it after a crash; `catalog` holds the
+//! dictionary's definitions; `storage` holds the on-disk formats and the one I/O layer
+//! every write goes through. Then what every layer uses (`stats`, `types`, `error`). The
+//! `lioscope` command (crate lioscope-cli) and the lab (crate lioscope-lab) are built on
+//! the public API alone.
 //!
 //! ```
 //! use lioscope::{Database, Stat};
@@ -40,20 +41,20 @@
 #![warn(unnameable_types)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 mod db;
-mod instance;
 mod sql;
+mod instance;
 mod exec;
+mod inmemory;
+mod index;
 mod expr;
 mod access;
-mod index;
-mod inmemory;
-mod buffer;
 mod txn;
+mod buffer;
 mod redo;
-mod storage;
 mod catalog;
-pub mod types;
+mod storage;
 pub mod stats;
+pub mod types;
 mod error;
 
 pub use buffer::CacheSummary;

@@ -29,8 +29,8 @@
 //! them eight at a time where the CPU can ([`super::lanes`]), the rest one by one.
 
 use super::WalkedRow;
-use super::full_scan::NextBlockPrefetch;
 use super::lanes::{Group, LANES, LaneCount, LaneTotals};
+use super::prefetch::NextBlockPrefetch;
 use crate::buffer::PrefetchTarget;
 use crate::storage::row::{
     FLAG_DELETED, FLAGS_WHOLE, LEN_ESCAPE, LEN_NULL, LEN_SHORT_MAX, LOCK_INSERT_IN_PROGRESS, PIECE_HEADER,

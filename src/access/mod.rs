@@ -8,6 +8,8 @@
 //! - [`fast_walk`] and [`lanes`]: the row kernel's walk of a block's rows, one table
 //!   lookup a column without bounds checks (rows near the block's end walked in a copy of
 //!   its tail followed by zeros), and the same for eight rows at once with AVX2 gathers.
+//! - [`prefetch`]: the next block's lines prefetched a few a row while the current block
+//!   is walked, by full scans, the fast walk and rows fetched by rowid.
 //! - [`by_rowid`]: rows fetched at the rowids an index gave, the block of the last one
 //!   kept pinned (`buffer is pinned count`).
 //! - [`heap`]: appending rows (chaining those too large for a block) for a transaction,
@@ -24,6 +26,8 @@
 //! - [`segment_rows`]: every live row of a segment, CUs' rows included, one by one.
 //! - [`segments`]: reading a segment's header; creating, truncating and dropping a
 //!   table's segment.
+//! - `fixture` (tests only): the access context of a session of `txn::fixture`, for the
+//!   tests of the layers from here up.
 //!
 //! Everything here reads and writes blocks only through the buffer cache, and counts into
 //! the statistics of the session it works for. Every change to the rows of a table block
@@ -32,12 +36,15 @@
 
 pub mod by_rowid;
 pub mod fast_walk;
+#[cfg(test)]
+pub mod fixture;
 pub mod full_scan;
 pub mod heap;
 pub mod change;
 pub mod cu_rows;
 pub mod cu_undo;
 pub mod lanes;
+pub mod prefetch;
 pub mod row_at;
 pub mod segment_rows;
 pub mod row_view;

@@ -22,14 +22,9 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::instance::{DbInner, LOG_GROUPS, creation_size, params};
 use crate::redo::RedoLog;
-use crate::storage::control::{ControlFile, DatafileEntry, FORMAT_NAME, FORMAT_VERSION};
-use crate::storage::datafile::DataFile;
-use crate::txn::undo;
+use crate::storage::control::ControlFile;
 use std::path::Path;
 use std::sync::Arc;
-
-/// Name of the first datafile.
-const FIRST_DATAFILE: &str = "users01.dbf";
 
 /// An open database.
 #[derive(Clone)]
@@ -74,37 +69,17 @@ impl Database {
         std::fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
         let io = options.io();
         let db_id = new_db_id();
-        let extent_blocks = (options.extent_size / options.block_size) as u32;
-        let undo_size = creation_size(&options, params::UNDO_TABLESPACE_SIZE)?;
-        let undo_max = creation_size(&options, params::UNDO_TABLESPACE_MAXSIZE)?;
-        let log_file_size = creation_size(&options, params::LOG_FILE_SIZE)?;
-        let datafile = DataFile::create(io.as_ref(), &dir.join(FIRST_DATAFILE), 1, options.block_size, db_id)?;
-        // The first extent of the file holds its header, so extents stay aligned.
-        datafile.ensure_blocks(extent_blocks)?;
-        datafile.sync()?;
-        let undo_file = undo::create_tablespace(io.as_ref(), dir, options.block_size, db_id, undo_size, undo_max)?;
-        RedoLog::create_files(io.as_ref(), dir, db_id, LOG_GROUPS, log_file_size)?;
-        let control = ControlFile {
-            format: FORMAT_NAME.into(),
-            format_version: FORMAT_VERSION,
-            db_id,
-            block_size: options.block_size as u32,
-            extent_blocks,
-            checkpoint_scn: 1,
-            checkpoint_lsn: 0,
-            log_groups: (1..=LOG_GROUPS).collect(),
-            log_file_size,
-            datafiles: vec![
-                DatafileEntry {
-                    number: 1,
-                    name: FIRST_DATAFILE.into(),
-                    allocated_blocks: extent_blocks,
-                    free_extents: Vec::new(),
-                },
-                undo_file,
-            ],
-            parameters: Default::default(),
+        let sizes = crate::txn::files::Sizes {
+            block_size: options.block_size,
+            extent_size: options.extent_size,
+            undo_size: creation_size(&options, params::UNDO_TABLESPACE_SIZE)?,
+            undo_max: creation_size(&options, params::UNDO_TABLESPACE_MAXSIZE)?,
         };
+        let log_file_size = creation_size(&options, params::LOG_FILE_SIZE)?;
+        let mut control = crate::txn::files::create(io.as_ref(), dir, db_id, &sizes)?;
+        RedoLog::create_files(io.as_ref(), dir, db_id, LOG_GROUPS, log_file_size)?;
+        control.log_groups = (1..=LOG_GROUPS).collect();
+        control.log_file_size = log_file_size;
         Catalog::create(io.clone(), dir)?;
         control.write(io.as_ref(), dir)?;
         Database::open(dir, options)

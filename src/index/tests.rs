@@ -1,27 +1,43 @@
 //! Tests of the B-tree through the index API, on small blocks so that splits and several
-//! levels come quickly: against a `BTreeSet` model, across transactions and sessions.
+//! levels come quickly: against a `BTreeSet` model, across transactions and sessions, on
+//! the transactions' fixture (a cache, undo and sessions over a datafile, without a
+//! database around them).
 
 use super::*;
-use crate::access::Flow;
-use crate::db::{Database, DatabaseOptions, Session};
+use crate::access::{Flow, fixture};
 use crate::stats::Stat;
+use crate::txn::files::Sizes;
+use crate::txn::fixture::{FixtureSession, Options, TxnFixture};
 use crate::types::{DataType, Datum};
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 type Entry = (Vec<u8>, RowId);
+type Session<'f> = FixtureSession<'f>;
 
-fn options() -> DatabaseOptions {
-    DatabaseOptions {
-        block_size: 2048,
-        extent_size: 64 * 2048,
-        parameters: vec![("db_cache_size".into(), "8M".into())],
-        ..Default::default()
+/// 2 KiB blocks, 64-block extents and an 8 MiB cache.
+fn options() -> Options {
+    let defaults = Options::default();
+    Options {
+        sizes: Sizes { block_size: 2048, extent_size: 64 * 2048, ..defaults.sizes },
+        cache_size: 8 << 20,
+        ..defaults
     }
 }
 
+/// A new fixture whose transactions roll back index entries (as the instance registers
+/// them at start).
+fn new_fixture(options: &Options) -> TxnFixture {
+    crate::txn::foreign::register(&undo::INDEX_UNDO);
+    TxnFixture::new(options)
+}
+
+/// Object ids of the indexes made here (the dictionary hands them out in a database).
+static NEXT_OBJECT_ID: AtomicU32 = AtomicU32::new(1000);
+
 fn new_index(s: &Session, unique: bool) -> IndexDef {
-    let ctx = s.access_context();
-    let object_id = s.db.catalog.next_object_id();
+    let ctx = fixture::context(s);
+    let object_id = NEXT_OBJECT_ID.fetch_add(1, Ordering::Relaxed);
     let segment_header = create_segment(&ctx, object_id).unwrap();
     IndexDef {
         name: format!("I{object_id}"),
@@ -44,8 +60,8 @@ fn build_within(
     entries: Vec<Entry>,
     memory: usize,
 ) -> crate::Result<crate::catalog::IndexStats> {
-    let ctx = s.access_context();
-    let area = sort::SortArea { memory, dir: &s.db.dir, io: &*s.db.io };
+    let ctx = fixture::context(s);
+    let area = sort::SortArea { memory, dir: s.fixture.dir(), io: &*s.fixture.io };
     let mut builder = Builder::new(index, ctx.space.block_size, area);
     for (k, r) in entries {
         builder.add(ctx.stats, r, |arena| {
@@ -71,24 +87,24 @@ fn rid(n: u32) -> RowId {
 }
 
 fn ins(s: &Session, index: &IndexDef, k: &[u8], r: RowId) -> crate::Result<()> {
-    let ctx = s.access_context();
+    let ctx = fixture::context(s);
     let mut txn = s.txn.borrow_mut();
     insert(&ctx, &mut txn, s.sid(), index, k, r)
 }
 
 fn del(s: &Session, index: &IndexDef, k: &[u8], r: RowId) -> crate::Result<()> {
-    let ctx = s.access_context();
+    let ctx = fixture::context(s);
     let mut txn = s.txn.borrow_mut();
     delete(&ctx, &mut txn, s.sid(), index, k, r)
 }
 
 fn commit(s: &Session) {
-    let ctx = s.access_context();
+    let ctx = fixture::context(s);
     s.txn.borrow_mut().commit(&ctx).unwrap();
 }
 
 fn rollback(s: &Session) {
-    let ctx = s.access_context();
+    let ctx = fixture::context(s);
     s.txn.borrow_mut().rollback(&ctx).unwrap();
 }
 
@@ -99,7 +115,7 @@ fn scan(
     upper: KeyBound,
     descending: bool,
 ) -> crate::Result<Vec<Entry>> {
-    let ctx = s.access_context();
+    let ctx = fixture::context(s);
     let mut scan = IndexScan::range(index, lower, upper, descending);
     let mut out = Vec::new();
     while let Some(leaf) = scan.next_leaf(&ctx)? {
@@ -141,10 +157,10 @@ fn check_against(s: &Session, index: &IndexDef, model: &BTreeSet<Entry>, bounds:
         want_desc.reverse();
         assert_eq!(scan(s, index, lower.clone(), upper.clone(), true).unwrap(), want_desc, "desc {lower:?}..{upper:?}");
     }
-    let stats = statistics(&s.access_context(), index, 0).unwrap();
+    let stats = statistics(&fixture::context(s), index, 0).unwrap();
     assert_eq!(stats.num_rows, model.len() as u64);
     let mut n = 0;
-    fast_full_scan(&s.access_context(), index, |leaf| {
+    fast_full_scan(&fixture::context(s), index, |leaf| {
         n += leaf.len();
         Ok(Flow::Continue)
     })
@@ -169,13 +185,11 @@ mod model {
         #[test]
         fn btree_matches_a_model(ops in proptest::collection::vec((0u8..10, 0i64..400, 0u32..3), 200..1500),
                                  bounds in proptest::collection::vec((0u8..3, -5i64..405, 0u8..3, -5i64..405), 6)) {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("db");
             let bounds: Vec<(KeyBound, KeyBound)> = bounds.iter().map(|&(a, x, b, y)| (bound(a, x), bound(b, y))).collect();
             let mut model = BTreeSet::new();
+            let f = new_fixture(&options());
             let index = {
-                let db = Database::create(&path, options()).unwrap();
-                let s = db.session();
+                let s = f.session();
                 let index = new_index(&s, false);
                 for (i, &(op, k, dup)) in ops.iter().enumerate() {
                     let entry = (key(k), rid(k as u32 * 3 + dup));
@@ -193,12 +207,10 @@ mod model {
                 }
                 commit(&s);
                 check_against(&s, &index, &model, &bounds);
-                drop(s);
-                db.close().unwrap();
                 index
             };
-            let db = Database::open(&path, options()).unwrap();
-            let s = db.session();
+            let f = f.reopen(&options());
+            let s = f.session();
             check_against(&s, &index, &model, &bounds);
         }
     }
@@ -206,15 +218,14 @@ mod model {
 
 #[test]
 fn splits_grow_levels_and_are_counted() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("db"), options()).unwrap();
-    let s = db.session();
+    let f = new_fixture(&options());
+    let s = f.session();
     let index = new_index(&s, false);
     for n in 0..20_000 {
         ins(&s, &index, &key(n), rid(n as u32)).unwrap();
     }
     commit(&s);
-    let stats = statistics(&s.access_context(), &index, 0).unwrap();
+    let stats = statistics(&fixture::context(&s), &index, 0).unwrap();
     assert!(stats.blevel >= 2, "{stats:?}");
     assert!(s.stats().get(Stat::LeafNode9010Splits) > 0, "sequential keys split 90-10");
     assert_eq!(s.stats().get(Stat::RootNodeSplits), u64::from(stats.blevel));
@@ -225,9 +236,8 @@ fn splits_grow_levels_and_are_counted() {
 
 #[test]
 fn clustering_factor_follows_its_definition() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("db"), options()).unwrap();
-    let s = db.session();
+    let f = new_fixture(&options());
+    let s = f.session();
     let n = 2000u32;
     let ordered: Vec<Entry> =
         (0..n).map(|i| (key(i64::from(i)), RowId { rdba: 100 + i / 20, slot: (i % 20) as u16 })).collect();
@@ -247,7 +257,7 @@ fn clustering_factor_follows_its_definition() {
         let index = new_index(&s, false);
         let built = build(&s, &index, entries).unwrap();
         assert_eq!(built.clustering_factor, expected);
-        let walked = statistics(&s.access_context(), &index, 0).unwrap();
+        let walked = statistics(&fixture::context(&s), &index, 0).unwrap();
         assert_eq!(
             (walked.clustering_factor, walked.num_rows, walked.distinct_keys),
             (expected, u64::from(n), u64::from(n))
@@ -259,9 +269,8 @@ fn clustering_factor_follows_its_definition() {
 
 #[test]
 fn a_spilled_build_gives_the_index_of_an_in_memory_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("db"), options()).unwrap();
-    let s = db.session();
+    let f = new_fixture(&options());
+    let s = f.session();
     let mut seed = 3u64;
     let entries: Vec<Entry> = (0..20_000u32)
         .map(|i| {
@@ -285,9 +294,8 @@ fn a_spilled_build_gives_the_index_of_an_in_memory_one() {
 
 #[test]
 fn built_index_takes_inserts_and_deletes() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("db"), options()).unwrap();
-    let s = db.session();
+    let f = new_fixture(&options());
+    let s = f.session();
     let index = new_index(&s, false);
     let mut model: BTreeSet<Entry> = (0..5000).map(|i| (key(i * 2), rid(i as u32))).collect();
     let stats = build(&s, &index, model.iter().cloned().collect()).unwrap();
@@ -308,9 +316,8 @@ fn built_index_takes_inserts_and_deletes() {
 
 #[test]
 fn readers_see_their_snapshot_and_rollback_restores() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("db"), options()).unwrap();
-    let (a, b) = (db.session(), db.session());
+    let f = new_fixture(&options());
+    let (a, b) = (f.session(), f.session());
     let index = new_index(&a, false);
     let mut model: BTreeSet<Entry> = BTreeSet::new();
     for n in 0..500 {
@@ -333,14 +340,14 @@ fn readers_see_their_snapshot_and_rollback_restores() {
     assert_eq!(all(&a, &index).len(), 500 - 250 + 1500, "a session sees its own changes");
     // Statement-level rollback: back to a mark.
     let mark = {
-        let ctx = a.access_context();
+        let ctx = fixture::context(&a);
         a.txn.borrow().mark(&ctx).unwrap()
     };
     for n in 0..300 {
         ins(&a, &index, &key(-1 - n), rid(20000 + n as u32)).unwrap();
     }
     {
-        let ctx = a.access_context();
+        let ctx = fixture::context(&a);
         a.txn.borrow_mut().rollback_to(&ctx, mark).unwrap();
     }
     assert_eq!(all(&a, &index).len(), 500 - 250 + 1500);
@@ -351,9 +358,8 @@ fn readers_see_their_snapshot_and_rollback_restores() {
 
 #[test]
 fn unique_index_refuses_duplicates_and_waits_for_uncommitted_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("db"), options()).unwrap();
-    let (a, b) = (db.session(), db.session());
+    let f = new_fixture(&options());
+    let (a, b) = (f.session(), f.session());
     let index = new_index(&a, true);
     ins(&a, &index, &key(1), rid(1)).unwrap();
     commit(&a);
@@ -370,23 +376,22 @@ fn unique_index_refuses_duplicates_and_waits_for_uncommitted_ones() {
     for a_commits in [true, false] {
         let k = key(if a_commits { 10 } else { 11 });
         ins(&a, &index, &k, rid(10)).unwrap();
-        let db2 = db.clone();
-        let index2 = index.clone();
-        let k2 = k.clone();
-        let waiter = std::thread::spawn(move || {
-            let b = db2.session();
-            let r = ins(&b, &index2, &k2, rid(11)).map_err(|e| e.to_string());
-            let waited = b.stats().get(Stat::EnqueueWaits);
-            commit(&b);
-            (r, waited)
+        let (r, waited) = std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                let b = f.session();
+                let r = ins(&b, &index, &k, rid(11)).map_err(|e| e.to_string());
+                let waited = b.stats().get(Stat::EnqueueWaits);
+                commit(&b);
+                (r, waited)
+            });
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            if a_commits {
+                commit(&a)
+            } else {
+                rollback(&a)
+            }
+            waiter.join().unwrap()
         });
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        if a_commits {
-            commit(&a)
-        } else {
-            rollback(&a)
-        }
-        let (r, waited) = waiter.join().unwrap();
         assert_eq!(waited, 1, "the second insert waited for the first transaction");
         if a_commits {
             assert!(r.unwrap_err().contains("unique constraint"));
@@ -400,124 +405,121 @@ fn unique_index_refuses_duplicates_and_waits_for_uncommitted_ones() {
 
 #[test]
 fn concurrent_writers_and_readers_end_with_the_committed_entries() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("db"), options()).unwrap();
-    let index = new_index(&db.session(), false);
-    let writers: Vec<_> = (0..3u32)
-        .map(|w| {
-            let (db, index) = (db.clone(), index.clone());
-            std::thread::spawn(move || {
-                let s = db.session();
-                let mut committed: BTreeSet<Entry> = BTreeSet::new();
-                let mut pending_ins = Vec::new();
-                let mut pending_del = Vec::new();
-                for round in 0..40u32 {
-                    for i in 0..25u32 {
-                        let n = (round * 25 + i) * 3 + w;
-                        let e = (key(i64::from((n * 7919) % 5000)), rid(n));
-                        ins(&s, &index, &e.0, e.1).unwrap();
-                        pending_ins.push(e);
-                    }
-                    if round % 3 == 1
-                        && let Some(e) = committed.iter().next().cloned()
-                    {
-                        del(&s, &index, &e.0, e.1).unwrap();
-                        pending_del.push(e);
-                    }
-                    if round % 4 == 3 {
-                        rollback(&s);
-                    } else {
-                        commit(&s);
-                        for e in pending_del.drain(..) {
-                            committed.remove(&e);
+    let f = new_fixture(&options());
+    let index = new_index(&f.session(), false);
+    let (f, index) = (&f, &index);
+    std::thread::scope(|scope| {
+        let writers: Vec<_> = (0..3u32)
+            .map(|w| {
+                scope.spawn(move || {
+                    let s = f.session();
+                    let mut committed: BTreeSet<Entry> = BTreeSet::new();
+                    let mut pending_ins = Vec::new();
+                    let mut pending_del = Vec::new();
+                    for round in 0..40u32 {
+                        for i in 0..25u32 {
+                            let n = (round * 25 + i) * 3 + w;
+                            let e = (key(i64::from((n * 7919) % 5000)), rid(n));
+                            ins(&s, index, &e.0, e.1).unwrap();
+                            pending_ins.push(e);
                         }
-                        committed.extend(pending_ins.drain(..));
-                    }
-                    pending_ins.clear();
-                    pending_del.clear();
-                }
-                committed
-            })
-        })
-        .collect();
-    let readers: Vec<_> = (0..2)
-        .map(|r| {
-            let (db, index) = (db.clone(), index.clone());
-            std::thread::spawn(move || {
-                let s = db.session();
-                let mut scans = 0;
-                for _ in 0..30 {
-                    match scan(&s, &index, KeyBound::Unbounded, KeyBound::Unbounded, r == 1) {
-                        Ok(entries) => {
-                            let mut sorted = entries.clone();
-                            sorted.sort();
-                            if r == 1 {
-                                sorted.reverse();
+                        if round % 3 == 1
+                            && let Some(e) = committed.iter().next().cloned()
+                        {
+                            del(&s, index, &e.0, e.1).unwrap();
+                            pending_del.push(e);
+                        }
+                        if round % 4 == 3 {
+                            rollback(&s);
+                        } else {
+                            commit(&s);
+                            for e in pending_del.drain(..) {
+                                committed.remove(&e);
                             }
-                            assert_eq!(entries, sorted, "a scan returns entries in order");
-                            let set: BTreeSet<_> = entries.iter().collect();
-                            assert_eq!(set.len(), entries.len(), "no entry twice");
-                            scans += 1;
+                            committed.extend(pending_ins.drain(..));
                         }
-                        Err(crate::Error::SnapshotTooOld { .. }) => {}
-                        Err(e) => panic!("{e}"),
+                        pending_ins.clear();
+                        pending_del.clear();
                     }
-                }
-                scans
+                    committed
+                })
             })
-        })
-        .collect();
-    let mut model = BTreeSet::new();
-    for w in writers {
-        model.extend(w.join().unwrap());
-    }
-    for r in readers {
-        assert!(r.join().unwrap() > 0);
-    }
-    let s = db.session();
-    let expected: Vec<Entry> = model.into_iter().collect();
-    assert_eq!(all(&s, &index), expected);
+            .collect();
+        let readers: Vec<_> = (0..2)
+            .map(|r| {
+                scope.spawn(move || {
+                    let s = f.session();
+                    let mut scans = 0;
+                    for _ in 0..30 {
+                        match scan(&s, index, KeyBound::Unbounded, KeyBound::Unbounded, r == 1) {
+                            Ok(entries) => {
+                                let mut sorted = entries.clone();
+                                sorted.sort();
+                                if r == 1 {
+                                    sorted.reverse();
+                                }
+                                assert_eq!(entries, sorted, "a scan returns entries in order");
+                                let set: BTreeSet<_> = entries.iter().collect();
+                                assert_eq!(set.len(), entries.len(), "no entry twice");
+                                scans += 1;
+                            }
+                            Err(crate::Error::SnapshotTooOld { .. }) => {}
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                    scans
+                })
+            })
+            .collect();
+        let mut model = BTreeSet::new();
+        for w in writers {
+            model.extend(w.join().unwrap());
+        }
+        for r in readers {
+            assert!(r.join().unwrap() > 0);
+        }
+        let s = f.session();
+        let expected: Vec<Entry> = model.into_iter().collect();
+        assert_eq!(all(&s, index), expected);
+    });
 }
 
 #[test]
 fn a_corrupted_index_block_is_an_error_naming_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
+    let f = new_fixture(&options());
     let index = {
-        let db = Database::create(&path, options()).unwrap();
-        let s = db.session();
+        let s = f.session();
         let index = new_index(&s, false);
         for n in 0..200 {
             ins(&s, &index, &key(n), rid(n as u32)).unwrap();
         }
         commit(&s);
-        drop(s);
-        db.close().unwrap();
         index
     };
+    let closed = f.close();
     // Scribble over the root's entries on disk, checksum and all.
     let root = index.segment_header + 1;
-    let file = path.join("users01.dbf");
+    let file = closed.dir().join(crate::txn::files::FIRST_DATAFILE);
     let mut bytes = std::fs::read(&file).unwrap();
     let at = crate::storage::block::rdba_block(root) as usize * 2048;
     bytes[at + 60..at + 200].fill(0xEE);
     std::fs::write(&file, &bytes).unwrap();
-    let db = Database::open(&path, options()).unwrap();
-    let s = db.session();
+    let f = closed.open(&options());
+    let s = f.session();
     let e = scan(&s, &index, KeyBound::Unbounded, KeyBound::Unbounded, false).unwrap_err();
     let block = crate::storage::block::rdba_block(root);
     assert!(e.to_string().contains(&format!("block {block}")), "{e}");
     // A block whose checksum is right but whose contents are not.
     drop(s);
-    drop(db);
+    let closed = f.close();
     let mut bytes = std::fs::read(&file).unwrap();
     let mut blk = bytes[at..at + 2048].to_vec();
     blk[26] = 0xFF;
     crate::storage::block::seal(&mut blk);
     bytes[at..at + 2048].copy_from_slice(&blk);
     std::fs::write(&file, &bytes).unwrap();
-    let db = Database::open(&path, options()).unwrap();
-    let s = db.session();
+    let f = closed.open(&options());
+    let s = f.session();
     let e = scan(&s, &index, KeyBound::Unbounded, KeyBound::Unbounded, false).unwrap_err();
     assert!(e.to_string().contains(&format!("block {block}")) && e.to_string().contains(&index.name), "{e}");
 }
@@ -526,13 +528,8 @@ fn a_corrupted_index_block_is_an_error_naming_it() {
 #[test]
 #[ignore]
 fn build_speed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(
-        dir.path().join("db"),
-        DatabaseOptions { parameters: vec![("db_cache_size".into(), "256M".into())], ..DatabaseOptions::default() },
-    )
-    .unwrap();
-    let s = db.session();
+    let f = new_fixture(&Options { cache_size: 256 << 20, ..Options::default() });
+    let s = f.session();
     let index = new_index(&s, false);
     let n = 2_000_000u32;
     let mut seed = 1u64;

@@ -44,7 +44,6 @@ use crate::error::{Error, Result};
 use crate::redo::RedoLog;
 use crate::stats::{Registry, Stat};
 use crate::storage::control::ControlFile;
-use crate::storage::datafile::DataFile;
 use crate::storage::io::Io;
 use crate::storage::space::Space;
 use crate::txn::clock::ScnClock;
@@ -175,13 +174,7 @@ impl DbInner {
         if parameters.get_bool(params::PRE_PAGE_SGA) {
             cache.pre_page();
         }
-        let mut datafiles = Vec::new();
-        for entry in &control.datafiles {
-            let path = dir.join(&entry.name);
-            let file = Arc::new(DataFile::open(io.as_ref(), &path, entry.number, block_size, control.db_id, direct)?);
-            cache.attach_file(file.clone());
-            datafiles.push(file);
-        }
+        let datafiles = crate::txn::files::open_datafiles(io.as_ref(), dir, &control, direct, &cache)?;
         let redo = Arc::new(RedoLog::open(io.clone(), dir, control.db_id, control.log_file_size, &control.log_groups)?);
         let recovery_stats = crate::stats::SessionStats::default();
         let writes =
@@ -208,9 +201,8 @@ impl DbInner {
         let start = redo.start(next_seq, scn, prev_end)?;
         debug_assert_eq!(start, control.checkpoint_lsn, "the log starts where the checkpoint was recorded");
         cache.attach_redo(redo.clone());
-        let undo_file = datafiles.iter().find(|f| f.number() == undo::UNDO_FILE_NO).expect("added above");
         let undo_max = params::number(params::UNDO_TABLESPACE_MAXSIZE, parameters.get(params::UNDO_TABLESPACE_MAXSIZE));
-        let undo = undo::Undo::open(&cache, undo_file.clone(), undo_max)?;
+        let undo = crate::txn::files::open_undo(&cache, &datafiles, undo_max)?;
         let parameters = parameters
             .created_with(params::UNDO_TABLESPACE_SIZE, params::format_size(undo.size_bytes()))
             .created_with(params::UNDO_TABLESPACE_MAXSIZE, params::format_size(undo.max_size_bytes()))

@@ -262,12 +262,8 @@ impl Session {
     pub(crate) fn access_context(&self) -> AccessContext<'_> {
         let mbrc = self.multiblock_read_count();
         let now = self.db.clock.current();
-        let mut txn = self.txn.borrow_mut();
-        let snapshot = match txn.isolation {
-            crate::txn::transaction::Isolation::ReadCommitted => now,
-            _ => *txn.snapshot.get_or_insert(now),
-        };
-        self.db.access_context(&self.info.stats, mbrc, now, crate::txn::cr::Reader { snapshot, own: txn.xid })
+        let reader = self.txn.borrow_mut().reader(now);
+        self.db.access_context(&self.info.stats, mbrc, now, reader)
     }
 }
 

@@ -4,7 +4,8 @@
 //! observer of row changes, with the statement's session statistics, SCN and snapshot.
 //!
 //! The layers above build on it: `access::AccessContext` adds the session's multiblock
-//! read count. The database builds both; nothing below it sees the database itself.
+//! read count. The database builds both (the tests of the layers from here up, module
+//! `fixture`); nothing below it sees the database itself.
 //!
 //! Invariant: every change to the rows of a table block ends with
 //! [`TxnContext::rows_changed`] while the block is still held exclusively, so CR clones

@@ -21,6 +21,10 @@
 //! - [`locks`]: the table and index locks that are not row locks.
 //! - [`context`]: what all of these need from the database ([`TxnContext`]), built by
 //!   the database for each statement.
+//! - [`files`]: the first datafile and the undo tablespace, created with the control
+//!   file that lists them and opened into the cache, by the database and by `fixture`,
+//!   which gives the tests of the layers from here up a cache, undo and transactions
+//!   without a database around them.
 //!
 //! A change to a table block goes: take (or reuse) an ITL slot for the transaction,
 //! write an undo record holding the before-image and the ITL slot's previous contents,
@@ -38,6 +42,9 @@ pub mod clock;
 pub mod context;
 pub mod cr;
 pub mod enqueue;
+pub mod files;
+#[cfg(test)]
+pub mod fixture;
 pub mod foreign;
 pub mod locks;
 pub mod transaction;

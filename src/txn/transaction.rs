@@ -50,6 +50,17 @@ pub struct Transaction {
 }
 
 impl Transaction {
+    /// How a statement beginning when the SCN is `now` reads: as of `now`, or as of the
+    /// transaction's snapshot (taken now if it has none) when its isolation keeps one,
+    /// seeing its own changes.
+    pub fn reader(&mut self, now: u64) -> super::cr::Reader {
+        let snapshot = match self.isolation {
+            Isolation::ReadCommitted => now,
+            _ => *self.snapshot.get_or_insert(now),
+        };
+        super::cr::Reader { snapshot, own: self.xid }
+    }
+
     /// Whether the transaction has made changes (has an xid).
     pub fn is_active(&self) -> bool {
         self.xid.is_some()

@@ -3,79 +3,19 @@
 //!
 //! ```text
 //!  arena:    [k0 bytes ...][k1 bytes][k2 bytes .......] ...       (push order)
-//!  entries:  SortEntry { prefix, tie, offset, len }  24 bytes each
-//!            prefix = the key's first 8 bytes, big-endian, zero-padded
-//!            tie    = min(len, 9) << 48 | rdba << 16 | slot
+//!  entries:  SortEntry { prefix, tie, offset, len }  24 bytes each (module entry)
 //! ```
-//!
-//! Two entries compare by `prefix`; on a tie, keys of at most 8 bytes are equal or one is
-//! a prefix of the other, so the length class and then the rowid (both in `tie`) decide;
-//! only two keys longer than 8 bytes with equal prefixes look at the arena (their bytes
-//! from the 9th on). That order is (key bytes, rowid), the order of an index's full keys.
 //!
 //! Invariants: `entries[i]` names `arena[offset..offset + len]`; `in_order` is true only
 //! if the entries, as pushed, are already in order (checked one pair at a time as they
 //! come, so a table read in key order is never sorted again); the run's memory (arena,
 //! entries and the radix sort's scratch) stays within the bound its owner gives.
 
+use super::entry::{ENTRY_BYTES, SortEntry};
 use super::radix;
 use crate::error::Result;
 use crate::index::block::RowId;
 use std::cmp::Ordering;
-
-/// The length class of a key longer than the prefix.
-const LONG: u64 = 9;
-
-/// One key of the run: its normalized prefix, the tie-breakers, and where its bytes are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct SortEntry {
-    pub prefix: u64,
-    pub tie: u64,
-    offset: u32,
-    len: u32,
-}
-
-/// Bytes an entry takes in the run: itself and its slot in the radix sort's scratch.
-pub(super) const ENTRY_BYTES: usize = 2 * std::mem::size_of::<SortEntry>();
-
-impl SortEntry {
-    fn new(key: &[u8], offset: usize, rowid: RowId) -> SortEntry {
-        let mut head = [0u8; 8];
-        let n = key.len().min(8);
-        head[..n].copy_from_slice(&key[..n]);
-        let class = (key.len() as u64).min(LONG);
-        SortEntry {
-            prefix: u64::from_be_bytes(head),
-            tie: class << 48 | u64::from(rowid.rdba) << 16 | u64::from(rowid.slot),
-            offset: u32::try_from(offset).expect("the sort area keeps the arena below 4 GiB"),
-            len: key.len() as u32,
-        }
-    }
-
-    pub fn rowid(&self) -> RowId {
-        RowId { rdba: (self.tie >> 16) as u32, slot: self.tie as u16 }
-    }
-
-    pub fn key<'a>(&self, arena: &'a [u8]) -> &'a [u8] {
-        &arena[self.offset as usize..(self.offset + self.len) as usize]
-    }
-
-    /// The (key, rowid) order of two entries of `arena`.
-    #[inline]
-    pub fn cmp_in(&self, other: &SortEntry, arena: &[u8]) -> Ordering {
-        match self.prefix.cmp(&other.prefix) {
-            Ordering::Equal => {}
-            unequal => return unequal,
-        }
-        if self.tie >> 48 == LONG && other.tie >> 48 == LONG {
-            match self.key(arena)[8..].cmp(&other.key(arena)[8..]) {
-                Ordering::Equal => {}
-                unequal => return unequal,
-            }
-        }
-        self.tie.cmp(&other.tie)
-    }
-}
 
 /// Keys and entries of one run, in push order until [`MemoryRun::sort`].
 #[derive(Debug, Default)]
@@ -151,7 +91,7 @@ impl MemoryRun {
     /// arena is read at random: a cache miss a key).
     pub fn for_each(&self, mut visit: impl FnMut(&[u8], RowId) -> Result<()>) -> Result<()> {
         for e in &self.entries {
-            let len = e.len as usize;
+            let len = e.key_len();
             if len <= 8 {
                 visit(&e.prefix.to_be_bytes()[..len], e.rowid())?;
             } else {

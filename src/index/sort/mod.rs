@@ -15,7 +15,7 @@
 //! A run's sort does nothing when its keys came in order (a sorted check as they are
 //! pushed); else it is a radix sort on each key's first 8 bytes (module radix) and a
 //! comparison sort of the entries whose prefixes tie, which for keys of at most 8 bytes
-//! compares no key bytes at all (module memory).
+//! compares no key bytes at all (module memory; the entries, module entry).
 //!
 //! Invariants: entries come out in (key bytes, rowid) order, the order of an index's full
 //! keys; the in-memory part of a sort takes at most `sort_area_size` bytes (less a few
@@ -23,6 +23,7 @@
 //! [`KeySort`] or the [`Sorted`] it became, and is removed when that is dropped, whether
 //! the build succeeded or failed.
 
+mod entry;
 mod memory;
 mod merge;
 mod radix;

@@ -8,7 +8,7 @@
 //! within each prefix. Short runs go to the comparison sort instead, which is cheaper
 //! below a few hundred entries.
 
-use super::memory::SortEntry;
+use super::entry::SortEntry;
 
 /// Below this many entries the standard sort is used.
 const RADIX_MIN: usize = 256;

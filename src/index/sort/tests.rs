@@ -64,7 +64,7 @@ proptest! {
         prop_assert_eq!(out, expected);
         // A run spills when the next entry comes after it filled its area.
         let before_last = entries.len().saturating_sub(1);
-        let bytes: usize = entries[..before_last].iter().map(|(k, _)| k.len() + memory::ENTRY_BYTES).sum();
+        let bytes: usize = entries[..before_last].iter().map(|(k, _)| k.len() + entry::ENTRY_BYTES).sum();
         prop_assert_eq!(spilled, bytes >= memory);
         prop_assert!(files_in(dir.path()).is_empty(), "the temporary file is removed");
     }

@@ -7,7 +7,7 @@
 //! `u32`, so one unit's keys take under 4 GiB; a dictionary's keys are distinct and
 //! ascending.
 
-use super::domain::{partition_point, positions};
+use super::search::{partition_point, positions};
 use crate::inmemory::area::{InMemoryArea, Stored};
 use std::ops::Bound;
 

@@ -53,6 +53,7 @@
 //!  domain       how codes map to values: frame of reference, integer and key dictionaries
 //!  ints         encoding a unit of integers
 //!  keys         keys packed in one buffer, the key dictionary, comparing and sorting keys
+//!  search       binary search by position over a sorted dictionary
 //!  plain        keys stored plain, and predicates on them row by row
 //!  key_builder  encoding a unit of keys as rows arrive: estimate, hash table, choice
 //!  codes        one code per row: byte lanes, bit-packed lanes, runs
@@ -65,6 +66,7 @@
 mod domain;
 mod ints;
 mod keys;
+mod search;
 mod plain;
 mod key_builder;
 mod codes;

@@ -1,29 +1,32 @@
-//! The undo tablespace against real databases in temporary directories: record round
+//! The undo tablespace on the transactions' fixture (a cache and undo over the files of
+//! a database, in a temporary directory, without a database around them): record round
 //! trips and chains, transaction status and slot reuse, ring reuse and its errors,
-//! growth and extent stealing, persistence, the fixed layout's conversion, and
-//! concurrent transactions.
+//! growth and extent stealing, persistence across a clean close, the fixed layout's
+//! conversion, and concurrent transactions.
 
 use super::tablespace::UNDO_FILE_NAME;
 use super::*;
-use crate::db::{Database, DatabaseOptions, Session};
 use crate::stats::Stat;
 use crate::txn::TxnContext;
+use crate::txn::files::Sizes;
+use crate::txn::fixture::{Options, TxnFixture};
 use proptest::prelude::*;
-use tempfile::TempDir;
 
-/// A database with these parameters (8 KiB blocks, a 4 MiB cache).
-fn database(parameters: &[(&str, &str)]) -> (TempDir, Database) {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let mut all = vec![("db_cache_size".to_owned(), "4M".to_owned())];
-    all.extend(parameters.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
-    let options = DatabaseOptions { parameters: all, ..DatabaseOptions::default() };
-    let db = Database::create(dir.path().join("db"), options).expect("create database");
-    (dir, db)
+/// The database's defaults (8 KiB blocks, a 64 MiB undo tablespace growing up to 32 GiB,
+/// a retention of 900 s), with a 4 MiB cache and these undo sizes and retention.
+fn undo_options(size: u64, max: u64, retention: u64) -> Options {
+    let defaults = Options::default();
+    Options { sizes: Sizes { undo_size: size, undo_max: max, ..defaults.sizes }, undo_retention: retention, ..defaults }
 }
 
-/// A database whose undo is one segment of one extent of six blocks, never growing.
-fn tiny_undo(retention: &str) -> (TempDir, Database) {
-    database(&[("undo_tablespace_size", "72K"), ("undo_tablespace_maxsize", "72K"), ("undo_retention", retention)])
+/// A fixture with the database's defaults.
+fn fixture() -> TxnFixture {
+    TxnFixture::new(&Options::default())
+}
+
+/// A fixture whose undo is one segment of one extent of six blocks, never growing.
+fn tiny_undo(retention: u64) -> TxnFixture {
+    TxnFixture::new(&undo_options(72 << 10, 72 << 10, retention))
 }
 
 fn undo<'a>(ctx: &TxnContext<'a>) -> &'a Undo {
@@ -63,9 +66,9 @@ proptest! {
     /// the prev chain walks them backwards.
     #[test]
     fn records_round_trip_across_blocks(sizes in proptest::collection::vec(0usize..3000, 1..120)) {
-        let (_dir, db) = database(&[]);
-        let session = db.session();
-        let ctx = session.access_context();
+        let f = fixture();
+        let session = f.session();
+        let ctx = session.context();
         let bodies: Vec<Vec<u8>> = sizes.iter().enumerate().map(|(i, &n)| body(i, n)).collect();
         let (xid, ubas) = write(&ctx, &bodies);
         for (uba, b) in ubas.iter().zip(&bodies) {
@@ -88,9 +91,9 @@ proptest! {
 
 #[test]
 fn status_follows_the_transaction() {
-    let (_dir, db) = database(&[]);
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = fixture();
+    let session = f.session();
+    let ctx = session.context();
     let (xid, _) = write(&ctx, &[b"before image".to_vec()]);
     assert_eq!(undo(&ctx).status(&ctx, xid).unwrap(), TxnStatus::Active);
     let scn = commit(&ctx, xid);
@@ -102,9 +105,9 @@ fn status_follows_the_transaction() {
 
 #[test]
 fn transactions_spread_across_segments() {
-    let (_dir, db) = database(&[]);
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = fixture();
+    let session = f.session();
+    let ctx = session.context();
     assert_eq!(undo(&ctx).segment_count(), 10);
     let xids: Vec<Xid> = (0..10).map(|_| undo(&ctx).begin(&ctx).unwrap()).collect();
     let mut usns: Vec<u16> = xids.iter().map(|x| x.usn).collect();
@@ -116,9 +119,9 @@ fn transactions_spread_across_segments() {
 #[test]
 fn a_reused_slot_is_rolled_back_to_the_old_commit() {
     // Room for every transaction's undo block, so no history is overwritten.
-    let (_dir, db) = database(&[("undo_tablespace_size", "16M")]);
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = TxnFixture::new(&undo_options(16 << 20, 32 << 30, 900));
+    let session = f.session();
+    let ctx = session.context();
     let (first, _) = write(&ctx, &[b"x".to_vec()]);
     let first_scn = commit(&ctx, first);
     // Enough transactions to reuse every slot of every segment three times over.
@@ -134,9 +137,9 @@ fn a_reused_slot_is_rolled_back_to_the_old_commit() {
 
 #[test]
 fn a_reused_slot_whose_history_is_overwritten_reports_an_upper_bound() {
-    let (_dir, db) = tiny_undo("0");
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = tiny_undo(0);
+    let session = f.session();
+    let ctx = session.context();
     let (first, _) = write(&ctx, &[b"x".to_vec()]);
     let first_scn = commit(&ctx, first);
     let mut last_scn = first_scn;
@@ -152,9 +155,9 @@ fn a_reused_slot_whose_history_is_overwritten_reports_an_upper_bound() {
 
 #[test]
 fn the_slot_with_the_oldest_commit_is_reused_first() {
-    let (_dir, db) = tiny_undo("0");
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = tiny_undo(0);
+    let session = f.session();
+    let ctx = session.context();
     let xids: Vec<Xid> = (0..TXN_SLOTS).map(|_| undo(&ctx).begin(&ctx).unwrap()).collect();
     assert!(matches!(undo(&ctx).begin(&ctx), Err(Error::UndoSpace { .. })), "every slot is active");
     for xid in xids.iter().rev() {
@@ -167,9 +170,9 @@ fn the_slot_with_the_oldest_commit_is_reused_first() {
 
 #[test]
 fn reused_undo_blocks_give_snapshot_too_old() {
-    let (_dir, db) = tiny_undo("0");
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = tiny_undo(0);
+    let session = f.session();
+    let ctx = session.context();
     let big = vec![7u8; 6000];
     let (old, old_ubas) = write(&ctx, std::slice::from_ref(&big));
     commit(&ctx, old);
@@ -188,9 +191,9 @@ fn reused_undo_blocks_give_snapshot_too_old() {
 
 #[test]
 fn blocks_within_retention_are_stolen_only_when_nothing_else_is_left() {
-    let (_dir, db) = tiny_undo("900");
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = tiny_undo(900);
+    let session = f.session();
+    let ctx = session.context();
     let big = vec![1u8; 6000];
     for _ in 0..8 {
         let (xid, _) = write(&ctx, std::slice::from_ref(&big));
@@ -202,9 +205,9 @@ fn blocks_within_retention_are_stolen_only_when_nothing_else_is_left() {
 
 #[test]
 fn active_transactions_fill_the_ring_then_undo_space_runs_out() {
-    let (_dir, db) = tiny_undo("0");
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = tiny_undo(0);
+    let session = f.session();
+    let ctx = session.context();
     let big = vec![3u8; 6000];
     let (holder, held) = write(&ctx, &[big.clone(), big.clone(), big.clone()]);
     let (xid, _) = write(&ctx, &[big.clone(), big.clone(), big.clone()]);
@@ -222,9 +225,9 @@ fn active_transactions_fill_the_ring_then_undo_space_runs_out() {
 
 #[test]
 fn truncate_chain_rewinds_the_newest_record() {
-    let (_dir, db) = database(&[]);
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = fixture();
+    let session = f.session();
+    let ctx = session.context();
     let (xid, ubas) = write(&ctx, &[b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
     undo(&ctx).truncate_chain(&ctx, xid, ubas[0]).unwrap();
     assert_eq!(undo(&ctx).last_record(&ctx, xid).unwrap(), ubas[0]);
@@ -236,9 +239,9 @@ fn truncate_chain_rewinds_the_newest_record() {
 
 #[test]
 fn gets_are_counted_as_oracle_counts_them() {
-    let (_dir, db) = database(&[]);
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = fixture();
+    let session = f.session();
+    let ctx = session.context();
     let (xid, _) = write(&ctx, &[b"first".to_vec()]);
     let stats = session.stats();
     let (db_gets, cr_gets, cv) =
@@ -253,12 +256,9 @@ fn gets_are_counted_as_oracle_counts_them() {
 
 #[test]
 fn blocks_never_used_are_handed_out_unread_after_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    drop(Database::create(&path, DatabaseOptions::default()).unwrap());
-    let db = Database::open(&path, DatabaseOptions::default()).unwrap();
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = fixture().reopen(&Options::default());
+    let session = f.session();
+    let ctx = session.context();
     let before = session.stats().get(Stat::ConsistentGets);
     write(&ctx, &[vec![1; 6000], vec![2; 6000]]);
     assert_eq!(session.stats().get(Stat::ConsistentGets), before, "the first extents are known to be unformatted");
@@ -266,9 +266,9 @@ fn blocks_never_used_are_handed_out_unread_after_reopen() {
 
 #[test]
 fn oversized_bodies_are_refused() {
-    let (_dir, db) = database(&[]);
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = fixture();
+    let session = f.session();
+    let ctx = session.context();
     let xid = undo(&ctx).begin(&ctx).unwrap();
     let max = undo(&ctx).max_body_len();
     assert!(matches!(undo(&ctx).append(&ctx, xid, &vec![0; max + 1]), Err(Error::InvalidValue { .. })));
@@ -277,20 +277,17 @@ fn oversized_bodies_are_refused() {
 
 #[test]
 fn status_and_records_survive_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    let options = DatabaseOptions::default();
+    let f = fixture();
     let (committed, scn, ubas) = {
-        let db = Database::create(&path, options.clone()).unwrap();
-        let session = db.session();
-        let ctx = session.access_context();
+        let session = f.session();
+        let ctx = session.context();
         let (xid, ubas) = write(&ctx, &[b"one".to_vec(), vec![9; 5000], b"three".to_vec()]);
         let scn = commit(&ctx, xid);
         (xid, scn, ubas)
     };
-    let db = Database::open(&path, options).unwrap();
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = f.reopen(&Options::default());
+    let session = f.session();
+    let ctx = session.context();
     assert_eq!(undo(&ctx).status(&ctx, committed).unwrap(), TxnStatus::Committed { scn, upper_bound: false });
     assert_eq!(chain(&ctx, ubas[2]), vec![b"three".to_vec(), vec![9; 5000], b"one".to_vec()]);
     assert!(undo(&ctx).transactions().is_empty());
@@ -299,57 +296,36 @@ fn status_and_records_survive_reopen() {
 }
 
 #[test]
-fn a_database_without_undo_gets_it_at_open() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    drop(Database::create(&path, DatabaseOptions::default()).unwrap());
-    let mut control = crate::storage::control::ControlFile::read(&path).unwrap();
-    control.datafiles.retain(|d| d.number != UNDO_FILE_NO);
-    control.write(&crate::storage::io::OsIo, &path).unwrap();
-    std::fs::remove_file(path.join(UNDO_FILE_NAME)).unwrap();
-    let options = DatabaseOptions {
-        parameters: vec![("undo_tablespace_size".into(), "1M".into())],
-        ..DatabaseOptions::default()
-    };
-    let db = Database::open(&path, options).unwrap();
-    let session = db.session();
-    assert_eq!(session.parameters().get("undo_tablespace_size"), "1M");
-    let ctx = session.access_context();
-    let (xid, ubas) = write(&ctx, &[b"undo at last".to_vec()]);
-    assert_eq!(undo(&ctx).read(&ctx, ubas[0]).unwrap().xid, xid);
-    assert_eq!(undo(&ctx).segment_count(), 10);
-}
-
-#[test]
 fn sessions_in_four_threads_write_and_commit_at_once() {
-    let (_dir, db) = database(&[("undo_tablespace_size", "4M")]);
-    let handles: Vec<_> = (0..4)
-        .map(|t| {
-            let db = db.clone();
-            std::thread::spawn(move || {
-                let session: Session = db.session();
-                let ctx = session.access_context();
-                for round in 0..50 {
-                    let bodies: Vec<Vec<u8>> = (0..20).map(|i| body(t * 1000 + round + i, 100 + i * 37)).collect();
-                    let (xid, ubas) = write(&ctx, &bodies);
-                    let mut back = chain(&ctx, *ubas.last().unwrap());
-                    back.reverse();
-                    assert_eq!(back, bodies);
-                    let scn = commit(&ctx, xid);
-                    match undo(&ctx).status(&ctx, xid).unwrap() {
-                        TxnStatus::Committed { scn: s, upper_bound: false } => assert_eq!(s, scn),
-                        TxnStatus::Committed { scn: s, upper_bound: true } => assert!(s >= scn),
-                        TxnStatus::Active => panic!("{xid} committed but reported active"),
+    let f = TxnFixture::new(&undo_options(4 << 20, 32 << 30, 900));
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                scope.spawn(move || {
+                    let session = f.session();
+                    let ctx = session.context();
+                    for round in 0..50 {
+                        let bodies: Vec<Vec<u8>> = (0..20).map(|i| body(t * 1000 + round + i, 100 + i * 37)).collect();
+                        let (xid, ubas) = write(&ctx, &bodies);
+                        let mut back = chain(&ctx, *ubas.last().unwrap());
+                        back.reverse();
+                        assert_eq!(back, bodies);
+                        let scn = commit(&ctx, xid);
+                        match undo(&ctx).status(&ctx, xid).unwrap() {
+                            TxnStatus::Committed { scn: s, upper_bound: false } => assert_eq!(s, scn),
+                            TxnStatus::Committed { scn: s, upper_bound: true } => assert!(s >= scn),
+                            TxnStatus::Active => panic!("{xid} committed but reported active"),
+                        }
                     }
-                }
+                })
             })
-        })
-        .collect();
-    for h in handles {
-        h.join().expect("a writer thread panicked");
-    }
-    let session = db.session();
-    let stats = session.db.undo.stats();
+            .collect();
+        for h in handles {
+            h.join().expect("a writer thread panicked");
+        }
+    });
+    let stats = f.undo.stats();
     assert_eq!((stats.transactions, stats.active, stats.snapshot_too_old), (200, 0, 0));
     assert!(stats.max_concurrency >= 1 && stats.max_concurrency <= 4);
 }
@@ -357,23 +333,21 @@ fn sessions_in_four_threads_write_and_commit_at_once() {
 #[test]
 fn a_damaged_undo_header_is_reported_not_panicked_on() {
     use std::os::unix::fs::FileExt;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    drop(Database::create(&path, DatabaseOptions::default()).unwrap());
-    let file = std::fs::OpenOptions::new().write(true).open(path.join(UNDO_FILE_NAME)).unwrap();
+    let closed = fixture().close();
+    let file = std::fs::OpenOptions::new().write(true).open(closed.dir().join(UNDO_FILE_NAME)).unwrap();
     file.write_all_at(&[0x5a; 64], 8192 + 100).unwrap();
-    match Database::open(&path, DatabaseOptions::default()) {
+    match closed.try_open(&Options::default()) {
         Err(Error::Corrupt { file, block: Some(1), .. }) => assert!(file.ends_with(UNDO_FILE_NAME)),
         Err(other) => panic!("a damaged undo header should be reported as corrupt, got {other}"),
-        Ok(_) => panic!("a damaged undo header should be reported as corrupt, the database opened"),
+        Ok(_) => panic!("a damaged undo header should be reported as corrupt, the undo opened"),
     }
 }
 
 #[test]
 fn xids_and_addresses_naming_nothing_are_corrupt() {
-    let (_dir, db) = database(&[]);
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = fixture();
+    let session = f.session();
+    let ctx = session.context();
     for xid in [
         Xid::NONE,
         Xid { usn: 11, slot: 0, wrap: 1 },
@@ -390,30 +364,21 @@ fn xids_and_addresses_naming_nothing_are_corrupt() {
 
 #[test]
 fn ring_owners_are_read_back_after_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    let options = DatabaseOptions {
-        parameters: vec![
-            ("undo_tablespace_size".into(), "72K".into()),
-            ("undo_tablespace_maxsize".into(), "72K".into()),
-            ("undo_retention".into(), "0".into()),
-        ],
-        ..DatabaseOptions::default()
-    };
+    let options = undo_options(72 << 10, 72 << 10, 0);
+    let f = TxnFixture::new(&options);
     let big = vec![5u8; 6000];
     let first_ubas = {
-        let db = Database::create(&path, options.clone()).unwrap();
-        let session = db.session();
-        let ctx = session.access_context();
+        let session = f.session();
+        let ctx = session.context();
         let (xid, first_ubas) = write(&ctx, std::slice::from_ref(&big));
         commit(&ctx, xid);
         let (active_xid, _) = write(&ctx, &vec![big.clone(); 5]);
         commit(&ctx, active_xid);
         first_ubas
     };
-    let db = Database::open(&path, options).unwrap();
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = f.reopen(&options);
+    let session = f.session();
+    let ctx = session.context();
     let before = session.stats().get(Stat::ConsistentGets);
     write(&ctx, std::slice::from_ref(&big));
     assert!(session.stats().get(Stat::ConsistentGets) > before, "ring owners unknown since open are read");
@@ -422,10 +387,10 @@ fn ring_owners_are_read_back_after_reopen() {
 }
 
 #[test]
-fn alter_system_undo_retention_applies_at_once() {
-    let (_dir, db) = tiny_undo("900");
-    let session = db.session();
-    let ctx = session.access_context();
+fn a_new_undo_retention_applies_at_once() {
+    let f = tiny_undo(900);
+    let session = f.session();
+    let ctx = session.context();
     let big = vec![1u8; 6000];
     let cycle = |n| {
         for _ in 0..n {
@@ -435,23 +400,23 @@ fn alter_system_undo_retention_applies_at_once() {
     };
     cycle(7);
     assert_eq!((undo(&ctx).stats().unexpired_reuse, undo(&ctx).stats().expired_reuse), (1, 0));
-    session.execute("ALTER SYSTEM SET undo_retention = 0").unwrap();
+    // What ALTER SYSTEM SET undo_retention = 0 does.
+    f.undo.set_retention(0);
     cycle(2);
     assert_eq!((undo(&ctx).stats().unexpired_reuse, undo(&ctx).stats().expired_reuse), (1, 2));
 }
 
-/// A database whose undo starts at 1 MiB: ten segments of one 11-block extent each.
-fn small_undo(parameters: &[(&str, &str)]) -> (TempDir, Database) {
-    let mut all = vec![("undo_tablespace_size", "1M"), ("undo_retention", "0")];
-    all.extend_from_slice(parameters);
-    database(&all)
+/// A fixture whose undo starts at 1 MiB (ten segments of one 11-block extent each) and
+/// grows up to `max` bytes, with no retention.
+fn small_undo(max: u64) -> TxnFixture {
+    TxnFixture::new(&undo_options(1 << 20, max, 0))
 }
 
 #[test]
 fn one_transaction_steals_every_extent_then_grows_the_tablespace() {
-    let (_dir, db) = small_undo(&[]);
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = small_undo(32 << 30);
+    let session = f.session();
+    let ctx = session.context();
     assert_eq!((undo(&ctx).size_bytes(), undo(&ctx).max_size_bytes()), (1 << 20, 32 << 30));
     let bodies: Vec<Vec<u8>> = (0..400).map(|i| body(i, 6000)).collect();
     let (xid, ubas) = write(&ctx, &bodies);
@@ -474,9 +439,9 @@ fn one_transaction_steals_every_extent_then_grows_the_tablespace() {
 
 #[test]
 fn growth_stops_at_the_maximum_with_an_error_naming_it() {
-    let (_dir, db) = small_undo(&[("undo_tablespace_maxsize", "2M")]);
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = small_undo(2 << 20);
+    let session = f.session();
+    let ctx = session.context();
     let xid = undo(&ctx).begin(&ctx).unwrap();
     let error = (0..1000).find_map(|i| undo(&ctx).append(&ctx, xid, &body(i, 6000)).err());
     match error {
@@ -487,15 +452,15 @@ fn growth_stops_at_the_maximum_with_an_error_naming_it() {
     }
     assert_eq!(undo(&ctx).size_bytes(), 2 << 20);
     assert_eq!(undo(&ctx).stats().no_space, 1);
-    let file_len = std::fs::metadata(db.dir().join(UNDO_FILE_NAME)).unwrap().len();
+    let file_len = std::fs::metadata(f.dir().join(UNDO_FILE_NAME)).unwrap().len();
     assert_eq!(file_len, 2 << 20, "the file grew to the maximum and no further");
 }
 
 #[test]
 fn a_block_of_a_stolen_extent_gives_snapshot_too_old_to_an_old_reader() {
-    let (_dir, db) = small_undo(&[("undo_tablespace_maxsize", "1M")]);
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = small_undo(1 << 20);
+    let session = f.session();
+    let ctx = session.context();
     let (old, old_ubas) = write(&ctx, &[b"before".to_vec()]);
     let old_scn = commit(&ctx, old);
     let xid = undo(&ctx).begin(&ctx).unwrap();
@@ -514,9 +479,9 @@ fn a_block_of_a_stolen_extent_gives_snapshot_too_old_to_an_old_reader() {
 
 #[test]
 fn blocks_of_an_active_transaction_are_never_stolen() {
-    let (_dir, db) = small_undo(&[("undo_tablespace_maxsize", "1M")]);
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = small_undo(1 << 20);
+    let session = f.session();
+    let ctx = session.context();
     let (holder, held) = write(&ctx, &[b"held".to_vec()]);
     let xid = undo(&ctx).begin(&ctx).unwrap();
     let error = (0..200).find_map(|i| undo(&ctx).append(&ctx, xid, &body(i, 6000)).err());
@@ -529,25 +494,19 @@ fn blocks_of_an_active_transaction_are_never_stolen() {
 
 #[test]
 fn a_grown_tablespace_keeps_its_extents_after_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    let options = DatabaseOptions {
-        parameters: vec![("undo_tablespace_size".into(), "1M".into()), ("undo_retention".into(), "0".into())],
-        ..DatabaseOptions::default()
-    };
+    let options = undo_options(1 << 20, 32 << 30, 0);
+    let f = TxnFixture::new(&options);
     let bodies: Vec<Vec<u8>> = (0..300).map(|i| body(i, 5000)).collect();
     let (xid, scn, last, size, usage) = {
-        let db = Database::create(&path, options.clone()).unwrap();
-        let session = db.session();
-        let ctx = session.access_context();
+        let session = f.session();
+        let ctx = session.context();
         let (xid, ubas) = write(&ctx, &bodies);
         let scn = commit(&ctx, xid);
         (xid, scn, *ubas.last().unwrap(), undo(&ctx).size_bytes(), undo(&ctx).segment_usage())
     };
-    let db = Database::open(&path, options).unwrap();
-    let session = db.session();
-    assert_eq!(session.parameters().get("undo_tablespace_size"), crate::instance::params::format_size(size));
-    let ctx = session.access_context();
+    let f = f.reopen(&options);
+    let session = f.session();
+    let ctx = session.context();
     assert_eq!(undo(&ctx).size_bytes(), size);
     let reopened: Vec<(u64, u64)> = undo(&ctx).segment_usage().iter().map(|u| (u.extents, u.blocks)).collect();
     assert_eq!(reopened, usage.iter().map(|u| (u.extents, u.blocks)).collect::<Vec<_>>());
@@ -562,11 +521,9 @@ fn a_grown_tablespace_keeps_its_extents_after_reopen() {
 
 #[test]
 fn a_fixed_layout_tablespace_is_converted_at_open_and_then_grows() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
-    drop(Database::create(&path, DatabaseOptions::default()).unwrap());
+    let closed = fixture().close();
     // The fixed layout of a 1 MiB tablespace: ten segments of 12 blocks, header first.
-    let file = path.join(UNDO_FILE_NAME);
+    let file = closed.dir().join(UNDO_FILE_NAME);
     let mut bytes = std::fs::read(&file).unwrap();
     bytes.truncate(128 * 8192);
     bytes[8192..].fill(0);
@@ -578,14 +535,11 @@ fn a_fixed_layout_tablespace_is_converted_at_open_and_then_grows() {
         block::seal(block);
     }
     std::fs::write(&file, &bytes).unwrap();
-    let options = DatabaseOptions {
-        parameters: vec![("undo_retention".into(), "0".into()), ("undo_tablespace_maxsize".into(), "4M".into())],
-        ..DatabaseOptions::default()
-    };
+    let options = undo_options(1 << 20, 4 << 20, 0);
+    let f = closed.open(&options);
     let (xid, scn, ubas) = {
-        let db = Database::open(&path, options.clone()).unwrap();
-        let session = db.session();
-        let ctx = session.access_context();
+        let session = f.session();
+        let ctx = session.context();
         assert_eq!(undo(&ctx).segment_count(), 10);
         assert_eq!(undo(&ctx).max_size_bytes(), 4 << 20);
         let usage = undo(&ctx).segment_usage();
@@ -596,9 +550,9 @@ fn a_fixed_layout_tablespace_is_converted_at_open_and_then_grows() {
         assert!(undo(&ctx).stats().extends >= 1);
         (xid, scn, ubas)
     };
-    let db = Database::open(&path, options).unwrap();
-    let session = db.session();
-    let ctx = session.access_context();
+    let f = f.reopen(&options);
+    let session = f.session();
+    let ctx = session.context();
     assert_eq!(undo(&ctx).status(&ctx, xid).unwrap(), TxnStatus::Committed { scn, upper_bound: false });
     assert_eq!(chain(&ctx, ubas[199]).len(), 200);
 }
@@ -626,9 +580,9 @@ proptest! {
     /// back or are too old, never another record.
     #[test]
     fn undo_never_hands_back_a_wrong_record(steps in proptest::collection::vec(step(), 1..400)) {
-        let (_dir, db) = small_undo(&[("undo_tablespace_maxsize", "2M")]);
-        let session = db.session();
-        let ctx = session.access_context();
+        let f = small_undo(2 << 20);
+        let session = f.session();
+        let ctx = session.context();
         let mut open: [Option<Xid>; 3] = [None; 3];
         let mut written: Vec<(Xid, Uba, Vec<u8>)> = Vec::new();
         for (i, step) in steps.iter().enumerate() {

@@ -1,0 +1,62 @@
+//! Prefetching the next block of a scan, or of a run of rows fetched by rowid, while the
+//! current one is walked (module `full_scan`, `fast_walk`, `by_rowid`).
+
+use crate::buffer::PrefetchTarget;
+
+/// Prefetches the next block of a scan (or of a run of rows fetched by rowid) a few cache
+/// lines per row of the current one: its header and row directory at once, then its rows
+/// from the end of the block down, the order a walk reads them (rows are stored
+/// bottom-up), `LINES_PER_ROW` lines per row. Spread this way the lines arrive about
+/// one block ahead of use, without a burst that would overflow the CPU's line-fill
+/// buffers.
+pub struct NextBlockPrefetch<'b> {
+    block: PrefetchTarget<'b>,
+    /// Offset of the next line to prefetch, counting down; done below `HEAD_BYTES`.
+    cursor: usize,
+}
+
+/// Bytes of the next block's start (header, ITL, row directory) prefetched first.
+pub(super) const HEAD_BYTES: usize = 256;
+/// Lines of the next block prefetched per row of a group, times 4: 2.5 lines, the 160
+/// bytes of the usual row.
+const LINES_PER_GROUP_ROW_TIMES_4: usize = 10;
+
+/// Lines of the next block prefetched per row of the current one: enough to cover a
+/// block of rows of up to `ROW_PREFETCH_BYTES`.
+const LINES_PER_ROW: usize = 3;
+
+impl<'b> NextBlockPrefetch<'b> {
+    pub fn new(next: Option<PrefetchTarget<'b>>) -> NextBlockPrefetch<'b> {
+        let block = next.unwrap_or(PrefetchTarget::of(&[]));
+        block.range(0, HEAD_BYTES);
+        NextBlockPrefetch { block, cursor: block.len().saturating_sub(64) }
+    }
+
+    #[inline(always)]
+    pub fn step(&mut self) {
+        if self.cursor >= HEAD_BYTES {
+            for line in 0..LINES_PER_ROW {
+                self.block.line(self.cursor - line * 64);
+            }
+            self.cursor -= LINES_PER_ROW * 64;
+        }
+    }
+
+    /// [`NextBlockPrefetch::step`] for `ROWS` rows taken at once: 2.5 lines a row, the
+    /// usual row's 160 bytes (a group's rows take fewer lines than the 3 a row `step`
+    /// allows for), without a check per row while they all lie inside the block.
+    #[inline(always)]
+    pub fn step_rows<const ROWS: usize>(&mut self) {
+        let lines = ROWS * LINES_PER_GROUP_ROW_TIMES_4 / 4;
+        if self.cursor >= HEAD_BYTES + (lines - 1) * 64 {
+            for line in 0..lines {
+                self.block.line(self.cursor - line * 64);
+            }
+            self.cursor -= lines * 64;
+        } else {
+            for _ in 0..ROWS {
+                self.step();
+            }
+        }
+    }
+}
