@@ -20,7 +20,6 @@
 //! - `-- blocked N`: first wait until session N waits for a row lock.
 //! - `-- await N`: first wait for session N's background statement and show its output.
 
-#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use lioscope::{Database, DatabaseOptions};
