@@ -243,7 +243,10 @@ fn read_outcome(op: &Op, rows: &[Vec<Value>]) -> Outcome {
             Some(Value::Null) if count == 0 => Ok(Outcome::CountSum(0, 0)),
             _ => whole(0, 1, "SUM(v)").map(|sum| Outcome::CountSum(count, sum)),
         }),
-        _ => (0..rows.len()).map(|i| Ok((whole(i, 0, "id")?, whole(i, 1, "v")?))).collect::<Result<_, String>>().map(Outcome::Rows),
+        _ => (0..rows.len())
+            .map(|i| Ok((whole(i, 0, "id")?, whole(i, 1, "v")?)))
+            .collect::<Result<_, String>>()
+            .map(Outcome::Rows),
     };
     outcome.unwrap_or_else(Outcome::Unreadable)
 }
@@ -303,10 +306,11 @@ fn run_history(plans: &[Vec<TxnPlan>]) -> (Vec<TxnRecord>, State) {
         })
         .collect();
     let history = threads.into_iter().flat_map(|t| t.join().expect("a session thread panicked")).collect();
-    let final_rows = match read_outcome(&Op::ReadRange(i64::MIN, i64::MAX), &rows(&s, "SELECT id, v FROM t ORDER BY id")) {
-        Outcome::Rows(r) => r.into_iter().collect(),
-        other => panic!("the final table cannot be checked: {other:?}"),
-    };
+    let final_rows =
+        match read_outcome(&Op::ReadRange(i64::MIN, i64::MAX), &rows(&s, "SELECT id, v FROM t ORDER BY id")) {
+            Outcome::Rows(r) => r.into_iter().collect(),
+            other => panic!("the final table cannot be checked: {other:?}"),
+        };
     (history, final_rows)
 }
 

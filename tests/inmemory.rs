@@ -6,8 +6,8 @@
 mod common;
 
 use common::*;
-use lioscope::{Session, Stat};
 use lioscope::types::{Datum, Value};
+use lioscope::{Session, Stat};
 use proptest::prelude::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

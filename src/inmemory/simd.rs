@@ -707,7 +707,9 @@ pub(crate) mod tests {
             let isas: Vec<String> = Isa::available().iter().map(|i| i.to_string()).collect();
             eprintln!("SIMD kernels compared with the scalar one: {}", isas.join(", "));
             if !Isa::available().contains(&Isa::Avx512) {
-                eprintln!("skipped: no AVX-512 on this CPU (avx512f and avx512bw): the AVX-512 kernels were not compared");
+                eprintln!(
+                    "skipped: no AVX-512 on this CPU (avx512f and avx512bw): the AVX-512 kernels were not compared"
+                );
             }
         });
     }

@@ -24,7 +24,8 @@ pub fn cases_or(default: u32) -> u32 {
 pub fn o_direct_refused(dir: &Path) -> Option<std::io::Error> {
     use std::os::unix::fs::OpenOptionsExt;
     let probe = dir.join(".o_direct_probe");
-    let opened = std::fs::OpenOptions::new().read(true).write(true).create(true).custom_flags(libc::O_DIRECT).open(&probe);
+    let opened =
+        std::fs::OpenOptions::new().read(true).write(true).create(true).custom_flags(libc::O_DIRECT).open(&probe);
     let _ = std::fs::remove_file(&probe);
     opened.err()
 }
