@@ -608,7 +608,7 @@ fn the_checker_catches_broken_histories() {
     let rc = txn(1, Level::ReadCommitted, reads, None);
     assert!(check(&[writer.clone(), rc], &after).is_ok());
     // A lost update: the table misses a committed increment.
-    assert!(check(&[writer.clone()], &initial_state()).is_err());
+    assert!(check(std::slice::from_ref(&writer), &initial_state()).is_err());
     // A read of a NULL or of text is an error naming the row, not a read of 0 (which every
     // row held at first, so a read of 0 would pass).
     let read = |op: Op, rows: Vec<Vec<Value>>| read_outcome(&op, &rows);
