@@ -10,12 +10,12 @@ use lioscope::{Database, DatabaseOptions, Error, Session};
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
-/// How many cases a property test runs: `PROPTEST_CASES` when it is set (a long run
+/// How many cases a property test runs: `PROPTEST_CASES` when it is set and not empty (a long run
 /// raises it), else `default`, kept low so that `cargo test` stays quick.
 pub fn cases_or(default: u32) -> u32 {
     match std::env::var("PROPTEST_CASES") {
-        Ok(v) => v.parse().unwrap_or_else(|_| panic!("PROPTEST_CASES={v:?} is not a number of cases")),
-        Err(_) => default,
+        Ok(v) if !v.is_empty() => v.parse().unwrap_or_else(|_| panic!("PROPTEST_CASES={v:?} is not a number of cases")),
+        _ => default,
     }
 }
 
