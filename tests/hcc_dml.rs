@@ -48,7 +48,7 @@ fn assert_same(reader: &Session, what: &str) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases_or(6), ..ProptestConfig::default() })]
 
     /// Random DELETEs and UPDATEs, each committed or rolled back, on the row table and the
     /// compressed copies: the same rows, the same counts of rows changed, for the writer,

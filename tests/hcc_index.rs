@@ -114,7 +114,7 @@ fn index_paths_into_compressed_copies_answer_as_the_row_table() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases_or(6), ..ProptestConfig::default() })]
 
     /// Random ranges of ids and names through the compressed copies' indexes answer as
     /// the row table's full scan.

@@ -29,11 +29,15 @@
 //! - **No lost update, atomic commits**: replaying the committed transactions' surviving
 //!   changes in commit order applies cleanly (an increment or a delete finds its row, an
 //!   insert finds none) and ends in exactly the table's final contents.
-//! - Only the failures listed above; any other error is a violation.
+//! - Only the failures listed above; any other error is a violation, and so is a read of
+//!   a value that is not a whole number (a NULL or text, named by its row): it is never
+//!   taken for 0, every row's initial value.
 //!
 //! On a violation the test prints the whole history, one line per statement in the
 //! order the statements began (session, transaction, level, statement, window, result),
-//! then what was expected; proptest shrinks the sessions' plans towards a small one.
+//! then what was expected; proptest shrinks the sessions' plans towards a small one and
+//! saves the failing case's seed in `tests/history.proptest-regressions`, run first next
+//! time.
 //!
 //! `cargo test` runs a bounded number of cases (`LIOSCOPE_HISTORY_CASES`, 200 by default).
 //! A soak runs random cases until its time is up:
@@ -42,9 +46,10 @@
 mod common;
 
 use common::*;
+use lioscope::types::Value;
 use lioscope::{Database, Session, Stat};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -91,6 +96,8 @@ enum Outcome {
     CountSum(i64, i64),
     Done(u64),
     Failed(String),
+    /// A read returned a value that is not a whole number (the row is named).
+    Unreadable(String),
 }
 
 /// One statement as it ran.
@@ -214,14 +221,34 @@ fn run_op(s: &Session, op: &Op) -> Outcome {
         Ok(result) => result,
         Err(e) => return Outcome::Failed(e.to_string()),
     };
-    let number = |v: &lioscope::types::Value| v.to_string().parse::<i64>().unwrap_or(0);
     match op {
-        Op::ReadRow(_) | Op::ReadRange(..) => {
-            Outcome::Rows(result.rows.iter().map(|r| (number(&r[0]), number(&r[1]))).collect())
-        }
-        Op::Sum => Outcome::CountSum(number(&result.rows[0][0]), number(&result.rows[0][1])),
+        Op::ReadRow(_) | Op::ReadRange(..) | Op::Sum => read_outcome(op, &result.rows),
         _ => Outcome::Done(result.rows_affected),
     }
+}
+
+/// What a read returned: its rows as (id, v), or the count and sum. A value that is not a
+/// whole number (NULL among them: no row of `t` has one, and the sum is NULL only over no
+/// rows) is `Unreadable`, naming the row, never read as 0, every row's initial value.
+fn read_outcome(op: &Op, rows: &[Vec<Value>]) -> Outcome {
+    let whole = |row: usize, column: usize, name: &str| -> Result<i64, String> {
+        match rows.get(row).and_then(|r| r.get(column)) {
+            Some(Value::Int(n)) => Ok(*n),
+            Some(other) => Err(format!("{op:?}: row {} column {name} is {other:?}, not a whole number", row + 1)),
+            None => Err(format!("{op:?}: row {} has no column {name}", row + 1)),
+        }
+    };
+    let outcome = match op {
+        Op::Sum => whole(0, 0, "COUNT(*)").and_then(|count| match rows[0].get(1) {
+            Some(Value::Null) if count == 0 => Ok(Outcome::CountSum(0, 0)),
+            _ => whole(0, 1, "SUM(v)").map(|sum| Outcome::CountSum(count, sum)),
+        }),
+        _ => (0..rows.len())
+            .map(|i| Ok((whole(i, 0, "id")?, whole(i, 1, "v")?)))
+            .collect::<Result<_, String>>()
+            .map(Outcome::Rows),
+    };
+    outcome.unwrap_or_else(Outcome::Unreadable)
 }
 
 /// Runs one session's transactions.
@@ -279,10 +306,11 @@ fn run_history(plans: &[Vec<TxnPlan>]) -> (Vec<TxnRecord>, State) {
         })
         .collect();
     let history = threads.into_iter().flat_map(|t| t.join().expect("a session thread panicked")).collect();
-    let final_rows = rows(&s, "SELECT id, v FROM t ORDER BY id")
-        .iter()
-        .map(|r| (r[0].to_string().parse().unwrap(), r[1].to_string().parse().unwrap()))
-        .collect();
+    let final_rows =
+        match read_outcome(&Op::ReadRange(i64::MIN, i64::MAX), &rows(&s, "SELECT id, v FROM t ORDER BY id")) {
+            Outcome::Rows(r) => r.into_iter().collect(),
+            other => panic!("the final table cannot be checked: {other:?}"),
+        };
     (history, final_rows)
 }
 
@@ -416,6 +444,9 @@ fn check_txn(states: &[State], txn: &TxnRecord) -> Result<(), String> {
     // Serializable and read-only: the snapshots still possible for the transaction.
     let mut snapshots: Option<Vec<u64>> = None;
     for event in &txn.events {
+        if let Outcome::Unreadable(why) = &event.outcome {
+            return Err(format!("statement {} read what it cannot be checked by: {why}", event.seq));
+        }
         if !allowed_failure(event) {
             return Err(format!("statement {} failed: {:?}", event.seq, event.outcome));
         }
@@ -515,7 +546,15 @@ fn history_holds(plans: &[Vec<TxnPlan>]) -> Result<(), TestCaseError> {
 }
 
 fn runner(cases: u32) -> TestRunner {
-    TestRunner::new(Config { cases, max_shrink_iters: 256, failure_persistence: None, ..Config::default() })
+    // A failing case's seed is saved in tests/history.proptest-regressions and run first
+    // next time.
+    TestRunner::new(Config {
+        cases,
+        max_shrink_iters: 256,
+        source_file: Some(file!()),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..Config::default()
+    })
 }
 
 #[test]
@@ -569,5 +608,21 @@ fn the_checker_catches_broken_histories() {
     let rc = txn(1, Level::ReadCommitted, reads, None);
     assert!(check(&[writer.clone(), rc], &after).is_ok());
     // A lost update: the table misses a committed increment.
-    assert!(check(&[writer], &initial_state()).is_err());
+    assert!(check(std::slice::from_ref(&writer), &initial_state()).is_err());
+    // A read of a NULL or of text is an error naming the row, not a read of 0 (which every
+    // row held at first, so a read of 0 would pass).
+    let read = |op: Op, rows: Vec<Vec<Value>>| read_outcome(&op, &rows);
+    let null_v = read(Op::ReadRange(1, 2), vec![vec![Value::Int(1), Value::Int(0)], vec![Value::Int(2), Value::Null]]);
+    match &null_v {
+        Outcome::Unreadable(why) => assert!(why.contains("row 2 column v is Null"), "{why}"),
+        other => panic!("a NULL v read as {other:?}"),
+    }
+    let text_id = read(Op::ReadRow(1), vec![vec![Value::Str("x".into()), Value::Int(0)]]);
+    assert!(matches!(&text_id, Outcome::Unreadable(why) if why.contains("row 1 column id is Str")), "{text_id:?}");
+    let null_sum = read(Op::Sum, vec![vec![Value::Int(INITIAL_ROWS), Value::Null]]);
+    assert!(matches!(&null_sum, Outcome::Unreadable(why) if why.contains("SUM(v)")), "{null_sum:?}");
+    assert_eq!(read(Op::Sum, vec![vec![Value::Int(0), Value::Null]]), Outcome::CountSum(0, 0), "the sum of no rows");
+    let unreadable = txn(1, Level::ReadCommitted, vec![event(1, Op::ReadRange(1, 2), null_v, (0, 1))], None);
+    let err = check(&[writer, unreadable], &after).expect_err("an unreadable read fails the history");
+    assert!(err.contains("row 2 column v"), "{err}");
 }

@@ -30,16 +30,23 @@ fn an_update_overlapping_create_index_maintains_the_new_index() {
         let (db, done) = (db.clone(), done.clone());
         std::thread::spawn(move || {
             let s = db.session();
+            let mut updated = 0;
             while !done.load(Ordering::Acquire) {
-                // Refused with "resource busy" or timed out at times; never wrong.
-                let _ = s.execute("UPDATE t SET k = k + 1000 WHERE id = 7");
+                // Refused at times while the DDL holds the table ("resource busy"); never
+                // any other error, and each update that succeeds moves row 7's key.
+                match s.execute("UPDATE t SET k = k + 1000 WHERE id = 7") {
+                    Ok(r) => updated += r.rows_affected as i64,
+                    Err(e) => assert_busy(&e, "the UPDATE beside CREATE INDEX"),
+                }
             }
+            updated
         })
     };
     let started = Instant::now();
     let mut checked = 0;
     while started.elapsed() < Duration::from_secs(3) {
-        if s.execute("CREATE INDEX t_k ON t (k)").is_err() {
+        if let Err(e) = s.execute("CREATE INDEX t_k ON t (k)") {
+            assert_busy(&e, "CREATE INDEX beside the UPDATE");
             continue;
         }
         // Row 7 is found through the index by its current key, whatever the updater did.
@@ -57,11 +64,25 @@ fn an_update_overlapping_create_index_maintains_the_new_index() {
             checked += 1;
         }
         // DROP INDEX too may be refused while the updater's change is uncommitted.
-        while s.execute("DROP INDEX t_k").is_err() {}
+        while let Err(e) = s.execute("DROP INDEX t_k") {
+            assert_busy(&e, "DROP INDEX beside the UPDATE");
+        }
     }
     done.store(true, Ordering::Release);
-    updater.join().unwrap();
+    let updated = updater.join().unwrap();
     assert!(checked > 0, "at least one CREATE INDEX got through");
+    // Every committed update is in the table, and an index built now agrees with it.
+    assert_eq!(int(&s, "SELECT k FROM t WHERE id = 7"), 7 + 1000 * updated, "{updated} updates of row 7");
+    exec(&s, "CREATE INDEX t_k ON t (k)");
+    let full = sorted_rows(&s, "SELECT /*+ FULL(t) */ id, k FROM t");
+    assert_eq!(sorted_rows(&s, "SELECT /*+ INDEX(t t_k) */ id, k FROM t WHERE k > 0"), full);
+}
+
+/// Fails the test unless `e` is the refusal of a statement that met DDL (or DML) of
+/// another session on its table: Oracle's ORA-00054, "resource busy".
+fn assert_busy(e: &lioscope::Error, what: &str) {
+    let busy = matches!(e, lioscope::Error::Transaction { message } if message.starts_with("resource busy: T "));
+    assert!(busy, "{what} failed with an error the race cannot explain: {e} ({e:?})");
 }
 
 #[test]
@@ -118,8 +139,18 @@ fn truncate_waits_for_an_index_scan_of_its_table() {
     std::thread::sleep(Duration::from_millis(100));
     // Either TRUNCATE waited for the scan or was refused after its wait; the scan's
     // answer is whole either way.
-    let _ = s.execute("TRUNCATE TABLE t");
+    let truncated = match s.execute("TRUNCATE TABLE t") {
+        Ok(_) => true,
+        Err(e) => {
+            assert_busy(&e, "TRUNCATE beside the index scan");
+            false
+        }
+    };
     assert_eq!(scan.join().unwrap().expect("the scan is not broken by TRUNCATE"), "30000");
+    // The table and its index agree afterwards: empty, or all the rows.
+    let rows = if truncated { 0 } else { 30_000 };
+    assert_eq!(int(&s, "SELECT /*+ FULL(t) */ COUNT(*) FROM t"), rows, "truncated: {truncated}");
+    assert_eq!(int(&s, "SELECT /*+ INDEX(t t_id) */ COUNT(*) FROM t WHERE id > 0"), rows, "truncated: {truncated}");
 }
 
 /// Readers count every entry by an index fast full scan and by a range scan while another

@@ -6,8 +6,8 @@
 mod common;
 
 use common::*;
-use lioscope::Session;
 use lioscope::types::{Datum, Value};
+use lioscope::{Session, Stat};
 use proptest::prelude::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,6 +83,15 @@ fn a_marked_table_is_populated_and_scanned_in_memory() {
     assert!(p.contains("hint not used: INMEMORY(T)") && p.contains("NO INMEMORY"), "{p}");
 }
 
+/// The sorted rows of `sql` and the `IM scan segments` it added to the session's
+/// statistics: 1 when it scanned the table in memory, 0 when in the row store.
+fn with_im_scans(s: &Session, sql: &str) -> (Vec<String>, i64) {
+    let scans = || s.stats().get(Stat::ImScanSegments) as i64;
+    let before = scans();
+    let rows = sorted_rows(s, sql);
+    (rows, scans() - before)
+}
+
 fn text(s: &str) -> Value {
     Datum::string(s.to_owned())
 }
@@ -144,8 +153,11 @@ proptest! {
                 "SUM(id), AVG(id), MIN(amount), MAX(amount), MIN(DISTINCT id), MAX(note), MIN(born), COUNT(flag)",
                 "id, name, amount, born, flag, note",
             ] {
-                let im = sorted_rows(&s, &format!("SELECT /*+ INMEMORY(t) */ {select} FROM t WHERE {p}"));
-                let row_store = sorted_rows(&s, &format!("SELECT /*+ NO_INMEMORY(t) */ {select} FROM t WHERE {p}"));
+                let (im, im_scans) = with_im_scans(&s, &format!("SELECT /*+ INMEMORY(t) */ {select} FROM t WHERE {p}"));
+                let (row_store, row_store_im_scans) =
+                    with_im_scans(&s, &format!("SELECT /*+ NO_INMEMORY(t) */ {select} FROM t WHERE {p}"));
+                // The comparison is of two paths: the first scanned the column store.
+                prop_assert_eq!((im_scans, row_store_im_scans), (1, 0), "IM scan segments of SELECT {} WHERE {}", select, p);
                 prop_assert_eq!(im, row_store, "SELECT {} WHERE {}", select, p);
             }
         }
@@ -189,8 +201,10 @@ fn concurrent_changes_never_show_in_memory_differently() {
         // One snapshot for both answers.
         exec(&reader, "SET TRANSACTION READ ONLY");
         for q in ["COUNT(*), SUM(amount)", "COUNT(name), MAX(id)"] {
-            let im = sorted_rows(&reader, &format!("SELECT /*+ INMEMORY(t) */ {q} FROM t WHERE id > 100"));
-            let rs = sorted_rows(&reader, &format!("SELECT /*+ NO_INMEMORY(t) */ {q} FROM t WHERE id > 100"));
+            let (im, _) = with_im_scans(&reader, &format!("SELECT /*+ INMEMORY(t) */ {q} FROM t WHERE id > 100"));
+            let (rs, rs_im_scans) =
+                with_im_scans(&reader, &format!("SELECT /*+ NO_INMEMORY(t) */ {q} FROM t WHERE id > 100"));
+            assert_eq!(rs_im_scans, 0, "the row-store answer never came from the column store: {q}");
             assert_eq!(im, rs, "{q}");
         }
         exec(&reader, "COMMIT");

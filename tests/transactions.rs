@@ -105,6 +105,18 @@ fn writers_wait_for_row_locks_and_lose_no_update() {
     assert_eq!(int(&s, "SELECT balance FROM accounts WHERE id = 1"), 100 + (threads * rounds) as i64);
 }
 
+/// Waits until session `sid` waits for a row lock, as `v$session` shows it; fails the test
+/// if it has not within 30 seconds.
+fn wait_for_row_lock(probe: &lioscope::Session, sid: u32) {
+    let waiting =
+        format!("SELECT COUNT(*) FROM v$session WHERE sid = {sid} AND event = 'enq: TX - row lock contention'");
+    let started = std::time::Instant::now();
+    while int(probe, &waiting) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(30), "session {sid} never waited for the row lock");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 #[test]
 fn a_deadlock_fails_one_statement() {
     let (_t, _d, db) = temp_db(options(8192, "4M"));
@@ -112,18 +124,22 @@ fn a_deadlock_fails_one_statement() {
     let a = db.session();
     manual(&a);
     exec(&a, "UPDATE accounts SET balance = 1 WHERE id = 1");
+    let (sid_tx, sid_rx) = std::sync::mpsc::channel();
     let other = {
         let db = db.clone();
         std::thread::spawn(move || {
             let b = db.session();
             manual(&b);
             exec(&b, "UPDATE accounts SET balance = 2 WHERE id = 2");
+            sid_tx.send(b.sid()).expect("the test waits for the sid");
             let blocked = b.execute("UPDATE accounts SET balance = 2 WHERE id = 1");
             exec(&b, "ROLLBACK");
             blocked.map(|_| ()).map_err(|e| e.to_string())
         })
     };
-    std::thread::sleep(Duration::from_millis(300));
+    // B waits for A's row lock before A asks for B's: then A's request closes the cycle.
+    let b_sid = sid_rx.recv().expect("B updated row 2");
+    wait_for_row_lock(&a, b_sid);
     let mine = a.execute("UPDATE accounts SET balance = 1 WHERE id = 2");
     let theirs = if mine.is_err() {
         exec(&a, "ROLLBACK");

@@ -9,6 +9,7 @@ mod common;
 
 use common::*;
 use lioscope::Session;
+use lioscope::types::Value;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -171,7 +172,19 @@ fn itl_growth_before_the_room_check_never_panics() {
             manual(&c);
             exec(&a, "UPDATE t SET pad = 'a' WHERE id = 1");
             exec(&b, "UPDATE t SET pad = 'b' WHERE id = 2");
-            let _ = c.execute(&format!("UPDATE t SET pad = RPAD('c', {p}, 'c') WHERE id = 3"));
+            // The update finds room (a row that no longer fits migrates): it neither fails
+            // nor panics, and every session then reads what was committed.
+            exec(&c, &format!("UPDATE t SET pad = RPAD('c', {p}, 'c') WHERE id = 3"));
+            let reader = db.session();
+            assert_eq!(int(&c, "SELECT LENGTH(pad) FROM t WHERE id = 3"), i64::from(p), "C sees its own change");
+            assert_eq!(int(&reader, "SELECT LENGTH(pad) FROM t WHERE id = 3"), 10, "uncommitted: row 3 as it was");
+            exec(&c, "COMMIT");
+            exec(&a, "ROLLBACK");
+            exec(&b, "COMMIT");
+            let lengths = "SELECT id, LENGTH(pad) FROM t WHERE id <= 3 ORDER BY id";
+            let expected = [(1, 10), (2, 1), (3, i64::from(p))].map(|(id, len)| vec![Value::Int(id), Value::Int(len)]);
+            assert_eq!(rows(&reader, lengths), expected, "pad {p}");
+            assert_eq!(count_and_id_sum(&reader, "t"), ids_up_to(200), "pad {p}: every row once");
         });
         if r.is_err() {
             panicked.push(p);

@@ -10,7 +10,6 @@
 //! `cargo test --release --test crash_loop` runs a few rounds; the long run is
 //! `LIOSCOPE_CRASH_ROUNDS=1000 cargo test --release --test crash_loop -- --nocapture`.
 
-#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::{create_accounts, exec, int};

@@ -1,6 +1,8 @@
 //! Golden SQL scripts: each `tests/golden/NAME.sql` runs on a fresh database and its
 //! output must equal `tests/golden/NAME.out`. Regenerate with `UPDATE_GOLDEN=1 cargo test
-//! --test golden` and review the diff.
+//! --test golden -- --nocapture` (it lists the outputs it changed) and review the diff; any
+//! other value of `UPDATE_GOLDEN` fails the test. A script without its `.out` fails (it is
+//! not read as empty), and so does a `.out` without its script.
 //!
 //! A script may start with `-- block_size: N`, `-- db_cache_size: SIZE` or
 //! `-- parameter NAME: VALUE` lines to choose how its database is created. Output shows
@@ -18,7 +20,6 @@
 //! - `-- blocked N`: first wait until session N waits for a row lock.
 //! - `-- await N`: first wait for session N's background statement and show its output.
 
-#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use lioscope::{Database, DatabaseOptions};
@@ -28,7 +29,7 @@ use lioscope_cli::runner::ScriptRunner;
 use lioscope_cli::script::split_script;
 use lioscope_cli::sqlplus::OnError;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
@@ -204,46 +205,95 @@ fn run_script(path: &Path) -> String {
     out
 }
 
+/// Whether this run rewrites the expected outputs: only `UPDATE_GOLDEN=1` does; any other
+/// value is refused, so that a stray `UPDATE_GOLDEN=0` cannot silently rewrite them.
+fn updating() -> bool {
+    match std::env::var("UPDATE_GOLDEN") {
+        Ok(v) if v == "1" => true,
+        Ok(v) => panic!("UPDATE_GOLDEN={v:?}: only UPDATE_GOLDEN=1 rewrites the golden outputs"),
+        Err(std::env::VarError::NotPresent) => false,
+        Err(e) => panic!("UPDATE_GOLDEN: {e}"),
+    }
+}
+
+/// The files of `dir` with extension `ext`, sorted.
+fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Why `actual` is not the expected output of `script` (None when it is).
+fn difference(script: &Path, expected_path: &Path, expected: &str, actual: &str) -> Option<String> {
+    if actual == expected {
+        return None;
+    }
+    let first_diff = actual
+        .lines()
+        .zip(expected.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(actual.lines().count().min(expected.lines().count()));
+    Some(format!(
+        "{}: output differs from {} at line {}:\n  expected: {:?}\n  actual:   {:?}",
+        script.display(),
+        expected_path.display(),
+        first_diff + 1,
+        expected.lines().nth(first_diff).unwrap_or("<end>"),
+        actual.lines().nth(first_diff).unwrap_or("<end>")
+    ))
+}
+
 #[test]
 fn golden_scripts() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     std::env::set_current_dir(&root).expect("tests directory exists");
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let mut scripts: Vec<_> = std::fs::read_dir(root.join("golden"))
-        .expect("tests/golden exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "sql"))
-        .collect();
-    scripts.sort();
+    let update = updating();
+    let golden = root.join("golden");
+    let scripts = files_with_extension(&golden, "sql");
     assert!(!scripts.is_empty(), "there are golden scripts");
     let mut failures = Vec::new();
+    let mut rewritten = Vec::new();
     for script in &scripts {
         let actual = run_script(script);
         let expected_path = script.with_extension("out");
+        let expected = match std::fs::read_to_string(&expected_path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => panic!("{}: {e}", expected_path.display()),
+        };
         if update {
-            std::fs::write(&expected_path, &actual).expect("write golden output");
+            if expected.as_deref() != Some(actual.as_str()) {
+                std::fs::write(&expected_path, &actual).expect("write golden output");
+                rewritten.push(expected_path.display().to_string());
+            }
             continue;
         }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-        if actual != expected {
-            let first_diff = actual
-                .lines()
-                .zip(expected.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(actual.lines().count().min(expected.lines().count()));
-            failures.push(format!(
-                "{}: output differs from {} at line {}:\n  expected: {:?}\n  actual:   {:?}",
+        match expected {
+            None => failures.push(format!(
+                "{}: no expected output {} (UPDATE_GOLDEN=1 writes it)",
                 script.display(),
-                expected_path.display(),
-                first_diff + 1,
-                expected.lines().nth(first_diff).unwrap_or("<end>"),
-                actual.lines().nth(first_diff).unwrap_or("<end>")
-            ));
+                expected_path.display()
+            )),
+            Some(expected) => failures.extend(difference(script, &expected_path, &expected, &actual)),
         }
     }
+    if update {
+        println!("UPDATE_GOLDEN=1: {} golden output(s) changed:", rewritten.len());
+        rewritten.iter().for_each(|path| println!("  {path}"));
+    }
+    let orphans: Vec<_> = files_with_extension(&golden, "out")
+        .into_iter()
+        .filter(|out| !out.with_extension("sql").exists())
+        .map(|out| format!("{}: an expected output with no script beside it", out.display()))
+        .collect();
+    failures.extend(orphans);
     assert!(
         failures.is_empty(),
-        "{} golden script(s) differ (UPDATE_GOLDEN=1 to regenerate):\n{}",
+        "{} golden failure(s) (UPDATE_GOLDEN=1 regenerates the outputs; review the diff):\n{}",
         failures.len(),
         failures.join("\n")
     );

@@ -6,7 +6,6 @@
 //! compression unit), and a hardware figure either measured or `null` with the kernel's
 //! reason beside it.
 
-#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::*;

@@ -5,7 +5,6 @@
 //! moves to another thread keeps what it counted; `SET AUTOTRACE ... CPU` prints the
 //! counters with the derived figures.
 
-#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::*;

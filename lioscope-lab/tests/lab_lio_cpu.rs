@@ -1,7 +1,6 @@
 //! `lab lio` and `lab cpu` end to end at a tiny size, checked against the engine's own
 //! statistics, and their HTML reports opened in headless Chromium with every chart drawn.
 
-#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::*;

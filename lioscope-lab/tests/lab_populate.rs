@@ -2,7 +2,6 @@
 //! migrated copy's rows followed piece by piece, where the time went by phase, the
 //! comparisons tested, the run stored in the results history, and the HTML charts drawn.
 
-#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::*;

@@ -691,11 +691,27 @@ pub(crate) mod tests {
     /// Runs `kernel` with every available ISA on a copy of `initial` and checks each
     /// against `want`.
     fn check_every_isa(want: &[u64], initial: &[u64], mut kernel: impl FnMut(&mut [u64], Isa)) {
+        say_which_isas_are_compared();
         for isa in Isa::available() {
             let mut words = initial.to_vec();
             kernel(&mut words, isa);
             assert_eq!(words, want, "{isa} disagrees with the reference");
         }
+    }
+
+    /// Says once in the test output which ISAs' kernels are compared with the scalar one,
+    /// and that the AVX-512 kernels are not where the CPU lacks AVX-512.
+    fn say_which_isas_are_compared() {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            let isas: Vec<String> = Isa::available().iter().map(|i| i.to_string()).collect();
+            eprintln!("SIMD kernels compared with the scalar one: {}", isas.join(", "));
+            if !Isa::available().contains(&Isa::Avx512) {
+                eprintln!(
+                    "skipped: no AVX-512 on this CPU (avx512f and avx512bw): the AVX-512 kernels were not compared"
+                );
+            }
+        });
     }
 
     macro_rules! check_lanes {

@@ -33,7 +33,7 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Claus
     if create.or_replace || create.temporary || create.external || create.global.is_some() || create.if_not_exists {
         return Err(Error::unsupported("CREATE [OR REPLACE | GLOBAL TEMPORARY | EXTERNAL] TABLE or IF NOT EXISTS"));
     }
-    let name = single_name(&create.name)?;
+    let name = new_object_name(&create.name, "table")?;
     if session.db.catalog.table(&name).is_some() {
         return Err(Error::ObjectExists { kind: "table", name });
     }
@@ -103,6 +103,135 @@ pub(super) fn refuse_compressed(table: &TableDef, what: &str) -> Result<()> {
             ),
             position: None,
         }),
+    }
+}
+
+/// Oracle's reserved words (SQL Language Reference, "Oracle SQL Reserved Words"): none
+/// names a new table or index unless quoted.
+const RESERVED_WORDS: &[&str] = &[
+    "ACCESS",
+    "ADD",
+    "ALL",
+    "ALTER",
+    "AND",
+    "ANY",
+    "AS",
+    "ASC",
+    "AUDIT",
+    "BETWEEN",
+    "BY",
+    "CHAR",
+    "CHECK",
+    "CLUSTER",
+    "COLUMN",
+    "COMMENT",
+    "COMPRESS",
+    "CONNECT",
+    "CREATE",
+    "CURRENT",
+    "DATE",
+    "DECIMAL",
+    "DEFAULT",
+    "DELETE",
+    "DESC",
+    "DISTINCT",
+    "DROP",
+    "ELSE",
+    "EXCLUSIVE",
+    "EXISTS",
+    "FILE",
+    "FLOAT",
+    "FOR",
+    "FROM",
+    "GRANT",
+    "GROUP",
+    "HAVING",
+    "IDENTIFIED",
+    "IMMEDIATE",
+    "IN",
+    "INCREMENT",
+    "INDEX",
+    "INITIAL",
+    "INSERT",
+    "INTEGER",
+    "INTERSECT",
+    "INTO",
+    "IS",
+    "LEVEL",
+    "LIKE",
+    "LOCK",
+    "LONG",
+    "MAXEXTENTS",
+    "MINUS",
+    "MLSLABEL",
+    "MODE",
+    "MODIFY",
+    "NOAUDIT",
+    "NOCOMPRESS",
+    "NOT",
+    "NOWAIT",
+    "NULL",
+    "NUMBER",
+    "OF",
+    "OFFLINE",
+    "ON",
+    "ONLINE",
+    "OPTION",
+    "OR",
+    "ORDER",
+    "PCTFREE",
+    "PRIOR",
+    "PUBLIC",
+    "RAW",
+    "RENAME",
+    "RESOURCE",
+    "REVOKE",
+    "ROW",
+    "ROWID",
+    "ROWNUM",
+    "ROWS",
+    "SELECT",
+    "SESSION",
+    "SET",
+    "SHARE",
+    "SIZE",
+    "SMALLINT",
+    "START",
+    "SUCCESSFUL",
+    "SYNONYM",
+    "SYSDATE",
+    "TABLE",
+    "THEN",
+    "TO",
+    "TRIGGER",
+    "UID",
+    "UNION",
+    "UNIQUE",
+    "UPDATE",
+    "USER",
+    "VALIDATE",
+    "VALUES",
+    "VARCHAR",
+    "VARCHAR2",
+    "VIEW",
+    "WHENEVER",
+    "WHERE",
+    "WITH",
+];
+
+/// The name of a new `kind` (table, index): one name, not an unquoted reserved word.
+pub(super) fn new_object_name(name: &ast::ObjectName, kind: &str) -> Result<String> {
+    let single = single_name(name)?;
+    match name.0.as_slice() {
+        [ast::ObjectNamePart::Identifier(i)]
+            if i.quote_style.is_none() && RESERVED_WORDS.contains(&single.as_str()) =>
+        {
+            Err(Error::Parse {
+                message: format!("invalid {kind} name: {single} is a reserved word (quote it to use it as a name)"),
+                position: position_of(name),
+            })
+        }
+        _ => Ok(single),
     }
 }
 

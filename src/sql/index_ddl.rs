@@ -12,7 +12,7 @@
 //! dictionary with the index, as Oracle gathers them when it creates an index. The
 //! segment is reachable only once the dictionary holds the index; a failed build frees it.
 
-use super::ddl::{exclusive, single_name};
+use super::ddl::{exclusive, new_object_name, single_name};
 use crate::access::Flow;
 use crate::access::full_scan::ScanConsumer;
 use crate::access::{BlockBatch, BlockRow, RowAccess, WalkedRow};
@@ -47,7 +47,7 @@ pub fn create_index(session: &Session, create: &ast::CreateIndex, pctfree: Optio
         .name
         .as_ref()
         .ok_or_else(|| Error::Parse { message: "CREATE INDEX needs an index name".into(), position: None })
-        .and_then(single_name)?;
+        .and_then(|n| new_object_name(n, "index"))?;
     let table_name = single_name(&create.table_name)?;
     let table = session
         .db

@@ -30,7 +30,13 @@ CREATE TABLE scott.t (a INTEGER);
 SELECT * FROM scott.customers;
 -- A zero-length quoted identifier is an error.
 CREATE TABLE "" (a INTEGER);
--- BUG (minor): Oracle rejects the reserved word SELECT as an unquoted table name
--- (ORA-00903); lioscope creates table SELECT.
+-- A reserved word is not a table name unless quoted (Oracle's ORA-00903).
 CREATE TABLE select (a INTEGER);
+CREATE INDEX index ON customers (cust_id);
+CREATE TABLE "SELECT" (a INTEGER);
 SELECT table_name FROM user_tables ORDER BY table_name;
+-- A table alias's column list renames the table's first columns, in order; more names
+-- than the table has columns is an error at the first one too many.
+SELECT c.id, x, "lower" FROM customers c(id, x) ORDER BY id;
+SELECT cust_id FROM customers c(id);
+SELECT * FROM customers c(a, b, "c", d, e);

@@ -36,8 +36,8 @@ SELECT 12abc FROM dual;
 -- BUG (minor): the keyword FROM is taken for a column name; Oracle says "missing
 -- expression" (ORA-00936).
 SELECT 1 + FROM dual;
--- BUG (minor): a string literal is taken as a column alias (heading b); Oracle rejects
--- it (ORA-00923: FROM keyword not found where expected).
+-- A string literal is not a column alias: an error, as Oracle's ORA-00923 (FROM keyword
+-- not found where expected), at the end of the select item before it.
 SELECT 'a' 'b' FROM dual;
 EXPLAIN PLAN FOR;
 -- an unterminated quote runs on to the "/" line (a ';' inside quotes does not end a statement)

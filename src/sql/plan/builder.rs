@@ -74,7 +74,38 @@ impl Builder<'_> {
 
     /// Plans the FROM clause: the node that reads the rows (and the one it reads inside
     /// its source, for CONNECT BY over DUAL), and the scope its columns are named in.
+    /// A table alias's column list (`FROM t x(a, b)`) renames the source's first columns.
     pub(super) fn source(&mut self, select: &ast::Select) -> Result<Scope> {
+        let mut scope = self.unaliased_source(select)?;
+        let alias = match select.from.first().map(|f| &f.relation) {
+            Some(ast::TableFactor::Table { alias: Some(a), .. }) => a,
+            _ => return Ok(scope),
+        };
+        if alias.columns.len() > scope.names.len() {
+            return Err(Error::Parse {
+                message: format!(
+                    "table alias {} names {} columns, but its source has {}",
+                    ident_name(&alias.name),
+                    alias.columns.len(),
+                    scope.names.len()
+                ),
+                position: ident_position(&alias.columns[scope.names.len()].name),
+            });
+        }
+        for (name, column) in scope.names.iter_mut().zip(&alias.columns) {
+            if column.data_type.is_some() {
+                return Err(Error::Unsupported {
+                    construct: format!("a data type in table alias {}'s column list", alias.name),
+                    position: ident_position(&column.name),
+                });
+            }
+            *name = ident_name(&column.name);
+        }
+        Ok(scope)
+    }
+
+    /// The FROM clause's source and scope, its columns named as the source names them.
+    fn unaliased_source(&mut self, select: &ast::Select) -> Result<Scope> {
         let relation = match select.from.as_slice() {
             [] => None,
             [one] if one.joins.is_empty() => Some(&one.relation),
@@ -93,7 +124,7 @@ impl Builder<'_> {
             qualifiers.push(ident_name(&a.name));
         }
         if let Some(args) = args {
-            return self.table_function(&table_name, args, alias.as_ref(), qualifiers, name);
+            return self.table_function(&table_name, args, qualifiers, name);
         }
         if table_name == "DUAL" {
             return self.dual(select, qualifiers);
@@ -354,7 +385,6 @@ impl Builder<'_> {
         &mut self,
         name: &str,
         args: &ast::TableFunctionArgs,
-        alias: Option<&ast::TableAlias>,
         qualifiers: Vec<String>,
         at: &ast::ObjectName,
     ) -> Result<Scope> {
@@ -375,10 +405,6 @@ impl Builder<'_> {
                 format!("expects (start, stop), got {} arguments", bounds.len()),
             ));
         };
-        let column = alias
-            .and_then(|a| a.columns.first())
-            .map(|c| ident_name(&c.name))
-            .unwrap_or_else(|| "GENERATE_SERIES".into());
         let rows = (stop - start + 1).max(0) as f64;
         self.reading(
             Operation::CollectionIterator,
@@ -386,7 +412,7 @@ impl Builder<'_> {
             RowsRule::Source(rows),
             Source::Series { start, stop },
         );
-        Ok(Scope { names: vec![column], qualifiers, ..Default::default() })
+        Ok(Scope { names: vec!["GENERATE_SERIES".into()], qualifiers, ..Default::default() })
     }
 
     pub(super) fn where_clause(&mut self, select: &ast::Select, scope: &mut Scope) -> Result<()> {
@@ -525,6 +551,7 @@ impl Builder<'_> {
                     names.push(output_name(e));
                 }
                 ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    refuse_string_alias(expr, alias)?;
                     exprs.push(binder.bind(expr)?);
                     names.push(ident_name(alias));
                 }
@@ -716,4 +743,27 @@ pub(super) fn columns_read_by<'s>(stages: impl IntoIterator<Item = &'s Stage<'st
         }
     }
     read
+}
+
+/// A quoted string after a select item is not a column alias, as in Oracle (ORA-00923):
+/// `SELECT 'a' 'b' FROM dual` is a syntax error, reported where the item ends.
+fn refuse_string_alias(expr: &ast::Expr, alias: &ast::Ident) -> Result<()> {
+    if alias.quote_style != Some('\'') {
+        return Ok(());
+    }
+    let end = expr.span().end;
+    Err(Error::Parse {
+        message: format!(
+            "FROM keyword not found where expected: the string '{}' after {expr} is not a column alias (a column \
+             alias is a name, quoted with \" if need be)",
+            alias.value
+        ),
+        position: (end.line > 0).then(|| format!("line {}, column {}", end.line, end.column)),
+    })
+}
+
+/// Where an identifier starts (None when the parser gave it no place).
+fn ident_position(ident: &ast::Ident) -> Option<String> {
+    let start = ident.span.start;
+    (start.line > 0).then(|| format!("line {}, column {}", start.line, start.column))
 }
