@@ -744,6 +744,9 @@ fn the_modules_of_a_crate_root_are_read_in_order() {
 const CRATES: &[(&str, &[&str])] = &[
     ("lioscope-cli/Cargo.toml", &["lioscope", "lioscope-lab"]),
     ("lioscope-lab/Cargo.toml", &["lioscope"]),
+    // The integration tests' helpers: a dev-dependency of the crates above, never built
+    // into them.
+    ("testkit/Cargo.toml", &["lioscope"]),
     ("Cargo.toml", &[]),
 ];
 
