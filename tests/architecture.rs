@@ -71,8 +71,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
     ],
     // The undo of index entries applies them through the tree, which writes them.
     &["index/tree.rs", "index/undo.rs"],
-    // The log's file layout constants (log.rs) and the reader of its files (reader.rs).
-    &["redo/log.rs", "redo/reader.rs"],
     // Column definitions shared by CREATE TABLE and CTAS; index builds called from DDL.
     &["sql/ctas.rs", "sql/ddl.rs", "sql/index_ddl.rs"],
     // `CuShape` (cost.rs) and `IndexFacts` (selectivity.rs).

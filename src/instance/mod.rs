@@ -189,7 +189,7 @@ impl DbInner {
         // Every block is up to date and synced: the checkpoint moves past the newest
         // sequence before its successor's group is reused (see the `recovery` module).
         let next_seq = scanned.newest_seq + 1;
-        control.checkpoint_lsn = crate::redo::lsn(next_seq, crate::redo::log::FILE_HEADER);
+        control.checkpoint_lsn = crate::redo::lsn(next_seq, crate::redo::FILE_HEADER);
         control.checkpoint_scn = scn;
         control.log_groups = redo.group_numbers();
         control.write(io.as_ref(), dir)?;

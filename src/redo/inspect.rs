@@ -25,7 +25,7 @@ pub struct OnlineLog {
 impl OnlineLog {
     /// The first byte after the last valid record (the header's end when there is none).
     pub fn end(&self) -> u64 {
-        self.record_ends.last().copied().unwrap_or(super::log::FILE_HEADER)
+        self.record_ends.last().copied().unwrap_or(super::FILE_HEADER)
     }
 }
 

@@ -41,7 +41,7 @@
 //! (synced); once a write or sync fails the log is failed for good and no later commit
 //! is acknowledged.
 
-use super::Lsn;
+use super::{FILE_HEADER, LOG_BLOCK, Lsn, MIN_RECORD_ROOM};
 use crate::error::{Error, Result};
 use crate::stats::{SessionStats, Stat, WaitEvent};
 use crate::storage::io::{Io, IoFile};
@@ -51,10 +51,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Bytes of a log block: every write starts on one.
-pub const LOG_BLOCK: u64 = 512;
-/// Bytes of a log file's header; records start after it.
-pub const FILE_HEADER: u64 = LOG_BLOCK;
 const MAGIC: &[u8; 16] = b"LIOSCOPE REDOLOG";
 /// Unwritten redo past which the log writer writes without being asked (Oracle: 1 MB).
 const WRITE_THRESHOLD: usize = 1 << 20;
@@ -874,11 +870,6 @@ pub fn skip_before_record(offset: u64) -> u64 {
         _ => 0,
     }
 }
-
-/// Fewest bytes left in a log block where a record may start: its length field. Fewer
-/// zeros before a boundary could not be told from the start of a record, so records
-/// never start there and a reader skips them.
-pub const MIN_RECORD_ROOM: u64 = 4;
 
 /// Whether a circle of `groups` groups has one free for sequence `seq` when the
 /// checkpoint is at `checkpoint` (every sequence before the checkpoint's is reusable).

@@ -36,6 +36,15 @@ pub mod inspect;
 
 pub use log::RedoLog;
 
+/// Bytes of a log block: every write starts on one.
+pub const LOG_BLOCK: u64 = 512;
+/// Bytes of a log file's header; records start after it.
+pub const FILE_HEADER: u64 = LOG_BLOCK;
+/// Fewest bytes left in a log block where a record may start: its length field. Fewer
+/// zeros before a boundary could not be told from the start of a record, so records
+/// never start there and a reader skips them.
+pub const MIN_RECORD_ROOM: u64 = 4;
+
 /// A log sequence number: `sequence << 32 | byte offset` in that sequence's file.
 pub type Lsn = u64;
 

@@ -25,8 +25,8 @@
 //! record starts in the last three bytes of a log block (the writer skips them), so fewer
 //! than four bytes before a boundary are always skipped.
 
-use super::log::{FILE_HEADER, LOG_BLOCK, MIN_RECORD_ROOM};
 use super::record::{self, Found, Record};
+use super::{FILE_HEADER, LOG_BLOCK, MIN_RECORD_ROOM};
 use super::{Lsn, lsn, lsn_offset, lsn_seq};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};

@@ -123,7 +123,7 @@ fn recovery_progress(session: &Session) -> Rows {
 /// database writer's checkpoints have written.
 fn instance_recovery(session: &Session) -> Rows {
     let redo = &session.db.redo;
-    let block = crate::redo::log::LOG_BLOCK;
+    let block = crate::redo::LOG_BLOCK;
     let actual = redo.bytes_between(redo.checkpoint_lsn(), redo.append_lsn()).div_ceil(block);
     let written = Stat::ALL.iter().position(|s| *s == Stat::DbwrCheckpointBuffersWritten).expect("a statistic");
     let row = vec![
