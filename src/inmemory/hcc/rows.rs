@@ -27,7 +27,7 @@ use smallvec::SmallVec;
 /// Columns of a row built on the stack; a wider row's values go to the heap.
 const INLINE_COLUMNS: usize = 16;
 
-/// A CU decompressed whole.
+/// A CU decompressed whole; read through [`DecodedCu`].
 pub struct CuRows {
     /// Block address of the CU's head.
     pub rdba: u32,
@@ -71,52 +71,10 @@ impl CuRows {
         Ok(CuRows { rdba, info, imcu })
     }
 
-    /// Block addresses of the CU's pieces, the head first.
-    pub fn pieces(&self) -> &[u32] {
-        &self.info.pieces
-    }
-
-    pub fn rows(&self) -> usize {
-        self.info.rows as usize
-    }
-
-    /// Whether row `row` is marked deleted in the head version this was read with.
-    pub fn is_deleted(&self, row: usize) -> bool {
-        self.info.is_deleted(row)
-    }
-
-    /// Takes the deleted-row marks of another version of the head (`head`, a block the
-    /// caller got since): the columns never change, the marks do.
-    pub fn refresh_marks(&mut self, ctx: &AccessContext<'_>, head: &[u8]) -> Result<()> {
-        let cu = CuHead::read(head).map_err(|e| ctx.corrupt(self.rdba, e))?;
-        if cu.rows != self.info.rows || cu.pieces() != self.info.pieces.len() {
-            return Err(ctx.corrupt(self.rdba, "the compression unit's head changed shape"));
-        }
-        cu.keep_into(&mut self.info);
-        Ok(())
-    }
-
     /// The values of row `row`, one a column, strings borrowed from the units (no
     /// allocation up to `INLINE_COLUMNS` columns).
     fn values(&self, row: usize) -> Result<SmallVec<[Datum<'_>; INLINE_COLUMNS]>> {
         self.imcu.columns.iter().map(|c| c.as_ref().expect("every column decompressed").datum_ref(row)).collect()
-    }
-
-    /// Row `row` (live or not) as a whole-row piece in `piece`, and located as a row of a
-    /// block whose address is the head's and whose slot is the row number.
-    pub fn row<'b>(
-        &self,
-        row: usize,
-        kinds: &'b [PayloadKind],
-        spans: &'b mut [ColumnSpan],
-        piece: &'b mut Vec<u8>,
-    ) -> Result<BlockRow<'b>> {
-        let values = self.values(row)?;
-        row::encode_whole_row(&values, piece);
-        located(piece, kinds, spans, self.rdba, row).ok_or_else(|| Error::InvalidValue {
-            context: format!("row {row} of the compression unit at {:#x}", self.rdba),
-            message: "its values do not make a row".into(),
-        })
     }
 }
 
@@ -132,19 +90,25 @@ impl DecodedCu for CuRows {
     }
 
     fn rows(&self) -> usize {
-        CuRows::rows(self)
+        self.info.rows as usize
     }
 
     fn pieces(&self) -> &[u32] {
-        CuRows::pieces(self)
+        &self.info.pieces
     }
 
     fn is_deleted(&self, row: usize) -> bool {
-        CuRows::is_deleted(self, row)
+        self.info.is_deleted(row)
     }
 
+    /// The columns never change, the marks do: a head of another shape is corruption.
     fn refresh_marks(&mut self, ctx: &AccessContext<'_>, head: &[u8]) -> Result<()> {
-        CuRows::refresh_marks(self, ctx, head)
+        let cu = CuHead::read(head).map_err(|e| ctx.corrupt(self.rdba, e))?;
+        if cu.rows != self.info.rows || cu.pieces() != self.info.pieces.len() {
+            return Err(ctx.corrupt(self.rdba, "the compression unit's head changed shape"));
+        }
+        cu.keep_into(&mut self.info);
+        Ok(())
     }
 
     fn row<'b>(
@@ -154,7 +118,12 @@ impl DecodedCu for CuRows {
         spans: &'b mut [ColumnSpan],
         piece: &'b mut Vec<u8>,
     ) -> Result<BlockRow<'b>> {
-        CuRows::row(self, row, kinds, spans, piece)
+        let values = self.values(row)?;
+        row::encode_whole_row(&values, piece);
+        located(piece, kinds, spans, self.rdba, row).ok_or_else(|| Error::InvalidValue {
+            context: format!("row {row} of the compression unit at {:#x}", self.rdba),
+            message: "its values do not make a row".into(),
+        })
     }
 }
 
