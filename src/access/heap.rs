@@ -31,7 +31,7 @@ use crate::storage::itl::{self, Itl};
 use crate::storage::row::{self, PieceAddr};
 use crate::storage::segment::SegmentMap;
 use crate::txn::Xid;
-use crate::txn::change::{BlockUndo, Obstacle, RowLocks, UndoKind, take_itl};
+use crate::txn::change::{BlockUndo, Obstacle, RowLocks, UndoKind, point_itl, take_itl};
 use crate::types::Datum;
 
 /// Rows placed under one current-mode get of a block before it is released.
@@ -321,9 +321,8 @@ impl<'a> Inserter<'a> {
         }
         let lock = open.itl as u8 + 1;
         DataBlockMut(guard).set_locks(usize::from(open.first_slot)..usize::from(rows), lock);
-        let held = if open.prev_itl.xid == self.xid { open.prev_itl.lock_count } else { 0 };
-        let lock_count = held.saturating_add((rows - open.first_slot).min(255) as u8);
-        itl::put(guard, open.itl, &Itl { xid: self.xid, uba, commit_scn: 0, flags: 0, lock_count });
+        let new_locks = (rows - open.first_slot).min(255) as u8;
+        point_itl(guard, open.itl, &open.prev_itl, self.xid, uba, new_locks);
         self.ctx.rows_changed(open.rdba, guard);
         Ok(())
     }

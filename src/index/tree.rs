@@ -35,10 +35,10 @@ use crate::buffer::{ReadGuard, WriteGuard};
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{HEADER_LEN, ITL_LEN, set_scn};
-use crate::storage::itl::{self, Itl};
+use crate::storage::itl;
 use crate::txn::TxnContext;
 use crate::txn::Xid;
-use crate::txn::change::{Obstacle, RowLocks, cannot_serialize, row_lock_holder, take_itl};
+use crate::txn::change::{Obstacle, RowLocks, cannot_serialize, point_itl, row_lock_holder, take_itl};
 use crate::txn::transaction::Transaction;
 
 /// Most blocks a descent visits before it calls the tree corrupt (a cycle of links).
@@ -322,8 +322,7 @@ fn change_entry(
     }
     .encode(&mut body);
     let uba = ctx.undo.append(ctx, xid, &body)?;
-    let lock_count = if prev_itl.xid == xid { prev_itl.lock_count.saturating_add(1) } else { 1 };
-    itl::put(leaf, itl_index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
+    point_itl(leaf, itl_index, &prev_itl, xid, uba, 1);
     let lock = itl_index as u8 + 1;
     if found {
         IndexBlockMut(leaf).set_flags(pos, new_flags, lock);

@@ -1,7 +1,10 @@
 //! Changes transactions make to table blocks, and the undo that reverses them. Index
-//! leaves share the ITL handling (`take_itl`, row locks, cleanout): an entry's lock byte
+//! leaves and compression units' heads share the ITL handling: taking a slot
+//! ([`take_itl`], whose [`RowLocks`] says how the block's rows name their slot: a lock
+//! byte in each row or index entry, or a CU head's lock bitmap a slot), pointing it at a
+//! new undo record ([`point_itl`]), row locks and cleanout. An index entry's lock byte
 //! sits where a row's does, one byte after the start of the entry; the undo records of
-//! index entries are the index module's own.
+//! index entries and CU heads are their own modules'.
 //!
 //! Every change to a row goes through an ITL slot of its block owned by the changing
 //! transaction. The undo record of a change ([`BlockUndo`]) keeps what the change
@@ -181,6 +184,16 @@ impl BlockUndo<'_> {
         }
         Ok(())
     }
+}
+
+/// Points ITL slot `index` of `block` at `uba`, the undo record `xid` just wrote for a
+/// change that took `new_locks` more row locks through the slot (`prev`, the slot before
+/// it): the slot's lock count goes on from `prev`'s when the slot was already `xid`'s,
+/// else starts at `new_locks`. The record keeps `prev`, so the chain goes back through it.
+pub fn point_itl(block: &mut [u8], index: usize, prev: &Itl, xid: Xid, uba: super::Uba, new_locks: u8) {
+    let held = if prev.xid == xid { prev.lock_count } else { 0 };
+    let lock_count = held.saturating_add(new_locks);
+    itl::put(block, index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
 }
 
 /// The lock byte a rollback through ITL slot `itl` (0-based) puts back where a

@@ -22,10 +22,10 @@ use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::stats::Stat;
 use crate::storage::hcc::{mark_deleted, row_mark};
-use crate::storage::itl::{self, ITL_COMMITTED, Itl};
+use crate::storage::itl::{self, ITL_COMMITTED};
 use crate::storage::row::{ColumnSpan, PieceAddr};
 use crate::txn::Xid;
-use crate::txn::change::RowLocks;
+use crate::txn::change::{RowLocks, point_itl};
 use crate::types::encoding::PayloadKind;
 
 /// The CU heads of one statement's table: the CU at hand, and the buffers its rows are
@@ -147,8 +147,7 @@ impl RowFormat for CuHeads<'_> {
         }
         .encode(&mut body);
         let uba = ctx.undo.append(ctx, xid, &body)?;
-        let lock_count = if prev_itl.xid == xid { prev_itl.lock_count.saturating_add(1) } else { 1 };
-        itl::put(head, index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
+        point_itl(head, index, &prev_itl, xid, uba, 1);
         mark_deleted(head, r, index).map_err(|e| ctx.corrupt(rdba, e))?;
         let rowid = PieceAddr { rdba, slot: r as u16 };
         match edit {

@@ -26,10 +26,10 @@ use crate::catalog::TableDef;
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{DataBlock, DataBlockMut};
-use crate::storage::itl::{self, Itl};
+use crate::storage::itl;
 use crate::storage::row::{self, ColumnSpan, FLAG_DELETED, PIECE_HEADER, PieceAddr, RowPiece};
 use crate::txn::Xid;
-use crate::txn::change::{BlockUndo, RowLocks, UndoKind, kept_rooms, row_lock_holder};
+use crate::txn::change::{BlockUndo, RowLocks, UndoKind, kept_rooms, point_itl, row_lock_holder};
 use crate::txn::cr::row_changed_after;
 use crate::txn::transaction::Transaction;
 use crate::types::encoding::PayloadKind;
@@ -213,9 +213,7 @@ impl RowFormat for RowBlocks<'_> {
         .encode(&mut body);
         let uba = ctx.undo.append(ctx, xid, &body)?;
         let was_locked_by_us = prev_itl.xid == xid && guard[offset + 1] == index as u8 + 1;
-        let lock_count =
-            if prev_itl.xid == xid { prev_itl.lock_count.saturating_add(u8::from(!was_locked_by_us)) } else { 1 };
-        itl::put(guard, index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
+        point_itl(guard, index, &prev_itl, xid, uba, u8::from(!was_locked_by_us));
         let lock = index as u8 + 1;
         match edit {
             RowEdit::Keep => unreachable!("a kept row is not applied"),
