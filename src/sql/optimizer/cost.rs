@@ -26,20 +26,21 @@
 //! - full scan: `1 + ceil(blocks / mbrc) × mreadtim / sreadtim + cpu(rows ×
 //!   hcc_row_ns(level))`, where [`hcc_row_ns`] is the CPU a row of the level's scan took
 //!   in `lab scan` (decompressing the columns read and running the column kernels on
-//!   them, 1 M rows, docs/performance/scan.md): QUERY LOW 2.9 ns, QUERY HIGH 9, ARCHIVE
-//!   LOW 6.6, ARCHIVE HIGH 101, against the row scan's [`SCAN_ROW_NS`];
+//!   them, 1 M rows, a quiet machine, docs/performance/scan.md): QUERY LOW 3.3 ns, QUERY
+//!   HIGH 6.5, ARCHIVE LOW 5.5, ARCHIVE HIGH 67, against the row scan's [`SCAN_ROW_NS`]
+//!   (22 ns in the same run);
 //! - table access by index rowid: a rowid into a CU decompresses the whole CU, once for
 //!   consecutive rowids into it, so each change of CU along the index (the clustering
 //!   factor, whose "blocks" are a CU's head) costs the CU's blocks as single-block reads
 //!   plus the CPU of decompressing its rows: `ceil(clustering_factor × selectivity) ×
 //!   (blocks_per_cu + cpu(rows_per_cu × hcc_whole_row_ns(level)))`, plus
 //!   [`ROWID_ROW_NS`] a row. [`hcc_whole_row_ns`] is the CPU a row of a CU read whole
-//!   (every column decompressed) took, measured by 40 index lookups each decompressing a
-//!   CU of about 5,800 six-column rows (the integration tests' customers-like table,
-//!   200,000 rows, release build, the 2-CPU VM with a build beside it; the statements'
-//!   own work included, so the cheap levels' figures are upper bounds): QUERY LOW 10 ns,
-//!   QUERY HIGH 57, ARCHIVE LOW 55, ARCHIVE HIGH 541. `rows_per_cu` and `blocks_per_cu`
-//!   are estimated ([`CuShape`]):
+//!   (every column decompressed) took, measured by 7 rounds of 40 index lookups each
+//!   decompressing a CU of about 8,100 six-column rows (the integration tests'
+//!   customers-like table, 200,000 rows, release build, a quiet machine, the median
+//!   round; the statements' own work included, so the cheap levels' figures are upper
+//!   bounds): QUERY LOW 7.9 ns, QUERY HIGH 44, ARCHIVE LOW 30, ARCHIVE HIGH 253.
+//!   `rows_per_cu` and `blocks_per_cu` are estimated ([`CuShape`]):
 //!   a CU takes its level's target of compressed bytes in blocks, plus its head, holding
 //!   the table's average rows a block, but no more rows than a CU holds. Rows inserted
 //!   later into row blocks are costed as CU rows.
@@ -58,10 +59,10 @@ pub const SORT_COMPARE_NS: f64 = 30.0;
 /// it (1 M rows of the customers table, two columns read; docs/performance/scan.md).
 pub fn hcc_row_ns(level: HccLevel) -> f64 {
     match level {
-        HccLevel::QueryLow => 2.9,
-        HccLevel::QueryHigh => 9.0,
-        HccLevel::ArchiveLow => 6.6,
-        HccLevel::ArchiveHigh => 101.0,
+        HccLevel::QueryLow => 3.3,
+        HccLevel::QueryHigh => 6.5,
+        HccLevel::ArchiveLow => 5.5,
+        HccLevel::ArchiveHigh => 67.0,
     }
 }
 
@@ -69,10 +70,10 @@ pub fn hcc_row_ns(level: HccLevel) -> f64 {
 /// decompressed), as measured (see the module's doc).
 pub fn hcc_whole_row_ns(level: HccLevel) -> f64 {
     match level {
-        HccLevel::QueryLow => 10.0,
-        HccLevel::QueryHigh => 57.0,
-        HccLevel::ArchiveLow => 55.0,
-        HccLevel::ArchiveHigh => 541.0,
+        HccLevel::QueryLow => 7.9,
+        HccLevel::QueryHigh => 44.0,
+        HccLevel::ArchiveLow => 30.0,
+        HccLevel::ArchiveHigh => 253.0,
     }
 }
 
