@@ -1,14 +1,17 @@
 //! A compression unit's rows as this layer reaches them: decompressing a CU is the column
 //! store's work (a layer above), so this layer names what it needs of a decompressed CU
-//! ([`DecodedCu`]) and how one is read ([`ReadCu`]), and the instance hands the column
-//! store's reader to every [`AccessContext`] (`AccessContext::read_cu`). A fetch by
-//! rowid and an UPDATE or DELETE reach a CU's rows through it.
+//! ([`DecodedCu`]) and how one is read ([`CuCodec`]: from its head, or from the pieces a
+//! scan gathered), and the instance hands the column store's codec to every
+//! [`AccessContext`] (`AccessContext::read_cu`, `AccessContext::decode_cu`). A fetch by
+//! rowid, an UPDATE or DELETE and a scan that takes rows one by one reach a CU's rows
+//! through it.
 //!
 //! Invariant: a decompressed CU's rows carry the rowid (head address, row number) an
 //! index entry keeps; its deleted marks are those of the head version it was read or
 //! last refreshed with.
 
 use super::AccessContext;
+use super::cu_scan::ScannedCu;
 use super::row_view::BlockRow;
 use crate::catalog::TableDef;
 use crate::error::Result;
@@ -28,8 +31,8 @@ pub trait DecodedCu {
     fn is_deleted(&self, row: usize) -> bool;
     /// Takes the deleted-row marks of `head`, another version of the CU's head block.
     fn refresh_marks(&mut self, ctx: &AccessContext<'_>, head: &[u8]) -> Result<()>;
-    /// Row `row` as a whole-row piece in `piece`, located as the row (head, `row`) with
-    /// the columns `kinds` describes.
+    /// Row `row` as a whole-row piece in `piece` of its first `kinds.len()` columns (each
+    /// decompressed), located as the row (head, `row`) with the columns `kinds` describes.
     fn row<'b>(
         &self,
         row: usize,
@@ -42,3 +45,13 @@ pub trait DecodedCu {
 /// Reads and decompresses the CU of `table` whose head block `rdba` is `head` (the version
 /// the reader sees), its pieces through the buffer cache.
 pub type ReadCu = fn(&AccessContext<'_>, &TableDef, u32, &[u8]) -> Result<Box<dyn DecodedCu>>;
+
+/// Decompresses the columns a scan gathered of a CU of `table` it met.
+pub type DecodeCu = fn(&AccessContext<'_>, &TableDef, &ScannedCu<'_>) -> Result<Box<dyn DecodedCu>>;
+
+/// How compression units are decompressed: the column store's codec.
+#[derive(Clone, Copy)]
+pub struct CuCodec {
+    pub read: ReadCu,
+    pub decode: DecodeCu,
+}

@@ -11,5 +11,5 @@ pub const MULTIBLOCK_READ_COUNT: u32 = 128;
 /// The access context of `session`'s next statement. It has no column store, so it reads
 /// no compression units (the tests of this layer and the index's make none).
 pub fn context<'a>(session: &'a FixtureSession<'_>) -> AccessContext<'a> {
-    AccessContext { txn: session.context(), multiblock_read_count: MULTIBLOCK_READ_COUNT, cu_reader: None }
+    AccessContext { txn: session.context(), multiblock_read_count: MULTIBLOCK_READ_COUNT, cus: None }
 }

@@ -1,5 +1,10 @@
 //! Full table scan: every block below the high-water mark, in extent order (or only the
-//! runs of blocks a caller names: [`FullScan::only`], for an in-memory scan's rest).
+//! runs of blocks a caller names: [`FullScan::only`], for an in-memory scan's rest). It is
+//! the one walk of a segment in either format: a compressed table's compression units
+//! are gathered as the walk meets their blocks ([`super::cu_scan`]) and each goes to the
+//! consumer whole ([`ScanConsumer::cu`]: a columnar consumer decompresses the columns it
+//! reads, any other takes the unit's rows one by one), in segment order with the row
+//! blocks.
 //!
 //! For each run of adjacent blocks (cut at extent boundaries) the scan issues multiblock
 //! reads of up to `db_file_multiblock_read_count` blocks (the buffer cache skips blocks
@@ -33,6 +38,7 @@
 //! paid by the multiblock read); per row it is the directory entry, the flag checks and
 //! the walk of column lengths up to the last column the query reads.
 
+use super::cu_scan::{CuGathering, ScannedCu};
 use super::fast_walk::{FastRows, TailCopy};
 use super::prefetch::HEAD_BYTES;
 pub use super::prefetch::NextBlockPrefetch;
@@ -42,7 +48,7 @@ use crate::buffer::{PinnedRun, PrefetchTarget};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::stats::Stat;
-use crate::storage::block::{DataBlock, HEADER_LEN};
+use crate::storage::block::{BlockHeader, BlockType, DataBlock, HEADER_LEN};
 use crate::storage::row::{
     ColumnSpan, FLAGS_WHOLE, PIECE_HEADER, PieceAddr, PieceBody, RowPiece, is_visible_head, locate_columns,
     walk_lengths,
@@ -77,6 +83,54 @@ pub trait ScanConsumer {
     ) -> Result<Flow> {
         fast_rows_one_by_one(self, rows, kinds, rdba)
     }
+
+    /// The columns of a compression unit the scan gathers for [`ScanConsumer::cu`]: a
+    /// columnar consumer names those it decompresses; `None` (the default) gathers every
+    /// column the scan locates, for the unit's rows one by one.
+    fn cu_columns(&self) -> Option<&[bool]> {
+        None
+    }
+
+    /// Takes a compression unit the scan met, whole. The default hands its live rows to
+    /// [`ScanConsumer::row`] one by one ([`cu_rows_one_by_one`]), each located with the
+    /// columns `kinds` describes.
+    fn cu(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        table: &TableDef,
+        cu: &ScannedCu<'_>,
+        kinds: &[PayloadKind],
+    ) -> Result<Flow> {
+        cu_rows_one_by_one(self, ctx, table, cu, kinds)
+    }
+}
+
+/// Hands the live rows of `cu`, a compression unit of `table`, to `visit`'s
+/// [`ScanConsumer::row`] one by one, decompressed through `AccessContext::decode_cu`, each
+/// a whole row of the columns `kinds` describes whose rowid is (head, row number); counts
+/// them as `table scan rows gotten`.
+pub fn cu_rows_one_by_one<C: ScanConsumer + ?Sized>(
+    visit: &mut C,
+    ctx: &AccessContext<'_>,
+    table: &TableDef,
+    cu: &ScannedCu<'_>,
+    kinds: &[PayloadKind],
+) -> Result<Flow> {
+    let decoded = ctx.decode_cu(table, cu)?;
+    let mut spans = vec![ColumnSpan::NULL; kinds.len()];
+    let mut piece = Vec::new();
+    let mut handed = 0u64;
+    let mut flow = Flow::Continue;
+    for r in (0..decoded.rows()).filter(|&r| !decoded.is_deleted(r)) {
+        handed += 1;
+        let row = decoded.row(r, kinds, &mut spans, &mut piece)?;
+        if visit.row(&row)? == Flow::Stop {
+            flow = Flow::Stop;
+            break;
+        }
+    }
+    ctx.stats.add(Stat::TableScanRowsGotten, handed);
+    Ok(flow)
 }
 
 /// Hands the rows `rows` yields to `visit`'s [`ScanConsumer::row_in_place`] one by one,
@@ -116,6 +170,10 @@ pub struct FullScan<'t> {
     /// adjacent addresses in scan order (an in-memory scan reads only what its units do
     /// not hold).
     only: Option<Vec<ExtentRun>>,
+    /// The compression units met (a compressed table's), gathered piece by piece, and
+    /// the columns gathered of each.
+    cus: CuGathering,
+    cu_columns: Vec<bool>,
 }
 
 impl<'t> FullScan<'t> {
@@ -133,6 +191,8 @@ impl<'t> FullScan<'t> {
             chained: Vec::new(),
             chained_spans: vec![ColumnSpan::NULL; n],
             only: None,
+            cus: CuGathering::default(),
+            cu_columns: Vec::new(),
         }
     }
 
@@ -178,6 +238,10 @@ impl<'t> FullScan<'t> {
                 .map(move |i| (run.first + i * max_read, max_read.min(run.blocks - i * max_read)))
         });
         let in_place = visit.rows_in_place();
+        self.cu_columns = match visit.cu_columns() {
+            Some(columns) => columns.to_vec(),
+            None => (0..self.table.columns.len()).map(|c| c < self.width()).collect(),
+        };
         let mut pending: Option<PinnedRun<'_>> = None;
         // The blocks of a chunk a multiblock read stopped short of.
         let mut rest: Option<(u32, u32)> = None;
@@ -210,7 +274,7 @@ impl<'t> FullScan<'t> {
             let current = std::mem::replace(&mut ahead, next);
             let flow = match current {
                 Some(guard) => self.visit_block(ctx, guard, ahead.as_deref(), in_place, visit)?,
-                None if ahead.is_none() => Flow::Stop,
+                None if ahead.is_none() => return self.cus.finish(ctx),
                 None => Flow::Continue,
             };
             if flow == Flow::Stop {
@@ -232,13 +296,32 @@ impl<'t> FullScan<'t> {
     ) -> Result<Flow> {
         let rdba = guard.rdba();
         ctx.stats.add(Stat::TableScanBlocksGotten, 1);
-        let guard = crate::txn::cr::consistent_get_pinned(ctx, guard, |b| ctx.check_table_block(self.table, rdba, b))?;
+        let guard =
+            crate::txn::cr::consistent_get_pinned(ctx, guard, |b| ctx.check_segment_block(self.table, rdba, b))?;
+        if BlockHeader(&guard).block_type() != Some(BlockType::TableData) {
+            return self.visit_cu_block(ctx, rdba, &guard, visit);
+        }
         if in_place {
             self.walk_in_place(ctx, &guard, rdba, next, visit)
         } else {
             self.start_batches(&guard);
             self.walk_block(ctx, &guard, rdba, &mut Gathered::new(&guard), visit)
         }
+    }
+
+    /// Takes block `rdba`, a block of one of the table's compression units (the segment
+    /// check let only those through): a CU its last piece completes goes to the consumer.
+    #[cold]
+    fn visit_cu_block<C: ScanConsumer>(
+        &mut self,
+        ctx: &AccessContext<'_>,
+        rdba: u32,
+        block: &[u8],
+        visit: &mut C,
+    ) -> Result<Flow> {
+        let (table, kinds) = (self.table, &self.kinds);
+        let flow = self.cus.block(ctx, rdba, block, &self.cu_columns, |cu| visit.cu(ctx, table, cu, kinds))?;
+        Ok(flow.unwrap_or(Flow::Continue))
     }
 
     /// [`FullScan::walk_block`] for a consumer that takes rows in place: with the fast

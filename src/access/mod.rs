@@ -18,12 +18,12 @@
 //!   found as of the statement's snapshot, locked and changed in current mode; a row
 //!   block's rows in place (migrated when they outgrow their block), a compression
 //!   unit's rows marked deleted in its head ([`cu_undo`] undoes that).
-//! - compression units (CUs) are read through [`AccessContext::read_cu`], which the
-//!   column store that decodes them supplies ([`cu_rows::DecodedCu`]), so that a CU's
-//!   rows are reached on every path (fetch by rowid, change) without this layer knowing
-//!   its encodings ([`cu_rows`]).
+//! - compression units (CUs) are read through [`AccessContext::read_cu`] and
+//!   [`AccessContext::decode_cu`], which the column store that decodes them supplies
+//!   ([`cu_rows::CuCodec`]), so that a CU's rows are reached on every path (full scan,
+//!   fetch by rowid, change) without this layer knowing its encodings ([`cu_rows`]); a
+//!   full scan gathers a CU's pieces as it meets them ([`cu_scan`]).
 //! - [`row_at`]: a live row of a row block read by its address.
-//! - [`segment_rows`]: every live row of a segment, CUs' rows included, one by one.
 //! - [`segments`]: reading a segment's header; creating, truncating and dropping a
 //!   table's segment.
 //! - `fixture` (tests only): the access context of a session of `txn::fixture`, for the
@@ -42,11 +42,11 @@ pub mod full_scan;
 pub mod heap;
 pub mod change;
 pub mod cu_rows;
+pub mod cu_scan;
 pub mod cu_undo;
 pub mod lanes;
 pub mod prefetch;
 pub mod row_at;
-pub mod segment_rows;
 pub mod row_view;
 pub mod segments;
 
@@ -74,9 +74,9 @@ pub struct AccessContext<'a> {
     pub txn: TxnContext<'a>,
     /// `db_file_multiblock_read_count` for this session.
     pub multiblock_read_count: u32,
-    /// How a compression unit is read and decompressed (the column store's decoder);
+    /// How a compression unit is read and decompressed (the column store's codec);
     /// `None` where no column store is at hand, and a CU met is then an error saying so.
-    pub cu_reader: Option<cu_rows::ReadCu>,
+    pub cus: Option<cu_rows::CuCodec>,
 }
 
 impl<'a> std::ops::Deref for AccessContext<'a> {
@@ -125,18 +125,31 @@ impl AccessContext<'_> {
     }
 
     /// Reads and decompresses the compression unit of `table` whose head block `rdba` is
-    /// `head` (the version the caller sees), through [`AccessContext::cu_reader`].
+    /// `head` (the version the caller sees), through [`AccessContext::cus`].
     pub fn read_cu(
         &self,
         table: &crate::catalog::TableDef,
         rdba: u32,
         head: &[u8],
     ) -> crate::error::Result<Box<dyn cu_rows::DecodedCu>> {
-        let read = self.cu_reader.ok_or_else(|| Error::Unsupported {
+        (self.codec(table, rdba)?.read)(self, table, rdba, head)
+    }
+
+    /// Decompresses the columns a scan gathered of `cu`, a compression unit of `table`,
+    /// through [`AccessContext::cus`].
+    pub fn decode_cu(
+        &self,
+        table: &crate::catalog::TableDef,
+        cu: &cu_scan::ScannedCu<'_>,
+    ) -> crate::error::Result<Box<dyn cu_rows::DecodedCu>> {
+        (self.codec(table, cu.rdba)?.decode)(self, table, cu)
+    }
+
+    fn codec(&self, table: &crate::catalog::TableDef, rdba: u32) -> crate::error::Result<cu_rows::CuCodec> {
+        self.cus.ok_or_else(|| Error::Unsupported {
             construct: format!("reading the compression unit at {rdba:#x} of {} without a column store", table.name),
             position: None,
-        })?;
-        read(self, table, rdba, head)
+        })
     }
 
     /// The error of a block below the high-water mark of `table` that is not one of its

@@ -22,13 +22,14 @@
 //! filtered again by the WHERE clause, so results never depend on which conjuncts ran
 //! where. What a scan does with one unit ([`UnitScan`]: predicates, folds or decoded
 //! rows) is shared with the scan of a compressed table's units
-//! ([`super::hcc_source`]).
+//! ([`super::cu_feed`]).
 
 use crate::access::Flow;
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::exec::aggregate::{FoldShape, Partial};
 use crate::exec::{ExecContext, Stage};
+use crate::expr::functions::FunctionContext;
 use crate::expr::predicates::{self, ColumnBound};
 use crate::inmemory::bitmap::Bitmap;
 use crate::inmemory::cu::{CuPredicate, UnitFold};
@@ -225,7 +226,7 @@ impl InMemoryAccess {
             stats.add(Stat::ImScanRowsValid, imcu.rows as u64 - journal_rows);
             stats.add(Stat::ImScanRowsJournal, journal_rows);
             let unit = UnitScan { imcu, predicates: &predicates, shape: &shape, columns_read: &self.columns_read };
-            stopped = unit.run(&mut keep, isa, self.prune, stages, ctx)?;
+            stopped = unit.run(&mut keep, isa, self.prune, stages, &mut ctx.functions)?;
         }
         if stopped {
             return Ok(());
@@ -277,7 +278,7 @@ impl UnitScan<'_> {
         isa: Isa,
         min_max: bool,
         stages: &mut [Stage<'_>],
-        ctx: &mut ExecContext<'_>,
+        f: &mut FunctionContext,
     ) -> Result<bool> {
         let imcu = self.imcu;
         for (c, p) in self.predicates {
@@ -295,13 +296,13 @@ impl UnitScan<'_> {
                 crate::exec::kernel::hand_partials(stages, passed, &partials)?;
                 Ok(false)
             }
-            _ => self.push_rows(keep, stages, ctx),
+            _ => self.push_rows(keep, stages, f),
         }
     }
 
     /// Decodes the kept rows (the columns the plan reads) and pushes them through the
     /// stages; true when a stage stopped the scan.
-    fn push_rows(&self, keep: &Bitmap, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<bool> {
+    fn push_rows(&self, keep: &Bitmap, stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<bool> {
         let mut row: Vec<Value> = vec![Datum::Null; self.imcu.columns.len()];
         let read: Vec<usize> = self.columns_read.iter().enumerate().filter(|(_, r)| **r).map(|(c, _)| c).collect();
         for r in keep.iter_ones() {
@@ -311,7 +312,7 @@ impl UnitScan<'_> {
                     None => unreachable!("a unit scan holds every column the plan reads"),
                 };
             }
-            if crate::exec::pipeline::push(stages, row.as_slice(), &mut ctx.functions)? == Flow::Stop {
+            if crate::exec::pipeline::push(stages, row.as_slice(), f)? == Flow::Stop {
                 return Ok(true);
             }
         }

@@ -17,8 +17,8 @@
 //! per-row work inside the scan loop (and on rows fetched by rowid). One file per stage,
 //! and one per scan source: `source` (the full scan and the generators),
 //! [`index_source`] (the index paths), [`inmemory_source`] (the column store's scan),
-//! `hcc_source` (a compressed table's full scan, its compression units in the column
-//! store's kernels);
+//! `cu_feed` (the compression units a full scan of a compressed table meets, in the
+//! column store's kernels);
 //! [`probe`] is the stage that measures row-source statistics between two others. The
 //! pipeline evaluates expressions of the layer below (`expr`) and reads rows through
 //! `access`, `index` and `inmemory`; it knows no `Session`: an [`ExecContext`] is made
@@ -27,7 +27,7 @@
 pub mod aggregate;
 mod collect;
 pub mod filter;
-mod hcc_source;
+mod cu_feed;
 pub mod index_source;
 pub mod inmemory_source;
 pub mod kernel;

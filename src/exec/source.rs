@@ -1,8 +1,9 @@
 //! Row sources: where a pipeline's rows come from.
 //!
 //! - TABLE ACCESS FULL: a full scan of a table's segment ([`Source::scan_table`], which
-//!   may also read only some of its blocks); of a compressed table's compression units
-//!   and row blocks, see [`super::hcc_source`].
+//!   may also read only some of its blocks), its row blocks' rows through the pipeline (or
+//!   counted by the row kernel) and a compressed table's compression units through the
+//!   column kernels ([`super::cu_feed`]), as the one walk of the segment meets them.
 //! - TABLE ACCESS INMEMORY FULL: see [`super::inmemory_source`].
 //! - FAST DUAL: the one row of DUAL, with no block read.
 //! - CONNECT BY over DUAL: the row generator `LEVEL` 1..=n.
@@ -11,12 +12,14 @@
 //! - INDEX ... SCAN [+ TABLE ACCESS BY INDEX ROWID]: see [`super::index_source`].
 
 use super::ExecContext;
+use super::cu_feed::CuFeed;
 use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push, push_batch, push_each};
-use crate::access::Flow;
+use crate::access::cu_scan::ScannedCu;
 use crate::access::fast_walk::FastRows;
 use crate::access::full_scan::FullScan;
 use crate::access::full_scan::{ScanConsumer, fast_rows_one_by_one};
+use crate::access::{AccessContext, Flow};
 use crate::access::{BlockBatch, BlockRow, WalkedRow};
 use crate::catalog::TableDef;
 use crate::error::Result;
@@ -54,6 +57,9 @@ struct Feed<'p, 'a> {
     selection: Vec<u16>,
     /// Filters and counts rows in the scan loop when the plan has that shape.
     kernel: Option<CountKernel>,
+    /// The columns the plan reads, and what the compression units met need.
+    columns_read: &'p [bool],
+    cus: CuFeed,
 }
 
 impl Feed<'_, '_> {
@@ -79,6 +85,15 @@ impl ScanConsumer for Feed<'_, '_> {
 
     fn rows_in_place(&self) -> bool {
         self.kernel.is_some()
+    }
+
+    fn cu_columns(&self) -> Option<&[bool]> {
+        Some(self.columns_read)
+    }
+
+    fn cu(&mut self, ctx: &AccessContext<'_>, table: &TableDef, cu: &ScannedCu<'_>, _: &[PayloadKind]) -> Result<Flow> {
+        let stopped = self.cus.run(ctx, table, cu, self.stages, self.f)?;
+        Ok(if stopped { Flow::Stop } else { Flow::Continue })
     }
 
     #[inline(always)]
@@ -136,9 +151,6 @@ impl Source {
 
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
         match self {
-            Source::TableScan { table, columns_read } if table.compression.is_some() => {
-                super::hcc_source::run(table, columns_read, stages, ctx)
-            }
             Source::TableScan { table, columns_read } => Self::scan_table(table, columns_read, None, stages, ctx),
             Source::Index(access) => access.run(stages, ctx),
             Source::InMemory(access) => access.run(stages, ctx),
@@ -166,7 +178,8 @@ impl Source {
             scan = scan.only(runs);
         }
         let kernel = CountKernel::for_stages(stages, scan.kinds());
-        let mut feed = Feed { stages, f: &mut ctx.functions, selection: Vec::new(), kernel };
+        let mut feed =
+            Feed { stages, f: &mut ctx.functions, selection: Vec::new(), kernel, columns_read, cus: CuFeed::default() };
         scan.run(&ctx.access, &mut feed)?;
         feed.hand_kernel_totals();
         Ok(())

@@ -290,7 +290,7 @@ impl DbInner {
                 reader,
             },
             multiblock_read_count,
-            cu_reader: Some(crate::inmemory::hcc::rows::read_cu),
+            cus: Some(crate::inmemory::hcc::rows::CODEC),
         }
     }
 

@@ -687,5 +687,5 @@ fn for_each_live_row_locked(
         }
     }
     let needed = vec![true; table.columns.len()];
-    crate::access::segment_rows::scan_locked(ctx, table, &needed, &mut EachRow(f))
+    crate::access::full_scan::FullScan::new(table, &needed).run_locked(ctx, &mut EachRow(f))
 }

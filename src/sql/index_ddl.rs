@@ -3,9 +3,9 @@
 //! CREATE INDEX takes the table exclusively, as TRUNCATE does (refused while another
 //! transaction has uncommitted changes in it; queries and changes of the table wait for
 //! the build), reads every row with one full scan through the buffer cache (multiblock
-//! reads; a compressed table's compression units read whole, each row keyed by its
-//! rowid in the unit, see [`crate::access::segment_rows`]), encodes each row's key straight into the build's sort (no allocation per row)
-//! and builds the B-tree bottom-up from the sorted entries ([`crate::index::Builder`]):
+//! reads; a compressed table's compression units decompressed as the scan meets them,
+//! each row keyed by its rowid in the unit, see [`crate::access::cu_scan`]), encodes each
+//! row's key straight into the build's sort (no allocation per row) and builds the B-tree bottom-up from the sorted entries ([`crate::index::Builder`]):
 //! the sort stays in memory within the session's `sort_area_size`, else spills sorted runs
 //! to a temporary file in the database directory, removed when the build ends. The
 //! build's statistics (blevel, leaf blocks, distinct keys, clustering factor) go into the
@@ -152,7 +152,7 @@ fn build(
     let types = def.key_types(table);
     let builder = Builder::new(def, ctx.space.block_size, area);
     let mut collector = Collector { columns: &def.columns, types, builder, stats: ctx.stats };
-    crate::access::segment_rows::scan_locked(ctx, table, &needed, &mut collector)?;
+    crate::access::full_scan::FullScan::new(table, &needed).run_locked(ctx, &mut collector)?;
     collector.builder.finish(ctx)
 }
 

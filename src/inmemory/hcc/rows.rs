@@ -12,7 +12,8 @@
 //! mark it deleted; its rowid is the head's block address and its row number.
 
 use crate::access::AccessContext;
-use crate::access::cu_rows::DecodedCu;
+use crate::access::cu_rows::{CuCodec, DecodedCu};
+use crate::access::cu_scan::ScannedCu;
 use crate::access::row_view::BlockRow;
 use crate::catalog::TableDef;
 use crate::error::{Error, Result};
@@ -71,17 +72,43 @@ impl CuRows {
         Ok(CuRows { rdba, info, imcu })
     }
 
-    /// The values of row `row`, one a column, strings borrowed from the units (no
-    /// allocation up to `INLINE_COLUMNS` columns).
-    fn values(&self, row: usize) -> Result<SmallVec<[Datum<'_>; INLINE_COLUMNS]>> {
-        self.imcu.columns.iter().map(|c| c.as_ref().expect("every column decompressed").datum_ref(row)).collect()
+    /// Decompresses the columns a scan gathered of `cu`, a CU of `table` it met.
+    pub fn decode(ctx: &AccessContext<'_>, table: &TableDef, cu: &ScannedCu<'_>) -> Result<CuRows> {
+        let imcu = super::decode(ctx, table, cu.head, cu.payload, cu.columns, &mut Vec::new())
+            .map_err(|e| ctx.corrupt(cu.rdba, e))?;
+        Ok(CuRows { rdba: cu.rdba, info: cu.head.clone(), imcu })
+    }
+
+    /// The values of the first `width` columns of row `row`, strings borrowed from the
+    /// units (no allocation up to `INLINE_COLUMNS` columns); a column not decompressed is
+    /// corruption of the caller's making, reported as an error rather than read as NULL.
+    fn values(&self, row: usize, width: usize) -> Result<SmallVec<[Datum<'_>; INLINE_COLUMNS]>> {
+        self.imcu.columns[..width.min(self.imcu.columns.len())]
+            .iter()
+            .enumerate()
+            .map(|(c, unit)| match unit {
+                Some(unit) => unit.datum_ref(row),
+                None => Err(Error::InvalidValue {
+                    context: format!("row {row} of the compression unit at {:#x}", self.rdba),
+                    message: format!("column {c} was not decompressed"),
+                }),
+            })
+            .collect()
     }
 }
 
-/// Reads the CU of `table` whose head block `rdba` is `head` and decompresses it whole:
-/// the [`crate::access::cu_rows::ReadCu`] the instance gives every access context.
-pub fn read_cu(ctx: &AccessContext<'_>, table: &TableDef, rdba: u32, head: &[u8]) -> Result<Box<dyn DecodedCu>> {
+/// The column store's codec the instance gives every access context
+/// ([`crate::access::cu_rows::CuCodec`]).
+pub const CODEC: CuCodec = CuCodec { read: read_cu, decode: decode_cu };
+
+/// Reads the CU of `table` whose head block `rdba` is `head` and decompresses it whole.
+fn read_cu(ctx: &AccessContext<'_>, table: &TableDef, rdba: u32, head: &[u8]) -> Result<Box<dyn DecodedCu>> {
     Ok(Box::new(CuRows::read(ctx, table, rdba, head)?))
+}
+
+/// Decompresses the columns a scan gathered of a CU it met.
+fn decode_cu(ctx: &AccessContext<'_>, table: &TableDef, cu: &ScannedCu<'_>) -> Result<Box<dyn DecodedCu>> {
+    Ok(Box::new(CuRows::decode(ctx, table, cu)?))
 }
 
 impl DecodedCu for CuRows {
@@ -118,7 +145,7 @@ impl DecodedCu for CuRows {
         spans: &'b mut [ColumnSpan],
         piece: &'b mut Vec<u8>,
     ) -> Result<BlockRow<'b>> {
-        let values = self.values(row)?;
+        let values = self.values(row, kinds.len())?;
         row::encode_whole_row(&values, piece);
         located(piece, kinds, spans, self.rdba, row).ok_or_else(|| Error::InvalidValue {
             context: format!("row {row} of the compression unit at {:#x}", self.rdba),
