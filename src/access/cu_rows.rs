@@ -1,7 +1,7 @@
 //! A compression unit's rows as this layer reaches them: decompressing a CU is the column
 //! store's work (a layer above), so this layer names what it needs of a decompressed CU
-//! ([`DecodedCu`]) and how one is read ([`CuCodec`]: from its head, or from the pieces a
-//! scan gathered), and the instance hands the column store's codec to every
+//! ([`DecodedCu`]) and how one is read and written ([`CuCodec`]: from its head, from the
+//! pieces a scan gathered, by a direct-path load), and the instance hands the column store's codec to every
 //! [`AccessContext`] (`AccessContext::read_cu`, `AccessContext::decode_cu`). A fetch by
 //! rowid, an UPDATE or DELETE and a scan that takes rows one by one reach a CU's rows
 //! through it.
@@ -12,10 +12,13 @@
 
 use super::AccessContext;
 use super::cu_scan::ScannedCu;
+use super::load::SegmentLoad;
 use super::row_view::BlockRow;
 use crate::catalog::TableDef;
 use crate::error::Result;
+use crate::storage::hcc::HccLevel;
 use crate::storage::row::ColumnSpan;
+use crate::txn::Xid;
 use crate::types::encoding::PayloadKind;
 
 /// A compression unit decompressed whole: what this layer needs of the column store's
@@ -49,9 +52,16 @@ pub type ReadCu = fn(&AccessContext<'_>, &TableDef, u32, &[u8]) -> Result<Box<dy
 /// Decompresses the columns a scan gathered of a CU of `table` it met.
 pub type DecodeCu = fn(&AccessContext<'_>, &TableDef, &ScannedCu<'_>) -> Result<Box<dyn DecodedCu>>;
 
-/// How compression units are decompressed: the column store's codec.
+/// Opens a direct-path load of `table` into compression units at the level given: inside
+/// the transaction given (one undo record a unit), or with none into a segment nobody
+/// reaches before the load ends (no undo). See [`super::load`].
+pub type LoadCu =
+    for<'a> fn(&'a AccessContext<'a>, &'a TableDef, HccLevel, Option<Xid>) -> Result<Box<dyn SegmentLoad + 'a>>;
+
+/// How compression units are read, decompressed and written: the column store's codec.
 #[derive(Clone, Copy)]
 pub struct CuCodec {
     pub read: ReadCu,
     pub decode: DecodeCu,
+    pub load: LoadCu,
 }

@@ -136,11 +136,6 @@ impl<'a> Inserter<'a> {
         })
     }
 
-    /// Rows inserted so far.
-    pub fn rows(&self) -> u64 {
-        self.rows
-    }
-
     /// Keeps the rowid of every row inserted from now on (for the table's indexes).
     pub fn track_rowids(&mut self) {
         self.rowids.get_or_insert_with(Vec::new);

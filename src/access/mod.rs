@@ -14,6 +14,9 @@
 //!   kept pinned (`buffer is pinned count`).
 //! - [`heap`]: appending rows (chaining those too large for a block) for a transaction,
 //!   and undoing the appends of a failed statement.
+//! - [`load`]: the one way rows are loaded into a segment, conventional or direct-path,
+//!   in the table's format (row blocks, or a compressed table's units through the
+//!   column store's codec).
 //! - [`change`]: UPDATE and DELETE, one protocol for both formats a segment holds: rows
 //!   found as of the statement's snapshot, locked and changed in current mode; a row
 //!   block's rows in place (migrated when they outgrow their block), a compression
@@ -45,6 +48,7 @@ pub mod cu_rows;
 pub mod cu_scan;
 pub mod cu_undo;
 pub mod lanes;
+pub mod load;
 pub mod prefetch;
 pub mod row_at;
 pub mod row_view;

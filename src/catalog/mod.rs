@@ -128,6 +128,23 @@ impl TableDef {
         self.compression.is_some()
     }
 
+    /// Refuses attributes that do not go together: a table compressed with Hybrid Columnar
+    /// Compression is not copied into the column store, so it is not also INMEMORY.
+    pub fn check_attributes(&self) -> Result<()> {
+        match (self.compression, &self.inmemory) {
+            (Some(level), Some(_)) => Err(Error::Unsupported {
+                construct: format!(
+                    "{} both compressed FOR {} and INMEMORY (a compressed table is not copied into the column store; ALTER TABLE {} NO INMEMORY, or MOVE NOCOMPRESS, first)",
+                    self.name,
+                    level.name(),
+                    self.name
+                ),
+                position: None,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Position of a column by (upper-case) name.
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)

@@ -90,22 +90,6 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Claus
     Ok(QueryResult::message(StatementKind::Ddl, "Table created."))
 }
 
-/// Refuses `what` on `table` when it is compressed with Hybrid Columnar Compression:
-/// such a table takes queries, INSERT (into row blocks), TRUNCATE and DROP.
-pub(super) fn refuse_compressed(table: &TableDef, what: &str) -> Result<()> {
-    match table.compression {
-        None => Ok(()),
-        Some(level) => Err(Error::Unsupported {
-            construct: format!(
-                "{what} on {}, a table compressed FOR {} (a compressed table is not copied into the column store)",
-                table.name,
-                level.name()
-            ),
-            position: None,
-        }),
-    }
-}
-
 /// Oracle's reserved words (SQL Language Reference, "Oracle SQL Reserved Words"): none
 /// names a new table or index unless quoted.
 const RESERVED_WORDS: &[&str] = &[
@@ -451,7 +435,6 @@ pub fn alter_inmemory(
 ) -> Result<QueryResult> {
     let table =
         session.db.catalog.table(name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.into() })?;
-    refuse_compressed(&table, "INMEMORY")?;
     let spec = match clause {
         None => None,
         Some(c) => {
@@ -467,6 +450,7 @@ pub fn alter_inmemory(
             Some(crate::catalog::InMemorySpec { compression: c.compression, priority: c.priority, excluded })
         }
     };
+    TableDef { inmemory: spec.clone(), ..(*table).clone() }.check_attributes()?;
     // Scans of the table finish first: none finds a segment the catalog no longer marks.
     let locks = session.db.locks.table(table.object_id);
     let visible = locks.visibility.write();
@@ -555,15 +539,7 @@ pub fn alter_table_move(session: &Session, name: &str, compress: Option<Option<H
     let table =
         session.db.catalog.table(name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.into() })?;
     let level = compress.unwrap_or(table.compression);
-    if level.is_some() && table.inmemory.is_some() {
-        return Err(Error::Unsupported {
-            construct: format!(
-                "compressing {}, a table marked INMEMORY (ALTER TABLE {} NO INMEMORY first)",
-                table.name, table.name
-            ),
-            position: None,
-        });
-    }
+    TableDef { compression: level, ..(*table).clone() }.check_attributes()?;
     let locks = session.db.locks.table(table.object_id);
     let exclusive_lock = exclusive(&locks, &table.name)?;
     let ctx = session.access_context();
@@ -611,56 +587,26 @@ pub fn alter_table_move(session: &Session, name: &str, compress: Option<Option<H
     Ok(QueryResult::message(StatementKind::Ddl, "Table altered."))
 }
 
-/// Copies the live rows of `from` into `to` (a new segment of the same table): a
-/// direct-path load into units when `to` is compressed, else rows inserted and committed.
+/// Copies the live rows of `from` into `to` (a new segment of the same table) and commits
+/// them: a direct-path load into the new segment, in `to`'s format.
 fn copy_rows(session: &Session, from: &TableDef, to: &TableDef) -> Result<()> {
     let ctx = session.access_context();
     let width = from.columns.len();
     let mut values: Vec<crate::types::Value> = Vec::with_capacity(width);
-    let read_row = |values: &mut Vec<crate::types::Value>, row: &crate::access::row_view::BlockRow<'_>| -> Result<()> {
-        values.clear();
-        for c in 0..width {
-            values.push(row.column(c)?.into_owned());
-        }
-        Ok(())
-    };
-    match to.compression {
-        Some(level) => {
-            let mut loader = crate::inmemory::hcc::HccLoader::new(&ctx, to, level)?;
-            for_each_live_row_locked(&ctx, from, |row| {
-                read_row(&mut values, row)?;
-                loader.push(&values)
-            })?;
-            loader.finish()?;
-        }
-        None => {
-            let xid = {
-                let mut txn = session.txn.borrow_mut();
-                let xid = txn.xid(&ctx, session.sid())?;
-                txn.changes_table(&ctx, to.object_id);
-                xid
-            };
-            let mut inserter = crate::access::heap::Inserter::new(&ctx, to, xid, None)?;
-            let filled = for_each_live_row_locked(&ctx, from, |row| {
-                read_row(&mut values, row)?;
-                inserter.insert(&values)
-            });
-            match filled {
-                Ok(()) => {
-                    let (_, blocks) = inserter.finish()?;
-                    let mut txn = session.txn.borrow_mut();
-                    blocks.into_iter().for_each(|rdba| txn.touched(&ctx, rdba));
-                }
-                Err(e) => {
-                    let _ = inserter.rollback();
-                    super::transaction::rollback(session, None)?;
-                    return Err(e);
-                }
+    let copied = super::dml::with_load(session, to, crate::access::load::LoadPath::NewSegment, |load| {
+        for_each_live_row_locked(&ctx, from, |row| {
+            values.clear();
+            for c in 0..width {
+                values.push(row.column(c)?.into_owned());
             }
-            super::transaction::commit(session, Default::default())?;
-        }
+            load.insert(&values)
+        })
+    });
+    if let Err(e) = copied {
+        super::transaction::rollback(session, None)?;
+        return Err(e);
     }
-    Ok(())
+    super::transaction::commit(session, Default::default()).map(|_| ())
 }
 
 /// Hands every live row of `table` (its compression units' and its row blocks') to `f`,

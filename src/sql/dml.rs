@@ -1,8 +1,11 @@
 //! INSERT (VALUES or SELECT) and COPY FROM a CSV file.
 //!
-//! A statement's rows are coerced to the column types (never truncated) and appended by
-//! an [`Inserter`]; if any row fails, the statement's rows are removed again, so a failed
-//! INSERT or COPY leaves the table as it was. Rows are not copied on the way: a row of
+//! A statement's rows are coerced to the column types (never truncated) and loaded
+//! through `access::load`, which writes them in the table's format: INSERT and COPY into
+//! row blocks, `INSERT /*+ APPEND */ ... SELECT` and CREATE TABLE ... AS SELECT by a
+//! direct-path load (a compressed table's compression units); if any row fails, the
+//! statement's rows are removed again, so a failed INSERT or COPY leaves the table as it
+//! was. Rows are not copied on the way: a row of
 //! INSERT ... SELECT borrows from the projection that computed it, a COPY row from the
 //! read buffer of [`CsvRecords`], and a [`RowEncoder`] writes it straight into its
 //! stored form. A row the encoder refuses is built again the generic way
@@ -10,20 +13,19 @@
 //! Two cases gather owned rows first: the evaluated rows of a VALUES list, and a query
 //! that reads the table it fills. Column counts are checked once per query or VALUES
 //! row; coercion and NOT NULL once per row stored. When the table has indexes, the
-//! inserter keeps the rows' rowids and [`super::index_maintenance`] adds their entries
+//! load keeps the rows' rowids and [`super::index_maintenance`] adds their entries
 //! once the rows are in their blocks, within the statement.
 
 use super::bind::{Binder, Scope, function_name, ident_name, position_of};
 use super::csv_records::CsvRecords;
 use super::plan;
 use super::row_encoder::{RowEncoder, Unencodable};
-use crate::access::heap::Inserter;
+use crate::access::load::{self, LoadPath, SegmentLoad};
 use crate::catalog::TableDef;
 use crate::error::{Error, Result};
 use crate::exec::pipeline::{ConsumeRow, SINK_INLINE_COLUMNS, SinkRow};
 use crate::exec::run_pipeline;
 use crate::expr::batch::BatchRow;
-use crate::expr::functions::FunctionContext;
 use crate::instance::Session;
 use crate::sql::{QueryResult, StatementKind};
 use crate::types::{Datum, Value};
@@ -97,10 +99,13 @@ impl RowShape {
 
     /// Inserts one row of provided values: encoded in place, or, when the encoder refuses
     /// it, built the generic way so that the error names the table and column.
-    fn insert(&self, encoder: &mut RowEncoder, ins: &mut Inserter<'_>, values: &[Datum<'_>]) -> Result<()> {
+    fn insert(&self, encoder: &mut RowEncoder, load: &mut dyn SegmentLoad, values: &[Datum<'_>]) -> Result<()> {
+        if !load.takes_encoded() {
+            return load.insert(&self.row(values)?);
+        }
         match encoder.encode_values(values) {
-            Ok(image) => ins.insert_encoded(image),
-            Err(Unencodable) => ins.insert(&self.row(values)?),
+            Ok(image) => load.insert_encoded(image),
+            Err(Unencodable) => load.insert(&self.row(values)?),
         }
     }
 
@@ -135,11 +140,13 @@ pub(super) fn qualify(table: &str, e: Error) -> Error {
     }
 }
 
-/// Runs `fill` with an inserter for `table`; rolls the statement back if it fails.
-pub(super) fn with_inserter(
+/// Runs `fill` with a load of `table` by `path` in the session's transaction, then adds
+/// the rows' index entries; takes the load back if it fails.
+pub(super) fn with_load(
     session: &Session,
     table: &TableDef,
-    fill: impl FnOnce(&mut Inserter<'_>) -> Result<()>,
+    path: LoadPath,
+    fill: impl FnOnce(&mut dyn SegmentLoad) -> Result<()>,
 ) -> Result<u64> {
     let ctx = session.access_context();
     let (xid, fixed_snapshot) = {
@@ -148,27 +155,26 @@ pub(super) fn with_inserter(
         txn.changes_table(&ctx, table.object_id);
         (xid, txn.snapshot)
     };
-    let mut inserter = Inserter::new(&ctx, table, xid, fixed_snapshot)?;
+    let mut loading = load::open(&ctx, table, path, xid, fixed_snapshot)?;
     let indexes = super::index_maintenance::TableIndexes::of(session, table);
     if indexes.is_some() {
-        inserter.track_rowids();
+        loading.track_rowids();
     }
-    match fill(&mut inserter) {
+    match fill(loading.as_mut()) {
         Ok(()) => {
-            let rowids = inserter.take_rowids();
-            let (rows, blocks) = inserter.finish()?;
+            let loaded = loading.finish()?;
             {
                 let mut txn = session.txn.borrow_mut();
-                blocks.into_iter().for_each(|rdba| txn.touched(&ctx, rdba));
+                loaded.touched.into_iter().for_each(|rdba| txn.touched(&ctx, rdba));
             }
             // The rows are in their blocks: their index entries follow (a failure here
             // fails the statement, whose rollback removes the rows too).
             if let Some(indexes) = indexes {
-                indexes.rows_inserted(session, table, &rowids)?;
+                indexes.rows_inserted(session, table, &loaded.rowids)?;
             }
-            Ok(rows)
+            Ok(loaded.rows)
         }
-        Err(e) => match inserter.rollback() {
+        Err(e) => match loading.rollback() {
             Ok(()) => Err(e),
             Err(undo) => Err(Error::UndoFailed { statement: Box::new(e), undo: Box::new(undo) }),
         },
@@ -192,20 +198,18 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
     let Some(source) = &insert.source else { return Err(Error::unsupported("INSERT without VALUES or SELECT")) };
     let table = shape.table.clone();
     let hints: Vec<&str> = insert.optimizer_hints.iter().map(|h| h.text.as_str()).collect();
-    let direct = super::optimizer::hints::parse(&hints).append();
+    // APPEND asks for a direct-path load of a query's rows (Oracle ignores it for VALUES).
+    let path = if super::optimizer::hints::parse(&hints).append() { LoadPath::Direct } else { LoadPath::Conventional };
     let rows = match &*source.body {
-        ast::SetExpr::Select(_) | ast::SetExpr::Query(_) | ast::SetExpr::SetOperation { .. }
-            if direct && table.compression.is_some() =>
-        {
-            insert_direct(session, &shape, source)?
-        }
         ast::SetExpr::Values(values) => {
             let rows = values_rows(session, values)?;
             rows.iter().try_for_each(|r| shape.check_count(r.len()))?;
             let mut encoder = shape.encoder();
-            with_inserter(session, &table, |ins| rows.iter().try_for_each(|r| shape.insert(&mut encoder, ins, r)))?
+            with_load(session, &table, LoadPath::Conventional, |load| {
+                rows.iter().try_for_each(|r| shape.insert(&mut encoder, load, r))
+            })?
         }
-        _ => insert_select(session, &shape, source)?,
+        _ => insert_select(session, &shape, source, path)?,
     };
     Ok(inserted(rows))
 }
@@ -237,10 +241,10 @@ fn values_rows(session: &Session, values: &ast::Values) -> Result<Vec<Vec<Value>
         .collect()
 }
 
-/// INSERT ... SELECT: rows stream from the query into the table, except when the query
-/// reads the table being filled; then they are gathered first (the query sees the table
-/// as it was when the statement began, as in Oracle).
-fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Result<u64> {
+/// INSERT ... SELECT, loaded by `path`: rows stream from the query into the table, except
+/// when the query reads the table being filled; then they are gathered first (the query
+/// sees the table as it was when the statement began, as in Oracle).
+fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query, path: LoadPath) -> Result<u64> {
     let functions = super::function_context(session);
     let planned = plan::plan_query(query, session, &functions)?;
     shape.check_count(planned.columns.len())?;
@@ -249,131 +253,62 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query) -> Res
     let mut encoder = shape.encoder();
     if reads_target {
         let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;
-        return with_inserter(session, &shape.table, |ins| {
-            rows.iter().try_for_each(|r| shape.insert(&mut encoder, ins, r))
+        return with_load(session, &shape.table, path, |load| {
+            rows.iter().try_for_each(|r| shape.insert(&mut encoder, load, r))
         });
     }
-    with_inserter(session, &shape.table, |ins| {
-        let planned = planned.into_sink(Box::new(InsertSink { shape, encoder, ins }));
+    with_load(session, &shape.table, path, |load| {
+        let encoded = load.takes_encoded();
+        let planned = planned.into_sink(Box::new(InsertSink { shape, encoder, load, encoded }));
         run_pipeline(&planned.source, planned.stages, &mut ctx).map(|_| ())
     })
 }
 
-/// `INSERT /*+ APPEND */ ... SELECT` into a compressed table: a direct-path load of the
-/// query's rows into new compression units above the high-water mark, inside the
-/// session's transaction (its undo makes the units' rows invisible to others until it
-/// commits, and deleted if it rolls back), then their index entries. The query reads the
-/// table as it was: the units are above the high-water mark until the load ends.
-fn insert_direct(session: &Session, shape: &RowShape, query: &ast::Query) -> Result<u64> {
-    let level = shape.table.compression.expect("a compressed table");
-    let planned = plan_rows_to_load(session, shape, query)?;
-    let access = session.access_context();
-    let xid = {
-        let mut txn = session.txn.borrow_mut();
-        let xid = txn.xid(&access, session.sid())?;
-        txn.changes_table(&access, shape.table.object_id);
-        xid
-    };
-    let loader = crate::inmemory::hcc::HccLoader::in_transaction(&access, &shape.table, level, xid)?;
-    let loaded = load_units(session, shape, planned, loader)?;
-    {
-        let mut txn = session.txn.borrow_mut();
-        loaded.units.iter().for_each(|&(head, _)| txn.touched(&access, head));
-    }
-    access.stats.add(crate::stats::Stat::RowsInserted, loaded.rows);
-    if let Some(indexes) = super::index_maintenance::TableIndexes::of(session, &shape.table) {
-        let rowids: Vec<crate::storage::row::PieceAddr> = loaded
-            .units
-            .iter()
-            .flat_map(|&(rdba, rows)| (0..rows).map(move |r| crate::storage::row::PieceAddr { rdba, slot: r as u16 }))
-            .collect();
-        indexes.rows_inserted(session, &shape.table, &rowids)?;
-    }
-    Ok(loaded.rows)
-}
-
-/// The plan of `query`, whose rows go into the shape's table, with the functions its
-/// execution evaluates in.
-fn plan_rows_to_load<'p>(
-    session: &Session,
-    shape: &RowShape,
-    query: &ast::Query,
-) -> Result<(plan::Planned<'p>, FunctionContext)> {
-    let functions = super::function_context(session);
-    let planned = plan::plan_query(query, session, &functions)?;
-    shape.check_count(planned.columns.len())?;
-    Ok((planned, functions))
-}
-
-/// Runs a planned query into `loader`, a direct-path load into new compression units of
-/// the shape's table, each row coerced and checked as an INSERT's is.
-fn load_units(
-    session: &Session,
-    shape: &RowShape,
-    (planned, functions): (plan::Planned<'_>, FunctionContext),
-    mut loader: crate::inmemory::hcc::HccLoader<'_, '_>,
-) -> Result<crate::inmemory::hcc::Loaded> {
-    let mut ctx = super::exec_context(session, functions);
-    {
-        let sink = |values: &[Datum<'_>]| -> Result<()> { loader.push(&shape.row(values)?) };
-        let planned = planned.into_sink(Box::new(sink));
-        run_pipeline(&planned.source, planned.stages, &mut ctx)?;
-    }
-    loader.finish()
-}
-
-/// Where INSERT ... SELECT hands its rows: each encoded and appended.
-struct InsertSink<'s, 'i, 'a> {
+/// Where INSERT ... SELECT hands its rows: each encoded and appended, or handed over as
+/// values to a load that takes no encoded rows (`encoded` false).
+struct InsertSink<'s, 'l> {
     shape: &'s RowShape,
     encoder: RowEncoder,
-    ins: &'i mut Inserter<'a>,
+    load: &'l mut dyn SegmentLoad,
+    encoded: bool,
 }
 
-impl ConsumeRow for InsertSink<'_, '_, '_> {
+impl ConsumeRow for InsertSink<'_, '_> {
     fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
-        self.shape.insert(&mut self.encoder, self.ins, values)
+        self.shape.insert(&mut self.encoder, self.load, values)
     }
 
     /// A row of a batch is encoded from its cells; one the encoder refuses is built the
     /// generic way from its values, whose error names the column.
     fn consume_batch_row(&mut self, row: BatchRow<'_>) -> Result<()> {
-        match self.encoder.encode_cells(&row) {
-            Ok(image) => self.ins.insert_encoded(image),
+        let image = match self.encoded {
+            true => self.encoder.encode_cells(&row),
+            false => Err(Unencodable),
+        };
+        match image {
+            Ok(image) => self.load.insert_encoded(image),
             Err(Unencodable) => {
                 let values: SinkRow<'_> = (0..row.len()).map(|c| row.datum(c)).collect();
-                self.ins.insert(&self.shape.row(&values)?)
+                self.load.insert(&self.shape.row(&values)?)
             }
         }
     }
 }
 
 /// Loads the rows of `query` into `table`, just created by CREATE TABLE ... AS SELECT, and
-/// commits them: a direct-path load into compression units when the table is compressed
-/// (no undo: they become part of the table when the segment header moves its high-water
-/// mark, at the end), else rows inserted as INSERT ... SELECT inserts them. Either way a
-/// row is coerced and checked as an INSERT's is.
+/// commits them (the commit's log write makes a table acknowledged as created keep its
+/// rows whatever crashes next): a direct-path load into a new segment, each row coerced
+/// and checked as an INSERT's is.
 pub(super) fn load_new_table(session: &Session, table: &TableDef, query: &ast::Query) -> Result<u64> {
     let table = session.db.catalog.table(&table.name).filter(|t| t.object_id == table.object_id).ok_or_else(|| {
         Error::Transaction { message: format!("table {} was dropped while it was being created", table.name) }
     })?;
     let shape = RowShape { targets: (0..table.columns.len()).collect(), table };
-    let Some(level) = shape.table.compression else {
-        let inserted = super::transaction::statement(session, || insert_select(session, &shape, query).map(inserted))?;
-        super::transaction::commit(session, Default::default())?;
-        return Ok(inserted.rows_affected);
-    };
-    let planned = plan_rows_to_load(session, &shape, query)?;
-    let access = session.access_context();
-    let loader = crate::inmemory::hcc::HccLoader::new(&access, &shape.table, level)?;
-    let loaded = load_units(session, &shape, planned, loader)?;
-    // The load's redo reaches the log before the statement returns, as a commit's does:
-    // a table acknowledged as created keeps its rows whatever crashes next.
-    let redo = &session.db.redo;
-    {
-        let _wait = access.stats.begin_wait(crate::stats::WaitEvent::LogFileSync);
-        redo.wait_flushed(redo.last_appended(), true)?;
-    }
-    Ok(loaded.rows)
+    let loaded = super::transaction::statement(session, || {
+        insert_select(session, &shape, query, LoadPath::NewSegment).map(inserted)
+    })?;
+    super::transaction::commit(session, Default::default())?;
+    Ok(loaded.rows_affected)
 }
 
 /// The parts of a COPY statement.
@@ -438,8 +373,8 @@ pub fn copy(session: &Session, stmt: CopyStatement<'_>) -> Result<QueryResult> {
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut reader = CsvRecords::new(file, format.delimiter, format.quote);
     let mut progress = session.state.lock().progress.take();
-    let result = with_inserter(session, &shape.table, |ins| {
-        load_csv(&mut reader, &shape, &format, &path, total, &mut progress, ins)
+    let result = with_load(session, &shape.table, LoadPath::Conventional, |load| {
+        load_csv(&mut reader, &shape, &format, &path, total, &mut progress, load)
     });
     session.state.lock().progress = progress;
     let rows = result?;
@@ -453,10 +388,12 @@ fn load_csv<R: std::io::Read>(
     path: &std::path::Path,
     total: u64,
     progress: &mut Option<crate::instance::ProgressFn>,
-    ins: &mut Inserter<'_>,
+    load: &mut dyn SegmentLoad,
 ) -> Result<()> {
     let mut encoder = shape.encoder();
+    let encoded = load.takes_encoded();
     let mut first = true;
+    let mut rows = 0u64;
     while let Some(record) = reader.next_record().map_err(|e| Error::io("read", path, e))? {
         if std::mem::take(&mut first) && format.header {
             continue;
@@ -468,14 +405,19 @@ fn load_csv<R: std::io::Read>(
             let message = format!("{} fields, expected {}", fields.len(), shape.targets.len());
             return Err(csv_error(fields.len().min(shape.targets.len()) + 1, message));
         }
-        match encoder.encode_texts(&fields, format.null.as_deref()) {
-            Ok(image) => ins.insert_encoded(image)?,
+        let image = match encoded {
+            true => encoder.encode_texts(&fields, format.null.as_deref()),
+            false => Err(Unencodable),
+        };
+        match image {
+            Ok(image) => load.insert_encoded(image)?,
             Err(Unencodable) => {
                 let row = csv_row(&fields, shape, format).map_err(|(column, e)| csv_error(column, e.to_string()))?;
-                ins.insert(&row)?;
+                load.insert(&row)?;
             }
         }
-        if ins.rows().is_multiple_of(65_536)
+        rows += 1;
+        if rows.is_multiple_of(65_536)
             && let Some(p) = progress.as_mut()
         {
             p(record.byte, total);

@@ -254,8 +254,8 @@ fn run(
     // The new versions of rows that moved out of their compression units, inserted once
     // every row is changed, so that the statement never meets them.
     if !done.moved_out.is_empty() {
-        super::dml::with_inserter(session, table, |ins| {
-            done.moved_out.iter().try_for_each(|piece| ins.insert_encoded(piece))
+        super::dml::with_load(session, table, crate::access::load::LoadPath::Conventional, |load| {
+            done.moved_out.iter().try_for_each(|piece| load.insert_encoded(piece))
         })?;
     }
     Ok(done.rows)

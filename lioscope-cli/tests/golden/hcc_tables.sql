@@ -65,3 +65,12 @@ CREATE TABLE bad COMPRESS AS SELECT * FROM src;
 CREATE TABLE bad COMPRESS FOR OLTP AS SELECT * FROM src;
 CREATE TABLE bad COMPRESS BASIC AS SELECT * FROM src;
 ALTER TABLE ah INMEMORY;
+-- NO INMEMORY on a compressed table changes nothing and is allowed; compressing a table
+-- marked INMEMORY is refused, as INMEMORY on a compressed table is.
+ALTER TABLE ah NO INMEMORY;
+ALTER TABLE plain INMEMORY;
+ALTER TABLE plain MOVE COMPRESS FOR QUERY LOW;
+ALTER TABLE plain NO INMEMORY;
+ALTER TABLE plain MOVE COMPRESS FOR QUERY LOW;
+SELECT table_name, compress_for, inmemory FROM user_tables WHERE table_name IN ('AH', 'PLAIN') ORDER BY table_name;
+SELECT COUNT(*), SUM(id) FROM plain;

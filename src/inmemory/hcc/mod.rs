@@ -37,6 +37,7 @@ pub mod rows;
 use super::cu::{ColumnUnit, Packing};
 use super::imcu::{GatherBuffers, ImColumn, Imcu, ImcuBuilder, ValueKind};
 use crate::access::AccessContext;
+use crate::access::load::{LoadedRows, SegmentLoad};
 use crate::access::segments::SegmentSpace;
 use crate::catalog::TableDef;
 use crate::error::{Error, Result};
@@ -44,6 +45,8 @@ use crate::stats::Stat;
 use crate::storage::block::{BlockType, format_block, set_scn};
 use crate::storage::hcc::{CompressedCu, CuInfo, HccLevel, PayloadAssembly, max_cu_rows};
 use crate::storage::itl::{self, Itl};
+use crate::storage::row::PieceAddr;
+use crate::types::encoding::PayloadKind;
 use crate::types::{DataType, Datum};
 
 /// How hard each level packs its codes before the byte compressor runs.
@@ -113,11 +116,32 @@ pub struct HccLoader<'a, 'c> {
     loaded: Loaded,
     /// The transaction of an `INSERT /*+ APPEND */`; `None` for a load into a new table.
     transaction: Option<crate::txn::Xid>,
+    /// Whether the caller wants the loaded rows' rowids (for the table's indexes).
+    track_rowids: bool,
+}
+
+/// Opens a direct-path load of `table` into CUs at `level`: the column store's side of
+/// `access::load` ([`crate::access::cu_rows::CuCodec::load`]). Inside transaction
+/// `transaction` when given (`INSERT /*+ APPEND */`: one undo record a CU), else into a
+/// segment nobody reaches before the load ends (no undo).
+pub fn open_load<'a>(
+    ctx: &'a AccessContext<'a>,
+    table: &'a TableDef,
+    level: HccLevel,
+    transaction: Option<crate::txn::Xid>,
+) -> Result<Box<dyn SegmentLoad + 'a>> {
+    Ok(Box::new(HccLoader::new(ctx, table, level, transaction)?))
 }
 
 impl<'a, 'c> HccLoader<'a, 'c> {
-    /// A load into `table`, compressed at `level`.
-    pub fn new(ctx: &'a AccessContext<'c>, table: &'a TableDef, level: HccLevel) -> Result<HccLoader<'a, 'c>> {
+    /// A load into `table`, compressed at `level`, inside `transaction` when given (whose
+    /// undo undoes it).
+    pub fn new(
+        ctx: &'a AccessContext<'c>,
+        table: &'a TableDef,
+        level: HccLevel,
+        transaction: Option<crate::txn::Xid>,
+    ) -> Result<HccLoader<'a, 'c>> {
         let writer = ctx.locks.table(table.object_id).writer.lock_arc();
         let space = SegmentSpace::open(ctx, table.segment_header, table.object_id, &table.name)?;
         Ok(HccLoader {
@@ -131,20 +155,9 @@ impl<'a, 'c> HccLoader<'a, 'c> {
             raw: 0,
             raw_budget: 4 * level.target_payload(),
             loaded: Loaded::default(),
-            transaction: None,
+            transaction,
+            track_rowids: false,
         })
-    }
-
-    /// A load into `table` inside transaction `xid` (whose undo undoes it).
-    pub fn in_transaction(
-        ctx: &'a AccessContext<'c>,
-        table: &'a TableDef,
-        level: HccLevel,
-        xid: crate::txn::Xid,
-    ) -> Result<HccLoader<'a, 'c>> {
-        let mut loader = HccLoader::new(ctx, table, level)?;
-        loader.transaction = Some(xid);
-        Ok(loader)
     }
 
     /// Adds a row, one value a table column; writes a CU when the row fills one.
@@ -231,6 +244,7 @@ impl<'a, 'c> HccLoader<'a, 'c> {
         let stats = self.ctx.stats;
         stats.add(Stat::HccLoadDirectCus, 1);
         stats.add(Stat::HccLoadDirectRows, rows as u64);
+        stats.add(Stat::RowsInserted, rows as u64);
         self.loaded.rows += rows as u64;
         self.loaded.cus += 1;
         self.loaded.blocks += pieces as u64;
@@ -241,6 +255,61 @@ impl<'a, 'c> HccLoader<'a, 'c> {
         let ratio = self.raw as f64 / cu.payload.len().max(1) as f64;
         self.raw_budget = ((self.level.target_payload() as f64 * ratio) as usize).clamp(16 << 10, 64 << 20);
         self.raw = 0;
+        Ok(())
+    }
+}
+
+impl SegmentLoad for HccLoader<'_, '_> {
+    fn takes_encoded(&self) -> bool {
+        false
+    }
+
+    fn insert(&mut self, values: &[Datum<'_>]) -> Result<()> {
+        self.push(values)
+    }
+
+    /// A row encoded in the row format is read back into its values first (the load
+    /// gathers values by column); [`SegmentLoad::takes_encoded`] tells callers to hand
+    /// values instead.
+    fn insert_encoded(&mut self, image: &[u8]) -> Result<()> {
+        let kinds: Vec<PayloadKind> = self.table.columns.iter().map(|c| PayloadKind::from(c.data_type)).collect();
+        let mut spans = vec![crate::storage::row::ColumnSpan::NULL; kinds.len()];
+        let row = rows::located(image, &kinds, &mut spans, 0, 0).ok_or_else(|| Error::InvalidValue {
+            context: self.table.name.clone(),
+            message: "a row handed to a direct-path load is not a whole row".into(),
+        })?;
+        let values: Vec<Datum<'_>> =
+            (0..kinds.len()).map(|c| crate::access::row_view::RowAccess::column(&row, c)).collect::<Result<_>>()?;
+        self.push(&values)
+    }
+
+    fn track_rowids(&mut self) {
+        self.track_rowids = true;
+    }
+
+    /// The CUs' heads go to the transaction for its cleanout at commit; a load into a
+    /// new segment leaves no ITL entry to clean.
+    fn finish(self: Box<Self>) -> Result<LoadedRows> {
+        let (transaction, track) = (self.transaction, self.track_rowids);
+        let loaded = HccLoader::finish(*self)?;
+        let touched = match transaction {
+            Some(_) => loaded.units.iter().map(|&(head, _)| head).collect(),
+            None => Vec::new(),
+        };
+        let rowids = match track {
+            true => loaded
+                .units
+                .iter()
+                .flat_map(|&(rdba, rows)| (0..rows).map(move |r| PieceAddr { rdba, slot: r as u16 }))
+                .collect(),
+            false => Vec::new(),
+        };
+        Ok(LoadedRows { rows: loaded.rows, touched, rowids })
+    }
+
+    /// The CUs written stay above the high-water mark, never reached; a transaction's
+    /// undo records for them are the statement's to roll back.
+    fn rollback(self: Box<Self>) -> Result<()> {
         Ok(())
     }
 }

@@ -99,7 +99,7 @@ impl CuRows {
 
 /// The column store's codec the instance gives every access context
 /// ([`crate::access::cu_rows::CuCodec`]).
-pub const CODEC: CuCodec = CuCodec { read: read_cu, decode: decode_cu };
+pub const CODEC: CuCodec = CuCodec { read: read_cu, decode: decode_cu, load: super::open_load };
 
 /// Reads the CU of `table` whose head block `rdba` is `head` and decompresses it whole.
 fn read_cu(ctx: &AccessContext<'_>, table: &TableDef, rdba: u32, head: &[u8]) -> Result<Box<dyn DecodedCu>> {
