@@ -44,7 +44,7 @@
 //! not marked deleted in the head version pinned).
 
 use super::AccessContext;
-use super::cu_rows::DecodedCu;
+use super::cu::DecodedCu;
 use super::full_scan::{LiveRow, NextBlockPrefetch, live_row};
 use super::row_at::whole_row;
 use super::row_view::{BlockRow, WalkedRow};

@@ -1,7 +1,7 @@
 //! Full table scan: every block below the high-water mark, in extent order (or only the
 //! runs of blocks a caller names: [`FullScan::only`], for an in-memory scan's rest). It is
 //! the one walk of a segment in either format: a compressed table's compression units
-//! are gathered as the walk meets their blocks ([`super::cu_scan`]) and each goes to the
+//! are gathered as the walk meets their blocks ([`super::cu::scan`]) and each goes to the
 //! consumer whole ([`ScanConsumer::cu`]: a columnar consumer decompresses the columns it
 //! reads, any other takes the unit's rows one by one), in segment order with the row
 //! blocks.
@@ -38,7 +38,7 @@
 //! paid by the multiblock read); per row it is the directory entry, the flag checks and
 //! the walk of column lengths up to the last column the query reads.
 
-use super::cu_scan::{CuGathering, ScannedCu};
+use super::cu::scan::{CuGathering, ScannedCu};
 use super::fast_walk::{FastRows, TailCopy};
 use super::prefetch::HEAD_BYTES;
 pub use super::prefetch::NextBlockPrefetch;

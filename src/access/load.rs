@@ -16,7 +16,7 @@
 //! A load runs inside a transaction (the caller's `xid`) whatever the path: the row
 //! format needs one for its row locks, and the caller commits a new segment's load before
 //! the dictionary names it. Units are written by the column store's codec
-//! ([`super::cu_rows::CuCodec::load`]), which sits above this layer.
+//! ([`super::cu::CuCodec::load`]), which sits above this layer.
 //!
 //! Invariant: nothing a load writes is visible to another transaction before the caller's
 //! transaction commits, nor reachable at all if the load fails ([`SegmentLoad::rollback`]

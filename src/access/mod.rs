@@ -20,12 +20,12 @@
 //! - [`change`]: UPDATE and DELETE, one protocol for both formats a segment holds: rows
 //!   found as of the statement's snapshot, locked and changed in current mode; a row
 //!   block's rows in place (migrated when they outgrow their block), a compression
-//!   unit's rows marked deleted in its head ([`cu_undo`] undoes that).
+//!   unit's rows marked deleted in its head ([`cu::undo`] undoes that).
 //! - compression units (CUs) are read through [`AccessContext::read_cu`] and
 //!   [`AccessContext::decode_cu`], which the column store that decodes them supplies
-//!   ([`cu_rows::CuCodec`]), so that a CU's rows are reached on every path (full scan,
-//!   fetch by rowid, change) without this layer knowing its encodings ([`cu_rows`]); a
-//!   full scan gathers a CU's pieces as it meets them ([`cu_scan`]).
+//!   ([`cu::CuCodec`]), so that a CU's rows are reached on every path (full scan,
+//!   fetch by rowid, change, load) without this layer knowing its encodings ([`cu`]); a
+//!   full scan gathers a CU's pieces as it meets them ([`cu::scan`]).
 //! - [`row_at`]: a live row of a row block read by its address.
 //! - [`segments`]: reading a segment's header; creating, truncating and dropping a
 //!   table's segment.
@@ -44,9 +44,7 @@ pub mod fixture;
 pub mod full_scan;
 pub mod heap;
 pub mod change;
-pub mod cu_rows;
-pub mod cu_scan;
-pub mod cu_undo;
+pub mod cu;
 pub mod lanes;
 pub mod load;
 pub mod prefetch;
@@ -80,7 +78,7 @@ pub struct AccessContext<'a> {
     pub multiblock_read_count: u32,
     /// How a compression unit is read and decompressed (the column store's codec);
     /// `None` where no column store is at hand, and a CU met is then an error saying so.
-    pub cus: Option<cu_rows::CuCodec>,
+    pub cus: Option<cu::CuCodec>,
 }
 
 impl<'a> std::ops::Deref for AccessContext<'a> {
@@ -135,7 +133,7 @@ impl AccessContext<'_> {
         table: &crate::catalog::TableDef,
         rdba: u32,
         head: &[u8],
-    ) -> crate::error::Result<Box<dyn cu_rows::DecodedCu>> {
+    ) -> crate::error::Result<Box<dyn cu::DecodedCu>> {
         (self.codec(table, rdba)?.read)(self, table, rdba, head)
     }
 
@@ -144,12 +142,12 @@ impl AccessContext<'_> {
     pub fn decode_cu(
         &self,
         table: &crate::catalog::TableDef,
-        cu: &cu_scan::ScannedCu<'_>,
-    ) -> crate::error::Result<Box<dyn cu_rows::DecodedCu>> {
+        cu: &cu::scan::ScannedCu<'_>,
+    ) -> crate::error::Result<Box<dyn cu::DecodedCu>> {
         (self.codec(table, cu.rdba)?.decode)(self, table, cu)
     }
 
-    fn codec(&self, table: &crate::catalog::TableDef, rdba: u32) -> crate::error::Result<cu_rows::CuCodec> {
+    fn codec(&self, table: &crate::catalog::TableDef, rdba: u32) -> crate::error::Result<cu::CuCodec> {
         self.cus.ok_or_else(|| Error::Unsupported {
             construct: format!("reading the compression unit at {rdba:#x} of {} without a column store", table.name),
             position: None,

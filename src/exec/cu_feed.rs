@@ -20,7 +20,7 @@
 use super::inmemory_source::{Shape, UnitScan, pruned, unit_predicates};
 use super::pipeline::Stage;
 use crate::access::AccessContext;
-use crate::access::cu_scan::ScannedCu;
+use crate::access::cu::scan::ScannedCu;
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::expr::functions::FunctionContext;

@@ -15,7 +15,7 @@ use super::ExecContext;
 use super::cu_feed::CuFeed;
 use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push, push_batch, push_each};
-use crate::access::cu_scan::ScannedCu;
+use crate::access::cu::scan::ScannedCu;
 use crate::access::fast_walk::FastRows;
 use crate::access::full_scan::FullScan;
 use crate::access::full_scan::{ScanConsumer, fast_rows_one_by_one};

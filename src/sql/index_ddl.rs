@@ -4,7 +4,7 @@
 //! transaction has uncommitted changes in it; queries and changes of the table wait for
 //! the build), reads every row with one full scan through the buffer cache (multiblock
 //! reads; a compressed table's compression units decompressed as the scan meets them,
-//! each row keyed by its rowid in the unit, see [`crate::access::cu_scan`]), encodes each
+//! each row keyed by its rowid in the unit, see [`crate::access::cu::scan`]), encodes each
 //! row's key straight into the build's sort (no allocation per row) and builds the B-tree bottom-up from the sorted entries ([`crate::index::Builder`]):
 //! the sort stays in memory within the session's `sort_area_size`, else spills sorted runs
 //! to a temporary file in the database directory, removed when the build ends. The

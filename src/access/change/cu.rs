@@ -15,8 +15,8 @@
 
 use super::{Candidate, Changed, Current, RowChanges, RowEdit, RowFormat};
 use crate::access::AccessContext;
-use crate::access::cu_rows::DecodedCu;
-use crate::access::cu_undo::{CuChange, CuUndo};
+use crate::access::cu::DecodedCu;
+use crate::access::cu::undo::{CuChange, CuUndo};
 use crate::buffer::WriteGuard;
 use crate::catalog::TableDef;
 use crate::error::Result;

@@ -22,7 +22,7 @@
 //! of a load that fails is ever reachable. A load into a new table (CREATE TABLE AS
 //! SELECT, ALTER TABLE MOVE) writes no undo: nobody sees the table before it is whole.
 //! A load inside a transaction (`INSERT /*+ APPEND */`) writes one undo record a CU
-//! (`access::cu_undo::CuChange::Loaded`) and names the transaction in the head's first ITL slot,
+//! (`access::cu::undo::CuChange::Loaded`) and names the transaction in the head's first ITL slot,
 //! before the head is written: until the transaction commits, a reader's CR clone of the
 //! head, and a rollback, mark every row of the CU deleted.
 //!
@@ -30,7 +30,7 @@
 //! fetches by rowid, DML and index builds): it is the CU reader every access context
 //! carries (`access::AccessContext::read_cu`). The rows of CUs are changed (marked
 //! deleted) by the access layer's one change protocol (`access::change`), whose undo
-//! record (`access::cu_undo`) a transaction's load writes too.
+//! record (`access::cu::undo`) a transaction's load writes too.
 
 pub mod rows;
 
@@ -121,7 +121,7 @@ pub struct HccLoader<'a, 'c> {
 }
 
 /// Opens a direct-path load of `table` into CUs at `level`: the column store's side of
-/// `access::load` ([`crate::access::cu_rows::CuCodec::load`]). Inside transaction
+/// `access::load` ([`crate::access::cu::CuCodec::load`]). Inside transaction
 /// `transaction` when given (`INSERT /*+ APPEND */`: one undo record a CU), else into a
 /// segment nobody reaches before the load ends (no undo).
 pub fn open_load<'a>(
@@ -219,9 +219,9 @@ impl<'a, 'c> HccLoader<'a, 'c> {
             None => None,
             Some(xid) => {
                 let mut body = Vec::new();
-                crate::access::cu_undo::CuUndo {
+                crate::access::cu::undo::CuUndo {
                     itl: 0,
-                    change: crate::access::cu_undo::CuChange::Loaded,
+                    change: crate::access::cu::undo::CuChange::Loaded,
                     object_id: self.table.object_id,
                     rdba: addresses[0],
                     prev_itl: Itl::default(),

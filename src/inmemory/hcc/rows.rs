@@ -12,8 +12,8 @@
 //! mark it deleted; its rowid is the head's block address and its row number.
 
 use crate::access::AccessContext;
-use crate::access::cu_rows::{CuCodec, DecodedCu};
-use crate::access::cu_scan::ScannedCu;
+use crate::access::cu::scan::ScannedCu;
+use crate::access::cu::{CuCodec, DecodedCu};
 use crate::access::row_view::BlockRow;
 use crate::catalog::TableDef;
 use crate::error::{Error, Result};
@@ -98,7 +98,7 @@ impl CuRows {
 }
 
 /// The column store's codec the instance gives every access context
-/// ([`crate::access::cu_rows::CuCodec`]).
+/// ([`crate::access::cu::CuCodec`]).
 pub const CODEC: CuCodec = CuCodec { read: read_cu, decode: decode_cu, load: super::open_load };
 
 /// Reads the CU of `table` whose head block `rdba` is `head` and decompresses it whole.

@@ -1,25 +1,37 @@
-//! A compression unit's rows as this layer reaches them: decompressing a CU is the column
-//! store's work (a layer above), so this layer names what it needs of a decompressed CU
-//! ([`DecodedCu`]) and how one is read and written ([`CuCodec`]: from its head, from the
-//! pieces a scan gathered, by a direct-path load), and the instance hands the column store's codec to every
-//! [`AccessContext`] (`AccessContext::read_cu`, `AccessContext::decode_cu`). A fetch by
-//! rowid, an UPDATE or DELETE and a scan that takes rows one by one reach a CU's rows
-//! through it.
+//! Compression units (CUs), the second format of a compressed table's segment, as this
+//! layer reaches them: their part of the segment seam, beside the row blocks'.
+//!
+//! - this file: what this layer needs of a decompressed CU ([`DecodedCu`]) and how one is
+//!   read and written ([`CuCodec`]: from its head, from the pieces a scan gathered, by a
+//!   direct-path load). Decompressing and compressing are the column store's work (a
+//!   layer above, `inmemory::hcc`), so the instance hands the column store's codec to
+//!   every [`AccessContext`] (`AccessContext::read_cu`, `AccessContext::decode_cu`,
+//!   `access::load`). A fetch by rowid, an UPDATE or DELETE, a scan that takes rows one
+//!   by one and a load reach a CU through it;
+//! - [`scan`]: the CUs a full scan meets, gathered piece by piece;
+//! - [`undo`]: the undo record of a change to a CU's head (a row marked deleted, a CU
+//!   loaded by a transaction).
+//!
+//! The CU's block layout is `storage::hcc`'s; the change protocol's CU format is
+//! `access::change`'s (`change/cu.rs`).
 //!
 //! Invariant: a decompressed CU's rows carry the rowid (head address, row number) an
 //! index entry keeps; its deleted marks are those of the head version it was read or
 //! last refreshed with.
 
-use super::AccessContext;
-use super::cu_scan::ScannedCu;
-use super::load::SegmentLoad;
-use super::row_view::BlockRow;
+pub mod scan;
+pub mod undo;
+
+use crate::access::AccessContext;
+use crate::access::load::SegmentLoad;
+use crate::access::row_view::BlockRow;
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::storage::hcc::HccLevel;
 use crate::storage::row::ColumnSpan;
 use crate::txn::Xid;
 use crate::types::encoding::PayloadKind;
+use scan::ScannedCu;
 
 /// A compression unit decompressed whole: what this layer needs of the column store's
 /// `CuRows`, which sits above it.
@@ -54,7 +66,7 @@ pub type DecodeCu = fn(&AccessContext<'_>, &TableDef, &ScannedCu<'_>) -> Result<
 
 /// Opens a direct-path load of `table` into compression units at the level given: inside
 /// the transaction given (one undo record a unit), or with none into a segment nobody
-/// reaches before the load ends (no undo). See [`super::load`].
+/// reaches before the load ends (no undo). See [`crate::access::load`].
 pub type LoadCu =
     for<'a> fn(&'a AccessContext<'a>, &'a TableDef, HccLevel, Option<Xid>) -> Result<Box<dyn SegmentLoad + 'a>>;
 

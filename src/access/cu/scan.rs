@@ -1,5 +1,5 @@
 //! The compression units (CUs) a full scan meets: a compressed table's segment holds
-//! them beside its row blocks, and the one walk of a segment ([`super::full_scan`])
+//! them beside its row blocks, and the one walk of a segment ([`crate::access::full_scan`])
 //! hands each block here that is not a row block. A CU's head starts it, its pieces
 //! follow in order, and the bytes of the columns the scan reads are gathered as they pass
 //! (`storage::hcc::PayloadAssembly`); once its last piece is met the CU goes to the
@@ -16,7 +16,7 @@
 //! them; a piece met anywhere else, a head met before the last CU's pieces end, or a CU
 //! whose pieces end at the high-water mark is corruption naming its block.
 
-use super::AccessContext;
+use crate::access::AccessContext;
 use crate::error::Result;
 use crate::storage::block::{BlockHeader, BlockType};
 use crate::storage::hcc::{CuHead, CuInfo, PayloadAssembly, read_piece};
