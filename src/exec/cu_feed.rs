@@ -7,7 +7,7 @@
 //!  ScannedCu (the gathered bytes of the columns the plan reads, the head as the
 //!    snapshot sees it) ─► those columns decompressed ─► the column store's unit
 //!    ─► predicates on codes ─► counts from bitmaps, or rows decoded ─► stages
-//!                                                             (inmemory_source::UnitScan)
+//!                                                             (unit_scan::UnitScan)
 //! ```
 //!
 //! A CU's rows are the unit's rows less those its deleted-row bitmap marks. A statement
@@ -17,8 +17,8 @@
 //! statistics show the HCC copy's smaller size; its live rows count as `table scan rows
 //! gotten`.
 
-use super::inmemory_source::{Shape, UnitScan, pruned, unit_predicates};
 use super::pipeline::Stage;
+use super::unit_scan::{Shape, UnitScan, pruned, unit_predicates};
 use crate::access::AccessContext;
 use crate::access::cu::scan::ScannedCu;
 use crate::catalog::TableDef;

@@ -15,11 +15,12 @@
 //! and aggregates fold it in tight loops, so stage dispatch is paid per block, not per
 //! row. For the plan shape of a filtered count, a [`kernel::CountKernel`] does the whole
 //! per-row work inside the scan loop (and on rows fetched by rowid). One file per stage,
-//! and one per scan source: `source` (the full scan and the generators),
-//! [`index_source`] (the index paths), [`inmemory_source`] (the column store's scan),
-//! `cu_feed` (the compression units a full scan of a compressed table meets, in the
-//! column store's kernels);
-//! [`probe`] is the stage that measures row-source statistics between two others. The
+//! and one per scan source: `source` (the sources a plan names, and the generators),
+//! [`table_scan`] (the full scan feeding the pipeline), [`index_source`] (the index
+//! paths), [`inmemory_source`] (the column store's scan), `cu_feed` (the compression
+//! units a full scan of a compressed table meets); [`unit_scan`] is what the last two do
+//! with one columnar unit, [`run`] runs a whole pipeline, and [`probe`] is the stage
+//! that measures row-source statistics between two others. The
 //! pipeline evaluates expressions of the layer below (`expr`) and reads rows through
 //! `access`, `index` and `inmemory`; it knows no `Session`: an [`ExecContext`] is made
 //! from the parts of one.
@@ -36,17 +37,21 @@ pub mod pipeline;
 pub mod probe;
 mod project;
 mod rownum;
+pub mod run;
 mod sort;
+pub mod table_scan;
+pub mod unit_scan;
 mod source;
 
 pub use aggregate::AggregateStage;
 pub use collect::CollectStage;
 pub use filter::FilterStage;
 pub use limit::LimitStage;
-pub use pipeline::{RowSink, Stage, run_pipeline};
+pub use pipeline::{RowSink, Stage};
 pub use probe::ProbeStage;
 pub use project::ProjectStage;
 pub use rownum::RownumStage;
+pub use run::run_pipeline;
 pub use sort::{SortKey, SortStage};
 pub use source::Source;
 

@@ -3,16 +3,12 @@
 //! differently), and the one dispatch between them ([`push`], [`push_owned`],
 //! [`push_batch`], [`finish`]).
 
-use super::{
-    AggregateStage, CollectStage, ExecContext, FilterStage, LimitStage, ProbeStage, ProjectStage, RownumStage,
-    SortStage, Source,
-};
+use super::{AggregateStage, CollectStage, FilterStage, LimitStage, ProbeStage, ProjectStage, RownumStage, SortStage};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
 use crate::expr::batch::BatchRow;
 use crate::expr::functions::FunctionContext;
-use crate::stats::Stat;
 use crate::types::{Datum, Value};
 use smallvec::SmallVec;
 
@@ -208,32 +204,4 @@ pub fn push_batch(
 pub fn finish(stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
     let Some((stage, rest)) = stages.split_first_mut() else { return Ok(()) };
     on_stage!(stage, s => s.finish(rest, f))
-}
-
-/// Runs `source` through `stages` and returns the collected rows (none when the
-/// pipeline ends in a sink).
-pub fn run_pipeline(source: &Source, mut stages: Vec<Stage<'_>>, ctx: &mut ExecContext<'_>) -> Result<Vec<Vec<Value>>> {
-    run_pipeline_in_place(source, &mut stages, ctx)
-}
-
-/// [`run_pipeline`], leaving the stages to the caller (to read what probes measured);
-/// the collected rows are taken out of the final stage.
-pub fn run_pipeline_in_place(
-    source: &Source,
-    stages: &mut [Stage<'_>],
-    ctx: &mut ExecContext<'_>,
-) -> Result<Vec<Vec<Value>>> {
-    source.run(stages, ctx)?;
-    finish(stages, &mut ctx.functions)?;
-    for stage in stages.iter() {
-        if let Stage::Sort(s) = stage {
-            ctx.access.stats.add(Stat::SortsMemory, 1);
-            ctx.access.stats.add(Stat::SortsRows, s.sorted);
-        }
-    }
-    match stages.last_mut() {
-        Some(Stage::Collect(c)) => Ok(c.take_rows()),
-        Some(Stage::Sink(_)) => Ok(Vec::new()),
-        _ => unreachable!("every pipeline ends with a Collect or Sink stage"),
-    }
 }

@@ -25,7 +25,7 @@
 
 use super::plan::{self, Planned};
 use crate::error::{Error, Result};
-use crate::exec::pipeline::run_pipeline_in_place;
+use crate::exec::run::run_pipeline_in_place;
 use crate::exec::{Source, Stage};
 use crate::expr::functions::{PlanInputs, normalized_bind_name};
 use crate::instance::Session;

@@ -60,7 +60,7 @@ pub fn run_with_statistics(
     let stats = ctx.access.stats;
     let before = [Stat::ConsistentGets, Stat::PhysicalReads, Stat::PhysicalWrites].map(|s| stats.get(s));
     let started = Instant::now();
-    let rows = crate::exec::pipeline::run_pipeline_in_place(&source, &mut stages, ctx)?;
+    let rows = crate::exec::run::run_pipeline_in_place(&source, &mut stages, ctx)?;
     let total_ns = started.elapsed().as_nanos() as u64;
     let after = [Stat::ConsistentGets, Stat::PhysicalReads, Stat::PhysicalWrites].map(|s| stats.get(s));
     let io = [after[0] - before[0], after[1] - before[1], after[2] - before[2]];

@@ -1,0 +1,255 @@
+//! One unit of a columnar scan, an IMCU of the column store or a decompressed
+//! compression unit of a compressed table, and what the statement asks of it
+//! ([`UnitScan`]): the plan's shape as a columnar scan sees it ([`Shape`]: the WHERE
+//! clause's conjuncts that bound one column, the aggregate's folds), those conjuncts as
+//! tests on a unit's codes ([`unit_predicates`]), a unit pruned by its columns' smallest
+//! and largest values ([`pruned`]), then counts, sums, MIN and MAX folded from bitmaps and
+//! codes, or the kept rows decoded and pushed through the stages.
+//!
+//! Invariant: the result never depends on which conjuncts ran on codes: rows a unit
+//! decodes go through the WHERE clause's filter stage again.
+
+use crate::access::Flow;
+use crate::error::Result;
+use crate::exec::Stage;
+use crate::exec::aggregate::{FoldShape, Partial};
+use crate::expr::functions::FunctionContext;
+use crate::expr::predicates::{self, ColumnBound};
+use crate::inmemory::bitmap::Bitmap;
+use crate::inmemory::cu::{CuPredicate, UnitFold};
+use crate::inmemory::imcu::{Imcu, ValueKind};
+use crate::inmemory::simd::Isa;
+use crate::types::{DataType, Datum, Value};
+use std::ops::Bound;
+
+/// Bound `bound` (what a conjunct says about one column, as the optimizer reads it) as a
+/// test on a unit's codes, given the column's kind and type there; `None` when the unit
+/// cannot run it (`<>`, a LIKE prefix, a literal of another type, CHAR).
+fn predicate(bound: &ColumnBound, kind: ValueKind, data_type: DataType) -> Option<CuPredicate> {
+    let range = |lower: &Option<(Value, bool)>, upper: &Option<(Value, bool)>| match kind {
+        ValueKind::Int | ValueKind::Date => {
+            // `inclusive` false moves the end one whole number inwards.
+            let lo = match lower {
+                None => i64::MIN,
+                Some((v, inclusive)) => whole(v, kind)?.checked_add(i64::from(!*inclusive))?,
+            };
+            let hi = match upper {
+                None => i64::MAX,
+                Some((v, inclusive)) => whole(v, kind)?.checked_sub(i64::from(!*inclusive))?,
+            };
+            Some(CuPredicate::IntRange { lo, hi })
+        }
+        ValueKind::Text | ValueKind::NumberKey => {
+            let end = |end: &Option<(Value, bool)>| -> Option<Bound<Vec<u8>>> {
+                Some(match end {
+                    None => Bound::Unbounded,
+                    Some((v, true)) => Bound::Included(key(v, kind, data_type)?),
+                    Some((v, false)) => Bound::Excluded(key(v, kind, data_type)?),
+                })
+            };
+            Some(CuPredicate::KeyRange { lo: end(lower)?, hi: end(upper)? })
+        }
+    };
+    match bound {
+        ColumnBound::IsNull => Some(CuPredicate::IsNull),
+        ColumnBound::IsNotNull => Some(CuPredicate::IsNotNull),
+        ColumnBound::Eq(v) => range(&Some((v.clone(), true)), &Some((v.clone(), true))),
+        ColumnBound::Range { lower, upper, exact: true } => range(lower, upper),
+        ColumnBound::In(values) => match kind {
+            ValueKind::Int | ValueKind::Date => {
+                Some(CuPredicate::IntIn(values.iter().map(|v| whole(v, kind)).collect::<Option<_>>()?))
+            }
+            _ => Some(CuPredicate::KeyIn(values.iter().map(|v| key(v, kind, data_type)).collect::<Option<_>>()?)),
+        },
+        ColumnBound::Range { exact: false, .. } | ColumnBound::NotEq(_) => None,
+    }
+}
+
+/// A literal as the whole number an Int or Date unit compares.
+fn whole(v: &Value, kind: ValueKind) -> Option<i64> {
+    match (kind, v) {
+        (ValueKind::Int, Datum::Int(i)) | (ValueKind::Date, Datum::Date(i)) => Some(*i),
+        _ => None,
+    }
+}
+
+/// A literal as the bytes a Text or NumberKey unit compares.
+fn key(v: &Value, kind: ValueKind, data_type: DataType) -> Option<Vec<u8>> {
+    match (kind, v) {
+        // CHAR compares blank-padded: left to the row path.
+        (ValueKind::Text, Datum::Str(s)) if matches!(data_type, DataType::Varchar2 { .. }) && !s.is_empty() => {
+            Some(s.as_bytes().to_vec())
+        }
+        (ValueKind::NumberKey, Datum::Int(_) | Datum::Num(_)) => {
+            let mut out = Vec::new();
+            crate::index::key::encode_value(v, data_type, &mut out).ok()?;
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// The plan's shape as the scan sees it.
+pub(crate) struct Shape {
+    /// The conjuncts of the WHERE clause that bound one column.
+    bounds: Vec<(usize, ColumnBound)>,
+    /// Every conjunct bounds one column.
+    all_bounds: bool,
+    /// What each call of an aggregate after the filter folds, if a unit can fold them all.
+    folds: Option<Vec<FoldShape>>,
+}
+
+impl Shape {
+    pub(crate) fn of(stages: &[Stage<'_>], binds: &[crate::types::Value]) -> Shape {
+        let plain: Vec<&Stage<'_>> = stages.iter().filter(|s| !matches!(s, Stage::Probe(_))).collect();
+        let (bounds, all_bounds, rest) = match plain.split_first() {
+            Some((Stage::Filter(f), rest)) => {
+                let conjuncts = predicates::conjuncts(&f.predicate, binds);
+                let all = conjuncts.iter().all(|c| c.bound.is_some());
+                (conjuncts.into_iter().filter_map(|c| c.bound).collect(), all, rest)
+            }
+            _ => (Vec::new(), true, &plain[..]),
+        };
+        let folds = match rest.first() {
+            Some(Stage::Aggregate(a)) => a.fold_shapes(),
+            _ => None,
+        };
+        Shape { bounds, all_bounds, folds }
+    }
+}
+
+/// The predicates of `shape` each column of `imcu` can run on its codes, a conjunct at a
+/// time (`None` where the unit cannot run it).
+pub(crate) fn unit_predicates(imcu: &Imcu, shape: &Shape) -> Vec<(usize, Option<CuPredicate>)> {
+    shape
+        .bounds
+        .iter()
+        .map(|(c, bound)| (*c, imcu.columns[*c].as_ref().and_then(|col| predicate(bound, col.kind, col.data_type))))
+        .collect()
+}
+
+/// Whether a column's smallest and largest values show that no row of `imcu` can pass.
+pub(crate) fn pruned(imcu: &Imcu, predicates: &[(usize, Option<CuPredicate>)]) -> bool {
+    predicates
+        .iter()
+        .any(|(c, p)| p.as_ref().is_some_and(|p| imcu.columns[*c].as_ref().is_some_and(|col| col.unit.excludes(p))))
+}
+
+/// One unit of a columnar scan (an IMCU, or a decompressed compression unit of a
+/// compressed table) and what the statement asks of it.
+pub(crate) struct UnitScan<'u> {
+    pub imcu: &'u Imcu,
+    pub predicates: &'u [(usize, Option<CuPredicate>)],
+    pub shape: &'u Shape,
+    /// Table columns the plan reads: each is in the unit.
+    pub columns_read: &'u [bool],
+}
+
+impl UnitScan<'_> {
+    /// Runs the predicates on the rows set in `keep`, then folds the aggregates from the
+    /// codes when every conjunct ran there, or pushes the kept rows through the stages;
+    /// true when a stage stopped the scan.
+    pub(crate) fn run(
+        &self,
+        keep: &mut Bitmap,
+        isa: Isa,
+        min_max: bool,
+        stages: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<bool> {
+        let imcu = self.imcu;
+        for (c, p) in self.predicates {
+            if let (Some(p), Some(col)) = (p, imcu.columns[*c].as_ref()) {
+                col.unit.filter_with(p, keep, isa, min_max);
+            }
+        }
+        let every_bound_ran = self.shape.all_bounds && self.predicates.iter().all(|(_, p)| p.is_some());
+        match &self.shape.folds {
+            Some(folds) if every_bound_ran && folds_in_memory(imcu, folds) => {
+                let passed = keep.count_ones();
+                let mut by_column = Vec::new();
+                let partials =
+                    folds.iter().map(|&f| fold(imcu, f, keep, passed, &mut by_column)).collect::<Result<Vec<_>>>()?;
+                crate::exec::kernel::hand_partials(stages, passed, &partials)?;
+                Ok(false)
+            }
+            _ => self.push_rows(keep, stages, f),
+        }
+    }
+
+    /// Decodes the kept rows (the columns the plan reads) and pushes them through the
+    /// stages; true when a stage stopped the scan.
+    fn push_rows(&self, keep: &Bitmap, stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<bool> {
+        let mut row: Vec<Value> = vec![Datum::Null; self.imcu.columns.len()];
+        let read: Vec<usize> = self.columns_read.iter().enumerate().filter(|(_, r)| **r).map(|(c, _)| c).collect();
+        for r in keep.iter_ones() {
+            for &c in &read {
+                row[c] = match self.imcu.columns[c].as_ref() {
+                    Some(col) => col.datum(r)?,
+                    None => unreachable!("a unit scan holds every column the plan reads"),
+                };
+            }
+            if crate::exec::pipeline::push(stages, row.as_slice(), f)? == Flow::Stop {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// Whether the unit can fold every call: each column is in it, and a sum is of whole
+/// numbers (a DATE or a NUMBER with fractions is summed, or refused, by the general path).
+fn folds_in_memory(imcu: &Imcu, folds: &[FoldShape]) -> bool {
+    let column = |c: usize| imcu.columns.get(c).and_then(Option::as_ref);
+    folds.iter().all(|f| match *f {
+        FoldShape::Rows => true,
+        FoldShape::NotNull(c) | FoldShape::Min(c) | FoldShape::Max(c) => column(c).is_some(),
+        FoldShape::Sum(c) => column(c).is_some_and(|col| col.kind == ValueKind::Int),
+    })
+}
+
+/// What call `shape` folds over the `passed` rows set in `keep`, from the unit's codes: a
+/// count from the bitmaps, a sum from the codes, MIN and MAX as one value each. A column's
+/// codes are folded once for all the calls on it (`by_column` keeps each column's fold).
+fn fold<'u>(
+    imcu: &'u Imcu,
+    shape: FoldShape,
+    keep: &Bitmap,
+    passed: u64,
+    by_column: &mut Vec<(usize, UnitFold<'u>)>,
+) -> Result<Partial> {
+    let column = |c: usize| imcu.columns[c].as_ref().expect("folds_in_memory checked the column");
+    let mut folded = |c: usize| -> UnitFold<'u> {
+        if let Some((_, f)) = by_column.iter().find(|(col, _)| *col == c) {
+            return f.clone();
+        }
+        let f = column(c).unit.fold(keep);
+        by_column.push((c, f.clone()));
+        f
+    };
+    Ok(match shape {
+        FoldShape::Rows => Partial { count: passed, ..Default::default() },
+        FoldShape::NotNull(c) => {
+            let count = match column(c).unit.null_bitmap() {
+                None => passed,
+                Some(nulls) => {
+                    let mut not_null = keep.clone();
+                    not_null.and_not_with(nulls);
+                    not_null.count_ones()
+                }
+            };
+            Partial { count, ..Default::default() }
+        }
+        FoldShape::Sum(c) => {
+            let f = folded(c);
+            // No value kept (or a unit of NULLs only): nothing to add.
+            let sum = if f.count == 0 { 0 } else { f.sum.expect("a unit of whole numbers sums") };
+            Partial { count: f.count, int_sum: sum, best: None }
+        }
+        FoldShape::Min(c) | FoldShape::Max(c) => {
+            let f = folded(c);
+            let best = if matches!(shape, FoldShape::Min(_)) { f.min } else { f.max };
+            Partial { count: f.count, int_sum: 0, best: best.map(|v| column(c).to_datum(Some(v))).transpose()? }
+        }
+    })
+}
