@@ -67,8 +67,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "exec/sort.rs",
         "exec/source.rs",
     ],
-    // The undo of index entries applies them through the tree, which writes them.
-    &["index/tree.rs", "index/undo.rs"],
     // Column definitions shared by CREATE TABLE and CTAS; index builds called from DDL.
     &["sql/ctas.rs", "sql/ddl.rs", "sql/index_ddl.rs"],
     // `CuShape` (cost.rs) and `IndexFacts` (selectivity.rs).

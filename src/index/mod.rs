@@ -25,7 +25,10 @@
 //! - [`block`]: leaf and branch block formats.
 //! - `tree`: descents (readers move right past a split they did not see), inserts and
 //!   deletes for a transaction, splits (50-50, 90-10, root), purging of committed deletes.
-//! - `undo`: the undo record of a leaf entry change, applied to CR clones and by rollback.
+//! - `undo`: the undo record of a leaf entry change, and how it is applied to a leaf.
+//! - `rollback`: how the transaction layer applies those records (`INDEX_UNDO`, which
+//!   every open registers): to CR clones, and in the current leaf found through the tree
+//!   by rollback.
 //! - [`scan`]: range scans a leaf at a time ([`IndexScan`], [`LeafEntries`]), unique
 //!   lookups, fast full scans, statistics.
 //! - `build`: bulk build ([`Builder`]) from the (key, rowid) entries of a table's rows.
@@ -44,6 +47,7 @@
 pub mod block;
 mod build;
 pub mod key;
+pub mod rollback;
 pub mod scan;
 pub mod sort;
 mod tree;

@@ -138,7 +138,7 @@ impl DbInner {
     pub(crate) fn start(dir: &Path, options: &DatabaseOptions) -> Result<Arc<DbInner>> {
         let started = std::time::Instant::now();
         // Before recovery may roll back a dead transaction's index entries.
-        crate::txn::foreign::register(&crate::index::undo::INDEX_UNDO);
+        crate::txn::foreign::register(&crate::index::rollback::INDEX_UNDO);
         crate::txn::foreign::register(&crate::access::cu_undo::CU_HEAD_UNDO);
         if !dir.is_dir() {
             return Err(Error::NotADatabase { path: dir.to_owned(), reason: "no such directory".into() });
