@@ -69,8 +69,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
     ],
     // Column definitions shared by CREATE TABLE and CTAS; index builds called from DDL.
     &["sql/ctas.rs", "sql/ddl.rs", "sql/index_ddl.rs"],
-    // `CuShape` (cost.rs) and `IndexFacts` (selectivity.rs).
-    &["sql/optimizer/cost.rs", "sql/optimizer/selectivity.rs"],
     // The plan's operations and the v$ views that show them.
     &["sql/plan", "sql/views.rs"],
     // The block layout and the ITL slots inside it.
