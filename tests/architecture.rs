@@ -69,8 +69,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
     ],
     // Column definitions shared by CREATE TABLE and CTAS; index builds called from DDL.
     &["sql/ctas.rs", "sql/ddl.rs", "sql/index_ddl.rs"],
-    // The block layout and the ITL slots inside it.
-    &["storage/block.rs", "storage/itl.rs"],
     // `TxnContext` (context.rs) names the reader (cr.rs) and undo, which take it.
     &["txn/context.rs", "txn/cr.rs", "txn/foreign.rs", "txn/transaction.rs", "txn/undo"],
 ];

@@ -407,9 +407,9 @@ fn newest_to_roll_back(
 /// changes since undone had taken are dropped first (the block's ITL and directory only
 /// grow, and the clone starts with those of the current block).
 fn apply_to_clone(undo: &BlockUndo<'_>, clone: &mut [u8]) -> std::result::Result<(), String> {
-    use crate::storage::block::{DataBlockMut, KeptRooms};
+    use crate::storage::block::KeptRooms;
     match undo.apply(clone, &KeptRooms::NONE) {
-        Err(_) if DataBlockMut(clone).shed_unused_tail() => undo.apply(clone, &KeptRooms::NONE),
+        Err(_) if itl::shed_unused_tail(clone) => undo.apply(clone, &KeptRooms::NONE),
         result => result,
     }
 }
