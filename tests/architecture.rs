@@ -69,8 +69,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
     ],
     // Column definitions shared by CREATE TABLE and CTAS; index builds called from DDL.
     &["sql/ctas.rs", "sql/ddl.rs", "sql/index_ddl.rs"],
-    // `TxnContext` (context.rs) names the reader (cr.rs) and undo, which take it.
-    &["txn/context.rs", "txn/cr.rs", "txn/foreign.rs", "txn/transaction.rs", "txn/undo"],
 ];
 
 /// `text` with its comments blanked out (line comments, block comments) and its string

@@ -102,7 +102,7 @@ pub fn insert(
                 None => {}
             }
             if let Some(snapshot) = snapshot
-                && live_at(ctx, index, key, crate::txn::cr::Reader { snapshot, own: Some(xid) })?
+                && live_at(ctx, index, key, crate::txn::Reader { snapshot, own: Some(xid) })?
             {
                 return Err(crate::txn::change::cannot_serialize(&format!(
                     "a key of {} that its snapshot holds was deleted by a transaction that committed after this one began",
@@ -187,7 +187,7 @@ enum Conflict {
 /// serializable transaction may not add a key its snapshot still holds: the delete that
 /// freed the key committed after the snapshot, so the transaction would see the key
 /// twice (Oracle's ORA-08177).
-fn live_at(ctx: &AccessContext<'_>, index: &IndexDef, key: &[u8], reader: crate::txn::cr::Reader) -> Result<bool> {
+fn live_at(ctx: &AccessContext<'_>, index: &IndexDef, key: &[u8], reader: crate::txn::Reader) -> Result<bool> {
     let ctx = AccessContext { txn: crate::txn::TxnContext { reader, ..ctx.txn }, ..*ctx };
     let mut scan = IndexScan::unique(index, key.to_vec());
     Ok(scan.next_leaf(&ctx)?.is_some())

@@ -273,20 +273,22 @@ impl DbInner {
         stats: &'a crate::stats::SessionStats,
         multiblock_read_count: u32,
         scn: u64,
-        reader: crate::txn::cr::Reader,
+        reader: crate::txn::Reader,
     ) -> AccessContext<'a> {
         AccessContext {
             txn: crate::txn::TxnContext {
-                cache: &self.cache,
-                space: &self.space,
-                clock: &self.clock,
+                undo_ctx: crate::txn::undo::UndoContext {
+                    cache: &self.cache,
+                    space: &self.space,
+                    clock: &self.clock,
+                    stats,
+                    scn,
+                },
                 undo: &self.undo,
                 enqueues: &self.enqueues,
                 locks: &self.locks,
                 sessions: &self.registry,
                 observer: &self.inmemory,
-                stats,
-                scn,
                 reader,
             },
             multiblock_read_count,

@@ -59,19 +59,12 @@ use crate::buffer::{CrVersion, ReadGuard};
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::itl::{self, ITL_COMMITTED, Itl};
-use crate::txn::TxnContext;
+use crate::txn::{Reader, TxnContext};
 use smallvec::SmallVec;
 
 /// More undo records than a block could ever need (rows × changes kept): a chain longer
 /// than this is a cycle in corrupt undo.
 const MAX_UNDO_PER_CLONE: usize = 1 << 20;
-
-/// Who reads: the snapshot SCN and the reader's own transaction, if it has changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reader {
-    pub snapshot: u64,
-    pub own: Option<Xid>,
-}
 
 /// What a slot means for a reader.
 enum SlotView {
