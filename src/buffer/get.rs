@@ -12,7 +12,7 @@ impl BufferCache {
         self.headers[index as usize].unlock_shared_unpin();
     }
 
-    pub(super) fn release_exclusive(&self, index: u32, rdba: u32, capture: Option<logging::Capture<'_>>) {
+    pub(super) fn release_exclusive(&self, index: u32, rdba: u32, capture: Option<guard::Capture<'_>>) {
         if let Some(capture) = capture {
             self.log_change(index, rdba, capture);
         }

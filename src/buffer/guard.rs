@@ -1,8 +1,8 @@
 //! Pinned access to a buffer's bytes: the only way any code touches block contents.
 //!
 //! Releasing (dropping or downgrading) a write guard on a block's current version is
-//! where its change is logged: the guard carries what its redo needs (see the `logging`
-//! module), so no change to a block escapes the redo.
+//! where its change is logged: the guard carries what its redo needs ([`Capture`], made
+//! and logged by the `logging` module), so no change to a block escapes the redo.
 //!
 //! A [`ReadGuard`] holds a pin (the buffer cannot be evicted or reused) and the buffer's
 //! content lock in shared mode; a [`WriteGuard`] holds a pin and the content lock in
@@ -79,7 +79,16 @@ pub struct WriteGuard<'c> {
     pub(super) index: u32,
     pub(super) rdba: u32,
     /// What the release needs to log the change (current blocks, while redo is made).
-    pub(super) capture: Option<super::logging::Capture<'c>>,
+    pub(super) capture: Option<Capture<'c>>,
+}
+
+/// What a write guard on a current block keeps for its redo.
+pub(super) struct Capture<'c> {
+    pub stats: &'c SessionStats,
+    /// The block as it was when taken; `None`: log the whole block.
+    pub before: Option<Box<[u8]>>,
+    /// A block formatted without being read.
+    pub new: bool,
 }
 
 impl WriteGuard<'_> {

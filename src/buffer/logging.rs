@@ -1,6 +1,6 @@
 //! How the cache makes redo: each write guard on a block's current version captures
-//! what it needs when it is taken ([`Capture`]) and appends one redo record when it is
-//! released, under the block's exclusive content lock (see the `redo` module for the
+//! what it needs when it is taken (the [`Capture`] it carries, made here) and appends
+//! one redo record when it is released, under the block's exclusive content lock (see the `redo` module for the
 //! whole picture). Also the buffer's two LSNs and the checkpoint position they give.
 //!
 //! ```text
@@ -32,6 +32,7 @@
 //! to come holds `unsynced_min` at or below it: so the checkpoint position
 //! ([`BufferCache::unwritten_lsn`]) never passes a change not yet synced in its datafile.
 
+use super::guard::{Capture, WriteGuard};
 use super::{BufferCache, DIRTY, IN_CHAIN, LOGGED};
 use crate::error::Result;
 use crate::redo::record::{self, Op};
@@ -41,15 +42,6 @@ use crate::storage::block;
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// What a write guard on a current block keeps for its redo.
-pub(super) struct Capture<'c> {
-    pub stats: &'c SessionStats,
-    /// The block as it was when taken; `None`: log the whole block.
-    pub before: Option<Box<[u8]>>,
-    /// A block formatted without being read.
-    pub new: bool,
-}
 
 /// A buffer's LSNs.
 #[derive(Debug, Default)]
@@ -127,7 +119,7 @@ impl BufferCache {
     /// and the segment header's high-water mark) holds all its guards until here. Every
     /// buffer gets the record's end as its page LSN, so none is written before the whole
     /// record is on disk.
-    pub fn release_together(&self, mut guards: Vec<super::WriteGuard<'_>>) {
+    pub fn release_together(&self, mut guards: Vec<WriteGuard<'_>>) {
         let Some(redo) = self.redo.get() else { return };
         let captured: Vec<(usize, Capture<'_>)> =
             guards.iter_mut().enumerate().filter_map(|(i, g)| g.capture.take().map(|c| (i, c))).collect();

@@ -25,7 +25,10 @@
 //! - [`block`]: leaf and branch block formats.
 //! - `tree`: descents (readers move right past a split they did not see), inserts and
 //!   deletes for a transaction, splits (50-50, 90-10, root), purging of committed deletes.
-//! - `undo`: the undo record of a leaf entry change, applied to CR clones and by rollback.
+//! - `undo`: the undo record of a leaf entry change, and how it is applied to a leaf.
+//! - `rollback`: how the transaction layer applies those records (`INDEX_UNDO`, which
+//!   every open registers): to CR clones, and in the current leaf found through the tree
+//!   by rollback.
 //! - [`scan`]: range scans a leaf at a time ([`IndexScan`], [`LeafEntries`]), unique
 //!   lookups, fast full scans, statistics.
 //! - `build`: bulk build ([`Builder`]) from the (key, rowid) entries of a table's rows.
@@ -44,6 +47,7 @@
 pub mod block;
 mod build;
 pub mod key;
+pub mod rollback;
 pub mod scan;
 pub mod sort;
 mod tree;
@@ -98,7 +102,7 @@ pub fn insert(
                 None => {}
             }
             if let Some(snapshot) = snapshot
-                && live_at(ctx, index, key, crate::txn::cr::Reader { snapshot, own: Some(xid) })?
+                && live_at(ctx, index, key, crate::txn::Reader { snapshot, own: Some(xid) })?
             {
                 return Err(crate::txn::change::cannot_serialize(&format!(
                     "a key of {} that its snapshot holds was deleted by a transaction that committed after this one began",
@@ -183,7 +187,7 @@ enum Conflict {
 /// serializable transaction may not add a key its snapshot still holds: the delete that
 /// freed the key committed after the snapshot, so the transaction would see the key
 /// twice (Oracle's ORA-08177).
-fn live_at(ctx: &AccessContext<'_>, index: &IndexDef, key: &[u8], reader: crate::txn::cr::Reader) -> Result<bool> {
+fn live_at(ctx: &AccessContext<'_>, index: &IndexDef, key: &[u8], reader: crate::txn::Reader) -> Result<bool> {
     let ctx = AccessContext { txn: crate::txn::TxnContext { reader, ..ctx.txn }, ..*ctx };
     let mut scan = IndexScan::unique(index, key.to_vec());
     Ok(scan.next_leaf(&ctx)?.is_some())

@@ -28,7 +28,7 @@ fn options() -> Options {
 /// A new fixture whose transactions roll back index entries (as the instance registers
 /// them at start).
 fn new_fixture(options: &Options) -> TxnFixture {
-    crate::txn::foreign::register(&undo::INDEX_UNDO);
+    crate::txn::foreign::register(&rollback::INDEX_UNDO);
     TxnFixture::new(options)
 }
 

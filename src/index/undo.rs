@@ -24,14 +24,12 @@
 //! leaf's fences. A split copies the ITL slots to the new leaf, so both halves follow the
 //! same undo chains and each applies what concerns its own entries.
 //!
-//! Rollback finds the entry's current leaf by descending from the root (the root never
-//! moves), under the index's structure lock, and restores an entry's lock byte only
-//! where it names the rolling-back transaction's own slot ([`EntryUndo::roll_back_leaf`]),
-//! as a table row's.
+//! A rollback restores an entry's lock byte only where it names the rolling-back
+//! transaction's own slot ([`EntryUndo::roll_back_leaf`]), as a table row's; the leaf it
+//! applies the record to is found through the tree (module `rollback`).
 
 use super::block::{IndexBlock, IndexBlockMut, LEAF_ENTRY_OVERHEAD, ROWID_LEN};
 use crate::error::Result;
-use crate::stats::Stat;
 use crate::storage::block::ITL_LEN;
 use crate::storage::itl::{self, Itl};
 
@@ -146,51 +144,6 @@ fn put_back(leaf: &mut [u8], pos: usize, flags: u8, lock: u8, full: &[u8]) -> Re
     } else {
         Err("an index entry removed since no longer fits its leaf".into())
     }
-}
-
-/// Index entry records as the transaction layer sees them: registered at every open
-/// (`txn::foreign`), so that CR clones and rollbacks apply them without `txn` knowing
-/// the index layer.
-pub struct IndexUndo;
-
-/// The one [`IndexUndo`] to register.
-pub static INDEX_UNDO: IndexUndo = IndexUndo;
-
-impl crate::txn::foreign::ForeignUndo for IndexUndo {
-    fn kind(&self) -> u8 {
-        INDEX_UNDO_KIND
-    }
-
-    fn apply_to_clone(&self, body: &[u8], clone: &mut [u8]) -> std::result::Result<(), String> {
-        EntryUndo::decode(body)?.apply(clone)
-    }
-
-    fn roll_back(&self, ctx: &crate::txn::TxnContext<'_>, body: &[u8], at: crate::txn::Uba) -> Result<()> {
-        roll_back(ctx, body, at)
-    }
-}
-
-/// Rolls back one index record of a transaction in the current leaf holding its entry.
-///
-/// A dead transaction's records (at recovery) may have been applied already, by a
-/// rollback the crash interrupted. A table block's record is then skipped unless the
-/// block's ITL slot still points at it; an index record cannot be judged that way (a
-/// split copies the ITL slots into both halves, so the half that does not hold the entry
-/// keeps pointing at records it never gets), and needs not be: applying it sets the
-/// entry to its state before the change, whatever it is now ([`EntryUndo::apply`]), so
-/// the records applied again, newest first, leave every entry as one rollback would.
-pub fn roll_back(ctx: &crate::txn::TxnContext<'_>, body: &[u8], at: crate::txn::Uba) -> Result<()> {
-    let undo = EntryUndo::decode(body).map_err(|r| ctx.corrupt(at.rdba, r))?;
-    let name = format!("index object {}", undo.object_id);
-    let tree = super::tree::Tree { object_id: undo.object_id, root: undo.root, name: &name };
-    let lock = ctx.locks.index(undo.object_id);
-    let _structure = lock.lock();
-    let (mut leaf, _) = tree.descend_for_change(ctx, undo.full_key)?;
-    let rdba = leaf.rdba();
-    undo.roll_back_leaf(&mut leaf).map_err(|r| ctx.corrupt(rdba, format!("{name}: {r}")))?;
-    super::tree::stamp(ctx, &mut leaf);
-    ctx.stats.add(Stat::RollbackChangesUndoRecordsApplied, 1);
-    Ok(())
 }
 
 #[cfg(test)]

@@ -138,7 +138,7 @@ impl DbInner {
     pub(crate) fn start(dir: &Path, options: &DatabaseOptions) -> Result<Arc<DbInner>> {
         let started = std::time::Instant::now();
         // Before recovery may roll back a dead transaction's index entries.
-        crate::txn::foreign::register(&crate::index::undo::INDEX_UNDO);
+        crate::txn::foreign::register(&crate::index::rollback::INDEX_UNDO);
         crate::txn::foreign::register(&crate::access::cu::undo::CU_HEAD_UNDO);
         if !dir.is_dir() {
             return Err(Error::NotADatabase { path: dir.to_owned(), reason: "no such directory".into() });
@@ -273,20 +273,22 @@ impl DbInner {
         stats: &'a crate::stats::SessionStats,
         multiblock_read_count: u32,
         scn: u64,
-        reader: crate::txn::cr::Reader,
+        reader: crate::txn::Reader,
     ) -> AccessContext<'a> {
         AccessContext {
             txn: crate::txn::TxnContext {
-                cache: &self.cache,
-                space: &self.space,
-                clock: &self.clock,
+                undo_ctx: crate::txn::undo::UndoContext {
+                    cache: &self.cache,
+                    space: &self.space,
+                    clock: &self.clock,
+                    stats,
+                    scn,
+                },
                 undo: &self.undo,
                 enqueues: &self.enqueues,
                 locks: &self.locks,
                 sessions: &self.registry,
                 observer: &self.inmemory,
-                stats,
-                scn,
                 reader,
             },
             multiblock_read_count,

@@ -39,7 +39,7 @@ impl PopulationHost for DbInner {
 
     fn worker_context<'a>(&'a self, stats: &'a SessionStats, snapshot: u64) -> AccessContext<'a> {
         let mbrc = self.parameters.read().get_u64(params::MBRC) as u32;
-        self.access_context(stats, mbrc, self.clock.current(), crate::txn::cr::Reader { snapshot, own: None })
+        self.access_context(stats, mbrc, self.clock.current(), crate::txn::Reader { snapshot, own: None })
     }
 
     fn weak(&self) -> Weak<dyn PopulationHost> {

@@ -295,6 +295,6 @@ impl DbInner {
     /// An access context for work the instance does on its own (recovery, checkpoints).
     pub(super) fn system_context<'a>(&'a self, stats: &'a SessionStats) -> crate::access::AccessContext<'a> {
         let now = self.clock.current();
-        self.access_context(stats, 8, now, crate::txn::cr::Reader { snapshot: now, own: None })
+        self.access_context(stats, 8, now, crate::txn::Reader { snapshot: now, own: None })
     }
 }

@@ -12,7 +12,9 @@
 //! atomicity and autocommit, and runs COMMIT, ROLLBACK, SAVEPOINT and SET TRANSACTION.
 //! `plan` builds a query's plan tree and its pipeline and asks `optimizer` how to read its
 //! table (full scan or an index path, from the statistics `analyze` gathers, the cost
-//! model and hints); `row_source_stats` runs a plan with a probe at each node's exit.
+//! model and hints); `row_source_stats` runs a plan with a probe at each node's exit;
+//! `operation` names what a plan's nodes do, for EXPLAIN and, by a one-byte code, for
+//! the `v$` views (`views`, computed when a statement reading them is planned).
 //! `cursor` keeps a parsed statement, and a query's plan, to run again with new bind
 //! values. `result` is what a statement returns; `call` accounts one statement as a user
 //! call of its session (`v$session`, DB time and DB CPU, `v$sql`).
@@ -30,6 +32,7 @@ pub mod cursor;
 mod ddl;
 mod dml;
 mod modify;
+mod operation;
 mod transaction;
 pub mod front;
 mod index_ddl;

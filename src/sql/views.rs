@@ -209,7 +209,7 @@ fn active_session_history(session: &Session) -> Rows {
         .samples()
         .into_iter()
         .map(|s| {
-            let operation = s.plan_line.and_then(|(_, code)| crate::sql::plan::Operation::from_code(code));
+            let operation = s.plan_line.and_then(|(_, code)| super::operation::Operation::from_code(code));
             let block = s.current_block();
             vec![
                 int(s.sample_id),

@@ -587,26 +587,22 @@ impl DataBlockMut<'_> {
         true
     }
 
-    /// For a private copy of the block (a CR clone) whose undo needs more room: drops the
-    /// ITL slots at the end that no transaction holds (beyond the [`DEFAULT_ITL_SLOTS`]
-    /// every block is formatted with) and the empty row-directory entries at the end,
-    /// moving the directory up. Slots grown, and rows inserted, after the moment the
-    /// copy's undo has reached took that space from free space; the copy has no use for
-    /// them. Returns whether anything was dropped.
-    pub fn shed_unused_tail(&mut self) -> bool {
+    /// For a private copy of the block (a CR clone) whose undo needs more room: keeps its
+    /// first `itl_slots` ITL slots (the caller knows the slots after them are free: see
+    /// `itl::shed_unused_tail`) and drops the empty row-directory entries at the end,
+    /// moving the directory up. Returns whether anything was dropped.
+    pub fn shed_tail(&mut self, itl_slots: usize) -> bool {
         let view = DataBlock(self.0);
         let rows = (0..view.row_count()).rposition(|s| view.row_offset(s) != 0).map_or(0, |last| last + 1);
-        let mut slots = usize::from(self.0[OFF_ITL_COUNT]);
-        while slots > usize::from(DEFAULT_ITL_SLOTS) && super::itl::get(self.0, slots - 1).is_free() {
-            slots -= 1;
-        }
-        if rows == view.row_count() && slots == usize::from(self.0[OFF_ITL_COUNT]) {
+        let slots = usize::from(self.0[OFF_ITL_COUNT]);
+        assert!(itl_slots <= slots, "a block sheds ITL slots, never grows them ({itl_slots} of {slots})");
+        if rows == view.row_count() && itl_slots == slots {
             return false;
         }
-        let (start, end, new_start) = (view.directory_start(), view.directory_end(), HEADER_LEN + slots * ITL_LEN);
+        let (start, end, new_start) = (view.directory_start(), view.directory_end(), HEADER_LEN + itl_slots * ITL_LEN);
         self.0.copy_within(start..start + 2 * rows, new_start);
         self.0[new_start + 2 * rows..end].fill(0);
-        self.0[OFF_ITL_COUNT] = slots as u8;
+        self.0[OFF_ITL_COUNT] = itl_slots as u8;
         put_u16(self.0, OFF_ROW_COUNT, rows as u16);
         true
     }
@@ -758,15 +754,15 @@ mod tests {
         }
         DataBlockMut(&mut b).empty_slot(2);
         let free = DataBlock(&b).free_space();
-        assert!(DataBlockMut(&mut b).shed_unused_tail());
+        assert!(crate::storage::itl::shed_unused_tail(&mut b));
         assert_eq!((crate::storage::itl::itl_count(&b), DataBlock(&b).row_count()), (3, 2));
         assert_eq!(DataBlock(&b).free_space(), free + ITL_LEN + 2);
         assert_eq!(crate::storage::itl::get(&b, 2), held);
         assert_eq!((piece_at(&b, 0), piece_at(&b, 1)), (row_piece(30, 0, 0xA1), row_piece(30, 0, 0xB2)));
         crate::storage::itl::put(&mut b, 2, &crate::storage::itl::Itl::default());
-        assert!(DataBlockMut(&mut b).shed_unused_tail());
+        assert!(crate::storage::itl::shed_unused_tail(&mut b));
         assert_eq!(crate::storage::itl::itl_count(&b), 2);
-        assert!(!DataBlockMut(&mut b).shed_unused_tail(), "nothing more to drop");
+        assert!(!crate::storage::itl::shed_unused_tail(&mut b), "nothing more to drop");
         assert!(DataBlock(&b).check_layout().is_ok());
         assert_eq!(piece_at(&b, 1), row_piece(30, 0, 0xB2));
     }

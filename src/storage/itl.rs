@@ -20,11 +20,8 @@
 //! active. Invariants: a slot whose transaction is active has no COMMITTED flag; a slot
 //! with COMMITTED has `commit_scn` set (an upper bound only when UPPER_BOUND is set too).
 
-use super::block::{HEADER_LEN, ITL_LEN};
+use super::block::{DEFAULT_ITL_SLOTS, DataBlockMut, HEADER_LEN, ITL_LEN, OFF_ITL_COUNT};
 use super::ids::{Uba, Xid};
-
-/// Offset of the ITL slot count in the block header.
-const OFF_ITL_COUNT: usize = 24;
 
 /// The transaction's commit is known and stamped: the slot is cleaned out.
 pub const ITL_COMMITTED: u8 = 0x80;
@@ -117,6 +114,20 @@ pub fn all_committed_by(block: &[u8], scn: u64) -> bool {
         let committed = (stamp >> 48) as u8 & ITL_COMMITTED != 0;
         xid == 0 || (committed && stamp & ((1 << 48) - 1) <= scn)
     })
+}
+
+/// For a private copy of a data block (a CR clone) whose undo needs more room: drops the
+/// ITL slots at the end that no transaction holds (beyond the [`DEFAULT_ITL_SLOTS`]
+/// every block is formatted with) and the empty row-directory entries at the end
+/// ([`DataBlockMut::shed_tail`]). Slots grown, and rows inserted, after the moment the
+/// copy's undo has reached took that space from free space; the copy has no use for
+/// them. Returns whether anything was dropped.
+pub fn shed_unused_tail(block: &mut [u8]) -> bool {
+    let mut slots = itl_count(block);
+    while slots > usize::from(DEFAULT_ITL_SLOTS) && get(block, slots - 1).is_free() {
+        slots -= 1;
+    }
+    DataBlockMut(block).shed_tail(slots)
 }
 
 #[cfg(test)]

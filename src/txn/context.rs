@@ -1,26 +1,32 @@
-//! What transactions, undo and consistent reads need from the database they work in:
-//! the buffer cache, the space of the datafiles, the SCN clock, undo, the TX enqueues,
-//! the table and index locks, the sessions (for the oldest snapshot being read) and the
-//! observer of row changes, with the statement's session statistics, SCN and snapshot.
+//! What transactions and consistent reads need from the database they work in: what undo
+//! needs ([`UndoContext`]: the buffer cache, the space of the datafiles, the SCN clock,
+//! the statement's session statistics and SCN; reached through `Deref`), and undo itself,
+//! the TX enqueues, the table and index locks, the sessions (for the oldest snapshot being
+//! read), the observer of row changes and who reads ([`Reader`]: the statement's
+//! snapshot).
 //!
 //! The layers above build on it: `access::AccessContext` adds the session's multiblock
 //! read count. The database builds both (the tests of the layers from here up, module
-//! `fixture`); nothing below it sees the database itself.
+//! `fixture`); nothing below it sees the database itself. Undo takes only its
+//! [`UndoContext`], so that it does not depend on this context, which holds it.
 //!
 //! Invariant: every change to the rows of a table block ends with
 //! [`TxnContext::rows_changed`] while the block is still held exclusively, so CR clones
 //! and the observer (the column store's journal) never miss a change.
 
-use super::clock::ScnClock;
-use super::cr::Reader;
+use super::Xid;
 use super::enqueue::Enqueues;
 use super::locks::ObjectLocks;
-use super::undo::Undo;
-use crate::buffer::BufferCache;
-use crate::error::Error;
-use crate::stats::{Registry, SessionStats};
+use super::undo::{Undo, UndoContext};
+use crate::stats::Registry;
 use crate::storage::block;
-use crate::storage::space::Space;
+
+/// Who reads: the snapshot SCN and the reader's own transaction, if it has changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reader {
+    pub snapshot: u64,
+    pub own: Option<Xid>,
+}
 
 /// Told of every change to the rows of a table block (an insert, an UPDATE or DELETE, a
 /// rollback of either) while the block is still held exclusively; registered by the
@@ -34,9 +40,9 @@ pub trait RowObserver: Sync {
 /// statement's own statistics, SCN and snapshot.
 #[derive(Clone, Copy)]
 pub struct TxnContext<'a> {
-    pub cache: &'a BufferCache,
-    pub space: &'a Space,
-    pub clock: &'a ScnClock,
+    /// The cache, the space, the SCN clock, the statement's statistics and SCN: what undo
+    /// takes, reached through `Deref`.
+    pub undo_ctx: UndoContext<'a>,
     pub undo: &'a Undo,
     pub enqueues: &'a Enqueues,
     pub locks: &'a ObjectLocks,
@@ -44,9 +50,6 @@ pub struct TxnContext<'a> {
     pub sessions: &'a Registry,
     /// Told of every change to the rows of a table block.
     pub observer: &'a dyn RowObserver,
-    pub stats: &'a SessionStats,
-    /// SCN stamped into blocks this statement changes.
-    pub scn: u64,
     /// The snapshot this statement reads as of, and its session's transaction.
     pub reader: Reader,
 }
@@ -61,9 +64,13 @@ impl TxnContext<'_> {
         self.cache.cap_cr_versions(rdba, self.clock.current() + 1);
         self.observer.rows_changed(block::BlockHeader(bytes).object_id(), rdba);
     }
+}
 
-    /// A corruption error for block `rdba` of the database's datafiles.
-    pub fn corrupt(&self, rdba: u32, reason: impl Into<String>) -> Error {
-        self.space.corrupt(rdba, reason)
+impl<'a> std::ops::Deref for TxnContext<'a> {
+    type Target = UndoContext<'a>;
+
+    #[inline]
+    fn deref(&self) -> &UndoContext<'a> {
+        &self.undo_ctx
     }
 }

@@ -59,19 +59,12 @@ use crate::buffer::{CrVersion, ReadGuard};
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::itl::{self, ITL_COMMITTED, Itl};
-use crate::txn::TxnContext;
+use crate::txn::{Reader, TxnContext};
 use smallvec::SmallVec;
 
 /// More undo records than a block could ever need (rows × changes kept): a chain longer
 /// than this is a cycle in corrupt undo.
 const MAX_UNDO_PER_CLONE: usize = 1 << 20;
-
-/// Who reads: the snapshot SCN and the reader's own transaction, if it has changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reader {
-    pub snapshot: u64,
-    pub own: Option<Xid>,
-}
 
 /// What a slot means for a reader.
 enum SlotView {
@@ -407,9 +400,9 @@ fn newest_to_roll_back(
 /// changes since undone had taken are dropped first (the block's ITL and directory only
 /// grow, and the clone starts with those of the current block).
 fn apply_to_clone(undo: &BlockUndo<'_>, clone: &mut [u8]) -> std::result::Result<(), String> {
-    use crate::storage::block::{DataBlockMut, KeptRooms};
+    use crate::storage::block::KeptRooms;
     match undo.apply(clone, &KeptRooms::NONE) {
-        Err(_) if DataBlockMut(clone).shed_unused_tail() => undo.apply(clone, &KeptRooms::NONE),
+        Err(_) if itl::shed_unused_tail(clone) => undo.apply(clone, &KeptRooms::NONE),
         result => result,
     }
 }

@@ -13,7 +13,7 @@ use super::enqueue::Enqueues;
 use super::files::{self, Sizes};
 use super::locks::ObjectLocks;
 use super::transaction::Transaction;
-use super::undo::Undo;
+use super::undo::{Undo, UndoContext};
 use crate::buffer::BufferCache;
 use crate::error::Result;
 use crate::stats::{Registry, SessionInfo, SessionStats};
@@ -153,16 +153,12 @@ impl<'f> FixtureSession<'f> {
         let f = self.fixture;
         let scn = f.clock.current();
         TxnContext {
-            cache: &f.cache,
-            space: &f.space,
-            clock: &f.clock,
+            undo_ctx: UndoContext { cache: &f.cache, space: &f.space, clock: &f.clock, stats: &self.info.stats, scn },
             undo: &f.undo,
             enqueues: &f.enqueues,
             locks: &f.locks,
             sessions: &f.sessions,
             observer: &NoObserver,
-            stats: &self.info.stats,
-            scn,
             reader: self.txn.borrow_mut().reader(scn),
         }
     }

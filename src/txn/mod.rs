@@ -20,7 +20,8 @@
 //! - [`clock`]: the SCN and the lock that publishes the ends of transactions in order.
 //! - [`locks`]: the table and index locks that are not row locks.
 //! - [`context`]: what all of these need from the database ([`TxnContext`]), built by
-//!   the database for each statement.
+//!   the database for each statement; undo takes the part it needs
+//!   ([`undo::UndoContext`]), which the context holds.
 //! - [`files`]: the first datafile and the undo tablespace, created with the control
 //!   file that lists them and opened into the cache, by the database and by `fixture`,
 //!   which gives the tests of the layers from here up a cache, undo and transactions
@@ -51,7 +52,7 @@ pub mod transaction;
 pub mod undo;
 
 pub use crate::storage::ids::{Uba, Xid};
-pub use context::{RowObserver, TxnContext};
+pub use context::{Reader, RowObserver, TxnContext};
 
 /// What a transaction table says of a transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -53,12 +53,12 @@ impl Transaction {
     /// How a statement beginning when the SCN is `now` reads: as of `now`, or as of the
     /// transaction's snapshot (taken now if it has none) when its isolation keeps one,
     /// seeing its own changes.
-    pub fn reader(&mut self, now: u64) -> super::cr::Reader {
+    pub fn reader(&mut self, now: u64) -> super::Reader {
         let snapshot = match self.isolation {
             Isolation::ReadCommitted => now,
             _ => *self.snapshot.get_or_insert(now),
         };
-        super::cr::Reader { snapshot, own: self.xid }
+        super::Reader { snapshot, own: self.xid }
     }
 
     /// Whether the transaction has made changes (has an xid).

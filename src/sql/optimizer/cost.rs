@@ -40,7 +40,7 @@
 //!   customers-like table, 200,000 rows, release build, a quiet machine, the median
 //!   round; the statements' own work included, so the cheap levels' figures are upper
 //!   bounds): QUERY LOW 7.9 ns, QUERY HIGH 44, ARCHIVE LOW 30, ARCHIVE HIGH 253.
-//!   `rows_per_cu` and `blocks_per_cu` are estimated ([`CuShape`]):
+//!   `rows_per_cu` and `blocks_per_cu` are estimated ([`CuShape`], module `facts`):
 //!   a CU takes its level's target of compressed bytes in blocks, plus its head, holding
 //!   the table's average rows a block, but no more rows than a CU holds. Rows inserted
 //!   later into row blocks are costed as CU rows.
@@ -77,32 +77,9 @@ pub fn hcc_whole_row_ns(level: HccLevel) -> f64 {
     }
 }
 
-/// What the cost model takes a compressed table's compression units to be.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CuShape {
-    pub level: HccLevel,
-    /// Rows of a CU, and the blocks it takes (its head and pieces).
-    pub rows_per_cu: f64,
-    pub blocks_per_cu: f64,
-}
-
-impl CuShape {
-    /// The CUs of a table at `level` whose `rows` rows take `blocks` blocks of
-    /// `block_size` bytes: a CU takes its level's target of compressed bytes in
-    /// blocks, plus its head, each holding the table's average rows a block, but holds no
-    /// more rows than a CU can (nor than the table has).
-    pub fn estimate(level: HccLevel, rows: f64, blocks: f64, block_size: u32) -> CuShape {
-        let rows_per_block = (rows / blocks.max(1.0)).max(1.0);
-        let target_blocks = (level.target_payload() as f64 / f64::from(block_size)).ceil() + 1.0;
-        let most = max_cu_rows(block_size as usize) as f64;
-        let rows_per_cu = (rows_per_block * target_blocks).min(most).min(rows.max(1.0));
-        CuShape { level, rows_per_cu, blocks_per_cu: (rows_per_cu / rows_per_block).min(target_blocks).ceil().max(1.0) }
-    }
-
-    /// CPU of reading one CU whole (every column decompressed), in ns.
-    fn decompress_ns(&self) -> f64 {
-        self.rows_per_cu * hcc_whole_row_ns(self.level)
-    }
+/// CPU of reading one CU of `cu`'s shape whole (every column decompressed), in ns.
+fn decompress_ns(cu: &CuShape) -> f64 {
+    cu.rows_per_cu * hcc_whole_row_ns(cu.level)
 }
 
 const IOSEEKTIM_MS: f64 = 10.0;
@@ -166,13 +143,13 @@ impl CostModel {
     /// whole.
     pub fn index_access(
         &self,
-        index: &super::selectivity::IndexFacts,
+        index: &IndexFacts,
         selectivity: f64,
         entries: f64,
         cus: Option<&CuShape>,
     ) -> IndexAccessCost {
         let visits = (index.clustering_factor * selectivity).ceil();
-        let per_visit = cus.map_or(1.0, |cu| cu.blocks_per_cu + self.cpu(cu.decompress_ns()));
+        let per_visit = cus.map_or(1.0, |cu| cu.blocks_per_cu + self.cpu(decompress_ns(cu)));
         IndexAccessCost {
             index: f64::from(index.blevel)
                 + (index.leaf_blocks * selectivity).ceil()
@@ -191,7 +168,8 @@ impl CostModel {
     }
 }
 
-use crate::storage::hcc::{HccLevel, max_cu_rows};
+use super::facts::{CuShape, IndexFacts};
+use crate::storage::hcc::HccLevel;
 
 #[cfg(test)]
 mod tests {
@@ -210,8 +188,8 @@ mod tests {
     #[test]
     fn clustering_factor_drives_index_cost() {
         let m = CostModel { block_size: 8192, multiblock_read_count: 8 };
-        let good = super::super::selectivity::IndexFacts::fixed(2, 10_000.0, 100_000.0, 20_000.0);
-        let bad = super::super::selectivity::IndexFacts::fixed(2, 10_000.0, 5_000_000.0, 5_000_000.0);
+        let good = IndexFacts::fixed(2, 10_000.0, 100_000.0, 20_000.0);
+        let bad = IndexFacts::fixed(2, 10_000.0, 5_000_000.0, 5_000_000.0);
         let (g, b) = (
             m.index_access(&good, 0.01, 50_000.0, None).total(false),
             m.index_access(&bad, 0.01, 50_000.0, None).total(false),
@@ -230,7 +208,7 @@ mod tests {
             assert!(cu.rows_per_cu <= 8192.0 && cu.blocks_per_cu >= 2.0, "{level:?}: {cu:?}");
             let scan = m.full_scan(7_344.0, rows, Some(&cu));
             assert!(scan < row_scan, "{level:?}: {scan} against {row_scan}");
-            let index = super::super::selectivity::IndexFacts::fixed(2, 2_000.0, 1_476.0, rows);
+            let index = IndexFacts::fixed(2, 2_000.0, 1_476.0, rows);
             let (plain, into_cus) =
                 (m.index_access(&index, 0.01, 10_000.0, None), m.index_access(&index, 0.01, 10_000.0, Some(&cu)));
             assert_eq!(plain.index, into_cus.index);

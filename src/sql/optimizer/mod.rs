@@ -15,6 +15,7 @@
 //! say so, as Oracle's "dynamic statistics used" note does.
 
 pub mod cost;
+pub mod facts;
 pub mod hints;
 pub mod selectivity;
 
@@ -23,8 +24,8 @@ use crate::expr::predicates::{ColumnBound, Conjunct};
 pub use crate::index::IndexScanKind;
 use crate::types::{DataType, Datum, Value};
 use cost::CostModel;
+use facts::{IndexFacts, TableFacts};
 use hints::{HintKind, Hints, IndexChoice};
-use selectivity::TableFacts;
 use smallvec::SmallVec;
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -236,7 +237,7 @@ fn matches_choice(choice: &IndexChoice, ix: &IndexDef, table: &TableDef) -> bool
 /// holds every row the query can return.
 fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model: &CostModel) -> Vec<IndexPath> {
     let table = query.table;
-    let stats = selectivity::IndexFacts::new(ix, facts, model.block_size);
+    let stats = IndexFacts::new(ix, facts, model.block_size);
     let covers = covers(query, ix);
     // Rows with every key column NULL are not in the index: a path that does not bound a
     // key column can answer only if such rows cannot qualify.

@@ -12,119 +12,20 @@
 //!
 //! Conjuncts are taken as independent: their selectivities multiply.
 
-use crate::catalog::{ColumnStats, IndexDef, TableDef};
+use super::facts::TableFacts;
 use crate::expr::predicates::{ColumnBound, Conjunct};
 use crate::types::{Datum, Value};
 use std::cmp::Ordering;
 
-/// Row length assumed for a table without statistics.
-pub const ASSUMED_ROW_BYTES: f64 = 100.0;
 const DEFAULT_EQUALITY: f64 = 0.01;
 const DEFAULT_OTHER: f64 = 0.05;
-
-/// What the optimizer knows about a table.
-pub struct TableFacts<'t> {
-    pub rows: f64,
-    pub blocks: f64,
-    pub analyzed: bool,
-    columns: Option<&'t [ColumnStats]>,
-    /// For a compressed table, what its compression units are taken to be.
-    pub cus: Option<super::cost::CuShape>,
-}
-
-impl<'t> TableFacts<'t> {
-    /// From the table's statistics, or (never analyzed) from its segment's size.
-    pub fn new(table: &'t TableDef, segment_blocks: u64, block_size: u32) -> TableFacts<'t> {
-        let mut facts = match &table.stats {
-            Some(s) => TableFacts {
-                rows: s.num_rows as f64,
-                blocks: (s.blocks as f64).max(1.0),
-                analyzed: true,
-                columns: Some(&s.columns),
-                cus: None,
-            },
-            None => TableFacts {
-                rows: (segment_blocks as f64 * f64::from(block_size) / ASSUMED_ROW_BYTES).floor(),
-                blocks: (segment_blocks as f64).max(1.0),
-                analyzed: false,
-                columns: None,
-                cus: None,
-            },
-        };
-        facts.cus =
-            table.compression.map(|level| super::cost::CuShape::estimate(level, facts.rows, facts.blocks, block_size));
-        facts
-    }
-
-    fn column(&self, c: usize) -> Option<&ColumnStats> {
-        self.columns.and_then(|cs| cs.get(c))
-    }
-
-    /// Fraction of the rows where column `c` is not NULL.
-    fn non_null(&self, c: usize) -> f64 {
-        match self.column(c) {
-            Some(s) if self.rows > 0.0 => 1.0 - (s.num_nulls as f64 / self.rows).min(1.0),
-            _ => 1.0,
-        }
-    }
-}
-
-/// What the optimizer knows about an index.
-#[derive(Debug, Clone)]
-pub struct IndexFacts {
-    pub blevel: u32,
-    pub leaf_blocks: f64,
-    pub clustering_factor: f64,
-    pub num_rows: f64,
-    /// The table's rows (entries are at most these).
-    table_rows: f64,
-}
-
-impl IndexFacts {
-    /// From the index's statistics (gathered by its build and by ANALYZE), or, without
-    /// them, pessimistic figures: 20-byte entries, every entry in a new table block.
-    pub fn new(ix: &IndexDef, table: &TableFacts<'_>, block_size: u32) -> IndexFacts {
-        match &ix.stats {
-            Some(s) => IndexFacts {
-                blevel: s.blevel,
-                leaf_blocks: s.leaf_blocks as f64,
-                clustering_factor: s.clustering_factor as f64,
-                num_rows: s.num_rows as f64,
-                table_rows: table.rows,
-            },
-            None => {
-                let leaf_blocks = (table.rows * 20.0 / (f64::from(block_size) * 0.9)).ceil().max(1.0);
-                IndexFacts {
-                    blevel: u32::from(leaf_blocks > 1.0),
-                    leaf_blocks,
-                    clustering_factor: table.rows,
-                    num_rows: table.rows,
-                    table_rows: table.rows,
-                }
-            }
-        }
-    }
-
-    #[cfg(test)]
-    /// Figures given directly (tests).
-    pub fn fixed(blevel: u32, leaf_blocks: f64, clustering_factor: f64, num_rows: f64) -> IndexFacts {
-        IndexFacts { blevel, leaf_blocks, clustering_factor, num_rows, table_rows: num_rows }
-    }
-
-    /// The fraction of table rows an unbounded scan finds in the index (1 for a bounded
-    /// scan, whose selectivity already leaves the NULLs out).
-    pub fn non_null_fraction(&self, bounded: bool) -> f64 {
-        if bounded || self.table_rows <= 0.0 { 1.0 } else { (self.num_rows / self.table_rows).min(1.0) }
-    }
-}
 
 /// One end of a range: the value and whether it is included.
 type RangeEnd = super::End;
 
 /// The selectivity of a condition over rows nothing is known about (Oracle's defaults).
 pub fn default_selectivity(condition: &crate::expr::Expr) -> f64 {
-    let no_statistics = TableFacts { rows: 0.0, blocks: 0.0, analyzed: false, columns: None, cus: None };
-    combined(&no_statistics, &crate::expr::predicates::conjuncts(condition, &[]))
+    combined(&TableFacts::unknown(), &crate::expr::predicates::conjuncts(condition, &[]))
 }
 
 /// The selectivity of all `conjuncts` together.
@@ -230,7 +131,7 @@ fn position(v: &Value) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::{StatValue, TableStats};
+    use crate::catalog::{ColumnStats, StatValue, TableDef, TableStats};
     use crate::expr::predicates::conjuncts;
     use crate::expr::{CmpOp, Expr};
 

@@ -58,11 +58,12 @@ mod explain;
 mod tree;
 mod unsupported;
 
+pub use super::operation::Operation;
 use builder::*;
 use constants::*;
 pub(crate) use constants::{rownum_limit, split_and};
 pub use explain::format_plan;
-pub use tree::{Estimate, NodeId, Operation, PlanNode, PlanTree, Predicate, RowsAt, RowsRule};
+pub use tree::{Estimate, NodeId, PlanNode, PlanTree, Predicate, RowsAt, RowsRule};
 use unsupported::*;
 
 /// A planned query, ready to run.

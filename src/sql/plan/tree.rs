@@ -31,114 +31,12 @@
 //! a node spliced out of the tree is never reached again (its slot stays, ids do not
 //! move), and its work leaves the pipeline with it.
 
+use super::Operation;
 use crate::exec::{Source, Stage};
-use crate::index::IndexScanKind;
 use std::fmt;
 
 /// A node's index in its tree.
 pub type NodeId = usize;
-
-/// What a row source does, named as Oracle's plans name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    SelectStatement,
-    TableAccessFull,
-    TableAccessInMemoryFull,
-    TableAccessByIndexRowid,
-    Index { kind: IndexScanKind, descending: bool },
-    FixedTableFull,
-    FastDual,
-    ConnectByWithoutFiltering,
-    CollectionIterator,
-    Filter,
-    CountStopkey,
-    Count,
-    SortAggregate,
-    HashGroupBy,
-    HashUnique,
-    SortOrderBy,
-    Limit,
-}
-
-impl Operation {
-    /// The operation as EXPLAIN PLAN prints it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Operation::SelectStatement => "SELECT STATEMENT",
-            Operation::TableAccessFull => "TABLE ACCESS FULL",
-            Operation::TableAccessInMemoryFull => "TABLE ACCESS INMEMORY FULL",
-            Operation::TableAccessByIndexRowid => "TABLE ACCESS BY INDEX ROWID",
-            Operation::Index { kind, descending } => kind.operation(descending),
-            Operation::FixedTableFull => "FIXED TABLE FULL",
-            Operation::FastDual => "FAST DUAL",
-            Operation::ConnectByWithoutFiltering => "CONNECT BY WITHOUT FILTERING",
-            Operation::CollectionIterator => "COLLECTION ITERATOR",
-            Operation::Filter => "FILTER",
-            Operation::CountStopkey => "COUNT STOPKEY",
-            Operation::Count => "COUNT",
-            Operation::SortAggregate => "SORT AGGREGATE",
-            Operation::HashGroupBy => "HASH GROUP BY",
-            Operation::HashUnique => "HASH UNIQUE",
-            Operation::SortOrderBy => "SORT ORDER BY",
-            Operation::Limit => "LIMIT",
-        }
-    }
-}
-
-impl Operation {
-    /// Every operation, in the order of their codes.
-    const ALL: [Operation; 22] = [
-        Operation::SelectStatement,
-        Operation::TableAccessFull,
-        Operation::TableAccessInMemoryFull,
-        Operation::TableAccessByIndexRowid,
-        Operation::Index { kind: IndexScanKind::Unique, descending: false },
-        Operation::Index { kind: IndexScanKind::Unique, descending: true },
-        Operation::Index { kind: IndexScanKind::Range, descending: false },
-        Operation::Index { kind: IndexScanKind::Range, descending: true },
-        Operation::Index { kind: IndexScanKind::Full, descending: false },
-        Operation::Index { kind: IndexScanKind::Full, descending: true },
-        Operation::Index { kind: IndexScanKind::FastFull, descending: false },
-        Operation::Index { kind: IndexScanKind::FastFull, descending: true },
-        Operation::FixedTableFull,
-        Operation::FastDual,
-        Operation::ConnectByWithoutFiltering,
-        Operation::CollectionIterator,
-        Operation::Filter,
-        Operation::CountStopkey,
-        Operation::Count,
-        Operation::SortAggregate,
-        Operation::HashGroupBy,
-        Operation::HashUnique,
-    ];
-
-    /// The operation as one byte, which a session publishes for Active Session History
-    /// (`SortOrderBy` and `Limit` follow the list).
-    pub fn code(self) -> u8 {
-        match self {
-            Operation::SortOrderBy => Operation::ALL.len() as u8,
-            Operation::Limit => Operation::ALL.len() as u8 + 1,
-            op => Operation::ALL.iter().position(|&o| o == op).expect("every other operation is listed") as u8,
-        }
-    }
-
-    /// The operation of code `code`, if it is one.
-    pub fn from_code(code: u8) -> Option<Operation> {
-        let n = Operation::ALL.len();
-        match usize::from(code) {
-            c if c < n => Some(Operation::ALL[c]),
-            c if c == n => Some(Operation::SortOrderBy),
-            c if c == n + 1 => Some(Operation::Limit),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Operation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// A predicate of a node, for EXPLAIN's predicate section.
 #[derive(Debug, Clone, PartialEq)]
@@ -392,6 +290,7 @@ fn node_estimate(node: &PlanNode, below: Option<Estimate>) -> Option<Estimate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::IndexScanKind;
 
     fn chain(ops: &[Operation]) -> PlanTree {
         let mut tree = PlanTree::default();
@@ -407,19 +306,6 @@ mod tests {
 
     fn limits<'s>(stages: impl IntoIterator<Item = &'s Stage<'static>>) -> Vec<Option<u64>> {
         stages.into_iter().map(|s| if let Stage::Limit(l) = s { l.limit } else { None }).collect()
-    }
-
-    #[test]
-    fn operation_codes_round_trip() {
-        let mut seen = Vec::new();
-        for code in 0..=u8::MAX {
-            if let Some(op) = Operation::from_code(code) {
-                assert_eq!(op.code(), code, "{op}");
-                assert!(!seen.contains(&op), "{op} has one code");
-                seen.push(op);
-            }
-        }
-        assert_eq!(seen.len(), Operation::ALL.len() + 2, "every operation has a code");
     }
 
     #[test]

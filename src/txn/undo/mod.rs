@@ -68,13 +68,13 @@ pub use header::TXN_SLOTS;
 pub use stats::UndoStats;
 pub use tablespace::{UNDO_FILE_NO, create as create_tablespace, segment_name};
 
+use super::clock::ScnClock;
 use super::{TxnStatus, Uba, Xid};
 use crate::buffer::BufferCache;
 use crate::error::{Error, Result};
 use crate::stats::{SessionStats, Stat};
 use crate::storage::block::{self, BlockHeader, BlockType};
 use crate::storage::datafile::DataFile;
-use crate::txn::TxnContext;
 use header::{SlotState, TxnSlot, UndoHeader, UndoHeaderMut};
 use parking_lot::Mutex;
 use segment::{ActiveTxn, Segment};
@@ -84,6 +84,29 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use undo_block::{RECORD_HEADER_LEN, UndoBlock, UndoBlockMut};
+
+/// What undo needs of the database it works in, for one statement: the buffer cache its
+/// blocks are read and changed through, the space of the datafiles (where the tablespace
+/// grows, and whose errors name a corrupt block's file), the SCN clock (a status waits
+/// for an end to be published), and the statement's statistics and SCN. A
+/// [`TxnContext`](crate::txn::TxnContext) holds one, and hands it to undo through
+/// `Deref`.
+#[derive(Clone, Copy)]
+pub struct UndoContext<'a> {
+    pub cache: &'a BufferCache,
+    pub space: &'a crate::storage::space::Space,
+    pub clock: &'a ScnClock,
+    pub stats: &'a SessionStats,
+    /// SCN stamped into blocks this statement changes.
+    pub scn: u64,
+}
+
+impl UndoContext<'_> {
+    /// A corruption error for block `rdba` of the database's datafiles.
+    pub fn corrupt(&self, rdba: u32, reason: impl Into<String>) -> Error {
+        self.space.corrupt(rdba, reason)
+    }
+}
 
 /// One undo record as read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -250,7 +273,7 @@ impl Undo {
 
     /// Starts a transaction: claims a free transaction-table slot (current-mode get of
     /// an undo segment header), marks it active and returns its xid.
-    pub fn begin(&self, ctx: &TxnContext<'_>) -> Result<Xid> {
+    pub fn begin(&self, ctx: &UndoContext<'_>) -> Result<Xid> {
         let n = self.segments.len();
         let start = self.next_segment.fetch_add(1, Ordering::Relaxed);
         for i in 0..n {
@@ -273,7 +296,7 @@ impl Undo {
 
     /// Claims the non-active slot of `segment` with the oldest commit, or `None` if every
     /// slot is active.
-    fn claim_slot(&self, ctx: &TxnContext<'_>, segment: &Segment) -> Result<Option<(Xid, TxnSlot)>> {
+    fn claim_slot(&self, ctx: &UndoContext<'_>, segment: &Segment) -> Result<Option<(Xid, TxnSlot)>> {
         let mut header = self.header_for_change(ctx, segment)?;
         let view = UndoHeader(&header);
         let mut oldest: Option<(usize, TxnSlot)> = None;
@@ -299,7 +322,7 @@ impl Undo {
     /// Appends an undo record for active transaction `xid`, chained after its previous
     /// record; counts `undo change vector size`. Fails with `Error::UndoSpace` when no
     /// undo block can be had.
-    pub fn append(&self, ctx: &TxnContext<'_>, xid: Xid, body: &[u8]) -> Result<Uba> {
+    pub fn append(&self, ctx: &UndoContext<'_>, xid: Xid, body: &[u8]) -> Result<Uba> {
         if body.len() > self.max_body_len() {
             return Err(Error::InvalidValue {
                 context: "undo record".into(),
@@ -316,7 +339,7 @@ impl Undo {
     /// does not fit there.
     fn append_record(
         &self,
-        ctx: &TxnContext<'_>,
+        ctx: &UndoContext<'_>,
         segment: &Segment,
         xid: Xid,
         txn: &ActiveTxn,
@@ -341,7 +364,7 @@ impl Undo {
     /// block whose change comes later.
     fn append_in_new_block(
         &self,
-        ctx: &TxnContext<'_>,
+        ctx: &UndoContext<'_>,
         segment: &Segment,
         xid: Xid,
         prev: Uba,
@@ -360,7 +383,7 @@ impl Undo {
 
     /// Reads the record at `uba` (a consistent get of its undo block). Fails with
     /// `Error::SnapshotTooOld` if the block has been reused since.
-    pub fn read(&self, ctx: &TxnContext<'_>, uba: Uba) -> Result<UndoRecord> {
+    pub fn read(&self, ctx: &UndoContext<'_>, uba: Uba) -> Result<UndoRecord> {
         let block_no = block::rdba_block(uba.rdba);
         if block::rdba_file(uba.rdba) != UNDO_FILE_NO || block_no >= self.tablespace_blocks.load(Ordering::Acquire) {
             return Err(self.corrupt_xid(format!("undo address {uba:?} names no undo block")));
@@ -394,13 +417,13 @@ impl Undo {
     }
 
     /// The newest record of active transaction `xid` (`Uba::NONE` if it wrote none).
-    pub fn last_record(&self, _ctx: &TxnContext<'_>, xid: Xid) -> Result<Uba> {
+    pub fn last_record(&self, _ctx: &UndoContext<'_>, xid: Xid) -> Result<Uba> {
         Ok(self.active(xid)?.1.last)
     }
 
     /// Makes `to` the newest record of active transaction `xid` again (after a rollback
     /// to a savepoint applied the records after it).
-    pub fn truncate_chain(&self, ctx: &TxnContext<'_>, xid: Xid, to: Uba) -> Result<()> {
+    pub fn truncate_chain(&self, ctx: &UndoContext<'_>, xid: Xid, to: Uba) -> Result<()> {
         let (segment, _) = self.active(xid)?;
         let mut header = self.header_for_change(ctx, segment)?;
         let txn = segment.update_txn(xid, |t| {
@@ -413,7 +436,7 @@ impl Undo {
     }
 
     /// Ends transaction `xid` at `scn` (commit, or the end of a rollback).
-    pub fn commit(&self, ctx: &TxnContext<'_>, xid: Xid, scn: u64) -> Result<()> {
+    pub fn commit(&self, ctx: &UndoContext<'_>, xid: Xid, scn: u64) -> Result<()> {
         let (segment, txn) = self.active(xid)?;
         let mut header = self.header_for_change(ctx, segment)?;
         let now = segment::unix_now();
@@ -425,7 +448,7 @@ impl Undo {
     }
 
     /// What the transaction table says of `xid` (a consistent get of its segment header).
-    pub fn status(&self, ctx: &TxnContext<'_>, xid: Xid) -> Result<TxnStatus> {
+    pub fn status(&self, ctx: &UndoContext<'_>, xid: Xid) -> Result<TxnStatus> {
         let segment = self.segment(xid).ok_or_else(|| self.corrupt_xid(format!("xid {xid} names no undo slot")))?;
         let header = ctx.cache.consistent_get(ctx.stats, segment.header_rdba)?;
         let view = self.checked_header(&header, segment)?;
@@ -453,7 +476,7 @@ impl Undo {
     /// The commit of `xid`, found by rolling its transaction-table slot back along the
     /// history records from `first` (the first record of the slot's current holder);
     /// `None` where the history does not reach it.
-    fn slot_history(&self, ctx: &TxnContext<'_>, mut first: Uba, xid: Xid) -> Result<Option<TxnStatus>> {
+    fn slot_history(&self, ctx: &UndoContext<'_>, mut first: Uba, xid: Xid) -> Result<Option<TxnStatus>> {
         while !first.is_none() {
             let record = match self.read(ctx, first) {
                 Ok(record) => record,
@@ -509,7 +532,7 @@ impl Undo {
     }
 
     /// The segment header, for changing (a db block get), checked.
-    fn header_for_change<'a>(&self, ctx: &TxnContext<'a>, segment: &Segment) -> Result<crate::buffer::WriteGuard<'a>> {
+    fn header_for_change<'a>(&self, ctx: &UndoContext<'a>, segment: &Segment) -> Result<crate::buffer::WriteGuard<'a>> {
         let header = ctx.cache.current_get(ctx.stats, segment.header_rdba)?;
         self.checked_header(&header, segment)?;
         Ok(header)
@@ -529,7 +552,7 @@ impl Undo {
     #[allow(clippy::too_many_arguments)]
     fn write_slot(
         &self,
-        ctx: &TxnContext<'_>,
+        ctx: &UndoContext<'_>,
         header: &mut [u8],
         xid: Xid,
         txn: &ActiveTxn,
@@ -586,7 +609,7 @@ impl Undo {
     /// active (dead, since the database has just opened), with each one's newest undo
     /// record found: the slot keeps the transaction's current undo block, and the
     /// newest record there is the chain's head (the slot's own copy may lag).
-    pub fn dead_transactions(&self, ctx: &TxnContext<'_>) -> Result<Vec<Xid>> {
+    pub fn dead_transactions(&self, ctx: &UndoContext<'_>) -> Result<Vec<Xid>> {
         let mut dead = Vec::new();
         for segment in &self.segments {
             let slots: Vec<(usize, TxnSlot)> = {

@@ -45,12 +45,11 @@ use super::segment::{Reuse, Segment, unix_now};
 use super::stats::UndoCounters;
 use super::tablespace::{self, UNDO_FILE_NO, segment_name};
 use super::undo_block::{UndoBlock, UndoBlockMut, next_seq};
-use super::{Undo, header::UndoHeaderMut};
+use super::{Undo, UndoContext, header::UndoHeaderMut};
 use crate::buffer::{BufferCache, WriteGuard};
 use crate::error::{Error, Result};
 use crate::stats::SessionStats;
 use crate::storage::block::{self, BlockHeader, BlockType};
-use crate::txn::TxnContext;
 use crate::txn::Xid;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -196,7 +195,7 @@ impl Space {
 
     /// The owner and sequence of block `block_no`, reading its header (a consistent get)
     /// the first time it is looked at since open.
-    fn entry(&mut self, ctx: &TxnContext<'_>, block_no: u32) -> Result<(Xid, u16)> {
+    fn entry(&mut self, ctx: &UndoContext<'_>, block_no: u32) -> Result<(Xid, u16)> {
         if let BlockEntry::Known { owner, seq } = self.blocks[block_no as usize] {
             return Ok((owner, seq));
         }
@@ -229,7 +228,7 @@ impl Undo {
     /// ring head. Returns the block, exclusively held, and its new sequence.
     pub(super) fn claim_block<'a>(
         &self,
-        ctx: &TxnContext<'a>,
+        ctx: &UndoContext<'a>,
         segment: &Segment,
         header: &mut [u8],
         xid: Xid,
@@ -265,7 +264,7 @@ impl Undo {
     /// The block to hand out next, and where it came from (see the module comment).
     fn choose(
         &self,
-        ctx: &TxnContext<'_>,
+        ctx: &UndoContext<'_>,
         space: &mut Space,
         segment: &Segment,
         head: u32,
@@ -333,7 +332,7 @@ impl Undo {
     /// Whether block `block_no` may be reused, judged by its owner's transaction table.
     fn block_reuse(
         &self,
-        ctx: &TxnContext<'_>,
+        ctx: &UndoContext<'_>,
         space: &mut Space,
         block_no: u32,
         now: u32,
@@ -358,7 +357,7 @@ impl Undo {
     /// at most `worst` (`Expired` or `Unexpired`); returns its first block.
     fn steal(
         &self,
-        ctx: &TxnContext<'_>,
+        ctx: &UndoContext<'_>,
         space: &mut Space,
         usn: u16,
         worst: Reuse,
@@ -380,7 +379,7 @@ impl Undo {
     /// Whether every block of extent `k` may be reused, none worse than `worst`.
     fn extent_reuse(
         &self,
-        ctx: &TxnContext<'_>,
+        ctx: &UndoContext<'_>,
         space: &mut Space,
         k: u32,
         worst: Reuse,
@@ -396,7 +395,7 @@ impl Undo {
     }
 
     /// Gives extent `k` to segment `usn`: its entry in the extent map, then the mirrors.
-    fn move_extent(&self, ctx: &TxnContext<'_>, space: &mut Space, k: u32, usn: u16) -> Result<()> {
+    fn move_extent(&self, ctx: &UndoContext<'_>, space: &mut Space, k: u32, usn: u16) -> Result<()> {
         let extent = Extent { owner: usn, stolen: true, ..space.extents[k as usize] };
         self.write_extent_entry(ctx, space, k, &extent)?;
         let from = &mut space.rings[usize::from(space.extents[k as usize].owner - 1)];
@@ -410,7 +409,7 @@ impl Undo {
 
     /// Adds an extent at the end of the tablespace for segment `usn`; returns its first
     /// block, or `None` at the maximum size.
-    fn grow(&self, ctx: &TxnContext<'_>, space: &mut Space, usn: u16) -> Result<Option<u32>> {
+    fn grow(&self, ctx: &UndoContext<'_>, space: &mut Space, usn: u16) -> Result<Option<u32>> {
         let header = space.header;
         let blocks = tablespace::next_extent_blocks(header.blocks, header.max_blocks, self.block_size);
         let capacity = header.map_blocks * extent_map::entries_per_block(self.block_size);
@@ -438,7 +437,7 @@ impl Undo {
     }
 
     /// Writes extent `k`'s entry in the extent map (a db block get of its map block).
-    fn write_extent_entry(&self, ctx: &TxnContext<'_>, space: &Space, k: u32, extent: &Extent) -> Result<()> {
+    fn write_extent_entry(&self, ctx: &UndoContext<'_>, space: &Space, k: u32, extent: &Extent) -> Result<()> {
         let (j, i) = extent_map::entry_position(k, self.block_size);
         let mut map = self.map_block_for_change(ctx, space, j)?;
         extent_map::write_extent(&mut map, i, extent);
@@ -447,7 +446,7 @@ impl Undo {
     }
 
     /// Map block `j`, for changing, checked.
-    fn map_block_for_change<'a>(&self, ctx: &TxnContext<'a>, space: &Space, j: u32) -> Result<WriteGuard<'a>> {
+    fn map_block_for_change<'a>(&self, ctx: &UndoContext<'a>, space: &Space, j: u32) -> Result<WriteGuard<'a>> {
         let rdba = block::rdba(UNDO_FILE_NO, space.map_first + j);
         let guard = ctx.cache.current_get(ctx.stats, rdba)?;
         if !extent_map::is_map_block(&guard) {
