@@ -311,7 +311,8 @@ impl<'t> FullScan<'t> {
 
     /// Takes block `rdba`, a block of one of the table's compression units (the segment
     /// check let only those through): a CU its last piece completes goes to the consumer.
-    #[cold]
+    /// Kept out of line, so that the row blocks' loop stays small.
+    #[inline(never)]
     fn visit_cu_block<C: ScanConsumer>(
         &mut self,
         ctx: &AccessContext<'_>,

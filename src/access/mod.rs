@@ -108,7 +108,9 @@ impl AccessContext<'_> {
 
     /// Checks a block of `table`'s segment that may also be a block of one of its
     /// compression units (a CU head or piece of the table, which is compressed), else as
-    /// [`AccessContext::check_table_block`].
+    /// [`AccessContext::check_table_block`]. Inlined into the full scan's loop, where a row
+    /// block is the common case and is tested first.
+    #[inline]
     pub fn check_segment_block(
         &self,
         table: &crate::catalog::TableDef,
@@ -117,12 +119,15 @@ impl AccessContext<'_> {
     ) -> crate::error::Result<()> {
         let header = block::BlockHeader(bytes);
         match header.block_type() {
+            Some(block::BlockType::TableData) if header.object_id() == table.object_id => {
+                block::DataBlock(bytes).check_layout().map_err(|r| self.corrupt(rdba, r))
+            }
             Some(block::BlockType::CuHead | block::BlockType::CuPiece)
                 if header.object_id() == table.object_id && table.compression.is_some() =>
             {
                 Ok(())
             }
-            _ => self.check_table_block(table, rdba, bytes),
+            _ => Err(self.not_a_table_block(table, rdba, header)),
         }
     }
 

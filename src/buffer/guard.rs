@@ -152,6 +152,7 @@ impl<'c> PinnedRun<'c> {
 
     /// The next block, share-locked, or `None` when the run is done. Its consistent get
     /// is the caller's to count.
+    #[inline]
     pub fn next_block(&mut self, stats: &SessionStats) -> Option<Result<ReadGuard<'c>>> {
         let (rdba, index) = self.blocks.pop_front()?;
         self.reserved -= 1;
