@@ -100,7 +100,7 @@ fn find(tables: &[(String, Arc<TableDef>)], table: Option<&str>, column: &str) -
 /// The type of an expression that is not a column: a CAST's, a literal's, a pseudocolumn's.
 fn type_of(expr: &ast::Expr) -> Option<DataType> {
     match expr {
-        ast::Expr::Cast { data_type, .. } => super::ddl::data_type(data_type).ok(),
+        ast::Expr::Cast { data_type, .. } => super::data_types::data_type(data_type).ok(),
         ast::Expr::Nested(e) => type_of(e),
         ast::Expr::Identifier(id) if matches!(ident_name(id).as_str(), "LEVEL" | "ROWNUM") => {
             Some(DataType::Number { precision: None, scale: None })

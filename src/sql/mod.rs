@@ -6,8 +6,9 @@
 //!                                      | plan (optimizer) ─► exec pipeline ─► QueryResult
 //! ```
 //!
-//! `ddl` creates tables (`ctas` types the columns of CREATE TABLE ... AS SELECT, whose
-//! rows `dml` loads), `dml` is INSERT and COPY, `modify` UPDATE and DELETE, `index_maintenance` keeps a
+//! `ddl` creates tables (`data_types` reads their declared column types, `ctas` types
+//! the columns of CREATE TABLE ... AS SELECT, whose rows `dml` loads), `table_move`
+//! moves a table's rows into a new segment (ALTER TABLE ... MOVE), `dml` is INSERT and COPY, `modify` UPDATE and DELETE, `index_maintenance` keeps a
 //! table's indexes in step with both; `transaction` gives each of them statement-level
 //! atomicity and autocommit, and runs COMMIT, ROLLBACK, SAVEPOINT and SET TRANSACTION.
 //! `plan` builds a query's plan tree and its pipeline and asks `optimizer` how to read its
@@ -28,6 +29,7 @@ pub mod bind;
 mod byte_mask;
 mod csv_records;
 mod ctas;
+mod data_types;
 pub mod cursor;
 mod ddl;
 mod dml;
@@ -43,6 +45,7 @@ mod result;
 mod row_encoder;
 pub mod row_source_stats;
 mod system;
+mod table_move;
 mod views;
 
 use crate::error::{Error, Result};
@@ -114,7 +117,7 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
             transaction::ddl(session, || ddl::alter_inmemory(session, &table, spec))
         }
         (Front::AlterTableMove { table, compress }, _) => {
-            transaction::ddl(session, || ddl::alter_table_move(session, &table, compress))
+            transaction::ddl(session, || table_move::alter_table_move(session, &table, compress))
         }
         (Front::PopulateWait { priority, percentage, timeout_seconds }, _) => {
             ddl::populate_wait(session, priority, percentage, timeout_seconds)

@@ -1,0 +1,91 @@
+//! Declared column types, by SQL's and Oracle's names (`INTEGER`, `NUMBER(p, s)`,
+//! `NUMERIC`, `VARCHAR2(n)`, `CHAR(n)`, `DATE`, ...), as lioscope's types: for CREATE
+//! TABLE's columns and the CASTs that type CREATE TABLE ... AS SELECT's. A type lioscope
+//! does not take (a length in characters, an unbounded length, a precision out of range)
+//! is refused with the reason, never narrowed.
+
+use super::bind::function_name;
+use crate::types::DataType;
+use sqlparser::ast::{self, CharacterLength, DataType as AstType, ExactNumberInfo};
+
+/// Maps a declared type to lioscope's types; `Err` says why it is not accepted.
+pub(super) fn data_type(t: &AstType) -> std::result::Result<DataType, String> {
+    match t {
+        AstType::Int(_) | AstType::Integer(_) => Ok(DataType::Integer),
+        AstType::Numeric(info) | AstType::Decimal(info) => number_type(info_args(info)),
+        AstType::Varchar(len) | AstType::CharVarying(len) | AstType::Nvarchar(len) => string_type(len, true),
+        AstType::Char(len) | AstType::Character(len) => string_type(len, false),
+        AstType::Date => Ok(DataType::Date),
+        AstType::Custom(name, args) => match function_name(name).as_str() {
+            "NUMBER" => {
+                let parsed: std::result::Result<Vec<i64>, _> = args.iter().map(|a| a.trim().parse::<i64>()).collect();
+                number_type(
+                    parsed.map_err(|_| {
+                        format!("NUMBER({}) has a precision or scale that is not a number", args.join(","))
+                    })?,
+                )
+            }
+            "VARCHAR2" | "NVARCHAR2" => {
+                if args.first().is_some_and(|a| a.to_ascii_uppercase().ends_with("CHAR")) {
+                    return Err(
+                        "lengths in characters (n CHAR) are not supported: lioscope lengths are bytes (n BYTE)".into(),
+                    );
+                }
+                let n = args.first().and_then(|a| a.split_whitespace().next()?.parse::<u64>().ok());
+                match n {
+                    Some(n) => string_type(&Some(CharacterLength::IntegerLength { length: n, unit: None }), true),
+                    None => Err("VARCHAR2 needs a length, e.g. VARCHAR2(20)".into()),
+                }
+            }
+            other => Err(format!("data type {other} is not supported")),
+        },
+        other => Err(format!("data type {other} is not supported")),
+    }
+}
+
+fn info_args(info: &ExactNumberInfo) -> Vec<i64> {
+    match info {
+        ExactNumberInfo::None => vec![],
+        ExactNumberInfo::Precision(p) => vec![*p as i64],
+        ExactNumberInfo::PrecisionAndScale(p, s) => vec![*p as i64, *s],
+    }
+}
+
+fn number_type(args: Vec<i64>) -> std::result::Result<DataType, String> {
+    let check_p = |p: i64| {
+        if (1..=38).contains(&p) { Ok(p as u8) } else { Err(format!("NUMBER precision {p} is outside 1..38")) }
+    };
+    match args.as_slice() {
+        [] => Ok(DataType::Number { precision: None, scale: None }),
+        [p] => Ok(DataType::Number { precision: Some(check_p(*p)?), scale: Some(0) }),
+        [p, s] => {
+            let p = check_p(*p)?;
+            let max_scale = i64::from(crate::types::MAX_NUMBER_DIGITS);
+            if !(0..=i64::from(p)).contains(s) || *s > max_scale {
+                return Err(format!(
+                    "NUMBER scale {s} is outside 0..{} (lioscope stores scales up to {max_scale})",
+                    i64::from(p).min(max_scale)
+                ));
+            }
+            Ok(DataType::Number { precision: Some(p), scale: Some(*s as u8) })
+        }
+        _ => Err("NUMBER takes at most a precision and a scale".into()),
+    }
+}
+
+fn string_type(len: &Option<CharacterLength>, varying: bool) -> std::result::Result<DataType, String> {
+    let n = match len {
+        Some(CharacterLength::IntegerLength { unit: Some(ast::CharLengthUnits::Characters), .. }) => {
+            return Err("lengths in characters (n CHAR) are not supported: lioscope lengths are bytes (n BYTE)".into());
+        }
+        Some(CharacterLength::IntegerLength { length, .. }) => *length,
+        Some(CharacterLength::Max) => return Err("MAX lengths are not supported; give a length up to 4000".into()),
+        None if varying => return Err("VARCHAR2 needs a length, e.g. VARCHAR2(20)".into()),
+        None => 1,
+    };
+    if n == 0 || n > u64::from(crate::types::MAX_STRING_BYTES) {
+        return Err(format!("length {n} is outside 1..{}", crate::types::MAX_STRING_BYTES));
+    }
+    let n = n as u32;
+    Ok(if varying { DataType::Varchar2 { max_bytes: n } } else { DataType::Char { len: n } })
+}
