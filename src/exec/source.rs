@@ -21,6 +21,7 @@ use crate::access::{BlockBatch, BlockRow, WalkedRow};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::expr::functions::FunctionContext;
+use crate::stats::SessionStats;
 use crate::types::encoding::PayloadKind;
 use crate::types::{Datum, Value};
 use std::sync::Arc;
@@ -57,10 +58,11 @@ struct Feed<'p, 'a> {
 }
 
 impl Feed<'_, '_> {
-    /// Gives the kernel's counts to the aggregate stage they were computed for.
-    fn hand_kernel_totals(&mut self) {
+    /// Gives the kernel's counts to the aggregate stage they were computed for (and the
+    /// rows it passed to `stats`).
+    fn hand_kernel_totals(&mut self, stats: &SessionStats) {
         if let Some(kernel) = &self.kernel {
-            kernel.hand_totals(self.stages);
+            kernel.hand_totals(self.stages, stats);
         }
     }
 }
@@ -168,7 +170,7 @@ impl Source {
         let kernel = CountKernel::for_stages(stages, scan.kinds());
         let mut feed = Feed { stages, f: &mut ctx.functions, selection: Vec::new(), kernel };
         scan.run(&ctx.access, &mut feed)?;
-        feed.hand_kernel_totals();
+        feed.hand_kernel_totals(ctx.access.stats);
         Ok(())
     }
 
