@@ -2,11 +2,13 @@
 //! general pipeline gives, whatever the rows hold: NULLs in the middle, trailing NULL
 //! columns the row format omits, long values with two-byte lengths, numbers that are not
 //! small whole numbers (which the kernel hands back to the pipeline), and comparisons at
-//! the ends of the integer range.
+//! the ends of the integer range. Each count says, by the session's `count kernel rows
+//! passed`, that the kernel made it (the rows it decided itself) and that the general
+//! form did not run it.
 
 mod common;
 
-use common::{exec, int, options, temp_db};
+use common::{exec, options, temp_db};
 use lioscope::stats::Stat;
 use proptest::prelude::*;
 
@@ -26,6 +28,37 @@ fn cell() -> impl Strategy<Value = Cell> {
         1 => (-500i64..500).prop_map(Cell::Decimal),
         1 => (0usize..400).prop_map(Cell::Text),
     ]
+}
+
+/// The whole number `c` stores in a NUMBER column, if it is one (`Text(n)` stores `n`).
+fn whole(c: &Cell) -> Option<i64> {
+    match *c {
+        Cell::Int(v) => Some(v),
+        Cell::Text(n) => Some(n as i64),
+        Cell::Null | Cell::Decimal(_) => None,
+    }
+}
+
+/// Whether `v op k` holds, for the operators of the test.
+fn holds(op: &str, v: i64, k: i64) -> bool {
+    match op {
+        "=" => v == k,
+        "<>" => v != k,
+        "<" => v < k,
+        "<=" => v <= k,
+        ">" => v > k,
+        ">=" => v >= k,
+        _ => unreachable!("an operator of the test: {op}"),
+    }
+}
+
+/// What `sql` returned in session `s`, as text, and the rows a count kernel passed and
+/// counted while it ran (`count kernel rows passed`).
+fn counted(s: &lioscope::Session, sql: &str) -> (Vec<String>, u64) {
+    let before = s.stats().get(Stat::CountKernelRowsPassed);
+    let r = exec(s, sql);
+    let text = r.rows[0].iter().map(|v| v.to_string()).collect();
+    (text, s.stats().get(Stat::CountKernelRowsPassed) - before)
 }
 
 fn literal(c: &Cell, numeric: bool) -> String {
@@ -58,24 +91,43 @@ proptest! {
             ));
         }
         for op in ["=", "<>", "<", "<=", ">", ">="] {
-            for (filter, general) in [
-                (format!("a {op} {k}"), format!("CASE WHEN a {op} {k} THEN 1 ELSE 0 END")),
-                (format!("a {op} {k} AND c >= 0"), format!("CASE WHEN a {op} {k} AND c >= 0 THEN 1 ELSE 0 END")),
+            for (filter, general, with_c) in [
+                (format!("a {op} {k}"), format!("CASE WHEN a {op} {k} THEN 1 ELSE 0 END"), false),
+                (format!("a {op} {k} AND c >= 0"), format!("CASE WHEN a {op} {k} AND c >= 0 THEN 1 ELSE 0 END"), true),
             ] {
                 // The kernel's plan shape: a filter of integer comparisons under COUNTs.
-                let kernel = exec(&s, &format!("SELECT COUNT(*), COUNT(b), COUNT(d), COUNT(c) FROM t WHERE {filter}"));
+                let (kernel, by_kernel) =
+                    counted(&s, &format!("SELECT COUNT(*), COUNT(b), COUNT(d), COUNT(c) FROM t WHERE {filter}"));
                 // The same counts through expressions the kernel does not take.
-                let general = exec(&s, &format!(
+                let (general, by_kernel_in_general) = counted(&s, &format!(
                     "SELECT SUM({general}), SUM(CASE WHEN ({filter}) AND b IS NOT NULL THEN 1 ELSE 0 END), \
                      SUM(CASE WHEN ({filter}) AND d IS NOT NULL THEN 1 ELSE 0 END), \
                      SUM(CASE WHEN ({filter}) AND c IS NOT NULL THEN 1 ELSE 0 END) FROM t"
                 ));
-                let kernel: Vec<String> = kernel.rows[0].iter().map(|v| v.to_string()).collect();
-                let general: Vec<String> = general.rows[0].iter().map(|v| v.to_string()).collect();
                 prop_assert_eq!(&kernel, &general, "filter {}", filter);
+                prop_assert_eq!(by_kernel_in_general, 0, "the general form ran the kernel: filter {}", filter);
+                // The kernel passes the rows whose compared values are whole numbers and
+                // meet the filter; it hands the others (decimals) back. A value of
+                // i64::MIN (its literal is past i64 before the minus) may be stored, and
+                // the filter's literal read, as a decimal: those rows, and a filter on
+                // i64::MIN, bound the figure from below only.
+                let (mut sure, mut maybe) = (0u64, 0u64);
+                for (a, _, c, _) in &rows {
+                    let a = whole(a).filter(|&a| holds(op, a, k));
+                    let c = if with_c { whole(c).filter(|&c| c >= 0) } else { Some(0) };
+                    if let (Some(a), Some(c)) = (a, c) {
+                        if a == i64::MIN || c == i64::MIN || k == i64::MIN { maybe += 1 } else { sure += 1 }
+                    }
+                }
+                prop_assert!(
+                    (sure..=sure + maybe).contains(&by_kernel),
+                    "filter {}: the kernel passed {} rows, expected {} (and up to {} more)", filter, by_kernel, sure, maybe
+                );
             }
         }
-        prop_assert_eq!(int(&s, "SELECT COUNT(*) FROM t"), rows.len() as i64);
+        let (all, by_kernel) = counted(&s, "SELECT COUNT(*) FROM t");
+        prop_assert_eq!(all, vec![rows.len().to_string()]);
+        prop_assert_eq!(by_kernel, rows.len() as u64, "COUNT(*) counts every row in the kernel");
     }
 }
 
@@ -93,13 +145,15 @@ fn a_kernel_reading_past_the_sixteenth_column_counts_the_same() {
     exec(&s, &format!("INSERT INTO wide SELECT {} FROM dual CONNECT BY LEVEL <= 2000", values.join(", ")));
     let gotten = || s.stats().get(Stat::TableScanRowsGotten);
     let before = gotten();
-    let kernel = exec(&s, "SELECT COUNT(*), COUNT(c20) FROM wide WHERE c18 > 9000");
+    let (kernel, by_kernel) = counted(&s, "SELECT COUNT(*), COUNT(c20) FROM wide WHERE c18 > 9000");
     assert_eq!(gotten() - before, 2000, "table scan rows gotten");
-    let general = exec(
+    let (general, by_kernel_in_general) = counted(
         &s,
         "SELECT SUM(CASE WHEN c18 > 9000 THEN 1 ELSE 0 END), \
          SUM(CASE WHEN c18 > 9000 AND c20 IS NOT NULL THEN 1 ELSE 0 END) FROM wide",
     );
-    let text = |r: &lioscope::QueryResult| r.rows[0].iter().map(|v| v.to_string()).collect::<Vec<_>>();
-    assert_eq!(text(&kernel), text(&general));
+    assert_eq!(kernel, general);
+    // Every value is a whole number: the kernel passed each row the count counts.
+    assert_eq!(by_kernel.to_string(), kernel[0], "count kernel rows passed");
+    assert_eq!(by_kernel_in_general, 0, "the general form ran the kernel");
 }

@@ -10,6 +10,7 @@ mod common;
 
 use common::*;
 use lioscope::Session;
+use lioscope::stats::Stat;
 use proptest::prelude::*;
 
 /// The columns of the table under test: `id` unique, `a` small integers with duplicates
@@ -320,6 +321,12 @@ proptest! {
     }
 }
 
+/// The index scans session `s` has started (`index scans kdiixs1`, and `index fetch by
+/// key` for a unique scan).
+fn index_scans(s: &Session) -> u64 {
+    s.stats().get(Stat::IndexScansKdiixs1) + s.stats().get(Stat::IndexFetchByKey)
+}
+
 /// `sql` with `hint` after its UPDATE or DELETE keyword (other statements as they are).
 fn hinted(sql: &str, hint: &str) -> String {
     for verb in ["UPDATE ", "DELETE "] {
@@ -344,7 +351,9 @@ proptest! {
     /// The same changes made in two databases, UPDATE and DELETE finding their rows
     /// through the index in one (when its leading column is bounded) and by full scans in
     /// the other: the same statements succeed, report the same row counts, and leave the
-    /// same rows, which the index still finds.
+    /// same rows, which the index still finds. The session's index scans say which path
+    /// each took: one scan of the index where the leading column is bounded, none under
+    /// FULL(t).
     #[test]
     fn updates_and_deletes_through_an_index_change_what_full_scans_change(
         layout in layout(),
@@ -364,8 +373,19 @@ proptest! {
         let mut next_id = 10_000;
         for op in &ops {
             let sql = layout.statement(op, &mut next_id);
+            let before = sessions.each_ref().map(index_scans);
             let index_path = sessions[0].execute(&hinted(&sql, "INDEX(t ix)"));
             let full_scan = sessions[1].execute(&hinted(&sql, "FULL(t)"));
+            let [by_index_scans, by_scan_scans] = [0, 1].map(|i| index_scans(&sessions[i]) - before[i]);
+            let bounded = matches!(
+                op,
+                Op::UpdateKey { col_pred, .. } | Op::UpdatePad { col_pred, .. } | Op::Delete { col_pred, .. }
+                    if COLS[*col_pred] == key[0]
+            );
+            if bounded {
+                prop_assert_eq!(by_index_scans, 1, "{}: the rows were not found by the index", sql);
+            }
+            prop_assert_eq!(by_scan_scans, 0, "{}: FULL(t) read the index", sql);
             match (&index_path, &full_scan) {
                 (Ok(a), Ok(b)) => prop_assert_eq!(a.rows_affected, b.rows_affected, "{}", sql),
                 (Err(a), Err(b)) => prop_assert!(a.to_string().contains("unique constraint"), "{sql}: {a} / {b}"),

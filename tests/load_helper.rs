@@ -1,14 +1,16 @@
 //! INSERT ... SELECT over the row generator with a helper thread evaluating the batches
 //! (`parallel_max_servers = 1`) stores what the session alone stores, in the same order;
 //! a row's error stops it as it stops the session alone, leaving nothing behind; the
-//! parameter takes 0 and 1 only; the helper's CPU time counts as the session's.
+//! parameter takes 0 and 1 only; the helper's CPU time counts as the session's. The
+//! batches the session received from the helper (`PX local messages recv'd`) say that
+//! the helper did evaluate them, and that none ran with the parameter at 0.
 
 mod common;
 
 use common::*;
 use lioscope::Session;
-use lioscope::stats::TimeModel;
-use lioscope::stats::osstat::thread_cpu_time_ns;
+use lioscope::stats::osstat::{thread_cpu_time_ns, usable_cpus};
+use lioscope::stats::{Stat, TimeModel};
 
 /// Enough rows for the helper to start (it does from 16 batches of 1024).
 const ROWS: i64 = 50_000;
@@ -34,20 +36,37 @@ fn stored(s: &Session) -> Vec<String> {
         .collect()
 }
 
-fn load_with(helpers: u32, sql: &str) -> (Vec<String>, Result<(), String>) {
+/// What a load left: the table's rows, the statement's outcome, and the batches the
+/// session received from a helper thread.
+fn load_with(helpers: u32, sql: &str) -> (Vec<String>, Result<(), String>, u64) {
     let (_t, _d, db) = temp_db(options(8192, "16M"));
     let s = db.session();
     exec(&s, &format!("ALTER SESSION SET parallel_max_servers = {helpers}"));
     exec(&s, CREATE);
+    let before = s.stats().get(Stat::PxLocalMessagesRecvd);
     let outcome = s.execute(sql).map(|_| ()).map_err(|e| e.to_string());
-    (stored(&s), outcome)
+    let from_helper = s.stats().get(Stat::PxLocalMessagesRecvd) - before;
+    (stored(&s), outcome, from_helper)
+}
+
+/// The batches a helped load hands over for its first `rows` rows: one per 1,024 rows;
+/// none on a machine with one CPU, where no helper thread runs (said in the output).
+fn helper_batches(rows: i64) -> u64 {
+    if usable_cpus() > 1 {
+        (rows as u64).div_ceil(1024)
+    } else {
+        eprintln!("one CPU: no helper thread runs here; the helped load is the session's own");
+        0
+    }
 }
 
 #[test]
 fn a_helped_load_stores_the_rows_the_session_alone_stores_in_order() {
-    let (alone, a) = load_with(0, &insert(ROWS));
-    let (helped, h) = load_with(1, &insert(ROWS));
+    let (alone, a, alone_batches) = load_with(0, &insert(ROWS));
+    let (helped, h, helped_batches) = load_with(1, &insert(ROWS));
     assert_eq!((a, h), (Ok(()), Ok(())));
+    assert_eq!(alone_batches, 0, "a helper ran with parallel_max_servers = 0");
+    assert_eq!(helped_batches, helper_batches(ROWS), "batches received from the helper");
     assert_eq!(alone.len(), ROWS as usize);
     assert!(alone == helped, "the helped load differs from the session's own");
     // Storage order is generator order.
@@ -62,10 +81,13 @@ fn a_helped_load_stores_the_rows_the_session_alone_stores_in_order() {
 fn a_row_error_stops_a_helped_load_as_it_stops_the_session_alone() {
     // Row 40,000 gives a name too long for VARCHAR2(40): the statement fails there.
     let bad = insert(ROWS).replace("'name-' ||", "CASE WHEN LEVEL = 40000 THEN RPAD('n', 41, 'n') ELSE 'name-' END ||");
-    let (alone, a) = load_with(0, &bad);
-    let (helped, h) = load_with(1, &bad);
+    let (alone, a, alone_batches) = load_with(0, &bad);
+    let (helped, h, helped_batches) = load_with(1, &bad);
     let error = a.expect_err("row 40,000 is too long");
     assert_eq!(h, Err(error.clone()));
+    assert_eq!(alone_batches, 0, "a helper ran with parallel_max_servers = 0");
+    // The session stops at the batch that holds row 40,000.
+    assert_eq!(helped_batches, helper_batches(40_000), "batches received from the helper");
     assert!(error.contains("NAME"), "the error names the column: {error}");
     assert!(alone.is_empty() && helped.is_empty(), "a failed statement leaves no rows");
 }

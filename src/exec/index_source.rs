@@ -376,7 +376,7 @@ impl<'r> Emitter<'r> {
     fn finish(mut self, stages: &mut [Stage<'_>]) -> Vec<RowId> {
         self.fetcher.release();
         if let Some(kernel) = &self.kernel {
-            kernel.hand_totals(stages);
+            kernel.hand_totals(stages, self.ctx.stats);
         }
         std::mem::take(&mut self.rowids)
     }

@@ -15,6 +15,10 @@
 //! ([`LaneCount`]) so that eight rows at a time are walked, filtered and counted in AVX2
 //! lanes ([`crate::access::lanes`]); the rows that cannot run in lanes come back one by one
 //! to a loop made for the kernel's shape, which knows which [`Column`] each test reads.
+//!
+//! The rows a kernel passed and counted itself are added to the session's `count kernel
+//! rows passed` once, when it hands its totals on: what shows that a count took this path
+//! (the rows it handed back are not in it).
 
 use super::Stage;
 use crate::access::fast_walk::{Column, FastRow, FastRows};
@@ -23,6 +27,7 @@ use crate::access::{RowAccess, WalkedRow};
 use crate::error::Result;
 use crate::exec::aggregate::CountShape;
 use crate::exec::filter::RangeTerm;
+use crate::stats::{SessionStats, Stat};
 use crate::types::encoding::PayloadKind;
 
 /// Filters and counts rows inside the scan loop.
@@ -210,8 +215,10 @@ impl CountKernel {
     }
 
     /// Gives the counts to the aggregate stage of `stages` they were computed for, and the
-    /// rows passed to the row-source probes before it.
-    pub fn hand_totals(&self, stages: &mut [Stage<'_>]) {
+    /// rows passed to the row-source probes before it; adds those rows to `stats`'s
+    /// `count kernel rows passed`.
+    pub fn hand_totals(&self, stages: &mut [Stage<'_>], stats: &SessionStats) {
+        stats.add(Stat::CountKernelRowsPassed, self.passed());
         hand_counts(stages, self.passed(), &self.totals());
     }
 

@@ -3,7 +3,8 @@
 //! stage reuses row after row; for any other stage it becomes an owned row. Rows of the
 //! CONNECT BY generator bound for a sink are evaluated a batch at a time when every
 //! expression compiles for batches ([`BatchProjection`]); for a long run of them, on a
-//! helper thread while the session's thread stores the rows of the batch before.
+//! helper thread while the session's thread stores the rows of the batch before. Each
+//! batch the session receives from the helper counts in `PX local messages recv'd`.
 
 use super::ExecContext;
 use super::pipeline::{Push, RowSink, SinkRow, Stage, push_owned};
@@ -13,8 +14,8 @@ use crate::error::Result;
 use crate::expr::Expr;
 use crate::expr::batch::{BATCH, BatchProjection};
 use crate::expr::functions::FunctionContext;
-use crate::stats::WaitEvent;
 use crate::stats::osstat::thread_cpu_time_ns;
+use crate::stats::{Stat, WaitEvent};
 use crate::types::{Datum, Value};
 use std::sync::mpsc::{self, TryRecvError};
 
@@ -92,8 +93,9 @@ impl ProjectStage {
     /// their rows ([`BATCHES_IN_FLIGHT`] of them). Rows are stored in generator order and
     /// a row's error stops the statement exactly as without the helper (batch evaluation
     /// raises none). This thread's waits for an evaluated batch are timed as
-    /// `PX Deq: Table Q Normal`; the helper's CPU time is added to the session's, and
-    /// its performance counters' counts when the session counts.
+    /// `PX Deq: Table Q Normal`, and each batch it receives counts in `PX local messages
+    /// recv'd`; the helper's CPU time is added to the session's, and its performance
+    /// counters' counts when the session counts.
     /// `None`, with nothing stored, when the system cannot start a thread.
     fn push_numbers_with_helper(
         &mut self,
@@ -145,6 +147,7 @@ impl ProjectStage {
                         }
                     }
                 };
+                stats.add(Stat::PxLocalMessagesRecvd, 1);
                 stored = store_batch(exprs, buffers, &work.projection, &work.input, sink, &mut ctx.functions);
                 if stored.is_err() {
                     break;

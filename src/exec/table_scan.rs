@@ -16,6 +16,7 @@ use crate::access::{AccessContext, BlockBatch, BlockRow, Flow, WalkedRow};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::expr::functions::FunctionContext;
+use crate::stats::SessionStats;
 use crate::types::encoding::PayloadKind;
 
 /// Feeds what a scan finds into the pipeline.
@@ -32,10 +33,11 @@ struct Feed<'p, 'a> {
 }
 
 impl Feed<'_, '_> {
-    /// Gives the kernel's counts to the aggregate stage they were computed for.
-    fn hand_kernel_totals(&mut self) {
+    /// Gives the kernel's counts to the aggregate stage they were computed for (and the
+    /// rows it passed to `stats`).
+    fn hand_kernel_totals(&mut self, stats: &SessionStats) {
         if let Some(kernel) = &self.kernel {
-            kernel.hand_totals(self.stages);
+            kernel.hand_totals(self.stages, stats);
         }
     }
 }
@@ -110,6 +112,6 @@ pub fn run(
     let mut feed =
         Feed { stages, f: &mut ctx.functions, selection: Vec::new(), kernel, columns_read, cus: CuFeed::default() };
     scan.run(&ctx.access, &mut feed)?;
-    feed.hand_kernel_totals();
+    feed.hand_kernel_totals(ctx.access.stats);
     Ok(())
 }

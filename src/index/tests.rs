@@ -180,8 +180,20 @@ mod model {
     use super::*;
     use proptest::prelude::*;
 
+    /// Cases of the model test: `PROPTEST_CASES` when it is set and not empty (a long run
+    /// raises it), else 12, so that `cargo test` stays quick. A failing case is saved in
+    /// `proptest-regressions/index/tests.txt` and run first every time after.
+    fn cases() -> u32 {
+        match std::env::var("PROPTEST_CASES") {
+            Ok(v) if !v.is_empty() => {
+                v.parse().unwrap_or_else(|_| panic!("PROPTEST_CASES={v:?} is not a number of cases"))
+            }
+            _ => 12,
+        }
+    }
+
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
         #[test]
         fn btree_matches_a_model(ops in proptest::collection::vec((0u8..10, 0i64..400, 0u32..3), 200..1500),
                                  bounds in proptest::collection::vec((0u8..3, -5i64..405, 0u8..3, -5i64..405), 6)) {
@@ -377,20 +389,27 @@ fn unique_index_refuses_duplicates_and_waits_for_uncommitted_ones() {
         let k = key(if a_commits { 10 } else { 11 });
         ins(&a, &index, &k, rid(10)).unwrap();
         let (r, waited) = std::thread::scope(|scope| {
-            let waiter = scope.spawn(|| {
+            let (sid_tx, sid_rx) = std::sync::mpsc::channel();
+            let (f, index, k) = (&f, &index, &k);
+            let waiter = scope.spawn(move || {
                 let b = f.session();
-                let r = ins(&b, &index, &k, rid(11)).map_err(|e| e.to_string());
+                sid_tx.send(b.sid()).expect("the test waits for the sid");
+                let r = ins(&b, index, k, rid(11)).map_err(|e| e.to_string());
                 let waited = b.stats().get(Stat::EnqueueWaits);
                 commit(&b);
                 (r, waited)
             });
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            if a_commits {
+            let b_sid = sid_rx.recv().expect("the waiting session sends its sid");
+            let blocked = wait_until_blocked(f, b_sid, a.sid(), || waiter.is_finished());
+            // A ends its transaction whatever happened, so that the waiter ends too.
+            if a_commits && blocked.is_ok() {
                 commit(&a)
             } else {
                 rollback(&a)
             }
-            waiter.join().unwrap()
+            let outcome = waiter.join().unwrap();
+            blocked.unwrap_or_else(|e| panic!("{e}"));
+            outcome
         });
         assert_eq!(waited, 1, "the second insert waited for the first transaction");
         if a_commits {
@@ -401,6 +420,28 @@ fn unique_index_refuses_duplicates_and_waits_for_uncommitted_ones() {
     }
     let keys: Vec<RowId> = all(&b, &index).into_iter().map(|(_, r)| r).collect();
     assert_eq!(keys, vec![rid(3), rid(10), rid(11)]);
+}
+
+/// Returns once session `waiter` waits for a transaction of session `holder` (the TX
+/// enqueue's record of who waits for whom, which `v$session` shows); why not, if
+/// `finished` says the waiter ended first, or after 30 seconds.
+fn wait_until_blocked(
+    f: &TxnFixture,
+    waiter: u32,
+    holder: u32,
+    finished: impl Fn() -> bool,
+) -> std::result::Result<(), String> {
+    let started = std::time::Instant::now();
+    while f.enqueues.blocking_session(waiter) != Some(holder) {
+        if finished() {
+            return Err(format!("session {waiter} went on without waiting for session {holder}"));
+        }
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            return Err(format!("session {waiter} did not wait for session {holder} within 30 seconds"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    Ok(())
 }
 
 #[test]

@@ -148,6 +148,12 @@ statistics! {
     // units decompressed whole to fetch rows by rowid (an index's table access).
     EhccRowidCusDecompressed => "EHCC Rowid CUs Decompressed", 128;
     HccRowsMovedOut => "HCC rows moved out by update", 128;
+    // lioscope's own: rows a count kernel passed through its filter and counted inside
+    // the scan loop, never handed to the general pipeline (added once a scan).
+    CountKernelRowsPassed => "count kernel rows passed", 64;
+    // Oracle's: the batches of an INSERT ... SELECT's helper thread that the session
+    // received from it (one a batch of rows evaluated there).
+    PxLocalMessagesRecvd => "PX local messages recv'd", 32;
 }
 
 impl Stat {
