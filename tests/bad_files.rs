@@ -248,7 +248,7 @@ fn check_no_panic(name: &str, mutations: &[(prop::sample::Index, Mutation)]) -> 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases_or(48), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn a_damaged_control_file_is_refused_or_opens_but_never_panics(

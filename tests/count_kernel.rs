@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{exec, options, temp_db};
+use common::{cases_or, exec, options, temp_db};
 use lioscope::stats::Stat;
 use proptest::prelude::*;
 
@@ -74,7 +74,7 @@ fn literal(c: &Cell, numeric: bool) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases_or(24), ..ProptestConfig::default() })]
 
     #[test]
     fn kernel_counts_match_the_general_pipeline(

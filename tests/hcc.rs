@@ -48,7 +48,7 @@ const SELECTS: [&str; 4] = [
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases_or(8), ..ProptestConfig::default() })]
 
     /// For random predicates, at every level, a compressed copy answers as the row table;
     /// still after rows are inserted into both (the copy's go to row blocks).

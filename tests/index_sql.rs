@@ -290,7 +290,7 @@ fn check_query(s: &Session, layout: &Layout, key: &[Col], q: &Query) -> Result<(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases_or(24), ..ProptestConfig::default() })]
 
     #[test]
     fn index_paths_answer_what_full_scans_answer(
@@ -346,7 +346,7 @@ fn whole_table(s: &Session) -> Vec<Vec<String>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases_or(24), ..ProptestConfig::default() })]
 
     /// The same changes made in two databases, UPDATE and DELETE finding their rows
     /// through the index in one (when its leading column is bounded) and by full scans in

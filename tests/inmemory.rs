@@ -124,7 +124,7 @@ fn predicate() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases_or(24), ..ProptestConfig::default() })]
 
     /// For random predicates, over units of every compression level and with some rows
     /// changed after population, the in-memory answer is the row store's.

@@ -45,7 +45,7 @@ fn contents(s: &Session) -> State {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases_or(24), ..ProptestConfig::default() })]
 
     #[test]
     fn a_session_sees_its_changes_and_others_see_commits(ops in proptest::collection::vec(op(), 1..40)) {

@@ -785,7 +785,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(200))]
+        #![proptest_config(ProptestConfig::with_cases(crate::txn::fixture::proptest_cases(200)))]
 
         /// Counted in lanes, row by row, or from the values the block was made of, a
         /// filtered count finds the same rows: whatever the rows' columns (NULL, long,

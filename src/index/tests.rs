@@ -180,20 +180,8 @@ mod model {
     use super::*;
     use proptest::prelude::*;
 
-    /// Cases of the model test: `PROPTEST_CASES` when it is set and not empty (a long run
-    /// raises it), else 12, so that `cargo test` stays quick. A failing case is saved in
-    /// `proptest-regressions/index/tests.txt` and run first every time after.
-    fn cases() -> u32 {
-        match std::env::var("PROPTEST_CASES") {
-            Ok(v) if !v.is_empty() => {
-                v.parse().unwrap_or_else(|_| panic!("PROPTEST_CASES={v:?} is not a number of cases"))
-            }
-            _ => 12,
-        }
-    }
-
     proptest! {
-        #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: crate::txn::fixture::proptest_cases(12), ..ProptestConfig::default() })]
         #[test]
         fn btree_matches_a_model(ops in proptest::collection::vec((0u8..10, 0i64..400, 0u32..3), 200..1500),
                                  bounds in proptest::collection::vec((0u8..3, -5i64..405, 0u8..3, -5i64..405), 6)) {

@@ -5,7 +5,8 @@
 //! instance opens them with. There is no redo log, no dictionary and no recovery: a
 //! fixture closed cleanly ([`TxnFixture::close`], every changed block written) opens
 //! again ([`Closed::open`]), its files changed in between or not; a crash is the
-//! instance's business, tested through the public API.
+//! instance's business, tested through the public API. Also the number of cases a unit
+//! property test runs ([`proptest_cases`]).
 
 use super::clock::ScnClock;
 use super::context::{RowObserver, TxnContext};
@@ -181,5 +182,15 @@ impl Drop for FixtureSession<'_> {
             }
         }
         self.fixture.sessions.unregister(self.info.sid);
+    }
+}
+
+/// Cases of a unit property test: `PROPTEST_CASES` when it is set and not empty (a long
+/// run raises it), else `default`, so that `cargo test` stays quick. (The integration
+/// tests' helper `lioscope_testkit::cases_or` reads it the same way.)
+pub fn proptest_cases(default: u32) -> u32 {
+    match std::env::var("PROPTEST_CASES") {
+        Ok(v) if !v.is_empty() => v.parse().unwrap_or_else(|_| panic!("PROPTEST_CASES={v:?} is not a number of cases")),
+        _ => default,
     }
 }

@@ -49,7 +49,7 @@ fn keys() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(crate::txn::fixture::proptest_cases(64)))]
 
     #[test]
     fn sorted_output_is_the_standard_sort_in_memory_and_spilled(

@@ -60,7 +60,7 @@ fn body(i: usize, len: usize) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::txn::fixture::proptest_cases(12), ..ProptestConfig::default() })]
 
     /// Records of any size up to a block come back, in order, across many blocks, and
     /// the prev chain walks them backwards.
@@ -573,7 +573,7 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::txn::fixture::proptest_cases(16), ..ProptestConfig::default() })]
 
     /// Interleaved transactions in a small tablespace that steals and grows up to its
     /// maximum: an active transaction's records always read back; an ended one's read
