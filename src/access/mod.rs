@@ -99,17 +99,12 @@ impl AccessContext<'_> {
         rdba: u32,
         bytes: &[u8],
     ) -> crate::error::Result<()> {
-        let header = block::BlockHeader(bytes);
-        if header.block_type() != Some(block::BlockType::TableData) || header.object_id() != table.object_id {
-            return Err(self.not_a_table_block(table, rdba, header));
-        }
-        block::DataBlock(bytes).check_layout().map_err(|r| self.corrupt(rdba, r))
+        self.check_block_of(table, rdba, bytes, false)
     }
 
     /// Checks a block of `table`'s segment that may also be a block of one of its
     /// compression units (a CU head or piece of the table, which is compressed), else as
-    /// [`AccessContext::check_table_block`]. Inlined into the full scan's loop, where a row
-    /// block is the common case and is tested first.
+    /// [`AccessContext::check_table_block`].
     #[inline]
     pub fn check_segment_block(
         &self,
@@ -117,13 +112,28 @@ impl AccessContext<'_> {
         rdba: u32,
         bytes: &[u8],
     ) -> crate::error::Result<()> {
+        self.check_block_of(table, rdba, bytes, table.compression.is_some())
+    }
+
+    /// The one check of a block of `table`'s segment: a data block of the table with a
+    /// sound layout, or, where `units` allows, a block of one of its compression units.
+    /// Inlined into the full scan's loop, where a row block is the common case and is
+    /// tested first.
+    #[inline(always)]
+    fn check_block_of(
+        &self,
+        table: &crate::catalog::TableDef,
+        rdba: u32,
+        bytes: &[u8],
+        units: bool,
+    ) -> crate::error::Result<()> {
         let header = block::BlockHeader(bytes);
         match header.block_type() {
             Some(block::BlockType::TableData) if header.object_id() == table.object_id => {
                 block::DataBlock(bytes).check_layout().map_err(|r| self.corrupt(rdba, r))
             }
             Some(block::BlockType::CuHead | block::BlockType::CuPiece)
-                if header.object_id() == table.object_id && table.compression.is_some() =>
+                if units && header.object_id() == table.object_id =>
             {
                 Ok(())
             }
