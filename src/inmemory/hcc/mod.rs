@@ -26,9 +26,11 @@
 //! before the head is written: until the transaction commits, a reader's CR clone of the
 //! head, and a rollback, mark every row of the CU deleted.
 //!
-//! Beside the load: `rows` hands a CU's rows out one at a time in the row format (for
-//! fetches by rowid, DML and index builds): it is the CU reader every access context
-//! carries (`access::AccessContext::read_cu`). The rows of CUs are changed (marked
+//! The load is opened through the access layer's one seam for loads (`access::load`,
+//! [`open_load`]). Beside it: `rows` decompresses a CU whole, or the columns a full scan
+//! gathered of one, and hands its rows out one at a time in the row format (for fetches
+//! by rowid, DML, index builds and MOVE); with [`open_load`] it is the codec every access
+//! context carries (`access::cu::CuCodec`, [`rows::CODEC`]). The rows of CUs are changed (marked
 //! deleted) by the access layer's one change protocol (`access::change`), whose undo
 //! record (`access::cu::undo`) a transaction's load writes too.
 

@@ -1,15 +1,21 @@
-//! The rows of one compression unit, decompressed whole and handed out one at a time in
-//! the row format: for the paths that take a CU's rows one by one (a fetch by rowid, an
-//! UPDATE or DELETE, an index build) and then read them as they read a row of a block.
+//! The rows of one compression unit, decompressed and handed out one at a time in the
+//! row format: for the paths that take a CU's rows one by one (a fetch by rowid, an
+//! UPDATE or DELETE, and, from a full scan, an index build or MOVE) and then read them as
+//! they read a row of a block. This and the load are the column store's codec the access
+//! layer reaches CUs through ([`CODEC`]).
 //!
 //! ```text
 //!  head block (as the reader's snapshot sees it: its deleted-row bitmap)
-//!    + piece blocks (consistent gets) ─► every column decompressed ─► Imcu
-//!  row r ─► its values ─► a whole-row piece (storage::row) ─► BlockRow { rdba: head, slot: r }
+//!    + piece blocks (consistent gets) ─► every column decompressed ─► Imcu   (read_cu)
+//!  or the columns a full scan gathered of a CU ─► those decompressed ─► Imcu (decode_cu)
+//!  row r ─► its first columns' values ─► a whole-row piece (storage::row)
+//!        ─► BlockRow { rdba: head, slot: r }
 //! ```
 //!
-//! Invariant: a row is handed out only if the head version it was read with does not
-//! mark it deleted; its rowid is the head's block address and its row number.
+//! Invariant: the caller sees only rows the head version it read does not mark deleted
+//! (it asks `is_deleted`); a row's rowid is the head's block address and its row number;
+//! a row is handed out only with columns that were decompressed (asking for one that was
+//! not is an error, never a NULL).
 
 use crate::access::AccessContext;
 use crate::access::cu::scan::ScannedCu;
