@@ -5,7 +5,7 @@
 //! decodes nothing. Sums of whole numbers add in 128 bits and become decimal only when a
 //! value has a fraction.
 
-use super::pipeline::{Push, Stage, finish, push_each, push_owned};
+use super::downstream::{Downstream, Push, push_each};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::{Error, Result};
@@ -326,10 +326,10 @@ impl AggregateStage {
 /// Rows are folded, not pushed on: the groups go on when the input is done.
 impl Push for AggregateStage {
     #[inline]
-    fn push<R: RowAccess + ?Sized>(
+    fn push<R: RowAccess + ?Sized, D: Downstream + ?Sized>(
         &mut self,
         row: &R,
-        _rest: &mut [Stage<'_>],
+        _rest: &mut D,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
         self.fold_row(row, f)
@@ -337,11 +337,11 @@ impl Push for AggregateStage {
 
     /// Folds the selected rows of a block batch. Without GROUP BY, counts need no row
     /// access beyond the NULL flags of their column.
-    fn push_batch(
+    fn push_batch<D: Downstream + ?Sized>(
         &mut self,
         batch: &BlockBatch<'_>,
         selection: &mut Vec<u16>,
-        _rest: &mut [Stage<'_>],
+        _rest: &mut D,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
         if !self.group_by.is_empty() {
@@ -366,12 +366,12 @@ impl Push for AggregateStage {
         Ok(Flow::Continue)
     }
 
-    fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
+    fn finish<D: Downstream + ?Sized>(&mut self, rest: &mut D, f: &mut FunctionContext) -> Result<()> {
         let groups = self.take_groups();
         push_each(groups, |(key, accs)| match self.output_row(key, accs, f)? {
-            Some(row) => push_owned(rest, row, f),
+            Some(row) => rest.push_owned(row, f),
             None => Ok(Flow::Continue),
         })?;
-        finish(rest, f)
+        rest.finish(f)
     }
 }

@@ -1,7 +1,7 @@
 //! The end of every pipeline: keeps the first `visible` columns of each row as the
 //! statement's result (the columns after them only carried sort keys).
 
-use super::pipeline::{Push, Stage, owned_prefix};
+use super::downstream::{Downstream, Push, owned_prefix};
 use crate::access::Flow;
 use crate::access::RowAccess;
 use crate::error::Result;
@@ -25,10 +25,10 @@ impl CollectStage {
 }
 
 impl Push for CollectStage {
-    fn push<R: RowAccess + ?Sized>(
+    fn push<R: RowAccess + ?Sized, D: Downstream + ?Sized>(
         &mut self,
         row: &R,
-        _rest: &mut [Stage<'_>],
+        _rest: &mut D,
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
         self.rows.push(owned_prefix(row, self.visible)?);
@@ -36,7 +36,12 @@ impl Push for CollectStage {
     }
 
     /// Keeps a row built upstream, without copying its values.
-    fn push_owned(&mut self, mut row: Vec<Value>, _rest: &mut [Stage<'_>], _f: &mut FunctionContext) -> Result<Flow> {
+    fn push_owned<D: Downstream + ?Sized>(
+        &mut self,
+        mut row: Vec<Value>,
+        _rest: &mut D,
+        _f: &mut FunctionContext,
+    ) -> Result<Flow> {
         row.truncate(self.visible);
         self.rows.push(row);
         Ok(Flow::Continue)

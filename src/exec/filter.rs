@@ -8,7 +8,7 @@
 //! condition or a value that is not a small whole number, the general evaluator decides
 //! (it reads stored integers directly too).
 
-use super::pipeline::{Push, Stage, push, push_batch};
+use super::downstream::{Downstream, Push};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
@@ -167,26 +167,26 @@ impl FilterStage {
 
 impl Push for FilterStage {
     #[inline]
-    fn push<R: RowAccess + ?Sized>(
+    fn push<R: RowAccess + ?Sized, D: Downstream + ?Sized>(
         &mut self,
         row: &R,
-        rest: &mut [Stage<'_>],
+        rest: &mut D,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
-        if self.predicate.eval_condition(row, f)? == Some(true) { push(rest, row, f) } else { Ok(Flow::Continue) }
+        if self.predicate.eval_condition(row, f)? == Some(true) { rest.push(row, f) } else { Ok(Flow::Continue) }
     }
 
     /// Narrows the selection, then pushes what is left on.
     #[inline]
-    fn push_batch(
+    fn push_batch<D: Downstream + ?Sized>(
         &mut self,
         batch: &BlockBatch<'_>,
         selection: &mut Vec<u16>,
-        rest: &mut [Stage<'_>],
+        rest: &mut D,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
         self.filter_batch(batch, selection, f)?;
-        push_batch(rest, batch, selection, f)
+        rest.push_batch(batch, selection, f)
     }
 }
 

@@ -1,7 +1,7 @@
 //! COUNT STOPKEY and FETCH FIRST / LIMIT: skips `offset` rows, passes `limit` rows, then
 //! stops the source.
 
-use super::pipeline::{Push, Stage, push, push_batch};
+use super::downstream::{Downstream, Push};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
@@ -32,10 +32,10 @@ impl LimitStage {
 }
 
 impl Push for LimitStage {
-    fn push<R: RowAccess + ?Sized>(
+    fn push<R: RowAccess + ?Sized, D: Downstream + ?Sized>(
         &mut self,
         row: &R,
-        rest: &mut [Stage<'_>],
+        rest: &mut D,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
         if self.skipped < self.offset {
@@ -46,15 +46,15 @@ impl Push for LimitStage {
             return Ok(Flow::Stop);
         }
         self.passed += 1;
-        let flow = push(rest, row, f)?;
+        let flow = rest.push(row, f)?;
         Ok(self.stop_when_full(flow))
     }
 
-    fn push_batch(
+    fn push_batch<D: Downstream + ?Sized>(
         &mut self,
         batch: &BlockBatch<'_>,
         selection: &mut Vec<u16>,
-        rest: &mut [Stage<'_>],
+        rest: &mut D,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
         let skip = (self.offset - self.skipped).min(selection.len() as u64);
@@ -67,7 +67,7 @@ impl Push for LimitStage {
             return Ok(self.stop_when_full(Flow::Continue));
         }
         self.passed += selection.len() as u64;
-        let flow = push_batch(rest, batch, selection, f)?;
+        let flow = rest.push_batch(batch, selection, f)?;
         Ok(self.stop_when_full(flow))
     }
 }

@@ -6,9 +6,11 @@
 //!  FullScan ──BlockBatch──► Filter ──► Aggregate ┄┄(at finish)┄┄► Project ──► Collect
 //! ```
 //!
-//! Stages are an enum, each stating what it does with a row in its [`pipeline::Push`]
-//! (and, only where it differs from the default, with a row built upstream, a block
-//! batch or the end of its input), and `push` is generic over the row type, so a row
+//! Stages are an enum ([`pipeline::Stage`]), each stating what it does with a row in its
+//! [`downstream::Push`] (and, only where it differs from the default, with a row built
+//! upstream, a block batch or the end of its input) and seeing the stages after it only
+//! as a [`downstream::Downstream`], so no stage's file needs the enum that names them
+//! all; `push` is generic over the row type, so a row
 //! still inside its pinned block goes through filters and aggregates without being
 //! copied out; rows are materialised only by the stages that must (project, sort, group). A full scan pushes
 //! a block's rows together ([`pipeline::push_batch`]): filters narrow a selection vector
@@ -29,6 +31,7 @@ pub mod aggregate;
 mod collect;
 pub mod filter;
 mod cu_feed;
+pub mod downstream;
 pub mod index_source;
 pub mod inmemory_source;
 pub mod kernel;
@@ -45,9 +48,10 @@ mod source;
 
 pub use aggregate::AggregateStage;
 pub use collect::CollectStage;
+pub use downstream::RowSink;
 pub use filter::FilterStage;
 pub use limit::LimitStage;
-pub use pipeline::{RowSink, Stage};
+pub use pipeline::Stage;
 pub use probe::ProbeStage;
 pub use project::ProjectStage;
 pub use rownum::RownumStage;

@@ -1,16 +1,15 @@
-//! The pipeline: stages in push order, what a stage does with the rows pushed into it
-//! ([`Push`]: each states how it takes a row and overrides only what else it does
-//! differently), and the one dispatch between them ([`push`], [`push_owned`],
-//! [`push_batch`], [`finish`]).
+//! The pipeline: stages in push order ([`Stage`], the enum that names every kind), the
+//! one dispatch between them ([`push`], [`push_owned`], [`push_batch`], [`finish`]), and
+//! the stages after a stage as it sees them (`[Stage]` is the [`Downstream`] each
+//! stage's [`Push`] passes its rows on to). Also the placing of row-source probes.
 
+use super::downstream::{Downstream, Push, RowSink, SinkTarget};
 use super::{AggregateStage, CollectStage, FilterStage, LimitStage, ProbeStage, ProjectStage, RownumStage, SortStage};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
-use crate::expr::batch::BatchRow;
 use crate::expr::functions::FunctionContext;
-use crate::types::{Datum, Value};
-use smallvec::SmallVec;
+use crate::types::Value;
 
 /// One stage of a pipeline.
 pub enum Stage<'a> {
@@ -44,77 +43,6 @@ impl Stage<'_> {
     }
 }
 
-/// A consumer of result rows that are not collected, such as the rows INSERT ... SELECT
-/// writes. It sees each row only while it is being pushed (the values may borrow from a
-/// pinned block or from the projection's buffers), so a row reaches it without being
-/// copied into owned values.
-pub struct RowSink<'a> {
-    /// The row's leading columns the consumer sees (a projection may carry more).
-    pub visible: usize,
-    pub consume: Box<dyn ConsumeRow + 'a>,
-}
-
-/// What a sink does with each row it is handed.
-pub trait ConsumeRow {
-    /// Takes one row of values.
-    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()>;
-
-    /// Takes one row of a batch the projection evaluated (see
-    /// [`crate::expr::batch`]); by default as values.
-    fn consume_batch_row(&mut self, row: BatchRow<'_>) -> Result<()> {
-        let values: SinkRow<'_> = (0..row.len()).map(|c| row.datum(c)).collect();
-        self.consume(&values)
-    }
-}
-
-impl<F: FnMut(&[Datum<'_>]) -> Result<()>> ConsumeRow for F {
-    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
-        self(values)
-    }
-}
-
-/// Most columns a row handed to a sink holds on the stack before spilling to the heap.
-pub const SINK_INLINE_COLUMNS: usize = 16;
-
-/// A row being handed to a sink.
-pub type SinkRow<'v> = SmallVec<[Datum<'v>; SINK_INLINE_COLUMNS]>;
-
-/// What a stage does with the rows pushed into it, `rest` being the stages after it. A
-/// stage states how it takes one row, and overrides the other ways in only where it does
-/// something else than the default: a row the caller built is read in place, a block
-/// batch's selected rows are taken one by one, and the end of the input is passed on.
-pub trait Push {
-    /// Takes one row.
-    fn push<R: RowAccess + ?Sized>(&mut self, row: &R, rest: &mut [Stage<'_>], f: &mut FunctionContext)
-    -> Result<Flow>;
-
-    /// Takes a row the caller built and no longer needs.
-    #[inline]
-    fn push_owned(&mut self, row: Vec<Value>, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
-        self.push(row.as_slice(), rest, f)
-    }
-
-    /// Takes the selected rows of a block batch (`selection`: row indexes, ascending, not
-    /// empty).
-    #[inline]
-    fn push_batch(
-        &mut self,
-        batch: &BlockBatch<'_>,
-        selection: &mut Vec<u16>,
-        rest: &mut [Stage<'_>],
-        f: &mut FunctionContext,
-    ) -> Result<Flow> {
-        push_each(selection.iter(), |&i| self.push(&batch.row(i as usize), rest, f))
-    }
-
-    /// The input is done: a stage that holds rows pushes them on, then the stages after
-    /// it are told.
-    #[inline]
-    fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
-        finish(rest, f)
-    }
-}
-
 /// `$body` with `$s` the stage inside `$stage`, whichever kind it is.
 macro_rules! on_stage {
     ($stage:expr, $s:ident => $body:expr) => {
@@ -132,27 +60,6 @@ macro_rules! on_stage {
     };
 }
 
-/// A sink's rows go to its consumer; nothing is pushed on.
-impl Push for RowSink<'_> {
-    #[inline]
-    fn push<R: RowAccess + ?Sized>(
-        &mut self,
-        row: &R,
-        _rest: &mut [Stage<'_>],
-        _f: &mut FunctionContext,
-    ) -> Result<Flow> {
-        let out = (0..self.visible).map(|i| row.column(i)).collect::<Result<SinkRow<'_>>>()?;
-        self.consume.consume(&out)?;
-        Ok(Flow::Continue)
-    }
-
-    fn push_owned(&mut self, mut row: Vec<Value>, _rest: &mut [Stage<'_>], _f: &mut FunctionContext) -> Result<Flow> {
-        row.truncate(self.visible);
-        self.consume.consume(&row)?;
-        Ok(Flow::Continue)
-    }
-}
-
 /// Pushes one row into the first of `stages`.
 #[inline]
 pub fn push<R: RowAccess + ?Sized>(stages: &mut [Stage<'_>], row: &R, f: &mut FunctionContext) -> Result<Flow> {
@@ -166,22 +73,6 @@ pub fn push<R: RowAccess + ?Sized>(stages: &mut [Stage<'_>], row: &R, f: &mut Fu
 pub fn push_owned(stages: &mut [Stage<'_>], row: Vec<Value>, f: &mut FunctionContext) -> Result<Flow> {
     let Some((stage, rest)) = stages.split_first_mut() else { return Ok(Flow::Continue) };
     on_stage!(stage, s => s.push_owned(row, rest, f))
-}
-
-/// Pushes `rows` one by one with `push_one`, until one says stop; says whether one did.
-#[inline]
-pub fn push_each<T>(rows: impl IntoIterator<Item = T>, mut push_one: impl FnMut(T) -> Result<Flow>) -> Result<Flow> {
-    for row in rows {
-        if push_one(row)? == Flow::Stop {
-            return Ok(Flow::Stop);
-        }
-    }
-    Ok(Flow::Continue)
-}
-
-/// The first `n` columns of `row` as owned values (strings copied out of their block).
-pub fn owned_prefix<R: RowAccess + ?Sized>(row: &R, n: usize) -> Result<Vec<Value>> {
-    (0..n).map(|i| row.column(i).map(Datum::into_owned)).collect()
 }
 
 /// Pushes the selected rows of a block batch (`selection`: row indexes, ascending) into
@@ -204,4 +95,81 @@ pub fn push_batch(
 pub fn finish(stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
     let Some((stage, rest)) = stages.split_first_mut() else { return Ok(()) };
     on_stage!(stage, s => s.finish(rest, f))
+}
+
+/// The stages after a stage: a push goes to the first of them, which passes it on.
+impl Downstream for [Stage<'_>] {
+    #[inline]
+    fn push<R: RowAccess + ?Sized>(&mut self, row: &R, f: &mut FunctionContext) -> Result<Flow> {
+        push(self, row, f)
+    }
+
+    #[inline]
+    fn push_owned(&mut self, row: Vec<Value>, f: &mut FunctionContext) -> Result<Flow> {
+        push_owned(self, row, f)
+    }
+
+    #[inline]
+    fn push_batch(
+        &mut self,
+        batch: &BlockBatch<'_>,
+        selection: &mut Vec<u16>,
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        push_batch(self, batch, selection, f)
+    }
+
+    #[inline]
+    fn finish(&mut self, f: &mut FunctionContext) -> Result<()> {
+        finish(self, f)
+    }
+
+    #[inline]
+    fn sink(&mut self) -> Option<SinkTarget<'_>> {
+        match self.first_mut() {
+            Some(Stage::Sink(sink)) => Some(sink.target()),
+            _ => None,
+        }
+    }
+}
+
+/// Inserts a probe at each of `positions` (a probe at `p` sees what leaves `stages[..p]`);
+/// returns where each probe went, in the order of `positions`.
+pub fn insert_probes(stages: &mut Vec<Stage<'_>>, positions: &[usize]) -> Vec<usize> {
+    let mut sorted: Vec<usize> = positions.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    for (shift, &p) in sorted.iter().enumerate() {
+        stages.insert(p + shift, Stage::Probe(ProbeStage::default()));
+    }
+    positions.iter().map(|p| p + sorted.iter().position(|s| s == p).expect("sorted holds every position")).collect()
+}
+
+/// The probe at `index` of `stages`.
+pub fn probe_at<'s>(stages: &'s [Stage<'_>], index: usize) -> &'s ProbeStage {
+    match &stages[index] {
+        Stage::Probe(p) => p,
+        _ => unreachable!("insert_probes put a probe there"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::{CollectStage, FilterStage, LimitStage};
+
+    #[test]
+    fn probes_land_after_the_stages_they_follow() {
+        let mut stages: Vec<Stage<'_>> = vec![
+            Stage::Limit(LimitStage::new(0, Some(3))),
+            Stage::Filter(FilterStage::new(crate::expr::Expr::Literal(crate::types::Datum::Int(1)))),
+            Stage::Collect(CollectStage::new(1)),
+        ];
+        let at = insert_probes(&mut stages, &[2, 0, 2]);
+        assert_eq!(at, vec![3, 0, 3]);
+        assert!(matches!(stages[0], Stage::Probe(_)));
+        assert!(matches!(stages[1], Stage::Limit(_)));
+        assert!(matches!(stages[3], Stage::Probe(_)));
+        assert_eq!(stages.len(), 5);
+    }
 }

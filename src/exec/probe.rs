@@ -15,7 +15,7 @@
 //! Invariant: a probe is transparent: it passes on exactly what it receives, and the
 //! stages around it behave as if it were not there.
 
-use super::pipeline::{Push, Stage, finish, push, push_batch, push_owned};
+use super::downstream::{Downstream, Push};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::Result;
@@ -52,71 +52,35 @@ impl ProbeStage {
 
 /// Everything passes on, in the form it came, timed.
 impl Push for ProbeStage {
-    fn push<R: RowAccess + ?Sized>(
+    fn push<R: RowAccess + ?Sized, D: Downstream + ?Sized>(
         &mut self,
         row: &R,
-        rest: &mut [Stage<'_>],
+        rest: &mut D,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
-        self.downstream(1, || push(rest, row, f))
+        self.downstream(1, || rest.push(row, f))
     }
 
-    fn push_owned(&mut self, row: Vec<Value>, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
-        self.downstream(1, || push_owned(rest, row, f))
+    fn push_owned<D: Downstream + ?Sized>(
+        &mut self,
+        row: Vec<Value>,
+        rest: &mut D,
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        self.downstream(1, || rest.push_owned(row, f))
     }
 
-    fn push_batch(
+    fn push_batch<D: Downstream + ?Sized>(
         &mut self,
         batch: &BlockBatch<'_>,
         selection: &mut Vec<u16>,
-        rest: &mut [Stage<'_>],
+        rest: &mut D,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
-        self.downstream(selection.len() as u64, || push_batch(rest, batch, selection, f))
+        self.downstream(selection.len() as u64, || rest.push_batch(batch, selection, f))
     }
 
-    fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
-        self.downstream(0, || finish(rest, f))
-    }
-}
-
-/// Inserts a probe at each of `positions` (a probe at `p` sees what leaves `stages[..p]`);
-/// returns where each probe went, in the order of `positions`.
-pub fn insert_probes(stages: &mut Vec<Stage<'_>>, positions: &[usize]) -> Vec<usize> {
-    let mut sorted: Vec<usize> = positions.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    for (shift, &p) in sorted.iter().enumerate() {
-        stages.insert(p + shift, Stage::Probe(ProbeStage::default()));
-    }
-    positions.iter().map(|p| p + sorted.iter().position(|s| s == p).expect("sorted holds every position")).collect()
-}
-
-/// The probe at `index` of `stages`.
-pub fn probe_at<'s>(stages: &'s [Stage<'_>], index: usize) -> &'s ProbeStage {
-    match &stages[index] {
-        Stage::Probe(p) => p,
-        _ => unreachable!("insert_probes put a probe there"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::exec::{CollectStage, FilterStage, LimitStage};
-
-    #[test]
-    fn probes_land_after_the_stages_they_follow() {
-        let mut stages: Vec<Stage<'_>> = vec![
-            Stage::Limit(LimitStage::new(0, Some(3))),
-            Stage::Filter(FilterStage::new(crate::expr::Expr::Literal(crate::types::Datum::Int(1)))),
-            Stage::Collect(CollectStage::new(1)),
-        ];
-        let at = insert_probes(&mut stages, &[2, 0, 2]);
-        assert_eq!(at, vec![3, 0, 3]);
-        assert!(matches!(stages[0], Stage::Probe(_)));
-        assert!(matches!(stages[1], Stage::Limit(_)));
-        assert!(matches!(stages[3], Stage::Probe(_)));
-        assert_eq!(stages.len(), 5);
+    fn finish<D: Downstream + ?Sized>(&mut self, rest: &mut D, f: &mut FunctionContext) -> Result<()> {
+        self.downstream(0, || rest.finish(f))
     }
 }

@@ -7,7 +7,7 @@
 //! batch the session receives from the helper counts in `PX local messages recv'd`.
 
 use super::ExecContext;
-use super::pipeline::{Push, RowSink, SinkRow, Stage, push_owned};
+use super::downstream::{Downstream, Push, RowSink, SinkRow, SinkTarget};
 use crate::access::Flow;
 use crate::access::RowAccess;
 use crate::error::Result;
@@ -83,7 +83,7 @@ impl ProjectStage {
             input.clear();
             input.extend(range);
             batch.eval(&input);
-            store_batch(exprs, buffers, batch, &input, sink, &mut ctx.functions)?;
+            store_batch(exprs, buffers, batch, &input, &mut sink.target(), &mut ctx.functions)?;
         }
         Ok(())
     }
@@ -148,7 +148,8 @@ impl ProjectStage {
                     }
                 };
                 stats.add(Stat::PxLocalMessagesRecvd, 1);
-                stored = store_batch(exprs, buffers, &work.projection, &work.input, sink, &mut ctx.functions);
+                stored =
+                    store_batch(exprs, buffers, &work.projection, &work.input, &mut sink.target(), &mut ctx.functions);
                 if stored.is_err() {
                     break;
                 }
@@ -169,7 +170,7 @@ impl ProjectStage {
     fn push_to_sink<R: RowAccess + ?Sized>(
         &mut self,
         row: &R,
-        sink: &mut RowSink<'_>,
+        sink: &mut SinkTarget<'_>,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
         sink_row(&self.exprs, &mut self.buffers, row, sink, f)?;
@@ -178,18 +179,18 @@ impl ProjectStage {
 }
 
 impl Push for ProjectStage {
-    fn push<R: RowAccess + ?Sized>(
+    fn push<R: RowAccess + ?Sized, D: Downstream + ?Sized>(
         &mut self,
         row: &R,
-        rest: &mut [Stage<'_>],
+        rest: &mut D,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
-        if let Some(Stage::Sink(sink)) = rest.first_mut() {
-            return self.push_to_sink(row, sink, f);
+        if let Some(mut sink) = rest.sink() {
+            return self.push_to_sink(row, &mut sink, f);
         }
         let out: Vec<Value> =
             self.exprs.iter().map(|e| e.eval(row, f).map(|v| v.into_owned())).collect::<Result<_>>()?;
-        push_owned(rest, out, f)
+        rest.push_owned(out, f)
     }
 }
 
@@ -211,7 +212,7 @@ fn store_batch(
     buffers: &mut [String],
     batch: &BatchProjection,
     input: &[i64],
-    sink: &mut RowSink<'_>,
+    sink: &mut SinkTarget<'_>,
     f: &mut FunctionContext,
 ) -> Result<()> {
     let visible = sink.visible.min(batch.len());
@@ -230,7 +231,7 @@ fn sink_row<R: RowAccess + ?Sized>(
     exprs: &[Expr],
     buffers: &mut [String],
     row: &R,
-    sink: &mut RowSink<'_>,
+    sink: &mut SinkTarget<'_>,
     f: &mut FunctionContext,
 ) -> Result<()> {
     let mut out = SinkRow::new();

@@ -1,7 +1,7 @@
 //! COUNT: numbers the rows that passed the WHERE clause (ROWNUM), appending the number
 //! as a column after the source's `width` columns.
 
-use super::pipeline::{Push, Stage, owned_prefix, push_owned};
+use super::downstream::{Downstream, Push, owned_prefix};
 use crate::access::Flow;
 use crate::access::RowAccess;
 use crate::error::Result;
@@ -16,15 +16,15 @@ pub struct RownumStage {
 }
 
 impl Push for RownumStage {
-    fn push<R: RowAccess + ?Sized>(
+    fn push<R: RowAccess + ?Sized, D: Downstream + ?Sized>(
         &mut self,
         row: &R,
-        rest: &mut [Stage<'_>],
+        rest: &mut D,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
         self.next += 1;
         let mut out = owned_prefix(row, self.width)?;
         out.push(Datum::Int(self.next));
-        push_owned(rest, out, f)
+        rest.push_owned(out, f)
     }
 }

@@ -1,6 +1,6 @@
 //! SORT ORDER BY: holds every row, sorts on finish, then pushes them on in order.
 
-use super::pipeline::{Push, Stage, finish, owned_prefix, push_each, push_owned};
+use super::downstream::{Downstream, Push, owned_prefix, push_each};
 use crate::access::Flow;
 use crate::access::RowAccess;
 use crate::error::Result;
@@ -25,10 +25,10 @@ pub struct SortStage {
 }
 
 impl Push for SortStage {
-    fn push<R: RowAccess + ?Sized>(
+    fn push<R: RowAccess + ?Sized, D: Downstream + ?Sized>(
         &mut self,
         row: &R,
-        _rest: &mut [Stage<'_>],
+        _rest: &mut D,
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
         self.rows.push(owned_prefix(row, self.width)?);
@@ -36,18 +36,23 @@ impl Push for SortStage {
     }
 
     /// Holds a row built upstream, without copying its values.
-    fn push_owned(&mut self, mut row: Vec<Value>, _rest: &mut [Stage<'_>], _f: &mut FunctionContext) -> Result<Flow> {
+    fn push_owned<D: Downstream + ?Sized>(
+        &mut self,
+        mut row: Vec<Value>,
+        _rest: &mut D,
+        _f: &mut FunctionContext,
+    ) -> Result<Flow> {
         row.truncate(self.width);
         self.rows.push(row);
         Ok(Flow::Continue)
     }
 
-    fn finish(&mut self, rest: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<()> {
+    fn finish<D: Downstream + ?Sized>(&mut self, rest: &mut D, f: &mut FunctionContext) -> Result<()> {
         let keys = self.keys.clone();
         self.sorted = self.rows.len() as u64;
         self.rows.sort_by(|a, b| compare_rows(&keys, a, b));
-        push_each(std::mem::take(&mut self.rows), |row| push_owned(rest, row, f))?;
-        finish(rest, f)
+        push_each(std::mem::take(&mut self.rows), |row| rest.push_owned(row, f))?;
+        rest.finish(f)
     }
 }
 

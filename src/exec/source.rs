@@ -9,7 +9,8 @@
 //! - INDEX ... SCAN [+ TABLE ACCESS BY INDEX ROWID]: see [`super::index_source`].
 
 use super::ExecContext;
-use super::pipeline::{Stage, push, push_each};
+use super::downstream::push_each;
+use super::pipeline::{Stage, push};
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::types::{Datum, Value};

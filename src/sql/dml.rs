@@ -23,7 +23,7 @@ use super::row_encoder::{RowEncoder, Unencodable};
 use crate::access::load::{self, LoadPath, SegmentLoad};
 use crate::catalog::TableDef;
 use crate::error::{Error, Result};
-use crate::exec::pipeline::{ConsumeRow, SINK_INLINE_COLUMNS, SinkRow};
+use crate::exec::downstream::{ConsumeRow, SINK_INLINE_COLUMNS, SinkRow};
 use crate::exec::run_pipeline;
 use crate::expr::batch::BatchRow;
 use crate::instance::Session;

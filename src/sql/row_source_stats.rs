@@ -17,7 +17,7 @@
 use super::plan::{Estimate, PlanNode, Planned, RowsAt};
 use crate::error::Result;
 use crate::exec::ExecContext;
-use crate::exec::probe::{insert_probes, probe_at};
+use crate::exec::pipeline::{insert_probes, probe_at};
 use crate::stats::Stat;
 use crate::types::Value;
 use std::time::Instant;

@@ -38,7 +38,7 @@ use super::optimizer::{self, hints, hints::Hints};
 use super::views;
 use crate::catalog::TableDef;
 use crate::error::{Error, Result};
-use crate::exec::pipeline::ConsumeRow;
+use crate::exec::downstream::ConsumeRow;
 use crate::exec::{
     AggregateStage, CollectStage, FilterStage, LimitStage, ProjectStage, RowSink, RownumStage, SortKey, SortStage,
     Source, Stage,
