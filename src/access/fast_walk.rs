@@ -813,7 +813,7 @@ mod tests {
                     (stored, others)
                 })
                 .collect();
-            let span = span.min((i64::MAX - lo) as u64);
+            let span = span.min(i64::MAX.abs_diff(lo));
             let filter = filtered.then_some(LaneFilter { column: filter_column, lo, span, outside });
             let count = LaneCount { filter, not_null: counted_column };
             check_lanes::<8>(&rows, &count, len)?;

@@ -210,10 +210,10 @@ mod tests {
             for i in 0..count {
                 let block = arena.block_mut(i);
                 assert!(block.iter().all(|&b| b == 0));
-                block.fill(i as u8 + 1);
+                block.fill((i as u8).wrapping_add(1));
             }
             for i in 0..count {
-                assert!(arena.block_mut(i).iter().all(|&b| b == i as u8 + 1));
+                assert!(arena.block_mut(i).iter().all(|&b| b == (i as u8).wrapping_add(1)));
             }
         }
     }

@@ -743,7 +743,7 @@ pub(super) mod tests {
             let sessions: Vec<_> = (1..=4u64)
                 .map(|seed| {
                     let (cache, changes) = (&cache, &changes);
-                    s.spawn(move || random_session(cache, changes, seed * 0x9E37_79B9_7F4A_7C15))
+                    s.spawn(move || random_session(cache, changes, seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)))
                 })
                 .collect();
             sessions.into_iter().map(|session| session.join().unwrap()).sum()
