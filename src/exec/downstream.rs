@@ -110,6 +110,12 @@ pub trait ConsumeRow {
     /// Takes one row of values.
     fn consume(&mut self, values: &[Datum<'_>]) -> Result<()>;
 
+    /// Whether the consumer wants no more rows (the stages it pushes into stopped): the
+    /// pipeline feeding it stops as a limit stops it.
+    fn stopped(&self) -> bool {
+        false
+    }
+
     /// Takes one row of a batch the projection evaluated (see
     /// [`crate::expr::batch`]); by default as values.
     fn consume_batch_row(&mut self, row: BatchRow<'_>) -> Result<()> {
@@ -141,7 +147,7 @@ impl Push for RowSink<'_> {
     ) -> Result<Flow> {
         let out = (0..self.visible).map(|i| row.column(i)).collect::<Result<SinkRow<'_>>>()?;
         self.consume.consume(&out)?;
-        Ok(Flow::Continue)
+        Ok(if self.consume.stopped() { Flow::Stop } else { Flow::Continue })
     }
 
     fn push_owned<D: Downstream + ?Sized>(
@@ -152,7 +158,7 @@ impl Push for RowSink<'_> {
     ) -> Result<Flow> {
         row.truncate(self.visible);
         self.consume.consume(&row)?;
-        Ok(Flow::Continue)
+        Ok(if self.consume.stopped() { Flow::Stop } else { Flow::Continue })
     }
 }
 

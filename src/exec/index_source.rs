@@ -120,6 +120,23 @@ impl LineMeter<'_> {
 }
 
 impl IndexAccess {
+    /// A copy of this path for a nested loop's probes, whose key range each outer row
+    /// sets.
+    pub fn probe_copy(&self) -> IndexAccess {
+        IndexAccess {
+            table: self.table.clone(),
+            index: self.index.clone(),
+            kind: self.kind,
+            lower: self.lower.clone(),
+            upper: self.upper.clone(),
+            descending: self.descending,
+            table_access: self.table_access,
+            columns_read: self.columns_read.clone(),
+            figures: Cell::new(self.figures.get()),
+            rowid_buffer: Default::default(),
+        }
+    }
+
     /// The rowid buffer of the last run, empty, with room for the entries of a typical
     /// leaf (so a run does not grow it step by step).
     fn take_rowid_buffer(&self) -> Vec<RowId> {

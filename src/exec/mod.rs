@@ -34,6 +34,7 @@ mod cu_feed;
 pub mod downstream;
 pub mod index_source;
 pub mod inmemory_source;
+pub mod join;
 pub mod kernel;
 mod limit;
 pub mod pipeline;

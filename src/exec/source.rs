@@ -7,6 +7,7 @@
 //! - COLLECTION ITERATOR: `generate_series(start, stop)`.
 //! - FIXED TABLE: rows a `v$` view computed when the statement was planned.
 //! - INDEX ... SCAN [+ TABLE ACCESS BY INDEX ROWID]: see [`super::index_source`].
+//! - HASH JOIN, NESTED LOOPS, MERGE JOIN: see [`super::join`].
 
 use super::ExecContext;
 use super::downstream::push_each;
@@ -35,6 +36,8 @@ pub enum Source {
     Index(Box<super::index_source::IndexAccess>),
     /// TABLE ACCESS INMEMORY FULL.
     InMemory(Box<crate::exec::inmemory_source::InMemoryAccess>),
+    /// HASH JOIN, NESTED LOOPS or MERGE JOIN of two inputs.
+    Join(Box<super::join::Join>),
 }
 
 impl Source {
@@ -45,6 +48,7 @@ impl Source {
             Source::TableScan { table, .. } => table.object_id == object_id,
             Source::Index(access) => access.table.object_id == object_id,
             Source::InMemory(access) => access.table.object_id == object_id,
+            Source::Join(join) => join.reads_table(object_id),
             _ => false,
         }
     }
@@ -67,6 +71,7 @@ impl Source {
             Source::TableScan { table, columns_read } => super::table_scan::run(table, columns_read, None, stages, ctx),
             Source::Index(access) => access.run(stages, ctx),
             Source::InMemory(access) => access.run(stages, ctx),
+            Source::Join(join) => join.run(stages, ctx),
             Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], &mut ctx.functions).map(|_| ()),
             Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, ctx),
             Source::Series { start, stop } => Self::numbers(*start, *stop, stages, ctx),

@@ -439,6 +439,42 @@ impl Expr {
         }
     }
 
+    /// Renumbers every column reference: column `i` becomes `map(i)`.
+    pub fn remap_columns(&mut self, map: &impl Fn(usize) -> usize) {
+        match self {
+            Expr::Column(i) => *i = map(*i),
+            Expr::Literal(_) | Expr::Bind { .. } => {}
+            Expr::Arith { left, right, .. } | Expr::Compare { left, right, .. } => {
+                left.remap_columns(map);
+                right.remap_columns(map);
+            }
+            Expr::Concat(l, r) | Expr::And(l, r) | Expr::Or(l, r) => {
+                l.remap_columns(map);
+                r.remap_columns(map);
+            }
+            Expr::Negate(e) | Expr::Not(e) | Expr::IsNull { expr: e, .. } | Expr::Like { expr: e, .. } => {
+                e.remap_columns(map)
+            }
+            Expr::InList { expr, list, .. } => {
+                expr.remap_columns(map);
+                list.iter_mut().for_each(|e| e.remap_columns(map));
+            }
+            Expr::Between { expr, low, high, .. } => {
+                for e in [expr, low, high] {
+                    e.remap_columns(map);
+                }
+            }
+            Expr::Case { operand, branches, otherwise } => {
+                operand.iter_mut().chain(otherwise.iter_mut()).for_each(|e| e.remap_columns(map));
+                for (w, t) in branches {
+                    w.remap_columns(map);
+                    t.remap_columns(map);
+                }
+            }
+            Expr::Function { args, .. } => args.iter_mut().for_each(|e| e.remap_columns(map)),
+        }
+    }
+
     /// Shows the expression with column names, as plan predicates print.
     pub fn display<'a>(&'a self, names: &'a [String]) -> ExprDisplay<'a> {
         ExprDisplay { expr: self, names }

@@ -31,6 +31,92 @@ pub struct Scope {
     /// Length of each CHAR(n) column (`None` for other types or unknown), for Oracle's
     /// blank-padded comparison of CHAR values with string literals.
     pub char_lengths: Vec<Option<u32>>,
+    /// For a FROM clause of several items (a join): each item's qualifiers and columns.
+    /// Empty for one item, whose qualifiers are [`Scope::qualifiers`].
+    pub relations: Vec<ScopeRelation>,
+}
+
+/// One FROM item of a join's scope.
+#[derive(Debug, Clone, Default)]
+pub struct ScopeRelation {
+    /// Names the item may be qualified with (its alias, or its table's name), upper case.
+    pub qualifiers: Vec<String>,
+    /// Its columns in the scope.
+    pub columns: std::ops::Range<usize>,
+    /// Its columns an unqualified name does not find: the right-hand copy of a column a
+    /// `USING` clause joins on, which the unqualified name means once.
+    pub unqualified_hidden: Vec<usize>,
+}
+
+impl Scope {
+    /// The FROM item column `c` belongs to, for a join's scope.
+    pub fn relation_of(&self, c: usize) -> Option<usize> {
+        self.relations.iter().position(|r| r.columns.contains(&c))
+    }
+
+    /// The columns `SELECT *` (or `q.*` when `qualifier` is given) stands for, in order.
+    pub fn wildcard_columns(&self, qualifier: Option<&str>) -> Result<Vec<usize>> {
+        let all = (0..self.names.len()).filter(|&i| Some(i) != self.rownum);
+        match (qualifier, self.relations.is_empty()) {
+            (None, true) => Ok(all.collect()),
+            (None, false) => Ok(all
+                .filter(|i| self.relations.iter().all(|r| !r.unqualified_hidden.contains(i)))
+                .filter(|&i| self.relation_of(i).is_some())
+                .collect()),
+            (Some(q), true) if self.qualifiers.iter().any(|n| n == q) => Ok(all.collect()),
+            (Some(q), false) => match self.relations.iter().find(|r| r.qualifiers.iter().any(|n| n == q)) {
+                Some(r) => Ok(r.columns.clone().collect()),
+                None => Err(Error::UnknownName { kind: "table or alias", name: q.into(), position: None }),
+            },
+            (Some(q), true) => Err(Error::UnknownName { kind: "table or alias", name: q.into(), position: None }),
+        }
+    }
+
+    /// The column an unqualified or qualified name finds: unknown, one, or (unqualified,
+    /// in a join) several, which is an error naming them.
+    fn resolve(&self, qualifier: Option<&str>, name: &str, e: &ast::Expr) -> Result<usize> {
+        let unknown = || Error::UnknownName {
+            kind: "column",
+            name: qualifier.map_or(name.to_owned(), |q| format!("{q}.{name}")),
+            position: position_of(e),
+        };
+        if self.relations.is_empty() {
+            if let Some(q) = qualifier
+                && !self.qualifiers.iter().any(|n| n == q)
+            {
+                return Err(Error::UnknownName { kind: "table or alias", name: q.into(), position: position_of(e) });
+            }
+            return self.names.iter().position(|n| n == name).ok_or_else(unknown);
+        }
+        if let Some(q) = qualifier {
+            let Some(r) = self.relations.iter().find(|r| r.qualifiers.iter().any(|n| n == q)) else {
+                return Err(Error::UnknownName { kind: "table or alias", name: q.into(), position: position_of(e) });
+            };
+            return r.columns.clone().find(|&i| self.names[i] == name).ok_or_else(unknown);
+        }
+        let found: Vec<usize> = (0..self.names.len())
+            .filter(|&i| self.names[i] == name)
+            .filter(|i| self.relations.iter().all(|r| !r.unqualified_hidden.contains(i)))
+            .collect();
+        match found[..] {
+            [] => Err(unknown()),
+            [one] => Ok(one),
+            _ => {
+                let owners: Vec<String> = found
+                    .iter()
+                    .filter_map(|&i| self.relation_of(i))
+                    .map(|r| self.relations[r].qualifiers.last().cloned().unwrap_or_default())
+                    .collect();
+                Err(Error::Parse {
+                    message: format!(
+                        "column ambiguously defined (ORA-00918): {name} is a column of {}; qualify it",
+                        owners.join(" and ")
+                    ),
+                    position: position_of(e),
+                })
+            }
+        }
+    }
 }
 
 /// The post-aggregation view: GROUP BY keys first, then aggregate results.
@@ -265,23 +351,18 @@ impl Binder<'_> {
                 _ => {}
             }
         }
-        if let Some(q) = qualifier {
-            let q = ident_name(q);
-            if !self.scope.qualifiers.contains(&q) {
-                return Err(Error::UnknownName { kind: "table or alias", name: q, position: position_of(e) });
-            }
-        }
-        match self.scope.names.iter().position(|n| *n == name) {
-            Some(_) if self.grouping.is_some() => Err(Error::InvalidValue {
+        let q = qualifier.map(ident_name);
+        let column = self.scope.resolve(q.as_deref(), &name, e)?;
+        if self.grouping.is_some() {
+            return Err(Error::InvalidValue {
                 context: name,
                 message: format!(
                     "not a GROUP BY expression{}",
                     position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()
                 ),
-            }),
-            Some(i) => Ok(Expr::Column(i)),
-            None => Err(Error::UnknownName { kind: "column", name, position: position_of(e) }),
+            });
         }
+        Ok(Expr::Column(column))
     }
 
     fn bind_compound(&self, parts: &[ast::Ident], e: &ast::Expr) -> Result<Expr> {

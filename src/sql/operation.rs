@@ -13,7 +13,10 @@ pub enum Operation {
     TableAccessFull,
     TableAccessInMemoryFull,
     TableAccessByIndexRowid,
-    Index { kind: IndexScanKind, descending: bool },
+    Index {
+        kind: IndexScanKind,
+        descending: bool,
+    },
     FixedTableFull,
     FastDual,
     ConnectByWithoutFiltering,
@@ -26,6 +29,20 @@ pub enum Operation {
     HashUnique,
     SortOrderBy,
     Limit,
+    HashJoin,
+    /// The probe input's rows (the second child) that join none are kept.
+    HashJoinOuter,
+    /// The build input's rows (the first child) that join none are kept.
+    HashJoinRightOuter,
+    HashJoinFullOuter,
+    NestedLoops,
+    NestedLoopsOuter,
+    MergeJoin,
+    MergeJoinOuter,
+    MergeJoinFullOuter,
+    MergeJoinCartesian,
+    SortJoin,
+    BufferSort,
 }
 
 impl Operation {
@@ -49,13 +66,25 @@ impl Operation {
             Operation::HashUnique => "HASH UNIQUE",
             Operation::SortOrderBy => "SORT ORDER BY",
             Operation::Limit => "LIMIT",
+            Operation::HashJoin => "HASH JOIN",
+            Operation::HashJoinOuter => "HASH JOIN OUTER",
+            Operation::HashJoinRightOuter => "HASH JOIN RIGHT OUTER",
+            Operation::HashJoinFullOuter => "HASH JOIN FULL OUTER",
+            Operation::NestedLoops => "NESTED LOOPS",
+            Operation::NestedLoopsOuter => "NESTED LOOPS OUTER",
+            Operation::MergeJoin => "MERGE JOIN",
+            Operation::MergeJoinOuter => "MERGE JOIN OUTER",
+            Operation::MergeJoinFullOuter => "MERGE JOIN FULL OUTER",
+            Operation::MergeJoinCartesian => "MERGE JOIN CARTESIAN",
+            Operation::SortJoin => "SORT JOIN",
+            Operation::BufferSort => "BUFFER SORT",
         }
     }
 }
 
 impl Operation {
     /// Every operation, in the order of their codes.
-    const ALL: [Operation; 22] = [
+    const ALL: [Operation; 34] = [
         Operation::SelectStatement,
         Operation::TableAccessFull,
         Operation::TableAccessInMemoryFull,
@@ -78,6 +107,18 @@ impl Operation {
         Operation::SortAggregate,
         Operation::HashGroupBy,
         Operation::HashUnique,
+        Operation::HashJoin,
+        Operation::HashJoinOuter,
+        Operation::HashJoinRightOuter,
+        Operation::HashJoinFullOuter,
+        Operation::NestedLoops,
+        Operation::NestedLoopsOuter,
+        Operation::MergeJoin,
+        Operation::MergeJoinOuter,
+        Operation::MergeJoinFullOuter,
+        Operation::MergeJoinCartesian,
+        Operation::SortJoin,
+        Operation::BufferSort,
     ];
 
     /// The operation as one byte, which a session publishes for Active Session History

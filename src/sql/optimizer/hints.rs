@@ -34,6 +34,39 @@ pub enum HintKind {
     InMemoryPruning(bool),
     /// APPEND (INSERT): a direct-path load, into compression units for a compressed table.
     Append,
+    /// ORDERED: the tables joined in the FROM clause's order.
+    Ordered,
+    /// LEADING(t1 t2 ...): these tables joined first, in this order.
+    Leading(Vec<String>),
+    /// USE_NL(t), USE_HASH(t), USE_MERGE(t): the join of table `t` (to the tables joined
+    /// before it) by a nested loop, a hash join or a sort-merge join.
+    UseNl,
+    UseHash,
+    UseMerge,
+    /// NO_USE_NL(t), NO_USE_HASH(t), NO_USE_MERGE(t): any method but that one.
+    NoUseNl,
+    NoUseHash,
+    NoUseMerge,
+    /// SWAP_JOIN_INPUTS(t): the hash join of `t` builds its table from `t`.
+    SwapJoinInputs,
+}
+
+impl HintKind {
+    /// Whether the hint is about joins (their order and methods), not a table's access.
+    pub fn is_join_hint(&self) -> bool {
+        matches!(
+            self,
+            HintKind::Ordered
+                | HintKind::Leading(_)
+                | HintKind::UseNl
+                | HintKind::UseHash
+                | HintKind::UseMerge
+                | HintKind::NoUseNl
+                | HintKind::NoUseHash
+                | HintKind::NoUseMerge
+                | HintKind::SwapJoinInputs
+        )
+    }
 }
 
 /// A parsed hint, with its text for the notes.
@@ -92,15 +125,45 @@ pub fn parse(texts: &[&str]) -> Hints {
             } else {
                 format!("{word}({})", display_args(&args))
             };
-            match hint(word, &args) {
-                Ok(Some((kind, table))) => out.hints.push(Hint { kind, table, text }),
-                Ok(None) => out.ignored.push(format!("hint ignored: {text} (not a hint lioscope knows)")),
-                Err(why) => out.ignored.push(format!("hint ignored: {text} ({why})")),
+            match join_hint(word, &args).or_else(|| hint(word, &args).map(|h| h.map(|one| vec![one])).transpose()) {
+                Some(Ok(list)) => {
+                    out.hints.extend(list.into_iter().map(|(kind, table)| Hint { kind, table, text: text.clone() }))
+                }
+                None => out.ignored.push(format!("hint ignored: {text} (not a hint lioscope knows)")),
+                Some(Err(why)) => out.ignored.push(format!("hint ignored: {text} ({why})")),
             }
             i = next;
         }
     }
     out
+}
+
+/// A hint about joins: one per table it names (`USE_NL(a b)` is two).
+type Parsed = Result<Vec<(HintKind, Option<String>)>, String>;
+
+fn join_hint(word: &str, args: &[String]) -> Option<Parsed> {
+    let tables: Vec<String> = args.iter().filter(|a| *a != ",").cloned().collect();
+    let per_table = |kind: HintKind| -> Parsed {
+        if tables.is_empty() || tables.iter().any(|t| t == "(" || t == ")") {
+            return Err("expects one or more tables".into());
+        }
+        Ok(tables.iter().map(|t| (kind.clone(), Some(t.clone()))).collect())
+    };
+    Some(match word {
+        "ORDERED" if args.is_empty() => Ok(vec![(HintKind::Ordered, None)]),
+        "LEADING" => match per_table(HintKind::Ordered) {
+            Ok(_) => Ok(vec![(HintKind::Leading(tables.clone()), None)]),
+            Err(e) => Err(e),
+        },
+        "USE_NL" => per_table(HintKind::UseNl),
+        "USE_HASH" => per_table(HintKind::UseHash),
+        "USE_MERGE" => per_table(HintKind::UseMerge),
+        "NO_USE_NL" => per_table(HintKind::NoUseNl),
+        "NO_USE_HASH" => per_table(HintKind::NoUseHash),
+        "NO_USE_MERGE" => per_table(HintKind::NoUseMerge),
+        "SWAP_JOIN_INPUTS" => per_table(HintKind::SwapJoinInputs),
+        _ => return None,
+    })
 }
 
 fn hint(word: &str, args: &[String]) -> Result<Option<(HintKind, Option<String>)>, String> {

@@ -17,6 +17,7 @@
 pub mod cost;
 pub mod facts;
 pub mod hints;
+pub mod join;
 pub mod selectivity;
 
 use crate::catalog::{IndexDef, TableDef};
@@ -127,6 +128,9 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
     for h in &hints.hints {
         match (&h.kind, &h.table) {
             (HintKind::GatherPlanStatistics | HintKind::Append, _) => {}
+            (kind, _) if kind.is_join_hint() => {
+                notes.push(format!("hint not used: {} (the query joins no tables)", h.text))
+            }
             (_, t) if names_table(t) => table_hints.push(h),
             (_, t) => {
                 notes.push(format!("hint not used: {} (no table {} in FROM)", h.text, t.as_deref().unwrap_or_default()))
@@ -161,6 +165,7 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
             | HintKind::Append
             | HintKind::NoInMemory
             | HintKind::InMemoryPruning(_) => continue,
+            _ => continue,
         };
         match chosen {
             Some(path) => {

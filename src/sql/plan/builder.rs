@@ -18,6 +18,10 @@ pub(super) struct Builder<'s> {
     pub(super) sort_node: Option<NodeId>,
     /// Set when the index path's range comes from bind variables.
     pub(super) rebind: Option<RangeRebind>,
+    /// The FROM clause of a join, once its scope is built (its tree is planned last).
+    pub(super) join: Option<super::join::JoinQuery>,
+    /// The FILTER node of the WHERE clause, when it is not a scan's own filter.
+    pub(super) where_node: Option<NodeId>,
 }
 
 /// The source columns after the project stage, and how they are bound.
@@ -76,6 +80,12 @@ impl Builder<'_> {
     /// its source, for CONNECT BY over DUAL), and the scope its columns are named in.
     /// A table alias's column list (`FROM t x(a, b)`) renames the source's first columns.
     pub(super) fn source(&mut self, select: &ast::Select) -> Result<Scope> {
+        if select.from.len() > 1 || select.from.first().is_some_and(|f| !f.joins.is_empty()) {
+            if !select.connect_by.is_empty() {
+                return Err(Error::unsupported("CONNECT BY in a join"));
+            }
+            return self.join_scope(select);
+        }
         let mut scope = self.unaliased_source(select)?;
         let alias = match select.from.first().map(|f| &f.relation) {
             Some(ast::TableFactor::Table { alias: Some(a), .. }) => a,
@@ -106,12 +116,7 @@ impl Builder<'_> {
 
     /// The FROM clause's source and scope, its columns named as the source names them.
     fn unaliased_source(&mut self, select: &ast::Select) -> Result<Scope> {
-        let relation = match select.from.as_slice() {
-            [] => None,
-            [one] if one.joins.is_empty() => Some(&one.relation),
-            [one] => return Err(unsupported("JOIN".into(), &one.joins[0])),
-            [_, second, ..] => return Err(unsupported("more than one table in FROM (joins)".into(), second)),
-        };
+        let relation = select.from.first().map(|f| &f.relation);
         let Some(ast::TableFactor::Table { name, alias, args, .. }) = relation else {
             return match relation {
                 None => self.dual(select, Vec::new()),
@@ -173,35 +178,26 @@ impl Builder<'_> {
     pub(super) fn choose_access(
         &mut self,
         table: &Arc<TableDef>,
-        select: &ast::Select,
+        alias: Option<&str>,
         hints: &Hints,
+        columns_read: &[bool],
+        estimate_always: bool,
     ) -> Result<Option<Source>> {
         let indexes = self.session.db.catalog.indexes_of(table.object_id);
         // One path only: nothing to choose, and no statistics to estimate rows from. The
-        // optimizer still judges the hints, for the notes.
-        let full_scan_only = table.stats.is_none() && indexes.is_empty();
+        // optimizer still judges the hints, for the notes. (A join's item is always
+        // estimated: the join's order and methods are chosen from it.)
+        let full_scan_only = !estimate_always && table.stats.is_none() && indexes.is_empty();
         let segment_blocks =
             if full_scan_only { None } else { blocks_to_estimate_from(&self.session.access_context(), table)? };
         let conjuncts = match self.tree.stages().next() {
             Some(Stage::Filter(f)) => predicates::conjuncts(&f.predicate, &self.f.binds),
             _ => Vec::new(),
         };
-        // Every table column the query reads: an index holding them all answers alone.
-        let columns_read = columns_read_by(self.tree.stages(), table.columns.len());
-        let alias = match select.from.first().map(|f| &f.relation) {
-            Some(ast::TableFactor::Table { alias: Some(a), .. }) => Some(ident_name(&a.name)),
-            _ => None,
-        };
         let model = cost_model(self.session);
         let order_by = sorted_columns(self.tree.stages());
-        let query = optimizer::Query {
-            table,
-            alias: alias.as_deref(),
-            segment_blocks,
-            conjuncts: &conjuncts,
-            columns_read: &columns_read,
-            order_by: &order_by,
-        };
+        let query =
+            optimizer::Query { table, alias, segment_blocks, conjuncts: &conjuncts, columns_read, order_by: &order_by };
         let decision = optimizer::choose(&query, &indexes, hints, &model);
         self.notes.extend(decision.notes.iter().cloned());
         if full_scan_only {
@@ -214,7 +210,7 @@ impl Builder<'_> {
         match decision.path {
             optimizer::AccessPath::Full { .. } => Ok(None),
             optimizer::AccessPath::Index(path) => {
-                self.index_path(table, *path, &conjuncts, columns_read, estimate).map(Some)
+                self.index_path(table, *path, &conjuncts, columns_read.to_vec(), estimate).map(Some)
             }
         }
     }
@@ -226,16 +222,11 @@ impl Builder<'_> {
     pub(super) fn inmemory_access(
         &mut self,
         table: &Arc<TableDef>,
-        select: &ast::Select,
+        alias: Option<&str>,
         columns_read: Vec<bool>,
         hints: &Hints,
     ) -> Option<Source> {
-        let alias = match select.from.first().map(|f| &f.relation) {
-            Some(ast::TableFactor::Table { alias: Some(a), .. }) => Some(ident_name(&a.name)),
-            _ => None,
-        };
-        let ours =
-            |h: &&hints::Hint| h.table.as_deref().is_some_and(|t| t == table.name || Some(t) == alias.as_deref());
+        let ours = |h: &&hints::Hint| h.table.as_deref().is_some_and(|t| t == table.name || Some(t) == alias);
         let table_hints: Vec<&hints::Hint> = hints.hints.iter().filter(ours).collect();
         let asked = table_hints.iter().find(|h| h.kind == hints::HintKind::InMemory);
         if table_hints.iter().any(|h| h.kind == hints::HintKind::NoInMemory) {
@@ -462,7 +453,8 @@ impl Builder<'_> {
                 }
                 _ => {
                     let stage = Stage::Filter(FilterStage::new(p));
-                    self.running_with(Operation::Filter, RowsRule::Fraction(fraction), text, stage);
+                    self.where_node =
+                        Some(self.running_with(Operation::Filter, RowsRule::Fraction(fraction), text, stage));
                 }
             }
         }
@@ -562,11 +554,19 @@ impl Builder<'_> {
                             message: "not a GROUP BY expression".into(),
                         });
                     }
-                    for (i, n) in scope.names.iter().enumerate() {
-                        if Some(i) != scope.rownum {
-                            exprs.push(Expr::Column(i));
-                            names.push(n.clone());
+                    let qualifier = match item {
+                        ast::SelectItem::QualifiedWildcard(
+                            ast::SelectItemQualifiedWildcardKind::ObjectName(name),
+                            _,
+                        ) => Some(crate::sql::bind::function_name(name)),
+                        ast::SelectItem::QualifiedWildcard(kind, _) => {
+                            return Err(Error::unsupported(format!("select item {kind}.*")));
                         }
+                        _ => None,
+                    };
+                    for i in scope.wildcard_columns(qualifier.as_deref())? {
+                        exprs.push(Expr::Column(i));
+                        names.push(scope.names[i].clone());
                     }
                 }
                 other => return Err(Error::unsupported(format!("select item {other}"))),

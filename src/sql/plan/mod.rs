@@ -55,6 +55,7 @@ use std::sync::Arc;
 mod builder;
 mod constants;
 mod explain;
+mod join;
 mod tree;
 mod unsupported;
 
@@ -141,6 +142,8 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext
         table_node: None,
         sort_node: None,
         rebind: None,
+        join: None,
+        where_node: None,
     };
     let mut scope = b.source(select)?;
     b.where_clause(select, &mut scope)?;
@@ -152,11 +155,18 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext
     let (exprs, columns, grouping) = b.aggregate(select, &scope, &order_by)?;
     b.project_order_and_limit(query, select, &scope, grouping.as_ref(), exprs, &columns)?;
     let hints = hints::parse(&select.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
-    if let (Some(table), Some(scan)) = (b.table.clone(), b.table_node) {
+    if let Some(join) = b.join.take() {
+        b.plan_join(join, &hints, &scope)?;
+        b.notes.extend(hints.ignored.iter().cloned());
+    } else if let (Some(table), Some(scan)) = (b.table.clone(), b.table_node) {
         let columns_read = columns_read_by(b.tree.stages(), table.columns.len());
-        let source = match b.choose_access(&table, select, &hints)? {
+        let alias = match select.from.first().map(|f| &f.relation) {
+            Some(ast::TableFactor::Table { alias: Some(a), .. }) => Some(ident_name(&a.name)),
+            _ => None,
+        };
+        let source = match b.choose_access(&table, alias.as_deref(), &hints, &columns_read, false)? {
             Some(index) => index,
-            None => match b.inmemory_access(&table, select, columns_read.clone(), &hints) {
+            None => match b.inmemory_access(&table, alias.as_deref(), columns_read.clone(), &hints) {
                 Some(inmemory) => inmemory,
                 None => Source::TableScan { table, columns_read },
             },

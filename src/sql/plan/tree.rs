@@ -178,6 +178,19 @@ impl PlanTree {
         id
     }
 
+    /// Moves every node of `other` into this tree (their ids shifted past this tree's),
+    /// returning where `other`'s root went; the caller makes it a child of one of this
+    /// tree's nodes.
+    pub fn adopt(&mut self, other: PlanTree) -> Option<NodeId> {
+        let shift = self.nodes.len();
+        let root = other.root.map(|r| r + shift);
+        for mut node in other.nodes {
+            node.children.iter_mut().for_each(|c| *c += shift);
+            self.nodes.push(node);
+        }
+        root
+    }
+
     /// Takes node `id` out of the tree: its parent reads from its children instead.
     pub fn splice_out(&mut self, id: NodeId) {
         let children = std::mem::take(&mut self.nodes[id].children);

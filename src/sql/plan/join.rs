@@ -1,0 +1,1176 @@
+//! A FROM clause of several items: the join's scope, then, once the rest of the query is
+//! planned, its join tree.
+//!
+//! 1. [`Builder::join_scope`] resolves each FROM item (a table, a `v$` view, DUAL) into
+//!    the query's scope, its columns after the items before it; binds each ANSI join's
+//!    ON (or USING) condition; and puts a placeholder node where the join tree will go.
+//!    The WHERE clause is then bound over that scope as for one table, as a FILTER above
+//!    the placeholder.
+//! 2. [`Builder::plan_join`] splits the WHERE clause and the ON conditions into
+//!    conjuncts and places each: on one item's rows (its scan's filter) where no outer
+//!    join could make them NULL, as a join condition at the join that brings their last
+//!    item in (an equality of a column of each side becomes a key of that join), or left
+//!    in the FILTER above the joins. Each item gets its access path from the optimizer
+//!    as a lone table would (with the filter placed on it). Then the join order: the
+//!    FROM order when the query has outer joins or an `ORDERED` hint, a `LEADING` hint's
+//!    tables first, else the cheapest left-deep order (every order up to
+//!    [`EXHAUSTIVE_ITEMS`] items, greedily beyond). Each join takes the cheapest method
+//!    its keys allow (module `optimizer::join`), unless a hint names one.
+//!
+//! The joined rows hold the columns of the join order; the root join hands them on in
+//! the scope's order, so the stages above the join are bound once, whatever the order.
+
+use super::*;
+use crate::exec::index_source::IndexAccess;
+use crate::exec::join::{Join, JoinInput, JoinKind, JoinMethod, NestedInner};
+use crate::sql::bind::ScopeRelation;
+use crate::sql::optimizer::cost::CostModel;
+use crate::sql::optimizer::hints::HintKind;
+use crate::sql::optimizer::join::{self as join_cost, Input};
+use crate::types::DataType;
+use std::ops::Range;
+
+/// Join orders searched exhaustively up to this many FROM items; greedily beyond.
+pub(super) const EXHAUSTIVE_ITEMS: usize = 6;
+
+/// What the order search adds for each join without a condition: more than any order
+/// of joins with conditions can cost.
+const CARTESIAN_PENALTY: f64 = 1e15;
+
+/// Most FROM items of one query.
+const MAX_ITEMS: usize = 64;
+
+/// A FROM item of a join.
+pub(super) struct Relation {
+    /// The table's or view's name, as plan lines show it.
+    object: String,
+    /// The name it is qualified by: its alias, else its name.
+    label: String,
+    access: RelationAccess,
+    /// Its columns in the query's scope, and their names.
+    columns: Range<usize>,
+    names: Vec<String>,
+    /// Each column's family of types (join keys pair columns of one family).
+    families: Vec<Option<Family>>,
+}
+
+enum RelationAccess {
+    Table(Arc<TableDef>),
+    /// A `v$` view's rows, computed when the statement is planned.
+    Fixed(Vec<Vec<Value>>),
+    Dual,
+}
+
+/// Types whose values compare, hash and sort alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Number,
+    Text,
+    Date,
+}
+
+impl Family {
+    fn of_type(t: DataType) -> Family {
+        match t {
+            DataType::Number { .. } | DataType::Integer => Family::Number,
+            DataType::Varchar2 { .. } | DataType::Char { .. } => Family::Text,
+            DataType::Date => Family::Date,
+        }
+    }
+
+    fn of_value(v: &Value) -> Option<Family> {
+        match v {
+            Datum::Null => None,
+            Datum::Int(_) | Datum::Num(_) => Some(Family::Number),
+            Datum::Str(_) => Some(Family::Text),
+            Datum::Date(_) => Some(Family::Date),
+        }
+    }
+}
+
+/// How a FROM item joins the items before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StepKind {
+    Inner,
+    Left,
+    Right,
+    Full,
+}
+
+/// The FROM clause of a join, as the scope was built from it.
+pub(super) struct JoinQuery {
+    relations: Vec<Relation>,
+    /// For item `i` ≥ 1, at `i - 1`: how it joins the items before it, and the conjuncts
+    /// of its ON condition (bound over the scope).
+    steps: Vec<(StepKind, Vec<Expr>)>,
+    /// The placeholder node the join tree replaces.
+    node: NodeId,
+}
+
+impl JoinQuery {
+    fn has_outer_joins(&self) -> bool {
+        self.steps.iter().any(|(k, _)| *k != StepKind::Inner)
+    }
+
+    fn relation_of(&self, c: usize) -> usize {
+        self.relations.iter().position(|r| r.columns.contains(&c)).expect("a column of the join's scope")
+    }
+
+    /// The items an expression reads, as a bit set.
+    fn items_of(&self, e: &Expr) -> u64 {
+        let mut mask = 0u64;
+        e.visit_columns(&mut |c| mask |= 1 << self.relation_of(c));
+        mask
+    }
+}
+
+/// One FROM item, planned on its own: its input to a join and its plan lines.
+struct PlannedItem {
+    input: JoinInput,
+    tree: PlanTree,
+    estimate: Input,
+    /// The scope columns its input gives, in order.
+    layout: Vec<usize>,
+    /// The object of an index probe, when a nested loop may probe its table through an
+    /// index: the table, its needed columns, its filter (relation-local).
+    table: Option<(Arc<TableDef>, Vec<bool>, Option<Expr>)>,
+    segment_blocks: u64,
+}
+
+/// A conjunct waiting for its place.
+struct Conjunct {
+    expr: Expr,
+    items: u64,
+}
+
+impl Builder<'_> {
+    /// Builds the scope of a FROM clause of several items (or of ANSI joins) and the
+    /// placeholder of its join tree; see the module doc.
+    pub(super) fn join_scope(&mut self, select: &ast::Select) -> Result<Scope> {
+        let mut relations: Vec<Relation> = Vec::new();
+        let mut scope = Scope::default();
+        let mut constraints: Vec<(StepKind, Option<&ast::JoinConstraint>, &ast::TableFactor)> = Vec::new();
+        for (n, item) in select.from.iter().enumerate() {
+            self.add_relation(&item.relation, &mut relations, &mut scope)?;
+            if n > 0 {
+                constraints.push((StepKind::Inner, None, &item.relation));
+            }
+            for join in &item.joins {
+                use ast::JoinOperator as J;
+                let (kind, constraint) = match &join.join_operator {
+                    J::Join(c) | J::Inner(c) => (StepKind::Inner, c),
+                    J::Left(c) | J::LeftOuter(c) => (StepKind::Left, c),
+                    J::Right(c) | J::RightOuter(c) => (StepKind::Right, c),
+                    J::FullOuter(c) => (StepKind::Full, c),
+                    J::CrossJoin(c) => (StepKind::Inner, c),
+                    other => return Err(unsupported(format!("join {other:?}"), &join.relation)),
+                };
+                self.add_relation(&join.relation, &mut relations, &mut scope)?;
+                constraints.push((kind, Some(constraint), &join.relation));
+            }
+        }
+        if relations.len() > MAX_ITEMS {
+            return Err(Error::unsupported(format!("a FROM clause of more than {MAX_ITEMS} items")));
+        }
+        let mut steps = Vec::with_capacity(constraints.len());
+        for (i, (kind, constraint, factor)) in constraints.into_iter().enumerate() {
+            let item = i + 1;
+            let on = match constraint {
+                None | Some(ast::JoinConstraint::None) => {
+                    if kind != StepKind::Inner {
+                        return Err(Error::Parse {
+                            message: format!("an outer join of {} needs an ON or USING clause", relations[item].label),
+                            position: position_of(factor),
+                        });
+                    }
+                    Vec::new()
+                }
+                Some(ast::JoinConstraint::On(e)) => self.bind_on(e, item, &relations, &scope)?,
+                Some(ast::JoinConstraint::Using(columns)) => using(columns, item, kind, &relations, &mut scope)?,
+                Some(ast::JoinConstraint::Natural) => {
+                    return Err(unsupported("NATURAL JOIN (name the columns with USING)".into(), factor));
+                }
+            };
+            steps.push((kind, on));
+        }
+        let node = self.node(Operation::HashJoin, "", RowsRule::Unknown);
+        self.join = Some(JoinQuery { relations, steps, node });
+        Ok(scope)
+    }
+
+    /// Adds one FROM item to the join's items and scope.
+    fn add_relation(
+        &mut self,
+        factor: &ast::TableFactor,
+        relations: &mut Vec<Relation>,
+        scope: &mut Scope,
+    ) -> Result<()> {
+        let ast::TableFactor::Table { name, alias, args, .. } = factor else {
+            return Err(unsupported(format!("FROM item {factor} in a join"), factor));
+        };
+        if args.is_some() {
+            return Err(unsupported("a table function in a join".into(), factor));
+        }
+        if let Some(a) = alias
+            && !a.columns.is_empty()
+        {
+            return Err(unsupported("a table alias's column list in a join".into(), factor));
+        }
+        let object = crate::sql::bind::function_name(name);
+        let label = alias.as_ref().map_or_else(|| object.clone(), |a| ident_name(&a.name));
+        if relations.iter().any(|r| r.label == label) {
+            return Err(Error::Parse {
+                message: format!("{label} names two items of the FROM clause: give them aliases of their own"),
+                position: position_of(factor),
+            });
+        }
+        let (access, names, families, char_lengths): (_, Vec<String>, Vec<Option<Family>>, Vec<Option<u32>>) =
+            if object == "DUAL" {
+                (RelationAccess::Dual, vec!["DUMMY".into()], vec![Some(Family::Text)], vec![None])
+            } else if let Some((columns, rows)) = views::fixed_view(&object, self.session)? {
+                let families =
+                    (0..columns.len()).map(|c| rows.iter().find_map(|r| r.get(c).and_then(Family::of_value))).collect();
+                let n = columns.len();
+                (RelationAccess::Fixed(rows), columns, families, vec![None; n])
+            } else {
+                let table = self.session.db.catalog.table(&object).ok_or_else(|| Error::UnknownName {
+                    kind: "table or view",
+                    name: object.clone(),
+                    position: position_of(name),
+                })?;
+                let names = table.columns.iter().map(|c| c.name.clone()).collect();
+                let families = table.columns.iter().map(|c| Some(Family::of_type(c.data_type))).collect();
+                let lengths = table
+                    .columns
+                    .iter()
+                    .map(|c| match c.data_type {
+                        DataType::Char { len } => Some(len),
+                        _ => None,
+                    })
+                    .collect();
+                (RelationAccess::Table(table), names, families, lengths)
+            };
+        let start = scope.names.len();
+        scope.names.extend(names.iter().cloned());
+        scope.char_lengths.extend(char_lengths);
+        let columns = start..scope.names.len();
+        scope.relations.push(ScopeRelation {
+            qualifiers: vec![label.clone()],
+            columns: columns.clone(),
+            unqualified_hidden: Vec::new(),
+        });
+        relations.push(Relation { object, label, access, columns, names, families });
+        Ok(())
+    }
+
+    /// Binds the ON condition of the join of item `item`, which may read that item and
+    /// the ones before it.
+    fn bind_on(&self, e: &ast::Expr, item: usize, relations: &[Relation], scope: &Scope) -> Result<Vec<Expr>> {
+        let bound = Binder { scope, f: self.f, grouping: None }.bind(e)?;
+        if !bound.is_condition() {
+            return Err(Error::InvalidValue {
+                context: "ON".into(),
+                message: format!("{e} is a value, not a condition"),
+            });
+        }
+        let mut late = None;
+        bound.visit_columns(&mut |c| {
+            if c >= relations[item].columns.end {
+                late = relations.iter().find(|r| r.columns.contains(&c)).map(|r| r.label.clone());
+            }
+        });
+        if let Some(label) = late {
+            return Err(Error::Parse {
+                message: format!(
+                    "the ON clause of the join of {} reads {label}, which is joined after it",
+                    relations[item].label
+                ),
+                position: position_of(e),
+            });
+        }
+        let mut out = Vec::new();
+        split_conjuncts(bound, &mut out);
+        Ok(out)
+    }
+
+    /// Plans the join tree in place of its placeholder; see the module doc.
+    pub(super) fn plan_join(&mut self, query: JoinQuery, hints: &Hints, scope: &Scope) -> Result<()> {
+        let width = query.relations.iter().map(|r| r.columns.end).max().unwrap_or(0);
+        let mut needed = columns_read_by(self.tree.stages(), width);
+        // The WHERE clause's conjuncts leave the FILTER above the join for their places.
+        let mut pool: Vec<Conjunct> = Vec::new();
+        let where_node = self.where_node.filter(|&w| self.tree.node(w).children.first() == Some(&query.node));
+        if let Some(w) = where_node
+            && let Some(Stage::Filter(f)) = self.tree.node(w).work.stages.first()
+        {
+            let mut parts = Vec::new();
+            split_conjuncts(f.predicate.clone(), &mut parts);
+            pool.extend(parts.into_iter().map(|expr| Conjunct { items: query.items_of(&expr), expr }));
+        }
+        for (_, on) in &query.steps {
+            for e in on {
+                e.visit_columns(&mut |c| needed[c] = true);
+            }
+        }
+        let n = query.relations.len();
+        let outer = query.has_outer_joins();
+        // Where each conjunct goes.
+        let mut local: Vec<Vec<Expr>> = vec![Vec::new(); n];
+        let mut at_join: Vec<Vec<Expr>> = vec![Vec::new(); n];
+        let mut top: Vec<Expr> = Vec::new();
+        let nulled = nulled_items(&query);
+        for c in pool {
+            let last = 63 - c.items.leading_zeros() as usize;
+            if c.items == 0 {
+                top.push(c.expr);
+            } else if c.items.count_ones() == 1 && nulled[last] == NulledAt::Never {
+                local[last].push(c.expr);
+            } else if !outer
+                || (query.steps.get(last.wrapping_sub(1)).is_none_or(|(k, _)| *k == StepKind::Inner)
+                    && (0..n).filter(|r| c.items & (1 << r) != 0).all(|r| nulled[r] == NulledAt::Never))
+            {
+                // At the inner join that brings its last item in: the same as checking
+                // it after every join, since no outer join NULLs its items.
+                at_join[last].push(c.expr);
+            } else {
+                top.push(c.expr);
+            }
+        }
+        // ON conditions: an inner or left join's conditions on its own item alone filter
+        // that item's rows (a row they refuse joins nothing either way).
+        for (i, (kind, on)) in query.steps.iter().enumerate() {
+            let item = i + 1;
+            for e in on {
+                if query.items_of(e) == 1 << item && matches!(kind, StepKind::Inner | StepKind::Left) {
+                    local[item].push(e.clone());
+                } else {
+                    at_join[item].push(e.clone());
+                }
+            }
+        }
+        // Each item planned alone.
+        let model = cost_model(self.session);
+        let mut items = Vec::with_capacity(n);
+        for (r, relation) in query.relations.iter().enumerate() {
+            let filter = and_all(std::mem::take(&mut local[r]));
+            items.push(self.plan_item(relation, filter, &needed, hints)?);
+        }
+        let order = self.join_order(&query, &items, &at_join, hints, outer);
+        let names = qualified_names(&query, scope);
+        let mut items: Vec<Option<PlannedItem>> = items.into_iter().map(Some).collect();
+        let first = items[order[0]].take().expect("each item once");
+        let mut joined = 1u64 << order[0];
+        let (mut left, mut left_tree, mut left_est, mut layout) =
+            (first.input, first.tree, first.estimate, first.layout);
+        for (step, &r) in order.iter().enumerate().skip(1) {
+            let item = items[r].take().expect("each item once");
+            let kind = if outer { query.steps[r - 1].0 } else { StepKind::Inner };
+            let now = joined | (1 << r);
+            let mut conditions = Vec::new();
+            for (i, list) in at_join.iter_mut().enumerate() {
+                if outer && i != r {
+                    continue;
+                }
+                let (mine, rest): (Vec<Expr>, Vec<Expr>) = list.drain(..).partition(|e| query.items_of(e) & !now == 0);
+                conditions.extend(mine);
+                *list = rest;
+            }
+            let planned = self.join_step(JoinStep {
+                query: &query,
+                kind,
+                left,
+                left_tree: std::mem::take(&mut left_tree),
+                left_est,
+                layout: &layout,
+                right: item,
+                right_index: r,
+                conditions,
+                hints,
+                model: &model,
+                names: &names,
+            })?;
+            joined = now;
+            layout = planned.layout;
+            left_est = planned.estimate;
+            let estimate = Estimate { rows: left_est.rows, cost: left_est.cost };
+            let mut join = planned.join;
+            if step == order.len() - 1 {
+                // The root: the placeholder's node takes the join's line and children,
+                // and the rows leave in the scope's order.
+                let main = self.tree.node_mut(query.node);
+                main.operation = planned.node.operation;
+                main.predicates = planned.node.predicates;
+                main.rows_rule = RowsRule::Source(estimate.rows);
+                main.estimate = Some(estimate);
+                let children: Vec<NodeId> = planned
+                    .children
+                    .into_iter()
+                    .map(|c| self.tree.adopt(c).expect("a child's plan has a root"))
+                    .collect();
+                self.tree.node_mut(query.node).children = children;
+                if layout != (0..width).collect::<Vec<_>>() {
+                    join.output = Some(
+                        (0..width).map(|c| layout.iter().position(|&l| l == c).expect("every column joined")).collect(),
+                    );
+                }
+                self.tree.node_mut(query.node).work.source = Some(Source::Join(Box::new(join)));
+                left = JoinInput { source: Source::Dual, filter: None, width, read: width };
+            } else {
+                let mut tree = PlanTree::default();
+                let id = tree.push_above(planned.node);
+                let children: Vec<NodeId> =
+                    planned.children.into_iter().map(|c| tree.adopt(c).expect("a child's plan has a root")).collect();
+                let node = tree.node_mut(id);
+                node.children = children;
+                node.rows_rule = RowsRule::Source(estimate.rows);
+                node.estimate = Some(estimate);
+                left_tree = tree;
+                let w = layout.len();
+                left = JoinInput { source: Source::Join(Box::new(join)), filter: None, width: w, read: w };
+            }
+        }
+        drop(left);
+        // What no join could take stays in the FILTER above them, or the FILTER goes.
+        if let Some(w) = where_node {
+            match and_all(top) {
+                Some(p) => {
+                    let text = p.display(&names).to_string();
+                    let node = self.tree.node_mut(w);
+                    node.predicates = vec![Predicate::Filter(text)];
+                    node.work.stages[0] = Stage::Filter(FilterStage::new(p));
+                }
+                None => {
+                    // The node's other stages (a projection run there) move down to the
+                    // join's node, which the FILTER's parent now reads from.
+                    let mut stages = std::mem::take(&mut self.tree.node_mut(w).work.stages);
+                    stages.remove(0);
+                    self.tree.node_mut(query.node).work.stages.extend(stages);
+                    self.tree.splice_out(w);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where an outer join first makes an item's columns NULL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NulledAt {
+    Never,
+    /// At its own join (the right item of a LEFT or FULL join).
+    Own,
+    /// At a later join (a RIGHT or FULL join of an item after it).
+    Later,
+}
+
+/// For each item of the FROM order, where an outer join first NULLs it.
+fn nulled_items(query: &JoinQuery) -> Vec<NulledAt> {
+    let n = query.relations.len();
+    let mut out = vec![NulledAt::Never; n];
+    for (i, (kind, _)) in query.steps.iter().enumerate() {
+        let item = i + 1;
+        if matches!(kind, StepKind::Left | StepKind::Full) && out[item] == NulledAt::Never {
+            out[item] = NulledAt::Own;
+        }
+        if matches!(kind, StepKind::Right | StepKind::Full) {
+            for o in out.iter_mut().take(item) {
+                if *o == NulledAt::Never {
+                    *o = NulledAt::Later;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `e`'s conjuncts, appended to `out`.
+fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::And(l, r) => {
+            split_conjuncts(*l, out);
+            split_conjuncts(*r, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// The conjunction of `parts`, if any.
+fn and_all(parts: Vec<Expr>) -> Option<Expr> {
+    parts.into_iter().reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
+}
+
+/// The scope's columns named as join predicates show them: `"E"."DEPTNO"` (the quotes
+/// around the whole are the display's).
+fn qualified_names(query: &JoinQuery, scope: &Scope) -> Vec<String> {
+    let mut names = scope.names.clone();
+    for r in &query.relations {
+        for c in r.columns.clone() {
+            names[c] = format!("{}\".\"{}", r.label, scope.names[c]);
+        }
+    }
+    names
+}
+
+/// The join of a USING clause: each named column of the joined item equals the column
+/// of that name of the one item before it that has it; the unqualified name then means
+/// the preserved side's column.
+fn using(
+    columns: &[ast::ObjectName],
+    item: usize,
+    kind: StepKind,
+    relations: &[Relation],
+    scope: &mut Scope,
+) -> Result<Vec<Expr>> {
+    if kind == StepKind::Full {
+        return Err(Error::unsupported("FULL OUTER JOIN ... USING (join ON the columns instead)"));
+    }
+    let mut out = Vec::new();
+    for column in columns {
+        let name = crate::sql::bind::function_name(column);
+        let find = |r: &Relation| r.columns.clone().find(|&c| scope.names[c] == name);
+        let right = find(&relations[item]).ok_or_else(|| Error::UnknownName {
+            kind: "column",
+            name: format!("{}.{name}", relations[item].label),
+            position: position_of(column),
+        })?;
+        let lefts: Vec<usize> = relations[..item].iter().filter_map(find).collect();
+        let left = match lefts[..] {
+            [one] => one,
+            [] => {
+                return Err(Error::UnknownName { kind: "column", name: name.clone(), position: position_of(column) });
+            }
+            _ => {
+                return Err(Error::Parse {
+                    message: format!(
+                        "column ambiguously defined (ORA-00918): USING ({name}) names a column of several items before {}",
+                        relations[item].label
+                    ),
+                    position: position_of(column),
+                });
+            }
+        };
+        let hidden = if kind == StepKind::Right { left } else { right };
+        let owner = scope.relation_of(hidden).expect("a column of the scope");
+        scope.relations[owner].unqualified_hidden.push(hidden);
+        out.push(Expr::Compare {
+            op: crate::expr::CmpOp::Eq,
+            left: Box::new(Expr::Column(left)),
+            right: Box::new(Expr::Column(right)),
+        });
+    }
+    Ok(out)
+}
+
+/// What planning one join of the tree takes.
+struct JoinStep<'q> {
+    query: &'q JoinQuery,
+    kind: StepKind,
+    /// The rows joined so far, their plan, their estimate and their columns (in order).
+    left: JoinInput,
+    left_tree: PlanTree,
+    left_est: Input,
+    layout: &'q [usize],
+    /// The item joined now, and its index in the FROM clause.
+    right: PlannedItem,
+    right_index: usize,
+    /// The conditions this join checks (over the scope's columns).
+    conditions: Vec<Expr>,
+    hints: &'q Hints,
+    model: &'q CostModel,
+    names: &'q [String],
+}
+
+/// One join of the tree, planned.
+struct StepPlan {
+    join: Join,
+    /// The join's plan line, and its children's plans in the order EXPLAIN shows them.
+    node: PlanNode,
+    children: Vec<PlanTree>,
+    estimate: Input,
+    layout: Vec<usize>,
+}
+
+/// The methods a join can take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MethodChoice {
+    Hash {
+        build_right: bool,
+    },
+    Merge,
+    /// A nested loop probing the right item's index (at this position of its table's
+    /// indexes).
+    NestedIndex(usize),
+    NestedRescan,
+}
+
+impl Builder<'_> {
+    /// Plans one FROM item as a lone table would be, with `filter` (over the scope's
+    /// columns) on its rows.
+    fn plan_item(
+        &mut self,
+        relation: &Relation,
+        filter: Option<Expr>,
+        needed: &[bool],
+        hints: &Hints,
+    ) -> Result<PlannedItem> {
+        let start = relation.columns.start;
+        let filter = filter.map(|mut p| {
+            p.remap_columns(&|c| c - start);
+            p
+        });
+        let mut read: Vec<bool> = needed[relation.columns.clone()].to_vec();
+        if let Some(p) = &filter {
+            p.visit_columns(&mut |c| read[c] = true);
+        }
+        let layout: Vec<usize> = relation.columns.clone().collect();
+        let width = layout.len();
+        let local_filter = filter.clone();
+        let read_width = read.iter().rposition(|&r| r).map_or(0, |last| last + 1);
+        let local_names = &relation.names;
+        let mut tree = PlanTree::default();
+        let (source, estimate) = match &relation.access {
+            RelationAccess::Table(table) => {
+                let mut sub = Builder {
+                    session: self.session,
+                    f: self.f,
+                    tree: PlanTree::default(),
+                    notes: Vec::new(),
+                    table: Some(table.clone()),
+                    table_node: None,
+                    sort_node: None,
+                    rebind: None,
+                    join: None,
+                    where_node: None,
+                };
+                let scan = sub.node(Operation::TableAccessFull, &table.name, RowsRule::Unknown);
+                sub.table_node = Some(scan);
+                if let Some(p) = &filter {
+                    sub.tree.node_mut(scan).predicates.push(Predicate::Filter(p.display(local_names).to_string()));
+                    sub.run_in_top(Stage::Filter(FilterStage::new(p.clone())));
+                }
+                let own = hints_for(hints, relation);
+                let source = match sub.choose_access(table, Some(&relation.label), &own, &read, true)? {
+                    Some(index) => index,
+                    None => match sub.inmemory_access(table, Some(&relation.label), read.clone(), &own) {
+                        Some(inmemory) => inmemory,
+                        None => Source::TableScan { table: table.clone(), columns_read: read.clone() },
+                    },
+                };
+                sub.tree.node_mut(scan).work.source = Some(source);
+                if sub.rebind.is_some()
+                    && let Some(p) = &filter
+                {
+                    // The range's bounds are this execution's values: another execution
+                    // with other values is planned again.
+                    p.visit_binds(&mut |slot| self.f.taken.borrow_mut().binds.push(slot));
+                }
+                self.notes.append(&mut sub.notes);
+                sub.tree.estimate();
+                let root = sub.tree.root().expect("the item's node");
+                let estimate = sub
+                    .tree
+                    .node(root)
+                    .estimate
+                    .map_or(Input { rows: 1.0, cost: 1.0 }, |e| Input { rows: e.rows.max(0.0), cost: e.cost });
+                let (source, stages) = sub.tree.build_pipeline();
+                let tree = sub.tree;
+                let residual = match stages.into_iter().next() {
+                    Some(Stage::Filter(f)) => Some(f.predicate),
+                    _ => None,
+                };
+                let blocks = blocks_to_estimate_from(&self.session.access_context(), table)?.unwrap_or(0);
+                let input = JoinInput { source, filter: residual, width, read: read_width };
+                return Ok(PlannedItem {
+                    input,
+                    tree,
+                    estimate,
+                    layout,
+                    table: Some((table.clone(), read, local_filter)),
+                    segment_blocks: blocks,
+                });
+            }
+            RelationAccess::Fixed(rows) => {
+                let fraction = filter.as_ref().map_or(1.0, super::super::optimizer::selectivity::default_selectivity);
+                let rows_out = rows.len() as f64 * fraction;
+                let mut node = PlanNode::new(Operation::FixedTableFull, &relation.object);
+                if let Some(p) = &filter {
+                    node.predicates.push(Predicate::Filter(p.display(local_names).to_string()));
+                }
+                node.rows_rule = RowsRule::Source(rows_out);
+                node.estimate = Some(Estimate { rows: rows_out, cost: 0.0 });
+                tree.push_above(node);
+                (Source::Rows(rows.clone()), Input { rows: rows_out, cost: 0.0 })
+            }
+            RelationAccess::Dual => {
+                let mut node = PlanNode::new(Operation::FastDual, "");
+                if let Some(p) = &filter {
+                    node.predicates.push(Predicate::Filter(p.display(local_names).to_string()));
+                }
+                node.rows_rule = RowsRule::Source(1.0);
+                node.estimate = Some(Estimate { rows: 1.0, cost: 0.0 });
+                tree.push_above(node);
+                (Source::Dual, Input { rows: 1.0, cost: 0.0 })
+            }
+        };
+        let input = JoinInput { source, filter, width, read: read_width };
+        Ok(PlannedItem { input, tree, estimate, layout, table: None, segment_blocks: 0 })
+    }
+}
+
+impl Builder<'_> {
+    /// The order the items are joined in: see the module doc.
+    fn join_order(
+        &mut self,
+        query: &JoinQuery,
+        items: &[PlannedItem],
+        at_join: &[Vec<Expr>],
+        hints: &Hints,
+        outer: bool,
+    ) -> Vec<usize> {
+        let n = items.len();
+        let from_order: Vec<usize> = (0..n).collect();
+        if outer {
+            if hints.hints.iter().any(|h| matches!(h.kind, HintKind::Leading(_))) {
+                self.notes.push("hint not used: LEADING (the query has outer joins: the FROM order is kept)".into());
+            }
+            return from_order;
+        }
+        if hints.hints.iter().any(|h| h.kind == HintKind::Ordered) {
+            return from_order;
+        }
+        let conditions: Vec<(u64, f64)> = at_join
+            .iter()
+            .flatten()
+            .map(|e| (query.items_of(e), self.condition_selectivity(query, items, e)))
+            .collect();
+        let rows_of = |mask: u64| -> f64 {
+            let mut rows: f64 =
+                (0..n).filter(|r| mask & (1 << r) != 0).map(|r| items[r].estimate.rows.max(1.0)).product();
+            for (items_read, sel) in &conditions {
+                if items_read & !mask == 0 {
+                    rows *= sel;
+                }
+            }
+            rows.max(1.0)
+        };
+        let connected = |mask: u64, r: usize| conditions.iter().any(|(m, _)| m & (1 << r) != 0 && m & mask != 0);
+        // A join's cost as the order search sees it: the cheaper of a hash join and a
+        // nested loop over the item's own access, plus reading what was joined so far.
+        let step = |left: Input, r: usize| -> f64 {
+            let right = items[r].estimate;
+            let model = cost_model(self.session);
+            let hash = join_cost::hash(&model, right, left).min(join_cost::hash(&model, left, right));
+            hash.min(join_cost::nested_loops(left, right.cost.max(index_probe_guess(&items[r], &model))))
+        };
+        let mut prefix: Vec<usize> = Vec::new();
+        for h in &hints.hints {
+            if let HintKind::Leading(labels) = &h.kind {
+                for label in labels {
+                    match query.relations.iter().position(|r| r.label == *label) {
+                        Some(r) if !prefix.contains(&r) => prefix.push(r),
+                        _ => self.notes.push(format!("hint not used: {} (no table {label} in FROM)", h.text)),
+                    }
+                }
+                break;
+            }
+        }
+        let full_mask = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+        if prefix.is_empty() && n <= EXHAUSTIVE_ITEMS {
+            // Every left-deep order: the cheapest way to join each set of items, its
+            // last item joined to the cheapest way to join the others.
+            let mut best: Vec<Option<(f64, Vec<usize>)>> = vec![None; 1 << n];
+            for r in 0..n {
+                best[1 << r] = Some((items[r].estimate.cost, vec![r]));
+            }
+            for mask in 1..=full_mask {
+                if mask.count_ones() < 2 {
+                    continue;
+                }
+                let mut choice: Option<(f64, Vec<usize>)> = None;
+                for r in (0..n).filter(|r| mask & (1 << r) != 0) {
+                    let rest = mask & !(1 << r);
+                    let Some((cost, order)) = &best[rest as usize] else { continue };
+                    // Cartesian products last: a connected join first when one exists.
+                    // A join with no condition (a Cartesian product) only where none
+                    // is left to choose: each costs more than any connected order.
+                    let penalty = if connected(rest, r) { 0.0 } else { CARTESIAN_PENALTY };
+                    let total = step(Input { rows: rows_of(rest), cost: *cost }, r) + penalty;
+                    if choice.as_ref().is_none_or(|(c, _)| total < *c) {
+                        let mut o = order.clone();
+                        o.push(r);
+                        choice = Some((total, o));
+                    }
+                }
+                best[mask as usize] = choice;
+            }
+            return best[full_mask as usize].take().map(|(_, o)| o).unwrap_or(from_order);
+        }
+        // Greedy: from the LEADING tables (or the item cheapest to read), add the item
+        // whose join costs least, a connected one first.
+        let mut order = prefix;
+        if order.is_empty() {
+            let first = (0..n).min_by(|&a, &b| items[a].estimate.rows.total_cmp(&items[b].estimate.rows)).unwrap_or(0);
+            order.push(first);
+        }
+        let mut cost: f64 = order.iter().map(|&r| items[r].estimate.cost).sum();
+        while order.len() < n {
+            let mask = order.iter().fold(0u64, |m, &r| m | (1 << r));
+            let left = Input { rows: rows_of(mask), cost };
+            let candidates: Vec<usize> = (0..n).filter(|r| mask & (1 << r) == 0).collect();
+            let pool: Vec<usize> = match candidates.iter().copied().filter(|&r| connected(mask, r)).collect::<Vec<_>>()
+            {
+                c if c.is_empty() => candidates,
+                c => c,
+            };
+            let next = pool.into_iter().min_by(|&a, &b| step(left, a).total_cmp(&step(left, b))).expect("an item left");
+            cost = step(left, next);
+            order.push(next);
+        }
+        order
+    }
+
+    /// The fraction of the pairs of its items a join condition keeps.
+    fn condition_selectivity(&self, query: &JoinQuery, items: &[PlannedItem], e: &Expr) -> f64 {
+        if let Expr::Compare { op: crate::expr::CmpOp::Eq, left, right } = e
+            && let (Expr::Column(a), Expr::Column(b)) = (&**left, &**right)
+        {
+            let ndv = |c: usize| {
+                let r = query.relation_of(c);
+                let relation = &query.relations[r];
+                match &relation.access {
+                    RelationAccess::Table(t) => {
+                        let rows = t.stats.as_ref().map_or(items[r].estimate.rows, |s| s.num_rows as f64);
+                        join_cost::table_column_ndv(t, c - relation.columns.start, rows)
+                    }
+                    RelationAccess::Fixed(rows) => (rows.len() as f64).max(1.0),
+                    RelationAccess::Dual => 1.0,
+                }
+            };
+            return 1.0 / ndv(*a).max(ndv(*b)).max(1.0);
+        }
+        join_cost::OTHER_JOIN_SELECTIVITY
+    }
+}
+
+/// A guess of one index probe of an item, for the order search: its cheapest index's
+/// probe on one key, or nothing (the item is read whole).
+fn index_probe_guess(item: &PlannedItem, model: &CostModel) -> f64 {
+    let Some((table, _, _)) = &item.table else { return f64::INFINITY };
+    let rows = table.stats.as_ref().map_or(item.estimate.rows, |s| s.num_rows as f64).max(1.0);
+    // blevel, a leaf and a table block: what a probe of a selective key reads.
+    let _ = model;
+    (rows.log(200.0).ceil().max(1.0)) + 2.0
+}
+
+/// The hints that name `relation` (by its alias or name): those its own access path
+/// follows.
+fn hints_for(hints: &Hints, relation: &Relation) -> Hints {
+    let names_it = |t: &Option<String>| t.as_deref().is_some_and(|t| t == relation.label || t == relation.object);
+    Hints {
+        hints: hints.hints.iter().filter(|h| names_it(&h.table) && !h.kind.is_join_hint()).cloned().collect(),
+        ignored: Vec::new(),
+    }
+}
+
+impl Builder<'_> {
+    /// Plans one join: its keys and residual condition, its method (by cost, or as a
+    /// hint asks), its plan line and its children.
+    fn join_step(&mut self, step: JoinStep<'_>) -> Result<StepPlan> {
+        let JoinStep {
+            query,
+            kind,
+            left,
+            left_tree,
+            left_est,
+            layout,
+            right,
+            right_index,
+            conditions,
+            hints,
+            model,
+            names,
+        } = step;
+        let relation = &query.relations[right_index];
+        let start = relation.columns.start;
+        let family = |c: usize| {
+            let r = &query.relations[query.relation_of(c)];
+            r.families[c - r.columns.start]
+        };
+        // Key pairs: an equality of a column joined so far and one of this item, of one
+        // family of types. Everything else is checked on the joined pair.
+        let (mut left_keys, mut right_keys, mut key_columns, mut key_text) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut residual = Vec::new();
+        let mut selectivity = 1.0;
+        for e in conditions {
+            let pair = match &e {
+                Expr::Compare { op: crate::expr::CmpOp::Eq, left: a, right: b } => match (&**a, &**b) {
+                    (Expr::Column(a), Expr::Column(b)) if layout.contains(a) && relation.columns.contains(b) => {
+                        Some((*a, *b))
+                    }
+                    (Expr::Column(a), Expr::Column(b)) if layout.contains(b) && relation.columns.contains(a) => {
+                        Some((*b, *a))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            match pair {
+                Some((l, r)) if family(l).is_some() && family(l) == family(r) => {
+                    selectivity *= 1.0 / self.column_ndv(query, l).max(self.column_ndv(query, r)).max(1.0);
+                    left_keys.push(Expr::Column(layout.iter().position(|&c| c == l).expect("joined")));
+                    right_keys.push(Expr::Column(r - start));
+                    key_columns.push(r - start);
+                    key_text.push(e.display(names).to_string());
+                }
+                _ => {
+                    selectivity *= join_cost::OTHER_JOIN_SELECTIVITY;
+                    residual.push(e);
+                }
+            }
+        }
+        let joined_layout: Vec<usize> = layout.iter().copied().chain(relation.columns.clone()).collect();
+        let residual_text = residual.iter().map(|e| e.display(names).to_string()).collect::<Vec<_>>().join(" AND ");
+        let residual = and_all(residual).map(|mut e| {
+            e.remap_columns(&|c| joined_layout.iter().position(|&l| l == c).expect("a joined column"));
+            e
+        });
+        let right_est = right.estimate;
+        let rows = (left_est.rows.max(1.0) * right_est.rows.max(1.0) * selectivity).max(1.0);
+        // The methods this join may take, with their costs.
+        let mut candidates: Vec<(MethodChoice, f64)> = Vec::new();
+        let keyed = !left_keys.is_empty();
+        let swap = hints.hints.iter().any(|h| h.kind == HintKind::SwapJoinInputs && names_item(h, relation));
+        // The smaller input builds, unless a hint swaps; a product buffers its second.
+        let build_right = swap || !keyed || right_est.rows < left_est.rows;
+        candidates.push((
+            MethodChoice::Hash { build_right },
+            if build_right {
+                join_cost::hash(model, right_est, left_est)
+            } else {
+                join_cost::hash(model, left_est, right_est)
+            },
+        ));
+        if keyed && kind != StepKind::Right {
+            candidates.push((MethodChoice::Merge, join_cost::merge(model, left_est, right_est)));
+        }
+        if matches!(kind, StepKind::Inner | StepKind::Left) {
+            candidates.push((
+                MethodChoice::NestedRescan,
+                join_cost::nested_loops(
+                    left_est,
+                    right_est.cost.max(model.cpu(right_est.rows * crate::sql::optimizer::cost::SCAN_ROW_NS)),
+                ),
+            ));
+            if let Some((table, _, _)) = &right.table {
+                for (i, ix) in self.session.db.catalog.indexes_of(table.object_id).iter().enumerate() {
+                    if let Some((per_probe, _)) =
+                        join_cost::index_probe(table, ix, &key_columns, right.segment_blocks, model)
+                    {
+                        candidates.push((MethodChoice::NestedIndex(i), join_cost::nested_loops(left_est, per_probe)));
+                    }
+                }
+            }
+        }
+        let chosen = self.choose_method(&candidates, hints, relation);
+        let cost = candidates.iter().find(|(m, _)| *m == chosen).map_or(0.0, |(_, c)| *c);
+        let keyless = !keyed;
+        let estimate = Input { rows, cost };
+        let exec_kind = match kind {
+            StepKind::Inner => JoinKind::Inner,
+            StepKind::Left => JoinKind::Left,
+            StepKind::Right => JoinKind::Right,
+            StepKind::Full => JoinKind::Full,
+        };
+        let access_text = key_text.join(" AND ");
+        let mut node = PlanNode::new(Operation::HashJoin, "");
+        let mut children = Vec::new();
+        let PlannedItem { input: right_input, tree: right_tree, table: right_table, .. } = right;
+        let method = match chosen {
+            MethodChoice::Hash { build_right } => {
+                let (build_kept, probe_kept) = if build_right {
+                    (
+                        exec_kind == JoinKind::Right || exec_kind == JoinKind::Full,
+                        exec_kind == JoinKind::Left || exec_kind == JoinKind::Full,
+                    )
+                } else {
+                    (
+                        exec_kind == JoinKind::Left || exec_kind == JoinKind::Full,
+                        exec_kind == JoinKind::Right || exec_kind == JoinKind::Full,
+                    )
+                };
+                node.operation = match (keyless && exec_kind == JoinKind::Inner, build_kept, probe_kept) {
+                    (true, _, _) => Operation::MergeJoinCartesian,
+                    (_, true, true) => Operation::HashJoinFullOuter,
+                    (_, true, false) => Operation::HashJoinRightOuter,
+                    (_, false, true) => Operation::HashJoinOuter,
+                    _ => Operation::HashJoin,
+                };
+                if node.operation == Operation::MergeJoinCartesian {
+                    // The product buffers its second input, as Oracle's BUFFER SORT does.
+                    children.push(left_tree);
+                    children.push(wrapped(right_tree, Operation::BufferSort));
+                } else if build_right {
+                    children.push(right_tree);
+                    children.push(left_tree);
+                } else {
+                    children.push(left_tree);
+                    children.push(right_tree);
+                }
+                JoinMethod::Hash { build_right }
+            }
+            MethodChoice::Merge => {
+                node.operation = match exec_kind {
+                    JoinKind::Inner => Operation::MergeJoin,
+                    JoinKind::Left => Operation::MergeJoinOuter,
+                    _ => Operation::MergeJoinFullOuter,
+                };
+                children.push(wrapped(left_tree, Operation::SortJoin));
+                children.push(wrapped(right_tree, Operation::SortJoin));
+                JoinMethod::Merge
+            }
+            MethodChoice::NestedRescan => {
+                node.operation =
+                    if exec_kind == JoinKind::Left { Operation::NestedLoopsOuter } else { Operation::NestedLoops };
+                children.push(left_tree);
+                children.push(right_tree);
+                JoinMethod::NestedLoops(Box::new(NestedInner::Rescan))
+            }
+            MethodChoice::NestedIndex(i) => {
+                node.operation =
+                    if exec_kind == JoinKind::Left { Operation::NestedLoopsOuter } else { Operation::NestedLoops };
+                let (table, read, filter) = right_table.expect("an index probe reads a table");
+                let ix = self.session.db.catalog.indexes_of(table.object_id)[i].clone();
+                let k = ix.columns.iter().take_while(|c| key_columns.contains(c)).count();
+                let keys: Vec<Expr> = ix.columns[..k]
+                    .iter()
+                    .map(|c| left_keys[key_columns.iter().position(|k| k == c).expect("a key column")].clone())
+                    .collect();
+                let types = ix.key_types(&table)[..k].to_vec();
+                let unique = ix.unique && k == ix.columns.len();
+                let kind =
+                    if unique { crate::index::IndexScanKind::Unique } else { crate::index::IndexScanKind::Range };
+                let (probe_cost, probe_rows) =
+                    join_cost::index_probe(&table, &ix, &key_columns, 0, model).unwrap_or((0.0, 1.0));
+                // TABLE ACCESS BY INDEX ROWID over the index's scan, once per outer row.
+                let mut inner = PlanTree::default();
+                let mut index_node = PlanNode::new(Operation::Index { kind, descending: false }, &ix.name);
+                let key_names: Vec<String> = ix.columns[..k]
+                    .iter()
+                    .map(|&c| {
+                        let outer = match &left_keys[key_columns.iter().position(|kc| *kc == c).expect("a key column")]
+                        {
+                            Expr::Column(p) => names[layout[*p]].clone(),
+                            _ => String::new(),
+                        };
+                        format!("\"{}\"=\"{outer}\"", relation.names[c])
+                    })
+                    .collect();
+                index_node.predicates.push(Predicate::Access(key_names.join(" AND ")));
+                index_node.rows_rule = RowsRule::Source(probe_rows);
+                index_node.estimate = Some(Estimate { rows: probe_rows, cost: probe_cost });
+                let index_id = inner.push_above(index_node);
+                let mut by_rowid = PlanNode::new(Operation::TableAccessByIndexRowid, &table.name);
+                if let Some(f) = &filter {
+                    by_rowid.predicates.push(Predicate::Filter(f.display(&relation.names).to_string()));
+                }
+                by_rowid.rows_rule = RowsRule::Source(probe_rows);
+                by_rowid.estimate = Some(Estimate { rows: probe_rows, cost: probe_cost });
+                let top = inner.push_above(by_rowid);
+                debug_assert_eq!(inner.node(top).children, [index_id]);
+                children.push(left_tree);
+                children.push(inner);
+                let access = IndexAccess {
+                    table: table.clone(),
+                    index: ix.clone(),
+                    kind,
+                    lower: crate::index::KeyBound::Unbounded,
+                    upper: crate::index::KeyBound::Unbounded,
+                    descending: false,
+                    table_access: true,
+                    columns_read: read,
+                    figures: Default::default(),
+                    rowid_buffer: Default::default(),
+                };
+                drop(right_tree);
+                JoinMethod::NestedLoops(Box::new(NestedInner::Index { access: Box::new(access), keys, types, filter }))
+            }
+        };
+        if !access_text.is_empty() && !matches!(chosen, MethodChoice::NestedIndex(_) | MethodChoice::NestedRescan) {
+            node.predicates.push(Predicate::Access(access_text.clone()));
+        }
+        if matches!(chosen, MethodChoice::NestedRescan) && !access_text.is_empty() {
+            node.predicates.push(Predicate::Filter(access_text));
+        }
+        if !residual_text.is_empty() {
+            node.predicates.push(Predicate::Filter(residual_text));
+        }
+        let join =
+            Join { kind: exec_kind, method, left, right: right_input, left_keys, right_keys, residual, output: None };
+        Ok(StepPlan { join, node, children, estimate, layout: joined_layout })
+    }
+
+    /// The distinct values of scope column `c`, as the join's cardinality takes them.
+    fn column_ndv(&self, query: &JoinQuery, c: usize) -> f64 {
+        let relation = &query.relations[query.relation_of(c)];
+        match &relation.access {
+            RelationAccess::Table(t) => {
+                let rows = t.stats.as_ref().map_or(1.0, |s| s.num_rows as f64);
+                join_cost::table_column_ndv(t, c - relation.columns.start, rows)
+            }
+            RelationAccess::Fixed(rows) => (rows.len() as f64).max(1.0),
+            RelationAccess::Dual => 1.0,
+        }
+    }
+
+    /// The method a join of `relation` takes: the one a hint naming it asks for, when
+    /// it is among `candidates`, else the cheapest not excluded by a NO_USE_ hint.
+    fn choose_method(
+        &mut self,
+        candidates: &[(MethodChoice, f64)],
+        hints: &Hints,
+        relation: &Relation,
+    ) -> MethodChoice {
+        let fits = |kind: &HintKind, m: &MethodChoice| match kind {
+            HintKind::UseNl | HintKind::NoUseNl => {
+                matches!(m, MethodChoice::NestedIndex(_) | MethodChoice::NestedRescan)
+            }
+            HintKind::UseHash | HintKind::NoUseHash => matches!(m, MethodChoice::Hash { .. }),
+            HintKind::UseMerge | HintKind::NoUseMerge => matches!(m, MethodChoice::Merge),
+            _ => false,
+        };
+        let cheapest = |pool: &mut dyn Iterator<Item = &(MethodChoice, f64)>| {
+            pool.min_by(|a, b| a.1.total_cmp(&b.1)).map(|(m, _)| *m)
+        };
+        let own: Vec<&hints::Hint> = hints.hints.iter().filter(|h| names_item(h, relation)).collect();
+        for h in &own {
+            if matches!(h.kind, HintKind::UseNl | HintKind::UseHash | HintKind::UseMerge) {
+                match cheapest(&mut candidates.iter().filter(|(m, _)| fits(&h.kind, m))) {
+                    Some(m) => return m,
+                    None => self.notes.push(format!("hint not used: {} (this join cannot take that method)", h.text)),
+                }
+            }
+        }
+        let excluded = |m: &MethodChoice| {
+            own.iter().any(|h| {
+                matches!(h.kind, HintKind::NoUseNl | HintKind::NoUseHash | HintKind::NoUseMerge) && fits(&h.kind, m)
+            })
+        };
+        cheapest(&mut candidates.iter().filter(|(m, _)| !excluded(m)))
+            .or_else(|| cheapest(&mut candidates.iter()))
+            .expect("a hash join is always a candidate")
+    }
+}
+
+/// Whether hint `h` names `relation`.
+fn names_item(h: &hints::Hint, relation: &Relation) -> bool {
+    h.table.as_deref().is_some_and(|t| t == relation.label || t == relation.object)
+}
+
+/// `tree` under a new node of `operation` (SORT JOIN, BUFFER SORT).
+fn wrapped(mut tree: PlanTree, operation: Operation) -> PlanTree {
+    let below = tree.root().and_then(|r| tree.node(r).estimate);
+    let id = tree.push_above(PlanNode::new(operation, ""));
+    tree.node_mut(id).estimate = below;
+    tree
+}

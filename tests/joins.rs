@@ -1,0 +1,329 @@
+//! Joins against an independent engine: random tables (with NULLs and duplicate keys)
+//! and random queries of two to five tables (inner joins in either syntax, LEFT, RIGHT
+//! and FULL outer joins, conditions that are and are not equalities, WHERE clauses on
+//! one table and on several), run by lioscope under each join method forced by hint and
+//! in more than one join order, and by SQLite; the result multisets must agree. Each
+//! forced method is checked to be the one the plan shows.
+//!
+//! Also the name resolution a join brings: ambiguous and unknown names, aliases.
+
+mod common;
+
+use common::*;
+use lioscope::Session;
+use lioscope::types::Value;
+use proptest::prelude::*;
+
+/// A random table: rows of (id, a, b, c); `a` and `c` small numbers, `b` a short text,
+/// each possibly NULL.
+type Row = (i64, Option<i64>, Option<&'static str>, Option<i64>);
+
+#[derive(Debug, Clone)]
+struct Table {
+    rows: Vec<Row>,
+    index_on_a: bool,
+    analyzed: bool,
+}
+
+fn table() -> impl Strategy<Value = Table> {
+    let row = (
+        0i64..1000,
+        proptest::option::weighted(0.85, 0i64..5),
+        proptest::option::weighted(0.8, prop_oneof![Just("x"), Just("y"), Just("z")]),
+        proptest::option::weighted(0.85, 0i64..8),
+    );
+    (proptest::collection::vec(row, 0..12), any::<bool>(), any::<bool>())
+        .prop_map(|(rows, index_on_a, analyzed)| Table { rows, index_on_a, analyzed })
+}
+
+/// How a table joins the ones before it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    /// `, tN` with the condition in WHERE.
+    Comma,
+    Inner,
+    Left,
+    Right,
+    Full,
+}
+
+/// A join of table `i` to a table before it: the kind, the equality's columns, and an
+/// extra condition that is not an equality of two columns.
+#[derive(Debug, Clone)]
+struct Step {
+    kind: Kind,
+    partner: usize,
+    on_b: bool,
+    extra: Option<u8>,
+}
+
+#[derive(Debug, Clone)]
+struct Query {
+    tables: Vec<Table>,
+    steps: Vec<Step>,
+    /// Conditions of the WHERE clause: (table, kind of condition).
+    filters: Vec<(usize, u8)>,
+}
+
+fn query() -> impl Strategy<Value = Query> {
+    (2usize..=5)
+        .prop_flat_map(|n| {
+            let steps = (1..n)
+                .map(|i| {
+                    (
+                        prop_oneof![
+                            Just(Kind::Comma),
+                            Just(Kind::Inner),
+                            Just(Kind::Left),
+                            Just(Kind::Right),
+                            Just(Kind::Full)
+                        ],
+                        0..i,
+                        any::<bool>(),
+                        proptest::option::weighted(0.3, 0u8..3),
+                    )
+                        .prop_map(|(kind, partner, on_b, extra)| Step {
+                            kind,
+                            partner,
+                            on_b,
+                            extra,
+                        })
+                })
+                .collect::<Vec<_>>();
+            (proptest::collection::vec(table(), n), steps, proptest::collection::vec((0..n, 0u8..4), 0..3))
+        })
+        .prop_map(|(tables, mut steps, filters)| {
+            // Oracle does not mix the comma with ANSI joins after it in one FROM clause
+            // the way SQLite reads it: a comma only starts the clause's inner joins.
+            if steps.iter().any(|s| s.kind != Kind::Comma) {
+                for s in &mut steps {
+                    if s.kind == Kind::Comma {
+                        s.kind = Kind::Inner;
+                    }
+                }
+            }
+            Query { tables, steps, filters }
+        })
+}
+
+/// One condition on table `t`, of kind `k`.
+fn filter_text(t: usize, k: u8) -> String {
+    match k {
+        0 => format!("t{t}.c > 3"),
+        1 => format!("t{t}.b IS NULL"),
+        2 => format!("t{t}.a <> 2"),
+        _ => format!("(t{t}.b = 'x' OR t{t}.c < 2)"),
+    }
+}
+
+impl Query {
+    /// The query's text, with `hint` as its hint comment.
+    fn sql(&self, hint: &str) -> String {
+        let columns: Vec<String> =
+            (0..self.tables.len()).flat_map(|t| ["id", "a", "b", "c"].map(|c| format!("t{t}.{c}"))).collect();
+        let mut from = String::from("t0");
+        let mut wheres: Vec<String> = Vec::new();
+        for (i, s) in self.steps.iter().enumerate() {
+            let t = i + 1;
+            let column = if s.on_b { "b" } else { "a" };
+            let mut on = format!("t{t}.{column} = t{}.{column}", s.partner);
+            match s.extra {
+                Some(0) => on.push_str(&format!(" AND t{t}.c >= t{}.c", s.partner)),
+                Some(1) => on.push_str(&format!(" AND t{t}.c < 6")),
+                Some(_) => on = format!("({on} OR t{t}.c = t{}.id)", s.partner),
+                None => {}
+            }
+            match s.kind {
+                Kind::Comma => {
+                    from.push_str(&format!(", t{t}"));
+                    wheres.push(on);
+                }
+                Kind::Inner => from.push_str(&format!(" JOIN t{t} ON {on}")),
+                Kind::Left => from.push_str(&format!(" LEFT JOIN t{t} ON {on}")),
+                Kind::Right => from.push_str(&format!(" RIGHT JOIN t{t} ON {on}")),
+                Kind::Full => from.push_str(&format!(" FULL JOIN t{t} ON {on}")),
+            }
+        }
+        wheres.extend(self.filters.iter().map(|&(t, k)| filter_text(t, k)));
+        let where_clause = if wheres.is_empty() { String::new() } else { format!(" WHERE {}", wheres.join(" AND ")) };
+        format!("SELECT {hint}{} FROM {from}{where_clause}", columns.join(", "))
+    }
+
+    fn outer(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s.kind, Kind::Left | Kind::Right | Kind::Full))
+    }
+}
+
+/// A result row as text, NULL as `None`, for comparing two engines' rows.
+type TextRow = Vec<Option<String>>;
+
+fn lioscope_rows(s: &Session, sql: &str) -> Result<Vec<TextRow>, String> {
+    let result = s.execute(sql).map_err(|e| format!("{sql}: {e}"))?;
+    let mut out: Vec<TextRow> = result
+        .rows
+        .iter()
+        .map(|r| r.iter().map(|v| if v.is_null() { None } else { Some(v.to_string()) }).collect())
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+fn sqlite_rows(db: &rusqlite::Connection, sql: &str) -> Vec<TextRow> {
+    let mut stmt = db.prepare(sql).unwrap_or_else(|e| panic!("SQLite refused {sql}: {e}"));
+    let width = stmt.column_count();
+    let mut out: Vec<TextRow> = stmt
+        .query_map([], |row| {
+            (0..width)
+                .map(|i| {
+                    Ok(match row.get_ref(i)? {
+                        rusqlite::types::ValueRef::Null => None,
+                        rusqlite::types::ValueRef::Integer(v) => Some(v.to_string()),
+                        rusqlite::types::ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+                        other => panic!("unexpected SQLite value {other:?}"),
+                    })
+                })
+                .collect::<rusqlite::Result<TextRow>>()
+        })
+        .expect("SQLite runs the query")
+        .collect::<rusqlite::Result<_>>()
+        .expect("SQLite's rows");
+    out.sort();
+    out
+}
+
+/// The plan's text, as EXPLAIN PLAN prints it.
+fn plan(s: &Session, sql: &str) -> String {
+    rows(s, &format!("EXPLAIN PLAN FOR {sql}")).iter().map(|r| r[0].to_string()).collect::<Vec<_>>().join("\n")
+}
+
+fn load(s: &Session, sqlite: &rusqlite::Connection, q: &Query) {
+    for (t, table) in q.tables.iter().enumerate() {
+        let ddl = format!("CREATE TABLE t{t} (id INTEGER, a INTEGER, b VARCHAR2(4), c INTEGER)");
+        exec(s, &ddl);
+        sqlite.execute(&ddl.replace("VARCHAR2(4)", "TEXT"), []).expect("SQLite table");
+        for (id, a, b, c) in &table.rows {
+            let lit = |v: Option<i64>| v.map_or("NULL".to_owned(), |v| v.to_string());
+            let text = b.map_or("NULL".to_owned(), |b| format!("'{b}'"));
+            let insert = format!("INSERT INTO t{t} VALUES ({id}, {}, {text}, {})", lit(*a), lit(*c));
+            exec(s, &insert);
+            sqlite.execute(&insert, []).expect("SQLite insert");
+        }
+        if table.index_on_a {
+            exec(s, &format!("CREATE INDEX t{t}_a ON t{t} (a)"));
+        }
+        if table.analyzed {
+            exec(s, &format!("ANALYZE TABLE t{t} COMPUTE STATISTICS"));
+        }
+    }
+    exec(s, "COMMIT");
+}
+
+/// The hints that force each method on every join, with the operation the plan must
+/// then show (for the joins that can take it).
+fn forced_methods(q: &Query) -> Vec<(String, Option<&'static str>)> {
+    let tables: Vec<String> = (1..q.tables.len()).map(|t| format!("t{t}")).collect();
+    let all = tables.join(" ");
+    let kinds: Vec<Kind> = q.steps.iter().map(|s| s.kind).collect();
+    let nl_possible = kinds.iter().all(|k| matches!(k, Kind::Comma | Kind::Inner | Kind::Left));
+    let merge_possible = kinds.iter().all(|k| *k != Kind::Right);
+    // A join whose condition is an OR has no key: no hash or merge join can take it.
+    let keyed = q.steps.iter().all(|s| s.extra.is_none_or(|e| e < 2));
+    let mut out = vec![
+        (format!("/*+ ORDERED USE_HASH({all}) */ "), keyed.then_some("HASH JOIN")),
+        (format!("/*+ ORDERED USE_NL({all}) */ "), nl_possible.then_some("NESTED LOOPS")),
+        (format!("/*+ ORDERED USE_MERGE({all}) */ "), None),
+        (String::new(), None),
+    ];
+    if merge_possible && keyed {
+        out[2].1 = Some("MERGE JOIN");
+    }
+    if !q.outer() {
+        // Another order: the last table first.
+        let reversed: Vec<String> = (0..q.tables.len()).rev().map(|t| format!("t{t}")).collect();
+        out.push((format!("/*+ LEADING({}) */ ", reversed.join(" ")), None));
+        out.push((format!("/*+ LEADING({}) USE_NL({all} t0) */ ", reversed.join(" ")), None));
+    }
+    out
+}
+
+fn check(q: &Query) -> Result<(), TestCaseError> {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
+    load(&s, &sqlite, q);
+    let expected = sqlite_rows(&sqlite, &q.sql(""));
+    for (hint, operation) in forced_methods(q) {
+        let sql = q.sql(&hint);
+        let got = lioscope_rows(&s, &sql).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(&got, &expected, "{}\nplan:\n{}", sql, plan(&s, &sql));
+        if let Some(op) = operation {
+            let text = plan(&s, &sql);
+            prop_assert!(text.contains(op), "{} should run as {}:\n{}", sql, op, text);
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases_or(40), ..ProptestConfig::default() })]
+
+    /// Every join method, in more than one order, gives SQLite's rows.
+    #[test]
+    fn joins_agree_with_sqlite(q in query()) {
+        check(&q)?;
+    }
+}
+
+fn emp_dept(s: &Session) {
+    exec(s, "CREATE TABLE dept (deptno INTEGER, dname VARCHAR2(20))");
+    exec(s, "CREATE TABLE emp (empno INTEGER, ename VARCHAR2(20), deptno INTEGER)");
+    exec(s, "INSERT INTO dept VALUES (10, 'ACCOUNTING')");
+    exec(s, "INSERT INTO dept VALUES (20, 'RESEARCH')");
+    exec(s, "INSERT INTO emp VALUES (1, 'KING', 10)");
+    exec(s, "INSERT INTO emp VALUES (2, 'SMITH', 20)");
+    exec(s, "INSERT INTO emp VALUES (3, 'NOBODY', NULL)");
+}
+
+#[test]
+fn an_unqualified_name_of_two_tables_is_refused_naming_both() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    emp_dept(&s);
+    let e = fail(&s, "SELECT deptno FROM emp e, dept d WHERE e.deptno = d.deptno").to_string();
+    assert!(e.contains("ORA-00918") && e.contains("DEPTNO") && e.contains("E and D"), "{e}");
+    let e = fail(&s, "SELECT x.ename FROM emp e JOIN dept d ON e.deptno = d.deptno").to_string();
+    assert!(e.contains('X'), "{e}");
+    let e = fail(&s, "SELECT emp.ename FROM emp e JOIN dept d ON e.deptno = d.deptno").to_string();
+    assert!(e.contains("EMP"), "an aliased table is named by its alias only: {e}");
+    let e = fail(&s, "SELECT 1 FROM emp JOIN dept ON emp.deptno = nope.deptno").to_string();
+    assert!(e.contains("NOPE"), "{e}");
+    let e = fail(&s, "SELECT 1 FROM emp e JOIN dept d ON e.deptno = x.deptno JOIN dept x ON 1 = 1").to_string();
+    assert!(e.contains("joined after it"), "{e}");
+    let e = fail(&s, "SELECT 1 FROM emp, emp").to_string();
+    assert!(e.contains("aliases"), "{e}");
+}
+
+#[test]
+fn using_names_the_join_column_once() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    emp_dept(&s);
+    let got = rows(&s, "SELECT deptno, ename, dname FROM emp JOIN dept USING (deptno) ORDER BY deptno");
+    let text: Vec<String> = got.iter().map(|r| r.iter().map(Value::to_string).collect::<Vec<_>>().join(" ")).collect();
+    assert_eq!(text, ["10 KING ACCOUNTING", "20 SMITH RESEARCH"]);
+    let star = rows(&s, "SELECT * FROM emp JOIN dept USING (deptno) ORDER BY empno");
+    assert_eq!(star[0].len(), 4, "SELECT * shows the USING column once: {star:?}");
+}
+
+#[test]
+fn the_first_query_a_dba_types_joins_two_fixed_views() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let got = rows(
+        &s,
+        "SELECT n.name, s.value FROM v$mystat s, v$statname n WHERE s.statistic# = n.statistic# AND n.name = 'user calls'",
+    );
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0][0].to_string(), "user calls");
+    assert!(matches!(got[0][1], Value::Int(v) if v > 0), "{got:?}");
+}
