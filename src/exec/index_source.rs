@@ -96,6 +96,9 @@ pub struct IndexAccess {
     /// The buffer a run gathers a leaf's rowids in, kept from run to run (a kept plan's
     /// executions allocate it once).
     pub rowid_buffer: Cell<Vec<RowId>>,
+    /// Whether a run measures the index line's gets, reads and time even with no probe
+    /// stage in its pipeline (a nested loop's index probes, whose join adds them up).
+    pub measured: bool,
 }
 
 /// The figures of the index line, gathered only when row-source statistics are (a probe
@@ -134,6 +137,7 @@ impl IndexAccess {
             columns_read: self.columns_read.clone(),
             figures: Cell::new(self.figures.get()),
             rowid_buffer: Default::default(),
+            measured: true,
         }
     }
 
@@ -162,7 +166,7 @@ impl IndexAccess {
         }
         let ExecContext { access, functions, .. } = ctx;
         let mut emitter = Emitter::new(self, stages, access);
-        let probed = stages.iter().any(|s| matches!(s, Stage::Probe(_)));
+        let probed = self.measured || stages.iter().any(|s| matches!(s, Stage::Probe(_)));
         let mut meter = LineMeter { stats: probed.then_some(access.stats), figures: IndexLineFigures::default() };
         let result = if self.kind == IndexScanKind::FastFull {
             // Every block the scan reads is the index's: its figures are the whole run's.

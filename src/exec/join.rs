@@ -42,6 +42,7 @@ use crate::stats::Stat;
 use crate::types::{DataType, Datum, Value};
 use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
@@ -91,6 +92,33 @@ pub enum NestedInner {
     Index { access: Box<IndexAccess>, keys: Vec<Expr>, types: Vec<DataType>, filter: Option<Expr> },
 }
 
+/// What one input of a join did in the statement's last run: how often it ran (a nested
+/// loop's inner input once an outer row), the rows it gave, and the gets, reads and time
+/// of its runs (its children's included).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InputFigures {
+    pub starts: u64,
+    pub rows: u64,
+    pub consistent_gets: u64,
+    pub physical_reads: u64,
+    pub time_ns: u64,
+}
+
+impl InputFigures {
+    /// Adds what `work` (one run of the input, giving rows `rows` counts) did to the
+    /// figures.
+    fn measure<T>(&mut self, stats: &crate::stats::SessionStats, work: impl FnOnce() -> T) -> T {
+        let (gets, reads) = (stats.get(Stat::ConsistentGets), stats.get(Stat::PhysicalReads));
+        let started = std::time::Instant::now();
+        let out = work();
+        self.starts += 1;
+        self.time_ns += started.elapsed().as_nanos() as u64;
+        self.consistent_gets += stats.get(Stat::ConsistentGets) - gets;
+        self.physical_reads += stats.get(Stat::PhysicalReads) - reads;
+        out
+    }
+}
+
 /// One input of a join: a plan of its own.
 pub struct JoinInput {
     pub source: Source,
@@ -101,6 +129,16 @@ pub struct JoinInput {
     /// Its leading columns the plan reads (the source locates these); the others are
     /// NULL in the joined row.
     pub read: usize,
+    /// What it did in the last run (row-source statistics).
+    pub figures: Cell<InputFigures>,
+}
+
+impl JoinInput {
+    /// An input reading `source` through `filter`, `width` columns of which the first
+    /// `read` are read.
+    pub fn new(source: Source, filter: Option<Expr>, width: usize, read: usize) -> JoinInput {
+        JoinInput { source, filter, width, read, figures: Cell::default() }
+    }
 }
 
 /// A join, ready to run.
@@ -115,6 +153,9 @@ pub struct Join {
     pub right_keys: Vec<Expr>,
     /// What a pair must also meet, over the joined row's columns.
     pub residual: Option<Expr>,
+    /// What a nested loop's index probes did in the last run, all outer rows together
+    /// (the index line under the inner table's access by rowid).
+    pub probe_figures: Cell<super::index_source::IndexLineFigures>,
     /// The order the joined row's columns leave in, when not their own: column `i` of
     /// a row pushed on is column `output[i]` of the joined row (the root join of a
     /// reordered FROM clause gives its columns back in the clause's order).
@@ -166,6 +207,9 @@ fn key_of(keys: &[Expr], row: &[Datum<'_>], f: &mut FunctionContext, out: &mut V
 impl Join {
     /// Runs the join, pushing its rows into `stages`.
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+        self.left.figures.set(InputFigures::default());
+        self.right.figures.set(InputFigures::default());
+        self.probe_figures.set(Default::default());
         match &self.method {
             JoinMethod::Hash { build_right } => self.hash(*build_right, stages, ctx),
             JoinMethod::NestedLoops(inner) => self.nested_loops(inner, stages, ctx),
@@ -378,14 +422,39 @@ fn compare_keys(a: &[Value], b: &[Value]) -> Ordering {
     }
 }
 
-/// Runs `input` into `consumer`, through the input's filter.
+/// Runs `input` into `consumer`, through the input's filter, adding the run to the
+/// input's figures.
 fn run_into(input: &JoinInput, consumer: &mut dyn ConsumeRow, ctx: &mut ExecContext<'_>) -> Result<()> {
     let mut stages: Vec<Stage<'_>> = Vec::with_capacity(2);
     if let Some(filter) = &input.filter {
         stages.push(Stage::Filter(FilterStage::new(filter.clone())));
     }
-    stages.push(Stage::Sink(RowSink { visible: input.read, consume: Box::new(Forward(consumer)) }));
-    super::run::run_pipeline_in_place(&input.source, &mut stages, ctx).map(|_| ())
+    let mut counted = Counted { consumer, rows: 0 };
+    stages.push(Stage::Sink(RowSink { visible: input.read, consume: Box::new(Forward(&mut counted)) }));
+    let mut figures = input.figures.get();
+    let stats = ctx.access.stats;
+    let ran = figures.measure(stats, || super::run::run_pipeline_in_place(&input.source, &mut stages, ctx));
+    drop(stages);
+    figures.rows += counted.rows;
+    input.figures.set(figures);
+    ran.map(|_| ())
+}
+
+/// A consumer that counts the rows it passes on.
+struct Counted<'c> {
+    consumer: &'c mut dyn ConsumeRow,
+    rows: u64,
+}
+
+impl ConsumeRow for Counted<'_> {
+    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
+        self.rows += 1;
+        self.consumer.consume(values)
+    }
+
+    fn stopped(&self) -> bool {
+        self.consumer.stopped()
+    }
 }
 
 /// The rows of `input`, kept (a hash join's build input, a sort join's).
@@ -501,6 +570,7 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
             filter: self.probe.as_ref().and_then(|(_, _, _, filter)| filter.as_ref()),
             rest: &mut *self.rest,
             f: &mut self.f,
+            passed: 0,
             any: false,
             stopped: false,
         };
@@ -517,21 +587,23 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
                         visible: join.right.read,
                         consume: Box::new(Forward(&mut inner_side)),
                     })];
-                    access.run(&mut stages, &mut self.inner_ctx)?;
+                    let mut figures = join.right.figures.get();
+                    let stats = self.inner_ctx.access.stats;
+                    let ran = figures.measure(stats, || access.run(&mut stages, &mut self.inner_ctx));
+                    drop(stages);
+                    figures.rows += inner_side.passed;
+                    join.right.figures.set(figures);
+                    let (mut line, run) = (join.probe_figures.get(), access.figures.get());
+                    line.entries += run.entries;
+                    line.consistent_gets += run.consistent_gets;
+                    line.physical_reads += run.physical_reads;
+                    line.time_ns += run.time_ns;
+                    join.probe_figures.set(line);
+                    ran?;
                 }
                 self.key = key;
             }
-            None => {
-                let mut stages: Vec<Stage<'_>> = Vec::with_capacity(2);
-                if let Some(filter) = &join.right.filter {
-                    stages.push(Stage::Filter(FilterStage::new(filter.clone())));
-                }
-                stages.push(Stage::Sink(RowSink {
-                    visible: join.right.read,
-                    consume: Box::new(Forward(&mut inner_side)),
-                }));
-                super::run::run_pipeline_in_place(&join.right.source, &mut stages, &mut self.inner_ctx)?;
-            }
+            None => run_into(&join.right, &mut inner_side, &mut self.inner_ctx)?,
         }
         let (any, stopped) = (inner_side.any, inner_side.stopped);
         self.stopped = stopped;
@@ -555,6 +627,8 @@ struct NestedInnerRows<'j, 'o, 'v, 'r, 'a> {
     filter: Option<&'j Expr>,
     rest: &'r mut [Stage<'a>],
     f: &'r mut FunctionContext,
+    /// Inner rows that met the inner input's filter.
+    passed: u64,
     any: bool,
     stopped: bool,
 }
@@ -569,6 +643,7 @@ impl ConsumeRow for NestedInnerRows<'_, '_, '_, '_, '_> {
         {
             return Ok(());
         }
+        self.passed += 1;
         let join = self.join;
         let out = joined(Some(self.outer), join.left.width, Some(inner), join.right.width);
         // The key pairs hold for an index probe's rows; a rescan's are checked here.

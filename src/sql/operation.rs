@@ -83,6 +83,23 @@ impl Operation {
 }
 
 impl Operation {
+    /// Whether the operation joins two row sources.
+    pub fn is_join(self) -> bool {
+        matches!(
+            self,
+            Operation::HashJoin
+                | Operation::HashJoinOuter
+                | Operation::HashJoinRightOuter
+                | Operation::HashJoinFullOuter
+                | Operation::NestedLoops
+                | Operation::NestedLoopsOuter
+                | Operation::MergeJoin
+                | Operation::MergeJoinOuter
+                | Operation::MergeJoinFullOuter
+                | Operation::MergeJoinCartesian
+        )
+    }
+
     /// Every operation, in the order of their codes.
     const ALL: [Operation; 34] = [
         Operation::SelectStatement,

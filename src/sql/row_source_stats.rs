@@ -14,12 +14,15 @@
 //! Gathered when the session's `statistics_level` is ALL, when the query carries the
 //! GATHER_PLAN_STATISTICS hint, or for SET AUTOTRACE and EXPLAIN ANALYZE.
 
-use super::plan::{Estimate, PlanNode, Planned, RowsAt};
+use super::plan::{Estimate, NodeId, Operation, PlanNode, PlanTree, Planned, RowsAt};
 use crate::error::Result;
 use crate::exec::ExecContext;
+use crate::exec::Source;
+use crate::exec::join::{Join, JoinMethod, NestedInner};
 use crate::exec::pipeline::{insert_probes, probe_at};
 use crate::stats::Stat;
 use crate::types::Value;
+use std::collections::HashMap;
 use std::time::Instant;
 
 /// What one row source did.
@@ -30,6 +33,8 @@ pub struct RowSourceLine {
     pub operation: String,
     pub name: String,
     pub rows: u64,
+    /// How often the line ran: once, or once an outer row for a nested loop's inner side.
+    pub starts: u64,
     pub consistent_gets: u64,
     pub physical_reads: u64,
     pub physical_writes: u64,
@@ -65,10 +70,22 @@ pub fn run_with_statistics(
     let after = [Stat::ConsistentGets, Stat::PhysicalReads, Stat::PhysicalWrites].map(|s| stats.get(s));
     let io = [after[0] - before[0], after[1] - before[1], after[2] - before[2]];
     let inner = source.inner_line_figures();
+    let mut joined = HashMap::new();
+    let reader = order
+        .iter()
+        .map(|&(id, _)| id)
+        .find(|&id| tree.node(id).operation.is_join() && tree.node(id).rows_at != RowsAt::InsideSource);
+    if let (Source::Join(join), Some(reader)) = (&source, reader) {
+        join_lines(&tree, reader, join, &mut joined);
+    }
     let mut probes = probe_of.iter();
     let mut out = PlanStatistics::default();
     for &(id, depth) in &order {
         let node = tree.node(id);
+        if let Some(line) = joined.get(&id) {
+            out.lines.push(RowSourceLine { depth, ..row_source(node, depth, 0, [0; 3], 0) }.with(line));
+            continue;
+        }
         out.lines.push(match (node.rows_at, inner) {
             (RowsAt::Result, _) => row_source(node, depth, rows.len() as u64, io, total_ns),
             // The index scan under a table access by rowid: the source measured it.
@@ -85,12 +102,107 @@ pub fn run_with_statistics(
     Ok((rows, out))
 }
 
+/// The figures of a line run inside a join.
+#[derive(Debug, Clone, Copy, Default)]
+struct JoinedLine {
+    starts: u64,
+    rows: u64,
+    consistent_gets: u64,
+    physical_reads: u64,
+    time_ns: u64,
+}
+
+impl RowSourceLine {
+    fn with(self, f: &JoinedLine) -> RowSourceLine {
+        RowSourceLine {
+            starts: f.starts,
+            rows: f.rows,
+            consistent_gets: f.consistent_gets,
+            physical_reads: f.physical_reads,
+            time_us: f.time_ns / 1000,
+            ..self
+        }
+    }
+}
+
+/// The figures of the lines under join node `node` (running `join`), into `out`: each
+/// input's top line (and a SORT JOIN or BUFFER SORT over it) shows what the input did,
+/// a nested loop's index probe its index line, and a join input recurses.
+fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<NodeId, JoinedLine>) {
+    let children = &tree.node(node).children;
+    let [first, second] = children[..] else { return };
+    let (left, right) = match (&join.method, tree.node(node).operation) {
+        (JoinMethod::Hash { build_right: true }, op) if op != Operation::MergeJoinCartesian => (second, first),
+        _ => (first, second),
+    };
+    // A nested loop runs its inner side inside its outer input's run: the outer line's
+    // own figures are its run's less the inner side's.
+    let nested = matches!(join.method, JoinMethod::NestedLoops(_));
+    for (input, mut line) in [(&join.left, left), (&join.right, right)] {
+        let mut f = input.figures.get();
+        if nested && std::ptr::eq(input, &join.left) {
+            let inner = join.right.figures.get();
+            f.consistent_gets = f.consistent_gets.saturating_sub(inner.consistent_gets);
+            f.physical_reads = f.physical_reads.saturating_sub(inner.physical_reads);
+            f.time_ns = f.time_ns.saturating_sub(inner.time_ns);
+        }
+        let figures = JoinedLine {
+            starts: f.starts,
+            rows: f.rows,
+            consistent_gets: f.consistent_gets,
+            physical_reads: f.physical_reads,
+            time_ns: f.time_ns,
+        };
+        if matches!(tree.node(line).operation, Operation::SortJoin | Operation::BufferSort) {
+            out.insert(line, figures);
+            line = tree.node(line).children[0];
+        }
+        out.insert(line, figures);
+        let below = tree.node(line).children.first().copied();
+        match (&input.source, &join.method) {
+            (_, JoinMethod::NestedLoops(inner))
+                if std::ptr::eq(input, &join.right) && matches!(**inner, NestedInner::Index { .. }) =>
+            {
+                let p = join.probe_figures.get();
+                if let Some(index) = below {
+                    let line = JoinedLine {
+                        starts: f.starts,
+                        rows: p.entries,
+                        consistent_gets: p.consistent_gets,
+                        physical_reads: p.physical_reads,
+                        time_ns: p.time_ns,
+                    };
+                    out.insert(index, line);
+                }
+            }
+            (Source::Join(inner), _) => join_lines(tree, line, inner, out),
+            (Source::Index(access), _) => {
+                if let Some(index) = below {
+                    let p = access.figures.get();
+                    out.insert(
+                        index,
+                        JoinedLine {
+                            starts: f.starts,
+                            rows: p.entries,
+                            consistent_gets: p.consistent_gets,
+                            physical_reads: p.physical_reads,
+                            time_ns: p.time_ns,
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn row_source(node: &PlanNode, depth: usize, rows: u64, io: [u64; 3], ns: u64) -> RowSourceLine {
     RowSourceLine {
         depth,
         operation: node.operation.name().to_owned(),
         name: node.object.clone(),
         rows,
+        starts: 1,
         consistent_gets: io[0],
         physical_reads: io[1],
         physical_writes: io[2],
@@ -110,14 +222,16 @@ impl PlanStatistics {
         for l in &self.lines {
             let name = if l.name.is_empty() { String::new() } else { format!(" {}", l.name) };
             let time = if with_times { format!(" time={} us", l.time_us) } else { String::new() };
+            let starts = if l.starts == 1 { String::new() } else { format!(" starts={}", l.starts) };
             let estimate = l.estimate.map_or_else(String::new, |e| {
                 format!(" cost={:.0} card={:.0}", e.cost.ceil(), e.rows.round().max(1.0))
             });
             out.push(format!(
-                "{:>10}  {}{}{name} (cr={} pr={} pw={}{time}{estimate})",
+                "{:>10}  {}{}{name} ({}cr={} pr={} pw={}{time}{estimate})",
                 l.rows,
                 " ".repeat(l.depth),
                 l.operation,
+                starts.trim_start().to_owned() + if starts.is_empty() { "" } else { " " },
                 l.consistent_gets,
                 l.physical_reads,
                 l.physical_writes,

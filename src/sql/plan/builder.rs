@@ -342,6 +342,7 @@ impl Builder<'_> {
             columns_read,
             figures: Default::default(),
             rowid_buffer: Default::default(),
+            measured: false,
         })))
     }
 

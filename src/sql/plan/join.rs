@@ -356,6 +356,20 @@ impl Builder<'_> {
             items.push(self.plan_item(relation, filter, &needed, hints)?);
         }
         let order = self.join_order(&query, &items, &at_join, hints, outer);
+        for h in &hints.hints {
+            if matches!(h.kind, HintKind::UseNl | HintKind::UseHash | HintKind::UseMerge | HintKind::SwapJoinInputs)
+                && names_item(h, &query.relations[order[0]])
+            {
+                let label = &query.relations[order[0]].label;
+                self.notes.push(format!("hint not used: {} ({label} is the first table of the join order)", h.text));
+            }
+            if h.kind.is_join_hint()
+                && let Some(t) = &h.table
+                && !query.relations.iter().any(|r| r.label == *t || r.object == *t)
+            {
+                self.notes.push(format!("hint not used: {} (no table {t} in FROM)", h.text));
+            }
+        }
         let names = qualified_names(&query, scope);
         let mut items: Vec<Option<PlannedItem>> = items.into_iter().map(Some).collect();
         let first = items[order[0]].take().expect("each item once");
@@ -414,7 +428,7 @@ impl Builder<'_> {
                     );
                 }
                 self.tree.node_mut(query.node).work.source = Some(Source::Join(Box::new(join)));
-                left = JoinInput { source: Source::Dual, filter: None, width, read: width };
+                left = JoinInput::new(Source::Dual, None, width, width);
             } else {
                 let mut tree = PlanTree::default();
                 let id = tree.push_above(planned.node);
@@ -426,7 +440,7 @@ impl Builder<'_> {
                 node.estimate = Some(estimate);
                 left_tree = tree;
                 let w = layout.len();
-                left = JoinInput { source: Source::Join(Box::new(join)), filter: None, width: w, read: w };
+                left = JoinInput::new(Source::Join(Box::new(join)), None, w, w);
             }
         }
         drop(left);
@@ -679,7 +693,7 @@ impl Builder<'_> {
                     _ => None,
                 };
                 let blocks = blocks_to_estimate_from(&self.session.access_context(), table)?.unwrap_or(0);
-                let input = JoinInput { source, filter: residual, width, read: read_width };
+                let input = JoinInput::new(source, residual, width, read_width);
                 return Ok(PlannedItem {
                     input,
                     tree,
@@ -712,7 +726,7 @@ impl Builder<'_> {
                 (Source::Dual, Input { rows: 1.0, cost: 0.0 })
             }
         };
-        let input = JoinInput { source, filter, width, read: read_width };
+        let input = JoinInput::new(source, filter, width, read_width);
         Ok(PlannedItem { input, tree, estimate, layout, table: None, segment_blocks: 0 })
     }
 }
@@ -756,11 +770,26 @@ impl Builder<'_> {
         let connected = |mask: u64, r: usize| conditions.iter().any(|(m, _)| m & (1 << r) != 0 && m & mask != 0);
         // A join's cost as the order search sees it: the cheaper of a hash join and a
         // nested loop over the item's own access, plus reading what was joined so far.
+        // A join method a hint asks for the item's join, if any.
+        let asked = |r: usize| {
+            hints.hints.iter().find_map(|h| match h.kind {
+                HintKind::UseNl | HintKind::UseHash | HintKind::UseMerge if names_item(h, &query.relations[r]) => {
+                    Some(h.kind.clone())
+                }
+                _ => None,
+            })
+        };
+        let model = cost_model(self.session);
         let step = |left: Input, r: usize| -> f64 {
             let right = items[r].estimate;
-            let model = cost_model(self.session);
             let hash = join_cost::hash(&model, right, left).min(join_cost::hash(&model, left, right));
-            hash.min(join_cost::nested_loops(left, right.cost.max(index_probe_guess(&items[r], &model))))
+            let nested = join_cost::nested_loops(left, right.cost.min(index_probe_guess(&items[r])));
+            match asked(r) {
+                Some(HintKind::UseNl) => nested,
+                Some(HintKind::UseHash) => hash,
+                Some(HintKind::UseMerge) => join_cost::merge(&model, left, right),
+                _ => hash.min(nested),
+            }
         };
         let mut prefix: Vec<usize> = Vec::new();
         for h in &hints.hints {
@@ -780,7 +809,9 @@ impl Builder<'_> {
             // last item joined to the cheapest way to join the others.
             let mut best: Vec<Option<(f64, Vec<usize>)>> = vec![None; 1 << n];
             for r in 0..n {
-                best[1 << r] = Some((items[r].estimate.cost, vec![r]));
+                // An item whose join a hint names is joined to others, not first.
+                let first = if asked(r).is_some() { CARTESIAN_PENALTY / 2.0 } else { 0.0 };
+                best[1 << r] = Some((items[r].estimate.cost + first, vec![r]));
             }
             for mask in 1..=full_mask {
                 if mask.count_ones() < 2 {
@@ -852,14 +883,12 @@ impl Builder<'_> {
     }
 }
 
-/// A guess of one index probe of an item, for the order search: its cheapest index's
-/// probe on one key, or nothing (the item is read whole).
-fn index_probe_guess(item: &PlannedItem, model: &CostModel) -> f64 {
+/// A guess of one index probe of an item, for the order search: a selective key's blevel,
+/// leaf and table block, or nothing (an item not a table is read whole).
+fn index_probe_guess(item: &PlannedItem) -> f64 {
     let Some((table, _, _)) = &item.table else { return f64::INFINITY };
     let rows = table.stats.as_ref().map_or(item.estimate.rows, |s| s.num_rows as f64).max(1.0);
-    // blevel, a leaf and a table block: what a probe of a selective key reads.
-    let _ = model;
-    (rows.log(200.0).ceil().max(1.0)) + 2.0
+    rows.log(200.0).ceil().max(1.0) + 2.0
 }
 
 /// The hints that name `relation` (by its alias or name): those its own access path
@@ -936,7 +965,14 @@ impl Builder<'_> {
             e
         });
         let right_est = right.estimate;
-        let rows = (left_est.rows.max(1.0) * right_est.rows.max(1.0) * selectivity).max(1.0);
+        let inner_rows = (left_est.rows.max(1.0) * right_est.rows.max(1.0) * selectivity).max(1.0);
+        // An outer join gives at least each preserved row once.
+        let rows = match kind {
+            StepKind::Inner => inner_rows,
+            StepKind::Left => inner_rows.max(left_est.rows),
+            StepKind::Right => inner_rows.max(right_est.rows),
+            StepKind::Full => inner_rows.max(left_est.rows).max(right_est.rows),
+        };
         // The methods this join may take, with their costs.
         let mut candidates: Vec<(MethodChoice, f64)> = Vec::new();
         let keyed = !left_keys.is_empty();
@@ -1063,7 +1099,7 @@ impl Builder<'_> {
                             Expr::Column(p) => names[layout[*p]].clone(),
                             _ => String::new(),
                         };
-                        format!("\"{}\"=\"{outer}\"", relation.names[c])
+                        format!("\"{}\"=\"{outer}\"", names[start + c])
                     })
                     .collect();
                 index_node.predicates.push(Predicate::Access(key_names.join(" AND ")));
@@ -1091,6 +1127,7 @@ impl Builder<'_> {
                     columns_read: read,
                     figures: Default::default(),
                     rowid_buffer: Default::default(),
+                    measured: true,
                 };
                 drop(right_tree);
                 JoinMethod::NestedLoops(Box::new(NestedInner::Index { access: Box::new(access), keys, types, filter }))
@@ -1105,8 +1142,17 @@ impl Builder<'_> {
         if !residual_text.is_empty() {
             node.predicates.push(Predicate::Filter(residual_text));
         }
-        let join =
-            Join { kind: exec_kind, method, left, right: right_input, left_keys, right_keys, residual, output: None };
+        let join = Join {
+            kind: exec_kind,
+            method,
+            left,
+            right: right_input,
+            left_keys,
+            right_keys,
+            residual,
+            probe_figures: Default::default(),
+            output: None,
+        };
         Ok(StepPlan { join, node, children, estimate, layout: joined_layout })
     }
 

@@ -1,0 +1,58 @@
+-- Joins: the FROM list and ANSI joins, each join method as Oracle's plans show it, with
+-- the row-source statistics of each (SET AUTOTRACE), outer joins, USING, fixed views,
+-- and the errors of ambiguous and unknown names.
+CREATE TABLE dept (deptno INTEGER, dname VARCHAR2(20), loc VARCHAR2(20));
+CREATE TABLE emp (empno INTEGER, ename VARCHAR2(20), job VARCHAR2(12), deptno INTEGER, sal NUMBER);
+INSERT INTO dept VALUES (10, 'ACCOUNTING', 'NEW YORK');
+INSERT INTO dept VALUES (20, 'RESEARCH', 'DALLAS');
+INSERT INTO dept VALUES (30, 'SALES', 'CHICAGO');
+INSERT INTO dept VALUES (40, 'OPERATIONS', 'BOSTON');
+INSERT INTO emp VALUES (7839, 'KING', 'PRESIDENT', 10, 5000);
+INSERT INTO emp VALUES (7782, 'CLARK', 'MANAGER', 10, 2450);
+INSERT INTO emp VALUES (7566, 'JONES', 'MANAGER', 20, 2975);
+INSERT INTO emp VALUES (7369, 'SMITH', 'CLERK', 20, 800);
+INSERT INTO emp VALUES (7698, 'BLAKE', 'MANAGER', 30, 2850);
+INSERT INTO emp VALUES (7499, 'ALLEN', 'SALESMAN', 30, 1600);
+INSERT INTO emp VALUES (7521, 'WARD', 'SALESMAN', 30, 1250);
+INSERT INTO emp VALUES (7000, 'TEMP', 'CLERK', NULL, 500);
+CREATE INDEX dept_deptno ON dept (deptno);
+ANALYZE TABLE dept COMPUTE STATISTICS;
+ANALYZE TABLE emp COMPUTE STATISTICS;
+-- The tutorial's first join, in both syntaxes.
+SELECT e.ename, d.dname FROM emp e JOIN dept d ON e.deptno = d.deptno ORDER BY e.ename;
+SELECT e.ename, d.dname FROM emp e, dept d WHERE e.deptno = d.deptno AND d.loc = 'DALLAS' ORDER BY 1;
+-- Outer joins keep the rows that join none.
+SELECT e.ename, d.dname FROM emp e LEFT JOIN dept d ON e.deptno = d.deptno ORDER BY e.ename;
+SELECT d.dname, COUNT(e.empno) FROM emp e RIGHT OUTER JOIN dept d ON e.deptno = d.deptno GROUP BY d.dname ORDER BY 1;
+SELECT e.ename, d.dname FROM emp e FULL OUTER JOIN dept d ON e.deptno = d.deptno ORDER BY 1, 2;
+-- A condition of the ON clause is part of the outer join; one of the WHERE clause
+-- filters its result.
+SELECT d.dname, e.ename FROM dept d LEFT JOIN emp e ON e.deptno = d.deptno AND e.sal > 2500 ORDER BY 1, 2;
+SELECT d.dname, e.ename FROM dept d LEFT JOIN emp e ON e.deptno = d.deptno WHERE e.sal > 2500 ORDER BY 1, 2;
+-- USING names the join column once.
+SELECT deptno, dname, ename FROM emp JOIN dept USING (deptno) WHERE deptno = 10 ORDER BY ename;
+SELECT * FROM dept JOIN emp USING (deptno) WHERE sal > 2900 ORDER BY empno;
+-- CROSS JOIN and a FROM list without a condition are Cartesian products.
+SELECT COUNT(*) FROM emp CROSS JOIN dept;
+SET AUTOTRACE ON
+-- Each method, forced by hint, with what it did.
+SELECT /*+ USE_HASH(d) */ COUNT(*) FROM emp e JOIN dept d ON e.deptno = d.deptno;
+SELECT /*+ USE_NL(d) */ COUNT(*) FROM emp e JOIN dept d ON e.deptno = d.deptno;
+SELECT /*+ USE_MERGE(d) */ COUNT(*) FROM emp e JOIN dept d ON e.deptno = d.deptno;
+SELECT /*+ ORDERED USE_NL(e) */ COUNT(*) FROM dept d, emp e WHERE e.deptno = d.deptno AND d.loc = 'CHICAGO';
+SELECT /*+ USE_HASH(d) SWAP_JOIN_INPUTS(d) */ COUNT(*) FROM emp e LEFT JOIN dept d ON e.deptno = d.deptno;
+SELECT COUNT(*) FROM emp, dept;
+SET AUTOTRACE OFF
+-- Hints that cannot be followed are reported.
+EXPLAIN PLAN FOR SELECT /*+ USE_NL(x) LEADING(e) */ e.ename FROM emp e JOIN dept d ON e.deptno = d.deptno;
+-- Three tables, the optimizer's order.
+SELECT m.ename, e.ename, d.dname FROM emp e, emp m, dept d WHERE e.deptno = d.deptno AND m.deptno = d.deptno AND m.job = 'MANAGER' AND e.job = 'CLERK' ORDER BY 1, 2;
+-- The first query every DBA types.
+SELECT n.name FROM v$mystat s, v$statname n WHERE s.statistic# = n.statistic# AND n.name = 'user calls';
+-- Names.
+SELECT deptno FROM emp e, dept d WHERE e.deptno = d.deptno;
+SELECT emp.ename FROM emp e JOIN dept d ON e.deptno = d.deptno;
+SELECT e.nope FROM emp e JOIN dept d ON e.deptno = d.deptno;
+SELECT 1 FROM emp e JOIN dept d ON e.deptno = x.deptno JOIN dept x ON 1 = 1;
+SELECT 1 FROM emp, emp;
+SELECT 1 FROM emp e LEFT JOIN dept d;
