@@ -27,12 +27,16 @@
 //!
 //! Every input's rows count as its own source counts them (logical reads, `table scan
 //! rows gotten`); a nested loop's inner input counts once per outer row, as Oracle's do.
+//!
+//! The types of a join (its inputs, kind and method) are `super::source`'s, beside the
+//! `Source` enum they recurse through; this module runs them.
 
 use super::ExecContext;
+use super::FilterStage;
 use super::downstream::{ConsumeRow, RowSink};
 use super::index_source::IndexAccess;
 use super::pipeline::{Stage, push};
-use super::{FilterStage, Source};
+pub use super::source::{InputFigures, Join, JoinInput, JoinKind, JoinMethod, NestedInner};
 use crate::access::Flow;
 use crate::error::Result;
 use crate::expr::Expr;
@@ -42,67 +46,8 @@ use crate::stats::Stat;
 use crate::types::{DataType, Datum, Value};
 use smallvec::SmallVec;
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::HashMap;
-
-/// Which rows of the two inputs a join keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JoinKind {
-    /// Pairs that join.
-    Inner,
-    /// Pairs that join, and the left input's rows that join none.
-    Left,
-    /// Pairs that join, and the right input's rows that join none.
-    Right,
-    /// Pairs that join, and the rows of either input that join none.
-    Full,
-}
-
-impl JoinKind {
-    /// Whether the left input's rows that join none are kept.
-    pub fn keeps_left(self) -> bool {
-        matches!(self, JoinKind::Left | JoinKind::Full)
-    }
-
-    /// Whether the right input's rows that join none are kept.
-    pub fn keeps_right(self) -> bool {
-        matches!(self, JoinKind::Right | JoinKind::Full)
-    }
-}
-
-/// How a join finds the pairs.
-pub enum JoinMethod {
-    /// A hash table on the keys of one input (the build input: the right one when
-    /// `build_right`), probed with each row of the other.
-    Hash { build_right: bool },
-    /// The right input run again for each row of the left one.
-    NestedLoops(Box<NestedInner>),
-    /// Both inputs sorted on their keys and merged.
-    Merge,
-}
-
-/// A nested loop's inner side.
-pub enum NestedInner {
-    /// The right input's own plan, run whole for each outer row.
-    Rescan,
-    /// An index probe of the right input's table: the index's leading columns equal to
-    /// the outer row's `keys` (the key of each column as `types` encodes it); the rows
-    /// found must also meet `filter`, the conjuncts on the right input's own columns.
-    Index { access: Box<IndexAccess>, keys: Vec<Expr>, types: Vec<DataType>, filter: Option<Expr> },
-}
-
-/// What one input of a join did in the statement's last run: how often it ran (a nested
-/// loop's inner input once an outer row), the rows it gave, and the gets, reads and time
-/// of its runs (its children's included).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct InputFigures {
-    pub starts: u64,
-    pub rows: u64,
-    pub consistent_gets: u64,
-    pub physical_reads: u64,
-    pub time_ns: u64,
-}
 
 impl InputFigures {
     /// Adds what `work` (one run of the input, giving rows `rows` counts) did to the
@@ -117,49 +62,6 @@ impl InputFigures {
         self.physical_reads += stats.get(Stat::PhysicalReads) - reads;
         out
     }
-}
-
-/// One input of a join: a plan of its own.
-pub struct JoinInput {
-    pub source: Source,
-    /// What the input's rows must meet, on its own columns.
-    pub filter: Option<Expr>,
-    /// Columns the input gives the joined row.
-    pub width: usize,
-    /// Its leading columns the plan reads (the source locates these); the others are
-    /// NULL in the joined row.
-    pub read: usize,
-    /// What it did in the last run (row-source statistics).
-    pub figures: Cell<InputFigures>,
-}
-
-impl JoinInput {
-    /// An input reading `source` through `filter`, `width` columns of which the first
-    /// `read` are read.
-    pub fn new(source: Source, filter: Option<Expr>, width: usize, read: usize) -> JoinInput {
-        JoinInput { source, filter, width, read, figures: Cell::default() }
-    }
-}
-
-/// A join, ready to run.
-pub struct Join {
-    pub kind: JoinKind,
-    pub method: JoinMethod,
-    pub left: JoinInput,
-    pub right: JoinInput,
-    /// Key pairs: `left_keys[i]` over the left input's columns equals `right_keys[i]`
-    /// over the right's.
-    pub left_keys: Vec<Expr>,
-    pub right_keys: Vec<Expr>,
-    /// What a pair must also meet, over the joined row's columns.
-    pub residual: Option<Expr>,
-    /// What a nested loop's index probes did in the last run, all outer rows together
-    /// (the index line under the inner table's access by rowid).
-    pub probe_figures: Cell<super::index_source::IndexLineFigures>,
-    /// The order the joined row's columns leave in, when not their own: column `i` of
-    /// a row pushed on is column `output[i]` of the joined row (the root join of a
-    /// reordered FROM clause gives its columns back in the clause's order).
-    pub output: Option<Vec<usize>>,
 }
 
 /// A joined row being pushed.
