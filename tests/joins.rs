@@ -5,6 +5,8 @@
 //! in more than one join order, and by SQLite; the result multisets must agree. Each
 //! forced method is checked to be the one the plan shows.
 //!
+//! Outer joins that Oracle's `(+)` operator can say are also run in that syntax.
+//!
 //! Also the name resolution a join brings: ambiguous and unknown names, aliases.
 
 mod common;
@@ -119,6 +121,21 @@ fn filter_text(t: usize, k: u8) -> String {
 impl Query {
     /// The query's text, with `hint` as its hint comment.
     fn sql(&self, hint: &str) -> String {
+        self.text(hint, false)
+    }
+
+    /// The query in Oracle's old outer-join syntax: a FROM list, the outer-joined table's
+    /// columns marked `(+)` in its conditions. `None` where that syntax cannot say it (a
+    /// RIGHT or FULL join, an OR in an outer join's condition).
+    fn oracle_outer_sql(&self) -> Option<String> {
+        let expressible = self.outer()
+            && self.steps.iter().all(|s| {
+                matches!(s.kind, Kind::Comma | Kind::Inner) || (s.kind == Kind::Left && s.extra.is_none_or(|e| e < 2))
+            });
+        expressible.then(|| self.text("", true))
+    }
+
+    fn text(&self, hint: &str, oracle_outer: bool) -> String {
         let columns: Vec<String> =
             (0..self.tables.len()).flat_map(|t| ["id", "a", "b", "c"].map(|c| format!("t{t}.{c}"))).collect();
         let mut from = String::from("t0");
@@ -126,12 +143,19 @@ impl Query {
         for (i, s) in self.steps.iter().enumerate() {
             let t = i + 1;
             let column = if s.on_b { "b" } else { "a" };
-            let mut on = format!("t{t}.{column} = t{}.{column}", s.partner);
+            // Oracle's (+) marks the outer-joined table's columns.
+            let m = if oracle_outer && s.kind == Kind::Left { "(+)" } else { "" };
+            let mut on = format!("t{t}.{column}{m} = t{}.{column}", s.partner);
             match s.extra {
-                Some(0) => on.push_str(&format!(" AND t{t}.c >= t{}.c", s.partner)),
-                Some(1) => on.push_str(&format!(" AND t{t}.c < 6")),
+                Some(0) => on.push_str(&format!(" AND t{t}.c{m} >= t{}.c", s.partner)),
+                Some(1) => on.push_str(&format!(" AND t{t}.c{m} < 6")),
                 Some(_) => on = format!("({on} OR t{t}.c = t{}.id)", s.partner),
                 None => {}
+            }
+            if oracle_outer {
+                from.push_str(&format!(", t{t}"));
+                wheres.push(on);
+                continue;
             }
             match s.kind {
                 Kind::Comma => {
@@ -252,6 +276,10 @@ fn check(q: &Query) -> Result<(), TestCaseError> {
     let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
     load(&s, &sqlite, q);
     let expected = sqlite_rows(&sqlite, &q.sql(""));
+    if let Some(sql) = q.oracle_outer_sql() {
+        let got = lioscope_rows(&s, &sql).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(&got, &expected, "{}\nplan:\n{}", sql, plan(&s, &sql));
+    }
     for (hint, operation) in forced_methods(q) {
         let sql = q.sql(&hint);
         let got = lioscope_rows(&s, &sql).map_err(TestCaseError::fail)?;

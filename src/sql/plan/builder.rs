@@ -414,6 +414,10 @@ impl Builder<'_> {
         let mut stopkey: Option<u64> = None;
         let mut rest = Vec::new();
         for c in conjuncts {
+            // A conjunct with Oracle's (+) is part of an outer join's ON condition.
+            if self.join.is_some() && super::join::has_outer_join_mark(c) {
+                continue;
+            }
             match rownum_limit(c, self.f)? {
                 Some(n) => stopkey = Some(stopkey.map_or(n, |s| s.min(n))),
                 None => rest.push(c),

@@ -100,16 +100,25 @@ enum StepKind {
 /// The FROM clause of a join, as the scope was built from it.
 pub(super) struct JoinQuery {
     relations: Vec<Relation>,
-    /// For item `i` ≥ 1, at `i - 1`: how it joins the items before it, and the conjuncts
-    /// of its ON condition (bound over the scope).
-    steps: Vec<(StepKind, Vec<Expr>)>,
+    /// For each item: how it joins the items before it in `order` (the first's is
+    /// Inner), and the conjuncts of its ON condition (bound over the scope).
+    kind: Vec<StepKind>,
+    on: Vec<Vec<Expr>>,
+    /// The order outer joins are taken in: the FROM order, or for Oracle's `(+)` an order
+    /// where each outer-joined item follows the items its conditions read.
+    order: Vec<usize>,
     /// The placeholder node the join tree replaces.
     node: NodeId,
 }
 
 impl JoinQuery {
     fn has_outer_joins(&self) -> bool {
-        self.steps.iter().any(|(k, _)| *k != StepKind::Inner)
+        self.kind.iter().any(|k| *k != StepKind::Inner)
+    }
+
+    /// Of the items in `items`, the one joined last in `order`.
+    fn last_of(&self, items: u64) -> usize {
+        *self.order.iter().rev().find(|&&r| items & (1 << r) != 0).expect("an item")
     }
 
     fn relation_of(&self, c: usize) -> usize {
@@ -172,7 +181,8 @@ impl Builder<'_> {
         if relations.len() > MAX_ITEMS {
             return Err(Error::unsupported(format!("a FROM clause of more than {MAX_ITEMS} items")));
         }
-        let mut steps = Vec::with_capacity(constraints.len());
+        let n = relations.len();
+        let (mut kinds, mut ons) = (vec![StepKind::Inner; n], vec![Vec::new(); n]);
         for (i, (kind, constraint, factor)) in constraints.into_iter().enumerate() {
             let item = i + 1;
             let on = match constraint {
@@ -191,10 +201,12 @@ impl Builder<'_> {
                     return Err(unsupported("NATURAL JOIN (name the columns with USING)".into(), factor));
                 }
             };
-            steps.push((kind, on));
+            kinds[item] = kind;
+            ons[item] = on;
         }
+        let order = self.oracle_outer_joins(select, &relations, &scope, &mut kinds, &mut ons)?;
         let node = self.node(Operation::HashJoin, "", RowsRule::Unknown);
-        self.join = Some(JoinQuery { relations, steps, node });
+        self.join = Some(JoinQuery { relations, kind: kinds, on: ons, order, node });
         Ok(scope)
     }
 
@@ -307,7 +319,7 @@ impl Builder<'_> {
             split_conjuncts(f.predicate.clone(), &mut parts);
             pool.extend(parts.into_iter().map(|expr| Conjunct { items: query.items_of(&expr), expr }));
         }
-        for (_, on) in &query.steps {
+        for on in &query.on {
             for e in on {
                 e.visit_columns(&mut |c| needed[c] = true);
             }
@@ -320,13 +332,15 @@ impl Builder<'_> {
         let mut top: Vec<Expr> = Vec::new();
         let nulled = nulled_items(&query);
         for c in pool {
-            let last = 63 - c.items.leading_zeros() as usize;
             if c.items == 0 {
                 top.push(c.expr);
-            } else if c.items.count_ones() == 1 && nulled[last] == NulledAt::Never {
+                continue;
+            }
+            let last = query.last_of(c.items);
+            if c.items.count_ones() == 1 && nulled[last] == NulledAt::Never {
                 local[last].push(c.expr);
             } else if !outer
-                || (query.steps.get(last.wrapping_sub(1)).is_none_or(|(k, _)| *k == StepKind::Inner)
+                || (query.kind[last] == StepKind::Inner
                     && (0..n).filter(|r| c.items & (1 << r) != 0).all(|r| nulled[r] == NulledAt::Never))
             {
                 // At the inner join that brings its last item in: the same as checking
@@ -338,8 +352,8 @@ impl Builder<'_> {
         }
         // ON conditions: an inner or left join's conditions on its own item alone filter
         // that item's rows (a row they refuse joins nothing either way).
-        for (i, (kind, on)) in query.steps.iter().enumerate() {
-            let item = i + 1;
+        for (item, on) in query.on.iter().enumerate() {
+            let kind = query.kind[item];
             for e in on {
                 if query.items_of(e) == 1 << item && matches!(kind, StepKind::Inner | StepKind::Left) {
                     local[item].push(e.clone());
@@ -378,7 +392,7 @@ impl Builder<'_> {
             (first.input, first.tree, first.estimate, first.layout);
         for (step, &r) in order.iter().enumerate().skip(1) {
             let item = items[r].take().expect("each item once");
-            let kind = if outer { query.steps[r - 1].0 } else { StepKind::Inner };
+            let kind = if outer { query.kind[r] } else { StepKind::Inner };
             let now = joined | (1 << r);
             let mut conditions = Vec::new();
             for (i, list) in at_join.iter_mut().enumerate() {
@@ -477,19 +491,18 @@ enum NulledAt {
     Later,
 }
 
-/// For each item of the FROM order, where an outer join first NULLs it.
+/// For each item, where an outer join first NULLs it, the joins taken in `order`.
 fn nulled_items(query: &JoinQuery) -> Vec<NulledAt> {
-    let n = query.relations.len();
-    let mut out = vec![NulledAt::Never; n];
-    for (i, (kind, _)) in query.steps.iter().enumerate() {
-        let item = i + 1;
+    let mut out = vec![NulledAt::Never; query.relations.len()];
+    for (p, &item) in query.order.iter().enumerate().skip(1) {
+        let kind = query.kind[item];
         if matches!(kind, StepKind::Left | StepKind::Full) && out[item] == NulledAt::Never {
             out[item] = NulledAt::Own;
         }
         if matches!(kind, StepKind::Right | StepKind::Full) {
-            for o in out.iter_mut().take(item) {
-                if *o == NulledAt::Never {
-                    *o = NulledAt::Later;
+            for &before in &query.order[..p] {
+                if out[before] == NulledAt::Never {
+                    out[before] = NulledAt::Later;
                 }
             }
         }
@@ -745,9 +758,9 @@ impl Builder<'_> {
         let from_order: Vec<usize> = (0..n).collect();
         if outer {
             if hints.hints.iter().any(|h| matches!(h.kind, HintKind::Leading(_))) {
-                self.notes.push("hint not used: LEADING (the query has outer joins: the FROM order is kept)".into());
+                self.notes.push("hint not used: LEADING (the query has outer joins: their order is kept)".into());
             }
-            return from_order;
+            return query.order.clone();
         }
         if hints.hints.iter().any(|h| h.kind == HintKind::Ordered) {
             return from_order;
@@ -1219,4 +1232,109 @@ fn wrapped(mut tree: PlanTree, operation: Operation) -> PlanTree {
     let id = tree.push_above(PlanNode::new(operation, ""));
     tree.node_mut(id).estimate = below;
     tree
+}
+
+impl Builder<'_> {
+    /// Oracle's outer-join operator: each WHERE conjunct with a column marked `(+)`
+    /// becomes part of the ON condition of a LEFT join of the marked column's item, which
+    /// is joined after the items the conjunct reads. Returns the order the joins are
+    /// taken in (the FROM order when nothing is marked).
+    fn oracle_outer_joins(
+        &self,
+        select: &ast::Select,
+        relations: &[Relation],
+        scope: &Scope,
+        kinds: &mut [StepKind],
+        ons: &mut [Vec<Expr>],
+    ) -> Result<Vec<usize>> {
+        let n = relations.len();
+        let mut conjuncts = Vec::new();
+        if let Some(w) = &select.selection {
+            split_and(w, &mut conjuncts);
+        }
+        let marked: Vec<&ast::Expr> = conjuncts.into_iter().filter(|c| has_outer_join_mark(c)).collect();
+        if marked.is_empty() {
+            return Ok((0..n).collect());
+        }
+        if select.from.iter().any(|f| !f.joins.is_empty()) {
+            return Err(Error::Parse {
+                message: "old style outer join (+) cannot be used with ANSI joins (ORA-25156)".into(),
+                position: position_of(marked[0]),
+            });
+        }
+        let binder = Binder { scope, f: self.f, grouping: None };
+        let mut after: Vec<u64> = vec![0; n];
+        for c in marked {
+            let mut marks = Vec::new();
+            let stripped = strip_outer_join_marks(c, &mut marks)?;
+            let mut outer_items = 0u64;
+            for m in marks {
+                binder.bind(m)?.visit_columns(&mut |col| {
+                    outer_items |= 1 << scope.relation_of(col).expect("a column of the join's scope")
+                });
+            }
+            if outer_items.count_ones() != 1 {
+                return Err(Error::Parse {
+                    message: format!("a predicate may reference only one outer-joined table (ORA-01468): {c}"),
+                    position: position_of(c),
+                });
+            }
+            let item = outer_items.trailing_zeros() as usize;
+            let bound = binder.bind(&stripped)?;
+            let mut reads = 0u64;
+            bound.visit_columns(&mut |col| reads |= 1 << scope.relation_of(col).expect("a column of the scope"));
+            after[item] |= reads & !(1 << item);
+            kinds[item] = StepKind::Left;
+            split_conjuncts(bound, &mut ons[item]);
+        }
+        // Each outer-joined item after the items its conditions read, else in FROM order.
+        let mut order = Vec::with_capacity(n);
+        let mut placed = 0u64;
+        while order.len() < n {
+            let next =
+                (0..n).find(|&r| placed & (1 << r) == 0 && after[r] & !placed == 0).ok_or_else(|| Error::Parse {
+                    message: "two tables cannot be outer-joined to each other (ORA-01416)".into(),
+                    position: select.selection.as_ref().and_then(position_of),
+                })?;
+            order.push(next);
+            placed |= 1 << next;
+        }
+        // The first item joins nothing: outer-joined to nothing, its conditions filter it.
+        kinds[order[0]] = StepKind::Inner;
+        Ok(order)
+    }
+}
+
+/// Whether `e` has a column marked with Oracle's `(+)`.
+pub(super) fn has_outer_join_mark(e: &ast::Expr) -> bool {
+    let mut marks = Vec::new();
+    match strip_outer_join_marks(e, &mut marks) {
+        Ok(_) => !marks.is_empty(),
+        Err(_) => true,
+    }
+}
+
+/// `e` without its `(+)` marks, each marked expression added to `marks`. A mark inside a
+/// form not read here is an error.
+fn strip_outer_join_marks<'e>(e: &'e ast::Expr, marks: &mut Vec<&'e ast::Expr>) -> Result<ast::Expr> {
+    use ast::Expr as E;
+    let mut strip = |x: &'e ast::Expr| strip_outer_join_marks(x, marks).map(Box::new);
+    Ok(match e {
+        E::OuterJoin(inner) => {
+            marks.push(inner);
+            (**inner).clone()
+        }
+        E::BinaryOp { left, op, right } => E::BinaryOp { left: strip(left)?, op: op.clone(), right: strip(right)? },
+        E::Nested(x) => E::Nested(strip(x)?),
+        E::UnaryOp { op, expr } => E::UnaryOp { op: *op, expr: strip(expr)? },
+        E::IsNull(x) => E::IsNull(strip(x)?),
+        E::IsNotNull(x) => E::IsNotNull(strip(x)?),
+        E::Between { expr, negated, low, high } => {
+            E::Between { expr: strip(expr)?, negated: *negated, low: strip(low)?, high: strip(high)? }
+        }
+        other if other.to_string().contains("(+)") => {
+            return Err(unsupported(format!("the (+) operator in {other}"), other));
+        }
+        other => other.clone(),
+    })
 }
