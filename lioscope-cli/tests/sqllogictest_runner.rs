@@ -52,7 +52,7 @@ skipif lioscope
 statement ok
 THIS IS NOT SQL
 
-onlyif mysql
+onlyif mysql # DIV for integer division: 
 query I
 SELECT 7 DIV 2
 ----
