@@ -62,6 +62,17 @@ enum Command {
         #[arg(long)]
         db_cache_size: Option<String>,
     },
+    /// Run files of SQLite's sqllogictest format (files, or directories searched for
+    /// `.test` files), each on a fresh database in a temporary directory; print per file
+    /// the records run, passed, failed and skipped, the total, and the failures grouped by
+    /// reason. Exits with status 1 when a record failed.
+    Sqllogictest {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Also print each failure's location, SQL and why.
+        #[arg(long)]
+        verbose: bool,
+    },
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -178,6 +189,17 @@ fn run(cli: Cli) -> lioscope::Result<u8> {
             drop(session);
             db.close()?;
             Ok(status)
+        }
+        Command::Sqllogictest { paths, verbose } => {
+            let mut outcomes = Vec::new();
+            for file in lioscope_cli::logic_test::test_files(&paths)? {
+                let outcome = lioscope_cli::logic_test::run_file(&file);
+                eprintln!("{}", lioscope_cli::logic_test::file_line(&outcome));
+                outcomes.push(outcome);
+            }
+            print!("{}", lioscope_cli::logic_test::report(&outcomes, verbose));
+            let clean = outcomes.iter().all(|o| o.failed == 0 && o.error.is_none());
+            Ok(if clean { 0 } else { 1 })
         }
         Command::Bench { which } => bench(which).map(|()| 0),
         Command::Lab { which } => lab(which).map(|()| 0),

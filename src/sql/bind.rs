@@ -218,6 +218,7 @@ impl Binder<'_> {
                 ast::Value::Placeholder(name) => self.bind_variable(name, e)?,
                 other => Expr::Literal(literal(other, e)?),
             },
+            ast::Expr::TypedString(t) => Expr::Literal(typed_literal(t, e)?),
             ast::Expr::Nested(inner) => self.bind(inner)?,
             ast::Expr::BinaryOp { left, op, right } => self.bind_binary(left, op, right, e)?,
             ast::Expr::UnaryOp { op, expr } => match op {
@@ -534,6 +535,24 @@ pub fn literal(v: &ast::Value, e: &impl Spanned) -> Result<Value> {
         ast::Value::Null => Ok(Datum::Null),
         other => Err(unsupported(format!("literal {other}"), e)),
     }
+}
+
+/// `DATE '...'` and `TIMESTAMP '...'`: a DATE (lioscope has no TIMESTAMP type; a
+/// TIMESTAMP literal with nonzero fractional seconds is refused). A bad literal's error
+/// names it and where it stands.
+fn typed_literal(t: &ast::TypedString, e: &ast::Expr) -> Result<Value> {
+    let ast::Value::SingleQuotedString(text) = &t.value.value else {
+        return Err(unsupported(format!("literal {e}"), e));
+    };
+    let value = match &t.data_type {
+        ast::DataType::Date => crate::expr::functions::date_literal(text),
+        ast::DataType::Timestamp(None, ast::TimezoneInfo::None) => crate::expr::functions::timestamp_literal(text),
+        _ => return Err(unsupported(format!("literal {e}"), e)),
+    };
+    value.map(Datum::Date).map_err(|message| Error::InvalidValue {
+        context: format!("{e}{}", position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()),
+        message,
+    })
 }
 
 /// Replaces a deterministic expression whose operands are all literals by its value. A

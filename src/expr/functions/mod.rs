@@ -3,7 +3,8 @@
 //! argument helpers; each kind in its own file: `arithmetic` (the operators), `string`,
 //! `numeric`, `date`, `choice` (GREATEST, LEAST, DECODE), `hash` (ORA_HASH), `random`
 //! (DBMS_RANDOM), `conversion` (TO_CHAR, TO_DATE, TO_NUMBER) with the format masks of
-//! `date_mask` and `number_mask`.
+//! `date_mask` and `number_mask`, and `date_literal` (the text of `DATE '...'` and
+//! `TIMESTAMP '...'` literals, which the binder makes DATE values).
 //!
 //! This module owns:
 //! - the operators `+ - * /` ([`arithmetic`]) and unary minus ([`negate`]); CONCAT()
@@ -54,6 +55,7 @@ mod arithmetic;
 mod choice;
 mod conversion;
 mod date;
+mod date_literal;
 mod date_mask;
 mod hash;
 mod number_mask;
@@ -65,6 +67,7 @@ pub use arithmetic::{ArithOp, arithmetic, concat, negate};
 use choice::*;
 use conversion::*;
 use date::*;
+pub use date_literal::{date_literal, timestamp_literal};
 use date_mask::*;
 pub use hash::WholeNumberHash;
 use hash::*;
