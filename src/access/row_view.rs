@@ -28,7 +28,7 @@ pub trait RowAccess {
     }
 }
 
-impl RowAccess for [Value] {
+impl RowAccess for [Datum<'_>] {
     #[inline]
     fn column(&self, i: usize) -> Result<Datum<'_>> {
         Ok(match &self[i] {

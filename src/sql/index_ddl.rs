@@ -209,6 +209,13 @@ pub fn drop_index(session: &Session, names: &[ast::ObjectName], if_exists: bool)
             Some(((index.table_object_id, index.table.clone()), index))
         },
         |index| {
+            let table = session.db.catalog.table(&index.table).filter(|t| t.object_id == index.table_object_id);
+            let enforced = table.as_ref().and_then(|t| {
+                t.constraints.iter().find(|c| c.kind.key_index().and_then(|k| k.index.as_ref()) == Some(&index.name))
+            });
+            if let Some(c) = enforced {
+                return Err(Error::IndexEnforcesKey { index: index.name.clone(), constraint: c.name.clone() });
+            }
             session.db.catalog.remove_index(&index.name)?;
             let ctx = session.access_context();
             crate::access::segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name)
