@@ -47,7 +47,7 @@ pub(super) struct Declared {
 
 enum DeclaredKind {
     NotNull,
-    Check(ast::Expr),
+    Check(Box<ast::Expr>),
     PrimaryKey,
     Unique,
 }
@@ -69,7 +69,7 @@ pub(super) fn column_constraints(column: &str, options: &[ast::ColumnOptionDef])
             ast::ColumnOption::Check(c) => {
                 check_enforced(c.enforced, &option.option)?;
                 // A CHECK's condition names its columns, wherever it is declared.
-                out.push(Declared { columns: Vec::new(), ..on(DeclaredKind::Check((*c.expr).clone()), &c.name) });
+                out.push(Declared { columns: Vec::new(), ..on(DeclaredKind::Check(c.expr.clone()), &c.name) });
             }
             ast::ColumnOption::PrimaryKey(c) => {
                 key_characteristics(c.characteristics.as_ref(), &option.option)?;
@@ -133,7 +133,7 @@ pub(super) fn table_constraint(c: &ast::TableConstraint) -> Result<Declared> {
             check_enforced(k.enforced, c)?;
             Declared {
                 name: k.name.as_ref().map(ident_name),
-                kind: DeclaredKind::Check((*k.expr).clone()),
+                kind: DeclaredKind::Check(k.expr.clone()),
                 columns: Vec::new(),
             }
         }
