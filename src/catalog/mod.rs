@@ -1,5 +1,5 @@
-//! The data dictionary: tables, their columns and segments, their indexes, and the
-//! optimizer statistics ANALYZE gathered for both.
+//! The data dictionary: tables, their columns, constraints and segments, their indexes,
+//! and the optimizer statistics ANALYZE gathered for both.
 //!
 //! Kept in memory behind one lock and written whole to `dictionary.json` in the database
 //! directory (temporary file, fsync, rename, through the database's I/O layer) by every
@@ -12,7 +12,8 @@
 //! across tables and indexes, data object ids are unique and below `next_object_id`,
 //! segment headers lie in a datafile segments are made in, column types are ones CREATE
 //! TABLE makes, and column positions (index keys, columns left out of the column store,
-//! column statistics) are those of the table.
+//! column statistics, constraint columns) are those of the table; constraint names are
+//! unique in the database and a key's index is one of its table's.
 //!
 //! Invariant: the file holds every change the memory shows. DDL statements change the
 //! dictionary one at a time: each builds the changed dictionary beside the current one,

@@ -1,4 +1,5 @@
-//! CREATE [UNIQUE] INDEX and DROP INDEX.
+//! CREATE [UNIQUE] INDEX and DROP INDEX (refused for the index a primary or unique key
+//! is enforced with, ORA-02429).
 //!
 //! CREATE INDEX takes the table exclusively, as TRUNCATE does (refused while another
 //! transaction has uncommitted changes in it; queries and changes of the table wait for

@@ -19,6 +19,10 @@
 //! under the table's visibility lock, which DDL waits for, and holds it until
 //! the last entry is changed; each edit notes the row's old and new keys, and
 //! [`super::index_maintenance`] applies them after the rows are changed.
+//!
+//! Constraints: a new value NULL in a NOT NULL column is refused (ORA-01407), and each
+//! updated row is checked against the table's enabled CHECK constraints, read under
+//! the same lock (`super::constraints::RowChecks`); keys through their unique indexes.
 
 use super::bind::{Binder, Scope, ident_name, position_of};
 use super::constraints::{RowChecks, column_path};
