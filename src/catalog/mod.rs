@@ -772,22 +772,28 @@ impl Catalog {
         })
     }
 
-    /// Replaces a table's definition whose constraints changed, adding the indexes
-    /// `added` and removing those named `removed`, in one change; saves the dictionary.
-    /// Each of the table's constraint names must be unused by other tables (ORA-02264).
+    /// Sets the constraints of a table and its columns' NOT NULL flags to those of
+    /// `table` (the rest of its definition, such as statistics, stays as the dictionary
+    /// has it), adding the indexes `added` and removing those named `removed`, in one
+    /// change; saves the dictionary. Each of the table's constraint names must be unused
+    /// by other tables (ORA-02264).
     pub fn alter_table(&self, table: TableDef, added: Vec<IndexDef>, removed: &[String]) -> Result<()> {
         self.change(|d| {
-            let current = d.tables.get(&table.name).filter(|t| t.object_id == table.object_id);
-            if current.is_none() {
-                return Err(Error::UnknownObject { kind: "table", name: table.name.clone() });
-            }
             for c in &table.constraints {
                 check_constraint_name(d, &c.name, Some(&table.name))?;
             }
+            let current = d.tables.get_mut(&table.name).filter(|t| t.object_id == table.object_id);
+            let Some(current) = current else {
+                return Err(Error::UnknownObject { kind: "table", name: table.name.clone() });
+            };
+            let current = Arc::make_mut(current);
+            for (column, changed) in current.columns.iter_mut().zip(&table.columns) {
+                column.nullable = changed.nullable;
+            }
+            current.constraints = table.constraints;
             for name in removed {
                 d.indexes.remove(name).ok_or_else(|| Error::UnknownObject { kind: "index", name: name.clone() })?;
             }
-            d.tables.insert(table.name.clone(), Arc::new(table));
             add_indexes(d, added)
         })
     }
