@@ -19,9 +19,9 @@
 //! once the rows are in their blocks, within the statement.
 
 use super::bind::{Binder, Scope, function_name, ident_name, position_of};
-use super::constraints::{RowChecks, column_path};
 use super::csv_records::CsvRecords;
 use super::plan;
+use super::row_checks::{RowChecks, column_path};
 use super::row_encoder::{RowEncoder, Unencodable};
 use crate::access::load::{self, LoadPath, SegmentLoad};
 use crate::catalog::TableDef;

@@ -28,6 +28,7 @@ mod call;
 pub mod bind;
 mod byte_mask;
 mod csv_records;
+mod constraint_ddl;
 mod constraints;
 mod ctas;
 mod data_types;
@@ -43,6 +44,7 @@ mod index_maintenance;
 pub mod optimizer;
 pub mod plan;
 mod result;
+mod row_checks;
 mod row_encoder;
 pub mod row_source_stats;
 mod system;
@@ -122,10 +124,10 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
         }
         (Front::AlterTableConstraint { table, name, enable }, _) => {
             let change = match enable {
-                true => constraints::AlterConstraint::Enable { name },
-                false => constraints::AlterConstraint::Disable { name },
+                true => constraint_ddl::AlterConstraint::Enable { name },
+                false => constraint_ddl::AlterConstraint::Disable { name },
             };
-            transaction::ddl(session, || constraints::alter_constraint(session, &table, change))
+            transaction::ddl(session, || constraint_ddl::alter_constraint(session, &table, change))
         }
         (Front::PopulateWait { priority, percentage, timeout_seconds }, _) => {
             ddl::populate_wait(session, priority, percentage, timeout_seconds)
@@ -205,7 +207,7 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front:
         Statement::Drop { object_type, if_exists, names, cascade, purge, .. } => {
             transaction::ddl(session, || ddl::drop(session, *object_type, *if_exists, names, *cascade, *purge))
         }
-        Statement::AlterTable(alter) => transaction::ddl(session, || constraints::alter_table(session, alter)),
+        Statement::AlterTable(alter) => transaction::ddl(session, || constraint_ddl::alter_table(session, alter)),
         Statement::Truncate(t) => transaction::ddl(session, || ddl::truncate(session, t)),
         Statement::Explain { statement, analyze: false, .. } => explain(session, statement),
         Statement::Explain { statement, analyze: true, .. } => explain_analyze(session, statement),

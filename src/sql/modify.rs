@@ -22,14 +22,14 @@
 //!
 //! Constraints: a new value NULL in a NOT NULL column is refused (ORA-01407), and each
 //! updated row is checked against the table's enabled CHECK constraints, read under
-//! the same lock (`super::constraints::RowChecks`); keys through their unique indexes.
+//! the same lock (`super::row_checks::RowChecks`); keys through their unique indexes.
 
 use super::bind::{Binder, Scope, ident_name, position_of};
-use super::constraints::{RowChecks, column_path};
 use super::dml::qualify;
 use super::index_maintenance::{KeyChange, TableIndexes};
 use super::optimizer::{self, IndexScanKind, hints::Hints};
 use super::plan::{rownum_limit, split_and};
+use super::row_checks::{RowChecks, column_path};
 use crate::access::AccessContext;
 use crate::access::RowAccess;
 use crate::access::change::{RowChanges, RowEdit, RowsFrom, change_rows};
