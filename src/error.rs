@@ -7,7 +7,12 @@
 //!   files are not what they should be, or are in use; the message names the file and,
 //!   for a block, its address.
 //! - `Io`: the operating system refused a read or write; the message names the file.
-//! - a constraint (`UniqueViolation`): the statement was rejected; nothing stored changed.
+//! - a constraint (`UniqueViolation`, `NullInserted`, `NullUpdated`, `CheckViolation`,
+//!   `ParentKeyNotFound`, `ChildRecordFound`): the statement was rejected; nothing stored
+//!   changed. Their messages start with Oracle's error number and name the constraint
+//!   (or the column) with its schema.
+//! - constraint DDL refused (`CannotValidate`, `ConstraintNameUsed`, `SecondPrimaryKey`,
+//!   `UnknownConstraint`, `NoReferencedKey`, `KeyReferenced`, `IndexEnforcesKey`): nothing changed.
 //! - transactions (`SnapshotTooOld`, `UndoSpace`, `Deadlock`, `Transaction`): the
 //!   statement failed as a whole and changed nothing; the transaction is still open.
 //! - `InstanceFailed`: the redo log or a datafile sync failed; every statement and
@@ -94,9 +99,63 @@ pub enum Error {
     Transaction { message: String },
 
     /// A row whose key a unique index already holds (Oracle's ORA-00001); the statement
-    /// changed nothing.
-    #[error("unique constraint ({index}) violated")]
+    /// changed nothing. `index` is the index's (and its key constraint's) name, with
+    /// its schema.
+    #[error("ORA-00001: unique constraint ({index}) violated")]
     UniqueViolation { index: String },
+
+    /// NULL for a NOT NULL column in a new row; `column` is `"SCHEMA"."TABLE"."COLUMN"`.
+    #[error("ORA-01400: cannot insert NULL into ({column})")]
+    NullInserted { column: String },
+
+    /// An UPDATE that sets a NOT NULL column to NULL; `column` as for `NullInserted`.
+    #[error("ORA-01407: cannot update ({column}) to NULL")]
+    NullUpdated { column: String },
+
+    /// A row whose CHECK condition is FALSE; `constraint` is `SCHEMA.NAME`.
+    #[error("ORA-02290: check constraint ({constraint}) violated")]
+    CheckViolation { constraint: String },
+
+    /// A child row whose foreign key matches no parent row.
+    #[error("ORA-02291: integrity constraint ({constraint}) violated - parent key not found")]
+    ParentKeyNotFound { constraint: String },
+
+    /// A parent row deleted, or its key changed, while child rows refer to it.
+    #[error("ORA-02292: integrity constraint ({constraint}) violated - child record found")]
+    ChildRecordFound { constraint: String },
+
+    /// A constraint that existing rows violate, refused when it is added or enabled:
+    /// `code` and `what` are Oracle's (ORA-02293 check constraint violated, ORA-02296
+    /// null values found, ORA-02298 parent keys not found, ORA-02299 duplicate keys found).
+    #[error("ORA-{code:05}: cannot validate ({constraint}) - {what}")]
+    CannotValidate { code: u32, constraint: String, what: &'static str },
+
+    /// A new constraint named as an existing one (ORA-02264).
+    #[error("ORA-02264: name {name} already used by an existing constraint")]
+    ConstraintNameUsed { name: String },
+
+    /// A second primary key for a table (ORA-02260).
+    #[error("ORA-02260: table {table} can have only one primary key")]
+    SecondPrimaryKey { table: String },
+
+    /// A constraint name that names no constraint of the table (ORA-02443 for DROP,
+    /// ORA-02431 for ENABLE and DISABLE).
+    #[error("ORA-{code:05}: constraint {name} of table {table} does not exist")]
+    UnknownConstraint { code: u32, name: String, table: String },
+
+    /// DROP INDEX of the index a primary or unique key is enforced with (ORA-02429).
+    #[error("ORA-02429: cannot drop index {index} used for enforcement of unique/primary key {constraint}")]
+    IndexEnforcesKey { index: String, constraint: String },
+
+    /// A foreign key whose columns match no primary or unique key of the parent table
+    /// (ORA-02270).
+    #[error("ORA-02270: no matching unique or primary key for this column-list in {parent}")]
+    NoReferencedKey { parent: String },
+
+    /// A key dropped or disabled, or its table dropped, while a foreign key refers to it
+    /// (ORA-02273 for the constraint, ORA-02449 for the table).
+    #[error("ORA-{code:05}: {what} is referenced by foreign key {foreign_key}")]
+    KeyReferenced { code: u32, what: String, foreign_key: String },
 
     /// The instance cannot go on: its redo log cannot be written, or a datafile sync
     /// failed. Only ROLLBACK still runs; the database must be opened again.

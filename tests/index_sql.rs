@@ -311,7 +311,7 @@ proptest! {
         for op in &ops {
             let sql = layout.statement(op, &mut next_id);
             if let Err(e) = me.execute(&sql) {
-                prop_assert!(unique && e.to_string().contains("unique constraint (IX) violated"), "{sql}: {e}");
+                prop_assert!(unique && e.to_string().contains("unique constraint (LIOSCOPE.IX) violated"), "{sql}: {e}");
             }
         }
         for q in &queries {
@@ -537,11 +537,11 @@ fn a_duplicate_key_fails_its_statement_and_changes_nothing() {
         )
     };
     let e = fail(&s, "INSERT INTO t VALUES (17, 1, 1, 'again')");
-    assert!(e.to_string().contains("unique constraint (T_ID) violated"), "{e}");
+    assert!(e.to_string().contains("unique constraint (LIOSCOPE.T_ID) violated"), "{e}");
     assert_eq!(counts(&s), (200, 200, 200));
     // One duplicate among a hundred new rows: none of them goes in.
     let e = fail(&s, "INSERT INTO t SELECT /*+ FULL(t) */ id + 150, k, v, pad FROM t WHERE id <= 100");
-    assert!(e.to_string().contains("unique constraint (T_ID) violated"), "{e}");
+    assert!(e.to_string().contains("unique constraint (LIOSCOPE.T_ID) violated"), "{e}");
     assert_eq!(counts(&s), (200, 200, 200));
     assert_eq!(int(&s, "SELECT /*+ INDEX(t t_id) */ COUNT(*) FROM t WHERE id > 200"), 0);
     // Keys moved among the rows of one statement do not meet themselves.
@@ -552,7 +552,7 @@ fn a_duplicate_key_fails_its_statement_and_changes_nothing() {
     );
     exec(&s, "UPDATE t SET id = id - 1");
     let e = fail(&s, "UPDATE t SET id = 5 WHERE id = 6");
-    assert!(e.to_string().contains("unique constraint (T_ID) violated"), "{e}");
+    assert!(e.to_string().contains("unique constraint (LIOSCOPE.T_ID) violated"), "{e}");
     assert_eq!(by_index_and_full(&s, "t_id", "id FROM t WHERE id BETWEEN 5 AND 6"), vec![vec!["5"], vec!["6"]]);
     // A key freed by a delete in the same transaction can be taken again.
     manual(&s);
@@ -609,7 +609,7 @@ fn indexes_survive_close_and_reopen() {
         before.1
     );
     let e = fail(&s, "INSERT INTO t VALUES (1, 1, 1, 'dup')");
-    assert!(e.to_string().contains("unique constraint (T_ID) violated"), "{e}");
+    assert!(e.to_string().contains("unique constraint (LIOSCOPE.T_ID) violated"), "{e}");
     exec(&s, "INSERT INTO t VALUES (4, 2000, 1, 'after reopen')");
     assert_eq!(by_index_and_full(&s, "t_k", "id FROM t WHERE k = 2000"), vec![vec!["4"]]);
 }

@@ -1,5 +1,5 @@
-//! The data dictionary: tables, their columns and segments, their indexes, and the
-//! optimizer statistics ANALYZE gathered for both.
+//! The data dictionary: tables, their columns, constraints and segments, their indexes,
+//! and the optimizer statistics ANALYZE gathered for both.
 //!
 //! Kept in memory behind one lock and written whole to `dictionary.json` in the database
 //! directory (temporary file, fsync, rename, through the database's I/O layer) by every
@@ -12,7 +12,8 @@
 //! across tables and indexes, data object ids are unique and below `next_object_id`,
 //! segment headers lie in a datafile segments are made in, column types are ones CREATE
 //! TABLE makes, and column positions (index keys, columns left out of the column store,
-//! column statistics) are those of the table.
+//! column statistics, constraint columns) are those of the table; constraint names are
+//! unique in the database and a key's index is one of its table's.
 //!
 //! Invariant: the file holds every change the memory shows. DDL statements change the
 //! dictionary one at a time: each builds the changed dictionary beside the current one,
@@ -63,6 +64,96 @@ pub struct TableDef {
     /// write compression units at; `None` for NOCOMPRESS.
     #[serde(default)]
     pub compression: Option<crate::storage::hcc::HccLevel>,
+    /// The table's constraints, in the order they were declared (`user_constraints`).
+    #[serde(default)]
+    pub constraints: Vec<ConstraintDef>,
+}
+
+/// The one schema every object belongs to: the owner Oracle's constraint errors name
+/// (`unique constraint (LIOSCOPE.DEPT_PK) violated`).
+pub const SCHEMA: &str = "LIOSCOPE";
+
+/// A constraint of a table, named by the user or by the system (`SYS_C` and a number no
+/// other object has, as Oracle names them).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ConstraintDef {
+    /// Unique among all constraints of the database.
+    pub name: String,
+    pub kind: ConstraintKind,
+    /// The constrained columns, as positions among the table's columns, in key order (one
+    /// for NOT NULL; none for a CHECK, whose condition names its own).
+    pub columns: Vec<usize>,
+    /// Whether the constraint is enforced (`ENABLE`); a disabled one is kept but not
+    /// checked, and a disabled key has no index of its own.
+    pub enabled: bool,
+    /// Whether the system chose the name (`GENERATED` in `user_constraints`).
+    pub generated: bool,
+}
+
+/// What a constraint requires of a row.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum ConstraintKind {
+    /// The column is never NULL (Oracle's type C, `"COL" IS NOT NULL`).
+    NotNull,
+    /// The condition, as SQL text over the table's columns, is not FALSE (type C).
+    Check { condition: String },
+    /// The key columns are unique and never NULL (type P).
+    PrimaryKey(KeyIndex),
+    /// The key columns are unique where not all NULL (type U).
+    Unique(KeyIndex),
+    /// The key columns, where none is NULL, match a row of the parent table's primary or
+    /// unique key `parent_constraint` (type R).
+    ForeignKey { parent: String, parent_constraint: String, on_delete: DeleteRule },
+}
+
+/// The unique index that enforces a primary or unique key.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct KeyIndex {
+    /// The index's name; `None` while the constraint is disabled and made no index.
+    pub index: Option<String>,
+    /// Whether the constraint made the index (it then goes when the constraint is
+    /// dropped or disabled) or uses one that existed before.
+    pub own: bool,
+}
+
+/// What deleting a parent row does to its children (`DELETE_RULE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum DeleteRule {
+    /// Refused while a child row refers to it (ORA-02292).
+    NoAction,
+    Cascade,
+    SetNull,
+}
+
+impl DeleteRule {
+    /// Oracle's spelling in `user_constraints`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeleteRule::NoAction => "NO ACTION",
+            DeleteRule::Cascade => "CASCADE",
+            DeleteRule::SetNull => "SET NULL",
+        }
+    }
+}
+
+impl ConstraintKind {
+    /// `CONSTRAINT_TYPE` in `user_constraints`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConstraintKind::NotNull | ConstraintKind::Check { .. } => "C",
+            ConstraintKind::PrimaryKey(_) => "P",
+            ConstraintKind::Unique(_) => "U",
+            ConstraintKind::ForeignKey { .. } => "R",
+        }
+    }
+
+    /// The index of a primary or unique key.
+    pub fn key_index(&self) -> Option<&KeyIndex> {
+        match self {
+            ConstraintKind::PrimaryKey(k) | ConstraintKind::Unique(k) => Some(k),
+            _ => None,
+        }
+    }
 }
 
 /// `MEMCOMPRESS FOR ...`: how the column store encodes the table's column units.
@@ -168,7 +259,24 @@ impl TableDef {
             stats: None,
             inmemory: None,
             compression: None,
+            constraints: Vec::new(),
         }
+    }
+
+    /// The constraint called `name`.
+    pub fn constraint(&self, name: &str) -> Option<&ConstraintDef> {
+        self.constraints.iter().find(|c| c.name == name)
+    }
+
+    /// Whether an enabled NOT NULL or primary key constraint other than `except` keeps
+    /// column `column` from being NULL.
+    pub fn column_kept_not_null(&self, column: usize, except: &str) -> bool {
+        self.constraints.iter().any(|c| {
+            c.enabled
+                && c.name != except
+                && matches!(c.kind, ConstraintKind::NotNull | ConstraintKind::PrimaryKey(_))
+                && c.columns.contains(&column)
+        })
     }
 }
 
@@ -317,6 +425,20 @@ impl Dictionary {
             table.check(key, segment_files).map_err(|why| format!("{field}.{why}"))?;
             self.check_object_id(&mut object_ids, table.object_id, &field)?;
         }
+        let mut constraint_names = BTreeMap::new();
+        for (key, table) in &self.tables {
+            for (i, c) in table.constraints.iter().enumerate() {
+                let field = format!("tables.{key}.constraints[{i}]");
+                if let Some(other) = constraint_names.insert(c.name.as_str(), field.clone()) {
+                    return Err(format!("{field}.name {} is also the name of {other}", c.name));
+                }
+                if let Some(index) = c.kind.key_index().and_then(|k| k.index.as_ref())
+                    && self.indexes.get(index).is_none_or(|ix| ix.table_object_id != table.object_id)
+                {
+                    return Err(format!("{field}: no index {index} of the table"));
+                }
+            }
+        }
         for (key, index) in &self.indexes {
             let field = format!("indexes.{key}");
             if self.tables.contains_key(key) {
@@ -397,6 +519,16 @@ impl TableDef {
         if let Some(spec) = &self.inmemory {
             check_positions(&spec.excluded, width).map_err(|why| format!("inmemory.excluded{why}"))?;
         }
+        for (i, c) in self.constraints.iter().enumerate() {
+            if c.name.is_empty() {
+                return Err(format!("constraints[{i}].name is empty"));
+            }
+            check_positions(&c.columns, width).map_err(|why| format!("constraints[{i}].columns{why}"))?;
+            let keyed = !matches!(c.kind, ConstraintKind::Check { .. });
+            if keyed == c.columns.is_empty() {
+                return Err(format!("constraints[{i}].columns: {} columns for a {:?}", c.columns.len(), c.kind));
+            }
+        }
         Ok(())
     }
 }
@@ -443,6 +575,27 @@ fn check_data_type(data_type: DataType) -> std::result::Result<(), String> {
         DataType::Integer | DataType::Date => true,
     };
     if fits { Ok(()) } else { Err(format!("{data_type:?} is not a type a column can have")) }
+}
+
+/// Refuses a constraint name another table's constraint has (`own`: the table the
+/// constraint is of, whose own constraints are being replaced).
+fn check_constraint_name(d: &Dictionary, name: &str, own: Option<&str>) -> Result<()> {
+    let taken = d.tables.values().any(|t| Some(t.name.as_str()) != own && t.constraint(name).is_some());
+    if taken { Err(Error::ConstraintNameUsed { name: name.to_owned() }) } else { Ok(()) }
+}
+
+/// Adds new indexes to `d`; index and table names share one namespace.
+fn add_indexes(d: &mut Dictionary, indexes: Vec<IndexDef>) -> Result<()> {
+    for index in indexes {
+        if d.indexes.contains_key(&index.name) {
+            return Err(Error::ObjectExists { kind: "index", name: index.name });
+        }
+        if d.tables.contains_key(&index.name) {
+            return Err(Error::ObjectExists { kind: "table", name: index.name });
+        }
+        d.indexes.insert(index.name.clone(), Arc::new(index));
+    }
+    Ok(())
 }
 
 /// The dictionary of one open database.
@@ -601,8 +754,9 @@ impl Catalog {
         id
     }
 
-    /// Adds a table and saves the dictionary.
-    pub fn add_table(&self, table: TableDef) -> Result<()> {
+    /// Adds a table with the indexes of its keys, in one change, and saves the
+    /// dictionary. Constraint names are unique in the database (ORA-02264).
+    pub fn add_table_with(&self, table: TableDef, indexes: Vec<IndexDef>) -> Result<()> {
         self.change(|d| {
             if d.tables.contains_key(&table.name) {
                 return Err(Error::ObjectExists { kind: "table", name: table.name });
@@ -610,9 +764,43 @@ impl Catalog {
             if d.indexes.contains_key(&table.name) {
                 return Err(Error::ObjectExists { kind: "index", name: table.name });
             }
+            for c in &table.constraints {
+                check_constraint_name(d, &c.name, None)?;
+            }
             d.tables.insert(table.name.clone(), Arc::new(table));
-            Ok(())
+            add_indexes(d, indexes)
         })
+    }
+
+    /// Sets the constraints of a table and its columns' NOT NULL flags to those of
+    /// `table` (the rest of its definition, such as statistics, stays as the dictionary
+    /// has it), adding the indexes `added` and removing those named `removed`, in one
+    /// change; saves the dictionary. Each of the table's constraint names must be unused
+    /// by other tables (ORA-02264).
+    pub fn alter_table(&self, table: TableDef, added: Vec<IndexDef>, removed: &[String]) -> Result<()> {
+        self.change(|d| {
+            for c in &table.constraints {
+                check_constraint_name(d, &c.name, Some(&table.name))?;
+            }
+            let current = d.tables.get_mut(&table.name).filter(|t| t.object_id == table.object_id);
+            let Some(current) = current else {
+                return Err(Error::UnknownObject { kind: "table", name: table.name.clone() });
+            };
+            let current = Arc::make_mut(current);
+            for (column, changed) in current.columns.iter_mut().zip(&table.columns) {
+                column.nullable = changed.nullable;
+            }
+            current.constraints = table.constraints;
+            for name in removed {
+                d.indexes.remove(name).ok_or_else(|| Error::UnknownObject { kind: "index", name: name.clone() })?;
+            }
+            add_indexes(d, added)
+        })
+    }
+
+    /// The table that has the constraint called `name`.
+    pub fn constraint_table(&self, name: &str) -> Option<Arc<TableDef>> {
+        self.dictionary.read().tables.values().find(|t| t.constraint(name).is_some()).cloned()
     }
 
     /// Replaces the definition of an existing table and of its indexes in one change (a

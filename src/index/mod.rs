@@ -97,7 +97,9 @@ pub fn insert(
     under_structure_lock(ctx, index, xid, || {
         if index.unique {
             match unique_conflict(ctx, &tree, key, xid)? {
-                Some(Conflict::Violated) => return Err(Error::UniqueViolation { index: index.name.clone() }),
+                Some(Conflict::Violated) => {
+                    return Err(Error::UniqueViolation { index: format!("{}.{}", crate::catalog::SCHEMA, index.name) });
+                }
                 Some(Conflict::Wait(holder)) => return Ok(Err(Retry::Wait(holder))),
                 None => {}
             }

@@ -364,7 +364,7 @@ fn unique_index_refuses_duplicates_and_waits_for_uncommitted_ones() {
     ins(&a, &index, &key(1), rid(1)).unwrap();
     commit(&a);
     let e = ins(&a, &index, &key(1), rid(2)).unwrap_err();
-    assert_eq!(e.to_string(), format!("unique constraint ({}) violated", index.name));
+    assert_eq!(e.to_string(), format!("ORA-00001: unique constraint (LIOSCOPE.{}) violated", index.name));
     assert_eq!(all(&a, &index), vec![(key(1), rid(1))], "the failed insert changed nothing");
     // A deleted key may come back with another rowid.
     del(&a, &index, &key(1), rid(1)).unwrap();

@@ -1,4 +1,5 @@
-//! CREATE TABLE, DROP TABLE (and its indexes), TRUNCATE TABLE (its indexes emptied into
+//! CREATE TABLE (with its constraints, see `constraints`), DROP TABLE (and its indexes
+//! and constraints), TRUNCATE TABLE (its indexes emptied into
 //! new segments with new data object ids, as Oracle's TRUNCATE). Each takes the table
 //! exclusively ([`exclusive`]), which CREATE and DROP INDEX (`index_ddl`) share; DROP and
 //! TRUNCATE also take the table out of the column store.
@@ -8,6 +9,7 @@
 //! the workers.
 
 use super::bind::{ident_name, position_of};
+use super::constraints;
 use crate::access::segments;
 use crate::catalog::{ColumnDef, TableDef};
 use crate::error::{Error, Result};
@@ -15,7 +17,7 @@ use crate::instance::Session;
 use crate::sql::front::Clauses;
 use crate::sql::{QueryResult, StatementKind};
 use crate::storage::row::MAX_COLUMNS;
-use sqlparser::ast::{self, ColumnOption, ObjectType};
+use sqlparser::ast::{self, ObjectType};
 
 /// PCTFREE when CREATE TABLE does not say (Oracle's default).
 const DEFAULT_PCTFREE: u8 = 10;
@@ -24,9 +26,6 @@ const DEFAULT_PCTFREE: u8 = 10;
 /// SELECT a direct-path load into compression units, as Oracle's Hybrid Columnar
 /// Compression does (rows inserted later go to ordinary row blocks).
 pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Clauses) -> Result<QueryResult> {
-    if let Some(c) = create.constraints.first() {
-        return Err(Error::unsupported(format!("table constraint {c}")));
-    }
     if create.or_replace || create.temporary || create.external || create.global.is_some() || create.if_not_exists {
         return Err(Error::unsupported("CREATE [OR REPLACE | GLOBAL TEMPORARY | EXTERNAL] TABLE or IF NOT EXISTS"));
     }
@@ -34,8 +33,9 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Claus
     if session.db.catalog.table(&name).is_some() {
         return Err(Error::ObjectExists { kind: "table", name });
     }
+    let mut declared = Vec::new();
     let columns = match &create.query {
-        Some(_) if !create.columns.is_empty() => {
+        Some(_) if !create.columns.is_empty() || !create.constraints.is_empty() => {
             return Err(Error::unsupported(
                 "a column list in CREATE TABLE ... AS SELECT (name the columns with aliases in the query)",
             ));
@@ -48,7 +48,11 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Claus
                 if columns.iter().any(|x| x.name == column.name) {
                     return Err(Error::ObjectExists { kind: "column", name: format!("{name}.{}", column.name) });
                 }
+                declared.extend(constraints::column_constraints(&column.name, &c.options)?);
                 columns.push(column);
+            }
+            for c in &create.constraints {
+                declared.push(constraints::table_constraint(c)?);
             }
             columns
         }
@@ -59,7 +63,7 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Claus
     let ctx = session.access_context();
     let object_id = session.db.catalog.next_object_id();
     let segment_header = segments::create_segment(&ctx, object_id)?;
-    let table = TableDef {
+    let mut table = TableDef {
         name,
         object_id,
         columns,
@@ -69,10 +73,20 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Claus
         stats: None,
         inmemory: None,
         compression: clauses.compress.flatten(),
+        constraints: Vec::new(),
     };
-    // The segment is not reachable until the dictionary holds the table: if that fails
-    // (a concurrent CREATE of the same name, a failed write), its extents are freed again.
-    if let Err(e) = session.db.catalog.add_table(table.clone()) {
+    // The segments are not reachable until the dictionary holds the table: if that fails
+    // (a bad constraint, a concurrent CREATE of the same name, a failed write), their
+    // extents are freed again.
+    let indexes = match constraints::for_new_table(session, &mut table, declared) {
+        Ok(indexes) => indexes,
+        Err(e) => {
+            let _ = segments::drop_segment(&ctx, &table);
+            return Err(e);
+        }
+    };
+    if let Err(e) = session.db.catalog.add_table_with(table.clone(), indexes.clone()) {
+        constraints::drop_index_segments(session, &indexes);
         let _ = segments::drop_segment(&ctx, &table);
         return Err(e);
     }
@@ -234,22 +248,10 @@ fn column_def(c: &ast::ColumnDef) -> Result<ColumnDef> {
     if name.is_empty() {
         return Err(Error::Parse { message: "a column name cannot be empty (\"\")".into(), position: None });
     }
-    let mut nullable = true;
-    for option in &c.options {
-        match &option.option {
-            ColumnOption::NotNull => nullable = false,
-            ColumnOption::Null => nullable = true,
-            other => {
-                return Err(Error::Unsupported {
-                    construct: format!("column option {other} on {name}"),
-                    position: None,
-                });
-            }
-        }
-    }
     let data_type = super::data_types::data_type(&c.data_type)
         .map_err(|message| Error::InvalidValue { context: name.clone(), message })?;
-    Ok(ColumnDef { name, data_type, nullable })
+    // NOT NULL comes with the column's constraints (`constraints::column_constraints`).
+    Ok(ColumnDef { name, data_type, nullable: true })
 }
 
 pub fn drop(

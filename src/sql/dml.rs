@@ -10,6 +10,8 @@
 //! read buffer of [`CsvRecords`], and a [`RowEncoder`] writes it straight into its
 //! stored form. A row the encoder refuses is built again the generic way
 //! ([`RowShape::build`]: coerced values, then NOT NULL), whose error names the column.
+//! A table with CHECK constraints has every row built that way, and checked
+//! ([`RowChecks`]) before it is written.
 //! Two cases gather owned rows first: the evaluated rows of a VALUES list, and a query
 //! that reads the table it fills. Column counts are checked once per query or VALUES
 //! row; coercion and NOT NULL once per row stored. When the table has indexes, the
@@ -19,6 +21,7 @@
 use super::bind::{Binder, Scope, function_name, ident_name, position_of};
 use super::csv_records::CsvRecords;
 use super::plan;
+use super::row_checks::{RowChecks, column_path};
 use super::row_encoder::{RowEncoder, Unencodable};
 use crate::access::load::{self, LoadPath, SegmentLoad};
 use crate::catalog::TableDef;
@@ -38,6 +41,9 @@ use std::sync::Arc;
 struct RowShape {
     table: Arc<TableDef>,
     targets: Vec<usize>,
+    /// The table's enabled CHECK constraints, if it has any: each row is then built the
+    /// generic way and checked before it is written.
+    checks: Option<RowChecks>,
 }
 
 impl RowShape {
@@ -66,7 +72,14 @@ impl RowShape {
             }
             targets
         };
-        Ok(RowShape { table, targets })
+        let checks = RowChecks::of(session, &table)?;
+        Ok(RowShape { table, targets, checks })
+    }
+
+    /// Whether rows go to `load` encoded by the [`RowEncoder`] (which checks no CHECK
+    /// constraint).
+    fn encodes(&self, load: &dyn SegmentLoad) -> bool {
+        load.takes_encoded() && self.checks.is_none()
     }
 
     /// Checks that a statement provides one value per target column (once per query or
@@ -86,10 +99,13 @@ impl RowShape {
             let col = &self.table.columns[i];
             row[i] = col.data_type.coerce(v, &col.name).map_err(|error| RowFault::Coerce { value, error })?;
         }
-        match row.iter().zip(&self.table.columns).position(|(v, col)| v.is_null() && !col.nullable) {
-            Some(column) => Err(RowFault::NullInNotNull { column }),
-            None => Ok(row),
+        if let Some(column) = row.iter().zip(&self.table.columns).position(|(v, col)| v.is_null() && !col.nullable) {
+            return Err(RowFault::NullInNotNull { column });
         }
+        if let Some(checks) = &self.checks {
+            checks.check(&row[..]).map_err(RowFault::Constraint)?;
+        }
+        Ok(row)
     }
 
     /// An encoder of this shape's rows.
@@ -100,7 +116,7 @@ impl RowShape {
     /// Inserts one row of provided values: encoded in place, or, when the encoder refuses
     /// it, built the generic way so that the error names the table and column.
     fn insert(&self, encoder: &mut RowEncoder, load: &mut dyn SegmentLoad, values: &[Datum<'_>]) -> Result<()> {
-        if !load.takes_encoded() {
+        if !self.encodes(load) {
             return load.insert(&self.row(values)?);
         }
         match encoder.encode_values(values) {
@@ -114,11 +130,14 @@ impl RowShape {
         debug_assert_eq!(values.len(), self.targets.len(), "counts are checked per statement");
         self.build(values.iter().map(Datum::reborrow)).map_err(|fault| match fault {
             RowFault::Coerce { error, .. } => qualify(&self.table.name, error),
-            RowFault::NullInNotNull { column } => Error::value(
-                format!("{}.{}", self.table.name, self.table.columns[column].name),
-                "cannot insert NULL into a NOT NULL column",
-            ),
+            RowFault::NullInNotNull { column } => self.null_inserted(column),
+            RowFault::Constraint(e) => e,
         })
+    }
+
+    /// ORA-01400 for table column `column`.
+    fn null_inserted(&self, column: usize) -> Error {
+        Error::NullInserted { column: column_path(&self.table.name, &self.table.columns[column].name) }
     }
 }
 
@@ -128,6 +147,8 @@ enum RowFault {
     Coerce { value: usize, error: Error },
     /// Table column `column` (0-based) is NOT NULL and got no value.
     NullInNotNull { column: usize },
+    /// A constraint refused the row.
+    Constraint(Error),
 }
 
 /// Names the table in a value error about one of its columns ("T.NAME: ...").
@@ -258,7 +279,7 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query, path: 
         });
     }
     with_load(session, &shape.table, path, |load| {
-        let encoded = load.takes_encoded();
+        let encoded = shape.encodes(load);
         let planned = planned.into_sink(Box::new(InsertSink { shape, encoder, load, encoded }));
         run_pipeline(&planned.source, planned.stages, &mut ctx).map(|_| ())
     })
@@ -303,7 +324,8 @@ pub(super) fn load_new_table(session: &Session, table: &TableDef, query: &ast::Q
     let table = session.db.catalog.table(&table.name).filter(|t| t.object_id == table.object_id).ok_or_else(|| {
         Error::Transaction { message: format!("table {} was dropped while it was being created", table.name) }
     })?;
-    let shape = RowShape { targets: (0..table.columns.len()).collect(), table };
+    let checks = RowChecks::of(session, &table)?;
+    let shape = RowShape { targets: (0..table.columns.len()).collect(), table, checks };
     let loaded = super::transaction::statement(session, || {
         insert_select(session, &shape, query, LoadPath::NewSegment).map(inserted)
     })?;
@@ -391,7 +413,7 @@ fn load_csv<R: std::io::Read>(
     load: &mut dyn SegmentLoad,
 ) -> Result<()> {
     let mut encoder = shape.encoder();
-    let encoded = load.takes_encoded();
+    let encoded = shape.encodes(load);
     let mut first = true;
     let mut rows = 0u64;
     while let Some(record) = reader.next_record().map_err(|e| Error::io("read", path, e))? {
@@ -444,7 +466,8 @@ fn csv_row<'r>(
         RowFault::Coerce { value, error } => (value + 1, error),
         RowFault::NullInNotNull { column } => {
             let field = shape.targets.iter().position(|&t| t == column).map_or(0, |f| f + 1);
-            (field, Error::value(&shape.table.columns[column].name, "cannot insert NULL into a NOT NULL column"))
+            (field, shape.null_inserted(column))
         }
+        RowFault::Constraint(e) => (0, e),
     })
 }

@@ -47,6 +47,12 @@ pub enum Front {
         table: String,
         compress: Option<Option<HccLevel>>,
     },
+    /// ALTER TABLE name ENABLE | DISABLE CONSTRAINT constraint.
+    AlterTableConstraint {
+        table: String,
+        name: String,
+        enable: bool,
+    },
     /// EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT(priority, percentage, timeout).
     PopulateWait {
         priority: Priority,
@@ -143,6 +149,7 @@ pub fn classify(sql: &str) -> Result<Front> {
         ("ANALYZE", "TABLE", _) => analyze(&words),
         ("ALTER", "TABLE", _) if words.iter().any(|t| token_word(&t.token) == "INMEMORY") => alter_inmemory(&words),
         ("ALTER", "TABLE", _) if word(3) == "MOVE" => alter_move(&tokens, &words),
+        ("ALTER", "TABLE", _) if matches!(word(3).as_str(), "ENABLE" | "DISABLE") => alter_enable(&words),
         ("EXEC" | "EXECUTE", _, _) => exec(&words),
         ("CREATE", "TABLE", _) => strip_clauses(&tokens, true),
         ("CREATE", "INDEX", _) | ("CREATE", "UNIQUE", "INDEX") => strip_clauses(&tokens, false),
@@ -332,6 +339,26 @@ fn alter_inmemory(words: &[&TokenWithSpan]) -> Result<Front> {
         }
     }
     Ok(Front::AlterTableInMemory { table, spec: Some(clause) })
+}
+
+/// `ALTER TABLE name ENABLE | DISABLE CONSTRAINT constraint`.
+fn alter_enable(words: &[&TokenWithSpan]) -> Result<Front> {
+    let word = |i: usize| words.get(i).map(|t| token_word(&t.token)).unwrap_or_default();
+    let is_name = |i: usize| matches!(words.get(i).map(|t| &t.token), Some(Token::Word(_)));
+    if !is_name(2) || word(4) != "CONSTRAINT" || !is_name(5) || words.len() != 6 {
+        let at = if !is_name(2) {
+            2
+        } else if word(4) != "CONSTRAINT" {
+            4
+        } else {
+            5
+        };
+        return Err(Error::Parse {
+            message: format!("expected ALTER TABLE name {} CONSTRAINT name", word(3)),
+            position: position_at(words.get(at).or(words.last())),
+        });
+    }
+    Ok(Front::AlterTableConstraint { table: word(2), name: word(5), enable: word(3) == "ENABLE" })
 }
 
 /// `ALTER TABLE name MOVE [[COLUMN STORE] COMPRESS FOR level | NOCOMPRESS]`.

@@ -1,4 +1,5 @@
-//! CREATE [UNIQUE] INDEX and DROP INDEX.
+//! CREATE [UNIQUE] INDEX and DROP INDEX (refused for the index a primary or unique key
+//! is enforced with, ORA-02429).
 //!
 //! CREATE INDEX takes the table exclusively, as TRUNCATE does (refused while another
 //! transaction has uncommitted changes in it; queries and changes of the table wait for
@@ -209,6 +210,13 @@ pub fn drop_index(session: &Session, names: &[ast::ObjectName], if_exists: bool)
             Some(((index.table_object_id, index.table.clone()), index))
         },
         |index| {
+            let table = session.db.catalog.table(&index.table).filter(|t| t.object_id == index.table_object_id);
+            let enforced = table.as_ref().and_then(|t| {
+                t.constraints.iter().find(|c| c.kind.key_index().and_then(|k| k.index.as_ref()) == Some(&index.name))
+            });
+            if let Some(c) = enforced {
+                return Err(Error::IndexEnforcesKey { index: index.name.clone(), constraint: c.name.clone() });
+            }
             session.db.catalog.remove_index(&index.name)?;
             let ctx = session.access_context();
             crate::access::segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name)

@@ -28,6 +28,8 @@ mod call;
 pub mod bind;
 mod byte_mask;
 mod csv_records;
+mod constraint_ddl;
+mod constraints;
 mod ctas;
 mod data_types;
 pub mod cursor;
@@ -42,6 +44,7 @@ mod index_maintenance;
 pub mod optimizer;
 pub mod plan;
 mod result;
+mod row_checks;
 mod row_encoder;
 pub mod row_source_stats;
 mod system;
@@ -118,6 +121,13 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
         }
         (Front::AlterTableMove { table, compress }, _) => {
             transaction::ddl(session, || table_move::alter_table_move(session, &table, compress))
+        }
+        (Front::AlterTableConstraint { table, name, enable }, _) => {
+            let change = match enable {
+                true => constraint_ddl::AlterConstraint::Enable { name },
+                false => constraint_ddl::AlterConstraint::Disable { name },
+            };
+            transaction::ddl(session, || constraint_ddl::alter_constraint(session, &table, change))
         }
         (Front::PopulateWait { priority, percentage, timeout_seconds }, _) => {
             ddl::populate_wait(session, priority, percentage, timeout_seconds)
@@ -197,6 +207,7 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front:
         Statement::Drop { object_type, if_exists, names, cascade, purge, .. } => {
             transaction::ddl(session, || ddl::drop(session, *object_type, *if_exists, names, *cascade, *purge))
         }
+        Statement::AlterTable(alter) => transaction::ddl(session, || constraint_ddl::alter_table(session, alter)),
         Statement::Truncate(t) => transaction::ddl(session, || ddl::truncate(session, t)),
         Statement::Explain { statement, analyze: false, .. } => explain(session, statement),
         Statement::Explain { statement, analyze: true, .. } => explain_analyze(session, statement),

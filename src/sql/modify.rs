@@ -19,12 +19,17 @@
 //! under the table's visibility lock, which DDL waits for, and holds it until
 //! the last entry is changed; each edit notes the row's old and new keys, and
 //! [`super::index_maintenance`] applies them after the rows are changed.
+//!
+//! Constraints: a new value NULL in a NOT NULL column is refused (ORA-01407), and each
+//! updated row is checked against the table's enabled CHECK constraints, read under
+//! the same lock (`super::row_checks::RowChecks`); keys through their unique indexes.
 
 use super::bind::{Binder, Scope, ident_name, position_of};
 use super::dml::qualify;
 use super::index_maintenance::{KeyChange, TableIndexes};
 use super::optimizer::{self, IndexScanKind, hints::Hints};
 use super::plan::{rownum_limit, split_and};
+use super::row_checks::{RowChecks, column_path};
 use crate::access::AccessContext;
 use crate::access::RowAccess;
 use crate::access::change::{RowChanges, RowEdit, RowsFrom, change_rows};
@@ -86,6 +91,8 @@ struct Changes<'s> {
     f: FunctionContext,
     /// The table's indexes, if it has any.
     indexes: Option<TableIndexes>,
+    /// The table's enabled CHECK constraints (UPDATE only), if it has any.
+    checks: Option<RowChecks>,
     /// Each index's key before and after the edit last decided.
     pending: Vec<KeyChange>,
     /// The key changes of the rows changed so far.
@@ -95,7 +102,16 @@ struct Changes<'s> {
 impl<'s> Changes<'s> {
     /// The table's indexes are read by [`run`], under the lock that keeps DDL out.
     fn new(table: &'s TableDef, filter: Vec<Expr>, assignments: Vec<(usize, Expr)>, f: FunctionContext) -> Changes<'s> {
-        Changes { table, filter, assignments, f, indexes: None, pending: Vec::new(), key_changes: Vec::new() }
+        Changes {
+            table,
+            filter,
+            assignments,
+            f,
+            indexes: None,
+            checks: None,
+            pending: Vec::new(),
+            key_changes: Vec::new(),
+        }
     }
 }
 
@@ -123,10 +139,7 @@ impl RowChanges for Changes<'_> {
             let v = e.eval(row, &mut self.f)?.into_owned();
             let v = col.data_type.coerce(v, &col.name).map_err(|e| qualify(&self.table.name, e))?;
             if v.is_null() && !col.nullable {
-                return Err(Error::value(
-                    format!("{}.{}", self.table.name, col.name),
-                    "cannot update a NOT NULL column to NULL",
-                ));
+                return Err(Error::NullUpdated { column: column_path(&self.table.name, &col.name) });
             }
             new_values.push((*i, v));
         }
@@ -136,6 +149,9 @@ impl RowChanges for Changes<'_> {
         };
         for (i, v) in new_values {
             values[i] = v;
+        }
+        if let Some(checks) = &self.checks {
+            checks.check(&values[..])?;
         }
         if let (Some(ix), Some(old_keys)) = (&self.indexes, old_keys) {
             let new_keys = ix.keys(|c| Ok(values[c].clone()))?;
@@ -241,6 +257,14 @@ fn run(
             _ if table.updates_move_rows() => Some(ix),
             assigned => ix.on_columns(&assigned.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
         });
+    // The CHECK constraints too are read under it: ALTER TABLE ... ADD waits for it.
+    if !changes.assignments.is_empty() {
+        let current = session.db.catalog.table(&table.name).filter(|t| t.object_id == table.object_id);
+        changes.checks = match current {
+            Some(current) => RowChecks::of(session, &current)?,
+            None => RowChecks::of(session, table)?,
+        };
+    }
     let ctx = session.access_context();
     let found = rows_by_index(session, &ctx, table, &indexes, hints, changes)?;
     let from = found.as_deref().map_or(RowsFrom::FullScan, RowsFrom::Rowids);

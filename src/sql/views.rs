@@ -41,6 +41,8 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "USER_TAB_COLUMNS" => user_tab_columns(session),
         "USER_INDEXES" => user_indexes(session),
         "USER_IND_COLUMNS" => user_ind_columns(session),
+        "USER_CONSTRAINTS" => user_constraints(session),
+        "USER_CONS_COLUMNS" => user_cons_columns(session),
         "USER_SEGMENTS" => user_segments(session)?,
         "V$IM_SEGMENTS" => im_segments(session)?,
         "V$IM_COLUMN_LEVEL" => im_column_level(session),
@@ -517,6 +519,81 @@ fn user_tables(session: &Session) -> Rows {
         ]),
         rows,
     )
+}
+
+/// `user_constraints`: each table's constraints, in the order they were declared.
+fn user_constraints(session: &Session) -> Rows {
+    use crate::catalog::ConstraintKind;
+    let mut rows = Vec::new();
+    for t in session.db.catalog.tables() {
+        for c in &t.constraints {
+            let condition = match &c.kind {
+                ConstraintKind::NotNull => text(format!("\"{}\" IS NOT NULL", t.columns[c.columns[0]].name)),
+                ConstraintKind::Check { condition } => text(condition.clone()),
+                _ => Datum::Null,
+            };
+            let (r_constraint, delete_rule) = match &c.kind {
+                ConstraintKind::ForeignKey { parent_constraint, on_delete, .. } => {
+                    (text(parent_constraint.clone()), text(on_delete.name()))
+                }
+                _ => (Datum::Null, Datum::Null),
+            };
+            let index = c.kind.key_index().and_then(|k| k.index.clone()).map_or(Datum::Null, text);
+            rows.push(vec![
+                text(crate::catalog::SCHEMA),
+                text(c.name.clone()),
+                text(c.kind.code()),
+                text(t.name.clone()),
+                condition,
+                r_constraint,
+                delete_rule,
+                text(if c.enabled { "ENABLED" } else { "DISABLED" }),
+                text("NOT DEFERRABLE"),
+                text(if c.enabled { "VALIDATED" } else { "NOT VALIDATED" }),
+                text(if c.generated { "GENERATED NAME" } else { "USER NAME" }),
+                index,
+            ]);
+        }
+    }
+    (
+        cols(&[
+            "OWNER",
+            "CONSTRAINT_NAME",
+            "CONSTRAINT_TYPE",
+            "TABLE_NAME",
+            "SEARCH_CONDITION",
+            "R_CONSTRAINT_NAME",
+            "DELETE_RULE",
+            "STATUS",
+            "DEFERRABLE",
+            "VALIDATED",
+            "GENERATED",
+            "INDEX_NAME",
+        ]),
+        rows,
+    )
+}
+
+/// `user_cons_columns`: the columns of each constraint (POSITION counts a key's columns
+/// from 1; a CHECK's columns have none).
+fn user_cons_columns(session: &Session) -> Rows {
+    use crate::catalog::ConstraintKind;
+    let mut rows = Vec::new();
+    for t in session.db.catalog.tables() {
+        for c in &t.constraints {
+            let keyed = !matches!(c.kind, ConstraintKind::NotNull | ConstraintKind::Check { .. });
+            for (p, &i) in c.columns.iter().enumerate() {
+                rows.push(vec![
+                    text(crate::catalog::SCHEMA),
+                    text(c.name.clone()),
+                    text(t.name.clone()),
+                    text(t.columns[i].name.clone()),
+                    if keyed { int(p as u64 + 1) } else { Datum::Null },
+                ]);
+            }
+        }
+    }
+    (cols(&["OWNER", "CONSTRAINT_NAME", "TABLE_NAME", "COLUMN_NAME", "POSITION"]), rows)
 }
 
 fn user_indexes(session: &Session) -> Rows {

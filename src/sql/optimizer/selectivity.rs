@@ -163,6 +163,7 @@ mod tests {
             }),
             inmemory: None,
             compression: None,
+            constraints: Vec::new(),
         }
     }
 

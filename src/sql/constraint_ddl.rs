@@ -1,0 +1,273 @@
+//! ALTER TABLE on constraints: ADD [CONSTRAINT name] ..., DROP CONSTRAINT, ENABLE and
+//! DISABLE CONSTRAINT. Each takes the table exclusively (as CREATE INDEX does); adding or
+//! enabling a constraint reads every row and fails naming the constraint if one violates
+//! it (ORA-02293, ORA-02296, ORA-02437, ORA-02299); a key gets a unique index of the
+//! constraint's name built from the rows, or uses a unique index on its columns that
+//! exists. Disabling or dropping a key drops its index if the constraint made it. The
+//! dictionary changes once, after the rows were checked and any index built.
+
+use super::bind::ident_name;
+use super::constraints::{
+    Declared, drop_index_segments, mark_not_null, new_key_index, set_key_index, settle, table_constraint,
+};
+use super::ddl::exclusive;
+use super::row_checks::{bind_condition, qualified};
+use crate::access::full_scan::{FullScan, ScanConsumer};
+use crate::access::{BlockBatch, BlockRow, Flow, RowAccess, WalkedRow};
+use crate::catalog::{ConstraintDef, ConstraintKind, IndexDef, KeyIndex, TableDef};
+use crate::error::{Error, Result};
+use crate::expr::Expr;
+use crate::expr::functions::FunctionContext;
+use crate::instance::Session;
+use crate::sql::{QueryResult, StatementKind};
+use sqlparser::ast;
+
+/// Gives key constraint `i` of `table` its index: a unique index of the table on the
+/// same columns if there is one, else a new one of the constraint's name, built from the
+/// table's rows (a duplicate key fails naming the constraint). A new index is returned,
+/// to be added to the dictionary with the table's change.
+fn key_index(session: &Session, table: &mut TableDef, i: usize) -> Result<IndexDef> {
+    let primary = matches!(table.constraints[i].kind, ConstraintKind::PrimaryKey(_));
+    let mut def = new_key_index(session, table, i)?;
+    match super::index_ddl::build_for(session, table, &def) {
+        Ok(stats) => def.stats = Some(stats),
+        Err(e) => {
+            drop_index_segments(session, std::slice::from_ref(&def));
+            set_key_index(&mut table.constraints[i], KeyIndex { index: None, own: true });
+            return Err(match e {
+                Error::InvalidValue { message, .. } if message.contains("duplicate keys") => Error::CannotValidate {
+                    code: if primary { 2437 } else { 2299 },
+                    constraint: qualified(&def.name),
+                    what: if primary { "primary key violated" } else { "duplicate keys found" },
+                },
+                other => other,
+            });
+        }
+    }
+    Ok(def)
+}
+
+/// An existing unique index of `table` whose key is the constraint's columns (in any
+/// order), not already used by another key.
+fn existing_key_index(session: &Session, table: &TableDef, c: &ConstraintDef) -> Option<String> {
+    let mut wanted = c.columns.clone();
+    wanted.sort_unstable();
+    session.db.catalog.indexes_of(table.object_id).into_iter().find_map(|ix| {
+        let mut cols = ix.columns.clone();
+        cols.sort_unstable();
+        let used =
+            table.constraints.iter().any(|o| o.kind.key_index().and_then(|k| k.index.as_ref()) == Some(&ix.name));
+        (ix.unique && cols == wanted && !used).then(|| ix.name.clone())
+    })
+}
+
+/// One operation of ALTER TABLE on constraints.
+pub enum AlterConstraint {
+    Add(Vec<Declared>),
+    Drop { name: String },
+    Enable { name: String },
+    Disable { name: String },
+}
+
+/// ALTER TABLE ... ADD [CONSTRAINT name] ... / DROP CONSTRAINT name, as sqlparser parsed
+/// them; other operations are not supported.
+pub fn alter_table(session: &Session, alter: &ast::AlterTable) -> Result<QueryResult> {
+    if alter.if_exists || alter.only || alter.location.is_some() || alter.on_cluster.is_some() {
+        return Err(Error::unsupported(format!("ALTER TABLE clause in: {alter}")));
+    }
+    let table = super::ddl::single_name(&alter.name)?;
+    for op in &alter.operations {
+        let change = match op {
+            ast::AlterTableOperation::AddConstraint { constraint, not_valid: false } => {
+                AlterConstraint::Add(vec![table_constraint(constraint)?])
+            }
+            ast::AlterTableOperation::DropConstraint { if_exists: false, name, drop_behavior: None } => {
+                AlterConstraint::Drop { name: ident_name(name) }
+            }
+            other => return Err(Error::unsupported(format!("ALTER TABLE {} {other}", alter.name))),
+        };
+        alter_constraint(session, &table, change)?;
+    }
+    Ok(QueryResult::message(StatementKind::Ddl, "Table altered."))
+}
+
+/// Adds, drops, enables or disables constraints of table `name`, with the table held
+/// exclusively; the dictionary changes once the rows were checked and any index built.
+pub fn alter_constraint(session: &Session, name: &str, change: AlterConstraint) -> Result<QueryResult> {
+    let table =
+        session.db.catalog.table(name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.to_owned() })?;
+    let locks = session.db.locks.table(table.object_id);
+    let _exclusive = exclusive(&locks, &table.name)?;
+    // Read again under the lock: a DDL statement may have changed it meanwhile.
+    let table = session
+        .db
+        .catalog
+        .table(name)
+        .filter(|t| t.object_id == table.object_id)
+        .ok_or_else(|| Error::UnknownObject { kind: "table", name: name.to_owned() })?;
+    let mut changed = (*table).clone();
+    let mut added = Vec::new();
+    let mut removed = Vec::new();
+    let outcome = match change {
+        AlterConstraint::Add(declared) => {
+            let new = settle(session, &changed, declared)?;
+            let first = changed.constraints.len();
+            changed.constraints.extend(new);
+            (first..changed.constraints.len()).try_for_each(|i| enable(session, &mut changed, i, &mut added))
+        }
+        AlterConstraint::Drop { name } => {
+            let i = position(&changed, &name, 2443)?;
+            let c = changed.constraints.remove(i);
+            if let Some(KeyIndex { index: Some(index), own: true }) = c.kind.key_index() {
+                removed.push(index.clone());
+            }
+            release_not_null(&mut changed, &c);
+            Ok(())
+        }
+        AlterConstraint::Enable { name } => {
+            let i = position(&changed, &name, 2431)?;
+            match changed.constraints[i].enabled {
+                true => Ok(()),
+                false => enable(session, &mut changed, i, &mut added),
+            }
+        }
+        AlterConstraint::Disable { name } => {
+            let i = position(&changed, &name, 2431)?;
+            let c = &mut changed.constraints[i];
+            if c.enabled {
+                c.enabled = false;
+                if let Some(KeyIndex { index: Some(index), own }) = c.kind.key_index().cloned() {
+                    if own {
+                        removed.push(index);
+                    }
+                    set_key_index(c, KeyIndex { index: None, own: true });
+                }
+                let c = c.clone();
+                release_not_null(&mut changed, &c);
+            }
+            Ok(())
+        }
+    };
+    // The indexes the constraints made and no longer use, as they were before the change.
+    let gone: Vec<_> = removed.iter().filter_map(|n| session.db.catalog.index(n)).collect();
+    let saved = outcome.and_then(|()| session.db.catalog.alter_table(changed, added.clone(), &removed));
+    if let Err(e) = saved {
+        drop_index_segments(session, &added);
+        return Err(e);
+    }
+    let ctx = session.access_context();
+    for index in gone {
+        crate::access::segments::drop_object_segment(&ctx, index.object_id, index.segment_header, &index.name)?;
+    }
+    Ok(QueryResult::message(StatementKind::Ddl, "Table altered."))
+}
+
+/// The position of constraint `name` of `table`; an error with Oracle's `code` if it has
+/// none.
+fn position(table: &TableDef, name: &str, code: u32) -> Result<usize> {
+    table.constraints.iter().position(|c| c.name == name).ok_or_else(|| Error::UnknownConstraint {
+        code,
+        name: name.to_owned(),
+        table: table.name.clone(),
+    })
+}
+
+/// Makes column NOT NULL flags true again where `gone` (dropped or disabled) was the last
+/// enabled constraint keeping them.
+fn release_not_null(table: &mut TableDef, gone: &ConstraintDef) {
+    if matches!(gone.kind, ConstraintKind::NotNull | ConstraintKind::PrimaryKey(_)) {
+        for &i in &gone.columns {
+            if !table.column_kept_not_null(i, &gone.name) {
+                table.columns[i].nullable = true;
+            }
+        }
+    }
+}
+
+/// Enables constraint `i` of `table` (new, or disabled): checks the table's rows against
+/// it and, for a key, gives it an index (new ones are pushed to `added`).
+fn enable(session: &Session, table: &mut TableDef, i: usize, added: &mut Vec<IndexDef>) -> Result<()> {
+    table.constraints[i].enabled = true;
+    let c = table.constraints[i].clone();
+    match &c.kind {
+        ConstraintKind::NotNull => validate_rows(session, table, &c, None)?,
+        ConstraintKind::Check { condition } => {
+            let condition = bind_condition(session, table, condition)?;
+            validate_rows(session, table, &c, Some(condition))?;
+        }
+        ConstraintKind::PrimaryKey(_) | ConstraintKind::Unique(_) => {
+            if matches!(c.kind, ConstraintKind::PrimaryKey(_)) {
+                validate_rows(session, table, &c, None)?;
+            }
+            match existing_key_index(session, table, &c) {
+                Some(index) => set_key_index(&mut table.constraints[i], KeyIndex { index: Some(index), own: false }),
+                None => added.push(key_index(session, table, i)?),
+            }
+        }
+        ConstraintKind::ForeignKey { .. } => {
+            return Err(Error::unsupported(format!("enabling foreign key {}", c.name)));
+        }
+    }
+    mark_not_null(table);
+    Ok(())
+}
+
+/// Reads every row of `table` and fails naming `c` at the first that violates it: a
+/// NULL in a NOT NULL or primary key column, or `condition` FALSE.
+fn validate_rows(session: &Session, table: &TableDef, c: &ConstraintDef, condition: Option<Expr>) -> Result<()> {
+    let ctx = session.access_context();
+    let mut needed = vec![false; table.columns.len()];
+    match &condition {
+        Some(_) => needed.iter_mut().for_each(|n| *n = true),
+        None => c.columns.iter().for_each(|&i| needed[i] = true),
+    }
+    let (code, what) = match (&c.kind, &condition) {
+        (_, Some(_)) => (2293, "check constraint violated"),
+        _ => (2296, "null values found"),
+    };
+    let mut validator =
+        Validator { columns: &c.columns, condition, f: super::function_context(session), violated: false };
+    FullScan::new(table, &needed).run_locked(&ctx, &mut validator)?;
+    if validator.violated {
+        return Err(Error::CannotValidate { code, constraint: qualified(&c.name), what });
+    }
+    Ok(())
+}
+
+/// Looks for a row that violates a constraint being enabled.
+struct Validator<'c> {
+    /// Columns that must not be NULL (when `condition` is `None`).
+    columns: &'c [usize],
+    condition: Option<Expr>,
+    f: FunctionContext,
+    violated: bool,
+}
+
+impl Validator<'_> {
+    fn visit<R: RowAccess + ?Sized>(&mut self, row: &R) -> Result<Flow> {
+        self.violated = match &self.condition {
+            Some(condition) => condition.eval_condition(row, &mut self.f)? == Some(false),
+            None => self.columns.iter().any(|&i| row.is_null(i)),
+        };
+        Ok(if self.violated { Flow::Stop } else { Flow::Continue })
+    }
+}
+
+impl ScanConsumer for Validator<'_> {
+    fn batch(&mut self, batch: &BlockBatch<'_>) -> Result<Flow> {
+        for i in 0..batch.len() {
+            if self.visit(&batch.row(i))? == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn row(&mut self, row: &BlockRow<'_>) -> Result<Flow> {
+        self.visit(row)
+    }
+
+    fn row_in_place(&mut self, _row: WalkedRow<'_>) -> Result<Flow> {
+        unreachable!("rows_in_place is false: the scan hands whole batches")
+    }
+}
