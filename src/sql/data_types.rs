@@ -16,6 +16,16 @@ pub(super) fn data_type(t: &AstType) -> std::result::Result<DataType, String> {
         AstType::Varchar(len) | AstType::CharVarying(len) | AstType::Nvarchar(len) => string_type(len, true),
         AstType::Char(len) | AstType::Character(len) => string_type(len, false),
         AstType::Date => Ok(DataType::Date),
+        // Oracle's ANSI floating types are NUMBERs (FLOAT(p) with a binary precision of
+        // 1 to 126 bits, REAL FLOAT(63), DOUBLE PRECISION FLOAT(126)); lioscope keeps the
+        // value as NUMBER does, to 28 significant digits, without rounding to p bits.
+        AstType::Float(info) => match info_args(info)[..] {
+            [] => Ok(DataType::Number { precision: None, scale: None }),
+            [p] if (1..=126).contains(&p) => Ok(DataType::Number { precision: None, scale: None }),
+            [p] => Err(format!("FLOAT({p}): the binary precision must be between 1 and 126")),
+            _ => Err("FLOAT takes one precision, in bits".into()),
+        },
+        AstType::Real | AstType::DoublePrecision => Ok(DataType::Number { precision: None, scale: None }),
         AstType::Custom(name, args) => match function_name(name).as_str() {
             "NUMBER" => {
                 let parsed: std::result::Result<Vec<i64>, _> = args.iter().map(|a| a.trim().parse::<i64>()).collect();
@@ -88,4 +98,30 @@ fn string_type(len: &Option<CharacterLength>, varying: bool) -> std::result::Res
     }
     let n = n as u32;
     Ok(if varying { DataType::Varchar2 { max_bytes: n } } else { DataType::Char { len: n } })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(sql_type: &str) -> std::result::Result<DataType, String> {
+        let sql = format!("CREATE TABLE t (c {sql_type})");
+        let statements = sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::OracleDialect {}, &sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let ast::Statement::CreateTable(create) = &statements[0] else { panic!("{sql}: not a CREATE TABLE") };
+        data_type(&create.columns[0].data_type)
+    }
+
+    #[test]
+    fn the_ansi_floating_types_are_numbers_and_a_bad_precision_is_refused() {
+        let number = DataType::Number { precision: None, scale: None };
+        for t in ["FLOAT", "FLOAT(126)", "FLOAT(1)", "REAL", "DOUBLE PRECISION"] {
+            assert_eq!(parsed(t), Ok(number), "{t}");
+        }
+        for t in ["FLOAT(0)", "FLOAT(127)"] {
+            let e = parsed(t).expect_err(t);
+            assert!(e.contains("between 1 and 126"), "{t}: {e}");
+        }
+        assert!(parsed("TEXT").expect_err("not an Oracle type").contains("TEXT"));
+    }
 }
