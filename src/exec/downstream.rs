@@ -145,7 +145,10 @@ impl Push for RowSink<'_> {
         _rest: &mut D,
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
-        let out = (0..self.visible).map(|i| row.column(i)).collect::<Result<SinkRow<'_>>>()?;
+        let mut out = SinkRow::new();
+        for i in 0..self.visible {
+            out.push(row.column(i)?);
+        }
         self.consume.consume(&out)?;
         Ok(if self.consume.stopped() { Flow::Stop } else { Flow::Continue })
     }

@@ -64,6 +64,11 @@ impl InputFigures {
     }
 }
 
+/// A hash join's table: each key of the build input and the build rows that have it
+/// (by their place in the kept rows). Hashed with foldhash: the keys are the query's own
+/// values, and SipHash's defence against chosen keys would cost every row.
+type KeyTable = HashMap<Vec<Value>, Vec<u32>, foldhash::fast::RandomState>;
+
 /// A joined row being pushed.
 type JoinedRow<'v> = SmallVec<[Datum<'v>; 16]>;
 
@@ -132,9 +137,9 @@ impl Join {
     }
 
     /// Pushes the joined row `row` into `stages`, its columns in the output's order.
-    fn emit(&self, row: JoinedRow<'_>, stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
+    fn emit(&self, row: &[Datum<'_>], stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
         match &self.output {
-            None => push(stages, row.as_slice(), f),
+            None => push(stages, row, f),
             Some(order) => {
                 let out: JoinedRow<'_> = order.iter().map(|&c| borrowed(&row[c])).collect();
                 push(stages, out.as_slice(), f)
@@ -162,7 +167,7 @@ impl Join {
             (self.kind.keeps_left(), self.kind.keeps_right())
         };
         let rows = collect(build, ctx)?;
-        let mut table: HashMap<Vec<Value>, Vec<u32>> = HashMap::new();
+        let mut table: KeyTable = HashMap::default();
         let mut key = Vec::new();
         for (i, row) in rows.iter().enumerate() {
             if key_of(build_keys, row, &mut ctx.functions, &mut key)? {
@@ -197,7 +202,7 @@ impl Join {
             } else {
                 joined(Some(row), self.left.width, None, self.right.width)
             };
-            if self.emit(out, stages, &mut ctx.functions)? == Flow::Stop {
+            if self.emit(&out, stages, &mut ctx.functions)? == Flow::Stop {
                 break;
             }
         }
@@ -258,7 +263,7 @@ impl Join {
         let f = &mut ctx.functions;
         let mut right_matched = vec![false; right.len()];
         let (mut i, mut j) = (0, 0);
-        let emit = |out: JoinedRow<'_>, stages: &mut [Stage<'_>], f: &mut FunctionContext| self.emit(out, stages, f);
+        let emit = |out: &[Datum<'_>], stages: &mut [Stage<'_>], f: &mut FunctionContext| self.emit(out, stages, f);
         while i < left.len() {
             let key = &left[i].0;
             let group_end =
@@ -266,7 +271,7 @@ impl Join {
             if key.is_empty() {
                 for (_, row) in &left[i..group_end] {
                     if self.kind.keeps_left()
-                        && emit(joined(Some(row), self.left.width, None, self.right.width), stages, f)? == Flow::Stop
+                        && emit(&joined(Some(row), self.left.width, None, self.right.width), stages, f)? == Flow::Stop
                     {
                         return Ok(());
                     }
@@ -290,13 +295,13 @@ impl Join {
                     }
                     any = true;
                     right_matched[j + k] = true;
-                    if emit(out, stages, f)? == Flow::Stop {
+                    if emit(&out, stages, f)? == Flow::Stop {
                         return Ok(());
                     }
                 }
                 if !any
                     && self.kind.keeps_left()
-                    && emit(joined(Some(l), self.left.width, None, self.right.width), stages, f)? == Flow::Stop
+                    && emit(&joined(Some(l), self.left.width, None, self.right.width), stages, f)? == Flow::Stop
                 {
                     return Ok(());
                 }
@@ -305,7 +310,7 @@ impl Join {
         }
         if self.kind.keeps_right() {
             for ((_, r), _) in right.iter().zip(&right_matched).filter(|(_, m)| !**m) {
-                if emit(joined(None, self.left.width, Some(r), self.right.width), stages, f)? == Flow::Stop {
+                if emit(&joined(None, self.left.width, Some(r), self.right.width), stages, f)? == Flow::Stop {
                     break;
                 }
             }
@@ -388,7 +393,7 @@ struct HashProbe<'j, 'r, 'a> {
     join: &'j Join,
     build_right: bool,
     rows: &'j [Vec<Value>],
-    table: &'j HashMap<Vec<Value>, Vec<u32>>,
+    table: &'j KeyTable,
     probe_keys: &'j [Expr],
     keep_probe: bool,
     /// Which build rows joined a probe row (only when the build input is preserved).
@@ -425,7 +430,7 @@ impl ConsumeRow for HashProbe<'_, '_, '_> {
                 if let Some(m) = self.matched.get_mut(b as usize) {
                     *m = true;
                 }
-                if self.join.emit(out, self.rest, &mut self.f)? == Flow::Stop {
+                if self.join.emit(&out, self.rest, &mut self.f)? == Flow::Stop {
                     self.stopped = true;
                     break;
                 }
@@ -434,7 +439,7 @@ impl ConsumeRow for HashProbe<'_, '_, '_> {
         self.key = key;
         if !any && self.keep_probe && !self.stopped {
             let out = self.pair(values, None);
-            self.stopped = self.join.emit(out, self.rest, &mut self.f)? == Flow::Stop;
+            self.stopped = self.join.emit(&out, self.rest, &mut self.f)? == Flow::Stop;
         }
         Ok(())
     }
@@ -511,7 +516,7 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
         self.stopped = stopped;
         if !any && !stopped && join.kind.keeps_left() {
             let out = joined(Some(outer), join.left.width, None, join.right.width);
-            self.stopped = join.emit(out, self.rest, &mut self.f)? == Flow::Stop;
+            self.stopped = join.emit(&out, self.rest, &mut self.f)? == Flow::Stop;
         }
         Ok(())
     }
@@ -562,7 +567,7 @@ impl ConsumeRow for NestedInnerRows<'_, '_, '_, '_, '_> {
             return Ok(());
         }
         self.any = true;
-        self.stopped = join.emit(out, self.rest, self.f)? == Flow::Stop;
+        self.stopped = join.emit(&out, self.rest, self.f)? == Flow::Stop;
         Ok(())
     }
 
