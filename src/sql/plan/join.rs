@@ -3,9 +3,9 @@
 //!
 //! 1. [`Builder::join_scope`] resolves each FROM item (a table, a `v$` view, DUAL) into
 //!    the query's scope, its columns after the items before it; binds each ANSI join's
-//!    ON (or USING) condition; and puts a placeholder node where the join tree will go.
+//!    ON (or USING) condition; and adds the node the join tree will hang from (its line chosen last).
 //!    The WHERE clause is then bound over that scope as for one table, as a FILTER above
-//!    the placeholder.
+//!    the join's node.
 //! 2. [`Builder::plan_join`] splits the WHERE clause and the ON conditions into
 //!    conjuncts and places each: on one item's rows (its scan's filter) where no outer
 //!    join could make them NULL, as a join condition at the join that brings their last
@@ -107,7 +107,7 @@ pub(super) struct JoinQuery {
     /// The order outer joins are taken in: the FROM order, or for Oracle's `(+)` an order
     /// where each outer-joined item follows the items its conditions read.
     order: Vec<usize>,
-    /// The placeholder node the join tree replaces.
+    /// The node the join tree hangs from; its operation is set once the root join is planned.
     node: NodeId,
 }
 
@@ -154,7 +154,7 @@ struct Conjunct {
 
 impl Builder<'_> {
     /// Builds the scope of a FROM clause of several items (or of ANSI joins) and the
-    /// placeholder of its join tree; see the module doc.
+    /// node of its join tree; see the module doc.
     pub(super) fn join_scope(&mut self, select: &ast::Select) -> Result<Scope> {
         let mut relations: Vec<Relation> = Vec::new();
         let mut scope = Scope::default();
@@ -305,7 +305,7 @@ impl Builder<'_> {
         Ok(out)
     }
 
-    /// Plans the join tree in place of its placeholder; see the module doc.
+    /// Plans the join tree under the join's node; see the module doc.
     pub(super) fn plan_join(&mut self, query: JoinQuery, hints: &Hints, scope: &Scope) -> Result<()> {
         let width = query.relations.iter().map(|r| r.columns.end).max().unwrap_or(0);
         let mut needed = columns_read_by(self.tree.stages(), width);
@@ -423,7 +423,7 @@ impl Builder<'_> {
             let estimate = Estimate { rows: left_est.rows, cost: left_est.cost };
             let mut join = planned.join;
             if step == order.len() - 1 {
-                // The root: the placeholder's node takes the join's line and children,
+                // The root: the join's node takes the root join's line and children,
                 // and the rows leave in the scope's order.
                 let main = self.tree.node_mut(query.node);
                 main.operation = planned.node.operation;
