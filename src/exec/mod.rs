@@ -22,7 +22,8 @@
 //! paths), [`inmemory_source`] (the column store's scan), `cu_feed` (the compression
 //! units a full scan of a compressed table meets); [`unit_scan`] is what the last two do
 //! with one columnar unit, [`run`] runs a whole pipeline, and [`probe`] is the stage
-//! that measures row-source statistics between two others. The
+//! that measures row-source statistics between two others. The joins ([`join`]) keep
+//! rows within the statement's [`workarea`] and spill beyond it ([`temp_rows`]). The
 //! pipeline evaluates expressions of the layer below (`expr`) and reads rows through
 //! `access`, `index` and `inmemory`; it knows no `Session`: an [`ExecContext`] is made
 //! from the parts of one.
@@ -46,6 +47,8 @@ mod sort;
 pub mod table_scan;
 pub mod unit_scan;
 mod source;
+pub mod temp_rows;
+pub mod workarea;
 
 pub use aggregate::AggregateStage;
 pub use collect::CollectStage;
@@ -77,6 +80,9 @@ pub struct ExecContext<'a> {
     /// Helper threads the statement may use beside its session's own
     /// (`parallel_max_servers`, and none on a machine with one CPU).
     pub helpers: usize,
+    /// The memory a hash join's table may take, and where it spills beyond it
+    /// (unbounded until the session's parameters say otherwise).
+    pub workarea: workarea::WorkArea<'a>,
 }
 
 impl<'a> ExecContext<'a> {
@@ -92,6 +98,6 @@ impl<'a> ExecContext<'a> {
     ) -> ExecContext<'a> {
         let helpers =
             usize::try_from(parallel_max_servers).unwrap_or(usize::MAX).min(crate::stats::osstat::usable_cpus() - 1);
-        ExecContext { access, catalog, inmemory, functions, helpers }
+        ExecContext { access, catalog, inmemory, functions, helpers, workarea: workarea::WorkArea::unbounded() }
     }
 }

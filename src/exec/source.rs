@@ -195,6 +195,8 @@ pub struct Join {
     /// What a nested loop's index probes did in the last run, all outer rows together
     /// (the index line under the inner table's access by rowid).
     pub probe_figures: Cell<super::index_source::IndexLineFigures>,
+    /// What a hash join's work area did in the last run.
+    pub workarea: Cell<Option<crate::stats::workarea::WorkareaRun>>,
     /// The order the joined row's columns leave in, when not their own: column `i` of
     /// a row pushed on is column `output[i]` of the joined row (the root join of a
     /// reordered FROM clause gives its columns back in the clause's order).

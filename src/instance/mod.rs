@@ -147,8 +147,9 @@ impl DbInner {
         // The lock first: while another instance runs, its files are its own to write.
         let lock = lock_directory(dir)?;
         let mut control = ControlFile::read(dir)?;
-        // Temporary files of sorts a crash interrupted: no sort of this database runs now.
-        crate::index::sort::remove_stale(dir);
+        // Temporary files of sorts and hash joins a crash interrupted: none of this
+        // database runs now.
+        crate::storage::temp::remove_stale(dir);
         let block_size = control.block_size as usize;
         if !control.datafiles.iter().any(|d| d.number == undo::UNDO_FILE_NO) {
             // A database created before undo existed gets its undo tablespace now.

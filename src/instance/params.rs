@@ -60,6 +60,9 @@ pub const LOG_CHECKPOINT_TIMEOUT: &str = "log_checkpoint_timeout";
 pub const ASH_SAMPLING_INTERVAL: &str = "_ash_sampling_interval";
 pub const ASH_SIZE: &str = "_ash_size";
 pub const SORT_AREA_SIZE: &str = "sort_area_size";
+pub const WORKAREA_SIZE_POLICY: &str = "workarea_size_policy";
+pub const PGA_AGGREGATE_TARGET: &str = "pga_aggregate_target";
+pub const HASH_AREA_SIZE: &str = "hash_area_size";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -104,6 +107,27 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "512M",
         modifiable: Modifiable::SessionAndSystem,
         description: "Memory one sort of CREATE INDEX may use (keys, their 24-byte entries and the radix sort's copy of them); beyond it sorted runs go to a temporary file in the database directory and are merged (sorts (disk)). The default keeps about 9 million short keys in memory; at most 2G is used",
+    },
+    ParameterDef {
+        name: WORKAREA_SIZE_POLICY,
+        kind: Kind::Choice(&["auto", "manual"]),
+        default: "auto",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "How a hash join's work area is sized: auto, from pga_aggregate_target; manual, from hash_area_size. Beyond it the join spills partitions to a temporary file (workarea executions - onepass / multipass)",
+    },
+    ParameterDef {
+        name: PGA_AGGREGATE_TARGET,
+        kind: Kind::Size { min: 10 << 20, max: u64::MAX },
+        default: "2G",
+        modifiable: Modifiable::SystemImmediate,
+        description: "Under workarea_size_policy = auto, one hash join's work area takes at most 20% of this, and at most 1G",
+    },
+    ParameterDef {
+        name: HASH_AREA_SIZE,
+        kind: Kind::Size { min: 1 << 10, max: u64::MAX },
+        default: "128K",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "Under workarea_size_policy = manual, the memory one hash join's work area takes (Oracle's default, twice Oracle's sort_area_size of 64K)",
     },
     ParameterDef {
         name: STATISTICS_LEVEL,

@@ -57,6 +57,9 @@ pub struct Session {
     counters: std::cell::RefCell<Option<SessionCounters>>,
     /// The parameters every execution reads, parsed once per change of any parameter.
     hot: Cell<Option<HotParameters>>,
+    /// What the work areas of the statement running now did, by plan line id (for
+    /// `v$sql_workarea`, taken when the call ends).
+    pub(crate) call_workareas: std::cell::RefCell<Vec<(u32, crate::stats::workarea::WorkareaRun)>>,
     /// Makes `Session` `!Sync` (while still `Send`): only one thread writes its statistics.
     _one_thread_at_a_time: PhantomData<Cell<()>>,
 }
@@ -73,6 +76,10 @@ struct HotParameters {
     commit_batch: bool,
     commit_nowait: bool,
     commit_force_wait: bool,
+    /// `workarea_size_policy = manual`, `pga_aggregate_target`, `hash_area_size`.
+    workarea_manual: bool,
+    pga_aggregate_target: u64,
+    hash_area_size: u64,
 }
 
 /// A session's performance counters: those of the thread it runs on now, and what the
@@ -116,6 +123,7 @@ impl Session {
             plan_statistics: Cell::new(false),
             counters: Default::default(),
             hot: Cell::new(None),
+            call_workareas: Default::default(),
             _one_thread_at_a_time: PhantomData,
         }
     }
@@ -233,6 +241,9 @@ impl Session {
             commit_batch: self.read_parameter(params::COMMIT_LOGGING, |_, value| value == "batch"),
             commit_nowait: self.read_parameter(params::COMMIT_WAIT, |_, value| value == "nowait"),
             commit_force_wait: self.read_parameter(params::COMMIT_WAIT, |_, value| value == "force_wait"),
+            workarea_manual: self.read_parameter(params::WORKAREA_SIZE_POLICY, |_, value| value == "manual"),
+            pga_aggregate_target: self.read_parameter(params::PGA_AGGREGATE_TARGET, params::number),
+            hash_area_size: self.read_parameter(params::HASH_AREA_SIZE, params::number),
         };
         self.hot.set(Some(hot));
         hot
@@ -243,6 +254,18 @@ impl Session {
     pub(crate) fn commit_settings(&self) -> (bool, bool, bool) {
         let hot = self.hot_parameters();
         (hot.commit_batch, hot.commit_nowait, hot.commit_force_wait)
+    }
+
+    /// The work area this session's statements' hash joins get (see
+    /// [`crate::exec::workarea`]), spilling to the database directory.
+    pub(crate) fn workarea(&self) -> crate::exec::workarea::WorkArea<'_> {
+        let hot = self.hot_parameters();
+        let temp = crate::exec::workarea::TempSpace {
+            dir: &self.db.dir,
+            io: &*self.db.io,
+            block_size: self.db.cache.block_size(),
+        };
+        crate::exec::workarea::WorkArea::sized(hot.workarea_manual, hot.pga_aggregate_target, hot.hash_area_size, temp)
     }
 
     /// Whether this session's queries gather row-source statistics: `statistics_level =

@@ -2,7 +2,7 @@
 //! The statement is published in `v$session` while it runs (and the snapshot it reads
 //! as of, for the purge of index entries), and for Active Session History (its SQL_ID,
 //! a new SQL_EXEC_ID, IN_SQL_EXECUTION); its time goes to DB time and DB CPU, and its
-//! figures to `v$sql`.
+//! figures (with what its work areas did) to `v$sql` and `v$sql_workarea`.
 
 use super::QueryResult;
 use crate::error::Result;
@@ -30,6 +30,7 @@ pub(crate) fn user_call_hashed(
     let started = Instant::now();
     let cpu_started = osstat::thread_cpu_time_ns();
     session.stats().activity().begin_call(sql_hash, session.db.registry.next_sql_exec_id());
+    session.call_workareas.borrow_mut().clear();
     session.info.active.store(true, Ordering::Relaxed);
     // Published before the statement takes its snapshot (which is no older), so a
     // purge of index entries deleted after that snapshot sees this reader.
@@ -63,6 +64,7 @@ pub(crate) fn user_call_hashed(
         // The statement's helper threads' CPU is in DB CPU too.
         cpu_us: stats.time(TimeModel::DbCpu) - db_cpu_before,
         counters: counters_before.and_then(|before| Some(session.hardware_counters()?.since(&before))),
+        workareas: std::mem::take(&mut *session.call_workareas.borrow_mut()),
     };
     session.db.sql_area.record(super::statement_text(sql), &execution);
     session.info.active.store(false, Ordering::Relaxed);

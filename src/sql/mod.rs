@@ -71,7 +71,15 @@ pub use row_source_stats::{PlanStatistics, RowSourceLine};
 /// The context a statement of `session` runs in, with the functions' context `functions`.
 pub(crate) fn exec_context(session: &Session, functions: FunctionContext) -> ExecContext<'_> {
     let db = &session.db;
-    ExecContext::new(session.access_context(), &db.catalog, &db.inmemory, functions, session.parallel_max_servers())
+    let mut ctx = ExecContext::new(
+        session.access_context(),
+        &db.catalog,
+        &db.inmemory,
+        functions,
+        session.parallel_max_servers(),
+    );
+    ctx.workarea = session.workarea();
+    ctx
 }
 
 /// A statement's text without surrounding blanks and a trailing `;`: what runs, and what
@@ -255,11 +263,13 @@ pub(crate) fn run_planned(
     if planned.gather_plan_statistics || session.gathers_plan_statistics() {
         let columns = planned.columns.clone();
         let (rows, statistics) = row_source_stats::run_with_statistics(planned, &mut ctx)?;
+        session.call_workareas.borrow_mut().extend(statistics.workareas());
         let mut result = QueryResult::rows(StatementKind::Query, columns, rows);
         result.plan_statistics = Some(statistics);
         return Ok(result);
     }
     let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;
+    session.call_workareas.borrow_mut().extend(row_source_stats::workareas(&planned.tree, &planned.source));
     Ok(QueryResult::rows(StatementKind::Query, planned.columns, rows))
 }
 
@@ -281,6 +291,7 @@ fn explain_analyze(session: &Session, statement: &Statement) -> Result<QueryResu
     let notes = planned.notes.clone();
     let mut ctx = exec_context(session, functions);
     let (_, statistics) = row_source_stats::run_with_statistics(planned, &mut ctx)?;
+    session.call_workareas.borrow_mut().extend(statistics.workareas());
     let mut lines = statistics.format(true);
     if !notes.is_empty() {
         lines.push(String::new());

@@ -1,7 +1,9 @@
 //! Row-source statistics: a query run with a probe after each plan line, and the figures
 //! tkprof prints for each row source: actual rows, `cr=` (consistent gets), `pr=`
 //! (physical reads), `pw=` (physical writes) and `time=` (microseconds), each inclusive
-//! of the line's children, as tkprof shows them.
+//! of the line's children, as tkprof shows them; and for a hash join what its work area
+//! did: the most memory it held (`mem=`), the temporary space it wrote (`tmp=`) and how
+//! it ran (OPTIMAL, 1 PASS, n PASSES), as Used-Mem and Used-Tmp in Oracle's ALLSTATS.
 //!
 //! Rows come from the probes ([`crate::exec::probe`]). A full scan hands rows on a block
 //! at a time, so under a COUNT STOPKEY its line counts the rows of the blocks it read,
@@ -18,9 +20,10 @@ use super::plan::{Estimate, NodeId, Operation, PlanNode, PlanTree, Planned, Rows
 use crate::error::Result;
 use crate::exec::ExecContext;
 use crate::exec::Source;
-use crate::exec::join::{Join, JoinMethod, NestedInner};
+use crate::exec::join::{Join, JoinInput, JoinMethod, NestedInner};
 use crate::exec::pipeline::{insert_probes, probe_at};
 use crate::stats::Stat;
+use crate::stats::workarea::WorkareaRun;
 use crate::types::Value;
 use std::collections::HashMap;
 use std::time::Instant;
@@ -40,12 +43,94 @@ pub struct RowSourceLine {
     pub physical_writes: u64,
     pub time_us: u64,
     pub estimate: Option<Estimate>,
+    /// What the line's work area did (a hash join's), when it has one.
+    pub workarea: Option<WorkareaRun>,
 }
 
 /// The row-source statistics of one execution, top of the tree first.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PlanStatistics {
     pub lines: Vec<RowSourceLine>,
+}
+
+/// Each join of the plan whose pipeline reads `source`, with the plan line id (its place
+/// in the tree's pre-order, as EXPLAIN numbers it) and node of its line.
+fn joins_of<'s>(tree: &PlanTree, source: &'s Source) -> Vec<(usize, NodeId, &'s Join)> {
+    let order = tree.pre_order();
+    let reader = order
+        .iter()
+        .map(|&(id, _)| id)
+        .find(|&id| tree.node(id).operation.is_join() && tree.node(id).rows_at != RowsAt::InsideSource);
+    let mut out = Vec::new();
+    if let (Source::Join(join), Some(reader)) = (source, reader) {
+        let mut nodes = Vec::new();
+        each_join(tree, reader, join, &mut nodes);
+        for (node, join) in nodes {
+            let line = order.iter().position(|&(id, _)| id == node).expect("a join's node is in its tree");
+            out.push((line, node, join));
+        }
+    }
+    out
+}
+
+/// Join `join` at `node`, then the joins of its inputs, into `out`.
+fn each_join<'s>(tree: &PlanTree, node: NodeId, join: &'s Join, out: &mut Vec<(NodeId, &'s Join)>) {
+    out.push((node, join));
+    let Some(inputs) = input_lines(tree, node, join) else { return };
+    for (input, line) in inputs {
+        if let Source::Join(inner) = &input.source {
+            each_join(tree, below_sort(tree, line), inner, out);
+        }
+    }
+}
+
+/// The line of each input of join `join` at `node`: its top line (a SORT JOIN or BUFFER
+/// SORT over the input's own line, when it has one).
+fn input_lines<'j>(tree: &PlanTree, node: NodeId, join: &'j Join) -> Option<[(&'j JoinInput, NodeId); 2]> {
+    let [first, second] = tree.node(node).children[..] else { return None };
+    let (left, right) = match (&join.method, tree.node(node).operation) {
+        (JoinMethod::Hash { build_right: true }, op) if op != Operation::MergeJoinCartesian => (second, first),
+        _ => (first, second),
+    };
+    Some([(&join.left, left), (&join.right, right)])
+}
+
+/// `line`'s child when `line` is a SORT JOIN or BUFFER SORT, else `line`.
+fn below_sort(tree: &PlanTree, line: NodeId) -> NodeId {
+    if matches!(tree.node(line).operation, Operation::SortJoin | Operation::BufferSort) {
+        tree.node(line).children[0]
+    } else {
+        line
+    }
+}
+
+/// What the work areas of the plan that read `source` did in its last run, by plan line
+/// id.
+pub(crate) fn workareas(tree: &PlanTree, source: &Source) -> Vec<(u32, WorkareaRun)> {
+    let order = tree.pre_order();
+    workarea_nodes(tree, &joins_of(tree, source))
+        .into_iter()
+        .map(|(node, run)| (order.iter().position(|&(id, _)| id == node).expect("in its tree") as u32, run))
+        .collect()
+}
+
+/// The node of each work area of `joins`, with what it did: a hash join's own line; a
+/// MERGE JOIN CARTESIAN's BUFFER SORT (whose rows the work area holds, `BUFFER` in
+/// `v$sql_workarea`).
+fn workarea_nodes(tree: &PlanTree, joins: &[(usize, NodeId, &Join)]) -> Vec<(NodeId, WorkareaRun)> {
+    let mut out = Vec::new();
+    for &(_, node, join) in joins {
+        let Some(mut run) = join.workarea.get() else { continue };
+        let mut at = node;
+        if tree.node(node).operation == Operation::MergeJoinCartesian
+            && let Some(&buffer) = tree.node(node).children.get(1)
+        {
+            at = buffer;
+            run.operation_type = "BUFFER";
+        }
+        out.push((at, run));
+    }
+    out
 }
 
 /// Runs a planned query with probes and returns its rows and row-source statistics.
@@ -71,19 +156,18 @@ pub fn run_with_statistics(
     let io = [after[0] - before[0], after[1] - before[1], after[2] - before[2]];
     let inner = source.inner_line_figures();
     let mut joined = HashMap::new();
-    let reader = order
-        .iter()
-        .map(|&(id, _)| id)
-        .find(|&id| tree.node(id).operation.is_join() && tree.node(id).rows_at != RowsAt::InsideSource);
-    if let (Source::Join(join), Some(reader)) = (&source, reader) {
+    let joins = joins_of(&tree, &source);
+    if let Some(&(_, reader, join)) = joins.first() {
         join_lines(&tree, reader, join, &mut joined);
     }
+    let workareas: HashMap<NodeId, WorkareaRun> = workarea_nodes(&tree, &joins).into_iter().collect();
     let mut probes = probe_of.iter();
     let mut out = PlanStatistics::default();
     for &(id, depth) in &order {
         let node = tree.node(id);
+        let workarea = workareas.get(&id).copied();
         if let Some(line) = joined.get(&id) {
-            out.lines.push(RowSourceLine { depth, ..row_source(node, depth, 0, [0; 3], 0) }.with(line));
+            out.lines.push(RowSourceLine { depth, workarea, ..row_source(node, depth, 0, [0; 3], 0) }.with(line));
             continue;
         }
         out.lines.push(match (node.rows_at, inner) {
@@ -98,6 +182,7 @@ pub fn run_with_statistics(
                 row_source(node, depth, p.rows, io, total_ns.saturating_sub(p.downstream_ns))
             }
         });
+        out.lines.last_mut().expect("just pushed").workarea = workarea;
     }
     Ok((rows, out))
 }
@@ -129,16 +214,11 @@ impl RowSourceLine {
 /// input's top line (and a SORT JOIN or BUFFER SORT over it) shows what the input did,
 /// a nested loop's index probe its index line, and a join input recurses.
 fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<NodeId, JoinedLine>) {
-    let children = &tree.node(node).children;
-    let [first, second] = children[..] else { return };
-    let (left, right) = match (&join.method, tree.node(node).operation) {
-        (JoinMethod::Hash { build_right: true }, op) if op != Operation::MergeJoinCartesian => (second, first),
-        _ => (first, second),
-    };
+    let Some(inputs) = input_lines(tree, node, join) else { return };
     // A nested loop runs its inner side inside its outer input's run: the outer line's
     // own figures are its run's less the inner side's.
     let nested = matches!(join.method, JoinMethod::NestedLoops(_));
-    for (input, mut line) in [(&join.left, left), (&join.right, right)] {
+    for (input, mut line) in inputs {
         let mut f = input.figures.get();
         if nested && std::ptr::eq(input, &join.left) {
             let inner = join.right.figures.get();
@@ -153,9 +233,9 @@ fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<Node
             physical_reads: f.physical_reads,
             time_ns: f.time_ns,
         };
-        if matches!(tree.node(line).operation, Operation::SortJoin | Operation::BufferSort) {
+        if below_sort(tree, line) != line {
             out.insert(line, figures);
-            line = tree.node(line).children[0];
+            line = below_sort(tree, line);
         }
         out.insert(line, figures);
         let below = tree.node(line).children.first().copied();
@@ -208,10 +288,16 @@ fn row_source(node: &PlanNode, depth: usize, rows: u64, io: [u64; 3], ns: u64) -
         physical_writes: io[2],
         time_us: ns / 1000,
         estimate: node.estimate,
+        workarea: None,
     }
 }
 
 impl PlanStatistics {
+    /// What the lines' work areas did, by plan line id.
+    pub(crate) fn workareas(&self) -> Vec<(u32, WorkareaRun)> {
+        self.lines.iter().enumerate().filter_map(|(id, l)| Some((id as u32, l.workarea?))).collect()
+    }
+
     /// The lines as tkprof prints its row source operations; `with_times` false leaves
     /// out `time=` (for output that must not vary between runs).
     pub fn format(&self, with_times: bool) -> Vec<String> {
@@ -226,8 +312,13 @@ impl PlanStatistics {
             let estimate = l.estimate.map_or_else(String::new, |e| {
                 format!(" cost={:.0} card={:.0}", e.cost.ceil(), e.rows.round().max(1.0))
             });
+            let workarea = l.workarea.map_or_else(String::new, |w| {
+                let temp =
+                    if w.tempseg_size > 0 { format!(" tmp={}K", w.tempseg_size.div_ceil(1024)) } else { String::new() };
+                format!(" mem={}K{temp} {}", w.memory_used.div_ceil(1024), w.execution_kind())
+            });
             out.push(format!(
-                "{:>10}  {}{}{name} ({}cr={} pr={} pw={}{time}{estimate})",
+                "{:>10}  {}{}{name} ({}cr={} pr={} pw={}{time}{estimate}{workarea})",
                 l.rows,
                 " ".repeat(l.depth),
                 l.operation,

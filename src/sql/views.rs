@@ -1,7 +1,7 @@
 //! Fixed views: `v$` performance views and `user_` dictionary views, computed when a
 //! statement that reads them is planned. Columns follow Oracle's where the concept is the
 //! same; `v$mystat` and `v$sesstat` also carry the statistic NAME (Oracle users join with
-//! `v$statname` for it; lioscope has no joins yet).
+//! `v$statname` for it, which works here too).
 
 use crate::access::AccessContext;
 use crate::error::Result;
@@ -21,6 +21,7 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "V$SESSION" => v_session(session),
         "V$ACTIVE_SESSION_HISTORY" => active_session_history(session),
         "V$SQL" => v_sql(session),
+        "V$SQL_WORKAREA" => sql_workarea(session),
         "V$SESSION_EVENT" => session_event(session),
         "V$SYSTEM_EVENT" => system_event(session),
         "V$EVENT_HISTOGRAM" => event_histogram(session, false),
@@ -311,6 +312,59 @@ fn v_sql(session: &Session) -> Rows {
         "INSTRUCTIONS",
         "BRANCHES",
         "BRANCH_MISSES",
+    ];
+    (cols(&names), rows)
+}
+
+/// `v$sql_workarea`: each work area of each statement in `v$sql` (one a hash join's plan
+/// line), with Oracle's columns. Sizes are in bytes; `ACTIVE_TIME` is the average time
+/// an execution held the area, in hundredths of a second, as in Oracle; the temporary
+/// segment sizes are NULL when no execution (or not the last) spilled.
+fn sql_workarea(session: &Session) -> Rows {
+    let mut rows = Vec::new();
+    for e in session.db.sql_area.entries() {
+        for w in &e.workareas {
+            let last = &w.last;
+            let some_bytes = |b: u64| if b == 0 { Datum::Null } else { int(b) };
+            rows.push(vec![
+                text(e.sql_id.clone()),
+                int(0),
+                text(last.operation_type),
+                int(u64::from(w.operation_id)),
+                text(last.policy),
+                int(last.estimated_optimal_size),
+                int(last.estimated_onepass_size),
+                int(last.memory_used),
+                text(last.execution_kind()),
+                int(1),
+                int(w.total_executions),
+                int(w.optimal_executions),
+                int(w.onepass_executions),
+                int(w.multipasses_executions),
+                int(w.total_active_time_us / w.total_executions.max(1) / 10_000),
+                some_bytes(w.max_tempseg_size),
+                some_bytes(last.tempseg_size),
+            ]);
+        }
+    }
+    let names = [
+        "SQL_ID",
+        "CHILD_NUMBER",
+        "OPERATION_TYPE",
+        "OPERATION_ID",
+        "POLICY",
+        "ESTIMATED_OPTIMAL_SIZE",
+        "ESTIMATED_ONEPASS_SIZE",
+        "LAST_MEMORY_USED",
+        "LAST_EXECUTION",
+        "LAST_DEGREE",
+        "TOTAL_EXECUTIONS",
+        "OPTIMAL_EXECUTIONS",
+        "ONEPASS_EXECUTIONS",
+        "MULTIPASSES_EXECUTIONS",
+        "ACTIVE_TIME",
+        "MAX_TEMPSEG_SIZE",
+        "LAST_TEMPSEG_SIZE",
     ];
     (cols(&names), rows)
 }

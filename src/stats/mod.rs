@@ -1,7 +1,7 @@
 //! Instrumentation: statistics, wait events and the time model, per session and for the
 //! system, with Oracle's names; plus operating-system figures for `v$osstat`, and the
 //! performance counters of a thread ([`hwcounters`]), and per-statement totals for
-//! `v$sql` ([`sqlarea`]).
+//! `v$sql` ([`sqlarea`]), with their work areas' for `v$sql_workarea` ([`workarea`]).
 //!
 //! Every layer counts into the [`SessionStats`] of the session it works for. The system
 //! view (`v$sysstat`, `v$system_event`, `v$sys_time_model`) is the sum over live sessions
@@ -23,6 +23,7 @@ mod names;
 pub mod osstat;
 mod session;
 pub mod sqlarea;
+pub mod workarea;
 
 pub use names::{Stat, TimeModel, WaitEvent};
 pub use session::{EventSnapshot, HISTOGRAM_BUCKETS, OwnedCounter, SessionStats, WaitTimer, histogram_bucket};

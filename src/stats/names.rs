@@ -154,6 +154,13 @@ statistics! {
     // Oracle's: the batches of an INSERT ... SELECT's helper thread that the session
     // received from it (one a batch of rows evaluated there).
     PxLocalMessagesRecvd => "PX local messages recv'd", 32;
+    // Oracle's: work areas (a hash join's) by how they ran, and the temporary blocks
+    // they wrote and read back.
+    WorkareaExecutionsOptimal => "workarea executions - optimal", 64;
+    WorkareaExecutionsOnepass => "workarea executions - onepass", 64;
+    WorkareaExecutionsMultipass => "workarea executions - multipass", 64;
+    PhysicalWritesDirectTemporary => "physical writes direct temporary tablespace", 8;
+    PhysicalReadsDirectTemporary => "physical reads direct temporary tablespace", 8;
 }
 
 impl Stat {

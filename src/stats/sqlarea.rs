@@ -1,7 +1,7 @@
 //! Per-statement totals over every session, as `v$sql` shows them: one entry per
 //! statement text, with its executions, the rows they processed, their buffer gets and
 //! disk reads, elapsed and CPU time, and the performance counters of the executions that
-//! ran with counters on.
+//! ran with counters on, and what its work areas did (`v$sql_workarea`).
 //!
 //! ```text
 //!  SqlArea ─ Mutex ─ HashMap<text, SqlEntry>      (at most CAPACITY entries)
@@ -16,6 +16,7 @@
 //! counted or the machine does not offer the counter.
 
 use super::hwcounters::{Counter, Reading};
+use super::workarea::{WorkareaRun, WorkareaTotals};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 
@@ -36,6 +37,8 @@ pub struct Execution {
     pub cpu_us: u64,
     /// The session's and its helpers' counters over the execution, when they were on.
     pub counters: Option<Reading>,
+    /// What its work areas did, by plan line id.
+    pub workareas: Vec<(u32, WorkareaRun)>,
 }
 
 /// One statement's totals.
@@ -54,6 +57,8 @@ pub struct SqlEntry {
     /// Their counters' totals (scaled for multiplexing), by counter; a counter the machine
     /// does not offer never appears.
     pub counters: std::collections::BTreeMap<Counter, u64>,
+    /// Its work areas (`v$sql_workarea`), by plan line id.
+    pub workareas: Vec<WorkareaTotals>,
     /// The area's execution sequence number of its latest execution (for ageing out).
     last_active: u64,
 }
@@ -72,6 +77,7 @@ impl SqlEntry {
             cpu_us: 0,
             counted_executions: 0,
             counters: Default::default(),
+            workareas: Vec::new(),
             last_active: 0,
         }
     }
@@ -112,6 +118,12 @@ impl SqlArea {
         entry.elapsed_us += execution.elapsed_us;
         entry.cpu_us += execution.cpu_us;
         entry.last_active = now;
+        for (line, run) in &execution.workareas {
+            match entry.workareas.binary_search_by_key(line, |w| w.operation_id) {
+                Ok(at) => entry.workareas[at].add(run),
+                Err(at) => entry.workareas.insert(at, WorkareaTotals::new(*line, run)),
+            }
+        }
         if let Some(reading) = &execution.counters {
             entry.counted_executions += 1;
             for counter in Counter::ALL {

@@ -3,8 +3,9 @@
 //! tables ([`hcc`]), segments (extent map and high-water
 //! mark), the space of the datafiles ([`space`]: extents handed out and taken back); how
 //! the database's JSON documents (the control file, the dictionary) are read and
-//! replaced atomically; the recovery double-write file ([`doublewrite`]); and the I/O
-//! layer ([`io`]) every write of a database file goes through.
+//! replaced atomically; the recovery double-write file ([`doublewrite`]); the temporary
+//! files sorts and hash joins spill to ([`temp`]); and the I/O layer ([`io`]) every write
+//! of a database file goes through.
 //!
 //! Nothing here counts statistics or knows about sessions; the buffer cache above reads
 //! and writes blocks through [`datafile::DataFile`] and interprets them with [`block`],
@@ -21,6 +22,7 @@ pub mod itl;
 pub mod row;
 pub mod segment;
 pub mod space;
+pub mod temp;
 
 use crate::error::{Error, Result};
 use std::path::Path;

@@ -56,3 +56,13 @@ SELECT e.nope FROM emp e JOIN dept d ON e.deptno = d.deptno;
 SELECT 1 FROM emp e JOIN dept d ON e.deptno = x.deptno JOIN dept x ON 1 = 1;
 SELECT 1 FROM emp, emp;
 SELECT 1 FROM emp e LEFT JOIN dept d;
+-- A hash join whose build input passes its work area (1K, set by hand): its partitions
+-- spill to a temporary file and are read back; the line shows the memory it held, the
+-- temporary space it wrote and how many passes it took, as v$sql_workarea does.
+ALTER SESSION SET workarea_size_policy = manual;
+ALTER SESSION SET hash_area_size = 1K;
+SET AUTOTRACE ON
+SELECT /*+ USE_HASH(e) SWAP_JOIN_INPUTS(e) */ COUNT(*), SUM(e.sal) FROM dept d JOIN emp e ON e.deptno = d.deptno;
+SET AUTOTRACE OFF
+SELECT operation_type, operation_id, policy, last_execution, total_executions, optimal_executions, onepass_executions + multipasses_executions spilled, CASE WHEN last_tempseg_size IS NULL THEN 'in memory' ELSE 'spilled' END temp FROM v$sql_workarea w JOIN v$sql q ON q.sql_id = w.sql_id WHERE q.sql_text LIKE '%SWAP_JOIN_INPUTS(e)%' AND q.sql_text NOT LIKE '%v$sql%';
+ALTER SESSION SET workarea_size_policy = auto;

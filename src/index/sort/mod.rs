@@ -30,8 +30,7 @@ mod radix;
 mod temp;
 
 #[cfg(test)]
-use temp::is_temp_file_name;
-pub use temp::remove_stale;
+use crate::storage::temp::is_temp_file_name;
 
 use crate::error::Result;
 use crate::index::block::RowId;

@@ -120,12 +120,3 @@ fn an_error_of_the_consumer_during_the_merge_leaves_no_file() {
     assert!(stats.event(crate::stats::WaitEvent::DirectPathWriteTemp).waits > 0);
     assert!(stats.event(crate::stats::WaitEvent::DirectPathReadTemp).waits > 0);
 }
-
-#[test]
-fn stale_temporary_files_are_removed() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("sort_1_2.tmp"), b"x").unwrap();
-    std::fs::write(dir.path().join("system01.dbf"), b"x").unwrap();
-    remove_stale(dir.path());
-    assert_eq!(files_in(dir.path()), ["system01.dbf"]);
-}

@@ -1164,6 +1164,7 @@ impl Builder<'_> {
             right_keys,
             residual,
             probe_figures: Default::default(),
+            workarea: Default::default(),
             output: None,
         };
         Ok(StepPlan { join, node, children, estimate, layout: joined_layout })

@@ -1,0 +1,180 @@
+//! NESTED LOOPS: for each row of the outer (left) input, the inner (right) input's rows
+//! that join it, found by an index probe keyed from the outer row or by running the
+//! inner input's own plan again. The inner side counts its work once per outer row, as
+//! Oracle's does.
+
+use super::{Forward, Join, JoinMethod, NestedInner, joined, key_of, run_into};
+use crate::access::Flow;
+use crate::error::Result;
+use crate::exec::ExecContext;
+use crate::exec::downstream::{ConsumeRow, RowSink};
+use crate::exec::index_source::IndexAccess;
+use crate::exec::pipeline::Stage;
+use crate::expr::Expr;
+use crate::expr::functions::FunctionContext;
+use crate::index::KeyBound;
+use crate::types::{DataType, Datum, Value};
+
+impl Join {
+    /// NESTED LOOPS: for each row of the left input, the rows of the right input that
+    /// join it, found by an index probe on the row's keys or by running the right input
+    /// again.
+    pub(super) fn nested_loops(
+        &self,
+        inner: &NestedInner,
+        stages: &mut [Stage<'_>],
+        ctx: &mut ExecContext<'_>,
+    ) -> Result<()> {
+        let probe_access = match inner {
+            NestedInner::Index { access, keys, types, filter } => Some((access.probe_copy(), keys, types, filter)),
+            NestedInner::Rescan => None,
+        };
+        let inner_ctx = ExecContext {
+            access: ctx.access,
+            catalog: ctx.catalog,
+            inmemory: ctx.inmemory,
+            functions: ctx.functions.clone(),
+            helpers: 0,
+            workarea: ctx.workarea,
+        };
+        let mut outer_side = NestedOuter {
+            join: self,
+            probe: probe_access,
+            key: Vec::new(),
+            inner_ctx,
+            rest: &mut *stages,
+            f: ctx.functions.clone(),
+            stopped: false,
+        };
+        run_into(&self.left, &mut outer_side, ctx)?;
+        ctx.functions.random = outer_side.f.random.clone();
+        Ok(())
+    }
+}
+
+/// A nested loop's index probe: the path (its key range set for each outer row), the
+/// outer row's key expressions, the key columns' types, and the inner rows' filter.
+type IndexProbe<'j> = (IndexAccess, &'j Vec<Expr>, &'j Vec<DataType>, &'j Option<Expr>);
+
+/// The outer input's end of a nested loop: runs the inner side for each outer row.
+struct NestedOuter<'j, 'r, 'a, 'c> {
+    join: &'j Join,
+    /// The index probe of the inner table, its key evaluated from each outer row.
+    probe: Option<IndexProbe<'j>>,
+    key: Vec<Value>,
+    inner_ctx: ExecContext<'c>,
+    rest: &'r mut [Stage<'a>],
+    f: FunctionContext,
+    stopped: bool,
+}
+
+impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
+    fn consume(&mut self, outer: &[Datum<'_>]) -> Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
+        let join = self.join;
+        let mut inner_side = NestedInnerRows {
+            join,
+            outer,
+            filter: self.probe.as_ref().and_then(|(_, _, _, filter)| filter.as_ref()),
+            rest: &mut *self.rest,
+            f: &mut self.f,
+            passed: 0,
+            any: false,
+            stopped: false,
+        };
+        match &mut self.probe {
+            Some((access, keys, types, _)) => {
+                let mut key = std::mem::take(&mut self.key);
+                let joins_some = key_of(keys, outer, inner_side.f, &mut key)?;
+                if joins_some {
+                    let mut encoded = Vec::new();
+                    crate::index::encode_key(&key, &types[..key.len()], &mut encoded)?;
+                    access.lower = KeyBound::Included(encoded.clone());
+                    access.upper = KeyBound::Included(encoded);
+                    let mut stages = vec![Stage::Sink(RowSink {
+                        visible: join.right.read,
+                        consume: Box::new(Forward(&mut inner_side)),
+                    })];
+                    let mut figures = join.right.figures.get();
+                    let stats = self.inner_ctx.access.stats;
+                    let ran = figures.measure(stats, || access.run(&mut stages, &mut self.inner_ctx));
+                    drop(stages);
+                    figures.rows += inner_side.passed;
+                    join.right.figures.set(figures);
+                    let (mut line, run) = (join.probe_figures.get(), access.figures.get());
+                    line.entries += run.entries;
+                    line.consistent_gets += run.consistent_gets;
+                    line.physical_reads += run.physical_reads;
+                    line.time_ns += run.time_ns;
+                    join.probe_figures.set(line);
+                    ran?;
+                }
+                self.key = key;
+            }
+            None => run_into(&join.right, &mut inner_side, &mut self.inner_ctx)?,
+        }
+        let (any, stopped) = (inner_side.any, inner_side.stopped);
+        self.stopped = stopped;
+        if !any && !stopped && join.kind.keeps_left() {
+            let out = joined(Some(outer), join.left.width, None, join.right.width);
+            self.stopped = join.emit(&out, self.rest, &mut self.f)? == Flow::Stop;
+        }
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.stopped
+    }
+}
+
+/// The inner side's rows for one outer row of a nested loop.
+struct NestedInnerRows<'j, 'o, 'v, 'r, 'a> {
+    join: &'j Join,
+    outer: &'o [Datum<'v>],
+    /// The inner input's own filter, when its source does not run it (an index probe).
+    filter: Option<&'j Expr>,
+    rest: &'r mut [Stage<'a>],
+    f: &'r mut FunctionContext,
+    /// Inner rows that met the inner input's filter.
+    passed: u64,
+    any: bool,
+    stopped: bool,
+}
+
+impl ConsumeRow for NestedInnerRows<'_, '_, '_, '_, '_> {
+    fn consume(&mut self, inner: &[Datum<'_>]) -> Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
+        if let Some(filter) = self.filter
+            && filter.eval_condition(inner, self.f)? != Some(true)
+        {
+            return Ok(());
+        }
+        self.passed += 1;
+        let join = self.join;
+        let out = joined(Some(self.outer), join.left.width, Some(inner), join.right.width);
+        // The key pairs hold for an index probe's rows; a rescan's are checked here.
+        if matches!(&join.method, JoinMethod::NestedLoops(n) if matches!(**n, NestedInner::Rescan)) {
+            let lw = join.left.width;
+            for (l, r) in join.left_keys.iter().zip(&join.right_keys) {
+                let (a, b) = (l.eval(out.as_slice(), self.f)?, r.eval(&out[lw..], self.f)?);
+                if a.is_null() || b.is_null() || a != b {
+                    return Ok(());
+                }
+            }
+        }
+        if !join.residual_holds(&out, self.f)? {
+            return Ok(());
+        }
+        self.any = true;
+        self.stopped = join.emit(&out, self.rest, self.f)? == Flow::Stop;
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.stopped
+    }
+}

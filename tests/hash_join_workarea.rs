@@ -1,0 +1,193 @@
+//! The hash join's work area: a build input larger than the area spills partitions to a
+//! temporary file and still gives every row of every kind of join; executions are told
+//! apart as optimal, one-pass and multi-pass in `v$mystat`, `v$sql_workarea` and the
+//! row-source statistics; the temporary file goes whatever happens, and a failing write
+//! to it is an error that leaves the database as it was.
+
+mod common;
+
+use common::*;
+use lioscope::Session;
+use lioscope::io::{FaultIo, FaultPlan};
+
+/// `a` (3,000 rows) and `b` (4,000 rows), joining on `id` where `a.id` is even, and on `g`
+/// in groups of 7.
+fn tables(s: &Session) {
+    exec(s, "CREATE TABLE a (id INTEGER, g INTEGER, pad VARCHAR2(40))");
+    exec(s, "CREATE TABLE b (id INTEGER, g INTEGER, pad VARCHAR2(40))");
+    exec(s, "INSERT INTO a SELECT level * 2, MOD(level, 7), 'a-' || level FROM dual CONNECT BY level <= 3000");
+    exec(s, "INSERT INTO b SELECT level, MOD(level, 11), 'b-' || level FROM dual CONNECT BY level <= 4000");
+    exec(s, "COMMIT");
+}
+
+fn stat(s: &Session, name: &str) -> i64 {
+    int(s, &format!("SELECT value FROM v$mystat WHERE name = '{name}'"))
+}
+
+fn sorted_rows(s: &Session, sql: &str) -> Vec<String> {
+    let mut out: Vec<String> =
+        rows(s, sql).iter().map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|")).collect();
+    out.sort();
+    out
+}
+
+fn temp_files(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect()
+}
+
+/// A query of `columns` of `v$sql_workarea` for the statement whose text holds `text`.
+fn workarea_of(columns: &str, text: &str) -> String {
+    format!(
+        "SELECT {columns} FROM v$sql_workarea w JOIN v$sql q ON q.sql_id = w.sql_id \
+         WHERE q.sql_text LIKE '%{text}%' AND q.sql_text NOT LIKE '%v$sql%'"
+    )
+}
+
+const JOINS: [&str; 5] = [
+    "SELECT /*+ USE_HASH(b) */ a.id, a.pad, b.pad FROM a JOIN b ON a.id = b.id",
+    "SELECT /*+ USE_HASH(b) */ a.id, b.id FROM a LEFT JOIN b ON a.id = b.id + 3000",
+    "SELECT /*+ USE_HASH(b) */ a.id, b.id FROM a RIGHT JOIN b ON a.id = b.id AND b.g < 5",
+    "SELECT /*+ USE_HASH(b) */ a.id, b.id FROM a FULL JOIN b ON a.id = b.id AND a.g <> 3",
+    "SELECT /*+ USE_HASH(b) */ a.g, COUNT(*) FROM a JOIN b ON a.g = b.g GROUP BY a.g",
+];
+
+#[test]
+fn a_join_larger_than_its_work_area_spills_and_gives_the_same_rows() {
+    let (_tmp, dir, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    tables(&s);
+    let optimal: Vec<Vec<String>> = JOINS.iter().map(|q| sorted_rows(&s, q)).collect();
+    assert_eq!(optimal[0].len(), 2000, "the inner join's rows");
+    let (onepass, multipass) = (stat(&s, "workarea executions - onepass"), stat(&s, "workarea executions - multipass"));
+    assert_eq!(onepass + multipass, 0, "the default work area holds these joins");
+    assert!(stat(&s, "workarea executions - optimal") >= JOINS.len() as i64);
+
+    exec(&s, "ALTER SESSION SET workarea_size_policy = manual");
+    exec(&s, "ALTER SESSION SET hash_area_size = 64K");
+    let writes = stat(&s, "physical writes direct temporary tablespace");
+    for (q, expected) in JOINS.iter().zip(&optimal) {
+        assert_eq!(&sorted_rows(&s, q), expected, "{q} in a 64K work area");
+        assert!(temp_files(&dir).is_empty(), "{q} left {:?}", temp_files(&dir));
+    }
+    let spilled = stat(&s, "workarea executions - onepass") + stat(&s, "workarea executions - multipass");
+    assert_eq!(spilled, JOINS.len() as i64, "every join spilled");
+    assert!(stat(&s, "physical writes direct temporary tablespace") > writes);
+    assert!(stat(&s, "physical reads direct temporary tablespace") > 0);
+    let waits = int(
+        &s,
+        &format!(
+            "SELECT total_waits FROM v$session_event WHERE event = 'direct path write temp' AND sid = {}",
+            s.sid()
+        ),
+    );
+    assert!(waits > 0, "temporary writes are timed as direct path write temp");
+}
+
+#[test]
+fn executions_are_optimal_one_pass_or_multi_pass_by_what_fits() {
+    let (_tmp, _dir, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    tables(&s);
+    let q = "SELECT /*+ USE_HASH(b) SWAP_JOIN_INPUTS(b) */ COUNT(*) FROM a JOIN b ON a.id = b.id";
+    let kind = |s: &Session| {
+        scalar(
+            s,
+            &workarea_of(
+                "last_execution || ' ' || NVL(w.last_tempseg_size, 0)",
+                "SWAP_JOIN_INPUTS(b) */ COUNT(*) FROM a JOIN b ON a.id",
+            ),
+        )
+    };
+    assert_eq!(int(&s, q), 2000);
+    assert_eq!(kind(&s), "OPTIMAL 0");
+    exec(&s, "ALTER SESSION SET workarea_size_policy = manual");
+    // About 800K of build rows (b's 4,000) hashed into 16 partitions of about 50K:
+    // each fits 256K when read back.
+    exec(&s, "ALTER SESSION SET hash_area_size = 256K");
+    assert_eq!(int(&s, q), 2000);
+    let one = kind(&s);
+    assert!(one.starts_with("1 PASS "), "{one}");
+    assert_ne!(one, "1 PASS 0", "a one-pass execution wrote temporary space");
+    // Every build row has one key: no partition can be split, so it is read in segments
+    // of the area, the probe rows once for each.
+    let skewed = "SELECT /*+ USE_HASH(b) SWAP_JOIN_INPUTS(b) */ COUNT(*) FROM a JOIN b ON a.g = b.g * 0";
+    let expected = int(&s, "SELECT COUNT(*) FROM a WHERE g = 0") * 4000;
+    exec(&s, "ALTER SESSION SET hash_area_size = 16K");
+    assert_eq!(int(&s, skewed), expected);
+    let passes = scalar(&s, &workarea_of("last_execution", "b.g * 0"));
+    assert!(passes.ends_with(" PASSES"), "{passes}");
+    let totals = rows(
+        &s,
+        &workarea_of(
+            "total_executions, optimal_executions, onepass_executions, multipasses_executions, policy, operation_type",
+            "SWAP_JOIN_INPUTS(b) */ COUNT(*) FROM a JOIN b ON a.id",
+        ),
+    );
+    let text: Vec<String> = totals[0].iter().map(|v| v.to_string()).collect();
+    assert_eq!(text, ["2", "1", "1", "0", "MANUAL", "HASH-JOIN"]);
+}
+
+#[test]
+fn row_source_statistics_show_the_memory_and_temporary_space_of_the_join() {
+    let (_tmp, _dir, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    tables(&s);
+    exec(&s, "ALTER SESSION SET workarea_size_policy = manual");
+    exec(&s, "ALTER SESSION SET hash_area_size = 64K");
+    let lines = rows(&s, "EXPLAIN ANALYZE SELECT /*+ USE_HASH(b) */ COUNT(*) FROM a JOIN b ON a.id = b.id");
+    let join = lines.iter().map(|r| r[0].to_string()).find(|l| l.contains("HASH JOIN")).expect("a hash join line");
+    assert!(join.contains(" mem=") && join.contains(" tmp=") && join.contains("PASS"), "{join}");
+    assert!(!join.contains(" pw=0 "), "its temporary writes count as the line's physical writes: {join}");
+    exec(&s, "ALTER SESSION SET workarea_size_policy = auto");
+    let lines = rows(&s, "EXPLAIN ANALYZE SELECT /*+ USE_HASH(b) */ COUNT(*) FROM a JOIN b ON a.id = b.id");
+    let join = lines.iter().map(|r| r[0].to_string()).find(|l| l.contains("HASH JOIN")).expect("a hash join line");
+    assert!(join.contains(" mem=") && join.contains("OPTIMAL") && !join.contains("tmp="), "{join}");
+}
+
+#[test]
+fn a_join_stopped_early_removes_its_temporary_file() {
+    let (_tmp, dir, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    tables(&s);
+    exec(&s, "ALTER SESSION SET workarea_size_policy = manual");
+    exec(&s, "ALTER SESSION SET hash_area_size = 16K");
+    let got = rows(&s, "SELECT /*+ USE_HASH(b) */ a.id FROM a JOIN b ON a.g = b.g WHERE ROWNUM <= 5");
+    assert_eq!(got.len(), 5);
+    assert!(temp_files(&dir).is_empty(), "{:?}", temp_files(&dir));
+}
+
+#[test]
+fn a_failing_temporary_write_is_an_error_and_the_database_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let io = FaultIo::new(FaultPlan::default());
+    let db = create(&dir, lioscope::DatabaseOptions { io: Some(io.clone()), ..options(8192, "8M") });
+    let s = db.session();
+    tables(&s);
+    exec(&s, "ALTER SESSION SET workarea_size_policy = manual");
+    exec(&s, "ALTER SESSION SET hash_area_size = 16K");
+    io.fail_writes_to("hash_", libc::ENOSPC);
+    let q = "SELECT /*+ USE_HASH(b) */ COUNT(*) FROM a JOIN b ON a.id = b.id";
+    let e = fail(&s, q).to_string();
+    assert!(e.contains("hash_") && e.contains(".tmp"), "the error names the temporary file: {e}");
+    assert!(temp_files(&dir).is_empty(), "{:?}", temp_files(&dir));
+    exec(&s, "ALTER SESSION SET workarea_size_policy = auto");
+    assert_eq!(int(&s, q), 2000, "the same join in memory");
+    exec(&s, "INSERT INTO a VALUES (2, 0, 'again')");
+    exec(&s, "COMMIT");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM a"), 3001);
+}
+
+#[test]
+fn temporary_files_a_crash_left_are_removed_at_open() {
+    let (_tmp, dir, db) = temp_db(options(8192, "8M"));
+    drop(db);
+    std::fs::write(dir.join("hash_999_0.tmp"), b"left by a crash").unwrap();
+    let db = open(&dir, options(8192, "8M"));
+    assert!(temp_files(&dir).is_empty(), "{:?}", temp_files(&dir));
+    drop(db);
+}
