@@ -1,4 +1,5 @@
-//! Table constraints as Oracle has them: NOT NULL, CHECK, PRIMARY KEY and UNIQUE, declared
+//! Table constraints as Oracle has them: NOT NULL, CHECK, PRIMARY KEY, UNIQUE and FOREIGN
+//! KEY (`REFERENCES`), declared
 //! inline or out of line in CREATE TABLE, added, dropped, enabled and disabled by ALTER
 //! TABLE, kept with the table in the dictionary (`TableDef::constraints`).
 //!
@@ -19,9 +20,12 @@
 //!   committed or own row holds and waits for an uncommitted one (ORA-00001, naming the
 //!   index, so the constraint). Rows whose key columns are all NULL have no entry, so
 //!   UNIQUE allows any number of them.
+//! - FOREIGN KEY by `foreign_keys`, once a statement's rows and index entries are
+//!   written: child keys looked for in the parent key's index, parent keys that went
+//!   among the children (ORA-02291, ORA-02292, ON DELETE CASCADE and SET NULL).
 //!
-//! This file settles declared constraints (names, columns, one primary key) and makes a
-//! new table's; ALTER TABLE is `constraint_ddl`.
+//! This file settles declared constraints (names, columns, one primary key, the parent
+//! key a foreign key refers to) and makes a new table's; ALTER TABLE is `constraint_ddl`.
 
 use super::bind::{ident_name, position_of};
 use super::row_checks::bind_condition;

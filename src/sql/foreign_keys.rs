@@ -34,7 +34,7 @@
 use super::row_checks::qualified;
 use crate::access::by_rowid::RowFetcher;
 use crate::access::full_scan::{FullScan, ScanConsumer};
-use crate::access::{BlockBatch, BlockRow, Flow, RowAccess, WalkedRow};
+use crate::access::{AccessContext, BlockBatch, BlockRow, Flow, RowAccess, WalkedRow};
 use crate::catalog::{ConstraintDef, ConstraintKind, DeleteRule, IndexDef, TableDef};
 use crate::error::{Error, Result};
 use crate::index::{RowId, encode_key, holds_key};
@@ -189,6 +189,17 @@ fn key_values<'v>(columns: &[usize], column: impl Fn(usize) -> Result<Datum<'v>>
         values.push(v.into_owned());
     }
     Ok(Some(values))
+}
+
+/// The session's access context, reading as of now whatever its isolation level (a
+/// serializable transaction's snapshot would hide rows committed since): how foreign
+/// keys look for child rows, and how a cascade finds the rows it changes (a
+/// serializable transaction that meets a row changed since its snapshot then fails
+/// with "can't serialize access", as for any change).
+pub(super) fn current_mode(session: &Session) -> AccessContext<'_> {
+    let mut ctx = session.access_context();
+    ctx.txn.reader.snapshot = session.db.clock.current();
+    ctx
 }
 
 /// The transaction id of the session's transaction, claimed now if it has none.
@@ -522,7 +533,7 @@ impl ParentRules {
                 None => break,
             }
         }
-        let ctx = session.access_context();
+        let ctx = current_mode(session);
         let matching = KeyMatch::new(&r.child, &r.child_columns, values)?;
         let mut needed = vec![false; r.child.columns.len()];
         r.child_columns.iter().for_each(|&c| needed[c] = true);

@@ -353,7 +353,11 @@ fn run(
     }
     let assigned = (!assigned.is_empty()).then_some(assigned.as_slice());
     changes.parent_rules = ParentRules::of(session, current, assigned)?;
-    let ctx = session.access_context();
+    // A cascade reads the children as of now (they were looked for in current mode).
+    let ctx = match changes.key_match {
+        Some(_) => super::foreign_keys::current_mode(session),
+        None => session.access_context(),
+    };
     let found = rows_by_index(session, &ctx, table, &indexes, hints, changes)?;
     let from = found.as_deref().map_or(RowsFrom::FullScan, RowsFrom::Rowids);
     let done = {
