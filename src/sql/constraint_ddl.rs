@@ -4,9 +4,8 @@
 //! it (ORA-02293, ORA-02296, ORA-02437, ORA-02299, and ORA-02298 for a foreign key whose
 //! parent keys, as committed, are not all there); a key a foreign key refers to cannot
 //! be dropped (ORA-02273) nor, while that is enabled, disabled (ORA-02297); a key gets a
-//! unique index of the
-//! constraint's name built from the rows, or uses a unique index on its columns that
-//! exists. Disabling or dropping a key drops its index if the constraint made it. The
+//! unique index of the constraint's name built from the rows, or uses a unique index on
+//! its columns that exists. Disabling or dropping a key drops its index if the constraint made it. The
 //! dictionary changes once, after the rows were checked and any index built.
 
 use super::bind::ident_name;
