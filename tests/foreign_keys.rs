@@ -487,3 +487,23 @@ fn a_crash_in_the_middle_of_a_cascading_delete_leaves_no_orphan_and_no_half_dele
     assert_eq!(int(&s, "SELECT COUNT(*) FROM emp WHERE deptno = 20"), 0);
     assert_eq!(error(&s, "INSERT INTO emp VALUES (9999, 20)"), PARENT_MISSING);
 }
+
+#[test]
+fn append_into_a_table_with_an_enabled_foreign_key_loads_the_conventional_way() {
+    let (_t, _d, db) = temp_db(options(8192, "32M"));
+    let s = db.session();
+    dept_emp(&s, "", false);
+    exec(&s, "CREATE TABLE h (empno INTEGER, deptno INTEGER CONSTRAINT h_fk REFERENCES dept) COMPRESS FOR QUERY HIGH");
+    let cus = sysstat(&s, "HCC load direct CUs");
+    exec(&s, "INSERT /*+ APPEND */ INTO h SELECT level, 10 FROM dual CONNECT BY level <= 1000");
+    assert_eq!(sysstat(&s, "HCC load direct CUs"), cus, "rows into row blocks, as Oracle does");
+    assert_eq!(
+        error(&s, "INSERT /*+ APPEND */ INTO h SELECT level, 50 FROM dual CONNECT BY level <= 10"),
+        "ORA-02291: integrity constraint (LIOSCOPE.H_FK) violated - parent key not found"
+    );
+    // Disabled, the foreign key no longer keeps the load from its direct path.
+    exec(&s, "ALTER TABLE h DISABLE CONSTRAINT h_fk");
+    exec(&s, "INSERT /*+ APPEND */ INTO h SELECT level, 50 FROM dual CONNECT BY level <= 1000");
+    assert!(sysstat(&s, "HCC load direct CUs") > cus);
+    assert_eq!(count(&s, "h"), 2000);
+}
