@@ -168,11 +168,16 @@ fn foreign_key(fk: &ast::ForeignKeyConstraint, what: &dyn std::fmt::Display) -> 
         Some(ast::ReferentialAction::SetNull) => DeleteRule::SetNull,
         Some(other) => return Err(Error::unsupported(format!("ON DELETE {other} in {what}"))),
     };
-    Ok(DeclaredKind::ForeignKey {
-        parent: super::ddl::single_name(&fk.foreign_table)?,
-        referenced: fk.referred_columns.iter().map(ident_name).collect(),
-        on_delete,
-    })
+    let parent = match fk.foreign_table.0.as_slice() {
+        [ast::ObjectNamePart::Identifier(i)] => ident_name(i),
+        _ => {
+            return Err(Error::Unsupported {
+                construct: format!("qualified name {} (lioscope has one schema)", fk.foreign_table),
+                position: position_of(&fk.foreign_table),
+            });
+        }
+    };
+    Ok(DeclaredKind::ForeignKey { parent, referenced: fk.referred_columns.iter().map(ident_name).collect(), on_delete })
 }
 
 fn check_enforced(enforced: Option<bool>, what: &dyn std::fmt::Display) -> Result<()> {
