@@ -670,5 +670,13 @@ mod tests {
             }
         );
         assert!(classify("ALTER SESSION SET x").is_err());
+        assert_eq!(
+            classify("drop table dept cascade constraints purge").unwrap(),
+            Front::DropTableCascadeConstraints { table: "DEPT".into() }
+        );
+        // Any other DROP is sqlparser's.
+        for other in ["DROP TABLE dept", "DROP TABLE dept CASCADE", "DROP INDEX dept_pk"] {
+            assert!(matches!(classify(other).unwrap(), Front::Standard { .. }), "{other}");
+        }
     }
 }
