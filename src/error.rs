@@ -12,7 +12,8 @@
 //!   changed. Their messages start with Oracle's error number and name the constraint
 //!   (or the column) with its schema.
 //! - constraint DDL refused (`CannotValidate`, `ConstraintNameUsed`, `SecondPrimaryKey`,
-//!   `UnknownConstraint`, `NoReferencedKey`, `KeyReferenced`, `IndexEnforcesKey`): nothing changed.
+//!   `UnknownConstraint`, `NoReferencedKey`, `ForeignKeyMismatch`, `KeyReferenced`,
+//!   `IndexEnforcesKey`): nothing changed.
 //! - transactions (`SnapshotTooOld`, `UndoSpace`, `Deadlock`, `Transaction`): the
 //!   statement failed as a whole and changed nothing; the transaction is still open.
 //! - `InstanceFailed`: the redo log or a datafile sync failed; every statement and
@@ -152,9 +153,18 @@ pub enum Error {
     #[error("ORA-02270: no matching unique or primary key for this column-list in {parent}")]
     NoReferencedKey { parent: String },
 
-    /// A key dropped or disabled, or its table dropped, while a foreign key refers to it
-    /// (ORA-02273 for the constraint, ORA-02449 for the table).
-    #[error("ORA-{code:05}: {what} is referenced by foreign key {foreign_key}")]
+    /// A foreign key whose columns cannot refer to the parent's key: ORA-02256 (number of
+    /// referencing columns must match referenced columns), ORA-02267 (column type
+    /// incompatible with referenced column type), ORA-02268 (referenced table does not
+    /// have a primary key).
+    #[error("ORA-{code:05}: {what}")]
+    ForeignKeyMismatch { code: u32, what: String },
+
+    /// A key dropped or disabled, or its table dropped or truncated, while a foreign key
+    /// refers to it: `code` and `what` are Oracle's (ORA-02273 for DROP CONSTRAINT,
+    /// ORA-02297 for DISABLE, ORA-02449 for DROP TABLE, ORA-02266 for TRUNCATE);
+    /// `foreign_key` names one that refers to it, with its schema.
+    #[error("ORA-{code:05}: {what} (foreign key {foreign_key})")]
     KeyReferenced { code: u32, what: String, foreign_key: String },
 
     /// The instance cannot go on: its redo log cannot be written, or a datafile sync

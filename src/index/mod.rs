@@ -195,6 +195,35 @@ fn live_at(ctx: &AccessContext<'_>, index: &IndexDef, key: &[u8], reader: crate:
     Ok(scan.next_leaf(&ctx)?.is_some())
 }
 
+/// Whether a live entry whose key is `prefix` or starts with it (the encoding of the
+/// index's leading columns: encodings are self-delimiting) is in the index's current
+/// leaves, as transaction `xid` sees them: committed entries and its own. An entry
+/// another active transaction inserted or deleted (its rollback would revive it) is
+/// waited for as a row lock (`enq: TX - row lock contention`), then looked at again.
+/// With `every`, the look goes on past a live entry, so that every active transaction
+/// with an entry of the key has ended when it returns. This is how a foreign key looks
+/// for a parent key, or for child rows.
+pub fn holds_key(
+    ctx: &AccessContext<'_>,
+    xid: crate::txn::Xid,
+    index: &IndexDef,
+    prefix: &[u8],
+    every: bool,
+) -> Result<bool> {
+    let tree = Tree::of(index);
+    let lock = ctx.locks.index(index.object_id);
+    loop {
+        let structure = lock.lock();
+        let found = key_entries(ctx, &tree, prefix, xid, every)?;
+        drop(structure);
+        match found {
+            Some(Conflict::Violated) => return Ok(true),
+            None => return Ok(false),
+            Some(Conflict::Wait(holder)) => ctx.enqueues.wait_for(ctx.stats, xid, holder)?,
+        }
+    }
+}
+
 /// Looks at every entry with key `key` in the current leaves (the caller holds the
 /// structure lock).
 fn unique_conflict(
@@ -203,25 +232,41 @@ fn unique_conflict(
     key: &[u8],
     xid: crate::txn::Xid,
 ) -> Result<Option<Conflict>> {
+    key_entries(ctx, tree, key, xid, false)
+}
+
+/// Looks at the entries whose key is `key` or starts with it in the current leaves (the
+/// caller holds the structure lock): the first of another active transaction is waited
+/// for; a live one is `Violated`, at once or (`every`) once no active one is left. In a
+/// unique index every key has all the columns, so a key that starts with `key` is `key`.
+fn key_entries(
+    ctx: &AccessContext<'_>,
+    tree: &Tree<'_>,
+    key: &[u8],
+    xid: crate::txn::Xid,
+    every: bool,
+) -> Result<Option<Conflict>> {
     use tree::{Seek, Target};
+    let mut live = false;
     let (mut guard, _) = tree.descend(ctx, Seek::Forward(Target::AtLeast(key)))?;
     loop {
         let view = block::IndexBlock(&guard);
         let start = view.position(|k| k < key);
         for i in start..view.count() {
-            if view.key(i) != key {
-                return Ok(None);
+            if !view.key(i).starts_with(key) {
+                return Ok(live.then_some(Conflict::Violated));
             }
             let holder = tree::active_holder(ctx, &guard, i).filter(|&h| h != xid);
             match (view.is_deleted(i), holder) {
                 (_, Some(h)) => return Ok(Some(Conflict::Wait(h))),
-                (false, None) => return Ok(Some(Conflict::Violated)),
+                (false, None) if !every => return Ok(Some(Conflict::Violated)),
+                (false, None) => live = true,
                 (true, None) => {}
             }
         }
         let right = view.right();
         if right == 0 {
-            return Ok(None);
+            return Ok(live.then_some(Conflict::Violated));
         }
         drop(guard);
         guard = tree.read(ctx, right)?;

@@ -1,9 +1,11 @@
 //! ALTER TABLE on constraints: ADD [CONSTRAINT name] ..., DROP CONSTRAINT, ENABLE and
 //! DISABLE CONSTRAINT. Each takes the table exclusively (as CREATE INDEX does); adding or
 //! enabling a constraint reads every row and fails naming the constraint if one violates
-//! it (ORA-02293, ORA-02296, ORA-02437, ORA-02299); a key gets a unique index of the
-//! constraint's name built from the rows, or uses a unique index on its columns that
-//! exists. Disabling or dropping a key drops its index if the constraint made it. The
+//! it (ORA-02293, ORA-02296, ORA-02437, ORA-02299, and ORA-02298 for a foreign key whose
+//! parent keys, as committed, are not all there); a key a foreign key refers to cannot
+//! be dropped (ORA-02273) nor, while that is enabled, disabled (ORA-02297); a key gets a
+//! unique index of the constraint's name built from the rows, or uses a unique index on
+//! its columns that exists. Disabling or dropping a key drops its index if the constraint made it. The
 //! dictionary changes once, after the rows were checked and any index built.
 
 use super::bind::ident_name;
@@ -117,6 +119,7 @@ pub fn alter_constraint(session: &Session, name: &str, change: AlterConstraint) 
         }
         AlterConstraint::Drop { name } => {
             let i = position(&changed, &name, 2443)?;
+            refuse_if_referenced(session, &changed, &changed.constraints[i], false)?;
             let c = changed.constraints.remove(i);
             if let Some(KeyIndex { index: Some(index), own: true }) = c.kind.key_index() {
                 removed.push(index.clone());
@@ -133,6 +136,7 @@ pub fn alter_constraint(session: &Session, name: &str, change: AlterConstraint) 
         }
         AlterConstraint::Disable { name } => {
             let i = position(&changed, &name, 2431)?;
+            refuse_if_referenced(session, &changed, &changed.constraints[i], true)?;
             let c = &mut changed.constraints[i];
             if c.enabled {
                 c.enabled = false;
@@ -204,12 +208,90 @@ fn enable(session: &Session, table: &mut TableDef, i: usize, added: &mut Vec<Ind
                 None => added.push(key_index(session, table, i)?),
             }
         }
-        ConstraintKind::ForeignKey { .. } => {
-            return Err(Error::unsupported(format!("enabling foreign key {}", c.name)));
-        }
+        ConstraintKind::ForeignKey { .. } => validate_foreign_key(session, table, &c)?,
     }
     mark_not_null(table);
     Ok(())
+}
+
+/// Refuses to drop (or, `disable`, to disable) key `c` of `table` while a foreign key
+/// of another constraint (an enabled one, to disable it) refers to it: ORA-02273,
+/// ORA-02297.
+fn refuse_if_referenced(session: &Session, table: &TableDef, c: &ConstraintDef, disable: bool) -> Result<()> {
+    if c.kind.key_index().is_none() || (disable && !c.enabled) {
+        return Ok(());
+    }
+    let referring = super::foreign_keys::referencing(session, &table.name).into_iter().find(|(child, fk)| {
+        let ConstraintKind::ForeignKey { parent_constraint, .. } = &fk.kind else { return false };
+        // A self-referencing key of the table is read from the table being changed.
+        let fk = if child.name == table.name { table.constraint(&fk.name) } else { Some(fk) };
+        fk.is_some_and(|fk| parent_constraint == &c.name && (fk.enabled || !disable))
+    });
+    match referring {
+        None => Ok(()),
+        Some((_, fk)) if disable => Err(Error::KeyReferenced {
+            code: 2297,
+            what: format!("cannot disable constraint ({}) - dependencies exist", qualified(&c.name)),
+            foreign_key: qualified(&fk.name),
+        }),
+        Some((_, fk)) => Err(Error::KeyReferenced {
+            code: 2273,
+            what: "this unique/primary key is referenced by some foreign keys".into(),
+            foreign_key: qualified(&fk.name),
+        }),
+    }
+}
+
+/// Reads every row of `table` and fails naming foreign key `c` (ORA-02298) if the key
+/// of one, where no column is NULL, is not a key of the parent as committed now.
+fn validate_foreign_key(session: &Session, table: &TableDef, c: &ConstraintDef) -> Result<()> {
+    let keys = super::foreign_keys::ChildKeys::of_constraint(session, table, c)?;
+    let ctx = session.access_context();
+    let mut needed = vec![false; table.columns.len()];
+    c.columns.iter().for_each(|&i| needed[i] = true);
+    let mut gathered = KeyGatherer { keys: &keys, found: std::collections::BTreeSet::new() };
+    FullScan::new(table, &needed).run_locked(&ctx, &mut gathered)?;
+    if !keys.committed_parents_hold(session, &gathered.found)? {
+        return Err(Error::CannotValidate {
+            code: 2298,
+            constraint: qualified(&c.name),
+            what: "parent keys not found",
+        });
+    }
+    Ok(())
+}
+
+/// Gathers the distinct parent keys a table's rows refer to.
+struct KeyGatherer<'k> {
+    keys: &'k super::foreign_keys::ChildKeys,
+    found: std::collections::BTreeSet<Vec<u8>>,
+}
+
+impl KeyGatherer<'_> {
+    fn visit<R: RowAccess + ?Sized>(&mut self, row: &R) -> Result<()> {
+        if let Some(key) = self.keys.keys(|c| row.column(c))?.pop().flatten() {
+            self.found.insert(key);
+        }
+        Ok(())
+    }
+}
+
+impl ScanConsumer for KeyGatherer<'_> {
+    fn batch(&mut self, batch: &BlockBatch<'_>) -> Result<Flow> {
+        for i in 0..batch.len() {
+            self.visit(&batch.row(i))?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn row(&mut self, row: &BlockRow<'_>) -> Result<Flow> {
+        self.visit(row)?;
+        Ok(Flow::Continue)
+    }
+
+    fn row_in_place(&mut self, _row: WalkedRow<'_>) -> Result<Flow> {
+        unreachable!("rows_in_place is false: the scan hands whole batches")
+    }
 }
 
 /// Reads every row of `table` and fails naming `c` at the first that violates it: a

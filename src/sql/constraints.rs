@@ -1,4 +1,5 @@
-//! Table constraints as Oracle has them: NOT NULL, CHECK, PRIMARY KEY and UNIQUE, declared
+//! Table constraints as Oracle has them: NOT NULL, CHECK, PRIMARY KEY, UNIQUE and FOREIGN
+//! KEY (`REFERENCES`), declared
 //! inline or out of line in CREATE TABLE, added, dropped, enabled and disabled by ALTER
 //! TABLE, kept with the table in the dictionary (`TableDef::constraints`).
 //!
@@ -19,13 +20,16 @@
 //!   committed or own row holds and waits for an uncommitted one (ORA-00001, naming the
 //!   index, so the constraint). Rows whose key columns are all NULL have no entry, so
 //!   UNIQUE allows any number of them.
+//! - FOREIGN KEY by `foreign_keys`, once a statement's rows and index entries are
+//!   written: child keys looked for in the parent key's index, parent keys that went
+//!   among the children (ORA-02291, ORA-02292, ON DELETE CASCADE and SET NULL).
 //!
-//! This file settles declared constraints (names, columns, one primary key) and makes a
-//! new table's; ALTER TABLE is `constraint_ddl`.
+//! This file settles declared constraints (names, columns, one primary key, the parent
+//! key a foreign key refers to) and makes a new table's; ALTER TABLE is `constraint_ddl`.
 
 use super::bind::{ident_name, position_of};
 use super::row_checks::bind_condition;
-use crate::catalog::{ConstraintDef, ConstraintKind, IndexDef, KeyIndex, TableDef};
+use crate::catalog::{ConstraintDef, ConstraintKind, DeleteRule, IndexDef, KeyIndex, TableDef};
 use crate::error::{Error, Result};
 use crate::instance::Session;
 use sqlparser::ast;
@@ -43,6 +47,12 @@ enum DeclaredKind {
     Check(Box<ast::Expr>),
     PrimaryKey,
     Unique,
+    /// `REFERENCES parent [(referenced)]`: no columns names the parent's primary key.
+    ForeignKey {
+        parent: String,
+        referenced: Vec<String>,
+        on_delete: DeleteRule,
+    },
 }
 
 /// The constraints declared by a column's options (NOT NULL, CHECK, PRIMARY KEY,
@@ -71,6 +81,12 @@ pub(super) fn column_constraints(column: &str, options: &[ast::ColumnOptionDef])
             ast::ColumnOption::Unique(c) => {
                 key_characteristics(c.characteristics.as_ref(), &option.option)?;
                 out.push(on(DeclaredKind::Unique, &c.name));
+            }
+            ast::ColumnOption::ForeignKey(fk) => {
+                if !fk.columns.is_empty() {
+                    return Err(Error::unsupported(format!("column list in column option {fk}")));
+                }
+                out.push(on(foreign_key(fk, &option.option)?, &fk.name));
             }
             other => {
                 return Err(Error::Unsupported {
@@ -130,8 +146,38 @@ pub(super) fn table_constraint(c: &ast::TableConstraint) -> Result<Declared> {
                 columns: Vec::new(),
             }
         }
+        ast::TableConstraint::ForeignKey(k) => Declared {
+            name: k.name.as_ref().map(ident_name),
+            kind: foreign_key(k, c)?,
+            columns: k.columns.iter().map(ident_name).collect(),
+        },
         _ => return Err(unsupported()),
     })
+}
+
+/// The parent and delete rule of a foreign key; ON UPDATE, MATCH, DEFERRABLE, ON DELETE
+/// SET DEFAULT and RESTRICT are not Oracle's and are refused.
+fn foreign_key(fk: &ast::ForeignKeyConstraint, what: &dyn std::fmt::Display) -> Result<DeclaredKind> {
+    if fk.index_name.is_some() || fk.on_update.is_some() || fk.match_kind.is_some() {
+        return Err(Error::unsupported(format!("ON UPDATE, MATCH or an index name in {what}")));
+    }
+    key_characteristics(fk.characteristics.as_ref(), what)?;
+    let on_delete = match fk.on_delete {
+        None | Some(ast::ReferentialAction::NoAction) => DeleteRule::NoAction,
+        Some(ast::ReferentialAction::Cascade) => DeleteRule::Cascade,
+        Some(ast::ReferentialAction::SetNull) => DeleteRule::SetNull,
+        Some(other) => return Err(Error::unsupported(format!("ON DELETE {other} in {what}"))),
+    };
+    let parent = match fk.foreign_table.0.as_slice() {
+        [ast::ObjectNamePart::Identifier(i)] => ident_name(i),
+        _ => {
+            return Err(Error::Unsupported {
+                construct: format!("qualified name {} (lioscope has one schema)", fk.foreign_table),
+                position: position_of(&fk.foreign_table),
+            });
+        }
+    };
+    Ok(DeclaredKind::ForeignKey { parent, referenced: fk.referred_columns.iter().map(ident_name).collect(), on_delete })
 }
 
 fn check_enforced(enforced: Option<bool>, what: &dyn std::fmt::Display) -> Result<()> {
@@ -161,6 +207,9 @@ fn system_name(session: &Session) -> String {
 /// Returns them in order, enabled; the table's NOT NULL flags are not yet changed.
 pub(super) fn settle(session: &Session, table: &TableDef, declared: Vec<Declared>) -> Result<Vec<ConstraintDef>> {
     let mut settled: Vec<ConstraintDef> = Vec::new();
+    // Foreign keys are resolved once every other constraint is settled: a
+    // self-referencing one may refer to a key declared after it.
+    let mut references: Vec<(usize, Vec<String>)> = Vec::new();
     let has_primary = |list: &[ConstraintDef]| list.iter().any(|c| matches!(c.kind, ConstraintKind::PrimaryKey(_)));
     for d in declared {
         let mut columns = Vec::new();
@@ -189,6 +238,10 @@ pub(super) fn settle(session: &Session, table: &TableDef, declared: Vec<Declared
                 ConstraintKind::PrimaryKey(KeyIndex { index: None, own: true })
             }
             DeclaredKind::Unique => ConstraintKind::Unique(KeyIndex { index: None, own: true }),
+            DeclaredKind::ForeignKey { parent, referenced, on_delete } => {
+                references.push((settled.len(), referenced));
+                ConstraintKind::ForeignKey { parent, parent_constraint: String::new(), on_delete }
+            }
         };
         if columns.len() > 32 {
             return Err(Error::value(&table.name, "a key has at most 32 columns"));
@@ -209,6 +262,17 @@ pub(super) fn settle(session: &Session, table: &TableDef, declared: Vec<Declared
             return Err(Error::ConstraintNameUsed { name });
         }
         settled.push(ConstraintDef { name, kind, columns, enabled: true, generated });
+    }
+    for (i, referenced) in references {
+        let ConstraintKind::ForeignKey { parent, .. } = &settled[i].kind else {
+            unreachable!("pushed as a foreign key")
+        };
+        let (key, columns) =
+            super::foreign_keys::resolve(session, table, &settled, parent, &settled[i].columns, &referenced)?;
+        if let ConstraintKind::ForeignKey { parent_constraint, .. } = &mut settled[i].kind {
+            *parent_constraint = key;
+        }
+        settled[i].columns = columns;
     }
     Ok(settled)
 }

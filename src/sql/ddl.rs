@@ -18,6 +18,7 @@ use crate::sql::front::Clauses;
 use crate::sql::{QueryResult, StatementKind};
 use crate::storage::row::MAX_COLUMNS;
 use sqlparser::ast::{self, ObjectType};
+use std::sync::Arc;
 
 /// PCTFREE when CREATE TABLE does not say (Oracle's default).
 const DEFAULT_PCTFREE: u8 = 10;
@@ -266,8 +267,21 @@ pub fn drop(
         return Err(Error::unsupported(format!("DROP {object_type}")));
     }
     if cascade {
-        return Err(Error::unsupported("DROP TABLE ... CASCADE"));
+        return Err(Error::unsupported("DROP TABLE ... CASCADE (Oracle's is CASCADE CONSTRAINTS)"));
     }
+    let names = names.iter().map(single_name).collect::<Result<Vec<_>>>()?;
+    drop_tables(session, if_exists, &names, false)
+}
+
+/// DROP TABLE of each of `names`, with its indexes and constraints. A table whose keys
+/// foreign keys of other tables refer to is refused (ORA-02449), unless
+/// `cascade_constraints`: those foreign keys are then dropped first.
+pub(super) fn drop_tables(
+    session: &Session,
+    if_exists: bool,
+    names: &[String],
+    cascade_constraints: bool,
+) -> Result<QueryResult> {
     drop_each(
         session,
         names,
@@ -278,6 +292,20 @@ pub fn drop(
             Some(((table.object_id, table.name.clone()), table))
         },
         |table| {
+            let children: Vec<_> = super::foreign_keys::referencing(session, &table.name)
+                .into_iter()
+                .filter(|(child, _)| child.object_id != table.object_id)
+                .collect();
+            if let Some((_, fk)) = children.first() {
+                if !cascade_constraints {
+                    return Err(Error::KeyReferenced {
+                        code: 2449,
+                        what: "unique/primary keys in table referenced by foreign keys".into(),
+                        foreign_key: super::row_checks::qualified(&fk.name),
+                    });
+                }
+                drop_foreign_keys(session, &table.name, &children)?;
+            }
             let (_, indexes) = session.db.catalog.remove_table(&table.name)?;
             session.db.inmemory.drop_segment(table.object_id);
             let ctx = session.access_context();
@@ -291,19 +319,46 @@ pub fn drop(
     Ok(QueryResult::message(StatementKind::Ddl, "Table dropped."))
 }
 
+/// Drops the foreign keys of `children` (tables and their constraints) that refer to
+/// table `parent`, each child table held exclusively while its definition changes.
+fn drop_foreign_keys(
+    session: &Session,
+    parent: &str,
+    children: &[(Arc<crate::catalog::TableDef>, crate::catalog::ConstraintDef)],
+) -> Result<()> {
+    let mut done: Vec<u32> = Vec::new();
+    for (child, _) in children {
+        if done.contains(&child.object_id) {
+            continue;
+        }
+        done.push(child.object_id);
+        let locks = session.db.locks.table(child.object_id);
+        let _exclusive = exclusive(&locks, &child.name)?;
+        let Some(current) = session.db.catalog.table(&child.name).filter(|t| t.object_id == child.object_id) else {
+            continue;
+        };
+        let mut changed = (*current).clone();
+        changed.constraints.retain(
+            |c| !matches!(&c.kind, crate::catalog::ConstraintKind::ForeignKey { parent: p, .. } if p == parent),
+        );
+        session.db.catalog.alter_table(changed, Vec::new(), &[])?;
+    }
+    Ok(())
+}
+
 /// DROP of each of `names` (objects of `kind`): `find` gives an object's table (its
 /// object id and name) and the object, or nothing when there is none (an error, or
 /// skipped under IF EXISTS); `drop` then runs with that table's locks held exclusively.
 pub(super) fn drop_each<T>(
     session: &Session,
-    names: &[ast::ObjectName],
+    names: &[String],
     if_exists: bool,
     kind: &'static str,
     find: impl Fn(&str) -> Option<((u32, String), T)>,
     drop: impl Fn(T) -> Result<()>,
 ) -> Result<()> {
     for name in names {
-        let name = single_name(name)?;
+        let name = name.clone();
         let Some(((table_object_id, table_name), object)) = find(&name) else {
             if if_exists {
                 continue;
@@ -419,6 +474,16 @@ pub fn truncate(session: &Session, t: &ast::Truncate) -> Result<QueryResult> {
             .ok_or_else(|| Error::UnknownObject { kind: "table", name: name.clone() })?;
         let locks = session.db.locks.table(table.object_id);
         let _exclusive = exclusive(&locks, &table.name)?;
+        let referring = super::foreign_keys::referencing(session, &table.name)
+            .into_iter()
+            .find(|(child, fk)| fk.enabled && child.object_id != table.object_id);
+        if let Some((_, fk)) = referring {
+            return Err(Error::KeyReferenced {
+                code: 2266,
+                what: "unique/primary keys in table referenced by enabled foreign keys".into(),
+                foreign_key: super::row_checks::qualified(&fk.name),
+            });
+        }
         let ctx = session.access_context();
         // The units are of rows that are gone; a marked table is populated again from
         // what is loaded next.

@@ -11,7 +11,9 @@
 //! stored form. A row the encoder refuses is built again the generic way
 //! ([`RowShape::build`]: coerced values, then NOT NULL), whose error names the column.
 //! A table with CHECK constraints has every row built that way, and checked
-//! ([`RowChecks`]) before it is written.
+//! ([`RowChecks`]) before it is written. Foreign keys are checked once the rows and
+//! their index entries are in (`super::foreign_keys`); APPEND into a table with an
+//! enabled foreign key loads the conventional way, as Oracle does.
 //! Two cases gather owned rows first: the evaluated rows of a VALUES list, and a query
 //! that reads the table it fills. Column counts are checked once per query or VALUES
 //! row; coercion and NOT NULL once per row stored. When the table has indexes, the
@@ -176,9 +178,10 @@ pub(super) fn with_load(
         txn.changes_table(&ctx, table.object_id);
         (xid, txn.snapshot)
     };
+    let foreign_keys = super::foreign_keys::ChildKeys::of(session, table, None)?;
     let mut loading = load::open(&ctx, table, path, xid, fixed_snapshot)?;
     let indexes = super::index_maintenance::TableIndexes::of(session, table);
-    if indexes.is_some() {
+    if indexes.is_some() || foreign_keys.is_some() {
         loading.track_rowids();
     }
     match fill(loading.as_mut()) {
@@ -192,6 +195,11 @@ pub(super) fn with_load(
             // fails the statement, whose rollback removes the rows too).
             if let Some(indexes) = indexes {
                 indexes.rows_inserted(session, table, &loaded.rowids)?;
+            }
+            // Then their foreign keys, once the rows and their entries are in: a parent
+            // delete that runs from now on finds them (or waits for them).
+            if let Some(foreign_keys) = foreign_keys {
+                foreign_keys.rows_inserted(session, table, &loaded.rowids)?;
             }
             Ok(loaded.rows)
         }
@@ -219,8 +227,17 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
     let Some(source) = &insert.source else { return Err(Error::unsupported("INSERT without VALUES or SELECT")) };
     let table = shape.table.clone();
     let hints: Vec<&str> = insert.optimizer_hints.iter().map(|h| h.text.as_str()).collect();
-    // APPEND asks for a direct-path load of a query's rows (Oracle ignores it for VALUES).
-    let path = if super::optimizer::hints::parse(&hints).append() { LoadPath::Direct } else { LoadPath::Conventional };
+    // APPEND asks for a direct-path load of a query's rows (Oracle ignores it for VALUES,
+    // and for a table with an enabled foreign key, whose rows it then inserts the
+    // conventional way).
+    let has_foreign_key = table
+        .constraints
+        .iter()
+        .any(|c| c.enabled && matches!(c.kind, crate::catalog::ConstraintKind::ForeignKey { .. }));
+    let path = match super::optimizer::hints::parse(&hints).append() && !has_foreign_key {
+        true => LoadPath::Direct,
+        false => LoadPath::Conventional,
+    };
     let rows = match &*source.body {
         ast::SetExpr::Values(values) => {
             let rows = values_rows(session, values)?;

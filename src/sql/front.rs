@@ -1,6 +1,7 @@
 //! Statements sqlparser does not know, recognised from their first words with sqlparser's
 //! tokenizer: ALTER SESSION / ALTER SYSTEM, SHOW PARAMETERS, EXPLAIN PLAN FOR, Oracle's
-//! ANALYZE TABLE, ALTER TABLE ... \[NO\] INMEMORY, EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT, and the
+//! ANALYZE TABLE, ALTER TABLE ... \[NO\] INMEMORY, DROP TABLE ... CASCADE CONSTRAINTS,
+//! EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT, and the
 //! PCTFREE and \[NO\]COMPRESS clauses of CREATE TABLE (removed from the text before
 //! sqlparser sees it, into [`Clauses`]).
 //! Splitting a script into statements is the script runner's (`cli::script`).
@@ -52,6 +53,11 @@ pub enum Front {
         table: String,
         name: String,
         enable: bool,
+    },
+    /// DROP TABLE name CASCADE CONSTRAINTS [PURGE]: the foreign keys that refer to the
+    /// table go with it.
+    DropTableCascadeConstraints {
+        table: String,
     },
     /// EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT(priority, percentage, timeout).
     PopulateWait {
@@ -110,7 +116,7 @@ pub fn classify(sql: &str) -> Result<Front> {
     // twice.
     let start = sql.trim_start();
     let first = &start[..start.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(start.len())];
-    let handled = ["ALTER", "SHOW", "EXPLAIN", "ANALYZE", "EXEC", "EXECUTE", "CREATE", "COMMIT"];
+    let handled = ["ALTER", "SHOW", "EXPLAIN", "ANALYZE", "EXEC", "EXECUTE", "CREATE", "COMMIT", "DROP"];
     if !first.is_empty() && !handled.iter().any(|w| w.eq_ignore_ascii_case(first)) {
         return Ok(Front::Standard { sql: sql.to_owned(), clauses: Clauses::default() });
     }
@@ -150,6 +156,13 @@ pub fn classify(sql: &str) -> Result<Front> {
         ("ALTER", "TABLE", _) if words.iter().any(|t| token_word(&t.token) == "INMEMORY") => alter_inmemory(&words),
         ("ALTER", "TABLE", _) if word(3) == "MOVE" => alter_move(&tokens, &words),
         ("ALTER", "TABLE", _) if matches!(word(3).as_str(), "ENABLE" | "DISABLE") => alter_enable(&words),
+        ("DROP", "TABLE", _)
+            if matches!(words.get(2).map(|t| &t.token), Some(Token::Word(_)))
+                && (word(3), word(4)) == ("CASCADE".into(), "CONSTRAINTS".into())
+                && (words.len() == 5 || (words.len() == 6 && word(5) == "PURGE")) =>
+        {
+            Ok(Front::DropTableCascadeConstraints { table: word(2) })
+        }
         ("EXEC" | "EXECUTE", _, _) => exec(&words),
         ("CREATE", "TABLE", _) => strip_clauses(&tokens, true),
         ("CREATE", "INDEX", _) | ("CREATE", "UNIQUE", "INDEX") => strip_clauses(&tokens, false),
@@ -657,5 +670,13 @@ mod tests {
             }
         );
         assert!(classify("ALTER SESSION SET x").is_err());
+        assert_eq!(
+            classify("drop table dept cascade constraints purge").unwrap(),
+            Front::DropTableCascadeConstraints { table: "DEPT".into() }
+        );
+        // Any other DROP is sqlparser's.
+        for other in ["DROP TABLE dept", "DROP TABLE dept CASCADE", "DROP INDEX dept_pk"] {
+            assert!(matches!(classify(other).unwrap(), Front::Standard { .. }), "{other}");
+        }
     }
 }

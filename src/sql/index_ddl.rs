@@ -200,9 +200,10 @@ impl ScanConsumer for Collector<'_> {
 
 /// DROP INDEX name.
 pub fn drop_index(session: &Session, names: &[ast::ObjectName], if_exists: bool) -> Result<QueryResult> {
+    let names = names.iter().map(super::ddl::single_name).collect::<Result<Vec<_>>>()?;
     super::ddl::drop_each(
         session,
-        names,
+        &names,
         if_exists,
         "index",
         |name| {

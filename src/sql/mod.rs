@@ -30,6 +30,7 @@ mod byte_mask;
 mod csv_records;
 mod constraint_ddl;
 mod constraints;
+mod foreign_keys;
 mod ctas;
 mod data_types;
 pub mod cursor;
@@ -136,6 +137,9 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
                 false => constraint_ddl::AlterConstraint::Disable { name },
             };
             transaction::ddl(session, || constraint_ddl::alter_constraint(session, &table, change))
+        }
+        (Front::DropTableCascadeConstraints { table }, _) => {
+            transaction::ddl(session, || ddl::drop_tables(session, false, &[table], true))
         }
         (Front::PopulateWait { priority, percentage, timeout_seconds }, _) => {
             ddl::populate_wait(session, priority, percentage, timeout_seconds)

@@ -23,9 +23,16 @@
 //! Constraints: a new value NULL in a NOT NULL column is refused (ORA-01407), and each
 //! updated row is checked against the table's enabled CHECK constraints, read under
 //! the same lock (`super::row_checks::RowChecks`); keys through their unique indexes.
+//! Foreign keys (`super::foreign_keys`), once the rows and their index entries are
+//! changed: an updated row's new foreign keys are looked for in their parents, and the
+//! parent keys the statement deleted or changed among the children. The children an
+//! ON DELETE CASCADE or SET NULL key reaches are deleted or updated next by the same
+//! code, in the same statement, one child table at a time from a work list (no
+//! recursion, however deep the cascade goes).
 
 use super::bind::{Binder, Scope, ident_name, position_of};
 use super::dml::qualify;
+use super::foreign_keys::{ChildAction, ChildKeys, GoneKey, KeyMatch, ParentRules};
 use super::index_maintenance::{KeyChange, TableIndexes};
 use super::optimizer::{self, IndexScanKind, hints::Hints};
 use super::plan::{rownum_limit, split_and};
@@ -97,6 +104,19 @@ struct Changes<'s> {
     pending: Vec<KeyChange>,
     /// The key changes of the rows changed so far.
     key_changes: Vec<(RowId, Vec<KeyChange>)>,
+    /// Only rows with this key (the children of a cascading delete or SET NULL).
+    key_match: Option<KeyMatch>,
+    /// The table's enabled foreign keys on assigned columns (UPDATE only), if any.
+    child_keys: Option<ChildKeys>,
+    /// The new foreign keys of the edit last decided, and of the rows changed so far.
+    pending_child: Vec<Option<Vec<u8>>>,
+    new_child_keys: Vec<Vec<Option<Vec<u8>>>>,
+    /// The enabled foreign keys that refer to the table's keys (on assigned columns, for
+    /// an UPDATE), if any.
+    parent_rules: Option<ParentRules>,
+    /// The parent keys the edit last decided removes, and those the changed rows removed.
+    pending_gone: Vec<GoneKey>,
+    gone: Vec<GoneKey>,
 }
 
 impl<'s> Changes<'s> {
@@ -111,12 +131,24 @@ impl<'s> Changes<'s> {
             checks: None,
             pending: Vec::new(),
             key_changes: Vec::new(),
+            key_match: None,
+            child_keys: None,
+            pending_child: Vec::new(),
+            new_child_keys: Vec::new(),
+            parent_rules: None,
+            pending_gone: Vec::new(),
+            gone: Vec::new(),
         }
     }
 }
 
 impl RowChanges for Changes<'_> {
     fn qualifies(&mut self, row: &BlockRow<'_>) -> Result<bool> {
+        if let Some(key) = &self.key_match
+            && !key.matches(row)?
+        {
+            return Ok(false);
+        }
         for c in &self.filter {
             if c.eval_condition(row, &mut self.f)? != Some(true) {
                 return Ok(false);
@@ -129,6 +161,10 @@ impl RowChanges for Changes<'_> {
         if self.assignments.is_empty() {
             if let Some(ix) = &self.indexes {
                 self.pending = ix.keys(|c| row.column(c))?.into_iter().map(|old| (old, None)).collect();
+            }
+            if let Some(rules) = &self.parent_rules {
+                self.pending_gone.clear();
+                rules.gone(|c| row.column(c), None, &mut self.pending_gone)?;
             }
             return Ok(RowEdit::Delete);
         }
@@ -153,6 +189,13 @@ impl RowChanges for Changes<'_> {
         if let Some(checks) = &self.checks {
             checks.check(&values[..])?;
         }
+        if let Some(keys) = &self.child_keys {
+            self.pending_child = keys.keys(|c| Ok(values[c].reborrow()))?;
+        }
+        if let Some(rules) = &self.parent_rules {
+            self.pending_gone.clear();
+            rules.gone(|c| row.column(c), Some(&values), &mut self.pending_gone)?;
+        }
         if let (Some(ix), Some(old_keys)) = (&self.indexes, old_keys) {
             let new_keys = ix.keys(|c| Ok(values[c].clone()))?;
             self.pending = old_keys.into_iter().zip(new_keys).collect();
@@ -166,6 +209,7 @@ impl RowChanges for Changes<'_> {
         if self.indexes.is_some() {
             self.key_changes.push((rowid, std::mem::take(&mut self.pending)));
         }
+        self.foreign_keys_changed();
     }
 
     /// The row's entries go; the new version's come with its insertion, at its new rowid.
@@ -174,6 +218,17 @@ impl RowChanges for Changes<'_> {
             let gone = std::mem::take(&mut self.pending).into_iter().map(|(old, _)| (old, None)).collect();
             self.key_changes.push((rowid, gone));
         }
+        self.foreign_keys_changed();
+    }
+}
+
+impl Changes<'_> {
+    /// The last edit decided was made: its foreign keys and lost parent keys count.
+    fn foreign_keys_changed(&mut self) {
+        if self.child_keys.is_some() {
+            self.new_child_keys.push(std::mem::take(&mut self.pending_child));
+        }
+        self.gone.append(&mut self.pending_gone);
     }
 }
 
@@ -208,7 +263,7 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
         assignments.push((i, binder.bind(&a.value)?));
     }
     let mut changes = Changes::new(&table, filter, assignments, functions);
-    let rows = run(session, &table, &hints_of(&update.optimizer_hints), limit, &mut changes)?;
+    let rows = run_and_cascade(session, &table, &hints_of(&update.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "updated"))
 }
 
@@ -231,7 +286,7 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
     let binder = Binder { scope: &scope, f: &functions, grouping: None };
     let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
     let mut changes = Changes::new(&table, filter, Vec::new(), functions);
-    let rows = run(session, &table, &hints_of(&delete.optimizer_hints), limit, &mut changes)?;
+    let rows = run_and_cascade(session, &table, &hints_of(&delete.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "deleted"))
 }
 
@@ -239,13 +294,44 @@ fn hints_of(hints: &[ast::OptimizerHint]) -> Hints {
     optimizer::hints::parse(&hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>())
 }
 
-fn run(
+/// [`run`], then what the foreign keys that refer to the table do to the children of the
+/// parent keys it deleted, and to theirs in turn (a work list: a deep cascade takes no
+/// stack). Returns the rows the statement itself changed.
+fn run_and_cascade(
     session: &Session,
     table: &TableDef,
     hints: &Hints,
     limit: Option<u64>,
     changes: &mut Changes<'_>,
 ) -> Result<u64> {
+    let (rows, mut actions) = run(session, table, hints, limit, changes)?;
+    while let Some(action) = actions.pop() {
+        actions.extend(child_action(session, action)?);
+    }
+    Ok(rows)
+}
+
+/// Deletes the children `action` names (ON DELETE CASCADE), or sets their foreign key
+/// NULL (ON DELETE SET NULL); returns what that does to their own children.
+fn child_action(session: &Session, action: ChildAction) -> Result<Vec<ChildAction>> {
+    let assignments = match action.delete {
+        true => Vec::new(),
+        false => action.matching.columns.iter().map(|&c| (c, Expr::Literal(Datum::Null))).collect(),
+    };
+    let mut changes = Changes::new(&action.child, Vec::new(), assignments, super::function_context(session));
+    changes.key_match = Some(action.matching);
+    run(session, &action.child, &Hints::default(), None, &mut changes).map(|(_, actions)| actions)
+}
+
+/// Changes the rows of `table` that `changes` picks; returns how many, and what the
+/// parent keys it removed do to the children that refer to them.
+fn run(
+    session: &Session,
+    table: &TableDef,
+    hints: &Hints,
+    limit: Option<u64>,
+    changes: &mut Changes<'_>,
+) -> Result<(u64, Vec<ChildAction>)> {
     // DDL (CREATE or DROP INDEX, TRUNCATE) waits for this lock: the indexes read under it
     // are the ones the rows' changes must be applied to, until the last entry is written.
     let locks = session.db.locks.table(table.object_id);
@@ -257,15 +343,21 @@ fn run(
             _ if table.updates_move_rows() => Some(ix),
             assigned => ix.on_columns(&assigned.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
         });
-    // The CHECK constraints too are read under it: ALTER TABLE ... ADD waits for it.
+    // The constraints too are read under it: ALTER TABLE ... ADD waits for it.
+    let current = session.db.catalog.table(&table.name).filter(|t| t.object_id == table.object_id);
+    let current = current.as_deref().unwrap_or(table);
+    let assigned: Vec<usize> = changes.assignments.iter().map(|(c, _)| *c).collect();
     if !changes.assignments.is_empty() {
-        let current = session.db.catalog.table(&table.name).filter(|t| t.object_id == table.object_id);
-        changes.checks = match current {
-            Some(current) => RowChecks::of(session, &current)?,
-            None => RowChecks::of(session, table)?,
-        };
+        changes.checks = RowChecks::of(session, current)?;
+        changes.child_keys = ChildKeys::of(session, current, Some(&assigned))?;
     }
-    let ctx = session.access_context();
+    let assigned = (!assigned.is_empty()).then_some(assigned.as_slice());
+    changes.parent_rules = ParentRules::of(session, current, assigned)?;
+    // A cascade reads the children as of now (they were looked for in current mode).
+    let ctx = match changes.key_match {
+        Some(_) => super::foreign_keys::current_mode(session),
+        None => session.access_context(),
+    };
     let found = rows_by_index(session, &ctx, table, &indexes, hints, changes)?;
     let from = found.as_deref().map_or(RowsFrom::FullScan, RowsFrom::Rowids);
     let done = {
@@ -282,7 +374,14 @@ fn run(
             done.moved_out.iter().try_for_each(|piece| load.insert_encoded(piece))
         })?;
     }
-    Ok(done.rows)
+    if let Some(keys) = &changes.child_keys {
+        keys.check(session, changes.new_child_keys.iter().map(Vec::as_slice))?;
+    }
+    let actions = match &changes.parent_rules {
+        Some(rules) => rules.after_statement(session, std::mem::take(&mut changes.gone))?,
+        None => Vec::new(),
+    };
+    Ok((done.rows, actions))
 }
 
 /// The rowids of the rows an index unique or range scan finds for the WHERE clause, as
