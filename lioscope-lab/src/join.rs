@@ -302,9 +302,7 @@ impl Sample {
             "cpu_us_per_outer_row" => Some(self.cpu_ms * 1000.0 / n),
             "logical_reads" => Some(self.logical_reads as f64),
             "logical_reads_per_outer_row" => Some(self.logical_reads as f64 / n),
-            "join_logical_reads_per_outer_row" => {
-                Some((self.logical_reads as f64 - outer_scan_reads as f64) / n)
-            }
+            "join_logical_reads_per_outer_row" => Some((self.logical_reads as f64 - outer_scan_reads as f64) / n),
             "buffer_is_pinned_count" => Some(self.buffer_is_pinned as f64),
             "instructions" => self.instructions.map(|v| v as f64),
             "instructions_per_outer_row" => self.instructions.map(|v| v as f64 / n),
@@ -459,7 +457,10 @@ fn cache_for(sizes: Sizes) -> u64 {
 }
 
 fn database_options(sizes: Sizes) -> DatabaseOptions {
-    DatabaseOptions { parameters: vec![("db_cache_size".to_owned(), cache_for(sizes).to_string())], ..Default::default() }
+    DatabaseOptions {
+        parameters: vec![("db_cache_size".to_owned(), cache_for(sizes).to_string())],
+        ..Default::default()
+    }
 }
 
 /// A prime that does not divide `rows`: `bad_key` = (`id` × it mod rows) + 1 is then a
@@ -467,7 +468,7 @@ fn database_options(sizes: Sizes) -> DatabaseOptions {
 fn permutation_factor(rows: u64) -> u64 {
     [999_983, 1_000_003, 1_000_033]
         .into_iter()
-        .find(|p| rows % p != 0)
+        .find(|p| !rows.is_multiple_of(*p))
         .expect("a row count divisible by all three primes is at least their product, about 10^18")
 }
 
@@ -516,7 +517,10 @@ fn prepare(session: &Session, sizes: Sizes) -> Result<()> {
         "CREATE INDEX join_inner_good ON join_inner (good_key)".to_owned(),
         "CREATE INDEX join_inner_bad ON join_inner (bad_key)".to_owned(),
         "CREATE TABLE join_outer (n INTEGER NOT NULL, k INTEGER NOT NULL)".to_owned(),
-        format!("INSERT INTO join_outer SELECT LEVEL, MOD(LEVEL - 1, {r}) + 1 FROM dual CONNECT BY LEVEL <= {}", sizes.outer),
+        format!(
+            "INSERT INTO join_outer SELECT LEVEL, MOD(LEVEL - 1, {r}) + 1 FROM dual CONNECT BY LEVEL <= {}",
+            sizes.outer
+        ),
         "ANALYZE TABLE join_inner COMPUTE STATISTICS".to_owned(),
         "ANALYZE TABLE join_outer COMPUTE STATISTICS".to_owned(),
     ];
@@ -777,7 +781,11 @@ pub fn run(opts: &JoinOptions) -> Result<JoinReport> {
     // logical reads (the same for every N: a full scan with a filter).
     session.execute("SELECT /*+ FULL(i) */ COUNT(i.pad) FROM join_inner i")?;
     for c in Clustering::ALL {
-        session.execute(&format!("SELECT /*+ INDEX(i {}) */ COUNT(i.pad) FROM join_inner i WHERE i.{} > 0", c.index(), c.key()))?;
+        session.execute(&format!(
+            "SELECT /*+ INDEX(i {}) */ COUNT(i.pad) FROM join_inner i WHERE i.{} > 0",
+            c.index(),
+            c.key()
+        ))?;
     }
     let outer_scan = "SELECT /*+ FULL(o) */ COUNT(*) FROM join_outer o WHERE o.n <= 1";
     sample::measure(&session, outer_scan)?;
@@ -805,11 +813,8 @@ pub fn run(opts: &JoinOptions) -> Result<JoinReport> {
     db.close()?;
     // Dropping the database lets go of its directory for the callgrind children.
     drop(db);
-    let calibration = if callgrind {
-        Some(count_by_callgrind(opts, sizes, &dir, &mut points, &progress)?)
-    } else {
-        None
-    };
+    let calibration =
+        if callgrind { Some(count_by_callgrind(opts, sizes, &dir, &mut points, &progress)?) } else { None };
     progress.finish();
     let mut derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
     derivations.insert("optimizer_cost", COST_DERIVATION);
@@ -860,10 +865,10 @@ fn parameters(
     opts: &JoinOptions,
 ) -> Result<BTreeMap<&'static str, serde_json::Value>> {
     let mut p = BTreeMap::new();
-    let blocks = |t: &str| whole(session, &format!("SELECT blocks_below_hwm FROM user_segments WHERE segment_name = '{t}'"));
-    let index = |i: &str, col: &str| {
-        whole(session, &format!("SELECT {col} FROM user_indexes WHERE index_name = '{i}'"))
-    };
+    let blocks =
+        |t: &str| whole(session, &format!("SELECT blocks_below_hwm FROM user_segments WHERE segment_name = '{t}'"));
+    let index =
+        |i: &str, col: &str| whole(session, &format!("SELECT {col} FROM user_indexes WHERE index_name = '{i}'"));
     p.insert("inner_rows", serde_json::json!(sizes.inner));
     p.insert("outer_rows", serde_json::json!(sizes.outer));
     p.insert("outer_rows_series", serde_json::json!(ns));
@@ -945,19 +950,12 @@ fn count_by_callgrind(
         progress.step(&format!("{} {} N={} under callgrind", p.clustering.name(), p.method.name(), p.outer_rows));
         let name = format!("{},{},{}", p.clustering.name(), p.method.short(), p.outer_rows);
         let profile = dir.join(format!("callgrind.{}.out", name.replace(',', "-")));
-        let args: Vec<String> = [
-            "lab",
-            "join",
-            "--inner-rows",
-            &sizes.inner.to_string(),
-            "--outer-rows",
-            &sizes.outer.to_string(),
-            "--db",
-        ]
-        .into_iter()
-        .map(str::to_owned)
-        .chain([dir.display().to_string(), "--callgrind-child".into(), name])
-        .collect();
+        let args: Vec<String> =
+            ["lab", "join", "--inner-rows", &sizes.inner.to_string(), "--outer-rows", &sizes.outer.to_string(), "--db"]
+                .into_iter()
+                .map(str::to_owned)
+                .chain([dir.display().to_string(), "--callgrind-child".into(), name])
+                .collect();
         let counted = super::callgrind::count_instructions(&exe, &args, &profile);
         let _ = std::fs::remove_file(&profile);
         let instructions = counted? as f64;
@@ -984,7 +982,8 @@ fn parse_child(text: &str) -> Result<(Clustering, JoinMethod, u64)> {
     let parts: Vec<&str> = text.split(',').collect();
     let [c, m, n] = parts[..] else { return Err(bad("three parts")) };
     let c = Clustering::ALL.into_iter().find(|x| x.name() == c).ok_or_else(|| bad("no such index: GOOD or BAD"))?;
-    let m = JoinMethod::ALL.into_iter().find(|x| x.short() == m).ok_or_else(|| bad("no such method: NL, HASH or MERGE"))?;
+    let m =
+        JoinMethod::ALL.into_iter().find(|x| x.short() == m).ok_or_else(|| bad("no such method: NL, HASH or MERGE"))?;
     let n = n.parse().map_err(|_| bad("N is not a whole number"))?;
     Ok((c, m, n))
 }
@@ -1081,7 +1080,12 @@ fn choice_rows(report: &JoinReport) -> Vec<Vec<String>> {
         .choices
         .iter()
         .map(|c| {
-            vec![c.clustering.name().into(), c.outer_rows.to_string(), c.method.name().into(), super::report::round(c.cost)]
+            vec![
+                c.clustering.name().into(),
+                c.outer_rows.to_string(),
+                c.method.name().into(),
+                super::report::round(c.cost),
+            ]
         })
         .collect()
 }
@@ -1095,7 +1099,9 @@ fn switch_lines(report: &JoinReport) -> Vec<String> {
                 .switches
                 .iter()
                 .filter(|s| s.clustering == c)
-                .map(|s| format!("from {} to {} between N = {} and {}", s.from.name(), s.to.name(), s.from_rows, s.to_rows))
+                .map(|s| {
+                    format!("from {} to {} between N = {} and {}", s.from.name(), s.to.name(), s.from_rows, s.to_rows)
+                })
                 .collect();
             if these.is_empty() {
                 let only = report.choices.iter().find(|x| x.clustering == c).map_or("-", |x| x.method.name());
@@ -1250,11 +1256,23 @@ fn html(report: &JoinReport, stored: Option<&super::history::Stored>) -> Result<
         let x = "log10 of N, the outer rows joined";
         let title = |what: &str| format!("{what} by outer rows, index {}", c.name());
         html.chart(Chart::lines(&title("CPU time"), x, "ms", by_method("cpu_ms"), &how("cpu_ms")))?;
-        html.chart(Chart::lines(&title("Logical reads"), x, "logical reads", by_method("logical_reads"), &how("logical_reads")))?;
+        html.chart(Chart::lines(
+            &title("Logical reads"),
+            x,
+            "logical reads",
+            by_method("logical_reads"),
+            &how("logical_reads"),
+        ))?;
         html.chart(Chart::lines(&title("Optimizer cost"), x, "cost", by_method("optimizer_cost"), COST_DERIVATION))?;
         if report.instructions == InstructionSource::Callgrind {
             let key = "instructions_per_outer_row_callgrind";
-            html.chart(Chart::lines(&title("Instructions per outer row (callgrind)"), x, "instructions / N", by_method(key), &how(key)))?;
+            html.chart(Chart::lines(
+                &title("Instructions per outer row (callgrind)"),
+                x,
+                "instructions / N",
+                by_method(key),
+                &how(key),
+            ))?;
         }
     }
     html.table_from("The optimizer's choice at each N", &CHOICE_HEADER, choice_rows(report));
@@ -1292,9 +1310,11 @@ mod tests {
         assert!((x[0].at - 10f64.powf(1.5)).abs() < 1e-6, "{}", x[0].at);
         assert!(crossings(&ns, &[1.0, 2.0, 3.0, 4.0], &[5.0; 4]).is_empty(), "never crosses");
         // Touching at a point counts once, not twice.
-        let touch = crossings(&ns, &[1.0, 5.0, 9.0, 9.0], &[5.0; 4]);
-        assert_eq!(touch.len(), 1, "{touch:?}");
-        assert_eq!(touch[0].at.round(), 10.0);
+        for a in [[1.0, 5.0, 9.0, 9.0], [9.0, 5.0, 1.0, 1.0]] {
+            let touch = crossings(&ns, &a, &[5.0; 4]);
+            assert_eq!(touch.len(), 1, "{a:?}: {touch:?}");
+            assert_eq!(touch[0].at.round(), 10.0, "{a:?}");
+        }
     }
 
     #[test]
@@ -1333,7 +1353,7 @@ mod tests {
                 keys.sort_unstable();
                 assert_eq!(keys, (1..=rows).collect::<Vec<_>>(), "rows {rows}");
             } else {
-                assert_ne!(rows % p, 0);
+                assert!(!rows.is_multiple_of(p));
             }
         }
     }
