@@ -133,6 +133,10 @@ enum BenchCommand {
     /// beside PostgreSQL's COPY of the same file: rows/s, redo bytes per loaded byte,
     /// the waits on the log.
     Load(lioscope_lab::bench::load::LoadBenchOptions),
+    /// Customers joined to orders beside PostgreSQL, SQLite and DuckDB on the same rows,
+    /// one thread each: a few customers' orders by index (NESTED LOOPS), every order
+    /// (HASH JOIN), and a hash join with a filter on its build side; answers compared.
+    Join(lioscope_lab::bench::join::JoinBenchOptions),
 }
 
 fn options(db_cache_size: Option<String>) -> DatabaseOptions {
@@ -217,6 +221,7 @@ fn bench(which: BenchCommand) -> lioscope::Result<()> {
         BenchCommand::Inmemory(opts) => lioscope_lab::bench::inmemory::run(&opts),
         BenchCommand::Commits(opts) => lioscope_lab::bench::commits::run(&opts).map(|_| ()),
         BenchCommand::Load(opts) => lioscope_lab::bench::load::run(&opts).map(|_| ()),
+        BenchCommand::Join(opts) => lioscope_lab::bench::join::run(&opts).map(|_| ()),
     }
 }
 

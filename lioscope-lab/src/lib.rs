@@ -2,7 +2,8 @@
 //! measuring and statistics they share, and the benchmarks. Everything here uses the
 //! engine's public API only.
 //!
-//! - [`bench`](mod@bench): the benchmarks of the engine's core, indexes, in-memory scans and commits.
+//! - [`bench`](mod@bench): the benchmarks of the engine's core, indexes, in-memory scans, commits,
+//!   loads and joins.
 //! - [`customers`]: the SH.CUSTOMERS-shaped table of the engine benchmark.
 //! - [`cpu`]: cores against threads: wall time of 1..N CPU-bound workers launched at once.
 //! - [`cr`]: the cost of consistent reads (full scans beside uncommitted updates).
