@@ -17,7 +17,9 @@
 //! 1 GB and `shared_buffers` 1 GB, so that its hash tables and its tables stay in
 //! memory, as lioscope's do), DuckDB with `threads = 1`, SQLite has one. Each query runs
 //! once to warm the caches, then `--repeat` times; the figure is the median elapsed time
-//! around the statement and the fetch of its one row. The answers of every engine are
+//! around the statement and the fetch of its one row, each run given the statement's
+//! text (every engine parses it each time: lioscope's `Session::execute`, PostgreSQL's
+//! simple query, SQLite's prepare, DuckDB's `execute`). The answers of every engine are
 //! compared with lioscope's, and a difference is an error.
 //!
 //! DuckDB runs in a `python3` child through its Python package (`pip install duckdb`),
@@ -406,7 +408,7 @@ fn sqlite(dir: &Path, (customers, orders): (&Path, &Path), repeat: usize) -> Pee
         .iter()
         .map(|q| {
             timed_runs(repeat, || {
-                let mut statement = conn.prepare_cached(q.peers).map_err(|e| format!("{}: {e}", q.name))?;
+                let mut statement = conn.prepare(q.peers).map_err(|e| format!("{}: {e}", q.name))?;
                 let columns = statement.column_count();
                 statement
                     .query_row([], |row| (0..columns).map(|i| row.get::<_, i64>(i).map(|v| v.to_string())).collect())
