@@ -450,8 +450,8 @@ impl JoinReport {
     }
 }
 
-/// Bytes of buffer cache for the tables: about 400 a row (the inner row and its two
-/// index entries, the outer row, undo), at least 64 MiB.
+/// Bytes of buffer cache for the tables: 300 an inner row (the row, its two index
+/// entries, the load's undo) and 100 an outer row, at least 64 MiB.
 fn cache_for(sizes: Sizes) -> u64 {
     (sizes.inner * 300 + sizes.outer * 100).max(64 << 20)
 }
