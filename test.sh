@@ -3,7 +3,8 @@
 # Installs what the tests need when it is missing: valgrind (the lab's instruction counts
 # by callgrind, and their test), chromium (opens the lab's HTML reports headless to
 # check that their charts are drawn) and postgresql (a server the results history's
-# test starts, as a fleet's shared history). Extra arguments go to `cargo test`.
+# test starts, as a fleet's shared history, and a peer of the benchmarks), and DuckDB's
+# Python package (a peer of the join benchmark). Extra arguments go to `cargo test`.
 #
 # `./test.sh --quick`: the fast tier, a few minutes and nothing installed: the unit tests
 # of every crate and the golden SQL scripts. It leaves out the integration tests (among
@@ -31,6 +32,13 @@ if ((${#missing[@]})); then
     ((EUID == 0)) || sudo=(sudo)
     "${sudo[@]}" apt-get update -qq
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}"
+fi
+
+# DuckDB, a peer of the join benchmark, through its Python package (its test checks the
+# answers wherever python3 has it).
+if command -v python3 >/dev/null && ! python3 -c "import duckdb" 2>/dev/null; then
+    echo "test.sh: installing the duckdb Python package" >&2
+    python3 -m pip install --quiet duckdb || echo "test.sh: duckdb did not install; bench join runs without it" >&2
 fi
 
 cargo test --release "$@"

@@ -92,6 +92,10 @@ enum LabCommand {
     /// The cost of a row by access path (index with bad and good clustering factor, full
     /// scan, in-memory scans), with performance counters.
     Scan(lioscope_lab::scan::ScanOptions),
+    /// Where the join methods cross: NESTED LOOPS through a well and a badly clustered
+    /// index, HASH JOIN and MERGE JOIN, each forced, by outer rows joined; measured, and
+    /// by the optimizer's costs, with its own choice at each.
+    Join(lioscope_lab::join::JoinOptions),
     /// Logical reads per second, SLOB-style: 1..2×CPUs sessions each reading random index
     /// ranges of its own cached table; the scaling factor and %steal.
     Lio(lioscope_lab::lio::LioOptions),
@@ -129,6 +133,10 @@ enum BenchCommand {
     /// beside PostgreSQL's COPY of the same file: rows/s, redo bytes per loaded byte,
     /// the waits on the log.
     Load(lioscope_lab::bench::load::LoadBenchOptions),
+    /// Customers joined to orders beside PostgreSQL, SQLite and DuckDB on the same rows,
+    /// one thread each: a few customers' orders by index (NESTED LOOPS), every order
+    /// (HASH JOIN), and a hash join with a filter on its build side; answers compared.
+    Join(lioscope_lab::bench::join::JoinBenchOptions),
 }
 
 fn options(db_cache_size: Option<String>) -> DatabaseOptions {
@@ -213,6 +221,7 @@ fn bench(which: BenchCommand) -> lioscope::Result<()> {
         BenchCommand::Inmemory(opts) => lioscope_lab::bench::inmemory::run(&opts),
         BenchCommand::Commits(opts) => lioscope_lab::bench::commits::run(&opts).map(|_| ()),
         BenchCommand::Load(opts) => lioscope_lab::bench::load::run(&opts).map(|_| ()),
+        BenchCommand::Join(opts) => lioscope_lab::bench::join::run(&opts).map(|_| ()),
     }
 }
 
@@ -222,6 +231,10 @@ fn lab(which: LabCommand) -> lioscope::Result<()> {
         LabCommand::Scan(opts) => match &opts.callgrind_child {
             Some(path) => lioscope_lab::scan::run_callgrind_child(&opts, path),
             None => lioscope_lab::scan::run(&opts).map(|_| ()),
+        },
+        LabCommand::Join(opts) => match &opts.callgrind_child {
+            Some(point) => lioscope_lab::join::run_callgrind_child(&opts, point),
+            None => lioscope_lab::join::run(&opts).map(|_| ()),
         },
         LabCommand::Lio(opts) => lioscope_lab::lio::run(&opts).map(|_| ()),
         LabCommand::Cpu(opts) => lioscope_lab::cpu::run(&opts).map(|_| ()),

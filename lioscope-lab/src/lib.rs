@@ -2,7 +2,8 @@
 //! measuring and statistics they share, and the benchmarks. Everything here uses the
 //! engine's public API only.
 //!
-//! - [`bench`](mod@bench): the benchmarks of the engine's core, indexes, in-memory scans and commits.
+//! - [`bench`](mod@bench): the benchmarks of the engine's core, indexes, in-memory scans, commits,
+//!   loads and joins.
 //! - [`customers`]: the SH.CUSTOMERS-shaped table of the engine benchmark.
 //! - [`cpu`]: cores against threads: wall time of 1..N CPU-bound workers launched at once.
 //! - [`cr`]: the cost of consistent reads (full scans beside uncommitted updates).
@@ -13,6 +14,8 @@
 //!   and migrated rows, and where its time goes by phase.
 //! - [`scan`]: the cost of a row by access path, with performance counters, or
 //!   instructions counted by callgrind ([`callgrind`]).
+//! - [`join`]: where the join methods cross by outer rows (NESTED LOOPS through a well or a
+//!   badly clustered index, HASH JOIN, MERGE JOIN), measured and by the optimizer's costs.
 //! - [`levels`]: what the load-level experiments share: load levels, seeded shuffled rounds, sessions started at once with
 //!   /proc/stat read around them, a level's figures over its runs.
 //! - [`history`]: the results history: every run stored in SQLite, `lab history`, `lab compare`.
@@ -30,6 +33,7 @@ pub mod cr;
 pub mod customers;
 pub mod environment;
 pub mod history;
+pub mod join;
 pub mod levels;
 pub mod lio;
 pub mod mbrc;

@@ -684,7 +684,7 @@ fn compressed_line(report: &ScanReport) -> Option<String> {
 }
 
 /// What the calibration found, as a sentence for the table's notes and the HTML report.
-fn calibration_line(c: &super::callgrind::Calibration) -> String {
+pub(crate) fn calibration_line(c: &super::callgrind::Calibration) -> String {
     let verdict = if c.within_tolerance() {
         "within the tolerance"
     } else {

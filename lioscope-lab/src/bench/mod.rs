@@ -8,6 +8,7 @@
 
 pub mod commits;
 pub mod index;
+pub mod join;
 pub mod inmemory;
 pub mod load;
 pub mod peers;

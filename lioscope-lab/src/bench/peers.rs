@@ -25,7 +25,7 @@ pub(crate) const PG_TABLE: &str = "CREATE TABLE customers (
     cust_id bigint NOT NULL, cust_first_name varchar(20) NOT NULL, cust_last_name varchar(40) NOT NULL,
     cust_gender char(1), cust_year_of_birth integer, cust_postal_code varchar(10), cust_city varchar(30),
     cust_valid varchar(1), cust_credit_limit bigint, cust_email varchar(50))";
-const SQLITE_TABLE: &str = "CREATE TABLE customers (
+pub(crate) const SQLITE_TABLE: &str = "CREATE TABLE customers (
     cust_id INTEGER NOT NULL, cust_first_name TEXT NOT NULL, cust_last_name TEXT NOT NULL,
     cust_gender TEXT, cust_year_of_birth INTEGER, cust_postal_code TEXT, cust_city TEXT,
     cust_valid TEXT, cust_credit_limit INTEGER, cust_email TEXT)";
@@ -165,6 +165,12 @@ fn as_owner(program: &Path, args: &[&str]) -> PeerResult<()> {
 impl PgServer {
     /// Starts a server under `work` (as the postgres user when running as root).
     pub fn start(work: &Path) -> PeerResult<PgServer> {
+        PgServer::start_with(work, &[])
+    }
+
+    /// Starts a server under `work` with server settings (`name=value`, as `postgres -c`
+    /// takes them) beside the defaults.
+    pub fn start_with(work: &Path, settings: &[&str]) -> PeerResult<PgServer> {
         let bin = pg_bin()?;
         let dir = work.join("postgresql");
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -185,7 +191,10 @@ impl PgServer {
             &["-D", data_s, "-U", "postgres", "-A", "trust", "--locale=C", "--no-instructions"],
         )?;
         let port = 20_000 + std::process::id() % 20_000;
-        let options = format!("-k {} -p {port} -c listen_addresses=''", dir.display());
+        let mut options = format!("-k {} -p {port} -c listen_addresses=''", dir.display());
+        for setting in settings {
+            options.push_str(&format!(" -c {setting}"));
+        }
         let log = format!("{data_s}/server.log");
         let server = PgServer {
             bin: bin.clone(),
