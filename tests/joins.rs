@@ -363,3 +363,22 @@ fn the_first_query_a_dba_types_joins_two_fixed_views() {
     assert_eq!(got[0][0].to_string(), "user calls");
     assert!(matches!(got[0][1], Value::Int(v) if v > 0), "{got:?}");
 }
+
+#[test]
+fn an_index_hint_on_a_nested_loops_inner_table_with_a_nullable_key_is_used_and_not_reported_unused() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    emp_dept(&s);
+    exec(&s, "CREATE TABLE bonus (deptno INTEGER, amount INTEGER)");
+    exec(&s, "INSERT INTO bonus VALUES (10, 100)");
+    exec(&s, "INSERT INTO bonus VALUES (NULL, 5)");
+    exec(&s, "CREATE INDEX bonus_deptno ON bonus (deptno)");
+    exec(&s, "COMMIT");
+    let sql = "SELECT /*+ LEADING(e) USE_NL(b) INDEX(b bonus_deptno) */ e.ename, b.amount \
+               FROM emp e JOIN bonus b ON b.deptno = e.deptno";
+    let text = plan(&s, sql);
+    assert!(text.contains("INDEX RANGE SCAN") && text.contains("BONUS_DEPTNO"), "{text}");
+    assert!(!text.contains("hint not used"), "the probe takes the hint:\n{text}");
+    let got = rows(&s, sql);
+    assert_eq!(got.len(), 1, "{got:?}");
+}

@@ -226,7 +226,7 @@ fn covers(query: &Query<'_>, ix: &IndexDef) -> bool {
 }
 
 /// Whether `ix` is one the hint's choice names.
-fn matches_choice(choice: &IndexChoice, ix: &IndexDef, table: &TableDef) -> bool {
+pub(crate) fn matches_choice(choice: &IndexChoice, ix: &IndexDef, table: &TableDef) -> bool {
     match choice {
         IndexChoice::Any => true,
         IndexChoice::Named(names) => names.contains(&ix.name),

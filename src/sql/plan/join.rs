@@ -1090,6 +1090,17 @@ impl Builder<'_> {
                     if exec_kind == JoinKind::Left { Operation::NestedLoopsOuter } else { Operation::NestedLoops };
                 let (table, read, filter) = right_table.expect("an index probe reads a table");
                 let ix = self.session.db.catalog.indexes_of(table.object_id)[i].clone();
+                // An INDEX hint the table's own access path could not take (a scan of the
+                // index would miss rows whose keys are all NULL) is taken by the probe,
+                // whose key is never NULL: its note goes.
+                for h in hints.hints.iter().filter(|h| names_item(h, relation)) {
+                    if let HintKind::Index { choice, .. } = &h.kind
+                        && crate::sql::optimizer::matches_choice(choice, &ix, &table)
+                    {
+                        let unused = format!("hint not used: {} (", h.text);
+                        self.notes.retain(|n| !n.starts_with(&unused));
+                    }
+                }
                 let k = ix.columns.iter().take_while(|c| key_columns.contains(c)).count();
                 let keys: Vec<Expr> = ix.columns[..k]
                     .iter()
