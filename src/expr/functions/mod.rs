@@ -12,14 +12,14 @@
 //! - the scalar functions of [`ScalarFunction`]: strings (SUBSTR, INSTR, LPAD, RPAD, TRIM,
 //!   REPLACE, UPPER, ...), numbers (MOD, ROUND, TRUNC, POWER, SQRT, ...), conversions
 //!   (TO_CHAR, TO_DATE, TO_NUMBER), dates (ADD_MONTHS, LAST_DAY, ROUND/TRUNC of a DATE),
-//!   choices (NVL, COALESCE, DECODE, GREATEST, LEAST), ORA_HASH and
+//!   choices (NVL, NVL2, COALESCE, DECODE, GREATEST, LEAST), ORA_HASH and
 //!   DBMS_RANDOM.VALUE / DBMS_RANDOM.STRING;
 //! - [`FunctionContext`]: what a function may need from its statement (SYSDATE and a seeded
 //!   pseudo-random generator, so that a statement is reproducible from its seed).
 //!
 //! Rules, as in Oracle:
-//! - NULL in gives NULL out. The exceptions are Oracle's: NVL and COALESCE (they exist to
-//!   replace NULL), DECODE (NULL matches NULL), `||` and CONCAT (NULL is an empty string),
+//! - NULL in gives NULL out. The exceptions are Oracle's: NVL, NVL2 and COALESCE (they
+//!   exist to replace NULL), DECODE (NULL matches NULL), `||` and CONCAT (NULL is an empty string),
 //!   REPLACE (a NULL search string changes nothing, a NULL replacement removes) and
 //!   DBMS_RANDOM.STRING (a NULL option means 'U').
 //! - The empty string is NULL: a function whose result would be '' returns NULL.
@@ -200,6 +200,7 @@ scalar_functions! {
     Ltrim => "LTRIM";
     Rtrim => "RTRIM";
     Nvl => "NVL";
+    Nvl2 => "NVL2";
     Coalesce => "COALESCE";
     Abs => "ABS";
     Round => "ROUND";
@@ -287,6 +288,7 @@ impl ScalarFunction {
             Mod | Nvl | Power | Concat | AddMonths | RandomString => Exact(2),
             Ltrim | Rtrim | Round | Trunc | ToChar | ToDate | ToNumber => Between(1, 2),
             Rpad | Lpad | Substr | Replace => Between(2, 3),
+            Nvl2 => Exact(3),
             OraHash => Between(1, 3),
             Instr => Between(2, 4),
             RandomValue => Either(0, 2),
@@ -347,6 +349,7 @@ impl ScalarFunction {
             Ltrim => trim(args, true, false),
             Rtrim => trim(args, false, true),
             Nvl | Coalesce => Ok(args.iter().find(|a| !a.is_null()).map_or(Datum::Null, owned)),
+            Nvl2 => Ok(owned(if arg(args, 0).is_null() { arg(args, 2) } else { arg(args, 1) })),
             Abs => abs(args),
             Round => round_or_trunc(args, true, name),
             Trunc => round_or_trunc(args, false, name),

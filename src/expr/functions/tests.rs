@@ -391,6 +391,9 @@ fn nvl_and_coalesce() {
     assert_eq!(ok("NVL", &[NULL_V, i(2)]), i(2));
     assert_eq!(ok("NVL", &[i(1), i(2)]), i(1));
     assert_eq!(ok("NVL", &[NULL_V, NULL_V]), NULL_V);
+    assert_eq!(ok("NVL2", &[NULL_V, i(1), i(2)]), i(2), "NVL2 of NULL is its third argument");
+    assert_eq!(ok("NVL2", &[i(0), i(1), i(2)]), i(1), "NVL2 of a value is its second");
+    assert_eq!(ok("NVL2", &[i(0), NULL_V, i(2)]), NULL_V);
     assert_eq!(ok("COALESCE", &[NULL_V, NULL_V, s("c")]), s("c"));
     assert_eq!(ok("COALESCE", &[NULL_V, NULL_V]), NULL_V);
 }
