@@ -335,6 +335,34 @@ fn enabling_a_foreign_key_validates_the_rows() {
     assert_eq!(error(&s, "INSERT INTO emp VALUES (5, 88)"), PARENT_MISSING);
 }
 
+#[test]
+fn a_foreign_key_is_not_validated_while_its_parent_has_uncommitted_changes() {
+    let (_t, _d, db) = db();
+    let s = db.session();
+    dept_emp(&s, "", false);
+    exec(&s, "ALTER TABLE emp DROP CONSTRAINT emp_dept_fk");
+    exec(&s, "INSERT INTO emp VALUES (1, 10)");
+    exec(&s, "COMMIT");
+    // Another session deletes the parent key the child row needs, and has not committed:
+    // checked against the committed parent, the key would pass and then be orphaned.
+    let other = db.session();
+    manual(&other);
+    exec(&other, "DELETE FROM dept WHERE deptno = 10");
+    let add = "ALTER TABLE emp ADD CONSTRAINT emp_dept_fk FOREIGN KEY (deptno) REFERENCES dept";
+    let e = error(&s, add);
+    assert!(e.contains("resource busy: DEPT") && e.contains("uncommitted changes"), "{e}");
+    exec(&other, "COMMIT");
+    assert_eq!(error(&s, add), "ORA-02298: cannot validate (LIOSCOPE.EMP_DEPT_FK) - parent keys not found");
+    exec(&s, "INSERT INTO dept VALUES (10, 'BACK')");
+    exec(&s, add);
+    exec(&s, "ALTER TABLE emp DISABLE CONSTRAINT emp_dept_fk");
+    exec(&other, "UPDATE dept SET dname = 'X' WHERE deptno = 10");
+    let e = error(&s, "ALTER TABLE emp ENABLE CONSTRAINT emp_dept_fk");
+    assert!(e.contains("resource busy: DEPT"), "{e}");
+    exec(&other, "ROLLBACK");
+    exec(&s, "ALTER TABLE emp ENABLE CONSTRAINT emp_dept_fk");
+}
+
 /// The rows of `child` whose `column` is not NULL and matches no row of `parent`.
 fn orphans(s: &lioscope::Session, child: &str, column: &str, parent: &str) -> i64 {
     int(

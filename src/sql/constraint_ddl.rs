@@ -12,7 +12,7 @@ use super::bind::ident_name;
 use super::constraints::{
     Declared, drop_index_segments, mark_not_null, new_key_index, set_key_index, settle, table_constraint,
 };
-use super::ddl::exclusive;
+use super::ddl::{Exclusive, exclusive};
 use super::row_checks::{bind_condition, qualified};
 use crate::access::full_scan::{FullScan, ScanConsumer};
 use crate::access::{BlockBatch, BlockRow, Flow, RowAccess, WalkedRow};
@@ -110,9 +110,17 @@ pub fn alter_constraint(session: &Session, name: &str, change: AlterConstraint) 
     let mut changed = (*table).clone();
     let mut added = Vec::new();
     let mut removed = Vec::new();
+    // The parents of the foreign keys this change enables, held as the table is until the
+    // dictionary changes (Oracle's share lock on the parent): refused while a parent has
+    // uncommitted changes (a delete of a key the rows need), so the rows are checked
+    // against the parent keys that stay.
+    let parent_locks: Vec<_>;
+    let _parents: Vec<Exclusive<'_>>;
     let outcome = match change {
         AlterConstraint::Add(declared) => {
             let new = settle(session, &changed, declared)?;
+            parent_locks = parents_of(session, &changed, &new);
+            _parents = parent_locks.iter().map(|(l, name)| exclusive(l, name)).collect::<Result<_>>()?;
             let first = changed.constraints.len();
             changed.constraints.extend(new);
             (first..changed.constraints.len()).try_for_each(|i| enable(session, &mut changed, i, &mut added))
@@ -129,6 +137,8 @@ pub fn alter_constraint(session: &Session, name: &str, change: AlterConstraint) 
         }
         AlterConstraint::Enable { name } => {
             let i = position(&changed, &name, 2431)?;
+            parent_locks = parents_of(session, &changed, std::slice::from_ref(&changed.constraints[i]));
+            _parents = parent_locks.iter().map(|(l, name)| exclusive(l, name)).collect::<Result<_>>()?;
             match changed.constraints[i].enabled {
                 true => Ok(()),
                 false => enable(session, &mut changed, i, &mut added),
@@ -186,6 +196,26 @@ fn release_not_null(table: &mut TableDef, gone: &ConstraintDef) {
             }
         }
     }
+}
+
+/// The locks of the parent tables (other than `table` itself) of the foreign keys among
+/// `constraints`, with the parents' names.
+fn parents_of(
+    session: &Session,
+    table: &TableDef,
+    constraints: &[ConstraintDef],
+) -> Vec<(std::sync::Arc<crate::txn::locks::TableLocks>, String)> {
+    let mut out: Vec<(std::sync::Arc<crate::txn::locks::TableLocks>, String)> = Vec::new();
+    for c in constraints {
+        if let ConstraintKind::ForeignKey { parent, .. } = &c.kind
+            && let Some(p) = session.db.catalog.table(parent)
+            && p.object_id != table.object_id
+            && !out.iter().any(|(_, name)| *name == p.name)
+        {
+            out.push((session.db.locks.table(p.object_id), p.name.clone()));
+        }
+    }
+    out
 }
 
 /// Enables constraint `i` of `table` (new, or disabled): checks the table's rows against
