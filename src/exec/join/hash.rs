@@ -168,7 +168,7 @@ impl Emitter<'_, '_, '_> {
             if let Some(m) = table.matched.get_mut(b as usize) {
                 *m = true;
             }
-            self.stopped = self.join.emit(&out, self.rest, &mut self.f)? == Flow::Stop;
+            self.emit(&out)?;
             if self.stopped {
                 break;
             }
