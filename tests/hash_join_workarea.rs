@@ -92,21 +92,21 @@ fn executions_are_optimal_one_pass_or_multi_pass_by_what_fits() {
     let (_tmp, _dir, db) = temp_db(options(8192, "8M"));
     let s = db.session();
     tables(&s);
-    let q = "SELECT /*+ USE_HASH(b) SWAP_JOIN_INPUTS(b) */ COUNT(*) FROM a JOIN b ON a.id = b.id";
+    let q = "SELECT /*+ USE_HASH(b) SWAP_JOIN_INPUTS(b) */ COUNT(b.pad) FROM a JOIN b ON a.id = b.id";
     let kind = |s: &Session| {
         scalar(
             s,
             &workarea_of(
                 "last_execution || ' ' || NVL(w.last_tempseg_size, 0)",
-                "SWAP_JOIN_INPUTS(b) */ COUNT(*) FROM a JOIN b ON a.id",
+                "SWAP_JOIN_INPUTS(b) */ COUNT(b.pad) FROM a JOIN b ON a.id",
             ),
         )
     };
     assert_eq!(int(&s, q), 2000);
     assert_eq!(kind(&s), "OPTIMAL 0");
     exec(&s, "ALTER SESSION SET workarea_size_policy = manual");
-    // About 800K of build rows (b's 4,000) hashed into 16 partitions of about 50K:
-    // each fits 256K when read back.
+    // About 380K of build rows (b's 4,000, each its id and pad kept) hashed into 16
+    // partitions of about 24K: each fits 256K when read back.
     exec(&s, "ALTER SESSION SET hash_area_size = 256K");
     assert_eq!(int(&s, q), 2000);
     let one = kind(&s);
@@ -124,7 +124,7 @@ fn executions_are_optimal_one_pass_or_multi_pass_by_what_fits() {
         &s,
         &workarea_of(
             "total_executions, optimal_executions, onepass_executions, multipasses_executions, policy, operation_type",
-            "SWAP_JOIN_INPUTS(b) */ COUNT(*) FROM a JOIN b ON a.id",
+            "SWAP_JOIN_INPUTS(b) */ COUNT(b.pad) FROM a JOIN b ON a.id",
         ),
     );
     let text: Vec<String> = totals[0].iter().map(|v| v.to_string()).collect();
@@ -190,4 +190,25 @@ fn temporary_files_a_crash_left_are_removed_at_open() {
     let db = open(&dir, options(8192, "8M"));
     assert!(temp_files(&dir).is_empty(), "{:?}", temp_files(&dir));
     drop(db);
+}
+
+#[test]
+fn a_build_input_over_the_area_only_by_rows_it_drops_runs_optimal() {
+    let (_tmp, dir, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    tables(&s);
+    exec(&s, "CREATE TABLE n (k INTEGER, pad VARCHAR2(40))");
+    exec(&s, "INSERT INTO n SELECT NULL, RPAD('n', 30, 'x') FROM dual CONNECT BY level <= 40");
+    exec(&s, "INSERT INTO n VALUES (2, 'kept')");
+    exec(&s, "ALTER SESSION SET workarea_size_policy = manual");
+    exec(&s, "ALTER SESSION SET hash_area_size = 1K");
+    // The 40 rows of NULL keys fill the area before partitioning drops them (they join
+    // nothing): what is left fits, nothing is written.
+    let q = "SELECT /*+ LEADING(n) USE_HASH(a) */ MAX(n.pad) FROM n JOIN a ON a.id = n.k";
+    assert_eq!(scalar(&s, q), "kept");
+    assert_eq!(
+        scalar(&s, &workarea_of("last_execution || ' ' || NVL(w.last_tempseg_size, 0)", "LEADING(n) USE_HASH(a)")),
+        "OPTIMAL 0"
+    );
+    assert!(temp_files(&dir).is_empty());
 }

@@ -88,7 +88,17 @@ pub trait Push {
 pub struct RowSink<'a> {
     /// The row's leading columns the consumer sees (a projection may carry more).
     pub visible: usize,
+    /// Which of those the consumer uses, when not all: the others reach it as NULL,
+    /// never decoded (a join's input, whose columns only the plan above reads).
+    pub used: Option<&'a [bool]>,
     pub consume: Box<dyn ConsumeRow + 'a>,
+}
+
+impl<'a> RowSink<'a> {
+    /// A sink handing `consume` the first `visible` columns of each row.
+    pub fn new(visible: usize, consume: Box<dyn ConsumeRow + 'a>) -> RowSink<'a> {
+        RowSink { visible, used: None, consume }
+    }
 }
 
 impl RowSink<'_> {
@@ -146,8 +156,18 @@ impl Push for RowSink<'_> {
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
         let mut out = SinkRow::new();
-        for i in 0..self.visible {
-            out.push(row.column(i)?);
+        match self.used {
+            None => {
+                for i in 0..self.visible {
+                    out.push(row.column(i)?);
+                }
+            }
+            Some(used) => {
+                for (i, &u) in used.iter().enumerate().take(self.visible) {
+                    out.push(if u { row.column(i)? } else { Datum::Null });
+                }
+                out.resize(self.visible, Datum::Null);
+            }
         }
         self.consume.consume(&out)?;
         Ok(if self.consume.stopped() { Flow::Stop } else { Flow::Continue })

@@ -168,15 +168,26 @@ pub struct JoinInput {
     /// Its leading columns the plan reads (the source locates these); the others are
     /// NULL in the joined row.
     pub read: usize,
+    /// Which of the `read` columns the join and the plan above it use, when not all
+    /// (those its filter alone reads are not): the others are NULL in the joined row,
+    /// never decoded, and a hash join keeps only these of its build rows.
+    pub used: Option<Vec<bool>>,
     /// What it did in the last run (row-source statistics).
     pub figures: Cell<InputFigures>,
 }
 
 impl JoinInput {
     /// An input reading `source` through `filter`, `width` columns of which the first
-    /// `read` are read.
+    /// `read` are read, all used.
     pub fn new(source: Source, filter: Option<Expr>, width: usize, read: usize) -> JoinInput {
-        JoinInput { source, filter, width, read, figures: Cell::default() }
+        JoinInput { source, filter, width, read, used: None, figures: Cell::default() }
+    }
+
+    /// The input, of whose `read` columns only those `used` marks are used above it.
+    pub fn using(mut self, used: &[bool]) -> JoinInput {
+        let used: Vec<bool> = used.iter().copied().chain(std::iter::repeat(false)).take(self.read).collect();
+        self.used = (!used.iter().all(|&u| u)).then_some(used);
+        self
     }
 }
 

@@ -38,7 +38,7 @@ pub fn analyze_table(session: &Session, name: &str, sample: AnalyzeSample) -> Re
     let mut gatherer = Gatherer::new(&table, sample);
     {
         let columns = table.columns.len();
-        let sink = RowSink { visible: columns, consume: Box::new(|row: &[Datum<'_>]| gatherer.row(row)) };
+        let sink = RowSink::new(columns, Box::new(|row: &[Datum<'_>]| gatherer.row(row)));
         let source = Source::TableScan { table: table.clone(), columns_read: vec![true; columns] };
         let mut exec = super::exec_context(session, super::function_context(session));
         run_pipeline(&source, vec![Stage::Sink(sink)], &mut exec)?;

@@ -62,7 +62,7 @@ SELECT 1 FROM emp e LEFT JOIN dept d;
 ALTER SESSION SET workarea_size_policy = manual;
 ALTER SESSION SET hash_area_size = 1K;
 SET AUTOTRACE ON
-SELECT /*+ USE_HASH(e) SWAP_JOIN_INPUTS(e) */ COUNT(*), SUM(e.sal) FROM dept d JOIN emp e ON e.deptno = d.deptno;
+SELECT /*+ USE_HASH(e) SWAP_JOIN_INPUTS(e) */ COUNT(e.empno), SUM(e.sal), MAX(e.ename || ' ' || e.job) FROM dept d JOIN emp e ON e.deptno = d.deptno;
 SET AUTOTRACE OFF
 SELECT operation_type, operation_id, policy, last_execution, total_executions, optimal_executions, onepass_executions + multipasses_executions spilled, CASE WHEN last_tempseg_size IS NULL THEN 'in memory' ELSE 'spilled' END temp FROM v$sql_workarea w JOIN v$sql q ON q.sql_id = w.sql_id WHERE q.sql_text LIKE '%SWAP_JOIN_INPUTS(e)%' AND q.sql_text NOT LIKE '%v$sql%';
 ALTER SESSION SET workarea_size_policy = auto;

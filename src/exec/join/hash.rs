@@ -13,6 +13,12 @@
 //!             each: multi-pass), their table probed with the pair's probe rows.
 //! ```
 //!
+//! A build row keeps only the columns the join and the plan above it use (its input's
+//! `used`), one row after another in one vector ([`KeptRows`]); the table holds, for
+//! each key's hash, the chain of the rows with that key ([`Chain`], linked through
+//! `Table::next` in the order they came), so a row costs no allocation beyond its
+//! strings, and a probe hashes its key once, borrowed from the probe row.
+//!
 //! Invariants:
 //! - every build row is in exactly one place: the table of the rows in memory, or one
 //!   spilled partition; a probe row whose key's partition spilled is joined only when
@@ -27,8 +33,8 @@
 //! - what the work area did goes to `Join::workarea` and the session's
 //!   `workarea executions - ...` statistics once per execution.
 
-use super::{Join, JoinInput, JoinedRow, joined, key_of, run_into};
-use crate::access::Flow;
+use super::{Join, JoinInput, NOT_KEPT, Pair, SideRow, run_into};
+use crate::access::{Flow, RowAccess};
 use crate::error::Result;
 use crate::exec::ExecContext;
 use crate::exec::downstream::ConsumeRow;
@@ -40,14 +46,10 @@ use crate::expr::functions::FunctionContext;
 use crate::stats::SessionStats;
 use crate::stats::workarea::WorkareaRun;
 use crate::types::{Datum, Value};
-use std::collections::HashMap;
+use hashbrown::HashTable;
+use smallvec::SmallVec;
 use std::hash::BuildHasher;
 use std::time::Instant;
-
-/// A hash join's table: each key of the build rows and the rows that have it (by their
-/// place in the rows kept). Hashed with foldhash: the keys are the query's own values,
-/// and SipHash's defence against chosen keys would cost every row.
-type KeyTable = HashMap<Vec<Value>, Vec<u32>, foldhash::fast::RandomState>;
 
 /// Partitions a spilling join hashes its rows into: as many as write buffers of
 /// [`MIN_CHUNK`] bytes fill half the work area, within these bounds (more partitions,
@@ -58,24 +60,49 @@ const MAX_PARTITIONS: usize = 64;
 /// within these bounds.
 const MIN_CHUNK: usize = 8 << 10;
 const MAX_CHUNK: usize = 256 << 10;
-/// The seed of the partitioning hash: fixed, and not the table's.
+/// The seeds of the partitioning hash and of the table's: fixed, and not one another's
+/// (a partition's keys share their hash's high bits, which the table's slots must not).
 const PARTITION_SEED: u64 = 0x243f_6a88_85a3_08d3;
+const TABLE_SEED: u64 = 0x1319_8a2e_0370_7344;
+/// Bytes a build row adds to the table beyond its values: its link to the next row of
+/// its key (4), and a share of the slots (a 16-byte chain and its control byte, the
+/// table at most seven eighths full).
+const TABLE_BYTES_A_ROW: usize = 24;
+/// The end of a chain.
+const END: u32 = u32::MAX;
 
-/// Bytes a build row takes in memory, as the work area counts them: the row's vector,
-/// its values and their strings, and its share of the table (a copy of the key's values
-/// and the row's place).
-fn row_bytes(row: &[Value], keys: usize) -> usize {
-    let values =
-        std::mem::size_of_val(row) + row.iter().map(|v| if let Datum::Str(s) = v { s.len() } else { 0 }).sum::<usize>();
-    let table = std::mem::size_of::<Vec<Value>>() + keys * std::mem::size_of::<Value>() + 16;
-    std::mem::size_of::<Vec<Value>>() + values + table
+/// A key's values, borrowed from the row they were computed over.
+type Key<'v> = SmallVec<[Datum<'v>; 4]>;
+
+/// The values of `keys` over `row`, or `None` when one is NULL (the row joins nothing).
+fn key_of<'r, R: RowAccess + ?Sized>(keys: &'r [Expr], row: &'r R, f: &mut FunctionContext) -> Result<Option<Key<'r>>> {
+    let mut key = Key::new();
+    for k in keys {
+        let v = k.eval(row, f)?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        key.push(v);
+    }
+    Ok(Some(key))
 }
 
-/// The partition of the rows with key `key`.
-fn partition(key: &[Value], partitions: usize) -> usize {
-    let hash = foldhash::fast::FixedState::with_seed(PARTITION_SEED).hash_one(key);
+/// The hash of `key` with `seed`: the same for equal keys whoever holds their strings.
+fn hash_key(key: &[Datum<'_>], seed: u64) -> u64 {
+    foldhash::fast::FixedState::with_seed(seed).hash_one(key)
+}
+
+/// The partition of the rows whose key hashes to `hash` (with [`PARTITION_SEED`]).
+fn partition(hash: u64, partitions: usize) -> usize {
     // The hash's high bits choose: the low bits of a folded multiply are its weakest.
     ((u128::from(hash) * partitions as u128) >> 64) as usize
+}
+
+/// Bytes a kept build row takes in memory, as the work area counts them: its values,
+/// their strings, and its share of the table.
+fn row_bytes(row: &[Datum<'_>]) -> usize {
+    let strings: usize = row.iter().map(|v| if let Datum::Str(s) = v { s.len() } else { 0 }).sum();
+    std::mem::size_of_val(row) + strings + TABLE_BYTES_A_ROW
 }
 
 /// Which input builds, and what each side keeps.
@@ -86,51 +113,174 @@ struct Sides<'j> {
     probe_keys: &'j [Expr],
     keep_build: bool,
     keep_probe: bool,
+    /// The build input's columns a kept row holds, in order.
+    kept: Vec<usize>,
+    /// Where each build input column is in a kept row ([`NOT_KEPT`] when it is not).
+    slots: Vec<u32>,
+    /// Where each build key is in a kept row, when every one is a column.
+    key_slots: Option<Vec<usize>>,
 }
 
 impl<'j> Sides<'j> {
     fn of(join: &'j Join, build_right: bool) -> Sides<'j> {
-        if build_right {
-            Sides {
-                build: &join.right,
-                probe: &join.left,
-                build_keys: &join.right_keys,
-                probe_keys: &join.left_keys,
-                keep_build: join.kind.keeps_right(),
-                keep_probe: join.kind.keeps_left(),
-            }
+        let (build, probe, build_keys, probe_keys, keep_build, keep_probe) = if build_right {
+            (
+                &join.right,
+                &join.left,
+                &join.right_keys,
+                &join.left_keys,
+                join.kind.keeps_right(),
+                join.kind.keeps_left(),
+            )
         } else {
-            Sides {
-                build: &join.left,
-                probe: &join.right,
-                build_keys: &join.left_keys,
-                probe_keys: &join.right_keys,
-                keep_build: join.kind.keeps_left(),
-                keep_probe: join.kind.keeps_right(),
+            (
+                &join.left,
+                &join.right,
+                &join.left_keys,
+                &join.right_keys,
+                join.kind.keeps_left(),
+                join.kind.keeps_right(),
+            )
+        };
+        let kept: Vec<usize> = match &build.used {
+            None => (0..build.read).collect(),
+            Some(used) => (0..build.read).filter(|&c| used[c]).collect(),
+        };
+        let mut slots = vec![NOT_KEPT; build.read];
+        for (i, &c) in kept.iter().enumerate() {
+            slots[c] = i as u32;
+        }
+        let key_slots = build_keys
+            .iter()
+            .map(|k| match k {
+                Expr::Column(c) => slots.get(*c).filter(|&&s| s != NOT_KEPT).map(|&s| s as usize),
+                _ => None,
+            })
+            .collect();
+        Sides { build, probe, build_keys, probe_keys, keep_build, keep_probe, kept, slots, key_slots }
+    }
+
+    /// A kept build row as the build input's row.
+    fn build_row<'x, 'v>(&'x self, kept: &'x [Datum<'v>]) -> SideRow<'x, 'v> {
+        SideRow { values: kept, slots: Some(&self.slots) }
+    }
+
+    /// Whether kept build row `kept` has the key `key`.
+    fn build_key_is(&self, kept: &[Value], key: &[Datum<'_>], f: &mut FunctionContext) -> Result<bool> {
+        match &self.key_slots {
+            Some(slots) => Ok(slots.iter().zip(key).all(|(&s, k)| kept[s] == *k)),
+            None => {
+                let row = self.build_row(kept);
+                Ok(key_of(self.build_keys, &row, f)?.is_some_and(|own| own.as_slice() == key))
             }
         }
     }
 }
 
+/// Build rows as a hash join keeps them: the kept columns of each, one after another in
+/// one vector (no allocation a row beyond its strings').
+#[derive(Default)]
+struct KeptRows {
+    /// Values a row holds.
+    width: usize,
+    values: Vec<Value>,
+    rows: usize,
+}
+
+impl KeptRows {
+    fn new(width: usize) -> KeptRows {
+        KeptRows { width, values: Vec::new(), rows: 0 }
+    }
+
+    /// Keeps `row`, already in the kept layout; returns its bytes ([`row_bytes`]).
+    fn push(&mut self, row: &[Datum<'_>]) -> usize {
+        debug_assert_eq!(row.len(), self.width);
+        self.values.extend(row.iter().map(|v| v.clone().into_owned()));
+        self.rows += 1;
+        row_bytes(row)
+    }
+
+    fn len(&self) -> usize {
+        self.rows
+    }
+
+    fn row(&self, i: usize) -> &[Value] {
+        &self.values[i * self.width..(i + 1) * self.width]
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &[Value]> {
+        (0..self.rows).map(|i| self.row(i))
+    }
+}
+/// A chain of the build rows of one key: its first and last row (each row links to the
+/// next of its key, in the order they were kept).
+#[derive(Clone, Copy)]
+struct Chain {
+    hash: u64,
+    first: u32,
+    last: u32,
+}
+
 /// The table of some build rows.
 struct Table {
-    rows: Vec<Vec<Value>>,
-    keys: KeyTable,
+    rows: KeptRows,
+    /// Each key's chain of rows, by the key's hash.
+    chains: HashTable<Chain>,
+    /// The next row of each row's key, or [`END`].
+    next: Vec<u32>,
     /// Which rows joined a probe row (only when the build input is preserved).
     matched: Vec<bool>,
 }
 
 impl Table {
-    fn of(rows: Vec<Vec<Value>>, sides: &Sides<'_>, f: &mut FunctionContext) -> Result<Table> {
-        let mut keys: KeyTable = HashMap::default();
-        let mut key = Vec::new();
-        for (i, row) in rows.iter().enumerate() {
-            if key_of(sides.build_keys, row, f, &mut key)? {
-                keys.entry(std::mem::take(&mut key)).or_default().push(i as u32);
+    fn of(rows: KeptRows, sides: &Sides<'_>, f: &mut FunctionContext) -> Result<Table> {
+        let mut chains: HashTable<Chain> = HashTable::with_capacity(rows.len());
+        let mut next = vec![END; rows.len()];
+        let mut failed = None;
+        for (i, kept) in rows.iter().enumerate() {
+            let i = i as u32;
+            let row = sides.build_row(kept);
+            let Some(key) = key_of(sides.build_keys, &row, f)? else { continue };
+            let hash = hash_key(&key, TABLE_SEED);
+            let same_key = |c: &Chain| {
+                c.hash == hash
+                    && sides.build_key_is(rows.row(c.first as usize), &key, f).unwrap_or_else(|e| {
+                        failed = Some(e);
+                        false
+                    })
+            };
+            match chains.find_mut(hash, same_key) {
+                Some(chain) => {
+                    next[chain.last as usize] = i;
+                    chain.last = i;
+                }
+                None => {
+                    chains.insert_unique(hash, Chain { hash, first: i, last: i }, |c| c.hash);
+                }
+            }
+            if let Some(e) = failed.take() {
+                return Err(e);
             }
         }
         let matched = vec![false; if sides.keep_build { rows.len() } else { 0 }];
-        Ok(Table { rows, keys, matched })
+        Ok(Table { rows, chains, next, matched })
+    }
+
+    /// The first row of the chain of key `key`.
+    fn first_of(&self, key: &[Datum<'_>], sides: &Sides<'_>, f: &mut FunctionContext) -> Result<Option<u32>> {
+        let hash = hash_key(key, TABLE_SEED);
+        let mut failed = None;
+        let found = self.chains.find(hash, |c| {
+            c.hash == hash
+                && sides.build_key_is(self.rows.row(c.first as usize), key, f).unwrap_or_else(|e| {
+                    failed = Some(e);
+                    false
+                })
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(found.map(|c| c.first)),
+        }
     }
 }
 
@@ -144,32 +294,38 @@ struct Emitter<'j, 'r, 'a> {
 }
 
 impl Emitter<'_, '_, '_> {
-    fn pair<'x>(&self, probe: Option<&'x [Datum<'_>]>, build: Option<&'x [Datum<'_>]>) -> JoinedRow<'x> {
-        let (lw, rw) = (self.join.left.width, self.join.right.width);
-        if self.build_right { joined(probe, lw, build, rw) } else { joined(build, lw, probe, rw) }
+    /// The joined row of a probe row (or NULLs) and a build row's side (or NULLs).
+    fn pair<'x, 'v>(&self, probe: Option<&'x [Datum<'v>]>, build: Option<SideRow<'x, 'v>>) -> Pair<'x, 'v> {
+        let probe = probe.map(SideRow::whole).unwrap_or_default();
+        let build = build.unwrap_or_default();
+        let (left, right) = if self.build_right { (probe, build) } else { (build, probe) };
+        Pair { left, right, left_width: self.join.left.width }
     }
 
-    fn emit(&mut self, row: &[Datum<'_>]) -> Result<()> {
+    fn emit<R: RowAccess + ?Sized>(&mut self, row: &R) -> Result<()> {
         self.stopped = self.join.emit(row, self.rest, &mut self.f)? == Flow::Stop;
         Ok(())
     }
 
     /// Joins `probe` (whose key is `key`) to the rows of `table` with that key; returns
     /// whether any pair met the residual condition.
-    fn probe(&mut self, table: &mut Table, probe: &[Datum<'_>], key: &[Value]) -> Result<bool> {
-        let Some(hits) = table.keys.get(key) else { return Ok(false) };
+    fn probe(&mut self, table: &mut Table, sides: &Sides<'_>, probe: &[Datum<'_>], key: &[Datum<'_>]) -> Result<bool> {
+        let Some(mut b) = table.first_of(key, sides, &mut self.f)? else { return Ok(false) };
         let mut any = false;
-        for &b in hits {
-            let out = self.pair(Some(probe), Some(table.rows[b as usize].as_slice()));
-            if !self.join.residual_holds(&out, &mut self.f)? {
-                continue;
+        loop {
+            let out = self.pair(Some(probe), Some(sides.build_row(table.rows.row(b as usize))));
+            if self.join.residual_holds(&out, &mut self.f)? {
+                any = true;
+                if let Some(m) = table.matched.get_mut(b as usize) {
+                    *m = true;
+                }
+                self.emit(&out)?;
+                if self.stopped {
+                    break;
+                }
             }
-            any = true;
-            if let Some(m) = table.matched.get_mut(b as usize) {
-                *m = true;
-            }
-            self.emit(&out)?;
-            if self.stopped {
+            b = table.next[b as usize];
+            if b == END {
                 break;
             }
         }
@@ -177,12 +333,12 @@ impl Emitter<'_, '_, '_> {
     }
 
     /// The build rows of a preserved build input that joined nothing, with NULLs.
-    fn unmatched_build(&mut self, table: &Table) -> Result<()> {
+    fn unmatched_build(&mut self, table: &Table, sides: &Sides<'_>) -> Result<()> {
         for (row, _) in table.rows.iter().zip(&table.matched).filter(|(_, m)| !**m) {
             if self.stopped {
                 break;
             }
-            let out = self.pair(None, Some(row));
+            let out = self.pair(None, Some(sides.build_row(row)));
             self.emit(&out)?;
         }
         Ok(())
@@ -190,10 +346,9 @@ impl Emitter<'_, '_, '_> {
 }
 
 /// One partition of a spilling join.
-#[derive(Default)]
 struct Partition {
     /// Its build rows in memory (none once it spilled).
-    rows: Vec<Vec<Value>>,
+    rows: KeptRows,
     /// Bytes of `rows`.
     bytes: usize,
     /// Bytes of all its build rows, in memory or spilled.
@@ -218,9 +373,8 @@ struct Build<'s, 'a> {
     area: WorkArea<'a>,
     stats: &'a SessionStats,
     f: FunctionContext,
-    key: Vec<Value>,
     /// The rows, while nothing spilled.
-    rows: Vec<Vec<Value>>,
+    rows: KeptRows,
     /// Bytes held now (rows in memory, write buffers of spilled partitions).
     held: usize,
     /// The most ever held.
@@ -243,30 +397,28 @@ impl<'s, 'a> Build<'s, 'a> {
         let count = (self.area.limit / (2 * MIN_CHUNK)).clamp(MIN_PARTITIONS, MAX_PARTITIONS);
         let chunk = (self.area.limit / (8 * count)).clamp(MIN_CHUNK, MAX_CHUNK);
         let file = TempRows::create(temp, "hash", self.stats)?;
-        let mut parts: Vec<Partition> = (0..count).map(|_| Partition::default()).collect();
-        let keys = self.sides.build_keys.len();
+        let width = self.sides.kept.len();
+        let mut parts: Vec<Partition> = (0..count)
+            .map(|_| Partition {
+                rows: KeptRows::new(width),
+                bytes: 0,
+                total: 0,
+                build: None,
+                probe: RowRun::default(),
+            })
+            .collect();
         self.held = 0;
-        for row in std::mem::take(&mut self.rows) {
-            let Some(p) = self.partition_of(&row, count)? else { continue };
-            let bytes = row_bytes(&row, keys);
+        let rows = std::mem::take(&mut self.rows);
+        for row in rows.iter() {
+            let Some(p) = partition_of(self.sides, row, count, &mut self.f)? else { continue };
             let part = &mut parts[p];
-            part.rows.push(row);
+            let bytes = part.rows.push(row);
             part.bytes += bytes;
             part.total += bytes;
             self.held += bytes;
         }
         self.spill = Some(Spill { file, chunk, parts });
         self.spill_until_it_fits()
-    }
-
-    /// The partition of build row `row`: its key's, or 0 for a NULL key; `None` when the
-    /// row is not kept (a NULL key, of an input not preserved).
-    fn partition_of(&mut self, row: &[Datum<'_>], count: usize) -> Result<Option<usize>> {
-        if key_of(self.sides.build_keys, row, &mut self.f, &mut self.key)? {
-            Ok(Some(partition(&self.key, count)))
-        } else {
-            Ok(self.sides.keep_build.then_some(0))
-        }
     }
 
     /// Spills the largest partitions in memory until what is held fits the area.
@@ -279,11 +431,11 @@ impl<'s, 'a> Build<'s, 'a> {
                 break;
             };
             let mut run = RowRun::default();
-            for row in &part.rows {
+            for row in part.rows.iter() {
                 run.push(row, &mut spill.file, spill.chunk)?;
             }
             self.held = self.held - part.bytes + spill.chunk;
-            part.rows = Vec::new();
+            part.rows = KeptRows::new(part.rows.width);
             part.bytes = 0;
             part.build = Some(run);
         }
@@ -291,26 +443,44 @@ impl<'s, 'a> Build<'s, 'a> {
     }
 }
 
+/// The partition of kept build row `kept`: its key's, or 0 for a NULL key; `None` when
+/// the row is not kept (a NULL key, of an input not preserved).
+fn partition_of(sides: &Sides<'_>, kept: &[Datum<'_>], count: usize, f: &mut FunctionContext) -> Result<Option<usize>> {
+    let row = sides.build_row(kept);
+    Ok(match key_of(sides.build_keys, &row, f)? {
+        Some(key) => Some(partition(hash_key(&key, PARTITION_SEED), count)),
+        None => sides.keep_build.then_some(0),
+    })
+}
+
 impl ConsumeRow for Build<'_, '_> {
     fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
-        let row: Vec<Value> = values.iter().map(|v| v.clone().into_owned()).collect();
-        let bytes = row_bytes(&row, self.sides.build_keys.len());
+        let row: SmallVec<[Datum<'_>; 16]> =
+            self.sides.kept.iter().map(|&c| values.get(c).map_or(Datum::Null, super::borrowed)).collect();
+        self.take(&row)
+    }
+}
+
+impl Build<'_, '_> {
+    /// Keeps `row` (in the kept layout) in memory or in its spilled partition.
+    fn take(&mut self, row: &[Datum<'_>]) -> Result<()> {
         let Some(count) = self.spill.as_ref().map(|s| s.parts.len()) else {
+            let bytes = self.rows.push(row);
             self.total += bytes;
-            self.rows.push(row);
             self.hold(bytes);
             if self.held > self.area.limit {
                 self.start_spilling()?;
             }
             return Ok(());
         };
-        let Some(p) = self.partition_of(&row, count)? else { return Ok(()) };
+        let Some(p) = partition_of(self.sides, row, count, &mut self.f)? else { return Ok(()) };
+        let bytes = row_bytes(row);
         self.total += bytes;
         let spill = self.spill.as_mut().expect("spilling");
         let part = &mut spill.parts[p];
         part.total += bytes;
         match &mut part.build {
-            Some(run) => run.push(&row, &mut spill.file, spill.chunk),
+            Some(run) => run.push(row, &mut spill.file, spill.chunk),
             None => {
                 part.rows.push(row);
                 part.bytes += bytes;
@@ -328,7 +498,6 @@ struct Probe<'e, 'j, 'r, 'a, 't> {
     sides: &'e Sides<'e>,
     table: &'e mut Table,
     spill: Option<&'e mut Spill<'t>>,
-    key: Vec<Value>,
 }
 
 impl ConsumeRow for Probe<'_, '_, '_, '_, '_> {
@@ -336,15 +505,18 @@ impl ConsumeRow for Probe<'_, '_, '_, '_, '_> {
         if self.emitter.stopped {
             return Ok(());
         }
-        let has_key = key_of(self.sides.probe_keys, values, &mut self.emitter.f, &mut self.key)?;
-        if has_key && let Some(spill) = self.spill.as_deref_mut() {
-            let p = partition(&self.key, spill.parts.len());
+        let key = key_of(self.sides.probe_keys, values, &mut self.emitter.f)?;
+        if let (Some(key), Some(spill)) = (&key, self.spill.as_deref_mut()) {
+            let p = partition(hash_key(key, PARTITION_SEED), spill.parts.len());
             let part = &mut spill.parts[p];
             if part.build.is_some() {
                 return part.probe.push(values, &mut spill.file, spill.chunk);
             }
         }
-        let any = has_key && self.emitter.probe(self.table, values, &self.key)?;
+        let any = match &key {
+            Some(key) => self.emitter.probe(self.table, self.sides, values, key)?,
+            None => false,
+        };
         if !any && self.sides.keep_probe && !self.emitter.stopped {
             let out = self.emitter.pair(Some(values), None);
             self.emitter.emit(&out)?;
@@ -369,8 +541,7 @@ pub(super) fn run(join: &Join, build_right: bool, stages: &mut [Stage<'_>], ctx:
         area,
         stats,
         f: ctx.functions.clone(),
-        key: Vec::new(),
-        rows: Vec::new(),
+        rows: KeptRows::new(sides.kept.len()),
         held: 0,
         peak: 0,
         total: 0,
@@ -387,15 +558,21 @@ pub(super) fn run(join: &Join, build_right: bool, stages: &mut [Stage<'_>], ctx:
     }
     let in_memory = match &mut spill {
         None => rows,
-        Some(spill) => spill.parts.iter_mut().flat_map(|p| std::mem::take(&mut p.rows)).collect(),
+        Some(spill) => {
+            let mut kept = KeptRows::new(sides.kept.len());
+            for part in &mut spill.parts {
+                let part_rows = std::mem::take(&mut part.rows);
+                part_rows.iter().for_each(|row| _ = kept.push(row));
+            }
+            kept
+        }
     };
     let mut table = Table::of(in_memory, &sides, &mut f)?;
     let mut emitter = Emitter { join, build_right, rest: stages, f, stopped: false };
-    let mut probe =
-        Probe { emitter: &mut emitter, sides: &sides, table: &mut table, spill: spill.as_mut(), key: Vec::new() };
+    let mut probe = Probe { emitter: &mut emitter, sides: &sides, table: &mut table, spill: spill.as_mut() };
     run_into(sides.probe, &mut probe, ctx)?;
     if sides.keep_build && !emitter.stopped {
-        emitter.unmatched_build(&table)?;
+        emitter.unmatched_build(&table, &sides)?;
     }
     drop(table);
     let mut figures = WorkareaRun {
@@ -407,7 +584,10 @@ pub(super) fn run(join: &Join, build_right: bool, stages: &mut [Stage<'_>], ctx:
         memory_used: peak as u64,
         ..Default::default()
     };
-    if let Some(spill) = &mut spill {
+    // A build input that passed the area only with rows it then dropped (NULL keys)
+    // spilled nothing: its execution was optimal.
+    let spilled = spill.as_mut().filter(|s| s.parts.iter().any(|p| p.build.is_some()));
+    if let Some(spill) = spilled {
         let (passes, held) = join_spilled(spill, &sides, area.limit, &mut emitter)?;
         let largest = spill.parts.iter().filter(|p| p.build.is_some()).map(|p| p.total).max().unwrap_or(0);
         figures.passes = passes.max(1);
@@ -432,7 +612,6 @@ fn join_spilled(
     emitter: &mut Emitter<'_, '_, '_>,
 ) -> Result<(u32, usize)> {
     let (mut passes, mut most_held) = (0u32, 0usize);
-    let keys = sides.build_keys.len();
     let Spill { file, parts, .. } = spill;
     for part in parts.iter_mut() {
         let Some(build_run) = part.build.as_mut() else { continue };
@@ -448,11 +627,10 @@ fn join_spilled(
         let (mut next, mut reads) = (0, 0u32);
         while next < chunks && !emitter.stopped {
             // One segment: the build rows of as many chunks as fit, at least one.
-            let (mut segment, mut held) = (Vec::new(), 0usize);
-            while next < chunks && (segment.is_empty() || held < limit) {
+            let (mut segment, mut held) = (KeptRows::new(sides.kept.len()), 0usize);
+            while next < chunks && (segment.len() == 0 || held < limit) {
                 build_run.for_each_in_chunk(file, next, |row| {
-                    held += row_bytes(row, keys);
-                    segment.push(row.to_vec());
+                    held += segment.push(row);
                     Ok(true)
                 })?;
                 next += 1;
@@ -460,12 +638,13 @@ fn join_spilled(
             most_held = most_held.max(held);
             let last = next == chunks;
             let mut table = Table::of(segment, sides, &mut emitter.f)?;
-            let mut key = Vec::new();
             let mut i = 0;
             reads += 1;
             part.probe.for_each(file, |row| {
-                let has_key = key_of(sides.probe_keys, row, &mut emitter.f, &mut key)?;
-                let any = has_key && emitter.probe(&mut table, row, &key)?;
+                let any = match key_of(sides.probe_keys, row, &mut emitter.f)? {
+                    Some(key) => emitter.probe(&mut table, sides, row, &key)?,
+                    None => false,
+                };
                 if let Some(m) = probe_matched.get_mut(i) {
                     *m |= any;
                     if last && !*m && !emitter.stopped {
@@ -477,7 +656,7 @@ fn join_spilled(
                 Ok(!emitter.stopped)
             })?;
             if sides.keep_build && !emitter.stopped {
-                emitter.unmatched_build(&table)?;
+                emitter.unmatched_build(&table, sides)?;
             }
         }
         passes = passes.max(reads);

@@ -1,7 +1,7 @@
 //! MERGE JOIN: both inputs kept and sorted on their keys (SORT JOIN), then merged in key
 //! order; rows with a NULL key sort first and join nothing.
 
-use super::{Join, JoinInput, collect, joined, key_of};
+use super::{Join, JoinInput, Pair, collect, joined, key_of};
 use crate::access::Flow;
 use crate::error::Result;
 use crate::exec::ExecContext;
@@ -9,7 +9,7 @@ use crate::exec::pipeline::Stage;
 use crate::expr::Expr;
 use crate::expr::functions::FunctionContext;
 use crate::stats::Stat;
-use crate::types::{Datum, Value};
+use crate::types::Value;
 use std::cmp::Ordering;
 
 impl Join {
@@ -38,7 +38,7 @@ impl Join {
         let f = &mut ctx.functions;
         let mut right_matched = vec![false; right.len()];
         let (mut i, mut j) = (0, 0);
-        let emit = |out: &[Datum<'_>], stages: &mut [Stage<'_>], f: &mut FunctionContext| self.emit(out, stages, f);
+        let emit = |out: &Pair<'_, '_>, stages: &mut [Stage<'_>], f: &mut FunctionContext| self.emit(out, stages, f);
         while i < left.len() {
             let key = &left[i].0;
             let group_end =
@@ -46,7 +46,7 @@ impl Join {
             if key.is_empty() {
                 for (_, row) in &left[i..group_end] {
                     if self.kind.keeps_left()
-                        && emit(&joined(Some(row), self.left.width, None, self.right.width), stages, f)? == Flow::Stop
+                        && emit(&joined(Some(row), self.left.width, None), stages, f)? == Flow::Stop
                     {
                         return Ok(());
                     }
@@ -64,7 +64,7 @@ impl Join {
             for (_, l) in &left[i..group_end] {
                 let mut any = false;
                 for (k, (_, r)) in right[j..right_end].iter().enumerate() {
-                    let out = joined(Some(l), self.left.width, Some(r), self.right.width);
+                    let out = joined(Some(l), self.left.width, Some(r));
                     if !self.residual_holds(&out, f)? {
                         continue;
                     }
@@ -76,7 +76,7 @@ impl Join {
                 }
                 if !any
                     && self.kind.keeps_left()
-                    && emit(&joined(Some(l), self.left.width, None, self.right.width), stages, f)? == Flow::Stop
+                    && emit(&joined(Some(l), self.left.width, None), stages, f)? == Flow::Stop
                 {
                     return Ok(());
                 }
@@ -85,7 +85,7 @@ impl Join {
         }
         if self.kind.keeps_right() {
             for ((_, r), _) in right.iter().zip(&right_matched).filter(|(_, m)| !**m) {
-                if emit(&joined(None, self.left.width, Some(r), self.right.width), stages, f)? == Flow::Stop {
+                if emit(&joined(None, self.left.width, Some(r)), stages, f)? == Flow::Stop {
                     break;
                 }
             }

@@ -42,13 +42,12 @@ use super::FilterStage;
 use super::downstream::{ConsumeRow, RowSink};
 use super::pipeline::{Stage, push};
 pub use super::source::{InputFigures, Join, JoinInput, JoinKind, JoinMethod, NestedInner};
-use crate::access::Flow;
+use crate::access::{Flow, RowAccess};
 use crate::error::Result;
 use crate::expr::Expr;
 use crate::expr::functions::FunctionContext;
 use crate::stats::Stat;
 use crate::types::{Datum, Value};
-use smallvec::SmallVec;
 use std::borrow::Cow;
 
 impl InputFigures {
@@ -66,9 +65,6 @@ impl InputFigures {
     }
 }
 
-/// A joined row being pushed.
-type JoinedRow<'v> = SmallVec<[Datum<'v>; 16]>;
-
 /// `d`, its string borrowed.
 fn borrowed<'x>(d: &'x Datum<'_>) -> Datum<'x> {
     match d {
@@ -77,21 +73,14 @@ fn borrowed<'x>(d: &'x Datum<'_>) -> Datum<'x> {
     }
 }
 
-/// The joined row of `left` (or NULLs) and `right` (or NULLs), each padded with NULLs to
-/// its input's width.
-fn joined<'x>(
-    left: Option<&'x [Datum<'_>]>,
-    left_width: usize,
-    right: Option<&'x [Datum<'_>]>,
-    right_width: usize,
-) -> JoinedRow<'x> {
-    let mut row = JoinedRow::with_capacity(left_width + right_width);
-    for (side, width) in [(left, left_width), (right, right_width)] {
-        let values = side.unwrap_or(&[]);
-        row.extend(values.iter().take(width).map(borrowed));
-        row.extend((values.len().min(width)..width).map(|_| Datum::Null));
+/// The joined row of `left` (or NULLs) and `right` (or NULLs), read in place; `left`
+/// gives the first `left_width` columns.
+fn joined<'x, 'v>(left: Option<&'x [Datum<'v>]>, left_width: usize, right: Option<&'x [Datum<'v>]>) -> Pair<'x, 'v> {
+    Pair {
+        left: left.map(SideRow::whole).unwrap_or_default(),
+        right: right.map(SideRow::whole).unwrap_or_default(),
+        left_width,
     }
-    row
 }
 
 /// The values of `keys` over `row`, into `out`; false when one is NULL (the row joins
@@ -135,22 +124,98 @@ impl Join {
     }
 
     /// Pushes the joined row `row` into `stages`, its columns in the output's order.
-    fn emit(&self, row: &[Datum<'_>], stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
+    fn emit<R: RowAccess + ?Sized>(&self, row: &R, stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<Flow> {
         match &self.output {
             None => push(stages, row, f),
-            Some(order) => {
-                let out: JoinedRow<'_> = order.iter().map(|&c| borrowed(&row[c])).collect();
-                push(stages, out.as_slice(), f)
-            }
+            Some(order) => push(stages, &Ordered { row, order }, f),
         }
     }
 
     /// Whether the pair `row` (already joined) meets the residual condition.
-    fn residual_holds(&self, row: &[Datum<'_>], f: &mut FunctionContext) -> Result<bool> {
+    fn residual_holds<R: RowAccess + ?Sized>(&self, row: &R, f: &mut FunctionContext) -> Result<bool> {
         match &self.residual {
             None => Ok(true),
             Some(r) => Ok(r.eval_condition(row, f)? == Some(true)),
         }
+    }
+}
+
+/// One input's side of a joined row, read in place: its values, all of them or only
+/// the columns an input keeps (`slots[c]`: where column `c` is among `values`, or
+/// [`NOT_KEPT`]); a column it does not hold, or a missing side, is NULL.
+#[derive(Clone, Copy, Default)]
+struct SideRow<'x, 'v> {
+    values: &'x [Datum<'v>],
+    slots: Option<&'x [u32]>,
+}
+
+/// A column an input's kept rows do not hold.
+const NOT_KEPT: u32 = u32::MAX;
+
+impl<'x, 'v> SideRow<'x, 'v> {
+    /// A side holding every column, `values[c]` being column `c`.
+    fn whole(values: &'x [Datum<'v>]) -> Self {
+        SideRow { values, slots: None }
+    }
+
+    /// Column `c` of the side.
+    #[inline]
+    fn get(&self, c: usize) -> Datum<'_> {
+        let i = match self.slots {
+            None => c,
+            Some(slots) => match slots.get(c) {
+                Some(&i) if i != NOT_KEPT => i as usize,
+                _ => return Datum::Null,
+            },
+        };
+        self.values.get(i).map_or(Datum::Null, borrowed)
+    }
+}
+
+impl RowAccess for SideRow<'_, '_> {
+    #[inline]
+    fn column(&self, i: usize) -> Result<Datum<'_>> {
+        Ok(self.get(i))
+    }
+
+    fn is_null(&self, i: usize) -> bool {
+        self.get(i).is_null()
+    }
+}
+
+/// A joined row read in place: the left side's columns, then the right's.
+struct Pair<'x, 'v> {
+    left: SideRow<'x, 'v>,
+    right: SideRow<'x, 'v>,
+    left_width: usize,
+}
+
+impl RowAccess for Pair<'_, '_> {
+    #[inline]
+    fn column(&self, c: usize) -> Result<Datum<'_>> {
+        Ok(if c < self.left_width { self.left.get(c) } else { self.right.get(c - self.left_width) })
+    }
+
+    fn is_null(&self, c: usize) -> bool {
+        if c < self.left_width { self.left.get(c).is_null() } else { self.right.get(c - self.left_width).is_null() }
+    }
+}
+
+/// A joined row with its columns in the output's order: column `c` is `order[c]` of
+/// `row`.
+struct Ordered<'r, R: ?Sized> {
+    row: &'r R,
+    order: &'r [usize],
+}
+
+impl<R: RowAccess + ?Sized> RowAccess for Ordered<'_, R> {
+    #[inline]
+    fn column(&self, c: usize) -> Result<Datum<'_>> {
+        self.row.column(self.order[c])
+    }
+
+    fn is_null(&self, c: usize) -> bool {
+        self.row.is_null(self.order[c])
     }
 }
 
@@ -162,7 +227,11 @@ fn run_into(input: &JoinInput, consumer: &mut dyn ConsumeRow, ctx: &mut ExecCont
         stages.push(Stage::Filter(FilterStage::new(filter.clone())));
     }
     let mut counted = Counted { consumer, rows: 0 };
-    stages.push(Stage::Sink(RowSink { visible: input.read, consume: Box::new(Forward(&mut counted)) }));
+    stages.push(Stage::Sink(RowSink {
+        visible: input.read,
+        used: input.used.as_deref(),
+        consume: Box::new(Forward(&mut counted)),
+    }));
     let mut figures = input.figures.get();
     let stats = ctx.access.stats;
     let ran = figures.measure(stats, || super::run::run_pipeline_in_place(&input.source, &mut stages, ctx));

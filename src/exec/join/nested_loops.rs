@@ -95,6 +95,7 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
                     access.upper = KeyBound::Included(encoded);
                     let mut stages = vec![Stage::Sink(RowSink {
                         visible: join.right.read,
+                        used: join.right.used.as_deref(),
                         consume: Box::new(Forward(&mut inner_side)),
                     })];
                     let mut figures = join.right.figures.get();
@@ -118,7 +119,7 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
         let (any, stopped) = (inner_side.any, inner_side.stopped);
         self.stopped = stopped;
         if !any && !stopped && join.kind.keeps_left() {
-            let out = joined(Some(outer), join.left.width, None, join.right.width);
+            let out = joined(Some(outer), join.left.width, None);
             self.stopped = join.emit(&out, self.rest, &mut self.f)? == Flow::Stop;
         }
         Ok(())
@@ -155,12 +156,11 @@ impl ConsumeRow for NestedInnerRows<'_, '_, '_, '_, '_> {
         }
         self.passed += 1;
         let join = self.join;
-        let out = joined(Some(self.outer), join.left.width, Some(inner), join.right.width);
+        let out = joined(Some(self.outer), join.left.width, Some(inner));
         // The key pairs hold for an index probe's rows; a rescan's are checked here.
         if matches!(&join.method, JoinMethod::NestedLoops(n) if matches!(**n, NestedInner::Rescan)) {
-            let lw = join.left.width;
             for (l, r) in join.left_keys.iter().zip(&join.right_keys) {
-                let (a, b) = (l.eval(out.as_slice(), self.f)?, r.eval(&out[lw..], self.f)?);
+                let (a, b) = (l.eval(self.outer, self.f)?, r.eval(inner, self.f)?);
                 if a.is_null() || b.is_null() || a != b {
                     return Ok(());
                 }

@@ -706,7 +706,8 @@ impl Builder<'_> {
                     _ => None,
                 };
                 let blocks = blocks_to_estimate_from(&self.session.access_context(), table)?.unwrap_or(0);
-                let input = JoinInput::new(source, residual, width, read_width);
+                let used = &needed[relation.columns.clone()];
+                let input = JoinInput::new(source, residual, width, read_width).using(used);
                 return Ok(PlannedItem {
                     input,
                     tree,

@@ -119,7 +119,7 @@ impl<'a> Planned<'a> {
     pub fn into_sink(mut self, consume: Box<dyn ConsumeRow + 'a>) -> Planned<'a> {
         let last = self.stages.last_mut().expect("a plan ends with its collect stage");
         assert!(matches!(last, Stage::Collect(_)), "a plan ends with its collect stage");
-        *last = Stage::Sink(RowSink { visible: self.columns.len(), consume });
+        *last = Stage::Sink(RowSink::new(self.columns.len(), consume));
         self
     }
 }
