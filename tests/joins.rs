@@ -340,7 +340,7 @@ fn an_unqualified_name_of_two_tables_is_refused_naming_both() {
 }
 
 #[test]
-fn using_names_the_join_column_once() {
+fn using_and_natural_joins_name_the_join_columns_once_and_first() {
     let (_dir, _path, db) = temp_db(options(8192, "4M"));
     let s = db.session();
     emp_dept(&s);
@@ -348,7 +348,22 @@ fn using_names_the_join_column_once() {
     let text: Vec<String> = got.iter().map(|r| r.iter().map(Value::to_string).collect::<Vec<_>>().join(" ")).collect();
     assert_eq!(text, ["10 KING ACCOUNTING", "20 SMITH RESEARCH"]);
     let star = rows(&s, "SELECT * FROM emp JOIN dept USING (deptno) ORDER BY empno");
-    assert_eq!(star[0].len(), 4, "SELECT * shows the USING column once: {star:?}");
+    let text = |rows: &[Vec<Value>]| -> Vec<String> {
+        rows.iter().map(|r| r.iter().map(Value::to_string).collect::<Vec<_>>().join(" ")).collect()
+    };
+    // Oracle's order: the USING column once and first, then the other columns of each
+    // item in the FROM clause's order.
+    assert_eq!(text(&star), ["10 1 KING ACCOUNTING", "20 2 SMITH RESEARCH"]);
+    let natural = rows(&s, "SELECT * FROM emp NATURAL JOIN dept ORDER BY empno");
+    assert_eq!(text(&natural), text(&star), "NATURAL JOIN joins on the one common column, DEPTNO");
+    let left = rows(&s, "SELECT deptno, ename, dname FROM emp NATURAL LEFT JOIN dept ORDER BY ename");
+    assert_eq!(text(&left), ["10 KING ACCOUNTING", " NOBODY ", "20 SMITH RESEARCH"]);
+    let right = rows(&s, "SELECT * FROM dept NATURAL RIGHT JOIN emp ORDER BY empno");
+    assert_eq!(text(&right), ["10 ACCOUNTING 1 KING", "20 RESEARCH 2 SMITH", "  3 NOBODY"]);
+    // No common column: a Cartesian product, as in Oracle.
+    exec(&s, "CREATE TABLE other (x INTEGER)");
+    exec(&s, "INSERT INTO other VALUES (7)");
+    assert_eq!(rows(&s, "SELECT * FROM dept NATURAL JOIN other").len(), 2);
 }
 
 #[test]

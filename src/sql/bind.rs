@@ -34,6 +34,10 @@ pub struct Scope {
     /// For a FROM clause of several items (a join): each item's qualifiers and columns.
     /// Empty for one item, whose qualifiers are [`Scope::qualifiers`].
     pub relations: Vec<ScopeRelation>,
+    /// The columns `USING` clauses (and NATURAL joins) join on, as the unqualified names
+    /// mean them, in the order they were joined: `SELECT *` lists them first, as Oracle
+    /// does.
+    pub joined_columns: Vec<usize>,
 }
 
 /// One FROM item of a join's scope.
@@ -59,9 +63,15 @@ impl Scope {
         let all = (0..self.names.len()).filter(|&i| Some(i) != self.rownum);
         match (qualifier, self.relations.is_empty()) {
             (None, true) => Ok(all.collect()),
-            (None, false) => Ok(all
-                .filter(|i| self.relations.iter().all(|r| !r.unqualified_hidden.contains(i)))
-                .filter(|&i| self.relation_of(i).is_some())
+            (None, false) => Ok(self
+                .joined_columns
+                .iter()
+                .copied()
+                .chain(
+                    all.filter(|i| self.relations.iter().all(|r| !r.unqualified_hidden.contains(i)))
+                        .filter(|i| !self.joined_columns.contains(i))
+                        .filter(|&i| self.relation_of(i).is_some()),
+                )
                 .collect()),
             (Some(q), true) if self.qualifiers.iter().any(|n| n == q) => Ok(all.collect()),
             (Some(q), false) => match self.relations.iter().find(|r| r.qualifiers.iter().any(|n| n == q)) {

@@ -32,6 +32,8 @@ SELECT d.dname, e.ename FROM dept d LEFT JOIN emp e ON e.deptno = d.deptno WHERE
 -- USING names the join column once.
 SELECT deptno, dname, ename FROM emp JOIN dept USING (deptno) WHERE deptno = 10 ORDER BY ename;
 SELECT * FROM dept JOIN emp USING (deptno) WHERE sal > 2900 ORDER BY empno;
+-- NATURAL JOIN joins on every column name the two items share, listed first by SELECT *.
+SELECT * FROM emp NATURAL JOIN dept WHERE sal > 2900 ORDER BY empno;
 -- CROSS JOIN and a FROM list without a condition are Cartesian products.
 SELECT COUNT(*) FROM emp CROSS JOIN dept;
 SET AUTOTRACE ON

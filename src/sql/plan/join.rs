@@ -196,9 +196,23 @@ impl Builder<'_> {
                     Vec::new()
                 }
                 Some(ast::JoinConstraint::On(e)) => self.bind_on(e, item, &relations, &scope)?,
-                Some(ast::JoinConstraint::Using(columns)) => using(columns, item, kind, &relations, &mut scope)?,
+                Some(ast::JoinConstraint::Using(columns)) => {
+                    let names: Vec<(String, Option<String>)> =
+                        columns.iter().map(|c| (crate::sql::bind::function_name(c), position_of(c))).collect();
+                    using(&names, item, kind, &relations, &mut scope)?
+                }
                 Some(ast::JoinConstraint::Natural) => {
-                    return Err(unsupported("NATURAL JOIN (name the columns with USING)".into(), factor));
+                    // The columns of the joined item whose names an item before it has,
+                    // in the item's order: none makes a cross join, as in Oracle.
+                    let item_columns = relations[item].columns.clone();
+                    let names: Vec<(String, Option<String>)> = item_columns
+                        .map(|c| scope.names[c].clone())
+                        .filter(|name| {
+                            relations[..item].iter().any(|r| r.columns.clone().any(|c| scope.names[c] == *name))
+                        })
+                        .map(|name| (name, position_of(factor)))
+                        .collect();
+                    using(&names, item, kind, &relations, &mut scope)?
                 }
             };
             kinds[item] = kind;
@@ -538,33 +552,34 @@ fn qualified_names(query: &JoinQuery, scope: &Scope) -> Vec<String> {
     names
 }
 
-/// The join of a USING clause: each named column of the joined item equals the column
-/// of that name of the one item before it that has it; the unqualified name then means
-/// the preserved side's column.
+/// The join of a USING clause (or a NATURAL join's common columns), `columns` being the
+/// names and where each was written: each named column of the joined item equals the
+/// column of that name of the one item before it that has it; the unqualified name then
+/// means the preserved side's column, which `SELECT *` lists first.
 fn using(
-    columns: &[ast::ObjectName],
+    columns: &[(String, Option<String>)],
     item: usize,
     kind: StepKind,
     relations: &[Relation],
     scope: &mut Scope,
 ) -> Result<Vec<Expr>> {
     if kind == StepKind::Full {
-        return Err(Error::unsupported("FULL OUTER JOIN ... USING (join ON the columns instead)"));
+        return Err(Error::unsupported("FULL OUTER JOIN ... USING or NATURAL FULL JOIN (join ON the columns instead)"));
     }
     let mut out = Vec::new();
-    for column in columns {
-        let name = crate::sql::bind::function_name(column);
+    for (name, position) in columns {
+        let (name, position) = (name.clone(), position.clone());
         let find = |r: &Relation| r.columns.clone().find(|&c| scope.names[c] == name);
         let right = find(&relations[item]).ok_or_else(|| Error::UnknownName {
             kind: "column",
             name: format!("{}.{name}", relations[item].label),
-            position: position_of(column),
+            position: position.clone(),
         })?;
         let lefts: Vec<usize> = relations[..item].iter().filter_map(find).collect();
         let left = match lefts[..] {
             [one] => one,
             [] => {
-                return Err(Error::UnknownName { kind: "column", name: name.clone(), position: position_of(column) });
+                return Err(Error::UnknownName { kind: "column", name: name.clone(), position: position.clone() });
             }
             _ => {
                 return Err(Error::Parse {
@@ -572,13 +587,14 @@ fn using(
                         "column ambiguously defined (ORA-00918): USING ({name}) names a column of several items before {}",
                         relations[item].label
                     ),
-                    position: position_of(column),
+                    position,
                 });
             }
         };
-        let hidden = if kind == StepKind::Right { left } else { right };
+        let (hidden, shown) = if kind == StepKind::Right { (left, right) } else { (right, left) };
         let owner = scope.relation_of(hidden).expect("a column of the scope");
         scope.relations[owner].unqualified_hidden.push(hidden);
+        scope.joined_columns.push(shown);
         out.push(Expr::Compare {
             op: crate::expr::CmpOp::Eq,
             left: Box::new(Expr::Column(left)),
