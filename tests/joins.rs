@@ -397,3 +397,27 @@ fn an_index_hint_on_a_nested_loops_inner_table_with_a_nullable_key_is_used_and_n
     let got = rows(&s, sql);
     assert_eq!(got.len(), 1, "{got:?}");
 }
+
+#[test]
+fn a_join_on_a_whole_unique_key_estimates_one_row_of_that_table_a_key() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    // The key's columns are equal row by row: the product of their distinct values
+    // (1,000 each) would make a pair of values one in a million.
+    exec(&s, "CREATE TABLE p (a INTEGER, b INTEGER, n VARCHAR2(10), CONSTRAINT p_pk PRIMARY KEY (a, b))");
+    exec(&s, "CREATE TABLE c (id INTEGER, a INTEGER, b INTEGER)");
+    exec(&s, "INSERT INTO p SELECT level, level, 'p' FROM dual CONNECT BY level <= 1000");
+    exec(
+        &s,
+        "INSERT INTO c SELECT level, MOD(level, 1000) + 1, MOD(level, 1000) + 1 FROM dual CONNECT BY level <= 3000",
+    );
+    exec(&s, "ANALYZE TABLE p COMPUTE STATISTICS");
+    exec(&s, "ANALYZE TABLE c COMPUTE STATISTICS");
+    for order in ["LEADING(c p) USE_HASH(p)", "LEADING(p c) USE_HASH(c)"] {
+        let sql = format!("SELECT /*+ {order} */ COUNT(p.n) FROM c JOIN p ON c.a = p.a AND c.b = p.b");
+        let text = plan(&s, &sql);
+        let join = text.lines().find(|l| l.contains("HASH JOIN")).expect("a hash join line");
+        assert!(join.contains("| 3000 |"), "each of c's 3,000 rows finds one row of p ({order}):\n{text}");
+        assert_eq!(rows(&s, &sql)[0][0].to_string(), "3000");
+    }
+}

@@ -268,6 +268,15 @@ impl TableDef {
         self.constraints.iter().find(|c| c.name == name)
     }
 
+    /// Whether the columns `columns` (positions among the table's) hold every column of
+    /// an enabled primary or unique key: then no two rows have the same values in them
+    /// (where none is NULL).
+    pub fn is_unique_on(&self, columns: &[usize]) -> bool {
+        self.constraints
+            .iter()
+            .any(|c| c.enabled && c.kind.key_index().is_some() && c.columns.iter().all(|k| columns.contains(k)))
+    }
+
     /// Whether an enabled NOT NULL or primary key constraint other than `except` keeps
     /// column `column` from being NULL.
     pub fn column_kept_not_null(&self, column: usize, except: &str) -> bool {

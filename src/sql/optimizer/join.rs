@@ -50,8 +50,13 @@ pub fn nested_loops(outer: Input, per_row: f64) -> f64 {
     outer.cost + outer.rows.max(1.0) * per_row
 }
 
-/// The distinct values of column `c` of `table`: ANALYZE's, else the table's rows (a key).
+/// The distinct values of column `c` of `table`: the table's rows when the column is a
+/// primary or unique key by itself (whatever ANALYZE counted before later inserts), else
+/// ANALYZE's, else the table's rows.
 pub fn table_column_ndv(table: &TableDef, c: usize, table_rows: f64) -> f64 {
+    if table.is_unique_on(&[c]) {
+        return table_rows.max(1.0);
+    }
     match table.stats.as_ref().and_then(|s| s.columns.get(c)) {
         Some(s) => (s.num_distinct as f64).max(1.0),
         None => table_rows.max(1.0),

@@ -960,7 +960,8 @@ impl Builder<'_> {
         let (mut left_keys, mut right_keys, mut key_columns, mut key_text) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut residual = Vec::new();
-        let mut selectivity = 1.0;
+        let (mut selectivity, mut key_selectivity) = (1.0, 1.0);
+        let mut left_key_columns = Vec::new();
         for e in conditions {
             let pair = match &e {
                 Expr::Compare { op: crate::expr::CmpOp::Eq, left: a, right: b } => match (&**a, &**b) {
@@ -976,7 +977,8 @@ impl Builder<'_> {
             };
             match pair {
                 Some((l, r)) if family(l).is_some() && family(l) == family(r) => {
-                    selectivity *= 1.0 / self.column_ndv(query, l).max(self.column_ndv(query, r)).max(1.0);
+                    key_selectivity *= 1.0 / self.column_ndv(query, l).max(self.column_ndv(query, r)).max(1.0);
+                    left_key_columns.push(l);
                     left_keys.push(Expr::Column(layout.iter().position(|&c| c == l).expect("joined")));
                     right_keys.push(Expr::Column(r - start));
                     key_columns.push(r - start);
@@ -988,6 +990,29 @@ impl Builder<'_> {
                 }
             }
         }
+        // Keys that hold a primary or unique key of this item's table find at most one of
+        // its rows each: each pair of key values joins one row in as many as the table
+        // has, whatever the product of the columns' distinct values says.
+        if let RelationAccess::Table(t) = &relation.access
+            && key_columns.len() > 1
+            && t.is_unique_on(&key_columns)
+        {
+            let table_rows = t.stats.as_ref().map_or(right.estimate.rows, |s| s.num_rows as f64);
+            key_selectivity = 1.0 / table_rows.max(1.0);
+        } else if let Some(&first) = left_key_columns.first()
+            && left_key_columns.len() > 1
+            && let owner = query.relation_of(first)
+            && left_key_columns.iter().all(|&l| query.relation_of(l) == owner)
+            && let RelationAccess::Table(t) = &query.relations[owner].access
+            && let Some(stats) = &t.stats
+        {
+            let start = query.relations[owner].columns.start;
+            let columns: Vec<usize> = left_key_columns.iter().map(|&l| l - start).collect();
+            if t.is_unique_on(&columns) {
+                key_selectivity = 1.0 / (stats.num_rows as f64).max(1.0);
+            }
+        }
+        selectivity *= key_selectivity;
         let joined_layout: Vec<usize> = layout.iter().copied().chain(relation.columns.clone()).collect();
         let residual_text = residual.iter().map(|e| e.display(names).to_string()).collect::<Vec<_>>().join(" AND ");
         let residual = and_all(residual).map(|mut e| {
