@@ -39,11 +39,17 @@
 //! The report says, for each index and each pair of methods, between which N the
 //! measured CPU lines cross and between which the cost lines of each setting cross (each
 //! crossing interpolated on log N), where the optimizer's unhinted choice switches under
-//! each setting, and tests the
-//! CPU samples of the two methods against each other (Mann-Whitney U, two-sided) at the
-//! points around each measured crossing. Its chart of the crossing draws, for both
+//! each setting, and tests the CPU samples of the two methods against each other
+//! (Mann-Whitney U, two-sided) at the points around each measured crossing. Its chart of the crossing draws, for both
 //! measures, each method's figure over the hash join's at the same N: a line crosses 1
 //! where that method and the hash join cross.
+//!
+//! EXPLAIN PLAN prints costs as whole single-block reads (12 ms each, rounded up), as
+//! Oracle does. Cached, every cost is CPU, a few units at the most: the cache-aware cost
+//! lines are resolved only to where their rounded values change or tie (a tie counts as
+//! a crossing), and below some 12 ms of CPU (small tables) every plan costs 1 and they
+//! do not cross at all. The optimizer's unhinted choice compares unrounded costs: its
+//! switch is where the model really crosses.
 
 use super::sample::{self, Measurement};
 use super::scan::InstructionSource;
