@@ -30,15 +30,26 @@
 //! machine offers them, and with `--instructions callgrind` the instructions of one run
 //! counted by callgrind in a child process (points of at most `--callgrind-max-outer`
 //! outer rows). Beside each measurement: the forced plan's cost in EXPLAIN PLAN, and the
-//! plan the optimizer picks unhinted at that N.
+//! plan the optimizer picks unhinted at that N, each under three settings of the cost
+//! model ([`CostSetting`]): the defaults (every read a disk read), Oracle's
+//! `optimizer_index_caching = 90` with `optimizer_index_cost_adj = 25` (the classic
+//! advice for cached OLTP systems), and `optimizer_cache_awareness = TRUE` (cached blocks
+//! costed as logical reads' CPU).
 //!
 //! The report says, for each index and each pair of methods, between which N the
-//! measured CPU lines cross and between which the cost lines cross (each crossing
-//! interpolated on log N), where the optimizer's unhinted choice switches, and tests the
-//! CPU samples of the two methods against each other (Mann-Whitney U, two-sided) at the
-//! points around each measured crossing. Its chart of the crossing draws, for both
+//! measured CPU lines cross and between which the cost lines of each setting cross (each
+//! crossing interpolated on log N), where the optimizer's unhinted choice switches under
+//! each setting, and tests the CPU samples of the two methods against each other
+//! (Mann-Whitney U, two-sided) at the points around each measured crossing. Its chart of the crossing draws, for both
 //! measures, each method's figure over the hash join's at the same N: a line crosses 1
 //! where that method and the hash join cross.
+//!
+//! EXPLAIN PLAN prints costs as whole single-block reads (12 ms each, rounded up), as
+//! Oracle does. Cached, every cost is CPU, a few units at the most: the cache-aware cost
+//! lines are resolved only to where their rounded values change or tie (a tie counts as
+//! a crossing), and below some 12 ms of CPU (small tables) every plan costs 1 and they
+//! do not cross at all. The optimizer's unhinted choice compares unrounded costs: its
+//! switch is where the model really crosses.
 
 use super::sample::{self, Measurement};
 use super::scan::InstructionSource;
@@ -341,6 +352,69 @@ const CALLGRIND_FIGURES: [(&str, &str); 2] = [
 /// How the optimizer's figures are derived.
 const COST_DERIVATION: &str = "the Cost of line 0 (SELECT STATEMENT) of EXPLAIN PLAN FOR the forced query";
 
+/// A setting of the optimizer's cost model the costs and choices are read under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum CostSetting {
+    /// The defaults: every read costed as a disk read.
+    #[serde(rename = "default")]
+    Default,
+    /// `optimizer_index_caching = 90`, `optimizer_index_cost_adj = 25`.
+    #[serde(rename = "index_caching_90_cost_adj_25")]
+    IndexCaching,
+    /// `optimizer_cache_awareness = TRUE`.
+    #[serde(rename = "cache_aware")]
+    CacheAware,
+}
+
+impl CostSetting {
+    pub const ALL: [CostSetting; 3] = [CostSetting::Default, CostSetting::IndexCaching, CostSetting::CacheAware];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CostSetting::Default => "default",
+            CostSetting::IndexCaching => "index_caching_90_cost_adj_25",
+            CostSetting::CacheAware => "cache_aware",
+        }
+    }
+
+    /// The figure of a point holding the forced plan's cost under this setting.
+    fn figure(self) -> &'static str {
+        match self {
+            CostSetting::Default => "optimizer_cost",
+            CostSetting::IndexCaching => "optimizer_cost_index_caching",
+            CostSetting::CacheAware => "optimizer_cost_cache_aware",
+        }
+    }
+
+    /// How the figure is derived.
+    fn derivation(self) -> &'static str {
+        match self {
+            CostSetting::Default => COST_DERIVATION,
+            CostSetting::IndexCaching => {
+                "the Cost of line 0 of EXPLAIN PLAN FOR the forced query, under optimizer_index_caching = 90 and \
+                 optimizer_index_cost_adj = 25"
+            }
+            CostSetting::CacheAware => {
+                "the Cost of line 0 of EXPLAIN PLAN FOR the forced query, under optimizer_cache_awareness = TRUE \
+                 (every block cached)"
+            }
+        }
+    }
+
+    /// Puts `session` under this setting (each of the three parameters set).
+    fn apply(self, session: &Session) -> Result<()> {
+        let (caching, adj, aware) = match self {
+            CostSetting::Default => (0, 100, "FALSE"),
+            CostSetting::IndexCaching => (90, 25, "FALSE"),
+            CostSetting::CacheAware => (0, 100, "TRUE"),
+        };
+        session.execute(&format!("ALTER SESSION SET optimizer_index_caching = {caching}"))?;
+        session.execute(&format!("ALTER SESSION SET optimizer_index_cost_adj = {adj}"))?;
+        session.execute(&format!("ALTER SESSION SET optimizer_cache_awareness = {aware}"))?;
+        Ok(())
+    }
+}
+
 /// One method at one outer row count through one index.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Point {
@@ -348,8 +422,10 @@ pub struct Point {
     pub method: JoinMethod,
     pub outer_rows: u64,
     pub sql: String,
-    /// The optimizer's estimated cost of the forced plan.
+    /// The optimizer's estimated cost of the forced plan, under the default setting.
     pub cost: f64,
+    /// The same under each setting, by [`CostSetting::name`].
+    pub costs: BTreeMap<&'static str, f64>,
     pub figures: BTreeMap<&'static str, Option<Spread>>,
     pub samples: Vec<Sample>,
 }
@@ -364,9 +440,10 @@ impl Point {
     }
 }
 
-/// The optimizer's own choice at one outer row count.
+/// The optimizer's own choice at one outer row count, under one setting.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Choice {
+    pub setting: CostSetting,
     pub clustering: Clustering,
     pub outer_rows: u64,
     /// The join line of the unhinted plan.
@@ -391,13 +468,16 @@ pub struct Crossing {
     pub second: JoinMethod,
     /// Every crossing of the median CPU lines, in N order.
     pub measured: Vec<CrossAt>,
-    /// Every crossing of the cost lines.
+    /// Every crossing of the cost lines under the default setting.
     pub cost: Vec<CrossAt>,
+    /// Every crossing of the cost lines under each setting, by [`CostSetting::name`].
+    pub costs: BTreeMap<&'static str, Vec<CrossAt>>,
 }
 
-/// Where the optimizer's unhinted choice changes method.
+/// Where the optimizer's unhinted choice changes method under one setting.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Switch {
+    pub setting: CostSetting,
     pub clustering: Clustering,
     pub from_rows: u64,
     pub to_rows: u64,
@@ -633,8 +713,29 @@ fn measure_point(
         let values: Option<Vec<f64>> = samples.iter().map(|s| s.figure(key, n, outer_scan_reads)).collect();
         figures.insert(key, values.map(spread));
     }
-    figures.insert("optimizer_cost", Some(Spread { median: plan.cost, min: plan.cost, max: plan.cost }));
-    Ok(Point { clustering, method, outer_rows: n, sql, cost: plan.cost, figures, samples })
+    let costs = setting_costs(session, clustering, method, &sql)?;
+    for setting in CostSetting::ALL {
+        let cost = costs[setting.name()];
+        figures.insert(setting.figure(), Some(Spread { median: cost, min: cost, max: cost }));
+    }
+    Ok(Point { clustering, method, outer_rows: n, sql, cost: plan.cost, costs, figures, samples })
+}
+
+/// The cost of a point's forced plan under each setting (the session left under the
+/// default one).
+fn setting_costs(
+    session: &Session,
+    clustering: Clustering,
+    method: JoinMethod,
+    sql: &str,
+) -> Result<BTreeMap<&'static str, f64>> {
+    let mut costs = BTreeMap::new();
+    for setting in CostSetting::ALL {
+        setting.apply(session)?;
+        costs.insert(setting.name(), forced_plan(session, clustering, method, sql)?.cost);
+    }
+    CostSetting::Default.apply(session)?;
+    Ok(costs)
 }
 
 /// Every crossing of two lines given at the same xs: between consecutive xs where their
@@ -671,7 +772,11 @@ fn all_crossings(points: &[Point], ns: &[u64]) -> Vec<Crossing> {
                 (Some(a), Some(b)) => crossings(ns, &a, &b),
                 _ => Vec::new(),
             };
-            out.push(Crossing { clustering: c, first, second, measured: cross(&cpu), cost: cross(&cost) });
+            let costs = CostSetting::ALL
+                .into_iter()
+                .map(|s| (s.name(), cross(&|p: &Point| p.costs.get(s.name()).copied())))
+                .collect();
+            out.push(Crossing { clustering: c, first, second, measured: cross(&cpu), cost: cross(&cost), costs });
         }
     }
     out
@@ -684,14 +789,16 @@ const PAIRS: [(JoinMethod, JoinMethod); 3] = [
     (JoinMethod::Hash, JoinMethod::Merge),
 ];
 
-/// Where the optimizer's unhinted choice changes method, through each index.
+/// Where the optimizer's unhinted choice changes method, through each index, under each
+/// setting.
 fn switches(choices: &[Choice]) -> Vec<Switch> {
     let mut out = Vec::new();
-    for c in Clustering::ALL {
-        let these: Vec<&Choice> = choices.iter().filter(|x| x.clustering == c).collect();
+    for (setting, c) in CostSetting::ALL.into_iter().flat_map(|s| Clustering::ALL.map(|c| (s, c))) {
+        let these: Vec<&Choice> = choices.iter().filter(|x| x.clustering == c && x.setting == setting).collect();
         for w in these.windows(2) {
             if w[0].method != w[1].method {
                 out.push(Switch {
+                    setting,
                     clustering: c,
                     from_rows: w[0].outer_rows,
                     to_rows: w[1].outer_rows,
@@ -795,12 +902,16 @@ pub fn run(opts: &JoinOptions) -> Result<JoinReport> {
     let mut choices = Vec::new();
     for c in Clustering::ALL {
         for &n in &ns {
-            let chosen = explain(&session, &join_sql(c, None, n))?;
-            let method = chosen.method.ok_or_else(|| Error::InvalidValue {
-                context: format!("lab join: EXPLAIN PLAN FOR {}", join_sql(c, None, n)),
-                message: format!("no join line in the plan:\n{}", chosen.text),
-            })?;
-            choices.push(Choice { clustering: c, outer_rows: n, method, cost: chosen.cost });
+            for setting in CostSetting::ALL {
+                setting.apply(&session)?;
+                let chosen = explain(&session, &join_sql(c, None, n))?;
+                let method = chosen.method.ok_or_else(|| Error::InvalidValue {
+                    context: format!("lab join: EXPLAIN PLAN FOR {} ({})", join_sql(c, None, n), setting.name()),
+                    message: format!("no join line in the plan:\n{}", chosen.text),
+                })?;
+                choices.push(Choice { setting, clustering: c, outer_rows: n, method, cost: chosen.cost });
+            }
+            CostSetting::Default.apply(&session)?;
             for m in JoinMethod::ALL {
                 progress.step(&format!("{} {} N={n}", c.name(), m.name()));
                 points.push(measure_point(&session, c, m, n, sizes, outer_scan_reads, &workarea)?);
@@ -817,7 +928,9 @@ pub fn run(opts: &JoinOptions) -> Result<JoinReport> {
         if callgrind { Some(count_by_callgrind(opts, sizes, &dir, &mut points, &progress)?) } else { None };
     progress.finish();
     let mut derivations: BTreeMap<&str, &str> = FIGURES.into_iter().collect();
-    derivations.insert("optimizer_cost", COST_DERIVATION);
+    for setting in CostSetting::ALL {
+        derivations.insert(setting.figure(), setting.derivation());
+    }
     for s in &workarea {
         derivations.insert(s.name(), "delta of the session statistic of this name");
     }
@@ -913,7 +1026,8 @@ fn history_figures(report: &JoinReport) -> Vec<super::history::FigureSamples> {
                 out.push(super::history::FigureSamples::new(g.clone(), key, samples));
             }
         }
-        for key in std::iter::once("optimizer_cost").chain(CALLGRIND_FIGURES.iter().map(|(k, _)| *k)) {
+        let costs = CostSetting::ALL.map(CostSetting::figure);
+        for key in costs.into_iter().chain(CALLGRIND_FIGURES.iter().map(|(k, _)| *k)) {
             if let Some(f) = p.figures.get(key).copied().flatten() {
                 out.push(super::history::FigureSamples::new(g.clone(), key, vec![f.median]));
             }
@@ -1030,6 +1144,8 @@ fn crossing_cell(at: &[CrossAt]) -> String {
 fn table_keys(report: &JoinReport) -> Vec<&'static str> {
     let mut keys = vec![
         "optimizer_cost",
+        "optimizer_cost_index_caching",
+        "optimizer_cost_cache_aware",
         "cpu_ms",
         "cpu_us_per_outer_row",
         "logical_reads",
@@ -1056,24 +1172,32 @@ fn point_rows(report: &JoinReport, keys: &[&str]) -> Vec<Vec<String>> {
         .collect()
 }
 
-const CROSSING_HEADER: [&str; 4] = ["index", "methods", "measured CPU lines cross at", "cost lines cross at"];
+const CROSSING_HEADER: [&str; 6] = [
+    "index",
+    "methods",
+    "measured CPU lines cross at",
+    "cost lines cross at (default)",
+    "cost lines cross at (index caching 90, cost adj 25)",
+    "cost lines cross at (cache aware)",
+];
 
 fn crossing_rows(report: &JoinReport) -> Vec<Vec<String>> {
     report
         .crossings
         .iter()
         .map(|x| {
-            vec![
+            let mut row = vec![
                 x.clustering.name().to_owned(),
                 format!("{} / {}", x.first.name(), x.second.name()),
                 crossing_cell(&x.measured),
-                crossing_cell(&x.cost),
-            ]
+            ];
+            row.extend(CostSetting::ALL.iter().map(|s| crossing_cell(x.costs.get(s.name()).map_or(&[], |v| v))));
+            row
         })
         .collect()
 }
 
-const CHOICE_HEADER: [&str; 4] = ["index", "N", "the optimizer's choice (unhinted)", "its cost"];
+const CHOICE_HEADER: [&str; 5] = ["setting", "index", "N", "the optimizer's choice (unhinted)", "its cost"];
 
 fn choice_rows(report: &JoinReport) -> Vec<Vec<String>> {
     report
@@ -1081,6 +1205,7 @@ fn choice_rows(report: &JoinReport) -> Vec<Vec<String>> {
         .iter()
         .map(|c| {
             vec![
+                c.setting.name().into(),
                 c.clustering.name().into(),
                 c.outer_rows.to_string(),
                 c.method.name().into(),
@@ -1090,24 +1215,30 @@ fn choice_rows(report: &JoinReport) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// One sentence a switch of the optimizer's choice, or that it never switches.
+/// One sentence a switch of the optimizer's choice, or that it never switches, for each
+/// setting and index.
 fn switch_lines(report: &JoinReport) -> Vec<String> {
-    Clustering::ALL
-        .iter()
-        .map(|&c| {
+    CostSetting::ALL
+        .into_iter()
+        .flat_map(|s| Clustering::ALL.map(|c| (s, c)))
+        .map(|(setting, c)| {
             let these: Vec<String> = report
                 .switches
                 .iter()
-                .filter(|s| s.clustering == c)
+                .filter(|s| s.clustering == c && s.setting == setting)
                 .map(|s| {
                     format!("from {} to {} between N = {} and {}", s.from.name(), s.to.name(), s.from_rows, s.to_rows)
                 })
                 .collect();
             if these.is_empty() {
-                let only = report.choices.iter().find(|x| x.clustering == c).map_or("-", |x| x.method.name());
-                format!("{}: the optimizer chooses {only} at every N", c.name())
+                let only = report
+                    .choices
+                    .iter()
+                    .find(|x| x.clustering == c && x.setting == setting)
+                    .map_or("-", |x| x.method.name());
+                format!("{} ({}): the optimizer chooses {only} at every N", c.name(), setting.name())
             } else {
-                format!("{}: the optimizer switches {}", c.name(), these.join("; "))
+                format!("{} ({}): the optimizer switches {}", c.name(), setting.name(), these.join("; "))
             }
         })
         .collect()
@@ -1212,16 +1343,27 @@ fn crossing_chart(report: &JoinReport, c: Clustering) -> super::report::Chart {
     };
     let cpu: fn(&Point) -> Option<f64> = |p| p.median("cpu_ms");
     let cost: fn(&Point) -> Option<f64> = |p| Some(p.cost);
+    let cache_aware: fn(&Point) -> Option<f64> = |p| p.costs.get(CostSetting::CacheAware.name()).copied();
     let mut series = Vec::new();
     for m in [JoinMethod::NestedLoops, JoinMethod::Merge] {
         series.push(method_series(report, c, m, &format!("{} / HASH JOIN, measured CPU", m.name()), ratio(cpu)));
         series.push(method_series(report, c, m, &format!("{} / HASH JOIN, optimizer cost", m.name()), ratio(cost)));
+        series.push(method_series(
+            report,
+            c,
+            m,
+            &format!("{} / HASH JOIN, optimizer cost, cache aware", m.name()),
+            ratio(cache_aware),
+        ));
     }
     let at = |a: JoinMethod| {
         let x = report.crossings.iter().find(|x| x.clustering == c && x.first == a && x.second == JoinMethod::Hash);
-        x.map_or(("none".to_owned(), "none".to_owned()), |x| (crossing_cell(&x.measured), crossing_cell(&x.cost)))
+        let aware = |x: &Crossing| crossing_cell(x.costs.get(CostSetting::CacheAware.name()).map_or(&[], |v| v));
+        x.map_or(("none".to_owned(), "none".to_owned(), "none".to_owned()), |x| {
+            (crossing_cell(&x.measured), crossing_cell(&x.cost), aware(x))
+        })
     };
-    let (measured, costed) = at(JoinMethod::NestedLoops);
+    let (measured, costed, aware) = at(JoinMethod::NestedLoops);
     super::report::Chart::lines(
         &format!("Where the methods cross, index {}: each method over the hash join", c.name()),
         "log10 of N, the outer rows joined",
@@ -1229,8 +1371,8 @@ fn crossing_chart(report: &JoinReport, c: Clustering) -> super::report::Chart {
         series,
         &format!(
             "a line crosses 1 where its method and the hash join cross. Measured: the median cpu_ms over the hash \
-             join's; cost: {COST_DERIVATION}, over the hash join's. NESTED LOOPS / HASH JOIN: measured {measured}, by \
-             cost {costed}"
+             join's; cost: {COST_DERIVATION}, over the hash join's (by default, and with optimizer_cache_awareness \
+             = TRUE). NESTED LOOPS / HASH JOIN: measured {measured}, by cost {costed}, by the cache-aware cost {aware}"
         ),
     )
 }

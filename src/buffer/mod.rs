@@ -383,6 +383,20 @@ impl BufferCache {
         totals
     }
 
+    /// The blocks each segment has in the cache right now, by data object id: buffers
+    /// holding a valid current version (not a CR clone, not still being read). One pass
+    /// over the buffer headers, without latches: a figure of a moment, as `v$bh` is.
+    pub fn cached_blocks_by_object(&self) -> std::collections::HashMap<u32, u64> {
+        let mut counts = std::collections::HashMap::new();
+        for h in self.headers.iter() {
+            let state = h.state.load(Ordering::Acquire);
+            if state & (IN_CHAIN | VALID | CR | READING) == IN_CHAIN | VALID {
+                *counts.entry(h.object_id.load(Ordering::Relaxed)).or_insert(0) += 1;
+            }
+        }
+        counts
+    }
+
     /// Buffers in use (current versions and CR clones), dirty and pinned right now.
     pub fn summary(&self) -> CacheSummary {
         let mut s = CacheSummary { buffers: self.headers.len(), cached_blocks: 0, cr_buffers: 0, dirty: 0, pinned: 0 };
@@ -403,6 +417,24 @@ mod tests {
     use super::*;
     use std::sync::mpsc;
     use std::time::Duration;
+
+    /// Each segment's cached blocks are counted by its data object id; a dropped
+    /// object's blocks are no longer counted.
+    #[test]
+    fn cached_blocks_are_counted_by_object() {
+        let cache = BufferCache::new(MIN_BUFFERS * 8192, 8192);
+        let stats = SessionStats::default();
+        for b in 0..5u32 {
+            drop(cache.new_block(&stats, block::rdba(1, 100 + b), 9).unwrap());
+        }
+        for b in 0..3u32 {
+            drop(cache.new_block(&stats, block::rdba(1, 200 + b), 10).unwrap());
+        }
+        let counts = cache.cached_blocks_by_object();
+        assert_eq!((counts.get(&9), counts.get(&10), counts.get(&11)), (Some(&5), Some(&3), None));
+        cache.invalidate_object(&stats, 9);
+        assert_eq!(cache.cached_blocks_by_object().get(&9), None);
+    }
 
     /// A new block is all zero whether its buffer was never used (nothing written) or
     /// held another block before (cleared): every claim after the first one fills it.

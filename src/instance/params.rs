@@ -63,6 +63,9 @@ pub const SORT_AREA_SIZE: &str = "sort_area_size";
 pub const WORKAREA_SIZE_POLICY: &str = "workarea_size_policy";
 pub const PGA_AGGREGATE_TARGET: &str = "pga_aggregate_target";
 pub const HASH_AREA_SIZE: &str = "hash_area_size";
+pub const OPTIMIZER_INDEX_CACHING: &str = "optimizer_index_caching";
+pub const OPTIMIZER_INDEX_COST_ADJ: &str = "optimizer_index_cost_adj";
+pub const OPTIMIZER_CACHE_AWARENESS: &str = "optimizer_cache_awareness";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -128,6 +131,27 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "128K",
         modifiable: Modifiable::SessionAndSystem,
         description: "Under workarea_size_policy = manual, the memory one hash join's work area takes (Oracle's default, twice Oracle's sort_area_size of 64K)",
+    },
+    ParameterDef {
+        name: OPTIMIZER_INDEX_CACHING,
+        kind: Kind::Integer { min: 0, max: 100 },
+        default: "0",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "Percent of the index blocks of a nested loop's index probes the optimizer assumes are in the buffer cache: that share of the probe's index reads costs the CPU of a logical read instead of a single-block read, so nested loops look cheaper (table blocks and other index paths are not affected)",
+    },
+    ParameterDef {
+        name: OPTIMIZER_INDEX_COST_ADJ,
+        kind: Kind::Integer { min: 1, max: 10000 },
+        default: "100",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "Percent of their regular cost the optimizer gives the block reads of index access paths (unique, range and full scans, the table rows they fetch by rowid, and a nested loop's index probes; not the fast full scan): 50 makes them look half as expensive",
+    },
+    ParameterDef {
+        name: OPTIMIZER_CACHE_AWARENESS,
+        kind: Kind::Boolean,
+        default: "FALSE",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "TRUE: when a statement is planned, the optimizer counts each segment's blocks in the buffer cache and costs the share of a segment's reads it expects cached as the CPU of logical reads instead of single-block or multiblock reads (Oracle's hidden _optimizer_cache_stats, with the cache counted at once instead of gathered statistics); FALSE: every read is costed as a disk read",
     },
     ParameterDef {
         name: STATISTICS_LEVEL,

@@ -80,6 +80,19 @@ struct HotParameters {
     workarea_manual: bool,
     pga_aggregate_target: u64,
     hash_area_size: u64,
+    /// `optimizer_index_caching`, `optimizer_index_cost_adj`, `optimizer_cache_awareness`.
+    optimizer: OptimizerSettings,
+}
+
+/// The parameters the optimizer's cost model reads, as this session sees them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct OptimizerSettings {
+    /// `optimizer_index_caching`, 0 to 100.
+    pub index_caching: u64,
+    /// `optimizer_index_cost_adj`, 1 to 10000.
+    pub index_cost_adj: u64,
+    /// `optimizer_cache_awareness`.
+    pub cache_awareness: bool,
 }
 
 /// A session's performance counters: those of the thread it runs on now, and what the
@@ -213,6 +226,11 @@ impl Session {
         self.hot_parameters().multiblock_read_count
     }
 
+    /// This session's settings of the optimizer's cost model.
+    pub(crate) fn optimizer_settings(&self) -> OptimizerSettings {
+        self.hot_parameters().optimizer
+    }
+
     /// This session's `parallel_max_servers`.
     pub(crate) fn parallel_max_servers(&self) -> u64 {
         self.hot_parameters().parallel_max_servers
@@ -244,6 +262,11 @@ impl Session {
             workarea_manual: self.read_parameter(params::WORKAREA_SIZE_POLICY, |_, value| value == "manual"),
             pga_aggregate_target: self.read_parameter(params::PGA_AGGREGATE_TARGET, params::number),
             hash_area_size: self.read_parameter(params::HASH_AREA_SIZE, params::number),
+            optimizer: OptimizerSettings {
+                index_caching: self.read_parameter(params::OPTIMIZER_INDEX_CACHING, params::number),
+                index_cost_adj: self.read_parameter(params::OPTIMIZER_INDEX_COST_ADJ, params::number),
+                cache_awareness: self.read_parameter(params::OPTIMIZER_CACHE_AWARENESS, |_, value| value == "TRUE"),
+            },
         };
         self.hot.set(Some(hot));
         hot

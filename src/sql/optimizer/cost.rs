@@ -20,6 +20,42 @@
 //! the per-row costs measured on lioscope's own paths ([`SCAN_ROW_NS`], ...): small next to
 //! the I/O terms, it breaks ties between paths that read the same blocks.
 //!
+//! Cached blocks. Every read above is costed as a disk read, which a cached table's is
+//! not: a cached probe of a nested loop costs its CPU (about 1 µs), not four 12 ms reads.
+//! A block read expected in the buffer cache with probability `c` costs
+//! `(1 − c) × io + c × cpu(gets × LOGICAL_READ_NS)` ([`CostModel::reads`]), where
+//! [`LOGICAL_READ_NS`] is a consistent get's CPU measured on lioscope. `c` comes from:
+//!
+//! - `optimizer_cache_awareness = TRUE`: the share of the segment's blocks the buffer
+//!   cache holds when the statement is planned (counted over the buffer headers,
+//!   `BufferCache::cached_blocks_by_object`), for tables and indexes, every path (Oracle
+//!   keeps this hidden: `_optimizer_cache_stats` costs with cached-block statistics that
+//!   `DBMS_STATS` gathers with `stattype => 'CACHE'`; lioscope counts the cache itself).
+//!   A plan reflects the cache when it was made: a kept cursor keeps its plan;
+//! - `optimizer_index_caching` (Oracle's, 0 to 100): that percentage of the index blocks
+//!   of a nested loop's index probes (module `join`), the larger of it and the counted
+//!   share when both apply. lioscope has no IN-list iterator, the other path Oracle
+//!   applies it to.
+//!
+//! `optimizer_index_cost_adj` (Oracle's, 1 to 10,000 %) scales the block reads of index
+//! unique, range and full scans and of the rows they fetch by rowid (not the CPU of their
+//! entries and rows, and not the fast full scan, costed as a full scan). With the
+//! defaults (no caching assumed, 100 %, awareness off) every cost is what it was without
+//! them, to the last bit.
+//!
+//! The CPU figures of cached reads and of the join methods (module `join`) are
+//! instructions counted by callgrind converted at [`NS_PER_INSTRUCTION`], or times
+//! measured directly:
+//!
+//! - [`NS_PER_INSTRUCTION`] = 0.093: `lab join` (200,000-row inner table, all cached,
+//!   commit 6cdb4b9, the 2-CPU AMD EPYC VM; docs/performance/joins.md): a nested loop's
+//!   median CPU grew 33.0 ms from N = 1,000 to 31,623 outer rows (good index), 1,078 ns
+//!   an outer row, for 11,605 instructions an outer row;
+//! - [`LOGICAL_READ_NS`] = 79: `lab lio`, commit f037762 (docs/performance/lio.md): one
+//!   session made 10,204,591 logical reads a second on 0.810 s of CPU a second, 911
+//!   instructions each (callgrind), a consistent get of a cached block with its share of
+//!   the index, the row and the call (911 × 0.093 = 85 ns: the two measures agree).
+//!
 //! A table compressed with Hybrid Columnar Compression keeps most rows in compression
 //! units (CUs), and its blocks (ANALYZE's, or the segment's) are fewer; its costs are:
 //!
@@ -53,6 +89,11 @@ pub const INDEX_ENTRY_NS: f64 = 10.0;
 pub const ROWID_ROW_NS: f64 = 40.0;
 /// CPU of one comparison of a sort (rows × log2(rows) of them).
 pub const SORT_COMPARE_NS: f64 = 30.0;
+/// Time of one instruction, converting callgrind's counts into CPU (see the module doc).
+pub const NS_PER_INSTRUCTION: f64 = 0.093;
+/// CPU of one logical read (a consistent get of a cached block), what a read the
+/// optimizer expects in the cache costs instead of its I/O (see the module doc).
+pub const LOGICAL_READ_NS: f64 = 79.0;
 
 /// CPU of a row of a full scan of a compressed table at `level`: decompressing the
 /// columns the scan reads and running the column kernels on them, as `lab scan` measured
@@ -102,13 +143,56 @@ impl IndexAccessCost {
 }
 
 /// The figures costs are computed with.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct CostModel {
     pub block_size: u32,
     pub multiblock_read_count: u32,
+    /// `optimizer_index_caching` as a fraction (0 to 1): the share of a nested loop's
+    /// index probes' index blocks taken to be cached.
+    pub index_caching: f64,
+    /// `optimizer_index_cost_adj` as a fraction (0.01 to 100; 1 leaves costs as they are):
+    /// what the block reads of index access paths are scaled by.
+    pub index_cost_adj: f64,
+    /// With `optimizer_cache_awareness`, the blocks each segment had in the buffer cache
+    /// when the statement was planned, by data object id; `None` costs every read as a
+    /// disk read.
+    pub cached_blocks: Option<Arc<HashMap<u32, u64>>>,
+}
+
+/// What share of the blocks an index access path reads is expected in the buffer cache,
+/// for its index and for its table.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cached {
+    pub index: f64,
+    pub table: f64,
 }
 
 impl CostModel {
+    /// Oracle's defaults for the rest: no index caching assumed, no adjustment, every read
+    /// a disk read.
+    pub fn new(block_size: u32, multiblock_read_count: u32) -> CostModel {
+        CostModel { block_size, multiblock_read_count, index_caching: 0.0, index_cost_adj: 1.0, cached_blocks: None }
+    }
+
+    /// The share of the `blocks` blocks of segment `object_id` the buffer cache held when
+    /// the statement was planned (0 unless `optimizer_cache_awareness` is on).
+    pub fn cached_share(&self, object_id: u32, blocks: f64) -> f64 {
+        match &self.cached_blocks {
+            Some(counts) => {
+                let cached = counts.get(&object_id).copied().unwrap_or(0) as f64;
+                (cached / blocks.max(1.0)).min(1.0)
+            }
+            None => 0.0,
+        }
+    }
+
+    /// Reads costing `io` as disk reads and making `gets` logical reads, a `cached` share
+    /// of them finding their blocks in the cache: that share costs the gets' CPU
+    /// ([`LOGICAL_READ_NS`] each) instead of its I/O.
+    pub fn reads(&self, io: f64, gets: f64, cached: f64) -> f64 {
+        if cached <= 0.0 { io } else { (1.0 - cached) * io + cached * self.cpu(gets * LOGICAL_READ_NS) }
+    }
+
     /// Milliseconds of one single-block read.
     pub fn sreadtim(&self) -> f64 {
         IOSEEKTIM_MS + f64::from(self.block_size) / IOTFRSPEED_BYTES_PER_MS
@@ -131,30 +215,37 @@ impl CostModel {
     }
 
     /// A full scan of `blocks` blocks holding `rows` rows, as rows in blocks or, for a
-    /// compressed table (`cus`), in compression units.
-    pub fn full_scan(&self, blocks: f64, rows: f64, cus: Option<&CuShape>) -> f64 {
+    /// compressed table (`cus`), in compression units; a `cached` share of its blocks is
+    /// expected in the buffer cache.
+    pub fn full_scan(&self, blocks: f64, rows: f64, cus: Option<&CuShape>, cached: f64) -> f64 {
         let row_ns = cus.map_or(SCAN_ROW_NS, |cu| hcc_row_ns(cu.level));
-        1.0 + self.multiblock(blocks) + self.cpu(rows * row_ns)
+        self.reads(1.0 + self.multiblock(blocks), blocks + 1.0, cached) + self.cpu(rows * row_ns)
     }
 
     /// An index range or full scan reading `selectivity` of the index, `entries` entries:
     /// the cost of the index part, and what fetching each row from the table adds.
     /// For a compressed table's index (`cus`), each table "block" visited is a CU read
-    /// whole.
+    /// whole. `cached` says what share of the index's and the table's blocks is expected
+    /// in the cache; the reads (not the CPU of entries and rows) are scaled by
+    /// `optimizer_index_cost_adj`.
     pub fn index_access(
         &self,
         index: &IndexFacts,
         selectivity: f64,
         entries: f64,
         cus: Option<&CuShape>,
+        cached: Cached,
     ) -> IndexAccessCost {
         let visits = (index.clustering_factor * selectivity).ceil();
-        let per_visit = cus.map_or(1.0, |cu| cu.blocks_per_cu + self.cpu(decompress_ns(cu)));
+        let index_reads = f64::from(index.blevel) + (index.leaf_blocks * selectivity).ceil();
+        let table_blocks = visits * cus.map_or(1.0, |cu| cu.blocks_per_cu);
+        let decompress = cus.map_or(0.0, |cu| visits * self.cpu(decompress_ns(cu)));
+        let adj = self.index_cost_adj;
         IndexAccessCost {
-            index: f64::from(index.blevel)
-                + (index.leaf_blocks * selectivity).ceil()
-                + self.cpu(entries * INDEX_ENTRY_NS),
-            table: visits * per_visit + self.cpu(entries * ROWID_ROW_NS),
+            index: adj * self.reads(index_reads, index_reads, cached.index) + self.cpu(entries * INDEX_ENTRY_NS),
+            table: adj * self.reads(table_blocks, table_blocks, cached.table)
+                + decompress
+                + self.cpu(entries * ROWID_ROW_NS),
         }
     }
 
@@ -163,13 +254,18 @@ impl CostModel {
         self.cpu(rows * rows.max(2.0).log2() * SORT_COMPARE_NS)
     }
 
-    pub fn fast_full_scan(&self, leaf_blocks: f64, entries: f64) -> f64 {
-        1.0 + self.multiblock(leaf_blocks) + self.cpu(entries * INDEX_ENTRY_NS)
+    /// An index fast full scan: its leaf blocks with multiblock reads, a `cached` share
+    /// of them expected in the cache. Costed as a full scan is (not adjusted by
+    /// `optimizer_index_cost_adj`).
+    pub fn fast_full_scan(&self, leaf_blocks: f64, entries: f64, cached: f64) -> f64 {
+        self.reads(1.0 + self.multiblock(leaf_blocks), leaf_blocks + 1.0, cached) + self.cpu(entries * INDEX_ENTRY_NS)
     }
 }
 
 use super::facts::{CuShape, IndexFacts};
 use crate::storage::hcc::HccLevel;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 #[cfg(test)]
 mod tests {
@@ -177,40 +273,42 @@ mod tests {
 
     #[test]
     fn oracle_no_workload_figures() {
-        let m = CostModel { block_size: 8192, multiblock_read_count: 8 };
+        let m = CostModel::new(8192, 8);
         assert_eq!(m.sreadtim(), 12.0);
         assert_eq!(m.mreadtim(), 26.0);
         // 1000 blocks: 125 multiblock reads of 26/12 single-block reads each, plus the header.
-        let io = m.full_scan(1000.0, 0.0, None);
+        let io = m.full_scan(1000.0, 0.0, None, 0.0);
         assert!((io - (1.0 + 125.0 * 26.0 / 12.0)).abs() < 1e-9);
     }
 
     #[test]
     fn clustering_factor_drives_index_cost() {
-        let m = CostModel { block_size: 8192, multiblock_read_count: 8 };
+        let m = CostModel::new(8192, 8);
         let good = IndexFacts::fixed(2, 10_000.0, 100_000.0, 20_000.0);
         let bad = IndexFacts::fixed(2, 10_000.0, 5_000_000.0, 5_000_000.0);
         let (g, b) = (
-            m.index_access(&good, 0.01, 50_000.0, None).total(false),
-            m.index_access(&bad, 0.01, 50_000.0, None).total(false),
+            m.index_access(&good, 0.01, 50_000.0, None, Cached::default()).total(false),
+            m.index_access(&bad, 0.01, 50_000.0, None, Cached::default()).total(false),
         );
         assert!(b > g * 10.0, "good {g}, bad {b}");
     }
 
     #[test]
     fn a_compressed_table_scans_cheaper_and_fetches_by_rowid_dearer() {
-        let m = CostModel { block_size: 8192, multiblock_read_count: 8 };
+        let m = CostModel::new(8192, 8);
         // The lab's customers: 1 M rows in 19,527 blocks, 7,344 at QUERY LOW.
         let rows = 1_000_000.0;
-        let row_scan = m.full_scan(19_527.0, rows, None);
+        let row_scan = m.full_scan(19_527.0, rows, None, 0.0);
         for level in HccLevel::ALL {
             let cu = CuShape::estimate(level, rows, 7_344.0, 8192);
             assert!(cu.rows_per_cu <= 8192.0 && cu.blocks_per_cu >= 2.0, "{level:?}: {cu:?}");
-            let scan = m.full_scan(7_344.0, rows, Some(&cu));
+            let scan = m.full_scan(7_344.0, rows, Some(&cu), 0.0);
             assert!(scan < row_scan, "{level:?}: {scan} against {row_scan}");
             let index = IndexFacts::fixed(2, 2_000.0, 1_476.0, rows);
-            let (plain, into_cus) =
-                (m.index_access(&index, 0.01, 10_000.0, None), m.index_access(&index, 0.01, 10_000.0, Some(&cu)));
+            let (plain, into_cus) = (
+                m.index_access(&index, 0.01, 10_000.0, None, Cached::default()),
+                m.index_access(&index, 0.01, 10_000.0, Some(&cu), Cached::default()),
+            );
             assert_eq!(plain.index, into_cus.index);
             // 15 visits (1,476 × 0.01): each a CU's blocks instead of one block.
             let extra = into_cus.table - plain.table;

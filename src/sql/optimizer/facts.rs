@@ -101,6 +101,12 @@ impl IndexFacts {
         }
     }
 
+    /// The blocks of the index's segment, about: its leaf blocks and the branch blocks of
+    /// one path from the root (what the cached share of the index is taken over).
+    pub fn segment_blocks(&self) -> f64 {
+        (self.leaf_blocks + f64::from(self.blevel)).max(1.0)
+    }
+
     #[cfg(test)]
     /// Figures given directly (tests).
     pub fn fixed(blevel: u32, leaf_blocks: f64, clustering_factor: f64, num_rows: f64) -> IndexFacts {

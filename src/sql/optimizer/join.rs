@@ -5,24 +5,58 @@
 //!   column of each, `1 / max(NDV)` of the two columns (their distinct values, from
 //!   ANALYZE; a column of a table never analyzed is taken as a key of its table, and a
 //!   fixed view's as a key of its rows), and Oracle's 5% for any other condition on both.
-//! - HASH JOIN: both inputs read once, plus the CPU of hashing every row of both
-//!   ([`HASH_ROW_NS`]); the smaller input (by estimated rows) builds the table.
-//! - MERGE JOIN: both inputs read once, plus sorting each.
+//! - HASH JOIN: both inputs read once, plus the CPU of putting each build row into the
+//!   hash table ([`HASH_BUILD_ROW_NS`]) and probing it with each probe row
+//!   ([`HASH_PROBE_ROW_NS`]); the smaller input (by estimated rows) builds the table.
+//! - MERGE JOIN: both inputs read once, plus sorting each and merging them:
+//!   `rows × log2(rows)` comparisons a side at [`MERGE_COMPARE_NS`].
 //! - NESTED LOOPS: the outer input read once, plus for each of its rows the inner side:
 //!   an index probe (the index's unique or range scan on the join keys, and the rows
 //!   fetched by rowid, as `cost::CostModel::index_access` costs them with the keys'
-//!   selectivity), or the inner input read whole again.
+//!   selectivity, plus [`NL_PROBE_NS`]), or the inner input read whole again. The
+//!   probe's index blocks are taken as cached by `optimizer_index_caching` (or, with
+//!   `optimizer_cache_awareness`, by the share of the index the cache holds, if larger).
 //!
-//! [`HASH_ROW_NS`] is not yet measured on lioscope's own hash join: it is taken as twice
-//! the row scan's CPU a row, so that the CPU terms stay small next to the I/O ones, as
-//! they are for the access paths.
+//! The per-row CPU figures are callgrind's instructions from `lab join` (an outer table
+//! of N rows joined to a 200,000-row inner table on a unique key, all cached, commit
+//! 6cdb4b9; docs/performance/joins.md) at `cost::NS_PER_INSTRUCTION` (0.093 ns):
+//!
+//! - a build row: 4,098 instructions for each more row the hash join builds from
+//!   (N = 1 to 1,000): [`HASH_BUILD_ROW_NS`] = 381 ns;
+//! - a probe row: at N = 1 the hash join took 297,361,177 instructions, of which the
+//!   outer table's scan (200,000 rows, as the nested loop's at N = 1) 40 M: 1,286 an
+//!   inner row scanned and probed; less a scanned row's 200 (the outer scan's, which
+//!   `cost::SCAN_ROW_NS` already counts in the probe input's cost), 1,086:
+//!   [`HASH_PROBE_ROW_NS`] = 101 ns;
+//! - a nested loop's probe: 11,605 instructions an outer row, 1,078 ns, of which the
+//!   model already counts the probe's four logical reads (`cost::LOGICAL_READ_NS` each,
+//!   when cached), its index entry and its row fetched by rowid: the rest, the keys
+//!   taken from the outer row, the descent's searches in each block and the joined row,
+//!   is [`NL_PROBE_NS`] = 712 ns;
+//! - the merge join through the badly clustered index's key (inner rows in random key
+//!   order) took 766,358,491 instructions at N = 1, less both scans (80 M): 3,431 an
+//!   inner row sorted and merged, 17.6 comparisons a row (log2 200,000):
+//!   [`MERGE_COMPARE_NS`] = 18.1 ns a comparison, the merge's share included. (In key
+//!   order already, through the good index's key, 2,850 an inner row.)
+//!
+//! With all blocks cached (`optimizer_cache_awareness`, the lab's tables cached), these
+//! put the nested loop and the hash join at the same cost at N ≈ 35,000, where their
+//! instructions cross (34,000); every read costed as a disk read, at N ≈ 113.
 
-use super::cost::{CostModel, SCAN_ROW_NS};
+use super::cost::{CostModel, INDEX_ENTRY_NS, LOGICAL_READ_NS, NS_PER_INSTRUCTION, ROWID_ROW_NS};
 use super::facts::{IndexFacts, TableFacts};
 use crate::catalog::{IndexDef, TableDef};
 
-/// CPU of putting one row into a hash table or probing it with one, in nanoseconds.
-pub const HASH_ROW_NS: f64 = 2.0 * SCAN_ROW_NS;
+/// CPU of putting one row into a hash join's hash table, in nanoseconds.
+pub const HASH_BUILD_ROW_NS: f64 = 4_098.0 * NS_PER_INSTRUCTION;
+/// CPU of probing a hash join's hash table with one row (its scan not included).
+pub const HASH_PROBE_ROW_NS: f64 = (1_286.0 - 200.0) * NS_PER_INSTRUCTION;
+/// CPU of one index probe of a nested loop beyond its logical reads, its index entry and
+/// its row fetched by rowid (which the index access's cost counts).
+pub const NL_PROBE_NS: f64 = 11_605.0 * NS_PER_INSTRUCTION - 4.0 * LOGICAL_READ_NS - INDEX_ENTRY_NS - ROWID_ROW_NS;
+/// CPU of one comparison of a merge join's sorts (`rows × log2(rows)` a side), with the
+/// merge's own work a row spread over them.
+pub const MERGE_COMPARE_NS: f64 = 3_431.0 * NS_PER_INSTRUCTION / 17.61;
 
 /// Oracle's selectivity of a join condition that is not an equality of two columns.
 pub const OTHER_JOIN_SELECTIVITY: f64 = 0.05;
@@ -37,12 +71,17 @@ pub struct Input {
 
 /// A hash join building on `build` and probing with `probe`.
 pub fn hash(model: &CostModel, build: Input, probe: Input) -> f64 {
-    build.cost + probe.cost + model.cpu((build.rows + probe.rows) * HASH_ROW_NS)
+    build.cost + probe.cost + model.cpu(build.rows * HASH_BUILD_ROW_NS + probe.rows * HASH_PROBE_ROW_NS)
 }
 
-/// A sort-merge join of two inputs.
+/// A sort-merge join of two inputs: both sorted, then merged.
 pub fn merge(model: &CostModel, left: Input, right: Input) -> f64 {
-    left.cost + right.cost + model.sort(left.rows) + model.sort(right.rows)
+    left.cost + right.cost + sort_join(model, left.rows) + sort_join(model, right.rows)
+}
+
+/// One SORT JOIN of `rows` rows, with its share of the merge.
+pub fn sort_join(model: &CostModel, rows: f64) -> f64 {
+    model.cpu(rows * rows.max(2.0).log2() * MERGE_COMPARE_NS)
 }
 
 /// A nested loop over `outer`, each of its rows costing `per_row` on the inner side.
@@ -86,16 +125,36 @@ pub fn index_probe(
     };
     let entries = (facts.rows * selectivity).max(if unique { 1.0 } else { 0.0 });
     let stats = IndexFacts::new(ix, &facts, model.block_size);
-    let cost = model.index_access(&stats, selectivity, entries, facts.cus.as_ref()).total(false);
+    let cached = super::cost::Cached {
+        index: model.index_caching.max(model.cached_share(ix.object_id, stats.segment_blocks())),
+        table: model.cached_share(table.object_id, facts.blocks),
+    };
+    let cost = model.index_access(&stats, selectivity, entries, facts.cus.as_ref(), cached).total(false)
+        + model.cpu(NL_PROBE_NS);
     Some((cost, entries))
+}
+
+/// A guess of one index probe of `table` for the join order search, before the join's
+/// keys are known: `reads` blocks, the last one the table's, cached and adjusted as an
+/// index probe's are (the table's cached share standing for its indexes').
+pub fn probe_guess(model: &CostModel, table: &TableDef, segment_blocks: u64, reads: f64) -> f64 {
+    let facts = TableFacts::new(table, segment_blocks, model.block_size);
+    let table_cached = model.cached_share(table.object_id, facts.blocks);
+    let index_reads = reads - 1.0;
+    model.index_cost_adj
+        * (model.reads(index_reads, index_reads, model.index_caching.max(table_cached))
+            + model.reads(1.0, 1.0, table_cached))
+        + model.cpu(NL_PROBE_NS)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+    use std::sync::Arc;
 
     fn model() -> CostModel {
-        CostModel { block_size: 8192, multiblock_read_count: 8 }
+        CostModel::new(8192, 8)
     }
 
     #[test]
@@ -106,12 +165,176 @@ mod tests {
         assert_eq!(nested_loops(Input { rows: 0.0, cost: 5.0 }, 3.0), 8.0);
     }
 
+    /// The cost model of the lab: the default multiblock read count, 128.
+    fn lab_model() -> CostModel {
+        CostModel::new(8192, 128)
+    }
+
+    /// The lab's join: an outer table of 200,000 rows in 405 blocks (its first N rows
+    /// joined) and an inner one of 200,000 rows in 2,772 blocks with a unique index of
+    /// blevel 2 on the key, well clustered.
+    struct Lab {
+        outer: TableDef,
+        inner: TableDef,
+        index: IndexDef,
+    }
+
+    impl Lab {
+        fn new() -> Lab {
+            let table = |name: &str, object_id: u32, blocks: u64| TableDef {
+                name: name.into(),
+                object_id,
+                columns: vec![crate::catalog::ColumnDef {
+                    name: "K".into(),
+                    data_type: crate::types::DataType::Integer,
+                    nullable: false,
+                }],
+                pctfree: 10,
+                segment_header: 0,
+                created: 0,
+                stats: Some(crate::catalog::TableStats {
+                    num_rows: 200_000,
+                    blocks,
+                    avg_row_len: 100,
+                    sample_size: 200_000,
+                    analyzed: 0,
+                    columns: Vec::new(),
+                }),
+                inmemory: None,
+                compression: None,
+                constraints: Vec::new(),
+            };
+            let index = IndexDef {
+                name: "INNER_K".into(),
+                table: "INNER".into(),
+                table_object_id: 2,
+                object_id: 3,
+                segment_header: 0,
+                columns: vec![0],
+                unique: true,
+                pctfree: 10,
+                created: 0,
+                stats: Some(crate::catalog::IndexStats {
+                    blevel: 2,
+                    leaf_blocks: 445,
+                    num_rows: 200_000,
+                    distinct_keys: 200_000,
+                    clustering_factor: 2_771,
+                    analyzed: 0,
+                }),
+            };
+            Lab { outer: table("OUTER", 1, 405), inner: table("INNER", 2, 2_772), index }
+        }
+
+        /// Every block of the three segments cached.
+        fn all_cached(&self) -> Arc<HashMap<u32, u64>> {
+            Arc::new(HashMap::from([(1, 406), (2, 2_773), (3, 448)]))
+        }
+
+        /// The nested loop's and the hash join's costs for N outer rows.
+        fn costs(&self, model: &CostModel, n: f64) -> (f64, f64) {
+            let scan = |t: &TableDef| {
+                let blocks = t.stats.as_ref().unwrap().blocks as f64;
+                model.full_scan(blocks, 200_000.0, None, model.cached_share(t.object_id, blocks))
+            };
+            let outer = Input { rows: n, cost: scan(&self.outer) };
+            let inner = Input { rows: 200_000.0, cost: scan(&self.inner) };
+            let (probe, rows) = index_probe(&self.inner, &self.index, &[0], 0, model).unwrap();
+            assert_eq!(rows, 1.0);
+            (nested_loops(outer, probe), hash(model, outer, inner))
+        }
+
+        /// The N where the nested loop starts to cost more than the hash join.
+        fn crossing(&self, model: &CostModel) -> f64 {
+            let (mut lo, mut hi) = (1.0f64, 1e9f64);
+            assert!(self.costs(model, lo).0 < self.costs(model, lo).1, "the nested loop is cheaper for one row");
+            while hi / lo > 1.0001 {
+                let mid = (lo * hi).sqrt();
+                let (nl, hj) = self.costs(model, mid);
+                if nl < hj { lo = mid } else { hi = mid }
+            }
+            lo
+        }
+    }
+
+    /// Every read a disk read, the nested loop and the hash join cross at about 120
+    /// outer rows (`lab join` measured 113 with its own statistics); with every block
+    /// cached and costed as its CPU, near where their instructions cross (34,000), some
+    /// 300 times later. Oracle's parameters move it by what they take off the probe: all
+    /// three of its four reads that are index blocks (index caching 100), or three
+    /// quarters of every read (cost adjustment 25).
+    #[test]
+    fn the_crossing_moves_with_what_the_model_takes_as_cached() {
+        let lab = Lab::new();
+        let default = lab_model();
+        let base = lab.crossing(&default);
+        assert!((100.0..140.0).contains(&base), "every read a disk read: {base}");
+
+        let mut aware = lab_model();
+        aware.cached_blocks = Some(lab.all_cached());
+        let cached = lab.crossing(&aware);
+        assert!((30_000.0..40_000.0).contains(&cached), "all cached: {cached}");
+        assert!(cached / base > 250.0, "{cached} against {base}");
+
+        // Awareness with nothing cached costs as the defaults do.
+        let mut empty = lab_model();
+        empty.cached_blocks = Some(Arc::new(HashMap::new()));
+        assert_eq!(lab.crossing(&empty), base);
+
+        // Index caching at 100%: a probe's three index reads cost their CPU, its table
+        // block stays a disk read: the nested loop's I/O a row falls from 4 reads to 1.
+        let mut caching = lab_model();
+        caching.index_caching = 1.0;
+        let factor = lab.crossing(&caching) / base;
+        assert!((3.9..4.1).contains(&factor), "index caching 100: {factor}");
+        // At 50%, half of the three index reads: 2.5 reads a probe.
+        caching.index_caching = 0.5;
+        let factor = lab.crossing(&caching) / base;
+        assert!((1.55..1.65).contains(&factor), "index caching 50: {factor}");
+
+        // Cost adjustment 25%: a quarter of every read of the probe.
+        let mut adj = lab_model();
+        adj.index_cost_adj = 0.25;
+        let factor = lab.crossing(&adj) / base;
+        assert!((3.9..4.1).contains(&factor), "cost adj 25: {factor}");
+    }
+
+    /// With every block cached, the merge join's two sorts make it cost what its
+    /// instructions say against the hash join's (2.2 to 2.6 times at one outer row).
+    #[test]
+    fn cached_the_merge_join_costs_its_sorts_against_the_hash_join() {
+        let lab = Lab::new();
+        let mut m = lab_model();
+        m.cached_blocks = Some(lab.all_cached());
+        let scan = |blocks: f64, id: u32| m.full_scan(blocks, 200_000.0, None, m.cached_share(id, blocks));
+        let outer = Input { rows: 1.0, cost: scan(405.0, 1) };
+        let inner = Input { rows: 200_000.0, cost: scan(2_772.0, 2) };
+        let ratio = merge(&m, outer, inner) / hash(&m, outer, inner);
+        assert!((2.0..2.8).contains(&ratio), "merge over hash: {ratio}");
+    }
+
+    /// The defaults leave every access path's cost as the I/O model alone gives it.
+    #[test]
+    fn the_defaults_cost_every_read_as_a_disk_read() {
+        let m = model();
+        let ix = IndexFacts::fixed(2, 445.0, 2_771.0, 200_000.0);
+        let costs = m.index_access(&ix, 0.01, 2_000.0, None, super::super::cost::Cached::default());
+        let cpu = |ns: f64| ns / 12e6;
+        assert_eq!(costs.index, 2.0 + 5.0 + cpu(2_000.0 * INDEX_ENTRY_NS));
+        assert_eq!(costs.table, 28.0 + cpu(2_000.0 * ROWID_ROW_NS));
+        assert_eq!(m.full_scan(800.0, 1e5, None, 0.0), 1.0 + 100.0 * 26.0 / 12.0 + cpu(1e5 * 20.0));
+        assert_eq!(m.reads(7.0, 7.0, 0.0), 7.0);
+        // A cached read costs a logical read's CPU.
+        assert_eq!(m.reads(7.0, 7.0, 1.0), cpu(7.0 * LOGICAL_READ_NS));
+    }
+
     #[test]
     fn hashing_and_sorting_add_cpu_to_reading_both_inputs_once() {
         let (a, b) = (Input { rows: 1e6, cost: 100.0 }, Input { rows: 1e3, cost: 10.0 });
         let m = model();
-        // 110 for the reads, and (1,001,000 rows × 40 ns) / 12 ms a single-block read.
-        let expected = 110.0 + 1_001_000.0 * HASH_ROW_NS / 12e6;
+        // 110 for the reads, and (1,000 build rows × 381 ns + 1,000,000 probe rows × 101
+        // ns) / 12 ms a single-block read.
+        let expected = 110.0 + (1_000.0 * HASH_BUILD_ROW_NS + 1e6 * HASH_PROBE_ROW_NS) / 12e6;
         assert!((hash(&m, b, a) - expected).abs() < 1e-9, "{} against {expected}", hash(&m, b, a));
         assert!(merge(&m, a, b) > hash(&m, b, a), "a million rows sorted cost more than hashed");
     }

@@ -120,7 +120,8 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
     }
     let selectivity = selectivity::combined(&facts, query.conjuncts);
     let rows = facts.rows * selectivity;
-    let full = AccessPath::Full { cost: model.full_scan(facts.blocks, facts.rows, facts.cus.as_ref()) };
+    let table_cached = model.cached_share(query.table.object_id, facts.blocks);
+    let full = AccessPath::Full { cost: model.full_scan(facts.blocks, facts.rows, facts.cus.as_ref(), table_cached) };
     let names_table = |t: &Option<String>| {
         t.as_deref().is_some_and(|t| t == query.table.name || Some(t) == query.alias.map(str::to_uppercase).as_deref())
     };
@@ -243,6 +244,10 @@ pub(crate) fn matches_choice(choice: &IndexChoice, ix: &IndexDef, table: &TableD
 fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model: &CostModel) -> Vec<IndexPath> {
     let table = query.table;
     let stats = IndexFacts::new(ix, facts, model.block_size);
+    let cached = cost::Cached {
+        index: model.cached_share(ix.object_id, stats.segment_blocks()),
+        table: model.cached_share(table.object_id, facts.blocks),
+    };
     let covers = covers(query, ix);
     // Rows with every key column NULL are not in the index: a path that does not bound a
     // key column can answer only if such rows cannot qualify.
@@ -264,7 +269,7 @@ fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model:
         } else {
             IndexScanKind::Range
         };
-        let costs = model.index_access(&stats, access_selectivity, entries, facts.cus.as_ref());
+        let costs = model.index_access(&stats, access_selectivity, entries, facts.cus.as_ref(), cached);
         let (cost, index_cost) = (costs.total(covers), costs.index);
         paths.push(IndexPath {
             index: ix.clone(),
@@ -289,7 +294,7 @@ fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model:
     }
     if no_all_null_rows {
         let entries = stats.num_rows;
-        let costs = model.index_access(&stats, 1.0, entries, facts.cus.as_ref());
+        let costs = model.index_access(&stats, 1.0, entries, facts.cus.as_ref(), cached);
         let (cost, index_cost) = (costs.total(covers), costs.index);
         for d in [false, true] {
             paths.push(IndexPath {
@@ -308,7 +313,7 @@ fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model:
             });
         }
         if covers {
-            let cost = model.fast_full_scan(stats.leaf_blocks, entries);
+            let cost = model.fast_full_scan(stats.leaf_blocks, entries, cached.index);
             paths.push(IndexPath {
                 index: ix.clone(),
                 kind: IndexScanKind::FastFull,

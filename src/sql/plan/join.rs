@@ -813,7 +813,7 @@ impl Builder<'_> {
         let step = |left: Input, r: usize| -> f64 {
             let right = items[r].estimate;
             let hash = join_cost::hash(&model, right, left).min(join_cost::hash(&model, left, right));
-            let nested = join_cost::nested_loops(left, right.cost.min(index_probe_guess(&items[r])));
+            let nested = join_cost::nested_loops(left, right.cost.min(index_probe_guess(&items[r], &model)));
             match asked(r) {
                 Some(HintKind::UseNl) => nested,
                 Some(HintKind::UseHash) => hash,
@@ -915,10 +915,10 @@ impl Builder<'_> {
 
 /// A guess of one index probe of an item, for the order search: a selective key's blevel,
 /// leaf and table block, or nothing (an item not a table is read whole).
-fn index_probe_guess(item: &PlannedItem) -> f64 {
+fn index_probe_guess(item: &PlannedItem, model: &CostModel) -> f64 {
     let Some((table, _, _)) = &item.table else { return f64::INFINITY };
     let rows = table.stats.as_ref().map_or(item.estimate.rows, |s| s.num_rows as f64).max(1.0);
-    rows.log(200.0).ceil().max(1.0) + 2.0
+    join_cost::probe_guess(model, table, item.segment_blocks, rows.log(200.0).ceil().max(1.0) + 2.0)
 }
 
 /// The hints that name `relation` (by its alias or name): those its own access path

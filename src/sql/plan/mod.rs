@@ -209,12 +209,19 @@ pub(super) fn blocks_to_estimate_from(ctx: &crate::access::AccessContext<'_>, ta
     Ok(Some(u64::from(crate::access::segments::read_map(ctx, table)?.hwm.saturating_sub(1))))
 }
 
-/// The session's cost model: the database's block size and its multiblock read count.
+/// The session's cost model: the database's block size, its multiblock read count, its
+/// optimizer settings and, with `optimizer_cache_awareness`, the blocks each segment has
+/// in the buffer cache now (one pass over the cache's headers).
 pub(super) fn cost_model(session: &Session) -> optimizer::cost::CostModel {
-    optimizer::cost::CostModel {
-        block_size: session.db.space.block_size as u32,
-        multiblock_read_count: session.multiblock_read_count(),
+    let settings = session.optimizer_settings();
+    let mut model =
+        optimizer::cost::CostModel::new(session.db.space.block_size as u32, session.multiblock_read_count());
+    model.index_caching = settings.index_caching as f64 / 100.0;
+    model.index_cost_adj = settings.index_cost_adj as f64 / 100.0;
+    if settings.cache_awareness {
+        model.cached_blocks = Some(std::sync::Arc::new(session.db.cache.cached_blocks_by_object()));
     }
+    model
 }
 
 /// One end of an index key range as the scan takes it: the key encoded.

@@ -1,0 +1,158 @@
+//! The optimizer's join costs for cached tables: an unhinted join of a mid-size outer
+//! row count to a cached inner table through its unique index is a HASH JOIN when every
+//! read is costed as a disk read (the defaults), and a NESTED LOOPS with
+//! `optimizer_cache_awareness` (the blocks counted in the cache, costed as logical
+//! reads' CPU) or with Oracle's `optimizer_index_caching` and `optimizer_index_cost_adj`
+//! set far enough; awareness of a cache that holds none of the tables changes nothing.
+//! The parameters refuse values out of their ranges, naming them.
+
+mod common;
+
+use common::*;
+use lioscope::{Error, Session};
+
+/// `join_inner` (20,000 rows, a 60-byte pad, a unique index on `k`) and `join_outer`
+/// (20,000 rows), analyzed, every block of both and of the index read into the cache.
+fn tables(s: &Session) {
+    exec(s, "CREATE TABLE join_inner (k INTEGER, pad VARCHAR2(60))");
+    exec(s, "CREATE TABLE join_outer (n INTEGER, k INTEGER)");
+    exec(s, "INSERT INTO join_inner SELECT level, RPAD('x', 60, 'x') FROM dual CONNECT BY level <= 20000");
+    exec(s, "INSERT INTO join_outer SELECT level, level FROM dual CONNECT BY level <= 20000");
+    exec(s, "COMMIT");
+    exec(s, "CREATE UNIQUE INDEX join_inner_k ON join_inner (k)");
+    exec(s, "ANALYZE TABLE join_inner COMPUTE STATISTICS");
+    exec(s, "ANALYZE TABLE join_outer COMPUTE STATISTICS");
+    warm(s);
+}
+
+/// Every block of both tables and of the index in the cache.
+fn warm(s: &Session) {
+    assert_eq!(int(s, "SELECT /*+ FULL(i) */ COUNT(i.pad) FROM join_inner i"), 20_000);
+    assert_eq!(int(s, "SELECT /*+ INDEX(i join_inner_k) */ COUNT(i.pad) FROM join_inner i WHERE i.k > 0"), 20_000);
+    assert_eq!(int(s, "SELECT /*+ FULL(o) */ COUNT(o.k) FROM join_outer o"), 20_000);
+}
+
+/// 1,000 outer rows, each joined to one inner row.
+const JOIN: &str = "SELECT COUNT(i.pad) FROM join_outer o JOIN join_inner i ON i.k = o.k WHERE o.n <= 1000";
+
+/// The join line of the unhinted plan.
+fn method(s: &Session) -> &'static str {
+    let plan =
+        rows(s, &format!("EXPLAIN PLAN FOR {JOIN}")).iter().map(|r| r[0].to_string()).collect::<Vec<_>>().join("\n");
+    let found = ["NESTED LOOPS", "HASH JOIN", "MERGE JOIN"].into_iter().find(|m| plan.contains(m));
+    let method = found.unwrap_or_else(|| panic!("no join line in\n{plan}"));
+    if method == "NESTED LOOPS" {
+        assert!(plan.contains("INDEX UNIQUE SCAN") && plan.contains("JOIN_INNER_K"), "a probe of the index:\n{plan}");
+    }
+    method
+}
+
+#[test]
+fn a_cached_inner_table_turns_the_join_into_a_nested_loop_only_when_the_model_sees_the_cache() {
+    let (_tmp, _dir, db) = temp_db(options(8192, "64M"));
+    let s = db.session();
+    tables(&s);
+    assert_eq!(int(&s, JOIN), 1000);
+
+    // Every read a disk read: four single-block reads a probe against two full scans.
+    assert_eq!(method(&s), "HASH JOIN");
+
+    // Cache-aware: a probe costs about 1 µs of CPU, a build row 0.4 µs, but every inner
+    // row scanned and probed 0.1 µs more: the nested loop is cheaper below some 4,000
+    // outer rows.
+    exec(&s, "ALTER SESSION SET optimizer_cache_awareness = TRUE");
+    assert_eq!(method(&s), "NESTED LOOPS");
+    assert_eq!(int(&s, JOIN), 1000);
+
+    // The same awareness of a cache holding none of it costs as the defaults do.
+    exec(&s, "ALTER SYSTEM FLUSH BUFFER_CACHE");
+    assert_eq!(method(&s), "HASH JOIN");
+    warm(&s);
+    assert_eq!(method(&s), "NESTED LOOPS");
+    exec(&s, "ALTER SESSION SET optimizer_cache_awareness = FALSE");
+    assert_eq!(method(&s), "HASH JOIN");
+
+    // Oracle's knobs: 90% of the probes' index blocks cached and index paths at 25% of
+    // their cost still leave a probe at a third of a disk read, dearer than a thousand
+    // rows' share of the two scans; at 100% and 1%, the probe is almost free.
+    exec(&s, "ALTER SESSION SET optimizer_index_caching = 90");
+    exec(&s, "ALTER SESSION SET optimizer_index_cost_adj = 25");
+    assert_eq!(method(&s), "HASH JOIN");
+    exec(&s, "ALTER SESSION SET optimizer_index_caching = 100");
+    exec(&s, "ALTER SESSION SET optimizer_index_cost_adj = 1");
+    assert_eq!(method(&s), "NESTED LOOPS");
+    // The cost adjustment alone, at 1%: each of the four reads costs 0.01.
+    exec(&s, "ALTER SESSION SET optimizer_index_caching = 0");
+    assert_eq!(method(&s), "NESTED LOOPS");
+    exec(&s, "ALTER SESSION SET optimizer_index_cost_adj = 100");
+    assert_eq!(method(&s), "HASH JOIN");
+}
+
+/// `optimizer_index_cost_adj` moves a single table's choice between an index range scan
+/// and a full scan, as Oracle's does.
+#[test]
+fn the_index_cost_adjustment_moves_a_single_tables_access_path() {
+    let (_tmp, _dir, db) = temp_db(options(8192, "64M"));
+    let s = db.session();
+    tables(&s);
+    let query = "EXPLAIN PLAN FOR SELECT COUNT(i.pad) FROM join_inner i WHERE i.k <= 4000";
+    let plan = |s: &Session| rows(s, query).iter().map(|r| r[0].to_string()).collect::<Vec<_>>().join("\n");
+    // A fifth of the table by a well-clustered index is still dearer than the full scan.
+    assert!(plan(&s).contains("TABLE ACCESS FULL"), "{}", plan(&s));
+    exec(&s, "ALTER SESSION SET optimizer_index_cost_adj = 10");
+    assert!(plan(&s).contains("INDEX RANGE SCAN"), "{}", plan(&s));
+    exec(&s, "ALTER SESSION SET optimizer_index_cost_adj = 100");
+    assert!(plan(&s).contains("TABLE ACCESS FULL"), "{}", plan(&s));
+}
+
+#[test]
+fn the_optimizer_parameters_refuse_values_out_of_range() {
+    let (_tmp, _dir, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    let invalid = |sql: &str, name: &str, fragment: &str| match s.execute(sql) {
+        Err(Error::InvalidParameter { name: n, message }) => {
+            assert_eq!(n, name);
+            assert!(message.contains(fragment), "message '{message}' should contain '{fragment}'");
+        }
+        other => panic!("{sql}: expected an invalid parameter error, got {other:?}"),
+    };
+    invalid(
+        "ALTER SESSION SET optimizer_index_caching = 101",
+        "optimizer_index_caching",
+        "101 is not between 0 and 100",
+    );
+    invalid(
+        "ALTER SYSTEM SET optimizer_index_caching = 'most'",
+        "optimizer_index_caching",
+        "'most' is not a whole number",
+    );
+    invalid(
+        "ALTER SESSION SET optimizer_index_cost_adj = 0",
+        "optimizer_index_cost_adj",
+        "0 is not between 1 and 10000",
+    );
+    invalid(
+        "ALTER SYSTEM SET optimizer_index_cost_adj = 10001",
+        "optimizer_index_cost_adj",
+        "10001 is not between 1 and 10000",
+    );
+    invalid(
+        "ALTER SESSION SET optimizer_cache_awareness = maybe",
+        "optimizer_cache_awareness",
+        "'maybe' is not TRUE or FALSE",
+    );
+    // Nothing changed; good values are taken by either statement.
+    let value =
+        |name: &str| rows(&s, &format!("SELECT value FROM v$parameter WHERE name = '{name}'"))[0][0].to_string();
+    assert_eq!(
+        (value("optimizer_index_caching"), value("optimizer_index_cost_adj"), value("optimizer_cache_awareness")),
+        ("0".into(), "100".into(), "FALSE".into())
+    );
+    exec(&s, "ALTER SYSTEM SET optimizer_index_caching = 90");
+    exec(&s, "ALTER SESSION SET optimizer_index_cost_adj = 25");
+    exec(&s, "ALTER SESSION SET optimizer_cache_awareness = true");
+    assert_eq!(
+        (value("optimizer_index_caching"), value("optimizer_index_cost_adj"), value("optimizer_cache_awareness")),
+        ("90".into(), "25".into(), "TRUE".into())
+    );
+}
