@@ -7,6 +7,15 @@
 //!   fixed view's as a key of its rows), and Oracle's 5% for any other condition on both.
 //! - HASH JOIN: both inputs read once, plus the CPU of hashing every row of both
 //!   ([`HASH_ROW_NS`]); the smaller input (by estimated rows) builds the table.
+//! - A join filter on a hash join's probe side (a Bloom filter of the build keys,
+//!   checked in the probe scan): the probe rows it passes are those whose key is among
+//!   the build keys' distinct values, estimated as the share of the probe key's distinct
+//!   values those cover ([`join_filter_pass`]), plus 1% false positives of the others;
+//!   only they cost the hash join's CPU, and every build and probe row costs
+//!   [`JOIN_FILTER_ROW_NS`] more ([`hash_with_filter`]). Without a hint, a join uses one
+//!   when its probe side is estimated at [`JOIN_FILTER_MIN_PROBE_ROWS`] rows or more and
+//!   it makes the join cheaper ([`join_filter_pays`]): roughly when the filter passes
+//!   less than three quarters of the probe rows.
 //! - MERGE JOIN: both inputs read once, plus sorting each.
 //! - NESTED LOOPS: the outer input read once, plus for each of its rows the inner side:
 //!   an index probe (the index's unique or range scan on the join keys, and the rows
@@ -24,6 +33,18 @@ use crate::catalog::{IndexDef, TableDef};
 /// CPU of putting one row into a hash table or probing it with one, in nanoseconds.
 pub const HASH_ROW_NS: f64 = 2.0 * SCAN_ROW_NS;
 
+/// CPU of checking one probe row against a join filter (hashing its key, testing its
+/// bits), or of putting one build key into it, in nanoseconds: taken as half the row
+/// scan's CPU a row, a quarter of a hash table's probe.
+pub const JOIN_FILTER_ROW_NS: f64 = 0.5 * SCAN_ROW_NS;
+
+/// The false-positive rate a join filter is sized for.
+pub const JOIN_FILTER_FALSE_POSITIVES: f64 = 0.01;
+
+/// The fewest estimated probe rows for which a join filter is used without a hint: below
+/// them what it saves is too small to be worth a plan line.
+pub const JOIN_FILTER_MIN_PROBE_ROWS: f64 = 10_000.0;
+
 /// Oracle's selectivity of a join condition that is not an equality of two columns.
 pub const OTHER_JOIN_SELECTIVITY: f64 = 0.05;
 
@@ -38,6 +59,31 @@ pub struct Input {
 /// A hash join building on `build` and probing with `probe`.
 pub fn hash(model: &CostModel, build: Input, probe: Input) -> f64 {
     build.cost + probe.cost + model.cpu((build.rows + probe.rows) * HASH_ROW_NS)
+}
+
+/// A hash join building on `build` and probing with `probe` through a join filter that
+/// passes the share `pass` of the probe rows: only those reach the join's table, and
+/// every build key goes into the filter and every probe row is checked against it.
+pub fn hash_with_filter(model: &CostModel, build: Input, probe: Input, pass: f64) -> f64 {
+    build.cost
+        + probe.cost
+        + model.cpu((build.rows + probe.rows * pass) * HASH_ROW_NS + (build.rows + probe.rows) * JOIN_FILTER_ROW_NS)
+}
+
+/// The share of probe rows a join filter passes: the share of the probe key's
+/// `probe_keys` distinct values that the build side's `build_keys` distinct keys cover
+/// (each build key taken to be one of the probe's), plus the filter's false positives
+/// among the others.
+pub fn join_filter_pass(build_keys: f64, probe_keys: f64) -> f64 {
+    let covered = (build_keys / probe_keys.max(1.0)).clamp(0.0, 1.0);
+    covered + (1.0 - covered) * JOIN_FILTER_FALSE_POSITIVES
+}
+
+/// Whether a hash join uses a join filter when no hint decides: its probe side is
+/// estimated at [`JOIN_FILTER_MIN_PROBE_ROWS`] rows or more, and the join costs less with
+/// the filter than without ([`hash_with_filter`] against [`hash`]).
+pub fn join_filter_pays(model: &CostModel, build: Input, probe: Input, pass: f64) -> bool {
+    probe.rows >= JOIN_FILTER_MIN_PROBE_ROWS && hash_with_filter(model, build, probe, pass) < hash(model, build, probe)
 }
 
 /// A sort-merge join of two inputs.
@@ -99,6 +145,22 @@ mod tests {
         assert_eq!(nested_loops(outer, 3.0), 35.0);
         // No outer row expected still runs the inner side once.
         assert_eq!(nested_loops(Input { rows: 0.0, cost: 5.0 }, 3.0), 8.0);
+    }
+
+    #[test]
+    fn a_join_filter_pays_on_a_large_probe_side_when_the_build_keys_cover_few_of_its_keys() {
+        let m = model();
+        let (build, probe) = (Input { rows: 200.0, cost: 10.0 }, Input { rows: 1e6, cost: 100.0 });
+        // 200 keys of the probe's 2,000: a tenth of the probe rows pass, and 1% of the rest.
+        let pass = join_filter_pass(200.0, 2000.0);
+        assert!((pass - (0.1 + 0.9 * JOIN_FILTER_FALSE_POSITIVES)).abs() < 1e-12, "{pass}");
+        assert!(join_filter_pays(&m, build, probe, pass));
+        assert!(hash_with_filter(&m, build, probe, pass) < hash(&m, build, probe));
+        // Keys covering the probe's: every row passes, and the check is pure cost.
+        assert_eq!(join_filter_pass(5000.0, 2000.0), 1.0);
+        assert!(!join_filter_pays(&m, build, probe, 1.0));
+        // Too few probe rows, however selective.
+        assert!(!join_filter_pays(&m, build, Input { rows: JOIN_FILTER_MIN_PROBE_ROWS - 1.0, cost: 1.0 }, pass));
     }
 
     #[test]
