@@ -218,6 +218,8 @@ fn the_filter_line_counts_the_rows_it_passed() {
     // Every order that joins passes, and few others (the false positives).
     let joining = int(&s, "SELECT COUNT(*) FROM o WHERE MOD(cust_id, 10) = 3 AND cust_id <= 2000") as u64;
     assert!(passed >= joining && passed <= joining + 20_000 / 50, "{passed} rows passed, {joining} join");
+    let scan = stats.lines.iter().find(|l| l.name == "O").expect("the orders' scan");
+    assert_eq!(scan.rows, passed, "the scan's line shows the rows its filter passed");
     let build = line("JOIN FILTER CREATE").rows;
     assert_eq!(build, int(&s, "SELECT COUNT(*) FROM c WHERE region = 3") as u64);
 }
