@@ -23,7 +23,8 @@
 //! units a full scan of a compressed table meets); [`unit_scan`] is what the last two do
 //! with one columnar unit, [`run`] runs a whole pipeline, and [`probe`] is the stage
 //! that measures row-source statistics between two others. The joins ([`join`]) keep
-//! rows within the statement's [`workarea`] and spill beyond it ([`temp_rows`]). The
+//! rows within the statement's [`workarea`] and spill beyond it ([`temp_rows`]); a hash
+//! join's [`join_filter`] drops, in its probe input's scan, the rows that cannot join. The
 //! pipeline evaluates expressions of the layer below (`expr`) and reads rows through
 //! `access`, `index` and `inmemory`; it knows no `Session`: an [`ExecContext`] is made
 //! from the parts of one.
@@ -36,6 +37,7 @@ pub mod downstream;
 pub mod index_source;
 pub mod inmemory_source;
 pub mod join;
+pub mod join_filter;
 pub mod kernel;
 mod limit;
 pub mod pipeline;

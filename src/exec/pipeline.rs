@@ -4,6 +4,7 @@
 //! stage's [`Push`] passes its rows on to). Also the placing of row-source probes.
 
 use super::downstream::{Downstream, Push, RowSink, SinkTarget};
+use super::join_filter::JoinFilterStage;
 use super::{AggregateStage, CollectStage, FilterStage, LimitStage, ProbeStage, ProjectStage, RownumStage, SortStage};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
@@ -24,6 +25,8 @@ pub enum Stage<'a> {
     Sink(RowSink<'a>),
     /// Counts and times what passes (row-source statistics); passes everything on.
     Probe(ProbeStage),
+    /// JOIN FILTER USE: drops the probe rows a hash join's Bloom filter says cannot join.
+    JoinFilter(JoinFilterStage<'a>),
 }
 
 impl Stage<'_> {
@@ -32,7 +35,7 @@ impl Stage<'_> {
     /// is its consumer's.
     pub fn reset(&mut self) {
         match self {
-            Stage::Filter(_) | Stage::Project(_) | Stage::Sink(_) => {}
+            Stage::Filter(_) | Stage::Project(_) | Stage::Sink(_) | Stage::JoinFilter(_) => {}
             Stage::Rownum(s) => s.next = 0,
             Stage::Limit(s) => (s.skipped, s.passed) = (0, 0),
             Stage::Aggregate(s) => s.reset(),
@@ -56,6 +59,7 @@ macro_rules! on_stage {
             Stage::Collect($s) => $body,
             Stage::Sink($s) => $body,
             Stage::Probe($s) => $body,
+            Stage::JoinFilter($s) => $body,
         }
     };
 }

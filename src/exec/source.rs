@@ -191,6 +191,16 @@ impl JoinInput {
     }
 }
 
+/// A hash join's join filter (Oracle's `:BF0000`): a Bloom filter of the build input's
+/// keys, checked on the probe input's rows in its scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JoinFilterSpec {
+    /// Its number in the statement (`:BF0000` is 0).
+    pub number: u32,
+    /// The probe input's columns of the join keys, in the keys' order.
+    pub probe_columns: Vec<usize>,
+}
+
 /// A join, ready to run.
 pub struct Join {
     pub kind: JoinKind,
@@ -208,6 +218,9 @@ pub struct Join {
     pub probe_figures: Cell<super::index_source::IndexLineFigures>,
     /// What a hash join's work area did in the last run.
     pub workarea: Cell<Option<crate::stats::workarea::WorkareaRun>>,
+    /// A hash join's join filter: made from its build keys, applied in its probe input's
+    /// scan (never set on a join that keeps the probe input's unmatched rows).
+    pub join_filter: Option<JoinFilterSpec>,
     /// The order the joined row's columns leave in, when not their own: column `i` of
     /// a row pushed on is column `output[i]` of the joined row (the root join of a
     /// reordered FROM clause gives its columns back in the clause's order).

@@ -4,7 +4,9 @@
 //! clause's conjuncts that bound one column, the aggregate's folds), those conjuncts as
 //! tests on a unit's codes ([`unit_predicates`]), a unit pruned by its columns' smallest
 //! and largest values ([`pruned`]), then counts, sums, MIN and MAX folded from bitmaps and
-//! codes, or the kept rows decoded and pushed through the stages.
+//! codes, or the kept rows decoded and pushed through the stages. A hash join's probe
+//! scan first narrows the kept rows by the join's filter, reading the key columns only
+//! ([`JoinFilterStage::check_unit`]), so a row the filter drops is never decoded.
 //!
 //! Invariant: the result never depends on which conjuncts ran on codes: rows a unit
 //! decodes go through the WHERE clause's filter stage again.
@@ -13,6 +15,7 @@ use crate::access::Flow;
 use crate::error::Result;
 use crate::exec::Stage;
 use crate::exec::aggregate::{FoldShape, Partial};
+use crate::exec::join_filter::JoinFilterStage;
 use crate::expr::functions::FunctionContext;
 use crate::expr::predicates::{self, ColumnBound};
 use crate::inmemory::bitmap::Bitmap;
@@ -173,7 +176,18 @@ impl UnitScan<'_> {
                 crate::exec::kernel::hand_partials(stages, passed, &partials)?;
                 Ok(false)
             }
-            _ => self.push_rows(keep, stages, f),
+            _ => {
+                // A hash join's filter on the probe rows: checked on the key columns
+                // alone, so the rows it drops are never decoded.
+                let checked = match join_filter(stages) {
+                    Some(j) => j.check_unit(imcu, keep)?,
+                    None => false,
+                };
+                set_checked_upstream(stages, checked);
+                let pushed = self.push_rows(keep, stages, f);
+                set_checked_upstream(stages, false);
+                pushed
+            }
         }
     }
 
@@ -194,6 +208,22 @@ impl UnitScan<'_> {
             }
         }
         Ok(false)
+    }
+}
+
+/// The join filter stage of `stages` (a hash join's probe input), if it has one.
+fn join_filter<'s, 'a>(stages: &'s mut [Stage<'a>]) -> Option<&'s mut JoinFilterStage<'a>> {
+    stages.iter_mut().find_map(|s| match s {
+        Stage::JoinFilter(j) => Some(j),
+        _ => None,
+    })
+}
+
+/// Tells the join filter stage of `stages`, if any, whether the rows pushed now were
+/// checked already.
+fn set_checked_upstream(stages: &mut [Stage<'_>], checked: bool) {
+    if let Some(j) = join_filter(stages) {
+        j.set_checked_upstream(checked);
     }
 }
 

@@ -43,6 +43,10 @@ pub enum Operation {
     MergeJoinCartesian,
     SortJoin,
     BufferSort,
+    /// A hash join's join filter made from its build input's keys (`:BF0000`).
+    JoinFilterCreate,
+    /// The join filter checked on the probe input's rows, in its scan.
+    JoinFilterUse,
 }
 
 impl Operation {
@@ -78,6 +82,8 @@ impl Operation {
             Operation::MergeJoinCartesian => "MERGE JOIN CARTESIAN",
             Operation::SortJoin => "SORT JOIN",
             Operation::BufferSort => "BUFFER SORT",
+            Operation::JoinFilterCreate => "JOIN FILTER CREATE",
+            Operation::JoinFilterUse => "JOIN FILTER USE",
         }
     }
 }
@@ -101,7 +107,7 @@ impl Operation {
     }
 
     /// Every operation, in the order of their codes.
-    const ALL: [Operation; 34] = [
+    const ALL: [Operation; 36] = [
         Operation::SelectStatement,
         Operation::TableAccessFull,
         Operation::TableAccessInMemoryFull,
@@ -136,6 +142,8 @@ impl Operation {
         Operation::MergeJoinCartesian,
         Operation::SortJoin,
         Operation::BufferSort,
+        Operation::JoinFilterCreate,
+        Operation::JoinFilterUse,
     ];
 
     /// The operation as one byte, which a session publishes for Active Session History

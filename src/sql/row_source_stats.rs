@@ -95,9 +95,13 @@ fn input_lines<'j>(tree: &PlanTree, node: NodeId, join: &'j Join) -> Option<[(&'
     Some([(&join.left, left), (&join.right, right)])
 }
 
-/// `line`'s child when `line` is a SORT JOIN or BUFFER SORT, else `line`.
+/// `line`'s child when `line` is a SORT JOIN, a BUFFER SORT or a JOIN FILTER line (each
+/// the line of the input below it, as far as the input's figures go), else `line`.
 fn below_sort(tree: &PlanTree, line: NodeId) -> NodeId {
-    if matches!(tree.node(line).operation, Operation::SortJoin | Operation::BufferSort) {
+    if matches!(
+        tree.node(line).operation,
+        Operation::SortJoin | Operation::BufferSort | Operation::JoinFilterCreate | Operation::JoinFilterUse
+    ) {
         tree.node(line).children[0]
     } else {
         line
@@ -211,7 +215,8 @@ impl RowSourceLine {
 }
 
 /// The figures of the lines under join node `node` (running `join`), into `out`: each
-/// input's top line (and a SORT JOIN or BUFFER SORT over it) shows what the input did,
+/// input's top line (and a SORT JOIN, BUFFER SORT or JOIN FILTER line over it) shows
+/// what the input did (a JOIN FILTER USE line the probe rows its filter passed),
 /// a nested loop's index probe its index line, and a join input recurses.
 fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<NodeId, JoinedLine>) {
     let Some(inputs) = input_lines(tree, node, join) else { return };

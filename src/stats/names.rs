@@ -161,6 +161,10 @@ statistics! {
     WorkareaExecutionsMultipass => "workarea executions - multipass", 64;
     PhysicalWritesDirectTemporary => "physical writes direct temporary tablespace", 8;
     PhysicalReadsDirectTemporary => "physical reads direct temporary tablespace", 8;
+    // lioscope's own: the probe rows a hash join's join filter (a Bloom filter of its
+    // build keys) checked in the probe side's scan, and those it dropped there.
+    JoinFilterRowsChecked => "join filter rows checked", 64;
+    JoinFilterRowsRemoved => "join filter rows removed", 64;
 }
 
 impl Stat {

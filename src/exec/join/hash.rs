@@ -30,14 +30,17 @@
 //! - the memory held (rows as estimated by [`row_bytes`], and the write buffers of
 //!   spilled partitions) stays within the area's limit except for one segment's last
 //!   row, or a partition whose write buffers alone pass it;
+//! - with a join filter, every build row's key is in it before the first probe row is
+//!   read, and the probe scan drops the rows it excludes ([`crate::exec::join_filter`]);
 //! - what the work area did goes to `Join::workarea` and the session's
 //!   `workarea executions - ...` statistics once per execution.
 
-use super::{Join, JoinInput, NOT_KEPT, Pair, SideRow, run_into};
+use super::{Join, JoinInput, NOT_KEPT, Pair, SideRow, run_build, run_filtered};
 use crate::access::{Flow, RowAccess};
 use crate::error::Result;
 use crate::exec::ExecContext;
 use crate::exec::downstream::ConsumeRow;
+use crate::exec::join_filter::JoinFilterStage;
 use crate::exec::pipeline::Stage;
 use crate::exec::temp_rows::{RowRun, TempRows};
 use crate::exec::workarea::WorkArea;
@@ -547,7 +550,9 @@ pub(super) fn run(join: &Join, build_right: bool, stages: &mut [Stage<'_>], ctx:
         total: 0,
         spill: None,
     };
-    run_into(sides.build, &mut build, ctx)?;
+    // A join filter drops probe rows that join nothing: never where those are kept.
+    let filter_spec = join.join_filter.as_ref().filter(|_| !sides.keep_probe);
+    let filter = run_build(filter_spec, sides.build, sides.build_keys, &mut build, ctx)?;
     let Build { mut f, rows, mut spill, peak, total, .. } = build;
     if let Some(spill) = &mut spill {
         for part in &mut spill.parts {
@@ -570,7 +575,8 @@ pub(super) fn run(join: &Join, build_right: bool, stages: &mut [Stage<'_>], ctx:
     let mut table = Table::of(in_memory, &sides, &mut f)?;
     let mut emitter = Emitter { join, build_right, rest: stages, f, stopped: false };
     let mut probe = Probe { emitter: &mut emitter, sides: &sides, table: &mut table, spill: spill.as_mut() };
-    run_into(sides.probe, &mut probe, ctx)?;
+    let filter_stage = filter_spec.zip(filter.as_ref()).map(|(s, f)| JoinFilterStage::new(f, &s.probe_columns));
+    run_filtered(sides.probe, filter_stage, &mut probe, ctx)?;
     if sides.keep_build && !emitter.stopped {
         emitter.unmatched_build(&table, &sides)?;
     }

@@ -40,8 +40,9 @@ mod nested_loops;
 use super::ExecContext;
 use super::FilterStage;
 use super::downstream::{ConsumeRow, RowSink};
+use super::join_filter::{BloomFilter, JoinFilterFill, JoinFilterStage};
 use super::pipeline::{Stage, push};
-pub use super::source::{InputFigures, Join, JoinInput, JoinKind, JoinMethod, NestedInner};
+pub use super::source::{InputFigures, Join, JoinFilterSpec, JoinInput, JoinKind, JoinMethod, NestedInner};
 use crate::access::{Flow, RowAccess};
 use crate::error::Result;
 use crate::expr::Expr;
@@ -222,10 +223,22 @@ impl<R: RowAccess + ?Sized> RowAccess for Ordered<'_, R> {
 /// Runs `input` into `consumer`, through the input's filter, adding the run to the
 /// input's figures.
 fn run_into(input: &JoinInput, consumer: &mut dyn ConsumeRow, ctx: &mut ExecContext<'_>) -> Result<()> {
-    let mut stages: Vec<Stage<'_>> = Vec::with_capacity(2);
+    run_filtered(input, None, consumer, ctx)
+}
+
+/// [`run_into`], the rows also through `join_filter` after the input's filter (a hash
+/// join's probe input), whose counts go to the session's statistics.
+fn run_filtered(
+    input: &JoinInput,
+    join_filter: Option<JoinFilterStage<'_>>,
+    consumer: &mut dyn ConsumeRow,
+    ctx: &mut ExecContext<'_>,
+) -> Result<()> {
+    let mut stages: Vec<Stage<'_>> = Vec::with_capacity(3);
     if let Some(filter) = &input.filter {
         stages.push(Stage::Filter(FilterStage::new(filter.clone())));
     }
+    stages.extend(join_filter.map(Stage::JoinFilter));
     let mut counted = Counted { consumer, rows: 0 };
     stages.push(Stage::Sink(RowSink {
         visible: input.read,
@@ -235,10 +248,32 @@ fn run_into(input: &JoinInput, consumer: &mut dyn ConsumeRow, ctx: &mut ExecCont
     let mut figures = input.figures.get();
     let stats = ctx.access.stats;
     let ran = figures.measure(stats, || super::run::run_pipeline_in_place(&input.source, &mut stages, ctx));
+    for stage in &mut stages {
+        if let Stage::JoinFilter(j) = stage {
+            j.hand_counts(stats);
+        }
+    }
     drop(stages);
     figures.rows += counted.rows;
     input.figures.set(figures);
     ran.map(|_| ())
+}
+
+/// Runs a hash join's build input into `consumer`, its rows' `keys` also into a join
+/// filter when the join has one (`filter`), given back once every row was read.
+fn run_build(
+    filter: Option<&JoinFilterSpec>,
+    input: &JoinInput,
+    keys: &[Expr],
+    consumer: &mut dyn ConsumeRow,
+    ctx: &mut ExecContext<'_>,
+) -> Result<Option<BloomFilter>> {
+    if filter.is_none() {
+        return run_into(input, consumer, ctx).map(|_| None);
+    }
+    let mut fill = JoinFilterFill::new(keys, consumer, ctx.functions.clone());
+    run_into(input, &mut fill, ctx)?;
+    Ok(Some(fill.finish()))
 }
 
 /// A consumer that counts the rows it passes on.

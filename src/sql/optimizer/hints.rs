@@ -49,6 +49,10 @@ pub enum HintKind {
     NoUseMerge,
     /// SWAP_JOIN_INPUTS(t): the hash join of `t` builds its table from `t`.
     SwapJoinInputs,
+    /// PX_JOIN_FILTER(t) / NO_PX_JOIN_FILTER(t): a join filter on the scan of `t`, the
+    /// probe side of a hash join, always / never.
+    PxJoinFilter,
+    NoPxJoinFilter,
 }
 
 impl HintKind {
@@ -65,6 +69,8 @@ impl HintKind {
                 | HintKind::NoUseHash
                 | HintKind::NoUseMerge
                 | HintKind::SwapJoinInputs
+                | HintKind::PxJoinFilter
+                | HintKind::NoPxJoinFilter
         )
     }
 }
@@ -162,6 +168,8 @@ fn join_hint(word: &str, args: &[String]) -> Option<Parsed> {
         "NO_USE_HASH" => per_table(HintKind::NoUseHash),
         "NO_USE_MERGE" => per_table(HintKind::NoUseMerge),
         "SWAP_JOIN_INPUTS" => per_table(HintKind::SwapJoinInputs),
+        "PX_JOIN_FILTER" => per_table(HintKind::PxJoinFilter),
+        "NO_PX_JOIN_FILTER" => per_table(HintKind::NoPxJoinFilter),
         _ => return None,
     })
 }

@@ -22,12 +22,13 @@
 
 use super::*;
 use crate::exec::index_source::IndexAccess;
-use crate::exec::join::{Join, JoinInput, JoinKind, JoinMethod, NestedInner};
+use crate::exec::join::{Join, JoinFilterSpec, JoinInput, JoinKind, JoinMethod, NestedInner};
 use crate::sql::bind::ScopeRelation;
 use crate::sql::optimizer::cost::CostModel;
 use crate::sql::optimizer::hints::HintKind;
 use crate::sql::optimizer::join::{self as join_cost, Input};
 use crate::types::DataType;
+use std::cell::{Cell, RefCell};
 use std::ops::Range;
 
 /// Join orders searched exhaustively up to this many FROM items; greedily beyond.
@@ -109,6 +110,10 @@ pub(super) struct JoinQuery {
     order: Vec<usize>,
     /// The node the join tree hangs from; its operation is set once the root join is planned.
     node: NodeId,
+    /// Join filters planned so far (the next is `:BF` and this number), and the items
+    /// whose scans got one.
+    join_filters: Cell<u32>,
+    filtered_items: RefCell<Vec<usize>>,
 }
 
 impl JoinQuery {
@@ -220,7 +225,15 @@ impl Builder<'_> {
         }
         let order = self.oracle_outer_joins(select, &relations, &scope, &mut kinds, &mut ons)?;
         let node = self.node(Operation::HashJoin, "", RowsRule::Unknown);
-        self.join = Some(JoinQuery { relations, kind: kinds, on: ons, order, node });
+        self.join = Some(JoinQuery {
+            relations,
+            kind: kinds,
+            on: ons,
+            order,
+            node,
+            join_filters: Cell::new(0),
+            filtered_items: RefCell::new(Vec::new()),
+        });
         Ok(scope)
     }
 
@@ -472,6 +485,17 @@ impl Builder<'_> {
             }
         }
         drop(left);
+        for h in hints.hints.iter().filter(|h| h.kind == HintKind::PxJoinFilter) {
+            let filtered = query.filtered_items.borrow();
+            if let Some(r) = query.relations.iter().position(|r| names_item(h, r))
+                && !filtered.contains(&r)
+            {
+                self.notes.push(format!(
+                    "hint not used: {} ({} is not the probe side's full scan of a hash join that keeps no probe row joining none)",
+                    h.text, query.relations[r].label
+                ));
+            }
+        }
         // What no join could take stays in the FILTER above them, or the FILTER goes.
         if let Some(w) = where_node {
             match and_all(top) {
@@ -959,6 +983,7 @@ impl Builder<'_> {
         // family of types. Everything else is checked on the joined pair.
         let (mut left_keys, mut right_keys, mut key_columns, mut key_text) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut key_pairs = Vec::new();
         let mut residual = Vec::new();
         let (mut selectivity, mut key_selectivity) = (1.0, 1.0);
         let mut left_key_columns = Vec::new();
@@ -982,6 +1007,7 @@ impl Builder<'_> {
                     left_keys.push(Expr::Column(layout.iter().position(|&c| c == l).expect("joined")));
                     right_keys.push(Expr::Column(r - start));
                     key_columns.push(r - start);
+                    key_pairs.push((l, r));
                     key_text.push(e.display(names).to_string());
                 }
                 _ => {
@@ -1034,12 +1060,30 @@ impl Builder<'_> {
         let swap = hints.hints.iter().any(|h| h.kind == HintKind::SwapJoinInputs && names_item(h, relation));
         // The smaller input builds, unless a hint swaps; a product buffers its second.
         let build_right = swap || !keyed || right_est.rows < left_est.rows;
+        let (build_est, probe_est) = if build_right { (right_est, left_est) } else { (left_est, right_est) };
+        let probe_item = if build_right { query.relation_of(layout[0]) } else { right_index };
+        let join_filter = self.join_filter_plan(FilterAsk {
+            query,
+            pairs: &key_pairs,
+            probe: if build_right { &left } else { &right.input },
+            probe_item,
+            build_right,
+            probe_kept: if build_right {
+                matches!(kind, StepKind::Left | StepKind::Full)
+            } else {
+                matches!(kind, StepKind::Right | StepKind::Full)
+            },
+            hints,
+            model,
+            build: build_est,
+            probe_est,
+            names,
+        });
         candidates.push((
             MethodChoice::Hash { build_right },
-            if build_right {
-                join_cost::hash(model, right_est, left_est)
-            } else {
-                join_cost::hash(model, left_est, right_est)
+            match &join_filter {
+                Some(f) => join_cost::hash_with_filter(model, build_est, probe_est, f.pass),
+                None => join_cost::hash(model, build_est, probe_est),
             },
         ));
         if keyed && kind != StepKind::Right {
@@ -1077,6 +1121,7 @@ impl Builder<'_> {
         let mut node = PlanNode::new(Operation::HashJoin, "");
         let mut children = Vec::new();
         let PlannedItem { input: right_input, tree: right_tree, table: right_table, .. } = right;
+        let mut join_filter_spec = None;
         let method = match chosen {
             MethodChoice::Hash { build_right } => {
                 let (build_kept, probe_kept) = if build_right {
@@ -1101,12 +1146,18 @@ impl Builder<'_> {
                     // The product buffers its second input, as Oracle's BUFFER SORT does.
                     children.push(left_tree);
                     children.push(wrapped(right_tree, Operation::BufferSort));
-                } else if build_right {
-                    children.push(right_tree);
-                    children.push(left_tree);
                 } else {
-                    children.push(left_tree);
-                    children.push(right_tree);
+                    let (mut build_tree, mut probe_tree) =
+                        if build_right { (right_tree, left_tree) } else { (left_tree, right_tree) };
+                    if let Some(plan) = &join_filter {
+                        let number = query.join_filters.get();
+                        query.join_filters.set(number + 1);
+                        query.filtered_items.borrow_mut().push(probe_item);
+                        (build_tree, probe_tree) = plan.lines(number, build_tree, probe_tree);
+                        join_filter_spec = Some(JoinFilterSpec { number, probe_columns: plan.probe_columns.clone() });
+                    }
+                    children.push(build_tree);
+                    children.push(probe_tree);
                 }
                 JoinMethod::Hash { build_right }
             }
@@ -1218,6 +1269,7 @@ impl Builder<'_> {
             residual,
             probe_figures: Default::default(),
             workarea: Default::default(),
+            join_filter: join_filter_spec,
             output: None,
         };
         Ok(StepPlan { join, node, children, estimate, layout: joined_layout })
@@ -1278,6 +1330,108 @@ impl Builder<'_> {
 /// Whether hint `h` names `relation`.
 fn names_item(h: &hints::Hint, relation: &Relation) -> bool {
     h.table.as_deref().is_some_and(|t| t == relation.label || t == relation.object)
+}
+
+/// What deciding a hash join's join filter takes.
+struct FilterAsk<'a> {
+    query: &'a JoinQuery,
+    /// The join's key pairs: (column joined so far, column of the item joined now), in
+    /// the scope's numbering.
+    pairs: &'a [(usize, usize)],
+    /// The probe input, and its FROM item when it reads one.
+    probe: &'a JoinInput,
+    probe_item: usize,
+    build_right: bool,
+    /// Whether the join keeps the probe input's rows that join none.
+    probe_kept: bool,
+    hints: &'a Hints,
+    model: &'a CostModel,
+    build: Input,
+    probe_est: Input,
+    names: &'a [String],
+}
+
+/// A join filter a hash join uses, if it is the join's method.
+struct FilterPlan {
+    /// The probe input's columns of the keys, in the keys' order.
+    probe_columns: Vec<usize>,
+    /// The key as the probe scan's predicate names it: `"O"."CUST_ID"`.
+    key_text: String,
+    /// The share of the probe rows it is estimated to pass.
+    pass: f64,
+}
+
+impl FilterPlan {
+    /// The plan lines of filter `:BF` `number`: JOIN FILTER CREATE over the build input,
+    /// JOIN FILTER USE over the probe input, whose scan checks `SYS_OP_BLOOM_FILTER`.
+    fn lines(&self, number: u32, build: PlanTree, mut probe: PlanTree) -> (PlanTree, PlanTree) {
+        let name = format!(":BF{number:04}");
+        if let Some(scan) = probe.root() {
+            let bloom = format!("SYS_OP_BLOOM_FILTER({name},{})", self.key_text);
+            let predicates = &mut probe.node_mut(scan).predicates;
+            match predicates.iter_mut().find(|p| matches!(p, Predicate::Filter(_))) {
+                Some(Predicate::Filter(text)) => *text = format!("{text} AND {bloom}"),
+                _ => predicates.push(Predicate::Filter(bloom)),
+            }
+        }
+        let passed =
+            probe.root().and_then(|r| probe.node(r).estimate).map(|e| Estimate { rows: e.rows * self.pass, ..e });
+        let mut probe = wrapped(probe, Operation::JoinFilterUse);
+        let use_line = probe.node_mut(probe.root().expect("just wrapped"));
+        use_line.object = name.clone();
+        use_line.estimate = passed;
+        use_line.rows_rule = RowsRule::Fraction(self.pass);
+        let mut build = wrapped(build, Operation::JoinFilterCreate);
+        let create_line = build.root().expect("just wrapped");
+        build.node_mut(create_line).object = name;
+        (build, probe)
+    }
+}
+
+impl Builder<'_> {
+    /// Whether a hash join uses a join filter on its probe input, and which: when the
+    /// join has keys, keeps no probe row that joins none, and its probe input is a full
+    /// scan of one table (row blocks, compression units or the column store); then a
+    /// `PX_JOIN_FILTER` hint naming that table asks for it, `NO_PX_JOIN_FILTER` refuses
+    /// it, and without either the cost decides (`optimizer::join::join_filter_pays`).
+    fn join_filter_plan(&mut self, ask: FilterAsk<'_>) -> Option<FilterPlan> {
+        let FilterAsk {
+            query,
+            pairs,
+            probe,
+            probe_item,
+            build_right,
+            probe_kept,
+            hints,
+            model,
+            build,
+            probe_est,
+            names,
+        } = ask;
+        let relation = &query.relations[probe_item];
+        let hinted = |kind: HintKind| hints.hints.iter().any(|h| h.kind == kind && names_item(h, relation));
+        let scan = matches!(probe.source, Source::TableScan { .. } | Source::InMemory(_));
+        if pairs.is_empty() || probe_kept || !scan || hinted(HintKind::NoPxJoinFilter) {
+            return None;
+        }
+        let (build_columns, probe_columns): (Vec<usize>, Vec<usize>) =
+            pairs.iter().map(|&(l, r)| if build_right { (r, l) } else { (l, r) }).unzip();
+        let table_rows = match &relation.access {
+            RelationAccess::Table(t) => t.stats.as_ref().map_or(probe_est.rows, |s| s.num_rows as f64),
+            _ => probe_est.rows,
+        };
+        // Distinct keys: the product of the key columns' NDVs, at most the rows.
+        let keys = |columns: &[usize], rows: f64| {
+            columns.iter().map(|&c| self.column_ndv(query, c)).product::<f64>().min(rows.max(1.0))
+        };
+        let pass = join_cost::join_filter_pass(keys(&build_columns, build.rows), keys(&probe_columns, table_rows));
+        if !hinted(HintKind::PxJoinFilter) && !join_cost::join_filter_pays(model, build, probe_est, pass) {
+            return None;
+        }
+        let key_text = probe_columns.iter().map(|&c| format!("\"{}\"", names[c])).collect::<Vec<_>>().join(",");
+        let start = relation.columns.start;
+        Some(FilterPlan { probe_columns: probe_columns.iter().map(|c| c - start).collect(), key_text, pass })
+    }
 }
 
 /// `tree` under a new node of `operation` (SORT JOIN, BUFFER SORT).

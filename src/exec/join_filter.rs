@@ -1,0 +1,385 @@
+//! Join filters: a Bloom filter of a hash join's build keys, applied in the probe side's
+//! scan so that probe rows which cannot join are dropped before they reach the join, as
+//! Oracle's `JOIN FILTER CREATE` / `JOIN FILTER USE` lines do (`:BF0000`, and
+//! `SYS_OP_BLOOM_FILTER(:BF0000, key)` in the probe scan's predicate).
+//!
+//! ```text
+//!  build input ─► JoinFilterFill: each row's key hashed ─► the join's own build sink
+//!                     │ (all build rows read)
+//!                     ▼
+//!               BloomFilter (sized from the build keys' count)
+//!                     │ borrowed by
+//!                     ▼
+//!  probe scan ─► [Filter] ─► JoinFilterStage: key hashed, bits tested ─► the join's probe sink
+//!                    row blocks: a block batch's selection narrowed
+//!                    columnar units: the unit's keep bitmap narrowed over the key
+//!                    columns before any other column is decoded (check_unit)
+//! ```
+//!
+//! Invariants:
+//! - a Bloom filter never drops a row whose key was inserted (no false negatives), so a
+//!   probe row that joins a build row always passes; a row may pass without joining
+//!   (a false positive, about 1% at the filter's design size);
+//! - build and probe keys are hashed by [`key_hash`], over the values as the join
+//!   compares them (one type family per key pair, whose `Hash` agrees with `Eq`), so a
+//!   key equal on both sides has one hash;
+//! - a key with a NULL never joins: it is never inserted, and a probe row with one is
+//!   dropped. The filter is therefore only for a join that keeps no unmatched probe row
+//!   (an inner join, or an outer join that keeps the build side only): the planner puts
+//!   it nowhere else, and the hash join refuses it there;
+//! - the filter is complete before the first probe row is checked: the hash join reads
+//!   its whole build input first;
+//! - however large the build side, the filter stays within [`MAX_BITS`]: past that it
+//!   passes more rows that do not join, never fewer that do.
+//!
+//! The filter's bits are not counted in the join's work area (they are at most
+//! [`MAX_BITS`] / 8 bytes, a few hundred KB for a build side of a hundred thousand keys).
+
+use super::downstream::{ConsumeRow, Downstream, Push};
+use crate::access::{BlockBatch, Flow, RowAccess};
+use crate::error::Result;
+use crate::expr::Expr;
+use crate::expr::functions::FunctionContext;
+use crate::inmemory::bitmap::Bitmap;
+use crate::inmemory::cu::CuValue;
+use crate::inmemory::imcu::{Imcu, ValueKind};
+use crate::stats::{SessionStats, Stat};
+use crate::types::Datum;
+use std::hash::{BuildHasher, Hash, Hasher};
+
+/// Bits a key the filter is sized for (at least; the bit count is rounded up to a power
+/// of two): with the matching number of hashes, about a 1% false-positive rate.
+const BITS_PER_KEY: usize = 10;
+/// The smallest filter.
+const MIN_BITS: usize = 512;
+/// The largest filter: 2^26 bits (8 MiB), ten bits a key for 6.7 million keys.
+pub const MAX_BITS: usize = 1 << 26;
+/// Key hashes kept while the build input is read, so that the filter can be sized from
+/// their count; past this many the filter is made at [`MAX_BITS`] and filled as rows come.
+const HASHES_KEPT: usize = MAX_BITS / BITS_PER_KEY;
+/// The seed of the key hash: fixed, and neither the hash table's nor the partitions'.
+const KEY_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The hash of a join key's values (none NULL), the same for equal keys on either side.
+pub fn key_hash<'d>(values: impl IntoIterator<Item = Datum<'d>>) -> u64 {
+    let mut h = foldhash::fast::FixedState::with_seed(KEY_SEED).build_hasher();
+    for v in values {
+        v.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// A Bloom filter over key hashes: `hashes` bits set a key, at positions
+/// `h1 + i × h2` (mod the bit count, a power of two) from the two halves of its hash.
+#[derive(Debug, Clone)]
+pub struct BloomFilter {
+    words: Vec<u64>,
+    /// Bit count − 1 (the count is a power of two).
+    mask: u32,
+    hashes: u32,
+}
+
+impl BloomFilter {
+    /// An empty filter sized for `keys` keys.
+    pub fn for_keys(keys: usize) -> BloomFilter {
+        let bits = keys.saturating_mul(BITS_PER_KEY).clamp(MIN_BITS, MAX_BITS).next_power_of_two();
+        // ln 2 × bits a key hashes minimise the false positives.
+        let per_key = bits as f64 / keys.max(1) as f64;
+        let hashes = (per_key * std::f64::consts::LN_2).round().clamp(1.0, 12.0) as u32;
+        BloomFilter { words: vec![0; bits / 64], mask: (bits - 1) as u32, hashes }
+    }
+
+    /// Bits of the filter.
+    #[cfg(test)]
+    pub fn bits(&self) -> usize {
+        self.mask as usize + 1
+    }
+
+    /// Bits set per key.
+    #[cfg(test)]
+    pub fn hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// The false-positive rate the filter is designed for when it holds `keys` keys:
+    /// `(1 − e^(−k·n/m))^k`.
+    #[cfg(test)]
+    pub fn design_false_positive_rate(&self, keys: usize) -> f64 {
+        let k = f64::from(self.hashes);
+        (1.0 - (-k * keys as f64 / self.bits() as f64).exp()).powf(k)
+    }
+
+    #[inline(always)]
+    fn positions(&self, hash: u64) -> impl Iterator<Item = u32> + '_ {
+        let (h1, h2) = ((hash >> 32) as u32, (hash as u32) | 1);
+        (0..self.hashes).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) & self.mask)
+    }
+
+    /// Adds the key of hash `hash`.
+    pub fn insert(&mut self, hash: u64) {
+        let (h1, h2) = ((hash >> 32) as u32, (hash as u32) | 1);
+        for i in 0..self.hashes {
+            let bit = h1.wrapping_add(i.wrapping_mul(h2)) & self.mask;
+            self.words[(bit >> 6) as usize] |= 1 << (bit & 63);
+        }
+    }
+
+    /// Whether the key of hash `hash` may have been added: true for every key that was.
+    #[inline]
+    pub fn may_contain(&self, hash: u64) -> bool {
+        self.positions(hash).all(|bit| self.words[(bit >> 6) as usize] & (1 << (bit & 63)) != 0)
+    }
+}
+
+/// A hash join's build sink with a join filter before it: each row's key hashed (rows
+/// with a NULL key are left out), then the row handed on.
+pub struct JoinFilterFill<'c> {
+    consumer: &'c mut dyn ConsumeRow,
+    keys: &'c [Expr],
+    f: FunctionContext,
+    /// The key hashes so far, while fewer than [`HASHES_KEPT`].
+    hashes: Vec<u64>,
+    /// The filter, once the hashes passed [`HASHES_KEPT`].
+    filter: Option<BloomFilter>,
+}
+
+impl<'c> JoinFilterFill<'c> {
+    /// A fill of the keys `keys` (over the build rows) before `consumer`.
+    pub fn new(keys: &'c [Expr], consumer: &'c mut dyn ConsumeRow, f: FunctionContext) -> JoinFilterFill<'c> {
+        JoinFilterFill { consumer, keys, f, hashes: Vec::new(), filter: None }
+    }
+
+    /// The filter of every key handed on, sized from their count.
+    pub fn finish(self) -> BloomFilter {
+        let mut filter = self.filter.unwrap_or_else(|| BloomFilter::for_keys(self.hashes.len()));
+        for &h in &self.hashes {
+            filter.insert(h);
+        }
+        filter
+    }
+
+    /// The hash of `values`' key, `None` when a key value is NULL.
+    fn hash_of(&mut self, values: &[Datum<'_>]) -> Result<Option<u64>> {
+        let mut h = foldhash::fast::FixedState::with_seed(KEY_SEED).build_hasher();
+        for k in self.keys {
+            let v = k.eval(values, &mut self.f)?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            v.hash(&mut h);
+        }
+        Ok(Some(h.finish()))
+    }
+}
+
+impl ConsumeRow for JoinFilterFill<'_> {
+    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
+        if let Some(hash) = self.hash_of(values)? {
+            match &mut self.filter {
+                Some(filter) => filter.insert(hash),
+                None if self.hashes.len() < HASHES_KEPT => self.hashes.push(hash),
+                None => {
+                    let mut filter = BloomFilter::for_keys(HASHES_KEPT);
+                    std::mem::take(&mut self.hashes).into_iter().chain([hash]).for_each(|h| filter.insert(h));
+                    self.filter = Some(filter);
+                }
+            }
+        }
+        self.consumer.consume(values)
+    }
+
+    fn stopped(&self) -> bool {
+        self.consumer.stopped()
+    }
+}
+
+/// JOIN FILTER USE: passes on the probe rows whose key may be in the filter; drops the
+/// others, and rows with a NULL key.
+pub struct JoinFilterStage<'a> {
+    filter: &'a BloomFilter,
+    /// The key's columns in the probe input's rows, in the build keys' order.
+    columns: &'a [usize],
+    /// Rows checked, and dropped.
+    checked: u64,
+    removed: u64,
+    /// Set while a columnar unit pushes rows it checked already ([`check_unit`]): they
+    /// pass unchecked and uncounted.
+    checked_upstream: bool,
+}
+
+impl<'a> JoinFilterStage<'a> {
+    pub fn new(filter: &'a BloomFilter, columns: &'a [usize]) -> JoinFilterStage<'a> {
+        JoinFilterStage { filter, columns, checked: 0, removed: 0, checked_upstream: false }
+    }
+
+    /// Adds what the stage checked and removed to `stats`, and forgets it.
+    pub fn hand_counts(&mut self, stats: &SessionStats) {
+        stats.add(Stat::JoinFilterRowsChecked, std::mem::take(&mut self.checked));
+        stats.add(Stat::JoinFilterRowsRemoved, std::mem::take(&mut self.removed));
+    }
+
+    /// Whether `row`'s key may be in the filter.
+    #[inline]
+    fn passes<R: RowAccess + ?Sized>(&self, row: &R) -> Result<bool> {
+        let mut h = foldhash::fast::FixedState::with_seed(KEY_SEED).build_hasher();
+        for &c in self.columns {
+            let v = row.column(c)?;
+            if v.is_null() {
+                return Ok(false);
+            }
+            v.hash(&mut h);
+        }
+        Ok(self.filter.may_contain(h.finish()))
+    }
+
+    /// Whether row `i` of `batch` passes: a one-column whole-number key read in place.
+    #[inline]
+    fn batch_row_passes(&self, batch: &BlockBatch<'_>, i: usize) -> Result<bool> {
+        if let [c] = *self.columns
+            && batch.is_number_column(c)
+            && let Ok(v) = batch.int_or_null(i, c)
+        {
+            return Ok(v.is_some_and(|v| self.filter.may_contain(key_hash([Datum::Int(v)]))));
+        }
+        self.passes(&batch.row(i))
+    }
+
+    /// Keeps in `keep` the rows of columnar unit `imcu` whose key may be in the filter,
+    /// reading the key columns only; the rows it then pushes pass this stage unchecked
+    /// (see [`JoinFilterStage::set_checked_upstream`]). False, and `keep` untouched, when
+    /// a key column is not in the unit.
+    pub fn check_unit(&mut self, imcu: &Imcu, keep: &mut Bitmap) -> Result<bool> {
+        let Some(columns) = self.columns.iter().map(|&c| imcu.columns.get(c)?.as_ref()).collect::<Option<Vec<_>>>()
+        else {
+            return Ok(false);
+        };
+        let mut dropped = Vec::new();
+        for r in keep.iter_ones() {
+            self.checked += 1;
+            let mut h = foldhash::fast::FixedState::with_seed(KEY_SEED).build_hasher();
+            let mut null = false;
+            for col in &columns {
+                if col.kind == ValueKind::Int {
+                    // Whole numbers: the value as the row scan gives it, read from the codes.
+                    match col.unit.value(r) {
+                        Some(CuValue::Int(v)) => Datum::Int(v).hash(&mut h),
+                        None => null = true,
+                        Some(other) => col.to_datum(Some(other))?.hash(&mut h),
+                    }
+                } else {
+                    let v = col.datum_ref(r)?;
+                    null |= v.is_null();
+                    v.hash(&mut h);
+                }
+            }
+            if null || !self.filter.may_contain(h.finish()) {
+                dropped.push(r);
+            }
+        }
+        self.removed += dropped.len() as u64;
+        for r in dropped {
+            keep.clear_range(r..r + 1);
+        }
+        Ok(true)
+    }
+
+    /// Whether the rows pushed now were checked by [`JoinFilterStage::check_unit`].
+    pub fn set_checked_upstream(&mut self, checked: bool) {
+        self.checked_upstream = checked;
+    }
+}
+
+impl Push for JoinFilterStage<'_> {
+    #[inline]
+    fn push<R: RowAccess + ?Sized, D: Downstream + ?Sized>(
+        &mut self,
+        row: &R,
+        rest: &mut D,
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        if self.checked_upstream {
+            return rest.push(row, f);
+        }
+        self.checked += 1;
+        if self.passes(row)? {
+            rest.push(row, f)
+        } else {
+            self.removed += 1;
+            Ok(Flow::Continue)
+        }
+    }
+
+    /// Narrows the selection, then pushes what is left on.
+    #[inline]
+    fn push_batch<D: Downstream + ?Sized>(
+        &mut self,
+        batch: &BlockBatch<'_>,
+        selection: &mut Vec<u16>,
+        rest: &mut D,
+        f: &mut FunctionContext,
+    ) -> Result<Flow> {
+        let mut kept = 0;
+        for k in 0..selection.len() {
+            let i = selection[k];
+            selection[kept] = i;
+            kept += usize::from(self.batch_row_passes(batch, i as usize)?);
+        }
+        self.checked += selection.len() as u64;
+        self.removed += (selection.len() - kept) as u64;
+        selection.truncate(kept);
+        if selection.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        rest.push_batch(batch, selection, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys `from..to` as a join key of one whole number.
+    fn hashes(keys: std::ops::Range<i64>) -> impl Iterator<Item = u64> {
+        keys.map(|k| key_hash([Datum::Int(k)]))
+    }
+
+    #[test]
+    fn a_key_inserted_is_always_found() {
+        for n in [0usize, 1, 7, 1000, 50_000] {
+            let mut filter = BloomFilter::for_keys(n);
+            hashes(0..n as i64).for_each(|h| filter.insert(h));
+            assert!(hashes(0..n as i64).all(|h| filter.may_contain(h)), "{n} keys: a key inserted was not found");
+        }
+    }
+
+    #[test]
+    fn false_positives_are_near_the_design_rate() {
+        for (n, stride) in [(1000usize, 1i64), (20_000, 7), (100_000, 3)] {
+            let mut filter = BloomFilter::for_keys(n);
+            hashes(0..n as i64).for_each(|h| filter.insert(h));
+            // Keys never inserted, spread as a table's often are: multiples of a stride.
+            let probes = 200_000i64;
+            let others = (0..probes).map(|k| key_hash([Datum::Int(-1 - k * stride)]));
+            let positives = others.filter(|&h| filter.may_contain(h)).count();
+            let rate = positives as f64 / probes as f64;
+            let design = filter.design_false_positive_rate(n);
+            assert!(design < 0.011, "{n} keys: designed for {design}");
+            assert!(rate < design * 1.5 + 0.001, "{n} keys: {rate} false positives against {design} by design");
+        }
+    }
+
+    #[test]
+    fn equal_keys_hash_alike_whatever_their_string_s_owner() {
+        let owned = key_hash([Datum::Str("ab".to_string().into()), Datum::Int(3)]);
+        let borrowed = key_hash([Datum::Str("ab".into()), Datum::Int(3)]);
+        assert_eq!(owned, borrowed);
+        assert_ne!(key_hash([Datum::Int(3), Datum::Str("ab".into())]), owned, "the order of the key's values counts");
+    }
+
+    #[test]
+    fn the_largest_filter_stays_within_its_bound() {
+        let filter = BloomFilter::for_keys(usize::MAX);
+        assert_eq!(filter.bits(), MAX_BITS);
+        assert!(filter.hashes() >= 1);
+    }
+}
