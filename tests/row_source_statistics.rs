@@ -104,3 +104,39 @@ fn explain_analyze_prints_the_lines_as_tkprof_does() {
     let err = fail(&s, "EXPLAIN ANALYZE DELETE FROM t");
     assert!(err.to_string().contains("EXPLAIN ANALYZE of a statement other than a query"), "{err}");
 }
+
+/// The consistent gets of the line naming `what` in EXPLAIN ANALYZE's `lines`.
+fn gets_of(lines: &[String], what: &str) -> u64 {
+    let line = lines.iter().find(|l| l.contains(what)).unwrap_or_else(|| panic!("no line {what} in {lines:#?}"));
+    let at = line.find("cr=").expect("cr=") + 3;
+    line[at..].split(' ').next().and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{line}"))
+}
+
+#[test]
+fn a_join_input_line_leaves_out_what_its_rows_did_above_the_join() {
+    let (_dir, _, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    for t in ["t1", "t2", "t3"] {
+        exec(&s, &format!("CREATE TABLE {t} (id INTEGER PRIMARY KEY, v INTEGER)"));
+        exec(&s, &format!("INSERT INTO {t} SELECT level, level FROM dual CONNECT BY level <= 500"));
+    }
+    let explain = |q: &str| -> Vec<String> {
+        rows(&s, &format!("EXPLAIN ANALYZE {q}")).iter().map(|r| r[0].to_string()).collect()
+    };
+    // Two nested loops: t3's probes run while the loop over t2's rows pushes its rows
+    // up; t2's line counts its own probes (root, leaf, table block: three gets a row),
+    // as t3's does.
+    let nl = explain(
+        "SELECT /*+ LEADING(t1 t2 t3) USE_NL(t2) USE_NL(t3) */ COUNT(t3.v) FROM t1 \
+         JOIN t2 ON t2.id = t1.v JOIN t3 ON t3.id = t2.v",
+    );
+    assert_eq!(gets_of(&nl, "ROWID T2"), gets_of(&nl, "ROWID T3"), "{nl:#?}");
+    assert!(gets_of(&nl, "ROWID T2") < 1600, "{nl:#?}");
+    // A hash join below a nested loop: its probe input, t2's scan, reads its own blocks
+    // only, not t3's probes made as the joined rows went up.
+    let hash = explain(
+        "SELECT /*+ LEADING(t1 t2 t3) USE_HASH(t2) FULL(t2) USE_NL(t3) */ COUNT(t3.v) FROM t1 \
+         JOIN t2 ON t2.id = t1.v JOIN t3 ON t3.id = t2.v",
+    );
+    assert!(gets_of(&hash, "TABLE ACCESS FULL T2") < 10, "{hash:#?}");
+}

@@ -85,6 +85,10 @@ pub struct ExecContext<'a> {
     /// The memory a hash join's table may take, and where it spills beyond it
     /// (unbounded until the session's parameters say otherwise).
     pub workarea: workarea::WorkArea<'a>,
+    /// Whether the statement gathers row-source statistics (a probe at each plan line):
+    /// then a join also measures what pushing its rows up took while an input ran, so
+    /// that the input's line leaves it out.
+    pub row_source_statistics: bool,
 }
 
 impl<'a> ExecContext<'a> {
@@ -100,6 +104,14 @@ impl<'a> ExecContext<'a> {
     ) -> ExecContext<'a> {
         let helpers =
             usize::try_from(parallel_max_servers).unwrap_or(usize::MAX).min(crate::stats::osstat::usable_cpus() - 1);
-        ExecContext { access, catalog, inmemory, functions, helpers, workarea: workarea::WorkArea::unbounded() }
+        ExecContext {
+            access,
+            catalog,
+            inmemory,
+            functions,
+            helpers,
+            workarea: workarea::WorkArea::unbounded(),
+            row_source_statistics: false,
+        }
     }
 }

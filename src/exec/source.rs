@@ -218,6 +218,10 @@ pub struct Join {
     pub probe_figures: Cell<super::index_source::IndexLineFigures>,
     /// What a hash join's work area did in the last run.
     pub workarea: Cell<Option<crate::stats::workarea::WorkareaRun>>,
+    /// What pushing its rows into the stages above took while an input was running (a
+    /// nested loop's outer input, a hash join's probe input), whose figures include it;
+    /// measured only when row-source statistics are gathered.
+    pub emitted: Cell<InputFigures>,
     /// A hash join's join filter: made from its build keys, applied in its probe input's
     /// scan (never set on a join that keeps the probe input's unmatched rows).
     pub join_filter: Option<JoinFilterSpec>,

@@ -151,6 +151,7 @@ pub fn run_with_statistics(
     };
     let positions: Vec<usize> = order.iter().filter_map(|&(id, _)| exit(id)).collect();
     let probe_of = insert_probes(&mut stages, &positions);
+    ctx.row_source_statistics = true;
     let stats = ctx.access.stats;
     let before = [Stat::ConsistentGets, Stat::PhysicalReads, Stat::PhysicalWrites].map(|s| stats.get(s));
     let started = Instant::now();
@@ -226,10 +227,13 @@ fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<Node
     for (input, mut line) in inputs {
         let mut f = input.figures.get();
         if nested && std::ptr::eq(input, &join.left) {
-            let inner = join.right.figures.get();
-            f.consistent_gets = f.consistent_gets.saturating_sub(inner.consistent_gets);
-            f.physical_reads = f.physical_reads.saturating_sub(inner.physical_reads);
-            f.time_ns = f.time_ns.saturating_sub(inner.time_ns);
+            // Less the inner side's runs, and what the joined rows did above the join.
+            f = f.less(join.right.figures.get()).less(join.emitted.get());
+        } else if let JoinMethod::Hash { build_right } = join.method
+            && std::ptr::eq(input, if build_right { &join.left } else { &join.right })
+        {
+            // The probe input's run pushed the joined rows above the join.
+            f = f.less(join.emitted.get());
         }
         let figures = JoinedLine {
             starts: f.starts,

@@ -294,6 +294,9 @@ struct Emitter<'j, 'r, 'a> {
     rest: &'r mut [Stage<'a>],
     f: FunctionContext,
     stopped: bool,
+    /// Where the joined rows' pushes are measured while the probe input runs (only when
+    /// row-source statistics are gathered): the probe input's figures leave them out.
+    meter: Option<&'r SessionStats>,
 }
 
 impl Emitter<'_, '_, '_> {
@@ -306,7 +309,7 @@ impl Emitter<'_, '_, '_> {
     }
 
     fn emit<R: RowAccess + ?Sized>(&mut self, row: &R) -> Result<()> {
-        self.stopped = self.join.emit(row, self.rest, &mut self.f)? == Flow::Stop;
+        self.stopped = self.join.emit_metered(row, self.rest, &mut self.f, self.meter)? == Flow::Stop;
         Ok(())
     }
 
@@ -573,10 +576,13 @@ pub(super) fn run(join: &Join, build_right: bool, stages: &mut [Stage<'_>], ctx:
         }
     };
     let mut table = Table::of(in_memory, &sides, &mut f)?;
-    let mut emitter = Emitter { join, build_right, rest: stages, f, stopped: false };
+    let meter = ctx.row_source_statistics.then_some(stats);
+    let mut emitter = Emitter { join, build_right, rest: stages, f, stopped: false, meter };
     let mut probe = Probe { emitter: &mut emitter, sides: &sides, table: &mut table, spill: spill.as_mut() };
     let filter_stage = filter_spec.zip(filter.as_ref()).map(|(s, f)| JoinFilterStage::new(f, &s.probe_columns));
     run_filtered(sides.probe, filter_stage, &mut probe, ctx)?;
+    // What the joined rows do from here on is outside every input's run.
+    emitter.meter = None;
     if sides.keep_build && !emitter.stopped {
         emitter.unmatched_build(&table, &sides)?;
     }

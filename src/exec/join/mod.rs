@@ -52,6 +52,17 @@ use crate::types::{Datum, Value};
 use std::borrow::Cow;
 
 impl InputFigures {
+    /// These figures less `other`'s gets, reads and time (work `other` measured inside
+    /// the run these measured).
+    pub fn less(self, other: InputFigures) -> InputFigures {
+        InputFigures {
+            consistent_gets: self.consistent_gets.saturating_sub(other.consistent_gets),
+            physical_reads: self.physical_reads.saturating_sub(other.physical_reads),
+            time_ns: self.time_ns.saturating_sub(other.time_ns),
+            ..self
+        }
+    }
+
     /// Adds what `work` (one run of the input, giving rows `rows` counts) did to the
     /// figures.
     fn measure<T>(&mut self, stats: &crate::stats::SessionStats, work: impl FnOnce() -> T) -> T {
@@ -105,6 +116,7 @@ impl Join {
         self.right.figures.set(InputFigures::default());
         self.probe_figures.set(Default::default());
         self.workarea.set(None);
+        self.emitted.set(InputFigures::default());
         match &self.method {
             JoinMethod::Hash { build_right } => hash::run(self, *build_right, stages, ctx),
             JoinMethod::NestedLoops(inner) => self.nested_loops(inner, stages, ctx),
@@ -130,6 +142,21 @@ impl Join {
             None => push(stages, row, f),
             Some(order) => push(stages, &Ordered { row, order }, f),
         }
+    }
+
+    /// [`Join::emit`], adding what it took to `Join::emitted` when `meter` is given.
+    fn emit_metered<R: RowAccess + ?Sized>(
+        &self,
+        row: &R,
+        stages: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+        meter: Option<&crate::stats::SessionStats>,
+    ) -> Result<Flow> {
+        let Some(stats) = meter else { return self.emit(row, stages, f) };
+        let mut emitted = self.emitted.get();
+        let flow = emitted.measure(stats, || self.emit(row, stages, f));
+        self.emitted.set(emitted);
+        flow
     }
 
     /// Whether the pair `row` (already joined) meets the residual condition.

@@ -36,6 +36,7 @@ impl Join {
             functions: ctx.functions.clone(),
             helpers: 0,
             workarea: ctx.workarea,
+            row_source_statistics: ctx.row_source_statistics,
         };
         let mut outer_side = NestedOuter {
             join: self,
@@ -68,6 +69,14 @@ struct NestedOuter<'j, 'r, 'a, 'c> {
     stopped: bool,
 }
 
+impl<'c> NestedOuter<'_, '_, '_, 'c> {
+    /// Where the joined rows' pushes are measured: the session's statistics, when
+    /// row-source statistics are gathered.
+    fn meter(&self) -> Option<&'c crate::stats::SessionStats> {
+        self.inner_ctx.row_source_statistics.then_some(self.inner_ctx.access.stats)
+    }
+}
+
 impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
     fn consume(&mut self, outer: &[Datum<'_>]) -> Result<()> {
         if self.stopped {
@@ -76,6 +85,7 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
         let join = self.join;
         let mut inner_side = NestedInnerRows {
             join,
+            meter: self.meter(),
             outer,
             filter: self.probe.as_ref().and_then(|(_, _, _, filter)| filter.as_ref()),
             rest: &mut *self.rest,
@@ -84,6 +94,7 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
             any: false,
             stopped: false,
         };
+        let emitted_before = join.emitted.get();
         match &mut self.probe {
             Some((access, keys, types, _)) => {
                 let mut key = std::mem::take(&mut self.key);
@@ -116,11 +127,15 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
             }
             None => run_into(&join.right, &mut inner_side, &mut self.inner_ctx)?,
         }
+        // The inner run's figures leave out what its joined rows did above the join.
+        let emitted = join.emitted.get().less(emitted_before);
+        join.right.figures.set(join.right.figures.get().less(emitted));
         let (any, stopped) = (inner_side.any, inner_side.stopped);
         self.stopped = stopped;
         if !any && !stopped && join.kind.keeps_left() {
             let out = joined(Some(outer), join.left.width, None);
-            self.stopped = join.emit(&out, self.rest, &mut self.f)? == Flow::Stop;
+            let meter = self.meter();
+            self.stopped = join.emit_metered(&out, self.rest, &mut self.f, meter)? == Flow::Stop;
         }
         Ok(())
     }
@@ -138,6 +153,8 @@ struct NestedInnerRows<'j, 'o, 'v, 'r, 'a> {
     filter: Option<&'j Expr>,
     rest: &'r mut [Stage<'a>],
     f: &'r mut FunctionContext,
+    /// Where the joined rows' pushes are measured (row-source statistics).
+    meter: Option<&'r crate::stats::SessionStats>,
     /// Inner rows that met the inner input's filter.
     passed: u64,
     any: bool,
@@ -170,7 +187,7 @@ impl ConsumeRow for NestedInnerRows<'_, '_, '_, '_, '_> {
             return Ok(());
         }
         self.any = true;
-        self.stopped = join.emit(&out, self.rest, self.f)? == Flow::Stop;
+        self.stopped = join.emit_metered(&out, self.rest, self.f, self.meter)? == Flow::Stop;
         Ok(())
     }
 

@@ -1269,6 +1269,7 @@ impl Builder<'_> {
             residual,
             probe_figures: Default::default(),
             workarea: Default::default(),
+            emitted: Default::default(),
             join_filter: join_filter_spec,
             output: None,
         };
