@@ -97,18 +97,25 @@ fn lab_join_measures_each_method_at_each_outer_row_count_and_reports_the_crossin
         assert!(reads("BAD") >= reads("GOOD"));
     }
 
-    // The unhinted plan at each N: one of the methods, never costlier than a forced one.
+    // The unhinted plan at each N under each cost setting: one of the methods, never
+    // costlier than a forced one under the same setting.
     let choices = report["choices"].as_array().unwrap();
-    assert_eq!(choices.len(), 2 * series.len());
+    let settings = ["default", "index_caching_90_cost_adj_25", "cache_aware"];
+    assert_eq!(choices.len(), settings.len() * 2 * series.len());
     for c in choices {
         let (index, n) = (c["clustering"].as_str().unwrap(), c["outer_rows"].as_u64().unwrap());
+        let setting = c["setting"].as_str().unwrap();
+        assert!(settings.contains(&setting), "{c}");
         let cheapest = ["NESTED LOOPS", "HASH JOIN", "MERGE JOIN"]
             .iter()
-            .map(|m| at(index, m, n)["cost"].as_f64().unwrap())
+            .map(|m| at(index, m, n)["costs"][setting].as_f64().unwrap())
             .fold(f64::INFINITY, f64::min);
         assert!(c["cost"].as_f64().unwrap() <= cheapest, "{c}: the cheapest forced plan costs {cheapest}");
     }
-    let first_choice = choices.iter().find(|c| c["clustering"] == "GOOD" && c["outer_rows"] == 1).unwrap();
+    let first_choice = choices
+        .iter()
+        .find(|c| c["setting"] == "default" && c["clustering"] == "GOOD" && c["outer_rows"] == 1)
+        .unwrap();
     assert_eq!(first_choice["method"], "NESTED LOOPS", "one outer row: a probe of the index");
 
     // Every crossing lies between the two points it names, consecutive in the series.
