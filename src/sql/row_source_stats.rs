@@ -13,6 +13,12 @@
 //! index scan under a table access by rowid), which counts its own. Time of a line is the
 //! statement's time less what the probe above it measured downstream.
 //!
+//! A join's inputs run inside the join, their rows pushed on as they come: the figures of
+//! an input's lines are its run's less what ran above it meanwhile (a nested loop's
+//! inner side inside its outer input's run; the joined rows' pushes into the stages
+//! above the join, which a join measures while these statistics are gathered,
+//! `ExecContext::row_source_statistics`).
+//!
 //! Gathered when the session's `statistics_level` is ALL, when the query carries the
 //! GATHER_PLAN_STATISTICS hint, or for SET AUTOTRACE and EXPLAIN ANALYZE.
 
