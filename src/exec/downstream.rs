@@ -91,13 +91,17 @@ pub struct RowSink<'a> {
     /// Which of those the consumer uses, when not all: the others reach it as NULL,
     /// never decoded (a join's input, whose columns only the plan above reads).
     pub used: Option<&'a [bool]>,
+    /// When set, the row handed over holds only these columns, in this order, and
+    /// nothing else is decoded (a hash join's input, which maps them back). Such a sink
+    /// is never handed rows in place ([`Downstream::sink`] gives none).
+    pub only: Option<&'a [usize]>,
     pub consume: Box<dyn ConsumeRow + 'a>,
 }
 
 impl<'a> RowSink<'a> {
     /// A sink handing `consume` the first `visible` columns of each row.
     pub fn new(visible: usize, consume: Box<dyn ConsumeRow + 'a>) -> RowSink<'a> {
-        RowSink { visible, used: None, consume }
+        RowSink { visible, used: None, only: None, consume }
     }
 }
 
@@ -156,6 +160,13 @@ impl Push for RowSink<'_> {
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
         let mut out = SinkRow::new();
+        if let Some(only) = self.only {
+            for &c in only {
+                out.push(row.column(c)?);
+            }
+            self.consume.consume(&out)?;
+            return Ok(if self.consume.stopped() { Flow::Stop } else { Flow::Continue });
+        }
         match self.used {
             None => {
                 for i in 0..self.visible {
@@ -179,8 +190,17 @@ impl Push for RowSink<'_> {
         _rest: &mut D,
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
-        row.truncate(self.visible);
-        self.consume.consume(&row)?;
+        match self.only {
+            Some(only) => {
+                let out: SmallVec<[Value; SINK_INLINE_COLUMNS]> =
+                    only.iter().map(|&c| row.get_mut(c).map_or(Datum::Null, |v| std::mem::replace(v, Datum::Null))).collect();
+                self.consume.consume(&out)?;
+            }
+            None => {
+                row.truncate(self.visible);
+                self.consume.consume(&row)?;
+            }
+        }
         Ok(if self.consume.stopped() { Flow::Stop } else { Flow::Continue })
     }
 }

@@ -4,7 +4,8 @@
 //! `SYS_OP_BLOOM_FILTER(:BF0000, key)` in the probe scan's predicate).
 //!
 //! ```text
-//!  build input ─► JoinFilterFill: each row's key hashed ─► the join's own build sink
+//!  build input ─► the join's build sink: each row's key hashed once, the hash kept
+//!                  in JoinFilterFill as in the join's table
 //!                     │ (all build rows read)
 //!                     ▼
 //!               BloomFilter (sized from the build keys' count)
@@ -20,9 +21,8 @@
 //! - a Bloom filter never drops a row whose key was inserted (no false negatives), so a
 //!   probe row that joins a build row always passes; a row may pass without joining
 //!   (a false positive, about 1% at the filter's design size);
-//! - build and probe keys are hashed by [`key_hash`], over the values as the join
-//!   compares them (one type family per key pair, whose `Hash` agrees with `Eq`), so a
-//!   key equal on both sides has one hash;
+//! - build and probe keys are hashed by [`key_hash`], the hash join's own hash of a
+//!   key, so a key equal on both sides has one hash;
 //! - a key with a NULL never joins: it is never inserted, and a probe row with one is
 //!   dropped. The filter is therefore only for a join that keeps no unmatched probe row
 //!   (an inner join, or an outer join that keeps the build side only): the planner puts
@@ -35,17 +35,17 @@
 //! The filter's bits are not counted in the join's work area (they are at most
 //! [`MAX_BITS`] / 8 bytes, a few hundred KB for a build side of a hundred thousand keys).
 
-use super::downstream::{ConsumeRow, Downstream, Push};
+use super::downstream::{Downstream, Push};
+use super::join_key::{int_key_hash, key_hash};
 use crate::access::{BlockBatch, Flow, RowAccess};
 use crate::error::Result;
-use crate::expr::Expr;
 use crate::expr::functions::FunctionContext;
 use crate::inmemory::bitmap::Bitmap;
 use crate::inmemory::cu::CuValue;
 use crate::inmemory::imcu::{Imcu, ValueKind};
 use crate::stats::{SessionStats, Stat};
 use crate::types::Datum;
-use std::hash::{BuildHasher, Hash, Hasher};
+use smallvec::SmallVec;
 
 /// Bits a key the filter is sized for (at least; the bit count is rounded up to a power
 /// of two): with the matching number of hashes, about a 1% false-positive rate.
@@ -57,17 +57,6 @@ pub const MAX_BITS: usize = 1 << 26;
 /// Key hashes kept while the build input is read, so that the filter can be sized from
 /// their count; past this many the filter is made at [`MAX_BITS`] and filled as rows come.
 const HASHES_KEPT: usize = MAX_BITS / BITS_PER_KEY;
-/// The seed of the key hash: fixed, and neither the hash table's nor the partitions'.
-const KEY_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// The hash of a join key's values (none NULL), the same for equal keys on either side.
-pub fn key_hash<'d>(values: impl IntoIterator<Item = Datum<'d>>) -> u64 {
-    let mut h = foldhash::fast::FixedState::with_seed(KEY_SEED).build_hasher();
-    for v in values {
-        v.hash(&mut h);
-    }
-    h.finish()
-}
 
 /// A Bloom filter over key hashes: `hashes` bits set a key, at positions
 /// `h1 + i × h2` (mod the bit count, a power of two) from the two halves of its hash.
@@ -131,65 +120,38 @@ impl BloomFilter {
     }
 }
 
-/// A hash join's build sink with a join filter before it: each row's key hashed (rows
-/// with a NULL key are left out), then the row handed on.
-pub struct JoinFilterFill<'c> {
-    consumer: &'c mut dyn ConsumeRow,
-    keys: &'c [Expr],
-    f: FunctionContext,
+/// The keys of a hash join's build rows, gathered into a join filter as the rows come:
+/// the join hands over each kept row's key hash (none for a NULL key).
+#[derive(Default)]
+pub struct JoinFilterFill {
     /// The key hashes so far, while fewer than [`HASHES_KEPT`].
     hashes: Vec<u64>,
     /// The filter, once the hashes passed [`HASHES_KEPT`].
     filter: Option<BloomFilter>,
 }
 
-impl<'c> JoinFilterFill<'c> {
-    /// A fill of the keys `keys` (over the build rows) before `consumer`.
-    pub fn new(keys: &'c [Expr], consumer: &'c mut dyn ConsumeRow, f: FunctionContext) -> JoinFilterFill<'c> {
-        JoinFilterFill { consumer, keys, f, hashes: Vec::new(), filter: None }
+impl JoinFilterFill {
+    /// Adds the key of hash `hash`.
+    #[inline]
+    pub fn add(&mut self, hash: u64) {
+        match &mut self.filter {
+            Some(filter) => filter.insert(hash),
+            None if self.hashes.len() < HASHES_KEPT => self.hashes.push(hash),
+            None => {
+                let mut filter = BloomFilter::for_keys(HASHES_KEPT);
+                std::mem::take(&mut self.hashes).into_iter().chain([hash]).for_each(|h| filter.insert(h));
+                self.filter = Some(filter);
+            }
+        }
     }
 
-    /// The filter of every key handed on, sized from their count.
+    /// The filter of every key added, sized from their count.
     pub fn finish(self) -> BloomFilter {
         let mut filter = self.filter.unwrap_or_else(|| BloomFilter::for_keys(self.hashes.len()));
         for &h in &self.hashes {
             filter.insert(h);
         }
         filter
-    }
-
-    /// The hash of `values`' key, `None` when a key value is NULL.
-    fn hash_of(&mut self, values: &[Datum<'_>]) -> Result<Option<u64>> {
-        let mut h = foldhash::fast::FixedState::with_seed(KEY_SEED).build_hasher();
-        for k in self.keys {
-            let v = k.eval(values, &mut self.f)?;
-            if v.is_null() {
-                return Ok(None);
-            }
-            v.hash(&mut h);
-        }
-        Ok(Some(h.finish()))
-    }
-}
-
-impl ConsumeRow for JoinFilterFill<'_> {
-    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
-        if let Some(hash) = self.hash_of(values)? {
-            match &mut self.filter {
-                Some(filter) => filter.insert(hash),
-                None if self.hashes.len() < HASHES_KEPT => self.hashes.push(hash),
-                None => {
-                    let mut filter = BloomFilter::for_keys(HASHES_KEPT);
-                    std::mem::take(&mut self.hashes).into_iter().chain([hash]).for_each(|h| filter.insert(h));
-                    self.filter = Some(filter);
-                }
-            }
-        }
-        self.consumer.consume(values)
-    }
-
-    fn stopped(&self) -> bool {
-        self.consumer.stopped()
     }
 }
 
@@ -221,15 +183,15 @@ impl<'a> JoinFilterStage<'a> {
     /// Whether `row`'s key may be in the filter.
     #[inline]
     fn passes<R: RowAccess + ?Sized>(&self, row: &R) -> Result<bool> {
-        let mut h = foldhash::fast::FixedState::with_seed(KEY_SEED).build_hasher();
+        let mut key: SmallVec<[Datum<'_>; 4]> = SmallVec::new();
         for &c in self.columns {
             let v = row.column(c)?;
             if v.is_null() {
                 return Ok(false);
             }
-            v.hash(&mut h);
+            key.push(v);
         }
-        Ok(self.filter.may_contain(h.finish()))
+        Ok(self.filter.may_contain(key_hash(&key)))
     }
 
     /// Whether row `i` of `batch` passes: a one-column whole-number key read in place.
@@ -239,7 +201,7 @@ impl<'a> JoinFilterStage<'a> {
             && batch.is_number_column(c)
             && let Ok(v) = batch.int_or_null(i, c)
         {
-            return Ok(v.is_some_and(|v| self.filter.may_contain(key_hash([Datum::Int(v)]))));
+            return Ok(v.is_some_and(|v| self.filter.may_contain(int_key_hash(v))));
         }
         self.passes(&batch.row(i))
     }
@@ -254,25 +216,23 @@ impl<'a> JoinFilterStage<'a> {
             return Ok(false);
         };
         let mut dropped = Vec::new();
+        let mut key: SmallVec<[Datum<'_>; 4]> = SmallVec::new();
         for r in keep.iter_ones() {
             self.checked += 1;
-            let mut h = foldhash::fast::FixedState::with_seed(KEY_SEED).build_hasher();
-            let mut null = false;
+            key.clear();
             for col in &columns {
-                if col.kind == ValueKind::Int {
+                key.push(if col.kind == ValueKind::Int {
                     // Whole numbers: the value as the row scan gives it, read from the codes.
                     match col.unit.value(r) {
-                        Some(CuValue::Int(v)) => Datum::Int(v).hash(&mut h),
-                        None => null = true,
-                        Some(other) => col.to_datum(Some(other))?.hash(&mut h),
+                        Some(CuValue::Int(v)) => Datum::Int(v),
+                        None => Datum::Null,
+                        Some(other) => col.to_datum(Some(other))?,
                     }
                 } else {
-                    let v = col.datum_ref(r)?;
-                    null |= v.is_null();
-                    v.hash(&mut h);
-                }
+                    col.datum_ref(r)?
+                });
             }
-            if null || !self.filter.may_contain(h.finish()) {
+            if key.iter().any(Datum::is_null) || !self.filter.may_contain(key_hash(&key)) {
                 dropped.push(r);
             }
         }
@@ -340,7 +300,7 @@ mod tests {
 
     /// Keys `from..to` as a join key of one whole number.
     fn hashes(keys: std::ops::Range<i64>) -> impl Iterator<Item = u64> {
-        keys.map(|k| key_hash([Datum::Int(k)]))
+        keys.map(int_key_hash)
     }
 
     #[test]
@@ -359,21 +319,13 @@ mod tests {
             hashes(0..n as i64).for_each(|h| filter.insert(h));
             // Keys never inserted, spread as a table's often are: multiples of a stride.
             let probes = 200_000i64;
-            let others = (0..probes).map(|k| key_hash([Datum::Int(-1 - k * stride)]));
+            let others = (0..probes).map(|k| int_key_hash(-1 - k * stride));
             let positives = others.filter(|&h| filter.may_contain(h)).count();
             let rate = positives as f64 / probes as f64;
             let design = filter.design_false_positive_rate(n);
             assert!(design < 0.011, "{n} keys: designed for {design}");
             assert!(rate < design * 1.5 + 0.001, "{n} keys: {rate} false positives against {design} by design");
         }
-    }
-
-    #[test]
-    fn equal_keys_hash_alike_whatever_their_string_s_owner() {
-        let owned = key_hash([Datum::Str("ab".to_string().into()), Datum::Int(3)]);
-        let borrowed = key_hash([Datum::Str("ab".into()), Datum::Int(3)]);
-        assert_eq!(owned, borrowed);
-        assert_ne!(key_hash([Datum::Int(3), Datum::Str("ab".into())]), owned, "the order of the key's values counts");
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub mod index_source;
 pub mod inmemory_source;
 pub mod join;
 pub mod join_filter;
+mod join_key;
 pub mod kernel;
 mod limit;
 pub mod pipeline;

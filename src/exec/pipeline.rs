@@ -131,7 +131,7 @@ impl Downstream for [Stage<'_>] {
     #[inline]
     fn sink(&mut self) -> Option<SinkTarget<'_>> {
         match self.first_mut() {
-            Some(Stage::Sink(sink)) => Some(sink.target()),
+            Some(Stage::Sink(sink)) if sink.only.is_none() => Some(sink.target()),
             _ => None,
         }
     }

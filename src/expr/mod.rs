@@ -226,8 +226,21 @@ impl Expr {
         )
     }
 
-    /// The value of this expression for `row`.
+    /// The value of this expression for `row`. A column or a literal, the most common
+    /// by far, is read here, inlined into the caller; the rest goes through
+    /// [`Expr::eval_compound`], whose frame is large.
+    #[inline]
     pub fn eval<'a, R: RowAccess + ?Sized>(&'a self, row: &'a R, f: &mut FunctionContext) -> Result<Datum<'a>> {
+        match self {
+            Expr::Column(i) => row.column(*i),
+            Expr::Literal(v) => Ok(v.reborrow()),
+            _ => self.eval_compound(row, f),
+        }
+    }
+
+    /// [`Expr::eval`] of an expression that is neither a column nor a literal.
+    #[inline(never)]
+    fn eval_compound<'a, R: RowAccess + ?Sized>(&'a self, row: &'a R, f: &mut FunctionContext) -> Result<Datum<'a>> {
         Ok(match self {
             Expr::Column(i) => row.column(*i)?,
             Expr::Literal(v) => v.reborrow(),

@@ -17,7 +17,10 @@
 //! `used`), one row after another in one vector ([`KeptRows`]); the table holds, for
 //! each key's hash, the chain of the rows with that key ([`Chain`], linked through
 //! `Table::next` in the order they came), so a row costs no allocation beyond its
-//! strings, and a probe hashes its key once, borrowed from the probe row.
+//! strings. A row's key is hashed once ([`crate::exec::join_key`]): a build row's hash
+//! places it in the table as it comes (or in its partition), and goes into the join
+//! filter; a probe row's hash, of its key borrowed from the probe row, chooses its
+//! partition and its chain.
 //!
 //! Invariants:
 //! - every build row is in exactly one place: the table of the rows in memory, or one
@@ -25,6 +28,7 @@
 //!   that partition is, so each pair is found once;
 //! - build and probe rows of one key land in one partition (one fixed hash of the key's
 //!   values, which the planner gives one type family per pair);
+//! - a build row with a NULL key is never kept when the build input is not preserved;
 //! - rows with a NULL key join nothing: a build one is kept only when the build input is
 //!   preserved (an outer join) and is then given back with NULLs, in partition 0;
 //! - the memory held (rows as estimated by [`row_bytes`], and the write buffers of
@@ -35,12 +39,13 @@
 //! - what the work area did goes to `Join::workarea` and the session's
 //!   `workarea executions - ...` statistics once per execution.
 
-use super::{Join, JoinInput, NOT_KEPT, Pair, SideRow, run_build, run_filtered};
+use super::{Join, JoinInput, NOT_KEPT, Pair, SideRow, run_filtered};
 use crate::access::{Flow, RowAccess};
 use crate::error::Result;
 use crate::exec::ExecContext;
 use crate::exec::downstream::ConsumeRow;
-use crate::exec::join_filter::JoinFilterStage;
+use crate::exec::join_filter::{JoinFilterFill, JoinFilterStage};
+use crate::exec::join_key::{key_hash, partition_of_hash};
 use crate::exec::pipeline::Stage;
 use crate::exec::temp_rows::{RowRun, TempRows};
 use crate::exec::workarea::WorkArea;
@@ -51,7 +56,6 @@ use crate::stats::workarea::WorkareaRun;
 use crate::types::{Datum, Value};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
-use std::hash::BuildHasher;
 use std::time::Instant;
 
 /// Partitions a spilling join hashes its rows into: as many as write buffers of
@@ -63,10 +67,6 @@ const MAX_PARTITIONS: usize = 64;
 /// within these bounds.
 const MIN_CHUNK: usize = 8 << 10;
 const MAX_CHUNK: usize = 256 << 10;
-/// The seeds of the partitioning hash and of the table's: fixed, and not one another's
-/// (a partition's keys share their hash's high bits, which the table's slots must not).
-const PARTITION_SEED: u64 = 0x243f_6a88_85a3_08d3;
-const TABLE_SEED: u64 = 0x1319_8a2e_0370_7344;
 /// Bytes a build row adds to the table beyond its values: its link to the next row of
 /// its key (4), and a share of the slots (a 16-byte chain and its control byte, the
 /// table at most seven eighths full).
@@ -76,6 +76,25 @@ const END: u32 = u32::MAX;
 
 /// A key's values, borrowed from the row they were computed over.
 type Key<'v> = SmallVec<[Datum<'v>; 4]>;
+
+/// A row's join key: read in place where every key is a column of the row, else its
+/// values computed.
+enum RowKey<'x, 'v> {
+    /// Value `i` of the key is `values[slots[i]]`.
+    InRow { values: &'x [Datum<'v>], slots: &'x [usize] },
+    Computed(Key<'x>),
+}
+
+impl RowKey<'_, '_> {
+    /// The key's values, in order.
+    fn values(&self) -> impl Iterator<Item = &Datum<'_>> {
+        let (in_row, computed) = match self {
+            RowKey::InRow { values, slots } => (Some(slots.iter().map(|&s| &values[s])), None),
+            RowKey::Computed(key) => (None, Some(key.iter())),
+        };
+        in_row.into_iter().flatten().chain(computed.into_iter().flatten())
+    }
+}
 
 /// The values of `keys` over `row`, or `None` when one is NULL (the row joins nothing).
 fn key_of<'r, R: RowAccess + ?Sized>(keys: &'r [Expr], row: &'r R, f: &mut FunctionContext) -> Result<Option<Key<'r>>> {
@@ -90,22 +109,73 @@ fn key_of<'r, R: RowAccess + ?Sized>(keys: &'r [Expr], row: &'r R, f: &mut Funct
     Ok(Some(key))
 }
 
-/// The hash of `key` with `seed`: the same for equal keys whoever holds their strings.
-fn hash_key(key: &[Datum<'_>], seed: u64) -> u64 {
-    foldhash::fast::FixedState::with_seed(seed).hash_one(key)
-}
-
-/// The partition of the rows whose key hashes to `hash` (with [`PARTITION_SEED`]).
-fn partition(hash: u64, partitions: usize) -> usize {
-    // The hash's high bits choose: the low bits of a folded multiply are its weakest.
-    ((u128::from(hash) * partitions as u128) >> 64) as usize
-}
-
 /// Bytes a kept build row takes in memory, as the work area counts them: its values,
 /// their strings, and its share of the table.
 fn row_bytes(row: &[Datum<'_>]) -> usize {
     let strings: usize = row.iter().map(|v| if let Datum::Str(s) = v { s.len() } else { 0 }).sum();
     std::mem::size_of_val(row) + strings + TABLE_BYTES_A_ROW
+}
+
+/// The columns of one input's rows as the join holds them: only those the join and the
+/// plan above it use, in order ([`RowSink::only`] hands them so), each row read through
+/// `slots`.
+///
+/// [`RowSink::only`]: crate::exec::downstream::RowSink::only
+struct Layout {
+    /// The input's columns a row holds, in order.
+    only: Vec<usize>,
+    /// Where each input column is in a row ([`NOT_KEPT`] when it is not).
+    slots: Vec<u32>,
+    /// Where each key is in a row, when every one is a column.
+    key_slots: Option<Vec<usize>>,
+}
+
+impl Layout {
+    fn of(input: &JoinInput, keys: &[Expr]) -> Layout {
+        let only: Vec<usize> = match &input.used {
+            None => (0..input.read).collect(),
+            Some(used) => (0..input.read).filter(|&c| used[c]).collect(),
+        };
+        let mut slots = vec![NOT_KEPT; input.read];
+        for (i, &c) in only.iter().enumerate() {
+            slots[c] = i as u32;
+        }
+        let key_slots = keys
+            .iter()
+            .map(|k| match k {
+                Expr::Column(c) => slots.get(*c).filter(|&&s| s != NOT_KEPT).map(|&s| s as usize),
+                _ => None,
+            })
+            .collect();
+        Layout { only, slots, key_slots }
+    }
+
+    /// A row in this layout as the input's row.
+    fn row<'x, 'v>(&'x self, values: &'x [Datum<'v>]) -> SideRow<'x, 'v> {
+        SideRow { values, slots: Some(&self.slots) }
+    }
+
+    /// The key `keys` of row `values` and its hash; `None` for a NULL key.
+    fn key<'x, 'v>(
+        &'x self,
+        keys: &[Expr],
+        values: &'x [Datum<'v>],
+        f: &mut FunctionContext,
+    ) -> Result<Option<(RowKey<'x, 'v>, u64)>> {
+        let key = match &self.key_slots {
+            Some(slots) => {
+                (!slots.iter().any(|&s| values[s].is_null())).then_some(RowKey::InRow { values, slots })
+            }
+            None => {
+                let owned = |d: Datum<'_>| -> Datum<'x> { d.into_owned() };
+                key_of(keys, &self.row(values), f)?.map(|k| RowKey::Computed(k.into_iter().map(owned).collect()))
+            }
+        };
+        Ok(key.map(|k| {
+            let hash = key_hash(k.values());
+            (k, hash)
+        }))
+    }
 }
 
 /// Which input builds, and what each side keeps.
@@ -116,12 +186,10 @@ struct Sides<'j> {
     probe_keys: &'j [Expr],
     keep_build: bool,
     keep_probe: bool,
-    /// The build input's columns a kept row holds, in order.
-    kept: Vec<usize>,
-    /// Where each build input column is in a kept row ([`NOT_KEPT`] when it is not).
-    slots: Vec<u32>,
-    /// Where each build key is in a kept row, when every one is a column.
-    key_slots: Option<Vec<usize>>,
+    /// The columns of a kept build row.
+    kept: Layout,
+    /// The columns of a probe row as the join is handed it.
+    probing: Layout,
 }
 
 impl<'j> Sides<'j> {
@@ -145,36 +213,40 @@ impl<'j> Sides<'j> {
                 join.kind.keeps_right(),
             )
         };
-        let kept: Vec<usize> = match &build.used {
-            None => (0..build.read).collect(),
-            Some(used) => (0..build.read).filter(|&c| used[c]).collect(),
-        };
-        let mut slots = vec![NOT_KEPT; build.read];
-        for (i, &c) in kept.iter().enumerate() {
-            slots[c] = i as u32;
-        }
-        let key_slots = build_keys
-            .iter()
-            .map(|k| match k {
-                Expr::Column(c) => slots.get(*c).filter(|&&s| s != NOT_KEPT).map(|&s| s as usize),
-                _ => None,
-            })
-            .collect();
-        Sides { build, probe, build_keys, probe_keys, keep_build, keep_probe, kept, slots, key_slots }
+        let (kept, probing) = (Layout::of(build, build_keys), Layout::of(probe, probe_keys));
+        Sides { build, probe, build_keys, probe_keys, keep_build, keep_probe, kept, probing }
     }
 
     /// A kept build row as the build input's row.
     fn build_row<'x, 'v>(&'x self, kept: &'x [Datum<'v>]) -> SideRow<'x, 'v> {
-        SideRow { values: kept, slots: Some(&self.slots) }
+        self.kept.row(kept)
+    }
+
+    /// The key of kept build row `kept` and its hash; `None` for a NULL key.
+    fn build_key<'x, 'v>(
+        &'x self,
+        kept: &'x [Datum<'v>],
+        f: &mut FunctionContext,
+    ) -> Result<Option<(RowKey<'x, 'v>, u64)>> {
+        self.kept.key(self.build_keys, kept, f)
+    }
+
+    /// The key of probe row `values` (in the probing layout) and its hash.
+    fn probe_key<'x, 'v>(
+        &'x self,
+        values: &'x [Datum<'v>],
+        f: &mut FunctionContext,
+    ) -> Result<Option<(RowKey<'x, 'v>, u64)>> {
+        self.probing.key(self.probe_keys, values, f)
     }
 
     /// Whether kept build row `kept` has the key `key`.
-    fn build_key_is(&self, kept: &[Value], key: &[Datum<'_>], f: &mut FunctionContext) -> Result<bool> {
-        match &self.key_slots {
-            Some(slots) => Ok(slots.iter().zip(key).all(|(&s, k)| kept[s] == *k)),
+    fn build_key_is(&self, kept: &[Value], key: &RowKey<'_, '_>, f: &mut FunctionContext) -> Result<bool> {
+        match &self.kept.key_slots {
+            Some(slots) => Ok(slots.iter().zip(key.values()).all(|(&s, k)| kept[s] == *k)),
             None => {
                 let row = self.build_row(kept);
-                Ok(key_of(self.build_keys, &row, f)?.is_some_and(|own| own.as_slice() == key))
+                Ok(key_of(self.build_keys, &row, f)?.is_some_and(|own| own.iter().eq(key.values())))
             }
         }
     }
@@ -236,42 +308,73 @@ struct Table {
 }
 
 impl Table {
-    fn of(rows: KeptRows, sides: &Sides<'_>, f: &mut FunctionContext) -> Result<Table> {
-        let mut chains: HashTable<Chain> = HashTable::with_capacity(rows.len());
-        let mut next = vec![END; rows.len()];
-        let mut failed = None;
-        for (i, kept) in rows.iter().enumerate() {
-            let i = i as u32;
-            let row = sides.build_row(kept);
-            let Some(key) = key_of(sides.build_keys, &row, f)? else { continue };
-            let hash = hash_key(&key, TABLE_SEED);
-            let same_key = |c: &Chain| {
-                c.hash == hash
-                    && sides.build_key_is(rows.row(c.first as usize), &key, f).unwrap_or_else(|e| {
-                        failed = Some(e);
-                        false
-                    })
-            };
-            match chains.find_mut(hash, same_key) {
-                Some(chain) => {
-                    next[chain.last as usize] = i;
-                    chain.last = i;
-                }
-                None => {
-                    chains.insert_unique(hash, Chain { hash, first: i, last: i }, |c| c.hash);
-                }
-            }
-            if let Some(e) = failed.take() {
-                return Err(e);
-            }
-        }
-        let matched = vec![false; if sides.keep_build { rows.len() } else { 0 }];
-        Ok(Table { rows, chains, next, matched })
+    /// An empty table of rows `width` values wide.
+    fn new(width: usize) -> Table {
+        Table { rows: KeptRows::new(width), chains: HashTable::new(), next: Vec::new(), matched: Vec::new() }
     }
 
-    /// The first row of the chain of key `key`.
-    fn first_of(&self, key: &[Datum<'_>], sides: &Sides<'_>, f: &mut FunctionContext) -> Result<Option<u32>> {
-        let hash = hash_key(key, TABLE_SEED);
+    /// A table of `rows`, each keyed anew; a row with a NULL key is kept outside every
+    /// chain.
+    fn of(rows: KeptRows, sides: &Sides<'_>, f: &mut FunctionContext) -> Result<Table> {
+        let mut table = Table {
+            rows: KeptRows::new(rows.width),
+            chains: HashTable::with_capacity(rows.len()),
+            next: Vec::with_capacity(rows.len()),
+            matched: Vec::new(),
+        };
+        for kept in rows.iter() {
+            let key = sides.build_key(kept, f)?;
+            table.insert(kept, key.as_ref().map(|(k, h)| (k, *h)), sides, f)?;
+        }
+        Ok(table)
+    }
+
+    /// Keeps `row` (in the kept layout), whose key is `key` with its hash (`None`: a NULL
+    /// key, joining nothing); returns its bytes ([`row_bytes`]).
+    fn insert(
+        &mut self,
+        row: &[Datum<'_>],
+        key: Option<(&RowKey<'_, '_>, u64)>,
+        sides: &Sides<'_>,
+        f: &mut FunctionContext,
+    ) -> Result<usize> {
+        let i = self.rows.len() as u32;
+        let bytes = self.rows.push(row);
+        self.next.push(END);
+        let Some((key, hash)) = key else { return Ok(bytes) };
+        let mut failed = None;
+        let rows = &self.rows;
+        let same_key = |c: &Chain| {
+            c.hash == hash
+                && sides.build_key_is(rows.row(c.first as usize), key, f).unwrap_or_else(|e| {
+                    failed = Some(e);
+                    false
+                })
+        };
+        match self.chains.find_mut(hash, same_key) {
+            Some(chain) => {
+                self.next[chain.last as usize] = i;
+                chain.last = i;
+            }
+            None => {
+                self.chains.insert_unique(hash, Chain { hash, first: i, last: i }, |c| c.hash);
+            }
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(bytes),
+        }
+    }
+
+    /// Readies the table for probing: the marks of rows joined, when the build input is
+    /// preserved.
+    fn ready(mut self, sides: &Sides<'_>) -> Table {
+        self.matched = vec![false; if sides.keep_build { self.rows.len() } else { 0 }];
+        self
+    }
+
+    /// The first row of the chain of key `key`, whose hash is `hash`.
+    fn first_of(&self, key: &RowKey<'_, '_>, hash: u64, sides: &Sides<'_>, f: &mut FunctionContext) -> Result<Option<u32>> {
         let mut failed = None;
         let found = self.chains.find(hash, |c| {
             c.hash == hash
@@ -301,8 +404,8 @@ struct Emitter<'j, 'r, 'a> {
 
 impl Emitter<'_, '_, '_> {
     /// The joined row of a probe row (or NULLs) and a build row's side (or NULLs).
-    fn pair<'x, 'v>(&self, probe: Option<&'x [Datum<'v>]>, build: Option<SideRow<'x, 'v>>) -> Pair<'x, 'v> {
-        let probe = probe.map(SideRow::whole).unwrap_or_default();
+    fn pair<'x, 'v>(&self, probe: Option<SideRow<'x, 'v>>, build: Option<SideRow<'x, 'v>>) -> Pair<'x, 'v> {
+        let probe = probe.unwrap_or_default();
         let build = build.unwrap_or_default();
         let (left, right) = if self.build_right { (probe, build) } else { (build, probe) };
         Pair { left, right, left_width: self.join.left.width }
@@ -315,11 +418,18 @@ impl Emitter<'_, '_, '_> {
 
     /// Joins `probe` (whose key is `key`) to the rows of `table` with that key; returns
     /// whether any pair met the residual condition.
-    fn probe(&mut self, table: &mut Table, sides: &Sides<'_>, probe: &[Datum<'_>], key: &[Datum<'_>]) -> Result<bool> {
-        let Some(mut b) = table.first_of(key, sides, &mut self.f)? else { return Ok(false) };
+    fn probe(
+        &mut self,
+        table: &mut Table,
+        sides: &Sides<'_>,
+        probe: &[Datum<'_>],
+        key: &RowKey<'_, '_>,
+        hash: u64,
+    ) -> Result<bool> {
+        let Some(mut b) = table.first_of(key, hash, sides, &mut self.f)? else { return Ok(false) };
         let mut any = false;
         loop {
-            let out = self.pair(Some(probe), Some(sides.build_row(table.rows.row(b as usize))));
+            let out = self.pair(Some(sides.probing.row(probe)), Some(sides.build_row(table.rows.row(b as usize))));
             if self.join.residual_holds(&out, &mut self.f)? {
                 any = true;
                 if let Some(m) = table.matched.get_mut(b as usize) {
@@ -379,8 +489,10 @@ struct Build<'s, 'a> {
     area: WorkArea<'a>,
     stats: &'a SessionStats,
     f: FunctionContext,
-    /// The rows, while nothing spilled.
-    rows: KeptRows,
+    /// The rows, in their table as they come, while nothing spilled.
+    table: Table,
+    /// The join filter's keys, when the join has one.
+    filter: Option<JoinFilterFill>,
     /// Bytes held now (rows in memory, write buffers of spilled partitions).
     held: usize,
     /// The most ever held.
@@ -403,7 +515,7 @@ impl<'s, 'a> Build<'s, 'a> {
         let count = (self.area.limit / (2 * MIN_CHUNK)).clamp(MIN_PARTITIONS, MAX_PARTITIONS);
         let chunk = (self.area.limit / (8 * count)).clamp(MIN_CHUNK, MAX_CHUNK);
         let file = TempRows::create(temp, "hash", self.stats)?;
-        let width = self.sides.kept.len();
+        let width = self.sides.kept.only.len();
         let mut parts: Vec<Partition> = (0..count)
             .map(|_| Partition {
                 rows: KeptRows::new(width),
@@ -414,10 +526,9 @@ impl<'s, 'a> Build<'s, 'a> {
             })
             .collect();
         self.held = 0;
-        let rows = std::mem::take(&mut self.rows);
+        let rows = std::mem::replace(&mut self.table, Table::new(width)).rows;
         for row in rows.iter() {
-            let Some(p) = partition_of(self.sides, row, count, &mut self.f)? else { continue };
-            let part = &mut parts[p];
+            let part = &mut parts[partition_of(self.sides, row, count, &mut self.f)?];
             let bytes = part.rows.push(row);
             part.bytes += bytes;
             part.total += bytes;
@@ -449,29 +560,36 @@ impl<'s, 'a> Build<'s, 'a> {
     }
 }
 
-/// The partition of kept build row `kept`: its key's, or 0 for a NULL key; `None` when
-/// the row is not kept (a NULL key, of an input not preserved).
-fn partition_of(sides: &Sides<'_>, kept: &[Datum<'_>], count: usize, f: &mut FunctionContext) -> Result<Option<usize>> {
-    let row = sides.build_row(kept);
-    Ok(match key_of(sides.build_keys, &row, f)? {
-        Some(key) => Some(partition(hash_key(&key, PARTITION_SEED), count)),
-        None => sides.keep_build.then_some(0),
-    })
+/// The partition of kept build row `kept`: its key's, or 0 for a NULL key (a row kept
+/// only when the build input is preserved).
+fn partition_of(sides: &Sides<'_>, kept: &[Datum<'_>], count: usize, f: &mut FunctionContext) -> Result<usize> {
+    Ok(sides.build_key(kept, f)?.map_or(0, |(_, hash)| partition_of_hash(hash, count)))
 }
 
 impl ConsumeRow for Build<'_, '_> {
+    /// Takes a row of the build input, already in the kept layout (its sink hands over
+    /// only the kept columns).
     fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
-        let row: SmallVec<[Datum<'_>; 16]> =
-            self.sides.kept.iter().map(|&c| values.get(c).map_or(Datum::Null, super::borrowed)).collect();
-        self.take(&row)
+        self.take(values)
     }
 }
 
 impl Build<'_, '_> {
-    /// Keeps `row` (in the kept layout) in memory or in its spilled partition.
+    /// Keeps `row` (in the kept layout) in memory or in its spilled partition; a row
+    /// with a NULL key only when the build input is preserved.
     fn take(&mut self, row: &[Datum<'_>]) -> Result<()> {
+        let key = self.sides.build_key(row, &mut self.f)?;
+        let hash = match &key {
+            Some((_, hash)) => *hash,
+            None if self.sides.keep_build => 0,
+            None => return Ok(()),
+        };
+        if let (Some(filter), Some(_)) = (&mut self.filter, &key) {
+            filter.add(hash);
+        }
         let Some(count) = self.spill.as_ref().map(|s| s.parts.len()) else {
-            let bytes = self.rows.push(row);
+            let key = key.as_ref().map(|(k, h)| (k, *h));
+            let bytes = self.table.insert(row, key, self.sides, &mut self.f)?;
             self.total += bytes;
             self.hold(bytes);
             if self.held > self.area.limit {
@@ -479,7 +597,7 @@ impl Build<'_, '_> {
             }
             return Ok(());
         };
-        let Some(p) = partition_of(self.sides, row, count, &mut self.f)? else { return Ok(()) };
+        let p = if key.is_some() { partition_of_hash(hash, count) } else { 0 };
         let bytes = row_bytes(row);
         self.total += bytes;
         let spill = self.spill.as_mut().expect("spilling");
@@ -511,20 +629,21 @@ impl ConsumeRow for Probe<'_, '_, '_, '_, '_> {
         if self.emitter.stopped {
             return Ok(());
         }
-        let key = key_of(self.sides.probe_keys, values, &mut self.emitter.f)?;
-        if let (Some(key), Some(spill)) = (&key, self.spill.as_deref_mut()) {
-            let p = partition(hash_key(key, PARTITION_SEED), spill.parts.len());
+        let key = self.sides.probe_key(values, &mut self.emitter.f)?;
+        if let (Some((_, hash)), Some(spill)) = (&key, self.spill.as_deref_mut()) {
+            let hash = *hash;
+            let p = partition_of_hash(hash, spill.parts.len());
             let part = &mut spill.parts[p];
             if part.build.is_some() {
                 return part.probe.push(values, &mut spill.file, spill.chunk);
             }
         }
         let any = match &key {
-            Some(key) => self.emitter.probe(self.table, self.sides, values, key)?,
+            Some((key, hash)) => self.emitter.probe(self.table, self.sides, values, key, *hash)?,
             None => false,
         };
         if !any && self.sides.keep_probe && !self.emitter.stopped {
-            let out = self.emitter.pair(Some(values), None);
+            let out = self.emitter.pair(Some(self.sides.probing.row(values)), None);
             self.emitter.emit(&out)?;
         }
         Ok(())
@@ -547,7 +666,8 @@ pub(super) fn run(join: &Join, build_right: bool, stages: &mut [Stage<'_>], ctx:
         area,
         stats,
         f: ctx.functions.clone(),
-        rows: KeptRows::new(sides.kept.len()),
+        table: Table::new(sides.kept.only.len()),
+        filter: None,
         held: 0,
         peak: 0,
         total: 0,
@@ -555,8 +675,10 @@ pub(super) fn run(join: &Join, build_right: bool, stages: &mut [Stage<'_>], ctx:
     };
     // A join filter drops probe rows that join nothing: never where those are kept.
     let filter_spec = join.join_filter.as_ref().filter(|_| !sides.keep_probe);
-    let filter = run_build(filter_spec, sides.build, sides.build_keys, &mut build, ctx)?;
-    let Build { mut f, rows, mut spill, peak, total, .. } = build;
+    build.filter = filter_spec.map(|_| JoinFilterFill::default());
+    run_filtered(sides.build, Some(&sides.kept.only), None, &mut build, ctx)?;
+    let Build { mut f, table, filter, mut spill, peak, total, .. } = build;
+    let filter = filter.map(JoinFilterFill::finish);
     if let Some(spill) = &mut spill {
         for part in &mut spill.parts {
             if let Some(run) = &mut part.build {
@@ -564,23 +686,23 @@ pub(super) fn run(join: &Join, build_right: bool, stages: &mut [Stage<'_>], ctx:
             }
         }
     }
-    let in_memory = match &mut spill {
-        None => rows,
+    let table = match &mut spill {
+        None => table,
         Some(spill) => {
-            let mut kept = KeptRows::new(sides.kept.len());
+            let mut kept = KeptRows::new(sides.kept.only.len());
             for part in &mut spill.parts {
                 let part_rows = std::mem::take(&mut part.rows);
                 part_rows.iter().for_each(|row| _ = kept.push(row));
             }
-            kept
+            Table::of(kept, &sides, &mut f)?
         }
     };
-    let mut table = Table::of(in_memory, &sides, &mut f)?;
+    let mut table = table.ready(&sides);
     let meter = ctx.row_source_statistics.then_some(stats);
     let mut emitter = Emitter { join, build_right, rest: stages, f, stopped: false, meter };
     let mut probe = Probe { emitter: &mut emitter, sides: &sides, table: &mut table, spill: spill.as_mut() };
     let filter_stage = filter_spec.zip(filter.as_ref()).map(|(s, f)| JoinFilterStage::new(f, &s.probe_columns));
-    run_filtered(sides.probe, filter_stage, &mut probe, ctx)?;
+    run_filtered(sides.probe, Some(&sides.probing.only), filter_stage, &mut probe, ctx)?;
     // What the joined rows do from here on is outside every input's run.
     emitter.meter = None;
     if sides.keep_build && !emitter.stopped {
@@ -639,7 +761,7 @@ fn join_spilled(
         let (mut next, mut reads) = (0, 0u32);
         while next < chunks && !emitter.stopped {
             // One segment: the build rows of as many chunks as fit, at least one.
-            let (mut segment, mut held) = (KeptRows::new(sides.kept.len()), 0usize);
+            let (mut segment, mut held) = (KeptRows::new(sides.kept.only.len()), 0usize);
             while next < chunks && (segment.len() == 0 || held < limit) {
                 build_run.for_each_in_chunk(file, next, |row| {
                     held += segment.push(row);
@@ -649,18 +771,18 @@ fn join_spilled(
             }
             most_held = most_held.max(held);
             let last = next == chunks;
-            let mut table = Table::of(segment, sides, &mut emitter.f)?;
+            let mut table = Table::of(segment, sides, &mut emitter.f)?.ready(sides);
             let mut i = 0;
             reads += 1;
             part.probe.for_each(file, |row| {
-                let any = match key_of(sides.probe_keys, row, &mut emitter.f)? {
-                    Some(key) => emitter.probe(&mut table, sides, row, &key)?,
+                let any = match sides.probe_key(row, &mut emitter.f)? {
+                    Some((key, hash)) => emitter.probe(&mut table, sides, row, &key, hash)?,
                     None => false,
                 };
                 if let Some(m) = probe_matched.get_mut(i) {
                     *m |= any;
                     if last && !*m && !emitter.stopped {
-                        let out = emitter.pair(Some(row), None);
+                        let out = emitter.pair(Some(sides.probing.row(row)), None);
                         emitter.emit(&out)?;
                     }
                 }

@@ -40,7 +40,7 @@ mod nested_loops;
 use super::ExecContext;
 use super::FilterStage;
 use super::downstream::{ConsumeRow, RowSink};
-use super::join_filter::{BloomFilter, JoinFilterFill, JoinFilterStage};
+use super::join_filter::JoinFilterStage;
 use super::pipeline::{Stage, push};
 pub use super::source::{InputFigures, Join, JoinFilterSpec, JoinInput, JoinKind, JoinMethod, NestedInner};
 use crate::access::{Flow, RowAccess};
@@ -250,13 +250,15 @@ impl<R: RowAccess + ?Sized> RowAccess for Ordered<'_, R> {
 /// Runs `input` into `consumer`, through the input's filter, adding the run to the
 /// input's figures.
 fn run_into(input: &JoinInput, consumer: &mut dyn ConsumeRow, ctx: &mut ExecContext<'_>) -> Result<()> {
-    run_filtered(input, None, consumer, ctx)
+    run_filtered(input, None, None, consumer, ctx)
 }
 
-/// [`run_into`], the rows also through `join_filter` after the input's filter (a hash
+/// [`run_into`], the rows handed over holding only the columns `only` when given (see
+/// [`RowSink::only`]), and also through `join_filter` after the input's filter (a hash
 /// join's probe input), whose counts go to the session's statistics.
 fn run_filtered(
     input: &JoinInput,
+    only: Option<&[usize]>,
     join_filter: Option<JoinFilterStage<'_>>,
     consumer: &mut dyn ConsumeRow,
     ctx: &mut ExecContext<'_>,
@@ -270,6 +272,7 @@ fn run_filtered(
     stages.push(Stage::Sink(RowSink {
         visible: input.read,
         used: input.used.as_deref(),
+        only,
         consume: Box::new(Forward(&mut counted)),
     }));
     let mut figures = input.figures.get();
@@ -284,23 +287,6 @@ fn run_filtered(
     figures.rows += counted.rows;
     input.figures.set(figures);
     ran.map(|_| ())
-}
-
-/// Runs a hash join's build input into `consumer`, its rows' `keys` also into a join
-/// filter when the join has one (`filter`), given back once every row was read.
-fn run_build(
-    filter: Option<&JoinFilterSpec>,
-    input: &JoinInput,
-    keys: &[Expr],
-    consumer: &mut dyn ConsumeRow,
-    ctx: &mut ExecContext<'_>,
-) -> Result<Option<BloomFilter>> {
-    if filter.is_none() {
-        return run_into(input, consumer, ctx).map(|_| None);
-    }
-    let mut fill = JoinFilterFill::new(keys, consumer, ctx.functions.clone());
-    run_into(input, &mut fill, ctx)?;
-    Ok(Some(fill.finish()))
 }
 
 /// A consumer that counts the rows it passes on.

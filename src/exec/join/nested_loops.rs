@@ -107,6 +107,7 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
                     let mut stages = vec![Stage::Sink(RowSink {
                         visible: join.right.read,
                         used: join.right.used.as_deref(),
+                        only: None,
                         consume: Box::new(Forward(&mut inner_side)),
                     })];
                     let mut figures = join.right.figures.get();

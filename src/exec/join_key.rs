@@ -1,0 +1,104 @@
+//! The hash of a join key's values: one 64-bit hash a row, from which a hash join takes
+//! its table's slot and, when it spills, the row's partition, and a join filter its
+//! bits ([`crate::exec::join_filter`]). A row's key is hashed once on the build side
+//! (and once in the join, once more in the probe scan's join filter, on the probe side).
+//!
+//! Invariants:
+//! - equal keys hash alike, whoever owns their strings: the values are hashed as the
+//!   join compares them (the planner gives each key pair one type family, whose `Hash`
+//!   agrees with `=`);
+//! - a key of one whole number, the common case, hashes by one folded multiply; every
+//!   other key through `foldhash` over its values in order. Which way a key goes depends
+//!   only on its values, so both sides of a join agree;
+//! - the partition of a key takes other bits of the hash than a table's slot and tag
+//!   ([`partition_of_hash`]), so the rows of one partition still spread over its table.
+
+use crate::types::Datum;
+use std::hash::{BuildHasher, Hash, Hasher};
+
+/// The seed of every key hash: fixed, so a key hashes alike in each run and each side.
+const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+/// The multiplier of a whole-number key's hash: odd, its bits well spread.
+const MULTIPLIER: u64 = 0x5851_f42d_4c95_7f2d;
+
+/// The hash of a key of one whole number `i`: the same as [`key_hash`] of `[Int(i)]`.
+#[inline(always)]
+pub fn int_key_hash(i: i64) -> u64 {
+    let product = u128::from((i as u64) ^ SEED) * u128::from(MULTIPLIER);
+    (product as u64) ^ ((product >> 64) as u64)
+}
+
+/// The hash of a key's values (none NULL), in order.
+#[inline]
+pub fn key_hash<'a, 'd: 'a>(values: impl IntoIterator<Item = &'a Datum<'d>>) -> u64 {
+    let mut values = values.into_iter();
+    let Some(first) = values.next() else { return hash_general(std::iter::empty()) };
+    match values.next() {
+        None => match first {
+            Datum::Int(i) => int_key_hash(*i),
+            other => hash_general([other]),
+        },
+        Some(second) => hash_general([first, second].into_iter().chain(values)),
+    }
+}
+
+/// The hash of a key other than one whole number.
+fn hash_general<'a, 'd: 'a>(values: impl IntoIterator<Item = &'a Datum<'d>>) -> u64 {
+    let mut h = foldhash::fast::FixedState::with_seed(SEED).build_hasher();
+    values.into_iter().for_each(|v| v.hash(&mut h));
+    h.finish()
+}
+
+/// The partition, of `partitions`, of the rows whose key hashes to `hash`: from the
+/// hash's bits 26 to 31 and on down (a table's slot takes the low bits of the hash, its
+/// tag the top seven, a join filter both halves).
+#[inline]
+pub fn partition_of_hash(hash: u64, partitions: usize) -> usize {
+    ((u128::from(hash.rotate_left(32)) * partitions as u128) >> 64) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_keys_hash_alike_whatever_their_string_s_owner() {
+        let owned = key_hash(&[Datum::Str("ab".to_string().into()), Datum::Int(3)]);
+        let borrowed = key_hash(&[Datum::Str("ab".into()), Datum::Int(3)]);
+        assert_eq!(owned, borrowed);
+        assert_ne!(key_hash(&[Datum::Int(3), Datum::Str("ab".into())]), owned, "the order of the key's values counts");
+        assert_eq!(key_hash(&[Datum::Int(-7)]), int_key_hash(-7));
+        assert_ne!(key_hash(&[Datum::Int(7)]), key_hash(&[Datum::Date(7)]), "a date is not a number");
+    }
+
+    #[test]
+    fn whole_number_keys_spread_over_slots_tags_and_partitions() {
+        // Consecutive keys, and keys that are multiples of a power of two, as a table's
+        // often are: each of the bits a consumer takes is spread evenly.
+        for stride in [1i64, 8, 1024] {
+            let hashes: Vec<u64> = (0..65_536).map(|k| int_key_hash(k * stride)).collect();
+            let mut slots = vec![0u32; 1024];
+            let mut tags = vec![0u32; 128];
+            let mut parts = vec![0u32; 64];
+            for &h in &hashes {
+                slots[(h & 1023) as usize] += 1;
+                tags[(h >> 57) as usize] += 1;
+                parts[partition_of_hash(h, 64)] += 1;
+            }
+            for (name, counts) in [("slot", &slots), ("tag", &tags), ("partition", &parts)] {
+                let mean = hashes.len() as f64 / counts.len() as f64;
+                let worst = counts.iter().map(|&c| (f64::from(c) - mean).abs() / mean).fold(0.0, f64::max);
+                assert!(worst < 0.25, "stride {stride}: a {name} is {:.0}% off the mean", worst * 100.0);
+            }
+        }
+    }
+
+    #[test]
+    fn one_partition_s_keys_still_spread_over_a_table() {
+        let of_one: Vec<u64> = (0..400_000).map(int_key_hash).filter(|&h| partition_of_hash(h, 64) == 5).collect();
+        let mut slots = vec![0u32; 256];
+        of_one.iter().for_each(|&h| slots[(h & 255) as usize] += 1);
+        let mean = of_one.len() as f64 / 256.0;
+        assert!(slots.iter().all(|&c| (f64::from(c) - mean).abs() < mean * 0.35), "{slots:?}");
+    }
+}
