@@ -43,7 +43,11 @@ impl Accumulator {
         match (shape, &call.arg) {
             (Shape::CountRows, _) | (_, None) => self.count += 1,
             (Shape::CountColumn(i), _) => self.count += u64::from(!row.is_null(i)),
-            (Shape::General, Some(arg)) => {
+            (Shape::SumColumn(i), _) if let Some(v) = row.small_int(i) => {
+                self.count += 1;
+                self.int_sum += i128::from(v);
+            }
+            (Shape::SumColumn(_) | Shape::General, Some(arg)) => {
                 let func = call.func;
                 let v = arg.eval(row, f)?;
                 if v.is_null() {
@@ -151,6 +155,8 @@ impl Accumulator {
 enum Shape {
     CountRows,
     CountColumn(usize),
+    /// SUM or AVG of a column (not DISTINCT): a whole number is added as it is read.
+    SumColumn(usize),
     General,
 }
 
@@ -159,6 +165,7 @@ impl Shape {
         match (&call.arg, call.func, call.distinct) {
             (None, _, _) => Shape::CountRows,
             (Some(Expr::Column(i)), AggFunc::Count, false) => Shape::CountColumn(*i),
+            (Some(Expr::Column(i)), AggFunc::Sum | AggFunc::Avg, false) => Shape::SumColumn(*i),
             _ => Shape::General,
         }
     }
@@ -356,7 +363,7 @@ impl Push for AggregateStage {
                 Shape::CountColumn(col) => {
                     acc.count += selection.iter().filter(|&&i| !batch.is_null(i as usize, col)).count() as u64
                 }
-                Shape::General => {
+                Shape::SumColumn(_) | Shape::General => {
                     for &i in selection.iter() {
                         acc.add(call, shape, &batch.row(i as usize), f)?;
                     }

@@ -45,7 +45,7 @@ use crate::error::Result;
 use crate::exec::ExecContext;
 use crate::exec::downstream::ConsumeRow;
 use crate::exec::join_filter::{JoinFilterFill, JoinFilterStage};
-use crate::exec::join_key::{key_hash, partition_of_hash};
+use crate::exec::join_key::{int_key_hash, key_hash, partition_of_hash};
 use crate::exec::pipeline::Stage;
 use crate::exec::temp_rows::{RowRun, TempRows};
 use crate::exec::workarea::WorkArea;
@@ -80,19 +80,32 @@ type Key<'v> = SmallVec<[Datum<'v>; 4]>;
 /// A row's join key: read in place where every key is a column of the row, else its
 /// values computed.
 enum RowKey<'x, 'v> {
+    /// A key of one value, a column of the row.
+    One(&'x Datum<'v>),
     /// Value `i` of the key is `values[slots[i]]`.
     InRow { values: &'x [Datum<'v>], slots: &'x [usize] },
-    Computed(Key<'x>),
+    /// A key of expressions, computed (kept apart: a row key stays a few words).
+    Computed(Vec<Value>),
 }
 
 impl RowKey<'_, '_> {
     /// The key's values, in order.
     fn values(&self) -> impl Iterator<Item = &Datum<'_>> {
-        let (in_row, computed) = match self {
-            RowKey::InRow { values, slots } => (Some(slots.iter().map(|&s| &values[s])), None),
-            RowKey::Computed(key) => (None, Some(key.iter())),
+        let (one, in_row, computed) = match self {
+            RowKey::One(value) => (Some(*value), None, None),
+            RowKey::InRow { values, slots } => (None, Some(slots.iter().map(|&s| &values[s])), None),
+            RowKey::Computed(key) => (None, None, Some(key.iter())),
         };
-        in_row.into_iter().flatten().chain(computed.into_iter().flatten())
+        one.into_iter().chain(in_row.into_iter().flatten()).chain(computed.into_iter().flatten())
+    }
+
+    /// The key's hash ([`key_hash`] of its values).
+    #[inline]
+    fn hash(&self) -> u64 {
+        match self {
+            RowKey::One(Datum::Int(i)) => int_key_hash(*i),
+            other => key_hash(other.values()),
+        }
     }
 }
 
@@ -162,17 +175,16 @@ impl Layout {
         values: &'x [Datum<'v>],
         f: &mut FunctionContext,
     ) -> Result<Option<(RowKey<'x, 'v>, u64)>> {
-        let key = match &self.key_slots {
+        let key = match self.key_slots.as_deref() {
+            Some(&[s]) => (!values[s].is_null()).then_some(RowKey::One(&values[s])),
             Some(slots) => {
                 (!slots.iter().any(|&s| values[s].is_null())).then_some(RowKey::InRow { values, slots })
             }
-            None => {
-                let owned = |d: Datum<'_>| -> Datum<'x> { d.into_owned() };
-                key_of(keys, &self.row(values), f)?.map(|k| RowKey::Computed(k.into_iter().map(owned).collect()))
-            }
+            None => key_of(keys, &self.row(values), f)?
+                .map(|k| RowKey::Computed(k.into_iter().map(Datum::into_owned).collect())),
         };
         Ok(key.map(|k| {
-            let hash = key_hash(k.values());
+            let hash = k.hash();
             (k, hash)
         }))
     }
@@ -242,9 +254,10 @@ impl<'j> Sides<'j> {
 
     /// Whether kept build row `kept` has the key `key`.
     fn build_key_is(&self, kept: &[Value], key: &RowKey<'_, '_>, f: &mut FunctionContext) -> Result<bool> {
-        match &self.kept.key_slots {
-            Some(slots) => Ok(slots.iter().zip(key.values()).all(|(&s, k)| kept[s] == *k)),
-            None => {
+        match (&self.kept.key_slots, key) {
+            (Some(slots), RowKey::One(k)) if slots.len() == 1 => Ok(kept[slots[0]] == **k),
+            (Some(slots), key) => Ok(slots.iter().zip(key.values()).all(|(&s, k)| kept[s] == *k)),
+            (None, key) => {
                 let row = self.build_row(kept);
                 Ok(key_of(self.build_keys, &row, f)?.is_some_and(|own| own.iter().eq(key.values())))
             }

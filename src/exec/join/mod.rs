@@ -186,17 +186,23 @@ impl<'x, 'v> SideRow<'x, 'v> {
         SideRow { values, slots: None }
     }
 
-    /// Column `c` of the side.
+    /// Column `c` of the side, `None` for NULL.
     #[inline]
-    fn get(&self, c: usize) -> Datum<'_> {
+    fn value(&self, c: usize) -> Option<&Datum<'v>> {
         let i = match self.slots {
             None => c,
             Some(slots) => match slots.get(c) {
                 Some(&i) if i != NOT_KEPT => i as usize,
-                _ => return Datum::Null,
+                _ => return None,
             },
         };
-        self.values.get(i).map_or(Datum::Null, borrowed)
+        self.values.get(i)
+    }
+
+    /// Column `c` of the side.
+    #[inline]
+    fn get(&self, c: usize) -> Datum<'_> {
+        self.value(c).map_or(Datum::Null, borrowed)
     }
 }
 
@@ -206,8 +212,17 @@ impl RowAccess for SideRow<'_, '_> {
         Ok(self.get(i))
     }
 
+    #[inline]
     fn is_null(&self, i: usize) -> bool {
-        self.get(i).is_null()
+        self.value(i).is_none_or(Datum::is_null)
+    }
+
+    #[inline]
+    fn small_int(&self, i: usize) -> Option<i64> {
+        match self.value(i) {
+            Some(Datum::Int(v)) => Some(*v),
+            _ => None,
+        }
     }
 }
 
@@ -224,8 +239,14 @@ impl RowAccess for Pair<'_, '_> {
         Ok(if c < self.left_width { self.left.get(c) } else { self.right.get(c - self.left_width) })
     }
 
+    #[inline]
     fn is_null(&self, c: usize) -> bool {
-        if c < self.left_width { self.left.get(c).is_null() } else { self.right.get(c - self.left_width).is_null() }
+        if c < self.left_width { self.left.is_null(c) } else { self.right.is_null(c - self.left_width) }
+    }
+
+    #[inline]
+    fn small_int(&self, c: usize) -> Option<i64> {
+        if c < self.left_width { self.left.small_int(c) } else { self.right.small_int(c - self.left_width) }
     }
 }
 
@@ -242,8 +263,14 @@ impl<R: RowAccess + ?Sized> RowAccess for Ordered<'_, R> {
         self.row.column(self.order[c])
     }
 
+    #[inline]
     fn is_null(&self, c: usize) -> bool {
         self.row.is_null(self.order[c])
+    }
+
+    #[inline]
+    fn small_int(&self, c: usize) -> Option<i64> {
+        self.row.small_int(self.order[c])
     }
 }
 
