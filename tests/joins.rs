@@ -424,3 +424,100 @@ fn a_join_on_a_whole_unique_key_estimates_one_row_of_that_table_a_key() {
         assert_eq!(rows(&s, &sql)[0][0].to_string(), "3000");
     }
 }
+
+/// Three tables sharing the join column `k` (first, so that `SELECT *` lists columns in
+/// the same order in both engines), each with a column of its own; NULLs and duplicate
+/// keys in each.
+type KeyedRow = (Option<i64>, i64);
+
+fn keyed_tables() -> impl Strategy<Value = [Vec<KeyedRow>; 3]> {
+    let rows = || proptest::collection::vec((proptest::option::weighted(0.85, 0i64..5), 0i64..100), 0..8);
+    [rows(), rows(), rows()]
+}
+
+/// Queries joining on `k` by USING or NATURAL, FULL joins among them and after them, and
+/// the unqualified `k` read in the select list, WHERE, GROUP BY and ORDER BY.
+const USING_QUERIES: &[&str] = &[
+    "SELECT k, a, b FROM p FULL JOIN q USING (k)",
+    "SELECT * FROM p FULL OUTER JOIN q USING (k)",
+    "SELECT * FROM p NATURAL FULL JOIN q",
+    "SELECT k, a, b FROM p NATURAL FULL OUTER JOIN q WHERE k > 1",
+    "SELECT k, COUNT(*) FROM p FULL JOIN q USING (k) GROUP BY k",
+    "SELECT k, a, b, c FROM p FULL JOIN q USING (k) FULL JOIN r USING (k)",
+    "SELECT * FROM p FULL JOIN q USING (k) LEFT JOIN r USING (k)",
+    "SELECT k, a, b, c FROM p FULL JOIN q USING (k) JOIN r USING (k)",
+    "SELECT k, a, b, c FROM p FULL JOIN q USING (k) RIGHT JOIN r USING (k)",
+    "SELECT k, a, b, c FROM p RIGHT JOIN q USING (k) FULL JOIN r USING (k)",
+    "SELECT k, a, b, c FROM p LEFT JOIN q USING (k) FULL JOIN r USING (k)",
+    "SELECT * FROM p JOIN q USING (k) JOIN r USING (k)",
+    "SELECT * FROM p NATURAL JOIN q NATURAL LEFT JOIN r",
+];
+
+fn check_using(tables: &[Vec<KeyedRow>; 3]) -> Result<(), TestCaseError> {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
+    for (name, own, rows) in [("p", "a", &tables[0]), ("q", "b", &tables[1]), ("r", "c", &tables[2])] {
+        let ddl = format!("CREATE TABLE {name} (k INTEGER, {own} INTEGER)");
+        exec(&s, &ddl);
+        sqlite.execute(&ddl, []).expect("SQLite table");
+        for (k, v) in rows {
+            let insert = format!("INSERT INTO {name} VALUES ({}, {v})", k.map_or("NULL".into(), |k| k.to_string()));
+            exec(&s, &insert);
+            sqlite.execute(&insert, []).expect("SQLite insert");
+        }
+    }
+    exec(&s, "COMMIT");
+    for query in USING_QUERIES {
+        let expected = sqlite_rows(&sqlite, query);
+        for hint in
+            ["", "/*+ ORDERED USE_HASH(q r) */ ", "/*+ ORDERED USE_MERGE(q r) */ ", "/*+ ORDERED USE_NL(q r) */ "]
+        {
+            let sql = query.replacen("SELECT ", &format!("SELECT {hint}"), 1);
+            let got = lioscope_rows(&s, &sql).map_err(TestCaseError::fail)?;
+            prop_assert_eq!(&got, &expected, "{}\nplan:\n{}", sql, plan(&s, &sql));
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases_or(12), ..ProptestConfig::default() })]
+
+    /// USING and NATURAL joins, FULL ones among them, give SQLite's rows: the join
+    /// column of a FULL join is the first non-NULL of its two copies.
+    #[test]
+    fn using_and_natural_full_joins_agree_with_sqlite(tables in keyed_tables()) {
+        check_using(&tables)?;
+    }
+}
+
+#[test]
+fn a_full_join_using_shows_the_right_rows_key_and_lists_it_first() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    emp_dept(&s);
+    exec(&s, "INSERT INTO dept VALUES (40, 'OPERATIONS')");
+    let text = |rows: &[Vec<Value>]| -> Vec<String> {
+        rows.iter().map(|r| r.iter().map(Value::to_string).collect::<Vec<_>>().join(" ")).collect()
+    };
+    // The row only dept has shows dept's DEPTNO; the row only emp has, emp's (NULL).
+    let star = rows(&s, "SELECT * FROM emp FULL JOIN dept USING (deptno) ORDER BY deptno, empno");
+    assert_eq!(text(&star), ["10 1 KING ACCOUNTING", "20 2 SMITH RESEARCH", "40   OPERATIONS", " 3 NOBODY "]);
+    let natural = rows(&s, "SELECT * FROM emp NATURAL FULL OUTER JOIN dept ORDER BY deptno, empno");
+    assert_eq!(text(&natural), text(&star));
+    let sql = "SELECT deptno FROM emp e FULL JOIN dept d USING (deptno) WHERE deptno = 40";
+    assert_eq!(text(&rows(&s, sql)), ["40"]);
+    // Either copy qualified is refused, for every kind of join, as Oracle refuses it.
+    for join in ["JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"] {
+        for column in ["e.deptno", "d.deptno"] {
+            let e = fail(&s, &format!("SELECT {column} FROM emp e {join} dept d USING (deptno)")).to_string();
+            assert!(e.contains("ORA-25154") && e.contains(&column.to_uppercase()), "{join} {column}: {e}");
+        }
+    }
+    let e = fail(&s, "SELECT 1 FROM emp e NATURAL FULL JOIN dept d WHERE d.deptno = 10").to_string();
+    assert!(e.contains("ORA-25155") && e.contains("D.DEPTNO"), "{e}");
+    // The other columns stay qualifiable; `d.*` is dept's own columns.
+    assert_eq!(rows(&s, "SELECT d.* FROM emp e FULL JOIN dept d USING (deptno) WHERE e.ename = 'KING'")[0].len(), 2);
+}
+

@@ -23,7 +23,7 @@
 use super::*;
 use crate::exec::index_source::IndexAccess;
 use crate::exec::join::{Join, JoinFilterSpec, JoinInput, JoinKind, JoinMethod, NestedInner};
-use crate::sql::bind::ScopeRelation;
+use crate::sql::bind::{JoinedBy, ScopeRelation};
 use crate::sql::optimizer::cost::CostModel;
 use crate::sql::optimizer::hints::HintKind;
 use crate::sql::optimizer::join::{self as join_cost, Input};
@@ -204,7 +204,7 @@ impl Builder<'_> {
                 Some(ast::JoinConstraint::Using(columns)) => {
                     let names: Vec<(String, Option<String>)> =
                         columns.iter().map(|c| (crate::sql::bind::function_name(c), position_of(c))).collect();
-                    using(&names, item, kind, &relations, &mut scope)?
+                    using(&names, item, kind, JoinedBy::Using, &relations, &mut scope)?
                 }
                 Some(ast::JoinConstraint::Natural) => {
                     // The columns of the joined item whose names an item before it has,
@@ -217,7 +217,7 @@ impl Builder<'_> {
                         })
                         .map(|name| (name, position_of(factor)))
                         .collect();
-                    using(&names, item, kind, &relations, &mut scope)?
+                    using(&names, item, kind, JoinedBy::Natural, &relations, &mut scope)?
                 }
             };
             kinds[item] = kind;
@@ -577,29 +577,38 @@ fn qualified_names(query: &JoinQuery, scope: &Scope) -> Vec<String> {
 }
 
 /// The join of a USING clause (or a NATURAL join's common columns), `columns` being the
-/// names and where each was written: each named column of the joined item equals the
-/// column of that name of the one item before it that has it; the unqualified name then
-/// means the preserved side's column, which `SELECT *` lists first.
+/// names and where each was written: each named column of the joined item equals what
+/// the unqualified name means in the items before it (one item's column, or an earlier
+/// FULL join's COALESCE of its copies); the unqualified name then means the preserved
+/// side's column, or after a FULL join the COALESCE of both sides' (Oracle's), which
+/// `SELECT *` lists first. Either copy's qualified name is refused from then on.
 fn using(
     columns: &[(String, Option<String>)],
     item: usize,
     kind: StepKind,
+    joined_by: JoinedBy,
     relations: &[Relation],
     scope: &mut Scope,
 ) -> Result<Vec<Expr>> {
-    if kind == StepKind::Full {
-        return Err(Error::unsupported("FULL OUTER JOIN ... USING or NATURAL FULL JOIN (join ON the columns instead)"));
-    }
     let mut out = Vec::new();
     for (name, position) in columns {
         let (name, position) = (name.clone(), position.clone());
-        let find = |r: &Relation| r.columns.clone().find(|&c| scope.names[c] == name);
-        let right = find(&relations[item]).ok_or_else(|| Error::UnknownName {
-            kind: "column",
-            name: format!("{}.{name}", relations[item].label),
-            position: position.clone(),
-        })?;
-        let lefts: Vec<usize> = relations[..item].iter().filter_map(find).collect();
+        let right =
+            relations[item].columns.clone().find(|&c| scope.names[c] == name).ok_or_else(|| Error::UnknownName {
+                kind: "column",
+                name: format!("{}.{name}", relations[item].label),
+                position: position.clone(),
+            })?;
+        // The column the unqualified name finds before this item: an earlier USING
+        // column's hidden copy is not one.
+        let lefts: Vec<usize> = (0..item)
+            .filter_map(|r| {
+                relations[r]
+                    .columns
+                    .clone()
+                    .find(|&c| scope.names[c] == name && !scope.relations[r].unqualified_hidden.contains(&c))
+            })
+            .collect();
         let left = match lefts[..] {
             [one] => one,
             [] => {
@@ -615,13 +624,35 @@ fn using(
                 });
             }
         };
+        let left_value = scope.column_value(left);
         let (hidden, shown) = if kind == StepKind::Right { (left, right) } else { (right, left) };
         let owner = scope.relation_of(hidden).expect("a column of the scope");
         scope.relations[owner].unqualified_hidden.push(hidden);
-        scope.joined_columns.push(shown);
+        // A column an earlier USING joined on keeps its place among the joined columns.
+        match scope.joined_columns.iter().position(|&c| c == left) {
+            Some(p) => scope.joined_columns[p] = shown,
+            None => scope.joined_columns.push(shown),
+        }
+        // An inner or left join keeps what the name meant; a right join's name is the
+        // right copy; a full join's, the first non-NULL of the two.
+        if matches!(kind, StepKind::Right | StepKind::Full) {
+            scope.joined_values.retain(|(c, _)| *c != left);
+        }
+        if kind == StepKind::Full {
+            let value = Expr::Function {
+                func: crate::expr::functions::ScalarFunction::Coalesce,
+                args: vec![left_value.clone(), Expr::Column(right)],
+            };
+            scope.joined_values.push((shown, value));
+        }
+        for copy in [left, right] {
+            if !scope.join_column_copies.iter().any(|(c, _)| *c == copy) {
+                scope.join_column_copies.push((copy, joined_by));
+            }
+        }
         out.push(Expr::Compare {
             op: crate::expr::CmpOp::Eq,
-            left: Box::new(Expr::Column(left)),
+            left: Box::new(left_value),
             right: Box::new(Expr::Column(right)),
         });
     }
