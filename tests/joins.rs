@@ -521,3 +521,96 @@ fn a_full_join_using_shows_the_right_rows_key_and_lists_it_first() {
     assert_eq!(rows(&s, "SELECT d.* FROM emp e FULL JOIN dept d USING (deptno) WHERE e.ename = 'KING'")[0].len(), 2);
 }
 
+/// Runs each statement in lioscope and in SQLite (VARCHAR2 read as TEXT there).
+fn both(s: &Session, sqlite: &rusqlite::Connection, statements: &[&str]) {
+    for sql in statements {
+        exec(s, sql);
+        sqlite.execute(&sql.replace("VARCHAR2(20)", "TEXT"), []).expect("SQLite runs it");
+    }
+}
+
+#[test]
+fn the_outer_join_operator_in_an_or_or_an_in_is_oracles_error_naming_it() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    emp_dept(&s);
+    for (sql, operand) in [
+        ("SELECT e.ename FROM emp e, dept d WHERE e.deptno = d.deptno(+) OR e.empno = 1", "OR e.empno = 1"),
+        (
+            "SELECT e.ename FROM emp e, dept d WHERE e.empno > 0 AND (e.deptno = d.deptno(+) OR d.dname(+) = 'X')",
+            "OR d.dname (+) = 'X'",
+        ),
+        (
+            "SELECT e.ename FROM emp e, dept d WHERE e.deptno = d.deptno(+) AND d.dname(+) IN ('A', 'B')",
+            "IN ('A', 'B')",
+        ),
+        (
+            "SELECT e.ename FROM emp e, dept d WHERE e.deptno = d.deptno(+) AND e.ename IN (d.dname(+))",
+            "IN (d.dname (+))",
+        ),
+    ] {
+        let e = fail(&s, sql).to_string();
+        assert!(e.contains("ORA-01719") && e.contains(operand), "{sql}: {e}");
+        assert!(e.contains("line 1, column"), "the error says where: {e}");
+    }
+    let e = fail(&s, "SELECT 1 FROM emp e, dept d WHERE e.deptno(+) = d.deptno AND d.deptno(+) = e.deptno");
+    assert!(e.to_string().contains("ORA-01416"), "{e}");
+    let e = fail(&s, "SELECT 1 FROM emp e, dept d WHERE e.deptno(+) = d.deptno(+)");
+    assert!(e.to_string().contains("ORA-01468"), "{e}");
+    let e = fail(&s, "SELECT 1 FROM emp e JOIN dept d ON 1 = 1 WHERE e.deptno(+) = d.deptno");
+    assert!(e.to_string().contains("ORA-25156"), "{e}");
+}
+
+#[test]
+fn the_outer_join_operator_joins_a_table_to_several_reads_functions_and_ignores_literals() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
+    both(
+        &s,
+        &sqlite,
+        &[
+            "CREATE TABLE emp (empno INTEGER, ename VARCHAR2(20), deptno INTEGER, grade INTEGER)",
+            "CREATE TABLE dept (deptno INTEGER, dname VARCHAR2(20))",
+            "CREATE TABLE pay (deptno INTEGER, grade INTEGER, amount INTEGER, note VARCHAR2(20))",
+            "INSERT INTO emp VALUES (1, 'KING', 10, 1)",
+            "INSERT INTO emp VALUES (2, 'SMITH', 20, 2)",
+            "INSERT INTO emp VALUES (3, 'ward', 10, 2)",
+            "INSERT INTO emp VALUES (4, 'NOBODY', NULL, NULL)",
+            "INSERT INTO dept VALUES (10, 'KING')",
+            "INSERT INTO dept VALUES (20, 'RESEARCH')",
+            "INSERT INTO pay VALUES (10, 1, 100, '(+)')",
+            "INSERT INTO pay VALUES (10, 2, 200, 'x')",
+            "INSERT INTO pay VALUES (20, 1, 300, '(+)')",
+        ],
+    );
+    exec(&s, "COMMIT");
+    for (oracle, ansi) in [
+        // PAY outer-joined to EMP and DEPT at once (Oracle raised ORA-01417 for this
+        // before 12c): joined after both, on both conditions.
+        (
+            "SELECT e.ename, d.dname, p.amount FROM emp e, dept d, pay p \
+             WHERE p.grade(+) = e.grade AND p.deptno(+) = d.deptno",
+            "SELECT e.ename, d.dname, p.amount FROM emp e CROSS JOIN dept d \
+             LEFT JOIN pay p ON p.grade = e.grade AND p.deptno = d.deptno",
+        ),
+        // A marked column inside a function.
+        (
+            "SELECT e.ename, d.dname FROM emp e, dept d WHERE UPPER(d.dname(+)) = UPPER(e.ename)",
+            "SELECT e.ename, d.dname FROM emp e LEFT JOIN dept d ON UPPER(d.dname) = UPPER(e.ename)",
+        ),
+        // A literal holding the text (+) is no mark.
+        (
+            "SELECT e.ename, p.amount FROM emp e, pay p WHERE p.deptno(+) = e.deptno AND p.note(+) = '(+)'",
+            "SELECT e.ename, p.amount FROM emp e LEFT JOIN pay p ON p.deptno = e.deptno AND p.note = '(+)'",
+        ),
+        (
+            "SELECT e.ename, p.amount FROM emp e, pay p WHERE p.deptno = e.deptno AND p.note <> '(+)'",
+            "SELECT e.ename, p.amount FROM emp e JOIN pay p ON p.deptno = e.deptno AND p.note <> '(+)'",
+        ),
+    ] {
+        let expected = sqlite_rows(&sqlite, ansi);
+        assert_eq!(lioscope_rows(&s, oracle).expect("runs"), expected, "{oracle}\n{}", plan(&s, oracle));
+    }
+}
+

@@ -1554,10 +1554,20 @@ pub(super) fn has_outer_join_mark(e: &ast::Expr) -> bool {
     }
 }
 
-/// `e` without its `(+)` marks, each marked expression added to `marks`. A mark inside a
-/// form not read here is an error.
+/// `e` without its `(+)` marks, each marked expression added to `marks`. A mark in an
+/// operand of OR or IN is Oracle's ORA-01719; one inside a form not read here is an error
+/// naming it.
 fn strip_outer_join_marks<'e>(e: &'e ast::Expr, marks: &mut Vec<&'e ast::Expr>) -> Result<ast::Expr> {
     use ast::Expr as E;
+    let marked_text = |x: &ast::Expr| x.to_string().contains("(+)");
+    if matches!(e, E::BinaryOp { op: ast::BinaryOperator::Or, .. } | E::InList { .. } | E::InSubquery { .. })
+        && marked_text(e)
+    {
+        return Err(Error::Parse {
+            message: format!("outer join operator (+) not allowed in operand of OR or IN (ORA-01719): {e}"),
+            position: position_of(e),
+        });
+    }
     let mut strip = |x: &'e ast::Expr| strip_outer_join_marks(x, marks).map(Box::new);
     Ok(match e {
         E::OuterJoin(inner) => {
@@ -1572,7 +1582,36 @@ fn strip_outer_join_marks<'e>(e: &'e ast::Expr, marks: &mut Vec<&'e ast::Expr>) 
         E::Between { expr, negated, low, high } => {
             E::Between { expr: strip(expr)?, negated: *negated, low: strip(low)?, high: strip(high)? }
         }
-        other if other.to_string().contains("(+)") => {
+        // A literal's text may hold "(+)"; it is no mark.
+        E::Value(_) => e.clone(),
+        // A marked column may be an argument of a function, as in Oracle (UPPER(d.dname(+))).
+        E::Function(f) => {
+            let ast::FunctionArguments::List(list) = &f.args else {
+                return if marked_text(e) {
+                    Err(unsupported(format!("the (+) operator in {e}"), e))
+                } else {
+                    Ok(e.clone())
+                };
+            };
+            let mut args = Vec::with_capacity(list.args.len());
+            for arg in &list.args {
+                args.push(match arg {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(*strip(x)?))
+                    }
+                    other if other.to_string().contains("(+)") => {
+                        return Err(unsupported(format!("the (+) operator in {e}"), e));
+                    }
+                    other => other.clone(),
+                });
+            }
+            let mut f = f.clone();
+            if let ast::FunctionArguments::List(list) = &mut f.args {
+                list.args = args;
+            }
+            E::Function(f)
+        }
+        other if marked_text(other) => {
             return Err(unsupported(format!("the (+) operator in {other}"), other));
         }
         other => other.clone(),
