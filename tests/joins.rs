@@ -517,6 +517,11 @@ fn a_full_join_using_shows_the_right_rows_key_and_lists_it_first() {
     }
     let e = fail(&s, "SELECT 1 FROM emp e NATURAL FULL JOIN dept d WHERE d.deptno = 10").to_string();
     assert!(e.contains("ORA-25155") && e.contains("D.DEPTNO"), "{e}");
+    // A join after a FULL join USING joins on the COALESCE, by key.
+    let sql = "SELECT deptno FROM emp e FULL JOIN dept d USING (deptno) FULL JOIN dept x USING (deptno)";
+    let text = plan(&s, sql);
+    assert!(text.contains("access(COALESCE(\"E\".\"DEPTNO\",\"D\".\"DEPTNO\")=\"X\".\"DEPTNO\")"), "{text}");
+    assert_eq!(text.matches("HASH JOIN FULL OUTER").count(), 2, "{text}");
     // The other columns stay qualifiable; `d.*` is dept's own columns.
     assert_eq!(rows(&s, "SELECT d.* FROM emp e FULL JOIN dept d USING (deptno) WHERE e.ename = 'KING'")[0].len(), 2);
 }
@@ -614,3 +619,102 @@ fn the_outer_join_operator_joins_a_table_to_several_reads_functions_and_ignores_
     }
 }
 
+/// Two tables for joins on expressions, in both engines: numbers with NULLs and
+/// duplicates, names in mixed case.
+fn expression_tables(s: &Session, sqlite: &rusqlite::Connection) {
+    both(
+        s,
+        sqlite,
+        &[
+            "CREATE TABLE a (id INTEGER, x INTEGER, name VARCHAR2(20))",
+            "CREATE TABLE b (id INTEGER, y INTEGER, name VARCHAR2(20))",
+        ],
+    );
+    let names = ["ann", "BOB", "Cy", "DEE", "eve"];
+    for i in 0..40i64 {
+        let x = if i % 7 == 3 { "NULL".to_owned() } else { (i % 9).to_string() };
+        let y = if i % 11 == 5 { "NULL".to_owned() } else { (i % 13).to_string() };
+        let (na, nb) = (names[i as usize % 5], names[(i as usize * 3) % 5].to_uppercase());
+        both(
+            s,
+            sqlite,
+            &[&format!("INSERT INTO a VALUES ({i}, {x}, '{na}')"), &format!("INSERT INTO b VALUES ({i}, {y}, '{nb}')")],
+        );
+    }
+    exec(s, "CREATE INDEX b_id ON b (id)");
+    exec(s, "ANALYZE TABLE a COMPUTE STATISTICS");
+    exec(s, "ANALYZE TABLE b COMPUTE STATISTICS");
+    exec(s, "COMMIT");
+}
+
+#[test]
+fn an_equality_of_an_expression_of_each_side_is_a_join_key_under_every_method() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
+    expression_tables(&s, &sqlite);
+    for (query, kind) in [
+        ("SELECT a.id, b.id FROM a JOIN b ON a.x + 1 = b.y", Kind::Inner),
+        ("SELECT a.id, b.id FROM a LEFT JOIN b ON UPPER(a.name) = b.name", Kind::Left),
+        ("SELECT a.id, b.id FROM a FULL JOIN b ON a.x * 2 = b.y - 1", Kind::Full),
+        ("SELECT a.id, b.id FROM a RIGHT JOIN b ON b.y = a.x + a.id - 20", Kind::Right),
+        ("SELECT a.id, b.id FROM a JOIN b ON a.x + 1 = b.y AND LOWER(b.name) = a.name", Kind::Inner),
+        ("SELECT a.id, b.id FROM a LEFT JOIN b ON b.id = a.x + 1", Kind::Left),
+    ] {
+        let expected = sqlite_rows(&sqlite, query);
+        for (hint, op) in [
+            ("/*+ LEADING(a) USE_HASH(b) */ ", Some("HASH JOIN")),
+            ("/*+ LEADING(a) USE_MERGE(b) */ ", (kind != Kind::Right).then_some("MERGE JOIN")),
+            ("/*+ LEADING(a) USE_NL(b) */ ", matches!(kind, Kind::Inner | Kind::Left).then_some("NESTED LOOPS")),
+            ("", None),
+        ] {
+            let sql = query.replacen("SELECT ", &format!("SELECT {hint}"), 1);
+            let text = plan(&s, &sql);
+            assert_eq!(lioscope_rows(&s, &sql).expect("runs"), expected, "{sql}\n{text}");
+            if let Some(op) = op {
+                assert!(text.contains(op), "{sql} runs as {op}:\n{text}");
+                if op != "NESTED LOOPS" {
+                    assert!(text.contains("access("), "{sql}: the equality is the join's key:\n{text}");
+                }
+            }
+        }
+    }
+    // A FULL join on an expression key is a hash join with keys, not a comparison of
+    // every pair.
+    let text = plan(&s, "SELECT a.id, b.id FROM a FULL JOIN b ON a.x * 2 = b.y - 1");
+    assert!(text.contains("HASH JOIN FULL OUTER"), "{text}");
+    assert!(text.contains("access(\"A\".\"X\"*2=\"B\".\"Y\"-1)"), "{text}");
+    // The nested loop probes the inner table's index with the outer row's expression.
+    let sql = "SELECT /*+ LEADING(a) USE_NL(b) INDEX(b b_id) */ a.id, b.id FROM a JOIN b ON b.id = a.x + 1";
+    let text = plan(&s, sql);
+    assert!(text.contains("INDEX RANGE SCAN") && text.contains("access(\"B\".\"ID\"=\"A\".\"X\"+1)"), "{text}");
+    let ansi = "SELECT a.id, b.id FROM a JOIN b ON b.id = a.x + 1";
+    assert_eq!(lioscope_rows(&s, sql).expect("runs"), sqlite_rows(&sqlite, ansi), "{text}");
+    // Sides of different families stay a condition on the joined pair, compared with
+    // Oracle's conversions.
+    let text = plan(&s, "SELECT /*+ USE_HASH(b) */ a.id FROM a JOIN b ON a.x || 'z' = b.y + 1");
+    assert!(!text.contains("access(") && text.contains("filter("), "{text}");
+}
+
+#[test]
+fn a_date_joins_the_truncated_time_of_another_table_by_key() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE days (d DATE, n INTEGER)");
+    exec(&s, "CREATE TABLE events (ts DATE, id INTEGER)");
+    exec(&s, "INSERT INTO days VALUES (DATE '2020-01-01', 1)");
+    exec(&s, "INSERT INTO days VALUES (DATE '2020-01-02', 2)");
+    exec(&s, "INSERT INTO events VALUES (TO_DATE('2020-01-01 10:30', 'YYYY-MM-DD HH24:MI'), 1)");
+    exec(&s, "INSERT INTO events VALUES (TO_DATE('2020-01-01 23:59', 'YYYY-MM-DD HH24:MI'), 2)");
+    exec(&s, "INSERT INTO events VALUES (TO_DATE('2020-01-03 00:01', 'YYYY-MM-DD HH24:MI'), 3)");
+    for method in ["USE_HASH", "USE_MERGE", "USE_NL"] {
+        let sql = format!(
+            "SELECT /*+ LEADING(d) {method}(e) */ d.n, e.id FROM days d FULL JOIN events e ON d.d = TRUNC(e.ts) ORDER BY 1, 2"
+        );
+        let got: Vec<String> =
+            rows(&s, &sql).iter().map(|r| r.iter().map(Value::to_string).collect::<Vec<_>>().join(" ")).collect();
+        assert_eq!(got, ["1 1", "1 2", "2 ", " 3"], "{sql}\n{}", plan(&s, &sql));
+    }
+    let text = plan(&s, "SELECT /*+ USE_HASH(e) */ COUNT(*) FROM days d JOIN events e ON d.d = TRUNC(e.ts)");
+    assert!(text.contains("access(\"D\".\"D\"=TRUNC(\"E\".\"TS\"))"), "{text}");
+}

@@ -9,8 +9,8 @@
 //! 2. [`Builder::plan_join`] splits the WHERE clause and the ON conditions into
 //!    conjuncts and places each: on one item's rows (its scan's filter) where no outer
 //!    join could make them NULL, as a join condition at the join that brings their last
-//!    item in (an equality of a column of each side becomes a key of that join), or left
-//!    in the FILTER above the joins. Each item gets its access path from the optimizer
+//!    item in (an equality of an expression of each side, of one type family, becomes a
+//!    key of that join), or left in the FILTER above the joins. Each item gets its access path from the optimizer
 //!    as a lone table would (with the filter placed on it). Then the join order: the
 //!    FROM order when the query has outer joins or an `ORDERED` hint, a `LEADING` hint's
 //!    tables first, else the cheapest left-deep order (every order up to
@@ -1010,49 +1010,64 @@ impl Builder<'_> {
             let r = &query.relations[query.relation_of(c)];
             r.families[c - r.columns.start]
         };
-        // Key pairs: an equality of a column joined so far and one of this item, of one
-        // family of types. Everything else is checked on the joined pair.
+        // Key pairs: an equality of an expression of the rows joined so far and one of this
+        // item, of one family of types. Everything else is checked on the joined pair.
+        let joined_mask = layout.iter().fold(0u64, |m, &c| m | 1 << query.relation_of(c));
         let (mut left_keys, mut right_keys, mut key_columns, mut key_text) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut key_pairs = Vec::new();
+        let mut left_scope_keys = Vec::new();
         let mut residual = Vec::new();
         let (mut selectivity, mut key_selectivity) = (1.0, 1.0);
         let mut left_key_columns = Vec::new();
         for e in conditions {
-            let pair = match &e {
-                Expr::Compare { op: crate::expr::CmpOp::Eq, left: a, right: b } => match (&**a, &**b) {
-                    (Expr::Column(a), Expr::Column(b)) if layout.contains(a) && relation.columns.contains(b) => {
-                        Some((*a, *b))
-                    }
-                    (Expr::Column(a), Expr::Column(b)) if layout.contains(b) && relation.columns.contains(a) => {
-                        Some((*b, *a))
-                    }
-                    _ => None,
-                },
-                _ => None,
-            };
+            let pair = key_sides(&e, query, joined_mask, right_index)
+                .filter(|(l, r)| expr_family(l, &family).is_some_and(|f| Some(f) == expr_family(r, &family)));
             match pair {
-                Some((l, r)) if family(l).is_some() && family(l) == family(r) => {
-                    key_selectivity *= 1.0 / self.column_ndv(query, l).max(self.column_ndv(query, r)).max(1.0);
-                    left_key_columns.push(l);
-                    left_keys.push(Expr::Column(layout.iter().position(|&c| c == l).expect("joined")));
-                    right_keys.push(Expr::Column(r - start));
-                    key_columns.push(r - start);
-                    key_pairs.push((l, r));
+                Some((l, r)) => {
+                    key_selectivity *= match (l, r) {
+                        (Expr::Column(l), Expr::Column(r)) => {
+                            1.0 / self.column_ndv(query, *l).max(self.column_ndv(query, *r)).max(1.0)
+                        }
+                        // An expression's distinct values are unknown: a condition's default.
+                        _ => join_cost::OTHER_JOIN_SELECTIVITY,
+                    };
+                    if let Expr::Column(l) = l {
+                        left_key_columns.push(*l);
+                    }
+                    let mut left_key = l.clone();
+                    left_key.remap_columns(&|c| layout.iter().position(|&p| p == c).expect("joined"));
+                    left_keys.push(left_key);
+                    let mut right_key = r.clone();
+                    right_key.remap_columns(&|c| c - start);
+                    key_columns.push(match r {
+                        Expr::Column(c) => Some(c - start),
+                        _ => None,
+                    });
+                    if let (Expr::Column(l), Expr::Column(r)) = (l, r) {
+                        key_pairs.push((*l, *r));
+                    }
+                    right_keys.push(right_key);
+                    left_scope_keys.push(l.clone());
                     key_text.push(e.display(names).to_string());
                 }
-                _ => {
+                None => {
                     selectivity *= join_cost::OTHER_JOIN_SELECTIVITY;
                     residual.push(e);
                 }
             }
         }
+        // A join filter hashes the probe rows' key columns: only keys that are all columns.
+        if key_pairs.len() != left_keys.len() {
+            key_pairs.clear();
+        }
+        let key_columns_plain: Vec<usize> = key_columns.iter().flatten().copied().collect();
         // Keys that hold a primary or unique key of this item's table find at most one of
         // its rows each: each pair of key values joins one row in as many as the table
         // has, whatever the product of the columns' distinct values says.
         if let RelationAccess::Table(t) = &relation.access
-            && key_columns.len() > 1
-            && t.is_unique_on(&key_columns)
+            && key_columns_plain.len() > 1
+            && t.is_unique_on(&key_columns_plain)
         {
             let table_rows = t.stats.as_ref().map_or(right.estimate.rows, |s| s.num_rows as f64);
             key_selectivity = 1.0 / table_rows.max(1.0);
@@ -1128,10 +1143,14 @@ impl Builder<'_> {
                     right_est.cost.max(model.cpu(right_est.rows * crate::sql::optimizer::cost::SCAN_ROW_NS)),
                 ),
             ));
-            if let Some((table, _, _)) = &right.table {
+            // An index probe finds rows by the item's key columns: every key of the item
+            // must be a column (the outer side's may be any expression).
+            if let Some((table, _, _)) = &right.table
+                && key_columns_plain.len() == key_columns.len()
+            {
                 for (i, ix) in self.session.db.catalog.indexes_of(table.object_id).iter().enumerate() {
                     if let Some((per_probe, _)) =
-                        join_cost::index_probe(table, ix, &key_columns, right.segment_blocks, model)
+                        join_cost::index_probe(table, ix, &key_columns_plain, right.segment_blocks, model)
                     {
                         candidates.push((MethodChoice::NestedIndex(i), join_cost::nested_loops(left_est, per_probe)));
                     }
@@ -1225,30 +1244,21 @@ impl Builder<'_> {
                         self.notes.retain(|n| !n.starts_with(&unused));
                     }
                 }
-                let k = ix.columns.iter().take_while(|c| key_columns.contains(c)).count();
-                let keys: Vec<Expr> = ix.columns[..k]
-                    .iter()
-                    .map(|c| left_keys[key_columns.iter().position(|k| k == c).expect("a key column")].clone())
-                    .collect();
+                let k = ix.columns.iter().take_while(|c| key_columns_plain.contains(c)).count();
+                let key_at = |c: usize| key_columns.iter().position(|k| *k == Some(c)).expect("a key column");
+                let keys: Vec<Expr> = ix.columns[..k].iter().map(|&c| left_keys[key_at(c)].clone()).collect();
                 let types = ix.key_types(&table)[..k].to_vec();
                 let unique = ix.unique && k == ix.columns.len();
                 let kind =
                     if unique { crate::index::IndexScanKind::Unique } else { crate::index::IndexScanKind::Range };
                 let (probe_cost, probe_rows) =
-                    join_cost::index_probe(&table, &ix, &key_columns, 0, model).unwrap_or((0.0, 1.0));
+                    join_cost::index_probe(&table, &ix, &key_columns_plain, 0, model).unwrap_or((0.0, 1.0));
                 // TABLE ACCESS BY INDEX ROWID over the index's scan, once per outer row.
                 let mut inner = PlanTree::default();
                 let mut index_node = PlanNode::new(Operation::Index { kind, descending: false }, &ix.name);
                 let key_names: Vec<String> = ix.columns[..k]
                     .iter()
-                    .map(|&c| {
-                        let outer = match &left_keys[key_columns.iter().position(|kc| *kc == c).expect("a key column")]
-                        {
-                            Expr::Column(p) => names[layout[*p]].clone(),
-                            _ => String::new(),
-                        };
-                        format!("\"{}\"=\"{outer}\"", names[start + c])
-                    })
+                    .map(|&c| format!("\"{}\"={}", names[start + c], left_scope_keys[key_at(c)].display(names)))
                     .collect();
                 index_node.predicates.push(Predicate::Access(key_names.join(" AND ")));
                 index_node.rows_rule = RowsRule::Source(probe_rows);
@@ -1364,11 +1374,106 @@ fn names_item(h: &hints::Hint, relation: &Relation) -> bool {
     h.table.as_deref().is_some_and(|t| t == relation.label || t == relation.object)
 }
 
+/// The sides of equality `e` as a key pair of the join of item `right` to the items of
+/// `joined`: (the side reading only items joined so far, the side reading only `right`),
+/// each reading at least one column, neither holding a function whose value changes from
+/// call to call.
+fn key_sides<'e>(e: &'e Expr, query: &JoinQuery, joined: u64, right: usize) -> Option<(&'e Expr, &'e Expr)> {
+    let Expr::Compare { op: crate::expr::CmpOp::Eq, left: a, right: b } = e else { return None };
+    if !deterministic(a) || !deterministic(b) {
+        return None;
+    }
+    let (ia, ib) = (query.items_of(a), query.items_of(b));
+    let on_left = |items: u64| items != 0 && items & !joined == 0;
+    let on_right = |items: u64| items == 1 << right;
+    if on_left(ia) && on_right(ib) {
+        Some((a, b))
+    } else if on_left(ib) && on_right(ia) {
+        Some((b, a))
+    } else {
+        None
+    }
+}
+
+/// Whether `e` gives the same value each time it is evaluated over the same row (no
+/// DBMS_RANDOM call): a key is evaluated once per row, a residual once per pair.
+fn deterministic(e: &Expr) -> bool {
+    use crate::expr::functions::ScalarFunction as F;
+    match e {
+        Expr::Function { func: F::RandomValue | F::RandomString, .. } => false,
+        Expr::Function { args, .. } => args.iter().all(deterministic),
+        Expr::Arith { left, right, .. } | Expr::Concat(left, right) => deterministic(left) && deterministic(right),
+        Expr::Negate(x) => deterministic(x),
+        Expr::Column(_) | Expr::Literal(_) | Expr::Bind { .. } => true,
+        _ => false,
+    }
+}
+
+/// The family of the values `e` gives, when a join key can tell it: its columns' (by
+/// `column`), a literal's, and what arithmetic, `||` and the scalar functions make of
+/// them. `None` (the equality stays a residual condition, compared with Oracle's
+/// conversions) for a CASE, a bind variable, or a function whose type depends on its
+/// arguments' in a way not followed here.
+fn expr_family(e: &Expr, column: &dyn Fn(usize) -> Option<Family>) -> Option<Family> {
+    use crate::expr::functions::{ArithOp, ScalarFunction as F};
+    use Family::*;
+    let of = |x: &Expr| expr_family(x, column);
+    match e {
+        Expr::Column(c) => column(*c),
+        Expr::Literal(v) => Family::of_value(v),
+        Expr::Arith { op, left, right } => match (op, of(left)?, of(right)?) {
+            (_, Number, Number) => Some(Number),
+            (ArithOp::Add | ArithOp::Sub, Date, Number) | (ArithOp::Add, Number, Date) => Some(Date),
+            (ArithOp::Sub, Date, Date) => Some(Number),
+            _ => None,
+        },
+        Expr::Negate(x) => (of(x)? == Number).then_some(Number),
+        Expr::Concat(..) => Some(Text),
+        Expr::Function { func, args } => match func {
+            F::Upper
+            | F::Lower
+            | F::Trim
+            | F::Ltrim
+            | F::Rtrim
+            | F::Substr
+            | F::Rpad
+            | F::Lpad
+            | F::Replace
+            | F::Chr
+            | F::Concat
+            | F::ToChar => Some(Text),
+            F::Length
+            | F::Abs
+            | F::Floor
+            | F::Ceil
+            | F::Sqrt
+            | F::Sign
+            | F::Ascii
+            | F::Instr
+            | F::Mod
+            | F::Power
+            | F::ToNumber
+            | F::OraHash => Some(Number),
+            F::ToDate | F::AddMonths | F::LastDay => Some(Date),
+            F::Round | F::Trunc => match of(args.first()?)? {
+                Text => None,
+                f => Some(f),
+            },
+            F::Nvl | F::Coalesce | F::Greatest | F::Least => {
+                let first = of(args.first()?)?;
+                args.iter().all(|a| of(a) == Some(first)).then_some(first)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// What deciding a hash join's join filter takes.
 struct FilterAsk<'a> {
     query: &'a JoinQuery,
     /// The join's key pairs: (column joined so far, column of the item joined now), in
-    /// the scope's numbering.
+    /// the scope's numbering; empty when a key is an expression (no filter then).
     pairs: &'a [(usize, usize)],
     /// The probe input, and its FROM item when it reads one.
     probe: &'a JoinInput,
