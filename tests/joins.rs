@@ -215,11 +215,6 @@ fn sqlite_rows(db: &rusqlite::Connection, sql: &str) -> Vec<TextRow> {
     out
 }
 
-/// The plan's text, as EXPLAIN PLAN prints it.
-fn plan(s: &Session, sql: &str) -> String {
-    rows(s, &format!("EXPLAIN PLAN FOR {sql}")).iter().map(|r| r[0].to_string()).collect::<Vec<_>>().join("\n")
-}
-
 fn load(s: &Session, sqlite: &rusqlite::Connection, q: &Query) {
     for (t, table) in q.tables.iter().enumerate() {
         let ddl = format!("CREATE TABLE t{t} (id INTEGER, a INTEGER, b VARCHAR2(4), c INTEGER)");
