@@ -8,20 +8,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-fn db() -> (tempfile::TempDir, std::path::PathBuf, lioscope::Database) {
-    temp_db(options(8192, "4M"))
-}
-
-/// The message of a statement that must fail.
-fn error(s: &lioscope::Session, sql: &str) -> String {
-    fail(s, sql).to_string()
-}
-
-/// The rows of a query, each as its values' text joined by `|`.
-fn lines(s: &lioscope::Session, sql: &str) -> Vec<String> {
-    rows(s, sql).iter().map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|")).collect()
-}
-
 /// The system name of the constraint of `table` of type `kind`.
 fn constraint_of(s: &lioscope::Session, table: &str, kind: &str) -> String {
     scalar(

@@ -9,20 +9,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-fn db() -> (tempfile::TempDir, std::path::PathBuf, lioscope::Database) {
-    temp_db(options(8192, "4M"))
-}
-
-/// The message of a statement that must fail.
-fn error(s: &lioscope::Session, sql: &str) -> String {
-    fail(s, sql).to_string()
-}
-
-/// The rows of a query, each as its values' text joined by `|`.
-fn lines(s: &lioscope::Session, sql: &str) -> Vec<String> {
-    rows(s, sql).iter().map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|")).collect()
-}
-
 const PARENT_MISSING: &str = "ORA-02291: integrity constraint (LIOSCOPE.EMP_DEPT_FK) violated - parent key not found";
 const CHILD_FOUND: &str = "ORA-02292: integrity constraint (LIOSCOPE.EMP_DEPT_FK) violated - child record found";
 

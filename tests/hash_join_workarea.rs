@@ -20,33 +20,6 @@ fn tables(s: &Session) {
     exec(s, "COMMIT");
 }
 
-fn stat(s: &Session, name: &str) -> i64 {
-    int(s, &format!("SELECT value FROM v$mystat WHERE name = '{name}'"))
-}
-
-fn sorted_rows(s: &Session, sql: &str) -> Vec<String> {
-    let mut out: Vec<String> =
-        rows(s, sql).iter().map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|")).collect();
-    out.sort();
-    out
-}
-
-fn temp_files(dir: &std::path::Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".tmp"))
-        .collect()
-}
-
-/// A query of `columns` of `v$sql_workarea` for the statement whose text holds `text`.
-fn workarea_of(columns: &str, text: &str) -> String {
-    format!(
-        "SELECT {columns} FROM v$sql_workarea w JOIN v$sql q ON q.sql_id = w.sql_id \
-         WHERE q.sql_text LIKE '%{text}%' AND q.sql_text NOT LIKE '%v$sql%'"
-    )
-}
-
 const JOINS: [&str; 5] = [
     "SELECT /*+ USE_HASH(b) */ a.id, a.pad, b.pad FROM a JOIN b ON a.id = b.id",
     "SELECT /*+ USE_HASH(b) */ a.id, b.id FROM a LEFT JOIN b ON a.id = b.id + 3000",
@@ -62,21 +35,22 @@ fn a_join_larger_than_its_work_area_spills_and_gives_the_same_rows() {
     tables(&s);
     let optimal: Vec<Vec<String>> = JOINS.iter().map(|q| sorted_rows(&s, q)).collect();
     assert_eq!(optimal[0].len(), 2000, "the inner join's rows");
-    let (onepass, multipass) = (stat(&s, "workarea executions - onepass"), stat(&s, "workarea executions - multipass"));
+    let (onepass, multipass) =
+        (mystat(&s, "workarea executions - onepass"), mystat(&s, "workarea executions - multipass"));
     assert_eq!(onepass + multipass, 0, "the default work area holds these joins");
-    assert!(stat(&s, "workarea executions - optimal") >= JOINS.len() as i64);
+    assert!(mystat(&s, "workarea executions - optimal") >= JOINS.len() as i64);
 
     exec(&s, "ALTER SESSION SET workarea_size_policy = manual");
     exec(&s, "ALTER SESSION SET hash_area_size = 64K");
-    let writes = stat(&s, "physical writes direct temporary tablespace");
+    let writes = mystat(&s, "physical writes direct temporary tablespace");
     for (q, expected) in JOINS.iter().zip(&optimal) {
         assert_eq!(&sorted_rows(&s, q), expected, "{q} in a 64K work area");
         assert!(temp_files(&dir).is_empty(), "{q} left {:?}", temp_files(&dir));
     }
-    let spilled = stat(&s, "workarea executions - onepass") + stat(&s, "workarea executions - multipass");
+    let spilled = mystat(&s, "workarea executions - onepass") + mystat(&s, "workarea executions - multipass");
     assert_eq!(spilled, JOINS.len() as i64, "every join spilled");
-    assert!(stat(&s, "physical writes direct temporary tablespace") > writes);
-    assert!(stat(&s, "physical reads direct temporary tablespace") > 0);
+    assert!(mystat(&s, "physical writes direct temporary tablespace") > writes);
+    assert!(mystat(&s, "physical reads direct temporary tablespace") > 0);
     let waits = int(
         &s,
         &format!(

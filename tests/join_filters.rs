@@ -59,23 +59,11 @@ fn query(template: &str, hints: &str, orders: &str) -> String {
     template.replace("{h}", hints).replace("{o}", orders)
 }
 
-fn stat(s: &Session, name: &str) -> i64 {
-    int(s, &format!("SELECT value FROM v$mystat WHERE name = '{name}'"))
-}
-
-fn plan(s: &Session, sql: &str) -> String {
-    rows(s, &format!("EXPLAIN PLAN FOR {sql}"))
-        .into_iter()
-        .map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" "))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// The rows of `sql` and the rows its join filter removed and checked meanwhile.
 fn run_counted(s: &Session, sql: &str) -> (Vec<String>, i64, i64) {
-    let (removed, checked) = (stat(s, "join filter rows removed"), stat(s, "join filter rows checked"));
+    let (removed, checked) = (mystat(s, "join filter rows removed"), mystat(s, "join filter rows checked"));
     let out = sorted_rows(s, sql);
-    (out, stat(s, "join filter rows removed") - removed, stat(s, "join filter rows checked") - checked)
+    (out, mystat(s, "join filter rows removed") - removed, mystat(s, "join filter rows checked") - checked)
 }
 
 /// Each query of FILTERED over `orders`: with the filter, the same rows as without it
@@ -143,13 +131,13 @@ fn a_spilled_build_side_still_gives_every_row() {
     let optimal: Vec<Vec<String>> = FILTERED.iter().map(|q| sorted_rows(&s, &query(q, ON, "o"))).collect();
     exec(&s, "ALTER SESSION SET workarea_size_policy = manual");
     exec(&s, "ALTER SESSION SET hash_area_size = 64K");
-    let spilled_before = stat(&s, "workarea executions - onepass") + stat(&s, "workarea executions - multipass");
+    let spilled_before = mystat(&s, "workarea executions - onepass") + mystat(&s, "workarea executions - multipass");
     let template = "SELECT /*+ {h} */ c.id, c.name, o.id FROM c JOIN {o} o ON o.cust_id = c.id WHERE c.region < 8";
     let expected = sorted_rows(&s, &query(template, MERGE, "o"));
     let (on, removed, _) = run_counted(&s, &query(template, ON, "o"));
     assert_eq!(on, expected);
     assert!(removed > 0);
-    let spilled = stat(&s, "workarea executions - onepass") + stat(&s, "workarea executions - multipass");
+    let spilled = mystat(&s, "workarea executions - onepass") + mystat(&s, "workarea executions - multipass");
     assert!(spilled > spilled_before, "the build side of 1,600 customers spilled from 64K");
     for (q, expected) in FILTERED.iter().zip(&optimal) {
         assert_eq!(&sorted_rows(&s, &query(q, ON, "o")), expected, "{q} in a 64K work area");

@@ -215,11 +215,6 @@ fn sqlite_rows(db: &rusqlite::Connection, sql: &str) -> Vec<TextRow> {
     out
 }
 
-/// The plan's text, as EXPLAIN PLAN prints it.
-fn plan(s: &Session, sql: &str) -> String {
-    rows(s, &format!("EXPLAIN PLAN FOR {sql}")).iter().map(|r| r[0].to_string()).collect::<Vec<_>>().join("\n")
-}
-
 fn load(s: &Session, sqlite: &rusqlite::Connection, q: &Query) {
     for (t, table) in q.tables.iter().enumerate() {
         let ddl = format!("CREATE TABLE t{t} (id INTEGER, a INTEGER, b VARCHAR2(4), c INTEGER)");
@@ -423,4 +418,298 @@ fn a_join_on_a_whole_unique_key_estimates_one_row_of_that_table_a_key() {
         assert!(join.contains("| 3000 |"), "each of c's 3,000 rows finds one row of p ({order}):\n{text}");
         assert_eq!(rows(&s, &sql)[0][0].to_string(), "3000");
     }
+}
+
+/// Three tables sharing the join column `k` (first, so that `SELECT *` lists columns in
+/// the same order in both engines), each with a column of its own; NULLs and duplicate
+/// keys in each.
+type KeyedRow = (Option<i64>, i64);
+
+fn keyed_tables() -> impl Strategy<Value = [Vec<KeyedRow>; 3]> {
+    let rows = || proptest::collection::vec((proptest::option::weighted(0.85, 0i64..5), 0i64..100), 0..8);
+    [rows(), rows(), rows()]
+}
+
+/// Queries joining on `k` by USING or NATURAL, FULL joins among them and after them, and
+/// the unqualified `k` read in the select list, WHERE, GROUP BY and ORDER BY.
+const USING_QUERIES: &[&str] = &[
+    "SELECT k, a, b FROM p FULL JOIN q USING (k)",
+    "SELECT * FROM p FULL OUTER JOIN q USING (k)",
+    "SELECT * FROM p NATURAL FULL JOIN q",
+    "SELECT k, a, b FROM p NATURAL FULL OUTER JOIN q WHERE k > 1",
+    "SELECT k, COUNT(*) FROM p FULL JOIN q USING (k) GROUP BY k",
+    "SELECT k, a, b, c FROM p FULL JOIN q USING (k) FULL JOIN r USING (k)",
+    "SELECT * FROM p FULL JOIN q USING (k) LEFT JOIN r USING (k)",
+    "SELECT k, a, b, c FROM p FULL JOIN q USING (k) JOIN r USING (k)",
+    "SELECT k, a, b, c FROM p FULL JOIN q USING (k) RIGHT JOIN r USING (k)",
+    "SELECT k, a, b, c FROM p RIGHT JOIN q USING (k) FULL JOIN r USING (k)",
+    "SELECT k, a, b, c FROM p LEFT JOIN q USING (k) FULL JOIN r USING (k)",
+    "SELECT * FROM p JOIN q USING (k) JOIN r USING (k)",
+    "SELECT * FROM p NATURAL JOIN q NATURAL LEFT JOIN r",
+];
+
+fn check_using(tables: &[Vec<KeyedRow>; 3]) -> Result<(), TestCaseError> {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
+    for (name, own, rows) in [("p", "a", &tables[0]), ("q", "b", &tables[1]), ("r", "c", &tables[2])] {
+        let ddl = format!("CREATE TABLE {name} (k INTEGER, {own} INTEGER)");
+        exec(&s, &ddl);
+        sqlite.execute(&ddl, []).expect("SQLite table");
+        for (k, v) in rows {
+            let insert = format!("INSERT INTO {name} VALUES ({}, {v})", k.map_or("NULL".into(), |k| k.to_string()));
+            exec(&s, &insert);
+            sqlite.execute(&insert, []).expect("SQLite insert");
+        }
+    }
+    exec(&s, "COMMIT");
+    for query in USING_QUERIES {
+        let expected = sqlite_rows(&sqlite, query);
+        for hint in
+            ["", "/*+ ORDERED USE_HASH(q r) */ ", "/*+ ORDERED USE_MERGE(q r) */ ", "/*+ ORDERED USE_NL(q r) */ "]
+        {
+            let sql = query.replacen("SELECT ", &format!("SELECT {hint}"), 1);
+            let got = lioscope_rows(&s, &sql).map_err(TestCaseError::fail)?;
+            prop_assert_eq!(&got, &expected, "{}\nplan:\n{}", sql, plan(&s, &sql));
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases_or(12), ..ProptestConfig::default() })]
+
+    /// USING and NATURAL joins, FULL ones among them, give SQLite's rows: the join
+    /// column of a FULL join is the first non-NULL of its two copies.
+    #[test]
+    fn using_and_natural_full_joins_agree_with_sqlite(tables in keyed_tables()) {
+        check_using(&tables)?;
+    }
+}
+
+#[test]
+fn a_full_join_using_shows_the_right_rows_key_and_lists_it_first() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    emp_dept(&s);
+    exec(&s, "INSERT INTO dept VALUES (40, 'OPERATIONS')");
+    let text = |rows: &[Vec<Value>]| -> Vec<String> {
+        rows.iter().map(|r| r.iter().map(Value::to_string).collect::<Vec<_>>().join(" ")).collect()
+    };
+    // The row only dept has shows dept's DEPTNO; the row only emp has, emp's (NULL).
+    let star = rows(&s, "SELECT * FROM emp FULL JOIN dept USING (deptno) ORDER BY deptno, empno");
+    assert_eq!(text(&star), ["10 1 KING ACCOUNTING", "20 2 SMITH RESEARCH", "40   OPERATIONS", " 3 NOBODY "]);
+    let natural = rows(&s, "SELECT * FROM emp NATURAL FULL OUTER JOIN dept ORDER BY deptno, empno");
+    assert_eq!(text(&natural), text(&star));
+    let sql = "SELECT deptno FROM emp e FULL JOIN dept d USING (deptno) WHERE deptno = 40";
+    assert_eq!(text(&rows(&s, sql)), ["40"]);
+    // Either copy qualified is refused, for every kind of join, as Oracle refuses it.
+    for join in ["JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"] {
+        for column in ["e.deptno", "d.deptno"] {
+            let e = fail(&s, &format!("SELECT {column} FROM emp e {join} dept d USING (deptno)")).to_string();
+            assert!(e.contains("ORA-25154") && e.contains(&column.to_uppercase()), "{join} {column}: {e}");
+        }
+    }
+    let e = fail(&s, "SELECT 1 FROM emp e NATURAL FULL JOIN dept d WHERE d.deptno = 10").to_string();
+    assert!(e.contains("ORA-25155") && e.contains("D.DEPTNO"), "{e}");
+    // A join after a FULL join USING joins on the COALESCE, by key.
+    let sql = "SELECT deptno FROM emp e FULL JOIN dept d USING (deptno) FULL JOIN dept x USING (deptno)";
+    let text = plan(&s, sql);
+    assert!(text.contains("access(COALESCE(\"E\".\"DEPTNO\",\"D\".\"DEPTNO\")=\"X\".\"DEPTNO\")"), "{text}");
+    assert_eq!(text.matches("HASH JOIN FULL OUTER").count(), 2, "{text}");
+    // The other columns stay qualifiable; `d.*` is dept's own columns.
+    assert_eq!(rows(&s, "SELECT d.* FROM emp e FULL JOIN dept d USING (deptno) WHERE e.ename = 'KING'")[0].len(), 2);
+}
+
+/// Runs each statement in lioscope and in SQLite (VARCHAR2 read as TEXT there).
+fn both(s: &Session, sqlite: &rusqlite::Connection, statements: &[&str]) {
+    for sql in statements {
+        exec(s, sql);
+        sqlite.execute(&sql.replace("VARCHAR2(20)", "TEXT"), []).expect("SQLite runs it");
+    }
+}
+
+#[test]
+fn the_outer_join_operator_in_an_or_or_an_in_is_oracles_error_naming_it() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    emp_dept(&s);
+    for (sql, operand) in [
+        ("SELECT e.ename FROM emp e, dept d WHERE e.deptno = d.deptno(+) OR e.empno = 1", "OR e.empno = 1"),
+        (
+            "SELECT e.ename FROM emp e, dept d WHERE e.empno > 0 AND (e.deptno = d.deptno(+) OR d.dname(+) = 'X')",
+            "OR d.dname (+) = 'X'",
+        ),
+        (
+            "SELECT e.ename FROM emp e, dept d WHERE e.deptno = d.deptno(+) AND d.dname(+) IN ('A', 'B')",
+            "IN ('A', 'B')",
+        ),
+        (
+            "SELECT e.ename FROM emp e, dept d WHERE e.deptno = d.deptno(+) AND e.ename IN (d.dname(+))",
+            "IN (d.dname (+))",
+        ),
+    ] {
+        let e = fail(&s, sql).to_string();
+        assert!(e.contains("ORA-01719") && e.contains(operand), "{sql}: {e}");
+        assert!(e.contains("line 1, column"), "the error says where: {e}");
+    }
+    let e = fail(&s, "SELECT 1 FROM emp e, dept d WHERE e.deptno(+) = d.deptno AND d.deptno(+) = e.deptno");
+    assert!(e.to_string().contains("ORA-01416"), "{e}");
+    let e = fail(&s, "SELECT 1 FROM emp e, dept d WHERE e.deptno(+) = d.deptno(+)");
+    assert!(e.to_string().contains("ORA-01468"), "{e}");
+    let e = fail(&s, "SELECT 1 FROM emp e JOIN dept d ON 1 = 1 WHERE e.deptno(+) = d.deptno");
+    assert!(e.to_string().contains("ORA-25156"), "{e}");
+}
+
+#[test]
+fn the_outer_join_operator_joins_a_table_to_several_reads_functions_and_ignores_literals() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
+    both(
+        &s,
+        &sqlite,
+        &[
+            "CREATE TABLE emp (empno INTEGER, ename VARCHAR2(20), deptno INTEGER, grade INTEGER)",
+            "CREATE TABLE dept (deptno INTEGER, dname VARCHAR2(20))",
+            "CREATE TABLE pay (deptno INTEGER, grade INTEGER, amount INTEGER, note VARCHAR2(20))",
+            "INSERT INTO emp VALUES (1, 'KING', 10, 1)",
+            "INSERT INTO emp VALUES (2, 'SMITH', 20, 2)",
+            "INSERT INTO emp VALUES (3, 'ward', 10, 2)",
+            "INSERT INTO emp VALUES (4, 'NOBODY', NULL, NULL)",
+            "INSERT INTO dept VALUES (10, 'KING')",
+            "INSERT INTO dept VALUES (20, 'RESEARCH')",
+            "INSERT INTO pay VALUES (10, 1, 100, '(+)')",
+            "INSERT INTO pay VALUES (10, 2, 200, 'x')",
+            "INSERT INTO pay VALUES (20, 1, 300, '(+)')",
+        ],
+    );
+    exec(&s, "COMMIT");
+    for (oracle, ansi) in [
+        // PAY outer-joined to EMP and DEPT at once (Oracle raised ORA-01417 for this
+        // before 12c): joined after both, on both conditions.
+        (
+            "SELECT e.ename, d.dname, p.amount FROM emp e, dept d, pay p \
+             WHERE p.grade(+) = e.grade AND p.deptno(+) = d.deptno",
+            "SELECT e.ename, d.dname, p.amount FROM emp e CROSS JOIN dept d \
+             LEFT JOIN pay p ON p.grade = e.grade AND p.deptno = d.deptno",
+        ),
+        // A marked column inside a function.
+        (
+            "SELECT e.ename, d.dname FROM emp e, dept d WHERE UPPER(d.dname(+)) = UPPER(e.ename)",
+            "SELECT e.ename, d.dname FROM emp e LEFT JOIN dept d ON UPPER(d.dname) = UPPER(e.ename)",
+        ),
+        // A literal holding the text (+) is no mark.
+        (
+            "SELECT e.ename, p.amount FROM emp e, pay p WHERE p.deptno(+) = e.deptno AND p.note(+) = '(+)'",
+            "SELECT e.ename, p.amount FROM emp e LEFT JOIN pay p ON p.deptno = e.deptno AND p.note = '(+)'",
+        ),
+        (
+            "SELECT e.ename, p.amount FROM emp e, pay p WHERE p.deptno = e.deptno AND p.note <> '(+)'",
+            "SELECT e.ename, p.amount FROM emp e JOIN pay p ON p.deptno = e.deptno AND p.note <> '(+)'",
+        ),
+    ] {
+        let expected = sqlite_rows(&sqlite, ansi);
+        assert_eq!(lioscope_rows(&s, oracle).expect("runs"), expected, "{oracle}\n{}", plan(&s, oracle));
+    }
+}
+
+/// Two tables for joins on expressions, in both engines: numbers with NULLs and
+/// duplicates, names in mixed case.
+fn expression_tables(s: &Session, sqlite: &rusqlite::Connection) {
+    both(
+        s,
+        sqlite,
+        &[
+            "CREATE TABLE a (id INTEGER, x INTEGER, name VARCHAR2(20))",
+            "CREATE TABLE b (id INTEGER, y INTEGER, name VARCHAR2(20))",
+        ],
+    );
+    let names = ["ann", "BOB", "Cy", "DEE", "eve"];
+    for i in 0..40i64 {
+        let x = if i % 7 == 3 { "NULL".to_owned() } else { (i % 9).to_string() };
+        let y = if i % 11 == 5 { "NULL".to_owned() } else { (i % 13).to_string() };
+        let (na, nb) = (names[i as usize % 5], names[(i as usize * 3) % 5].to_uppercase());
+        both(
+            s,
+            sqlite,
+            &[&format!("INSERT INTO a VALUES ({i}, {x}, '{na}')"), &format!("INSERT INTO b VALUES ({i}, {y}, '{nb}')")],
+        );
+    }
+    exec(s, "CREATE INDEX b_id ON b (id)");
+    exec(s, "ANALYZE TABLE a COMPUTE STATISTICS");
+    exec(s, "ANALYZE TABLE b COMPUTE STATISTICS");
+    exec(s, "COMMIT");
+}
+
+#[test]
+fn an_equality_of_an_expression_of_each_side_is_a_join_key_under_every_method() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
+    expression_tables(&s, &sqlite);
+    for (query, kind) in [
+        ("SELECT a.id, b.id FROM a JOIN b ON a.x + 1 = b.y", Kind::Inner),
+        ("SELECT a.id, b.id FROM a LEFT JOIN b ON UPPER(a.name) = b.name", Kind::Left),
+        ("SELECT a.id, b.id FROM a FULL JOIN b ON a.x * 2 = b.y - 1", Kind::Full),
+        ("SELECT a.id, b.id FROM a RIGHT JOIN b ON b.y = a.x + a.id - 20", Kind::Right),
+        ("SELECT a.id, b.id FROM a JOIN b ON a.x + 1 = b.y AND LOWER(b.name) = a.name", Kind::Inner),
+        ("SELECT a.id, b.id FROM a LEFT JOIN b ON b.id = a.x + 1", Kind::Left),
+    ] {
+        let expected = sqlite_rows(&sqlite, query);
+        for (hint, op) in [
+            ("/*+ LEADING(a) USE_HASH(b) */ ", Some("HASH JOIN")),
+            ("/*+ LEADING(a) USE_MERGE(b) */ ", (kind != Kind::Right).then_some("MERGE JOIN")),
+            ("/*+ LEADING(a) USE_NL(b) */ ", matches!(kind, Kind::Inner | Kind::Left).then_some("NESTED LOOPS")),
+            ("", None),
+        ] {
+            let sql = query.replacen("SELECT ", &format!("SELECT {hint}"), 1);
+            let text = plan(&s, &sql);
+            assert_eq!(lioscope_rows(&s, &sql).expect("runs"), expected, "{sql}\n{text}");
+            if let Some(op) = op {
+                assert!(text.contains(op), "{sql} runs as {op}:\n{text}");
+                if op != "NESTED LOOPS" {
+                    assert!(text.contains("access("), "{sql}: the equality is the join's key:\n{text}");
+                }
+            }
+        }
+    }
+    // A FULL join on an expression key is a hash join with keys, not a comparison of
+    // every pair.
+    let text = plan(&s, "SELECT a.id, b.id FROM a FULL JOIN b ON a.x * 2 = b.y - 1");
+    assert!(text.contains("HASH JOIN FULL OUTER"), "{text}");
+    assert!(text.contains("access(\"A\".\"X\"*2=\"B\".\"Y\"-1)"), "{text}");
+    // The nested loop probes the inner table's index with the outer row's expression.
+    let sql = "SELECT /*+ LEADING(a) USE_NL(b) INDEX(b b_id) */ a.id, b.id FROM a JOIN b ON b.id = a.x + 1";
+    let text = plan(&s, sql);
+    assert!(text.contains("INDEX RANGE SCAN") && text.contains("access(\"B\".\"ID\"=\"A\".\"X\"+1)"), "{text}");
+    let ansi = "SELECT a.id, b.id FROM a JOIN b ON b.id = a.x + 1";
+    assert_eq!(lioscope_rows(&s, sql).expect("runs"), sqlite_rows(&sqlite, ansi), "{text}");
+    // Sides of different families stay a condition on the joined pair, compared with
+    // Oracle's conversions.
+    let text = plan(&s, "SELECT /*+ USE_HASH(b) */ a.id FROM a JOIN b ON a.x || 'z' = b.y + 1");
+    assert!(!text.contains("access(") && text.contains("filter("), "{text}");
+}
+
+#[test]
+fn a_date_joins_the_truncated_time_of_another_table_by_key() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE days (d DATE, n INTEGER)");
+    exec(&s, "CREATE TABLE events (ts DATE, id INTEGER)");
+    exec(&s, "INSERT INTO days VALUES (DATE '2020-01-01', 1)");
+    exec(&s, "INSERT INTO days VALUES (DATE '2020-01-02', 2)");
+    exec(&s, "INSERT INTO events VALUES (TO_DATE('2020-01-01 10:30', 'YYYY-MM-DD HH24:MI'), 1)");
+    exec(&s, "INSERT INTO events VALUES (TO_DATE('2020-01-01 23:59', 'YYYY-MM-DD HH24:MI'), 2)");
+    exec(&s, "INSERT INTO events VALUES (TO_DATE('2020-01-03 00:01', 'YYYY-MM-DD HH24:MI'), 3)");
+    for method in ["USE_HASH", "USE_MERGE", "USE_NL"] {
+        let sql = format!(
+            "SELECT /*+ LEADING(d) {method}(e) */ d.n, e.id FROM days d FULL JOIN events e ON d.d = TRUNC(e.ts) ORDER BY 1, 2"
+        );
+        let got: Vec<String> =
+            rows(&s, &sql).iter().map(|r| r.iter().map(Value::to_string).collect::<Vec<_>>().join(" ")).collect();
+        assert_eq!(got, ["1 1", "1 2", "2 ", " 3"], "{sql}\n{}", plan(&s, &sql));
+    }
+    let text = plan(&s, "SELECT /*+ USE_HASH(e) */ COUNT(*) FROM days d JOIN events e ON d.d = TRUNC(e.ts)");
+    assert!(text.contains("access(\"D\".\"D\"=TRUNC(\"E\".\"TS\"))"), "{text}");
 }

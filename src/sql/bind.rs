@@ -38,6 +38,21 @@ pub struct Scope {
     /// mean them, in the order they were joined: `SELECT *` lists them first, as Oracle
     /// does.
     pub joined_columns: Vec<usize>,
+    /// The value the unqualified name of a column of [`Scope::joined_columns`] means when
+    /// it is not the column itself: after a FULL join, the COALESCE of both sides' copies
+    /// (a row only the right side has takes the right's value), as in Oracle.
+    pub joined_values: Vec<(usize, Expr)>,
+    /// Every copy (either side's) of a column a USING clause or a NATURAL join joins on,
+    /// and which of the two joined it: its qualified name is refused, as Oracle refuses it
+    /// (ORA-25154, ORA-25155).
+    pub join_column_copies: Vec<(usize, JoinedBy)>,
+}
+
+/// What joined a column of [`Scope::join_column_copies`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinedBy {
+    Using,
+    Natural,
 }
 
 /// One FROM item of a join's scope.
@@ -53,6 +68,12 @@ pub struct ScopeRelation {
 }
 
 impl Scope {
+    /// The value the unqualified name of column `c` means: the column, or for a FULL
+    /// join's USING column the COALESCE of its copies ([`Scope::joined_values`]).
+    pub fn column_value(&self, c: usize) -> Expr {
+        self.joined_values.iter().find(|(k, _)| *k == c).map_or(Expr::Column(c), |(_, v)| v.clone())
+    }
+
     /// The FROM item column `c` belongs to, for a join's scope.
     pub fn relation_of(&self, c: usize) -> Option<usize> {
         self.relations.iter().position(|r| r.columns.contains(&c))
@@ -102,7 +123,17 @@ impl Scope {
             let Some(r) = self.relations.iter().find(|r| r.qualifiers.iter().any(|n| n == q)) else {
                 return Err(Error::UnknownName { kind: "table or alias", name: q.into(), position: position_of(e) });
             };
-            return r.columns.clone().find(|&i| self.names[i] == name).ok_or_else(unknown);
+            let column = r.columns.clone().find(|&i| self.names[i] == name).ok_or_else(unknown)?;
+            return match self.join_column_copies.iter().find(|(c, _)| *c == column) {
+                None => Ok(column),
+                Some((_, by)) => {
+                    let what = match by {
+                        JoinedBy::Using => "column part of USING clause cannot have qualifier (ORA-25154)",
+                        JoinedBy::Natural => "column used in NATURAL join cannot have qualifier (ORA-25155)",
+                    };
+                    Err(Error::Parse { message: format!("{what}: {q}.{name}"), position: position_of(e) })
+                }
+            };
         }
         let found: Vec<usize> = (0..self.names.len())
             .filter(|&i| self.names[i] == name)
@@ -364,6 +395,9 @@ impl Binder<'_> {
         }
         let q = qualifier.map(ident_name);
         let column = self.scope.resolve(q.as_deref(), &name, e)?;
+        if self.grouping.is_none() && q.is_none() {
+            return Ok(self.scope.column_value(column));
+        }
         if self.grouping.is_some() {
             return Err(Error::InvalidValue {
                 context: name,

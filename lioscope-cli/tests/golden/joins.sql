@@ -34,6 +34,13 @@ SELECT deptno, dname, ename FROM emp JOIN dept USING (deptno) WHERE deptno = 10 
 SELECT * FROM dept JOIN emp USING (deptno) WHERE sal > 2900 ORDER BY empno;
 -- NATURAL JOIN joins on every column name the two items share, listed first by SELECT *.
 SELECT * FROM emp NATURAL JOIN dept WHERE sal > 2900 ORDER BY empno;
+-- A FULL join's USING column is the first non-NULL of its two copies: OPERATIONS, which
+-- has no employee, shows dept's DEPTNO; TEMP, in no department, shows NULL.
+SELECT deptno, dname, ename FROM emp FULL JOIN dept USING (deptno) WHERE deptno IS NULL OR deptno = 40 ORDER BY 1, 3;
+SELECT * FROM dept NATURAL FULL OUTER JOIN emp WHERE dname IS NULL OR ename IS NULL ORDER BY empno;
+EXPLAIN PLAN FOR SELECT * FROM emp FULL JOIN dept USING (deptno);
+-- A USING column qualified is refused, as Oracle refuses it.
+SELECT e.deptno FROM emp e JOIN dept d USING (deptno);
 -- CROSS JOIN and a FROM list without a condition are Cartesian products.
 SELECT COUNT(*) FROM emp CROSS JOIN dept;
 SET AUTOTRACE ON

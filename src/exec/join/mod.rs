@@ -24,7 +24,7 @@
 //!   for RIGHT, both for FULL) that joined no row, with NULLs for the other input's
 //!   columns;
 //! - keys of a pair are compared as values of one type family (the planner pairs only
-//!   keys whose columns share one), so hashing and sorting agree with `=`.
+//!   keys whose values share one), so hashing and sorting agree with `=`.
 //!
 //! Every input's rows count as its own source counts them (logical reads, `table scan
 //! rows gotten`); a nested loop's inner input counts once per outer row, as Oracle's do.

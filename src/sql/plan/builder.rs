@@ -570,7 +570,9 @@ impl Builder<'_> {
                         _ => None,
                     };
                     for i in scope.wildcard_columns(qualifier.as_deref())? {
-                        exprs.push(Expr::Column(i));
+                        // `*` shows a FULL join's USING column as its unqualified name
+                        // means it; `q.*` shows q's own copy.
+                        exprs.push(if qualifier.is_none() { scope.column_value(i) } else { Expr::Column(i) });
                         names.push(scope.names[i].clone());
                     }
                 }

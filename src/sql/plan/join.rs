@@ -9,8 +9,8 @@
 //! 2. [`Builder::plan_join`] splits the WHERE clause and the ON conditions into
 //!    conjuncts and places each: on one item's rows (its scan's filter) where no outer
 //!    join could make them NULL, as a join condition at the join that brings their last
-//!    item in (an equality of a column of each side becomes a key of that join), or left
-//!    in the FILTER above the joins. Each item gets its access path from the optimizer
+//!    item in (an equality of an expression of each side, of one type family, becomes a
+//!    key of that join), or left in the FILTER above the joins. Each item gets its access path from the optimizer
 //!    as a lone table would (with the filter placed on it). Then the join order: the
 //!    FROM order when the query has outer joins or an `ORDERED` hint, a `LEADING` hint's
 //!    tables first, else the cheapest left-deep order (every order up to
@@ -23,7 +23,7 @@
 use super::*;
 use crate::exec::index_source::IndexAccess;
 use crate::exec::join::{Join, JoinFilterSpec, JoinInput, JoinKind, JoinMethod, NestedInner};
-use crate::sql::bind::ScopeRelation;
+use crate::sql::bind::{JoinedBy, ScopeRelation};
 use crate::sql::optimizer::cost::CostModel;
 use crate::sql::optimizer::hints::HintKind;
 use crate::sql::optimizer::join::{self as join_cost, Input};
@@ -204,7 +204,7 @@ impl Builder<'_> {
                 Some(ast::JoinConstraint::Using(columns)) => {
                     let names: Vec<(String, Option<String>)> =
                         columns.iter().map(|c| (crate::sql::bind::function_name(c), position_of(c))).collect();
-                    using(&names, item, kind, &relations, &mut scope)?
+                    using(&names, item, kind, JoinedBy::Using, &relations, &mut scope)?
                 }
                 Some(ast::JoinConstraint::Natural) => {
                     // The columns of the joined item whose names an item before it has,
@@ -217,7 +217,7 @@ impl Builder<'_> {
                         })
                         .map(|name| (name, position_of(factor)))
                         .collect();
-                    using(&names, item, kind, &relations, &mut scope)?
+                    using(&names, item, kind, JoinedBy::Natural, &relations, &mut scope)?
                 }
             };
             kinds[item] = kind;
@@ -577,29 +577,38 @@ fn qualified_names(query: &JoinQuery, scope: &Scope) -> Vec<String> {
 }
 
 /// The join of a USING clause (or a NATURAL join's common columns), `columns` being the
-/// names and where each was written: each named column of the joined item equals the
-/// column of that name of the one item before it that has it; the unqualified name then
-/// means the preserved side's column, which `SELECT *` lists first.
+/// names and where each was written: each named column of the joined item equals what
+/// the unqualified name means in the items before it (one item's column, or an earlier
+/// FULL join's COALESCE of its copies); the unqualified name then means the preserved
+/// side's column, or after a FULL join the COALESCE of both sides' (Oracle's), which
+/// `SELECT *` lists first. Either copy's qualified name is refused from then on.
 fn using(
     columns: &[(String, Option<String>)],
     item: usize,
     kind: StepKind,
+    joined_by: JoinedBy,
     relations: &[Relation],
     scope: &mut Scope,
 ) -> Result<Vec<Expr>> {
-    if kind == StepKind::Full {
-        return Err(Error::unsupported("FULL OUTER JOIN ... USING or NATURAL FULL JOIN (join ON the columns instead)"));
-    }
     let mut out = Vec::new();
     for (name, position) in columns {
         let (name, position) = (name.clone(), position.clone());
-        let find = |r: &Relation| r.columns.clone().find(|&c| scope.names[c] == name);
-        let right = find(&relations[item]).ok_or_else(|| Error::UnknownName {
-            kind: "column",
-            name: format!("{}.{name}", relations[item].label),
-            position: position.clone(),
-        })?;
-        let lefts: Vec<usize> = relations[..item].iter().filter_map(find).collect();
+        let right =
+            relations[item].columns.clone().find(|&c| scope.names[c] == name).ok_or_else(|| Error::UnknownName {
+                kind: "column",
+                name: format!("{}.{name}", relations[item].label),
+                position: position.clone(),
+            })?;
+        // The column the unqualified name finds before this item: an earlier USING
+        // column's hidden copy is not one.
+        let lefts: Vec<usize> = (0..item)
+            .filter_map(|r| {
+                relations[r]
+                    .columns
+                    .clone()
+                    .find(|&c| scope.names[c] == name && !scope.relations[r].unqualified_hidden.contains(&c))
+            })
+            .collect();
         let left = match lefts[..] {
             [one] => one,
             [] => {
@@ -615,13 +624,35 @@ fn using(
                 });
             }
         };
+        let left_value = scope.column_value(left);
         let (hidden, shown) = if kind == StepKind::Right { (left, right) } else { (right, left) };
         let owner = scope.relation_of(hidden).expect("a column of the scope");
         scope.relations[owner].unqualified_hidden.push(hidden);
-        scope.joined_columns.push(shown);
+        // A column an earlier USING joined on keeps its place among the joined columns.
+        match scope.joined_columns.iter().position(|&c| c == left) {
+            Some(p) => scope.joined_columns[p] = shown,
+            None => scope.joined_columns.push(shown),
+        }
+        // An inner or left join keeps what the name meant; a right join's name is the
+        // right copy; a full join's, the first non-NULL of the two.
+        if matches!(kind, StepKind::Right | StepKind::Full) {
+            scope.joined_values.retain(|(c, _)| *c != left);
+        }
+        if kind == StepKind::Full {
+            let value = Expr::Function {
+                func: crate::expr::functions::ScalarFunction::Coalesce,
+                args: vec![left_value.clone(), Expr::Column(right)],
+            };
+            scope.joined_values.push((shown, value));
+        }
+        for copy in [left, right] {
+            if !scope.join_column_copies.iter().any(|(c, _)| *c == copy) {
+                scope.join_column_copies.push((copy, joined_by));
+            }
+        }
         out.push(Expr::Compare {
             op: crate::expr::CmpOp::Eq,
-            left: Box::new(Expr::Column(left)),
+            left: Box::new(left_value),
             right: Box::new(Expr::Column(right)),
         });
     }
@@ -979,49 +1010,64 @@ impl Builder<'_> {
             let r = &query.relations[query.relation_of(c)];
             r.families[c - r.columns.start]
         };
-        // Key pairs: an equality of a column joined so far and one of this item, of one
-        // family of types. Everything else is checked on the joined pair.
+        // Key pairs: an equality of an expression of the rows joined so far and one of this
+        // item, of one family of types. Everything else is checked on the joined pair.
+        let joined_mask = layout.iter().fold(0u64, |m, &c| m | 1 << query.relation_of(c));
         let (mut left_keys, mut right_keys, mut key_columns, mut key_text) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut key_pairs = Vec::new();
+        let mut left_scope_keys = Vec::new();
         let mut residual = Vec::new();
         let (mut selectivity, mut key_selectivity) = (1.0, 1.0);
         let mut left_key_columns = Vec::new();
         for e in conditions {
-            let pair = match &e {
-                Expr::Compare { op: crate::expr::CmpOp::Eq, left: a, right: b } => match (&**a, &**b) {
-                    (Expr::Column(a), Expr::Column(b)) if layout.contains(a) && relation.columns.contains(b) => {
-                        Some((*a, *b))
-                    }
-                    (Expr::Column(a), Expr::Column(b)) if layout.contains(b) && relation.columns.contains(a) => {
-                        Some((*b, *a))
-                    }
-                    _ => None,
-                },
-                _ => None,
-            };
+            let pair = key_sides(&e, query, joined_mask, right_index)
+                .filter(|(l, r)| expr_family(l, &family).is_some_and(|f| Some(f) == expr_family(r, &family)));
             match pair {
-                Some((l, r)) if family(l).is_some() && family(l) == family(r) => {
-                    key_selectivity *= 1.0 / self.column_ndv(query, l).max(self.column_ndv(query, r)).max(1.0);
-                    left_key_columns.push(l);
-                    left_keys.push(Expr::Column(layout.iter().position(|&c| c == l).expect("joined")));
-                    right_keys.push(Expr::Column(r - start));
-                    key_columns.push(r - start);
-                    key_pairs.push((l, r));
+                Some((l, r)) => {
+                    key_selectivity *= match (l, r) {
+                        (Expr::Column(l), Expr::Column(r)) => {
+                            1.0 / self.column_ndv(query, *l).max(self.column_ndv(query, *r)).max(1.0)
+                        }
+                        // An expression's distinct values are unknown: a condition's default.
+                        _ => join_cost::OTHER_JOIN_SELECTIVITY,
+                    };
+                    if let Expr::Column(l) = l {
+                        left_key_columns.push(*l);
+                    }
+                    let mut left_key = l.clone();
+                    left_key.remap_columns(&|c| layout.iter().position(|&p| p == c).expect("joined"));
+                    left_keys.push(left_key);
+                    let mut right_key = r.clone();
+                    right_key.remap_columns(&|c| c - start);
+                    key_columns.push(match r {
+                        Expr::Column(c) => Some(c - start),
+                        _ => None,
+                    });
+                    if let (Expr::Column(l), Expr::Column(r)) = (l, r) {
+                        key_pairs.push((*l, *r));
+                    }
+                    right_keys.push(right_key);
+                    left_scope_keys.push(l.clone());
                     key_text.push(e.display(names).to_string());
                 }
-                _ => {
+                None => {
                     selectivity *= join_cost::OTHER_JOIN_SELECTIVITY;
                     residual.push(e);
                 }
             }
         }
+        // A join filter hashes the probe rows' key columns: only keys that are all columns.
+        if key_pairs.len() != left_keys.len() {
+            key_pairs.clear();
+        }
+        let key_columns_plain: Vec<usize> = key_columns.iter().flatten().copied().collect();
         // Keys that hold a primary or unique key of this item's table find at most one of
         // its rows each: each pair of key values joins one row in as many as the table
         // has, whatever the product of the columns' distinct values says.
         if let RelationAccess::Table(t) = &relation.access
-            && key_columns.len() > 1
-            && t.is_unique_on(&key_columns)
+            && key_columns_plain.len() > 1
+            && t.is_unique_on(&key_columns_plain)
         {
             let table_rows = t.stats.as_ref().map_or(right.estimate.rows, |s| s.num_rows as f64);
             key_selectivity = 1.0 / table_rows.max(1.0);
@@ -1097,10 +1143,14 @@ impl Builder<'_> {
                     right_est.cost.max(model.cpu(right_est.rows * crate::sql::optimizer::cost::SCAN_ROW_NS)),
                 ),
             ));
-            if let Some((table, _, _)) = &right.table {
+            // An index probe finds rows by the item's key columns: every key of the item
+            // must be a column (the outer side's may be any expression).
+            if let Some((table, _, _)) = &right.table
+                && key_columns_plain.len() == key_columns.len()
+            {
                 for (i, ix) in self.session.db.catalog.indexes_of(table.object_id).iter().enumerate() {
                     if let Some((per_probe, _)) =
-                        join_cost::index_probe(table, ix, &key_columns, right.segment_blocks, model)
+                        join_cost::index_probe(table, ix, &key_columns_plain, right.segment_blocks, model)
                     {
                         candidates.push((MethodChoice::NestedIndex(i), join_cost::nested_loops(left_est, per_probe)));
                     }
@@ -1194,30 +1244,21 @@ impl Builder<'_> {
                         self.notes.retain(|n| !n.starts_with(&unused));
                     }
                 }
-                let k = ix.columns.iter().take_while(|c| key_columns.contains(c)).count();
-                let keys: Vec<Expr> = ix.columns[..k]
-                    .iter()
-                    .map(|c| left_keys[key_columns.iter().position(|k| k == c).expect("a key column")].clone())
-                    .collect();
+                let k = ix.columns.iter().take_while(|c| key_columns_plain.contains(c)).count();
+                let key_at = |c: usize| key_columns.iter().position(|k| *k == Some(c)).expect("a key column");
+                let keys: Vec<Expr> = ix.columns[..k].iter().map(|&c| left_keys[key_at(c)].clone()).collect();
                 let types = ix.key_types(&table)[..k].to_vec();
                 let unique = ix.unique && k == ix.columns.len();
                 let kind =
                     if unique { crate::index::IndexScanKind::Unique } else { crate::index::IndexScanKind::Range };
                 let (probe_cost, probe_rows) =
-                    join_cost::index_probe(&table, &ix, &key_columns, 0, model).unwrap_or((0.0, 1.0));
+                    join_cost::index_probe(&table, &ix, &key_columns_plain, 0, model).unwrap_or((0.0, 1.0));
                 // TABLE ACCESS BY INDEX ROWID over the index's scan, once per outer row.
                 let mut inner = PlanTree::default();
                 let mut index_node = PlanNode::new(Operation::Index { kind, descending: false }, &ix.name);
                 let key_names: Vec<String> = ix.columns[..k]
                     .iter()
-                    .map(|&c| {
-                        let outer = match &left_keys[key_columns.iter().position(|kc| *kc == c).expect("a key column")]
-                        {
-                            Expr::Column(p) => names[layout[*p]].clone(),
-                            _ => String::new(),
-                        };
-                        format!("\"{}\"=\"{outer}\"", names[start + c])
-                    })
+                    .map(|&c| format!("\"{}\"={}", names[start + c], left_scope_keys[key_at(c)].display(names)))
                     .collect();
                 index_node.predicates.push(Predicate::Access(key_names.join(" AND ")));
                 index_node.rows_rule = RowsRule::Source(probe_rows);
@@ -1333,11 +1374,106 @@ fn names_item(h: &hints::Hint, relation: &Relation) -> bool {
     h.table.as_deref().is_some_and(|t| t == relation.label || t == relation.object)
 }
 
+/// The sides of equality `e` as a key pair of the join of item `right` to the items of
+/// `joined`: (the side reading only items joined so far, the side reading only `right`),
+/// each reading at least one column, neither holding a function whose value changes from
+/// call to call.
+fn key_sides<'e>(e: &'e Expr, query: &JoinQuery, joined: u64, right: usize) -> Option<(&'e Expr, &'e Expr)> {
+    let Expr::Compare { op: crate::expr::CmpOp::Eq, left: a, right: b } = e else { return None };
+    if !deterministic(a) || !deterministic(b) {
+        return None;
+    }
+    let (ia, ib) = (query.items_of(a), query.items_of(b));
+    let on_left = |items: u64| items != 0 && items & !joined == 0;
+    let on_right = |items: u64| items == 1 << right;
+    if on_left(ia) && on_right(ib) {
+        Some((a, b))
+    } else if on_left(ib) && on_right(ia) {
+        Some((b, a))
+    } else {
+        None
+    }
+}
+
+/// Whether `e` gives the same value each time it is evaluated over the same row (no
+/// DBMS_RANDOM call): a key is evaluated once per row, a residual once per pair.
+fn deterministic(e: &Expr) -> bool {
+    use crate::expr::functions::ScalarFunction as F;
+    match e {
+        Expr::Function { func: F::RandomValue | F::RandomString, .. } => false,
+        Expr::Function { args, .. } => args.iter().all(deterministic),
+        Expr::Arith { left, right, .. } | Expr::Concat(left, right) => deterministic(left) && deterministic(right),
+        Expr::Negate(x) => deterministic(x),
+        Expr::Column(_) | Expr::Literal(_) | Expr::Bind { .. } => true,
+        _ => false,
+    }
+}
+
+/// The family of the values `e` gives, when a join key can tell it: its columns' (by
+/// `column`), a literal's, and what arithmetic, `||` and the scalar functions make of
+/// them. `None` (the equality stays a residual condition, compared with Oracle's
+/// conversions) for a CASE, a bind variable, or a function whose type depends on its
+/// arguments' in a way not followed here.
+fn expr_family(e: &Expr, column: &dyn Fn(usize) -> Option<Family>) -> Option<Family> {
+    use crate::expr::functions::{ArithOp, ScalarFunction as F};
+    use Family::*;
+    let of = |x: &Expr| expr_family(x, column);
+    match e {
+        Expr::Column(c) => column(*c),
+        Expr::Literal(v) => Family::of_value(v),
+        Expr::Arith { op, left, right } => match (op, of(left)?, of(right)?) {
+            (_, Number, Number) => Some(Number),
+            (ArithOp::Add | ArithOp::Sub, Date, Number) | (ArithOp::Add, Number, Date) => Some(Date),
+            (ArithOp::Sub, Date, Date) => Some(Number),
+            _ => None,
+        },
+        Expr::Negate(x) => (of(x)? == Number).then_some(Number),
+        Expr::Concat(..) => Some(Text),
+        Expr::Function { func, args } => match func {
+            F::Upper
+            | F::Lower
+            | F::Trim
+            | F::Ltrim
+            | F::Rtrim
+            | F::Substr
+            | F::Rpad
+            | F::Lpad
+            | F::Replace
+            | F::Chr
+            | F::Concat
+            | F::ToChar => Some(Text),
+            F::Length
+            | F::Abs
+            | F::Floor
+            | F::Ceil
+            | F::Sqrt
+            | F::Sign
+            | F::Ascii
+            | F::Instr
+            | F::Mod
+            | F::Power
+            | F::ToNumber
+            | F::OraHash => Some(Number),
+            F::ToDate | F::AddMonths | F::LastDay => Some(Date),
+            F::Round | F::Trunc => match of(args.first()?)? {
+                Text => None,
+                f => Some(f),
+            },
+            F::Nvl | F::Coalesce | F::Greatest | F::Least => {
+                let first = of(args.first()?)?;
+                args.iter().all(|a| of(a) == Some(first)).then_some(first)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// What deciding a hash join's join filter takes.
 struct FilterAsk<'a> {
     query: &'a JoinQuery,
     /// The join's key pairs: (column joined so far, column of the item joined now), in
-    /// the scope's numbering.
+    /// the scope's numbering; empty when a key is an expression (no filter then).
     pairs: &'a [(usize, usize)],
     /// The probe input, and its FROM item when it reads one.
     probe: &'a JoinInput,
@@ -1523,10 +1659,20 @@ pub(super) fn has_outer_join_mark(e: &ast::Expr) -> bool {
     }
 }
 
-/// `e` without its `(+)` marks, each marked expression added to `marks`. A mark inside a
-/// form not read here is an error.
+/// `e` without its `(+)` marks, each marked expression added to `marks`. A mark in an
+/// operand of OR or IN is Oracle's ORA-01719; one inside a form not read here is an error
+/// naming it.
 fn strip_outer_join_marks<'e>(e: &'e ast::Expr, marks: &mut Vec<&'e ast::Expr>) -> Result<ast::Expr> {
     use ast::Expr as E;
+    let marked_text = |x: &ast::Expr| x.to_string().contains("(+)");
+    if matches!(e, E::BinaryOp { op: ast::BinaryOperator::Or, .. } | E::InList { .. } | E::InSubquery { .. })
+        && marked_text(e)
+    {
+        return Err(Error::Parse {
+            message: format!("outer join operator (+) not allowed in operand of OR or IN (ORA-01719): {e}"),
+            position: position_of(e),
+        });
+    }
     let mut strip = |x: &'e ast::Expr| strip_outer_join_marks(x, marks).map(Box::new);
     Ok(match e {
         E::OuterJoin(inner) => {
@@ -1541,7 +1687,36 @@ fn strip_outer_join_marks<'e>(e: &'e ast::Expr, marks: &mut Vec<&'e ast::Expr>) 
         E::Between { expr, negated, low, high } => {
             E::Between { expr: strip(expr)?, negated: *negated, low: strip(low)?, high: strip(high)? }
         }
-        other if other.to_string().contains("(+)") => {
+        // A literal's text may hold "(+)"; it is no mark.
+        E::Value(_) => e.clone(),
+        // A marked column may be an argument of a function, as in Oracle (UPPER(d.dname(+))).
+        E::Function(f) => {
+            let ast::FunctionArguments::List(list) = &f.args else {
+                return if marked_text(e) {
+                    Err(unsupported(format!("the (+) operator in {e}"), e))
+                } else {
+                    Ok(e.clone())
+                };
+            };
+            let mut args = Vec::with_capacity(list.args.len());
+            for arg in &list.args {
+                args.push(match arg {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(*strip(x)?))
+                    }
+                    other if other.to_string().contains("(+)") => {
+                        return Err(unsupported(format!("the (+) operator in {e}"), e));
+                    }
+                    other => other.clone(),
+                });
+            }
+            let mut f = f.clone();
+            if let ast::FunctionArguments::List(list) = &mut f.args {
+                list.args = args;
+            }
+            E::Function(f)
+        }
+        other if marked_text(other) => {
             return Err(unsupported(format!("the (+) operator in {other}"), other));
         }
         other => other.clone(),
