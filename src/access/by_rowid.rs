@@ -14,7 +14,19 @@
 //! the walk ([`RunEnd::Undecided`]) and is fetched whole with
 //! [`RowFetcher::fetch_pinned`]. Every row reached counts `table fetch by rowid` (and,
 //! after the first of a block, `buffer is pinned count`) once, whichever way it is read;
-//! the counts reach the session's statistics when the fetcher is released.
+//! the counts reach the session's statistics when the fetcher is released (or, for one
+//! kept across index scans, at the end of each scan: [`RowFetcher::hand_counts`]).
+//!
+//! A fetcher lives as long as its caller keeps it: one index scan's, or a whole nested
+//! loop's (its probes, one index scan an outer row, share it, so a probe whose first row
+//! is in the block the previous probe's last row was in counts `buffer is pinned count`,
+//! as Oracle's nested loops do). Within one statement the snapshot does not move, so the
+//! version pinned is the one a new get would give: a current version stays unchanged
+//! under the shared content lock the pin holds, and a CR clone serves the snapshot it
+//! was built for. No statement writes a block its own query holds pinned (one that writes
+//! a table its query reads gathers the query's rows before it writes), so it never waits
+//! on its own pin. Dropping the fetcher releases the pin, so no path (the end, an error,
+//! a stage above stopping early) keeps it past its owner.
 //!
 //! Which slots hold a live row, and which are corrupt, is the full scan's rule
 //! (`full_scan::live_row`) on every path.
@@ -282,12 +294,19 @@ impl<'c> RowFetcher<'c> {
         }
     }
 
+    /// Adds the fetches counted so far to the session's statistics, keeping the pinned
+    /// block: a fetcher that outlives one index scan (a nested loop's probes) hands each
+    /// scan's counts over at its end, so the scan's figures hold them.
+    pub fn hand_counts(&mut self) {
+        self.stats.add(Stat::TableFetchByRowid, std::mem::take(&mut self.fetched));
+        self.stats.add(Stat::BufferIsPinned, std::mem::take(&mut self.pinned_hits));
+    }
+
     /// Lets go of the pinned block and adds the fetches to the session's statistics.
     pub fn release(&mut self) {
         self.pinned = None;
         self.in_cu = false;
-        self.stats.add(Stat::TableFetchByRowid, std::mem::take(&mut self.fetched));
-        self.stats.add(Stat::BufferIsPinned, std::mem::take(&mut self.pinned_hits));
+        self.hand_counts();
     }
 }
 

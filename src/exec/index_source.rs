@@ -10,6 +10,10 @@
 //!
 //! - A run holds the table's visibility lock, so DDL that would free the index's or the
 //!   table's blocks waits for it; an index dropped or rebuilt since planning is an error.
+//! - A run's table rows come through a [`RowFetcher`]: the run's own, released at its end
+//!   ([`IndexAccess::run`]), or one its caller keeps from run to run
+//!   ([`IndexAccess::run_with`]: a nested loop's probes), whose last block then stays
+//!   pinned between runs; such a caller holds the table's visibility lock as long.
 //! - A count the row kernel can do ([`CountKernel`]) is done on each row in its block;
 //!   an index-only COUNT(*) counts the qualifying entries of each leaf unread.
 //! - Memory latency is hidden by prefetching: the block of the row a few entries ahead
@@ -150,7 +154,32 @@ impl IndexAccess {
         rowids
     }
 
+    /// The fetcher of this path's table rows: the first columns up to the last the plan
+    /// reads located.
+    pub fn fetcher<'f>(&'f self, ctx: &AccessContext<'f>) -> RowFetcher<'f> {
+        let width = self.columns_read.iter().rposition(|&r| r).map_or(0, |last| last + 1);
+        RowFetcher::new(ctx, &self.table, width)
+    }
+
+    /// Runs the path, its table rows fetched by a fetcher of its own, released (its
+    /// pinned block let go) when the run ends.
     pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+        let mut fetcher = self.fetcher(&ctx.access);
+        self.run_with(stages, ctx, &mut fetcher)
+    }
+
+    /// Runs the path, its table rows fetched by `fetcher`, which the caller keeps: the
+    /// block it holds pinned at the end stays pinned for the caller's next run (a nested
+    /// loop's next probe), and is let go when the caller releases or drops it; the caller
+    /// holds the table's visibility lock while it keeps it. `fetcher` is one of this
+    /// path's ([`IndexAccess::fetcher`]). The rows fetched are added to the session's
+    /// statistics at the end of the run.
+    pub fn run_with<'x: 'f, 'f>(
+        &self,
+        stages: &mut [Stage<'_>],
+        ctx: &mut ExecContext<'x>,
+        fetcher: &mut RowFetcher<'f>,
+    ) -> Result<()> {
         // DDL that would free the index's or the table's blocks (DROP INDEX, TRUNCATE, DROP
         // TABLE) waits for the scan; one that finished since the plan was made is an error.
         let locks = ctx.access.locks.table(self.table.object_id);
@@ -165,7 +194,7 @@ impl IndexAccess {
             });
         }
         let ExecContext { access, functions, .. } = ctx;
-        let mut emitter = Emitter::new(self, stages, access);
+        let mut emitter = Emitter::new(self, stages, access, fetcher);
         let probed = self.measured || stages.iter().any(|s| matches!(s, Stage::Probe(_)));
         let mut meter = LineMeter { stats: probed.then_some(access.stats), figures: IndexLineFigures::default() };
         let result = if self.kind == IndexScanKind::FastFull {
@@ -209,14 +238,16 @@ impl IndexAccess {
 }
 
 /// What one run keeps from leaf to leaf while it turns entries into rows.
-struct Emitter<'r> {
+struct Emitter<'r, 'f> {
     access: &'r IndexAccess,
-    ctx: &'r AccessContext<'r>,
+    ctx: &'r AccessContext<'f>,
     /// The buffer cache and the block size, taken from `ctx` once for the run: the row
     /// loop's prefetches read them for every row.
     cache: &'r BufferCache,
     block_size: usize,
-    fetcher: RowFetcher<'r>,
+    /// The table's rows by rowid, and the block of the last one pinned: the run's own,
+    /// or one its caller keeps from run to run.
+    fetcher: &'r mut RowFetcher<'f>,
     /// The whole per-row work of a filtered count, done on the row in its block; or, with
     /// no table access, a COUNT(*) of the entries.
     kernel: Option<CountKernel>,
@@ -236,11 +267,13 @@ struct Emitter<'r> {
     next_leaf: Option<(PrefetchTarget<'r>, usize)>,
 }
 
-impl<'r> Emitter<'r> {
-    fn new(access: &'r IndexAccess, stages: &[Stage<'_>], ctx: &'r AccessContext<'r>) -> Emitter<'r> {
-        let table: &'r TableDef = &access.table;
-        let width = access.columns_read.iter().rposition(|&r| r).map_or(0, |last| last + 1);
-        let fetcher = RowFetcher::new(ctx, table, width);
+impl<'r, 'f> Emitter<'r, 'f> {
+    fn new(
+        access: &'r IndexAccess,
+        stages: &[Stage<'_>],
+        ctx: &'r AccessContext<'f>,
+        fetcher: &'r mut RowFetcher<'f>,
+    ) -> Emitter<'r, 'f> {
         let kernel = if access.table_access {
             CountKernel::for_stages(stages, fetcher.kinds())
         } else {
@@ -392,10 +425,10 @@ impl<'r> Emitter<'r> {
         Some((at.saturating_sub(64), at + 128))
     }
 
-    /// Ends the run: the pinned block is let go and a kernel's counts handed on. Returns
-    /// the rowid buffer for the next run.
+    /// Ends the run: the fetcher's counts and a kernel's handed on (the fetcher's pinned
+    /// block stays with its owner). Returns the rowid buffer for the next run.
     fn finish(mut self, stages: &mut [Stage<'_>]) -> Vec<RowId> {
-        self.fetcher.release();
+        self.fetcher.hand_counts();
         if let Some(kernel) = &self.kernel {
             kernel.hand_totals(stages, self.ctx.stats);
         }

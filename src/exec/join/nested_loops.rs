@@ -2,9 +2,28 @@
 //! that join it, found by an index probe keyed from the outer row or by running the
 //! inner input's own plan again. The inner side counts its work once per outer row, as
 //! Oracle's does.
+//!
+//! The index probes share one row fetcher for the whole join, so the inner table's block
+//! the last probe read stays pinned for the next: a probe whose first row is in that
+//! block reads it from the pin (`buffer is pinned count`) instead of taking a consistent
+//! get. Outer rows in the order of the inner table's rows (a well clustered inner index,
+//! the outer rows in key order) cost about one get an inner table block, outer rows in
+//! random order about one a probe, as in Oracle, whose nested loops keep the table
+//! buffer pinned across probes the same way. The pin is the snapshot's version of the
+//! block (the snapshot is the statement's, the same for every probe), and it is let go
+//! when the join ends, however it ends: the fetcher is dropped with the join's outer end.
+//! While the join keeps it, the join holds the inner table's visibility lock (shared),
+//! so TRUNCATE or DROP, which drop the table's cached blocks, wait for the join rather
+//! than meet a pinned block between two probes.
+//!
+//! Only the table block is kept. Each probe descends the index from its root, as a
+//! single index access does, and lets its leaf go at its end: what the access paths'
+//! accounting of logical reads measures is the table's blocks revisited (the clustering
+//! factor); the index's gets stay those of one index access a probe.
 
 use super::{Forward, Join, JoinMethod, NestedInner, joined, key_of, run_into};
 use crate::access::Flow;
+use crate::access::by_rowid::RowFetcher;
 use crate::error::Result;
 use crate::exec::ExecContext;
 use crate::exec::downstream::{ConsumeRow, RowSink};
@@ -25,10 +44,16 @@ impl Join {
         stages: &mut [Stage<'_>],
         ctx: &mut ExecContext<'_>,
     ) -> Result<()> {
-        let probe_access = match inner {
-            NestedInner::Index { access, keys, types, filter } => Some((access.probe_copy(), keys, types, filter)),
-            NestedInner::Rescan => None,
+        let (probe_access, inner_index) = match inner {
+            NestedInner::Index { access, keys, types, filter } => {
+                (Some((access.probe_copy(), keys, types, filter)), Some(access))
+            }
+            NestedInner::Rescan => (None, None),
         };
+        // The inner table's blocks stay in place for the whole join (TRUNCATE and DROP
+        // wait), since its fetcher keeps one pinned between probes.
+        let inner_locks = inner_index.map(|access| ctx.access.locks.table(access.table.object_id));
+        let _inner_visible = inner_locks.as_ref().map(|locks| locks.visibility.read_recursive());
         let inner_ctx = ExecContext {
             access: ctx.access,
             catalog: ctx.catalog,
@@ -38,16 +63,22 @@ impl Join {
             workarea: ctx.workarea,
             row_source_statistics: ctx.row_source_statistics,
         };
+        let fetcher = inner_index.map(|access| access.fetcher(&inner_ctx.access));
         let mut outer_side = NestedOuter {
             join: self,
             probe: probe_access,
+            fetcher,
             key: Vec::new(),
             inner_ctx,
             rest: &mut *stages,
             f: ctx.functions.clone(),
             stopped: false,
         };
-        run_into(&self.left, &mut outer_side, ctx)?;
+        let ran = run_into(&self.left, &mut outer_side, ctx);
+        // The inner table's pinned block is let go (and its fetches counted) here, ended
+        // or stopped or failed, before the table's visibility lock.
+        drop(outer_side.fetcher.take());
+        ran?;
         ctx.functions.random = outer_side.f.random.clone();
         Ok(())
     }
@@ -62,6 +93,9 @@ struct NestedOuter<'j, 'r, 'a, 'c> {
     join: &'j Join,
     /// The index probe of the inner table, its key evaluated from each outer row.
     probe: Option<IndexProbe<'j>>,
+    /// The probes' fetcher of inner table rows, kept from one probe to the next with the
+    /// block of the last row it fetched pinned (`Some` with `probe`).
+    fetcher: Option<RowFetcher<'c>>,
     key: Vec<Value>,
     inner_ctx: ExecContext<'c>,
     rest: &'r mut [Stage<'a>],
@@ -112,7 +146,8 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
                     })];
                     let mut figures = join.right.figures.get();
                     let stats = self.inner_ctx.access.stats;
-                    let ran = figures.measure(stats, || access.run(&mut stages, &mut self.inner_ctx));
+                    let fetcher = self.fetcher.as_mut().expect("an index probe has its fetcher");
+                    let ran = figures.measure(stats, || access.run_with(&mut stages, &mut self.inner_ctx, fetcher));
                     drop(stages);
                     figures.rows += inner_side.passed;
                     join.right.figures.set(figures);
