@@ -386,8 +386,8 @@ impl Table {
         self
     }
 
-    /// The first row of the chain of key `key`, whose hash is `hash`.
-    fn first_of(&self, key: &RowKey<'_, '_>, hash: u64, sides: &Sides<'_>, f: &mut FunctionContext) -> Result<Option<u32>> {
+    /// The chain of key `key`, whose hash is `hash`.
+    fn chain_of(&self, key: &RowKey<'_, '_>, hash: u64, sides: &Sides<'_>, f: &mut FunctionContext) -> Result<Option<Chain>> {
         let mut failed = None;
         let found = self.chains.find(hash, |c| {
             c.hash == hash
@@ -398,7 +398,7 @@ impl Table {
         });
         match failed {
             Some(e) => Err(e),
-            None => Ok(found.map(|c| c.first)),
+            None => Ok(found.copied()),
         }
     }
 }
@@ -439,7 +439,8 @@ impl Emitter<'_, '_, '_> {
         key: &RowKey<'_, '_>,
         hash: u64,
     ) -> Result<bool> {
-        let Some(mut b) = table.first_of(key, hash, sides, &mut self.f)? else { return Ok(false) };
+        let Some(chain) = table.chain_of(key, hash, sides, &mut self.f)? else { return Ok(false) };
+        let mut b = chain.first;
         let mut any = false;
         loop {
             let out = self.pair(Some(sides.probing.row(probe)), Some(sides.build_row(table.rows.row(b as usize))));
@@ -453,10 +454,11 @@ impl Emitter<'_, '_, '_> {
                     break;
                 }
             }
-            b = table.next[b as usize];
-            if b == END {
+            // The chain's last row ends it: a key of one row never reads `next`.
+            if b == chain.last {
                 break;
             }
+            b = table.next[b as usize];
         }
         Ok(any)
     }
