@@ -52,6 +52,8 @@ SELECT /*+ ORDERED USE_NL(e) */ COUNT(*) FROM dept d, emp e WHERE e.deptno = d.d
 SELECT /*+ USE_HASH(d) SWAP_JOIN_INPUTS(d) */ COUNT(*) FROM emp e LEFT JOIN dept d ON e.deptno = d.deptno;
 SELECT COUNT(*) FROM emp, dept;
 SET AUTOTRACE OFF
+-- NO_SWAP_JOIN_INPUTS keeps the build on the tables joined first, however large.
+EXPLAIN PLAN FOR SELECT /*+ LEADING(e d) USE_HASH(d) NO_SWAP_JOIN_INPUTS(d) */ COUNT(*) FROM emp e JOIN dept d ON e.deptno = d.deptno;
 -- Hints that cannot be followed are reported.
 EXPLAIN PLAN FOR SELECT /*+ USE_NL(x) LEADING(e) */ e.ename FROM emp e JOIN dept d ON e.deptno = d.deptno;
 -- Three tables, the optimizer's order.

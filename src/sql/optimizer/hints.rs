@@ -49,6 +49,9 @@ pub enum HintKind {
     NoUseMerge,
     /// SWAP_JOIN_INPUTS(t): the hash join of `t` builds its table from `t`.
     SwapJoinInputs,
+    /// NO_SWAP_JOIN_INPUTS(t): the hash join of `t` builds its table from the tables
+    /// joined before `t`, whichever input is the smaller.
+    NoSwapJoinInputs,
     /// PX_JOIN_FILTER(t) / NO_PX_JOIN_FILTER(t): a join filter on the scan of `t`, the
     /// probe side of a hash join, always / never.
     PxJoinFilter,
@@ -69,6 +72,7 @@ impl HintKind {
                 | HintKind::NoUseHash
                 | HintKind::NoUseMerge
                 | HintKind::SwapJoinInputs
+                | HintKind::NoSwapJoinInputs
                 | HintKind::PxJoinFilter
                 | HintKind::NoPxJoinFilter
         )
@@ -168,6 +172,7 @@ fn join_hint(word: &str, args: &[String]) -> Option<Parsed> {
         "NO_USE_HASH" => per_table(HintKind::NoUseHash),
         "NO_USE_MERGE" => per_table(HintKind::NoUseMerge),
         "SWAP_JOIN_INPUTS" => per_table(HintKind::SwapJoinInputs),
+        "NO_SWAP_JOIN_INPUTS" => per_table(HintKind::NoSwapJoinInputs),
         "PX_JOIN_FILTER" => per_table(HintKind::PxJoinFilter),
         "NO_PX_JOIN_FILTER" => per_table(HintKind::NoPxJoinFilter),
         _ => return None,

@@ -398,8 +398,14 @@ impl Builder<'_> {
         }
         let order = self.join_order(&query, &items, &at_join, hints, outer);
         for h in &hints.hints {
-            if matches!(h.kind, HintKind::UseNl | HintKind::UseHash | HintKind::UseMerge | HintKind::SwapJoinInputs)
-                && names_item(h, &query.relations[order[0]])
+            if matches!(
+                h.kind,
+                HintKind::UseNl
+                    | HintKind::UseHash
+                    | HintKind::UseMerge
+                    | HintKind::SwapJoinInputs
+                    | HintKind::NoSwapJoinInputs
+            ) && names_item(h, &query.relations[order[0]])
             {
                 let label = &query.relations[order[0]].label;
                 self.notes.push(format!("hint not used: {} ({label} is the first table of the join order)", h.text));
@@ -1104,8 +1110,10 @@ impl Builder<'_> {
         let mut candidates: Vec<(MethodChoice, f64)> = Vec::new();
         let keyed = !left_keys.is_empty();
         let swap = hints.hints.iter().any(|h| h.kind == HintKind::SwapJoinInputs && names_item(h, relation));
-        // The smaller input builds, unless a hint swaps; a product buffers its second.
-        let build_right = swap || !keyed || right_est.rows < left_est.rows;
+        let keep_order = hints.hints.iter().any(|h| h.kind == HintKind::NoSwapJoinInputs && names_item(h, relation));
+        // The smaller input builds, unless a hint swaps or keeps the order (SWAP winning
+        // where both are given); a product buffers its second.
+        let build_right = swap || !keyed || (!keep_order && right_est.rows < left_est.rows);
         let (build_est, probe_est) = if build_right { (right_est, left_est) } else { (left_est, right_est) };
         let probe_item = if build_right { query.relation_of(layout[0]) } else { right_index };
         let join_filter = self.join_filter_plan(FilterAsk {
