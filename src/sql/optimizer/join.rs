@@ -27,14 +27,18 @@
 //!
 //! The per-row CPU figures are callgrind's instructions at `cost::NS_PER_INSTRUCTION`
 //! (0.093 ns). The hash join's are counted on `bench join`'s tables (100,000 customers,
-//! 200,000 orders, commit d9b6e50, docs/performance/joins.md), around the statement's
-//! execution, each from two statements differing only in the rows one side gives:
+//! 200,000 orders, docs/performance/joins.md), around the statement's execution, each
+//! from two statements differing only in the rows one side gives, the build side held
+//! by `NO_SWAP_JOIN_INPUTS` and no join filter, less what a row passing a full scan's
+//! filter costs that scan and an aggregate above it (243 instructions: the access
+//! path's own cost):
 //!
-//! - a build row: 216 instructions for each more customer the join builds from (1,000
-//!   to 51,000, the same 1,000 orders probing): [`HASH_BUILD_ROW_NS`] = 20 ns;
-//! - a probe row: 908 for each more order that probes (1,000 to 101,000, the same
-//!   1,000 customers built from; the row's scan before its filter is the probe input's
-//!   own cost): [`HASH_PROBE_ROW_NS`] = 84 ns.
+//! - a build row: 828 instructions for each more customer the join builds from (1,000
+//!   to 51,000, the same 79,921 orders probing and finding none): less 243,
+//!   [`HASH_BUILD_ROW_NS`] = 54 ns;
+//! - a probe row: 997 for each more order that probes and joins its one customer (1,000
+//!   to 101,000, all 100,000 customers built from): less 243, [`HASH_PROBE_ROW_NS`] =
+//!   70 ns. (A probe row that finds no key costs 466.)
 //!
 //! The others are from `lab join` (an outer table of N rows joined to a 200,000-row
 //! inner table on a unique key, all cached, commit 6cdb4b9), before a join's inputs
@@ -63,9 +67,9 @@ use super::facts::{IndexFacts, TableFacts};
 use crate::catalog::{IndexDef, TableDef};
 
 /// CPU of putting one row into a hash join's hash table, in nanoseconds.
-pub const HASH_BUILD_ROW_NS: f64 = 216.0 * NS_PER_INSTRUCTION;
+pub const HASH_BUILD_ROW_NS: f64 = 585.0 * NS_PER_INSTRUCTION;
 /// CPU of probing a hash join's hash table with one row (its scan not included).
-pub const HASH_PROBE_ROW_NS: f64 = 908.0 * NS_PER_INSTRUCTION;
+pub const HASH_PROBE_ROW_NS: f64 = 754.0 * NS_PER_INSTRUCTION;
 /// CPU of one index probe of a nested loop beyond its logical reads, its index entry and
 /// its row fetched by rowid (which the index access's cost counts).
 pub const NL_PROBE_NS: f64 = 11_605.0 * NS_PER_INSTRUCTION - 4.0 * LOGICAL_READ_NS - INDEX_ENTRY_NS - ROWID_ROW_NS;
