@@ -142,6 +142,7 @@ enum Clause {
     SelectList,
     /// Inside parentheses that are not a subquery's select list.
     Parenthesized,
+    /// The statement's own clauses after its select list.
     Other,
 }
 
@@ -158,9 +159,11 @@ fn clause_at(words: &[&TokenWithSpan], index: usize) -> Clause {
                 *levels.last_mut().expect("one level") = Clause::SelectList
             }
             Token::Word(w) if w.keyword == Keyword::FROM => {
+                // A subquery's FROM clause is still inside its parentheses.
+                let after = if levels.len() > 1 { Clause::Parenthesized } else { Clause::Other };
                 let level = levels.last_mut().expect("one level");
                 if *level == Clause::SelectList {
-                    *level = Clause::Other;
+                    *level = after;
                 }
             }
             _ => {}
