@@ -13,7 +13,7 @@
 //!   (or the column) with its schema.
 //! - constraint DDL refused (`CannotValidate`, `ConstraintNameUsed`, `SecondPrimaryKey`,
 //!   `UnknownConstraint`, `NoReferencedKey`, `ForeignKeyMismatch`, `KeyReferenced`,
-//!   `IndexEnforcesKey`): nothing changed.
+//!   `IndexEnforcesKey`, `CheckNotAllowed`): nothing changed.
 //! - transactions (`SnapshotTooOld`, `UndoSpace`, `Deadlock`, `Transaction`): the
 //!   statement failed as a whole and changed nothing; the transaction is still open.
 //! - `InstanceFailed`: the redo log or a datafile sync failed; every statement and
@@ -134,6 +134,13 @@ pub enum Error {
     /// A new constraint named as an existing one (ORA-02264).
     #[error("ORA-02264: name {name} already used by an existing constraint")]
     ConstraintNameUsed { name: String },
+
+    /// A CHECK condition holding what Oracle refuses there: a subquery (ORA-02251), a
+    /// function of the date, time or session (ORA-02436), ROWNUM or LEVEL (ORA-00976),
+    /// a sequence (ORA-02287), a package's function (ORA-00904). `what` names it,
+    /// `constraint` says which constraint.
+    #[error("ORA-{code:05}: {text}: {what} in {constraint}")]
+    CheckNotAllowed { code: u32, text: &'static str, what: String, constraint: String },
 
     /// A second primary key for a table (ORA-02260).
     #[error("ORA-02260: table {table} can have only one primary key")]

@@ -189,6 +189,41 @@ fn bad_constraint_definitions_get_oracle_errors() {
 }
 
 #[test]
+fn check_conditions_whose_answer_could_change_are_refused_when_declared() {
+    let (_t, _d, db) = db();
+    let s = db.session();
+    let sysdate = "ORA-02436: date or system variable wrongly specified in CHECK constraint";
+    let e = error(&s, "CREATE TABLE u (d DATE CONSTRAINT u_d_ck CHECK (d <= SYSDATE))");
+    assert_eq!(e, format!("{sysdate}: SYSDATE in CHECK constraint U_D_CK"));
+    let e = error(&s, "CREATE TABLE u (d DATE, CHECK (d BETWEEN DATE '1900-01-01' AND sysdate + 1))");
+    assert_eq!(e, format!("{sysdate}: SYSDATE in a CHECK constraint of U"));
+    let e = error(&s, "CREATE TABLE u (n VARCHAR2(30) CHECK (n <> USER))");
+    assert_eq!(e, format!("{sysdate}: USER in a CHECK constraint of U"));
+    let e = error(&s, "CREATE TABLE u (d DATE CHECK (d < SYSTIMESTAMP))");
+    assert!(e.starts_with(sysdate) && e.contains("SYSTIMESTAMP"), "{e}");
+    let e = error(&s, "CREATE TABLE u (a NUMBER CHECK (a > DBMS_RANDOM.VALUE))");
+    assert!(e.starts_with("ORA-00904") && e.contains("DBMS_RANDOM.VALUE"), "{e}");
+    let e = error(&s, "CREATE TABLE u (a INTEGER CHECK (a > ROWNUM))");
+    assert!(e.starts_with("ORA-00976") && e.contains("ROWNUM"), "{e}");
+    let e = error(&s, "CREATE TABLE u (a INTEGER CHECK (a < s.NEXTVAL))");
+    assert!(e.starts_with("ORA-02287") && e.contains("S.NEXTVAL"), "{e}");
+    let e = error(&s, "CREATE TABLE u (a INTEGER CONSTRAINT u_a_ck CHECK (a IN (SELECT 1 FROM dual)))");
+    assert_eq!(e, "ORA-02251: subquery not allowed here: a subquery in CHECK constraint U_A_CK");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_tables WHERE table_name = 'U'"), 0);
+    // ALTER TABLE ADD is refused the same way and leaves the table as it was.
+    exec(&s, "CREATE TABLE u (d DATE, who VARCHAR2(30))");
+    let e = error(&s, "ALTER TABLE u ADD CONSTRAINT u_d_ck CHECK (d > SYSDATE - 30)");
+    assert_eq!(e, format!("{sysdate}: SYSDATE in CHECK constraint U_D_CK"));
+    let e = error(&s, "ALTER TABLE u ADD CHECK (who = user)");
+    assert_eq!(e, format!("{sysdate}: USER in a CHECK constraint of U"));
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_constraints WHERE table_name = 'U'"), 0);
+    // A quoted name is a column, and a string is a string: both are allowed.
+    exec(&s, "CREATE TABLE w (\"USER\" VARCHAR2(30) CHECK (\"USER\" <> 'SYSDATE'))");
+    exec(&s, "ALTER TABLE u ADD CONSTRAINT u_d_ck CHECK (d > DATE '2000-01-01')");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM user_constraints WHERE table_name = 'U'"), 1);
+}
+
+#[test]
 fn alter_table_adds_drops_enables_and_disables_constraints() {
     let (_t, _d, db) = db();
     let s = db.session();

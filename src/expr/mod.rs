@@ -490,7 +490,7 @@ impl Expr {
 
     /// Shows the expression with column names, as plan predicates print.
     pub fn display<'a>(&'a self, names: &'a [String]) -> ExprDisplay<'a> {
-        ExprDisplay { expr: self, names }
+        ExprDisplay { expr: self, names, place: Binding::Top }
     }
 }
 
@@ -557,15 +557,91 @@ fn in_list<R: RowAccess + ?Sized>(
     Ok(if unknown { None } else { Some(negated) })
 }
 
-/// Display of an expression with column names.
+/// How tightly an expression binds when printed, loosest first: a part printed where a
+/// tighter binding is needed goes in parentheses, and only then. `+ - ||` share a level
+/// and `* /` the one above, as in Oracle's grammar; a condition's operators bind looser
+/// than any arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Binding {
+    /// A whole predicate, a function argument, an IN list item: anything goes.
+    Top,
+    Or,
+    And,
+    Not,
+    /// `= <> < <= > >=`, IS NULL, IN, BETWEEN, LIKE.
+    Comparison,
+    /// `+ -` and `||`.
+    Additive,
+    /// `* /`.
+    Multiplicative,
+    /// Unary minus, and a negative number.
+    Unary,
+    /// Names, literals, binds, function calls, CASE.
+    Atom,
+}
+
+impl Expr {
+    /// How tightly this expression binds when printed.
+    fn binding(&self) -> Binding {
+        match self {
+            Expr::Or(..) => Binding::Or,
+            Expr::And(..) => Binding::And,
+            Expr::Not(_) => Binding::Not,
+            Expr::Compare { .. }
+            | Expr::IsNull { .. }
+            | Expr::InList { .. }
+            | Expr::Between { .. }
+            | Expr::Like { .. } => Binding::Comparison,
+            Expr::Arith { op: ArithOp::Add | ArithOp::Sub, .. } | Expr::Concat(..) => Binding::Additive,
+            Expr::Arith { op: ArithOp::Mul | ArithOp::Div, .. } => Binding::Multiplicative,
+            Expr::Negate(_) => Binding::Unary,
+            Expr::Literal(Datum::Int(i)) if *i < 0 => Binding::Unary,
+            Expr::Literal(Datum::Num(n)) if n.is_sign_negative() && !n.is_zero() => Binding::Unary,
+            _ => Binding::Atom,
+        }
+    }
+
+    /// Shows the expression as one of several conditions joined by AND (an OR among them
+    /// goes in parentheses).
+    pub fn display_conjunct<'a>(&'a self, names: &'a [String]) -> ExprDisplay<'a> {
+        ExprDisplay { expr: self, names, place: Binding::And }
+    }
+}
+
+/// Display of an expression with column names, with parentheses where the expression's
+/// shape differs from what its text would parse as: `("A"+1)*2`, `"A"-("B"-"C")`,
+/// `("X"=1 OR "Y"=2) AND "Z"=3`, `NOT ("X"=1 AND "Y"=2)`, and never `--` (a comment).
 pub struct ExprDisplay<'a> {
     expr: &'a Expr,
     names: &'a [String],
+    /// The binding the place the expression is printed in needs; looser gets parentheses.
+    place: Binding,
+}
+
+impl ExprDisplay<'_> {
+    /// `e` printed where `place` is needed.
+    fn part(&self, e: &Expr, place: Binding) -> String {
+        let text = ExprDisplay { expr: e, names: self.names, place: Binding::Top }.to_string();
+        if e.binding() < place { format!("({text})") } else { text }
+    }
+
+    /// `e` printed after a minus sign: also in parentheses when its text starts with one.
+    fn after_minus(&self, e: &Expr, place: Binding) -> String {
+        let text = self.part(e, place);
+        if text.starts_with('-') { format!("({text})") } else { text }
+    }
 }
 
 impl fmt::Display for ExprDisplay<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let d = |e: &'_ Expr| ExprDisplay { expr: e, names: self.names }.to_string();
+        if self.expr.binding() < self.place {
+            let inner = ExprDisplay { expr: self.expr, names: self.names, place: Binding::Top };
+            return write!(f, "({inner})");
+        }
+        let top = |e: &'_ Expr| self.part(e, Binding::Top);
+        // An operand of a comparison, IN, BETWEEN, LIKE or IS NULL.
+        let operand = |e: &'_ Expr| self.part(e, Binding::Additive);
+        let not = |negated: bool| if negated { "NOT " } else { "" };
         match self.expr {
             Expr::Column(i) => match self.names.get(*i) {
                 Some(n) => write!(f, "\"{n}\""),
@@ -577,34 +653,49 @@ impl fmt::Display for ExprDisplay<'_> {
             Expr::Literal(v) => write!(f, "{v}"),
             Expr::Bind { name, .. } => write!(f, "{name}"),
             Expr::Arith { op, left, right } => {
-                let s = match op {
-                    ArithOp::Add => "+",
-                    ArithOp::Sub => "-",
-                    ArithOp::Mul => "*",
-                    ArithOp::Div => "/",
+                let (s, binding) = match op {
+                    ArithOp::Add => ("+", Binding::Additive),
+                    ArithOp::Sub => ("-", Binding::Additive),
+                    ArithOp::Mul => ("*", Binding::Multiplicative),
+                    ArithOp::Div => ("/", Binding::Multiplicative),
                 };
-                write!(f, "{}{s}{}", d(left), d(right))
+                // Left-associative: the right operand of the same level keeps its parentheses.
+                let right = match op {
+                    ArithOp::Sub => self.after_minus(right, Binding::Multiplicative),
+                    ArithOp::Add => self.part(right, Binding::Multiplicative),
+                    ArithOp::Mul | ArithOp::Div => self.part(right, Binding::Unary),
+                };
+                write!(f, "{}{s}{right}", self.part(left, binding))
             }
-            Expr::Concat(l, r) => write!(f, "{}||{}", d(l), d(r)),
-            Expr::Negate(e) => write!(f, "-{}", d(e)),
-            Expr::Compare { op, left, right } => write!(f, "{}{}{}", d(left), op.symbol(), d(right)),
-            Expr::And(l, r) => write!(f, "{} AND {}", d(l), d(r)),
-            Expr::Or(l, r) => write!(f, "({} OR {})", d(l), d(r)),
-            Expr::Not(e) => write!(f, "NOT ({})", d(e)),
-            Expr::IsNull { expr, negated } => write!(f, "{} IS {}NULL", d(expr), if *negated { "NOT " } else { "" }),
+            Expr::Concat(l, r) => {
+                // `||` is associative, so a chain prints flat whichever way it nests; a
+                // `+` or `-` on its right is not part of the chain.
+                let right = if matches!(**r, Expr::Concat(..)) {
+                    self.part(r, Binding::Additive)
+                } else {
+                    self.part(r, Binding::Multiplicative)
+                };
+                write!(f, "{}||{right}", self.part(l, Binding::Additive))
+            }
+            Expr::Negate(e) => write!(f, "-{}", self.after_minus(e, Binding::Unary)),
+            Expr::Compare { op, left, right } => write!(f, "{}{}{}", operand(left), op.symbol(), operand(right)),
+            Expr::And(l, r) => write!(f, "{} AND {}", self.part(l, Binding::And), self.part(r, Binding::And)),
+            Expr::Or(l, r) => write!(f, "{} OR {}", self.part(l, Binding::Or), self.part(r, Binding::Or)),
+            Expr::Not(e) => write!(f, "NOT {}", self.part(e, Binding::Not)),
+            Expr::IsNull { expr, negated } => write!(f, "{} IS {}NULL", operand(expr), not(*negated)),
             Expr::InList { expr, list, negated } => {
-                let items: Vec<String> = list.iter().map(d).collect();
-                write!(f, "{} {}IN ({})", d(expr), if *negated { "NOT " } else { "" }, items.join(","))
+                let items: Vec<String> = list.iter().map(top).collect();
+                write!(f, "{} {}IN ({})", operand(expr), not(*negated), items.join(","))
             }
             Expr::Between { expr, low, high, negated } => {
-                write!(f, "{} {}BETWEEN {} AND {}", d(expr), if *negated { "NOT " } else { "" }, d(low), d(high))
+                write!(f, "{} {}BETWEEN {} AND {}", operand(expr), not(*negated), operand(low), operand(high))
             }
             Expr::Like { expr, pattern, negated } => {
-                write!(f, "{} {}LIKE '{}'", d(expr), if *negated { "NOT " } else { "" }, pattern.source)
+                write!(f, "{} {}LIKE '{}'", operand(expr), not(*negated), pattern.source)
             }
             Expr::Case { .. } => write!(f, "CASE ... END"),
             Expr::Function { func, args } => {
-                let items: Vec<String> = args.iter().map(d).collect();
+                let items: Vec<String> = args.iter().map(top).collect();
                 write!(f, "{}({})", func.name(), items.join(","))
             }
         }
@@ -740,5 +831,120 @@ mod tests {
         assert!(!LikePattern::compile("a_c", None).matches("abbc"));
         assert!(LikePattern::compile("100\\%", Some('\\')).matches("100%"));
         assert!(LikePattern::compile("%", None).matches(""));
+    }
+
+    mod display {
+        use super::*;
+
+        fn col(i: usize) -> Expr {
+            Expr::Column(i)
+        }
+        fn num(i: i64) -> Expr {
+            Expr::Literal(Datum::Int(i))
+        }
+        fn arith(op: ArithOp, l: Expr, r: Expr) -> Expr {
+            Expr::Arith { op, left: Box::new(l), right: Box::new(r) }
+        }
+        fn eq(l: Expr, r: Expr) -> Expr {
+            Expr::Compare { op: CmpOp::Eq, left: Box::new(l), right: Box::new(r) }
+        }
+        fn and(l: Expr, r: Expr) -> Expr {
+            Expr::And(Box::new(l), Box::new(r))
+        }
+        fn or(l: Expr, r: Expr) -> Expr {
+            Expr::Or(Box::new(l), Box::new(r))
+        }
+        fn shown(e: &Expr) -> String {
+            let names: Vec<String> = ["A", "B", "C"].map(String::from).to_vec();
+            e.display(&names).to_string()
+        }
+
+        #[test]
+        fn products_of_sums_keep_their_parentheses() {
+            let e = eq(arith(ArithOp::Mul, arith(ArithOp::Add, col(0), num(1)), num(2)), col(1));
+            assert_eq!(shown(&e), r#"("A"+1)*2="B""#);
+            let e = arith(ArithOp::Add, col(0), arith(ArithOp::Mul, num(1), num(2)));
+            assert_eq!(shown(&e), r#""A"+1*2"#);
+            let e = arith(ArithOp::Div, col(0), arith(ArithOp::Sub, col(1), col(2)));
+            assert_eq!(shown(&e), r#""A"/("B"-"C")"#);
+        }
+
+        #[test]
+        fn left_associative_operators_keep_right_parentheses_only() {
+            let right = arith(ArithOp::Sub, col(0), arith(ArithOp::Sub, col(1), col(2)));
+            assert_eq!(shown(&right), r#""A"-("B"-"C")"#);
+            let left = arith(ArithOp::Sub, arith(ArithOp::Sub, col(0), col(1)), col(2));
+            assert_eq!(shown(&left), r#""A"-"B"-"C""#);
+            let div = arith(ArithOp::Div, col(0), arith(ArithOp::Mul, col(1), col(2)));
+            assert_eq!(shown(&div), r#""A"/("B"*"C")"#);
+            let mul = arith(ArithOp::Mul, arith(ArithOp::Div, col(0), col(1)), col(2));
+            assert_eq!(shown(&mul), r#""A"/"B"*"C""#);
+        }
+
+        #[test]
+        fn unary_minus_binds_tightest_and_never_prints_two_minus_signs() {
+            let e = Expr::Negate(Box::new(arith(ArithOp::Add, col(0), col(1))));
+            assert_eq!(shown(&e), r#"-("A"+"B")"#);
+            let e = arith(ArithOp::Mul, Expr::Negate(Box::new(col(0))), col(1));
+            assert_eq!(shown(&e), r#"-"A"*"B""#);
+            let e = arith(ArithOp::Sub, col(0), num(-5));
+            assert_eq!(shown(&e), r#""A"-(-5)"#);
+            let e = Expr::Negate(Box::new(Expr::Negate(Box::new(col(0)))));
+            assert_eq!(shown(&e), r#"-(-"A")"#);
+            let e = arith(ArithOp::Add, col(0), num(-5));
+            assert_eq!(shown(&e), r#""A"+-5"#);
+        }
+
+        #[test]
+        fn concatenation_shares_the_level_of_addition() {
+            let chain = Expr::Concat(Box::new(col(0)), Box::new(Expr::Concat(Box::new(col(1)), Box::new(col(2)))));
+            assert_eq!(shown(&chain), r#""A"||"B"||"C""#);
+            let sum = Expr::Concat(Box::new(col(0)), Box::new(arith(ArithOp::Add, col(1), num(1))));
+            assert_eq!(shown(&sum), r#""A"||("B"+1)"#);
+            let left = Expr::Concat(Box::new(arith(ArithOp::Add, col(1), num(1))), Box::new(col(0)));
+            assert_eq!(shown(&left), r#""B"+1||"A""#);
+            let product = arith(ArithOp::Mul, Expr::Concat(Box::new(col(0)), Box::new(col(1))), num(2));
+            assert_eq!(shown(&product), r#"("A"||"B")*2"#);
+        }
+
+        #[test]
+        fn or_inside_and_and_and_inside_not_keep_their_parentheses() {
+            let e = and(or(eq(col(0), num(1)), eq(col(1), num(2))), eq(col(2), num(3)));
+            assert_eq!(shown(&e), r#"("A"=1 OR "B"=2) AND "C"=3"#);
+            let e = or(and(eq(col(0), num(1)), eq(col(1), num(2))), eq(col(2), num(3)));
+            assert_eq!(shown(&e), r#""A"=1 AND "B"=2 OR "C"=3"#);
+            let e = Expr::Not(Box::new(and(eq(col(0), num(1)), eq(col(1), num(2)))));
+            assert_eq!(shown(&e), r#"NOT ("A"=1 AND "B"=2)"#);
+            let e = Expr::Not(Box::new(eq(col(0), num(1))));
+            assert_eq!(shown(&e), r#"NOT "A"=1"#);
+            let e = and(eq(col(0), num(1)), Expr::Not(Box::new(or(eq(col(1), num(2)), eq(col(2), num(3))))));
+            assert_eq!(shown(&e), r#""A"=1 AND NOT ("B"=2 OR "C"=3)"#);
+        }
+
+        #[test]
+        fn an_or_joined_with_others_by_and_is_parenthesized() {
+            let names: Vec<String> = ["A", "B"].map(String::from).to_vec();
+            let e = or(eq(col(0), num(1)), eq(col(1), num(2)));
+            assert_eq!(e.display(&names).to_string(), r#""A"=1 OR "B"=2"#);
+            assert_eq!(e.display_conjunct(&names).to_string(), r#"("A"=1 OR "B"=2)"#);
+            let c = eq(col(0), num(1));
+            assert_eq!(c.display_conjunct(&names).to_string(), r#""A"=1"#);
+        }
+
+        #[test]
+        fn operands_of_conditions_need_no_parentheses() {
+            let sum = arith(ArithOp::Add, col(0), num(1));
+            let e = Expr::Between {
+                expr: Box::new(sum.clone()),
+                low: Box::new(num(1)),
+                high: Box::new(sum.clone()),
+                negated: false,
+            };
+            assert_eq!(shown(&e), r#""A"+1 BETWEEN 1 AND "A"+1"#);
+            let e = Expr::InList { expr: Box::new(sum.clone()), list: vec![sum.clone(), num(2)], negated: true };
+            assert_eq!(shown(&e), r#""A"+1 NOT IN ("A"+1,2)"#);
+            let e = Expr::Function { func: ScalarFunction::Abs, args: vec![sum] };
+            assert_eq!(shown(&arith(ArithOp::Mul, e, num(2))), r#"ABS("A"+1)*2"#);
+        }
     }
 }

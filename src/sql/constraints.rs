@@ -14,7 +14,10 @@
 //!   constraint covers the column.
 //! - CHECK by `row_checks::RowChecks`: each enabled condition is evaluated on the row as it will be
 //!   stored (INSERT, INSERT ... SELECT, APPEND, COPY, UPDATE); FALSE refuses the row
-//!   (ORA-02290), TRUE and UNKNOWN pass.
+//!   (ORA-02290), TRUE and UNKNOWN pass. A condition must give a row the same answer
+//!   whenever it is evaluated, so one holding a subquery, SYSDATE, USER and the like,
+//!   ROWNUM or LEVEL, or a sequence is refused when declared (ORA-02251, ORA-02436,
+//!   ORA-00976, ORA-02287).
 //! - PRIMARY KEY and UNIQUE by a unique index of the constraint's name (made for it, or a
 //!   unique index on the same columns that existed before): the index refuses a key a
 //!   committed or own row holds and waits for an uncommitted one (ORA-00001, naming the
@@ -33,6 +36,8 @@ use crate::catalog::{ConstraintDef, ConstraintKind, DeleteRule, IndexDef, KeyInd
 use crate::error::{Error, Result};
 use crate::instance::Session;
 use sqlparser::ast;
+use sqlparser::dialect::OracleDialect;
+use sqlparser::tokenizer::{Token, Tokenizer};
 
 /// A constraint as a statement declares it, before its name is settled.
 pub(super) struct Declared {
@@ -228,6 +233,7 @@ pub(super) fn settle(session: &Session, table: &TableDef, declared: Vec<Declared
             DeclaredKind::NotNull => ConstraintKind::NotNull,
             DeclaredKind::Check(e) => {
                 let condition = e.to_string();
+                refuse_unstable(&condition, d.name.as_deref(), &table.name)?;
                 bind_condition(session, table, &condition)?;
                 ConstraintKind::Check { condition }
             }
@@ -275,6 +281,51 @@ pub(super) fn settle(session: &Session, table: &TableDef, declared: Vec<Declared
         settled[i].columns = columns;
     }
     Ok(settled)
+}
+
+/// Refuses a CHECK condition that holds what Oracle refuses there, whose truth could
+/// change without the row changing or depends on other rows: a subquery (ORA-02251), a
+/// function of the date, time or session (ORA-02436), ROWNUM or LEVEL (ORA-00976), a
+/// sequence's NEXTVAL or CURRVAL (ORA-02287), a package's function (ORA-00904). The first
+/// one in the text is named, with the constraint (`name`, or the table's when unnamed).
+fn refuse_unstable(condition: &str, name: Option<&str>, table: &str) -> Result<()> {
+    let tokens = Tokenizer::new(&OracleDialect {}, condition)
+        .tokenize()
+        .map_err(|e| Error::Parse { message: format!("CHECK condition {condition}: {e}"), position: None })?;
+    let words: Vec<&Token> = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+    let word = |i: usize| match words.get(i) {
+        Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        _ => None,
+    };
+    for i in 0..words.len() {
+        let Some(w) = word(i) else { continue };
+        let after_period = i > 0 && words[i - 1] == &Token::Period;
+        let (code, text, what) = match w.as_str() {
+            "SELECT" => (2251, "subquery not allowed here", "a subquery".to_owned()),
+            "SYSDATE" | "SYSTIMESTAMP" | "CURRENT_DATE" | "CURRENT_TIMESTAMP" | "LOCALTIMESTAMP" | "DBTIMEZONE"
+            | "SESSIONTIMEZONE" | "UID" | "USER" | "USERENV"
+                if !after_period =>
+            {
+                (2436, "date or system variable wrongly specified in CHECK constraint", w)
+            }
+            "ROWNUM" | "LEVEL" if !after_period => (976, "specified pseudocolumn or operator not allowed here", w),
+            "NEXTVAL" | "CURRVAL" if after_period => {
+                let sequence = i.checked_sub(2).and_then(word).unwrap_or_default();
+                (2287, "sequence number not allowed here", format!("{sequence}.{w}"))
+            }
+            "DBMS_RANDOM" if !after_period => {
+                let function = word(i + 2).unwrap_or_default();
+                (904, "invalid identifier", format!("{w}.{function}"))
+            }
+            _ => continue,
+        };
+        let constraint = match name {
+            Some(n) => format!("CHECK constraint {n}"),
+            None => format!("a CHECK constraint of {table}"),
+        };
+        return Err(Error::CheckNotAllowed { code, text, what, constraint });
+    }
+    Ok(())
 }
 
 /// CREATE TABLE's constraints: settled on the new `table` (its segment made, not yet in

@@ -22,6 +22,7 @@
 //!
 //! Unquoted identifiers are upper-cased, as Oracle stores them. Anything lioscope does not
 //! implement is an error naming the construct and, where sqlparser knows it, its position.
+//! `syntax_errors` words the parser's errors as Oracle's (ORA-00923, ORA-00933, ...).
 
 mod analyze;
 mod call;
@@ -48,6 +49,7 @@ mod result;
 mod row_checks;
 mod row_encoder;
 pub mod row_source_stats;
+mod syntax_errors;
 mod system;
 mod table_move;
 mod views;
@@ -151,7 +153,7 @@ pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
 
 /// Parses exactly one statement.
 pub(crate) fn parse_one(sql: &str) -> Result<Statement> {
-    let mut statements = Parser::parse_sql(&OracleDialect {}, sql).map_err(|e| parse_error(e, sql))?;
+    let mut statements = Parser::parse_sql(&OracleDialect {}, sql).map_err(|e| syntax_errors::parse_error(e, sql))?;
     match statements.len() {
         1 => Ok(statements.remove(0)),
         0 => Err(Error::Parse { message: "empty statement".into(), position: None }),
@@ -159,26 +161,6 @@ pub(crate) fn parse_one(sql: &str) -> Result<Statement> {
             message: format!("expected one statement, found {n} (run them one at a time)"),
             position: None,
         }),
-    }
-}
-
-/// sqlparser's message ends with "at Line: L, Column: C"; move that into `position`. A
-/// statement that ends too early is reported at its end.
-fn parse_error(e: sqlparser::parser::ParserError, sql: &str) -> Error {
-    let text = match e {
-        sqlparser::parser::ParserError::ParserError(m) | sqlparser::parser::ParserError::TokenizerError(m) => m,
-        sqlparser::parser::ParserError::RecursionLimitExceeded => "statement nested too deeply".into(),
-    };
-    match text.rsplit_once(" at Line: ") {
-        Some((message, pos)) => {
-            let position = pos.replacen(", Column: ", ", column ", 1);
-            Error::Parse { message: message.to_owned(), position: Some(format!("line {position}")) }
-        }
-        None => {
-            let line = sql.lines().count().max(1);
-            let column = sql.lines().last().map_or(0, |l| l.chars().count()) + 1;
-            Error::Parse { message: text, position: Some(format!("line {line}, column {column} (end of statement)")) }
-        }
     }
 }
 

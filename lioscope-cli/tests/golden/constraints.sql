@@ -32,6 +32,11 @@ ALTER TABLE emp DROP CONSTRAINT emp_ename_uk;
 ALTER TABLE emp ADD PRIMARY KEY (ename);
 ALTER TABLE emp ADD CONSTRAINT emp_pk CHECK (empno > 0);
 ALTER TABLE emp DROP CONSTRAINT no_such;
+-- A CHECK condition must give a row the same answer whenever it is evaluated: the date,
+-- the user, ROWNUM and subqueries are refused, naming what and where.
+ALTER TABLE emp ADD CONSTRAINT emp_hired_ck CHECK (ename <> USER);
+CREATE TABLE hist (d DATE CHECK (d <= SYSDATE));
+CREATE TABLE hist (d DATE, n INTEGER, CONSTRAINT hist_n_ck CHECK (n IN (SELECT empno FROM emp)));
 DROP INDEX emp_pk;
 SELECT constraint_name, constraint_type, status, index_name FROM user_constraints WHERE table_name = 'EMP' ORDER BY constraint_name;
 DROP TABLE emp;

@@ -56,6 +56,13 @@ SET AUTOTRACE OFF
 EXPLAIN PLAN FOR SELECT /*+ LEADING(e d) USE_HASH(d) NO_SWAP_JOIN_INPUTS(d) */ COUNT(*) FROM emp e JOIN dept d ON e.deptno = d.deptno;
 -- Hints that cannot be followed are reported.
 EXPLAIN PLAN FOR SELECT /*+ USE_NL(x) LEADING(e) */ e.ename FROM emp e JOIN dept d ON e.deptno = d.deptno;
+-- Predicates print with the parentheses their shape needs, and only those: a sum inside
+-- a product, an OR among ANDed conditions, a right operand of a minus, a NOT of an AND.
+EXPLAIN PLAN FOR SELECT * FROM emp e JOIN dept d ON (e.deptno + 1) * 2 = d.deptno;
+EXPLAIN PLAN FOR SELECT ename FROM emp WHERE (sal > 2000 OR job = 'CLERK') AND deptno = 20;
+EXPLAIN PLAN FOR SELECT ename FROM emp WHERE sal - (empno - 7000) > 0 AND NOT (job = 'CLERK' AND deptno = 20) AND (sal - empno) - 1 > 0;
+-- A heading is the expression as typed, upper case, without blanks.
+SELECT (1 + 2) * 3, 10 - (4 - 1) FROM dual;
 -- Three tables, the optimizer's order.
 SELECT m.ename, e.ename, d.dname FROM emp e, emp m, dept d WHERE e.deptno = d.deptno AND m.deptno = d.deptno AND m.job = 'MANAGER' AND e.job = 'CLERK' ORDER BY 1, 2;
 -- The first query every DBA types.

@@ -1,5 +1,7 @@
 -- Statements that do not parse: "syntax error at line L, column C: ..." where the parser
--- knows the position. One bad statement does not stop the script.
+-- knows the position, worded as Oracle's error (ORA-00923, ORA-00933, ...) naming the
+-- token found there, or in the parser's words where Oracle has no such error. One bad
+-- statement does not stop the script.
 SELEC 1 FROM dual;
 SELECT FROM dual;
 SELECT 1 FROM;
@@ -11,6 +13,11 @@ SELECT 1,
   2 +
   3 * FROM dual;
 SELECT 1 1 FROM dual;
+-- An operator Oracle does not have: ORA-00923 in a select list, ORA-00907 inside
+-- parentheses, ORA-00933 after the FROM clause.
+SELECT 7 DIV 2 FROM dual;
+SELECT (7 DIV 2) FROM dual;
+SELECT 1 FROM dual WHERE 7 DIV 2 = 3;
 SELECT (1 + 2 FROM dual;
 SELECT * FROM dual WHERE 1 = = 1;
 SELECT 1.2.3 FROM dual;

@@ -287,14 +287,15 @@ impl Builder<'_> {
             });
         }
         let access_text: Vec<String> =
-            path.bounds.iter().map(|&i| conjuncts[i].expr.display(&names).to_string()).collect();
+            path.bounds.iter().map(|&i| conjuncts[i].expr.display_conjunct(&names).to_string()).collect();
         let residual: Vec<Expr> = conjuncts
             .iter()
             .enumerate()
             .filter(|(i, _)| !path.access.contains(i))
             .map(|(_, c)| c.expr.clone())
             .collect();
-        let filter_text = residual.iter().map(|e| e.display(&names).to_string()).collect::<Vec<_>>().join(" AND ");
+        let filter_text =
+            residual.iter().map(|e| e.display_conjunct(&names).to_string()).collect::<Vec<_>>().join(" AND ");
         // The WHERE clause (the first stage of the table's node) keeps only what the
         // range does not answer.
         let scan = self.table_node.expect("a table's plan has its node");

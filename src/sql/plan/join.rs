@@ -1055,7 +1055,7 @@ impl Builder<'_> {
                     }
                     right_keys.push(right_key);
                     left_scope_keys.push(l.clone());
-                    key_text.push(e.display(names).to_string());
+                    key_text.push(e.display_conjunct(names).to_string());
                 }
                 None => {
                     selectivity *= join_cost::OTHER_JOIN_SELECTIVITY;
@@ -1092,7 +1092,8 @@ impl Builder<'_> {
         }
         selectivity *= key_selectivity;
         let joined_layout: Vec<usize> = layout.iter().copied().chain(relation.columns.clone()).collect();
-        let residual_text = residual.iter().map(|e| e.display(names).to_string()).collect::<Vec<_>>().join(" AND ");
+        let residual_text =
+            residual.iter().map(|e| e.display_conjunct(names).to_string()).collect::<Vec<_>>().join(" AND ");
         let residual = and_all(residual).map(|mut e| {
             e.remap_columns(&|c| joined_layout.iter().position(|&l| l == c).expect("a joined column"));
             e
