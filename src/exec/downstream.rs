@@ -192,8 +192,10 @@ impl Push for RowSink<'_> {
     ) -> Result<Flow> {
         match self.only {
             Some(only) => {
-                let out: SmallVec<[Value; SINK_INLINE_COLUMNS]> =
-                    only.iter().map(|&c| row.get_mut(c).map_or(Datum::Null, |v| std::mem::replace(v, Datum::Null))).collect();
+                let out: SmallVec<[Value; SINK_INLINE_COLUMNS]> = only
+                    .iter()
+                    .map(|&c| row.get_mut(c).map_or(Datum::Null, |v| std::mem::replace(v, Datum::Null)))
+                    .collect();
                 self.consume.consume(&out)?;
             }
             None => {

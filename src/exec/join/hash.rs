@@ -177,9 +177,7 @@ impl Layout {
     ) -> Result<Option<(RowKey<'x, 'v>, u64)>> {
         let key = match self.key_slots.as_deref() {
             Some(&[s]) => (!values[s].is_null()).then_some(RowKey::One(&values[s])),
-            Some(slots) => {
-                (!slots.iter().any(|&s| values[s].is_null())).then_some(RowKey::InRow { values, slots })
-            }
+            Some(slots) => (!slots.iter().any(|&s| values[s].is_null())).then_some(RowKey::InRow { values, slots }),
             None => key_of(keys, &self.row(values), f)?
                 .map(|k| RowKey::Computed(k.into_iter().map(Datum::into_owned).collect())),
         };
@@ -387,7 +385,13 @@ impl Table {
     }
 
     /// The chain of key `key`, whose hash is `hash`.
-    fn chain_of(&self, key: &RowKey<'_, '_>, hash: u64, sides: &Sides<'_>, f: &mut FunctionContext) -> Result<Option<Chain>> {
+    fn chain_of(
+        &self,
+        key: &RowKey<'_, '_>,
+        hash: u64,
+        sides: &Sides<'_>,
+        f: &mut FunctionContext,
+    ) -> Result<Option<Chain>> {
         let mut failed = None;
         let found = self.chains.find(hash, |c| {
             c.hash == hash
