@@ -57,10 +57,10 @@
 //!   order already, through the good index's key, 2,850 an inner row.)
 //!
 //! With all blocks cached (`optimizer_cache_awareness`, the lab's tables cached), these
-//! put the nested loop and the hash join at the same cost at N ≈ 20,000, near where
-//! their instructions now cross (34,000 at 6cdb4b9, before the hash join's rows became
-//! cheaper; about 25,000 by the figures above); every read costed as a disk read, at
-//! N ≈ 113.
+//! put the nested loop and the hash join at the same cost near where their CPU crosses:
+//! at a million inner rows (`lab join`, commit fa4b143, with the hash join's earlier
+//! figures), N ≈ 63,000 by cost against 40,000 to 52,000 by CPU; every read costed as a
+//! disk read, at N ≈ 515.
 
 use super::cost::{CostModel, INDEX_ENTRY_NS, LOGICAL_READ_NS, NS_PER_INSTRUCTION, ROWID_ROW_NS};
 use super::facts::{IndexFacts, TableFacts};
