@@ -362,10 +362,11 @@ mod tests {
         assert!((3.9..4.1).contains(&factor), "cost adj 25: {factor}");
     }
 
-    /// With every block cached, the merge join's two sorts make it cost what its
-    /// instructions say against the hash join's (2.2 to 2.6 times at one outer row in
-    /// `lab join` at 6cdb4b9; 3.0 times on `emp` ⋈ `dept` since the hash join keeps only
-    /// the columns used).
+    /// With every block cached, the merge join's two sorts make it cost more than twice
+    /// the hash join, as its instructions say, and not past them: 2.2 to 2.6 times at one
+    /// outer row in `lab join` at 6cdb4b9; since the hash join's rows got cheaper, 3.8
+    /// times on `emp` ⋈ `dept` (ae54165) and 5.8 at one outer row of `lab join` at a
+    /// million inner rows (fa4b143).
     #[test]
     fn cached_the_merge_join_costs_its_sorts_against_the_hash_join() {
         let lab = Lab::new();
@@ -375,7 +376,7 @@ mod tests {
         let outer = Input { rows: 1.0, cost: scan(405.0, 1) };
         let inner = Input { rows: 200_000.0, cost: scan(2_772.0, 2) };
         let ratio = merge(&m, outer, inner) / hash(&m, outer, inner);
-        assert!((2.0..3.2).contains(&ratio), "merge over hash: {ratio}");
+        assert!((2.0..6.0).contains(&ratio), "merge over hash: {ratio}");
     }
 
     /// The defaults leave every access path's cost as the I/O model alone gives it.
