@@ -58,9 +58,8 @@
 //!
 //! With all blocks cached (`optimizer_cache_awareness`, the lab's tables cached), these
 //! put the nested loop and the hash join at the same cost near where their CPU crosses:
-//! at a million inner rows (`lab join`, commit fa4b143, with the hash join's earlier
-//! figures), N ≈ 63,000 by cost against 40,000 to 52,000 by CPU; every read costed as a
-//! disk read, at N ≈ 515.
+//! at a million inner rows (`lab join`, commit 548383a), N ≈ 50,100 by cost against
+//! 46,600 to 49,600 by CPU; every read costed as a disk read, at N ≈ 515.
 
 use super::cost::{CostModel, INDEX_ENTRY_NS, LOGICAL_READ_NS, NS_PER_INSTRUCTION, ROWID_ROW_NS};
 use super::facts::{IndexFacts, TableFacts};
