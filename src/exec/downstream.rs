@@ -160,20 +160,18 @@ impl Push for RowSink<'_> {
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
         let mut out = SinkRow::new();
-        if let Some(only) = self.only {
-            for &c in only {
-                out.push(row.column(c)?);
+        match (self.only, self.used) {
+            (Some(only), _) => {
+                for &c in only {
+                    out.push(row.column(c)?);
+                }
             }
-            self.consume.consume(&out)?;
-            return Ok(if self.consume.stopped() { Flow::Stop } else { Flow::Continue });
-        }
-        match self.used {
-            None => {
+            (None, None) => {
                 for i in 0..self.visible {
                     out.push(row.column(i)?);
                 }
             }
-            Some(used) => {
+            (None, Some(used)) => {
                 for (i, &u) in used.iter().enumerate().take(self.visible) {
                     out.push(if u { row.column(i)? } else { Datum::Null });
                 }
