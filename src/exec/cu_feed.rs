@@ -18,25 +18,33 @@
 //! gotten`.
 
 use super::pipeline::Stage;
-use super::unit_scan::{Shape, UnitScan, pruned, unit_predicates};
+use super::unit_scan::{Shape, UnitScan, pruned, unit_predicates_into};
 use crate::access::AccessContext;
 use crate::access::cu::scan::ScannedCu;
 use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::expr::functions::FunctionContext;
 use crate::inmemory::bitmap::Bitmap;
+use crate::inmemory::cu::{CuPredicate, UnitBuffers};
+use crate::inmemory::hcc::{CuBuffers, clear_unit, decode_into};
 use crate::inmemory::imcu::Imcu;
 use crate::inmemory::simd::Isa;
 use crate::stats::Stat;
 
 /// What a scan keeps for the CUs it meets: the plan's shape as the column kernels see it
-/// (worked out at the first CU), the kernels' instruction set and scratch for a column's
-/// decompressed bytes.
+/// (worked out at the first CU), the kernels' instruction set, and the unit, selection and
+/// predicates of the CU run last, whose arrays the next CU reuses (after the first CUs,
+/// running one allocates nothing).
 #[derive(Default)]
 pub struct CuFeed {
     shape: Option<Shape>,
     isa: Option<Isa>,
+    imcu: Imcu,
+    /// A column's decompressed bytes.
     scratch: Vec<u8>,
+    units: UnitBuffers,
+    keep: Bitmap,
+    predicates: Vec<(usize, Option<CuPredicate>)>,
 }
 
 impl CuFeed {
@@ -54,24 +62,27 @@ impl CuFeed {
         let isa = *self.isa.get_or_insert_with(Isa::best);
         let head = cu.head;
         let rows = head.rows as usize;
-        let imcu = if cu.columns.iter().any(|&r| r) {
-            crate::inmemory::hcc::decode(ctx, table, head, cu.payload, cu.columns, &mut self.scratch)
-                .map_err(|e| ctx.corrupt(cu.rdba, e))?
+        let imcu = &mut self.imcu;
+        if cu.columns.iter().any(|&r| r) {
+            let mut buffers = CuBuffers { scratch: &mut self.scratch, units: &mut self.units };
+            decode_into(ctx, table, head, cu.payload, cu.columns, &mut buffers, imcu)
+                .map_err(|e| ctx.corrupt(cu.rdba, e))?;
         } else {
             ctx.stats.add(Stat::EhccRowsNotDecompressed, rows as u64);
-            let columns = table.columns.iter().map(|_| None).collect();
-            Imcu { population_scn: 0, rows, block_rows: vec![0, rows as u32], columns, bytes: 0 }
-        };
-        let mut keep = Bitmap::all(rows);
+            clear_unit(imcu, rows, &mut self.units);
+            imcu.columns.extend(table.columns.iter().map(|_| None));
+        }
+        let keep = &mut self.keep;
+        keep.select_all(rows);
         if head.deleted > 0 {
             (0..rows).filter(|&r| head.is_deleted(r)).for_each(|r| keep.clear_range(r..r + 1));
         }
         ctx.stats.add(Stat::TableScanRowsGotten, cu.live_rows());
-        let predicates = unit_predicates(&imcu, shape);
-        if pruned(&imcu, &predicates) {
+        unit_predicates_into(imcu, shape, &mut self.predicates);
+        if pruned(imcu, &self.predicates) {
             return Ok(false);
         }
-        let unit = UnitScan { imcu: &imcu, predicates: &predicates, shape, columns_read: cu.columns };
-        unit.run(&mut keep, isa, true, stages, f)
+        let unit = UnitScan { imcu, predicates: &self.predicates, shape, columns_read: cu.columns };
+        unit.run(keep, isa, true, stages, f)
     }
 }

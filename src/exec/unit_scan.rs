@@ -23,6 +23,7 @@ use crate::inmemory::cu::{CuPredicate, UnitFold};
 use crate::inmemory::imcu::{Imcu, ValueKind};
 use crate::inmemory::simd::Isa;
 use crate::types::{DataType, Datum, Value};
+use smallvec::SmallVec;
 use std::ops::Bound;
 
 /// Bound `bound` (what a conjunct says about one column, as the optimizer reads it) as a
@@ -124,11 +125,19 @@ impl Shape {
 /// The predicates of `shape` each column of `imcu` can run on its codes, a conjunct at a
 /// time (`None` where the unit cannot run it).
 pub(crate) fn unit_predicates(imcu: &Imcu, shape: &Shape) -> Vec<(usize, Option<CuPredicate>)> {
-    shape
-        .bounds
-        .iter()
-        .map(|(c, bound)| (*c, imcu.columns[*c].as_ref().and_then(|col| predicate(bound, col.kind, col.data_type))))
-        .collect()
+    let mut predicates = Vec::new();
+    unit_predicates_into(imcu, shape, &mut predicates);
+    predicates
+}
+
+/// [`unit_predicates`] into `predicates`, emptied first.
+pub(crate) fn unit_predicates_into(imcu: &Imcu, shape: &Shape, predicates: &mut Vec<(usize, Option<CuPredicate>)>) {
+    predicates.clear();
+    predicates.extend(
+        shape.bounds.iter().map(|(c, bound)| {
+            (*c, imcu.columns[*c].as_ref().and_then(|col| predicate(bound, col.kind, col.data_type)))
+        }),
+    );
 }
 
 /// Whether a column's smallest and largest values show that no row of `imcu` can pass.
@@ -170,9 +179,10 @@ impl UnitScan<'_> {
         match &self.shape.folds {
             Some(folds) if every_bound_ran && folds_in_memory(imcu, folds) => {
                 let passed = keep.count_ones();
-                let mut by_column = Vec::new();
-                let partials =
-                    folds.iter().map(|&f| fold(imcu, f, keep, passed, &mut by_column)).collect::<Result<Vec<_>>>()?;
+                let mut by_column = SmallVec::new();
+                // Held inline: a unit's folds allocate nothing (a statement has few).
+                let partials: SmallVec<[Partial; 4]> =
+                    folds.iter().map(|&f| fold(imcu, f, keep, passed, &mut by_column)).collect::<Result<_>>()?;
                 crate::exec::kernel::hand_partials(stages, passed, &partials)?;
                 Ok(false)
             }
@@ -246,7 +256,7 @@ fn fold<'u>(
     shape: FoldShape,
     keep: &Bitmap,
     passed: u64,
-    by_column: &mut Vec<(usize, UnitFold<'u>)>,
+    by_column: &mut SmallVec<[(usize, UnitFold<'u>); 4]>,
 ) -> Result<Partial> {
     let column = |c: usize| imcu.columns[c].as_ref().expect("folds_in_memory checked the column");
     let mut folded = |c: usize| -> UnitFold<'u> {

@@ -18,7 +18,7 @@
 use std::ops::Range;
 
 /// One bit per row; see the module documentation for the layout.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Bitmap {
     /// `len.div_ceil(64)` words; bits at and beyond `len` are 0.
     words: Vec<u64>,
@@ -32,6 +32,14 @@ impl Bitmap {
         let mut bitmap = Bitmap { words: vec![u64::MAX; len.div_ceil(64)], len };
         bitmap.clear_tail();
         bitmap
+    }
+
+    /// Makes this every one of `len` rows selected, in the words it has (grown if short).
+    pub fn select_all(&mut self, len: usize) {
+        self.words.clear();
+        self.words.resize(len.div_ceil(64), u64::MAX);
+        self.len = len;
+        self.clear_tail();
     }
 
     /// None of `len` rows selected.
@@ -121,6 +129,11 @@ impl Bitmap {
     /// The words, row `i` at bit `i % 64` of word `i / 64`.
     pub fn words(&self) -> &[u64] {
         &self.words
+    }
+
+    /// The words, given up (for their room to be used again).
+    pub fn into_words(self) -> Vec<u64> {
+        self.words
     }
 
     /// The words for a kernel to AND into; it must leave bits at and beyond `len` 0.

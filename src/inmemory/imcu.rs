@@ -84,7 +84,7 @@ impl ImColumn {
 }
 
 /// An In-Memory Compression Unit.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Imcu {
     /// The SCN its rows are as of.
     pub population_scn: u64,

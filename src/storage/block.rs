@@ -150,16 +150,20 @@ pub fn rdba_block(rdba: u32) -> u32 {
     rdba & ((1 << 22) - 1)
 }
 
+/// The little-endian `u16` at `off` (one bounds check for its bytes, not one a byte).
+#[inline]
 pub(crate) fn get_u16(b: &[u8], off: usize) -> u16 {
-    u16::from_le_bytes([b[off], b[off + 1]])
+    u16::from_le_bytes(b[off..off + 2].try_into().expect("2 bytes"))
 }
 
 pub(crate) fn put_u16(b: &mut [u8], off: usize, v: u16) {
     b[off..off + 2].copy_from_slice(&v.to_le_bytes());
 }
 
+/// The little-endian `u32` at `off` (one bounds check for its bytes, not one a byte).
+#[inline]
 pub(crate) fn get_u32(b: &[u8], off: usize) -> u32 {
-    u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+    u32::from_le_bytes(b[off..off + 4].try_into().expect("4 bytes"))
 }
 
 pub(crate) fn put_u32(b: &mut [u8], off: usize, v: u32) {

@@ -454,13 +454,14 @@ impl<'b> CuHead<'b> {
     /// The directory entry of column `c` (below [`CuHead::columns`]).
     pub fn column(&self, c: usize) -> ColumnEntry {
         let at = c * COLUMN_ENTRY_LEN;
-        let d = self.directory;
+        // One bounds check for the entry, then its fields at fixed offsets.
+        let d: &[u8; COLUMN_ENTRY_LEN] = self.directory[at..at + COLUMN_ENTRY_LEN].try_into().expect("an entry");
         ColumnEntry {
-            kind: d[at],
-            offset: get_u32(d, at + 4),
-            compressed_len: get_u32(d, at + 8),
-            decompressed_len: get_u32(d, at + 12),
-            crc: get_u32(d, at + 16),
+            kind: d[0],
+            offset: get_u32(d, 4),
+            compressed_len: get_u32(d, 8),
+            decompressed_len: get_u32(d, 12),
+            crc: get_u32(d, 16),
         }
     }
 

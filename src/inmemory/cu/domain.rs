@@ -10,6 +10,7 @@
 use super::keys::KeyDict;
 use super::search::positions;
 use super::{CuPredicate, CuValue};
+use smallvec::SmallVec;
 
 /// How codes map to values; every mapping preserves order.
 #[derive(Clone, Debug)]
@@ -64,7 +65,7 @@ impl Domain {
 
     /// The codes whose values satisfy comparison `pred`, as ascending, disjoint,
     /// non-adjacent inclusive ranges; `None` when `pred` is of the other kind.
-    pub(super) fn code_ranges(&self, pred: &CuPredicate) -> Option<Vec<(u64, u64)>> {
+    pub(super) fn code_ranges(&self, pred: &CuPredicate) -> Option<CodeRanges> {
         let ranges = match (self, pred) {
             (Domain::IntOffsets { base, max }, CuPredicate::IntRange { lo, hi }) => {
                 let (lo, hi) = ((*lo).max(*base), (*hi).min(*max));
@@ -89,11 +90,15 @@ impl Domain {
     }
 }
 
+/// Inclusive ranges of codes: ascending, disjoint, not adjacent. A predicate's are few
+/// (one for a comparison), so they are held inline, with no allocation a unit.
+pub(super) type CodeRanges = SmallVec<[(u64, u64); 4]>;
+
 /// `codes` as ascending, disjoint, non-adjacent inclusive ranges.
-fn coalesce(mut codes: Vec<u64>) -> Vec<(u64, u64)> {
+fn coalesce(mut codes: Vec<u64>) -> CodeRanges {
     codes.sort_unstable();
     codes.dedup();
-    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    let mut ranges = CodeRanges::new();
     for code in codes {
         match ranges.last_mut() {
             Some((_, hi)) if *hi + 1 == code => *hi = code,

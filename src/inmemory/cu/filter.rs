@@ -8,6 +8,7 @@
 //! exactly its unit's rows.
 
 use super::codes::{Codes, Lanes, Runs};
+use super::domain::CodeRanges;
 use super::{Body, ColumnUnit, CuPredicate};
 use crate::inmemory::bitmap::{Bitmap, low_bits};
 use crate::inmemory::simd::{self, Isa};
@@ -20,7 +21,7 @@ pub(super) enum CodeTest {
     /// Every code passes.
     Everything,
     /// Codes in one of these inclusive ranges pass: ascending, disjoint, not adjacent.
-    Ranges(Vec<(u64, u64)>),
+    Ranges(CodeRanges),
 }
 
 /// At most this many code ranges go to the vector kernels; more are tested row by row.
@@ -102,7 +103,7 @@ impl ColumnUnit {
             Some(ranges) => ranges,
             None => {
                 debug_assert!(false, "predicate {pred:?} does not apply to a unit of {}", domain.kind());
-                Vec::new()
+                CodeRanges::new()
             }
         };
         CodeTest::new(ranges, domain.max_code())
@@ -111,7 +112,7 @@ impl ColumnUnit {
 
 impl CodeTest {
     /// The test for `ranges` (ascending, disjoint, not adjacent, within `0..=max_code`).
-    fn new(ranges: Vec<(u64, u64)>, max_code: u64) -> CodeTest {
+    fn new(ranges: CodeRanges, max_code: u64) -> CodeTest {
         match ranges.as_slice() {
             [] => CodeTest::Nothing,
             [(0, hi)] if *hi == max_code => CodeTest::Everything,

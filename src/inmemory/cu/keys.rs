@@ -80,6 +80,11 @@ impl StoredKeys {
         (&self.bytes, &self.offsets)
     }
 
+    /// The keys' bytes and their offsets, given up.
+    pub(super) fn into_parts(self) -> (Stored<u8>, Stored<u32>) {
+        (self.bytes, self.offsets)
+    }
+
     /// Keys from their bytes and `len + 1` ascending offsets from 0 to the bytes' length
     /// (the caller has checked them).
     pub(super) fn from_parts(bytes: Stored<u8>, offsets: Stored<u32>) -> StoredKeys {

@@ -78,6 +78,7 @@ mod tests;
 
 pub use build_clock::take_build_phases;
 pub use key_builder::KeyColumnBuilder;
+pub use serial::UnitBuffers;
 
 use super::area::InMemoryArea;
 use super::bitmap::Bitmap;

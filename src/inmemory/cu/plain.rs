@@ -5,6 +5,7 @@
 //!
 //! Invariants: the rows of the smallest and the largest key are not NULL.
 
+use super::domain::CodeRanges;
 use super::filter::{CodeTest, and_each_row};
 use super::keys::{KeyList, StoredKeys, compare_keys};
 use super::{CuPredicate, CuValue};
@@ -50,6 +51,11 @@ impl PlainKeys {
         (&self.keys, self.min_row, self.max_row)
     }
 
+    /// The keys, given up.
+    pub(super) fn into_keys(self) -> StoredKeys {
+        self.keys
+    }
+
     /// Plain keys from their parts: a key a row, and the rows (not NULL) of the smallest
     /// and the largest key (the caller has checked them).
     pub(super) fn from_parts(keys: StoredKeys, min_row: u32, max_row: u32) -> PlainKeys {
@@ -67,7 +73,7 @@ impl PlainKeys {
 
     /// What the smallest and largest key tell of comparison `pred`: `Nothing` when no
     /// key between them can pass, `Everything` when every one does, and otherwise
-    /// `Ranges(vec![])` (each row must be compared).
+    /// `Ranges` of none (each row must be compared).
     pub(super) fn test(&self, pred: &CuPredicate) -> CodeTest {
         let (CuValue::Key(min), CuValue::Key(max)) = self.min_max() else { unreachable!("plain units hold keys") };
         match pred {
@@ -86,7 +92,7 @@ impl PlainKeys {
                 if range.contains(&min) && range.contains(&max) {
                     CodeTest::Everything
                 } else if below_max && above_min {
-                    CodeTest::Ranges(Vec::new())
+                    CodeTest::Ranges(CodeRanges::new())
                 } else {
                     CodeTest::Nothing
                 }
@@ -94,7 +100,7 @@ impl PlainKeys {
             CuPredicate::KeyIn(list) => match list.iter().any(|k| (min..=max).contains(&k.as_slice())) {
                 false => CodeTest::Nothing,
                 true if min == max => CodeTest::Everything,
-                true => CodeTest::Ranges(Vec::new()),
+                true => CodeTest::Ranges(CodeRanges::new()),
             },
             _ => {
                 debug_assert!(false, "predicate {pred:?} does not apply to a unit of keys");

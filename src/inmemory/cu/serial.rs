@@ -86,9 +86,10 @@ impl ColumnUnit {
         }
     }
 
-    /// The unit `bytes` hold (all of them), checked as the module doc says.
-    pub fn read_from(bytes: &[u8]) -> Result<ColumnUnit, String> {
-        let mut r = Reader { bytes, at: 0 };
+    /// The unit `bytes` hold (all of them), checked as the module doc says, its arrays
+    /// those `spare` keeps where it has them (else new).
+    pub fn read_reusing(bytes: &[u8], spare: &mut UnitBuffers) -> Result<ColumnUnit, String> {
+        let mut r = Reader { bytes, at: 0, spare };
         let rows = r.u32()? as usize;
         let nulls = match r.u8()? {
             0 => None,
@@ -117,6 +118,7 @@ impl ColumnUnit {
                     }
                     1 => {
                         let n = r.u32()? as usize;
+                        // Collected in place: the words' array becomes the values'.
                         let values: Vec<i64> = r.u64s(n)?.into_iter().map(|v| v as i64).collect();
                         if values.is_empty() {
                             return Err("an empty integer dictionary".into());
@@ -185,7 +187,98 @@ impl ColumnUnit {
         }
         Ok(ColumnUnit { rows, nulls, null_count, body })
     }
+
+    /// Gives the unit's arrays on the heap to `spare`, for the units read after it.
+    pub fn recycle(self, spare: &mut UnitBuffers) {
+        if let Some(nulls) = self.nulls {
+            spare.keep(nulls.into_words());
+        }
+        match self.body {
+            Body::AllNull => {}
+            Body::Encoded { domain, codes } => {
+                match domain {
+                    Domain::IntOffsets { .. } => {}
+                    Domain::IntDict(values) => spare.keep(values.into_iter().map(|v| v as u64).collect::<Vec<u64>>()),
+                    Domain::KeyDict(KeyDict(keys)) => spare.keep_keys(keys),
+                }
+                match codes {
+                    Codes::Lanes(lanes) => spare.keep_lanes(lanes),
+                    Codes::Runs(Runs { ends, codes }) => {
+                        spare.keep(ends);
+                        spare.keep_lanes(codes);
+                    }
+                }
+            }
+            Body::Plain(plain) => spare.keep_keys(plain.into_keys()),
+        }
+    }
 }
+
+/// Arrays of column units no longer used, kept to read later units into: a scan of a
+/// compressed table reads a unit a column a CU, most alike in shape, so after its first
+/// CUs it allocates none. Holds at most [`UnitBuffers::MAX_KEPT`] arrays of each type.
+#[derive(Default)]
+pub struct UnitBuffers {
+    u8s: Vec<Vec<u8>>,
+    u16s: Vec<Vec<u16>>,
+    u32s: Vec<Vec<u32>>,
+    u64s: Vec<Vec<u64>>,
+}
+
+impl UnitBuffers {
+    const MAX_KEPT: usize = 64;
+
+    fn keep<T: Spare>(&mut self, values: Vec<T>) {
+        let kept = T::kept(self);
+        if kept.len() < Self::MAX_KEPT && values.capacity() > 0 {
+            kept.push(values);
+        }
+    }
+
+    /// An empty array with the room of one kept before, or a new one.
+    fn take<T: Spare>(&mut self) -> Vec<T> {
+        let mut values = T::kept(self).pop().unwrap_or_default();
+        values.clear();
+        values
+    }
+
+    fn keep_stored<T: Spare>(&mut self, stored: Stored<T>) {
+        if let Stored::Heap(values) = stored {
+            self.keep(values);
+        }
+    }
+
+    fn keep_keys(&mut self, keys: StoredKeys) {
+        let (bytes, offsets) = keys.into_parts();
+        self.keep_stored(bytes);
+        self.keep_stored(offsets);
+    }
+
+    fn keep_lanes(&mut self, lanes: Lanes) {
+        match lanes {
+            Lanes::U8(c) => self.keep_stored(c),
+            Lanes::U16(c) => self.keep_stored(c),
+            Lanes::U32(c) => self.keep_stored(c),
+            Lanes::U64(c) | Lanes::Packed { words: c, .. } => self.keep_stored(c),
+        }
+    }
+}
+
+/// An integer type whose arrays [`UnitBuffers`] keeps.
+trait Spare: Copy + 'static {
+    fn kept(spare: &mut UnitBuffers) -> &mut Vec<Vec<Self>>;
+}
+
+macro_rules! spare {
+    ($($t:ty => $field:ident),*) => {
+        $(impl Spare for $t {
+            fn kept(spare: &mut UnitBuffers) -> &mut Vec<Vec<$t>> {
+                &mut spare.$field
+            }
+        })*
+    };
+}
+spare!(u8 => u8s, u16 => u16s, u32 => u32s, u64 => u64s);
 
 fn put_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
@@ -220,22 +313,22 @@ fn write_lanes(lanes: &Lanes, out: &mut Vec<u8>) {
     }
 }
 
-fn read_keys(r: &mut Reader<'_>) -> Result<StoredKeys, String> {
+fn read_keys(r: &mut Reader<'_, '_>) -> Result<StoredKeys, String> {
     let n = r.u32()? as usize;
     let offsets = r.u32s(n.checked_add(1).ok_or("too many keys")?)?;
     let len = r.u32()? as usize;
-    let bytes = r.take(len)?.to_vec();
+    let bytes = r.u8s(len)?;
     if offsets[0] != 0 || offsets.windows(2).any(|w| w[0] > w[1]) || offsets[n] as usize != len {
         return Err("key offsets are not ascending to the keys' length".into());
     }
     Ok(StoredKeys::from_parts(Stored::Heap(bytes), Stored::Heap(offsets)))
 }
 
-fn read_lanes(r: &mut Reader<'_>) -> Result<Lanes, String> {
+fn read_lanes(r: &mut Reader<'_, '_>) -> Result<Lanes, String> {
     Ok(match r.u8()? {
         8 => {
             let n = r.u32()? as usize;
-            Lanes::U8(Stored::Heap(r.take(n)?.to_vec()))
+            Lanes::U8(Stored::Heap(r.u8s(n)?))
         }
         16 => {
             let n = r.u32()? as usize;
@@ -284,13 +377,15 @@ fn max_code(lanes: &Lanes) -> u64 {
     }
 }
 
-/// Reads the fields of a unit in order, every read checked against the end.
-struct Reader<'b> {
+/// Reads the fields of a unit in order, every read checked against the end; its arrays
+/// go into those `spare` holds.
+struct Reader<'b, 's> {
     bytes: &'b [u8],
     at: usize,
+    spare: &'s mut UnitBuffers,
 }
 
-impl<'b> Reader<'b> {
+impl<'b> Reader<'b, '_> {
     fn take(&mut self, n: usize) -> Result<&'b [u8], String> {
         let end = self.at.checked_add(n).filter(|&end| end <= self.bytes.len());
         let end = end.ok_or_else(|| format!("the unit ends at byte {}, {n} more bytes expected", self.bytes.len()))?;
@@ -311,32 +406,39 @@ impl<'b> Reader<'b> {
         Ok(i64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
 
+    fn u8s(&mut self, n: usize) -> Result<Vec<u8>, String> {
+        let b = self.take(n)?;
+        Ok(from_le(b, u8::from_le_bytes, self.spare.take()))
+    }
+
     fn u16s(&mut self, n: usize) -> Result<Vec<u16>, String> {
         let b = self.take(n.checked_mul(2).ok_or("too many values")?)?;
-        Ok(from_le(b, u16::from_le_bytes))
+        Ok(from_le(b, u16::from_le_bytes, self.spare.take()))
     }
 
     fn u32s(&mut self, n: usize) -> Result<Vec<u32>, String> {
         let b = self.take(n.checked_mul(4).ok_or("too many values")?)?;
-        Ok(from_le(b, u32::from_le_bytes))
+        Ok(from_le(b, u32::from_le_bytes, self.spare.take()))
     }
 
     fn u64s(&mut self, n: usize) -> Result<Vec<u64>, String> {
         let b = self.take(n.checked_mul(8).ok_or("too many values")?)?;
-        Ok(from_le(b, u64::from_le_bytes))
+        Ok(from_le(b, u64::from_le_bytes, self.spare.take()))
     }
 }
 
-/// The little-endian integers of `bytes` (a whole number of them): one copy of the bytes
-/// on a little-endian machine, where they are already laid out as the integers are.
-fn from_le<T: Copy, const N: usize>(bytes: &[u8], decode: fn([u8; N]) -> T) -> Vec<T> {
+/// The little-endian integers of `bytes` (a whole number of them), in `out` (empty):
+/// one copy of the bytes on a little-endian machine, where they are already laid out as
+/// the integers are.
+fn from_le<T: Copy, const N: usize>(bytes: &[u8], decode: fn([u8; N]) -> T, mut out: Vec<T>) -> Vec<T> {
     debug_assert_eq!(size_of::<T>(), N);
     debug_assert_eq!(bytes.len() % N, 0);
+    debug_assert!(out.is_empty());
     let n = bytes.len() / N;
     if cfg!(target_endian = "little") {
-        let mut out = Vec::<T>::with_capacity(n);
-        // SAFETY: `T` is one of u16, u32, u64 (`N` bytes, every bit pattern a value), the
-        // vector has room for `n` of them, the regions do not overlap, and a little-endian
+        out.reserve(n);
+        // SAFETY: `T` is one of u8, u16, u32, u64 (`N` bytes, every bit pattern a value), the
+        // vector is empty with room for `n` of them, the regions do not overlap, and a little-endian
         // machine stores each integer as its `N` little-endian bytes.
         unsafe {
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr().cast::<u8>(), n * N);
@@ -344,5 +446,6 @@ fn from_le<T: Copy, const N: usize>(bytes: &[u8], decode: fn([u8; N]) -> T) -> V
         }
         return out;
     }
-    bytes.chunks_exact(N).map(|c| decode(c.try_into().expect("N bytes"))).collect()
+    out.extend(bytes.chunks_exact(N).map(|c| decode(c.try_into().expect("N bytes"))));
+    out
 }

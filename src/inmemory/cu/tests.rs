@@ -57,7 +57,8 @@ fn check_round_trip(input: ColumnInput<'_>, packing: Packing) -> ColumnUnit {
 fn through_bytes(unit: &ColumnUnit) -> ColumnUnit {
     let mut bytes = Vec::new();
     unit.write_to(&mut bytes);
-    let read = ColumnUnit::read_from(&bytes).unwrap_or_else(|e| panic!("{}: {e}", unit.encoding()));
+    let read = ColumnUnit::read_reusing(&bytes, &mut UnitBuffers::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", unit.encoding()));
     assert_eq!((read.rows(), read.nulls(), read.encoding()), (unit.rows(), unit.nulls(), unit.encoding()));
     assert!((0..unit.rows()).all(|row| read.value(row) == unit.value(row)), "{}", unit.encoding());
     read
@@ -570,10 +571,9 @@ fn a_predicate_of_the_other_kind_selects_nothing() {
     assert!(selection.none_set());
 }
 
-/// Bytes that are not a unit are refused or read as some unit, never a panic: every
-/// unit of every encoding, each byte changed, and each prefix.
-#[test]
-fn damaged_unit_bytes_are_refused_not_panicked_on() {
+/// A unit of every encoding at every packing: integers with NULLs, runs, keys of a
+/// dictionary, all NULL, and plain keys.
+fn units_of_every_encoding() -> Vec<ColumnUnit> {
     let ints: Vec<Option<i64>> = (0..300).map(|i| (i % 7 != 0).then_some((i * 37) % 101)).collect();
     let runs: Vec<Option<i64>> = (0..300).map(|i| Some(i / 50)).collect();
     let keys: Vec<Vec<u8>> = (0..300).map(|i| format!("key {}", i % 13).into_bytes()).collect();
@@ -594,22 +594,51 @@ fn damaged_unit_bytes_are_refused_not_panicked_on() {
     units.push(ColumnUnit::build(ColumnInput::Keys(&distinct), Packing::ByteAligned, None));
     assert!(units.iter().any(|u| u.encoding() == Encoding::Plain));
     assert!(units.iter().any(|u| matches!(u.encoding(), Encoding::RunLength { .. })));
-    for unit in &units {
+    assert!(units.iter().any(|u| u.encoding() == Encoding::AllNull));
+    units
+}
+
+/// Units read one after another into the arrays of those read before (of every other
+/// encoding and size, their old values left in them) are the units written.
+#[test]
+fn units_read_into_recycled_arrays_are_the_units_written() {
+    let units = units_of_every_encoding();
+    let mut spare = UnitBuffers::default();
+    for unit in units.iter().chain(units.iter().rev()).chain(&units) {
+        let mut bytes = Vec::new();
+        unit.write_to(&mut bytes);
+        let read = ColumnUnit::read_reusing(&bytes, &mut spare).unwrap_or_else(|e| panic!("{}: {e}", unit.encoding()));
+        assert_eq!((read.rows(), read.nulls(), read.encoding()), (unit.rows(), unit.nulls(), unit.encoding()));
+        assert!((0..unit.rows()).all(|row| read.value(row) == unit.value(row)), "{}", unit.encoding());
+        assert_eq!(read.min_max(), unit.min_max());
+        read.recycle(&mut spare);
+    }
+}
+
+/// Bytes that are not a unit are refused or read as some unit, never a panic: every
+/// unit of every encoding, each byte changed, and each prefix; read into arrays kept
+/// from the units read before.
+#[test]
+fn damaged_unit_bytes_are_refused_not_panicked_on() {
+    let mut spare = UnitBuffers::default();
+    for unit in &units_of_every_encoding() {
         let mut bytes = Vec::new();
         unit.write_to(&mut bytes);
         for cut in (0..bytes.len()).step_by(7) {
-            assert!(ColumnUnit::read_from(&bytes[..cut]).is_err(), "a prefix of {cut} bytes is not a unit");
+            let read = ColumnUnit::read_reusing(&bytes[..cut], &mut spare);
+            assert!(read.is_err(), "a prefix of {cut} bytes is not a unit");
         }
         let step = (bytes.len() / 400).max(1);
         for at in (0..bytes.len()).step_by(step) {
             for flip in [0x01u8, 0x80] {
                 let mut damaged = bytes.clone();
                 damaged[at] ^= flip;
-                if let Ok(read) = ColumnUnit::read_from(&damaged) {
+                if let Ok(read) = ColumnUnit::read_reusing(&damaged, &mut spare) {
                     // Whatever it reads as, its values and filters stay in bounds.
                     (0..read.rows()).for_each(|row| assert!(read.value(row).is_some() || read.is_null(row)));
                     let mut all = Bitmap::all(read.rows());
                     read.filter_with(&CuPredicate::IsNotNull, &mut all, Isa::best(), true);
+                    read.recycle(&mut spare);
                 }
             }
         }

@@ -36,7 +36,7 @@
 
 pub mod rows;
 
-use super::cu::{ColumnUnit, Packing};
+use super::cu::{ColumnUnit, Packing, UnitBuffers};
 use super::imcu::{GatherBuffers, ImColumn, Imcu, ImcuBuilder, ValueKind};
 use crate::access::AccessContext;
 use crate::access::load::{LoadedRows, SegmentLoad};
@@ -336,32 +336,65 @@ pub fn decode(
     needed: &[bool],
     scratch: &mut Vec<u8>,
 ) -> std::result::Result<Imcu, String> {
+    let mut imcu = Imcu::default();
+    decode_into(
+        ctx,
+        table,
+        head,
+        assembly,
+        needed,
+        &mut CuBuffers { scratch, units: &mut UnitBuffers::default() },
+        &mut imcu,
+    )?;
+    Ok(imcu)
+}
+
+/// Where a CU's columns are decompressed: `scratch` takes a column's bytes, and the
+/// units read from them take their arrays from `units`.
+pub struct CuBuffers<'b> {
+    pub scratch: &'b mut Vec<u8>,
+    pub units: &'b mut UnitBuffers,
+}
+
+/// [`decode`] into `imcu`, whose units (of the CU decoded before) give their arrays to
+/// `buffers` first: a scan that decodes CU after CU this way allocates for the first ones
+/// only. On an error `imcu` holds some of the CU's columns.
+pub fn decode_into(
+    ctx: &AccessContext<'_>,
+    table: &TableDef,
+    head: &CuInfo,
+    assembly: &PayloadAssembly,
+    needed: &[bool],
+    buffers: &mut CuBuffers<'_>,
+    imcu: &mut Imcu,
+) -> std::result::Result<(), String> {
+    let rows = head.rows as usize;
+    clear_unit(imcu, rows, buffers.units);
     if head.columns.len() != table.columns.len() {
         return Err(format!("{} columns in a CU of a table of {}", head.columns.len(), table.columns.len()));
     }
     let level = head.level.ok_or("a CU without a level")?;
-    let rows = head.rows as usize;
-    let mut columns = Vec::with_capacity(table.columns.len());
     let (mut decompressed, mut compressed, mut count) = (0u64, 0u64, 0u64);
     for (c, column) in table.columns.iter().enumerate() {
         if !needed.get(c).copied().unwrap_or(false) {
-            columns.push(None);
+            imcu.columns.push(None);
             continue;
         }
         let entry = head.columns[c];
         let kind = kind_of(entry.kind, column.data_type).ok_or_else(|| {
             format!("column {c} holds values of kind {} in a {} column", entry.kind, column.data_type)
         })?;
-        assembly.column(level, entry, scratch).map_err(|e| format!("column {c}: {e}"))?;
-        let unit = ColumnUnit::read_from(scratch).map_err(|e| format!("column {c}: {e}"))?;
+        assembly.column(level, entry, buffers.scratch).map_err(|e| format!("column {c}: {e}"))?;
+        let unit = ColumnUnit::read_reusing(buffers.scratch, buffers.units).map_err(|e| format!("column {c}: {e}"))?;
         if unit.rows() != rows {
             return Err(format!("column {c} holds {} rows of a CU of {rows}", unit.rows()));
         }
         count += 1;
         compressed += u64::from(entry.compressed_len);
         decompressed += u64::from(entry.decompressed_len);
-        columns.push(Some(ImColumn { unit, kind, data_type: column.data_type }));
+        imcu.columns.push(Some(ImColumn { unit, kind, data_type: column.data_type }));
     }
+    imcu.bytes = decompressed as usize;
     let stats = ctx.stats;
     stats.add(Stat::EhccCusDecompressed, 1);
     stats.add(
@@ -377,5 +410,14 @@ pub fn decode(
     stats.add(Stat::EhccColumnsDecompressed, count);
     stats.add(Stat::EhccCompressedLengthDecompressed, compressed);
     stats.add(Stat::EhccDecompressedLengthDecompressed, decompressed);
-    Ok(Imcu { population_scn: 0, rows, block_rows: vec![0, rows as u32], columns, bytes: decompressed as usize })
+    Ok(())
+}
+
+/// Makes `imcu` a unit of `rows` rows (in one block) with no column yet, its units'
+/// arrays given to `spare`.
+pub fn clear_unit(imcu: &mut Imcu, rows: usize, spare: &mut UnitBuffers) {
+    imcu.columns.drain(..).flatten().for_each(|column| column.unit.recycle(spare));
+    imcu.block_rows.clear();
+    imcu.block_rows.extend([0, rows as u32]);
+    (imcu.population_scn, imcu.rows, imcu.bytes) = (0, rows, 0);
 }
