@@ -152,6 +152,13 @@ pub fn classify(sql: &str) -> Result<Front> {
             let start = first.span.start;
             Ok(Front::ExplainPlan(text_from(sql, start.line, start.column).to_owned()))
         }
+        ("EXPLAIN", "PLAN", _) => Err(Error::Parse {
+            message: format!(
+                "ORA-00905: missing keyword, found {}",
+                words.get(2).map_or("the end of the statement".to_owned(), |t| t.token.to_string())
+            ),
+            position: position_at(words.get(2)),
+        }),
         ("ANALYZE", "TABLE", _) => analyze(&words),
         ("ALTER", "TABLE", _) if words.iter().any(|t| token_word(&t.token) == "INMEMORY") => alter_inmemory(&words),
         ("ALTER", "TABLE", _) if word(3) == "MOVE" => alter_move(&tokens, &words),

@@ -14,6 +14,8 @@
 //! | a statement expected                              | ORA-00900 invalid SQL statement                |
 //! | an identifier expected                            | ORA-00903 after FROM, TABLE, INTO, JOIN,       |
 //! |                                                   | UPDATE; else ORA-00931 missing identifier      |
+//! | any, where a reserved word stands for a table's   | ORA-00903 invalid table name, at that word     |
+//! | name (`INSERT INTO VALUES`, `DELETE FROM WHERE`)  |                                                |
 //! | an unterminated quote                             | ORA-01756 / ORA-01740                          |
 //!
 //! A shape not in the table keeps the parser's own text: nothing it says is lost.
@@ -78,6 +80,12 @@ fn oracle_message(message: &str, sql: &str, at: Option<(u64, u64)>) -> Option<(S
     {
         index -= 1;
     }
+    // A reserved word where a table's name belongs (`INSERT INTO VALUES (1)`): the parser
+    // may take it for the name and fail after it; Oracle names the word.
+    if let Some(i) = reserved_table_name(&words, index) {
+        let at = (words[i].span.start.line, words[i].span.start.column);
+        return Some((format!("ORA-00903: invalid table name, found {}", words[i].token), Some(at)));
+    }
     let found = match (text_of(index), parser_found) {
         (Some(token), _) => token,
         (None, Some(f)) if f != "EOF" => f.to_owned(),
@@ -109,6 +117,37 @@ fn classify(message: &str, words: &[&TokenWithSpan], index: usize) -> Option<(u3
         }
         _ => None,
     }
+}
+
+/// The first word up to `words[index]` that stands where a table's name belongs (after
+/// FROM, TABLE, INTO, JOIN or UPDATE) and is a reserved word no table can be named.
+fn reserved_table_name(words: &[&TokenWithSpan], index: usize) -> Option<usize> {
+    let keyword = |i: usize| match words.get(i).map(|t| &t.token) {
+        Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    (1..=index.min(words.len().saturating_sub(1))).find(|&i| {
+        matches!(keyword(i - 1), Some(Keyword::FROM | Keyword::TABLE | Keyword::INTO | Keyword::JOIN | Keyword::UPDATE))
+            && matches!(
+                keyword(i),
+                Some(
+                    Keyword::VALUES
+                        | Keyword::SELECT
+                        | Keyword::WHERE
+                        | Keyword::SET
+                        | Keyword::FROM
+                        | Keyword::GROUP
+                        | Keyword::ORDER
+                        | Keyword::HAVING
+                        | Keyword::UNION
+                        | Keyword::INTERSECT
+                        | Keyword::ON
+                        | Keyword::AND
+                        | Keyword::OR
+                        | Keyword::NULL
+                )
+            )
+    })
 }
 
 /// An unterminated quote, which the tokenizer reports.
