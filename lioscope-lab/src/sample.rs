@@ -36,11 +36,16 @@ impl Measurement {
 
 /// Runs `sql` in `session` and measures it.
 pub fn measure(session: &Session, sql: &str) -> Result<Measurement> {
+    measure_with(session, || session.execute(sql))
+}
+
+/// [`measure`] around `run`, a call into `session` (a prepared cursor's execution).
+pub fn measure_with(session: &Session, run: impl FnOnce() -> Result<QueryResult>) -> Result<Measurement> {
     let stats = session.stats();
     let before = stats.snapshot();
     let cpu_before = stats.time(TimeModel::DbCpu);
     let started = Instant::now();
-    let result = session.execute(sql)?;
+    let result = run()?;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let cpu_ms = (stats.time(TimeModel::DbCpu) - cpu_before) as f64 / 1000.0;
     let deltas = stats.snapshot().iter().zip(&before).map(|(after, before)| after - before).collect();

@@ -8,6 +8,7 @@
 //! | query               | what it asks                                                  | lioscope's plan (hinted)                     |
 //! |---------------------|---------------------------------------------------------------|----------------------------------------------|
 //! | `nl_few_customers`  | the orders of 10 customers: count and total                    | NESTED LOOPS, INDEX RANGE SCAN of each index |
+//! | `nl_prepared`       | the same, prepared once, each run binding the range            | the same                                     |
 //! | `hash_all`          | every order joined to its customer: count, two totals          | HASH JOIN built on customers                 |
 //! | `hash_build_filter` | the orders of customers born in the 1950s (1/8 of them)       | HASH JOIN built on the filtered customers    |
 //!
@@ -19,8 +20,12 @@
 //! once to warm the caches, then `--repeat` times; the figure is the median elapsed time
 //! around the statement and the fetch of its one row, each run given the statement's
 //! text (every engine parses it each time: lioscope's `Session::execute`, PostgreSQL's
-//! simple query, SQLite's prepare, DuckDB's `execute`). The answers of every engine are
-//! compared with lioscope's, and a difference is an error.
+//! simple query, SQLite's prepare, DuckDB's `execute`), except `nl_prepared`'s: each
+//! engine prepares it once and each run binds its two values and executes it
+//! (lioscope's `Cursor::execute`, PostgreSQL's prepared statement, SQLite's statement
+//! reset and stepped; DuckDB's Python API has no statement kept open, so its `execute`
+//! with parameters prepares it each time). The answers of every engine are compared
+//! with lioscope's, and a difference is an error.
 //!
 //! DuckDB runs in a `python3` child through its Python package (`pip install duckdb`),
 //! timing the queries itself; where python3 or the package is missing, as where
@@ -31,6 +36,7 @@ use super::peers::{PeerResult, PgServer};
 use crate::sample;
 use crate::stats::spread;
 use lioscope::stats::Stat;
+use lioscope::types::Value;
 use lioscope::{Database, DatabaseOptions, Error, Result, Session};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -81,9 +87,22 @@ pub struct Query {
     pub method: &'static str,
     pub lioscope: &'static str,
     pub peers: &'static str,
+    /// When set, the query is prepared once in each engine and each run executes it with
+    /// bind values (the texts above are its literal form, for lioscope's plan check).
+    pub prepared: Option<Prepared>,
 }
 
-pub const QUERIES: [Query; 3] = [
+/// A query's form with bind variables, and the values each run binds.
+pub struct Prepared {
+    /// lioscope's text, its bind variables `:1`, `:2`, ...
+    pub lioscope: &'static str,
+    /// The peers' text, its parameters `$1`, `$2`, ... (PostgreSQL's form, which SQLite
+    /// and DuckDB read too).
+    pub peers: &'static str,
+    pub values: &'static [i64],
+}
+
+pub const QUERIES: [Query; 4] = [
     Query {
         name: "nl_few_customers",
         what: "the orders of 10 customers, by index",
@@ -93,6 +112,25 @@ pub const QUERIES: [Query; 3] = [
                    WHERE c.cust_id BETWEEN 1001 AND 1010",
         peers: "SELECT COUNT(*), CAST(SUM(o.amount) AS BIGINT) FROM customers c JOIN orders o ON o.cust_id = c.cust_id \
                 WHERE c.cust_id BETWEEN 1001 AND 1010",
+        prepared: None,
+    },
+    Query {
+        name: "nl_prepared",
+        what: "the same, prepared once and run with bind values (no parse or plan a run)",
+        method: "NESTED LOOPS",
+        lioscope: "SELECT /*+ LEADING(c o) USE_NL(o) INDEX(c cust_id_ix) INDEX(o orders_cust_ix) */ COUNT(*), \
+                   SUM(o.amount) FROM customers c JOIN orders o ON o.cust_id = c.cust_id \
+                   WHERE c.cust_id BETWEEN 1001 AND 1010",
+        peers: "SELECT COUNT(*), CAST(SUM(o.amount) AS BIGINT) FROM customers c JOIN orders o ON o.cust_id = c.cust_id \
+                WHERE c.cust_id BETWEEN 1001 AND 1010",
+        prepared: Some(Prepared {
+            lioscope: "SELECT /*+ LEADING(c o) USE_NL(o) INDEX(c cust_id_ix) INDEX(o orders_cust_ix) */ COUNT(*), \
+                       SUM(o.amount) FROM customers c JOIN orders o ON o.cust_id = c.cust_id \
+                       WHERE c.cust_id BETWEEN :1 AND :2",
+            peers: "SELECT COUNT(*), CAST(SUM(o.amount) AS BIGINT) FROM customers c JOIN orders o \
+                    ON o.cust_id = c.cust_id WHERE c.cust_id BETWEEN $1 AND $2",
+            values: &[1001, 1010],
+        }),
     },
     Query {
         name: "hash_all",
@@ -102,6 +140,7 @@ pub const QUERIES: [Query; 3] = [
                    SUM(c.cust_credit_limit) FROM customers c JOIN orders o ON o.cust_id = c.cust_id",
         peers: "SELECT COUNT(*), CAST(SUM(o.amount) AS BIGINT), CAST(SUM(c.cust_credit_limit) AS BIGINT) \
                 FROM customers c JOIN orders o ON o.cust_id = c.cust_id",
+        prepared: None,
     },
     Query {
         name: "hash_build_filter",
@@ -112,6 +151,7 @@ pub const QUERIES: [Query; 3] = [
                    WHERE c.cust_year_of_birth BETWEEN 1950 AND 1959",
         peers: "SELECT COUNT(*), CAST(SUM(o.amount) AS BIGINT) FROM customers c JOIN orders o ON o.cust_id = c.cust_id \
                 WHERE c.cust_year_of_birth BETWEEN 1950 AND 1959",
+        prepared: None,
     },
 ];
 
@@ -297,8 +337,19 @@ fn lioscope_query(session: &Session, q: &Query, repeat: usize) -> Result<Lioscop
     };
     let join_line =
         plan[at..].iter().take_while(|l| l.starts_with('|')).filter_map(operation).collect::<Vec<_>>().join(" > ");
-    sample::measure(session, q.lioscope)?;
-    let runs = (0..repeat).map(|_| sample::measure(session, q.lioscope)).collect::<Result<Vec<_>>>()?;
+    let runs = match &q.prepared {
+        None => {
+            sample::measure(session, q.lioscope)?;
+            (0..repeat).map(|_| sample::measure(session, q.lioscope)).collect::<Result<Vec<_>>>()?
+        }
+        Some(prepared) => {
+            let mut cursor = session.prepare(prepared.lioscope)?;
+            let values: Vec<Value> = prepared.values.iter().map(|&v| v.into()).collect();
+            let mut run = || sample::measure_with(session, || cursor.execute(&values));
+            run()?;
+            (0..repeat).map(|_| run()).collect::<Result<Vec<_>>>()?
+        }
+    };
     let answer =
         runs[0].result.rows.first().map_or_else(Vec::new, |r| r.iter().map(|v| answer_cell(&v.to_string())).collect());
     Ok(LioscopeQuery {
@@ -350,8 +401,21 @@ fn postgres(dir: &Path, (customers, orders): (&Path, &Path), repeat: usize) -> P
     let queries = QUERIES
         .iter()
         .map(|q| {
+            // A prepared query's statement, made once (the extended protocol's Parse).
+            let statement = match &q.prepared {
+                Some(p) => Some(client.prepare(p.peers).map_err(|e| pg_error(q.name, &e))?),
+                None => None,
+            };
+            let values: Vec<&(dyn postgres::types::ToSql + Sync)> = match &q.prepared {
+                Some(p) => p.values.iter().map(|v| v as &(dyn postgres::types::ToSql + Sync)).collect(),
+                None => Vec::new(),
+            };
             timed_runs(repeat, || {
-                let row = client.query_one(q.peers, &[]).map_err(|e| pg_error(q.name, &e))?;
+                let row = match &statement {
+                    Some(statement) => client.query_one(statement, &values),
+                    None => client.query_one(q.peers, &[]),
+                };
+                let row = row.map_err(|e| pg_error(q.name, &e))?;
                 (0..row.len())
                     .map(|i| row.try_get::<_, i64>(i).map(|v| v.to_string()).map_err(|e| e.to_string()))
                     .collect()
@@ -404,16 +468,24 @@ fn sqlite(dir: &Path, (customers, orders): (&Path, &Path), repeat: usize) -> Pee
     }
     conn.execute_batch("ANALYZE").map_err(|e| e.to_string())?;
     let load_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let one_row = |statement: &mut rusqlite::Statement<'_>, values: &[i64]| {
+        let columns = statement.column_count();
+        statement.query_row(rusqlite::params_from_iter(values), |row| {
+            (0..columns).map(|i| row.get::<_, i64>(i).map(|v| v.to_string())).collect()
+        })
+    };
     let queries = QUERIES
         .iter()
-        .map(|q| {
-            timed_runs(repeat, || {
+        .map(|q| match &q.prepared {
+            // Prepared once; each run binds and steps it.
+            Some(p) => {
+                let mut statement = conn.prepare(p.peers).map_err(|e| format!("{}: {e}", q.name))?;
+                timed_runs(repeat, || one_row(&mut statement, p.values).map_err(|e| format!("{}: {e}", q.name)))
+            }
+            None => timed_runs(repeat, || {
                 let mut statement = conn.prepare(q.peers).map_err(|e| format!("{}: {e}", q.name))?;
-                let columns = statement.column_count();
-                statement
-                    .query_row([], |row| (0..columns).map(|i| row.get::<_, i64>(i).map(|v| v.to_string())).collect())
-                    .map_err(|e| format!("{}: {e}", q.name))
-            })
+                one_row(&mut statement, &[]).map_err(|e| format!("{}: {e}", q.name))
+            }),
         })
         .collect::<PeerResult<Vec<_>>>()?;
     drop(conn);
@@ -434,12 +506,12 @@ for sql in task["setup"]:
     con.execute(sql)
 load_ms = (time.perf_counter() - started) * 1000
 out = []
-for sql in task["queries"]:
-    con.execute(sql).fetchall()
+for sql, params in task["queries"]:
+    con.execute(sql, params).fetchall()
     runs, answer = [], None
     for _ in range(task["repeat"]):
         started = time.perf_counter()
-        answer = con.execute(sql).fetchall()[0]
+        answer = con.execute(sql, params).fetchall()[0]
         runs.append((time.perf_counter() - started) * 1000)
     out.append({"elapsed_ms": runs, "answer": [str(v) for v in answer]})
 print(json.dumps({"load_ms": load_ms, "queries": out}))
@@ -457,7 +529,13 @@ fn duckdb(dir: &Path, (customers, orders): (&Path, &Path), repeat: usize) -> Pee
     let task = serde_json::json!({
         "db": db.display().to_string(),
         "setup": setup,
-        "queries": QUERIES.iter().map(|q| q.peers).collect::<Vec<_>>(),
+        "queries": QUERIES
+            .iter()
+            .map(|q| match &q.prepared {
+                Some(p) => serde_json::json!([p.peers, p.values]),
+                None => serde_json::json!([q.peers, []]),
+            })
+            .collect::<Vec<_>>(),
         "repeat": repeat,
     });
     let mut child = std::process::Command::new("python3")
