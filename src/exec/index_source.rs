@@ -180,24 +180,53 @@ impl IndexAccess {
         ctx: &mut ExecContext<'x>,
         fetcher: &mut RowFetcher<'f>,
     ) -> Result<()> {
+        self.run_bounded(stages, ctx, fetcher, self.lower.clone(), self.upper.clone()).0
+    }
+
+    /// [`IndexAccess::run_with`] within the path's bounds, taken out for the run and given
+    /// back after it: a nested loop, which sets them for each outer row, encodes each
+    /// key into the bytes of the last (no allocation a probe).
+    pub fn probe_with<'x: 'f, 'f>(
+        &mut self,
+        stages: &mut [Stage<'_>],
+        ctx: &mut ExecContext<'x>,
+        fetcher: &mut RowFetcher<'f>,
+    ) -> Result<()> {
+        let lower = std::mem::replace(&mut self.lower, KeyBound::Unbounded);
+        let upper = std::mem::replace(&mut self.upper, KeyBound::Unbounded);
+        let (result, (lower, upper)) = self.run_bounded(stages, ctx, fetcher, lower, upper);
+        (self.lower, self.upper) = (lower, upper);
+        result
+    }
+
+    /// Runs the path within `lower` and `upper`; gives the bounds back with the result.
+    fn run_bounded<'x: 'f, 'f>(
+        &self,
+        stages: &mut [Stage<'_>],
+        ctx: &mut ExecContext<'x>,
+        fetcher: &mut RowFetcher<'f>,
+        lower: KeyBound,
+        upper: KeyBound,
+    ) -> (Result<()>, (KeyBound, KeyBound)) {
         // DDL that would free the index's or the table's blocks (DROP INDEX, TRUNCATE, DROP
         // TABLE) waits for the scan; one that finished since the plan was made is an error.
         let locks = ctx.access.locks.table(self.table.object_id);
         let _visible = locks.visibility.read_recursive();
         let current = ctx.catalog.index(&self.index.name);
         if current.as_ref().is_none_or(|ix| ix.object_id != self.index.object_id) {
-            return Err(crate::error::Error::Transaction {
+            let error = crate::error::Error::Transaction {
                 message: format!(
                     "index {} was dropped or rebuilt (TRUNCATE) after the statement was planned; run it again",
                     self.index.name
                 ),
-            });
+            };
+            return (Err(error), (lower, upper));
         }
         let ExecContext { access, functions, .. } = ctx;
         let mut emitter = Emitter::new(self, stages, access, fetcher);
         let probed = self.measured || stages.iter().any(|s| matches!(s, Stage::Probe(_)));
         let mut meter = LineMeter { stats: probed.then_some(access.stats), figures: IndexLineFigures::default() };
-        let result = if self.kind == IndexScanKind::FastFull {
+        let (result, bounds) = if self.kind == IndexScanKind::FastFull {
             // Every block the scan reads is the index's: its figures are the whole run's.
             debug_assert!(!self.table_access, "a fast full scan answers from the keys alone");
             let mut entries = 0;
@@ -209,10 +238,10 @@ impl IndexAccess {
                 })
             });
             meter.figures.entries = entries;
-            result
+            (result, (lower, upper))
         } else {
-            let mut scan = open_scan(&self.index, self.kind, self.lower.clone(), self.upper.clone(), self.descending);
-            loop {
+            let mut scan = open_scan(&self.index, self.kind, lower, upper, self.descending);
+            let result = loop {
                 let rowids = self.table_access.then_some(&mut emitter.rowids);
                 let leaf = meter.measure(|| scan.next_leaf_with(access, rowids));
                 let leaf = match leaf {
@@ -229,11 +258,12 @@ impl IndexAccess {
                     }
                     Err(e) => break Err(e),
                 }
-            }
+            };
+            (result, scan.into_bounds())
         };
         self.rowid_buffer.set(emitter.finish(stages));
         self.figures.set(meter.figures);
-        result
+        (result, bounds)
     }
 }
 

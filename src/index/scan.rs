@@ -61,6 +61,15 @@ pub enum KeyBound {
 }
 
 impl KeyBound {
+    /// The bound's key bytes, given up (empty when unbounded), for their room to be used
+    /// again.
+    pub fn into_bytes(self) -> Vec<u8> {
+        match self {
+            KeyBound::Unbounded => Vec::new(),
+            KeyBound::Included(bytes) | KeyBound::Excluded(bytes) => bytes,
+        }
+    }
+
     /// As a lower limit: the first key that qualifies is at or after this target.
     fn lower(&self) -> Option<Target<'_>> {
         match self {
@@ -166,6 +175,11 @@ impl<'c> IndexScan<'c> {
         let mut scan = IndexScan::range(index, KeyBound::Included(key.clone()), KeyBound::Included(key), false);
         scan.by_key = true;
         scan
+    }
+
+    /// The scan's bounds, given back when it is done with them.
+    pub fn into_bounds(self) -> (KeyBound, KeyBound) {
+        (self.lower, self.upper)
     }
 
     fn tree(&self) -> Tree<'_> {

@@ -134,11 +134,16 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
                 let mut key = std::mem::take(&mut self.key);
                 let joins_some = key_of(keys, outer, inner_side.f, &mut key)?;
                 if joins_some {
-                    let mut encoded = Vec::new();
-                    crate::index::encode_key(&key, &types[..key.len()], &mut encoded)?;
-                    access.lower = KeyBound::Included(encoded.clone());
-                    access.upper = KeyBound::Included(encoded);
-                    let mut stages = vec![Stage::Sink(RowSink {
+                    // The key into the bytes of the last probe's bounds.
+                    let mut lower = std::mem::replace(&mut access.lower, KeyBound::Unbounded).into_bytes();
+                    let mut upper = std::mem::replace(&mut access.upper, KeyBound::Unbounded).into_bytes();
+                    lower.clear();
+                    crate::index::encode_key(&key, &types[..key.len()], &mut lower)?;
+                    upper.clear();
+                    upper.extend_from_slice(&lower);
+                    access.lower = KeyBound::Included(lower);
+                    access.upper = KeyBound::Included(upper);
+                    let mut stages = [Stage::Sink(RowSink {
                         visible: join.right.read,
                         used: join.right.used.as_deref(),
                         only: None,
@@ -147,7 +152,7 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
                     let mut figures = join.right.figures.get();
                     let stats = self.inner_ctx.access.stats;
                     let fetcher = self.fetcher.as_mut().expect("an index probe has its fetcher");
-                    let ran = figures.measure(stats, || access.run_with(&mut stages, &mut self.inner_ctx, fetcher));
+                    let ran = figures.measure(stats, || access.probe_with(&mut stages, &mut self.inner_ctx, fetcher));
                     drop(stages);
                     figures.rows += inner_side.passed;
                     join.right.figures.set(figures);
