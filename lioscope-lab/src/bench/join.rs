@@ -102,33 +102,43 @@ pub struct Prepared {
     pub values: &'static [i64],
 }
 
+/// The nested-loop query, lioscope's form (hinted) or the peers', with its range of
+/// customers (literals, or bind variables).
+macro_rules! nl_query {
+    (lioscope, $range:literal) => {
+        concat!(
+            "SELECT /*+ LEADING(c o) USE_NL(o) INDEX(c cust_id_ix) INDEX(o orders_cust_ix) */ COUNT(*), ",
+            "SUM(o.amount) FROM customers c JOIN orders o ON o.cust_id = c.cust_id WHERE c.cust_id BETWEEN ",
+            $range
+        )
+    };
+    (peers, $range:literal) => {
+        concat!(
+            "SELECT COUNT(*), CAST(SUM(o.amount) AS BIGINT) FROM customers c JOIN orders o ON o.cust_id = c.cust_id ",
+            "WHERE c.cust_id BETWEEN ",
+            $range
+        )
+    };
+}
+
 pub const QUERIES: [Query; 4] = [
     Query {
         name: "nl_few_customers",
         what: "the orders of 10 customers, by index",
         method: "NESTED LOOPS",
-        lioscope: "SELECT /*+ LEADING(c o) USE_NL(o) INDEX(c cust_id_ix) INDEX(o orders_cust_ix) */ COUNT(*), \
-                   SUM(o.amount) FROM customers c JOIN orders o ON o.cust_id = c.cust_id \
-                   WHERE c.cust_id BETWEEN 1001 AND 1010",
-        peers: "SELECT COUNT(*), CAST(SUM(o.amount) AS BIGINT) FROM customers c JOIN orders o ON o.cust_id = c.cust_id \
-                WHERE c.cust_id BETWEEN 1001 AND 1010",
+        lioscope: nl_query!(lioscope, "1001 AND 1010"),
+        peers: nl_query!(peers, "1001 AND 1010"),
         prepared: None,
     },
     Query {
         name: "nl_prepared",
         what: "the same, prepared once and run with bind values (no parse or plan a run)",
         method: "NESTED LOOPS",
-        lioscope: "SELECT /*+ LEADING(c o) USE_NL(o) INDEX(c cust_id_ix) INDEX(o orders_cust_ix) */ COUNT(*), \
-                   SUM(o.amount) FROM customers c JOIN orders o ON o.cust_id = c.cust_id \
-                   WHERE c.cust_id BETWEEN 1001 AND 1010",
-        peers: "SELECT COUNT(*), CAST(SUM(o.amount) AS BIGINT) FROM customers c JOIN orders o ON o.cust_id = c.cust_id \
-                WHERE c.cust_id BETWEEN 1001 AND 1010",
+        lioscope: nl_query!(lioscope, "1001 AND 1010"),
+        peers: nl_query!(peers, "1001 AND 1010"),
         prepared: Some(Prepared {
-            lioscope: "SELECT /*+ LEADING(c o) USE_NL(o) INDEX(c cust_id_ix) INDEX(o orders_cust_ix) */ COUNT(*), \
-                       SUM(o.amount) FROM customers c JOIN orders o ON o.cust_id = c.cust_id \
-                       WHERE c.cust_id BETWEEN :1 AND :2",
-            peers: "SELECT COUNT(*), CAST(SUM(o.amount) AS BIGINT) FROM customers c JOIN orders o \
-                    ON o.cust_id = c.cust_id WHERE c.cust_id BETWEEN $1 AND $2",
+            lioscope: nl_query!(lioscope, ":1 AND :2"),
+            peers: nl_query!(peers, "$1 AND $2"),
             values: &[1001, 1010],
         }),
     },
