@@ -696,19 +696,19 @@ mod tests {
             orders: 1,
             repeat: 1,
             lioscope_load_ms: 1.0,
-            lioscope: vec![ours(&["1", "7"]), ours(&["2"]), ours(&["3"])],
+            lioscope: vec![ours(&["1", "7"]), ours(&["1", "7"]), ours(&["2"]), ours(&["3"])],
             peers: vec![
                 Peer {
                     engine: "SQLite",
                     settings: "",
                     load_ms: Some(1.0),
-                    queries: Ok(vec![runs(&["1", "7"]), runs(&["2"]), runs(&["3"])]),
+                    queries: Ok(vec![runs(&["1", "7"]), runs(&["1", "7"]), runs(&["2"]), runs(&["3"])]),
                 },
                 Peer { engine: "DuckDB", settings: "", load_ms: None, queries: Err("not installed".into()) },
             ],
         };
         check_answers(&report).expect("the same answers");
-        report.peers[0].queries = Ok(vec![runs(&["1", "7"]), runs(&["2"]), runs(&["4"])]);
+        report.peers[0].queries = Ok(vec![runs(&["1", "7"]), runs(&["1", "7"]), runs(&["2"]), runs(&["4"])]);
         let e = check_answers(&report).unwrap_err().to_string();
         assert!(e.contains("hash_build_filter") && e.contains("SQLite") && e.contains("\"4\""), "{e}");
     }
