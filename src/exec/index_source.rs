@@ -127,8 +127,8 @@ impl LineMeter<'_> {
 }
 
 impl IndexAccess {
-    /// A copy of this path for a nested loop's probes, whose key range each outer row
-    /// sets.
+    /// A copy of this path for a nested loop's probes (each run within its outer row's
+    /// key, [`IndexAccess::run_within`]), measured on its own.
     pub fn probe_copy(&self) -> IndexAccess {
         IndexAccess {
             table: self.table.clone(),
@@ -180,27 +180,13 @@ impl IndexAccess {
         ctx: &mut ExecContext<'x>,
         fetcher: &mut RowFetcher<'f>,
     ) -> Result<()> {
-        self.run_bounded(stages, ctx, fetcher, self.lower.clone(), self.upper.clone()).0
+        self.run_within(stages, ctx, fetcher, self.lower.clone(), self.upper.clone()).0
     }
 
-    /// [`IndexAccess::run_with`] within the path's bounds, taken out for the run and given
-    /// back after it: a nested loop, which sets them for each outer row, encodes each
-    /// key into the bytes of the last (no allocation a probe).
-    pub fn probe_with<'x: 'f, 'f>(
-        &mut self,
-        stages: &mut [Stage<'_>],
-        ctx: &mut ExecContext<'x>,
-        fetcher: &mut RowFetcher<'f>,
-    ) -> Result<()> {
-        let lower = std::mem::replace(&mut self.lower, KeyBound::Unbounded);
-        let upper = std::mem::replace(&mut self.upper, KeyBound::Unbounded);
-        let (result, (lower, upper)) = self.run_bounded(stages, ctx, fetcher, lower, upper);
-        (self.lower, self.upper) = (lower, upper);
-        result
-    }
-
-    /// Runs the path within `lower` and `upper`; gives the bounds back with the result.
-    fn run_bounded<'x: 'f, 'f>(
+    /// [`IndexAccess::run_with`] within `lower` and `upper` instead of the path's bounds,
+    /// given back with the result: a nested loop, whose bounds are each outer row's key,
+    /// encodes the next key into their bytes (no allocation a probe).
+    pub fn run_within<'x: 'f, 'f>(
         &self,
         stages: &mut [Stage<'_>],
         ctx: &mut ExecContext<'x>,

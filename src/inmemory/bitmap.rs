@@ -29,8 +29,8 @@ pub struct Bitmap {
 impl Bitmap {
     /// Every one of `len` rows selected.
     pub fn all(len: usize) -> Self {
-        let mut bitmap = Bitmap { words: vec![u64::MAX; len.div_ceil(64)], len };
-        bitmap.clear_tail();
+        let mut bitmap = Bitmap::default();
+        bitmap.select_all(len);
         bitmap
     }
 

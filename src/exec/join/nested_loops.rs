@@ -69,6 +69,7 @@ impl Join {
             probe: probe_access,
             fetcher,
             key: Vec::new(),
+            bounds: Default::default(),
             inner_ctx,
             rest: &mut *stages,
             f: ctx.functions.clone(),
@@ -84,8 +85,8 @@ impl Join {
     }
 }
 
-/// A nested loop's index probe: the path (its key range set for each outer row), the
-/// outer row's key expressions, the key columns' types, and the inner rows' filter.
+/// A nested loop's index probe: the path (run within each outer row's key), the outer
+/// row's key expressions, the key columns' types, and the inner rows' filter.
 type IndexProbe<'j> = (IndexAccess, &'j Vec<Expr>, &'j Vec<DataType>, &'j Option<Expr>);
 
 /// The outer input's end of a nested loop: runs the inner side for each outer row.
@@ -97,6 +98,9 @@ struct NestedOuter<'j, 'r, 'a, 'c> {
     /// block of the last row it fetched pinned (`Some` with `probe`).
     fetcher: Option<RowFetcher<'c>>,
     key: Vec<Value>,
+    /// The lower and upper bound's bytes of the last probe (both its key), kept for the
+    /// next probe's key.
+    bounds: (Vec<u8>, Vec<u8>),
     inner_ctx: ExecContext<'c>,
     rest: &'r mut [Stage<'a>],
     f: FunctionContext,
@@ -129,20 +133,18 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
             stopped: false,
         };
         let emitted_before = join.emitted.get();
-        match &mut self.probe {
+        match &self.probe {
             Some((access, keys, types, _)) => {
                 let mut key = std::mem::take(&mut self.key);
                 let joins_some = key_of(keys, outer, inner_side.f, &mut key)?;
                 if joins_some {
                     // The key into the bytes of the last probe's bounds.
-                    let mut lower = std::mem::replace(&mut access.lower, KeyBound::Unbounded).into_bytes();
-                    let mut upper = std::mem::replace(&mut access.upper, KeyBound::Unbounded).into_bytes();
+                    let (mut lower, mut upper) = std::mem::take(&mut self.bounds);
                     lower.clear();
                     crate::index::encode_key(&key, &types[..key.len()], &mut lower)?;
                     upper.clear();
                     upper.extend_from_slice(&lower);
-                    access.lower = KeyBound::Included(lower);
-                    access.upper = KeyBound::Included(upper);
+                    let (lower, upper) = (KeyBound::Included(lower), KeyBound::Included(upper));
                     let mut stages = [Stage::Sink(RowSink {
                         visible: join.right.read,
                         used: join.right.used.as_deref(),
@@ -152,7 +154,9 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
                     let mut figures = join.right.figures.get();
                     let stats = self.inner_ctx.access.stats;
                     let fetcher = self.fetcher.as_mut().expect("an index probe has its fetcher");
-                    let ran = figures.measure(stats, || access.probe_with(&mut stages, &mut self.inner_ctx, fetcher));
+                    let (ran, (lower, upper)) = figures
+                        .measure(stats, || access.run_within(&mut stages, &mut self.inner_ctx, fetcher, lower, upper));
+                    self.bounds = (lower.into_bytes(), upper.into_bytes());
                     drop(stages);
                     figures.rows += inner_side.passed;
                     join.right.figures.set(figures);

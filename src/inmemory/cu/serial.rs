@@ -22,6 +22,10 @@
 //! panic; that a dictionary is sorted, and a frame of reference's codes within its
 //! range (any code maps to some value), are left to the checksum the unit is stored
 //! under.
+//!
+//! A reader of unit after unit (a compressed table's scan) keeps the arrays of the units
+//! it is done with in [`UnitBuffers`] and reads the next into them: a unit read so never
+//! holds a value of the one whose arrays it took (each array is emptied, then filled).
 
 use super::codes::{Codes, Lanes, Runs};
 use super::domain::Domain;
