@@ -66,6 +66,7 @@ pub const HASH_AREA_SIZE: &str = "hash_area_size";
 pub const OPTIMIZER_INDEX_CACHING: &str = "optimizer_index_caching";
 pub const OPTIMIZER_INDEX_COST_ADJ: &str = "optimizer_index_cost_adj";
 pub const OPTIMIZER_CACHE_AWARENESS: &str = "optimizer_cache_awareness";
+pub const SESSION_CACHED_CURSORS: &str = "session_cached_cursors";
 
 /// Every parameter lioscope knows.
 pub const PARAMETERS: &[ParameterDef] = &[
@@ -152,6 +153,13 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "FALSE",
         modifiable: Modifiable::SessionAndSystem,
         description: "TRUE: when a statement is planned, the optimizer counts each segment's blocks in the buffer cache and costs the share of a segment's reads it expects cached as the CPU of logical reads instead of single-block or multiblock reads (Oracle's hidden _optimizer_cache_stats, with the cache counted at once instead of gathered statistics); FALSE: every read is costed as a disk read",
+    },
+    ParameterDef {
+        name: SESSION_CACHED_CURSORS,
+        kind: Kind::Integer { min: 0, max: 65535 },
+        default: "50",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "Queries a session keeps parsed, with their plans, by text: a query run again from the same text (without bind variables) runs its kept plan (a soft parse, counted in session cursor cache hits) unless the dictionary, the statistics or a parameter changed since it was planned; the least recently run goes first when more are kept; 0: every statement is parsed and planned anew",
     },
     ParameterDef {
         name: STATISTICS_LEVEL,

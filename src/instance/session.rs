@@ -60,6 +60,10 @@ pub struct Session {
     /// What the work areas of the statement running now did, by plan line id (for
     /// `v$sql_workarea`, taken when the call ends).
     pub(crate) call_workareas: std::cell::RefCell<Vec<(u32, crate::stats::workarea::WorkareaRun)>>,
+    /// The session cursor cache: the statements `sql::cursor_cache` keeps parsed, with
+    /// their plans, between executions of the same text. Typed by `sql`, a layer above,
+    /// so held here as `Any`; empty until the session's first cached statement.
+    pub(crate) cursor_cache: std::cell::RefCell<Option<Box<dyn std::any::Any + Send>>>,
     /// Makes `Session` `!Sync` (while still `Send`): only one thread writes its statistics.
     _one_thread_at_a_time: PhantomData<Cell<()>>,
 }
@@ -80,6 +84,8 @@ struct HotParameters {
     workarea_manual: bool,
     pga_aggregate_target: u64,
     hash_area_size: u64,
+    /// `session_cached_cursors`.
+    session_cached_cursors: u64,
     /// `optimizer_index_caching`, `optimizer_index_cost_adj`, `optimizer_cache_awareness`.
     optimizer: OptimizerSettings,
 }
@@ -137,6 +143,7 @@ impl Session {
             counters: Default::default(),
             hot: Cell::new(None),
             call_workareas: Default::default(),
+            cursor_cache: Default::default(),
             _one_thread_at_a_time: PhantomData,
         }
     }
@@ -262,6 +269,7 @@ impl Session {
             workarea_manual: self.read_parameter(params::WORKAREA_SIZE_POLICY, |_, value| value == "manual"),
             pga_aggregate_target: self.read_parameter(params::PGA_AGGREGATE_TARGET, params::number),
             hash_area_size: self.read_parameter(params::HASH_AREA_SIZE, params::number),
+            session_cached_cursors: self.read_parameter(params::SESSION_CACHED_CURSORS, params::number),
             optimizer: OptimizerSettings {
                 index_caching: self.read_parameter(params::OPTIMIZER_INDEX_CACHING, params::number),
                 index_cost_adj: self.read_parameter(params::OPTIMIZER_INDEX_COST_ADJ, params::number),
@@ -277,6 +285,12 @@ impl Session {
     pub(crate) fn commit_settings(&self) -> (bool, bool, bool) {
         let hot = self.hot_parameters();
         (hot.commit_batch, hot.commit_nowait, hot.commit_force_wait)
+    }
+
+    /// How many statements this session keeps parsed in its cursor cache
+    /// (`session_cached_cursors`; 0: none).
+    pub(crate) fn session_cached_cursors(&self) -> usize {
+        self.hot_parameters().session_cached_cursors as usize
     }
 
     /// The work area this session's statements' hash joins get (see

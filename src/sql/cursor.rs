@@ -17,6 +17,10 @@
 //!   anew at each execution ([`Planned::rebind_range`]), and values that would leave a
 //!   conjunct the range answers unbounded (a NULL) make the plan anew.
 //!
+//! What a cursor holds apart from its session (the parsed statement, the kept plan) is a
+//! [`ParsedStatement`]; the session cursor cache (`cursor_cache`) keeps those of queries
+//! run from their text, so that the same text runs its kept plan again.
+//!
 //! Making a plan counts in `parse count (hard)`; running a kept one parses nothing. A
 //! plan whose source holds rows read while planning (a v$ view) is not kept, nor one run
 //! with row-source statistics. INSERT, UPDATE, DELETE and the other statements sqlparser
@@ -42,6 +46,13 @@ use std::time::Instant;
 /// A parsed statement of one session, run with [`Cursor::execute`].
 pub struct Cursor<'s> {
     session: &'s Session,
+    statement: ParsedStatement,
+}
+
+/// A statement parsed, and its query's plan once made, apart from the session that runs
+/// it: what a cursor holds, and what the session cursor cache (`cursor_cache`) keeps
+/// between executions of one text.
+pub(crate) struct ParsedStatement {
     /// The statement's text (what `v$sql` tells it by).
     text: Arc<str>,
     /// The hash of its SQL_ID, published while it runs.
@@ -72,6 +83,27 @@ struct KeptPlan {
     now: i64,
     values: Vec<Value>,
 }
+
+// SAFETY: a plan is not `Send` by its type only because a pipeline stage may be a row
+// sink (`Stage::Sink`), whose consumer may borrow what the thread that made it holds.
+// Sinks are added by INSERT ... SELECT to a plan it runs at once; `run_query` keeps no
+// plan holding one, in its pipeline or in its tree (whose nodes' stages the pipeline took
+// when it was built). Every other part of a kept plan is `Send`, as the check below makes
+// the compiler prove, so a kept plan may move with its session to another thread.
+unsafe impl Send for KeptPlan {}
+
+/// Fails to compile when a part of a kept plan other than a sink is not `Send`.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    use crate::exec::*;
+    send::<Source>();
+    send::<(plan::Operation, String, Vec<plan::Predicate>, plan::RowsAt, plan::RowsRule, Option<plan::Estimate>)>();
+    send::<Option<plan::RangeRebind>>();
+    send::<PlanInputs>();
+    send::<Vec<Value>>();
+    send::<(FilterStage, RownumStage, LimitStage, ProjectStage, AggregateStage)>();
+    send::<(SortStage, CollectStage, ProbeStage, join_filter::JoinFilterStage<'static>)>();
+};
 
 impl KeptPlan {
     /// Whether the plan can run with `binds` now; sets its index range for them.
@@ -110,41 +142,57 @@ impl<'s> Cursor<'s> {
         };
         session.stats().add_time(TimeModel::ParseTimeElapsed, started.elapsed().as_micros() as u64);
         let sql_hash = crate::stats::sqlarea::sql_hash(text);
-        Ok(Cursor { session, text: text.into(), sql_hash, bind_names: bind_names.into(), body, kept: None })
+        let statement =
+            ParsedStatement { text: text.into(), sql_hash, bind_names: bind_names.into(), body, kept: None };
+        Ok(Cursor { session, statement })
     }
 
     /// The bind variables' names by slot (`:LO`, `:1`): the order [`Cursor::execute`]
     /// takes their values in.
     pub fn bind_names(&self) -> &[String] {
-        &self.bind_names
+        &self.statement.bind_names
     }
 
     /// The statement's text.
     pub fn text(&self) -> &str {
-        &self.text
+        &self.statement.text
     }
 
     /// Runs the statement with `binds`, one value a bind variable in slot order.
     pub fn execute(&mut self, binds: &[Value]) -> Result<QueryResult> {
-        if binds.len() != self.bind_names.len() {
+        let statement = &mut self.statement;
+        if binds.len() != statement.bind_names.len() {
             return Err(Error::InvalidValue {
-                context: format!("bind values for \"{}\"", self.text),
+                context: format!("bind values for \"{}\"", statement.text),
                 message: format!(
                     "the statement has {} bind variable{} ({}), {} value{} given",
-                    self.bind_names.len(),
-                    if self.bind_names.len() == 1 { "" } else { "s" },
-                    self.bind_names.join(", "),
+                    statement.bind_names.len(),
+                    if statement.bind_names.len() == 1 { "" } else { "s" },
+                    statement.bind_names.join(", "),
                     binds.len(),
                     if binds.len() == 1 { " was" } else { "s were" },
                 ),
             });
         }
-        let (session, text, sql_hash) = (self.session, self.text.clone(), self.sql_hash);
-        crate::sql::call::user_call_hashed(session, &text, sql_hash, || self.run(binds))
+        let (session, text, sql_hash) = (self.session, statement.text.clone(), statement.sql_hash);
+        crate::sql::call::user_call_hashed(session, &text, sql_hash, || statement.run(session, binds))
+    }
+}
+
+impl ParsedStatement {
+    /// A query without bind variables, parsed from `text` (the session cursor cache's).
+    pub(crate) fn query(text: &str, query: Box<ast::Query>) -> ParsedStatement {
+        let sql_hash = crate::stats::sqlarea::sql_hash(text);
+        ParsedStatement { text: text.into(), sql_hash, bind_names: Arc::new([]), body: Body::Query(query), kept: None }
     }
 
-    fn run(&mut self, binds: &[Value]) -> Result<QueryResult> {
-        let session = self.session;
+    /// The statement's text.
+    pub(crate) fn text(&self) -> &Arc<str> {
+        &self.text
+    }
+
+    /// Runs the statement for `session` with `binds` (as many as it has bind variables).
+    pub(crate) fn run(&mut self, session: &Session, binds: &[Value]) -> Result<QueryResult> {
         match &self.body {
             Body::Text => super::execute(session, &self.text),
             Body::Statement(statement, clauses) => {
@@ -154,18 +202,29 @@ impl<'s> Cursor<'s> {
             }
             Body::Query(query) if session.gathers_plan_statistics() => {
                 // Row-source statistics need a plan of their own, with its probes.
+                session.db.check_alive()?;
                 session.stats().add(Stat::ExecuteCount, 1);
                 session.stats().add(Stat::ParseCountHard, 1);
                 let _binds = BindsSet::new(session, &self.bind_names, binds);
                 super::run_query(session, query)
             }
-            Body::Query(_) => self.run_query(binds),
+            Body::Query(_) => {
+                session.db.check_alive()?;
+                self.run_query(session, binds)
+            }
+        }
+    }
+
+    /// Gives back what the last execution left in the plan's stages (rows sorted or
+    /// collected, groups), keeping the plan.
+    pub(crate) fn release(&mut self) {
+        if let Some(kept) = &mut self.kept {
+            kept.planned.stages.iter_mut().for_each(Stage::reset);
         }
     }
 
     /// Runs the kept plan when it fits these values, else plans anew.
-    fn run_query(&mut self, binds: &[Value]) -> Result<QueryResult> {
-        let session = self.session;
+    fn run_query(&mut self, session: &Session, binds: &[Value]) -> Result<QueryResult> {
         session.stats().add(Stat::ExecuteCount, 1);
         let mut functions = super::function_context(session);
         functions.bind_names = self.bind_names.clone();
@@ -183,7 +242,9 @@ impl<'s> Cursor<'s> {
             let planned = plan::plan_query(query, session, &functions)?;
             session.stats().add_time(TimeModel::ParseTimeElapsed, started.elapsed().as_micros() as u64);
             let inputs = functions.taken.take();
-            let keep = !planned.gather_plan_statistics && !matches!(planned.source, Source::Rows(_));
+            let keep = !planned.gather_plan_statistics
+                && !matches!(planned.source, Source::Rows(_))
+                && !planned.stages.iter().chain(planned.tree.stages()).any(|stage| matches!(stage, Stage::Sink(_)));
             if !keep {
                 return super::run_planned(session, planned, functions);
             }
@@ -196,6 +257,7 @@ impl<'s> Cursor<'s> {
         planned.stages.iter_mut().for_each(Stage::reset);
         let mut ctx = super::exec_context(session, functions);
         let rows = run_pipeline_in_place(&planned.source, &mut planned.stages, &mut ctx)?;
+        session.call_workareas.borrow_mut().extend(super::row_source_stats::workareas(&planned.tree, &planned.source));
         Ok(QueryResult::rows(StatementKind::Query, planned.columns.clone(), rows))
     }
 }

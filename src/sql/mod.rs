@@ -30,6 +30,7 @@ pub mod bind;
 mod byte_mask;
 mod csv_records;
 mod constraint_ddl;
+mod cursor_cache;
 mod constraints;
 mod foreign_keys;
 mod ctas;
@@ -67,6 +68,7 @@ use sqlparser::parser::Parser;
 use std::time::Instant;
 
 pub(crate) use call::user_call;
+pub(crate) use cursor_cache::execute as execute_cached;
 pub use plan::Estimate;
 pub use result::{QueryResult, StatementKind};
 pub use row_source_stats::{PlanStatistics, RowSourceLine};
@@ -91,25 +93,38 @@ pub fn statement_text(text: &str) -> &str {
     text.trim().trim_end_matches(';').trim_end()
 }
 
-/// Runs one statement in `session`.
+/// Runs one statement in `session`, parsed and planned anew (`cursor_cache::execute` runs
+/// a query kept from an earlier execution of its text).
 pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
     let text = statement_text(text);
+    let (front, parsed) = parse_text(session, text)?;
+    session.stats().add(Stat::ParseCountHard, 1);
+    run_parsed(session, front, parsed)
+}
+
+/// Reads statement `text` (without its trailing `;`): what lioscope reads itself, and
+/// sqlparser's statement for standard statements and EXPLAIN PLAN. Counted in `parse count
+/// (total)` and `parse time elapsed`, whether or not the text parses.
+fn parse_text(session: &Session, text: &str) -> Result<(Front, Option<Statement>)> {
     if text.is_empty() {
         return Err(Error::Parse { message: "empty statement".into(), position: None });
     }
     let parse_started = Instant::now();
-    // A statement run from its text is parsed, and planned, anew each time.
     session.stats().add(Stat::ParseCountTotal, 1);
-    session.stats().add(Stat::ParseCountHard, 1);
-    let parsing = session.stats().activity().enter(flags::IN_PARSE | flags::IN_HARD_PARSE, flags::IN_SQL_EXECUTION);
-    let front = front::classify(text)?;
-    let parsed = match &front {
-        Front::Standard { sql, .. } => Some(parse_one(sql)?),
-        Front::ExplainPlan(sql) => Some(parse_one(sql)?),
-        _ => None,
-    };
-    drop(parsing);
+    let _parsing = session.stats().activity().enter(flags::IN_PARSE | flags::IN_HARD_PARSE, flags::IN_SQL_EXECUTION);
+    let parsed = front::classify(text).and_then(|front| {
+        let statement = match &front {
+            Front::Standard { sql, .. } | Front::ExplainPlan(sql) => Some(parse_one(sql)?),
+            _ => None,
+        };
+        Ok((front, statement))
+    });
     session.stats().add_time(TimeModel::ParseTimeElapsed, parse_started.elapsed().as_micros() as u64);
+    parsed
+}
+
+/// Runs a statement `parse_text` read.
+fn run_parsed(session: &Session, front: Front, parsed: Option<Statement>) -> Result<QueryResult> {
     session.stats().add(Stat::ExecuteCount, 1);
     if !matches!(front, Front::Standard { .. } | Front::CommitWrite(_)) {
         // Standard statements are checked in `dispatch`; a commit checks itself.

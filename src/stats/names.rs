@@ -165,6 +165,10 @@ statistics! {
     // build keys) checked in the probe side's scan, and those it dropped there.
     JoinFilterRowsChecked => "join filter rows checked", 64;
     JoinFilterRowsRemoved => "join filter rows removed", 64;
+    // A query found parsed and planned in the session cursor cache (a soft parse), and
+    // the queries the cache took in.
+    SessionCursorCacheHits => "session cursor cache hits", 64;
+    SessionCursorCacheCount => "session cursor cache count", 64;
 }
 
 impl Stat {

@@ -8,6 +8,7 @@
 //! | query               | what it asks                                                  | lioscope's plan (hinted)                     |
 //! |---------------------|---------------------------------------------------------------|----------------------------------------------|
 //! | `nl_few_customers`  | the orders of 10 customers: count and total                    | NESTED LOOPS, INDEX RANGE SCAN of each index |
+//! | `nl_hard_parse`     | the same, lioscope parsing and planning it at each run         | the same                                     |
 //! | `nl_prepared`       | the same, prepared once, each run binding the range            | the same                                     |
 //! | `hash_all`          | every order joined to its customer: count, two totals          | HASH JOIN built on customers                 |
 //! | `hash_build_filter` | the orders of customers born in the 1950s (1/8 of them)       | HASH JOIN built on the filtered customers    |
@@ -19,8 +20,12 @@
 //! memory, as lioscope's do), DuckDB with `threads = 1`, SQLite has one. Each query runs
 //! once to warm the caches, then `--repeat` times; the figure is the median elapsed time
 //! around the statement and the fetch of its one row, each run given the statement's
-//! text (every engine parses it each time: lioscope's `Session::execute`, PostgreSQL's
-//! simple query, SQLite's prepare, DuckDB's `execute`), except `nl_prepared`'s: each
+//! text (lioscope's `Session::execute`, PostgreSQL's simple query, SQLite's prepare,
+//! DuckDB's `execute`). The peers parse and plan the text each time; lioscope finds it in
+//! its session cursor cache after the first run (a soft parse, as Oracle's
+//! `session_cached_cursors` gives), except in `nl_hard_parse`, whose session keeps no
+//! cursors (`session_cached_cursors = 0`): there every engine parses and plans it at
+//! each run. `nl_prepared` is prepared: each
 //! engine prepares it once and each run binds its two values and executes it
 //! (lioscope's `Cursor::execute`, PostgreSQL's prepared statement, SQLite's statement
 //! reset and stepped; DuckDB's Python API has no statement kept open, so its `execute`
@@ -37,7 +42,7 @@ use crate::sample;
 use crate::stats::spread;
 use lioscope::stats::Stat;
 use lioscope::types::Value;
-use lioscope::{Database, DatabaseOptions, Error, Result, Session};
+use lioscope::{Database, DatabaseOptions, Error, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -90,6 +95,9 @@ pub struct Query {
     /// When set, the query is prepared once in each engine and each run executes it with
     /// bind values (the texts above are its literal form, for lioscope's plan check).
     pub prepared: Option<Prepared>,
+    /// lioscope runs it in a session that keeps no cursors (`session_cached_cursors =
+    /// 0`): its text is parsed and planned at each run, as the peers' is.
+    pub hard_parse: bool,
 }
 
 /// A query's form with bind variables, and the values each run binds.
@@ -121,14 +129,24 @@ macro_rules! nl_query {
     };
 }
 
-pub const QUERIES: [Query; 4] = [
+pub const QUERIES: [Query; 5] = [
     Query {
         name: "nl_few_customers",
-        what: "the orders of 10 customers, by index",
+        what: "the orders of 10 customers, by index (lioscope: a soft parse from its cursor cache)",
         method: "NESTED LOOPS",
         lioscope: nl_query!(lioscope, "1001 AND 1010"),
         peers: nl_query!(peers, "1001 AND 1010"),
         prepared: None,
+        hard_parse: false,
+    },
+    Query {
+        name: "nl_hard_parse",
+        what: "the same, parsed and planned at each run by every engine",
+        method: "NESTED LOOPS",
+        lioscope: nl_query!(lioscope, "1001 AND 1010"),
+        peers: nl_query!(peers, "1001 AND 1010"),
+        prepared: None,
+        hard_parse: true,
     },
     Query {
         name: "nl_prepared",
@@ -141,6 +159,7 @@ pub const QUERIES: [Query; 4] = [
             peers: nl_query!(peers, "$1 AND $2"),
             values: &[1001, 1010],
         }),
+        hard_parse: false,
     },
     Query {
         name: "hash_all",
@@ -151,6 +170,7 @@ pub const QUERIES: [Query; 4] = [
         peers: "SELECT COUNT(*), CAST(SUM(o.amount) AS BIGINT), CAST(SUM(c.cust_credit_limit) AS BIGINT) \
                 FROM customers c JOIN orders o ON o.cust_id = c.cust_id",
         prepared: None,
+        hard_parse: false,
     },
     Query {
         name: "hash_build_filter",
@@ -162,6 +182,7 @@ pub const QUERIES: [Query; 4] = [
         peers: "SELECT COUNT(*), CAST(SUM(o.amount) AS BIGINT) FROM customers c JOIN orders o ON o.cust_id = c.cust_id \
                 WHERE c.cust_year_of_birth BETWEEN 1950 AND 1959",
         prepared: None,
+        hard_parse: false,
     },
 ];
 
@@ -208,6 +229,9 @@ pub struct LioscopeQuery {
     pub runs: QueryRuns,
     pub cpu_ms: f64,
     pub logical_reads: u64,
+    /// `parse count (hard)` of a timed run: 1 when the run parsed and planned the text,
+    /// 0 when it ran a kept plan (a soft parse, or a prepared cursor).
+    pub hard_parses: u64,
     pub plan: String,
 }
 
@@ -321,15 +345,19 @@ fn run_lioscope(dir: &Path, customers: &Path, orders: &Path, repeat: usize) -> R
     session.execute("ANALYZE TABLE customers COMPUTE STATISTICS")?;
     session.execute("ANALYZE TABLE orders COMPUTE STATISTICS")?;
     let load_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let queries = QUERIES.iter().map(|q| lioscope_query(&session, q, repeat)).collect::<Result<Vec<_>>>()?;
     drop(session);
+    let queries = QUERIES.iter().map(|q| lioscope_query(&db, q, repeat)).collect::<Result<Vec<_>>>()?;
     db.close()?;
     Ok((load_ms, queries))
 }
 
-/// One query in lioscope: its plan checked for the method it is named for, a warm run,
-/// then `repeat` timed ones.
-fn lioscope_query(session: &Session, q: &Query, repeat: usize) -> Result<LioscopeQuery> {
+/// One query in lioscope, in a session of its own: its plan checked for the method it is
+/// named for, a warm run, then `repeat` timed ones.
+fn lioscope_query(db: &Database, q: &Query, repeat: usize) -> Result<LioscopeQuery> {
+    let session = &db.session();
+    if q.hard_parse {
+        session.execute("ALTER SESSION SET session_cached_cursors = 0")?;
+    }
     let plan = session.execute(&format!("EXPLAIN PLAN FOR {}", q.lioscope))?;
     let plan: Vec<String> = plan.rows.iter().map(|r| r[0].to_string()).collect();
     let Some(join_line) = plan.iter().find(|l| l.contains(q.method)) else {
@@ -365,6 +393,7 @@ fn lioscope_query(session: &Session, q: &Query, repeat: usize) -> Result<Lioscop
     Ok(LioscopeQuery {
         cpu_ms: spread(runs.iter().map(|m| m.cpu_ms)).median,
         logical_reads: runs[0].delta(Stat::LogicalReads),
+        hard_parses: runs[runs.len() - 1].delta(Stat::ParseCountHard),
         plan: join_line,
         runs: QueryRuns { elapsed_ms: runs.iter().map(|m| m.elapsed_ms).collect(), answer },
     })
@@ -633,11 +662,12 @@ fn print_report(report: &JoinBenchReport) {
             l.plan.clone(),
             format!("{:.1}", l.cpu_ms),
             l.logical_reads.to_string(),
+            l.hard_parses.to_string(),
             l.runs.answer.join(", "),
         ]
     });
     crate::report::print_table(
-        &["query", "what", "lioscope's join line", "lioscope CPU ms", "logical reads", "answer"],
+        &["query", "what", "lioscope's join line", "lioscope CPU ms", "logical reads", "hard parses", "answer"],
         details,
     );
     println!(
@@ -689,26 +719,38 @@ mod tests {
             elapsed_ms: vec![1.0],
             answer: answer.iter().map(|a| a.to_string()).collect(),
         };
-        let ours =
-            |answer: &[&str]| LioscopeQuery { runs: runs(answer), cpu_ms: 1.0, logical_reads: 1, plan: String::new() };
+        let ours = |answer: &[&str]| LioscopeQuery {
+            runs: runs(answer),
+            cpu_ms: 1.0,
+            logical_reads: 1,
+            hard_parses: 0,
+            plan: String::new(),
+        };
         let mut report = JoinBenchReport {
             customers: 1,
             orders: 1,
             repeat: 1,
             lioscope_load_ms: 1.0,
-            lioscope: vec![ours(&["1", "7"]), ours(&["1", "7"]), ours(&["2"]), ours(&["3"])],
+            lioscope: vec![ours(&["1", "7"]), ours(&["1", "7"]), ours(&["1", "7"]), ours(&["2"]), ours(&["3"])],
             peers: vec![
                 Peer {
                     engine: "SQLite",
                     settings: "",
                     load_ms: Some(1.0),
-                    queries: Ok(vec![runs(&["1", "7"]), runs(&["1", "7"]), runs(&["2"]), runs(&["3"])]),
+                    queries: Ok(vec![
+                        runs(&["1", "7"]),
+                        runs(&["1", "7"]),
+                        runs(&["1", "7"]),
+                        runs(&["2"]),
+                        runs(&["3"]),
+                    ]),
                 },
                 Peer { engine: "DuckDB", settings: "", load_ms: None, queries: Err("not installed".into()) },
             ],
         };
         check_answers(&report).expect("the same answers");
-        report.peers[0].queries = Ok(vec![runs(&["1", "7"]), runs(&["1", "7"]), runs(&["2"]), runs(&["4"])]);
+        report.peers[0].queries =
+            Ok(vec![runs(&["1", "7"]), runs(&["1", "7"]), runs(&["1", "7"]), runs(&["2"]), runs(&["4"])]);
         let e = check_answers(&report).unwrap_err().to_string();
         assert!(e.contains("hash_build_filter") && e.contains("SQLite") && e.contains("\"4\""), "{e}");
     }
