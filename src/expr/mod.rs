@@ -694,6 +694,28 @@ impl fmt::Display for ExprDisplay<'_> {
                 write!(f, "{} {}LIKE '{}'", operand(expr), not(*negated), pattern.source)
             }
             Expr::Case { .. } => write!(f, "CASE ... END"),
+            Expr::Function { func: ScalarFunction::Extract, args } if args.len() == 2 => {
+                let field = match &args[0] {
+                    Expr::Literal(Datum::Str(field)) => field.to_string(),
+                    other => top(other),
+                };
+                write!(f, "EXTRACT({field} FROM {})", top(&args[1]))
+            }
+            Expr::Function {
+                func: func @ (ScalarFunction::AddIntervalMonths | ScalarFunction::AddIntervalSeconds),
+                args,
+            } if args.len() == 2 => {
+                let unit = if *func == ScalarFunction::AddIntervalMonths { "MONTH" } else { "SECOND" };
+                match &args[1] {
+                    Expr::Literal(Datum::Int(n)) if *n < 0 => {
+                        write!(f, "{}-INTERVAL'{}' {unit}", self.part(&args[0], Binding::Additive), n.unsigned_abs())
+                    }
+                    Expr::Literal(Datum::Int(n)) => {
+                        write!(f, "{}+INTERVAL'{n}' {unit}", self.part(&args[0], Binding::Additive))
+                    }
+                    other => write!(f, "{}({},{})", func.name(), top(&args[0]), top(other)),
+                }
+            }
             Expr::Function { func, args } => {
                 let items: Vec<String> = args.iter().map(top).collect();
                 write!(f, "{}({})", func.name(), items.join(","))

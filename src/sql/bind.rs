@@ -216,6 +216,14 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
     }
 }
 
+/// `e` without the parentheses around it.
+fn unnested(e: &ast::Expr) -> &ast::Expr {
+    match e {
+        ast::Expr::Nested(inner) => unnested(inner),
+        other => other,
+    }
+}
+
 /// The dotted, upper-case name of a function.
 pub fn function_name(name: &ast::ObjectName) -> String {
     name.0
@@ -351,6 +359,32 @@ impl Binder<'_> {
             ast::Expr::Floor { expr, field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
                 Expr::Function { func: ScalarFunction::Floor, args: vec![self.bind(expr)?] }
             }
+            ast::Expr::Extract { field, expr, .. } => {
+                let name = match field {
+                    ast::DateTimeField::Year => "YEAR",
+                    ast::DateTimeField::Month => "MONTH",
+                    ast::DateTimeField::Day => "DAY",
+                    ast::DateTimeField::Hour | ast::DateTimeField::Minute | ast::DateTimeField::Second => {
+                        return Err(Error::InvalidValue {
+                            context: format!("EXTRACT({field} FROM ...)"),
+                            message: "invalid extract field for a DATE, which has no time zone: lioscope's \
+                                      dates are DATEs (YEAR, MONTH and DAY extract; TO_CHAR reads the time)"
+                                .into(),
+                        });
+                    }
+                    other => return Err(unsupported(format!("EXTRACT({other} FROM ...)"), e)),
+                };
+                Expr::Function {
+                    func: ScalarFunction::Extract,
+                    args: vec![Expr::Literal(Datum::string(name.to_owned())), self.bind(expr)?],
+                }
+            }
+            ast::Expr::Interval(_) => {
+                return Err(unsupported(
+                    format!("{e} as a value (an INTERVAL is added to or subtracted from a DATE: DATE ± INTERVAL)"),
+                    e,
+                ));
+            }
             other => return Err(unsupported(format!("expression {other}"), e)),
         };
         Ok(fold_constants(bound, self.f))
@@ -422,6 +456,28 @@ impl Binder<'_> {
     }
 
     fn bind_binary(&self, left: &ast::Expr, op: &BinaryOperator, right: &ast::Expr, e: &ast::Expr) -> Result<Expr> {
+        // DATE ± INTERVAL, INTERVAL + DATE: the interval's months or seconds added.
+        fn interval(x: &ast::Expr) -> Option<&ast::Interval> {
+            match unnested(x) {
+                ast::Expr::Interval(i) => Some(i),
+                _ => None,
+            }
+        }
+        let with_interval = match (op, interval(left), interval(right)) {
+            (BinaryOperator::Plus | BinaryOperator::Minus, None, Some(i)) => {
+                let value = super::interval::read(i)?;
+                Some((left, if *op == BinaryOperator::Minus { value.negated() } else { value }))
+            }
+            (BinaryOperator::Plus, Some(i), None) => Some((right, super::interval::read(i)?)),
+            _ => None,
+        };
+        if let Some((date, value)) = with_interval {
+            let (func, amount) = match value {
+                super::interval::IntervalValue::Months(m) => (ScalarFunction::AddIntervalMonths, m),
+                super::interval::IntervalValue::Seconds(s) => (ScalarFunction::AddIntervalSeconds, s),
+            };
+            return Ok(Expr::Function { func, args: vec![self.bind(date)?, Expr::Literal(Datum::Int(amount))] });
+        }
         let (mut l, mut r) = (Box::new(self.bind(left)?), Box::new(self.bind(right)?));
         if matches!(
             op,

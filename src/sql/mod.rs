@@ -44,6 +44,7 @@ mod transaction;
 pub mod front;
 mod index_ddl;
 mod index_maintenance;
+mod interval;
 pub mod optimizer;
 pub mod plan;
 mod result;

@@ -1,4 +1,5 @@
-//! Date functions: ADD_MONTHS, LAST_DAY, ROUND and TRUNC of a DATE; dates lie in the
+//! Date functions: ADD_MONTHS, LAST_DAY, MONTHS_BETWEEN, NEXT_DAY, ROUND and TRUNC of a
+//! DATE, and what the binder makes of EXTRACT and of DATE ± INTERVAL; dates lie in the
 //! years 1 to 9999 of the proleptic Gregorian calendar.
 
 use super::*;
@@ -74,6 +75,99 @@ pub(super) fn add_months(args: &[Datum<'_>]) -> Result<Value> {
         .and_then(|y| NaiveDate::from_ymd_opt(y, month, day))
         .ok_or_else(|| date_out_of_range(NAME))?;
     Ok(Datum::Date(in_date_range(seconds_of(date, dt.time()), NAME)?))
+}
+
+/// DATE + INTERVAL 'n' MONTH (YEAR, YEAR TO MONTH), `months` negative for DATE -
+/// INTERVAL: the same day and time `months` later. Unlike ADD_MONTHS, a day the target
+/// month lacks is an error (Oracle's ORA-01839), and the last day of a month stays that
+/// day of the month.
+pub(super) fn add_interval_months(args: &[Datum<'_>]) -> Result<Value> {
+    const NAME: &str = "DATE + INTERVAL";
+    let Some(seconds) = date_arg(arg(args, 0), NAME)? else { return Ok(Datum::Null) };
+    let Some(months) = int_arg(arg(args, 1), NAME)? else { return Ok(Datum::Null) };
+    let dt = naive(seconds, NAME)?;
+    let total = i64::from(dt.year())
+        .checked_mul(12)
+        .and_then(|t| t.checked_add(i64::from(dt.month0())))
+        .and_then(|t| t.checked_add(months))
+        .ok_or_else(|| date_out_of_range(NAME))?;
+    let (year, month) = (total.div_euclid(12), u32::try_from(total.rem_euclid(12) + 1).unwrap_or(1));
+    if !(1..=9999).contains(&year) {
+        return Err(date_out_of_range(NAME));
+    }
+    if dt.day() > days_in_month(year, month) {
+        return Err(Error::value(
+            NAME,
+            format!("date not valid for month specified: {year:04}-{month:02} has no day {}", dt.day()),
+        ));
+    }
+    let date = i32::try_from(year)
+        .ok()
+        .and_then(|y| NaiveDate::from_ymd_opt(y, month, dt.day()))
+        .ok_or_else(|| date_out_of_range(NAME))?;
+    Ok(Datum::Date(in_date_range(seconds_of(date, dt.time()), NAME)?))
+}
+
+/// DATE + INTERVAL 'n' DAY (HOUR, MINUTE, SECOND, DAY TO SECOND, ...), `seconds` negative
+/// for DATE - INTERVAL.
+pub(super) fn add_interval_seconds(args: &[Datum<'_>]) -> Result<Value> {
+    const NAME: &str = "DATE + INTERVAL";
+    let Some(date) = date_arg(arg(args, 0), NAME)? else { return Ok(Datum::Null) };
+    let Some(seconds) = int_arg(arg(args, 1), NAME)? else { return Ok(Datum::Null) };
+    let sum = date.checked_add(seconds).ok_or_else(|| date_out_of_range(NAME))?;
+    Ok(Datum::Date(in_date_range(sum, NAME)?))
+}
+
+/// EXTRACT(field FROM date), the field 'YEAR', 'MONTH' or 'DAY' (the binder refuses the
+/// others: a DATE has no time zone, and its time is read with TO_CHAR, as in Oracle).
+pub(super) fn extract(args: &[Datum<'_>]) -> Result<Value> {
+    const NAME: &str = "EXTRACT";
+    let Some(seconds) = date_arg(arg(args, 1), NAME)? else { return Ok(Datum::Null) };
+    let dt = naive(seconds, NAME)?;
+    let field = text(arg(args, 0)).unwrap_or_default();
+    Ok(Datum::Int(match &*field {
+        "YEAR" => i64::from(dt.year()),
+        "MONTH" => i64::from(dt.month()),
+        "DAY" => i64::from(dt.day()),
+        other => return Err(Error::value(NAME, format!("invalid extract field {other} for a DATE"))),
+    }))
+}
+
+/// MONTHS_BETWEEN(date1, date2): the months from date2 to date1, negative when date1 is
+/// earlier. A whole number when both fall on the same day of the month or both on the
+/// last day of their months (times ignored); otherwise the days and time left over count
+/// in months of 31 days, as Oracle's do.
+pub(super) fn months_between(args: &[Datum<'_>]) -> Result<Value> {
+    const NAME: &str = "MONTHS_BETWEEN";
+    let Some(first) = date_arg(arg(args, 0), NAME)? else { return Ok(Datum::Null) };
+    let Some(second) = date_arg(arg(args, 1), NAME)? else { return Ok(Datum::Null) };
+    let (a, b) = (naive(first, NAME)?, naive(second, NAME)?);
+    let months = (i64::from(a.year()) - i64::from(b.year())) * 12 + i64::from(a.month()) - i64::from(b.month());
+    let last = |d: &NaiveDateTime| d.day() == days_in_month(i64::from(d.year()), d.month());
+    if a.day() == b.day() || (last(&a) && last(&b)) {
+        return Ok(Datum::Int(months));
+    }
+    let seconds_of_day = |d: &NaiveDateTime| i64::from(d.num_seconds_from_midnight());
+    let rest = (i64::from(a.day()) - i64::from(b.day())) * SECONDS_PER_DAY + seconds_of_day(&a) - seconds_of_day(&b);
+    let fraction =
+        Decimal::from(rest).checked_div(Decimal::from(31 * SECONDS_PER_DAY)).ok_or_else(|| overflow(NAME))?;
+    Ok(Datum::from_decimal(Decimal::from(months) + fraction))
+}
+
+/// NEXT_DAY(date, day): the first date after `date` that falls on the named day of the
+/// week (its English name or three-letter abbreviation, any case), same time.
+pub(super) fn next_day(args: &[Datum<'_>]) -> Result<Value> {
+    const NAME: &str = "NEXT_DAY";
+    let Some(seconds) = date_arg(arg(args, 0), NAME)? else { return Ok(Datum::Null) };
+    let Some(day) = text(arg(args, 1)) else { return Ok(Datum::Null) };
+    const DAYS: [&str; 7] = ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"];
+    let wanted = day.trim().to_ascii_uppercase();
+    let Some(target) = DAYS.iter().position(|d| *d == wanted || (wanted.len() == 3 && d.starts_with(&wanted))) else {
+        return Err(Error::value(NAME, format!("'{day}' is not a valid day of the week")));
+    };
+    let today = naive(seconds, NAME)?.weekday().num_days_from_monday() as i64;
+    let ahead = (target as i64 - today - 1).rem_euclid(7) + 1;
+    Ok(Datum::Date(in_date_range(seconds + ahead * SECONDS_PER_DAY, NAME)?))
 }
 
 /// LAST_DAY(date): the last day of the date's month, same time.

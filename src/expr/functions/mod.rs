@@ -11,7 +11,8 @@
 //!   ([`concat()`]), whose operator form `||` the expression evaluator builds in place;
 //! - the scalar functions of [`ScalarFunction`]: strings (SUBSTR, INSTR, LPAD, RPAD, TRIM,
 //!   REPLACE, UPPER, ...), numbers (MOD, ROUND, TRUNC, POWER, SQRT, ...), conversions
-//!   (TO_CHAR, TO_DATE, TO_NUMBER), dates (ADD_MONTHS, LAST_DAY, ROUND/TRUNC of a DATE),
+//!   (TO_CHAR, TO_DATE, TO_NUMBER), dates (ADD_MONTHS, LAST_DAY, MONTHS_BETWEEN,
+//!   NEXT_DAY, ROUND/TRUNC of a DATE, and for the binder EXTRACT and DATE ± INTERVAL),
 //!   choices (NVL, NVL2, COALESCE, DECODE, GREATEST, LEAST), ORA_HASH and
 //!   DBMS_RANDOM.VALUE / DBMS_RANDOM.STRING;
 //! - [`FunctionContext`]: what a function may need from its statement (SYSDATE and a seeded
@@ -225,7 +226,14 @@ scalar_functions! {
     Concat => "CONCAT";
     AddMonths => "ADD_MONTHS";
     LastDay => "LAST_DAY";
+    MonthsBetween => "MONTHS_BETWEEN";
+    NextDay => "NEXT_DAY";
     Decode => "DECODE";
+    // The binder's, for syntax that is not a call: EXTRACT(YEAR FROM d) is
+    // EXTRACT('YEAR', d); DATE ± INTERVAL adds months or seconds (negative to subtract).
+    Extract => "EXTRACT";
+    AddIntervalMonths => "ADD_INTERVAL_MONTHS";
+    AddIntervalSeconds => "ADD_INTERVAL_SECONDS";
 }
 
 /// How many arguments a function accepts.
@@ -274,10 +282,16 @@ impl ScalarFunction {
         let function = ALL_FUNCTIONS
             .iter()
             .copied()
-            .find(|f| f.name().eq_ignore_ascii_case(name))
+            .find(|f| !f.is_syntax() && f.name().eq_ignore_ascii_case(name))
             .ok_or_else(|| Error::UnknownObject { kind: "function", name: name.to_ascii_uppercase() })?;
         function.arity().check(function.name(), arg_count)?;
         Ok(function)
+    }
+
+    /// Whether the function stands for syntax that is not a call (EXTRACT, DATE ±
+    /// INTERVAL): the binder makes it, and no statement calls it by name.
+    pub fn is_syntax(&self) -> bool {
+        matches!(self, ScalarFunction::Extract | ScalarFunction::AddIntervalMonths | ScalarFunction::AddIntervalSeconds)
     }
 
     fn arity(&self) -> Arity {
@@ -285,7 +299,8 @@ impl ScalarFunction {
         use ScalarFunction::*;
         match self {
             Upper | Lower | Length | Trim | Abs | Floor | Ceil | Sqrt | Sign | Chr | Ascii | LastDay => Exact(1),
-            Mod | Nvl | Power | Concat | AddMonths | RandomString => Exact(2),
+            Mod | Nvl | Power | Concat | AddMonths | RandomString | MonthsBetween | NextDay => Exact(2),
+            Extract | AddIntervalMonths | AddIntervalSeconds => Exact(2),
             Ltrim | Rtrim | Round | Trunc | ToChar | ToDate | ToNumber => Between(1, 2),
             Rpad | Lpad | Substr | Replace => Between(2, 3),
             Nvl2 => Exact(3),
@@ -373,7 +388,12 @@ impl ScalarFunction {
             Concat => Ok(concat(arg(args, 0), arg(args, 1))),
             AddMonths => add_months(args),
             LastDay => last_day(args),
+            MonthsBetween => months_between(args),
+            NextDay => next_day(args),
             Decode => decode(args),
+            Extract => extract(args),
+            AddIntervalMonths => add_interval_months(args),
+            AddIntervalSeconds => add_interval_seconds(args),
         }
     }
 }

@@ -75,7 +75,11 @@ fn lookup_is_case_insensitive_and_checks_arity() {
 fn every_function_is_listed_once_under_its_name() {
     let mut names: Vec<&str> = ALL_FUNCTIONS.iter().map(|f| f.name()).collect();
     for &f in ALL_FUNCTIONS {
-        assert_eq!(ScalarFunction::lookup(f.name(), minimal_arity(f)).unwrap(), f);
+        match f.is_syntax() {
+            // EXTRACT and DATE ± INTERVAL are the binder's: no statement calls them.
+            true => assert!(ScalarFunction::lookup(f.name(), minimal_arity(f)).is_err(), "{}", f.name()),
+            false => assert_eq!(ScalarFunction::lookup(f.name(), minimal_arity(f)).unwrap(), f),
+        }
         assert_eq!(f.name(), f.name().to_ascii_uppercase());
     }
     names.sort_unstable();
@@ -663,6 +667,70 @@ fn add_months_and_last_day() {
     assert_eq!(ok("LAST_DAY", &[NULL_V]), NULL_V);
 }
 
+/// A function the binder makes (EXTRACT, DATE ± INTERVAL), called on `args`.
+fn syntax(f: ScalarFunction, args: &[Value]) -> Result<Value> {
+    f.call(args, &mut ctx())
+}
+
+#[test]
+fn months_between_counts_whole_months_or_days_in_months_of_31() {
+    // Oracle's documented example: 1 month and a day.
+    let between = |a: &str, b: &str| ok("MONTHS_BETWEEN", &[date(a), date(b)]);
+    assert_eq!(between("1995-02-02", "1995-01-01"), n("1.0322580645161290322580645161"));
+    assert_eq!(between("1995-01-01", "1995-02-02"), n("-1.0322580645161290322580645161"));
+    // The same day of the month, or both last days: whole, times ignored.
+    assert_eq!(between("2024-03-15 23:00:00", "2023-01-15 01:00:00"), i(14));
+    assert_eq!(between("2024-02-29", "2024-01-31"), i(1));
+    assert_eq!(between("2023-02-28", "2023-03-31"), i(-1));
+    // Otherwise the time counts too: 12 hours are half of one 31st of a month.
+    assert_eq!(between("2024-01-02 12:00:00", "2024-01-01"), n("0.0483870967741935483870967742"));
+    assert_eq!(ok("MONTHS_BETWEEN", &[s("2024-01-01"), date("2024-01-01")]), i(0));
+    assert_eq!(ok("MONTHS_BETWEEN", &[NULL_V, date("2024-01-01")]), NULL_V);
+    assert!(err("MONTHS_BETWEEN", &[i(1), date("2024-01-01")]).starts_with("MONTHS_BETWEEN:"));
+}
+
+#[test]
+fn next_day_is_the_first_named_day_after_the_date() {
+    // Oracle's documented example: the Tuesday after Thursday 2009-10-15.
+    assert_eq!(ok("NEXT_DAY", &[date("2009-10-15"), s("TUESDAY")]), date("2009-10-20"));
+    // Never the date itself: a Thursday's next Thursday is a week on; the time is kept.
+    assert_eq!(ok("NEXT_DAY", &[date("2009-10-15 08:30:00"), s("thu")]), date("2009-10-22 08:30:00"));
+    assert_eq!(ok("NEXT_DAY", &[date("2009-10-15"), s(" Fri ")]), date("2009-10-16"));
+    assert_eq!(ok("NEXT_DAY", &[date("2009-10-15"), NULL_V]), NULL_V);
+    assert!(err("NEXT_DAY", &[date("2009-10-15"), s("TU")]).contains("not a valid day of the week"));
+    assert!(err("NEXT_DAY", &[date("9999-12-31"), s("MON")]).contains("date out of range"));
+}
+
+#[test]
+fn extract_reads_year_month_and_day_of_a_date() {
+    let extract = |field: &str, d: Value| syntax(ScalarFunction::Extract, &[s(field), d]).unwrap();
+    assert_eq!(extract("YEAR", date("1995-03-15 10:00:00")), i(1995));
+    assert_eq!(extract("MONTH", date("1995-03-15")), i(3));
+    assert_eq!(extract("DAY", date("1995-03-15")), i(15));
+    assert_eq!(extract("DAY", s("1995-03-15")), i(15));
+    assert_eq!(extract("YEAR", NULL_V), NULL_V);
+    assert!(syntax(ScalarFunction::Extract, &[s("HOUR"), date("1995-03-15")]).is_err());
+}
+
+#[test]
+fn intervals_add_months_strictly_and_seconds_exactly() {
+    let months = |d: &str, m: i64| syntax(ScalarFunction::AddIntervalMonths, &[date(d), i(m)]);
+    let seconds = |d: &str, secs: i64| syntax(ScalarFunction::AddIntervalSeconds, &[date(d), i(secs)]);
+    assert_eq!(months("1993-07-01 06:00:00", 3).unwrap(), date("1993-10-01 06:00:00"));
+    assert_eq!(months("1994-01-01", 12).unwrap(), date("1995-01-01"));
+    assert_eq!(months("1994-01-01", -13).unwrap(), date("1992-12-01"));
+    // A month's last day stays its day of the month (ADD_MONTHS would move to the last).
+    assert_eq!(months("2024-02-29", 1).unwrap(), date("2024-03-29"));
+    // A day the month lacks is an error, not the month's last day.
+    let e = months("2024-01-31", 1).unwrap_err().to_string();
+    assert!(e.contains("date not valid for month specified"), "{e}");
+    assert!(months("9999-12-01", 1).unwrap_err().to_string().contains("date out of range"));
+    assert_eq!(seconds("1998-12-01", -90 * 86_400).unwrap(), date("1998-09-02"));
+    assert_eq!(seconds("2024-01-01", 4 * 86_400 + 18_730).unwrap(), date("2024-01-05 05:12:10"));
+    assert!(seconds("0001-01-01", -1).unwrap_err().to_string().contains("date out of range"));
+    assert_eq!(syntax(ScalarFunction::AddIntervalSeconds, &[NULL_V, i(1)]).unwrap(), NULL_V);
+}
+
 #[test]
 fn dates_far_out_of_range_do_not_panic() {
     for secs in [i64::MIN, i64::MAX, MIN_DATE - 1, MAX_DATE + 1] {
@@ -671,6 +739,11 @@ fn dates_far_out_of_range_do_not_panic() {
             let _ = call(f, std::slice::from_ref(&d));
         }
         let _ = call("ADD_MONTHS", &[d.clone(), i(1)]);
+        let _ = call("MONTHS_BETWEEN", &[d.clone(), d.clone()]);
+        let _ = call("NEXT_DAY", &[d.clone(), s("MON")]);
+        let _ = syntax(ScalarFunction::Extract, &[s("YEAR"), d.clone()]);
+        let _ = syntax(ScalarFunction::AddIntervalMonths, &[d.clone(), i(i64::MIN)]);
+        let _ = syntax(ScalarFunction::AddIntervalSeconds, &[d.clone(), i(i64::MAX)]);
         let _ = call("TO_CHAR", &[d.clone(), s("YYYY J")]);
         let _ = arithmetic(ArithOp::Sub, &d, &Datum::Date(0));
         let _ = arithmetic(ArithOp::Add, &d, &i(1));

@@ -1462,8 +1462,12 @@ fn expr_family(e: &Expr, column: &dyn Fn(usize) -> Option<Family>) -> Option<Fam
             | F::Mod
             | F::Power
             | F::ToNumber
-            | F::OraHash => Some(Number),
-            F::ToDate | F::AddMonths | F::LastDay => Some(Date),
+            | F::OraHash
+            | F::MonthsBetween
+            | F::Extract => Some(Number),
+            F::ToDate | F::AddMonths | F::LastDay | F::NextDay | F::AddIntervalMonths | F::AddIntervalSeconds => {
+                Some(Date)
+            }
             F::Round | F::Trunc => match of(args.first()?)? {
                 Text => None,
                 f => Some(f),
