@@ -3,14 +3,15 @@
 //!
 //! COUNT of a column only asks whether the column is NULL, so counting rows of a block
 //! decodes nothing. Sums of whole numbers add in 128 bits and become decimal only when a
-//! value has a fraction.
+//! value has a fraction. LISTAGG keeps each value's text with its WITHIN GROUP keys and
+//! sorts them when the group is done (a stable sort: equal keys keep the rows' order).
 
 use super::downstream::{Downstream, Push, push_each};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::expr::aggregate::{AggCall, AggFunc};
+use crate::expr::aggregate::{AggCall, AggFunc, LISTAGG_MAX_BYTES, Listagg};
 use crate::expr::functions::FunctionContext;
 use crate::types::{Datum, Value};
 use rust_decimal::Decimal;
@@ -25,6 +26,8 @@ struct Accumulator {
     decimal_sum: Option<Decimal>,
     best: Option<Value>,
     distinct: Option<HashSet<Value>>,
+    /// LISTAGG's values as text, each with its WITHIN GROUP keys.
+    items: Vec<(Vec<Value>, String)>,
 }
 
 impl Accumulator {
@@ -40,6 +43,9 @@ impl Accumulator {
         row: &R,
         f: &mut FunctionContext,
     ) -> Result<()> {
+        if let Some(listagg) = &call.listagg {
+            return self.add_item(call, listagg, row, f);
+        }
         match (shape, &call.arg) {
             (Shape::CountRows, _) | (_, None) => self.count += 1,
             (Shape::CountColumn(i), _) => self.count += u64::from(!row.is_null(i)),
@@ -63,10 +69,80 @@ impl Accumulator {
         Ok(())
     }
 
+    /// Keeps a LISTAGG value's text and its WITHIN GROUP keys (a NULL value is left out).
+    fn add_item<R: RowAccess + ?Sized>(
+        &mut self,
+        call: &AggCall,
+        listagg: &Listagg,
+        row: &R,
+        f: &mut FunctionContext,
+    ) -> Result<()> {
+        let Some(arg) = &call.arg else { return Ok(()) };
+        let Some(text) = arg.eval(row, f)?.into_text().map(|t| t.into_owned()) else { return Ok(()) };
+        let keys =
+            listagg.order_by.iter().map(|k| k.expr.eval(row, f).map(Datum::into_owned)).collect::<Result<_>>()?;
+        self.items.push((keys, text));
+        Ok(())
+    }
+
+    /// LISTAGG's answer: the texts in WITHIN GROUP order (DISTINCT: each text once, where
+    /// it first comes), joined by the delimiter; NULL when there are none.
+    fn joined(mut self, call: &AggCall, listagg: &Listagg) -> Result<Value> {
+        let mut failed = None;
+        self.items.sort_by(|(a, _), (b, _)| {
+            for ((x, y), key) in a.iter().zip(b).zip(&listagg.order_by) {
+                let order = match (x.is_null(), y.is_null()) {
+                    (true, true) => std::cmp::Ordering::Equal,
+                    (true, false) => {
+                        return if key.nulls_first { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater };
+                    }
+                    (false, true) => {
+                        return if key.nulls_first { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less };
+                    }
+                    (false, false) => match x.sql_cmp(y) {
+                        Ok(o) => o.unwrap_or(std::cmp::Ordering::Equal),
+                        Err(e) => {
+                            failed.get_or_insert(e);
+                            std::cmp::Ordering::Equal
+                        }
+                    },
+                };
+                let order = if key.descending { order.reverse() } else { order };
+                if order.is_ne() {
+                    return order;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let mut seen = HashSet::new();
+        let mut out = String::new();
+        let mut first = true;
+        for (_, text) in &self.items {
+            if call.distinct && !seen.insert(text.as_str()) {
+                continue;
+            }
+            if !first {
+                out.push_str(&listagg.delimiter);
+            }
+            first = false;
+            out.push_str(text);
+            if out.len() > LISTAGG_MAX_BYTES {
+                return Err(Error::value(
+                    "LISTAGG",
+                    format!("result of string concatenation is too long (more than {LISTAGG_MAX_BYTES} bytes)"),
+                ));
+            }
+        }
+        Ok(if first { Datum::Null } else { Datum::string(out) })
+    }
+
     fn fold(&mut self, func: AggFunc, v: Datum<'_>) -> Result<()> {
         self.count += 1;
         match func {
-            AggFunc::Count | AggFunc::CountStar => {}
+            AggFunc::Count | AggFunc::CountStar | AggFunc::Listagg => {}
             AggFunc::Sum | AggFunc::Avg => match v {
                 Datum::Int(i) => self.int_sum += i128::from(i),
                 other => {
@@ -112,18 +188,27 @@ impl Accumulator {
         Ok(())
     }
 
-    fn result(mut self, func: AggFunc) -> Result<Value> {
+    fn result(mut self, call: &AggCall) -> Result<Value> {
+        if let Some(listagg) = &call.listagg {
+            return self.joined(call, listagg);
+        }
         if let Some(seen) = self.distinct.take() {
             let mut plain = Accumulator::default();
             for v in seen {
-                plain.fold(func, v)?;
+                plain.fold(call.func, v)?;
             }
-            return plain.result(func);
+            return plain.value(call.func);
         }
+        self.value(call.func)
+    }
+
+    /// The answer of a call that is not LISTAGG, from what was folded.
+    fn value(self, func: AggFunc) -> Result<Value> {
         Ok(match func {
             AggFunc::Count | AggFunc::CountStar => Datum::Int(self.count as i64),
             _ if self.count == 0 => Datum::Null,
             AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Datum::Null),
+            AggFunc::Listagg => unreachable!("LISTAGG's answer is joined above"),
             AggFunc::Sum => self.total(func)?,
             AggFunc::Avg => {
                 let total = self.total(func)?.to_decimal("AVG")?.unwrap_or_default();
@@ -321,7 +406,7 @@ impl AggregateStage {
         f: &mut FunctionContext,
     ) -> Result<Option<Vec<Value>>> {
         for (acc, call) in accs.into_iter().zip(&self.calls) {
-            key.push(acc.result(call.func)?);
+            key.push(acc.result(call)?);
         }
         match &self.having {
             Some(h) if h.eval_condition(key.as_slice(), f)? != Some(true) => Ok(None),

@@ -10,7 +10,7 @@
 //! column reference is Oracle's "not a GROUP BY expression".
 
 use crate::error::{Error, Result};
-use crate::expr::aggregate::{AggCall, AggFunc};
+use crate::expr::aggregate::{AggCall, AggFunc, Listagg, OrderKey};
 use crate::expr::functions::{ArithOp, FunctionContext, ScalarFunction};
 use crate::expr::{CmpOp, Expr, LikePattern};
 use crate::types::{Datum, Value};
@@ -563,8 +563,21 @@ impl Binder<'_> {
         if f.over.is_some() {
             return Err(unsupported(format!("analytic function {name}(...) OVER (...)"), e));
         }
-        if f.filter.is_some() || !f.within_group.is_empty() || !matches!(f.parameters, FunctionArguments::None) {
+        let listagg = name == "LISTAGG";
+        if f.filter.is_some()
+            || (!f.within_group.is_empty() && !listagg)
+            || !matches!(f.parameters, FunctionArguments::None)
+        {
             return Err(unsupported(format!("{e}"), e));
+        }
+        if let FunctionArguments::List(list) = &f.args {
+            // LISTAGG's ON OVERFLOW ERROR is what it does anyway.
+            let error_on_overflow = |c: &&ast::FunctionArgumentClause| {
+                listagg && matches!(c, ast::FunctionArgumentClause::OnOverflow(ast::ListAggOnOverflow::Error))
+            };
+            if let Some(clause) = list.clauses.iter().find(|c| !error_on_overflow(c)) {
+                return Err(unsupported(format!("{clause} in {name}(...)"), e));
+            }
         }
         if let Some(agg) = AggFunc::from_name(&name) {
             return self.bind_aggregate(agg, f, e);
@@ -590,13 +603,54 @@ impl Binder<'_> {
         };
         let distinct = matches!(&f.args, FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
         let args = function_args(f);
+        let source = Binder { scope: self.scope, f: self.f, grouping: None };
+        let mut listagg = None;
         let (func, arg) = match (func, args.as_slice()) {
             (AggFunc::Count, [None]) => (AggFunc::CountStar, None),
+            (AggFunc::Listagg, [Some(a), delimiter @ ..]) if delimiter.len() <= 1 => {
+                if std::iter::once(a).chain(delimiter.iter().flatten()).any(|x| contains_aggregate(x)) {
+                    return Err(Error::value(func.name(), "aggregate calls cannot be nested"));
+                }
+                let delimiter = match delimiter {
+                    [Some(d)] => match source.bind(d)? {
+                        Expr::Literal(v) => v.into_text().map(|t| t.into_owned()).unwrap_or_default(),
+                        _ => {
+                            return Err(Error::value(
+                                "LISTAGG",
+                                format!("the delimiter {d} must be a constant (a string literal)"),
+                            ));
+                        }
+                    },
+                    _ => String::new(),
+                };
+                let order_by = f
+                    .within_group
+                    .iter()
+                    .map(|item| {
+                        let descending = match &item.options.sort {
+                            Some(ast::OrderBySort::Desc) => true,
+                            None | Some(ast::OrderBySort::Asc) => false,
+                            Some(ast::OrderBySort::Using(_)) => {
+                                return Err(unsupported(format!("ORDER BY {}", item.options), e));
+                            }
+                        };
+                        if contains_aggregate(&item.expr) {
+                            return Err(Error::value(func.name(), "aggregate calls cannot be nested"));
+                        }
+                        let expr = source.bind(&item.expr)?;
+                        Ok(OrderKey { expr, descending, nulls_first: item.options.nulls_first.unwrap_or(descending) })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                listagg = Some(Box::new(Listagg { delimiter, order_by }));
+                (func, Some(source.bind(a)?))
+            }
+            (AggFunc::Listagg, _) => {
+                return Err(Error::value(func.name(), format!("expects 1 or 2 arguments, got {}", args.len())));
+            }
             (func, [Some(a)]) => {
                 if contains_aggregate(a) {
                     return Err(Error::value(func.name(), "aggregate calls cannot be nested"));
                 }
-                let source = Binder { scope: self.scope, f: self.f, grouping: None };
                 (func, Some(source.bind(a)?))
             }
             _ => return Err(Error::value(func.name(), format!("expects one argument, got {}", args.len()))),
@@ -606,7 +660,7 @@ impl Binder<'_> {
         let index = match aggs.iter().position(|a| a.text == text) {
             Some(i) => i,
             None => {
-                aggs.push(AggCall { func, arg, distinct, text });
+                aggs.push(AggCall { func, arg, distinct, text, listagg });
                 aggs.len() - 1
             }
         };

@@ -740,7 +740,7 @@ pub(super) fn columns_read_by<'s>(stages: impl IntoIterator<Item = &'s Stage<'st
             Stage::Limit(_) => {}
             Stage::Aggregate(a) => {
                 a.group_by.iter().for_each(|e| e.visit_columns(&mut see));
-                a.calls.iter().filter_map(|c| c.arg.as_ref()).for_each(|e| e.visit_columns(&mut see));
+                a.calls.iter().flat_map(|c| c.exprs()).for_each(|e| e.visit_columns(&mut see));
                 return read;
             }
             Stage::Project(p) => {
