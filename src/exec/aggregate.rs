@@ -297,6 +297,9 @@ impl CountShape {
     }
 }
 
+/// The groups' room an aggregate keeps from one execution of its plan to the next.
+const KEPT_GROUPS: usize = 1024;
+
 pub struct AggregateStage {
     pub group_by: Vec<Expr>,
     pub calls: Vec<AggCall>,
@@ -315,10 +318,12 @@ impl AggregateStage {
         AggregateStage { group_by, calls, shapes, having, single, groups: HashMap::new() }
     }
 
-    /// Back to no rows seen, for the plan's next execution.
+    /// Back to no rows seen, for the plan's next execution. A kept plan holds no more
+    /// than a small table's room for groups between executions.
     pub fn reset(&mut self) {
         self.single = self.calls.iter().map(Accumulator::new).collect();
         self.groups.clear();
+        self.groups.shrink_to(KEPT_GROUPS);
     }
 
     /// Folds one row into its group's accumulators; the source goes on (an aggregate

@@ -55,6 +55,25 @@ pub(super) fn month_start(year: i64, month0: i64, name: &str) -> Result<i64> {
     in_date_range(seconds_of(date, NaiveTime::MIN), name)
 }
 
+/// The year and month (1 to 12) `months` after `dt`'s.
+fn months_later(dt: &NaiveDateTime, months: i64, name: &str) -> Result<(i64, u32)> {
+    let total = i64::from(dt.year())
+        .checked_mul(12)
+        .and_then(|t| t.checked_add(i64::from(dt.month0())))
+        .and_then(|t| t.checked_add(months))
+        .ok_or_else(|| date_out_of_range(name))?;
+    Ok((total.div_euclid(12), u32::try_from(total.rem_euclid(12) + 1).unwrap_or(1)))
+}
+
+/// Day `day` of `month` of `year` at `dt`'s time, as a DATE.
+fn on_day(year: i64, month: u32, day: u32, dt: &NaiveDateTime, name: &str) -> Result<Value> {
+    let date = i32::try_from(year)
+        .ok()
+        .and_then(|y| NaiveDate::from_ymd_opt(y, month, day))
+        .ok_or_else(|| date_out_of_range(name))?;
+    Ok(Datum::Date(in_date_range(seconds_of(date, dt.time()), name)?))
+}
+
 /// ADD_MONTHS(date, n): the same day n months later; the last day of a month, or a day the
 /// target month lacks, gives the target month's last day. The time is kept.
 pub(super) fn add_months(args: &[Datum<'_>]) -> Result<Value> {
@@ -62,19 +81,10 @@ pub(super) fn add_months(args: &[Datum<'_>]) -> Result<Value> {
     let Some(seconds) = date_arg(arg(args, 0), NAME)? else { return Ok(Datum::Null) };
     let Some(months) = int_arg(arg(args, 1), NAME)? else { return Ok(Datum::Null) };
     let dt = naive(seconds, NAME)?;
-    let total = i64::from(dt.year())
-        .checked_mul(12)
-        .and_then(|t| t.checked_add(i64::from(dt.month0())))
-        .and_then(|t| t.checked_add(months))
-        .ok_or_else(|| date_out_of_range(NAME))?;
-    let (year, month) = (total.div_euclid(12), u32::try_from(total.rem_euclid(12) + 1).unwrap_or(1));
+    let (year, month) = months_later(&dt, months, NAME)?;
     let last = days_in_month(year, month);
     let day = if dt.day() == days_in_month(i64::from(dt.year()), dt.month()) { last } else { dt.day().min(last) };
-    let date = i32::try_from(year)
-        .ok()
-        .and_then(|y| NaiveDate::from_ymd_opt(y, month, day))
-        .ok_or_else(|| date_out_of_range(NAME))?;
-    Ok(Datum::Date(in_date_range(seconds_of(date, dt.time()), NAME)?))
+    on_day(year, month, day, &dt, NAME)
 }
 
 /// DATE + INTERVAL 'n' MONTH (YEAR, YEAR TO MONTH), `months` negative for DATE -
@@ -86,26 +96,14 @@ pub(super) fn add_interval_months(args: &[Datum<'_>]) -> Result<Value> {
     let Some(seconds) = date_arg(arg(args, 0), NAME)? else { return Ok(Datum::Null) };
     let Some(months) = int_arg(arg(args, 1), NAME)? else { return Ok(Datum::Null) };
     let dt = naive(seconds, NAME)?;
-    let total = i64::from(dt.year())
-        .checked_mul(12)
-        .and_then(|t| t.checked_add(i64::from(dt.month0())))
-        .and_then(|t| t.checked_add(months))
-        .ok_or_else(|| date_out_of_range(NAME))?;
-    let (year, month) = (total.div_euclid(12), u32::try_from(total.rem_euclid(12) + 1).unwrap_or(1));
-    if !(1..=9999).contains(&year) {
-        return Err(date_out_of_range(NAME));
-    }
-    if dt.day() > days_in_month(year, month) {
+    let (year, month) = months_later(&dt, months, NAME)?;
+    if (1..=9999).contains(&year) && dt.day() > days_in_month(year, month) {
         return Err(Error::value(
             NAME,
             format!("date not valid for month specified: {year:04}-{month:02} has no day {}", dt.day()),
         ));
     }
-    let date = i32::try_from(year)
-        .ok()
-        .and_then(|y| NaiveDate::from_ymd_opt(y, month, dt.day()))
-        .ok_or_else(|| date_out_of_range(NAME))?;
-    Ok(Datum::Date(in_date_range(seconds_of(date, dt.time()), NAME)?))
+    on_day(year, month, dt.day(), &dt, NAME)
 }
 
 /// DATE + INTERVAL 'n' DAY (HOUR, MINUTE, SECOND, DAY TO SECOND, ...), `seconds` negative
