@@ -1,0 +1,268 @@
+//! TPC-H at scale factor 0.01: the data made by the `tpchgen` crate, loaded into lioscope
+//! (COPY) and into SQLite (an independent engine), and the TPC-H queries lioscope answers
+//! today run in both, their answers compared: numbers to a relative 1e-6, dates as
+//! 'YYYY-MM-DD'. The queries are written here from the specification's definitions with
+//! its validation parameters, in Oracle's dialect for lioscope (DATE literals, INTERVAL
+//! arithmetic, FETCH FIRST) and in SQLite's (`date(..., '+1 year')`, LIMIT). Where the
+//! specification's ORDER BY leaves ties, a key is added to both so that the rows compare
+//! in one order (noted at the query).
+//!
+//! Left out until lioscope has what they need: the queries with subqueries, views or
+//! inline views (2, 4, 7, 8, 9, 11, 13, 15 to 18, 20 to 22) and 19 (its join condition
+//! sits inside an OR, which the optimizer does not factor out of it yet).
+
+mod common;
+
+use common::*;
+use lioscope::Session;
+use std::io::Write;
+use std::path::Path;
+
+const SCALE: f64 = 0.01;
+
+/// The tables, in lioscope's types (the specification's, with NUMBER for decimals and
+/// identifiers, VARCHAR2 for its variable and fixed text but the one-letter flags).
+const TABLES: &[(&str, &str)] = &[
+    ("region", "r_regionkey NUMBER, r_name VARCHAR2(25), r_comment VARCHAR2(152)"),
+    ("nation", "n_nationkey NUMBER, n_name VARCHAR2(25), n_regionkey NUMBER, n_comment VARCHAR2(152)"),
+    (
+        "supplier",
+        "s_suppkey NUMBER, s_name VARCHAR2(25), s_address VARCHAR2(40), s_nationkey NUMBER, s_phone VARCHAR2(15), \
+         s_acctbal NUMBER(15,2), s_comment VARCHAR2(101)",
+    ),
+    (
+        "part",
+        "p_partkey NUMBER, p_name VARCHAR2(55), p_mfgr VARCHAR2(25), p_brand VARCHAR2(10), p_type VARCHAR2(25), \
+         p_size NUMBER, p_container VARCHAR2(10), p_retailprice NUMBER(15,2), p_comment VARCHAR2(23)",
+    ),
+    (
+        "partsupp",
+        "ps_partkey NUMBER, ps_suppkey NUMBER, ps_availqty NUMBER, ps_supplycost NUMBER(15,2), ps_comment VARCHAR2(199)",
+    ),
+    (
+        "customer",
+        "c_custkey NUMBER, c_name VARCHAR2(25), c_address VARCHAR2(40), c_nationkey NUMBER, c_phone VARCHAR2(15), \
+         c_acctbal NUMBER(15,2), c_mktsegment VARCHAR2(10), c_comment VARCHAR2(117)",
+    ),
+    (
+        "orders",
+        "o_orderkey NUMBER, o_custkey NUMBER, o_orderstatus CHAR(1), o_totalprice NUMBER(15,2), o_orderdate DATE, \
+         o_orderpriority VARCHAR2(15), o_clerk VARCHAR2(15), o_shippriority NUMBER, o_comment VARCHAR2(79)",
+    ),
+    (
+        "lineitem",
+        "l_orderkey NUMBER, l_partkey NUMBER, l_suppkey NUMBER, l_linenumber NUMBER, l_quantity NUMBER(15,2), \
+         l_extendedprice NUMBER(15,2), l_discount NUMBER(15,2), l_tax NUMBER(15,2), l_returnflag CHAR(1), \
+         l_linestatus CHAR(1), l_shipdate DATE, l_commitdate DATE, l_receiptdate DATE, l_shipinstruct VARCHAR2(25), \
+         l_shipmode VARCHAR2(10), l_comment VARCHAR2(44)",
+    ),
+];
+
+/// The rows of `table` at [`SCALE`], each as its fields (TPC-H's `|`-separated text).
+fn generated(table: &str) -> Vec<String> {
+    use tpchgen::generators::*;
+    let lines: Vec<String> = match table {
+        "region" => RegionGenerator::new(SCALE, 1, 1).iter().map(|r| r.to_string()).collect(),
+        "nation" => NationGenerator::new(SCALE, 1, 1).iter().map(|r| r.to_string()).collect(),
+        "supplier" => SupplierGenerator::new(SCALE, 1, 1).iter().map(|r| r.to_string()).collect(),
+        "part" => PartGenerator::new(SCALE, 1, 1).iter().map(|r| r.to_string()).collect(),
+        "partsupp" => PartSuppGenerator::new(SCALE, 1, 1).iter().map(|r| r.to_string()).collect(),
+        "customer" => CustomerGenerator::new(SCALE, 1, 1).iter().map(|r| r.to_string()).collect(),
+        "orders" => OrderGenerator::new(SCALE, 1, 1).iter().map(|r| r.to_string()).collect(),
+        "lineitem" => LineItemGenerator::new(SCALE, 1, 1).iter().map(|r| r.to_string()).collect(),
+        other => panic!("no table {other}"),
+    };
+    // A TBL line ends with the separator.
+    lines.into_iter().map(|l| l.strip_suffix('|').unwrap_or(&l).to_owned()).collect()
+}
+
+/// Both engines with every table loaded and analyzed.
+fn load(s: &Session, dir: &Path, conn: &rusqlite::Connection) {
+    conn.execute_batch("BEGIN").unwrap();
+    for (table, columns) in TABLES {
+        let lines = generated(table);
+        let path = dir.join(format!("{table}.tbl"));
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        for line in &lines {
+            writeln!(file, "{line}").unwrap();
+        }
+        file.flush().unwrap();
+        drop(file);
+        exec(s, &format!("CREATE TABLE {table} ({columns})"));
+        exec(s, &format!("COPY {table} FROM '{}' (DELIMITER '|')", path.display()));
+        exec(s, "COMMIT");
+        exec(s, &format!("ANALYZE TABLE {table} COMPUTE STATISTICS"));
+        // SQLite: the same columns, typed by affinity.
+        let sqlite_columns =
+            columns.replace("VARCHAR2", "VARCHAR").replace("NUMBER(15,2)", "REAL").replace("DATE", "TEXT");
+        conn.execute_batch(&format!("CREATE TABLE {table} ({sqlite_columns})")).unwrap();
+        let width = lines[0].split('|').count();
+        let marks = vec!["?"; width].join(", ");
+        let mut insert = conn.prepare(&format!("INSERT INTO {table} VALUES ({marks})")).unwrap();
+        for line in &lines {
+            insert.execute(rusqlite::params_from_iter(line.split('|'))).unwrap();
+        }
+    }
+    conn.execute_batch("COMMIT; ANALYZE").unwrap();
+}
+
+/// (query number, lioscope's text, SQLite's text).
+const QUERIES: &[(u32, &str, &str)] = &[
+    (
+        1,
+        "SELECT l_returnflag, l_linestatus, SUM(l_quantity) AS sum_qty, SUM(l_extendedprice) AS sum_base_price, \
+         SUM(l_extendedprice * (1 - l_discount)) AS sum_disc_price, \
+         SUM(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge, AVG(l_quantity) AS avg_qty, \
+         AVG(l_extendedprice) AS avg_price, AVG(l_discount) AS avg_disc, COUNT(*) AS count_order \
+         FROM lineitem WHERE l_shipdate <= DATE '1998-12-01' - INTERVAL '90' DAY (3) \
+         GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus",
+        "SELECT l_returnflag, l_linestatus, SUM(l_quantity), SUM(l_extendedprice), \
+         SUM(l_extendedprice * (1 - l_discount)), SUM(l_extendedprice * (1 - l_discount) * (1 + l_tax)), \
+         AVG(l_quantity), AVG(l_extendedprice), AVG(l_discount), COUNT(*) \
+         FROM lineitem WHERE l_shipdate <= date('1998-12-01', '-90 days') \
+         GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus",
+    ),
+    (
+        // l_orderkey added to the ORDER BY: revenue and date may tie.
+        3,
+        "SELECT l_orderkey, SUM(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate, o_shippriority \
+         FROM customer, orders, lineitem \
+         WHERE c_mktsegment = 'BUILDING' AND c_custkey = o_custkey AND l_orderkey = o_orderkey \
+         AND o_orderdate < DATE '1995-03-15' AND l_shipdate > DATE '1995-03-15' \
+         GROUP BY l_orderkey, o_orderdate, o_shippriority ORDER BY revenue DESC, o_orderdate, l_orderkey \
+         FETCH FIRST 10 ROWS ONLY",
+        "SELECT l_orderkey, SUM(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate, o_shippriority \
+         FROM customer, orders, lineitem \
+         WHERE c_mktsegment = 'BUILDING' AND c_custkey = o_custkey AND l_orderkey = o_orderkey \
+         AND o_orderdate < '1995-03-15' AND l_shipdate > '1995-03-15' \
+         GROUP BY l_orderkey, o_orderdate, o_shippriority ORDER BY revenue DESC, o_orderdate, l_orderkey LIMIT 10",
+    ),
+    (
+        5,
+        "SELECT n_name, SUM(l_extendedprice * (1 - l_discount)) AS revenue \
+         FROM customer, orders, lineitem, supplier, nation, region \
+         WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey AND l_suppkey = s_suppkey \
+         AND c_nationkey = s_nationkey AND s_nationkey = n_nationkey AND n_regionkey = r_regionkey \
+         AND r_name = 'ASIA' AND o_orderdate >= DATE '1994-01-01' \
+         AND o_orderdate < DATE '1994-01-01' + INTERVAL '1' YEAR \
+         GROUP BY n_name ORDER BY revenue DESC",
+        "SELECT n_name, SUM(l_extendedprice * (1 - l_discount)) AS revenue \
+         FROM customer, orders, lineitem, supplier, nation, region \
+         WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey AND l_suppkey = s_suppkey \
+         AND c_nationkey = s_nationkey AND s_nationkey = n_nationkey AND n_regionkey = r_regionkey \
+         AND r_name = 'ASIA' AND o_orderdate >= '1994-01-01' AND o_orderdate < date('1994-01-01', '+1 year') \
+         GROUP BY n_name ORDER BY revenue DESC",
+    ),
+    (
+        // SQLite's REAL sum 0.06 + 0.01 falls just below 0.07, which lioscope's decimal
+        // arithmetic reaches: SQLite's bound is nudged up so that both keep 0.07.
+        6,
+        "SELECT SUM(l_extendedprice * l_discount) AS revenue FROM lineitem \
+         WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1994-01-01' + INTERVAL '1' YEAR \
+         AND l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND l_quantity < 24",
+        "SELECT SUM(l_extendedprice * l_discount) FROM lineitem \
+         WHERE l_shipdate >= '1994-01-01' AND l_shipdate < date('1994-01-01', '+1 year') \
+         AND l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 + 1e-9 AND l_quantity < 24",
+    ),
+    (
+        // c_custkey added to the ORDER BY: revenues may tie.
+        10,
+        "SELECT c_custkey, c_name, SUM(l_extendedprice * (1 - l_discount)) AS revenue, c_acctbal, n_name, \
+         c_address, c_phone, c_comment FROM customer, orders, lineitem, nation \
+         WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey AND o_orderdate >= DATE '1993-10-01' \
+         AND o_orderdate < DATE '1993-10-01' + INTERVAL '3' MONTH AND l_returnflag = 'R' \
+         AND c_nationkey = n_nationkey \
+         GROUP BY c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment \
+         ORDER BY revenue DESC, c_custkey FETCH FIRST 20 ROWS ONLY",
+        "SELECT c_custkey, c_name, SUM(l_extendedprice * (1 - l_discount)) AS revenue, c_acctbal, n_name, \
+         c_address, c_phone, c_comment FROM customer, orders, lineitem, nation \
+         WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey AND o_orderdate >= '1993-10-01' \
+         AND o_orderdate < date('1993-10-01', '+3 months') AND l_returnflag = 'R' AND c_nationkey = n_nationkey \
+         GROUP BY c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment \
+         ORDER BY revenue DESC, c_custkey LIMIT 20",
+    ),
+    (
+        12,
+        "SELECT l_shipmode, \
+         SUM(CASE WHEN o_orderpriority = '1-URGENT' OR o_orderpriority = '2-HIGH' THEN 1 ELSE 0 END) AS high_line_count, \
+         SUM(CASE WHEN o_orderpriority <> '1-URGENT' AND o_orderpriority <> '2-HIGH' THEN 1 ELSE 0 END) AS low_line_count \
+         FROM orders, lineitem WHERE o_orderkey = l_orderkey AND l_shipmode IN ('MAIL', 'SHIP') \
+         AND l_commitdate < l_receiptdate AND l_shipdate < l_commitdate AND l_receiptdate >= DATE '1994-01-01' \
+         AND l_receiptdate < DATE '1994-01-01' + INTERVAL '1' YEAR GROUP BY l_shipmode ORDER BY l_shipmode",
+        "SELECT l_shipmode, \
+         SUM(CASE WHEN o_orderpriority = '1-URGENT' OR o_orderpriority = '2-HIGH' THEN 1 ELSE 0 END), \
+         SUM(CASE WHEN o_orderpriority <> '1-URGENT' AND o_orderpriority <> '2-HIGH' THEN 1 ELSE 0 END) \
+         FROM orders, lineitem WHERE o_orderkey = l_orderkey AND l_shipmode IN ('MAIL', 'SHIP') \
+         AND l_commitdate < l_receiptdate AND l_shipdate < l_commitdate AND l_receiptdate >= '1994-01-01' \
+         AND l_receiptdate < date('1994-01-01', '+1 year') GROUP BY l_shipmode ORDER BY l_shipmode",
+    ),
+    (
+        14,
+        "SELECT 100.00 * SUM(CASE WHEN p_type LIKE 'PROMO%' THEN l_extendedprice * (1 - l_discount) ELSE 0 END) \
+         / SUM(l_extendedprice * (1 - l_discount)) AS promo_revenue FROM lineitem, part \
+         WHERE l_partkey = p_partkey AND l_shipdate >= DATE '1995-09-01' \
+         AND l_shipdate < DATE '1995-09-01' + INTERVAL '1' MONTH",
+        "SELECT 100.00 * SUM(CASE WHEN p_type LIKE 'PROMO%' THEN l_extendedprice * (1 - l_discount) ELSE 0 END) \
+         / SUM(l_extendedprice * (1 - l_discount)) FROM lineitem, part \
+         WHERE l_partkey = p_partkey AND l_shipdate >= '1995-09-01' AND l_shipdate < date('1995-09-01', '+1 month')",
+    ),
+];
+
+/// A value as both engines' answers are compared: numbers as f64, a DATE at midnight as
+/// its day, text as it is.
+#[derive(Debug, Clone)]
+enum Cell {
+    Number(f64),
+    Text(String),
+}
+
+impl PartialEq for Cell {
+    fn eq(&self, other: &Cell) -> bool {
+        match (self, other) {
+            (Cell::Number(a), Cell::Number(b)) => (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0),
+            (Cell::Text(a), Cell::Text(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+fn cell(text: &str) -> Cell {
+    match text.parse::<f64>() {
+        Ok(n) => Cell::Number(n),
+        Err(_) => Cell::Text(text.strip_suffix(" 00:00:00").unwrap_or(text).to_owned()),
+    }
+}
+
+#[test]
+fn tpch_queries_answer_as_sqlite_does() {
+    let (dir, _path, db) = temp_db(options(8192, "64M"));
+    let s = db.session();
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    load(&s, dir.path(), &conn);
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM lineitem"), {
+        let n: i64 = conn.query_row("SELECT COUNT(*) FROM lineitem", [], |r| r.get(0)).unwrap();
+        n
+    });
+    for (number, ours, theirs) in QUERIES {
+        let got: Vec<Vec<Cell>> =
+            rows(&s, ours).iter().map(|r| r.iter().map(|v| cell(&v.to_string())).collect()).collect();
+        let mut statement = conn.prepare(theirs).unwrap();
+        let columns = statement.column_count();
+        let expected: Vec<Vec<Cell>> = statement
+            .query_map([], |r| {
+                Ok((0..columns)
+                    .map(|i| match r.get::<_, rusqlite::types::Value>(i).unwrap() {
+                        rusqlite::types::Value::Integer(n) => Cell::Number(n as f64),
+                        rusqlite::types::Value::Real(f) => Cell::Number(f),
+                        rusqlite::types::Value::Text(t) => cell(&t),
+                        other => Cell::Text(format!("{other:?}")),
+                    })
+                    .collect())
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(!expected.is_empty(), "Q{number} answers nothing at this scale");
+        assert_eq!(got, expected, "TPC-H Q{number}");
+    }
+}
