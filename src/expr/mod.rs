@@ -29,6 +29,7 @@
 pub mod aggregate;
 pub mod batch;
 pub mod functions;
+pub mod or_factoring;
 pub mod predicates;
 
 use crate::access::RowAccess;

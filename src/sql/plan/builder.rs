@@ -427,7 +427,8 @@ impl Builder<'_> {
         let binder = Binder { scope, f: self.f, grouping: None };
         let mut predicate: Option<Expr> = None;
         for c in rest {
-            let e = binder.bind(c)?;
+            // A conjunct every OR branch repeats (a join condition) becomes one of its own.
+            let e = crate::expr::or_factoring::factor_or(binder.bind(c)?);
             predicate = Some(match predicate {
                 None => e,
                 Some(p) => Expr::And(Box::new(p), Box::new(e)),

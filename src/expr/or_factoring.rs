@@ -1,0 +1,159 @@
+//! Conjuncts every branch of an OR shares, taken out of it: `(a AND b) OR (a AND c)` is
+//! `a AND (b OR c)`, and `a OR (a AND c)` is `a`. TPC-H's Q19 writes its join condition
+//! in each of three OR branches; taken out, it is a conjunct the optimizer joins by.
+//!
+//! Invariant: the rewritten condition has the original's truth value for every row, NULL
+//! included: in SQL's three-valued logic AND and OR distribute over each other and absorb
+//! as they do in two. A conjunct is shared when it is the same bound expression in every
+//! branch (the same columns, operators and constants, in the same order); one that calls
+//! a function whose result changes from call to call (DBMS_RANDOM) is never taken out,
+//! since that would change how often it is called.
+
+use super::Expr;
+
+/// `e` with the conjuncts shared by every branch of its top OR taken out of it (see the
+/// module doc); any other expression as it is.
+pub fn factor_or(e: Expr) -> Expr {
+    if !matches!(e, Expr::Or(..)) {
+        return e;
+    }
+    let mut branches = Vec::new();
+    split(e, false, &mut branches);
+    let branches: Vec<Vec<Expr>> = branches
+        .into_iter()
+        .map(|b| {
+            let mut conjuncts = Vec::new();
+            split(b, true, &mut conjuncts);
+            conjuncts
+        })
+        .collect();
+    let (first, others) = branches.split_first().expect("an OR has branches");
+    let mut shared: Vec<Expr> = Vec::new();
+    for c in first {
+        if deterministic(c) && !shared.contains(c) && others.iter().all(|b| b.contains(c)) {
+            shared.push(c.clone());
+        }
+    }
+    let rests: Vec<Vec<Expr>> =
+        branches.into_iter().map(|b| b.into_iter().filter(|c| !shared.contains(c)).collect()).collect();
+    if shared.is_empty() {
+        return join(rests.into_iter().map(|r| join(r, true)).collect(), false);
+    }
+    let mut out = shared;
+    // A branch left with nothing is true: the OR is, and only the shared conjuncts stay.
+    if rests.iter().all(|r| !r.is_empty()) {
+        out.push(join(rests.into_iter().map(|r| join(r, true)).collect(), false));
+    }
+    join(out, true)
+}
+
+/// Whether no part of `e` changes from one evaluation to the next.
+fn deterministic(e: &Expr) -> bool {
+    let mut deterministic = true;
+    e.visit_nodes(&mut |node| {
+        if let Expr::Function { func, .. } = node {
+            deterministic &= func.is_deterministic();
+        }
+    });
+    deterministic
+}
+
+/// The operands of a chain of ANDs (`and`) or ORs, in order.
+fn split(e: Expr, and: bool, out: &mut Vec<Expr>) {
+    match e {
+        Expr::And(l, r) if and => {
+            split(*l, and, out);
+            split(*r, and, out);
+        }
+        Expr::Or(l, r) if !and => {
+            split(*l, and, out);
+            split(*r, and, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// `parts` joined by AND (`and`) or OR, left to right; at least one part.
+fn join(parts: Vec<Expr>, and: bool) -> Expr {
+    parts
+        .into_iter()
+        .reduce(|l, r| if and { Expr::And(Box::new(l), Box::new(r)) } else { Expr::Or(Box::new(l), Box::new(r)) })
+        .expect("at least one part")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::CmpOp;
+    use crate::expr::functions::{FunctionContext, ScalarFunction};
+    use crate::types::{Datum, Value};
+    use proptest::prelude::*;
+
+    fn eq(c: usize, v: i64) -> Expr {
+        Expr::Compare { op: CmpOp::Eq, left: Box::new(Expr::Column(c)), right: Box::new(Expr::Literal(Datum::Int(v))) }
+    }
+    fn and(l: Expr, r: Expr) -> Expr {
+        Expr::And(Box::new(l), Box::new(r))
+    }
+    fn or(l: Expr, r: Expr) -> Expr {
+        Expr::Or(Box::new(l), Box::new(r))
+    }
+
+    #[test]
+    fn shared_conjuncts_leave_the_or() {
+        let (a, b, c) = (eq(0, 1), eq(1, 2), eq(2, 3));
+        assert_eq!(
+            factor_or(or(and(a.clone(), b.clone()), and(c.clone(), a.clone()))),
+            and(a.clone(), or(b.clone(), c.clone()))
+        );
+        // Absorption: a OR (a AND c) is a.
+        assert_eq!(factor_or(or(a.clone(), and(a.clone(), c.clone()))), a.clone());
+        // Nothing shared: the same OR.
+        assert_eq!(factor_or(or(b.clone(), c.clone())), or(b.clone(), c.clone()));
+        // Not an OR: as it is.
+        assert_eq!(factor_or(and(a.clone(), b.clone())), and(a.clone(), b.clone()));
+    }
+
+    #[test]
+    fn a_changing_function_stays_in_each_branch() {
+        let random = Expr::Compare {
+            op: CmpOp::Lt,
+            left: Box::new(Expr::Function { func: ScalarFunction::RandomValue, args: Vec::new() }),
+            right: Box::new(Expr::Literal(Datum::Int(1))),
+        };
+        let e = or(and(random.clone(), eq(0, 1)), and(random.clone(), eq(1, 1)));
+        assert_eq!(factor_or(e.clone()), e);
+    }
+
+    /// A random AND/OR tree over a few comparisons of three columns.
+    fn condition() -> impl Strategy<Value = Expr> {
+        let leaf = (0usize..3, 0i64..3).prop_map(|(c, v)| eq(c, v));
+        leaf.prop_recursive(4, 24, 3, |inner| {
+            prop_oneof![
+                (inner.clone(), inner.clone()).prop_map(|(l, r)| and(l, r)),
+                (inner.clone(), inner).prop_map(|(l, r)| or(l, r)),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Every row, NULLs among its values, meets the rewritten condition exactly when
+        /// it meets the original (TRUE, FALSE or NULL alike).
+        #[test]
+        fn factoring_keeps_the_truth_of_every_row(
+            e in condition(),
+            rows in proptest::collection::vec(proptest::collection::vec(proptest::option::of(0i64..3), 3), 1..20),
+        ) {
+            let factored = factor_or(e.clone());
+            let mut f = FunctionContext::new(0, 0);
+            for row in rows {
+                let row: Vec<Value> = row.into_iter().map(|v| v.map_or(Datum::Null, Datum::Int)).collect();
+                prop_assert_eq!(
+                    factored.eval_condition(row.as_slice(), &mut f).unwrap(),
+                    e.eval_condition(row.as_slice(), &mut f).unwrap(),
+                    "{:?} as {:?}", e, factored
+                );
+            }
+        }
+    }
+}
