@@ -5,8 +5,8 @@
 //! indexes made and dropped, statistics gathered, parameters changed): a model-based test
 //! runs random histories through a session with the cache and one without. The cache
 //! keeps `session_cached_cursors` queries, the least recently run going first; DML and
-//! text with bind variables are parsed anew each time; a session carries its cache to
-//! another thread.
+//! text with bind variables are parsed anew each time; a plan holding a `v$` view's rows,
+//! even joined, is made at each execution; a session carries its cache to another thread.
 
 mod common;
 
@@ -134,6 +134,24 @@ fn only_queries_without_bind_variables_are_kept() {
     let text = "SELECT COUNT(*) FROM t WHERE s <> 'a:b'";
     assert_eq!(parses(&s, || assert_eq!(int(&s, text), 200)), (1, 0));
     assert_eq!(parses(&s, || assert_eq!(int(&s, text), 200)), (0, 1));
+}
+
+#[test]
+fn views_joined_to_anything_are_read_at_each_execution() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    table(&s);
+    // The rows of a v$ view are read when the statement is planned: a plan holding them,
+    // alone or as a join's input, is made again at each execution.
+    let joined = "SELECT s.value FROM v$mystat s, v$statname n WHERE s.statistic# = n.statistic# \
+                  AND n.name = 'execute count'";
+    let first = int(&s, joined);
+    let second = int(&s, joined);
+    assert!(second > first, "execute count {first} then {second}");
+    let with_table = "SELECT COUNT(*) FROM t, v$session v WHERE t.id = 1 AND v.sid >= 0";
+    let before = int(&s, with_table);
+    let _other = db.session();
+    assert_eq!(int(&s, with_table), before + 1, "a new session seen by the same text");
 }
 
 #[test]

@@ -113,6 +113,9 @@ fn listagg_refuses_what_oracle_refuses() {
     assert!(e.contains("cannot be nested"), "{e}");
     let e = error(&s, "SELECT COUNT(*) WITHIN GROUP (ORDER BY k) FROM t");
     assert!(e.contains("not supported"), "{e}");
+    // Keys of two types under one expression are refused, whatever their count.
+    let e = error(&s, "SELECT LISTAGG(k) WITHIN GROUP (ORDER BY CASE WHEN k > 25 THEN SYSDATE ELSE k END) FROM t");
+    assert!(e.contains("inconsistent datatypes"), "{e}");
     // A NULL delimiter joins with nothing, as an empty one.
     assert_eq!(lines(&s, "SELECT LISTAGG(k, NULL) WITHIN GROUP (ORDER BY k) FROM t WHERE k < 4"), ["123"]);
 }

@@ -88,6 +88,23 @@ impl Accumulator {
     /// LISTAGG's answer: the texts in WITHIN GROUP order (DISTINCT: each text once, where
     /// it first comes), joined by the delimiter; NULL when there are none.
     fn joined(mut self, call: &AggCall, listagg: &Listagg) -> Result<Value> {
+        // Keys of different types (a DATE and a number under one CASE) are an error before
+        // the sort, as Oracle's ORA-00932: within one type the order is total.
+        for k in 0..listagg.order_by.len() {
+            let mut values = self.items.iter().map(|(keys, _)| &keys[k]).filter(|v| !v.is_null());
+            if let Some(first) = values.next()
+                && let Some(other) = values.find(|v| type_family(v) != type_family(first))
+            {
+                return Err(Error::value(
+                    "LISTAGG",
+                    format!(
+                        "inconsistent datatypes in WITHIN GROUP (ORDER BY ...): {} and {}",
+                        first.type_name(),
+                        other.type_name()
+                    ),
+                ));
+            }
+        }
         let mut failed = None;
         self.items.sort_by(|(a, _), (b, _)| {
             for ((x, y), key) in a.iter().zip(b).zip(&listagg.order_by) {
@@ -231,6 +248,16 @@ impl Accumulator {
                 Ok(Datum::from_decimal(d.checked_add(ints).ok_or_else(overflow)?))
             }
         }
+    }
+}
+
+/// Numbers, strings and dates: values of one family compare with each other.
+fn type_family(v: &Datum<'_>) -> u8 {
+    match v {
+        Datum::Int(_) | Datum::Num(_) => 0,
+        Datum::Str(_) => 1,
+        Datum::Date(_) => 2,
+        Datum::Null => 3,
     }
 }
 

@@ -56,6 +56,16 @@ impl Source {
         }
     }
 
+    /// Whether the source, or an input of a join in it, holds rows read when the
+    /// statement was planned (a `v$` view's): such a plan must not run again.
+    pub fn holds_planned_rows(&self) -> bool {
+        match self {
+            Source::Rows(_) => true,
+            Source::Join(join) => join.left.source.holds_planned_rows() || join.right.source.holds_planned_rows(),
+            _ => false,
+        }
+    }
+
     /// What a row source inside this source did in its last run, if it has one: the
     /// index scan under a table access by rowid, the one row of DUAL under the row
     /// generator.

@@ -1,5 +1,5 @@
 //! Conjuncts every branch of an OR shares, taken out of it: `(a AND b) OR (a AND c)` is
-//! `a AND (b OR c)`, and `a OR (a AND c)` is `a`. TPC-H's Q19 writes its join condition
+//! `(b OR c) AND a`, and `a OR (a AND c)` is `a`. TPC-H's Q19 writes its join condition
 //! in each of three OR branches; taken out, it is a conjunct the optimizer joins by.
 //!
 //! Invariant: the rewritten condition has the original's truth value for every row, NULL
@@ -39,11 +39,14 @@ pub fn factor_or(e: Expr) -> Expr {
     if shared.is_empty() {
         return join(rests.into_iter().map(|r| join(r, true)).collect(), false);
     }
-    let mut out = shared;
     // A branch left with nothing is true: the OR is, and only the shared conjuncts stay.
+    // Otherwise what is left of the OR comes first: a shared conjunct each branch guarded
+    // (`b <> 0 AND a / b > 1`) is still evaluated only where a guard let it be.
+    let mut out = Vec::new();
     if rests.iter().all(|r| !r.is_empty()) {
         out.push(join(rests.into_iter().map(|r| join(r, true)).collect(), false));
     }
+    out.extend(shared);
     join(out, true)
 }
 
@@ -104,7 +107,7 @@ mod tests {
         let (a, b, c) = (eq(0, 1), eq(1, 2), eq(2, 3));
         assert_eq!(
             factor_or(or(and(a.clone(), b.clone()), and(c.clone(), a.clone()))),
-            and(a.clone(), or(b.clone(), c.clone()))
+            and(or(b.clone(), c.clone()), a.clone())
         );
         // Absorption: a OR (a AND c) is a.
         assert_eq!(factor_or(or(a.clone(), and(a.clone(), c.clone()))), a.clone());
@@ -112,6 +115,30 @@ mod tests {
         assert_eq!(factor_or(or(b.clone(), c.clone())), or(b.clone(), c.clone()));
         // Not an OR: as it is.
         assert_eq!(factor_or(and(a.clone(), b.clone())), and(a.clone(), b.clone()));
+    }
+
+    #[test]
+    fn a_shared_conjunct_each_branch_guards_stays_guarded() {
+        // (b <> 0 AND a / b > 1) OR (b > 5 AND a / b > 1), on a row where b is 0.
+        let cmp = |op, left: Expr, v: i64| Expr::Compare {
+            op,
+            left: Box::new(left),
+            right: Box::new(Expr::Literal(Datum::Int(v))),
+        };
+        let ratio = Expr::Arith {
+            op: crate::expr::functions::ArithOp::Div,
+            left: Box::new(Expr::Column(0)),
+            right: Box::new(Expr::Column(1)),
+        };
+        let shared = cmp(CmpOp::Gt, ratio, 1);
+        let e = or(
+            and(cmp(CmpOp::NotEq, Expr::Column(1), 0), shared.clone()),
+            and(cmp(CmpOp::Gt, Expr::Column(1), 5), shared),
+        );
+        let row: Vec<Value> = vec![Datum::Int(7), Datum::Int(0)];
+        let mut f = FunctionContext::new(0, 0);
+        assert_eq!(e.eval_condition(row.as_slice(), &mut f).unwrap(), Some(false));
+        assert_eq!(factor_or(e).eval_condition(row.as_slice(), &mut f).unwrap(), Some(false));
     }
 
     #[test]

@@ -190,7 +190,24 @@ pub fn ident_name(ident: &ast::Ident) -> String {
 
 /// Canonical text of an expression, for matching GROUP BY keys and aggregate calls.
 pub fn canonical(e: &ast::Expr) -> String {
-    e.to_string().to_ascii_uppercase()
+    // Unquoted names are case-insensitive; what is inside quotes ('a' and 'A', "a" and
+    // "A") is not, so `COUNT(DECODE(s, 'a', 1))` and `COUNT(DECODE(s, 'A', 1))` differ.
+    let mut quote = None;
+    e.to_string()
+        .chars()
+        .map(|c| match quote {
+            Some(q) if c == q => {
+                quote = None;
+                c
+            }
+            Some(_) => c,
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                c
+            }
+            None => c.to_ascii_uppercase(),
+        })
+        .collect()
 }
 
 /// Whether an expression contains an aggregate call.

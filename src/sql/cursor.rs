@@ -22,15 +22,15 @@
 //! run from their text, so that the same text runs its kept plan again.
 //!
 //! Making a plan counts in `parse count (hard)`; running a kept one parses nothing. A
-//! plan whose source holds rows read while planning (a v$ view) is not kept, nor one run
+//! plan whose source holds rows read while planning (a v$ view, alone or joined) is not kept, nor one run
 //! with row-source statistics. INSERT, UPDATE, DELETE and the other statements sqlparser
 //! reads are parsed once and bound at each execution; those lioscope reads itself (ALTER
 //! SESSION, ANALYZE, ...) take no binds and are read from their text at each execution.
 
 use super::plan::{self, Planned};
 use crate::error::{Error, Result};
+use crate::exec::Stage;
 use crate::exec::run::run_pipeline_in_place;
-use crate::exec::{Source, Stage};
 use crate::expr::functions::{PlanInputs, normalized_bind_name};
 use crate::instance::Session;
 use crate::sql::{QueryResult, StatementKind};
@@ -243,7 +243,7 @@ impl ParsedStatement {
             session.stats().add_time(TimeModel::ParseTimeElapsed, started.elapsed().as_micros() as u64);
             let inputs = functions.taken.take();
             let keep = !planned.gather_plan_statistics
-                && !matches!(planned.source, Source::Rows(_))
+                && !planned.source.holds_planned_rows()
                 && !planned.stages.iter().chain(planned.tree.stages()).any(|stage| matches!(stage, Stage::Sink(_)));
             if !keep {
                 return super::run_planned(session, planned, functions);

@@ -56,7 +56,10 @@ pub(crate) fn execute(session: &Session, text: &str) -> Result<QueryResult> {
         keep(session, statement, capacity);
         return result;
     }
-    let (front, parsed) = super::parse_text(session, text)?;
+    let (front, parsed) = super::parse_text(session, text).inspect_err(|_| {
+        // A text that fails to parse counts as a hard parse, as when nothing is kept.
+        session.stats().add(Stat::ParseCountHard, 1);
+    })?;
     match (front, parsed) {
         (Front::Standard { clauses, .. }, Some(Statement::Query(query))) if clauses.is_empty() && !has_binds(text) => {
             // Planned (and counted in `parse count (hard)`) as the cursor runs it.

@@ -98,8 +98,10 @@ pub fn statement_text(text: &str) -> &str {
 /// a query kept from an earlier execution of its text).
 pub fn execute(session: &Session, text: &str) -> Result<QueryResult> {
     let text = statement_text(text);
-    let (front, parsed) = parse_text(session, text)?;
+    let parsed = parse_text(session, text);
+    // A text that fails to parse counts as a hard parse too.
     session.stats().add(Stat::ParseCountHard, 1);
+    let (front, parsed) = parsed?;
     run_parsed(session, front, parsed)
 }
 

@@ -9,6 +9,9 @@ SELECT region, COUNT(*) FROM s GROUP BY region HAVING COUNT(*) >= 2 ORDER BY 1 N
 SELECT product, region, SUM(qty * price) FROM s GROUP BY product, region ORDER BY product, region;
 SELECT COUNT(DISTINCT region), COUNT(DISTINCT product), SUM(DISTINCT qty) FROM s;
 SELECT UPPER(region) r, COUNT(*) FROM s GROUP BY UPPER(region) ORDER BY r;
+-- the case of a string literal tells calls and keys apart: two aggregates here, and 'North' is not a key
+SELECT COUNT(DECODE(region, 'north', 1)) lower_case, COUNT(DECODE(region, 'NORTH', 1)) upper_case FROM s;
+SELECT DECODE(region, 'North', 1) FROM s GROUP BY DECODE(region, 'north', 1);
 SELECT region, SUM(qty) + 1, COUNT(*) * 2 FROM s GROUP BY region ORDER BY SUM(qty) NULLS LAST;
 SELECT AVG(price) FROM s;
 -- empty input

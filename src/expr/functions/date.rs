@@ -153,14 +153,16 @@ pub(super) fn months_between(args: &[Datum<'_>]) -> Result<Value> {
 }
 
 /// NEXT_DAY(date, day): the first date after `date` that falls on the named day of the
-/// week (its English name or three-letter abbreviation, any case), same time.
+/// week, same time. The day is named in English, any case, by at least its three-letter
+/// abbreviation; what follows the abbreviation is ignored, as Oracle ignores it
+/// ('TUES', 'Mondays').
 pub(super) fn next_day(args: &[Datum<'_>]) -> Result<Value> {
     const NAME: &str = "NEXT_DAY";
     let Some(seconds) = date_arg(arg(args, 0), NAME)? else { return Ok(Datum::Null) };
     let Some(day) = text(arg(args, 1)) else { return Ok(Datum::Null) };
     const DAYS: [&str; 7] = ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"];
     let wanted = day.trim().to_ascii_uppercase();
-    let Some(target) = DAYS.iter().position(|d| *d == wanted || (wanted.len() == 3 && d.starts_with(&wanted))) else {
+    let Some(target) = DAYS.iter().position(|d| wanted.len() >= 3 && wanted.starts_with(&d[..3])) else {
         return Err(Error::value(NAME, format!("'{day}' is not a valid day of the week")));
     };
     let today = naive(seconds, NAME)?.weekday().num_days_from_monday() as i64;

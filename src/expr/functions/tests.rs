@@ -698,6 +698,9 @@ fn next_day_is_the_first_named_day_after_the_date() {
     assert_eq!(ok("NEXT_DAY", &[date("2009-10-15"), s(" Fri ")]), date("2009-10-16"));
     assert_eq!(ok("NEXT_DAY", &[date("2009-10-15"), NULL_V]), NULL_V);
     assert!(err("NEXT_DAY", &[date("2009-10-15"), s("TU")]).contains("not a valid day of the week"));
+    // Past the abbreviation, the rest is ignored.
+    assert_eq!(ok("NEXT_DAY", &[date("2009-10-15"), s("Tues")]), date("2009-10-20"));
+    assert_eq!(ok("NEXT_DAY", &[date("2009-10-15"), s("MONDAYS")]), date("2009-10-19"));
     assert!(err("NEXT_DAY", &[date("9999-12-31"), s("MON")]).contains("date out of range"));
 }
 
