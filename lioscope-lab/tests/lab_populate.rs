@@ -7,13 +7,18 @@ mod common;
 use common::*;
 use lioscope_lab::populate::{PopulateOptions, run};
 
+/// Rows of each table: enough that the eight populations take long enough for Active
+/// Session History, sampling every 10 ms, to see the workers (at 4,000 rows they took
+/// about 25 ms in all, and a run could end with no sample of them).
+const ROWS: u64 = 40_000;
+
 #[test]
 fn lab_populate_measures_each_case_and_where_its_time_goes() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let history = dir.path().join("history.sqlite");
     let opts = PopulateOptions {
-        rows: 4000,
+        rows: ROWS,
         workers: vec![1, 2],
         levels: vec!["query low".into()],
         no_chained: false,
@@ -28,13 +33,13 @@ fn lab_populate_measures_each_case_and_where_its_time_goes() {
     let report = run(&opts).expect("runs");
     assert_eq!(report.cases.len(), 4, "two tables, one level, two worker counts");
     assert_eq!(report.schedule.len(), 8);
-    assert_eq!(report.migrated_rows, Some(4000), "every row of the copy migrated");
+    assert_eq!(report.migrated_rows, Some(ROWS), "every row of the copy migrated");
     for case in &report.cases {
         assert_eq!(case.case.level, "FOR QUERY LOW");
         assert_eq!(case.runs.len(), 2);
         for run in &case.runs {
             let p = &run.population;
-            assert_eq!(p.segment.populated_rows, 4000, "{}", case.label);
+            assert_eq!(p.segment.populated_rows, ROWS, "{}", case.label);
             let migrated = case.case.table == "CUSTOMERS_CHAINED";
             for ((_, _, phase), &us) in lioscope_lab::bench::inmemory::PHASES.iter().zip(&p.phases_us) {
                 // Following chained rows is work only where rows migrated; every other
