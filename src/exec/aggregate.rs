@@ -105,7 +105,6 @@ impl Accumulator {
                 ));
             }
         }
-        let mut failed = None;
         self.items.sort_by(|(a, _), (b, _)| {
             for ((x, y), key) in a.iter().zip(b).zip(&listagg.order_by) {
                 let order = match (x.is_null(), y.is_null()) {
@@ -116,13 +115,8 @@ impl Accumulator {
                     (false, true) => {
                         return if key.nulls_first { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less };
                     }
-                    (false, false) => match x.sql_cmp(y) {
-                        Ok(o) => o.unwrap_or(std::cmp::Ordering::Equal),
-                        Err(e) => {
-                            failed.get_or_insert(e);
-                            std::cmp::Ordering::Equal
-                        }
-                    },
+                    // One family, checked above: the values always compare.
+                    (false, false) => x.sql_cmp(y).ok().flatten().unwrap_or(std::cmp::Ordering::Equal),
                 };
                 let order = if key.descending { order.reverse() } else { order };
                 if order.is_ne() {
@@ -131,9 +125,6 @@ impl Accumulator {
             }
             std::cmp::Ordering::Equal
         });
-        if let Some(e) = failed {
-            return Err(e);
-        }
         let mut seen = HashSet::new();
         let mut out = String::new();
         let mut first = true;
