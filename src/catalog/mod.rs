@@ -1,5 +1,5 @@
 //! The data dictionary: tables, their columns, constraints and segments, their indexes,
-//! and the optimizer statistics ANALYZE gathered for both.
+//! the optimizer statistics ANALYZE gathered for both, and views (their query's text).
 //!
 //! Kept in memory behind one lock and written whole to `dictionary.json` in the database
 //! directory (temporary file, fsync, rename, through the database's I/O layer) by every
@@ -9,7 +9,7 @@
 //!
 //! Opening checks the whole file before anything uses it, with an error naming
 //! `dictionary.json` and the field (never a panic): names match their keys and are unique
-//! across tables and indexes, data object ids are unique and below `next_object_id`,
+//! across tables, indexes and views, data object ids are unique and below `next_object_id`,
 //! segment headers lie in a datafile segments are made in, column types are ones CREATE
 //! TABLE makes, and column positions (index keys, columns left out of the column store,
 //! column statistics, constraint columns) are those of the table; constraint names are
@@ -67,6 +67,19 @@ pub struct TableDef {
     /// The table's constraints, in the order they were declared (`user_constraints`).
     #[serde(default)]
     pub constraints: Vec<ConstraintDef>,
+}
+
+/// A stored view: the text of its query and its columns' names.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ViewDef {
+    pub name: String,
+    /// The query, as lioscope prints it back from its parse (what `user_views.text` shows
+    /// and every query naming the view plans).
+    pub text: String,
+    /// The names of its columns, as CREATE VIEW made them.
+    pub columns: Vec<String>,
+    /// When the view was created or last replaced (seconds since 1970).
+    pub created: i64,
 }
 
 /// The one schema every object belongs to: the owner Oracle's constraint errors name
@@ -420,6 +433,9 @@ struct Dictionary {
     /// Indexes by name.
     #[serde(default)]
     indexes: BTreeMap<String, Arc<IndexDef>>,
+    /// Views by name.
+    #[serde(default)]
+    views: BTreeMap<String, Arc<ViewDef>>,
 }
 
 impl Dictionary {
@@ -433,6 +449,15 @@ impl Dictionary {
             let field = format!("tables.{key}");
             table.check(key, segment_files).map_err(|why| format!("{field}.{why}"))?;
             self.check_object_id(&mut object_ids, table.object_id, &field)?;
+        }
+        for (key, view) in &self.views {
+            let field = format!("views.{key}");
+            if view.name != *key {
+                return Err(format!("{field}.name {} is not its key", view.name));
+            }
+            if self.tables.contains_key(key) || self.indexes.contains_key(key) {
+                return Err(format!("{field}: a table or an index has the name {key}"));
+            }
         }
         let mut constraint_names = BTreeMap::new();
         for (key, table) in &self.tables {
@@ -602,6 +627,9 @@ fn add_indexes(d: &mut Dictionary, indexes: Vec<IndexDef>) -> Result<()> {
         if d.tables.contains_key(&index.name) {
             return Err(Error::ObjectExists { kind: "table", name: index.name });
         }
+        if d.views.contains_key(&index.name) {
+            return Err(Error::ObjectExists { kind: "view", name: index.name });
+        }
         d.indexes.insert(index.name.clone(), Arc::new(index));
     }
     Ok(())
@@ -633,8 +661,12 @@ impl std::fmt::Debug for Catalog {
 impl Catalog {
     /// An empty dictionary for a new database.
     pub fn create(io: std::sync::Arc<dyn crate::storage::io::Io>, dir: &Path) -> Result<Catalog> {
-        let dictionary =
-            Dictionary { next_object_id: FIRST_USER_OBJECT_ID, tables: BTreeMap::new(), indexes: BTreeMap::new() };
+        let dictionary = Dictionary {
+            next_object_id: FIRST_USER_OBJECT_ID,
+            tables: BTreeMap::new(),
+            indexes: BTreeMap::new(),
+            views: BTreeMap::new(),
+        };
         let path = dir.join(DICTIONARY_FILE);
         crate::storage::write_json_with(io.as_ref(), &path, &dictionary)?;
         Ok(Catalog::of(io, path, dictionary))
@@ -773,6 +805,9 @@ impl Catalog {
             if d.indexes.contains_key(&table.name) {
                 return Err(Error::ObjectExists { kind: "index", name: table.name });
             }
+            if d.views.contains_key(&table.name) {
+                return Err(Error::ObjectExists { kind: "view", name: table.name });
+            }
             for c in &table.constraints {
                 check_constraint_name(d, &c.name, None)?;
             }
@@ -841,6 +876,38 @@ impl Catalog {
                 d.indexes.values().filter(|i| i.table_object_id == table.object_id).map(|i| i.name.clone()).collect();
             let indexes = names.iter().filter_map(|n| d.indexes.remove(n)).collect();
             Ok((table, indexes))
+        })
+    }
+
+    pub fn view(&self, name: &str) -> Option<Arc<ViewDef>> {
+        self.dictionary.read().views.get(name).cloned()
+    }
+
+    pub fn views(&self) -> Vec<Arc<ViewDef>> {
+        self.dictionary.read().views.values().cloned().collect()
+    }
+
+    /// Adds `view`, or with `replace` puts it in the place of the view of its name; its
+    /// name must not be a table's or an index's (ORA-00955).
+    pub fn create_view(&self, view: ViewDef, replace: bool) -> Result<()> {
+        self.change(|d| {
+            if d.tables.contains_key(&view.name) {
+                return Err(Error::ObjectExists { kind: "table", name: view.name });
+            }
+            if d.indexes.contains_key(&view.name) {
+                return Err(Error::ObjectExists { kind: "index", name: view.name });
+            }
+            if !replace && d.views.contains_key(&view.name) {
+                return Err(Error::ObjectExists { kind: "view", name: view.name });
+            }
+            d.views.insert(view.name.clone(), Arc::new(view));
+            Ok(())
+        })
+    }
+
+    pub fn remove_view(&self, name: &str) -> Result<Arc<ViewDef>> {
+        self.change(|d| {
+            d.views.remove(name).ok_or_else(|| Error::UnknownObject { kind: "view", name: name.to_owned() })
         })
     }
 

@@ -44,6 +44,7 @@ mod limit;
 pub mod pipeline;
 pub mod probe;
 mod project;
+pub mod query_block;
 mod rownum;
 pub mod run;
 mod sort;

@@ -46,6 +46,24 @@ impl Stage<'_> {
     }
 }
 
+impl<'a> Stage<'a> {
+    /// The stage as one that borrows nothing, when it is: every kind but a sink and a
+    /// join filter's use, which a run adds and takes off again.
+    pub fn detached(self) -> Option<Stage<'static>> {
+        Some(match self {
+            Stage::Filter(s) => Stage::Filter(s),
+            Stage::Rownum(s) => Stage::Rownum(s),
+            Stage::Limit(s) => Stage::Limit(s),
+            Stage::Project(s) => Stage::Project(s),
+            Stage::Aggregate(s) => Stage::Aggregate(s),
+            Stage::Sort(s) => Stage::Sort(s),
+            Stage::Collect(s) => Stage::Collect(s),
+            Stage::Probe(_) => return None,
+            Stage::Sink(_) | Stage::JoinFilter(_) => return None,
+        })
+    }
+}
+
 /// `$body` with `$s` the stage inside `$stage`, whichever kind it is.
 macro_rules! on_stage {
     ($stage:expr, $s:ident => $body:expr) => {

@@ -8,6 +8,7 @@
 //! - FIXED TABLE: rows a `v$` view computed when the statement was planned.
 //! - INDEX ... SCAN [+ TABLE ACCESS BY INDEX ROWID]: see [`super::index_source`].
 //! - HASH JOIN, NESTED LOOPS, MERGE JOIN: see [`super::join`].
+//! - VIEW, UNION-ALL, INTERSECTION HASH, MINUS HASH: see [`super::query_block`].
 
 use super::ExecContext;
 use super::downstream::push_each;
@@ -41,6 +42,10 @@ pub enum Source {
     InMemory(Box<crate::exec::inmemory_source::InMemoryAccess>),
     /// HASH JOIN, NESTED LOOPS or MERGE JOIN of two inputs.
     Join(Box<Join>),
+    /// VIEW: a query read as a row source.
+    View(Box<super::query_block::QueryBlock>),
+    /// UNION-ALL, INTERSECTION HASH or MINUS HASH of query blocks.
+    SetOperation(Box<super::query_block::SetOperation>),
 }
 
 impl Source {
@@ -52,6 +57,7 @@ impl Source {
             Source::Index(access) => access.table.object_id == object_id,
             Source::InMemory(access) => access.table.object_id == object_id,
             Source::Join(join) => join.reads_table(object_id),
+            Source::View(_) | Source::SetOperation(_) => self.block_reads_table(object_id),
             _ => false,
         }
     }
@@ -62,6 +68,8 @@ impl Source {
         match self {
             Source::Rows(_) => true,
             Source::Join(join) => join.left.source.holds_planned_rows() || join.right.source.holds_planned_rows(),
+            Source::View(block) => block.source.holds_planned_rows(),
+            Source::SetOperation(set) => set.branches.iter().any(|b| b.source.holds_planned_rows()),
             _ => false,
         }
     }
@@ -85,6 +93,8 @@ impl Source {
             Source::Index(access) => access.run(stages, ctx),
             Source::InMemory(access) => access.run(stages, ctx),
             Source::Join(join) => join.run(stages, ctx),
+            Source::View(block) => Self::run_view(block, stages, ctx),
+            Source::SetOperation(set) => set.run(stages, ctx),
             Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], &mut ctx.functions).map(|_| ()),
             Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, ctx),
             Source::Series { start, stop } => Self::numbers(*start, *stop, stages, ctx),

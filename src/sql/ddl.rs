@@ -231,7 +231,7 @@ pub(super) fn new_object_name(name: &ast::ObjectName, kind: &str) -> Result<Stri
     }
 }
 
-pub(super) fn single_name(name: &ast::ObjectName) -> Result<String> {
+pub(crate) fn single_name(name: &ast::ObjectName) -> Result<String> {
     match name.0.as_slice() {
         [ast::ObjectNamePart::Identifier(i)] if i.value.is_empty() => {
             Err(Error::Parse { message: "a name cannot be empty (\"\")".into(), position: position_of(name) })

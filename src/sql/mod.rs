@@ -54,6 +54,7 @@ pub mod row_source_stats;
 mod syntax_errors;
 mod system;
 mod table_move;
+mod view_ddl;
 mod views;
 
 use crate::error::{Error, Result};
@@ -212,6 +213,10 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front:
         Statement::CreateTable(create) => transaction::ddl(session, || ddl::create_table(session, create, clauses)),
         Statement::CreateIndex(create) => {
             transaction::ddl(session, || index_ddl::create_index(session, create, clauses.pctfree))
+        }
+        Statement::CreateView(create) => transaction::ddl(session, || view_ddl::create_view(session, create)),
+        Statement::Drop { object_type: ast::ObjectType::View, if_exists, names, cascade: false, .. } => {
+            transaction::ddl(session, || view_ddl::drop_view(session, names, *if_exists))
         }
         Statement::Drop { object_type: ast::ObjectType::Index, if_exists, names, cascade: false, .. } => {
             transaction::ddl(session, || index_ddl::drop_index(session, names, *if_exists))

@@ -47,6 +47,11 @@ pub enum Operation {
     JoinFilterCreate,
     /// The join filter checked on the probe input's rows, in its scan.
     JoinFilterUse,
+    /// A query read as a row source (an inline view, a WITH query, a stored view).
+    View,
+    UnionAll,
+    IntersectionHash,
+    MinusHash,
 }
 
 impl Operation {
@@ -84,6 +89,10 @@ impl Operation {
             Operation::BufferSort => "BUFFER SORT",
             Operation::JoinFilterCreate => "JOIN FILTER CREATE",
             Operation::JoinFilterUse => "JOIN FILTER USE",
+            Operation::View => "VIEW",
+            Operation::UnionAll => "UNION-ALL",
+            Operation::IntersectionHash => "INTERSECTION HASH",
+            Operation::MinusHash => "MINUS HASH",
         }
     }
 }
@@ -107,7 +116,7 @@ impl Operation {
     }
 
     /// Every operation, in the order of their codes.
-    const ALL: [Operation; 36] = [
+    const ALL: [Operation; 40] = [
         Operation::SelectStatement,
         Operation::TableAccessFull,
         Operation::TableAccessInMemoryFull,
@@ -144,6 +153,10 @@ impl Operation {
         Operation::BufferSort,
         Operation::JoinFilterCreate,
         Operation::JoinFilterUse,
+        Operation::View,
+        Operation::UnionAll,
+        Operation::IntersectionHash,
+        Operation::MinusHash,
     ];
 
     /// The operation as one byte, which a session publishes for Active Session History

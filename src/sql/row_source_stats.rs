@@ -28,6 +28,7 @@ use crate::exec::ExecContext;
 use crate::exec::Source;
 use crate::exec::join::{Join, JoinInput, JoinMethod, NestedInner};
 use crate::exec::pipeline::{insert_probes, probe_at};
+use crate::exec::query_block::QueryBlock;
 use crate::stats::Stat;
 use crate::stats::workarea::WorkareaRun;
 use crate::types::Value;
@@ -171,6 +172,9 @@ pub fn run_with_statistics(
     if let Some(&(_, reader, join)) = joins.first() {
         join_lines(&tree, reader, join, &mut joined);
     }
+    if let Some(reader) = reading_node(&tree) {
+        source_lines(&tree, reader, &source, &mut joined);
+    }
     let workareas: HashMap<NodeId, WorkareaRun> = workarea_nodes(&tree, &joins).into_iter().collect();
     let mut probes = probe_of.iter();
     let mut out = PlanStatistics::default();
@@ -271,6 +275,7 @@ fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<Node
                 }
             }
             (Source::Join(inner), _) => join_lines(tree, line, inner, out),
+            (Source::View(_) | Source::SetOperation(_), _) => source_lines(tree, line, &input.source, out),
             (Source::Index(access), _) => {
                 if let Some(index) = below {
                     let p = access.figures.get();
@@ -287,6 +292,112 @@ fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<Node
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// The node reading the rows of the plan's pipeline: the lowest on the chain of first
+/// children from the root that leaves at a stage.
+fn reading_node(tree: &PlanTree) -> Option<NodeId> {
+    let mut at = tree.root()?;
+    let mut reader = at;
+    while let Some(&child) = tree.node(at).children.first() {
+        if tree.node(child).rows_at == RowsAt::InsideSource {
+            break;
+        }
+        (reader, at) = (child, child);
+    }
+    Some(reader)
+}
+
+/// The figures of the lines inside a VIEW line or a set operation's line at `node`
+/// reading `source`, into `out`.
+fn source_lines(tree: &PlanTree, node: NodeId, source: &Source, out: &mut HashMap<NodeId, JoinedLine>) {
+    match source {
+        Source::View(block) => {
+            if let Some(&top) = tree.node(node).children.first() {
+                block_lines(tree, top, block, out);
+            }
+        }
+        Source::SetOperation(set) => {
+            for (block, &top) in set.branches.iter().zip(&tree.node(node).children) {
+                let f = block.figures.get();
+                out.insert(top, JoinedLine { starts: f.starts, rows: f.rows, ..JoinedLine::from(f) });
+                block_lines(tree, top, block, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The figures of the lines of query block `block`, whose top line is `top`: each line
+/// leaving at a stage its rows (its probe's), every line the block's starts, gets,
+/// reads and time (a block's lines run inside its one source), and the lines inside the
+/// block's own source as that source's kind measures them.
+fn block_lines(tree: &PlanTree, top: NodeId, block: &QueryBlock, out: &mut HashMap<NodeId, JoinedLine>) {
+    let f = block.figures.get();
+    let rows = block.line_rows.borrow();
+    let order = pre_order_from(tree, top);
+    for &id in &order {
+        out.insert(id, JoinedLine { rows: 0, ..JoinedLine::from(f) });
+    }
+    for (&line, &n) in block.probe_lines.iter().zip(rows.iter()) {
+        if let Some(&id) = order.get(line) {
+            out.insert(id, JoinedLine { rows: n, ..JoinedLine::from(f) });
+        }
+    }
+    // The block's reading line: the last of its probed lines on the chain of first
+    // children from its top.
+    let mut reader = top;
+    let mut at = top;
+    while let Some(&child) = tree.node(at).children.first() {
+        let probed = order.iter().position(|&id| id == child).is_some_and(|p| block.probe_lines.contains(&p));
+        if !probed {
+            break;
+        }
+        (reader, at) = (child, child);
+    }
+    match &block.source {
+        Source::Join(join) => join_lines(tree, reader, join, out),
+        Source::View(_) | Source::SetOperation(_) => source_lines(tree, reader, &block.source, out),
+        Source::Index(access) => {
+            if let Some(&index) = tree.node(reader).children.first() {
+                let p = access.figures.get();
+                out.insert(
+                    index,
+                    JoinedLine {
+                        starts: f.starts,
+                        rows: p.entries,
+                        consistent_gets: p.consistent_gets,
+                        physical_reads: p.physical_reads,
+                        time_ns: p.time_ns,
+                    },
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The nodes under `top` (itself first), in EXPLAIN's order.
+fn pre_order_from(tree: &PlanTree, top: NodeId) -> Vec<NodeId> {
+    let mut out = Vec::new();
+    let mut pending = vec![top];
+    while let Some(id) = pending.pop() {
+        out.push(id);
+        pending.extend(tree.node(id).children.iter().rev());
+    }
+    out
+}
+
+impl From<crate::exec::join::InputFigures> for JoinedLine {
+    fn from(f: crate::exec::join::InputFigures) -> JoinedLine {
+        JoinedLine {
+            starts: f.starts,
+            rows: f.rows,
+            consistent_gets: f.consistent_gets,
+            physical_reads: f.physical_reads,
+            time_ns: f.time_ns,
         }
     }
 }

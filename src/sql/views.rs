@@ -41,6 +41,7 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "USER_TABLES" => user_tables(session),
         "USER_TAB_COLUMNS" => user_tab_columns(session),
         "USER_INDEXES" => user_indexes(session),
+        "USER_VIEWS" => user_views(session),
         "USER_IND_COLUMNS" => user_ind_columns(session),
         "USER_CONSTRAINTS" => user_constraints(session),
         "USER_CONS_COLUMNS" => user_cons_columns(session),
@@ -524,6 +525,20 @@ fn rollstat(session: &Session) -> Rows {
         .map(|u| vec![int(u.usn.into()), int(u.extents), int(u.blocks * block_size), int(u.active), int(u.extends)])
         .collect();
     (cols(&["USN", "EXTENTS", "RSSIZE", "XACTS", "EXTENDS"]), rows)
+}
+
+/// `user_views`: each view, the text of its query and its columns' count.
+fn user_views(session: &Session) -> Rows {
+    let rows = session
+        .db
+        .catalog
+        .views()
+        .iter()
+        .map(|v| {
+            vec![text(v.name.clone()), int(v.text.len() as u64), text(v.text.clone()), int(v.columns.len() as u64)]
+        })
+        .collect();
+    (cols(&["VIEW_NAME", "TEXT_LENGTH", "TEXT", "COLUMNS"]), rows)
 }
 
 fn user_tables(session: &Session) -> Rows {

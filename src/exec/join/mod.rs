@@ -65,7 +65,7 @@ impl InputFigures {
 
     /// Adds what `work` (one run of the input, giving rows `rows` counts) did to the
     /// figures.
-    fn measure<T>(&mut self, stats: &crate::stats::SessionStats, work: impl FnOnce() -> T) -> T {
+    pub(in crate::exec) fn measure<T>(&mut self, stats: &crate::stats::SessionStats, work: impl FnOnce() -> T) -> T {
         let (gets, reads) = (stats.get(Stat::ConsistentGets), stats.get(Stat::PhysicalReads));
         let started = std::time::Instant::now();
         let out = work();
@@ -317,9 +317,9 @@ fn run_filtered(
 }
 
 /// A consumer that counts the rows it passes on.
-struct Counted<'c> {
-    consumer: &'c mut dyn ConsumeRow,
-    rows: u64,
+pub(in crate::exec) struct Counted<'c> {
+    pub(in crate::exec) consumer: &'c mut dyn ConsumeRow,
+    pub(in crate::exec) rows: u64,
 }
 
 impl ConsumeRow for Counted<'_> {
@@ -345,7 +345,7 @@ fn collect(input: &JoinInput, ctx: &mut ExecContext<'_>) -> Result<Vec<Vec<Value
 }
 
 /// A consumer borrowed into a sink.
-struct Forward<'c>(&'c mut dyn ConsumeRow);
+pub(in crate::exec) struct Forward<'c>(pub(in crate::exec) &'c mut dyn ConsumeRow);
 
 impl ConsumeRow for Forward<'_> {
     fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {

@@ -9,6 +9,8 @@ pub(super) struct Builder<'s> {
     /// The statement's context: SYSDATE and the bind variables (their values peeked at
     /// for the optimizer's estimates, as Oracle peeks at binds when it plans).
     pub(super) f: &'s FunctionContext,
+    /// The WITH queries the query sees, innermost last.
+    pub(super) named: &'s [NamedQuery<'s>],
     pub(super) tree: PlanTree,
     pub(super) notes: Vec<String>,
     /// The table the query reads, if it reads one, and its node in the plan.
@@ -22,6 +24,8 @@ pub(super) struct Builder<'s> {
     pub(super) join: Option<super::join::JoinQuery>,
     /// The FILTER node of the WHERE clause, when it is not a scan's own filter.
     pub(super) where_node: Option<NodeId>,
+    /// The family of each column of the FROM clause's scope, where it is known.
+    pub(super) families: Vec<Option<Family>>,
 }
 
 /// The source columns after the project stage, and how they are bound.
@@ -88,7 +92,9 @@ impl Builder<'_> {
         }
         let mut scope = self.unaliased_source(select)?;
         let alias = match select.from.first().map(|f| &f.relation) {
-            Some(ast::TableFactor::Table { alias: Some(a), .. }) => a,
+            Some(ast::TableFactor::Table { alias: Some(a), .. } | ast::TableFactor::Derived { alias: Some(a), .. }) => {
+                a
+            }
             _ => return Ok(scope),
         };
         if alias.columns.len() > scope.names.len() {
@@ -117,9 +123,19 @@ impl Builder<'_> {
     /// The FROM clause's source and scope, its columns named as the source names them.
     fn unaliased_source(&mut self, select: &ast::Select) -> Result<Scope> {
         let relation = select.from.first().map(|f| &f.relation);
+        if let Some(factor @ ast::TableFactor::Derived { .. }) = relation {
+            if !select.connect_by.is_empty() {
+                return Err(unsupported("CONNECT BY over an inline view".into(), factor));
+            }
+            let (block, label) = self.derived_block(factor)?;
+            return Ok(self.view_source(block, "", label.into_iter().collect()));
+        }
         let Some(ast::TableFactor::Table { name, alias, args, .. }) = relation else {
             return match relation {
-                None => self.dual(select, Vec::new()),
+                None => {
+                    self.families = vec![Some(super::family::Family::Text)];
+                    self.dual(select, Vec::new())
+                }
                 Some(other) => Err(unsupported(format!("FROM {other}"), other)),
             };
         };
@@ -131,13 +147,18 @@ impl Builder<'_> {
         if let Some(args) = args {
             return self.table_function(&table_name, args, qualifiers, name);
         }
-        if table_name == "DUAL" {
+        if table_name == "DUAL" && name.0.len() == 1 && !self.named.iter().any(|n| n.name == "DUAL") {
+            self.families = vec![Some(super::family::Family::Text)];
             return self.dual(select, qualifiers);
         }
         if !select.connect_by.is_empty() {
             return Err(unsupported("CONNECT BY other than the DUAL row generator".into(), name));
         }
+        if let Some(block) = self.named_block_of(name)? {
+            return Ok(self.view_source(block, &table_name, qualifiers));
+        }
         if let Some((columns, rows)) = views::fixed_view(&table_name, self.session)? {
+            self.families = fixed_families(columns.len(), &rows);
             let estimate = RowsRule::Source(rows.len() as f64);
             self.reading(Operation::FixedTableFull, &table_name, estimate, Source::Rows(rows));
             return Ok(Scope { names: columns, qualifiers, ..Default::default() });
@@ -148,6 +169,7 @@ impl Builder<'_> {
             position: position_of(name),
         })?;
         let names = table.columns.iter().map(|c| c.name.clone()).collect();
+        self.families = table.columns.iter().map(|c| Some(super::family::Family::of_type(c.data_type))).collect();
         let char_lengths = table
             .columns
             .iter()
@@ -367,6 +389,7 @@ impl Builder<'_> {
                 // The row generator reads DUAL inside its source.
                 self.node(Operation::FastDual, "", RowsRule::Source(1.0));
                 let estimate = RowsRule::Source(rows as f64);
+                self.families = vec![Some(super::family::Family::Number)];
                 self.reading(Operation::ConnectByWithoutFiltering, "", estimate, Source::ConnectBy { rows });
                 Ok(Scope { names: vec!["LEVEL".into()], qualifiers, level: Some(0), ..Default::default() })
             }
@@ -405,6 +428,7 @@ impl Builder<'_> {
             RowsRule::Source(rows),
             Source::Series { start, stop },
         );
+        self.families = vec![Some(super::family::Family::Number)];
         Ok(Scope { names: vec!["GENERATE_SERIES".into()], qualifiers, ..Default::default() })
     }
 
@@ -449,10 +473,21 @@ impl Builder<'_> {
             let top = self.tree.root().map(|r| self.tree.node_mut(r));
             match top {
                 // A scan checks the WHERE clause itself, on the rows it reads.
-                Some(line) if matches!(line.operation, Operation::TableAccessFull | Operation::FixedTableFull) => {
+                Some(line)
+                    if matches!(
+                        line.operation,
+                        Operation::TableAccessFull | Operation::FixedTableFull | Operation::View
+                    ) =>
+                {
                     line.predicates.push(text);
+                    // A view's estimate is its query's (the optimizer never sees the
+                    // WHERE clause above it).
+                    if let Some(e) = &mut line.estimate {
+                        e.rows *= fraction;
+                    }
                     // A table's estimate comes from the optimizer, which sees the WHERE
-                    // clause; a fixed view's rows are narrowed by the default selectivity.
+                    // clause; a fixed view's rows and a view's are narrowed by the
+                    // default selectivity.
                     if let RowsRule::Source(rows) = line.rows_rule {
                         line.rows_rule = RowsRule::Source(rows * fraction);
                     }
@@ -589,7 +624,7 @@ impl Builder<'_> {
     pub(super) fn project_order_and_limit(
         &mut self,
         query: &ast::Query,
-        select: &ast::Select,
+        distinct: bool,
         scope: &Scope,
         grouping: Option<&GroupingScope>,
         mut exprs: Vec<Expr>,
@@ -608,11 +643,6 @@ impl Builder<'_> {
                 keys.push(SortKey { column, descending, nulls_first });
             }
         }
-        let distinct = match &select.distinct {
-            None | Some(ast::Distinct::All) => false,
-            Some(ast::Distinct::Distinct) => true,
-            Some(other) => return Err(Error::unsupported(format!("{other}"))),
-        };
         if distinct && exprs.len() > visible {
             return Err(Error::InvalidValue {
                 context: "ORDER BY".into(),
@@ -772,7 +802,7 @@ fn refuse_string_alias(expr: &ast::Expr, alias: &ast::Ident) -> Result<()> {
 }
 
 /// Where an identifier starts (None when the parser gave it no place).
-fn ident_position(ident: &ast::Ident) -> Option<String> {
+pub(super) fn ident_position(ident: &ast::Ident) -> Option<String> {
     let start = ident.span.start;
     (start.line > 0).then(|| format!("line {}, column {}", start.line, start.column))
 }

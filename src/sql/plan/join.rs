@@ -20,6 +20,7 @@
 //! The joined rows hold the columns of the join order; the root join hands them on in
 //! the scope's order, so the stages above the join are bound once, whatever the order.
 
+use super::family::{Family, expr_family};
 use super::*;
 use crate::exec::index_source::IndexAccess;
 use crate::exec::join::{Join, JoinFilterSpec, JoinInput, JoinKind, JoinMethod, NestedInner};
@@ -60,31 +61,22 @@ enum RelationAccess {
     /// A `v$` view's rows, computed when the statement is planned.
     Fixed(Vec<Vec<Value>>),
     Dual,
+    /// A query read as a row source (an inline view, a WITH query), planned when the
+    /// scope was built: its block, taken when the item is planned, and its estimated rows.
+    View {
+        block: RefCell<Option<Box<super::query_block::PlannedBlock>>>,
+        rows: f64,
+    },
 }
 
-/// Types whose values compare, hash and sort alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Family {
-    Number,
-    Text,
-    Date,
-}
-
-impl Family {
-    fn of_type(t: DataType) -> Family {
-        match t {
-            DataType::Number { .. } | DataType::Integer => Family::Number,
-            DataType::Varchar2 { .. } | DataType::Char { .. } => Family::Text,
-            DataType::Date => Family::Date,
-        }
-    }
-
-    fn of_value(v: &Value) -> Option<Family> {
-        match v {
-            Datum::Null => None,
-            Datum::Int(_) | Datum::Num(_) => Some(Family::Number),
-            Datum::Str(_) => Some(Family::Text),
-            Datum::Date(_) => Some(Family::Date),
+impl RelationAccess {
+    /// The distinct values a column of a fixed view or a view is taken to have: as many
+    /// as its rows.
+    fn rows_as_distinct(&self) -> f64 {
+        match self {
+            RelationAccess::Table(_) | RelationAccess::Dual => 1.0,
+            RelationAccess::Fixed(rows) => (rows.len() as f64).max(1.0),
+            RelationAccess::View { rows, .. } => rows.max(1.0),
         }
     }
 }
@@ -223,6 +215,7 @@ impl Builder<'_> {
             kinds[item] = kind;
             ons[item] = on;
         }
+        self.families = relations.iter().flat_map(|r| r.families.iter().copied()).collect();
         let order = self.oracle_outer_joins(select, &relations, &scope, &mut kinds, &mut ons)?;
         let node = self.node(Operation::HashJoin, "", RowsRule::Unknown);
         self.join = Some(JoinQuery {
@@ -244,6 +237,18 @@ impl Builder<'_> {
         relations: &mut Vec<Relation>,
         scope: &mut Scope,
     ) -> Result<()> {
+        if let ast::TableFactor::Derived { alias, .. } = factor {
+            let (mut block, label) = self.derived_block(factor)?;
+            let Some(label) = label else {
+                return Err(Error::Parse {
+                    message: "a subquery in a join's FROM clause needs an alias".into(),
+                    position: position_of(factor),
+                });
+            };
+            let names: Vec<String> = alias.iter().flat_map(|a| a.columns.iter().map(|c| ident_name(&c.name))).collect();
+            super::query_block::rename_columns(&mut block, &names, &label)?;
+            return self.add_view_relation(String::new(), label, block, factor, relations, scope);
+        }
         let ast::TableFactor::Table { name, alias, args, .. } = factor else {
             return Err(unsupported(format!("FROM item {factor} in a join"), factor));
         };
@@ -262,6 +267,9 @@ impl Builder<'_> {
                 message: format!("{label} names two items of the FROM clause: give them aliases of their own"),
                 position: position_of(factor),
             });
+        }
+        if let Some(block) = self.named_block_of(name)? {
+            return self.add_view_relation(object, label, block, factor, relations, scope);
         }
         let (access, names, families, char_lengths): (_, Vec<String>, Vec<Option<Family>>, Vec<Option<u32>>) =
             if object == "DUAL" {
@@ -298,6 +306,39 @@ impl Builder<'_> {
             columns: columns.clone(),
             unqualified_hidden: Vec::new(),
         });
+        relations.push(Relation { object, label, access, columns, names, families });
+        Ok(())
+    }
+
+    /// Adds a query block (a view named `object`, empty for a subquery) as a FROM item
+    /// of the join, qualified by `label`.
+    fn add_view_relation(
+        &mut self,
+        object: String,
+        label: String,
+        block: super::query_block::PlannedBlock,
+        factor: &ast::TableFactor,
+        relations: &mut Vec<Relation>,
+        scope: &mut Scope,
+    ) -> Result<()> {
+        if relations.iter().any(|r| r.label == label) {
+            return Err(Error::Parse {
+                message: format!("{label} names two items of the FROM clause: give them aliases of their own"),
+                position: position_of(factor),
+            });
+        }
+        let start = scope.names.len();
+        scope.names.extend(block.columns.iter().cloned());
+        scope.char_lengths.extend(std::iter::repeat_n(None, block.columns.len()));
+        let columns = start..scope.names.len();
+        scope.relations.push(ScopeRelation {
+            qualifiers: vec![label.clone()],
+            columns: columns.clone(),
+            unqualified_hidden: Vec::new(),
+        });
+        let (names, families) = (block.columns.clone(), block.families.clone());
+        let rows = block.estimate.map_or(1.0, |e| e.rows);
+        let access = RelationAccess::View { block: RefCell::new(Some(Box::new(block))), rows };
         relations.push(Relation { object, label, access, columns, names, families });
         Ok(())
     }
@@ -734,18 +775,8 @@ impl Builder<'_> {
         let mut tree = PlanTree::default();
         let (source, estimate) = match &relation.access {
             RelationAccess::Table(table) => {
-                let mut sub = Builder {
-                    session: self.session,
-                    f: self.f,
-                    tree: PlanTree::default(),
-                    notes: Vec::new(),
-                    table: Some(table.clone()),
-                    table_node: None,
-                    sort_node: None,
-                    rebind: None,
-                    join: None,
-                    where_node: None,
-                };
+                let mut sub = Builder::new(self.session, self.f, self.named);
+                sub.table = Some(table.clone());
                 let scan = sub.node(Operation::TableAccessFull, &table.name, RowsRule::Unknown);
                 sub.table_node = Some(scan);
                 if let Some(p) = &filter {
@@ -805,6 +836,22 @@ impl Builder<'_> {
                 node.estimate = Some(Estimate { rows: rows_out, cost: 0.0 });
                 tree.push_above(node);
                 (Source::Rows(rows.clone()), Input { rows: rows_out, cost: 0.0 })
+            }
+            RelationAccess::View { block, .. } => {
+                let block = block.borrow_mut().take().expect("a join plans each of its items once");
+                let fraction = filter.as_ref().map_or(1.0, super::super::optimizer::selectivity::default_selectivity);
+                let inner = block.estimate.unwrap_or(Estimate { rows: 1.0, cost: 0.0 });
+                let estimate = Estimate { rows: inner.rows * fraction, cost: inner.cost };
+                let mut node = PlanNode::new(Operation::View, &relation.object);
+                if let Some(p) = &filter {
+                    node.predicates.push(Predicate::Filter(p.display(local_names).to_string()));
+                }
+                node.rows_rule = RowsRule::Source(estimate.rows);
+                node.estimate = Some(estimate);
+                let view = tree.push_above(node);
+                let top = tree.adopt(block.tree);
+                tree.node_mut(view).children.extend(top);
+                (Source::View(Box::new(block.block)), Input { rows: estimate.rows, cost: estimate.cost })
             }
             RelationAccess::Dual => {
                 let mut node = PlanNode::new(Operation::FastDual, "");
@@ -964,8 +1011,7 @@ impl Builder<'_> {
                         let rows = t.stats.as_ref().map_or(items[r].estimate.rows, |s| s.num_rows as f64);
                         join_cost::table_column_ndv(t, c - relation.columns.start, rows)
                     }
-                    RelationAccess::Fixed(rows) => (rows.len() as f64).max(1.0),
-                    RelationAccess::Dual => 1.0,
+                    other => other.rows_as_distinct(),
                 }
             };
             return 1.0 / ndv(*a).max(ndv(*b)).max(1.0);
@@ -1334,8 +1380,7 @@ impl Builder<'_> {
                 let rows = t.stats.as_ref().map_or(1.0, |s| s.num_rows as f64);
                 join_cost::table_column_ndv(t, c - relation.columns.start, rows)
             }
-            RelationAccess::Fixed(rows) => (rows.len() as f64).max(1.0),
-            RelationAccess::Dual => 1.0,
+            other => other.rows_as_distinct(),
         }
     }
 
@@ -1415,70 +1460,6 @@ fn deterministic(e: &Expr) -> bool {
         Expr::Negate(x) => deterministic(x),
         Expr::Column(_) | Expr::Literal(_) | Expr::Bind { .. } => true,
         _ => false,
-    }
-}
-
-/// The family of the values `e` gives, when a join key can tell it: its columns' (by
-/// `column`), a literal's, and what arithmetic, `||` and the scalar functions make of
-/// them. `None` (the equality stays a residual condition, compared with Oracle's
-/// conversions) for a CASE, a bind variable, or a function whose type depends on its
-/// arguments' in a way not followed here.
-fn expr_family(e: &Expr, column: &dyn Fn(usize) -> Option<Family>) -> Option<Family> {
-    use crate::expr::functions::{ArithOp, ScalarFunction as F};
-    use Family::*;
-    let of = |x: &Expr| expr_family(x, column);
-    match e {
-        Expr::Column(c) => column(*c),
-        Expr::Literal(v) => Family::of_value(v),
-        Expr::Arith { op, left, right } => match (op, of(left)?, of(right)?) {
-            (_, Number, Number) => Some(Number),
-            (ArithOp::Add | ArithOp::Sub, Date, Number) | (ArithOp::Add, Number, Date) => Some(Date),
-            (ArithOp::Sub, Date, Date) => Some(Number),
-            _ => None,
-        },
-        Expr::Negate(x) => (of(x)? == Number).then_some(Number),
-        Expr::Concat(..) => Some(Text),
-        Expr::Function { func, args } => match func {
-            F::Upper
-            | F::Lower
-            | F::Trim
-            | F::Ltrim
-            | F::Rtrim
-            | F::Substr
-            | F::Rpad
-            | F::Lpad
-            | F::Replace
-            | F::Chr
-            | F::Concat
-            | F::ToChar => Some(Text),
-            F::Length
-            | F::Abs
-            | F::Floor
-            | F::Ceil
-            | F::Sqrt
-            | F::Sign
-            | F::Ascii
-            | F::Instr
-            | F::Mod
-            | F::Power
-            | F::ToNumber
-            | F::OraHash
-            | F::MonthsBetween
-            | F::Extract => Some(Number),
-            F::ToDate | F::AddMonths | F::LastDay | F::NextDay | F::AddIntervalMonths | F::AddIntervalSeconds => {
-                Some(Date)
-            }
-            F::Round | F::Trunc => match of(args.first()?)? {
-                Text => None,
-                f => Some(f),
-            },
-            F::Nvl | F::Coalesce | F::Greatest | F::Least => {
-                let first = of(args.first()?)?;
-                args.iter().all(|a| of(a) == Some(first)).then_some(first)
-            }
-            _ => None,
-        },
-        _ => None,
     }
 }
 

@@ -55,7 +55,9 @@ use std::sync::Arc;
 mod builder;
 mod constants;
 mod explain;
+mod family;
 mod join;
+mod query_block;
 mod tree;
 mod unsupported;
 
@@ -64,6 +66,8 @@ use builder::*;
 use constants::*;
 pub(crate) use constants::{rownum_limit, split_and};
 pub use explain::format_plan;
+use family::Family;
+use query_block::{NamedQuery, fixed_families};
 pub use tree::{Estimate, NodeId, PlanNode, PlanTree, Predicate, RowsAt, RowsRule};
 use unsupported::*;
 
@@ -73,6 +77,8 @@ pub struct Planned<'a> {
     pub source: Source,
     pub stages: Vec<Stage<'a>>,
     pub columns: Vec<String>,
+    /// The family of each result column's values, where the plan can tell it.
+    pub families: Vec<Option<Family>>,
     /// The plan's row sources, as a tree.
     pub tree: PlanTree,
     pub notes: Vec<String>,
@@ -128,75 +134,124 @@ impl<'a> Planned<'a> {
 pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext) -> Result<Planned<'a>> {
     use crate::stats::activity::flags;
     let _hard_parse = session.stats().activity().enter(flags::IN_PARSE | flags::IN_HARD_PARSE, flags::IN_SQL_EXECUTION);
+    plan_query_in(query, session, f, &[])
+}
+
+/// Plans a query that sees the WITH queries `named` (those of the queries around it).
+fn plan_query_in<'a>(
+    query: &ast::Query,
+    session: &Session,
+    f: &FunctionContext,
+    named: &[NamedQuery<'_>],
+) -> Result<Planned<'a>> {
     reject_unsupported_query_parts(query)?;
-    let ast::SetExpr::Select(select) = &*query.body else {
-        return Err(unsupported(format!("query form {}", query.body), &*query.body));
-    };
-    reject_unsupported_select_parts(select)?;
-    let mut b = Builder {
-        session,
-        f,
-        tree: PlanTree::default(),
-        notes: Vec::new(),
-        table: None,
-        table_node: None,
-        sort_node: None,
-        rebind: None,
-        join: None,
-        where_node: None,
-    };
-    let mut scope = b.source(select)?;
-    b.where_clause(select, &mut scope)?;
-    b.rownum(select, query, &mut scope);
-    let order_by: Vec<&ast::Expr> = match query.order_by.as_ref().map(|o| &o.kind) {
-        Some(ast::OrderByKind::Expressions(items)) => items.iter().map(|i| &i.expr).collect(),
-        _ => Vec::new(),
-    };
-    let (exprs, columns, grouping) = b.aggregate(select, &scope, &order_by)?;
-    b.project_order_and_limit(query, select, &scope, grouping.as_ref(), exprs, &columns)?;
-    let hints = hints::parse(&select.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
-    if let Some(join) = b.join.take() {
-        b.plan_join(join, &hints, &scope)?;
-        b.notes.extend(hints.ignored.iter().cloned());
-    } else if let (Some(table), Some(scan)) = (b.table.clone(), b.table_node) {
-        let columns_read = columns_read_by(b.tree.stages(), table.columns.len());
-        let alias = match select.from.first().map(|f| &f.relation) {
-            Some(ast::TableFactor::Table { alias: Some(a), .. }) => Some(ident_name(&a.name)),
-            _ => None,
-        };
-        let source = match b.choose_access(&table, alias.as_deref(), &hints, &columns_read, false)? {
-            Some(index) => index,
-            None => match b.inmemory_access(&table, alias.as_deref(), columns_read.clone(), &hints) {
-                Some(inmemory) => inmemory,
-                None => Source::TableScan { table, columns_read },
-            },
-        };
-        b.tree.node_mut(scan).work.source = Some(source);
-    } else {
-        b.notes.extend(
-            hints
-                .hints
-                .iter()
-                .filter(|h| h.table.is_some())
-                .map(|h| format!("hint not used: {} (no table to apply it to)", h.text)),
-        );
-        b.notes.extend(hints.ignored.iter().cloned());
+    let mut visible: Vec<NamedQuery<'_>> = named.to_vec();
+    if let Some(with) = &query.with {
+        query_block::add_with(with, &mut visible)?;
     }
-    b.running(Operation::SelectStatement, RowsRule::Same, Stage::Collect(CollectStage::new(columns.len())));
-    b.tree.estimate();
-    let reading_line = b.tree.reading_line().map(|(line, op)| (u16::try_from(line).unwrap_or(u16::MAX), op.code()));
-    let (source, stages) = b.tree.build_pipeline();
-    let gather = hints.gather_plan_statistics();
-    Ok(Planned {
-        source,
-        stages,
-        columns,
-        tree: b.tree,
-        notes: b.notes,
-        gather_plan_statistics: gather,
-        rebind: b.rebind,
-        reading_line,
-    })
+    let b = Builder::new(session, f, &visible);
+    match &*query.body {
+        ast::SetExpr::Select(select) => b.select(query, select),
+        ast::SetExpr::Query(inner)
+            if query.order_by.is_none() && query.limit_clause.is_none() && query.fetch.is_none() =>
+        {
+            plan_query_in(inner, session, f, &visible)
+        }
+        ast::SetExpr::SetOperation { .. } | ast::SetExpr::Query(_) => b.set_query(query),
+        other => Err(unsupported(format!("query form {other}"), other)),
+    }
+}
+
+impl<'s> Builder<'s> {
+    /// A builder of a plan, with no node yet, that sees the WITH queries `named`.
+    fn new(session: &'s Session, f: &'s FunctionContext, named: &'s [NamedQuery<'s>]) -> Builder<'s> {
+        Builder {
+            session,
+            f,
+            named,
+            tree: PlanTree::default(),
+            notes: Vec::new(),
+            table: None,
+            table_node: None,
+            sort_node: None,
+            rebind: None,
+            join: None,
+            where_node: None,
+            families: Vec::new(),
+        }
+    }
+
+    /// Plans a query whose body is one SELECT.
+    fn select<'a>(mut self, query: &ast::Query, select: &ast::Select) -> Result<Planned<'a>> {
+        reject_unsupported_select_parts(select)?;
+        let b = &mut self;
+        let mut scope = b.source(select)?;
+        b.where_clause(select, &mut scope)?;
+        b.rownum(select, query, &mut scope);
+        let order_by: Vec<&ast::Expr> = match query.order_by.as_ref().map(|o| &o.kind) {
+            Some(ast::OrderByKind::Expressions(items)) => items.iter().map(|i| &i.expr).collect(),
+            _ => Vec::new(),
+        };
+        let (exprs, columns, grouping) = b.aggregate(select, &scope, &order_by)?;
+        let families = b.output_families(&exprs[..columns.len().min(exprs.len())]);
+        let distinct = match &select.distinct {
+            None | Some(ast::Distinct::All) => false,
+            Some(ast::Distinct::Distinct) => true,
+            Some(other) => return Err(Error::unsupported(format!("{other}"))),
+        };
+        b.project_order_and_limit(query, distinct, &scope, grouping.as_ref(), exprs, &columns)?;
+        let hints = hints::parse(&select.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
+        if let Some(join) = b.join.take() {
+            b.plan_join(join, &hints, &scope)?;
+            b.notes.extend(hints.ignored.iter().cloned());
+        } else if let (Some(table), Some(scan)) = (b.table.clone(), b.table_node) {
+            let columns_read = columns_read_by(b.tree.stages(), table.columns.len());
+            let alias = match select.from.first().map(|f| &f.relation) {
+                Some(ast::TableFactor::Table { alias: Some(a), .. }) => Some(ident_name(&a.name)),
+                _ => None,
+            };
+            let source = match b.choose_access(&table, alias.as_deref(), &hints, &columns_read, false)? {
+                Some(index) => index,
+                None => match b.inmemory_access(&table, alias.as_deref(), columns_read.clone(), &hints) {
+                    Some(inmemory) => inmemory,
+                    None => Source::TableScan { table, columns_read },
+                },
+            };
+            b.tree.node_mut(scan).work.source = Some(source);
+        } else {
+            b.notes.extend(
+                hints
+                    .hints
+                    .iter()
+                    .filter(|h| h.table.is_some())
+                    .map(|h| format!("hint not used: {} (no table to apply it to)", h.text)),
+            );
+            b.notes.extend(hints.ignored.iter().cloned());
+        }
+        let gather = hints.gather_plan_statistics();
+        Ok(self.finish(columns, families, gather))
+    }
+
+    /// The plan, once its nodes are planned: the statement's node on top, the estimates,
+    /// and the pipeline built from the tree.
+    fn finish<'a>(mut self, columns: Vec<String>, families: Vec<Option<Family>>, gather: bool) -> Planned<'a> {
+        self.running(Operation::SelectStatement, RowsRule::Same, Stage::Collect(CollectStage::new(columns.len())));
+        self.tree.estimate();
+        let reading_line =
+            self.tree.reading_line().map(|(line, op)| (u16::try_from(line).unwrap_or(u16::MAX), op.code()));
+        let (source, stages) = self.tree.build_pipeline();
+        Planned {
+            source,
+            stages,
+            columns,
+            families,
+            tree: self.tree,
+            notes: self.notes,
+            gather_plan_statistics: gather,
+            rebind: self.rebind,
+            reading_line,
+        }
+    }
 }
 
 /// The blocks a table never analyzed has below its high-water mark, which the optimizer

@@ -58,9 +58,6 @@ pub(super) fn reject_unsupported_select_parts(select: &ast::Select) -> Result<()
 }
 
 pub(super) fn reject_unsupported_query_parts(query: &ast::Query) -> Result<()> {
-    if let Some(with) = &query.with {
-        return Err(unsupported("WITH".into(), with));
-    }
     if !query.locks.is_empty() {
         return Err(Error::unsupported("FOR UPDATE"));
     }

@@ -1,0 +1,250 @@
+//! Query blocks as row sources: a query read by the query around it (an inline view, a
+//! WITH query, a stored view: Oracle's VIEW line), and the set operations over query
+//! blocks (UNION-ALL, INTERSECTION HASH, MINUS HASH).
+//!
+//! A [`QueryBlock`] is a plan of its own, a source and its stages; running it pushes its
+//! result rows into the stages of the plan reading it as they come, through a sink it
+//! adds at the end of its stages for that run (so nothing is collected on the way, and
+//! a limit above the view stops the view's source). Its stages are kept between runs
+//! and reset at the start of each: a nested loop may run a view once an outer row.
+//!
+//! INTERSECT and MINUS keep the right branch's distinct rows in a hash set, then pass
+//! each distinct row of the left branch that the set holds (INTERSECT) or does not hold
+//! (MINUS). Rows compare as GROUP BY compares them: NULLs equal each other.
+//!
+//! Invariant: a block's kept stages never hold a sink (its constructor refuses one and a
+//! run takes its own sink off again), so a block is `Send` like the rest of a kept plan.
+
+use super::ExecContext;
+use super::downstream::{ConsumeRow, RowSink};
+use super::join::{Counted, Forward};
+use super::pipeline::{Stage, insert_probes, probe_at, push};
+use super::source::{InputFigures, Source};
+use crate::access::Flow;
+use crate::error::{Error, Result};
+use crate::expr::functions::FunctionContext;
+use crate::types::{Datum, Value};
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+
+/// A query's plan run as the row source of another.
+pub struct QueryBlock {
+    pub source: Source,
+    stages: BlockStages,
+    /// The columns of its result rows.
+    pub width: usize,
+    /// Where the probes of row-source statistics go in its stages (a probe at `p` sees
+    /// what leaves the first `p` stages), one per plan line inside the block that leaves
+    /// at a stage, in the order of [`QueryBlock::line_rows`].
+    probe_positions: Vec<usize>,
+    /// The plan line of each probe: its place in the pre-order of the block's own lines
+    /// (the block's top line is 0).
+    pub probe_lines: Vec<usize>,
+    /// What it did in the statement's last run: its starts, rows, gets, reads and time.
+    pub figures: Cell<InputFigures>,
+    /// The rows that passed each probe position, all runs of the last execution together
+    /// (gathered only with row-source statistics).
+    pub line_rows: RefCell<Vec<u64>>,
+}
+
+/// A block's stages between its runs: never a sink (see the module's invariant).
+struct BlockStages(RefCell<Vec<Stage<'static>>>);
+
+// SAFETY: every kind of stage but a sink is `Send` (the check in `sql::cursor` proves
+// it of each), and `BlockStages` never holds a sink: `QueryBlock::new` refuses one and a
+// run takes the sink it added off before it puts the stages back.
+unsafe impl Send for BlockStages {}
+
+impl QueryBlock {
+    /// The block reading `source` through `stages` (which end with no collect or sink of
+    /// their own), its rows `width` columns wide.
+    ///
+    /// # Panics
+    /// When `stages` holds a sink: a plan's stages only end with one once it runs.
+    pub fn new(
+        source: Source,
+        stages: Vec<Stage<'static>>,
+        width: usize,
+        probe_positions: Vec<usize>,
+        probe_lines: Vec<usize>,
+    ) -> QueryBlock {
+        assert!(!stages.iter().any(|s| matches!(s, Stage::Sink(_))), "a query block's stages hold no sink");
+        let lines = probe_positions.len();
+        QueryBlock {
+            source,
+            stages: BlockStages(RefCell::new(stages)),
+            width,
+            probe_positions,
+            probe_lines,
+            figures: Cell::default(),
+            line_rows: RefCell::new(vec![0; lines]),
+        }
+    }
+
+    /// Starts a statement's execution: the figures of the last one are dropped.
+    fn clear_figures(&self) {
+        self.figures.set(InputFigures::default());
+        self.line_rows.borrow_mut().iter_mut().for_each(|r| *r = 0);
+    }
+
+    /// Runs the block, pushing its rows into `rest` (the stages of the plan reading it).
+    pub fn run(&self, rest: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+        let mut into = PushInto { rest, f: ctx.functions.clone(), stopped: false };
+        let ran = self.run_into(&mut into, ctx);
+        ctx.functions.random = into.f.random.clone();
+        ran
+    }
+
+    /// Runs the block, handing each of its rows to `consumer`.
+    pub fn run_into(&self, consumer: &mut dyn ConsumeRow, ctx: &mut ExecContext<'_>) -> Result<()> {
+        let Ok(mut kept) = self.stages.0.try_borrow_mut() else {
+            return Err(Error::unsupported("a query block read inside its own run"));
+        };
+        let mut stages: Vec<Stage<'_>> = std::mem::take(&mut *kept);
+        stages.iter_mut().for_each(Stage::reset);
+        let probes = ctx.row_source_statistics.then(|| insert_probes(&mut stages, &self.probe_positions));
+        let mut counted = Counted { consumer, rows: 0 };
+        stages.push(Stage::Sink(RowSink::new(self.width, Box::new(Forward(&mut counted)))));
+        let mut figures = self.figures.get();
+        let ran =
+            figures.measure(ctx.access.stats, || super::run::run_pipeline_in_place(&self.source, &mut stages, ctx));
+        stages.pop();
+        if let Some(probes) = probes {
+            let mut rows = self.line_rows.borrow_mut();
+            for (total, &at) in rows.iter_mut().zip(&probes) {
+                *total += probe_at(&stages, at).rows;
+            }
+        }
+        *kept = stages.into_iter().filter_map(Stage::detached).collect();
+        figures.rows += counted.rows;
+        self.figures.set(figures);
+        ran.map(|_| ())
+    }
+
+    fn reads_table(&self, object_id: u32) -> bool {
+        self.source.reads_table(object_id)
+    }
+}
+
+/// Which rows a set operation over two or more query blocks gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOperator {
+    /// Every row of every branch (UNION ALL; UNION is this under a HASH UNIQUE).
+    UnionAll,
+    /// The distinct rows of the first branch the second also gives.
+    Intersect,
+    /// The distinct rows of the first branch the second does not give.
+    Minus,
+}
+
+/// A set operation over query blocks, run as a row source.
+pub struct SetOperation {
+    pub operator: SetOperator,
+    /// The branches, left to right (two for INTERSECT and MINUS).
+    pub branches: Vec<QueryBlock>,
+}
+
+impl SetOperation {
+    pub fn run(&self, rest: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+        self.branches.iter().for_each(QueryBlock::clear_figures);
+        let mut into = PushInto { rest, f: ctx.functions.clone(), stopped: false };
+        let ran = self.run_into(&mut into, ctx);
+        ctx.functions.random = into.f.random.clone();
+        ran
+    }
+
+    fn run_into(&self, into: &mut PushInto<'_, '_>, ctx: &mut ExecContext<'_>) -> Result<()> {
+        match self.operator {
+            SetOperator::UnionAll => {
+                for branch in &self.branches {
+                    branch.run_into(into, ctx)?;
+                    if into.stopped {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            SetOperator::Intersect | SetOperator::Minus => {
+                let [left, right] = &self.branches[..] else {
+                    return Err(Error::unsupported("INTERSECT or MINUS of other than two query blocks"));
+                };
+                let mut other: HashSet<Vec<Value>> = HashSet::new();
+                let mut keep = |values: &[Datum<'_>]| -> Result<()> {
+                    other.insert(values.iter().map(|v| v.clone().into_owned()).collect());
+                    Ok(())
+                };
+                right.run_into(&mut keep, ctx)?;
+                let wanted = self.operator == SetOperator::Intersect;
+                let mut distinct = Distinct { seen: HashSet::new(), other: &other, wanted, into };
+                left.run_into(&mut distinct, ctx)
+            }
+        }
+    }
+
+    fn reads_table(&self, object_id: u32) -> bool {
+        self.branches.iter().any(|b| b.reads_table(object_id))
+    }
+}
+
+impl Source {
+    /// Starts an execution of a view's block: its last execution's figures are dropped.
+    pub(super) fn run_view(block: &QueryBlock, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+        block.clear_figures();
+        block.run(stages, ctx)
+    }
+
+    /// Whether a query block in this source reads the table with data object id
+    /// `object_id`.
+    pub(super) fn block_reads_table(&self, object_id: u32) -> bool {
+        match self {
+            Source::View(block) => block.reads_table(object_id),
+            Source::SetOperation(set) => set.reads_table(object_id),
+            _ => false,
+        }
+    }
+}
+
+/// Pushes the rows it is handed into the stages of the plan reading a block.
+struct PushInto<'r, 'a> {
+    rest: &'r mut [Stage<'a>],
+    f: FunctionContext,
+    stopped: bool,
+}
+
+impl ConsumeRow for PushInto<'_, '_> {
+    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
+        if !self.stopped && push(self.rest, values, &mut self.f)? == Flow::Stop {
+            self.stopped = true;
+        }
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.stopped
+    }
+}
+
+/// The left branch's end of INTERSECT and MINUS: each distinct row whose presence in the
+/// right branch's rows is `wanted` goes on.
+struct Distinct<'o, 'i, 'r, 'a> {
+    seen: HashSet<Vec<Value>>,
+    other: &'o HashSet<Vec<Value>>,
+    wanted: bool,
+    into: &'i mut PushInto<'r, 'a>,
+}
+
+impl ConsumeRow for Distinct<'_, '_, '_, '_> {
+    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
+        let row: Vec<Value> = values.iter().map(|v| v.clone().into_owned()).collect();
+        if self.other.contains(&row) != self.wanted || self.seen.contains(&row) {
+            return Ok(());
+        }
+        self.into.consume(&row)?;
+        self.seen.insert(row);
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.into.stopped()
+    }
+}

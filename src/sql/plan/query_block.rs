@@ -1,0 +1,361 @@
+//! Queries inside a query: a subquery in FROM (an inline view), a WITH query, a stored
+//! view, and the branches of a set operation. Each is planned as a plan of its own (its
+//! query block) and read by the query around it as a row source:
+//!
+//! ```text
+//!   SELECT ... FROM (SELECT d, COUNT(*) c FROM t GROUP BY d) v WHERE c > 1
+//!
+//!   SELECT STATEMENT
+//!     VIEW                      filter("C">1)     (the block's rows, pushed as they come)
+//!       HASH GROUP BY                             (the block's own lines)
+//!         TABLE ACCESS FULL T
+//! ```
+//!
+//! A WITH query is planned where it is read, once a reference (Oracle's inlining of a
+//! WITH query); it sees the WITH queries before it and those of the queries around it,
+//! never itself (WITH RECURSIVE is refused). A set operation's branches must give as
+//! many columns (ORA-01789) of one family each (ORA-01790); the result takes the first
+//! branch's column names, and its ORDER BY names them or their positions.
+
+use super::builder::ident_position;
+use super::family::{Family, expr_family};
+use super::*;
+use crate::exec::query_block::{QueryBlock, SetOperation, SetOperator};
+
+/// A WITH query in scope.
+#[derive(Clone)]
+pub(crate) struct NamedQuery<'q> {
+    pub(crate) name: String,
+    /// The names its column list gives its columns (none: the query's own names).
+    pub(crate) columns: Vec<String>,
+    pub(crate) query: &'q ast::Query,
+    /// How many of the WITH queries in scope before it it sees.
+    pub(crate) sees: usize,
+}
+
+/// Adds the queries of `with` to those in scope.
+pub(super) fn add_with<'q>(with: &'q ast::With, named: &mut Vec<NamedQuery<'q>>) -> Result<()> {
+    if with.recursive {
+        return Err(unsupported("WITH RECURSIVE".into(), with));
+    }
+    let own_start = named.len();
+    for cte in &with.cte_tables {
+        let name = ident_name(&cte.alias.name);
+        if named[own_start..].iter().any(|n| n.name == name) {
+            return Err(Error::Parse {
+                message: format!("WITH names {name} twice"),
+                position: ident_position(&cte.alias.name),
+            });
+        }
+        if cte.materialized.is_some() || cte.from.is_some() {
+            return Err(Error::Unsupported {
+                construct: format!("WITH {name} AS [NOT] MATERIALIZED"),
+                position: ident_position(&cte.alias.name),
+            });
+        }
+        let columns = cte.alias.columns.iter().map(|c| ident_name(&c.name)).collect();
+        let sees = named.len();
+        named.push(NamedQuery { name, columns, query: &cte.query, sees });
+    }
+    Ok(())
+}
+
+/// A query planned as a block of another's plan.
+pub(super) struct PlannedBlock {
+    pub(super) block: QueryBlock,
+    /// Its lines, its top line the root (the block has no SELECT STATEMENT line).
+    pub(super) tree: PlanTree,
+    pub(super) columns: Vec<String>,
+    pub(super) families: Vec<Option<Family>>,
+    pub(super) estimate: Option<Estimate>,
+}
+
+impl Builder<'_> {
+    /// Plans `query` (seeing the WITH queries `named`) as a block of this plan.
+    pub(super) fn block(&mut self, query: &ast::Query, named: &[NamedQuery<'_>]) -> Result<PlannedBlock> {
+        let planned = plan_query_in(query, self.session, self.f, named)?;
+        let Planned { source, mut stages, columns, families, mut tree, mut notes, rebind, .. } = planned;
+        if rebind.is_some() {
+            // An index range from bind variables is this execution's: an execution with
+            // other values plans the statement again.
+            self.f.taken.borrow_mut().binds.extend(0..self.f.binds.len());
+        }
+        notes.retain(|n| !self.notes.contains(n));
+        self.notes.append(&mut notes);
+        let statement = tree.root().expect("a plan has its statement's line");
+        tree.splice_out(statement);
+        match stages.pop() {
+            Some(Stage::Collect(_)) => {}
+            _ => unreachable!("a planned query's pipeline ends with its collect stage"),
+        }
+        // The lines leaving at a stage get a probe when row-source statistics are
+        // gathered; the reading line is the lowest of them on the chain from the top.
+        let order = tree.pre_order();
+        let mut probe_lines = Vec::new();
+        let mut positions = Vec::new();
+        for (line, &(id, _)) in order.iter().enumerate() {
+            if let RowsAt::Stage(n) = tree.node(id).rows_at {
+                probe_lines.push(line);
+                positions.push(n);
+            }
+        }
+        let estimate = tree.root().and_then(|r| tree.node(r).estimate);
+        let width = columns.len();
+        let block = QueryBlock::new(source, stages, width, positions, probe_lines);
+        Ok(PlannedBlock { block, tree, columns, families, estimate })
+    }
+
+    /// Adds a VIEW line reading `block` (named `object`, empty for an inline view) as the
+    /// plan's source; returns the scope its columns make, qualified by `qualifiers`.
+    pub(super) fn view_source(&mut self, block: PlannedBlock, object: &str, qualifiers: Vec<String>) -> Scope {
+        let PlannedBlock { block, tree, columns, families, estimate } = block;
+        let rule = estimate.map_or(RowsRule::Unknown, |e| RowsRule::Source(e.rows));
+        let node = self.reading(Operation::View, object, rule, Source::View(Box::new(block)));
+        self.tree.node_mut(node).estimate = estimate;
+        let top = self.tree.adopt(tree);
+        self.tree.node_mut(node).children.extend(top);
+        self.families = families;
+        Scope { names: columns, qualifiers, ..Default::default() }
+    }
+
+    /// The WITH query named `name` in scope, if there is one, planned as a block, with
+    /// its column list's names.
+    pub(super) fn named_block(&mut self, name: &str) -> Result<Option<PlannedBlock>> {
+        let named = self.named;
+        let Some(found) = named.iter().rposition(|n| n.name == name) else { return Ok(None) };
+        let definition = &named[found];
+        let mut block = self.block(definition.query, &named[..definition.sees])?;
+        rename_columns(&mut block, &definition.columns, name)?;
+        Ok(Some(block))
+    }
+
+    /// The block of a subquery in FROM, and the name its alias gives it.
+    pub(super) fn derived_block(&mut self, factor: &ast::TableFactor) -> Result<(PlannedBlock, Option<String>)> {
+        let ast::TableFactor::Derived { lateral, subquery, alias, sample } = factor else {
+            unreachable!("called for a subquery in FROM")
+        };
+        if *lateral || sample.is_some() {
+            return Err(unsupported(format!("FROM {factor}"), factor));
+        }
+        let named = self.named;
+        let block = self.block(subquery, named)?;
+        Ok((block, alias.as_ref().map(|a| ident_name(&a.name))))
+    }
+
+    /// The block of the WITH query or the stored view `name` names, when it names one
+    /// (a WITH query hides a view of its name).
+    pub(super) fn named_block_of(&mut self, name: &ast::ObjectName) -> Result<Option<PlannedBlock>> {
+        if name.0.len() != 1 {
+            return Ok(None);
+        }
+        let name = crate::sql::bind::function_name(name);
+        if let Some(block) = self.named_block(&name)? {
+            return Ok(Some(block));
+        }
+        let Some(view) = self.session.db.catalog.view(&name) else { return Ok(None) };
+        let _expanding = crate::sql::view_ddl::Expanding::enter(&view.name)?;
+        let query = crate::sql::view_ddl::view_query(&view)?;
+        let mut block = self.block(&query, &[]).map_err(|e| Error::InvalidValue {
+            context: view.name.clone(),
+            message: format!("ORA-04063: view has errors: {e}"),
+        })?;
+        rename_columns(&mut block, &view.columns, &view.name)?;
+        Ok(Some(block))
+    }
+
+    /// Plans a query whose body is a set operation (or a parenthesized query with its own
+    /// ORDER BY or row limit outside).
+    pub(super) fn set_query<'a>(mut self, query: &ast::Query) -> Result<Planned<'a>> {
+        let (columns, families) = self.set_source(&query.body)?;
+        let scope = Scope { names: columns.clone(), ..Default::default() };
+        let exprs = (0..columns.len()).map(Expr::Column).collect();
+        self.project_order_and_limit(query, false, &scope, None, exprs, &columns)?;
+        Ok(self.finish(columns, families, false))
+    }
+
+    /// Adds the lines of a set operation's body (the source the rest reads); returns its
+    /// columns' names and families.
+    fn set_source(&mut self, body: &ast::SetExpr) -> Result<(Vec<String>, Vec<Option<Family>>)> {
+        let ast::SetExpr::SetOperation { op, set_quantifier, left, right } = body else {
+            let query = match body {
+                ast::SetExpr::Query(q) => q.as_ref().clone(),
+                other => branch_query(other),
+            };
+            let named = self.named;
+            let block = self.block(&query, named)?;
+            let families = block.families.clone();
+            let scope = self.view_source(block, "", Vec::new());
+            return Ok((scope.names, families));
+        };
+        let distinct = match set_quantifier {
+            ast::SetQuantifier::All => false,
+            ast::SetQuantifier::Distinct | ast::SetQuantifier::None => true,
+            other => return Err(unsupported(format!("{op} {other}"), body)),
+        };
+        let (operator, operation) = match op {
+            ast::SetOperator::Union => (SetOperator::UnionAll, Operation::UnionAll),
+            ast::SetOperator::Intersect if distinct => (SetOperator::Intersect, Operation::IntersectionHash),
+            ast::SetOperator::Minus | ast::SetOperator::Except if distinct => {
+                (SetOperator::Minus, Operation::MinusHash)
+            }
+            _ => return Err(unsupported(format!("{op} {set_quantifier}"), body)),
+        };
+        // A chain of UNIONs is one UNION-ALL of all its branches (under one HASH UNIQUE
+        // when the last is UNION: it makes the rows of the whole chain distinct).
+        let mut branches = vec![right.as_ref()];
+        let mut at = left.as_ref();
+        while operator == SetOperator::UnionAll
+            && let ast::SetExpr::SetOperation { op: ast::SetOperator::Union, set_quantifier: q, left, right } = at
+            && (distinct || *q == ast::SetQuantifier::All)
+        {
+            branches.push(right);
+            at = left;
+        }
+        branches.push(at);
+        branches.reverse();
+        let mut planned = Vec::with_capacity(branches.len());
+        for branch in branches {
+            let query = match branch {
+                ast::SetExpr::Query(q) => q.as_ref().clone(),
+                other => branch_query(other),
+            };
+            let named = self.named;
+            planned.push((self.block(&query, named)?, branch));
+        }
+        let (columns, families) = result_columns(&planned, op)?;
+        let rows: Option<f64> = planned.iter().map(|(b, _)| b.estimate.map(|e| e.rows)).sum();
+        let cost: f64 = planned.iter().filter_map(|(b, _)| b.estimate.map(|e| e.cost)).sum();
+        let mut blocks = Vec::with_capacity(planned.len());
+        let mut trees = Vec::with_capacity(planned.len());
+        for (b, _) in planned {
+            blocks.push(b.block);
+            trees.push(b.tree);
+        }
+        let rows = match operator {
+            SetOperator::UnionAll => rows,
+            SetOperator::Intersect | SetOperator::Minus => rows.map(|_| trees_first_rows(&trees)),
+        };
+        let rule = rows.map_or(RowsRule::Unknown, RowsRule::Source);
+        let node = self.reading(
+            operation,
+            "",
+            rule,
+            Source::SetOperation(Box::new(SetOperation { operator, branches: blocks })),
+        );
+        self.tree.node_mut(node).estimate = rows.map(|rows| Estimate { rows, cost });
+        for tree in trees {
+            let top = self.tree.adopt(tree);
+            self.tree.node_mut(node).children.extend(top);
+        }
+        if distinct && operator == SetOperator::UnionAll {
+            let keys = (0..columns.len()).map(Expr::Column).collect();
+            let stage = Stage::Aggregate(AggregateStage::new(keys, Vec::new(), None));
+            self.running(Operation::HashUnique, RowsRule::Groups(None), stage);
+        }
+        Ok((columns, families))
+    }
+}
+
+/// The family of each of a fixed view's `width` columns: that of its first non-NULL value.
+pub(super) fn fixed_families(width: usize, rows: &[Vec<Value>]) -> Vec<Option<Family>> {
+    (0..width).map(|c| rows.iter().find_map(|r| r.get(c).and_then(Family::of_value))).collect()
+}
+
+/// The estimated rows of the first of `trees` (what INTERSECT and MINUS give at most).
+fn trees_first_rows(trees: &[PlanTree]) -> f64 {
+    trees.first().and_then(|t| t.root().and_then(|r| t.node(r).estimate)).map_or(1.0, |e| e.rows)
+}
+
+/// A set operation's branch as a query of its own.
+fn branch_query(body: &ast::SetExpr) -> ast::Query {
+    ast::Query {
+        with: None,
+        body: Box::new(body.clone()),
+        order_by: None,
+        limit_clause: None,
+        fetch: None,
+        locks: Vec::new(),
+        for_clause: None,
+        settings: None,
+        format_clause: None,
+        pipe_operators: Vec::new(),
+    }
+}
+
+/// A set operation's result columns: the first branch's names, and for each column the
+/// family its branches give. Refuses branches of other widths (ORA-01789) or of
+/// another family in a column (ORA-01790).
+fn result_columns(
+    branches: &[(PlannedBlock, &ast::SetExpr)],
+    op: &ast::SetOperator,
+) -> Result<(Vec<String>, Vec<Option<Family>>)> {
+    let (first, _) = &branches[0];
+    let mut families = first.families.clone();
+    for (block, body) in &branches[1..] {
+        if block.columns.len() != first.columns.len() {
+            return Err(Error::Parse {
+                message: format!(
+                    "ORA-01789: query block has incorrect number of result columns ({} in a branch of {op}, {} in the first)",
+                    block.columns.len(),
+                    first.columns.len()
+                ),
+                position: position_of(*body),
+            });
+        }
+        for (c, (known, theirs)) in families.iter_mut().zip(&block.families).enumerate() {
+            match (*known, *theirs) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err(Error::InvalidValue {
+                        context: op.to_string(),
+                        message: format!(
+                            "ORA-01790: expression must have same datatype as corresponding expression (column {} is {} in one branch, {} in another)",
+                            c + 1,
+                            a.name(),
+                            b.name()
+                        ),
+                    });
+                }
+                (None, Some(b)) => *known = Some(b),
+                _ => {}
+            }
+        }
+    }
+    Ok((first.columns.clone(), families))
+}
+
+/// Renames a block's columns by a column list (`WITH q (a, b) AS ...`, `(...) v (a, b)`).
+pub(super) fn rename_columns(block: &mut PlannedBlock, names: &[String], of: &str) -> Result<()> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    if names.len() != block.columns.len() {
+        return Err(Error::InvalidValue {
+            context: of.to_owned(),
+            message: format!(
+                "its column list names {} columns, but its query gives {}",
+                names.len(),
+                block.columns.len()
+            ),
+        });
+    }
+    block.columns = names.to_vec();
+    Ok(())
+}
+
+impl Builder<'_> {
+    /// The families of the select list `exprs`: over the aggregate's output (its keys,
+    /// then its calls) when the query aggregates, else over the FROM clause's columns.
+    pub(super) fn output_families(&self, exprs: &[Expr]) -> Vec<Option<Family>> {
+        let source = |c: usize| self.families.get(c).copied().flatten();
+        let aggregate =
+            self.tree.stages().filter_map(|s| if let Stage::Aggregate(a) = s { Some(a) } else { None }).last();
+        match aggregate {
+            Some(a) => {
+                let mut grouped: Vec<Option<Family>> = a.group_by.iter().map(|k| expr_family(k, &source)).collect();
+                grouped.extend(a.calls.iter().map(|c| super::family::aggregate_family(c, &source)));
+                exprs.iter().map(|e| expr_family(e, &|c| grouped.get(c).copied().flatten())).collect()
+            }
+            None => exprs.iter().map(|e| expr_family(e, &source)).collect(),
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! CREATE [OR REPLACE] VIEW and DROP VIEW. A view is stored as the text of its query and
+//! its columns' names (see [`crate::catalog::ViewDef`]); a query naming it plans that
+//! text as an inline view. CREATE plans the query once, so a view that does not plan
+//! (a table it reads is missing, a column name is wrong) is refused then, and a view
+//! whose definition reads itself, directly or through other views, is refused (ORA-01731).
+//!
+//! Invariant: a stored view's text planned on its creation and its column count matched
+//! its query's; a query naming a view whose tables changed since plans the text again
+//! and reports what no longer plans.
+
+use super::ddl::{new_object_name, single_name};
+use super::result::{QueryResult, StatementKind};
+use crate::catalog::ViewDef;
+use crate::error::{Error, Result};
+use crate::instance::Session;
+use sqlparser::ast;
+use std::cell::RefCell;
+
+/// Most views a query may expand inside one another.
+const MAX_VIEW_DEPTH: usize = 32;
+
+thread_local! {
+    /// The views being planned on this thread, outermost first.
+    static EXPANDING: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A view's name on the stack of views being planned, while it lives.
+pub(crate) struct Expanding(());
+
+impl Expanding {
+    /// Marks view `name` as being planned; refuses a view already being planned (a
+    /// circular definition) and views nested past [`MAX_VIEW_DEPTH`].
+    pub(crate) fn enter(name: &str) -> Result<Expanding> {
+        EXPANDING.with(|stack| {
+            let mut stack = stack.borrow_mut();
+            if stack.iter().any(|n| n == name) {
+                return Err(Error::InvalidValue {
+                    context: name.to_owned(),
+                    message: "ORA-01731: circular view definition encountered".into(),
+                });
+            }
+            if stack.len() >= MAX_VIEW_DEPTH {
+                return Err(Error::unsupported(format!("views nested more than {MAX_VIEW_DEPTH} deep")));
+            }
+            stack.push(name.to_owned());
+            Ok(Expanding(()))
+        })
+    }
+}
+
+impl Drop for Expanding {
+    fn drop(&mut self) {
+        EXPANDING.with(|stack| stack.borrow_mut().pop());
+    }
+}
+
+/// The stored query of view `view`, parsed.
+pub(crate) fn view_query(view: &ViewDef) -> Result<ast::Query> {
+    let dialect = sqlparser::dialect::OracleDialect {};
+    sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(&view.text)
+        .and_then(|mut p| p.parse_query())
+        .map(|q| *q)
+        .map_err(|e| Error::InvalidValue {
+            context: view.name.clone(),
+            message: format!("ORA-04063: view has errors: its stored text does not parse ({e})"),
+        })
+}
+
+pub fn create_view(session: &Session, create: &ast::CreateView) -> Result<QueryResult> {
+    if create.or_alter
+        || create.materialized
+        || create.secure
+        || create.temporary
+        || create.if_not_exists
+        || create.to.is_some()
+        || create.params.is_some()
+        || !create.cluster_by.is_empty()
+        || create.comment.is_some()
+        || create.with_no_schema_binding
+        || create.copy_grants
+        || !matches!(create.options, ast::CreateTableOptions::None)
+    {
+        return Err(Error::unsupported(format!("CREATE VIEW form {create}")));
+    }
+    let name = new_object_name(&create.name, "view")?;
+    if session.db.catalog.table(&name).is_some() || session.db.catalog.index(&name).is_some() {
+        return Err(Error::ObjectExists { kind: "object", name });
+    }
+    if !create.or_replace && session.db.catalog.view(&name).is_some() {
+        return Err(Error::ObjectExists { kind: "view", name });
+    }
+    let query_columns = {
+        let _expanding = Expanding::enter(&name)?;
+        let f = crate::expr::functions::FunctionContext::new(crate::types::local_now(), 0);
+        super::plan::plan_query(&create.query, session, &f)?.columns
+    };
+    let columns: Vec<String> = if create.columns.is_empty() {
+        query_columns
+    } else {
+        if create.columns.len() != query_columns.len() {
+            return Err(Error::InvalidValue {
+                context: name,
+                message: format!(
+                    "ORA-01730: invalid number of column names specified ({} named, the query gives {})",
+                    create.columns.len(),
+                    query_columns.len()
+                ),
+            });
+        }
+        create.columns.iter().map(|c| super::bind::ident_name(&c.name)).collect()
+    };
+    for (i, column) in columns.iter().enumerate() {
+        if columns[..i].contains(column) {
+            return Err(Error::InvalidValue {
+                context: name,
+                message: format!("ORA-00957: duplicate column name {column} (give the query's columns aliases)"),
+            });
+        }
+    }
+    let view = ViewDef { name, text: create.query.to_string(), columns, created: crate::types::local_now() };
+    session.db.catalog.create_view(view, create.or_replace)?;
+    Ok(QueryResult::message(StatementKind::Ddl, "View created."))
+}
+
+pub fn drop_view(session: &Session, names: &[ast::ObjectName], if_exists: bool) -> Result<QueryResult> {
+    for name in names {
+        let name = single_name(name)?;
+        if session.db.catalog.view(&name).is_none() {
+            if if_exists {
+                continue;
+            }
+            return Err(Error::UnknownObject { kind: "view", name });
+        }
+        session.db.catalog.remove_view(&name)?;
+    }
+    Ok(QueryResult::message(StatementKind::Ddl, "View dropped."))
+}
