@@ -12,48 +12,23 @@
 //! each distinct row of the left branch that the set holds (INTERSECT) or does not hold
 //! (MINUS). Rows compare as GROUP BY compares them: NULLs equal each other.
 //!
-//! Invariant: a block's kept stages never hold a sink (its constructor refuses one and a
-//! run takes its own sink off again), so a block is `Send` like the rest of a kept plan.
+//! The types live in `source`, beside the enum they recurse through; running them is
+//! this module's. Invariant: a block's kept stages never hold a sink (its constructor
+//! refuses one and a run takes its own sink off again), so a block is `Send` like the
+//! rest of a kept plan.
 
 use super::ExecContext;
 use super::downstream::{ConsumeRow, RowSink};
 use super::join::{Counted, Forward};
 use super::pipeline::{Stage, insert_probes, probe_at, push};
-use super::source::{InputFigures, Source};
+use super::source::{BlockStages, InputFigures, Source};
+pub use super::source::{QueryBlock, SetOperation, SetOperator};
 use crate::access::Flow;
 use crate::error::{Error, Result};
 use crate::expr::functions::FunctionContext;
 use crate::types::{Datum, Value};
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
-
-/// A query's plan run as the row source of another.
-pub struct QueryBlock {
-    pub source: Source,
-    stages: BlockStages,
-    /// The columns of its result rows.
-    pub width: usize,
-    /// Where the probes of row-source statistics go in its stages (a probe at `p` sees
-    /// what leaves the first `p` stages), one per plan line inside the block that leaves
-    /// at a stage, in the order of [`QueryBlock::line_rows`].
-    probe_positions: Vec<usize>,
-    /// The plan line of each probe: its place in the pre-order of the block's own lines
-    /// (the block's top line is 0).
-    pub probe_lines: Vec<usize>,
-    /// What it did in the statement's last run: its starts, rows, gets, reads and time.
-    pub figures: Cell<InputFigures>,
-    /// The rows that passed each probe position, all runs of the last execution together
-    /// (gathered only with row-source statistics).
-    pub line_rows: RefCell<Vec<u64>>,
-}
-
-/// A block's stages between its runs: never a sink (see the module's invariant).
-struct BlockStages(RefCell<Vec<Stage<'static>>>);
-
-// SAFETY: every kind of stage but a sink is `Send` (the check in `sql::cursor` proves
-// it of each), and `BlockStages` never holds a sink: `QueryBlock::new` refuses one and a
-// run takes the sink it added off before it puts the stages back.
-unsafe impl Send for BlockStages {}
 
 impl QueryBlock {
     /// The block reading `source` through `stages` (which end with no collect or sink of
@@ -72,7 +47,7 @@ impl QueryBlock {
         let lines = probe_positions.len();
         QueryBlock {
             source,
-            stages: BlockStages(RefCell::new(stages)),
+            stages: BlockStages::new(stages),
             width,
             probe_positions,
             probe_lines,
@@ -97,7 +72,7 @@ impl QueryBlock {
 
     /// Runs the block, handing each of its rows to `consumer`.
     pub fn run_into(&self, consumer: &mut dyn ConsumeRow, ctx: &mut ExecContext<'_>) -> Result<()> {
-        let Ok(mut kept) = self.stages.0.try_borrow_mut() else {
+        let Some(mut kept) = self.stages.borrow() else {
             return Err(Error::unsupported("a query block read inside its own run"));
         };
         let mut stages: Vec<Stage<'_>> = std::mem::take(&mut *kept);
@@ -124,24 +99,6 @@ impl QueryBlock {
     fn reads_table(&self, object_id: u32) -> bool {
         self.source.reads_table(object_id)
     }
-}
-
-/// Which rows a set operation over two or more query blocks gives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetOperator {
-    /// Every row of every branch (UNION ALL; UNION is this under a HASH UNIQUE).
-    UnionAll,
-    /// The distinct rows of the first branch the second also gives.
-    Intersect,
-    /// The distinct rows of the first branch the second does not give.
-    Minus,
-}
-
-/// A set operation over query blocks, run as a row source.
-pub struct SetOperation {
-    pub operator: SetOperator,
-    /// The branches, left to right (two for INTERSECT and MINUS).
-    pub branches: Vec<QueryBlock>,
 }
 
 impl SetOperation {

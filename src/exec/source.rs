@@ -18,7 +18,7 @@ use crate::catalog::TableDef;
 use crate::error::Result;
 use crate::expr::Expr;
 use crate::types::{DataType, Datum, Value};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 pub enum Source {
@@ -43,9 +43,9 @@ pub enum Source {
     /// HASH JOIN, NESTED LOOPS or MERGE JOIN of two inputs.
     Join(Box<Join>),
     /// VIEW: a query read as a row source.
-    View(Box<super::query_block::QueryBlock>),
+    View(Box<QueryBlock>),
     /// UNION-ALL, INTERSECTION HASH or MINUS HASH of query blocks.
-    SetOperation(Box<super::query_block::SetOperation>),
+    SetOperation(Box<SetOperation>),
 }
 
 impl Source {
@@ -249,4 +249,65 @@ pub struct Join {
     /// a row pushed on is column `output[i]` of the joined row (the root join of a
     /// reordered FROM clause gives its columns back in the clause's order).
     pub output: Option<Vec<usize>>,
+}
+
+// A query block is a source whose plan is a source and stages of its own: the types live
+// here too; running one is `super::query_block`'s.
+
+/// A query's plan run as the row source of another.
+pub struct QueryBlock {
+    pub source: Source,
+    pub(super) stages: BlockStages,
+    /// The columns of its result rows.
+    pub width: usize,
+    /// Where the probes of row-source statistics go in its stages (a probe at `p` sees
+    /// what leaves the first `p` stages), one per plan line inside the block that leaves
+    /// at a stage, in the order of [`QueryBlock::line_rows`].
+    pub(super) probe_positions: Vec<usize>,
+    /// The plan line of each probe: its place in the pre-order of the block's own lines
+    /// (the block's top line is 0).
+    pub probe_lines: Vec<usize>,
+    /// What it did in the statement's last run: its starts, rows, gets, reads and time.
+    pub figures: Cell<InputFigures>,
+    /// The rows that passed each probe position, all runs of the last execution together
+    /// (gathered only with row-source statistics).
+    pub line_rows: RefCell<Vec<u64>>,
+}
+
+/// A block's stages between its runs: never a sink (see the module's invariant).
+pub struct BlockStages(RefCell<Vec<Stage<'static>>>);
+
+// SAFETY: every kind of stage but a sink is `Send` (the check in `sql::cursor` proves
+// it of each), and `BlockStages` never holds a sink: `BlockStages::new` is only given
+// stages without one (`QueryBlock::new` checks) and a run takes the sink it added off
+// before it puts the stages back.
+unsafe impl Send for BlockStages {}
+
+impl BlockStages {
+    pub(super) fn new(stages: Vec<Stage<'static>>) -> BlockStages {
+        BlockStages(RefCell::new(stages))
+    }
+
+    /// The stages, for one run (`None` while a run has them).
+    pub(super) fn borrow(&self) -> Option<std::cell::RefMut<'_, Vec<Stage<'static>>>> {
+        self.0.try_borrow_mut().ok()
+    }
+}
+
+/// Which rows a set operation over two or more query blocks gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOperator {
+    /// Every row of every branch (UNION ALL; UNION is this under a HASH UNIQUE).
+    UnionAll,
+    /// The distinct rows of the first branch the second also gives.
+    Intersect,
+    /// The distinct rows of the first branch the second does not give.
+    Minus,
+}
+
+/// A set operation over query blocks, run as a row source.
+pub struct SetOperation {
+    pub operator: SetOperator,
+    /// The branches, left to right (two for INTERSECT and MINUS).
+    pub branches: Vec<QueryBlock>,
 }

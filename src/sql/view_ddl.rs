@@ -14,58 +14,6 @@ use crate::catalog::ViewDef;
 use crate::error::{Error, Result};
 use crate::instance::Session;
 use sqlparser::ast;
-use std::cell::RefCell;
-
-/// Most views a query may expand inside one another.
-const MAX_VIEW_DEPTH: usize = 32;
-
-thread_local! {
-    /// The views being planned on this thread, outermost first.
-    static EXPANDING: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-}
-
-/// A view's name on the stack of views being planned, while it lives.
-pub(crate) struct Expanding(());
-
-impl Expanding {
-    /// Marks view `name` as being planned; refuses a view already being planned (a
-    /// circular definition) and views nested past [`MAX_VIEW_DEPTH`].
-    pub(crate) fn enter(name: &str) -> Result<Expanding> {
-        EXPANDING.with(|stack| {
-            let mut stack = stack.borrow_mut();
-            if stack.iter().any(|n| n == name) {
-                return Err(Error::InvalidValue {
-                    context: name.to_owned(),
-                    message: "ORA-01731: circular view definition encountered".into(),
-                });
-            }
-            if stack.len() >= MAX_VIEW_DEPTH {
-                return Err(Error::unsupported(format!("views nested more than {MAX_VIEW_DEPTH} deep")));
-            }
-            stack.push(name.to_owned());
-            Ok(Expanding(()))
-        })
-    }
-}
-
-impl Drop for Expanding {
-    fn drop(&mut self) {
-        EXPANDING.with(|stack| stack.borrow_mut().pop());
-    }
-}
-
-/// The stored query of view `view`, parsed.
-pub(crate) fn view_query(view: &ViewDef) -> Result<ast::Query> {
-    let dialect = sqlparser::dialect::OracleDialect {};
-    sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(&view.text)
-        .and_then(|mut p| p.parse_query())
-        .map(|q| *q)
-        .map_err(|e| Error::InvalidValue {
-            context: view.name.clone(),
-            message: format!("ORA-04063: view has errors: its stored text does not parse ({e})"),
-        })
-}
 
 pub fn create_view(session: &Session, create: &ast::CreateView) -> Result<QueryResult> {
     if create.or_alter
@@ -91,7 +39,7 @@ pub fn create_view(session: &Session, create: &ast::CreateView) -> Result<QueryR
         return Err(Error::ObjectExists { kind: "view", name });
     }
     let query_columns = {
-        let _expanding = Expanding::enter(&name)?;
+        let _expanding = super::plan::Expanding::enter(&name)?;
         let f = crate::expr::functions::FunctionContext::new(crate::types::local_now(), 0);
         super::plan::plan_query(&create.query, session, &f)?.columns
     };

@@ -800,9 +800,3 @@ fn refuse_string_alias(expr: &ast::Expr, alias: &ast::Ident) -> Result<()> {
         position: (end.line > 0).then(|| format!("line {}, column {}", end.line, end.column)),
     })
 }
-
-/// Where an identifier starts (None when the parser gave it no place).
-pub(super) fn ident_position(ident: &ast::Ident) -> Option<String> {
-    let start = ident.span.start;
-    (start.line > 0).then(|| format!("line {}, column {}", start.line, start.column))
-}

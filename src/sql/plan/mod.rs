@@ -67,6 +67,7 @@ use constants::*;
 pub(crate) use constants::{rownum_limit, split_and};
 pub use explain::format_plan;
 use family::Family;
+pub use query_block::Expanding;
 use query_block::{NamedQuery, fixed_families};
 pub use tree::{Estimate, NodeId, PlanNode, PlanTree, Predicate, RowsAt, RowsRule};
 use unsupported::*;
@@ -325,4 +326,10 @@ fn heading_text(text: &str) -> String {
         }
     }
     out
+}
+
+/// Where an identifier starts (None when the parser gave it no place).
+fn ident_position(ident: &ast::Ident) -> Option<String> {
+    let start = ident.span.start;
+    (start.line > 0).then(|| format!("line {}, column {}", start.line, start.column))
 }

@@ -17,10 +17,62 @@
 //! many columns (ORA-01789) of one family each (ORA-01790); the result takes the first
 //! branch's column names, and its ORDER BY names them or their positions.
 
-use super::builder::ident_position;
 use super::family::{Family, expr_family};
 use super::*;
+use crate::catalog::ViewDef;
 use crate::exec::query_block::{QueryBlock, SetOperation, SetOperator};
+use std::cell::RefCell;
+
+/// Most views a query may expand inside one another.
+const MAX_VIEW_DEPTH: usize = 32;
+
+thread_local! {
+    /// The views being planned on this thread, outermost first.
+    static EXPANDING: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A view's name on the stack of views being planned, while it lives.
+pub struct Expanding(());
+
+impl Expanding {
+    /// Marks view `name` as being planned; refuses a view already being planned (a
+    /// circular definition) and views nested past [`MAX_VIEW_DEPTH`].
+    pub fn enter(name: &str) -> Result<Expanding> {
+        EXPANDING.with(|stack| {
+            let mut stack = stack.borrow_mut();
+            if stack.iter().any(|n| n == name) {
+                return Err(Error::InvalidValue {
+                    context: name.to_owned(),
+                    message: "ORA-01731: circular view definition encountered".into(),
+                });
+            }
+            if stack.len() >= MAX_VIEW_DEPTH {
+                return Err(Error::unsupported(format!("views nested more than {MAX_VIEW_DEPTH} deep")));
+            }
+            stack.push(name.to_owned());
+            Ok(Expanding(()))
+        })
+    }
+}
+
+impl Drop for Expanding {
+    fn drop(&mut self) {
+        EXPANDING.with(|stack| stack.borrow_mut().pop());
+    }
+}
+
+/// The stored query of view `view`, parsed.
+fn view_query(view: &ViewDef) -> Result<ast::Query> {
+    let dialect = sqlparser::dialect::OracleDialect {};
+    sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(&view.text)
+        .and_then(|mut p| p.parse_query())
+        .map(|q| *q)
+        .map_err(|e| Error::InvalidValue {
+            context: view.name.clone(),
+            message: format!("ORA-04063: view has errors: its stored text does not parse ({e})"),
+        })
+}
 
 /// A WITH query in scope.
 #[derive(Clone)]
@@ -153,8 +205,8 @@ impl Builder<'_> {
             return Ok(Some(block));
         }
         let Some(view) = self.session.db.catalog.view(&name) else { return Ok(None) };
-        let _expanding = crate::sql::view_ddl::Expanding::enter(&view.name)?;
-        let query = crate::sql::view_ddl::view_query(&view)?;
+        let _expanding = Expanding::enter(&view.name)?;
+        let query = view_query(&view)?;
         let mut block = self.block(&query, &[]).map_err(|e| Error::InvalidValue {
             context: view.name.clone(),
             message: format!("ORA-04063: view has errors: {e}"),

@@ -1,0 +1,302 @@
+//! Queries inside queries: inline views, WITH queries, stored views and set operations,
+//! checked against SQLite (an independent engine) on random tables with NULLs and
+//! repeated rows; then stored views through their life (CREATE, OR REPLACE, DROP,
+//! reopening the database, a kept plan after a change), the refusals Oracle makes, and
+//! the plan lines and row-source statistics of a view and a set operation.
+
+mod common;
+
+use common::*;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+
+/// Rows of a table `(k, v, n)`: a small key, a short string or NULL, a number or NULL.
+fn table_rows() -> impl Strategy<Value = Vec<(i64, Option<String>, Option<i64>)>> {
+    let v = proptest::option::weighted(0.8, "[ab]{1,2}");
+    let n = proptest::option::weighted(0.8, -3i64..3);
+    proptest::collection::vec((0i64..4, v, n), 0..25)
+}
+
+/// (lioscope's query, SQLite's): every ORDER BY orders the rows completely, NULLs placed
+/// alike in both (Oracle's NULLs sort last ascending, SQLite's first).
+const QUERIES: &[(&str, &str)] = &[
+    (
+        "SELECT * FROM (SELECT k, COUNT(*) c, SUM(n) s FROM a GROUP BY k) x WHERE c > 1 ORDER BY k",
+        "SELECT * FROM (SELECT k, COUNT(*) c, SUM(n) s FROM a GROUP BY k) x WHERE c > 1 ORDER BY k",
+    ),
+    (
+        "WITH g AS (SELECT k, MAX(n) m FROM b GROUP BY k) SELECT a.k, a.v, g.m FROM a JOIN g ON a.k = g.k \
+         ORDER BY a.k, a.v NULLS LAST, g.m",
+        "WITH g AS (SELECT k, MAX(n) m FROM b GROUP BY k) SELECT a.k, a.v, g.m FROM a JOIN g ON a.k = g.k \
+         ORDER BY a.k, a.v NULLS LAST, g.m",
+    ),
+    (
+        "WITH g AS (SELECT k, COUNT(v) c FROM b GROUP BY k) SELECT a.k, COUNT(*), MAX(g.c) FROM a LEFT JOIN g \
+         ON a.k = g.k AND g.c > 1 GROUP BY a.k ORDER BY a.k",
+        "WITH g AS (SELECT k, COUNT(v) c FROM b GROUP BY k) SELECT a.k, COUNT(*), MAX(g.c) FROM a LEFT JOIN g \
+         ON a.k = g.k AND g.c > 1 GROUP BY a.k ORDER BY a.k",
+    ),
+    (
+        "WITH x AS (SELECT k, n FROM a WHERE n IS NOT NULL), y AS (SELECT k, SUM(n) s FROM x GROUP BY k) \
+         SELECT y.k, y.s, 1 one FROM y ORDER BY y.k",
+        "WITH x AS (SELECT k, n FROM a WHERE n IS NOT NULL), y AS (SELECT k, SUM(n) s FROM x GROUP BY k) \
+         SELECT y.k, y.s, 1 one FROM y ORDER BY y.k",
+    ),
+    (
+        "SELECT k, v FROM a UNION SELECT k, v FROM b ORDER BY 1, 2",
+        "SELECT k, v FROM a UNION SELECT k, v FROM b ORDER BY 1, 2 NULLS LAST",
+    ),
+    (
+        "SELECT k, n FROM a WHERE n > 0 UNION ALL SELECT k, n FROM b WHERE v = 'a' ORDER BY k, n",
+        "SELECT k, n FROM a WHERE n > 0 UNION ALL SELECT k, n FROM b WHERE v = 'a' ORDER BY k, n NULLS LAST",
+    ),
+    (
+        "SELECT v, n FROM a INTERSECT SELECT v, n FROM b ORDER BY v, n",
+        "SELECT v, n FROM a INTERSECT SELECT v, n FROM b ORDER BY v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v FROM a MINUS SELECT k, v FROM b ORDER BY k, v",
+        "SELECT k, v FROM a EXCEPT SELECT k, v FROM b ORDER BY k, v NULLS LAST",
+    ),
+    (
+        "SELECT k FROM a EXCEPT SELECT k FROM b WHERE n > 0 ORDER BY k",
+        "SELECT k FROM a EXCEPT SELECT k FROM b WHERE n > 0 ORDER BY k",
+    ),
+    (
+        "SELECT COUNT(*), SUM(n) FROM (SELECT n FROM a UNION ALL SELECT n FROM b UNION ALL SELECT k FROM a)",
+        "SELECT COUNT(*), SUM(n) FROM (SELECT n FROM a UNION ALL SELECT n FROM b UNION ALL SELECT k FROM a)",
+    ),
+    (
+        "SELECT k FROM a UNION ALL SELECT k FROM b UNION SELECT n FROM a ORDER BY 1",
+        "SELECT k FROM a UNION ALL SELECT k FROM b UNION SELECT n FROM a ORDER BY 1 NULLS LAST",
+    ),
+    (
+        "SELECT u.k, COUNT(*) FROM (SELECT k FROM a UNION SELECT k FROM b) u GROUP BY u.k ORDER BY u.k",
+        "SELECT u.k, COUNT(*) FROM (SELECT k FROM a UNION SELECT k FROM b) u GROUP BY u.k ORDER BY u.k",
+    ),
+    (
+        "SELECT x.k, x.c, y.c FROM (SELECT k, COUNT(*) c FROM a GROUP BY k) x \
+         FULL JOIN (SELECT k, COUNT(*) c FROM b GROUP BY k) y ON x.k = y.k ORDER BY x.k, y.k",
+        "SELECT x.k, x.c, y.c FROM (SELECT k, COUNT(*) c FROM a GROUP BY k) x \
+         FULL JOIN (SELECT k, COUNT(*) c FROM b GROUP BY k) y ON x.k = y.k ORDER BY x.k NULLS LAST, y.k NULLS LAST",
+    ),
+    (
+        "SELECT * FROM (SELECT k, v FROM a ORDER BY k DESC, v) WHERE ROWNUM <= 3",
+        "SELECT * FROM (SELECT k, v FROM a ORDER BY k DESC, v NULLS LAST) LIMIT 3",
+    ),
+    (
+        "SELECT DISTINCT s FROM (SELECT k + n s FROM a) WHERE s IS NOT NULL ORDER BY s",
+        "SELECT DISTINCT s FROM (SELECT k + n s FROM a) WHERE s IS NOT NULL ORDER BY s",
+    ),
+];
+
+/// A value as `lines` prints it: NULL as nothing.
+fn sqlite_text(v: rusqlite::types::Value) -> String {
+    match v {
+        rusqlite::types::Value::Integer(i) => i.to_string(),
+        rusqlite::types::Value::Text(t) => t,
+        rusqlite::types::Value::Real(r) => r.to_string(),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn views_with_queries_and_set_operations_answer_as_sqlite_does() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    for t in ["a", "b"] {
+        exec(&s, &format!("CREATE TABLE {t} (k NUMBER, v VARCHAR2(10), n NUMBER)"));
+        conn.execute_batch(&format!("CREATE TABLE {t} (k INTEGER, v TEXT, n INTEGER)")).unwrap();
+    }
+    // A failing case's seed is saved in tests/query_blocks.proptest-regressions and run
+    // first next time; PROPTEST_CASES sets how many cases run.
+    let mut runner = TestRunner::new(Config {
+        cases: cases_or(40),
+        source_file: Some(file!()),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..Config::default()
+    });
+    runner
+        .run(&(table_rows(), table_rows()), |(a, b)| {
+            for (t, rows) in [("a", &a), ("b", &b)] {
+                exec(&s, &format!("TRUNCATE TABLE {t}"));
+                conn.execute(&format!("DELETE FROM {t}"), []).unwrap();
+                for (k, v, n) in rows {
+                    let text = |x: Option<String>| x.unwrap_or_else(|| "NULL".into());
+                    let (v, n) = (text(v.as_ref().map(|v| format!("'{v}'"))), text(n.map(|n| n.to_string())));
+                    let insert = format!("INSERT INTO {t} VALUES ({k}, {v}, {n})");
+                    exec(&s, &insert);
+                    conn.execute(&insert, []).unwrap();
+                }
+            }
+            for (ours, theirs) in QUERIES {
+                let got = lines(&s, ours);
+                let mut statement = conn.prepare(theirs).unwrap();
+                let columns = statement.column_count();
+                let expected: Vec<String> = statement
+                    .query_map([], |r| {
+                        Ok((0..columns).map(|i| sqlite_text(r.get(i).unwrap())).collect::<Vec<_>>().join("|"))
+                    })
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect();
+                prop_assert_eq!(&got, &expected, "{} on a={:?} b={:?}", ours, a, b);
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_stored_view_lives_through_replace_drop_and_reopening() {
+    let (_dir, path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER PRIMARY KEY, d VARCHAR2(10), v NUMBER)");
+    exec(&s, "INSERT INTO t SELECT LEVEL, 'd' || MOD(LEVEL, 3), LEVEL * 10 FROM dual CONNECT BY LEVEL <= 10");
+    exec(&s, "COMMIT");
+    exec(&s, "CREATE VIEW per_d AS SELECT d, COUNT(*) c, SUM(v) s FROM t GROUP BY d");
+    exec(&s, "CREATE VIEW big (name, how_many) AS SELECT d, c FROM per_d WHERE c > 3");
+    assert_eq!(lines(&s, "SELECT * FROM per_d ORDER BY d"), ["d0|3|180", "d1|4|220", "d2|3|150"]);
+    assert_eq!(lines(&s, "SELECT name, how_many FROM big"), ["d1|4"]);
+    assert_eq!(
+        lines(&s, "SELECT view_name, text FROM user_views ORDER BY 1"),
+        ["BIG|SELECT d, c FROM per_d WHERE c > 3", "PER_D|SELECT d, COUNT(*) AS c, SUM(v) AS s FROM t GROUP BY d"]
+    );
+    // A session keeps the plan of a query it ran; replacing the view plans it again.
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM per_d"), ["3"]);
+    exec(&s, "CREATE OR REPLACE VIEW per_d AS SELECT d, COUNT(*) c, SUM(v) s FROM t WHERE id > 1 GROUP BY d");
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM per_d"), ["3"]);
+    assert_eq!(lines(&s, "SELECT c FROM per_d WHERE d = 'd1'"), ["3"]);
+    // Rows committed after the view was made are what a query of the view sees.
+    exec(&s, "INSERT INTO t VALUES (11, 'd9', 1)");
+    exec(&s, "COMMIT");
+    assert_eq!(lines(&s, "SELECT d, c FROM per_d WHERE d = 'd9'"), ["d9|1"]);
+    drop(s);
+    drop(db);
+    let db = open(&path, options(8192, "4M"));
+    let s = db.session();
+    assert_eq!(lines(&s, "SELECT name FROM big"), Vec::<String>::new(), "the replaced view counts 3 in d1");
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM user_views"), ["2"]);
+    exec(&s, "DROP VIEW big");
+    let e = error(&s, "SELECT * FROM big");
+    assert!(e.contains("BIG does not exist"), "{e}");
+    // A view whose table went away names what no longer plans.
+    exec(&s, "CREATE VIEW ids AS SELECT id FROM t");
+    exec(&s, "DROP TABLE t");
+    let e = error(&s, "SELECT * FROM ids");
+    assert!(e.contains("ORA-04063") && e.contains("T does not exist"), "{e}");
+}
+
+#[test]
+fn views_and_set_operations_refuse_what_oracle_refuses() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER, d VARCHAR2(10))");
+    exec(&s, "CREATE VIEW v AS SELECT id FROM t");
+    let e = error(&s, "CREATE VIEW v AS SELECT d FROM t");
+    assert!(e.contains("view V already exists"), "{e}");
+    let e = error(&s, "CREATE VIEW t AS SELECT 1 x FROM dual");
+    assert!(e.contains("T already exists"), "{e}");
+    let e = error(&s, "CREATE TABLE v (x NUMBER)");
+    assert!(e.contains("view V already exists"), "{e}");
+    let e = error(&s, "CREATE VIEW w AS SELECT nope FROM t");
+    assert!(e.contains("NOPE does not exist"), "{e}");
+    let e = error(&s, "CREATE VIEW w AS SELECT id, id FROM t");
+    assert!(e.contains("ORA-00957"), "{e}");
+    let e = error(&s, "CREATE VIEW w (a, b) AS SELECT id FROM t");
+    assert!(e.contains("ORA-01730"), "{e}");
+    exec(&s, "CREATE VIEW w AS SELECT id FROM v");
+    let e = error(&s, "CREATE OR REPLACE VIEW v AS SELECT id FROM w");
+    assert!(e.contains("ORA-01731"), "{e}");
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM w"), ["0"], "the refused replacement changed nothing");
+    let e = error(&s, "DROP VIEW nope");
+    assert!(e.contains("view NOPE does not exist"), "{e}");
+    exec(&s, "DROP VIEW IF EXISTS nope");
+    let e = error(&s, "SELECT id FROM t UNION SELECT id, d FROM t");
+    assert!(e.contains("ORA-01789"), "{e}");
+    let e = error(&s, "SELECT id FROM t UNION SELECT d FROM t");
+    assert!(e.contains("ORA-01790"), "{e}");
+    let e = error(&s, "SELECT id FROM t INTERSECT ALL SELECT id FROM t");
+    assert!(e.contains("not supported"), "{e}");
+    let e = error(&s, "WITH RECURSIVE r AS (SELECT 1 x FROM dual) SELECT * FROM r");
+    assert!(e.contains("WITH RECURSIVE"), "{e}");
+    let e = error(&s, "WITH q AS (SELECT 1 x FROM dual), q AS (SELECT 2 x FROM dual) SELECT * FROM q");
+    assert!(e.contains("WITH names Q twice"), "{e}");
+    let e = error(&s, "WITH q (a, b) AS (SELECT 1 x FROM dual) SELECT * FROM q");
+    assert!(e.contains("names 2 columns"), "{e}");
+    // A WITH query sees the ones before it, and the inner WITH hides the outer.
+    assert_eq!(lines(&s, "WITH a AS (SELECT 1 x FROM dual), b AS (SELECT x + 1 y FROM a) SELECT y FROM b"), ["2"]);
+    assert_eq!(
+        lines(&s, "WITH a AS (SELECT 1 x FROM dual) SELECT * FROM (WITH a AS (SELECT 2 x FROM dual) SELECT x FROM a)"),
+        ["2"]
+    );
+    let e = error(&s, "WITH a AS (SELECT x FROM b), b AS (SELECT 1 x FROM dual) SELECT * FROM a");
+    assert!(e.contains("B does not exist"), "{e}");
+}
+
+#[test]
+fn a_view_and_a_set_operation_show_their_lines_and_what_each_did() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER PRIMARY KEY, d VARCHAR2(10))");
+    exec(&s, "INSERT INTO t SELECT LEVEL, 'd' || MOD(LEVEL, 3) FROM dual CONNECT BY LEVEL <= 300");
+    exec(&s, "CREATE TABLE u (d VARCHAR2(10), label VARCHAR2(10))");
+    exec(&s, "INSERT INTO u VALUES ('d0', 'zero')");
+    exec(&s, "INSERT INTO u VALUES ('d1', 'one')");
+    let p = plan(&s, "SELECT * FROM (SELECT d, COUNT(*) c FROM t GROUP BY d) WHERE c > 3");
+    for line in ["VIEW", "HASH GROUP BY", "TABLE ACCESS FULL", "filter(\"C\">3)"] {
+        assert!(p.contains(line), "{line} in\n{p}");
+    }
+    let p = plan(&s, "SELECT d FROM t UNION SELECT d FROM u");
+    assert!(p.contains("HASH UNIQUE") && p.contains("UNION-ALL"), "{p}");
+    let p = plan(&s, "SELECT d FROM t MINUS SELECT d FROM u");
+    assert!(p.contains("MINUS HASH"), "{p}");
+    let p = plan(&s, "SELECT d FROM t INTERSECT SELECT d FROM u");
+    assert!(p.contains("INTERSECTION HASH"), "{p}");
+    let analyzed = |sql: &str| -> Vec<String> {
+        rows(&s, &format!("EXPLAIN ANALYZE {sql}"))
+            .iter()
+            .map(|r| r[0].to_string())
+            .filter(|l| l.contains("cr="))
+            .map(|l| {
+                let (rows, rest) = l.trim_start().split_once(' ').unwrap();
+                format!("{rows} {}", rest.split(" (").next().unwrap().trim())
+            })
+            .collect()
+    };
+    assert_eq!(
+        analyzed(
+            "WITH q AS (SELECT d, COUNT(*) c FROM t WHERE id <= 150 GROUP BY d) SELECT u.label, q.c FROM u JOIN q ON u.d = q.d"
+        ),
+        [
+            "2 SELECT STATEMENT",
+            "2 HASH JOIN",
+            "3 VIEW Q",
+            "3 HASH GROUP BY",
+            "150 TABLE ACCESS BY INDEX ROWID T",
+            "150 INDEX RANGE SCAN SYS_C0001001",
+            "2 TABLE ACCESS FULL U",
+        ]
+    );
+    assert_eq!(
+        analyzed("SELECT d FROM t MINUS SELECT d FROM u"),
+        ["1 SELECT STATEMENT", "1 MINUS HASH", "300 TABLE ACCESS FULL T", "2 TABLE ACCESS FULL U"]
+    );
+    assert_eq!(
+        analyzed("SELECT COUNT(*) FROM (SELECT id FROM t WHERE id < 3 UNION ALL SELECT id FROM t WHERE id > 297)"),
+        [
+            "1 SELECT STATEMENT",
+            "1 SORT AGGREGATE",
+            "5 VIEW",
+            "5 UNION-ALL",
+            "2 INDEX RANGE SCAN SYS_C0001001",
+            "3 INDEX RANGE SCAN SYS_C0001001",
+        ]
+    );
+    // A limit above a view stops the view's source.
+    assert_eq!(
+        analyzed("SELECT * FROM (SELECT id FROM t) WHERE ROWNUM <= 2"),
+        ["2 SELECT STATEMENT", "2 COUNT STOPKEY", "2 VIEW", "2 INDEX FULL SCAN SYS_C0001001"]
+    );
+}
