@@ -22,10 +22,10 @@ use super::downstream::{ConsumeRow, RowSink};
 use super::join::{Counted, Forward};
 use super::pipeline::{Stage, insert_probes, probe_at, push};
 use super::source::{BlockStages, InputFigures, Source};
-pub use super::source::{QueryBlock, SetOperation, SetOperator};
+pub use super::source::{InitKind, InitPlan, QueryBlock, SetOperation, SetOperator};
 use crate::access::Flow;
 use crate::error::{Error, Result};
-use crate::expr::functions::FunctionContext;
+use crate::expr::functions::{FunctionContext, SubqueryAnswer};
 use crate::types::{Datum, Value};
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -42,6 +42,7 @@ impl QueryBlock {
         width: usize,
         probe_positions: Vec<usize>,
         probe_lines: Vec<usize>,
+        init: Vec<InitPlan>,
     ) -> QueryBlock {
         assert!(!stages.iter().any(|s| matches!(s, Stage::Sink(_))), "a query block's stages hold no sink");
         let lines = probe_positions.len();
@@ -53,11 +54,12 @@ impl QueryBlock {
             probe_lines,
             figures: Cell::default(),
             line_rows: RefCell::new(vec![0; lines]),
+            init,
         }
     }
 
     /// Starts a statement's execution: the figures of the last one are dropped.
-    fn clear_figures(&self) {
+    pub fn clear_figures(&self) {
         self.figures.set(InputFigures::default());
         self.line_rows.borrow_mut().iter_mut().for_each(|r| *r = 0);
     }
@@ -72,6 +74,7 @@ impl QueryBlock {
 
     /// Runs the block, handing each of its rows to `consumer`.
     pub fn run_into(&self, consumer: &mut dyn ConsumeRow, ctx: &mut ExecContext<'_>) -> Result<()> {
+        run_init_plans(&self.init, ctx)?;
         let Some(mut kept) = self.stages.borrow() else {
             return Err(Error::unsupported("a query block read inside its own run"));
         };
@@ -96,8 +99,77 @@ impl QueryBlock {
         ran.map(|_| ())
     }
 
-    fn reads_table(&self, object_id: u32) -> bool {
-        self.source.reads_table(object_id)
+    /// Whether the block, or a subquery it runs first, reads the table with data object
+    /// id `object_id`.
+    pub fn reads_table(&self, object_id: u32) -> bool {
+        self.source.reads_table(object_id) || self.init.iter().any(|p| p.block.reads_table(object_id))
+    }
+
+    /// Whether the block, or a subquery it runs first, holds rows read when the
+    /// statement was planned.
+    pub fn holds_planned_rows(&self) -> bool {
+        self.source.holds_planned_rows() || self.init.iter().any(|p| p.block.holds_planned_rows())
+    }
+}
+
+/// Runs the init plans `plans`, setting each one's answer in the statement's function
+/// context.
+pub fn run_init_plans(plans: &[InitPlan], ctx: &mut ExecContext<'_>) -> Result<()> {
+    for plan in plans {
+        plan.block.clear_figures();
+        let answer = match plan.kind {
+            InitKind::Scalar => {
+                let mut value: Option<Value> = None;
+                let mut take = |values: &[Datum<'_>]| -> Result<()> {
+                    if value.is_some() {
+                        return Err(Error::InvalidValue {
+                            context: "subquery".into(),
+                            message: "ORA-01427: single-row subquery returns more than one row".into(),
+                        });
+                    }
+                    value = Some(values.first().map_or(Datum::Null, |v| v.clone().into_owned()));
+                    Ok(())
+                };
+                plan.block.run_into(&mut take, ctx)?;
+                SubqueryAnswer::Scalar(value.unwrap_or(Datum::Null))
+            }
+            InitKind::Exists => {
+                let mut first = FirstRow(false);
+                plan.block.run_into(&mut first, ctx)?;
+                SubqueryAnswer::Values { values: HashSet::new(), any: first.0, has_null: false }
+            }
+            InitKind::Values => {
+                let (mut values, mut any, mut has_null) = (HashSet::new(), false, false);
+                let mut keep = |row: &[Datum<'_>]| -> Result<()> {
+                    any = true;
+                    match row.first() {
+                        None | Some(Datum::Null) => has_null = true,
+                        Some(v) => {
+                            values.insert(v.clone().into_owned());
+                        }
+                    }
+                    Ok(())
+                };
+                plan.block.run_into(&mut keep, ctx)?;
+                SubqueryAnswer::Values { values, any, has_null }
+            }
+        };
+        ctx.functions.set_subquery(plan.slot, answer);
+    }
+    Ok(())
+}
+
+/// A consumer that wants one row: EXISTS.
+struct FirstRow(bool);
+
+impl ConsumeRow for FirstRow {
+    fn consume(&mut self, _: &[Datum<'_>]) -> Result<()> {
+        self.0 = true;
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.0
     }
 }
 

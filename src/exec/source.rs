@@ -68,8 +68,8 @@ impl Source {
         match self {
             Source::Rows(_) => true,
             Source::Join(join) => join.left.source.holds_planned_rows() || join.right.source.holds_planned_rows(),
-            Source::View(block) => block.source.holds_planned_rows(),
-            Source::SetOperation(set) => set.branches.iter().any(|b| b.source.holds_planned_rows()),
+            Source::View(block) => block.holds_planned_rows(),
+            Source::SetOperation(set) => set.branches.iter().any(QueryBlock::holds_planned_rows),
             _ => false,
         }
     }
@@ -272,6 +272,28 @@ pub struct QueryBlock {
     /// The rows that passed each probe position, all runs of the last execution together
     /// (gathered only with row-source statistics).
     pub line_rows: RefCell<Vec<u64>>,
+    /// The subqueries its expressions read, run before each run of the block.
+    pub init: Vec<InitPlan>,
+}
+
+/// A subquery that reads nothing of the rows around it, run once when the plan holding
+/// it starts; its answer goes into the statement's function context, in `slot`, for the
+/// expressions that read it (`Expr::Subquery`).
+pub struct InitPlan {
+    pub block: QueryBlock,
+    pub slot: usize,
+    pub kind: InitKind,
+}
+
+/// What an init plan's answer is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitKind {
+    /// Its one value (ORA-01427 when it gives more than one row).
+    Scalar,
+    /// Whether it gives a row (it stops at the first).
+    Exists,
+    /// Its distinct values (`IN`).
+    Values,
 }
 
 /// A block's stages between its runs: never a sink (see the module's invariant).

@@ -209,6 +209,26 @@ pub enum Expr {
         func: ScalarFunction,
         args: Vec<Expr>,
     },
+    /// A subquery's answer: its value, whether it gives a row, or whether it gives
+    /// `expr`'s value, read from the answer in `slot` of the statement's
+    /// [`FunctionContext::subqueries`] (set before the expression runs). `text` is the
+    /// subquery as plan predicates show it.
+    Subquery {
+        slot: usize,
+        test: SubqueryTest,
+        text: Box<str>,
+    },
+}
+
+/// What an expression asks of a subquery's rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubqueryTest {
+    /// Its one value (NULL for no row): `(SELECT MAX(x) FROM t)`.
+    Scalar,
+    /// Whether it gives a row: `[NOT] EXISTS (...)`.
+    Exists { negated: bool },
+    /// Whether its values hold `expr`'s, with SQL's NULL rules: `expr [NOT] IN (...)`.
+    In { expr: Box<Expr>, negated: bool },
 }
 
 impl Expr {
@@ -224,6 +244,7 @@ impl Expr {
                 | Expr::InList { .. }
                 | Expr::Between { .. }
                 | Expr::Like { .. }
+                | Expr::Subquery { test: SubqueryTest::Exists { .. } | SubqueryTest::In { .. }, .. }
         )
     }
 
@@ -246,6 +267,7 @@ impl Expr {
             Expr::Column(i) => row.column(*i)?,
             Expr::Literal(v) => v.reborrow(),
             Expr::Bind { slot, name } => f.bind(*slot, name)?,
+            Expr::Subquery { slot, test: SubqueryTest::Scalar, .. } => f.subquery(*slot)?.scalar()?.clone(),
             Expr::Arith { .. } | Expr::Negate(_) | Expr::Function { .. } if let Some(i) = self.whole_number(row) => {
                 Datum::Int(i)
             }
@@ -395,6 +417,13 @@ impl Expr {
             Expr::Like { expr, pattern, negated } => {
                 Ok(expr.eval(row, f)?.into_text().map(|text| pattern.matches(&text) != *negated))
             }
+            Expr::Subquery { slot, test: SubqueryTest::Exists { negated }, .. } => {
+                Ok(Some(f.subquery(*slot)?.exists() != *negated))
+            }
+            Expr::Subquery { slot, test: SubqueryTest::In { expr, negated }, .. } => {
+                let v = expr.eval(row, f)?.into_owned();
+                Ok(f.subquery(*slot)?.holds(&v).map(|b| b != *negated))
+            }
             value => Err(Error::unsupported(format!("a value used as a condition: {}", value.display(&[])))),
         }
     }
@@ -450,6 +479,11 @@ impl Expr {
                 }
             }
             Expr::Function { args, .. } => args.iter().for_each(|e| e.visit_nodes(visit)),
+            Expr::Subquery { test, .. } => {
+                if let SubqueryTest::In { expr, .. } = test {
+                    expr.visit_nodes(visit);
+                }
+            }
         }
     }
 
@@ -486,6 +520,11 @@ impl Expr {
                 }
             }
             Expr::Function { args, .. } => args.iter_mut().for_each(|e| e.remap_columns(map)),
+            Expr::Subquery { test, .. } => {
+                if let SubqueryTest::In { expr, .. } = test {
+                    expr.remap_columns(map);
+                }
+            }
         }
     }
 
@@ -653,6 +692,11 @@ impl fmt::Display for ExprDisplay<'_> {
             Expr::Literal(v @ Datum::Date(_)) => write!(f, "TO_DATE('{v}')"),
             Expr::Literal(v) => write!(f, "{v}"),
             Expr::Bind { name, .. } => write!(f, "{name}"),
+            Expr::Subquery { test, text, .. } => match test {
+                SubqueryTest::Scalar => write!(f, "({text})"),
+                SubqueryTest::Exists { negated } => write!(f, "{}EXISTS ({text})", not(*negated)),
+                SubqueryTest::In { expr, negated } => write!(f, "{} {}IN ({text})", operand(expr), not(*negated)),
+            },
             Expr::Arith { op, left, right } => {
                 let (s, binding) = match op {
                     ArithOp::Add => ("+", Binding::Additive),

@@ -12,7 +12,7 @@
 use crate::error::{Error, Result};
 use crate::expr::aggregate::{AggCall, AggFunc, Listagg, OrderKey};
 use crate::expr::functions::{ArithOp, FunctionContext, ScalarFunction};
-use crate::expr::{CmpOp, Expr, LikePattern};
+use crate::expr::{CmpOp, Expr, LikePattern, SubqueryTest};
 use crate::types::{Datum, Value};
 use sqlparser::ast::{self, BinaryOperator, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned, UnaryOperator};
 use std::cell::RefCell;
@@ -175,6 +175,15 @@ pub struct Binder<'a> {
     pub f: &'a FunctionContext,
     /// Set when binding after aggregation.
     pub grouping: Option<&'a Grouping>,
+    /// Plans the subqueries the expressions hold (`None` where none may stand: a CHECK
+    /// condition, a DML statement's own expressions).
+    pub subqueries: Option<&'a dyn SubqueryPlanner>,
+}
+
+/// Plans a subquery an expression holds, for the planner (which the binder cannot
+/// reach): returns the slot its answer will be in and its columns' count.
+pub trait SubqueryPlanner {
+    fn plan_subquery(&self, query: &ast::Query, kind: crate::exec::query_block::InitKind) -> Result<(usize, usize)>;
 }
 
 /// "line L, column C" of an AST node, when sqlparser knows it.
@@ -286,6 +295,14 @@ impl Binder<'_> {
             },
             ast::Expr::TypedString(t) => Expr::Literal(typed_literal(t, e)?),
             ast::Expr::Nested(inner) => self.bind(inner)?,
+            ast::Expr::Subquery(query) => self.subquery(query, SubqueryTest::Scalar, e)?,
+            ast::Expr::Exists { subquery, negated } => {
+                self.subquery(subquery, SubqueryTest::Exists { negated: *negated }, e)?
+            }
+            ast::Expr::InSubquery { expr, subquery, negated } => {
+                let subject = Box::new(self.bind(expr)?);
+                self.subquery(subquery, SubqueryTest::In { expr: subject, negated: *negated }, e)?
+            }
             ast::Expr::BinaryOp { left, op, right } => self.bind_binary(left, op, right, e)?,
             ast::Expr::UnaryOp { op, expr } => match op {
                 UnaryOperator::Minus => Expr::Negate(Box::new(self.bind(expr)?)),
@@ -422,6 +439,37 @@ impl Binder<'_> {
                         .into(),
             }),
         }
+    }
+
+    /// A subquery asked `test` of: planned as a plan of its own, run once when the
+    /// statement starts. One that reads a column of the query around it (a correlated
+    /// subquery) is refused, naming the column.
+    fn subquery(&self, query: &ast::Query, test: SubqueryTest, e: &ast::Expr) -> Result<Expr> {
+        use crate::exec::query_block::InitKind;
+        let Some(planner) = self.subqueries else {
+            return Err(unsupported(format!("a subquery here: {e}"), e));
+        };
+        let kind = match test {
+            SubqueryTest::Scalar => InitKind::Scalar,
+            SubqueryTest::Exists { .. } => InitKind::Exists,
+            SubqueryTest::In { .. } => InitKind::Values,
+        };
+        let (slot, width) = planner.plan_subquery(query, kind).map_err(|err| match &err {
+            Error::UnknownName { kind: "column", name, .. } if self.scope.names.contains(name) => Error::Unsupported {
+                construct: format!("a correlated subquery (it reads {name} of the query around it)"),
+                position: position_of(e),
+            },
+            _ => err,
+        })?;
+        if width != 1 && kind != InitKind::Exists {
+            return Err(Error::Parse {
+                message: format!(
+                    "ORA-00913: too many values (the subquery gives {width} columns where one is compared)"
+                ),
+                position: position_of(e),
+            });
+        }
+        Ok(Expr::Subquery { slot, test, text: query.to_string().into() })
     }
 
     fn bind_name(&self, qualifier: Option<&ast::Ident>, ident: &ast::Ident, e: &ast::Expr) -> Result<Expr> {
@@ -620,7 +668,7 @@ impl Binder<'_> {
         };
         let distinct = matches!(&f.args, FunctionArguments::List(l) if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)));
         let args = function_args(f);
-        let source = Binder { scope: self.scope, f: self.f, grouping: None };
+        let source = Binder { scope: self.scope, f: self.f, grouping: None, subqueries: self.subqueries };
         let mut listagg = None;
         let (func, arg) = match (func, args.as_slice()) {
             (AggFunc::Count, [None]) => (AggFunc::CountStar, None),

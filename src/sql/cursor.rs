@@ -243,7 +243,7 @@ impl ParsedStatement {
             session.stats().add_time(TimeModel::ParseTimeElapsed, started.elapsed().as_micros() as u64);
             let inputs = functions.taken.take();
             let keep = !planned.gather_plan_statistics
-                && !planned.source.holds_planned_rows()
+                && !planned.holds_planned_rows()
                 && !planned.stages.iter().chain(planned.tree.stages()).any(|stage| matches!(stage, Stage::Sink(_)));
             if !keep {
                 return super::run_planned(session, planned, functions);
@@ -256,6 +256,7 @@ impl ParsedStatement {
         super::publish_plan_line(session, planned.reading_line);
         planned.stages.iter_mut().for_each(Stage::reset);
         let mut ctx = super::exec_context(session, functions);
+        crate::exec::query_block::run_init_plans(&planned.init, &mut ctx)?;
         let rows = run_pipeline_in_place(&planned.source, &mut planned.stages, &mut ctx)?;
         session.call_workareas.borrow_mut().extend(super::row_source_stats::workareas(&planned.tree, &planned.source));
         Ok(QueryResult::rows(StatementKind::Query, planned.columns.clone(), rows))

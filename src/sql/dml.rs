@@ -270,7 +270,7 @@ fn values_rows(session: &Session, values: &ast::Values) -> Result<Vec<Vec<Value>
     let mut f = super::function_context(session);
     let scope = Scope::default();
     let context = f.clone();
-    let binder = Binder { scope: &scope, f: &context, grouping: None };
+    let binder = Binder { scope: &scope, f: &context, grouping: None, subqueries: None };
     let empty: &[Value] = &[];
     values
         .rows
@@ -287,7 +287,9 @@ fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query, path: 
     let planned = plan::plan_query(query, session, &functions)?;
     shape.check_count(planned.columns.len())?;
     let mut ctx = super::exec_context(session, functions);
-    let reads_target = planned.source.reads_table(shape.table.object_id);
+    // The subqueries run first, on the table as it is before the statement writes it.
+    crate::exec::query_block::run_init_plans(&planned.init, &mut ctx)?;
+    let reads_target = planned.reads_table(shape.table.object_id);
     let mut encoder = shape.encoder();
     if reads_target {
         let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;

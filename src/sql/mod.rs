@@ -277,6 +277,7 @@ pub(crate) fn run_planned(
         result.plan_statistics = Some(statistics);
         return Ok(result);
     }
+    crate::exec::query_block::run_init_plans(&planned.init, &mut ctx)?;
     let rows = run_pipeline(&planned.source, planned.stages, &mut ctx)?;
     session.call_workareas.borrow_mut().extend(row_source_stats::workareas(&planned.tree, &planned.source));
     Ok(QueryResult::rows(StatementKind::Query, planned.columns, rows))

@@ -241,7 +241,7 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
     }
     let (table, scope) = target(session, &update.table.relation)?;
     let functions = super::function_context(session);
-    let binder = Binder { scope: &scope, f: &functions, grouping: None };
+    let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: None };
     let (limit, filter) = bind_where(&binder, update.selection.as_ref())?;
     let mut assignments = Vec::new();
     for a in &update.assignments {
@@ -283,7 +283,7 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
     }
     let (table, scope) = target(session, &from[0].relation)?;
     let functions = super::function_context(session);
-    let binder = Binder { scope: &scope, f: &functions, grouping: None };
+    let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: None };
     let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
     let mut changes = Changes::new(&table, filter, Vec::new(), functions);
     let rows = run_and_cascade(session, &table, &hints_of(&delete.optimizer_hints), limit, &mut changes)?;

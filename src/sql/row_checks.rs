@@ -21,7 +21,7 @@ pub(super) fn bind_condition(session: &Session, table: &TableDef, condition: &st
     let names = table.columns.iter().map(|c| c.name.clone()).collect();
     let scope = Scope { names, qualifiers: vec![table.name.clone()], ..Default::default() };
     let f = super::function_context(session);
-    Binder { scope: &scope, f: &f, grouping: None }.bind(&parsed)
+    Binder { scope: &scope, f: &f, grouping: None, subqueries: None }.bind(&parsed)
 }
 
 /// `"SCHEMA"."TABLE"."COLUMN"`, as ORA-01400 and ORA-01407 name a column.

@@ -28,7 +28,7 @@ use crate::exec::ExecContext;
 use crate::exec::Source;
 use crate::exec::join::{Join, JoinInput, JoinMethod, NestedInner};
 use crate::exec::pipeline::{insert_probes, probe_at};
-use crate::exec::query_block::QueryBlock;
+use crate::exec::query_block::{InitPlan, QueryBlock};
 use crate::stats::Stat;
 use crate::stats::workarea::WorkareaRun;
 use crate::types::Value;
@@ -149,7 +149,7 @@ pub fn run_with_statistics(
     planned: Planned<'_>,
     ctx: &mut ExecContext<'_>,
 ) -> Result<(Vec<Vec<Value>>, PlanStatistics)> {
-    let Planned { source, mut stages, tree, .. } = planned;
+    let Planned { source, mut stages, tree, init, .. } = planned;
     // From the root down: the order the figures are printed in.
     let order = tree.pre_order();
     let exit = |id| match tree.node(id).rows_at {
@@ -162,6 +162,7 @@ pub fn run_with_statistics(
     let stats = ctx.access.stats;
     let before = [Stat::ConsistentGets, Stat::PhysicalReads, Stat::PhysicalWrites].map(|s| stats.get(s));
     let started = Instant::now();
+    crate::exec::query_block::run_init_plans(&init, ctx)?;
     let rows = crate::exec::run::run_pipeline_in_place(&source, &mut stages, ctx)?;
     let total_ns = started.elapsed().as_nanos() as u64;
     let after = [Stat::ConsistentGets, Stat::PhysicalReads, Stat::PhysicalWrites].map(|s| stats.get(s));
@@ -174,6 +175,9 @@ pub fn run_with_statistics(
     }
     if let Some(reader) = reading_node(&tree) {
         source_lines(&tree, reader, &source, &mut joined);
+    }
+    if let Some(top) = tree.root().and_then(|r| tree.node(r).children.first().copied()) {
+        init_lines(&tree, top, &init, &mut joined);
     }
     let workareas: HashMap<NodeId, WorkareaRun> = workarea_nodes(&tree, &joins).into_iter().collect();
     let mut probes = probe_of.iter();
@@ -357,6 +361,7 @@ fn block_lines(tree: &PlanTree, top: NodeId, block: &QueryBlock, out: &mut HashM
         }
         (reader, at) = (child, child);
     }
+    init_lines(tree, top, &block.init, out);
     match &block.source {
         Source::Join(join) => join_lines(tree, reader, join, out),
         Source::View(_) | Source::SetOperation(_) => source_lines(tree, reader, &block.source, out),
@@ -376,6 +381,17 @@ fn block_lines(tree: &PlanTree, top: NodeId, block: &QueryBlock, out: &mut HashM
             }
         }
         _ => {}
+    }
+}
+
+/// The figures of the lines of the init plans `init`, whose top lines are the last
+/// children of line `top`, into `out`.
+fn init_lines(tree: &PlanTree, top: NodeId, init: &[InitPlan], out: &mut HashMap<NodeId, JoinedLine>) {
+    let children = &tree.node(top).children;
+    let Some(first) = children.len().checked_sub(init.len()) else { return };
+    for (plan, &line) in init.iter().zip(&children[first..]) {
+        out.insert(line, JoinedLine::from(plan.block.figures.get()));
+        block_lines(tree, line, &plan.block, out);
     }
 }
 

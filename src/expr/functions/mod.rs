@@ -112,6 +112,59 @@ pub struct FunctionContext {
     pub bind_names: std::sync::Arc<[String]>,
     /// What planning took from this context as constants of the plan.
     pub taken: std::cell::RefCell<PlanInputs>,
+    /// The answers of the statement's subqueries, by slot (see [`Expr::Subquery`]), set
+    /// when the statement runs them.
+    ///
+    /// [`Expr::Subquery`]: crate::expr::Expr::Subquery
+    pub subqueries: Vec<std::sync::Arc<SubqueryAnswer>>,
+    /// The subquery slots planning gave out so far.
+    pub subquery_slots: std::cell::Cell<usize>,
+}
+
+/// What a subquery gave, as the expressions reading it ask it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum SubqueryAnswer {
+    /// Not run yet.
+    #[default]
+    NotRun,
+    /// Its one value, NULL for no row.
+    Scalar(Value),
+    /// Its distinct values: whether it gave a row, and whether one of them is NULL.
+    Values { values: std::collections::HashSet<Value>, any: bool, has_null: bool },
+}
+
+impl SubqueryAnswer {
+    pub fn scalar(&self) -> Result<&Value> {
+        match self {
+            SubqueryAnswer::Scalar(v) => Ok(v),
+            _ => Err(crate::error::Error::unsupported("a subquery's value read before it ran")),
+        }
+    }
+
+    /// Whether the subquery gave a row.
+    pub fn exists(&self) -> bool {
+        matches!(self, SubqueryAnswer::Values { any: true, .. })
+    }
+
+    /// Whether its values hold `v`: unknown when `v` is NULL and there are values, or
+    /// when `v` is not among them and one of them is NULL (so NOT IN of a list holding a
+    /// NULL is never true, as in Oracle).
+    pub fn holds(&self, v: &Value) -> Option<bool> {
+        let SubqueryAnswer::Values { values, any, has_null } = self else { return Some(false) };
+        if !any {
+            return Some(false);
+        }
+        if v.is_null() {
+            return None;
+        }
+        if values.contains(v) {
+            Some(true)
+        } else if *has_null {
+            None
+        } else {
+            Some(false)
+        }
+    }
 }
 
 /// The values of one execution a plan holds as constants: a plan kept for later
@@ -133,6 +186,8 @@ impl FunctionContext {
             binds: Vec::new(),
             bind_names: std::sync::Arc::from([]),
             taken: Default::default(),
+            subqueries: Vec::new(),
+            subquery_slots: Default::default(),
         }
     }
 
@@ -150,6 +205,19 @@ impl FunctionContext {
     }
 
     /// The value of the bind variable in `slot` (called `name` in the statement).
+    /// The answer of the subquery in `slot`.
+    pub fn subquery(&self, slot: usize) -> Result<&SubqueryAnswer> {
+        self.subqueries.get(slot).map(|a| &**a).ok_or_else(|| Error::unsupported("a subquery read before it ran"))
+    }
+
+    /// Sets the answer of the subquery in `slot`.
+    pub fn set_subquery(&mut self, slot: usize, answer: SubqueryAnswer) {
+        if self.subqueries.len() <= slot {
+            self.subqueries.resize_with(slot + 1, Default::default);
+        }
+        self.subqueries[slot] = std::sync::Arc::new(answer);
+    }
+
     pub fn bind(&self, slot: usize, name: &str) -> Result<Value> {
         self.binds.get(slot).cloned().ok_or_else(|| Error::InvalidValue {
             context: format!("bind variable {name}"),

@@ -26,6 +26,8 @@ pub(super) struct Builder<'s> {
     pub(super) where_node: Option<NodeId>,
     /// The family of each column of the FROM clause's scope, where it is known.
     pub(super) families: Vec<Option<Family>>,
+    /// The subqueries its expressions hold, planned as they are bound.
+    pub(super) subqueries: Subqueries<'s>,
 }
 
 /// The source columns after the project stage, and how they are bound.
@@ -448,7 +450,7 @@ impl Builder<'_> {
                 None => rest.push(c),
             }
         }
-        let binder = Binder { scope, f: self.f, grouping: None };
+        let binder = Binder { scope, f: self.f, grouping: None, subqueries: Some(&self.subqueries) };
         let mut predicate: Option<Expr> = None;
         for c in rest {
             // A conjunct every OR branch repeats (a join condition) becomes one of its own.
@@ -538,11 +540,11 @@ impl Builder<'_> {
         let aggregate = !group_by.is_empty()
             || select.having.is_some()
             || select.projection.iter().any(|p| matches!(p, ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } if contains_aggregate(e)));
-        let source_binder = Binder { scope, f: self.f, grouping: None };
+        let source_binder = Binder { scope, f: self.f, grouping: None, subqueries: Some(&self.subqueries) };
         let (exprs, names, grouping) = if aggregate {
             let grouping = Grouping { keys: group_by.iter().map(canonical).collect(), ..Default::default() };
             let keys = group_by.iter().map(|g| source_binder.bind(g)).collect::<Result<Vec<_>>>()?;
-            let post = Binder { scope, f: self.f, grouping: Some(&grouping) };
+            let post = Binder { scope, f: self.f, grouping: Some(&grouping), subqueries: Some(&self.subqueries) };
             let (exprs, names) = self.select_list(select, &post, scope)?;
             let having = select.having.as_ref().map(|h| post.bind(h)).transpose()?;
             // ORDER BY may name aggregates the select list does not: register them now,
@@ -691,7 +693,8 @@ impl Builder<'_> {
                 return Ok(i);
             }
         }
-        let binder = Binder { scope, f: self.f, grouping: grouping.map(|g| &g.grouping) };
+        let binder =
+            Binder { scope, f: self.f, grouping: grouping.map(|g| &g.grouping), subqueries: Some(&self.subqueries) };
         let bound = binder.bind(e)?;
         if let Some(i) = exprs[..visible].iter().position(|x| *x == bound) {
             return Ok(i);

@@ -64,7 +64,7 @@ pub(super) fn level_limit(e: &ast::Expr, f: &FunctionContext) -> Result<i64> {
 /// and the plan notes that it holds them ([`FunctionContext::taken`]).
 pub(super) fn constant_int(e: &ast::Expr, f: &FunctionContext, context: &str) -> Result<i64> {
     let scope = Scope::default();
-    let bound = Binder { scope: &scope, f, grouping: None }.bind(e)?;
+    let bound = Binder { scope: &scope, f, grouping: None, subqueries: None }.bind(e)?;
     // Constant when it reads no column and calls no function with effects (literals alone
     // were folded by the binder; what is left is bind variables and what uses them).
     let mut constant = true;

@@ -346,7 +346,7 @@ impl Builder<'_> {
     /// Binds the ON condition of the join of item `item`, which may read that item and
     /// the ones before it.
     fn bind_on(&self, e: &ast::Expr, item: usize, relations: &[Relation], scope: &Scope) -> Result<Vec<Expr>> {
-        let bound = Binder { scope, f: self.f, grouping: None }.bind(e)?;
+        let bound = Binder { scope, f: self.f, grouping: None, subqueries: Some(&self.subqueries) }.bind(e)?;
         if !bound.is_condition() {
             return Err(Error::InvalidValue {
                 context: "ON".into(),
@@ -1601,7 +1601,7 @@ impl Builder<'_> {
                 position: position_of(marked[0]),
             });
         }
-        let binder = Binder { scope, f: self.f, grouping: None };
+        let binder = Binder { scope, f: self.f, grouping: None, subqueries: Some(&self.subqueries) };
         let mut after: Vec<u64> = vec![0; n];
         for c in marked {
             let mut marks = Vec::new();

@@ -68,7 +68,7 @@ pub(crate) use constants::{rownum_limit, split_and};
 pub use explain::format_plan;
 use family::Family;
 pub use query_block::Expanding;
-use query_block::{NamedQuery, fixed_families};
+use query_block::{NamedQuery, Subqueries, fixed_families};
 pub use tree::{Estimate, NodeId, PlanNode, PlanTree, Predicate, RowsAt, RowsRule};
 use unsupported::*;
 
@@ -90,6 +90,9 @@ pub struct Planned<'a> {
     /// The plan line that reads the rows, and its operation's code, for Active Session
     /// History (published when the plan runs).
     pub reading_line: Option<(u16, u8)>,
+    /// The subqueries run when the plan starts, their lines the last children of the
+    /// query's top line (the root's child), in this order.
+    pub init: Vec<crate::exec::query_block::InitPlan>,
 }
 
 /// An index path whose key range bind variables give: a later execution computes the
@@ -120,6 +123,18 @@ impl<'a> Planned<'a> {
         rekey_bound(&mut access.lower, &range.lower, &rebind.types)?;
         rekey_bound(&mut access.upper, &range.upper, &rebind.types)?;
         Ok(true)
+    }
+
+    /// Whether the plan, or a subquery it runs first, holds rows read when it was
+    /// planned (a `v$` view's): such a plan must not run again.
+    pub fn holds_planned_rows(&self) -> bool {
+        self.source.holds_planned_rows() || self.init.iter().any(|p| p.block.holds_planned_rows())
+    }
+
+    /// Whether the plan, or a subquery it runs first, reads the table with data object id
+    /// `object_id`.
+    pub fn reads_table(&self, object_id: u32) -> bool {
+        self.source.reads_table(object_id) || self.init.iter().any(|p| p.block.reads_table(object_id))
     }
 
     /// The same plan with its result rows handed to `consume` instead of collected.
@@ -179,6 +194,7 @@ impl<'s> Builder<'s> {
             join: None,
             where_node: None,
             families: Vec::new(),
+            subqueries: Subqueries::new(session, f, named),
         }
     }
 
@@ -236,6 +252,19 @@ impl<'s> Builder<'s> {
     /// The plan, once its nodes are planned: the statement's node on top, the estimates,
     /// and the pipeline built from the tree.
     fn finish<'a>(mut self, columns: Vec<String>, families: Vec<Option<Family>>, gather: bool) -> Planned<'a> {
+        // The subqueries' lines hang under the query's top line, after its input.
+        let (init, trees, notes) = self.subqueries.take();
+        for note in notes {
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+        }
+        if let Some(top) = self.tree.root() {
+            for tree in trees {
+                let line = self.tree.adopt(tree);
+                self.tree.node_mut(top).children.extend(line);
+            }
+        }
         self.running(Operation::SelectStatement, RowsRule::Same, Stage::Collect(CollectStage::new(columns.len())));
         self.tree.estimate();
         let reading_line =
@@ -251,6 +280,7 @@ impl<'s> Builder<'s> {
             gather_plan_statistics: gather,
             rebind: self.rebind,
             reading_line,
+            init,
         }
     }
 }

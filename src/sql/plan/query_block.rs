@@ -20,7 +20,7 @@
 use super::family::{Family, expr_family};
 use super::*;
 use crate::catalog::ViewDef;
-use crate::exec::query_block::{QueryBlock, SetOperation, SetOperator};
+use crate::exec::query_block::{InitKind, InitPlan, QueryBlock, SetOperation, SetOperator};
 use std::cell::RefCell;
 
 /// Most views a query may expand inside one another.
@@ -122,39 +122,54 @@ pub(super) struct PlannedBlock {
     pub(super) estimate: Option<Estimate>,
 }
 
+/// Plans `query` (seeing the WITH queries `named`) as a block of another plan; returns
+/// it and its notes.
+fn plan_block(
+    query: &ast::Query,
+    session: &Session,
+    f: &FunctionContext,
+    named: &[NamedQuery<'_>],
+) -> Result<(PlannedBlock, Vec<String>)> {
+    let planned = plan_query_in(query, session, f, named)?;
+    let Planned { source, mut stages, columns, families, mut tree, notes, rebind, init, .. } = planned;
+    if rebind.is_some() {
+        // An index range from bind variables is this execution's: an execution with
+        // other values plans the statement again.
+        f.taken.borrow_mut().binds.extend(0..f.binds.len());
+    }
+    let statement = tree.root().expect("a plan has its statement's line");
+    tree.splice_out(statement);
+    match stages.pop() {
+        Some(Stage::Collect(_)) => {}
+        _ => unreachable!("a planned query's pipeline ends with its collect stage"),
+    }
+    // The lines leaving at a stage get a probe when row-source statistics are
+    // gathered; the reading line is the lowest of them on the chain from the top.
+    let order = tree.pre_order();
+    let mut probe_lines = Vec::new();
+    let mut positions = Vec::new();
+    for (line, &(id, _)) in order.iter().enumerate() {
+        if let RowsAt::Stage(n) = tree.node(id).rows_at {
+            probe_lines.push(line);
+            positions.push(n);
+        }
+    }
+    let estimate = tree.root().and_then(|r| tree.node(r).estimate);
+    let width = columns.len();
+    let block = QueryBlock::new(source, stages, width, positions, probe_lines, init);
+    Ok((PlannedBlock { block, tree, columns, families, estimate }, notes))
+}
+
 impl Builder<'_> {
     /// Plans `query` (seeing the WITH queries `named`) as a block of this plan.
     pub(super) fn block(&mut self, query: &ast::Query, named: &[NamedQuery<'_>]) -> Result<PlannedBlock> {
-        let planned = plan_query_in(query, self.session, self.f, named)?;
-        let Planned { source, mut stages, columns, families, mut tree, mut notes, rebind, .. } = planned;
-        if rebind.is_some() {
-            // An index range from bind variables is this execution's: an execution with
-            // other values plans the statement again.
-            self.f.taken.borrow_mut().binds.extend(0..self.f.binds.len());
-        }
-        notes.retain(|n| !self.notes.contains(n));
-        self.notes.append(&mut notes);
-        let statement = tree.root().expect("a plan has its statement's line");
-        tree.splice_out(statement);
-        match stages.pop() {
-            Some(Stage::Collect(_)) => {}
-            _ => unreachable!("a planned query's pipeline ends with its collect stage"),
-        }
-        // The lines leaving at a stage get a probe when row-source statistics are
-        // gathered; the reading line is the lowest of them on the chain from the top.
-        let order = tree.pre_order();
-        let mut probe_lines = Vec::new();
-        let mut positions = Vec::new();
-        for (line, &(id, _)) in order.iter().enumerate() {
-            if let RowsAt::Stage(n) = tree.node(id).rows_at {
-                probe_lines.push(line);
-                positions.push(n);
+        let (block, notes) = plan_block(query, self.session, self.f, named)?;
+        for note in notes {
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
             }
         }
-        let estimate = tree.root().and_then(|r| tree.node(r).estimate);
-        let width = columns.len();
-        let block = QueryBlock::new(source, stages, width, positions, probe_lines);
-        Ok(PlannedBlock { block, tree, columns, families, estimate })
+        Ok(block)
     }
 
     /// Adds a VIEW line reading `block` (named `object`, empty for an inline view) as the
@@ -409,5 +424,39 @@ impl Builder<'_> {
             }
             None => exprs.iter().map(|e| expr_family(e, &source)).collect(),
         }
+    }
+}
+
+/// The subqueries a query's expressions hold, planned as the binder meets them, each
+/// run once when the plan starts (an init plan), its lines kept for the plan's tree.
+pub(super) struct Subqueries<'s> {
+    session: &'s Session,
+    f: &'s FunctionContext,
+    named: &'s [NamedQuery<'s>],
+    planned: RefCell<(Vec<InitPlan>, Vec<PlanTree>, Vec<String>)>,
+}
+
+impl<'s> Subqueries<'s> {
+    pub(super) fn new(session: &'s Session, f: &'s FunctionContext, named: &'s [NamedQuery<'s>]) -> Subqueries<'s> {
+        Subqueries { session, f, named, planned: RefCell::default() }
+    }
+
+    /// The init plans, their lines and their notes, in the order they were planned.
+    pub(super) fn take(&self) -> (Vec<InitPlan>, Vec<PlanTree>, Vec<String>) {
+        self.planned.take()
+    }
+}
+
+impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
+    fn plan_subquery(&self, query: &ast::Query, kind: InitKind) -> Result<(usize, usize)> {
+        let (block, notes) = plan_block(query, self.session, self.f, self.named)?;
+        let slot = self.f.subquery_slots.get();
+        self.f.subquery_slots.set(slot + 1);
+        let width = block.columns.len();
+        let mut planned = self.planned.borrow_mut();
+        planned.0.push(InitPlan { block: block.block, slot, kind });
+        planned.1.push(block.tree);
+        planned.2.extend(notes);
+        Ok((slot, width))
     }
 }
