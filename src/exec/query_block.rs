@@ -22,7 +22,7 @@ use super::downstream::{ConsumeRow, RowSink};
 use super::join::{Counted, Forward};
 use super::pipeline::{Stage, insert_probes, probe_at, push};
 use super::source::{BlockStages, InputFigures, Source};
-pub use super::source::{InitKind, InitPlan, QueryBlock, SetOperation, SetOperator};
+pub use super::source::{CorrelatedPlan, InitKind, InitPlan, QueryBlock, SetOperation, SetOperator, SubqueryFilter};
 use crate::access::Flow;
 use crate::error::{Error, Result};
 use crate::expr::functions::{FunctionContext, SubqueryAnswer};
@@ -55,6 +55,7 @@ impl QueryBlock {
             figures: Cell::default(),
             line_rows: RefCell::new(vec![0; lines]),
             init,
+            used: None,
         }
     }
 
@@ -82,7 +83,12 @@ impl QueryBlock {
         stages.iter_mut().for_each(Stage::reset);
         let probes = ctx.row_source_statistics.then(|| insert_probes(&mut stages, &self.probe_positions));
         let mut counted = Counted { consumer, rows: 0 };
-        stages.push(Stage::Sink(RowSink::new(self.width, Box::new(Forward(&mut counted)))));
+        stages.push(Stage::Sink(RowSink {
+            visible: self.width,
+            used: self.used.as_deref(),
+            only: None,
+            consume: Box::new(Forward(&mut counted)),
+        }));
         let mut figures = self.figures.get();
         let ran =
             figures.measure(ctx.access.stats, || super::run::run_pipeline_in_place(&self.source, &mut stages, ctx));
@@ -117,46 +123,120 @@ impl QueryBlock {
 pub fn run_init_plans(plans: &[InitPlan], ctx: &mut ExecContext<'_>) -> Result<()> {
     for plan in plans {
         plan.block.clear_figures();
-        let answer = match plan.kind {
-            InitKind::Scalar => {
-                let mut value: Option<Value> = None;
-                let mut take = |values: &[Datum<'_>]| -> Result<()> {
-                    if value.is_some() {
-                        return Err(Error::InvalidValue {
-                            context: "subquery".into(),
-                            message: "ORA-01427: single-row subquery returns more than one row".into(),
-                        });
-                    }
-                    value = Some(values.first().map_or(Datum::Null, |v| v.clone().into_owned()));
-                    Ok(())
-                };
-                plan.block.run_into(&mut take, ctx)?;
-                SubqueryAnswer::Scalar(value.unwrap_or(Datum::Null))
-            }
-            InitKind::Exists => {
-                let mut first = FirstRow(false);
-                plan.block.run_into(&mut first, ctx)?;
-                SubqueryAnswer::Values { values: HashSet::new(), any: first.0, has_null: false }
-            }
-            InitKind::Values => {
-                let (mut values, mut any, mut has_null) = (HashSet::new(), false, false);
-                let mut keep = |row: &[Datum<'_>]| -> Result<()> {
-                    any = true;
-                    match row.first() {
-                        None | Some(Datum::Null) => has_null = true,
-                        Some(v) => {
-                            values.insert(v.clone().into_owned());
-                        }
-                    }
-                    Ok(())
-                };
-                plan.block.run_into(&mut keep, ctx)?;
-                SubqueryAnswer::Values { values, any, has_null }
-            }
-        };
-        ctx.functions.set_subquery(plan.slot, answer);
+        let answer = answer_of(&plan.block, plan.kind, ctx)?;
+        ctx.functions.set_subquery(plan.slot, std::sync::Arc::new(answer));
     }
     Ok(())
+}
+
+/// Runs the subquery `block` for the answer `kind` asks.
+fn answer_of(block: &QueryBlock, kind: InitKind, ctx: &mut ExecContext<'_>) -> Result<SubqueryAnswer> {
+    Ok(match kind {
+        InitKind::Scalar => {
+            let mut value: Option<Value> = None;
+            let mut take = |values: &[Datum<'_>]| -> Result<()> {
+                if value.is_some() {
+                    return Err(Error::InvalidValue {
+                        context: "subquery".into(),
+                        message: "ORA-01427: single-row subquery returns more than one row".into(),
+                    });
+                }
+                value = Some(values.first().map_or(Datum::Null, |v| v.clone().into_owned()));
+                Ok(())
+            };
+            block.run_into(&mut take, ctx)?;
+            SubqueryAnswer::Scalar(value.unwrap_or(Datum::Null))
+        }
+        InitKind::Exists => {
+            let mut first = FirstRow(false);
+            block.run_into(&mut first, ctx)?;
+            SubqueryAnswer::Values { values: HashSet::new(), any: first.0, has_null: false }
+        }
+        InitKind::Values => {
+            let (mut values, mut any, mut has_null) = (HashSet::new(), false, false);
+            let mut keep = |row: &[Datum<'_>]| -> Result<()> {
+                any = true;
+                match row.first() {
+                    None | Some(Datum::Null) => has_null = true,
+                    Some(v) => {
+                        values.insert(v.clone().into_owned());
+                    }
+                }
+                Ok(())
+            };
+            block.run_into(&mut keep, ctx)?;
+            SubqueryAnswer::Values { values, any, has_null }
+        }
+    })
+}
+
+impl SubqueryFilter {
+    pub fn run(&self, rest: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+        self.input.clear_figures();
+        for plan in &self.subplans {
+            plan.block.clear_figures();
+            plan.cache.borrow_mut().clear();
+        }
+        let inner_ctx = ExecContext {
+            access: ctx.access,
+            catalog: ctx.catalog,
+            inmemory: ctx.inmemory,
+            functions: ctx.functions.clone(),
+            helpers: 0,
+            workarea: ctx.workarea,
+            row_source_statistics: ctx.row_source_statistics,
+        };
+        let into = PushInto { rest, f: ctx.functions.clone(), stopped: false };
+        let mut rows = FilterRows { filter: self, inner_ctx, into };
+        let ran = self.input.run_into(&mut rows, ctx);
+        ctx.functions.random = rows.into.f.random.clone();
+        ran
+    }
+}
+
+/// The input's end of a FILTER with correlated subqueries.
+struct FilterRows<'s, 'c, 'r, 'a> {
+    filter: &'s SubqueryFilter,
+    /// Where the subqueries run: the statement's context with the outer row's values.
+    inner_ctx: ExecContext<'c>,
+    into: PushInto<'r, 'a>,
+}
+
+impl ConsumeRow for FilterRows<'_, '_, '_, '_> {
+    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
+        for plan in &self.filter.subplans {
+            let key = plan
+                .correlation
+                .iter()
+                .map(|(_, e)| e.eval(values, &mut self.into.f).map(Datum::into_owned))
+                .collect::<Result<Vec<Value>>>()?;
+            let cached = plan.cache.borrow().get(&key).cloned();
+            let answer = match cached {
+                Some(answer) => answer,
+                None => {
+                    for ((slot, _), v) in plan.correlation.iter().zip(&key) {
+                        let outer = &mut self.inner_ctx.functions.outer;
+                        if outer.len() <= *slot {
+                            outer.resize(*slot + 1, Datum::Null);
+                        }
+                        outer[*slot] = v.clone();
+                    }
+                    let answer = std::sync::Arc::new(answer_of(&plan.block, plan.kind, &mut self.inner_ctx)?);
+                    plan.cache.borrow_mut().insert(key, answer.clone());
+                    answer
+                }
+            };
+            self.into.f.set_subquery(plan.slot, answer);
+        }
+        if self.filter.predicate.eval_condition(values, &mut self.into.f)? == Some(true) {
+            self.into.consume(values)?;
+        }
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.into.stopped
+    }
 }
 
 /// A consumer that wants one row: EXISTS.
@@ -228,6 +308,9 @@ impl Source {
         match self {
             Source::View(block) => block.reads_table(object_id),
             Source::SetOperation(set) => set.reads_table(object_id),
+            Source::SubqueryFilter(filter) => {
+                filter.input.reads_table(object_id) || filter.subplans.iter().any(|p| p.block.reads_table(object_id))
+            }
             _ => false,
         }
     }

@@ -46,6 +46,9 @@ pub enum Source {
     View(Box<QueryBlock>),
     /// UNION-ALL, INTERSECTION HASH or MINUS HASH of query blocks.
     SetOperation(Box<SetOperation>),
+    /// FILTER: the rows of a plan that meet a condition holding correlated subqueries,
+    /// each run for the row's values.
+    SubqueryFilter(Box<SubqueryFilter>),
 }
 
 impl Source {
@@ -57,7 +60,7 @@ impl Source {
             Source::Index(access) => access.table.object_id == object_id,
             Source::InMemory(access) => access.table.object_id == object_id,
             Source::Join(join) => join.reads_table(object_id),
-            Source::View(_) | Source::SetOperation(_) => self.block_reads_table(object_id),
+            Source::View(_) | Source::SetOperation(_) | Source::SubqueryFilter(_) => self.block_reads_table(object_id),
             _ => false,
         }
     }
@@ -70,6 +73,9 @@ impl Source {
             Source::Join(join) => join.left.source.holds_planned_rows() || join.right.source.holds_planned_rows(),
             Source::View(block) => block.holds_planned_rows(),
             Source::SetOperation(set) => set.branches.iter().any(QueryBlock::holds_planned_rows),
+            Source::SubqueryFilter(filter) => {
+                filter.input.holds_planned_rows() || filter.subplans.iter().any(|p| p.block.holds_planned_rows())
+            }
             _ => false,
         }
     }
@@ -95,6 +101,7 @@ impl Source {
             Source::Join(join) => join.run(stages, ctx),
             Source::View(block) => Self::run_view(block, stages, ctx),
             Source::SetOperation(set) => set.run(stages, ctx),
+            Source::SubqueryFilter(filter) => filter.run(stages, ctx),
             Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], &mut ctx.functions).map(|_| ()),
             Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, ctx),
             Source::Series { start, stop } => Self::numbers(*start, *stop, stages, ctx),
@@ -274,6 +281,9 @@ pub struct QueryBlock {
     pub line_rows: RefCell<Vec<u64>>,
     /// The subqueries its expressions read, run before each run of the block.
     pub init: Vec<InitPlan>,
+    /// Which of its columns the plan reading it uses, when not all: the others reach it
+    /// as NULL, never decoded (its source may not have read them).
+    pub used: Option<Vec<bool>>,
 }
 
 /// A subquery that reads nothing of the rows around it, run once when the plan holding
@@ -332,4 +342,28 @@ pub struct SetOperation {
     pub operator: SetOperator,
     /// The branches, left to right (two for INTERSECT and MINUS).
     pub branches: Vec<QueryBlock>,
+}
+
+/// FILTER with correlated subqueries: each row of `input` that meets `predicate`, whose
+/// subqueries' answers are those of runs for the row's values (Oracle's FILTER with its
+/// subqueries as children, and its scalar subquery caching: a row whose values were seen
+/// before takes the answer of that run).
+pub struct SubqueryFilter {
+    pub input: QueryBlock,
+    pub subplans: Vec<CorrelatedPlan>,
+    /// Over the input's rows; its subqueries read the answers `subplans` set.
+    pub predicate: Expr,
+}
+
+/// A subquery that reads columns of the row of the query around it.
+pub struct CorrelatedPlan {
+    pub block: QueryBlock,
+    /// Where its answer goes in the statement's function context.
+    pub slot: usize,
+    pub kind: InitKind,
+    /// The outer row's values it reads: the slot of each in the function context's outer
+    /// values, and the expression over the outer row that gives it.
+    pub correlation: Vec<(usize, Expr)>,
+    /// The answers of the runs of this execution, by the outer values they ran for.
+    pub cache: RefCell<std::collections::HashMap<Vec<Value>, std::sync::Arc<crate::expr::functions::SubqueryAnswer>>>,
 }

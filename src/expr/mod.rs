@@ -209,6 +209,13 @@ pub enum Expr {
         func: ScalarFunction,
         args: Vec<Expr>,
     },
+    /// A column of the row of the query around a correlated subquery: the value in
+    /// `slot` of the statement's [`FunctionContext::outer`], set for each row before the
+    /// subquery runs.
+    Outer {
+        slot: usize,
+        name: Box<str>,
+    },
     /// A subquery's answer: its value, whether it gives a row, or whether it gives
     /// `expr`'s value, read from the answer in `slot` of the statement's
     /// [`FunctionContext::subqueries`] (set before the expression runs). `text` is the
@@ -267,6 +274,7 @@ impl Expr {
             Expr::Column(i) => row.column(*i)?,
             Expr::Literal(v) => v.reborrow(),
             Expr::Bind { slot, name } => f.bind(*slot, name)?,
+            Expr::Outer { slot, name } => f.outer_value(*slot, name)?,
             Expr::Subquery { slot, test: SubqueryTest::Scalar, .. } => f.subquery(*slot)?.scalar()?.clone(),
             Expr::Arith { .. } | Expr::Negate(_) | Expr::Function { .. } if let Some(i) = self.whole_number(row) => {
                 Datum::Int(i)
@@ -450,7 +458,7 @@ impl Expr {
     pub fn visit_nodes(&self, visit: &mut impl FnMut(&Expr)) {
         visit(self);
         match self {
-            Expr::Column(_) | Expr::Literal(_) | Expr::Bind { .. } => {}
+            Expr::Column(_) | Expr::Literal(_) | Expr::Bind { .. } | Expr::Outer { .. } => {}
             Expr::Arith { left, right, .. } | Expr::Compare { left, right, .. } => {
                 left.visit_nodes(visit);
                 right.visit_nodes(visit);
@@ -491,7 +499,7 @@ impl Expr {
     pub fn remap_columns(&mut self, map: &impl Fn(usize) -> usize) {
         match self {
             Expr::Column(i) => *i = map(*i),
-            Expr::Literal(_) | Expr::Bind { .. } => {}
+            Expr::Literal(_) | Expr::Bind { .. } | Expr::Outer { .. } => {}
             Expr::Arith { left, right, .. } | Expr::Compare { left, right, .. } => {
                 left.remap_columns(map);
                 right.remap_columns(map);
@@ -691,7 +699,7 @@ impl fmt::Display for ExprDisplay<'_> {
             Expr::Literal(Datum::Null) => write!(f, "NULL"),
             Expr::Literal(v @ Datum::Date(_)) => write!(f, "TO_DATE('{v}')"),
             Expr::Literal(v) => write!(f, "{v}"),
-            Expr::Bind { name, .. } => write!(f, "{name}"),
+            Expr::Bind { name, .. } | Expr::Outer { name, .. } => write!(f, "{name}"),
             Expr::Subquery { test, text, .. } => match test {
                 SubqueryTest::Scalar => write!(f, "({text})"),
                 SubqueryTest::Exists { negated } => write!(f, "{}EXISTS ({text})", not(*negated)),

@@ -105,7 +105,7 @@ impl Scope {
 
     /// The column an unqualified or qualified name finds: unknown, one, or (unqualified,
     /// in a join) several, which is an error naming them.
-    fn resolve(&self, qualifier: Option<&str>, name: &str, e: &ast::Expr) -> Result<usize> {
+    pub(crate) fn resolve(&self, qualifier: Option<&str>, name: &str, e: &ast::Expr) -> Result<usize> {
         let unknown = || Error::UnknownName {
             kind: "column",
             name: qualifier.map_or(name.to_owned(), |q| format!("{q}.{name}")),
@@ -183,7 +183,19 @@ pub struct Binder<'a> {
 /// Plans a subquery an expression holds, for the planner (which the binder cannot
 /// reach): returns the slot its answer will be in and its columns' count.
 pub trait SubqueryPlanner {
-    fn plan_subquery(&self, query: &ast::Query, kind: crate::exec::query_block::InitKind) -> Result<(usize, usize)>;
+    /// Plans `query`, whose names the query around it resolves over `scope` where the
+    /// subquery's own FROM clause does not.
+    fn plan_subquery(
+        &self,
+        query: &ast::Query,
+        kind: crate::exec::query_block::InitKind,
+        scope: &Scope,
+    ) -> Result<(usize, usize)>;
+
+    /// The column `qualifier.name` of the row of the query around this one, for a
+    /// correlated subquery (`None` when this query is no subquery or the name is not that
+    /// query's either).
+    fn outer_column(&self, qualifier: Option<&str>, name: &str, e: &ast::Expr) -> Option<Result<Expr>>;
 }
 
 /// "line L, column C" of an AST node, when sqlparser knows it.
@@ -442,8 +454,8 @@ impl Binder<'_> {
     }
 
     /// A subquery asked `test` of: planned as a plan of its own, run once when the
-    /// statement starts. One that reads a column of the query around it (a correlated
-    /// subquery) is refused, naming the column.
+    /// statement starts, or for each row when it reads a column of the query around it
+    /// (a correlated subquery, which only a WHERE clause may hold).
     fn subquery(&self, query: &ast::Query, test: SubqueryTest, e: &ast::Expr) -> Result<Expr> {
         use crate::exec::query_block::InitKind;
         let Some(planner) = self.subqueries else {
@@ -454,13 +466,7 @@ impl Binder<'_> {
             SubqueryTest::Exists { .. } => InitKind::Exists,
             SubqueryTest::In { .. } => InitKind::Values,
         };
-        let (slot, width) = planner.plan_subquery(query, kind).map_err(|err| match &err {
-            Error::UnknownName { kind: "column", name, .. } if self.scope.names.contains(name) => Error::Unsupported {
-                construct: format!("a correlated subquery (it reads {name} of the query around it)"),
-                position: position_of(e),
-            },
-            _ => err,
-        })?;
+        let (slot, width) = planner.plan_subquery(query, kind, self.scope)?;
         if width != 1 && kind != InitKind::Exists {
             return Err(Error::Parse {
                 message: format!(
@@ -493,7 +499,13 @@ impl Binder<'_> {
             }
         }
         let q = qualifier.map(ident_name);
-        let column = self.scope.resolve(q.as_deref(), &name, e)?;
+        let column = match self.scope.resolve(q.as_deref(), &name, e) {
+            Ok(column) => column,
+            Err(unknown @ Error::UnknownName { .. }) => {
+                return self.subqueries.and_then(|s| s.outer_column(q.as_deref(), &name, e)).unwrap_or(Err(unknown));
+            }
+            Err(other) => return Err(other),
+        };
         if self.grouping.is_none() && q.is_none() {
             return Ok(self.scope.column_value(column));
         }

@@ -279,7 +279,9 @@ fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<Node
                 }
             }
             (Source::Join(inner), _) => join_lines(tree, line, inner, out),
-            (Source::View(_) | Source::SetOperation(_), _) => source_lines(tree, line, &input.source, out),
+            (Source::View(_) | Source::SetOperation(_) | Source::SubqueryFilter(_), _) => {
+                source_lines(tree, line, &input.source, out)
+            }
             (Source::Index(access), _) => {
                 if let Some(index) = below {
                     let p = access.figures.get();
@@ -323,6 +325,16 @@ fn source_lines(tree: &PlanTree, node: NodeId, source: &Source, out: &mut HashMa
                 block_lines(tree, top, block, out);
             }
         }
+        Source::SubqueryFilter(filter) => {
+            let children = &tree.node(node).children;
+            if let Some(&input) = children.first() {
+                block_lines(tree, input, &filter.input, out);
+            }
+            for (plan, &top) in filter.subplans.iter().zip(children.iter().skip(1)) {
+                out.insert(top, JoinedLine::from(plan.block.figures.get()));
+                block_lines(tree, top, &plan.block, out);
+            }
+        }
         Source::SetOperation(set) => {
             for (block, &top) in set.branches.iter().zip(&tree.node(node).children) {
                 let f = block.figures.get();
@@ -364,7 +376,9 @@ fn block_lines(tree: &PlanTree, top: NodeId, block: &QueryBlock, out: &mut HashM
     init_lines(tree, top, &block.init, out);
     match &block.source {
         Source::Join(join) => join_lines(tree, reader, join, out),
-        Source::View(_) | Source::SetOperation(_) => source_lines(tree, reader, &block.source, out),
+        Source::View(_) | Source::SetOperation(_) | Source::SubqueryFilter(_) => {
+            source_lines(tree, reader, &block.source, out)
+        }
         Source::Index(access) => {
             if let Some(&index) = tree.node(reader).children.first() {
                 let p = access.figures.get();

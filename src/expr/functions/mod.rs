@@ -119,6 +119,13 @@ pub struct FunctionContext {
     pub subqueries: Vec<std::sync::Arc<SubqueryAnswer>>,
     /// The subquery slots planning gave out so far.
     pub subquery_slots: std::cell::Cell<usize>,
+    /// The values of the outer row's columns a correlated subquery reads, by slot (see
+    /// [`Expr::Outer`]), set before each run of the subquery.
+    ///
+    /// [`Expr::Outer`]: crate::expr::Expr::Outer
+    pub outer: Vec<Value>,
+    /// The outer slots planning gave out so far.
+    pub outer_slots: std::cell::Cell<usize>,
 }
 
 /// What a subquery gave, as the expressions reading it ask it.
@@ -188,6 +195,8 @@ impl FunctionContext {
             taken: Default::default(),
             subqueries: Vec::new(),
             subquery_slots: Default::default(),
+            outer: Vec::new(),
+            outer_slots: Default::default(),
         }
     }
 
@@ -210,12 +219,20 @@ impl FunctionContext {
         self.subqueries.get(slot).map(|a| &**a).ok_or_else(|| Error::unsupported("a subquery read before it ran"))
     }
 
+    /// The outer row's value in `slot`, for a correlated subquery's run.
+    pub fn outer_value(&self, slot: usize, name: &str) -> Result<Value> {
+        self.outer.get(slot).cloned().ok_or_else(|| Error::InvalidValue {
+            context: name.to_owned(),
+            message: "a correlated subquery ran without its outer row".into(),
+        })
+    }
+
     /// Sets the answer of the subquery in `slot`.
-    pub fn set_subquery(&mut self, slot: usize, answer: SubqueryAnswer) {
+    pub fn set_subquery(&mut self, slot: usize, answer: std::sync::Arc<SubqueryAnswer>) {
         if self.subqueries.len() <= slot {
             self.subqueries.resize_with(slot + 1, Default::default);
         }
-        self.subqueries[slot] = std::sync::Arc::new(answer);
+        self.subqueries[slot] = answer;
     }
 
     pub fn bind(&self, slot: usize, name: &str) -> Result<Value> {

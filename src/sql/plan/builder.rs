@@ -28,6 +28,17 @@ pub(super) struct Builder<'s> {
     pub(super) families: Vec<Option<Family>>,
     /// The subqueries its expressions hold, planned as they are bound.
     pub(super) subqueries: Subqueries<'s>,
+    /// The FILTER of the WHERE clause's conjuncts that hold correlated subqueries, once
+    /// the WHERE clause is planned (it gets its source last, wrapping the plan below it).
+    pub(super) subquery_filter: Option<SubqueryFilterPlan>,
+}
+
+/// The FILTER of the conjuncts with correlated subqueries, being planned.
+pub(super) struct SubqueryFilterPlan {
+    pub(super) node: NodeId,
+    pub(super) predicate: Expr,
+    /// The columns of the rows it reads (the FROM clause's scope).
+    pub(super) width: usize,
 }
 
 /// The source columns after the project stage, and how they are bound.
@@ -452,10 +463,12 @@ impl Builder<'_> {
         }
         let binder = Binder { scope, f: self.f, grouping: None, subqueries: Some(&self.subqueries) };
         let mut predicate: Option<Expr> = None;
+        let mut correlated: Option<Expr> = None;
         for c in rest {
             // A conjunct every OR branch repeats (a join condition) becomes one of its own.
             let e = crate::expr::or_factoring::factor_or(binder.bind(c)?);
-            predicate = Some(match predicate {
+            let into = if self.subqueries.holds_correlated(&e) { &mut correlated } else { &mut predicate };
+            *into = Some(match into.take() {
                 None => e,
                 Some(p) => Expr::And(Box::new(p), Box::new(e)),
             });
@@ -501,6 +514,19 @@ impl Builder<'_> {
                         Some(self.running_with(Operation::Filter, RowsRule::Fraction(fraction), text, stage));
                 }
             }
+        }
+        if let Some(p) = correlated {
+            if !p.is_condition() {
+                return Err(Error::InvalidValue {
+                    context: "WHERE".into(),
+                    message: format!("{} is a value, not a condition", p.display(&scope.names)),
+                });
+            }
+            let text = Predicate::Filter(p.display(&scope.names).to_string());
+            let fraction = super::optimizer::selectivity::default_selectivity(&p);
+            let node = self.node(Operation::Filter, "", RowsRule::Fraction(fraction));
+            self.tree.node_mut(node).predicates.push(text);
+            self.subquery_filter = Some(SubqueryFilterPlan { node, predicate: p, width: scope.names.len() });
         }
         if let Some(n) = stopkey {
             let stage = Stage::Limit(LimitStage::new(0, Some(n)));
@@ -802,4 +828,75 @@ fn refuse_string_alias(expr: &ast::Expr, alias: &ast::Ident) -> Result<()> {
         ),
         position: (end.line > 0).then(|| format!("line {}, column {}", end.line, end.column)),
     })
+}
+
+impl Builder<'_> {
+    /// The columns of the FROM clause's scope the FILTER of correlated subqueries reads
+    /// (its condition's, and those its subqueries take from the row), which the plan
+    /// below it must give.
+    pub(super) fn read_by_subquery_filter(&self, needed: &mut [bool]) {
+        let Some(plan) = &self.subquery_filter else { return };
+        let mut mark = |c: usize| {
+            if let Some(n) = needed.get_mut(c) {
+                *n = true;
+            }
+        };
+        plan.predicate.visit_columns(&mut mark);
+        for (p, _) in self.subqueries.planned_correlated().iter() {
+            for (_, e) in &p.correlation {
+                e.visit_columns(&mut mark);
+            }
+        }
+    }
+
+    /// Gives the FILTER of correlated subqueries its source, once the plan below it is
+    /// planned: that plan (the source and the stages of the lines under the FILTER) as
+    /// its input, and the subqueries, whose lines follow the input's under it.
+    pub(super) fn wrap_subquery_filter(&mut self) {
+        let chain = self.tree.pipeline_nodes();
+        let Some(at) = self.subquery_filter.as_ref().and_then(|p| chain.iter().position(|&id| id == p.node)) else {
+            return;
+        };
+        // The input's columns the FILTER and the lines above it read; the others reach
+        // them as NULL, never decoded.
+        let width = self.subquery_filter.as_ref().map_or(0, |p| p.width);
+        let mut used = columns_read_by(chain[at..].iter().flat_map(|&id| self.tree.node(id).work.stages.iter()), width);
+        self.read_by_subquery_filter(&mut used);
+        let plan = self.subquery_filter.take().expect("found above");
+        let below = &chain[..at];
+        let (Some(&reader), Some(&input_top)) = (below.first(), below.last()) else { return };
+        let source = self.tree.node_mut(reader).work.source.take().expect("the plan below the FILTER has its source");
+        let order = pre_order_under(&self.tree, input_top);
+        let (mut stages, mut positions, mut lines) = (Vec::new(), Vec::new(), Vec::new());
+        for &id in below {
+            stages.append(&mut self.tree.node_mut(id).work.stages);
+            if let Some(line) = order.iter().position(|&n| n == id) {
+                positions.push(stages.len());
+                lines.push(line);
+            }
+        }
+        let mut input =
+            crate::exec::query_block::QueryBlock::new(source, stages, plan.width, positions, lines, Vec::new());
+        input.used = Some(used);
+        let planned = self.subqueries.take_correlated();
+        let mut subplans = Vec::with_capacity(planned.len());
+        for (subplan, tree) in planned {
+            let line = self.tree.adopt(tree);
+            self.tree.node_mut(plan.node).children.extend(line);
+            subplans.push(subplan);
+        }
+        let filter = crate::exec::query_block::SubqueryFilter { input, subplans, predicate: plan.predicate };
+        self.tree.node_mut(plan.node).work.source = Some(Source::SubqueryFilter(Box::new(filter)));
+    }
+}
+
+/// The nodes under `top` (itself first), in EXPLAIN's order.
+fn pre_order_under(tree: &PlanTree, top: NodeId) -> Vec<NodeId> {
+    let mut out = Vec::new();
+    let mut pending = vec![top];
+    while let Some(id) = pending.pop() {
+        out.push(id);
+        pending.extend(tree.node(id).children.iter().rev());
+    }
+    out
 }

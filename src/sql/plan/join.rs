@@ -377,6 +377,7 @@ impl Builder<'_> {
     pub(super) fn plan_join(&mut self, query: JoinQuery, hints: &Hints, scope: &Scope) -> Result<()> {
         let width = query.relations.iter().map(|r| r.columns.end).max().unwrap_or(0);
         let mut needed = columns_read_by(self.tree.stages(), width);
+        self.read_by_subquery_filter(&mut needed);
         // The WHERE clause's conjuncts leave the FILTER above the join for their places.
         let mut pool: Vec<Conjunct> = Vec::new();
         let where_node = self.where_node.filter(|&w| self.tree.node(w).children.first() == Some(&query.node));
@@ -775,7 +776,7 @@ impl Builder<'_> {
         let mut tree = PlanTree::default();
         let (source, estimate) = match &relation.access {
             RelationAccess::Table(table) => {
-                let mut sub = Builder::new(self.session, self.f, self.named);
+                let mut sub = Builder::new(self.session, self.f, self.named, None);
                 sub.table = Some(table.clone());
                 let scan = sub.node(Operation::TableAccessFull, &table.name, RowsRule::Unknown);
                 sub.table_node = Some(scan);

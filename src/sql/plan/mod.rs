@@ -68,7 +68,7 @@ pub(crate) use constants::{rownum_limit, split_and};
 pub use explain::format_plan;
 use family::Family;
 pub use query_block::Expanding;
-use query_block::{NamedQuery, Subqueries, fixed_families};
+use query_block::{NamedQuery, OuterQuery, Subqueries, fixed_families};
 pub use tree::{Estimate, NodeId, PlanNode, PlanTree, Predicate, RowsAt, RowsRule};
 use unsupported::*;
 
@@ -150,7 +150,7 @@ impl<'a> Planned<'a> {
 pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext) -> Result<Planned<'a>> {
     use crate::stats::activity::flags;
     let _hard_parse = session.stats().activity().enter(flags::IN_PARSE | flags::IN_HARD_PARSE, flags::IN_SQL_EXECUTION);
-    plan_query_in(query, session, f, &[])
+    plan_query_in(query, session, f, &[], None)
 }
 
 /// Plans a query that sees the WITH queries `named` (those of the queries around it).
@@ -159,19 +159,20 @@ fn plan_query_in<'a>(
     session: &Session,
     f: &FunctionContext,
     named: &[NamedQuery<'_>],
+    outer: Option<&OuterQuery>,
 ) -> Result<Planned<'a>> {
     reject_unsupported_query_parts(query)?;
     let mut visible: Vec<NamedQuery<'_>> = named.to_vec();
     if let Some(with) = &query.with {
         query_block::add_with(with, &mut visible)?;
     }
-    let b = Builder::new(session, f, &visible);
+    let b = Builder::new(session, f, &visible, outer);
     match &*query.body {
         ast::SetExpr::Select(select) => b.select(query, select),
         ast::SetExpr::Query(inner)
             if query.order_by.is_none() && query.limit_clause.is_none() && query.fetch.is_none() =>
         {
-            plan_query_in(inner, session, f, &visible)
+            plan_query_in(inner, session, f, &visible, outer)
         }
         ast::SetExpr::SetOperation { .. } | ast::SetExpr::Query(_) => b.set_query(query),
         other => Err(unsupported(format!("query form {other}"), other)),
@@ -180,7 +181,12 @@ fn plan_query_in<'a>(
 
 impl<'s> Builder<'s> {
     /// A builder of a plan, with no node yet, that sees the WITH queries `named`.
-    fn new(session: &'s Session, f: &'s FunctionContext, named: &'s [NamedQuery<'s>]) -> Builder<'s> {
+    fn new(
+        session: &'s Session,
+        f: &'s FunctionContext,
+        named: &'s [NamedQuery<'s>],
+        outer: Option<&'s OuterQuery>,
+    ) -> Builder<'s> {
         Builder {
             session,
             f,
@@ -194,7 +200,8 @@ impl<'s> Builder<'s> {
             join: None,
             where_node: None,
             families: Vec::new(),
-            subqueries: Subqueries::new(session, f, named),
+            subqueries: Subqueries::new(session, f, named, outer),
+            subquery_filter: None,
         }
     }
 
@@ -222,7 +229,8 @@ impl<'s> Builder<'s> {
             b.plan_join(join, &hints, &scope)?;
             b.notes.extend(hints.ignored.iter().cloned());
         } else if let (Some(table), Some(scan)) = (b.table.clone(), b.table_node) {
-            let columns_read = columns_read_by(b.tree.stages(), table.columns.len());
+            let mut columns_read = columns_read_by(b.tree.stages(), table.columns.len());
+            b.read_by_subquery_filter(&mut columns_read);
             let alias = match select.from.first().map(|f| &f.relation) {
                 Some(ast::TableFactor::Table { alias: Some(a), .. }) => Some(ident_name(&a.name)),
                 _ => None,
@@ -245,24 +253,32 @@ impl<'s> Builder<'s> {
             );
             b.notes.extend(hints.ignored.iter().cloned());
         }
+        self.wrap_subquery_filter();
         let gather = hints.gather_plan_statistics();
-        Ok(self.finish(columns, families, gather))
+        self.finish(columns, families, gather)
     }
 
     /// The plan, once its nodes are planned: the statement's node on top, the estimates,
     /// and the pipeline built from the tree.
-    fn finish<'a>(mut self, columns: Vec<String>, families: Vec<Option<Family>>, gather: bool) -> Planned<'a> {
+    fn finish<'a>(mut self, columns: Vec<String>, families: Vec<Option<Family>>, gather: bool) -> Result<Planned<'a>> {
         // The subqueries' lines hang under the query's top line, after its input.
-        let (init, trees, notes) = self.subqueries.take();
-        for note in notes {
+        let planned = self.subqueries.take();
+        if !planned.correlated.is_empty() {
+            return Err(Error::unsupported(
+                "a correlated subquery outside the WHERE clause (in the select list, HAVING, ON or ORDER BY)",
+            ));
+        }
+        for note in planned.notes {
             if !self.notes.contains(&note) {
                 self.notes.push(note);
             }
         }
+        let mut init = Vec::with_capacity(planned.init.len());
         if let Some(top) = self.tree.root() {
-            for tree in trees {
+            for (plan, tree) in planned.init {
                 let line = self.tree.adopt(tree);
                 self.tree.node_mut(top).children.extend(line);
+                init.push(plan);
             }
         }
         self.running(Operation::SelectStatement, RowsRule::Same, Stage::Collect(CollectStage::new(columns.len())));
@@ -270,7 +286,7 @@ impl<'s> Builder<'s> {
         let reading_line =
             self.tree.reading_line().map(|(line, op)| (u16::try_from(line).unwrap_or(u16::MAX), op.code()));
         let (source, stages) = self.tree.build_pipeline();
-        Planned {
+        Ok(Planned {
             source,
             stages,
             columns,
@@ -281,7 +297,7 @@ impl<'s> Builder<'s> {
             rebind: self.rebind,
             reading_line,
             init,
-        }
+        })
     }
 }
 

@@ -20,7 +20,7 @@
 use super::family::{Family, expr_family};
 use super::*;
 use crate::catalog::ViewDef;
-use crate::exec::query_block::{InitKind, InitPlan, QueryBlock, SetOperation, SetOperator};
+use crate::exec::query_block::{CorrelatedPlan, InitKind, InitPlan, QueryBlock, SetOperation, SetOperator};
 use std::cell::RefCell;
 
 /// Most views a query may expand inside one another.
@@ -129,8 +129,9 @@ fn plan_block(
     session: &Session,
     f: &FunctionContext,
     named: &[NamedQuery<'_>],
+    outer: Option<&OuterQuery>,
 ) -> Result<(PlannedBlock, Vec<String>)> {
-    let planned = plan_query_in(query, session, f, named)?;
+    let planned = plan_query_in(query, session, f, named, outer)?;
     let Planned { source, mut stages, columns, families, mut tree, notes, rebind, init, .. } = planned;
     if rebind.is_some() {
         // An index range from bind variables is this execution's: an execution with
@@ -163,7 +164,7 @@ fn plan_block(
 impl Builder<'_> {
     /// Plans `query` (seeing the WITH queries `named`) as a block of this plan.
     pub(super) fn block(&mut self, query: &ast::Query, named: &[NamedQuery<'_>]) -> Result<PlannedBlock> {
-        let (block, notes) = plan_block(query, self.session, self.f, named)?;
+        let (block, notes) = plan_block(query, self.session, self.f, named, None)?;
         for note in notes {
             if !self.notes.contains(&note) {
                 self.notes.push(note);
@@ -237,7 +238,7 @@ impl Builder<'_> {
         let scope = Scope { names: columns.clone(), ..Default::default() };
         let exprs = (0..columns.len()).map(Expr::Column).collect();
         self.project_order_and_limit(query, false, &scope, None, exprs, &columns)?;
-        Ok(self.finish(columns, families, false))
+        self.finish(columns, families, false)
     }
 
     /// Adds the lines of a set operation's body (the source the rest reads); returns its
@@ -427,36 +428,110 @@ impl Builder<'_> {
     }
 }
 
-/// The subqueries a query's expressions hold, planned as the binder meets them, each
-/// run once when the plan starts (an init plan), its lines kept for the plan's tree.
+/// The query around a subquery, as the subquery's names resolve in it: its scope, and
+/// the outer columns the subquery read so far (each with its slot among the statement's
+/// outer values).
+pub(super) struct OuterQuery {
+    scope: Scope,
+    read: RefCell<Vec<(usize, Expr)>>,
+}
+
+/// The subqueries a query's expressions hold, planned as the binder meets them: those
+/// that read nothing of the query's rows run once when the plan starts (init plans);
+/// the correlated ones run for each row, in the FILTER the WHERE clause makes of them.
 pub(super) struct Subqueries<'s> {
     session: &'s Session,
     f: &'s FunctionContext,
     named: &'s [NamedQuery<'s>],
-    planned: RefCell<(Vec<InitPlan>, Vec<PlanTree>, Vec<String>)>,
+    /// The query around this one, when this one is a subquery.
+    outer: Option<&'s OuterQuery>,
+    planned: RefCell<PlannedSubqueries>,
+}
+
+/// The subqueries planned so far, with their lines, and the notes of their plans.
+#[derive(Default)]
+pub(super) struct PlannedSubqueries {
+    pub(super) init: Vec<(InitPlan, PlanTree)>,
+    pub(super) correlated: Vec<(CorrelatedPlan, PlanTree)>,
+    pub(super) notes: Vec<String>,
 }
 
 impl<'s> Subqueries<'s> {
-    pub(super) fn new(session: &'s Session, f: &'s FunctionContext, named: &'s [NamedQuery<'s>]) -> Subqueries<'s> {
-        Subqueries { session, f, named, planned: RefCell::default() }
+    pub(super) fn new(
+        session: &'s Session,
+        f: &'s FunctionContext,
+        named: &'s [NamedQuery<'s>],
+        outer: Option<&'s OuterQuery>,
+    ) -> Subqueries<'s> {
+        Subqueries { session, f, named, outer, planned: RefCell::default() }
     }
 
-    /// The init plans, their lines and their notes, in the order they were planned.
-    pub(super) fn take(&self) -> (Vec<InitPlan>, Vec<PlanTree>, Vec<String>) {
+    /// What was planned, leaving nothing.
+    pub(super) fn take(&self) -> PlannedSubqueries {
         self.planned.take()
+    }
+
+    /// The correlated subqueries planned so far (borrowed).
+    pub(super) fn planned_correlated(&self) -> std::cell::Ref<'_, Vec<(CorrelatedPlan, PlanTree)>> {
+        std::cell::Ref::map(self.planned.borrow(), |p| &p.correlated)
+    }
+
+    /// The correlated subqueries, leaving none.
+    pub(super) fn take_correlated(&self) -> Vec<(CorrelatedPlan, PlanTree)> {
+        std::mem::take(&mut self.planned.borrow_mut().correlated)
+    }
+
+    /// Whether `e` holds a correlated subquery planned here.
+    pub(super) fn holds_correlated(&self, e: &Expr) -> bool {
+        let planned = self.planned.borrow();
+        let mut found = false;
+        e.visit_nodes(&mut |x| {
+            if let Expr::Subquery { slot, .. } = x {
+                found |= planned.correlated.iter().any(|(p, _)| p.slot == *slot);
+            }
+        });
+        found
     }
 }
 
 impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
-    fn plan_subquery(&self, query: &ast::Query, kind: InitKind) -> Result<(usize, usize)> {
-        let (block, notes) = plan_block(query, self.session, self.f, self.named)?;
+    fn plan_subquery(&self, query: &ast::Query, kind: InitKind, scope: &Scope) -> Result<(usize, usize)> {
+        let outer = OuterQuery { scope: scope.clone(), read: RefCell::default() };
+        let (block, notes) = plan_block(query, self.session, self.f, self.named, Some(&outer))?;
         let slot = self.f.subquery_slots.get();
         self.f.subquery_slots.set(slot + 1);
         let width = block.columns.len();
         let mut planned = self.planned.borrow_mut();
-        planned.0.push(InitPlan { block: block.block, slot, kind });
-        planned.1.push(block.tree);
-        planned.2.extend(notes);
+        let correlation = outer.read.take();
+        if correlation.is_empty() {
+            planned.init.push((InitPlan { block: block.block, slot, kind }, block.tree));
+        } else {
+            let plan = CorrelatedPlan { block: block.block, slot, kind, correlation, cache: RefCell::default() };
+            planned.correlated.push((plan, block.tree));
+        }
+        planned.notes.extend(notes);
         Ok((slot, width))
+    }
+
+    fn outer_column(&self, qualifier: Option<&str>, name: &str, e: &ast::Expr) -> Option<Result<Expr>> {
+        let outer = self.outer?;
+        let column = match outer.scope.resolve(qualifier, name, e) {
+            Ok(column) => column,
+            Err(Error::UnknownName { .. }) => return None,
+            Err(other) => return Some(Err(other)),
+        };
+        let value = if qualifier.is_none() { outer.scope.column_value(column) } else { Expr::Column(column) };
+        let mut read = outer.read.borrow_mut();
+        let slot = match read.iter().find(|(_, e)| *e == value) {
+            Some((slot, _)) => *slot,
+            None => {
+                let slot = self.f.outer_slots.get();
+                self.f.outer_slots.set(slot + 1);
+                read.push((slot, value));
+                slot
+            }
+        };
+        let shown = qualifier.map_or_else(|| format!("\"{name}\""), |q| format!("\"{q}\".\"{name}\""));
+        Some(Ok(Expr::Outer { slot, name: shown.into() }))
     }
 }
