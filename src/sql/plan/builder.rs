@@ -153,10 +153,9 @@ impl Builder<'_> {
             };
         };
         let table_name = crate::sql::bind::function_name(name);
-        let mut qualifiers = vec![table_name.clone()];
-        if let Some(a) = alias {
-            qualifiers.push(ident_name(&a.name));
-        }
+        // An aliased table is named by its alias alone, as in Oracle (so a correlated
+        // subquery's `t.col` past an inner `FROM t x` reaches the outer `t`).
+        let qualifiers = vec![alias.as_ref().map_or_else(|| table_name.clone(), |a| ident_name(&a.name))];
         if let Some(args) = args {
             return self.table_function(&table_name, args, qualifiers, name);
         }

@@ -1,0 +1,21 @@
+-- Subqueries: scalar, EXISTS / NOT EXISTS, IN / NOT IN (NULL-aware), uncorrelated (run
+-- once, their lines under the query's top line) and correlated (a FILTER running them for
+-- each row's values, with scalar subquery caching); their plans and the errors Oracle gives.
+CREATE TABLE emp (empno INTEGER PRIMARY KEY, ename VARCHAR2(10), deptno INTEGER, sal NUMBER, mgr INTEGER);
+INSERT INTO emp VALUES (1, 'KING', 10, 5000, NULL), (2, 'BLAKE', 30, 2850, 1), (3, 'CLARK', 10, 2450, 1), (4, 'JONES', 20, 2975, 1), (5, 'SCOTT', 20, 3000, 4), (6, 'ADAMS', 20, 1100, 5), (7, 'MILLER', NULL, 1300, 3);
+CREATE TABLE dept (deptno INTEGER, dname VARCHAR2(14));
+INSERT INTO dept VALUES (10, 'ACCOUNTING'), (20, 'RESEARCH'), (30, 'SALES'), (40, 'OPERATIONS');
+SELECT ename, sal FROM emp WHERE sal > (SELECT AVG(sal) FROM emp) ORDER BY sal DESC;
+SELECT dname FROM dept WHERE deptno IN (SELECT deptno FROM emp) ORDER BY dname;
+SELECT dname FROM dept WHERE deptno NOT IN (SELECT deptno FROM emp);
+SELECT dname FROM dept WHERE deptno NOT IN (SELECT deptno FROM emp WHERE deptno IS NOT NULL);
+SELECT dname FROM dept d WHERE NOT EXISTS (SELECT 1 FROM emp e WHERE e.deptno = d.deptno);
+SELECT ename, deptno, sal FROM emp e WHERE sal = (SELECT MAX(sal) FROM emp x WHERE x.deptno = e.deptno) ORDER BY deptno;
+SELECT ename FROM emp e WHERE EXISTS (SELECT 1 FROM emp r WHERE r.mgr = e.empno) ORDER BY ename;
+SELECT deptno, COUNT(*) FROM emp GROUP BY deptno HAVING COUNT(*) > (SELECT COUNT(*) / 4 FROM emp) ORDER BY deptno;
+SELECT ename, (SELECT MAX(sal) FROM emp) - sal AS below_top FROM emp WHERE deptno = 10 ORDER BY ename;
+EXPLAIN PLAN FOR SELECT ename FROM emp e WHERE sal = (SELECT MAX(sal) FROM emp x WHERE x.deptno = e.deptno);
+EXPLAIN PLAN FOR SELECT ename FROM emp WHERE sal > (SELECT AVG(sal) FROM emp);
+SELECT ename FROM emp WHERE sal = (SELECT sal FROM emp WHERE deptno = 20);
+SELECT ename FROM emp WHERE deptno IN (SELECT deptno, dname FROM dept);
+SELECT ename, (SELECT dname FROM dept d WHERE d.deptno = e.deptno) FROM emp e;

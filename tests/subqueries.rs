@@ -1,0 +1,223 @@
+//! Subqueries in expressions, checked against SQLite (an independent engine) on random
+//! tables with NULLs and repeated values: scalar subqueries, EXISTS and NOT EXISTS,
+//! IN and NOT IN (with Oracle's NULL rules, which SQLite shares), uncorrelated (run once)
+//! and correlated (run for each row's values in a FILTER); then the refusals and errors
+//! Oracle gives, and the plan lines with what each did.
+
+mod common;
+
+use common::*;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+
+/// Rows of a table `(k, v, n)`: a small key (NULL at times), a short string or NULL, a
+/// number or NULL.
+fn table_rows() -> impl Strategy<Value = Vec<(Option<i64>, Option<String>, Option<i64>)>> {
+    let k = proptest::option::weighted(0.9, 0i64..4);
+    let v = proptest::option::weighted(0.8, "[ab]{1,2}");
+    let n = proptest::option::weighted(0.8, -3i64..3);
+    proptest::collection::vec((k, v, n), 0..20)
+}
+
+/// (lioscope's query, SQLite's): every ORDER BY orders the rows completely, NULLs placed
+/// alike in both (Oracle's NULLs sort last ascending, SQLite's first).
+const QUERIES: &[(&str, &str)] = &[
+    (
+        "SELECT k, n FROM a WHERE n > (SELECT AVG(n) FROM b) ORDER BY k, n",
+        "SELECT k, n FROM a WHERE n > (SELECT AVG(n) FROM b) ORDER BY k NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v FROM a WHERE k IN (SELECT k FROM b WHERE n > 0) ORDER BY k, v",
+        "SELECT k, v FROM a WHERE k IN (SELECT k FROM b WHERE n > 0) ORDER BY k NULLS LAST, v NULLS LAST",
+    ),
+    (
+        "SELECT k, v FROM a WHERE k NOT IN (SELECT k FROM b WHERE v = 'a') ORDER BY k, v",
+        "SELECT k, v FROM a WHERE k NOT IN (SELECT k FROM b WHERE v = 'a') ORDER BY k NULLS LAST, v NULLS LAST",
+    ),
+    (
+        "SELECT COUNT(*) FROM a WHERE EXISTS (SELECT 1 FROM b WHERE n = 2)",
+        "SELECT COUNT(*) FROM a WHERE EXISTS (SELECT 1 FROM b WHERE n = 2)",
+    ),
+    (
+        "SELECT k, v, n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.v = a.v) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.v = a.v) \
+         ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.n > a.n) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.n > a.n) \
+         ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, n FROM a x WHERE n = (SELECT MAX(n) FROM a y WHERE y.k = x.k) ORDER BY k, n",
+        "SELECT k, n FROM a x WHERE n = (SELECT MAX(n) FROM a y WHERE y.k = x.k) ORDER BY k NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v FROM a WHERE v NOT IN (SELECT v FROM b WHERE b.k = a.k) ORDER BY k, v",
+        "SELECT k, v FROM a WHERE v NOT IN (SELECT v FROM b WHERE b.k = a.k) ORDER BY k NULLS LAST, v NULLS LAST",
+    ),
+    (
+        "SELECT k, v FROM a WHERE n IN (SELECT n FROM b WHERE b.v = a.v) OR k = 0 ORDER BY k, v",
+        "SELECT k, v FROM a WHERE n IN (SELECT n FROM b WHERE b.v = a.v) OR k = 0 ORDER BY k NULLS LAST, v NULLS LAST",
+    ),
+    (
+        "SELECT a.k, COUNT(*) FROM a JOIN b ON a.k = b.k WHERE a.n < (SELECT COUNT(*) FROM b c WHERE c.k = a.k) \
+         GROUP BY a.k ORDER BY a.k",
+        "SELECT a.k, COUNT(*) FROM a JOIN b ON a.k = b.k WHERE a.n < (SELECT COUNT(*) FROM b c WHERE c.k = a.k) \
+         GROUP BY a.k ORDER BY a.k",
+    ),
+    (
+        "SELECT k, SUM(n) FROM a GROUP BY k HAVING SUM(n) > (SELECT MIN(n) FROM b) ORDER BY k",
+        "SELECT k, SUM(n) FROM a GROUP BY k HAVING SUM(n) > (SELECT MIN(n) FROM b) ORDER BY k NULLS LAST",
+    ),
+    (
+        "SELECT k, (SELECT COUNT(*) FROM b) - n FROM a WHERE k = (SELECT MIN(k) FROM b) ORDER BY 1, 2",
+        "SELECT k, (SELECT COUNT(*) FROM b) - n FROM a WHERE k = (SELECT MIN(k) FROM b) ORDER BY 1, 2 NULLS LAST",
+    ),
+    (
+        "SELECT * FROM (SELECT k, n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.n = a.n)) WHERE k > 0 ORDER BY 1, 2",
+        "SELECT * FROM (SELECT k, n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.n = a.n)) WHERE k > 0 \
+         ORDER BY 1, 2 NULLS LAST",
+    ),
+    (
+        "SELECT k FROM a WHERE k IN (SELECT k FROM b WHERE n > (SELECT MIN(n) FROM a c WHERE c.k = b.k)) \
+         ORDER BY k",
+        "SELECT k FROM a WHERE k IN (SELECT k FROM b WHERE n > (SELECT MIN(n) FROM a c WHERE c.k = b.k)) \
+         ORDER BY k",
+    ),
+];
+
+/// A value as `lines` prints it: NULL as nothing.
+fn sqlite_text(v: rusqlite::types::Value) -> String {
+    match v {
+        rusqlite::types::Value::Integer(i) => i.to_string(),
+        rusqlite::types::Value::Text(t) => t,
+        rusqlite::types::Value::Real(r) => r.to_string(),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn subqueries_answer_as_sqlite_does() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    for t in ["a", "b"] {
+        exec(&s, &format!("CREATE TABLE {t} (k NUMBER, v VARCHAR2(10), n NUMBER)"));
+        conn.execute_batch(&format!("CREATE TABLE {t} (k INTEGER, v TEXT, n INTEGER)")).unwrap();
+    }
+    // A failing case's seed is saved in tests/subqueries.proptest-regressions and run
+    // first next time; PROPTEST_CASES sets how many cases run.
+    let mut runner = TestRunner::new(Config {
+        cases: cases_or(40),
+        source_file: Some(file!()),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..Config::default()
+    });
+    runner
+        .run(&(table_rows(), table_rows()), |(a, b)| {
+            for (t, rows) in [("a", &a), ("b", &b)] {
+                exec(&s, &format!("TRUNCATE TABLE {t}"));
+                conn.execute(&format!("DELETE FROM {t}"), []).unwrap();
+                for (k, v, n) in rows {
+                    let text = |x: Option<String>| x.unwrap_or_else(|| "NULL".into());
+                    let k = text(k.map(|k| k.to_string()));
+                    let (v, n) = (text(v.as_ref().map(|v| format!("'{v}'"))), text(n.map(|n| n.to_string())));
+                    let insert = format!("INSERT INTO {t} VALUES ({k}, {v}, {n})");
+                    exec(&s, &insert);
+                    conn.execute(&insert, []).unwrap();
+                }
+            }
+            for (ours, theirs) in QUERIES {
+                let got = lines(&s, ours);
+                let mut statement = conn.prepare(theirs).unwrap();
+                let columns = statement.column_count();
+                let expected: Vec<String> = statement
+                    .query_map([], |r| {
+                        Ok((0..columns).map(|i| sqlite_text(r.get(i).unwrap())).collect::<Vec<_>>().join("|"))
+                    })
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect();
+                prop_assert_eq!(&got, &expected, "{} on a={:?} b={:?}", ours, a, b);
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn subqueries_refuse_and_fail_as_oracle_does() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER, d VARCHAR2(10))");
+    exec(&s, "INSERT INTO t SELECT LEVEL, 'd' || MOD(LEVEL, 2) FROM dual CONNECT BY LEVEL <= 4");
+    let e = error(&s, "SELECT id FROM t WHERE id = (SELECT id FROM t)");
+    assert!(e.contains("ORA-01427"), "{e}");
+    let e = error(&s, "SELECT id FROM t WHERE id IN (SELECT id, d FROM t)");
+    assert!(e.contains("ORA-00913"), "{e}");
+    let e = error(&s, "SELECT id, (SELECT MAX(d) FROM t u WHERE u.id = t.id) FROM t");
+    assert!(e.contains("correlated subquery outside the WHERE clause"), "{e}");
+    let e = error(&s, "SELECT id FROM t WHERE id IN (SELECT nope FROM t)");
+    assert!(e.contains("NOPE does not exist"), "{e}");
+    let e = error(&s, "ALTER TABLE t ADD CONSTRAINT c CHECK (id IN (SELECT id FROM t))");
+    assert!(e.contains("ORA-02251") || e.contains("subquery"), "{e}");
+    // No row: a scalar subquery is NULL; NOT IN of no row is true, of a NULL never.
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM t WHERE (SELECT id FROM t WHERE id > 9) IS NULL"), ["4"]);
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM t WHERE id NOT IN (SELECT id FROM t WHERE id > 9)"), ["4"]);
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM t WHERE id NOT IN (SELECT NULL FROM dual)"), ["0"]);
+    // A session keeps the plan; each execution runs the subquery again.
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM t WHERE id > (SELECT AVG(id) FROM t)"), ["2"]);
+    exec(&s, "INSERT INTO t VALUES (100, 'x')");
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM t WHERE id > (SELECT AVG(id) FROM t)"), ["1"]);
+    // INSERT ... SELECT reads the table as it was before the statement.
+    exec(&s, "INSERT INTO t SELECT id + 1000, d FROM t WHERE id = (SELECT MAX(id) FROM t)");
+    assert_eq!(lines(&s, "SELECT id FROM t WHERE id > 99 ORDER BY id"), ["100", "1100"]);
+}
+
+#[test]
+fn subqueries_show_their_lines_and_what_each_did() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER, d VARCHAR2(10), v NUMBER)");
+    exec(&s, "INSERT INTO t SELECT LEVEL, 'd' || MOD(LEVEL, 3), LEVEL FROM dual CONNECT BY LEVEL <= 30");
+    let p = plan(&s, "SELECT id FROM t x WHERE v = (SELECT MAX(v) FROM t y WHERE y.d = x.d)");
+    for line in ["FILTER", "SORT AGGREGATE", "filter(\"V\"=(SELECT", "filter(\"D\"=\"X\".\"D\")"] {
+        assert!(p.contains(line), "{line} in\n{p}");
+    }
+    let analyzed = |sql: &str| -> Vec<String> {
+        rows(&s, &format!("EXPLAIN ANALYZE {sql}"))
+            .iter()
+            .map(|r| r[0].to_string())
+            .filter(|l| l.contains("cr="))
+            .map(|l| {
+                let (rows, rest) = l.trim_start().split_once(' ').unwrap();
+                let starts = rest.split_once("starts=").map_or("1", |(_, s)| s.split(' ').next().unwrap());
+                format!("{rows} {} x{starts}", rest.split(" (").next().unwrap().trim())
+            })
+            .collect()
+    };
+    // Three distinct values of D: the subquery runs three times for 30 rows (Oracle's
+    // scalar subquery caching).
+    assert_eq!(
+        analyzed("SELECT id FROM t x WHERE v = (SELECT MAX(v) FROM t y WHERE y.d = x.d)"),
+        [
+            "3 SELECT STATEMENT x1",
+            "3 FILTER x1",
+            "30 TABLE ACCESS FULL T x1",
+            "3 SORT AGGREGATE x3",
+            "30 TABLE ACCESS FULL T x3",
+        ]
+    );
+    // An uncorrelated subquery runs once, its lines under the query's top line.
+    assert_eq!(
+        analyzed("SELECT COUNT(*) FROM t WHERE v > (SELECT AVG(v) FROM t)"),
+        [
+            "1 SELECT STATEMENT x1",
+            "1 SORT AGGREGATE x1",
+            "15 TABLE ACCESS FULL T x1",
+            "1 SORT AGGREGATE x1",
+            "30 TABLE ACCESS FULL T x1",
+        ]
+    );
+}
