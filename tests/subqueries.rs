@@ -80,6 +80,15 @@ const QUERIES: &[(&str, &str)] = &[
          ORDER BY 1, 2 NULLS LAST",
     ),
     (
+        "SELECT k, n, (SELECT COUNT(*) FROM b WHERE b.k = a.k AND b.n < a.n) FROM a ORDER BY 1, 2, 3",
+        "SELECT k, n, (SELECT COUNT(*) FROM b WHERE b.k = a.k AND b.n < a.n) FROM a \
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3",
+    ),
+    (
+        "SELECT DISTINCT (SELECT MAX(v) FROM b WHERE b.k = a.k) FROM a WHERE n > 0 ORDER BY 1",
+        "SELECT DISTINCT (SELECT MAX(v) FROM b WHERE b.k = a.k) FROM a WHERE n > 0 ORDER BY 1 NULLS LAST",
+    ),
+    (
         "SELECT k FROM a WHERE k IN (SELECT k FROM b WHERE n > (SELECT MIN(n) FROM a c WHERE c.k = b.k)) \
          ORDER BY k",
         "SELECT k FROM a WHERE k IN (SELECT k FROM b WHERE n > (SELECT MIN(n) FROM a c WHERE c.k = b.k)) \
@@ -156,8 +165,13 @@ fn subqueries_refuse_and_fail_as_oracle_does() {
     assert!(e.contains("ORA-01427"), "{e}");
     let e = error(&s, "SELECT id FROM t WHERE id IN (SELECT id, d FROM t)");
     assert!(e.contains("ORA-00913"), "{e}");
-    let e = error(&s, "SELECT id, (SELECT MAX(d) FROM t u WHERE u.id = t.id) FROM t");
+    let e = error(&s, "SELECT d FROM t GROUP BY d HAVING COUNT(*) > (SELECT COUNT(*) FROM t u WHERE u.d = t.d)");
     assert!(e.contains("correlated subquery outside the WHERE clause"), "{e}");
+    // In the select list of a query that does not aggregate, one runs for each row.
+    assert_eq!(
+        lines(&s, "SELECT id, (SELECT COUNT(*) FROM t u WHERE u.id < t.id) FROM t ORDER BY id"),
+        ["1|0", "2|1", "3|2", "4|3"]
+    );
     let e = error(&s, "SELECT id FROM t WHERE id IN (SELECT nope FROM t)");
     assert!(e.contains("NOPE does not exist"), "{e}");
     let e = error(&s, "ALTER TABLE t ADD CONSTRAINT c CHECK (id IN (SELECT id FROM t))");

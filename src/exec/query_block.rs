@@ -228,7 +228,11 @@ impl ConsumeRow for FilterRows<'_, '_, '_, '_> {
             };
             self.into.f.set_subquery(plan.slot, answer);
         }
-        if self.filter.predicate.eval_condition(values, &mut self.into.f)? == Some(true) {
+        let passes = match &self.filter.predicate {
+            Some(p) => p.eval_condition(values, &mut self.into.f)? == Some(true),
+            None => true,
+        };
+        if passes {
             self.into.consume(values)?;
         }
         Ok(())

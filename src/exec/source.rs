@@ -351,8 +351,9 @@ pub struct SetOperation {
 pub struct SubqueryFilter {
     pub input: QueryBlock,
     pub subplans: Vec<CorrelatedPlan>,
-    /// Over the input's rows; its subqueries read the answers `subplans` set.
-    pub predicate: Expr,
+    /// Over the input's rows; its subqueries read the answers `subplans` set. None: every
+    /// row passes (the subqueries are the select list's).
+    pub predicate: Option<Expr>,
 }
 
 /// A subquery that reads columns of the row of the query around it.

@@ -18,4 +18,6 @@ EXPLAIN PLAN FOR SELECT ename FROM emp e WHERE sal = (SELECT MAX(sal) FROM emp x
 EXPLAIN PLAN FOR SELECT ename FROM emp WHERE sal > (SELECT AVG(sal) FROM emp);
 SELECT ename FROM emp WHERE sal = (SELECT sal FROM emp WHERE deptno = 20);
 SELECT ename FROM emp WHERE deptno IN (SELECT deptno, dname FROM dept);
-SELECT ename, (SELECT dname FROM dept d WHERE d.deptno = e.deptno) FROM emp e;
+SELECT ename, (SELECT dname FROM dept d WHERE d.deptno = e.deptno) dname FROM emp e ORDER BY ename;
+EXPLAIN PLAN FOR SELECT ename, (SELECT dname FROM dept d WHERE d.deptno = e.deptno) dname FROM emp e;
+SELECT deptno FROM emp e GROUP BY deptno HAVING COUNT(*) > (SELECT COUNT(*) FROM dept d WHERE d.deptno = e.deptno);

@@ -36,7 +36,9 @@ pub(super) struct Builder<'s> {
 /// The FILTER of the conjuncts with correlated subqueries, being planned.
 pub(super) struct SubqueryFilterPlan {
     pub(super) node: NodeId,
-    pub(super) predicate: Expr,
+    /// The WHERE conjuncts holding correlated subqueries (none when only the select list
+    /// holds them).
+    pub(super) predicate: Option<Expr>,
     /// The columns of the rows it reads (the FROM clause's scope).
     pub(super) width: usize,
 }
@@ -525,7 +527,7 @@ impl Builder<'_> {
             let fraction = super::optimizer::selectivity::default_selectivity(&p);
             let node = self.node(Operation::Filter, "", RowsRule::Fraction(fraction));
             self.tree.node_mut(node).predicates.push(text);
-            self.subquery_filter = Some(SubqueryFilterPlan { node, predicate: p, width: scope.names.len() });
+            self.subquery_filter = Some(SubqueryFilterPlan { node, predicate: Some(p), width: scope.names.len() });
         }
         if let Some(n) = stopkey {
             let stage = Stage::Limit(LimitStage::new(0, Some(n)));
@@ -840,12 +842,23 @@ impl Builder<'_> {
                 *n = true;
             }
         };
-        plan.predicate.visit_columns(&mut mark);
+        plan.predicate.iter().for_each(|p| p.visit_columns(&mut mark));
         for (p, _) in self.subqueries.planned_correlated().iter() {
             for (_, e) in &p.correlation {
                 e.visit_columns(&mut mark);
             }
         }
+    }
+
+    /// The FILTER for the correlated subqueries of a select list (of a query that does
+    /// not aggregate), where the WHERE clause made none: their answers are set for each
+    /// row there, below the projection that reads them.
+    pub(super) fn subquery_filter_for_select_list(&mut self, width: usize) {
+        if self.subquery_filter.is_some() || !self.subqueries.has_correlated() {
+            return;
+        }
+        let node = self.node(Operation::Filter, "", RowsRule::Same);
+        self.subquery_filter = Some(SubqueryFilterPlan { node, predicate: None, width });
     }
 
     /// Gives the FILTER of correlated subqueries its source, once the plan below it is

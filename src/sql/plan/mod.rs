@@ -217,6 +217,9 @@ impl<'s> Builder<'s> {
             _ => Vec::new(),
         };
         let (exprs, columns, grouping) = b.aggregate(select, &scope, &order_by)?;
+        if grouping.is_none() {
+            b.subquery_filter_for_select_list(scope.names.len());
+        }
         let families = b.output_families(&exprs[..columns.len().min(exprs.len())]);
         let distinct = match &select.distinct {
             None | Some(ast::Distinct::All) => false,
@@ -265,7 +268,7 @@ impl<'s> Builder<'s> {
         let planned = self.subqueries.take();
         if !planned.correlated.is_empty() {
             return Err(Error::unsupported(
-                "a correlated subquery outside the WHERE clause (in the select list, HAVING, ON or ORDER BY)",
+                "a correlated subquery outside the WHERE clause and the select list of a query that does not aggregate",
             ));
         }
         for note in planned.notes {

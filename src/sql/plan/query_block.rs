@@ -481,6 +481,11 @@ impl<'s> Subqueries<'s> {
         std::mem::take(&mut self.planned.borrow_mut().correlated)
     }
 
+    /// Whether a correlated subquery was planned here (and not taken yet).
+    pub(super) fn has_correlated(&self) -> bool {
+        !self.planned.borrow().correlated.is_empty()
+    }
+
     /// Whether `e` holds a correlated subquery planned here.
     pub(super) fn holds_correlated(&self, e: &Expr) -> bool {
         let planned = self.planned.borrow();
