@@ -1,6 +1,7 @@
 //! `lioscope sqllogictest` through the built binary, on small files of the sqllogictest
 //! format written here: a file whose records all hold passes (value rendering by column
-//! type, sort modes, hashed results, `skipif` / `onlyif`, expected errors), and a file
+//! type, sort modes, hashed results, `skipif` / `onlyif`, a `halt` for another engine,
+//! expected errors), and a file
 //! with a wrong expected result and an integer division is reported as two failures,
 //! grouped by reason, with the exit status 1.
 
@@ -13,6 +14,10 @@ const PASSING: &str = "\
 # whole numbers, reals and text
 statement ok
 CREATE TABLE t (a INTEGER, b NUMBER, c VARCHAR2(10))
+
+# a halt for another engine stops only that engine
+onlyif mssql
+halt
 
 statement ok
 INSERT INTO t VALUES (1, 2.5, 'x'), (2, NULL, 'yy'), (3, 1, 'z z')
