@@ -190,6 +190,30 @@ fn subqueries_refuse_and_fail_as_oracle_does() {
 }
 
 #[test]
+fn update_and_delete_run_their_subqueries_once_on_the_table_as_it_was() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER PRIMARY KEY, d VARCHAR2(10), v NUMBER)");
+    exec(&s, "INSERT INTO t SELECT LEVEL, 'd' || MOD(LEVEL, 3), LEVEL * 10 FROM dual CONNECT BY LEVEL <= 10");
+    exec(&s, "CREATE TABLE u (d VARCHAR2(10), w NUMBER)");
+    exec(&s, "INSERT INTO u VALUES ('d0', 30), ('d1', 70)");
+    // SET from a subquery, rows chosen by an IN subquery.
+    exec(&s, "UPDATE t SET v = (SELECT MAX(w) FROM u) WHERE d IN (SELECT d FROM u WHERE w > 50)");
+    assert_eq!(lines(&s, "SELECT id FROM t WHERE v = 70 ORDER BY id"), ["1", "4", "7", "10"]);
+    // The average is the table's before the DELETE (61), not a moving one.
+    exec(&s, "DELETE FROM t WHERE v < (SELECT AVG(v) FROM t)");
+    assert_eq!(lines(&s, "SELECT id FROM t ORDER BY id"), ["1", "4", "7", "8", "9", "10"]);
+    exec(&s, "DELETE FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE w > 1000)");
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM t"), ["0"]);
+    let e = error(&s, "DELETE FROM u WHERE EXISTS (SELECT 1 FROM t WHERE t.d = u.d)");
+    assert!(e.contains("correlated subquery in UPDATE or DELETE"), "{e}");
+    exec(&s, "INSERT INTO t VALUES (1, 'a', 1), (2, 'b', 2)");
+    let e = error(&s, "UPDATE u SET w = (SELECT v FROM t)");
+    assert!(e.contains("ORA-01427"), "{e}");
+    assert_eq!(lines(&s, "SELECT w FROM u ORDER BY w"), ["30", "70"], "the failed UPDATE changed nothing");
+}
+
+#[test]
 fn subqueries_show_their_lines_and_what_each_did() {
     let (_dir, _path, db) = db();
     let s = db.session();

@@ -241,7 +241,8 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
     }
     let (table, scope) = target(session, &update.table.relation)?;
     let functions = super::function_context(session);
-    let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: None };
+    let subqueries = super::plan::StatementSubqueries::new(session, &functions);
+    let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: Some(subqueries.planner()) };
     let (limit, filter) = bind_where(&binder, update.selection.as_ref())?;
     let mut assignments = Vec::new();
     for a in &update.assignments {
@@ -262,6 +263,8 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
         }
         assignments.push((i, binder.bind(&a.value)?));
     }
+    let init = subqueries.init_plans()?;
+    let functions = with_subqueries_run(session, functions, &init)?;
     let mut changes = Changes::new(&table, filter, assignments, functions);
     let rows = run_and_cascade(session, &table, &hints_of(&update.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "updated"))
@@ -283,11 +286,30 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
     }
     let (table, scope) = target(session, &from[0].relation)?;
     let functions = super::function_context(session);
-    let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: None };
+    let subqueries = super::plan::StatementSubqueries::new(session, &functions);
+    let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: Some(subqueries.planner()) };
     let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
+    let init = subqueries.init_plans()?;
+    let functions = with_subqueries_run(session, functions, &init)?;
     let mut changes = Changes::new(&table, filter, Vec::new(), functions);
     let rows = run_and_cascade(session, &table, &hints_of(&delete.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "deleted"))
+}
+
+/// `functions` with the answers of the statement's subqueries `init`, run now: before
+/// any row changes, on the statement's snapshot (a subquery reading the changed table
+/// sees it as it was).
+fn with_subqueries_run(
+    session: &Session,
+    functions: crate::expr::functions::FunctionContext,
+    init: &[crate::exec::query_block::InitPlan],
+) -> Result<crate::expr::functions::FunctionContext> {
+    if init.is_empty() {
+        return Ok(functions);
+    }
+    let mut ctx = super::exec_context(session, functions);
+    crate::exec::query_block::run_init_plans(init, &mut ctx)?;
+    Ok(ctx.functions)
 }
 
 fn hints_of(hints: &[ast::OptimizerHint]) -> Hints {

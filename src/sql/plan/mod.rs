@@ -304,6 +304,31 @@ impl<'s> Builder<'s> {
     }
 }
 
+/// The subqueries of a statement that is not a query (UPDATE, DELETE): planned as its
+/// expressions are bound, and run once before its rows are changed. A correlated one is
+/// refused: it would run inside the row loop of the change.
+pub(crate) struct StatementSubqueries<'s>(Subqueries<'s>);
+
+impl<'s> StatementSubqueries<'s> {
+    pub(crate) fn new(session: &'s Session, f: &'s FunctionContext) -> StatementSubqueries<'s> {
+        StatementSubqueries(Subqueries::new(session, f, &[], None))
+    }
+
+    /// What binds the statement's expressions' subqueries.
+    pub(crate) fn planner(&self) -> &dyn crate::sql::bind::SubqueryPlanner {
+        &self.0
+    }
+
+    /// The subqueries to run before the statement changes rows.
+    pub(crate) fn init_plans(self) -> Result<Vec<crate::exec::query_block::InitPlan>> {
+        let planned = self.0.take();
+        if !planned.correlated.is_empty() {
+            return Err(Error::unsupported("a correlated subquery in UPDATE or DELETE"));
+        }
+        Ok(planned.init.into_iter().map(|(plan, _)| plan).collect())
+    }
+}
+
 /// The blocks a table never analyzed has below its high-water mark, which the optimizer
 /// estimates its rows from (`None` when it was analyzed): one consistent get of the
 /// segment header, counted in the statement's statistics.
