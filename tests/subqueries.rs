@@ -1,6 +1,7 @@
 //! Subqueries in expressions, checked against SQLite (an independent engine) on random
 //! tables with NULLs and repeated values: scalar subqueries, EXISTS and NOT EXISTS,
-//! IN and NOT IN (with Oracle's NULL rules, which SQLite shares), uncorrelated (run once)
+//! IN and NOT IN (with Oracle's NULL rules, which SQLite shares), ANY, SOME and ALL
+//! (against the EXISTS forms that mean the same in SQLite), uncorrelated (run once)
 //! and correlated (run for each row's values in a FILTER); then the refusals and errors
 //! Oracle gives, and the plan lines with what each did.
 
@@ -78,6 +79,29 @@ const QUERIES: &[(&str, &str)] = &[
         "SELECT * FROM (SELECT k, n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.n = a.n)) WHERE k > 0 ORDER BY 1, 2",
         "SELECT * FROM (SELECT k, n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.n = a.n)) WHERE k > 0 \
          ORDER BY 1, 2 NULLS LAST",
+    ),
+    // ANY and ALL against their meaning in EXISTS (SQLite has neither): in a WHERE
+    // clause a row passes when the comparison is true, and NOT tells false from unknown.
+    (
+        "SELECT k, n FROM a WHERE n > ANY (SELECT n FROM b WHERE k = 1) ORDER BY k, n",
+        "SELECT k, n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = 1 AND a.n > b.n) \
+         ORDER BY k NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, n FROM a WHERE n <= ALL (SELECT n FROM b WHERE b.k = 2) ORDER BY k, n",
+        "SELECT k, n FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = 2 \
+         AND (b.n IS NULL OR a.n IS NULL OR NOT (a.n <= b.n))) ORDER BY k NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, n FROM a WHERE NOT (n = ANY (SELECT n FROM b WHERE b.v = 'a')) ORDER BY k, n",
+        "SELECT k, n FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.v = 'a') OR (a.n IS NOT NULL \
+         AND NOT EXISTS (SELECT 1 FROM b WHERE b.v = 'a' AND (b.n IS NULL OR a.n = b.n))) \
+         ORDER BY k NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, n FROM a WHERE n < SOME (SELECT n FROM b WHERE b.k = a.k) ORDER BY k, n",
+        "SELECT k, n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND a.n < b.n) \
+         ORDER BY k NULLS LAST, n NULLS LAST",
     ),
     (
         "SELECT k, n, (SELECT COUNT(*) FROM b WHERE b.k = a.k AND b.n < a.n) FROM a ORDER BY 1, 2, 3",

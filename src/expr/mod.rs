@@ -236,6 +236,9 @@ pub enum SubqueryTest {
     Exists { negated: bool },
     /// Whether its values hold `expr`'s, with SQL's NULL rules: `expr [NOT] IN (...)`.
     In { expr: Box<Expr>, negated: bool },
+    /// Whether `expr op` holds for any (`expr op ANY (...)`, `SOME`) or for all (`ALL`) of
+    /// its values, with SQL's NULL rules.
+    Quantified { expr: Box<Expr>, op: CmpOp, all: bool },
 }
 
 impl Expr {
@@ -251,7 +254,10 @@ impl Expr {
                 | Expr::InList { .. }
                 | Expr::Between { .. }
                 | Expr::Like { .. }
-                | Expr::Subquery { test: SubqueryTest::Exists { .. } | SubqueryTest::In { .. }, .. }
+                | Expr::Subquery {
+                    test: SubqueryTest::Exists { .. } | SubqueryTest::In { .. } | SubqueryTest::Quantified { .. },
+                    ..
+                }
         )
     }
 
@@ -432,6 +438,10 @@ impl Expr {
                 let v = expr.eval(row, f)?.into_owned();
                 Ok(f.subquery(*slot)?.holds(&v).map(|b| b != *negated))
             }
+            Expr::Subquery { slot, test: SubqueryTest::Quantified { expr, op, all }, .. } => {
+                let v = expr.eval(row, f)?.into_owned();
+                f.subquery(*slot)?.compares(&v, |o| op.holds(o), *all)
+            }
             value => Err(Error::unsupported(format!("a value used as a condition: {}", value.display(&[])))),
         }
     }
@@ -488,7 +498,7 @@ impl Expr {
             }
             Expr::Function { args, .. } => args.iter().for_each(|e| e.visit_nodes(visit)),
             Expr::Subquery { test, .. } => {
-                if let SubqueryTest::In { expr, .. } = test {
+                if let SubqueryTest::In { expr, .. } | SubqueryTest::Quantified { expr, .. } = test {
                     expr.visit_nodes(visit);
                 }
             }
@@ -529,7 +539,7 @@ impl Expr {
             }
             Expr::Function { args, .. } => args.iter_mut().for_each(|e| e.remap_columns(map)),
             Expr::Subquery { test, .. } => {
-                if let SubqueryTest::In { expr, .. } = test {
+                if let SubqueryTest::In { expr, .. } | SubqueryTest::Quantified { expr, .. } = test {
                     expr.remap_columns(map);
                 }
             }
@@ -704,6 +714,10 @@ impl fmt::Display for ExprDisplay<'_> {
                 SubqueryTest::Scalar => write!(f, "({text})"),
                 SubqueryTest::Exists { negated } => write!(f, "{}EXISTS ({text})", not(*negated)),
                 SubqueryTest::In { expr, negated } => write!(f, "{} {}IN ({text})", operand(expr), not(*negated)),
+                SubqueryTest::Quantified { expr, op, all } => {
+                    let quantifier = if *all { "ALL" } else { "ANY" };
+                    write!(f, "{}{}{quantifier} ({text})", operand(expr), op.symbol())
+                }
             },
             Expr::Arith { op, left, right } => {
                 let (s, binding) = match op {

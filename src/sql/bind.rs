@@ -311,6 +311,26 @@ impl Binder<'_> {
             ast::Expr::Exists { subquery, negated } => {
                 self.subquery(subquery, SubqueryTest::Exists { negated: *negated }, e)?
             }
+            ast::Expr::AnyOp { left, compare_op, right, .. } | ast::Expr::AllOp { left, compare_op, right } => {
+                let all = matches!(e, ast::Expr::AllOp { .. });
+                let ast::Expr::Subquery(query) = unnested(right) else {
+                    return Err(unsupported(
+                        format!("{} of other than a subquery", if all { "ALL" } else { "ANY" }),
+                        e,
+                    ));
+                };
+                let op = match compare_op {
+                    BinaryOperator::Eq => CmpOp::Eq,
+                    BinaryOperator::NotEq => CmpOp::NotEq,
+                    BinaryOperator::Lt => CmpOp::Lt,
+                    BinaryOperator::LtEq => CmpOp::LtEq,
+                    BinaryOperator::Gt => CmpOp::Gt,
+                    BinaryOperator::GtEq => CmpOp::GtEq,
+                    other => return Err(unsupported(format!("operator {other} with ANY or ALL"), e)),
+                };
+                let subject = Box::new(self.bind(left)?);
+                self.subquery(query, SubqueryTest::Quantified { expr: subject, op, all }, e)?
+            }
             ast::Expr::InSubquery { expr, subquery, negated } => {
                 let subject = Box::new(self.bind(expr)?);
                 self.subquery(subquery, SubqueryTest::In { expr: subject, negated: *negated }, e)?
@@ -464,7 +484,7 @@ impl Binder<'_> {
         let kind = match test {
             SubqueryTest::Scalar => InitKind::Scalar,
             SubqueryTest::Exists { .. } => InitKind::Exists,
-            SubqueryTest::In { .. } => InitKind::Values,
+            SubqueryTest::In { .. } | SubqueryTest::Quantified { .. } => InitKind::Values,
         };
         let (slot, width) = planner.plan_subquery(query, kind, self.scope)?;
         if width != 1 && kind != InitKind::Exists {

@@ -153,6 +153,26 @@ impl SubqueryAnswer {
         matches!(self, SubqueryAnswer::Values { any: true, .. })
     }
 
+    /// Whether `v` compares as `holds` says with any (`all` false) or every (`all`) of its
+    /// values: unknown where a NULL (`v`, or one of the values) leaves it open. Of no
+    /// value, ANY is false and ALL true, whatever `v`.
+    pub fn compares(&self, v: &Value, holds: impl Fn(std::cmp::Ordering) -> bool, all: bool) -> Result<Option<bool>> {
+        let SubqueryAnswer::Values { values, any, has_null } = self else { return Ok(Some(all)) };
+        if !any {
+            return Ok(Some(all));
+        }
+        let mut unknown = *has_null || v.is_null();
+        for value in values {
+            match v.sql_cmp(value)?.map(&holds) {
+                Some(true) if !all => return Ok(Some(true)),
+                Some(false) if all => return Ok(Some(false)),
+                None => unknown = true,
+                _ => {}
+            }
+        }
+        Ok(if unknown { None } else { Some(all) })
+    }
+
     /// Whether its values hold `v`: unknown when `v` is NULL and there are values, or
     /// when `v` is not among them and one of them is NULL (so NOT IN of a list holding a
     /// NULL is never true, as in Oracle).
