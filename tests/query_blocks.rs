@@ -217,6 +217,29 @@ fn views_and_set_operations_refuse_what_oracle_refuses() {
     assert!(e.contains("ORA-01789"), "{e}");
     let e = error(&s, "SELECT id FROM t UNION SELECT d FROM t");
     assert!(e.contains("ORA-01790"), "{e}");
+    // Set operators are taken left to right, all of one precedence, as in Oracle.
+    assert_eq!(lines(&s, "SELECT 1 x FROM dual UNION SELECT 2 FROM dual INTERSECT SELECT 2 FROM dual"), ["2"]);
+    assert_eq!(
+        lines(&s, "SELECT 1 x FROM dual UNION (SELECT 2 FROM dual INTERSECT SELECT 3 FROM dual)"),
+        ["1"],
+        "a parenthesised operand stays one"
+    );
+    // An index may not take a view's name (the dictionary would refuse to open).
+    let e = error(&s, "CREATE INDEX v ON t (id)");
+    assert!(e.contains("view V already exists"), "{e}");
+    // CREATE TABLE ... AS types its columns from tables only.
+    let e = error(&s, "CREATE TABLE c AS WITH q AS (SELECT id FROM t) SELECT * FROM q");
+    assert!(e.contains("a view, an inline view or a WITH query"), "{e}");
+    let e = error(&s, "CREATE TABLE c AS SELECT * FROM (SELECT id FROM t)");
+    assert!(e.contains("a view, an inline view or a WITH query"), "{e}");
+    // WITH queries nested too deep, or doubling at each link, are refused, not overflowed.
+    let chain: Vec<String> = (1..=40).map(|i| format!("q{i} AS (SELECT x FROM q{})", i - 1)).collect();
+    let e = error(&s, &format!("WITH q0 AS (SELECT 1 x FROM dual), {} SELECT x FROM q40", chain.join(", ")));
+    assert!(e.contains("nested more than"), "{e}");
+    let doubling: Vec<String> =
+        (1..=10).map(|i| format!("q{i} AS (SELECT a.x FROM q{p} a, q{p} b WHERE a.x = b.x)", p = i - 1)).collect();
+    let e = error(&s, &format!("WITH q0 AS (SELECT 1 x FROM dual), {} SELECT x FROM q10", doubling.join(", ")));
+    assert!(e.contains("query blocks"), "{e}");
     let e = error(&s, "SELECT id FROM t INTERSECT ALL SELECT id FROM t");
     assert!(e.contains("not supported"), "{e}");
     let e = error(&s, "WITH RECURSIVE r AS (SELECT 1 x FROM dual) SELECT * FROM r");
@@ -233,6 +256,25 @@ fn views_and_set_operations_refuse_what_oracle_refuses() {
     );
     let e = error(&s, "WITH a AS (SELECT x FROM b), b AS (SELECT 1 x FROM dual) SELECT * FROM a");
     assert!(e.contains("B does not exist"), "{e}");
+}
+
+#[test]
+fn char_columns_keep_their_blank_padding_through_views_and_subqueries() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE c1 (x CHAR(5), y NUMBER)");
+    exec(&s, "INSERT INTO c1 VALUES ('ab', 1)");
+    for sql in [
+        "SELECT COUNT(*) FROM c1 WHERE x = 'ab'",
+        "SELECT COUNT(*) FROM (SELECT x FROM c1) WHERE x = 'ab'",
+        "WITH w AS (SELECT x FROM c1) SELECT COUNT(*) FROM w WHERE x IN ('ab')",
+        "SELECT COUNT(*) FROM c1 WHERE EXISTS (SELECT 1 FROM dual WHERE c1.x = 'ab')",
+        "SELECT COUNT(*) FROM c1 a, (SELECT x FROM c1) b WHERE a.y = 1 AND b.x = 'ab'",
+        "SELECT COUNT(*) FROM (SELECT x, COUNT(*) n FROM c1 GROUP BY x) WHERE x = 'ab'",
+        "SELECT COUNT(*) FROM c1 WHERE x IN (SELECT 'ab' FROM dual)",
+    ] {
+        assert_eq!(lines(&s, sql), ["1"], "{sql}");
+    }
 }
 
 #[test]

@@ -196,6 +196,23 @@ fn subqueries_refuse_and_fail_as_oracle_does() {
         lines(&s, "SELECT id, (SELECT COUNT(*) FROM t u WHERE u.id < t.id) FROM t ORDER BY id"),
         ["1|0", "2|1", "3|2", "4|3"]
     );
+    // A subquery's second row is an error only where its value is read.
+    assert_eq!(lines(&s, "SELECT CASE WHEN 1 = 1 THEN 1 ELSE (SELECT id FROM t) END FROM dual"), ["1"]);
+    // IN compares text with numbers as `=` does.
+    assert_eq!(lines(&s, "SELECT id FROM t WHERE id IN (SELECT '2' FROM dual)"), ["2"]);
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM t WHERE id NOT IN (SELECT '2' FROM dual)"), ["3"]);
+    // A qualifier naming the subquery's own table never reaches the outer query.
+    let e = error(&s, "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM dual t WHERE t.id = 1)");
+    assert!(e.contains("T.ID does not exist"), "{e}");
+    // A correlated subquery in ON or HAVING is refused, whatever the WHERE clause holds.
+    let e = error(&s, "SELECT a.id FROM t a JOIN t b ON b.id = a.id AND EXISTS (SELECT 1 FROM t c WHERE c.id = a.id)");
+    assert!(e.contains("correlated subquery outside"), "{e}");
+    let e = error(
+        &s,
+        "SELECT d, COUNT(*) FROM t WHERE EXISTS (SELECT 1 FROM t u WHERE u.id = t.id) GROUP BY d \
+         HAVING EXISTS (SELECT 1 FROM t u WHERE u.d = t.d)",
+    );
+    assert!(e.contains("correlated subquery outside"), "{e}");
     let e = error(&s, "SELECT id FROM t WHERE id IN (SELECT nope FROM t)");
     assert!(e.contains("NOPE does not exist"), "{e}");
     let e = error(&s, "ALTER TABLE t ADD CONSTRAINT c CHECK (id IN (SELECT id FROM t))");

@@ -737,6 +737,9 @@ impl Catalog {
             if d.tables.contains_key(&index.name) {
                 return Err(Error::ObjectExists { kind: "table", name: index.name });
             }
+            if d.views.contains_key(&index.name) {
+                return Err(Error::ObjectExists { kind: "view", name: index.name });
+            }
             d.indexes.insert(index.name.clone(), Arc::new(index));
             Ok(())
         })

@@ -59,10 +59,14 @@ impl QueryBlock {
         }
     }
 
-    /// Starts a statement's execution: the figures of the last one are dropped.
+    /// Starts a statement's execution: the figures of the last one are dropped, the
+    /// block's and those of the blocks inside it (a block run again within the execution,
+    /// under a nested loop, adds each run to them).
     pub fn clear_figures(&self) {
         self.figures.set(InputFigures::default());
         self.line_rows.borrow_mut().iter_mut().for_each(|r| *r = 0);
+        self.source.clear_block_figures();
+        self.init.iter().for_each(|p| p.block.clear_figures());
     }
 
     /// Runs the block, pushing its rows into `rest` (the stages of the plan reading it).
@@ -122,7 +126,6 @@ impl QueryBlock {
 /// context.
 pub fn run_init_plans(plans: &[InitPlan], ctx: &mut ExecContext<'_>) -> Result<()> {
     for plan in plans {
-        plan.block.clear_figures();
         let answer = answer_of(&plan.block, plan.kind, ctx)?;
         ctx.functions.set_subquery(plan.slot, std::sync::Arc::new(answer));
     }
@@ -133,48 +136,40 @@ pub fn run_init_plans(plans: &[InitPlan], ctx: &mut ExecContext<'_>) -> Result<(
 fn answer_of(block: &QueryBlock, kind: InitKind, ctx: &mut ExecContext<'_>) -> Result<SubqueryAnswer> {
     Ok(match kind {
         InitKind::Scalar => {
-            let mut value: Option<Value> = None;
-            let mut take = |values: &[Datum<'_>]| -> Result<()> {
-                if value.is_some() {
-                    return Err(Error::InvalidValue {
-                        context: "subquery".into(),
-                        message: "ORA-01427: single-row subquery returns more than one row".into(),
-                    });
-                }
-                value = Some(values.first().map_or(Datum::Null, |v| v.clone().into_owned()));
-                Ok(())
-            };
-            block.run_into(&mut take, ctx)?;
-            SubqueryAnswer::Scalar(value.unwrap_or(Datum::Null))
+            let mut one = OneRow { value: None, more: false };
+            block.run_into(&mut one, ctx)?;
+            match one {
+                OneRow { more: true, .. } => SubqueryAnswer::TooManyRows,
+                OneRow { value, .. } => SubqueryAnswer::Scalar(value.unwrap_or(Datum::Null)),
+            }
         }
         InitKind::Exists => {
             let mut first = FirstRow(false);
             block.run_into(&mut first, ctx)?;
-            SubqueryAnswer::Values { values: HashSet::new(), any: first.0, has_null: false }
+            SubqueryAnswer::Values { values: HashSet::new(), any: first.0, has_null: false, kinds: 0 }
         }
         InitKind::Values => {
-            let (mut values, mut any, mut has_null) = (HashSet::new(), false, false);
+            let (mut values, mut any, mut has_null, mut kinds) = (HashSet::new(), false, false, 0u8);
             let mut keep = |row: &[Datum<'_>]| -> Result<()> {
                 any = true;
                 match row.first() {
                     None | Some(Datum::Null) => has_null = true,
                     Some(v) => {
+                        kinds |= crate::expr::functions::value_kind(v);
                         values.insert(v.clone().into_owned());
                     }
                 }
                 Ok(())
             };
             block.run_into(&mut keep, ctx)?;
-            SubqueryAnswer::Values { values, any, has_null }
+            SubqueryAnswer::Values { values, any, has_null, kinds }
         }
     })
 }
 
 impl SubqueryFilter {
     pub fn run(&self, rest: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
-        self.input.clear_figures();
         for plan in &self.subplans {
-            plan.block.clear_figures();
             plan.cache.borrow_mut().clear();
         }
         let inner_ctx = ExecContext {
@@ -243,6 +238,26 @@ impl ConsumeRow for FilterRows<'_, '_, '_, '_> {
     }
 }
 
+/// A consumer that takes one row's first value, and stops at a second row.
+struct OneRow {
+    value: Option<Value>,
+    more: bool,
+}
+
+impl ConsumeRow for OneRow {
+    fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
+        match self.value {
+            Some(_) => self.more = true,
+            None => self.value = Some(values.first().map_or(Datum::Null, |v| v.clone().into_owned())),
+        }
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.more
+    }
+}
+
 /// A consumer that wants one row: EXISTS.
 struct FirstRow(bool);
 
@@ -259,7 +274,6 @@ impl ConsumeRow for FirstRow {
 
 impl SetOperation {
     pub fn run(&self, rest: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
-        self.branches.iter().for_each(QueryBlock::clear_figures);
         let mut into = PushInto { rest, f: ctx.functions.clone(), stopped: false };
         let ran = self.run_into(&mut into, ctx);
         ctx.functions.random = into.f.random.clone();
@@ -300,10 +314,22 @@ impl SetOperation {
 }
 
 impl Source {
-    /// Starts an execution of a view's block: its last execution's figures are dropped.
-    pub(super) fn run_view(block: &QueryBlock, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
-        block.clear_figures();
-        block.run(stages, ctx)
+    /// Drops the figures of the query blocks in this source (and in a join's inputs), for
+    /// a new execution that gathers row-source statistics.
+    pub fn clear_block_figures(&self) {
+        match self {
+            Source::View(block) => block.clear_figures(),
+            Source::SetOperation(set) => set.branches.iter().for_each(QueryBlock::clear_figures),
+            Source::SubqueryFilter(filter) => {
+                filter.input.clear_figures();
+                filter.subplans.iter().for_each(|p| p.block.clear_figures());
+            }
+            Source::Join(join) => {
+                join.left.source.clear_block_figures();
+                join.right.source.clear_block_figures();
+            }
+            _ => {}
+        }
     }
 
     /// Whether a query block in this source reads the table with data object id

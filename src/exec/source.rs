@@ -99,7 +99,7 @@ impl Source {
             Source::Index(access) => access.run(stages, ctx),
             Source::InMemory(access) => access.run(stages, ctx),
             Source::Join(join) => join.run(stages, ctx),
-            Source::View(block) => Self::run_view(block, stages, ctx),
+            Source::View(block) => block.run(stages, ctx),
             Source::SetOperation(set) => set.run(stages, ctx),
             Source::SubqueryFilter(filter) => filter.run(stages, ctx),
             Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], &mut ctx.functions).map(|_| ()),

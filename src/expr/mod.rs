@@ -235,7 +235,9 @@ pub enum SubqueryTest {
     /// Whether it gives a row: `[NOT] EXISTS (...)`.
     Exists { negated: bool },
     /// Whether its values hold `expr`'s, with SQL's NULL rules: `expr [NOT] IN (...)`.
-    In { expr: Box<Expr>, negated: bool },
+    /// `blank_padded` when `expr` is a CHAR column: texts compare as equal when they
+    /// differ in trailing blanks only, as Oracle compares CHAR values.
+    In { expr: Box<Expr>, negated: bool, blank_padded: bool },
     /// Whether `expr op` holds for any (`expr op ANY (...)`, `SOME`) or for all (`ALL`) of
     /// its values, with SQL's NULL rules.
     Quantified { expr: Box<Expr>, op: CmpOp, all: bool },
@@ -434,9 +436,9 @@ impl Expr {
             Expr::Subquery { slot, test: SubqueryTest::Exists { negated }, .. } => {
                 Ok(Some(f.subquery(*slot)?.exists() != *negated))
             }
-            Expr::Subquery { slot, test: SubqueryTest::In { expr, negated }, .. } => {
+            Expr::Subquery { slot, test: SubqueryTest::In { expr, negated, blank_padded }, .. } => {
                 let v = expr.eval(row, f)?.into_owned();
-                Ok(f.subquery(*slot)?.holds(&v).map(|b| b != *negated))
+                Ok(f.subquery(*slot)?.holds(&v, *blank_padded)?.map(|b| b != *negated))
             }
             Expr::Subquery { slot, test: SubqueryTest::Quantified { expr, op, all }, .. } => {
                 let v = expr.eval(row, f)?.into_owned();
@@ -713,7 +715,9 @@ impl fmt::Display for ExprDisplay<'_> {
             Expr::Subquery { test, text, .. } => match test {
                 SubqueryTest::Scalar => write!(f, "({text})"),
                 SubqueryTest::Exists { negated } => write!(f, "{}EXISTS ({text})", not(*negated)),
-                SubqueryTest::In { expr, negated } => write!(f, "{} {}IN ({text})", operand(expr), not(*negated)),
+                SubqueryTest::In { expr, negated, .. } => {
+                    write!(f, "{} {}IN ({text})", operand(expr), not(*negated))
+                }
                 SubqueryTest::Quantified { expr, op, all } => {
                     let quantifier = if *all { "ALL" } else { "ANY" };
                     write!(f, "{}{}{quantifier} ({text})", operand(expr), op.symbol())

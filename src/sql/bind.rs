@@ -196,6 +196,10 @@ pub trait SubqueryPlanner {
     /// correlated subquery (`None` when this query is no subquery or the name is not that
     /// query's either).
     fn outer_column(&self, qualifier: Option<&str>, name: &str, e: &ast::Expr) -> Option<Result<Expr>>;
+
+    /// The length of the CHAR column of the query around this one that outer value
+    /// `slot` reads, for the blank-padded comparison of literals with it.
+    fn outer_char_length(&self, slot: usize) -> Option<u32>;
 }
 
 /// "line L, column C" of an AST node, when sqlparser knows it.
@@ -333,7 +337,8 @@ impl Binder<'_> {
             }
             ast::Expr::InSubquery { expr, subquery, negated } => {
                 let subject = Box::new(self.bind(expr)?);
-                self.subquery(subquery, SubqueryTest::In { expr: subject, negated: *negated }, e)?
+                let blank_padded = self.char_length_of(&subject).is_some();
+                self.subquery(subquery, SubqueryTest::In { expr: subject, negated: *negated, blank_padded }, e)?
             }
             ast::Expr::BinaryOp { left, op, right } => self.bind_binary(left, op, right, e)?,
             ast::Expr::UnaryOp { op, expr } => match op {
@@ -347,11 +352,9 @@ impl Binder<'_> {
             ast::Expr::InList { expr, list, negated } => {
                 let subject = self.bind(expr)?;
                 let mut items = list.iter().map(|x| self.bind(x)).collect::<Result<Vec<_>>>()?;
-                if let Expr::Column(c) = subject {
-                    for item in &mut items {
-                        if let Expr::Literal(v) = item {
-                            *item = self.padded(c, v);
-                        }
+                for item in &mut items {
+                    if let Expr::Literal(v) = item {
+                        *item = self.padded(&subject, v);
                     }
                 }
                 Expr::InList { expr: Box::new(subject), list: items, negated: *negated }
@@ -359,11 +362,9 @@ impl Binder<'_> {
             ast::Expr::Between { expr, negated, low, high } => {
                 let subject = self.bind(expr)?;
                 let (mut low, mut high) = (self.bind(low)?, self.bind(high)?);
-                if let Expr::Column(c) = subject {
-                    for bound in [&mut low, &mut high] {
-                        if let Expr::Literal(v) = bound {
-                            *bound = self.padded(c, v);
-                        }
+                for bound in [&mut low, &mut high] {
+                    if let Expr::Literal(v) = bound {
+                        *bound = self.padded(&subject, v);
                     }
                 }
                 Expr::Between { expr: Box::new(subject), low: Box::new(low), high: Box::new(high), negated: *negated }
@@ -521,7 +522,10 @@ impl Binder<'_> {
         let q = qualifier.map(ident_name);
         let column = match self.scope.resolve(q.as_deref(), &name, e) {
             Ok(column) => column,
-            Err(unknown @ Error::UnknownName { .. }) => {
+            // A name this query's FROM clause does not know may be the query around it's
+            // (a correlated subquery), unless its qualifier names an item here: a column
+            // missing from that item is missing, not the outer query's.
+            Err(unknown @ Error::UnknownName { kind, .. }) if q.is_none() || kind == "table or alias" => {
                 return self.subqueries.and_then(|s| s.outer_column(q.as_deref(), &name, e)).unwrap_or(Err(unknown));
             }
             Err(other) => return Err(other),
@@ -587,8 +591,8 @@ impl Binder<'_> {
         ) {
             // A string compared with a CHAR(n) column is blank-padded to n first.
             match (&*l, &*r) {
-                (Expr::Column(c), Expr::Literal(v)) => r = Box::new(self.padded(*c, v)),
-                (Expr::Literal(v), Expr::Column(c)) => l = Box::new(self.padded(*c, v)),
+                (subject, Expr::Literal(v)) => r = Box::new(self.padded(subject, v)),
+                (Expr::Literal(v), subject) => l = Box::new(self.padded(subject, v)),
                 _ => {}
             }
         }
@@ -621,9 +625,19 @@ impl Binder<'_> {
 
     /// A string literal compared with a CHAR(n) column, blank-padded to n as Oracle compares
     /// CHAR values; anything else unchanged.
-    fn padded(&self, column: usize, literal: &Value) -> Expr {
-        match (self.grouping, self.scope.char_lengths.get(column).copied().flatten(), literal) {
-            (None, Some(n), Datum::Str(s)) if s.len() < n as usize => {
+    /// The CHAR length of `subject` when it is a CHAR column (of this query or, in a
+    /// correlated subquery, of the query around it).
+    fn char_length_of(&self, subject: &Expr) -> Option<u32> {
+        match subject {
+            Expr::Column(c) if self.grouping.is_none() => self.scope.char_lengths.get(*c).copied().flatten(),
+            Expr::Outer { slot, .. } => self.subqueries.and_then(|s| s.outer_char_length(*slot)),
+            _ => None,
+        }
+    }
+
+    fn padded(&self, subject: &Expr, literal: &Value) -> Expr {
+        match (self.char_length_of(subject), literal) {
+            (Some(n), Datum::Str(s)) if s.len() < n as usize => {
                 let mut padded = s.to_string();
                 padded.extend(std::iter::repeat_n(' ', n as usize - s.len()));
                 Expr::Literal(Datum::Str(padded.into()))

@@ -21,11 +21,23 @@ pub fn columns_of(session: &Session, query: &ast::Query) -> Result<Vec<ColumnDef
     let ast::SetExpr::Select(select) = &*query.body else {
         return Err(Error::unsupported("CREATE TABLE ... AS a query that is not a single SELECT"));
     };
+    // The columns are typed from the tables the query reads: a view, an inline view or
+    // a WITH query has no types to give them.
+    let typeless = || Error::unsupported("CREATE TABLE ... AS a query reading a view, an inline view or a WITH query");
+    if query.with.is_some() {
+        return Err(typeless());
+    }
     let mut tables: Vec<(String, Arc<TableDef>)> = Vec::new();
     for from in &select.from {
         for relation in std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation)) {
+            if matches!(relation, ast::TableFactor::Derived { .. }) {
+                return Err(typeless());
+            }
             if let ast::TableFactor::Table { name, alias, .. } = relation {
                 let table_name = function_name(name);
+                if session.db.catalog.view(&table_name).is_some() {
+                    return Err(typeless());
+                }
                 if let Some(table) = session.db.catalog.table(&table_name) {
                     let called = alias.as_ref().map_or(table_name, |a| ident_name(&a.name));
                     tables.push((called, table));

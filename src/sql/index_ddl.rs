@@ -64,6 +64,9 @@ pub fn create_index(session: &Session, create: &ast::CreateIndex, pctfree: Optio
     if session.db.catalog.table(&name).is_some() {
         return Err(Error::ObjectExists { kind: "table", name });
     }
+    if session.db.catalog.view(&name).is_some() {
+        return Err(Error::ObjectExists { kind: "view", name });
+    }
     let columns = key_columns(&table, &create.columns)?;
     let locks = session.db.locks.table(table.object_id);
     let _exclusive = exclusive(&locks, &table.name)?;

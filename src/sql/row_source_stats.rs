@@ -161,6 +161,8 @@ pub fn run_with_statistics(
     ctx.row_source_statistics = true;
     let stats = ctx.access.stats;
     let before = [Stat::ConsistentGets, Stat::PhysicalReads, Stat::PhysicalWrites].map(|s| stats.get(s));
+    source.clear_block_figures();
+    init.iter().for_each(|p| p.block.clear_figures());
     let started = Instant::now();
     crate::exec::query_block::run_init_plans(&init, ctx)?;
     let rows = crate::exec::run::run_pipeline_in_place(&source, &mut stages, ctx)?;

@@ -126,6 +126,8 @@ pub struct FunctionContext {
     pub outer: Vec<Value>,
     /// The outer slots planning gave out so far.
     pub outer_slots: std::cell::Cell<usize>,
+    /// The query blocks (views, WITH queries, subqueries) planning made so far.
+    pub query_blocks: std::cell::Cell<usize>,
 }
 
 /// What a subquery gave, as the expressions reading it ask it.
@@ -136,14 +138,33 @@ pub enum SubqueryAnswer {
     NotRun,
     /// Its one value, NULL for no row.
     Scalar(Value),
-    /// Its distinct values: whether it gave a row, and whether one of them is NULL.
-    Values { values: std::collections::HashSet<Value>, any: bool, has_null: bool },
+    /// More than one row where one value was asked for: an error once an expression
+    /// reads it (not before: a CASE branch never taken reads nothing).
+    TooManyRows,
+    /// Its distinct values: whether it gave a row, whether one of them is NULL, and the
+    /// kinds of the others ([`value_kind`] bits).
+    Values { values: std::collections::HashSet<Value>, any: bool, has_null: bool, kinds: u8 },
+}
+
+/// The kind of a value as IN tells them apart: a value of another kind than those an
+/// answer holds is compared with Oracle's conversions, not looked up.
+pub fn value_kind(v: &crate::types::Datum<'_>) -> u8 {
+    match v {
+        crate::types::Datum::Null => 0,
+        crate::types::Datum::Int(_) | crate::types::Datum::Num(_) => 1,
+        crate::types::Datum::Str(_) => 2,
+        crate::types::Datum::Date(_) => 4,
+    }
 }
 
 impl SubqueryAnswer {
     pub fn scalar(&self) -> Result<&Value> {
         match self {
             SubqueryAnswer::Scalar(v) => Ok(v),
+            SubqueryAnswer::TooManyRows => Err(crate::error::Error::InvalidValue {
+                context: "subquery".into(),
+                message: "ORA-01427: single-row subquery returns more than one row".into(),
+            }),
             _ => Err(crate::error::Error::unsupported("a subquery's value read before it ran")),
         }
     }
@@ -157,7 +178,7 @@ impl SubqueryAnswer {
     /// values: unknown where a NULL (`v`, or one of the values) leaves it open. Of no
     /// value, ANY is false and ALL true, whatever `v`.
     pub fn compares(&self, v: &Value, holds: impl Fn(std::cmp::Ordering) -> bool, all: bool) -> Result<Option<bool>> {
-        let SubqueryAnswer::Values { values, any, has_null } = self else { return Ok(Some(all)) };
+        let SubqueryAnswer::Values { values, any, has_null, .. } = self else { return Ok(Some(all)) };
         if !any {
             return Ok(Some(all));
         }
@@ -176,21 +197,34 @@ impl SubqueryAnswer {
     /// Whether its values hold `v`: unknown when `v` is NULL and there are values, or
     /// when `v` is not among them and one of them is NULL (so NOT IN of a list holding a
     /// NULL is never true, as in Oracle).
-    pub fn holds(&self, v: &Value) -> Option<bool> {
-        let SubqueryAnswer::Values { values, any, has_null } = self else { return Some(false) };
+    pub fn holds(&self, v: &Value, blank_padded: bool) -> Result<Option<bool>> {
+        let SubqueryAnswer::Values { values, any, has_null, kinds } = self else { return Ok(Some(false)) };
         if !any {
-            return Some(false);
+            return Ok(Some(false));
         }
         if v.is_null() {
-            return None;
+            return Ok(None);
         }
         if values.contains(v) {
-            Some(true)
-        } else if *has_null {
-            None
-        } else {
-            Some(false)
+            return Ok(Some(true));
         }
+        // A CHAR value equals a text that differs from it in trailing blanks only.
+        if blank_padded && let crate::types::Datum::Str(text) = v {
+            let trimmed = text.trim_end_matches(' ');
+            let same = |x: &Value| matches!(x, crate::types::Datum::Str(t) if t.trim_end_matches(' ') == trimmed);
+            if values.iter().any(same) {
+                return Ok(Some(true));
+            }
+        }
+        // A value of another kind (text against numbers) compares with Oracle's
+        // conversions, as `=` does.
+        let kind = value_kind(v);
+        for other in values.iter().filter(|x| kinds & !kind != 0 && value_kind(x) != kind) {
+            if v.sql_cmp(other)? == Some(std::cmp::Ordering::Equal) {
+                return Ok(Some(true));
+            }
+        }
+        Ok(if *has_null { None } else { Some(false) })
     }
 }
 
@@ -217,6 +251,7 @@ impl FunctionContext {
             subquery_slots: Default::default(),
             outer: Vec::new(),
             outer_slots: Default::default(),
+            query_blocks: Default::default(),
         }
     }
 

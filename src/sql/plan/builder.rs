@@ -467,7 +467,10 @@ impl Builder<'_> {
         let mut correlated: Option<Expr> = None;
         for c in rest {
             // A conjunct every OR branch repeats (a join condition) becomes one of its own.
-            let e = crate::expr::or_factoring::factor_or(binder.bind(c)?);
+            self.subqueries.correlated_allowed.set(true);
+            let bound = binder.bind(c);
+            self.subqueries.correlated_allowed.set(false);
+            let e = crate::expr::or_factoring::factor_or(bound?);
             let into = if self.subqueries.holds_correlated(&e) { &mut correlated } else { &mut predicate };
             *into = Some(match into.take() {
                 None => e,
@@ -594,7 +597,10 @@ impl Builder<'_> {
             }
             (exprs, names, Some(GroupingScope { grouping }))
         } else {
-            let (exprs, names) = self.select_list(select, &source_binder, scope)?;
+            self.subqueries.correlated_allowed.set(true);
+            let bound = self.select_list(select, &source_binder, scope);
+            self.subqueries.correlated_allowed.set(false);
+            let (exprs, names) = bound?;
             (exprs, names, None)
         };
         Ok((exprs, names, grouping))

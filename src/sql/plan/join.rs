@@ -329,7 +329,7 @@ impl Builder<'_> {
         }
         let start = scope.names.len();
         scope.names.extend(block.columns.iter().cloned());
-        scope.char_lengths.extend(std::iter::repeat_n(None, block.columns.len()));
+        scope.char_lengths.extend(block.char_lengths.iter().copied());
         let columns = start..scope.names.len();
         scope.relations.push(ScopeRelation {
             qualifiers: vec![label.clone()],

@@ -80,6 +80,9 @@ pub struct Planned<'a> {
     pub columns: Vec<String>,
     /// The family of each result column's values, where the plan can tell it.
     pub families: Vec<Option<Family>>,
+    /// Each result column's CHAR length, where it is a CHAR column's value (a view's
+    /// columns compare with literals blank-padded, as the table's do).
+    pub char_lengths: Vec<Option<u32>>,
     /// The plan's row sources, as a tree.
     pub tree: PlanTree,
     pub notes: Vec<String>,
@@ -221,6 +224,7 @@ impl<'s> Builder<'s> {
             b.subquery_filter_for_select_list(scope.names.len());
         }
         let families = b.output_families(&exprs[..columns.len().min(exprs.len())]);
+        let char_lengths = b.output_char_lengths(&exprs[..columns.len().min(exprs.len())], &scope);
         let distinct = match &select.distinct {
             None | Some(ast::Distinct::All) => false,
             Some(ast::Distinct::Distinct) => true,
@@ -258,18 +262,22 @@ impl<'s> Builder<'s> {
         }
         self.wrap_subquery_filter();
         let gather = hints.gather_plan_statistics();
-        self.finish(columns, families, gather)
+        self.finish(columns, families, char_lengths, gather)
     }
 
     /// The plan, once its nodes are planned: the statement's node on top, the estimates,
     /// and the pipeline built from the tree.
-    fn finish<'a>(mut self, columns: Vec<String>, families: Vec<Option<Family>>, gather: bool) -> Result<Planned<'a>> {
+    fn finish<'a>(
+        mut self,
+        columns: Vec<String>,
+        families: Vec<Option<Family>>,
+        char_lengths: Vec<Option<u32>>,
+        gather: bool,
+    ) -> Result<Planned<'a>> {
         // The subqueries' lines hang under the query's top line, after its input.
         let planned = self.subqueries.take();
         if !planned.correlated.is_empty() {
-            return Err(Error::unsupported(
-                "a correlated subquery outside the WHERE clause and the select list of a query that does not aggregate",
-            ));
+            return Err(Error::unsupported(query_block::CORRELATED_PLACES));
         }
         for note in planned.notes {
             if !self.notes.contains(&note) {
@@ -294,6 +302,7 @@ impl<'s> Builder<'s> {
             stages,
             columns,
             families,
+            char_lengths,
             tree: self.tree,
             notes: self.notes,
             gather_plan_statistics: gather,
@@ -311,7 +320,10 @@ pub(crate) struct StatementSubqueries<'s>(Subqueries<'s>);
 
 impl<'s> StatementSubqueries<'s> {
     pub(crate) fn new(session: &'s Session, f: &'s FunctionContext) -> StatementSubqueries<'s> {
-        StatementSubqueries(Subqueries::new(session, f, &[], None))
+        let subqueries = Subqueries::new(session, f, &[], None);
+        // Planned, then refused by `init_plans` with the statement's own reason.
+        subqueries.correlated_allowed.set(true);
+        StatementSubqueries(subqueries)
     }
 
     /// What binds the statement's expressions' subqueries.

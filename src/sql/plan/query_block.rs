@@ -74,6 +74,47 @@ fn view_query(view: &ViewDef) -> Result<ast::Query> {
         })
 }
 
+/// Where a correlated subquery may not stand, as its refusal says.
+pub(super) const CORRELATED_PLACES: &str =
+    "a correlated subquery outside the WHERE clause and the select list of a query that does not aggregate";
+
+/// Most query blocks (views, WITH queries, subqueries, set operations' branches) one
+/// statement plans: each reference to a WITH query or a view plans it anew, so a chain
+/// of WITH queries each reading the one before twice doubles them at each link.
+const MAX_QUERY_BLOCKS: usize = 256;
+
+/// Most query blocks planned inside one another: each runs inside the run of the one
+/// around it, on the thread's stack.
+const MAX_BLOCK_DEPTH: usize = 24;
+
+thread_local! {
+    /// How deep the query blocks being planned on this thread are nested.
+    static BLOCK_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One level of query blocks planned inside one another, while it lives.
+struct Nested(());
+
+impl Nested {
+    fn enter() -> Result<Nested> {
+        BLOCK_DEPTH.with(|depth| {
+            if depth.get() >= MAX_BLOCK_DEPTH {
+                return Err(Error::unsupported(format!(
+                    "query blocks (views, WITH queries, subqueries) nested more than {MAX_BLOCK_DEPTH} deep"
+                )));
+            }
+            depth.set(depth.get() + 1);
+            Ok(Nested(()))
+        })
+    }
+}
+
+impl Drop for Nested {
+    fn drop(&mut self) {
+        BLOCK_DEPTH.with(|depth| depth.set(depth.get() - 1));
+    }
+}
+
 /// A WITH query in scope.
 #[derive(Clone)]
 pub(crate) struct NamedQuery<'q> {
@@ -119,6 +160,8 @@ pub(super) struct PlannedBlock {
     pub(super) tree: PlanTree,
     pub(super) columns: Vec<String>,
     pub(super) families: Vec<Option<Family>>,
+    /// Each column's CHAR length, where it is a CHAR column's value.
+    pub(super) char_lengths: Vec<Option<u32>>,
     pub(super) estimate: Option<Estimate>,
 }
 
@@ -131,8 +174,17 @@ fn plan_block(
     named: &[NamedQuery<'_>],
     outer: Option<&OuterQuery>,
 ) -> Result<(PlannedBlock, Vec<String>)> {
+    let blocks = f.query_blocks.get() + 1;
+    if blocks > MAX_QUERY_BLOCKS {
+        return Err(Error::unsupported(format!(
+            "a statement of more than {MAX_QUERY_BLOCKS} query blocks (views, WITH queries and subqueries, each \
+             reference planned anew)"
+        )));
+    }
+    f.query_blocks.set(blocks);
+    let _nested = Nested::enter()?;
     let planned = plan_query_in(query, session, f, named, outer)?;
-    let Planned { source, mut stages, columns, families, mut tree, notes, rebind, init, .. } = planned;
+    let Planned { source, mut stages, columns, families, char_lengths, mut tree, notes, rebind, init, .. } = planned;
     if rebind.is_some() {
         // An index range from bind variables is this execution's: an execution with
         // other values plans the statement again.
@@ -158,7 +210,7 @@ fn plan_block(
     let estimate = tree.root().and_then(|r| tree.node(r).estimate);
     let width = columns.len();
     let block = QueryBlock::new(source, stages, width, positions, probe_lines, init);
-    Ok((PlannedBlock { block, tree, columns, families, estimate }, notes))
+    Ok((PlannedBlock { block, tree, columns, families, char_lengths, estimate }, notes))
 }
 
 impl Builder<'_> {
@@ -176,14 +228,14 @@ impl Builder<'_> {
     /// Adds a VIEW line reading `block` (named `object`, empty for an inline view) as the
     /// plan's source; returns the scope its columns make, qualified by `qualifiers`.
     pub(super) fn view_source(&mut self, block: PlannedBlock, object: &str, qualifiers: Vec<String>) -> Scope {
-        let PlannedBlock { block, tree, columns, families, estimate } = block;
+        let PlannedBlock { block, tree, columns, families, char_lengths, estimate } = block;
         let rule = estimate.map_or(RowsRule::Unknown, |e| RowsRule::Source(e.rows));
         let node = self.reading(Operation::View, object, rule, Source::View(Box::new(block)));
         self.tree.node_mut(node).estimate = estimate;
         let top = self.tree.adopt(tree);
         self.tree.node_mut(node).children.extend(top);
         self.families = families;
-        Scope { names: columns, qualifiers, ..Default::default() }
+        Scope { names: columns, qualifiers, char_lengths, ..Default::default() }
     }
 
     /// The WITH query named `name` in scope, if there is one, planned as a block, with
@@ -238,12 +290,16 @@ impl Builder<'_> {
         let scope = Scope { names: columns.clone(), ..Default::default() };
         let exprs = (0..columns.len()).map(Expr::Column).collect();
         self.project_order_and_limit(query, false, &scope, None, exprs, &columns)?;
-        self.finish(columns, families, false)
+        let char_lengths = vec![None; columns.len()];
+        self.finish(columns, families, char_lengths, false)
     }
 
     /// Adds the lines of a set operation's body (the source the rest reads); returns its
     /// columns' names and families.
     fn set_source(&mut self, body: &ast::SetExpr) -> Result<(Vec<String>, Vec<Option<Family>>)> {
+        if let Some(left_deep) = left_to_right(body) {
+            return self.set_source(&left_deep);
+        }
         let ast::SetExpr::SetOperation { op, set_quantifier, left, right } = body else {
             let query = match body {
                 ast::SetExpr::Query(q) => q.as_ref().clone(),
@@ -334,6 +390,31 @@ fn trees_first_rows(trees: &[PlanTree]) -> f64 {
     trees.first().and_then(|t| t.root().and_then(|r| t.node(r).estimate)).map_or(1.0, |e| e.rows)
 }
 
+/// The set operation `body` with its operators taken left to right, as Oracle takes
+/// them (all of equal precedence), when the parser bound one tighter: `A UNION B
+/// INTERSECT C` is `(A UNION B) INTERSECT C`, where the parser made it `A UNION (B
+/// INTERSECT C)`. A parenthesised operand is left as it is. `None` when `body` is
+/// left-deep already.
+fn left_to_right(body: &ast::SetExpr) -> Option<ast::SetExpr> {
+    let ast::SetExpr::SetOperation { op, set_quantifier, left, right } = body else { return None };
+    let ast::SetExpr::SetOperation { op: inner_op, set_quantifier: inner_q, left: middle, right: last } = &**right
+    else {
+        return None;
+    };
+    let first = ast::SetExpr::SetOperation {
+        op: *op,
+        set_quantifier: *set_quantifier,
+        left: left.clone(),
+        right: middle.clone(),
+    };
+    Some(ast::SetExpr::SetOperation {
+        op: *inner_op,
+        set_quantifier: *inner_q,
+        left: Box::new(left_to_right(&first).unwrap_or(first)),
+        right: last.clone(),
+    })
+}
+
 /// A set operation's branch as a query of its own.
 fn branch_query(body: &ast::SetExpr) -> ast::Query {
     ast::Query {
@@ -411,6 +492,25 @@ pub(super) fn rename_columns(block: &mut PlannedBlock, names: &[String], of: &st
 }
 
 impl Builder<'_> {
+    /// The CHAR length of each of the select list `exprs` that is a CHAR column of the
+    /// FROM clause (or a GROUP BY key that is one).
+    pub(super) fn output_char_lengths(&self, exprs: &[Expr], scope: &Scope) -> Vec<Option<u32>> {
+        let of_column = |c: usize| scope.char_lengths.get(c).copied().flatten();
+        let aggregate =
+            self.tree.stages().filter_map(|s| if let Stage::Aggregate(a) = s { Some(a) } else { None }).last();
+        exprs
+            .iter()
+            .map(|e| match (e, aggregate) {
+                (Expr::Column(c), None) => of_column(*c),
+                (Expr::Column(k), Some(a)) => match a.group_by.get(*k) {
+                    Some(Expr::Column(c)) => of_column(*c),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The families of the select list `exprs`: over the aggregate's output (its keys,
     /// then its calls) when the query aggregates, else over the FROM clause's columns.
     pub(super) fn output_families(&self, exprs: &[Expr]) -> Vec<Option<Family>> {
@@ -446,6 +546,10 @@ pub(super) struct Subqueries<'s> {
     /// The query around this one, when this one is a subquery.
     outer: Option<&'s OuterQuery>,
     planned: RefCell<PlannedSubqueries>,
+    /// Whether the clause being bound may hold a correlated subquery: the WHERE clause,
+    /// and the select list of a query that does not aggregate (where the FILTER running
+    /// them sets their answers before the expressions read them).
+    pub(super) correlated_allowed: std::cell::Cell<bool>,
 }
 
 /// The subqueries planned so far, with their lines, and the notes of their plans.
@@ -463,7 +567,7 @@ impl<'s> Subqueries<'s> {
         named: &'s [NamedQuery<'s>],
         outer: Option<&'s OuterQuery>,
     ) -> Subqueries<'s> {
-        Subqueries { session, f, named, outer, planned: RefCell::default() }
+        Subqueries { session, f, named, outer, planned: RefCell::default(), correlated_allowed: Default::default() }
     }
 
     /// What was planned, leaving nothing.
@@ -510,12 +614,23 @@ impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
         let correlation = outer.read.take();
         if correlation.is_empty() {
             planned.init.push((InitPlan { block: block.block, slot, kind }, block.tree));
+        } else if !self.correlated_allowed.get() {
+            return Err(Error::unsupported(CORRELATED_PLACES));
         } else {
             let plan = CorrelatedPlan { block: block.block, slot, kind, correlation, cache: RefCell::default() };
             planned.correlated.push((plan, block.tree));
         }
         planned.notes.extend(notes);
         Ok((slot, width))
+    }
+
+    fn outer_char_length(&self, slot: usize) -> Option<u32> {
+        let outer = self.outer?;
+        let read = outer.read.borrow();
+        match read.iter().find(|(s, _)| *s == slot) {
+            Some((_, Expr::Column(c))) => outer.scope.char_lengths.get(*c).copied().flatten(),
+            _ => None,
+        }
     }
 
     fn outer_column(&self, qualifier: Option<&str>, name: &str, e: &ast::Expr) -> Option<Result<Expr>> {
