@@ -6,15 +6,15 @@
 
 mod common;
 
+use common::sqlite::{Row, answers_as_sqlite};
 use common::*;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 
 /// Rows of a table `(k, v, n)`: a small key, a short string or NULL, a number or NULL.
-fn table_rows() -> impl Strategy<Value = Vec<(i64, Option<String>, Option<i64>)>> {
+fn table_rows() -> impl Strategy<Value = Vec<Row>> + Clone {
     let v = proptest::option::weighted(0.8, "[ab]{1,2}");
     let n = proptest::option::weighted(0.8, -3i64..3);
-    proptest::collection::vec((0i64..4, v, n), 0..25)
+    proptest::collection::vec(((0i64..4).prop_map(Some), v, n), 0..25)
 }
 
 /// (lioscope's query, SQLite's): every ORDER BY orders the rows completely, NULLs placed
@@ -90,62 +90,9 @@ const QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
-/// A value as `lines` prints it: NULL as nothing.
-fn sqlite_text(v: rusqlite::types::Value) -> String {
-    match v {
-        rusqlite::types::Value::Integer(i) => i.to_string(),
-        rusqlite::types::Value::Text(t) => t,
-        rusqlite::types::Value::Real(r) => r.to_string(),
-        _ => String::new(),
-    }
-}
-
 #[test]
 fn views_with_queries_and_set_operations_answer_as_sqlite_does() {
-    let (_dir, _path, db) = db();
-    let s = db.session();
-    let conn = rusqlite::Connection::open_in_memory().unwrap();
-    for t in ["a", "b"] {
-        exec(&s, &format!("CREATE TABLE {t} (k NUMBER, v VARCHAR2(10), n NUMBER)"));
-        conn.execute_batch(&format!("CREATE TABLE {t} (k INTEGER, v TEXT, n INTEGER)")).unwrap();
-    }
-    // A failing case's seed is saved in tests/query_blocks.proptest-regressions and run
-    // first next time; PROPTEST_CASES sets how many cases run.
-    let mut runner = TestRunner::new(Config {
-        cases: cases_or(40),
-        source_file: Some(file!()),
-        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
-        ..Config::default()
-    });
-    runner
-        .run(&(table_rows(), table_rows()), |(a, b)| {
-            for (t, rows) in [("a", &a), ("b", &b)] {
-                exec(&s, &format!("TRUNCATE TABLE {t}"));
-                conn.execute(&format!("DELETE FROM {t}"), []).unwrap();
-                for (k, v, n) in rows {
-                    let text = |x: Option<String>| x.unwrap_or_else(|| "NULL".into());
-                    let (v, n) = (text(v.as_ref().map(|v| format!("'{v}'"))), text(n.map(|n| n.to_string())));
-                    let insert = format!("INSERT INTO {t} VALUES ({k}, {v}, {n})");
-                    exec(&s, &insert);
-                    conn.execute(&insert, []).unwrap();
-                }
-            }
-            for (ours, theirs) in QUERIES {
-                let got = lines(&s, ours);
-                let mut statement = conn.prepare(theirs).unwrap();
-                let columns = statement.column_count();
-                let expected: Vec<String> = statement
-                    .query_map([], |r| {
-                        Ok((0..columns).map(|i| sqlite_text(r.get(i).unwrap())).collect::<Vec<_>>().join("|"))
-                    })
-                    .unwrap()
-                    .map(Result::unwrap)
-                    .collect();
-                prop_assert_eq!(&got, &expected, "{} on a={:?} b={:?}", ours, a, b);
-            }
-            Ok(())
-        })
-        .unwrap();
+    answers_as_sqlite(file!(), 40, table_rows(), QUERIES);
 }
 
 #[test]
@@ -296,17 +243,7 @@ fn a_view_and_a_set_operation_show_their_lines_and_what_each_did() {
     assert!(p.contains("MINUS HASH"), "{p}");
     let p = plan(&s, "SELECT d FROM t INTERSECT SELECT d FROM u");
     assert!(p.contains("INTERSECTION HASH"), "{p}");
-    let analyzed = |sql: &str| -> Vec<String> {
-        rows(&s, &format!("EXPLAIN ANALYZE {sql}"))
-            .iter()
-            .map(|r| r[0].to_string())
-            .filter(|l| l.contains("cr="))
-            .map(|l| {
-                let (rows, rest) = l.trim_start().split_once(' ').unwrap();
-                format!("{rows} {}", rest.split(" (").next().unwrap().trim())
-            })
-            .collect()
-    };
+    let analyzed = |sql: &str| analyzed_lines(&s, sql, false);
     assert_eq!(
         analyzed(
             "WITH q AS (SELECT d, COUNT(*) c FROM t WHERE id <= 150 GROUP BY d) SELECT u.label, q.c FROM u JOIN q ON u.d = q.d"

@@ -94,6 +94,21 @@ pub struct ExecContext<'a> {
 }
 
 impl<'a> ExecContext<'a> {
+    /// A context for plans run inside this statement's run, once for each row of an outer
+    /// input (a nested loop's inner side, a correlated subquery): the same statement, its
+    /// own function context (a copy of this one's), and no helper threads.
+    pub fn for_inner_runs(&self) -> ExecContext<'a> {
+        ExecContext {
+            access: self.access,
+            catalog: self.catalog,
+            inmemory: self.inmemory,
+            functions: self.functions.clone(),
+            helpers: 0,
+            workarea: self.workarea,
+            row_source_statistics: self.row_source_statistics,
+        }
+    }
+
     /// The context of a statement that reads through `access`, finds its objects in
     /// `catalog` and `inmemory`, with the functions' context `functions`, allowed
     /// `parallel_max_servers` helper threads (fewer when the machine has fewer other CPUs).

@@ -172,15 +172,7 @@ impl SubqueryFilter {
         for plan in &self.subplans {
             plan.cache.borrow_mut().clear();
         }
-        let inner_ctx = ExecContext {
-            access: ctx.access,
-            catalog: ctx.catalog,
-            inmemory: ctx.inmemory,
-            functions: ctx.functions.clone(),
-            helpers: 0,
-            workarea: ctx.workarea,
-            row_source_statistics: ctx.row_source_statistics,
-        };
+        let inner_ctx = ctx.for_inner_runs();
         let into = PushInto { rest, f: ctx.functions.clone(), stopped: false };
         let mut rows = FilterRows { filter: self, inner_ctx, into };
         let ran = self.input.run_into(&mut rows, ctx);

@@ -286,17 +286,7 @@ fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<Node
             }
             (Source::Index(access), _) => {
                 if let Some(index) = below {
-                    let p = access.figures.get();
-                    out.insert(
-                        index,
-                        JoinedLine {
-                            starts: f.starts,
-                            rows: p.entries,
-                            consistent_gets: p.consistent_gets,
-                            physical_reads: p.physical_reads,
-                            time_ns: p.time_ns,
-                        },
-                    );
+                    out.insert(index, JoinedLine::of_index(f.starts, access.figures.get()));
                 }
             }
             _ => {}
@@ -355,7 +345,7 @@ fn source_lines(tree: &PlanTree, node: NodeId, source: &Source, out: &mut HashMa
 fn block_lines(tree: &PlanTree, top: NodeId, block: &QueryBlock, out: &mut HashMap<NodeId, JoinedLine>) {
     let f = block.figures.get();
     let rows = block.line_rows.borrow();
-    let order = pre_order_from(tree, top);
+    let order = tree.pre_order_from(top);
     for &id in &order {
         out.insert(id, JoinedLine { rows: 0, ..JoinedLine::from(f) });
     }
@@ -383,17 +373,7 @@ fn block_lines(tree: &PlanTree, top: NodeId, block: &QueryBlock, out: &mut HashM
         }
         Source::Index(access) => {
             if let Some(&index) = tree.node(reader).children.first() {
-                let p = access.figures.get();
-                out.insert(
-                    index,
-                    JoinedLine {
-                        starts: f.starts,
-                        rows: p.entries,
-                        consistent_gets: p.consistent_gets,
-                        physical_reads: p.physical_reads,
-                        time_ns: p.time_ns,
-                    },
-                );
+                out.insert(index, JoinedLine::of_index(f.starts, access.figures.get()));
             }
         }
         _ => {}
@@ -411,15 +391,17 @@ fn init_lines(tree: &PlanTree, top: NodeId, init: &[InitPlan], out: &mut HashMap
     }
 }
 
-/// The nodes under `top` (itself first), in EXPLAIN's order.
-fn pre_order_from(tree: &PlanTree, top: NodeId) -> Vec<NodeId> {
-    let mut out = Vec::new();
-    let mut pending = vec![top];
-    while let Some(id) = pending.pop() {
-        out.push(id);
-        pending.extend(tree.node(id).children.iter().rev());
+impl JoinedLine {
+    /// The line of an index scan that ran `starts` times, doing `p` in all.
+    fn of_index(starts: u64, p: crate::exec::index_source::IndexLineFigures) -> JoinedLine {
+        JoinedLine {
+            starts,
+            rows: p.entries,
+            consistent_gets: p.consistent_gets,
+            physical_reads: p.physical_reads,
+            time_ns: p.time_ns,
+        }
     }
-    out
 }
 
 impl From<crate::exec::join::InputFigures> for JoinedLine {

@@ -4,6 +4,7 @@
 #![allow(dead_code, reason = "every test file compiles this module and uses only part of it")]
 
 pub mod bank;
+pub mod sqlite;
 
 pub use lioscope_testkit::*;
 
@@ -34,6 +35,25 @@ pub fn mystat(s: &Session, name: &str) -> i64 {
 /// The plan of `sql` as EXPLAIN PLAN prints it, one line per row.
 pub fn plan(s: &Session, sql: &str) -> String {
     rows(s, &format!("EXPLAIN PLAN FOR {sql}")).iter().map(|r| r[0].to_string()).collect::<Vec<_>>().join("\n")
+}
+
+/// The lines of EXPLAIN ANALYZE of `sql`, each as its rows and its operation and object
+/// (`"3 VIEW Q"`), and with `starts` how often it ran (`"3 SORT AGGREGATE x3"`).
+pub fn analyzed_lines(s: &Session, sql: &str, starts: bool) -> Vec<String> {
+    rows(s, &format!("EXPLAIN ANALYZE {sql}"))
+        .iter()
+        .map(|r| r[0].to_string())
+        .filter(|l| l.contains("cr="))
+        .map(|l| {
+            let (rows, rest) = l.trim_start().split_once(' ').expect("a line starts with its rows");
+            let line = format!("{rows} {}", rest.split(" (").next().unwrap_or_default().trim());
+            if !starts {
+                return line;
+            }
+            let ran = rest.split_once("starts=").map_or("1", |(_, n)| n.split(' ').next().unwrap_or_default());
+            format!("{line} x{ran}")
+        })
+        .collect()
 }
 
 /// The temporary files (`*.tmp`: a hash join's spilled partitions, a sort's runs) in

@@ -54,15 +54,7 @@ impl Join {
         // wait), since its fetcher keeps one pinned between probes.
         let inner_locks = inner_index.map(|access| ctx.access.locks.table(access.table.object_id));
         let _inner_visible = inner_locks.as_ref().map(|locks| locks.visibility.read_recursive());
-        let inner_ctx = ExecContext {
-            access: ctx.access,
-            catalog: ctx.catalog,
-            inmemory: ctx.inmemory,
-            functions: ctx.functions.clone(),
-            helpers: 0,
-            workarea: ctx.workarea,
-            row_source_statistics: ctx.row_source_statistics,
-        };
+        let inner_ctx = ctx.for_inner_runs();
         let fetcher = inner_index.map(|access| access.fetcher(&inner_ctx.access));
         let mut outer_side = NestedOuter {
             join: self,

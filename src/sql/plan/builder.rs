@@ -884,7 +884,7 @@ impl Builder<'_> {
         let below = &chain[..at];
         let (Some(&reader), Some(&input_top)) = (below.first(), below.last()) else { return };
         let source = self.tree.node_mut(reader).work.source.take().expect("the plan below the FILTER has its source");
-        let order = pre_order_under(&self.tree, input_top);
+        let order = self.tree.pre_order_from(input_top);
         let (mut stages, mut positions, mut lines) = (Vec::new(), Vec::new(), Vec::new());
         for &id in below {
             stages.append(&mut self.tree.node_mut(id).work.stages);
@@ -906,15 +906,4 @@ impl Builder<'_> {
         let filter = crate::exec::query_block::SubqueryFilter { input, subplans, predicate: plan.predicate };
         self.tree.node_mut(plan.node).work.source = Some(Source::SubqueryFilter(Box::new(filter)));
     }
-}
-
-/// The nodes under `top` (itself first), in EXPLAIN's order.
-fn pre_order_under(tree: &PlanTree, top: NodeId) -> Vec<NodeId> {
-    let mut out = Vec::new();
-    let mut pending = vec![top];
-    while let Some(id) = pending.pop() {
-        out.push(id);
-        pending.extend(tree.node(id).children.iter().rev());
-    }
-    out
 }

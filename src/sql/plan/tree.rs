@@ -217,6 +217,17 @@ impl PlanTree {
         out
     }
 
+    /// The nodes under `top`, `top` first, in EXPLAIN's order.
+    pub fn pre_order_from(&self, top: NodeId) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        let mut pending = vec![top];
+        while let Some(id) = pending.pop() {
+            out.push(id);
+            pending.extend(self.nodes[id].children.iter().rev());
+        }
+        out
+    }
+
     /// The node that reads the rows (the pipeline's source), as its plan line id and its
     /// operation: what Active Session History shows a query working in. Asked before the
     /// pipeline is built (building takes the source).

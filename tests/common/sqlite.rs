@@ -1,0 +1,90 @@
+//! The differential tests' other engine: SQLite through rusqlite, its rows printed as
+//! `lines` prints lioscope's, and statements run on both engines alike.
+
+use lioscope::Session;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+
+/// A row of the differential tests' tables `a` and `b` `(k, v, n)`: a small key, a
+/// short string, a number, each NULL at times.
+pub type Row = (Option<i64>, Option<String>, Option<i64>);
+
+/// Checks each of `queries` (lioscope's text, SQLite's) against SQLite: the tables `a`
+/// and `b` `(k, v, n)` are filled alike in both engines with `rows`, a case at a time,
+/// and every query must give the same rows in the same order. A failing case's seed is
+/// saved in `source_file`'s `.proptest-regressions` and run first next time;
+/// PROPTEST_CASES sets how many cases run (`cases` when unset).
+pub fn answers_as_sqlite(
+    source_file: &'static str,
+    cases: u32,
+    rows: impl Strategy<Value = Vec<Row>> + Clone,
+    queries: &[(&str, &str)],
+) {
+    let (_dir, _path, db) = super::db();
+    let s = db.session();
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    for t in ["a", "b"] {
+        lioscope_testkit::exec(&s, &format!("CREATE TABLE {t} (k NUMBER, v VARCHAR2(10), n NUMBER)"));
+        conn.execute_batch(&format!("CREATE TABLE {t} (k INTEGER, v TEXT, n INTEGER)")).unwrap();
+    }
+    let mut runner = TestRunner::new(Config {
+        cases: lioscope_testkit::cases_or(cases),
+        source_file: Some(source_file),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..Config::default()
+    });
+    runner
+        .run(&(rows.clone(), rows), |(a, b)| {
+            for (t, rows) in [("a", &a), ("b", &b)] {
+                lioscope_testkit::exec(&s, &format!("TRUNCATE TABLE {t}"));
+                conn.execute(&format!("DELETE FROM {t}"), []).unwrap();
+                for (k, v, n) in rows {
+                    let (k, v, n) = (literal(k.as_ref(), false), literal(v.as_ref(), true), literal(n.as_ref(), false));
+                    exec_both(&s, &conn, &format!("INSERT INTO {t} VALUES ({k}, {v}, {n})"));
+                }
+            }
+            for (ours, theirs) in queries {
+                let got = super::lines(&s, ours);
+                let expected = sqlite_lines(&conn, theirs);
+                prop_assert_eq!(&got, &expected, "{} on a={:?} b={:?}", ours, a, b);
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// Runs `sql` in lioscope's session and on SQLite's connection.
+pub fn exec_both(s: &Session, conn: &rusqlite::Connection, sql: &str) {
+    lioscope_testkit::exec(s, sql);
+    conn.execute(sql, []).unwrap_or_else(|e| panic!("{sql}\n  failed in SQLite: {e}"));
+}
+
+/// SQLite's rows of `sql`, each as its values' text joined by `|`, NULL as nothing.
+pub fn sqlite_lines(conn: &rusqlite::Connection, sql: &str) -> Vec<String> {
+    let mut statement = conn.prepare(sql).unwrap_or_else(|e| panic!("{sql}\n  failed in SQLite: {e}"));
+    let columns = statement.column_count();
+    statement
+        .query_map([], |r| Ok((0..columns).map(|i| text(r.get(i).unwrap())).collect::<Vec<_>>().join("|")))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// A value as `lines` prints it: NULL as nothing.
+fn text(v: rusqlite::types::Value) -> String {
+    match v {
+        rusqlite::types::Value::Integer(i) => i.to_string(),
+        rusqlite::types::Value::Text(t) => t,
+        rusqlite::types::Value::Real(r) => r.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// `x` as an SQL literal: quoted when `quoted`, NULL when absent.
+pub fn literal<T: std::fmt::Display>(x: Option<T>, quoted: bool) -> String {
+    match x {
+        None => "NULL".into(),
+        Some(x) if quoted => format!("'{x}'"),
+        Some(x) => x.to_string(),
+    }
+}
