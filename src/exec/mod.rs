@@ -52,6 +52,7 @@ pub mod table_scan;
 pub mod unit_scan;
 mod source;
 pub mod temp_rows;
+pub mod window;
 pub mod workarea;
 
 pub use aggregate::AggregateStage;

@@ -27,6 +27,8 @@ pub enum Stage<'a> {
     Probe(ProbeStage),
     /// JOIN FILTER USE: drops the probe rows a hash join's Bloom filter says cannot join.
     JoinFilter(JoinFilterStage<'a>),
+    /// WINDOW SORT: appends analytic functions' values to every row.
+    Window(super::window::WindowStage),
 }
 
 impl Stage<'_> {
@@ -39,6 +41,7 @@ impl Stage<'_> {
             Stage::Rownum(s) => s.next = 0,
             Stage::Limit(s) => (s.skipped, s.passed) = (0, 0),
             Stage::Aggregate(s) => s.reset(),
+            Stage::Window(s) => s.reset(),
             Stage::Sort(s) => (s.rows, s.sorted) = (Vec::new(), 0),
             Stage::Collect(s) => drop(s.take_rows()),
             Stage::Probe(s) => *s = Default::default(),
@@ -58,6 +61,7 @@ impl<'a> Stage<'a> {
             Stage::Aggregate(s) => Stage::Aggregate(s),
             Stage::Sort(s) => Stage::Sort(s),
             Stage::Collect(s) => Stage::Collect(s),
+            Stage::Window(s) => Stage::Window(s),
             Stage::Probe(_) => return None,
             Stage::Sink(_) | Stage::JoinFilter(_) => return None,
         })
@@ -78,6 +82,7 @@ macro_rules! on_stage {
             Stage::Sink($s) => $body,
             Stage::Probe($s) => $body,
             Stage::JoinFilter($s) => $body,
+            Stage::Window($s) => $body,
         }
     };
 }

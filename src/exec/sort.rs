@@ -56,7 +56,7 @@ impl Push for SortStage {
     }
 }
 
-fn compare_rows(keys: &[SortKey], a: &[Value], b: &[Value]) -> Ordering {
+pub(super) fn compare_rows(keys: &[SortKey], a: &[Value], b: &[Value]) -> Ordering {
     for k in keys {
         let (x, y) = (&a[k.column], &b[k.column]);
         let o = match (x.is_null(), y.is_null()) {

@@ -200,7 +200,16 @@ pub trait SubqueryPlanner {
     /// The length of the CHAR column of the query around this one that outer value
     /// `slot` reads, for the blank-padded comparison of literals with it.
     fn outer_char_length(&self, slot: usize) -> Option<u32>;
+
+    /// Takes an analytic function call of the select list, returning its number among
+    /// the query's (its value is column [`WINDOW_COLUMNS`] + that number until the
+    /// planner places the columns); `None` where no analytic function may stand.
+    fn window_call(&self, call: crate::exec::window::WindowCall) -> Option<usize>;
 }
+
+/// Where the columns of analytic functions' values start while a select list is bound
+/// (the planner moves them after the row's own once it knows its width).
+pub const WINDOW_COLUMNS: usize = 1 << 24;
 
 /// "line L, column C" of an AST node, when sqlparser knows it.
 pub fn position_of(e: &impl Spanned) -> Option<String> {
@@ -238,6 +247,12 @@ pub fn canonical(e: &ast::Expr) -> String {
 /// Whether an expression contains an aggregate call.
 pub fn contains_aggregate(e: &ast::Expr) -> bool {
     match e {
+        // An analytic function is no aggregate, but what its window reads may hold one.
+        ast::Expr::Function(f) if f.over.is_some() => {
+            function_args(f).iter().any(|a| a.is_some_and(contains_aggregate))
+                || matches!(&f.over, Some(ast::WindowType::WindowSpec(w))
+                    if w.partition_by.iter().any(contains_aggregate) || w.order_by.iter().any(|o| contains_aggregate(&o.expr)))
+        }
         ast::Expr::Function(f) => {
             AggFunc::from_name(&function_name(&f.name)).is_some()
                 || function_args(f).iter().any(|a| a.is_some_and(contains_aggregate))
@@ -669,10 +684,66 @@ impl Binder<'_> {
         })
     }
 
+    /// An analytic function call: its value's (placeholder) column.
+    fn bind_window(&self, f: &ast::Function, over: &ast::WindowType, e: &ast::Expr) -> Result<Expr> {
+        use crate::exec::window::{WindowCall, WindowFunc, WindowOrder};
+        let name = function_name(&f.name);
+        let ast::WindowType::WindowSpec(spec) = over else {
+            return Err(unsupported(format!("a named window in {name}(...) OVER"), e));
+        };
+        if spec.window_frame.is_some() || spec.window_name.is_some() {
+            return Err(unsupported(format!("a window frame (ROWS or RANGE BETWEEN) in {e}"), e));
+        }
+        let star = matches!(&f.args, FunctionArguments::List(l) if matches!(l.args.as_slice(), [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)]));
+        let distinct = matches!(&f.args, FunctionArguments::List(l) if l.duplicate_treatment.is_some());
+        let Some(func) = WindowFunc::from_name(&name, star) else {
+            return Err(unsupported(format!("analytic function {name}"), e));
+        };
+        if distinct || f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+            return Err(unsupported(format!("{e}"), e));
+        }
+        let raw = if star { Vec::new() } else { function_args(f) };
+        let (least, most) = func.arity();
+        if raw.len() < least || raw.len() > most || raw.iter().any(Option::is_none) {
+            return Err(Error::Parse {
+                message: format!("ORA-00909: invalid number of arguments for {name}"),
+                position: position_of(e),
+            });
+        }
+        let args = raw.into_iter().flatten().map(|a| self.bind(a)).collect::<Result<Vec<_>>>()?;
+        let partition = spec.partition_by.iter().map(|p| self.bind(p)).collect::<Result<Vec<_>>>()?;
+        let mut order = Vec::with_capacity(spec.order_by.len());
+        for o in &spec.order_by {
+            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            let nulls_first = o.options.nulls_first.unwrap_or(descending);
+            order.push(WindowOrder { expr: self.bind(&o.expr)?, descending, nulls_first });
+        }
+        if matches!(
+            func,
+            WindowFunc::RowNumber
+                | WindowFunc::Rank
+                | WindowFunc::DenseRank
+                | WindowFunc::Ntile
+                | WindowFunc::Lag
+                | WindowFunc::Lead
+        ) && order.is_empty()
+        {
+            return Err(Error::Parse {
+                message: format!("ORA-30485: missing ORDER BY expression in the window specification of {name}"),
+                position: position_of(e),
+            });
+        }
+        let call = WindowCall { func, args, partition, order };
+        match self.subqueries.and_then(|s| s.window_call(call)) {
+            Some(i) => Ok(Expr::Column(WINDOW_COLUMNS + i)),
+            None => Err(unsupported(format!("analytic function {name}(...) OVER (...) outside the select list"), e)),
+        }
+    }
+
     fn bind_function(&self, f: &ast::Function, e: &ast::Expr) -> Result<Expr> {
         let name = function_name(&f.name);
-        if f.over.is_some() {
-            return Err(unsupported(format!("analytic function {name}(...) OVER (...)"), e));
+        if let Some(over) = &f.over {
+            return self.bind_window(f, over, e);
         }
         let listagg = name == "LISTAGG";
         if f.filter.is_some()

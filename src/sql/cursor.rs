@@ -102,7 +102,7 @@ const _: fn() = || {
     send::<PlanInputs>();
     send::<Vec<Value>>();
     send::<(FilterStage, RownumStage, LimitStage, ProjectStage, AggregateStage)>();
-    send::<(SortStage, CollectStage, ProbeStage, join_filter::JoinFilterStage<'static>)>();
+    send::<(SortStage, CollectStage, ProbeStage, join_filter::JoinFilterStage<'static>, window::WindowStage)>();
 };
 
 impl KeptPlan {

@@ -52,6 +52,8 @@ pub enum Operation {
     UnionAll,
     IntersectionHash,
     MinusHash,
+    /// Analytic functions' values, each over the rows sorted by its window.
+    WindowSort,
 }
 
 impl Operation {
@@ -93,6 +95,7 @@ impl Operation {
             Operation::UnionAll => "UNION-ALL",
             Operation::IntersectionHash => "INTERSECTION HASH",
             Operation::MinusHash => "MINUS HASH",
+            Operation::WindowSort => "WINDOW SORT",
         }
     }
 }
@@ -116,7 +119,7 @@ impl Operation {
     }
 
     /// Every operation, in the order of their codes.
-    const ALL: [Operation; 40] = [
+    const ALL: [Operation; 41] = [
         Operation::SelectStatement,
         Operation::TableAccessFull,
         Operation::TableAccessInMemoryFull,
@@ -157,6 +160,7 @@ impl Operation {
         Operation::UnionAll,
         Operation::IntersectionHash,
         Operation::MinusHash,
+        Operation::WindowSort,
     ];
 
     /// The operation as one byte, which a session publishes for Active Session History

@@ -575,7 +575,10 @@ impl Builder<'_> {
             let grouping = Grouping { keys: group_by.iter().map(canonical).collect(), ..Default::default() };
             let keys = group_by.iter().map(|g| source_binder.bind(g)).collect::<Result<Vec<_>>>()?;
             let post = Binder { scope, f: self.f, grouping: Some(&grouping), subqueries: Some(&self.subqueries) };
-            let (exprs, names) = self.select_list(select, &post, scope)?;
+            self.subqueries.windows_allowed.set(true);
+            let bound = self.select_list(select, &post, scope);
+            self.subqueries.windows_allowed.set(false);
+            let (exprs, names) = bound?;
             let having = select.having.as_ref().map(|h| post.bind(h)).transpose()?;
             // ORDER BY may name aggregates the select list does not: register them now,
             // while the aggregate stage is still being built.
@@ -598,12 +601,36 @@ impl Builder<'_> {
             (exprs, names, Some(GroupingScope { grouping }))
         } else {
             self.subqueries.correlated_allowed.set(true);
+            self.subqueries.windows_allowed.set(true);
             let bound = self.select_list(select, &source_binder, scope);
             self.subqueries.correlated_allowed.set(false);
+            self.subqueries.windows_allowed.set(false);
             let (exprs, names) = bound?;
             (exprs, names, None)
         };
+        let exprs = self.window_sort(exprs, scope, grouping.as_ref());
         Ok((exprs, names, grouping))
+    }
+
+    /// WINDOW SORT for the select list's analytic functions, if it has any: their values
+    /// become columns after the row's own (the aggregate's output, or the FROM clause's
+    /// columns), which the select list's expressions are renumbered to read.
+    fn window_sort(&mut self, mut exprs: Vec<Expr>, scope: &Scope, grouping: Option<&GroupingScope>) -> Vec<Expr> {
+        let calls = self.subqueries.windows.take();
+        if calls.is_empty() {
+            return exprs;
+        }
+        let width = match grouping {
+            Some(g) => g.grouping.keys.len() + g.grouping.aggregates.borrow().len(),
+            None => scope.names.len(),
+        };
+        let base = crate::sql::bind::WINDOW_COLUMNS;
+        for e in &mut exprs {
+            e.remap_columns(&|c| if c >= base { width + (c - base) } else { c });
+        }
+        let stage = Stage::Window(crate::exec::window::WindowStage::new(width, calls));
+        self.running(Operation::WindowSort, RowsRule::Same, stage);
+        exprs
     }
     pub(super) fn select_list(
         &self,

@@ -550,6 +550,10 @@ pub(super) struct Subqueries<'s> {
     /// and the select list of a query that does not aggregate (where the FILTER running
     /// them sets their answers before the expressions read them).
     pub(super) correlated_allowed: std::cell::Cell<bool>,
+    /// The analytic function calls of the select list, and whether the clause being bound
+    /// may hold one.
+    pub(super) windows: RefCell<Vec<crate::exec::window::WindowCall>>,
+    pub(super) windows_allowed: std::cell::Cell<bool>,
 }
 
 /// The subqueries planned so far, with their lines, and the notes of their plans.
@@ -567,7 +571,16 @@ impl<'s> Subqueries<'s> {
         named: &'s [NamedQuery<'s>],
         outer: Option<&'s OuterQuery>,
     ) -> Subqueries<'s> {
-        Subqueries { session, f, named, outer, planned: RefCell::default(), correlated_allowed: Default::default() }
+        Subqueries {
+            session,
+            f,
+            named,
+            outer,
+            planned: RefCell::default(),
+            correlated_allowed: Default::default(),
+            windows: RefCell::default(),
+            windows_allowed: Default::default(),
+        }
     }
 
     /// What was planned, leaving nothing.
@@ -622,6 +635,15 @@ impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
         }
         planned.notes.extend(notes);
         Ok((slot, width))
+    }
+
+    fn window_call(&self, call: crate::exec::window::WindowCall) -> Option<usize> {
+        if !self.windows_allowed.get() {
+            return None;
+        }
+        let mut windows = self.windows.borrow_mut();
+        windows.push(call);
+        Some(windows.len() - 1)
     }
 
     fn outer_char_length(&self, slot: usize) -> Option<u32> {

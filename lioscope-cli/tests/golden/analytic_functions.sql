@@ -1,0 +1,13 @@
+-- Analytic functions: ranks, running and whole-partition aggregates, LAG / LEAD,
+-- FIRST_VALUE / LAST_VALUE, NTILE, over rows and over groups; WINDOW SORT in the plan;
+-- a top-N per group through an inline view; the refusals.
+CREATE TABLE emp (empno INTEGER, ename VARCHAR2(10), deptno INTEGER, sal NUMBER);
+INSERT INTO emp VALUES (1, 'KING', 10, 5000), (2, 'BLAKE', 30, 2850), (3, 'CLARK', 10, 2450), (4, 'JONES', 20, 2975), (5, 'SCOTT', 20, 3000), (6, 'ADAMS', 20, 1100), (7, 'FORD', 20, 3000), (8, 'MILLER', 10, 1300);
+SELECT ename, deptno, sal, RANK() OVER (PARTITION BY deptno ORDER BY sal DESC) rnk, DENSE_RANK() OVER (ORDER BY sal DESC) drnk, ROW_NUMBER() OVER (ORDER BY sal DESC, ename) rn FROM emp ORDER BY rn;
+SELECT ename, deptno, sal, SUM(sal) OVER (PARTITION BY deptno ORDER BY sal) running, SUM(sal) OVER (PARTITION BY deptno) dept_total, COUNT(*) OVER () everyone FROM emp ORDER BY deptno, sal;
+SELECT ename, sal, LAG(sal) OVER (ORDER BY sal) prev, LEAD(sal, 1, 0) OVER (ORDER BY sal) next, FIRST_VALUE(ename) OVER (ORDER BY sal) lowest, NTILE(3) OVER (ORDER BY sal) tercile FROM emp ORDER BY sal, ename;
+SELECT deptno, SUM(sal) total, RANK() OVER (ORDER BY SUM(sal) DESC) place FROM emp GROUP BY deptno ORDER BY place;
+SELECT deptno, ename, sal FROM (SELECT deptno, ename, sal, ROW_NUMBER() OVER (PARTITION BY deptno ORDER BY sal DESC, ename) rn FROM emp) WHERE rn = 1 ORDER BY deptno;
+EXPLAIN PLAN FOR SELECT ename, RANK() OVER (ORDER BY sal DESC) FROM emp;
+SELECT SUM(sal) OVER (ORDER BY empno ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM emp;
+SELECT RANK() OVER (PARTITION BY deptno) FROM emp;

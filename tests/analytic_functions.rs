@@ -1,0 +1,110 @@
+//! Analytic functions (`... OVER (PARTITION BY ... ORDER BY ...)`), checked against
+//! SQLite's window functions (an independent engine with the same default window) on
+//! random tables with NULLs and repeated rows: ROW_NUMBER, RANK, DENSE_RANK, NTILE, LAG,
+//! LEAD, FIRST_VALUE, LAST_VALUE and the aggregates over a running or whole-partition
+//! window, over rows and over groups, in an inline view (top-N); then the refusals.
+
+mod common;
+
+use common::sqlite::{Row, answers_as_sqlite};
+use common::*;
+use proptest::prelude::*;
+
+fn table_rows() -> impl Strategy<Value = Vec<Row>> + Clone {
+    let k = proptest::option::weighted(0.9, 0i64..3);
+    let v = proptest::option::weighted(0.8, "[ab]{1,2}");
+    let n = proptest::option::weighted(0.8, -3i64..3);
+    proptest::collection::vec((k, v, n), 0..16)
+}
+
+/// (lioscope's query, SQLite's): the windows' ORDER BYs say where NULLs go (Oracle puts
+/// them last ascending, SQLite first), and where rows tie in a window's order they are
+/// equal in every column, so either engine's choice among them shows the same.
+const QUERIES: &[(&str, &str)] = &[
+    (
+        "SELECT k, v, n, RANK() OVER (PARTITION BY k ORDER BY n) FROM a ORDER BY 1, 2, 3, 4",
+        "SELECT k, v, n, RANK() OVER (PARTITION BY k ORDER BY n NULLS LAST) FROM a \
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST, 4",
+    ),
+    (
+        "SELECT k, v, DENSE_RANK() OVER (ORDER BY v DESC) FROM a ORDER BY 1, 2, 3",
+        "SELECT k, v, DENSE_RANK() OVER (ORDER BY v DESC NULLS FIRST) FROM a ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3",
+    ),
+    (
+        "SELECT k, v, n, ROW_NUMBER() OVER (PARTITION BY v ORDER BY k, n) FROM a ORDER BY 1, 2, 3, 4",
+        "SELECT k, v, n, ROW_NUMBER() OVER (PARTITION BY v ORDER BY k NULLS LAST, n NULLS LAST) FROM a \
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST, 4",
+    ),
+    (
+        "SELECT k, v, n, SUM(n) OVER (PARTITION BY k ORDER BY v), COUNT(*) OVER (PARTITION BY k), \
+         COUNT(n) OVER () FROM a ORDER BY 1, 2, 3, 4",
+        "SELECT k, v, n, SUM(n) OVER (PARTITION BY k ORDER BY v NULLS LAST), COUNT(*) OVER (PARTITION BY k), \
+         COUNT(n) OVER () FROM a ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST, 4 NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n, MIN(v) OVER (PARTITION BY k), MAX(n) OVER (ORDER BY k) FROM a ORDER BY 1, 2, 3",
+        "SELECT k, v, n, MIN(v) OVER (PARTITION BY k), MAX(n) OVER (ORDER BY k NULLS LAST) FROM a \
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n, LAG(n) OVER (ORDER BY k, v, n), LEAD(n, 2, 9) OVER (ORDER BY k, v, n) FROM a \
+         ORDER BY 1, 2, 3, 4, 5",
+        "SELECT k, v, n, LAG(n) OVER (ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST), \
+         LEAD(n, 2, 9) OVER (ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST) FROM a \
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST, 4 NULLS LAST, 5 NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n, FIRST_VALUE(v) OVER (PARTITION BY k ORDER BY n, v), \
+         LAST_VALUE(v) OVER (PARTITION BY k ORDER BY n, v) FROM a ORDER BY 1, 2, 3, 4, 5",
+        "SELECT k, v, n, FIRST_VALUE(v) OVER (PARTITION BY k ORDER BY n NULLS LAST, v NULLS LAST), \
+         LAST_VALUE(v) OVER (PARTITION BY k ORDER BY n NULLS LAST, v NULLS LAST) FROM a \
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST, 4 NULLS LAST, 5 NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n, NTILE(3) OVER (ORDER BY k, v, n) FROM a ORDER BY 1, 2, 3, 4",
+        "SELECT k, v, n, NTILE(3) OVER (ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST) FROM a \
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST, 4",
+    ),
+    (
+        "SELECT k, SUM(n), RANK() OVER (ORDER BY SUM(n)) FROM a GROUP BY k ORDER BY 1",
+        "SELECT k, SUM(n), RANK() OVER (ORDER BY SUM(n) NULLS LAST) FROM a GROUP BY k ORDER BY 1 NULLS LAST",
+    ),
+    (
+        "SELECT * FROM (SELECT k, n, DENSE_RANK() OVER (PARTITION BY k ORDER BY n DESC) r FROM a) \
+         WHERE r <= 2 ORDER BY 1, 3, 2",
+        "SELECT * FROM (SELECT k, n, DENSE_RANK() OVER (PARTITION BY k ORDER BY n DESC NULLS FIRST) r FROM a) \
+         WHERE r <= 2 ORDER BY 1 NULLS LAST, 3, 2 NULLS LAST",
+    ),
+    (
+        "SELECT DISTINCT k, COUNT(*) OVER (PARTITION BY k) FROM a ORDER BY 1",
+        "SELECT DISTINCT k, COUNT(*) OVER (PARTITION BY k) FROM a ORDER BY 1 NULLS LAST",
+    ),
+];
+
+#[test]
+fn analytic_functions_answer_as_sqlite_window_functions_do() {
+    answers_as_sqlite(file!(), 40, table_rows(), QUERIES);
+}
+
+#[test]
+fn analytic_functions_refuse_what_they_cannot_run() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER, v NUMBER)");
+    exec(&s, "INSERT INTO t VALUES (1, 10), (2, 20)");
+    let e = error(&s, "SELECT SUM(v) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t");
+    assert!(e.contains("window frame"), "{e}");
+    let e = error(&s, "SELECT ROW_NUMBER() OVER (PARTITION BY v) FROM t");
+    assert!(e.contains("ORA-30485"), "{e}");
+    let e = error(&s, "SELECT id FROM t WHERE ROW_NUMBER() OVER (ORDER BY id) = 1");
+    assert!(e.contains("outside the select list"), "{e}");
+    let e = error(&s, "SELECT NTILE(0) OVER (ORDER BY id) FROM t");
+    assert!(e.contains("NTILE"), "{e}");
+    let e = error(&s, "SELECT LAG(v, 1, 0, 9) OVER (ORDER BY id) FROM t");
+    assert!(e.contains("ORA-00909"), "{e}");
+    assert!(plan(&s, "SELECT id, RANK() OVER (ORDER BY v) FROM t").contains("WINDOW SORT"));
+    // A kept plan runs its window again from no rows.
+    for _ in 0..2 {
+        assert_eq!(lines(&s, "SELECT id, ROW_NUMBER() OVER (ORDER BY v DESC) FROM t ORDER BY id"), ["1|2", "2|1"]);
+    }
+}
