@@ -1,7 +1,7 @@
 //! The end of every pipeline: keeps the first `visible` columns of each row as the
 //! statement's result (the columns after them only carried sort keys).
 
-use super::downstream::{Downstream, Push, owned_prefix};
+use super::downstream::{Downstream, Push, hold, hold_owned};
 use crate::access::Flow;
 use crate::access::RowAccess;
 use crate::error::Result;
@@ -31,19 +31,16 @@ impl Push for CollectStage {
         _rest: &mut D,
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
-        self.rows.push(owned_prefix(row, self.visible)?);
-        Ok(Flow::Continue)
+        hold(&mut self.rows, row, self.visible)
     }
 
     /// Keeps a row built upstream, without copying its values.
     fn push_owned<D: Downstream + ?Sized>(
         &mut self,
-        mut row: Vec<Value>,
+        row: Vec<Value>,
         _rest: &mut D,
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
-        row.truncate(self.visible);
-        self.rows.push(row);
-        Ok(Flow::Continue)
+        hold_owned(&mut self.rows, row, self.visible)
     }
 }

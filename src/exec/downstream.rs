@@ -216,6 +216,20 @@ pub fn push_each<T>(rows: impl IntoIterator<Item = T>, mut push_one: impl FnMut(
     Ok(Flow::Continue)
 }
 
+/// Keeps the first `width` columns of `row` in `rows`: what a stage that holds its whole
+/// input (collect, sort, window) does with a row; the source goes on.
+pub fn hold<R: RowAccess + ?Sized>(rows: &mut Vec<Vec<Value>>, row: &R, width: usize) -> Result<Flow> {
+    rows.push(owned_prefix(row, width)?);
+    Ok(Flow::Continue)
+}
+
+/// [`hold`] of a row built upstream, kept without copying its values.
+pub fn hold_owned(rows: &mut Vec<Vec<Value>>, mut row: Vec<Value>, width: usize) -> Result<Flow> {
+    row.truncate(width);
+    rows.push(row);
+    Ok(Flow::Continue)
+}
+
 /// The first `n` columns of `row` as owned values (strings copied out of their block).
 pub fn owned_prefix<R: RowAccess + ?Sized>(row: &R, n: usize) -> Result<Vec<Value>> {
     (0..n).map(|i| row.column(i).map(Datum::into_owned)).collect()

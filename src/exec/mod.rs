@@ -24,7 +24,9 @@
 //! with one columnar unit, [`run`] runs a whole pipeline, and [`probe`] is the stage
 //! that measures row-source statistics between two others. The joins ([`join`]) keep
 //! rows within the statement's [`workarea`] and spill beyond it ([`temp_rows`]); a hash
-//! join's [`join_filter`] drops, in its probe input's scan, the rows that cannot join. The
+//! join's [`join_filter`] drops, in its probe input's scan, the rows that cannot join. A
+//! query inside a query (a view, a set operation's branch, a subquery) runs as a
+//! [`query_block`], and analytic functions as the [`window`] stage. The
 //! pipeline evaluates expressions of the layer below (`expr`) and reads rows through
 //! `access`, `index` and `inmemory`; it knows no `Session`: an [`ExecContext`] is made
 //! from the parts of one.

@@ -8,6 +8,13 @@
 //! a limit above the view stops the view's source). Its stages are kept between runs
 //! and reset at the start of each: a nested loop may run a view once an outer row.
 //!
+//! Subqueries in expressions run here too: an [`InitPlan`] (one that reads nothing of
+//! the rows around it) once before its plan's source ([`run_init_plans`]), a
+//! [`CorrelatedPlan`] for each row's values in a [`SubqueryFilter`] (the FILTER line),
+//! whose answers per outer values are cached for the execution. An answer goes into the
+//! statement's function context for `Expr::Subquery` to read; a scalar subquery's second
+//! row is an error only when its answer is read.
+//!
 //! INTERSECT and MINUS keep the right branch's distinct rows in a hash set, then pass
 //! each distinct row of the left branch that the set holds (INTERSECT) or does not hold
 //! (MINUS). Rows compare as GROUP BY compares them: NULLs equal each other.

@@ -1,6 +1,6 @@
 //! SORT ORDER BY: holds every row, sorts on finish, then pushes them on in order.
 
-use super::downstream::{Downstream, Push, owned_prefix, push_each};
+use super::downstream::{Downstream, Push, hold, hold_owned, push_each};
 use crate::access::Flow;
 use crate::access::RowAccess;
 use crate::error::Result;
@@ -31,20 +31,17 @@ impl Push for SortStage {
         _rest: &mut D,
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
-        self.rows.push(owned_prefix(row, self.width)?);
-        Ok(Flow::Continue)
+        hold(&mut self.rows, row, self.width)
     }
 
     /// Holds a row built upstream, without copying its values.
     fn push_owned<D: Downstream + ?Sized>(
         &mut self,
-        mut row: Vec<Value>,
+        row: Vec<Value>,
         _rest: &mut D,
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
-        row.truncate(self.width);
-        self.rows.push(row);
-        Ok(Flow::Continue)
+        hold_owned(&mut self.rows, row, self.width)
     }
 
     fn finish<D: Downstream + ?Sized>(&mut self, rest: &mut D, f: &mut FunctionContext) -> Result<()> {

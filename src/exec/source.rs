@@ -8,7 +8,8 @@
 //! - FIXED TABLE: rows a `v$` view computed when the statement was planned.
 //! - INDEX ... SCAN [+ TABLE ACCESS BY INDEX ROWID]: see [`super::index_source`].
 //! - HASH JOIN, NESTED LOOPS, MERGE JOIN: see [`super::join`].
-//! - VIEW, UNION-ALL, INTERSECTION HASH, MINUS HASH: see [`super::query_block`].
+//! - VIEW, UNION-ALL, INTERSECTION HASH, MINUS HASH, and FILTER with correlated
+//!   subqueries: see [`super::query_block`].
 
 use super::ExecContext;
 use super::downstream::push_each;

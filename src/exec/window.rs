@@ -9,7 +9,7 @@
 //! PRECEDING AND CURRENT ROW`); without one, the whole partition. Aggregates over the
 //! window follow SQL's NULL rules (SUM, AVG, MIN, MAX of no value are NULL, COUNT is 0).
 
-use super::downstream::{Downstream, Push, owned_prefix, push_each};
+use super::downstream::{Downstream, Push, hold, hold_owned, push_each};
 use super::sort::{SortKey, compare_rows};
 use crate::access::{Flow, RowAccess};
 use crate::error::{Error, Result};
@@ -114,19 +114,16 @@ impl Push for WindowStage {
         _rest: &mut D,
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
-        self.rows.push(owned_prefix(row, self.width)?);
-        Ok(Flow::Continue)
+        hold(&mut self.rows, row, self.width)
     }
 
     fn push_owned<D: Downstream + ?Sized>(
         &mut self,
-        mut row: Vec<Value>,
+        row: Vec<Value>,
         _rest: &mut D,
         _f: &mut FunctionContext,
     ) -> Result<Flow> {
-        row.truncate(self.width);
-        self.rows.push(row);
-        Ok(Flow::Continue)
+        hold_owned(&mut self.rows, row, self.width)
     }
 
     fn finish<D: Downstream + ?Sized>(&mut self, rest: &mut D, f: &mut FunctionContext) -> Result<()> {

@@ -8,6 +8,12 @@
 //! aggregation: an expression equal to a GROUP BY expression becomes that key's column, an
 //! aggregate call becomes its result column (registered in [`Grouping`]), and any other
 //! column reference is Oracle's "not a GROUP BY expression".
+//!
+//! What binding cannot do alone it asks the planner through [`SubqueryPlanner`]: a
+//! subquery is planned as a plan of its own and becomes [`Expr::Subquery`] (its answer's
+//! slot); a name the query's FROM clause does not know, in a subquery, may be a column of
+//! the query around it ([`Expr::Outer`]); an analytic function becomes a column the
+//! window stage appends ([`WINDOW_COLUMNS`]).
 
 use crate::error::{Error, Result};
 use crate::expr::aggregate::{AggCall, AggFunc, Listagg, OrderKey};
@@ -684,7 +690,8 @@ impl Binder<'_> {
         })
     }
 
-    /// An analytic function call: its value's (placeholder) column.
+    /// An analytic function call: the column its value will be in, numbered from
+    /// [`WINDOW_COLUMNS`] until the planner moves it after the row's own columns.
     fn bind_window(&self, f: &ast::Function, over: &ast::WindowType, e: &ast::Expr) -> Result<Expr> {
         use crate::exec::window::{WindowCall, WindowFunc, WindowOrder};
         let name = function_name(&f.name);

@@ -219,9 +219,11 @@ impl SubqueryAnswer {
         // A value of another kind (text against numbers) compares with Oracle's
         // conversions, as `=` does.
         let kind = value_kind(v);
-        for other in values.iter().filter(|x| kinds & !kind != 0 && value_kind(x) != kind) {
-            if v.sql_cmp(other)? == Some(std::cmp::Ordering::Equal) {
-                return Ok(Some(true));
+        if kinds & !kind != 0 {
+            for other in values.iter().filter(|x| value_kind(x) != kind) {
+                if v.sql_cmp(other)? == Some(std::cmp::Ordering::Equal) {
+                    return Ok(Some(true));
+                }
             }
         }
         Ok(if *has_null { None } else { Some(false) })

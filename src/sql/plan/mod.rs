@@ -7,10 +7,15 @@
 //! The stage order follows SQL's logical order, as Oracle's row sources do:
 //!
 //! ```text
-//!  source ─► FILTER (WHERE) ─► COUNT STOPKEY (ROWNUM <= n) ─► COUNT (ROWNUM)
-//!         ─► SORT AGGREGATE / HASH GROUP BY (+ HAVING) ─► project ─► HASH UNIQUE (DISTINCT)
-//!         ─► SORT ORDER BY ─► FETCH FIRST / OFFSET ─► result
+//!  source ─► FILTER (WHERE) ─► FILTER (correlated subqueries) ─► COUNT STOPKEY (ROWNUM <= n)
+//!         ─► COUNT (ROWNUM) ─► SORT AGGREGATE / HASH GROUP BY (+ HAVING) ─► WINDOW SORT
+//!         ─► project ─► HASH UNIQUE (DISTINCT) ─► SORT ORDER BY ─► FETCH FIRST / OFFSET ─► result
 //! ```
+//!
+//! The FILTER of correlated subqueries gets its source last: the plan below it, as a
+//! query block it runs (module `query_block`, which also plans views, WITH queries, set
+//! operations and the subqueries the binder meets; their answers are set before the
+//! plan's source runs, [`Planned::init`]).
 //!
 //! A WHERE clause over a full scan runs inside the scan's pipeline on rows still in their
 //! block, and EXPLAIN shows it as the `filter(...)` of TABLE ACCESS FULL, as Oracle does.

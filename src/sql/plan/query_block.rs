@@ -15,7 +15,17 @@
 //! WITH query); it sees the WITH queries before it and those of the queries around it,
 //! never itself (WITH RECURSIVE is refused). A set operation's branches must give as
 //! many columns (ORA-01789) of one family each (ORA-01790); the result takes the first
-//! branch's column names, and its ORDER BY names them or their positions.
+//! branch's column names, and its ORDER BY names them or their positions; the operators
+//! are taken left to right, all of one precedence, as Oracle takes them.
+//!
+//! Subqueries in expressions are planned here as the binder meets them ([`Subqueries`],
+//! the binder's `SubqueryPlanner`): one that reads no column of the query around it
+//! ([`OuterQuery`]) is an init plan; a correlated one is run by the FILTER of the WHERE
+//! clause (or of a select list that does not aggregate), and refused elsewhere. The
+//! collector also takes the select list's analytic function calls.
+//!
+//! Invariants: a statement plans at most [`MAX_QUERY_BLOCKS`] blocks nested at most
+//! [`MAX_BLOCK_DEPTH`] deep, and a view never expands inside itself ([`Expanding`]).
 
 use super::family::{Family, expr_family};
 use super::*;
