@@ -139,12 +139,24 @@ pub enum JoinKind {
     Right,
     /// Pairs that join, and the rows of either input that join none.
     Full,
+    /// Each left row that joins some right row, once, with NULLs for the right input's
+    /// columns (an unnested `EXISTS` or `IN`).
+    Semi,
+    /// Each left row that joins no right row, with NULLs for the right input's columns
+    /// (an unnested `NOT EXISTS`).
+    Anti,
 }
 
 impl JoinKind {
     /// Whether the left input's rows that join none are kept.
     pub fn keeps_left(self) -> bool {
-        matches!(self, JoinKind::Left | JoinKind::Full)
+        matches!(self, JoinKind::Left | JoinKind::Full | JoinKind::Anti)
+    }
+
+    /// Whether the join gives the pairs that join (not so a semi or an anti join, which
+    /// gives left rows alone, and needs only to know whether one right row joins).
+    pub fn gives_pairs(self) -> bool {
+        !matches!(self, JoinKind::Semi | JoinKind::Anti)
     }
 
     /// Whether the right input's rows that join none are kept.

@@ -509,43 +509,53 @@ impl Expr {
 
     /// Renumbers every column reference: column `i` becomes `map(i)`.
     pub fn remap_columns(&mut self, map: &impl Fn(usize) -> usize) {
+        self.visit_nodes_mut(&mut |e| {
+            if let Expr::Column(i) = e {
+                *i = map(*i);
+            }
+        });
+    }
+
+    /// Calls `visit` on every expression in this one and then on this one, children
+    /// first; what `visit` puts in a node's place is not visited again.
+    pub fn visit_nodes_mut(&mut self, visit: &mut impl FnMut(&mut Expr)) {
         match self {
-            Expr::Column(i) => *i = map(*i),
-            Expr::Literal(_) | Expr::Bind { .. } | Expr::Outer { .. } => {}
+            Expr::Column(_) | Expr::Literal(_) | Expr::Bind { .. } | Expr::Outer { .. } => {}
             Expr::Arith { left, right, .. } | Expr::Compare { left, right, .. } => {
-                left.remap_columns(map);
-                right.remap_columns(map);
+                left.visit_nodes_mut(visit);
+                right.visit_nodes_mut(visit);
             }
             Expr::Concat(l, r) | Expr::And(l, r) | Expr::Or(l, r) => {
-                l.remap_columns(map);
-                r.remap_columns(map);
+                l.visit_nodes_mut(visit);
+                r.visit_nodes_mut(visit);
             }
             Expr::Negate(e) | Expr::Not(e) | Expr::IsNull { expr: e, .. } | Expr::Like { expr: e, .. } => {
-                e.remap_columns(map)
+                e.visit_nodes_mut(visit)
             }
             Expr::InList { expr, list, .. } => {
-                expr.remap_columns(map);
-                list.iter_mut().for_each(|e| e.remap_columns(map));
+                expr.visit_nodes_mut(visit);
+                list.iter_mut().for_each(|e| e.visit_nodes_mut(visit));
             }
             Expr::Between { expr, low, high, .. } => {
                 for e in [expr, low, high] {
-                    e.remap_columns(map);
+                    e.visit_nodes_mut(visit);
                 }
             }
             Expr::Case { operand, branches, otherwise } => {
-                operand.iter_mut().chain(otherwise.iter_mut()).for_each(|e| e.remap_columns(map));
+                operand.iter_mut().chain(otherwise.iter_mut()).for_each(|e| e.visit_nodes_mut(visit));
                 for (w, t) in branches {
-                    w.remap_columns(map);
-                    t.remap_columns(map);
+                    w.visit_nodes_mut(visit);
+                    t.visit_nodes_mut(visit);
                 }
             }
-            Expr::Function { args, .. } => args.iter_mut().for_each(|e| e.remap_columns(map)),
+            Expr::Function { args, .. } => args.iter_mut().for_each(|e| e.visit_nodes_mut(visit)),
             Expr::Subquery { test, .. } => {
                 if let SubqueryTest::In { expr, .. } | SubqueryTest::Quantified { expr, .. } = test {
-                    expr.remap_columns(map);
+                    expr.visit_nodes_mut(visit);
                 }
             }
         }
+        visit(self);
     }
 
     /// Shows the expression with column names, as plan predicates print.

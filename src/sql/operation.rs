@@ -54,6 +54,18 @@ pub enum Operation {
     MinusHash,
     /// Analytic functions' values, each over the rows sorted by its window.
     WindowSort,
+    /// An unnested `EXISTS` or `IN`: the outer rows that join a row of the subquery,
+    /// each once. The hash table is built on the first child: the outer rows (SEMI), or
+    /// the subquery's (RIGHT SEMI).
+    HashJoinSemi,
+    HashJoinRightSemi,
+    /// An unnested `NOT EXISTS`: the outer rows that join no row of the subquery.
+    HashJoinAnti,
+    HashJoinRightAnti,
+    NestedLoopsSemi,
+    NestedLoopsAnti,
+    MergeJoinSemi,
+    MergeJoinAnti,
 }
 
 impl Operation {
@@ -96,6 +108,14 @@ impl Operation {
             Operation::IntersectionHash => "INTERSECTION HASH",
             Operation::MinusHash => "MINUS HASH",
             Operation::WindowSort => "WINDOW SORT",
+            Operation::HashJoinSemi => "HASH JOIN SEMI",
+            Operation::HashJoinRightSemi => "HASH JOIN RIGHT SEMI",
+            Operation::HashJoinAnti => "HASH JOIN ANTI",
+            Operation::HashJoinRightAnti => "HASH JOIN RIGHT ANTI",
+            Operation::NestedLoopsSemi => "NESTED LOOPS SEMI",
+            Operation::NestedLoopsAnti => "NESTED LOOPS ANTI",
+            Operation::MergeJoinSemi => "MERGE JOIN SEMI",
+            Operation::MergeJoinAnti => "MERGE JOIN ANTI",
         }
     }
 }
@@ -115,11 +135,19 @@ impl Operation {
                 | Operation::MergeJoinOuter
                 | Operation::MergeJoinFullOuter
                 | Operation::MergeJoinCartesian
+                | Operation::HashJoinSemi
+                | Operation::HashJoinRightSemi
+                | Operation::HashJoinAnti
+                | Operation::HashJoinRightAnti
+                | Operation::NestedLoopsSemi
+                | Operation::NestedLoopsAnti
+                | Operation::MergeJoinSemi
+                | Operation::MergeJoinAnti
         )
     }
 
     /// Every operation, in the order of their codes.
-    const ALL: [Operation; 41] = [
+    const ALL: [Operation; 49] = [
         Operation::SelectStatement,
         Operation::TableAccessFull,
         Operation::TableAccessInMemoryFull,
@@ -161,6 +189,14 @@ impl Operation {
         Operation::IntersectionHash,
         Operation::MinusHash,
         Operation::WindowSort,
+        Operation::HashJoinSemi,
+        Operation::HashJoinRightSemi,
+        Operation::HashJoinAnti,
+        Operation::HashJoinRightAnti,
+        Operation::NestedLoopsSemi,
+        Operation::NestedLoopsAnti,
+        Operation::MergeJoinSemi,
+        Operation::MergeJoinAnti,
     ];
 
     /// The operation as one byte, which a session publishes for Active Session History

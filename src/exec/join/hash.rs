@@ -39,7 +39,7 @@
 //! - what the work area did goes to `Join::workarea` and the session's
 //!   `workarea executions - ...` statistics once per execution.
 
-use super::{Join, JoinInput, NOT_KEPT, Pair, SideRow, run_filtered};
+use super::{Join, JoinInput, JoinKind, NOT_KEPT, Pair, SideRow, run_filtered};
 use crate::access::{Flow, RowAccess};
 use crate::error::Result;
 use crate::exec::ExecContext;
@@ -196,6 +196,12 @@ struct Sides<'j> {
     probe_keys: &'j [Expr],
     keep_build: bool,
     keep_probe: bool,
+    /// A semi join probing with its left input: a probe row that joins is given once.
+    semi_probe: bool,
+    /// Whether the build rows are marked as they join: a preserved build input's (the
+    /// unmatched ones are given at the end), or a semi join's left input building (each
+    /// given once, when it first joins).
+    mark_build: bool,
     /// The columns of a kept build row.
     kept: Layout,
     /// The columns of a probe row as the join is handed it.
@@ -224,7 +230,19 @@ impl<'j> Sides<'j> {
             )
         };
         let (kept, probing) = (Layout::of(build, build_keys), Layout::of(probe, probe_keys));
-        Sides { build, probe, build_keys, probe_keys, keep_build, keep_probe, kept, probing }
+        let semi = join.kind == JoinKind::Semi;
+        Sides {
+            build,
+            probe,
+            build_keys,
+            probe_keys,
+            keep_build,
+            keep_probe,
+            semi_probe: semi && build_right,
+            mark_build: keep_build || (semi && !build_right),
+            kept,
+            probing,
+        }
     }
 
     /// A kept build row as the build input's row.
@@ -377,10 +395,10 @@ impl Table {
         }
     }
 
-    /// Readies the table for probing: the marks of rows joined, when the build input is
-    /// preserved.
+    /// Readies the table for probing: the marks of rows joined, when build rows are
+    /// marked.
     fn ready(mut self, sides: &Sides<'_>) -> Table {
-        self.matched = vec![false; if sides.keep_build { self.rows.len() } else { 0 }];
+        self.matched = vec![false; if sides.mark_build { self.rows.len() } else { 0 }];
         self
     }
 
@@ -434,7 +452,10 @@ impl Emitter<'_, '_, '_> {
     }
 
     /// Joins `probe` (whose key is `key`) to the rows of `table` with that key; returns
-    /// whether any pair met the residual condition.
+    /// whether any pair met the residual condition. A semi or anti join gives no pairs:
+    /// building on the left input, it marks the build rows that join (a semi join gives
+    /// each the first time), a row already marked needing no second look; building on
+    /// the right, it stops at the first pair that joins, the probe row's answer known.
     fn probe(
         &mut self,
         table: &mut Table,
@@ -446,14 +467,24 @@ impl Emitter<'_, '_, '_> {
         let Some(chain) = table.chain_of(key, hash, sides, &mut self.f)? else { return Ok(false) };
         let mut b = chain.first;
         let mut any = false;
+        let pairs = self.join.kind.gives_pairs();
         loop {
-            let out = self.pair(Some(sides.probing.row(probe)), Some(sides.build_row(table.rows.row(b as usize))));
-            if self.join.residual_holds(&out, &mut self.f)? {
+            let marked = !pairs && table.matched.get(b as usize) == Some(&true);
+            let build = sides.build_row(table.rows.row(b as usize));
+            let out = self.pair(Some(sides.probing.row(probe)), Some(build));
+            if !marked && self.join.residual_holds(&out, &mut self.f)? {
                 any = true;
                 if let Some(m) = table.matched.get_mut(b as usize) {
                     *m = true;
                 }
-                self.emit(&out)?;
+                if pairs {
+                    self.emit(&out)?;
+                } else if sides.mark_build && !sides.keep_build {
+                    let out = self.pair(None, Some(build));
+                    self.emit(&out)?;
+                } else if !sides.mark_build {
+                    break;
+                }
                 if self.stopped {
                     break;
                 }
@@ -661,6 +692,10 @@ impl ConsumeRow for Probe<'_, '_, '_, '_, '_> {
             Some((key, hash)) => self.emitter.probe(self.table, self.sides, values, key, *hash)?,
             None => false,
         };
+        if any && self.sides.semi_probe && !self.emitter.stopped {
+            let out = self.emitter.pair(Some(self.sides.probing.row(values)), None);
+            self.emitter.emit(&out)?;
+        }
         if !any && self.sides.keep_probe && !self.emitter.stopped {
             let out = self.emitter.pair(Some(self.sides.probing.row(values)), None);
             self.emitter.emit(&out)?;
@@ -775,7 +810,10 @@ fn join_spilled(
         if part.probe.rows == 0 && !sides.keep_build {
             continue;
         }
-        let mut probe_matched = vec![false; if sides.keep_probe { part.probe.rows as usize } else { 0 }];
+        // Which probe rows joined, all segments together: a preserved probe input's
+        // unmatched rows are given after the last segment, a semi join's probe row once.
+        let marked = sides.keep_probe || sides.semi_probe;
+        let mut probe_matched = vec![false; if marked { part.probe.rows as usize } else { 0 }];
         let chunks = build_run.chunk_count();
         let (mut next, mut reads) = (0, 0u32);
         while next < chunks && !emitter.stopped {
@@ -794,13 +832,15 @@ fn join_spilled(
             let mut i = 0;
             reads += 1;
             part.probe.for_each(file, |row| {
+                let given = sides.semi_probe && probe_matched[i];
                 let any = match sides.probe_key(row, &mut emitter.f)? {
-                    Some((key, hash)) => emitter.probe(&mut table, sides, row, &key, hash)?,
-                    None => false,
+                    Some((key, hash)) if !given => emitter.probe(&mut table, sides, row, &key, hash)?,
+                    _ => false,
                 };
                 if let Some(m) = probe_matched.get_mut(i) {
                     *m |= any;
-                    if last && !*m && !emitter.stopped {
+                    let give = if sides.semi_probe { any } else { last && !*m };
+                    if give && !emitter.stopped {
                         let out = emitter.pair(Some(sides.probing.row(row)), None);
                         emitter.emit(&out)?;
                     }

@@ -1,7 +1,7 @@
 //! MERGE JOIN: both inputs kept and sorted on their keys (SORT JOIN), then merged in key
 //! order; rows with a NULL key sort first and join nothing.
 
-use super::{Join, JoinInput, Pair, collect, joined, key_of};
+use super::{Join, JoinInput, JoinKind, Pair, collect, joined, key_of};
 use crate::access::Flow;
 use crate::error::Result;
 use crate::exec::ExecContext;
@@ -70,14 +70,16 @@ impl Join {
                     }
                     any = true;
                     right_matched[j + k] = true;
+                    // A semi or anti join needs only to know that one right row joins.
+                    if !self.kind.gives_pairs() {
+                        break;
+                    }
                     if emit(&out, stages, f)? == Flow::Stop {
                         return Ok(());
                     }
                 }
-                if !any
-                    && self.kind.keeps_left()
-                    && emit(&joined(Some(l), self.left.width, None), stages, f)? == Flow::Stop
-                {
+                let alone = if any { self.kind == JoinKind::Semi } else { self.kind.keeps_left() };
+                if alone && emit(&joined(Some(l), self.left.width, None), stages, f)? == Flow::Stop {
                     return Ok(());
                 }
             }

@@ -23,6 +23,10 @@
 //! - an outer join keeps the rows of its preserved input (the left for LEFT, the right
 //!   for RIGHT, both for FULL) that joined no row, with NULLs for the other input's
 //!   columns;
+//! - a semi join gives each left row that joins some right row once, an anti join each
+//!   left row that joins none, both with NULLs for the right input's columns; neither
+//!   looks further once one right row joined (a hash join building on the left input
+//!   marks its rows as they join, and skips a marked row's residual condition);
 //! - keys of a pair are compared as values of one type family (the planner pairs only
 //!   keys whose values share one), so hashing and sorting agree with `=`.
 //!

@@ -21,7 +21,7 @@
 //! accounting of logical reads measures is the table's blocks revisited (the clustering
 //! factor); the index's gets stay those of one index access a probe.
 
-use super::{Forward, Join, JoinMethod, NestedInner, joined, key_of, run_into};
+use super::{Forward, Join, JoinKind, JoinMethod, NestedInner, joined, key_of, run_into};
 use crate::access::Flow;
 use crate::access::by_rowid::RowFetcher;
 use crate::error::Result;
@@ -122,6 +122,7 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
             f: &mut self.f,
             passed: 0,
             any: false,
+            answered: false,
             stopped: false,
         };
         let emitted_before = join.emitted.get();
@@ -169,7 +170,8 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
         join.right.figures.set(join.right.figures.get().less(emitted));
         let (any, stopped) = (inner_side.any, inner_side.stopped);
         self.stopped = stopped;
-        if !any && !stopped && join.kind.keeps_left() {
+        let alone = if any { join.kind == JoinKind::Semi } else { join.kind.keeps_left() };
+        if alone && !stopped {
             let out = joined(Some(outer), join.left.width, None);
             let meter = self.meter();
             self.stopped = join.emit_metered(&out, self.rest, &mut self.f, meter)? == Flow::Stop;
@@ -195,12 +197,15 @@ struct NestedInnerRows<'j, 'o, 'v, 'r, 'a> {
     /// Inner rows that met the inner input's filter.
     passed: u64,
     any: bool,
+    /// A semi or anti join's outer row found an inner row that joins: its answer is
+    /// known, and the inner run stops.
+    answered: bool,
     stopped: bool,
 }
 
 impl ConsumeRow for NestedInnerRows<'_, '_, '_, '_, '_> {
     fn consume(&mut self, inner: &[Datum<'_>]) -> Result<()> {
-        if self.stopped {
+        if self.stopped || self.answered {
             return Ok(());
         }
         if let Some(filter) = self.filter
@@ -224,11 +229,15 @@ impl ConsumeRow for NestedInnerRows<'_, '_, '_, '_, '_> {
             return Ok(());
         }
         self.any = true;
+        if !join.kind.gives_pairs() {
+            self.answered = true;
+            return Ok(());
+        }
         self.stopped = join.emit_metered(&out, self.rest, self.f, self.meter)? == Flow::Stop;
         Ok(())
     }
 
     fn stopped(&self) -> bool {
-        self.stopped
+        self.stopped || self.answered
     }
 }

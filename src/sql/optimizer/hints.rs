@@ -56,6 +56,20 @@ pub enum HintKind {
     /// probe side of a hash join, always / never.
     PxJoinFilter,
     NoPxJoinFilter,
+    /// UNNEST / NO_UNNEST, in a subquery: whether it is unnested into a semi or anti
+    /// join, whatever the costs say.
+    Unnest(bool),
+    /// HASH_SJ, NL_SJ, MERGE_SJ (and _AJ), in a subquery: the method of the semi (anti)
+    /// join it is unnested into.
+    SubqueryJoin(SubqueryJoinMethod),
+}
+
+/// The method a subquery's semi or anti join hint asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubqueryJoinMethod {
+    Hash,
+    NestedLoops,
+    Merge,
 }
 
 impl HintKind {
@@ -223,6 +237,10 @@ fn hint(word: &str, args: &[String]) -> Result<Option<(HintKind, Option<String>)
             (HintKind::IndexFfs(choice), Some(table))
         }
         "GATHER_PLAN_STATISTICS" if args.is_empty() => (HintKind::GatherPlanStatistics, None),
+        "UNNEST" | "NO_UNNEST" if args.is_empty() => (HintKind::Unnest(word == "UNNEST"), None),
+        "HASH_SJ" | "HASH_AJ" if args.is_empty() => (HintKind::SubqueryJoin(SubqueryJoinMethod::Hash), None),
+        "NL_SJ" | "NL_AJ" if args.is_empty() => (HintKind::SubqueryJoin(SubqueryJoinMethod::NestedLoops), None),
+        "MERGE_SJ" | "MERGE_AJ" if args.is_empty() => (HintKind::SubqueryJoin(SubqueryJoinMethod::Merge), None),
         "APPEND" if args.is_empty() => (HintKind::Append, None),
         "INMEMORY" | "NO_INMEMORY" | "INMEMORY_PRUNING" | "NO_INMEMORY_PRUNING" => {
             let [table] = args else { return Err("expects one table".into()) };

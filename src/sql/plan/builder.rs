@@ -39,8 +39,9 @@ pub(super) struct SubqueryFilterPlan {
     /// The WHERE conjuncts holding correlated subqueries (none when only the select list
     /// holds them).
     pub(super) predicate: Option<Expr>,
-    /// The columns of the rows it reads (the FROM clause's scope).
+    /// The columns of the rows it reads (the FROM clause's scope), and their names.
     pub(super) width: usize,
+    pub(super) names: Vec<String>,
 }
 
 /// The source columns after the project stage, and how they are bound.
@@ -471,6 +472,11 @@ impl Builder<'_> {
             let bound = binder.bind(c);
             self.subqueries.correlated_allowed.set(false);
             let e = crate::expr::or_factoring::factor_or(bound?);
+            if let Some(u) = self.subqueries.unnesting()
+                && u.take_conjunct(&e, &scope.names)
+            {
+                continue;
+            }
             let into = if self.subqueries.holds_correlated(&e) { &mut correlated } else { &mut predicate };
             *into = Some(match into.take() {
                 None => e,
@@ -530,9 +536,13 @@ impl Builder<'_> {
             let fraction = super::optimizer::selectivity::default_selectivity(&p);
             let node = self.node(Operation::Filter, "", RowsRule::Fraction(fraction));
             self.tree.node_mut(node).predicates.push(text);
-            self.subquery_filter = Some(SubqueryFilterPlan { node, predicate: Some(p), width: scope.names.len() });
+            self.subquery_filter =
+                Some(SubqueryFilterPlan { node, predicate: Some(p), width: scope.names.len(), names: scope.names.clone() });
         }
         if let Some(n) = stopkey {
+            if let Some(u) = self.subqueries.unnesting() {
+                u.refuse();
+            }
             let stage = Stage::Limit(LimitStage::new(0, Some(n)));
             let predicate = Predicate::Filter(format!("ROWNUM<={n}"));
             self.running_with(Operation::CountStopkey, RowsRule::AtMost(n), predicate, stage);
@@ -886,18 +896,19 @@ impl Builder<'_> {
     /// The FILTER for the correlated subqueries of a select list (of a query that does
     /// not aggregate), where the WHERE clause made none: their answers are set for each
     /// row there, below the projection that reads them.
-    pub(super) fn subquery_filter_for_select_list(&mut self, width: usize) {
+    pub(super) fn subquery_filter_for_select_list(&mut self, width: usize, names: &[String]) {
         if self.subquery_filter.is_some() || !self.subqueries.has_correlated() {
             return;
         }
         let node = self.node(Operation::Filter, "", RowsRule::Same);
-        self.subquery_filter = Some(SubqueryFilterPlan { node, predicate: None, width });
+        self.subquery_filter = Some(SubqueryFilterPlan { node, predicate: None, width, names: names.to_vec() });
     }
 
     /// Gives the FILTER of correlated subqueries its source, once the plan below it is
     /// planned: that plan (the source and the stages of the lines under the FILTER) as
     /// its input, and the subqueries, whose lines follow the input's under it.
     pub(super) fn wrap_subquery_filter(&mut self) {
+        self.unnest_subqueries();
         let chain = self.tree.pipeline_nodes();
         let Some(at) = self.subquery_filter.as_ref().and_then(|p| chain.iter().position(|&id| id == p.node)) else {
             return;

@@ -596,22 +596,6 @@ fn nulled_items(query: &JoinQuery) -> Vec<NulledAt> {
     out
 }
 
-/// `e`'s conjuncts, appended to `out`.
-fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
-    match e {
-        Expr::And(l, r) => {
-            split_conjuncts(*l, out);
-            split_conjuncts(*r, out);
-        }
-        other => out.push(other),
-    }
-}
-
-/// The conjunction of `parts`, if any.
-fn and_all(parts: Vec<Expr>) -> Option<Expr> {
-    parts.into_iter().reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
-}
-
 /// The scope's columns named as join predicates show them: `"E"."DEPTNO"` (the quotes
 /// around the whole are the display's).
 fn qualified_names(query: &JoinQuery, scope: &Scope) -> Vec<String> {

@@ -64,6 +64,7 @@ mod family;
 mod join;
 mod query_block;
 mod tree;
+mod unnest;
 mod unsupported;
 
 pub use super::operation::Operation;
@@ -224,9 +225,19 @@ impl<'s> Builder<'s> {
             Some(ast::OrderByKind::Expressions(items)) => items.iter().map(|i| &i.expr).collect(),
             _ => Vec::new(),
         };
-        let (exprs, columns, grouping) = b.aggregate(select, &scope, &order_by)?;
+        let (mut exprs, mut columns, grouping) = b.aggregate(select, &scope, &order_by)?;
+        if let Some(u) = b.subqueries.unnesting() {
+            let plain = grouping.is_none()
+                && select.distinct.is_none()
+                && order_by.is_empty()
+                && query.limit_clause.is_none()
+                && query.fetch.is_none()
+                && b.subqueries.windows.borrow().is_empty()
+                && !scope.names.iter().any(|n| n == "ROWNUM");
+            u.select_list(&mut exprs, &mut columns, plain);
+        }
         if grouping.is_none() {
-            b.subquery_filter_for_select_list(scope.names.len());
+            b.subquery_filter_for_select_list(scope.names.len(), &scope.names);
         }
         let families = b.output_families(&exprs[..columns.len().min(exprs.len())]);
         let char_lengths = b.output_char_lengths(&exprs[..columns.len().min(exprs.len())], &scope);
@@ -390,6 +401,22 @@ fn rekey_bound(bound: &mut KeyBound, end: &Option<optimizer::KeyEnd>, types: &[c
     crate::index::encode_key(&end.values, &types[..end.values.len()], &mut key)?;
     *bound = if end.inclusive { KeyBound::Included(key) } else { KeyBound::Excluded(key) };
     Ok(())
+}
+
+/// `e`'s conjuncts, appended to `out`.
+fn split_conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::And(l, r) => {
+            split_conjuncts(*l, out);
+            split_conjuncts(*r, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// The conjunction of `parts`, if any.
+fn and_all(parts: Vec<Expr>) -> Option<Expr> {
+    parts.into_iter().reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
 }
 
 /// The heading of an unaliased select item, as Oracle shows it.

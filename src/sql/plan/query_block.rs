@@ -31,7 +31,8 @@ use super::family::{Family, expr_family};
 use super::*;
 use crate::catalog::ViewDef;
 use crate::exec::query_block::{CorrelatedPlan, InitKind, InitPlan, QueryBlock, SetOperation, SetOperator};
-use std::cell::RefCell;
+use crate::sql::optimizer::hints::{self, HintKind, Hints};
+use std::cell::{Cell, RefCell};
 
 /// Most views a query may expand inside one another.
 const MAX_VIEW_DEPTH: usize = 32;
@@ -544,6 +545,99 @@ impl Builder<'_> {
 pub(super) struct OuterQuery {
     scope: Scope,
     read: RefCell<Vec<(usize, Expr)>>,
+    /// Set when the subquery is planned to be unnested.
+    unnesting: Option<Unnesting>,
+}
+
+/// A correlated `EXISTS` or `IN` subquery planned a second time, to be unnested into a
+/// semi or anti join (module `unnest`): the conjuncts of its WHERE clause that read the
+/// outer row are taken out as they are bound, to become the join's conditions, and the
+/// subquery's columns they read are added to its select list. The plan is refused
+/// (`refused`) where the subquery's shape would change its answer so planned: a
+/// grouping, DISTINCT, ROWNUM, a row limit, an analytic function, an outer column read
+/// anywhere but in such a conjunct.
+#[derive(Default)]
+pub(super) struct Unnesting {
+    /// Whether the subquery's own select list is kept (IN's value) or dropped (EXISTS).
+    keeps_select_list: bool,
+    /// Outer columns read anywhere in the subquery, and in the conjuncts taken out.
+    references: Cell<usize>,
+    taken_references: Cell<usize>,
+    /// The conjuncts taken out, over the subquery's scope, each with its text.
+    conjuncts: RefCell<Vec<(Expr, String)>>,
+    /// The scope columns added to the select list, in order.
+    columns: RefCell<Vec<usize>>,
+    refused: Cell<bool>,
+}
+
+impl Unnesting {
+    /// Refuses the plan: the subquery's shape would change its answer so planned.
+    pub(super) fn refuse(&self) {
+        self.refused.set(true);
+    }
+
+    /// Takes WHERE conjunct `e` (over scope `names`) out when it reads the outer row.
+    pub(super) fn take_conjunct(&self, e: &Expr, names: &[String]) -> bool {
+        let (mut outer, mut subquery) = (0, false);
+        e.visit_nodes(&mut |x| match x {
+            Expr::Outer { .. } => outer += 1,
+            Expr::Subquery { .. } => subquery = true,
+            _ => {}
+        });
+        if outer == 0 {
+            return false;
+        }
+        self.refused.set(self.refused.get() || subquery);
+        self.taken_references.set(self.taken_references.get() + outer);
+        self.conjuncts.borrow_mut().push((e.clone(), e.display_conjunct(names).to_string()));
+        true
+    }
+
+    /// The select list of the subquery planned for unnesting: its own (IN's value) or
+    /// none (EXISTS), then the columns the conjuncts taken out read; `plain` when the
+    /// query has no grouping, DISTINCT, ORDER BY, row limit or analytic function.
+    pub(super) fn select_list(&self, exprs: &mut Vec<Expr>, columns: &mut Vec<String>, plain: bool) {
+        if !plain || exprs.len() != columns.len() {
+            self.refused.set(true);
+            return;
+        }
+        if !self.keeps_select_list {
+            exprs.clear();
+            columns.clear();
+        }
+        let mut read = Vec::new();
+        for (e, _) in self.conjuncts.borrow().iter() {
+            e.visit_columns(&mut |c| {
+                if !read.contains(&c) {
+                    read.push(c);
+                }
+            });
+        }
+        for &c in &read {
+            exprs.push(Expr::Column(c));
+            columns.push(format!("SQ_COL{}", columns.len() + 1));
+        }
+        *self.columns.borrow_mut() = read;
+    }
+}
+
+/// A correlated subquery planned to be unnested, and what its semi or anti join needs.
+pub(super) struct UnnestPlan {
+    /// The subquery's slot (its `Expr::Subquery`).
+    pub(super) slot: usize,
+    /// The subquery without the conjuncts that read the outer row: its columns are IN's
+    /// value (when kept) and then the columns those conjuncts read.
+    pub(super) block: PlannedBlock,
+    /// Those conjuncts, over the block's columns and the outer values (`Expr::Outer`),
+    /// each with its text.
+    pub(super) conditions: Vec<(Expr, String)>,
+    /// The outer values the conditions read: their slots and expressions over the
+    /// outer query's scope.
+    pub(super) outer: Vec<(usize, Expr)>,
+    /// The subquery's hints (UNNEST, NO_UNNEST, HASH_SJ, ...).
+    pub(super) hints: Hints,
+    /// What one run of the subquery planned as a correlated one costs.
+    pub(super) run_cost: f64,
 }
 
 /// The subqueries a query's expressions hold, planned as the binder meets them: those
@@ -571,6 +665,8 @@ pub(super) struct Subqueries<'s> {
 pub(super) struct PlannedSubqueries {
     pub(super) init: Vec<(InitPlan, PlanTree)>,
     pub(super) correlated: Vec<(CorrelatedPlan, PlanTree)>,
+    /// Correlated subqueries also planned to be unnested.
+    pub(super) unnestable: Vec<UnnestPlan>,
     pub(super) notes: Vec<String>,
 }
 
@@ -608,6 +704,21 @@ impl<'s> Subqueries<'s> {
         std::mem::take(&mut self.planned.borrow_mut().correlated)
     }
 
+    /// The correlated subqueries also planned to be unnested, leaving none.
+    pub(super) fn take_unnestable(&self) -> Vec<UnnestPlan> {
+        std::mem::take(&mut self.planned.borrow_mut().unnestable)
+    }
+
+    /// Drops the correlated plan of the subquery in `slot` (it was unnested).
+    pub(super) fn drop_correlated(&self, slot: usize) {
+        self.planned.borrow_mut().correlated.retain(|(p, _)| p.slot != slot);
+    }
+
+    /// Where this query is a subquery planned to be unnested, what it captures.
+    pub(super) fn unnesting(&self) -> Option<&Unnesting> {
+        self.outer?.unnesting.as_ref()
+    }
+
     /// Whether a correlated subquery was planned here (and not taken yet).
     pub(super) fn has_correlated(&self) -> bool {
         !self.planned.borrow().correlated.is_empty()
@@ -626,24 +737,73 @@ impl<'s> Subqueries<'s> {
     }
 }
 
+impl Subqueries<'_> {
+    /// Plans correlated subquery `query` (in `slot`, an EXISTS or IN) again to be
+    /// unnested ([`Unnesting`]); `None` where it cannot be.
+    fn plan_unnested(
+        &self,
+        query: &ast::Query,
+        kind: InitKind,
+        scope: &Scope,
+        slot: usize,
+        run_cost: f64,
+    ) -> Option<UnnestPlan> {
+        let ast::SetExpr::Select(select) = &*query.body else { return None };
+        let hints = hints::parse(&select.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
+        if hints.hints.iter().any(|h| h.kind == HintKind::Unnest(false)) {
+            return None;
+        }
+        let unnesting = Unnesting { keeps_select_list: kind == InitKind::Values, ..Default::default() };
+        let outer = OuterQuery { scope: scope.clone(), read: RefCell::default(), unnesting: Some(unnesting) };
+        // A subquery that cannot be planned so is run as the FILTER's: its error is not
+        // the statement's.
+        let (block, _) = plan_block(query, self.session, self.f, self.named, Some(&outer)).ok()?;
+        let u = outer.unnesting.expect("set above");
+        if u.refused.get() || u.conjuncts.borrow().is_empty() || u.references.get() != u.taken_references.get() {
+            return None;
+        }
+        // Each scope column the conditions read is the block's column after IN's value.
+        let first = usize::from(u.keeps_select_list);
+        let columns = u.columns.take();
+        let conditions = u
+            .conjuncts
+            .take()
+            .into_iter()
+            .map(|(mut e, text)| {
+                e.remap_columns(&|c| first + columns.iter().position(|&r| r == c).expect("a column read"));
+                (e, text)
+            })
+            .collect();
+        Some(UnnestPlan { slot, block, conditions, outer: outer.read.take(), hints, run_cost })
+    }
+}
+
 impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
     fn plan_subquery(&self, query: &ast::Query, kind: InitKind, scope: &Scope) -> Result<(usize, usize)> {
-        let outer = OuterQuery { scope: scope.clone(), read: RefCell::default() };
+        let outer = OuterQuery { scope: scope.clone(), read: RefCell::default(), unnesting: None };
         let (block, notes) = plan_block(query, self.session, self.f, self.named, Some(&outer))?;
         let slot = self.f.subquery_slots.get();
         self.f.subquery_slots.set(slot + 1);
         let width = block.columns.len();
-        let mut planned = self.planned.borrow_mut();
         let correlation = outer.read.take();
         if correlation.is_empty() {
+            let mut planned = self.planned.borrow_mut();
             planned.init.push((InitPlan { block: block.block, slot, kind }, block.tree));
+            planned.notes.extend(notes);
         } else if !self.correlated_allowed.get() {
             return Err(Error::unsupported(CORRELATED_PLACES));
         } else {
+            let run_cost = block.estimate.map_or(0.0, |e| e.cost);
+            let unnestable = match kind {
+                InitKind::Exists | InitKind::Values => self.plan_unnested(query, kind, scope, slot, run_cost),
+                InitKind::Scalar => None,
+            };
             let plan = CorrelatedPlan { block: block.block, slot, kind, correlation, cache: RefCell::default() };
+            let mut planned = self.planned.borrow_mut();
             planned.correlated.push((plan, block.tree));
+            planned.unnestable.extend(unnestable);
+            planned.notes.extend(notes);
         }
-        planned.notes.extend(notes);
         Ok((slot, width))
     }
 
@@ -673,6 +833,9 @@ impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
             Err(other) => return Some(Err(other)),
         };
         let value = if qualifier.is_none() { outer.scope.column_value(column) } else { Expr::Column(column) };
+        if let Some(u) = &outer.unnesting {
+            u.references.set(u.references.get() + 1);
+        }
         let mut read = outer.read.borrow_mut();
         let slot = match read.iter().find(|(_, e)| *e == value) {
             Some((slot, _)) => *slot,

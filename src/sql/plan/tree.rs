@@ -178,6 +178,13 @@ impl PlanTree {
         id
     }
 
+    /// Adds `node`, whose children are this tree's nodes, outside the tree; the caller
+    /// makes it a child of one of this tree's nodes.
+    pub fn add(&mut self, node: PlanNode) -> NodeId {
+        self.nodes.push(node);
+        self.nodes.len() - 1
+    }
+
     /// Moves every node of `other` into this tree (their ids shifted past this tree's),
     /// returning where `other`'s root went; the caller makes it a child of one of this
     /// tree's nodes.

@@ -1,0 +1,354 @@
+//! Subquery unnesting: a correlated `EXISTS`, `NOT EXISTS` or `IN` conjunct of the
+//! WHERE clause run as a semi or anti join of the query's rows with the subquery's,
+//! instead of a run of the subquery for each row in the FILTER:
+//!
+//! ```text
+//!   SELECT ... FROM orders o WHERE EXISTS (SELECT * FROM lineitem l
+//!                                          WHERE l.l_orderkey = o.o_orderkey AND ...)
+//!
+//!   FILTER  filter(EXISTS (...))            HASH JOIN RIGHT SEMI  access("L_ORDERKEY"="O"."O_ORDERKEY")
+//!     TABLE ACCESS FULL ORDERS      ─►        VIEW VW_SQ_1
+//!     TABLE ACCESS FULL LINEITEM                TABLE ACCESS FULL LINEITEM
+//!       (once an order)                       TABLE ACCESS FULL ORDERS
+//! ```
+//!
+//! The subquery was planned twice as it was bound (`query_block::Unnesting`): as the
+//! FILTER runs it, and without the conjuncts that read the outer row, whose columns it
+//! then gives. Those conjuncts become the join's conditions: an equality of an outer
+//! expression and a subquery one, of one type family, a key; the rest checked on each
+//! pair. `x IN (subquery)` adds the key of `x` and the subquery's value.
+//!
+//! A semi join is unnested where the optimizer finds it cheaper than the FILTER (the
+//! subquery's one run against a run for each row reaching the FILTER), or where the
+//! subquery's hint asks (UNNEST, or HASH_SJ / NL_SJ / MERGE_SJ and their _AJ forms,
+//! which also choose the method); NO_UNNEST keeps the FILTER. A hash join builds on the
+//! input estimated smaller, unless the subquery's SWAP_JOIN_INPUTS / NO_SWAP_JOIN_INPUTS
+//! names the side. Left as the FILTER: `NOT IN` (its NULL rules are not an anti
+//! join's), a subquery with no equality to key on, and any conjunct when the plan below
+//! the FILTER is more than one line reading the rows through its filters.
+//!
+//! Invariants: the joined rows leave with the query's columns alone, in the scope's
+//! order (`Join::output`), so the lines above read them as they read the FILTER's; an
+//! unnested subquery's FILTER plan is dropped, and the FILTER itself goes when nothing
+//! is left for it to run.
+
+use super::family::{Family, expr_family};
+use super::query_block::UnnestPlan;
+use super::*;
+use crate::exec::join::{Join, JoinInput, JoinKind, JoinMethod, NestedInner};
+use crate::expr::{CmpOp, SubqueryTest};
+use crate::sql::optimizer::hints::{HintKind, SubqueryJoinMethod};
+use crate::sql::optimizer::selectivity::default_selectivity;
+
+/// What a conjunct of the FILTER asks of its subquery, where a join can answer it.
+struct Test {
+    slot: usize,
+    kind: JoinKind,
+    /// IN's value over the query's row.
+    subject: Option<Expr>,
+}
+
+impl Test {
+    fn of(e: &Expr) -> Option<Test> {
+        let (inner, flip) = match e {
+            Expr::Not(inner) => (&**inner, true),
+            other => (other, false),
+        };
+        match inner {
+            Expr::Subquery { slot, test: SubqueryTest::Exists { negated }, .. } => {
+                let kind = if *negated != flip { JoinKind::Anti } else { JoinKind::Semi };
+                Some(Test { slot: *slot, kind, subject: None })
+            }
+            Expr::Subquery { slot, test: SubqueryTest::In { expr, negated: false, blank_padded: false }, .. }
+                if !flip =>
+            {
+                Some(Test { slot: *slot, kind: JoinKind::Semi, subject: Some((**expr).clone()) })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A semi or anti join's conditions over the joined row (the query's `width` columns,
+/// then the subquery's): its key pairs, each over its own input's row, and the rest.
+struct Conditions {
+    left_keys: Vec<Expr>,
+    right_keys: Vec<Expr>,
+    keys_text: Vec<String>,
+    residual: Vec<Expr>,
+    residual_text: Vec<String>,
+}
+
+/// A conjunct chosen to be unnested.
+struct Chosen {
+    test: Test,
+    plan: UnnestPlan,
+    conditions: Conditions,
+    /// The conjunct's share of the rows, as the FILTER estimated it.
+    fraction: f64,
+}
+
+impl Builder<'_> {
+    /// Unnests what it can of the FILTER of correlated subqueries into semi and anti
+    /// joins under it (see the module doc); what is left stays the FILTER's.
+    pub(super) fn unnest_subqueries(&mut self) {
+        let mut unnestable = self.subqueries.take_unnestable();
+        if unnestable.is_empty() {
+            return;
+        }
+        let Some(plan) = &self.subquery_filter else { return };
+        let Some(predicate) = plan.predicate.clone() else { return };
+        let (node, width, names) = (plan.node, plan.width, plan.names.clone());
+        let chain = self.tree.pipeline_nodes();
+        let [reader, above, ..] = chain[..] else { return };
+        if above != node || !self.tree.node(reader).work.stages.iter().all(|s| matches!(s, Stage::Filter(_))) {
+            return;
+        }
+        self.tree.estimate();
+        let Some(left_estimate) = self.tree.node(reader).estimate else { return };
+        let mut conjuncts = Vec::new();
+        split_conjuncts(predicate, &mut conjuncts);
+        let (mut chosen, mut rest) = (Vec::new(), Vec::new());
+        for c in conjuncts {
+            let found = Test::of(&c).and_then(|test| {
+                let i = unnestable.iter().position(|u| u.slot == test.slot)?;
+                let conditions = self.conditions(&test, &unnestable[i], width, &names)?;
+                worth_unnesting(&unnestable[i], left_estimate.rows).then_some((test, i, conditions))
+            });
+            match found {
+                Some((test, i, conditions)) => {
+                    let fraction = default_selectivity(&c);
+                    chosen.push(Chosen { test, plan: unnestable.swap_remove(i), conditions, fraction })
+                }
+                None => rest.push(c),
+            }
+        }
+        if chosen.is_empty() {
+            return;
+        }
+        for c in &chosen {
+            self.subqueries.drop_correlated(c.plan.slot);
+        }
+        let keep_filter = !rest.is_empty() || self.subqueries.has_correlated();
+        // The query's columns the lines above read, and those the joins read.
+        let mut needed = columns_read_by(chain[1..].iter().flat_map(|&id| self.tree.node(id).work.stages.iter()), width);
+        self.read_by_subquery_filter(&mut needed);
+        for c in &chosen {
+            let conditions = c.conditions.left_keys.iter().chain(&c.conditions.residual);
+            conditions.for_each(|e| e.visit_columns(&mut |col| needed.get_mut(col).into_iter().for_each(|n| *n = true)));
+        }
+        let reader_node = self.tree.node_mut(reader);
+        let source = reader_node.work.source.take().expect("the plan's reading line has its source");
+        let filters = std::mem::take(&mut reader_node.work.stages)
+            .into_iter()
+            .filter_map(|s| match s {
+                Stage::Filter(f) => Some(f.predicate),
+                _ => None,
+            })
+            .collect();
+        let mut left = JoinInput::new(source, and_all(filters), width, width).using(&needed);
+        let (mut left_line, mut estimate) = (reader, left_estimate);
+        let count = chosen.len();
+        for (n, c) in chosen.into_iter().enumerate() {
+            let top = n + 1 == count;
+            let (join, mut line, right_estimate) =
+                self.semi_join(c.test.kind, c.plan, c.conditions, (left, estimate.rows), width, n);
+            estimate = Estimate { rows: estimate.rows * c.fraction, cost: estimate.cost + right_estimate.cost };
+            line.rows_rule = RowsRule::Source(estimate.rows);
+            line.estimate = Some(estimate);
+            let right_line = line.children.pop().expect("a join line's right input");
+            line.children = match &join.method {
+                JoinMethod::Hash { build_right: true } => vec![right_line, left_line],
+                JoinMethod::Merge => vec![self.sort_join(left_line), self.sort_join(right_line)],
+                _ => vec![left_line, right_line],
+            };
+            if top && !keep_filter {
+                // The FILTER's line becomes the root join's.
+                let at = self.tree.node_mut(node);
+                (at.operation, at.predicates, at.children) = (line.operation, line.predicates, line.children);
+                (at.rows_rule, at.estimate) = (line.rows_rule, line.estimate);
+                at.work.source = Some(Source::Join(Box::new(join)));
+                self.subquery_filter = None;
+                return;
+            }
+            left_line = self.tree.add(line);
+            if top {
+                self.tree.node_mut(left_line).work.source = Some(Source::Join(Box::new(join)));
+                break;
+            }
+            left = JoinInput::new(Source::Join(Box::new(join)), None, width, width);
+        }
+        // The FILTER keeps the rest, over the joins.
+        let predicate = and_all(rest);
+        let filter = self.tree.node_mut(node);
+        filter.children = vec![left_line];
+        filter.predicates = predicate.iter().map(|p| Predicate::Filter(p.display(&names).to_string())).collect();
+        filter.rows_rule = predicate.as_ref().map_or(RowsRule::Same, |p| RowsRule::Fraction(default_selectivity(p)));
+        self.subquery_filter.as_mut().expect("checked above").predicate = predicate;
+    }
+
+    /// The conditions of the join unnesting `test` (a subquery planned as `plan`) under
+    /// a query of `width` columns named `names`; `None` when no key pairs them.
+    fn conditions(&self, test: &Test, plan: &UnnestPlan, width: usize, names: &[String]) -> Option<Conditions> {
+        let mut all: Vec<(Expr, String)> = Vec::new();
+        if let Some(subject) = &test.subject {
+            let e = Expr::Compare { op: CmpOp::Eq, left: Box::new(subject.clone()), right: Box::new(Expr::Column(width)) };
+            all.push((e, format!("{}=\"{}\"", subject.display(names), plan.block.columns[0])));
+        }
+        for (e, text) in &plan.conditions {
+            let mut e = e.clone();
+            e.visit_nodes_mut(&mut |x| match x {
+                Expr::Column(k) => *k += width,
+                Expr::Outer { slot, .. } => {
+                    let (_, value) = plan.outer.iter().find(|(s, _)| s == slot).expect("an outer value read");
+                    *x = value.clone();
+                }
+                _ => {}
+            });
+            all.push((e, text.clone()));
+        }
+        let family = |c: usize| -> Option<Family> {
+            if c < width { self.families.get(c).copied().flatten() } else { plan.block.families.get(c - width).copied().flatten() }
+        };
+        // Which side of the join an expression reads: the query's (false) or the
+        // subquery's (true), `None` for both or neither.
+        let side = |e: &Expr| -> Option<bool> {
+            let (mut left, mut right) = (false, false);
+            e.visit_columns(&mut |c| if c < width { left = true } else { right = true });
+            (left != right).then_some(right)
+        };
+        let mut out = Conditions {
+            left_keys: Vec::new(),
+            right_keys: Vec::new(),
+            keys_text: Vec::new(),
+            residual: Vec::new(),
+            residual_text: Vec::new(),
+        };
+        for (e, text) in all {
+            let pair = match &e {
+                Expr::Compare { op: CmpOp::Eq, left, right }
+                    if expr_family(left, &family).is_some_and(|f| Some(f) == expr_family(right, &family)) =>
+                {
+                    match (side(left), side(right)) {
+                        (Some(false), Some(true)) => Some((left, right)),
+                        (Some(true), Some(false)) => Some((right, left)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            match pair {
+                Some((outer, inner)) => {
+                    let mut inner = (**inner).clone();
+                    inner.remap_columns(&|c| c - width);
+                    out.left_keys.push((**outer).clone());
+                    out.right_keys.push(inner);
+                    out.keys_text.push(text);
+                }
+                None => {
+                    out.residual.push(e);
+                    out.residual_text.push(text);
+                }
+            }
+        }
+        (!out.left_keys.is_empty()).then_some(out)
+    }
+
+    /// The semi or anti join (`kind`) of `left`, the query's rows (`width` columns, the
+    /// rows estimated), and
+    /// the subquery planned as `plan` (the statement's `n`th unnested one, `VW_SQ_n+1`):
+    /// the join, its line (whose one child is the subquery's), and the subquery's
+    /// estimate.
+    fn semi_join(
+        &mut self,
+        kind: JoinKind,
+        plan: UnnestPlan,
+        conditions: Conditions,
+        (left, left_rows): (JoinInput, f64),
+        width: usize,
+        n: usize,
+    ) -> (Join, PlanNode, Estimate) {
+        let UnnestPlan { block, hints, .. } = plan;
+        let right_estimate = block.estimate.unwrap_or(Estimate { rows: 1.0, cost: 0.0 });
+        let right_width = block.columns.len();
+        let mut tree = block.tree;
+        let mut view = PlanNode::new(Operation::View, &format!("VW_SQ_{}", n + 1));
+        view.rows_rule = RowsRule::Source(right_estimate.rows);
+        view.estimate = Some(right_estimate);
+        tree.push_above(view);
+        let right = JoinInput::new(Source::View(Box::new(block.block)), None, right_width, right_width);
+        let asked = hints.hints.iter().find_map(|h| match h.kind {
+            HintKind::SubqueryJoin(m) => Some(m),
+            _ => None,
+        });
+        let swap = hints.hints.iter().find_map(|h| match h.kind {
+            HintKind::SwapJoinInputs => Some(true),
+            HintKind::NoSwapJoinInputs => Some(false),
+            _ => None,
+        });
+        let semi = kind == JoinKind::Semi;
+        let (method, operation) = match asked {
+            Some(SubqueryJoinMethod::NestedLoops) => (
+                JoinMethod::NestedLoops(Box::new(NestedInner::Rescan)),
+                if semi { Operation::NestedLoopsSemi } else { Operation::NestedLoopsAnti },
+            ),
+            Some(SubqueryJoinMethod::Merge) => {
+                (JoinMethod::Merge, if semi { Operation::MergeJoinSemi } else { Operation::MergeJoinAnti })
+            }
+            Some(SubqueryJoinMethod::Hash) | None => {
+                let build_right = swap.unwrap_or(right_estimate.rows < left_rows);
+                let operation = match (semi, build_right) {
+                    (true, false) => Operation::HashJoinSemi,
+                    (true, true) => Operation::HashJoinRightSemi,
+                    (false, false) => Operation::HashJoinAnti,
+                    (false, true) => Operation::HashJoinRightAnti,
+                };
+                (JoinMethod::Hash { build_right }, operation)
+            }
+        };
+        let mut line = PlanNode::new(operation, "");
+        let Conditions { left_keys, right_keys, keys_text, residual, residual_text } = conditions;
+        let keys_text = keys_text.join(" AND ");
+        if matches!(method, JoinMethod::NestedLoops(_)) {
+            let all: Vec<String> = std::iter::once(keys_text).chain(residual_text).collect();
+            line.predicates.push(Predicate::Filter(all.join(" AND ")));
+        } else {
+            line.predicates.push(Predicate::Access(keys_text));
+            if !residual_text.is_empty() {
+                line.predicates.push(Predicate::Filter(residual_text.join(" AND ")));
+            }
+        }
+        line.children.push(self.tree.adopt(tree).expect("a subquery's plan has lines"));
+        let join = Join {
+            kind,
+            method,
+            left,
+            right,
+            left_keys,
+            right_keys,
+            residual: and_all(residual),
+            probe_figures: Default::default(),
+            workarea: Default::default(),
+            emitted: Default::default(),
+            join_filter: None,
+            output: Some((0..width).collect()),
+        };
+        (join, line, right_estimate)
+    }
+
+    /// A SORT JOIN line over `line` (a merge join's input).
+    fn sort_join(&mut self, line: NodeId) -> NodeId {
+        let mut sort = PlanNode::new(Operation::SortJoin, "");
+        sort.children.push(line);
+        sort.rows_rule = RowsRule::Same;
+        self.tree.add(sort)
+    }
+}
+
+/// Whether unnesting `plan` is worth it for `rows` rows reaching the FILTER: as its hints
+/// ask, else when its one run costs less than a run for each row.
+fn worth_unnesting(plan: &UnnestPlan, rows: f64) -> bool {
+    let asked = plan.hints.hints.iter().any(|h| matches!(h.kind, HintKind::Unnest(true) | HintKind::SubqueryJoin(_)));
+    let once = plan.block.estimate.map_or(f64::INFINITY, |e| e.cost);
+    asked || once < rows.max(1.0) * plan.run_cost
+}
