@@ -1,6 +1,7 @@
 -- Subqueries: scalar, EXISTS / NOT EXISTS, IN / NOT IN (NULL-aware), uncorrelated (run
 -- once, their lines under the query's top line) and correlated (a FILTER running them for
--- each row's values, with scalar subquery caching); their plans and the errors Oracle gives.
+-- each row's values, with scalar subquery caching, or unnested into a semi or anti join);
+-- their plans and the errors Oracle gives.
 CREATE TABLE emp (empno INTEGER PRIMARY KEY, ename VARCHAR2(10), deptno INTEGER, sal NUMBER, mgr INTEGER);
 INSERT INTO emp VALUES (1, 'KING', 10, 5000, NULL), (2, 'BLAKE', 30, 2850, 1), (3, 'CLARK', 10, 2450, 1), (4, 'JONES', 20, 2975, 1), (5, 'SCOTT', 20, 3000, 4), (6, 'ADAMS', 20, 1100, 5), (7, 'MILLER', NULL, 1300, 3);
 CREATE TABLE dept (deptno INTEGER, dname VARCHAR2(14));
@@ -21,3 +22,7 @@ SELECT ename FROM emp WHERE deptno IN (SELECT deptno, dname FROM dept);
 SELECT ename, (SELECT dname FROM dept d WHERE d.deptno = e.deptno) dname FROM emp e ORDER BY ename;
 EXPLAIN PLAN FOR SELECT ename, (SELECT dname FROM dept d WHERE d.deptno = e.deptno) dname FROM emp e;
 SELECT deptno FROM emp e GROUP BY deptno HAVING COUNT(*) > (SELECT COUNT(*) FROM dept d WHERE d.deptno = e.deptno);
+EXPLAIN PLAN FOR SELECT dname FROM dept d WHERE NOT EXISTS (SELECT 1 FROM emp e WHERE e.deptno = d.deptno);
+EXPLAIN PLAN FOR SELECT ename FROM emp e WHERE EXISTS (SELECT /*+ NO_UNNEST */ 1 FROM emp r WHERE r.mgr = e.empno);
+EXPLAIN PLAN FOR SELECT ename FROM emp e WHERE deptno IN (SELECT /*+ MERGE_SJ */ deptno FROM dept d WHERE d.dname <> e.ename);
+SELECT ename FROM emp e WHERE deptno IN (SELECT /*+ MERGE_SJ */ deptno FROM dept d WHERE d.dname <> e.ename) ORDER BY ename;

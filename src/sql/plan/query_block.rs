@@ -636,8 +636,11 @@ pub(super) struct UnnestPlan {
     pub(super) outer: Vec<(usize, Expr)>,
     /// The subquery's hints (UNNEST, NO_UNNEST, HASH_SJ, ...).
     pub(super) hints: Hints,
-    /// What one run of the subquery planned as a correlated one costs.
-    pub(super) run_cost: f64,
+    /// What one run of the subquery planned as a correlated one costs, when estimated.
+    pub(super) run_cost: Option<f64>,
+    /// The notes of the subquery's plan on SWAP_JOIN_INPUTS hints: given when it is not
+    /// unnested into a hash join, which takes them.
+    pub(super) swap_notes: Vec<String>,
 }
 
 /// The subqueries a query's expressions hold, planned as the binder meets them: those
@@ -746,7 +749,7 @@ impl Subqueries<'_> {
         kind: InitKind,
         scope: &Scope,
         slot: usize,
-        run_cost: f64,
+        run_cost: Option<f64>,
     ) -> Option<UnnestPlan> {
         let ast::SetExpr::Select(select) = &*query.body else { return None };
         let hints = hints::parse(&select.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
@@ -774,7 +777,7 @@ impl Subqueries<'_> {
                 (e, text)
             })
             .collect();
-        Some(UnnestPlan { slot, block, conditions, outer: outer.read.take(), hints, run_cost })
+        Some(UnnestPlan { slot, block, conditions, outer: outer.read.take(), hints, run_cost, swap_notes: Vec::new() })
     }
 }
 
@@ -793,11 +796,19 @@ impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
         } else if !self.correlated_allowed.get() {
             return Err(Error::unsupported(CORRELATED_PLACES));
         } else {
-            let run_cost = block.estimate.map_or(0.0, |e| e.cost);
-            let unnestable = match kind {
+            let run_cost = block.estimate.map(|e| e.cost);
+            let mut unnestable = match kind {
                 InitKind::Exists | InitKind::Values => self.plan_unnested(query, kind, scope, slot, run_cost),
                 InitKind::Scalar => None,
             };
+            // Its notes on the build side of a hash join are the unnesting's to give.
+            let (swap_notes, notes): (Vec<String>, Vec<String>) = match &mut unnestable {
+                Some(_) => notes.into_iter().partition(|n| n.contains("SWAP_JOIN_INPUTS")),
+                None => (Vec::new(), notes),
+            };
+            if let Some(u) = &mut unnestable {
+                u.swap_notes = swap_notes;
+            }
             let plan = CorrelatedPlan { block: block.block, slot, kind, correlation, cache: RefCell::default() };
             let mut planned = self.planned.borrow_mut();
             planned.correlated.push((plan, block.tree));

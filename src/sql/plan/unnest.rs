@@ -105,7 +105,7 @@ impl Builder<'_> {
             return;
         }
         self.tree.estimate();
-        let Some(left_estimate) = self.tree.node(reader).estimate else { return };
+        let reader_estimate = self.tree.node(reader).estimate;
         let mut conjuncts = Vec::new();
         split_conjuncts(predicate, &mut conjuncts);
         let (mut chosen, mut rest) = (Vec::new(), Vec::new());
@@ -113,7 +113,7 @@ impl Builder<'_> {
             let found = Test::of(&c).and_then(|test| {
                 let i = unnestable.iter().position(|u| u.slot == test.slot)?;
                 let conditions = self.conditions(&test, &unnestable[i], width, &names)?;
-                worth_unnesting(&unnestable[i], left_estimate.rows).then_some((test, i, conditions))
+                worth_unnesting(&unnestable[i], reader_estimate.map(|e| e.rows)).then_some((test, i, conditions))
             });
             match found {
                 Some((test, i, conditions)) => {
@@ -122,6 +122,10 @@ impl Builder<'_> {
                 }
                 None => rest.push(c),
             }
+        }
+        // The hints of subqueries left to the FILTER went unused.
+        for u in unnestable {
+            self.note_all(u.swap_notes);
         }
         if chosen.is_empty() {
             return;
@@ -147,15 +151,18 @@ impl Builder<'_> {
             })
             .collect();
         let mut left = JoinInput::new(source, and_all(filters), width, width).using(&needed);
-        let (mut left_line, mut estimate) = (reader, left_estimate);
+        // Without statistics (an estimate missing) the joins have none either.
+        let (mut left_line, mut estimate) = (reader, reader_estimate);
         let count = chosen.len();
         for (n, c) in chosen.into_iter().enumerate() {
             let top = n + 1 == count;
             let (join, mut line, right_estimate) =
-                self.semi_join(c.test.kind, c.plan, c.conditions, (left, estimate.rows), width, n);
-            estimate = Estimate { rows: estimate.rows * c.fraction, cost: estimate.cost + right_estimate.cost };
-            line.rows_rule = RowsRule::Source(estimate.rows);
-            line.estimate = Some(estimate);
+                self.semi_join(c.test.kind, c.plan, c.conditions, (left, estimate.map(|e| e.rows)), width, n);
+            estimate = estimate
+                .zip(right_estimate)
+                .map(|(e, r)| Estimate { rows: e.rows * c.fraction, cost: e.cost + r.cost });
+            line.rows_rule = estimate.map_or(RowsRule::Unknown, |e| RowsRule::Source(e.rows));
+            line.estimate = estimate;
             let right_line = line.children.pop().expect("a join line's right input");
             line.children = match &join.method {
                 JoinMethod::Hash { build_right: true } => vec![right_line, left_line],
@@ -255,7 +262,7 @@ impl Builder<'_> {
     }
 
     /// The semi or anti join (`kind`) of `left`, the query's rows (`width` columns, the
-    /// rows estimated), and
+    /// rows, when estimated), and
     /// the subquery planned as `plan` (the statement's `n`th unnested one, `VW_SQ_n+1`):
     /// the join, its line (whose one child is the subquery's), and the subquery's
     /// estimate.
@@ -264,17 +271,17 @@ impl Builder<'_> {
         kind: JoinKind,
         plan: UnnestPlan,
         conditions: Conditions,
-        (left, left_rows): (JoinInput, f64),
+        (left, left_rows): (JoinInput, Option<f64>),
         width: usize,
         n: usize,
-    ) -> (Join, PlanNode, Estimate) {
-        let UnnestPlan { block, hints, .. } = plan;
-        let right_estimate = block.estimate.unwrap_or(Estimate { rows: 1.0, cost: 0.0 });
+    ) -> (Join, PlanNode, Option<Estimate>) {
+        let UnnestPlan { block, hints, swap_notes, .. } = plan;
+        let right_estimate = block.estimate;
         let right_width = block.columns.len();
         let mut tree = block.tree;
         let mut view = PlanNode::new(Operation::View, &format!("VW_SQ_{}", n + 1));
-        view.rows_rule = RowsRule::Source(right_estimate.rows);
-        view.estimate = Some(right_estimate);
+        view.rows_rule = right_estimate.map_or(RowsRule::Unknown, |e| RowsRule::Source(e.rows));
+        view.estimate = right_estimate;
         tree.push_above(view);
         let right = JoinInput::new(Source::View(Box::new(block.block)), None, right_width, right_width);
         let asked = hints.hints.iter().find_map(|h| match h.kind {
@@ -296,7 +303,12 @@ impl Builder<'_> {
                 (JoinMethod::Merge, if semi { Operation::MergeJoinSemi } else { Operation::MergeJoinAnti })
             }
             Some(SubqueryJoinMethod::Hash) | None => {
-                let build_right = swap.unwrap_or(right_estimate.rows < left_rows);
+                // Unknown sizes: the subquery builds, as the FILTER would have run it.
+                let smaller = match (right_estimate, left_rows) {
+                    (Some(r), Some(l)) => r.rows < l,
+                    _ => true,
+                };
+                let build_right = swap.unwrap_or(smaller);
                 let operation = match (semi, build_right) {
                     (true, false) => Operation::HashJoinSemi,
                     (true, true) => Operation::HashJoinRightSemi,
@@ -306,6 +318,9 @@ impl Builder<'_> {
                 (JoinMethod::Hash { build_right }, operation)
             }
         };
+        if !matches!(method, JoinMethod::Hash { .. }) {
+            self.note_all(swap_notes.into_iter().map(|n| n.replace("the query joins no tables", "not a hash join")));
+        }
         let mut line = PlanNode::new(operation, "");
         let Conditions { left_keys, right_keys, keys_text, residual, residual_text } = conditions;
         let keys_text = keys_text.join(" AND ");
@@ -336,6 +351,15 @@ impl Builder<'_> {
         (join, line, right_estimate)
     }
 
+    /// Adds `notes` to the plan's, each once.
+    fn note_all(&mut self, notes: impl IntoIterator<Item = String>) {
+        for note in notes {
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+        }
+    }
+
     /// A SORT JOIN line over `line` (a merge join's input).
     fn sort_join(&mut self, line: NodeId) -> NodeId {
         let mut sort = PlanNode::new(Operation::SortJoin, "");
@@ -346,9 +370,14 @@ impl Builder<'_> {
 }
 
 /// Whether unnesting `plan` is worth it for `rows` rows reaching the FILTER: as its hints
-/// ask, else when its one run costs less than a run for each row.
-fn worth_unnesting(plan: &UnnestPlan, rows: f64) -> bool {
+/// ask, else when its one run costs less than a run for each row; where an estimate is
+/// missing (a table without statistics), always: a join reads the subquery's rows once,
+/// the FILTER up to once a row.
+fn worth_unnesting(plan: &UnnestPlan, rows: Option<f64>) -> bool {
     let asked = plan.hints.hints.iter().any(|h| matches!(h.kind, HintKind::Unnest(true) | HintKind::SubqueryJoin(_)));
-    let once = plan.block.estimate.map_or(f64::INFINITY, |e| e.cost);
-    asked || once < rows.max(1.0) * plan.run_cost
+    match (plan.block.estimate, rows, plan.run_cost) {
+        _ if asked => true,
+        (Some(once), Some(rows), Some(run)) => once.cost < rows.max(1.0) * run,
+        _ => true,
+    }
 }

@@ -1,0 +1,198 @@
+//! Correlated EXISTS, NOT EXISTS and IN unnested into semi and anti joins: every method
+//! and build side (by the subquery's hints) checked against SQLite on random tables with
+//! NULLs and repeated values, against the FILTER's answers on a join that spills, and
+//! the plan lines with what each did.
+
+mod common;
+
+use common::sqlite::{Row, answers_as_sqlite};
+use common::*;
+use proptest::prelude::*;
+
+/// Rows of a table `(k, v, n)`: a small key (NULL at times), a short string or NULL, a
+/// number or NULL.
+fn table_rows() -> impl Strategy<Value = Vec<Row>> + Clone {
+    let k = proptest::option::weighted(0.9, 0i64..4);
+    let v = proptest::option::weighted(0.8, "[ab]{1,2}");
+    let n = proptest::option::weighted(0.8, -3i64..3);
+    proptest::collection::vec((k, v, n), 0..20)
+}
+
+/// Queries whose subquery takes hints `{h}` (lioscope's text) and SQLite's text; every
+/// ORDER BY orders completely, NULLs last in both.
+const TEMPLATES: &[(&str, &str)] = &[
+    (
+        "SELECT k, v, n FROM a WHERE EXISTS (SELECT {h} 1 FROM b WHERE b.k = a.k) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) \
+         ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n FROM a WHERE NOT EXISTS (SELECT {h} 1 FROM b WHERE b.k = a.k AND b.n > a.n) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.n > a.n) \
+         ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n FROM a WHERE v IN (SELECT {h} v FROM b WHERE b.k = a.k AND b.n IS NOT NULL) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE v IN (SELECT v FROM b WHERE b.k = a.k AND b.n IS NOT NULL) \
+         ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, COUNT(*) FROM a WHERE n > 0 AND NOT EXISTS (SELECT {h} * FROM b WHERE b.k = a.k AND b.v <> a.v) \
+         AND EXISTS (SELECT {h} * FROM b c WHERE c.n = a.n + 1) GROUP BY k ORDER BY k",
+        "SELECT k, COUNT(*) FROM a WHERE n > 0 AND NOT EXISTS (SELECT * FROM b WHERE b.k = a.k AND b.v <> a.v) \
+         AND EXISTS (SELECT * FROM b c WHERE c.n = a.n + 1) GROUP BY k ORDER BY k NULLS LAST",
+    ),
+    (
+        "SELECT x.k, y.v FROM a x JOIN b y ON x.k = y.k WHERE EXISTS (SELECT {h} 1 FROM a z WHERE z.v = y.v \
+         AND z.n < x.n) ORDER BY 1, 2",
+        "SELECT x.k, y.v FROM a x JOIN b y ON x.k = y.k WHERE EXISTS (SELECT 1 FROM a z WHERE z.v = y.v \
+         AND z.n < x.n) ORDER BY 1 NULLS LAST, 2 NULLS LAST",
+    ),
+    (
+        "SELECT k, n FROM a WHERE NOT EXISTS (SELECT {h} 1 FROM b WHERE b.k = a.k AND b.v = 'a') \
+         AND k + 0 < (SELECT COUNT(*) FROM b WHERE b.n = a.n) ORDER BY k, n",
+        "SELECT k, n FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.v = 'a') \
+         AND k + 0 < (SELECT COUNT(*) FROM b WHERE b.n = a.n) ORDER BY k NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT v, (SELECT MAX(n) FROM b WHERE b.v = a.v) FROM a WHERE EXISTS (SELECT {h} 1 FROM b WHERE b.k = a.k) \
+         ORDER BY 1, 2",
+        "SELECT v, (SELECT MAX(n) FROM b WHERE b.v = a.v) FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) \
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST",
+    ),
+];
+
+/// The hints each template runs with: the optimizer's choice, the FILTER, and each
+/// method and build side.
+const HINTS: &[&str] = &[
+    "",
+    "/*+ NO_UNNEST */",
+    "/*+ HASH_SJ SWAP_JOIN_INPUTS(b) */",
+    "/*+ HASH_SJ NO_SWAP_JOIN_INPUTS(b) */",
+    "/*+ NL_SJ */",
+    "/*+ MERGE_SJ */",
+];
+
+fn queries() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (ours, theirs) in TEMPLATES {
+        for h in HINTS {
+            out.push((ours.replace("{h}", h), theirs.to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn unnested_subqueries_answer_as_sqlite_does_by_every_method() {
+    let queries = queries();
+    let pairs: Vec<(&str, &str)> = queries.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    answers_as_sqlite(file!(), 24, table_rows(), &pairs);
+}
+
+/// Two tables whose semi and anti joins spill when the hash area is small.
+fn spilling_tables(s: &lioscope::Session) {
+    exec(s, "CREATE TABLE o (id NUMBER, g NUMBER, pad VARCHAR2(40))");
+    exec(
+        s,
+        "INSERT INTO o SELECT LEVEL, MOD(LEVEL, 7), RPAD('o', 40, 'x') FROM dual CONNECT BY LEVEL <= 3000",
+    );
+    exec(s, "CREATE TABLE l (oid NUMBER, g NUMBER, pad VARCHAR2(40))");
+    exec(
+        s,
+        "INSERT INTO l SELECT MOD(LEVEL * 7, 4000), MOD(LEVEL, 5), RPAD('l', 40, 'y') FROM dual CONNECT BY LEVEL <= 6000",
+    );
+    exec(s, "INSERT INTO l VALUES (NULL, 1, 'null key'), (5, NULL, 'null g')");
+}
+
+#[test]
+fn semi_and_anti_joins_that_spill_give_the_filters_rows() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    spilling_tables(&s);
+    let queries = [
+        "SELECT COUNT(*), SUM(id) FROM o WHERE EXISTS (SELECT {h} 1 FROM l WHERE l.oid = o.id AND l.g <> o.g)",
+        "SELECT COUNT(*), SUM(id) FROM o WHERE NOT EXISTS (SELECT {h} 1 FROM l WHERE l.oid = o.id AND l.g < o.g)",
+        "SELECT COUNT(*), SUM(id) FROM o WHERE g IN (SELECT {h} g FROM l WHERE l.oid = o.id)",
+    ];
+    let filter: Vec<Vec<String>> = queries.iter().map(|q| lines(&s, &q.replace("{h}", "/*+ NO_UNNEST */"))).collect();
+    exec(&s, "ALTER SESSION SET workarea_size_policy = manual");
+    exec(&s, "ALTER SESSION SET hash_area_size = 16K");
+    let spilled = || mystat(&s, "workarea executions - onepass") + mystat(&s, "workarea executions - multipass");
+    for side in ["SWAP_JOIN_INPUTS(l)", "NO_SWAP_JOIN_INPUTS(l)"] {
+        for (q, expected) in queries.iter().zip(&filter) {
+            let before = spilled();
+            let sql = q.replace("{h}", &format!("/*+ HASH_SJ {side} */"));
+            assert_eq!(&lines(&s, &sql), expected, "{sql}");
+            assert!(spilled() > before, "{sql} spilled");
+        }
+    }
+}
+
+#[test]
+fn unnested_subqueries_show_their_joins_and_what_each_did() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER, d VARCHAR2(10), v NUMBER)");
+    exec(&s, "INSERT INTO t SELECT LEVEL, 'd' || MOD(LEVEL, 3), LEVEL FROM dual CONNECT BY LEVEL <= 300");
+    exec(&s, "CREATE TABLE u (id NUMBER, w NUMBER)");
+    exec(&s, "INSERT INTO u SELECT MOD(LEVEL, 50), LEVEL FROM dual CONNECT BY LEVEL <= 80");
+    exec(&s, "ANALYZE TABLE t COMPUTE STATISTICS");
+    exec(&s, "ANALYZE TABLE u COMPUTE STATISTICS");
+    let p = plan(&s, "SELECT COUNT(*) FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.id = t.id AND u.w > t.v)");
+    for line in ["HASH JOIN RIGHT SEMI", "VW_SQ_1", "access(\"ID\"=\"T\".\"ID\")", "filter(\"W\">\"T\".\"V\")"] {
+        assert!(p.contains(line), "{line} in\n{p}");
+    }
+    assert!(!p.contains("FILTER"), "{p}");
+    let analyzed = |sql: &str| analyzed_lines(&s, sql, true);
+    // u's ids 0..=49, 1..=30 twice: 49 of t's rows have a row of u, each given once;
+    // one run of u for all.
+    assert_eq!(
+        analyzed("SELECT COUNT(*) FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.id = t.id)"),
+        [
+            "1 SELECT STATEMENT x1",
+            "1 SORT AGGREGATE x1",
+            "49 HASH JOIN RIGHT SEMI x1",
+            "80 VIEW VW_SQ_1 x1",
+            "80 TABLE ACCESS FULL U x1",
+            "300 TABLE ACCESS FULL T x1",
+        ]
+    );
+    // A nested loop's inner run stops at the first row that joins: id k is u's k-th row,
+    // so the runs for ids 1 to 4 read 1 + 2 + 3 + 4 rows.
+    assert_eq!(
+        analyzed("SELECT COUNT(*) FROM t WHERE NOT EXISTS (SELECT /*+ NL_AJ */ 1 FROM u WHERE u.id = t.id) AND v < 5"),
+        [
+            "1 SELECT STATEMENT x1",
+            "1 SORT AGGREGATE x1",
+            "0 NESTED LOOPS ANTI x1",
+            "4 TABLE ACCESS FULL T x1",
+            "10 VIEW VW_SQ_1 x4",
+            "10 TABLE ACCESS FULL U x4",
+        ]
+    );
+    // The FILTER stays over the joins for what they cannot run, and NO_UNNEST keeps it.
+    let p = plan(
+        &s,
+        "SELECT COUNT(*) FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.id = t.id) \
+         AND v NOT IN (SELECT w FROM u WHERE u.id = t.id)",
+    );
+    let filter = p.find("FILTER").expect("a FILTER");
+    let join = p.find("HASH JOIN").expect("a join");
+    assert!(filter < join, "{p}");
+    let p = plan(&s, "SELECT COUNT(*) FROM t WHERE EXISTS (SELECT /*+ NO_UNNEST */ 1 FROM u WHERE u.id = t.id)");
+    assert!(p.contains("FILTER") && !p.contains("SEMI"), "{p}");
+    // A subquery whose shape a join would change runs in the FILTER: a grouping, a
+    // ROWNUM limit.
+    for sql in [
+        "SELECT COUNT(*) FROM t WHERE EXISTS (SELECT COUNT(*) FROM u WHERE u.id = t.id HAVING COUNT(*) > 0)",
+        "SELECT COUNT(*) FROM t WHERE v IN (SELECT w FROM u WHERE u.id = t.id AND ROWNUM <= 1)",
+    ] {
+        let p = plan(&s, sql);
+        assert!(p.contains("FILTER") && !p.contains("SEMI"), "{sql}\n{p}");
+    }
+    assert_eq!(
+        lines(&s, "SELECT COUNT(*) FROM t WHERE EXISTS (SELECT COUNT(*) FROM u WHERE u.id = t.id HAVING COUNT(*) > 0)"),
+        ["49"]
+    );
+}
