@@ -1,7 +1,8 @@
-//! Correlated EXISTS, NOT EXISTS and IN unnested into semi and anti joins: every method
-//! and build side (by the subquery's hints) checked against SQLite on random tables with
-//! NULLs and repeated values, against the FILTER's answers on a join that spills, and
-//! the plan lines with what each did.
+//! Correlated EXISTS, NOT EXISTS and IN unnested into semi and anti joins, and scalar
+//! subqueries of an aggregate into joins to their groups: every method and build side
+//! (by the subquery's hints) checked against SQLite on random tables with NULLs and
+//! repeated values, against the FILTER's answers on a join that spills, and the plan
+//! lines with what each did.
 
 mod common;
 
@@ -59,6 +60,24 @@ const TEMPLATES: &[(&str, &str)] = &[
          ORDER BY 1, 2",
         "SELECT v, (SELECT MAX(n) FROM b WHERE b.v = a.v) FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) \
          ORDER BY 1 NULLS LAST, 2 NULLS LAST",
+    ),
+    // Scalar subqueries of an aggregate, joined to their groups.
+    (
+        "SELECT k, n FROM a x WHERE n = (SELECT {h} MAX(n) FROM a y WHERE y.k = x.k) ORDER BY k, n",
+        "SELECT k, n FROM a x WHERE n = (SELECT MAX(n) FROM a y WHERE y.k = x.k) ORDER BY k NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n FROM a WHERE (SELECT {h} 2 * AVG(n) - 1 FROM b WHERE b.v = a.v AND b.k = a.k) < a.n          ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE (SELECT 2 * AVG(n) - 1 FROM b WHERE b.v = a.v AND b.k = a.k) < a.n          ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    // Over no rows COUNT is 0 and NVL is its default, not NULL: these stay the FILTER's.
+    (
+        "SELECT k, v, n FROM a WHERE 1 > (SELECT {h} COUNT(*) FROM b WHERE b.k = a.k) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE 1 > (SELECT COUNT(*) FROM b WHERE b.k = a.k)          ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n FROM a WHERE n < (SELECT {h} NVL(MAX(n), 9) FROM b WHERE b.k = a.k) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE n < (SELECT IFNULL(MAX(n), 9) FROM b WHERE b.k = a.k)          ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
     ),
 ];
 
@@ -195,4 +214,13 @@ fn unnested_subqueries_show_their_joins_and_what_each_did() {
         lines(&s, "SELECT COUNT(*) FROM t WHERE EXISTS (SELECT COUNT(*) FROM u WHERE u.id = t.id HAVING COUNT(*) > 0)"),
         ["49"]
     );
+    // A scalar subquery of an aggregate: a join to a view of its groups, the comparison
+    // checked on each pair.
+    let sql = "SELECT COUNT(*) FROM t WHERE v > (SELECT 0.5 * AVG(w) FROM u WHERE u.id = t.id)";
+    let p = plan(&s, sql);
+    for line in ["HASH JOIN", "VW_SQ_1", "HASH GROUP BY", "access(\"ID\"=\"T\".\"ID\")", "filter(\"V\">"] {
+        assert!(p.contains(line), "{line} in\n{p}");
+    }
+    assert!(!p.contains("FILTER "), "{p}");
+    assert_eq!(lines(&s, sql), lines(&s, &sql.replace("SELECT 0.5", "SELECT /*+ NO_UNNEST */ 0.5")));
 }

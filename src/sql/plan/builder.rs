@@ -582,8 +582,16 @@ impl Builder<'_> {
             || select.projection.iter().any(|p| matches!(p, ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } if contains_aggregate(e)));
         let source_binder = Binder { scope, f: self.f, grouping: None, subqueries: Some(&self.subqueries) };
         let (exprs, names, grouping) = if aggregate {
-            let grouping = Grouping { keys: group_by.iter().map(canonical).collect(), ..Default::default() };
-            let keys = group_by.iter().map(|g| source_binder.bind(g)).collect::<Result<Vec<_>>>()?;
+            let mut grouping = Grouping { keys: group_by.iter().map(canonical).collect(), ..Default::default() };
+            let mut keys = group_by.iter().map(|g| source_binder.bind(g)).collect::<Result<Vec<_>>>()?;
+            // A subquery planned to be unnested is grouped by the columns its correlated
+            // conjuncts read too, after its own keys, under names no expression has.
+            if let Some(u) = self.subqueries.unnesting() {
+                for c in u.group_columns() {
+                    grouping.keys.push(format!("\u{0}unnested {c}"));
+                    keys.push(Expr::Column(c));
+                }
+            }
             let post = Binder { scope, f: self.f, grouping: Some(&grouping), subqueries: Some(&self.subqueries) };
             self.subqueries.windows_allowed.set(true);
             let bound = self.select_list(select, &post, scope);

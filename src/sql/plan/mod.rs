@@ -227,14 +227,15 @@ impl<'s> Builder<'s> {
         };
         let (mut exprs, mut columns, grouping) = b.aggregate(select, &scope, &order_by)?;
         if let Some(u) = b.subqueries.unnesting() {
-            let plain = grouping.is_none()
+            let plain = grouping.is_some() == u.groups()
                 && select.distinct.is_none()
                 && order_by.is_empty()
                 && query.limit_clause.is_none()
                 && query.fetch.is_none()
                 && b.subqueries.windows.borrow().is_empty()
                 && !scope.names.iter().any(|n| n == "ROWNUM");
-            u.select_list(&mut exprs, &mut columns, plain);
+            let keys = grouping.as_ref().map_or(0, |g| g.grouping.keys.len() - u.group_columns().len());
+            u.select_list(&mut exprs, &mut columns, plain, keys);
         }
         if grouping.is_none() {
             b.subquery_filter_for_select_list(scope.names.len(), &scope.names);

@@ -549,17 +549,23 @@ pub(super) struct OuterQuery {
     unnesting: Option<Unnesting>,
 }
 
-/// A correlated `EXISTS` or `IN` subquery planned a second time, to be unnested into a
-/// semi or anti join (module `unnest`): the conjuncts of its WHERE clause that read the
-/// outer row are taken out as they are bound, to become the join's conditions, and the
-/// subquery's columns they read are added to its select list. The plan is refused
-/// (`refused`) where the subquery's shape would change its answer so planned: a
-/// grouping, DISTINCT, ROWNUM, a row limit, an analytic function, an outer column read
-/// anywhere but in such a conjunct.
+/// A correlated `EXISTS` or `IN` subquery, or a scalar one of an aggregate, planned a
+/// second time to be unnested into a join (module `unnest`): the conjuncts of its WHERE
+/// clause that read the outer row are taken out as they are bound, to become the join's
+/// conditions, and the subquery's columns they read are added to its select list (and,
+/// for the aggregate, to its grouping: one row a group, for the join to find by its
+/// key). The plan is refused (`refused`) where the subquery's shape would change its
+/// answer so planned: a grouping of its own (for EXISTS and IN, any grouping),
+/// DISTINCT, ROWNUM, a row limit, an analytic function, an outer column read anywhere
+/// but in such a conjunct.
 #[derive(Default)]
 pub(super) struct Unnesting {
-    /// Whether the subquery's own select list is kept (IN's value) or dropped (EXISTS).
+    /// Whether the subquery's own select list is kept (IN's value, the aggregate) or
+    /// dropped (EXISTS).
     keeps_select_list: bool,
+    /// Whether the columns the conjuncts read group the subquery's rows (a scalar
+    /// subquery of an aggregate).
+    groups: bool,
     /// Outer columns read anywhere in the subquery, and in the conjuncts taken out.
     references: Cell<usize>,
     taken_references: Cell<usize>,
@@ -593,18 +599,8 @@ impl Unnesting {
         true
     }
 
-    /// The select list of the subquery planned for unnesting: its own (IN's value) or
-    /// none (EXISTS), then the columns the conjuncts taken out read; `plain` when the
-    /// query has no grouping, DISTINCT, ORDER BY, row limit or analytic function.
-    pub(super) fn select_list(&self, exprs: &mut Vec<Expr>, columns: &mut Vec<String>, plain: bool) {
-        if !plain || exprs.len() != columns.len() {
-            self.refused.set(true);
-            return;
-        }
-        if !self.keeps_select_list {
-            exprs.clear();
-            columns.clear();
-        }
+    /// The subquery's columns the conjuncts taken out read, in order.
+    fn read_columns(&self) -> Vec<usize> {
         let mut read = Vec::new();
         for (e, _) in self.conjuncts.borrow().iter() {
             e.visit_columns(&mut |c| {
@@ -613,11 +609,39 @@ impl Unnesting {
                 }
             });
         }
-        for &c in &read {
-            exprs.push(Expr::Column(c));
+        read
+    }
+
+    /// The columns the subquery's rows are grouped by besides its own GROUP BY: those the
+    /// conjuncts taken out read, for a scalar subquery of an aggregate.
+    pub(super) fn group_columns(&self) -> Vec<usize> {
+        if self.groups { self.read_columns() } else { Vec::new() }
+    }
+
+    /// The select list of the subquery planned for unnesting: its own (IN's value, the
+    /// aggregate) or none (EXISTS), then the columns the conjuncts taken out read (over
+    /// the aggregate's output, where they follow the query's own `keys` grouping keys,
+    /// when they group); `plain` when the query has no DISTINCT, ORDER BY, row limit or
+    /// analytic function, and is grouped exactly when the columns group.
+    pub(super) fn select_list(&self, exprs: &mut Vec<Expr>, columns: &mut Vec<String>, plain: bool, keys: usize) {
+        if !plain || exprs.len() != columns.len() {
+            self.refused.set(true);
+            return;
+        }
+        if !self.keeps_select_list {
+            exprs.clear();
+            columns.clear();
+        }
+        let read = self.read_columns();
+        for (i, &c) in read.iter().enumerate() {
+            exprs.push(Expr::Column(if self.groups { keys + i } else { c }));
             columns.push(format!("SQ_COL{}", columns.len() + 1));
         }
         *self.columns.borrow_mut() = read;
+    }
+
+    pub(super) fn groups(&self) -> bool {
+        self.groups
     }
 }
 
@@ -636,6 +660,9 @@ pub(super) struct UnnestPlan {
     pub(super) outer: Vec<(usize, Expr)>,
     /// The subquery's hints (UNNEST, NO_UNNEST, HASH_SJ, ...).
     pub(super) hints: Hints,
+    /// Whether it is a scalar subquery of an aggregate grouped by the columns its
+    /// conditions read: one row a key, joined by an inner join.
+    pub(super) grouped: bool,
     /// What one run of the subquery planned as a correlated one costs, when estimated.
     pub(super) run_cost: Option<f64>,
     /// The notes of the subquery's plan on SWAP_JOIN_INPUTS hints: given when it is not
@@ -756,7 +783,20 @@ impl Subqueries<'_> {
         if hints.hints.iter().any(|h| h.kind == HintKind::Unnest(false)) {
             return None;
         }
-        let unnesting = Unnesting { keeps_select_list: kind == InitKind::Values, ..Default::default() };
+        let groups = kind == InitKind::Scalar;
+        // A scalar subquery is unnested where no row of it and no group of the join
+        // answer alike: an aggregate that is NULL over no rows, with no grouping of its
+        // own.
+        let ungrouped = matches!(&select.group_by, ast::GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty());
+        if groups
+            && !(ungrouped
+                && select.having.is_none()
+                && matches!(&select.projection[..], [ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. }]
+                    if null_over_no_rows(e) && contains_aggregate(e)))
+        {
+            return None;
+        }
+        let unnesting = Unnesting { keeps_select_list: kind != InitKind::Exists, groups, ..Default::default() };
         let outer = OuterQuery { scope: scope.clone(), read: RefCell::default(), unnesting: Some(unnesting) };
         // A subquery that cannot be planned so is run as the FILTER's: its error is not
         // the statement's.
@@ -777,7 +817,33 @@ impl Subqueries<'_> {
                 (e, text)
             })
             .collect();
-        Some(UnnestPlan { slot, block, conditions, outer: outer.read.take(), hints, run_cost, swap_notes: Vec::new() })
+        let outer = outer.read.take();
+        Some(UnnestPlan { slot, block, conditions, outer, hints, grouped: groups, run_cost, swap_notes: Vec::new() })
+    }
+}
+
+/// Whether `e`, the select item of a scalar subquery, is NULL over no rows: SUM, AVG,
+/// MIN or MAX calls, numbers, and arithmetic on them (never COUNT, NVL, CASE and the
+/// like, whose value over no rows is not NULL).
+fn null_over_no_rows(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Nested(e) | ast::Expr::UnaryOp { expr: e, .. } => null_over_no_rows(e),
+        ast::Expr::BinaryOp { left, op, right } => {
+            matches!(
+                op,
+                ast::BinaryOperator::Plus
+                    | ast::BinaryOperator::Minus
+                    | ast::BinaryOperator::Multiply
+                    | ast::BinaryOperator::Divide
+            ) && null_over_no_rows(left)
+                && null_over_no_rows(right)
+        }
+        ast::Expr::Value(v) => matches!(v.value, ast::Value::Number(..)),
+        ast::Expr::Function(f) => {
+            let name = crate::sql::bind::function_name(&f.name);
+            matches!(name.as_str(), "SUM" | "AVG" | "MIN" | "MAX") && f.over.is_none()
+        }
+        _ => false,
     }
 }
 
@@ -797,10 +863,7 @@ impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
             return Err(Error::unsupported(CORRELATED_PLACES));
         } else {
             let run_cost = block.estimate.map(|e| e.cost);
-            let mut unnestable = match kind {
-                InitKind::Exists | InitKind::Values => self.plan_unnested(query, kind, scope, slot, run_cost),
-                InitKind::Scalar => None,
-            };
+            let mut unnestable = self.plan_unnested(query, kind, scope, slot, run_cost);
             // Its notes on the build side of a hash join are the unnesting's to give.
             let (swap_notes, notes): (Vec<String>, Vec<String>) = match &mut unnestable {
                 Some(_) => notes.into_iter().partition(|n| n.contains("SWAP_JOIN_INPUTS")),

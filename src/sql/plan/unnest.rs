@@ -1,6 +1,8 @@
 //! Subquery unnesting: a correlated `EXISTS`, `NOT EXISTS` or `IN` conjunct of the
-//! WHERE clause run as a semi or anti join of the query's rows with the subquery's,
-//! instead of a run of the subquery for each row in the FILTER:
+//! WHERE clause run as a semi or anti join of the query's rows with the subquery's, and
+//! a comparison with a correlated scalar subquery of an aggregate as a join with the
+//! subquery's groups (`VW_SQ` over a HASH GROUP BY on the columns the correlation
+//! reads), instead of a run of the subquery for each row in the FILTER:
 //!
 //! ```text
 //!   SELECT ... FROM orders o WHERE EXISTS (SELECT * FROM lineitem l
@@ -16,7 +18,11 @@
 //! FILTER runs it, and without the conjuncts that read the outer row, whose columns it
 //! then gives. Those conjuncts become the join's conditions: an equality of an outer
 //! expression and a subquery one, of one type family, a key; the rest checked on each
-//! pair. `x IN (subquery)` adds the key of `x` and the subquery's value.
+//! pair. `x IN (subquery)` adds the key of `x` and the subquery's value. For a scalar
+//! subquery every condition must be a key (the groups are the keys' values), and its
+//! aggregate must be NULL over no rows (SUM, AVG, MIN, MAX and arithmetic on them, never
+//! COUNT or NVL): a row whose key has no group then fails the comparison either way.
+//! One group a key, the inner join gives each row at most once.
 //!
 //! A semi join is unnested where the optimizer finds it cheaper than the FILTER (the
 //! subquery's one run against a run for each row reaching the FILTER), or where the
@@ -44,8 +50,10 @@ use crate::sql::optimizer::selectivity::default_selectivity;
 struct Test {
     slot: usize,
     kind: JoinKind,
-    /// IN's value over the query's row.
+    /// IN's value, or the value compared with a scalar subquery, over the query's row.
     subject: Option<Expr>,
+    /// How the subject compares with the scalar subquery's value (`None`: IN's equality).
+    compare: Option<CmpOp>,
 }
 
 impl Test {
@@ -54,15 +62,34 @@ impl Test {
             Expr::Not(inner) => (&**inner, true),
             other => (other, false),
         };
+        let holds_subquery = |e: &Expr| {
+            let mut found = false;
+            e.visit_nodes(&mut |x| found |= matches!(x, Expr::Subquery { .. }));
+            found
+        };
         match inner {
             Expr::Subquery { slot, test: SubqueryTest::Exists { negated }, .. } => {
                 let kind = if *negated != flip { JoinKind::Anti } else { JoinKind::Semi };
-                Some(Test { slot: *slot, kind, subject: None })
+                Some(Test { slot: *slot, kind, subject: None, compare: None })
             }
             Expr::Subquery { slot, test: SubqueryTest::In { expr, negated: false, blank_padded: false }, .. }
-                if !flip =>
+                if !flip && !holds_subquery(expr) =>
             {
-                Some(Test { slot: *slot, kind: JoinKind::Semi, subject: Some((**expr).clone()) })
+                Some(Test { slot: *slot, kind: JoinKind::Semi, subject: Some((**expr).clone()), compare: None })
+            }
+            Expr::Compare { op, left, right } if !flip => {
+                let (subject, slot, op) = match (&**left, &**right) {
+                    (l, Expr::Subquery { slot, test: SubqueryTest::Scalar, .. }) => (l, *slot, *op),
+                    (Expr::Subquery { slot, test: SubqueryTest::Scalar, .. }, r) => (r, *slot, op.flipped()),
+                    _ => return None,
+                };
+                // One group of the subquery's a key: an inner join gives a row at most once.
+                (!holds_subquery(subject)).then(|| Test {
+                    slot,
+                    kind: JoinKind::Inner,
+                    subject: Some(subject.clone()),
+                    compare: Some(op),
+                })
             }
             _ => None,
         }
@@ -195,12 +222,25 @@ impl Builder<'_> {
     }
 
     /// The conditions of the join unnesting `test` (a subquery planned as `plan`) under
-    /// a query of `width` columns named `names`; `None` when no key pairs them.
+    /// a query of `width` columns named `names`; `None` when no key pairs them, or when
+    /// the subquery is grouped by its key and a condition is not a key.
     fn conditions(&self, test: &Test, plan: &UnnestPlan, width: usize, names: &[String]) -> Option<Conditions> {
+        if plan.grouped != test.compare.is_some() {
+            return None;
+        }
         let mut all: Vec<(Expr, String)> = Vec::new();
-        if let Some(subject) = &test.subject {
-            let e = Expr::Compare { op: CmpOp::Eq, left: Box::new(subject.clone()), right: Box::new(Expr::Column(width)) };
-            all.push((e, format!("{}=\"{}\"", subject.display(names), plan.block.columns[0])));
+        // The subject's condition: IN's equality (a key), or the comparison with the
+        // scalar subquery's value (checked on each pair).
+        let subject = test.subject.as_ref().map(|subject| {
+            let op = test.compare.unwrap_or(CmpOp::Eq);
+            let e = Expr::Compare { op, left: Box::new(subject.clone()), right: Box::new(Expr::Column(width)) };
+            let mut joined_names = names.to_vec();
+            joined_names.push(plan.block.columns[0].clone());
+            let text = e.display_conjunct(&joined_names).to_string();
+            (e, text)
+        });
+        if test.compare.is_none() {
+            all.extend(subject.clone());
         }
         for (e, text) in &plan.conditions {
             let mut e = e.clone();
@@ -258,6 +298,13 @@ impl Builder<'_> {
                 }
             }
         }
+        if plan.grouped && !out.residual.is_empty() {
+            return None;
+        }
+        if let (Some(_), Some((e, text))) = (test.compare, subject) {
+            out.residual.push(e);
+            out.residual_text.push(text);
+        }
         (!out.left_keys.is_empty()).then_some(out)
     }
 
@@ -293,14 +340,18 @@ impl Builder<'_> {
             HintKind::NoSwapJoinInputs => Some(false),
             _ => None,
         });
-        let semi = kind == JoinKind::Semi;
+        let named = |semi: Operation, anti: Operation, inner: Operation| match kind {
+            JoinKind::Semi => semi,
+            JoinKind::Anti => anti,
+            _ => inner,
+        };
         let (method, operation) = match asked {
             Some(SubqueryJoinMethod::NestedLoops) => (
                 JoinMethod::NestedLoops(Box::new(NestedInner::Rescan)),
-                if semi { Operation::NestedLoopsSemi } else { Operation::NestedLoopsAnti },
+                named(Operation::NestedLoopsSemi, Operation::NestedLoopsAnti, Operation::NestedLoops),
             ),
             Some(SubqueryJoinMethod::Merge) => {
-                (JoinMethod::Merge, if semi { Operation::MergeJoinSemi } else { Operation::MergeJoinAnti })
+                (JoinMethod::Merge, named(Operation::MergeJoinSemi, Operation::MergeJoinAnti, Operation::MergeJoin))
             }
             Some(SubqueryJoinMethod::Hash) | None => {
                 // Unknown sizes: the subquery builds, as the FILTER would have run it.
@@ -309,11 +360,10 @@ impl Builder<'_> {
                     _ => true,
                 };
                 let build_right = swap.unwrap_or(smaller);
-                let operation = match (semi, build_right) {
-                    (true, false) => Operation::HashJoinSemi,
-                    (true, true) => Operation::HashJoinRightSemi,
-                    (false, false) => Operation::HashJoinAnti,
-                    (false, true) => Operation::HashJoinRightAnti,
+                let operation = if build_right {
+                    named(Operation::HashJoinRightSemi, Operation::HashJoinRightAnti, Operation::HashJoin)
+                } else {
+                    named(Operation::HashJoinSemi, Operation::HashJoinAnti, Operation::HashJoin)
                 };
                 (JoinMethod::Hash { build_right }, operation)
             }
