@@ -32,10 +32,22 @@ use super::source::{BlockStages, InputFigures, Source};
 pub use super::source::{CorrelatedPlan, InitKind, InitPlan, QueryBlock, SetOperation, SetOperator, SubqueryFilter};
 use crate::access::Flow;
 use crate::error::{Error, Result};
+use crate::expr::Expr;
 use crate::expr::functions::{FunctionContext, SubqueryAnswer};
 use crate::types::{Datum, Value};
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
+
+/// A query block that is a table's rows read through filters
+/// ([`QueryBlock::into_table_read`]).
+pub struct TableRead {
+    pub source: Source,
+    /// The columns of the source's rows.
+    pub width: usize,
+    pub filter: Option<Expr>,
+    /// The source column each of the block's columns is.
+    pub columns: Vec<usize>,
+}
 
 impl QueryBlock {
     /// The block reading `source` through `stages` (which end with no collect or sink of
@@ -64,6 +76,47 @@ impl QueryBlock {
             init,
             used: None,
         }
+    }
+
+    /// The block as a table's rows read through filters, when it is only that: a table
+    /// read (a full scan, an index path to the table, the column store) with no init
+    /// plan, whose stages are filters and then one projection of columns. Gives the
+    /// source, its rows' width, the filters' conjunction, and the source column each of
+    /// the block's columns is; else the block back.
+    pub fn into_table_read(self) -> std::result::Result<TableRead, QueryBlock> {
+        let table_width = match &self.source {
+            Source::TableScan { table, .. } => Some(table.columns.len()),
+            Source::Index(access) if access.table_access => Some(access.table.columns.len()),
+            Source::InMemory(access) => Some(access.table.columns.len()),
+            _ => None,
+        };
+        let shape = {
+            let stages = self.stages.borrow().expect("a block between runs has its stages");
+            match stages.split_last() {
+                Some((Stage::Project(project), filters))
+                    if filters.iter().all(|s| matches!(s, Stage::Filter(_))) && self.init.is_empty() =>
+                {
+                    let columns: Option<Vec<usize>> = project
+                        .exprs
+                        .iter()
+                        .map(|e| match e {
+                            Expr::Column(c) => Some(*c),
+                            _ => None,
+                        })
+                        .collect();
+                    columns.zip(table_width)
+                }
+                _ => None,
+            }
+        };
+        let Some((columns, width)) = shape else { return Err(self) };
+        let stages = self.stages.into_inner();
+        let filters = stages.into_iter().filter_map(|s| match s {
+            Stage::Filter(f) => Some(f.predicate),
+            _ => None,
+        });
+        let filter = filters.reduce(|a, b| Expr::And(Box::new(a), Box::new(b)));
+        Ok(TableRead { source: self.source, width, filter, columns })
     }
 
     /// Starts a statement's execution: the figures of the last one are dropped, the

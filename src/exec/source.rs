@@ -333,6 +333,11 @@ impl BlockStages {
         BlockStages(RefCell::new(stages))
     }
 
+    /// The stages, taken out of the block.
+    pub(super) fn into_inner(self) -> Vec<Stage<'static>> {
+        self.0.into_inner()
+    }
+
     /// The stages, for one run (`None` while a run has them).
     pub(super) fn borrow(&self) -> Option<std::cell::RefMut<'_, Vec<Stage<'static>>>> {
         self.0.try_borrow_mut().ok()

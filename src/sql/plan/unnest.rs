@@ -9,9 +9,9 @@
 //!                                          WHERE l.l_orderkey = o.o_orderkey AND ...)
 //!
 //!   FILTER  filter(EXISTS (...))            HASH JOIN RIGHT SEMI  access("L_ORDERKEY"="O"."O_ORDERKEY")
-//!     TABLE ACCESS FULL ORDERS      ─►        VIEW VW_SQ_1
-//!     TABLE ACCESS FULL LINEITEM                TABLE ACCESS FULL LINEITEM
-//!       (once an order)                       TABLE ACCESS FULL ORDERS
+//!     TABLE ACCESS FULL ORDERS      ─►        TABLE ACCESS FULL LINEITEM
+//!     TABLE ACCESS FULL LINEITEM              TABLE ACCESS FULL ORDERS
+//!       (once an order)
 //! ```
 //!
 //! The subquery was planned twice as it was bound (`query_block::Unnesting`): as the
@@ -22,7 +22,10 @@
 //! subquery every condition must be a key (the groups are the keys' values), and its
 //! aggregate must be NULL over no rows (SUM, AVG, MIN, MAX and arithmetic on them, never
 //! COUNT or NVL): a row whose key has no group then fails the comparison either way.
-//! One group a key, the inner join gives each row at most once.
+//! One group a key, the inner join gives each row at most once. A subquery that reads one
+//! table through filters is the join's input as it is, its table's line under the
+//! join's (its columns those of the table's rows); any other, a grouped one, a join, is
+//! read under a `VIEW VW_SQ_n` line.
 //!
 //! A semi join is unnested where the optimizer finds it cheaper than the FILTER (the
 //! subquery's one run against a run for each row reaching the FILTER), or where the
@@ -180,11 +183,11 @@ impl Builder<'_> {
         let mut left = JoinInput::new(source, and_all(filters), width, width).using(&needed);
         // Without statistics (an estimate missing) the joins have none either.
         let (mut left_line, mut estimate) = (reader, reader_estimate);
-        let count = chosen.len();
+        let (count, mut views) = (chosen.len(), 0);
         for (n, c) in chosen.into_iter().enumerate() {
             let top = n + 1 == count;
             let (join, mut line, right_estimate) =
-                self.semi_join(c.test.kind, c.plan, c.conditions, (left, estimate.map(|e| e.rows)), width, n);
+                self.semi_join(c.test.kind, c.plan, c.conditions, (left, estimate.map(|e| e.rows)), width, &mut views);
             estimate = estimate
                 .zip(right_estimate)
                 .map(|(e, r)| Estimate { rows: e.rows * c.fraction, cost: e.cost + r.cost });
@@ -309,28 +312,58 @@ impl Builder<'_> {
     }
 
     /// The semi or anti join (`kind`) of `left`, the query's rows (`width` columns, the
-    /// rows, when estimated), and
-    /// the subquery planned as `plan` (the statement's `n`th unnested one, `VW_SQ_n+1`):
-    /// the join, its line (whose one child is the subquery's), and the subquery's
-    /// estimate.
+    /// rows, when estimated), and the subquery planned as `plan`: the join, its line
+    /// (whose one child is the subquery's), and the subquery's estimate. A subquery that
+    /// reads one table through filters is the join's input as it is (its table's line
+    /// under the join's), any other under a `VIEW VW_SQ_n` line (`views` counts them).
     fn semi_join(
         &mut self,
         kind: JoinKind,
         plan: UnnestPlan,
-        conditions: Conditions,
+        mut conditions: Conditions,
         (left, left_rows): (JoinInput, Option<f64>),
         width: usize,
-        n: usize,
+        views: &mut usize,
     ) -> (Join, PlanNode, Option<Estimate>) {
         let UnnestPlan { block, hints, swap_notes, .. } = plan;
         let right_estimate = block.estimate;
         let right_width = block.columns.len();
         let mut tree = block.tree;
-        let mut view = PlanNode::new(Operation::View, &format!("VW_SQ_{}", n + 1));
-        view.rows_rule = right_estimate.map_or(RowsRule::Unknown, |e| RowsRule::Source(e.rows));
-        view.estimate = right_estimate;
-        tree.push_above(view);
-        let right = JoinInput::new(Source::View(Box::new(block.block)), None, right_width, right_width);
+        let reads_table = tree.root().is_some_and(|r| {
+            let line = tree.node(r);
+            matches!(
+                line.operation,
+                Operation::TableAccessFull | Operation::TableAccessInMemoryFull | Operation::TableAccessByIndexRowid
+            ) && line.children.iter().all(|&c| tree.node(c).rows_at == RowsAt::InsideSource)
+        });
+        let read = if reads_table { block.block.into_table_read() } else { Err(block.block) };
+        let right = match read {
+            Ok(read) => {
+                // The subquery's columns are its table's: the conditions read them there.
+                let at = &read.columns;
+                conditions.right_keys.iter_mut().for_each(|e| e.remap_columns(&|k| at[k]));
+                let joined = |c: usize| if c >= width { width + at[c - width] } else { c };
+                conditions.residual.iter_mut().for_each(|e| e.remap_columns(&joined));
+                let mut used = vec![false; read.width];
+                let mut mark = |c: usize| used[c] = true;
+                conditions.right_keys.iter().for_each(|e| e.visit_columns(&mut mark));
+                let mut mark_joined = |c: usize| {
+                    if c >= width {
+                        used[c - width] = true;
+                    }
+                };
+                conditions.residual.iter().for_each(|e| e.visit_columns(&mut mark_joined));
+                JoinInput::new(read.source, read.filter, read.width, read.width).using(&used)
+            }
+            Err(block) => {
+                *views += 1;
+                let mut view = PlanNode::new(Operation::View, &format!("VW_SQ_{views}"));
+                view.rows_rule = right_estimate.map_or(RowsRule::Unknown, |e| RowsRule::Source(e.rows));
+                view.estimate = right_estimate;
+                tree.push_above(view);
+                JoinInput::new(Source::View(Box::new(block)), None, right_width, right_width)
+            }
+        };
         let asked = hints.hints.iter().find_map(|h| match h.kind {
             HintKind::SubqueryJoin(m) => Some(m),
             _ => None,
