@@ -118,10 +118,7 @@ fn unnested_subqueries_answer_as_sqlite_does_by_every_method() {
 /// Two tables whose semi and anti joins spill when the hash area is small.
 fn spilling_tables(s: &lioscope::Session) {
     exec(s, "CREATE TABLE o (id NUMBER, g NUMBER, pad VARCHAR2(40))");
-    exec(
-        s,
-        "INSERT INTO o SELECT LEVEL, MOD(LEVEL, 7), RPAD('o', 40, 'x') FROM dual CONNECT BY LEVEL <= 3000",
-    );
+    exec(s, "INSERT INTO o SELECT LEVEL, MOD(LEVEL, 7), RPAD('o', 40, 'x') FROM dual CONNECT BY LEVEL <= 3000");
     exec(s, "CREATE TABLE l (oid NUMBER, g NUMBER, pad VARCHAR2(40))");
     exec(
         s,

@@ -129,7 +129,10 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
     for h in &hints.hints {
         match (&h.kind, &h.table) {
             // A subquery's hints on its unnesting are the unnesting's to use.
-            (HintKind::GatherPlanStatistics | HintKind::Append | HintKind::Unnest(_) | HintKind::SubqueryJoin(_), _) => {}
+            (
+                HintKind::GatherPlanStatistics | HintKind::Append | HintKind::Unnest(_) | HintKind::SubqueryJoin(_),
+                _,
+            ) => {}
             (kind, _) if kind.is_join_hint() => {
                 notes.push(format!("hint not used: {} (the query joins no tables)", h.text))
             }

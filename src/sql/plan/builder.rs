@@ -536,8 +536,12 @@ impl Builder<'_> {
             let fraction = super::optimizer::selectivity::default_selectivity(&p);
             let node = self.node(Operation::Filter, "", RowsRule::Fraction(fraction));
             self.tree.node_mut(node).predicates.push(text);
-            self.subquery_filter =
-                Some(SubqueryFilterPlan { node, predicate: Some(p), width: scope.names.len(), names: scope.names.clone() });
+            self.subquery_filter = Some(SubqueryFilterPlan {
+                node,
+                predicate: Some(p),
+                width: scope.names.len(),
+                names: scope.names.clone(),
+            });
         }
         if let Some(n) = stopkey {
             if let Some(u) = self.subqueries.unnesting() {

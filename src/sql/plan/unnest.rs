@@ -165,11 +165,13 @@ impl Builder<'_> {
         }
         let keep_filter = !rest.is_empty() || self.subqueries.has_correlated();
         // The query's columns the lines above read, and those the joins read.
-        let mut needed = columns_read_by(chain[1..].iter().flat_map(|&id| self.tree.node(id).work.stages.iter()), width);
+        let mut needed =
+            columns_read_by(chain[1..].iter().flat_map(|&id| self.tree.node(id).work.stages.iter()), width);
         self.read_by_subquery_filter(&mut needed);
         for c in &chosen {
             let conditions = c.conditions.left_keys.iter().chain(&c.conditions.residual);
-            conditions.for_each(|e| e.visit_columns(&mut |col| needed.get_mut(col).into_iter().for_each(|n| *n = true)));
+            conditions
+                .for_each(|e| e.visit_columns(&mut |col| needed.get_mut(col).into_iter().for_each(|n| *n = true)));
         }
         let reader_node = self.tree.node_mut(reader);
         let source = reader_node.work.source.take().expect("the plan's reading line has its source");
@@ -258,7 +260,11 @@ impl Builder<'_> {
             all.push((e, text.clone()));
         }
         let family = |c: usize| -> Option<Family> {
-            if c < width { self.families.get(c).copied().flatten() } else { plan.block.families.get(c - width).copied().flatten() }
+            if c < width {
+                self.families.get(c).copied().flatten()
+            } else {
+                plan.block.families.get(c - width).copied().flatten()
+            }
         };
         // Which side of the join an expression reads: the query's (false) or the
         // subquery's (true), `None` for both or neither.
