@@ -83,7 +83,7 @@ impl QueryBlock {
     /// plan, whose stages are filters and then one projection of columns. Gives the
     /// source, its rows' width, the filters' conjunction, and the source column each of
     /// the block's columns is; else the block back.
-    pub fn into_table_read(self) -> std::result::Result<TableRead, QueryBlock> {
+    pub fn into_table_read(self: Box<Self>) -> std::result::Result<TableRead, Box<QueryBlock>> {
         let table_width = match &self.source {
             Source::TableScan { table, .. } => Some(table.columns.len()),
             Source::Index(access) if access.table_access => Some(access.table.columns.len()),
@@ -110,13 +110,14 @@ impl QueryBlock {
             }
         };
         let Some((columns, width)) = shape else { return Err(self) };
-        let stages = self.stages.into_inner();
+        let QueryBlock { stages, source, .. } = *self;
+        let stages = stages.into_inner();
         let filters = stages.into_iter().filter_map(|s| match s {
             Stage::Filter(f) => Some(f.predicate),
             _ => None,
         });
         let filter = filters.reduce(|a, b| Expr::And(Box::new(a), Box::new(b)));
-        Ok(TableRead { source: self.source, width, filter, columns })
+        Ok(TableRead { source, width, filter, columns })
     }
 
     /// Starts a statement's execution: the figures of the last one are dropped, the

@@ -342,7 +342,8 @@ impl Builder<'_> {
                 Operation::TableAccessFull | Operation::TableAccessInMemoryFull | Operation::TableAccessByIndexRowid
             ) && line.children.iter().all(|&c| tree.node(c).rows_at == RowsAt::InsideSource)
         });
-        let read = if reads_table { block.block.into_table_read() } else { Err(block.block) };
+        let block = Box::new(block.block);
+        let read = if reads_table { block.into_table_read() } else { Err(block) };
         let right = match read {
             Ok(read) => {
                 // The subquery's columns are its table's: the conditions read them there.
@@ -367,7 +368,7 @@ impl Builder<'_> {
                 view.rows_rule = right_estimate.map_or(RowsRule::Unknown, |e| RowsRule::Source(e.rows));
                 view.estimate = right_estimate;
                 tree.push_above(view);
-                JoinInput::new(Source::View(Box::new(block)), None, right_width, right_width)
+                JoinInput::new(Source::View(block), None, right_width, right_width)
             }
         };
         let asked = hints.hints.iter().find_map(|h| match h.kind {
