@@ -76,6 +76,18 @@ const TEMPLATES: &[(&str, &str)] = &[
         "SELECT k, v, n FROM a WHERE (SELECT {h} 2 * AVG(n) - 1 FROM b WHERE b.v = a.v AND b.k = a.k) < a.n          ORDER BY k, v, n",
         "SELECT k, v, n FROM a WHERE (SELECT 2 * AVG(n) - 1 FROM b WHERE b.v = a.v AND b.k = a.k) < a.n          ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
     ),
+    // A key of an expression finds several groups; an analytic function sees the rows of
+    // its run only: these stay the FILTER's.
+    (
+        "SELECT k, v, n FROM a WHERE n < (SELECT {h} SUM(n) FROM b WHERE b.k + b.n = a.k) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE n < (SELECT SUM(n) FROM b WHERE b.k + b.n = a.k) \
+         ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n FROM a WHERE n IN (SELECT {h} COUNT(*) OVER () FROM b WHERE b.k = a.k) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE n IN (SELECT COUNT(*) OVER () FROM b WHERE b.k = a.k) \
+         ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
     // Over no rows COUNT is 0 and NVL is its default, not NULL: these stay the FILTER's.
     (
         "SELECT k, v, n FROM a WHERE 1 > (SELECT {h} COUNT(*) FROM b WHERE b.k = a.k) ORDER BY k, v, n",
@@ -230,4 +242,26 @@ fn unnested_subqueries_show_their_joins_and_what_each_did() {
     }
     assert!(!p.contains("FILTER "), "{p}");
     assert_eq!(lines(&s, sql), lines(&s, &sql.replace("SELECT 0.5", "SELECT /*+ NO_UNNEST */ 0.5")));
+}
+
+#[test]
+fn an_order_an_index_path_gives_and_an_outer_column_outside_the_where_clause_keep_the_filter() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE o (k NUMBER, v NUMBER, s VARCHAR2(10))");
+    exec(&s, "INSERT INTO o SELECT MOD(LEVEL * 7, 20), MOD(LEVEL, 5), 'a' FROM dual CONNECT BY LEVEL <= 20");
+    exec(&s, "CREATE INDEX o_k ON o (k)");
+    exec(&s, "CREATE TABLE t (k NUMBER, v NUMBER, s VARCHAR2(10))");
+    exec(&s, "INSERT INTO t SELECT 20 - LEVEL, MOD(LEVEL, 5), 'a' FROM dual CONNECT BY LEVEL <= 20");
+    exec(&s, "ANALYZE TABLE o COMPUTE STATISTICS");
+    exec(&s, "ANALYZE TABLE t COMPUTE STATISTICS");
+    // The index range scan gives the ORDER BY's order, its sort dropped: a join between
+    // it and the result would give the rows in another order.
+    let sql = "SELECT k FROM o WHERE k > 12 AND EXISTS (SELECT 1 FROM t WHERE t.v = o.v) ORDER BY k";
+    assert_eq!(lines(&s, sql), ["13", "14", "15", "16", "17", "18", "19"]);
+    // An outer column read in the select list (here through TRIM, which reads its
+    // argument twice) has no outer row once unnested.
+    let sql = "SELECT COUNT(*) FROM o WHERE s IN (SELECT o.s FROM t WHERE t.k = o.k AND TRIM(o.s FROM t.s) IS NULL)";
+    assert_eq!(lines(&s, sql), ["20"]);
+    assert!(plan(&s, sql).contains("FILTER"), "{}", plan(&s, sql));
 }

@@ -18,6 +18,9 @@ pub(super) struct Builder<'s> {
     pub(super) table_node: Option<NodeId>,
     /// The node of the ORDER BY's sort, if there is one.
     pub(super) sort_node: Option<NodeId>,
+    /// Set when the access path delivers the ORDER BY's order and its sort was dropped:
+    /// no join may then come between that path and the lines above it.
+    pub(super) order_from_access: bool,
     /// Set when the index path's range comes from bind variables.
     pub(super) rebind: Option<RangeRebind>,
     /// The FROM clause of a join, once its scope is built (its tree is planned last).
@@ -389,6 +392,7 @@ impl Builder<'_> {
     pub(super) fn drop_sort(&mut self) {
         if let Some(sort) = self.sort_node.take() {
             self.tree.splice_out(sort);
+            self.order_from_access = true;
         }
     }
 
@@ -469,7 +473,14 @@ impl Builder<'_> {
         for c in rest {
             // A conjunct every OR branch repeats (a join condition) becomes one of its own.
             self.subqueries.correlated_allowed.set(true);
+            let unnesting = self.subqueries.unnesting();
+            if let Some(u) = unnesting {
+                u.binding_where(true);
+            }
             let bound = binder.bind(c);
+            if let Some(u) = unnesting {
+                u.binding_where(false);
+            }
             self.subqueries.correlated_allowed.set(false);
             let e = crate::expr::or_factoring::factor_or(bound?);
             if let Some(u) = self.subqueries.unnesting()

@@ -205,6 +205,7 @@ impl<'s> Builder<'s> {
             table: None,
             table_node: None,
             sort_node: None,
+            order_from_access: false,
             rebind: None,
             join: None,
             where_node: None,
@@ -232,7 +233,7 @@ impl<'s> Builder<'s> {
                 && order_by.is_empty()
                 && query.limit_clause.is_none()
                 && query.fetch.is_none()
-                && b.subqueries.windows.borrow().is_empty()
+                && !b.tree.pre_order().iter().any(|&(id, _)| b.tree.node(id).operation == Operation::WindowSort)
                 && !scope.names.iter().any(|n| n == "ROWNUM");
             let keys = grouping.as_ref().map_or(0, |g| g.grouping.keys.len() - u.group_columns().len());
             u.select_list(&mut exprs, &mut columns, plain, keys);

@@ -21,8 +21,10 @@
 //! Subqueries in expressions are planned here as the binder meets them ([`Subqueries`],
 //! the binder's `SubqueryPlanner`): one that reads no column of the query around it
 //! ([`OuterQuery`]) is an init plan; a correlated one is run by the FILTER of the WHERE
-//! clause (or of a select list that does not aggregate), and refused elsewhere. The
-//! collector also takes the select list's analytic function calls.
+//! clause (or of a select list that does not aggregate), and refused elsewhere. A
+//! correlated EXISTS, IN or scalar one is also planned for unnesting ([`Unnesting`]),
+//! which module `unnest` turns into a join where cheaper. The collector also takes the
+//! select list's analytic function calls.
 //!
 //! Invariants: a statement plans at most [`MAX_QUERY_BLOCKS`] blocks nested at most
 //! [`MAX_BLOCK_DEPTH`] deep, and a view never expands inside itself ([`Expanding`]).
@@ -566,9 +568,9 @@ pub(super) struct Unnesting {
     /// Whether the columns the conjuncts read group the subquery's rows (a scalar
     /// subquery of an aggregate).
     groups: bool,
-    /// Outer columns read anywhere in the subquery, and in the conjuncts taken out.
-    references: Cell<usize>,
-    taken_references: Cell<usize>,
+    /// Set while a WHERE conjunct of the subquery is bound: an outer column read at any
+    /// other time refuses the plan.
+    in_where: Cell<bool>,
     /// The conjuncts taken out, over the subquery's scope, each with its text.
     conjuncts: RefCell<Vec<(Expr, String)>>,
     /// The scope columns added to the select list, in order.
@@ -582,19 +584,23 @@ impl Unnesting {
         self.refused.set(true);
     }
 
+    /// Marks the binding of a WHERE conjunct starting (`true`) or ending.
+    pub(super) fn binding_where(&self, on: bool) {
+        self.in_where.set(on);
+    }
+
     /// Takes WHERE conjunct `e` (over scope `names`) out when it reads the outer row.
     pub(super) fn take_conjunct(&self, e: &Expr, names: &[String]) -> bool {
-        let (mut outer, mut subquery) = (0, false);
+        let (mut outer, mut subquery) = (false, false);
         e.visit_nodes(&mut |x| match x {
-            Expr::Outer { .. } => outer += 1,
+            Expr::Outer { .. } => outer = true,
             Expr::Subquery { .. } => subquery = true,
             _ => {}
         });
-        if outer == 0 {
+        if !outer {
             return false;
         }
         self.refused.set(self.refused.get() || subquery);
-        self.taken_references.set(self.taken_references.get() + outer);
         self.conjuncts.borrow_mut().push((e.clone(), e.display_conjunct(names).to_string()));
         true
     }
@@ -802,7 +808,7 @@ impl Subqueries<'_> {
         // the statement's.
         let (block, _) = plan_block(query, self.session, self.f, self.named, Some(&outer)).ok()?;
         let u = outer.unnesting.expect("set above");
-        if u.refused.get() || u.conjuncts.borrow().is_empty() || u.references.get() != u.taken_references.get() {
+        if u.refused.get() || u.conjuncts.borrow().is_empty() {
             return None;
         }
         // Each scope column the conditions read is the block's column after IN's value.
@@ -907,8 +913,12 @@ impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
             Err(other) => return Some(Err(other)),
         };
         let value = if qualifier.is_none() { outer.scope.column_value(column) } else { Expr::Column(column) };
-        if let Some(u) = &outer.unnesting {
-            u.references.set(u.references.get() + 1);
+        // An outer column read outside the WHERE conjuncts taken out (the select list,
+        // an ON condition) would have no outer row to read once unnested.
+        if let Some(u) = &outer.unnesting
+            && !u.in_where.get()
+        {
+            u.refuse();
         }
         let mut read = outer.read.borrow_mut();
         let slot = match read.iter().find(|(_, e)| *e == value) {

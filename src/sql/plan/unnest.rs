@@ -126,14 +126,23 @@ impl Builder<'_> {
         if unnestable.is_empty() {
             return;
         }
-        let Some(plan) = &self.subquery_filter else { return };
-        let Some(predicate) = plan.predicate.clone() else { return };
-        let (node, width, names) = (plan.node, plan.width, plan.names.clone());
+        // Where the plan below the FILTER is one line reading rows through its filters,
+        // and no ORDER BY counts on that line's order (a join would change it).
         let chain = self.tree.pipeline_nodes();
-        let [reader, above, ..] = chain[..] else { return };
-        if above != node || !self.tree.node(reader).work.stages.iter().all(|s| matches!(s, Stage::Filter(_))) {
+        let found = match (&self.subquery_filter, &chain[..]) {
+            (Some(plan), [reader, above, ..]) if *above == plan.node && !self.order_from_access => plan
+                .predicate
+                .clone()
+                .filter(|_| self.tree.node(*reader).work.stages.iter().all(|s| matches!(s, Stage::Filter(_))))
+                .map(|p| (p, *reader, plan.node, plan.width, plan.names.clone())),
+            _ => None,
+        };
+        let Some((predicate, reader, node, width, names)) = found else {
+            for u in unnestable {
+                self.note_all(u.swap_notes);
+            }
             return;
-        }
+        };
         self.tree.estimate();
         let reader_estimate = self.tree.node(reader).estimate;
         let mut conjuncts = Vec::new();
@@ -190,9 +199,12 @@ impl Builder<'_> {
             let top = n + 1 == count;
             let (join, mut line, right_estimate) =
                 self.semi_join(c.test.kind, c.plan, c.conditions, (left, estimate.map(|e| e.rows)), width, &mut views);
+            // A nested loop runs the subquery once a row.
+            let runs =
+                |e: &Estimate| if matches!(join.method, JoinMethod::NestedLoops(_)) { e.rows.max(1.0) } else { 1.0 };
             estimate = estimate
                 .zip(right_estimate)
-                .map(|(e, r)| Estimate { rows: e.rows * c.fraction, cost: e.cost + r.cost });
+                .map(|(e, r)| Estimate { rows: e.rows * c.fraction, cost: e.cost + runs(&e) * r.cost });
             line.rows_rule = estimate.map_or(RowsRule::Unknown, |e| RowsRule::Source(e.rows));
             line.estimate = estimate;
             let right_line = line.children.pop().expect("a join line's right input");
@@ -294,6 +306,9 @@ impl Builder<'_> {
                 _ => None,
             };
             match pair {
+                // The groups of a grouped subquery are its key columns' values: a key of
+                // an expression would find several groups.
+                Some((_, inner)) if plan.grouped && !matches!(**inner, Expr::Column(_)) => return None,
                 Some((outer, inner)) => {
                     let mut inner = (**inner).clone();
                     inner.remap_columns(&|c| c - width);
