@@ -229,6 +229,10 @@ fn unnested_subqueries_show_their_joins_and_what_each_did() {
         let p = plan(&s, sql);
         assert!(p.contains("FILTER") && !p.contains("SEMI"), "{sql}\n{p}");
     }
+    // A hint asking for unnesting there is noted as unused.
+    let p =
+        plan(&s, "SELECT COUNT(*) FROM t WHERE v IN (SELECT /*+ UNNEST */ w FROM u WHERE u.id = t.id AND ROWNUM <= 1)");
+    assert!(p.contains("hint not used: UNNEST (the subquery is run by the FILTER)"), "{p}");
     assert_eq!(
         lines(&s, "SELECT COUNT(*) FROM t WHERE EXISTS (SELECT COUNT(*) FROM u WHERE u.id = t.id HAVING COUNT(*) > 0)"),
         ["49"]

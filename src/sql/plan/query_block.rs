@@ -773,9 +773,21 @@ impl<'s> Subqueries<'s> {
     }
 }
 
+/// The notes on the hints of a subquery's that ask for unnesting (UNNEST, HASH_SJ, ...)
+/// when it stays in the FILTER.
+pub(super) fn unnest_hints_unused(hints: &Hints) -> Vec<String> {
+    hints
+        .hints
+        .iter()
+        .filter(|h| matches!(h.kind, HintKind::Unnest(true) | HintKind::SubqueryJoin(_)))
+        .map(|h| format!("hint not used: {} (the subquery is run by the FILTER)", h.text))
+        .collect()
+}
+
 impl Subqueries<'_> {
-    /// Plans correlated subquery `query` (in `slot`, an EXISTS or IN) again to be
-    /// unnested ([`Unnesting`]); `None` where it cannot be.
+    /// Plans correlated subquery `query` (in `slot`, an EXISTS, IN or scalar one) again
+    /// to be unnested ([`Unnesting`]); `None` where it cannot be, its hints asking for
+    /// unnesting then noted as unused.
     fn plan_unnested(
         &self,
         query: &ast::Query,
@@ -786,6 +798,27 @@ impl Subqueries<'_> {
     ) -> Option<UnnestPlan> {
         let ast::SetExpr::Select(select) = &*query.body else { return None };
         let hints = hints::parse(&select.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
+        let unused = unnest_hints_unused(&hints);
+        let plan = self.plan_unnested_with(query, select, hints, kind, scope, slot, run_cost);
+        if plan.is_none() {
+            self.planned.borrow_mut().notes.extend(unused);
+        }
+        plan
+    }
+
+    /// [`Subqueries::plan_unnested`] of `query`, whose body is `select` and whose hints
+    /// are `hints`.
+    #[allow(clippy::too_many_arguments, reason = "the subquery's parts, each read")]
+    fn plan_unnested_with(
+        &self,
+        query: &ast::Query,
+        select: &ast::Select,
+        hints: Hints,
+        kind: InitKind,
+        scope: &Scope,
+        slot: usize,
+        run_cost: Option<f64>,
+    ) -> Option<UnnestPlan> {
         if hints.hints.iter().any(|h| h.kind == HintKind::Unnest(false)) {
             return None;
         }

@@ -139,7 +139,7 @@ impl Builder<'_> {
         };
         let Some((predicate, reader, node, width, names)) = found else {
             for u in unnestable {
-                self.note_all(u.swap_notes);
+                self.note_unused(u);
             }
             return;
         };
@@ -164,7 +164,7 @@ impl Builder<'_> {
         }
         // The hints of subqueries left to the FILTER went unused.
         for u in unnestable {
-            self.note_all(u.swap_notes);
+            self.note_unused(u);
         }
         if chosen.is_empty() {
             return;
@@ -454,6 +454,12 @@ impl Builder<'_> {
             output: Some((0..width).collect()),
         };
         (join, line, right_estimate)
+    }
+
+    /// Notes the hints of `plan`, a subquery left to the FILTER, as unused.
+    fn note_unused(&mut self, plan: UnnestPlan) {
+        self.note_all(super::query_block::unnest_hints_unused(&plan.hints));
+        self.note_all(plan.swap_notes);
     }
 
     /// Adds `notes` to the plan's, each once.
