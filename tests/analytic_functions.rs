@@ -6,16 +6,8 @@
 
 mod common;
 
-use common::sqlite::{Row, answers_as_sqlite};
+use common::sqlite::{answers_as_sqlite, table_rows};
 use common::*;
-use proptest::prelude::*;
-
-fn table_rows() -> impl Strategy<Value = Vec<Row>> + Clone {
-    let k = proptest::option::weighted(0.9, 0i64..3);
-    let v = proptest::option::weighted(0.8, "[ab]{1,2}");
-    let n = proptest::option::weighted(0.8, -3i64..3);
-    proptest::collection::vec((k, v, n), 0..16)
-}
 
 /// (lioscope's query, SQLite's): the windows' ORDER BYs say where NULLs go (Oracle puts
 /// them last ascending, SQLite first), and where rows tie in a window's order they are
@@ -83,7 +75,7 @@ const QUERIES: &[(&str, &str)] = &[
 
 #[test]
 fn analytic_functions_answer_as_sqlite_window_functions_do() {
-    answers_as_sqlite(file!(), 40, table_rows(), QUERIES);
+    answers_as_sqlite(file!(), 40, table_rows(3, true, 16), QUERIES);
 }
 
 #[test]

@@ -9,6 +9,16 @@ use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 /// short string, a number, each NULL at times.
 pub type Row = (Option<i64>, Option<String>, Option<i64>);
 
+/// Rows of a table `(k, v, n)`, at most `most` of them: a key below `keys` (NULL at times
+/// when `null_keys`), a short string or NULL, a number or NULL, values repeating.
+pub fn table_rows(keys: i64, null_keys: bool, most: usize) -> impl Strategy<Value = Vec<Row>> + Clone {
+    let null = proptest::bool::weighted(if null_keys { 0.1 } else { 0.0 });
+    let k = (0..keys, null).prop_map(|(k, null)| (!null).then_some(k));
+    let v = proptest::option::weighted(0.8, "[ab]{1,2}");
+    let n = proptest::option::weighted(0.8, -3i64..3);
+    proptest::collection::vec((k, v, n), 0..most)
+}
+
 /// Checks each of `queries` (lioscope's text, SQLite's) against SQLite: the tables `a`
 /// and `b` `(k, v, n)` are filled alike in both engines with `rows`, a case at a time,
 /// and every query must give the same rows in the same order. A failing case's seed is
