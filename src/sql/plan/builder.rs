@@ -473,14 +473,9 @@ impl Builder<'_> {
         for c in rest {
             // A conjunct every OR branch repeats (a join condition) becomes one of its own.
             self.subqueries.correlated_allowed.set(true);
-            let unnesting = self.subqueries.unnesting();
-            if let Some(u) = unnesting {
-                u.binding_where(true);
-            }
+            self.subqueries.in_where.set(true);
             let bound = binder.bind(c);
-            if let Some(u) = unnesting {
-                u.binding_where(false);
-            }
+            self.subqueries.in_where.set(false);
             self.subqueries.correlated_allowed.set(false);
             let e = crate::expr::or_factoring::factor_or(bound?);
             if let Some(u) = self.subqueries.unnesting()

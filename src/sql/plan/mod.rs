@@ -15,7 +15,9 @@
 //! The FILTER of correlated subqueries gets its source last: the plan below it, as a
 //! query block it runs (module `query_block`, which also plans views, WITH queries, set
 //! operations and the subqueries the binder meets; their answers are set before the
-//! plan's source runs, [`Planned::init`]).
+//! plan's source runs, [`Planned::init`]). Before that, module `unnest` turns what it
+//! can of the FILTER's conjuncts into semi, anti or grouped joins under it, where
+//! cheaper; the FILTER keeps the rest, or goes.
 //!
 //! A WHERE clause over a full scan runs inside the scan's pipeline on rows still in their
 //! block, and EXPLAIN shows it as the `filter(...)` of TABLE ACCESS FULL, as Oracle does.
@@ -235,7 +237,7 @@ impl<'s> Builder<'s> {
                 && query.fetch.is_none()
                 && !b.tree.pre_order().iter().any(|&(id, _)| b.tree.node(id).operation == Operation::WindowSort)
                 && !scope.names.iter().any(|n| n == "ROWNUM");
-            let keys = grouping.as_ref().map_or(0, |g| g.grouping.keys.len() - u.group_columns().len());
+            let keys = grouping.as_ref().map_or(0, |g| g.grouping.keys.len());
             u.select_list(&mut exprs, &mut columns, plain, keys);
         }
         if grouping.is_none() {

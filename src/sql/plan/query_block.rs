@@ -568,9 +568,6 @@ pub(super) struct Unnesting {
     /// Whether the columns the conjuncts read group the subquery's rows (a scalar
     /// subquery of an aggregate).
     groups: bool,
-    /// Set while a WHERE conjunct of the subquery is bound: an outer column read at any
-    /// other time refuses the plan.
-    in_where: Cell<bool>,
     /// The conjuncts taken out, over the subquery's scope, each with its text.
     conjuncts: RefCell<Vec<(Expr, String)>>,
     /// The scope columns added to the select list, in order.
@@ -582,11 +579,6 @@ impl Unnesting {
     /// Refuses the plan: the subquery's shape would change its answer so planned.
     pub(super) fn refuse(&self) {
         self.refused.set(true);
-    }
-
-    /// Marks the binding of a WHERE conjunct starting (`true`) or ending.
-    pub(super) fn binding_where(&self, on: bool) {
-        self.in_where.set(on);
     }
 
     /// Takes WHERE conjunct `e` (over scope `names`) out when it reads the outer row.
@@ -626,9 +618,10 @@ impl Unnesting {
 
     /// The select list of the subquery planned for unnesting: its own (IN's value, the
     /// aggregate) or none (EXISTS), then the columns the conjuncts taken out read (over
-    /// the aggregate's output, where they follow the query's own `keys` grouping keys,
-    /// when they group); `plain` when the query has no DISTINCT, ORDER BY, row limit or
-    /// analytic function, and is grouped exactly when the columns group.
+    /// the aggregate's output when they group: the last of its `keys` grouping keys,
+    /// as [`Unnesting::group_columns`] added them); `plain` when the query has no
+    /// DISTINCT, ORDER BY, row limit or analytic function, and is grouped exactly when
+    /// the columns group.
     pub(super) fn select_list(&self, exprs: &mut Vec<Expr>, columns: &mut Vec<String>, plain: bool, keys: usize) {
         if !plain || exprs.len() != columns.len() {
             self.refused.set(true);
@@ -639,8 +632,9 @@ impl Unnesting {
             columns.clear();
         }
         let read = self.read_columns();
+        let first_key = keys.saturating_sub(read.len());
         for (i, &c) in read.iter().enumerate() {
-            exprs.push(Expr::Column(if self.groups { keys + i } else { c }));
+            exprs.push(Expr::Column(if self.groups { first_key + i } else { c }));
             columns.push(format!("SQ_COL{}", columns.len() + 1));
         }
         *self.columns.borrow_mut() = read;
@@ -690,6 +684,9 @@ pub(super) struct Subqueries<'s> {
     /// and the select list of a query that does not aggregate (where the FILTER running
     /// them sets their answers before the expressions read them).
     pub(super) correlated_allowed: std::cell::Cell<bool>,
+    /// Set while a WHERE conjunct is bound: only a subquery met there may be unnested,
+    /// and a subquery planned to be unnested reads outer columns only there.
+    pub(super) in_where: std::cell::Cell<bool>,
     /// The analytic function calls of the select list, and whether the clause being bound
     /// may hold one.
     pub(super) windows: RefCell<Vec<crate::exec::window::WindowCall>>,
@@ -720,6 +717,7 @@ impl<'s> Subqueries<'s> {
             outer,
             planned: RefCell::default(),
             correlated_allowed: Default::default(),
+            in_where: Default::default(),
             windows: RefCell::default(),
             windows_allowed: Default::default(),
         }
@@ -799,7 +797,12 @@ impl Subqueries<'_> {
         let ast::SetExpr::Select(select) = &*query.body else { return None };
         let hints = hints::parse(&select.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
         let unused = unnest_hints_unused(&hints);
-        let plan = self.plan_unnested_with(query, select, hints, kind, scope, slot, run_cost);
+        // Only a WHERE conjunct can become a join: elsewhere the second plan is not made.
+        let plan = if self.in_where.get() {
+            self.plan_unnested_with(query, select, hints, kind, scope, slot, run_cost)
+        } else {
+            None
+        };
         if plan.is_none() {
             self.planned.borrow_mut().notes.extend(unused);
         }
@@ -949,7 +952,7 @@ impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
         // An outer column read outside the WHERE conjuncts taken out (the select list,
         // an ON condition) would have no outer row to read once unnested.
         if let Some(u) = &outer.unnesting
-            && !u.in_where.get()
+            && !self.in_where.get()
         {
             u.refuse();
         }
