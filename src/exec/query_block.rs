@@ -19,6 +19,10 @@
 //! each distinct row of the left branch that the set holds (INTERSECT) or does not hold
 //! (MINUS). Rows compare as GROUP BY compares them: NULLs equal each other.
 //!
+//! A block that is only a table read through filters and a projection of its columns
+//! hands its source over ([`QueryBlock::into_table_read`]): an unnested subquery then
+//! joins as its table's line rather than as a view.
+//!
 //! The types live in `source`, beside the enum they recurse through; running them is
 //! this module's. Invariant: a block's kept stages never hold a sink (its constructor
 //! refuses one and a run takes its own sink off again), so a block is `Send` like the
