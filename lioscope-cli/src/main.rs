@@ -137,6 +137,10 @@ enum BenchCommand {
     /// one thread each: a few customers' orders by index (NESTED LOOPS), every order
     /// (HASH JOIN), and a hash join with a filter on its build side; answers compared.
     Join(lioscope_lab::bench::join::JoinBenchOptions),
+    /// TPC-H's 22 queries at a scale factor (the data made in-process), with their plans
+    /// and row-source statistics; with --peers beside PostgreSQL, SQLite and DuckDB on
+    /// the same rows, every answer compared.
+    Tpch(lioscope_lab::bench::tpch::TpchBenchOptions),
 }
 
 fn options(db_cache_size: Option<String>) -> DatabaseOptions {
@@ -222,6 +226,7 @@ fn bench(which: BenchCommand) -> lioscope::Result<()> {
         BenchCommand::Commits(opts) => lioscope_lab::bench::commits::run(&opts).map(|_| ()),
         BenchCommand::Load(opts) => lioscope_lab::bench::load::run(&opts).map(|_| ()),
         BenchCommand::Join(opts) => lioscope_lab::bench::join::run(&opts).map(|_| ()),
+        BenchCommand::Tpch(opts) => lioscope_lab::bench::tpch::run(&opts).map(|_| ()),
     }
 }
 

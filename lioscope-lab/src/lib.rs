@@ -14,6 +14,8 @@
 //!   and migrated rows, and where its time goes by phase.
 //! - [`scan`]: the cost of a row by access path, with performance counters, or
 //!   instructions counted by callgrind ([`callgrind`]).
+//! - [`tpch`]: TPC-H's tables, data and 22 queries in each engine's dialect, and how
+//!   answers compare.
 //! - [`join`]: where the join methods cross by outer rows (NESTED LOOPS through a well or a
 //!   badly clustered index, HASH JOIN, MERGE JOIN), measured and by the optimizer's costs.
 //! - [`levels`]: what the load-level experiments share: load levels, seeded shuffled rounds, sessions started at once with
@@ -43,3 +45,4 @@ pub mod report;
 pub mod sample;
 pub mod scan;
 pub mod stats;
+pub mod tpch;

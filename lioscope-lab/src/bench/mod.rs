@@ -12,6 +12,8 @@ pub mod join;
 pub mod inmemory;
 pub mod load;
 pub mod peers;
+pub mod tpch;
+pub mod tpch_peers;
 
 use crate::customers;
 use crate::sample;
