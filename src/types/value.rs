@@ -60,8 +60,19 @@ impl<'a, T: Into<Datum<'a>>> From<Option<T>> for Datum<'a> {
 }
 
 impl<'a> Datum<'a> {
-    /// The canonical datum for a decimal: `Int` when whole and within `i64`.
+    /// The canonical datum for a decimal: `Int` when whole and within `i64`, else the
+    /// decimal without trailing zeros.
+    #[inline]
     pub fn from_decimal(d: Decimal) -> Datum<'static> {
+        // Most results of arithmetic on NUMBER(p,s) columns have a fraction that does
+        // not end in zero: already canonical, and known not whole, from the mantissa's
+        // last digit alone (what `fract` and `normalize` would find dividing by ten).
+        if d.scale() > 0
+            && let Ok(m) = i64::try_from(d.mantissa())
+            && m % 10 != 0
+        {
+            return Datum::Num(d);
+        }
         if d.fract().is_zero()
             && let Ok(i) = i64::try_from(d)
         {
@@ -322,6 +333,26 @@ mod tests {
     fn whole_decimals_become_int() {
         assert_eq!(Datum::from_decimal(Decimal::new(400, 2)), Datum::Int(4));
         assert!(matches!(Datum::from_decimal(Decimal::new(45, 1)), Datum::Num(_)));
+    }
+
+    proptest::proptest! {
+        /// The mantissa's last digit decides most decimals at once; every decimal still
+        /// gets the canonical form the general path gives (whole numbers as `Int`, the
+        /// rest without trailing zeros).
+        #[test]
+        fn from_decimal_is_canonical(mantissa in proptest::prelude::any::<i64>(), wide in 0u32..3, scale in 0u32..=28) {
+            let d = Decimal::from_i128_with_scale(i128::from(mantissa) << (wide * 16), scale);
+            let expected = if d.fract().is_zero() && let Ok(i) = i64::try_from(d) {
+                Datum::Int(i)
+            } else {
+                Datum::Num(d.normalize())
+            };
+            let got = Datum::from_decimal(d);
+            proptest::prop_assert_eq!(&got, &expected);
+            if let (Datum::Num(g), Datum::Num(e)) = (&got, &expected) {
+                proptest::prop_assert_eq!((g.scale(), g.mantissa()), (e.scale(), e.mantissa()));
+            }
+        }
     }
 
     #[test]
