@@ -2,7 +2,8 @@
 //! the input is done, pushes one row per group: the GROUP BY keys, then each aggregate.
 //!
 //! COUNT of a column only asks whether the column is NULL, so counting rows of a block
-//! decodes nothing. Sums of whole numbers add in 128 bits and become decimal only when a
+//! decodes nothing. A row's group is found by its keys as evaluated, borrowed from the
+//! row (hashed with `foldhash`); only a new group's keys are copied out. Sums of whole numbers add in 128 bits and become decimal only when a
 //! value has a fraction. LISTAGG keeps each value's text with its WITHIN GROUP keys and
 //! sorts them when the group is done (a stable sort: equal keys keep the rows' order).
 
@@ -14,8 +15,11 @@ use crate::expr::Expr;
 use crate::expr::aggregate::{AggCall, AggFunc, LISTAGG_MAX_BYTES, Listagg};
 use crate::expr::functions::FunctionContext;
 use crate::types::{Datum, Value};
+use hashbrown::HashTable;
 use rust_decimal::Decimal;
-use std::collections::{HashMap, HashSet};
+use smallvec::SmallVec;
+use std::collections::HashSet;
+use std::hash::{BuildHasher, Hash, Hasher};
 
 /// The running state of one aggregate call.
 #[derive(Debug, Clone, Default)]
@@ -326,14 +330,24 @@ pub struct AggregateStage {
     pub having: Option<Expr>,
     /// The single group of an aggregate without GROUP BY.
     single: Vec<Accumulator>,
-    groups: HashMap<Vec<Value>, Vec<Accumulator>>,
+    groups: HashTable<(Vec<Value>, Vec<Accumulator>)>,
+}
+
+/// A group's keys as hashed for [`AggregateStage::groups`]: the same for the keys borrowed
+/// from a row and for the group's own copy of them.
+fn group_hash(key: &[Datum<'_>]) -> u64 {
+    let mut h = foldhash::fast::FixedState::with_seed(0x6c69_6f73_636f_7065).build_hasher();
+    for d in key {
+        d.hash(&mut h);
+    }
+    h.finish()
 }
 
 impl AggregateStage {
     pub fn new(group_by: Vec<Expr>, calls: Vec<AggCall>, having: Option<Expr>) -> AggregateStage {
         let single = calls.iter().map(Accumulator::new).collect();
         let shapes = calls.iter().map(Shape::of).collect();
-        AggregateStage { group_by, calls, shapes, having, single, groups: HashMap::new() }
+        AggregateStage { group_by, calls, shapes, having, single, groups: HashTable::new() }
     }
 
     /// Back to no rows seen, for the plan's next execution. A kept plan holds no more
@@ -341,7 +355,7 @@ impl AggregateStage {
     pub fn reset(&mut self) {
         self.single = self.calls.iter().map(Accumulator::new).collect();
         self.groups.clear();
-        self.groups.shrink_to(KEPT_GROUPS);
+        self.groups.shrink_to(KEPT_GROUPS, |(key, _)| group_hash(key));
     }
 
     /// Folds one row into its group's accumulators; the source goes on (an aggregate
@@ -351,10 +365,22 @@ impl AggregateStage {
         let accs = if self.group_by.is_empty() {
             &mut self.single
         } else {
-            let key =
-                self.group_by.iter().map(|e| e.eval(row, f).map(Datum::into_owned)).collect::<Result<Vec<_>>>()?;
+            let mut key = SmallVec::<[Datum<'_>; 4]>::new();
+            for e in &self.group_by {
+                key.push(e.eval(row, f)?);
+            }
+            let hash = group_hash(&key);
             let calls = &self.calls;
-            self.groups.entry(key).or_insert_with(|| calls.iter().map(Accumulator::new).collect())
+            match self.groups.find_mut(hash, |(k, _)| k.as_slice() == key.as_slice()) {
+                Some((_, accs)) => accs,
+                None => {
+                    let group = (
+                        key.into_iter().map(Datum::into_owned).collect(),
+                        calls.iter().map(Accumulator::new).collect(),
+                    );
+                    &mut self.groups.insert_unique(hash, group, |(k, _)| group_hash(k)).into_mut().1
+                }
+            }
         };
         for ((acc, call), &shape) in accs.iter_mut().zip(&self.calls).zip(&self.shapes) {
             acc.add(call, shape, row, f)?;
