@@ -28,6 +28,10 @@ fn options(dir: &Path) -> TpchBenchOptions {
         out: None,
         expected: Some(stored()),
         save_answers: None,
+        callgrind: false,
+        lioscope_exe: None,
+        callgrind_child: None,
+        callgrind_tbl_bytes: 0,
     }
 }
 
@@ -47,7 +51,7 @@ fn the_22_queries_answer_as_duckdb_did_and_as_every_peer_does() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("report");
     let opts = TpchBenchOptions { peers: true, out: Some(out.clone()), ..options(dir.path()) };
-    let report = run(&opts).expect("every query runs and every answer matches");
+    let report = run(&opts).expect("every query runs and every answer matches").unwrap();
     assert_eq!(report.lioscope.queries.len(), 44);
     for q in &report.lioscope.queries {
         assert_eq!(q.elapsed_ms.len(), 1, "{}", q.label);
@@ -80,13 +84,14 @@ fn the_22_queries_answer_as_duckdb_did_and_as_every_peer_does() {
 #[test]
 fn the_column_store_and_compression_units_answer_the_same() {
     let dir = tempfile::tempdir().unwrap();
-    let report = run(&TpchBenchOptions { inmemory: true, ..options(dir.path()) }).expect("in-memory answers match");
+    let report =
+        run(&TpchBenchOptions { inmemory: true, ..options(dir.path()) }).expect("in-memory answers match").unwrap();
     let q1 = &report.lioscope.queries[0];
     assert!(q1.plan.iter().any(|l| l.contains("TABLE ACCESS INMEMORY FULL LINEITEM")), "{:?}", q1.plan);
     for level in ["QUERY LOW", "ARCHIVE HIGH"] {
         let dir = tempfile::tempdir().unwrap();
         let opts = TpchBenchOptions { hcc_level: Some(level.into()), ..options(dir.path()) };
-        let report = run(&opts).unwrap_or_else(|e| panic!("HCC {level}: {e}"));
+        let report = run(&opts).unwrap_or_else(|e| panic!("HCC {level}: {e}")).unwrap();
         assert_eq!(report.lioscope.storage, format!("HCC {level}"));
     }
 }

@@ -78,6 +78,19 @@ pub struct TpchBenchOptions {
     /// Store DuckDB's answers (PostgreSQL's when DuckDB did not run) in this file.
     #[arg(long)]
     pub save_answers: Option<PathBuf>,
+    /// Also count with valgrind's callgrind the instructions of Q1's and Q6's execution,
+    /// each in a child process on the loaded database, a lineitem row.
+    #[arg(long)]
+    pub callgrind: bool,
+    /// The lioscope executable the callgrind children run (default: this one).
+    #[arg(long)]
+    pub lioscope_exe: Option<PathBuf>,
+    /// Internal: run only this query once in the loaded database for callgrind.
+    #[arg(long, hide = true)]
+    pub callgrind_child: Option<String>,
+    /// Internal: the .tbl bytes the loaded database was sized for (a callgrind child's).
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub callgrind_tbl_bytes: u64,
 }
 
 /// One query with one parameter set, as the benchmark runs it.
@@ -143,6 +156,16 @@ pub struct Mismatch {
     pub difference: String,
 }
 
+/// Callgrind's count of one query's execution (a warm run done first, uncounted).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct InstructionCount {
+    pub label: String,
+    pub instructions: u64,
+    pub lineitem_rows: u64,
+    /// instructions / lineitem_rows: the instructions a row of the table the query scans.
+    pub per_row: f64,
+}
+
 /// The benchmark's figures, as tpch.json holds them.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TpchReport {
@@ -155,15 +178,21 @@ pub struct TpchReport {
     pub lioscope: LioscopeRun,
     pub peers: Vec<PeerRun>,
     pub mismatches: Vec<Mismatch>,
+    /// With `--callgrind`: the instructions of Q1's and Q6's execution.
+    pub instructions: Vec<InstructionCount>,
     /// Each peer's geometric mean of its time over lioscope's, over the queries both
     /// finished (a peer's timeout counts as its limit: then a lower bound).
     pub geometric_means: BTreeMap<String, f64>,
 }
 
-/// Runs the benchmark and prints its report.
-pub fn run(opts: &TpchBenchOptions) -> Result<TpchReport> {
+/// Runs the benchmark and prints its report (`None` in a callgrind child, which only
+/// runs its query).
+pub fn run(opts: &TpchBenchOptions) -> Result<Option<TpchReport>> {
     if !(opts.sf.is_finite() && opts.sf > 0.0) {
         return Err(Error::InvalidParameter { name: "--sf".into(), message: format!("{}: not above 0", opts.sf) });
+    }
+    if let Some(label) = &opts.callgrind_child {
+        return callgrind_child(opts, label).map(|()| None);
     }
     let hcc_level = opts.hcc_level.as_deref().map(hcc_level).transpose()?;
     let peer_names = tpch_peers::names(&opts.peer)?;
@@ -196,6 +225,9 @@ pub fn run(opts: &TpchBenchOptions) -> Result<TpchReport> {
     let files: Vec<(&'static Table, PathBuf)> = tbl.iter().map(|(t, p, _)| (*t, p.clone())).collect();
 
     let lioscope = run_lioscope(opts, &dir.join("lioscope"), &files, tbl_bytes, hcc_level, &items)?;
+    let lineitem_rows = tbl.iter().find(|t| t.0.name == "lineitem").map_or(0, |t| t.2);
+    let instructions =
+        if opts.callgrind { count_instructions(opts, &dir, tbl_bytes, lineitem_rows, &items)? } else { Vec::new() };
     let mut peers = Vec::new();
     if opts.peers {
         let settings = PeerSettings {
@@ -228,6 +260,7 @@ pub fn run(opts: &TpchBenchOptions) -> Result<TpchReport> {
         lioscope,
         peers,
         mismatches,
+        instructions,
         geometric_means,
     };
     print_report(&report, &items);
@@ -256,7 +289,79 @@ pub fn run(opts: &TpchBenchOptions) -> Result<TpchReport> {
             ),
         });
     }
-    Ok(report)
+    Ok(Some(report))
+}
+
+/// The database's options for `tbl_bytes` of rows: a buffer cache that holds every
+/// table and index (the rows take about their text's bytes in blocks, the key indexes
+/// and the load's undo about as much again: three times the text, and room for the
+/// dictionary), and with `--inmemory` an In-Memory Area twice the text.
+fn lioscope_options(tbl_bytes: u64, inmemory: bool) -> (u64, DatabaseOptions) {
+    let cache = (tbl_bytes * 3).max(128 << 20) + (128 << 20);
+    let mut parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
+    if inmemory {
+        parameters.push(("inmemory_size".to_owned(), format!("{}M", (tbl_bytes * 2).max(256 << 20) >> 20)));
+    }
+    (cache, DatabaseOptions { parameters, ..Default::default() })
+}
+
+/// Q1's and Q6's instructions (those of them the run has, validation parameters),
+/// each counted in a child process under callgrind on the database just loaded.
+fn count_instructions(
+    opts: &TpchBenchOptions,
+    dir: &Path,
+    tbl_bytes: u64,
+    lineitem_rows: u64,
+    items: &[Item],
+) -> Result<Vec<InstructionCount>> {
+    let exe = match &opts.lioscope_exe {
+        Some(exe) => exe.clone(),
+        None => std::env::current_exe().map_err(|e| Error::io("find", Path::new("the lioscope executable"), e))?,
+    };
+    let mut counts = Vec::new();
+    for label in ["Q1", "Q6"] {
+        if !items.iter().any(|i| i.label == label) {
+            continue;
+        }
+        let mut args: Vec<String> =
+            ["bench", "tpch", "--sf", &opts.sf.to_string(), "--dir"].iter().map(|a| a.to_string()).collect();
+        args.push(dir.display().to_string());
+        args.extend(["--callgrind-child".into(), label.into(), "--callgrind-tbl-bytes".into(), tbl_bytes.to_string()]);
+        if opts.inmemory {
+            args.push("--inmemory".into());
+        }
+        println!("  callgrind: {label} in a child process");
+        let profile = dir.join(format!("callgrind.{label}.out"));
+        let instructions = crate::callgrind::count_instructions(&exe, &args, &profile)?;
+        let per_row = instructions as f64 / lineitem_rows.max(1) as f64;
+        counts.push(InstructionCount { label: label.into(), instructions, lineitem_rows, per_row });
+    }
+    Ok(counts)
+}
+
+/// A callgrind child: opens the loaded database, waits for the column store's population
+/// with `--inmemory`, runs the query once to warm, then once inside
+/// [`crate::callgrind::counted_execution`].
+fn callgrind_child(opts: &TpchBenchOptions, label: &str) -> Result<()> {
+    let item = items(opts)?.into_iter().find(|i| i.label == label).ok_or_else(|| Error::InvalidParameter {
+        name: "--callgrind-child".into(),
+        message: format!("{label}: not a query of this run"),
+    })?;
+    let dir = opts.dir.as_ref().ok_or_else(|| Error::InvalidParameter {
+        name: "--callgrind-child".into(),
+        message: "needs the --dir of the loaded database".into(),
+    })?;
+    let (_, options) = lioscope_options(opts.callgrind_tbl_bytes, opts.inmemory);
+    let db = Database::open(&dir.join("lioscope"), options)?;
+    let session = db.session();
+    if opts.inmemory {
+        session.execute("EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT('HIGH', 100, 7200)")?;
+    }
+    let sql = item.sql(Dialect::Oracle, opts.sf)?;
+    session.execute(&sql)?;
+    crate::callgrind::counted_execution(&session, &sql)?;
+    drop(session);
+    db.close()
 }
 
 /// `--hcc-level`'s level as COMPRESS FOR takes it.
@@ -280,14 +385,8 @@ fn run_lioscope(
     hcc_level: Option<String>,
     items: &[Item],
 ) -> Result<LioscopeRun> {
-    // The rows take about their text's bytes in blocks, the key indexes and the load's
-    // undo about as much again: three times the text, and room for the dictionary.
-    let cache = (tbl_bytes * 3).max(128 << 20) + (128 << 20);
-    let mut parameters = vec![("db_cache_size".to_owned(), cache.to_string())];
-    if opts.inmemory {
-        parameters.push(("inmemory_size".to_owned(), format!("{}M", (tbl_bytes * 2).max(256 << 20) >> 20)));
-    }
-    let db = Database::create(dir, DatabaseOptions { parameters, ..Default::default() })?;
+    let (cache, options) = lioscope_options(tbl_bytes, opts.inmemory);
+    let db = Database::create(dir, options)?;
     let session = db.session();
     let started = Instant::now();
     for (table, path) in files {
@@ -557,6 +656,12 @@ fn print_report(report: &TpchReport, items: &[Item]) {
     for (engine, mean) in &report.geometric_means {
         println!("Geometric mean of {engine}'s time over lioscope's: {mean:.2}");
     }
+    for c in &report.instructions {
+        println!(
+            "callgrind: {} executed {} instructions, {:.0} a lineitem row ({} rows)",
+            c.label, c.instructions, c.per_row, c.lineitem_rows
+        );
+    }
     for q in &report.lioscope.queries {
         if !q.plan.is_empty() {
             println!("\n{} (row-source statistics of an untimed run):\n{}", q.label, q.plan.join("\n"));
@@ -672,6 +777,10 @@ mod tests {
             out: None,
             expected: None,
             save_answers: None,
+            callgrind: false,
+            lioscope_exe: None,
+            callgrind_child: None,
+            callgrind_tbl_bytes: 0,
         }
     }
 
