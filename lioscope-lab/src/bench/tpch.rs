@@ -352,7 +352,7 @@ fn callgrind_child(opts: &TpchBenchOptions, label: &str) -> Result<()> {
         message: "needs the --dir of the loaded database".into(),
     })?;
     let (_, options) = lioscope_options(opts.callgrind_tbl_bytes, opts.inmemory);
-    let db = Database::open(&dir.join("lioscope"), options)?;
+    let db = Database::open(dir.join("lioscope"), options)?;
     let session = db.session();
     if opts.inmemory {
         session.execute("EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT('HIGH', 100, 7200)")?;
