@@ -11,7 +11,8 @@
 //! - A join filter on a hash join's probe side (a Bloom filter of the build keys,
 //!   checked in the probe scan): the probe rows it passes are those whose key is among
 //!   the build keys' distinct values, estimated as the share of the probe key's distinct
-//!   values those cover ([`join_filter_pass`]), plus 1% false positives of the others;
+//!   values those cover, column by column for a key of several ([`join_filter_pass`]),
+//!   plus 1% false positives of the others;
 //!   only they cost the hash join's probe CPU, and every build and probe row costs
 //!   [`JOIN_FILTER_ROW_NS`] more ([`hash_with_filter`]). Without a hint, a join uses one
 //!   when its probe side is estimated at [`JOIN_FILTER_MIN_PROBE_ROWS`] rows or more and
@@ -119,12 +120,17 @@ pub fn hash_with_filter(model: &CostModel, build: Input, probe: Input, pass: f64
         )
 }
 
-/// The share of probe rows a join filter passes: the share of the probe key's
-/// `probe_keys` distinct values that the build side's `build_keys` distinct keys cover
-/// (each build key taken to be one of the probe's), plus the filter's false positives
-/// among the others.
-pub fn join_filter_pass(build_keys: f64, probe_keys: f64) -> f64 {
-    let covered = (build_keys / probe_keys.max(1.0)).clamp(0.0, 1.0);
+/// The share of probe rows a join filter passes: the share of the probe key's distinct
+/// values that the build side's distinct keys cover (each build key taken to be one of
+/// the probe's), plus the filter's false positives among the others. `columns` holds,
+/// for each column of the key, (build side's distinct values, probe side's): a key of
+/// several columns covers the product of its columns' shares. (A product of the
+/// columns' distinct values would count every pair of values as a key of the probe
+/// side, where a child's key of several columns, lineitem's part and supplier, holds
+/// only pairs its parent has, and would take a filter of the whole parent to pass a
+/// fraction of the child.)
+pub fn join_filter_pass(columns: impl IntoIterator<Item = (f64, f64)>) -> f64 {
+    let covered: f64 = columns.into_iter().map(|(build, probe)| (build / probe.max(1.0)).clamp(0.0, 1.0)).product();
     covered + (1.0 - covered) * JOIN_FILTER_FALSE_POSITIVES
 }
 
@@ -398,12 +404,17 @@ mod tests {
         let m = model();
         let (build, probe) = (Input { rows: 200.0, cost: 10.0 }, Input { rows: 1e6, cost: 100.0 });
         // 200 keys of the probe's 2,000: a tenth of the probe rows pass, and 1% of the rest.
-        let pass = join_filter_pass(200.0, 2000.0);
+        let pass = join_filter_pass([(200.0, 2000.0)]);
         assert!((pass - (0.1 + 0.9 * JOIN_FILTER_FALSE_POSITIVES)).abs() < 1e-12, "{pass}");
         assert!(join_filter_pays(&m, build, probe, pass));
         assert!(hash_with_filter(&m, build, probe, pass) < hash(&m, build, probe));
         // Keys covering the probe's: every row passes, and the check is pure cost.
-        assert_eq!(join_filter_pass(5000.0, 2000.0), 1.0);
+        assert_eq!(join_filter_pass([(5000.0, 2000.0)]), 1.0);
+        // A key of two columns, each of whose values the build side has every one of:
+        // the filter passes every row, however many pairs the values could make.
+        assert_eq!(join_filter_pass([(20_000.0, 20_000.0), (1_000.0, 1_000.0)]), 1.0);
+        let half_each = join_filter_pass([(100.0, 200.0), (10.0, 20.0)]);
+        assert!((half_each - (0.25 + 0.75 * JOIN_FILTER_FALSE_POSITIVES)).abs() < 1e-12, "{half_each}");
         assert!(!join_filter_pays(&m, build, probe, 1.0));
         // Too few probe rows, however selective.
         assert!(!join_filter_pays(&m, build, Input { rows: JOIN_FILTER_MIN_PROBE_ROWS - 1.0, cost: 1.0 }, pass));

@@ -1536,11 +1536,11 @@ impl Builder<'_> {
             RelationAccess::Table(t) => t.stats.as_ref().map_or(probe_est.rows, |s| s.num_rows as f64),
             _ => probe_est.rows,
         };
-        // Distinct keys: the product of the key columns' NDVs, at most the rows.
-        let keys = |columns: &[usize], rows: f64| {
-            columns.iter().map(|&c| self.column_ndv(query, c)).product::<f64>().min(rows.max(1.0))
-        };
-        let pass = join_cost::join_filter_pass(keys(&build_columns, build.rows), keys(&probe_columns, table_rows));
+        // Each key column's distinct values on either side, at most that side's rows.
+        let distinct = |c: usize, rows: f64| self.column_ndv(query, c).min(rows.max(1.0));
+        let pass = join_cost::join_filter_pass(
+            build_columns.iter().zip(&probe_columns).map(|(&b, &p)| (distinct(b, build.rows), distinct(p, table_rows))),
+        );
         if !hinted(HintKind::PxJoinFilter) && !join_cost::join_filter_pays(model, build, probe_est, pass) {
             return None;
         }
