@@ -540,6 +540,7 @@ import duckdb
 task = json.load(sys.stdin)
 con = duckdb.connect(task["db"])
 con.execute("SET threads = 1")
+con.execute("SET enable_progress_bar = false")
 started = time.perf_counter()
 for sql in task["setup"]:
     con.execute(sql)

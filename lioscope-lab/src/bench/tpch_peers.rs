@@ -347,6 +347,7 @@ import duckdb
 task = json.load(sys.stdin)
 con = duckdb.connect(task["db"])
 con.execute("SET threads = 1")
+con.execute("SET enable_progress_bar = false")
 started = time.perf_counter()
 for sql in task["setup"]:
     con.execute(sql)
@@ -419,7 +420,11 @@ fn duckdb(dir: &Path, files: &[(&'static Table, PathBuf)], items: &[Item], s: &P
             format!("python3 with duckdb exited with {}: {why}", output.status)
         });
     }
-    let result: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())?;
+    // The program's answer is its last line (anything DuckDB prints comes before).
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let result: serde_json::Value = serde_json::from_str(last)
+        .map_err(|e| format!("DuckDB's answer {:?}: {e}", last.chars().take(80).collect::<String>()))?;
     let version = result["version"].as_str().unwrap_or("").to_owned();
     let load_ms = result["load_ms"].as_f64().ok_or("no load_ms in DuckDB's answer")?;
     let queries: Vec<PeerQuery> = result["queries"]
