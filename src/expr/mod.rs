@@ -275,6 +275,21 @@ impl Expr {
         }
     }
 
+    /// An operand of an operator whose whole-number path failed
+    /// ([`Expr::whole_number`]): an operator under it goes the general way at once,
+    /// without its own whole-number try, which reads the same columns that made the
+    /// operator above fail and would mostly fail on them again (`l_extendedprice * (1 -
+    /// l_discount)` tries `l_discount` once, not twice). Both ways give the same value.
+    #[inline]
+    fn eval_operand<'a, R: RowAccess + ?Sized>(&'a self, row: &'a R, f: &mut FunctionContext) -> Result<Datum<'a>> {
+        match self {
+            Expr::Arith { op, left, right } => {
+                functions::arithmetic(*op, &left.eval_operand(row, f)?, &right.eval_operand(row, f)?)
+            }
+            _ => self.eval(row, f),
+        }
+    }
+
     /// [`Expr::eval`] of an expression that is neither a column nor a literal.
     #[inline(never)]
     fn eval_compound<'a, R: RowAccess + ?Sized>(&'a self, row: &'a R, f: &mut FunctionContext) -> Result<Datum<'a>> {
@@ -287,7 +302,9 @@ impl Expr {
             Expr::Arith { .. } | Expr::Negate(_) | Expr::Function { .. } if let Some(i) = self.whole_number(row) => {
                 Datum::Int(i)
             }
-            Expr::Arith { op, left, right } => functions::arithmetic(*op, &left.eval(row, f)?, &right.eval(row, f)?)?,
+            Expr::Arith { op, left, right } => {
+                functions::arithmetic(*op, &left.eval_operand(row, f)?, &right.eval_operand(row, f)?)?
+            }
             Expr::Concat(..) => {
                 let mut text = String::new();
                 self.append_text(row, f, &mut text)?;
