@@ -25,7 +25,7 @@ use crate::report::{Chart, Html, Series};
 use crate::sample;
 use crate::stats::spread;
 use crate::tpch::answers::{self, Answer, Cell, StoredAnswers};
-use crate::tpch::queries::{ParameterSets, QUERIES, Query};
+use crate::tpch::queries::{Item, ParameterSets, QUERIES};
 use crate::tpch::schema::{TABLES, Table};
 use crate::tpch::{Dialect, data};
 use lioscope::stats::Stat;
@@ -91,21 +91,6 @@ pub struct TpchBenchOptions {
     /// Internal: the .tbl bytes the loaded database was sized for (a callgrind child's).
     #[arg(long, hide = true, default_value_t = 0)]
     pub callgrind_tbl_bytes: u64,
-}
-
-/// One query with one parameter set, as the benchmark runs it.
-#[derive(Debug, Clone)]
-pub struct Item {
-    pub query: &'static Query,
-    pub set: usize,
-    pub label: String,
-}
-
-impl Item {
-    /// The query's text in `dialect` at scale factor `sf`.
-    pub fn sql(&self, dialect: Dialect, sf: f64) -> Result<String> {
-        self.query.render(self.set, dialect, sf)
-    }
 }
 
 /// The items `opts` selects, in query order.

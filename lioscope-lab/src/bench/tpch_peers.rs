@@ -25,13 +25,12 @@ use super::peers::PgServer;
 use crate::stats::spread;
 use crate::tpch::Dialect;
 use crate::tpch::answers::{Answer, Cell};
+use crate::tpch::queries::Item;
 use crate::tpch::schema::{Kind, Table};
 use lioscope::{Error, Result};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-use super::tpch::Item;
 
 /// What every peer runs with.
 #[derive(Debug, Clone)]

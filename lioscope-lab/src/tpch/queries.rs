@@ -61,6 +61,21 @@ impl ParameterSets {
     }
 }
 
+/// One query with one parameter set, as a run takes it.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub query: &'static Query,
+    pub set: usize,
+    pub label: String,
+}
+
+impl Item {
+    /// The query's text in `dialect` at scale factor `sf`.
+    pub fn sql(&self, dialect: Dialect, sf: f64) -> Result<String> {
+        self.query.render(self.set, dialect, sf)
+    }
+}
+
 impl Query {
     /// The query's label in reports: `Q7`, or `Q7 #2` for the second parameter set.
     pub fn label(&self, set: usize) -> String {
