@@ -532,19 +532,10 @@ fn sqlite(dir: &Path, (customers, orders): (&Path, &Path), repeat: usize) -> Pee
     Ok((load_ms, queries))
 }
 
-/// The Python program that loads and times DuckDB: reads its task as JSON on standard
-/// input, writes `{"load_ms": .., "queries": [{"elapsed_ms": [..], "answer": [..]}]}`.
+/// The Python program that times DuckDB's queries once it has loaded
+/// ([`super::peers::duckdb_child`]): writes `{"load_ms": .., "queries": [{"elapsed_ms":
+/// [..], "answer": [..]}]}`.
 const DUCKDB_PROGRAM: &str = r#"
-import json, sys, time
-import duckdb
-task = json.load(sys.stdin)
-con = duckdb.connect(task["db"])
-con.execute("SET threads = 1")
-con.execute("SET enable_progress_bar = false")
-started = time.perf_counter()
-for sql in task["setup"]:
-    con.execute(sql)
-load_ms = (time.perf_counter() - started) * 1000
 out = []
 for sql, params in task["queries"]:
     con.execute(sql, params).fetchall()
@@ -578,32 +569,7 @@ fn duckdb(dir: &Path, (customers, orders): (&Path, &Path), repeat: usize) -> Pee
             .collect::<Vec<_>>(),
         "repeat": repeat,
     });
-    let mut child = std::process::Command::new("python3")
-        .args(["-c", DUCKDB_PROGRAM])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("python3: {e}"))?;
-    child
-        .stdin
-        .take()
-        .ok_or("python3's standard input")?
-        .write_all(task.to_string().as_bytes())
-        .map_err(|e| e.to_string())?;
-    let output = child.wait_with_output().map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(&db);
-    let _ = std::fs::remove_file(dir.join("join.duckdb.wal"));
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let why = stderr.lines().last().unwrap_or("").to_owned();
-        return Err(if why.contains("No module named 'duckdb'") {
-            "python3 has no duckdb package (pip install duckdb)".to_owned()
-        } else {
-            format!("python3 with duckdb exited with {}: {why}", output.status)
-        });
-    }
-    let result: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())?;
+    let result = super::peers::duckdb_child(DUCKDB_PROGRAM, &task, &db)?;
     let load_ms = result["load_ms"].as_f64().ok_or("no load_ms in DuckDB's answer")?;
     let queries = result["queries"]
         .as_array()

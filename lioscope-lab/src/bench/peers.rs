@@ -122,6 +122,60 @@ pub fn sqlite(work: &Path, csv: &Path, indexes: &[(&str, &str)], repeat: usize) 
     Ok(builds)
 }
 
+/// What every DuckDB child runs first: reads its task as JSON on standard input,
+/// connects to `task["db"]` with one thread and no progress bar, runs `task["setup"]`
+/// (the load) and leaves its time in `load_ms`.
+const DUCKDB_SETUP: &str = r#"
+import json, sys, threading, time
+import duckdb
+task = json.load(sys.stdin)
+con = duckdb.connect(task["db"])
+con.execute("SET threads = 1")
+con.execute("SET enable_progress_bar = false")
+started = time.perf_counter()
+for sql in task["setup"]:
+    con.execute(sql)
+load_ms = (time.perf_counter() - started) * 1000
+"#;
+
+/// Runs [`DUCKDB_SETUP`] then `queries` (Python using DuckDB's package, which prints its
+/// answer as a JSON object) in a `python3` child, its `task` as JSON on standard input;
+/// the JSON object it prints last. The database file `db` (and its WAL) is removed
+/// after. A missing package is said as such.
+pub fn duckdb_child(queries: &str, task: &serde_json::Value, db: &Path) -> PeerResult<serde_json::Value> {
+    use std::io::Write;
+    let mut child = Command::new("python3")
+        .args(["-c", &format!("{DUCKDB_SETUP}{queries}")])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("python3: {e}"))?;
+    child
+        .stdin
+        .take()
+        .ok_or("python3's standard input")?
+        .write_all(task.to_string().as_bytes())
+        .map_err(|e| e.to_string())?;
+    let output = child.wait_with_output().map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(db);
+    let _ = std::fs::remove_file(db.with_extension("duckdb.wal"));
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let why = stderr.lines().last().unwrap_or("").to_owned();
+        return Err(if why.contains("No module named 'duckdb'") {
+            "python3 has no duckdb package (pip install duckdb)".to_owned()
+        } else {
+            format!("python3 with duckdb exited with {}: {why}", output.status)
+        });
+    }
+    // The program's answer is its last line (anything DuckDB prints comes before).
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    serde_json::from_str(last)
+        .map_err(|e| format!("DuckDB's answer {:?}: {e}", last.chars().take(80).collect::<String>()))
+}
+
 /// A throwaway PostgreSQL server (initdb in a directory of its own, listening only on a
 /// Unix socket there), stopped when dropped: the benchmark's peer, and the server the
 /// results history's PostgreSQL test stores into.

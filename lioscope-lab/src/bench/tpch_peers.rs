@@ -28,7 +28,7 @@ use crate::tpch::answers::{Answer, Cell};
 use crate::tpch::queries::Item;
 use crate::tpch::schema::{Kind, Table};
 use lioscope::{Error, Result};
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -338,19 +338,10 @@ fn sqlite_query(conn: &rusqlite::Connection, sql: &str) -> rusqlite::Result<Answ
     rows.collect()
 }
 
-/// The Python program that loads and times DuckDB: reads its task as JSON on standard
-/// input, writes its version, load time and each query's runs and answer as JSON.
+/// The Python program that times DuckDB's queries once it has loaded
+/// ([`super::peers::duckdb_child`]): writes its version, load time and each query's runs
+/// and answer as JSON; a query runs under a timer that interrupts it at its limit.
 const DUCKDB_PROGRAM: &str = r#"
-import json, sys, threading, time
-import duckdb
-task = json.load(sys.stdin)
-con = duckdb.connect(task["db"])
-con.execute("SET threads = 1")
-con.execute("SET enable_progress_bar = false")
-started = time.perf_counter()
-for sql in task["setup"]:
-    con.execute(sql)
-load_ms = (time.perf_counter() - started) * 1000
 out = []
 for sql in task["queries"]:
     q = {"elapsed_ms": [], "timed_out": False, "error": None, "answer": None}
@@ -394,36 +385,7 @@ fn duckdb(dir: &Path, files: &[(&'static Table, PathBuf)], items: &[Item], s: &P
         "repeat": s.repeat,
         "timeout_s": s.timeout_s,
     });
-    let mut child = std::process::Command::new("python3")
-        .args(["-c", DUCKDB_PROGRAM])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("python3: {e}"))?;
-    child
-        .stdin
-        .take()
-        .ok_or("python3's standard input")?
-        .write_all(task.to_string().as_bytes())
-        .map_err(|e| e.to_string())?;
-    let output = child.wait_with_output().map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(&db);
-    let _ = std::fs::remove_file(dir.join("tpch.duckdb.wal"));
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let why = stderr.lines().last().unwrap_or("").to_owned();
-        return Err(if why.contains("No module named 'duckdb'") {
-            "python3 has no duckdb package (pip install duckdb)".to_owned()
-        } else {
-            format!("python3 with duckdb exited with {}: {why}", output.status)
-        });
-    }
-    // The program's answer is its last line (anything DuckDB prints comes before).
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let result: serde_json::Value = serde_json::from_str(last)
-        .map_err(|e| format!("DuckDB's answer {:?}: {e}", last.chars().take(80).collect::<String>()))?;
+    let result = super::peers::duckdb_child(DUCKDB_PROGRAM, &task, &db)?;
     let version = result["version"].as_str().unwrap_or("").to_owned();
     let load_ms = result["load_ms"].as_f64().ok_or("no load_ms in DuckDB's answer")?;
     let queries: Vec<PeerQuery> = result["queries"]
