@@ -3,7 +3,7 @@
 //! engine's public API only.
 //!
 //! - [`bench`](mod@bench): the benchmarks of the engine's core, indexes, in-memory scans, commits,
-//!   loads and joins.
+//!   loads, joins, and TPC-H beside PostgreSQL, SQLite and DuckDB.
 //! - [`customers`]: the SH.CUSTOMERS-shaped table of the engine benchmark.
 //! - [`cpu`]: cores against threads: wall time of 1..N CPU-bound workers launched at once.
 //! - [`cr`]: the cost of consistent reads (full scans beside uncommitted updates).

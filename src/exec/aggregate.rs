@@ -3,8 +3,9 @@
 //!
 //! COUNT of a column only asks whether the column is NULL, so counting rows of a block
 //! decodes nothing. A row's group is found by its keys as evaluated, borrowed from the
-//! row (hashed with `foldhash`); only a new group's keys are copied out. Sums of whole numbers add in 128 bits and become decimal only when a
-//! value has a fraction. LISTAGG keeps each value's text with its WITHIN GROUP keys and
+//! row (hashed with `foldhash`, a fixed seed); only a new group's keys are copied out.
+//! Sums of whole numbers add in 128 bits and become decimal only when a value has a
+//! fraction. LISTAGG keeps each value's text with its WITHIN GROUP keys and
 //! sorts them when the group is done (a stable sort: equal keys keep the rows' order).
 
 use super::downstream::{Downstream, Push, push_each};

@@ -277,9 +277,11 @@ impl Expr {
 
     /// An operand of an operator whose whole-number path failed
     /// ([`Expr::whole_number`]): an operator under it goes the general way at once,
-    /// without its own whole-number try, which reads the same columns that made the
-    /// operator above fail and would mostly fail on them again (`l_extendedprice * (1 -
-    /// l_discount)` tries `l_discount` once, not twice). Both ways give the same value.
+    /// without a whole-number try of its own. Where the operands are decimals
+    /// (`l_extendedprice * (1 - l_discount) * (1 + l_tax)`), each try would read a column
+    /// only to fail on it; where an operator under it is all whole numbers
+    /// (`price * (a + b)`), the general way adds them in 64 bits just the same. Both ways
+    /// give the same value and the same errors.
     #[inline]
     fn eval_operand<'a, R: RowAccess + ?Sized>(&'a self, row: &'a R, f: &mut FunctionContext) -> Result<Datum<'a>> {
         match self {

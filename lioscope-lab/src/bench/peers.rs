@@ -11,6 +11,10 @@
 //! with a 1 GiB page cache. Both tables are read once before the timed builds, so that
 //! every engine builds from a cached table, and PostgreSQL checkpoints after its load (as
 //! lioscope does), so that no build pays for writing the load.
+//!
+//! Shared by every benchmark with peers: the throwaway PostgreSQL server ([`PgServer`])
+//! and the runner of a DuckDB child ([`duckdb_child`]: a `python3` child through DuckDB's
+//! package, one thread, no progress bar, its answer the JSON object it prints last).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -355,7 +355,7 @@ for sql in task["queries"]:
             q["timed_out"] = True
             break
         except Exception as e:
-            q["error"] = str(e).splitlines()[0]
+            q["error"] = (str(e).splitlines() or [repr(e)])[0]
             break
         finally:
             timer.cancel()

@@ -13,6 +13,9 @@ pub fn write_tbl(table: &str, sf: f64, path: &Path) -> Result<u64> {
     if !(sf.is_finite() && sf > 0.0) {
         return Err(Error::InvalidParameter { name: "scale factor".into(), message: format!("{sf}: not above 0") });
     }
+    if super::schema::Table::named(table).is_none() {
+        return Err(Error::InvalidParameter { name: "table".into(), message: format!("{table}: not a TPC-H table") });
+    }
     let file = std::fs::File::create(path).map_err(|e| Error::io("create", path, e))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     let rows = match table {

@@ -12,8 +12,9 @@
 //!   dates as `YYYY-MM-DD`, CHAR padding trimmed; and the stored expected answers.
 //!
 //! Invariant: every engine gets the same rows, the same keys and the same query, only
-//! spelled in its own dialect; where a peer needs a text of its own to finish (SQLite's
-//! joins inside OR, its missing column-alias lists), the query says so.
+//! spelled in its own dialect; where a peer needs a text of its own to run, finish or
+//! answer the same (SQLite's missing column-alias lists, its joins inside OR, its REAL
+//! bounds), the query says so.
 
 pub mod answers;
 pub mod data;

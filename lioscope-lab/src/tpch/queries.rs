@@ -30,8 +30,8 @@ pub struct Query {
     pub number: u32,
     pub title: &'static str,
     pub text: &'static str,
-    /// SQLite's template, where the common one would not run or not finish in SQLite,
-    /// and why.
+    /// SQLite's template, where the common one would not run, not finish, or not give
+    /// the same answer in SQLite (its REAL arithmetic), and why.
     pub sqlite: Option<(&'static str, &'static str)>,
     /// What differs from the specification's text, if anything.
     pub note: &'static str,
@@ -139,7 +139,7 @@ fn render_marks(text: &str, dialect: Dialect) -> std::result::Result<String, Str
 /// `1994-01-01`, or `1994-01-01 + 3 month`, spelled in `dialect`.
 fn date(argument: &str, dialect: Dialect) -> std::result::Result<String, String> {
     let words: Vec<&str> = argument.split_whitespace().collect();
-    let day = words[0];
+    let day = words.first().copied().unwrap_or_default();
     if day.len() != 10 || !day.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
         return Err(format!("{day}: not a YYYY-MM-DD date"));
     }
@@ -602,6 +602,7 @@ mod tests {
         assert_eq!(render_marks("a {year:x} b", Dialect::Oracle).unwrap(), "a EXTRACT(YEAR FROM x) b");
         assert!(render_marks("{date:1994-01-01 + 3 week}", Dialect::Oracle).unwrap_err().contains("3 week"));
         assert!(render_marks("{date:94-01-01}", Dialect::Oracle).unwrap_err().contains("94-01-01"));
+        assert!(render_marks("{date:}", Dialect::Oracle).unwrap_err().contains("not a YYYY-MM-DD date"));
         assert!(render_marks("{when:x}", Dialect::Oracle).unwrap_err().contains("when"));
         assert!(render_marks("{date:1994-01-01", Dialect::Oracle).unwrap_err().contains("unclosed"));
         let q = Query { parameters: [&[], &[]], ..QUERIES[0] };
