@@ -142,7 +142,7 @@ for sql in task["setup"]:
 load_ms = (time.perf_counter() - started) * 1000
 "#;
 
-/// Runs [`DUCKDB_SETUP`] then `queries` (Python using DuckDB's package, which prints its
+/// Runs `DUCKDB_SETUP` then `queries` (Python using DuckDB's package, which prints its
 /// answer as a JSON object) in a `python3` child, its `task` as JSON on standard input;
 /// the JSON object it prints last. The database file `db` (and its WAL) is removed
 /// after. A missing package is said as such.

@@ -8,8 +8,9 @@
 //! - [`queries`]: the 22 queries, written here from the specification's definitions
 //!   once, as templates rendered in Oracle's dialect for lioscope and in each peer's;
 //!   each with the specification's validation parameters and a second set.
-//! - [`answers`]: answers as the engines' agree or differ: numbers to a relative 1e-6,
-//!   dates as `YYYY-MM-DD`, CHAR padding trimmed; and the stored expected answers.
+//! - [`answers`]: answers as the engines' agree or differ: whole numbers exactly, other
+//!   numbers to a relative 1e-9 (1e-6 against SQLite's REAL sums), dates as
+//!   `YYYY-MM-DD`, CHAR padding trimmed; and the stored expected answers.
 //!
 //! Invariant: every engine gets the same rows, the same keys and the same query, only
 //! spelled in its own dialect; where a peer needs a text of its own to run, finish or
