@@ -5,6 +5,10 @@
 //! cache flushed for several multiblock read counts; first it times `Database::open` with
 //! the benchmark's cache. Reports medians of `--repeat` runs
 //! with min and max; every derived figure says how it was derived.
+//!
+//! The other benchmarks are its submodules: [`index`], [`inmemory`], [`commits`],
+//! [`load`], [`join`] and [`tpch`] (its peers in [`tpch_peers`]); what the benchmarks
+//! with peers share, the PostgreSQL server and the DuckDB child, is in [`peers`].
 
 pub mod commits;
 pub mod index;
