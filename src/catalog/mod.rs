@@ -1,5 +1,6 @@
 //! The data dictionary: tables, their columns, constraints and segments, their indexes,
-//! the optimizer statistics ANALYZE gathered for both, and views (their query's text).
+//! the optimizer statistics ANALYZE gathered for both, views (their query's text) and
+//! sequences (their options and the first value no cache has taken, [`sequence`]).
 //!
 //! Kept in memory behind one lock and written whole to `dictionary.json` in the database
 //! directory (temporary file, fsync, rename, through the database's I/O layer) by every
@@ -9,7 +10,7 @@
 //!
 //! Opening checks the whole file before anything uses it, with an error naming
 //! `dictionary.json` and the field (never a panic): names match their keys and are unique
-//! across tables, indexes and views, data object ids are unique and below `next_object_id`,
+//! across tables, indexes, views and sequences, data object ids are unique and below `next_object_id`,
 //! segment headers lie in a datafile segments are made in, column types are ones CREATE
 //! TABLE makes, and column positions (index keys, columns left out of the column store,
 //! column statistics, constraint columns) are those of the table; constraint names are
@@ -21,9 +22,12 @@
 //! concurrent CREATEs cannot write their snapshots in the wrong order. Queries keep reading
 //! the current dictionary while a change is being written.
 
+pub mod sequence;
+
 use crate::error::{Error, Result};
 use crate::types::DataType;
 use parking_lot::{RwLock, RwLockUpgradableReadGuard};
+pub use sequence::SequenceDef;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -436,9 +440,34 @@ struct Dictionary {
     /// Views by name.
     #[serde(default)]
     views: BTreeMap<String, Arc<ViewDef>>,
+    /// Sequences by name.
+    #[serde(default)]
+    sequences: BTreeMap<String, Arc<SequenceDef>>,
 }
 
 impl Dictionary {
+    /// The kind of object that has `name`, if one has: tables, indexes, views and
+    /// sequences share one namespace (ORA-00955).
+    fn holder_of(&self, name: &str) -> Option<&'static str> {
+        if self.tables.contains_key(name) {
+            Some("table")
+        } else if self.indexes.contains_key(name) {
+            Some("index")
+        } else if self.views.contains_key(name) {
+            Some("view")
+        } else {
+            self.sequences.contains_key(name).then_some("sequence")
+        }
+    }
+
+    /// Refuses `name` when an object has it.
+    fn check_name_free(&self, name: &str) -> Result<()> {
+        match self.holder_of(name) {
+            Some(kind) => Err(Error::ObjectExists { kind, name: name.to_owned() }),
+            None => Ok(()),
+        }
+    }
+
     /// Checks what opening relies on (see the module doc); the error names the field.
     fn check(&self, segment_files: &[u16]) -> std::result::Result<(), String> {
         if self.next_object_id < FIRST_USER_OBJECT_ID {
@@ -458,6 +487,16 @@ impl Dictionary {
             if self.tables.contains_key(key) || self.indexes.contains_key(key) {
                 return Err(format!("{field}: a table or an index has the name {key}"));
             }
+        }
+        for (key, sequence) in &self.sequences {
+            let field = format!("sequences.{key}");
+            if sequence.name != *key {
+                return Err(format!("{field}.name {} is not its key", sequence.name));
+            }
+            if self.tables.contains_key(key) || self.indexes.contains_key(key) || self.views.contains_key(key) {
+                return Err(format!("{field}: a table, an index or a view has the name {key}"));
+            }
+            sequence.check().map_err(|e| format!("{field}: {e}"))?;
         }
         let mut constraint_names = BTreeMap::new();
         for (key, table) in &self.tables {
@@ -618,18 +657,10 @@ fn check_constraint_name(d: &Dictionary, name: &str, own: Option<&str>) -> Resul
     if taken { Err(Error::ConstraintNameUsed { name: name.to_owned() }) } else { Ok(()) }
 }
 
-/// Adds new indexes to `d`; index and table names share one namespace.
+/// Adds new indexes to `d`; tables, indexes, views and sequences share one namespace.
 fn add_indexes(d: &mut Dictionary, indexes: Vec<IndexDef>) -> Result<()> {
     for index in indexes {
-        if d.indexes.contains_key(&index.name) {
-            return Err(Error::ObjectExists { kind: "index", name: index.name });
-        }
-        if d.tables.contains_key(&index.name) {
-            return Err(Error::ObjectExists { kind: "table", name: index.name });
-        }
-        if d.views.contains_key(&index.name) {
-            return Err(Error::ObjectExists { kind: "view", name: index.name });
-        }
+        d.check_name_free(&index.name)?;
         d.indexes.insert(index.name.clone(), Arc::new(index));
     }
     Ok(())
@@ -666,6 +697,7 @@ impl Catalog {
             tables: BTreeMap::new(),
             indexes: BTreeMap::new(),
             views: BTreeMap::new(),
+            sequences: BTreeMap::new(),
         };
         let path = dir.join(DICTIONARY_FILE);
         crate::storage::write_json_with(io.as_ref(), &path, &dictionary)?;
@@ -730,19 +762,7 @@ impl Catalog {
 
     /// Adds an index and saves the dictionary. Index and table names share one namespace.
     pub fn add_index(&self, index: IndexDef) -> Result<()> {
-        self.change(|d| {
-            if d.indexes.contains_key(&index.name) {
-                return Err(Error::ObjectExists { kind: "index", name: index.name });
-            }
-            if d.tables.contains_key(&index.name) {
-                return Err(Error::ObjectExists { kind: "table", name: index.name });
-            }
-            if d.views.contains_key(&index.name) {
-                return Err(Error::ObjectExists { kind: "view", name: index.name });
-            }
-            d.indexes.insert(index.name.clone(), Arc::new(index));
-            Ok(())
-        })
+        self.change(|d| add_indexes(d, vec![index]))
     }
 
     /// Removes an index and saves the dictionary.
@@ -802,15 +822,7 @@ impl Catalog {
     /// dictionary. Constraint names are unique in the database (ORA-02264).
     pub fn add_table_with(&self, table: TableDef, indexes: Vec<IndexDef>) -> Result<()> {
         self.change(|d| {
-            if d.tables.contains_key(&table.name) {
-                return Err(Error::ObjectExists { kind: "table", name: table.name });
-            }
-            if d.indexes.contains_key(&table.name) {
-                return Err(Error::ObjectExists { kind: "index", name: table.name });
-            }
-            if d.views.contains_key(&table.name) {
-                return Err(Error::ObjectExists { kind: "view", name: table.name });
-            }
+            d.check_name_free(&table.name)?;
             for c in &table.constraints {
                 check_constraint_name(d, &c.name, None)?;
             }
@@ -894,14 +906,8 @@ impl Catalog {
     /// name must not be a table's or an index's (ORA-00955).
     pub fn create_view(&self, view: ViewDef, replace: bool) -> Result<()> {
         self.change(|d| {
-            if d.tables.contains_key(&view.name) {
-                return Err(Error::ObjectExists { kind: "table", name: view.name });
-            }
-            if d.indexes.contains_key(&view.name) {
-                return Err(Error::ObjectExists { kind: "index", name: view.name });
-            }
-            if !replace && d.views.contains_key(&view.name) {
-                return Err(Error::ObjectExists { kind: "view", name: view.name });
+            if !(replace && d.views.contains_key(&view.name)) {
+                d.check_name_free(&view.name)?;
             }
             d.views.insert(view.name.clone(), Arc::new(view));
             Ok(())
@@ -914,9 +920,61 @@ impl Catalog {
         })
     }
 
+    pub fn sequence(&self, name: &str) -> Option<Arc<SequenceDef>> {
+        self.dictionary.read().sequences.get(name).cloned()
+    }
+
+    pub fn sequences(&self) -> Vec<Arc<SequenceDef>> {
+        self.dictionary.read().sequences.values().cloned().collect()
+    }
+
+    /// Adds `sequence`; its name must be no other object's (ORA-00955).
+    pub fn create_sequence(&self, sequence: SequenceDef) -> Result<()> {
+        self.change(|d| {
+            d.check_name_free(&sequence.name)?;
+            d.sequences.insert(sequence.name.clone(), Arc::new(sequence));
+            Ok(())
+        })
+    }
+
+    /// Puts `sequence` in the place of the sequence of its name (ALTER SEQUENCE).
+    pub fn replace_sequence(&self, sequence: SequenceDef) -> Result<()> {
+        self.change(|d| {
+            let Some(slot) = d.sequences.get_mut(&sequence.name) else {
+                return Err(Error::UnknownObject { kind: "sequence", name: sequence.name });
+            };
+            *slot = Arc::new(sequence);
+            Ok(())
+        })
+    }
+
+    /// Writes a sequence's new `last_number` (values below it go to a cache), durably,
+    /// without making plans again: no plan depends on it.
+    pub fn set_sequence_last_number(&self, name: &str, last_number: i128) -> Result<()> {
+        self.write_change(false, |d| {
+            let Some(slot) = d.sequences.get_mut(name) else {
+                return Err(Error::UnknownObject { kind: "sequence", name: name.to_owned() });
+            };
+            Arc::make_mut(slot).last_number = last_number;
+            Ok(())
+        })
+    }
+
+    pub fn remove_sequence(&self, name: &str) -> Result<Arc<SequenceDef>> {
+        self.change(|d| {
+            d.sequences.remove(name).ok_or_else(|| Error::UnknownObject { kind: "sequence", name: name.to_owned() })
+        })
+    }
+
     /// Makes `change` to a copy of the dictionary, writes the copy, then publishes it; one
     /// change at a time. Nothing changes if `change` or the write fails.
     fn change<R>(&self, change: impl FnOnce(&mut Dictionary) -> Result<R>) -> Result<R> {
+        self.write_change(true, change)
+    }
+
+    /// [`Catalog::change`], moving the version on (plans made before are made again)
+    /// when `replans`.
+    fn write_change<R>(&self, replans: bool, change: impl FnOnce(&mut Dictionary) -> Result<R>) -> Result<R> {
         let current = self.dictionary.upgradable_read();
         let mut changed = current.clone();
         let result = change(&mut changed)?;
@@ -925,7 +983,9 @@ impl Catalog {
         }
         crate::storage::write_json_with(self.io.as_ref(), &self.path, &changed)?;
         *RwLockUpgradableReadGuard::upgrade(current) = changed;
-        self.version.fetch_add(1, Ordering::Release);
+        if replans {
+            self.version.fetch_add(1, Ordering::Release);
+        }
         Ok(result)
     }
 }

@@ -1,4 +1,5 @@
-//! Projection: computes the output expressions of each row. A row bound for a sink
+//! Projection: computes the output expressions of each row (a row of a projection that
+//! reads sequences starts a new row of their values, for NEXTVAL's once-a-row rule). A row bound for a sink
 //! (INSERT ... SELECT) is handed over in place, its concatenations built in buffers the
 //! stage reuses row after row; for any other stage it becomes an owned row. Rows of the
 //! CONNECT BY generator bound for a sink are evaluated a batch at a time when every
@@ -35,6 +36,9 @@ pub struct ProjectStage {
     /// The expressions compiled for batches of generator rows: compiled on the first
     /// batch (`None` until then), `Some(None)` when they do not compile.
     batch: Option<Option<BatchProjection>>,
+    /// Whether an expression reads a sequence: each row then starts a new row of
+    /// sequence values (NEXTVAL moves on once a row).
+    reads_sequences: bool,
 }
 
 /// A batch of generator values and the projection evaluated over them.
@@ -46,7 +50,9 @@ struct Evaluated {
 impl ProjectStage {
     pub fn new(exprs: Vec<Expr>) -> ProjectStage {
         let buffers = exprs.iter().map(|_| String::new()).collect();
-        ProjectStage { exprs, buffers, batch: None }
+        let mut reads_sequences = false;
+        exprs.iter().for_each(|e| e.visit_nodes(&mut |n| reads_sequences |= matches!(n, Expr::Sequence { .. })));
+        ProjectStage { exprs, buffers, batch: None, reads_sequences }
     }
 
     /// Whether the generator's rows can be pushed a batch at a time
@@ -75,7 +81,7 @@ impl ProjectStage {
         {
             return stored;
         }
-        let ProjectStage { exprs, buffers, batch: Some(Some(batch)) } = self else {
+        let ProjectStage { exprs, buffers, batch: Some(Some(batch)), .. } = self else {
             unreachable!("checked by takes_number_batches")
         };
         let mut input = Vec::with_capacity(BATCH);
@@ -173,6 +179,9 @@ impl ProjectStage {
         sink: &mut SinkTarget<'_>,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
+        if self.reads_sequences {
+            f.start_sequence_row();
+        }
         sink_row(&self.exprs, &mut self.buffers, row, sink, f)?;
         Ok(Flow::Continue)
     }
@@ -187,6 +196,9 @@ impl Push for ProjectStage {
     ) -> Result<Flow> {
         if let Some(mut sink) = rest.sink() {
             return self.push_to_sink(row, &mut sink, f);
+        }
+        if self.reads_sequences {
+            f.start_sequence_row();
         }
         let out: Vec<Value> =
             self.exprs.iter().map(|e| e.eval(row, f).map(|v| v.into_owned())).collect::<Result<_>>()?;

@@ -225,6 +225,12 @@ pub enum Expr {
         test: SubqueryTest,
         text: Box<str>,
     },
+    /// `name.NEXTVAL` (`next`) or `name.CURRVAL`: a sequence's value for the row, read
+    /// through [`FunctionContext::sequence`].
+    Sequence {
+        name: std::sync::Arc<str>,
+        next: bool,
+    },
 }
 
 /// What an expression asks of a subquery's rows.
@@ -300,6 +306,7 @@ impl Expr {
             Expr::Literal(v) => v.reborrow(),
             Expr::Bind { slot, name } => f.bind(*slot, name)?,
             Expr::Outer { slot, name } => f.outer_value(*slot, name)?,
+            Expr::Sequence { name, next } => f.sequence(name, *next)?,
             Expr::Subquery { slot, test: SubqueryTest::Scalar, .. } => f.subquery(*slot)?.scalar()?.clone(),
             Expr::Arith { .. } | Expr::Negate(_) | Expr::Function { .. } if let Some(i) = self.whole_number(row) => {
                 Datum::Int(i)
@@ -489,7 +496,7 @@ impl Expr {
     pub fn visit_nodes(&self, visit: &mut impl FnMut(&Expr)) {
         visit(self);
         match self {
-            Expr::Column(_) | Expr::Literal(_) | Expr::Bind { .. } | Expr::Outer { .. } => {}
+            Expr::Column(_) | Expr::Literal(_) | Expr::Bind { .. } | Expr::Outer { .. } | Expr::Sequence { .. } => {}
             Expr::Arith { left, right, .. } | Expr::Compare { left, right, .. } => {
                 left.visit_nodes(visit);
                 right.visit_nodes(visit);
@@ -539,7 +546,7 @@ impl Expr {
     /// first; what `visit` puts in a node's place is not visited again.
     pub fn visit_nodes_mut(&mut self, visit: &mut impl FnMut(&mut Expr)) {
         match self {
-            Expr::Column(_) | Expr::Literal(_) | Expr::Bind { .. } | Expr::Outer { .. } => {}
+            Expr::Column(_) | Expr::Literal(_) | Expr::Bind { .. } | Expr::Outer { .. } | Expr::Sequence { .. } => {}
             Expr::Arith { left, right, .. } | Expr::Compare { left, right, .. } => {
                 left.visit_nodes_mut(visit);
                 right.visit_nodes_mut(visit);
@@ -741,6 +748,7 @@ impl fmt::Display for ExprDisplay<'_> {
             Expr::Literal(v @ Datum::Date(_)) => write!(f, "TO_DATE('{v}')"),
             Expr::Literal(v) => write!(f, "{v}"),
             Expr::Bind { name, .. } | Expr::Outer { name, .. } => write!(f, "{name}"),
+            Expr::Sequence { name, next } => write!(f, "{name}.{}", if *next { "NEXTVAL" } else { "CURRVAL" }),
             Expr::Subquery { test, text, .. } => match test {
                 SubqueryTest::Scalar => write!(f, "({text})"),
                 SubqueryTest::Exists { negated } => write!(f, "{}EXISTS ({text})", not(*negated)),

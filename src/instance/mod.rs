@@ -1,6 +1,7 @@
 //! The instance: what every session of an open database shares (the buffer cache, the
 //! space of the datafiles, undo, the SCN clock, the locks, the dictionary, the column
-//! store, the parameters, the redo log), its background work (the log writer and the
+//! store, the parameters, the redo log, the sequences' caches of values, module
+//! `sequences`), its background work (the log writer and the
 //! database writer, module `writer`; the sampler of Active Session History, module
 //! `sampler`), instance recovery at start (module `recovery`:
 //! roll forward through the redo since the checkpoint, then roll back the transactions a
@@ -26,6 +27,7 @@ pub(crate) mod params;
 mod population;
 mod recovery;
 mod sampler;
+mod sequences;
 mod session;
 mod writer;
 
@@ -108,6 +110,8 @@ pub struct DbInner {
     pub(crate) inmemory: crate::inmemory::InMemoryStore,
     /// Per-statement totals for `v$sql`.
     pub(crate) sql_area: crate::stats::sqlarea::SqlArea,
+    /// The sequences' caches of values for NEXTVAL.
+    pub(crate) sequences: sequences::SequenceCache,
     /// ALTER SESSION and ALTER SYSTEM statements run since the database opened: a plan
     /// kept by a cursor is made again once this moves on.
     pub(crate) parameter_changes: std::sync::atomic::AtomicU64,
@@ -223,6 +227,7 @@ impl DbInner {
             enqueues: Default::default(),
             inmemory: Default::default(),
             sql_area: Default::default(),
+            sequences: Default::default(),
             parameter_changes: Default::default(),
             io,
             redo: redo.clone(),
@@ -349,7 +354,8 @@ impl Drop for DbInner {
         self.closing.store(true, Ordering::Release);
         // A dead instance (failed log or datafile sync): what is on disk is for
         // recovery to mend, from the last good checkpoint.
-        let closed = self.check_alive().and_then(|()| self.checkpoint());
+        let closed =
+            self.check_alive().and_then(|()| self.sequences.write_back(&self.catalog)).and_then(|()| self.checkpoint());
         if let Err(e) = closed {
             eprintln!("lioscope: closing {}: {e}", self.dir.display());
         }

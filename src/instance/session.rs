@@ -64,6 +64,8 @@ pub struct Session {
     /// their plans, between executions of the same text. Typed by `sql`, a layer above,
     /// so held here as `Any`; empty until the session's first cached statement.
     pub(crate) cursor_cache: std::cell::RefCell<Option<Box<dyn std::any::Any + Send>>>,
+    /// NEXTVAL and CURRVAL as this session reads them.
+    sequences: Arc<super::sequences::SessionSequences>,
     /// Makes `Session` `!Sync` (while still `Send`): only one thread writes its statistics.
     _one_thread_at_a_time: PhantomData<Cell<()>>,
 }
@@ -133,6 +135,7 @@ impl Session {
         let info = db.registry.register("USER");
         let seed = u64::from(info.sid).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         Session {
+            sequences: Arc::new(super::sequences::SessionSequences::new(&db)),
             db,
             info,
             state: Mutex::new(SessionState { overrides: Vec::new(), progress: None, random_seed: seed }),
@@ -146,6 +149,11 @@ impl Session {
             cursor_cache: Default::default(),
             _one_thread_at_a_time: PhantomData,
         }
+    }
+
+    /// Where this session's statements read NEXTVAL and CURRVAL.
+    pub(crate) fn sequence_source(&self) -> Arc<dyn crate::expr::functions::SequenceSource> {
+        self.sequences.clone()
     }
 
     /// Switches the session's performance counters on (opened for the calling thread,

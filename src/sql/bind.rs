@@ -572,9 +572,34 @@ impl Binder<'_> {
                 let func = ScalarFunction::lookup(&format!("DBMS_RANDOM.{}", ident_name(c)), 0)?;
                 Ok(Expr::Function { func, args: Vec::new() })
             }
-            [q, c] => self.bind_name(Some(q), c, e),
+            [q, c] => match self.bind_name(Some(q), c, e) {
+                Err(Error::UnknownName { .. }) if matches!(ident_name(c).as_str(), "NEXTVAL" | "CURRVAL") => {
+                    self.bind_sequence(&ident_name(q), ident_name(c) == "NEXTVAL", e)
+                }
+                bound => bound,
+            },
             _ => Err(unsupported(format!("name {e}"), e)),
         }
+    }
+
+    /// `name.NEXTVAL` or `name.CURRVAL`, where no column has that name: a sequence's value,
+    /// where Oracle takes one (ORA-02287 elsewhere; a query that aggregates takes none).
+    fn bind_sequence(&self, name: &str, next: bool, e: &ast::Expr) -> Result<Expr> {
+        let exists = self.f.sequences.as_ref().is_some_and(|s| s.exists(name));
+        if !exists {
+            return Err(Error::UnknownName {
+                kind: "sequence",
+                name: format!("{name} (ORA-02289)"),
+                position: position_of(e),
+            });
+        }
+        if !self.f.sequence_refs_allowed.get() || self.grouping.is_some() {
+            return Err(Error::InvalidValue {
+                context: format!("{e}{}", position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()),
+                message: "ORA-02287: sequence number not allowed here".into(),
+            });
+        }
+        Ok(Expr::Sequence { name: name.into(), next })
     }
 
     fn bind_binary(&self, left: &ast::Expr, op: &BinaryOperator, right: &ast::Expr, e: &ast::Expr) -> Result<Expr> {

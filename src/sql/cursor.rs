@@ -239,7 +239,7 @@ impl ParsedStatement {
             let Body::Query(query) = &self.body else { unreachable!("run_query runs queries") };
             let started = Instant::now();
             session.stats().add(Stat::ParseCountHard, 1);
-            let planned = plan::plan_query(query, session, &functions)?;
+            let planned = plan::plan_statement_query(query, session, &functions)?;
             session.stats().add_time(TimeModel::ParseTimeElapsed, started.elapsed().as_micros() as u64);
             let inputs = functions.taken.take();
             let keep = !planned.gather_plan_statistics

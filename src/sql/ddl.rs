@@ -104,7 +104,7 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Claus
 
 /// Oracle's reserved words (SQL Language Reference, "Oracle SQL Reserved Words"): none
 /// names a new table or index unless quoted.
-const RESERVED_WORDS: &[&str] = &[
+pub(super) const RESERVED_WORDS: &[&str] = &[
     "ACCESS",
     "ADD",
     "ALL",

@@ -270,12 +270,17 @@ fn values_rows(session: &Session, values: &ast::Values) -> Result<Vec<Vec<Value>
     let mut f = super::function_context(session);
     let scope = Scope::default();
     let context = f.clone();
+    // A VALUES row may read sequences: NEXTVAL moves on once a row.
+    context.sequence_refs_allowed.set(true);
     let binder = Binder { scope: &scope, f: &context, grouping: None, subqueries: None };
     let empty: &[Value] = &[];
     values
         .rows
         .iter()
-        .map(|row| row.iter().map(|e| binder.bind(e)?.eval(empty, &mut f).map(Datum::into_owned)).collect())
+        .map(|row| {
+            f.start_sequence_row();
+            row.iter().map(|e| binder.bind(e)?.eval(empty, &mut f).map(Datum::into_owned)).collect()
+        })
         .collect()
 }
 
@@ -284,7 +289,7 @@ fn values_rows(session: &Session, values: &ast::Values) -> Result<Vec<Vec<Value>
 /// sees the table as it was when the statement began, as in Oracle).
 fn insert_select(session: &Session, shape: &RowShape, query: &ast::Query, path: LoadPath) -> Result<u64> {
     let functions = super::function_context(session);
-    let planned = plan::plan_query(query, session, &functions)?;
+    let planned = plan::plan_statement_query(query, session, &functions)?;
     shape.check_count(planned.columns.len())?;
     let mut ctx = super::exec_context(session, functions);
     // The subqueries run first, on the table as it is before the statement writes it.

@@ -1,7 +1,8 @@
 //! Statements sqlparser does not know, recognised from their first words with sqlparser's
 //! tokenizer: ALTER SESSION / ALTER SYSTEM, SHOW PARAMETERS, EXPLAIN PLAN FOR, Oracle's
 //! ANALYZE TABLE, ALTER TABLE ... \[NO\] INMEMORY, DROP TABLE ... CASCADE CONSTRAINTS,
-//! EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT, and the
+//! EXEC DBMS_INMEMORY_ADMIN.POPULATE_WAIT, CREATE and ALTER SEQUENCE (read by
+//! `sequence_ddl`), and the
 //! PCTFREE and \[NO\]COMPRESS clauses of CREATE TABLE (removed from the text before
 //! sqlparser sees it, into [`Clauses`]).
 //! Splitting a script into statements is the script runner's (`cli::script`).
@@ -65,6 +66,8 @@ pub enum Front {
         percentage: f64,
         timeout_seconds: f64,
     },
+    /// CREATE SEQUENCE or ALTER SEQUENCE, with Oracle's options in any order.
+    Sequence(super::sequence_ddl::SequenceStatement),
     /// Anything else, for sqlparser; with the storage clauses of a CREATE TABLE removed.
     Standard {
         sql: String,
@@ -171,6 +174,10 @@ pub fn classify(sql: &str) -> Result<Front> {
             Ok(Front::DropTableCascadeConstraints { table: word(2) })
         }
         ("EXEC" | "EXECUTE", _, _) => exec(&words),
+        ("CREATE" | "ALTER", "SEQUENCE", _) => {
+            let words: Vec<_> = words.iter().map(|t| (token_word(&t.token), position_at(Some(t)))).collect();
+            super::sequence_ddl::parse(&words).map(Front::Sequence)
+        }
         ("CREATE", "TABLE", _) => strip_clauses(&tokens, true),
         ("CREATE", "INDEX", _) | ("CREATE", "UNIQUE", "INDEX") => strip_clauses(&tokens, false),
         _ => Ok(Front::Standard { sql: sql.to_owned(), clauses: Clauses::default() }),

@@ -51,6 +51,7 @@ mod result;
 mod row_checks;
 mod row_encoder;
 pub mod row_source_stats;
+mod sequence_ddl;
 mod syntax_errors;
 mod system;
 mod table_move;
@@ -162,6 +163,7 @@ fn run_parsed(session: &Session, front: Front, parsed: Option<Statement>) -> Res
         (Front::DropTableCascadeConstraints { table }, _) => {
             transaction::ddl(session, || ddl::drop_tables(session, false, &[table], true))
         }
+        (Front::Sequence(statement), _) => transaction::ddl(session, || sequence_ddl::run(session, &statement)),
         (Front::PopulateWait { priority, percentage, timeout_seconds }, _) => {
             ddl::populate_wait(session, priority, percentage, timeout_seconds)
         }
@@ -218,6 +220,10 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front:
         Statement::Drop { object_type: ast::ObjectType::View, if_exists, names, cascade: false, .. } => {
             transaction::ddl(session, || view_ddl::drop_view(session, names, *if_exists))
         }
+        Statement::Drop { object_type: ast::ObjectType::Sequence, if_exists, names, cascade: false, .. } => {
+            let names = names.iter().map(ddl::single_name).collect::<Result<Vec<_>>>()?;
+            transaction::ddl(session, || sequence_ddl::drop(session, &names, *if_exists))
+        }
         Statement::Drop { object_type: ast::ObjectType::Index, if_exists, names, cascade: false, .. } => {
             transaction::ddl(session, || index_ddl::drop_index(session, names, *if_exists))
         }
@@ -246,8 +252,9 @@ fn function_context(session: &Session) -> FunctionContext {
     with_binds(session, FunctionContext::new(crate::types::local_now(), seed))
 }
 
-/// `f` with the bind variables of the statement running now.
+/// `f` with the bind variables of the statement running now, and the session's sequences.
 fn with_binds(session: &Session, mut f: FunctionContext) -> FunctionContext {
+    f.sequences = Some(session.sequence_source());
     let binds = session.binds.borrow();
     f.bind_names = binds.names.clone();
     f.binds = binds.values.clone();
@@ -256,7 +263,7 @@ fn with_binds(session: &Session, mut f: FunctionContext) -> FunctionContext {
 
 pub(crate) fn run_query(session: &Session, query: &ast::Query) -> Result<QueryResult> {
     let functions = function_context(session);
-    let planned = plan::plan_query(query, session, &functions)?;
+    let planned = plan::plan_statement_query(query, session, &functions)?;
     run_planned(session, planned, functions)
 }
 
@@ -297,7 +304,7 @@ fn explain_analyze(session: &Session, statement: &Statement) -> Result<QueryResu
         return Err(Error::unsupported("EXPLAIN ANALYZE of a statement other than a query"));
     };
     let functions = function_context(session);
-    let planned = plan::plan_query(query, session, &functions)?;
+    let planned = plan::plan_statement_query(query, session, &functions)?;
     let notes = planned.notes.clone();
     let mut ctx = exec_context(session, functions);
     let (_, statistics) = row_source_stats::run_with_statistics(planned, &mut ctx)?;
@@ -321,7 +328,7 @@ fn explain(session: &Session, statement: &Statement) -> Result<QueryResult> {
     };
     // Planned only: the session's random stream is left as it is.
     let f = with_binds(session, FunctionContext::new(crate::types::local_now(), 0));
-    let planned = plan::plan_query(query, session, &f)?;
+    let planned = plan::plan_statement_query(query, session, &f)?;
     let lines = plan::format_plan(&planned.tree, &planned.notes);
     let rows = lines.into_iter().map(|l| vec![crate::types::Datum::string(l)]).collect();
     Ok(QueryResult::rows(StatementKind::Describe, vec!["PLAN_TABLE_OUTPUT".into()], rows))

@@ -170,6 +170,7 @@ impl RowChanges for Changes<'_> {
         }
         let mut values: Vec<Datum<'_>> = (0..self.table.columns.len()).map(|i| row.column(i)).collect::<Result<_>>()?;
         let mut new_values = Vec::with_capacity(self.assignments.len());
+        self.f.start_sequence_row();
         for (i, e) in &self.assignments {
             let col = &self.table.columns[*i];
             let v = e.eval(row, &mut self.f)?.into_owned();
@@ -261,7 +262,11 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
         if assignments.iter().any(|(j, _)| *j == i) {
             return Err(Error::value(format!("{}.{col}", table.name), "column assigned twice"));
         }
-        assignments.push((i, binder.bind(&a.value)?));
+        // SET is where an UPDATE may read sequences (NEXTVAL moves on once a row).
+        functions.sequence_refs_allowed.set(true);
+        let value = binder.bind(&a.value);
+        functions.sequence_refs_allowed.set(false);
+        assignments.push((i, value?));
     }
     let init = subqueries.init_plans()?;
     let functions = with_subqueries_run(session, functions, &init)?;

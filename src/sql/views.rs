@@ -42,6 +42,7 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "USER_TAB_COLUMNS" => user_tab_columns(session),
         "USER_INDEXES" => user_indexes(session),
         "USER_VIEWS" => user_views(session),
+        "USER_SEQUENCES" => user_sequences(session),
         "USER_IND_COLUMNS" => user_ind_columns(session),
         "USER_CONSTRAINTS" => user_constraints(session),
         "USER_CONS_COLUMNS" => user_cons_columns(session),
@@ -539,6 +540,33 @@ fn user_views(session: &Session) -> Rows {
         })
         .collect();
     (cols(&["VIEW_NAME", "TEXT_LENGTH", "TEXT", "COLUMNS"]), rows)
+}
+
+/// `user_sequences`: each sequence's options and LAST_NUMBER, the first value no cache
+/// has taken.
+fn user_sequences(session: &Session) -> Rows {
+    use crate::expr::functions::sequence_value;
+    let flag = |on: bool| text(if on { "Y" } else { "N" });
+    let rows = session
+        .db
+        .catalog
+        .sequences()
+        .iter()
+        .map(|s| {
+            vec![
+                text(s.name.clone()),
+                sequence_value(s.min_value),
+                sequence_value(s.max_value),
+                sequence_value(s.increment_by),
+                flag(s.cycle),
+                flag(s.order),
+                int(u64::from(s.cache_size)),
+                sequence_value(s.last_number),
+            ]
+        })
+        .collect();
+    let names = ["SEQUENCE_NAME", "MIN_VALUE", "MAX_VALUE", "INCREMENT_BY", "CYCLE_FLAG", "ORDER_FLAG"];
+    (cols(&[&names[..], &["CACHE_SIZE", "LAST_NUMBER"]].concat()), rows)
 }
 
 fn user_tables(session: &Session) -> Rows {

@@ -15,6 +15,7 @@
 //!   NEXT_DAY, ROUND/TRUNC of a DATE, and for the binder EXTRACT and DATE ± INTERVAL),
 //!   choices (NVL, NVL2, COALESCE, DECODE, GREATEST, LEAST), ORA_HASH and
 //!   DBMS_RANDOM.VALUE / DBMS_RANDOM.STRING;
+//! - NEXTVAL and CURRVAL of sequences (`sequence`: one value a row of a statement);
 //! - [`FunctionContext`]: what a function may need from its statement (SYSDATE and a seeded
 //!   pseudo-random generator, so that a statement is reproducible from its seed).
 //!
@@ -62,6 +63,7 @@ mod hash;
 mod number_mask;
 mod numeric;
 mod random;
+mod sequence;
 mod string;
 
 pub use arithmetic::{ArithOp, arithmetic, concat, negate};
@@ -76,6 +78,7 @@ use number_mask::*;
 use numeric::*;
 pub use random::RandomState;
 use random::*;
+pub use sequence::{SequenceSource, sequence_value};
 use string::*;
 pub use string::{pad_ascii, pad_into};
 
@@ -128,6 +131,20 @@ pub struct FunctionContext {
     pub outer_slots: std::cell::Cell<usize>,
     /// The query blocks (views, WITH queries, subqueries) planning made so far.
     pub query_blocks: std::cell::Cell<usize>,
+    /// Where NEXTVAL and CURRVAL come from (the session's sequences); `None` where no
+    /// sequence may be read.
+    pub sequences: Option<std::sync::Arc<dyn SequenceSource>>,
+    /// Whether the expression being bound stands where Oracle takes a sequence number
+    /// (the select list of a statement's top query, VALUES, an UPDATE's SET): set by the
+    /// planner around those expressions only (ORA-02287 elsewhere).
+    pub sequence_refs_allowed: std::cell::Cell<bool>,
+    /// Set for a statement whose top query's select list may read sequences (a query,
+    /// INSERT ... SELECT); the first query block planned takes it.
+    pub sequence_top: std::cell::Cell<bool>,
+    /// The row being made, for NEXTVAL's once-a-row rule ([`FunctionContext::sequence`]).
+    pub sequence_row: u64,
+    /// The sequence values rows of the statement took, the last row's of each sequence.
+    pub sequence_values: Vec<sequence::RowSequenceValue>,
 }
 
 /// What a subquery gave, as the expressions reading it ask it.
@@ -254,6 +271,11 @@ impl FunctionContext {
             outer: Vec::new(),
             outer_slots: Default::default(),
             query_blocks: Default::default(),
+            sequences: None,
+            sequence_refs_allowed: Default::default(),
+            sequence_top: Default::default(),
+            sequence_row: 0,
+            sequence_values: Vec::new(),
         }
     }
 

@@ -6,6 +6,9 @@ use super::*;
 
 pub(super) struct Builder<'s> {
     pub(super) session: &'s Session,
+    /// Whether this is the statement's top query block, whose select list may read
+    /// sequences (when it has no DISTINCT, GROUP BY, aggregate or ORDER BY).
+    pub(super) sequences_top: bool,
     /// The statement's context: SYSDATE and the bind variables (their values peeked at
     /// for the optimizer's estimates, as Oracle peeks at binds when it plans).
     pub(super) f: &'s FunctionContext,
@@ -630,7 +633,10 @@ impl Builder<'_> {
         } else {
             self.subqueries.correlated_allowed.set(true);
             self.subqueries.windows_allowed.set(true);
+            let sequences = self.sequences_top && select.distinct.is_none() && order_by.is_empty();
+            self.f.sequence_refs_allowed.set(sequences);
             let bound = self.select_list(select, &source_binder, scope);
+            self.f.sequence_refs_allowed.set(false);
             self.subqueries.correlated_allowed.set(false);
             self.subqueries.windows_allowed.set(false);
             let (exprs, names) = bound?;

@@ -164,6 +164,15 @@ pub fn plan_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext
     plan_query_in(query, session, f, &[], None)
 }
 
+/// Plans the query of a statement whose top select list may read sequences (a query
+/// run or explained, INSERT ... SELECT).
+pub fn plan_statement_query<'a>(query: &ast::Query, session: &Session, f: &FunctionContext) -> Result<Planned<'a>> {
+    f.sequence_top.set(true);
+    let planned = plan_query(query, session, f);
+    f.sequence_top.set(false);
+    planned
+}
+
 /// Plans a query that sees the WITH queries `named` (those of the queries around it).
 fn plan_query_in<'a>(
     query: &ast::Query,
@@ -172,18 +181,37 @@ fn plan_query_in<'a>(
     named: &[NamedQuery<'_>],
     outer: Option<&OuterQuery>,
 ) -> Result<Planned<'a>> {
+    // Only the statement's first query block may read sequences, and only in its select
+    // list: a block planned while that list is bound (a subquery in it) may not.
+    let top = f.sequence_top.take();
+    let enclosing = f.sequence_refs_allowed.replace(false);
+    let planned = plan_query_block(query, session, f, named, outer, top);
+    f.sequence_refs_allowed.set(enclosing);
+    planned
+}
+
+/// [`plan_query_in`] of one query block; `sequences_top` when it is the statement's top.
+fn plan_query_block<'a>(
+    query: &ast::Query,
+    session: &Session,
+    f: &FunctionContext,
+    named: &[NamedQuery<'_>],
+    outer: Option<&OuterQuery>,
+    sequences_top: bool,
+) -> Result<Planned<'a>> {
     reject_unsupported_query_parts(query)?;
     let mut visible: Vec<NamedQuery<'_>> = named.to_vec();
     if let Some(with) = &query.with {
         query_block::add_with(with, &mut visible)?;
     }
-    let b = Builder::new(session, f, &visible, outer);
+    let mut b = Builder::new(session, f, &visible, outer);
+    b.sequences_top = sequences_top;
     match &*query.body {
         ast::SetExpr::Select(select) => b.select(query, select),
         ast::SetExpr::Query(inner)
             if query.order_by.is_none() && query.limit_clause.is_none() && query.fetch.is_none() =>
         {
-            plan_query_in(inner, session, f, &visible, outer)
+            plan_query_block(inner, session, f, &visible, outer, sequences_top)
         }
         ast::SetExpr::SetOperation { .. } | ast::SetExpr::Query(_) => b.set_query(query),
         other => Err(unsupported(format!("query form {other}"), other)),
@@ -214,6 +242,7 @@ impl<'s> Builder<'s> {
             families: Vec::new(),
             subqueries: Subqueries::new(session, f, named, outer),
             subquery_filter: None,
+            sequences_top: false,
         }
     }
 
