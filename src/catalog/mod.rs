@@ -71,6 +71,34 @@ pub struct TableDef {
     /// The table's constraints, in the order they were declared (`user_constraints`).
     #[serde(default)]
     pub constraints: Vec<ConstraintDef>,
+    /// Its identity column (`GENERATED ... AS IDENTITY`), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<IdentityColumn>,
+}
+
+/// A table's identity column: the values an INSERT leaves to it come from its
+/// system-generated sequence (`ISEQ$$_` and the table's object id).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IdentityColumn {
+    /// Its position among the table's columns.
+    pub column: usize,
+    pub sequence: String,
+    /// GENERATED ALWAYS: no statement gives the column a value of its own.
+    pub always: bool,
+    /// BY DEFAULT ON NULL: a NULL given is replaced by the sequence's next value.
+    pub on_null: bool,
+}
+
+impl IdentityColumn {
+    /// The name of the sequence of the identity column of the table with object id `id`.
+    pub fn sequence_name(object_id: u32) -> String {
+        format!("ISEQ$$_{object_id}")
+    }
+
+    /// `GENERATION_TYPE` of `user_tab_identity_cols`.
+    pub fn generation(&self) -> &'static str {
+        if self.always { "ALWAYS" } else { "BY DEFAULT" }
+    }
 }
 
 /// A stored view: the text of its query and its columns' names.
@@ -277,6 +305,7 @@ impl TableDef {
             inmemory: None,
             compression: None,
             constraints: Vec::new(),
+            identity: None,
         }
     }
 
@@ -488,6 +517,13 @@ impl Dictionary {
                 return Err(format!("{field}: a table or an index has the name {key}"));
             }
         }
+        for (key, table) in &self.tables {
+            if let Some(identity) = &table.identity
+                && !self.sequences.contains_key(&identity.sequence)
+            {
+                return Err(format!("tables.{key}.identity.sequence: no sequence {}", identity.sequence));
+            }
+        }
         for (key, sequence) in &self.sequences {
             let field = format!("sequences.{key}");
             if sequence.name != *key {
@@ -591,6 +627,11 @@ impl TableDef {
         }
         if let Some(spec) = &self.inmemory {
             check_positions(&spec.excluded, width).map_err(|why| format!("inmemory.excluded{why}"))?;
+        }
+        if let Some(identity) = &self.identity
+            && identity.column >= width
+        {
+            return Err(format!("identity.column: column position {} of a table of {width} columns", identity.column));
         }
         for (i, c) in self.constraints.iter().enumerate() {
             if c.name.is_empty() {
@@ -818,11 +859,16 @@ impl Catalog {
         id
     }
 
-    /// Adds a table with the indexes of its keys, in one change, and saves the
-    /// dictionary. Constraint names are unique in the database (ORA-02264).
-    pub fn add_table_with(&self, table: TableDef, indexes: Vec<IndexDef>) -> Result<()> {
+    /// Adds a table with the indexes of its keys and the sequence of its identity column,
+    /// in one change, and saves the dictionary. Constraint names are unique in the
+    /// database (ORA-02264).
+    pub fn add_table_with(&self, table: TableDef, indexes: Vec<IndexDef>, sequence: Option<SequenceDef>) -> Result<()> {
         self.change(|d| {
             d.check_name_free(&table.name)?;
+            if let Some(sequence) = sequence {
+                d.check_name_free(&sequence.name)?;
+                d.sequences.insert(sequence.name.clone(), Arc::new(sequence));
+            }
             for c in &table.constraints {
                 check_constraint_name(d, &c.name, None)?;
             }
@@ -883,10 +929,14 @@ impl Catalog {
     }
 
     /// Removes a table and its indexes and saves the dictionary; returns both.
+    /// Removes a table with its indexes and the sequence of its identity column.
     pub fn remove_table(&self, name: &str) -> Result<(Arc<TableDef>, Vec<Arc<IndexDef>>)> {
         self.change(|d| {
             let table =
                 d.tables.remove(name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.to_owned() })?;
+            if let Some(identity) = &table.identity {
+                d.sequences.remove(&identity.sequence);
+            }
             let names: Vec<String> =
                 d.indexes.values().filter(|i| i.table_object_id == table.object_id).map(|i| i.name.clone()).collect();
             let indexes = names.iter().filter_map(|n| d.indexes.remove(n)).collect();

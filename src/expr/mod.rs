@@ -225,6 +225,12 @@ pub enum Expr {
         test: SubqueryTest,
         text: Box<str>,
     },
+    /// `CAST(expr AS type)`: the value converted as a column of `to` stores it (rounded
+    /// to a NUMBER's scale, a CHAR blank-padded, a text read as a number or a date).
+    Cast {
+        expr: Box<Expr>,
+        to: crate::types::DataType,
+    },
     /// `name.NEXTVAL` (`next`) or `name.CURRVAL`: a sequence's value for the row, read
     /// through [`FunctionContext::sequence`].
     Sequence {
@@ -307,6 +313,7 @@ impl Expr {
             Expr::Bind { slot, name } => f.bind(*slot, name)?,
             Expr::Outer { slot, name } => f.outer_value(*slot, name)?,
             Expr::Sequence { name, next } => f.sequence(name, *next)?,
+            Expr::Cast { expr, to } => cast(expr.eval_operand(row, f)?, *to)?,
             Expr::Subquery { slot, test: SubqueryTest::Scalar, .. } => f.subquery(*slot)?.scalar()?.clone(),
             Expr::Arith { .. } | Expr::Negate(_) | Expr::Function { .. } if let Some(i) = self.whole_number(row) => {
                 Datum::Int(i)
@@ -505,9 +512,11 @@ impl Expr {
                 l.visit_nodes(visit);
                 r.visit_nodes(visit);
             }
-            Expr::Negate(e) | Expr::Not(e) | Expr::IsNull { expr: e, .. } | Expr::Like { expr: e, .. } => {
-                e.visit_nodes(visit)
-            }
+            Expr::Negate(e)
+            | Expr::Not(e)
+            | Expr::IsNull { expr: e, .. }
+            | Expr::Like { expr: e, .. }
+            | Expr::Cast { expr: e, .. } => e.visit_nodes(visit),
             Expr::InList { expr, list, .. } => {
                 expr.visit_nodes(visit);
                 list.iter().for_each(|e| e.visit_nodes(visit));
@@ -555,9 +564,11 @@ impl Expr {
                 l.visit_nodes_mut(visit);
                 r.visit_nodes_mut(visit);
             }
-            Expr::Negate(e) | Expr::Not(e) | Expr::IsNull { expr: e, .. } | Expr::Like { expr: e, .. } => {
-                e.visit_nodes_mut(visit)
-            }
+            Expr::Negate(e)
+            | Expr::Not(e)
+            | Expr::IsNull { expr: e, .. }
+            | Expr::Like { expr: e, .. }
+            | Expr::Cast { expr: e, .. } => e.visit_nodes_mut(visit),
             Expr::InList { expr, list, .. } => {
                 expr.visit_nodes_mut(visit);
                 list.iter_mut().for_each(|e| e.visit_nodes_mut(visit));
@@ -595,6 +606,31 @@ const WHOLE_ARGS: usize = 3;
 
 /// Three-valued AND: FALSE if either is FALSE, TRUE if both are TRUE, else UNKNOWN.
 #[inline]
+/// `CAST(value AS to)`: converted as a column of type `to` stores the value. A DATE and
+/// a number do not convert into each other (ORA-00932); a text too long for `to` is
+/// ORA-25137.
+fn cast(value: Datum<'_>, to: crate::types::DataType) -> Result<Datum<'_>> {
+    use crate::types::DataType;
+    let inconsistent = matches!(
+        (&value, to),
+        (Datum::Date(_), DataType::Number { .. } | DataType::Integer) | (Datum::Int(_) | Datum::Num(_), DataType::Date)
+    );
+    if inconsistent {
+        return Err(Error::InvalidValue {
+            context: "CAST".into(),
+            message: format!("ORA-00932: inconsistent datatypes: expected {to} got {}", value.type_name()),
+        });
+    }
+    let text = matches!(to, DataType::Varchar2 { .. } | DataType::Char { .. });
+    to.coerce(value, "CAST").map_err(|e| match (text, e) {
+        // A text longer than the type: Oracle's CAST error, not a column's.
+        (true, Error::InvalidValue { context, message }) => {
+            Error::InvalidValue { context, message: format!("ORA-25137: Data value out of range ({message})") }
+        }
+        (_, e) => e,
+    })
+}
+
 fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
     match (a, b) {
         (Some(false), _) | (_, Some(false)) => Some(false),
@@ -749,6 +785,7 @@ impl fmt::Display for ExprDisplay<'_> {
             Expr::Literal(v) => write!(f, "{v}"),
             Expr::Bind { name, .. } | Expr::Outer { name, .. } => write!(f, "{name}"),
             Expr::Sequence { name, next } => write!(f, "{name}.{}", if *next { "NEXTVAL" } else { "CURRVAL" }),
+            Expr::Cast { expr, to } => write!(f, "CAST({} AS {to})", top(expr)),
             Expr::Subquery { test, text, .. } => match test {
                 SubqueryTest::Scalar => write!(f, "({text})"),
                 SubqueryTest::Exists { negated } => write!(f, "{}EXISTS ({text})", not(*negated)),

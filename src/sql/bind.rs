@@ -467,6 +467,13 @@ impl Binder<'_> {
                     args: vec![Expr::Literal(Datum::string(name.to_owned())), self.bind(expr)?],
                 }
             }
+            ast::Expr::Cast { kind: ast::CastKind::Cast, expr, data_type, format: None, .. } => {
+                let to = super::data_types::data_type(data_type).map_err(|why| Error::Unsupported {
+                    construct: format!("CAST to {data_type}: {why}"),
+                    position: position_of(e),
+                })?;
+                Expr::Cast { expr: Box::new(self.bind(expr)?), to }
+            }
             ast::Expr::Interval(_) => {
                 return Err(unsupported(
                     format!("{e} as a value (an INTERVAL is added to or subtracted from a DATE: DATE ± INTERVAL)"),
@@ -929,7 +936,7 @@ fn typed_literal(t: &ast::TypedString, e: &ast::Expr) -> Result<Value> {
 fn fold_constants(e: Expr, f: &FunctionContext) -> Expr {
     let foldable = match &e {
         Expr::Arith { left, right, .. } | Expr::Concat(left, right) => is_literal(left) && is_literal(right),
-        Expr::Negate(x) => is_literal(x),
+        Expr::Negate(x) | Expr::Cast { expr: x, .. } => is_literal(x),
         Expr::Function { func, args } => func.is_deterministic() && args.iter().all(is_literal),
         _ => false,
     };

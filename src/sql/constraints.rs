@@ -60,6 +60,11 @@ enum DeclaredKind {
     },
 }
 
+/// The system-named NOT NULL constraint of an identity column (Oracle makes one).
+pub(super) fn identity_not_null(column: &str) -> Declared {
+    Declared { name: None, kind: DeclaredKind::NotNull, columns: vec![column.to_owned()] }
+}
+
 /// The constraints declared by a column's options (NOT NULL, CHECK, PRIMARY KEY,
 /// UNIQUE, each perhaps named), and whether the column is declared NOT NULL.
 pub(super) fn column_constraints(column: &str, options: &[ast::ColumnOptionDef]) -> Result<Vec<Declared>> {

@@ -198,7 +198,7 @@ impl ParsedStatement {
             Body::Statement(statement, clauses) => {
                 session.stats().add(Stat::ExecuteCount, 1);
                 let _binds = BindsSet::new(session, &self.bind_names, binds);
-                super::dispatch(session, statement, *clauses)
+                super::dispatch(session, statement, clauses.clone())
             }
             Body::Query(query) if session.gathers_plan_statistics() => {
                 // Row-source statistics need a plan of their own, with its probes.

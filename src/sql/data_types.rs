@@ -1,10 +1,9 @@
 //! Declared column types, by SQL's and Oracle's names (`INTEGER`, `NUMBER(p, s)`,
 //! `NUMERIC`, `VARCHAR2(n)`, `CHAR(n)`, `DATE`, ...), as lioscope's types: for CREATE
-//! TABLE's columns and the CASTs that type CREATE TABLE ... AS SELECT's. A type lioscope
-//! does not take (a length in characters, an unbounded length, a precision out of range)
-//! is refused with the reason, never narrowed.
+//! TABLE's columns and CAST expressions (whose types also type CREATE TABLE ... AS
+//! SELECT's columns). A type lioscope does not take (a length in characters, an unbounded
+//! length, a precision out of range) is refused with the reason, never narrowed.
 
-use super::bind::function_name;
 use crate::types::DataType;
 use sqlparser::ast::{self, CharacterLength, DataType as AstType, ExactNumberInfo};
 
@@ -26,7 +25,7 @@ pub(super) fn data_type(t: &AstType) -> std::result::Result<DataType, String> {
             _ => Err("FLOAT takes one precision, in bits".into()),
         },
         AstType::Real | AstType::DoublePrecision => Ok(DataType::Number { precision: None, scale: None }),
-        AstType::Custom(name, args) => match function_name(name).as_str() {
+        AstType::Custom(name, args) => match name.to_string().to_ascii_uppercase().as_str() {
             "NUMBER" => {
                 let parsed: std::result::Result<Vec<i64>, _> = args.iter().map(|a| a.trim().parse::<i64>()).collect();
                 number_type(

@@ -75,10 +75,18 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Claus
         inmemory: None,
         compression: clauses.compress.flatten(),
         constraints: Vec::new(),
+        identity: None,
     };
     // The segments are not reachable until the dictionary holds the table: if that fails
-    // (a bad constraint, a concurrent CREATE of the same name, a failed write), their
-    // extents are freed again.
+    // (a bad constraint or identity clause, a concurrent CREATE of the same name, a failed
+    // write), their extents are freed again.
+    let sequence = match clauses.identity.as_ref().map(|c| identity_column(&mut table, c, &mut declared)).transpose() {
+        Ok(sequence) => sequence,
+        Err(e) => {
+            let _ = segments::drop_segment(&ctx, &table);
+            return Err(e);
+        }
+    };
     let indexes = match constraints::for_new_table(session, &mut table, declared) {
         Ok(indexes) => indexes,
         Err(e) => {
@@ -86,7 +94,7 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Claus
             return Err(e);
         }
     };
-    if let Err(e) = session.db.catalog.add_table_with(table.clone(), indexes.clone()) {
+    if let Err(e) = session.db.catalog.add_table_with(table.clone(), indexes.clone(), sequence) {
         constraints::drop_index_segments(session, &indexes);
         let _ = segments::drop_segment(&ctx, &table);
         return Err(e);
@@ -102,125 +110,44 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Claus
     Ok(QueryResult::message(StatementKind::Ddl, "Table created."))
 }
 
-/// Oracle's reserved words (SQL Language Reference, "Oracle SQL Reserved Words"): none
-/// names a new table or index unless quoted.
-pub(super) const RESERVED_WORDS: &[&str] = &[
-    "ACCESS",
-    "ADD",
-    "ALL",
-    "ALTER",
-    "AND",
-    "ANY",
-    "AS",
-    "ASC",
-    "AUDIT",
-    "BETWEEN",
-    "BY",
-    "CHAR",
-    "CHECK",
-    "CLUSTER",
-    "COLUMN",
-    "COMMENT",
-    "COMPRESS",
-    "CONNECT",
-    "CREATE",
-    "CURRENT",
-    "DATE",
-    "DECIMAL",
-    "DEFAULT",
-    "DELETE",
-    "DESC",
-    "DISTINCT",
-    "DROP",
-    "ELSE",
-    "EXCLUSIVE",
-    "EXISTS",
-    "FILE",
-    "FLOAT",
-    "FOR",
-    "FROM",
-    "GRANT",
-    "GROUP",
-    "HAVING",
-    "IDENTIFIED",
-    "IMMEDIATE",
-    "IN",
-    "INCREMENT",
-    "INDEX",
-    "INITIAL",
-    "INSERT",
-    "INTEGER",
-    "INTERSECT",
-    "INTO",
-    "IS",
-    "LEVEL",
-    "LIKE",
-    "LOCK",
-    "LONG",
-    "MAXEXTENTS",
-    "MINUS",
-    "MLSLABEL",
-    "MODE",
-    "MODIFY",
-    "NOAUDIT",
-    "NOCOMPRESS",
-    "NOT",
-    "NOWAIT",
-    "NULL",
-    "NUMBER",
-    "OF",
-    "OFFLINE",
-    "ON",
-    "ONLINE",
-    "OPTION",
-    "OR",
-    "ORDER",
-    "PCTFREE",
-    "PRIOR",
-    "PUBLIC",
-    "RAW",
-    "RENAME",
-    "RESOURCE",
-    "REVOKE",
-    "ROW",
-    "ROWID",
-    "ROWNUM",
-    "ROWS",
-    "SELECT",
-    "SESSION",
-    "SET",
-    "SHARE",
-    "SIZE",
-    "SMALLINT",
-    "START",
-    "SUCCESSFUL",
-    "SYNONYM",
-    "SYSDATE",
-    "TABLE",
-    "THEN",
-    "TO",
-    "TRIGGER",
-    "UID",
-    "UNION",
-    "UNIQUE",
-    "UPDATE",
-    "USER",
-    "VALIDATE",
-    "VALUES",
-    "VARCHAR",
-    "VARCHAR2",
-    "VIEW",
-    "WHENEVER",
-    "WHERE",
-    "WITH",
-];
+/// Makes `clause`'s column of `table` its identity column, NOT NULL (a system-named
+/// constraint in `declared`), and returns its sequence. The column is a NUMBER or
+/// INTEGER (ORA-30675).
+fn identity_column(
+    table: &mut TableDef,
+    clause: &super::front::IdentityClause,
+    declared: &mut Vec<constraints::Declared>,
+) -> Result<crate::catalog::SequenceDef> {
+    let column = table.column_index(&clause.column).ok_or_else(|| Error::UnknownName {
+        kind: "column",
+        name: format!("{}.{}", table.name, clause.column),
+        position: clause.position.clone(),
+    })?;
+    if !matches!(
+        table.columns[column].data_type,
+        crate::types::DataType::Number { .. } | crate::types::DataType::Integer
+    ) {
+        return Err(Error::InvalidValue {
+            context: format!("{}.{}", table.name, clause.column),
+            message: "ORA-30675: identity column must be a numeric type".into(),
+        });
+    }
+    let name = crate::catalog::IdentityColumn::sequence_name(table.object_id);
+    let sequence = crate::catalog::SequenceDef::create(name.clone(), &clause.options, crate::types::local_now())?;
+    if table.columns[column].nullable {
+        declared.push(constraints::identity_not_null(&table.columns[column].name));
+    }
+    table.identity =
+        Some(crate::catalog::IdentityColumn { column, sequence: name, always: clause.always, on_null: clause.on_null });
+    Ok(sequence)
+}
 
 /// The name of a new `kind` (table, index): one name, not an unquoted reserved word.
 pub(super) fn new_object_name(name: &ast::ObjectName, kind: &str) -> Result<String> {
     let single = single_name(name)?;
     match name.0.as_slice() {
         [ast::ObjectNamePart::Identifier(i)]
-            if i.quote_style.is_none() && RESERVED_WORDS.contains(&single.as_str()) =>
+            if i.quote_style.is_none() && super::reserved_words::RESERVED_WORDS.contains(&single.as_str()) =>
         {
             Err(Error::Parse {
                 message: format!("invalid {kind} name: {single} is a reserved word (quote it to use it as a name)"),

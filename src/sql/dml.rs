@@ -46,6 +46,17 @@ struct RowShape {
     /// The table's enabled CHECK constraints, if it has any: each row is then built the
     /// generic way and checked before it is written.
     checks: Option<RowChecks>,
+    /// How the table's identity column gets its values, if the statement leaves any to it.
+    identity: Option<IdentityFill>,
+}
+
+/// The values a statement leaves to a table's identity column: its sequence's next value
+/// for each row, as the last of the row's values (the statement leaves the column out,
+/// which is then the last target), or in place of a NULL given for it (`at`, ON NULL).
+struct IdentityFill {
+    sequence: String,
+    source: Arc<dyn crate::expr::functions::SequenceSource>,
+    at: Option<usize>,
 }
 
 impl RowShape {
@@ -75,7 +86,48 @@ impl RowShape {
             targets
         };
         let checks = RowChecks::of(session, &table)?;
-        Ok(RowShape { table, targets, checks })
+        let mut targets = targets;
+        let identity = match &table.identity {
+            None => None,
+            Some(id) => match targets.iter().position(|&t| t == id.column) {
+                Some(_) if id.always => {
+                    return Err(Error::InvalidValue {
+                        context: column_path(&table.name, &table.columns[id.column].name),
+                        message: "ORA-32795: cannot insert into a generated always identity column".into(),
+                    });
+                }
+                Some(at) => id.on_null.then_some(Some(at)),
+                None => {
+                    targets.push(id.column);
+                    Some(None)
+                }
+            }
+            .map(|at| IdentityFill {
+                sequence: id.sequence.clone(),
+                source: session.sequence_source(),
+                at,
+            }),
+        };
+        Ok(RowShape { table, targets, checks, identity })
+    }
+
+    /// The number of values a row of the statement provides: one per target, but for an
+    /// identity column the statement leaves out.
+    fn provided(&self) -> usize {
+        self.targets.len() - usize::from(self.identity.as_ref().is_some_and(|f| f.at.is_none()))
+    }
+
+    /// Gives the identity column its value in `row` (see [`IdentityFill`]), if the
+    /// statement leaves one to it.
+    fn fill_identity(&self, row: &mut SinkRow<'_>) -> Result<()> {
+        let Some(fill) = &self.identity else { return Ok(()) };
+        let next = || fill.source.next_value(&fill.sequence).map(crate::expr::functions::sequence_value);
+        match fill.at {
+            None => row.push(next()?),
+            Some(at) if row[at].is_null() => row[at] = next()?,
+            Some(_) => {}
+        }
+        Ok(())
     }
 
     /// Whether rows go to `load` encoded by the [`RowEncoder`] (which checks no CHECK
@@ -87,10 +139,10 @@ impl RowShape {
     /// Checks that a statement provides one value per target column (once per query or
     /// VALUES row, not per row produced).
     fn check_count(&self, provided: usize) -> Result<()> {
-        if provided == self.targets.len() {
+        if provided == self.provided() {
             return Ok(());
         }
-        Err(Error::value(&self.table.name, format!("{provided} values for {} columns", self.targets.len())))
+        Err(Error::value(&self.table.name, format!("{provided} values for {} columns", self.provided())))
     }
 
     /// Builds the full table row from the provided values, one per target column,
@@ -118,6 +170,16 @@ impl RowShape {
     /// Inserts one row of provided values: encoded in place, or, when the encoder refuses
     /// it, built the generic way so that the error names the table and column.
     fn insert(&self, encoder: &mut RowEncoder, load: &mut dyn SegmentLoad, values: &[Datum<'_>]) -> Result<()> {
+        if self.identity.is_some() {
+            let mut row: SinkRow<'_> = values.iter().map(Datum::reborrow).collect();
+            self.fill_identity(&mut row)?;
+            return self.insert_filled(encoder, load, &row);
+        }
+        self.insert_filled(encoder, load, values)
+    }
+
+    /// [`RowShape::insert`] of a row whose identity column has its value.
+    fn insert_filled(&self, encoder: &mut RowEncoder, load: &mut dyn SegmentLoad, values: &[Datum<'_>]) -> Result<()> {
         if !self.encodes(load) {
             return load.insert(&self.row(values)?);
         }
@@ -326,6 +388,10 @@ impl ConsumeRow for InsertSink<'_, '_> {
     /// A row of a batch is encoded from its cells; one the encoder refuses is built the
     /// generic way from its values, whose error names the column.
     fn consume_batch_row(&mut self, row: BatchRow<'_>) -> Result<()> {
+        if self.shape.identity.is_some() {
+            let values: SinkRow<'_> = (0..row.len()).map(|c| row.datum(c)).collect();
+            return self.shape.insert(&mut self.encoder, self.load, &values);
+        }
         let image = match self.encoded {
             true => self.encoder.encode_cells(&row),
             false => Err(Unencodable),
@@ -349,7 +415,7 @@ pub(super) fn load_new_table(session: &Session, table: &TableDef, query: &ast::Q
         Error::Transaction { message: format!("table {} was dropped while it was being created", table.name) }
     })?;
     let checks = RowChecks::of(session, &table)?;
-    let shape = RowShape { targets: (0..table.columns.len()).collect(), table, checks };
+    let shape = RowShape { targets: (0..table.columns.len()).collect(), table, checks, identity: None };
     let loaded = super::transaction::statement(session, || {
         insert_select(session, &shape, query, LoadPath::NewSegment).map(inserted)
     })?;
@@ -437,7 +503,8 @@ fn load_csv<R: std::io::Read>(
     load: &mut dyn SegmentLoad,
 ) -> Result<()> {
     let mut encoder = shape.encoder();
-    let encoded = shape.encodes(load);
+    // A row an identity column takes a value for is built the generic way.
+    let encoded = shape.encodes(load) && shape.identity.is_none();
     let mut first = true;
     let mut rows = 0u64;
     while let Some(record) = reader.next_record().map_err(|e| Error::io("read", path, e))? {
@@ -447,9 +514,9 @@ fn load_csv<R: std::io::Read>(
         let csv_error = |column, message| Error::Csv { file: path.to_owned(), line: record.line, column, message };
         let mut fields: SmallVec<[&str; SINK_INLINE_COLUMNS]> = SmallVec::new();
         record.texts(&mut fields).map_err(|i| csv_error(i + 1, "the field is not valid UTF-8".to_owned()))?;
-        if fields.len() != shape.targets.len() {
-            let message = format!("{} fields, expected {}", fields.len(), shape.targets.len());
-            return Err(csv_error(fields.len().min(shape.targets.len()) + 1, message));
+        if fields.len() != shape.provided() {
+            let message = format!("{} fields, expected {}", fields.len(), shape.provided());
+            return Err(csv_error(fields.len().min(shape.provided()) + 1, message));
         }
         let image = match encoded {
             true => encoder.encode_texts(&fields, format.null.as_deref()),
@@ -482,11 +549,15 @@ fn csv_row<'r>(
     shape: &RowShape,
     format: &CsvFormat,
 ) -> std::result::Result<SinkRow<'r>, (usize, Error)> {
-    let values = fields.iter().map(|&field| {
-        let is_null = field.is_empty() || format.null.as_deref() == Some(field);
-        if is_null { Datum::Null } else { Datum::Str(std::borrow::Cow::Borrowed(field)) }
-    });
-    shape.build(values).map_err(|fault| match fault {
+    let mut values: SinkRow<'r> = fields
+        .iter()
+        .map(|&field| {
+            let is_null = field.is_empty() || format.null.as_deref() == Some(field);
+            if is_null { Datum::Null } else { Datum::Str(std::borrow::Cow::Borrowed(field)) }
+        })
+        .collect();
+    shape.fill_identity(&mut values).map_err(|e| (0, e))?;
+    shape.build(values.into_iter()).map_err(|fault| match fault {
         RowFault::Coerce { value, error } => (value + 1, error),
         RowFault::NullInNotNull { column } => {
             let field = shape.targets.iter().position(|&t| t == column).map_or(0, |f| f + 1);

@@ -75,14 +75,29 @@ pub enum Front {
     },
 }
 
-/// The storage clauses of CREATE TABLE (and PCTFREE of CREATE INDEX) that sqlparser does
-/// not know, taken out of the statement's text.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The clauses of CREATE TABLE (and PCTFREE of CREATE INDEX) that sqlparser does not
+/// know, taken out of the statement's text.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Clauses {
     /// `PCTFREE n`.
     pub pctfree: Option<u8>,
     /// `COMPRESS FOR ...` (`Some(Some(level))`) or `NOCOMPRESS` (`Some(None)`).
     pub compress: Option<Option<HccLevel>>,
+    /// A column's `GENERATED [ALWAYS | BY DEFAULT [ON NULL]] AS IDENTITY [(options)]`.
+    pub identity: Option<Box<IdentityClause>>,
+}
+
+/// The identity clause of a column of CREATE TABLE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdentityClause {
+    /// The column's name (upper case unless quoted).
+    pub column: String,
+    pub always: bool,
+    pub on_null: bool,
+    /// The options of its sequence, as CREATE SEQUENCE takes them.
+    pub options: crate::catalog::sequence::SequenceOptions,
+    /// Where the clause starts.
+    pub position: Option<String>,
 }
 
 impl Clauses {
@@ -514,13 +529,41 @@ fn strip_clauses(tokens: &[TokenWithSpan], table: bool) -> Result<Front> {
     let mut in_query = false;
     let next_word =
         |from: usize| tokens[from..].iter().position(|t| !matches!(t.token, Token::Whitespace(_))).map(|p| from + p);
+    // The column whose definition is being read (the first word of each item of the
+    // column list).
+    let mut column: Option<String> = None;
+    let mut item_start = false;
     let mut i = 0;
     while i < tokens.len() {
         let word = bare_word(&tokens[i].token);
         match &tokens[i].token {
-            Token::LParen => depth += 1,
+            Token::LParen => {
+                depth += 1;
+                item_start = depth == 1;
+            }
             Token::RParen => depth = depth.saturating_sub(1),
-            _ => {}
+            Token::Comma if depth == 1 => item_start = true,
+            Token::Whitespace(_) => {}
+            other => {
+                if item_start {
+                    column = Some(token_word(other));
+                }
+                item_start = false;
+            }
+        }
+        if table && depth == 1 && !in_query && token_word(&tokens[i].token) == "GENERATED" {
+            let clause = identity_clause(tokens, i, column.clone().unwrap_or_default())?;
+            if let Some((clause, end)) = clause {
+                if clauses.identity.is_some() {
+                    return Err(Error::InvalidValue {
+                        context: clause.column,
+                        message: "ORA-30669: table can have only one identity column".into(),
+                    });
+                }
+                clauses.identity = Some(Box::new(clause));
+                i = end + 1;
+                continue;
+            }
         }
         in_query |= depth == 0 && word == Some("AS");
         if word == Some("PCTFREE") {
@@ -605,6 +648,39 @@ fn strip_clauses(tokens: &[TokenWithSpan], table: bool) -> Result<Front> {
     Ok(Front::Standard { sql: out, clauses })
 }
 
+/// The identity clause starting at `tokens[at]` (GENERATED) of the definition of
+/// `column`, and the index of its last token; `None` for a GENERATED that is no identity
+/// clause (a virtual column's, left to sqlparser).
+fn identity_clause(tokens: &[TokenWithSpan], at: usize, column: String) -> Result<Option<(IdentityClause, usize)>> {
+    let words: Vec<usize> = (at..tokens.len()).filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_))).collect();
+    let word = |k: usize| words.get(k).map(|&i| token_word(&tokens[i].token)).unwrap_or_default();
+    let (always, on_null, mut k) = match (word(1).as_str(), word(2).as_str(), word(3).as_str(), word(4).as_str()) {
+        ("ALWAYS", ..) => (true, false, 2),
+        ("BY", "DEFAULT", "ON", "NULL") => (false, true, 5),
+        ("BY", "DEFAULT", ..) => (false, false, 3),
+        _ => (true, false, 1),
+    };
+    if (word(k).as_str(), word(k + 1).as_str()) != ("AS", "IDENTITY") {
+        return Ok(None);
+    }
+    k += 2;
+    let mut options = crate::catalog::sequence::SequenceOptions::default();
+    if word(k) == "(" {
+        let close = (k + 1..words.len()).find(|&j| word(j) == ")").ok_or_else(|| Error::Parse {
+            message: "the identity options' ) is missing".into(),
+            position: position_at(words.get(k).map(|&i| &tokens[i]).as_ref()),
+        })?;
+        let option_words: Vec<_> = words[k + 1..close]
+            .iter()
+            .map(|&i| (token_word(&tokens[i].token), position_at(Some(&&tokens[i]))))
+            .collect();
+        options = super::sequence_ddl::parse_options(&option_words, false, "an identity column")?;
+        k = close + 1;
+    }
+    let clause = IdentityClause { column, always, on_null, options, position: position_at(Some(&&tokens[at])) };
+    Ok(Some((clause, words[k - 1])))
+}
+
 /// The upper-case text of an unquoted word token.
 fn bare_word(t: &Token) -> Option<&'static str> {
     const WORDS: [&str; 16] = [
@@ -636,6 +712,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_identity_clause_is_taken_out_of_its_column() {
+        let Front::Standard { sql, clauses } = classify(
+            "CREATE TABLE t (a NUMBER, id NUMBER GENERATED BY DEFAULT ON NULL AS IDENTITY (START WITH 5 NOCACHE), \
+             b DATE)",
+        )
+        .unwrap() else {
+            panic!("a CREATE TABLE is standard")
+        };
+        assert_eq!(sql, "CREATE TABLE t (a NUMBER, id NUMBER , b DATE)");
+        let identity = clauses.identity.expect("the identity clause");
+        assert_eq!((identity.column.as_str(), identity.always, identity.on_null), ("ID", false, true));
+        assert_eq!((identity.options.start_with, identity.options.cache), (Some(5), Some(0)));
+        let Front::Standard { clauses, .. } =
+            classify("CREATE TABLE t (\"Id\" INTEGER GENERATED AS IDENTITY)").unwrap()
+        else {
+            panic!("a CREATE TABLE is standard")
+        };
+        let identity = clauses.identity.expect("the identity clause");
+        assert_eq!((identity.column.as_str(), identity.always), ("Id", true));
+        // A virtual column's GENERATED ALWAYS AS (expr) is left to sqlparser.
+        let Front::Standard { clauses, .. } = classify("CREATE TABLE t (a NUMBER GENERATED ALWAYS AS (1))").unwrap()
+        else {
+            panic!("a CREATE TABLE is standard")
+        };
+        assert_eq!(clauses.identity, None);
+    }
+
+    #[test]
     fn compress_clauses_are_taken_out_of_create_table() {
         let standard = |sql: &str| match classify(sql).unwrap() {
             Front::Standard { sql, clauses } => (sql, clauses),
@@ -643,7 +747,7 @@ mod tests {
         };
         let (sql, clauses) = standard("CREATE TABLE t COMPRESS FOR QUERY LOW PCTFREE 0 AS SELECT * FROM s");
         assert_eq!(sql, "CREATE TABLE t   AS SELECT * FROM s");
-        assert_eq!(clauses, Clauses { pctfree: Some(0), compress: Some(Some(HccLevel::QueryLow)) });
+        assert_eq!(clauses, Clauses { pctfree: Some(0), compress: Some(Some(HccLevel::QueryLow)), identity: None });
         let (_, clauses) = standard("create table t column store compress for archive as select 1 as n from dual");
         assert_eq!(clauses.compress, Some(Some(HccLevel::ArchiveLow)));
         let (_, clauses) = standard("CREATE TABLE t (a INT) NOCOMPRESS");
@@ -680,7 +784,7 @@ mod tests {
             classify("CREATE TABLE t (a INT) PCTFREE 20").unwrap(),
             Front::Standard {
                 sql: "CREATE TABLE t (a INT) ".into(),
-                clauses: Clauses { pctfree: Some(20), compress: None }
+                clauses: Clauses { pctfree: Some(20), ..Clauses::default() }
             }
         );
         assert!(classify("ALTER SESSION SET x").is_err());

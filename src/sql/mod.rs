@@ -47,6 +47,7 @@ mod index_maintenance;
 mod interval;
 pub mod optimizer;
 pub mod plan;
+mod reserved_words;
 mod result;
 mod row_checks;
 mod row_encoder;

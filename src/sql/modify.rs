@@ -259,6 +259,12 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
             name: format!("{}.{col}", table.name),
             position: position_of(name),
         })?;
+        if table.identity.as_ref().is_some_and(|id| id.column == i && id.always) {
+            return Err(Error::InvalidValue {
+                context: format!("{}.{col}", table.name),
+                message: "ORA-32796: cannot update a generated always identity column".into(),
+            });
+        }
         if assignments.iter().any(|(j, _)| *j == i) {
             return Err(Error::value(format!("{}.{col}", table.name), "column assigned twice"));
         }

@@ -34,8 +34,15 @@ pub fn parse(words: &[Word]) -> Result<SequenceStatement> {
     let Some(name) = words.get(2).filter(|w| w.0.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')) else {
         return Err(parse_error("a sequence name is expected after SEQUENCE".into(), words.get(2).or(words.get(1))));
     };
+    let statement = if alter { "ALTER SEQUENCE" } else { "CREATE SEQUENCE" };
+    let options = parse_options(&words[3..], alter, statement)?;
+    Ok(SequenceStatement { alter, name: name.0.clone(), options })
+}
+
+/// Reads sequence options (of `statement`, for errors; RESTART only when `alter`).
+pub fn parse_options(words: &[Word], alter: bool, statement: &str) -> Result<SequenceOptions> {
     let mut options = SequenceOptions::default();
-    let mut rest = words[3..].iter().peekable();
+    let mut rest = words.iter().peekable();
     while let Some(word) = rest.next() {
         let duplicate = |set: bool| {
             if set {
@@ -105,11 +112,11 @@ pub fn parse(words: &[Word]) -> Result<SequenceStatement> {
                 });
             }
             other => {
-                return Err(parse_error(format!("{other} is not an option of {} SEQUENCE", words[0].0), Some(word)));
+                return Err(parse_error(format!("{other} is not an option of {statement}"), Some(word)));
             }
         }
     }
-    Ok(SequenceStatement { alter, name: name.0.clone(), options })
+    Ok(options)
 }
 
 fn expect<'a>(rest: &mut impl Iterator<Item = &'a Word>, what: &str, after: &Word) -> Result<()> {
@@ -142,7 +149,7 @@ pub fn run(session: &Session, statement: &SequenceStatement) -> Result<QueryResu
     let catalog = &session.db.catalog;
     let name = &statement.name;
     if !statement.alter {
-        if super::ddl::RESERVED_WORDS.contains(&name.as_str()) {
+        if super::reserved_words::RESERVED_WORDS.contains(&name.as_str()) {
             return Err(Error::Parse {
                 message: format!("invalid sequence name: {name} is a reserved word (quote it to use it as a name)"),
                 position: None,
@@ -152,6 +159,7 @@ pub fn run(session: &Session, statement: &SequenceStatement) -> Result<QueryResu
         catalog.create_sequence(def)?;
         return Ok(QueryResult::message(StatementKind::Ddl, "Sequence created."));
     }
+    refuse_system_generated(session, name, "ORA-32793: cannot alter a system-generated sequence")?;
     session.db.sequences.emptied(name, |next| {
         let def = catalog.sequence(name).ok_or_else(|| unknown(name))?;
         let altered = def.altered(&statement.options, next.unwrap_or(def.last_number))?;
@@ -169,9 +177,23 @@ pub fn drop(session: &Session, names: &[String], if_exists: bool) -> Result<Quer
             }
             return Err(unknown(name));
         }
+        refuse_system_generated(session, name, "ORA-32794: cannot drop a system-generated sequence")?;
         session.db.sequences.emptied(name, |_| session.db.catalog.remove_sequence(name))?;
     }
     Ok(QueryResult::message(StatementKind::Ddl, "Sequence dropped."))
+}
+
+/// Refuses a change of the sequence of a table's identity column (`message`): it goes
+/// with its table.
+fn refuse_system_generated(session: &Session, name: &str, message: &str) -> Result<()> {
+    let tables = session.db.catalog.tables();
+    match tables.iter().find(|t| t.identity.as_ref().is_some_and(|i| i.sequence == name)) {
+        Some(t) => Err(Error::InvalidValue {
+            context: format!("sequence {name}"),
+            message: format!("{message} (the identity column's of table {})", t.name),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn unknown(name: &str) -> Error {

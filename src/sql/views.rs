@@ -43,6 +43,7 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "USER_INDEXES" => user_indexes(session),
         "USER_VIEWS" => user_views(session),
         "USER_SEQUENCES" => user_sequences(session),
+        "USER_TAB_IDENTITY_COLS" => user_tab_identity_cols(session),
         "USER_IND_COLUMNS" => user_ind_columns(session),
         "USER_CONSTRAINTS" => user_constraints(session),
         "USER_CONS_COLUMNS" => user_cons_columns(session),
@@ -795,6 +796,8 @@ fn user_tab_columns(session: &Session) -> Rows {
                 ]),
                 None => row.extend(std::iter::repeat_n(Datum::Null, 7)),
             }
+            let identity = t.identity.as_ref().is_some_and(|id| id.column == i);
+            row.push(text(if identity { "YES" } else { "NO" }));
         }
     }
     (
@@ -814,9 +817,42 @@ fn user_tab_columns(session: &Session) -> Rows {
             "AVG_COL_LEN",
             "SAMPLE_SIZE",
             "LAST_ANALYZED",
+            "IDENTITY_COLUMN",
         ]),
         rows,
     )
+}
+
+/// `user_tab_identity_cols`: each identity column, how it is generated and its sequence.
+fn user_tab_identity_cols(session: &Session) -> Rows {
+    let mut rows = Vec::new();
+    for t in session.db.catalog.tables() {
+        let Some(id) = &t.identity else { continue };
+        let sequence = session.db.catalog.sequence(&id.sequence);
+        let options = sequence.map_or(String::new(), |s| {
+            format!(
+                "INCREMENT BY: {}, MAX_VALUE: {}, MIN_VALUE: {}, CYCLE_FLAG: {}, CACHE_SIZE: {}, ORDER_FLAG: {}, \
+                 LAST_NUMBER: {}",
+                s.increment_by,
+                s.max_value,
+                s.min_value,
+                if s.cycle { "Y" } else { "N" },
+                s.cache_size,
+                if s.order { "Y" } else { "N" },
+                s.last_number
+            )
+        });
+        rows.push(vec![
+            text(t.name.clone()),
+            text(t.columns[id.column].name.clone()),
+            text(id.generation()),
+            text(id.sequence.clone()),
+            text(if id.on_null { "YES" } else { "NO" }),
+            text(options),
+        ]);
+    }
+    let names = ["TABLE_NAME", "COLUMN_NAME", "GENERATION_TYPE", "SEQUENCE_NAME", "DEFAULT_ON_NULL"];
+    (cols(&[&names[..], &["IDENTITY_OPTIONS"]].concat()), rows)
 }
 
 /// The In-Memory Area (no row while `inmemory_size` is 0): one pool of 64 KiB extents

@@ -270,6 +270,7 @@ mod tests {
                 inmemory: None,
                 compression: None,
                 constraints: Vec::new(),
+                identity: None,
             };
             let index = IndexDef {
                 name: "INNER_K".into(),

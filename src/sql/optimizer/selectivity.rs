@@ -164,6 +164,7 @@ mod tests {
             inmemory: None,
             compression: None,
             constraints: Vec::new(),
+            identity: None,
         }
     }
 

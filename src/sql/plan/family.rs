@@ -62,6 +62,12 @@ pub fn expr_family(e: &Expr, column: &dyn Fn(usize) -> Option<Family>) -> Option
             _ => None,
         },
         Expr::Negate(x) => (of(x)? == Number).then_some(Number),
+        Expr::Cast { to, .. } => Some(match to {
+            crate::types::DataType::Number { .. } | crate::types::DataType::Integer => Number,
+            crate::types::DataType::Varchar2 { .. } | crate::types::DataType::Char { .. } => Text,
+            crate::types::DataType::Date => Date,
+        }),
+        Expr::Sequence { .. } => Some(Number),
         Expr::Concat(..) => Some(Text),
         Expr::Function { func, args } => match func {
             F::Upper
