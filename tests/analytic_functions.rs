@@ -2,7 +2,8 @@
 //! SQLite's window functions (an independent engine with the same default window) on
 //! random tables with NULLs and repeated rows: ROW_NUMBER, RANK, DENSE_RANK, NTILE, LAG,
 //! LEAD, FIRST_VALUE, LAST_VALUE and the aggregates over a running or whole-partition
-//! window, over rows and over groups, in an inline view (top-N); then the refusals.
+//! window and over ROWS and RANGE frames, over rows and over groups, in an inline view
+//! (top-N); then the refusals.
 
 mod common;
 
@@ -71,6 +72,47 @@ const QUERIES: &[(&str, &str)] = &[
         "SELECT DISTINCT k, COUNT(*) OVER (PARTITION BY k) FROM a ORDER BY 1",
         "SELECT DISTINCT k, COUNT(*) OVER (PARTITION BY k) FROM a ORDER BY 1 NULLS LAST",
     ),
+    // Window frames: rows tied in a ROWS window's order are equal in every column.
+    (
+        "SELECT k, v, n, SUM(n) OVER (PARTITION BY k ORDER BY n, v ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), \
+         COUNT(n) OVER (PARTITION BY k ORDER BY n, v ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), \
+         MIN(n) OVER (PARTITION BY k ORDER BY n, v ROWS 2 PRECEDING), \
+         MAX(v) OVER (PARTITION BY k ORDER BY n, v ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) \
+         FROM a ORDER BY 1, 2, 3, 4, 5, 6, 7",
+        "SELECT k, v, n, \
+         SUM(n) OVER (PARTITION BY k ORDER BY n NULLS LAST, v NULLS LAST ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), \
+         COUNT(n) OVER (PARTITION BY k ORDER BY n NULLS LAST, v NULLS LAST ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), \
+         MIN(n) OVER (PARTITION BY k ORDER BY n NULLS LAST, v NULLS LAST ROWS 2 PRECEDING), \
+         MAX(v) OVER (PARTITION BY k ORDER BY n NULLS LAST, v NULLS LAST ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) \
+         FROM a ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST, 4 NULLS LAST, 5, 6 NULLS LAST, 7 NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n, SUM(n) OVER (ORDER BY k, v, n ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING), \
+         COUNT(*) OVER (ORDER BY k, v, n ROWS BETWEEN 2 FOLLOWING AND 3 FOLLOWING), \
+         FIRST_VALUE(n) OVER (ORDER BY k, v, n ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), \
+         LAST_VALUE(v) OVER (ORDER BY k, v, n ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) \
+         FROM a ORDER BY 1, 2, 3, 4, 5, 6, 7",
+        "SELECT k, v, n, \
+         SUM(n) OVER (ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING), \
+         COUNT(*) OVER (ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST ROWS BETWEEN 2 FOLLOWING AND 3 FOLLOWING), \
+         FIRST_VALUE(n) OVER (ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST \
+         ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), \
+         LAST_VALUE(v) OVER (ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST \
+         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) \
+         FROM a ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST, 4 NULLS LAST, 5, 6 NULLS LAST, 7 NULLS LAST",
+    ),
+    (
+        "SELECT k, n, SUM(n) OVER (PARTITION BY k ORDER BY n RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING), \
+         COUNT(*) OVER (ORDER BY n DESC RANGE BETWEEN 2 PRECEDING AND CURRENT ROW), \
+         MAX(k) OVER (ORDER BY n RANGE BETWEEN CURRENT ROW AND 1 FOLLOWING), \
+         COUNT(*) OVER (ORDER BY n RANGE BETWEEN 1 FOLLOWING AND 2 FOLLOWING) \
+         FROM a ORDER BY 1, 2, 3, 4, 5, 6",
+        "SELECT k, n, SUM(n) OVER (PARTITION BY k ORDER BY n NULLS LAST RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING), \
+         COUNT(*) OVER (ORDER BY n DESC NULLS FIRST RANGE BETWEEN 2 PRECEDING AND CURRENT ROW), \
+         MAX(k) OVER (ORDER BY n NULLS LAST RANGE BETWEEN CURRENT ROW AND 1 FOLLOWING), \
+         COUNT(*) OVER (ORDER BY n NULLS LAST RANGE BETWEEN 1 FOLLOWING AND 2 FOLLOWING) \
+         FROM a ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST, 4, 5 NULLS LAST, 6",
+    ),
 ];
 
 #[test]
@@ -84,8 +126,28 @@ fn analytic_functions_refuse_what_they_cannot_run() {
     let s = db.session();
     exec(&s, "CREATE TABLE t (id NUMBER, v NUMBER)");
     exec(&s, "INSERT INTO t VALUES (1, 10), (2, 20)");
-    let e = error(&s, "SELECT SUM(v) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t");
-    assert!(e.contains("window frame"), "{e}");
+    for (sql, expected) in [
+        ("SELECT SUM(v) OVER (ORDER BY id GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t", "GROUPS"),
+        ("SELECT SUM(v) OVER (ORDER BY id, v RANGE 1 PRECEDING) FROM t", "ORA-30486"),
+        ("SELECT SUM(v) OVER (PARTITION BY id ROWS 1 PRECEDING) FROM t", "ORA-30485"),
+        ("SELECT ROW_NUMBER() OVER (ORDER BY id ROWS 1 PRECEDING) FROM t", "takes no window frame"),
+        ("SELECT SUM(v) OVER (ORDER BY id ROWS -1 PRECEDING) FROM t", "ORA-01428"),
+        ("SELECT SUM(v) OVER (ORDER BY id ROWS 1.5 PRECEDING) FROM t", "ORA-01428"),
+        ("SELECT SUM(v) OVER (ORDER BY id ROWS v PRECEDING) FROM t", "constant number"),
+        ("SELECT SUM(v) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED FOLLOWING AND CURRENT ROW) FROM t", "UNBOUNDED"),
+    ] {
+        let e = error(&s, sql);
+        assert!(e.contains(expected), "{sql}: {e}");
+    }
+    // A RANGE offset on a DATE key counts days.
+    assert_eq!(
+        lines(
+            &s,
+            "SELECT id, COUNT(*) OVER (ORDER BY DATE '2024-01-01' + id * 2 RANGE BETWEEN 2 PRECEDING AND CURRENT ROW) \
+             FROM t ORDER BY id"
+        ),
+        ["1|1", "2|2"]
+    );
     let e = error(&s, "SELECT ROW_NUMBER() OVER (PARTITION BY v) FROM t");
     assert!(e.contains("ORA-30485"), "{e}");
     let e = error(&s, "SELECT id FROM t WHERE ROW_NUMBER() OVER (ORDER BY id) = 1");

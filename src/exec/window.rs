@@ -4,10 +4,18 @@
 //! for every row, and appends the values as columns after the row's own; the rows then
 //! go on in the order of the last call's sort.
 //!
-//! The window of a row is Oracle's default: with an ORDER BY, the partition's rows up
-//! to the row and its peers (rows of equal order keys: `RANGE BETWEEN UNBOUNDED
-//! PRECEDING AND CURRENT ROW`); without one, the whole partition. Aggregates over the
-//! window follow SQL's NULL rules (SUM, AVG, MIN, MAX of no value are NULL, COUNT is 0).
+//! The window of a row is its call's frame ([`WindowFrame`]: `ROWS` counts rows before
+//! and after it, `RANGE` takes the rows whose one order key lies within a distance of
+//! its own, a `CURRENT ROW` of RANGE taking its peers, the rows of equal order keys), or
+//! Oracle's default: with an ORDER BY, the partition's rows up to the row and its peers
+//! (`RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`); without one, the whole
+//! partition. A row whose RANGE key is NULL has its peers (the other NULLs) as window.
+//! Aggregates over the window follow SQL's NULL rules (SUM, AVG, MIN, MAX of no value
+//! are NULL, COUNT is 0); an empty window (`1 FOLLOWING` on the last row) gives those.
+//!
+//! Invariant: a partition's windows are computed in one pass, the window sliding forward
+//! (values added at its end, taken off at its start; MIN and MAX keep a queue of the
+//! candidates); a window that moves back starts again from empty.
 
 use super::downstream::{Downstream, Push, hold, hold_owned, push_each};
 use super::sort::{SortKey, compare_rows};
@@ -87,6 +95,28 @@ pub struct WindowCall {
     pub args: Vec<Expr>,
     pub partition: Vec<Expr>,
     pub order: Vec<WindowOrder>,
+    /// Its `ROWS | RANGE BETWEEN ...` clause (`None`: the default window).
+    pub frame: Option<WindowFrame>,
+}
+
+/// `ROWS | RANGE BETWEEN start AND end`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowFrame {
+    /// RANGE (distances of the one order key) rather than ROWS (counts of rows).
+    pub range: bool,
+    pub start: FrameBound,
+    pub end: FrameBound,
+}
+
+/// One end of a window frame; an offset is a number of 0 or more (a whole number for
+/// ROWS), checked when the call is bound.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrameBound {
+    UnboundedPreceding,
+    Preceding(Value),
+    CurrentRow,
+    Following(Value),
+    UnboundedFollowing,
 }
 
 pub struct WindowStage {
@@ -170,7 +200,8 @@ fn compute(call: &WindowCall, rows: &mut [Vec<Value>], f: &mut FunctionContext) 
         while end < order.len() && same(order[start], order[end], parts) {
             end += 1;
         }
-        partition(call, &order[start..end], &|a, b| same(a, b, sort_keys.len()), &args, &mut values)?;
+        let order_key = |m: usize| keys[m].get(parts).cloned().unwrap_or(Datum::Null);
+        partition(call, &order[start..end], &|a, b| same(a, b, sort_keys.len()), &order_key, &args, &mut values)?;
         start = end;
     }
     for (row, value) in rows.iter_mut().zip(values) {
@@ -180,29 +211,17 @@ fn compute(call: &WindowCall, rows: &mut [Vec<Value>], f: &mut FunctionContext) 
 }
 
 /// The values of `call` for the rows of one partition, `members` in the call's order;
-/// `peers` says whether two rows have equal order keys.
+/// `peers` says whether two rows have equal order keys, `order_key` gives a row's first
+/// order key (a RANGE frame's).
 fn partition(
     call: &WindowCall,
     members: &[usize],
     peers: &dyn Fn(usize, usize) -> bool,
+    order_key: &dyn Fn(usize) -> Value,
     args: &[Vec<Value>],
     out: &mut [Value],
 ) -> Result<()> {
     let n = members.len();
-    let ordered = !call.order.is_empty();
-    // The last row of each row's window: its last peer, or the partition's last row.
-    let mut window_end = vec![n - 1; n];
-    if ordered {
-        let mut i = 0;
-        while i < n {
-            let mut j = i;
-            while j + 1 < n && peers(members[i], members[j + 1]) {
-                j += 1;
-            }
-            window_end[i..=j].fill(j);
-            i = j + 1;
-        }
-    }
     let arg = |pos: usize, a: usize| args[members[pos]].get(a).cloned().unwrap_or(Datum::Null);
     match call.func {
         WindowFunc::RowNumber => {
@@ -256,66 +275,226 @@ fn partition(
                 };
             }
         }
-        WindowFunc::FirstValue => {
-            for &m in members {
-                out[m] = arg(0, 0);
-            }
-        }
-        WindowFunc::LastValue => {
-            for pos in 0..n {
-                out[members[pos]] = arg(window_end[pos], 0);
-            }
-        }
         _ => {
-            // Running aggregates, window by window: each window extends the last.
-            let mut acc = Running::default();
-            let mut taken = 0;
+            let frames = Frames::new(call, members, peers, order_key)?;
+            let mut window = Sliding::new(call.func);
             for pos in 0..n {
-                while taken <= window_end[pos] {
-                    acc.add(call.func, &arg(taken, 0))?;
-                    taken += 1;
-                }
-                out[members[pos]] = acc.value(call.func)?;
+                let (lo, hi) = frames.of(pos)?;
+                out[members[pos]] = match call.func {
+                    WindowFunc::FirstValue => {
+                        if lo <= hi {
+                            arg(lo as usize, 0)
+                        } else {
+                            Datum::Null
+                        }
+                    }
+                    WindowFunc::LastValue => {
+                        if lo <= hi {
+                            arg(hi as usize, 0)
+                        } else {
+                            Datum::Null
+                        }
+                    }
+                    func => {
+                        window.slide(lo, hi, &|p| arg(p, 0))?;
+                        window.value(func)?
+                    }
+                };
             }
         }
     }
     Ok(())
 }
 
-/// An aggregate over a growing window.
-#[derive(Default)]
-struct Running {
+/// The windows of one partition's rows: for each position, the first and last position
+/// of its window (first > last for an empty one).
+struct Frames {
+    frame: WindowFrame,
+    descending: bool,
+    /// Each position's first and last peer.
+    peer_groups: Vec<(usize, usize)>,
+    /// The positions whose order key is not NULL (a RANGE frame's offsets measure them).
+    keyed: std::ops::Range<usize>,
+    keys: Vec<Value>,
+}
+
+impl Frames {
+    fn new(
+        call: &WindowCall,
+        members: &[usize],
+        peers: &dyn Fn(usize, usize) -> bool,
+        order_key: &dyn Fn(usize) -> Value,
+    ) -> Result<Frames> {
+        let n = members.len();
+        let ordered = !call.order.is_empty();
+        let frame = call.frame.clone().unwrap_or(WindowFrame {
+            range: true,
+            start: FrameBound::UnboundedPreceding,
+            end: if ordered { FrameBound::CurrentRow } else { FrameBound::UnboundedFollowing },
+        });
+        let mut peer_groups = vec![(0, n.saturating_sub(1)); n];
+        if ordered {
+            let mut i = 0;
+            while i < n {
+                let mut j = i;
+                while j + 1 < n && peers(members[i], members[j + 1]) {
+                    j += 1;
+                }
+                peer_groups[i..=j].fill((i, j));
+                i = j + 1;
+            }
+        }
+        let offsets = matches!(frame.start, FrameBound::Preceding(_) | FrameBound::Following(_))
+            || matches!(frame.end, FrameBound::Preceding(_) | FrameBound::Following(_));
+        let (keys, keyed) = if frame.range && offsets {
+            let keys: Vec<Value> = members.iter().map(|&m| order_key(m)).collect();
+            let first = keys.iter().position(|k| !k.is_null()).unwrap_or(n);
+            let last = keys.iter().rposition(|k| !k.is_null()).map_or(first, |l| l + 1);
+            (keys, first..last)
+        } else {
+            (Vec::new(), 0..n)
+        };
+        let descending = call.order.first().is_some_and(|o| o.descending);
+        Ok(Frames { frame, descending, peer_groups, keyed, keys })
+    }
+
+    /// The window of position `pos`, as (first, last) positions.
+    fn of(&self, pos: usize) -> Result<(i64, i64)> {
+        let n = self.peer_groups.len() as i64;
+        let lo = self.bound(&self.frame.start, true, pos)?.max(0);
+        let hi = self.bound(&self.frame.end, false, pos)?.min(n - 1);
+        Ok((lo, hi))
+    }
+
+    /// Where bound `b` puts the start (`start`) or the end of `pos`'s window.
+    fn bound(&self, b: &FrameBound, start: bool, pos: usize) -> Result<i64> {
+        let n = self.peer_groups.len() as i64;
+        let peer_edge = || {
+            let (first, last) = self.peer_groups[pos];
+            if start { first as i64 } else { last as i64 }
+        };
+        Ok(match b {
+            FrameBound::UnboundedPreceding => 0,
+            FrameBound::UnboundedFollowing => n - 1,
+            FrameBound::CurrentRow if self.frame.range => peer_edge(),
+            FrameBound::CurrentRow => pos as i64,
+            FrameBound::Preceding(v) | FrameBound::Following(v) if !self.frame.range => {
+                let v = match v {
+                    Datum::Int(v) => *v,
+                    _ => 0,
+                };
+                if matches!(b, FrameBound::Preceding(_)) { pos as i64 - v } else { pos as i64 + v }
+            }
+            FrameBound::Preceding(v) | FrameBound::Following(v) => {
+                let key = &self.keys[pos];
+                if key.is_null() {
+                    return Ok(peer_edge());
+                }
+                // "Preceding" lies before the row in the sort: smaller keys ascending,
+                // larger descending.
+                let toward_smaller = matches!(b, FrameBound::Preceding(_)) != self.descending;
+                let op = if toward_smaller { ArithOp::Sub } else { ArithOp::Add };
+                let target = arithmetic(op, key, v)?;
+                // Positions of `keyed` whose key sorts before the target (or at it).
+                let before = |k: &Value, or_equal: bool| -> bool {
+                    let o = k.sql_cmp(&target).ok().flatten().unwrap_or(Ordering::Equal);
+                    let o = if self.descending { o.reverse() } else { o };
+                    o == Ordering::Less || (or_equal && o == Ordering::Equal)
+                };
+                let keyed = &self.keys[self.keyed.clone()];
+                // The start: the first key not before the target; the end: the last key
+                // not after it.
+                let at = (self.keyed.start + keyed.partition_point(|k| before(k, !start))) as i64;
+                if start { at } else { at - 1 }
+            }
+        })
+    }
+}
+
+/// An aggregate over a window sliding forward: values enter at its end and leave at its
+/// start; MIN and MAX keep the positions that may still be the best, best first.
+struct Sliding {
+    func: WindowFunc,
+    /// The window now held, `lo..=hi` (empty when `hi < lo`).
+    lo: i64,
+    hi: i64,
     rows: i64,
     count: i64,
     sum: Option<Value>,
-    best: Option<Value>,
+    best: std::collections::VecDeque<(usize, Value)>,
 }
 
-impl Running {
-    fn add(&mut self, func: WindowFunc, v: &Value) -> Result<()> {
+impl Sliding {
+    fn new(func: WindowFunc) -> Sliding {
+        Sliding { func, lo: 0, hi: -1, rows: 0, count: 0, sum: None, best: Default::default() }
+    }
+
+    /// Moves the window to `lo..=hi`.
+    fn slide(&mut self, lo: i64, hi: i64, value: &dyn Fn(usize) -> Value) -> Result<()> {
+        if lo > hi {
+            *self = Sliding { lo, hi: lo - 1, ..Sliding::new(self.func) };
+            return Ok(());
+        }
+        if lo < self.lo || hi < self.hi || self.hi < self.lo || lo > self.hi {
+            // Moved back, or past everything held: start again from empty.
+            *self = Sliding { lo, hi: lo - 1, ..Sliding::new(self.func) };
+        }
+        while self.hi < hi {
+            self.hi += 1;
+            self.add(self.hi as usize, value(self.hi as usize))?;
+        }
+        while self.lo < lo {
+            self.remove(self.lo as usize, &value(self.lo as usize))?;
+            self.lo += 1;
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, pos: usize, v: Value) -> Result<()> {
         self.rows += 1;
         if v.is_null() {
             return Ok(());
         }
         self.count += 1;
-        match func {
+        match self.func {
             WindowFunc::Sum | WindowFunc::Avg => {
                 self.sum = Some(match &self.sum {
-                    None => v.clone(),
-                    Some(s) => arithmetic(ArithOp::Add, s, v)?,
+                    None => v,
+                    Some(s) => arithmetic(ArithOp::Add, s, &v)?,
                 });
             }
             WindowFunc::Min | WindowFunc::Max => {
-                let better = match &self.best {
-                    None => true,
-                    Some(b) => {
-                        let o = v.sql_cmp(b)?;
-                        if func == WindowFunc::Min { o == Some(Ordering::Less) } else { o == Some(Ordering::Greater) }
+                let keep = if self.func == WindowFunc::Min { Ordering::Less } else { Ordering::Greater };
+                while let Some((_, last)) = self.best.back() {
+                    // A candidate no better than the new value never becomes the best.
+                    if last.sql_cmp(&v)? == Some(keep) {
+                        break;
                     }
-                };
-                if better {
-                    self.best = Some(v.clone());
+                    self.best.pop_back();
                 }
+                self.best.push_back((pos, v));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self, pos: usize, v: &Value) -> Result<()> {
+        self.rows -= 1;
+        if v.is_null() {
+            return Ok(());
+        }
+        self.count -= 1;
+        match self.func {
+            WindowFunc::Sum | WindowFunc::Avg => {
+                self.sum = match (&self.sum, self.count) {
+                    (_, 0) => None,
+                    (Some(s), _) => Some(arithmetic(ArithOp::Sub, s, v)?),
+                    (None, _) => None,
+                };
+            }
+            WindowFunc::Min | WindowFunc::Max if self.best.front().is_some_and(|(p, _)| *p == pos) => {
+                self.best.pop_front();
             }
             _ => {}
         }
@@ -331,7 +510,7 @@ impl Running {
                 None => Datum::Null,
                 Some(s) => arithmetic(ArithOp::Div, s, &Datum::Int(self.count))?,
             },
-            WindowFunc::Min | WindowFunc::Max => self.best.clone().unwrap_or(Datum::Null),
+            WindowFunc::Min | WindowFunc::Max => self.best.front().map_or(Datum::Null, |(_, v)| v.clone()),
             _ => Datum::Null,
         })
     }

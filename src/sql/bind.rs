@@ -228,6 +228,12 @@ pub fn ident_name(ident: &ast::Ident) -> String {
     if ident.quote_style.is_some() { ident.value.clone() } else { ident.value.to_ascii_uppercase() }
 }
 
+/// The text of a window frame, as written.
+fn frame_text(frame: &ast::WindowFrame) -> String {
+    let end = frame.end_bound.as_ref().map(|b| format!(" AND {b}")).unwrap_or_default();
+    format!("{} BETWEEN {}{end}", frame.units, frame.start_bound)
+}
+
 /// Canonical text of an expression, for matching GROUP BY keys and aggregate calls.
 pub fn canonical(e: &ast::Expr) -> String {
     // Unquoted names are case-insensitive; what is inside quotes ('a' and 'A', "a" and
@@ -730,8 +736,8 @@ impl Binder<'_> {
         let ast::WindowType::WindowSpec(spec) = over else {
             return Err(unsupported(format!("a named window in {name}(...) OVER"), e));
         };
-        if spec.window_frame.is_some() || spec.window_name.is_some() {
-            return Err(unsupported(format!("a window frame (ROWS or RANGE BETWEEN) in {e}"), e));
+        if spec.window_name.is_some() {
+            return Err(unsupported(format!("a named window in {e}"), e));
         }
         let star = matches!(&f.args, FunctionArguments::List(l) if matches!(l.args.as_slice(), [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)]));
         let distinct = matches!(&f.args, FunctionArguments::List(l) if l.duplicate_treatment.is_some());
@@ -772,11 +778,92 @@ impl Binder<'_> {
                 position: position_of(e),
             });
         }
-        let call = WindowCall { func, args, partition, order };
+        let frame =
+            spec.window_frame.as_ref().map(|frame| self.bind_frame(frame, func, &order, &name, e)).transpose()?;
+        let call = WindowCall { func, args, partition, order, frame };
         match self.subqueries.and_then(|s| s.window_call(call)) {
             Some(i) => Ok(Expr::Column(WINDOW_COLUMNS + i)),
             None => Err(unsupported(format!("analytic function {name}(...) OVER (...) outside the select list"), e)),
         }
+    }
+
+    /// A call's `ROWS | RANGE BETWEEN ...`: for an aggregate, FIRST_VALUE or LAST_VALUE
+    /// with an ORDER BY (ORA-30485), offsets of constant numbers of 0 or more (whole
+    /// numbers of ROWS), RANGE offsets measuring one order key (ORA-30486).
+    fn bind_frame(
+        &self,
+        frame: &ast::WindowFrame,
+        func: crate::exec::window::WindowFunc,
+        order: &[crate::exec::window::WindowOrder],
+        name: &str,
+        e: &ast::Expr,
+    ) -> Result<crate::exec::window::WindowFrame> {
+        use crate::exec::window::{FrameBound, WindowFrame, WindowFunc};
+        let wrong = |message: String| Error::Parse { message, position: position_of(e) };
+        if matches!(
+            func,
+            WindowFunc::RowNumber
+                | WindowFunc::Rank
+                | WindowFunc::DenseRank
+                | WindowFunc::Ntile
+                | WindowFunc::Lag
+                | WindowFunc::Lead
+        ) {
+            return Err(wrong(format!("{name} takes no window frame (ROWS or RANGE)")));
+        }
+        if order.is_empty() {
+            return Err(wrong(format!("ORA-30485: missing ORDER BY expression in the window specification of {name}")));
+        }
+        let range = match frame.units {
+            ast::WindowFrameUnits::Rows => false,
+            ast::WindowFrameUnits::Range => true,
+            ast::WindowFrameUnits::Groups => return Err(unsupported(format!("GROUPS frames in {e}"), e)),
+        };
+        let offset = |x: &ast::Expr| -> Result<Value> {
+            let value = match self.bind(x)? {
+                Expr::Literal(v @ (Datum::Int(_) | Datum::Num(_))) => v,
+                other => {
+                    return Err(wrong(format!(
+                        "a window frame's offset is a constant number, not {}",
+                        other.display(&self.scope.names)
+                    )));
+                }
+            };
+            let whole = matches!(value, Datum::Int(_));
+            if value.sql_cmp(&Datum::Int(0))? == Some(std::cmp::Ordering::Less) || (!range && !whole) {
+                return Err(wrong(format!(
+                    "ORA-01428: argument '{value}' is out of range (a window frame's offset is {} of 0 or more)",
+                    if range { "a number" } else { "a whole number" }
+                )));
+            }
+            Ok(value)
+        };
+        let bound = |b: &ast::WindowFrameBound| -> Result<FrameBound> {
+            Ok(match b {
+                ast::WindowFrameBound::CurrentRow => FrameBound::CurrentRow,
+                ast::WindowFrameBound::Preceding(None) => FrameBound::UnboundedPreceding,
+                ast::WindowFrameBound::Following(None) => FrameBound::UnboundedFollowing,
+                ast::WindowFrameBound::Preceding(Some(x)) => FrameBound::Preceding(offset(x)?),
+                ast::WindowFrameBound::Following(Some(x)) => FrameBound::Following(offset(x)?),
+            })
+        };
+        let start = bound(&frame.start_bound)?;
+        let end = frame.end_bound.as_ref().map_or(Ok(FrameBound::CurrentRow), bound)?;
+        if start == FrameBound::UnboundedFollowing || end == FrameBound::UnboundedPreceding {
+            return Err(wrong(format!(
+                "a window frame starts before UNBOUNDED FOLLOWING and ends after UNBOUNDED PRECEDING: {}",
+                frame_text(frame)
+            )));
+        }
+        let offsets = |b: &FrameBound| matches!(b, FrameBound::Preceding(_) | FrameBound::Following(_));
+        if range && (offsets(&start) || offsets(&end)) && order.len() != 1 {
+            return Err(wrong(format!(
+                "ORA-30486: invalid window aggregation group in the window specification: a RANGE offset measures \
+                 one ORDER BY key, not {}",
+                order.len()
+            )));
+        }
+        Ok(WindowFrame { range, start, end })
     }
 
     fn bind_function(&self, f: &ast::Function, e: &ast::Expr) -> Result<Expr> {
