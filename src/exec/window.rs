@@ -1,8 +1,9 @@
 //! WINDOW SORT: analytic functions (`ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)`).
-//! The stage holds every row it is pushed, then for each call sorts the rows by the
-//! call's partition and order keys, walks each partition computing the call's value
-//! for every row, and appends the values as columns after the row's own; the rows then
-//! go on in the order of the last call's sort.
+//! The stage holds every row it is pushed, then sorts the rows by a call's partition and
+//! order keys (once for calls one after the other over the same window), walks each
+//! partition computing each call's value for every row, and appends the values as
+//! columns after the row's own, in the calls' order; the rows then go on in the order of
+//! the last sort.
 //!
 //! The window of a row is its call's frame ([`WindowFrame`]: `ROWS` counts rows before
 //! and after it, `RANGE` takes the rows whose one order key lies within a distance of
@@ -81,7 +82,7 @@ impl WindowFunc {
 }
 
 /// One order key of a window.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WindowOrder {
     pub expr: Expr,
     pub descending: bool,
@@ -159,8 +160,16 @@ impl Push for WindowStage {
     fn finish<D: Downstream + ?Sized>(&mut self, rest: &mut D, f: &mut FunctionContext) -> Result<()> {
         let mut rows = std::mem::take(&mut self.rows);
         let mut order: Vec<usize> = (0..rows.len()).collect();
-        for call in &self.calls {
-            order = compute(call, &mut rows, f)?;
+        // Calls one after the other over the same window share one sort.
+        let mut first = 0;
+        while first < self.calls.len() {
+            let call = &self.calls[first];
+            let shared = self.calls[first..]
+                .iter()
+                .take_while(|c| c.partition == call.partition && c.order == call.order)
+                .count();
+            order = compute(&self.calls[first..first + shared], &mut rows, f)?;
+            first += shared;
         }
         let mut slots: Vec<Option<Vec<Value>>> = rows.into_iter().map(Some).collect();
         push_each(order, |i| rest.push_owned(slots[i].take().expect("each row goes on once"), f))?;
@@ -168,23 +177,24 @@ impl Push for WindowStage {
     }
 }
 
-/// Appends `call`'s value to every row; returns the rows' indexes in the call's order.
-fn compute(call: &WindowCall, rows: &mut [Vec<Value>], f: &mut FunctionContext) -> Result<Vec<usize>> {
-    let parts = call.partition.len();
+/// Appends the value of each of `calls` (which share one window: their partition and
+/// order keys) to every row, sorting the rows once; returns the rows' indexes in the
+/// window's order.
+fn compute(calls: &[WindowCall], rows: &mut [Vec<Value>], f: &mut FunctionContext) -> Result<Vec<usize>> {
+    let window = &calls[0];
+    let parts = window.partition.len();
     // Each row's partition values, then its order values: the sort keys.
     let mut keys: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
-    let mut args: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
     for row in rows.iter() {
-        let mut k = Vec::with_capacity(parts + call.order.len());
-        for e in call.partition.iter().chain(call.order.iter().map(|o| &o.expr)) {
+        let mut k = Vec::with_capacity(parts + window.order.len());
+        for e in window.partition.iter().chain(window.order.iter().map(|o| &o.expr)) {
             k.push(e.eval(row.as_slice(), f)?.into_owned());
         }
         keys.push(k);
-        args.push(call.args.iter().map(|a| a.eval(row.as_slice(), f).map(Datum::into_owned)).collect::<Result<_>>()?);
     }
     let mut sort_keys: Vec<SortKey> =
         (0..parts).map(|column| SortKey { column, descending: false, nulls_first: false }).collect();
-    sort_keys.extend(call.order.iter().enumerate().map(|(i, o)| SortKey {
+    sort_keys.extend(window.order.iter().enumerate().map(|(i, o)| SortKey {
         column: parts + i,
         descending: o.descending,
         nulls_first: o.nulls_first,
@@ -193,19 +203,26 @@ fn compute(call: &WindowCall, rows: &mut [Vec<Value>], f: &mut FunctionContext) 
     order.sort_by(|&a, &b| compare_rows(&sort_keys, &keys[a], &keys[b]));
     let same =
         |a: usize, b: usize, upto: usize| compare_rows(&sort_keys[..upto], &keys[a], &keys[b]) == Ordering::Equal;
-    let mut values: Vec<Value> = vec![Datum::Null; rows.len()];
-    let mut start = 0;
-    while start < order.len() {
-        let mut end = start + 1;
-        while end < order.len() && same(order[start], order[end], parts) {
-            end += 1;
+    let order_key = |m: usize| keys[m].get(parts).cloned().unwrap_or(Datum::Null);
+    for call in calls {
+        let args: Vec<Vec<Value>> = rows
+            .iter()
+            .map(|row| call.args.iter().map(|a| a.eval(row.as_slice(), f).map(Datum::into_owned)).collect())
+            .collect::<Result<_>>()?;
+        let mut values: Vec<Value> = vec![Datum::Null; rows.len()];
+        let mut start = 0;
+        while start < order.len() {
+            let mut end = start + 1;
+            while end < order.len() && same(order[start], order[end], parts) {
+                end += 1;
+            }
+            let peers = |a, b| same(a, b, sort_keys.len());
+            partition(call, &order[start..end], &peers, &order_key, &args, &mut values)?;
+            start = end;
         }
-        let order_key = |m: usize| keys[m].get(parts).cloned().unwrap_or(Datum::Null);
-        partition(call, &order[start..end], &|a, b| same(a, b, sort_keys.len()), &order_key, &args, &mut values)?;
-        start = end;
-    }
-    for (row, value) in rows.iter_mut().zip(values) {
-        row.push(value);
+        for (row, value) in rows.iter_mut().zip(values) {
+            row.push(value);
+        }
     }
     Ok(order)
 }
