@@ -135,10 +135,17 @@ fn analytic_functions_refuse_what_they_cannot_run() {
         ("SELECT SUM(v) OVER (ORDER BY id ROWS 1.5 PRECEDING) FROM t", "ORA-01428"),
         ("SELECT SUM(v) OVER (ORDER BY id ROWS v PRECEDING) FROM t", "constant number"),
         ("SELECT SUM(v) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED FOLLOWING AND CURRENT ROW) FROM t", "UNBOUNDED"),
+        ("SELECT SUM(v) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND 1 PRECEDING) FROM t", "ORA-00905"),
+        ("SELECT SUM(v) OVER (ORDER BY id RANGE 1 FOLLOWING) FROM t", "ORA-00905"),
     ] {
         let e = error(&s, sql);
         assert!(e.contains(expected), "{sql}: {e}");
     }
+    // An offset as large as a number goes: the window reaches the partition's end.
+    assert_eq!(
+        lines(&s, "SELECT MAX(v) OVER (ORDER BY id ROWS BETWEEN 9223372036854775807 PRECEDING AND CURRENT ROW) FROM t"),
+        ["10", "20"]
+    );
     // A RANGE offset on a DATE key counts days.
     assert_eq!(
         lines(

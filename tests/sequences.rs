@@ -25,6 +25,11 @@ fn nextval_moves_on_once_a_row_and_currval_reads_the_rows_value() {
     exec(&s, "CREATE SEQUENCE s START WITH 10 INCREMENT BY 5 CACHE 3");
     assert_eq!(lines(&s, "SELECT s.nextval, s.currval, s.NEXTVAL FROM dual"), ["10|10|10"]);
     assert_eq!(lines(&s, "SELECT s.currval FROM dual"), ["10"]);
+    // A CURRVAL before the row's NEXTVAL, and a NEXTVAL in a CASE branch not taken, read
+    // the row's new value: the sequence moves on once a row, before the row is made.
+    assert_eq!(lines(&s, "SELECT s.currval, s.nextval FROM dual"), ["15|15"]);
+    assert_eq!(lines(&s, "SELECT CASE WHEN 1 = 0 THEN s.nextval END, s.currval FROM dual"), ["|20"]);
+    exec(&s, "ALTER SEQUENCE s RESTART START WITH 15");
     exec(&s, "CREATE TABLE t (id NUMBER, v VARCHAR2(10))");
     exec(&s, "INSERT INTO t VALUES (s.nextval, 'v' || s.currval)");
     exec(&s, "INSERT INTO t SELECT s.nextval, 'g' || LEVEL FROM dual CONNECT BY LEVEL <= 1000");
@@ -63,6 +68,8 @@ fn sequence_numbers_are_refused_where_oracle_refuses_them() {
         "DELETE FROM t WHERE id = s.nextval",
         "UPDATE t SET id = 1 WHERE id = s.nextval",
         "UPDATE t SET id = (SELECT s.nextval FROM dual)",
+        "SELECT SUM(s.nextval) OVER () FROM t",
+        "SELECT ROW_NUMBER() OVER (ORDER BY s.nextval) FROM t",
     ] {
         let message = error(&s, sql);
         assert!(message.contains("ORA-02287"), "{sql}: {message}");
@@ -103,6 +110,7 @@ fn ddl_checks_the_options_and_user_sequences_shows_them() {
         ("CREATE SEQUENCE up", "sequence UP already exists"),
         ("CREATE TABLE up (a NUMBER)", "sequence UP already exists"),
         ("CREATE SEQUENCE t", "table T already exists"),
+        ("CREATE SEQUENCE \"ISEQ$$_77\"", "identity columns' sequences"),
         ("ALTER SEQUENCE up START WITH 5", "ORA-02283"),
         ("ALTER SEQUENCE nope CACHE 5", "sequence NOPE (ORA-02289) does not exist"),
         ("DROP SEQUENCE nope", "sequence NOPE (ORA-02289) does not exist"),
@@ -124,9 +132,15 @@ fn alter_goes_on_from_the_first_value_the_cache_had_not_given() {
     exec(&s, "INSERT INTO t SELECT LEVEL FROM dual CONNECT BY LEVEL <= 3");
     assert_eq!(ints(&s, "SELECT s.nextval FROM t"), [1, 2, 3]);
     assert_eq!(int(&s, "SELECT last_number FROM user_sequences"), 11);
+    // As Oracle: a used sequence goes on from the value given last by the new increment.
     exec(&s, "ALTER SEQUENCE s INCREMENT BY 100 NOCACHE");
-    assert_eq!(int(&s, "SELECT last_number FROM user_sequences"), 4);
-    assert_eq!(ints(&s, "SELECT s.nextval FROM t"), [4, 104, 204]);
+    assert_eq!(int(&s, "SELECT last_number FROM user_sequences"), 103);
+    assert_eq!(ints(&s, "SELECT s.nextval FROM t"), [103, 203, 303]);
+    // The reset trick: a negative increment, one NEXTVAL, the increment back.
+    exec(&s, "ALTER SEQUENCE s INCREMENT BY -302");
+    assert_eq!(lines(&s, "SELECT s.nextval FROM dual"), ["1"]);
+    exec(&s, "ALTER SEQUENCE s INCREMENT BY 100");
+    assert_eq!(ints(&s, "SELECT s.nextval FROM t"), [101, 201, 301]);
     let message = error(&s, "ALTER SEQUENCE s MAXVALUE 200");
     assert!(message.contains("ORA-04009"), "{message}");
     exec(&s, "ALTER SEQUENCE s RESTART START WITH 50 INCREMENT BY 1");

@@ -92,7 +92,7 @@ pub struct IdentityColumn {
 impl IdentityColumn {
     /// The name of the sequence of the identity column of the table with object id `id`.
     pub fn sequence_name(object_id: u32) -> String {
-        format!("ISEQ$$_{object_id}")
+        format!("ISEQ$$_{object_id}") // the prefix CREATE SEQUENCE refuses
     }
 
     /// `GENERATION_TYPE` of `user_tab_identity_cols`.
@@ -529,8 +529,8 @@ impl Dictionary {
             if sequence.name != *key {
                 return Err(format!("{field}.name {} is not its key", sequence.name));
             }
-            if self.tables.contains_key(key) || self.indexes.contains_key(key) || self.views.contains_key(key) {
-                return Err(format!("{field}: a table, an index or a view has the name {key}"));
+            if let Some(kind) = self.holder_of(key).filter(|&k| k != "sequence") {
+                return Err(format!("{field}: a {kind} has the name {key}"));
             }
             sequence.check().map_err(|e| format!("{field}: {e}"))?;
         }
@@ -928,8 +928,8 @@ impl Catalog {
         })
     }
 
-    /// Removes a table and its indexes and saves the dictionary; returns both.
-    /// Removes a table with its indexes and the sequence of its identity column.
+    /// Removes a table with its indexes and the sequence of its identity column, and saves
+    /// the dictionary; returns the table and its indexes.
     pub fn remove_table(&self, name: &str) -> Result<(Arc<TableDef>, Vec<Arc<IndexDef>>)> {
         self.change(|d| {
             let table =
@@ -1005,7 +1005,9 @@ impl Catalog {
             let Some(slot) = d.sequences.get_mut(name) else {
                 return Err(Error::UnknownObject { kind: "sequence", name: name.to_owned() });
             };
-            Arc::make_mut(slot).last_number = last_number;
+            let sequence = Arc::make_mut(slot);
+            sequence.last_number = last_number;
+            sequence.used = true;
             Ok(())
         })
     }

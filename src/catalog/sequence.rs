@@ -34,8 +34,13 @@ pub struct SequenceDef {
     pub order: bool,
     /// Values a cache takes at a time; 0 for NOCACHE.
     pub cache_size: u32,
-    /// The first value no cache has taken (see the module doc).
+    /// The first value no cache has taken (see the module doc); past the bound, by at
+    /// most one increment, once the sequence is used up.
     pub last_number: i128,
+    /// Whether a cache ever took values (ALTER ... INCREMENT BY then goes on from the value
+    /// given last).
+    #[serde(default)]
+    pub used: bool,
     /// When the sequence was created (seconds since 1970).
     pub created: i64,
 }
@@ -88,6 +93,7 @@ impl SequenceDef {
             order: options.order.unwrap_or(false),
             cache_size: options.cache.unwrap_or(DEFAULT_CACHE),
             last_number: start,
+            used: false,
             created,
         };
         def.check()?;
@@ -123,6 +129,9 @@ impl SequenceDef {
             None => self.max_value,
             Some(value) => value.unwrap_or(if ascending { MAX_SEQUENCE_VALUE } else { -1 }),
         };
+        // As Oracle: a used sequence goes on from the value it gave last, by the new
+        // increment (so `INCREMENT BY -n`, one NEXTVAL and `INCREMENT BY 1` set it back).
+        let last_given = next - self.increment_by;
         let last_number = match (options.restart, options.start_with) {
             (true, Some(start)) => start,
             (true, None) => {
@@ -132,6 +141,7 @@ impl SequenceDef {
                     max_value
                 }
             }
+            (false, _) if self.used => last_given + increment_by,
             (false, _) => next,
         };
         let def = SequenceDef {
@@ -143,6 +153,7 @@ impl SequenceDef {
             order: options.order.unwrap_or(self.order),
             cache_size: options.cache.unwrap_or(self.cache_size),
             last_number,
+            used: self.used && !options.restart,
             created: self.created,
         };
         def.check()?;
@@ -151,7 +162,7 @@ impl SequenceDef {
         } else {
             // The value the sequence gave last stays inside the new bounds (its next one
             // may lie past them: the sequence is then used up, or cycles).
-            let last_given = next - self.increment_by;
+            let next = last_number;
             if next > max_value && last_given > max_value {
                 return Err(invalid(
                     &self.name,
@@ -172,7 +183,10 @@ impl SequenceDef {
     /// rule's ORA number.
     pub fn check(&self) -> Result<()> {
         let in_range = |v: i128| (-MAX_SEQUENCE_VALUE..=MAX_SEQUENCE_VALUE).contains(&v);
-        if ![self.min_value, self.max_value, self.increment_by, self.last_number].into_iter().all(in_range) {
+        // A used-up sequence's LAST_NUMBER lies one increment past its bound.
+        let past = self.increment_by.abs();
+        let last_in_range = (-MAX_SEQUENCE_VALUE - past..=MAX_SEQUENCE_VALUE + past).contains(&self.last_number);
+        if ![self.min_value, self.max_value, self.increment_by].into_iter().all(in_range) || !last_in_range {
             return Err(invalid(
                 &self.name,
                 "ORA-01426: numeric overflow (a sequence number has at most 28 digits)".into(),
@@ -208,7 +222,8 @@ impl SequenceDef {
     pub fn take_values(&self) -> Result<(CachedValues, i128)> {
         let ascending = self.increment_by > 0;
         let mut first = self.last_number;
-        let past = if ascending { first > self.max_value } else { first < self.min_value };
+        // Outside the bounds on either side (an ALTER may have turned the sequence round).
+        let past = first > self.max_value || first < self.min_value;
         if past {
             if !self.cycle {
                 let bound = if ascending { "exceeds MAXVALUE" } else { "goes below MINVALUE" };
@@ -259,7 +274,7 @@ mod tests {
             (options(|o| (o.max_value, o.increment_by) = (Some(Some(5)), Some(4))), "ORA-04005"),
             (options(|o| o.cache = Some(1)), "ORA-04010"),
             (options(|o| (o.max_value, o.cycle) = (Some(Some(10)), Some(true))), "ORA-04013"),
-            (options(|o| o.start_with = Some(MAX_SEQUENCE_VALUE + 1)), "ORA-01426"),
+            (options(|o| o.start_with = Some(MAX_SEQUENCE_VALUE + 2)), "ORA-01426"),
         ];
         for (o, code) in cases {
             let message = error_of(SequenceDef::create("S".into(), &o, 0));
@@ -301,12 +316,31 @@ mod tests {
     fn alter_keeps_the_next_value_inside_the_new_bounds() {
         let s = SequenceDef::create("S".into(), &SequenceOptions::default(), 0).unwrap();
         let altered = s.altered(&options(|o| o.increment_by = Some(10)), 41).unwrap();
-        assert_eq!((altered.last_number, altered.increment_by), (41, 10));
-        assert!(error_of(s.altered(&options(|o| o.max_value = Some(Some(30))), 41)).contains("ORA-04009"));
+        assert_eq!((altered.last_number, altered.increment_by), (41, 10), "unused: goes on from its next value");
+        let used = SequenceDef { used: true, ..s.clone() };
+        let altered = used.altered(&options(|o| o.increment_by = Some(10)), 41).unwrap();
+        assert_eq!(altered.last_number, 50, "used: the value given last (40) plus the new increment");
+        let back = used.altered(&options(|o| o.increment_by = Some(-39)), 41).unwrap();
+        assert_eq!(back.last_number, 1, "INCREMENT BY -(n - 1) sets a used sequence back to 1");
+        assert!(error_of(used.altered(&options(|o| o.max_value = Some(Some(30))), 41)).contains("ORA-04009"));
         assert!(error_of(s.altered(&options(|o| o.start_with = Some(5)), 41)).contains("ORA-02283"));
         let restarted = s.altered(&options(|o| (o.restart, o.start_with) = (true, Some(7))), 41).unwrap();
         assert_eq!(restarted.last_number, 7);
         assert_eq!(s.altered(&options(|o| o.restart = true), 41).unwrap().last_number, 1);
+    }
+
+    #[test]
+    fn a_used_up_sequence_stays_valid_and_a_turned_round_one_stops_at_its_bound() {
+        let o = options(|o| o.start_with = Some(MAX_SEQUENCE_VALUE - 1));
+        let mut s = SequenceDef::create("S".into(), &o, 0).unwrap();
+        let (values, last) = s.take_values().unwrap();
+        assert_eq!((values.first, values.count, last), (MAX_SEQUENCE_VALUE - 1, 2, MAX_SEQUENCE_VALUE + 1));
+        s.last_number = last;
+        s.check().expect("a used-up sequence is a valid definition");
+        assert!(s.take_values().unwrap_err().to_string().contains("ORA-08004"));
+        let up = SequenceDef { max_value: 100, last_number: 101, ..s.clone() };
+        let down = SequenceDef { increment_by: -1, ..up };
+        assert!(down.take_values().unwrap_err().to_string().contains("ORA-08004"));
     }
 
     #[test]

@@ -115,11 +115,13 @@ impl Database {
         self.inner.cache.summary()
     }
 
-    /// Checkpoints and writes the control file. Later use of this database is still
+    /// Writes the sequences' first unused values back (their caches start again from
+    /// them), checkpoints and writes the control file. Later use of this database is still
     /// possible; dropping the last handle closes it again. A dead instance (its redo log
     /// or a datafile sync failed) writes nothing and says so: the next open recovers it.
     pub fn close(&self) -> Result<()> {
         self.inner.check_alive()?;
+        self.inner.sequences.write_back(&self.inner.catalog)?;
         self.inner.checkpoint()
     }
 

@@ -36,9 +36,9 @@ pub struct ProjectStage {
     /// The expressions compiled for batches of generator rows: compiled on the first
     /// batch (`None` until then), `Some(None)` when they do not compile.
     batch: Option<Option<BatchProjection>>,
-    /// Whether an expression reads a sequence: each row then starts a new row of
-    /// sequence values (NEXTVAL moves on once a row).
-    reads_sequences: bool,
+    /// The sequences whose NEXTVAL an expression reads: each row takes their next values
+    /// before its expressions are evaluated (NEXTVAL moves on once a row).
+    nextvals: Vec<std::sync::Arc<str>>,
 }
 
 /// A batch of generator values and the projection evaluated over them.
@@ -50,9 +50,8 @@ struct Evaluated {
 impl ProjectStage {
     pub fn new(exprs: Vec<Expr>) -> ProjectStage {
         let buffers = exprs.iter().map(|_| String::new()).collect();
-        let mut reads_sequences = false;
-        exprs.iter().for_each(|e| e.visit_nodes(&mut |n| reads_sequences |= matches!(n, Expr::Sequence { .. })));
-        ProjectStage { exprs, buffers, batch: None, reads_sequences }
+        let nextvals = crate::expr::functions::nextval_sequences(&exprs);
+        ProjectStage { exprs, buffers, batch: None, nextvals }
     }
 
     /// Whether the generator's rows can be pushed a batch at a time
@@ -179,8 +178,8 @@ impl ProjectStage {
         sink: &mut SinkTarget<'_>,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
-        if self.reads_sequences {
-            f.start_sequence_row();
+        if !self.nextvals.is_empty() {
+            f.start_sequence_row(&self.nextvals)?;
         }
         sink_row(&self.exprs, &mut self.buffers, row, sink, f)?;
         Ok(Flow::Continue)
@@ -197,8 +196,8 @@ impl Push for ProjectStage {
         if let Some(mut sink) = rest.sink() {
             return self.push_to_sink(row, &mut sink, f);
         }
-        if self.reads_sequences {
-            f.start_sequence_row();
+        if !self.nextvals.is_empty() {
+            f.start_sequence_row(&self.nextvals)?;
         }
         let out: Vec<Value> =
             self.exprs.iter().map(|e| e.eval(row, f).map(|v| v.into_owned())).collect::<Result<_>>()?;

@@ -10,7 +10,8 @@
 //! its own, a `CURRENT ROW` of RANGE taking its peers, the rows of equal order keys), or
 //! Oracle's default: with an ORDER BY, the partition's rows up to the row and its peers
 //! (`RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`); without one, the whole
-//! partition. A row whose RANGE key is NULL has its peers (the other NULLs) as window.
+//! partition. An offset bound of RANGE puts a row whose key is NULL at its peers' edge
+//! (the other NULLs).
 //! Aggregates over the window follow SQL's NULL rules (SUM, AVG, MIN, MAX of no value
 //! are NULL, COUNT is 0); an empty window (`1 FOLLOWING` on the last row) gives those.
 //!
@@ -400,7 +401,11 @@ impl Frames {
                     Datum::Int(v) => *v,
                     _ => 0,
                 };
-                if matches!(b, FrameBound::Preceding(_)) { pos as i64 - v } else { pos as i64 + v }
+                if matches!(b, FrameBound::Preceding(_)) {
+                    (pos as i64).saturating_sub(v)
+                } else {
+                    (pos as i64).saturating_add(v)
+                }
             }
             FrameBound::Preceding(v) | FrameBound::Following(v) => {
                 let key = &self.keys[pos];

@@ -604,8 +604,6 @@ impl Expr {
 /// Most arguments a function takes on the whole-number path (ORA_HASH's three).
 const WHOLE_ARGS: usize = 3;
 
-/// Three-valued AND: FALSE if either is FALSE, TRUE if both are TRUE, else UNKNOWN.
-#[inline]
 /// `CAST(value AS to)`: converted as a column of type `to` stores the value. A DATE and
 /// a number do not convert into each other (ORA-00932); a text too long for `to` is
 /// ORA-25137.
@@ -631,6 +629,8 @@ fn cast(value: Datum<'_>, to: crate::types::DataType) -> Result<Datum<'_>> {
     })
 }
 
+/// Three-valued AND: FALSE if either is FALSE, TRUE if both are TRUE, else UNKNOWN.
+#[inline]
 fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
     match (a, b) {
         (Some(false), _) | (_, Some(false)) => Some(false),

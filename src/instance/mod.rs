@@ -354,8 +354,13 @@ impl Drop for DbInner {
         self.closing.store(true, Ordering::Release);
         // A dead instance (failed log or datafile sync): what is on disk is for
         // recovery to mend, from the last good checkpoint.
-        let closed =
-            self.check_alive().and_then(|()| self.sequences.write_back(&self.catalog)).and_then(|()| self.checkpoint());
+        if self.check_alive().is_ok()
+            && let Err(e) = self.sequences.write_back(&self.catalog)
+        {
+            // The caches' values are skipped, as after a crash; the checkpoint goes on.
+            eprintln!("lioscope: closing {}: the sequences' unused values: {e}", self.dir.display());
+        }
+        let closed = self.check_alive().and_then(|()| self.checkpoint());
         if let Err(e) = closed {
             eprintln!("lioscope: closing {}: {e}", self.dir.display());
         }

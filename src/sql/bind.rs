@@ -12,8 +12,13 @@
 //! What binding cannot do alone it asks the planner through [`SubqueryPlanner`]: a
 //! subquery is planned as a plan of its own and becomes [`Expr::Subquery`] (its answer's
 //! slot); a name the query's FROM clause does not know, in a subquery, may be a column of
-//! the query around it ([`Expr::Outer`]); an analytic function becomes a column the
-//! window stage appends ([`WINDOW_COLUMNS`]).
+//! the query around it ([`Expr::Outer`]); an analytic function (with its window frame)
+//! becomes a column the window stage appends ([`WINDOW_COLUMNS`]).
+//!
+//! `name.NEXTVAL` / `name.CURRVAL`, where no column has the name, is a sequence's value
+//! ([`Expr::Sequence`]), bound only where the planner says a sequence may stand
+//! ([`FunctionContext::sequence_refs_allowed`], ORA-02287 elsewhere). `CAST(x AS type)`
+//! becomes [`Expr::Cast`] to one of the column types.
 
 use crate::error::{Error, Result};
 use crate::expr::aggregate::{AggCall, AggFunc, Listagg, OrderKey};
@@ -598,8 +603,13 @@ impl Binder<'_> {
     /// `name.NEXTVAL` or `name.CURRVAL`, where no column has that name: a sequence's value,
     /// where Oracle takes one (ORA-02287 elsewhere; a query that aggregates takes none).
     fn bind_sequence(&self, name: &str, next: bool, e: &ast::Expr) -> Result<Expr> {
-        let exists = self.f.sequences.as_ref().is_some_and(|s| s.exists(name));
-        if !exists {
+        let not_here = || Error::InvalidValue {
+            context: format!("{e}{}", position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()),
+            message: "ORA-02287: sequence number not allowed here".into(),
+        };
+        // Where no sequence can be read at all (a CHECK condition), whatever the name.
+        let Some(sequences) = self.f.sequences.as_ref() else { return Err(not_here()) };
+        if !sequences.exists(name) {
             return Err(Error::UnknownName {
                 kind: "sequence",
                 name: format!("{name} (ORA-02289)"),
@@ -607,10 +617,7 @@ impl Binder<'_> {
             });
         }
         if !self.f.sequence_refs_allowed.get() || self.grouping.is_some() {
-            return Err(Error::InvalidValue {
-                context: format!("{e}{}", position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()),
-                message: "ORA-02287: sequence number not allowed here".into(),
-            });
+            return Err(not_here());
         }
         Ok(Expr::Sequence { name: name.into(), next })
     }
@@ -731,7 +738,7 @@ impl Binder<'_> {
     /// An analytic function call: the column its value will be in, numbered from
     /// [`WINDOW_COLUMNS`] until the planner moves it after the row's own columns.
     fn bind_window(&self, f: &ast::Function, over: &ast::WindowType, e: &ast::Expr) -> Result<Expr> {
-        use crate::exec::window::{WindowCall, WindowFunc, WindowOrder};
+        use crate::exec::window::{WindowCall, WindowFunc};
         let name = function_name(&f.name);
         let ast::WindowType::WindowSpec(spec) = over else {
             return Err(unsupported(format!("a named window in {name}(...) OVER"), e));
@@ -755,14 +762,12 @@ impl Binder<'_> {
                 position: position_of(e),
             });
         }
-        let args = raw.into_iter().flatten().map(|a| self.bind(a)).collect::<Result<Vec<_>>>()?;
-        let partition = spec.partition_by.iter().map(|p| self.bind(p)).collect::<Result<Vec<_>>>()?;
-        let mut order = Vec::with_capacity(spec.order_by.len());
-        for o in &spec.order_by {
-            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-            let nulls_first = o.options.nulls_first.unwrap_or(descending);
-            order.push(WindowOrder { expr: self.bind(&o.expr)?, descending, nulls_first });
-        }
+        // An analytic call's expressions take no sequence number (ORA-02287): the window
+        // reads them all before any row is made.
+        let sequences = self.f.sequence_refs_allowed.replace(false);
+        let bound = self.bind_window_exprs(raw.into_iter().flatten(), spec);
+        self.f.sequence_refs_allowed.set(sequences);
+        let (args, partition, order) = bound?;
         if matches!(
             func,
             WindowFunc::RowNumber
@@ -785,6 +790,24 @@ impl Binder<'_> {
             Some(i) => Ok(Expr::Column(WINDOW_COLUMNS + i)),
             None => Err(unsupported(format!("analytic function {name}(...) OVER (...) outside the select list"), e)),
         }
+    }
+
+    /// An analytic call's arguments, PARTITION BY and ORDER BY, bound.
+    #[allow(clippy::type_complexity)]
+    fn bind_window_exprs<'a>(
+        &self,
+        args: impl Iterator<Item = &'a ast::Expr>,
+        spec: &ast::WindowSpec,
+    ) -> Result<(Vec<Expr>, Vec<Expr>, Vec<crate::exec::window::WindowOrder>)> {
+        let args = args.map(|a| self.bind(a)).collect::<Result<Vec<_>>>()?;
+        let partition = spec.partition_by.iter().map(|p| self.bind(p)).collect::<Result<Vec<_>>>()?;
+        let mut order = Vec::with_capacity(spec.order_by.len());
+        for o in &spec.order_by {
+            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            let nulls_first = o.options.nulls_first.unwrap_or(descending);
+            order.push(crate::exec::window::WindowOrder { expr: self.bind(&o.expr)?, descending, nulls_first });
+        }
+        Ok((args, partition, order))
     }
 
     /// A call's `ROWS | RANGE BETWEEN ...`: for an aggregate, FIRST_VALUE or LAST_VALUE
@@ -849,9 +872,20 @@ impl Binder<'_> {
         };
         let start = bound(&frame.start_bound)?;
         let end = frame.end_bound.as_ref().map_or(Ok(FrameBound::CurrentRow), bound)?;
-        if start == FrameBound::UnboundedFollowing || end == FrameBound::UnboundedPreceding {
+        // Oracle's order of bounds: a frame cannot start at UNBOUNDED FOLLOWING nor end at
+        // UNBOUNDED PRECEDING; one starting at CURRENT ROW ends there or after; one
+        // starting after the row ends after it too (the short form ends at CURRENT ROW).
+        let rank = |b: &FrameBound| match b {
+            FrameBound::UnboundedPreceding => 0,
+            FrameBound::Preceding(_) => 1,
+            FrameBound::CurrentRow => 2,
+            FrameBound::Following(_) => 3,
+            FrameBound::UnboundedFollowing => 4,
+        };
+        let backwards = rank(&start) > rank(&end) || (rank(&start) == 2 && rank(&end) < 2);
+        if start == FrameBound::UnboundedFollowing || end == FrameBound::UnboundedPreceding || backwards {
             return Err(wrong(format!(
-                "a window frame starts before UNBOUNDED FOLLOWING and ends after UNBOUNDED PRECEDING: {}",
+                "ORA-00905: missing keyword: a window frame runs from its start to its end, and {} does not",
                 frame_text(frame)
             )));
         }

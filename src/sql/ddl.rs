@@ -1,5 +1,5 @@
-//! CREATE TABLE (with its constraints, see `constraints`), DROP TABLE (and its indexes
-//! and constraints), TRUNCATE TABLE (its indexes emptied into
+//! CREATE TABLE (with its constraints, see `constraints`, and its identity column, whose
+//! sequence is made and dropped with it), DROP TABLE (and its indexes and constraints), TRUNCATE TABLE (its indexes emptied into
 //! new segments with new data object ids, as Oracle's TRUNCATE). Each takes the table
 //! exclusively ([`exclusive`]), which CREATE and DROP INDEX (`index_ddl`) share; DROP and
 //! TRUNCATE also take the table out of the column store.
@@ -233,7 +233,14 @@ pub(super) fn drop_tables(
                 }
                 drop_foreign_keys(session, &table.name, &children)?;
             }
-            let (_, indexes) = session.db.catalog.remove_table(&table.name)?;
+            // An identity column's sequence goes with the table, its cache emptied.
+            let (_, indexes) = match &table.identity {
+                Some(identity) => session
+                    .db
+                    .sequences
+                    .emptied(&identity.sequence, |_| session.db.catalog.remove_table(&table.name))?,
+                None => session.db.catalog.remove_table(&table.name)?,
+            };
             session.db.inmemory.drop_segment(table.object_id);
             let ctx = session.access_context();
             segments::drop_segment(&ctx, &table)?;

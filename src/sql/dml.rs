@@ -10,6 +10,10 @@
 //! read buffer of [`CsvRecords`], and a [`RowEncoder`] writes it straight into its
 //! stored form. A row the encoder refuses is built again the generic way
 //! ([`RowShape::build`]: coerced values, then NOT NULL), whose error names the column.
+//!
+//! A table's identity column takes its sequence's next value in each row a statement
+//! leaves it to ([`IdentityFill`]): such a row is copied with the value added, and built
+//! the generic way for COPY. A VALUES row may read NEXTVAL, once a row.
 //! A table with CHECK constraints has every row built that way, and checked
 //! ([`RowChecks`]) before it is written. Foreign keys are checked once the rows and
 //! their index entries are in (`super::foreign_keys`); APPEND into a table with an
@@ -340,8 +344,12 @@ fn values_rows(session: &Session, values: &ast::Values) -> Result<Vec<Vec<Value>
         .rows
         .iter()
         .map(|row| {
-            f.start_sequence_row();
-            row.iter().map(|e| binder.bind(e)?.eval(empty, &mut f).map(Datum::into_owned)).collect()
+            let bound = row.iter().map(|e| binder.bind(e)).collect::<Result<Vec<crate::expr::Expr>>>()?;
+            let nextvals = crate::expr::functions::nextval_sequences(&bound);
+            if !nextvals.is_empty() {
+                f.start_sequence_row(&nextvals)?;
+            }
+            bound.iter().map(|e| e.eval(empty, &mut f).map(Datum::into_owned)).collect()
         })
         .collect()
 }

@@ -1,14 +1,17 @@
 //! SQL: from statement text to a result.
 //!
 //! ```text
-//!  text ─► front (ALTER SESSION/SYSTEM, SHOW, EXPLAIN PLAN FOR, ANALYZE, PCTFREE, COMPRESS)
-//!       ─► sqlparser (Oracle dialect) ─► ddl | index_ddl | analyze | dml | modify
+//!  text ─► front (ALTER SESSION/SYSTEM, SHOW, EXPLAIN PLAN FOR, ANALYZE, PCTFREE, COMPRESS,
+//!                CREATE / ALTER SEQUENCE, identity clauses)
+//!       ─► sqlparser (Oracle dialect) ─► ddl | index_ddl | sequence_ddl | analyze | dml | modify
 //!                                      | plan (optimizer) ─► exec pipeline ─► QueryResult
 //! ```
 //!
 //! `ddl` creates tables (`data_types` reads their declared column types, `ctas` types
 //! the columns of CREATE TABLE ... AS SELECT, whose rows `dml` loads), `table_move`
-//! moves a table's rows into a new segment (ALTER TABLE ... MOVE), `dml` is INSERT and COPY, `modify` UPDATE and DELETE, `index_maintenance` keeps a
+//! moves a table's rows into a new segment (ALTER TABLE ... MOVE), `sequence_ddl` makes,
+//! alters and drops sequences, `reserved_words` lists the names no new object takes,
+//! `dml` is INSERT and COPY, `modify` UPDATE and DELETE, `index_maintenance` keeps a
 //! table's indexes in step with both; `transaction` gives each of them statement-level
 //! atomicity and autocommit, and runs COMMIT, ROLLBACK, SAVEPOINT and SET TRANSACTION.
 //! `plan` builds a query's plan tree and its pipeline and asks `optimizer` how to read its

@@ -4,7 +4,9 @@
 //! `WHERE` may hold `ROWNUM < n` / `ROWNUM <= n` conjuncts (the row limit, as the source
 //! experiment's `WHERE ROWNUM < 1000000`); the other conjuncts filter. Each new value is
 //! computed from the current version of its row and coerced to its column's type; a
-//! value that does not fit fails the whole statement, which the caller rolls back.
+//! value that does not fit fails the whole statement, which the caller rolls back. SET
+//! may read NEXTVAL (once a changed row), never assign a GENERATED ALWAYS identity
+//! column (ORA-32796).
 //!
 //! Access path: the optimizer chooses between a full scan of the table and an index
 //! unique or range scan, as for a query (same statistics, cost model and hints: `FULL`,
@@ -95,6 +97,9 @@ struct Changes<'s> {
     filter: Vec<Expr>,
     /// (column, new value) for UPDATE; empty for DELETE.
     assignments: Vec<(usize, Expr)>,
+    /// The sequences whose NEXTVAL the assignments read (each changed row takes their
+    /// next values).
+    nextvals: Vec<std::sync::Arc<str>>,
     f: FunctionContext,
     /// The table's indexes, if it has any.
     indexes: Option<TableIndexes>,
@@ -122,10 +127,12 @@ struct Changes<'s> {
 impl<'s> Changes<'s> {
     /// The table's indexes are read by [`run`], under the lock that keeps DDL out.
     fn new(table: &'s TableDef, filter: Vec<Expr>, assignments: Vec<(usize, Expr)>, f: FunctionContext) -> Changes<'s> {
+        let nextvals = crate::expr::functions::nextval_sequences(assignments.iter().map(|(_, e)| e));
         Changes {
             table,
             filter,
             assignments,
+            nextvals,
             f,
             indexes: None,
             checks: None,
@@ -170,7 +177,9 @@ impl RowChanges for Changes<'_> {
         }
         let mut values: Vec<Datum<'_>> = (0..self.table.columns.len()).map(|i| row.column(i)).collect::<Result<_>>()?;
         let mut new_values = Vec::with_capacity(self.assignments.len());
-        self.f.start_sequence_row();
+        if !self.nextvals.is_empty() {
+            self.f.start_sequence_row(&self.nextvals)?;
+        }
         for (i, e) in &self.assignments {
             let col = &self.table.columns[*i];
             let v = e.eval(row, &mut self.f)?.into_owned();

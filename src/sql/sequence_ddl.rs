@@ -12,6 +12,10 @@ use crate::catalog::sequence::SequenceOptions;
 use crate::error::{Error, Result};
 use crate::instance::Session;
 
+/// How the names of identity columns' sequences start (`ISEQ$$_` and the table's object
+/// id), which no CREATE SEQUENCE takes.
+const IDENTITY_PREFIX: &str = "ISEQ$$_";
+
 /// A CREATE or ALTER SEQUENCE statement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SequenceStatement {
@@ -151,8 +155,14 @@ pub fn run(session: &Session, statement: &SequenceStatement) -> Result<QueryResu
     if !statement.alter {
         if super::reserved_words::RESERVED_WORDS.contains(&name.as_str()) {
             return Err(Error::Parse {
-                message: format!("invalid sequence name: {name} is a reserved word (quote it to use it as a name)"),
+                message: format!("invalid sequence name: {name} is a reserved word"),
                 position: None,
+            });
+        }
+        if name.starts_with(IDENTITY_PREFIX) {
+            return Err(Error::InvalidValue {
+                context: format!("sequence {name}"),
+                message: format!("names starting {IDENTITY_PREFIX} are those of identity columns' sequences"),
             });
         }
         let def = SequenceDef::create(name.clone(), &statement.options, crate::types::local_now())?;

@@ -78,7 +78,7 @@ use number_mask::*;
 use numeric::*;
 pub use random::RandomState;
 use random::*;
-pub use sequence::{SequenceSource, sequence_value};
+pub use sequence::{SequenceSource, nextval_sequences, sequence_value};
 use string::*;
 pub use string::{pad_ascii, pad_into};
 

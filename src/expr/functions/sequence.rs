@@ -2,13 +2,16 @@
 //! come from a [`SequenceSource`] the layer owning sequences gives the statement (its
 //! session's); this module keeps Oracle's rule for one statement: every reference to a
 //! sequence in one row reads the same value, NEXTVAL moving the sequence on once a row
-//! whatever the number of references.
+//! whatever the number of references, where they stand (a CURRVAL before the NEXTVAL, a
+//! branch of a CASE not taken).
 //!
-//! Invariant: a row's NEXTVAL is taken from the source once, the first time the row
-//! reads the sequence; [`FunctionContext::start_sequence_row`] starts the next row.
+//! Invariant: [`FunctionContext::start_sequence_row`] starts each row, taking the next
+//! value of every sequence the row's expressions read NEXTVAL of, before any of them is
+//! evaluated; a row's references read those values.
 
 use super::FunctionContext;
 use crate::error::{Error, Result};
+use crate::expr::Expr;
 use crate::types::{Datum, Value};
 use rust_decimal::Decimal;
 use std::sync::Arc;
@@ -41,10 +44,31 @@ pub fn sequence_value(n: i128) -> Value {
     }
 }
 
+/// The sequences whose NEXTVAL `exprs` read, each once: what
+/// [`FunctionContext::start_sequence_row`] takes for a row of them.
+pub fn nextval_sequences<'e>(exprs: impl IntoIterator<Item = &'e Expr>) -> Vec<Arc<str>> {
+    let mut names: Vec<Arc<str>> = Vec::new();
+    for e in exprs {
+        e.visit_nodes(&mut |n| {
+            if let Expr::Sequence { name, next: true } = n
+                && !names.contains(name)
+            {
+                names.push(name.clone());
+            }
+        });
+    }
+    names
+}
+
 impl FunctionContext {
-    /// Starts the next row of a statement whose expressions read NEXTVAL.
-    pub fn start_sequence_row(&mut self) {
+    /// Starts the next row of a statement whose expressions read the NEXTVAL of the
+    /// sequences `nexts` (see [`nextval_sequences`]): takes each one's next value.
+    pub fn start_sequence_row(&mut self, nexts: &[Arc<str>]) -> Result<()> {
         self.sequence_row += 1;
+        for name in nexts {
+            self.sequence(name, true)?;
+        }
+        Ok(())
     }
 
     /// `name.NEXTVAL` (`next`) or `name.CURRVAL` for the row being made.

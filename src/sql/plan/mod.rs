@@ -19,6 +19,11 @@
 //! can of the FILTER's conjuncts into semi, anti or grouped joins under it, where
 //! cheaper; the FILTER keeps the rest, or goes.
 //!
+//! Only the select list of a statement's top query block (a query's, INSERT ... SELECT's)
+//! may read sequences ([`plan_statement_query`]; the block takes the flag
+//! `FunctionContext::sequence_top`, so no view, subquery or set operation branch does),
+//! and only without DISTINCT, GROUP BY, aggregates or ORDER BY.
+//!
 //! A WHERE clause over a full scan runs inside the scan's pipeline on rows still in their
 //! block, and EXPLAIN shows it as the `filter(...)` of TABLE ACCESS FULL, as Oracle does.
 //!
