@@ -71,6 +71,20 @@ impl WindowFunc {
         })
     }
 
+    /// Whether it reads the rows' order rather than a window of them: the ranking
+    /// functions, NTILE, LAG and LEAD need an ORDER BY and take no frame.
+    pub fn reads_order(self) -> bool {
+        matches!(
+            self,
+            WindowFunc::RowNumber
+                | WindowFunc::Rank
+                | WindowFunc::DenseRank
+                | WindowFunc::Ntile
+                | WindowFunc::Lag
+                | WindowFunc::Lead
+        )
+    }
+
     /// The arguments it takes: at least, at most.
     pub fn arity(self) -> (usize, usize) {
         match self {

@@ -768,16 +768,7 @@ impl Binder<'_> {
         let bound = self.bind_window_exprs(raw.into_iter().flatten(), spec);
         self.f.sequence_refs_allowed.set(sequences);
         let (args, partition, order) = bound?;
-        if matches!(
-            func,
-            WindowFunc::RowNumber
-                | WindowFunc::Rank
-                | WindowFunc::DenseRank
-                | WindowFunc::Ntile
-                | WindowFunc::Lag
-                | WindowFunc::Lead
-        ) && order.is_empty()
-        {
+        if func.reads_order() && order.is_empty() {
             return Err(Error::Parse {
                 message: format!("ORA-30485: missing ORDER BY expression in the window specification of {name}"),
                 position: position_of(e),
@@ -821,17 +812,9 @@ impl Binder<'_> {
         name: &str,
         e: &ast::Expr,
     ) -> Result<crate::exec::window::WindowFrame> {
-        use crate::exec::window::{FrameBound, WindowFrame, WindowFunc};
+        use crate::exec::window::{FrameBound, WindowFrame};
         let wrong = |message: String| Error::Parse { message, position: position_of(e) };
-        if matches!(
-            func,
-            WindowFunc::RowNumber
-                | WindowFunc::Rank
-                | WindowFunc::DenseRank
-                | WindowFunc::Ntile
-                | WindowFunc::Lag
-                | WindowFunc::Lead
-        ) {
+        if func.reads_order() {
             return Err(wrong(format!("{name} takes no window frame (ROWS or RANGE)")));
         }
         if order.is_empty() {
