@@ -1,11 +1,14 @@
-//! Projection: computes the output expressions of each row (a row of a projection that
-//! reads sequences starts a new row of their values, for NEXTVAL's once-a-row rule). A row bound for a sink
+//! Projection: computes the output expressions of each row. A row bound for a sink
 //! (INSERT ... SELECT) is handed over in place, its concatenations built in buffers the
 //! stage reuses row after row; for any other stage it becomes an owned row. Rows of the
 //! CONNECT BY generator bound for a sink are evaluated a batch at a time when every
 //! expression compiles for batches ([`BatchProjection`]); for a long run of them, on a
 //! helper thread while the session's thread stores the rows of the batch before. Each
 //! batch the session receives from the helper counts in `PX local messages recv'd`.
+//!
+//! Invariant: a projection whose expressions read NEXTVAL takes the sequences' next
+//! values for each row before evaluating any of its expressions (the once-a-row rule;
+//! such expressions never compile for batches).
 
 use super::ExecContext;
 use super::downstream::{Downstream, Push, RowSink, SinkRow, SinkTarget};
