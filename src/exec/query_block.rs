@@ -235,7 +235,7 @@ fn answer_of(block: &QueryBlock, kind: InitKind, ctx: &mut ExecContext<'_>) -> R
 impl SubqueryFilter {
     pub fn run(&self, rest: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
         for plan in &self.subplans {
-            plan.cache.borrow_mut().clear();
+            plan.forget_answers();
         }
         let inner_ctx = ctx.for_inner_runs();
         let into = PushInto { rest, f: ctx.functions.clone(), stopped: false };
@@ -257,26 +257,10 @@ struct FilterRows<'s, 'c, 'r, 'a> {
 impl ConsumeRow for FilterRows<'_, '_, '_, '_> {
     fn consume(&mut self, values: &[Datum<'_>]) -> Result<()> {
         for plan in &self.filter.subplans {
-            let key = plan
-                .correlation
-                .iter()
-                .map(|(_, e)| e.eval(values, &mut self.into.f).map(Datum::into_owned))
-                .collect::<Result<Vec<Value>>>()?;
-            let cached = plan.cache.borrow().get(&key).cloned();
-            let answer = match cached {
+            let key = plan.key_of(values, &mut self.into.f)?;
+            let answer = match plan.cached(&key) {
                 Some(answer) => answer,
-                None => {
-                    for ((slot, _), v) in plan.correlation.iter().zip(&key) {
-                        let outer = &mut self.inner_ctx.functions.outer;
-                        if outer.len() <= *slot {
-                            outer.resize(*slot + 1, Datum::Null);
-                        }
-                        outer[*slot] = v.clone();
-                    }
-                    let answer = std::sync::Arc::new(answer_of(&plan.block, plan.kind, &mut self.inner_ctx)?);
-                    plan.cache.borrow_mut().insert(key, answer.clone());
-                    answer
-                }
+                None => plan.run_for(key, &mut self.inner_ctx)?,
             };
             self.into.f.set_subquery(plan.slot, answer);
         }
@@ -292,6 +276,38 @@ impl ConsumeRow for FilterRows<'_, '_, '_, '_> {
 
     fn stopped(&self) -> bool {
         self.into.stopped
+    }
+}
+
+impl CorrelatedPlan {
+    /// The outer values of outer row `row` this subquery reads: the key of its answer.
+    pub fn key_of<R: crate::access::RowAccess + ?Sized>(&self, row: &R, f: &mut FunctionContext) -> Result<Vec<Value>> {
+        self.correlation.iter().map(|(_, e)| e.eval(row, f).map(Datum::into_owned)).collect()
+    }
+
+    /// The answer of this execution's run for outer values `key`, if it ran for them.
+    pub fn cached(&self, key: &[Value]) -> Option<std::sync::Arc<SubqueryAnswer>> {
+        self.cache.borrow().get(key).cloned()
+    }
+
+    /// Runs the subquery for outer values `key` in `ctx` (a context for inner runs, see
+    /// [`ExecContext::for_inner_runs`]) and keeps its answer for the execution.
+    pub fn run_for(&self, key: Vec<Value>, ctx: &mut ExecContext<'_>) -> Result<std::sync::Arc<SubqueryAnswer>> {
+        for ((slot, _), v) in self.correlation.iter().zip(&key) {
+            let outer = &mut ctx.functions.outer;
+            if outer.len() <= *slot {
+                outer.resize(*slot + 1, Datum::Null);
+            }
+            outer[*slot] = v.clone();
+        }
+        let answer = std::sync::Arc::new(answer_of(&self.block, self.kind, ctx)?);
+        self.cache.borrow_mut().insert(key, answer.clone());
+        Ok(answer)
+    }
+
+    /// Forgets the answers kept (an execution begins: the tables may have changed).
+    pub fn forget_answers(&self) {
+        self.cache.borrow_mut().clear();
     }
 }
 

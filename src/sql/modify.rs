@@ -8,6 +8,16 @@
 //! may read NEXTVAL (once a changed row), never assign a GENERATED ALWAYS identity
 //! column (ORA-32796).
 //!
+//! Subqueries: those that read nothing of the changed row run once, before any row
+//! changes. A correlated one runs for each row's values (its answers cached by them for
+//! the statement), WHERE's before the row is judged and SET's once it qualifies; never
+//! while a block is held: a row whose answer is missing is [`Verdict::NotReady`], and the
+//! change protocol lets its block go and calls [`RowChanges::prepare`] to run it. All of
+//! them read the statement's snapshot; when a correlated one reads the table changed, the
+//! statement finds every row first ([`qualifying_rows`]) and changes them after, so that
+//! no subquery sees a row the statement changed (a consistent read shows a transaction
+//! its own changes, the statement's included).
+//!
 //! Access path: the optimizer chooses between a full scan of the table and an index
 //! unique or range scan, as for a query (same statistics, cost model and hints: `FULL`,
 //! `INDEX`, `NO_INDEX`). An index path first gathers the rowids of the entries in its
@@ -41,17 +51,19 @@ use super::plan::{rownum_limit, split_and};
 use super::row_checks::{RowChecks, column_path};
 use crate::access::AccessContext;
 use crate::access::RowAccess;
-use crate::access::change::{RowChanges, RowEdit, RowsFrom, change_rows};
+use crate::access::change::{RowChanges, RowEdit, RowsFrom, Verdict, change_rows, qualifying_rows};
 use crate::access::row_view::BlockRow;
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Error, Result};
+use crate::exec::ExecContext;
+use crate::exec::query_block::CorrelatedPlan;
 use crate::expr::Expr;
 use crate::expr::functions::FunctionContext;
 use crate::expr::predicates;
 use crate::index::RowId;
 use crate::instance::Session;
 use crate::sql::{QueryResult, StatementKind};
-use crate::types::Datum;
+use crate::types::{Datum, Value};
 use sqlparser::ast;
 use std::sync::Arc;
 
@@ -101,6 +113,13 @@ struct Changes<'s> {
     /// next values).
     nextvals: Vec<std::sync::Arc<str>>,
     f: FunctionContext,
+    /// The correlated subqueries of WHERE and SET, each with whether WHERE reads it.
+    subqueries: Vec<(CorrelatedPlan, bool)>,
+    /// Where they run: the statement's snapshot (set by [`run`]).
+    runner: Option<ExecContext<'s>>,
+    /// The runs the row at hand waits for: a subquery's place in `subqueries`, and the
+    /// row's values it reads.
+    wanted: Vec<(usize, Vec<Value>)>,
     /// The table's indexes, if it has any.
     indexes: Option<TableIndexes>,
     /// The table's enabled CHECK constraints (UPDATE only), if it has any.
@@ -134,6 +153,9 @@ impl<'s> Changes<'s> {
             assignments,
             nextvals,
             f,
+            subqueries: Vec::new(),
+            runner: None,
+            wanted: Vec::new(),
             indexes: None,
             checks: None,
             pending: Vec::new(),
@@ -149,19 +171,80 @@ impl<'s> Changes<'s> {
     }
 }
 
+impl<'s> Changes<'s> {
+    /// Takes the statement's correlated subqueries `plans`: those the filter reads are
+    /// answered before it is evaluated, the others (SET's) once a row qualifies.
+    fn with_subqueries(mut self, plans: Vec<CorrelatedPlan>) -> Changes<'s> {
+        let mut read_by_where = std::collections::HashSet::new();
+        for c in &self.filter {
+            c.visit_nodes(&mut |e| {
+                if let Expr::Subquery { slot, .. } = e {
+                    read_by_where.insert(*slot);
+                }
+            });
+        }
+        self.subqueries = plans
+            .into_iter()
+            .map(|p| {
+                let w = read_by_where.contains(&p.slot);
+                (p, w)
+            })
+            .collect();
+        self
+    }
+
+    /// Sets the answers, for `row`'s values, of the correlated subqueries WHERE reads
+    /// (`of_where`) or of SET's; false when one has not run for those values yet (it is
+    /// then wanted, for [`RowChanges::prepare`] to run).
+    fn answers_ready(&mut self, row: &BlockRow<'_>, of_where: bool) -> Result<bool> {
+        let mut ready = true;
+        for (i, (plan, in_where)) in self.subqueries.iter().enumerate() {
+            if *in_where != of_where {
+                continue;
+            }
+            let key = plan.key_of(row, &mut self.f)?;
+            match plan.cached(&key) {
+                Some(answer) => self.f.set_subquery(plan.slot, answer),
+                None => {
+                    self.wanted.push((i, key));
+                    ready = false;
+                }
+            }
+        }
+        Ok(ready)
+    }
+}
+
 impl RowChanges for Changes<'_> {
-    fn qualifies(&mut self, row: &BlockRow<'_>) -> Result<bool> {
+    fn qualifies(&mut self, row: &BlockRow<'_>) -> Result<Verdict> {
         if let Some(key) = &self.key_match
             && !key.matches(row)?
         {
-            return Ok(false);
+            return Ok(Verdict::No);
+        }
+        if !self.subqueries.is_empty() && !self.answers_ready(row, true)? {
+            return Ok(Verdict::NotReady);
         }
         for c in &self.filter {
             if c.eval_condition(row, &mut self.f)? != Some(true) {
-                return Ok(false);
+                return Ok(Verdict::No);
             }
         }
-        Ok(true)
+        if !self.subqueries.is_empty() && !self.answers_ready(row, false)? {
+            return Ok(Verdict::NotReady);
+        }
+        Ok(Verdict::Yes)
+    }
+
+    /// Runs the subqueries the row at hand waits for, on the statement's snapshot.
+    fn prepare(&mut self) -> Result<()> {
+        let Some(runner) = self.runner.as_mut() else {
+            return Err(Error::unsupported("a correlated subquery with no statement to run in"));
+        };
+        for (i, key) in self.wanted.drain(..) {
+            self.subqueries[i].0.run_for(key, runner)?;
+        }
+        Ok(())
     }
 
     fn edit(&mut self, row: &BlockRow<'_>) -> Result<RowEdit> {
@@ -283,9 +366,9 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
         functions.sequence_refs_allowed.set(false);
         assignments.push((i, value?));
     }
-    let init = subqueries.init_plans()?;
+    let (init, correlated) = subqueries.into_plans();
     let functions = with_subqueries_run(session, functions, &init)?;
-    let mut changes = Changes::new(&table, filter, assignments, functions);
+    let mut changes = Changes::new(&table, filter, assignments, functions).with_subqueries(correlated);
     let rows = run_and_cascade(session, &table, &hints_of(&update.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "updated"))
 }
@@ -309,9 +392,9 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
     let subqueries = super::plan::StatementSubqueries::new(session, &functions);
     let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: Some(subqueries.planner()) };
     let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
-    let init = subqueries.init_plans()?;
+    let (init, correlated) = subqueries.into_plans();
     let functions = with_subqueries_run(session, functions, &init)?;
-    let mut changes = Changes::new(&table, filter, Vec::new(), functions);
+    let mut changes = Changes::new(&table, filter, Vec::new(), functions).with_subqueries(correlated);
     let rows = run_and_cascade(session, &table, &hints_of(&delete.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "deleted"))
 }
@@ -339,12 +422,12 @@ fn hints_of(hints: &[ast::OptimizerHint]) -> Hints {
 /// [`run`], then what the foreign keys that refer to the table do to the children of the
 /// parent keys it deleted, and to theirs in turn (a work list: a deep cascade takes no
 /// stack). Returns the rows the statement itself changed.
-fn run_and_cascade(
-    session: &Session,
+fn run_and_cascade<'s>(
+    session: &'s Session,
     table: &TableDef,
     hints: &Hints,
     limit: Option<u64>,
-    changes: &mut Changes<'_>,
+    changes: &mut Changes<'s>,
 ) -> Result<u64> {
     let (rows, mut actions) = run(session, table, hints, limit, changes)?;
     while let Some(action) = actions.pop() {
@@ -367,12 +450,12 @@ fn child_action(session: &Session, action: ChildAction) -> Result<Vec<ChildActio
 
 /// Changes the rows of `table` that `changes` picks; returns how many, and what the
 /// parent keys it removed do to the children that refer to them.
-fn run(
-    session: &Session,
+fn run<'s>(
+    session: &'s Session,
     table: &TableDef,
     hints: &Hints,
     limit: Option<u64>,
-    changes: &mut Changes<'_>,
+    changes: &mut Changes<'s>,
 ) -> Result<(u64, Vec<ChildAction>)> {
     // DDL (CREATE or DROP INDEX, TRUNCATE) waits for this lock: the indexes read under it
     // are the ones the rows' changes must be applied to, until the last entry is written.
@@ -400,7 +483,24 @@ fn run(
         Some(_) => super::foreign_keys::current_mode(session),
         None => session.access_context(),
     };
+    if !changes.subqueries.is_empty() {
+        let db = &session.db;
+        let mut runner = ExecContext::new(ctx, &db.catalog, &db.inmemory, changes.f.clone(), 0);
+        runner.workarea = session.workarea();
+        changes.runner = Some(runner);
+    }
     let found = rows_by_index(session, &ctx, table, &indexes, hints, changes)?;
+    // A subquery that reads the table must see it as the statement found it: every row
+    // is decided on first, then the rows found are changed.
+    let first_pass = changes.subqueries.iter().any(|(p, _)| p.block.reads_table(table.object_id));
+    let found = match first_pass {
+        true => {
+            let from = found.as_deref().map_or(RowsFrom::FullScan, RowsFrom::Rowids);
+            let mut txn = session.txn.borrow_mut();
+            Some(qualifying_rows(&ctx, &mut txn, session.sid(), table, from, limit, changes)?)
+        }
+        false => found,
+    };
     let from = found.as_deref().map_or(RowsFrom::FullScan, RowsFrom::Rowids);
     let done = {
         let mut txn = session.txn.borrow_mut();

@@ -3,7 +3,7 @@
 
 use lioscope::Session;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
 
 /// A row of the differential tests' tables `a` and `b` `(k, v, n)`: a small key, a
 /// short string, a number, each NULL at times.
@@ -32,27 +32,10 @@ pub fn answers_as_sqlite(
 ) {
     let (_dir, _path, db) = super::db();
     let s = db.session();
-    let conn = rusqlite::Connection::open_in_memory().unwrap();
-    for t in ["a", "b"] {
-        lioscope_testkit::exec(&s, &format!("CREATE TABLE {t} (k NUMBER, v VARCHAR2(10), n NUMBER)"));
-        conn.execute_batch(&format!("CREATE TABLE {t} (k INTEGER, v TEXT, n INTEGER)")).unwrap();
-    }
-    let mut runner = TestRunner::new(Config {
-        cases: lioscope_testkit::cases_or(cases),
-        source_file: Some(source_file),
-        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
-        ..Config::default()
-    });
-    runner
+    let conn = both_tables(&s);
+    runner(source_file, cases)
         .run(&(rows.clone(), rows), |(a, b)| {
-            for (t, rows) in [("a", &a), ("b", &b)] {
-                lioscope_testkit::exec(&s, &format!("TRUNCATE TABLE {t}"));
-                conn.execute(&format!("DELETE FROM {t}"), []).unwrap();
-                for (k, v, n) in rows {
-                    let (k, v, n) = (literal(k.as_ref(), false), literal(v.as_ref(), true), literal(n.as_ref(), false));
-                    exec_both(&s, &conn, &format!("INSERT INTO {t} VALUES ({k}, {v}, {n})"));
-                }
-            }
+            fill_both(&s, &conn, &a, &b);
             for (ours, theirs) in queries {
                 let got = super::lines(&s, ours);
                 let expected = sqlite_lines(&conn, theirs);
@@ -61,6 +44,76 @@ pub fn answers_as_sqlite(
             Ok(())
         })
         .unwrap();
+}
+
+/// Checks each of `statements` (lioscope's text, SQLite's: an UPDATE or DELETE of `a`,
+/// which SQLite's may reach through statements before it) against SQLite as
+/// [`answers_as_sqlite`] checks queries: each runs on the tables filled anew with a
+/// case's rows, and must leave the same rows in `a` and report as many changed as
+/// SQLite's last change.
+pub fn changes_as_sqlite(
+    source_file: &'static str,
+    cases: u32,
+    rows: impl Strategy<Value = Vec<Row>> + Clone,
+    statements: &[(&str, &str)],
+) {
+    let (_dir, _path, db) = super::db();
+    let s = db.session();
+    let conn = both_tables(&s);
+    // Each statement runs in a transaction that has changed a row before it, so that its
+    // reads see the transaction's own changes (those of earlier statements only).
+    lioscope_testkit::exec(&s, "CREATE TABLE earlier (x NUMBER)");
+    s.set_autocommit(false);
+    let order = "SELECT k, v, n FROM a ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST";
+    runner(source_file, cases)
+        .run(&(rows.clone(), rows), |(a, b)| {
+            for (ours, theirs) in statements {
+                fill_both(&s, &conn, &a, &b);
+                lioscope_testkit::exec(&s, "INSERT INTO earlier VALUES (1)");
+                let changed = s.execute(ours).map_err(|e| TestCaseError::fail(format!("{ours}: {e}")))?.rows_affected;
+                conn.execute_batch(theirs).unwrap_or_else(|e| panic!("{theirs}\n  failed in SQLite: {e}"));
+                let expected = conn.changes();
+                prop_assert_eq!(changed, expected, "rows changed by {} on a={:?} b={:?}", ours, a, b);
+                prop_assert_eq!(super::lines(&s, order), sqlite_lines(&conn, order), "{} on a={:?} b={:?}", ours, a, b);
+                lioscope_testkit::exec(&s, "COMMIT");
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// The tables `a` and `b` `(k, v, n)`, made in lioscope's session and in a new SQLite
+/// database in memory, whose connection it gives.
+fn both_tables(s: &Session) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    for t in ["a", "b"] {
+        lioscope_testkit::exec(s, &format!("CREATE TABLE {t} (k NUMBER, v VARCHAR2(10), n NUMBER)"));
+        conn.execute_batch(&format!("CREATE TABLE {t} (k INTEGER, v TEXT, n INTEGER)")).unwrap();
+    }
+    conn
+}
+
+/// The runner of a differential test: PROPTEST_CASES cases (`cases` when unset), a
+/// failing one's seed saved beside `source_file`.
+fn runner(source_file: &'static str, cases: u32) -> TestRunner {
+    TestRunner::new(Config {
+        cases: lioscope_testkit::cases_or(cases),
+        source_file: Some(source_file),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..Config::default()
+    })
+}
+
+/// Fills tables `a` and `b` with rows `a` and `b` in both engines, emptying them first.
+fn fill_both(s: &Session, conn: &rusqlite::Connection, a: &[Row], b: &[Row]) {
+    for (t, rows) in [("a", a), ("b", b)] {
+        lioscope_testkit::exec(s, &format!("TRUNCATE TABLE {t}"));
+        conn.execute(&format!("DELETE FROM {t}"), []).unwrap();
+        for (k, v, n) in rows {
+            let (k, v, n) = (literal(k.as_ref(), false), literal(v.as_ref(), true), literal(n.as_ref(), false));
+            exec_both(s, conn, &format!("INSERT INTO {t} VALUES ({k}, {v}, {n})"));
+        }
+    }
 }
 
 /// Runs `sql` in lioscope's session and on SQLite's connection.

@@ -26,3 +26,10 @@ EXPLAIN PLAN FOR SELECT dname FROM dept d WHERE NOT EXISTS (SELECT 1 FROM emp e 
 EXPLAIN PLAN FOR SELECT ename FROM emp e WHERE EXISTS (SELECT /*+ NO_UNNEST */ 1 FROM emp r WHERE r.mgr = e.empno);
 EXPLAIN PLAN FOR SELECT ename FROM emp e WHERE deptno IN (SELECT /*+ MERGE_SJ */ deptno FROM dept d WHERE d.dname <> e.ename);
 SELECT ename FROM emp e WHERE deptno IN (SELECT /*+ MERGE_SJ */ deptno FROM dept d WHERE d.dname <> e.ename) ORDER BY ename;
+SAVEPOINT before_changes;
+UPDATE emp e SET sal = (SELECT MAX(sal) FROM emp x WHERE x.deptno = e.deptno) WHERE sal < (SELECT AVG(sal) FROM emp x WHERE x.deptno = e.deptno);
+SELECT ename, deptno, sal FROM emp ORDER BY deptno, ename;
+DELETE FROM dept d WHERE NOT EXISTS (SELECT 1 FROM emp e WHERE e.deptno = d.deptno);
+SELECT dname FROM dept ORDER BY dname;
+ROLLBACK TO before_changes;
+SELECT COUNT(*) FROM dept;

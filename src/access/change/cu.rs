@@ -13,7 +13,7 @@
 //! mode only the head's marks are looked at again, since the values are the same in
 //! every version.
 
-use super::{Candidate, Changed, Current, RowChanges, RowEdit, RowFormat};
+use super::{Candidate, Changed, Current, RowChanges, RowEdit, RowFormat, Verdict};
 use crate::access::AccessContext;
 use crate::access::cu::DecodedCu;
 use crate::access::cu::undo::{CuChange, CuUndo};
@@ -64,9 +64,18 @@ impl<'t> CuHeads<'t> {
             if r >= cu.rows() || cu.is_deleted(r) {
                 continue;
             }
-            let row = cu.row(r, &self.kinds, &mut self.spans, &mut self.piece)?;
-            if changes.qualifies(&row)? {
-                candidates.push(Candidate { r, seen: None });
+            // The CU is decoded apart from any block: work a row asks for runs right away.
+            loop {
+                let row = cu.row(r, &self.kinds, &mut self.spans, &mut self.piece)?;
+                match changes.qualifies(&row)? {
+                    Verdict::Yes => candidates.push(Candidate { r, seen: None }),
+                    Verdict::No => {}
+                    Verdict::NotReady => {
+                        changes.prepare()?;
+                        continue;
+                    }
+                }
+                break;
             }
         }
         self.cu = Some(cu);
@@ -121,7 +130,11 @@ impl RowFormat for CuHeads<'_> {
     ) -> Result<RowEdit> {
         let cu = self.cu.as_ref().expect("candidates come from the CU at hand");
         let row = cu.row(r, &self.kinds, &mut self.spans, &mut self.piece)?;
-        if changes.qualifies(&row)? { changes.edit(&row) } else { Ok(RowEdit::Keep) }
+        match changes.qualifies(&row)? {
+            Verdict::Yes => changes.edit(&row),
+            Verdict::No => Ok(RowEdit::Keep),
+            Verdict::NotReady => Ok(RowEdit::NotReady),
+        }
     }
 
     fn apply(
@@ -151,7 +164,7 @@ impl RowFormat for CuHeads<'_> {
         mark_deleted(head, r, index).map_err(|e| ctx.corrupt(rdba, e))?;
         let rowid = PieceAddr { rdba, slot: r as u16 };
         match edit {
-            RowEdit::Keep => unreachable!("a kept row is not applied"),
+            RowEdit::Keep | RowEdit::NotReady => unreachable!("only a decided change is applied"),
             RowEdit::Delete => {
                 ctx.stats.add(Stat::RowsDeleted, 1);
                 changes.changed(rowid);

@@ -22,6 +22,12 @@
 //!    block SCN, rows_changed, the block handed to the transaction for its cleanout
 //! ```
 //!
+//! A statement's decision may need work that must not run while a block is held (a
+//! correlated subquery reading blocks of its own): it answers [`Verdict::NotReady`], and
+//! the protocol lets the block go, calls [`RowChanges::prepare`], gets the block again
+//! and asks again, as after a lock wait. [`qualifying_rows`] is the first half alone:
+//! the rows that qualify as of the snapshot, none changed.
+//!
 //! Invariant: a row is changed only once its lock is free or the changing transaction's
 //! own, and only through an ITL slot the transaction holds whose undo chain undoes the
 //! change (see `txn::change`). The formats differ only in how a row's lock and deletion
@@ -43,10 +49,23 @@ use crate::txn::change::{Obstacle, RowLocks, cannot_serialize, take_itl};
 use crate::txn::transaction::Transaction;
 use std::collections::HashSet;
 
+/// Whether a row qualifies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Yes,
+    No,
+    /// Not decided yet: the decision needs work that must run with no block held (a
+    /// subquery run for the row's values). The protocol lets its block go, calls
+    /// [`RowChanges::prepare`], and asks again.
+    NotReady,
+}
+
 /// What to do with one row.
 pub enum RowEdit {
     /// Leave it (it no longer qualifies).
     Keep,
+    /// Not decided yet ([`Verdict::NotReady`]).
+    NotReady,
     Delete,
     /// Replace it with this whole-row piece (flag, lock, column count, columns).
     Replace(Vec<u8>),
@@ -54,8 +73,12 @@ pub enum RowEdit {
 
 /// The statement-side decisions of an UPDATE or DELETE.
 pub trait RowChanges {
-    /// Whether a row (as of the snapshot) qualifies.
-    fn qualifies(&mut self, row: &BlockRow<'_>) -> Result<bool>;
+    /// Whether a row (as of the snapshot, and again in current mode) qualifies.
+    fn qualifies(&mut self, row: &BlockRow<'_>) -> Result<Verdict>;
+    /// Does, with no block held, the work the last [`Verdict::NotReady`] asked for.
+    fn prepare(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// What to do with the current version of a qualifying row. May be asked more than
     /// once for one row (after a wait); the last answer is the one made.
     fn edit(&mut self, row: &BlockRow<'_>) -> Result<RowEdit>;
@@ -99,10 +122,44 @@ pub fn change_rows(
     limit: Option<u64>,
     changes: &mut dyn RowChanges,
 ) -> Result<Changed> {
+    walk(ctx, txn, sid, table, from, limit, changes, None)
+}
+
+/// The rowids of the rows of `table` among those `from` names that qualify as of the
+/// snapshot (at most `limit`), changing none: the first pass of a statement that must
+/// decide on every row before it changes one (a subquery reading the table it changes
+/// must see the table as it was when the statement began). The second pass changes
+/// them with [`RowsFrom::Rowids`], deciding on each again in current mode.
+pub fn qualifying_rows(
+    ctx: &AccessContext<'_>,
+    txn: &mut Transaction,
+    sid: u32,
+    table: &TableDef,
+    from: RowsFrom<'_>,
+    limit: Option<u64>,
+    changes: &mut dyn RowChanges,
+) -> Result<Vec<PieceAddr>> {
+    let mut found = Vec::new();
+    walk(ctx, txn, sid, table, from, limit, changes, Some(&mut found))?;
+    Ok(found)
+}
+
+/// The walk of [`change_rows`], or of [`qualifying_rows`] when `found` takes the rows.
+#[allow(clippy::too_many_arguments)]
+fn walk(
+    ctx: &AccessContext<'_>,
+    txn: &mut Transaction,
+    sid: u32,
+    table: &TableDef,
+    from: RowsFrom<'_>,
+    limit: Option<u64>,
+    changes: &mut dyn RowChanges,
+    found: Option<&mut Vec<PieceAddr>>,
+) -> Result<Changed> {
     let locks = ctx.locks.table(table.object_id);
     let _no_ddl = locks.visibility.read_recursive();
     let mut changer =
-        Changer { ctx, txn, sid, table, changes, limit: limit.unwrap_or(u64::MAX), done: Changed::default() };
+        Changer { ctx, txn, sid, table, changes, limit: limit.unwrap_or(u64::MAX), done: Changed::default(), found };
     let mut formats = Formats { rows: row_block::RowBlocks::new(table), cus: cu::CuHeads::new(table) };
     match from {
         RowsFrom::FullScan => {
@@ -217,6 +274,8 @@ struct Changer<'a, 'c> {
     changes: &'a mut dyn RowChanges,
     limit: u64,
     done: Changed,
+    /// Where the rows go when they are only found, not changed ([`qualifying_rows`]).
+    found: Option<&'a mut Vec<PieceAddr>>,
 }
 
 /// A row to change: its number in its block (a slot, or a row of a CU), and for a
@@ -240,10 +299,30 @@ impl<'c> Changer<'_, 'c> {
         let ctx = self.ctx;
         let room = self.limit - self.done.rows;
         let serializable = self.txn.snapshot.is_some();
-        let guard = crate::txn::cr::consistent_get(ctx, rdba, |b| ctx.check_segment_block(self.table, rdba, b))?;
+        let mut guard = crate::txn::cr::consistent_get(ctx, rdba, |b| ctx.check_segment_block(self.table, rdba, b))?;
         match BlockHeader(&guard).block_type() {
             Some(BlockType::TableData) => {
-                let candidates = formats.rows.candidates(ctx, &guard, rdba, run, room, serializable, self.changes)?;
+                let mut candidates = Vec::new();
+                let mut from = 0;
+                // A row not decided yet: the block goes, the work is done, the block is got
+                // again (the same snapshot's version) and the rows go on from that one.
+                while let Some(at) = formats.rows.candidates(
+                    ctx,
+                    &guard,
+                    rdba,
+                    run,
+                    from,
+                    room,
+                    serializable,
+                    self.changes,
+                    &mut candidates,
+                )? {
+                    drop(guard);
+                    self.changes.prepare()?;
+                    from = at;
+                    guard =
+                        crate::txn::cr::consistent_get(ctx, rdba, |b| ctx.check_segment_block(self.table, rdba, b))?;
+                }
                 drop(guard);
                 self.change_all(&mut formats.rows, rdba, candidates)
             }
@@ -265,6 +344,15 @@ impl<'c> Changer<'_, 'c> {
     }
 
     fn change_all<F: RowFormat>(&mut self, format: &mut F, rdba: u32, candidates: Vec<Candidate>) -> Result<()> {
+        if let Some(found) = &mut self.found {
+            for c in candidates {
+                let slot =
+                    u16::try_from(c.r).map_err(|_| self.ctx.corrupt(rdba, format!("row {} has no rowid", c.r)))?;
+                found.push(PieceAddr { rdba, slot });
+                self.done.rows += 1;
+            }
+            return Ok(());
+        }
         for c in candidates {
             if self.change_one(format, rdba, c)? {
                 self.done.rows += 1;
@@ -300,8 +388,14 @@ impl<'c> Changer<'_, 'c> {
                 }
             }
             let edit = format.edit(ctx, &guard, rdba, r, self.changes)?;
-            if matches!(edit, RowEdit::Keep) {
-                return Ok(false);
+            match edit {
+                RowEdit::Keep => return Ok(false),
+                RowEdit::NotReady => {
+                    drop(guard);
+                    self.changes.prepare()?;
+                    continue;
+                }
+                RowEdit::Delete | RowEdit::Replace(_) => {}
             }
             // The ITL slot first: taking it may grow the ITL, and with it the room a row needs.
             let index = match take_itl(&mut guard, xid, |x| ctx.enqueues.is_active(x), self.txn.snapshot, F::LOCKS) {

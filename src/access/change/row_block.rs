@@ -18,7 +18,7 @@
 //! block, keeping the room of every row an active transaction locked (this one's
 //! included), so that every active transaction's undo still fits (see `txn::change`).
 
-use super::{Candidate, Changed, Current, RowChanges, RowEdit, RowFormat};
+use super::{Candidate, Changed, Current, RowChanges, RowEdit, RowFormat, Verdict};
 use crate::access::AccessContext;
 use crate::access::row_at::whole_row;
 use crate::buffer::WriteGuard;
@@ -64,9 +64,11 @@ impl<'t> RowBlocks<'t> {
         }
     }
 
-    /// The qualifying rows of `block` (the snapshot's version of block `rdba`): among the
-    /// slots of `run`, or every slot; at most `room`. A serializable transaction keeps
-    /// each one's head piece as it saw it.
+    /// Adds to `candidates` the qualifying rows of `block` (the snapshot's version of
+    /// block `rdba`): among the slots of `run`, or every slot, from the `from`th on; at
+    /// most `room` in all. A serializable transaction keeps each one's head piece as it
+    /// saw it. Stops at a row not decided yet and gives its place among them, to go on
+    /// from once [`RowChanges::prepare`] ran.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn candidates(
         &mut self,
@@ -74,27 +76,32 @@ impl<'t> RowBlocks<'t> {
         block: &[u8],
         rdba: u32,
         run: Option<&[PieceAddr]>,
+        from: usize,
         room: u64,
         serializable: bool,
         changes: &mut dyn RowChanges,
-    ) -> Result<Vec<Candidate>> {
-        let mut candidates = Vec::new();
+        candidates: &mut Vec<Candidate>,
+    ) -> Result<Option<usize>> {
         // A slot past the block's directory holds no row (`whole_row` says so).
         let picked = run.map(|r| r.iter().map(|a| usize::from(a.slot)));
         let all = run.is_none().then_some(0..DataBlock(block).row_count());
-        for slot in picked.into_iter().flatten().chain(all.into_iter().flatten()) {
+        for (at, slot) in picked.into_iter().flatten().chain(all.into_iter().flatten()).enumerate().skip(from) {
             if candidates.len() as u64 >= room {
                 break;
             }
             let Some(row) = whole_row(ctx, block, rdba, slot, &self.kinds, &mut self.spans, &mut self.scratch)? else {
                 continue;
             };
-            if changes.qualifies(&row)? {
-                let seen = serializable.then(|| head_piece(block, slot).map(<[u8]>::to_vec).unwrap_or_default());
-                candidates.push(Candidate { r: slot, seen });
+            match changes.qualifies(&row)? {
+                Verdict::Yes => {
+                    let seen = serializable.then(|| head_piece(block, slot).map(<[u8]>::to_vec).unwrap_or_default());
+                    candidates.push(Candidate { r: slot, seen });
+                }
+                Verdict::No => {}
+                Verdict::NotReady => return Ok(Some(at)),
             }
         }
-        Ok(candidates)
+        Ok(None)
     }
 }
 
@@ -154,8 +161,12 @@ impl RowFormat for RowBlocks<'_> {
             return Ok(RowEdit::Replace(head));
         }
         match whole_row(ctx, block, rdba, slot, &self.kinds, &mut self.spans, &mut self.scratch)? {
-            Some(row) if changes.qualifies(&row)? => changes.edit(&row),
-            _ => Ok(RowEdit::Keep),
+            Some(row) => match changes.qualifies(&row)? {
+                Verdict::Yes => changes.edit(&row),
+                Verdict::No => Ok(RowEdit::Keep),
+                Verdict::NotReady => Ok(RowEdit::NotReady),
+            },
+            None => Ok(RowEdit::Keep),
         }
     }
 
@@ -172,7 +183,7 @@ impl RowFormat for RowBlocks<'_> {
     ) -> Result<bool> {
         let rdba = guard.rdba();
         let new_len = match &edit {
-            RowEdit::Keep => unreachable!("a kept row is not applied"),
+            RowEdit::Keep | RowEdit::NotReady => unreachable!("only a decided change is applied"),
             RowEdit::Delete => 0,
             RowEdit::Replace(piece) => piece.len(),
         };
@@ -216,7 +227,7 @@ impl RowFormat for RowBlocks<'_> {
         point_itl(guard, index, &prev_itl, xid, uba, u8::from(!was_locked_by_us));
         let lock = index as u8 + 1;
         match edit {
-            RowEdit::Keep => unreachable!("a kept row is not applied"),
+            RowEdit::Keep | RowEdit::NotReady => unreachable!("only a decided change is applied"),
             RowEdit::Delete => {
                 guard[offset] |= FLAG_DELETED;
                 guard[offset + 1] = lock;

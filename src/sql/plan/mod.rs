@@ -368,14 +368,13 @@ impl<'s> Builder<'s> {
 }
 
 /// The subqueries of a statement that is not a query (UPDATE, DELETE): planned as its
-/// expressions are bound, and run once before its rows are changed. A correlated one is
-/// refused: it would run inside the row loop of the change.
+/// expressions are bound. Those that read nothing of the changed rows run once before
+/// the statement changes rows; the correlated ones run for each changed row's values.
 pub(crate) struct StatementSubqueries<'s>(Subqueries<'s>);
 
 impl<'s> StatementSubqueries<'s> {
     pub(crate) fn new(session: &'s Session, f: &'s FunctionContext) -> StatementSubqueries<'s> {
         let subqueries = Subqueries::new(session, f, &[], None);
-        // Planned, then refused by `init_plans` with the statement's own reason.
         subqueries.correlated_allowed.set(true);
         StatementSubqueries(subqueries)
     }
@@ -385,13 +384,15 @@ impl<'s> StatementSubqueries<'s> {
         &self.0
     }
 
-    /// The subqueries to run before the statement changes rows.
-    pub(crate) fn init_plans(self) -> Result<Vec<crate::exec::query_block::InitPlan>> {
+    /// The subqueries to run before the statement changes rows, and the correlated ones.
+    pub(crate) fn into_plans(
+        self,
+    ) -> (Vec<crate::exec::query_block::InitPlan>, Vec<crate::exec::query_block::CorrelatedPlan>) {
         let planned = self.0.take();
-        if !planned.correlated.is_empty() {
-            return Err(Error::unsupported("a correlated subquery in UPDATE or DELETE"));
-        }
-        Ok(planned.init.into_iter().map(|(plan, _)| plan).collect())
+        (
+            planned.init.into_iter().map(|(plan, _)| plan).collect(),
+            planned.correlated.into_iter().map(|(plan, _)| plan).collect(),
+        )
     }
 }
 
