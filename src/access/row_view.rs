@@ -1,7 +1,7 @@
 //! Rows as expressions see them: [`RowAccess`] is implemented by owned rows, by
 //! [`BlockRow`], a row still inside its pinned block whose columns are decoded on demand,
 //! and by [`WalkedRow`], the same with only the positions of its length bytes recorded
-//! (what a row kernel needs).
+//! (what a row kernel needs); [`Beside`] reads two rows as one.
 
 use crate::error::{Error, Result};
 use crate::storage::block;
@@ -60,6 +60,32 @@ impl RowAccess for Vec<Value> {
     #[inline]
     fn is_null(&self, i: usize) -> bool {
         self[i].is_null()
+    }
+}
+
+/// A row followed by another's columns: column `i` is `first`'s below `first_width`,
+/// `second`'s `i - first_width` from there (a row of MERGE's target beside its source
+/// row).
+pub struct Beside<'r, A: ?Sized, B: ?Sized> {
+    pub first: &'r A,
+    pub second: &'r B,
+    pub first_width: usize,
+}
+
+impl<A: RowAccess + ?Sized, B: RowAccess + ?Sized> RowAccess for Beside<'_, A, B> {
+    #[inline]
+    fn column(&self, i: usize) -> Result<Datum<'_>> {
+        if i < self.first_width { self.first.column(i) } else { self.second.column(i - self.first_width) }
+    }
+
+    #[inline]
+    fn is_null(&self, i: usize) -> bool {
+        if i < self.first_width { self.first.is_null(i) } else { self.second.is_null(i - self.first_width) }
+    }
+
+    #[inline]
+    fn small_int(&self, i: usize) -> Option<i64> {
+        if i < self.first_width { self.first.small_int(i) } else { self.second.small_int(i - self.first_width) }
     }
 }
 

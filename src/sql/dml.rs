@@ -71,6 +71,11 @@ impl RowShape {
             name: table_name.clone(),
             position: position_of(name),
         })?;
+        RowShape::of_table(session, table, columns)
+    }
+
+    /// The shape of rows of `table` giving values for `columns` (all when empty).
+    fn of_table(session: &Session, table: Arc<TableDef>, columns: &[ast::ObjectName]) -> Result<RowShape> {
         let targets = if columns.is_empty() {
             (0..table.columns.len()).collect()
         } else {
@@ -308,14 +313,36 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
         ast::SetExpr::Values(values) => {
             let rows = values_rows(session, values)?;
             rows.iter().try_for_each(|r| shape.check_count(r.len()))?;
-            let mut encoder = shape.encoder();
-            with_load(session, &table, LoadPath::Conventional, |load| {
-                rows.iter().try_for_each(|r| shape.insert(&mut encoder, load, r))
-            })?
+            insert_rows(session, &shape, &rows)?
         }
         _ => insert_select(session, &shape, source, path)?,
     };
     Ok(inserted(rows))
+}
+
+/// Inserts `rows`, each `width` values for `columns` of `table` (all of them when none
+/// is named), into row blocks; returns how many (MERGE's inserts).
+pub(super) fn insert_values(
+    session: &Session,
+    table: Arc<TableDef>,
+    columns: &[ast::ObjectName],
+    width: usize,
+    rows: &[Vec<Value>],
+) -> Result<u64> {
+    let shape = RowShape::of_table(session, table, columns)?;
+    shape.check_count(width)?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    insert_rows(session, &shape, rows)
+}
+
+/// Inserts `rows` of `shape`'s values, their counts checked, into row blocks.
+fn insert_rows(session: &Session, shape: &RowShape, rows: &[Vec<Value>]) -> Result<u64> {
+    let mut encoder = shape.encoder();
+    with_load(session, &shape.table, LoadPath::Conventional, |load| {
+        rows.iter().try_for_each(|r| shape.insert(&mut encoder, load, r))
+    })
 }
 
 /// The result of a statement that inserted `rows` rows.

@@ -41,6 +41,7 @@ mod data_types;
 pub mod cursor;
 mod ddl;
 mod dml;
+mod merge;
 mod modify;
 mod operation;
 mod transaction;
@@ -210,6 +211,7 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front:
         }
         Statement::Update(update) => transaction::statement(session, || modify::update(session, update)),
         Statement::Delete(delete) => transaction::statement(session, || modify::delete(session, delete)),
+        Statement::Merge(m) => transaction::statement(session, || merge::merge(session, m)),
         Statement::Commit { chain: false, .. } => transaction::commit(session, Default::default()),
         Statement::Rollback { chain: false, savepoint } => transaction::rollback(session, savepoint.as_ref()),
         Statement::Savepoint { name } => transaction::savepoint(session, name),

@@ -18,6 +18,10 @@
 //! no subquery sees a row the statement changed (a consistent read shows a transaction
 //! its own changes, the statement's included).
 //!
+//! MERGE changes its target here too ([`change_with_partner`]): its source, a
+//! [`RowPartner`], judges each row in place of a WHERE clause, and the assignments read
+//! the row beside the source row it met (the source's columns after the table's).
+//!
 //! Access path: the optimizer chooses between a full scan of the table and an index
 //! unique or range scan, as for a query (same statistics, cost model and hints: `FULL`,
 //! `INDEX`, `NO_INDEX`). An index path first gathers the rowids of the entries in its
@@ -52,7 +56,7 @@ use super::row_checks::{RowChecks, column_path};
 use crate::access::AccessContext;
 use crate::access::RowAccess;
 use crate::access::change::{RowChanges, RowEdit, RowsFrom, Verdict, change_rows, qualifying_rows};
-use crate::access::row_view::BlockRow;
+use crate::access::row_view::{Beside, BlockRow};
 use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Error, Result};
 use crate::exec::ExecContext;
@@ -68,7 +72,7 @@ use sqlparser::ast;
 use std::sync::Arc;
 
 /// The table a statement changes, and its scope for binding.
-fn target(session: &Session, relation: &ast::TableFactor) -> Result<(Arc<TableDef>, Scope)> {
+pub(super) fn target(session: &Session, relation: &ast::TableFactor) -> Result<(Arc<TableDef>, Scope)> {
     let ast::TableFactor::Table { name, alias, args: None, .. } = relation else {
         return Err(Error::Unsupported { construct: format!("changing {relation}"), position: position_of(relation) });
     };
@@ -120,6 +124,9 @@ struct Changes<'s> {
     /// The runs the row at hand waits for: a subquery's place in `subqueries`, and the
     /// row's values it reads.
     wanted: Vec<(usize, Vec<Value>)>,
+    /// MERGE's source: each row is judged, and updated beside the source row it meets
+    /// (the assignments read both, the source's columns after the table's).
+    merge: Option<&'s mut dyn RowPartner>,
     /// The table's indexes, if it has any.
     indexes: Option<TableIndexes>,
     /// The table's enabled CHECK constraints (UPDATE only), if it has any.
@@ -156,6 +163,7 @@ impl<'s> Changes<'s> {
             subqueries: Vec::new(),
             runner: None,
             wanted: Vec::new(),
+            merge: None,
             indexes: None,
             checks: None,
             pending: Vec::new(),
@@ -193,36 +201,59 @@ impl<'s> Changes<'s> {
         self
     }
 
-    /// Sets the answers, for `row`'s values, of the correlated subqueries WHERE reads
-    /// (`of_where`) or of SET's; false when one has not run for those values yet (it is
-    /// then wanted, for [`RowChanges::prepare`] to run).
-    fn answers_ready(&mut self, row: &BlockRow<'_>, of_where: bool) -> Result<bool> {
-        let mut ready = true;
-        for (i, (plan, in_where)) in self.subqueries.iter().enumerate() {
-            if *in_where != of_where {
-                continue;
-            }
-            let key = plan.key_of(row, &mut self.f)?;
-            match plan.cached(&key) {
-                Some(answer) => self.f.set_subquery(plan.slot, answer),
-                None => {
-                    self.wanted.push((i, key));
-                    ready = false;
-                }
+    /// The edit deleting `row`: its index entries and the parent keys it holds go.
+    fn delete(&mut self, row: &BlockRow<'_>) -> Result<RowEdit> {
+        if let Some(ix) = &self.indexes {
+            self.pending = ix.keys(|c| row.column(c))?.into_iter().map(|old| (old, None)).collect();
+        }
+        if let Some(rules) = &self.parent_rules {
+            self.pending_gone.clear();
+            rules.gone(|c| row.column(c), None, &mut self.pending_gone)?;
+        }
+        Ok(RowEdit::Delete)
+    }
+}
+
+/// Sets the answers, for `row`'s values, of the correlated subqueries in `subqueries`
+/// that WHERE reads (`of_where`) or of SET's; false when one has not run for those values
+/// yet (it is then added to `wanted`, for [`RowChanges::prepare`] to run).
+fn answers_ready<R: RowAccess + ?Sized>(
+    subqueries: &[(CorrelatedPlan, bool)],
+    f: &mut FunctionContext,
+    wanted: &mut Vec<(usize, Vec<Value>)>,
+    row: &R,
+    of_where: bool,
+) -> Result<bool> {
+    let mut ready = true;
+    for (i, (plan, in_where)) in subqueries.iter().enumerate() {
+        if *in_where != of_where {
+            continue;
+        }
+        let key = plan.key_of(row, f)?;
+        match plan.cached(&key) {
+            Some(answer) => f.set_subquery(plan.slot, answer),
+            None => {
+                wanted.push((i, key));
+                ready = false;
             }
         }
-        Ok(ready)
     }
+    Ok(ready)
 }
 
 impl RowChanges for Changes<'_> {
     fn qualifies(&mut self, row: &BlockRow<'_>) -> Result<Verdict> {
+        if let Some(merge) = &mut self.merge {
+            // MERGE's filter is its UPDATE's WHERE, judged on each pair.
+            return Ok(if merge.judge(row, &mut self.f)? { Verdict::Yes } else { Verdict::No });
+        }
         if let Some(key) = &self.key_match
             && !key.matches(row)?
         {
             return Ok(Verdict::No);
         }
-        if !self.subqueries.is_empty() && !self.answers_ready(row, true)? {
+        let has_subqueries = !self.subqueries.is_empty();
+        if has_subqueries && !answers_ready(&self.subqueries, &mut self.f, &mut self.wanted, row, true)? {
             return Ok(Verdict::NotReady);
         }
         for c in &self.filter {
@@ -230,7 +261,7 @@ impl RowChanges for Changes<'_> {
                 return Ok(Verdict::No);
             }
         }
-        if !self.subqueries.is_empty() && !self.answers_ready(row, false)? {
+        if has_subqueries && !answers_ready(&self.subqueries, &mut self.f, &mut self.wanted, row, false)? {
             return Ok(Verdict::NotReady);
         }
         Ok(Verdict::Yes)
@@ -249,23 +280,19 @@ impl RowChanges for Changes<'_> {
 
     fn edit(&mut self, row: &BlockRow<'_>) -> Result<RowEdit> {
         if self.assignments.is_empty() {
-            if let Some(ix) = &self.indexes {
-                self.pending = ix.keys(|c| row.column(c))?.into_iter().map(|old| (old, None)).collect();
-            }
-            if let Some(rules) = &self.parent_rules {
-                self.pending_gone.clear();
-                rules.gone(|c| row.column(c), None, &mut self.pending_gone)?;
-            }
-            return Ok(RowEdit::Delete);
+            return self.delete(row);
         }
         let mut values: Vec<Datum<'_>> = (0..self.table.columns.len()).map(|i| row.column(i)).collect::<Result<_>>()?;
         let mut new_values = Vec::with_capacity(self.assignments.len());
         if !self.nextvals.is_empty() {
             self.f.start_sequence_row(&self.nextvals)?;
         }
+        // The assignments read the row beside MERGE's source row (none for UPDATE).
+        let source = self.merge.as_deref().map_or(&[][..], |m| m.partner());
+        let read = Beside { first: row, second: source, first_width: self.table.columns.len() };
         for (i, e) in &self.assignments {
             let col = &self.table.columns[*i];
-            let v = e.eval(row, &mut self.f)?.into_owned();
+            let v = e.eval(&read, &mut self.f)?.into_owned();
             let v = col.data_type.coerce(v, &col.name).map_err(|e| qualify(&self.table.name, e))?;
             if v.is_null() && !col.nullable {
                 return Err(Error::NullUpdated { column: column_path(&self.table.name, &col.name) });
@@ -278,6 +305,12 @@ impl RowChanges for Changes<'_> {
         };
         for (i, v) in new_values {
             values[i] = v;
+        }
+        // MERGE's DELETE WHERE reads the updated row: a row it is true of goes.
+        if let Some(merge) = &self.merge
+            && merge.deletes(&values, &mut self.f)?
+        {
+            return self.delete(row);
         }
         if let Some(checks) = &self.checks {
             checks.check(&values[..])?;
@@ -337,15 +370,33 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
     let subqueries = super::plan::StatementSubqueries::new(session, &functions);
     let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: Some(subqueries.planner()) };
     let (limit, filter) = bind_where(&binder, update.selection.as_ref())?;
+    let assignments = bind_assignments(&binder, &table, &update.assignments)?;
+    let (init, correlated) = subqueries.into_plans();
+    let functions = with_subqueries_run(session, functions, &init)?;
+    let mut changes = Changes::new(&table, filter, assignments, functions).with_subqueries(correlated);
+    let rows = run_and_cascade(session, &table, &hints_of(&update.optimizer_hints), limit, &mut changes)?;
+    Ok(changed(rows, "updated"))
+}
+
+/// SET's assignments, bound by `binder` over `table`'s columns (and, in MERGE, the
+/// source's after them): each column once, never a GENERATED ALWAYS identity column.
+pub(super) fn bind_assignments(
+    binder: &Binder<'_>,
+    table: &TableDef,
+    sets: &[ast::Assignment],
+) -> Result<Vec<(usize, Expr)>> {
+    let functions = binder.f;
     let mut assignments = Vec::new();
-    for a in &update.assignments {
+    for a in sets {
         let ast::AssignmentTarget::ColumnName(name) = &a.target else {
             return Err(Error::Unsupported {
                 construct: format!("assigning to {}", a.target),
                 position: position_of(&a.value),
             });
         };
+        // `SET t.c = ...` names the column as `SET c = ...` does.
         let col = super::bind::function_name(name);
+        let col = col.rsplit_once('.').map_or(col.as_str(), |(_, c)| c).to_owned();
         let i = table.column_index(&col).ok_or_else(|| Error::UnknownName {
             kind: "column",
             name: format!("{}.{col}", table.name),
@@ -366,11 +417,7 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
         functions.sequence_refs_allowed.set(false);
         assignments.push((i, value?));
     }
-    let (init, correlated) = subqueries.into_plans();
-    let functions = with_subqueries_run(session, functions, &init)?;
-    let mut changes = Changes::new(&table, filter, assignments, functions).with_subqueries(correlated);
-    let rows = run_and_cascade(session, &table, &hints_of(&update.optimizer_hints), limit, &mut changes)?;
-    Ok(changed(rows, "updated"))
+    Ok(assignments)
 }
 
 pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
@@ -402,7 +449,7 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
 /// `functions` with the answers of the statement's subqueries `init`, run now: before
 /// any row changes, on the statement's snapshot (a subquery reading the changed table
 /// sees it as it was).
-fn with_subqueries_run(
+pub(super) fn with_subqueries_run(
     session: &Session,
     functions: crate::expr::functions::FunctionContext,
     init: &[crate::exec::query_block::InitPlan],
@@ -417,6 +464,34 @@ fn with_subqueries_run(
 
 fn hints_of(hints: &[ast::OptimizerHint]) -> Hints {
     optimizer::hints::parse(&hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>())
+}
+
+/// Rows each changed row is read beside: MERGE's source, whose judgement is the
+/// statement's filter.
+pub(super) trait RowPartner {
+    /// Judges table row `row`: whether it changes (then beside the partner row it holds
+    /// from now on).
+    fn judge(&mut self, row: &BlockRow<'_>, f: &mut FunctionContext) -> Result<bool>;
+    /// The partner row of the row at hand (none before one is judged).
+    fn partner(&self) -> &[Value];
+    /// Whether the row at hand, updated to `values`, is deleted instead.
+    fn deletes(&self, values: &[Datum<'_>], f: &mut FunctionContext) -> Result<bool>;
+}
+
+/// Changes the rows of `table` that `partner` judges: updates them with `assignments`
+/// (over the row beside its partner row), or deletes them when the partner says so;
+/// returns how many.
+pub(super) fn change_with_partner(
+    session: &Session,
+    table: &TableDef,
+    hints: &Hints,
+    assignments: Vec<(usize, Expr)>,
+    functions: FunctionContext,
+    partner: &mut dyn RowPartner,
+) -> Result<u64> {
+    let mut changes = Changes::new(table, Vec::new(), assignments, functions);
+    changes.merge = Some(partner);
+    run_and_cascade(session, table, hints, None, &mut changes)
 }
 
 /// [`run`], then what the foreign keys that refer to the table do to the children of the

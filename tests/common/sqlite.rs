@@ -84,7 +84,7 @@ pub fn changes_as_sqlite(
 
 /// The tables `a` and `b` `(k, v, n)`, made in lioscope's session and in a new SQLite
 /// database in memory, whose connection it gives.
-fn both_tables(s: &Session) -> rusqlite::Connection {
+pub fn both_tables(s: &Session) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open_in_memory().unwrap();
     for t in ["a", "b"] {
         lioscope_testkit::exec(s, &format!("CREATE TABLE {t} (k NUMBER, v VARCHAR2(10), n NUMBER)"));
@@ -95,7 +95,7 @@ fn both_tables(s: &Session) -> rusqlite::Connection {
 
 /// The runner of a differential test: PROPTEST_CASES cases (`cases` when unset), a
 /// failing one's seed saved beside `source_file`.
-fn runner(source_file: &'static str, cases: u32) -> TestRunner {
+pub fn runner(source_file: &'static str, cases: u32) -> TestRunner {
     TestRunner::new(Config {
         cases: lioscope_testkit::cases_or(cases),
         source_file: Some(source_file),
@@ -105,7 +105,7 @@ fn runner(source_file: &'static str, cases: u32) -> TestRunner {
 }
 
 /// Fills tables `a` and `b` with rows `a` and `b` in both engines, emptying them first.
-fn fill_both(s: &Session, conn: &rusqlite::Connection, a: &[Row], b: &[Row]) {
+pub fn fill_both(s: &Session, conn: &rusqlite::Connection, a: &[Row], b: &[Row]) {
     for (t, rows) in [("a", a), ("b", b)] {
         lioscope_testkit::exec(s, &format!("TRUNCATE TABLE {t}"));
         conn.execute(&format!("DELETE FROM {t}"), []).unwrap();

@@ -1436,7 +1436,7 @@ fn key_sides<'e>(e: &'e Expr, query: &JoinQuery, joined: u64, right: usize) -> O
 
 /// Whether `e` gives the same value each time it is evaluated over the same row (no
 /// DBMS_RANDOM call): a key is evaluated once per row, a residual once per pair.
-fn deterministic(e: &Expr) -> bool {
+pub(crate) fn deterministic(e: &Expr) -> bool {
     use crate::expr::functions::ScalarFunction as F;
     match e {
         Expr::Function { func: F::RandomValue | F::RandomString, .. } => false,
