@@ -108,6 +108,30 @@ const QUERIES: &[(&str, &str)] = &[
         "SELECT k FROM a WHERE k IN (SELECT k FROM b WHERE n > (SELECT MIN(n) FROM a c WHERE c.k = b.k)) \
          ORDER BY k",
     ),
+    // Multi-column IN, with IN's NULL rules column by column.
+    (
+        "SELECT k, v, n FROM a WHERE (k, v) IN (SELECT k, v FROM b) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE (k, v) IN (SELECT k, v FROM b) ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n FROM a WHERE (k, n) NOT IN (SELECT k, n FROM b WHERE v <> 'b') ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE (k, n) NOT IN (SELECT k, n FROM b WHERE v <> 'b') \
+         ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n FROM a WHERE (n, k) IN (SELECT n, k FROM b WHERE b.v = a.v) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE (n, k) IN (SELECT n, k FROM b WHERE b.v = a.v) \
+         ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n FROM a WHERE (k, v) NOT IN ((1, 'a'), (2, NULL), (NULL, 'b')) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE (k, v) NOT IN (VALUES (1, 'a'), (2, NULL), (NULL, 'b')) \
+         ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, COUNT(*) FROM a WHERE (k, n) IN ((0, 1), (1, -1), (3, 2)) GROUP BY k ORDER BY k",
+        "SELECT k, COUNT(*) FROM a WHERE (k, n) IN (VALUES (0, 1), (1, -1), (3, 2)) GROUP BY k ORDER BY k",
+    ),
 ];
 
 #[test]
@@ -125,6 +149,16 @@ fn subqueries_refuse_and_fail_as_oracle_does() {
     assert!(e.contains("ORA-01427"), "{e}");
     let e = error(&s, "SELECT id FROM t WHERE id IN (SELECT id, d FROM t)");
     assert!(e.contains("ORA-00913"), "{e}");
+    let e = error(&s, "SELECT id FROM t WHERE (id, d) IN (SELECT id FROM t)");
+    assert!(e.contains("ORA-00947"), "{e}");
+    let e = error(&s, "SELECT id FROM t WHERE (id, d) IN ((1, 'd1', 2))");
+    assert!(e.contains("ORA-00913"), "{e}");
+    assert_eq!(
+        lines(&s, "SELECT id FROM t WHERE (id, d) IN (SELECT id, d FROM t WHERE id > 2) ORDER BY id"),
+        ["3", "4"]
+    );
+    // A text compared with a number converts, as `=` does.
+    assert_eq!(lines(&s, "SELECT id FROM t WHERE (id, d) IN (SELECT '2', 'd0' FROM dual)"), ["2"]);
     let e = error(&s, "SELECT d FROM t GROUP BY d HAVING COUNT(*) > (SELECT COUNT(*) FROM t u WHERE u.d = t.d)");
     assert!(e.contains("correlated subquery outside the WHERE clause"), "{e}");
     // In the select list of a query that does not aggregate, one runs for each row.

@@ -229,6 +229,24 @@ fn answer_of(block: &QueryBlock, kind: InitKind, ctx: &mut ExecContext<'_>) -> R
             block.run_into(&mut keep, ctx)?;
             SubqueryAnswer::Values { values, any, has_null, kinds }
         }
+        InitKind::Rows => {
+            let (mut rows, mut with_null, mut kinds) = (HashSet::new(), Vec::new(), Vec::new());
+            let mut keep = |row: &[Datum<'_>]| -> Result<()> {
+                kinds.resize(row.len(), 0u8);
+                for (k, v) in kinds.iter_mut().zip(row) {
+                    *k |= crate::expr::functions::value_kind(v);
+                }
+                let row: Vec<Value> = row.iter().map(|v| v.clone().into_owned()).collect();
+                if row.iter().any(Datum::is_null) {
+                    with_null.push(row);
+                } else {
+                    rows.insert(row);
+                }
+                Ok(())
+            };
+            block.run_into(&mut keep, ctx)?;
+            SubqueryAnswer::Rows { rows, with_null, kinds }
+        }
     })
 }
 

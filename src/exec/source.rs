@@ -317,6 +317,8 @@ pub enum InitKind {
     Exists,
     /// Its distinct values (`IN`).
     Values,
+    /// Its distinct rows (a multi-column `IN`).
+    Rows,
 }
 
 /// A block's stages between its runs: never a sink (see the module's invariant).

@@ -250,6 +250,9 @@ pub enum SubqueryTest {
     /// `blank_padded` when `expr` is a CHAR column: texts compare as equal when they
     /// differ in trailing blanks only, as Oracle compares CHAR values.
     In { expr: Box<Expr>, negated: bool, blank_padded: bool },
+    /// Whether its rows hold the row of `exprs`' values, with SQL's NULL rules: `(a, b)
+    /// [NOT] IN (SELECT x, y ...)`.
+    InRow { exprs: Vec<Expr>, negated: bool },
     /// Whether `expr op` holds for any (`expr op ANY (...)`, `SOME`) or for all (`ALL`) of
     /// its values, with SQL's NULL rules.
     Quantified { expr: Box<Expr>, op: CmpOp, all: bool },
@@ -269,7 +272,10 @@ impl Expr {
                 | Expr::Between { .. }
                 | Expr::Like { .. }
                 | Expr::Subquery {
-                    test: SubqueryTest::Exists { .. } | SubqueryTest::In { .. } | SubqueryTest::Quantified { .. },
+                    test: SubqueryTest::Exists { .. }
+                        | SubqueryTest::In { .. }
+                        | SubqueryTest::InRow { .. }
+                        | SubqueryTest::Quantified { .. },
                     ..
                 }
         )
@@ -473,6 +479,10 @@ impl Expr {
                 let v = expr.eval(row, f)?.into_owned();
                 Ok(f.subquery(*slot)?.holds(&v, *blank_padded)?.map(|b| b != *negated))
             }
+            Expr::Subquery { slot, test: SubqueryTest::InRow { exprs, negated }, .. } => {
+                let values = exprs.iter().map(|e| e.eval(row, f).map(Datum::into_owned)).collect::<Result<Vec<_>>>()?;
+                Ok(f.subquery(*slot)?.holds_row(&values)?.map(|b| b != *negated))
+            }
             Expr::Subquery { slot, test: SubqueryTest::Quantified { expr, op, all }, .. } => {
                 let v = expr.eval(row, f)?.into_owned();
                 f.subquery(*slot)?.compares(&v, |o| op.holds(o), *all)
@@ -534,11 +544,11 @@ impl Expr {
                 }
             }
             Expr::Function { args, .. } => args.iter().for_each(|e| e.visit_nodes(visit)),
-            Expr::Subquery { test, .. } => {
-                if let SubqueryTest::In { expr, .. } | SubqueryTest::Quantified { expr, .. } = test {
-                    expr.visit_nodes(visit);
-                }
-            }
+            Expr::Subquery { test, .. } => match test {
+                SubqueryTest::In { expr, .. } | SubqueryTest::Quantified { expr, .. } => expr.visit_nodes(visit),
+                SubqueryTest::InRow { exprs, .. } => exprs.iter().for_each(|e| e.visit_nodes(visit)),
+                SubqueryTest::Scalar | SubqueryTest::Exists { .. } => {}
+            },
         }
     }
 
@@ -586,11 +596,11 @@ impl Expr {
                 }
             }
             Expr::Function { args, .. } => args.iter_mut().for_each(|e| e.visit_nodes_mut(visit)),
-            Expr::Subquery { test, .. } => {
-                if let SubqueryTest::In { expr, .. } | SubqueryTest::Quantified { expr, .. } = test {
-                    expr.visit_nodes_mut(visit);
-                }
-            }
+            Expr::Subquery { test, .. } => match test {
+                SubqueryTest::In { expr, .. } | SubqueryTest::Quantified { expr, .. } => expr.visit_nodes_mut(visit),
+                SubqueryTest::InRow { exprs, .. } => exprs.iter_mut().for_each(|e| e.visit_nodes_mut(visit)),
+                SubqueryTest::Scalar | SubqueryTest::Exists { .. } => {}
+            },
         }
         visit(self);
     }
@@ -791,6 +801,10 @@ impl fmt::Display for ExprDisplay<'_> {
                 SubqueryTest::Exists { negated } => write!(f, "{}EXISTS ({text})", not(*negated)),
                 SubqueryTest::In { expr, negated, .. } => {
                     write!(f, "{} {}IN ({text})", operand(expr), not(*negated))
+                }
+                SubqueryTest::InRow { exprs, negated } => {
+                    let row: Vec<String> = exprs.iter().map(|e| top(e).to_string()).collect();
+                    write!(f, "({}) {}IN ({text})", row.join(","), not(*negated))
                 }
                 SubqueryTest::Quantified { expr, op, all } => {
                     let quantifier = if *all { "ALL" } else { "ANY" };

@@ -367,6 +367,14 @@ impl Binder<'_> {
                 let subject = Box::new(self.bind(left)?);
                 self.subquery(query, SubqueryTest::Quantified { expr: subject, op, all }, e)?
             }
+            ast::Expr::InSubquery { expr, subquery, negated } if matches!(unnested(expr), ast::Expr::Tuple(_)) => {
+                let ast::Expr::Tuple(items) = unnested(expr) else { unreachable!("matched above") };
+                let exprs = items.iter().map(|x| self.bind(x)).collect::<Result<Vec<_>>>()?;
+                self.subquery(subquery, SubqueryTest::InRow { exprs, negated: *negated }, e)?
+            }
+            ast::Expr::InList { expr, list, negated } if matches!(unnested(expr), ast::Expr::Tuple(_)) => {
+                self.bind_row_in_list(expr, list, *negated, e)?
+            }
             ast::Expr::InSubquery { expr, subquery, negated } => {
                 let subject = Box::new(self.bind(expr)?);
                 let blank_padded = self.char_length_of(&subject).is_some();
@@ -525,9 +533,25 @@ impl Binder<'_> {
             SubqueryTest::Scalar => InitKind::Scalar,
             SubqueryTest::Exists { .. } => InitKind::Exists,
             SubqueryTest::In { .. } | SubqueryTest::Quantified { .. } => InitKind::Values,
+            SubqueryTest::InRow { .. } => InitKind::Rows,
         };
         let (slot, width) = planner.plan_subquery(query, kind, self.scope)?;
-        if width != 1 && kind != InitKind::Exists {
+        if let SubqueryTest::InRow { exprs, .. } = &test
+            && width != exprs.len()
+        {
+            let (number, words) = match width > exprs.len() {
+                true => ("ORA-00913", "too many values"),
+                false => ("ORA-00947", "not enough values"),
+            };
+            return Err(Error::Parse {
+                message: format!(
+                    "{number}: {words} (the subquery gives {width} columns where {} are compared)",
+                    exprs.len()
+                ),
+                position: position_of(e),
+            });
+        }
+        if width != 1 && !matches!(kind, InitKind::Exists | InitKind::Rows) {
             return Err(Error::Parse {
                 message: format!(
                     "ORA-00913: too many values (the subquery gives {width} columns where one is compared)"
@@ -536,6 +560,48 @@ impl Binder<'_> {
             });
         }
         Ok(Expr::Subquery { slot, test, text: query.to_string().into() })
+    }
+
+    /// `(a, b) [NOT] IN ((1, 2), (3, 4))`: the OR of each row's equalities column by
+    /// column (whose NULL rules are IN's), negated for NOT IN.
+    fn bind_row_in_list(&self, expr: &ast::Expr, list: &[ast::Expr], negated: bool, e: &ast::Expr) -> Result<Expr> {
+        let ast::Expr::Tuple(items) = unnested(expr) else { return Err(unsupported(format!("{expr} IN"), e)) };
+        let subject = items.iter().map(|x| self.bind(x)).collect::<Result<Vec<_>>>()?;
+        let mut rows = Vec::with_capacity(list.len());
+        for row in list {
+            let ast::Expr::Tuple(values) = unnested(row) else {
+                return Err(Error::Parse {
+                    message: format!(
+                        "ORA-00920: invalid relational operator (a row of {} values is compared with {row})",
+                        subject.len()
+                    ),
+                    position: position_of(row),
+                });
+            };
+            if values.len() != subject.len() {
+                let number = if values.len() > subject.len() {
+                    "ORA-00913: too many values"
+                } else {
+                    "ORA-00947: not enough values"
+                };
+                return Err(Error::Parse { message: format!("{number} ({row})"), position: position_of(row) });
+            }
+            let equalities = subject.iter().zip(values).map(|(s, v)| {
+                let mut value = self.bind(v)?;
+                if let Expr::Literal(literal) = &value {
+                    value = self.padded(s, literal);
+                }
+                Ok(Expr::Compare { op: CmpOp::Eq, left: Box::new(s.clone()), right: Box::new(value) })
+            });
+            let row =
+                equalities.collect::<Result<Vec<_>>>()?.into_iter().reduce(|a, b| Expr::And(Box::new(a), Box::new(b)));
+            rows.extend(row);
+        }
+        let any = rows
+            .into_iter()
+            .reduce(|a, b| Expr::Or(Box::new(a), Box::new(b)))
+            .ok_or_else(|| unsupported("IN of no row".into(), e))?;
+        Ok(if negated { Expr::Not(Box::new(any)) } else { any })
     }
 
     fn bind_name(&self, qualifier: Option<&ast::Ident>, ident: &ast::Ident, e: &ast::Expr) -> Result<Expr> {

@@ -33,3 +33,5 @@ DELETE FROM dept d WHERE NOT EXISTS (SELECT 1 FROM emp e WHERE e.deptno = d.dept
 SELECT dname FROM dept ORDER BY dname;
 ROLLBACK TO before_changes;
 SELECT COUNT(*) FROM dept;
+SELECT ename FROM emp WHERE (deptno, sal) IN (SELECT deptno, MAX(sal) FROM emp GROUP BY deptno) ORDER BY ename;
+SELECT ename FROM emp WHERE (deptno, mgr) NOT IN ((10, 1), (20, NULL)) ORDER BY ename;

@@ -161,6 +161,9 @@ pub enum SubqueryAnswer {
     /// Its distinct values: whether it gave a row, whether one of them is NULL, and the
     /// kinds of the others ([`value_kind`] bits).
     Values { values: std::collections::HashSet<Value>, any: bool, has_null: bool, kinds: u8 },
+    /// Its distinct rows (a multi-column IN): those without a NULL, those with one, and
+    /// the kinds of each column's values ([`value_kind`] bits).
+    Rows { rows: std::collections::HashSet<Vec<Value>>, with_null: Vec<Vec<Value>>, kinds: Vec<u8> },
 }
 
 /// The kind of a value as IN tells them apart: a value of another kind than those an
@@ -189,6 +192,45 @@ impl SubqueryAnswer {
     /// Whether the subquery gave a row.
     pub fn exists(&self) -> bool {
         matches!(self, SubqueryAnswer::Values { any: true, .. })
+    }
+
+    /// Whether its rows hold the row `values`: true when one equals it column by
+    /// column, unknown when none differs from it in a column but some NULL leaves one
+    /// open (so NOT IN is never true then, as in Oracle), false otherwise. A value of
+    /// another kind than its column's (text against numbers) compares with Oracle's
+    /// conversions, as `=` does.
+    pub fn holds_row(&self, values: &[Value]) -> Result<Option<bool>> {
+        let SubqueryAnswer::Rows { rows, with_null, kinds } = self else { return Ok(Some(false)) };
+        let exact = values.iter().zip(kinds).all(|(v, &k)| !v.is_null() && k & !value_kind(v) == 0);
+        if !values.iter().any(|v| v.is_null()) && rows.contains(values) {
+            return Ok(Some(true));
+        }
+        // Looked up, the row is not among those without a NULL: only those with one can
+        // leave the answer open. Otherwise every row is compared.
+        let compared: Box<dyn Iterator<Item = &Vec<Value>>> = match exact {
+            true => Box::new(with_null.iter()),
+            false => Box::new(rows.iter().chain(with_null)),
+        };
+        let mut unknown = false;
+        for row in compared {
+            let mut equal = Some(true);
+            for (v, x) in values.iter().zip(row) {
+                match v.sql_cmp(x)? {
+                    Some(std::cmp::Ordering::Equal) => {}
+                    Some(_) => {
+                        equal = Some(false);
+                        break;
+                    }
+                    None => equal = None,
+                }
+            }
+            match equal {
+                Some(true) => return Ok(Some(true)),
+                None => unknown = true,
+                Some(false) => {}
+            }
+        }
+        Ok(if unknown { None } else { Some(false) })
     }
 
     /// Whether `v` compares as `holds` says with any (`all` false) or every (`all`) of its

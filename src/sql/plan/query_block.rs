@@ -822,7 +822,8 @@ impl Subqueries<'_> {
         slot: usize,
         run_cost: Option<f64>,
     ) -> Option<UnnestPlan> {
-        if hints.hints.iter().any(|h| h.kind == HintKind::Unnest(false)) {
+        // A multi-column IN stays the FILTER's.
+        if hints.hints.iter().any(|h| h.kind == HintKind::Unnest(false)) || kind == InitKind::Rows {
             return None;
         }
         let groups = kind == InitKind::Scalar;
