@@ -26,13 +26,17 @@
 
 use super::bind::{Binder, Scope, ScopeRelation, function_name, ident_name, position_of};
 use super::modify::{RowPartner, change_with_partner};
+use super::optimizer::IndexScanKind;
 use super::plan::{Family, StatementSubqueries, deterministic, expr_family, split_and};
+use crate::access::AccessContext;
 use crate::access::RowAccess;
 use crate::access::row_view::{Beside, BlockRow};
-use crate::catalog::TableDef;
+use crate::catalog::{IndexDef, TableDef};
 use crate::error::{Error, Result};
+use crate::exec::index_source::open_scan;
 use crate::expr::functions::FunctionContext;
 use crate::expr::{CmpOp, Expr};
+use crate::index::{KeyBound, RowId};
 use crate::instance::Session;
 use crate::sql::{QueryResult, StatementKind};
 use crate::types::{Datum, Value};
@@ -112,6 +116,58 @@ impl RowPartner for MergeSource {
         self.rows.get(self.current).map_or(&[], Vec::as_slice)
     }
 
+    /// The target rows whose key the source has, through the index whose leading
+    /// columns are the most of ON's keys (each a column of the target), when probing it
+    /// for each distinct key costs fewer blocks than a full scan of the table (a probe
+    /// taken as [`PROBE_BLOCKS`]); each row found is still judged.
+    fn rows_by_index(
+        &self,
+        ctx: &AccessContext<'_>,
+        table: &TableDef,
+        indexes: &[Arc<IndexDef>],
+    ) -> Result<Option<Vec<RowId>>> {
+        let Some(by_key) = &self.by_key else { return Ok(None) };
+        // Each key column of the target, and its place in a source row's key.
+        let key_columns: Vec<Option<usize>> =
+            self.target_keys.iter().map(|e| if let Expr::Column(c) = e { Some(*c) } else { None }).collect();
+        let prefix = |index: &IndexDef| -> Vec<usize> {
+            index.columns.iter().map_while(|c| key_columns.iter().position(|k| *k == Some(*c))).collect()
+        };
+        let Some((index, places)) =
+            indexes.iter().map(|ix| (ix, prefix(ix))).filter(|(_, p)| !p.is_empty()).max_by_key(|(_, p)| p.len())
+        else {
+            return Ok(None);
+        };
+        let probes: std::collections::HashSet<Vec<&Value>> =
+            by_key.keys().map(|key| places.iter().map(|&p| &key[p]).collect()).collect();
+        let blocks = u64::from(crate::access::segments::read_map(ctx, table)?.hwm);
+        if probes.len() as u64 * PROBE_BLOCKS >= blocks {
+            return Ok(None);
+        }
+        let types = index.key_types(table);
+        let kind = match index.unique && places.len() == index.columns.len() {
+            true => IndexScanKind::Unique,
+            false => IndexScanKind::Range,
+        };
+        let (mut rowids, mut leaf) = (Vec::new(), Vec::new());
+        for probe in probes {
+            let values: Vec<Value> = probe.into_iter().cloned().collect();
+            let mut key = Vec::new();
+            // A value the key cannot hold equals none it holds.
+            if crate::index::encode_key(&values, &types[..values.len()], &mut key).is_err() {
+                continue;
+            }
+            let mut scan = open_scan(index, kind, KeyBound::Included(key.clone()), KeyBound::Included(key), false);
+            while scan.next_leaf_with(ctx, Some(&mut leaf))?.is_some() {
+                rowids.append(&mut leaf);
+            }
+        }
+        // In block order, each once: one visit a block.
+        rowids.sort_unstable_by_key(|r: &RowId| (r.rdba, r.slot));
+        rowids.dedup();
+        Ok(Some(rowids))
+    }
+
     /// DELETE WHERE, of the updated row beside its source row.
     fn deletes(&self, values: &[Datum<'_>], f: &mut FunctionContext) -> Result<bool> {
         let Some(condition) = &self.delete_where else { return Ok(false) };
@@ -119,6 +175,10 @@ impl RowPartner for MergeSource {
         Ok(condition.eval_condition(&updated, f)? == Some(true))
     }
 }
+
+/// The blocks one probe of an index for a key is taken to read (its descent and the
+/// table block), against a full scan's blocks.
+const PROBE_BLOCKS: u64 = 4;
 
 /// Whether every one of `conditions` is true of `row`.
 fn all_true<R: RowAccess + ?Sized>(conditions: &[Expr], row: &R, f: &mut FunctionContext) -> Result<bool> {

@@ -476,6 +476,14 @@ pub(super) trait RowPartner {
     fn partner(&self) -> &[Value];
     /// Whether the row at hand, updated to `values`, is deleted instead.
     fn deletes(&self, values: &[Datum<'_>], f: &mut FunctionContext) -> Result<bool>;
+    /// The rowids of the only rows it may judge true, found through one of `indexes`
+    /// when that is cheaper than a full scan of `table` (`None`: scan it).
+    fn rows_by_index(
+        &self,
+        ctx: &AccessContext<'_>,
+        table: &TableDef,
+        indexes: &[Arc<IndexDef>],
+    ) -> Result<Option<Vec<RowId>>>;
 }
 
 /// Changes the rows of `table` that `partner` judges: updates them with `assignments`
@@ -564,7 +572,10 @@ fn run<'s>(
         runner.workarea = session.workarea();
         changes.runner = Some(runner);
     }
-    let found = rows_by_index(session, &ctx, table, &indexes, hints, changes)?;
+    let found = match changes.merge.as_deref() {
+        Some(partner) => partner.rows_by_index(&ctx, table, &indexes)?,
+        None => rows_by_index(session, &ctx, table, &indexes, hints, changes)?,
+    };
     // A subquery that reads the table must see it as the statement found it: every row
     // is decided on first, then the rows found are changed.
     let first_pass = changes.subqueries.iter().any(|(p, _)| p.block.reads_table(table.object_id));
