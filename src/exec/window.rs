@@ -1,4 +1,5 @@
-//! WINDOW SORT: analytic functions (`ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)`).
+//! WINDOW SORT: analytic functions (`ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)`);
+//! WINDOW BUFFER when every window is the whole input (`OVER ()`), which needs no sort.
 //! The stage holds every row it is pushed, then sorts the rows by a call's partition and
 //! order keys (once for calls one after the other over the same window), walks each
 //! partition computing each call's value for every row, and appends the values as
@@ -215,7 +216,10 @@ fn compute(calls: &[WindowCall], rows: &mut [Vec<Value>], f: &mut FunctionContex
         nulls_first: o.nulls_first,
     }));
     let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by(|&a, &b| compare_rows(&sort_keys, &keys[a], &keys[b]));
+    // A window of the whole input (`OVER ()`) keeps the rows' order: nothing to sort.
+    if !sort_keys.is_empty() {
+        order.sort_by(|&a, &b| compare_rows(&sort_keys, &keys[a], &keys[b]));
+    }
     let same =
         |a: usize, b: usize, upto: usize| compare_rows(&sort_keys[..upto], &keys[a], &keys[b]) == Ordering::Equal;
     let order_key = |m: usize| keys[m].get(parts).cloned().unwrap_or(Datum::Null);

@@ -54,6 +54,9 @@ pub enum Operation {
     MinusHash,
     /// Analytic functions' values, each over the rows sorted by its window.
     WindowSort,
+    /// Analytic functions' values over windows of the whole input (`OVER ()`): the rows
+    /// held, never sorted.
+    WindowBuffer,
     /// An unnested `EXISTS` or `IN`: the outer rows that join a row of the subquery,
     /// each once. The hash table is built on the first child: the outer rows (SEMI), or
     /// the subquery's (RIGHT SEMI).
@@ -108,6 +111,7 @@ impl Operation {
             Operation::IntersectionHash => "INTERSECTION HASH",
             Operation::MinusHash => "MINUS HASH",
             Operation::WindowSort => "WINDOW SORT",
+            Operation::WindowBuffer => "WINDOW BUFFER",
             Operation::HashJoinSemi => "HASH JOIN SEMI",
             Operation::HashJoinRightSemi => "HASH JOIN RIGHT SEMI",
             Operation::HashJoinAnti => "HASH JOIN ANTI",
@@ -147,7 +151,7 @@ impl Operation {
     }
 
     /// Every operation, in the order of their codes.
-    const ALL: [Operation; 49] = [
+    const ALL: [Operation; 50] = [
         Operation::SelectStatement,
         Operation::TableAccessFull,
         Operation::TableAccessInMemoryFull,
@@ -197,6 +201,7 @@ impl Operation {
         Operation::NestedLoopsAnti,
         Operation::MergeJoinSemi,
         Operation::MergeJoinAnti,
+        Operation::WindowBuffer,
     ];
 
     /// The operation as one byte, which a session publishes for Active Session History

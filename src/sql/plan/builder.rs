@@ -646,7 +646,8 @@ impl Builder<'_> {
         Ok((exprs, names, grouping))
     }
 
-    /// WINDOW SORT for the select list's analytic functions, if it has any: their values
+    /// WINDOW SORT (WINDOW BUFFER when no window sorts) for the select list's analytic
+    /// functions, if it has any: their values
     /// become columns after the row's own (the aggregate's output, or the FROM clause's
     /// columns), which the select list's expressions are renumbered to read.
     fn window_sort(&mut self, mut exprs: Vec<Expr>, scope: &Scope, grouping: Option<&GroupingScope>) -> Vec<Expr> {
@@ -662,8 +663,13 @@ impl Builder<'_> {
         for e in &mut exprs {
             e.remap_columns(&|c| if c >= base { width + (c - base) } else { c });
         }
+        // Windows of the whole input (`OVER ()`) need no sort: Oracle's WINDOW BUFFER.
+        let operation = match calls.iter().all(|c| c.partition.is_empty() && c.order.is_empty()) {
+            true => Operation::WindowBuffer,
+            false => Operation::WindowSort,
+        };
         let stage = Stage::Window(crate::exec::window::WindowStage::new(width, calls));
-        self.running(Operation::WindowSort, RowsRule::Same, stage);
+        self.running(operation, RowsRule::Same, stage);
         exprs
     }
     pub(super) fn select_list(

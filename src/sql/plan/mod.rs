@@ -270,7 +270,9 @@ impl<'s> Builder<'s> {
                 && order_by.is_empty()
                 && query.limit_clause.is_none()
                 && query.fetch.is_none()
-                && !b.tree.pre_order().iter().any(|&(id, _)| b.tree.node(id).operation == Operation::WindowSort)
+                && !b.tree.pre_order().iter().any(|&(id, _)| {
+                    matches!(b.tree.node(id).operation, Operation::WindowSort | Operation::WindowBuffer)
+                })
                 && !scope.names.iter().any(|n| n == "ROWNUM");
             let keys = grouping.as_ref().map_or(0, |g| g.grouping.keys.len());
             u.select_list(&mut exprs, &mut columns, plain, keys);
