@@ -194,3 +194,50 @@ fn a_small_merge_probes_the_targets_index() {
     assert_eq!(indexed, ["5|100", "5|104", "19999|101", "30000|102", "|103"]);
     assert_eq!(lines(&s, "SELECT COUNT(*) FROM indexed WHERE id = 5"), ["2"], "the unmatched (5, 100) was inserted");
 }
+
+/// DELETE WHERE removes a row whole: its entries in every index (not only those on the
+/// columns SET assigns) and, through foreign keys, what refers to it.
+#[test]
+fn delete_where_removes_index_entries_and_checks_children() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (k NUMBER PRIMARY KEY, v NUMBER)");
+    exec(&s, "INSERT INTO t VALUES (1, 10), (2, 20)");
+    exec(&s, "CREATE TABLE s (k NUMBER, v NUMBER)");
+    exec(&s, "INSERT INTO s VALUES (1, 0)");
+    exec(&s, "MERGE INTO t USING s ON (t.k = s.k) WHEN MATCHED THEN UPDATE SET t.v = s.v DELETE WHERE t.v = 0");
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM t WHERE k = 1"), ["0"], "by the primary key's index");
+    assert_eq!(lines(&s, "SELECT /*+ FULL(t) */ COUNT(*) FROM t"), ["1"]);
+    exec(&s, "INSERT INTO t VALUES (1, 11)");
+    exec(&s, "CREATE TABLE p (id NUMBER PRIMARY KEY, x NUMBER)");
+    exec(&s, "INSERT INTO p VALUES (1, 0)");
+    exec(&s, "CREATE TABLE c (pid NUMBER REFERENCES p (id))");
+    exec(&s, "INSERT INTO c VALUES (1)");
+    let e = error(
+        &s,
+        "MERGE INTO p USING (SELECT 1 id FROM dual) d ON (p.id = d.id) \
+         WHEN MATCHED THEN UPDATE SET p.x = 1 DELETE WHERE p.x = 1",
+    );
+    assert!(e.contains("ORA-02292"), "{e}");
+    assert_eq!(lines(&s, "SELECT id, x FROM p"), ["1|0"]);
+}
+
+/// SET names a column of the target, qualified by its name or alias only.
+#[test]
+fn set_names_the_targets_columns() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (\"A.B\" NUMBER, b NUMBER)");
+    exec(&s, "INSERT INTO t VALUES (1, 2)");
+    exec(&s, "UPDATE t SET \"A.B\" = 9");
+    exec(&s, "UPDATE t x SET x.b = 8");
+    assert_eq!(lines(&s, "SELECT \"A.B\", b FROM t"), ["9|8"]);
+    let e = error(&s, "UPDATE t SET nosuch.b = 3");
+    assert!(e.contains("ORA-00904"), "{e}");
+    exec(&s, "CREATE TABLE s (b NUMBER)");
+    exec(&s, "INSERT INTO s VALUES (8)");
+    let e = error(&s, "MERGE INTO t USING s ON (t.b = s.b) WHEN MATCHED THEN UPDATE SET s.b = 7");
+    assert!(e.contains("ORA-00904"), "{e}");
+    let e = error(&s, "UPDATE t SET b = 1, b = 2");
+    assert!(e.contains("ORA-00957"), "{e}");
+}

@@ -157,6 +157,11 @@ fn subqueries_refuse_and_fail_as_oracle_does() {
         lines(&s, "SELECT id FROM t WHERE (id, d) IN (SELECT id, d FROM t WHERE id > 2) ORDER BY id"),
         ["3", "4"]
     );
+    // A CHAR column compares without its trailing blanks.
+    exec(&s, "CREATE TABLE ch (a CHAR(3), b NUMBER)");
+    exec(&s, "INSERT INTO ch VALUES ('x', 1)");
+    assert_eq!(lines(&s, "SELECT b FROM ch WHERE (a, b) IN (SELECT 'x', 1 FROM dual)"), ["1"]);
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM ch WHERE (a, b) NOT IN (SELECT 'x', 1 FROM dual)"), ["0"]);
     // A text compared with a number converts, as `=` does.
     assert_eq!(lines(&s, "SELECT id FROM t WHERE (id, d) IN (SELECT '2', 'd0' FROM dual)"), ["2"]);
     let e = error(&s, "SELECT d FROM t GROUP BY d HAVING COUNT(*) > (SELECT COUNT(*) FROM t u WHERE u.d = t.d)");
@@ -231,6 +236,14 @@ fn update_and_delete_run_their_subqueries_once_on_the_table_as_it_was() {
     assert_eq!(lines(&s, "SELECT COUNT(*), MIN(id) FROM big"), ["500|101"]);
     exec(&s, "COMMIT");
     s.set_autocommit(true);
+    // WHERE's other conditions come first: a row they leave out runs no subquery (which
+    // would divide by zero here).
+    exec(&s, "CREATE TABLE g (k NUMBER, g NUMBER, v NUMBER)");
+    exec(&s, "INSERT INTO g VALUES (1, 1, 5), (2, 0, 5)");
+    exec(&s, "CREATE TABLE w (g NUMBER, w NUMBER)");
+    exec(&s, "INSERT INTO w VALUES (1, 5), (0, 5)");
+    exec(&s, "DELETE FROM g WHERE k = 1 AND v = (SELECT w / g.g FROM w WHERE w.g = g.g)");
+    assert_eq!(lines(&s, "SELECT k FROM g"), ["2"]);
     let e = error(&s, "UPDATE u SET w = (SELECT v FROM t)");
     assert!(e.contains("ORA-01427"), "{e}");
     assert_eq!(lines(&s, "SELECT w FROM u ORDER BY w"), ["30", "70"], "the failed UPDATE changed nothing");

@@ -11,7 +11,9 @@
 //! Subqueries in expressions run here too: an [`InitPlan`] (one that reads nothing of
 //! the rows around it) once before its plan's source ([`run_init_plans`]), a
 //! [`CorrelatedPlan`] for each row's values in a [`SubqueryFilter`] (the FILTER line),
-//! whose answers per outer values are cached for the execution. An answer goes into the
+//! or for each changed row of an UPDATE or DELETE ([`CorrelatedPlan::run_for`]), its
+//! answers per outer values cached for the execution. A multi-column IN keeps the
+//! subquery's distinct rows (`InitKind::Rows`). An answer goes into the
 //! statement's function context for `Expr::Subquery` to read; a scalar subquery's second
 //! row is an error only when its answer is read.
 //!

@@ -251,8 +251,9 @@ pub enum SubqueryTest {
     /// differ in trailing blanks only, as Oracle compares CHAR values.
     In { expr: Box<Expr>, negated: bool, blank_padded: bool },
     /// Whether its rows hold the row of `exprs`' values, with SQL's NULL rules: `(a, b)
-    /// [NOT] IN (SELECT x, y ...)`.
-    InRow { exprs: Vec<Expr>, negated: bool },
+    /// [NOT] IN (SELECT x, y ...)`; `blank_padded` for each a CHAR column (compared
+    /// without trailing blanks, as Oracle compares CHAR values).
+    InRow { exprs: Vec<Expr>, negated: bool, blank_padded: Vec<bool> },
     /// Whether `expr op` holds for any (`expr op ANY (...)`, `SOME`) or for all (`ALL`) of
     /// its values, with SQL's NULL rules.
     Quantified { expr: Box<Expr>, op: CmpOp, all: bool },
@@ -479,9 +480,9 @@ impl Expr {
                 let v = expr.eval(row, f)?.into_owned();
                 Ok(f.subquery(*slot)?.holds(&v, *blank_padded)?.map(|b| b != *negated))
             }
-            Expr::Subquery { slot, test: SubqueryTest::InRow { exprs, negated }, .. } => {
+            Expr::Subquery { slot, test: SubqueryTest::InRow { exprs, negated, blank_padded }, .. } => {
                 let values = exprs.iter().map(|e| e.eval(row, f).map(Datum::into_owned)).collect::<Result<Vec<_>>>()?;
-                Ok(f.subquery(*slot)?.holds_row(&values)?.map(|b| b != *negated))
+                Ok(f.subquery(*slot)?.holds_row(&values, blank_padded)?.map(|b| b != *negated))
             }
             Expr::Subquery { slot, test: SubqueryTest::Quantified { expr, op, all }, .. } => {
                 let v = expr.eval(row, f)?.into_owned();
@@ -802,7 +803,7 @@ impl fmt::Display for ExprDisplay<'_> {
                 SubqueryTest::In { expr, negated, .. } => {
                     write!(f, "{} {}IN ({text})", operand(expr), not(*negated))
                 }
-                SubqueryTest::InRow { exprs, negated } => {
+                SubqueryTest::InRow { exprs, negated, .. } => {
                     let row: Vec<String> = exprs.iter().map(|e| top(e).to_string()).collect();
                     write!(f, "({}) {}IN ({text})", row.join(","), not(*negated))
                 }

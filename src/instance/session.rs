@@ -328,8 +328,14 @@ impl Session {
 
     /// The access context for this session's next statement.
     pub(crate) fn access_context(&self) -> AccessContext<'_> {
+        self.access_context_at(self.db.clock.current())
+    }
+
+    /// [`Session::access_context`] as of SCN `now`: a statement whose parts each take a
+    /// context reads one snapshot so (read committed; a serializable transaction's is
+    /// its own whatever `now` is).
+    pub(crate) fn access_context_at(&self, now: u64) -> AccessContext<'_> {
         let mbrc = self.multiblock_read_count();
-        let now = self.db.clock.current();
         let reader = self.txn.borrow_mut().reader(now);
         self.db.access_context(&self.info.stats, mbrc, now, reader)
     }

@@ -370,7 +370,8 @@ impl Binder<'_> {
             ast::Expr::InSubquery { expr, subquery, negated } if matches!(unnested(expr), ast::Expr::Tuple(_)) => {
                 let ast::Expr::Tuple(items) = unnested(expr) else { unreachable!("matched above") };
                 let exprs = items.iter().map(|x| self.bind(x)).collect::<Result<Vec<_>>>()?;
-                self.subquery(subquery, SubqueryTest::InRow { exprs, negated: *negated }, e)?
+                let blank_padded = exprs.iter().map(|x| self.char_length_of(x).is_some()).collect();
+                self.subquery(subquery, SubqueryTest::InRow { exprs, negated: *negated, blank_padded }, e)?
             }
             ast::Expr::InList { expr, list, negated } if matches!(unnested(expr), ast::Expr::Tuple(_)) => {
                 self.bind_row_in_list(expr, list, *negated, e)?

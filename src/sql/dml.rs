@@ -1,4 +1,5 @@
-//! INSERT (VALUES or SELECT) and COPY FROM a CSV file.
+//! INSERT (VALUES or SELECT), COPY FROM a CSV file, and the rows MERGE inserts
+//! ([`insert_values`]).
 //!
 //! A statement's rows are coerced to the column types (never truncated) and loaded
 //! through `access::load`, which writes them in the table's format: INSERT and COPY into

@@ -168,6 +168,10 @@ impl RowPartner for MergeSource {
         Ok(Some(rowids))
     }
 
+    fn may_delete(&self) -> bool {
+        self.delete_where.is_some()
+    }
+
     /// DELETE WHERE, of the updated row beside its source row.
     fn deletes(&self, values: &[Datum<'_>], f: &mut FunctionContext) -> Result<bool> {
         let Some(condition) = &self.delete_where else { return Ok(false) };
@@ -196,8 +200,11 @@ pub fn merge(session: &Session, merge: &ast::Merge) -> Result<QueryResult> {
     }
     let (update, insert) = clauses(&merge.clauses)?;
     let (table, target_scope) = super::modify::target(session, &merge.table)?;
+    let target_qualifiers = target_scope.qualifiers.clone();
+    // One snapshot for the whole statement: the source, the subqueries, the target.
+    let scn = session.db.clock.current();
     let functions = super::function_context(session);
-    let source = read_source(session, &merge.source)?;
+    let source = read_source(session, &merge.source, scn)?;
     let target_width = table.columns.len();
     let scope = pair_scope(target_scope, &source);
     let subqueries = StatementSubqueries::new(session, &functions);
@@ -235,7 +242,7 @@ pub fn merge(session: &Session, merge: &ast::Merge) -> Result<QueryResult> {
         let ast::MergeUpdateKind::Set(sets) = &update.kind else {
             return Err(Error::unsupported("MERGE's UPDATE without SET"));
         };
-        assignments = super::modify::bind_assignments(&binder, &table, sets)?;
+        assignments = super::modify::bind_assignments(&binder, &table, &target_qualifiers, sets)?;
         if let Some((c, _)) = assignments.iter().find(|(c, _)| on_columns.contains(c)) {
             return Err(Error::InvalidValue {
                 context: format!("{}.{}", table.name, table.columns[*c].name),
@@ -258,7 +265,7 @@ pub fn merge(session: &Session, merge: &ast::Merge) -> Result<QueryResult> {
     if !correlated.is_empty() {
         return Err(Error::unsupported("a correlated subquery in MERGE"));
     }
-    let functions = super::modify::with_subqueries_run(session, functions, &init)?;
+    let functions = super::modify::with_subqueries_run(session, functions, &init, scn)?;
 
     let by_key = (!target_keys.is_empty())
         .then(|| index_rows(&source.rows, &source_keys, &mut functions.clone()))
@@ -278,7 +285,7 @@ pub fn merge(session: &Session, merge: &ast::Merge) -> Result<QueryResult> {
     // A MERGE that only inserts still reads the target, for the source rows it meets.
     let hints =
         super::optimizer::hints::parse(&merge.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
-    let updated = change_with_partner(session, &table, &hints, assignments, functions.clone(), &mut merge_source)?;
+    let updated = change_with_partner(session, &table, &hints, assignments, functions.clone(), &mut merge_source, scn)?;
     let inserted = match inserting {
         Some(inserting) => inserting.run(session, &table, &merge_source, functions)?,
         None => 0,
@@ -323,9 +330,9 @@ struct SourceRows {
     families: Vec<Option<Family>>,
 }
 
-/// Reads the source `factor` (a table, a view or a subquery, with its alias) on the
-/// statement's snapshot.
-fn read_source(session: &Session, factor: &ast::TableFactor) -> Result<SourceRows> {
+/// Reads the source `factor` (a table, a view or a subquery, with its alias) as of the
+/// statement's SCN `scn`.
+fn read_source(session: &Session, factor: &ast::TableFactor, scn: u64) -> Result<SourceRows> {
     let qualifiers = match factor {
         ast::TableFactor::Table { name, alias, args: None, .. } => {
             let mut q = vec![function_name(name)];
@@ -346,7 +353,7 @@ fn read_source(session: &Session, factor: &ast::TableFactor) -> Result<SourceRow
         .map_err(|e| Error::value("MERGE USING", e.to_string()))?;
     let functions = super::function_context(session);
     let planned = super::plan::plan_query(&query, session, &functions)?;
-    let mut ctx = super::exec_context(session, functions);
+    let mut ctx = super::exec_context_at(session, functions, scn);
     crate::exec::query_block::run_init_plans(&planned.init, &mut ctx)?;
     let scope = Scope {
         names: planned.columns.clone(),

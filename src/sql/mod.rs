@@ -83,9 +83,14 @@ pub use row_source_stats::{PlanStatistics, RowSourceLine};
 
 /// The context a statement of `session` runs in, with the functions' context `functions`.
 pub(crate) fn exec_context(session: &Session, functions: FunctionContext) -> ExecContext<'_> {
+    exec_context_at(session, functions, session.db.clock.current())
+}
+
+/// [`exec_context`] reading as of SCN `now` (see [`Session::access_context_at`]).
+pub(crate) fn exec_context_at(session: &Session, functions: FunctionContext, now: u64) -> ExecContext<'_> {
     let db = &session.db;
     let mut ctx = ExecContext::new(
-        session.access_context(),
+        session.access_context_at(now),
         &db.catalog,
         &db.inmemory,
         functions,

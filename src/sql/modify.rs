@@ -117,10 +117,16 @@ struct Changes<'s> {
     /// next values).
     nextvals: Vec<std::sync::Arc<str>>,
     f: FunctionContext,
+    /// WHERE's conjuncts that hold a correlated subquery: checked after `filter`'s, once
+    /// their subqueries are answered.
+    correlated_filter: Vec<Expr>,
     /// The correlated subqueries of WHERE and SET, each with whether WHERE reads it.
     subqueries: Vec<(CorrelatedPlan, bool)>,
     /// Where they run: the statement's snapshot (set by [`run`]).
     runner: Option<ExecContext<'s>>,
+    /// The SCN the statement reads as of (its source's and subqueries' too), taken when
+    /// it began; `None`: as of when the rows are changed (a cascade's current mode).
+    snapshot: Option<u64>,
     /// The runs the row at hand waits for: a subquery's place in `subqueries`, and the
     /// row's values it reads.
     wanted: Vec<(usize, Vec<Value>)>,
@@ -160,8 +166,10 @@ impl<'s> Changes<'s> {
             assignments,
             nextvals,
             f,
+            correlated_filter: Vec::new(),
             subqueries: Vec::new(),
             runner: None,
+            snapshot: None,
             wanted: Vec::new(),
             merge: None,
             indexes: None,
@@ -183,14 +191,24 @@ impl<'s> Changes<'s> {
     /// Takes the statement's correlated subqueries `plans`: those the filter reads are
     /// answered before it is evaluated, the others (SET's) once a row qualifies.
     fn with_subqueries(mut self, plans: Vec<CorrelatedPlan>) -> Changes<'s> {
+        let correlated: std::collections::HashSet<usize> = plans.iter().map(|p| p.slot).collect();
         let mut read_by_where = std::collections::HashSet::new();
-        for c in &self.filter {
+        let (mut plain, mut held) = (Vec::new(), Vec::new());
+        for c in std::mem::take(&mut self.filter) {
+            let mut holds = false;
             c.visit_nodes(&mut |e| {
-                if let Expr::Subquery { slot, .. } = e {
+                if let Expr::Subquery { slot, .. } = e
+                    && correlated.contains(slot)
+                {
                     read_by_where.insert(*slot);
+                    holds = true;
                 }
             });
+            if holds { held.push(c) } else { plain.push(c) }
         }
+        // The plain conjuncts first: a row they leave out runs no subquery.
+        self.filter = plain;
+        self.correlated_filter = held;
         self.subqueries = plans
             .into_iter()
             .map(|p| {
@@ -252,11 +270,16 @@ impl RowChanges for Changes<'_> {
         {
             return Ok(Verdict::No);
         }
+        for c in &self.filter {
+            if c.eval_condition(row, &mut self.f)? != Some(true) {
+                return Ok(Verdict::No);
+            }
+        }
         let has_subqueries = !self.subqueries.is_empty();
         if has_subqueries && !answers_ready(&self.subqueries, &mut self.f, &mut self.wanted, row, true)? {
             return Ok(Verdict::NotReady);
         }
-        for c in &self.filter {
+        for c in &self.correlated_filter {
             if c.eval_condition(row, &mut self.f)? != Some(true) {
                 return Ok(Verdict::No);
             }
@@ -366,23 +389,41 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
         });
     }
     let (table, scope) = target(session, &update.table.relation)?;
+    let scn = session.db.clock.current();
     let functions = super::function_context(session);
     let subqueries = super::plan::StatementSubqueries::new(session, &functions);
     let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: Some(subqueries.planner()) };
     let (limit, filter) = bind_where(&binder, update.selection.as_ref())?;
-    let assignments = bind_assignments(&binder, &table, &update.assignments)?;
+    let assignments = bind_assignments(&binder, &table, &scope.qualifiers, &update.assignments)?;
     let (init, correlated) = subqueries.into_plans();
-    let functions = with_subqueries_run(session, functions, &init)?;
+    let functions = with_subqueries_run(session, functions, &init, scn)?;
     let mut changes = Changes::new(&table, filter, assignments, functions).with_subqueries(correlated);
+    changes.snapshot = Some(scn);
     let rows = run_and_cascade(session, &table, &hints_of(&update.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "updated"))
 }
 
+/// The column `SET name = ...` assigns: `c`, or `q.c` where `q` is one of `qualifiers`
+/// (the table's name and alias); any other qualifier is ORA-00904.
+fn assigned_column(name: &ast::ObjectName, qualifiers: &[String]) -> Result<String> {
+    let parts: Vec<String> = name.0.iter().map(|p| p.as_ident().map_or_else(|| p.to_string(), ident_name)).collect();
+    match &parts[..] {
+        [column] => Ok(column.clone()),
+        [qualifier, column] if qualifiers.contains(qualifier) => Ok(column.clone()),
+        _ => Err(Error::InvalidValue {
+            context: name.to_string(),
+            message: "ORA-00904: invalid identifier (SET names a column of the table changed)".into(),
+        }),
+    }
+}
+
 /// SET's assignments, bound by `binder` over `table`'s columns (and, in MERGE, the
-/// source's after them): each column once, never a GENERATED ALWAYS identity column.
+/// source's after them), each naming a column of the table (qualified, if at all, by
+/// one of `qualifiers`): each column once, never a GENERATED ALWAYS identity column.
 pub(super) fn bind_assignments(
     binder: &Binder<'_>,
     table: &TableDef,
+    qualifiers: &[String],
     sets: &[ast::Assignment],
 ) -> Result<Vec<(usize, Expr)>> {
     let functions = binder.f;
@@ -394,9 +435,7 @@ pub(super) fn bind_assignments(
                 position: position_of(&a.value),
             });
         };
-        // `SET t.c = ...` names the column as `SET c = ...` does.
-        let col = super::bind::function_name(name);
-        let col = col.rsplit_once('.').map_or(col.as_str(), |(_, c)| c).to_owned();
+        let col = assigned_column(name, qualifiers)?;
         let i = table.column_index(&col).ok_or_else(|| Error::UnknownName {
             kind: "column",
             name: format!("{}.{col}", table.name),
@@ -409,7 +448,10 @@ pub(super) fn bind_assignments(
             });
         }
         if assignments.iter().any(|(j, _)| *j == i) {
-            return Err(Error::value(format!("{}.{col}", table.name), "column assigned twice"));
+            return Err(Error::value(
+                format!("{}.{col}", table.name),
+                "ORA-00957: duplicate column name (assigned twice)",
+            ));
         }
         // SET is where an UPDATE may read sequences (NEXTVAL moves on once a row).
         functions.sequence_refs_allowed.set(true);
@@ -435,29 +477,32 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
         return Err(Error::unsupported("DELETE of more than one table, with USING, LIMIT, ORDER BY or RETURNING"));
     }
     let (table, scope) = target(session, &from[0].relation)?;
+    let scn = session.db.clock.current();
     let functions = super::function_context(session);
     let subqueries = super::plan::StatementSubqueries::new(session, &functions);
     let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: Some(subqueries.planner()) };
     let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
     let (init, correlated) = subqueries.into_plans();
-    let functions = with_subqueries_run(session, functions, &init)?;
+    let functions = with_subqueries_run(session, functions, &init, scn)?;
     let mut changes = Changes::new(&table, filter, Vec::new(), functions).with_subqueries(correlated);
+    changes.snapshot = Some(scn);
     let rows = run_and_cascade(session, &table, &hints_of(&delete.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "deleted"))
 }
 
 /// `functions` with the answers of the statement's subqueries `init`, run now: before
-/// any row changes, on the statement's snapshot (a subquery reading the changed table
-/// sees it as it was).
+/// any row changes, as of the statement's SCN `scn` (a subquery reading the changed
+/// table sees it as it was).
 pub(super) fn with_subqueries_run(
     session: &Session,
     functions: crate::expr::functions::FunctionContext,
     init: &[crate::exec::query_block::InitPlan],
+    scn: u64,
 ) -> Result<crate::expr::functions::FunctionContext> {
     if init.is_empty() {
         return Ok(functions);
     }
-    let mut ctx = super::exec_context(session, functions);
+    let mut ctx = super::exec_context_at(session, functions, scn);
     crate::exec::query_block::run_init_plans(init, &mut ctx)?;
     Ok(ctx.functions)
 }
@@ -476,6 +521,9 @@ pub(super) trait RowPartner {
     fn partner(&self) -> &[Value];
     /// Whether the row at hand, updated to `values`, is deleted instead.
     fn deletes(&self, values: &[Datum<'_>], f: &mut FunctionContext) -> Result<bool>;
+    /// Whether [`RowPartner::deletes`] may say yes: every index and every foreign key
+    /// referring to the table then counts, not only those on assigned columns.
+    fn may_delete(&self) -> bool;
     /// The rowids of the only rows it may judge true, found through one of `indexes`
     /// when that is cheaper than a full scan of `table` (`None`: scan it).
     fn rows_by_index(
@@ -486,9 +534,10 @@ pub(super) trait RowPartner {
     ) -> Result<Option<Vec<RowId>>>;
 }
 
-/// Changes the rows of `table` that `partner` judges: updates them with `assignments`
-/// (over the row beside its partner row), or deletes them when the partner says so;
-/// returns how many.
+/// Changes the rows of `table` that `partner` judges, reading as of SCN `scn`: updates
+/// them with `assignments` (over the row beside its partner row), or deletes them when
+/// the partner says so; returns how many.
+#[allow(clippy::too_many_arguments, reason = "the statement's parts, each used")]
 pub(super) fn change_with_partner(
     session: &Session,
     table: &TableDef,
@@ -496,9 +545,11 @@ pub(super) fn change_with_partner(
     assignments: Vec<(usize, Expr)>,
     functions: FunctionContext,
     partner: &mut dyn RowPartner,
+    scn: u64,
 ) -> Result<u64> {
     let mut changes = Changes::new(table, Vec::new(), assignments, functions);
     changes.merge = Some(partner);
+    changes.snapshot = Some(scn);
     run_and_cascade(session, table, hints, None, &mut changes)
 }
 
@@ -545,10 +596,12 @@ fn run<'s>(
     let locks = session.db.locks.table(table.object_id);
     let _no_ddl = locks.visibility.read_recursive();
     let indexes = session.db.catalog.indexes_of(table.object_id);
+    // A MERGE whose DELETE WHERE may remove a row it updates is a DELETE for these.
+    let deletes_too = changes.merge.as_deref().is_some_and(|m| m.may_delete());
     changes.indexes =
         TableIndexes::from_defs(table, indexes.clone()).and_then(|ix| match changes.assignments.as_slice() {
             [] => Some(ix),
-            _ if table.updates_move_rows() => Some(ix),
+            _ if table.updates_move_rows() || deletes_too => Some(ix),
             assigned => ix.on_columns(&assigned.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
         });
     // The constraints too are read under it: ALTER TABLE ... ADD waits for it.
@@ -559,12 +612,18 @@ fn run<'s>(
         changes.checks = RowChecks::of(session, current)?;
         changes.child_keys = ChildKeys::of(session, current, Some(&assigned))?;
     }
-    let assigned = (!assigned.is_empty()).then_some(assigned.as_slice());
+    let assigned = (!assigned.is_empty() && !deletes_too).then_some(assigned.as_slice());
     changes.parent_rules = ParentRules::of(session, current, assigned)?;
     // A cascade reads the children as of now (they were looked for in current mode).
     let ctx = match changes.key_match {
         Some(_) => super::foreign_keys::current_mode(session),
-        None => session.access_context(),
+        None => {
+            let mut ctx = session.access_context();
+            if let Some(scn) = changes.snapshot {
+                ctx.txn.reader = session.txn.borrow_mut().reader(scn);
+            }
+            ctx
+        }
     };
     if !changes.subqueries.is_empty() {
         let db = &session.db;

@@ -1,5 +1,5 @@
-//! UPDATE and DELETE: the one protocol that changes a table's rows inside a transaction,
-//! whatever holds them. A segment mixes two formats: row blocks, whose rows change in
+//! UPDATE, DELETE and MERGE's changes: the one protocol that changes a table's rows
+//! inside a transaction, whatever holds them. A segment mixes two formats: row blocks, whose rows change in
 //! place ([`row_block`]), and compression units (CUs) a direct-path load wrote, whose
 //! rows never change but are marked deleted in their CU's head ([`cu`]); an updated row
 //! of a CU moves out, its new version handed back to the caller to insert into a row

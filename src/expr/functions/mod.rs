@@ -198,13 +198,23 @@ impl SubqueryAnswer {
     /// column, unknown when none differs from it in a column but some NULL leaves one
     /// open (so NOT IN is never true then, as in Oracle), false otherwise. A value of
     /// another kind than its column's (text against numbers) compares with Oracle's
-    /// conversions, as `=` does.
-    pub fn holds_row(&self, values: &[Value]) -> Result<Option<bool>> {
+    /// conversions, as `=` does; a column `blank_padded` says is a CHAR one compares texts
+    /// without their trailing blanks.
+    pub fn holds_row(&self, values: &[Value], blank_padded: &[bool]) -> Result<Option<bool>> {
         let SubqueryAnswer::Rows { rows, with_null, kinds } = self else { return Ok(Some(false)) };
-        let exact = values.iter().zip(kinds).all(|(v, &k)| !v.is_null() && k & !value_kind(v) == 0);
+        let padded = blank_padded.iter().any(|&p| p);
+        let exact = !padded && values.iter().zip(kinds).all(|(v, &k)| !v.is_null() && k & !value_kind(v) == 0);
         if !values.iter().any(|v| v.is_null()) && rows.contains(values) {
             return Ok(Some(true));
         }
+        let compare = |i: usize, v: &Value, x: &Value| -> Result<Option<std::cmp::Ordering>> {
+            match (v, x) {
+                (crate::types::Datum::Str(a), crate::types::Datum::Str(b)) if blank_padded.get(i) == Some(&true) => {
+                    Ok(Some(a.trim_end_matches(' ').cmp(b.trim_end_matches(' '))))
+                }
+                _ => v.sql_cmp(x),
+            }
+        };
         // Looked up, the row is not among those without a NULL: only those with one can
         // leave the answer open. Otherwise every row is compared.
         let compared: Box<dyn Iterator<Item = &Vec<Value>>> = match exact {
@@ -214,8 +224,8 @@ impl SubqueryAnswer {
         let mut unknown = false;
         for row in compared {
             let mut equal = Some(true);
-            for (v, x) in values.iter().zip(row) {
-                match v.sql_cmp(x)? {
+            for (i, (v, x)) in values.iter().zip(row).enumerate() {
+                match compare(i, v, x)? {
                     Some(std::cmp::Ordering::Equal) => {}
                     Some(_) => {
                         equal = Some(false);
