@@ -14,6 +14,30 @@ use common::*;
 /// them last ascending, SQLite first), and where rows tie in a window's order they are
 /// equal in every column, so either engine's choice among them shows the same.
 const QUERIES: &[(&str, &str)] = &[
+    // Top-N by a ranking function (WINDOW SORT PUSHED RANK): one partition, whose sort
+    // keeps only the rows that can rank within N, and several.
+    (
+        "SELECT * FROM (SELECT k, v, n, ROW_NUMBER() OVER (ORDER BY n DESC, k, v) rn FROM a) WHERE rn <= 3 \
+         ORDER BY rn",
+        "SELECT * FROM (SELECT k, v, n, ROW_NUMBER() OVER (ORDER BY n DESC NULLS FIRST, k NULLS LAST, v NULLS LAST) rn \
+         FROM a) WHERE rn <= 3 ORDER BY rn",
+    ),
+    (
+        "SELECT * FROM (SELECT k, v, n, RANK() OVER (ORDER BY n) r FROM a) WHERE r < 3 ORDER BY 1, 2, 3",
+        "SELECT * FROM (SELECT k, v, n, RANK() OVER (ORDER BY n NULLS LAST) r FROM a) WHERE r < 3 \
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST",
+    ),
+    (
+        "SELECT * FROM (SELECT k, v, n, DENSE_RANK() OVER (ORDER BY k) r FROM a) WHERE r <= 2 ORDER BY 1, 2, 3",
+        "SELECT * FROM (SELECT k, v, n, DENSE_RANK() OVER (ORDER BY k NULLS LAST) r FROM a) WHERE r <= 2 \
+         ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST",
+    ),
+    (
+        "SELECT * FROM (SELECT k, v, n, ROW_NUMBER() OVER (PARTITION BY k ORDER BY n, v) rn FROM a) WHERE rn = 1 \
+         ORDER BY 1, 2, 3",
+        "SELECT * FROM (SELECT k, v, n, ROW_NUMBER() OVER (PARTITION BY k ORDER BY n NULLS LAST, v NULLS LAST) rn \
+         FROM a) WHERE rn = 1 ORDER BY 1 NULLS LAST, 2 NULLS LAST, 3 NULLS LAST",
+    ),
     (
         "SELECT k, v, n, RANK() OVER (PARTITION BY k ORDER BY n) FROM a ORDER BY 1, 2, 3, 4",
         "SELECT k, v, n, RANK() OVER (PARTITION BY k ORDER BY n NULLS LAST) FROM a \

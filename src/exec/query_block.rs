@@ -126,6 +126,30 @@ impl QueryBlock {
         Ok(TableRead { source, width, filter, columns })
     }
 
+    /// WINDOW SORT PUSHED RANK: when the block's column `column` is a ranking function's
+    /// value (ROW_NUMBER, RANK, DENSE_RANK) of its window stage, and only projections and
+    /// sorts follow that stage, the stage keeps only the rows ranked at most `limit`;
+    /// gives the call's text then.
+    pub fn push_rank(&self, column: usize, limit: i64) -> Option<Box<str>> {
+        let mut stages = self.stages.borrow()?;
+        let at = stages.iter().position(|s| matches!(s, Stage::Window(_)))?;
+        let (window, after) = stages[at..].split_first_mut()?;
+        let Stage::Window(window) = window else { return None };
+        if !after.iter().all(|s| matches!(s, Stage::Project(_) | Stage::Sort(_))) {
+            return None;
+        }
+        // The column through the projections after the window, back to the window's.
+        let mut c = column;
+        for stage in after.iter().rev() {
+            if let Stage::Project(project) = stage {
+                let Expr::Column(from) = project.exprs.get(c)? else { return None };
+                c = *from;
+            }
+        }
+        let call = c.checked_sub(window.width)?;
+        window.push_rank(call, limit).then(|| window.calls[call].text.clone())
+    }
+
     /// Starts a statement's execution: the figures of the last one are dropped, the
     /// block's and those of the blocks inside it (a block run again within the execution,
     /// under a nested loop, adds each run to them).

@@ -1,5 +1,8 @@
 //! WINDOW SORT: analytic functions (`ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)`);
-//! WINDOW BUFFER when every window is the whole input (`OVER ()`), which needs no sort.
+//! WINDOW BUFFER when every window is the whole input (`OVER ()`), which needs no sort;
+//! WINDOW SORT PUSHED RANK when the query reading its block keeps only the rows ranked
+//! up to some N ([`WindowStage::push_rank`]): the rows ranked past it stop here, and with
+//! one ranking call over one partition only the rows that can rank within N are sorted.
 //! The stage holds every row it is pushed, then sorts the rows by a call's partition and
 //! order keys (once for calls one after the other over the same window), walks each
 //! partition computing each call's value for every row, and appends the values as
@@ -114,6 +117,8 @@ pub struct WindowCall {
     pub order: Vec<WindowOrder>,
     /// Its `ROWS | RANGE BETWEEN ...` clause (`None`: the default window).
     pub frame: Option<WindowFrame>,
+    /// The call as written, for the plan's predicates.
+    pub text: Box<str>,
 }
 
 /// `ROWS | RANGE BETWEEN start AND end`.
@@ -140,12 +145,29 @@ pub struct WindowStage {
     /// The columns of the rows it is pushed; each call's value is appended after them.
     pub width: usize,
     pub calls: Vec<WindowCall>,
+    /// WINDOW SORT PUSHED RANK: only the rows whose value of ranking call `.0` is at most
+    /// `.1` go on (the query reading the block filters on it).
+    pub pushed_rank: Option<(usize, i64)>,
     rows: Vec<Vec<Value>>,
 }
 
 impl WindowStage {
     pub fn new(width: usize, calls: Vec<WindowCall>) -> WindowStage {
-        WindowStage { width, calls, rows: Vec::new() }
+        WindowStage { width, calls, pushed_rank: None, rows: Vec::new() }
+    }
+
+    /// Keeps only the rows whose rank by call `call` (ROW_NUMBER, RANK or DENSE_RANK) is
+    /// at most `limit`; false when the call is not a ranking one.
+    pub fn push_rank(&mut self, call: usize, limit: i64) -> bool {
+        let ranks = self
+            .calls
+            .get(call)
+            .is_some_and(|c| matches!(c.func, WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank));
+        if ranks {
+            let limit = self.pushed_rank.filter(|(c, _)| *c == call).map_or(limit, |(_, l)| l.min(limit));
+            self.pushed_rank = Some((call, limit));
+        }
+        ranks
     }
 
     /// Back to no rows held, for the plan's next execution.
@@ -178,14 +200,24 @@ impl Push for WindowStage {
         let mut order: Vec<usize> = (0..rows.len()).collect();
         // Calls one after the other over the same window share one sort.
         let mut first = 0;
+        // With one ROW_NUMBER or RANK call and no partition, a pushed rank sorts only the
+        // rows it keeps (a DENSE_RANK up to N may reach past the first N rows).
+        let keep = self.pushed_rank.filter(|_| {
+            let [call] = &self.calls[..] else { return false };
+            call.partition.is_empty() && matches!(call.func, WindowFunc::RowNumber | WindowFunc::Rank)
+        });
         while first < self.calls.len() {
             let call = &self.calls[first];
             let shared = self.calls[first..]
                 .iter()
                 .take_while(|c| c.partition == call.partition && c.order == call.order)
                 .count();
-            order = compute(&self.calls[first..first + shared], &mut rows, f)?;
+            order = compute(&self.calls[first..first + shared], &mut rows, keep.map(|(_, l)| l), f)?;
             first += shared;
+        }
+        if let Some((call, limit)) = self.pushed_rank {
+            let at = self.width + call;
+            order.retain(|&i| matches!(rows[i].get(at), Some(Datum::Int(r)) if *r <= limit));
         }
         let mut slots: Vec<Option<Vec<Value>>> = rows.into_iter().map(Some).collect();
         push_each(order, |i| rest.push_owned(slots[i].take().expect("each row goes on once"), f))?;
@@ -195,8 +227,16 @@ impl Push for WindowStage {
 
 /// Appends the value of each of `calls` (which share one window: their partition and
 /// order keys) to every row, sorting the rows once; returns the rows' indexes in the
-/// window's order.
-fn compute(calls: &[WindowCall], rows: &mut [Vec<Value>], f: &mut FunctionContext) -> Result<Vec<usize>> {
+/// window's order. With `keep` (one ranking call over one partition, whose rows past
+/// that rank are dropped after), only the rows that can rank within it are sorted and
+/// ranked: the first `keep` in the window's order and those tied with the last of them;
+/// the others get NULL.
+fn compute(
+    calls: &[WindowCall],
+    rows: &mut [Vec<Value>],
+    keep: Option<i64>,
+    f: &mut FunctionContext,
+) -> Result<Vec<usize>> {
     let window = &calls[0];
     let parts = window.partition.len();
     // Each row's partition values, then its order values: the sort keys.
@@ -216,6 +256,22 @@ fn compute(calls: &[WindowCall], rows: &mut [Vec<Value>], f: &mut FunctionContex
         nulls_first: o.nulls_first,
     }));
     let mut order: Vec<usize> = (0..rows.len()).collect();
+    if let Some(keep) = keep.and_then(|k| usize::try_from(k).ok())
+        && keep < order.len()
+    {
+        if keep == 0 {
+            order.clear();
+        } else {
+            let cmp = |a: &usize, b: &usize| compare_rows(&sort_keys, &keys[*a], &keys[*b]);
+            order.select_nth_unstable_by(keep - 1, cmp);
+            let last = order[keep - 1];
+            let (head, tail) = order.split_at_mut(keep);
+            let tied: Vec<usize> = tail.iter().copied().filter(|r| cmp(r, &last) == Ordering::Equal).collect();
+            let mut kept = head.to_vec();
+            kept.extend(tied);
+            order = kept;
+        }
+    }
     // A window of the whole input (`OVER ()`) keeps the rows' order: nothing to sort.
     if !sort_keys.is_empty() {
         order.sort_by(|&a, &b| compare_rows(&sort_keys, &keys[a], &keys[b]));

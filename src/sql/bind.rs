@@ -843,7 +843,7 @@ impl Binder<'_> {
         }
         let frame =
             spec.window_frame.as_ref().map(|frame| self.bind_frame(frame, func, &order, &name, e)).transpose()?;
-        let call = WindowCall { func, args, partition, order, frame };
+        let call = WindowCall { func, args, partition, order, frame, text: e.to_string().into() };
         match self.subqueries.and_then(|s| s.window_call(call)) {
             Some(i) => Ok(Expr::Column(WINDOW_COLUMNS + i)),
             None => Err(unsupported(format!("analytic function {name}(...) OVER (...) outside the select list"), e)),

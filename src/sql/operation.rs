@@ -57,6 +57,9 @@ pub enum Operation {
     /// Analytic functions' values over windows of the whole input (`OVER ()`): the rows
     /// held, never sorted.
     WindowBuffer,
+    /// WINDOW SORT whose rows ranked past a limit (the filter of the query reading it on
+    /// a ROW_NUMBER, RANK or DENSE_RANK) stop here.
+    WindowSortPushedRank,
     /// An unnested `EXISTS` or `IN`: the outer rows that join a row of the subquery,
     /// each once. The hash table is built on the first child: the outer rows (SEMI), or
     /// the subquery's (RIGHT SEMI).
@@ -112,6 +115,7 @@ impl Operation {
             Operation::MinusHash => "MINUS HASH",
             Operation::WindowSort => "WINDOW SORT",
             Operation::WindowBuffer => "WINDOW BUFFER",
+            Operation::WindowSortPushedRank => "WINDOW SORT PUSHED RANK",
             Operation::HashJoinSemi => "HASH JOIN SEMI",
             Operation::HashJoinRightSemi => "HASH JOIN RIGHT SEMI",
             Operation::HashJoinAnti => "HASH JOIN ANTI",
@@ -151,7 +155,7 @@ impl Operation {
     }
 
     /// Every operation, in the order of their codes.
-    const ALL: [Operation; 50] = [
+    const ALL: [Operation; 51] = [
         Operation::SelectStatement,
         Operation::TableAccessFull,
         Operation::TableAccessInMemoryFull,
@@ -202,6 +206,7 @@ impl Operation {
         Operation::MergeJoinSemi,
         Operation::MergeJoinAnti,
         Operation::WindowBuffer,
+        Operation::WindowSortPushedRank,
     ];
 
     /// The operation as one byte, which a session publishes for Active Session History

@@ -18,3 +18,5 @@ SELECT ROW_NUMBER() OVER (ORDER BY empno ROWS 1 PRECEDING) FROM emp;
 SELECT RANK() OVER (PARTITION BY deptno) FROM emp;
 SELECT ename, sal, SUM(sal) OVER () total, ROUND(100 * sal / SUM(sal) OVER (), 1) pct FROM emp WHERE deptno = 10 ORDER BY ename;
 EXPLAIN PLAN FOR SELECT ename, sal, SUM(sal) OVER () total FROM emp;
+SELECT * FROM (SELECT ename, deptno, sal, ROW_NUMBER() OVER (PARTITION BY deptno ORDER BY sal DESC) rn FROM emp) WHERE rn <= 1 ORDER BY deptno;
+EXPLAIN PLAN FOR SELECT * FROM (SELECT ename, sal, RANK() OVER (ORDER BY sal DESC) rk FROM emp) WHERE rk < 3;

@@ -525,6 +525,7 @@ impl Builder<'_> {
                     if let RowsRule::Source(rows) = line.rows_rule {
                         line.rows_rule = RowsRule::Source(rows * fraction);
                     }
+                    self.push_rank(&p);
                     self.run_in_top(Stage::Filter(FilterStage::new(p)));
                 }
                 _ => {
@@ -561,6 +562,42 @@ impl Builder<'_> {
             self.running_with(Operation::CountStopkey, RowsRule::AtMost(n), predicate, stage);
         }
         Ok(())
+    }
+
+    /// WINDOW SORT PUSHED RANK: a conjunct of `predicate` (the WHERE clause over a VIEW
+    /// line) that bounds a column of the view that is a ranking function's value (`rn <=
+    /// 3`, `rn < 4`, `rn = 1`) is pushed into the view's window stage, whose line then
+    /// shows it; the WHERE clause still checks it above the view.
+    fn push_rank(&mut self, predicate: &Expr) {
+        let Some(view) = self.tree.root().filter(|&r| self.tree.node(r).operation == Operation::View) else {
+            return;
+        };
+        let mut conjuncts = Vec::new();
+        split_conjuncts_of(predicate, &mut conjuncts);
+        for c in conjuncts {
+            let Expr::Compare { op, left, right } = c else { continue };
+            use crate::expr::CmpOp;
+            let (column, op, n) = match (&**left, &**right) {
+                (Expr::Column(j), Expr::Literal(Datum::Int(n))) => (*j, *op, *n),
+                (Expr::Literal(Datum::Int(n)), Expr::Column(j)) => (*j, op.flipped(), *n),
+                _ => continue,
+            };
+            let limit = match op {
+                CmpOp::LtEq | CmpOp::Eq => n,
+                CmpOp::Lt => n - 1,
+                _ => continue,
+            };
+            let Some(Source::View(block)) = &self.tree.node(view).work.source else { return };
+            let Some(text) = block.push_rank(column, limit) else { continue };
+            let window = self.tree.pre_order_from(view).into_iter().find(|&id| {
+                matches!(self.tree.node(id).operation, Operation::WindowSort | Operation::WindowSortPushedRank)
+            });
+            if let Some(id) = window {
+                let node = self.tree.node_mut(id);
+                node.operation = Operation::WindowSortPushedRank;
+                node.predicates.push(Predicate::Filter(format!("{text}<={limit}")));
+            }
+        }
     }
 
     /// Adds the ROWNUM column when the select list or ORDER BY reads it.
@@ -973,5 +1010,16 @@ impl Builder<'_> {
         }
         let filter = crate::exec::query_block::SubqueryFilter { input, subplans, predicate: plan.predicate };
         self.tree.node_mut(plan.node).work.source = Some(Source::SubqueryFilter(Box::new(filter)));
+    }
+}
+
+/// The conjuncts of `e`, borrowed, appended to `out`.
+fn split_conjuncts_of<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::And(l, r) => {
+            split_conjuncts_of(l, out);
+            split_conjuncts_of(r, out);
+        }
+        other => out.push(other),
     }
 }
