@@ -486,6 +486,14 @@ impl Frames {
                 if key.is_null() {
                     return Ok(peer_edge());
                 }
+                // An offset measures a number or a date (Oracle refuses the call when it
+                // is parsed; the key's type shows here).
+                if let Datum::Str(_) = key {
+                    return Err(Error::value(
+                        "RANGE",
+                        "ORA-00902: invalid datatype (a RANGE offset needs an ORDER BY key that is a number or a date)",
+                    ));
+                }
                 // "Preceding" lies before the row in the sort: smaller keys ascending,
                 // larger descending.
                 let toward_smaller = matches!(b, FrameBound::Preceding(_)) != self.descending;

@@ -20,3 +20,4 @@ SELECT ename, sal, SUM(sal) OVER () total, ROUND(100 * sal / SUM(sal) OVER (), 1
 EXPLAIN PLAN FOR SELECT ename, sal, SUM(sal) OVER () total FROM emp;
 SELECT * FROM (SELECT ename, deptno, sal, ROW_NUMBER() OVER (PARTITION BY deptno ORDER BY sal DESC) rn FROM emp) WHERE rn <= 1 ORDER BY deptno;
 EXPLAIN PLAN FOR SELECT * FROM (SELECT ename, sal, RANK() OVER (ORDER BY sal DESC) rk FROM emp) WHERE rk < 3;
+SELECT SUM(sal) OVER (ORDER BY ename RANGE 1 PRECEDING) FROM emp;
