@@ -316,3 +316,14 @@ fn an_index_column_out_of_range_names_the_field() {
     let reason = refused("dictionary.json", |d| d["tables"]["U"]["inmemory"]["excluded"] = serde_json::json!([7]));
     assert!(reason.starts_with("dictionary.json: tables.U.inmemory.excluded[0]"), "{reason}");
 }
+
+#[test]
+fn an_identity_column_that_is_not_a_number_names_the_field() {
+    let identity =
+        |column: usize| serde_json::json!({"column": column, "sequence": "ISEQ$$_1", "always": true, "on_null": false});
+    // T.B is a VARCHAR2: it cannot take a sequence's values.
+    let reason = refused("dictionary.json", |d| d["tables"]["T"]["identity"] = identity(1));
+    assert!(reason.starts_with("dictionary.json: tables.T.identity.column: column B is not a number"), "{reason}");
+    let reason = refused("dictionary.json", |d| d["tables"]["T"]["identity"] = identity(9));
+    assert!(reason.contains("identity.column: column position 9"), "{reason}");
+}

@@ -352,6 +352,7 @@ fn identity_columns_take_their_sequences_values_where_a_statement_leaves_them_no
         ("CREATE TABLE f (x NUMBER GENERATED AS IDENTITY (WIBBLE))", "WIBBLE is not an option of an identity column"),
         ("DROP SEQUENCE \"ISEQ$$_1000\"", "ORA-32794"),
         ("ALTER SEQUENCE \"ISEQ$$_1000\" CACHE 5", "ORA-32793"),
+        ("ALTER TABLE a DROP CONSTRAINT SYS_C0001001", "ORA-30671"),
     ] {
         let message = error(&s, sql);
         assert!(message.contains(code), "{sql}: {message}");

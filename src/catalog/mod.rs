@@ -628,10 +628,18 @@ impl TableDef {
         if let Some(spec) = &self.inmemory {
             check_positions(&spec.excluded, width).map_err(|why| format!("inmemory.excluded{why}"))?;
         }
-        if let Some(identity) = &self.identity
-            && identity.column >= width
-        {
-            return Err(format!("identity.column: column position {} of a table of {width} columns", identity.column));
+        if let Some(identity) = &self.identity {
+            let Some(column) = self.columns.get(identity.column) else {
+                return Err(format!(
+                    "identity.column: column position {} of a table of {width} columns",
+                    identity.column
+                ));
+            };
+            // Its values come from a sequence: a number. (Its NOT NULL is not checked: a
+            // database of an earlier build may have dropped that constraint.)
+            if !matches!(column.data_type, DataType::Number { .. } | DataType::Integer) {
+                return Err(format!("identity.column: column {} is not a number", column.name));
+            }
         }
         for (i, c) in self.constraints.iter().enumerate() {
             if c.name.is_empty() {

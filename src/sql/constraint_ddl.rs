@@ -132,8 +132,7 @@ pub fn alter_constraint(session: &Session, name: &str, change: AlterConstraint) 
             if let Some(KeyIndex { index: Some(index), own: true }) = c.kind.key_index() {
                 removed.push(index.clone());
             }
-            release_not_null(&mut changed, &c);
-            Ok(())
+            release_not_null(&mut changed, &c)
         }
         AlterConstraint::Enable { name } => {
             let i = position(&changed, &name, 2431)?;
@@ -157,7 +156,7 @@ pub fn alter_constraint(session: &Session, name: &str, change: AlterConstraint) 
                     set_key_index(c, KeyIndex { index: None, own: true });
                 }
                 let c = c.clone();
-                release_not_null(&mut changed, &c);
+                release_not_null(&mut changed, &c)?;
             }
             Ok(())
         }
@@ -186,16 +185,24 @@ fn position(table: &TableDef, name: &str, code: u32) -> Result<usize> {
     })
 }
 
-/// Makes column NOT NULL flags true again where `gone` (dropped or disabled) was the last
-/// enabled constraint keeping them.
-fn release_not_null(table: &mut TableDef, gone: &ConstraintDef) {
+/// Makes columns nullable again where `gone` (dropped or disabled) was the last enabled
+/// constraint keeping them NOT NULL; refuses to for an identity column (ORA-30671).
+fn release_not_null(table: &mut TableDef, gone: &ConstraintDef) -> Result<()> {
     if matches!(gone.kind, ConstraintKind::NotNull | ConstraintKind::PrimaryKey(_)) {
         for &i in &gone.columns {
             if !table.column_kept_not_null(i, &gone.name) {
+                // An identity column takes a sequence's values: never NULL.
+                if table.identity.as_ref().is_some_and(|id| id.column == i) {
+                    return Err(Error::InvalidValue {
+                        context: format!("{}.{}", table.name, gone.name),
+                        message: "ORA-30671: cannot modify NOT NULL constraint on an identity column".into(),
+                    });
+                }
                 table.columns[i].nullable = true;
             }
         }
     }
+    Ok(())
 }
 
 /// The locks of the parent tables (other than `table` itself) of the foreign keys among
