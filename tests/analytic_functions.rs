@@ -193,3 +193,20 @@ fn analytic_functions_refuse_what_they_cannot_run() {
         assert_eq!(lines(&s, "SELECT id, ROW_NUMBER() OVER (ORDER BY v DESC) FROM t ORDER BY id"), ["1|2", "2|1"]);
     }
 }
+
+/// A top-N whose bound reaches the window keeps the rows a full sort would put first,
+/// ties in the order keys broken alike (the rows' order), and a bound that cannot be a
+/// rank (below the smallest integer) is not pushed.
+#[test]
+fn a_pushed_rank_keeps_the_rows_a_full_sort_keeps() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE tie (id NUMBER, x NUMBER)");
+    exec(&s, "INSERT INTO tie SELECT LEVEL, MOD(LEVEL, 2) FROM dual CONNECT BY LEVEL <= 40");
+    let top = |bound: &str| {
+        lines(&s, &format!("SELECT * FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY x) rn FROM tie) WHERE {bound}"))
+    };
+    assert_eq!(top("rn <= 3"), top("rn + 0 <= 3"));
+    assert_eq!(top("rn <= 3"), ["2|1", "4|2", "6|3"]);
+    assert!(top("rn < -9223372036854775808").is_empty());
+}

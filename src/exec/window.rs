@@ -262,13 +262,16 @@ fn compute(
         if keep == 0 {
             order.clear();
         } else {
+            // Ties are broken by the rows' order, as the full (stable) sort breaks them:
+            // the rows kept are the ones it would put first.
             let cmp = |a: &usize, b: &usize| compare_rows(&sort_keys, &keys[*a], &keys[*b]);
-            order.select_nth_unstable_by(keep - 1, cmp);
+            order.select_nth_unstable_by(keep - 1, |a, b| cmp(a, b).then(a.cmp(b)));
             let last = order[keep - 1];
             let (head, tail) = order.split_at_mut(keep);
             let tied: Vec<usize> = tail.iter().copied().filter(|r| cmp(r, &last) == Ordering::Equal).collect();
             let mut kept = head.to_vec();
             kept.extend(tied);
+            kept.sort_unstable();
             order = kept;
         }
     }

@@ -584,7 +584,10 @@ impl Builder<'_> {
             };
             let limit = match op {
                 CmpOp::LtEq | CmpOp::Eq => n,
-                CmpOp::Lt => n - 1,
+                CmpOp::Lt => match n.checked_sub(1) {
+                    Some(limit) => limit,
+                    None => continue,
+                },
                 _ => continue,
             };
             let Some(Source::View(block)) = &self.tree.node(view).work.source else { return };
