@@ -157,14 +157,19 @@ impl WindowStage {
     }
 
     /// Keeps only the rows whose rank by call `call` (ROW_NUMBER, RANK or DENSE_RANK) is
-    /// at most `limit`; false when the call is not a ranking one.
+    /// at most `limit` (the lower of two bounds on it); false when the call is not a
+    /// ranking one, or another call's rank was pushed already (one bound a stage).
     pub fn push_rank(&mut self, call: usize, limit: i64) -> bool {
         let ranks = self
             .calls
             .get(call)
             .is_some_and(|c| matches!(c.func, WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank));
+        let limit = match self.pushed_rank {
+            Some((c, _)) if c != call => return false,
+            Some((_, l)) => l.min(limit),
+            None => limit,
+        };
         if ranks {
-            let limit = self.pushed_rank.filter(|(c, _)| *c == call).map_or(limit, |(_, l)| l.min(limit));
             self.pushed_rank = Some((call, limit));
         }
         ranks

@@ -492,6 +492,19 @@ impl Expr {
         }
     }
 
+    /// The conjuncts of this condition (itself when it is no AND), borrowed.
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        let mut pending = vec![self];
+        while let Some(e) = pending.pop() {
+            match e {
+                Expr::And(l, r) => pending.extend([&**r, &**l]),
+                other => out.push(other),
+            }
+        }
+        out
+    }
+
     /// Calls `visit` on every column this expression reads.
     pub fn visit_columns(&self, visit: &mut impl FnMut(usize)) {
         self.visit_nodes(&mut |e| {

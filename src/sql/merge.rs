@@ -67,24 +67,24 @@ struct MergeSource {
     matched: Vec<bool>,
     /// The source row that updates the target row at hand.
     current: usize,
+    /// The key of the target row at hand (a buffer kept from row to row).
+    key: Vec<Value>,
 }
 
 impl RowPartner for MergeSource {
     /// Marks the source rows target row `row` meets, and gives whether one of them
     /// updates it (then the partner); ORA-30926 when two would.
     fn judge(&mut self, row: &BlockRow<'_>, f: &mut FunctionContext) -> Result<bool> {
-        let candidates: SmallVec<[usize; 4]> = match &self.by_key {
-            None => (0..self.rows.len()).collect(),
+        let (mut every, mut keyed);
+        let candidates: &mut dyn Iterator<Item = usize> = match &self.by_key {
+            None => {
+                every = 0..self.rows.len();
+                &mut every
+            }
             Some(by_key) => {
-                let key = self
-                    .target_keys
-                    .iter()
-                    .map(|e| e.eval(row, f).map(Datum::into_owned))
-                    .collect::<Result<Vec<_>>>()?;
-                match key.iter().any(Datum::is_null) {
-                    true => SmallVec::new(),
-                    false => by_key.get(&key).map_or_else(SmallVec::new, |rows| rows.iter().copied().collect()),
-                }
+                let found = key_values(&self.target_keys, row, f, &mut self.key)?.then(|| by_key.get(&self.key[..]));
+                keyed = found.flatten().into_iter().flatten().copied();
+                &mut keyed
             }
         };
         let mut chosen = None;
@@ -281,10 +281,10 @@ pub fn merge(session: &Session, merge: &ast::Merge) -> Result<QueryResult> {
         update_where,
         delete_where,
         current: usize::MAX,
+        key: Vec::new(),
     };
     // A MERGE that only inserts still reads the target, for the source rows it meets.
-    let hints =
-        super::optimizer::hints::parse(&merge.optimizer_hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>());
+    let hints = super::modify::hints_of(&merge.optimizer_hints);
     let updated = change_with_partner(session, &table, &hints, assignments, functions.clone(), &mut merge_source, scn)?;
     let inserted = match inserting {
         Some(inserting) => inserting.run(session, &table, &merge_source, functions)?,
@@ -422,13 +422,32 @@ fn index_rows(
     f: &mut FunctionContext,
 ) -> Result<HashMap<Vec<Value>, SmallVec<[usize; 1]>>> {
     let mut by_key: HashMap<Vec<Value>, SmallVec<[usize; 1]>> = HashMap::with_capacity(rows.len());
+    let mut key = Vec::new();
     for (i, row) in rows.iter().enumerate() {
-        let key = keys.iter().map(|e| e.eval(row, f).map(Datum::into_owned)).collect::<Result<Vec<_>>>()?;
-        if !key.iter().any(Datum::is_null) {
-            by_key.entry(key).or_default().push(i);
+        if key_values(keys, row, f, &mut key)? {
+            by_key.entry(key.clone()).or_default().push(i);
         }
     }
     Ok(by_key)
+}
+
+/// The values of `keys` over `row`, in `out` (emptied first); false when one is NULL (a
+/// key holding a NULL meets no other).
+fn key_values<R: RowAccess + ?Sized>(
+    keys: &[Expr],
+    row: &R,
+    f: &mut FunctionContext,
+    out: &mut Vec<Value>,
+) -> Result<bool> {
+    out.clear();
+    for e in keys {
+        let v = e.eval(row, f)?.into_owned();
+        if v.is_null() {
+            return Ok(false);
+        }
+        out.push(v);
+    }
+    Ok(true)
 }
 
 /// WHEN NOT MATCHED THEN INSERT, bound over the source's columns.

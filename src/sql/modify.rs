@@ -188,6 +188,25 @@ impl<'s> Changes<'s> {
 }
 
 impl<'s> Changes<'s> {
+    /// The changes of an UPDATE (or, with no `assignments`, a DELETE) of `table` that
+    /// reads as of SCN `scn`, with its subqueries (`plans`, planned as its expressions
+    /// were bound): those that read nothing of the rows run now.
+    fn of_statement(
+        session: &Session,
+        table: &'s TableDef,
+        filter: Vec<Expr>,
+        assignments: Vec<(usize, Expr)>,
+        functions: FunctionContext,
+        plans: (Vec<crate::exec::query_block::InitPlan>, Vec<CorrelatedPlan>),
+        scn: u64,
+    ) -> Result<Changes<'s>> {
+        let (init, correlated) = plans;
+        let functions = with_subqueries_run(session, functions, &init, scn)?;
+        let mut changes = Changes::new(table, filter, assignments, functions).with_subqueries(correlated);
+        changes.snapshot = Some(scn);
+        Ok(changes)
+    }
+
     /// Takes the statement's correlated subqueries `plans`: those the filter reads are
     /// answered before it is evaluated, the others (SET's) once a row qualifies.
     fn with_subqueries(mut self, plans: Vec<CorrelatedPlan>) -> Changes<'s> {
@@ -395,10 +414,8 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
     let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: Some(subqueries.planner()) };
     let (limit, filter) = bind_where(&binder, update.selection.as_ref())?;
     let assignments = bind_assignments(&binder, &table, &scope.qualifiers, &update.assignments)?;
-    let (init, correlated) = subqueries.into_plans();
-    let functions = with_subqueries_run(session, functions, &init, scn)?;
-    let mut changes = Changes::new(&table, filter, assignments, functions).with_subqueries(correlated);
-    changes.snapshot = Some(scn);
+    let plans = subqueries.into_plans();
+    let mut changes = Changes::of_statement(session, &table, filter, assignments, functions, plans, scn)?;
     let rows = run_and_cascade(session, &table, &hints_of(&update.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "updated"))
 }
@@ -482,10 +499,8 @@ pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
     let subqueries = super::plan::StatementSubqueries::new(session, &functions);
     let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: Some(subqueries.planner()) };
     let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
-    let (init, correlated) = subqueries.into_plans();
-    let functions = with_subqueries_run(session, functions, &init, scn)?;
-    let mut changes = Changes::new(&table, filter, Vec::new(), functions).with_subqueries(correlated);
-    changes.snapshot = Some(scn);
+    let plans = subqueries.into_plans();
+    let mut changes = Changes::of_statement(session, &table, filter, Vec::new(), functions, plans, scn)?;
     let rows = run_and_cascade(session, &table, &hints_of(&delete.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "deleted"))
 }
@@ -507,7 +522,8 @@ pub(super) fn with_subqueries_run(
     Ok(ctx.functions)
 }
 
-fn hints_of(hints: &[ast::OptimizerHint]) -> Hints {
+/// The hints of a statement's comments (`/*+ ... */`).
+pub(super) fn hints_of(hints: &[ast::OptimizerHint]) -> Hints {
     optimizer::hints::parse(&hints.iter().map(|h| h.text.as_str()).collect::<Vec<_>>())
 }
 
@@ -626,10 +642,8 @@ fn run<'s>(
         }
     };
     if !changes.subqueries.is_empty() {
-        let db = &session.db;
-        let mut runner = ExecContext::new(ctx, &db.catalog, &db.inmemory, changes.f.clone(), 0);
-        runner.workarea = session.workarea();
-        changes.runner = Some(runner);
+        let scn = changes.snapshot.unwrap_or_else(|| session.db.clock.current());
+        changes.runner = Some(super::exec_context_at(session, changes.f.clone(), scn).for_inner_runs());
     }
     let found = match changes.merge.as_deref() {
         Some(partner) => partner.rows_by_index(&ctx, table, &indexes)?,

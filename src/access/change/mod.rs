@@ -299,7 +299,9 @@ impl<'c> Changer<'_, 'c> {
         let ctx = self.ctx;
         let room = self.limit - self.done.rows;
         let serializable = self.txn.snapshot.is_some();
-        let mut guard = crate::txn::cr::consistent_get(ctx, rdba, |b| ctx.check_segment_block(self.table, rdba, b))?;
+        let table = self.table;
+        let get = || crate::txn::cr::consistent_get(ctx, rdba, |b| ctx.check_segment_block(table, rdba, b));
+        let mut guard = get()?;
         match BlockHeader(&guard).block_type() {
             Some(BlockType::TableData) => {
                 let mut candidates = Vec::new();
@@ -320,8 +322,7 @@ impl<'c> Changer<'_, 'c> {
                     drop(guard);
                     self.changes.prepare()?;
                     from = at;
-                    guard =
-                        crate::txn::cr::consistent_get(ctx, rdba, |b| ctx.check_segment_block(self.table, rdba, b))?;
+                    guard = get()?;
                 }
                 drop(guard);
                 self.change_all(&mut formats.rows, rdba, candidates)

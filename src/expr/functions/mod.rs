@@ -217,12 +217,9 @@ impl SubqueryAnswer {
         };
         // Looked up, the row is not among those without a NULL: only those with one can
         // leave the answer open. Otherwise every row is compared.
-        let compared: Box<dyn Iterator<Item = &Vec<Value>>> = match exact {
-            true => Box::new(with_null.iter()),
-            false => Box::new(rows.iter().chain(with_null)),
-        };
+        let without_null = (!exact).then(|| rows.iter());
         let mut unknown = false;
-        for row in compared {
+        for row in without_null.into_iter().flatten().chain(with_null) {
             let mut equal = Some(true);
             for (i, (v, x)) in values.iter().zip(row).enumerate() {
                 match compare(i, v, x)? {

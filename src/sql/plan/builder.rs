@@ -572,9 +572,7 @@ impl Builder<'_> {
         let Some(view) = self.tree.root().filter(|&r| self.tree.node(r).operation == Operation::View) else {
             return;
         };
-        let mut conjuncts = Vec::new();
-        split_conjuncts_of(predicate, &mut conjuncts);
-        for c in conjuncts {
+        for c in predicate.conjuncts() {
             let Expr::Compare { op, left, right } = c else { continue };
             use crate::expr::CmpOp;
             let (column, op, n) = match (&**left, &**right) {
@@ -1013,16 +1011,5 @@ impl Builder<'_> {
         }
         let filter = crate::exec::query_block::SubqueryFilter { input, subplans, predicate: plan.predicate };
         self.tree.node_mut(plan.node).work.source = Some(Source::SubqueryFilter(Box::new(filter)));
-    }
-}
-
-/// The conjuncts of `e`, borrowed, appended to `out`.
-fn split_conjuncts_of<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
-    match e {
-        Expr::And(l, r) => {
-            split_conjuncts_of(l, out);
-            split_conjuncts_of(r, out);
-        }
-        other => out.push(other),
     }
 }
