@@ -124,7 +124,7 @@ fn render(value: &Datum<'_>, expected: Option<&DefaultColumnType>, fraction_in_i
         }
         Datum::Str(s) if s.is_empty() => "(empty)".into(),
         Datum::Str(s) => s.chars().map(|c| if (' '..='~').contains(&c) { c } else { '@' }).collect(),
-        Datum::Date(_) => value.to_string(),
+        Datum::Date(_) | Datum::Timestamp(_) | Datum::YearMonth(_) | Datum::DaySecond(_) => value.to_string(),
     }
 }
 
@@ -133,7 +133,9 @@ fn column_type<'a>(values: impl Iterator<Item = &'a Datum<'static>>) -> DefaultC
     let mut kind = DefaultColumnType::Integer;
     for v in values {
         match v {
-            Datum::Str(_) | Datum::Date(_) => return DefaultColumnType::Text,
+            Datum::Str(_) | Datum::Date(_) | Datum::Timestamp(_) | Datum::YearMonth(_) | Datum::DaySecond(_) => {
+                return DefaultColumnType::Text;
+            }
             Datum::Num(d) if !d.fract().is_zero() => kind = DefaultColumnType::FloatingPoint,
             _ => {}
         }

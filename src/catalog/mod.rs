@@ -412,6 +412,12 @@ pub enum StatValue {
     Text(String),
     /// Seconds since 1970.
     Date(i64),
+    /// Microseconds since 1970.
+    Timestamp(i64),
+    /// Months.
+    YearMonth(i64),
+    /// Microseconds.
+    DaySecond(i64),
 }
 
 impl StatValue {
@@ -423,6 +429,9 @@ impl StatValue {
             Datum::Num(n) => Some(StatValue::Number(n.to_string())),
             Datum::Str(s) => Some(StatValue::Text(s.to_string())),
             Datum::Date(t) => Some(StatValue::Date(*t)),
+            Datum::Timestamp(t) => Some(StatValue::Timestamp(*t)),
+            Datum::YearMonth(m) => Some(StatValue::YearMonth(*m)),
+            Datum::DaySecond(us) => Some(StatValue::DaySecond(*us)),
         }
     }
 
@@ -435,6 +444,9 @@ impl StatValue {
                 .unwrap_or_else(|_| Datum::Str(text.clone().into())),
             StatValue::Text(s) => Datum::Str(s.clone().into()),
             StatValue::Date(t) => Datum::Date(*t),
+            StatValue::Timestamp(t) => Datum::Timestamp(*t),
+            StatValue::YearMonth(m) => Datum::YearMonth(*m),
+            StatValue::DaySecond(us) => Datum::DaySecond(*us),
         }
     }
 }
@@ -695,6 +707,11 @@ fn check_data_type(data_type: DataType) -> std::result::Result<(), String> {
         }
         DataType::Varchar2 { max_bytes: n } | DataType::Char { len: n } => (1..=MAX_STRING_BYTES).contains(&n),
         DataType::Integer | DataType::Date => true,
+        DataType::Timestamp { precision } => precision <= crate::types::DEFAULT_FRACTION_DIGITS,
+        DataType::IntervalYearMonth { year_precision } => year_precision <= 9,
+        DataType::IntervalDaySecond { day_precision, second_precision } => {
+            day_precision <= 9 && second_precision <= crate::types::DEFAULT_FRACTION_DIGITS
+        }
     };
     if fits { Ok(()) } else { Err(format!("{data_type:?} is not a type a column can have")) }
 }

@@ -29,6 +29,9 @@ struct Accumulator {
     count: u64,
     int_sum: i128,
     decimal_sum: Option<Decimal>,
+    /// SUM or AVG of intervals: `Some(true)` of YEAR TO MONTH ones (months in
+    /// `int_sum`), `Some(false)` of DAY TO SECOND ones (microseconds).
+    interval: Option<bool>,
     best: Option<Value>,
     distinct: Option<HashSet<Value>>,
     /// LISTAGG's values as text, each with its WITHIN GROUP keys.
@@ -157,7 +160,17 @@ impl Accumulator {
         match func {
             AggFunc::Count | AggFunc::CountStar | AggFunc::Listagg => {}
             AggFunc::Sum | AggFunc::Avg => match v {
-                Datum::Int(i) => self.int_sum += i128::from(i),
+                Datum::Int(i) if self.interval.is_none() => self.int_sum += i128::from(i),
+                Datum::YearMonth(x) | Datum::DaySecond(x) => {
+                    let year_month = matches!(v, Datum::YearMonth(_));
+                    let first = self.count == 1;
+                    if !(first || self.interval == Some(year_month)) {
+                        return Err(mixed(func, &v));
+                    }
+                    self.interval = Some(year_month);
+                    self.int_sum += i128::from(x);
+                }
+                other if self.interval.is_some() => return Err(mixed(func, &other)),
                 other => {
                     let d = other.to_decimal(func.name())?.expect("NULL was skipped");
                     let sum = self.decimal_sum.unwrap_or_default();
@@ -222,6 +235,19 @@ impl Accumulator {
             _ if self.count == 0 => Datum::Null,
             AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Datum::Null),
             AggFunc::Listagg => unreachable!("LISTAGG's answer is joined above"),
+            AggFunc::Sum | AggFunc::Avg if let Some(year_month) = self.interval => {
+                let overflow = || Error::value(func.name(), "numeric overflow");
+                let total = if func == AggFunc::Avg {
+                    // Months truncated, microseconds rounded half away from zero.
+                    let n = i128::from(self.count);
+                    let (q, r) = (self.int_sum / n, self.int_sum % n);
+                    if !year_month && 2 * r.abs() >= n { q + self.int_sum.signum() } else { q }
+                } else {
+                    self.int_sum
+                };
+                let v = i64::try_from(total).map_err(|_| overflow())?;
+                if year_month { Datum::YearMonth(v) } else { Datum::DaySecond(v) }
+            }
             AggFunc::Sum => self.total(func)?,
             AggFunc::Avg => {
                 let total = self.total(func)?.to_decimal("AVG")?.unwrap_or_default();
@@ -247,13 +273,24 @@ impl Accumulator {
     }
 }
 
-/// Numbers, strings and dates: values of one family compare with each other.
+/// SUM or AVG given a value that is not of the kind of those before it.
+fn mixed(func: AggFunc, v: &Datum<'_>) -> Error {
+    Error::value(
+        func.name(),
+        format!("ORA-00932: inconsistent datatypes: {} among values of another type", v.type_name()),
+    )
+}
+
+/// Numbers, strings, dates and timestamps, and each kind of interval: values of one
+/// family compare with each other.
 fn type_family(v: &Datum<'_>) -> u8 {
     match v {
         Datum::Int(_) | Datum::Num(_) => 0,
         Datum::Str(_) => 1,
-        Datum::Date(_) => 2,
+        Datum::Date(_) | Datum::Timestamp(_) => 2,
         Datum::Null => 3,
+        Datum::YearMonth(_) => 4,
+        Datum::DaySecond(_) => 5,
     }
 }
 

@@ -26,6 +26,9 @@ const INT: u8 = 1;
 const NUM: u8 = 2;
 const STR: u8 = 3;
 const DATE: u8 = 4;
+const TIMESTAMP: u8 = 5;
+const YEAR_MONTH: u8 = 6;
+const DAY_SECOND: u8 = 7;
 
 /// One operation's temporary file, and the statistics its I/O counts in.
 pub struct TempRows<'a> {
@@ -176,9 +179,14 @@ fn encode_row(row: &[Datum<'_>], out: &mut Vec<u8>) {
                 out.extend_from_slice(&(s.len() as u32).to_le_bytes());
                 out.extend_from_slice(s.as_bytes());
             }
-            Datum::Date(d) => {
-                out.push(DATE);
-                out.extend_from_slice(&d.to_le_bytes());
+            Datum::Date(x) | Datum::Timestamp(x) | Datum::YearMonth(x) | Datum::DaySecond(x) => {
+                out.push(match v {
+                    Datum::Date(_) => DATE,
+                    Datum::Timestamp(_) => TIMESTAMP,
+                    Datum::YearMonth(_) => YEAR_MONTH,
+                    _ => DAY_SECOND,
+                });
+                out.extend_from_slice(&x.to_le_bytes());
             }
         }
     }
@@ -219,6 +227,9 @@ fn decode_row<'b>(bytes: &'b [u8], row: &mut Vec<Value>) -> std::result::Result<
                 Datum::Str(text.to_owned().into())
             }
             DATE => Datum::Date(eight(&mut body)?),
+            TIMESTAMP => Datum::Timestamp(eight(&mut body)?),
+            YEAR_MONTH => Datum::YearMonth(eight(&mut body)?),
+            DAY_SECOND => Datum::DaySecond(eight(&mut body)?),
             _ => return Err("a column has an unknown type tag"),
         });
     }
@@ -245,6 +256,9 @@ mod tests {
                 if i % 3 == 0 { Datum::Null } else { Datum::Str(format!("row {i} é").into()) },
                 Datum::Num(Decimal::new(i * 7 + 1, 2)),
                 Datum::Date(i * 86_400),
+                Datum::Timestamp(i * 1_000_001),
+                Datum::YearMonth(-i),
+                Datum::DaySecond(i << 30),
             ]
         };
         let (mut a, mut b) = (RowRun::default(), RowRun::default());

@@ -31,7 +31,7 @@ use std::ops::Bound;
 /// cannot run it (`<>`, a LIKE prefix, a literal of another type, CHAR).
 fn predicate(bound: &ColumnBound, kind: ValueKind, data_type: DataType) -> Option<CuPredicate> {
     let range = |lower: &Option<(Value, bool)>, upper: &Option<(Value, bool)>| match kind {
-        ValueKind::Int | ValueKind::Date => {
+        ValueKind::Int | ValueKind::Date | ValueKind::Timestamp | ValueKind::YearMonth | ValueKind::DaySecond => {
             // `inclusive` false moves the end one whole number inwards.
             let lo = match lower {
                 None => i64::MIN,
@@ -60,7 +60,7 @@ fn predicate(bound: &ColumnBound, kind: ValueKind, data_type: DataType) -> Optio
         ColumnBound::Eq(v) => range(&Some((v.clone(), true)), &Some((v.clone(), true))),
         ColumnBound::Range { lower, upper, exact: true } => range(lower, upper),
         ColumnBound::In(values) => match kind {
-            ValueKind::Int | ValueKind::Date => {
+            ValueKind::Int | ValueKind::Date | ValueKind::Timestamp | ValueKind::YearMonth | ValueKind::DaySecond => {
                 Some(CuPredicate::IntIn(values.iter().map(|v| whole(v, kind)).collect::<Option<_>>()?))
             }
             _ => Some(CuPredicate::KeyIn(values.iter().map(|v| key(v, kind, data_type)).collect::<Option<_>>()?)),
@@ -69,10 +69,15 @@ fn predicate(bound: &ColumnBound, kind: ValueKind, data_type: DataType) -> Optio
     }
 }
 
-/// A literal as the whole number an Int or Date unit compares.
+/// A literal as the whole number an Int, Date, Timestamp or interval unit compares (a
+/// literal of another type is left to the row path).
 fn whole(v: &Value, kind: ValueKind) -> Option<i64> {
     match (kind, v) {
-        (ValueKind::Int, Datum::Int(i)) | (ValueKind::Date, Datum::Date(i)) => Some(*i),
+        (ValueKind::Int, Datum::Int(i))
+        | (ValueKind::Date, Datum::Date(i))
+        | (ValueKind::Timestamp, Datum::Timestamp(i))
+        | (ValueKind::YearMonth, Datum::YearMonth(i))
+        | (ValueKind::DaySecond, Datum::DaySecond(i)) => Some(*i),
         _ => None,
     }
 }

@@ -494,8 +494,9 @@ impl Frames {
                 if key.is_null() {
                     return Ok(peer_edge());
                 }
-                // An offset measures a number or a date (Oracle refuses the call when it
-                // is parsed; the key's type shows here).
+                // An offset measures a number, a date or a timestamp (Oracle refuses the
+                // call when it is parsed; the key's type shows here, and an interval offset
+                // from a number key is arithmetic's error).
                 if let Datum::Str(_) = key {
                     return Err(Error::value(
                         "RANGE",

@@ -633,10 +633,23 @@ const WHOLE_ARGS: usize = 3;
 /// ORA-25137.
 fn cast(value: Datum<'_>, to: crate::types::DataType) -> Result<Datum<'_>> {
     use crate::types::DataType;
-    let inconsistent = matches!(
-        (&value, to),
-        (Datum::Date(_), DataType::Number { .. } | DataType::Integer) | (Datum::Int(_) | Datum::Num(_), DataType::Date)
-    );
+    // The kinds of value that convert into one another, numbered (text converts into
+    // any).
+    let of_value = match &value {
+        Datum::Int(_) | Datum::Num(_) => Some(0),
+        Datum::Date(_) | Datum::Timestamp(_) => Some(1),
+        Datum::YearMonth(_) => Some(2),
+        Datum::DaySecond(_) => Some(3),
+        Datum::Null | Datum::Str(_) => None,
+    };
+    let of_type = match to {
+        DataType::Number { .. } | DataType::Integer => Some(0),
+        DataType::Date | DataType::Timestamp { .. } => Some(1),
+        DataType::IntervalYearMonth { .. } => Some(2),
+        DataType::IntervalDaySecond { .. } => Some(3),
+        DataType::Varchar2 { .. } | DataType::Char { .. } => None,
+    };
+    let inconsistent = matches!((of_value, of_type), (Some(a), Some(b)) if a != b);
     if inconsistent {
         return Err(Error::InvalidValue {
             context: "CAST".into(),
@@ -806,6 +819,22 @@ impl fmt::Display for ExprDisplay<'_> {
             Expr::Literal(Datum::Str(s)) => write!(f, "'{}'", s.replace('\'', "''")),
             Expr::Literal(Datum::Null) => write!(f, "NULL"),
             Expr::Literal(v @ Datum::Date(_)) => write!(f, "TO_DATE('{v}')"),
+            Expr::Literal(v @ Datum::Timestamp(_)) => write!(f, "TIMESTAMP'{v}'"),
+            Expr::Literal(Datum::YearMonth(m)) => {
+                let years = (m.unsigned_abs() / 12).max(1).ilog10() as usize + 1;
+                let digits = years.max(2);
+                write!(f, "INTERVAL'{}' YEAR({digits}) TO MONTH", crate::types::datetime::format_year_month(*m, 2))
+            }
+            Expr::Literal(Datum::DaySecond(us)) => {
+                let days =
+                    (us.unsigned_abs() / crate::types::datetime::MICROS_PER_DAY as u64).max(1).ilog10() as usize + 1;
+                let digits = days.max(2);
+                write!(
+                    f,
+                    "INTERVAL'{}' DAY({digits}) TO SECOND(6)",
+                    crate::types::datetime::format_day_second(*us, 2, 6)
+                )
+            }
             Expr::Literal(v) => write!(f, "{v}"),
             Expr::Bind { name, .. } | Expr::Outer { name, .. } => write!(f, "{name}"),
             Expr::Sequence { name, next } => write!(f, "{name}.{}", if *next { "NEXTVAL" } else { "CURRVAL" }),
@@ -873,21 +902,6 @@ impl fmt::Display for ExprDisplay<'_> {
                     other => top(other),
                 };
                 write!(f, "EXTRACT({field} FROM {})", top(&args[1]))
-            }
-            Expr::Function {
-                func: func @ (ScalarFunction::AddIntervalMonths | ScalarFunction::AddIntervalSeconds),
-                args,
-            } if args.len() == 2 => {
-                let unit = if *func == ScalarFunction::AddIntervalMonths { "MONTH" } else { "SECOND" };
-                match &args[1] {
-                    Expr::Literal(Datum::Int(n)) if *n < 0 => {
-                        write!(f, "{}-INTERVAL'{}' {unit}", self.part(&args[0], Binding::Additive), n.unsigned_abs())
-                    }
-                    Expr::Literal(Datum::Int(n)) => {
-                        write!(f, "{}+INTERVAL'{n}' {unit}", self.part(&args[0], Binding::Additive))
-                    }
-                    other => write!(f, "{}({},{})", func.name(), top(&args[0]), top(other)),
-                }
             }
             Expr::Function { func, args } => {
                 let items: Vec<String> = args.iter().map(top).collect();

@@ -17,7 +17,7 @@
 //! canonical [`Datum`] (an `Int` for a whole number that fits in 64 bits).
 
 use crate::error::{Error, Result};
-use crate::types::{DataType, Datum, Value};
+use crate::types::{DataType, Datum, Value, datetime};
 use rust_decimal::Decimal;
 
 const NULL: u8 = 0xFF;
@@ -64,11 +64,42 @@ pub fn encode_value(value: &Datum<'_>, data_type: DataType, out: &mut Vec<u8>) -
                 Datum::Str(s) => crate::types::parse_date(s, None).map_err(|m| Error::value("index key", m))?,
                 other => return Err(Error::value("index key", format!("cannot use {} as a DATE", other.type_name()))),
             };
-            out.push(PRESENT);
-            out.extend_from_slice(&((seconds as u64) ^ (1 << 63)).to_be_bytes());
+            encode_i64(seconds, out);
+        }
+        DataType::Timestamp { .. } => {
+            let micros = match value {
+                Datum::Timestamp(t) => *t,
+                Datum::Date(d) => d.saturating_mul(datetime::MICROS_PER_SECOND),
+                Datum::Str(s) => datetime::parse_timestamp(s).map_err(|m| Error::value("index key", m))?,
+                other => {
+                    return Err(Error::value("index key", format!("cannot use {} as a TIMESTAMP", other.type_name())));
+                }
+            };
+            encode_i64(micros, out);
+        }
+        DataType::IntervalYearMonth { .. } | DataType::IntervalDaySecond { .. } => {
+            let amount = match (value, data_type) {
+                (Datum::YearMonth(v), DataType::IntervalYearMonth { .. })
+                | (Datum::DaySecond(v), DataType::IntervalDaySecond { .. }) => *v,
+                (Datum::Str(s), DataType::IntervalYearMonth { .. }) => {
+                    datetime::parse_year_month(s).map_err(|m| Error::value("index key", m))?
+                }
+                (Datum::Str(s), _) => datetime::parse_day_second(s).map_err(|m| Error::value("index key", m))?,
+                (other, _) => {
+                    return Err(Error::value("index key", format!("cannot use {} as {data_type}", other.type_name())));
+                }
+            };
+            encode_i64(amount, out);
         }
     }
     Ok(())
+}
+
+/// A signed 64-bit value in eight bytes that sort as the values do: the sign bit flipped,
+/// big-endian.
+fn encode_i64(v: i64, out: &mut Vec<u8>) {
+    out.push(PRESENT);
+    out.extend_from_slice(&((v as u64) ^ (1 << 63)).to_be_bytes());
 }
 
 fn encode_bytes(bytes: &[u8], out: &mut Vec<u8>) {
@@ -158,9 +189,21 @@ fn decode_value(b: &[u8], t: DataType) -> Option<(Value, usize)> {
         _ => return None,
     }
     match t {
-        DataType::Date => {
+        DataType::Date
+        | DataType::Timestamp { .. }
+        | DataType::IntervalYearMonth { .. }
+        | DataType::IntervalDaySecond { .. } => {
             let raw = u64::from_be_bytes(b.get(1..9)?.try_into().ok()?);
-            Some((Datum::Date((raw ^ (1 << 63)) as i64), 9))
+            let v = (raw ^ (1 << 63)) as i64;
+            Some((
+                match t {
+                    DataType::Date => Datum::Date(v),
+                    DataType::Timestamp { .. } => Datum::Timestamp(v),
+                    DataType::IntervalYearMonth { .. } => Datum::YearMonth(v),
+                    _ => Datum::DaySecond(v),
+                },
+                9,
+            ))
         }
         _ => {
             let mut bytes = Vec::new();
@@ -251,11 +294,25 @@ mod tests {
         prop_oneof![any::<i32>().prop_map(|d| Datum::Date(i64::from(d) * 7)), Just(Datum::Null)]
     }
 
-    const TYPES: [DataType; 3] =
-        [DataType::Number { precision: None, scale: None }, DataType::Varchar2 { max_bytes: 40 }, DataType::Date];
+    /// Timestamps and the two kinds of interval, each with NULLs.
+    fn times() -> impl Strategy<Value = (Value, Value, Value)> {
+        let or_null = |v: i64, f: fn(i64) -> Value| if v % 5 == 0 { Datum::Null } else { f(v) };
+        (any::<i64>(), any::<i64>(), -5i64..5).prop_map(move |(t, d, m)| {
+            (or_null(t, Datum::Timestamp), or_null(d, Datum::DaySecond), or_null(m, Datum::YearMonth))
+        })
+    }
+
+    const TYPES: [DataType; 6] = [
+        DataType::Number { precision: None, scale: None },
+        DataType::Varchar2 { max_bytes: 40 },
+        DataType::Date,
+        DataType::Timestamp { precision: 6 },
+        DataType::IntervalDaySecond { day_precision: 9, second_precision: 6 },
+        DataType::IntervalYearMonth { year_precision: 9 },
+    ];
 
     fn tuple() -> impl Strategy<Value = Vec<Value>> {
-        (number(), text(), date()).prop_map(|(a, b, c)| vec![a, b, c])
+        (number(), text(), date(), times()).prop_map(|(a, b, c, (t, d, m))| vec![a, b, c, t, d, m])
     }
 
     fn encoded(values: &[Value]) -> Vec<u8> {
@@ -307,5 +364,18 @@ mod tests {
         assert!(key(Datum::Int(-10)) < key(Datum::Num(Decimal::new(-95, 1))));
         let mut out = Vec::new();
         assert!(!encode_key(&[Datum::Null], &n, &mut out).unwrap(), "an all-NULL key is not indexed");
+    }
+
+    #[test]
+    fn a_date_probes_a_timestamp_index_at_its_second() {
+        let t = [DataType::Timestamp { precision: 3 }];
+        let key = |d: Value| {
+            let mut out = Vec::new();
+            encode_key(&[d], &t, &mut out).unwrap();
+            out
+        };
+        assert_eq!(key(Datum::Date(86_400)), key(Datum::Timestamp(86_400_000_000)));
+        assert!(key(Datum::Date(86_400)) < key(Datum::Timestamp(86_400_000_001)));
+        assert_eq!(key(Datum::Str("1970-01-02 00:00:00.5".into())), key(Datum::Timestamp(86_400_500_000)));
     }
 }

@@ -36,6 +36,12 @@ pub enum ValueKind {
     Int,
     /// DATE as seconds since 1970.
     Date,
+    /// TIMESTAMP as microseconds since 1970.
+    Timestamp,
+    /// INTERVAL YEAR TO MONTH as months.
+    YearMonth,
+    /// INTERVAL DAY TO SECOND as microseconds.
+    DaySecond,
     /// VARCHAR2 or CHAR as their bytes.
     Text,
     /// NUMBER values as index keys (order-preserving bytes).
@@ -72,6 +78,9 @@ impl ImColumn {
             (_, None) => Datum::Null,
             (ValueKind::Int, Some(CuValue::Int(v))) => Datum::Int(v),
             (ValueKind::Date, Some(CuValue::Int(v))) => Datum::Date(v),
+            (ValueKind::Timestamp, Some(CuValue::Int(v))) => Datum::Timestamp(v),
+            (ValueKind::YearMonth, Some(CuValue::Int(v))) => Datum::YearMonth(v),
+            (ValueKind::DaySecond, Some(CuValue::Int(v))) => Datum::DaySecond(v),
             (ValueKind::Text, Some(CuValue::Key(bytes))) => Datum::Str(String::from_utf8_lossy(bytes)),
             (ValueKind::NumberKey, Some(CuValue::Key(key))) => {
                 let mut out = Datum::Null;
@@ -175,10 +184,17 @@ impl ImcuBuilder {
                     let kind = match c.data_type {
                         DataType::Integer | DataType::Number { .. } => ValueKind::Int,
                         DataType::Date => ValueKind::Date,
+                        DataType::Timestamp { .. } => ValueKind::Timestamp,
+                        DataType::IntervalYearMonth { .. } => ValueKind::YearMonth,
+                        DataType::IntervalDaySecond { .. } => ValueKind::DaySecond,
                         DataType::Varchar2 { .. } | DataType::Char { .. } => ValueKind::Text,
                     };
                     let gathered = match kind {
-                        ValueKind::Int | ValueKind::Date => Gathered::Ints(buffers.ints()),
+                        ValueKind::Int
+                        | ValueKind::Date
+                        | ValueKind::Timestamp
+                        | ValueKind::YearMonth
+                        | ValueKind::DaySecond => Gathered::Ints(buffers.ints()),
                         _ => Gathered::Keys(buffers.keys()),
                     };
                     (kind, c.data_type, gathered)
@@ -317,6 +333,9 @@ fn push_value(
         },
         (Gathered::Ints(v), Datum::Int(i)) if *kind == ValueKind::Int => v.push(Some(*i)),
         (Gathered::Ints(v), Datum::Date(d)) if *kind == ValueKind::Date => v.push(Some(*d)),
+        (Gathered::Ints(v), Datum::Timestamp(x)) if *kind == ValueKind::Timestamp => v.push(Some(*x)),
+        (Gathered::Ints(v), Datum::YearMonth(x)) if *kind == ValueKind::YearMonth => v.push(Some(*x)),
+        (Gathered::Ints(v), Datum::DaySecond(x)) if *kind == ValueKind::DaySecond => v.push(Some(*x)),
         (Gathered::Ints(v), _) if *kind == ValueKind::Int => {
             // The first fraction: the whole numbers so far become keys too.
             let mut keys = KeyColumnBuilder::new();

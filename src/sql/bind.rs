@@ -286,6 +286,20 @@ pub fn contains_aggregate(e: &ast::Expr) -> bool {
         }
         ast::Expr::Between { expr, low, high, .. } => [expr, low, high].iter().any(|e| contains_aggregate(e)),
         ast::Expr::InList { expr, list, .. } => contains_aggregate(expr) || list.iter().any(contains_aggregate),
+        ast::Expr::Extract { expr, .. }
+        | ast::Expr::Cast { expr, .. }
+        | ast::Expr::Ceil { expr, .. }
+        | ast::Expr::Floor { expr, .. }
+        | ast::Expr::InSubquery { expr, .. } => contains_aggregate(expr),
+        ast::Expr::Like { expr, pattern, .. } => contains_aggregate(expr) || contains_aggregate(pattern),
+        ast::Expr::Trim { expr, trim_what, .. } => {
+            contains_aggregate(expr) || trim_what.as_deref().is_some_and(contains_aggregate)
+        }
+        ast::Expr::Substring { expr, substring_from, substring_for, .. } => {
+            contains_aggregate(expr)
+                || substring_from.as_deref().is_some_and(contains_aggregate)
+                || substring_for.as_deref().is_some_and(contains_aggregate)
+        }
         _ => false,
     }
 }
@@ -472,14 +486,9 @@ impl Binder<'_> {
                     ast::DateTimeField::Year => "YEAR",
                     ast::DateTimeField::Month => "MONTH",
                     ast::DateTimeField::Day => "DAY",
-                    ast::DateTimeField::Hour | ast::DateTimeField::Minute | ast::DateTimeField::Second => {
-                        return Err(Error::InvalidValue {
-                            context: format!("EXTRACT({field} FROM ...)"),
-                            message: "invalid extract field for a DATE, which has no time zone: lioscope's \
-                                      dates are DATEs (YEAR, MONTH and DAY extract; TO_CHAR reads the time)"
-                                .into(),
-                        });
-                    }
+                    ast::DateTimeField::Hour => "HOUR",
+                    ast::DateTimeField::Minute => "MINUTE",
+                    ast::DateTimeField::Second => "SECOND",
                     other => return Err(unsupported(format!("EXTRACT({other} FROM ...)"), e)),
                 };
                 Expr::Function {
@@ -494,12 +503,7 @@ impl Binder<'_> {
                 })?;
                 Expr::Cast { expr: Box::new(self.bind(expr)?), to }
             }
-            ast::Expr::Interval(_) => {
-                return Err(unsupported(
-                    format!("{e} as a value (an INTERVAL is added to or subtracted from a DATE: DATE ± INTERVAL)"),
-                    e,
-                ));
-            }
+            ast::Expr::Interval(interval) => Expr::Literal(super::interval::read(interval)?),
             other => return Err(unsupported(format!("expression {other}"), e)),
         };
         Ok(fold_constants(bound, self.f))
@@ -610,6 +614,9 @@ impl Binder<'_> {
         if qualifier.is_none() && ident.quote_style.is_none() {
             match name.as_str() {
                 "SYSDATE" => return Ok(Expr::Literal(Datum::Date(self.f.sysdate_constant()))),
+                "SYSTIMESTAMP" | "LOCALTIMESTAMP" | "CURRENT_TIMESTAMP" => {
+                    return Ok(Expr::Literal(Datum::Timestamp(self.f.systimestamp_constant())));
+                }
                 "ROWNUM" | "LEVEL" if self.grouping.is_some() && (name == "ROWNUM" || self.scope.level.is_some()) => {
                     return Err(not_group_by(name, e));
                 }
@@ -690,28 +697,6 @@ impl Binder<'_> {
     }
 
     fn bind_binary(&self, left: &ast::Expr, op: &BinaryOperator, right: &ast::Expr, e: &ast::Expr) -> Result<Expr> {
-        // DATE ± INTERVAL, INTERVAL + DATE: the interval's months or seconds added.
-        fn interval(x: &ast::Expr) -> Option<&ast::Interval> {
-            match unnested(x) {
-                ast::Expr::Interval(i) => Some(i),
-                _ => None,
-            }
-        }
-        let with_interval = match (op, interval(left), interval(right)) {
-            (BinaryOperator::Plus | BinaryOperator::Minus, None, Some(i)) => {
-                let value = super::interval::read(i)?;
-                Some((left, if *op == BinaryOperator::Minus { value.negated() } else { value }))
-            }
-            (BinaryOperator::Plus, Some(i), None) => Some((right, super::interval::read(i)?)),
-            _ => None,
-        };
-        if let Some((date, value)) = with_interval {
-            let (func, amount) = match value {
-                super::interval::IntervalValue::Months(m) => (ScalarFunction::AddIntervalMonths, m),
-                super::interval::IntervalValue::Seconds(s) => (ScalarFunction::AddIntervalSeconds, s),
-            };
-            return Ok(Expr::Function { func, args: vec![self.bind(date)?, Expr::Literal(Datum::Int(amount))] });
-        }
         let (mut l, mut r) = (Box::new(self.bind(left)?), Box::new(self.bind(right)?));
         if matches!(
             op,
@@ -895,9 +880,18 @@ impl Binder<'_> {
         let offset = |x: &ast::Expr| -> Result<Value> {
             let value = match self.bind(x)? {
                 Expr::Literal(v @ (Datum::Int(_) | Datum::Num(_))) => v,
+                // An interval measures a RANGE over dates or timestamps.
+                Expr::Literal(v @ (Datum::YearMonth(n) | Datum::DaySecond(n))) if range => {
+                    if n < 0 {
+                        return Err(wrong(format!(
+                            "ORA-01428: argument '{v}' is out of range (a window frame's offset is 0 or more)"
+                        )));
+                    }
+                    return Ok(v);
+                }
                 other => {
                     return Err(wrong(format!(
-                        "a window frame's offset is a constant number, not {}",
+                        "a window frame's offset is a constant number, or an interval for RANGE, not {}",
                         other.display(&self.scope.names)
                     )));
                 }
@@ -954,6 +948,17 @@ impl Binder<'_> {
         let name = function_name(&f.name);
         if let Some(over) = &f.over {
             return self.bind_window(f, over, e);
+        }
+        if matches!(f.args, FunctionArguments::None) {
+            // The session's clock, as SYSDATE and SYSTIMESTAMP read it (lioscope's session
+            // time zone is the server's).
+            match name.as_str() {
+                "CURRENT_TIMESTAMP" | "LOCALTIMESTAMP" => {
+                    return Ok(Expr::Literal(Datum::Timestamp(self.f.systimestamp_constant())));
+                }
+                "CURRENT_DATE" => return Ok(Expr::Literal(Datum::Date(self.f.sysdate_constant()))),
+                _ => {}
+            }
         }
         let listagg = name == "LISTAGG";
         if f.filter.is_some()
@@ -1083,19 +1088,20 @@ pub fn literal(v: &ast::Value, e: &impl Spanned) -> Result<Value> {
     }
 }
 
-/// `DATE '...'` and `TIMESTAMP '...'`: a DATE (lioscope has no TIMESTAMP type; a
-/// TIMESTAMP literal with nonzero fractional seconds is refused). A bad literal's error
-/// names it and where it stands.
+/// `DATE '...'` and `TIMESTAMP '...'`: a DATE and a TIMESTAMP (no time zone). A bad
+/// literal's error names it and where it stands.
 fn typed_literal(t: &ast::TypedString, e: &ast::Expr) -> Result<Value> {
     let ast::Value::SingleQuotedString(text) = &t.value.value else {
         return Err(unsupported(format!("literal {e}"), e));
     };
     let value = match &t.data_type {
-        ast::DataType::Date => crate::expr::functions::date_literal(text),
-        ast::DataType::Timestamp(None, ast::TimezoneInfo::None) => crate::expr::functions::timestamp_literal(text),
+        ast::DataType::Date => crate::expr::functions::date_literal(text).map(Datum::Date),
+        ast::DataType::Timestamp(None, ast::TimezoneInfo::None) => {
+            crate::expr::functions::timestamp_literal(text).map(Datum::Timestamp)
+        }
         _ => return Err(unsupported(format!("literal {e}"), e)),
     };
-    value.map(Datum::Date).map_err(|message| Error::InvalidValue {
+    value.map_err(|message| Error::InvalidValue {
         context: format!("{e}{}", position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()),
         message,
     })

@@ -4,7 +4,7 @@
 //! SELECT's columns). A type lioscope does not take (a length in characters, an unbounded
 //! length, a precision out of range) is refused with the reason, never narrowed.
 
-use crate::types::DataType;
+use crate::types::{DEFAULT_FRACTION_DIGITS, DataType};
 use sqlparser::ast::{self, CharacterLength, DataType as AstType, ExactNumberInfo};
 
 /// Maps a declared type to lioscope's types; `Err` says why it is not accepted.
@@ -15,6 +15,16 @@ pub(super) fn data_type(t: &AstType) -> std::result::Result<DataType, String> {
         AstType::Varchar(len) | AstType::CharVarying(len) | AstType::Nvarchar(len) => string_type(len, true),
         AstType::Char(len) | AstType::Character(len) => string_type(len, false),
         AstType::Date => Ok(DataType::Date),
+        AstType::Timestamp(precision, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
+            match precision.unwrap_or(u64::from(DEFAULT_FRACTION_DIGITS)) {
+                p @ 0..=6 => Ok(DataType::Timestamp { precision: p as u8 }),
+                p @ 7..=9 => Err(format!(
+                    "TIMESTAMP({p}): lioscope keeps fractional seconds to the microsecond, TIMESTAMP(6) at most"
+                )),
+                p => Err(format!("TIMESTAMP({p}): the fractional seconds precision must be between 0 and 9")),
+            }
+        }
+        AstType::Timestamp(..) => Err("time zones are not supported: TIMESTAMP has no time zone in lioscope".into()),
         // Oracle's ANSI floating types are NUMBERs (FLOAT(p) with a binary precision of
         // 1 to 126 bits, REAL FLOAT(63), DOUBLE PRECISION FLOAT(126)); lioscope keeps the
         // value as NUMBER does, to 28 significant digits, without rounding to p bits.
@@ -46,10 +56,36 @@ pub(super) fn data_type(t: &AstType) -> std::result::Result<DataType, String> {
                     None => Err("VARCHAR2 needs a length, e.g. VARCHAR2(20)".into()),
                 }
             }
+            super::oracle_types::YEAR_TO_MONTH => match precisions(args)?[..] {
+                [p] => Ok(DataType::IntervalYearMonth { year_precision: leading(p, "YEAR")? }),
+                _ => Err("INTERVAL YEAR TO MONTH takes one precision, the years' digits".into()),
+            },
+            super::oracle_types::DAY_TO_SECOND => match precisions(args)?[..] {
+                [p, s] if s <= u64::from(DEFAULT_FRACTION_DIGITS) => {
+                    Ok(DataType::IntervalDaySecond { day_precision: leading(p, "DAY")?, second_precision: s as u8 })
+                }
+                [_, s] if s <= 9 => Err(format!(
+                    "INTERVAL DAY TO SECOND({s}): lioscope keeps fractional seconds to the microsecond, SECOND(6) at most"
+                )),
+                _ => Err("INTERVAL DAY TO SECOND: the fractional seconds precision must be between 0 and 9".into()),
+            },
             other => Err(format!("data type {other} is not supported")),
         },
+        AstType::Interval { .. } => {
+            Err("an INTERVAL type names its fields: INTERVAL YEAR TO MONTH or INTERVAL DAY TO SECOND".into())
+        }
         other => Err(format!("data type {other} is not supported")),
     }
+}
+
+/// The precisions of a rewritten interval type (see [`super::oracle_types`]).
+fn precisions(args: &[String]) -> std::result::Result<Vec<u64>, String> {
+    args.iter().map(|a| a.trim().parse::<u64>().map_err(|_| format!("{a} is not a precision"))).collect()
+}
+
+/// An interval's leading precision: 0 to 9 digits of `field`.
+fn leading(p: u64, field: &str) -> std::result::Result<u8, String> {
+    if p <= 9 { Ok(p as u8) } else { Err(format!("{field}({p}): the leading precision must be between 0 and 9")) }
 }
 
 fn info_args(info: &ExactNumberInfo) -> Vec<i64> {
@@ -105,8 +141,7 @@ mod tests {
 
     fn parsed(sql_type: &str) -> std::result::Result<DataType, String> {
         let sql = format!("CREATE TABLE t (c {sql_type})");
-        let statements = sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::OracleDialect {}, &sql)
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let statements = crate::sql::oracle_types::parse_statements(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
         let ast::Statement::CreateTable(create) = &statements[0] else { panic!("{sql}: not a CREATE TABLE") };
         data_type(&create.columns[0].data_type)
     }

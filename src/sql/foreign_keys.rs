@@ -123,14 +123,10 @@ pub(super) fn resolve(
 }
 
 /// Whether a child column of type `a` may refer to a parent column of type `b`: both
-/// numbers, both strings or both dates (the index key encodings then agree).
+/// numbers, both strings, both dates, both timestamps or both intervals of one kind (the
+/// index key encodings then agree).
 fn comparable(a: DataType, b: DataType) -> bool {
-    let family = |t: DataType| match t {
-        DataType::Integer | DataType::Number { .. } => 0,
-        DataType::Varchar2 { .. } | DataType::Char { .. } => 1,
-        DataType::Date => 2,
-    };
-    family(a) == family(b)
+    super::plan::Family::of_type(a) == super::plan::Family::of_type(b)
 }
 
 /// The foreign keys that refer to table `parent`: (child table, constraint), enabled or

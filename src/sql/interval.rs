@@ -1,38 +1,18 @@
 //! INTERVAL literals, as Oracle writes them: `INTERVAL '3' MONTH`, `INTERVAL '90' DAY(3)`,
-//! `INTERVAL '1-6' YEAR TO MONTH`, `INTERVAL '4 05:12:10' DAY TO SECOND`, read into the
-//! months or the seconds they add to a DATE.
+//! `INTERVAL '1-6' YEAR TO MONTH`, `INTERVAL '4 05:12:10.5' DAY TO SECOND`, read into an
+//! INTERVAL YEAR TO MONTH (months) or an INTERVAL DAY TO SECOND (microseconds) value.
 //!
 //! Rules, Oracle's: the leading field's digits are at most its precision (2 unless
 //! written: `DAY(3)` takes 999 days), the fields after it keep to their ranges (months
 //! 0 to 11, hours 0 to 23, minutes and seconds 0 to 59), and the text is a number for each
 //! field the interval names, in order, with `-` between years and months, a blank between
-//! days and hours and `:` between the time's fields; a sign may lead. Fractions of a second
-//! are read and dropped: a DATE holds whole seconds.
-//!
-//! lioscope has no INTERVAL type: an interval is a literal added to or subtracted from a
-//! DATE (the binder's `DATE ± INTERVAL`), never a value of its own.
+//! days and hours and `:` between the time's fields; a sign may lead. A fraction of a
+//! second is rounded to its precision (`SECOND(2, 3)`, six digits unless written).
 
 use crate::error::{Error, Result};
+use crate::types::datetime::MICROS_PER_SECOND;
+use crate::types::{Datum, Value, round_micros};
 use sqlparser::ast::{self, DateTimeField};
-
-/// What an interval adds to a DATE.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IntervalValue {
-    /// YEAR, MONTH, YEAR TO MONTH.
-    Months(i64),
-    /// DAY, HOUR, MINUTE, SECOND and the ranges between them.
-    Seconds(i64),
-}
-
-impl IntervalValue {
-    /// The interval subtracted instead of added.
-    pub fn negated(self) -> IntervalValue {
-        match self {
-            IntervalValue::Months(m) => IntervalValue::Months(-m),
-            IntervalValue::Seconds(s) => IntervalValue::Seconds(-s),
-        }
-    }
-}
 
 /// The fields of an interval, leading first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -58,14 +38,15 @@ impl Field {
         })
     }
 
-    /// What one unit of the field is worth, in months or in seconds.
+    /// What one unit of the field is worth, in months or in microseconds.
     fn unit(self) -> i64 {
         match self {
             Field::Year => 12,
-            Field::Month | Field::Second => 1,
-            Field::Day => 86_400,
-            Field::Hour => 3_600,
-            Field::Minute => 60,
+            Field::Month => 1,
+            Field::Day => 86_400 * MICROS_PER_SECOND,
+            Field::Hour => 3_600 * MICROS_PER_SECOND,
+            Field::Minute => 60 * MICROS_PER_SECOND,
+            Field::Second => MICROS_PER_SECOND,
         }
     }
 
@@ -89,7 +70,7 @@ impl Field {
 }
 
 /// Reads an INTERVAL literal.
-pub fn read(interval: &ast::Interval) -> Result<IntervalValue> {
+pub fn read(interval: &ast::Interval) -> Result<Value> {
     let literal = interval.to_string();
     let invalid = |message: &str| Error::InvalidValue { context: literal.clone(), message: message.to_owned() };
     let text = match &*interval.value {
@@ -132,14 +113,13 @@ pub fn read(interval: &ast::Interval) -> Result<IntervalValue> {
         if number.is_empty() {
             return Err(invalid("the interval is invalid"));
         }
-        if field == Field::Second {
-            // A fraction of a second, read and dropped.
-            if let Some(fraction) = rest.strip_prefix('.') {
-                if fraction.is_empty() || !fraction.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(invalid("the interval is invalid"));
-                }
-                rest = "";
-            }
+        let mut fraction = 0;
+        if field == Field::Second
+            && let Some(digits) = rest.strip_prefix('.')
+        {
+            fraction = crate::types::datetime::second_micros(&format!("0.{digits}"))
+                .ok_or_else(|| invalid("the interval is invalid"))?;
+            rest = "";
         }
         let value: i64 = number.parse().map_err(|_| invalid("the leading precision of the interval is too small"))?;
         if i == 0 {
@@ -161,6 +141,7 @@ pub fn read(interval: &ast::Interval) -> Result<IntervalValue> {
         }
         total = value
             .checked_mul(field.unit())
+            .and_then(|v| v.checked_add(fraction))
             .and_then(|v| total.checked_add(v))
             .ok_or_else(|| invalid("the interval is too large"))?;
     }
@@ -168,7 +149,15 @@ pub fn read(interval: &ast::Interval) -> Result<IntervalValue> {
         return Err(invalid("the interval is invalid"));
     }
     let total = if negative { -total } else { total };
-    Ok(if year_month(first) { IntervalValue::Months(total) } else { IntervalValue::Seconds(total) })
+    if year_month(first) {
+        return Ok(Datum::YearMonth(total));
+    }
+    let digits = match interval.fractional_seconds_precision {
+        None => crate::types::DEFAULT_FRACTION_DIGITS,
+        Some(p) if p <= 9 => u8::try_from(p).unwrap_or(9),
+        Some(_) => return Err(invalid("the interval's fractional seconds precision is at most 9")),
+    };
+    Ok(Datum::DaySecond(round_micros(total, digits)))
 }
 
 #[cfg(test)]
@@ -178,7 +167,7 @@ mod tests {
     use sqlparser::parser::Parser;
 
     /// The interval of `SELECT d + <text> FROM dual`.
-    fn interval(text: &str) -> Result<IntervalValue> {
+    fn interval(text: &str) -> Result<Value> {
         let sql = format!("SELECT d + {text} FROM dual");
         let statement = Parser::parse_sql(&OracleDialect {}, &sql).unwrap().remove(0);
         let ast::Statement::Query(q) = statement else { panic!("a query") };
@@ -196,28 +185,37 @@ mod tests {
 
     #[test]
     fn single_fields_count_in_months_or_seconds() {
-        assert_eq!(interval("INTERVAL '3' MONTH").unwrap(), IntervalValue::Months(3));
-        assert_eq!(interval("INTERVAL '1' YEAR").unwrap(), IntervalValue::Months(12));
-        assert_eq!(interval("INTERVAL '90' DAY (3)").unwrap(), IntervalValue::Seconds(90 * 86_400));
-        assert_eq!(interval("INTERVAL '90' DAY").unwrap(), IntervalValue::Seconds(90 * 86_400));
-        assert_eq!(interval("INTERVAL '7' HOUR").unwrap(), IntervalValue::Seconds(7 * 3_600));
-        assert_eq!(interval("INTERVAL '-15' MINUTE").unwrap(), IntervalValue::Seconds(-900));
-        assert_eq!(interval("INTERVAL '59.75' SECOND").unwrap(), IntervalValue::Seconds(59));
-        assert_eq!(interval("INTERVAL '+5' day").unwrap(), IntervalValue::Seconds(5 * 86_400));
+        assert_eq!(interval("INTERVAL '3' MONTH").unwrap(), Datum::YearMonth(3));
+        assert_eq!(interval("INTERVAL '1' YEAR").unwrap(), Datum::YearMonth(12));
+        assert_eq!(interval("INTERVAL '90' DAY (3)").unwrap(), Datum::DaySecond((90 * 86_400) * MICROS_PER_SECOND));
+        assert_eq!(interval("INTERVAL '90' DAY").unwrap(), Datum::DaySecond((90 * 86_400) * MICROS_PER_SECOND));
+        assert_eq!(interval("INTERVAL '7' HOUR").unwrap(), Datum::DaySecond((7 * 3_600) * MICROS_PER_SECOND));
+        assert_eq!(interval("INTERVAL '-15' MINUTE").unwrap(), Datum::DaySecond((-900) * MICROS_PER_SECOND));
+        assert_eq!(interval("INTERVAL '59.75' SECOND").unwrap(), Datum::DaySecond(59_750_000));
+        assert_eq!(interval("INTERVAL '+5' day").unwrap(), Datum::DaySecond((5 * 86_400) * MICROS_PER_SECOND));
     }
 
     #[test]
     fn ranges_read_each_field_after_its_separator() {
-        assert_eq!(interval("INTERVAL '1-6' YEAR TO MONTH").unwrap(), IntervalValue::Months(18));
-        assert_eq!(interval("INTERVAL '-2-11' YEAR TO MONTH").unwrap(), IntervalValue::Months(-35));
+        assert_eq!(interval("INTERVAL '1-6' YEAR TO MONTH").unwrap(), Datum::YearMonth(18));
+        assert_eq!(interval("INTERVAL '-2-11' YEAR TO MONTH").unwrap(), Datum::YearMonth(-35));
         assert_eq!(
             interval("INTERVAL '4 05:12:10.222' DAY TO SECOND").unwrap(),
-            IntervalValue::Seconds(4 * 86_400 + 5 * 3_600 + 12 * 60 + 10)
+            Datum::DaySecond((4 * 86_400 + 5 * 3_600 + 12 * 60 + 10) * MICROS_PER_SECOND + 222_000)
         );
-        assert_eq!(interval("INTERVAL '3 12' DAY TO HOUR").unwrap(), IntervalValue::Seconds(3 * 86_400 + 12 * 3_600));
-        assert_eq!(interval("INTERVAL '11:20' HOUR TO MINUTE").unwrap(), IntervalValue::Seconds(11 * 3_600 + 1_200));
-        assert_eq!(interval("INTERVAL '10:30' MINUTE TO SECOND").unwrap(), IntervalValue::Seconds(630));
-        assert_eq!(interval("INTERVAL '100 10:00:00' DAY(3) TO SECOND").unwrap(), IntervalValue::Seconds(8_676_000));
+        assert_eq!(
+            interval("INTERVAL '3 12' DAY TO HOUR").unwrap(),
+            Datum::DaySecond((3 * 86_400 + 12 * 3_600) * MICROS_PER_SECOND)
+        );
+        assert_eq!(
+            interval("INTERVAL '11:20' HOUR TO MINUTE").unwrap(),
+            Datum::DaySecond((11 * 3_600 + 1_200) * MICROS_PER_SECOND)
+        );
+        assert_eq!(interval("INTERVAL '10:30' MINUTE TO SECOND").unwrap(), Datum::DaySecond((630) * MICROS_PER_SECOND));
+        assert_eq!(
+            interval("INTERVAL '100 10:00:00' DAY(3) TO SECOND").unwrap(),
+            Datum::DaySecond((8_676_000) * MICROS_PER_SECOND)
+        );
     }
 
     #[test]

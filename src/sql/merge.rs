@@ -347,8 +347,7 @@ fn read_source(session: &Session, factor: &ast::TableFactor, scn: u64) -> Result
         }
     };
     let text = format!("SELECT * FROM {factor}");
-    let query = sqlparser::parser::Parser::new(&sqlparser::dialect::OracleDialect {})
-        .try_with_sql(&text)
+    let query = super::oracle_types::parser(&sqlparser::dialect::OracleDialect {}, &text)
         .and_then(|mut p| p.parse_query())
         .map_err(|e| Error::value("MERGE USING", e.to_string()))?;
     let functions = super::function_context(session);

@@ -44,6 +44,7 @@ mod dml;
 mod merge;
 mod modify;
 mod operation;
+mod oracle_types;
 mod transaction;
 pub mod front;
 mod index_ddl;
@@ -71,8 +72,6 @@ use crate::stats::activity::flags;
 use crate::stats::{Stat, TimeModel};
 use front::Front;
 use sqlparser::ast::{self, Statement};
-use sqlparser::dialect::OracleDialect;
-use sqlparser::parser::Parser;
 use std::time::Instant;
 
 pub(crate) use call::user_call;
@@ -184,7 +183,7 @@ fn run_parsed(session: &Session, front: Front, parsed: Option<Statement>) -> Res
 
 /// Parses exactly one statement.
 pub(crate) fn parse_one(sql: &str) -> Result<Statement> {
-    let mut statements = Parser::parse_sql(&OracleDialect {}, sql).map_err(|e| syntax_errors::parse_error(e, sql))?;
+    let mut statements = oracle_types::parse_statements(sql).map_err(|e| syntax_errors::parse_error(e, sql))?;
     match statements.len() {
         1 => Ok(statements.remove(0)),
         0 => Err(Error::Parse { message: "empty statement".into(), position: None }),
@@ -260,7 +259,7 @@ fn function_context(session: &Session) -> FunctionContext {
     let mut state = session.state.lock();
     let seed = state.random_seed;
     state.random_seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    with_binds(session, FunctionContext::new(crate::types::local_now(), seed))
+    with_binds(session, FunctionContext::new(crate::types::local_now_micros(), seed))
 }
 
 /// `f` with the bind variables of the statement running now, and the session's sequences.
@@ -338,7 +337,7 @@ fn explain(session: &Session, statement: &Statement) -> Result<QueryResult> {
         return Err(Error::unsupported("EXPLAIN PLAN of a statement other than a query"));
     };
     // Planned only: the session's random stream is left as it is.
-    let f = with_binds(session, FunctionContext::new(crate::types::local_now(), 0));
+    let f = with_binds(session, FunctionContext::new(crate::types::local_now_micros(), 0));
     let planned = plan::plan_statement_query(query, session, &f)?;
     let lines = plan::format_plan(&planned.tree, &planned.notes);
     let rows = lines.into_iter().map(|l| vec![crate::types::Datum::string(l)]).collect();

@@ -14,8 +14,7 @@ use std::cell::RefCell;
 
 /// Binds a CHECK condition over `table`'s columns.
 pub(super) fn bind_condition(session: &Session, table: &TableDef, condition: &str) -> Result<Expr> {
-    let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::OracleDialect {})
-        .try_with_sql(condition)
+    let parsed = super::oracle_types::parser(&sqlparser::dialect::OracleDialect {}, condition)
         .and_then(|mut p| p.parse_expr())
         .map_err(|e| Error::Parse { message: format!("CHECK condition {condition}: {e}"), position: None })?;
     let names = table.columns.iter().map(|c| c.name.clone()).collect();

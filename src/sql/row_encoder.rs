@@ -143,7 +143,10 @@ impl ColumnPlan {
             },
             DataType::Varchar2 { max_bytes } => push_text(text.as_bytes(), max_bytes, image),
             DataType::Char { len } => push_char(text.as_bytes(), len, image),
-            DataType::Date => self.push_coerced(Datum::Str(Cow::Borrowed(text)), image),
+            DataType::Date
+            | DataType::Timestamp { .. }
+            | DataType::IntervalYearMonth { .. }
+            | DataType::IntervalDaySecond { .. } => self.push_coerced(Datum::Str(Cow::Borrowed(text)), image),
         }
     }
 

@@ -772,6 +772,15 @@ fn user_tab_columns(session: &Session) -> Rows {
                 Varchar2 { max_bytes } => ("VARCHAR2", max_bytes.into(), Datum::Null, Datum::Null),
                 Char { len } => ("CHAR", len.into(), Datum::Null, Datum::Null),
                 Date => ("DATE", 7, Datum::Null, Datum::Null),
+                // Oracle's names and lengths; the precision column holds the leading
+                // field's digits, the scale column the fraction's.
+                Timestamp { precision } => ("TIMESTAMP", 11, Datum::Null, int(precision.into())),
+                IntervalYearMonth { year_precision } => {
+                    ("INTERVAL YEAR TO MONTH", 5, int(year_precision.into()), int(0))
+                }
+                IntervalDaySecond { day_precision, second_precision } => {
+                    ("INTERVAL DAY TO SECOND", 11, int(day_precision.into()), int(second_precision.into()))
+                }
             };
             rows.push(vec![
                 text(t.name.clone()),

@@ -1,6 +1,7 @@
 //! Declared column types and the checks a value passes on its way into a column.
 
 use super::Datum;
+use super::datetime::{self, MICROS_PER_DAY, MICROS_PER_SECOND};
 use crate::error::{Error, Result};
 use std::fmt;
 
@@ -24,7 +25,24 @@ pub enum DataType {
     Char { len: u32 },
     /// DATE: a calendar date and time to the second.
     Date,
+    /// TIMESTAMP(p): a calendar date and time with `precision` digits of fractional
+    /// seconds (0 to 6; lioscope keeps microseconds), no time zone.
+    Timestamp { precision: u8 },
+    /// INTERVAL YEAR(p) TO MONTH: years and months, the years in at most `year_precision`
+    /// digits (0 to 9).
+    IntervalYearMonth { year_precision: u8 },
+    /// INTERVAL DAY(p) TO SECOND(s): days, hours, minutes and seconds, the days in at most
+    /// `day_precision` digits (0 to 9), the seconds with `second_precision` digits of
+    /// fraction (0 to 6).
+    IntervalDaySecond { day_precision: u8, second_precision: u8 },
 }
+
+/// The fractional-second digits a TIMESTAMP or an INTERVAL DAY TO SECOND has unless
+/// declared (Oracle's default), and the most lioscope keeps (microseconds).
+pub const DEFAULT_FRACTION_DIGITS: u8 = 6;
+
+/// The leading field's digits an INTERVAL has unless declared (Oracle's default).
+pub const DEFAULT_LEADING_DIGITS: u8 = 2;
 
 impl DataType {
     /// Coerces `value` into this type for storage in `column`, or explains why it does not
@@ -54,10 +72,83 @@ impl DataType {
             DataType::Date => match value {
                 Datum::Date(d) => Ok(Datum::Date(d)),
                 Datum::Str(s) => Ok(Datum::Date(super::parse_date(&s, None).map_err(|m| Error::value(column, m))?)),
+                Datum::Timestamp(t) => Ok(Datum::Date(t.div_euclid(MICROS_PER_SECOND))),
                 other => Err(Error::value(column, format!("cannot store {} in a DATE column", other.type_name()))),
             },
+            DataType::Timestamp { precision } => {
+                let micros = match value {
+                    Datum::Timestamp(t) => t,
+                    Datum::Date(d) => d * MICROS_PER_SECOND,
+                    Datum::Str(s) => datetime::parse_timestamp(&s).map_err(|m| Error::value(column, m))?,
+                    other => {
+                        return Err(Error::value(
+                            column,
+                            format!("cannot store {} in a TIMESTAMP column", other.type_name()),
+                        ));
+                    }
+                };
+                let rounded = round_micros(micros, precision);
+                if !datetime::timestamp_in_range(rounded) {
+                    return Err(Error::value(column, "timestamp out of range (the year must be between 1 and 9999)"));
+                }
+                Ok(Datum::Timestamp(rounded))
+            }
+            DataType::IntervalYearMonth { year_precision } => {
+                let months = match value {
+                    Datum::YearMonth(m) => m,
+                    Datum::Str(s) => datetime::parse_year_month(&s).map_err(|m| Error::value(column, m))?,
+                    other => {
+                        return Err(Error::value(
+                            column,
+                            format!("cannot store {} in an INTERVAL YEAR TO MONTH column", other.type_name()),
+                        ));
+                    }
+                };
+                check_leading(months.unsigned_abs() / 12, year_precision, column)?;
+                Ok(Datum::YearMonth(months))
+            }
+            DataType::IntervalDaySecond { day_precision, second_precision } => {
+                let micros = match value {
+                    Datum::DaySecond(us) => us,
+                    Datum::Str(s) => datetime::parse_day_second(&s).map_err(|m| Error::value(column, m))?,
+                    other => {
+                        return Err(Error::value(
+                            column,
+                            format!("cannot store {} in an INTERVAL DAY TO SECOND column", other.type_name()),
+                        ));
+                    }
+                };
+                let rounded = round_micros(micros, second_precision);
+                check_leading(rounded.unsigned_abs() / MICROS_PER_DAY as u64, day_precision, column)?;
+                Ok(Datum::DaySecond(rounded))
+            }
         }
     }
+}
+
+/// `micros` rounded half away from zero to `digits` digits of fractional seconds.
+pub fn round_micros(micros: i64, digits: u8) -> i64 {
+    let unit = 10i64.pow(u32::from(DEFAULT_FRACTION_DIGITS.saturating_sub(digits)));
+    if unit == 1 {
+        return micros;
+    }
+    let rem = micros.rem_euclid(unit);
+    let base = micros - rem;
+    if rem * 2 >= unit { base.saturating_add(unit) } else { base }
+}
+
+/// Fails when an interval's leading field (years or days) has more than `precision`
+/// digits (Oracle's ORA-01873).
+fn check_leading(leading: u64, precision: u8, column: &str) -> Result<()> {
+    if digits(u128::from(leading)) > u32::from(precision) {
+        return Err(Error::value(
+            column,
+            format!(
+                "ORA-01873: the leading precision of the interval is too small ({leading} has more than {precision} digits)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 impl DataType {
@@ -71,7 +162,12 @@ impl DataType {
             DataType::Number { precision: Some(p), scale } => {
                 digits(u128::from(i.unsigned_abs())) <= integer_digits_allowed(p, scale.unwrap_or(0))
             }
-            DataType::Varchar2 { .. } | DataType::Char { .. } | DataType::Date => false,
+            DataType::Varchar2 { .. }
+            | DataType::Char { .. }
+            | DataType::Date
+            | DataType::Timestamp { .. }
+            | DataType::IntervalYearMonth { .. }
+            | DataType::IntervalDaySecond { .. } => false,
         }
     }
 }
@@ -87,8 +183,8 @@ fn check_length(s: &str, max: u32, column: &str) -> Result<()> {
 fn coerce_number<'a>(value: Datum<'a>, precision: Option<u8>, scale: Option<u8>, column: &str) -> Result<Datum<'a>> {
     let number = match value {
         Datum::Str(s) => Datum::parse_number(s.trim()).map_err(|m| Error::value(column, m))?,
-        Datum::Date(_) => return Err(Error::value(column, "cannot store a DATE in a NUMBER column")),
-        n => n,
+        n @ (Datum::Int(_) | Datum::Num(_) | Datum::Null) => n,
+        other => return Err(Error::value(column, format!("cannot store a {} in a NUMBER column", other.type_name()))),
     };
     let Some(scale) = scale else { return check_precision(number, precision, 0, column) };
     let rounded = match number {
@@ -139,6 +235,11 @@ impl fmt::Display for DataType {
             DataType::Varchar2 { max_bytes } => write!(f, "VARCHAR2({max_bytes})"),
             DataType::Char { len } => write!(f, "CHAR({len})"),
             DataType::Date => write!(f, "DATE"),
+            DataType::Timestamp { precision } => write!(f, "TIMESTAMP({precision})"),
+            DataType::IntervalYearMonth { year_precision } => write!(f, "INTERVAL YEAR({year_precision}) TO MONTH"),
+            DataType::IntervalDaySecond { day_precision, second_precision } => {
+                write!(f, "INTERVAL DAY({day_precision}) TO SECOND({second_precision})")
+            }
         }
     }
 }

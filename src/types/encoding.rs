@@ -7,6 +7,9 @@
 //! |                 | complement in the fewest bytes that hold it (1..=13): value = m/10^s |
 //! | VARCHAR2, CHAR  | the UTF-8 bytes                                                      |
 //! | DATE            | 8 bytes: seconds since 1970-01-01 00:00:00, little-endian            |
+//! | TIMESTAMP       | 8 bytes: microseconds since 1970-01-01 00:00:00, little-endian       |
+//! | INTERVAL Y TO M | 8 bytes: months, little-endian two's complement                      |
+//! | INTERVAL D TO S | 8 bytes: microseconds, little-endian two's complement                |
 //!
 //! NULL has no payload (the length byte says NULL). A whole number such as a `cust_id` of
 //! 4,000,000 takes 4 bytes (scale 0 + 3 mantissa bytes): decoding it is one unaligned load
@@ -21,6 +24,9 @@ pub enum PayloadKind {
     Number,
     Text,
     Date,
+    Timestamp,
+    YearMonth,
+    DaySecond,
 }
 
 impl From<super::DataType> for PayloadKind {
@@ -30,6 +36,9 @@ impl From<super::DataType> for PayloadKind {
             Number { .. } | Integer => PayloadKind::Number,
             Varchar2 { .. } | Char { .. } => PayloadKind::Text,
             Date => PayloadKind::Date,
+            Timestamp { .. } => PayloadKind::Timestamp,
+            IntervalYearMonth { .. } => PayloadKind::YearMonth,
+            IntervalDaySecond { .. } => PayloadKind::DaySecond,
         }
     }
 }
@@ -42,7 +51,7 @@ pub fn payload_len(value: &Datum<'_>) -> usize {
         Datum::Int(i) => 1 + small_int_len(*i),
         Datum::Num(d) => 1 + int_len(d.mantissa()),
         Datum::Str(s) => s.len(),
-        Datum::Date(_) => 8,
+        Datum::Date(_) | Datum::Timestamp(_) | Datum::YearMonth(_) | Datum::DaySecond(_) => 8,
     }
 }
 
@@ -63,7 +72,9 @@ pub fn put_payload(value: &Datum<'_>, out: &mut [u8]) {
             out[1..].copy_from_slice(&d.mantissa().to_le_bytes()[..mantissa_len]);
         }
         Datum::Str(s) => out.copy_from_slice(s.as_bytes()),
-        Datum::Date(d) => out.copy_from_slice(&d.to_le_bytes()),
+        Datum::Date(v) | Datum::Timestamp(v) | Datum::YearMonth(v) | Datum::DaySecond(v) => {
+            out.copy_from_slice(&v.to_le_bytes())
+        }
     }
 }
 
@@ -87,10 +98,20 @@ pub fn read_payload(kind: PayloadKind, bytes: &[u8]) -> Result<Datum<'_>, &'stat
         PayloadKind::Text => {
             std::str::from_utf8(bytes).map(|s| Datum::Str(s.into())).map_err(|_| "string column is not valid UTF-8")
         }
-        PayloadKind::Date => {
-            bytes.try_into().map(|b| Datum::Date(i64::from_le_bytes(b))).map_err(|_| "DATE column is not 8 bytes")
+        PayloadKind::Date => eight(bytes).map(Datum::Date).ok_or("DATE column is not 8 bytes"),
+        PayloadKind::Timestamp => eight(bytes).map(Datum::Timestamp).ok_or("TIMESTAMP column is not 8 bytes"),
+        PayloadKind::YearMonth => {
+            eight(bytes).map(Datum::YearMonth).ok_or("INTERVAL YEAR TO MONTH column is not 8 bytes")
+        }
+        PayloadKind::DaySecond => {
+            eight(bytes).map(Datum::DaySecond).ok_or("INTERVAL DAY TO SECOND column is not 8 bytes")
         }
     }
+}
+
+/// Eight little-endian bytes as a signed number; `None` for another length.
+fn eight(bytes: &[u8]) -> Option<i64> {
+    bytes.try_into().ok().map(i64::from_le_bytes)
 }
 
 /// A whole number stored with scale 0 in at most 8 mantissa bytes: the fast path of a
@@ -186,6 +207,8 @@ mod tests {
         assert!(read_payload(PayloadKind::Number, &[]).is_err());
         assert!(read_payload(PayloadKind::Number, &[99, 1]).is_err());
         assert!(read_payload(PayloadKind::Date, &[1, 2]).is_err());
+        assert!(read_payload(PayloadKind::Timestamp, &[1; 9]).is_err());
+        assert!(read_payload(PayloadKind::DaySecond, &[1; 7]).is_err());
         assert!(read_payload(PayloadKind::Text, &[0xff, 0xfe]).is_err());
     }
 
@@ -220,6 +243,9 @@ mod tests {
         fn strings_and_dates_round_trip(s in "\\PC{1,40}", d in any::<i64>()) {
             prop_assert_eq!(round_trip(PayloadKind::Text, Datum::Str(s.clone().into())), Datum::Str(s.into()));
             prop_assert_eq!(round_trip(PayloadKind::Date, Datum::Date(d)), Datum::Date(d));
+            prop_assert_eq!(round_trip(PayloadKind::Timestamp, Datum::Timestamp(d)), Datum::Timestamp(d));
+            prop_assert_eq!(round_trip(PayloadKind::YearMonth, Datum::YearMonth(d)), Datum::YearMonth(d));
+            prop_assert_eq!(round_trip(PayloadKind::DaySecond, Datum::DaySecond(d)), Datum::DaySecond(d));
         }
     }
 }

@@ -2,7 +2,8 @@
 //! stored.
 //!
 //! - [`DataType`]: the declared type of a column (NUMBER(p,s), INTEGER, VARCHAR2(n),
-//!   CHAR(n), DATE) and the checks a value must pass to be stored in it.
+//!   CHAR(n), DATE, TIMESTAMP(p), INTERVAL YEAR(p) TO MONTH, INTERVAL DAY(p) TO
+//!   SECOND(s)) and the checks a value must pass to be stored in it.
 //! - [`Datum`]: one value while a statement runs; strings may borrow from a pinned block
 //!   so that a scan does not copy what it only compares. [`Value`] is the owned form.
 //! - [`encoding`]: the bytes a value occupies inside a row (the payload after the column
@@ -13,8 +14,11 @@
 //! hashing are exact. A zero-length string is NULL, as in Oracle.
 
 mod datatype;
+pub mod datetime;
 pub mod encoding;
 mod value;
 
-pub use datatype::{DataType, MAX_NUMBER_DIGITS, MAX_STRING_BYTES};
-pub use value::{Datum, Value, format_date, local_now, parse_date};
+pub use datatype::{
+    DEFAULT_FRACTION_DIGITS, DEFAULT_LEADING_DIGITS, DataType, MAX_NUMBER_DIGITS, MAX_STRING_BYTES, round_micros,
+};
+pub use value::{Datum, Value, format_date, local_now, local_now_micros, parse_date};

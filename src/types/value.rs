@@ -1,5 +1,6 @@
 //! [`Datum`]: a SQL value during execution, with Oracle's comparison and display rules.
 
+use super::datetime::{self, MICROS_PER_SECOND};
 use crate::error::{Error, Result};
 use chrono::{DateTime, NaiveDateTime};
 use rust_decimal::Decimal;
@@ -22,6 +23,12 @@ pub enum Datum<'a> {
     Str(Cow<'a, str>),
     /// Seconds since 1970-01-01 00:00:00, no time zone (Oracle DATE).
     Date(i64),
+    /// Microseconds since 1970-01-01 00:00:00, no time zone (Oracle TIMESTAMP).
+    Timestamp(i64),
+    /// INTERVAL YEAR TO MONTH: a signed number of months.
+    YearMonth(i64),
+    /// INTERVAL DAY TO SECOND: a signed number of microseconds.
+    DaySecond(i64),
 }
 
 /// A value that owns its string.
@@ -109,6 +116,9 @@ impl<'a> Datum<'a> {
             Datum::Int(_) | Datum::Num(_) => "NUMBER",
             Datum::Str(_) => "VARCHAR2",
             Datum::Date(_) => "DATE",
+            Datum::Timestamp(_) => "TIMESTAMP",
+            Datum::YearMonth(_) => "INTERVAL YEAR TO MONTH",
+            Datum::DaySecond(_) => "INTERVAL DAY TO SECOND",
         }
     }
 
@@ -120,6 +130,9 @@ impl<'a> Datum<'a> {
             Datum::Num(d) => Datum::Num(d),
             Datum::Str(s) => Datum::Str(Cow::Owned(s.into_owned())),
             Datum::Date(d) => Datum::Date(d),
+            Datum::Timestamp(t) => Datum::Timestamp(t),
+            Datum::YearMonth(m) => Datum::YearMonth(m),
+            Datum::DaySecond(us) => Datum::DaySecond(us),
         }
     }
 
@@ -132,6 +145,9 @@ impl<'a> Datum<'a> {
             Datum::Num(d) => Datum::Num(*d),
             Datum::Str(s) => Datum::Str(Cow::Borrowed(s)),
             Datum::Date(d) => Datum::Date(*d),
+            Datum::Timestamp(t) => Datum::Timestamp(*t),
+            Datum::YearMonth(m) => Datum::YearMonth(*m),
+            Datum::DaySecond(us) => Datum::DaySecond(*us),
         }
     }
 
@@ -179,7 +195,7 @@ impl<'a> Datum<'a> {
                 Ok(n) => n.to_decimal(context),
                 Err(m) => Err(Error::value(context, m)),
             },
-            Datum::Date(_) => Err(Error::value(context, "expected a NUMBER, got a DATE")),
+            other => Err(Error::value(context, format!("expected a NUMBER, got a {}", other.type_name()))),
         }
     }
 
@@ -197,27 +213,41 @@ impl<'a> Datum<'a> {
     }
 
     /// SQL comparison: `None` when either side is NULL. Numbers compare with numbers,
-    /// strings byte-wise (Oracle's BINARY sort), dates with dates; a string meeting a number
-    /// or a date is converted as Oracle does implicitly.
+    /// strings byte-wise (Oracle's BINARY sort), dates and timestamps with each other,
+    /// intervals with intervals of their kind; a string meeting a number, a date or a
+    /// timestamp is converted as Oracle does implicitly.
     pub fn sql_cmp(&self, other: &Datum<'_>) -> Result<Option<Ordering>> {
+        let text_as = |s: &str, datetime: &Datum<'_>| -> Result<i64> {
+            match datetime {
+                Datum::Date(_) => parse_date(s, None),
+                _ => datetime::parse_timestamp(s),
+            }
+            .map_err(|m| Error::value("comparison", m))
+        };
+        const MICROS: i128 = MICROS_PER_SECOND as i128;
         Ok(Some(match (self, other) {
             (Datum::Null, _) | (_, Datum::Null) => return Ok(None),
             (Datum::Int(a), Datum::Int(b)) => a.cmp(b),
             (Datum::Str(a), Datum::Str(b)) => a.as_bytes().cmp(b.as_bytes()),
-            (Datum::Date(a), Datum::Date(b)) => a.cmp(b),
-            (Datum::Date(a), Datum::Str(s)) => a.cmp(&parse_date(s, None).map_err(|m| Error::value("comparison", m))?),
-            (Datum::Str(s), Datum::Date(b)) => parse_date(s, None).map_err(|m| Error::value("comparison", m))?.cmp(b),
-            (Datum::Date(_), _) | (_, Datum::Date(_)) => {
+            (Datum::Date(a), Datum::Date(b))
+            | (Datum::Timestamp(a), Datum::Timestamp(b))
+            | (Datum::YearMonth(a), Datum::YearMonth(b))
+            | (Datum::DaySecond(a), Datum::DaySecond(b)) => a.cmp(b),
+            (Datum::Date(a), Datum::Timestamp(b)) => (i128::from(*a) * MICROS).cmp(&i128::from(*b)),
+            (Datum::Timestamp(a), Datum::Date(b)) => i128::from(*a).cmp(&(i128::from(*b) * MICROS)),
+            (d @ (Datum::Date(a) | Datum::Timestamp(a)), Datum::Str(s)) => a.cmp(&text_as(s, d)?),
+            (Datum::Str(s), d @ (Datum::Date(b) | Datum::Timestamp(b))) => text_as(s, d)?.cmp(b),
+            (Datum::Int(_) | Datum::Num(_) | Datum::Str(_), Datum::Int(_) | Datum::Num(_) | Datum::Str(_)) => {
+                let (Some(a), Some(b)) = (self.to_decimal("comparison")?, other.to_decimal("comparison")?) else {
+                    return Ok(None);
+                };
+                a.cmp(&b)
+            }
+            _ => {
                 return Err(Error::value(
                     "comparison",
                     format!("cannot compare {} with {}", self.type_name(), other.type_name()),
                 ));
-            }
-            (a, b) => {
-                let (Some(a), Some(b)) = (a.to_decimal("comparison")?, b.to_decimal("comparison")?) else {
-                    return Ok(None);
-                };
-                a.cmp(&b)
             }
         }))
     }
@@ -245,7 +275,10 @@ impl PartialEq for Datum<'_> {
             (Datum::Int(a), Datum::Int(b)) => a == b,
             (Datum::Num(a), Datum::Num(b)) => a == b,
             (Datum::Str(a), Datum::Str(b)) => a == b,
-            (Datum::Date(a), Datum::Date(b)) => a == b,
+            (Datum::Date(a), Datum::Date(b))
+            | (Datum::Timestamp(a), Datum::Timestamp(b))
+            | (Datum::YearMonth(a), Datum::YearMonth(b))
+            | (Datum::DaySecond(a), Datum::DaySecond(b)) => a == b,
             _ => false,
         }
     }
@@ -261,7 +294,7 @@ impl Hash for Datum<'_> {
             Datum::Int(i) => i.hash(state),
             Datum::Num(d) => d.hash(state),
             Datum::Str(s) => s.hash(state),
-            Datum::Date(d) => d.hash(state),
+            Datum::Date(v) | Datum::Timestamp(v) | Datum::YearMonth(v) | Datum::DaySecond(v) => v.hash(state),
         }
     }
 }
@@ -282,6 +315,9 @@ impl fmt::Display for Datum<'_> {
             }
             Datum::Str(s) => f.write_str(s),
             Datum::Date(d) => f.write_str(&format_date(*d)),
+            Datum::Timestamp(t) => f.write_str(&datetime::format_timestamp(*t)),
+            Datum::YearMonth(m) => f.write_str(&datetime::format_year_month(*m, 2)),
+            Datum::DaySecond(us) => f.write_str(&datetime::format_day_second(*us, 2, 6)),
         }
     }
 }
@@ -298,6 +334,12 @@ pub const DEFAULT_DATE_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
 /// Now in local time, as Oracle's SYSDATE and a DATE hold it (a DATE has no time zone).
 pub fn local_now() -> i64 {
     chrono::Local::now().naive_local().and_utc().timestamp()
+}
+
+/// Now in local time to the microsecond, as Oracle's SYSTIMESTAMP shows it (lioscope's
+/// TIMESTAMP has no time zone).
+pub fn local_now_micros() -> i64 {
+    chrono::Local::now().naive_local().and_utc().timestamp_micros()
 }
 
 /// Shows a DATE in the default format.

@@ -1,6 +1,6 @@
--- ANSI DATE and TIMESTAMP literals: a DATE at midnight, or at the TIMESTAMP's second (no
--- TIMESTAMP type: a nonzero fraction is refused), in every expression; DATE ± days and
--- DATE - DATE in days. Expected values are calendar facts (checked with SQLite's
+-- ANSI DATE and TIMESTAMP literals: a DATE at midnight, a TIMESTAMP to the microsecond,
+-- in every expression; DATE ± days and DATE - DATE in days, TIMESTAMP - DATE an
+-- interval. Expected values are calendar facts (checked with SQLite's
 -- julianday and date functions): 2024 and 2000 are leap years, 2023 and 1900 are not.
 SELECT DATE '2020-01-01' d, TIMESTAMP '2024-03-05 10:30:00' ts, TIMESTAMP '2024-03-05 23:59:59.000000' zero_fraction FROM dual;
 SELECT DATE '2024-02-28' + 1 leap, DATE '2023-02-28' + 1 common, DATE '2000-02-28' + 1 y2000, DATE '1900-02-28' + 1 y1900 FROM dual;

@@ -1,7 +1,9 @@
 //! The operators on values: `+ - * /` ([`arithmetic`]), unary minus ([`negate`]) and
-//! CONCAT ([`concat()`]); DATE arithmetic counts in days.
+//! CONCAT ([`concat()`]); DATE arithmetic counts in days, TIMESTAMP and INTERVAL
+//! arithmetic in months and microseconds.
 
 use super::*;
+use crate::types::datetime::MICROS_PER_SECOND;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArithOp {
@@ -16,7 +18,14 @@ pub enum ArithOp {
 pub(super) enum Operand {
     Int(i64),
     Dec(Decimal),
+    /// Seconds since 1970.
     Date(i64),
+    /// Microseconds since 1970.
+    Timestamp(i64),
+    /// Months.
+    YearMonth(i64),
+    /// Microseconds.
+    DaySecond(i64),
 }
 
 impl Operand {
@@ -27,6 +36,9 @@ impl Operand {
             Datum::Int(i) => Operand::Int(*i),
             Datum::Num(n) => Operand::Dec(*n),
             Datum::Date(s) => Operand::Date(*s),
+            Datum::Timestamp(t) => Operand::Timestamp(*t),
+            Datum::YearMonth(m) => Operand::YearMonth(*m),
+            Datum::DaySecond(us) => Operand::DaySecond(*us),
             Datum::Str(s) => match Datum::parse_number(s.trim()).map_err(|m| Error::value(context, m))? {
                 Datum::Int(i) => Operand::Int(i),
                 Datum::Num(n) => Operand::Dec(n),
@@ -39,14 +51,40 @@ impl Operand {
         match self {
             Operand::Int(i) => Decimal::from(i),
             Operand::Dec(d) => d,
-            Operand::Date(_) => Decimal::ZERO,
+            _ => Decimal::ZERO,
+        }
+    }
+
+    fn is_number(self) -> bool {
+        matches!(self, Operand::Int(_) | Operand::Dec(_))
+    }
+
+    fn type_name(self) -> &'static str {
+        match self {
+            Operand::Int(_) | Operand::Dec(_) => "NUMBER",
+            Operand::Date(_) => "DATE",
+            Operand::Timestamp(_) => "TIMESTAMP",
+            Operand::YearMonth(_) => "INTERVAL YEAR TO MONTH",
+            Operand::DaySecond(_) => "INTERVAL DAY TO SECOND",
+        }
+    }
+
+    /// A date or a timestamp in microseconds since 1970.
+    fn micros(self) -> Option<i64> {
+        match self {
+            Operand::Date(s) => s.checked_mul(MICROS_PER_SECOND),
+            Operand::Timestamp(t) => Some(t),
+            _ => None,
         }
     }
 }
 
 /// `+ - * /` with Oracle's rules: exact integers (moving to a decimal on `i64` overflow),
-/// exact decimal division, DATE ± days, DATE - DATE in days, strings converted to numbers.
-/// NULL on either side gives NULL.
+/// exact decimal division, strings converted to numbers; DATE ± days, DATE - DATE in
+/// days; a TIMESTAMP ± days is a DATE; DATE or TIMESTAMP ± INTERVAL keeps its type, and
+/// the difference of two where one is a TIMESTAMP is an INTERVAL DAY TO SECOND; intervals
+/// of one kind add and subtract, and multiply or divide by a number. NULL on either side
+/// gives NULL.
 pub fn arithmetic(op: ArithOp, left: &Datum<'_>, right: &Datum<'_>) -> Result<Value> {
     if left.is_null() || right.is_null() {
         return Ok(Datum::Null);
@@ -54,18 +92,103 @@ pub fn arithmetic(op: ArithOp, left: &Datum<'_>, right: &Datum<'_>) -> Result<Va
     let (Some(l), Some(r)) = (Operand::of(left, ARITHMETIC)?, Operand::of(right, ARITHMETIC)?) else {
         return Ok(Datum::Null);
     };
+    use ArithOp::*;
+    use Operand as O;
     match (op, l, r) {
-        (ArithOp::Sub, Operand::Date(a), Operand::Date(b)) => Ok(days_between(a, b)),
-        (ArithOp::Add, Operand::Date(_), Operand::Date(_)) => {
-            Err(Error::value(ARITHMETIC, "DATE + DATE is not allowed"))
+        (_, a, b) if a.is_number() && b.is_number() => numeric(op, a, b),
+        (Sub, O::Date(a), O::Date(b)) => Ok(days_between(a, b)),
+        (Add | Sub, O::Date(d), n) | (Add, n, O::Date(d)) if n.is_number() => shift_date(d, n, op == Sub),
+        (Add | Sub, O::Timestamp(t), n) | (Add, n, O::Timestamp(t)) if n.is_number() => {
+            shift_date(t.div_euclid(MICROS_PER_SECOND), n, op == Sub)
         }
-        (ArithOp::Add, Operand::Date(d), n) | (ArithOp::Add, n, Operand::Date(d)) => shift_date(d, n, false),
-        (ArithOp::Sub, Operand::Date(d), n) => shift_date(d, n, true),
-        (_, Operand::Date(_), _) | (_, _, Operand::Date(_)) => {
-            Err(Error::value(ARITHMETIC, format!("expected NUMBER, got DATE (DATE {} is not allowed)", symbol(op))))
+        (Sub, a @ (O::Date(_) | O::Timestamp(_)), b @ (O::Date(_) | O::Timestamp(_))) => {
+            let (Some(a), Some(b)) = (a.micros(), b.micros()) else { return Err(overflow(ARITHMETIC)) };
+            a.checked_sub(b).map(Datum::DaySecond).ok_or_else(|| overflow(ARITHMETIC))
         }
-        (op, a, b) => numeric(op, a, b),
+        (Add | Sub, d @ (O::Date(_) | O::Timestamp(_)), i @ (O::YearMonth(_) | O::DaySecond(_)))
+        | (Add, i @ (O::YearMonth(_) | O::DaySecond(_)), d @ (O::Date(_) | O::Timestamp(_))) => {
+            shift_by_interval(d, i, op == Sub)
+        }
+        (Add | Sub, O::YearMonth(a), O::YearMonth(b)) => {
+            checked(a, b, op).map(Datum::YearMonth).ok_or_else(|| overflow(ARITHMETIC))
+        }
+        (Add | Sub, O::DaySecond(a), O::DaySecond(b)) => {
+            checked(a, b, op).map(Datum::DaySecond).ok_or_else(|| overflow(ARITHMETIC))
+        }
+        (Mul | Div, i @ (O::YearMonth(_) | O::DaySecond(_)), n) | (Mul, n, i @ (O::YearMonth(_) | O::DaySecond(_)))
+            if n.is_number() =>
+        {
+            scale_interval(i, n, op)
+        }
+        (op, a, b) => Err(Error::value(
+            ARITHMETIC,
+            format!(
+                "ORA-30081: invalid data type for datetime/interval arithmetic ({} {} {})",
+                a.type_name(),
+                symbol(op),
+                b.type_name()
+            ),
+        )),
     }
+}
+
+fn checked(a: i64, b: i64, op: ArithOp) -> Option<i64> {
+    if op == ArithOp::Sub { a.checked_sub(b) } else { a.checked_add(b) }
+}
+
+/// A DATE or TIMESTAMP moved by an interval, keeping its type: months keep the day and
+/// time (a day the target month lacks is Oracle's ORA-01839), microseconds are added (a
+/// DATE drops the fraction of a second left over).
+fn shift_by_interval(at: Operand, interval: Operand, subtract: bool) -> Result<Value> {
+    const NAME: &str = "datetime + INTERVAL";
+    let sign = if subtract { -1 } else { 1 };
+    match (at, interval) {
+        (Operand::Date(s), Operand::YearMonth(m)) => {
+            Ok(Datum::Date(plus_months_strict(s, m.checked_mul(sign).ok_or_else(|| overflow(NAME))?, NAME)?))
+        }
+        (Operand::Timestamp(t), Operand::YearMonth(m)) => {
+            let (seconds, fraction) = (t.div_euclid(MICROS_PER_SECOND), t.rem_euclid(MICROS_PER_SECOND));
+            let moved = plus_months_strict(seconds, m.checked_mul(sign).ok_or_else(|| overflow(NAME))?, NAME)?;
+            Ok(Datum::Timestamp(moved * MICROS_PER_SECOND + fraction))
+        }
+        (Operand::Date(s), Operand::DaySecond(us)) => {
+            let micros = s.checked_mul(MICROS_PER_SECOND).and_then(|m| m.checked_add(us.checked_mul(sign)?));
+            let seconds = micros.ok_or_else(|| date_out_of_range(NAME))?.div_euclid(MICROS_PER_SECOND);
+            Ok(Datum::Date(in_date_range(seconds, NAME)?))
+        }
+        (Operand::Timestamp(t), Operand::DaySecond(us)) => {
+            let micros = us.checked_mul(sign).and_then(|d| t.checked_add(d)).ok_or_else(|| date_out_of_range(NAME))?;
+            if !crate::types::datetime::timestamp_in_range(micros) {
+                return Err(date_out_of_range(NAME));
+            }
+            Ok(Datum::Timestamp(micros))
+        }
+        _ => unreachable!("called with a datetime and an interval"),
+    }
+}
+
+/// An interval times or divided by a number: months truncated toward zero, microseconds
+/// rounded half away from zero.
+fn scale_interval(interval: Operand, n: Operand, op: ArithOp) -> Result<Value> {
+    let (amount, months) = match interval {
+        Operand::YearMonth(m) => (m, true),
+        Operand::DaySecond(us) => (us, false),
+        _ => unreachable!("called with an interval"),
+    };
+    let factor = n.decimal();
+    let product = match op {
+        ArithOp::Div if factor.is_zero() => return Err(Error::value(ARITHMETIC, "divisor is equal to zero")),
+        ArithOp::Div => Decimal::from(amount).checked_div(factor),
+        _ => Decimal::from(amount).checked_mul(factor),
+    }
+    .ok_or_else(|| overflow(ARITHMETIC))?;
+    let whole = if months {
+        product.trunc()
+    } else {
+        product.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
+    };
+    let v = i64::try_from(whole).map_err(|_| overflow(ARITHMETIC))?;
+    Ok(if months { Datum::YearMonth(v) } else { Datum::DaySecond(v) })
 }
 
 pub(super) fn symbol(op: ArithOp) -> &'static str {
@@ -134,8 +257,11 @@ pub fn negate(v: &Datum<'_>) -> Result<Value> {
         None => Datum::Null,
         Some(Operand::Int(i)) => i.checked_neg().map_or_else(|| Datum::from_decimal(-Decimal::from(i)), Datum::Int),
         Some(Operand::Dec(d)) => Datum::from_decimal(-d),
-        Some(Operand::Date(_)) => {
-            return Err(Error::value(ARITHMETIC, "expected NUMBER, got DATE (-DATE is not allowed)"));
+        Some(Operand::YearMonth(m)) => Datum::YearMonth(m.checked_neg().ok_or_else(|| overflow(ARITHMETIC))?),
+        Some(Operand::DaySecond(us)) => Datum::DaySecond(us.checked_neg().ok_or_else(|| overflow(ARITHMETIC))?),
+        Some(other) => {
+            let name = other.type_name();
+            return Err(Error::value(ARITHMETIC, format!("expected NUMBER, got {name} (-{name} is not allowed)")));
         }
     })
 }

@@ -41,7 +41,7 @@ pub(super) fn decode(args: &[Datum<'_>]) -> Result<Value> {
         }
     }
     match arg(args, 2) {
-        Datum::Date(_) => Ok(owned(chosen)),
+        Datum::Date(_) | Datum::Timestamp(_) | Datum::YearMonth(_) | Datum::DaySecond(_) => Ok(owned(chosen)),
         first_result => coerce_like(first_result, chosen, NAME),
     }
 }

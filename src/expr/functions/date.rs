@@ -1,8 +1,10 @@
 //! Date functions: ADD_MONTHS, LAST_DAY, MONTHS_BETWEEN, NEXT_DAY, ROUND and TRUNC of a
-//! DATE, and what the binder makes of EXTRACT and of DATE ± INTERVAL; dates lie in the
-//! years 1 to 9999 of the proleptic Gregorian calendar.
+//! DATE (each takes a TIMESTAMP as the DATE it holds, and gives a DATE, as Oracle's do),
+//! EXTRACT, and the month steps of DATE ± INTERVAL; dates lie in the years 1 to 9999 of
+//! the proleptic Gregorian calendar.
 
 use super::*;
+use crate::types::datetime::MICROS_PER_SECOND;
 
 pub(super) fn date_out_of_range(name: &str) -> Error {
     Error::value(name, "date out of range (the year must be between 1 and 9999)")
@@ -20,11 +22,13 @@ pub(super) fn seconds_of(date: NaiveDate, time: NaiveTime) -> i64 {
     date.and_time(time).and_utc().timestamp()
 }
 
-/// A DATE argument: a DATE, or a string in the default format.
+/// A DATE argument: a DATE, a TIMESTAMP (its fraction of a second dropped, as Oracle
+/// converts one to a DATE), or a string in the default format.
 pub(super) fn date_arg(d: &Datum<'_>, name: &str) -> Result<Option<i64>> {
     match d {
         Datum::Null => Ok(None),
         Datum::Date(s) => Ok(Some(*s)),
+        Datum::Timestamp(t) => Ok(Some(t.div_euclid(MICROS_PER_SECOND))),
         Datum::Str(s) => parse_date(s, None).map(Some).map_err(|m| Error::value(name, m)),
         other => Err(Error::value(name, format!("expected DATE, got {}", other.type_name()))),
     }
@@ -87,47 +91,76 @@ pub(super) fn add_months(args: &[Datum<'_>]) -> Result<Value> {
     on_day(year, month, day, &dt, NAME)
 }
 
-/// DATE + INTERVAL 'n' MONTH (YEAR, YEAR TO MONTH), `months` negative for DATE -
-/// INTERVAL: the same day and time `months` later. Unlike ADD_MONTHS, a day the target
-/// month lacks is an error (Oracle's ORA-01839), and the last day of a month stays that
-/// day of the month.
-pub(super) fn add_interval_months(args: &[Datum<'_>]) -> Result<Value> {
-    const NAME: &str = "DATE + INTERVAL";
-    let Some(seconds) = date_arg(arg(args, 0), NAME)? else { return Ok(Datum::Null) };
-    let Some(months) = int_arg(arg(args, 1), NAME)? else { return Ok(Datum::Null) };
-    let dt = naive(seconds, NAME)?;
-    let (year, month) = months_later(&dt, months, NAME)?;
+/// `seconds` (a DATE) moved by `months` as DATE + INTERVAL moves it: the same day and
+/// time that many months later. Unlike ADD_MONTHS, a day the target month lacks is an
+/// error (Oracle's ORA-01839), and the last day of a month stays that day of the month.
+pub(super) fn plus_months_strict(seconds: i64, months: i64, name: &str) -> Result<i64> {
+    let dt = naive(seconds, name)?;
+    let (year, month) = months_later(&dt, months, name)?;
     if (1..=9999).contains(&year) && dt.day() > days_in_month(year, month) {
         return Err(Error::value(
-            NAME,
-            format!("date not valid for month specified: {year:04}-{month:02} has no day {}", dt.day()),
+            name,
+            format!("ORA-01839: date not valid for month specified: {year:04}-{month:02} has no day {}", dt.day()),
         ));
     }
-    on_day(year, month, dt.day(), &dt, NAME)
+    match on_day(year, month, dt.day(), &dt, name)? {
+        Datum::Date(s) => Ok(s),
+        _ => unreachable!("on_day makes a DATE"),
+    }
 }
 
-/// DATE + INTERVAL 'n' DAY (HOUR, MINUTE, SECOND, DAY TO SECOND, ...), `seconds` negative
-/// for DATE - INTERVAL.
-pub(super) fn add_interval_seconds(args: &[Datum<'_>]) -> Result<Value> {
-    const NAME: &str = "DATE + INTERVAL";
-    let Some(date) = date_arg(arg(args, 0), NAME)? else { return Ok(Datum::Null) };
-    let Some(seconds) = int_arg(arg(args, 1), NAME)? else { return Ok(Datum::Null) };
-    let sum = date.checked_add(seconds).ok_or_else(|| date_out_of_range(NAME))?;
-    Ok(Datum::Date(in_date_range(sum, NAME)?))
-}
-
-/// EXTRACT(field FROM date), the field 'YEAR', 'MONTH' or 'DAY' (the binder refuses the
-/// others: a DATE has no time zone, and its time is read with TO_CHAR, as in Oracle).
+/// EXTRACT(field FROM value): YEAR, MONTH or DAY of a DATE; those and HOUR, MINUTE and
+/// SECOND (with its fraction) of a TIMESTAMP; YEAR and MONTH of an INTERVAL YEAR TO
+/// MONTH; DAY, HOUR, MINUTE and SECOND of an INTERVAL DAY TO SECOND (negative for a
+/// negative interval). A DATE's time is read with TO_CHAR, as in Oracle.
 pub(super) fn extract(args: &[Datum<'_>]) -> Result<Value> {
     const NAME: &str = "EXTRACT";
-    let Some(seconds) = date_arg(arg(args, 1), NAME)? else { return Ok(Datum::Null) };
-    let dt = naive(seconds, NAME)?;
     let field = text(arg(args, 0)).unwrap_or_default();
-    Ok(Datum::Int(match &*field {
+    let invalid = |of: &str| Err(Error::value(NAME, format!("ORA-30076: invalid extract field {field} for {of}")));
+    let micros_part =
+        |micros: i64| -> Value { Datum::from_decimal(Decimal::new(micros.rem_euclid(60 * MICROS_PER_SECOND), 6)) };
+    match arg(args, 1) {
+        Datum::Null => Ok(Datum::Null),
+        Datum::YearMonth(m) => Ok(Datum::Int(match &*field {
+            "YEAR" => m / 12,
+            "MONTH" => m % 12,
+            _ => return invalid("an INTERVAL YEAR TO MONTH"),
+        })),
+        Datum::DaySecond(us) => {
+            let (sign, us) = (us.signum(), us.unsigned_abs());
+            let seconds = (us / MICROS_PER_SECOND as u64) as i64;
+            let value = match &*field {
+                "DAY" => Datum::Int(seconds / 86_400),
+                "HOUR" => Datum::Int(seconds % 86_400 / 3600),
+                "MINUTE" => Datum::Int(seconds % 3600 / 60),
+                "SECOND" => micros_part((us % (60 * MICROS_PER_SECOND as u64)) as i64),
+                _ => return invalid("an INTERVAL DAY TO SECOND"),
+            };
+            if sign < 0 { negate(&value) } else { Ok(value) }
+        }
+        Datum::Timestamp(t) => {
+            let dt = naive(t.div_euclid(MICROS_PER_SECOND), NAME)?;
+            Ok(match &*field {
+                "HOUR" => Datum::Int(i64::from(dt.hour())),
+                "MINUTE" => Datum::Int(i64::from(dt.minute())),
+                "SECOND" => micros_part(*t),
+                _ => return date_field(&field, &dt).map_or_else(|| invalid("a TIMESTAMP"), Ok),
+            })
+        }
+        other => {
+            let Some(seconds) = date_arg(other, NAME)? else { return Ok(Datum::Null) };
+            date_field(&field, &naive(seconds, NAME)?).map_or_else(|| invalid("a DATE"), Ok)
+        }
+    }
+}
+
+/// YEAR, MONTH or DAY of a date.
+fn date_field(field: &str, dt: &NaiveDateTime) -> Option<Value> {
+    Some(Datum::Int(match field {
         "YEAR" => i64::from(dt.year()),
         "MONTH" => i64::from(dt.month()),
         "DAY" => i64::from(dt.day()),
-        other => return Err(Error::value(NAME, format!("invalid extract field {other} for a DATE"))),
+        _ => return None,
     }))
 }
 

@@ -21,8 +21,8 @@ pub fn date_literal(text: &str) -> std::result::Result<i64, String> {
     Ok(seconds_of(date, NaiveTime::MIN))
 }
 
-/// The text of `TIMESTAMP '...'`: that second, as a DATE. Fractional seconds other than zero
-/// are refused: keeping them needs the TIMESTAMP type.
+/// The text of `TIMESTAMP '...'`: that instant in microseconds since 1970, up to nine
+/// digits of fractional seconds rounded to the microsecond.
 pub fn timestamp_literal(text: &str) -> std::result::Result<i64, String> {
     let mut input = LiteralText { rest: text.trim() };
     let date = input.date(TIMESTAMP_SHAPE)?;
@@ -34,15 +34,11 @@ pub fn timestamp_literal(text: &str) -> std::result::Result<i64, String> {
     let minute = input.field(2, TIMESTAMP_SHAPE)?;
     input.separator(':', TIMESTAMP_SHAPE)?;
     let second = input.field(2, TIMESTAMP_SHAPE)?;
+    let mut fraction = 0;
     if input.rest.starts_with('.') {
         input.rest = &input.rest[1..];
         let digits = input.digits(9).ok_or_else(|| mismatch(TIMESTAMP_SHAPE))?;
-        if digits.bytes().any(|b| b != b'0') {
-            return Err(format!(
-                "fractional seconds (.{digits}) need the TIMESTAMP type, which lioscope does not have; \
-                 a DATE keeps whole seconds"
-            ));
-        }
+        fraction = crate::types::datetime::second_micros(&format!("0.{digits}")).unwrap_or(0);
     }
     input.end(TIMESTAMP_SHAPE)?;
     if hour > 23 {
@@ -55,7 +51,11 @@ pub fn timestamp_literal(text: &str) -> std::result::Result<i64, String> {
         return Err("seconds must be between 0 and 59".into());
     }
     let time = NaiveTime::from_hms_opt(hour, minute, second).ok_or_else(|| mismatch(TIMESTAMP_SHAPE))?;
-    Ok(seconds_of(date, time))
+    let micros = seconds_of(date, time) * crate::types::datetime::MICROS_PER_SECOND + fraction;
+    if !crate::types::datetime::timestamp_in_range(micros) {
+        return Err("year must be between 1 and 9999".into());
+    }
+    Ok(micros)
 }
 
 fn mismatch(shape: &str) -> String {
@@ -172,19 +172,19 @@ mod tests {
     }
 
     #[test]
-    fn timestamp_literals_without_a_fraction_are_dates() {
-        assert_eq!(timestamp_literal("2020-01-01 00:00:00"), Ok(1_577_836_800));
-        assert_eq!(timestamp_literal("2024-02-29 23:59:59"), Ok(at(2024, 2, 29, (23, 59, 59))));
-        assert_eq!(timestamp_literal("2024-03-05 7:8:9"), Ok(at(2024, 3, 5, (7, 8, 9))));
-        assert_eq!(timestamp_literal("2024-03-05   10:30:00.000000"), Ok(at(2024, 3, 5, (10, 30, 0))));
-        assert_eq!(timestamp_literal("2024-03-05 10:30:00.0"), Ok(at(2024, 3, 5, (10, 30, 0))));
+    fn timestamp_literals_keep_their_fraction_to_the_microsecond() {
+        let micros = |seconds: i64, fraction: i64| Ok(seconds * 1_000_000 + fraction);
+        assert_eq!(timestamp_literal("2020-01-01 00:00:00"), micros(1_577_836_800, 0));
+        assert_eq!(timestamp_literal("2024-02-29 23:59:59"), micros(at(2024, 2, 29, (23, 59, 59)), 0));
+        assert_eq!(timestamp_literal("2024-03-05 7:8:9"), micros(at(2024, 3, 5, (7, 8, 9)), 0));
+        assert_eq!(timestamp_literal("2024-03-05   10:30:00.000000"), micros(at(2024, 3, 5, (10, 30, 0)), 0));
+        assert_eq!(timestamp_literal("2024-03-05 10:30:00.5"), micros(at(2024, 3, 5, (10, 30, 0)), 500_000));
+        assert_eq!(timestamp_literal("2024-03-05 10:30:00.000001"), micros(at(2024, 3, 5, (10, 30, 0)), 1));
+        assert_eq!(timestamp_literal("2024-03-05 10:30:00.1234565"), micros(at(2024, 3, 5, (10, 30, 0)), 123_457));
     }
 
     #[test]
-    fn timestamp_literals_refuse_what_a_date_cannot_hold() {
-        let fraction = timestamp_literal("2024-03-05 10:30:00.5").unwrap_err();
-        assert!(fraction.contains("fractional seconds (.5) need the TIMESTAMP type"), "{fraction}");
-        assert!(timestamp_literal("2024-03-05 10:30:00.000001").unwrap_err().contains("(.000001)"));
+    fn bad_timestamp_literals_name_the_field() {
         assert_eq!(timestamp_literal("2024-03-05 24:00:00").unwrap_err(), "hour must be between 0 and 23");
         assert_eq!(timestamp_literal("2024-03-05 10:60:00").unwrap_err(), "minutes must be between 0 and 59");
         assert_eq!(timestamp_literal("2024-03-05 10:00:60").unwrap_err(), "seconds must be between 0 and 59");

@@ -1,6 +1,8 @@
-//! Date format masks: TO_CHAR of a DATE and TO_DATE (English names, the American week).
+//! Date format masks: TO_CHAR of a DATE or TIMESTAMP, TO_DATE and TO_TIMESTAMP (English
+//! names, the American week).
 
 use super::*;
+use crate::types::datetime::MICROS_PER_SECOND;
 
 pub(super) const MONTH_NAMES: [&str; 12] = [
     "JANUARY",
@@ -79,10 +81,23 @@ pub(super) enum Field {
     MeridianDots,
     Quarter,
     Julian,
+    /// FF, FF1 to FF9: fractional seconds in that many digits (FF: six), of a TIMESTAMP
+    /// only.
+    Fraction(u8),
 }
 
 /// The mask elements, longest first where one is a prefix of another.
 pub(super) const DATE_FIELDS: &[(&str, Field)] = &[
+    ("FF1", Field::Fraction(1)),
+    ("FF2", Field::Fraction(2)),
+    ("FF3", Field::Fraction(3)),
+    ("FF4", Field::Fraction(4)),
+    ("FF5", Field::Fraction(5)),
+    ("FF6", Field::Fraction(6)),
+    ("FF7", Field::Fraction(7)),
+    ("FF8", Field::Fraction(8)),
+    ("FF9", Field::Fraction(9)),
+    ("FF", Field::Fraction(6)),
     ("SSSSS", Field::SecondsOfDay),
     ("SS", Field::Second),
     ("YYYY", Field::Year4),
@@ -164,6 +179,18 @@ pub(super) fn parse_date_mask(mask: &str, name: &str) -> Result<Vec<DateElement>
 
 /// TO_CHAR(date, mask).
 pub(super) fn format_date_mask(seconds: i64, mask: &str, name: &str) -> Result<String> {
+    format_datetime_mask(seconds, None, mask, name)
+}
+
+/// TO_CHAR(timestamp, mask).
+pub(super) fn format_timestamp_mask(micros: i64, mask: &str, name: &str) -> Result<String> {
+    let (seconds, fraction) = (micros.div_euclid(MICROS_PER_SECOND), micros.rem_euclid(MICROS_PER_SECOND));
+    format_datetime_mask(seconds, Some(fraction), mask, name)
+}
+
+/// A DATE (`fraction` None) or a TIMESTAMP (its microseconds past the second) written
+/// with a mask; FF is refused for a DATE, as Oracle refuses it.
+fn format_datetime_mask(seconds: i64, fraction: Option<i64>, mask: &str, name: &str) -> Result<String> {
     let elements = parse_date_mask(mask, name)?;
     let dt = naive(seconds, name)?;
     let mut out = String::new();
@@ -173,6 +200,16 @@ pub(super) fn format_date_mask(seconds: i64, mask: &str, name: &str) -> Result<S
             DateElement::FillMode => fill_mode = !fill_mode,
             DateElement::Exact => {}
             DateElement::Literal(s) => out.push_str(s),
+            DateElement::Field(Field::Fraction(digits), _) => {
+                let Some(micros) = fraction else {
+                    return Err(Error::value(
+                        name,
+                        format!("ORA-01821: date format not recognized: '{mask}' (FF reads a TIMESTAMP)"),
+                    ));
+                };
+                let nine = format!("{:09}", micros * 1000);
+                out.push_str(&nine[..usize::from(*digits)]);
+            }
             DateElement::Field(field, case) => write_field(&mut out, *field, *case, &dt, fill_mode),
         }
     }
@@ -221,6 +258,7 @@ pub(super) fn write_field(out: &mut String, field: Field, case: Case, dt: &Naive
         Field::Julian => {
             write_number(out, i64::from(dt.num_days_from_ce()) + JULIAN_DAY_OF_CE, 7, fill_mode);
         }
+        Field::Fraction(_) => unreachable!("written by format_datetime_mask"),
     }
 }
 
@@ -251,6 +289,8 @@ pub(super) struct DateInput {
     minute: Option<i64>,
     second: Option<i64>,
     seconds_of_day: Option<i64>,
+    /// Fractional seconds, in microseconds.
+    fraction: Option<i64>,
 }
 
 /// A position in a TO_DATE input.
@@ -359,6 +399,11 @@ impl Cursor {
             }
             Field::Quarter => return None,
             Field::Julian => input.julian = Some(self.number(7)?),
+            Field::Fraction(_) => {
+                let (value, count) = self.digits(9)?;
+                let nanos = value * 10i64.pow(9 - count as u32);
+                input.fraction = Some((nanos + 500) / 1000);
+            }
         }
         Some(())
     }
@@ -368,11 +413,31 @@ impl Cursor {
 /// month, day 1, midnight.
 pub(super) fn parse_date_with_mask(input: &str, mask: &str, now: i64) -> Result<i64> {
     const NAME: &str = "TO_DATE";
-    let elements = parse_date_mask(mask, NAME)?;
-    if elements.iter().any(|e| matches!(e, DateElement::Field(Field::Quarter, _))) {
-        return Err(Error::value(NAME, "format code 'Q' cannot appear in date input format"));
+    if parse_date_mask(mask, NAME)?.iter().any(|e| matches!(e, DateElement::Field(Field::Fraction(_), _))) {
+        return Err(Error::value(
+            NAME,
+            format!("ORA-01821: date format not recognized: '{mask}' (FF reads a TIMESTAMP)"),
+        ));
     }
-    let mismatch = || Error::value(NAME, format!("'{input}' does not match format '{mask}'"));
+    let (seconds, _) = parse_datetime_with_mask(input, mask, now, NAME)?;
+    Ok(seconds)
+}
+
+/// TO_TIMESTAMP(text, mask), in microseconds: TO_DATE's rules, and FF reads the fraction
+/// of a second.
+pub(super) fn parse_timestamp_with_mask(input: &str, mask: &str, now: i64) -> Result<i64> {
+    let (seconds, fraction) = parse_datetime_with_mask(input, mask, now, "TO_TIMESTAMP")?;
+    Ok(seconds * MICROS_PER_SECOND + fraction.min(MICROS_PER_SECOND - 1))
+}
+
+/// The DATE (seconds) and the fraction of a second (microseconds) `input` holds, read
+/// with `mask`.
+fn parse_datetime_with_mask(input: &str, mask: &str, now: i64, name: &str) -> Result<(i64, i64)> {
+    let elements = parse_date_mask(mask, name)?;
+    if elements.iter().any(|e| matches!(e, DateElement::Field(Field::Quarter, _))) {
+        return Err(Error::value(name, "format code 'Q' cannot appear in date input format"));
+    }
+    let mismatch = || Error::value(name, format!("'{input}' does not match format '{mask}'"));
     let mut cursor = Cursor { chars: input.trim().chars().collect(), pos: 0 };
     if cursor.at_end() {
         return Err(mismatch());
@@ -393,7 +458,7 @@ pub(super) fn parse_date_with_mask(input: &str, mask: &str, now: i64) -> Result<
         return Err(mismatch());
     }
     let today = DateTime::from_timestamp(now, 0).map(|d| d.naive_utc()).unwrap_or_default();
-    resolve_date(&fields, &today)
+    Ok((resolve_date(&fields, &today)?, fields.fraction.unwrap_or(0)))
 }
 
 /// Checks the fields read by TO_DATE and builds the DATE.

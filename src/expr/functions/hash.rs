@@ -61,9 +61,15 @@ pub(super) fn ora_hash(args: &[Datum<'_>]) -> Result<Value> {
             h.write(b"S");
             h.write(s.as_bytes());
         }
-        Datum::Date(d) => {
-            h.write(b"D");
-            h.write(&d.to_le_bytes());
+        Datum::Date(v) | Datum::Timestamp(v) | Datum::YearMonth(v) | Datum::DaySecond(v) => {
+            let tag = match value {
+                Datum::Date(_) => b"D",
+                Datum::Timestamp(_) => b"T",
+                Datum::YearMonth(_) => b"Y",
+                _ => b"I",
+            };
+            h.write(tag);
+            h.write(&v.to_le_bytes());
         }
     }
     Ok(Datum::Int(h.bucket(max_bucket)))

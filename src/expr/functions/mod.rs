@@ -103,7 +103,8 @@ const MAX_RANDOM_STRING: i64 = 4000;
 /// Per-statement state a function may need.
 #[derive(Debug, Clone)]
 pub struct FunctionContext {
-    /// SYSDATE for this statement, seconds since 1970.
+    /// When this statement started, local time, microseconds since 1970: SYSTIMESTAMP,
+    /// and SYSDATE to the second.
     pub now: i64,
     /// The statement's generator for DBMS_RANDOM.
     pub random: RandomState,
@@ -174,6 +175,9 @@ pub fn value_kind(v: &crate::types::Datum<'_>) -> u8 {
         crate::types::Datum::Int(_) | crate::types::Datum::Num(_) => 1,
         crate::types::Datum::Str(_) => 2,
         crate::types::Datum::Date(_) => 4,
+        crate::types::Datum::Timestamp(_) => 8,
+        crate::types::Datum::YearMonth(_) => 16,
+        crate::types::Datum::DaySecond(_) => 32,
     }
 }
 
@@ -302,12 +306,15 @@ impl SubqueryAnswer {
 pub struct PlanInputs {
     /// SYSDATE was folded into the plan.
     pub sysdate: bool,
+    /// SYSTIMESTAMP was folded into the plan.
+    pub systimestamp: bool,
     /// Bind slots whose values size the plan (ROWNUM <= :n, FETCH FIRST :n ROWS).
     pub binds: Vec<usize>,
 }
 
 impl FunctionContext {
-    /// A context for a statement started at `now` whose random numbers derive from `seed`.
+    /// A context for a statement started at `now` (microseconds since 1970, local time)
+    /// whose random numbers derive from `seed`.
     pub fn new(now: i64, seed: u64) -> Self {
         FunctionContext {
             now,
@@ -328,10 +335,21 @@ impl FunctionContext {
         }
     }
 
-    /// SYSDATE, noted as a constant of the plan being made.
+    /// SYSDATE (seconds since 1970), noted as a constant of the plan being made.
     pub fn sysdate_constant(&self) -> i64 {
         self.taken.borrow_mut().sysdate = true;
+        self.now_seconds()
+    }
+
+    /// SYSTIMESTAMP (microseconds since 1970), noted as a constant of the plan being made.
+    pub fn systimestamp_constant(&self) -> i64 {
+        self.taken.borrow_mut().systimestamp = true;
         self.now
+    }
+
+    /// The statement's start to the second.
+    pub fn now_seconds(&self) -> i64 {
+        self.now.div_euclid(crate::types::datetime::MICROS_PER_SECOND)
     }
 
     /// The slot of bind variable `name` (as written: `:lo`, `:1`); `None` when the
@@ -442,11 +460,14 @@ scalar_functions! {
     MonthsBetween => "MONTHS_BETWEEN";
     NextDay => "NEXT_DAY";
     Decode => "DECODE";
+    ToTimestamp => "TO_TIMESTAMP";
+    ToYmInterval => "TO_YMINTERVAL";
+    ToDsInterval => "TO_DSINTERVAL";
+    NumToYmInterval => "NUMTOYMINTERVAL";
+    NumToDsInterval => "NUMTODSINTERVAL";
     // The binder's, for syntax that is not a call: EXTRACT(YEAR FROM d) is
-    // EXTRACT('YEAR', d); DATE ± INTERVAL adds months or seconds (negative to subtract).
+    // EXTRACT('YEAR', d).
     Extract => "EXTRACT";
-    AddIntervalMonths => "ADD_INTERVAL_MONTHS";
-    AddIntervalSeconds => "ADD_INTERVAL_SECONDS";
 }
 
 /// How many arguments a function accepts.
@@ -501,10 +522,10 @@ impl ScalarFunction {
         Ok(function)
     }
 
-    /// Whether the function stands for syntax that is not a call (EXTRACT, DATE ±
-    /// INTERVAL): the binder makes it, and no statement calls it by name.
+    /// Whether the function stands for syntax that is not a call (EXTRACT): the binder
+    /// makes it, and no statement calls it by name.
     pub fn is_syntax(&self) -> bool {
-        matches!(self, ScalarFunction::Extract | ScalarFunction::AddIntervalMonths | ScalarFunction::AddIntervalSeconds)
+        matches!(self, ScalarFunction::Extract)
     }
 
     fn arity(&self) -> Arity {
@@ -512,9 +533,10 @@ impl ScalarFunction {
         use ScalarFunction::*;
         match self {
             Upper | Lower | Length | Trim | Abs | Floor | Ceil | Sqrt | Sign | Chr | Ascii | LastDay => Exact(1),
+            ToYmInterval | ToDsInterval => Exact(1),
             Mod | Nvl | Power | Concat | AddMonths | RandomString | MonthsBetween | NextDay => Exact(2),
-            Extract | AddIntervalMonths | AddIntervalSeconds => Exact(2),
-            Ltrim | Rtrim | Round | Trunc | ToChar | ToDate | ToNumber => Between(1, 2),
+            Extract | NumToYmInterval | NumToDsInterval => Exact(2),
+            Ltrim | Rtrim | Round | Trunc | ToChar | ToDate | ToNumber | ToTimestamp => Between(1, 2),
             Rpad | Lpad | Substr | Replace => Between(2, 3),
             Nvl2 => Exact(3),
             OraHash => Between(1, 3),
@@ -587,7 +609,7 @@ impl ScalarFunction {
             Sqrt => sqrt(args),
             Sign => sign(args),
             ToChar => to_char(args),
-            ToDate => to_date(args, ctx.now),
+            ToDate => to_date(args, ctx.now_seconds()),
             ToNumber => to_number(args),
             OraHash => ora_hash(args),
             RandomValue => random_value(args, &mut ctx.random),
@@ -605,8 +627,11 @@ impl ScalarFunction {
             NextDay => next_day(args),
             Decode => decode(args),
             Extract => extract(args),
-            AddIntervalMonths => add_interval_months(args),
-            AddIntervalSeconds => add_interval_seconds(args),
+            ToTimestamp => to_timestamp(args, ctx.now_seconds()),
+            ToYmInterval => to_interval(args, true),
+            ToDsInterval => to_interval(args, false),
+            NumToYmInterval => number_to_interval(args, true),
+            NumToDsInterval => number_to_interval(args, false),
         }
     }
 }
@@ -677,8 +702,16 @@ fn coerce_like(model: &Datum<'_>, v: &Datum<'_>, name: &str) -> Result<Value> {
         (Datum::Int(_) | Datum::Num(_), v) => number(v, name)?.map_or(Datum::Null, Datum::from_decimal),
         (Datum::Date(_), Datum::Date(d)) => Datum::Date(*d),
         (Datum::Date(_), Datum::Str(s)) => Datum::Date(parse_date(s, None).map_err(|m| Error::value(name, m))?),
-        (Datum::Date(_), other) => {
-            return Err(Error::value(name, format!("expected DATE, got {}", other.type_name())));
+        (Datum::Date(_), Datum::Timestamp(t)) => Datum::Date(t.div_euclid(crate::types::datetime::MICROS_PER_SECOND)),
+        (Datum::Timestamp(_), Datum::Timestamp(t)) => Datum::Timestamp(*t),
+        (Datum::Timestamp(_), Datum::Date(d)) => Datum::Timestamp(d * crate::types::datetime::MICROS_PER_SECOND),
+        (Datum::Timestamp(_), Datum::Str(s)) => {
+            Datum::Timestamp(crate::types::datetime::parse_timestamp(s).map_err(|m| Error::value(name, m))?)
+        }
+        (Datum::YearMonth(_), Datum::YearMonth(m)) => Datum::YearMonth(*m),
+        (Datum::DaySecond(_), Datum::DaySecond(us)) => Datum::DaySecond(*us),
+        (model @ (Datum::Date(_) | Datum::Timestamp(_) | Datum::YearMonth(_) | Datum::DaySecond(_)), other) => {
+            return Err(Error::value(name, format!("expected {}, got {}", model.type_name(), other.type_name())));
         }
         (Datum::Str(_) | Datum::Null, v) => text(v).map_or(Datum::Null, |t| Datum::string(t.into_owned())),
     })

@@ -45,10 +45,11 @@ pub(super) fn floor_or_ceil(args: &[Datum<'_>], floor: bool, name: &str) -> Resu
 /// ROUND / TRUNC of a number to `digits` (negative: left of the point) or of a DATE to a
 /// unit given by a format ('DD' by default).
 pub(super) fn round_or_trunc(args: &[Datum<'_>], round: bool, name: &str) -> Result<Value> {
-    if let Datum::Date(seconds) = arg(args, 0) {
+    if let Datum::Date(_) | Datum::Timestamp(_) = arg(args, 0) {
+        let Some(seconds) = date_arg(arg(args, 0), name)? else { return Ok(Datum::Null) };
         let Some(format) = text_or(args, 1, "DD") else { return Ok(Datum::Null) };
         let unit = DateUnit::parse(&format, name)?;
-        return round_date(*seconds, unit, round, name).map(Datum::Date);
+        return round_date(seconds, unit, round, name).map(Datum::Date);
     }
     let Some(d) = number(arg(args, 0), name)? else { return Ok(Datum::Null) };
     let Some(digits) = int_or(args, 1, 0, name)? else { return Ok(Datum::Null) };

@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 fn ctx() -> FunctionContext {
     // 2024-03-15 10:30:00
-    FunctionContext::new(parse_date("2024-03-15 10:30:00", None).unwrap(), 42)
+    FunctionContext::new(parse_date("2024-03-15 10:30:00", None).unwrap() * 1_000_000, 42)
 }
 
 fn call(name: &str, args: &[Value]) -> Result<Value> {
@@ -39,6 +39,10 @@ fn i(x: i64) -> Value {
 
 fn date(x: &str) -> Value {
     Datum::Date(parse_date(x, None).unwrap())
+}
+
+fn ts(x: &str) -> Value {
+    Datum::Timestamp(crate::types::datetime::parse_timestamp(x).unwrap())
 }
 
 const NULL_V: Value = Datum::Null;
@@ -76,7 +80,7 @@ fn every_function_is_listed_once_under_its_name() {
     let mut names: Vec<&str> = ALL_FUNCTIONS.iter().map(|f| f.name()).collect();
     for &f in ALL_FUNCTIONS {
         match f.is_syntax() {
-            // EXTRACT and DATE ± INTERVAL are the binder's: no statement calls them.
+            // EXTRACT is the binder's: no statement calls it by name.
             true => assert!(ScalarFunction::lookup(f.name(), minimal_arity(f)).is_err(), "{}", f.name()),
             false => assert_eq!(ScalarFunction::lookup(f.name(), minimal_arity(f)).unwrap(), f),
         }
@@ -667,7 +671,7 @@ fn add_months_and_last_day() {
     assert_eq!(ok("LAST_DAY", &[NULL_V]), NULL_V);
 }
 
-/// A function the binder makes (EXTRACT, DATE ± INTERVAL), called on `args`.
+/// A function the binder makes (EXTRACT), called on `args`.
 fn syntax(f: ScalarFunction, args: &[Value]) -> Result<Value> {
     f.call(args, &mut ctx())
 }
@@ -712,13 +716,62 @@ fn extract_reads_year_month_and_day_of_a_date() {
     assert_eq!(extract("DAY", date("1995-03-15")), i(15));
     assert_eq!(extract("DAY", s("1995-03-15")), i(15));
     assert_eq!(extract("YEAR", NULL_V), NULL_V);
-    assert!(syntax(ScalarFunction::Extract, &[s("HOUR"), date("1995-03-15")]).is_err());
+    let e = syntax(ScalarFunction::Extract, &[s("HOUR"), date("1995-03-15")]).unwrap_err().to_string();
+    assert!(e.contains("ORA-30076: invalid extract field HOUR for a DATE"), "{e}");
+}
+
+#[test]
+fn extract_reads_the_time_of_a_timestamp_and_the_fields_of_an_interval() {
+    let extract = |field: &str, d: Value| syntax(ScalarFunction::Extract, &[s(field), d]).unwrap();
+    let t = ts("2024-03-05 10:11:12.123456");
+    assert_eq!(extract("YEAR", t.clone()), i(2024));
+    assert_eq!(extract("DAY", t.clone()), i(5));
+    assert_eq!(extract("HOUR", t.clone()), i(10));
+    assert_eq!(extract("MINUTE", t.clone()), i(11));
+    assert_eq!(extract("SECOND", t.clone()), n("12.123456"));
+    let ds = Datum::DaySecond(-((4 * 86_400 + 5 * 3600 + 12 * 60 + 10) * 1_000_000 + 500_000));
+    assert_eq!(extract("DAY", ds.clone()), i(-4));
+    assert_eq!(extract("HOUR", ds.clone()), i(-5));
+    assert_eq!(extract("MINUTE", ds.clone()), i(-12));
+    assert_eq!(extract("SECOND", ds.clone()), n("-10.5"));
+    assert_eq!(extract("YEAR", Datum::YearMonth(-35)), i(-2));
+    assert_eq!(extract("MONTH", Datum::YearMonth(-35)), i(-11));
+    assert!(syntax(ScalarFunction::Extract, &[s("HOUR"), Datum::YearMonth(1)]).is_err());
+    assert!(syntax(ScalarFunction::Extract, &[s("YEAR"), ds]).is_err());
+}
+
+#[test]
+fn timestamps_convert_with_masks_and_intervals_from_numbers_and_text() {
+    let t = ts("2024-03-05 10:11:12.123456");
+    assert_eq!(ok("TO_CHAR", &[t.clone(), s("HH24:MI:SS.FF3")]), s("10:11:12.123"));
+    assert_eq!(ok("TO_CHAR", &[t.clone(), s("FF9")]), s("123456000"));
+    assert_eq!(ok("TO_CHAR", std::slice::from_ref(&t)), s("2024-03-05 10:11:12.123456"));
+    assert!(err("TO_CHAR", &[date("2024-03-05"), s("SS.FF")]).contains("ORA-01821"));
+    assert_eq!(
+        ok("TO_TIMESTAMP", &[s("05/03/2024 10:11:12.5"), s("DD/MM/YYYY HH24:MI:SS.FF")]),
+        ts("2024-03-05 10:11:12.5")
+    );
+    assert_eq!(ok("TO_TIMESTAMP", &[s("2024-03-05 10:11:12.123456789")]), ts("2024-03-05 10:11:12.123457"));
+    assert_eq!(ok("TO_TIMESTAMP", &[date("2024-03-05")]), ts("2024-03-05"));
+    assert!(err("TO_DATE", &[s("10.5"), s("SS.FF")]).contains("ORA-01821"));
+    assert_eq!(ok("TO_DATE", std::slice::from_ref(&t)), date("2024-03-05 10:11:12"));
+    assert_eq!(ok("NUMTODSINTERVAL", &[n("1.5"), s("day")]), Datum::DaySecond(129_600_000_000));
+    assert_eq!(ok("NUMTODSINTERVAL", &[i(90), s("SECOND")]), Datum::DaySecond(90_000_000));
+    assert_eq!(ok("NUMTOYMINTERVAL", &[i(14), s("MONTH")]), Datum::YearMonth(14));
+    assert!(err("NUMTOYMINTERVAL", &[i(1), s("DAY")]).contains("ORA-01760"));
+    assert_eq!(ok("TO_DSINTERVAL", &[s("-1 02:00:00")]), Datum::DaySecond(-93_600_000_000));
+    assert_eq!(ok("TO_YMINTERVAL", &[s("+2-03")]), Datum::YearMonth(27));
+    assert!(err("TO_YMINTERVAL", &[s("2 years")]).starts_with("TO_YMINTERVAL:"));
+    // A TIMESTAMP is the DATE it holds to the date functions, which give DATEs.
+    assert_eq!(ok("TRUNC", std::slice::from_ref(&t)), date("2024-03-05"));
+    assert_eq!(ok("ADD_MONTHS", &[t.clone(), i(1)]), date("2024-04-05 10:11:12"));
+    assert_eq!(ok("GREATEST", &[t, s("2025-01-01 00:00:00.5")]), ts("2025-01-01 00:00:00.5"));
 }
 
 #[test]
 fn intervals_add_months_strictly_and_seconds_exactly() {
-    let months = |d: &str, m: i64| syntax(ScalarFunction::AddIntervalMonths, &[date(d), i(m)]);
-    let seconds = |d: &str, secs: i64| syntax(ScalarFunction::AddIntervalSeconds, &[date(d), i(secs)]);
+    let months = |d: &str, m: i64| arithmetic(ArithOp::Add, &date(d), &Datum::YearMonth(m));
+    let seconds = |d: &str, secs: i64| arithmetic(ArithOp::Add, &date(d), &Datum::DaySecond(secs * 1_000_000));
     assert_eq!(months("1993-07-01 06:00:00", 3).unwrap(), date("1993-10-01 06:00:00"));
     assert_eq!(months("1994-01-01", 12).unwrap(), date("1995-01-01"));
     assert_eq!(months("1994-01-01", -13).unwrap(), date("1992-12-01"));
@@ -731,7 +784,45 @@ fn intervals_add_months_strictly_and_seconds_exactly() {
     assert_eq!(seconds("1998-12-01", -90 * 86_400).unwrap(), date("1998-09-02"));
     assert_eq!(seconds("2024-01-01", 4 * 86_400 + 18_730).unwrap(), date("2024-01-05 05:12:10"));
     assert!(seconds("0001-01-01", -1).unwrap_err().to_string().contains("date out of range"));
-    assert_eq!(syntax(ScalarFunction::AddIntervalSeconds, &[NULL_V, i(1)]).unwrap(), NULL_V);
+    assert_eq!(arithmetic(ArithOp::Sub, &NULL_V, &Datum::DaySecond(1)).unwrap(), NULL_V);
+    // A DATE drops the fraction of a second an interval leaves, toward the earlier second.
+    assert_eq!(
+        arithmetic(ArithOp::Sub, &date("2024-01-01"), &Datum::DaySecond(500_000)).unwrap(),
+        date("2023-12-31 23:59:59")
+    );
+}
+
+#[test]
+fn timestamps_and_intervals_follow_oracles_arithmetic() {
+    let add = |a: &Value, b: &Value| arithmetic(ArithOp::Add, a, b).unwrap();
+    let sub = |a: &Value, b: &Value| arithmetic(ArithOp::Sub, a, b).unwrap();
+    let t = ts("2024-01-31 23:59:59.5");
+    assert_eq!(add(&t, &Datum::YearMonth(12)), ts("2025-01-31 23:59:59.5"));
+    assert!(arithmetic(ArithOp::Add, &t, &Datum::YearMonth(1)).unwrap_err().to_string().contains("ORA-01839"));
+    assert_eq!(add(&Datum::DaySecond(500_000), &t), ts("2024-02-01"));
+    // A TIMESTAMP and a number: a DATE, the fraction dropped.
+    assert_eq!(add(&t, &i(1)), date("2024-02-01 23:59:59"));
+    assert_eq!(sub(&t, &date("2024-01-31")), Datum::DaySecond(86_399_500_000));
+    assert_eq!(sub(&date("2024-01-31"), &t), Datum::DaySecond(-86_399_500_000));
+    assert_eq!(sub(&date("2024-02-01"), &date("2024-01-31")), i(1));
+    assert_eq!(add(&Datum::YearMonth(5), &Datum::YearMonth(-7)), Datum::YearMonth(-2));
+    assert_eq!(arithmetic(ArithOp::Mul, &Datum::YearMonth(5), &n("1.5")).unwrap(), Datum::YearMonth(7));
+    assert_eq!(arithmetic(ArithOp::Mul, &i(3), &Datum::DaySecond(1)).unwrap(), Datum::DaySecond(3));
+    assert_eq!(arithmetic(ArithOp::Div, &Datum::DaySecond(10), &i(4)).unwrap(), Datum::DaySecond(3));
+    assert_eq!(negate(&Datum::YearMonth(5)).unwrap(), Datum::YearMonth(-5));
+    for (op, a, b) in [
+        (ArithOp::Add, Datum::YearMonth(1), Datum::DaySecond(1)),
+        (ArithOp::Add, t.clone(), t.clone()),
+        (ArithOp::Mul, t.clone(), i(2)),
+        (ArithOp::Sub, Datum::DaySecond(1), t.clone()),
+        (ArithOp::Div, i(1), Datum::DaySecond(1)),
+    ] {
+        let e = arithmetic(op, &a, &b).unwrap_err().to_string();
+        assert!(e.contains("ORA-30081"), "{a:?} {op:?} {b:?}: {e}");
+    }
+    assert!(arithmetic(ArithOp::Div, &Datum::YearMonth(1), &i(0)).unwrap_err().to_string().contains("divisor"));
+    assert!(arithmetic(ArithOp::Add, &ts("9999-12-31 23:59:59"), &Datum::DaySecond(1_000_000)).is_err());
+    assert!(arithmetic(ArithOp::Mul, &Datum::DaySecond(i64::MAX), &i(2)).is_err());
 }
 
 #[test]
@@ -745,8 +836,13 @@ fn dates_far_out_of_range_do_not_panic() {
         let _ = call("MONTHS_BETWEEN", &[d.clone(), d.clone()]);
         let _ = call("NEXT_DAY", &[d.clone(), s("MON")]);
         let _ = syntax(ScalarFunction::Extract, &[s("YEAR"), d.clone()]);
-        let _ = syntax(ScalarFunction::AddIntervalMonths, &[d.clone(), i(i64::MIN)]);
-        let _ = syntax(ScalarFunction::AddIntervalSeconds, &[d.clone(), i(i64::MAX)]);
+        let _ = arithmetic(ArithOp::Add, &d, &Datum::YearMonth(i64::MIN));
+        let _ = arithmetic(ArithOp::Sub, &d, &Datum::DaySecond(i64::MIN));
+        let t = Datum::Timestamp(secs);
+        let _ = arithmetic(ArithOp::Add, &t, &Datum::YearMonth(i64::MAX));
+        let _ = arithmetic(ArithOp::Sub, &t, &d);
+        let _ = syntax(ScalarFunction::Extract, &[s("SECOND"), t.clone()]);
+        let _ = call("TO_CHAR", &[t.clone(), s("YYYY FF")]);
         let _ = call("TO_CHAR", &[d.clone(), s("YYYY J")]);
         let _ = arithmetic(ArithOp::Sub, &d, &Datum::Date(0));
         let _ = arithmetic(ArithOp::Add, &d, &i(1));

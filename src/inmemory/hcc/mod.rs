@@ -67,6 +67,9 @@ fn kind_code(kind: ValueKind) -> u8 {
         ValueKind::Date => 1,
         ValueKind::Text => 2,
         ValueKind::NumberKey => 3,
+        ValueKind::Timestamp => 4,
+        ValueKind::YearMonth => 5,
+        ValueKind::DaySecond => 6,
     }
 }
 
@@ -77,12 +80,18 @@ fn kind_of(code: u8, data_type: DataType) -> Option<ValueKind> {
         1 => ValueKind::Date,
         2 => ValueKind::Text,
         3 => ValueKind::NumberKey,
+        4 => ValueKind::Timestamp,
+        5 => ValueKind::YearMonth,
+        6 => ValueKind::DaySecond,
         _ => return None,
     };
     let fits = match data_type {
         DataType::Integer => kind == ValueKind::Int,
         DataType::Number { .. } => matches!(kind, ValueKind::Int | ValueKind::NumberKey),
         DataType::Date => kind == ValueKind::Date,
+        DataType::Timestamp { .. } => kind == ValueKind::Timestamp,
+        DataType::IntervalYearMonth { .. } => kind == ValueKind::YearMonth,
+        DataType::IntervalDaySecond { .. } => kind == ValueKind::DaySecond,
         DataType::Varchar2 { .. } | DataType::Char { .. } => kind == ValueKind::Text,
     };
     fits.then_some(kind)

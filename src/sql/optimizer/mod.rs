@@ -489,13 +489,27 @@ fn implies(range: &End, own: &End, keep: Ordering) -> bool {
 
 /// `v` as a value of a key column of type `t`, when comparing it in the index's order
 /// means the same as the SQL comparison (a number against a number, a string against a
-/// string, a date against a date); otherwise the conjunct cannot bound the index.
+/// string, a date or timestamp against either, an interval against its kind); otherwise
+/// the conjunct cannot bound the index.
 pub(crate) fn key_value(t: DataType, v: &Value) -> Option<Value> {
     match (t, v) {
         (DataType::Integer | DataType::Number { .. }, Datum::Int(_) | Datum::Num(_)) => Some(v.clone()),
         (DataType::Varchar2 { .. } | DataType::Char { .. }, Datum::Str(_)) => Some(v.clone()),
         (DataType::Date, Datum::Date(_)) => Some(v.clone()),
         (DataType::Date, Datum::Str(s)) => crate::types::parse_date(s, None).ok().map(Datum::Date),
+        (DataType::Timestamp { .. }, Datum::Timestamp(_))
+        | (DataType::IntervalYearMonth { .. }, Datum::YearMonth(_))
+        | (DataType::IntervalDaySecond { .. }, Datum::DaySecond(_)) => Some(v.clone()),
+        (DataType::Timestamp { .. }, Datum::Date(d)) => {
+            d.checked_mul(crate::types::datetime::MICROS_PER_SECOND).map(Datum::Timestamp)
+        }
+        // A DATE key meets a TIMESTAMP at a whole second as the DATE of that second.
+        (DataType::Date, Datum::Timestamp(t)) if t % crate::types::datetime::MICROS_PER_SECOND == 0 => {
+            Some(Datum::Date(t / crate::types::datetime::MICROS_PER_SECOND))
+        }
+        (DataType::Timestamp { .. }, Datum::Str(s)) => {
+            crate::types::datetime::parse_timestamp(s).ok().map(Datum::Timestamp)
+        }
         _ => None,
     }
 }

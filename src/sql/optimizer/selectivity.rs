@@ -90,9 +90,15 @@ fn range_selectivity(
         None => Some(default),
         Some((v, _)) => match (&low_value, v) {
             (Datum::Date(_), Datum::Str(s)) => crate::types::parse_date(s, None).ok().map(|t| t as f64),
+            (Datum::Timestamp(_), Datum::Str(s)) => crate::types::datetime::parse_timestamp(s).ok().map(|t| t as f64),
+            (Datum::Timestamp(_), Datum::Date(d)) => Some(*d as f64 * 1e6),
+            (Datum::Date(_), Datum::Timestamp(t)) => Some(*t as f64 / 1e6),
             (Datum::Int(_) | Datum::Num(_), Datum::Int(_) | Datum::Num(_))
             | (Datum::Str(_), Datum::Str(_))
-            | (Datum::Date(_), Datum::Date(_)) => position(v),
+            | (Datum::Date(_), Datum::Date(_))
+            | (Datum::Timestamp(_), Datum::Timestamp(_))
+            | (Datum::YearMonth(_), Datum::YearMonth(_))
+            | (Datum::DaySecond(_), Datum::DaySecond(_)) => position(v),
             _ => None,
         },
     };
@@ -109,12 +115,13 @@ fn range_selectivity(
 }
 
 /// A value's position on a number line that keeps its order: numbers as themselves,
-/// dates as seconds, strings by their first 8 bytes as a base-256 fraction.
+/// dates as seconds, timestamps and intervals in their units (microseconds, months),
+/// strings by their first 8 bytes as a base-256 fraction.
 fn position(v: &Value) -> Option<f64> {
     match v {
         Datum::Int(i) => Some(*i as f64),
         Datum::Num(d) => d.to_string().parse().ok(),
-        Datum::Date(t) => Some(*t as f64),
+        Datum::Date(t) | Datum::Timestamp(t) | Datum::YearMonth(t) | Datum::DaySecond(t) => Some(*t as f64),
         Datum::Str(s) => {
             let mut x = 0.0;
             let mut scale = 1.0;

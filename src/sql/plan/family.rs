@@ -1,5 +1,6 @@
-//! The families of values a column or an expression gives: numbers, text or dates,
-//! the types whose values compare, hash and sort alike. A join key pairs expressions of
+//! The families of values a column or an expression gives: numbers, text, dates,
+//! timestamps and the two kinds of interval, the types whose values compare, hash and
+//! sort alike. A join key pairs expressions of
 //! one family; a set operation's branches must give one family a column; a view's
 //! columns carry theirs to the query that reads it.
 
@@ -13,6 +14,9 @@ pub enum Family {
     Number,
     Text,
     Date,
+    Timestamp,
+    YearMonth,
+    DaySecond,
 }
 
 impl Family {
@@ -21,6 +25,9 @@ impl Family {
             DataType::Number { .. } | DataType::Integer => Family::Number,
             DataType::Varchar2 { .. } | DataType::Char { .. } => Family::Text,
             DataType::Date => Family::Date,
+            DataType::Timestamp { .. } => Family::Timestamp,
+            DataType::IntervalYearMonth { .. } => Family::YearMonth,
+            DataType::IntervalDaySecond { .. } => Family::DaySecond,
         }
     }
 
@@ -30,6 +37,9 @@ impl Family {
             Family::Number => "a number",
             Family::Text => "text",
             Family::Date => "a date",
+            Family::Timestamp => "a timestamp",
+            Family::YearMonth => "an interval year to month",
+            Family::DaySecond => "an interval day to second",
         }
     }
 
@@ -39,6 +49,9 @@ impl Family {
             Datum::Int(_) | Datum::Num(_) => Some(Family::Number),
             Datum::Str(_) => Some(Family::Text),
             Datum::Date(_) => Some(Family::Date),
+            Datum::Timestamp(_) => Some(Family::Timestamp),
+            Datum::YearMonth(_) => Some(Family::YearMonth),
+            Datum::DaySecond(_) => Some(Family::DaySecond),
         }
     }
 }
@@ -55,18 +68,26 @@ pub fn expr_family(e: &Expr, column: &dyn Fn(usize) -> Option<Family>) -> Option
     match e {
         Expr::Column(c) => column(*c),
         Expr::Literal(v) => Family::of_value(v),
-        Expr::Arith { op, left, right } => match (op, of(left)?, of(right)?) {
-            (_, Number, Number) => Some(Number),
-            (ArithOp::Add | ArithOp::Sub, Date, Number) | (ArithOp::Add, Number, Date) => Some(Date),
-            (ArithOp::Sub, Date, Date) => Some(Number),
+        Expr::Arith { op, left, right } => {
+            let additive = matches!(op, ArithOp::Add | ArithOp::Sub);
+            match (op, of(left)?, of(right)?) {
+                (_, Number, Number) => Some(Number),
+                (_, Date | Timestamp, Number) | (ArithOp::Add, Number, Date | Timestamp) if additive => Some(Date),
+                (ArithOp::Sub, Date, Date) => Some(Number),
+                (ArithOp::Sub, Date | Timestamp, Date | Timestamp) => Some(DaySecond),
+                (_, d @ (Date | Timestamp), YearMonth | DaySecond) if additive => Some(d),
+                (ArithOp::Add, YearMonth | DaySecond, d @ (Date | Timestamp)) => Some(d),
+                (_, i @ (YearMonth | DaySecond), j) if additive && i == j => Some(i),
+                (ArithOp::Mul | ArithOp::Div, i @ (YearMonth | DaySecond), Number)
+                | (ArithOp::Mul, Number, i @ (YearMonth | DaySecond)) => Some(i),
+                _ => None,
+            }
+        }
+        Expr::Negate(x) => match of(x)? {
+            f @ (Number | YearMonth | DaySecond) => Some(f),
             _ => None,
         },
-        Expr::Negate(x) => (of(x)? == Number).then_some(Number),
-        Expr::Cast { to, .. } => Some(match to {
-            crate::types::DataType::Number { .. } | crate::types::DataType::Integer => Number,
-            crate::types::DataType::Varchar2 { .. } | crate::types::DataType::Char { .. } => Text,
-            crate::types::DataType::Date => Date,
-        }),
+        Expr::Cast { to, .. } => Some(Family::of_type(*to)),
         Expr::Sequence { .. } => Some(Number),
         Expr::Concat(..) => Some(Text),
         Expr::Function { func, args } => match func {
@@ -96,12 +117,14 @@ pub fn expr_family(e: &Expr, column: &dyn Fn(usize) -> Option<Family>) -> Option
             | F::OraHash
             | F::MonthsBetween
             | F::Extract => Some(Number),
-            F::ToDate | F::AddMonths | F::LastDay | F::NextDay | F::AddIntervalMonths | F::AddIntervalSeconds => {
-                Some(Date)
-            }
+            F::ToDate | F::AddMonths | F::LastDay | F::NextDay => Some(Date),
+            F::ToTimestamp => Some(Timestamp),
+            F::NumToDsInterval | F::ToDsInterval => Some(DaySecond),
+            F::NumToYmInterval | F::ToYmInterval => Some(YearMonth),
             F::Round | F::Trunc => match of(args.first()?)? {
-                Text => None,
-                f => Some(f),
+                Number => Some(Number),
+                Date | Timestamp => Some(Date),
+                _ => None,
             },
             F::Nvl | F::Coalesce | F::Greatest | F::Least => {
                 let first = of(args.first()?)?;

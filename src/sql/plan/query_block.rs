@@ -77,14 +77,12 @@ impl Drop for Expanding {
 /// The stored query of view `view`, parsed.
 fn view_query(view: &ViewDef) -> Result<ast::Query> {
     let dialect = sqlparser::dialect::OracleDialect {};
-    sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(&view.text)
-        .and_then(|mut p| p.parse_query())
-        .map(|q| *q)
-        .map_err(|e| Error::InvalidValue {
+    crate::sql::oracle_types::parser(&dialect, &view.text).and_then(|mut p| p.parse_query()).map(|q| *q).map_err(|e| {
+        Error::InvalidValue {
             context: view.name.clone(),
             message: format!("ORA-04063: view has errors: its stored text does not parse ({e})"),
-        })
+        }
+    })
 }
 
 /// Where a correlated subquery may not stand, as its refusal says.
