@@ -11,7 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::types::datetime::MICROS_PER_SECOND;
-use crate::types::{Datum, Value, round_micros};
+use crate::types::{Datum, Value, round_interval_micros};
 use sqlparser::ast::{self, DateTimeField};
 
 /// The fields of an interval, leading first.
@@ -157,7 +157,7 @@ pub fn read(interval: &ast::Interval) -> Result<Value> {
         Some(p) if p <= 9 => u8::try_from(p).unwrap_or(9),
         Some(_) => return Err(invalid("the interval's fractional seconds precision is at most 9")),
     };
-    Ok(Datum::DaySecond(round_micros(total, digits)))
+    Ok(Datum::DaySecond(round_interval_micros(total, digits)))
 }
 
 #[cfg(test)]

@@ -34,6 +34,44 @@ pub(crate) fn parse_statements(sql: &str) -> Result<Vec<Statement>, ParserError>
     parser(&OracleDialect {}, sql)?.parse_statements()
 }
 
+/// `text` (the parser's print of a statement or expression) with each rewritten interval
+/// type written back as Oracle writes it: `INTERVAL DAY(3) TO SECOND(2)`, for what users
+/// read (a view's text, a column heading).
+pub(crate) fn as_written(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("INTERVAL_") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let written = [YEAR_TO_MONTH, DAY_TO_SECOND].into_iter().find_map(|name| {
+            let args = tail.strip_prefix(name)?.strip_prefix('(')?;
+            let close = args.find(')')?;
+            let numbers: Vec<&str> = args[..close].split(',').map(str::trim).collect();
+            if numbers.iter().any(|n| n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit())) {
+                return None;
+            }
+            let text = match (name, numbers.as_slice()) {
+                (YEAR_TO_MONTH, [p]) => format!("INTERVAL YEAR({p}) TO MONTH"),
+                (DAY_TO_SECOND, [p, s]) => format!("INTERVAL DAY({p}) TO SECOND({s})"),
+                _ => return None,
+            };
+            Some((text, name.len() + 1 + close + 1))
+        });
+        match written {
+            Some((text, len)) => {
+                out.push_str(&text);
+                rest = &tail[len..];
+            }
+            None => {
+                out.push_str("INTERVAL_");
+                rest = &tail["INTERVAL_".len()..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `tokens` with each interval type replaced by its rewritten name and arguments.
 fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     let mut out = Vec::with_capacity(tokens.len());
@@ -147,6 +185,20 @@ mod tests {
         assert_eq!(
             rewritten("SELECT CAST(x AS INTERVAL DAY TO SECOND) FROM t"),
             "SELECT CAST(x AS INTERVAL_DAY_TO_SECOND(2, 6)) FROM t"
+        );
+    }
+
+    #[test]
+    fn rewritten_types_print_back_as_oracle_writes_them() {
+        let sql = "SELECT CAST(x AS INTERVAL DAY(3) TO SECOND(0)), CAST(y AS INTERVAL YEAR TO MONTH) FROM t";
+        assert_eq!(
+            as_written(&rewritten(sql)),
+            "SELECT CAST(x AS INTERVAL DAY(3) TO SECOND(0)), CAST(y AS INTERVAL YEAR(2) TO MONTH) FROM t"
+        );
+        assert_eq!(as_written(&rewritten(&as_written(&rewritten(sql)))), as_written(&rewritten(sql)));
+        assert_eq!(
+            as_written("SELECT interval_x, INTERVAL_DAY_TO_SECOND(a) FROM t"),
+            "SELECT interval_x, INTERVAL_DAY_TO_SECOND(a) FROM t"
         );
     }
 

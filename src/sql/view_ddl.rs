@@ -68,7 +68,12 @@ pub fn create_view(session: &Session, create: &ast::CreateView) -> Result<QueryR
             });
         }
     }
-    let view = ViewDef { name, text: create.query.to_string(), columns, created: crate::types::local_now() };
+    let view = ViewDef {
+        name,
+        text: super::oracle_types::as_written(&create.query.to_string()),
+        columns,
+        created: crate::types::local_now(),
+    };
     session.db.catalog.create_view(view, create.or_replace)?;
     Ok(QueryResult::message(StatementKind::Ddl, "View created."))
 }

@@ -118,7 +118,7 @@ impl DataType {
                         ));
                     }
                 };
-                let rounded = round_micros(micros, second_precision);
+                let rounded = round_interval_micros(micros, second_precision);
                 check_leading(rounded.unsigned_abs() / MICROS_PER_DAY as u64, day_precision, column)?;
                 Ok(Datum::DaySecond(rounded))
             }
@@ -126,15 +126,25 @@ impl DataType {
     }
 }
 
-/// `micros` rounded half away from zero to `digits` digits of fractional seconds.
+/// A timestamp's `micros` rounded to `digits` digits of fractional seconds, half up (a
+/// half second later in time).
 pub fn round_micros(micros: i64, digits: u8) -> i64 {
-    let unit = 10i64.pow(u32::from(DEFAULT_FRACTION_DIGITS.saturating_sub(digits)));
-    if unit == 1 {
-        return micros;
-    }
+    let unit = fraction_unit(digits);
     let rem = micros.rem_euclid(unit);
     let base = micros - rem;
     if rem * 2 >= unit { base.saturating_add(unit) } else { base }
+}
+
+/// An interval's `micros` rounded to `digits` digits of fractional seconds, half away
+/// from zero (a negative interval rounds as its magnitude does).
+pub fn round_interval_micros(micros: i64, digits: u8) -> i64 {
+    let rounded = round_micros(micros.saturating_abs(), digits);
+    if micros < 0 { -rounded } else { rounded }
+}
+
+/// The microseconds in one unit of the last of `digits` fractional digits.
+fn fraction_unit(digits: u8) -> i64 {
+    10i64.pow(u32::from(DEFAULT_FRACTION_DIGITS.saturating_sub(digits)))
 }
 
 /// Fails when an interval's leading field (years or days) has more than `precision`

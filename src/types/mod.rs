@@ -19,6 +19,7 @@ pub mod encoding;
 mod value;
 
 pub use datatype::{
-    DEFAULT_FRACTION_DIGITS, DEFAULT_LEADING_DIGITS, DataType, MAX_NUMBER_DIGITS, MAX_STRING_BYTES, round_micros,
+    DEFAULT_FRACTION_DIGITS, DEFAULT_LEADING_DIGITS, DataType, MAX_NUMBER_DIGITS, MAX_STRING_BYTES,
+    round_interval_micros, round_micros,
 };
 pub use value::{Datum, Value, format_date, local_now, local_now_micros, parse_date};

@@ -466,7 +466,7 @@ fn output_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(i) => ident_name(i),
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident_name).unwrap_or_default(),
-        other => heading_text(&other.to_string()),
+        other => heading_text(&crate::sql::oracle_types::as_written(&other.to_string())),
     }
 }
 
