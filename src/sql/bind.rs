@@ -364,10 +364,18 @@ impl Binder<'_> {
             ast::Expr::AnyOp { left, compare_op, right, .. } | ast::Expr::AllOp { left, compare_op, right } => {
                 let all = matches!(e, ast::Expr::AllOp { .. });
                 let ast::Expr::Subquery(query) = unnested(right) else {
-                    return Err(unsupported(
-                        format!("{} of other than a subquery", if all { "ALL" } else { "ANY" }),
-                        e,
-                    ));
+                    // Of a list: the comparison with each item, OR-ed (ANY) or AND-ed
+                    // (ALL), as Oracle expands it.
+                    let items = match unnested(right) {
+                        ast::Expr::Tuple(items) => items.iter().collect(),
+                        one => vec![one],
+                    };
+                    let mut compared = items.into_iter().map(|item| self.bind_binary(left, compare_op, item, e));
+                    let first = compared.next().expect("a list has an item")?;
+                    return compared.try_fold(first, |acc, next| {
+                        let (a, b) = (Box::new(acc), Box::new(next?));
+                        Ok(fold_constants(if all { Expr::And(a, b) } else { Expr::Or(a, b) }, self.f))
+                    });
                 };
                 let op = match compare_op {
                     BinaryOperator::Eq => CmpOp::Eq,

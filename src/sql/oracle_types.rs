@@ -1,8 +1,13 @@
-//! Oracle's interval type names, which the SQL parser does not read, rewritten into
-//! names it does: `INTERVAL YEAR [(p)] TO MONTH` becomes `INTERVAL_YEAR_TO_MONTH(p)` and
-//! `INTERVAL DAY [(p)] TO SECOND [(s)]` becomes `INTERVAL_DAY_TO_SECOND(p,s)` (Oracle's
-//! defaults, 2 and 6, filled in), which the parser takes as a named type with arguments
-//! and [`super::data_types`] maps to lioscope's types.
+//! Oracle's syntax the SQL parser does not read, rewritten token by token into syntax it
+//! does:
+//!
+//! - interval type names: `INTERVAL YEAR [(p)] TO MONTH` becomes
+//!   `INTERVAL_YEAR_TO_MONTH(p)` and `INTERVAL DAY [(p)] TO SECOND [(s)]` becomes
+//!   `INTERVAL_DAY_TO_SECOND(p,s)` (Oracle's defaults, 2 and 6, filled in), which the
+//!   parser takes as a named type with arguments and [`super::data_types`] maps to
+//!   lioscope's types ([`as_written`] prints them back as Oracle writes them);
+//! - a comparison with ANY, SOME or ALL of a list, `x > ANY (1, 2)`, gets the list its
+//!   own parentheses, `x > ANY ((1, 2))`, which the parser reads as one row of values.
 //!
 //! Every statement lioscope parses goes through [`parse_statements`] or [`parser`], so
 //! a type is read the same wherever it stands: a column of CREATE TABLE, a CAST, a
@@ -22,7 +27,8 @@ pub(super) const DAY_TO_SECOND: &str = "INTERVAL_DAY_TO_SECOND";
 
 /// A parser over `sql` with its interval types rewritten.
 pub(crate) fn parser<'d>(dialect: &'d OracleDialect, sql: &str) -> Result<Parser<'d>, ParserError> {
-    if !sql.as_bytes().windows(8).any(|w| w.eq_ignore_ascii_case(b"INTERVAL")) {
+    let has = |word: &[u8]| sql.as_bytes().windows(word.len()).any(|w| w.eq_ignore_ascii_case(word));
+    if !has(b"INTERVAL") && !has(b"ANY") && !has(b"SOME") && !has(b"ALL") {
         return Parser::new(dialect).try_with_sql(sql);
     }
     let tokens = Tokenizer::new(dialect, sql).tokenize_with_location()?;
@@ -93,12 +99,50 @@ fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
                 i = next;
             }
             None => {
+                if let Some(close) = quantified_list(&tokens, i) {
+                    // ANY ( a, b ) → ANY ( ( a, b ) ): the parentheses after the opening one.
+                    let open = (i + 1..close).find(|&k| tokens[k].token == Token::LParen).expect("found it");
+                    out.extend(tokens[i..=open].iter().cloned());
+                    out.push(TokenWithSpan { token: Token::LParen, span: tokens[open].span });
+                    out.extend(tokens[open + 1..close].iter().cloned());
+                    out.push(TokenWithSpan { token: Token::RParen, span: tokens[close].span });
+                    out.push(tokens[close].clone());
+                    i = close + 1;
+                    continue;
+                }
                 out.push(tokens[i].clone());
                 i += 1;
             }
         }
     }
     out
+}
+
+/// When token `at` is ANY, SOME or ALL followed by a parenthesized list of more than one
+/// item (not a subquery), the index of the list's closing parenthesis.
+fn quantified_list(tokens: &[TokenWithSpan], at: usize) -> Option<usize> {
+    let mut cursor = Cursor { tokens, at };
+    if cursor.keyword(Keyword::ANY).is_none() && cursor.keyword(Keyword::SOME).is_none() {
+        cursor.keyword(Keyword::ALL)?;
+    }
+    matches!(cursor.next()?, Token::LParen).then_some(())?;
+    let first = cursor.at;
+    if cursor.keyword(Keyword::SELECT).is_some() || cursor.keyword(Keyword::WITH).is_some() {
+        return None;
+    }
+    cursor.at = first;
+    let (mut depth, mut commas) = (0usize, 0usize);
+    while let Some(t) = tokens.get(cursor.at) {
+        cursor.at += 1;
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen if depth == 0 => return (commas > 0).then_some(cursor.at - 1),
+            Token::RParen => depth -= 1,
+            Token::Comma if depth == 0 => commas += 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The interval type starting at token `at`, if one does: its new name, its precisions
@@ -200,6 +244,21 @@ mod tests {
             as_written("SELECT interval_x, INTERVAL_DAY_TO_SECOND(a) FROM t"),
             "SELECT interval_x, INTERVAL_DAY_TO_SECOND(a) FROM t"
         );
+    }
+
+    #[test]
+    fn a_list_after_any_some_or_all_gets_its_own_parentheses() {
+        assert_eq!(rewritten("SELECT 1 FROM t WHERE x > ANY (1, (2))"), "SELECT 1 FROM t WHERE x > ANY((1, (2)))");
+        assert_eq!(rewritten("SELECT 1 FROM t WHERE x <> ALL (1, 2)"), "SELECT 1 FROM t WHERE x <> ALL((1, 2))");
+        // One item, a subquery, UNION ALL and SELECT ALL are left alone.
+        for sql in [
+            "SELECT 1 FROM t WHERE x = ANY (1)",
+            "SELECT 1 FROM t WHERE x = ANY (SELECT a, b FROM u)",
+            "SELECT a FROM t UNION ALL (SELECT 1 FROM u)",
+            "SELECT ALL (a), b FROM t",
+        ] {
+            assert_eq!(rewritten(sql), parse_statements(sql).unwrap()[0].to_string(), "{sql}");
+        }
     }
 
     #[test]

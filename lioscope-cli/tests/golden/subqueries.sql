@@ -35,3 +35,9 @@ ROLLBACK TO before_changes;
 SELECT COUNT(*) FROM dept;
 SELECT ename FROM emp WHERE (deptno, sal) IN (SELECT deptno, MAX(sal) FROM emp GROUP BY deptno) ORDER BY ename;
 SELECT ename FROM emp WHERE (deptno, mgr) NOT IN ((10, 1), (20, NULL)) ORDER BY ename;
+-- ANY, SOME and ALL of a list: each item compared, OR-ed or AND-ed (a NULL item leaves
+-- ALL unknown).
+SELECT deptno FROM dept WHERE deptno > ANY (15, 25) ORDER BY deptno;
+SELECT deptno FROM dept WHERE deptno <> ALL (10, 30) ORDER BY deptno;
+SELECT deptno FROM dept WHERE deptno <> ALL (10, NULL);
+SELECT deptno FROM dept WHERE deptno = SOME (20) ORDER BY deptno;
