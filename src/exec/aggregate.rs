@@ -57,7 +57,10 @@ impl Accumulator {
         match (shape, &call.arg) {
             (Shape::CountRows, _) | (_, None) => self.count += 1,
             (Shape::CountColumn(i), _) => self.count += u64::from(!row.is_null(i)),
-            (Shape::SumColumn(i), _) if let Some(v) = row.small_int(i) => {
+            (Shape::SumColumn(i), _)
+                if self.interval.is_none()
+                    && let Some(v) = row.small_int(i) =>
+            {
                 self.count += 1;
                 self.int_sum += i128::from(v);
             }

@@ -507,7 +507,12 @@ impl Frames {
                 // larger descending.
                 let toward_smaller = matches!(b, FrameBound::Preceding(_)) != self.descending;
                 let op = if toward_smaller { ArithOp::Sub } else { ArithOp::Add };
-                let target = arithmetic(op, key, v)?;
+                let target = match (key, v) {
+                    (Datum::Timestamp(_), _) | (Datum::Date(_), Datum::YearMonth(_) | Datum::DaySecond(_)) => {
+                        timestamp_edge(op, key, v)?
+                    }
+                    _ => arithmetic(op, key, v)?,
+                };
                 // Positions of `keyed` whose key sorts before the target (or at it).
                 let before = |k: &Value, or_equal: bool| -> bool {
                     let o = k.sql_cmp(&target).ok().flatten().unwrap_or(Ordering::Equal);
@@ -522,6 +527,32 @@ impl Frames {
             }
         })
     }
+}
+
+/// The edge of a RANGE frame `offset` from a TIMESTAMP key, or from a DATE key by an
+/// interval, measured to the microsecond: the key as a TIMESTAMP moved by the offset (a
+/// number of days, or an interval). `key ± offset` would give a DATE for a TIMESTAMP and a
+/// number, and drop a DATE's fraction of a second, moving the edge.
+fn timestamp_edge(op: ArithOp, key: &Value, offset: &Value) -> Result<Value> {
+    use crate::types::datetime::{MICROS_PER_DAY, MICROS_PER_SECOND};
+    let out_of_range = || Error::value("RANGE", "the window frame's edge is out of range");
+    let key = match key {
+        Datum::Date(s) => Datum::Timestamp(s.checked_mul(MICROS_PER_SECOND).ok_or_else(out_of_range)?),
+        other => other.clone(),
+    };
+    let offset = match offset {
+        Datum::Int(_) | Datum::Num(_) => {
+            let days = offset.to_decimal("RANGE")?.unwrap_or_default();
+            let micros = days
+                .checked_mul(rust_decimal::Decimal::from(MICROS_PER_DAY))
+                .map(|m| m.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero))
+                .and_then(|m| i64::try_from(m).ok())
+                .ok_or_else(out_of_range)?;
+            Datum::DaySecond(micros)
+        }
+        other => other.clone(),
+    };
+    arithmetic(op, &key, &offset)
 }
 
 /// An aggregate over a window sliding forward: values enter at its end and leave at its

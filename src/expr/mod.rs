@@ -628,9 +628,9 @@ impl Expr {
 /// Most arguments a function takes on the whole-number path (ORA_HASH's three).
 const WHOLE_ARGS: usize = 3;
 
-/// `CAST(value AS to)`: converted as a column of type `to` stores the value. A DATE and
-/// a number do not convert into each other (ORA-00932); a text too long for `to` is
-/// ORA-25137.
+/// `CAST(value AS to)`: converted as a column of type `to` stores the value. Numbers,
+/// dates and timestamps, and each kind of interval convert only within their kind (and
+/// from and to text; ORA-00932 otherwise); a text too long for `to` is ORA-25137.
 fn cast(value: Datum<'_>, to: crate::types::DataType) -> Result<Datum<'_>> {
     use crate::types::DataType;
     // The kinds of value that convert into one another, numbered (text converts into

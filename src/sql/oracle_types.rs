@@ -44,38 +44,42 @@ pub(crate) fn parse_statements(sql: &str) -> Result<Vec<Statement>, ParserError>
 /// type written back as Oracle writes it: `INTERVAL DAY(3) TO SECOND(2)`, for what users
 /// read (a view's text, a column heading).
 pub(crate) fn as_written(text: &str) -> String {
+    if !text.contains("INTERVAL_") {
+        return text.to_owned();
+    }
+    let Ok(tokens) = Tokenizer::new(&OracleDialect {}, text).tokenize() else { return text.to_owned() };
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("INTERVAL_") {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at..];
-        let written = [YEAR_TO_MONTH, DAY_TO_SECOND].into_iter().find_map(|name| {
-            let args = tail.strip_prefix(name)?.strip_prefix('(')?;
-            let close = args.find(')')?;
-            let numbers: Vec<&str> = args[..close].split(',').map(str::trim).collect();
-            if numbers.iter().any(|n| n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit())) {
-                return None;
-            }
-            let text = match (name, numbers.as_slice()) {
-                (YEAR_TO_MONTH, [p]) => format!("INTERVAL YEAR({p}) TO MONTH"),
-                (DAY_TO_SECOND, [p, s]) => format!("INTERVAL DAY({p}) TO SECOND({s})"),
-                _ => return None,
-            };
-            Some((text, name.len() + 1 + close + 1))
-        });
-        match written {
-            Some((text, len)) => {
-                out.push_str(&text);
-                rest = &tail[len..];
+    let mut i = 0;
+    while i < tokens.len() {
+        match written_type(&tokens[i..]) {
+            Some((written, len)) => {
+                out.push_str(&written);
+                i += len;
             }
             None => {
-                out.push_str("INTERVAL_");
-                rest = &tail["INTERVAL_".len()..];
+                out.push_str(&tokens[i].to_string());
+                i += 1;
             }
         }
     }
-    out.push_str(rest);
     out
+}
+
+/// A rewritten interval type at the start of `tokens` (an unquoted name, then its
+/// precisions in parentheses) as Oracle writes it, and the tokens it took.
+fn written_type(tokens: &[Token]) -> Option<(String, usize)> {
+    let Token::Word(Word { value, quote_style: None, .. }) = tokens.first()? else { return None };
+    let name = [YEAR_TO_MONTH, DAY_TO_SECOND].into_iter().find(|n| value.eq_ignore_ascii_case(n))?;
+    let close = tokens.iter().position(|t| *t == Token::RParen)?;
+    let inside: Vec<&Token> = tokens.get(1..close)?.iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+    let text = match (name, inside.as_slice()) {
+        (YEAR_TO_MONTH, [Token::LParen, Token::Number(p, _)]) => format!("INTERVAL YEAR({p}) TO MONTH"),
+        (DAY_TO_SECOND, [Token::LParen, Token::Number(p, _), Token::Comma, Token::Number(s, _)]) => {
+            format!("INTERVAL DAY({p}) TO SECOND({s})")
+        }
+        _ => return None,
+    };
+    Some((text, close + 1))
 }
 
 /// `tokens` with each interval type replaced by its rewritten name and arguments.
@@ -240,10 +244,12 @@ mod tests {
             "SELECT CAST(x AS INTERVAL DAY(3) TO SECOND(0)), CAST(y AS INTERVAL YEAR(2) TO MONTH) FROM t"
         );
         assert_eq!(as_written(&rewritten(&as_written(&rewritten(sql)))), as_written(&rewritten(sql)));
-        assert_eq!(
-            as_written("SELECT interval_x, INTERVAL_DAY_TO_SECOND(a) FROM t"),
-            "SELECT interval_x, INTERVAL_DAY_TO_SECOND(a) FROM t"
-        );
+        for untouched in [
+            "SELECT interval_x, INTERVAL_DAY_TO_SECOND(a) FROM t",
+            "SELECT 'INTERVAL_YEAR_TO_MONTH(5)' s, \"INTERVAL_YEAR_TO_MONTH\"(5) FROM dual",
+        ] {
+            assert_eq!(as_written(untouched), untouched);
+        }
     }
 
     #[test]

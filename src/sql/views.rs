@@ -761,6 +761,7 @@ fn user_tab_columns(session: &Session) -> Rows {
     for t in session.db.catalog.tables() {
         for (i, c) in t.columns.iter().enumerate() {
             use crate::types::DataType::*;
+            let named = c.data_type.to_string();
             let (ty, len, precision, scale): (&str, u64, Value, Value) = match c.data_type {
                 Number { precision, scale } => (
                     "NUMBER",
@@ -772,14 +773,13 @@ fn user_tab_columns(session: &Session) -> Rows {
                 Varchar2 { max_bytes } => ("VARCHAR2", max_bytes.into(), Datum::Null, Datum::Null),
                 Char { len } => ("CHAR", len.into(), Datum::Null, Datum::Null),
                 Date => ("DATE", 7, Datum::Null, Datum::Null),
-                // Oracle's names and lengths; the precision column holds the leading
-                // field's digits, the scale column the fraction's.
-                Timestamp { precision } => ("TIMESTAMP", 11, Datum::Null, int(precision.into())),
-                IntervalYearMonth { year_precision } => {
-                    ("INTERVAL YEAR TO MONTH", 5, int(year_precision.into()), int(0))
-                }
+                // As Oracle shows them: the type with its precisions (TIMESTAMP(6),
+                // INTERVAL DAY(2) TO SECOND(6)), the leading field's digits in
+                // DATA_PRECISION and the fraction's in DATA_SCALE.
+                Timestamp { precision } => (&named, 11, Datum::Null, int(precision.into())),
+                IntervalYearMonth { year_precision } => (&named, 5, int(year_precision.into()), int(0)),
                 IntervalDaySecond { day_precision, second_precision } => {
-                    ("INTERVAL DAY TO SECOND", 11, int(day_precision.into()), int(second_precision.into()))
+                    (&named, 11, int(day_precision.into()), int(second_precision.into()))
                 }
             };
             rows.push(vec![

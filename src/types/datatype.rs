@@ -78,7 +78,7 @@ impl DataType {
             DataType::Timestamp { precision } => {
                 let micros = match value {
                     Datum::Timestamp(t) => t,
-                    Datum::Date(d) => d * MICROS_PER_SECOND,
+                    Datum::Date(d) => d.checked_mul(MICROS_PER_SECOND).ok_or_else(|| out_of_range(column))?,
                     Datum::Str(s) => datetime::parse_timestamp(&s).map_err(|m| Error::value(column, m))?,
                     other => {
                         return Err(Error::value(
@@ -89,7 +89,7 @@ impl DataType {
                 };
                 let rounded = round_micros(micros, precision);
                 if !datetime::timestamp_in_range(rounded) {
-                    return Err(Error::value(column, "timestamp out of range (the year must be between 1 and 9999)"));
+                    return Err(out_of_range(column));
                 }
                 Ok(Datum::Timestamp(rounded))
             }
@@ -124,6 +124,10 @@ impl DataType {
             }
         }
     }
+}
+
+fn out_of_range(column: &str) -> Error {
+    Error::value(column, "timestamp out of range (the year must be between 1 and 9999)")
 }
 
 /// A timestamp's `micros` rounded to `digits` digits of fractional seconds, half up (a

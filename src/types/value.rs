@@ -214,12 +214,15 @@ impl<'a> Datum<'a> {
 
     /// SQL comparison: `None` when either side is NULL. Numbers compare with numbers,
     /// strings byte-wise (Oracle's BINARY sort), dates and timestamps with each other,
-    /// intervals with intervals of their kind; a string meeting a number, a date or a
-    /// timestamp is converted as Oracle does implicitly.
+    /// intervals with intervals of their kind; a string meeting a number, a date, a
+    /// timestamp or an interval is converted as Oracle does implicitly.
     pub fn sql_cmp(&self, other: &Datum<'_>) -> Result<Option<Ordering>> {
-        let text_as = |s: &str, datetime: &Datum<'_>| -> Result<i64> {
-            match datetime {
+        // Text meeting a date, a timestamp or an interval is read as one of its kind.
+        let text_as = |s: &str, kind: &Datum<'_>| -> Result<i64> {
+            match kind {
                 Datum::Date(_) => parse_date(s, None),
+                Datum::YearMonth(_) => datetime::parse_year_month(s),
+                Datum::DaySecond(_) => datetime::parse_day_second(s),
                 _ => datetime::parse_timestamp(s),
             }
             .map_err(|m| Error::value("comparison", m))
@@ -235,8 +238,12 @@ impl<'a> Datum<'a> {
             | (Datum::DaySecond(a), Datum::DaySecond(b)) => a.cmp(b),
             (Datum::Date(a), Datum::Timestamp(b)) => (i128::from(*a) * MICROS).cmp(&i128::from(*b)),
             (Datum::Timestamp(a), Datum::Date(b)) => i128::from(*a).cmp(&(i128::from(*b) * MICROS)),
-            (d @ (Datum::Date(a) | Datum::Timestamp(a)), Datum::Str(s)) => a.cmp(&text_as(s, d)?),
-            (Datum::Str(s), d @ (Datum::Date(b) | Datum::Timestamp(b))) => text_as(s, d)?.cmp(b),
+            (d @ (Datum::Date(a) | Datum::Timestamp(a) | Datum::YearMonth(a) | Datum::DaySecond(a)), Datum::Str(s)) => {
+                a.cmp(&text_as(s, d)?)
+            }
+            (Datum::Str(s), d @ (Datum::Date(b) | Datum::Timestamp(b) | Datum::YearMonth(b) | Datum::DaySecond(b))) => {
+                text_as(s, d)?.cmp(b)
+            }
             (Datum::Int(_) | Datum::Num(_) | Datum::Str(_), Datum::Int(_) | Datum::Num(_) | Datum::Str(_)) => {
                 let (Some(a), Some(b)) = (self.to_decimal("comparison")?, other.to_decimal("comparison")?) else {
                     return Ok(None);

@@ -57,3 +57,12 @@ CREATE VIEW ev_days AS SELECT id, CAST(ds AS INTERVAL DAY(3) TO SECOND(0)) ds0 F
 SELECT text FROM user_views WHERE view_name = 'EV_DAYS';
 SELECT id, ds0 FROM ev_days ORDER BY id;
 SELECT CAST(ym AS INTERVAL YEAR(3) TO MONTH) FROM ev WHERE id = 1;
+-- A RANGE frame over a TIMESTAMP key reaches exactly as far as its offset: a day is
+-- 86,400 seconds to the microsecond, and the row 0.3 s more than a day back is outside.
+SELECT t, SUM(n) OVER (ORDER BY t RANGE 1 PRECEDING) one_day, SUM(n) OVER (ORDER BY t RANGE BETWEEN CURRENT ROW AND INTERVAL '0.5' SECOND FOLLOWING) half_second FROM (SELECT TIMESTAMP '2024-01-01 10:00:00.2' t, 1 n FROM dual UNION ALL SELECT TIMESTAMP '2024-01-02 10:00:00.5', 2 FROM dual UNION ALL SELECT TIMESTAMP '2024-01-02 10:00:00.9', 4 FROM dual) ORDER BY t;
+-- Text compares with an interval in the interval's format; SUM of intervals is an
+-- interval in a set operation's column; DECODE gives its first result's type.
+SELECT id FROM ev WHERE ym = '1-6';
+SELECT SUM(ds) total FROM ev UNION ALL SELECT ds FROM ev WHERE id = 2;
+SELECT DECODE(id, 1, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-06-01') d FROM ev ORDER BY id;
+SELECT TO_TIMESTAMP('2024-01-01 10:00:59.9999996', 'YYYY-MM-DD HH24:MI:SS.FF') carried FROM dual;

@@ -40,8 +40,6 @@ pub(super) fn decode(args: &[Datum<'_>]) -> Result<Value> {
             break;
         }
     }
-    match arg(args, 2) {
-        Datum::Date(_) | Datum::Timestamp(_) | Datum::YearMonth(_) | Datum::DaySecond(_) => Ok(owned(chosen)),
-        first_result => coerce_like(first_result, chosen, NAME),
-    }
+    // The result takes the first result's type, as Oracle converts it.
+    coerce_like(arg(args, 2), chosen, NAME)
 }

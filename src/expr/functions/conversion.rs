@@ -71,7 +71,9 @@ pub(super) fn to_timestamp(args: &[Datum<'_>], now: i64) -> Result<Value> {
     let value = arg(args, 0);
     match value {
         Datum::Timestamp(t) => return Ok(Datum::Timestamp(*t)),
-        Datum::Date(d) => return Ok(Datum::Timestamp(d * MICROS_PER_SECOND)),
+        Datum::Date(d) => {
+            return d.checked_mul(MICROS_PER_SECOND).map(Datum::Timestamp).ok_or_else(|| date_out_of_range(NAME));
+        }
         _ => {}
     }
     let Some(input) = text(value) else { return Ok(Datum::Null) };

@@ -427,7 +427,8 @@ pub(super) fn parse_date_with_mask(input: &str, mask: &str, now: i64) -> Result<
 /// of a second.
 pub(super) fn parse_timestamp_with_mask(input: &str, mask: &str, now: i64) -> Result<i64> {
     let (seconds, fraction) = parse_datetime_with_mask(input, mask, now, "TO_TIMESTAMP")?;
-    Ok(seconds * MICROS_PER_SECOND + fraction.min(MICROS_PER_SECOND - 1))
+    // A fraction rounded up to a whole second carries into the next one.
+    Ok(seconds * MICROS_PER_SECOND + fraction)
 }
 
 /// The DATE (seconds) and the fraction of a second (microseconds) `input` holds, read

@@ -704,7 +704,9 @@ fn coerce_like(model: &Datum<'_>, v: &Datum<'_>, name: &str) -> Result<Value> {
         (Datum::Date(_), Datum::Str(s)) => Datum::Date(parse_date(s, None).map_err(|m| Error::value(name, m))?),
         (Datum::Date(_), Datum::Timestamp(t)) => Datum::Date(t.div_euclid(crate::types::datetime::MICROS_PER_SECOND)),
         (Datum::Timestamp(_), Datum::Timestamp(t)) => Datum::Timestamp(*t),
-        (Datum::Timestamp(_), Datum::Date(d)) => Datum::Timestamp(d * crate::types::datetime::MICROS_PER_SECOND),
+        (Datum::Timestamp(_), Datum::Date(d)) => Datum::Timestamp(
+            d.checked_mul(crate::types::datetime::MICROS_PER_SECOND).ok_or_else(|| date_out_of_range(name))?,
+        ),
         (Datum::Timestamp(_), Datum::Str(s)) => {
             Datum::Timestamp(crate::types::datetime::parse_timestamp(s).map_err(|m| Error::value(name, m))?)
         }

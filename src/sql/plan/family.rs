@@ -139,7 +139,12 @@ pub fn expr_family(e: &Expr, column: &dyn Fn(usize) -> Option<Family>) -> Option
 /// The family of what aggregate `call` gives, its argument's by `column`.
 pub fn aggregate_family(call: &AggCall, column: &dyn Fn(usize) -> Option<Family>) -> Option<Family> {
     match call.func {
-        AggFunc::CountStar | AggFunc::Count | AggFunc::Sum | AggFunc::Avg => Some(Family::Number),
+        AggFunc::CountStar | AggFunc::Count => Some(Family::Number),
+        // The sum or mean of intervals is an interval of their kind.
+        AggFunc::Sum | AggFunc::Avg => match call.arg.as_ref().and_then(|a| expr_family(a, column)) {
+            Some(f @ (Family::YearMonth | Family::DaySecond)) => Some(f),
+            _ => Some(Family::Number),
+        },
         AggFunc::Listagg => Some(Family::Text),
         AggFunc::Min | AggFunc::Max => expr_family(call.arg.as_ref()?, column),
     }
