@@ -12,7 +12,7 @@ mod common;
 use common::*;
 use lioscope::Session;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+use proptest::test_runner::TestRunner;
 
 /// A date and time, 1900 to 2099, as 'YYYY-MM-DD HH24:MI:SS'.
 fn datetime() -> impl Strategy<Value = String> {
@@ -45,15 +45,10 @@ fn sqlite(conn: &rusqlite::Connection, sql: &str) -> String {
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
 
+/// This file's runner: a failing case's seed is saved in its .proptest-regressions file
+/// and run first next time; PROPTEST_CASES sets how many cases run.
 fn runner(cases: u32) -> TestRunner {
-    // A failing case's seed is saved in tests/dates_and_intervals.proptest-regressions and
-    // run first next time; PROPTEST_CASES sets how many cases run.
-    TestRunner::new(Config {
-        cases: cases_or(cases),
-        source_file: Some(file!()),
-        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
-        ..Config::default()
-    })
+    common::sqlite::runner(file!(), cases)
 }
 
 #[test]

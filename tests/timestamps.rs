@@ -12,7 +12,7 @@ mod common;
 use common::*;
 use lioscope::Session;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+use proptest::test_runner::TestRunner;
 
 /// A timestamp from 1900 to 2099 to the millisecond, as 'YYYY-MM-DD HH24:MI:SS.FFF'.
 fn timestamp() -> impl Strategy<Value = String> {
@@ -20,15 +20,10 @@ fn timestamp() -> impl Strategy<Value = String> {
         .prop_map(|(y, m, d, h, mi, s, ms)| format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}.{ms:03}"))
 }
 
+/// This file's runner: a failing case's seed is saved in its .proptest-regressions file
+/// and run first next time; PROPTEST_CASES sets how many cases run.
 fn runner(cases: u32) -> TestRunner {
-    // A failing case's seed is saved in tests/timestamps.proptest-regressions and run
-    // first next time; PROPTEST_CASES sets how many cases run.
-    TestRunner::new(Config {
-        cases: cases_or(cases),
-        source_file: Some(file!()),
-        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
-        ..Config::default()
-    })
+    common::sqlite::runner(file!(), cases)
 }
 
 fn sqlite_text(conn: &rusqlite::Connection, sql: &str) -> String {
