@@ -534,10 +534,10 @@ impl Frames {
 /// number of days, or an interval). `key ± offset` would give a DATE for a TIMESTAMP and a
 /// number, and drop a DATE's fraction of a second, moving the edge.
 fn timestamp_edge(op: ArithOp, key: &Value, offset: &Value) -> Result<Value> {
-    use crate::types::datetime::{MICROS_PER_DAY, MICROS_PER_SECOND};
+    use crate::types::datetime::{MICROS_PER_DAY, date_micros};
     let out_of_range = || Error::value("RANGE", "the window frame's edge is out of range");
     let key = match key {
-        Datum::Date(s) => Datum::Timestamp(s.checked_mul(MICROS_PER_SECOND).ok_or_else(out_of_range)?),
+        Datum::Date(s) => Datum::Timestamp(date_micros(*s).ok_or_else(out_of_range)?),
         other => other.clone(),
     };
     let offset = match offset {

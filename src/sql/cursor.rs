@@ -36,7 +36,7 @@ use crate::instance::Session;
 use crate::sql::{QueryResult, StatementKind};
 use crate::stats::{Stat, TimeModel};
 use crate::types::Value;
-use crate::types::datetime::MICROS_PER_SECOND;
+use crate::types::datetime::timestamp_seconds;
 use sqlparser::ast::{self, Statement};
 use sqlparser::dialect::OracleDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -110,7 +110,7 @@ impl KeptPlan {
     /// Whether the plan can run with `binds` now; sets its index range for them.
     fn fits(&mut self, version: (u64, u64), now: i64, binds: &[Value]) -> Result<bool> {
         Ok(self.version == version
-            && (!self.inputs.sysdate || self.now.div_euclid(MICROS_PER_SECOND) == now.div_euclid(MICROS_PER_SECOND))
+            && (!self.inputs.sysdate || timestamp_seconds(self.now) == timestamp_seconds(now))
             && (!self.inputs.systimestamp || self.now == now)
             && self.inputs.binds.iter().all(|&slot| self.values.get(slot) == binds.get(slot))
             && self.planned.rebind_range(binds)?)

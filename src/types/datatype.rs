@@ -1,7 +1,7 @@
 //! Declared column types and the checks a value passes on its way into a column.
 
 use super::Datum;
-use super::datetime::{self, MICROS_PER_DAY, MICROS_PER_SECOND};
+use super::datetime::{self, MICROS_PER_DAY, date_micros, timestamp_seconds};
 use crate::error::{Error, Result};
 use std::fmt;
 
@@ -72,20 +72,15 @@ impl DataType {
             DataType::Date => match value {
                 Datum::Date(d) => Ok(Datum::Date(d)),
                 Datum::Str(s) => Ok(Datum::Date(super::parse_date(&s, None).map_err(|m| Error::value(column, m))?)),
-                Datum::Timestamp(t) => Ok(Datum::Date(t.div_euclid(MICROS_PER_SECOND))),
-                other => Err(Error::value(column, format!("cannot store {} in a DATE column", other.type_name()))),
+                Datum::Timestamp(t) => Ok(Datum::Date(timestamp_seconds(t))),
+                other => Err(cannot_store(&other, "a DATE", column)),
             },
             DataType::Timestamp { precision } => {
                 let micros = match value {
                     Datum::Timestamp(t) => t,
-                    Datum::Date(d) => d.checked_mul(MICROS_PER_SECOND).ok_or_else(|| out_of_range(column))?,
+                    Datum::Date(d) => date_micros(d).ok_or_else(|| out_of_range(column))?,
                     Datum::Str(s) => datetime::parse_timestamp(&s).map_err(|m| Error::value(column, m))?,
-                    other => {
-                        return Err(Error::value(
-                            column,
-                            format!("cannot store {} in a TIMESTAMP column", other.type_name()),
-                        ));
-                    }
+                    other => return Err(cannot_store(&other, "a TIMESTAMP", column)),
                 };
                 let rounded = round_micros(micros, precision);
                 if !datetime::timestamp_in_range(rounded) {
@@ -97,12 +92,7 @@ impl DataType {
                 let months = match value {
                     Datum::YearMonth(m) => m,
                     Datum::Str(s) => datetime::parse_year_month(&s).map_err(|m| Error::value(column, m))?,
-                    other => {
-                        return Err(Error::value(
-                            column,
-                            format!("cannot store {} in an INTERVAL YEAR TO MONTH column", other.type_name()),
-                        ));
-                    }
+                    other => return Err(cannot_store(&other, "an INTERVAL YEAR TO MONTH", column)),
                 };
                 check_leading(months.unsigned_abs() / 12, year_precision, column)?;
                 Ok(Datum::YearMonth(months))
@@ -111,12 +101,7 @@ impl DataType {
                 let micros = match value {
                     Datum::DaySecond(us) => us,
                     Datum::Str(s) => datetime::parse_day_second(&s).map_err(|m| Error::value(column, m))?,
-                    other => {
-                        return Err(Error::value(
-                            column,
-                            format!("cannot store {} in an INTERVAL DAY TO SECOND column", other.type_name()),
-                        ));
-                    }
+                    other => return Err(cannot_store(&other, "an INTERVAL DAY TO SECOND", column)),
                 };
                 let rounded = round_interval_micros(micros, second_precision);
                 check_leading(rounded.unsigned_abs() / MICROS_PER_DAY as u64, day_precision, column)?;
@@ -124,6 +109,11 @@ impl DataType {
             }
         }
     }
+}
+
+/// A value of another type than the column's.
+fn cannot_store(value: &Datum<'_>, column_type: &str, column: &str) -> Error {
+    Error::value(column, format!("cannot store {} in {column_type} column", value.type_name()))
 }
 
 fn out_of_range(column: &str) -> Error {

@@ -26,6 +26,17 @@ const MAX_SECONDS: i64 = 253_402_300_799;
 pub const MIN_TIMESTAMP: i64 = MIN_SECONDS * MICROS_PER_SECOND;
 pub const MAX_TIMESTAMP: i64 = MAX_SECONDS * MICROS_PER_SECOND + (MICROS_PER_SECOND - 1);
 
+/// A DATE (seconds since 1970) as a TIMESTAMP's microseconds; `None` past 64 bits.
+pub fn date_micros(seconds: i64) -> Option<i64> {
+    seconds.checked_mul(MICROS_PER_SECOND)
+}
+
+/// The DATE a TIMESTAMP holds: its second, the fraction dropped (toward the earlier
+/// second).
+pub fn timestamp_seconds(micros: i64) -> i64 {
+    micros.div_euclid(MICROS_PER_SECOND)
+}
+
 /// Whether `micros` is a timestamp in the years 1 to 9999.
 pub fn timestamp_in_range(micros: i64) -> bool {
     (MIN_TIMESTAMP..=MAX_TIMESTAMP).contains(&micros)

@@ -3,7 +3,7 @@
 //! arithmetic in months and microseconds.
 
 use super::*;
-use crate::types::datetime::MICROS_PER_SECOND;
+use crate::types::datetime::{MICROS_PER_SECOND, date_micros, timestamp_seconds};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArithOp {
@@ -72,7 +72,7 @@ impl Operand {
     /// A date or a timestamp in microseconds since 1970.
     fn micros(self) -> Option<i64> {
         match self {
-            Operand::Date(s) => s.checked_mul(MICROS_PER_SECOND),
+            Operand::Date(s) => date_micros(s),
             Operand::Timestamp(t) => Some(t),
             _ => None,
         }
@@ -99,7 +99,7 @@ pub fn arithmetic(op: ArithOp, left: &Datum<'_>, right: &Datum<'_>) -> Result<Va
         (Sub, O::Date(a), O::Date(b)) => Ok(days_between(a, b)),
         (Add | Sub, O::Date(d), n) | (Add, n, O::Date(d)) if n.is_number() => shift_date(d, n, op == Sub),
         (Add | Sub, O::Timestamp(t), n) | (Add, n, O::Timestamp(t)) if n.is_number() => {
-            shift_date(t.div_euclid(MICROS_PER_SECOND), n, op == Sub)
+            shift_date(timestamp_seconds(t), n, op == Sub)
         }
         (Sub, a @ (O::Date(_) | O::Timestamp(_)), b @ (O::Date(_) | O::Timestamp(_))) => {
             let (Some(a), Some(b)) = (a.micros(), b.micros()) else { return Err(overflow(ARITHMETIC)) };
@@ -147,13 +147,13 @@ fn shift_by_interval(at: Operand, interval: Operand, subtract: bool) -> Result<V
             Ok(Datum::Date(plus_months_strict(s, m.checked_mul(sign).ok_or_else(|| overflow(NAME))?, NAME)?))
         }
         (Operand::Timestamp(t), Operand::YearMonth(m)) => {
-            let (seconds, fraction) = (t.div_euclid(MICROS_PER_SECOND), t.rem_euclid(MICROS_PER_SECOND));
+            let (seconds, fraction) = (timestamp_seconds(t), t.rem_euclid(MICROS_PER_SECOND));
             let moved = plus_months_strict(seconds, m.checked_mul(sign).ok_or_else(|| overflow(NAME))?, NAME)?;
             Ok(Datum::Timestamp(moved * MICROS_PER_SECOND + fraction))
         }
         (Operand::Date(s), Operand::DaySecond(us)) => {
-            let micros = s.checked_mul(MICROS_PER_SECOND).and_then(|m| m.checked_add(us.checked_mul(sign)?));
-            let seconds = micros.ok_or_else(|| date_out_of_range(NAME))?.div_euclid(MICROS_PER_SECOND);
+            let micros = date_micros(s).and_then(|m| m.checked_add(us.checked_mul(sign)?));
+            let seconds = timestamp_seconds(micros.ok_or_else(|| date_out_of_range(NAME))?);
             Ok(Datum::Date(in_date_range(seconds, NAME)?))
         }
         (Operand::Timestamp(t), Operand::DaySecond(us)) => {

@@ -3,7 +3,7 @@
 //! NUMTODSINTERVAL.
 
 use super::*;
-use crate::types::datetime::{self, MICROS_PER_SECOND};
+use crate::types::datetime::{self, MICROS_PER_SECOND, date_micros, timestamp_seconds};
 
 /// TO_CHAR(value [, mask]): a DATE with a date mask, a number (or numeric string) with a
 /// number mask; without a mask, the implicit conversion.
@@ -32,7 +32,7 @@ pub(super) fn to_date(args: &[Datum<'_>], now: i64) -> Result<Value> {
     let value = arg(args, 0);
     match value {
         Datum::Date(d) => return Ok(Datum::Date(*d)),
-        Datum::Timestamp(t) => return Ok(Datum::Date(t.div_euclid(MICROS_PER_SECOND))),
+        Datum::Timestamp(t) => return Ok(Datum::Date(timestamp_seconds(*t))),
         _ => {}
     }
     let Some(input) = text(value) else { return Ok(Datum::Null) };
@@ -72,7 +72,7 @@ pub(super) fn to_timestamp(args: &[Datum<'_>], now: i64) -> Result<Value> {
     match value {
         Datum::Timestamp(t) => return Ok(Datum::Timestamp(*t)),
         Datum::Date(d) => {
-            return d.checked_mul(MICROS_PER_SECOND).map(Datum::Timestamp).ok_or_else(|| date_out_of_range(NAME));
+            return date_micros(*d).map(Datum::Timestamp).ok_or_else(|| date_out_of_range(NAME));
         }
         _ => {}
     }

@@ -4,7 +4,7 @@
 //! the proleptic Gregorian calendar.
 
 use super::*;
-use crate::types::datetime::MICROS_PER_SECOND;
+use crate::types::datetime::{MICROS_PER_SECOND, timestamp_seconds};
 
 pub(super) fn date_out_of_range(name: &str) -> Error {
     Error::value(name, "date out of range (the year must be between 1 and 9999)")
@@ -28,7 +28,7 @@ pub(super) fn date_arg(d: &Datum<'_>, name: &str) -> Result<Option<i64>> {
     match d {
         Datum::Null => Ok(None),
         Datum::Date(s) => Ok(Some(*s)),
-        Datum::Timestamp(t) => Ok(Some(t.div_euclid(MICROS_PER_SECOND))),
+        Datum::Timestamp(t) => Ok(Some(timestamp_seconds(*t))),
         Datum::Str(s) => parse_date(s, None).map(Some).map_err(|m| Error::value(name, m)),
         other => Err(Error::value(name, format!("expected DATE, got {}", other.type_name()))),
     }
@@ -139,7 +139,7 @@ pub(super) fn extract(args: &[Datum<'_>]) -> Result<Value> {
             if sign < 0 { negate(&value) } else { Ok(value) }
         }
         Datum::Timestamp(t) => {
-            let dt = naive(t.div_euclid(MICROS_PER_SECOND), NAME)?;
+            let dt = naive(timestamp_seconds(*t), NAME)?;
             Ok(match &*field {
                 "HOUR" => Datum::Int(i64::from(dt.hour())),
                 "MINUTE" => Datum::Int(i64::from(dt.minute())),

@@ -2,7 +2,7 @@
 //! names, the American week).
 
 use super::*;
-use crate::types::datetime::MICROS_PER_SECOND;
+use crate::types::datetime::{MICROS_PER_SECOND, timestamp_seconds};
 
 pub(super) const MONTH_NAMES: [&str; 12] = [
     "JANUARY",
@@ -184,7 +184,7 @@ pub(super) fn format_date_mask(seconds: i64, mask: &str, name: &str) -> Result<S
 
 /// TO_CHAR(timestamp, mask).
 pub(super) fn format_timestamp_mask(micros: i64, mask: &str, name: &str) -> Result<String> {
-    let (seconds, fraction) = (micros.div_euclid(MICROS_PER_SECOND), micros.rem_euclid(MICROS_PER_SECOND));
+    let (seconds, fraction) = (timestamp_seconds(micros), micros.rem_euclid(MICROS_PER_SECOND));
     format_datetime_mask(seconds, Some(fraction), mask, name)
 }
 
@@ -201,12 +201,7 @@ fn format_datetime_mask(seconds: i64, fraction: Option<i64>, mask: &str, name: &
             DateElement::Exact => {}
             DateElement::Literal(s) => out.push_str(s),
             DateElement::Field(Field::Fraction(digits), _) => {
-                let Some(micros) = fraction else {
-                    return Err(Error::value(
-                        name,
-                        format!("ORA-01821: date format not recognized: '{mask}' (FF reads a TIMESTAMP)"),
-                    ));
-                };
+                let Some(micros) = fraction else { return Err(fraction_of_a_date(mask, name)) };
                 let nine = format!("{:09}", micros * 1000);
                 out.push_str(&nine[..usize::from(*digits)]);
             }
@@ -214,6 +209,11 @@ fn format_datetime_mask(seconds: i64, fraction: Option<i64>, mask: &str, name: &
         }
     }
     Ok(out)
+}
+
+/// FF in a mask given a DATE, which has no fraction of a second (Oracle's ORA-01821).
+fn fraction_of_a_date(mask: &str, name: &str) -> Error {
+    Error::value(name, format!("ORA-01821: date format not recognized: '{mask}' (FF reads a TIMESTAMP)"))
 }
 
 pub(super) fn write_number(out: &mut String, value: i64, width: usize, fill_mode: bool) {
@@ -412,29 +412,25 @@ impl Cursor {
 /// TO_DATE(text, mask). Missing trailing fields default as in Oracle: the current year and
 /// month, day 1, midnight.
 pub(super) fn parse_date_with_mask(input: &str, mask: &str, now: i64) -> Result<i64> {
-    const NAME: &str = "TO_DATE";
-    if parse_date_mask(mask, NAME)?.iter().any(|e| matches!(e, DateElement::Field(Field::Fraction(_), _))) {
-        return Err(Error::value(
-            NAME,
-            format!("ORA-01821: date format not recognized: '{mask}' (FF reads a TIMESTAMP)"),
-        ));
-    }
-    let (seconds, _) = parse_datetime_with_mask(input, mask, now, NAME)?;
+    let (seconds, _) = parse_datetime_with_mask(input, mask, now, "TO_DATE", false)?;
     Ok(seconds)
 }
 
 /// TO_TIMESTAMP(text, mask), in microseconds: TO_DATE's rules, and FF reads the fraction
 /// of a second.
 pub(super) fn parse_timestamp_with_mask(input: &str, mask: &str, now: i64) -> Result<i64> {
-    let (seconds, fraction) = parse_datetime_with_mask(input, mask, now, "TO_TIMESTAMP")?;
+    let (seconds, fraction) = parse_datetime_with_mask(input, mask, now, "TO_TIMESTAMP", true)?;
     // A fraction rounded up to a whole second carries into the next one.
     Ok(seconds * MICROS_PER_SECOND + fraction)
 }
 
 /// The DATE (seconds) and the fraction of a second (microseconds) `input` holds, read
-/// with `mask`.
-fn parse_datetime_with_mask(input: &str, mask: &str, now: i64, name: &str) -> Result<(i64, i64)> {
+/// with `mask` for function `name`; FF is refused unless `fraction` (TO_TIMESTAMP).
+fn parse_datetime_with_mask(input: &str, mask: &str, now: i64, name: &str, fraction: bool) -> Result<(i64, i64)> {
     let elements = parse_date_mask(mask, name)?;
+    if !fraction && elements.iter().any(|e| matches!(e, DateElement::Field(Field::Fraction(_), _))) {
+        return Err(fraction_of_a_date(mask, name));
+    }
     if elements.iter().any(|e| matches!(e, DateElement::Field(Field::Quarter, _))) {
         return Err(Error::value(name, "format code 'Q' cannot appear in date input format"));
     }

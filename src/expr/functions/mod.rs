@@ -349,7 +349,7 @@ impl FunctionContext {
 
     /// The statement's start to the second.
     pub fn now_seconds(&self) -> i64 {
-        self.now.div_euclid(crate::types::datetime::MICROS_PER_SECOND)
+        crate::types::datetime::timestamp_seconds(self.now)
     }
 
     /// The slot of bind variable `name` (as written: `:lo`, `:1`); `None` when the
@@ -702,11 +702,11 @@ fn coerce_like(model: &Datum<'_>, v: &Datum<'_>, name: &str) -> Result<Value> {
         (Datum::Int(_) | Datum::Num(_), v) => number(v, name)?.map_or(Datum::Null, Datum::from_decimal),
         (Datum::Date(_), Datum::Date(d)) => Datum::Date(*d),
         (Datum::Date(_), Datum::Str(s)) => Datum::Date(parse_date(s, None).map_err(|m| Error::value(name, m))?),
-        (Datum::Date(_), Datum::Timestamp(t)) => Datum::Date(t.div_euclid(crate::types::datetime::MICROS_PER_SECOND)),
+        (Datum::Date(_), Datum::Timestamp(t)) => Datum::Date(crate::types::datetime::timestamp_seconds(*t)),
         (Datum::Timestamp(_), Datum::Timestamp(t)) => Datum::Timestamp(*t),
-        (Datum::Timestamp(_), Datum::Date(d)) => Datum::Timestamp(
-            d.checked_mul(crate::types::datetime::MICROS_PER_SECOND).ok_or_else(|| date_out_of_range(name))?,
-        ),
+        (Datum::Timestamp(_), Datum::Date(d)) => {
+            Datum::Timestamp(crate::types::datetime::date_micros(*d).ok_or_else(|| date_out_of_range(name))?)
+        }
         (Datum::Timestamp(_), Datum::Str(s)) => {
             Datum::Timestamp(crate::types::datetime::parse_timestamp(s).map_err(|m| Error::value(name, m))?)
         }

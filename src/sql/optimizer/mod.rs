@@ -500,9 +500,7 @@ pub(crate) fn key_value(t: DataType, v: &Value) -> Option<Value> {
         (DataType::Timestamp { .. }, Datum::Timestamp(_))
         | (DataType::IntervalYearMonth { .. }, Datum::YearMonth(_))
         | (DataType::IntervalDaySecond { .. }, Datum::DaySecond(_)) => Some(v.clone()),
-        (DataType::Timestamp { .. }, Datum::Date(d)) => {
-            d.checked_mul(crate::types::datetime::MICROS_PER_SECOND).map(Datum::Timestamp)
-        }
+        (DataType::Timestamp { .. }, Datum::Date(d)) => crate::types::datetime::date_micros(*d).map(Datum::Timestamp),
         // A DATE key meets a TIMESTAMP at a whole second as the DATE of that second.
         (DataType::Date, Datum::Timestamp(t)) if t % crate::types::datetime::MICROS_PER_SECOND == 0 => {
             Some(Datum::Date(t / crate::types::datetime::MICROS_PER_SECOND))
