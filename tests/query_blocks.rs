@@ -80,6 +80,47 @@ const QUERIES: &[(&str, &str)] = &[
         "SELECT DISTINCT s FROM (SELECT k + n s FROM a) WHERE s IS NOT NULL ORDER BY s",
         "SELECT DISTINCT s FROM (SELECT k + n s FROM a) WHERE s IS NOT NULL ORDER BY s",
     ),
+    // WITH queries read twice or more, materialized (and once with INLINE, planned at
+    // each reference): a self-join, a set operation, IN and EXISTS subqueries, a
+    // correlated scalar subquery, and a chain of WITH queries reading the one before.
+    (
+        "WITH g AS (SELECT k, SUM(n) s FROM a GROUP BY k) SELECT x.k, y.k FROM g x JOIN g y ON x.s < y.s \
+         ORDER BY x.k NULLS LAST, y.k NULLS LAST",
+        "WITH g AS (SELECT k, SUM(n) s FROM a GROUP BY k) SELECT x.k, y.k FROM g x JOIN g y ON x.s < y.s \
+         ORDER BY x.k NULLS LAST, y.k NULLS LAST",
+    ),
+    (
+        "WITH g AS (SELECT /*+ INLINE */ k, SUM(n) s FROM a GROUP BY k) SELECT x.k, y.k FROM g x JOIN g y \
+         ON x.s < y.s ORDER BY x.k NULLS LAST, y.k NULLS LAST",
+        "WITH g AS (SELECT k, SUM(n) s FROM a GROUP BY k) SELECT x.k, y.k FROM g x JOIN g y ON x.s < y.s \
+         ORDER BY x.k NULLS LAST, y.k NULLS LAST",
+    ),
+    (
+        "WITH w AS (SELECT k, v FROM b WHERE n > -2) SELECT k, v FROM w WHERE k > 0 UNION ALL \
+         SELECT k + 10, v FROM w ORDER BY 1, 2",
+        "WITH w AS (SELECT k, v FROM b WHERE n > -2) SELECT k, v FROM w WHERE k > 0 UNION ALL \
+         SELECT k + 10, v FROM w ORDER BY 1, 2 NULLS LAST",
+    ),
+    (
+        "WITH w AS (SELECT k, n FROM b WHERE v = 'a') SELECT k, v, n FROM a WHERE k IN (SELECT k FROM w) \
+         AND NOT EXISTS (SELECT 1 FROM w WHERE w.n = a.n) ORDER BY k, v, n",
+        "WITH w AS (SELECT k, n FROM b WHERE v = 'a') SELECT k, v, n FROM a WHERE k IN (SELECT k FROM w) \
+         AND NOT EXISTS (SELECT 1 FROM w WHERE w.n = a.n) ORDER BY k, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "WITH g AS (SELECT k, COUNT(*) c FROM b GROUP BY k) SELECT a.k, a.n, (SELECT MAX(c) FROM g WHERE g.k <> a.k) m \
+         FROM a WHERE a.k IN (SELECT k FROM g) ORDER BY a.k, a.n, m",
+        "WITH g AS (SELECT k, COUNT(*) c FROM b GROUP BY k) SELECT a.k, a.n, (SELECT MAX(c) FROM g WHERE g.k <> a.k) m \
+         FROM a WHERE a.k IN (SELECT k FROM g) ORDER BY a.k, a.n NULLS LAST, m NULLS LAST",
+    ),
+    (
+        "WITH x AS (SELECT k, n FROM a), y AS (SELECT p.k, p.n FROM x p, x q WHERE p.n = q.k), \
+         z AS (SELECT k, COUNT(*) c FROM y GROUP BY k) SELECT z.k, z.c, (SELECT COUNT(*) FROM y) t FROM z, z w \
+         WHERE z.k = w.k ORDER BY z.k",
+        "WITH x AS (SELECT k, n FROM a), y AS (SELECT p.k, p.n FROM x p, x q WHERE p.n = q.k), \
+         z AS (SELECT k, COUNT(*) c FROM y GROUP BY k) SELECT z.k, z.c, (SELECT COUNT(*) FROM y) t FROM z, z w \
+         WHERE z.k = w.k ORDER BY z.k",
+    ),
 ];
 
 #[test]
@@ -175,10 +216,14 @@ fn views_and_set_operations_refuse_what_oracle_refuses() {
     let chain: Vec<String> = (1..=40).map(|i| format!("q{i} AS (SELECT x FROM q{})", i - 1)).collect();
     let e = error(&s, &format!("WITH q0 AS (SELECT 1 x FROM dual), {} SELECT x FROM q40", chain.join(", ")));
     assert!(e.contains("nested more than"), "{e}");
-    let doubling: Vec<String> =
-        (1..=10).map(|i| format!("q{i} AS (SELECT a.x FROM q{p} a, q{p} b WHERE a.x = b.x)", p = i - 1)).collect();
+    let doubling: Vec<String> = (1..=10)
+        .map(|i| format!("q{i} AS (SELECT /*+ INLINE */ a.x FROM q{p} a, q{p} b WHERE a.x = b.x)", p = i - 1))
+        .collect();
     let e = error(&s, &format!("WITH q0 AS (SELECT 1 x FROM dual), {} SELECT x FROM q10", doubling.join(", ")));
     assert!(e.contains("query blocks"), "{e}");
+    // Materialized, each link is planned and run once.
+    let doubling = doubling.join(", ").replace("/*+ INLINE */ ", "");
+    assert_eq!(lines(&s, &format!("WITH q0 AS (SELECT 1 x FROM dual), {doubling} SELECT x FROM q10")), ["1"]);
     let e = error(&s, "SELECT id FROM t INTERSECT ALL SELECT id FROM t");
     assert!(e.contains("not supported"), "{e}");
     let e = error(&s, "WITH RECURSIVE r AS (SELECT 1 x FROM dual) SELECT * FROM r");
@@ -269,5 +314,70 @@ fn a_view_and_a_set_operation_show_their_lines_and_what_each_did() {
     assert_eq!(
         analyzed("SELECT * FROM (SELECT id FROM t) WHERE ROWNUM <= 2"),
         ["2 SELECT STATEMENT", "2 COUNT STOPKEY", "2 VIEW", "2 INDEX FULL SCAN SYS_C0001001"]
+    );
+}
+
+#[test]
+fn a_with_query_read_twice_is_loaded_once_into_a_temporary_table() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER PRIMARY KEY, d VARCHAR2(10))");
+    exec(&s, "INSERT INTO t SELECT LEVEL, 'd' || MOD(LEVEL, 3) FROM dual CONNECT BY LEVEL <= 300");
+    let query = "WITH q AS (SELECT d, COUNT(*) c FROM t GROUP BY d) \
+                 SELECT COUNT(*) FROM q x, q y WHERE x.c = y.c AND x.d < y.d";
+    assert_eq!(lines(&s, query), ["3"]);
+    let p = plan(&s, query);
+    for line in ["TEMP TABLE TRANSFORMATION", "LOAD AS SELECT (CURSOR DURATION MEMORY)"] {
+        assert_eq!(p.matches(line).count(), 1, "{line} in\n{p}");
+    }
+    assert_eq!(p.matches("SYS_TEMP_0FD9D6600").count(), 3, "the load and two readers in\n{p}");
+    // The table is read once, by the load; each reference reads the load's rows.
+    assert_eq!(
+        analyzed_lines(&s, query, true),
+        [
+            "1 SELECT STATEMENT x1",
+            "1 TEMP TABLE TRANSFORMATION x1",
+            // (the helper keeps an operation's text up to its first parenthesis)
+            "3 LOAD AS SELECT x1",
+            "3 HASH GROUP BY x1",
+            "300 TABLE ACCESS FULL T x1",
+            "1 SORT AGGREGATE x1",
+            "3 HASH JOIN x1",
+            "3 VIEW Q x1",
+            "3 TABLE ACCESS FULL SYS_TEMP_0FD9D6600 x1",
+            "3 VIEW Q x1",
+            "3 TABLE ACCESS FULL SYS_TEMP_0FD9D6600 x1",
+        ]
+    );
+    // INLINE plans it at each reference; MATERIALIZE loads it even for one reference.
+    let inline = query.replace("SELECT d,", "SELECT /*+ INLINE */ d,");
+    assert_eq!(lines(&s, &inline), ["3"]);
+    let p = plan(&s, &inline);
+    assert!(!p.contains("TEMP TABLE") && p.matches("TABLE ACCESS FULL").count() == 2, "{p}");
+    let once = "WITH q AS (SELECT /*+ MATERIALIZE */ d, COUNT(*) c FROM t GROUP BY d) SELECT MAX(c) FROM q";
+    assert_eq!(lines(&s, once), ["100"]);
+    assert!(plan(&s, once).contains("TEMP TABLE TRANSFORMATION"));
+    let unread = "WITH q AS (SELECT /*+ MATERIALIZE */ d FROM t) SELECT 1 FROM dual";
+    let p = plan(&s, unread);
+    assert!(!p.contains("TEMP TABLE") && p.contains("hint not used: MATERIALIZE (no reference reads Q)"), "{p}");
+    // A kept plan loads the table anew at each execution: it sees the rows committed since.
+    exec(&s, "INSERT INTO t VALUES (301, 'd9')");
+    assert_eq!(lines(&s, query), ["3"]);
+    exec(&s, "INSERT INTO t SELECT 400 + LEVEL, 'd8' FROM dual CONNECT BY LEVEL <= 100");
+    assert_eq!(lines(&s, query), ["6"]);
+    // INSERT ... SELECT through a materialized WITH query that reads the table filled.
+    exec(
+        &s,
+        "INSERT INTO t WITH m AS (SELECT MAX(id) hi FROM t) SELECT hi + 1, 'n' FROM m UNION ALL SELECT hi + 2, 'n' FROM m",
+    );
+    assert_eq!(lines(&s, "SELECT id FROM t WHERE d = 'n' ORDER BY id"), ["501", "502"]);
+    // A WITH query inside a correlated subquery is loaded at each run of it.
+    assert_eq!(
+        lines(
+            &s,
+            "SELECT d FROM (SELECT DISTINCT d FROM t) o WHERE 1 < (WITH q AS (SELECT d FROM t WHERE id < 10) \
+             SELECT COUNT(*) FROM q x, q y WHERE x.d = y.d AND x.d = o.d) ORDER BY d"
+        ),
+        ["d0", "d1", "d2"]
     );
 }

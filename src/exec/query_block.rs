@@ -17,6 +17,11 @@
 //! statement's function context for `Expr::Subquery` to read; a scalar subquery's second
 //! row is an error only when its answer is read.
 //!
+//! A materialized WITH query is an init plan too (`InitKind::Table`, all its rows in
+//! order), one of the loads a [`TempTableTransformation`] runs before the query that
+//! reads it; each reference then reads those rows from the function context
+//! ([`read_materialized`]), however often it runs.
+//!
 //! INTERSECT and MINUS keep the right branch's distinct rows in a hash set, then pass
 //! each distinct row of the left branch that the set holds (INTERSECT) or does not hold
 //! (MINUS). Rows compare as GROUP BY compares them: NULLs equal each other.
@@ -35,7 +40,9 @@ use super::downstream::{ConsumeRow, RowSink};
 use super::join::{Counted, Forward};
 use super::pipeline::{Stage, insert_probes, probe_at, push};
 use super::source::{BlockStages, InputFigures, Source};
-pub use super::source::{CorrelatedPlan, InitKind, InitPlan, QueryBlock, SetOperation, SetOperator, SubqueryFilter};
+pub use super::source::{
+    CorrelatedPlan, InitKind, InitPlan, QueryBlock, SetOperation, SetOperator, SubqueryFilter, TempTableTransformation,
+};
 use crate::access::Flow;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
@@ -273,7 +280,34 @@ fn answer_of(block: &QueryBlock, kind: InitKind, ctx: &mut ExecContext<'_>) -> R
             block.run_into(&mut keep, ctx)?;
             SubqueryAnswer::Rows { rows, with_null, kinds }
         }
+        InitKind::Table => {
+            let mut rows = Vec::new();
+            let mut keep = |row: &[Datum<'_>]| -> Result<()> {
+                rows.push(row.iter().map(|v| v.clone().into_owned()).collect());
+                Ok(())
+            };
+            block.run_into(&mut keep, ctx)?;
+            SubqueryAnswer::Table(rows)
+        }
     })
+}
+
+impl TempTableTransformation {
+    /// Loads the WITH queries' rows, then pushes the query's into `rest`.
+    pub fn run(&self, rest: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+        run_init_plans(&self.loads, ctx)?;
+        self.body.run(rest, ctx)
+    }
+}
+
+/// Pushes the rows a WITH query's load left in `slot` into `stages`.
+pub(super) fn read_materialized(slot: usize, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+    let answer = ctx.functions.subqueries.get(slot).cloned();
+    let Some(SubqueryAnswer::Table(rows)) = answer.as_deref() else {
+        return Err(Error::unsupported("a WITH query's temporary table read before it was loaded"));
+    };
+    super::downstream::push_each(rows, |row| push(stages, row.as_slice(), &mut ctx.functions))?;
+    Ok(())
 }
 
 impl SubqueryFilter {
@@ -441,6 +475,10 @@ impl Source {
                 filter.input.clear_figures();
                 filter.subplans.iter().for_each(|p| p.block.clear_figures());
             }
+            Source::TempTable(temp) => {
+                temp.body.clear_figures();
+                temp.loads.iter().for_each(|p| p.block.clear_figures());
+            }
             Source::Join(join) => {
                 join.left.source.clear_block_figures();
                 join.right.source.clear_block_figures();
@@ -457,6 +495,9 @@ impl Source {
             Source::SetOperation(set) => set.reads_table(object_id),
             Source::SubqueryFilter(filter) => {
                 filter.input.reads_table(object_id) || filter.subplans.iter().any(|p| p.block.reads_table(object_id))
+            }
+            Source::TempTable(temp) => {
+                temp.body.reads_table(object_id) || temp.loads.iter().any(|p| p.block.reads_table(object_id))
             }
             _ => false,
         }

@@ -10,6 +10,8 @@
 //! - HASH JOIN, NESTED LOOPS, MERGE JOIN: see [`super::join`].
 //! - VIEW, UNION-ALL, INTERSECTION HASH, MINUS HASH, and FILTER with correlated
 //!   subqueries: see [`super::query_block`].
+//! - TEMP TABLE TRANSFORMATION (WITH queries loaded, then the query reading them) and
+//!   TABLE ACCESS FULL of one such load's rows: see [`super::query_block`].
 
 use super::ExecContext;
 use super::downstream::push_each;
@@ -50,6 +52,13 @@ pub enum Source {
     /// FILTER: the rows of a plan that meet a condition holding correlated subqueries,
     /// each run for the row's values.
     SubqueryFilter(Box<SubqueryFilter>),
+    /// TEMP TABLE TRANSFORMATION: WITH queries' rows loaded, then the query reading them.
+    TempTable(Box<TempTableTransformation>),
+    /// The rows of a materialized WITH query, as its load left them in the statement's
+    /// function context, in `slot` (TABLE ACCESS FULL of a `SYS_TEMP_` table).
+    Materialized {
+        slot: usize,
+    },
 }
 
 impl Source {
@@ -61,7 +70,9 @@ impl Source {
             Source::Index(access) => access.table.object_id == object_id,
             Source::InMemory(access) => access.table.object_id == object_id,
             Source::Join(join) => join.reads_table(object_id),
-            Source::View(_) | Source::SetOperation(_) | Source::SubqueryFilter(_) => self.block_reads_table(object_id),
+            Source::View(_) | Source::SetOperation(_) | Source::SubqueryFilter(_) | Source::TempTable(_) => {
+                self.block_reads_table(object_id)
+            }
             _ => false,
         }
     }
@@ -76,6 +87,9 @@ impl Source {
             Source::SetOperation(set) => set.branches.iter().any(QueryBlock::holds_planned_rows),
             Source::SubqueryFilter(filter) => {
                 filter.input.holds_planned_rows() || filter.subplans.iter().any(|p| p.block.holds_planned_rows())
+            }
+            Source::TempTable(temp) => {
+                temp.body.holds_planned_rows() || temp.loads.iter().any(|p| p.block.holds_planned_rows())
             }
             _ => false,
         }
@@ -103,6 +117,8 @@ impl Source {
             Source::View(block) => block.run(stages, ctx),
             Source::SetOperation(set) => set.run(stages, ctx),
             Source::SubqueryFilter(filter) => filter.run(stages, ctx),
+            Source::TempTable(temp) => temp.run(stages, ctx),
+            Source::Materialized { slot } => super::query_block::read_materialized(*slot, stages, ctx),
             Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], &mut ctx.functions).map(|_| ()),
             Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, ctx),
             Source::Series { start, stop } => Self::numbers(*start, *stop, stages, ctx),
@@ -299,6 +315,15 @@ pub struct QueryBlock {
     pub used: Option<Vec<bool>>,
 }
 
+/// TEMP TABLE TRANSFORMATION: the loads of the materialized WITH queries of a query,
+/// run in order (a later one may read an earlier one's rows), then the query (`body`),
+/// whose `Source::Materialized` lines read them.
+pub struct TempTableTransformation {
+    /// Each an init plan of kind [`InitKind::Table`].
+    pub loads: Vec<InitPlan>,
+    pub body: QueryBlock,
+}
+
 /// A subquery that reads nothing of the rows around it, run once when the plan holding
 /// it starts; its answer goes into the statement's function context, in `slot`, for the
 /// expressions that read it (`Expr::Subquery`).
@@ -319,6 +344,8 @@ pub enum InitKind {
     Values,
     /// Its distinct rows (a multi-column `IN`).
     Rows,
+    /// All its rows, in order (a materialized WITH query).
+    Table,
 }
 
 /// A block's stages between its runs: never a sink (see the module's invariant).

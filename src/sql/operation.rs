@@ -72,6 +72,12 @@ pub enum Operation {
     NestedLoopsAnti,
     MergeJoinSemi,
     MergeJoinAnti,
+    /// WITH queries loaded into temporary tables (its first children) before the query
+    /// (its last child) reads them.
+    TempTableTransformation,
+    /// One WITH query's rows loaded into a temporary table held for the cursor's
+    /// execution, in memory.
+    LoadAsSelect,
 }
 
 impl Operation {
@@ -124,6 +130,8 @@ impl Operation {
             Operation::NestedLoopsAnti => "NESTED LOOPS ANTI",
             Operation::MergeJoinSemi => "MERGE JOIN SEMI",
             Operation::MergeJoinAnti => "MERGE JOIN ANTI",
+            Operation::TempTableTransformation => "TEMP TABLE TRANSFORMATION",
+            Operation::LoadAsSelect => "LOAD AS SELECT (CURSOR DURATION MEMORY)",
         }
     }
 }
@@ -155,7 +163,7 @@ impl Operation {
     }
 
     /// Every operation, in the order of their codes.
-    const ALL: [Operation; 51] = [
+    const ALL: [Operation; 53] = [
         Operation::SelectStatement,
         Operation::TableAccessFull,
         Operation::TableAccessInMemoryFull,
@@ -207,6 +215,8 @@ impl Operation {
         Operation::MergeJoinAnti,
         Operation::WindowBuffer,
         Operation::WindowSortPushedRank,
+        Operation::TempTableTransformation,
+        Operation::LoadAsSelect,
     ];
 
     /// The operation as one byte, which a session publishes for Active Session History

@@ -281,7 +281,7 @@ fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<Node
                 }
             }
             (Source::Join(inner), _) => join_lines(tree, line, inner, out),
-            (Source::View(_) | Source::SetOperation(_) | Source::SubqueryFilter(_), _) => {
+            (Source::View(_) | Source::SetOperation(_) | Source::SubqueryFilter(_) | Source::TempTable(_), _) => {
                 source_lines(tree, line, &input.source, out)
             }
             (Source::Index(access), _) => {
@@ -308,8 +308,8 @@ fn reading_node(tree: &PlanTree) -> Option<NodeId> {
     Some(reader)
 }
 
-/// The figures of the lines inside a VIEW line or a set operation's line at `node`
-/// reading `source`, into `out`.
+/// The figures of the lines inside a VIEW line, a set operation's line or a TEMP TABLE
+/// TRANSFORMATION line at `node` reading `source`, into `out`.
 fn source_lines(tree: &PlanTree, node: NodeId, source: &Source, out: &mut HashMap<NodeId, JoinedLine>) {
     match source {
         Source::View(block) => {
@@ -325,6 +325,20 @@ fn source_lines(tree: &PlanTree, node: NodeId, source: &Source, out: &mut HashMa
             for (plan, &top) in filter.subplans.iter().zip(children.iter().skip(1)) {
                 out.insert(top, JoinedLine::from(plan.block.figures.get()));
                 block_lines(tree, top, &plan.block, out);
+            }
+        }
+        Source::TempTable(temp) => {
+            // The loads' lines first, the query's last.
+            let children = &tree.node(node).children;
+            let loads = children.len().saturating_sub(1);
+            for (plan, &line) in temp.loads.iter().zip(&children[..loads]) {
+                out.insert(line, JoinedLine::from(plan.block.figures.get()));
+                if let Some(&top) = tree.node(line).children.first() {
+                    block_lines(tree, top, &plan.block, out);
+                }
+            }
+            if let Some(&top) = children.last() {
+                block_lines(tree, top, &temp.body, out);
             }
         }
         Source::SetOperation(set) => {
@@ -368,7 +382,7 @@ fn block_lines(tree: &PlanTree, top: NodeId, block: &QueryBlock, out: &mut HashM
     init_lines(tree, top, &block.init, out);
     match &block.source {
         Source::Join(join) => join_lines(tree, reader, join, out),
-        Source::View(_) | Source::SetOperation(_) | Source::SubqueryFilter(_) => {
+        Source::View(_) | Source::SetOperation(_) | Source::SubqueryFilter(_) | Source::TempTable(_) => {
             source_lines(tree, reader, &block.source, out)
         }
         Source::Index(access) => {

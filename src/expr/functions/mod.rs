@@ -165,6 +165,8 @@ pub enum SubqueryAnswer {
     /// Its distinct rows (a multi-column IN): those without a NULL, those with one, and
     /// the kinds of each column's values ([`value_kind`] bits).
     Rows { rows: std::collections::HashSet<Vec<Value>>, with_null: Vec<Vec<Value>>, kinds: Vec<u8> },
+    /// All its rows, in the order it gave them (a materialized WITH query's).
+    Table(Vec<Vec<Value>>),
 }
 
 /// The kind of a value as IN tells them apart: a value of another kind than those an

@@ -62,6 +62,9 @@ pub enum HintKind {
     /// HASH_SJ, NL_SJ, MERGE_SJ (and _AJ), in a subquery: the method of the semi (anti)
     /// join it is unnested into.
     SubqueryJoin(SubqueryJoinMethod),
+    /// MATERIALIZE / INLINE, in a WITH query: whether its rows are loaded once into a
+    /// temporary table or it is planned anew where each reference reads it.
+    Materialize(bool),
 }
 
 /// The method a subquery's semi or anti join hint asks for.
@@ -238,6 +241,7 @@ fn hint(word: &str, args: &[String]) -> Result<Option<(HintKind, Option<String>)
         }
         "GATHER_PLAN_STATISTICS" if args.is_empty() => (HintKind::GatherPlanStatistics, None),
         "UNNEST" | "NO_UNNEST" if args.is_empty() => (HintKind::Unnest(word == "UNNEST"), None),
+        "MATERIALIZE" | "INLINE" if args.is_empty() => (HintKind::Materialize(word == "MATERIALIZE"), None),
         "HASH_SJ" | "HASH_AJ" if args.is_empty() => (HintKind::SubqueryJoin(SubqueryJoinMethod::Hash), None),
         "NL_SJ" | "NL_AJ" if args.is_empty() => (HintKind::SubqueryJoin(SubqueryJoinMethod::NestedLoops), None),
         "MERGE_SJ" | "MERGE_AJ" if args.is_empty() => (HintKind::SubqueryJoin(SubqueryJoinMethod::Merge), None),

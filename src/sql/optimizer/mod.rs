@@ -130,7 +130,11 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
         match (&h.kind, &h.table) {
             // A subquery's hints on its unnesting are the unnesting's to use.
             (
-                HintKind::GatherPlanStatistics | HintKind::Append | HintKind::Unnest(_) | HintKind::SubqueryJoin(_),
+                HintKind::GatherPlanStatistics
+                | HintKind::Append
+                | HintKind::Unnest(_)
+                | HintKind::SubqueryJoin(_)
+                | HintKind::Materialize(_),
                 _,
             ) => {}
             (kind, _) if kind.is_join_hint() => {

@@ -73,6 +73,7 @@ mod query_block;
 mod tree;
 mod unnest;
 mod unsupported;
+mod with_query;
 
 pub use super::operation::Operation;
 use builder::*;
@@ -207,12 +208,18 @@ fn plan_query_block<'a>(
 ) -> Result<Planned<'a>> {
     reject_unsupported_query_parts(query)?;
     let mut visible: Vec<NamedQuery<'_>> = named.to_vec();
-    if let Some(with) = &query.with {
-        query_block::add_with(with, &mut visible)?;
-    }
+    let mut load_notes = Vec::new();
+    let loads = match &query.with {
+        Some(with) => {
+            let own_start = visible.len();
+            query_block::add_with(with, &mut visible)?;
+            with_query::plan_loads(query, with, &mut visible, own_start, session, f, &mut load_notes)?
+        }
+        None => Vec::new(),
+    };
     let mut b = Builder::new(session, f, &visible, outer);
     b.sequences_top = sequences_top;
-    match &*query.body {
+    let mut planned: Planned<'static> = match &*query.body {
         ast::SetExpr::Select(select) => b.select(query, select),
         ast::SetExpr::Query(inner)
             if query.order_by.is_none() && query.limit_clause.is_none() && query.fetch.is_none() =>
@@ -221,7 +228,13 @@ fn plan_query_block<'a>(
         }
         ast::SetExpr::SetOperation { .. } | ast::SetExpr::Query(_) => b.set_query(query),
         other => Err(unsupported(format!("query form {other}"), other)),
+    }?;
+    for note in load_notes {
+        if !planned.notes.contains(&note) {
+            planned.notes.push(note);
+        }
     }
+    Ok(if loads.is_empty() { planned } else { with_query::with_temp_tables(planned, loads, f) })
 }
 
 impl<'s> Builder<'s> {

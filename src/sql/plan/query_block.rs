@@ -135,6 +135,8 @@ pub(crate) struct NamedQuery<'q> {
     pub(crate) query: &'q ast::Query,
     /// How many of the WITH queries in scope before it it sees.
     pub(crate) sees: usize,
+    /// Its temporary table, when it is materialized (module `with_query`).
+    pub(crate) materialized: Option<std::rc::Rc<super::with_query::Materialized>>,
 }
 
 /// Adds the queries of `with` to those in scope.
@@ -151,15 +153,15 @@ pub(super) fn add_with<'q>(with: &'q ast::With, named: &mut Vec<NamedQuery<'q>>)
                 position: ident_position(&cte.alias.name),
             });
         }
-        if cte.materialized.is_some() || cte.from.is_some() {
+        if let Some(from) = &cte.from {
             return Err(Error::Unsupported {
-                construct: format!("WITH {name} AS [NOT] MATERIALIZED"),
+                construct: format!("WITH {name} AS (...) FROM {from}"),
                 position: ident_position(&cte.alias.name),
             });
         }
         let columns = cte.alias.columns.iter().map(|c| ident_name(&c.name)).collect();
         let sees = named.len();
-        named.push(NamedQuery { name, columns, query: &cte.query, sees });
+        named.push(NamedQuery { name, columns, query: &cte.query, sees, materialized: None });
     }
     Ok(())
 }
@@ -178,7 +180,7 @@ pub(super) struct PlannedBlock {
 
 /// Plans `query` (seeing the WITH queries `named`) as a block of another plan; returns
 /// it and its notes.
-fn plan_block(
+pub(super) fn plan_block(
     query: &ast::Query,
     session: &Session,
     f: &FunctionContext,
@@ -195,6 +197,12 @@ fn plan_block(
     f.query_blocks.set(blocks);
     let _nested = Nested::enter()?;
     let planned = plan_query_in(query, session, f, named, outer)?;
+    Ok(as_block(planned, f))
+}
+
+/// A planned query as a block of another plan (its statement's line and collect stage
+/// taken off), and its notes.
+pub(super) fn as_block(planned: Planned<'static>, f: &FunctionContext) -> (PlannedBlock, Vec<String>) {
     let Planned { source, mut stages, columns, families, char_lengths, mut tree, notes, rebind, init, .. } = planned;
     if rebind.is_some() {
         // An index range from bind variables is this execution's: an execution with
@@ -221,7 +229,7 @@ fn plan_block(
     let estimate = tree.root().and_then(|r| tree.node(r).estimate);
     let width = columns.len();
     let block = QueryBlock::new(source, stages, width, positions, probe_lines, init);
-    Ok((PlannedBlock { block, tree, columns, families, char_lengths, estimate }, notes))
+    (PlannedBlock { block, tree, columns, families, char_lengths, estimate }, notes)
 }
 
 impl Builder<'_> {
@@ -255,6 +263,9 @@ impl Builder<'_> {
         let named = self.named;
         let Some(found) = named.iter().rposition(|n| n.name == name) else { return Ok(None) };
         let definition = &named[found];
+        if let Some(materialized) = &definition.materialized {
+            return Ok(Some(self.materialized_block(materialized)));
+        }
         let mut block = self.block(definition.query, &named[..definition.sees])?;
         rename_columns(&mut block, &definition.columns, name)?;
         Ok(Some(block))
