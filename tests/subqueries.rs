@@ -132,6 +132,47 @@ const QUERIES: &[(&str, &str)] = &[
         "SELECT k, COUNT(*) FROM a WHERE (k, n) IN ((0, 1), (1, -1), (3, 2)) GROUP BY k ORDER BY k",
         "SELECT k, COUNT(*) FROM a WHERE (k, n) IN (VALUES (0, 1), (1, -1), (3, 2)) GROUP BY k ORDER BY k",
     ),
+    // Correlated subqueries above an aggregation (reading GROUP BY keys), in HAVING, in
+    // ORDER BY, and beside analytic functions, with one in the WHERE clause too.
+    (
+        "SELECT k, v, COUNT(*), (SELECT COUNT(*) FROM b WHERE b.k = a.k) c, \
+         (SELECT MAX(n) FROM b WHERE b.k = a.k AND b.v = a.v) m FROM a GROUP BY k, v ORDER BY k, v, c, m",
+        "SELECT k, v, COUNT(*), (SELECT COUNT(*) FROM b WHERE b.k = a.k) c, \
+         (SELECT MAX(n) FROM b WHERE b.k = a.k AND b.v = a.v) m FROM a GROUP BY k, v \
+         ORDER BY k NULLS LAST, v NULLS LAST, c, m NULLS LAST",
+    ),
+    (
+        "SELECT k, SUM(n) FROM a GROUP BY k HAVING COUNT(*) > (SELECT COUNT(*) FROM b WHERE b.k = a.k) ORDER BY k",
+        "SELECT k, SUM(n) FROM a GROUP BY k HAVING COUNT(*) > (SELECT COUNT(*) FROM b WHERE b.k = a.k) \
+         ORDER BY k NULLS LAST",
+    ),
+    (
+        "SELECT k, COUNT(*) FROM a WHERE EXISTS (SELECT /*+ NO_UNNEST */ 1 FROM b WHERE b.n = a.n) GROUP BY k \
+         HAVING NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.v = 'a') ORDER BY k",
+        "SELECT k, COUNT(*) FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.n = a.n) GROUP BY k \
+         HAVING NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.v = 'a') ORDER BY k NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n FROM a ORDER BY (SELECT COUNT(*) FROM b WHERE b.n < a.n), k, v, n",
+        "SELECT k, v, n FROM a ORDER BY (SELECT COUNT(*) FROM b WHERE b.n < a.n), k NULLS LAST, v NULLS LAST, \
+         n NULLS LAST",
+    ),
+    (
+        "SELECT k FROM a GROUP BY k ORDER BY (SELECT SUM(n) FROM b WHERE b.k = a.k), k",
+        "SELECT k FROM a GROUP BY k ORDER BY (SELECT SUM(n) FROM b WHERE b.k = a.k) NULLS LAST, k NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n, ROW_NUMBER() OVER (ORDER BY k, v, n) r, (SELECT COUNT(*) FROM b WHERE b.k = a.k) c \
+         FROM a WHERE n >= (SELECT /*+ NO_UNNEST */ MIN(n) FROM b WHERE b.v = a.v) ORDER BY r",
+        "SELECT k, v, n, ROW_NUMBER() OVER (ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST) r, \
+         (SELECT COUNT(*) FROM b WHERE b.k = a.k) c FROM a WHERE n >= (SELECT MIN(n) FROM b WHERE b.v = a.v) ORDER BY r",
+    ),
+    (
+        "SELECT k, RANK() OVER (ORDER BY COUNT(*), k) r, (SELECT MIN(v) FROM b WHERE b.k = a.k) m FROM a \
+         GROUP BY k ORDER BY r",
+        "SELECT k, RANK() OVER (ORDER BY COUNT(*), k NULLS LAST) r, (SELECT MIN(v) FROM b WHERE b.k = a.k) m FROM a \
+         GROUP BY k ORDER BY r",
+    ),
 ];
 
 #[test]
@@ -164,8 +205,14 @@ fn subqueries_refuse_and_fail_as_oracle_does() {
     assert_eq!(lines(&s, "SELECT COUNT(*) FROM ch WHERE (a, b) NOT IN (SELECT 'x', 1 FROM dual)"), ["0"]);
     // A text compared with a number converts, as `=` does.
     assert_eq!(lines(&s, "SELECT id FROM t WHERE (id, d) IN (SELECT '2', 'd0' FROM dual)"), ["2"]);
-    let e = error(&s, "SELECT d FROM t GROUP BY d HAVING COUNT(*) > (SELECT COUNT(*) FROM t u WHERE u.d = t.d)");
-    assert!(e.contains("correlated subquery outside the WHERE clause"), "{e}");
+    // In HAVING and the select list of a query that aggregates, one runs for each group,
+    // reading its GROUP BY keys; any other column of the row around it is ORA-00979.
+    assert_eq!(
+        lines(&s, "SELECT d FROM t GROUP BY d HAVING COUNT(*) >= (SELECT COUNT(*) FROM t u WHERE u.d = t.d)"),
+        ["d1", "d0"]
+    );
+    let e = error(&s, "SELECT d, (SELECT COUNT(*) FROM t u WHERE u.id = t.id) FROM t GROUP BY d");
+    assert!(e.contains("ORA-00979") && e.contains("ID"), "{e}");
     // In the select list of a query that does not aggregate, one runs for each row.
     assert_eq!(
         lines(&s, "SELECT id, (SELECT COUNT(*) FROM t u WHERE u.id < t.id) FROM t ORDER BY id"),
@@ -179,15 +226,23 @@ fn subqueries_refuse_and_fail_as_oracle_does() {
     // A qualifier naming the subquery's own table never reaches the outer query.
     let e = error(&s, "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM dual t WHERE t.id = 1)");
     assert!(e.contains("T.ID does not exist"), "{e}");
-    // A correlated subquery in ON or HAVING is refused, whatever the WHERE clause holds.
+    // A correlated subquery in ON is refused, whatever the WHERE clause holds.
     let e = error(&s, "SELECT a.id FROM t a JOIN t b ON b.id = a.id AND EXISTS (SELECT 1 FROM t c WHERE c.id = a.id)");
     assert!(e.contains("correlated subquery outside"), "{e}");
+    // One FILTER below the aggregation for the WHERE clause, one above it for HAVING.
+    let both = "SELECT d, COUNT(*) FROM t WHERE EXISTS (SELECT /*+ NO_UNNEST */ 1 FROM t u WHERE u.id = t.id) \
+                GROUP BY d HAVING EXISTS (SELECT 1 FROM t u WHERE u.d = t.d AND u.id > 3) ORDER BY d";
+    assert_eq!(lines(&s, both), ["d0|2"]);
+    let p = plan(&s, both);
+    assert_eq!(p.matches("FILTER").count(), 2, "{p}");
+    // Analytic functions hold rows back: a HAVING and a select list both correlated
+    // would need a FILTER on each side of them.
     let e = error(
         &s,
-        "SELECT d, COUNT(*) FROM t WHERE EXISTS (SELECT 1 FROM t u WHERE u.id = t.id) GROUP BY d \
+        "SELECT d, RANK() OVER (ORDER BY d), (SELECT COUNT(*) FROM t u WHERE u.d = t.d) FROM t GROUP BY d \
          HAVING EXISTS (SELECT 1 FROM t u WHERE u.d = t.d)",
     );
-    assert!(e.contains("correlated subquery outside"), "{e}");
+    assert!(e.contains("HAVING clause and the select list"), "{e}");
     let e = error(&s, "SELECT id FROM t WHERE id IN (SELECT nope FROM t)");
     assert!(e.contains("NOPE does not exist"), "{e}");
     let e = error(&s, "ALTER TABLE t ADD CONSTRAINT c CHECK (id IN (SELECT id FROM t))");

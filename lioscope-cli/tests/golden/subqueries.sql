@@ -22,6 +22,8 @@ SELECT ename FROM emp WHERE deptno IN (SELECT deptno, dname FROM dept);
 SELECT ename, (SELECT dname FROM dept d WHERE d.deptno = e.deptno) dname FROM emp e ORDER BY ename;
 EXPLAIN PLAN FOR SELECT ename, (SELECT dname FROM dept d WHERE d.deptno = e.deptno) dname FROM emp e;
 SELECT deptno FROM emp e GROUP BY deptno HAVING COUNT(*) > (SELECT COUNT(*) FROM dept d WHERE d.deptno = e.deptno);
+EXPLAIN PLAN FOR SELECT deptno, COUNT(*), (SELECT dname FROM dept d WHERE d.deptno = e.deptno) dname FROM emp e GROUP BY deptno HAVING COUNT(*) > (SELECT COUNT(*) FROM dept d WHERE d.deptno = e.deptno);
+SELECT deptno, COUNT(*), (SELECT dname FROM dept d WHERE d.deptno = e.deptno) dname FROM emp e GROUP BY deptno ORDER BY (SELECT dname FROM dept d WHERE d.deptno = e.deptno) DESC;
 EXPLAIN PLAN FOR SELECT dname FROM dept d WHERE NOT EXISTS (SELECT 1 FROM emp e WHERE e.deptno = d.deptno);
 EXPLAIN PLAN FOR SELECT ename FROM emp e WHERE EXISTS (SELECT /*+ NO_UNNEST */ 1 FROM emp r WHERE r.mgr = e.empno);
 EXPLAIN PLAN FOR SELECT ename FROM emp e WHERE deptno IN (SELECT /*+ MERGE_SJ */ deptno FROM dept d WHERE d.dname <> e.ename);

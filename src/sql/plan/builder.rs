@@ -37,22 +37,18 @@ pub(super) struct Builder<'s> {
     /// The FILTER of the WHERE clause's conjuncts that hold correlated subqueries, once
     /// the WHERE clause is planned (it gets its source last, wrapping the plan below it).
     pub(super) subquery_filter: Option<SubqueryFilterPlan>,
-}
-
-/// The FILTER of the conjuncts with correlated subqueries, being planned.
-pub(super) struct SubqueryFilterPlan {
-    pub(super) node: NodeId,
-    /// The WHERE conjuncts holding correlated subqueries (none when only the select list
-    /// holds them).
-    pub(super) predicate: Option<Expr>,
-    /// The columns of the rows it reads (the FROM clause's scope), and their names.
-    pub(super) width: usize,
-    pub(super) names: Vec<String>,
+    /// The FILTER of the correlated subqueries above aggregation or analytic functions
+    /// (module `subquery_filter`).
+    pub(super) upper_filter: Option<UpperFilter>,
 }
 
 /// The source columns after the project stage, and how they are bound.
 pub(super) struct GroupingScope {
     pub(super) grouping: Grouping,
+    /// The GROUP BY keys, bound over the FROM clause's scope.
+    pub(super) keys: Vec<Expr>,
+    /// The names of the aggregation's output columns: its keys', then its calls'.
+    pub(super) names: Vec<String>,
 }
 
 impl Builder<'_> {
@@ -632,6 +628,9 @@ impl Builder<'_> {
             || select.having.is_some()
             || select.projection.iter().any(|p| matches!(p, ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } if contains_aggregate(e)));
         let source_binder = Binder { scope, f: self.f, grouping: None, subqueries: Some(&self.subqueries) };
+        // The correlated subqueries of the select list (and HAVING) are those planned
+        // from here on.
+        let before = self.subqueries.correlated_count();
         let (exprs, names, grouping) = if aggregate {
             let mut grouping = Grouping { keys: group_by.iter().map(canonical).collect(), ..Default::default() };
             let mut keys = group_by.iter().map(|g| source_binder.bind(g)).collect::<Result<Vec<_>>>()?;
@@ -645,29 +644,50 @@ impl Builder<'_> {
             }
             let post = Binder { scope, f: self.f, grouping: Some(&grouping), subqueries: Some(&self.subqueries) };
             self.subqueries.windows_allowed.set(true);
-            let bound = self.select_list(select, &post, scope);
+            self.subqueries.correlated_allowed.set(true);
+            let bound = self.select_list(select, &post, scope).and_then(|(exprs, names)| {
+                let in_select_list = self.subqueries.correlated_count() > before;
+                let having = select.having.as_ref().map(|h| post.bind(h)).transpose()?;
+                // ORDER BY may name aggregates the select list does not: register them
+                // now, while the aggregate stage is still being built.
+                for e in order_by.iter().filter(|e| contains_aggregate(e)) {
+                    post.bind(e)?;
+                }
+                Ok((exprs, names, having, in_select_list))
+            });
+            self.subqueries.correlated_allowed.set(false);
             self.subqueries.windows_allowed.set(false);
-            let (exprs, names) = bound?;
-            let having = select.having.as_ref().map(|h| post.bind(h)).transpose()?;
-            // ORDER BY may name aggregates the select list does not: register them now,
-            // while the aggregate stage is still being built.
-            for e in order_by.iter().filter(|e| contains_aggregate(e)) {
-                post.bind(e)?;
-            }
+            let (exprs, names, having, in_select_list) = bound?;
             let calls = grouping.aggregates.borrow().clone();
             let groups = if keys.is_empty() { Some(1.0) } else { self.group_estimate(&keys) };
             let operation = if keys.is_empty() { Operation::SortAggregate } else { Operation::HashGroupBy };
-            let text = having.as_ref().map(|h| {
-                let mut names: Vec<String> = group_by.iter().map(canonical).collect();
-                names.extend(calls.iter().map(|c| c.text.replace(' ', "")));
-                h.display(&names).to_string().replace('"', "")
-            });
-            let stage = Stage::Aggregate(AggregateStage::new(keys, calls, having));
+            let mut output_names: Vec<String> = group_by.iter().map(canonical).collect();
+            output_names.extend(calls.iter().map(|c| c.text.replace(' ', "")));
+            // A HAVING clause holding a correlated subquery is the upper FILTER's
+            // condition, right above the aggregation.
+            let having_correlated = having.as_ref().is_some_and(|h| self.subqueries.holds_correlated(h));
+            let mut correlated = self.subqueries.take_correlated_from(before);
+            subquery_filter::correlation_over_groups(&mut correlated, &keys, scope)?;
+            let (having, filter_having) = if having_correlated { (None, having) } else { (having, None) };
+            let text = having.as_ref().map(|h| h.display(&output_names).to_string().replace('"', ""));
+            let width = keys.len() + calls.len();
+            let stage = Stage::Aggregate(AggregateStage::new(keys.clone(), calls, having));
             let node = self.running(operation, RowsRule::Groups(groups), stage);
             if let Some(text) = text {
                 self.tree.node_mut(node).predicates.push(Predicate::Filter(text));
             }
-            (exprs, names, Some(GroupingScope { grouping }))
+            if filter_having.is_some() {
+                if in_select_list && !self.subqueries.windows.borrow().is_empty() {
+                    return Err(Error::unsupported(
+                        "correlated subqueries in both the HAVING clause and the select list of a query with \
+                         analytic functions",
+                    ));
+                }
+                let correlated = std::mem::take(&mut correlated);
+                self.upper_filter(correlated, filter_having, width, output_names.clone(), false);
+            }
+            self.subqueries.restore_correlated(correlated);
+            (exprs, names, Some(GroupingScope { grouping, keys, names: output_names }))
         } else {
             self.subqueries.correlated_allowed.set(true);
             self.subqueries.windows_allowed.set(true);
@@ -681,7 +701,29 @@ impl Builder<'_> {
             (exprs, names, None)
         };
         let exprs = self.window_sort(exprs, scope, grouping.as_ref());
+        // The select list's correlated subqueries run above an aggregation or analytic
+        // functions, which hold rows back: in the upper FILTER.
+        if grouping.is_some() || self.windowed() {
+            let correlated = self.subqueries.take_correlated_from(before);
+            let (width, names) = self.row_shape(scope, grouping.as_ref());
+            self.upper_filter(correlated, None, width, names, grouping.is_none());
+        }
         Ok((exprs, names, grouping))
+    }
+
+    /// Whether the plan has a WINDOW SORT or WINDOW BUFFER line.
+    pub(super) fn windowed(&self) -> bool {
+        self.tree.stages().any(|s| matches!(s, Stage::Window(_)))
+    }
+
+    /// The width and names of the rows the select list reads: the aggregation's output
+    /// (or the FROM clause's rows), and analytic values after them.
+    pub(super) fn row_shape(&self, scope: &Scope, grouping: Option<&GroupingScope>) -> (usize, Vec<String>) {
+        let mut names = grouping.map_or_else(|| scope.names.clone(), |g| g.names.clone());
+        if let Some(Stage::Window(w)) = self.tree.stages().filter(|s| matches!(s, Stage::Window(_))).last() {
+            names.extend(w.calls.iter().map(|c| c.text.to_string()));
+        }
+        (names.len(), names)
     }
 
     /// WINDOW SORT (WINDOW BUFFER when no window sorts) for the select list's analytic
@@ -776,12 +818,23 @@ impl Builder<'_> {
             let ast::OrderByKind::Expressions(items) = &order_by.kind else {
                 return Err(Error::unsupported(format!("{order_by}")));
             };
+            let before = self.subqueries.correlated_count();
+            self.subqueries.correlated_allowed.set(true);
+            let mut bound = Ok(());
             for item in items {
                 let descending = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
                 let nulls_first = item.options.nulls_first.unwrap_or(descending);
-                let column = self.order_key(&item.expr, scope, grouping, &mut exprs, columns, visible)?;
-                keys.push(SortKey { column, descending, nulls_first });
+                match self.order_key(&item.expr, scope, grouping, &mut exprs, columns, visible) {
+                    Ok(column) => keys.push(SortKey { column, descending, nulls_first }),
+                    Err(e) => {
+                        bound = Err(e);
+                        break;
+                    }
+                }
             }
+            self.subqueries.correlated_allowed.set(false);
+            bound?;
+            self.order_by_subqueries(before, scope, grouping)?;
         }
         if distinct && exprs.len() > visible {
             return Err(Error::InvalidValue {
@@ -802,6 +855,31 @@ impl Builder<'_> {
             self.sort_node = Some(self.running(Operation::SortOrderBy, RowsRule::Same, stage));
         }
         self.limit(query)
+    }
+
+    /// Places the correlated subqueries the ORDER BY planned (after the first `before`)
+    /// in a FILTER below the projection that computes the sort keys.
+    fn order_by_subqueries(&mut self, before: usize, scope: &Scope, grouping: Option<&GroupingScope>) -> Result<()> {
+        let mut planned = self.subqueries.take_correlated_from(before);
+        if planned.is_empty() {
+            return Ok(());
+        }
+        if let Some(g) = grouping {
+            subquery_filter::correlation_over_groups(&mut planned, &g.keys, scope)?;
+        }
+        if grouping.is_none() && !self.windowed() {
+            self.subqueries.restore_correlated(planned);
+            self.subquery_filter_for_select_list(scope.names.len(), &scope.names);
+            return Ok(());
+        }
+        if !self.upper_filter_on_top() {
+            return Err(Error::unsupported(
+                "correlated subqueries in both the HAVING clause and the ORDER BY of a query with analytic functions",
+            ));
+        }
+        let (width, names) = self.row_shape(scope, grouping);
+        self.upper_filter(planned, None, width, names, grouping.is_none());
+        Ok(())
     }
 
     /// The output column an ORDER BY item sorts on: a select-list position, an output
@@ -940,76 +1018,4 @@ fn refuse_string_alias(expr: &ast::Expr, alias: &ast::Ident) -> Result<()> {
         ),
         position: (end.line > 0).then(|| format!("line {}, column {}", end.line, end.column)),
     })
-}
-
-impl Builder<'_> {
-    /// The columns of the FROM clause's scope the FILTER of correlated subqueries reads
-    /// (its condition's, and those its subqueries take from the row), which the plan
-    /// below it must give.
-    pub(super) fn read_by_subquery_filter(&self, needed: &mut [bool]) {
-        let Some(plan) = &self.subquery_filter else { return };
-        let mut mark = |c: usize| {
-            if let Some(n) = needed.get_mut(c) {
-                *n = true;
-            }
-        };
-        plan.predicate.iter().for_each(|p| p.visit_columns(&mut mark));
-        for (p, _) in self.subqueries.planned_correlated().iter() {
-            for (_, e) in &p.correlation {
-                e.visit_columns(&mut mark);
-            }
-        }
-    }
-
-    /// The FILTER for the correlated subqueries of a select list (of a query that does
-    /// not aggregate), where the WHERE clause made none: their answers are set for each
-    /// row there, below the projection that reads them.
-    pub(super) fn subquery_filter_for_select_list(&mut self, width: usize, names: &[String]) {
-        if self.subquery_filter.is_some() || !self.subqueries.has_correlated() {
-            return;
-        }
-        let node = self.node(Operation::Filter, "", RowsRule::Same);
-        self.subquery_filter = Some(SubqueryFilterPlan { node, predicate: None, width, names: names.to_vec() });
-    }
-
-    /// Gives the FILTER of correlated subqueries its source, once the plan below it is
-    /// planned: that plan (the source and the stages of the lines under the FILTER) as
-    /// its input, and the subqueries, whose lines follow the input's under it.
-    pub(super) fn wrap_subquery_filter(&mut self) {
-        self.unnest_subqueries();
-        let chain = self.tree.pipeline_nodes();
-        let Some(at) = self.subquery_filter.as_ref().and_then(|p| chain.iter().position(|&id| id == p.node)) else {
-            return;
-        };
-        // The input's columns the FILTER and the lines above it read; the others reach
-        // them as NULL, never decoded.
-        let width = self.subquery_filter.as_ref().map_or(0, |p| p.width);
-        let mut used = columns_read_by(chain[at..].iter().flat_map(|&id| self.tree.node(id).work.stages.iter()), width);
-        self.read_by_subquery_filter(&mut used);
-        let plan = self.subquery_filter.take().expect("found above");
-        let below = &chain[..at];
-        let (Some(&reader), Some(&input_top)) = (below.first(), below.last()) else { return };
-        let source = self.tree.node_mut(reader).work.source.take().expect("the plan below the FILTER has its source");
-        let order = self.tree.pre_order_from(input_top);
-        let (mut stages, mut positions, mut lines) = (Vec::new(), Vec::new(), Vec::new());
-        for &id in below {
-            stages.append(&mut self.tree.node_mut(id).work.stages);
-            if let Some(line) = order.iter().position(|&n| n == id) {
-                positions.push(stages.len());
-                lines.push(line);
-            }
-        }
-        let mut input =
-            crate::exec::query_block::QueryBlock::new(source, stages, plan.width, positions, lines, Vec::new());
-        input.used = Some(used);
-        let planned = self.subqueries.take_correlated();
-        let mut subplans = Vec::with_capacity(planned.len());
-        for (subplan, tree) in planned {
-            let line = self.tree.adopt(tree);
-            self.tree.node_mut(plan.node).children.extend(line);
-            subplans.push(subplan);
-        }
-        let filter = crate::exec::query_block::SubqueryFilter { input, subplans, predicate: plan.predicate };
-        self.tree.node_mut(plan.node).work.source = Some(Source::SubqueryFilter(Box::new(filter)));
-    }
 }

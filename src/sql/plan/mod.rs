@@ -70,6 +70,7 @@ mod explain;
 mod family;
 mod join;
 mod query_block;
+mod subquery_filter;
 mod tree;
 mod unnest;
 mod unsupported;
@@ -84,6 +85,7 @@ pub(crate) use family::{Family, expr_family};
 pub(crate) use join::deterministic;
 pub use query_block::Expanding;
 use query_block::{NamedQuery, OuterQuery, Subqueries, fixed_families};
+use subquery_filter::{SubqueryFilterPlan, UpperFilter};
 pub use tree::{Estimate, NodeId, PlanNode, PlanTree, Predicate, RowsAt, RowsRule};
 use unsupported::*;
 
@@ -261,6 +263,7 @@ impl<'s> Builder<'s> {
             families: Vec::new(),
             subqueries: Subqueries::new(session, f, named, outer),
             subquery_filter: None,
+            upper_filter: None,
             sequences_top: false,
         }
     }
@@ -330,7 +333,7 @@ impl<'s> Builder<'s> {
             );
             b.notes.extend(hints.ignored.iter().cloned());
         }
-        self.wrap_subquery_filter();
+        self.wrap_subquery_filters();
         let gather = hints.gather_plan_statistics();
         self.finish(columns, families, char_lengths, gather)
     }

@@ -20,8 +20,9 @@
 //!
 //! Subqueries in expressions are planned here as the binder meets them ([`Subqueries`],
 //! the binder's `SubqueryPlanner`): one that reads no column of the query around it
-//! ([`OuterQuery`]) is an init plan; a correlated one is run by the FILTER of the WHERE
-//! clause (or of a select list that does not aggregate), and refused elsewhere. A
+//! ([`OuterQuery`]) is an init plan; a correlated one is run by a FILTER (module
+//! `subquery_filter`: the WHERE clause's, or the one above an aggregation or analytic
+//! functions for the select list, HAVING and ORDER BY), and refused elsewhere. A
 //! correlated EXISTS, IN or scalar one is also planned for unnesting ([`Unnesting`]),
 //! which module `unnest` turns into a join where cheaper. The collector also takes the
 //! select list's analytic function calls.
@@ -87,7 +88,7 @@ fn view_query(view: &ViewDef) -> Result<ast::Query> {
 
 /// Where a correlated subquery may not stand, as its refusal says.
 pub(super) const CORRELATED_PLACES: &str =
-    "a correlated subquery outside the WHERE clause and the select list of a query that does not aggregate";
+    "a correlated subquery outside the WHERE, HAVING and ORDER BY clauses and the select list";
 
 /// Most query blocks (views, WITH queries, subqueries, set operations' branches) one
 /// statement plans: each reference to a WITH query or a view plans it anew, so a chain
@@ -745,6 +746,23 @@ impl<'s> Subqueries<'s> {
     /// The correlated subqueries, leaving none.
     pub(super) fn take_correlated(&self) -> Vec<(CorrelatedPlan, PlanTree)> {
         std::mem::take(&mut self.planned.borrow_mut().correlated)
+    }
+
+    /// How many correlated subqueries were planned here so far (and not taken).
+    pub(super) fn correlated_count(&self) -> usize {
+        self.planned.borrow().correlated.len()
+    }
+
+    /// The correlated subqueries planned after the first `count`, leaving those.
+    pub(super) fn take_correlated_from(&self, count: usize) -> Vec<(CorrelatedPlan, PlanTree)> {
+        let mut planned = self.planned.borrow_mut();
+        let at = count.min(planned.correlated.len());
+        planned.correlated.split_off(at)
+    }
+
+    /// Gives back correlated subqueries taken with [`Subqueries::take_correlated_from`].
+    pub(super) fn restore_correlated(&self, plans: Vec<(CorrelatedPlan, PlanTree)>) {
+        self.planned.borrow_mut().correlated.extend(plans);
     }
 
     /// The correlated subqueries also planned to be unnested, leaving none.
