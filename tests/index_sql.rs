@@ -410,6 +410,14 @@ fn an_update_or_delete_by_key_reads_the_index_not_the_table() {
         let r = exec(s, sql);
         (int(s, "SELECT value FROM v$mystat WHERE name = 'consistent gets'") - before, r.rows_affected)
     };
+    // EXPLAIN PLAN names the path each statement takes below, and changes nothing.
+    let p = plan(&s, "UPDATE /*+ FULL(t) */ t SET v = v + 1 WHERE id = 1235");
+    assert!(p.contains("UPDATE STATEMENT") && p.contains("TABLE ACCESS FULL") && !p.contains("INDEX"), "{p}");
+    let p = plan(&s, "UPDATE t SET v = v + 1 WHERE id = 1234");
+    assert!(p.contains("INDEX UNIQUE SCAN") && p.contains("T_ID") && p.contains("access(\"ID\"=1234)"), "{p}");
+    let p = plan(&s, "DELETE /*+ INDEX(t t_k) */ FROM t WHERE k BETWEEN 10 AND 20");
+    assert!(p.contains("DELETE STATEMENT") && p.contains("INDEX RANGE SCAN") && p.contains("T_K"), "{p}");
+    assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE k BETWEEN 10 AND 20"), 33);
     let (full, _) = gets(&s, "UPDATE /*+ FULL(t) */ t SET v = v + 1 WHERE id = 1235");
     assert!(full > 60, "a FULL hint scans the table: {full} consistent gets");
     let (by_key, rows) = gets(&s, "UPDATE t SET v = v + 1 WHERE id = 1234");

@@ -20,7 +20,7 @@
 //! A materialized WITH query is an init plan too (`InitKind::Table`, all its rows in
 //! order), one of the loads a [`TempTableTransformation`] runs before the query that
 //! reads it; each reference then reads those rows from the function context
-//! ([`read_materialized`]), however often it runs.
+//! (`Source::Materialized`), however often it runs.
 //!
 //! INTERSECT and MINUS keep the right branch's distinct rows in a hash set, then pass
 //! each distinct row of the left branch that the set holds (INTERSECT) or does not hold
@@ -298,16 +298,6 @@ impl TempTableTransformation {
         run_init_plans(&self.loads, ctx)?;
         self.body.run(rest, ctx)
     }
-}
-
-/// Pushes the rows a WITH query's load left in `slot` into `stages`.
-pub(super) fn read_materialized(slot: usize, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
-    let answer = ctx.functions.subqueries.get(slot).cloned();
-    let Some(SubqueryAnswer::Table(rows)) = answer.as_deref() else {
-        return Err(Error::unsupported("a WITH query's temporary table read before it was loaded"));
-    };
-    super::downstream::push_each(rows, |row| push(stages, row.as_slice(), &mut ctx.functions))?;
-    Ok(())
 }
 
 impl SubqueryFilter {

@@ -10,16 +10,17 @@
 //! - HASH JOIN, NESTED LOOPS, MERGE JOIN: see [`super::join`].
 //! - VIEW, UNION-ALL, INTERSECTION HASH, MINUS HASH, and FILTER with correlated
 //!   subqueries: see [`super::query_block`].
-//! - TEMP TABLE TRANSFORMATION (WITH queries loaded, then the query reading them) and
-//!   TABLE ACCESS FULL of one such load's rows: see [`super::query_block`].
+//! - TEMP TABLE TRANSFORMATION (WITH queries loaded, then the query reading them): see
+//!   [`super::query_block`]; TABLE ACCESS FULL of one such load's rows, here.
 
 use super::ExecContext;
 use super::downstream::push_each;
 use super::index_source::IndexAccess;
 use super::pipeline::{Stage, push};
 use crate::catalog::TableDef;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::expr::Expr;
+use crate::expr::functions::SubqueryAnswer;
 use crate::types::{DataType, Datum, Value};
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -118,7 +119,7 @@ impl Source {
             Source::SetOperation(set) => set.run(stages, ctx),
             Source::SubqueryFilter(filter) => filter.run(stages, ctx),
             Source::TempTable(temp) => temp.run(stages, ctx),
-            Source::Materialized { slot } => super::query_block::read_materialized(*slot, stages, ctx),
+            Source::Materialized { slot } => read_materialized(*slot, stages, ctx),
             Source::Dual => push(stages, &[Datum::Str("X".into())] as &[Value], &mut ctx.functions).map(|_| ()),
             Source::ConnectBy { rows } => Self::numbers(1, *rows, stages, ctx),
             Source::Series { start, stop } => Self::numbers(*start, *stop, stages, ctx),
@@ -285,6 +286,17 @@ pub struct Join {
     /// a row pushed on is column `output[i]` of the joined row (the root join of a
     /// reordered FROM clause gives its columns back in the clause's order).
     pub output: Option<Vec<usize>>,
+}
+
+/// TABLE ACCESS FULL of a materialized WITH query's temporary table: pushes the rows
+/// its load left in `slot` into `stages`.
+fn read_materialized(slot: usize, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+    let answer = ctx.functions.subqueries.get(slot).cloned();
+    let Some(SubqueryAnswer::Table(rows)) = answer.as_deref() else {
+        return Err(Error::unsupported("a WITH query's temporary table read before it was loaded"));
+    };
+    push_each(rows, |row| push(stages, row.as_slice(), &mut ctx.functions))?;
+    Ok(())
 }
 
 // A query block is a source whose plan is a source and stages of its own: the types live

@@ -283,6 +283,23 @@ pub(super) fn with_load(
 }
 
 pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
+    let name = insert_target(insert)?;
+    let shape = RowShape::new(session, name, &insert.columns)?;
+    let Some(source) = &insert.source else { return Err(Error::unsupported("INSERT without VALUES or SELECT")) };
+    let path = load_path(&shape.table, insert);
+    let rows = match &*source.body {
+        ast::SetExpr::Values(values) => {
+            let rows = values_rows(session, values)?;
+            rows.iter().try_for_each(|r| shape.check_count(r.len()))?;
+            insert_rows(session, &shape, &rows)?
+        }
+        _ => insert_select(session, &shape, source, path)?,
+    };
+    Ok(inserted(rows))
+}
+
+/// The table INSERT names, refusing the clauses lioscope does not implement.
+pub(super) fn insert_target(insert: &ast::Insert) -> Result<&ast::ObjectName> {
     let ast::TableObject::TableName(name) = &insert.table else {
         return Err(Error::unsupported("INSERT into a table function"));
     };
@@ -295,30 +312,23 @@ pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
     {
         return Err(Error::unsupported("INSERT clause (RETURNING, ON CONFLICT, IGNORE, OVERWRITE, PARTITION)"));
     }
-    let shape = RowShape::new(session, name, &insert.columns)?;
-    let Some(source) = &insert.source else { return Err(Error::unsupported("INSERT without VALUES or SELECT")) };
-    let table = shape.table.clone();
+    Ok(name)
+}
+
+/// How INSERT loads its rows into `table`: APPEND asks for a direct-path load of a
+/// query's rows (Oracle ignores it for VALUES, and for a table with an enabled foreign
+/// key, whose rows it then inserts the conventional way).
+pub(super) fn load_path(table: &TableDef, insert: &ast::Insert) -> LoadPath {
     let hints: Vec<&str> = insert.optimizer_hints.iter().map(|h| h.text.as_str()).collect();
-    // APPEND asks for a direct-path load of a query's rows (Oracle ignores it for VALUES,
-    // and for a table with an enabled foreign key, whose rows it then inserts the
-    // conventional way).
     let has_foreign_key = table
         .constraints
         .iter()
         .any(|c| c.enabled && matches!(c.kind, crate::catalog::ConstraintKind::ForeignKey { .. }));
-    let path = match super::optimizer::hints::parse(&hints).append() && !has_foreign_key {
+    let values = insert.source.as_ref().is_some_and(|s| matches!(&*s.body, ast::SetExpr::Values(_)));
+    match super::optimizer::hints::parse(&hints).append() && !has_foreign_key && !values {
         true => LoadPath::Direct,
         false => LoadPath::Conventional,
-    };
-    let rows = match &*source.body {
-        ast::SetExpr::Values(values) => {
-            let rows = values_rows(session, values)?;
-            rows.iter().try_for_each(|r| shape.check_count(r.len()))?;
-            insert_rows(session, &shape, &rows)?
-        }
-        _ => insert_select(session, &shape, source, path)?,
-    };
-    Ok(inserted(rows))
+    }
 }
 
 /// Inserts `rows`, each `width` values for `columns` of `table` (all of them when none

@@ -41,6 +41,7 @@ mod data_types;
 pub mod cursor;
 mod ddl;
 mod dml;
+mod explain_dml;
 mod merge;
 mod modify;
 mod operation;
@@ -333,13 +334,16 @@ fn explain_analyze(session: &Session, statement: &Statement) -> Result<QueryResu
 /// EXPLAIN PLAN FOR: the plan as DBMS_XPLAN.DISPLAY prints it (one PLAN_TABLE_OUTPUT row
 /// a line); the statement is not run.
 fn explain(session: &Session, statement: &Statement) -> Result<QueryResult> {
-    let Statement::Query(query) = statement else {
-        return Err(Error::unsupported("EXPLAIN PLAN of a statement other than a query"));
-    };
     // Planned only: the session's random stream is left as it is.
     let f = with_binds(session, FunctionContext::new(crate::types::local_now_micros(), 0));
-    let planned = plan::plan_statement_query(query, session, &f)?;
-    let lines = plan::format_plan(&planned.tree, &planned.notes);
+    let (tree, notes) = match statement {
+        Statement::Query(query) => {
+            let planned = plan::plan_statement_query(query, session, &f)?;
+            (planned.tree, planned.notes)
+        }
+        other => explain_dml::plan_of(session, other, &f)?,
+    };
+    let lines = plan::format_plan(&tree, &notes);
     let rows = lines.into_iter().map(|l| vec![crate::types::Datum::string(l)]).collect();
     Ok(QueryResult::rows(StatementKind::Describe, vec!["PLAN_TABLE_OUTPUT".into()], rows))
 }

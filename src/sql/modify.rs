@@ -91,7 +91,7 @@ pub(super) fn target(session: &Session, relation: &ast::TableFactor) -> Result<(
 }
 
 /// WHERE split into its row limit and its filter.
-fn bind_where(binder: &Binder<'_>, selection: Option<&ast::Expr>) -> Result<(Option<u64>, Vec<Expr>)> {
+pub(super) fn bind_where(binder: &Binder<'_>, selection: Option<&ast::Expr>) -> Result<(Option<u64>, Vec<Expr>)> {
     let mut conjuncts = Vec::new();
     if let Some(e) = selection {
         split_and(e, &mut conjuncts);
@@ -401,13 +401,7 @@ impl Changes<'_> {
 }
 
 pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
-    if update.from.is_some() || update.returning.is_some() || !update.table.joins.is_empty() || update.limit.is_some() {
-        return Err(Error::Unsupported {
-            construct: "UPDATE with FROM, joins, LIMIT or RETURNING".into(),
-            position: position_of(&update.table),
-        });
-    }
-    let (table, scope) = target(session, &update.table.relation)?;
+    let (table, scope) = target(session, update_relation(update)?)?;
     let scn = session.db.clock.current();
     let functions = super::function_context(session);
     let subqueries = super::plan::StatementSubqueries::new(session, &functions);
@@ -418,6 +412,35 @@ pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
     let mut changes = Changes::of_statement(session, &table, filter, assignments, functions, plans, scn)?;
     let rows = run_and_cascade(session, &table, &hints_of(&update.optimizer_hints), limit, &mut changes)?;
     Ok(changed(rows, "updated"))
+}
+
+/// The table UPDATE changes, refusing the forms lioscope does not implement.
+pub(super) fn update_relation(update: &ast::Update) -> Result<&ast::TableFactor> {
+    if update.from.is_some() || update.returning.is_some() || !update.table.joins.is_empty() || update.limit.is_some() {
+        return Err(Error::Unsupported {
+            construct: "UPDATE with FROM, joins, LIMIT or RETURNING".into(),
+            position: position_of(&update.table),
+        });
+    }
+    Ok(&update.table.relation)
+}
+
+/// The table DELETE changes, refusing the forms lioscope does not implement.
+pub(super) fn delete_relation(delete: &ast::Delete) -> Result<&ast::TableFactor> {
+    let from = match &delete.from {
+        ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
+    };
+    if from.len() != 1
+        || !from[0].joins.is_empty()
+        || !delete.tables.is_empty()
+        || delete.using.is_some()
+        || delete.returning.is_some()
+        || delete.limit.is_some()
+        || !delete.order_by.is_empty()
+    {
+        return Err(Error::unsupported("DELETE of more than one table, with USING, LIMIT, ORDER BY or RETURNING"));
+    }
+    Ok(&from[0].relation)
 }
 
 /// The column `SET name = ...` assigns: `c`, or `q.c` where `q` is one of `qualifiers`
@@ -480,20 +503,7 @@ pub(super) fn bind_assignments(
 }
 
 pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
-    let from = match &delete.from {
-        ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
-    };
-    if from.len() != 1
-        || !from[0].joins.is_empty()
-        || !delete.tables.is_empty()
-        || delete.using.is_some()
-        || delete.returning.is_some()
-        || delete.limit.is_some()
-        || !delete.order_by.is_empty()
-    {
-        return Err(Error::unsupported("DELETE of more than one table, with USING, LIMIT, ORDER BY or RETURNING"));
-    }
-    let (table, scope) = target(session, &from[0].relation)?;
+    let (table, scope) = target(session, delete_relation(delete)?)?;
     let scn = session.db.clock.current();
     let functions = super::function_context(session);
     let subqueries = super::plan::StatementSubqueries::new(session, &functions);
@@ -699,20 +709,9 @@ fn rows_by_index(
     if indexes.is_empty() || changes.filter.is_empty() {
         return Ok(None);
     }
-    let conjuncts: Vec<predicates::Conjunct> =
-        changes.filter.iter().flat_map(|e| predicates::conjuncts(e, &changes.f.binds)).collect();
-    let segment_blocks = super::plan::blocks_to_estimate_from(ctx, table)?;
-    let columns_read = vec![true; table.columns.len()];
-    let query = optimizer::Query {
-        table,
-        alias: None,
-        segment_blocks,
-        conjuncts: &conjuncts,
-        columns_read: &columns_read,
-        order_by: &[],
-    };
-    let model = super::plan::cost_model(session);
-    let optimizer::AccessPath::Index(path) = optimizer::choose(&query, indexes, hints, &model).path else {
+    let conjuncts = filter_conjuncts(&changes.filter, &changes.f.binds);
+    let decision = access_decision(session, ctx, table, indexes, hints, &conjuncts)?;
+    let optimizer::AccessPath::Index(path) = decision.path else {
         return Ok(None);
     };
     if !matches!(path.kind, IndexScanKind::Unique | IndexScanKind::Range) {
@@ -726,6 +725,30 @@ fn rows_by_index(
         rowids.append(&mut leaf);
     }
     Ok(Some(rowids))
+}
+
+/// The conjuncts of an UPDATE's or DELETE's filter, with `binds` as its bind values.
+pub(super) fn filter_conjuncts(filter: &[Expr], binds: &[Value]) -> Vec<predicates::Conjunct> {
+    filter.iter().flat_map(|e| predicates::conjuncts(e, binds)).collect()
+}
+
+/// How the optimizer finds the rows of `table` an UPDATE or DELETE with WHERE
+/// `conjuncts` changes: a full scan, or an index path (only a unique or range scan is
+/// taken; any other is a full scan).
+pub(super) fn access_decision(
+    session: &Session,
+    ctx: &AccessContext<'_>,
+    table: &TableDef,
+    indexes: &[Arc<IndexDef>],
+    hints: &Hints,
+    conjuncts: &[predicates::Conjunct],
+) -> Result<optimizer::Decision> {
+    let segment_blocks = super::plan::blocks_to_estimate_from(ctx, table)?;
+    let columns_read = vec![true; table.columns.len()];
+    let query =
+        optimizer::Query { table, alias: None, segment_blocks, conjuncts, columns_read: &columns_read, order_by: &[] };
+    let model = super::plan::cost_model(session);
+    Ok(optimizer::choose(&query, indexes, hints, &model))
 }
 
 fn changed(rows: u64, verb: &str) -> QueryResult {

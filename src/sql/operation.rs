@@ -77,7 +77,18 @@ pub enum Operation {
     TempTableTransformation,
     /// One WITH query's rows loaded into a temporary table held for the cursor's
     /// execution, in memory.
+    LoadAsSelectCursorDuration,
+    /// The statement lines of EXPLAIN PLAN of INSERT, UPDATE and DELETE.
+    InsertStatement,
+    UpdateStatement,
+    DeleteStatement,
+    /// INSERT's rows loaded into the table's blocks through the buffer cache.
+    LoadTableConventional,
+    /// INSERT /*+ APPEND */ ... SELECT: a direct-path load above the high-water mark.
     LoadAsSelect,
+    /// The rows an UPDATE or DELETE changes, found by the line under it.
+    Update,
+    Delete,
 }
 
 impl Operation {
@@ -131,7 +142,14 @@ impl Operation {
             Operation::MergeJoinSemi => "MERGE JOIN SEMI",
             Operation::MergeJoinAnti => "MERGE JOIN ANTI",
             Operation::TempTableTransformation => "TEMP TABLE TRANSFORMATION",
-            Operation::LoadAsSelect => "LOAD AS SELECT (CURSOR DURATION MEMORY)",
+            Operation::LoadAsSelectCursorDuration => "LOAD AS SELECT (CURSOR DURATION MEMORY)",
+            Operation::InsertStatement => "INSERT STATEMENT",
+            Operation::UpdateStatement => "UPDATE STATEMENT",
+            Operation::DeleteStatement => "DELETE STATEMENT",
+            Operation::LoadTableConventional => "LOAD TABLE CONVENTIONAL",
+            Operation::LoadAsSelect => "LOAD AS SELECT",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
         }
     }
 }
@@ -163,7 +181,7 @@ impl Operation {
     }
 
     /// Every operation, in the order of their codes.
-    const ALL: [Operation; 53] = [
+    const ALL: [Operation; 60] = [
         Operation::SelectStatement,
         Operation::TableAccessFull,
         Operation::TableAccessInMemoryFull,
@@ -216,7 +234,14 @@ impl Operation {
         Operation::WindowBuffer,
         Operation::WindowSortPushedRank,
         Operation::TempTableTransformation,
+        Operation::LoadAsSelectCursorDuration,
+        Operation::InsertStatement,
+        Operation::UpdateStatement,
+        Operation::DeleteStatement,
+        Operation::LoadTableConventional,
         Operation::LoadAsSelect,
+        Operation::Update,
+        Operation::Delete,
     ];
 
     /// The operation as one byte, which a session publishes for Active Session History

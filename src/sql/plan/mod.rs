@@ -403,6 +403,14 @@ impl<'s> StatementSubqueries<'s> {
         &self.0
     }
 
+    /// The lines of the statement's subqueries, for EXPLAIN PLAN: those run before the
+    /// statement changes rows, then the correlated ones.
+    pub(crate) fn into_lines(self) -> Vec<PlanTree> {
+        let planned = self.0.take();
+        let init = planned.init.into_iter().map(|(_, tree)| tree);
+        init.chain(planned.correlated.into_iter().map(|(_, tree)| tree)).collect()
+    }
+
     /// The subqueries to run before the statement changes rows, and the correlated ones.
     pub(crate) fn into_plans(
         self,

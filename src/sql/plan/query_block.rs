@@ -137,7 +137,20 @@ pub(crate) struct NamedQuery<'q> {
     /// How many of the WITH queries in scope before it it sees.
     pub(crate) sees: usize,
     /// Its temporary table, when it is materialized (module `with_query`).
-    pub(crate) materialized: Option<std::rc::Rc<super::with_query::Materialized>>,
+    pub(crate) materialized: Option<std::rc::Rc<Materialized>>,
+}
+
+/// A materialized WITH query, as its references read it (module `with_query`).
+pub(crate) struct Materialized {
+    /// Where its load leaves its rows in the statement's function context.
+    pub(super) slot: usize,
+    /// Its temporary table's name, as the plan shows it (`SYS_TEMP_0FD9D66nn`).
+    pub(super) temp_name: String,
+    pub(super) columns: Vec<String>,
+    pub(super) families: Vec<Option<Family>>,
+    pub(super) char_lengths: Vec<Option<u32>>,
+    /// Its rows, estimated, and the cost of reading them from memory.
+    pub(super) estimate: Option<Estimate>,
 }
 
 /// Adds the queries of `with` to those in scope.

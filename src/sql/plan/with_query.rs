@@ -36,25 +36,12 @@
 //! before anything that reads it runs: the references sit inside the block the loads
 //! precede, or inside a later load.
 
-use super::query_block::{NamedQuery, PlannedBlock, as_block, plan_block, rename_columns};
+use super::query_block::{Materialized, NamedQuery, PlannedBlock, as_block, plan_block, rename_columns};
 use super::*;
 use crate::exec::query_block::{InitKind, InitPlan, QueryBlock, TempTableTransformation};
 use crate::sql::optimizer::hints::HintKind;
 use std::ops::ControlFlow;
 use std::rc::Rc;
-
-/// A materialized WITH query, as its references read it.
-pub(crate) struct Materialized {
-    /// Where its load leaves its rows in the statement's function context.
-    slot: usize,
-    /// Its temporary table's name, as the plan shows it (`SYS_TEMP_0FD9D66nn`).
-    temp_name: String,
-    columns: Vec<String>,
-    families: Vec<Option<Family>>,
-    char_lengths: Vec<Option<u32>>,
-    /// Its rows, estimated, and the cost of reading them from memory.
-    estimate: Option<Estimate>,
-}
 
 /// The load of a materialized WITH query: its plan, its lines and its table's name.
 pub(super) struct Load {
@@ -192,7 +179,7 @@ pub(super) fn with_temp_tables(planned: Planned<'static>, loads: Vec<Load>, f: &
     let mut plans = Vec::with_capacity(loads.len());
     let mut cost = estimate.map_or(0.0, |e| e.cost);
     for load in loads {
-        let mut node = PlanNode::new(Operation::LoadAsSelect, &load.temp_name);
+        let mut node = PlanNode::new(Operation::LoadAsSelectCursorDuration, &load.temp_name);
         node.rows_rule = load.estimate.map_or(RowsRule::Unknown, |e| RowsRule::Source(e.rows));
         node.estimate = load.estimate;
         cost += load.estimate.map_or(0.0, |e| e.cost);
