@@ -140,3 +140,27 @@ fn a_join_input_line_leaves_out_what_its_rows_did_above_the_join() {
     );
     assert!(gets_of(&hash, "TABLE ACCESS FULL T2") < 10, "{hash:#?}");
 }
+
+#[test]
+fn a_join_run_again_and_again_counts_every_run() {
+    let (_dir, _, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE o (id INTEGER)");
+    exec(&s, "INSERT INTO o SELECT level FROM dual CONNECT BY level <= 10");
+    exec(&s, "CREATE TABLE i (k INTEGER, v INTEGER)");
+    exec(&s, "INSERT INTO i SELECT MOD(level, 5), level FROM dual CONNECT BY level <= 20");
+    // The subquery, with its join, runs once for each of o's ten rows: each line inside
+    // it shows what all ten runs did, as its `starts=` says.
+    let lines = analyzed_lines(
+        &s,
+        "SELECT id FROM o WHERE id > (SELECT /*+ LEADING(a b) USE_NL(b) */ COUNT(*) FROM i a, i b \
+         WHERE a.k = b.k AND a.v < o.id)",
+        true,
+    );
+    let line = |what: &str| lines.iter().find(|l| l.contains(what)).cloned().unwrap_or_default();
+    assert_eq!(line("SORT AGGREGATE"), "10 SORT AGGREGATE x10", "{lines:#?}");
+    assert_eq!(line("NESTED LOOPS"), format!("{} NESTED LOOPS x10", 4 * 45), "{lines:#?}");
+    // a's rows: those with v below each id, 0 + 1 + ... + 9; b is scanned whole for each.
+    let inner: Vec<&String> = lines.iter().filter(|l| l.contains("TABLE ACCESS FULL I")).collect();
+    assert_eq!(inner, ["45 TABLE ACCESS FULL I x10", &format!("{} TABLE ACCESS FULL I x45", 20 * 45)], "{lines:#?}");
+}

@@ -455,8 +455,8 @@ impl SetOperation {
 }
 
 impl Source {
-    /// Drops the figures of the query blocks in this source (and in a join's inputs), for
-    /// a new execution that gathers row-source statistics.
+    /// Drops the figures of the query blocks and joins in this source (and in a join's
+    /// inputs), for a new execution that gathers row-source statistics.
     pub fn clear_block_figures(&self) {
         match self {
             Source::View(block) => block.clear_figures(),
@@ -470,6 +470,7 @@ impl Source {
                 temp.loads.iter().for_each(|p| p.block.clear_figures());
             }
             Source::Join(join) => {
+                join.clear_figures();
                 join.left.source.clear_block_figures();
                 join.right.source.clear_block_figures();
             }

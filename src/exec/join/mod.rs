@@ -114,13 +114,20 @@ fn key_of(keys: &[Expr], row: &[Datum<'_>], f: &mut FunctionContext, out: &mut V
 }
 
 impl Join {
-    /// Runs the join, pushing its rows into `stages`.
-    pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+    /// Starts a statement's execution: the figures of the last one are dropped.
+    pub fn clear_figures(&self) {
         self.left.figures.set(InputFigures::default());
         self.right.figures.set(InputFigures::default());
         self.probe_figures.set(Default::default());
-        self.workarea.set(None);
         self.emitted.set(InputFigures::default());
+    }
+
+    /// Runs the join, pushing its rows into `stages`. Its inputs' figures add up over
+    /// the runs of an execution (a join inside a correlated subquery or a nested loop's
+    /// inner view runs many times) until [`Join::clear_figures`]; its work area's are the
+    /// last run's.
+    pub fn run(&self, stages: &mut [Stage<'_>], ctx: &mut ExecContext<'_>) -> Result<()> {
+        self.workarea.set(None);
         match &self.method {
             JoinMethod::Hash { build_right } => hash::run(self, *build_right, stages, ctx),
             JoinMethod::NestedLoops(inner) => self.nested_loops(inner, stages, ctx),
