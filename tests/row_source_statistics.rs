@@ -163,4 +163,15 @@ fn a_join_run_again_and_again_counts_every_run() {
     // a's rows: those with v below each id, 0 + 1 + ... + 9; b is scanned whole for each.
     let inner: Vec<&String> = lines.iter().filter(|l| l.contains("TABLE ACCESS FULL I")).collect();
     assert_eq!(inner, ["45 TABLE ACCESS FULL I x10", &format!("{} TABLE ACCESS FULL I x45", 20 * 45)], "{lines:#?}");
+    // An index range scan inside a view a nested loop runs for each of o's rows.
+    exec(&s, "CREATE INDEX i_k ON i (k)");
+    let lines = analyzed_lines(
+        &s,
+        "SELECT /*+ LEADING(o v) USE_NL(v) */ COUNT(*) FROM o, \
+         (SELECT /*+ INDEX(i i_k) */ DISTINCT v FROM i WHERE k = 3) v WHERE v.v > o.id",
+        true,
+    );
+    let line = |what: &str| lines.iter().find(|l| l.contains(what)).cloned().unwrap_or_default();
+    assert_eq!(line("INDEX RANGE SCAN"), "40 INDEX RANGE SCAN I_K x10", "{lines:#?}");
+    assert_eq!(line("BY INDEX ROWID"), "40 TABLE ACCESS BY INDEX ROWID I x10", "{lines:#?}");
 }

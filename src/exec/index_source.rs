@@ -83,6 +83,18 @@ pub struct IndexLineFigures {
     pub time_ns: u64,
 }
 
+impl IndexLineFigures {
+    /// These figures and `other`'s, added.
+    pub fn plus(self, other: IndexLineFigures) -> IndexLineFigures {
+        IndexLineFigures {
+            entries: self.entries + other.entries,
+            consistent_gets: self.consistent_gets + other.consistent_gets,
+            physical_reads: self.physical_reads + other.physical_reads,
+            time_ns: self.time_ns + other.time_ns,
+        }
+    }
+}
+
 /// An index access path, ready to run.
 pub struct IndexAccess {
     pub table: Arc<TableDef>,
@@ -97,6 +109,9 @@ pub struct IndexAccess {
     pub columns_read: Vec<bool>,
     /// What the index scan did in the last run.
     pub figures: Cell<IndexLineFigures>,
+    /// What it did in all the runs of the execution (a scan inside a block run many
+    /// times), until [`IndexAccess::clear_totals`].
+    pub totals: Cell<IndexLineFigures>,
     /// The buffer a run gathers a leaf's rowids in, kept from run to run (a kept plan's
     /// executions allocate it once).
     pub rowid_buffer: Cell<Vec<RowId>>,
@@ -127,6 +142,11 @@ impl LineMeter<'_> {
 }
 
 impl IndexAccess {
+    /// Starts a statement's execution: the totals of the last one are dropped.
+    pub fn clear_totals(&self) {
+        self.totals.set(IndexLineFigures::default());
+    }
+
     /// A copy of this path for a nested loop's probes (each run within its outer row's
     /// key, [`IndexAccess::run_within`]), measured on its own.
     pub fn probe_copy(&self) -> IndexAccess {
@@ -140,6 +160,7 @@ impl IndexAccess {
             table_access: self.table_access,
             columns_read: self.columns_read.clone(),
             figures: Cell::new(self.figures.get()),
+            totals: Cell::new(self.totals.get()),
             rowid_buffer: Default::default(),
             measured: true,
         }
@@ -249,6 +270,7 @@ impl IndexAccess {
         };
         self.rowid_buffer.set(emitter.finish(stages));
         self.figures.set(meter.figures);
+        self.totals.set(self.totals.get().plus(meter.figures));
         (result, bounds)
     }
 }

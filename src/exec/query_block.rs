@@ -469,6 +469,7 @@ impl Source {
                 temp.body.clear_figures();
                 temp.loads.iter().for_each(|p| p.block.clear_figures());
             }
+            Source::Index(access) => access.clear_totals(),
             Source::Join(join) => {
                 join.clear_figures();
                 join.left.source.clear_block_figures();

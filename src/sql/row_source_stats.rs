@@ -286,7 +286,7 @@ fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<Node
             }
             (Source::Index(access), _) => {
                 if let Some(index) = below {
-                    out.insert(index, JoinedLine::of_index(f.starts, access.figures.get()));
+                    out.insert(index, JoinedLine::of_index(f.starts, access.totals.get()));
                 }
             }
             _ => {}
@@ -387,7 +387,7 @@ fn block_lines(tree: &PlanTree, top: NodeId, block: &QueryBlock, out: &mut HashM
         }
         Source::Index(access) => {
             if let Some(&index) = tree.node(reader).children.first() {
-                out.insert(index, JoinedLine::of_index(f.starts, access.figures.get()));
+                out.insert(index, JoinedLine::of_index(f.starts, access.totals.get()));
             }
         }
         _ => {}

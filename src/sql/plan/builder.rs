@@ -381,6 +381,7 @@ impl Builder<'_> {
             table_access: path.table_access,
             columns_read,
             figures: Default::default(),
+            totals: Default::default(),
             rowid_buffer: Default::default(),
             measured: false,
         })))

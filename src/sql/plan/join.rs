@@ -1324,6 +1324,7 @@ impl Builder<'_> {
                     table_access: true,
                     columns_read: read,
                     figures: Default::default(),
+                    totals: Default::default(),
                     rowid_buffer: Default::default(),
                     measured: true,
                 };
