@@ -243,6 +243,15 @@ fn subqueries_refuse_and_fail_as_oracle_does() {
          HAVING EXISTS (SELECT 1 FROM t u WHERE u.d = t.d)",
     );
     assert!(e.contains("HAVING clause and the select list"), "{e}");
+    // An aggregate's or an analytic function's argument is computed below the FILTER.
+    for sql in [
+        "SELECT d, SUM((SELECT COUNT(*) FROM t u WHERE u.d = t.d)) FROM t GROUP BY d",
+        "SELECT d FROM t GROUP BY d ORDER BY MAX((SELECT COUNT(*) FROM t u WHERE u.d = t.d))",
+        "SELECT d, RANK() OVER (ORDER BY (SELECT COUNT(*) FROM t u WHERE u.id < t.id)) FROM t",
+    ] {
+        let e = error(&s, sql);
+        assert!(e.contains("inside an aggregate or analytic function call"), "{sql}: {e}");
+    }
     let e = error(&s, "SELECT id FROM t WHERE id IN (SELECT nope FROM t)");
     assert!(e.contains("NOPE does not exist"), "{e}");
     let e = error(&s, "ALTER TABLE t ADD CONSTRAINT c CHECK (id IN (SELECT id FROM t))");

@@ -315,6 +315,19 @@ pub(super) fn insert_target(insert: &ast::Insert) -> Result<&ast::ObjectName> {
     Ok(name)
 }
 
+/// Checks INSERT's table and column list, and that rows of each of `widths` values fit
+/// them, as the statement checks them; gives the table (for EXPLAIN PLAN).
+pub(super) fn checked_insert_table(
+    session: &Session,
+    name: &ast::ObjectName,
+    columns: &[ast::ObjectName],
+    widths: &[usize],
+) -> Result<Arc<TableDef>> {
+    let shape = RowShape::new(session, name, columns)?;
+    widths.iter().try_for_each(|&w| shape.check_count(w))?;
+    Ok(shape.table)
+}
+
 /// How INSERT loads its rows into `table`: APPEND asks for a direct-path load of a
 /// query's rows (Oracle ignores it for VALUES, and for a table with an enabled foreign
 /// key, whose rows it then inserts the conventional way).

@@ -23,6 +23,7 @@ use super::modify;
 use super::optimizer::{self, AccessPath};
 use super::plan::{Estimate, Operation, PlanNode, PlanTree, Predicate, RowsRule};
 use crate::error::{Error, Result};
+use crate::expr::Expr;
 use crate::expr::functions::FunctionContext;
 use crate::index::IndexScanKind;
 use crate::instance::Session;
@@ -53,13 +54,8 @@ pub(super) fn plan_of(
 /// INSERT's plan: the load line over the query's lines (none for VALUES).
 fn insert_plan(session: &Session, insert: &ast::Insert, f: &FunctionContext) -> Result<(PlanTree, Vec<String>)> {
     let name = super::dml::insert_target(insert)?;
-    let table_name = super::bind::function_name(name);
-    let table = session.db.catalog.table(&table_name).ok_or_else(|| Error::UnknownName {
-        kind: "table",
-        name: table_name.clone(),
-        position: super::bind::position_of(name),
-    })?;
     let Some(source) = &insert.source else { return Err(Error::unsupported("INSERT without VALUES or SELECT")) };
+    let table = super::dml::checked_insert_table(session, name, &insert.columns, &[])?;
     let load = match super::dml::load_path(&table, insert) {
         crate::access::load::LoadPath::Conventional => Operation::LoadTableConventional,
         _ => Operation::LoadAsSelect,
@@ -67,6 +63,8 @@ fn insert_plan(session: &Session, insert: &ast::Insert, f: &FunctionContext) -> 
     let mut node = PlanNode::new(load, &table.name);
     let (mut tree, notes) = match &*source.body {
         ast::SetExpr::Values(values) => {
+            let widths: Vec<usize> = values.rows.iter().map(|r| r.content.len()).collect();
+            super::dml::checked_insert_table(session, name, &insert.columns, &widths)?;
             let rows = values.rows.len() as f64;
             node.rows_rule = RowsRule::Source(rows);
             node.estimate = Some(Estimate { rows, cost: 0.0 });
@@ -74,6 +72,7 @@ fn insert_plan(session: &Session, insert: &ast::Insert, f: &FunctionContext) -> 
         }
         _ => {
             let planned = super::plan::plan_statement_query(source, session, f)?;
+            super::dml::checked_insert_table(session, name, &insert.columns, &[planned.columns.len()])?;
             let mut tree = planned.tree;
             if let Some(statement) = tree.root() {
                 tree.splice_out(statement);
@@ -109,11 +108,34 @@ fn change_plan(
     if let Some(sets) = sets {
         modify::bind_assignments(&binder, &table, &scope.qualifiers, sets)?;
     }
+    // The statement finds its rows by the conjuncts without correlated subqueries (those
+    // run on the rows found), as `modify` does.
+    let correlated = subqueries.correlated_slots();
     let lines = subqueries.into_lines();
-    let conjuncts = modify::filter_conjuncts(&filter, &f.binds);
+    let holds_correlated = |e: &Expr| {
+        let mut holds = false;
+        e.visit_nodes(&mut |x| holds |= matches!(x, Expr::Subquery { slot, .. } if correlated.contains(slot)));
+        holds
+    };
+    let (plain, held): (Vec<Expr>, Vec<Expr>) = filter.into_iter().partition(|e| !holds_correlated(e));
+    let mut conjuncts = modify::filter_conjuncts(&plain, &f.binds);
+    let finding = conjuncts.len();
+    conjuncts.extend(modify::filter_conjuncts(&held, &f.binds));
     let ctx = session.access_context();
     let indexes = session.db.catalog.indexes_of(table.object_id);
-    let decision = modify::access_decision(session, &ctx, &table, &indexes, hints, &conjuncts)?;
+    let mut decision = modify::access_decision(session, &ctx, &table, &indexes, hints, &conjuncts[..finding])?;
+    if let AccessPath::Index(path) = &decision.path
+        && !matches!(path.kind, IndexScanKind::Unique | IndexScanKind::Range)
+    {
+        // UPDATE and DELETE take no other index path: they scan the table.
+        let note = format!(
+            "the optimizer's cheapest path, {} of {}, is not one UPDATE and DELETE take: the table is scanned",
+            path.kind.operation(false),
+            path.index.name
+        );
+        decision = modify::access_decision(session, &ctx, &table, &[], hints, &conjuncts[..finding])?;
+        decision.notes.push(note);
+    }
     let text = |at: &[usize]| -> Option<String> {
         let shown: Vec<String> = at.iter().map(|&i| conjuncts[i].expr.display(&scope.names).to_string()).collect();
         (!shown.is_empty()).then(|| shown.join(" AND "))

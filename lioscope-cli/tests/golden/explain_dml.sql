@@ -21,3 +21,6 @@ SELECT COUNT(*), SUM(sal) FROM emp;
 EXPLAIN PLAN FOR MERGE INTO emp_copy c USING emp e ON (c.empno = e.empno) WHEN NOT MATCHED THEN INSERT VALUES (e.empno, e.ename, e.deptno, e.sal);
 EXPLAIN PLAN FOR UPDATE nope SET x = 1;
 EXPLAIN PLAN FOR DELETE FROM emp WHERE nope = 1;
+EXPLAIN PLAN FOR INSERT INTO emp_copy (empno) SELECT 1, 2 FROM dual;
+EXPLAIN PLAN FOR INSERT INTO emp_copy (empno, nope) VALUES (1, 2);
+EXPLAIN PLAN FOR INSERT INTO emp_copy VALUES (1);

@@ -650,10 +650,14 @@ impl Builder<'_> {
                 let in_select_list = self.subqueries.correlated_count() > before;
                 let having = select.having.as_ref().map(|h| post.bind(h)).transpose()?;
                 // ORDER BY may name aggregates the select list does not: register them
-                // now, while the aggregate stage is still being built.
+                // now, while the aggregate stage is still being built. Its subqueries are
+                // planned where its keys are bound: those planned here are dropped.
+                let planned = self.subqueries.correlated_count();
                 for e in order_by.iter().filter(|e| contains_aggregate(e)) {
                     post.bind(e)?;
                 }
+                self.refuse_correlated_in_calls(&grouping.aggregates.borrow())?;
+                drop(self.subqueries.take_correlated_from(planned));
                 Ok((exprs, names, having, in_select_list))
             });
             self.subqueries.correlated_allowed.set(false);
@@ -699,6 +703,7 @@ impl Builder<'_> {
             self.subqueries.correlated_allowed.set(false);
             self.subqueries.windows_allowed.set(false);
             let (exprs, names) = bound?;
+            self.refuse_correlated_in_calls(&[])?;
             (exprs, names, None)
         };
         let exprs = self.window_sort(exprs, scope, grouping.as_ref());

@@ -403,6 +403,11 @@ impl<'s> StatementSubqueries<'s> {
         &self.0
     }
 
+    /// The slots of the correlated subqueries planned so far.
+    pub(crate) fn correlated_slots(&self) -> Vec<usize> {
+        self.0.planned_correlated().iter().map(|(p, _)| p.slot).collect()
+    }
+
     /// The lines of the statement's subqueries, for EXPLAIN PLAN: those run before the
     /// statement changes rows, then the correlated ones.
     pub(crate) fn into_lines(self) -> Vec<PlanTree> {

@@ -87,8 +87,8 @@ fn view_query(view: &ViewDef) -> Result<ast::Query> {
 }
 
 /// Where a correlated subquery may not stand, as its refusal says.
-pub(super) const CORRELATED_PLACES: &str =
-    "a correlated subquery outside the WHERE, HAVING and ORDER BY clauses and the select list";
+pub(super) const CORRELATED_PLACES: &str = "a correlated subquery outside the WHERE, HAVING and ORDER BY clauses and the select list of a SELECT (in ON, \
+     GROUP BY or a set operation's ORDER BY)";
 
 /// Most query blocks (views, WITH queries, subqueries, set operations' branches) one
 /// statement plans: each reference to a WITH query or a view plans it anew, so a chain

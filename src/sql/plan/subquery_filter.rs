@@ -119,7 +119,8 @@ impl Builder<'_> {
             .map_or(RowsRule::Same, |h| RowsRule::Fraction(optimizer::selectivity::default_selectivity(h)));
         let node = self.node(Operation::Filter, "", rule);
         if let Some(h) = &having {
-            let text = h.display(&names).to_string();
+            // As the aggregation's own HAVING shows: its names unquoted.
+            let text = h.display(&names).to_string().replace('"', "");
             self.tree.node_mut(node).predicates.push(Predicate::Filter(text));
         }
         let plan = SubqueryFilterPlan { node, predicate: having, width, names };
@@ -130,6 +131,22 @@ impl Builder<'_> {
     /// holds rows back was added above it).
     pub(super) fn upper_filter_on_top(&self) -> bool {
         self.upper_filter.as_ref().is_none_or(|u| self.tree.root() == Some(u.plan.node))
+    }
+
+    /// Refuses a correlated subquery inside an aggregate call (of `aggregates`) or an
+    /// analytic function call: the call is computed below the FILTER that would run it.
+    pub(super) fn refuse_correlated_in_calls(&self, aggregates: &[crate::expr::aggregate::AggCall]) -> Result<()> {
+        let windows = self.subqueries.windows.borrow();
+        let in_windows =
+            windows.iter().flat_map(|w| w.args.iter().chain(&w.partition).chain(w.order.iter().map(|o| &o.expr)));
+        let mut exprs = aggregates.iter().flat_map(|a| a.exprs()).chain(in_windows);
+        if exprs.any(|e| self.subqueries.holds_correlated(e)) {
+            return Err(Error::unsupported(
+                "a correlated subquery inside an aggregate or analytic function call (its value is needed below \
+                 the FILTER that runs it)",
+            ));
+        }
+        Ok(())
     }
 
     /// Gives the FILTERs of correlated subqueries their sources, once the plan below them

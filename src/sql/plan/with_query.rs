@@ -40,6 +40,7 @@ use super::query_block::{Materialized, NamedQuery, PlannedBlock, as_block, plan_
 use super::*;
 use crate::exec::query_block::{InitKind, InitPlan, QueryBlock, TempTableTransformation};
 use crate::sql::optimizer::hints::HintKind;
+use sqlparser::ast::Visit;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
@@ -67,7 +68,7 @@ pub(super) fn plan_loads(
     for (cte, at) in with.cte_tables.iter().zip(own_start..) {
         let name = visible[at].name.clone();
         let asked = asked_for(cte);
-        if !materializes(asked, references(query, &name)) {
+        if !materializes(asked, references(query, with, at - own_start, &name)) {
             if asked == Some(true) {
                 notes.push(format!("hint not used: MATERIALIZE (no reference reads {name})"));
             }
@@ -83,7 +84,8 @@ pub(super) fn plan_loads(
         rename_columns(&mut block, &visible[at].columns, &name)?;
         let slot = f.subquery_slots.get();
         f.subquery_slots.set(slot + 1);
-        let temp_name = format!("SYS_TEMP_0FD9D66{:02X}", loads.len());
+        // Named by its slot: unique in the statement.
+        let temp_name = format!("SYS_TEMP_0FD9D66{slot:02X}");
         let PlannedBlock { block, tree, columns, families, char_lengths, estimate } = block;
         let model = cost_model(session);
         let read = estimate.map(|e| Estimate { rows: e.rows, cost: model.cpu(e.rows * optimizer::cost::SCAN_ROW_NS) });
@@ -130,17 +132,54 @@ fn asked_for(cte: &ast::Cte) -> Option<bool> {
     })
 }
 
-/// How many times `query` (its WITH queries' texts included) names a table `name` of one
-/// part: the references to a WITH query of that name.
-fn references(query: &ast::Query, name: &str) -> usize {
-    let mut count = 0;
-    let _ = ast::visit_relations(query, |relation| {
-        if relation.0.len() == 1 && crate::sql::bind::function_name(relation) == name {
-            count += 1;
+/// How many times `query` names WITH query `at` of its WITH clause `with`, named
+/// `name`: the tables of one part of that name, except where the name means something
+/// else (the bodies of that WITH query and of those before it, which do not see it, and
+/// queries whose own WITH clause names another query so).
+fn references(query: &ast::Query, with: &ast::With, at: usize, name: &str) -> usize {
+    let hidden = with.cte_tables[..=at].iter().map(|c| &*c.query as *const ast::Query).collect();
+    let mut refs = References { name, top: query, hidden, hiding: Vec::new(), count: 0 };
+    let _ = query.visit(&mut refs);
+    refs.count
+}
+
+/// The walk [`references`] makes.
+struct References<'n> {
+    name: &'n str,
+    top: *const ast::Query,
+    /// Queries under which the name does not mean the WITH query.
+    hidden: Vec<*const ast::Query>,
+    /// For each query the walk is inside, whether it hides the name.
+    hiding: Vec<bool>,
+    count: usize,
+}
+
+impl ast::Visitor for References<'_> {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &ast::Query) -> ControlFlow<()> {
+        let at: *const ast::Query = query;
+        let redefines =
+            || query.with.as_ref().is_some_and(|w| w.cte_tables.iter().any(|c| ident_name(&c.alias.name) == self.name));
+        let hides = at != self.top && (self.hidden.contains(&at) || redefines());
+        self.hiding.push(hides);
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &ast::Query) -> ControlFlow<()> {
+        self.hiding.pop();
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_relation(&mut self, relation: &ast::ObjectName) -> ControlFlow<()> {
+        if !self.hiding.contains(&true)
+            && relation.0.len() == 1
+            && crate::sql::bind::function_name(relation) == self.name
+        {
+            self.count += 1;
         }
-        ControlFlow::<()>::Continue(())
-    });
-    count
+        ControlFlow::Continue(())
+    }
 }
 
 impl Builder<'_> {
@@ -228,15 +267,26 @@ mod tests {
         *sqlparser::parser::Parser::new(dialect).try_with_sql(sql).unwrap().parse_query().unwrap()
     }
 
+    fn counts(sql: &str) -> Vec<usize> {
+        let q = query(sql);
+        let with = q.with.as_ref().unwrap();
+        (0..with.cte_tables.len())
+            .map(|at| references(&q, with, at, &ident_name(&with.cte_tables[at].alias.name)))
+            .collect()
+    }
+
     #[test]
-    fn references_count_every_place_a_query_names_the_table() {
-        let q = query(
-            "WITH a AS (SELECT 1 x FROM dual), b AS (SELECT * FROM a) \
-             SELECT * FROM a, b WHERE EXISTS (SELECT 1 FROM a WHERE a.x = b.x)",
-        );
-        assert_eq!(references(&q, "A"), 3);
-        assert_eq!(references(&q, "B"), 1);
-        assert_eq!(references(&q, "C"), 0);
+    fn references_count_where_the_name_means_the_with_query() {
+        let both = "WITH a AS (SELECT 1 x FROM dual), b AS (SELECT * FROM a) \
+                    SELECT * FROM a, b WHERE EXISTS (SELECT 1 FROM a WHERE a.x = b.x)";
+        assert_eq!(counts(both), [3, 1]);
+        // Its own body names the table it hides; an inner WITH hides it in its query.
+        assert_eq!(counts("WITH t AS (SELECT * FROM t WHERE id < 3) SELECT COUNT(*) FROM t"), [1]);
+        let inner = "WITH w AS (SELECT id FROM t) SELECT * FROM (WITH w AS (SELECT id FROM x) SELECT * FROM w) a, \
+                     (WITH w AS (SELECT id FROM x) SELECT * FROM w) b, w c";
+        assert_eq!(counts(inner), [1]);
+        // A WITH query before it does not see it: a name there is a table's.
+        assert_eq!(counts("WITH a AS (SELECT * FROM b), b AS (SELECT 1 x FROM dual) SELECT * FROM b"), [0, 1]);
     }
 
     #[test]
