@@ -243,6 +243,13 @@ fn subqueries_refuse_and_fail_as_oracle_does() {
          HAVING EXISTS (SELECT 1 FROM t u WHERE u.d = t.d)",
     );
     assert!(e.contains("HAVING clause and the select list"), "{e}");
+    // An ORDER BY item written as a select item holding a subquery sorts on that column:
+    // the subquery runs once, and DISTINCT finds the item in the select list.
+    let q = "SELECT DISTINCT (SELECT COUNT(*) FROM t u WHERE u.id < t.id) n FROM t \
+             ORDER BY (SELECT COUNT(*) FROM t u WHERE u.id < t.id) DESC";
+    assert_eq!(lines(&s, q), ["3", "2", "1", "0"]);
+    let p = plan(&s, "SELECT id, (SELECT MAX(id) FROM t) m FROM t ORDER BY (SELECT MAX(id) FROM t), id");
+    assert_eq!(p.matches("TABLE ACCESS FULL").count(), 2, "{p}");
     // An aggregate's or an analytic function's argument is computed below the FILTER.
     for sql in [
         "SELECT d, SUM((SELECT COUNT(*) FROM t u WHERE u.d = t.d)) FROM t GROUP BY d",

@@ -824,12 +824,35 @@ impl Builder<'_> {
             let ast::OrderByKind::Expressions(items) = &order_by.kind else {
                 return Err(Error::unsupported(format!("{order_by}")));
             };
+            // The select list as written, one item a column (none where a `*` spreads):
+            // an ORDER BY item holding a subquery written as one of them sorts on its
+            // column, its subqueries planned and run once.
+            let written: Vec<String> = match &*query.body {
+                ast::SetExpr::Select(select) if select.projection.len() == visible => select
+                    .projection
+                    .iter()
+                    .map(|p| match p {
+                        ast::SelectItem::UnnamedExpr(x) | ast::SelectItem::ExprWithAlias { expr: x, .. } => {
+                            x.to_string()
+                        }
+                        _ => String::new(),
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
             let before = self.subqueries.correlated_count();
             self.subqueries.correlated_allowed.set(true);
             let mut bound = Ok(());
             for item in items {
                 let descending = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
                 let nulls_first = item.options.nulls_first.unwrap_or(descending);
+                let text = item.expr.to_string();
+                if let Some(column) =
+                    written.iter().position(|w| !w.is_empty() && *w == text).filter(|_| holds_subquery(&item.expr))
+                {
+                    keys.push(SortKey { column, descending, nulls_first });
+                    continue;
+                }
                 match self.order_key(&item.expr, scope, grouping, &mut exprs, columns, visible) {
                     Ok(column) => keys.push(SortKey { column, descending, nulls_first }),
                     Err(e) => {
@@ -1007,6 +1030,17 @@ pub(super) fn columns_read_by<'s>(stages: impl IntoIterator<Item = &'s Stage<'st
         }
     }
     read
+}
+
+/// Whether `e` holds a subquery.
+fn holds_subquery(e: &ast::Expr) -> bool {
+    let found = ast::visit_expressions(e, |x| match x {
+        ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => {
+            std::ops::ControlFlow::Break(())
+        }
+        _ => std::ops::ControlFlow::Continue(()),
+    });
+    found.is_break()
 }
 
 /// A quoted string after a select item is not a column alias, as in Oracle (ORA-00923):
