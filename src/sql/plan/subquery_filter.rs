@@ -77,9 +77,15 @@ impl Builder<'_> {
                 e.visit_columns(&mut mark);
             }
         }
+        self.read_by_upper_filter(&mut mark);
+    }
+
+    /// Marks the FROM clause's columns the upper FILTER's subqueries read, when its rows
+    /// are the FROM clause's.
+    fn read_by_upper_filter(&self, mark: &mut dyn FnMut(usize)) {
         if let Some(upper) = self.upper_filter.as_ref().filter(|u| u.over_scope) {
             for (p, _) in &upper.subplans {
-                p.correlation.iter().for_each(|(_, e)| e.visit_columns(&mut mark));
+                p.correlation.iter().for_each(|(_, e)| e.visit_columns(&mut |c| mark(c)));
             }
         }
     }
@@ -181,11 +187,7 @@ impl Builder<'_> {
         for (p, _) in &subplans {
             p.correlation.iter().for_each(|(_, e)| e.visit_columns(&mut mark));
         }
-        if let Some(upper) = self.upper_filter.as_ref().filter(|u| u.over_scope) {
-            for (p, _) in &upper.subplans {
-                p.correlation.iter().for_each(|(_, e)| e.visit_columns(&mut mark));
-            }
-        }
+        self.read_by_upper_filter(&mut mark);
         let below = &chain[..at];
         let (Some(&reader), Some(&input_top)) = (below.first(), below.last()) else { return };
         let source = self.tree.node_mut(reader).work.source.take().expect("the plan below the FILTER has its source");
