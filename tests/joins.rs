@@ -614,6 +614,53 @@ fn the_outer_join_operator_joins_a_table_to_several_reads_functions_and_ignores_
     }
 }
 
+#[test]
+fn parenthesized_joins_agree_with_sqlite_and_those_that_cannot_be_flattened_are_refused() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
+    both(
+        &s,
+        &sqlite,
+        &[
+            "CREATE TABLE t (a INTEGER, b INTEGER)",
+            "CREATE TABLE u (a INTEGER, c INTEGER)",
+            "CREATE TABLE w (c INTEGER, d INTEGER)",
+            "INSERT INTO t VALUES (1, 10)",
+            "INSERT INTO t VALUES (2, 20)",
+            "INSERT INTO t VALUES (3, NULL)",
+            "INSERT INTO u VALUES (1, 100)",
+            "INSERT INTO u VALUES (2, 200)",
+            "INSERT INTO u VALUES (2, 100)",
+            "INSERT INTO w VALUES (100, 7)",
+            "INSERT INTO w VALUES (300, 8)",
+        ],
+    );
+    exec(&s, "COMMIT");
+    for sql in [
+        "SELECT COUNT(*) FROM (t CROSS JOIN u)",
+        "SELECT t.a, u.c FROM (t CROSS JOIN u) WHERE t.a = u.a",
+        "SELECT t.a, u.c, w.d FROM (t JOIN u ON t.a = u.a) LEFT JOIN w ON w.c = u.c",
+        "SELECT t.a, u.c, w.d FROM ((t JOIN u ON t.a = u.a) JOIN w ON w.c = u.c)",
+        "SELECT t.a, u.c, w.d FROM t JOIN (u JOIN w ON w.c = u.c) ON t.a = u.a",
+        "SELECT t.a, u.c, w.d FROM t JOIN (u CROSS JOIN w) ON t.a = u.a AND w.c = u.c",
+        "SELECT t.a, w.d FROM t CROSS JOIN (u JOIN w ON w.c = u.c AND u.a = 2)",
+        "SELECT t.a, u.c FROM w, (t LEFT JOIN u ON t.a = u.a) WHERE w.d = 7",
+    ] {
+        let expected = sqlite_rows(&sqlite, sql);
+        assert_eq!(lioscope_rows(&s, sql).expect("runs"), expected, "{sql}\n{}", plan(&s, sql));
+    }
+    // An outer join around or inside one on the right is not the flat list's rows.
+    for (sql, why) in [
+        ("SELECT 1 FROM t LEFT JOIN (u JOIN w ON w.c = u.c) ON t.a = u.a", "on the right of an outer"),
+        ("SELECT 1 FROM t JOIN (u LEFT JOIN w ON w.c = u.c) ON t.a = u.a", "inside a parenthesized join"),
+        ("SELECT 1 FROM t JOIN (u JOIN w USING (c)) ON t.a = u.a", "inside a parenthesized join"),
+    ] {
+        let e = fail(&s, sql).to_string();
+        assert!(e.contains(why) && e.contains("column"), "{sql}: {e}");
+    }
+}
+
 /// Two tables for joins on expressions, in both engines: numbers with NULLs and
 /// duplicates, names in mixed case.
 fn expression_tables(s: &Session, sqlite: &rusqlite::Connection) {

@@ -77,7 +77,8 @@ SELECT a FROM t
 3 values hashing to c0710d6b4f15dfa88f600b0e6b624077
 ";
 
-/// Two records fail: a wrong expected value, and SQLite's integer division.
+/// Three records fail: a wrong expected value, SQLite's integer division, and a whole
+/// answer of a query that divides (Oracle: 14 / 4 * 2 = 7; SQLite: 6).
 const FAILING: &str = "\
 statement ok
 CREATE TABLE t (a INTEGER)
@@ -99,6 +100,11 @@ query I
 SELECT a FROM t
 ----
 7
+
+query I
+SELECT 2 * a / 4 * 2 FROM t
+----
+6
 ";
 
 struct Run {
@@ -138,9 +144,16 @@ fn a_file_whose_records_hold_passes() {
 fn wrong_results_are_failures_grouped_by_reason() {
     let dir = files();
     let r = run(&["--verbose", "suite/failing.test"], dir.path());
-    assert!(r.stdout.contains("suite/failing.test: 5 records run, 3 passed, 2 failed, 0 skipped\n"), "{}", r.stdout);
+    assert!(r.stdout.contains("suite/failing.test: 6 records run, 3 passed, 3 failed, 0 skipped\n"), "{}", r.stdout);
     assert!(r.stdout.contains("failures by reason:\n"), "{}", r.stdout);
     assert!(r.stdout.contains("      1  wrong result\n"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(
+            "      1  different result of a query that divides (whole values; SQLite truncates integer division)\n"
+        ),
+        "{}",
+        r.stdout
+    );
     assert!(
         r.stdout.contains("      1  Oracle semantics: division gives a fraction (SQLite truncates integer division)\n"),
         "{}",
@@ -158,9 +171,9 @@ fn a_directory_runs_its_test_files_each_on_a_fresh_database() {
     let dir = files();
     let r = run(&["suite"], dir.path());
     // Both files create table t: the second would fail on the first's database.
-    assert!(r.stdout.contains("suite/failing.test: 5 records run, 3 passed, 2 failed"), "{}", r.stdout);
+    assert!(r.stdout.contains("suite/failing.test: 6 records run, 3 passed, 3 failed"), "{}", r.stdout);
     assert!(r.stdout.contains("suite/passing.test: 9 records run, 9 passed, 0 failed, 2 skipped"), "{}", r.stdout);
-    assert!(r.stdout.contains("total (2 files, 0 unreadable): 14 records run, 12 passed, 2 failed, 2 skipped"));
+    assert!(r.stdout.contains("total (2 files, 0 unreadable): 15 records run, 12 passed, 3 failed, 2 skipped"));
     assert_eq!(r.status, 1);
     let missing = run(&["no_such_dir"], dir.path());
     assert_eq!(missing.status, 1);

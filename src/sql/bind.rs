@@ -176,7 +176,19 @@ impl Scope {
 pub struct Grouping {
     /// Canonical text of each GROUP BY expression.
     pub keys: Vec<String>,
+    /// The source column each key is, where it is a plain column reference: `t.c` and
+    /// `c` name the same key however each is written.
+    pub key_columns: Vec<Option<usize>>,
     pub aggregates: RefCell<Vec<AggCall>>,
+}
+
+impl Grouping {
+    /// The key that source column `c`'s value is, where one is (`value` is the column's
+    /// value as bound over the source: a FULL join's USING column is no plain column).
+    pub fn key_of(&self, value: &Expr) -> Option<usize> {
+        let Expr::Column(c) = value else { return None };
+        self.key_columns.iter().position(|k| *k == Some(*c))
+    }
 }
 
 /// Binds expressions over a scope.
@@ -651,19 +663,11 @@ impl Binder<'_> {
             }
             Err(other) => return Err(other),
         };
-        if self.grouping.is_none() && q.is_none() {
-            return Ok(self.scope.column_value(column));
+        let value = if q.is_none() { self.scope.column_value(column) } else { Expr::Column(column) };
+        match self.grouping {
+            None => Ok(value),
+            Some(g) => g.key_of(&value).map(Expr::Column).ok_or_else(|| not_group_by(name, e)),
         }
-        if self.grouping.is_some() {
-            return Err(Error::InvalidValue {
-                context: name,
-                message: format!(
-                    "not a GROUP BY expression{}",
-                    position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()
-                ),
-            });
-        }
-        Ok(Expr::Column(column))
     }
 
     fn bind_compound(&self, parts: &[ast::Ident], e: &ast::Expr) -> Result<Expr> {

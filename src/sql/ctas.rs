@@ -27,6 +27,8 @@ pub fn columns_of(session: &Session, query: &ast::Query) -> Result<Vec<ColumnDef
     if query.with.is_some() {
         return Err(typeless());
     }
+    let flat = super::plan::unparenthesized(select)?;
+    let select = flat.as_ref().unwrap_or(select);
     let mut tables: Vec<(String, Arc<TableDef>)> = Vec::new();
     for from in &select.from {
         for relation in std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation)) {

@@ -18,9 +18,14 @@ SELECT AVG(price) FROM s;
 SELECT COUNT(*), SUM(qty), AVG(qty), MAX(qty) FROM s WHERE 1 = 0;
 SELECT region, COUNT(*) FROM s WHERE 1 = 0 GROUP BY region;
 SELECT COUNT(*) FROM s HAVING COUNT(*) > 100;
+-- a key is its column however it is named: qualified, by alias, or by `*` when every column is a key
+SELECT x.region, COUNT(*) FROM s x GROUP BY region ORDER BY 1;
+SELECT s.region || '!' FROM s GROUP BY s.region ORDER BY 1;
+SELECT * FROM s GROUP BY region, product, qty, price ORDER BY 1, 2, 3;
 -- errors
 SELECT region, qty FROM s GROUP BY region;
 SELECT * FROM s GROUP BY region;
+SELECT s.qty FROM s GROUP BY region;
 SELECT region, SUM(qty) FROM s WHERE SUM(qty) > 1 GROUP BY region;
 SELECT SUM(MAX(qty)) FROM s GROUP BY region;
 -- ORDER BY may use an aggregate the select list does not show.

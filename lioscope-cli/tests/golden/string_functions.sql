@@ -10,6 +10,8 @@ SELECT REPLACE('banana', 'an', 'AN'), REPLACE('banana', 'a'), REPLACE('banana', 
 SELECT CONCAT('a', 'b'), CONCAT('a', NULL), 'a' || NULL || 'b', NULL || NULL, CONCAT(CONCAT('a', 'b'), 'c') FROM dual;
 SELECT CHR(65), ASCII('A'), ASCII('abc'), CHR(97) || CHR(98) FROM dual;
 SELECT NVL(NULL, 'd'), NVL('x', 'd'), COALESCE(NULL, NULL, 'c'), NVL('', 'empty') FROM dual;
+-- NULLIF: NULL where the two are equal, else the first ('' is NULL, and equals nothing)
+SELECT NULLIF('a', 'a'), NULLIF('a', 'b'), NULLIF('a', ''), NULLIF(2, 2.0), NULLIF(DATE '2024-01-01', DATE '2024-01-01') FROM dual;
 SELECT DECODE(2, 1, 'one', 2, 'two', 'other'), DECODE(9, 1, 'one', 'other'), DECODE(NULL, NULL, 'null matches', 'no'), DECODE(3, 1, 'one') FROM dual;
 SELECT CASE WHEN 1 = 2 THEN 'a' WHEN 2 = 2 THEN 'b' END, CASE 'x' WHEN 'y' THEN 1 ELSE 0 END, CASE NULL WHEN NULL THEN 'eq' ELSE 'ne' END FROM dual;
 SELECT GREATEST('apple', 'pear', 'fig'), LEAST('apple', 'pear', 'fig'), GREATEST(1, NULL, 3) FROM dual;

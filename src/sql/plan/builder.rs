@@ -633,13 +633,18 @@ impl Builder<'_> {
         // from here on.
         let before = self.subqueries.correlated_count();
         let (exprs, names, grouping) = if aggregate {
-            let mut grouping = Grouping { keys: group_by.iter().map(canonical).collect(), ..Default::default() };
             let mut keys = group_by.iter().map(|g| source_binder.bind(g)).collect::<Result<Vec<_>>>()?;
+            let mut grouping = Grouping {
+                keys: group_by.iter().map(canonical).collect(),
+                key_columns: keys.iter().map(|k| if let Expr::Column(c) = k { Some(*c) } else { None }).collect(),
+                ..Default::default()
+            };
             // A subquery planned to be unnested is grouped by the columns its correlated
             // conjuncts read too, after its own keys, under names no expression has.
             if let Some(u) = self.subqueries.unnesting() {
                 for c in u.group_columns() {
                     grouping.keys.push(format!("\u{0}unnested {c}"));
+                    grouping.key_columns.push(None);
                     keys.push(Expr::Column(c));
                 }
             }
@@ -778,12 +783,6 @@ impl Builder<'_> {
                     names.push(ident_name(alias));
                 }
                 ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
-                    if binder.grouping.is_some() {
-                        return Err(Error::InvalidValue {
-                            context: "*".into(),
-                            message: "not a GROUP BY expression".into(),
-                        });
-                    }
                     let qualifier = match item {
                         ast::SelectItem::QualifiedWildcard(
                             ast::SelectItemQualifiedWildcardKind::ObjectName(name),
@@ -797,7 +796,16 @@ impl Builder<'_> {
                     for i in scope.wildcard_columns(qualifier.as_deref())? {
                         // `*` shows a FULL join's USING column as its unqualified name
                         // means it; `q.*` shows q's own copy.
-                        exprs.push(if qualifier.is_none() { scope.column_value(i) } else { Expr::Column(i) });
+                        let value = if qualifier.is_none() { scope.column_value(i) } else { Expr::Column(i) };
+                        // After aggregation, each column `*` spreads must be a key.
+                        let value = match binder.grouping {
+                            None => value,
+                            Some(g) => g.key_of(&value).map(Expr::Column).ok_or_else(|| Error::InvalidValue {
+                                context: format!("* ({})", scope.names[i]),
+                                message: "not a GROUP BY expression".into(),
+                            })?,
+                        };
+                        exprs.push(value);
                         names.push(scope.names[i].clone());
                     }
                 }

@@ -69,6 +69,7 @@ mod constants;
 mod explain;
 mod family;
 mod join;
+mod nested_join;
 mod query_block;
 mod subquery_filter;
 mod tree;
@@ -83,6 +84,7 @@ pub(crate) use constants::{rownum_limit, split_and};
 pub use explain::format_plan;
 pub(crate) use family::{Family, expr_family};
 pub(crate) use join::deterministic;
+pub(crate) use nested_join::unparenthesized;
 pub use query_block::Expanding;
 use query_block::{NamedQuery, OuterQuery, Subqueries, fixed_families};
 use subquery_filter::{SubqueryFilterPlan, UpperFilter};
@@ -270,6 +272,8 @@ impl<'s> Builder<'s> {
 
     /// Plans a query whose body is one SELECT.
     fn select<'a>(mut self, query: &ast::Query, select: &ast::Select) -> Result<Planned<'a>> {
+        let unparenthesized = nested_join::unparenthesized(select)?;
+        let select = unparenthesized.as_ref().unwrap_or(select);
         reject_unsupported_select_parts(select)?;
         let b = &mut self;
         let mut scope = b.source(select)?;
