@@ -40,6 +40,9 @@ pub(super) struct Builder<'s> {
     /// The FILTER of the correlated subqueries above aggregation or analytic functions
     /// (module `subquery_filter`).
     pub(super) upper_filter: Option<UpperFilter>,
+    /// The WHERE conjuncts to be checked inside the views of the FROM clause, until
+    /// each view is planned (module `predicate_push`).
+    pub(super) pushed: Vec<super::predicate_push::Pushed>,
 }
 
 /// The source columns after the project stage, and how they are bound.
@@ -171,7 +174,7 @@ impl Builder<'_> {
         if !select.connect_by.is_empty() {
             return Err(unsupported("CONNECT BY other than the DUAL row generator".into(), name));
         }
-        if let Some(block) = self.named_block_of(name)? {
+        if let Some(block) = self.named_block_of(name, &qualifiers[0])? {
             return Ok(self.view_source(block, &table_name, qualifiers));
         }
         if let Some((columns, rows)) = views::fixed_view(&table_name, self.session)? {

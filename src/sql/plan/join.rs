@@ -268,7 +268,7 @@ impl Builder<'_> {
                 position: position_of(factor),
             });
         }
-        if let Some(block) = self.named_block_of(name)? {
+        if let Some(block) = self.named_block_of(name, &label)? {
             return self.add_view_relation(object, label, block, factor, relations, scope);
         }
         let (access, names, families, char_lengths): (_, Vec<String>, Vec<Option<Family>>, Vec<Option<u32>>) =

@@ -70,6 +70,7 @@ mod explain;
 mod family;
 mod join;
 mod nested_join;
+mod predicate_push;
 mod query_block;
 mod subquery_filter;
 mod tree;
@@ -266,6 +267,7 @@ impl<'s> Builder<'s> {
             subqueries: Subqueries::new(session, f, named, outer),
             subquery_filter: None,
             upper_filter: None,
+            pushed: Vec::new(),
             sequences_top: false,
         }
     }
@@ -274,6 +276,8 @@ impl<'s> Builder<'s> {
     fn select<'a>(mut self, query: &ast::Query, select: &ast::Select) -> Result<Planned<'a>> {
         let unparenthesized = nested_join::unparenthesized(select)?;
         let select = unparenthesized.as_ref().unwrap_or(select);
+        let pushed = self.push_predicates(select)?;
+        let select = pushed.as_ref().unwrap_or(select);
         reject_unsupported_select_parts(select)?;
         let b = &mut self;
         let mut scope = b.source(select)?;

@@ -47,7 +47,10 @@ fn flatten(item: &ast::TableWithJoins) -> Result<ast::TableWithJoins> {
         let around = inner_condition(&join.join_operator)
             .ok_or_else(|| refused("a parenthesized join on the right of an outer, USING or NATURAL join", join))?;
         if inner.joins.iter().any(|j| inner_condition(&j.join_operator).is_none()) {
-            return Err(refused("an outer, USING or NATURAL join inside a parenthesized join on the right of a join", join));
+            return Err(refused(
+                "an outer, USING or NATURAL join inside a parenthesized join on the right of a join",
+                join,
+            ));
         }
         let mut first = ast::Join {
             relation: inner.relation,

@@ -76,7 +76,7 @@ impl Drop for Expanding {
 }
 
 /// The stored query of view `view`, parsed.
-fn view_query(view: &ViewDef) -> Result<ast::Query> {
+pub(super) fn view_query(view: &ViewDef) -> Result<ast::Query> {
     let dialect = sqlparser::dialect::OracleDialect {};
     crate::sql::oracle_types::parser(&dialect, &view.text).and_then(|mut p| p.parse_query()).map(|q| *q).map_err(|e| {
         Error::InvalidValue {
@@ -273,14 +273,18 @@ impl Builder<'_> {
 
     /// The WITH query named `name` in scope, if there is one, planned as a block, with
     /// its column list's names.
-    pub(super) fn named_block(&mut self, name: &str) -> Result<Option<PlannedBlock>> {
+    /// `label` names it in the FROM clause (its alias, else its name): the WHERE
+    /// conjuncts pushed into it are checked inside (module `predicate_push`).
+    pub(super) fn named_block(&mut self, name: &str, label: &str) -> Result<Option<PlannedBlock>> {
         let named = self.named;
         let Some(found) = named.iter().rposition(|n| n.name == name) else { return Ok(None) };
         let definition = &named[found];
         if let Some(materialized) = &definition.materialized {
             return Ok(Some(self.materialized_block(materialized)));
         }
-        let mut block = self.block(definition.query, &named[..definition.sees])?;
+        let pushed = self.take_pushed(label);
+        let query = (!pushed.is_empty()).then(|| with_conjuncts(definition.query, pushed));
+        let mut block = self.block(query.as_ref().unwrap_or(definition.query), &named[..definition.sees])?;
         rename_columns(&mut block, &definition.columns, name)?;
         Ok(Some(block))
     }
@@ -294,23 +298,30 @@ impl Builder<'_> {
             return Err(unsupported(format!("FROM {factor}"), factor));
         }
         let named = self.named;
-        let block = self.block(subquery, named)?;
-        Ok((block, alias.as_ref().map(|a| ident_name(&a.name))))
+        let label = alias.as_ref().map(|a| ident_name(&a.name));
+        let pushed = self.take_pushed(label.as_deref().unwrap_or_default());
+        let query = (!pushed.is_empty()).then(|| with_conjuncts(subquery, pushed));
+        let block = self.block(query.as_ref().unwrap_or(subquery), named)?;
+        Ok((block, label))
     }
 
     /// The block of the WITH query or the stored view `name` names, when it names one
-    /// (a WITH query hides a view of its name).
-    pub(super) fn named_block_of(&mut self, name: &ast::ObjectName) -> Result<Option<PlannedBlock>> {
+    /// (a WITH query hides a view of its name), `label` naming it in the FROM clause.
+    pub(super) fn named_block_of(&mut self, name: &ast::ObjectName, label: &str) -> Result<Option<PlannedBlock>> {
         if name.0.len() != 1 {
             return Ok(None);
         }
         let name = crate::sql::bind::function_name(name);
-        if let Some(block) = self.named_block(&name)? {
+        if let Some(block) = self.named_block(&name, label)? {
             return Ok(Some(block));
         }
         let Some(view) = self.session.db.catalog.view(&name) else { return Ok(None) };
         let _expanding = Expanding::enter(&view.name)?;
-        let query = view_query(&view)?;
+        let mut query = view_query(&view)?;
+        let pushed = self.take_pushed(label);
+        if !pushed.is_empty() {
+            query = with_conjuncts(&query, pushed);
+        }
         let mut block = self.block(&query, &[]).map_err(|e| Error::InvalidValue {
             context: view.name.clone(),
             message: format!("ORA-04063: view has errors: {e}"),
@@ -1010,4 +1021,17 @@ impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
         let shown = qualifier.map_or_else(|| format!("\"{name}\""), |q| format!("\"{q}\".\"{name}\""));
         Some(Ok(Expr::Outer { slot, name: shown.into() }))
     }
+}
+
+/// `query` with `conjuncts` added to its WHERE clause, after its own.
+fn with_conjuncts(query: &ast::Query, conjuncts: Vec<ast::Expr>) -> ast::Query {
+    let mut query = query.clone();
+    if let ast::SetExpr::Select(select) = &mut *query.body {
+        let own = select.selection.take().map(|w| ast::Expr::Nested(Box::new(w)));
+        select.selection = own
+            .into_iter()
+            .chain(conjuncts.into_iter().map(|c| ast::Expr::Nested(Box::new(c))))
+            .reduce(|l, r| ast::Expr::BinaryOp { left: Box::new(l), op: ast::BinaryOperator::And, right: Box::new(r) });
+    }
+    query
 }

@@ -1,0 +1,336 @@
+//! Filter predicate pushing: a WHERE conjunct that reads the columns of one view of the
+//! FROM clause (an inline view, a WITH query planned where it is read, a stored view) is
+//! checked inside that view, on the rows it reads, instead of on the rows it gives:
+//!
+//! ```text
+//!   CREATE VIEW ev AS SELECT empno, sal * 2 dbl FROM emp WHERE sal > 100;
+//!   SELECT * FROM ev WHERE empno = 42 AND dbl > 500
+//!
+//!   VIEW  filter("EMPNO"=42 AND "DBL">500)          VIEW EV
+//!     TABLE ACCESS FULL EMP  filter("SAL">100)  ─►    TABLE ACCESS BY INDEX ROWID EMP  filter("SAL">100 AND "SAL"*2>500)
+//!                                                       INDEX UNIQUE SCAN PK_EMP  access("EMPNO"=42)
+//! ```
+//!
+//! The conjunct's view columns are replaced by the expressions the view's select list
+//! gives them, and it is added to the view's WHERE clause, after the view's own
+//! conjuncts. The view's plan then has it as any of its own: an index's access
+//! predicate, a scan's filter, a join's condition.
+//!
+//! It is the same rows only under these rules, checked before anything is pushed:
+//! - the view is one SELECT without ROWNUM, CONNECT BY, analytic functions, a row limit
+//!   (FETCH FIRST, OFFSET) or DISTINCT ON; a view that aggregates takes conjuncts on its
+//!   GROUP BY keys alone (a filter of groups by their key is a filter of the rows by it),
+//!   and one that aggregates without GROUP BY takes none;
+//! - the conjunct reads only that view's columns, each by a name that cannot mean
+//!   anything else here (known names of every FROM item, an unqualified one in one item
+//!   alone), and each such column is an expression of the view's FROM clause without a
+//!   subquery, an aggregate, an analytic function, a sequence or DBMS_RANDOM;
+//! - the conjunct holds no subquery, ROWNUM, LEVEL, sequence, aggregate or analytic call;
+//! - the query has no outer join (a conjunct such as `v.x IS NULL` on a view an outer
+//!   join pads with NULLs is not the view's filter);
+//! - the view is not a materialized WITH query, whose rows every reference shares.
+//!
+//! Anything else stays in the query's WHERE clause, checked on the view's rows.
+
+use super::query_block::view_query;
+use super::*;
+use crate::expr::aggregate::AggFunc;
+use crate::sql::bind::{canonical, contains_aggregate};
+use std::ops::ControlFlow;
+
+/// Conjuncts of a query's WHERE clause pushed into the view its FROM clause names
+/// `label`, over the view's own FROM clause.
+pub(super) struct Pushed {
+    pub(super) label: String,
+    pub(super) conjuncts: Vec<ast::Expr>,
+}
+
+/// What a FROM item offers the WHERE clause, as far as it is known before planning.
+struct Item {
+    label: String,
+    /// Its column names; `None` where they are not known here (a `v$` view, DUAL, a
+    /// table function, a view with `*`), so an unqualified name may be one of them.
+    names: Option<Vec<String>>,
+    /// For a view conjuncts may be pushed into: the expression of each column, where a
+    /// conjunct reading it may be pushed.
+    columns: Option<Vec<Option<ast::Expr>>>,
+}
+
+/// Names that are never a FROM item's column where they stand unquoted.
+const CONSTANT_NAMES: &[&str] = &["SYSDATE", "SYSTIMESTAMP", "LOCALTIMESTAMP", "CURRENT_TIMESTAMP", "NULL"];
+
+impl Builder<'_> {
+    /// Takes the WHERE conjuncts of `select` that can be checked inside a view of its
+    /// FROM clause (see the module doc): returns the select without them, or `None`
+    /// where none can, and keeps them for the planning of their views.
+    pub(super) fn push_predicates(&mut self, select: &ast::Select) -> Result<Option<ast::Select>> {
+        let Some(selection) = &select.selection else { return Ok(None) };
+        let mut conjuncts = Vec::new();
+        split_and(selection, &mut conjuncts);
+        if conjuncts.iter().any(|c| super::join::has_outer_join_mark(c)) || !select.connect_by.is_empty() {
+            return Ok(None);
+        }
+        let mut items = Vec::new();
+        for from in &select.from {
+            items.push(self.item(&from.relation)?);
+            for join in &from.joins {
+                use ast::JoinOperator as J;
+                if !matches!(join.join_operator, J::Join(_) | J::Inner(_) | J::CrossJoin(_)) {
+                    return Ok(None);
+                }
+                items.push(self.item(&join.relation)?);
+            }
+        }
+        if items.iter().all(|i| i.columns.is_none()) {
+            return Ok(None);
+        }
+        let mut kept = Vec::new();
+        for conjunct in conjuncts {
+            match pushed_form(conjunct, &items) {
+                Some((item, inner)) => match self.pushed.iter_mut().find(|p| p.label == items[item].label) {
+                    Some(p) => p.conjuncts.push(inner),
+                    None => self.pushed.push(Pushed { label: items[item].label.clone(), conjuncts: vec![inner] }),
+                },
+                None => kept.push(conjunct.clone()),
+            }
+        }
+        if self.pushed.is_empty() {
+            return Ok(None);
+        }
+        let mut rest = select.clone();
+        rest.selection = kept.into_iter().reduce(and);
+        Ok(Some(rest))
+    }
+
+    /// The conjuncts pushed into the view the FROM clause names `label`, if any.
+    pub(super) fn take_pushed(&mut self, label: &str) -> Vec<ast::Expr> {
+        match self.pushed.iter().position(|p| p.label == label) {
+            Some(i) => self.pushed.swap_remove(i).conjuncts,
+            None => Vec::new(),
+        }
+    }
+
+    /// What FROM item `factor` offers the WHERE clause.
+    fn item(&self, factor: &ast::TableFactor) -> Result<Item> {
+        let unknown = |label: String| Item { label, names: None, columns: None };
+        match factor {
+            ast::TableFactor::Derived { lateral: false, subquery, alias, sample: None } => {
+                let label = alias.as_ref().map_or_else(String::new, |a| ident_name(&a.name));
+                let renamed: Vec<String> =
+                    alias.iter().flat_map(|a| a.columns.iter().map(|c| ident_name(&c.name))).collect();
+                Ok(view_item(label, subquery, &renamed))
+            }
+            ast::TableFactor::Table { name, alias, args: None, .. } if name.0.len() == 1 => {
+                let object = crate::sql::bind::function_name(name);
+                let label = alias.as_ref().map_or_else(|| object.clone(), |a| ident_name(&a.name));
+                if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+                    return Ok(unknown(label));
+                }
+                if let Some(found) = self.named.iter().rposition(|n| n.name == object) {
+                    let definition = &self.named[found];
+                    let mut item = view_item(label, definition.query, &definition.columns);
+                    if definition.materialized.is_some() {
+                        item.columns = None;
+                    }
+                    return Ok(item);
+                }
+                if let Some(view) = self.session.db.catalog.view(&object) {
+                    // A view whose text does not parse is reported where it is planned.
+                    return Ok(match view_query(&view) {
+                        Ok(query) => view_item(label, &query, &view.columns),
+                        Err(_) => unknown(label),
+                    });
+                }
+                Ok(match self.session.db.catalog.table(&object) {
+                    Some(table) => Item {
+                        label,
+                        names: Some(table.columns.iter().map(|c| c.name.clone()).collect()),
+                        columns: None,
+                    },
+                    None => unknown(label),
+                })
+            }
+            _ => Ok(unknown(String::new())),
+        }
+    }
+}
+
+/// A view's item: its column names (renamed by `renamed`, first columns first) and,
+/// where conjuncts may be pushed into it, its columns' expressions.
+fn view_item(label: String, query: &ast::Query, renamed: &[String]) -> Item {
+    let ast::SetExpr::Select(select) = &*query.body else { return Item { label, names: None, columns: None } };
+    let mut names = Vec::new();
+    let mut exprs = Vec::new();
+    for item in &select.projection {
+        match item {
+            ast::SelectItem::UnnamedExpr(e) => {
+                names.push(output_name(e));
+                exprs.push(e);
+            }
+            ast::SelectItem::ExprWithAlias { expr, alias } => {
+                names.push(ident_name(alias));
+                exprs.push(expr);
+            }
+            _ => return Item { label, names: None, columns: None },
+        }
+    }
+    for (name, new) in names.iter_mut().zip(renamed) {
+        name.clone_from(new);
+    }
+    let keys: Option<Vec<String>> = match &select.group_by {
+        ast::GroupByExpr::Expressions(keys, modifiers) if modifiers.is_empty() => {
+            Some(keys.iter().map(canonical).collect())
+        }
+        _ => None,
+    };
+    let aggregates = select.having.is_some() || exprs.iter().any(|e| contains_aggregate(e));
+    let takes_conjuncts = query.limit_clause.is_none()
+        && query.fetch.is_none()
+        && select.connect_by.is_empty()
+        && select.top.is_none()
+        && !matches!(select.distinct, Some(ast::Distinct::On(_)))
+        && !reads_rownum(select)
+        && !exprs.iter().any(|e| holds_analytic(e))
+        && keys.as_ref().is_some_and(|k| !k.is_empty() || !aggregates);
+    let columns = takes_conjuncts.then(|| {
+        let keys = keys.unwrap_or_default();
+        exprs
+            .iter()
+            .map(|e| (pushable(e) && (keys.is_empty() || keys.contains(&canonical(e)))).then(|| (*e).clone()))
+            .collect()
+    });
+    Item { label, names: Some(names), columns }
+}
+
+/// `conjunct` as the view it reads would check it, and that view's item; `None` where
+/// it may not be pushed.
+fn pushed_form(conjunct: &ast::Expr, items: &[Item]) -> Option<(usize, ast::Expr)> {
+    if !pushable(conjunct) {
+        return None;
+    }
+    let mut item = None;
+    let mut agree = true;
+    let flow = ast::visit_expressions(conjunct, |e| {
+        match column_of(e, items) {
+            Reference::None => {}
+            Reference::Column(i, c) => {
+                let substitutable = items[i].columns.as_ref().is_some_and(|cols| cols[c].is_some());
+                agree &= substitutable && item.is_none_or(|seen| seen == i);
+                item = Some(i);
+            }
+            Reference::Unknown => agree = false,
+        }
+        if agree { ControlFlow::Continue(()) } else { ControlFlow::Break(()) }
+    });
+    let item = item.filter(|_| agree && flow.is_continue())?;
+    let columns = items[item].columns.as_ref()?;
+    let mut inner = conjunct.clone();
+    let _ = ast::visit_expressions_mut(&mut inner, |e| {
+        if let Reference::Column(_, c) = column_of(e, items) {
+            *e = ast::Expr::Nested(Box::new(columns[c].clone().expect("checked substitutable")));
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    Some((item, inner))
+}
+
+enum Reference {
+    /// Not a name.
+    None,
+    /// Column `c` of item `i`.
+    Column(usize, usize),
+    /// A name that may be more than one thing, or is not a column here.
+    Unknown,
+}
+
+/// What the name `e` is (other expressions are [`Reference::None`]).
+fn column_of(e: &ast::Expr, items: &[Item]) -> Reference {
+    let position = |names: &Option<Vec<String>>, name: &str| {
+        let names = names.as_ref()?;
+        let mut at = names.iter().enumerate().filter(|(_, n)| *n == name).map(|(c, _)| c);
+        match (at.next(), at.next()) {
+            (Some(c), None) => Some(c),
+            _ => None,
+        }
+    };
+    match e {
+        ast::Expr::Identifier(ident) => {
+            let name = ident_name(ident);
+            if ident.quote_style.is_none() && CONSTANT_NAMES.contains(&name.as_str()) {
+                return Reference::None;
+            }
+            if items.iter().any(|i| i.names.is_none()) {
+                return Reference::Unknown;
+            }
+            let mut found = items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| item.names.as_ref().is_some_and(|n| n.contains(&name)).then_some(i));
+            match (found.next(), found.next()) {
+                (Some(i), None) => {
+                    position(&items[i].names, &name).map_or(Reference::Unknown, |c| Reference::Column(i, c))
+                }
+                _ => Reference::Unknown,
+            }
+        }
+        ast::Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+            [q, c] => {
+                let (label, name) = (ident_name(q), ident_name(c));
+                let mut found = items.iter().enumerate().filter(|(_, item)| item.label == label);
+                match (found.next(), found.next()) {
+                    (Some((i, item)), None) => {
+                        position(&item.names, &name).map_or(Reference::Unknown, |c| Reference::Column(i, c))
+                    }
+                    _ => Reference::Unknown,
+                }
+            }
+            _ => Reference::Unknown,
+        },
+        _ => Reference::None,
+    }
+}
+
+/// Whether `e` may be checked elsewhere than where it is written: no subquery, ROWNUM,
+/// LEVEL, sequence, aggregate, analytic function or DBMS_RANDOM.
+fn pushable(e: &ast::Expr) -> bool {
+    ast::visit_expressions(e, |x| {
+        let refused = match x {
+            ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => true,
+            ast::Expr::Identifier(i) => {
+                i.quote_style.is_none() && matches!(ident_name(i).as_str(), "ROWNUM" | "LEVEL" | "ROWID")
+            }
+            ast::Expr::CompoundIdentifier(parts) => parts.last().is_some_and(|p| {
+                p.quote_style.is_none() && matches!(ident_name(p).as_str(), "NEXTVAL" | "CURRVAL" | "ROWID")
+            }),
+            ast::Expr::Function(f) => {
+                let name = crate::sql::bind::function_name(&f.name);
+                f.over.is_some() || AggFunc::from_name(&name).is_some() || name.starts_with("DBMS_RANDOM")
+            }
+            _ => false,
+        };
+        if refused { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+    })
+    .is_continue()
+}
+
+/// Whether `e` holds an analytic function.
+fn holds_analytic(e: &ast::Expr) -> bool {
+    ast::visit_expressions(e, |x| match x {
+        ast::Expr::Function(f) if f.over.is_some() => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
+}
+
+/// Whether a SELECT reads ROWNUM anywhere (its select list, WHERE, GROUP BY, HAVING).
+fn reads_rownum(select: &ast::Select) -> bool {
+    ast::visit_expressions(select, |x| match x {
+        ast::Expr::Identifier(i) if i.quote_style.is_none() && ident_name(i) == "ROWNUM" => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
+}
+
+fn and(left: ast::Expr, right: ast::Expr) -> ast::Expr {
+    ast::Expr::BinaryOp { left: Box::new(left), op: ast::BinaryOperator::And, right: Box::new(right) }
+}
