@@ -1,4 +1,5 @@
--- The cost of correlated UPDATE and DELETE, MERGE and a top-N by ROW_NUMBER, each timed
+-- The cost of correlated UPDATE and DELETE, MERGE, a top-N by ROW_NUMBER and a view
+-- filtered by a pushed predicate, each timed
 -- beside the same work done another way in the same run. Run on a new database:
 --   lioscope create /tmp/features && lioscope sql /tmp/features -f bench/sql_features.sql
 CREATE TABLE big (id NUMBER PRIMARY KEY, k NUMBER, x NUMBER, pad VARCHAR2(50));
@@ -38,3 +39,16 @@ SELECT COUNT(*) FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY v DESC) rn FROM t) 
 SELECT COUNT(*) FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY v DESC) rn FROM t) WHERE rn + 0 <= 10;
 SELECT COUNT(*) FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC) rn FROM t) WHERE rn <= 10;
 SELECT COUNT(*) FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC) rn FROM t) WHERE rn + 0 <= 10;
+-- A WHERE conjunct on a view's columns pushed into the view (the primary key's probe,
+-- the scan's filter below the aggregation), then kept above it (the same value from a
+-- subquery, which is never pushed): a full scan of the view's rows, every group made.
+CREATE VIEW big_v AS SELECT id, k, x * 2 x2 FROM big WHERE k > 0;
+CREATE VIEW big_k AS SELECT k, COUNT(*) n, SUM(x) sx FROM big GROUP BY k;
+SELECT * FROM big_v WHERE id = 4242;
+SELECT * FROM big_v WHERE id = (SELECT 4242 FROM dual);
+SELECT * FROM big_v WHERE id = 4242;
+SELECT * FROM big_v WHERE id = (SELECT 4242 FROM dual);
+SELECT * FROM big_k WHERE k = 42;
+SELECT * FROM big_k WHERE k = (SELECT 42 FROM dual);
+SELECT * FROM big_k WHERE k = 42;
+SELECT * FROM big_k WHERE k = (SELECT 42 FROM dual);

@@ -464,6 +464,31 @@ fn by_index_and_full(s: &Session, ix: &str, select: &str) -> Vec<Vec<String>> {
 }
 
 #[test]
+fn an_equality_on_a_whole_unique_key_of_a_table_never_analyzed_is_one_row_by_the_index() {
+    let (_t, _d, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE big (id NUMBER PRIMARY KEY, k NUMBER, pad VARCHAR2(50))");
+    exec(&s, "CREATE TABLE pair (a NUMBER, b NUMBER, CONSTRAINT pair_uk UNIQUE (a, b))");
+    exec(&s, "INSERT INTO big SELECT LEVEL, MOD(LEVEL, 10), RPAD('x', 50, 'x') FROM dual CONNECT BY LEVEL <= 20000");
+    exec(&s, "INSERT INTO pair SELECT MOD(LEVEL, 100), LEVEL FROM dual CONNECT BY LEVEL <= 20000");
+    exec(&s, "COMMIT");
+    // No statistics: the guessed selectivity of an equality would make it thousands of
+    // rows and a full scan; a unique key's equality is one row, whatever the guess.
+    for (sql, index) in [
+        ("SELECT * FROM big WHERE id = 4242 AND k > 0", "INDEX UNIQUE SCAN"),
+        ("SELECT * FROM pair WHERE a = 42 AND b = 4242", "INDEX UNIQUE SCAN"),
+    ] {
+        let p = plan(&s, sql);
+        assert!(p.contains(index) && !p.contains("TABLE ACCESS FULL"), "{sql}\n{p}");
+        let one_row =
+            p.lines().any(|l| l.contains("SELECT STATEMENT") && l.split('|').nth(4).is_some_and(|r| r.trim() == "1"));
+        assert!(one_row, "estimated one row:\n{p}");
+    }
+    // Part of the key is no unique scan.
+    assert!(!plan(&s, "SELECT * FROM pair WHERE a = 42").contains("INDEX UNIQUE SCAN"));
+}
+
+#[test]
 fn a_range_open_above_stops_before_null_keys() {
     let (_t, _d, db) = temp_db(options(2048, "1M"));
     let s = db.session();

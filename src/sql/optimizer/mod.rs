@@ -118,7 +118,13 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
             None => format!("no statistics on {}: no estimates (run ANALYZE TABLE)", query.table.name),
         });
     }
-    let selectivity = selectivity::combined(&facts, query.conjuncts);
+    // An equality on every column of a unique index finds one row at most, whatever
+    // the statistics say (or, never analyzed, guess).
+    let unique_key = indexes.iter().any(|ix| ix.unique && unique_equality(query, ix));
+    let mut selectivity = selectivity::combined(&facts, query.conjuncts);
+    if unique_key {
+        selectivity = selectivity.min(1.0 / facts.rows.max(1.0));
+    }
     let rows = facts.rows * selectivity;
     let table_cached = model.cached_share(query.table.object_id, facts.blocks);
     let full = AccessPath::Full { cost: model.full_scan(facts.blocks, facts.rows, facts.cus.as_ref(), table_cached) };
@@ -249,6 +255,11 @@ pub(crate) fn matches_choice(choice: &IndexChoice, ix: &IndexDef, table: &TableD
 /// The paths `ix` offers for `query`: a unique or range scan when the WHERE clause bounds
 /// its leading columns; a full scan (in key order) and a fast full scan when the index
 /// holds every row the query can return.
+/// Whether the conjuncts bound every column of index `ix` by an equality.
+fn unique_equality(query: &Query<'_>, ix: &IndexDef) -> bool {
+    key_range(&ix.key_types(query.table), query.conjuncts, ix).eq_columns == ix.columns.len()
+}
+
 fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model: &CostModel) -> Vec<IndexPath> {
     let table = query.table;
     let stats = IndexFacts::new(ix, facts, model.block_size);
@@ -266,17 +277,17 @@ fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model:
     let range = key_range(&ix.key_types(table), query.conjuncts, ix);
     let bounded = !range.used.is_empty();
     let used: Vec<Conjunct> = range.used.iter().map(|&i| query.conjuncts[i].clone()).collect();
-    let access_selectivity = selectivity::combined(facts, &used);
+    let unique = ix.unique && range.eq_columns == ix.columns.len();
+    let mut access_selectivity = selectivity::combined(facts, &used);
+    if unique {
+        access_selectivity = access_selectivity.min(1.0 / facts.rows.max(1.0));
+    }
     let descending = descending_for(query, ix);
     let delivers = |desc: bool| order_delivered(query, ix) == Some(desc);
     let mut paths = Vec::new();
     let entries = facts.rows * access_selectivity * stats.non_null_fraction(bounded);
     if bounded {
-        let kind = if ix.unique && range.eq_columns == ix.columns.len() {
-            IndexScanKind::Unique
-        } else {
-            IndexScanKind::Range
-        };
+        let kind = if unique { IndexScanKind::Unique } else { IndexScanKind::Range };
         let costs = model.index_access(&stats, access_selectivity, entries, facts.cus.as_ref(), cached);
         let (cost, index_cost) = (costs.total(covers), costs.index);
         paths.push(IndexPath {
