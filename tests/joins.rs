@@ -655,6 +655,8 @@ fn parenthesized_joins_agree_with_sqlite_and_those_that_cannot_be_flattened_are_
         ("SELECT 1 FROM t LEFT JOIN (u JOIN w ON w.c = u.c) ON t.a = u.a", "on the right of an outer"),
         ("SELECT 1 FROM t JOIN (u LEFT JOIN w ON w.c = u.c) ON t.a = u.a", "inside a parenthesized join"),
         ("SELECT 1 FROM t JOIN (u JOIN w USING (c)) ON t.a = u.a", "inside a parenthesized join"),
+        // A bare name inside could be T's column once the joins are spelled out.
+        ("SELECT 1 FROM t JOIN (u JOIN w ON u.c = d) ON t.a = u.a", "without the alias"),
     ] {
         let e = fail(&s, sql).to_string();
         assert!(e.contains(why) && e.contains("column"), "{sql}: {e}");

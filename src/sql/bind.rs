@@ -176,18 +176,17 @@ impl Scope {
 pub struct Grouping {
     /// Canonical text of each GROUP BY expression.
     pub keys: Vec<String>,
-    /// The source column each key is, where it is a plain column reference: `t.c` and
-    /// `c` name the same key however each is written.
-    pub key_columns: Vec<Option<usize>>,
+    /// Each key as a column reference binds over the source (`None` for any other key):
+    /// `t.c` and `c` name the same key however each is written.
+    pub key_columns: Vec<Option<Expr>>,
     pub aggregates: RefCell<Vec<AggCall>>,
 }
 
 impl Grouping {
-    /// The key that source column `c`'s value is, where one is (`value` is the column's
-    /// value as bound over the source: a FULL join's USING column is no plain column).
+    /// The key that a column's value is, where one is (`value` is the column as bound
+    /// over the source: a plain column, or a FULL join's USING column's COALESCE).
     pub fn key_of(&self, value: &Expr) -> Option<usize> {
-        let Expr::Column(c) = value else { return None };
-        self.key_columns.iter().position(|k| *k == Some(*c))
+        self.key_columns.iter().position(|k| k.as_ref() == Some(value))
     }
 }
 
@@ -995,9 +994,33 @@ impl Binder<'_> {
         if args.iter().any(Option::is_none) {
             return Err(unsupported(format!("arguments of {name}"), e));
         }
+        if name == "NULLIF" {
+            return self.bind_nullif(&args.into_iter().flatten().collect::<Vec<_>>(), e);
+        }
         let func = ScalarFunction::lookup(&name, args.len())?;
         let args = args.into_iter().flatten().map(|a| self.bind(a)).collect::<Result<Vec<_>>>()?;
         Ok(Expr::Function { func, args })
+    }
+
+    /// `NULLIF(a, b)` is `CASE WHEN a = b THEN NULL ELSE a END`, as the standard and
+    /// Oracle define it: its comparison is `=`'s, with CHAR's blank padding.
+    fn bind_nullif(&self, args: &[&ast::Expr], e: &ast::Expr) -> Result<Expr> {
+        let &[a, b] = args else {
+            return Err(Error::value("NULLIF", format!("expects 2 arguments, got {}", args.len())));
+        };
+        if matches!(a, ast::Expr::Value(v) if matches!(v.value, ast::Value::Null)) {
+            return Err(Error::InvalidValue {
+                context: format!("{e}{}", position_of(e).map(|p| format!(" at {p}")).unwrap_or_default()),
+                message: "ORA-00932: inconsistent datatypes: NULLIF's first argument cannot be the literal NULL".into(),
+            });
+        }
+        let equal =
+            ast::Expr::BinaryOp { left: Box::new(a.clone()), op: BinaryOperator::Eq, right: Box::new(b.clone()) };
+        Ok(Expr::Case {
+            operand: None,
+            branches: vec![(self.bind(&equal)?, Expr::Literal(Datum::Null))],
+            otherwise: Some(Box::new(self.bind(a)?)),
+        })
     }
 
     fn bind_aggregate(&self, func: AggFunc, f: &ast::Function, e: &ast::Expr) -> Result<Expr> {

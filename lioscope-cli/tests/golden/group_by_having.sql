@@ -22,6 +22,10 @@ SELECT COUNT(*) FROM s HAVING COUNT(*) > 100;
 SELECT x.region, COUNT(*) FROM s x GROUP BY region ORDER BY 1;
 SELECT s.region || '!' FROM s GROUP BY s.region ORDER BY 1;
 SELECT * FROM s GROUP BY region, product, qty, price ORDER BY 1, 2, 3;
+-- a FULL join's USING column is its key too (its value is either side's)
+CREATE TABLE targets (region VARCHAR2(10), target INTEGER);
+INSERT INTO targets VALUES ('north', 1), ('west', 2);
+SELECT * FROM (SELECT region FROM s) x FULL JOIN targets USING (region) GROUP BY region, target ORDER BY 1;
 -- errors
 SELECT region, qty FROM s GROUP BY region;
 SELECT * FROM s GROUP BY region;

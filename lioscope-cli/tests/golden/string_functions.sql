@@ -12,6 +12,12 @@ SELECT CHR(65), ASCII('A'), ASCII('abc'), CHR(97) || CHR(98) FROM dual;
 SELECT NVL(NULL, 'd'), NVL('x', 'd'), COALESCE(NULL, NULL, 'c'), NVL('', 'empty') FROM dual;
 -- NULLIF: NULL where the two are equal, else the first ('' is NULL, and equals nothing)
 SELECT NULLIF('a', 'a'), NULLIF('a', 'b'), NULLIF('a', ''), NULLIF(2, 2.0), NULLIF(DATE '2024-01-01', DATE '2024-01-01') FROM dual;
+-- its comparison is `=`'s: a CHAR column equals a literal padded with blanks
+CREATE TABLE nullif_char (ch CHAR(5), n NUMBER);
+INSERT INTO nullif_char VALUES ('ab', 0);
+SELECT NULLIF(ch, 'ab') padded_equal, NULLIF(ch, 'b') unequal, NULLIF(n, 0) zero FROM nullif_char;
+SELECT NULLIF(NULL, 1) FROM dual;
+SELECT NULLIF(1) FROM dual;
 SELECT DECODE(2, 1, 'one', 2, 'two', 'other'), DECODE(9, 1, 'one', 'other'), DECODE(NULL, NULL, 'null matches', 'no'), DECODE(3, 1, 'one') FROM dual;
 SELECT CASE WHEN 1 = 2 THEN 'a' WHEN 2 = 2 THEN 'b' END, CASE 'x' WHEN 'y' THEN 1 ELSE 0 END, CASE NULL WHEN NULL THEN 'eq' ELSE 'ne' END FROM dual;
 SELECT GREATEST('apple', 'pear', 'fig'), LEAST('apple', 'pear', 'fig'), GREATEST(1, NULL, 3) FROM dual;

@@ -1,4 +1,4 @@
-//! Choices among values: GREATEST, LEAST, DECODE (where NULL matches NULL) and NULLIF.
+//! Choices among values: GREATEST, LEAST and DECODE (where NULL matches NULL).
 
 use super::*;
 
@@ -42,12 +42,4 @@ pub(super) fn decode(args: &[Datum<'_>]) -> Result<Value> {
     }
     // The result takes the first result's type, as Oracle converts it.
     coerce_like(arg(args, 2), chosen, NAME)
-}
-
-/// NULLIF(a, b): NULL where `a` equals `b`, else `a` (so NULL where `a` is; a NULL `b`
-/// equals nothing). The two are compared as a comparison does (a number with a number,
-/// text read as a date where it meets one).
-pub(super) fn null_if(args: &[Datum<'_>]) -> Result<Value> {
-    let (a, b) = (arg(args, 0), arg(args, 1));
-    Ok(if a.sql_cmp(b)? == Some(Ordering::Equal) { Datum::Null } else { owned(a) })
 }

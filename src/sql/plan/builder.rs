@@ -639,7 +639,13 @@ impl Builder<'_> {
             let mut keys = group_by.iter().map(|g| source_binder.bind(g)).collect::<Result<Vec<_>>>()?;
             let mut grouping = Grouping {
                 keys: group_by.iter().map(canonical).collect(),
-                key_columns: keys.iter().map(|k| if let Expr::Column(c) = k { Some(*c) } else { None }).collect(),
+                key_columns: group_by
+                    .iter()
+                    .zip(&keys)
+                    .map(|(g, k)| {
+                        matches!(g, ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)).then(|| k.clone())
+                    })
+                    .collect(),
                 ..Default::default()
             };
             // A subquery planned to be unnested is grouped by the columns its correlated

@@ -11,8 +11,11 @@
 //! same rows as its items and joins written first. One on the right of a join is the
 //! same rows flattened only where that join and every join inside are inner joins: its
 //! items are then joined to what comes before, and the ON condition around them is
-//! checked with the last one's. Anything else (an outer join around or inside it, a
-//! USING or NATURAL join around it, an alias on it) is refused with the reason.
+//! checked with the last one's. Its inner ON conditions then see the items before the
+//! parentheses too, so each name they read must be qualified by an item inside (a bare
+//! name could mean another item's column, or the enclosing query's). Anything else (an
+//! outer join around or inside it, a USING or NATURAL join around it, a bare name or a
+//! subquery in an inner ON, an alias on it) is refused with the reason.
 
 use super::*;
 
@@ -49,6 +52,18 @@ fn flatten(item: &ast::TableWithJoins) -> Result<ast::TableWithJoins> {
         if inner.joins.iter().any(|j| inner_condition(&j.join_operator).is_none()) {
             return Err(refused(
                 "an outer, USING or NATURAL join inside a parenthesized join on the right of a join",
+                join,
+            ));
+        }
+        // Spelled out, the inner ON conditions see the items before the parentheses too:
+        // each of their names must be qualified by an item inside, to mean what it did.
+        let labels: Option<Vec<String>> =
+            std::iter::once(&inner.relation).chain(inner.joins.iter().map(|j| &j.relation)).map(label_of).collect();
+        let own_names = |x: &ast::Expr| labels.as_ref().is_some_and(|labels| names_only_items(x, labels));
+        if !inner.joins.iter().all(|j| inner_condition(&j.join_operator).flatten().is_none_or(own_names)) {
+            return Err(refused(
+                "a parenthesized join on the right of a join whose ON conditions name a column without the \
+                 alias of a table inside the parentheses",
                 join,
             ));
         }
@@ -90,6 +105,35 @@ fn inner_condition(op: &ast::JoinOperator) -> Option<Option<&ast::Expr>> {
         },
         _ => None,
     }
+}
+
+/// The name a FROM item is qualified by: its alias, else its table's name.
+fn label_of(factor: &ast::TableFactor) -> Option<String> {
+    match factor {
+        ast::TableFactor::Table { alias: Some(a), .. } | ast::TableFactor::Derived { alias: Some(a), .. } => {
+            Some(ident_name(&a.name))
+        }
+        ast::TableFactor::Table { name, alias: None, .. } => Some(crate::sql::bind::function_name(name)),
+        _ => None,
+    }
+}
+
+/// Whether every name `x` reads is qualified by one of `labels`, and it holds no subquery.
+fn names_only_items(x: &ast::Expr, labels: &[String]) -> bool {
+    ast::visit_expressions(x, |e| {
+        let own = match e {
+            ast::Expr::Identifier(_)
+            | ast::Expr::Subquery(_)
+            | ast::Expr::Exists { .. }
+            | ast::Expr::InSubquery { .. } => false,
+            ast::Expr::CompoundIdentifier(parts) => {
+                matches!(parts.as_slice(), [q, _] if labels.contains(&ident_name(q)))
+            }
+            _ => true,
+        };
+        if own { std::ops::ControlFlow::Continue(()) } else { std::ops::ControlFlow::Break(()) }
+    })
+    .is_continue()
 }
 
 fn refuse_alias(factor: &ast::TableFactor, alias: Option<&ast::TableAlias>) -> Result<()> {

@@ -31,6 +31,11 @@
 //! - the view is not a materialized WITH query, whose rows every reference shares.
 //!
 //! Anything else stays in the query's WHERE clause, checked on the view's rows.
+//!
+//! A pushed conjunct is checked after the view's own WHERE conjuncts on its rows, but
+//! before the view's joins and HAVING: one that can fail (`100 / b`, `TO_NUMBER(s)`) may
+//! now fail on a row a join or HAVING of the view would have removed, as it may in
+//! Oracle, which pushes the same way.
 
 use super::query_block::view_query;
 use super::*;

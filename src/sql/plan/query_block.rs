@@ -317,15 +317,22 @@ impl Builder<'_> {
         }
         let Some(view) = self.session.db.catalog.view(&name) else { return Ok(None) };
         let _expanding = Expanding::enter(&view.name)?;
-        let mut query = view_query(&view)?;
+        let query = view_query(&view)?;
         let pushed = self.take_pushed(label);
-        if !pushed.is_empty() {
-            query = with_conjuncts(&query, pushed);
-        }
-        let mut block = self.block(&query, &[]).map_err(|e| Error::InvalidValue {
-            context: view.name.clone(),
-            message: format!("ORA-04063: view has errors: {e}"),
-        })?;
+        let planned =
+            if pushed.is_empty() { self.block(&query, &[]) } else { self.block(&with_conjuncts(&query, pushed), &[]) };
+        let mut block = match planned {
+            Ok(block) => block,
+            // An error of the query's own WHERE conjuncts, pushed in, is the query's: the
+            // view alone plans.
+            Err(e) if self.block(&query, &[]).is_ok() => return Err(e),
+            Err(e) => {
+                return Err(Error::InvalidValue {
+                    context: view.name.clone(),
+                    message: format!("ORA-04063: view has errors: {e}"),
+                });
+            }
+        };
         rename_columns(&mut block, &view.columns, &view.name)?;
         Ok(Some(block))
     }
