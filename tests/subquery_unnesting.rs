@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::sqlite::{answers_as_sqlite, table_rows};
+use common::sqlite::{answers_as_sqlite, answers_as_sqlite_with, table_rows};
 use common::*;
 
 /// Queries whose subquery takes hints `{h}` (lioscope's text) and SQLite's text; every
@@ -117,6 +117,25 @@ fn unnested_subqueries_answer_as_sqlite_does_by_every_method() {
     answers_as_sqlite(file!(), 24, table_rows(4, true, 20), &pairs);
 }
 
+/// The same, with indexes on the subqueries' tables: a nested loop (asked for, or
+/// chosen) probes an index by the join's keys, its other keys and the subquery's filter
+/// checked on each row found.
+#[test]
+fn semi_and_anti_joins_probing_an_index_answer_as_sqlite_does() {
+    let mut queries = queries();
+    queries.push((
+        "SELECT k, v, n FROM a WHERE NOT EXISTS (SELECT /*+ NL_AJ */ 1 FROM b WHERE b.k = a.k AND b.n = a.n + 1 \
+         AND b.v IS NOT NULL) ORDER BY k, v, n"
+            .into(),
+        "SELECT k, v, n FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.n = a.n + 1 \
+         AND b.v IS NOT NULL) ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST"
+            .into(),
+    ));
+    let pairs: Vec<(&str, &str)> = queries.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let indexes = ["CREATE INDEX b_k_n ON b (k, n)", "CREATE INDEX a_v ON a (v)"];
+    answers_as_sqlite_with(file!(), 16, table_rows(4, true, 20), &indexes, &pairs);
+}
+
 /// Two tables whose semi and anti joins spill when the hash area is small.
 fn spilling_tables(s: &lioscope::Session) {
     exec(s, "CREATE TABLE o (id NUMBER, g NUMBER, pad VARCHAR2(40))");
@@ -151,6 +170,40 @@ fn semi_and_anti_joins_that_spill_give_the_filters_rows() {
             assert!(spilled() > before, "{sql} spilled");
         }
     }
+}
+
+#[test]
+fn a_nested_loop_semi_join_probes_the_subquerys_index_once_a_row() {
+    let (_dir, _path, db) = db();
+    let s = db.session();
+    exec(&s, "CREATE TABLE o (id NUMBER PRIMARY KEY, g NUMBER)");
+    exec(&s, "INSERT INTO o SELECT LEVEL, MOD(LEVEL, 10) FROM dual CONNECT BY LEVEL <= 2000");
+    exec(&s, "CREATE TABLE l (oid NUMBER, ln NUMBER, q NUMBER, CONSTRAINT l_pk PRIMARY KEY (oid, ln))");
+    exec(
+        &s,
+        "INSERT INTO l SELECT TRUNC((LEVEL - 1) / 4) + 1, MOD(LEVEL, 4), MOD(LEVEL, 9) FROM dual CONNECT BY LEVEL <= 8000",
+    );
+    exec(&s, "COMMIT");
+    exec(&s, "ANALYZE TABLE o COMPUTE STATISTICS");
+    exec(&s, "ANALYZE TABLE l COMPUTE STATISTICS");
+    let sql = "SELECT COUNT(*) FROM o WHERE id <= 5 AND EXISTS (SELECT /*+ NL_SJ */ 1 FROM l WHERE l.oid = o.id \
+               AND l.q > 6 AND l.ln <> o.g)";
+    let p = plan(&s, sql);
+    for line in ["NESTED LOOPS SEMI", "INDEX RANGE SCAN", "L_PK", "access(\"OID\"=\"O\".\"ID\")", "filter(\"Q\">6)"] {
+        assert!(p.contains(line), "{line} in\n{p}");
+    }
+    // Five orders, each probed once; a probe stops at its first line that joins, so
+    // fewer than the five orders' 20 lines are read, and no other line of `l`.
+    let hashed = lines(&s, &sql.replace("NL_SJ", "HASH_SJ"));
+    assert_eq!(lines(&s, sql), hashed);
+    let analyzed = analyzed_lines(&s, sql, true);
+    assert!(analyzed.iter().any(|l| l.ends_with("INDEX RANGE SCAN L_PK x5")), "{analyzed:?}");
+    let entries: u64 = analyzed
+        .iter()
+        .find(|l| l.ends_with("L_PK x5"))
+        .and_then(|l| l.split(' ').next()?.parse().ok())
+        .expect("the probe's line");
+    assert!((5..20).contains(&entries), "{analyzed:?}");
 }
 
 #[test]

@@ -30,9 +30,24 @@ pub fn answers_as_sqlite(
     rows: impl Strategy<Value = Vec<Row>> + Clone,
     queries: &[(&str, &str)],
 ) {
+    answers_as_sqlite_with(source_file, cases, rows, &[], queries);
+}
+
+/// [`answers_as_sqlite`], with `setup` (lioscope's statements: indexes on the tables)
+/// run once the tables are made.
+pub fn answers_as_sqlite_with(
+    source_file: &'static str,
+    cases: u32,
+    rows: impl Strategy<Value = Vec<Row>> + Clone,
+    setup: &[&str],
+    queries: &[(&str, &str)],
+) {
     let (_dir, _path, db) = super::db();
     let s = db.session();
     let conn = both_tables(&s);
+    for statement in setup {
+        lioscope_testkit::exec(&s, statement);
+    }
     runner(source_file, cases)
         .run(&(rows.clone(), rows), |(a, b)| {
             fill_both(&s, &conn, &a, &b);

@@ -72,6 +72,7 @@ mod join;
 mod nested_join;
 mod predicate_push;
 mod query_block;
+mod semi_probe;
 mod subquery_filter;
 mod tree;
 mod unnest;

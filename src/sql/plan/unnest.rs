@@ -43,6 +43,7 @@
 
 use super::family::{Family, expr_family};
 use super::query_block::UnnestPlan;
+use super::semi_probe::SemiProbe;
 use super::*;
 use crate::exec::join::{Join, JoinInput, JoinKind, JoinMethod, NestedInner};
 use crate::expr::{CmpOp, SubqueryTest};
@@ -357,9 +358,22 @@ impl Builder<'_> {
                 Operation::TableAccessFull | Operation::TableAccessInMemoryFull | Operation::TableAccessByIndexRowid
             ) && line.children.iter().all(|&c| tree.node(c).rows_at == RowsAt::InsideSource)
         });
+        // The subquery's filter, as its table's line shows it (an index probe's table
+        // line shows it again).
+        let filter_text: Vec<String> = tree.root().map_or_else(Vec::new, |r| {
+            tree.node(r)
+                .predicates
+                .iter()
+                .filter_map(|p| match p {
+                    Predicate::Filter(f) => Some(f.clone()),
+                    _ => None,
+                })
+                .collect()
+        });
         let block = Box::new(block.block);
         let read = if reads_table { block.into_table_read() } else { Err(block) };
-        let right = match read {
+        let mut probe = None;
+        let mut right = match read {
             Ok(read) => {
                 // The subquery's columns are its table's: the conditions read them there.
                 let at = &read.columns;
@@ -375,6 +389,13 @@ impl Builder<'_> {
                     }
                 };
                 conditions.residual.iter().for_each(|e| e.visit_columns(&mut mark_joined));
+                // A full scan's table may be probed by an index instead, its filters
+                // all in the block's (an index path's bounds are not).
+                if let Source::TableScan { table, .. } = &read.source {
+                    probe = self
+                        .semi_probe(table, &conditions.right_keys)
+                        .map(|p| (p, read.filter.clone(), filter_text, used.clone()));
+                }
                 JoinInput::new(read.source, read.filter, read.width, read.width).using(&used)
             }
             Err(block) => {
@@ -400,7 +421,49 @@ impl Builder<'_> {
             JoinKind::Anti => anti,
             _ => inner,
         };
+        // A nested loop probing an index: where asked, or where the query's rows' probes
+        // cost less than the subquery's one run.
+        let probe_cheaper = |p: &SemiProbe| match (left_rows, right_estimate) {
+            (Some(rows), Some(once)) => rows.max(1.0) * p.cost < once.cost,
+            _ => false,
+        };
+        let by_probe = match (&asked, &probe) {
+            (Some(SubqueryJoinMethod::NestedLoops), Some(_)) => true,
+            (None, Some((p, ..))) => probe_cheaper(p) && swap.is_none(),
+            _ => false,
+        };
+        let mut right_estimate = right_estimate;
+        let mut probe_tree = None;
         let (method, operation) = match asked {
+            _ if by_probe => {
+                let (p, filter, filter_text, mut used) = probe.take().expect("checked");
+                right_estimate = Some(Estimate { rows: p.rows, cost: p.cost });
+                // The probe's rows meet the filter where the join reads them: its
+                // columns must be there too.
+                if let Some(f) = &filter {
+                    f.visit_columns(&mut |c| used[c] = true);
+                }
+                right = right.using(&used);
+                let (inner, lines, left_over) =
+                    p.inner(&conditions.left_keys, &conditions.keys_text, filter, filter_text, &used);
+                // The keys the probe does not cover are checked on each pair.
+                for i in left_over.into_iter().rev() {
+                    let outer = conditions.left_keys.remove(i);
+                    let mut inner_key = conditions.right_keys.remove(i);
+                    inner_key.remap_columns(&|c| c + width);
+                    conditions.residual.push(Expr::Compare {
+                        op: CmpOp::Eq,
+                        left: Box::new(outer),
+                        right: Box::new(inner_key),
+                    });
+                    conditions.residual_text.push(conditions.keys_text.remove(i));
+                }
+                probe_tree = Some(lines);
+                (
+                    JoinMethod::NestedLoops(Box::new(inner)),
+                    named(Operation::NestedLoopsSemi, Operation::NestedLoopsAnti, Operation::NestedLoops),
+                )
+            }
             Some(SubqueryJoinMethod::NestedLoops) => (
                 JoinMethod::NestedLoops(Box::new(NestedInner::Rescan)),
                 named(Operation::NestedLoopsSemi, Operation::NestedLoopsAnti, Operation::NestedLoops),
@@ -429,7 +492,12 @@ impl Builder<'_> {
         let mut line = PlanNode::new(operation, "");
         let Conditions { left_keys, right_keys, keys_text, residual, residual_text } = conditions;
         let keys_text = keys_text.join(" AND ");
-        if matches!(method, JoinMethod::NestedLoops(_)) {
+        if probe_tree.is_some() {
+            // The keys are the index line's access; the rest is checked on each pair.
+            if !residual_text.is_empty() {
+                line.predicates.push(Predicate::Filter(residual_text.join(" AND ")));
+            }
+        } else if matches!(method, JoinMethod::NestedLoops(_)) {
             let all: Vec<String> = std::iter::once(keys_text).chain(residual_text).collect();
             line.predicates.push(Predicate::Filter(all.join(" AND ")));
         } else {
@@ -438,7 +506,8 @@ impl Builder<'_> {
                 line.predicates.push(Predicate::Filter(residual_text.join(" AND ")));
             }
         }
-        line.children.push(self.tree.adopt(tree).expect("a subquery's plan has lines"));
+        let inner_lines = probe_tree.unwrap_or(tree);
+        line.children.push(self.tree.adopt(inner_lines).expect("a subquery's plan has lines"));
         let join = Join {
             kind,
             method,
