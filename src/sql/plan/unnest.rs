@@ -30,7 +30,9 @@
 //! A semi join is unnested where the optimizer finds it cheaper than the FILTER (the
 //! subquery's one run against a run for each row reaching the FILTER), or where the
 //! subquery's hint asks (UNNEST, or HASH_SJ / NL_SJ / MERGE_SJ and their _AJ forms,
-//! which also choose the method); NO_UNNEST keeps the FILTER. A hash join builds on the
+//! which also choose the method); NO_UNNEST keeps the FILTER. A nested loop probes an
+//! index of the subquery's table where one fits (module `semi_probe`), chosen also
+//! without a hint where the probes cost less than the subquery's one run. A hash join builds on the
 //! input estimated smaller, unless the subquery's SWAP_JOIN_INPUTS / NO_SWAP_JOIN_INPUTS
 //! names the side. Left as the FILTER: `NOT IN` (its NULL rules are not an anti
 //! join's), a subquery with no equality to key on, and any conjunct when the plan below
