@@ -189,6 +189,34 @@ const PUSHED: &[(&str, &str)] = &[
     ),
 ];
 
+/// The same into each branch of a set operation (where every branch takes the
+/// conjunct).
+const PUSHED_INTO_BRANCHES: &[(&str, &str)] = &[
+    (
+        "SELECT * FROM (SELECT k, n FROM a UNION ALL SELECT k, n + 1 FROM b) u WHERE k = 1 AND n > 0 ORDER BY k, n",
+        "SELECT * FROM (SELECT k, n FROM a UNION ALL SELECT k, n + 1 FROM b) u WHERE k = 1 AND n > 0 ORDER BY k, n",
+    ),
+    (
+        "SELECT * FROM (SELECT k, v FROM a MINUS SELECT k, v FROM b) WHERE v = 'a' ORDER BY k, v",
+        "SELECT * FROM (SELECT k, v FROM a EXCEPT SELECT k, v FROM b) WHERE v = 'a' ORDER BY k, v",
+    ),
+    (
+        "SELECT * FROM (SELECT k, v FROM a INTERSECT SELECT k, v FROM b) WHERE k < 2 ORDER BY k, v",
+        "SELECT * FROM (SELECT k, v FROM a INTERSECT SELECT k, v FROM b) WHERE k < 2 ORDER BY k, v NULLS LAST",
+    ),
+    (
+        "SELECT * FROM (SELECT k, COUNT(*) c FROM a GROUP BY k UNION SELECT k, n FROM b) WHERE k > 0 AND c > 1 \
+         ORDER BY k, c",
+        "SELECT * FROM (SELECT k, COUNT(*) c FROM a GROUP BY k UNION SELECT k, n FROM b) WHERE k > 0 AND c > 1 \
+         ORDER BY k, c",
+    ),
+];
+
+#[test]
+fn predicates_pushed_into_set_operations_answer_as_sqlite_does() {
+    answers_as_sqlite(file!(), 40, table_rows(4, false, 25), PUSHED_INTO_BRANCHES);
+}
+
 #[test]
 fn predicates_pushed_into_views_answer_as_sqlite_does() {
     answers_as_sqlite(file!(), 40, table_rows(4, false, 25), PUSHED);
@@ -220,6 +248,11 @@ fn a_conjunct_on_a_views_columns_is_checked_inside_the_view_where_that_is_the_sa
     let grouped = analyzed("SELECT * FROM tg WHERE d = 'd1' AND c > 5");
     assert_eq!(grouped[..3], ["1 SELECT STATEMENT", "1 VIEW TG", "1 HASH GROUP BY"]);
     assert!(grouped[3].starts_with("100 TABLE ACCESS"), "the table's line gives the key's rows alone: {grouped:?}");
+    // Into each branch of a UNION ALL view, over that branch's column: the first
+    // branch's index probe, the second's scan filter.
+    let p = plan(&s, "SELECT * FROM (SELECT id, d FROM t UNION ALL SELECT id + 1000, d FROM t) u WHERE id = 7");
+    assert!(p.contains("access(\"ID\"=7)") && p.contains("filter(\"ID\"+1000=7)"), "{p}");
+    assert!(!p.contains("filter(\"ID\"=7)"), "nothing left above the view:\n{p}");
     // Not under an outer join: `x.c IS NULL` there is the padded rows' test.
     let p = plan(&s, "SELECT t.id FROM t LEFT JOIN tg x ON t.d = x.d WHERE x.c IS NULL");
     assert!(p.contains("filter(\"X\".\"C\" IS NULL)") || p.contains("\"C\" IS NULL"), "{p}");

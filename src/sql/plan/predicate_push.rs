@@ -17,10 +17,12 @@
 //! predicate, a scan's filter, a join's condition.
 //!
 //! It is the same rows only under these rules, checked before anything is pushed:
-//! - the view is one SELECT without ROWNUM, CONNECT BY, analytic functions, a row limit
-//!   (FETCH FIRST, OFFSET) or DISTINCT ON; a view that aggregates takes conjuncts on its
-//!   GROUP BY keys alone (a filter of groups by their key is a filter of the rows by it),
-//!   and one that aggregates without GROUP BY takes none;
+//! - the view is one SELECT, or a set operation of SELECTs (UNION [ALL], INTERSECT,
+//!   MINUS: a filter of their rows is that filter of each branch's rows, added to each
+//!   over its own columns), without a row limit (FETCH FIRST, OFFSET); each SELECT is
+//!   without ROWNUM, CONNECT BY, analytic functions or DISTINCT ON; one that aggregates
+//!   takes conjuncts on its GROUP BY keys alone (a filter of groups by their key is a
+//!   filter of the rows by it), and one that aggregates without GROUP BY takes none;
 //! - the conjunct reads only that view's columns, each by a name that cannot mean
 //!   anything else here (known names of every FROM item, an unqualified one in one item
 //!   alone), and each such column is an expression of the view's FROM clause without a
@@ -44,10 +46,11 @@ use crate::sql::bind::{canonical, contains_aggregate};
 use std::ops::ControlFlow;
 
 /// Conjuncts of a query's WHERE clause pushed into the view its FROM clause names
-/// `label`, over the view's own FROM clause.
+/// `label`: for each SELECT of the view (one, or each branch of a set operation), the
+/// conjuncts over that SELECT's FROM clause.
 pub(super) struct Pushed {
     pub(super) label: String,
-    pub(super) conjuncts: Vec<ast::Expr>,
+    pub(super) branches: Vec<Vec<ast::Expr>>,
 }
 
 /// What a FROM item offers the WHERE clause, as far as it is known before planning.
@@ -56,9 +59,9 @@ struct Item {
     /// Its column names; `None` where they are not known here (a `v$` view, DUAL, a
     /// table function, a view with `*`), so an unqualified name may be one of them.
     names: Option<Vec<String>>,
-    /// For a view conjuncts may be pushed into: the expression of each column, where a
-    /// conjunct reading it may be pushed.
-    columns: Option<Vec<Option<ast::Expr>>>,
+    /// For a view conjuncts may be pushed into, for each of its SELECTs: the expression
+    /// of each column, where a conjunct reading it may be pushed.
+    branches: Option<Vec<Vec<Option<ast::Expr>>>>,
 }
 
 /// Names that are never a FROM item's column where they stand unquoted.
@@ -86,17 +89,25 @@ impl Builder<'_> {
                 items.push(self.item(&join.relation)?);
             }
         }
-        if items.iter().all(|i| i.columns.is_none()) {
+        if items.iter().all(|i| i.branches.is_none()) {
             return Ok(None);
         }
         let mut kept = Vec::new();
         for conjunct in conjuncts {
-            match pushed_form(conjunct, &items) {
-                Some((item, inner)) => match self.pushed.iter_mut().find(|p| p.label == items[item].label) {
-                    Some(p) => p.conjuncts.push(inner),
-                    None => self.pushed.push(Pushed { label: items[item].label.clone(), conjuncts: vec![inner] }),
-                },
-                None => kept.push(conjunct.clone()),
+            let Some((item, forms)) = pushed_form(conjunct, &items) else {
+                kept.push(conjunct.clone());
+                continue;
+            };
+            let label = &items[item].label;
+            let at = match self.pushed.iter().position(|p| p.label == *label) {
+                Some(at) => at,
+                None => {
+                    self.pushed.push(Pushed { label: label.clone(), branches: vec![Vec::new(); forms.len()] });
+                    self.pushed.len() - 1
+                }
+            };
+            for (branch, form) in self.pushed[at].branches.iter_mut().zip(forms) {
+                branch.push(form);
             }
         }
         if self.pushed.is_empty() {
@@ -107,17 +118,27 @@ impl Builder<'_> {
         Ok(Some(rest))
     }
 
-    /// The conjuncts pushed into the view the FROM clause names `label`, if any.
-    pub(super) fn take_pushed(&mut self, label: &str) -> Vec<ast::Expr> {
-        match self.pushed.iter().position(|p| p.label == label) {
-            Some(i) => self.pushed.swap_remove(i).conjuncts,
-            None => Vec::new(),
+    /// `query`, the view the FROM clause names `label`, with the conjuncts pushed into
+    /// it added to each of its SELECTs' WHERE clauses, after their own; `None` where
+    /// none were.
+    pub(super) fn pushed_query(&mut self, label: &str, query: &ast::Query) -> Option<ast::Query> {
+        let at = self.pushed.iter().position(|p| p.label == label)?;
+        let pushed = self.pushed.swap_remove(at);
+        let mut query = query.clone();
+        let mut selects = Vec::new();
+        selects_of_mut(&mut query.body, &mut selects);
+        debug_assert_eq!(selects.len(), pushed.branches.len(), "a form for each SELECT of the view");
+        for (select, conjuncts) in selects.into_iter().zip(pushed.branches) {
+            let own = select.selection.take().map(|w| ast::Expr::Nested(Box::new(w)));
+            let added = conjuncts.into_iter().map(|c| ast::Expr::Nested(Box::new(c)));
+            select.selection = own.into_iter().chain(added).reduce(and);
         }
+        Some(query)
     }
 
     /// What FROM item `factor` offers the WHERE clause.
     fn item(&self, factor: &ast::TableFactor) -> Result<Item> {
-        let unknown = |label: String| Item { label, names: None, columns: None };
+        let unknown = |label: String| Item { label, names: None, branches: None };
         match factor {
             ast::TableFactor::Derived { lateral: false, subquery, alias, sample: None } => {
                 let label = alias.as_ref().map_or_else(String::new, |a| ident_name(&a.name));
@@ -135,7 +156,7 @@ impl Builder<'_> {
                     let definition = &self.named[found];
                     let mut item = view_item(label, definition.query, &definition.columns);
                     if definition.materialized.is_some() {
-                        item.columns = None;
+                        item.branches = None;
                     }
                     return Ok(item);
                 }
@@ -150,7 +171,7 @@ impl Builder<'_> {
                     Some(table) => Item {
                         label,
                         names: Some(table.columns.iter().map(|c| c.name.clone()).collect()),
-                        columns: None,
+                        branches: None,
                     },
                     None => unknown(label),
                 })
@@ -160,56 +181,105 @@ impl Builder<'_> {
     }
 }
 
-/// A view's item: its column names (renamed by `renamed`, first columns first) and,
-/// where conjuncts may be pushed into it, its columns' expressions.
+/// A view's item: its column names (the first SELECT's, renamed by `renamed`, first
+/// columns first) and, where conjuncts may be pushed into it, its SELECTs' columns'
+/// expressions.
 fn view_item(label: String, query: &ast::Query, renamed: &[String]) -> Item {
-    let ast::SetExpr::Select(select) = &*query.body else { return Item { label, names: None, columns: None } };
-    let mut names = Vec::new();
-    let mut exprs = Vec::new();
-    for item in &select.projection {
-        match item {
-            ast::SelectItem::UnnamedExpr(e) => {
-                names.push(output_name(e));
-                exprs.push(e);
-            }
-            ast::SelectItem::ExprWithAlias { expr, alias } => {
-                names.push(ident_name(alias));
-                exprs.push(expr);
-            }
-            _ => return Item { label, names: None, columns: None },
-        }
+    let unknown = |label| Item { label, names: None, branches: None };
+    let mut selects = Vec::new();
+    if !selects_of(&query.body, &mut selects) {
+        return unknown(label);
     }
+    let Some(mut names) = selects.first().and_then(|s| column_names(s)) else { return unknown(label) };
     for (name, new) in names.iter_mut().zip(renamed) {
         name.clone_from(new);
     }
-    let keys: Option<Vec<String>> = match &select.group_by {
-        ast::GroupByExpr::Expressions(keys, modifiers) if modifiers.is_empty() => {
-            Some(keys.iter().map(canonical).collect())
-        }
-        _ => None,
+    let row_limit = query.limit_clause.is_some() || query.fetch.is_some();
+    let branches: Option<Vec<_>> =
+        if row_limit { None } else { selects.iter().map(|s| pushable_columns(s, names.len())).collect() };
+    Item { label, names: Some(names), branches }
+}
+
+/// The output names of a SELECT's columns; `None` where a `*` stands for columns.
+fn column_names(select: &ast::Select) -> Option<Vec<String>> {
+    select
+        .projection
+        .iter()
+        .map(|item| match item {
+            ast::SelectItem::UnnamedExpr(e) => Some(output_name(e)),
+            ast::SelectItem::ExprWithAlias { alias, .. } => Some(ident_name(alias)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The expression of each of a SELECT's `width` columns where a conjunct reading it may
+/// be checked in the SELECT's WHERE clause (see the module doc); `None` where none may.
+fn pushable_columns(select: &ast::Select, width: usize) -> Option<Vec<Option<ast::Expr>>> {
+    let exprs: Vec<&ast::Expr> = select
+        .projection
+        .iter()
+        .map(|item| match item {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let keys: Vec<String> = match &select.group_by {
+        ast::GroupByExpr::Expressions(keys, modifiers) if modifiers.is_empty() => keys.iter().map(canonical).collect(),
+        _ => return None,
     };
     let aggregates = select.having.is_some() || exprs.iter().any(|e| contains_aggregate(e));
-    let takes_conjuncts = query.limit_clause.is_none()
-        && query.fetch.is_none()
+    let takes_conjuncts = exprs.len() == width
         && select.connect_by.is_empty()
         && select.top.is_none()
         && !matches!(select.distinct, Some(ast::Distinct::On(_)))
         && !reads_rownum(select)
         && !exprs.iter().any(|e| holds_analytic(e))
-        && keys.as_ref().is_some_and(|k| !k.is_empty() || !aggregates);
-    let columns = takes_conjuncts.then(|| {
-        let keys = keys.unwrap_or_default();
+        && (!keys.is_empty() || !aggregates);
+    takes_conjuncts.then(|| {
         exprs
             .iter()
             .map(|e| (pushable(e) && (keys.is_empty() || keys.contains(&canonical(e)))).then(|| (*e).clone()))
             .collect()
-    });
-    Item { label, names: Some(names), columns }
+    })
 }
 
-/// `conjunct` as the view it reads would check it, and that view's item; `None` where
-/// it may not be pushed.
-fn pushed_form(conjunct: &ast::Expr, items: &[Item]) -> Option<(usize, ast::Expr)> {
+/// The SELECTs of a query's body, left to right: the one, or each branch of its set
+/// operations (a filter of a UNION, INTERSECT or MINUS is that filter of each branch's
+/// rows). False where a branch is something else (VALUES, a parenthesized query with
+/// its own ORDER BY or row limit).
+fn selects_of<'q>(body: &'q ast::SetExpr, out: &mut Vec<&'q ast::Select>) -> bool {
+    match body {
+        ast::SetExpr::Select(select) => {
+            out.push(select);
+            true
+        }
+        ast::SetExpr::SetOperation { left, right, .. } => selects_of(left, out) && selects_of(right, out),
+        ast::SetExpr::Query(q)
+            if q.order_by.is_none() && q.limit_clause.is_none() && q.fetch.is_none() && q.with.is_none() =>
+        {
+            selects_of(&q.body, out)
+        }
+        _ => false,
+    }
+}
+
+/// The SELECTs of a query's body, as [`selects_of`] finds them, to be changed.
+fn selects_of_mut<'q>(body: &'q mut ast::SetExpr, out: &mut Vec<&'q mut ast::Select>) {
+    match body {
+        ast::SetExpr::Select(select) => out.push(select),
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            selects_of_mut(left, out);
+            selects_of_mut(right, out);
+        }
+        ast::SetExpr::Query(q) => selects_of_mut(&mut q.body, out),
+        _ => {}
+    }
+}
+
+/// `conjunct` as each SELECT of the view it reads would check it, and that view's item;
+/// `None` where it may not be pushed.
+fn pushed_form(conjunct: &ast::Expr, items: &[Item]) -> Option<(usize, Vec<ast::Expr>)> {
     if !pushable(conjunct) {
         return None;
     }
@@ -219,7 +289,7 @@ fn pushed_form(conjunct: &ast::Expr, items: &[Item]) -> Option<(usize, ast::Expr
         match column_of(e, items) {
             Reference::None => {}
             Reference::Column(i, c) => {
-                let substitutable = items[i].columns.as_ref().is_some_and(|cols| cols[c].is_some());
+                let substitutable = items[i].branches.as_ref().is_some_and(|b| b.iter().all(|cols| cols[c].is_some()));
                 agree &= substitutable && item.is_none_or(|seen| seen == i);
                 item = Some(i);
             }
@@ -228,15 +298,22 @@ fn pushed_form(conjunct: &ast::Expr, items: &[Item]) -> Option<(usize, ast::Expr
         if agree { ControlFlow::Continue(()) } else { ControlFlow::Break(()) }
     });
     let item = item.filter(|_| agree && flow.is_continue())?;
-    let columns = items[item].columns.as_ref()?;
-    let mut inner = conjunct.clone();
-    let _ = ast::visit_expressions_mut(&mut inner, |e| {
-        if let Reference::Column(_, c) = column_of(e, items) {
-            *e = ast::Expr::Nested(Box::new(columns[c].clone().expect("checked substitutable")));
-        }
-        ControlFlow::<()>::Continue(())
-    });
-    Some((item, inner))
+    let forms = items[item]
+        .branches
+        .as_ref()?
+        .iter()
+        .map(|columns| {
+            let mut inner = conjunct.clone();
+            let _ = ast::visit_expressions_mut(&mut inner, |e| {
+                if let Reference::Column(_, c) = column_of(e, items) {
+                    *e = ast::Expr::Nested(Box::new(columns[c].clone().expect("checked substitutable")));
+                }
+                ControlFlow::<()>::Continue(())
+            });
+            inner
+        })
+        .collect();
+    Some((item, forms))
 }
 
 enum Reference {

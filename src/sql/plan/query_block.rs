@@ -282,8 +282,7 @@ impl Builder<'_> {
         if let Some(materialized) = &definition.materialized {
             return Ok(Some(self.materialized_block(materialized)));
         }
-        let pushed = self.take_pushed(label);
-        let query = (!pushed.is_empty()).then(|| with_conjuncts(definition.query, pushed));
+        let query = self.pushed_query(label, definition.query);
         let mut block = self.block(query.as_ref().unwrap_or(definition.query), &named[..definition.sees])?;
         rename_columns(&mut block, &definition.columns, name)?;
         Ok(Some(block))
@@ -299,8 +298,7 @@ impl Builder<'_> {
         }
         let named = self.named;
         let label = alias.as_ref().map(|a| ident_name(&a.name));
-        let pushed = self.take_pushed(label.as_deref().unwrap_or_default());
-        let query = (!pushed.is_empty()).then(|| with_conjuncts(subquery, pushed));
+        let query = self.pushed_query(label.as_deref().unwrap_or_default(), subquery);
         let block = self.block(query.as_ref().unwrap_or(subquery), named)?;
         Ok((block, label))
     }
@@ -318,9 +316,10 @@ impl Builder<'_> {
         let Some(view) = self.session.db.catalog.view(&name) else { return Ok(None) };
         let _expanding = Expanding::enter(&view.name)?;
         let query = view_query(&view)?;
-        let pushed = self.take_pushed(label);
-        let planned =
-            if pushed.is_empty() { self.block(&query, &[]) } else { self.block(&with_conjuncts(&query, pushed), &[]) };
+        let planned = match self.pushed_query(label, &query) {
+            Some(pushed) => self.block(&pushed, &[]),
+            None => self.block(&query, &[]),
+        };
         let mut block = match planned {
             Ok(block) => block,
             // An error of the query's own WHERE conjuncts, pushed in, is the query's: the
@@ -1028,17 +1027,4 @@ impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
         let shown = qualifier.map_or_else(|| format!("\"{name}\""), |q| format!("\"{q}\".\"{name}\""));
         Some(Ok(Expr::Outer { slot, name: shown.into() }))
     }
-}
-
-/// `query` with `conjuncts` added to its WHERE clause, after its own.
-fn with_conjuncts(query: &ast::Query, conjuncts: Vec<ast::Expr>) -> ast::Query {
-    let mut query = query.clone();
-    if let ast::SetExpr::Select(select) = &mut *query.body {
-        let own = select.selection.take().map(|w| ast::Expr::Nested(Box::new(w)));
-        select.selection = own
-            .into_iter()
-            .chain(conjuncts.into_iter().map(|c| ast::Expr::Nested(Box::new(c))))
-            .reduce(|l, r| ast::Expr::BinaryOp { left: Box::new(l), op: ast::BinaryOperator::And, right: Box::new(r) });
-    }
-    query
 }
