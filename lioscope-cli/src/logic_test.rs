@@ -337,10 +337,10 @@ fn divides(sql: &str) -> bool {
     let mut rest = sql;
     while let Some(at) = rest.find(['/', '\'']) {
         let tail = &rest[at..];
-        if tail.starts_with('\'') {
+        if let Some(literal) = tail.strip_prefix('\'') {
             // Past the literal (a doubled quote inside it is two literals' worth).
-            match tail[1..].find('\'') {
-                Some(end) => rest = &tail[end + 2..],
+            match literal.find('\'') {
+                Some(end) => rest = &literal[end + 1..],
                 None => return false,
             }
         } else if tail.starts_with("/*") {
