@@ -752,8 +752,6 @@ impl Binder<'_> {
         })
     }
 
-    /// A string literal compared with a CHAR(n) column, blank-padded to n as Oracle compares
-    /// CHAR values; anything else unchanged.
     /// The CHAR length of `subject` when it is a CHAR column (of this query or, in a
     /// correlated subquery, of the query around it).
     fn char_length_of(&self, subject: &Expr) -> Option<u32> {
@@ -764,6 +762,8 @@ impl Binder<'_> {
         }
     }
 
+    /// A string literal compared with `subject`, blank-padded to n where it is a CHAR(n)
+    /// column, as Oracle compares CHAR values; anything else unchanged.
     fn padded(&self, subject: &Expr, literal: &Value) -> Expr {
         match (self.char_length_of(subject), literal) {
             (Some(n), Datum::Str(s)) if s.len() < n as usize => {
@@ -1002,8 +1002,8 @@ impl Binder<'_> {
         Ok(Expr::Function { func, args })
     }
 
-    /// `NULLIF(a, b)` is `CASE WHEN a = b THEN NULL ELSE a END`, as the standard and
-    /// Oracle define it: its comparison is `=`'s, with CHAR's blank padding.
+    /// `NULLIF(a, b)`: NULL where `a = b`, else `a`, computed once. Its comparison is
+    /// `=`'s: a literal `b` is blank-padded to a CHAR `a`'s length.
     fn bind_nullif(&self, args: &[&ast::Expr], e: &ast::Expr) -> Result<Expr> {
         let &[a, b] = args else {
             return Err(Error::value("NULLIF", format!("expects 2 arguments, got {}", args.len())));
@@ -1014,13 +1014,12 @@ impl Binder<'_> {
                 message: "ORA-00932: inconsistent datatypes: NULLIF's first argument cannot be the literal NULL".into(),
             });
         }
-        let equal =
-            ast::Expr::BinaryOp { left: Box::new(a.clone()), op: BinaryOperator::Eq, right: Box::new(b.clone()) };
-        Ok(Expr::Case {
-            operand: None,
-            branches: vec![(self.bind(&equal)?, Expr::Literal(Datum::Null))],
-            otherwise: Some(Box::new(self.bind(a)?)),
-        })
+        let subject = self.bind(a)?;
+        let other = match self.bind(b)? {
+            Expr::Literal(v) => self.padded(&subject, &v),
+            other => other,
+        };
+        Ok(Expr::Function { func: ScalarFunction::NullIf, args: vec![subject, other] })
     }
 
     fn bind_aggregate(&self, func: AggFunc, f: &ast::Function, e: &ast::Expr) -> Result<Expr> {

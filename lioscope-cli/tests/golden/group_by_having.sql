@@ -21,6 +21,7 @@ SELECT COUNT(*) FROM s HAVING COUNT(*) > 100;
 -- a key is its column however it is named: qualified, by alias, or by `*` when every column is a key
 SELECT x.region, COUNT(*) FROM s x GROUP BY region ORDER BY 1;
 SELECT s.region || '!' FROM s GROUP BY s.region ORDER BY 1;
+SELECT region, COUNT(*) FROM s GROUP BY (region) ORDER BY 1;
 SELECT * FROM s GROUP BY region, product, qty, price ORDER BY 1, 2, 3;
 -- a FULL join's USING column is its key too (its value is either side's)
 CREATE TABLE targets (region VARCHAR2(10), target INTEGER);

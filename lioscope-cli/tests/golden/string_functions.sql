@@ -16,6 +16,10 @@ SELECT NULLIF('a', 'a'), NULLIF('a', 'b'), NULLIF('a', ''), NULLIF(2, 2.0), NULL
 CREATE TABLE nullif_char (ch CHAR(5), n NUMBER);
 INSERT INTO nullif_char VALUES ('ab', 0);
 SELECT NULLIF(ch, 'ab') padded_equal, NULLIF(ch, 'b') unequal, NULLIF(n, 0) zero FROM nullif_char;
+-- its first argument is computed once: never 0 here, however DBMS_RANDOM draws
+SELECT COUNT(*) zeros FROM (SELECT NULLIF(TRUNC(DBMS_RANDOM.VALUE * 2), 0) x FROM dual CONNECT BY LEVEL <= 1000) WHERE x = 0;
+-- its type is its first argument's (a UNION ALL with a date is ORA-01790)
+SELECT NULLIF(n, 1) FROM nullif_char UNION ALL SELECT DATE '2024-01-01' FROM dual;
 SELECT NULLIF(NULL, 1) FROM dual;
 SELECT NULLIF(1) FROM dual;
 SELECT DECODE(2, 1, 'one', 2, 'two', 'other'), DECODE(9, 1, 'one', 'other'), DECODE(NULL, NULL, 'null matches', 'no'), DECODE(3, 1, 'one') FROM dual;

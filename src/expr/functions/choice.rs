@@ -1,4 +1,4 @@
-//! Choices among values: GREATEST, LEAST and DECODE (where NULL matches NULL).
+//! Choices among values: GREATEST, LEAST, DECODE (where NULL matches NULL) and NULLIF.
 
 use super::*;
 
@@ -42,4 +42,12 @@ pub(super) fn decode(args: &[Datum<'_>]) -> Result<Value> {
     }
     // The result takes the first result's type, as Oracle converts it.
     coerce_like(arg(args, 2), chosen, NAME)
+}
+
+/// NULLIF(a, b): NULL where `a` equals `b`, else `a` (so NULL where `a` is; a NULL `b`
+/// equals nothing), `a` computed once. The two compare as `=` compares them (the binder
+/// pads a literal `b` to a CHAR `a`'s length, as for `=`).
+pub(super) fn null_if(args: &[Datum<'_>]) -> Result<Value> {
+    let (a, b) = (arg(args, 0), arg(args, 1));
+    Ok(if a.sql_cmp(b)? == Some(Ordering::Equal) { Datum::Null } else { owned(a) })
 }

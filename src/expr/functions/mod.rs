@@ -435,6 +435,7 @@ scalar_functions! {
     Rtrim => "RTRIM";
     Nvl => "NVL";
     Nvl2 => "NVL2";
+    NullIf => "NULLIF";
     Coalesce => "COALESCE";
     Abs => "ABS";
     Round => "ROUND";
@@ -536,7 +537,7 @@ impl ScalarFunction {
         match self {
             Upper | Lower | Length | Trim | Abs | Floor | Ceil | Sqrt | Sign | Chr | Ascii | LastDay => Exact(1),
             ToYmInterval | ToDsInterval => Exact(1),
-            Mod | Nvl | Power | Concat | AddMonths | RandomString | MonthsBetween | NextDay => Exact(2),
+            Mod | Nvl | NullIf | Power | Concat | AddMonths | RandomString | MonthsBetween | NextDay => Exact(2),
             Extract | NumToYmInterval | NumToDsInterval => Exact(2),
             Ltrim | Rtrim | Round | Trunc | ToChar | ToDate | ToNumber | ToTimestamp => Between(1, 2),
             Rpad | Lpad | Substr | Replace => Between(2, 3),
@@ -602,6 +603,7 @@ impl ScalarFunction {
             Rtrim => trim(args, false, true),
             Nvl | Coalesce => Ok(args.iter().find(|a| !a.is_null()).map_or(Datum::Null, owned)),
             Nvl2 => Ok(owned(if arg(args, 0).is_null() { arg(args, 2) } else { arg(args, 1) })),
+            NullIf => null_if(args),
             Abs => abs(args),
             Round => round_or_trunc(args, true, name),
             Trunc => round_or_trunc(args, false, name),

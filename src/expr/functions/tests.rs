@@ -407,6 +407,17 @@ fn nvl_and_coalesce() {
 }
 
 #[test]
+fn nullif() {
+    assert_eq!(ok("NULLIF", &[i(3), i(3)]), NULL_V, "equal values give NULL");
+    assert_eq!(ok("NULLIF", &[i(3), i(4)]), i(3), "unequal ones the first");
+    assert_eq!(ok("NULLIF", &[i(3), NULL_V]), i(3), "a NULL second argument equals nothing");
+    assert_eq!(ok("NULLIF", &[NULL_V, i(3)]), NULL_V);
+    assert_eq!(ok("NULLIF", &[s("a"), s("a")]), NULL_V);
+    assert_eq!(ok("NULLIF", &[s("a"), s("A")]), s("a"), "text compares by its bytes");
+    assert!(err("NULLIF", &[i(1)]).contains("argument"), "NULLIF takes two arguments");
+}
+
+#[test]
 fn greatest_and_least() {
     assert_eq!(ok("GREATEST", &[i(1), i(3), i(2)]), i(3));
     assert_eq!(ok("LEAST", &[i(1), i(3), n("0.5")]), n("0.5"));

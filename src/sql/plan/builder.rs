@@ -643,6 +643,10 @@ impl Builder<'_> {
                     .iter()
                     .zip(&keys)
                     .map(|(g, k)| {
+                        let mut g = g;
+                        while let ast::Expr::Nested(inner) = g {
+                            g = inner;
+                        }
                         matches!(g, ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)).then(|| k.clone())
                     })
                     .collect(),

@@ -126,6 +126,7 @@ pub fn expr_family(e: &Expr, column: &dyn Fn(usize) -> Option<Family>) -> Option
                 Date | Timestamp => Some(Date),
                 _ => None,
             },
+            F::NullIf => of(args.first()?),
             F::Nvl | F::Coalesce | F::Greatest | F::Least => {
                 let first = of(args.first()?)?;
                 args.iter().all(|a| of(a) == Some(first)).then_some(first)

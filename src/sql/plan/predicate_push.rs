@@ -30,7 +30,9 @@
 //! - the conjunct holds no subquery, ROWNUM, LEVEL, sequence, aggregate or analytic call;
 //! - the query has no outer join (a conjunct such as `v.x IS NULL` on a view an outer
 //!   join pads with NULLs is not the view's filter);
-//! - the view is not a materialized WITH query, whose rows every reference shares.
+//! - the view is not a materialized WITH query, whose rows every reference shares;
+//! - a set operation's branches take conjuncts only where none can hold a CHAR value:
+//!   its columns compare without blank padding, a CHAR branch column with it.
 //!
 //! Anything else stays in the query's WHERE clause, checked on the view's rows.
 //!
@@ -144,7 +146,7 @@ impl Builder<'_> {
                 let label = alias.as_ref().map_or_else(String::new, |a| ident_name(&a.name));
                 let renamed: Vec<String> =
                     alias.iter().flat_map(|a| a.columns.iter().map(|c| ident_name(&c.name))).collect();
-                Ok(view_item(label, subquery, &renamed))
+                Ok(view_item(label, subquery, &renamed, &|s| self.char_free(s)))
             }
             ast::TableFactor::Table { name, alias, args: None, .. } if name.0.len() == 1 => {
                 let object = crate::sql::bind::function_name(name);
@@ -154,7 +156,7 @@ impl Builder<'_> {
                 }
                 if let Some(found) = self.named.iter().rposition(|n| n.name == object) {
                     let definition = &self.named[found];
-                    let mut item = view_item(label, definition.query, &definition.columns);
+                    let mut item = view_item(label, definition.query, &definition.columns, &|s| self.char_free(s));
                     if definition.materialized.is_some() {
                         item.branches = None;
                     }
@@ -163,7 +165,7 @@ impl Builder<'_> {
                 if let Some(view) = self.session.db.catalog.view(&object) {
                     // A view whose text does not parse is reported where it is planned.
                     return Ok(match view_query(&view) {
-                        Ok(query) => view_item(label, &query, &view.columns),
+                        Ok(query) => view_item(label, &query, &view.columns, &|s| self.char_free(s)),
                         Err(_) => unknown(label),
                     });
                 }
@@ -181,10 +183,39 @@ impl Builder<'_> {
     }
 }
 
+impl Builder<'_> {
+    /// Whether a SELECT's columns can hold no CHAR value: it reads only tables without
+    /// CHAR columns (or DUAL) and casts nothing. A set operation's columns are not CHAR
+    /// (they compare without blank padding) where a branch's may be: a conjunct pushed
+    /// into such a branch would compare as CHAR, so none is.
+    fn char_free(&self, select: &ast::Select) -> bool {
+        let table_char_free = |factor: &ast::TableFactor| match factor {
+            ast::TableFactor::Table { name, args: None, .. } => {
+                let object = crate::sql::bind::function_name(name);
+                object == "DUAL"
+                    || self.session.db.catalog.table(&object).is_some_and(|t| {
+                        !t.columns.iter().any(|c| matches!(c.data_type, crate::types::DataType::Char { .. }))
+                    })
+            }
+            _ => false,
+        };
+        let casts = ast::visit_expressions(&select.projection, |e| match e {
+            ast::Expr::Cast { .. } => ControlFlow::Break(()),
+            _ => ControlFlow::Continue(()),
+        });
+        casts.is_continue()
+            && select
+                .from
+                .iter()
+                .all(|f| table_char_free(&f.relation) && f.joins.iter().all(|j| table_char_free(&j.relation)))
+    }
+}
+
 /// A view's item: its column names (the first SELECT's, renamed by `renamed`, first
 /// columns first) and, where conjuncts may be pushed into it, its SELECTs' columns'
-/// expressions.
-fn view_item(label: String, query: &ast::Query, renamed: &[String]) -> Item {
+/// expressions. A set operation's branches take conjuncts only where each is
+/// `char_free`.
+fn view_item(label: String, query: &ast::Query, renamed: &[String], char_free: &dyn Fn(&ast::Select) -> bool) -> Item {
     let unknown = |label| Item { label, names: None, branches: None };
     let mut selects = Vec::new();
     if !selects_of(&query.body, &mut selects) {
@@ -195,8 +226,12 @@ fn view_item(label: String, query: &ast::Query, renamed: &[String]) -> Item {
         name.clone_from(new);
     }
     let row_limit = query.limit_clause.is_some() || query.fetch.is_some();
-    let branches: Option<Vec<_>> =
-        if row_limit { None } else { selects.iter().map(|s| pushable_columns(s, names.len())).collect() };
+    let blank_padding_differs = selects.len() > 1 && !selects.iter().all(|s| char_free(s));
+    let branches: Option<Vec<_>> = if row_limit || blank_padding_differs {
+        None
+    } else {
+        selects.iter().map(|s| pushable_columns(s, names.len())).collect()
+    };
     Item { label, names: Some(names), branches }
 }
 
