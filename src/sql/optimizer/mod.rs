@@ -12,7 +12,8 @@
 //! Cost is counted in single-block reads, Oracle's unit, with its no-workload system
 //! statistics ([`cost`]). The estimates come from ANALYZE's statistics; a table never
 //! analyzed is assumed to hold 100-byte rows in its formatted blocks, and the plan's notes
-//! say so, as Oracle's "dynamic statistics used" note does.
+//! say so, as Oracle's "dynamic statistics used" note does. Whatever the statistics, an
+//! equality on every column of a unique index estimates one row at most.
 
 pub mod cost;
 pub mod facts;
@@ -120,10 +121,9 @@ pub fn choose(query: &Query<'_>, indexes: &[Arc<IndexDef>], hints: &Hints, model
     }
     // An equality on every column of a unique index finds one row at most, whatever
     // the statistics say (or, never analyzed, guess).
-    let unique_key = indexes.iter().any(|ix| ix.unique && unique_equality(query, ix));
     let mut selectivity = selectivity::combined(&facts, query.conjuncts);
-    if unique_key {
-        selectivity = selectivity.min(1.0 / facts.rows.max(1.0));
+    if indexes.iter().any(|ix| ix.unique && unique_equality(query, ix)) {
+        selectivity = one_row_at_most(selectivity, facts.rows);
     }
     let rows = facts.rows * selectivity;
     let table_cached = model.cached_share(query.table.object_id, facts.blocks);
@@ -252,14 +252,19 @@ pub(crate) fn matches_choice(choice: &IndexChoice, ix: &IndexDef, table: &TableD
     }
 }
 
-/// The paths `ix` offers for `query`: a unique or range scan when the WHERE clause bounds
-/// its leading columns; a full scan (in key order) and a fast full scan when the index
-/// holds every row the query can return.
 /// Whether the conjuncts bound every column of index `ix` by an equality.
 fn unique_equality(query: &Query<'_>, ix: &IndexDef) -> bool {
     key_range(&ix.key_types(query.table), query.conjuncts, ix).eq_columns == ix.columns.len()
 }
 
+/// At most one row in `rows`: the selectivity of an equality on a whole unique key.
+fn one_row_at_most(selectivity: f64, rows: f64) -> f64 {
+    selectivity.min(1.0 / rows.max(1.0))
+}
+
+/// The paths `ix` offers for `query`: a unique or range scan when the WHERE clause bounds
+/// its leading columns; a full scan (in key order) and a fast full scan when the index
+/// holds every row the query can return.
 fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model: &CostModel) -> Vec<IndexPath> {
     let table = query.table;
     let stats = IndexFacts::new(ix, facts, model.block_size);
@@ -280,7 +285,7 @@ fn index_paths(query: &Query<'_>, ix: &Arc<IndexDef>, facts: &TableFacts, model:
     let unique = ix.unique && range.eq_columns == ix.columns.len();
     let mut access_selectivity = selectivity::combined(facts, &used);
     if unique {
-        access_selectivity = access_selectivity.min(1.0 / facts.rows.max(1.0));
+        access_selectivity = one_row_at_most(access_selectivity, facts.rows);
     }
     let descending = descending_for(query, ix);
     let delivers = |desc: bool| order_delivered(query, ix) == Some(desc);
