@@ -41,16 +41,31 @@ pub(super) struct SemiProbe {
     /// The cost of one probe and the rows it finds, estimated.
     pub(super) cost: f64,
     pub(super) rows: f64,
+    /// The subquery's filter over the table's row (the probe does not run its source's
+    /// filters: each row found is checked), and its text as the table's line shows it.
+    filter: Option<Expr>,
+    filter_text: Vec<String>,
+    /// The table columns the join reads and those the filter reads: the probe fetches
+    /// them, and the join's inner input must hand them on.
+    used: Vec<bool>,
+}
+
+/// What the subquery reads its table through: its filter (over the table's row) and
+/// that filter's text, and the table columns the join reads.
+pub(super) struct ProbedRead {
+    pub(super) filter: Option<Expr>,
+    pub(super) filter_text: Vec<String>,
+    pub(super) used: Vec<bool>,
 }
 
 impl Builder<'_> {
     /// The cheapest index probe of `table` by the join's keys (`right_keys` over the
     /// table's columns), if an index leads with columns they give.
-    pub(super) fn semi_probe(&self, table: &Arc<TableDef>, right_keys: &[Expr]) -> Option<SemiProbe> {
+    pub(super) fn semi_probe(&self, table: &Arc<TableDef>, right_keys: &[Expr], read: ProbedRead) -> Option<SemiProbe> {
         let key_columns: Vec<Option<usize>> =
             right_keys.iter().map(|e| if let Expr::Column(c) = e { Some(*c) } else { None }).collect();
         let model = cost_model(self.session);
-        let mut best: Option<SemiProbe> = None;
+        let mut best: Option<(Arc<IndexDef>, Vec<usize>, f64, f64)> = None;
         for index in self.session.db.catalog.indexes_of(table.object_id) {
             let leading: Vec<usize> =
                 index.columns.iter().copied().take_while(|c| key_columns.contains(&Some(*c))).collect();
@@ -58,32 +73,35 @@ impl Builder<'_> {
                 continue;
             }
             let Some((cost, rows)) = join_cost::index_probe(table, &index, &leading, 0, &model) else { continue };
-            if best.as_ref().is_some_and(|b| b.cost <= cost) {
+            if best.as_ref().is_some_and(|b| b.2 <= cost) {
                 continue;
             }
             let covered =
                 leading.iter().map(|c| key_columns.iter().position(|k| *k == Some(*c)).expect("a key")).collect();
-            best = Some(SemiProbe { index, table: table.clone(), covered, cost, rows });
+            best = Some((index, covered, cost, rows));
         }
-        best
+        let (index, covered, cost, rows) = best?;
+        let ProbedRead { filter, filter_text, mut used } = read;
+        used.resize(table.columns.len(), false);
+        if let Some(f) = &filter {
+            f.visit_columns(&mut |c| used[c] = true);
+        }
+        Some(SemiProbe { index, table: table.clone(), covered, cost, rows, filter, filter_text, used })
     }
 }
 
 impl SemiProbe {
+    /// The table columns the probe reads: the join's inner input hands them on.
+    pub(super) fn used(&self) -> &[bool] {
+        &self.used
+    }
+
     /// The nested loop's inner side: the probe, its lines (TABLE ACCESS BY INDEX ROWID
-    /// over the index's scan, the subquery's filter `filter_text` on the first), and
-    /// the key pairs it leaves to be checked on each pair, as indexes into the keys.
-    /// `left_keys` are over the query's row; `filter` the subquery's filter, over the
-    /// table's row; `used` the table columns the join reads.
-    pub(super) fn inner(
-        self,
-        left_keys: &[Expr],
-        keys_text: &[String],
-        filter: Option<Expr>,
-        filter_text: Vec<String>,
-        used: &[bool],
-    ) -> (NestedInner, PlanTree, Vec<usize>) {
-        let SemiProbe { index, table, covered, cost, rows } = self;
+    /// over the index's scan, the subquery's filter on the first), and the key pairs it
+    /// leaves to be checked on each pair, as indexes into the keys. `left_keys` are over
+    /// the query's row.
+    pub(super) fn inner(self, left_keys: &[Expr], keys_text: &[String]) -> (NestedInner, PlanTree, Vec<usize>) {
+        let SemiProbe { index, table, covered, cost, rows, filter, filter_text, used } = self;
         let keys = covered.iter().map(|&i| left_keys[i].clone()).collect();
         let types = index.key_types(&table)[..covered.len()].to_vec();
         let unique = index.unique && covered.len() == index.columns.len();
@@ -102,12 +120,6 @@ impl SemiProbe {
         by_rowid.rows_rule = RowsRule::Source(rows);
         by_rowid.estimate = Some(Estimate { rows, cost });
         tree.push_above(by_rowid);
-        // The rows found are read where the join reads them and where the filter does.
-        let mut columns_read = used.to_vec();
-        columns_read.resize(table.columns.len(), false);
-        if let Some(f) = &filter {
-            f.visit_columns(&mut |c| columns_read[c] = true);
-        }
         let access = IndexAccess {
             table,
             index,
@@ -116,7 +128,7 @@ impl SemiProbe {
             upper: KeyBound::Unbounded,
             descending: false,
             table_access: true,
-            columns_read,
+            columns_read: used,
             figures: Default::default(),
             totals: Default::default(),
             rowid_buffer: Default::default(),

@@ -45,7 +45,7 @@
 
 use super::family::{Family, expr_family};
 use super::query_block::UnnestPlan;
-use super::semi_probe::SemiProbe;
+use super::semi_probe::{ProbedRead, SemiProbe};
 use super::*;
 use crate::exec::join::{Join, JoinInput, JoinKind, JoinMethod, NestedInner};
 use crate::expr::{CmpOp, SubqueryTest};
@@ -394,9 +394,8 @@ impl Builder<'_> {
                 // A full scan's table may be probed by an index instead, its filters
                 // all in the block's (an index path's bounds are not).
                 if let Source::TableScan { table, .. } = &read.source {
-                    probe = self
-                        .semi_probe(table, &conditions.right_keys)
-                        .map(|p| (p, read.filter.clone(), filter_text, used.clone()));
+                    let probed = ProbedRead { filter: read.filter.clone(), filter_text, used: used.clone() };
+                    probe = self.semi_probe(table, &conditions.right_keys, probed);
                 }
                 JoinInput::new(read.source, read.filter, read.width, read.width).using(&used)
             }
@@ -431,23 +430,19 @@ impl Builder<'_> {
         };
         let by_probe = match (&asked, &probe) {
             (Some(SubqueryJoinMethod::NestedLoops), Some(_)) => true,
-            (None, Some((p, ..))) => probe_cheaper(p) && swap.is_none(),
+            (None, Some(p)) => probe_cheaper(p) && swap.is_none(),
             _ => false,
         };
         let mut right_estimate = right_estimate;
         let mut probe_tree = None;
         let (method, operation) = match asked {
             _ if by_probe => {
-                let (p, filter, filter_text, mut used) = probe.take().expect("checked");
+                let p = probe.take().expect("checked");
                 right_estimate = Some(Estimate { rows: p.rows, cost: p.cost });
                 // The probe's rows meet the filter where the join reads them: its
                 // columns must be there too.
-                if let Some(f) = &filter {
-                    f.visit_columns(&mut |c| used[c] = true);
-                }
-                right = right.using(&used);
-                let (inner, lines, left_over) =
-                    p.inner(&conditions.left_keys, &conditions.keys_text, filter, filter_text, &used);
+                right = right.using(p.used());
+                let (inner, lines, left_over) = p.inner(&conditions.left_keys, &conditions.keys_text);
                 // The keys the probe does not cover are checked on each pair.
                 for i in left_over.into_iter().rev() {
                     let outer = conditions.left_keys.remove(i);
