@@ -17,7 +17,13 @@
 //! operations and the subqueries the binder meets; their answers are set before the
 //! plan's source runs, [`Planned::init`]). Before that, module `unnest` turns what it
 //! can of the FILTER's conjuncts into semi, anti or grouped joins under it, where
-//! cheaper; the FILTER keeps the rest, or goes.
+//! cheaper (a nested loop of them probing an index in module `semi_probe`); the FILTER
+//! keeps the rest, or goes.
+//!
+//! Before its FROM clause is planned, a SELECT is rewritten where that gives the same
+//! rows: its parenthesized joins are spelled out (module `nested_join`), and the WHERE
+//! conjuncts that read one view's columns alone are moved into that view, over its own
+//! FROM clause (module `predicate_push`), for the view's plan to use.
 //!
 //! Only the select list of a statement's top query block (a query's, INSERT ... SELECT's)
 //! may read sequences ([`plan_statement_query`]; the block takes the flag

@@ -82,13 +82,13 @@ impl Builder<'_> {
         }
         let mut items = Vec::new();
         for from in &select.from {
-            items.push(self.item(&from.relation)?);
+            items.push(self.item(&from.relation));
             for join in &from.joins {
                 use ast::JoinOperator as J;
                 if !matches!(join.join_operator, J::Join(_) | J::Inner(_) | J::CrossJoin(_)) {
                     return Ok(None);
                 }
-                items.push(self.item(&join.relation)?);
+                items.push(self.item(&join.relation));
             }
         }
         if items.iter().all(|i| i.branches.is_none()) {
@@ -139,51 +139,73 @@ impl Builder<'_> {
     }
 
     /// What FROM item `factor` offers the WHERE clause.
-    fn item(&self, factor: &ast::TableFactor) -> Result<Item> {
+    fn item(&self, factor: &ast::TableFactor) -> Item {
         let unknown = |label: String| Item { label, names: None, branches: None };
         match factor {
             ast::TableFactor::Derived { lateral: false, subquery, alias, sample: None } => {
                 let label = alias.as_ref().map_or_else(String::new, |a| ident_name(&a.name));
                 let renamed: Vec<String> =
                     alias.iter().flat_map(|a| a.columns.iter().map(|c| ident_name(&c.name))).collect();
-                Ok(view_item(label, subquery, &renamed, &|s| self.char_free(s)))
+                self.view_item(label, subquery, &renamed)
             }
             ast::TableFactor::Table { name, alias, args: None, .. } if name.0.len() == 1 => {
                 let object = crate::sql::bind::function_name(name);
                 let label = alias.as_ref().map_or_else(|| object.clone(), |a| ident_name(&a.name));
                 if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
-                    return Ok(unknown(label));
+                    return unknown(label);
                 }
                 if let Some(found) = self.named.iter().rposition(|n| n.name == object) {
                     let definition = &self.named[found];
-                    let mut item = view_item(label, definition.query, &definition.columns, &|s| self.char_free(s));
+                    let mut item = self.view_item(label, definition.query, &definition.columns);
                     if definition.materialized.is_some() {
                         item.branches = None;
                     }
-                    return Ok(item);
+                    return item;
                 }
                 if let Some(view) = self.session.db.catalog.view(&object) {
                     // A view whose text does not parse is reported where it is planned.
-                    return Ok(match view_query(&view) {
-                        Ok(query) => view_item(label, &query, &view.columns, &|s| self.char_free(s)),
+                    return match view_query(&view) {
+                        Ok(query) => self.view_item(label, &query, &view.columns),
                         Err(_) => unknown(label),
-                    });
+                    };
                 }
-                Ok(match self.session.db.catalog.table(&object) {
+                match self.session.db.catalog.table(&object) {
                     Some(table) => Item {
                         label,
                         names: Some(table.columns.iter().map(|c| c.name.clone()).collect()),
                         branches: None,
                     },
                     None => unknown(label),
-                })
+                }
             }
-            _ => Ok(unknown(String::new())),
+            _ => unknown(String::new()),
         }
     }
-}
 
-impl Builder<'_> {
+    /// A view's item: its column names (the first SELECT's, renamed by `renamed`, first
+    /// columns first) and, where conjuncts may be pushed into it, its SELECTs' columns'
+    /// expressions. A set operation's branches take conjuncts only where each is
+    /// [`Builder::char_free`].
+    fn view_item(&self, label: String, query: &ast::Query, renamed: &[String]) -> Item {
+        let unknown = |label| Item { label, names: None, branches: None };
+        let mut selects = Vec::new();
+        if !selects_of(&query.body, &mut selects) {
+            return unknown(label);
+        }
+        let Some(mut names) = selects.first().and_then(|s| column_names(s)) else { return unknown(label) };
+        for (name, new) in names.iter_mut().zip(renamed) {
+            name.clone_from(new);
+        }
+        let row_limit = query.limit_clause.is_some() || query.fetch.is_some();
+        let blank_padding_differs = selects.len() > 1 && !selects.iter().all(|s| self.char_free(s));
+        let branches: Option<Vec<_>> = if row_limit || blank_padding_differs {
+            None
+        } else {
+            selects.iter().map(|s| pushable_columns(s, names.len())).collect()
+        };
+        Item { label, names: Some(names), branches }
+    }
+
     /// Whether a SELECT's columns can hold no CHAR value: it reads only tables without
     /// CHAR columns (or DUAL) and casts nothing. A set operation's columns are not CHAR
     /// (they compare without blank padding) where a branch's may be: a conjunct pushed
@@ -209,30 +231,6 @@ impl Builder<'_> {
                 .iter()
                 .all(|f| table_char_free(&f.relation) && f.joins.iter().all(|j| table_char_free(&j.relation)))
     }
-}
-
-/// A view's item: its column names (the first SELECT's, renamed by `renamed`, first
-/// columns first) and, where conjuncts may be pushed into it, its SELECTs' columns'
-/// expressions. A set operation's branches take conjuncts only where each is
-/// `char_free`.
-fn view_item(label: String, query: &ast::Query, renamed: &[String], char_free: &dyn Fn(&ast::Select) -> bool) -> Item {
-    let unknown = |label| Item { label, names: None, branches: None };
-    let mut selects = Vec::new();
-    if !selects_of(&query.body, &mut selects) {
-        return unknown(label);
-    }
-    let Some(mut names) = selects.first().and_then(|s| column_names(s)) else { return unknown(label) };
-    for (name, new) in names.iter_mut().zip(renamed) {
-        name.clone_from(new);
-    }
-    let row_limit = query.limit_clause.is_some() || query.fetch.is_some();
-    let blank_padding_differs = selects.len() > 1 && !selects.iter().all(|s| char_free(s));
-    let branches: Option<Vec<_>> = if row_limit || blank_padding_differs {
-        None
-    } else {
-        selects.iter().map(|s| pushable_columns(s, names.len())).collect()
-    };
-    Item { label, names: Some(names), branches }
 }
 
 /// The output names of a SELECT's columns; `None` where a `*` stands for columns.
