@@ -422,6 +422,20 @@ fn char_columns_keep_their_blank_padding_through_views_and_subqueries() {
     ] {
         assert_eq!(lines(&s, sql), ["1"], "{sql}");
     }
+    // Two CHAR columns of different lengths, and two string literals (CHAR values in
+    // Oracle), compare with the shorter blank-padded to the longer.
+    exec(&s, "CREATE TABLE c2 (z CHAR(3))");
+    exec(&s, "INSERT INTO c2 VALUES ('ab')");
+    for sql in [
+        "SELECT COUNT(*) FROM c1, c2 WHERE c1.x = c2.z",
+        "SELECT COUNT(*) FROM c1, c2 WHERE c2.z = c1.x",
+        "SELECT COUNT(*) FROM c1 JOIN c2 ON c1.x >= c2.z AND c1.x <= c2.z",
+        "SELECT COUNT(*) FROM dual WHERE 'x' = 'x  '",
+        "SELECT COUNT(*) FROM dual WHERE 'x ' <> 'x' OR 1 = 1",
+    ] {
+        assert_eq!(lines(&s, sql), ["1"], "{sql}");
+    }
+    assert_eq!(lines(&s, "SELECT COUNT(*) FROM dual WHERE 'x ' <> 'x'"), ["0"]);
 }
 
 #[test]

@@ -718,11 +718,34 @@ impl Binder<'_> {
                 | BinaryOperator::Gt
                 | BinaryOperator::GtEq
         ) {
-            // A string compared with a CHAR(n) column is blank-padded to n first.
+            // A string compared with a CHAR(n) column is blank-padded to n first; two
+            // string literals (CHAR values in Oracle) and two CHAR columns of different
+            // lengths compare with the shorter padded to the longer.
             match (&*l, &*r) {
+                (Expr::Literal(Datum::Str(a)), Expr::Literal(Datum::Str(b)))
+                    if a.chars().count() != b.chars().count() =>
+                {
+                    let n = a.chars().count().max(b.chars().count());
+                    let pad = |s: &str| Box::new(Expr::Literal(Datum::Str(format!("{s:<n$}").into())));
+                    (l, r) = (pad(a), pad(b));
+                }
                 (subject, Expr::Literal(v)) => r = Box::new(self.padded(subject, v)),
                 (Expr::Literal(v), subject) => l = Box::new(self.padded(subject, v)),
-                _ => {}
+                (a, b) => {
+                    if let (Some(n), Some(m)) = (self.char_length_of(a), self.char_length_of(b))
+                        && n != m
+                    {
+                        let rpad = |x: Box<Expr>, to: u32| {
+                            let width = Expr::Literal(Datum::Int(i64::from(to)));
+                            Box::new(Expr::Function { func: ScalarFunction::Rpad, args: vec![*x, width] })
+                        };
+                        if n < m {
+                            l = rpad(l, m);
+                        } else {
+                            r = rpad(r, n);
+                        }
+                    }
+                }
             }
         }
         let arith = |op| Expr::Arith { op, left: l.clone(), right: r.clone() };
