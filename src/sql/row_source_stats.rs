@@ -176,7 +176,7 @@ pub fn run_with_statistics(
         join_lines(&tree, reader, join, &mut joined);
     }
     if let Some(reader) = reading_node(&tree) {
-        source_lines(&tree, reader, &source, &mut joined);
+        source_lines(&tree, reader, &source, None, &mut joined);
     }
     if let Some(top) = tree.root().and_then(|r| tree.node(r).children.first().copied()) {
         init_lines(&tree, top, &init, &mut joined);
@@ -282,7 +282,7 @@ fn join_lines(tree: &PlanTree, node: NodeId, join: &Join, out: &mut HashMap<Node
             }
             (Source::Join(inner), _) => join_lines(tree, line, inner, out),
             (Source::View(_) | Source::SetOperation(_) | Source::SubqueryFilter(_) | Source::TempTable(_), _) => {
-                source_lines(tree, line, &input.source, out)
+                source_lines(tree, line, &input.source, Some(figures), out)
             }
             (Source::Index(access), _) => {
                 if let Some(index) = below {
@@ -310,21 +310,29 @@ fn reading_node(tree: &PlanTree) -> Option<NodeId> {
 
 /// The figures of the lines inside a VIEW line, a set operation's line or a TEMP TABLE
 /// TRANSFORMATION line at `node` reading `source`, into `out`.
-fn source_lines(tree: &PlanTree, node: NodeId, source: &Source, out: &mut HashMap<NodeId, JoinedLine>) {
+/// `own`: what a view's block did itself, where its run also ran work above it (a nested
+/// loop's inner side, run for each row the view gives): its lines show that, not the run.
+fn source_lines(
+    tree: &PlanTree,
+    node: NodeId,
+    source: &Source,
+    own: Option<JoinedLine>,
+    out: &mut HashMap<NodeId, JoinedLine>,
+) {
     match source {
         Source::View(block) => {
             if let Some(&top) = tree.node(node).children.first() {
-                block_lines(tree, top, block, out);
+                block_lines(tree, top, block, own, out);
             }
         }
         Source::SubqueryFilter(filter) => {
             let children = &tree.node(node).children;
             if let Some(&input) = children.first() {
-                block_lines(tree, input, &filter.input, out);
+                block_lines(tree, input, &filter.input, None, out);
             }
             for (plan, &top) in filter.subplans.iter().zip(children.iter().skip(1)) {
                 out.insert(top, JoinedLine::from(plan.block.figures.get()));
-                block_lines(tree, top, &plan.block, out);
+                block_lines(tree, top, &plan.block, None, out);
             }
         }
         Source::TempTable(temp) => {
@@ -334,18 +342,18 @@ fn source_lines(tree: &PlanTree, node: NodeId, source: &Source, out: &mut HashMa
             for (plan, &line) in temp.loads.iter().zip(&children[..loads]) {
                 out.insert(line, JoinedLine::from(plan.block.figures.get()));
                 if let Some(&top) = tree.node(line).children.first() {
-                    block_lines(tree, top, &plan.block, out);
+                    block_lines(tree, top, &plan.block, None, out);
                 }
             }
             if let Some(&top) = children.last() {
-                block_lines(tree, top, &temp.body, out);
+                block_lines(tree, top, &temp.body, None, out);
             }
         }
         Source::SetOperation(set) => {
             for (block, &top) in set.branches.iter().zip(&tree.node(node).children) {
                 let f = block.figures.get();
                 out.insert(top, JoinedLine { starts: f.starts, rows: f.rows, ..JoinedLine::from(f) });
-                block_lines(tree, top, block, out);
+                block_lines(tree, top, block, None, out);
             }
         }
         _ => {}
@@ -356,16 +364,23 @@ fn source_lines(tree: &PlanTree, node: NodeId, source: &Source, out: &mut HashMa
 /// leaving at a stage its rows (its probe's), every line the block's starts, gets,
 /// reads and time (a block's lines run inside its one source), and the lines inside the
 /// block's own source as that source's kind measures them.
-fn block_lines(tree: &PlanTree, top: NodeId, block: &QueryBlock, out: &mut HashMap<NodeId, JoinedLine>) {
-    let f = block.figures.get();
+/// `own`, where given, is what the block did itself (see [`source_lines`]).
+fn block_lines(
+    tree: &PlanTree,
+    top: NodeId,
+    block: &QueryBlock,
+    own: Option<JoinedLine>,
+    out: &mut HashMap<NodeId, JoinedLine>,
+) {
+    let f = own.unwrap_or_else(|| JoinedLine::from(block.figures.get()));
     let rows = block.line_rows.borrow();
     let order = tree.pre_order_from(top);
     for &id in &order {
-        out.insert(id, JoinedLine { rows: 0, ..JoinedLine::from(f) });
+        out.insert(id, JoinedLine { rows: 0, ..f });
     }
     for (&line, &n) in block.probe_lines.iter().zip(rows.iter()) {
         if let Some(&id) = order.get(line) {
-            out.insert(id, JoinedLine { rows: n, ..JoinedLine::from(f) });
+            out.insert(id, JoinedLine { rows: n, ..f });
         }
     }
     // The block's reading line: the last of its probed lines on the chain of first
@@ -383,7 +398,7 @@ fn block_lines(tree: &PlanTree, top: NodeId, block: &QueryBlock, out: &mut HashM
     match &block.source {
         Source::Join(join) => join_lines(tree, reader, join, out),
         Source::View(_) | Source::SetOperation(_) | Source::SubqueryFilter(_) | Source::TempTable(_) => {
-            source_lines(tree, reader, &block.source, out)
+            source_lines(tree, reader, &block.source, None, out)
         }
         Source::Index(access) => {
             if let Some(&index) = tree.node(reader).children.first() {
@@ -401,7 +416,7 @@ fn init_lines(tree: &PlanTree, top: NodeId, init: &[InitPlan], out: &mut HashMap
     let Some(first) = children.len().checked_sub(init.len()) else { return };
     for (plan, &line) in init.iter().zip(&children[first..]) {
         out.insert(line, JoinedLine::from(plan.block.figures.get()));
-        block_lines(tree, line, &plan.block, out);
+        block_lines(tree, line, &plan.block, None, out);
     }
 }
 
