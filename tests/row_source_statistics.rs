@@ -139,6 +139,14 @@ fn a_join_input_line_leaves_out_what_its_rows_did_above_the_join() {
          JOIN t2 ON t2.id = t1.v JOIN t3 ON t3.id = t2.v",
     );
     assert!(gets_of(&hash, "TABLE ACCESS FULL T2") < 10, "{hash:#?}");
+    // A view on a nested loop's outer side: the lines inside it show what the view did,
+    // as its VIEW line does, not the inner side's probes run for each row it gave.
+    let view = explain(
+        "SELECT /*+ LEADING(v t3) USE_NL(t3) */ COUNT(t3.v) FROM (SELECT t1.v FROM t1 WHERE EXISTS \
+         (SELECT /*+ HASH_SJ */ 1 FROM t2 WHERE t2.id = t1.v)) v JOIN t3 ON t3.id = v.v",
+    );
+    assert_eq!(gets_of(&view, "HASH JOIN"), gets_of(&view, "VIEW"), "{view:#?}");
+    assert!(gets_of(&view, "VIEW") < gets_of(&view, "NESTED LOOPS"), "{view:#?}");
 }
 
 #[test]
