@@ -191,8 +191,11 @@ pub fn read(bytes: &[u8], seq: u32, at_boundary: bool) -> Found<'_> {
         return Found::End;
     }
     let record = &bytes[..len];
+    // The sequence first: a record left from the log's previous use (another sequence)
+    // is refused without checksumming it, which matters when a scan looks past the end
+    // of the redo through a log full of old records.
     let crc = u32::from_le_bytes(record[4..8].try_into().expect("4 bytes"));
-    if crc32fast::hash(&record[8..]) != crc || u32::from_le_bytes(record[8..12].try_into().expect("4")) != seq {
+    if u32::from_le_bytes(record[8..12].try_into().expect("4")) != seq || crc32fast::hash(&record[8..]) != crc {
         return Found::End;
     }
     match decode(record) {
