@@ -6,8 +6,8 @@
 use crate::error::{Error, Result};
 use crate::storage::block;
 use crate::storage::row::{ColumnSpan, LEN_ESCAPE, LEN_NULL};
-use crate::types::encoding::{PayloadKind, read_payload, read_small_int_in};
-use crate::types::{Datum, Value};
+use crate::types::encoding::{PayloadKind, read_payload, read_small_fixed_in, read_small_int_in};
+use crate::types::{Datum, Fixed, Value};
 
 /// Column access for expression evaluation.
 pub trait RowAccess {
@@ -25,6 +25,13 @@ pub trait RowAccess {
             Ok(Datum::Int(v)) => Some(v),
             _ => None,
         }
+    }
+
+    /// Column `i` as an exact decimal with a 64-bit mantissa: the fast path of
+    /// arithmetic on NUMBER(p,s) columns. `None` when NULL, not a number, or wider.
+    #[inline]
+    fn small_fixed(&self, i: usize) -> Option<Fixed> {
+        Fixed::of(&self.column(i).ok()?)
     }
 }
 
@@ -49,6 +56,11 @@ impl RowAccess for [Datum<'_>] {
             _ => None,
         }
     }
+
+    #[inline]
+    fn small_fixed(&self, i: usize) -> Option<Fixed> {
+        Fixed::of(&self[i])
+    }
 }
 
 impl RowAccess for Vec<Value> {
@@ -60,6 +72,16 @@ impl RowAccess for Vec<Value> {
     #[inline]
     fn is_null(&self, i: usize) -> bool {
         self[i].is_null()
+    }
+
+    #[inline]
+    fn small_int(&self, i: usize) -> Option<i64> {
+        self.as_slice().small_int(i)
+    }
+
+    #[inline]
+    fn small_fixed(&self, i: usize) -> Option<Fixed> {
+        Fixed::of(&self[i])
     }
 }
 
@@ -86,6 +108,11 @@ impl<A: RowAccess + ?Sized, B: RowAccess + ?Sized> RowAccess for Beside<'_, A, B
     #[inline]
     fn small_int(&self, i: usize) -> Option<i64> {
         if i < self.first_width { self.first.small_int(i) } else { self.second.small_int(i - self.first_width) }
+    }
+
+    #[inline]
+    fn small_fixed(&self, i: usize) -> Option<Fixed> {
+        if i < self.first_width { self.first.small_fixed(i) } else { self.second.small_fixed(i - self.first_width) }
     }
 }
 
@@ -160,6 +187,15 @@ impl RowAccess for BlockRow<'_> {
         }
         read_small_int_in(self.stream, span.start as usize, span.len as usize)
     }
+
+    #[inline(always)]
+    fn small_fixed(&self, i: usize) -> Option<Fixed> {
+        let span = self.spans[i];
+        if span.is_null() || self.kinds[i] != PayloadKind::Number {
+            return None;
+        }
+        read_small_fixed_in(self.stream, span.start as usize, span.len as usize)
+    }
 }
 
 /// A whole row inside a pinned block, walked only as far as recording where each
@@ -229,6 +265,19 @@ impl RowAccess for WalkedRow<'_> {
             return None;
         }
         read_small_int_in(self.stream, at + 1, len as usize)
+    }
+
+    #[inline(always)]
+    fn small_fixed(&self, i: usize) -> Option<Fixed> {
+        if self.kinds[i] != PayloadKind::Number {
+            return None;
+        }
+        let at = self.positions[i] as usize;
+        let len = *self.stream.get(at)?;
+        if len >= LEN_ESCAPE {
+            return None;
+        }
+        read_small_fixed_in(self.stream, at + 1, len as usize)
     }
 }
 

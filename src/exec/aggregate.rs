@@ -4,8 +4,9 @@
 //! COUNT of a column only asks whether the column is NULL, so counting rows of a block
 //! decodes nothing. A row's group is found by its keys as evaluated, borrowed from the
 //! row (hashed with `foldhash`, a fixed seed); only a new group's keys are copied out.
-//! Sums of whole numbers add in 128 bits and become decimal only when a value has a
-//! fraction. LISTAGG keeps each value's text with its WITHIN GROUP keys and
+//! Sums of numbers with 64-bit mantissas (whole numbers and the values of NUMBER(p,s)
+//! columns, and `+ - *` of them) add exactly in 128 bits at the largest scale seen,
+//! without becoming values; a sum past a decimal's range goes on as a decimal. LISTAGG keeps each value's text with its WITHIN GROUP keys and
 //! sorts them when the group is done (a stable sort: equal keys keep the rows' order).
 
 use super::downstream::{Downstream, Push, push_each};
@@ -15,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::expr::aggregate::{AggCall, AggFunc, LISTAGG_MAX_BYTES, Listagg};
 use crate::expr::functions::FunctionContext;
-use crate::types::{Datum, Value};
+use crate::types::{Datum, ExactSum, Fixed, Value};
 use hashbrown::HashTable;
 use rust_decimal::Decimal;
 use smallvec::SmallVec;
@@ -27,10 +28,12 @@ use std::hash::{BuildHasher, Hash, Hasher};
 struct Accumulator {
     /// Non-null inputs seen (rows, for COUNT(*)).
     count: u64,
-    int_sum: i128,
+    /// The numbers summed exactly in 128 bits; those that did not fit there are in
+    /// `decimal_sum`, and the answer is the two added.
+    exact: ExactSum,
     decimal_sum: Option<Decimal>,
-    /// SUM or AVG of intervals: `Some(true)` of YEAR TO MONTH ones (months in
-    /// `int_sum`), `Some(false)` of DAY TO SECOND ones (microseconds).
+    /// SUM or AVG of intervals: `Some(true)` of YEAR TO MONTH ones (months in `exact`,
+    /// whose scale stays 0), `Some(false)` of DAY TO SECOND ones (microseconds).
     interval: Option<bool>,
     best: Option<Value>,
     distinct: Option<HashSet<Value>>,
@@ -59,12 +62,19 @@ impl Accumulator {
             (Shape::CountColumn(i), _) => self.count += u64::from(!row.is_null(i)),
             (Shape::SumColumn(i), _)
                 if self.interval.is_none()
-                    && let Some(v) = row.small_int(i) =>
+                    && let Some(v) = row.small_fixed(i) =>
             {
                 self.count += 1;
-                self.int_sum += i128::from(v);
+                self.add_exact(call.func, i128::from(v.mantissa), v.scale)?;
             }
-            (Shape::SumColumn(_) | Shape::General, Some(arg)) => {
+            (Shape::SumExpr, Some(arg))
+                if self.interval.is_none()
+                    && let Some(v) = arg.fixed_point(row) =>
+            {
+                self.count += 1;
+                self.add_exact(call.func, i128::from(v.mantissa), v.scale)?;
+            }
+            (Shape::SumColumn(_) | Shape::SumExpr | Shape::General, Some(arg)) => {
                 let func = call.func;
                 let v = arg.eval(row, f)?;
                 if v.is_null() {
@@ -163,7 +173,7 @@ impl Accumulator {
         match func {
             AggFunc::Count | AggFunc::CountStar | AggFunc::Listagg => {}
             AggFunc::Sum | AggFunc::Avg => match v {
-                Datum::Int(i) if self.interval.is_none() => self.int_sum += i128::from(i),
+                Datum::Int(i) if self.interval.is_none() => self.add_exact(func, i128::from(i), 0)?,
                 Datum::YearMonth(x) | Datum::DaySecond(x) => {
                     let year_month = matches!(v, Datum::YearMonth(_));
                     let first = self.count == 1;
@@ -171,9 +181,11 @@ impl Accumulator {
                         return Err(mixed(func, &v));
                     }
                     self.interval = Some(year_month);
-                    self.int_sum += i128::from(x);
+                    let sum = self.exact.sum.checked_add(i128::from(x));
+                    self.exact.sum = sum.ok_or_else(|| Error::value(func.name(), "numeric overflow"))?;
                 }
                 other if self.interval.is_some() => return Err(mixed(func, &other)),
+                other if let Some(v) = Fixed::of(&other) => self.add_exact(func, i128::from(v.mantissa), v.scale)?,
                 other => {
                     let d = other.to_decimal(func.name())?.expect("NULL was skipped");
                     let sum = self.decimal_sum.unwrap_or_default();
@@ -183,6 +195,22 @@ impl Accumulator {
             },
             AggFunc::Min | AggFunc::Max => self.consider(func, v)?,
         }
+        Ok(())
+    }
+
+    /// Adds `mantissa / 10^scale` to the sum: exactly in 128 bits while it fits, and
+    /// when it does not, moves what was summed there into `decimal_sum` and adds the
+    /// value there too (a decimal's own range is the limit then, as it always was).
+    #[inline]
+    fn add_exact(&mut self, func: AggFunc, mantissa: i128, scale: u8) -> Result<()> {
+        if self.exact.add_wide(mantissa, scale) {
+            return Ok(());
+        }
+        let overflow = || Error::value(func.name(), "numeric overflow");
+        let held = self.exact.take_decimal().ok_or_else(overflow)?;
+        let value = Decimal::try_from_i128_with_scale(mantissa, u32::from(scale)).map_err(|_| overflow())?;
+        let sum = self.decimal_sum.unwrap_or_default().checked_add(held).and_then(|d| d.checked_add(value));
+        self.decimal_sum = Some(sum.ok_or_else(overflow)?);
         Ok(())
     }
 
@@ -209,8 +237,7 @@ impl Accumulator {
             return Ok(());
         }
         self.count += partial.count;
-        self.int_sum =
-            self.int_sum.checked_add(partial.int_sum).ok_or_else(|| Error::value(func.name(), "numeric overflow"))?;
+        self.add_exact(func, partial.int_sum, 0)?;
         if let Some(best) = &partial.best {
             self.consider(func, best.clone())?;
         }
@@ -243,10 +270,11 @@ impl Accumulator {
                 let total = if func == AggFunc::Avg {
                     // Months truncated, microseconds rounded half away from zero.
                     let n = i128::from(self.count);
-                    let (q, r) = (self.int_sum / n, self.int_sum % n);
-                    if !year_month && 2 * r.abs() >= n { q + self.int_sum.signum() } else { q }
+                    let sum = self.exact.sum;
+                    let (q, r) = (sum / n, sum % n);
+                    if !year_month && 2 * r.abs() >= n { q + sum.signum() } else { q }
                 } else {
-                    self.int_sum
+                    self.exact.sum
                 };
                 let v = i64::try_from(total).map_err(|_| overflow())?;
                 if year_month { Datum::YearMonth(v) } else { Datum::DaySecond(v) }
@@ -264,15 +292,19 @@ impl Accumulator {
 
     fn total(&self, func: AggFunc) -> Result<Value> {
         let overflow = || Error::value(func.name(), "numeric overflow");
-        match self.decimal_sum {
-            None => Ok(i64::try_from(self.int_sum).map(Datum::Int).or_else(|_| {
-                Decimal::try_from_i128_with_scale(self.int_sum, 0).map(Datum::from_decimal).map_err(|_| overflow())
-            })?),
-            Some(d) => {
-                let ints = Decimal::try_from_i128_with_scale(self.int_sum, 0).map_err(|_| overflow())?;
-                Ok(Datum::from_decimal(d.checked_add(ints).ok_or_else(overflow)?))
-            }
+        let ExactSum { sum, scale } = self.exact;
+        if self.decimal_sum.is_none()
+            && scale == 0
+            && let Ok(i) = i64::try_from(sum)
+        {
+            return Ok(Datum::Int(i));
         }
+        let exact = Decimal::try_from_i128_with_scale(sum, u32::from(scale)).map_err(|_| overflow())?;
+        let total = match self.decimal_sum {
+            None => exact,
+            Some(d) => d.checked_add(exact).ok_or_else(overflow)?,
+        };
+        Ok(Datum::from_decimal(total))
     }
 }
 
@@ -303,8 +335,12 @@ fn type_family(v: &Datum<'_>) -> u8 {
 enum Shape {
     CountRows,
     CountColumn(usize),
-    /// SUM or AVG of a column (not DISTINCT): a whole number is added as it is read.
+    /// SUM or AVG of a column (not DISTINCT): a number with a 64-bit mantissa is added
+    /// as it is read, without becoming a value.
     SumColumn(usize),
+    /// SUM or AVG of another expression (not DISTINCT): tried as an exact decimal
+    /// first ([`Expr::fixed_point`]).
+    SumExpr,
     General,
 }
 
@@ -314,6 +350,7 @@ impl Shape {
             (None, _, _) => Shape::CountRows,
             (Some(Expr::Column(i)), AggFunc::Count, false) => Shape::CountColumn(*i),
             (Some(Expr::Column(i)), AggFunc::Sum | AggFunc::Avg, false) => Shape::SumColumn(*i),
+            (Some(_), AggFunc::Sum | AggFunc::Avg, false) => Shape::SumExpr,
             _ => Shape::General,
         }
     }
@@ -538,7 +575,7 @@ impl Push for AggregateStage {
                 Shape::CountColumn(col) => {
                     acc.count += selection.iter().filter(|&&i| !batch.is_null(i as usize, col)).count() as u64
                 }
-                Shape::SumColumn(_) | Shape::General => {
+                Shape::SumColumn(_) | Shape::SumExpr | Shape::General => {
                     for &i in selection.iter() {
                         acc.add(call, shape, &batch.row(i as usize), f)?;
                     }
@@ -555,5 +592,82 @@ impl Push for AggregateStage {
             None => Ok(Flow::Continue),
         })?;
         rest.finish(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sum_call() -> AggCall {
+        AggCall {
+            func: AggFunc::Sum,
+            arg: Some(Expr::Column(0)),
+            distinct: false,
+            text: "SUM(X)".into(),
+            listagg: None,
+        }
+    }
+
+    /// The exact sum, worked out at the largest scale of the values in 128 bits; `None`
+    /// when it takes more than a decimal's 96 bits there (where a decimal sum rounds).
+    fn exact_sum(values: &[Value]) -> Option<Value> {
+        let decimals: Vec<Decimal> = values.iter().map(|v| v.to_decimal("SUM").ok()?).collect::<Option<_>>()?;
+        let scale = decimals.iter().map(|d| d.scale()).max()?;
+        let mut sum = 0i128;
+        for d in decimals {
+            sum = sum.checked_add(d.mantissa().checked_mul(10i128.checked_pow(scale - d.scale())?)?)?;
+        }
+        Decimal::try_from_i128_with_scale(sum, scale).ok().map(Datum::from_decimal)
+    }
+
+    fn number() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<i64>().prop_map(Datum::Int),
+            (-100_000i64..100_000, 0u32..=6).prop_map(|(m, s)| Datum::from_decimal(Decimal::new(m, s))),
+            (any::<i64>(), 0u32..=28).prop_map(|(m, s)| Datum::from_decimal(Decimal::new(m, s))),
+            (-(1i128 << 95)..(1i128 << 95), 0u32..=28)
+                .prop_map(|(m, s)| Datum::from_decimal(Decimal::from_i128_with_scale(m, s))),
+        ]
+    }
+
+    proptest! {
+        /// Summed from rows, a column's values give the decimal sum, whichever of them
+        /// fit in 64 bits and whichever did not.
+        #[test]
+        fn sums_are_the_decimal_sums(values in proptest::collection::vec(number(), 1..12)) {
+            let call = sum_call();
+            let shape = Shape::of(&call);
+            let mut acc = Accumulator::new(&call);
+            let mut f = FunctionContext::new(0, 1);
+            let mut failed = false;
+            for v in &values {
+                failed |= acc.add(&call, shape, std::slice::from_ref(v), &mut f).is_err();
+            }
+            if let (false, Some(expected)) = (failed, exact_sum(&values)) {
+                prop_assert_eq!(acc.result(&call).unwrap(), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn a_sum_leaving_the_exact_range_goes_on_as_a_decimal() {
+        let call = sum_call();
+        let mut acc = Accumulator::new(&call);
+        let near = (1i128 << 96) - 5;
+        (acc.count, acc.exact) = (1, ExactSum { sum: near, scale: 1 });
+        acc.add_exact(AggFunc::Sum, 10, 1).unwrap();
+        let expected = Decimal::from_i128_with_scale(near, 1).checked_add(Decimal::ONE).unwrap();
+        assert_eq!(acc.result(&call).unwrap(), Datum::from_decimal(expected));
+    }
+
+    #[test]
+    fn a_whole_sum_past_a_decimal_with_a_fraction_is_an_overflow() {
+        let call = sum_call();
+        let mut acc = Accumulator::new(&call);
+        acc.merge(AggFunc::Sum, &Partial { count: 1, int_sum: 1i128 << 100, best: None }).unwrap();
+        let e = acc.add_exact(AggFunc::Sum, 5, 1).unwrap_err().to_string();
+        assert!(e.contains("numeric overflow"), "{e}");
     }
 }

@@ -34,7 +34,7 @@ pub mod predicates;
 
 use crate::access::RowAccess;
 use crate::error::{Error, Result};
-use crate::types::{Datum, Value};
+use crate::types::{Datum, Fixed, Value};
 use functions::{ArithOp, FunctionContext, ScalarFunction};
 use smallvec::SmallVec;
 use std::cmp::Ordering;
@@ -294,13 +294,12 @@ impl Expr {
         }
     }
 
-    /// An operand of an operator whose whole-number path failed
-    /// ([`Expr::whole_number`]): an operator under it goes the general way at once,
-    /// without a whole-number try of its own. Where the operands are decimals
-    /// (`l_extendedprice * (1 - l_discount) * (1 + l_tax)`), each try would read a column
-    /// only to fail on it; where an operator under it is all whole numbers
-    /// (`price * (a + b)`), the general way adds them in 64 bits just the same. Both ways
-    /// give the same value and the same errors.
+    /// An operand of an operator whose fixed-point path failed ([`Expr::fixed_point`]):
+    /// an operator under it goes the general way at once, without a try of its own. The
+    /// try failed on some operand (a wide decimal, a string, a NULL, a division), and
+    /// trying again below would read the same columns only to fail on them; where an
+    /// operator under it is all whole numbers (`price / (a + b)`), the general way adds
+    /// them in 64 bits just the same. Both ways give the same value and the same errors.
     #[inline]
     fn eval_operand<'a, R: RowAccess + ?Sized>(&'a self, row: &'a R, f: &mut FunctionContext) -> Result<Datum<'a>> {
         match self {
@@ -322,9 +321,8 @@ impl Expr {
             Expr::Sequence { name, next } => f.sequence(name, *next)?,
             Expr::Cast { expr, to } => cast(expr.eval_operand(row, f)?, *to)?,
             Expr::Subquery { slot, test: SubqueryTest::Scalar, .. } => f.subquery(*slot)?.scalar()?.clone(),
-            Expr::Arith { .. } | Expr::Negate(_) | Expr::Function { .. } if let Some(i) = self.whole_number(row) => {
-                Datum::Int(i)
-            }
+            Expr::Arith { .. } | Expr::Negate(_) if let Some(x) = self.fixed_point(row) => x.into_datum(),
+            Expr::Function { .. } if let Some(i) = self.whole_number(row) => Datum::Int(i),
             Expr::Arith { op, left, right } => {
                 functions::arithmetic(*op, &left.eval_operand(row, f)?, &right.eval_operand(row, f)?)?
             }
@@ -377,6 +375,32 @@ impl Expr {
                 }
                 func.call_whole(&values[..args.len()])
             }
+            _ => None,
+        }
+    }
+
+    /// The value of this expression when it is an exact decimal computed from numbers
+    /// with 64-bit mantissas alone (NUMBER(p,s) columns, literals, `+ - *` and unary
+    /// minus, and the functions [`Expr::whole_number`] computes): `Some(x)` only when
+    /// [`Expr::eval`] gives `x.into_datum()`. `None` when an operand is anything else,
+    /// is NULL, or a result would not fit; like [`Expr::whole_number`], evaluates
+    /// nothing that has effects.
+    #[inline]
+    pub fn fixed_point<R: RowAccess + ?Sized>(&self, row: &R) -> Option<Fixed> {
+        match self {
+            Expr::Column(i) => row.small_fixed(*i),
+            Expr::Literal(v) => Fixed::of(v),
+            Expr::Arith { op, left, right } => {
+                let (a, b) = (left.fixed_point(row)?, right.fixed_point(row)?);
+                match op {
+                    ArithOp::Add => a.checked_add(b),
+                    ArithOp::Sub => a.checked_sub(b),
+                    ArithOp::Mul => a.checked_mul(b),
+                    ArithOp::Div => None,
+                }
+            }
+            Expr::Negate(e) => e.fixed_point(row)?.checked_neg(),
+            Expr::Function { .. } => self.whole_number(row).map(Fixed::whole),
             _ => None,
         }
     }
@@ -916,7 +940,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Evaluation without the whole-number path: operators and functions on values.
+    /// Evaluation without the whole-number and fixed-point paths: operators and functions on values.
     fn reference(e: &Expr, row: &[Value], f: &mut FunctionContext) -> Result<Value> {
         Ok(match e {
             Expr::Column(i) => row[*i].clone(),
@@ -941,6 +965,7 @@ mod tests {
                 (-20i64..20).prop_map(Datum::Int),
                 Just(Datum::Int(u32::MAX.into())),
                 Just(Datum::Num(rust_decimal::Decimal::new(25, 1))),
+                (any::<i64>(), 1u32..=28).prop_map(|(m, s)| Datum::from_decimal(rust_decimal::Decimal::new(m, s))),
                 Just(Datum::Str("7".into())),
                 Just(Datum::Null),
             ]
@@ -972,6 +997,7 @@ mod tests {
             any::<i64>().prop_map(Datum::Int),
             (-1000i64..1000).prop_map(Datum::Int),
             Just(Datum::Num(rust_decimal::Decimal::new(-35, 1))),
+            (-100_000i64..100_000, 1u32..=4).prop_map(|(m, s)| Datum::from_decimal(rust_decimal::Decimal::new(m, s))),
             Just(Datum::Str("x".into())),
             Just(Datum::Null),
         ]
@@ -979,7 +1005,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn whole_number_path_agrees_with_general_evaluation(
+        fn whole_number_and_fixed_point_paths_agree_with_general_evaluation(
             e in expr(),
             row in proptest::collection::vec(row_value(), 3),
         ) {
@@ -992,7 +1018,10 @@ mod tests {
                 _ => prop_assert!(false, "{got:?} vs {expected:?}"),
             }
             if let Some(i) = e.whole_number(row.as_slice()) {
-                prop_assert_eq!(expected.ok(), Some(Datum::Int(i)));
+                prop_assert_eq!(expected.as_ref().ok().cloned(), Some(Datum::Int(i)));
+            }
+            if let Some(x) = e.fixed_point(row.as_slice()) {
+                prop_assert_eq!(expected.ok(), Some(x.into_datum()));
             }
             let condition = Expr::Compare { op: CmpOp::Lt, left: Box::new(e.clone()), right: Box::new(Expr::Column(0)) };
             let cmp = match (reference(&e, &row, &mut f), &row[0]) {

@@ -6,6 +6,8 @@
 //!   SECOND(s)) and the checks a value must pass to be stored in it.
 //! - [`Datum`]: one value while a statement runs; strings may borrow from a pinned block
 //!   so that a scan does not copy what it only compares. [`Value`] is the owned form.
+//! - [`Fixed`]: an exact decimal with a 64-bit mantissa, the fast path of arithmetic on
+//!   NUMBER(p,s) values, and [`ExactSum`], a sum of them in 128 bits.
 //! - [`encoding`]: the bytes a value occupies inside a row (the payload after the column
 //!   length byte).
 //!
@@ -16,10 +18,12 @@
 mod datatype;
 pub mod datetime;
 pub mod encoding;
+mod fixed;
 mod value;
 
 pub use datatype::{
     DEFAULT_FRACTION_DIGITS, DEFAULT_LEADING_DIGITS, DataType, MAX_NUMBER_DIGITS, MAX_STRING_BYTES,
     round_interval_micros, round_micros,
 };
+pub use fixed::{ExactSum, Fixed};
 pub use value::{Datum, Value, format_date, local_now, local_now_micros, parse_date};

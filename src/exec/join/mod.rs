@@ -52,7 +52,7 @@ use crate::error::Result;
 use crate::expr::Expr;
 use crate::expr::functions::FunctionContext;
 use crate::stats::Stat;
-use crate::types::{Datum, Value};
+use crate::types::{Datum, Fixed, Value};
 use std::borrow::Cow;
 
 impl InputFigures {
@@ -235,6 +235,11 @@ impl RowAccess for SideRow<'_, '_> {
             _ => None,
         }
     }
+
+    #[inline]
+    fn small_fixed(&self, i: usize) -> Option<Fixed> {
+        Fixed::of(self.value(i)?)
+    }
 }
 
 /// A joined row read in place: the left side's columns, then the right's.
@@ -259,6 +264,11 @@ impl RowAccess for Pair<'_, '_> {
     fn small_int(&self, c: usize) -> Option<i64> {
         if c < self.left_width { self.left.small_int(c) } else { self.right.small_int(c - self.left_width) }
     }
+
+    #[inline]
+    fn small_fixed(&self, c: usize) -> Option<Fixed> {
+        if c < self.left_width { self.left.small_fixed(c) } else { self.right.small_fixed(c - self.left_width) }
+    }
 }
 
 /// A joined row with its columns in the output's order: column `c` is `order[c]` of
@@ -282,6 +292,11 @@ impl<R: RowAccess + ?Sized> RowAccess for Ordered<'_, R> {
     #[inline]
     fn small_int(&self, c: usize) -> Option<i64> {
         self.row.small_int(self.order[c])
+    }
+
+    #[inline]
+    fn small_fixed(&self, c: usize) -> Option<Fixed> {
+        self.row.small_fixed(self.order[c])
     }
 }
 
