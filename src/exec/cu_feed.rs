@@ -82,7 +82,7 @@ impl CuFeed {
         if pruned(imcu, &self.predicates) {
             return Ok(false);
         }
-        let unit = UnitScan { imcu, predicates: &self.predicates, shape, columns_read: cu.columns };
+        let unit = UnitScan { imcu, predicates: &self.predicates, shape };
         unit.run(keep, isa, true, stages, f)
     }
 }

@@ -123,7 +123,7 @@ impl InMemoryAccess {
             stats.add(Stat::ImScanRows, imcu.rows as u64);
             stats.add(Stat::ImScanRowsValid, imcu.rows as u64 - journal_rows);
             stats.add(Stat::ImScanRowsJournal, journal_rows);
-            let unit = UnitScan { imcu, predicates: &predicates, shape: &shape, columns_read: &self.columns_read };
+            let unit = UnitScan { imcu, predicates: &predicates, shape: &shape };
             stopped = unit.run(&mut keep, isa, self.prune, stages, &mut ctx.functions)?;
         }
         if stopped {

@@ -20,7 +20,7 @@ use crate::expr::functions::FunctionContext;
 use crate::expr::predicates::{self, ColumnBound};
 use crate::inmemory::bitmap::Bitmap;
 use crate::inmemory::cu::{CuPredicate, UnitFold};
-use crate::inmemory::imcu::{Imcu, ValueKind};
+use crate::inmemory::imcu::{Imcu, UnitNumbers, UnitRow, ValueKind};
 use crate::inmemory::simd::Isa;
 use crate::types::{DataType, Datum, Value};
 use smallvec::SmallVec;
@@ -155,11 +155,10 @@ pub(crate) fn pruned(imcu: &Imcu, predicates: &[(usize, Option<CuPredicate>)]) -
 /// One unit of a columnar scan (an IMCU, or a decompressed compression unit of a
 /// compressed table) and what the statement asks of it.
 pub(crate) struct UnitScan<'u> {
+    /// Holds every table column the plan reads.
     pub imcu: &'u Imcu,
     pub predicates: &'u [(usize, Option<CuPredicate>)],
     pub shape: &'u Shape,
-    /// Table columns the plan reads: each is in the unit.
-    pub columns_read: &'u [bool],
 }
 
 impl UnitScan<'_> {
@@ -206,19 +205,15 @@ impl UnitScan<'_> {
         }
     }
 
-    /// Decodes the kept rows (the columns the plan reads) and pushes them through the
-    /// stages; true when a stage stopped the scan.
+    /// Pushes the kept rows through the stages, each read in place ([`UnitRow`]: a
+    /// column is decoded only when a stage asks for it); true when a stage stopped the
+    /// scan.
     fn push_rows(&self, keep: &Bitmap, stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<bool> {
-        let mut row: Vec<Value> = vec![Datum::Null; self.imcu.columns.len()];
-        let read: Vec<usize> = self.columns_read.iter().enumerate().filter(|(_, r)| **r).map(|(c, _)| c).collect();
-        for r in keep.iter_ones() {
-            for &c in &read {
-                row[c] = match self.imcu.columns[c].as_ref() {
-                    Some(col) => col.datum(r)?,
-                    None => unreachable!("a unit scan holds every column the plan reads"),
-                };
-            }
-            if crate::exec::pipeline::push(stages, row.as_slice(), f)? == Flow::Stop {
+        let numbers = UnitNumbers::new(self.imcu, keep.count_ones() as usize);
+        for row in keep.iter_ones() {
+            if crate::exec::pipeline::push(stages, &UnitRow { imcu: self.imcu, row, numbers: &numbers }, f)?
+                == Flow::Stop
+            {
                 return Ok(true);
             }
         }

@@ -17,7 +17,7 @@
 //! canonical [`Datum`] (an `Int` for a whole number that fits in 64 bits).
 
 use crate::error::{Error, Result};
-use crate::types::{DataType, Datum, Value, datetime};
+use crate::types::{DataType, Datum, Fixed, Value, datetime};
 use rust_decimal::Decimal;
 
 const NULL: u8 = 0xFF;
@@ -267,6 +267,43 @@ fn decode_number(b: &[u8]) -> Option<(Value, usize)> {
     Some((Datum::from_decimal(value), at))
 }
 
+/// A key that is one NUMBER value and nothing more, as an exact decimal with a 64-bit
+/// mantissa (the fast path of arithmetic on a column unit's numbers); `None` when the
+/// value needs more than 18 digits, its scale would pass 28, or the bytes are not such
+/// a key. The number is the one [`decode_key`] gives.
+#[inline]
+pub fn number_key_fixed(key: &[u8]) -> Option<Fixed> {
+    let (&sign, rest) = key.split_first()?;
+    let negative = match sign {
+        ZERO => return (rest.is_empty()).then_some(Fixed::whole(0)),
+        NEGATIVE => true,
+        POSITIVE => false,
+        _ => return None,
+    };
+    let (&e, digits) = rest.split_first()?;
+    let (&end, digits) = digits.split_last()?;
+    if end != if negative { 0xFF } else { 0x00 } || digits.len() > 18 {
+        return None;
+    }
+    let exponent = i32::from(if negative { !e } else { e }) - 0x80;
+    let mut mantissa: i64 = 0;
+    for &c in digits {
+        let d = if negative { 0xFE_u8.checked_sub(c)? } else { c.checked_sub(1)? };
+        if d > 9 {
+            return None;
+        }
+        mantissa = mantissa * 10 + i64::from(d);
+    }
+    // value = mantissa × 10^(exponent − digits)
+    let shift = exponent - digits.len() as i32;
+    let fixed = if shift >= 0 {
+        Fixed::whole(mantissa).checked_mul(Fixed::whole(10i64.checked_pow(shift.try_into().ok()?)?))?
+    } else {
+        Fixed { mantissa, scale: u8::try_from(-shift).ok().filter(|&s| s <= 28)? }
+    };
+    if negative { fixed.checked_neg() } else { Some(fixed) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,6 +373,36 @@ mod tests {
             let mut decoded = Vec::new();
             decode_key(&encoded(&a), &TYPES, |_, v| decoded.push(v)).unwrap();
             prop_assert_eq!(decoded, a);
+        }
+
+        /// A number key read as a fixed-point number is the number it decodes to, and
+        /// only values past 18 digits are declined.
+        #[test]
+        fn number_keys_read_as_fixed_point_numbers(
+            v in prop_oneof![
+                number(),
+                (any::<i64>(), 0u32..=28).prop_map(|(m, s)| Datum::from_decimal(Decimal::new(m, s))),
+                (-(1i128 << 95)..(1i128 << 95), 0u32..=28)
+                    .prop_map(|(m, s)| Datum::from_decimal(Decimal::from_i128_with_scale(m, s))),
+            ],
+        ) {
+            let t = DataType::Number { precision: None, scale: None };
+            let mut key = Vec::new();
+            encode_key(std::slice::from_ref(&v), &[t], &mut key).unwrap();
+            let fixed = number_key_fixed(&key);
+            match &v {
+                Datum::Null => prop_assert_eq!(fixed, None),
+                _ => {
+                    if let Some(f) = fixed {
+                        prop_assert_eq!(f.into_datum(), v.clone());
+                    }
+                    let digits = v.to_string().chars().filter(char::is_ascii_digit).collect::<String>();
+                    let significant = digits.trim_start_matches('0').trim_end_matches('0').len();
+                    if significant <= 18 && Fixed::of(&v).is_some() {
+                        prop_assert!(fixed.is_some(), "{v:?} has {significant} significant digits");
+                    }
+                }
+            }
         }
 
         #[test]

@@ -24,10 +24,12 @@
 
 use super::area::InMemoryArea;
 use super::cu::{ColumnInput, ColumnUnit, CuValue, KeyColumnBuilder, Packing};
+use crate::access::RowAccess;
 use crate::catalog::{MemCompress, TableDef};
 use crate::error::Result;
 use crate::types::encoding::{PayloadKind, read_payload, read_small_int};
-use crate::types::{DataType, Datum, Value};
+use crate::types::{DataType, Datum, Fixed, Value};
+use std::cell::OnceCell;
 
 /// How a column's values are held in its unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +60,7 @@ pub struct ImColumn {
 
 impl ImColumn {
     /// The value of row `row`.
+    #[cfg(test)]
     pub fn datum(&self, row: usize) -> Result<Value> {
         self.datum_ref(row).map(Datum::into_owned)
     }
@@ -89,6 +92,95 @@ impl ImColumn {
             }
             (kind, Some(_)) => unreachable!("a {kind:?} column unit holds values of its kind"),
         })
+    }
+}
+
+/// Row `row` of a unit read in place, as expressions see a row: a column is decoded
+/// when an expression asks for it (a string borrowed from the unit), and a number is
+/// read as a whole or fixed-point number without becoming a value. A column the unit
+/// leaves out (NO INMEMORY) reads as NULL: a unit scan asks only for the columns it holds.
+pub struct UnitRow<'u> {
+    pub imcu: &'u Imcu,
+    pub row: usize,
+    /// The unit's dictionaries of numbers, decoded as rows ask for them.
+    pub numbers: &'u UnitNumbers,
+}
+
+impl UnitRow<'_> {
+    #[inline]
+    fn column_unit(&self, i: usize) -> Option<&ImColumn> {
+        self.imcu.columns.get(i)?.as_ref()
+    }
+}
+
+impl RowAccess for UnitRow<'_> {
+    #[inline]
+    fn column(&self, i: usize) -> Result<Datum<'_>> {
+        match self.column_unit(i) {
+            Some(col) => col.datum_ref(self.row),
+            None => Ok(Datum::Null),
+        }
+    }
+
+    #[inline]
+    fn is_null(&self, i: usize) -> bool {
+        self.column_unit(i).is_none_or(|col| col.unit.is_null(self.row))
+    }
+
+    #[inline]
+    fn small_int(&self, i: usize) -> Option<i64> {
+        let col = self.column_unit(i)?;
+        match (col.kind, col.unit.value(self.row)?) {
+            (ValueKind::Int, CuValue::Int(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn small_fixed(&self, i: usize) -> Option<Fixed> {
+        let col = self.column_unit(i)?;
+        match col.kind {
+            ValueKind::Int => match col.unit.value(self.row)? {
+                CuValue::Int(v) => Some(Fixed::whole(v)),
+                CuValue::Key(_) => None,
+            },
+            ValueKind::NumberKey => match self.numbers.dictionary(self.imcu, i) {
+                Some(values) => *values.get(col.unit.code(self.row)? as usize)?,
+                None => match col.unit.value(self.row)? {
+                    CuValue::Key(key) => crate::index::key::number_key_fixed(key),
+                    CuValue::Int(_) => None,
+                },
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The numbers of a unit's dictionaries of number keys as fixed-point numbers, each
+/// dictionary decoded once, when a row first asks for a number of its column, and only
+/// when the scan keeps at least half as many rows as the dictionary has keys (else each
+/// row's key is decoded as it is asked for).
+pub struct UnitNumbers {
+    rows_kept: usize,
+    /// One per table column; `None` inside when the column's values are not worth
+    /// decoding ahead or have no dictionary.
+    columns: Vec<OnceCell<Option<Vec<Option<Fixed>>>>>,
+}
+
+impl UnitNumbers {
+    pub fn new(imcu: &Imcu, rows_kept: usize) -> UnitNumbers {
+        UnitNumbers { rows_kept, columns: imcu.columns.iter().map(|_| OnceCell::new()).collect() }
+    }
+
+    /// Column `i`'s dictionary, decoded: a code's number, `None` for one past 64 bits.
+    #[inline]
+    fn dictionary(&self, imcu: &Imcu, i: usize) -> Option<&[Option<Fixed>]> {
+        self.columns[i]
+            .get_or_init(|| {
+                let keys = imcu.columns[i].as_ref()?.unit.dictionary_keys()?;
+                (keys.len() <= 2 * self.rows_kept).then(|| keys.map(crate::index::key::number_key_fixed).collect())
+            })
+            .as_deref()
     }
 }
 

@@ -356,6 +356,27 @@ impl ColumnUnit {
         }
     }
 
+    /// The keys of the unit's dictionary, in code order, when it holds its values as a
+    /// dictionary of keys; `None` otherwise.
+    pub fn dictionary_keys(&self) -> Option<impl ExactSizeIterator<Item = &[u8]>> {
+        match &self.body {
+            Body::Encoded { domain: Domain::KeyDict(dict), .. } => Some((0..dict.len()).map(|code| dict.key(code))),
+            _ => None,
+        }
+    }
+
+    /// Row `row`'s dictionary code; `None` when it is NULL or the unit has no codes.
+    #[inline]
+    pub fn code(&self, row: usize) -> Option<u64> {
+        if self.is_null(row) {
+            return None;
+        }
+        match &self.body {
+            Body::Encoded { codes, .. } => Some(codes.get(row)),
+            _ => None,
+        }
+    }
+
     #[cfg(test)]
     /// Row `row`'s integer; `None` when it is NULL or the unit holds keys.
     pub fn int(&self, row: usize) -> Option<i64> {
