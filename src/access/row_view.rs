@@ -1,7 +1,11 @@
 //! Rows as expressions see them: [`RowAccess`] is implemented by owned rows, by
 //! [`BlockRow`], a row still inside its pinned block whose columns are decoded on demand,
 //! and by [`WalkedRow`], the same with only the positions of its length bytes recorded
-//! (what a row kernel needs); [`Beside`] reads two rows as one.
+//! (what a row kernel needs); [`Beside`] reads two rows as one. Layers above implement
+//! it too: joined rows read in place (`exec::join`), and a row of an in-memory unit
+//! (`inmemory::imcu::UnitRow`). Besides a column as a value, a row answers the two fast
+//! paths of numbers without building one: [`RowAccess::small_int`] and
+//! [`RowAccess::small_fixed`].
 
 use crate::error::{Error, Result};
 use crate::storage::block;

@@ -4,9 +4,11 @@
 //! COUNT of a column only asks whether the column is NULL, so counting rows of a block
 //! decodes nothing. A row's group is found by its keys as evaluated, borrowed from the
 //! row (hashed with `foldhash`, a fixed seed); only a new group's keys are copied out.
-//! Sums of numbers with 64-bit mantissas (whole numbers and the values of NUMBER(p,s)
-//! columns, and `+ - *` of them) add exactly in 128 bits at the largest scale seen,
-//! without becoming values; a sum past a decimal's range goes on as a decimal. LISTAGG keeps each value's text with its WITHIN GROUP keys and
+//! Sums of whole numbers add in 128 bits. Sums of other numbers with 64-bit mantissas
+//! (the values of NUMBER(p,s) columns, and `+ - *` of them) add exactly in 128 bits at
+//! the largest scale seen, without becoming values, until a value would take the sum
+//! past a decimal's 96 bits; from there they go on as decimals, one after the other, so
+//! that the answer is always the one decimals summed in row order give. LISTAGG keeps each value's text with its WITHIN GROUP keys and
 //! sorts them when the group is done (a stable sort: equal keys keep the rows' order).
 
 use super::downstream::{Downstream, Push, push_each};
@@ -28,12 +30,15 @@ use std::hash::{BuildHasher, Hash, Hasher};
 struct Accumulator {
     /// Non-null inputs seen (rows, for COUNT(*)).
     count: u64,
-    /// The numbers summed exactly in 128 bits; those that did not fit there are in
-    /// `decimal_sum`, and the answer is the two added.
-    exact: ExactSum,
+    /// The whole numbers (or the months or microseconds of intervals), exactly.
+    int_sum: i128,
+    /// The other numbers, while their sum is exact in 128 bits (see
+    /// [`Accumulator::add_fraction`]) and `decimal_sum` is `None`.
+    fractions: ExactSum,
+    /// The other numbers once they are summed as decimals, one after the other.
     decimal_sum: Option<Decimal>,
-    /// SUM or AVG of intervals: `Some(true)` of YEAR TO MONTH ones (months in `exact`,
-    /// whose scale stays 0), `Some(false)` of DAY TO SECOND ones (microseconds).
+    /// SUM or AVG of intervals: `Some(true)` of YEAR TO MONTH ones (months in
+    /// `int_sum`), `Some(false)` of DAY TO SECOND ones (microseconds).
     interval: Option<bool>,
     best: Option<Value>,
     distinct: Option<HashSet<Value>>,
@@ -65,14 +70,14 @@ impl Accumulator {
                     && let Some(v) = row.small_fixed(i) =>
             {
                 self.count += 1;
-                self.add_exact(call.func, i128::from(v.mantissa), v.scale)?;
+                self.add_number(call.func, v)?;
             }
             (Shape::SumExpr, Some(arg))
                 if self.interval.is_none()
                     && let Some(v) = arg.fixed_point(row) =>
             {
                 self.count += 1;
-                self.add_exact(call.func, i128::from(v.mantissa), v.scale)?;
+                self.add_number(call.func, v)?;
             }
             (Shape::SumColumn(_) | Shape::SumExpr | Shape::General, Some(arg)) => {
                 let func = call.func;
@@ -173,7 +178,7 @@ impl Accumulator {
         match func {
             AggFunc::Count | AggFunc::CountStar | AggFunc::Listagg => {}
             AggFunc::Sum | AggFunc::Avg => match v {
-                Datum::Int(i) if self.interval.is_none() => self.add_exact(func, i128::from(i), 0)?,
+                Datum::Int(i) if self.interval.is_none() => self.add_whole(func, i128::from(i))?,
                 Datum::YearMonth(x) | Datum::DaySecond(x) => {
                     let year_month = matches!(v, Datum::YearMonth(_));
                     let first = self.count == 1;
@@ -181,16 +186,13 @@ impl Accumulator {
                         return Err(mixed(func, &v));
                     }
                     self.interval = Some(year_month);
-                    let sum = self.exact.sum.checked_add(i128::from(x));
-                    self.exact.sum = sum.ok_or_else(|| Error::value(func.name(), "numeric overflow"))?;
+                    self.add_whole(func, i128::from(x))?;
                 }
                 other if self.interval.is_some() => return Err(mixed(func, &other)),
-                other if let Some(v) = Fixed::of(&other) => self.add_exact(func, i128::from(v.mantissa), v.scale)?,
+                other if let Some(v) = Fixed::of(&other) => self.add_fraction(func, v)?,
                 other => {
                     let d = other.to_decimal(func.name())?.expect("NULL was skipped");
-                    let sum = self.decimal_sum.unwrap_or_default();
-                    self.decimal_sum =
-                        Some(sum.checked_add(d).ok_or_else(|| Error::value(func.name(), "numeric overflow"))?);
+                    self.add_decimal(func, d)?;
                 }
             },
             AggFunc::Min | AggFunc::Max => self.consider(func, v)?,
@@ -198,19 +200,42 @@ impl Accumulator {
         Ok(())
     }
 
-    /// Adds `mantissa / 10^scale` to the sum: exactly in 128 bits while it fits, and
-    /// when it does not, moves what was summed there into `decimal_sum` and adds the
-    /// value there too (a decimal's own range is the limit then, as it always was).
+    /// Adds a number that fits in a [`Fixed`]: a whole one to `int_sum`, any other
+    /// with [`Accumulator::add_fraction`].
     #[inline]
-    fn add_exact(&mut self, func: AggFunc, mantissa: i128, scale: u8) -> Result<()> {
-        if self.exact.add_wide(mantissa, scale) {
+    fn add_number(&mut self, func: AggFunc, v: Fixed) -> Result<()> {
+        let v = v.normalized();
+        if v.scale == 0 { self.add_whole(func, i128::from(v.mantissa)) } else { self.add_fraction(func, v) }
+    }
+
+    #[inline]
+    fn add_whole(&mut self, func: AggFunc, v: i128) -> Result<()> {
+        self.int_sum = self.int_sum.checked_add(v).ok_or_else(|| Error::value(func.name(), "numeric overflow"))?;
+        Ok(())
+    }
+
+    /// Adds a number with a fraction (in its one representation: no trailing zero).
+    /// The numbers that are not whole are summed in order as decimals, which are exact
+    /// until a sum needs more than 96 bits at its scale and then round; the sum of
+    /// [`Fixed`] values is that same number, kept exactly in 128 bits up to the first
+    /// value that would take it past 96 bits, where it becomes the decimal it stands
+    /// for and the sum goes on as decimals. So a sum rounds where, and as, a sum of
+    /// decimals does.
+    #[inline]
+    fn add_fraction(&mut self, func: AggFunc, v: Fixed) -> Result<()> {
+        if self.decimal_sum.is_none() && self.fractions.add(v) {
             return Ok(());
         }
-        let overflow = || Error::value(func.name(), "numeric overflow");
-        let held = self.exact.take_decimal().ok_or_else(overflow)?;
-        let value = Decimal::try_from_i128_with_scale(mantissa, u32::from(scale)).map_err(|_| overflow())?;
-        let sum = self.decimal_sum.unwrap_or_default().checked_add(held).and_then(|d| d.checked_add(value));
-        self.decimal_sum = Some(sum.ok_or_else(overflow)?);
+        self.add_decimal(func, v.into_decimal())
+    }
+
+    /// Adds a number that is not whole as a decimal, after the sum held exactly so far.
+    fn add_decimal(&mut self, func: AggFunc, d: Decimal) -> Result<()> {
+        let sum = match self.decimal_sum {
+            Some(sum) => sum,
+            None => std::mem::take(&mut self.fractions).into_decimal(),
+        };
+        self.decimal_sum = Some(sum.checked_add(d).ok_or_else(|| Error::value(func.name(), "numeric overflow"))?);
         Ok(())
     }
 
@@ -237,7 +262,7 @@ impl Accumulator {
             return Ok(());
         }
         self.count += partial.count;
-        self.add_exact(func, partial.int_sum, 0)?;
+        self.add_whole(func, partial.int_sum)?;
         if let Some(best) = &partial.best {
             self.consider(func, best.clone())?;
         }
@@ -270,11 +295,10 @@ impl Accumulator {
                 let total = if func == AggFunc::Avg {
                     // Months truncated, microseconds rounded half away from zero.
                     let n = i128::from(self.count);
-                    let sum = self.exact.sum;
-                    let (q, r) = (sum / n, sum % n);
-                    if !year_month && 2 * r.abs() >= n { q + sum.signum() } else { q }
+                    let (q, r) = (self.int_sum / n, self.int_sum % n);
+                    if !year_month && 2 * r.abs() >= n { q + self.int_sum.signum() } else { q }
                 } else {
-                    self.exact.sum
+                    self.int_sum
                 };
                 let v = i64::try_from(total).map_err(|_| overflow())?;
                 if year_month { Datum::YearMonth(v) } else { Datum::DaySecond(v) }
@@ -292,19 +316,17 @@ impl Accumulator {
 
     fn total(&self, func: AggFunc) -> Result<Value> {
         let overflow = || Error::value(func.name(), "numeric overflow");
-        let ExactSum { sum, scale } = self.exact;
-        if self.decimal_sum.is_none()
-            && scale == 0
-            && let Ok(i) = i64::try_from(sum)
-        {
-            return Ok(Datum::Int(i));
-        }
-        let exact = Decimal::try_from_i128_with_scale(sum, u32::from(scale)).map_err(|_| overflow())?;
-        let total = match self.decimal_sum {
-            None => exact,
-            Some(d) => d.checked_add(exact).ok_or_else(overflow)?,
+        let fractions = match self.decimal_sum {
+            Some(d) => d,
+            None if self.fractions.is_empty() => {
+                return i64::try_from(self.int_sum).map(Datum::Int).or_else(|_| {
+                    Decimal::try_from_i128_with_scale(self.int_sum, 0).map(Datum::from_decimal).map_err(|_| overflow())
+                });
+            }
+            None => self.fractions.into_decimal(),
         };
-        Ok(Datum::from_decimal(total))
+        let ints = Decimal::try_from_i128_with_scale(self.int_sum, 0).map_err(|_| overflow())?;
+        Ok(Datum::from_decimal(fractions.checked_add(ints).ok_or_else(overflow)?))
     }
 }
 
@@ -598,76 +620,112 @@ impl Push for AggregateStage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::expr::functions::ArithOp;
     use proptest::prelude::*;
 
-    fn sum_call() -> AggCall {
-        AggCall {
-            func: AggFunc::Sum,
-            arg: Some(Expr::Column(0)),
-            distinct: false,
-            text: "SUM(X)".into(),
-            listagg: None,
-        }
+    fn sum_call(arg: Expr) -> AggCall {
+        AggCall { func: AggFunc::Sum, arg: Some(arg), distinct: false, text: "SUM(X)".into(), listagg: None }
     }
 
-    /// The exact sum, worked out at the largest scale of the values in 128 bits; `None`
-    /// when it takes more than a decimal's 96 bits there (where a decimal sum rounds).
-    fn exact_sum(values: &[Value]) -> Option<Value> {
-        let decimals: Vec<Decimal> = values.iter().map(|v| v.to_decimal("SUM").ok()?).collect::<Option<_>>()?;
-        let scale = decimals.iter().map(|d| d.scale()).max()?;
-        let mut sum = 0i128;
-        for d in decimals {
-            sum = sum.checked_add(d.mantissa().checked_mul(10i128.checked_pow(scale - d.scale())?)?)?;
+    /// SUM as decimals give it, the model the accumulator must match in every case:
+    /// whole numbers added exactly, every other value added as a decimal in row order
+    /// (rounding where a decimal sum rounds), the two added at the end.
+    fn decimal_sum(values: &[Value]) -> std::result::Result<Value, String> {
+        let overflow = || Error::value("SUM", "numeric overflow").to_string();
+        if values.iter().all(Datum::is_null) {
+            return Ok(Datum::Null);
         }
-        Decimal::try_from_i128_with_scale(sum, scale).ok().map(Datum::from_decimal)
+        let (mut ints, mut decimals) = (0i128, None::<Decimal>);
+        for v in values.iter().filter(|v| !v.is_null()) {
+            match v {
+                Datum::Int(i) => ints += i128::from(*i),
+                other => {
+                    let d = other.to_decimal("SUM").map_err(|e| e.to_string())?.expect("not NULL");
+                    decimals = Some(decimals.unwrap_or_default().checked_add(d).ok_or_else(overflow)?);
+                }
+            }
+        }
+        let ints_decimal = Decimal::try_from_i128_with_scale(ints, 0).map_err(|_| overflow());
+        Ok(match decimals {
+            None => i64::try_from(ints).map(Datum::Int).or_else(|_| ints_decimal.map(Datum::from_decimal))?,
+            Some(d) => Datum::from_decimal(d.checked_add(ints_decimal?).ok_or_else(overflow)?),
+        })
     }
 
+    /// Numbers of every size, with values that make decimal sums round: a large whole
+    /// number beside many digits of fraction.
     fn number() -> impl Strategy<Value = Value> {
         prop_oneof![
             any::<i64>().prop_map(Datum::Int),
+            Just(Datum::Int(100_000_000_000)),
+            (1i64..10, 15u32..=20).prop_map(|(m, s)| Datum::from_decimal(Decimal::new(m, s))),
             (-100_000i64..100_000, 0u32..=6).prop_map(|(m, s)| Datum::from_decimal(Decimal::new(m, s))),
             (any::<i64>(), 0u32..=28).prop_map(|(m, s)| Datum::from_decimal(Decimal::new(m, s))),
             (-(1i128 << 95)..(1i128 << 95), 0u32..=28)
                 .prop_map(|(m, s)| Datum::from_decimal(Decimal::from_i128_with_scale(m, s))),
+            Just(Datum::Null),
         ]
     }
 
+    fn sum_rows(call: &AggCall, rows: &[Vec<Value>]) -> std::result::Result<Value, String> {
+        let shape = Shape::of(call);
+        let mut acc = Accumulator::new(call);
+        let mut f = FunctionContext::new(0, 1);
+        for row in rows {
+            acc.add(call, shape, row.as_slice(), &mut f).map_err(|e| e.to_string())?;
+        }
+        acc.result(call).map_err(|e| e.to_string())
+    }
+
     proptest! {
-        /// Summed from rows, a column's values give the decimal sum, whichever of them
-        /// fit in 64 bits and whichever did not.
+        /// SUM of a column is what decimals summed in row order give, to the last
+        /// digit and in every error, whichever values fit in 64 bits.
         #[test]
-        fn sums_are_the_decimal_sums(values in proptest::collection::vec(number(), 1..12)) {
-            let call = sum_call();
-            let shape = Shape::of(&call);
-            let mut acc = Accumulator::new(&call);
-            let mut f = FunctionContext::new(0, 1);
-            let mut failed = false;
-            for v in &values {
-                failed |= acc.add(&call, shape, std::slice::from_ref(v), &mut f).is_err();
-            }
-            if let (false, Some(expected)) = (failed, exact_sum(&values)) {
-                prop_assert_eq!(acc.result(&call).unwrap(), expected);
-            }
+        fn sums_of_a_column_are_the_decimal_sums(values in proptest::collection::vec(number(), 1..12)) {
+            let rows: Vec<Vec<Value>> = values.iter().map(|v| vec![v.clone()]).collect();
+            prop_assert_eq!(sum_rows(&sum_call(Expr::Column(0)), &rows), decimal_sum(&values));
+        }
+
+        /// SUM of a product is what decimals summed in row order give for the products
+        /// as evaluated the general way (whose scales are the canonical ones).
+        #[test]
+        fn sums_of_a_product_are_the_decimal_sums(
+            pairs in proptest::collection::vec((number(), number()), 1..12),
+        ) {
+            let product = Expr::Arith { op: ArithOp::Mul, left: Box::new(Expr::Column(0)), right: Box::new(Expr::Column(1)) };
+            let rows: Vec<Vec<Value>> = pairs.iter().map(|(a, b)| vec![a.clone(), b.clone()]).collect();
+            let products: std::result::Result<Vec<Value>, String> = pairs
+                .iter()
+                .map(|(a, b)| crate::expr::functions::arithmetic(ArithOp::Mul, a, b).map_err(|e| e.to_string()))
+                .collect();
+            let expected = products.and_then(|p| decimal_sum(&p));
+            prop_assert_eq!(sum_rows(&sum_call(product), &rows), expected);
         }
     }
 
     #[test]
-    fn a_sum_leaving_the_exact_range_goes_on_as_a_decimal() {
-        let call = sum_call();
-        let mut acc = Accumulator::new(&call);
-        let near = (1i128 << 96) - 5;
-        (acc.count, acc.exact) = (1, ExactSum { sum: near, scale: 1 });
-        acc.add_exact(AggFunc::Sum, 10, 1).unwrap();
-        let expected = Decimal::from_i128_with_scale(near, 1).checked_add(Decimal::ONE).unwrap();
-        assert_eq!(acc.result(&call).unwrap(), Datum::from_decimal(expected));
+    fn a_sum_rounds_where_a_decimal_sum_rounds_whatever_the_row_order() {
+        let tiny = Datum::from_decimal(Decimal::new(5, 18));
+        let big = Datum::Int(100_000_000_000);
+        let mut first: Vec<Value> = vec![big.clone()];
+        first.extend(std::iter::repeat_n(tiny.clone(), 10));
+        let mut last: Vec<Value> = std::iter::repeat_n(tiny, 10).collect();
+        last.push(big);
+        let call = sum_call(Expr::Column(0));
+        for values in [first, last] {
+            let rows: Vec<Vec<Value>> = values.iter().map(|v| vec![v.clone()]).collect();
+            let sum = sum_rows(&call, &rows).unwrap();
+            assert_eq!(sum.to_string(), "100000000000.00000000000000005");
+        }
     }
 
     #[test]
-    fn a_whole_sum_past_a_decimal_with_a_fraction_is_an_overflow() {
-        let call = sum_call();
+    fn a_whole_sum_too_large_for_a_decimal_is_an_overflow() {
+        let call = sum_call(Expr::Column(0));
         let mut acc = Accumulator::new(&call);
         acc.merge(AggFunc::Sum, &Partial { count: 1, int_sum: 1i128 << 100, best: None }).unwrap();
-        let e = acc.add_exact(AggFunc::Sum, 5, 1).unwrap_err().to_string();
+        acc.add_number(AggFunc::Sum, Fixed { mantissa: 5, scale: 1 }).unwrap();
+        let e = acc.result(&call).unwrap_err().to_string();
         assert!(e.contains("numeric overflow"), "{e}");
     }
 }

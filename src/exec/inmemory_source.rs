@@ -6,7 +6,7 @@
 //!       │                            (a bitmap per unit)          encoded columns (SIMD)
 //!       │                                                                │
 //!       │               aggregate-only plan: popcounts, codes ◄──────┤
-//!       │                              any other plan: rows decoded ◄────┘ → stages
+//!       │                              any other plan: rows read ◄───────┘ → stages
 //!  buffer cache: journaled blocks, units not usable, blocks no unit covers → full scan
 //! ```
 //!
@@ -18,10 +18,10 @@
 //! (COUNT(*), COUNT, SUM and AVG of whole numbers, MIN and MAX of a column) over conjuncts
 //! that all run on the encoded values never decodes a row: counts come from the bitmaps,
 //! sums from the codes (`base × count + Σ codes` under frame of reference), MIN and MAX
-//! from the smallest and largest code kept. Any other plan gets the kept rows decoded and
-//! filtered again by the WHERE clause, so results never depend on which conjuncts ran
-//! where. What a scan does with one unit ([`super::unit_scan`]: predicates, folds or
-//! decoded rows) is shared with the scan of a compressed table's units
+//! from the smallest and largest code kept. Any other plan gets the kept rows, read in
+//! place from the unit, and filters them again by the WHERE clause, so results never
+//! depend on which conjuncts ran where. What a scan does with one unit
+//! ([`super::unit_scan`]: predicates, folds or rows) is shared with the scan of a compressed table's units
 //! ([`super::cu_feed`]).
 
 use super::unit_scan::{Shape, UnitScan, pruned, unit_predicates};

@@ -4,7 +4,8 @@
 //! clause's conjuncts that bound one column, the aggregate's folds), those conjuncts as
 //! tests on a unit's codes ([`unit_predicates`]), a unit pruned by its columns' smallest
 //! and largest values ([`pruned`]), then counts, sums, MIN and MAX folded from bitmaps and
-//! codes, or the kept rows decoded and pushed through the stages. A hash join's probe
+//! codes, or the kept rows pushed through the stages, each read in place
+//! ([`UnitRow`]: a column is decoded when a stage asks for it). A hash join's probe
 //! scan first narrows the kept rows by the join's filter, reading the key columns only
 //! ([`JoinFilterStage::check_unit`]), so a row the filter drops is never decoded.
 //!

@@ -13,15 +13,19 @@
 //! one string, a buffer the caller reuses when it evaluates with [`Expr::eval_buffered`]
 //! (which builds LPAD and RPAD there too).
 //!
-//! Whole numbers take a fast path ([`Expr::whole_number`]): a column stored as a whole
-//! number is read as an `i64` ([`RowAccess::small_int`]), and `+ - *`, unary minus,
-//! MOD, ABS and ORA_HASH of whole numbers compute on `i64` without building values.
-//! Arithmetic, functions and comparisons try it first and fall back to the general
-//! evaluation when any part is not a whole number or the result would not be one
-//! (an overflow, an argument out of range). The attempt has no effects (it calls no
-//! non-deterministic function and raises no error), so falling back is always safe; a
-//! failed attempt costs a walk of the part of the subtree it covers, once per nesting
-//! level of arithmetic and function calls.
+//! Numbers take two fast paths. Whole numbers ([`Expr::whole_number`]): a column stored
+//! as a whole number is read as an `i64` ([`RowAccess::small_int`]), and `+ - *`, unary
+//! minus, MOD, ABS and ORA_HASH of whole numbers compute on `i64` without building
+//! values. Exact decimals ([`Expr::fixed_point`]): a NUMBER(p,s) value whose mantissa
+//! fits in 64 bits is read as a `Fixed` ([`RowAccess::small_fixed`]), and `+ - *` and
+//! unary minus compute on mantissa and scale. Functions use the first; operators,
+//! comparisons and BETWEEN the second, which covers whole numbers too. Each falls back to
+//! the general evaluation when any part does not fit or the result would not (an
+//! overflow, an argument out of range, a division); the values and errors are the
+//! general evaluation's either way. An attempt has no effects (it calls no
+//! non-deterministic function and raises no error), so falling back is always safe. A
+//! failed operator evaluates its operands the general way at once, so an attempt walks
+//! the subtree once.
 //!
 //! Conditions use SQL's three-valued logic: [`Expr::eval_condition`] returns `None` for
 //! UNKNOWN.
@@ -488,6 +492,14 @@ impl Expr {
             Expr::Not(e) => Ok(not3(e.eval_condition(row, f)?)),
             Expr::IsNull { expr, negated } => Ok(Some(is_null(expr, row, f)? != *negated)),
             Expr::InList { expr, list, negated } => in_list(expr, list, *negated, row, f),
+            Expr::Between { expr, low, high, negated }
+                if let Some(v) = expr.fixed_point(row)
+                    && let Some(low) = low.fixed_point(row)
+                    && let Some(high) = high.fixed_point(row)
+                    && let (Some(ge), Some(le)) = (v.cmp_exact(low), v.cmp_exact(high)) =>
+            {
+                Ok(Some((ge != Ordering::Less && le != Ordering::Greater) != *negated))
+            }
             Expr::Between { expr, low, high, negated } => {
                 let v = expr.eval(row, f)?;
                 let ge = v.sql_cmp(&low.eval(row, f)?)?.map(|o| o != Ordering::Less);
@@ -714,10 +726,11 @@ fn compare<R: RowAccess + ?Sized>(
     row: &R,
     f: &mut FunctionContext,
 ) -> Result<Option<bool>> {
-    if let Some(l) = left.whole_number(row)
-        && let Some(r) = right.whole_number(row)
+    if let Some(l) = left.fixed_point(row)
+        && let Some(r) = right.fixed_point(row)
+        && let Some(order) = l.cmp_exact(r)
     {
-        return Ok(Some(op.holds(l.cmp(&r))));
+        return Ok(Some(op.holds(order)));
     }
     let l = left.eval(row, f)?;
     let r = right.eval(row, f)?;
@@ -1029,6 +1042,18 @@ mod tests {
                 (Err(e), _) => Err(e.to_string()),
             };
             prop_assert_eq!(condition.eval_condition(row.as_slice(), &mut f).map_err(|e| e.to_string()), cmp);
+            let between = Expr::Between {
+                expr: Box::new(e.clone()),
+                low: Box::new(Expr::Column(0)),
+                high: Box::new(Expr::Column(1)),
+                negated: false,
+            };
+            let within = reference(&e, &row, &mut f).map_err(|e| e.to_string()).and_then(|v| {
+                let ge = v.sql_cmp(&row[0]).map_err(|e| e.to_string())?.map(|o| o != Ordering::Less);
+                let le = v.sql_cmp(&row[1]).map_err(|e| e.to_string())?.map(|o| o != Ordering::Greater);
+                Ok(and3(ge, le))
+            });
+            prop_assert_eq!(between.eval_condition(row.as_slice(), &mut f).map_err(|e| e.to_string()), within);
         }
     }
 

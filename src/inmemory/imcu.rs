@@ -175,7 +175,8 @@ impl UnitNumbers {
     /// Column `i`'s dictionary, decoded: a code's number, `None` for one past 64 bits.
     #[inline]
     fn dictionary(&self, imcu: &Imcu, i: usize) -> Option<&[Option<Fixed>]> {
-        self.columns[i]
+        self.columns
+            .get(i)?
             .get_or_init(|| {
                 let keys = imcu.columns[i].as_ref()?.unit.dictionary_keys()?;
                 (keys.len() <= 2 * self.rows_kept).then(|| keys.map(crate::index::key::number_key_fixed).collect())

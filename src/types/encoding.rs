@@ -144,29 +144,30 @@ pub fn read_small_int(bytes: &[u8]) -> Option<i64> {
 /// they nearly always do) and byte by byte otherwise.
 #[inline(always)]
 pub fn read_small_int_in(bytes: &[u8], start: usize, len: usize) -> Option<i64> {
-    let mantissa_len = len.wrapping_sub(1);
-    if mantissa_len.wrapping_sub(1) >= 8 || *bytes.get(start)? != 0 {
-        // Not 1..=8 mantissa bytes, or a non-zero scale.
-        return read_small_int(bytes.get(start..start + len)?);
+    if *bytes.get(start)? != 0 {
+        return None;
     }
-    match bytes.get(start + 1..start + 9) {
-        Some(word) => {
-            let raw = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-            let shift = 64 - 8 * mantissa_len as u32;
-            Some(((raw << shift) as i64) >> shift)
-        }
-        None => read_small_int(bytes.get(start..start + len)?),
-    }
+    small_mantissa_at(bytes, start, len)
 }
 
 /// A NUMBER payload at `start..start + len` of `bytes` whose mantissa fits in 64 bits,
-/// as a [`Fixed`]; `None` for anything else (the caller decodes it the general way). Reads
-/// the mantissa with one unaligned 8-byte load when the bytes after it allow.
+/// as a [`Fixed`]; `None` for anything else (the caller decodes it the general way).
 #[inline(always)]
 pub fn read_small_fixed_in(bytes: &[u8], start: usize, len: usize) -> Option<Fixed> {
-    let mantissa_len = len.wrapping_sub(1);
     let scale = *bytes.get(start)?;
-    if mantissa_len.wrapping_sub(1) >= 8 || scale > 28 {
+    if u32::from(scale) > Decimal::MAX_SCALE {
+        return None;
+    }
+    Some(Fixed { mantissa: small_mantissa_at(bytes, start, len)?, scale })
+}
+
+/// The mantissa of the NUMBER payload at `start..start + len` of `bytes` when it has 1 to
+/// 8 bytes, sign-extended: one unaligned 8-byte load when the bytes after it allow, byte
+/// by byte otherwise.
+#[inline(always)]
+fn small_mantissa_at(bytes: &[u8], start: usize, len: usize) -> Option<i64> {
+    let mantissa_len = len.wrapping_sub(1);
+    if mantissa_len.wrapping_sub(1) >= 8 {
         return None;
     }
     let raw = match bytes.get(start + 1..start + 9) {
@@ -180,7 +181,7 @@ pub fn read_small_fixed_in(bytes: &[u8], start: usize, len: usize) -> Option<Fix
         }
     };
     let shift = 64 - 8 * mantissa_len as u32;
-    Some(Fixed { mantissa: ((raw << shift) as i64) >> shift, scale })
+    Some(((raw << shift) as i64) >> shift)
 }
 
 fn read_number(bytes: &[u8]) -> Result<Datum<'_>, &'static str> {

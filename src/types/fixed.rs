@@ -82,10 +82,33 @@ impl Fixed {
         Some(Fixed { mantissa: self.mantissa.checked_neg()?, scale: self.scale })
     }
 
+    /// The numeric order of the two; `None` when aligning their scales would overflow.
+    #[inline]
+    pub fn cmp_exact(self, other: Fixed) -> Option<std::cmp::Ordering> {
+        if self.scale == other.scale {
+            return Some(self.mantissa.cmp(&other.mantissa));
+        }
+        let to = self.scale.max(other.scale);
+        let a = rescale_wide(i128::from(self.mantissa), self.scale, to)?;
+        let b = rescale_wide(i128::from(other.mantissa), other.scale, to)?;
+        Some(a.cmp(&b))
+    }
+
     /// The value, in its one representation ([`Datum::Int`] when whole).
     #[inline]
     pub fn into_datum(self) -> Datum<'static> {
         if self.scale == 0 { Datum::Int(self.mantissa) } else { Datum::from_decimal(self.into_decimal()) }
+    }
+
+    /// The same number without trailing zeros in its mantissa (the scale a decimal
+    /// value of it has).
+    #[inline]
+    pub fn normalized(mut self) -> Fixed {
+        while self.scale > 0 && self.mantissa % 10 == 0 {
+            self.mantissa /= 10;
+            self.scale -= 1;
+        }
+        self
     }
 
     #[inline]
@@ -94,54 +117,51 @@ impl Fixed {
     }
 }
 
-/// A running sum of [`Fixed`] values, exact in 128 bits at the largest scale seen.
-///
-/// Stays below 2^96 in magnitude (what a `Decimal` holds) while its scale is above zero:
-/// [`ExactSum::add`] refuses a value that would take it past, and the caller then moves
-/// the sum into a `Decimal` ([`ExactSum::take_decimal`]) and goes on there, as a sum of
-/// decimals always did. A whole-number sum may grow to the full 128 bits.
+/// A running sum of [`Fixed`] values, exact in 128 bits at the largest scale seen, and
+/// always below 2^96 in magnitude, what a `Decimal` holds: [`ExactSum::add`] refuses a
+/// value that would take it past. It is then the decimal a sum of decimals would hold
+/// at that point ([`ExactSum::into_decimal`]), for the caller to go on with.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ExactSum {
-    pub sum: i128,
-    pub scale: u8,
+    sum: i128,
+    scale: u8,
 }
 
 /// 2^96: the first magnitude a `Decimal`'s mantissa cannot hold.
-const DECIMAL_LIMIT: i128 = 1 << 96;
+const DECIMAL_LIMIT: u128 = 1 << 96;
 
 impl ExactSum {
-    /// Adds `value`; `false` (the sum unchanged) when the exact result would overflow.
+    /// Adds `value`; `false` (the sum unchanged) when the exact result would reach 2^96.
     #[inline]
     pub fn add(&mut self, value: Fixed) -> bool {
-        self.add_wide(i128::from(value.mantissa), value.scale)
-    }
-
-    /// Adds `mantissa / 10^scale`; `false` (the sum unchanged) on overflow.
-    #[inline]
-    pub fn add_wide(&mut self, mantissa: i128, scale: u8) -> bool {
-        let (a, b, to) = if scale == self.scale {
-            (self.sum, mantissa, scale)
+        let mantissa = i128::from(value.mantissa);
+        let (a, b, to) = if value.scale == self.scale {
+            (self.sum, mantissa, value.scale)
         } else {
-            let to = self.scale.max(scale);
-            let (Some(a), Some(b)) = (rescale_wide(self.sum, self.scale, to), rescale_wide(mantissa, scale, to)) else {
+            let to = self.scale.max(value.scale);
+            let (Some(a), Some(b)) = (rescale_wide(self.sum, self.scale, to), rescale_wide(mantissa, value.scale, to))
+            else {
                 return false;
             };
             (a, b, to)
         };
-        let Some(sum) = a.checked_add(b) else { return false };
-        if to > 0 && sum.unsigned_abs() >= DECIMAL_LIMIT as u128 {
-            return false;
+        match a.checked_add(b) {
+            Some(sum) if sum.unsigned_abs() < DECIMAL_LIMIT => {
+                *self = ExactSum { sum, scale: to };
+                true
+            }
+            _ => false,
         }
-        *self = ExactSum { sum, scale: to };
-        true
     }
 
-    /// The sum as a decimal, leaving zero; `None` when it is too large for one (a
-    /// whole-number sum past 2^96).
-    pub fn take_decimal(&mut self) -> Option<Decimal> {
-        let d = Decimal::try_from_i128_with_scale(self.sum, u32::from(self.scale)).ok()?;
-        *self = ExactSum::default();
-        Some(d)
+    /// Whether nothing was added (or only whole numbers that cancel out).
+    pub fn is_empty(&self) -> bool {
+        *self == ExactSum::default()
+    }
+
+    /// The sum as a decimal, at the largest scale of the values added.
+    pub fn into_decimal(self) -> Decimal {
+        Decimal::from_i128_with_scale(self.sum, u32::from(self.scale))
     }
 }
 
@@ -178,21 +198,41 @@ mod tests {
                     prop_assert_eq!(got.into_datum(), Datum::from_decimal(exact.expect("in range")));
                 }
             }
+            if let Some(order) = a.cmp_exact(b) {
+                prop_assert_eq!(order, x.cmp(&y));
+            }
+            let whole = |i: i64| Fixed::whole(i);
+            prop_assert_eq!(whole(a.mantissa).cmp_exact(whole(b.mantissa)), Some(a.mantissa.cmp(&b.mantissa)));
         }
 
         #[test]
         fn a_sum_is_exact_until_it_refuses(values in proptest::collection::vec(fixed(), 1..20)) {
             let mut sum = ExactSum::default();
-            let mut decimal = Some(Decimal::ZERO);
+            let mut decimal = Decimal::ZERO;
             for v in values {
-                if !sum.add(v) {
-                    return Ok(());
+                let before = sum;
+                match decimal.checked_add(v.into_decimal()) {
+                    // A decimal sum that is exact: the mantissa fits at the larger scale.
+                    Some(d) if d.scale() == decimal.scale().max(v.into_decimal().scale()) => {
+                        prop_assert!(sum.add(v), "{before:?} + {v:?}");
+                        decimal = d;
+                    }
+                    _ => {
+                        prop_assert!(!sum.add(v));
+                        prop_assert_eq!(sum, before);
+                        return Ok(());
+                    }
                 }
-                decimal = decimal.and_then(|d| d.checked_add(v.into_decimal()));
-                let Some(d) = decimal else { return Ok(()) };
-                let mut copy = sum;
-                prop_assert_eq!(copy.take_decimal().map(Datum::from_decimal), Some(Datum::from_decimal(d)));
+                prop_assert_eq!(sum.into_decimal(), decimal);
+                prop_assert_eq!(sum.into_decimal().scale(), decimal.scale());
             }
+        }
+
+        #[test]
+        fn normalizing_keeps_the_number_and_drops_trailing_zeros(a in fixed()) {
+            let n = a.normalized();
+            prop_assert_eq!(n.into_decimal(), a.into_decimal());
+            prop_assert_eq!(n.into_decimal().scale(), a.into_decimal().normalize().scale());
         }
     }
 
@@ -203,11 +243,11 @@ mod tests {
         assert_eq!(big.checked_mul(Fixed::whole(2)), None);
         assert_eq!(Fixed { mantissa: 1, scale: 20 }.checked_mul(Fixed { mantissa: 1, scale: 9 }), None);
         assert_eq!(Fixed::whole(1).checked_add(Fixed { mantissa: 1, scale: 19 }), None);
-        let mut sum = ExactSum { sum: DECIMAL_LIMIT - 1, scale: 1 };
+        let mut sum = ExactSum { sum: DECIMAL_LIMIT as i128 - 1, scale: 1 };
         assert!(!sum.add(Fixed { mantissa: 1, scale: 1 }));
-        assert_eq!(sum.sum, DECIMAL_LIMIT - 1);
-        let mut whole = ExactSum { sum: DECIMAL_LIMIT, scale: 0 };
-        assert!(whole.add(Fixed::whole(1)));
-        assert_eq!(whole.take_decimal(), None);
+        assert_eq!(sum.sum, DECIMAL_LIMIT as i128 - 1);
+        let mut whole = ExactSum { sum: DECIMAL_LIMIT as i128 - 1, scale: 0 };
+        assert!(!whole.add(Fixed::whole(1)));
+        assert!(whole.add(Fixed::whole(-1)));
     }
 }

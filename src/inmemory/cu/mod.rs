@@ -365,7 +365,9 @@ impl ColumnUnit {
         }
     }
 
-    /// Row `row`'s dictionary code; `None` when it is NULL or the unit has no codes.
+    /// Row `row`'s code: an index into [`ColumnUnit::dictionary_keys`] when the unit
+    /// holds a dictionary of keys (an offset or an index into integers otherwise);
+    /// `None` when the row is NULL or the unit has no codes.
     #[inline]
     pub fn code(&self, row: usize) -> Option<u64> {
         if self.is_null(row) {
