@@ -8,8 +8,9 @@
 //! (the values of NUMBER(p,s) columns, and `+ - *` of them) add exactly in 128 bits at
 //! the largest scale seen, without becoming values, until a value would take the sum
 //! past a decimal's 96 bits; from there they go on as decimals, one after the other, so
-//! that the answer is always the one decimals summed in row order give. LISTAGG keeps each value's text with its WITHIN GROUP keys and
-//! sorts them when the group is done (a stable sort: equal keys keep the rows' order).
+//! that the answer is always the one decimals summed in row order give. LISTAGG keeps
+//! each value's text with its WITHIN GROUP keys and sorts them when the group is done
+//! (a stable sort: equal keys keep the rows' order).
 
 use super::downstream::{Downstream, Push, push_each};
 use crate::access::Flow;
