@@ -185,20 +185,23 @@ impl RowAccess for BlockRow<'_> {
 
     #[inline(always)]
     fn small_int(&self, i: usize) -> Option<i64> {
-        let span = self.spans[i];
-        if span.is_null() || self.kinds[i] != PayloadKind::Number {
-            return None;
-        }
-        read_small_int_in(self.stream, span.start as usize, span.len as usize)
+        let (start, len) = self.number_payload(i)?;
+        read_small_int_in(self.stream, start, len)
     }
 
     #[inline(always)]
     fn small_fixed(&self, i: usize) -> Option<Fixed> {
+        let (start, len) = self.number_payload(i)?;
+        read_small_fixed_in(self.stream, start, len)
+    }
+}
+
+impl BlockRow<'_> {
+    /// Where column `i`'s payload lies in the stream, when it is a non-NULL NUMBER.
+    #[inline(always)]
+    fn number_payload(&self, i: usize) -> Option<(usize, usize)> {
         let span = self.spans[i];
-        if span.is_null() || self.kinds[i] != PayloadKind::Number {
-            return None;
-        }
-        read_small_fixed_in(self.stream, span.start as usize, span.len as usize)
+        (!span.is_null() && self.kinds[i] == PayloadKind::Number).then_some((span.start as usize, span.len as usize))
     }
 }
 
@@ -260,28 +263,28 @@ impl RowAccess for WalkedRow<'_> {
 
     #[inline(always)]
     fn small_int(&self, i: usize) -> Option<i64> {
-        if self.kinds[i] != PayloadKind::Number {
-            return None;
-        }
-        let at = self.positions[i] as usize;
-        let len = *self.stream.get(at)?;
-        if len >= LEN_ESCAPE {
-            return None;
-        }
-        read_small_int_in(self.stream, at + 1, len as usize)
+        let (start, len) = self.short_number_payload(i)?;
+        read_small_int_in(self.stream, start, len)
     }
 
     #[inline(always)]
     fn small_fixed(&self, i: usize) -> Option<Fixed> {
+        let (start, len) = self.short_number_payload(i)?;
+        read_small_fixed_in(self.stream, start, len)
+    }
+}
+
+impl WalkedRow<'_> {
+    /// Where column `i`'s payload lies in the stream, when it is a non-NULL NUMBER with
+    /// a one-byte length (a longer one holds no small number).
+    #[inline(always)]
+    fn short_number_payload(&self, i: usize) -> Option<(usize, usize)> {
         if self.kinds[i] != PayloadKind::Number {
             return None;
         }
         let at = self.positions[i] as usize;
         let len = *self.stream.get(at)?;
-        if len >= LEN_ESCAPE {
-            return None;
-        }
-        read_small_fixed_in(self.stream, at + 1, len as usize)
+        (len < LEN_ESCAPE).then_some((at + 1, len as usize))
     }
 }
 

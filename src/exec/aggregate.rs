@@ -190,7 +190,7 @@ impl Accumulator {
                     self.add_whole(func, i128::from(x))?;
                 }
                 other if self.interval.is_some() => return Err(mixed(func, &other)),
-                other if let Some(v) = Fixed::of(&other) => self.add_fraction(func, v)?,
+                other if let Some(v) = Fixed::of(&other) => self.add_number(func, v)?,
                 other => {
                     let d = other.to_decimal(func.name())?.expect("NULL was skipped");
                     self.add_decimal(func, d)?;

@@ -21,6 +21,11 @@
 //! builder gathers into buffers it takes from, and gives back to, a worker's
 //! [`GatherBuffers`], so that unit after unit fills memory already touched; a buffer in
 //! that pool is always empty.
+//!
+//! Values come out one column at a time ([`ImColumn::datum_ref`]) or as a row read in
+//! place ([`UnitRow`]): a scan hands on a kept row without copying it, and a number
+//! column held as keys is read as a fixed-point number, its dictionary decoded once per
+//! unit ([`UnitNumbers`]).
 
 use super::area::InMemoryArea;
 use super::cu::{ColumnInput, ColumnUnit, CuValue, KeyColumnBuilder, Packing};
