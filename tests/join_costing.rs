@@ -157,3 +157,54 @@ fn the_optimizer_parameters_refuse_values_out_of_range() {
         ("90".into(), "25".into(), "TRUE".into())
     );
 }
+
+/// Equalities on every column of a table's primary key find one of its rows for each
+/// row of the other side, whatever the product of the columns' selectivities says: the
+/// join order weighs them together, so a filtered table is joined to the large one
+/// before the table keyed on both columns (TPC-H Q9's part, lineitem and partsupp).
+#[test]
+fn a_join_on_a_whole_composite_key_is_estimated_as_one_row_of_that_table_each() {
+    let (_tmp, _dir, db) = temp_db(options(8192, "64M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE parts (p_id INTEGER PRIMARY KEY, p_kind INTEGER)");
+    exec(&s, "CREATE TABLE offers (o_part INTEGER, o_supp INTEGER, o_cost NUMBER, PRIMARY KEY (o_part, o_supp))");
+    exec(&s, "CREATE TABLE sales (s_part INTEGER, s_supp INTEGER, s_qty INTEGER)");
+    exec(&s, "INSERT INTO parts SELECT level, MOD(level, 20) FROM dual CONNECT BY level <= 2000");
+    // Four offers a part, from 1,000 suppliers: the two columns' distinct values
+    // multiply to 2,000,000, against 8,000 offers.
+    exec(
+        &s,
+        "INSERT INTO offers SELECT p_id, MOD(p_id * 7 + k * 250, 1000) + 1, p_id + k \
+         FROM parts, (SELECT level k FROM dual CONNECT BY level <= 4) four",
+    );
+    // Each sale of one of its part's offers.
+    exec(
+        &s,
+        "INSERT INTO sales SELECT MOD(level, 2000) + 1, \
+         MOD((MOD(level, 2000) + 1) * 7 + (MOD(TRUNC(level / 2000), 4) + 1) * 250, 1000) + 1, level \
+         FROM dual CONNECT BY level <= 40000",
+    );
+    exec(&s, "COMMIT");
+    for t in ["parts", "offers", "sales"] {
+        exec(&s, &format!("ANALYZE TABLE {t} COMPUTE STATISTICS"));
+    }
+    let query = "SELECT COUNT(o_cost) FROM parts, sales, offers \
+                 WHERE p_id = s_part AND o_part = s_part AND o_supp = s_supp AND p_kind = 3";
+    assert_eq!(int(&s, query), 2000);
+    let plan = rows(&s, &format!("EXPLAIN PLAN FOR {query}")).iter().map(|r| r[0].to_string()).collect::<Vec<_>>();
+    // Each line's operation, indented by its depth, and its object's name.
+    let cells: Vec<(&str, &str)> = plan
+        .iter()
+        .filter_map(|l| {
+            let mut cells = l.split('|').skip(2);
+            Some((cells.next()?, cells.next()?.trim()))
+        })
+        .collect();
+    let depth = |op: &str| op.len() - op.trim_start().len();
+    let joined_first = cells.iter().enumerate().any(|(i, (op, _))| {
+        let below: Vec<&str> =
+            cells[i + 1..].iter().take_while(|(o, _)| depth(o) > depth(op)).map(|&(_, name)| name).collect();
+        op.contains("JOIN") && below.contains(&"PARTS") && below.contains(&"SALES") && !below.contains(&"OFFERS")
+    });
+    assert!(joined_first, "PARTS and SALES joined first:\n{}", plan.join("\n"));
+}

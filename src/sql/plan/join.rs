@@ -875,11 +875,7 @@ impl Builder<'_> {
         if hints.hints.iter().any(|h| h.kind == HintKind::Ordered) {
             return from_order;
         }
-        let conditions: Vec<(u64, f64)> = at_join
-            .iter()
-            .flatten()
-            .map(|e| (query.items_of(e), self.condition_selectivity(query, items, e)))
-            .collect();
+        let conditions = self.order_conditions(query, items, at_join);
         let rows_of = |mask: u64| -> f64 {
             let mut rows: f64 =
                 (0..n).filter(|r| mask & (1 << r) != 0).map(|r| items[r].estimate.rows.max(1.0)).product();
@@ -981,6 +977,56 @@ impl Builder<'_> {
             order.push(next);
         }
         order
+    }
+
+    /// The join conditions as the order search weighs them: each as the items it reads
+    /// and the fraction of their pairs it keeps. The equalities of columns between the
+    /// same two tables are weighed together when one side's columns hold a primary or
+    /// unique key of its table: each row of the other side then finds one row of it at
+    /// most, so together they keep one pair in as many as that table has rows, as
+    /// `join_step` estimates the join (lineitem's `l_partkey` and `l_suppkey` against
+    /// partsupp's key, not the product of the two columns' selectivities).
+    fn order_conditions(&self, query: &JoinQuery, items: &[PlannedItem], at_join: &[Vec<Expr>]) -> Vec<(u64, f64)> {
+        let mut conditions: Vec<(u64, f64)> = Vec::new();
+        // Column equalities between two items, by the pair: (first item, its columns),
+        // (second item, its columns), and the product of their own selectivities.
+        type Side = (usize, Vec<usize>);
+        let mut pairs: Vec<(Side, Side, f64)> = Vec::new();
+        for e in at_join.iter().flatten() {
+            let sel = self.condition_selectivity(query, items, e);
+            if let Expr::Compare { op: crate::expr::CmpOp::Eq, left, right } = e
+                && let (Expr::Column(a), Expr::Column(b)) = (&**left, &**right)
+                && let (ra, rb) = (query.relation_of(*a), query.relation_of(*b))
+                && ra != rb
+            {
+                let ((ra, a), (rb, b)) = if ra < rb { ((ra, *a), (rb, *b)) } else { ((rb, *b), (ra, *a)) };
+                match pairs.iter_mut().find(|(x, y, _)| x.0 == ra && y.0 == rb) {
+                    Some((x, y, product)) => {
+                        x.1.push(a);
+                        y.1.push(b);
+                        *product *= sel;
+                    }
+                    None => pairs.push(((ra, vec![a]), (rb, vec![b]), sel)),
+                }
+                continue;
+            }
+            conditions.push((query.items_of(e), sel));
+        }
+        for ((ra, a), (rb, b), product) in pairs {
+            let unique_rows = |r: usize, columns: &[usize]| -> Option<f64> {
+                let relation = &query.relations[r];
+                let RelationAccess::Table(t) = &relation.access else { return None };
+                let own: Vec<usize> = columns.iter().map(|c| c - relation.columns.start).collect();
+                (columns.len() > 1 && t.is_unique_on(&own))
+                    .then(|| t.stats.as_ref().map_or(items[r].estimate.rows, |s| s.num_rows as f64).max(1.0))
+            };
+            let sel = match (unique_rows(ra, &a), unique_rows(rb, &b)) {
+                (None, None) => product,
+                (x, y) => 1.0 / x.unwrap_or(1.0).max(y.unwrap_or(1.0)),
+            };
+            conditions.push(((1 << ra) | (1 << rb), sel));
+        }
+        conditions
     }
 
     /// The fraction of the pairs of its items a join condition keeps.
