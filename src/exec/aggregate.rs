@@ -12,7 +12,7 @@
 //! each value's text with its WITHIN GROUP keys and sorts them when the group is done
 //! (a stable sort: equal keys keep the rows' order).
 
-use super::downstream::{Downstream, Push, push_each};
+use super::downstream::{Downstream, Push};
 use crate::access::Flow;
 use crate::access::{BlockBatch, RowAccess};
 use crate::error::{Error, Result};
@@ -25,6 +25,10 @@ use rust_decimal::Decimal;
 use smallvec::SmallVec;
 use std::collections::HashSet;
 use std::hash::{BuildHasher, Hash, Hasher};
+
+/// The distinct values a DISTINCT call has seen.
+#[derive(Debug, Clone, Default)]
+struct Seen(HashSet<Value>);
 
 /// The running state of one aggregate call.
 #[derive(Debug, Clone, Default)]
@@ -42,14 +46,15 @@ struct Accumulator {
     /// `int_sum`), `Some(false)` of DAY TO SECOND ones (microseconds).
     interval: Option<bool>,
     best: Option<Value>,
-    distinct: Option<HashSet<Value>>,
+    /// The values seen, for a DISTINCT call (boxed: an accumulator of a group stays small).
+    distinct: Option<Box<Seen>>,
     /// LISTAGG's values as text, each with its WITHIN GROUP keys.
     items: Vec<(Vec<Value>, String)>,
 }
 
 impl Accumulator {
     fn new(call: &AggCall) -> Accumulator {
-        Accumulator { distinct: call.distinct.then(HashSet::new), ..Default::default() }
+        Accumulator { distinct: call.distinct.then(Box::default), ..Default::default() }
     }
 
     #[inline]
@@ -87,7 +92,7 @@ impl Accumulator {
                     return Ok(());
                 }
                 if let Some(seen) = &mut self.distinct {
-                    seen.insert(v.into_owned());
+                    seen.0.insert(v.into_owned());
                     return Ok(());
                 }
                 self.fold(func, v)?;
@@ -114,7 +119,7 @@ impl Accumulator {
 
     /// LISTAGG's answer: the texts in WITHIN GROUP order (DISTINCT: each text once, where
     /// it first comes), joined by the delimiter; NULL when there are none.
-    fn joined(mut self, call: &AggCall, listagg: &Listagg) -> Result<Value> {
+    fn joined(&mut self, call: &AggCall, listagg: &Listagg) -> Result<Value> {
         // Keys of different types (a DATE and a number under one CASE) are an error before
         // the sort, as Oracle's ORA-00932: within one type the order is total.
         for k in 0..listagg.order_by.len() {
@@ -259,7 +264,7 @@ impl Accumulator {
     fn merge(&mut self, func: AggFunc, partial: &Partial) -> Result<()> {
         if let Some(seen) = &mut self.distinct {
             // MIN or MAX (DISTINCT): the best value is the one value that matters.
-            seen.extend(partial.best.iter().cloned());
+            seen.0.extend(partial.best.iter().cloned());
             return Ok(());
         }
         self.count += partial.count;
@@ -270,13 +275,13 @@ impl Accumulator {
         Ok(())
     }
 
-    fn result(mut self, call: &AggCall) -> Result<Value> {
+    fn result(&mut self, call: &AggCall) -> Result<Value> {
         if let Some(listagg) = &call.listagg {
             return self.joined(call, listagg);
         }
         if let Some(seen) = self.distinct.take() {
             let mut plain = Accumulator::default();
-            for v in seen {
+            for v in seen.0 {
                 plain.fold(call.func, v)?;
             }
             return plain.value(call.func);
@@ -284,12 +289,13 @@ impl Accumulator {
         self.value(call.func)
     }
 
-    /// The answer of a call that is not LISTAGG, from what was folded.
-    fn value(self, func: AggFunc) -> Result<Value> {
+    /// The answer of a call that is not LISTAGG, from what was folded (MIN's or MAX's
+    /// value taken out).
+    fn value(&mut self, func: AggFunc) -> Result<Value> {
         Ok(match func {
             AggFunc::Count | AggFunc::CountStar => Datum::Int(self.count as i64),
             _ if self.count == 0 => Datum::Null,
-            AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Datum::Null),
+            AggFunc::Min | AggFunc::Max => self.best.take().unwrap_or(Datum::Null),
             AggFunc::Listagg => unreachable!("LISTAGG's answer is joined above"),
             AggFunc::Sum | AggFunc::Avg if let Some(year_month) = self.interval => {
                 let overflow = || Error::value(func.name(), "numeric overflow");
@@ -431,7 +437,85 @@ pub struct AggregateStage {
     pub having: Option<Expr>,
     /// The single group of an aggregate without GROUP BY.
     single: Vec<Accumulator>,
-    groups: HashTable<(Vec<Value>, Vec<Accumulator>)>,
+    groups: Groups,
+}
+
+/// The groups of a HASH GROUP BY, stored flat: group `g`'s keys are
+/// `keys[g × key_width ..]` and its accumulators `accs[g × calls ..]`, so a new group
+/// costs no allocation of its own; the table finds a group's number by its keys' hash.
+/// The groups go on in the table's order (where their hashes place them), as they did
+/// when the table held the groups themselves.
+#[derive(Default)]
+struct Groups {
+    /// Each group's hash ([`group_hash`] of its keys) and number.
+    table: HashTable<(u64, u32)>,
+    keys: Vec<Value>,
+    accs: Vec<Accumulator>,
+    /// Groups made.
+    len: usize,
+}
+
+impl Groups {
+    /// Empty again, keeping room for [`KEPT_GROUPS`] groups at most.
+    fn clear(&mut self) {
+        self.table.clear();
+        self.table.shrink_to(KEPT_GROUPS, |&(hash, _)| hash);
+        self.keys.clear();
+        self.keys.shrink_to(KEPT_GROUPS);
+        self.accs.clear();
+        self.accs.shrink_to(KEPT_GROUPS);
+        self.len = 0;
+    }
+
+    /// The accumulators of the group of `key` (whose hash is `hash`), a new group's made
+    /// by `new_accs` when no group has that key.
+    #[inline]
+    fn accumulators(
+        &mut self,
+        key: SmallVec<[Datum<'_>; 4]>,
+        hash: u64,
+        calls: usize,
+        new_accs: impl FnOnce(&mut Vec<Accumulator>),
+    ) -> &mut [Accumulator] {
+        let width = key.len();
+        let keys = &self.keys;
+        let found = self.table.find(hash, |&(h, g)| {
+            let at = g as usize * width;
+            h == hash && keys[at..at + width] == key[..]
+        });
+        let g = match found {
+            Some(&(_, g)) => g as usize,
+            None => {
+                let g = self.len;
+                self.len += 1;
+                self.keys.extend(key.into_iter().map(Datum::into_owned));
+                new_accs(&mut self.accs);
+                self.table.insert_unique(hash, (hash, g as u32), |&(h, _)| h);
+                g
+            }
+        };
+        &mut self.accs[g * calls..(g + 1) * calls]
+    }
+
+    /// Hands each group's keys and accumulators to `each`, in the table's order, until
+    /// it says stop; then holds no group (and frees their room).
+    fn drain(
+        &mut self,
+        key_width: usize,
+        calls: usize,
+        mut each: impl FnMut(&mut [Value], &mut [Accumulator]) -> Result<Flow>,
+    ) -> Result<Flow> {
+        let Groups { table, keys, accs, .. } = std::mem::take(self);
+        let (mut keys, mut accs) = (keys, accs);
+        for &(_, g) in table.iter() {
+            let g = g as usize;
+            let flow = each(&mut keys[g * key_width..(g + 1) * key_width], &mut accs[g * calls..(g + 1) * calls])?;
+            if flow == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Continue)
+    }
 }
 
 /// A group's keys as hashed for [`AggregateStage::groups`]: the same for the keys borrowed
@@ -448,7 +532,7 @@ impl AggregateStage {
     pub fn new(group_by: Vec<Expr>, calls: Vec<AggCall>, having: Option<Expr>) -> AggregateStage {
         let single = calls.iter().map(Accumulator::new).collect();
         let shapes = calls.iter().map(Shape::of).collect();
-        AggregateStage { group_by, calls, shapes, having, single, groups: HashTable::new() }
+        AggregateStage { group_by, calls, shapes, having, single, groups: Groups::default() }
     }
 
     /// Back to no rows seen, for the plan's next execution. A kept plan holds no more
@@ -456,7 +540,6 @@ impl AggregateStage {
     pub fn reset(&mut self) {
         self.single = self.calls.iter().map(Accumulator::new).collect();
         self.groups.clear();
-        self.groups.shrink_to(KEPT_GROUPS, |(key, _)| group_hash(key));
     }
 
     /// Folds one row into its group's accumulators; the source goes on (an aggregate
@@ -472,16 +555,7 @@ impl AggregateStage {
             }
             let hash = group_hash(&key);
             let calls = &self.calls;
-            match self.groups.find_mut(hash, |(k, _)| k.as_slice() == key.as_slice()) {
-                Some((_, accs)) => accs,
-                None => {
-                    let group = (
-                        key.into_iter().map(Datum::into_owned).collect(),
-                        calls.iter().map(Accumulator::new).collect(),
-                    );
-                    &mut self.groups.insert_unique(hash, group, |(k, _)| group_hash(k)).into_mut().1
-                }
-            }
+            self.groups.accumulators(key, hash, calls.len(), |accs| accs.extend(calls.iter().map(Accumulator::new)))
         };
         for ((acc, call), &shape) in accs.iter_mut().zip(&self.calls).zip(&self.shapes) {
             acc.add(call, shape, row, f)?;
@@ -537,31 +611,44 @@ impl AggregateStage {
         }
     }
 
-    /// The groups and their accumulators, leaving none (the single group, without GROUP
-    /// BY, with no key).
-    fn take_groups(&mut self) -> Vec<(Vec<Value>, Vec<Accumulator>)> {
+    /// Pushes each group's output row into `rest`: the single group's without GROUP BY,
+    /// else each group's in the table's order; then holds no group.
+    fn push_groups<D: Downstream + ?Sized>(&mut self, rest: &mut D, f: &mut FunctionContext) -> Result<Flow> {
+        let (calls, having) = (&self.calls, &self.having);
         if self.group_by.is_empty() {
-            vec![(Vec::new(), std::mem::take(&mut self.single))]
-        } else {
-            std::mem::take(&mut self.groups).into_iter().collect()
+            let mut single = std::mem::take(&mut self.single);
+            return match output_row(calls, having, Vec::with_capacity(calls.len()), &mut single, f)? {
+                Some(row) => rest.push_owned(row, f),
+                None => Ok(Flow::Continue),
+            };
         }
+        let key_width = self.group_by.len();
+        self.groups.drain(key_width, calls.len(), |key, accs| {
+            let mut row = Vec::with_capacity(key_width + calls.len());
+            row.extend(key.iter_mut().map(|v| std::mem::replace(v, Datum::Null)));
+            match output_row(calls, having, row, accs, f)? {
+                Some(row) => rest.push_owned(row, f),
+                None => Ok(Flow::Continue),
+            }
+        })
     }
+}
 
-    /// The output row of the group of `key`: the key, then each aggregate's result; `None`
-    /// when HAVING does not keep it.
-    fn output_row(
-        &self,
-        mut key: Vec<Value>,
-        accs: Vec<Accumulator>,
-        f: &mut FunctionContext,
-    ) -> Result<Option<Vec<Value>>> {
-        for (acc, call) in accs.into_iter().zip(&self.calls) {
-            key.push(acc.result(call)?);
-        }
-        match &self.having {
-            Some(h) if h.eval_condition(key.as_slice(), f)? != Some(true) => Ok(None),
-            _ => Ok(Some(key)),
-        }
+/// The output row of a group whose keys `row` holds: the keys, then each aggregate's
+/// result (taken from `accs`); `None` when HAVING does not keep it.
+fn output_row(
+    calls: &[AggCall],
+    having: &Option<Expr>,
+    mut row: Vec<Value>,
+    accs: &mut [Accumulator],
+    f: &mut FunctionContext,
+) -> Result<Option<Vec<Value>>> {
+    for (acc, call) in accs.iter_mut().zip(calls) {
+        row.push(acc.result(call)?);
+    }
+    match having {
+        Some(h) if h.eval_condition(row.as_slice(), f)? != Some(true) => Ok(None),
+        _ => Ok(Some(row)),
     }
 }
 
@@ -609,11 +696,7 @@ impl Push for AggregateStage {
     }
 
     fn finish<D: Downstream + ?Sized>(&mut self, rest: &mut D, f: &mut FunctionContext) -> Result<()> {
-        let groups = self.take_groups();
-        push_each(groups, |(key, accs)| match self.output_row(key, accs, f)? {
-            Some(row) => rest.push_owned(row, f),
-            None => Ok(Flow::Continue),
-        })?;
+        self.push_groups(rest, f)?;
         rest.finish(f)
     }
 }
@@ -676,6 +759,56 @@ mod tests {
             acc.add(call, shape, row.as_slice(), &mut f).map_err(|e| e.to_string())?;
         }
         acc.result(call).map_err(|e| e.to_string())
+    }
+
+    /// The output rows of a HASH GROUP BY on column 0 with `calls` over `rows`, each
+    /// execution of the stage (it is reset between them) giving the same rows.
+    fn grouped(calls: Vec<AggCall>, rows: &[Vec<Value>]) -> Vec<Vec<Value>> {
+        let width = 1 + calls.len();
+        let mut stages = vec![
+            crate::exec::pipeline::Stage::Aggregate(AggregateStage::new(vec![Expr::Column(0)], calls, None)),
+            crate::exec::pipeline::Stage::Collect(crate::exec::CollectStage::new(width)),
+        ];
+        let mut f = FunctionContext::new(0, 1);
+        let mut runs = Vec::new();
+        for _ in 0..2 {
+            stages.iter_mut().for_each(crate::exec::pipeline::Stage::reset);
+            for row in rows {
+                crate::exec::pipeline::push(&mut stages, row.as_slice(), &mut f).expect("folds");
+            }
+            crate::exec::pipeline::finish(&mut stages, &mut f).expect("finishes");
+            let crate::exec::pipeline::Stage::Collect(c) = &mut stages[1] else { unreachable!() };
+            let mut out = c.take_rows();
+            out.sort_by(|a, b| a[0].sql_cmp(&b[0]).ok().flatten().unwrap_or(std::cmp::Ordering::Equal));
+            runs.push(out);
+        }
+        assert_eq!(runs[0], runs[1], "a second execution gives the same groups");
+        runs.pop().expect("two runs")
+    }
+
+    proptest! {
+        /// Each key's group holds the count and sum of its rows, as a map of the keys
+        /// counts them, with aggregate calls and without (GROUP BY alone).
+        #[test]
+        fn groups_hold_what_a_map_of_their_keys_holds(
+            rows in proptest::collection::vec((0i64..40, -1000i64..1000), 0..300),
+        ) {
+            let mut model = std::collections::BTreeMap::<i64, (i64, i64)>::new();
+            for &(k, v) in &rows {
+                let e = model.entry(k).or_default();
+                e.0 += 1;
+                e.1 += v;
+            }
+            let values: Vec<Vec<Value>> = rows.iter().map(|&(k, v)| vec![Datum::Int(k), Datum::Int(v)]).collect();
+            let count = AggCall { func: AggFunc::CountStar, arg: None, distinct: false, text: "COUNT(*)".into(), listagg: None };
+            let with_calls = grouped(vec![count, sum_call(Expr::Column(1))], &values);
+            let expected: Vec<Vec<Value>> =
+                model.iter().map(|(&k, &(n, sum))| vec![Datum::Int(k), Datum::Int(n), Datum::Int(sum)]).collect();
+            prop_assert_eq!(with_calls, expected);
+            let keys_only = grouped(Vec::new(), &values);
+            let expected: Vec<Vec<Value>> = model.keys().map(|&k| vec![Datum::Int(k)]).collect();
+            prop_assert_eq!(keys_only, expected);
+        }
     }
 
     proptest! {
