@@ -2,10 +2,10 @@
 //! scan (row blocks, compression units, the column store). The answers with the filter
 //! forced on (`PX_JOIN_FILTER`) equal those with it forced off (`NO_PX_JOIN_FILTER`) and
 //! those of a sort-merge join, for inner joins, outer joins that keep the build side,
-//! NULL and duplicate keys, keys of two columns and of strings, a build side spilled to
-//! temp; `join filter rows removed` shows the filter ran; joins that keep the probe
-//! side's unmatched rows never get one; the plan shows its lines and the optimizer
-//! takes one by itself when the build side is selective.
+//! NULL and duplicate keys, keys of two columns, of strings and of few values, a build
+//! side spilled to temp; `join filter rows removed` shows the filter ran; joins that
+//! keep the probe side's unmatched rows never get one; the plan shows its lines and the
+//! optimizer takes one by itself when the build side is selective.
 
 mod common;
 
@@ -36,13 +36,15 @@ fn tables(s: &Session) {
 
 /// Joins a filter may serve (the probe side `o` keeps no unmatched row), `{h}` for the
 /// hints and `{o}` for the orders' table.
-const FILTERED: [&str; 6] = [
+const FILTERED: [&str; 7] = [
     "SELECT /*+ {h} */ c.id, c.name, o.id, o.amount FROM c JOIN {o} o ON o.cust_id = c.id WHERE c.region = 3",
     "SELECT /*+ {h} */ c.id, o.id FROM c JOIN {o} o ON o.cust_id = c.id AND o.region = c.region WHERE c.name LIKE 'customer 1%'",
     "SELECT /*+ {h} */ c.code, o.id FROM c JOIN {o} o ON o.code = c.code WHERE c.region IN (1, 2)",
     "SELECT /*+ {h} */ c.id, o.id FROM c LEFT JOIN {o} o ON o.cust_id = c.id AND o.amount > 100 WHERE c.region = 5",
     "SELECT /*+ {h} */ c.id, o.id FROM {o} o RIGHT JOIN c ON o.cust_id = c.id WHERE c.region = 7",
     "SELECT /*+ {h} */ COUNT(*), SUM(o.amount), COUNT(c.name) FROM c JOIN {o} o ON o.cust_id = c.id WHERE c.id < 300",
+    // A key of few values (`o.region`: 0 to 6), each checked once a unit in the column store.
+    "SELECT /*+ {h} */ c.id, o.id FROM c JOIN {o} o ON o.region = c.id WHERE c.id < 3",
 ];
 
 /// Joins that keep the probe side's unmatched rows: a filter would lose them.

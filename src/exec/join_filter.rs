@@ -14,7 +14,9 @@
 //!  probe scan ─► [Filter] ─► JoinFilterStage: key hashed, bits tested ─► the join's probe sink
 //!                    row blocks: a block batch's selection narrowed
 //!                    columnar units: the unit's keep bitmap narrowed over the key
-//!                    columns before any other column is decoded (check_unit)
+//!                    columns before any other column is decoded (check_unit); a
+//!                    key of one whole-number column with few codes checks each code
+//!                    once a unit
 //! ```
 //!
 //! Invariants:
@@ -41,7 +43,7 @@ use crate::access::{BlockBatch, Flow, RowAccess};
 use crate::error::Result;
 use crate::expr::functions::FunctionContext;
 use crate::inmemory::bitmap::Bitmap;
-use crate::inmemory::cu::CuValue;
+use crate::inmemory::cu::{ColumnUnit, CuValue, Encoding};
 use crate::inmemory::imcu::{Imcu, ValueKind};
 use crate::stats::{SessionStats, Stat};
 use crate::types::Datum;
@@ -216,6 +218,12 @@ impl<'a> JoinFilterStage<'a> {
             return Ok(false);
         };
         let mut dropped = Vec::new();
+        if let [col] = columns[..]
+            && col.kind == ValueKind::Int
+        {
+            self.check_int_unit(&col.unit, keep, &mut dropped);
+            return Ok(true);
+        }
         let mut key: SmallVec<[Datum<'_>; 4]> = SmallVec::new();
         for r in keep.iter_ones() {
             self.checked += 1;
@@ -241,6 +249,49 @@ impl<'a> JoinFilterStage<'a> {
             keep.clear_range(r..r + 1);
         }
         Ok(true)
+    }
+
+    /// [`JoinFilterStage::check_unit`] of a key of one whole-number column, `unit`: each
+    /// row's value hashed as the join hashes a whole number. When the unit's codes are
+    /// few beside its kept rows (a dictionary, or a frame of reference narrower than
+    /// them), each code is checked once, the first time a row has it.
+    fn check_int_unit(&mut self, unit: &ColumnUnit, keep: &mut Bitmap, dropped: &mut Vec<usize>) {
+        let kept = keep.count_ones() as usize;
+        let codes = match unit.encoding() {
+            Encoding::Dictionary { entries, .. } => Some(entries),
+            Encoding::FrameOfReference { width } if width < 32 => Some(1usize << width),
+            _ => None,
+        };
+        // Each code's answer: 0 not yet known, 1 passes, 2 is dropped.
+        let mut known = match codes {
+            Some(n) if n <= kept.max(1024) => vec![0u8; n],
+            _ => Vec::new(),
+        };
+        let filter = &self.filter;
+        let passes = |r: usize| match unit.value(r) {
+            Some(CuValue::Int(v)) => filter.may_contain(int_key_hash(v)),
+            // NULL joins nothing; a unit of whole numbers holds no key.
+            _ => false,
+        };
+        for r in keep.iter_ones() {
+            let pass = match unit.code(r).and_then(|c| known.get_mut(c as usize)) {
+                Some(state) if *state != 0 => *state == 1,
+                Some(state) => {
+                    let pass = passes(r);
+                    *state = if pass { 1 } else { 2 };
+                    pass
+                }
+                None => passes(r),
+            };
+            if !pass {
+                dropped.push(r);
+            }
+        }
+        self.checked += kept as u64;
+        self.removed += dropped.len() as u64;
+        for &r in dropped.iter() {
+            keep.clear_range(r..r + 1);
+        }
     }
 
     /// Whether the rows pushed now were checked by [`JoinFilterStage::check_unit`].
