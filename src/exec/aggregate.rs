@@ -443,8 +443,7 @@ pub struct AggregateStage {
 /// The groups of a HASH GROUP BY, stored flat: group `g`'s keys are
 /// `keys[g × key_width ..]` and its accumulators `accs[g × calls ..]`, so a new group
 /// costs no allocation of its own; the table finds a group's number by its keys' hash.
-/// The groups go on in the table's order (where their hashes place them), as they did
-/// when the table held the groups themselves.
+/// The groups go on in the table's order (where their hashes place them).
 #[derive(Default)]
 struct Groups {
     /// Each group's hash ([`group_hash`] of its keys) and number.
@@ -456,7 +455,8 @@ struct Groups {
 }
 
 impl Groups {
-    /// Empty again, keeping room for [`KEPT_GROUPS`] groups at most.
+    /// Empty again, keeping at most [`KEPT_GROUPS`] slots of the table and values of
+    /// each vector.
     fn clear(&mut self) {
         self.table.clear();
         self.table.shrink_to(KEPT_GROUPS, |&(hash, _)| hash);
@@ -490,7 +490,8 @@ impl Groups {
                 self.len += 1;
                 self.keys.extend(key.into_iter().map(Datum::into_owned));
                 new_accs(&mut self.accs);
-                self.table.insert_unique(hash, (hash, g as u32), |&(h, _)| h);
+                let number = u32::try_from(g).expect("fewer than 2^32 groups fit in memory");
+                self.table.insert_unique(hash, (hash, number), |&(h, _)| h);
                 g
             }
         };

@@ -274,7 +274,8 @@ impl<'a> JoinFilterStage<'a> {
             _ => false,
         };
         for r in keep.iter_ones() {
-            let pass = match unit.code(r).and_then(|c| known.get_mut(c as usize)) {
+            let cached = if known.is_empty() { None } else { unit.code(r).and_then(|c| known.get_mut(c as usize)) };
+            let pass = match cached {
                 Some(state) if *state != 0 => *state == 1,
                 Some(state) => {
                     let pass = passes(r);

@@ -983,9 +983,10 @@ impl Builder<'_> {
     /// and the fraction of their pairs it keeps. The equalities of columns between the
     /// same two tables are weighed together when one side's columns hold a primary or
     /// unique key of its table: each row of the other side then finds one row of it at
-    /// most, so together they keep one pair in as many as that table has rows, as
-    /// `join_step` estimates the join (lineitem's `l_partkey` and `l_suppkey` against
-    /// partsupp's key, not the product of the two columns' selectivities).
+    /// most, so together they keep one pair in as many as that table has rows (the
+    /// larger table's where both sides hold a key), as `join_step` estimates the join
+    /// (lineitem's `l_partkey` and `l_suppkey` against partsupp's key, not the product
+    /// of the two columns' selectivities).
     fn order_conditions(&self, query: &JoinQuery, items: &[PlannedItem], at_join: &[Vec<Expr>]) -> Vec<(u64, f64)> {
         let mut conditions: Vec<(u64, f64)> = Vec::new();
         // Column equalities between two items, by the pair: (first item, its columns),
@@ -1145,16 +1146,18 @@ impl Builder<'_> {
             key_pairs.clear();
         }
         let key_columns_plain: Vec<usize> = key_columns.iter().flatten().copied().collect();
-        // Keys that hold a primary or unique key of this item's table find at most one of
-        // its rows each: each pair of key values joins one row in as many as the table
-        // has, whatever the product of the columns' distinct values says.
-        if let RelationAccess::Table(t) = &relation.access
-            && key_columns_plain.len() > 1
-            && t.is_unique_on(&key_columns_plain)
-        {
-            let table_rows = t.stats.as_ref().map_or(right.estimate.rows, |s| s.num_rows as f64);
-            key_selectivity = 1.0 / table_rows.max(1.0);
-        } else if let Some(&first) = left_key_columns.first()
+        // Keys that hold a primary or unique key of a table (this item's, or the one
+        // table the left keys come from) find at most one of its rows each: each pair of
+        // key values joins one row in as many as the table has, whatever the product of
+        // the columns' distinct values says; where both sides hold a key, the larger
+        // table's rows, whichever side is joined first.
+        let right_rows = match &relation.access {
+            RelationAccess::Table(t) if key_columns_plain.len() > 1 && t.is_unique_on(&key_columns_plain) => {
+                Some(t.stats.as_ref().map_or(right.estimate.rows, |s| s.num_rows as f64))
+            }
+            _ => None,
+        };
+        let left_rows = if let Some(&first) = left_key_columns.first()
             && left_key_columns.len() > 1
             && let owner = query.relation_of(first)
             && left_key_columns.iter().all(|&l| query.relation_of(l) == owner)
@@ -1163,9 +1166,12 @@ impl Builder<'_> {
         {
             let start = query.relations[owner].columns.start;
             let columns: Vec<usize> = left_key_columns.iter().map(|&l| l - start).collect();
-            if t.is_unique_on(&columns) {
-                key_selectivity = 1.0 / (stats.num_rows as f64).max(1.0);
-            }
+            t.is_unique_on(&columns).then_some(stats.num_rows as f64)
+        } else {
+            None
+        };
+        if right_rows.is_some() || left_rows.is_some() {
+            key_selectivity = 1.0 / right_rows.unwrap_or(1.0).max(left_rows.unwrap_or(1.0)).max(1.0);
         }
         selectivity *= key_selectivity;
         let joined_layout: Vec<usize> = layout.iter().copied().chain(relation.columns.clone()).collect();
