@@ -5,6 +5,9 @@
 //!   column of each, `1 / max(NDV)` of the two columns (their distinct values, from
 //!   ANALYZE; a column of a table never analyzed is taken as a key of its table, and a
 //!   fixed view's as a key of its rows), and Oracle's 5% for any other condition on both.
+//!   Equalities that hold every column of a table's primary or unique key find one of
+//!   its rows each: together `1 / rows` of that table (the planner's `join_step` and its
+//!   join order search apply this).
 //! - HASH JOIN: both inputs read once, plus the CPU of putting each build row into the
 //!   hash table ([`HASH_BUILD_ROW_NS`]) and probing it with each probe row
 //!   ([`HASH_PROBE_ROW_NS`]); the smaller input (by estimated rows) builds the table.
