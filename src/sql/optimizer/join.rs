@@ -172,6 +172,18 @@ pub fn table_column_ndv(table: &TableDef, c: usize, table_rows: f64) -> f64 {
     }
 }
 
+/// The rows of `table` when its `columns` (two or more) hold its primary or unique key:
+/// an equality join on all of them finds at most one of those rows for each value, so it
+/// keeps one pair in as many as the table has, whatever the product of the columns'
+/// distinct values says. ANALYZE's count, else `estimate`; `None` when the columns hold
+/// no key, or when nothing counted the rows and no estimate is given.
+pub fn composite_key_rows(table: &TableDef, columns: &[usize], estimate: Option<f64>) -> Option<f64> {
+    if columns.len() < 2 || !table.is_unique_on(columns) {
+        return None;
+    }
+    table.stats.as_ref().map(|s| s.num_rows as f64).or(estimate).map(|rows| rows.max(1.0))
+}
+
 /// An index probe of `table` through `ix` whose leading `key_columns.len()` columns are
 /// the join's keys (each equal to a value of the outer row): its cost for one outer row
 /// and the rows it finds. `None` when the index does not lead with those columns.

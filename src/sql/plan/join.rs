@@ -1018,8 +1018,7 @@ impl Builder<'_> {
                 let relation = &query.relations[r];
                 let RelationAccess::Table(t) = &relation.access else { return None };
                 let own: Vec<usize> = columns.iter().map(|c| c - relation.columns.start).collect();
-                (columns.len() > 1 && t.is_unique_on(&own))
-                    .then(|| t.stats.as_ref().map_or(items[r].estimate.rows, |s| s.num_rows as f64).max(1.0))
+                join_cost::composite_key_rows(t, &own, Some(items[r].estimate.rows))
             };
             let sel = match (unique_rows(ra, &a), unique_rows(rb, &b)) {
                 (None, None) => product,
@@ -1152,21 +1151,17 @@ impl Builder<'_> {
         // the columns' distinct values says; where both sides hold a key, the larger
         // table's rows, whichever side is joined first.
         let right_rows = match &relation.access {
-            RelationAccess::Table(t) if key_columns_plain.len() > 1 && t.is_unique_on(&key_columns_plain) => {
-                Some(t.stats.as_ref().map_or(right.estimate.rows, |s| s.num_rows as f64))
-            }
+            RelationAccess::Table(t) => join_cost::composite_key_rows(t, &key_columns_plain, Some(right.estimate.rows)),
             _ => None,
         };
         let left_rows = if let Some(&first) = left_key_columns.first()
-            && left_key_columns.len() > 1
             && let owner = query.relation_of(first)
             && left_key_columns.iter().all(|&l| query.relation_of(l) == owner)
             && let RelationAccess::Table(t) = &query.relations[owner].access
-            && let Some(stats) = &t.stats
         {
             let start = query.relations[owner].columns.start;
             let columns: Vec<usize> = left_key_columns.iter().map(|&l| l - start).collect();
-            t.is_unique_on(&columns).then_some(stats.num_rows as f64)
+            join_cost::composite_key_rows(t, &columns, None)
         } else {
             None
         };
