@@ -146,16 +146,24 @@ proptest! {
         exec(&s, &format!("DELETE FROM t WHERE id = {}", changed + 1));
         exec(&s, "COMMIT");
         for p in &predicates {
-            for select in [
-                "COUNT(*), COUNT(amount), COUNT(note)",
-                "SUM(amount), MIN(name), MAX(born)",
+            for (select, group_by) in [
+                ("COUNT(*), COUNT(amount), COUNT(note)", ""),
+                ("SUM(amount), MIN(name), MAX(born)", ""),
                 // Folded from the codes: sums of whole numbers, MIN and MAX of any kind.
-                "SUM(id), AVG(id), MIN(amount), MAX(amount), MIN(DISTINCT id), MAX(note), MIN(born), COUNT(flag)",
-                "id, name, amount, born, flag, note",
+                ("SUM(id), AVG(id), MIN(amount), MAX(amount), MIN(DISTINCT id), MAX(note), MIN(born), COUNT(flag)", ""),
+                ("id, name, amount, born, flag, note", ""),
+                // Groups folded a column at a time (keys that are columns; COUNT, SUM
+                // and AVG of + - * over numbers), and ones that are not (MAX).
+                (
+                    "flag, note, COUNT(*), COUNT(amount), SUM(amount), AVG(amount * 2 - id), SUM(-amount * 0.5 + 1)",
+                    " GROUP BY flag, note",
+                ),
+                ("note, SUM(id * amount), MAX(name)", " GROUP BY note"),
             ] {
-                let (im, im_scans) = with_im_scans(&s, &format!("SELECT /*+ INMEMORY(t) */ {select} FROM t WHERE {p}"));
+                let (im, im_scans) =
+                    with_im_scans(&s, &format!("SELECT /*+ INMEMORY(t) */ {select} FROM t WHERE {p}{group_by}"));
                 let (row_store, row_store_im_scans) =
-                    with_im_scans(&s, &format!("SELECT /*+ NO_INMEMORY(t) */ {select} FROM t WHERE {p}"));
+                    with_im_scans(&s, &format!("SELECT /*+ NO_INMEMORY(t) */ {select} FROM t WHERE {p}{group_by}"));
                 // The comparison is of two paths: the first scanned the column store.
                 prop_assert_eq!((im_scans, row_store_im_scans), (1, 0), "IM scan segments of SELECT {} WHERE {}", select, p);
                 prop_assert_eq!(im, row_store, "SELECT {} WHERE {}", select, p);

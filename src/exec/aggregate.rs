@@ -214,6 +214,25 @@ impl Accumulator {
         if v.scale == 0 { self.add_whole(func, i128::from(v.mantissa)) } else { self.add_fraction(func, v) }
     }
 
+    /// Adds `count` numbers at `scale` given by their exact `sum` and the sum of their
+    /// magnitudes, when that gives the state adding them one by one with
+    /// [`Accumulator::add_number`] would (so that the answer is the same): whole numbers
+    /// whose sum fits, or numbers whose running sums cannot leave the exact range.
+    /// `false`, nothing added, otherwise: the caller adds them one by one.
+    fn add_run(&mut self, count: u64, sum: i128, magnitude: u128, scale: u8) -> bool {
+        if self.interval.is_some() || self.decimal_sum.is_some() {
+            return false;
+        }
+        if scale == 0 {
+            let Some(total) = self.int_sum.checked_add(sum) else { return false };
+            self.int_sum = total;
+        } else if !self.fractions.add_run(sum, magnitude, scale) {
+            return false;
+        }
+        self.count += count;
+        true
+    }
+
     #[inline]
     fn add_whole(&mut self, func: AggFunc, v: i128) -> Result<()> {
         self.int_sum = self.int_sum.checked_add(v).ok_or_else(|| Error::value(func.name(), "numeric overflow"))?;
@@ -385,6 +404,45 @@ impl Shape {
     }
 }
 
+/// What one aggregate call folds over a run of rows given a column at a time
+/// ([`AggregateStage::fold_columns`]): row `i` of each slice is the run's row `i`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ColumnInput<'a> {
+    /// COUNT(*): every row.
+    Rows,
+    /// COUNT(column): the rows not NULL (`None`: none is NULL).
+    NotNull(Option<&'a [bool]>),
+    /// SUM or AVG: each row's number, `mantissas[i]` × 10^-`scale`, unless NULL.
+    Numbers { mantissas: &'a [i64], scale: u8, nulls: Option<&'a [bool]> },
+}
+
+/// The groups of the slots of one unit ([`AggregateStage::fold_columns`]): a slot's
+/// group is looked up once per unit; and room the folds use again run after run.
+pub(crate) struct SlotMap {
+    /// Each slot's group number, `u32::MAX` until a row of it is folded.
+    group: Vec<u32>,
+    /// Each slot's place in the run being folded, `u32::MAX` between runs.
+    place: Vec<u32>,
+    /// The run's places: the slot and its group.
+    place_group: Vec<(u32, usize)>,
+    /// Each row's place.
+    places: Vec<usize>,
+    /// Each place's count, sum and sum of magnitudes, for one call.
+    runs: Vec<(u64, i128, u128)>,
+}
+
+impl SlotMap {
+    pub(crate) fn new(slots: usize) -> SlotMap {
+        SlotMap {
+            group: vec![u32::MAX; slots],
+            place: vec![u32::MAX; slots],
+            place_group: Vec::new(),
+            places: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+}
+
 /// What an aggregate call of a plan without GROUP BY folds, when a scan can fold it
 /// without handing over rows (the in-memory scan, from a unit's codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -450,8 +508,6 @@ struct Groups {
     table: HashTable<(u64, u32)>,
     keys: Vec<Value>,
     accs: Vec<Accumulator>,
-    /// Groups made.
-    len: usize,
 }
 
 impl Groups {
@@ -464,7 +520,6 @@ impl Groups {
         self.keys.shrink_to(KEPT_GROUPS);
         self.accs.clear();
         self.accs.shrink_to(KEPT_GROUPS);
-        self.len = 0;
     }
 
     /// The accumulators of the group of `key` (whose hash is `hash`), a new group's made
@@ -477,25 +532,36 @@ impl Groups {
         calls: usize,
         new_accs: impl FnOnce(&mut Vec<Accumulator>),
     ) -> &mut [Accumulator] {
+        let g = self.group(key, hash, new_accs);
+        &mut self.accs[g * calls..(g + 1) * calls]
+    }
+
+    /// The number of the group of `key` (whose hash is `hash`), a new group's
+    /// accumulators made by `new_accs` when no group has that key.
+    #[inline]
+    fn group(
+        &mut self,
+        key: SmallVec<[Datum<'_>; 4]>,
+        hash: u64,
+        new_accs: impl FnOnce(&mut Vec<Accumulator>),
+    ) -> usize {
         let width = key.len();
         let keys = &self.keys;
         let found = self.table.find(hash, |&(h, g)| {
             let at = g as usize * width;
             h == hash && keys[at..at + width] == key[..]
         });
-        let g = match found {
+        match found {
             Some(&(_, g)) => g as usize,
             None => {
-                let g = self.len;
-                self.len += 1;
+                let g = self.table.len();
                 self.keys.extend(key.into_iter().map(Datum::into_owned));
                 new_accs(&mut self.accs);
                 let number = u32::try_from(g).expect("fewer than 2^32 groups fit in memory");
                 self.table.insert_unique(hash, (hash, number), |&(h, _)| h);
                 g
             }
-        };
-        &mut self.accs[g * calls..(g + 1) * calls]
+        }
     }
 
     /// Hands each group's keys and accumulators to `each`, in the table's order, until
@@ -506,7 +572,7 @@ impl Groups {
         calls: usize,
         mut each: impl FnMut(&mut [Value], &mut [Accumulator]) -> Result<Flow>,
     ) -> Result<Flow> {
-        let Groups { table, keys, accs, .. } = std::mem::take(self);
+        let Groups { table, keys, accs } = std::mem::take(self);
         let (mut keys, mut accs) = (keys, accs);
         for &(_, g) in table.iter() {
             let g = g as usize;
@@ -610,6 +676,94 @@ impl AggregateStage {
         for (acc, t) in self.single.iter_mut().zip(totals) {
             acc.count += t;
         }
+    }
+
+    /// The GROUP BY keys, over the stage's input rows.
+    pub(crate) fn group_by(&self) -> &[Expr] {
+        &self.group_by
+    }
+
+    /// The aggregate calls, over the stage's input rows.
+    pub(crate) fn calls(&self) -> &[AggCall] {
+        &self.calls
+    }
+
+    /// Folds a run of rows given a column at a time (a chunk of a unit's kept rows, see
+    /// [`super::unit_group`]): row `i`'s group is the one of the keys `slot_key` gives
+    /// for `slots[i]` (asked once per slot while `map` lasts), and call `k` folds
+    /// `inputs[k]`. The accumulators end as the rows pushed one by one leave them.
+    pub(crate) fn fold_columns(
+        &mut self,
+        slots: &[u32],
+        map: &mut SlotMap,
+        mut slot_key: impl FnMut(u32) -> Result<SmallVec<[Value; 4]>>,
+        inputs: &[ColumnInput<'_>],
+    ) -> Result<()> {
+        debug_assert!(!self.group_by.is_empty() && inputs.len() == self.calls.len());
+        // Each slot's place among the groups this run touches, and each place's group.
+        let SlotMap { group, place, place_group, places, runs } = map;
+        place_group.clear();
+        places.clear();
+        for &slot in slots {
+            let p = &mut place[slot as usize];
+            if *p == u32::MAX {
+                let g = &mut group[slot as usize];
+                if *g == u32::MAX {
+                    let key = slot_key(slot)?;
+                    let hash = group_hash(&key);
+                    let calls = &self.calls;
+                    *g = self.groups.group(key, hash, |accs| accs.extend(calls.iter().map(Accumulator::new))) as u32;
+                }
+                *p = place_group.len() as u32;
+                place_group.push((slot, *g as usize));
+            }
+            places.push(*p as usize);
+        }
+        for &(slot, _) in place_group.iter() {
+            place[slot as usize] = u32::MAX;
+        }
+        let width = self.calls.len();
+        let accs = &mut self.groups.accs;
+        let present = |nulls: Option<&[bool]>, i: usize| nulls.is_none_or(|n| !n[i]);
+        for (k, (call, input)) in self.calls.iter().zip(inputs).enumerate() {
+            let acc_of = |p: usize| place_group[p].1 * width + k;
+            match *input {
+                ColumnInput::Rows => places.iter().for_each(|&p| accs[acc_of(p)].count += 1),
+                ColumnInput::NotNull(nulls) => {
+                    for (i, &p) in places.iter().enumerate() {
+                        accs[acc_of(p)].count += u64::from(present(nulls, i));
+                    }
+                }
+                ColumnInput::Numbers { mantissas, scale, nulls } => {
+                    // Each place's count, exact sum and sum of magnitudes, added to its
+                    // accumulator at once where that gives what adding them one by one
+                    // does, one by one where it might not.
+                    runs.clear();
+                    runs.resize(place_group.len(), (0, 0, 0));
+                    for (i, (&p, &m)) in places.iter().zip(mantissas).enumerate() {
+                        if present(nulls, i) {
+                            let run = &mut runs[p];
+                            run.0 += 1;
+                            run.1 += i128::from(m);
+                            run.2 += u128::from(m.unsigned_abs());
+                        }
+                    }
+                    for (p, &(count, sum, magnitude)) in runs.iter().enumerate() {
+                        let acc = &mut accs[acc_of(p)];
+                        if count == 0 || acc.add_run(count, sum, magnitude, scale) {
+                            continue;
+                        }
+                        for (i, (&q, &mantissa)) in places.iter().zip(mantissas).enumerate() {
+                            if q == p && present(nulls, i) {
+                                acc.count += 1;
+                                acc.add_number(call.func, Fixed { mantissa, scale })?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Pushes each group's output row into `rest`: the single group's without GROUP BY,

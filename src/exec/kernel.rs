@@ -244,7 +244,10 @@ pub fn hand_partials(stages: &mut [Stage<'_>], passed: u64, partials: &[super::a
 
 /// The aggregate stage of `stages`, after telling the row-source probes before it of the
 /// `passed` rows.
-fn aggregate_after<'s>(stages: &'s mut [Stage<'_>], passed: u64) -> &'s mut super::aggregate::AggregateStage {
+pub(crate) fn aggregate_after<'s>(
+    stages: &'s mut [Stage<'_>],
+    passed: u64,
+) -> &'s mut super::aggregate::AggregateStage {
     for stage in stages.iter_mut() {
         match stage {
             Stage::Probe(p) => p.add_rows(passed),

@@ -51,6 +51,7 @@ mod rownum;
 pub mod run;
 mod sort;
 pub mod table_scan;
+mod unit_group;
 pub mod unit_scan;
 mod source;
 pub mod temp_rows;

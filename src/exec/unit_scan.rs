@@ -4,7 +4,8 @@
 //! clause's conjuncts that bound one column, the aggregate's folds), those conjuncts as
 //! tests on a unit's codes ([`unit_predicates`]), a unit pruned by its columns' smallest
 //! and largest values ([`pruned`]), then counts, sums, MIN and MAX folded from bitmaps and
-//! codes, or the kept rows pushed through the stages, each read in place
+//! codes, a HASH GROUP BY folded a column at a time ([`crate::exec::unit_group`]), or
+//! the kept rows pushed through the stages, each read in place
 //! ([`UnitRow`]: a column is decoded when a stage asks for it). A hash join's probe
 //! scan first narrows the kept rows by the join's filter, reading the key columns only
 //! ([`JoinFilterStage::check_unit`]), so a row the filter drops is never decoded.
@@ -17,6 +18,8 @@ use crate::error::Result;
 use crate::exec::Stage;
 use crate::exec::aggregate::{FoldShape, Partial};
 use crate::exec::join_filter::JoinFilterStage;
+use crate::exec::kernel;
+use crate::exec::unit_group::{self, GroupedShape};
 use crate::expr::functions::FunctionContext;
 use crate::expr::predicates::{self, ColumnBound};
 use crate::inmemory::bitmap::Bitmap;
@@ -107,6 +110,8 @@ pub(crate) struct Shape {
     all_bounds: bool,
     /// What each call of an aggregate after the filter folds, if a unit can fold them all.
     folds: Option<Vec<FoldShape>>,
+    /// A HASH GROUP BY after the filter, when a unit can fold it a column at a time.
+    grouped: Option<GroupedShape>,
 }
 
 impl Shape {
@@ -120,11 +125,11 @@ impl Shape {
             }
             _ => (Vec::new(), true, &plain[..]),
         };
-        let folds = match rest.first() {
-            Some(Stage::Aggregate(a)) => a.fold_shapes(),
-            _ => None,
+        let (folds, grouped) = match rest.first() {
+            Some(Stage::Aggregate(a)) => (a.fold_shapes(), GroupedShape::of(a)),
+            _ => (None, None),
         };
-        Shape { bounds, all_bounds, folds }
+        Shape { bounds, all_bounds, folds, grouped }
     }
 }
 
@@ -192,6 +197,15 @@ impl UnitScan<'_> {
                 Ok(false)
             }
             _ => {
+                if every_bound_ran && let Some(grouped) = &self.shape.grouped {
+                    let folded = unit_group::fold_unit(imcu, keep, grouped, kernel::aggregate_after(stages, 0))?;
+                    kernel::aggregate_after(stages, keep.count_ones_in(0..folded.div_ceil(64)));
+                    if folded >= imcu.rows {
+                        return Ok(false);
+                    }
+                    // The rest through the row path.
+                    keep.clear_range(0..folded);
+                }
                 // A hash join's filter on the probe rows: checked on the key columns
                 // alone, so the rows it drops are never decoded.
                 let checked = match join_filter(stages) {

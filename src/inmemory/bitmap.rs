@@ -146,6 +146,20 @@ impl Bitmap {
         self.words.iter().enumerate().flat_map(|(i, &word)| ones_of_word(word).map(move |bit| i * 64 + bit))
     }
 
+    /// The selected rows among words `words` (rows `64 × words.start` on), ascending.
+    pub fn iter_ones_in(&self, words: Range<usize>) -> impl Iterator<Item = usize> + '_ {
+        let start = words.start;
+        self.words[words]
+            .iter()
+            .enumerate()
+            .flat_map(move |(i, &word)| ones_of_word(word).map(move |bit| (start + i) * 64 + bit))
+    }
+
+    /// Rows selected among words `words`.
+    pub fn count_ones_in(&self, words: Range<usize>) -> u64 {
+        self.words[words].iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
     fn assert_same_len(&self, other: &Bitmap) {
         assert_eq!(self.len, other.len, "bitmaps combined row by row must cover the same rows");
     }

@@ -154,6 +154,29 @@ impl ExactSum {
         }
     }
 
+    /// Adds the sum of a run of values at `scale` whose magnitudes add up to
+    /// `magnitude`, when no running sum of them added one by one (at this scale or a
+    /// smaller one), in any order, could reach 2^96: the sum is then the one they give
+    /// added one by one. `false` (the sum unchanged) otherwise.
+    #[inline]
+    pub fn add_run(&mut self, sum: i128, magnitude: u128, scale: u8) -> bool {
+        let to = self.scale.max(scale);
+        let (Some(a), Some(b), Some(up)) = (
+            rescale_wide(self.sum, self.scale, to),
+            rescale_wide(sum, scale, to),
+            10u128.checked_pow(u32::from(to - scale)),
+        ) else {
+            return false;
+        };
+        match magnitude.checked_mul(up).and_then(|m| m.checked_add(a.unsigned_abs())) {
+            Some(bound) if bound < DECIMAL_LIMIT => {
+                *self = ExactSum { sum: a + b, scale: to };
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Whether nothing was added (or only whole numbers that cancel out).
     pub fn is_empty(&self) -> bool {
         *self == ExactSum::default()

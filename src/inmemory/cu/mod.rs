@@ -87,9 +87,9 @@ use domain::Domain;
 use ints::{build_ints, null_bitmap};
 use plain::PlainKeys;
 use std::fmt;
-use std::ops::Bound;
 #[cfg(test)]
-use std::ops::{Range, RangeBounds};
+use std::ops::RangeBounds;
+use std::ops::{Bound, Range};
 
 /// How hard to compress; Oracle's `MEMCOMPRESS` levels map onto these.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -377,6 +377,46 @@ impl ColumnUnit {
             Body::Encoded { codes, .. } => Some(codes.get(row)),
             _ => None,
         }
+    }
+
+    /// How many codes the unit's domain has (its largest code and one) when it holds its
+    /// values as codes; `None` when it holds plain keys or only NULLs.
+    pub fn code_space(&self) -> Option<u64> {
+        match &self.body {
+            Body::Encoded { domain, .. } => domain.max_code().checked_add(1),
+            _ => None,
+        }
+    }
+
+    /// The value of `code`, one of the unit's codes (below [`ColumnUnit::code_space`]).
+    /// Panics when the unit holds no codes.
+    pub fn code_value(&self, code: u64) -> CuValue<'_> {
+        match &self.body {
+            Body::Encoded { domain, .. } => domain.value(code),
+            _ => panic!("code {code} of a column unit that holds no codes"),
+        }
+    }
+
+    /// Calls `f(code)` for each row set in `selection` among its words `words`, in row
+    /// order (a NULL row's code is any code: the caller reads
+    /// [`ColumnUnit::null_bitmap`]); false, calling nothing, when the unit holds no
+    /// codes. Where a quarter of the rows or more are set the codes are read in one pass;
+    /// a row at a time where fewer are.
+    pub fn for_each_selected_code(&self, selection: &Bitmap, words: Range<usize>, mut f: impl FnMut(u64)) -> bool {
+        assert_eq!(selection.len(), self.rows, "a selection of another unit's rows");
+        let Body::Encoded { codes, .. } = &self.body else { return false };
+        let rows = words.start * 64..(words.end * 64).min(self.rows);
+        if selection.count_ones_in(words.clone()) as usize * 4 >= rows.len() {
+            let bits = selection.words();
+            codes.for_each_code(rows, |row, code| {
+                if bits[row / 64] >> (row % 64) & 1 == 1 {
+                    f(code)
+                }
+            });
+        } else {
+            selection.iter_ones_in(words).for_each(|row| f(codes.get(row)));
+        }
+        true
     }
 
     #[cfg(test)]
