@@ -1,21 +1,22 @@
 //! HASH GROUP BY folded a column at a time from one unit of a columnar scan (an IMCU,
 //! or a decompressed compression unit). When every GROUP BY key is a column and every
 //! aggregate is COUNT(*), COUNT(column), or SUM / AVG of `+ - *` over number columns and
-//! literals ([`GroupedShape`]), a unit's kept rows are not pushed one by one: each row's
-//! group is found from its key columns' codes (a combination of codes is one slot, whose
-//! keys are made and looked up in the stage's table once per unit), each number column
-//! is gathered once as mantissas at one scale (a dictionary of numbers decoded once per
-//! unit), each aggregate's argument is computed over the whole run, and the values are
-//! added to their groups' accumulators in row order
+//! literals ([`GroupedShape`]), a unit's kept rows are not pushed one by one but folded
+//! 4,096 rows at a time ([`fold_unit`]): each row's group is found from its key columns'
+//! codes (a combination of codes is one slot, whose keys are made and looked up in the
+//! stage's table once per unit), each number column is gathered once as mantissas at one
+//! scale (a dictionary of numbers decoded once per unit, [`UnitNumbers`]), each
+//! aggregate's argument is computed over the whole chunk, and the values are added to
+//! their groups' accumulators
 //! ([`crate::exec::aggregate::AggregateStage::fold_columns`]).
 //!
 //! Invariant: the groups and their sums are exactly those the rows pushed one by one
 //! give. Each value is the number [`crate::expr::Expr::fixed_point`] computes for its
-//! row (the same [`Fixed`] operations, at a scale at least the row's); a unit where a key
-//! column is not held as codes of a small domain, a number is not held as a 64-bit
-//! mantissa, or any value would not fit one at the run's scale, is handed back
-//! ([`UnitGroups::gather`] gives `None`) before any of its rows is folded, and goes
-//! through the row path whole.
+//! row (the same [`Fixed`] operations, at a scale at least the row's). A unit whose key
+//! columns are not held as codes of a small enough domain, or whose number column holds
+//! something else than numbers, is left whole to the row path; a chunk where a value
+//! does not fit a 64-bit mantissa at the chunk's scale is left to the row path with the
+//! rest of the unit, before any of its rows is folded ([`fold_unit`] says from which row).
 
 use crate::error::Result;
 use crate::exec::aggregate::{AggregateStage, ColumnInput, SlotMap};
@@ -24,7 +25,7 @@ use crate::expr::aggregate::AggFunc;
 use crate::expr::functions::ArithOp;
 use crate::inmemory::bitmap::Bitmap;
 use crate::inmemory::cu::CuValue;
-use crate::inmemory::imcu::{ImColumn, Imcu, ValueKind};
+use crate::inmemory::imcu::{ImColumn, Imcu, UnitNumbers, ValueKind};
 use crate::types::{Fixed, Value};
 use smallvec::SmallVec;
 use std::ops::Range;
@@ -119,30 +120,27 @@ struct Numbers {
     nulls: Option<Vec<bool>>,
 }
 
-/// A term's value over a run: one number for every row, or a number a row; or a
-/// COUNT(column)'s NULL flags.
+/// A term's value over a run: one number for every row, or a number a row (a gathered
+/// column's, or one computed).
 enum Values<'n> {
     Scalar(Fixed),
     Column(&'n Numbers),
     Computed(Numbers),
-    Flags(Option<Vec<bool>>),
 }
 
 impl Values<'_> {
-    fn at(&self, i: usize) -> Fixed {
-        match self {
-            Values::Scalar(f) => *f,
-            Values::Column(n) => Fixed { mantissa: n.mantissas[i], scale: n.scale },
-            Values::Computed(n) => Fixed { mantissa: n.mantissas[i], scale: n.scale },
-            Values::Flags(_) => unreachable!("flags are no term's value"),
-        }
-    }
-
     fn numbers(&self) -> Option<&Numbers> {
         match self {
             Values::Column(n) => Some(n),
             Values::Computed(n) => Some(n),
-            Values::Scalar(_) | Values::Flags(_) => None,
+            Values::Scalar(_) => None,
+        }
+    }
+
+    fn at(&self, i: usize) -> Fixed {
+        match self.numbers() {
+            Some(n) => Fixed { mantissa: n.mantissas[i], scale: n.scale },
+            None => self.scalar(),
         }
     }
 
@@ -152,16 +150,14 @@ impl Values<'_> {
 
     /// The scale of every value.
     fn at_scale(&self) -> u8 {
-        match self {
-            Values::Scalar(f) => f.scale,
-            other => other.numbers().map_or(0, |n| n.scale),
-        }
+        self.numbers().map_or_else(|| self.scalar().scale, |n| n.scale)
     }
 
-    /// A SUM's input of these values (a term's, a number a row).
-    fn as_input(&self) -> ColumnInput<'_> {
-        let n = self.numbers().expect("a number a row");
-        ColumnInput::Numbers { mantissas: &n.mantissas, scale: n.scale, nulls: n.nulls.as_deref() }
+    fn scalar(&self) -> Fixed {
+        match self {
+            Values::Scalar(f) => *f,
+            _ => unreachable!("a number a row is no scalar"),
+        }
     }
 }
 
@@ -240,22 +236,20 @@ enum NumberSource<'u> {
 }
 
 impl<'u> NumberSource<'u> {
-    /// `None` when the unit holds the column's values otherwise (dates, text), or its
-    /// dictionary holds a number that does not fit a 64-bit mantissa at the dictionary's
-    /// largest scale. A dictionary is decoded whole when the unit keeps as many rows as
-    /// half its entries; each row's key is decoded otherwise.
-    fn of(col: &'u ImColumn, kept: usize) -> Option<NumberSource<'u>> {
+    /// Column `i` of `imcu`; `None` when the unit holds its values otherwise (dates,
+    /// text), or its dictionary (decoded by `numbers` when worth it) holds a number that
+    /// does not fit a 64-bit mantissa at the dictionary's largest scale.
+    fn of(imcu: &'u Imcu, i: usize, numbers: &UnitNumbers) -> Option<NumberSource<'u>> {
+        let col = imcu.columns.get(i)?.as_ref()?;
         match col.kind {
             ValueKind::Int => Some(NumberSource::Ints(col)),
-            ValueKind::NumberKey => match col.unit.code_space() {
-                Some(space) if space <= 2 * kept as u64 => {
-                    let values = (0..space)
-                        .map(|code| key_fixed(Some(col.unit.code_value(code))))
-                        .collect::<Option<Vec<_>>>()?;
+            ValueKind::NumberKey => match numbers.dictionary(imcu, i) {
+                Some(values) => {
+                    let values = values.iter().copied().collect::<Option<Vec<_>>>()?;
                     let (mantissas, scale) = at_one_scale(&values)?;
                     Some(NumberSource::Dictionary { col, mantissas, scale })
                 }
-                _ => Some(NumberSource::Keys(col)),
+                None => Some(NumberSource::Keys(col)),
             },
             _ => None,
         }
@@ -341,7 +335,8 @@ pub(crate) fn fold_unit(imcu: &Imcu, keep: &Bitmap, shape: &GroupedShape, stage:
         spaces.push(space);
     }
     let counted = shape.calls.iter().all(|call| !matches!(call, CallTerm::NotNull(c) if column(*c).is_none()));
-    let sources = shape.numbers.iter().map(|&c| NumberSource::of(column(c)?, kept)).collect::<Option<Vec<_>>>();
+    let decoded = UnitNumbers::new(imcu, kept);
+    let sources = shape.numbers.iter().map(|&c| NumberSource::of(imcu, c, &decoded)).collect::<Option<Vec<_>>>();
     let Some(sources) = sources.filter(|_| counted) else { return Ok(0) };
     let mut map = SlotMap::new(slot_count as usize);
     let units = UnitGroups { imcu, keys: &shape.keys, spaces: &spaces };
@@ -357,15 +352,17 @@ pub(crate) fn fold_unit(imcu: &Imcu, keep: &Bitmap, shape: &GroupedShape, stage:
         else {
             return Ok(start * 64);
         };
-        let mut values = Vec::with_capacity(shape.calls.len());
+        // Each call's values: COUNT(column)'s NULL flags, a SUM's numbers (a constant's
+        // repeated a row).
+        let mut flags = Vec::with_capacity(shape.calls.len());
+        let mut sums = Vec::with_capacity(shape.calls.len());
         for call in &shape.calls {
-            values.push(match call {
-                CallTerm::Rows => None,
-                CallTerm::NotNull(c) => {
-                    Some(Values::Flags(selected_nulls(column(*c).expect("checked"), keep, chunk.clone())))
-                }
+            flags.push(match call {
+                CallTerm::NotNull(c) => selected_nulls(column(*c).expect("checked above"), keep, chunk.clone()),
+                _ => None,
+            });
+            sums.push(match call {
                 CallTerm::Sum(t) => match evaluate(t, &numbers, rows) {
-                    // SUM of a constant: the constant a row.
                     Some(Values::Scalar(f)) => Some(Values::Computed(Numbers {
                         mantissas: vec![f.mantissa; rows],
                         scale: f.scale,
@@ -374,14 +371,20 @@ pub(crate) fn fold_unit(imcu: &Imcu, keep: &Bitmap, shape: &GroupedShape, stage:
                     Some(v) => Some(v),
                     None => return Ok(start * 64),
                 },
+                _ => None,
             });
         }
-        let inputs: SmallVec<[ColumnInput<'_>; 8]> = values
+        let inputs: SmallVec<[ColumnInput<'_>; 8]> = shape
+            .calls
             .iter()
-            .map(|v| match v {
-                None => ColumnInput::Rows,
-                Some(Values::Flags(nulls)) => ColumnInput::NotNull(nulls.as_deref()),
-                Some(v) => v.as_input(),
+            .zip(flags.iter().zip(&sums))
+            .map(|(call, (nulls, sum))| match (call, sum.as_ref().and_then(Values::numbers)) {
+                (CallTerm::Rows, _) => ColumnInput::Rows,
+                (CallTerm::NotNull(_), _) => ColumnInput::NotNull(nulls.as_deref()),
+                (CallTerm::Sum(_), Some(n)) => {
+                    ColumnInput::Numbers { mantissas: &n.mantissas, scale: n.scale, nulls: n.nulls.as_deref() }
+                }
+                (CallTerm::Sum(_), None) => unreachable!("a SUM's values are a number a row"),
             })
             .collect();
         stage.fold_columns(&slots, &mut map, |slot| units.slot_key(slot), &inputs)?;
@@ -447,7 +450,7 @@ mod tests {
     use crate::expr::aggregate::AggCall;
     use crate::expr::functions::FunctionContext;
     use crate::inmemory::cu::Packing;
-    use crate::inmemory::imcu::{GatherBuffers, ImcuBuilder, UnitNumbers, UnitRow};
+    use crate::inmemory::imcu::{GatherBuffers, ImcuBuilder, UnitRow};
     use crate::types::{DataType, Datum};
     use proptest::prelude::*;
 

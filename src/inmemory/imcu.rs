@@ -177,9 +177,10 @@ impl UnitNumbers {
         UnitNumbers { rows_kept, columns: imcu.columns.iter().map(|_| OnceCell::new()).collect() }
     }
 
-    /// Column `i`'s dictionary, decoded: a code's number, `None` for one past 64 bits.
+    /// Column `i`'s dictionary, decoded: a code's number, `None` for one past 64 bits;
+    /// `None` when the column has no dictionary of numbers or it is not worth decoding.
     #[inline]
-    fn dictionary(&self, imcu: &Imcu, i: usize) -> Option<&[Option<Fixed>]> {
+    pub fn dictionary(&self, imcu: &Imcu, i: usize) -> Option<&[Option<Fixed>]> {
         self.columns
             .get(i)?
             .get_or_init(|| {

@@ -462,21 +462,18 @@ impl ColumnUnit {
                 let (min, max) = keys.fold((first, first), |(lo, hi), k| (lo.min(k), hi.max(k)));
                 (fold.min, fold.max) = (Some(CuValue::Key(min)), Some(CuValue::Key(max)));
             }
-            Body::Encoded { domain, codes } => {
+            Body::Encoded { domain, .. } => {
                 let (mut lo, mut hi, mut code_sum, mut value_sum) = (u64::MAX, 0u64, 0u128, 0i128);
-                let words = chosen.words();
                 let dict = match domain {
                     Domain::IntDict(dict) => Some(dict),
                     _ => None,
                 };
-                codes.for_each_code(0..self.rows, |row, code| {
-                    if words[row / 64] >> (row % 64) & 1 == 1 {
-                        lo = lo.min(code);
-                        hi = hi.max(code);
-                        code_sum += u128::from(code);
-                        if let Some(dict) = dict {
-                            value_sum += i128::from(dict[code as usize]);
-                        }
+                self.for_each_selected_code(&chosen, 0..chosen.words().len(), |code| {
+                    lo = lo.min(code);
+                    hi = hi.max(code);
+                    code_sum += u128::from(code);
+                    if let Some(dict) = dict {
+                        value_sum += i128::from(dict[code as usize]);
                     }
                 });
                 fold.sum = match domain {
