@@ -92,7 +92,7 @@ fn query() -> impl Strategy<Value = Query> {
                         })
                 })
                 .collect::<Vec<_>>();
-            (proptest::collection::vec(table(), n), steps, proptest::collection::vec((0..n, 0u8..4), 0..3))
+            (proptest::collection::vec(table(), n), steps, proptest::collection::vec((0..n, 0u8..5), 0..3))
         })
         .prop_map(|(tables, mut steps, filters)| {
             // Oracle does not mix the comma with ANSI joins after it in one FROM clause
@@ -108,13 +108,18 @@ fn query() -> impl Strategy<Value = Query> {
         })
 }
 
-/// One condition on table `t`, of kind `k`.
-fn filter_text(t: usize, k: u8) -> String {
+/// One condition on table `t` of `n` tables, of kind `k`; the last is an OR over `t`
+/// and the next table, whose branches each filter both (the optimizer filters each
+/// table's rows by what the OR implies for them, but not a table an outer join NULLs:
+/// there `IS NULL` would hold of the NULLs the join adds for the rows it filtered).
+fn filter_text(t: usize, k: u8, n: usize) -> String {
+    let u = (t + 1) % n;
     match k {
         0 => format!("t{t}.c > 3"),
         1 => format!("t{t}.b IS NULL"),
         2 => format!("t{t}.a <> 2"),
-        _ => format!("(t{t}.b = 'x' OR t{t}.c < 2)"),
+        3 => format!("(t{t}.b = 'x' OR t{t}.c < 2)"),
+        _ => format!("((t{t}.c > 3 AND t{u}.b IS NULL) OR (t{t}.a <> 2 AND t{u}.c < 2))"),
     }
 }
 
@@ -168,7 +173,7 @@ impl Query {
                 Kind::Full => from.push_str(&format!(" FULL JOIN t{t} ON {on}")),
             }
         }
-        wheres.extend(self.filters.iter().map(|&(t, k)| filter_text(t, k)));
+        wheres.extend(self.filters.iter().map(|&(t, k)| filter_text(t, k, self.tables.len())));
         let where_clause = if wheres.is_empty() { String::new() } else { format!(" WHERE {}", wheres.join(" AND ")) };
         format!("SELECT {hint}{} FROM {from}{where_clause}", columns.join(", "))
     }
@@ -761,4 +766,31 @@ fn a_date_joins_the_truncated_time_of_another_table_by_key() {
     }
     let text = plan(&s, "SELECT /*+ USE_HASH(e) */ COUNT(*) FROM days d JOIN events e ON d.d = TRUNC(e.ts)");
     assert!(text.contains("access(\"D\".\"D\"=TRUNC(\"E\".\"TS\"))"), "{text}");
+}
+
+#[test]
+fn an_or_over_two_tables_filters_each_table_at_its_scan_by_what_it_implies() {
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    emp_dept(&s);
+    exec(&s, "INSERT INTO dept VALUES (30, 'SALES')");
+    exec(&s, "INSERT INTO emp VALUES (4, 'ALLEN', 30)");
+    exec(&s, "INSERT INTO emp VALUES (5, 'WARD', 30)");
+    // TPC-H Q7's shape: each branch names one row of each table.
+    let sql = "SELECT e.ename, d.dname FROM emp e, dept d WHERE e.deptno = d.deptno \
+               AND ((d.dname = 'SALES' AND e.ename = 'WARD') OR (d.dname = 'RESEARCH' AND e.ename = 'SMITH')) \
+               ORDER BY e.ename";
+    let text = plan(&s, sql);
+    assert!(text.contains("filter(\"DNAME\"='SALES' OR \"DNAME\"='RESEARCH')"), "{text}");
+    assert!(text.contains("filter(\"ENAME\"='WARD' OR \"ENAME\"='SMITH')"), "{text}");
+    let got: Vec<String> = rows(&s, sql).iter().map(|r| format!("{} {}", r[0], r[1])).collect();
+    assert_eq!(got, ["SMITH RESEARCH", "WARD SALES"], "{text}");
+    // A branch without a condition of its own on a table implies nothing for it.
+    let text = plan(
+        &s,
+        "SELECT e.ename FROM emp e, dept d WHERE e.deptno = d.deptno \
+         AND ((d.dname = 'SALES' AND e.ename = 'WARD') OR e.empno = 2)",
+    );
+    assert!(!text.contains("filter(\"DNAME\""), "{text}");
+    assert!(text.contains("filter(\"ENAME\"='WARD' OR \"EMPNO\"=2)"), "{text}");
 }

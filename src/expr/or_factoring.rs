@@ -8,6 +8,13 @@
 //! branch (the same columns, operators and constants, in the same order); one that calls
 //! a function whose result changes from call to call (DBMS_RANDOM) is never taken out,
 //! since that would change how often it is called.
+//!
+//! [`implied_filter`] reads another consequence of an OR out of it: what one table's
+//! rows must meet for the OR to hold. From Q7's `(n1.n_name = 'FRANCE' AND n2.n_name =
+//! 'GERMANY') OR (n1.n_name = 'GERMANY' AND n2.n_name = 'FRANCE')` it gives
+//! `n1.n_name = 'FRANCE' OR n1.n_name = 'GERMANY'`, a filter of `n1` alone. Invariant:
+//! a row the OR makes TRUE makes the implied filter TRUE; the OR itself stays where it
+//! was, since the filter is weaker.
 
 use super::Expr;
 
@@ -48,6 +55,38 @@ pub fn factor_or(e: Expr) -> Expr {
     }
     out.extend(shared);
     join(out, true)
+}
+
+/// The filter a row meets whenever the OR `e` is TRUE, made of the conjuncts of its
+/// branches that `keep` accepts: the OR of each branch's kept conjuncts (joined by AND).
+/// `None` when `e` is not an OR, or when a branch has no conjunct `keep` accepts (that
+/// branch could be TRUE whatever the kept conjuncts say). Conjuncts that change from one
+/// evaluation to the next (DBMS_RANDOM), read a subquery or a sequence are never kept:
+/// the filter adds evaluations of what it holds.
+pub fn implied_filter(e: &Expr, keep: impl Fn(&Expr) -> bool) -> Option<Expr> {
+    if !matches!(e, Expr::Or(..)) {
+        return None;
+    }
+    let mut branches = Vec::new();
+    split(e.clone(), false, &mut branches);
+    let mut implied = Vec::with_capacity(branches.len());
+    for branch in branches {
+        let mut conjuncts = Vec::new();
+        split(branch, true, &mut conjuncts);
+        conjuncts.retain(|c| keep(c) && deterministic(c) && !reads_a_subquery_or_sequence(c));
+        if conjuncts.is_empty() {
+            return None;
+        }
+        implied.push(join(conjuncts, true));
+    }
+    Some(join(implied, false))
+}
+
+/// Whether `e` reads a subquery or a sequence anywhere.
+fn reads_a_subquery_or_sequence(e: &Expr) -> bool {
+    let mut reads = false;
+    e.visit_nodes(&mut |node| reads |= matches!(node, Expr::Subquery { .. } | Expr::Sequence { .. }));
+    reads
 }
 
 /// Whether no part of `e` changes from one evaluation to the next.
@@ -163,7 +202,61 @@ mod tests {
         })
     }
 
+    #[test]
+    fn an_or_implies_each_tables_share_of_its_branches() {
+        // Columns 0 and 1 are one table's, 2 another's.
+        let ours = |e: &Expr| {
+            let mut only = true;
+            e.visit_columns(&mut |c| only &= c < 2);
+            only
+        };
+        let (a, b, c, d) = (eq(0, 1), eq(2, 1), eq(1, 2), eq(2, 2));
+        // (a AND b) OR (c AND d): a OR c.
+        let e = or(and(a.clone(), b.clone()), and(c.clone(), d.clone()));
+        assert_eq!(implied_filter(&e, ours), Some(or(a.clone(), c.clone())));
+        // A branch with nothing of ours: nothing implied.
+        assert_eq!(implied_filter(&or(and(a.clone(), b.clone()), d.clone()), ours), None);
+        // Not an OR: nothing.
+        assert_eq!(implied_filter(&and(a.clone(), b.clone()), ours), None);
+        // A changing function is never kept.
+        let random = Expr::Compare {
+            op: CmpOp::Lt,
+            left: Box::new(Expr::Function { func: ScalarFunction::RandomValue, args: Vec::new() }),
+            right: Box::new(Expr::Literal(Datum::Int(1))),
+        };
+        assert_eq!(
+            implied_filter(&or(and(random, b.clone()), and(a.clone(), d.clone())), |_| true),
+            Some(or(b, and(a, d)))
+        );
+    }
+
     proptest! {
+        /// A row that makes an OR TRUE makes the filter it implies for columns 0 and 1
+        /// TRUE.
+        #[test]
+        fn a_row_meeting_the_or_meets_the_filter_it_implies(
+            e in condition(),
+            rows in proptest::collection::vec(proptest::collection::vec(proptest::option::of(0i64..3), 3), 1..20),
+        ) {
+            let ours = |e: &Expr| {
+                let mut only = true;
+                e.visit_columns(&mut |c| only &= c < 2);
+                only
+            };
+            let Some(implied) = implied_filter(&e, ours) else { return Ok(()) };
+            let mut f = FunctionContext::new(0, 0);
+            for row in rows {
+                let row: Vec<Value> = row.into_iter().map(|v| v.map_or(Datum::Null, Datum::Int)).collect();
+                if e.eval_condition(row.as_slice(), &mut f).unwrap() == Some(true) {
+                    prop_assert_eq!(
+                        implied.eval_condition(row.as_slice(), &mut f).unwrap(),
+                        Some(true),
+                        "{:?} implies {:?}", e, implied
+                    );
+                }
+            }
+        }
+
         /// Every row, NULLs among its values, meets the rewritten condition exactly when
         /// it meets the original (TRUE, FALSE or NULL alike).
         #[test]

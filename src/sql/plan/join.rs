@@ -10,7 +10,9 @@
 //!    conjuncts and places each: on one item's rows (its scan's filter) where no outer
 //!    join could make them NULL, as a join condition at the join that brings their last
 //!    item in (an equality of an expression of each side, of one type family, becomes a
-//!    key of that join), or left in the FILTER above the joins. Each item gets its access path from the optimizer
+//!    key of that join), or left in the FILTER above the joins. An OR over several
+//!    items also gives each item the filter it implies for that item's rows alone, as
+//!    Q7's and Q19's do (`expr::or_factoring::implied_filter`). Each item gets its access path from the optimizer
 //!    as a lone table would (with the filter placed on it). Then the join order: the
 //!    FROM order when the query has outer joins or an `ORDERED` hint, a `LEADING` hint's
 //!    tables first, else the cheapest left-deep order (every order up to
@@ -24,6 +26,7 @@ use super::family::{Family, expr_family};
 use super::*;
 use crate::exec::index_source::IndexAccess;
 use crate::exec::join::{Join, JoinFilterSpec, JoinInput, JoinKind, JoinMethod, NestedInner};
+use crate::expr::or_factoring::implied_filter;
 use crate::sql::bind::{JoinedBy, ScopeRelation};
 use crate::sql::optimizer::cost::CostModel;
 use crate::sql::optimizer::hints::HintKind;
@@ -106,6 +109,10 @@ pub(super) struct JoinQuery {
     /// whose scans got one.
     join_filters: Cell<u32>,
     filtered_items: RefCell<Vec<usize>>,
+    /// WHERE conjuncts (ORs over several items) whose implied filters were added to
+    /// their items' own: what they keep is then in those items' estimated rows, and the
+    /// joins count them as keeping every pair.
+    implied: Vec<Expr>,
 }
 
 impl JoinQuery {
@@ -226,6 +233,7 @@ impl Builder<'_> {
             node,
             join_filters: Cell::new(0),
             filtered_items: RefCell::new(Vec::new()),
+            implied: Vec::new(),
         });
         Ok(scope)
     }
@@ -374,7 +382,7 @@ impl Builder<'_> {
     }
 
     /// Plans the join tree under the join's node; see the module doc.
-    pub(super) fn plan_join(&mut self, query: JoinQuery, hints: &Hints, scope: &Scope) -> Result<()> {
+    pub(super) fn plan_join(&mut self, mut query: JoinQuery, hints: &Hints, scope: &Scope) -> Result<()> {
         let width = query.relations.iter().map(|r| r.columns.end).max().unwrap_or(0);
         let mut needed = columns_read_by(self.tree.stages(), width);
         self.read_by_subquery_filter(&mut needed);
@@ -400,6 +408,25 @@ impl Builder<'_> {
         let mut at_join: Vec<Vec<Expr>> = vec![Vec::new(); n];
         let mut top: Vec<Expr> = Vec::new();
         let nulled = nulled_items(&query);
+        // An OR over several items implies, for each item every branch filters on its
+        // own, the OR of those filters (`or_factoring::implied_filter`): checked at the
+        // item's scan it drops rows before any join, and it sizes the item's estimate.
+        // Only for items no outer join NULLs, as a conjunct of one item goes there.
+        for c in &pool {
+            if c.items.count_ones() < 2 {
+                continue;
+            }
+            let mut implied_any = false;
+            for r in (0..n).filter(|&r| c.items & (1 << r) != 0 && nulled[r] == NulledAt::Never) {
+                if let Some(filter) = implied_filter(&c.expr, |e| query.items_of(e) == 1 << r) {
+                    local[r].push(filter);
+                    implied_any = true;
+                }
+            }
+            if implied_any {
+                query.implied.push(c.expr.clone());
+            }
+        }
         for c in pool {
             if c.items == 0 {
                 top.push(c.expr);
@@ -1047,8 +1074,15 @@ impl Builder<'_> {
             };
             return 1.0 / ndv(*a).max(ndv(*b)).max(1.0);
         }
-        join_cost::OTHER_JOIN_SELECTIVITY
+        residual_selectivity(query, e)
     }
+}
+
+/// The fraction of the pairs a join condition that is not an equality of two columns
+/// keeps: Oracle's default, or all of them for an OR whose implied filters already
+/// filtered its items (their estimates hold what it keeps).
+fn residual_selectivity(query: &JoinQuery, e: &Expr) -> f64 {
+    if query.implied.contains(e) { 1.0 } else { join_cost::OTHER_JOIN_SELECTIVITY }
 }
 
 /// A guess of one index probe of an item, for the order search: a selective key's blevel,
@@ -1135,7 +1169,7 @@ impl Builder<'_> {
                     key_text.push(e.display_conjunct(names).to_string());
                 }
                 None => {
-                    selectivity *= join_cost::OTHER_JOIN_SELECTIVITY;
+                    selectivity *= residual_selectivity(query, &e);
                     residual.push(e);
                 }
             }
