@@ -508,6 +508,62 @@ struct Groups {
     table: HashTable<(u64, u32)>,
     keys: Vec<Value>,
     accs: Vec<Accumulator>,
+    /// The groups of a one-column whole-number key by its value, as the column-at-a-time
+    /// fold finds them ([`AggregateStage::fold_columns`]).
+    by_int: IntGroups,
+}
+
+/// Group numbers by a whole number, held densely from the least number seen: a unit's
+/// slots are its own codes, so the fold finds each slot's group again in every unit;
+/// a one-column key's value finds it here without building, hashing and comparing the
+/// key. Numbers past [`INT_GROUPS_SPAN`] from the least are not held (their groups are
+/// found by their keys).
+#[derive(Default)]
+struct IntGroups {
+    /// The number `groups[0]` is for.
+    base: i64,
+    /// Each number's group, `u32::MAX` for none yet.
+    groups: Vec<u32>,
+}
+
+/// The widest span of numbers [`IntGroups`] holds: 16 MiB of group numbers.
+const INT_GROUPS_SPAN: usize = 1 << 22;
+
+impl IntGroups {
+    #[inline]
+    fn get(&self, v: i64) -> Option<u32> {
+        let i = usize::try_from(v.checked_sub(self.base)?).ok()?;
+        self.groups.get(i).copied().filter(|&g| g != u32::MAX)
+    }
+
+    /// Holds `group` for `v`, unless that would take the span past [`INT_GROUPS_SPAN`].
+    fn insert(&mut self, v: i64, group: u32) {
+        if self.groups.is_empty() {
+            self.base = v;
+        }
+        if v < self.base {
+            // Room below, at least as much again as held (numbers met in falling order
+            // move the rest once per doubling).
+            let Some(short) = self.base.checked_sub(v).and_then(|d| usize::try_from(d).ok()) else { return };
+            let grow = short.max(self.groups.len());
+            let Some(base) = self.base.checked_sub(grow as i64) else { return };
+            if grow + self.groups.len() > INT_GROUPS_SPAN {
+                return;
+            }
+            let mut groups = vec![u32::MAX; grow];
+            groups.extend_from_slice(&self.groups);
+            self.groups = groups;
+            self.base = base;
+        }
+        let Some(i) = v.checked_sub(self.base).and_then(|d| usize::try_from(d).ok()) else { return };
+        if i >= INT_GROUPS_SPAN {
+            return;
+        }
+        if i >= self.groups.len() {
+            self.groups.resize(i + 1, u32::MAX);
+        }
+        self.groups[i] = group;
+    }
 }
 
 impl Groups {
@@ -520,6 +576,7 @@ impl Groups {
         self.keys.shrink_to(KEPT_GROUPS);
         self.accs.clear();
         self.accs.shrink_to(KEPT_GROUPS);
+        self.by_int = IntGroups::default();
     }
 
     /// The accumulators of the group of `key` (whose hash is `hash`), a new group's made
@@ -572,7 +629,7 @@ impl Groups {
         calls: usize,
         mut each: impl FnMut(&mut [Value], &mut [Accumulator]) -> Result<Flow>,
     ) -> Result<Flow> {
-        let Groups { table, keys, accs } = std::mem::take(self);
+        let Groups { table, keys, accs, .. } = std::mem::take(self);
         let (mut keys, mut accs) = (keys, accs);
         for &(_, g) in table.iter() {
             let g = g as usize;
@@ -690,13 +747,16 @@ impl AggregateStage {
 
     /// Folds a run of rows given a column at a time (a chunk of a unit's kept rows, see
     /// [`super::unit_group`]): row `i`'s group is the one of the keys `slot_key` gives
-    /// for `slots[i]` (asked once per slot while `map` lasts), and call `k` folds
-    /// `inputs[k]`. The accumulators end as the rows pushed one by one leave them.
+    /// for `slots[i]` (asked once per slot while `map` lasts; where `slot_int` gives the
+    /// value of a one-column whole-number key, only for a value no unit gave before),
+    /// and call `k` folds `inputs[k]`. The accumulators end as the rows pushed one by
+    /// one leave them.
     pub(crate) fn fold_columns(
         &mut self,
         slots: &[u32],
         map: &mut SlotMap,
         mut slot_key: impl FnMut(u32) -> Result<SmallVec<[Value; 4]>>,
+        slot_int: impl Fn(u32) -> Option<i64>,
         inputs: &[ColumnInput<'_>],
     ) -> Result<()> {
         debug_assert!(!self.group_by.is_empty() && inputs.len() == self.calls.len());
@@ -709,10 +769,20 @@ impl AggregateStage {
             if *p == u32::MAX {
                 let g = &mut group[slot as usize];
                 if *g == u32::MAX {
-                    let key = slot_key(slot)?;
-                    let hash = group_hash(&key);
-                    let calls = &self.calls;
-                    *g = self.groups.group(key, hash, |accs| accs.extend(calls.iter().map(Accumulator::new))) as u32;
+                    let int = slot_int(slot);
+                    match int.and_then(|v| self.groups.by_int.get(v)) {
+                        Some(known) => *g = known,
+                        None => {
+                            let key = slot_key(slot)?;
+                            let hash = group_hash(&key);
+                            let calls = &self.calls;
+                            *g = self.groups.group(key, hash, |accs| accs.extend(calls.iter().map(Accumulator::new)))
+                                as u32;
+                            if let Some(v) = int {
+                                self.groups.by_int.insert(v, *g);
+                            }
+                        }
+                    }
                 }
                 *p = place_group.len() as u32;
                 place_group.push((slot, *g as usize));
@@ -861,6 +931,29 @@ mod tests {
     use super::*;
     use crate::expr::functions::ArithOp;
     use proptest::prelude::*;
+
+    #[test]
+    fn int_groups_hold_each_number_met_in_any_order_within_their_span() {
+        let mut held = IntGroups::default();
+        // Rising, then falling below the first, then far apart.
+        for (v, g) in [(10, 0), (12, 1), (7, 2), (-100, 3), (11, 4)] {
+            held.insert(v, g);
+        }
+        for (v, g) in [(10, 0), (12, 1), (7, 2), (-100, 3), (11, 4)] {
+            assert_eq!(held.get(v), Some(g), "{v}");
+        }
+        assert_eq!(held.get(8), None);
+        assert_eq!(held.get(13), None);
+        assert_eq!(held.get(i64::MIN), None);
+        assert_eq!(held.get(i64::MAX), None);
+        // Past the span from the least held: not held, and nothing else lost.
+        held.insert(-100 + INT_GROUPS_SPAN as i64, 5);
+        assert_eq!(held.get(-100 + INT_GROUPS_SPAN as i64), None);
+        held.insert(i64::MIN, 6);
+        assert_eq!(held.get(i64::MIN), None);
+        assert_eq!(held.get(-100), Some(3));
+        assert!(held.groups.len() <= INT_GROUPS_SPAN);
+    }
 
     fn sum_call(arg: Expr) -> AggCall {
         AggCall { func: AggFunc::Sum, arg: Some(arg), distinct: false, text: "SUM(X)".into(), listagg: None }

@@ -387,7 +387,7 @@ pub(crate) fn fold_unit(imcu: &Imcu, keep: &Bitmap, shape: &GroupedShape, stage:
                 (CallTerm::Sum(_), None) => unreachable!("a SUM's values are a number a row"),
             })
             .collect();
-        stage.fold_columns(&slots, &mut map, |slot| units.slot_key(slot), &inputs)?;
+        stage.fold_columns(&slots, &mut map, |slot| units.slot_key(slot), |slot| units.slot_int(slot), &inputs)?;
     }
     Ok(imcu.rows)
 }
@@ -421,6 +421,20 @@ impl UnitGroups<'_> {
             }
         }
         slots
+    }
+
+    /// The whole number a one-column key's `slot` stands for, the same in every unit of
+    /// the column; `None` for NULL, for a key of several columns, or one not held as
+    /// whole numbers.
+    fn slot_int(&self, slot: u32) -> Option<i64> {
+        let (&[c], &[space]) = (self.keys, self.spaces) else { return None };
+        if u64::from(slot) + 1 >= space {
+            return None;
+        }
+        match self.imcu.columns[c].as_ref()?.unit.code_value(u64::from(slot)) {
+            CuValue::Int(v) => Some(v),
+            CuValue::Key(_) => None,
+        }
     }
 
     /// The GROUP BY keys of `slot`.
@@ -489,8 +503,10 @@ mod tests {
     }
 
     /// Every kind of call the fold takes: COUNT(*), COUNT(c), SUM and AVG of columns,
-    /// of `+ - *` with literals, of a negation and of a constant.
-    fn stage() -> AggregateStage {
+    /// of `+ - *` with literals, of a negation and of a constant; grouped by columns 0
+    /// and 1, or by column 0 alone (`one_key`: a whole-number key, whose groups the
+    /// fold finds by value from one unit to the next).
+    fn stage(one_key: bool) -> AggregateStage {
         let calls = vec![
             call(AggFunc::CountStar, None),
             call(AggFunc::Count, Some(Expr::Column(2))),
@@ -511,12 +527,13 @@ mod tests {
             ),
             call(AggFunc::Sum, Some(Expr::Literal(Datum::Int(3)))),
         ];
-        AggregateStage::new(vec![Expr::Column(0), Expr::Column(1)], calls, None)
+        let group_by = if one_key { vec![Expr::Column(0)] } else { vec![Expr::Column(0), Expr::Column(1)] };
+        AggregateStage::new(group_by, calls, None)
     }
 
     /// The stage's groups, sorted, after `fold` gave it the rows.
-    fn groups(fold: impl FnOnce(&mut [Stage<'_>], &mut FunctionContext)) -> Vec<Vec<Value>> {
-        let mut stages = vec![Stage::Aggregate(stage()), Stage::Collect(CollectStage::new(9))];
+    fn groups(one_key: bool, fold: impl FnOnce(&mut [Stage<'_>], &mut FunctionContext)) -> Vec<Vec<Value>> {
+        let mut stages = vec![Stage::Aggregate(stage(one_key)), Stage::Collect(CollectStage::new(9))];
         let mut f = FunctionContext::new(0, 1);
         fold(&mut stages, &mut f);
         pipeline::finish(&mut stages, &mut f).expect("finishes");
@@ -543,7 +560,7 @@ mod tests {
 
     fn rows() -> impl Strategy<Value = Vec<Vec<Value>>> {
         let row = (
-            prop_oneof![4 => (0i64..5).prop_map(Datum::Int), 1 => Just(Datum::Null)],
+            prop_oneof![4 => (-3i64..5).prop_map(Datum::Int), 1 => Just(Datum::Null)],
             prop_oneof![4 => (0u8..3).prop_map(|k| Datum::string(format!("k{k}"))), 1 => Just(Datum::Null)],
             number(),
             prop_oneof![4 => (-20i64..20).prop_map(Datum::Int), 1 => Just(Datum::Null)],
@@ -567,11 +584,20 @@ mod tests {
             tiny in any::<bool>(),
             dropped in prop::collection::vec(any::<bool>(), 64),
             packing in prop_oneof![Just(Packing::ByteAligned), Just(Packing::Tight), Just(Packing::Smallest)],
+            one_key in any::<bool>(),
+            shift in 0i64..4,
         ) {
             // A few numbers at scale 28 in the first unit's groups (which it leaves to
             // the row path): the second unit's sums of those groups, at that scale,
             // leave the exact range, and go on as decimals.
             let (mut first, mut second) = (first, second);
+            // The second unit's keys from another least value: other codes for the
+            // same numbers.
+            for row in &mut second {
+                if let Datum::Int(k) = row[0] {
+                    row[0] = Datum::Int(k + shift);
+                }
+            }
             if tiny {
                 first.iter_mut().step_by(97).for_each(|row| row[2] = Datum::from_decimal(rust_decimal::Decimal::new(7, 28)));
             }
@@ -582,10 +608,10 @@ mod tests {
             }
             let units = [unit(&first, packing), unit(&second, packing)];
             let keeps = units.each_ref().map(|imcu| Bitmap::from_fn(imcu.rows, |r| !dropped[r % 64] || r % 3 == 0));
-            let one_by_one = groups(|stages, f| {
+            let one_by_one = groups(one_key, |stages, f| {
                 units.iter().zip(&keeps).for_each(|(imcu, keep)| push_rows(stages, f, imcu, keep, 0))
             });
-            let by_columns = groups(|stages, f| {
+            let by_columns = groups(one_key, |stages, f| {
                 for (imcu, keep) in units.iter().zip(&keeps) {
                     let Stage::Aggregate(a) = &mut stages[0] else { unreachable!() };
                     let shape = GroupedShape::of(a).expect("a shape the fold takes");
