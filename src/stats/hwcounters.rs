@@ -433,15 +433,28 @@ mod tests {
             assert!(why.contains("PERF_COUNT_SW_TASK_CLOCK"), "{why}");
             return;
         };
-        let started = crate::stats::osstat::thread_cpu_time_ns();
-        spin(20_000_000);
-        let spent = crate::stats::osstat::thread_cpu_time_ns() - started;
-        let after = counters.read();
-        let delta = after.since(&Reading { counts: [(Counter::TaskClock, before)].into(), ..Default::default() });
-        let clock = delta.value(Counter::TaskClock).unwrap();
         // task-clock and the thread CPU clock measure the same thing, apart from the
-        // kernel time of the reads themselves.
-        assert!(clock as f64 > spent as f64 * 0.8 && (clock as f64) < spent as f64 * 1.25 + 2e6, "{clock} vs {spent}");
+        // kernel time of the reads themselves. On a loaded machine one pair of readings
+        // can still disagree (seen once: 58 ms against 29 ms beside a compiler using
+        // both CPUs), so three tries are given; a counter that measures something else
+        // misses all three.
+        let mut before = before;
+        let mut tries = Vec::new();
+        for _ in 0..3 {
+            let started = crate::stats::osstat::thread_cpu_time_ns();
+            spin(20_000_000);
+            let spent = crate::stats::osstat::thread_cpu_time_ns() - started;
+            let after = counters.read();
+            let delta = after.since(&Reading { counts: [(Counter::TaskClock, before)].into(), ..Default::default() });
+            let clock = delta.value(Counter::TaskClock).unwrap();
+            if clock as f64 > spent as f64 * 0.8 && (clock as f64) < spent as f64 * 1.25 + 2e6 {
+                tries.clear();
+                break;
+            }
+            tries.push((clock, spent));
+            before = after.counts[&Counter::TaskClock];
+        }
+        assert!(tries.is_empty(), "task clock against thread CPU time, each try: {tries:?}");
         assert!(counters.is_current_thread());
     }
 
