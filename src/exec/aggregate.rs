@@ -4,6 +4,8 @@
 //! COUNT of a column only asks whether the column is NULL, so counting rows of a block
 //! decodes nothing. A row's group is found by its keys as evaluated, borrowed from the
 //! row (hashed with `foldhash`, a fixed seed); only a new group's keys are copied out.
+//! The column-at-a-time fold of in-memory units also finds the group of a one-column
+//! whole-number key by its number (`IntGroups`), which names the same group its keys do.
 //! Sums of whole numbers add in 128 bits. Sums of other numbers with 64-bit mantissas
 //! (the values of NUMBER(p,s) columns, and `+ - *` of them) add exactly in 128 bits at
 //! the largest scale seen, without becoming values, until a value would take the sum

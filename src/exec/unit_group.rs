@@ -4,7 +4,9 @@
 //! literals ([`GroupedShape`]), a unit's kept rows are not pushed one by one but folded
 //! 4,096 rows at a time ([`fold_unit`]): each row's group is found from its key columns'
 //! codes (a combination of codes is one slot, whose keys are made and looked up in the
-//! stage's table once per unit), each number column is gathered once as mantissas at one
+//! stage's table once per unit; a one-column whole-number key's slot finds its group by
+//! the number it stands for, so a key met in an earlier unit is not made again), each
+//! number column is gathered once as mantissas at one
 //! scale (a dictionary of numbers decoded once per unit, [`UnitNumbers`]), each
 //! aggregate's argument is computed over the whole chunk, and the values are added to
 //! their groups' accumulators
