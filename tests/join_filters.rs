@@ -213,3 +213,58 @@ fn the_filter_line_counts_the_rows_it_passed() {
     let build = line("JOIN FILTER CREATE").rows;
     assert_eq!(build, int(&s, "SELECT COUNT(*) FROM c WHERE region = 3") as u64);
 }
+
+#[test]
+fn semi_and_anti_joins_of_unnested_subqueries_filter_their_probe_scan() {
+    let (_t, _d, db) = temp_db(options(8192, "16M"));
+    let s = db.session();
+    tables(&s);
+    exec(&s, "ANALYZE TABLE c COMPUTE STATISTICS");
+    exec(&s, "ANALYZE TABLE o COMPUTE STATISTICS");
+    // (query, the join's line, whether its probe scan takes a filter): the 200 customers
+    // of region 3 build; the 20,000 orders probe.
+    let cases = [
+        // The query's rows build, the subquery's table probes.
+        (
+            "SELECT c.id, c.name FROM c WHERE c.region = 3 AND EXISTS (SELECT /*+ {h} */ 1 FROM o WHERE o.cust_id = c.id)",
+            "HASH JOIN SEMI",
+            true,
+        ),
+        (
+            "SELECT c.id, c.name FROM c WHERE c.region = 3 AND NOT EXISTS (SELECT /*+ {h} */ 1 FROM o WHERE o.cust_id = c.id)",
+            "HASH JOIN ANTI",
+            true,
+        ),
+        // The subquery's rows build, the query's table probes.
+        (
+            "SELECT o.id, o.amount FROM o WHERE EXISTS (SELECT /*+ {h} */ 1 FROM c WHERE c.id = o.cust_id AND c.region = 3)",
+            "HASH JOIN RIGHT SEMI",
+            true,
+        ),
+        // The query's rows that join nothing are the answer: no filter may drop them.
+        (
+            "SELECT o.id FROM o WHERE NOT EXISTS (SELECT /*+ {h} */ 1 FROM c WHERE c.id = o.cust_id AND c.region = 3)",
+            "HASH JOIN RIGHT ANTI",
+            false,
+        ),
+    ];
+    for (template, join, filtered) in cases {
+        let expected = sorted_rows(&s, &template.replace("{h}", "NO_UNNEST"));
+        assert!(!expected.is_empty(), "{template}");
+        let sql = template.replace("{h}", "UNNEST HASH_SJ HASH_AJ");
+        let p = plan(&s, &sql);
+        assert!(p.contains(join), "{sql}: no {join} in\n{p}");
+        let (answer, removed, checked) = run_counted(&s, &sql);
+        assert_eq!(answer, expected, "{sql}: the unnested join against the FILTER");
+        if filtered {
+            for line in ["JOIN FILTER CREATE", "JOIN FILTER USE", "SYS_OP_BLOOM_FILTER(:BF0000,\"O\".\"CUST_ID\")"] {
+                assert!(p.contains(line) || p.contains(&line.replace("\"O\".", "")), "{sql}: no {line} in\n{p}");
+            }
+            // Every order but those of region 3's customers (and the false positives).
+            assert!(removed > 15_000 && checked >= removed, "{sql}: {removed} removed of {checked} checked");
+        } else {
+            assert!(!p.contains("JOIN FILTER"), "{sql}:\n{p}");
+            assert_eq!(removed, 0, "{sql}");
+        }
+    }
+}

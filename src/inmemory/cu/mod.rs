@@ -403,6 +403,16 @@ impl ColumnUnit {
     /// codes. Where a quarter of the rows or more are set the codes are read in one pass;
     /// a row at a time where fewer are.
     pub fn for_each_selected_code(&self, selection: &Bitmap, words: Range<usize>, mut f: impl FnMut(u64)) -> bool {
+        self.for_each_selected_row_code(selection, words, |_, code| f(code))
+    }
+
+    /// [`ColumnUnit::for_each_selected_code`], calling `f(row, code)`.
+    pub fn for_each_selected_row_code(
+        &self,
+        selection: &Bitmap,
+        words: Range<usize>,
+        mut f: impl FnMut(usize, u64),
+    ) -> bool {
         assert_eq!(selection.len(), self.rows, "a selection of another unit's rows");
         let Body::Encoded { codes, .. } = &self.body else { return false };
         let rows = words.start * 64..(words.end * 64).min(self.rows);
@@ -410,11 +420,11 @@ impl ColumnUnit {
             let bits = selection.words();
             codes.for_each_code(rows, |row, code| {
                 if bits[row / 64] >> (row % 64) & 1 == 1 {
-                    f(code)
+                    f(row, code)
                 }
             });
         } else {
-            selection.iter_ones_in(words).for_each(|row| f(codes.get(row)));
+            selection.iter_ones_in(words).for_each(|row| f(row, codes.get(row)));
         }
         true
     }

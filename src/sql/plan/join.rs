@@ -1550,40 +1550,62 @@ struct FilterAsk<'a> {
 }
 
 /// A join filter a hash join uses, if it is the join's method.
-struct FilterPlan {
+pub(super) struct FilterPlan {
     /// The probe input's columns of the keys, in the keys' order.
-    probe_columns: Vec<usize>,
+    pub(super) probe_columns: Vec<usize>,
     /// The key as the probe scan's predicate names it: `"O"."CUST_ID"`.
-    key_text: String,
+    pub(super) key_text: String,
     /// The share of the probe rows it is estimated to pass.
-    pass: f64,
+    pub(super) pass: f64,
 }
 
 impl FilterPlan {
     /// The plan lines of filter `:BF` `number`: JOIN FILTER CREATE over the build input,
     /// JOIN FILTER USE over the probe input, whose scan checks `SYS_OP_BLOOM_FILTER`.
     fn lines(&self, number: u32, build: PlanTree, mut probe: PlanTree) -> (PlanTree, PlanTree) {
-        let name = format!(":BF{number:04}");
+        let name = filter_name(number);
         if let Some(scan) = probe.root() {
-            let bloom = format!("SYS_OP_BLOOM_FILTER({name},{})", self.key_text);
-            let predicates = &mut probe.node_mut(scan).predicates;
-            match predicates.iter_mut().find(|p| matches!(p, Predicate::Filter(_))) {
-                Some(Predicate::Filter(text)) => *text = format!("{text} AND {bloom}"),
-                _ => predicates.push(Predicate::Filter(bloom)),
-            }
+            add_bloom_predicate(probe.node_mut(scan), &name, &self.key_text);
         }
-        let passed =
-            probe.root().and_then(|r| probe.node(r).estimate).map(|e| Estimate { rows: e.rows * self.pass, ..e });
-        let mut probe = wrapped(probe, Operation::JoinFilterUse);
-        let use_line = probe.node_mut(probe.root().expect("just wrapped"));
-        use_line.object = name.clone();
-        use_line.estimate = passed;
-        use_line.rows_rule = RowsRule::Fraction(self.pass);
-        let mut build = wrapped(build, Operation::JoinFilterCreate);
-        let create_line = build.root().expect("just wrapped");
-        build.node_mut(create_line).object = name;
+        let below = probe.root().and_then(|r| probe.node(r).estimate);
+        probe.push_above(filter_use_line(&name, below, self.pass));
+        let below = build.root().and_then(|r| build.node(r).estimate);
+        let mut build = build;
+        build.push_above(filter_create_line(&name, below));
         (build, probe)
     }
+}
+
+/// The name of the statement's join filter `number`: `:BF0000`.
+pub(super) fn filter_name(number: u32) -> String {
+    format!(":BF{number:04}")
+}
+
+/// Adds the check of join filter `name` on the key `key_text` (`"O"."CUST_ID"`) to the
+/// filter predicate of `scan`, the probe input's scan line.
+pub(super) fn add_bloom_predicate(scan: &mut PlanNode, name: &str, key_text: &str) {
+    let bloom = format!("SYS_OP_BLOOM_FILTER({name},{key_text})");
+    match scan.predicates.iter_mut().find(|p| matches!(p, Predicate::Filter(_))) {
+        Some(Predicate::Filter(text)) => *text = format!("{text} AND {bloom}"),
+        _ => scan.predicates.push(Predicate::Filter(bloom)),
+    }
+}
+
+/// JOIN FILTER USE of filter `name`, over a probe input estimated at `below`, passing
+/// the share `pass` of its rows; the caller gives it its child.
+pub(super) fn filter_use_line(name: &str, below: Option<Estimate>, pass: f64) -> PlanNode {
+    let mut line = PlanNode::new(Operation::JoinFilterUse, name);
+    line.estimate = below.map(|e| Estimate { rows: e.rows * pass, ..e });
+    line.rows_rule = RowsRule::Fraction(pass);
+    line
+}
+
+/// JOIN FILTER CREATE of filter `name`, over a build input estimated at `below`; the
+/// caller gives it its child.
+pub(super) fn filter_create_line(name: &str, below: Option<Estimate>) -> PlanNode {
+    let mut line = PlanNode::new(Operation::JoinFilterCreate, name);
+    line.estimate = below;
+    line
 }
 
 impl Builder<'_> {

@@ -161,6 +161,11 @@ impl PlanTree {
         &mut self.nodes[id]
     }
 
+    /// How many of the tree's nodes, attached or not, run `operation`.
+    pub fn count(&self, operation: Operation) -> usize {
+        self.nodes.iter().filter(|n| n.operation == operation).count()
+    }
+
     /// Adds `node` on top of the tree: it reads from the old root and becomes the root.
     pub fn push_above(&mut self, mut node: PlanNode) -> NodeId {
         let id = self.nodes.len();

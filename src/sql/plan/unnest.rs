@@ -34,7 +34,10 @@
 //! index of the subquery's table where one fits (module `semi_probe`), chosen also
 //! without a hint where the probes cost less than the subquery's one run. A hash join builds on the
 //! input estimated smaller, unless the subquery's SWAP_JOIN_INPUTS / NO_SWAP_JOIN_INPUTS
-//! names the side. Left as the FILTER: `NOT IN` (its NULL rules are not an anti
+//! names the side. A hash join whose probe input is a full scan of one table takes a
+//! join filter on it where the cost says it pays and no unmatched probe row is given
+//! (not a `HASH JOIN RIGHT ANTI`), as the joins of the FROM clause do: JOIN FILTER
+//! CREATE over the build input, JOIN FILTER USE over the scan. Left as the FILTER: `NOT IN` (its NULL rules are not an anti
 //! join's), a subquery with no equality to key on, and any conjunct when the plan below
 //! the FILTER is more than one line reading the rows through its filters.
 //!
@@ -44,12 +47,14 @@
 //! is left for it to run.
 
 use super::family::{Family, expr_family};
+use super::join;
 use super::query_block::UnnestPlan;
 use super::semi_probe::{ProbedRead, SemiProbe};
 use super::*;
-use crate::exec::join::{Join, JoinInput, JoinKind, JoinMethod, NestedInner};
+use crate::exec::join::{Join, JoinFilterSpec, JoinInput, JoinKind, JoinMethod, NestedInner};
 use crate::expr::{CmpOp, SubqueryTest};
 use crate::sql::optimizer::hints::{HintKind, SubqueryJoinMethod};
+use crate::sql::optimizer::join::{self as join_cost, Input};
 use crate::sql::optimizer::selectivity::default_selectivity;
 
 /// What a conjunct of the FILTER asks of its subquery, where a join can answer it.
@@ -110,6 +115,13 @@ struct Conditions {
     keys_text: Vec<String>,
     residual: Vec<Expr>,
     residual_text: Vec<String>,
+}
+
+/// The line a semi join's filter puts over the query's rows: JOIN FILTER CREATE where
+/// they build, JOIN FILTER USE (and the check in their scan's predicate) where they probe.
+enum LeftFilter {
+    Create(String),
+    Use { name: String, key_text: String, pass: f64 },
 }
 
 /// A conjunct chosen to be unnested.
@@ -200,8 +212,9 @@ impl Builder<'_> {
         let (count, mut views) = (chosen.len(), 0);
         for (n, c) in chosen.into_iter().enumerate() {
             let top = n + 1 == count;
-            let (join, mut line, right_estimate) =
+            let (join, mut line, right_estimate, left_filter) =
                 self.semi_join(c.test.kind, c.plan, c.conditions, (left, estimate.map(|e| e.rows)), width, &mut views);
+            left_line = self.filter_left(left_line, left_filter);
             // A nested loop runs the subquery once a row.
             let runs =
                 |e: &Estimate| if matches!(join.method, JoinMethod::NestedLoops(_)) { e.rows.max(1.0) } else { 1.0 };
@@ -348,7 +361,7 @@ impl Builder<'_> {
         (left, left_rows): (JoinInput, Option<f64>),
         width: usize,
         views: &mut usize,
-    ) -> (Join, PlanNode, Option<Estimate>) {
+    ) -> (Join, PlanNode, Option<Estimate>, Option<LeftFilter>) {
         let UnnestPlan { block, hints, swap_notes, .. } = plan;
         let right_estimate = block.estimate;
         let right_width = block.columns.len();
@@ -486,6 +499,40 @@ impl Builder<'_> {
         if !matches!(method, JoinMethod::Hash { .. }) {
             self.note_all(swap_notes.into_iter().map(|n| n.replace("the query joins no tables", "not a hash join")));
         }
+        let filter = match method {
+            JoinMethod::Hash { build_right } => {
+                let estimates = (left_rows, right_estimate.map(|e| e.rows));
+                self.semi_join_filter(
+                    kind,
+                    build_right,
+                    [&left, &right],
+                    [&conditions.left_keys, &conditions.right_keys],
+                    estimates,
+                )
+            }
+            _ => None,
+        };
+        // The join filter's lines: over the subquery's, and what the caller puts over
+        // the query's rows.
+        let mut join_filter = None;
+        let mut left_filter = None;
+        if let (Some(plan), JoinMethod::Hash { build_right }) = (filter, &method) {
+            let number =
+                (self.tree.count(Operation::JoinFilterCreate) + tree.count(Operation::JoinFilterCreate)) as u32;
+            let name = join::filter_name(number);
+            let below = tree.root().and_then(|r| tree.node(r).estimate);
+            if *build_right {
+                tree.push_above(join::filter_create_line(&name, below));
+                left_filter = Some(LeftFilter::Use { name, key_text: plan.key_text, pass: plan.pass });
+            } else {
+                if let Some(scan) = tree.root() {
+                    join::add_bloom_predicate(tree.node_mut(scan), &name, &plan.key_text);
+                }
+                tree.push_above(join::filter_use_line(&name, below, plan.pass));
+                left_filter = Some(LeftFilter::Create(name));
+            }
+            join_filter = Some(JoinFilterSpec { number, probe_columns: plan.probe_columns });
+        }
         let mut line = PlanNode::new(operation, "");
         let Conditions { left_keys, right_keys, keys_text, residual, residual_text } = conditions;
         let keys_text = keys_text.join(" AND ");
@@ -516,10 +563,77 @@ impl Builder<'_> {
             probe_figures: Default::default(),
             workarea: Default::default(),
             emitted: Default::default(),
-            join_filter: None,
+            join_filter,
             output: Some((0..width).collect()),
         };
-        (join, line, right_estimate)
+        (join, line, right_estimate, left_filter)
+    }
+
+    /// The join filter of a semi or anti join (`kind`) hashing on its right input when
+    /// `build_right`: where the probe input is a full scan of one table whose key
+    /// columns are plain columns, the join keeps no probe row that joins nothing (never
+    /// NOT EXISTS probing with the query's rows, whose unmatched rows it gives), and the
+    /// cost says the filter pays, as for any hash join (`optimizer::join::join_filter_pays`).
+    /// `inputs` and `keys` are the left's and the right's, `rows` their estimates.
+    fn semi_join_filter(
+        &self,
+        kind: JoinKind,
+        build_right: bool,
+        inputs: [&JoinInput; 2],
+        keys: [&Vec<Expr>; 2],
+        rows: (Option<f64>, Option<f64>),
+    ) -> Option<join::FilterPlan> {
+        let probe_side = usize::from(!build_right);
+        let probe_kept = build_right && kind == JoinKind::Anti;
+        let table = match &inputs[probe_side].source {
+            Source::TableScan { table, .. } => table,
+            Source::InMemory(access) => &access.table,
+            _ => return None,
+        };
+        if probe_kept {
+            return None;
+        }
+        let probe_columns: Vec<usize> = keys[probe_side]
+            .iter()
+            .map(|k| match k {
+                Expr::Column(c) if *c < table.columns.len() => Some(*c),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let (build_rows, probe_rows) = if build_right { (rows.1?, rows.0?) } else { (rows.0?, rows.1?) };
+        let table_rows = table.stats.as_ref().map_or(probe_rows, |s| s.num_rows as f64);
+        // The build side's keys are taken to be as many as its rows, each one of the
+        // probe key's values; of a key of several columns, the column of fewest values
+        // (the share it covers is the largest, the estimate the most cautious).
+        let fewest = probe_columns
+            .iter()
+            .map(|&c| join_cost::table_column_ndv(table, c, table_rows))
+            .fold(f64::INFINITY, f64::min);
+        let pass = join_cost::join_filter_pass([(build_rows.min(fewest), fewest)]);
+        let model = cost_model(self.session);
+        let (build, probe) = (Input { rows: build_rows, cost: 0.0 }, Input { rows: probe_rows, cost: 0.0 });
+        if probe_columns.is_empty() || !join_cost::join_filter_pays(&model, build, probe, pass) {
+            return None;
+        }
+        let key_text =
+            probe_columns.iter().map(|&c| format!("\"{}\"", table.columns[c].name)).collect::<Vec<_>>().join(",");
+        Some(join::FilterPlan { probe_columns, key_text, pass })
+    }
+
+    /// `left_line` (the query's rows, as a semi join reads them) under the line of its
+    /// join filter, if the join has one.
+    fn filter_left(&mut self, left_line: NodeId, filter: Option<LeftFilter>) -> NodeId {
+        let below = self.tree.node(left_line).estimate;
+        let mut line = match filter {
+            None => return left_line,
+            Some(LeftFilter::Create(name)) => join::filter_create_line(&name, below),
+            Some(LeftFilter::Use { name, key_text, pass }) => {
+                join::add_bloom_predicate(self.tree.node_mut(left_line), &name, &key_text);
+                join::filter_use_line(&name, below, pass)
+            }
+        };
+        line.children.push(left_line);
+        self.tree.add(line)
     }
 
     /// Notes the hints of `plan`, a subquery left to the FILTER, as unused.
