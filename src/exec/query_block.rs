@@ -38,6 +38,7 @@
 use super::ExecContext;
 use super::downstream::{ConsumeRow, RowSink};
 use super::join::{Counted, Forward};
+use super::join_filter::JoinFilterStage;
 use super::pipeline::{Stage, insert_probes, probe_at, push};
 use super::source::{BlockStages, InputFigures, Source};
 pub use super::source::{
@@ -177,13 +178,96 @@ impl QueryBlock {
 
     /// Runs the block, handing each of its rows to `consumer`.
     pub fn run_into(&self, consumer: &mut dyn ConsumeRow, ctx: &mut ExecContext<'_>) -> Result<()> {
+        self.run_filtered_into(consumer, None, ctx)
+    }
+
+    /// [`QueryBlock::run`], its source's rows also through `join_filter` (a hash join's
+    /// filter on the block's rows, checked on its source's columns: see
+    /// [`QueryBlock::group_key_columns`]) after the block's own filters.
+    pub fn run_join_filtered(
+        &self,
+        rest: &mut [Stage<'_>],
+        join_filter: JoinFilterStage<'_>,
+        ctx: &mut ExecContext<'_>,
+    ) -> Result<()> {
+        let mut into = PushInto { rest, f: ctx.functions.clone(), stopped: false };
+        let ran = self.run_filtered_into(&mut into, Some(join_filter), ctx);
+        ctx.functions.random = into.f.random.clone();
+        ran
+    }
+
+    /// The source columns of the block's columns `columns`, where the block groups its
+    /// source's rows by them: its source is a full scan of one table, its stages filters
+    /// of the scanned rows, a GROUP BY whose keys include each of `columns` as a plain
+    /// scanned column, then only projections and filters of the groups. A row whose key
+    /// is dropped before the GROUP BY then takes away only its own group, which a join
+    /// on those columns would have dropped: a hash join's filter may be checked on the
+    /// scanned rows ([`QueryBlock::run_join_filtered`]). `None` otherwise.
+    pub fn group_key_columns(&self, columns: &[usize]) -> Option<Vec<usize>> {
+        if !matches!(self.source, Source::TableScan { .. } | Source::InMemory(_)) {
+            return None;
+        }
+        let stages = self.stages.borrow()?;
+        let at = stages.iter().position(|s| !matches!(s, Stage::Filter(_)))?;
+        let Stage::Aggregate(aggregate) = &stages[at] else { return None };
+        let after = &stages[at + 1..];
+        if !after.iter().all(|s| matches!(s, Stage::Project(_) | Stage::Filter(_))) {
+            return None;
+        }
+        columns
+            .iter()
+            .map(|&column| {
+                // The column through the projections after the GROUP BY, back to its output.
+                let mut c = column;
+                for stage in after.iter().rev() {
+                    if let Stage::Project(project) = stage {
+                        let Expr::Column(from) = project.exprs.get(c)? else { return None };
+                        c = *from;
+                    }
+                }
+                match aggregate.group_by.get(c)? {
+                    Expr::Column(scanned) => Some(*scanned),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// Runs the block, handing each of its rows to `consumer`, its source's rows through
+    /// `join_filter` too when given, right after the block's leading filters.
+    fn run_filtered_into(
+        &self,
+        consumer: &mut dyn ConsumeRow,
+        join_filter: Option<JoinFilterStage<'_>>,
+        ctx: &mut ExecContext<'_>,
+    ) -> Result<()> {
         run_init_plans(&self.init, ctx)?;
         let Some(mut kept) = self.stages.borrow() else {
             return Err(Error::unsupported("a query block read inside its own run"));
         };
         let mut stages: Vec<Stage<'_>> = std::mem::take(&mut *kept);
         stages.iter_mut().for_each(Stage::reset);
+        let leading_filters = stages.iter().take_while(|s| matches!(s, Stage::Filter(_))).count();
         let probes = ctx.row_source_statistics.then(|| insert_probes(&mut stages, &self.probe_positions));
+        // After the last leading filter, before the probe that counts the source line's
+        // rows: that line shows the rows the join filter passed.
+        let filter_at = join_filter.map(|j| {
+            let at = match leading_filters {
+                0 => 0,
+                n => {
+                    let mut seen = 0;
+                    1 + stages
+                        .iter()
+                        .position(|s| {
+                            seen += usize::from(matches!(s, Stage::Filter(_)));
+                            seen == n
+                        })
+                        .expect("the leading filters are still there")
+                }
+            };
+            stages.insert(at, Stage::JoinFilter(j));
+            at
+        });
         let mut counted = Counted { consumer, rows: 0 };
         stages.push(Stage::Sink(RowSink {
             visible: self.width,
@@ -195,6 +279,11 @@ impl QueryBlock {
         let ran =
             figures.measure(ctx.access.stats, || super::run::run_pipeline_in_place(&self.source, &mut stages, ctx));
         stages.pop();
+        if let Some(at) = filter_at
+            && let Stage::JoinFilter(mut j) = stages.remove(at)
+        {
+            j.hand_counts(ctx.access.stats);
+        }
         if let Some(probes) = probes {
             let mut rows = self.line_rows.borrow_mut();
             for (total, &at) in rows.iter_mut().zip(&probes) {

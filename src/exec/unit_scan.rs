@@ -8,7 +8,8 @@
 //! the kept rows pushed through the stages, each read in place
 //! ([`UnitRow`]: a column is decoded when a stage asks for it). A hash join's probe
 //! scan first narrows the kept rows by the join's filter, reading the key columns only
-//! ([`JoinFilterStage::check_unit`]), so a row the filter drops is never decoded.
+//! ([`JoinFilterStage::check_unit`]), so a row the filter drops is never decoded nor
+//! folded (the filter of a join with a grouped view comes before the view's GROUP BY).
 //!
 //! Invariant: the result never depends on which conjuncts ran on codes: rows a unit
 //! decodes go through the WHERE clause's filter stage again.
@@ -116,7 +117,9 @@ pub(crate) struct Shape {
 
 impl Shape {
     pub(crate) fn of(stages: &[Stage<'_>], binds: &[crate::types::Value]) -> Shape {
-        let plain: Vec<&Stage<'_>> = stages.iter().filter(|s| !matches!(s, Stage::Probe(_))).collect();
+        // A join filter narrows the kept rows before anything else reads them.
+        let plain: Vec<&Stage<'_>> =
+            stages.iter().filter(|s| !matches!(s, Stage::Probe(_) | Stage::JoinFilter(_))).collect();
         let (bounds, all_bounds, rest) = match plain.split_first() {
             Some((Stage::Filter(f), rest)) => {
                 let conjuncts = predicates::conjuncts(&f.predicate, binds);
@@ -185,7 +188,14 @@ impl UnitScan<'_> {
                 col.unit.filter_with(p, keep, isa, min_max);
             }
         }
-        let every_bound_ran = self.shape.all_bounds && self.predicates.iter().all(|(_, p)| p.is_some());
+        // A hash join's filter on the probe rows: checked on the key columns alone, so
+        // the rows it drops are never decoded. Where the unit cannot check it, its stage
+        // checks each row pushed, and nothing is folded past it.
+        let checked = match join_filter(stages) {
+            Some(j) => j.check_unit(imcu, keep)?,
+            None => true,
+        };
+        let every_bound_ran = checked && self.shape.all_bounds && self.predicates.iter().all(|(_, p)| p.is_some());
         match &self.shape.folds {
             Some(folds) if every_bound_ran && folds_in_memory(imcu, folds) => {
                 let passed = keep.count_ones();
@@ -206,12 +216,6 @@ impl UnitScan<'_> {
                     // The rest through the row path.
                     keep.clear_range(0..folded);
                 }
-                // A hash join's filter on the probe rows: checked on the key columns
-                // alone, so the rows it drops are never decoded.
-                let checked = match join_filter(stages) {
-                    Some(j) => j.check_unit(imcu, keep)?,
-                    None => false,
-                };
                 set_checked_upstream(stages, checked);
                 let pushed = self.push_rows(keep, stages, f);
                 set_checked_upstream(stages, false);

@@ -320,6 +320,12 @@ fn run_filtered(
     if let Some(filter) = &input.filter {
         stages.push(Stage::Filter(FilterStage::new(filter.clone())));
     }
+    // A view's filter is checked inside it, on its source's rows before they are
+    // grouped (the planner gives it only where that is sound).
+    let (join_filter, into_view) = match (&input.source, join_filter) {
+        (super::Source::View(block), Some(j)) => (None, Some((block, j))),
+        (_, j) => (j, None),
+    };
     stages.extend(join_filter.map(Stage::JoinFilter));
     let mut counted = Counted { consumer, rows: 0 };
     stages.push(Stage::Sink(RowSink {
@@ -330,7 +336,12 @@ fn run_filtered(
     }));
     let mut figures = input.figures.get();
     let stats = ctx.access.stats;
-    let ran = figures.measure(stats, || super::run::run_pipeline_in_place(&input.source, &mut stages, ctx));
+    let ran = figures.measure(stats, || match into_view {
+        Some((block, j)) => block
+            .run_join_filtered(&mut stages, j, ctx)
+            .and_then(|()| super::pipeline::finish(&mut stages, &mut ctx.functions)),
+        None => super::run::run_pipeline_in_place(&input.source, &mut stages, ctx).map(drop),
+    });
     for stage in &mut stages {
         if let Stage::JoinFilter(j) = stage {
             j.hand_counts(stats);

@@ -37,7 +37,9 @@
 //! names the side. A hash join whose probe input is a full scan of one table takes a
 //! join filter on it where the cost says it pays and no unmatched probe row is given
 //! (not a `HASH JOIN RIGHT ANTI`), as the joins of the FROM clause do: JOIN FILTER
-//! CREATE over the build input, JOIN FILTER USE over the scan. Left as the FILTER: `NOT IN` (its NULL rules are not an anti
+//! CREATE over the build input, JOIN FILTER USE over the scan; a grouped `VW_SQ_n`
+//! probing with its GROUP BY's columns has the filter checked on its table's rows,
+//! before they are grouped (`QueryBlock::group_key_columns`). Left as the FILTER: `NOT IN` (its NULL rules are not an anti
 //! join's), a subquery with no equality to key on, and any conjunct when the plan below
 //! the FILTER is more than one line reading the rows through its filters.
 //!
@@ -525,7 +527,18 @@ impl Builder<'_> {
                 tree.push_above(join::filter_create_line(&name, below));
                 left_filter = Some(LeftFilter::Use { name, key_text: plan.key_text, pass: plan.pass });
             } else {
-                if let Some(scan) = tree.root() {
+                // The table's line: the subquery's top line, or the one a grouped view
+                // reads.
+                let mut scan = tree.root();
+                while let Some(at) = scan
+                    && !matches!(
+                        tree.node(at).operation,
+                        Operation::TableAccessFull | Operation::TableAccessInMemoryFull
+                    )
+                {
+                    scan = tree.node(at).children.first().copied();
+                }
+                if let Some(scan) = scan {
                     join::add_bloom_predicate(tree.node_mut(scan), &name, &plan.key_text);
                 }
                 tree.push_above(join::filter_use_line(&name, below, plan.pass));
@@ -585,31 +598,44 @@ impl Builder<'_> {
     ) -> Option<join::FilterPlan> {
         let probe_side = usize::from(!build_right);
         let probe_kept = build_right && kind == JoinKind::Anti;
-        let table = match &inputs[probe_side].source {
-            Source::TableScan { table, .. } => table,
-            Source::InMemory(access) => &access.table,
-            _ => return None,
-        };
         if probe_kept {
             return None;
         }
-        let probe_columns: Vec<usize> = keys[probe_side]
+        let columns: Vec<usize> = keys[probe_side]
             .iter()
             .map(|k| match k {
-                Expr::Column(c) if *c < table.columns.len() => Some(*c),
+                Expr::Column(c) => Some(*c),
                 _ => None,
             })
             .collect::<Option<_>>()?;
-        let (build_rows, probe_rows) = if build_right { (rows.1?, rows.0?) } else { (rows.0?, rows.1?) };
+        let scanned = |source: &Source| match source {
+            Source::TableScan { table, .. } => Some(table.clone()),
+            Source::InMemory(access) => Some(access.table.clone()),
+            _ => None,
+        };
+        // A grouped view probes with its groups' keys: the filter is checked on its
+        // table's rows, before they are grouped.
+        let (table, probe_columns) = match &inputs[probe_side].source {
+            Source::View(block) => (scanned(&block.source)?, block.group_key_columns(&columns)?),
+            other => (scanned(other)?, columns),
+        };
+        if probe_columns.iter().any(|&c| c >= table.columns.len()) {
+            return None;
+        }
+        let (build_rows, mut probe_rows) = if build_right { (rows.1?, rows.0?) } else { (rows.0?, rows.1?) };
         let table_rows = table.stats.as_ref().map_or(probe_rows, |s| s.num_rows as f64);
-        // The build side's keys are taken to be as many as its rows, each one of the
-        // probe key's values; of a key of several columns, the column of fewest values
-        // (the share it covers is the largest, the estimate the most cautious).
-        let fewest = probe_columns
-            .iter()
-            .map(|&c| join_cost::table_column_ndv(table, c, table_rows))
-            .fold(f64::INFINITY, f64::min);
-        let pass = join_cost::join_filter_pass([(build_rows.min(fewest), fewest)]);
+        if matches!(inputs[probe_side].source, Source::View(_)) {
+            // The filter spares the view's GROUP BY the table rows it drops.
+            probe_rows = probe_rows.max(table_rows);
+        }
+        // The build side's keys are taken to be as many as its rows (at most as many as
+        // the probe column's values), each one of the probe key's values: of a key of
+        // several columns, the product of the columns' shares, as for the FROM clause's
+        // joins.
+        let pass = join_cost::join_filter_pass(probe_columns.iter().map(|&c| {
+            let values = join_cost::table_column_ndv(&table, c, table_rows);
+            (build_rows.min(values), values)
+        }));
         let model = cost_model(self.session);
         let (build, probe) = (Input { rows: build_rows, cost: 0.0 }, Input { rows: probe_rows, cost: 0.0 });
         if probe_columns.is_empty() || !join_cost::join_filter_pays(&model, build, probe, pass) {
