@@ -28,7 +28,12 @@
 //!
 //! A block that is only a table read through filters and a projection of its columns
 //! hands its source over ([`QueryBlock::into_table_read`]): an unnested subquery then
-//! joins as its table's line rather than as a view.
+//! joins as its table's line rather than as a view. A block that groups a table's rows
+//! by the columns a hash join probes it with takes that join's filter on the scanned
+//! rows, right after its leading filters and before the GROUP BY
+//! ([`QueryBlock::group_key_columns`], [`QueryBlock::run_join_filtered`]): a dropped row
+//! takes away only its own group, which the join would have dropped. The filter's stage
+//! is inserted for that run and taken out before the stages are kept again.
 //!
 //! The types live in `source`, beside the enum they recurse through; running them is
 //! this module's. Invariant: a block's kept stages never hold a sink (its constructor

@@ -195,9 +195,9 @@ impl UnitScan<'_> {
             Some(j) => j.check_unit(imcu, keep)?,
             None => true,
         };
-        let every_bound_ran = checked && self.shape.all_bounds && self.predicates.iter().all(|(_, p)| p.is_some());
+        let foldable = checked && self.shape.all_bounds && self.predicates.iter().all(|(_, p)| p.is_some());
         match &self.shape.folds {
-            Some(folds) if every_bound_ran && folds_in_memory(imcu, folds) => {
+            Some(folds) if foldable && folds_in_memory(imcu, folds) => {
                 let passed = keep.count_ones();
                 let mut by_column = SmallVec::new();
                 // Held inline: a unit's folds allocate nothing (a statement has few).
@@ -207,7 +207,7 @@ impl UnitScan<'_> {
                 Ok(false)
             }
             _ => {
-                if every_bound_ran && let Some(grouped) = &self.shape.grouped {
+                if foldable && let Some(grouped) = &self.shape.grouped {
                     let folded = unit_group::fold_unit(imcu, keep, grouped, kernel::aggregate_after(stages, 0))?;
                     kernel::aggregate_after(stages, keep.count_ones_in(0..folded.div_ceil(64)));
                     if folded >= imcu.rows {

@@ -308,7 +308,8 @@ fn run_into(input: &JoinInput, consumer: &mut dyn ConsumeRow, ctx: &mut ExecCont
 
 /// [`run_into`], the rows handed over holding only the columns `only` when given (see
 /// [`RowSink::only`]), and also through `join_filter` after the input's filter (a hash
-/// join's probe input), whose counts go to the session's statistics.
+/// join's probe input), whose counts go to the session's statistics; a view's input
+/// checks it inside the view, on its scanned rows ([`super::QueryBlock::run_join_filtered`]).
 fn run_filtered(
     input: &JoinInput,
     only: Option<&[usize]>,
@@ -320,8 +321,7 @@ fn run_filtered(
     if let Some(filter) = &input.filter {
         stages.push(Stage::Filter(FilterStage::new(filter.clone())));
     }
-    // A view's filter is checked inside it, on its source's rows before they are
-    // grouped (the planner gives it only where that is sound).
+    // The planner gives a view a filter only where its GROUP BY keys are the join's.
     let (join_filter, into_view) = match (&input.source, join_filter) {
         (super::Source::View(block), Some(j)) => (None, Some((block, j))),
         (_, j) => (j, None),

@@ -608,6 +608,9 @@ impl Builder<'_> {
                 _ => None,
             })
             .collect::<Option<_>>()?;
+        if columns.is_empty() {
+            return None;
+        }
         let scanned = |source: &Source| match source {
             Source::TableScan { table, .. } => Some(table.clone()),
             Source::InMemory(access) => Some(access.table.clone()),
@@ -638,7 +641,7 @@ impl Builder<'_> {
         }));
         let model = cost_model(self.session);
         let (build, probe) = (Input { rows: build_rows, cost: 0.0 }, Input { rows: probe_rows, cost: 0.0 });
-        if probe_columns.is_empty() || !join_cost::join_filter_pays(&model, build, probe, pass) {
+        if !join_cost::join_filter_pays(&model, build, probe, pass) {
             return None;
         }
         let key_text =
