@@ -1,8 +1,9 @@
 //! The expression layer: what every operator above evaluates, below the pipeline and the
 //! planner that build it. Bound expressions ([`Expr`], here), their batch evaluation over
 //! a block's rows ([`batch`]), the scalar functions and format masks ([`functions`]),
-//! aggregate calls ([`aggregate`]), and the column bounds a WHERE clause's conjuncts give
-//! ([`predicates`]). It reads rows through `access::RowAccess` and nothing above it.
+//! aggregate calls ([`aggregate`]), LIKE patterns ([`like`]), and the column bounds a
+//! WHERE clause's conjuncts give ([`predicates`]). It reads rows through
+//! `access::RowAccess` and nothing above it.
 //!
 //! Bound expressions: SQL expressions whose names are resolved to column positions of
 //! the row they are evaluated on, ready to run once per row.
@@ -33,6 +34,7 @@
 pub mod aggregate;
 pub mod batch;
 pub mod functions;
+pub mod like;
 pub mod or_factoring;
 pub mod predicates;
 
@@ -40,6 +42,7 @@ use crate::access::RowAccess;
 use crate::error::{Error, Result};
 use crate::types::{Datum, Fixed, Value};
 use functions::{ArithOp, FunctionContext, ScalarFunction};
+pub use like::LikePattern;
 use smallvec::SmallVec;
 use std::cmp::Ordering;
 use std::fmt;
@@ -87,73 +90,6 @@ impl CmpOp {
             CmpOp::Gt => CmpOp::Lt,
             CmpOp::GtEq => CmpOp::LtEq,
             other => other,
-        }
-    }
-}
-
-/// A LIKE pattern compiled once: `%` any run, `_` any one character.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LikePattern {
-    parts: Vec<LikePart>,
-    source: String,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum LikePart {
-    Literal(String),
-    AnyOne,
-    AnyRun,
-}
-
-impl LikePattern {
-    pub fn compile(pattern: &str, escape: Option<char>) -> LikePattern {
-        let mut parts = Vec::new();
-        let mut lit = String::new();
-        let mut chars = pattern.chars();
-        while let Some(c) = chars.next() {
-            match c {
-                c if Some(c) == escape => lit.extend(chars.next()),
-                '%' | '_' => {
-                    if !lit.is_empty() {
-                        parts.push(LikePart::Literal(std::mem::take(&mut lit)));
-                    }
-                    parts.push(if c == '%' { LikePart::AnyRun } else { LikePart::AnyOne });
-                }
-                c => lit.push(c),
-            }
-        }
-        if !lit.is_empty() {
-            parts.push(LikePart::Literal(lit));
-        }
-        LikePattern { parts, source: pattern.to_owned() }
-    }
-
-    pub fn matches(&self, text: &str) -> bool {
-        Self::match_from(&self.parts, text)
-    }
-
-    /// The literal text every matching string starts with (empty if none).
-    pub fn literal_prefix(&self) -> String {
-        match self.parts.first() {
-            Some(LikePart::Literal(s)) => s.clone(),
-            _ => String::new(),
-        }
-    }
-
-    fn match_from(parts: &[LikePart], text: &str) -> bool {
-        let Some((first, rest)) = parts.split_first() else { return text.is_empty() };
-        match first {
-            LikePart::Literal(l) => text.strip_prefix(l.as_str()).is_some_and(|t| Self::match_from(rest, t)),
-            LikePart::AnyOne => {
-                let mut cs = text.chars();
-                cs.next().is_some() && Self::match_from(rest, cs.as_str())
-            }
-            LikePart::AnyRun => {
-                if rest.is_empty() {
-                    return true;
-                }
-                text.char_indices().map(|(i, _)| i).chain([text.len()]).any(|i| Self::match_from(rest, &text[i..]))
-            }
         }
     }
 }
@@ -507,7 +443,10 @@ impl Expr {
                 Ok(and3(ge, le).map(|b| b != *negated))
             }
             Expr::Like { expr, pattern, negated } => {
-                Ok(expr.eval(row, f)?.into_text().map(|text| pattern.matches(&text) != *negated))
+                if pattern.is_null() {
+                    return Ok(None);
+                }
+                Ok(expr.eval(row, f)?.into_text().and_then(|text| pattern.matches(&text)).map(|m| m != *negated))
             }
             Expr::Subquery { slot, test: SubqueryTest::Exists { negated }, .. } => {
                 Ok(Some(f.subquery(*slot)?.exists() != *negated))
@@ -929,9 +868,10 @@ impl fmt::Display for ExprDisplay<'_> {
             Expr::Between { expr, low, high, negated } => {
                 write!(f, "{} {}BETWEEN {} AND {}", operand(expr), not(*negated), operand(low), operand(high))
             }
-            Expr::Like { expr, pattern, negated } => {
-                write!(f, "{} {}LIKE '{}'", operand(expr), not(*negated), pattern.source)
-            }
+            Expr::Like { expr, pattern, negated } => match pattern.source() {
+                Some(source) => write!(f, "{} {}LIKE '{}'", operand(expr), not(*negated), source),
+                None => write!(f, "{} {}LIKE NULL", operand(expr), not(*negated)),
+            },
             Expr::Case { .. } => write!(f, "CASE ... END"),
             Expr::Function { func: ScalarFunction::Extract, args } if args.len() == 2 => {
                 let field = match &args[0] {
@@ -1082,18 +1022,6 @@ mod tests {
             let buffered = e.eval_buffered(row, &mut f, &mut buffer).map(Datum::into_owned).map_err(|e| e.to_string());
             prop_assert_eq!(buffered, plain);
         }
-    }
-
-    #[test]
-    fn like_patterns() {
-        let p = LikePattern::compile("%consistent%", None);
-        assert!(p.matches("consistent gets"));
-        assert!(p.matches("no work - consistent read gets"));
-        assert!(!p.matches("db block gets"));
-        assert!(LikePattern::compile("a_c", None).matches("abc"));
-        assert!(!LikePattern::compile("a_c", None).matches("abbc"));
-        assert!(LikePattern::compile("100\\%", Some('\\')).matches("100%"));
-        assert!(LikePattern::compile("%", None).matches(""));
     }
 
     mod display {

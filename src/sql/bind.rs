@@ -816,7 +816,7 @@ impl Binder<'_> {
         };
         Ok(Expr::Like {
             expr: Box::new(self.bind(expr)?),
-            pattern: LikePattern::compile(&p.into_string(), escape),
+            pattern: LikePattern::compile(p.into_text().as_deref(), escape),
             negated,
         })
     }
