@@ -34,6 +34,8 @@ fn predicate() -> impl Strategy<Value = String> {
         (0i64..400).prop_map(|d| format!("born < TO_DATE('2020-01-01', 'YYYY-MM-DD') + {d}")),
         (0i64..50).prop_map(|k| format!("amount * 2 > {k}")),
         Just("name LIKE 'name-1%'".to_owned()),
+        (0i64..10).prop_map(|k| format!("name NOT LIKE '%{k}%'")),
+        (0i64..13).prop_map(|k| format!("note LIKE '%{k}'")),
         (1i64..5).prop_map(|k| format!("amount > {k}.5")),
     ];
     prop::collection::vec(one, 0..3)

@@ -6,7 +6,9 @@
 //! complement of a one-value range), tested on the stored integers, a block of rows at a
 //! time here and row by row in the scan's count kernel. Row by row, and for any other
 //! condition or a value that is not a small whole number, the general evaluator decides
-//! (it reads stored integers directly too).
+//! (it reads stored integers directly too). Rows a columnar scan has already tested
+//! against every conjunct on a unit's codes pass unchecked
+//! ([`FilterStage::set_checked_upstream`]).
 
 use super::downstream::{Downstream, Push};
 use crate::access::Flow;
@@ -19,6 +21,9 @@ use crate::types::Datum;
 pub struct FilterStage {
     pub predicate: Expr,
     compiled: Option<IntComparisons>,
+    /// The rows pushed now are known to meet the condition (a columnar scan ran every
+    /// conjunct on a unit's codes): they pass unchecked.
+    checked_upstream: bool,
 }
 
 /// `col op k AND col op k ...` over whole numbers, as range terms.
@@ -137,7 +142,12 @@ impl FilterStage {
     }
 
     pub fn new(predicate: Expr) -> FilterStage {
-        FilterStage { compiled: IntComparisons::compile(&predicate), predicate }
+        FilterStage { compiled: IntComparisons::compile(&predicate), predicate, checked_upstream: false }
+    }
+
+    /// Whether the rows pushed from now on are known to meet the condition already.
+    pub fn set_checked_upstream(&mut self, checked: bool) {
+        self.checked_upstream = checked;
     }
 
     /// Keeps in `selection` the rows of `batch` for which the condition is TRUE.
@@ -173,7 +183,11 @@ impl Push for FilterStage {
         rest: &mut D,
         f: &mut FunctionContext,
     ) -> Result<Flow> {
-        if self.predicate.eval_condition(row, f)? == Some(true) { rest.push(row, f) } else { Ok(Flow::Continue) }
+        if self.checked_upstream || self.predicate.eval_condition(row, f)? == Some(true) {
+            rest.push(row, f)
+        } else {
+            Ok(Flow::Continue)
+        }
     }
 
     /// Narrows the selection, then pushes what is left on.

@@ -1,8 +1,9 @@
 //! One unit of a columnar scan, an IMCU of the column store or a decompressed
 //! compression unit of a compressed table, and what the statement asks of it
 //! ([`UnitScan`]): the plan's shape as a columnar scan sees it ([`Shape`]: the WHERE
-//! clause's conjuncts that bound one column, the aggregate's folds), those conjuncts as
-//! tests on a unit's codes ([`unit_predicates`]), a unit pruned by its columns' smallest
+//! clause's conjuncts that test one column, by bounds or by LIKE, the aggregate's folds),
+//! those conjuncts as tests on a unit's codes ([`unit_predicates`]: a LIKE matches each
+//! distinct key of a dictionary once, or each row's bytes of plain keys), a unit pruned by its columns' smallest
 //! and largest values ([`pruned`]), then counts, sums, MIN and MAX folded from bitmaps and
 //! codes, a HASH GROUP BY folded a column at a time ([`crate::exec::unit_group`]), or
 //! the kept rows pushed through the stages, each read in place
@@ -12,7 +13,8 @@
 //! folded (the filter of a join with a grouped view comes before the view's GROUP BY).
 //!
 //! Invariant: the result never depends on which conjuncts ran on codes: rows a unit
-//! decodes go through the WHERE clause's filter stage again.
+//! decodes go through the WHERE clause's filter stage again, unless the unit ran every
+//! conjunct (then the stage passes them unchecked, as a fold would count them).
 
 use crate::access::Flow;
 use crate::error::Result;
@@ -23,6 +25,7 @@ use crate::exec::kernel;
 use crate::exec::unit_group::{self, GroupedShape};
 use crate::expr::functions::FunctionContext;
 use crate::expr::predicates::{self, ColumnBound};
+use crate::expr::{Expr, LikePattern};
 use crate::inmemory::bitmap::Bitmap;
 use crate::inmemory::cu::{CuPredicate, UnitFold};
 use crate::inmemory::imcu::{Imcu, UnitNumbers, UnitRow, ValueKind};
@@ -103,12 +106,45 @@ fn key(v: &Value, kind: ValueKind, data_type: DataType) -> Option<Vec<u8>> {
     }
 }
 
+/// What one conjunct of the WHERE clause asks of one column, as a unit may test it.
+enum ColumnTest {
+    /// A comparison, range, IN list or NULL test with constants.
+    Bound(ColumnBound),
+    /// `col [NOT] LIKE pattern` (the pattern not NULL).
+    Like { pattern: LikePattern, negated: bool },
+}
+
+impl ColumnTest {
+    /// What conjunct `c` asks of one column, if it asks of one alone.
+    fn of(c: predicates::Conjunct) -> Option<(usize, ColumnTest)> {
+        match c.expr {
+            Expr::Like { expr, pattern, negated } if !pattern.is_null() => match *expr {
+                Expr::Column(column) => Some((column, ColumnTest::Like { pattern, negated })),
+                _ => None,
+            },
+            _ => c.bound.map(|(column, bound)| (column, ColumnTest::Bound(bound))),
+        }
+    }
+
+    /// The test on the codes of a unit whose column has `kind` and `data_type`; `None`
+    /// when the unit cannot run it.
+    fn predicate(&self, kind: ValueKind, data_type: DataType) -> Option<CuPredicate> {
+        match self {
+            ColumnTest::Bound(bound) => predicate(bound, kind, data_type),
+            // Text keys are the values' UTF-8, what the row path matches.
+            ColumnTest::Like { pattern, negated } => {
+                (kind == ValueKind::Text).then(|| CuPredicate::Like { pattern: pattern.clone(), negated: *negated })
+            }
+        }
+    }
+}
+
 /// The plan's shape as the scan sees it.
 pub(crate) struct Shape {
-    /// The conjuncts of the WHERE clause that bound one column.
-    bounds: Vec<(usize, ColumnBound)>,
-    /// Every conjunct bounds one column.
-    all_bounds: bool,
+    /// The conjuncts of the WHERE clause that test one column.
+    tests: Vec<(usize, ColumnTest)>,
+    /// Every conjunct tests one column.
+    all_tests: bool,
     /// What each call of an aggregate after the filter folds, if a unit can fold them all.
     folds: Option<Vec<FoldShape>>,
     /// A HASH GROUP BY after the filter, when a unit can fold it a column at a time.
@@ -120,11 +156,13 @@ impl Shape {
         // A join filter narrows the kept rows before anything else reads them.
         let plain: Vec<&Stage<'_>> =
             stages.iter().filter(|s| !matches!(s, Stage::Probe(_) | Stage::JoinFilter(_))).collect();
-        let (bounds, all_bounds, rest) = match plain.split_first() {
+        let (tests, all_tests, rest) = match plain.split_first() {
             Some((Stage::Filter(f), rest)) => {
                 let conjuncts = predicates::conjuncts(&f.predicate, binds);
-                let all = conjuncts.iter().all(|c| c.bound.is_some());
-                (conjuncts.into_iter().filter_map(|c| c.bound).collect(), all, rest)
+                let count = conjuncts.len();
+                let tests: Vec<_> = conjuncts.into_iter().filter_map(ColumnTest::of).collect();
+                let all = tests.len() == count;
+                (tests, all, rest)
             }
             _ => (Vec::new(), true, &plain[..]),
         };
@@ -132,7 +170,7 @@ impl Shape {
             Some(Stage::Aggregate(a)) => (a.fold_shapes(), GroupedShape::of(a)),
             _ => (None, None),
         };
-        Shape { bounds, all_bounds, folds, grouped }
+        Shape { tests, all_tests, folds, grouped }
     }
 }
 
@@ -148,9 +186,10 @@ pub(crate) fn unit_predicates(imcu: &Imcu, shape: &Shape) -> Vec<(usize, Option<
 pub(crate) fn unit_predicates_into(imcu: &Imcu, shape: &Shape, predicates: &mut Vec<(usize, Option<CuPredicate>)>) {
     predicates.clear();
     predicates.extend(
-        shape.bounds.iter().map(|(c, bound)| {
-            (*c, imcu.columns[*c].as_ref().and_then(|col| predicate(bound, col.kind, col.data_type)))
-        }),
+        shape
+            .tests
+            .iter()
+            .map(|(c, test)| (*c, imcu.columns[*c].as_ref().and_then(|col| test.predicate(col.kind, col.data_type)))),
     );
 }
 
@@ -195,7 +234,9 @@ impl UnitScan<'_> {
             Some(j) => j.check_unit(imcu, keep)?,
             None => true,
         };
-        let foldable = checked && self.shape.all_bounds && self.predicates.iter().all(|(_, p)| p.is_some());
+        // Every conjunct ran on the codes: the kept rows meet the WHERE clause.
+        let filtered = self.shape.all_tests && self.predicates.iter().all(|(_, p)| p.is_some());
+        let foldable = checked && filtered;
         match &self.shape.folds {
             Some(folds) if foldable && folds_in_memory(imcu, folds) => {
                 let passed = keep.count_ones();
@@ -216,9 +257,9 @@ impl UnitScan<'_> {
                     // The rest through the row path.
                     keep.clear_range(0..folded);
                 }
-                set_checked_upstream(stages, checked);
+                set_checked_upstream(stages, checked, filtered);
                 let pushed = self.push_rows(keep, stages, f);
-                set_checked_upstream(stages, false);
+                set_checked_upstream(stages, false, false);
                 pushed
             }
         }
@@ -249,10 +290,14 @@ fn join_filter<'s, 'a>(stages: &'s mut [Stage<'a>]) -> Option<&'s mut JoinFilter
 }
 
 /// Tells the join filter stage of `stages`, if any, whether the rows pushed now were
-/// checked already.
-fn set_checked_upstream(stages: &mut [Stage<'_>], checked: bool) {
+/// checked already (`joined`), and the WHERE clause's filter stage whether they meet
+/// every conjunct (`filtered`): the stage [`Shape::of`] read the conjuncts from.
+fn set_checked_upstream(stages: &mut [Stage<'_>], joined: bool, filtered: bool) {
     if let Some(j) = join_filter(stages) {
-        j.set_checked_upstream(checked);
+        j.set_checked_upstream(joined);
+    }
+    if let Some(Stage::Filter(f)) = stages.iter_mut().find(|s| !matches!(s, Stage::Probe(_) | Stage::JoinFilter(_))) {
+        f.set_checked_upstream(filtered);
     }
 }
 

@@ -1,6 +1,6 @@
 //! Domains: how a unit's codes map to its values (frame of reference, a dictionary of
 //! integers, a dictionary of keys), and a comparison predicate turned into the codes whose
-//! values satisfy it.
+//! values satisfy it (a LIKE by matching each key of the dictionary once).
 //!
 //! Invariants: every domain preserves order, so a range of values is a range of codes
 //! found by binary search in a dictionary (or by subtraction under frame of reference);
@@ -83,6 +83,20 @@ impl Domain {
             (Domain::KeyDict(dict), CuPredicate::KeyRange { lo, hi }) => dict.code_range(lo, hi).into_iter().collect(),
             (Domain::KeyDict(dict), CuPredicate::KeyIn(list)) => {
                 coalesce(list.iter().filter_map(|k| dict.find(k)).map(|c| c as u64).collect())
+            }
+            (Domain::KeyDict(dict), CuPredicate::Like { pattern, negated }) => {
+                // Each distinct key matched once; the matching codes, run by run.
+                let mut ranges = CodeRanges::new();
+                for code in 0..dict.len() {
+                    if super::like_holds(pattern, *negated, dict.key(code)) {
+                        let code = code as u64;
+                        match ranges.last_mut() {
+                            Some((_, hi)) if *hi + 1 == code => *hi = code,
+                            _ => ranges.push((code, code)),
+                        }
+                    }
+                }
+                ranges
             }
             _ => return None,
         };

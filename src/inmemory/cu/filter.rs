@@ -55,11 +55,14 @@ impl ColumnUnit {
     }
 
     /// Whether no row of the unit can satisfy `pred`, judged from its NULL count, its
-    /// min/max and (for dictionaries) the dictionary alone, without reading the codes.
+    /// min/max and (for dictionaries) the dictionary alone, without reading the codes. A
+    /// LIKE is judged only when it runs: matching every key of a dictionary costs what
+    /// filtering by it does.
     pub fn excludes(&self, pred: &CuPredicate) -> bool {
         match pred {
             CuPredicate::IsNull => self.null_count == 0,
             CuPredicate::IsNotNull => self.null_count == self.rows,
+            CuPredicate::Like { .. } => matches!(self.body, Body::AllNull),
             _ => self.code_test(pred) == CodeTest::Nothing,
         }
     }

@@ -82,6 +82,7 @@ pub use serial::UnitBuffers;
 
 use super::area::InMemoryArea;
 use super::bitmap::Bitmap;
+use crate::expr::LikePattern;
 use codes::Codes;
 use domain::Domain;
 use ints::{build_ints, null_bitmap};
@@ -210,6 +211,12 @@ pub enum CuPredicate {
     IntIn(Vec<i64>),
     /// `v IN (...)`; an empty list holds for no row.
     KeyIn(Vec<Vec<u8>>),
+    /// `v [NOT] LIKE pattern` on text keys, which are the values' UTF-8 (the NULL pattern
+    /// is never given: it holds for no row and fails none).
+    Like {
+        pattern: LikePattern,
+        negated: bool,
+    },
     IsNull,
     IsNotNull,
 }
@@ -227,10 +234,17 @@ impl CuPredicate {
                 (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice)).contains(&k)
             }
             (CuPredicate::KeyIn(list), CuValue::Key(k)) => list.iter().any(|x| x == k),
+            (CuPredicate::Like { pattern, negated }, CuValue::Key(k)) => like_holds(pattern, *negated, k),
             (CuPredicate::IsNotNull, _) => true,
             _ => false,
         }
     }
+}
+
+/// Whether text key `key` meets `[NOT] LIKE pattern`: the key read as the row path reads
+/// it (UTF-8, any invalid byte replaced).
+fn like_holds(pattern: &LikePattern, negated: bool, key: &[u8]) -> bool {
+    pattern.matches(&String::from_utf8_lossy(key)) == Some(!negated)
 }
 
 /// What [`ColumnUnit::fold`] found over the selected non-NULL values.

@@ -102,6 +102,7 @@ impl PlainKeys {
                 true if min == max => CodeTest::Everything,
                 true => CodeTest::Ranges(CodeRanges::new()),
             },
+            CuPredicate::Like { .. } => CodeTest::Ranges(CodeRanges::new()),
             _ => {
                 debug_assert!(false, "predicate {pred:?} does not apply to a unit of keys");
                 CodeTest::Nothing
@@ -123,6 +124,9 @@ impl PlainKeys {
                 let mut list: Vec<&[u8]> = list.iter().map(Vec::as_slice).collect();
                 list.sort_unstable();
                 and_each_row(words, rows, |row| list.binary_search(&self.key(row)).is_ok());
+            }
+            CuPredicate::Like { pattern, negated } => {
+                and_each_row(words, rows, |row| super::like_holds(pattern, *negated, self.key(row)));
             }
             _ => and_each_row(words, rows, |_| false),
         }

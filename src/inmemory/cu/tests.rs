@@ -125,10 +125,23 @@ fn key_bound(keys: &[Option<Vec<u8>>], (pick, tweak): &(Index, i8)) -> Bound<Vec
 }
 
 fn key_predicate(keys: &[Option<Vec<u8>>], (kind, a, b, list, _): &Picks) -> CuPredicate {
-    match kind % 6 {
+    match kind % 8 {
         0..=2 => CuPredicate::KeyRange { lo: key_bound(keys, a), hi: key_bound(keys, b) },
         3 | 4 => CuPredicate::KeyIn(list.iter().map(|(pick, tweak)| key_near(keys, pick, *tweak as u8)).collect()),
-        _ => [CuPredicate::IsNull, CuPredicate::IsNotNull][usize::from(*kind % 2)].clone(),
+        5 => [CuPredicate::IsNull, CuPredicate::IsNotNull][usize::from(*kind / 8 % 2)].clone(),
+        // A pattern over the keys' alphabet (bytes 0 to 3), with `%` and `_`.
+        negated => {
+            let pattern: String = list
+                .iter()
+                .take(5)
+                .map(|(_, tweak)| match tweak.rem_euclid(6) {
+                    4 => '%',
+                    5 => '_',
+                    byte => char::from(byte as u8),
+                })
+                .collect();
+            CuPredicate::Like { pattern: LikePattern::compile(Some(&pattern), None), negated: negated == 7 }
+        }
     }
 }
 
@@ -523,6 +536,8 @@ fn units_in_the_area_equal_units_on_the_heap() {
         CuPredicate::IntIn(vec![3, 40, 119]),
         CuPredicate::KeyRange { lo: Bound::Included(b"customer0010".to_vec()), hi: Bound::Unbounded },
         CuPredicate::KeyIn(vec![b"city 7".to_vec(), b"city 250".to_vec()]),
+        CuPredicate::Like { pattern: LikePattern::compile(Some("%er001%"), None), negated: false },
+        CuPredicate::Like { pattern: LikePattern::compile(Some("city 1%"), None), negated: true },
         CuPredicate::IsNull,
     ];
     for packing in PACKINGS {
@@ -541,7 +556,9 @@ fn units_in_the_area_equal_units_on_the_heap() {
             // Each predicate on the units of its kind (a key predicate never meets integers).
             let of_kind = |pred: &&CuPredicate| match pred {
                 CuPredicate::IntRange { .. } | CuPredicate::IntIn(_) => matches!(input, ColumnInput::Ints(_)),
-                CuPredicate::KeyRange { .. } | CuPredicate::KeyIn(_) => matches!(input, ColumnInput::Keys(_)),
+                CuPredicate::KeyRange { .. } | CuPredicate::KeyIn(_) | CuPredicate::Like { .. } => {
+                    matches!(input, ColumnInput::Keys(_))
+                }
                 _ => true,
             };
             for pred in predicates.iter().filter(of_kind) {
