@@ -8,11 +8,14 @@
 //!   for each closed end; ranges on one column in several conjuncts are combined first;
 //! - `IS NULL`: `num_nulls / num_rows`;
 //! - anything else, and every condition on a table without statistics: Oracle's defaults,
-//!   1% for an equality, 5% for anything else.
+//!   1% for an equality, 5% for anything else; a `NOT LIKE` or a `NOT IN` list of
+//!   constants what the condition it negates leaves of the non-NULL rows (95% for
+//!   `NOT LIKE`).
 //!
 //! Conjuncts are taken as independent: their selectivities multiply.
 
 use super::facts::TableFacts;
+use crate::expr::Expr;
 use crate::expr::predicates::{ColumnBound, Conjunct};
 use crate::types::{Datum, Value};
 use std::cmp::Ordering;
@@ -43,13 +46,33 @@ pub fn combined(facts: &TableFacts<'_>, conjuncts: &[Conjunct]) -> f64 {
                 None => ranges.push((*col, lower.clone(), upper.clone())),
             },
             Some((col, bound)) => s *= bound_selectivity(facts, *col, bound),
-            None => s *= DEFAULT_OTHER,
+            None => s *= opaque_selectivity(facts, &c.expr),
         }
     }
     for (col, lower, upper) in ranges {
         s *= range_selectivity(facts, col, lower.as_ref(), upper.as_ref());
     }
     s.clamp(0.0, 1.0)
+}
+
+/// The selectivity of a conjunct that bounds no column: Oracle's 5%, or for `NOT LIKE`
+/// and `NOT IN` a list of constants, the non-NULL rows the condition they negate leaves.
+fn opaque_selectivity(facts: &TableFacts<'_>, condition: &Expr) -> f64 {
+    let non_null = |e: &Expr| match e {
+        Expr::Column(c) => facts.non_null(*c),
+        _ => 1.0,
+    };
+    match condition {
+        Expr::Like { expr, negated: true, .. } => non_null(expr) * (1.0 - DEFAULT_OTHER),
+        Expr::InList { expr, list, negated: true } if list.iter().all(|e| matches!(e, Expr::Literal(_))) => {
+            let density = match &**expr {
+                Expr::Column(c) => facts.column(*c).map_or(DEFAULT_EQUALITY, |stats| stats.density()),
+                _ => DEFAULT_EQUALITY,
+            };
+            non_null(expr) * (1.0 - (list.len() as f64 * density).min(1.0))
+        }
+        _ => DEFAULT_OTHER,
+    }
 }
 
 fn bound_selectivity(facts: &TableFacts<'_>, col: usize, bound: &ColumnBound) -> f64 {
@@ -140,7 +163,7 @@ mod tests {
     use super::*;
     use crate::catalog::{ColumnStats, StatValue, TableDef, TableStats};
     use crate::expr::predicates::conjuncts;
-    use crate::expr::{CmpOp, Expr};
+    use crate::expr::{CmpOp, LikePattern};
 
     fn table(num_rows: u64, low: i64, high: i64, ndv: u64, nulls: u64) -> TableDef {
         TableDef {
@@ -223,6 +246,22 @@ mod tests {
         assert_eq!(f.rows, 819.0);
         assert_eq!(combined(&f, &conjuncts(&cmp(CmpOp::Eq, 7), &[])), 0.01);
         assert_eq!(combined(&f, &conjuncts(&cmp(CmpOp::Gt, 7), &[])), 0.05);
+    }
+
+    #[test]
+    fn negations_keep_what_the_condition_they_negate_leaves() {
+        let t = table(1000, 1, 100, 100, 200);
+        let f = TableFacts::new(&t, 100, 8192);
+        let like = |negated| Expr::Like {
+            expr: Box::new(Expr::Column(0)),
+            pattern: LikePattern::compile(Some("%x%"), None),
+            negated,
+        };
+        assert_eq!(combined(&f, &conjuncts(&like(false), &[])), 0.05);
+        assert!((combined(&f, &conjuncts(&like(true), &[])) - 0.8 * 0.95).abs() < 1e-12);
+        let list = vec![Expr::Literal(Datum::Int(1)), Expr::Literal(Datum::Int(2))];
+        let not_in = Expr::InList { expr: Box::new(Expr::Column(0)), list, negated: true };
+        assert!((combined(&f, &conjuncts(&not_in, &[])) - 0.8 * 0.98).abs() < 1e-12);
     }
 
     #[test]
