@@ -1,16 +1,17 @@
 //! One unit of a columnar scan, an IMCU of the column store or a decompressed
 //! compression unit of a compressed table, and what the statement asks of it
 //! ([`UnitScan`]): the plan's shape as a columnar scan sees it ([`Shape`]: the WHERE
-//! clause's conjuncts that test one column, by bounds or by LIKE, the aggregate's folds),
-//! those conjuncts as tests on a unit's codes ([`unit_predicates`]: a LIKE matches each
-//! distinct key of a dictionary once, or each row's bytes of plain keys), a unit pruned by its columns' smallest
-//! and largest values ([`pruned`]), then counts, sums, MIN and MAX folded from bitmaps and
-//! codes, a HASH GROUP BY folded a column at a time ([`crate::exec::unit_group`]), or
-//! the kept rows pushed through the stages, each read in place
-//! ([`UnitRow`]: a column is decoded when a stage asks for it). A hash join's probe
-//! scan first narrows the kept rows by the join's filter, reading the key columns only
-//! ([`JoinFilterStage::check_unit`]), so a row the filter drops is never decoded nor
-//! folded (the filter of a join with a grouped view comes before the view's GROUP BY).
+//! clause's conjuncts that test one column, by bounds or by LIKE, the aggregate's
+//! folds), those conjuncts as tests on a unit's codes ([`unit_predicates`]: a LIKE
+//! matches each distinct key of a dictionary once, or each row's bytes of plain keys),
+//! a unit pruned by its columns' smallest and largest values ([`pruned`]), then counts,
+//! sums, MIN and MAX folded from bitmaps and codes, a HASH GROUP BY folded a column at a
+//! time ([`crate::exec::unit_group`]), or the kept rows pushed through the stages, each
+//! read in place ([`UnitRow`]: a column is decoded when a stage asks for it). A hash
+//! join's probe scan first narrows the kept rows by the join's filter, reading the key
+//! columns only ([`JoinFilterStage::check_unit`]), so a row the filter drops is never
+//! decoded nor folded (the filter of a join with a grouped view comes before the view's
+//! GROUP BY).
 //!
 //! Invariant: the result never depends on which conjuncts ran on codes: rows a unit
 //! decodes go through the WHERE clause's filter stage again, unless the unit ran every
@@ -153,9 +154,7 @@ pub(crate) struct Shape {
 
 impl Shape {
     pub(crate) fn of(stages: &[Stage<'_>], binds: &[crate::types::Value]) -> Shape {
-        // A join filter narrows the kept rows before anything else reads them.
-        let plain: Vec<&Stage<'_>> =
-            stages.iter().filter(|s| !matches!(s, Stage::Probe(_) | Stage::JoinFilter(_))).collect();
+        let plain: Vec<&Stage<'_>> = stages.iter().filter(|s| !before_the_where_clause(s)).collect();
         let (tests, all_tests, rest) = match plain.split_first() {
             Some((Stage::Filter(f), rest)) => {
                 let conjuncts = predicates::conjuncts(&f.predicate, binds);
@@ -296,9 +295,16 @@ fn set_checked_upstream(stages: &mut [Stage<'_>], joined: bool, filtered: bool) 
     if let Some(j) = join_filter(stages) {
         j.set_checked_upstream(joined);
     }
-    if let Some(Stage::Filter(f)) = stages.iter_mut().find(|s| !matches!(s, Stage::Probe(_) | Stage::JoinFilter(_))) {
+    if let Some(Stage::Filter(f)) = stages.iter_mut().find(|s| !before_the_where_clause(s)) {
         f.set_checked_upstream(filtered);
     }
+}
+
+/// Whether the scan looks past `stage` for the WHERE clause's filter and the aggregate:
+/// a probe, and a join filter, which narrows the kept rows before anything else reads
+/// them.
+fn before_the_where_clause(stage: &Stage<'_>) -> bool {
+    matches!(stage, Stage::Probe(_) | Stage::JoinFilter(_))
 }
 
 /// Whether the unit can fold every call: each column is in it, and a sum is of whole

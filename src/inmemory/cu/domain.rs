@@ -85,18 +85,10 @@ impl Domain {
                 coalesce(list.iter().filter_map(|k| dict.find(k)).map(|c| c as u64).collect())
             }
             (Domain::KeyDict(dict), CuPredicate::Like { pattern, negated }) => {
-                // Each distinct key matched once; the matching codes, run by run.
-                let mut ranges = CodeRanges::new();
-                for code in 0..dict.len() {
-                    if super::like_holds(pattern, *negated, dict.key(code)) {
-                        let code = code as u64;
-                        match ranges.last_mut() {
-                            Some((_, hi)) if *hi + 1 == code => *hi = code,
-                            _ => ranges.push((code, code)),
-                        }
-                    }
-                }
-                ranges
+                // Each distinct key matched once, in code order.
+                runs_of(
+                    (0..dict.len()).filter(|&c| super::like_holds(pattern, *negated, dict.key(c))).map(|c| c as u64),
+                )
             }
             _ => return None,
         };
@@ -112,6 +104,11 @@ pub(super) type CodeRanges = SmallVec<[(u64, u64); 4]>;
 fn coalesce(mut codes: Vec<u64>) -> CodeRanges {
     codes.sort_unstable();
     codes.dedup();
+    runs_of(codes.into_iter())
+}
+
+/// Ascending, distinct `codes` as inclusive ranges, each run of consecutive codes one.
+fn runs_of(codes: impl Iterator<Item = u64>) -> CodeRanges {
     let mut ranges = CodeRanges::new();
     for code in codes {
         match ranges.last_mut() {

@@ -1,7 +1,7 @@
 //! Plain keys: a unit whose keys are mostly distinct stores them as they are, in row
-//! order, with a row holding the smallest key and one holding the largest. A predicate is
-//! judged from those two first (no key can pass, or every one does), and otherwise
-//! compares each row's bytes.
+//! order, with a row holding the smallest key and one holding the largest. A comparison
+//! is judged from those two first (no key can pass, or every one does), and otherwise
+//! compares each row's bytes; a LIKE matches each row's bytes at once.
 //!
 //! Invariants: the rows of the smallest and the largest key are not NULL.
 
