@@ -186,3 +186,46 @@ fn a_build_input_over_the_area_only_by_rows_it_drops_runs_optimal() {
     );
     assert!(temp_files(&dir).is_empty());
 }
+
+#[test]
+fn a_join_building_on_a_join_keeps_only_the_columns_used_above_it() {
+    let (_tmp, _dir, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    tables(&s);
+    exec(&s, "CREATE TABLE c (id INTEGER, note VARCHAR2(10))");
+    exec(&s, "INSERT INTO c SELECT level, 'c-' || level FROM dual CONNECT BY level <= 4000");
+    exec(&s, "COMMIT");
+    // The join of a and b (the rows of a with ids below 400) builds the join with c: its
+    // rows hold a.pad and b.pad only where the select list reads them.
+    let query = |label: &str, select: &str| {
+        format!(
+            "SELECT /*+ {label} LEADING(a b c) USE_HASH(b) USE_HASH(c) NO_SWAP_JOIN_INPUTS(c) */ {select} \
+             FROM a JOIN b ON a.id = b.id JOIN c ON c.id = b.id WHERE a.id < 400"
+        )
+    };
+    // The bytes the root join (the first work area in the plan) built on.
+    let built = |label: &str| -> i64 {
+        int(
+            &s,
+            &format!(
+                "{} ORDER BY w.operation_id FETCH FIRST 1 ROWS ONLY",
+                workarea_of("w.estimated_optimal_size", label)
+            ),
+        )
+    };
+    // Each query's ids and notes, sorted.
+    let ids_and_notes = |label: &str, select: &str| {
+        let mut out: Vec<String> =
+            rows(&s, &query(label, select)).iter().map(|r| format!("{} {}", r[0], r[r.len() - 1])).collect();
+        out.sort();
+        out
+    };
+    let wide = ids_and_notes("WIDE", "a.id, a.pad, b.pad, c.note");
+    assert_eq!(wide.len(), 199);
+    assert_eq!(wide, ids_and_notes("NARROW", "a.id, c.note"));
+    let (wide_bytes, narrow_bytes) = (built("WIDE"), built("NARROW"));
+    assert!(
+        narrow_bytes * 3 < wide_bytes * 2,
+        "the join of a and b keeps its pads unread: {narrow_bytes} bytes against {wide_bytes} with them"
+    );
+}

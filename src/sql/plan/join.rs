@@ -555,8 +555,11 @@ impl Builder<'_> {
                 node.rows_rule = RowsRule::Source(estimate.rows);
                 node.estimate = Some(estimate);
                 left_tree = tree;
+                // The joined row's columns the joins after it and the plan above use: a
+                // hash join building on it keeps only those.
                 let w = layout.len();
-                left = JoinInput::new(Source::Join(Box::new(join)), None, w, w);
+                let used: Vec<bool> = layout.iter().map(|&c| needed[c]).collect();
+                left = JoinInput::new(Source::Join(Box::new(join)), None, w, w).using(&used);
             }
         }
         drop(left);
