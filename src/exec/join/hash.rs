@@ -20,7 +20,9 @@
 //! strings. A row's key is hashed once ([`crate::exec::join_key`]): a build row's hash
 //! places it in the table as it comes (or in its partition), and goes into the join
 //! filter; a probe row's hash, of its key borrowed from the probe row, chooses its
-//! partition and its chain.
+//! partition and its chain. Where every key is one whole number, a chain is found by
+//! the hash alone: the hash of a whole number is one to one, so no row is read to
+//! compare keys.
 //!
 //! Invariants:
 //! - every build row is in exactly one place: the table of the rows in memory, or one
@@ -97,6 +99,18 @@ impl RowKey<'_, '_> {
             RowKey::Computed(key) => (None, None, Some(key.iter())),
         };
         one.into_iter().chain(in_row.into_iter().flatten()).chain(computed.into_iter().flatten())
+    }
+
+    /// Whether the key is one whole number: its hash is then the number's own, one to
+    /// one ([`int_key_hash`] is a bijection), so equal hashes of two such keys are equal
+    /// keys.
+    #[inline]
+    fn is_one_int(&self) -> bool {
+        match self {
+            RowKey::One(v) => matches!(v, Datum::Int(_)),
+            RowKey::InRow { .. } => false,
+            RowKey::Computed(key) => matches!(key.as_slice(), [Datum::Int(_)]),
+        }
     }
 
     /// The key's hash ([`key_hash`] of its values).
@@ -334,12 +348,21 @@ struct Table {
     next: Vec<u32>,
     /// Which rows joined a probe row (only when the build input is preserved).
     matched: Vec<bool>,
+    /// Whether every chain's key is one whole number ([`RowKey::is_one_int`]): a key
+    /// of one whole number then finds its chain by the hash alone, never reading a row.
+    int_keys: bool,
 }
 
 impl Table {
     /// An empty table of rows `width` values wide.
     fn new(width: usize) -> Table {
-        Table { rows: KeptRows::new(width), chains: HashTable::new(), next: Vec::new(), matched: Vec::new() }
+        Table {
+            rows: KeptRows::new(width),
+            chains: HashTable::new(),
+            next: Vec::new(),
+            matched: Vec::new(),
+            int_keys: true,
+        }
     }
 
     /// A table of `rows`, each keyed anew; a row with a NULL key is kept outside every
@@ -350,6 +373,7 @@ impl Table {
             chains: HashTable::with_capacity(rows.len()),
             next: Vec::with_capacity(rows.len()),
             matched: Vec::new(),
+            int_keys: true,
         };
         for kept in rows.iter() {
             let key = sides.build_key(kept, f)?;
@@ -371,14 +395,17 @@ impl Table {
         let bytes = self.rows.push(row);
         self.next.push(END);
         let Some((key, hash)) = key else { return Ok(bytes) };
+        self.int_keys &= key.is_one_int();
+        let by_hash = self.int_keys;
         let mut failed = None;
         let rows = &self.rows;
         let same_key = |c: &Chain| {
             c.hash == hash
-                && sides.build_key_is(rows.row(c.first as usize), key, f).unwrap_or_else(|e| {
-                    failed = Some(e);
-                    false
-                })
+                && (by_hash
+                    || sides.build_key_is(rows.row(c.first as usize), key, f).unwrap_or_else(|e| {
+                        failed = Some(e);
+                        false
+                    }))
         };
         match self.chains.find_mut(hash, same_key) {
             Some(chain) => {
@@ -410,13 +437,15 @@ impl Table {
         sides: &Sides<'_>,
         f: &mut FunctionContext,
     ) -> Result<Option<Chain>> {
+        let by_hash = self.int_keys && key.is_one_int();
         let mut failed = None;
         let found = self.chains.find(hash, |c| {
             c.hash == hash
-                && sides.build_key_is(self.rows.row(c.first as usize), key, f).unwrap_or_else(|e| {
-                    failed = Some(e);
-                    false
-                })
+                && (by_hash
+                    || sides.build_key_is(self.rows.row(c.first as usize), key, f).unwrap_or_else(|e| {
+                        failed = Some(e);
+                        false
+                    }))
         });
         match failed {
             Some(e) => Err(e),
