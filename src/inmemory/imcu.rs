@@ -24,8 +24,8 @@
 //!
 //! Values come out one column at a time ([`ImColumn::datum_ref`]) or as a row read in
 //! place ([`UnitRow`]): a scan hands on a kept row without copying it, and a number
-//! column held as keys is read as a fixed-point number, its dictionary decoded once per
-//! unit ([`UnitNumbers`]).
+//! column held as keys is read, as a fixed-point number or as a value, from its
+//! dictionary decoded once per unit ([`UnitNumbers`]).
 
 use super::area::InMemoryArea;
 use super::cu::{ColumnInput, ColumnUnit, CuValue, KeyColumnBuilder, Packing};
@@ -121,10 +121,16 @@ impl UnitRow<'_> {
 impl RowAccess for UnitRow<'_> {
     #[inline]
     fn column(&self, i: usize) -> Result<Datum<'_>> {
-        match self.column_unit(i) {
-            Some(col) => col.datum_ref(self.row),
-            None => Ok(Datum::Null),
+        let Some(col) = self.column_unit(i) else { return Ok(Datum::Null) };
+        // A number of a dictionary decoded for the scan: its key is not decoded again.
+        if col.kind == ValueKind::NumberKey
+            && let Some(values) = self.numbers.dictionary(self.imcu, i)
+            && let Some(code) = col.unit.code(self.row)
+            && let Some(Some(number)) = values.get(code as usize)
+        {
+            return Ok(number.into_datum());
         }
+        col.datum_ref(self.row)
     }
 
     #[inline]
