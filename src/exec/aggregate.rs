@@ -4,6 +4,8 @@
 //! COUNT of a column only asks whether the column is NULL, so counting rows of a block
 //! decodes nothing. A row's group is found by its keys as evaluated, borrowed from the
 //! row (hashed with `foldhash`, a fixed seed); only a new group's keys are copied out.
+//! A row whose keys are the last row's goes to that group without a look in the table
+//! (rows often come in the order of their keys: lineitem by its order key).
 //! The column-at-a-time fold of in-memory units also finds the group of a one-column
 //! whole-number key by its number (`IntGroups`), which names the same group its keys do.
 //! Sums of whole numbers add in 128 bits. Sums of other numbers with 64-bit mantissas
@@ -503,7 +505,8 @@ pub struct AggregateStage {
 /// The groups of a HASH GROUP BY, stored flat: group `g`'s keys are
 /// `keys[g × key_width ..]` and its accumulators `accs[g × calls ..]`, so a new group
 /// costs no allocation of its own; the table finds a group's number by its keys' hash.
-/// The groups go on in the table's order (where their hashes place them).
+/// The groups go on in the order they were made (their keys and accumulators read in
+/// the order they lie in memory, not the table's, whose order is its hashes').
 #[derive(Default)]
 struct Groups {
     /// Each group's hash ([`group_hash`] of its keys) and number.
@@ -513,6 +516,9 @@ struct Groups {
     /// The groups of a one-column whole-number key by its value, as the column-at-a-time
     /// fold finds them ([`AggregateStage::fold_columns`]).
     by_int: IntGroups,
+    /// The group found or made last: rows in the order of their keys (a table loaded
+    /// in key order, a join probing in it) find theirs without a look in the table.
+    last: Option<usize>,
 }
 
 /// Group numbers by a whole number, held densely from the least number seen: a unit's
@@ -579,38 +585,39 @@ impl Groups {
         self.accs.clear();
         self.accs.shrink_to(KEPT_GROUPS);
         self.by_int = IntGroups::default();
+        self.last = None;
     }
 
-    /// The accumulators of the group of `key` (whose hash is `hash`), a new group's made
-    /// by `new_accs` when no group has that key.
+    /// The accumulators of the group of `key`, a new group's made by `new_accs` when no
+    /// group has that key.
     #[inline]
     fn accumulators(
         &mut self,
         key: SmallVec<[Datum<'_>; 4]>,
-        hash: u64,
         calls: usize,
         new_accs: impl FnOnce(&mut Vec<Accumulator>),
     ) -> &mut [Accumulator] {
-        let g = self.group(key, hash, new_accs);
+        let g = self.group(key, new_accs);
         &mut self.accs[g * calls..(g + 1) * calls]
     }
 
-    /// The number of the group of `key` (whose hash is `hash`), a new group's
-    /// accumulators made by `new_accs` when no group has that key.
+    /// The number of the group of `key`, a new group's accumulators made by `new_accs`
+    /// when no group has that key.
     #[inline]
-    fn group(
-        &mut self,
-        key: SmallVec<[Datum<'_>; 4]>,
-        hash: u64,
-        new_accs: impl FnOnce(&mut Vec<Accumulator>),
-    ) -> usize {
+    fn group(&mut self, key: SmallVec<[Datum<'_>; 4]>, new_accs: impl FnOnce(&mut Vec<Accumulator>)) -> usize {
         let width = key.len();
+        if let Some(last) = self.last
+            && self.keys[last * width..(last + 1) * width] == key[..]
+        {
+            return last;
+        }
+        let hash = group_hash(&key);
         let keys = &self.keys;
         let found = self.table.find(hash, |&(h, g)| {
             let at = g as usize * width;
             h == hash && keys[at..at + width] == key[..]
         });
-        match found {
+        let g = match found {
             Some(&(_, g)) => g as usize,
             None => {
                 let g = self.table.len();
@@ -620,10 +627,12 @@ impl Groups {
                 self.table.insert_unique(hash, (hash, number), |&(h, _)| h);
                 g
             }
-        }
+        };
+        self.last = Some(g);
+        g
     }
 
-    /// Hands each group's keys and accumulators to `each`, in the table's order, until
+    /// Hands each group's keys and accumulators to `each`, in the order they were made, until
     /// it says stop; then holds no group (and frees their room).
     fn drain(
         &mut self,
@@ -633,8 +642,7 @@ impl Groups {
     ) -> Result<Flow> {
         let Groups { table, keys, accs, .. } = std::mem::take(self);
         let (mut keys, mut accs) = (keys, accs);
-        for &(_, g) in table.iter() {
-            let g = g as usize;
+        for g in 0..table.len() {
             let flow = each(&mut keys[g * key_width..(g + 1) * key_width], &mut accs[g * calls..(g + 1) * calls])?;
             if flow == Flow::Stop {
                 return Ok(Flow::Stop);
@@ -679,9 +687,8 @@ impl AggregateStage {
             for e in &self.group_by {
                 key.push(e.eval(row, f)?);
             }
-            let hash = group_hash(&key);
             let calls = &self.calls;
-            self.groups.accumulators(key, hash, calls.len(), |accs| accs.extend(calls.iter().map(Accumulator::new)))
+            self.groups.accumulators(key, calls.len(), |accs| accs.extend(calls.iter().map(Accumulator::new)))
         };
         for ((acc, call), &shape) in accs.iter_mut().zip(&self.calls).zip(&self.shapes) {
             acc.add(call, shape, row, f)?;
@@ -776,10 +783,8 @@ impl AggregateStage {
                         Some(known) => *g = known,
                         None => {
                             let key = slot_key(slot)?;
-                            let hash = group_hash(&key);
                             let calls = &self.calls;
-                            *g = self.groups.group(key, hash, |accs| accs.extend(calls.iter().map(Accumulator::new)))
-                                as u32;
+                            *g = self.groups.group(key, |accs| accs.extend(calls.iter().map(Accumulator::new))) as u32;
                             if let Some(v) = int {
                                 self.groups.by_int.insert(v, *g);
                             }
@@ -839,7 +844,7 @@ impl AggregateStage {
     }
 
     /// Pushes each group's output row into `rest`: the single group's without GROUP BY,
-    /// else each group's in the table's order; then holds no group.
+    /// else each group's in the order they were made; then holds no group.
     fn push_groups<D: Downstream + ?Sized>(&mut self, rest: &mut D, f: &mut FunctionContext) -> Result<Flow> {
         let (calls, having) = (&self.calls, &self.having);
         if self.group_by.is_empty() {
