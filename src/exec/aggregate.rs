@@ -513,29 +513,37 @@ struct Groups {
     table: HashTable<(u64, u32)>,
     keys: Vec<Value>,
     accs: Vec<Accumulator>,
-    /// The groups of a one-column whole-number key by its value, as the column-at-a-time
-    /// fold finds them ([`AggregateStage::fold_columns`]).
+    /// The groups of a one-column whole-number key by its value, as rows and the
+    /// column-at-a-time fold ([`AggregateStage::fold_columns`]) find them.
     by_int: IntGroups,
     /// The group found or made last: rows in the order of their keys (a table loaded
     /// in key order, a join probing in it) find theirs without a look in the table.
     last: Option<usize>,
 }
 
-/// Group numbers by a whole number, held densely from the least number seen: a unit's
-/// slots are its own codes, so the fold finds each slot's group again in every unit;
-/// a one-column key's value finds it here without building, hashing and comparing the
-/// key. Numbers past [`INT_GROUPS_SPAN`] from the least are not held (their groups are
-/// found by their keys).
+/// Group numbers by a whole number, held densely from the least number seen: a row's
+/// one-column whole-number key finds its group here without hashing the key, probing
+/// the table and comparing keys, and so does a unit's slot (its own codes), in every
+/// unit the fold meets it. Numbers past [`INT_GROUPS_SPAN`] from the least, or that
+/// would spread the numbers held too thin, are not held (their groups are found by
+/// their keys).
 #[derive(Default)]
 struct IntGroups {
     /// The number `groups[0]` is for.
     base: i64,
     /// Each number's group, `u32::MAX` for none yet.
     groups: Vec<u32>,
+    /// How many numbers have a group.
+    held: usize,
 }
 
 /// The widest span of numbers [`IntGroups`] holds: 16 MiB of group numbers.
 const INT_GROUPS_SPAN: usize = 1 << 22;
+/// The span [`IntGroups`] may take whatever it holds; past it, at most this many
+/// numbers a number held (sparser numbers are found by their keys, not by a span mostly
+/// empty).
+const INT_GROUPS_FLOOR: usize = 1 << 16;
+const INT_GROUPS_SPREAD: usize = 16;
 
 impl IntGroups {
     #[inline]
@@ -544,18 +552,20 @@ impl IntGroups {
         self.groups.get(i).copied().filter(|&g| g != u32::MAX)
     }
 
-    /// Holds `group` for `v`, unless that would take the span past [`INT_GROUPS_SPAN`].
+    /// Holds `group` for `v`, unless that would take the span past [`INT_GROUPS_SPAN`],
+    /// or past [`INT_GROUPS_SPREAD`] numbers a number held (and [`INT_GROUPS_FLOOR`]).
     fn insert(&mut self, v: i64, group: u32) {
         if self.groups.is_empty() {
             self.base = v;
         }
+        let widest = INT_GROUPS_SPAN.min(INT_GROUPS_FLOOR.max(INT_GROUPS_SPREAD * (self.held + 1)));
         if v < self.base {
             // Room below, at least as much again as held (numbers met in falling order
             // move the rest once per doubling).
             let Some(short) = self.base.checked_sub(v).and_then(|d| usize::try_from(d).ok()) else { return };
             let grow = short.max(self.groups.len());
             let Some(base) = self.base.checked_sub(grow as i64) else { return };
-            if grow + self.groups.len() > INT_GROUPS_SPAN {
+            if grow + self.groups.len() > widest {
                 return;
             }
             let mut groups = vec![u32::MAX; grow];
@@ -564,11 +574,14 @@ impl IntGroups {
             self.base = base;
         }
         let Some(i) = v.checked_sub(self.base).and_then(|d| usize::try_from(d).ok()) else { return };
-        if i >= INT_GROUPS_SPAN {
+        if i >= widest {
             return;
         }
         if i >= self.groups.len() {
             self.groups.resize(i + 1, u32::MAX);
+        }
+        if self.groups[i] == u32::MAX {
+            self.held += 1;
         }
         self.groups[i] = group;
     }
@@ -597,7 +610,22 @@ impl Groups {
         calls: usize,
         new_accs: impl FnOnce(&mut Vec<Accumulator>),
     ) -> &mut [Accumulator] {
-        let g = self.group(key, new_accs);
+        // One whole number: its group found by its value, held densely where it can be.
+        let one_int = match key[..] {
+            [Datum::Int(v)] => Some(v),
+            _ => None,
+        };
+        let g = match one_int {
+            Some(v) => match self.by_int.get(v) {
+                Some(g) => g as usize,
+                None => {
+                    let g = self.group(key, new_accs);
+                    self.by_int.insert(v, g as u32);
+                    g
+                }
+            },
+            None => self.group(key, new_accs),
+        };
         &mut self.accs[g * calls..(g + 1) * calls]
     }
 
@@ -958,6 +986,16 @@ mod tests {
         assert_eq!(held.get(-100 + INT_GROUPS_SPAN as i64), None);
         held.insert(i64::MIN, 6);
         assert_eq!(held.get(i64::MIN), None);
+        // Sparse numbers: past the floor, no more than 16 numbers a number held.
+        let mut sparse = IntGroups::default();
+        sparse.insert(1, 0);
+        sparse.insert(1 + INT_GROUPS_FLOOR as i64 - 1, 1);
+        sparse.insert(1_000_000, 2);
+        assert_eq!(
+            (sparse.get(1), sparse.get(INT_GROUPS_FLOOR as i64), sparse.get(1_000_000)),
+            (Some(0), Some(1), None)
+        );
+        assert!(sparse.groups.len() <= INT_GROUPS_FLOOR);
         assert_eq!(held.get(-100), Some(3));
         assert!(held.groups.len() <= INT_GROUPS_SPAN);
     }
