@@ -89,7 +89,7 @@ impl ImColumn {
             (ValueKind::Timestamp, Some(CuValue::Int(v))) => Datum::Timestamp(v),
             (ValueKind::YearMonth, Some(CuValue::Int(v))) => Datum::YearMonth(v),
             (ValueKind::DaySecond, Some(CuValue::Int(v))) => Datum::DaySecond(v),
-            (ValueKind::Text, Some(CuValue::Key(bytes))) => Datum::Str(String::from_utf8_lossy(bytes)),
+            (ValueKind::Text, Some(CuValue::Key(bytes))) => Datum::Str(super::cu::key_text(bytes)),
             (ValueKind::NumberKey, Some(CuValue::Key(key))) => {
                 let mut out = Datum::Null;
                 crate::index::key::decode_key(key, &[self.data_type], |_, v| out = v)?;

@@ -242,9 +242,20 @@ impl CuPredicate {
 }
 
 /// Whether text key `key` meets `[NOT] LIKE pattern`: the key read as the row path reads
-/// it (UTF-8, any invalid byte replaced).
+/// it ([`key_text`]).
 fn like_holds(pattern: &LikePattern, negated: bool, key: &[u8]) -> bool {
-    pattern.matches(&String::from_utf8_lossy(key)) == Some(!negated)
+    pattern.matches(&key_text(key)) == Some(!negated)
+}
+
+/// A text key's string: its bytes as they are when they are UTF-8 (population checked
+/// them, so they always are; checked again here at the speed of the ASCII fast path),
+/// any invalid byte replaced otherwise.
+#[inline]
+pub fn key_text(key: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(key) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(key),
+    }
 }
 
 /// What [`ColumnUnit::fold`] found over the selected non-NULL values.
