@@ -21,6 +21,8 @@
 //!
 //! The joined rows hold the columns of the join order; the root join hands them on in
 //! the scope's order, so the stages above the join are bound once, whatever the order.
+//! Each input, a table's or a join's below, marks the columns the plan above it uses:
+//! only those are decoded, and a hash join building on it keeps only those.
 
 use super::family::{Family, expr_family};
 use super::*;
