@@ -6,8 +6,10 @@
 //! row (hashed with `foldhash`, a fixed seed); only a new group's keys are copied out.
 //! A row whose keys are the last row's goes to that group without a look in the table
 //! (rows often come in the order of their keys: lineitem by its order key).
-//! The column-at-a-time fold of in-memory units also finds the group of a one-column
-//! whole-number key by its number (`IntGroups`), which names the same group its keys do.
+//! A one-column whole-number key finds its group by its number (`IntGroups`, a dense
+//! array where the numbers are not spread thin), which names the same group its keys
+//! do; so does the column-at-a-time fold of in-memory units, by a slot's number. The
+//! groups go on in the order they were made.
 //! Sums of whole numbers add in 128 bits. Sums of other numbers with 64-bit mantissas
 //! (the values of NUMBER(p,s) columns, and `+ - *` of them) add exactly in 128 bits at
 //! the largest scale seen, without becoming values, until a value would take the sum
@@ -610,23 +612,33 @@ impl Groups {
         calls: usize,
         new_accs: impl FnOnce(&mut Vec<Accumulator>),
     ) -> &mut [Accumulator] {
-        // One whole number: its group found by its value, held densely where it can be.
         let one_int = match key[..] {
             [Datum::Int(v)] => Some(v),
             _ => None,
         };
-        let g = match one_int {
-            Some(v) => match self.by_int.get(v) {
-                Some(g) => g as usize,
-                None => {
-                    let g = self.group(key, new_accs);
-                    self.by_int.insert(v, g as u32);
-                    g
-                }
-            },
-            None => self.group(key, new_accs),
-        };
+        let found = self.group_by_number(one_int, || Ok::<_, std::convert::Infallible>(key), new_accs);
+        let g = found.unwrap_or_else(|never| match never {});
         &mut self.accs[g * calls..(g + 1) * calls]
+    }
+
+    /// The number of the group whose one-column whole-number key is `number`, found by
+    /// the number ([`IntGroups`]); when the number is not held or there is none, the
+    /// group of the keys `key` makes ([`Groups::group`]), then held by the number.
+    #[inline]
+    fn group_by_number<'k, E>(
+        &mut self,
+        number: Option<i64>,
+        key: impl FnOnce() -> std::result::Result<SmallVec<[Datum<'k>; 4]>, E>,
+        new_accs: impl FnOnce(&mut Vec<Accumulator>),
+    ) -> std::result::Result<usize, E> {
+        if let Some(g) = number.and_then(|v| self.by_int.get(v)) {
+            return Ok(g as usize);
+        }
+        let g = self.group(key()?, new_accs);
+        if let Some(v) = number {
+            self.by_int.insert(v, g as u32);
+        }
+        Ok(g)
     }
 
     /// The number of the group of `key`, a new group's accumulators made by `new_accs`
@@ -660,8 +672,8 @@ impl Groups {
         g
     }
 
-    /// Hands each group's keys and accumulators to `each`, in the order they were made, until
-    /// it says stop; then holds no group (and frees their room).
+    /// Hands each group's keys and accumulators to `each`, in the order they were made,
+    /// until it says stop; then holds no group (and frees their room).
     fn drain(
         &mut self,
         key_width: usize,
@@ -806,18 +818,12 @@ impl AggregateStage {
             if *p == u32::MAX {
                 let g = &mut group[slot as usize];
                 if *g == u32::MAX {
-                    let int = slot_int(slot);
-                    match int.and_then(|v| self.groups.by_int.get(v)) {
-                        Some(known) => *g = known,
-                        None => {
-                            let key = slot_key(slot)?;
-                            let calls = &self.calls;
-                            *g = self.groups.group(key, |accs| accs.extend(calls.iter().map(Accumulator::new))) as u32;
-                            if let Some(v) = int {
-                                self.groups.by_int.insert(v, *g);
-                            }
-                        }
-                    }
+                    let calls = &self.calls;
+                    *g = self.groups.group_by_number(
+                        slot_int(slot),
+                        || slot_key(slot),
+                        |accs| accs.extend(calls.iter().map(Accumulator::new)),
+                    )? as u32;
                 }
                 *p = place_group.len() as u32;
                 place_group.push((slot, *g as usize));

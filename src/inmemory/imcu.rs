@@ -118,19 +118,28 @@ impl UnitRow<'_> {
     }
 }
 
+impl UnitRow<'_> {
+    /// The row's number in column `i` (held as keys) from the dictionary the scan
+    /// decoded: `None` when the column has none decoded; inside, `None` for NULL or a
+    /// number past 64 bits.
+    #[inline]
+    fn decoded_number(&self, col: &ImColumn, i: usize) -> Option<Option<Fixed>> {
+        if col.kind != ValueKind::NumberKey {
+            return None;
+        }
+        let values = self.numbers.dictionary(self.imcu, i)?;
+        Some(col.unit.code(self.row).and_then(|code| *values.get(code as usize)?))
+    }
+}
+
 impl RowAccess for UnitRow<'_> {
     #[inline]
     fn column(&self, i: usize) -> Result<Datum<'_>> {
         let Some(col) = self.column_unit(i) else { return Ok(Datum::Null) };
-        // A number of a dictionary decoded for the scan: its key is not decoded again.
-        if col.kind == ValueKind::NumberKey
-            && let Some(values) = self.numbers.dictionary(self.imcu, i)
-            && let Some(code) = col.unit.code(self.row)
-            && let Some(Some(number)) = values.get(code as usize)
-        {
-            return Ok(number.into_datum());
+        match self.decoded_number(col, i) {
+            Some(Some(number)) => Ok(number.into_datum()),
+            _ => col.datum_ref(self.row),
         }
-        col.datum_ref(self.row)
     }
 
     #[inline]
@@ -155,8 +164,8 @@ impl RowAccess for UnitRow<'_> {
                 CuValue::Int(v) => Some(Fixed::whole(v)),
                 CuValue::Key(_) => None,
             },
-            ValueKind::NumberKey => match self.numbers.dictionary(self.imcu, i) {
-                Some(values) => *values.get(col.unit.code(self.row)? as usize)?,
+            ValueKind::NumberKey => match self.decoded_number(col, i) {
+                Some(number) => number,
                 None => match col.unit.value(self.row)? {
                     CuValue::Key(key) => crate::index::key::number_key_fixed(key),
                     CuValue::Int(_) => None,
