@@ -386,23 +386,22 @@ impl Builder<'_> {
     /// Plans the join tree under the join's node; see the module doc.
     pub(super) fn plan_join(&mut self, mut query: JoinQuery, hints: &Hints, scope: &Scope) -> Result<()> {
         let width = query.relations.iter().map(|r| r.columns.end).max().unwrap_or(0);
-        let mut needed = columns_read_by(self.tree.stages(), width);
-        self.read_by_subquery_filter(&mut needed);
         // The WHERE clause's conjuncts leave the FILTER above the join for their places.
         let mut pool: Vec<Conjunct> = Vec::new();
         let where_node = self.where_node.filter(|&w| self.tree.node(w).children.first() == Some(&query.node));
-        if let Some(w) = where_node
-            && let Some(Stage::Filter(f)) = self.tree.node(w).work.stages.first()
-        {
+        let where_filter =
+            where_node.and_then(|w| self.tree.node(w).work.stages.first()).filter(|s| matches!(s, Stage::Filter(_)));
+        if let Some(Stage::Filter(f)) = where_filter {
             let mut parts = Vec::new();
             split_conjuncts(f.predicate.clone(), &mut parts);
             pool.extend(parts.into_iter().map(|expr| Conjunct { items: query.items_of(&expr), expr }));
         }
-        for on in &query.on {
-            for e in on {
-                e.visit_columns(&mut |c| needed[c] = true);
-            }
-        }
+        // The columns the plan above the join reads. The WHERE clause's conjuncts are
+        // counted where they land: one checked in an item's scan reads its columns
+        // there (`plan_item`), and a join hands them on to nothing above it.
+        let above = self.tree.stages().filter(|s| !where_filter.is_some_and(|w| std::ptr::eq(*s, w)));
+        let mut needed = columns_read_by(above, width);
+        self.read_by_subquery_filter(&mut needed);
         let n = query.relations.len();
         let outer = query.has_outer_joins();
         // Where each conjunct goes.
@@ -459,6 +458,11 @@ impl Builder<'_> {
                     at_join[item].push(e.clone());
                 }
             }
+        }
+        // What a join or the FILTER above them checks reads its columns from the joined
+        // rows.
+        for e in at_join.iter().flatten().chain(&top) {
+            e.visit_columns(&mut |c| needed[c] = true);
         }
         // Each item planned alone.
         let model = cost_model(self.session);
@@ -1296,7 +1300,7 @@ impl Builder<'_> {
         let access_text = key_text.join(" AND ");
         let mut node = PlanNode::new(Operation::HashJoin, "");
         let mut children = Vec::new();
-        let PlannedItem { input: right_input, tree: right_tree, table: right_table, .. } = right;
+        let PlannedItem { input: mut right_input, tree: right_tree, table: right_table, .. } = right;
         let mut join_filter_spec = None;
         let method = match chosen {
             MethodChoice::Hash { build_right } => {
@@ -1358,6 +1362,11 @@ impl Builder<'_> {
                 node.operation =
                     if exec_kind == JoinKind::Left { Operation::NestedLoopsOuter } else { Operation::NestedLoops };
                 let (table, read, filter) = right_table.expect("an index probe reads a table");
+                // The probe checks the filter on rows the input hands on, so these keep
+                // the filter's columns.
+                if let (Some(f), Some(used)) = (&filter, right_input.used.as_mut()) {
+                    f.visit_columns(&mut |c| used[c] = true);
+                }
                 let ix = self.session.db.catalog.indexes_of(table.object_id)[i].clone();
                 // An INDEX hint the table's own access path could not take (a scan of the
                 // index would miss rows whose keys are all NULL) is taken by the probe,
