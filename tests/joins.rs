@@ -65,6 +65,20 @@ struct Query {
     steps: Vec<Step>,
     /// Conditions of the WHERE clause: (table, kind of condition).
     filters: Vec<(usize, u8)>,
+    /// How far apart the values of column `a`, a join key, lie: `a` is stored as
+    /// `(a - 1) * spread` (1: numbers close together, which a hash join finds by number;
+    /// 2^40: numbers far apart, which it finds by hash).
+    spread: i64,
+    /// Whether the select list reads each table's `id` alone: the columns the joins and
+    /// filters read are then read by nothing above them.
+    ids_only: bool,
+}
+
+impl Query {
+    /// Column `a`'s stored value for drawn value `a`.
+    fn stored_a(&self, a: i64) -> i64 {
+        (a - 1) * self.spread
+    }
 }
 
 fn query() -> impl Strategy<Value = Query> {
@@ -92,9 +106,15 @@ fn query() -> impl Strategy<Value = Query> {
                         })
                 })
                 .collect::<Vec<_>>();
-            (proptest::collection::vec(table(), n), steps, proptest::collection::vec((0..n, 0u8..5), 0..3))
+            (
+                proptest::collection::vec(table(), n),
+                steps,
+                proptest::collection::vec((0..n, 0u8..5), 0..3),
+                prop_oneof![Just(1i64), Just(1i64 << 40)],
+                any::<bool>(),
+            )
         })
-        .prop_map(|(tables, mut steps, filters)| {
+        .prop_map(|(tables, mut steps, filters, spread, ids_only)| {
             // Oracle does not mix the comma with ANSI joins after it in one FROM clause
             // the way SQLite reads it: a comma only starts the clause's inner joins.
             if steps.iter().any(|s| s.kind != Kind::Comma) {
@@ -104,7 +124,7 @@ fn query() -> impl Strategy<Value = Query> {
                     }
                 }
             }
-            Query { tables, steps, filters }
+            Query { tables, steps, filters, spread, ids_only }
         })
 }
 
@@ -112,14 +132,15 @@ fn query() -> impl Strategy<Value = Query> {
 /// and the next table, whose branches each filter both (the optimizer filters each
 /// table's rows by what the OR implies for them, but not a table an outer join NULLs:
 /// there `IS NULL` would hold of the NULLs the join adds for the rows it filtered).
-fn filter_text(t: usize, k: u8, n: usize) -> String {
-    let u = (t + 1) % n;
+fn filter_text(q: &Query, t: usize, k: u8) -> String {
+    let u = (t + 1) % q.tables.len();
+    let two = q.stored_a(2);
     match k {
         0 => format!("t{t}.c > 3"),
         1 => format!("t{t}.b IS NULL"),
-        2 => format!("t{t}.a <> 2"),
+        2 => format!("t{t}.a <> {two}"),
         3 => format!("(t{t}.b = 'x' OR t{t}.c < 2)"),
-        _ => format!("((t{t}.c > 3 AND t{u}.b IS NULL) OR (t{t}.a <> 2 AND t{u}.c < 2))"),
+        _ => format!("((t{t}.c > 3 AND t{u}.b IS NULL) OR (t{t}.a <> {two} AND t{u}.c < 2))"),
     }
 }
 
@@ -141,8 +162,9 @@ impl Query {
     }
 
     fn text(&self, hint: &str, oracle_outer: bool) -> String {
+        let read: &[&str] = if self.ids_only { &["id"] } else { &["id", "a", "b", "c"] };
         let columns: Vec<String> =
-            (0..self.tables.len()).flat_map(|t| ["id", "a", "b", "c"].map(|c| format!("t{t}.{c}"))).collect();
+            (0..self.tables.len()).flat_map(|t| read.iter().map(move |c| format!("t{t}.{c}"))).collect();
         let mut from = String::from("t0");
         let mut wheres: Vec<String> = Vec::new();
         for (i, s) in self.steps.iter().enumerate() {
@@ -173,7 +195,7 @@ impl Query {
                 Kind::Full => from.push_str(&format!(" FULL JOIN t{t} ON {on}")),
             }
         }
-        wheres.extend(self.filters.iter().map(|&(t, k)| filter_text(t, k, self.tables.len())));
+        wheres.extend(self.filters.iter().map(|&(t, k)| filter_text(self, t, k)));
         let where_clause = if wheres.is_empty() { String::new() } else { format!(" WHERE {}", wheres.join(" AND ")) };
         format!("SELECT {hint}{} FROM {from}{where_clause}", columns.join(", "))
     }
@@ -228,7 +250,8 @@ fn load(s: &Session, sqlite: &rusqlite::Connection, q: &Query) {
         for (id, a, b, c) in &table.rows {
             let lit = |v: Option<i64>| v.map_or("NULL".to_owned(), |v| v.to_string());
             let text = b.map_or("NULL".to_owned(), |b| format!("'{b}'"));
-            let insert = format!("INSERT INTO t{t} VALUES ({id}, {}, {text}, {})", lit(*a), lit(*c));
+            let a = a.map(|a| q.stored_a(a));
+            let insert = format!("INSERT INTO t{t} VALUES ({id}, {}, {text}, {})", lit(a), lit(*c));
             exec(s, &insert);
             sqlite.execute(&insert, []).expect("SQLite insert");
         }
@@ -793,4 +816,94 @@ fn an_or_over_two_tables_filters_each_table_at_its_scan_by_what_it_implies() {
     );
     assert!(!text.contains("filter(\"DNAME\""), "{text}");
     assert!(text.contains("filter(\"ENAME\"='WARD' OR \"EMPNO\"=2)"), "{text}");
+}
+
+#[test]
+fn whole_number_keys_from_one_end_of_the_range_to_the_other_join_as_sqlite_joins_them() {
+    // A hash join finds whole-number keys lying close together by number, from the
+    // smallest; these lie close, then far apart, then at both ends of 64 bits, and the
+    // probe side has keys below, inside and above the build side's.
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
+    both(&s, &sqlite, &["CREATE TABLE t (k INTEGER, v INTEGER)", "CREATE TABLE u (k INTEGER, w INTEGER)"]);
+    let sets: [&[i64]; 3] =
+        [&[-3, -2, -2, 0, 5, 7, 7, 7], &[-(1 << 50), 0, 1 << 40, 1 << 40], &[i64::MIN, i64::MIN, -1, 0, 1, i64::MAX]];
+    let probes: &[i64] = &[i64::MIN, -(1 << 50), -4, -3, -2, 0, 1, 5, 6, 7, 8, 1 << 40, i64::MAX];
+    let hash_joins = [
+        "/*+ LEADING(t u) USE_HASH(u) SWAP_JOIN_INPUTS(u) */",
+        "/*+ LEADING(t u) USE_HASH(u) NO_SWAP_JOIN_INPUTS(u) */",
+    ];
+    for build in sets {
+        both(&s, &sqlite, &["DELETE FROM t", "DELETE FROM u"]);
+        let rows = |table: &str, keys: &[i64]| -> Vec<String> {
+            keys.iter().enumerate().map(|(i, k)| format!("INSERT INTO {table} VALUES ({k}, {i})")).collect()
+        };
+        let inserts: Vec<String> = rows("u", build).into_iter().chain(rows("t", probes)).collect();
+        both(&s, &sqlite, &inserts.iter().map(String::as_str).collect::<Vec<_>>());
+        exec(&s, "COMMIT");
+        for hint in hash_joins {
+            for (lioscope_join, sqlite_join) in
+                [("JOIN", "JOIN"), ("LEFT JOIN", "LEFT JOIN"), ("RIGHT JOIN", "RIGHT JOIN"), ("FULL JOIN", "FULL JOIN")]
+            {
+                let text = |join: &str, hint: &str| {
+                    format!("SELECT {hint} t.k, t.v, u.k, u.w FROM t {join} u ON t.k = u.k ORDER BY 1, 2, 3, 4")
+                };
+                let sql = text(lioscope_join, hint);
+                let expected = sqlite_rows(&sqlite, &text(sqlite_join, ""));
+                assert_eq!(lioscope_rows(&s, &sql).expect("runs"), expected, "{sql}\n{}", plan(&s, &sql));
+                assert!(plan(&s, &sql).contains("HASH JOIN"), "{sql}\n{}", plan(&s, &sql));
+            }
+            for sql in [
+                format!("SELECT {hint} t.k, t.v FROM t WHERE t.k IN (SELECT u.k FROM u) ORDER BY 1, 2"),
+                format!("SELECT {hint} t.k, t.v FROM t WHERE t.k NOT IN (SELECT u.k FROM u) ORDER BY 1, 2"),
+            ] {
+                let expected = sqlite_rows(&sqlite, &sql.replace(hint, ""));
+                assert_eq!(lioscope_rows(&s, &sql).expect("runs"), expected, "{sql}\n{}", plan(&s, &sql));
+            }
+        }
+    }
+}
+
+#[test]
+fn an_index_probe_checks_a_filter_on_columns_nothing_above_it_reads() {
+    // The inner table's rows come from an index probe, which checks the filter on the
+    // rows the input hands on: the filter's columns must be there, though the select
+    // list reads none of them.
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
+    both(
+        &s,
+        &sqlite,
+        &[
+            "CREATE TABLE o (id INTEGER, k INTEGER)",
+            "CREATE TABLE i (k INTEGER, note VARCHAR2(20), n INTEGER)",
+            "INSERT INTO o VALUES (1, 1)",
+            "INSERT INTO o VALUES (2, 2)",
+            "INSERT INTO o VALUES (3, 3)",
+            "INSERT INTO i VALUES (1, 'keep', 5)",
+            "INSERT INTO i VALUES (1, 'drop', 9)",
+            "INSERT INTO i VALUES (2, 'drop', 1)",
+            "INSERT INTO i VALUES (3, 'keep', 7)",
+        ],
+    );
+    exec(&s, "CREATE INDEX i_k ON i (k)");
+    exec(&s, "COMMIT");
+    for (sql, sqlite_sql) in [
+        (
+            "SELECT /*+ LEADING(o i) USE_NL(i) INDEX(i i_k) */ o.id FROM o JOIN i ON i.k = o.k \
+             WHERE i.note = 'keep' AND i.n > 4 ORDER BY 1",
+            "SELECT o.id FROM o JOIN i ON i.k = o.k WHERE i.note = 'keep' AND i.n > 4 ORDER BY 1",
+        ),
+        (
+            "SELECT /*+ LEADING(o i) USE_NL(i) INDEX(i i_k) */ o.id, i.k FROM o LEFT JOIN i \
+             ON i.k = o.k AND i.note = 'drop' ORDER BY 1, 2",
+            "SELECT o.id, i.k FROM o LEFT JOIN i ON i.k = o.k AND i.note = 'drop' ORDER BY 1, 2",
+        ),
+    ] {
+        let text = plan(&s, sql);
+        assert!(text.contains("NESTED LOOPS") && text.contains("I_K"), "{sql}\n{text}");
+        assert_eq!(lioscope_rows(&s, sql).expect("runs"), sqlite_rows(&sqlite, sqlite_sql), "{sql}\n{text}");
+    }
 }

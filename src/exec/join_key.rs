@@ -33,6 +33,32 @@ pub fn int_key_hash(i: i64) -> u64 {
     h ^ (h >> 33)
 }
 
+/// The whole number whose [`int_key_hash`] is `h`: each step of the finalizer undone
+/// (a hash join's table of whole-number keys holds their hashes alone).
+#[inline]
+pub fn int_of_key_hash(mut h: u64) -> i64 {
+    // x ^ (x >> 33) is its own inverse for a 64-bit x (the shifted half is untouched).
+    h ^= h >> 33;
+    h = h.wrapping_mul(const { inverse(0xc4ce_b9fe_1a85_ec53) });
+    h ^= h >> 33;
+    h = h.wrapping_mul(const { inverse(0xff51_afd7_ed55_8ccd) });
+    h ^= h >> 33;
+    (h ^ SEED) as i64
+}
+
+/// The inverse of odd `a` modulo 2^64 (Newton's iteration, each step doubling the bits
+/// that are right: 3 to start with, 96 after five).
+const fn inverse(a: u64) -> u64 {
+    let mut x = a;
+    let mut step = 0;
+    while step < 5 {
+        x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
+        step += 1;
+    }
+    assert!(a.wrapping_mul(x) == 1, "an odd number's inverse");
+    x
+}
+
 /// The hash of a key's values (none NULL), in order.
 #[inline]
 pub fn key_hash<'a, 'd: 'a>(values: impl IntoIterator<Item = &'a Datum<'d>>) -> u64 {
@@ -76,28 +102,6 @@ mod tests {
         assert_ne!(key_hash(&[Datum::Int(7)]), key_hash(&[Datum::Date(7)]), "a date is not a number");
     }
 
-    /// The whole number whose [`int_key_hash`] is `h`: each step of the finalizer undone.
-    fn unhash(mut h: u64) -> i64 {
-        // x ^ (x >> 33) is its own inverse for a 64-bit x (the shifted half is untouched).
-        h ^= h >> 33;
-        h = h.wrapping_mul(inverse(0xc4ce_b9fe_1a85_ec53));
-        h ^= h >> 33;
-        h = h.wrapping_mul(inverse(0xff51_afd7_ed55_8ccd));
-        h ^= h >> 33;
-        (h ^ SEED) as i64
-    }
-
-    /// The inverse of odd `a` modulo 2^64 (Newton's iteration, each step doubling the
-    /// bits that are right).
-    fn inverse(a: u64) -> u64 {
-        let mut x = a;
-        for _ in 0..6 {
-            x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
-        }
-        assert_eq!(a.wrapping_mul(x), 1);
-        x
-    }
-
     #[test]
     fn a_whole_number_s_hash_is_one_to_one() {
         // A hash join finds a whole number's chain by its hash alone: two numbers must
@@ -111,7 +115,7 @@ mod tests {
             rng as i64
         });
         for i in edges.into_iter().chain(-1000..1000).chain(random) {
-            assert_eq!(unhash(int_key_hash(i)), i);
+            assert_eq!(int_of_key_hash(int_key_hash(i)), i);
         }
     }
 

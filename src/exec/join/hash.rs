@@ -47,7 +47,7 @@ use crate::error::Result;
 use crate::exec::ExecContext;
 use crate::exec::downstream::ConsumeRow;
 use crate::exec::join_filter::{JoinFilterFill, JoinFilterStage};
-use crate::exec::join_key::{int_key_hash, key_hash, partition_of_hash};
+use crate::exec::join_key::{int_key_hash, int_of_key_hash, key_hash, partition_of_hash};
 use crate::exec::pipeline::Stage;
 use crate::exec::temp_rows::{RowRun, TempRows};
 use crate::exec::workarea::WorkArea;
@@ -101,15 +101,18 @@ impl RowKey<'_, '_> {
         one.into_iter().chain(in_row.into_iter().flatten()).chain(computed.into_iter().flatten())
     }
 
-    /// Whether the key is one whole number: its hash is then the number's own, one to
-    /// one ([`int_key_hash`] is a bijection), so equal hashes of two such keys are equal
-    /// keys.
+    /// The key's number, when it is one whole number: its hash is then the number's
+    /// own, one to one ([`int_key_hash`] is a bijection), so equal hashes of two such
+    /// keys are equal keys.
     #[inline]
-    fn is_one_int(&self) -> bool {
+    fn as_int(&self) -> Option<i64> {
         match self {
-            RowKey::One(v) => matches!(v, Datum::Int(_)),
-            RowKey::InRow { .. } => false,
-            RowKey::Computed(key) => matches!(key.as_slice(), [Datum::Int(_)]),
+            RowKey::One(Datum::Int(i)) => Some(*i),
+            RowKey::One(_) | RowKey::InRow { .. } => None,
+            RowKey::Computed(key) => match key.as_slice() {
+                [Datum::Int(i)] => Some(*i),
+                _ => None,
+            },
         }
     }
 
@@ -339,42 +342,97 @@ struct Chain {
     last: u32,
 }
 
+/// A chain's rows where the chains are found by number ([`DenseChains`]).
+#[derive(Clone, Copy)]
+struct Rows {
+    first: u32,
+    last: u32,
+}
+
+/// The chains of whole-number keys lying close together, found by number: slot `k -
+/// low` holds the rows of key `k` (`first` is [`END`] when there are none). A probe
+/// reads one slot of 8 bytes, where the hash table reads a control group and then a
+/// 16-byte chain elsewhere: two cache misses become one, in an array half the size.
+struct DenseChains {
+    low: i64,
+    slots: Vec<Rows>,
+}
+
+/// The most slots [`DenseChains`] takes over the chains it holds, whatever their
+/// number ([`DENSE_FLOOR`]) and past that ([`DENSE_SPREAD`] a chain): the table it
+/// replaces takes 18 to 36 bytes a chain, these 8 a slot.
+const DENSE_FLOOR: u64 = 1 << 16;
+const DENSE_SPREAD: u64 = 4;
+
 /// The table of some build rows.
 struct Table {
     rows: KeptRows,
-    /// Each key's chain of rows, by the key's hash.
+    /// Each key's chain of rows, by the key's hash (emptied once `dense` holds them).
     chains: HashTable<Chain>,
+    /// The chains by number, when every key is one whole number and the numbers lie
+    /// close together (made when the table is ready).
+    dense: Option<DenseChains>,
     /// The next row of each row's key, or [`END`].
     next: Vec<u32>,
     /// Which rows joined a probe row (only when the build input is preserved).
     matched: Vec<bool>,
-    /// Whether every chain's key is one whole number ([`RowKey::is_one_int`]): a key
-    /// of one whole number then finds its chain by the hash alone, never reading a row.
+    /// Whether every chain's key is one whole number ([`RowKey::as_int`]): a key of one
+    /// whole number then finds its chain by the hash alone, never reading a row.
     int_keys: bool,
+    /// The smallest and largest key while `int_keys`.
+    int_range: Option<(i64, i64)>,
+}
+
+/// A key sought in a table's chains: a chain is its key's when their hashes are equal
+/// and, unless equal hashes are equal keys (`by_hash`), the key of the chain's first row
+/// is the key. An error comparing keys ends the search, kept in `failed`.
+struct Sought<'k, 'x, 'v> {
+    key: &'k RowKey<'x, 'v>,
+    hash: u64,
+    by_hash: bool,
+    failed: Option<crate::error::Error>,
+}
+
+impl Sought<'_, '_, '_> {
+    fn finds(&mut self, chain: &Chain, rows: &KeptRows, sides: &Sides<'_>, f: &mut FunctionContext) -> bool {
+        chain.hash == self.hash
+            && (self.by_hash
+                || sides.build_key_is(rows.row(chain.first as usize), self.key, f).unwrap_or_else(|e| {
+                    self.failed = Some(e);
+                    false
+                }))
+    }
+
+    fn done<T>(self, found: T) -> Result<T> {
+        match self.failed {
+            Some(e) => Err(e),
+            None => Ok(found),
+        }
+    }
 }
 
 impl Table {
     /// An empty table of rows `width` values wide.
     fn new(width: usize) -> Table {
+        Table::with_capacity(width, 0)
+    }
+
+    fn with_capacity(width: usize, rows: usize) -> Table {
         Table {
             rows: KeptRows::new(width),
-            chains: HashTable::new(),
-            next: Vec::new(),
+            chains: HashTable::with_capacity(rows),
+            dense: None,
+            next: Vec::with_capacity(rows),
             matched: Vec::new(),
             int_keys: true,
+            int_range: None,
         }
     }
 
     /// A table of `rows`, each keyed anew; a row with a NULL key is kept outside every
     /// chain.
     fn of(rows: KeptRows, sides: &Sides<'_>, f: &mut FunctionContext) -> Result<Table> {
-        let mut table = Table {
-            rows: KeptRows::new(rows.width),
-            chains: HashTable::with_capacity(rows.len()),
-            next: Vec::with_capacity(rows.len()),
-            matched: Vec::new(),
-            int_keys: true,
-        };
+        let mut table = Table::with_capacity(rows.width, rows.len());
         for kept in rows.iter() {
             let key = sides.build_key(kept, f)?;
             table.insert(kept, key.as_ref().map(|(k, h)| (k, *h)), sides, f)?;
@@ -395,19 +453,16 @@ impl Table {
         let bytes = self.rows.push(row);
         self.next.push(END);
         let Some((key, hash)) = key else { return Ok(bytes) };
-        self.int_keys &= key.is_one_int();
-        let by_hash = self.int_keys;
-        let mut failed = None;
+        match key.as_int().filter(|_| self.int_keys) {
+            Some(k) => {
+                let (low, high) = self.int_range.unwrap_or((k, k));
+                self.int_range = Some((low.min(k), high.max(k)));
+            }
+            None => self.int_keys = false,
+        }
+        let mut sought = Sought { key, hash, by_hash: self.int_keys, failed: None };
         let rows = &self.rows;
-        let same_key = |c: &Chain| {
-            c.hash == hash
-                && (by_hash
-                    || sides.build_key_is(rows.row(c.first as usize), key, f).unwrap_or_else(|e| {
-                        failed = Some(e);
-                        false
-                    }))
-        };
-        match self.chains.find_mut(hash, same_key) {
+        match self.chains.find_mut(hash, |c| sought.finds(c, rows, sides, f)) {
             Some(chain) => {
                 self.next[chain.last as usize] = i;
                 chain.last = i;
@@ -416,41 +471,46 @@ impl Table {
                 self.chains.insert_unique(hash, Chain { hash, first: i, last: i }, |c| c.hash);
             }
         }
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(bytes),
-        }
+        sought.done(bytes)
     }
 
     /// Readies the table for probing: the marks of rows joined, when build rows are
-    /// marked.
+    /// marked, and the chains by number when they lie close enough together.
     fn ready(mut self, sides: &Sides<'_>) -> Table {
         self.matched = vec![false; if sides.mark_build { self.rows.len() } else { 0 }];
+        if let Some((low, high)) = self.int_range.filter(|_| self.int_keys) {
+            let span = high.abs_diff(low).saturating_add(1);
+            if span <= DENSE_FLOOR.max(DENSE_SPREAD * self.chains.len() as u64) {
+                let mut slots = vec![Rows { first: END, last: END }; span as usize];
+                for chain in self.chains.iter() {
+                    let slot = int_of_key_hash(chain.hash).abs_diff(low) as usize;
+                    slots[slot] = Rows { first: chain.first, last: chain.last };
+                }
+                self.dense = Some(DenseChains { low, slots });
+                self.chains = HashTable::new();
+            }
+        }
         self
     }
 
-    /// The chain of key `key`, whose hash is `hash`.
+    /// The rows of key `key`, whose hash is `hash`.
     fn chain_of(
         &self,
         key: &RowKey<'_, '_>,
         hash: u64,
         sides: &Sides<'_>,
         f: &mut FunctionContext,
-    ) -> Result<Option<Chain>> {
-        let by_hash = self.int_keys && key.is_one_int();
-        let mut failed = None;
-        let found = self.chains.find(hash, |c| {
-            c.hash == hash
-                && (by_hash
-                    || sides.build_key_is(self.rows.row(c.first as usize), key, f).unwrap_or_else(|e| {
-                        failed = Some(e);
-                        false
-                    }))
-        });
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(found.copied()),
+    ) -> Result<Option<Rows>> {
+        if let Some(dense) = &self.dense {
+            // Every key held is a whole number: a key of another type is none of them.
+            let slot = key.as_int().and_then(|k| k.checked_sub(dense.low)).and_then(|at| dense.slots.get(at as usize));
+            return Ok(slot.copied().filter(|rows| rows.first != END));
         }
+        let int = key.as_int().is_some();
+        let mut sought = Sought { key, hash, by_hash: self.int_keys && int, failed: None };
+        let found = self.chains.find(hash, |c| sought.finds(c, &self.rows, sides, f));
+        let rows = found.map(|c| Rows { first: c.first, last: c.last });
+        sought.done(rows)
     }
 }
 
