@@ -907,3 +907,46 @@ fn an_index_probe_checks_a_filter_on_columns_nothing_above_it_reads() {
         assert_eq!(lioscope_rows(&s, sql).expect("runs"), sqlite_rows(&sqlite, sqlite_sql), "{sql}\n{text}");
     }
 }
+
+#[test]
+fn keys_of_two_whole_numbers_join_as_sqlite_joins_them_whatever_their_size() {
+    // A key of two whole numbers that each fit 32 bits unsigned hashes as one number of
+    // their bits side by side, and a hash join then compares such keys by hash alone;
+    // pairs with a negative or wider number hash another way and are compared by value.
+    let (_dir, _path, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    let sqlite = rusqlite::Connection::open_in_memory().expect("SQLite in memory");
+    both(
+        &s,
+        &sqlite,
+        &["CREATE TABLE t (a INTEGER, b INTEGER, v INTEGER)", "CREATE TABLE u (a INTEGER, b INTEGER, w INTEGER)"],
+    );
+    let small: &[(i64, i64)] = &[(0, 0), (0, 1), (1, 0), (7, 7), (7, 7), (4_294_967_295, 4_294_967_295), (3, 9)];
+    let mixed: &[(i64, i64)] = &[(0, 1), (-1, 0), (1, -1), (1 << 32, 0), (0, 1 << 32), (3, 9), (9, 3)];
+    let probes: &[(i64, i64)] =
+        &[(0, 1), (1, 0), (7, 7), (4_294_967_295, 4_294_967_295), (-1, 0), (1 << 32, 0), (0, 1 << 32), (9, 3), (5, 5)];
+    for build in [small, mixed] {
+        both(&s, &sqlite, &["DELETE FROM t", "DELETE FROM u"]);
+        let rows = |table: &str, keys: &[(i64, i64)]| -> Vec<String> {
+            keys.iter().enumerate().map(|(i, (a, b))| format!("INSERT INTO {table} VALUES ({a}, {b}, {i})")).collect()
+        };
+        let inserts: Vec<String> = rows("u", build).into_iter().chain(rows("t", probes)).collect();
+        both(&s, &sqlite, &inserts.iter().map(String::as_str).collect::<Vec<_>>());
+        exec(&s, "COMMIT");
+        for hint in ["SWAP_JOIN_INPUTS(u)", "NO_SWAP_JOIN_INPUTS(u)"] {
+            for join in ["JOIN", "LEFT JOIN", "FULL JOIN"] {
+                let text = |hint: &str| {
+                    format!(
+                        "SELECT {hint} t.a, t.b, t.v, u.w FROM t {join} u ON t.a = u.a AND u.b = t.b \
+                         ORDER BY 1, 2, 3, 4"
+                    )
+                };
+                let sql = text(&format!("/*+ LEADING(t u) USE_HASH(u) {hint} */"));
+                let expected = sqlite_rows(&sqlite, &text(""));
+                let text_plan = plan(&s, &sql);
+                assert!(text_plan.contains("HASH JOIN"), "{sql}\n{text_plan}");
+                assert_eq!(lioscope_rows(&s, &sql).expect("runs"), expected, "{sql}\n{text_plan}");
+            }
+        }
+    }
+}

@@ -9,9 +9,11 @@
 //!   agrees with `=`);
 //! - a key of one whole number, the common case, hashes by a 64-bit finalizer (two
 //!   multiplies, three shifts: every bit of the key moves every bit of the hash, so
-//!   consecutive keys spread over a table's low bits too); every other key through
-//!   `foldhash` over its values in order. Which way a key goes depends
-//!   only on its values, so both sides of a join agree;
+//!   consecutive keys spread over a table's low bits too), and so does a key of two
+//!   whole numbers that each fit 32 bits unsigned, as the one number of their bits side
+//!   by side ([`pair_as_int`]; TPC-H's partsupp key); every other key through
+//!   `foldhash` over its values in order. Which way a key goes depends only on its
+//!   values, so both sides of a join agree;
 //! - the partition of a key takes other bits of the hash than a table's slot and tag
 //!   ([`partition_of_hash`]), so the rows of one partition still spread over its table.
 
@@ -59,17 +61,31 @@ const fn inverse(a: u64) -> u64 {
     x
 }
 
+/// A key of two whole numbers `a` and `b`, each from 0 to 2^32 - 1, as one whole
+/// number: `a`'s bits above `b`'s (one to one over such pairs). `None` for other pairs.
+#[inline(always)]
+pub fn pair_as_int(a: i64, b: i64) -> Option<i64> {
+    let (a, b) = (u32::try_from(a).ok()?, u32::try_from(b).ok()?);
+    Some(((u64::from(a) << 32) | u64::from(b)) as i64)
+}
+
 /// The hash of a key's values (none NULL), in order.
 #[inline]
 pub fn key_hash<'a, 'd: 'a>(values: impl IntoIterator<Item = &'a Datum<'d>>) -> u64 {
     let mut values = values.into_iter();
     let Some(first) = values.next() else { return hash_general(std::iter::empty()) };
-    match values.next() {
-        None => match first {
+    let Some(second) = values.next() else {
+        return match first {
             Datum::Int(i) => int_key_hash(*i),
             other => hash_general([other]),
+        };
+    };
+    match values.next() {
+        None => match (first, second) {
+            (Datum::Int(a), Datum::Int(b)) if let Some(pair) = pair_as_int(*a, *b) => int_key_hash(pair),
+            _ => hash_general([first, second]),
         },
-        Some(second) => hash_general([first, second].into_iter().chain(values)),
+        Some(third) => hash_general([first, second, third].into_iter().chain(values)),
     }
 }
 
@@ -100,6 +116,12 @@ mod tests {
         assert_ne!(key_hash(&[Datum::Int(3), Datum::Str("ab".into())]), owned, "the order of the key's values counts");
         assert_eq!(key_hash(&[Datum::Int(-7)]), int_key_hash(-7));
         assert_ne!(key_hash(&[Datum::Int(7)]), key_hash(&[Datum::Date(7)]), "a date is not a number");
+        // Two small whole numbers hash as the one number of their bits side by side.
+        assert_eq!(key_hash(&[Datum::Int(3), Datum::Int(9)]), int_key_hash((3 << 32) | 9));
+        assert_ne!(key_hash(&[Datum::Int(3), Datum::Int(9)]), key_hash(&[Datum::Int(9), Datum::Int(3)]));
+        assert_eq!(pair_as_int(u32::MAX.into(), 0), Some((u64::from(u32::MAX) << 32) as i64));
+        assert_eq!(pair_as_int(-1, 0), None);
+        assert_eq!(pair_as_int(0, 1 << 32), None);
     }
 
     #[test]

@@ -20,7 +20,8 @@
 //! strings. A row's key is hashed once ([`crate::exec::join_key`]): a build row's hash
 //! places it in the table as it comes (or in its partition), and goes into the join
 //! filter; a probe row's hash, of its key borrowed from the probe row, chooses its
-//! partition and its chain. Where every key is one whole number, a chain is found by
+//! partition and its chain. Where every key is one whole number (or two small ones,
+//! side by side in one: [`crate::exec::join_key::pair_as_int`]), a chain is found by
 //! the hash alone: the hash of a whole number is one to one, so no row is read to
 //! compare keys. Where those numbers also lie close together (a span of at most four
 //! slots a chain, or 65,536), the ready table finds chains by number instead: one slot
@@ -50,7 +51,7 @@ use crate::error::Result;
 use crate::exec::ExecContext;
 use crate::exec::downstream::ConsumeRow;
 use crate::exec::join_filter::{JoinFilterFill, JoinFilterStage};
-use crate::exec::join_key::{int_key_hash, int_of_key_hash, key_hash, partition_of_hash};
+use crate::exec::join_key::{int_key_hash, int_of_key_hash, key_hash, pair_as_int, partition_of_hash};
 use crate::exec::pipeline::Stage;
 use crate::exec::temp_rows::{RowRun, TempRows};
 use crate::exec::workarea::WorkArea;
@@ -104,16 +105,23 @@ impl RowKey<'_, '_> {
         one.into_iter().chain(in_row.into_iter().flatten()).chain(computed.into_iter().flatten())
     }
 
-    /// The key's number, when it is one whole number: its hash is then the number's
-    /// own, one to one ([`int_key_hash`] is a bijection), so equal hashes of two such
-    /// keys are equal keys.
+    /// The key as one whole number, when it is one, or two that fit 32 bits unsigned
+    /// ([`pair_as_int`]): its hash is then that number's, one to one ([`int_key_hash`]
+    /// is a bijection), so equal hashes of two such keys of one join are equal keys.
     #[inline]
     fn as_int(&self) -> Option<i64> {
+        let pair = |a: &Datum<'_>, b: &Datum<'_>| match (a, b) {
+            (Datum::Int(a), Datum::Int(b)) => pair_as_int(*a, *b),
+            _ => None,
+        };
         match self {
             RowKey::One(Datum::Int(i)) => Some(*i),
-            RowKey::One(_) | RowKey::InRow { .. } => None,
+            RowKey::One(_) => None,
+            RowKey::InRow { values, slots: [a, b] } => pair(&values[*a], &values[*b]),
+            RowKey::InRow { .. } => None,
             RowKey::Computed(key) => match key.as_slice() {
                 [Datum::Int(i)] => Some(*i),
+                [a, b] => pair(a, b),
                 _ => None,
             },
         }
@@ -122,9 +130,9 @@ impl RowKey<'_, '_> {
     /// The key's hash ([`key_hash`] of its values).
     #[inline]
     fn hash(&self) -> u64 {
-        match self {
-            RowKey::One(Datum::Int(i)) => int_key_hash(*i),
-            other => key_hash(other.values()),
+        match self.as_int() {
+            Some(i) => int_key_hash(i),
+            None => key_hash(self.values()),
         }
     }
 }
@@ -372,15 +380,15 @@ struct Table {
     rows: KeptRows,
     /// Each key's chain of rows, by the key's hash (emptied once `dense` holds them).
     chains: HashTable<Chain>,
-    /// The chains by number, when every key is one whole number and the numbers lie
+    /// The chains by number, when every key is a whole number and the numbers lie
     /// close together (made when the table is ready).
     dense: Option<DenseChains>,
     /// The next row of each row's key, or [`END`].
     next: Vec<u32>,
     /// Which rows joined a probe row (only when the build input is preserved).
     matched: Vec<bool>,
-    /// Whether every chain's key is one whole number ([`RowKey::as_int`]): a key of one
-    /// whole number then finds its chain by the hash alone, never reading a row.
+    /// Whether every chain's key is a whole number ([`RowKey::as_int`]): a key that is
+    /// one then finds its chain by the hash alone, never reading a row.
     int_keys: bool,
     /// The smallest and largest key while `int_keys`.
     int_range: Option<(i64, i64)>,
@@ -505,7 +513,7 @@ impl Table {
         f: &mut FunctionContext,
     ) -> Result<Option<Rows>> {
         if let Some(dense) = &self.dense {
-            // Every key held is a whole number: a key of another type is none of them.
+            // Every key held is a whole number: a key that is none is none of them.
             let slot = key.as_int().and_then(|k| k.checked_sub(dense.low)).and_then(|at| dense.slots.get(at as usize));
             return Ok(slot.copied().filter(|rows| rows.first != END));
         }
