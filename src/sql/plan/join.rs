@@ -22,7 +22,10 @@
 //! The joined rows hold the columns of the join order; the root join hands them on in
 //! the scope's order, so the stages above the join are bound once, whatever the order.
 //! Each input, a table's or a join's below, marks the columns the plan above it uses:
-//! only those are decoded, and a hash join building on it keeps only those.
+//! only those are decoded, and a hash join building on it keeps only those. A column
+//! only a table's own filter reads (a WHERE or ON conjunct on that table alone, checked
+//! in its scan) is read there and handed on to nothing; an index probe, which checks
+//! that filter on the rows the input hands on, keeps it.
 
 use super::family::{Family, expr_family};
 use super::*;
