@@ -49,6 +49,19 @@ enum Matcher {
     Walk,
 }
 
+/// `text` after `prefix`, when it starts with it. An empty prefix (a pattern starting
+/// with `%`) costs no call of `bcmp`, which a slice compare makes whatever its length.
+#[inline(always)]
+fn after_prefix<'t>(text: &'t [u8], prefix: &[u8]) -> Option<&'t [u8]> {
+    if prefix.is_empty() { Some(text) } else { text.strip_prefix(prefix) }
+}
+
+/// `text` before `suffix`, when it ends with it; an empty suffix costs no call.
+#[inline(always)]
+fn before_suffix<'t>(text: &'t [u8], suffix: &[u8]) -> Option<&'t [u8]> {
+    if suffix.is_empty() { Some(text) } else { text.strip_suffix(suffix) }
+}
+
 impl LikePattern {
     /// Compiles `pattern` (`None`: the NULL pattern) with `escape` as its escape
     /// character, if any.
@@ -67,8 +80,8 @@ impl LikePattern {
             Matcher::Null => return None,
             Matcher::Exact(literal) => text == literal,
             Matcher::Runs { prefix, middles, suffix } => {
-                let Some(rest) = text.as_bytes().strip_prefix(prefix.as_bytes()) else { return Some(false) };
-                let Some(mut between) = rest.strip_suffix(suffix.as_bytes()) else { return Some(false) };
+                let Some(rest) = after_prefix(text.as_bytes(), prefix.as_bytes()) else { return Some(false) };
+                let Some(mut between) = before_suffix(rest, suffix.as_bytes()) else { return Some(false) };
                 middles.iter().all(|finder| match finder.find(between) {
                     Some(at) => {
                         between = &between[at + finder.needle().len()..];
