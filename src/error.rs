@@ -14,8 +14,9 @@
 //! - constraint DDL refused (`CannotValidate`, `ConstraintNameUsed`, `SecondPrimaryKey`,
 //!   `UnknownConstraint`, `NoReferencedKey`, `ForeignKeyMismatch`, `KeyReferenced`,
 //!   `IndexEnforcesKey`, `CheckNotAllowed`): nothing changed.
-//! - transactions (`SnapshotTooOld`, `UndoSpace`, `Deadlock`, `Transaction`): the
-//!   statement failed as a whole and changed nothing; the transaction is still open.
+//! - transactions (`SnapshotTooOld`, `UndoSpace`, `Deadlock`, `CannotSerialize`,
+//!   `Cancelled`, `Transaction`): the statement failed as a whole and changed nothing;
+//!   the transaction is still open.
 //! - `InstanceFailed`: the redo log or a datafile sync failed; every statement and
 //!   commit fails until the database is opened again, whose crash recovery restores
 //!   every acknowledged commit.
@@ -93,6 +94,18 @@ pub enum Error {
     /// the statement that would have waited is rolled back, its transaction stays open.
     #[error("deadlock detected while waiting for a row lock: {cycle}")]
     Deadlock { cycle: String },
+
+    /// A serializable transaction met a row changed by a transaction that committed
+    /// after its snapshot (Oracle's ORA-08177); `why` says what it met. The statement
+    /// failed as a whole; the transaction stays open, and retrying it anew may succeed.
+    #[error("can't serialize access for this transaction: {why}")]
+    CannotSerialize { why: String },
+
+    /// The running call was asked to stop (a client's cancel request, a statement
+    /// timeout): Oracle's ORA-01013. The statement failed as a whole; the transaction
+    /// stays open.
+    #[error("ORA-01013: user requested cancel of current operation")]
+    Cancelled,
 
     /// COMMIT, ROLLBACK TO, SET TRANSACTION or a savepoint name that makes no sense in the
     /// session's transaction state.
@@ -193,6 +206,47 @@ fn block_at(block: Option<u32>) -> String {
 }
 
 impl Error {
+    /// Oracle's error number for this error (ORA-nnnnn), where one says what happened;
+    /// `None` for errors Oracle has no single number for (a value out of range, an
+    /// I/O error, ...). A client protocol sends it beside its own codes.
+    pub fn ora_code(&self) -> Option<u32> {
+        Some(match self {
+            Error::Parse { .. } => 900,
+            Error::Unsupported { .. } => 3001,
+            Error::UnknownObject { kind, .. } | Error::UnknownName { kind, .. } => match *kind {
+                "table" | "view" | "table or view" => 942,
+                "sequence" => 2289,
+                "index" => 1418,
+                "column" | "table or alias" | "function" => 904,
+                _ => 4043,
+            },
+            Error::ObjectExists { .. } => 955,
+            Error::InvalidParameter { .. } => 2065,
+            Error::SnapshotTooOld { .. } => 1555,
+            Error::UndoSpace { .. } => 30036,
+            Error::Deadlock { .. } => 60,
+            Error::CannotSerialize { .. } => 8177,
+            Error::Cancelled => 1013,
+            Error::UniqueViolation { .. } => 1,
+            Error::NullInserted { .. } => 1400,
+            Error::NullUpdated { .. } => 1407,
+            Error::CheckViolation { .. } => 2290,
+            Error::ParentKeyNotFound { .. } => 2291,
+            Error::ChildRecordFound { .. } => 2292,
+            Error::CannotValidate { code, .. }
+            | Error::CheckNotAllowed { code, .. }
+            | Error::UnknownConstraint { code, .. }
+            | Error::ForeignKeyMismatch { code, .. }
+            | Error::KeyReferenced { code, .. } => *code,
+            Error::ConstraintNameUsed { .. } => 2264,
+            Error::SecondPrimaryKey { .. } => 2260,
+            Error::IndexEnforcesKey { .. } => 2429,
+            Error::NoReferencedKey { .. } => 2270,
+            Error::UndoFailed { statement, .. } => return statement.ora_code(),
+            _ => return None,
+        })
+    }
+
     /// A value error for `context` (a column, function or operator name).
     pub fn value(context: impl Into<String>, message: impl Into<String>) -> Error {
         Error::InvalidValue { context: context.into(), message: message.into() }

@@ -59,8 +59,9 @@ mod error;
 
 pub use buffer::CacheSummary;
 pub use db::{
-    Cursor, DB_BLOCK_SIZE_PARAMETER, Database, DatabaseOptions, ParameterValues, ProgressFn, QueryResult,
-    RecoveryReport, Session, StatementKind, VALID_BLOCK_SIZES, parse_size,
+    Canceller, ClientIdentity, Cursor, DB_BLOCK_SIZE_PARAMETER, Database, DatabaseOptions, Description,
+    ParameterValues, PreparedStatement, ProgressFn, QueryResult, RecoveryReport, ResultColumn, Session, StatementKind,
+    VALID_BLOCK_SIZES, parse_size,
 };
 pub use error::{Error, Result};
 pub use sql::{Estimate, PlanStatistics, RowSourceLine};

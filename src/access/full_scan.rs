@@ -251,6 +251,7 @@ impl<'t> FullScan<'t> {
             if next.is_none()
                 && let Some((first, n)) = rest.take().or_else(|| chunks.next())
             {
+                ctx.stats.check_interrupt()?;
                 let run = pending.insert(ctx.cache.pin_multiblock(ctx.stats, first, n)?);
                 if run.end() < first + n {
                     rest = Some((run.end(), first + n - run.end()));

@@ -11,10 +11,13 @@
 mod session;
 
 pub use crate::instance::{
-    DB_BLOCK_SIZE_PARAMETER, DatabaseOptions, ParameterValues, ProgressFn, RecoveryReport, Session, parse_size,
+    Canceller, DB_BLOCK_SIZE_PARAMETER, DatabaseOptions, ParameterValues, ProgressFn, RecoveryReport, Session,
+    parse_size,
 };
-pub use crate::sql::cursor::Cursor;
+pub use crate::sql::cursor::{Cursor, PreparedStatement};
+pub use crate::sql::describe::{Description, ResultColumn};
 pub use crate::sql::{QueryResult, StatementKind};
+pub use crate::stats::ClientIdentity;
 pub use crate::storage::block::VALID_BLOCK_SIZES;
 
 use crate::buffer::CacheSummary;
@@ -123,6 +126,12 @@ impl Database {
         self.inner.check_alive()?;
         self.inner.sequences.write_back(&self.inner.catalog)?;
         self.inner.checkpoint()
+    }
+
+    /// How many sessions of users (not background ones) are running a call now.
+    pub fn active_user_calls(&self) -> usize {
+        let sessions = self.inner.registry.sessions();
+        sessions.iter().filter(|s| s.kind == "USER" && s.active.load(std::sync::atomic::Ordering::Relaxed)).count()
     }
 
     /// What instance recovery did when this database was opened.

@@ -5,7 +5,7 @@
 use crate::error::Result;
 use crate::instance::Session;
 use crate::sql::QueryResult;
-use crate::sql::cursor::Cursor;
+use crate::sql::cursor::{Cursor, PreparedStatement};
 use crate::types::Value;
 
 impl Session {
@@ -34,6 +34,13 @@ impl Session {
     /// ```
     pub fn prepare(&self, sql: &str) -> Result<Cursor<'_>> {
         Cursor::open(self, sql)
+    }
+
+    /// [`Session::prepare`] for a caller that keeps the statement beside its session
+    /// rather than borrowing it: run it with [`PreparedStatement::execute`], in this
+    /// session.
+    pub fn prepare_statement(&self, sql: &str) -> Result<PreparedStatement> {
+        PreparedStatement::parse(self, sql)
     }
 
     /// Runs one statement with values for its bind variables, in slot order (each name's

@@ -106,6 +106,7 @@ impl InMemoryAccess {
             if stopped {
                 break;
             }
+            stats.check_interrupt()?;
             let imcu = &unit.imcu;
             stats.add(Stat::ImScanCus, 1);
             let predicates = unit_predicates(imcu, &shape);

@@ -17,6 +17,7 @@ use super::ExecContext;
 use super::downstream::push_each;
 use super::index_source::IndexAccess;
 use super::pipeline::{Stage, push};
+use crate::access::Flow;
 use crate::catalog::TableDef;
 use crate::error::{Error, Result};
 use crate::expr::Expr;
@@ -136,8 +137,21 @@ impl Source {
         {
             return project.push_numbers_to_sink(start, stop, sink, ctx);
         }
-        let f = &mut ctx.functions;
-        push_each(start..=stop, |n| push(stages, [Datum::Int(n)].as_slice(), f))?;
+        // In runs, so that an interrupt stops a long series (a CONNECT BY LEVEL of
+        // billions) between runs.
+        const RUN: i64 = 1 << 16;
+        let mut first = start;
+        while first <= stop {
+            ctx.access.stats.check_interrupt()?;
+            let last = stop.min(first.saturating_add(RUN - 1));
+            let f = &mut ctx.functions;
+            if push_each(first..=last, |n| push(stages, [Datum::Int(n)].as_slice(), f))? == Flow::Stop
+                || last == i64::MAX
+            {
+                break;
+            }
+            first = last + 1;
+        }
         Ok(())
     }
 }

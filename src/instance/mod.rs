@@ -37,7 +37,7 @@ pub use params::{
 };
 pub(crate) use params::{lookup as lookup_parameter, validate as validate_parameter};
 pub use recovery::RecoveryReport;
-pub use session::{ProgressFn, Session};
+pub use session::{Canceller, ProgressFn, Session};
 
 use crate::access::AccessContext;
 use crate::buffer::BufferCache;

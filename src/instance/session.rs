@@ -9,13 +9,34 @@
 
 use super::{DbInner, ParameterValues, params};
 use crate::access::AccessContext;
-use crate::stats::{SessionInfo, SessionStats};
+use crate::stats::{ClientIdentity, SessionInfo, SessionStats};
 use crate::types::Value;
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+
+/// Stops a session's running call from another thread (see [`Session::canceller`]).
+#[derive(Clone)]
+pub struct Canceller {
+    info: Arc<SessionInfo>,
+}
+
+impl Canceller {
+    /// Asks the session's current call to stop: it fails with ORA-01013 (user requested
+    /// cancel of current operation) within a scan's next multiblock read or compression
+    /// unit, or a row lock wait's next look; what it changed is rolled back, and its
+    /// transaction stays open. A cancel between calls stops nothing.
+    pub fn cancel(&self) {
+        self.info.stats.interrupt();
+    }
+
+    /// The session's id.
+    pub fn sid(&self) -> u32 {
+        self.info.sid
+    }
+}
 
 /// Called during long loads with (bytes done, bytes in all).
 pub type ProgressFn = Box<dyn FnMut(u64, u64) + Send>;
@@ -207,6 +228,19 @@ impl Session {
     /// This session's id (`SID` in `v$session`).
     pub fn sid(&self) -> u32 {
         self.info.sid
+    }
+
+    /// Names the client this session works for (`v$session` USERNAME, PROGRAM and
+    /// MACHINE, and PROGRAM in Active Session History): what a server learns when a
+    /// client connects.
+    pub fn set_client(&self, client: ClientIdentity) {
+        *self.info.client.lock() = Some(Arc::new(client));
+    }
+
+    /// A handle another thread uses to stop this session's running call
+    /// ([`Canceller::cancel`]): a client's cancel request, a statement timeout.
+    pub fn canceller(&self) -> Canceller {
+        Canceller { info: self.info.clone() }
     }
 
     /// This session's statistics, for reading deltas around a statement.

@@ -42,6 +42,7 @@ pub(crate) fn user_call_hashed(
         text.push_str(sql.trim());
     }
     let stats = session.stats();
+    stats.begin_interruptible_call();
     stats.add(Stat::UserCalls, 1);
     let counters_before = session.hardware_counters();
     let (gets_before, reads_before) = (stats.get(Stat::LogicalReads), stats.get(Stat::PhysicalReads));

@@ -47,6 +47,15 @@ use std::time::Instant;
 /// A parsed statement of one session, run with [`Cursor::execute`].
 pub struct Cursor<'s> {
     session: &'s Session,
+    statement: PreparedStatement,
+}
+
+/// A parsed statement that holds no borrow of its session: what a [`Cursor`] holds, for
+/// a caller that keeps statements beside the session they belong to (a server keeps a
+/// client's prepared statements so). It runs only in the session that prepared it.
+pub struct PreparedStatement {
+    /// The session that prepared it: its plan was made from that session's settings.
+    sid: u32,
     statement: ParsedStatement,
 }
 
@@ -118,9 +127,32 @@ impl KeptPlan {
 }
 
 impl<'s> Cursor<'s> {
+    /// Parses `sql` for `session` (see [`PreparedStatement::parse`]).
+    pub(crate) fn open(session: &'s Session, sql: &str) -> Result<Cursor<'s>> {
+        Ok(Cursor { session, statement: PreparedStatement::parse(session, sql)? })
+    }
+
+    /// The bind variables' names by slot (`:LO`, `:1`): the order [`Cursor::execute`]
+    /// takes their values in.
+    pub fn bind_names(&self) -> &[String] {
+        self.statement.bind_names()
+    }
+
+    /// The statement's text.
+    pub fn text(&self) -> &str {
+        self.statement.text()
+    }
+
+    /// Runs the statement with `binds`, one value a bind variable in slot order.
+    pub fn execute(&mut self, binds: &[Value]) -> Result<QueryResult> {
+        self.statement.execute(self.session, binds)
+    }
+}
+
+impl PreparedStatement {
     /// Parses `sql` for `session` (counted in `parse count (total)` and `parse time
     /// elapsed`); its bind variables are named from the text.
-    pub(crate) fn open(session: &'s Session, sql: &str) -> Result<Cursor<'s>> {
+    pub(crate) fn parse(session: &Session, sql: &str) -> Result<PreparedStatement> {
         let text = super::statement_text(sql);
         if text.is_empty() {
             return Err(Error::Parse { message: "empty statement".into(), position: None });
@@ -146,11 +178,11 @@ impl<'s> Cursor<'s> {
         let sql_hash = crate::stats::sqlarea::sql_hash(text);
         let statement =
             ParsedStatement { text: text.into(), sql_hash, bind_names: bind_names.into(), body, kept: None };
-        Ok(Cursor { session, statement })
+        Ok(PreparedStatement { sid: session.sid(), statement })
     }
 
-    /// The bind variables' names by slot (`:LO`, `:1`): the order [`Cursor::execute`]
-    /// takes their values in.
+    /// The bind variables' names by slot (`:LO`, `:1`): the order
+    /// [`PreparedStatement::execute`] takes their values in.
     pub fn bind_names(&self) -> &[String] {
         &self.statement.bind_names
     }
@@ -160,8 +192,33 @@ impl<'s> Cursor<'s> {
         &self.statement.text
     }
 
-    /// Runs the statement with `binds`, one value a bind variable in slot order.
-    pub fn execute(&mut self, binds: &[Value]) -> Result<QueryResult> {
+    /// What the statement gives and takes, before it runs in `session` (the one that
+    /// prepared it): a query's result columns, the types of its bind variables (see
+    /// `sql::describe`). A query is planned for its names, its bind variables NULL.
+    pub fn describe(&self, session: &Session) -> Result<super::describe::Description> {
+        let names = &self.statement.bind_names;
+        Ok(match &self.statement.body {
+            Body::Query(query) => super::describe::Description {
+                columns: super::describe::query_columns(session, query, names)?,
+                binds: super::describe::bind_types(session, &Statement::Query(query.clone()), names),
+            },
+            Body::Statement(statement, _) => super::describe::Description {
+                columns: Vec::new(),
+                binds: super::describe::bind_types(session, statement, names),
+            },
+            Body::Text => Default::default(),
+        })
+    }
+
+    /// Runs the statement in `session`, the one that prepared it, with `binds`, one
+    /// value a bind variable in slot order.
+    pub fn execute(&mut self, session: &Session, binds: &[Value]) -> Result<QueryResult> {
+        if session.sid() != self.sid {
+            return Err(Error::InvalidValue {
+                context: format!("prepared statement \"{}\"", self.statement.text),
+                message: format!("prepared in session {}, run in session {}", self.sid, session.sid()),
+            });
+        }
         let statement = &mut self.statement;
         if binds.len() != statement.bind_names.len() {
             return Err(Error::InvalidValue {
@@ -176,7 +233,7 @@ impl<'s> Cursor<'s> {
                 ),
             });
         }
-        let (session, text, sql_hash) = (self.session, statement.text.clone(), statement.sql_hash);
+        let (text, sql_hash) = (statement.text.clone(), statement.sql_hash);
         crate::sql::call::user_call_hashed(session, &text, sql_hash, || statement.run(session, binds))
     }
 }

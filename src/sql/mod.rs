@@ -40,6 +40,7 @@ mod ctas;
 mod data_types;
 pub mod cursor;
 mod ddl;
+pub mod describe;
 mod dml;
 mod explain_dml;
 mod merge;

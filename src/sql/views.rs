@@ -183,10 +183,13 @@ fn v_session(session: &Session) -> Rows {
             let active = s.active.load(std::sync::atomic::Ordering::Relaxed);
             let event = s.stats.current_wait();
             let blocker = event.and_then(|_| session.db.enqueues.blocking_session(s.sid));
+            let client = s.client.lock().clone();
             vec![
                 int(u64::from(s.sid)),
                 text(if s.kind == "USER" { "USER" } else { "BACKGROUND" }),
-                text(s.kind),
+                text(s.program().to_string()),
+                client.as_ref().map_or(Datum::Null, |c| text(c.username.clone())),
+                client.as_ref().map_or(Datum::Null, |c| text(c.machine.clone())),
                 text(if active { "ACTIVE" } else { "INACTIVE" }),
                 Datum::Date(s.logon_time),
                 text(s.sql_text.lock().clone()),
@@ -195,7 +198,21 @@ fn v_session(session: &Session) -> Rows {
             ]
         })
         .collect();
-    (cols(&["SID", "TYPE", "PROGRAM", "STATUS", "LOGON_TIME", "SQL_TEXT", "EVENT", "BLOCKING_SESSION"]), rows)
+    (
+        cols(&[
+            "SID",
+            "TYPE",
+            "PROGRAM",
+            "USERNAME",
+            "MACHINE",
+            "STATUS",
+            "LOGON_TIME",
+            "SQL_TEXT",
+            "EVENT",
+            "BLOCKING_SESSION",
+        ]),
+        rows,
+    )
 }
 
 /// `v$active_session_history`: the sampler's ring, oldest sample first. Oracle's columns,
@@ -222,7 +239,7 @@ fn active_session_history(session: &Session) -> Rows {
                 Datum::Date(s.sample_time),
                 int(u64::from(s.sid)),
                 text(if s.is_foreground() { "FOREGROUND" } else { "BACKGROUND" }),
-                text(s.program),
+                text(s.program.to_string()),
                 s.sql.map_or(Datum::Null, |(hash, _)| text(crate::stats::sqlarea::sql_id_of_hash(hash))),
                 or_null(s.sql.map(|(_, exec_id)| exec_id)),
                 or_null(s.plan_line.map(|(line, _)| u64::from(line))),

@@ -73,8 +73,11 @@ pub struct Sample {
     /// The sampling interval the tick was taken with, in milliseconds.
     pub interval_ms: u32,
     pub sid: u32,
-    /// The session's program (`v$session.PROGRAM`: USER, LGWR, DBW0, W000, …).
-    pub program: &'static str,
+    /// The session's program (`v$session.PROGRAM`: USER, LGWR, DBW0, W000, …, or the
+    /// program a client connected with).
+    pub program: std::sync::Arc<str>,
+    /// A foreground session (one of the API or of a client), as opposed to a background one.
+    pub foreground: bool,
     /// The statement running, as its SQL_ID hash and SQL_EXEC_ID.
     pub sql: Option<(u64, u64)>,
     /// The plan line the statement works in: its id and the operation's code (the
@@ -94,7 +97,7 @@ pub struct Sample {
 impl Sample {
     /// A foreground session (one of the API), as opposed to a background one.
     pub fn is_foreground(&self) -> bool {
-        self.program == "USER"
+        self.foreground
     }
 
     /// The file and block the wait is for, when it is a wait for a block (its P1 and P2).
@@ -130,7 +133,8 @@ impl Sample {
             sample_time: 0,
             interval_ms: 0,
             sid: session.sid,
-            program: session.kind,
+            program: session.program(),
+            foreground: session.kind == "USER",
             sql: reading.sql,
             plan_line: reading.state.plan_line(),
             event,
@@ -223,7 +227,8 @@ mod tests {
             sample_time: 0,
             interval_ms: 0,
             sid,
-            program: "USER",
+            program: "USER".into(),
+            foreground: true,
             sql: None,
             plan_line: None,
             event: None,

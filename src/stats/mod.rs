@@ -38,6 +38,9 @@ pub struct SessionInfo {
     pub sid: u32,
     /// Who opened it: "USER" for sessions of the API, or a background role.
     pub kind: &'static str,
+    /// Who the client says it is (`v$session` USERNAME, PROGRAM, MACHINE), set by a
+    /// server for each connection; a session of the API shows its kind as its program.
+    pub client: Mutex<Option<Arc<ClientIdentity>>>,
     pub logon_time: i64,
     /// True while the session executes a statement (`STATUS = 'ACTIVE'`).
     pub active: AtomicBool,
@@ -47,6 +50,27 @@ pub struct SessionInfo {
     /// While a statement runs: an SCN no later than the snapshot it reads as of (0 when
     /// none runs). Index leaves keep deleted entries that such a snapshot may need.
     pub reading_since: std::sync::atomic::AtomicU64,
+}
+
+/// A session's client as it named itself when it connected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientIdentity {
+    /// The database user it logged in as.
+    pub username: String,
+    /// The client program (a PostgreSQL client's `application_name`), empty if unnamed.
+    pub program: String,
+    /// Where it connected from (the client's address).
+    pub machine: String,
+}
+
+impl SessionInfo {
+    /// `v$session.PROGRAM`: the client's program when it named one, else the kind.
+    pub fn program(&self) -> Arc<str> {
+        match &*self.client.lock() {
+            Some(client) if !client.program.is_empty() => Arc::from(client.program.as_str()),
+            _ => Arc::from(self.kind),
+        }
+    }
 }
 
 /// Totals of ended sessions.
@@ -99,6 +123,7 @@ impl Registry {
             // Local time, like SYSDATE.
             logon_time: crate::types::local_now(),
             active: AtomicBool::new(false),
+            client: Mutex::new(None),
             sql_text: Mutex::new(String::new()),
             stats: SessionStats::default(),
             reading_since: std::sync::atomic::AtomicU64::new(0),

@@ -90,6 +90,12 @@ pub struct SessionStats {
     /// performance counters (the session's own are on), and what they counted.
     count_helpers: std::sync::atomic::AtomicBool,
     helper_counts: parking_lot::Mutex<super::hwcounters::Reading>,
+    /// The number of the session's current (or last) call, counted from 1.
+    call: std::sync::atomic::AtomicU64,
+    /// The call asked to stop from another thread (a client's cancel request, a statement
+    /// timeout); a later call has another number, so a request that comes too late to
+    /// stop its call stops no other.
+    interrupted_call: std::sync::atomic::AtomicU64,
 }
 
 impl Default for SessionStats {
@@ -101,11 +107,37 @@ impl Default for SessionStats {
             activity: Default::default(),
             count_helpers: Default::default(),
             helper_counts: Default::default(),
+            call: Default::default(),
+            interrupted_call: std::sync::atomic::AtomicU64::new(u64::MAX),
         }
     }
 }
 
 impl SessionStats {
+    /// Numbers the call that starts now (by the session's own thread).
+    pub fn begin_interruptible_call(&self) {
+        self.call.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Asks the session's current call to stop: it fails with ORA-01013 at its next
+    /// check (a scan's next multiblock read or compression unit, a row lock wait's next
+    /// look, ...). A request made between calls stops nothing.
+    pub fn interrupt(&self) {
+        let call = self.call.load(std::sync::atomic::Ordering::Relaxed);
+        self.interrupted_call.store(call, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Fails with [`Error::Cancelled`](crate::error::Error::Cancelled) when the running
+    /// call was asked to stop.
+    #[inline]
+    pub fn check_interrupt(&self) -> crate::error::Result<()> {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.interrupted_call.load(Relaxed) == self.call.load(Relaxed) {
+            return Err(crate::error::Error::Cancelled);
+        }
+        Ok(())
+    }
+
     #[inline]
     pub fn add(&self, stat: Stat, n: u64) {
         self.counters[stat as usize].add(n);

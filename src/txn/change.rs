@@ -330,7 +330,7 @@ pub fn row_lock_holder(block: &[u8], offset: usize) -> Option<Xid> {
 /// committed after its snapshot (Oracle's ORA-08177); `why` says what it met ("a block
 /// of T holds only changes committed after its snapshot").
 pub fn cannot_serialize(why: &str) -> crate::error::Error {
-    crate::error::Error::Transaction { message: format!("can't serialize access for this transaction: {why}") }
+    crate::error::Error::CannotSerialize { why: why.to_string() }
 }
 
 #[cfg(test)]

@@ -67,7 +67,8 @@ impl Enqueues {
 
     /// Waits (`enq: TX - row lock contention`) until `holder` ends. Fails with a
     /// deadlock error, without waiting, if `holder` already waits (directly or through
-    /// others) for `waiter`.
+    /// others) for `waiter`; fails with ORA-01013 if the waiter's call is interrupted
+    /// (seen within one recheck).
     pub fn wait_for(&self, stats: &SessionStats, waiter: Xid, holder: Xid) -> Result<()> {
         let mut state = self.state.lock();
         if !state.active.contains_key(&holder) {
@@ -82,6 +83,10 @@ impl Enqueues {
         let _wait = stats.begin_wait_with(WaitEvent::EnqTxRowLockContention, parameters);
         state.waits_for.insert(waiter, holder);
         while state.active.contains_key(&holder) {
+            if let Err(cancelled) = stats.check_interrupt() {
+                state.waits_for.remove(&waiter);
+                return Err(cancelled);
+            }
             self.ended.wait_for(&mut state, RECHECK);
         }
         state.waits_for.remove(&waiter);

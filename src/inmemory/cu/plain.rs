@@ -78,7 +78,8 @@ impl PlainKeys {
         let (CuValue::Key(min), CuValue::Key(max)) = self.min_max() else { unreachable!("plain units hold keys") };
         match pred {
             CuPredicate::KeyRange { lo, hi } => {
-                let range = (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice));
+                let range: (Bound<&[u8]>, Bound<&[u8]>) =
+                    (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice));
                 let below_max = match lo {
                     Bound::Included(lo) => lo.as_slice() <= max,
                     Bound::Excluded(lo) => lo.as_slice() < max,
@@ -89,7 +90,7 @@ impl PlainKeys {
                     Bound::Excluded(hi) => min < hi.as_slice(),
                     Bound::Unbounded => true,
                 };
-                if range.contains(&min) && range.contains(&max) {
+                if RangeBounds::<[u8]>::contains(&range, min) && RangeBounds::<[u8]>::contains(&range, max) {
                     CodeTest::Everything
                 } else if below_max && above_min {
                     CodeTest::Ranges(CodeRanges::new())
@@ -117,8 +118,9 @@ impl PlainKeys {
         let words = selection.words_mut();
         match pred {
             CuPredicate::KeyRange { lo, hi } => {
-                let range = (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice));
-                and_each_row(words, rows, |row| range.contains(&self.key(row)));
+                let range: (Bound<&[u8]>, Bound<&[u8]>) =
+                    (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice));
+                and_each_row(words, rows, |row| RangeBounds::<[u8]>::contains(&range, self.key(row)));
             }
             CuPredicate::KeyIn(list) => {
                 let mut list: Vec<&[u8]> = list.iter().map(Vec::as_slice).collect();
