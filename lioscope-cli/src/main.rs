@@ -62,6 +62,31 @@ enum Command {
         #[arg(long)]
         db_cache_size: Option<String>,
     },
+    /// Serve the database in DIR (created if missing) to clients of PostgreSQL's wire
+    /// protocol (psql, drivers, pgbench): each connection a lioscope session. Stops
+    /// cleanly on SIGTERM or SIGINT (running statements get a grace period, then are
+    /// rolled back; the database is checkpointed).
+    Serve {
+        dir: PathBuf,
+        /// The address to listen on.
+        #[arg(long, default_value = "127.0.0.1:5433")]
+        listen: std::net::SocketAddr,
+        /// Connections past this many are refused (SQLSTATE 53300).
+        #[arg(long, default_value_t = 100)]
+        max_connections: usize,
+        /// The database name clients must ask for (any name is accepted without it).
+        #[arg(long)]
+        database: Option<String>,
+        /// How clients log in: `trust` (any user, no password; loopback addresses only).
+        #[arg(long, value_parser = ["trust"], default_value = "trust")]
+        auth: String,
+        /// Seconds running statements may go on at shutdown before they are interrupted.
+        #[arg(long, default_value_t = 10)]
+        shutdown_grace: u64,
+        /// Buffer cache size for this open (e.g. 512M, 2G).
+        #[arg(long)]
+        db_cache_size: Option<String>,
+    },
     /// Run files of SQLite's sqllogictest format (files, or directories searched for
     /// `.test` files), each on a fresh database in a temporary directory; print per file
     /// the records run, passed, failed and skipped, the total, and the failures grouped by
@@ -201,6 +226,28 @@ fn run(cli: Cli) -> lioscope::Result<u8> {
             drop(session);
             db.close()?;
             Ok(status)
+        }
+        Command::Serve { dir, listen, max_connections, database, auth: _, shutdown_grace, db_cache_size } => {
+            let db = Database::open_or_create(&dir, options(db_cache_size))?;
+            let server_options = lioscope_server::ServerOptions {
+                listen,
+                max_connections,
+                database,
+                auth: lioscope_server::Auth::Trust,
+                shutdown_grace: std::time::Duration::from_secs(shutdown_grace),
+            };
+            let server = lioscope_server::Server::start(db, server_options).map_err(|e| {
+                lioscope::Error::InvalidParameter { name: "--listen".into(), message: format!("{listen}: {e}") }
+            })?;
+            eprintln!(
+                "lioscope serving {} on {} (PostgreSQL protocol, as server version {}); SIGTERM or Ctrl-C stops it.",
+                dir.display(),
+                server.local_addr(),
+                lioscope_server::SERVER_VERSION
+            );
+            server.run_until_signal()?;
+            eprintln!("lioscope server stopped; database closed.");
+            Ok(0)
         }
         Command::Sqllogictest { paths, verbose } => {
             let mut outcomes = Vec::new();

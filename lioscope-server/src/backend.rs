@@ -1,0 +1,347 @@
+//! One client's work in the engine: its lioscope session, the statements it prepared,
+//! its transaction block and its settings. Everything here runs on a blocking thread,
+//! one call at a time (the connection holds the backend's lock for the call).
+//!
+//! Transactions as PostgreSQL clients expect them: outside a block each statement is its
+//! own transaction (committed when it succeeds, nothing left open when it fails); `BEGIN`
+//! opens a block that `COMMIT` or `ROLLBACK` ends. A statement that fails inside a block
+//! aborts it, as in PostgreSQL: every later statement fails with 25P02 until the block
+//! ends (`COMMIT` then rolls back) or `ROLLBACK TO SAVEPOINT` goes back before the error.
+//! (lioscope itself, as Oracle, rolls back only the failed statement; the block's rule is
+//! the server's, for the clients that rely on it.)
+
+use crate::client_commands::{ClientCommand, Modes};
+use crate::settings::Settings;
+use lioscope::types::{DataType, Value};
+use lioscope::{PreparedStatement, QueryResult, Session, StatementKind};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The most statements a connection keeps prepared; past it the oldest are parsed again
+/// when next used.
+const MAX_PREPARED: usize = 512;
+
+/// Where a connection's transaction block stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Block {
+    /// No block: each statement commits on its own.
+    None,
+    /// Inside `BEGIN` ... `COMMIT`.
+    Open,
+    /// Inside a block a statement failed in: only its end (or a return to a savepoint) runs.
+    Failed,
+}
+
+/// What a statement does to the client's transaction status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    Started,
+    Ended,
+}
+
+/// A warning or notice for the client (a NoticeResponse).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub severity: &'static str,
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// What a statement gave back.
+#[derive(Debug)]
+pub struct Reply {
+    /// The command tag ("SELECT 3", "INSERT 0 1", "BEGIN").
+    pub tag: String,
+    /// A query's columns and rows.
+    pub rows: Option<(Vec<String>, Vec<Vec<Value>>)>,
+    pub effect: Effect,
+    pub notices: Vec<Notice>,
+}
+
+/// Why a statement failed: an engine error, or a rule of the server.
+#[derive(Debug)]
+pub enum Failure {
+    Engine(lioscope::Error),
+    Server { code: &'static str, message: String },
+}
+
+impl From<lioscope::Error> for Failure {
+    fn from(e: lioscope::Error) -> Failure {
+        Failure::Engine(e)
+    }
+}
+
+/// A statement as the engine got it: its text with bind variables, what it takes and
+/// gives. Shared by the protocol's stored statements and portals.
+#[derive(Debug)]
+pub struct Described {
+    /// lioscope's text (placeholders written as bind variables).
+    pub sql: Arc<str>,
+    pub command: Option<ClientCommand>,
+    /// Bind variables by slot, and the type each is known to have.
+    pub bind_types: Vec<Option<DataType>>,
+    /// A query's result columns (name, type); `None` for a statement that gives none.
+    pub columns: Option<Vec<(String, Option<DataType>)>>,
+}
+
+pub struct Backend {
+    pub session: Session,
+    prepared: Prepared,
+    pub block: Block,
+    pub settings: Settings,
+}
+
+/// The statements a connection keeps parsed, by text, with when each was last used.
+#[derive(Default)]
+struct Prepared {
+    statements: HashMap<Arc<str>, (u64, PreparedStatement)>,
+    uses: u64,
+}
+
+impl Prepared {
+    /// The prepared statement of `sql`, parsed now in `session` if not kept.
+    fn get(&mut self, session: &Session, sql: &Arc<str>) -> Result<&mut PreparedStatement, Failure> {
+        self.uses += 1;
+        let uses = self.uses;
+        if !self.statements.contains_key(sql) {
+            if self.statements.len() >= MAX_PREPARED
+                && let Some(oldest) = self.statements.iter().min_by_key(|(_, (used, _))| *used).map(|(k, _)| k.clone())
+            {
+                self.statements.remove(&oldest);
+            }
+            let statement = session.prepare_statement(sql)?;
+            self.statements.insert(sql.clone(), (uses, statement));
+        }
+        let (used, statement) = self.statements.get_mut(sql).expect("inserted above");
+        *used = uses;
+        Ok(statement)
+    }
+}
+
+impl Backend {
+    pub fn new(session: Session, settings: Settings) -> Backend {
+        session.set_autocommit(true);
+        Backend { session, prepared: Prepared::default(), block: Block::None, settings }
+    }
+
+    /// Parses `sql` (lioscope's text) once for this connection and says what it takes and
+    /// gives; `binds` is the number of parameters the client's text numbers.
+    pub fn describe(&mut self, sql: Arc<str>, binds: usize) -> Result<Described, Failure> {
+        if let Some(command) = crate::client_commands::parse(&sql) {
+            return Ok(Described { sql, command: Some(command), bind_types: Vec::new(), columns: None });
+        }
+        let statement = self.prepared.get(&self.session, &sql)?;
+        let description = statement.describe(&self.session)?;
+        let mut bind_types = description.binds;
+        bind_types.resize(binds.max(bind_types.len()), None);
+        let is_query = !description.columns.is_empty();
+        let columns = is_query.then(|| description.columns.into_iter().map(|c| (c.name, c.data_type)).collect());
+        Ok(Described { sql, command: None, bind_types, columns })
+    }
+
+    /// Runs a described statement with `binds`.
+    pub fn run(&mut self, described: &Described, binds: &[Value]) -> Result<Reply, Failure> {
+        if let Some(command) = &described.command {
+            return self.command(command);
+        }
+        let sql = described.sql.clone();
+        self.guarded(
+            |backend| Ok(backend.prepared.get(&backend.session, &sql)?.execute(&backend.session, binds)?),
+            &described.sql,
+        )
+    }
+
+    /// Runs one statement of a simple query's text (the session's cursor cache keeps its
+    /// plan when it is a query run again).
+    pub fn run_text(&mut self, sql: &str) -> Result<Reply, Failure> {
+        if let Some(command) = crate::client_commands::parse(sql) {
+            return self.command(&command);
+        }
+        self.guarded(|backend| Ok(backend.session.execute(sql)?), sql)
+    }
+
+    /// Runs a statement under the block's rules: refused in a failed block, committed
+    /// on its own outside one, the block failed when it fails inside one.
+    fn guarded(
+        &mut self,
+        run: impl FnOnce(&mut Backend) -> Result<QueryResult, Failure>,
+        sql: &str,
+    ) -> Result<Reply, Failure> {
+        if self.block == Block::Failed && !is_rollback_to_savepoint(sql) {
+            return Err(Failure::Server {
+                code: "25P02",
+                message: "current transaction is aborted, commands ignored until end of transaction block".into(),
+            });
+        }
+        match run(self) {
+            Ok(result) => {
+                if self.block == Block::None && self.session.in_transaction() {
+                    // A query that locked rows (FOR UPDATE) leaves a transaction open.
+                    self.session.execute("COMMIT")?;
+                }
+                if self.block == Block::Failed {
+                    self.block = Block::Open;
+                }
+                Ok(Reply { tag: tag(sql, &result), rows: rows(result), effect: Effect::None, notices: Vec::new() })
+            }
+            Err(failure) => {
+                if self.block == Block::None && self.session.in_transaction() {
+                    self.session.execute("ROLLBACK")?;
+                }
+                if self.block == Block::Open {
+                    self.block = Block::Failed;
+                }
+                Err(failure)
+            }
+        }
+    }
+
+    fn command(&mut self, command: &ClientCommand) -> Result<Reply, Failure> {
+        let reply = |tag: &str, effect| Reply { tag: tag.into(), rows: None, effect, notices: Vec::new() };
+        let warning = |code, message: &str| Notice { severity: "WARNING", code, message: message.into() };
+        Ok(match command {
+            ClientCommand::Begin(modes) => {
+                if self.block != Block::None {
+                    let mut r = reply("BEGIN", Effect::Started);
+                    r.notices.push(warning("25001", "there is already a transaction in progress"));
+                    return Ok(r);
+                }
+                self.session.set_autocommit(false);
+                let modes = Modes { isolation: modes.isolation.or(self.settings.default_isolation()), ..*modes };
+                for statement in modes.statements() {
+                    if let Err(e) = self.session.execute(statement) {
+                        self.session.set_autocommit(true);
+                        return Err(e.into());
+                    }
+                }
+                self.block = Block::Open;
+                reply("BEGIN", Effect::Started)
+            }
+            ClientCommand::Commit => {
+                let (statement, tag) =
+                    if self.block == Block::Failed { ("ROLLBACK", "ROLLBACK") } else { ("COMMIT", "COMMIT") };
+                let was = self.block;
+                self.block = Block::None;
+                self.session.set_autocommit(true);
+                let outcome = self.session.execute(statement);
+                if let Err(e) = outcome {
+                    // The transaction is gone either way: a failed commit rolls back.
+                    let _ = self.session.execute("ROLLBACK");
+                    return Err(e.into());
+                }
+                let mut r = reply(tag, Effect::Ended);
+                if was == Block::None {
+                    r.notices.push(warning("25P01", "there is no transaction in progress"));
+                }
+                r
+            }
+            ClientCommand::Rollback => {
+                let was = self.block;
+                self.block = Block::None;
+                self.session.set_autocommit(true);
+                self.session.execute("ROLLBACK")?;
+                let mut r = reply("ROLLBACK", Effect::Ended);
+                if was == Block::None {
+                    r.notices.push(warning("25P01", "there is no transaction in progress"));
+                }
+                r
+            }
+            ClientCommand::Release => {
+                if self.block == Block::Failed {
+                    return Err(Failure::Server {
+                        code: "25P02",
+                        message: "current transaction is aborted, commands ignored until end of transaction block"
+                            .into(),
+                    });
+                }
+                reply("RELEASE", Effect::None)
+            }
+            ClientCommand::SetTransaction(modes) => {
+                for statement in modes.statements() {
+                    self.session.execute(statement)?;
+                }
+                reply("SET", Effect::None)
+            }
+            ClientCommand::Set { name, value } => {
+                self.settings
+                    .set(name, value.as_deref())
+                    .map_err(|message| Failure::Server { code: "42704", message })?;
+                if name == "application_name" {
+                    self.settings.publish_client(&self.session);
+                }
+                reply(if value.is_none() && !name.is_empty() { "RESET" } else { "SET" }, Effect::None)
+            }
+            ClientCommand::Show(name) => {
+                let value = self.show(name)?;
+                Reply {
+                    tag: "SHOW".into(),
+                    rows: Some((vec![name.clone()], vec![vec![Value::from(value)]])),
+                    effect: Effect::None,
+                    notices: Vec::new(),
+                }
+            }
+            ClientCommand::CurrentSetting(name) => {
+                let value = self.show(&name.to_ascii_lowercase())?;
+                Reply {
+                    tag: "SELECT 1".into(),
+                    rows: Some((vec!["current_setting".into()], vec![vec![Value::from(value)]])),
+                    effect: Effect::None,
+                    notices: Vec::new(),
+                }
+            }
+            ClientCommand::ShowAll => {
+                let rows = self.settings.all().into_iter().map(|(n, v)| vec![Value::from(n), Value::from(v)]).collect();
+                Reply {
+                    tag: "SHOW".into(),
+                    rows: Some((vec!["name".into(), "setting".into()], rows)),
+                    effect: Effect::None,
+                    notices: Vec::new(),
+                }
+            }
+            ClientCommand::Version => Reply {
+                tag: "SELECT 1".into(),
+                rows: Some((vec!["version".into()], vec![vec![Value::from(crate::settings::version())]])),
+                effect: Effect::None,
+                notices: Vec::new(),
+            },
+        })
+    }
+
+    fn show(&self, name: &str) -> Result<String, Failure> {
+        if name == "transaction_isolation" && self.block != Block::None {
+            return Ok(self.settings.get("default_transaction_isolation").unwrap_or_default());
+        }
+        self.settings.get(name).ok_or_else(|| Failure::Server {
+            code: "42704",
+            message: format!("unrecognized configuration parameter \"{name}\""),
+        })
+    }
+}
+
+/// `ROLLBACK TO [SAVEPOINT] name`: the one statement a failed block runs.
+fn is_rollback_to_savepoint(sql: &str) -> bool {
+    let words: Vec<String> = sql.split_whitespace().take(2).map(|w| w.to_ascii_uppercase()).collect();
+    words.len() == 2 && words[0] == "ROLLBACK" && words[1] == "TO"
+}
+
+/// PostgreSQL's command tag for `sql`, which gave `result`.
+fn tag(sql: &str, result: &QueryResult) -> String {
+    let words: Vec<String> =
+        sql.split_whitespace().take(2).map(|w| w.trim_end_matches(';').to_ascii_uppercase()).collect();
+    let first = words.first().map(String::as_str).unwrap_or("");
+    match result.kind {
+        StatementKind::Query => format!("SELECT {}", result.rows.len()),
+        StatementKind::Insert if first == "COPY" => format!("COPY {}", result.rows_affected),
+        StatementKind::Insert => format!("INSERT 0 {}", result.rows_affected),
+        StatementKind::Change => format!("{first} {}", result.rows_affected),
+        _ => match (first, words.get(1)) {
+            ("CREATE" | "DROP" | "ALTER" | "TRUNCATE", Some(second)) => format!("{first} {second}"),
+            _ => first.to_string(),
+        },
+    }
+}
+
+fn rows(result: QueryResult) -> Option<(Vec<String>, Vec<Vec<Value>>)> {
+    matches!(result.kind, StatementKind::Query | StatementKind::Describe).then_some((result.columns, result.rows))
+}

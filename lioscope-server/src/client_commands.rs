@@ -1,0 +1,227 @@
+//! The statements a PostgreSQL client sends that the server answers itself rather than
+//! the engine: transaction blocks (`BEGIN`, `START TRANSACTION`, `COMMIT`, `END`,
+//! `ROLLBACK`, `ABORT`, `RELEASE SAVEPOINT`), the client's settings (`SET`, `RESET`,
+//! `SHOW`, `SELECT current_setting(...)`), and `SELECT version()`.
+//!
+//! Everything else, `SAVEPOINT` and `ROLLBACK TO SAVEPOINT` among them, is lioscope's SQL
+//! and goes to the engine. Words are matched case-insensitively, a trailing `;` ignored.
+
+/// PostgreSQL's isolation levels as lioscope has them: READ UNCOMMITTED and READ
+/// COMMITTED are read committed; REPEATABLE READ and SERIALIZABLE are lioscope's
+/// serializable (a snapshot for the whole transaction, as Oracle's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    ReadCommitted,
+    Serializable,
+}
+
+/// A transaction's modes as `BEGIN` or `SET TRANSACTION` give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Modes {
+    pub isolation: Option<Isolation>,
+    pub read_only: Option<bool>,
+}
+
+impl Modes {
+    /// The lioscope statements that set these modes for the transaction starting now.
+    pub fn statements(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        match self.isolation {
+            Some(Isolation::Serializable) => out.push("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE"),
+            Some(Isolation::ReadCommitted) => out.push("SET TRANSACTION ISOLATION LEVEL READ COMMITTED"),
+            None => {}
+        }
+        if self.read_only == Some(true) {
+            out.push("SET TRANSACTION READ ONLY");
+        }
+        out
+    }
+}
+
+/// A statement the server answers itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientCommand {
+    Begin(Modes),
+    Commit,
+    Rollback,
+    /// `RELEASE [SAVEPOINT] name`: lioscope keeps savepoints until the transaction ends.
+    Release,
+    /// `SET TRANSACTION ...` (or `SET SESSION CHARACTERISTICS AS TRANSACTION ...`).
+    SetTransaction(Modes),
+    /// `SET name = value` / `SET name TO value`; `None` for `DEFAULT` and `RESET name`.
+    Set {
+        name: String,
+        value: Option<String>,
+    },
+    Show(String),
+    ShowAll,
+    /// `SELECT current_setting('name')`.
+    CurrentSetting(String),
+    /// `SELECT version()`.
+    Version,
+}
+
+/// The command `sql` is, if the server answers it.
+pub fn parse(sql: &str) -> Option<ClientCommand> {
+    let text = sql.trim().trim_end_matches(';').trim();
+    let words: Vec<String> = text.split_whitespace().map(|w| w.to_ascii_uppercase()).collect();
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    match w.as_slice() {
+        ["BEGIN"] | ["BEGIN", "WORK" | "TRANSACTION"] => Some(ClientCommand::Begin(Modes::default())),
+        ["BEGIN", "WORK" | "TRANSACTION", rest @ ..] | ["BEGIN", rest @ ..] | ["START", "TRANSACTION", rest @ ..] => {
+            modes(rest).map(ClientCommand::Begin)
+        }
+        ["COMMIT"] | ["COMMIT", "WORK" | "TRANSACTION"] | ["END"] | ["END", "WORK" | "TRANSACTION"] => {
+            Some(ClientCommand::Commit)
+        }
+        ["COMMIT", "AND", "NO", "CHAIN"] => Some(ClientCommand::Commit),
+        ["ROLLBACK"] | ["ROLLBACK", "WORK" | "TRANSACTION"] | ["ABORT"] | ["ABORT", "WORK" | "TRANSACTION"] => {
+            Some(ClientCommand::Rollback)
+        }
+        ["RELEASE", ..] => Some(ClientCommand::Release),
+        ["SET", "TRANSACTION", rest @ ..] | ["SET", "SESSION", "CHARACTERISTICS", "AS", "TRANSACTION", rest @ ..] => {
+            modes(rest).map(ClientCommand::SetTransaction)
+        }
+        ["SET", ..] => set(text),
+        ["RESET", "ALL"] => Some(ClientCommand::Set { name: "all".into(), value: None }),
+        ["RESET", name] => Some(ClientCommand::Set { name: name.to_ascii_lowercase(), value: None }),
+        ["SHOW", "ALL"] => Some(ClientCommand::ShowAll),
+        ["SHOW", "TRANSACTION", "ISOLATION", "LEVEL"] => Some(ClientCommand::Show("transaction_isolation".into())),
+        ["SHOW", name] => Some(ClientCommand::Show(name.to_ascii_lowercase())),
+        _ => select_function(text),
+    }
+}
+
+/// `SELECT version()` and `SELECT current_setting('name')`, alone in a select list.
+fn select_function(text: &str) -> Option<ClientCommand> {
+    let lower = text.to_ascii_lowercase();
+    let call = lower.strip_prefix("select")?.trim();
+    let compact: String = call.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact == "version()" || compact == "pg_catalog.version()" {
+        return Some(ClientCommand::Version);
+    }
+    let argument = compact
+        .strip_prefix("pg_catalog.current_setting(")
+        .or_else(|| compact.strip_prefix("current_setting("))?
+        .strip_suffix(')')?;
+    let name = argument.strip_prefix('\'')?.strip_suffix('\'')?;
+    Some(ClientCommand::CurrentSetting(name.to_string()))
+}
+
+/// `SET [SESSION | LOCAL] name { = | TO } value`, `SET TIME ZONE value`.
+fn set(text: &str) -> Option<ClientCommand> {
+    let rest = text[3..].trim_start();
+    let rest = strip_word(rest, "SESSION").or_else(|| strip_word(rest, "LOCAL")).unwrap_or(rest);
+    let (name, value) = if let Some(zone) = strip_word(rest, "TIME").and_then(|r| strip_word(r, "ZONE")) {
+        ("timezone".to_string(), zone.trim())
+    } else {
+        let end = rest.find(|c: char| c.is_whitespace() || c == '=')?;
+        let (name, after) = rest.split_at(end);
+        let after = after.trim_start();
+        let value = after.strip_prefix('=').or_else(|| strip_word(after, "TO"))?.trim();
+        (name.to_ascii_lowercase(), value)
+    };
+    let value = match value {
+        v if v.eq_ignore_ascii_case("DEFAULT") => None,
+        v => Some(unquote(v)),
+    };
+    Some(ClientCommand::Set { name, value })
+}
+
+/// A setting's value as written: quotes taken off, a list's items joined by `, `.
+fn unquote(value: &str) -> String {
+    value
+        .split(',')
+        .map(|item| {
+            let item = item.trim();
+            item.strip_prefix('\'').and_then(|i| i.strip_suffix('\'')).unwrap_or(item).replace("''", "'")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn strip_word<'a>(text: &'a str, word: &str) -> Option<&'a str> {
+    let head = text.get(..word.len())?;
+    let tail = &text[word.len()..];
+    (head.eq_ignore_ascii_case(word) && (tail.is_empty() || tail.starts_with(char::is_whitespace)))
+        .then(|| tail.trim_start())
+}
+
+/// Transaction modes: `ISOLATION LEVEL ...`, `READ ONLY`, `READ WRITE`, `[NOT] DEFERRABLE`,
+/// separated by blanks or commas.
+fn modes(words: &[&str]) -> Option<Modes> {
+    let words: Vec<&str> = words.iter().flat_map(|w| w.split(',')).filter(|w| !w.is_empty()).collect();
+    let mut modes = Modes::default();
+    let mut i = 0;
+    while i < words.len() {
+        match &words[i..] {
+            ["ISOLATION", "LEVEL", "SERIALIZABLE", ..] => {
+                modes.isolation = Some(Isolation::Serializable);
+                i += 3;
+            }
+            ["ISOLATION", "LEVEL", "REPEATABLE", "READ", ..] => {
+                modes.isolation = Some(Isolation::Serializable);
+                i += 4;
+            }
+            ["ISOLATION", "LEVEL", "READ", "COMMITTED" | "UNCOMMITTED", ..] => {
+                modes.isolation = Some(Isolation::ReadCommitted);
+                i += 4;
+            }
+            ["READ", "ONLY", ..] => {
+                modes.read_only = Some(true);
+                i += 2;
+            }
+            ["READ", "WRITE", ..] => {
+                modes.read_only = Some(false);
+                i += 2;
+            }
+            ["NOT", "DEFERRABLE", ..] => i += 2,
+            ["DEFERRABLE", ..] => i += 1,
+            _ => return None,
+        }
+    }
+    Some(modes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transaction_blocks_in_every_spelling() {
+        assert_eq!(parse("begin;"), Some(ClientCommand::Begin(Modes::default())));
+        assert_eq!(
+            parse("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
+            Some(ClientCommand::Begin(Modes { isolation: Some(Isolation::Serializable), read_only: Some(true) }))
+        );
+        assert_eq!(parse("END"), Some(ClientCommand::Commit));
+        assert_eq!(parse("abort work"), Some(ClientCommand::Rollback));
+        assert_eq!(parse("ROLLBACK TO SAVEPOINT a"), None);
+        assert_eq!(parse("SAVEPOINT a"), None);
+        assert_eq!(parse("BEGIN ISOLATION LEVEL SOMETHING"), None);
+    }
+
+    #[test]
+    fn settings_are_set_shown_and_read() {
+        assert_eq!(
+            parse("SET application_name = 'psql'"),
+            Some(ClientCommand::Set { name: "application_name".into(), value: Some("psql".into()) })
+        );
+        assert_eq!(
+            parse("set search_path to public, \"$user\""),
+            Some(ClientCommand::Set { name: "search_path".into(), value: Some("public, \"$user\"".into()) })
+        );
+        assert_eq!(
+            parse("SET TIME ZONE 'UTC'"),
+            Some(ClientCommand::Set { name: "timezone".into(), value: Some("UTC".into()) })
+        );
+        assert_eq!(
+            parse("SET statement_timeout TO DEFAULT"),
+            Some(ClientCommand::Set { name: "statement_timeout".into(), value: None })
+        );
+        assert_eq!(parse("SHOW DateStyle"), Some(ClientCommand::Show("datestyle".into())));
+        assert_eq!(parse("select version()"), Some(ClientCommand::Version));
+        assert_eq!(parse("SELECT current_setting('TimeZone')"), Some(ClientCommand::CurrentSetting("timezone".into())));
+        assert_eq!(parse("SELECT versions FROM t"), None);
+    }
+}

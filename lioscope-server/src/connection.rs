@@ -1,0 +1,389 @@
+//! One client connection: the protocol's handlers (startup, simple and extended query)
+//! over its [`Backend`], and the registry that lets a cancel request, which comes on a
+//! connection of its own, find the session to stop.
+//!
+//! A connection is a lioscope session from accept to close: its SID is the process id
+//! the client is given for cancel requests, and `v$session` shows the client's user,
+//! `application_name` and address. Statements run on the runtime's blocking threads,
+//! one at a time per connection; a statement timeout or a cancel request interrupts the
+//! running call through the session's canceller (ORA-01013, SQLSTATE 57014). When the
+//! connection goes, its session goes with it, rolling back what it left uncommitted;
+//! a statement still running then is interrupted first.
+
+use crate::Shared;
+use crate::backend::{Backend, Described, Effect, Failure, Reply};
+use crate::settings::Settings;
+use crate::sqlstate;
+use crate::wire_types;
+use async_trait::async_trait;
+use bytes::BytesMut;
+use futures::{Sink, SinkExt, stream};
+use lioscope::types::Value;
+use lioscope::{Canceller, Session};
+use pgwire::api::auth::{LoginInfo, StartupHandler, protocol_negotiation, save_startup_parameters_to_metadata};
+use pgwire::api::portal::{Format, Portal};
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::results::{FieldFormat, FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::stmt::QueryParser;
+use pgwire::api::store::PortalStore;
+use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers, Type};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::data::DataRow;
+use pgwire::messages::response::{NoticeResponse, ReadyForQuery, TransactionStatus};
+use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use std::fmt::Debug;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+/// A statement as the protocol stores it (Parse) and binds it (Bind).
+pub type Statement = Arc<Described>;
+
+/// One connection's handlers: what pgwire calls for each of its messages.
+pub struct Connection {
+    shared: Arc<Shared>,
+    backend: Arc<Mutex<Backend>>,
+    canceller: Canceller,
+    secret: i32,
+    /// Whether the connection counts towards `--max-connections` (once logged in).
+    counted: std::sync::atomic::AtomicBool,
+    parser: Arc<Parser>,
+}
+
+impl Connection {
+    pub fn new(shared: Arc<Shared>, session: Session, peer: &str) -> Arc<Connection> {
+        let canceller = session.canceller();
+        let backend = Arc::new(Mutex::new(Backend::new(session, Settings::new("", peer, &[]))));
+        Arc::new(Connection {
+            shared,
+            parser: Arc::new(Parser { backend: backend.clone() }),
+            backend,
+            canceller,
+            secret: rand::random(),
+            counted: Default::default(),
+        })
+    }
+
+    fn pid(&self) -> i32 {
+        self.canceller.sid() as i32
+    }
+
+    /// Runs `work` on the backend on a blocking thread, interrupting it at the
+    /// connection's statement timeout.
+    async fn call<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Backend) -> T + Send + 'static,
+    ) -> PgWireResult<(T, bool)> {
+        let backend = self.backend.clone();
+        let timeout = backend.lock().map_err(|_| poisoned())?.settings.statement_timeout();
+        let mut task = tokio::task::spawn_blocking(move || {
+            let mut backend = backend.lock().map_err(|_| poisoned())?;
+            Ok::<T, PgWireError>(work(&mut backend))
+        });
+        let mut timed_out = false;
+        let outcome = match timeout {
+            Some(limit) => match tokio::time::timeout(limit, &mut task).await {
+                Ok(done) => done,
+                Err(_) => {
+                    timed_out = true;
+                    self.canceller.cancel();
+                    task.await
+                }
+            },
+            None => task.await,
+        };
+        let value = outcome.map_err(|e| PgWireError::ApiError(Box::new(e)))??;
+        Ok((value, timed_out))
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // The client is gone: stop what its session still runs, so that dropping the
+        // session rolls its transaction back at once.
+        self.canceller.cancel();
+        self.shared.cancels.lock().expect("cancel registry").remove(&self.pid());
+        if self.counted.load(Ordering::Relaxed) {
+            self.shared.connections.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn poisoned() -> PgWireError {
+    sqlstate::user_error("XX000", "the connection's session failed in an earlier call")
+}
+
+/// The ERROR a failure is sent as.
+fn failure_info(failure: &Failure, timed_out: bool) -> ErrorInfo {
+    match failure {
+        Failure::Engine(lioscope::Error::Cancelled) if timed_out => ErrorInfo::new(
+            "ERROR".into(),
+            "57014".into(),
+            "ORA-01013: user requested cancel of current operation (canceling statement due to statement timeout)"
+                .into(),
+        ),
+        Failure::Engine(e) => sqlstate::error_info(e),
+        Failure::Server { code, message } => ErrorInfo::new("ERROR".into(), (*code).into(), message.clone()),
+    }
+}
+
+async fn send_notices<C>(client: &mut C, reply: &Reply) -> PgWireResult<()>
+where
+    C: Sink<PgWireBackendMessage> + Unpin + Send,
+    C::Error: Debug,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    for notice in &reply.notices {
+        let info = ErrorInfo::new(notice.severity.into(), notice.code.into(), notice.message.clone());
+        client.feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(info))).await?;
+    }
+    Ok(())
+}
+
+/// A reply as the protocol's response: rows described by `fields` (typed `types`), or
+/// the command's tag and its effect on the transaction status.
+fn response(reply: Reply, fields: Option<Arc<Vec<FieldInfo>>>) -> PgWireResult<Response> {
+    let Some((columns, rows)) = reply.rows else {
+        let tag = Tag::new(&reply.tag);
+        return Ok(match reply.effect {
+            Effect::Started => Response::TransactionStart(tag),
+            Effect::Ended => Response::TransactionEnd(tag),
+            Effect::None => Response::Execution(tag),
+        });
+    };
+    let fields = match fields {
+        Some(fields) if fields.len() == columns.len() => fields,
+        _ => Arc::new(
+            columns
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    let t = wire_types::type_of_values(rows.iter().map(|r| &r[i]));
+                    FieldInfo::new(name.to_ascii_lowercase(), None, None, t, FieldFormat::Text)
+                })
+                .collect(),
+        ),
+    };
+    let encoded: Vec<PgWireResult<DataRow>> = rows
+        .iter()
+        .map(|row| {
+            let mut data = BytesMut::with_capacity(16 * row.len());
+            for (value, field) in row.iter().zip(fields.iter()) {
+                wire_types::put_field(&mut data, value, field.datatype(), field.format() == FieldFormat::Binary)
+                    .map_err(|m| sqlstate::user_error("22000", m))?;
+            }
+            Ok(DataRow::new(data, row.len() as i16))
+        })
+        .collect();
+    let mut query = QueryResponse::new(fields, stream::iter(encoded));
+    query.set_command_tag(reply.tag.split_whitespace().next().unwrap_or("SELECT"));
+    Ok(Response::Query(query))
+}
+
+/// The fields a described query's rows are sent with, in `format`.
+fn fields_of(described: &Described, format: Option<&Format>) -> Vec<FieldInfo> {
+    let Some(columns) = &described.columns else { return Vec::new() };
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, (name, t))| {
+            let format = format.map_or(FieldFormat::Text, |f| f.format_for(i));
+            FieldInfo::new(name.to_ascii_lowercase(), None, None, wire_types::pg_type(t.as_ref()), format)
+                .with_type_modifier(wire_types::type_modifier(t.as_ref()))
+        })
+        .collect()
+}
+
+/// Parses statements for the extended protocol: placeholders to bind variables, then
+/// the engine's parse and describe, on a blocking thread.
+pub struct Parser {
+    backend: Arc<Mutex<Backend>>,
+}
+
+#[async_trait]
+impl QueryParser for Parser {
+    type Statement = Statement;
+
+    async fn parse_sql<C>(&self, _client: &C, sql: &str, _types: &[Option<Type>]) -> PgWireResult<Option<Statement>>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        let (text, binds) = crate::sql_text::to_bind_variables(sql);
+        let text: Arc<str> = text.trim().trim_end_matches(';').trim().into();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let backend = self.backend.clone();
+        let described = tokio::task::spawn_blocking(move || {
+            let mut backend = backend.lock().map_err(|_| poisoned())?;
+            backend.describe(text, binds).map_err(|f| PgWireError::UserError(Box::new(failure_info(&f, false))))
+        })
+        .await
+        .map_err(|e| PgWireError::ApiError(Box::new(e)))??;
+        Ok(Some(Arc::new(described)))
+    }
+
+    fn get_parameter_types(&self, stmt: &Statement) -> PgWireResult<Vec<Type>> {
+        Ok(stmt.bind_types.iter().map(|t| wire_types::pg_type(t.as_ref())).collect())
+    }
+
+    fn get_result_schema(&self, stmt: &Statement, column_format: Option<&Format>) -> PgWireResult<Vec<FieldInfo>> {
+        Ok(fields_of(stmt, column_format))
+    }
+}
+
+#[async_trait]
+impl StartupHandler for Connection {
+    async fn on_startup<C>(&self, client: &mut C, message: PgWireFrontendMessage) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let PgWireFrontendMessage::Startup(ref startup) = message else { return Ok(()) };
+        protocol_negotiation(client, startup).await?;
+        save_startup_parameters_to_metadata(client, startup);
+        let login = LoginInfo::from_client_info(client);
+        let user = login.user().unwrap_or("").to_string();
+        let database = login.database().map(str::to_string);
+        let fatal = |code: &str, message: String| {
+            PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), code.into(), message)))
+        };
+        if self.shared.shutting_down.load(Ordering::Relaxed) {
+            return Err(fatal("57P03", "the database system is shutting down".into()));
+        }
+        if let (Some(wanted), Some(asked)) = (&self.shared.options.database, &database)
+            && !wanted.eq_ignore_ascii_case(asked)
+        {
+            return Err(fatal(
+                "3D000",
+                format!("database \"{asked}\" does not exist (this server serves \"{wanted}\")"),
+            ));
+        }
+        if self.shared.connections.fetch_add(1, Ordering::Relaxed) >= self.shared.options.max_connections {
+            self.shared.connections.fetch_sub(1, Ordering::Relaxed);
+            return Err(fatal("53300", "sorry, too many clients already".into()));
+        }
+        self.counted.store(true, Ordering::Relaxed);
+        let startup_parameters: Vec<(String, String)> =
+            startup.parameters.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let machine = client.socket_addr().ip().to_string();
+        let settings = Settings::new(&user, &machine, &startup_parameters);
+        {
+            let mut backend = self.backend.lock().map_err(|_| poisoned())?;
+            settings.publish_client(&backend.session);
+            backend.settings = settings.clone();
+        }
+        client.set_pid_and_secret_key(self.pid(), SecretKey::I32(self.secret));
+        self.shared.cancels.lock().expect("cancel registry").insert(self.pid(), (self.secret, self.canceller.clone()));
+
+        client.feed(PgWireBackendMessage::Authentication(Authentication::Ok)).await?;
+        for (name, value) in settings.reported() {
+            client.feed(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(name, value))).await?;
+        }
+        client
+            .feed(PgWireBackendMessage::BackendKeyData(BackendKeyData::new(self.pid(), SecretKey::I32(self.secret))))
+            .await?;
+        client.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(TransactionStatus::Idle))).await?;
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Connection {
+    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let mut responses = Vec::new();
+        for statement in crate::sql_text::split_statements(query) {
+            let sql = statement.to_string();
+            let (outcome, timed_out) = self.call(move |backend| backend.run_text(&sql)).await?;
+            match outcome {
+                Ok(reply) => {
+                    send_notices(client, &reply).await?;
+                    responses.push(response(reply, None)?);
+                }
+                Err(failure) => {
+                    // The rest of the text is not run, as in PostgreSQL.
+                    responses.push(Response::Error(Box::new(failure_info(&failure, timed_out))));
+                    break;
+                }
+            }
+        }
+        if responses.is_empty() {
+            responses.push(Response::EmptyQuery);
+        }
+        Ok(responses)
+    }
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Connection {
+    type Statement = Statement;
+    type QueryParser = Parser;
+
+    fn query_parser(&self) -> Arc<Parser> {
+        self.parser.clone()
+    }
+
+    async fn do_query<C>(&self, client: &mut C, portal: &Portal<Statement>, _max_rows: usize) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let described = portal.statement.statement.clone();
+        let client_types = &portal.statement.parameter_types;
+        let mut binds: Vec<Value> = Vec::with_capacity(portal.parameters.len());
+        for (i, bytes) in portal.parameters.iter().enumerate() {
+            let t = client_types
+                .get(i)
+                .cloned()
+                .flatten()
+                .filter(|t| *t != Type::UNKNOWN)
+                .or_else(|| described.bind_types.get(i).map(|t| wire_types::pg_type(t.as_ref())));
+            let value =
+                wire_types::decode_parameter(bytes.as_deref(), t.as_ref(), portal.parameter_format.is_binary(i))
+                    .map_err(|m| sqlstate::user_error("22P02", format!("parameter ${}: {m}", i + 1)))?;
+            binds.push(value);
+        }
+        let fields = Arc::new(fields_of(&described, Some(&portal.result_column_format)));
+        let run = described.clone();
+        let (outcome, timed_out) = self.call(move |backend| backend.run(&run, &binds)).await?;
+        match outcome {
+            Ok(reply) => {
+                send_notices(client, &reply).await?;
+                let fields = described.columns.is_some().then_some(fields);
+                response(reply, fields)
+            }
+            Err(failure) => Err(PgWireError::UserError(Box::new(failure_info(&failure, timed_out)))),
+        }
+    }
+}
+
+/// The handlers of one connection, as pgwire asks for them.
+pub struct Handlers(pub Arc<Connection>);
+
+impl PgWireServerHandlers for Handlers {
+    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
+        self.0.clone()
+    }
+
+    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
+        self.0.clone()
+    }
+
+    fn startup_handler(&self) -> Arc<impl StartupHandler> {
+        self.0.clone()
+    }
+
+    fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
+        Arc::new(crate::CancelRequests(self.0.shared.clone()))
+    }
+}

@@ -1,0 +1,235 @@
+//! lioscope's server: one database, many clients, over PostgreSQL's wire protocol.
+//!
+//! ```text
+//!  psql, drivers, pgbench ──TCP──► listener ──► Connection (one per client: a session)
+//!                                                 │ startup: user, application_name → v$session
+//!                                                 │ simple query: statements split, run in turn
+//!                                                 │ extended: Parse → PreparedStatement (parsed once)
+//!                                                 │           Bind/Execute → its kept plan, bind values
+//!                                                 ▼
+//!                                  Backend (blocking thread) ──► lioscope Session ──► engine
+//!  cancel request ──TCP──► CancelRequests ──► the session's Canceller (ORA-01013)
+//! ```
+//!
+//! Modules: `connection` (the protocol's handlers), `backend` (a client's session,
+//! statements, transaction block and settings), `client_commands` (what the server
+//! answers itself: BEGIN, COMMIT, SET, SHOW, ...), `settings`, `sql_text` (placeholders,
+//! statement splitting), `wire_types` (types and values on the wire), `sqlstate` (errors).
+//!
+//! Invariants: a connection's session runs one call at a time; a connection that goes
+//! rolls back what its session left uncommitted (its session is dropped, after any
+//! running call is interrupted); the server never exits with a client's transaction
+//! half done: at shutdown, running statements get a grace period, then are interrupted
+//! and rolled back, and the database is checkpointed and closed.
+
+mod backend;
+mod client_commands;
+mod connection;
+mod settings;
+mod sql_text;
+mod sqlstate;
+mod wire_types;
+
+use lioscope::{Canceller, Database};
+use pgwire::api::cancel::CancelHandler;
+use pgwire::messages::cancel::CancelRequest;
+use pgwire::messages::startup::SecretKey;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use settings::SERVER_VERSION;
+
+/// How clients are let in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// Any user name is accepted without a password: allowed only on a loopback address.
+    Trust,
+}
+
+/// What `lioscope serve` is told.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Where to listen (`127.0.0.1:5433` unless told otherwise).
+    pub listen: SocketAddr,
+    /// Connections past this many are refused with SQLSTATE 53300.
+    pub max_connections: usize,
+    /// The database name clients must ask for; any name when `None`.
+    pub database: Option<String>,
+    pub auth: Auth,
+    /// How long running statements may go on at shutdown before they are interrupted.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 5433)),
+            max_connections: 100,
+            database: None,
+            auth: Auth::Trust,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What every connection of a server shares.
+struct Shared {
+    db: Database,
+    options: ServerOptions,
+    /// Clients logged in now.
+    connections: AtomicUsize,
+    /// Each logged-in connection's cancel key and session, by process id (its SID).
+    cancels: Mutex<HashMap<i32, (i32, Canceller)>>,
+    shutting_down: AtomicBool,
+}
+
+/// Cancel requests: a client's key finds the session to interrupt.
+struct CancelRequests(Arc<Shared>);
+
+#[async_trait::async_trait]
+impl CancelHandler for CancelRequests {
+    async fn on_cancel_request(&self, request: CancelRequest) {
+        let cancels = self.0.cancels.lock().expect("cancel registry");
+        if let Some((secret, canceller)) = cancels.get(&request.pid)
+            && request.secret_key == SecretKey::I32(*secret)
+        {
+            canceller.cancel();
+        }
+    }
+}
+
+/// A server running on its own threads; [`Server::shutdown`] (or dropping it) stops it.
+pub struct Server {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    runtime: Option<tokio::runtime::Runtime>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    done: Option<std::sync::mpsc::Receiver<()>>,
+}
+
+impl Server {
+    /// Starts serving `db`: binds the address (port 0: a free one) and accepts clients
+    /// on a runtime of its own. A non-loopback address with trust authentication is
+    /// refused.
+    pub fn start(db: Database, options: ServerOptions) -> std::io::Result<Server> {
+        if options.auth == Auth::Trust && !options.listen.ip().is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("trust authentication listens on a loopback address only, not {}", options.listen.ip()),
+            ));
+        }
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("lioscope-server").build()?;
+        let listener = runtime.block_on(tokio::net::TcpListener::bind(options.listen))?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            db,
+            options,
+            connections: AtomicUsize::new(0),
+            cancels: Mutex::new(HashMap::new()),
+            shutting_down: AtomicBool::new(false),
+        });
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (done_tx, done) = std::sync::mpsc::channel();
+        let accepting = shared.clone();
+        runtime.spawn(async move {
+            accept(listener, accepting, stopped).await;
+            let _ = done_tx.send(());
+        });
+        Ok(Server { addr, shared, runtime: Some(runtime), stop: Some(stop), done: Some(done) })
+    }
+
+    /// The address clients connect to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Clients logged in now.
+    pub fn connections(&self) -> usize {
+        self.shared.connections.load(Ordering::Relaxed)
+    }
+
+    /// Stops: no new clients; running statements go on for the grace period, then are
+    /// interrupted; every connection is closed (rolling back what it left open); the
+    /// database is checkpointed.
+    pub fn shutdown(mut self) -> lioscope::Result<()> {
+        self.stop_serving();
+        self.shared.db.close()
+    }
+
+    /// Serves until the process gets SIGTERM or SIGINT, then shuts down
+    /// ([`Server::shutdown`]).
+    pub fn run_until_signal(self) -> lioscope::Result<()> {
+        if let Some(runtime) = &self.runtime {
+            runtime.block_on(async {
+                use tokio::signal::unix::{SignalKind, signal};
+                match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+                    (Ok(mut term), Ok(mut int)) => {
+                        tokio::select! {
+                            _ = term.recv() => {}
+                            _ = int.recv() => {}
+                        }
+                    }
+                    _ => std::future::pending::<()>().await,
+                }
+            });
+        }
+        self.shutdown()
+    }
+
+    fn stop_serving(&mut self) {
+        self.shared.shutting_down.store(true, Ordering::Relaxed);
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(done) = self.done.take() {
+            let _ = done.recv_timeout(Duration::from_secs(5));
+        }
+        // Running statements get their grace period, then are interrupted.
+        let deadline = std::time::Instant::now() + self.shared.options.shutdown_grace;
+        while self.shared.db.active_user_calls() > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for (_, canceller) in self.shared.cancels.lock().expect("cancel registry").values() {
+            canceller.cancel();
+        }
+        if let Some(runtime) = self.runtime.take() {
+            // Dropping the connections' tasks drops their sessions: uncommitted work is
+            // rolled back.
+            runtime.shutdown_timeout(Duration::from_secs(5));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop_serving();
+    }
+}
+
+/// Accepts clients until told to stop.
+async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut stop: tokio::sync::oneshot::Receiver<()>) {
+    loop {
+        let (socket, peer) = tokio::select! {
+            _ = &mut stop => return,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    eprintln!("lioscope serve: accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = socket.set_nodelay(true);
+        let session = shared.db.session();
+        let connection = connection::Connection::new(shared.clone(), session, &peer.ip().to_string());
+        tokio::spawn(async move {
+            // A client that breaks the protocol is disconnected; the server goes on.
+            let _ = pgwire::tokio::process_socket(socket, None, connection::Handlers(connection)).await;
+        });
+    }
+}
