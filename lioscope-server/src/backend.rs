@@ -17,6 +17,9 @@ use lioscope::{PreparedStatement, QueryResult, Session, StatementKind};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// The type of a setting's value.
+const SETTING: DataType = DataType::Varchar2 { max_bytes: 4000 };
+
 /// The most statements a connection keeps prepared; past it the oldest are parsed again
 /// when next used.
 const MAX_PREPARED: usize = 512;
@@ -129,7 +132,15 @@ impl Backend {
     /// gives; `binds` is the number of parameters the client's text numbers.
     pub fn describe(&mut self, sql: Arc<str>, binds: usize) -> Result<Described, Failure> {
         if let Some(command) = crate::client_commands::parse(&sql) {
-            return Ok(Described { sql, command: Some(command), bind_types: Vec::new(), columns: None });
+            let text = |names: &[&str]| Some(names.iter().map(|n| (n.to_string(), Some(SETTING))).collect());
+            let columns = match &command {
+                ClientCommand::Show(name) => text(&[name.as_str()]),
+                ClientCommand::ShowAll => text(&["name", "setting"]),
+                ClientCommand::CurrentSetting(_) => text(&["current_setting"]),
+                ClientCommand::Version => text(&["version"]),
+                _ => None,
+            };
+            return Ok(Described { sql, command: Some(command), bind_types: Vec::new(), columns });
         }
         let statement = self.prepared.get(&self.session, &sql)?;
         let description = statement.describe(&self.session)?;

@@ -128,16 +128,24 @@ fn set(text: &str) -> Option<ClientCommand> {
     Some(ClientCommand::Set { name, value })
 }
 
-/// A setting's value as written: quotes taken off, a list's items joined by `, `.
+/// A setting's value as written: each item of a list (split at commas outside quotes)
+/// without its quotes, the items joined by `, `.
 fn unquote(value: &str) -> String {
-    value
-        .split(',')
-        .map(|item| {
-            let item = item.trim();
-            item.strip_prefix('\'').and_then(|i| i.strip_suffix('\'')).unwrap_or(item).replace("''", "'")
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    let mut items = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if quoted && chars.peek() == Some(&'\'') => {
+                chars.next();
+                items.last_mut().expect("one item").push('\'');
+            }
+            '\'' => quoted = !quoted,
+            ',' if !quoted => items.push(String::new()),
+            c => items.last_mut().expect("one item").push(c),
+        }
+    }
+    items.iter().map(|i| i.trim()).collect::<Vec<_>>().join(", ")
 }
 
 fn strip_word<'a>(text: &'a str, word: &str) -> Option<&'a str> {

@@ -94,7 +94,7 @@ impl CancelHandler for CancelRequests {
     async fn on_cancel_request(&self, request: CancelRequest) {
         let cancels = self.0.cancels.lock().expect("cancel registry");
         if let Some((secret, canceller)) = cancels.get(&request.pid)
-            && request.secret_key == SecretKey::I32(*secret)
+            && request.secret_key.eq_value(&SecretKey::I32(*secret))
         {
             canceller.cancel();
         }
