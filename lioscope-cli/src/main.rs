@@ -166,6 +166,10 @@ enum BenchCommand {
     /// and row-source statistics; with --peers beside PostgreSQL, SQLite and DuckDB on
     /// the same rows, every answer compared.
     Tpch(lioscope_lab::bench::tpch::TpchBenchOptions),
+    /// pgbench against `lioscope serve` and PostgreSQL on the same rows: a TPC-B-like
+    /// script and point selects by key, prepared, at 1, 8 and 32 clients; TPS and
+    /// latency percentiles.
+    Server(lioscope_lab::bench::server::ServerBenchOptions),
 }
 
 fn options(db_cache_size: Option<String>) -> DatabaseOptions {
@@ -274,6 +278,7 @@ fn bench(which: BenchCommand) -> lioscope::Result<()> {
         BenchCommand::Load(opts) => lioscope_lab::bench::load::run(&opts).map(|_| ()),
         BenchCommand::Join(opts) => lioscope_lab::bench::join::run(&opts).map(|_| ()),
         BenchCommand::Tpch(opts) => lioscope_lab::bench::tpch::run(&opts).map(|_| ()),
+        BenchCommand::Server(opts) => lioscope_lab::bench::server::run(&opts).map(|_| ()),
     }
 }
 

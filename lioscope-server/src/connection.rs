@@ -68,29 +68,36 @@ impl Connection {
         self.canceller.sid() as i32
     }
 
-    /// Runs `work` on the backend on a blocking thread, interrupting it at the
-    /// connection's statement timeout.
+    /// Runs `work` on the backend, interrupting it at the connection's statement
+    /// timeout. Without a timeout it runs in place on this worker thread (the runtime
+    /// hands the thread's other tasks to its other workers): no hand-over to another
+    /// thread per statement. With one, it runs on a blocking thread while this task
+    /// watches the clock.
     async fn call<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut Backend) -> T + Send + 'static,
     ) -> PgWireResult<(T, bool)> {
         let backend = self.backend.clone();
         let timeout = backend.lock().map_err(|_| poisoned())?.settings.statement_timeout();
+        let Some(limit) = timeout else {
+            let value = tokio::task::block_in_place(|| {
+                let mut backend = backend.lock().map_err(|_| poisoned())?;
+                Ok::<T, PgWireError>(work(&mut backend))
+            })?;
+            return Ok((value, false));
+        };
         let mut task = tokio::task::spawn_blocking(move || {
             let mut backend = backend.lock().map_err(|_| poisoned())?;
             Ok::<T, PgWireError>(work(&mut backend))
         });
         let mut timed_out = false;
-        let outcome = match timeout {
-            Some(limit) => match tokio::time::timeout(limit, &mut task).await {
-                Ok(done) => done,
-                Err(_) => {
-                    timed_out = true;
-                    self.canceller.cancel();
-                    task.await
-                }
-            },
-            None => task.await,
+        let outcome = match tokio::time::timeout(limit, &mut task).await {
+            Ok(done) => done,
+            Err(_) => {
+                timed_out = true;
+                self.canceller.cancel();
+                task.await
+            }
         };
         let value = outcome.map_err(|e| PgWireError::ApiError(Box::new(e)))??;
         Ok((value, timed_out))

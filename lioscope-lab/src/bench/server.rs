@@ -1,0 +1,286 @@
+//! `lioscope bench server`: `pgbench` against `lioscope serve` and against PostgreSQL,
+//! the same scripts on the same rows in the same run, over TCP on the loopback.
+//!
+//! Tables as pgbench's (`branches`, `tellers`, `accounts`, `history`, with primary keys),
+//! `--branches` of them with 10 tellers and `--accounts-per-branch` accounts each, made
+//! the same in both. Two scripts, given to `pgbench -n -f` with `-M prepared` (each
+//! statement parsed once per connection, then bound and executed):
+//!
+//! ```text
+//!  tpcb:   \set aid/bid/tid/delta at random
+//!          BEGIN; UPDATE accounts ...; SELECT abalance ...; UPDATE tellers ...;
+//!          UPDATE branches ...; INSERT INTO history ...; END;
+//!  select: \set aid at random; SELECT abalance FROM accounts WHERE aid = :aid
+//! ```
+//!
+//! Each (engine, script, client count) runs `--seconds` with `-j` the smaller of the
+//! clients and the CPUs, and per-transaction logs (`-l`) give the latency percentiles.
+//! Both engines are durable at commit: PostgreSQL with its defaults (`fsync`,
+//! `synchronous_commit = on`), lioscope with its (the commit waits for its redo write
+//! and sync). On a 2-CPU machine pgbench's own threads share the CPUs with the server:
+//! the same for both engines, and said in the report.
+
+use super::peers::PgServer;
+use lioscope::{Database, DatabaseOptions, Error, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Options of the server benchmark.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServerBenchOptions {
+    /// Branches (pgbench's scale): each has 10 tellers.
+    #[arg(long, default_value_t = 32)]
+    pub branches: u64,
+    /// Accounts per branch.
+    #[arg(long, default_value_t = 10_000)]
+    pub accounts_per_branch: u64,
+    /// Client counts to run each script with.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1, 8, 32])]
+    pub clients: Vec<usize>,
+    /// Seconds each run lasts.
+    #[arg(long, default_value_t = 10)]
+    pub seconds: u64,
+    /// Leave PostgreSQL out.
+    #[arg(long)]
+    pub no_postgres: bool,
+    /// Directory for the databases (default: a temporary directory, removed after).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// One run's figures.
+#[derive(Debug, Clone)]
+pub struct RunFigures {
+    pub engine: &'static str,
+    pub script: &'static str,
+    pub clients: usize,
+    pub tps: f64,
+    pub transactions: usize,
+    pub failed: usize,
+    /// Latency percentiles p50, p95, p99, in milliseconds.
+    pub latency_ms: [f64; 3],
+}
+
+const TABLES: &[&str] = &[
+    "CREATE TABLE branches (bid INTEGER PRIMARY KEY, bbalance INTEGER, filler CHAR(88))",
+    "CREATE TABLE tellers (tid INTEGER PRIMARY KEY, bid INTEGER, tbalance INTEGER, filler CHAR(84))",
+    "CREATE TABLE accounts (aid INTEGER PRIMARY KEY, bid INTEGER, abalance INTEGER, filler CHAR(84))",
+    "CREATE TABLE history (tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER, filler CHAR(22))",
+];
+
+fn tpcb_script(branches: u64, accounts: u64) -> String {
+    format!(
+        "\\set aid random(1, {accounts})\n\\set bid random(1, {branches})\n\\set tid random(1, {tellers})\n\\set delta random(-5000, 5000)\n\
+         BEGIN;\n\
+         UPDATE accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\
+         SELECT abalance FROM accounts WHERE aid = :aid;\n\
+         UPDATE tellers SET tbalance = tbalance + :delta WHERE tid = :tid;\n\
+         UPDATE branches SET bbalance = bbalance + :delta WHERE bid = :bid;\n\
+         INSERT INTO history (tid, bid, aid, delta) VALUES (:tid, :bid, :aid, :delta);\n\
+         END;\n",
+        tellers = branches * 10
+    )
+}
+
+fn select_script(accounts: u64) -> String {
+    format!("\\set aid random(1, {accounts})\nSELECT abalance FROM accounts WHERE aid = :aid;\n")
+}
+
+pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
+    let tmp = tempfile::tempdir().map_err(|e| Error::io("create temporary directory", "/tmp", e))?;
+    let work = opts.dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
+    std::fs::create_dir_all(&work).map_err(|e| Error::io("create directory", &work, e))?;
+    let accounts = opts.branches * opts.accounts_per_branch;
+    let scripts = [
+        ("tpcb", write(&work.join("tpcb.sql"), &tpcb_script(opts.branches, accounts))?),
+        ("select", write(&work.join("select.sql"), &select_script(accounts))?),
+    ];
+    let mut figures = Vec::new();
+
+    // lioscope: the rows made in-process, then served.
+    let db = Database::create(work.join("lioscope"), DatabaseOptions::default())?;
+    {
+        let s = db.session();
+        for sql in TABLES {
+            s.execute(sql)?;
+        }
+        s.execute(&format!("INSERT INTO branches SELECT LEVEL, 0, 'b' FROM dual CONNECT BY LEVEL <= {}", opts.branches))?;
+        s.execute(&format!(
+            "INSERT INTO tellers SELECT LEVEL, TRUNC((LEVEL - 1) / 10) + 1, 0, 't' FROM dual CONNECT BY LEVEL <= {}",
+            opts.branches * 10
+        ))?;
+        s.execute(&format!(
+            "INSERT INTO accounts SELECT LEVEL, TRUNC((LEVEL - 1) / {}) + 1, 0, 'a' FROM dual CONNECT BY LEVEL <= {accounts}",
+            opts.accounts_per_branch
+        ))?;
+        s.execute("COMMIT")?;
+        for t in ["branches", "tellers", "accounts"] {
+            s.execute(&format!("ANALYZE TABLE {t} COMPUTE STATISTICS"))?;
+        }
+    }
+    let server = lioscope_server::Server::start(
+        db,
+        lioscope_server::ServerOptions { listen: "127.0.0.1:0".parse().expect("an address"), ..Default::default() },
+    )
+    .map_err(|e| Error::io("listen", "127.0.0.1", e))?;
+    let target = Target { host: "127.0.0.1".into(), port: server.local_addr().port(), user: "bench".into(), db: "bench".into() };
+    for (script, path) in &scripts {
+        for &clients in &opts.clients {
+            figures.push(pgbench(&target, "lioscope", script, path, clients, opts.seconds, &work)?);
+            eprintln!("{}", line(figures.last().expect("pushed")));
+        }
+    }
+    server.shutdown()?;
+
+    if !opts.no_postgres {
+        let pg = PgServer::start_with(&work, &["listen_addresses=127.0.0.1", "max_connections=100"])
+            .map_err(|e| Error::InvalidParameter { name: "postgres".into(), message: e })?;
+        let port = pg_port(pg.url());
+        let mut client = postgres::Client::connect(pg.url(), postgres::NoTls)
+            .map_err(|e| Error::InvalidParameter { name: "postgres".into(), message: e.to_string() })?;
+        let pg_err = |e: postgres::Error| Error::InvalidParameter {
+            name: "postgres".into(),
+            message: e.as_db_error().map_or_else(|| e.to_string(), |d| d.message().to_string()),
+        };
+        for sql in TABLES {
+            client.batch_execute(sql).map_err(pg_err)?;
+        }
+        client
+            .batch_execute(&format!(
+                "INSERT INTO branches SELECT g, 0, 'b' FROM generate_series(1, {b}) g;\
+                 INSERT INTO tellers SELECT g, (g - 1) / 10 + 1, 0, 't' FROM generate_series(1, {t}) g;\
+                 INSERT INTO accounts SELECT g, (g - 1) / {per} + 1, 0, 'a' FROM generate_series(1, {accounts}) g;",
+                b = opts.branches,
+                t = opts.branches * 10,
+                per = opts.accounts_per_branch
+            ))
+            .map_err(pg_err)?;
+        client.batch_execute("VACUUM ANALYZE").map_err(pg_err)?;
+        let target = Target { host: "127.0.0.1".into(), port, user: "postgres".into(), db: "postgres".into() };
+        for (script, path) in &scripts {
+            for &clients in &opts.clients {
+                figures.push(pgbench(&target, "PostgreSQL", script, path, clients, opts.seconds, &work)?);
+                eprintln!("{}", line(figures.last().expect("pushed")));
+            }
+        }
+    }
+    println!("{}", table(&figures));
+    Ok(figures)
+}
+
+fn write(path: &Path, text: &str) -> Result<PathBuf> {
+    std::fs::write(path, text).map_err(|e| Error::io("write", path, e))?;
+    Ok(path.to_path_buf())
+}
+
+/// The port in a `postgresql://user@socket:port/db` URL.
+fn pg_port(url: &str) -> u16 {
+    url.rsplit(':').next().and_then(|p| p.split('/').next()).and_then(|p| p.parse().ok()).unwrap_or(5432)
+}
+
+struct Target {
+    host: String,
+    port: u16,
+    user: String,
+    db: String,
+}
+
+/// One pgbench run; its transactions' latencies from its per-transaction logs.
+fn pgbench(
+    target: &Target,
+    engine: &'static str,
+    script: &'static str,
+    path: &Path,
+    clients: usize,
+    seconds: u64,
+    work: &Path,
+) -> Result<RunFigures> {
+    let logs = work.join(format!("log-{engine}-{script}-{clients}"));
+    let _ = std::fs::remove_dir_all(&logs);
+    std::fs::create_dir_all(&logs).map_err(|e| Error::io("create directory", &logs, e))?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let output = Command::new("pgbench")
+        .current_dir(&logs)
+        .args(["-h", &target.host, "-p", &target.port.to_string(), "-U", &target.user, "-n", "-M", "prepared"])
+        .args(["-c", &clients.to_string(), "-j", &clients.min(cpus).to_string(), "-T", &seconds.to_string()])
+        .args(["-l", "--log-prefix", "tx", "-f"])
+        .arg(path)
+        .arg(&target.db)
+        .output()
+        .map_err(|e| Error::io("run", "pgbench", e))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(Error::InvalidParameter {
+            name: "pgbench".into(),
+            message: format!("{engine} {script} {clients}: {}{}", stdout, String::from_utf8_lossy(&output.stderr)),
+        });
+    }
+    let find = |prefix: &str| -> f64 {
+        stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(prefix))
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let mut latencies: Vec<u64> = Vec::new();
+    let mut failed = 0;
+    for entry in std::fs::read_dir(&logs).map_err(|e| Error::io("read", &logs, e))?.flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        for fields in text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()) {
+            match fields.get(2).map(|f| f.parse::<u64>()) {
+                Some(Ok(us)) => latencies.push(us),
+                // "failed" or "skipped" in place of the latency.
+                Some(Err(_)) => failed += 1,
+                None => {}
+            }
+        }
+    }
+    latencies.sort_unstable();
+    let percentile = |p: f64| -> f64 {
+        if latencies.is_empty() {
+            return 0.0;
+        }
+        let i = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
+        latencies[i] as f64 / 1000.0
+    };
+    Ok(RunFigures {
+        engine,
+        script,
+        clients,
+        tps: find("tps ="),
+        transactions: latencies.len(),
+        failed,
+        latency_ms: [percentile(0.50), percentile(0.95), percentile(0.99)],
+    })
+}
+
+fn line(f: &RunFigures) -> String {
+    format!(
+        "| {} | {} | {} | {:.0} | {} | {} | {:.2} | {:.2} | {:.2} |",
+        f.engine, f.script, f.clients, f.tps, f.transactions, f.failed, f.latency_ms[0], f.latency_ms[1], f.latency_ms[2]
+    )
+}
+
+/// The figures as a Markdown table, and lioscope's TPS over PostgreSQL's for each run.
+pub fn table(figures: &[RunFigures]) -> String {
+    let mut out = String::from(
+        "| engine | script | clients | TPS | transactions | failed | p50 ms | p95 ms | p99 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for f in figures {
+        out.push_str(&line(f));
+        out.push('\n');
+    }
+    let ratios: Vec<String> = figures
+        .iter()
+        .filter(|f| f.engine == "lioscope")
+        .filter_map(|l| {
+            let p = figures.iter().find(|p| p.engine == "PostgreSQL" && p.script == l.script && p.clients == l.clients)?;
+            Some(format!("{} × {}: {:.2}", l.script, l.clients, l.tps / p.tps.max(f64::MIN_POSITIVE)))
+        })
+        .collect();
+    if !ratios.is_empty() {
+        out.push_str(&format!("\nlioscope TPS / PostgreSQL TPS: {}\n", ratios.join(", ")));
+    }
+    out
+}
