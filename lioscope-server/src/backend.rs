@@ -41,6 +41,8 @@ pub enum Effect {
     None,
     Started,
     Ended,
+    /// The client sends a COPY's rows next.
+    CopyIn,
 }
 
 /// A warning or notice for the client (a NoticeResponse).
@@ -93,6 +95,16 @@ pub struct Backend {
     prepared: Prepared,
     pub block: Block,
     pub settings: Settings,
+    /// A `COPY ... FROM STDIN` whose rows are coming.
+    copy: Option<PendingCopy>,
+}
+
+/// The rows of a `COPY ... FROM STDIN` so far, kept in a file until the client is done;
+/// lioscope's COPY then loads them as one statement.
+struct PendingCopy {
+    target: String,
+    options: crate::client_commands::CopyOptions,
+    file: std::io::BufWriter<tempfile::NamedTempFile>,
 }
 
 /// The statements a connection keeps parsed, by text, with when each was last used.
@@ -125,7 +137,7 @@ impl Prepared {
 impl Backend {
     pub fn new(session: Session, settings: Settings) -> Backend {
         session.set_autocommit(true);
-        Backend { session, prepared: Prepared::default(), block: Block::None, settings }
+        Backend { session, prepared: Prepared::default(), block: Block::None, settings, copy: None }
     }
 
     /// Parses `sql` (lioscope's text) once for this connection and says what it takes and
@@ -180,10 +192,7 @@ impl Backend {
         sql: &str,
     ) -> Result<Reply, Failure> {
         if self.block == Block::Failed && !is_rollback_to_savepoint(sql) {
-            return Err(Failure::Server {
-                code: "25P02",
-                message: "current transaction is aborted, commands ignored until end of transaction block".into(),
-            });
+            return Err(aborted());
         }
         match run(self) {
             Ok(result) => {
@@ -205,6 +214,56 @@ impl Backend {
                 }
                 Err(failure)
             }
+        }
+    }
+
+    /// Starts taking a `COPY ... FROM STDIN`'s rows.
+    fn start_copy(&mut self, target: &str, options: &crate::client_commands::CopyOptions) -> Result<Reply, Failure> {
+        if self.block == Block::Failed {
+            return Err(aborted());
+        }
+        let file = tempfile::NamedTempFile::new().map_err(|e| Failure::Server {
+            code: "58030",
+            message: format!("COPY FROM STDIN: a file for the rows: {e}"),
+        })?;
+        self.copy = Some(PendingCopy {
+            target: target.to_string(),
+            options: options.clone(),
+            file: std::io::BufWriter::new(file),
+        });
+        Ok(Reply { tag: "COPY".into(), rows: None, effect: Effect::CopyIn, notices: Vec::new() })
+    }
+
+    /// Takes a chunk of a `COPY ... FROM STDIN`'s rows.
+    pub fn copy_data(&mut self, data: &[u8]) -> Result<(), Failure> {
+        use std::io::Write;
+        let Some(copy) = &mut self.copy else {
+            return Err(Failure::Server { code: "08P01", message: "COPY data without a COPY FROM STDIN".into() });
+        };
+        copy.file
+            .write_all(data)
+            .map_err(|e| Failure::Server { code: "58030", message: format!("COPY FROM STDIN: {e}") })
+    }
+
+    /// Loads the rows of the `COPY ... FROM STDIN` the client has finished sending.
+    pub fn finish_copy(&mut self) -> Result<Reply, Failure> {
+        let Some(copy) = self.copy.take() else {
+            return Err(Failure::Server { code: "08P01", message: "COPY done without a COPY FROM STDIN".into() });
+        };
+        let io = |e: std::io::Error| Failure::Server { code: "58030", message: format!("COPY FROM STDIN: {e}") };
+        let file = copy.file.into_inner().map_err(|e| io(e.into_error()))?;
+        strip_end_of_data(file.path()).map_err(io)?;
+        let path = file.path().to_str().unwrap_or_default().replace('\'', "''");
+        let sql = format!("COPY {} FROM '{path}' {}", copy.target, copy.options.lioscope_options());
+        let reply = self.guarded(|backend| Ok(backend.session.execute(&sql)?), &sql)?;
+        Ok(Reply { tag: reply.tag.replace("INSERT 0", "COPY"), ..reply })
+    }
+
+    /// Drops a `COPY ... FROM STDIN` the client gave up; inside a block the block fails.
+    pub fn fail_copy(&mut self) {
+        self.copy = None;
+        if self.block == Block::Open {
+            self.block = Block::Failed;
         }
     }
 
@@ -258,13 +317,10 @@ impl Backend {
                 }
                 r
             }
+            ClientCommand::CopyFromStdin { target, options } => return self.start_copy(target, options),
             ClientCommand::Release => {
                 if self.block == Block::Failed {
-                    return Err(Failure::Server {
-                        code: "25P02",
-                        message: "current transaction is aborted, commands ignored until end of transaction block"
-                            .into(),
-                    });
+                    return Err(aborted());
                 }
                 reply("RELEASE", Effect::None)
             }
@@ -327,6 +383,25 @@ impl Backend {
             code: "42704",
             message: format!("unrecognized configuration parameter \"{name}\""),
         })
+    }
+}
+
+/// The error of a statement in a failed block.
+fn aborted() -> Failure {
+    Failure::Server {
+        code: "25P02",
+        message: "current transaction is aborted, commands ignored until end of transaction block".into(),
+    }
+}
+
+/// Takes off the `\.` line that may end the rows of PostgreSQL's text format.
+fn strip_end_of_data(path: &std::path::Path) -> std::io::Result<()> {
+    let bytes = std::fs::read(path)?;
+    let trimmed =
+        bytes.strip_suffix(b"\\.\n").or_else(|| bytes.strip_suffix(b"\\.\r\n")).or_else(|| bytes.strip_suffix(b"\\."));
+    match trimmed {
+        Some(rows) if rows.is_empty() || rows.ends_with(b"\n") => std::fs::write(path, rows),
+        _ => Ok(()),
     }
 }
 

@@ -59,6 +59,44 @@ pub enum ClientCommand {
     CurrentSetting(String),
     /// `SELECT version()`.
     Version,
+    /// `COPY table [(columns)] FROM STDIN [options]`: rows the client sends next.
+    CopyFromStdin {
+        target: String,
+        options: CopyOptions,
+    },
+}
+
+/// How the rows of a `COPY ... FROM STDIN` are written: PostgreSQL's text format (tab
+/// between fields, `\N` for NULL) unless CSV is asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CopyOptions {
+    pub csv: bool,
+    pub header: bool,
+    pub delimiter: Option<char>,
+    pub null: Option<String>,
+    pub quote: Option<char>,
+}
+
+impl CopyOptions {
+    /// The options of lioscope's COPY from a file that read these rows.
+    pub fn lioscope_options(&self) -> String {
+        let delimiter = self.delimiter.unwrap_or(if self.csv { ',' } else { '\t' });
+        let null = self.null.clone().unwrap_or_else(|| if self.csv { String::new() } else { "\\N".into() });
+        // The text format has no quoting: a quote character its rows never hold.
+        let quote = if self.csv { self.quote.unwrap_or('"') } else { '\u{1}' };
+        let literal = |s: &str| format!("'{}'", s.replace('\'', "''"));
+        let mut options = vec![
+            format!("DELIMITER {}", literal(&delimiter.to_string())),
+            format!("QUOTE {}", literal(&quote.to_string())),
+        ];
+        if !null.is_empty() {
+            options.push(format!("NULL {}", literal(&null)));
+        }
+        if self.header {
+            options.push("HEADER true".into());
+        }
+        format!("({})", options.join(", "))
+    }
 }
 
 /// The command `sql` is, if the server answers it.
@@ -88,8 +126,94 @@ pub fn parse(sql: &str) -> Option<ClientCommand> {
         ["SHOW", "ALL"] => Some(ClientCommand::ShowAll),
         ["SHOW", "TRANSACTION", "ISOLATION", "LEVEL"] => Some(ClientCommand::Show("transaction_isolation".into())),
         ["SHOW", name] => Some(ClientCommand::Show(name.to_ascii_lowercase())),
+        ["COPY", ..] => copy_from_stdin(text),
         _ => select_function(text),
     }
+}
+
+/// `COPY table [(columns)] FROM STDIN [[WITH] (FORMAT csv, HEADER, DELIMITER 'x', NULL
+/// 'x', QUOTE 'x')]`, or the same options written without parentheses (`CSV HEADER`).
+fn copy_from_stdin(text: &str) -> Option<ClientCommand> {
+    let upper = text.to_ascii_uppercase();
+    let at = upper.find(" FROM STDIN")?;
+    let target = text[4..at].trim().to_string();
+    let rest = &text[at + " FROM STDIN".len()..];
+    let mut tokens = tokens(rest).into_iter().peekable();
+    let mut options = CopyOptions::default();
+    let quoted =
+        |t: Option<String>| t.and_then(|t| t.strip_prefix('\'').map(|v| v.trim_end_matches('\'').replace("''", "'")));
+    while let Some(token) = tokens.next() {
+        match token.to_ascii_uppercase().as_str() {
+            "WITH" | "(" | ")" | "," | "AS" | "TRUE" | "ON" => {}
+            "CSV" => options.csv = true,
+            "TEXT" => options.csv = false,
+            "FORMAT" => {
+                let format = tokens.next()?.to_ascii_uppercase();
+                options.csv = match format.trim_matches('\'') {
+                    "CSV" => true,
+                    "TEXT" => false,
+                    _ => return None,
+                };
+            }
+            "HEADER" => {
+                options.header =
+                    !matches!(tokens.peek().map(|t| t.to_ascii_uppercase()).as_deref(), Some("FALSE" | "OFF"))
+            }
+            "FALSE" | "OFF" => {}
+            "DELIMITER" | "NULL" | "QUOTE" => {
+                let which = token.to_ascii_uppercase();
+                let mut value = tokens.next();
+                if value.as_deref().is_some_and(|v| v.eq_ignore_ascii_case("AS")) {
+                    value = tokens.next();
+                }
+                let value = quoted(value)?;
+                match which.as_str() {
+                    "DELIMITER" => options.delimiter = value.chars().next(),
+                    "QUOTE" => options.quote = value.chars().next(),
+                    _ => options.null = Some(value),
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(ClientCommand::CopyFromStdin { target, options })
+}
+
+/// Words, quoted strings (with their quotes) and punctuation.
+fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '\'' {
+            let mut literal = String::from(chars.next().expect("peeked"));
+            while let Some(c) = chars.next() {
+                literal.push(c);
+                if c == '\'' {
+                    if chars.peek() == Some(&'\'') {
+                        literal.push(chars.next().expect("peeked"));
+                    } else {
+                        break;
+                    }
+                }
+            }
+            out.push(literal);
+        } else if matches!(c, '(' | ')' | ',') {
+            out.push(chars.next().expect("peeked").to_string());
+        } else {
+            let mut word = String::new();
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() || matches!(c, '(' | ')' | ',' | '\'') {
+                    break;
+                }
+                word.push(c);
+                chars.next();
+            }
+            out.push(word);
+        }
+    }
+    out
 }
 
 /// `SELECT version()` and `SELECT current_setting('name')`, alone in a select list.
@@ -207,6 +331,27 @@ mod tests {
         assert_eq!(parse("ROLLBACK TO SAVEPOINT a"), None);
         assert_eq!(parse("SAVEPOINT a"), None);
         assert_eq!(parse("BEGIN ISOLATION LEVEL SOMETHING"), None);
+    }
+
+    #[test]
+    fn copy_from_stdin_in_both_spellings() {
+        let Some(ClientCommand::CopyFromStdin { target, options }) =
+            parse("COPY t (a, b) FROM STDIN WITH (FORMAT csv, HEADER true, DELIMITER ';', NULL 'x')")
+        else {
+            panic!("not a COPY")
+        };
+        assert_eq!(target, "t (a, b)");
+        assert_eq!(
+            options,
+            CopyOptions { csv: true, header: true, delimiter: Some(';'), null: Some("x".into()), quote: None }
+        );
+        let Some(ClientCommand::CopyFromStdin { options, .. }) = parse("copy t from stdin csv header") else {
+            panic!()
+        };
+        assert!(options.csv && options.header);
+        let Some(ClientCommand::CopyFromStdin { options, .. }) = parse("COPY t FROM STDIN") else { panic!() };
+        assert_eq!(options.lioscope_options(), "(DELIMITER '\t', QUOTE '\u{1}', NULL '\\N')");
+        assert_eq!(parse("COPY t FROM '/tmp/x.csv'"), None);
     }
 
     #[test]

@@ -21,13 +21,15 @@ use futures::{Sink, SinkExt, stream};
 use lioscope::types::Value;
 use lioscope::{Canceller, Session};
 use pgwire::api::auth::{LoginInfo, StartupHandler, protocol_negotiation, save_startup_parameters_to_metadata};
+use pgwire::api::copy::CopyHandler;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
-use pgwire::api::results::{FieldFormat, FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::results::{CopyResponse, FieldFormat, FieldInfo, QueryResponse, Response, Tag};
 use pgwire::api::stmt::QueryParser;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::data::DataRow;
 use pgwire::messages::response::{NoticeResponse, ReadyForQuery, TransactionStatus};
 use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
@@ -156,6 +158,7 @@ fn response(reply: Reply, fields: Option<Arc<Vec<FieldInfo>>>) -> PgWireResult<R
             Effect::Started => Response::TransactionStart(tag),
             Effect::Ended => Response::TransactionEnd(tag),
             Effect::None => Response::Execution(tag),
+            Effect::CopyIn => Response::CopyIn(CopyResponse::new(0, 0, stream::empty())),
         });
     };
     let fields = match fields {
@@ -313,7 +316,12 @@ impl SimpleQueryHandler for Connection {
             match outcome {
                 Ok(reply) => {
                     send_notices(client, &reply).await?;
+                    let copy_in = reply.effect == Effect::CopyIn;
                     responses.push(response(reply, None)?);
+                    if copy_in {
+                        // The rows come next; what follows a COPY in the text is not run.
+                        break;
+                    }
                 }
                 Err(failure) => {
                     // The rest of the text is not run, as in PostgreSQL.
@@ -374,6 +382,49 @@ impl ExtendedQueryHandler for Connection {
     }
 }
 
+#[async_trait]
+impl CopyHandler for Connection {
+    async fn on_copy_data<C>(&self, _client: &mut C, copy_data: CopyData) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let (outcome, _) = self.call(move |backend| backend.copy_data(&copy_data.data)).await?;
+        outcome.map_err(|f| PgWireError::UserError(Box::new(failure_info(&f, false))))
+    }
+
+    async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let (outcome, timed_out) = self.call(|backend| backend.finish_copy()).await?;
+        match outcome {
+            Ok(reply) => {
+                send_notices(client, &reply).await?;
+                let tag = Tag::new(&reply.tag);
+                client.send(PgWireBackendMessage::CommandComplete(tag.into())).await?;
+                Ok(())
+            }
+            Err(failure) => Err(PgWireError::UserError(Box::new(failure_info(&failure, timed_out)))),
+        }
+    }
+
+    async fn on_copy_fail<C>(&self, _client: &mut C, fail: CopyFail) -> PgWireError
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if let Err(e) = self.call(|backend| backend.fail_copy()).await {
+            return e;
+        }
+        sqlstate::user_error("57014", format!("COPY from stdin failed: {}", fail.message))
+    }
+}
+
 /// The handlers of one connection, as pgwire asks for them.
 pub struct Handlers(pub Arc<Connection>);
 
@@ -387,6 +438,10 @@ impl PgWireServerHandlers for Handlers {
     }
 
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
+        self.0.clone()
+    }
+
+    fn copy_handler(&self) -> Arc<impl CopyHandler> {
         self.0.clone()
     }
 

@@ -308,3 +308,30 @@ fn settings_and_version_answer_as_clients_read_them() {
     let e = c.batch_execute("SET no_such_setting = 1").unwrap_err();
     assert_eq!(code(&e), SqlState::UNDEFINED_OBJECT);
 }
+
+#[test]
+fn copy_from_stdin_loads_text_and_csv_rows() {
+    use std::io::Write;
+    let (server, _dir) = server(10);
+    let mut c = connect(&server, "copy");
+    c.batch_execute("CREATE TABLE t (id NUMBER(10) PRIMARY KEY, name VARCHAR2(10))").unwrap();
+    let mut writer = c.copy_in("COPY t FROM STDIN").unwrap();
+    writer.write_all(b"1\tone\n2\t\\N\n").unwrap();
+    writer.write_all(b"3\tthree\n").unwrap();
+    assert_eq!(writer.finish().unwrap(), 3);
+    let mut writer = c.copy_in("COPY t (name, id) FROM STDIN WITH (FORMAT csv, HEADER true)").unwrap();
+    writer.write_all(b"name,id\nfour,4\n,5\n").unwrap();
+    assert_eq!(writer.finish().unwrap(), 2);
+    let rows = c.query("SELECT id, name FROM t ORDER BY id", &[]).unwrap();
+    let seen: Vec<(i64, Option<String>)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(
+        seen,
+        [(1, Some("one".into())), (2, None), (3, Some("three".into())), (4, Some("four".into())), (5, None)]
+    );
+    // A COPY that fails loads nothing, and the connection goes on.
+    let mut writer = c.copy_in("COPY t FROM STDIN").unwrap();
+    writer.write_all(b"6\tsix\n1\tduplicate\n").unwrap();
+    let e = writer.finish().unwrap_err();
+    assert_eq!(code(&e), SqlState::UNIQUE_VIOLATION, "{e}");
+    assert_eq!(c.query_one("SELECT COUNT(*) FROM t", &[]).unwrap().get::<_, Decimal>(0), Decimal::from(5));
+}
