@@ -3,8 +3,9 @@
 # Installs what the tests need when it is missing: valgrind (the lab's instruction counts
 # by callgrind, and their test), chromium (opens the lab's HTML reports headless to
 # check that their charts are drawn) and postgresql (a server the results history's
-# test starts, as a fleet's shared history, and a peer of the benchmarks), and DuckDB's
-# Python package (a peer of the join benchmark). Extra arguments go to `cargo test`.
+# test starts, as a fleet's shared history, and a peer of the benchmarks; its psql and
+# pgbench are clients of lioscope's server), DuckDB's Python package (a peer of the
+# join benchmark) and psycopg (a client of lioscope's server). Extra arguments go to `cargo test`.
 #
 # `./test.sh --quick`: the fast tier, a few minutes and nothing installed: the unit tests
 # of every crate and the golden SQL scripts. It leaves out the integration tests (among
@@ -39,6 +40,12 @@ fi
 if command -v python3 >/dev/null && ! python3 -c "import duckdb" 2>/dev/null; then
     echo "test.sh: installing the duckdb Python package" >&2
     python3 -m pip install --quiet duckdb || echo "test.sh: duckdb did not install; bench join runs without it" >&2
+fi
+
+# psycopg, the Python driver the server's client test connects with.
+if command -v python3 >/dev/null && ! python3 -c "import psycopg" 2>/dev/null; then
+    echo "test.sh: installing the psycopg Python package" >&2
+    python3 -m pip install --quiet "psycopg[binary]" || echo "test.sh: psycopg did not install; its server test says it skipped" >&2
 fi
 
 cargo test --release "$@"

@@ -318,6 +318,11 @@ impl Backend {
                 r
             }
             ClientCommand::CopyFromStdin { target, options } => return self.start_copy(target, options),
+            // The protocol's store drops the statement (the connection does that); what
+            // lioscope keeps parsed for the text stays for the next statement of it.
+            ClientCommand::Deallocate(name) => {
+                reply(if name.is_some() { "DEALLOCATE" } else { "DEALLOCATE ALL" }, Effect::None)
+            }
             ClientCommand::Release => {
                 if self.block == Block::Failed {
                     return Err(aborted());

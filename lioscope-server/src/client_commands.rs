@@ -59,6 +59,9 @@ pub enum ClientCommand {
     CurrentSetting(String),
     /// `SELECT version()`.
     Version,
+    /// `DEALLOCATE [PREPARE] name | ALL`: a prepared statement of the extended protocol
+    /// dropped by name (`None`: all of them).
+    Deallocate(Option<String>),
     /// `COPY table [(columns)] FROM STDIN [options]`: rows the client sends next.
     CopyFromStdin {
         target: String,
@@ -127,6 +130,11 @@ pub fn parse(sql: &str) -> Option<ClientCommand> {
         ["SHOW", "TRANSACTION", "ISOLATION", "LEVEL"] => Some(ClientCommand::Show("transaction_isolation".into())),
         ["SHOW", name] => Some(ClientCommand::Show(name.to_ascii_lowercase())),
         ["COPY", ..] => copy_from_stdin(text),
+        ["DEALLOCATE", "ALL"] | ["DEALLOCATE", "PREPARE", "ALL"] => Some(ClientCommand::Deallocate(None)),
+        ["DEALLOCATE", _] | ["DEALLOCATE", "PREPARE", _] => {
+            let name = text.split_whitespace().last().unwrap_or("").trim_matches('"');
+            Some(ClientCommand::Deallocate(Some(name.to_string())))
+        }
         _ => select_function(text),
     }
 }
@@ -376,5 +384,7 @@ mod tests {
         assert_eq!(parse("select version()"), Some(ClientCommand::Version));
         assert_eq!(parse("SELECT current_setting('TimeZone')"), Some(ClientCommand::CurrentSetting("timezone".into())));
         assert_eq!(parse("SELECT versions FROM t"), None);
+        assert_eq!(parse("DEALLOCATE _pg3_0"), Some(ClientCommand::Deallocate(Some("_pg3_0".into()))));
+        assert_eq!(parse("DEALLOCATE ALL"), Some(ClientCommand::Deallocate(None)));
     }
 }

@@ -312,6 +312,11 @@ impl SimpleQueryHandler for Connection {
         let mut responses = Vec::new();
         for statement in crate::sql_text::split_statements(query) {
             let sql = statement.to_string();
+            if let Some(crate::client_commands::ClientCommand::Deallocate(Some(name))) =
+                crate::client_commands::parse(&sql)
+            {
+                client.portal_store().rm_statement(&name);
+            }
             let (outcome, timed_out) = self.call(move |backend| backend.run_text(&sql)).await?;
             match outcome {
                 Ok(reply) => {

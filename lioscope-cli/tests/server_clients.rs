@@ -1,0 +1,91 @@
+//! `lioscope serve` with the clients people use: `psql` runs a script of queries,
+//! transaction blocks, settings, `\copy` and errors, and its output must equal
+//! `clients/psql.out`; Python's psycopg runs `clients/psycopg_client.py`, whose checks
+//! must all pass. `./test.sh` installs both; where one is missing the test says it
+//! skipped it. Regenerate the psql output with `UPDATE_GOLDEN=1`.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `lioscope serve` child on a free loopback port, killed when dropped.
+struct Served {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve() -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new(env!("CARGO_BIN_EXE_lioscope"))
+        .args(["serve", dir.path().join("db").to_str().unwrap(), "--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Served { child, port, _dir: dir }
+}
+
+fn found(program: &str, args: &[&str]) -> bool {
+    Command::new(program).args(args).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+#[test]
+fn psql_runs_a_script_as_against_postgresql() {
+    if !found("psql", &["--version"]) {
+        eprintln!("SKIPPED: psql is not installed (./test.sh installs it)");
+        return;
+    }
+    let served = serve();
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let output = Command::new("psql")
+        .current_dir(&tests)
+        .args(["-X", "-h", "127.0.0.1", "-p", &served.port.to_string(), "-U", "scott", "-d", "lab"])
+        .args(["-a", "-f", "clients/psql.sql"])
+        .env("PGAPPNAME", "psql")
+        .output()
+        .unwrap();
+    let mut text = String::from_utf8_lossy(&output.stdout).to_string();
+    // Errors go to stderr; keep them in order after the statement that raised them.
+    for line in String::from_utf8_lossy(&output.stderr).lines() {
+        text.push_str(&format!("stderr: {}\n", line.replace(&served.port.to_string(), "PORT")));
+    }
+    let expected_path = tests.join("clients/psql.out");
+    if std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1") {
+        std::fs::write(&expected_path, &text).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+    assert!(text == expected, "psql's output differs from clients/psql.out:\n{text}");
+}
+
+#[test]
+fn psycopg_connects_binds_copies_and_retries_as_against_postgresql() {
+    if !found("python3", &["-c", "import psycopg"]) {
+        eprintln!("SKIPPED: Python's psycopg is not installed (./test.sh installs it)");
+        return;
+    }
+    let served = serve();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/psycopg_client.py");
+    let output = Command::new("python3").arg(&script).arg(served.port.to_string()).output().unwrap();
+    assert!(
+        output.status.success(),
+        "psycopg's checks failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
