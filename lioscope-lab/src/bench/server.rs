@@ -104,7 +104,10 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
         for sql in TABLES {
             s.execute(sql)?;
         }
-        s.execute(&format!("INSERT INTO branches SELECT LEVEL, 0, 'b' FROM dual CONNECT BY LEVEL <= {}", opts.branches))?;
+        s.execute(&format!(
+            "INSERT INTO branches SELECT LEVEL, 0, 'b' FROM dual CONNECT BY LEVEL <= {}",
+            opts.branches
+        ))?;
         s.execute(&format!(
             "INSERT INTO tellers SELECT LEVEL, TRUNC((LEVEL - 1) / 10) + 1, 0, 't' FROM dual CONNECT BY LEVEL <= {}",
             opts.branches * 10
@@ -123,7 +126,8 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
         lioscope_server::ServerOptions { listen: "127.0.0.1:0".parse().expect("an address"), ..Default::default() },
     )
     .map_err(|e| Error::io("listen", "127.0.0.1", e))?;
-    let target = Target { host: "127.0.0.1".into(), port: server.local_addr().port(), user: "bench".into(), db: "bench".into() };
+    let target =
+        Target { host: "127.0.0.1".into(), port: server.local_addr().port(), user: "bench".into(), db: "bench".into() };
     for (script, path) in &scripts {
         for &clients in &opts.clients {
             figures.push(pgbench(&target, "lioscope", script, path, clients, opts.seconds, &work)?);
@@ -258,7 +262,15 @@ fn pgbench(
 fn line(f: &RunFigures) -> String {
     format!(
         "| {} | {} | {} | {:.0} | {} | {} | {:.2} | {:.2} | {:.2} |",
-        f.engine, f.script, f.clients, f.tps, f.transactions, f.failed, f.latency_ms[0], f.latency_ms[1], f.latency_ms[2]
+        f.engine,
+        f.script,
+        f.clients,
+        f.tps,
+        f.transactions,
+        f.failed,
+        f.latency_ms[0],
+        f.latency_ms[1],
+        f.latency_ms[2]
     )
 }
 
@@ -275,7 +287,8 @@ pub fn table(figures: &[RunFigures]) -> String {
         .iter()
         .filter(|f| f.engine == "lioscope")
         .filter_map(|l| {
-            let p = figures.iter().find(|p| p.engine == "PostgreSQL" && p.script == l.script && p.clients == l.clients)?;
+            let p =
+                figures.iter().find(|p| p.engine == "PostgreSQL" && p.script == l.script && p.clients == l.clients)?;
             Some(format!("{} × {}: {:.2}", l.script, l.clients, l.tps / p.tps.max(f64::MIN_POSITIVE)))
         })
         .collect();
