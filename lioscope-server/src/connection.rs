@@ -71,10 +71,9 @@ impl Connection {
     }
 
     /// Runs `work` on the backend, interrupting it at the connection's statement
-    /// timeout. Without a timeout it runs in place on this worker thread (the runtime
-    /// hands the thread's other tasks to its other workers): no hand-over to another
-    /// thread per statement. With one, it runs on a blocking thread while this task
-    /// watches the clock.
+    /// timeout. Without a timeout it runs here, on the connection's own thread: no
+    /// hand-over to another thread per statement. With one, it runs on a blocking
+    /// thread while the connection watches the clock.
     async fn call<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut Backend) -> T + Send + 'static,
@@ -82,11 +81,8 @@ impl Connection {
         let backend = self.backend.clone();
         let timeout = backend.lock().map_err(|_| poisoned())?.settings.statement_timeout();
         let Some(limit) = timeout else {
-            let value = tokio::task::block_in_place(|| {
-                let mut backend = backend.lock().map_err(|_| poisoned())?;
-                Ok::<T, PgWireError>(work(&mut backend))
-            })?;
-            return Ok((value, false));
+            let mut backend = backend.lock().map_err(|_| poisoned())?;
+            return Ok((work(&mut backend), false));
         };
         let mut task = tokio::task::spawn_blocking(move || {
             let mut backend = backend.lock().map_err(|_| poisoned())?;

@@ -84,6 +84,10 @@ struct Shared {
     /// Each logged-in connection's cancel key and session, by process id (its SID).
     cancels: Mutex<HashMap<i32, (i32, Canceller)>>,
     shutting_down: AtomicBool,
+    /// Wakes every connection's thread to close it when the server stops.
+    stopping: Arc<tokio::sync::Notify>,
+    /// The connections' threads.
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 /// Cancel requests: a client's key finds the session to interrupt.
@@ -131,6 +135,8 @@ impl Server {
             connections: AtomicUsize::new(0),
             cancels: Mutex::new(HashMap::new()),
             shutting_down: AtomicBool::new(false),
+            stopping: Arc::new(tokio::sync::Notify::new()),
+            threads: Mutex::new(Vec::new()),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (done_tx, done) = std::sync::mpsc::channel();
@@ -196,9 +202,21 @@ impl Server {
         for (_, canceller) in self.shared.cancels.lock().expect("cancel registry").values() {
             canceller.cancel();
         }
+        // Closing a connection drops its session: uncommitted work is rolled back.
+        self.shared.stopping.notify_waiters();
+        let threads = std::mem::take(&mut *self.shared.threads.lock().expect("connection threads"));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        for thread in threads {
+            while !thread.is_finished() && std::time::Instant::now() < deadline {
+                // A connection between its statements' awaits sees the stop at the next.
+                self.shared.stopping.notify_waiters();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if thread.is_finished() {
+                let _ = thread.join();
+            }
+        }
         if let Some(runtime) = self.runtime.take() {
-            // Dropping the connections' tasks drops their sessions: uncommitted work is
-            // rolled back.
             runtime.shutdown_timeout(Duration::from_secs(5));
         }
     }
@@ -210,7 +228,7 @@ impl Drop for Server {
     }
 }
 
-/// Accepts clients until told to stop.
+/// Accepts clients until told to stop; each connection gets a thread of its own.
 async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut stop: tokio::sync::oneshot::Receiver<()>) {
     loop {
         let (socket, peer) = tokio::select! {
@@ -227,9 +245,50 @@ async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut stop
         let _ = socket.set_nodelay(true);
         let session = shared.db.session();
         let connection = connection::Connection::new(shared.clone(), session, &peer.ip().to_string());
-        tokio::spawn(async move {
-            // A client that breaks the protocol is disconnected; the server goes on.
-            let _ = pgwire::tokio::process_socket(socket, None, connection::Handlers(connection)).await;
-        });
+        let socket = match socket.into_std() {
+            Ok(socket) => socket,
+            Err(e) => {
+                eprintln!("lioscope serve: {peer}: {e}");
+                continue;
+            }
+        };
+        let stopping = shared.stopping.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("lioscope-client-{}", peer.port()))
+            .spawn(move || serve_connection(socket, connection, stopping));
+        match thread {
+            Ok(handle) => {
+                let mut threads = shared.threads.lock().expect("connection threads");
+                threads.retain(|t| !t.is_finished());
+                threads.push(handle);
+            }
+            Err(e) => eprintln!("lioscope serve: a thread for {peer}: {e}"),
+        }
     }
+}
+
+/// One connection on a thread of its own, as a PostgreSQL backend is a process of its
+/// own: its statements run on this thread, so a statement costs no hand-over between
+/// threads, and a long one holds up no other client. The protocol runs on a runtime of
+/// the thread's own; the server's stop ends it.
+fn serve_connection(
+    socket: std::net::TcpStream,
+    connection: Arc<connection::Connection>,
+    stopping: Arc<tokio::sync::Notify>,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("lioscope serve: a runtime for a client: {e}");
+            return;
+        }
+    };
+    runtime.block_on(async move {
+        let Ok(socket) = tokio::net::TcpStream::from_std(socket) else { return };
+        tokio::select! {
+            // A client that breaks the protocol is disconnected; the server goes on.
+            _ = pgwire::tokio::process_socket(socket, None, connection::Handlers(connection)) => {}
+            _ = stopping.notified() => {}
+        }
+    });
 }
