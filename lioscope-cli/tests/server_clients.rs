@@ -40,6 +40,31 @@ fn serve() -> Served {
     Served { child, port, _dir: dir }
 }
 
+#[test]
+fn sigterm_stops_the_server_cleanly_rolling_back_what_clients_left_open() {
+    let mut served = serve();
+    let config = format!("host=127.0.0.1 port={} user=scott dbname=lab", served.port);
+    let mut a = postgres::Client::connect(&config, postgres::NoTls).unwrap();
+    a.batch_execute("CREATE TABLE t (id NUMBER(10)); INSERT INTO t VALUES (1)").unwrap();
+    a.batch_execute("BEGIN; INSERT INTO t VALUES (2)").unwrap();
+    let status = Command::new("kill").args(["-TERM", &served.child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let exit = loop {
+        if let Some(exit) = served.child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "the server did not stop after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(exit.success(), "the server exited with {exit}");
+    assert!(a.batch_execute("SELECT 1 FROM dual").is_err(), "the connection was closed");
+    let db = lioscope::Database::open(served._dir.path().join("db"), Default::default()).unwrap();
+    assert!(!db.recovery().needed, "a clean shutdown leaves nothing to recover");
+    let rows = db.session().execute("SELECT id FROM t").unwrap().rows;
+    assert_eq!(rows.iter().map(|r| r[0].to_string()).collect::<Vec<_>>(), ["1"], "the open block was rolled back");
+}
+
 fn found(program: &str, args: &[&str]) -> bool {
     Command::new(program).args(args).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
 }
