@@ -121,6 +121,8 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
             s.execute(&format!("ANALYZE TABLE {t} COMPUTE STATISTICS"))?;
         }
     }
+    let embedded = embedded_point_selects(&db, accounts, opts.seconds.min(5))?;
+    eprintln!("embedded: {embedded:.2} µs a point select (prepared, one session, no protocol)");
     let server = lioscope_server::Server::start(
         db,
         lioscope_server::ServerOptions { listen: "127.0.0.1:0".parse().expect("an address"), ..Default::default() },
@@ -169,7 +171,34 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
         }
     }
     println!("{}", table(&figures));
+    if let Some(served) = figures.iter().find(|f| f.engine == "lioscope" && f.script == "select" && f.clients == 1) {
+        println!(
+            "The cost of the protocol: a point select takes {embedded:.2} µs in the embedded API (prepared, one \
+             session), {:.2} µs through the server with one pgbench client (1 / TPS: the round trip, pgbench's \
+             own work and the server's)",
+            1e6 / served.tps.max(f64::MIN_POSITIVE)
+        );
+    }
     Ok(figures)
+}
+
+/// Microseconds a point select by primary key takes in the embedded API: the select
+/// script's statement, prepared once, run for `seconds` in one session with random keys.
+fn embedded_point_selects(db: &Database, accounts: u64, seconds: u64) -> Result<f64> {
+    use rand::{Rng, SeedableRng};
+    let session = db.session();
+    let mut select = session.prepare_statement("SELECT abalance FROM accounts WHERE aid = :1")?;
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+    let started = std::time::Instant::now();
+    let mut done = 0u64;
+    while started.elapsed().as_secs() < seconds.max(1) {
+        for _ in 0..1000 {
+            let aid = rng.random_range(1..=accounts as i64);
+            select.execute(&session, &[aid.into()])?;
+        }
+        done += 1000;
+    }
+    Ok(started.elapsed().as_secs_f64() * 1e6 / done as f64)
 }
 
 fn write(path: &Path, text: &str) -> Result<PathBuf> {
