@@ -17,20 +17,25 @@ use crate::sqlstate;
 use crate::wire_types;
 use async_trait::async_trait;
 use bytes::BytesMut;
+use futures::StreamExt;
 use futures::{Sink, SinkExt, stream};
 use lioscope::types::Value;
 use lioscope::{Canceller, Session};
+use pgwire::api::DEFAULT_NAME;
 use pgwire::api::auth::{LoginInfo, StartupHandler, protocol_negotiation, save_startup_parameters_to_metadata};
 use pgwire::api::copy::CopyHandler;
+use pgwire::api::portal::PortalExecutionState;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{CopyResponse, FieldFormat, FieldInfo, QueryResponse, Response, Tag};
 use pgwire::api::stmt::QueryParser;
-use pgwire::api::store::PortalStore;
+use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::data::DataRow;
+use pgwire::messages::extendedquery::{Bind, BindComplete, Execute, PortalSuspended};
+use pgwire::messages::response::EmptyQueryResponse;
 use pgwire::messages::response::{NoticeResponse, ReadyForQuery, TransactionStatus};
 use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
@@ -345,6 +350,124 @@ impl ExtendedQueryHandler for Connection {
 
     fn query_parser(&self) -> Arc<Parser> {
         self.parser.clone()
+    }
+
+    /// Executes a portal as the protocol's default does, but queues the answer rather
+    /// than sending it: it goes out at the Sync with ReadyForQuery, in one write. A
+    /// query's rows are handed over `max_rows` at a time (PortalSuspended between).
+    async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+            return Err(PgWireError::NotReadyForQuery);
+        }
+        let mut status = client.transaction_status();
+        client.set_state(PgWireConnectionState::QueryInProgress);
+        let portal_name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        let max_rows = message.max_rows as usize;
+        let portal = match client.portal_store().get_portal(portal_name) {
+            Some(Entry::Value(portal)) => portal,
+            Some(Entry::Empty) => {
+                client.feed(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
+                client.set_state(PgWireConnectionState::ReadyForQuery);
+                return Ok(());
+            }
+            None => return Err(PgWireError::PortalNotFound(portal_name.to_owned())),
+        };
+        let started = matches!(*portal.state().lock().await, PortalExecutionState::Initial);
+        let mut rows_to_send = !started;
+        if started {
+            match ExtendedQueryHandler::do_query(self, client, &portal, max_rows).await? {
+                Response::Query(query) => {
+                    portal.start(query).await;
+                    rows_to_send = true;
+                }
+                Response::EmptyQuery => {
+                    client.feed(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
+                }
+                Response::Execution(tag) => {
+                    client.feed(PgWireBackendMessage::CommandComplete(tag.into())).await?;
+                }
+                Response::TransactionStart(tag) => {
+                    client.feed(PgWireBackendMessage::CommandComplete(tag.into())).await?;
+                    status = status.to_in_transaction_state();
+                }
+                Response::TransactionEnd(tag) => {
+                    client.feed(PgWireBackendMessage::CommandComplete(tag.into())).await?;
+                    status = status.to_idle_state();
+                    client.portal_store().rm_portal(DEFAULT_NAME);
+                }
+                Response::Error(e) => {
+                    client.feed(PgWireBackendMessage::ErrorResponse((*e).into())).await?;
+                    status = status.to_error_state();
+                }
+                Response::CopyIn(copy) => {
+                    client.set_state(PgWireConnectionState::CopyInProgress(true));
+                    pgwire::api::copy::send_copy_in_response(client, copy).await?;
+                }
+                Response::CopyOut(copy) => pgwire::api::copy::send_copy_out_response(client, copy).await?,
+                Response::CopyBoth(copy) => {
+                    client.set_state(PgWireConnectionState::CopyInProgress(true));
+                    pgwire::api::copy::send_copy_both_response(client, copy).await?;
+                }
+            }
+        }
+        if rows_to_send {
+            let mut fetched = portal.fetch(max_rows).await?;
+            let tag = fetched.response.command_tag().to_owned();
+            let mut rows = 0;
+            while let Some(row) = fetched.response.data_rows().next().await {
+                client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                rows += 1;
+            }
+            if fetched.suspended {
+                client.feed(PgWireBackendMessage::PortalSuspended(PortalSuspended::new())).await?;
+            } else {
+                client.feed(PgWireBackendMessage::CommandComplete(Tag::new(&tag).with_rows(rows).into())).await?;
+            }
+        }
+        if !matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
+            client.set_state(PgWireConnectionState::ReadyForQuery);
+            client.set_transaction_status(status);
+        }
+        Ok(())
+    }
+
+    /// Binds a portal, as the protocol's default does, but queues BindComplete rather
+    /// than sending it at once: it goes out with the execution's answer, one write (and
+    /// one wake-up of the client) fewer a statement.
+    async fn on_bind<C>(&self, client: &mut C, message: Bind) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let statement_name = message.statement_name.as_deref().unwrap_or(DEFAULT_NAME);
+        let portal_name = message.portal_name.as_deref().unwrap_or(DEFAULT_NAME);
+        match client.portal_store().get_statement(statement_name) {
+            Some(Entry::Value(statement)) => {
+                let portal = Portal::try_new(&message, statement)?;
+                client.portal_store().put_portal(Arc::new(portal));
+            }
+            Some(Entry::Empty) if message.parameters.is_empty() => client.portal_store().put_empty_portal(portal_name),
+            Some(Entry::Empty) => {
+                return Err(sqlstate::user_error(
+                    "08P01",
+                    format!(
+                        "bind supplies {} parameters, but the empty statement takes none",
+                        message.parameters.len()
+                    ),
+                ));
+            }
+            None => return Err(PgWireError::StatementNotFound(statement_name.to_owned())),
+        }
+        client.feed(PgWireBackendMessage::BindComplete(BindComplete::new())).await?;
+        Ok(())
     }
 
     async fn do_query<C>(&self, client: &mut C, portal: &Portal<Statement>, _max_rows: usize) -> PgWireResult<Response>
