@@ -106,12 +106,12 @@ fn a_statement_is_described_before_it_runs() {
     let names: Vec<&str> = d.columns.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["ID", "TWICE", "SHOUT", "NEXT_DAY", "N", "NAMED", "LAST", "TEXT_ID"]);
     let number = DataType::Number { precision: None, scale: None };
-    let types: Vec<Option<DataType>> = d.columns.iter().map(|c| c.data_type.clone()).collect();
+    let types: Vec<Option<DataType>> = d.columns.iter().map(|c| c.data_type).collect();
     assert_eq!(types[0], Some(DataType::Number { precision: Some(10), scale: Some(0) }));
-    assert_eq!(types[1], Some(number.clone()));
+    assert_eq!(types[1], Some(number));
     assert!(matches!(types[2], Some(DataType::Varchar2 { .. })));
     assert_eq!(types[3], Some(DataType::Date));
-    assert_eq!(types[4], Some(number.clone()));
+    assert_eq!(types[4], Some(number));
     assert_eq!(types[5], Some(DataType::Varchar2 { max_bytes: 20 }));
     assert_eq!(types[6], Some(DataType::Date));
     assert_eq!(types[7], Some(DataType::Varchar2 { max_bytes: 5 }));
@@ -123,7 +123,7 @@ fn a_statement_is_described_before_it_runs() {
 
     let view = s.prepare_statement("SELECT * FROM v").unwrap().describe(&s).unwrap();
     assert_eq!(
-        view.columns.iter().map(|c| c.data_type.clone()).collect::<Vec<_>>(),
+        view.columns.iter().map(|c| c.data_type).collect::<Vec<_>>(),
         [Some(DataType::Number { precision: Some(10), scale: Some(0) }), Some(DataType::Varchar2 { max_bytes: 20 })]
     );
     let insert = s.prepare_statement("INSERT INTO t (name, id) VALUES (:1, :2)").unwrap().describe(&s).unwrap();

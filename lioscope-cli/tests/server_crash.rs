@@ -98,8 +98,8 @@ fn round(dir: &Path, kill_after: Duration) -> Vec<i64> {
         c.join().unwrap();
     }
     assert!(ready, "the server listened");
-    let done = acknowledged.lock().unwrap().clone();
-    done
+
+    acknowledged.lock().unwrap().clone()
 }
 
 /// Transfer numbers unique across rounds: microseconds since 2020, times 1000.

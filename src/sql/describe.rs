@@ -56,7 +56,7 @@ pub(crate) fn query_columns(session: &Session, query: &ast::Query, names: &Arc<[
     Ok(names
         .into_iter()
         .enumerate()
-        .map(|(i, name)| ResultColumn { name, data_type: types.as_ref().and_then(|t| t[i].clone()) })
+        .map(|(i, name)| ResultColumn { name, data_type: types.as_ref().and_then(|t| t[i]) })
         .collect())
 }
 
@@ -103,7 +103,7 @@ pub(crate) fn bind_types(session: &Session, statement: &ast::Statement, names: &
                 && let ast::SetExpr::Values(values) = &*source.body
             {
                 let targets: Vec<Option<DataType>> = if insert.columns.is_empty() {
-                    table.iter().map(|(_, t)| t.clone()).collect()
+                    table.iter().map(|(_, t)| *t).collect()
                 } else {
                     insert.columns.iter().map(|c| table_column(&table, &function_name(c))).collect()
                 };
@@ -112,7 +112,7 @@ pub(crate) fn bind_types(session: &Session, statement: &ast::Statement, names: &
                         if let Some(slot) = bind_slot(value, names)
                             && types[slot].is_none()
                         {
-                            types[slot] = target.clone();
+                            types[slot] = *target;
                         }
                     }
                 }
@@ -150,13 +150,13 @@ fn bind_slot(expr: &ast::Expr, names: &[String]) -> Option<usize> {
 type ColumnsOf = Vec<(String, Option<DataType>)>;
 
 fn table_column(columns: &ColumnsOf, name: &str) -> Option<DataType> {
-    columns.iter().find(|(n, _)| n == name).and_then(|(_, t)| t.clone())
+    columns.iter().find(|(n, _)| n == name).and_then(|(_, t)| *t)
 }
 
 /// The columns of the table or view called `name`.
 fn named_relation(session: &Session, name: &str) -> Option<ColumnsOf> {
     if let Some(table) = session.db.catalog.table(name) {
-        return Some(table.columns.iter().map(|c: &ColumnDef| (c.name.clone(), Some(c.data_type.clone()))).collect());
+        return Some(table.columns.iter().map(|c: &ColumnDef| (c.name.clone(), Some(c.data_type))).collect());
     }
     let view = session.db.catalog.view(name)?;
     let types = match super::parse_one(&view.text) {
@@ -167,9 +167,7 @@ fn named_relation(session: &Session, name: &str) -> Option<ColumnsOf> {
         view.columns
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                (c.clone(), types.as_ref().filter(|t| t.len() == view.columns.len()).and_then(|t| t[i].clone()))
-            })
+            .map(|(i, c)| (c.clone(), types.as_ref().filter(|t| t.len() == view.columns.len()).and_then(|t| t[i])))
             .collect(),
     )
 }
@@ -219,7 +217,7 @@ impl Scope {
             .iter()
             .filter(|(called, _)| table.as_ref().is_none_or(|t| t == called))
             .find_map(|(_, columns)| columns.iter().find(|(n, _)| *n == column))
-            .and_then(|(_, t)| t.clone())
+            .and_then(|(_, t)| *t)
     }
 
     /// Every column of the relations, or of the one called `table`.
@@ -227,7 +225,7 @@ impl Scope {
         self.relations
             .iter()
             .filter(|(called, _)| table.is_none_or(|t| t == called))
-            .flat_map(|(_, columns)| columns.iter().map(|(_, t)| t.clone()))
+            .flat_map(|(_, columns)| columns.iter().map(|(_, t)| *t))
             .collect()
     }
 }
@@ -362,7 +360,7 @@ fn function_type(name: &str, args: &[&ast::Expr], of: impl Fn(&ast::Expr) -> Opt
             .skip(2)
             .step_by(2)
             .find_map(|a| of(a))
-            .or_else(|| (args.len() % 2 == 0).then(|| args.last().and_then(|a| of(a))).flatten()),
+            .or_else(|| args.len().is_multiple_of(2).then(|| args.last().and_then(|a| of(a))).flatten()),
         "UPPER" | "LOWER" | "INITCAP" | "SUBSTR" | "SUBSTRB" | "TRIM" | "LTRIM" | "RTRIM" | "LPAD" | "RPAD"
         | "REPLACE" | "TRANSLATE" | "TO_CHAR" | "CONCAT" | "LISTAGG" | "CHR" | "REVERSE" | "DUMP" | "RAWTOHEX"
         | "STANDARD_HASH" | "SYS_GUID" | "USER" | "SYS_CONTEXT" | "REGEXP_SUBSTR" | "REGEXP_REPLACE" => Some(TEXT),

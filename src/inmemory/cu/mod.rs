@@ -231,7 +231,8 @@ impl CuPredicate {
             (CuPredicate::IntRange { lo, hi }, CuValue::Int(v)) => *lo <= v && v <= *hi,
             (CuPredicate::IntIn(list), CuValue::Int(v)) => list.contains(&v),
             (CuPredicate::KeyRange { lo, hi }, CuValue::Key(k)) => {
-                (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice)).contains(&k)
+                let range = (lo.as_ref().map(Vec::as_slice), hi.as_ref().map(Vec::as_slice));
+                RangeBounds::<[u8]>::contains(&range, k)
             }
             (CuPredicate::KeyIn(list), CuValue::Key(k)) => list.iter().any(|x| x == k),
             (CuPredicate::Like { pattern, negated }, CuValue::Key(k)) => like_holds(pattern, *negated, k),
