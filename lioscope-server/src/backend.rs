@@ -1,6 +1,7 @@
 //! One client's work in the engine: its lioscope session, the statements it prepared,
-//! its transaction block and its settings. Everything here runs on a blocking thread,
-//! one call at a time (the connection holds the backend's lock for the call).
+//! its transaction block, its settings and a COPY's rows on their way. Everything here
+//! runs one call at a time (the connection holds the backend's lock for the call), on
+//! the connection's thread or a blocking thread of its runtime.
 //!
 //! Transactions as PostgreSQL clients expect them: outside a block each statement is its
 //! own transaction (committed when it succeeds, nothing left open when it fails); `BEGIN`

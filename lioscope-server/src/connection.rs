@@ -4,11 +4,14 @@
 //!
 //! A connection is a lioscope session from accept to close: its SID is the process id
 //! the client is given for cancel requests, and `v$session` shows the client's user,
-//! `application_name` and address. Statements run on the runtime's blocking threads,
-//! one at a time per connection; a statement timeout or a cancel request interrupts the
-//! running call through the session's canceller (ORA-01013, SQLSTATE 57014). When the
-//! connection goes, its session goes with it, rolling back what it left uncommitted;
-//! a statement still running then is interrupted first.
+//! `application_name` and address. Statements run on the connection's own thread, one
+//! at a time (on a blocking thread while a statement timeout is set, so that the clock
+//! is watched; Parse's describe on one too); a statement timeout or a cancel request
+//! interrupts the running call through the session's canceller (ORA-01013, SQLSTATE
+//! 57014). Bind and Execute queue their answers for the Sync, which sends them with
+//! ReadyForQuery in one write. When the connection goes, its session goes with it,
+//! rolling back what it left uncommitted; a statement still running then is
+//! interrupted first.
 
 use crate::Shared;
 use crate::backend::{Backend, Described, Effect, Failure, Reply};

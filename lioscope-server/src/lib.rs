@@ -1,13 +1,13 @@
 //! lioscope's server: one database, many clients, over PostgreSQL's wire protocol.
 //!
 //! ```text
-//!  psql, drivers, pgbench ──TCP──► listener ──► Connection (one per client: a session)
+//!  psql, drivers, pgbench ──TCP──► listener ──► Connection (a thread and a session per client)
 //!                                                 │ startup: user, application_name → v$session
 //!                                                 │ simple query: statements split, run in turn
 //!                                                 │ extended: Parse → PreparedStatement (parsed once)
 //!                                                 │           Bind/Execute → its kept plan, bind values
 //!                                                 ▼
-//!                                  Backend (blocking thread) ──► lioscope Session ──► engine
+//!                                  Backend (the connection's thread) ──► lioscope Session ──► engine
 //!  cancel request ──TCP──► CancelRequests ──► the session's Canceller (ORA-01013)
 //! ```
 //!
