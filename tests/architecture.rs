@@ -707,17 +707,20 @@ fn the_modules_of_a_crate_root_are_read_in_order() {
 
 /// The crates, from the top down, and what each may depend on among them.
 const CRATES: &[(&str, &[&str])] = &[
-    ("lioscope-cli/Cargo.toml", &["lioscope", "lioscope-lab"]),
-    ("lioscope-lab/Cargo.toml", &["lioscope"]),
+    ("lioscope-cli/Cargo.toml", &["lioscope", "lioscope-lab", "lioscope-server"]),
+    // The lab's `bench server` serves a database to pgbench.
+    ("lioscope-lab/Cargo.toml", &["lioscope", "lioscope-server"]),
+    ("lioscope-server/Cargo.toml", &["lioscope"]),
     // The integration tests' helpers: a dev-dependency of the crates above, never built
     // into them.
     ("testkit/Cargo.toml", &["lioscope"]),
     ("Cargo.toml", &[]),
 ];
 
-/// What an embedding program must not have to compile: command-line, terminal, chart and
-/// statistics crates.
-const NOT_IN_THE_ENGINE: &[&str] = &["clap", "comfy-table", "indicatif", "plotters", "rustyline", "statrs"];
+/// What an embedding program must not have to compile: command-line, terminal, chart,
+/// statistics and network-protocol crates.
+const NOT_IN_THE_ENGINE: &[&str] =
+    &["clap", "comfy-table", "indicatif", "plotters", "rustyline", "statrs", "pgwire", "tokio"];
 
 /// The names under `[dependencies]` of a manifest (not dev-dependencies).
 fn dependencies(manifest: &str) -> Vec<String> {
@@ -749,5 +752,8 @@ fn the_crates_depend_downward_and_the_engine_on_no_cli_crate() {
     let engine = dependencies("Cargo.toml");
     assert!(engine.iter().any(|d| d == "sqlparser"), "the manifest reader finds the engine's dependencies");
     let unwanted: Vec<&String> = engine.iter().filter(|d| NOT_IN_THE_ENGINE.contains(&d.as_str())).collect();
-    assert!(unwanted.is_empty(), "the engine depends on {unwanted:?}, which belong in lioscope-cli or lioscope-lab");
+    assert!(
+        unwanted.is_empty(),
+        "the engine depends on {unwanted:?}, which belong in lioscope-cli, lioscope-lab or lioscope-server"
+    );
 }
