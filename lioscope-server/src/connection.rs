@@ -6,12 +6,11 @@
 //! the client is given for cancel requests, and `v$session` shows the client's user,
 //! `application_name` and address. Statements run on the connection's own thread, one
 //! at a time (on a blocking thread while a statement timeout is set, so that the clock
-//! is watched; Parse's describe on one too); a statement timeout or a cancel request
-//! interrupts the running call through the session's canceller (ORA-01013, SQLSTATE
-//! 57014). Bind and Execute queue their answers for the Sync, which sends them with
-//! ReadyForQuery in one write. When the connection goes, its session goes with it,
-//! rolling back what it left uncommitted; a statement still running then is
-//! interrupted first.
+//! is watched); a statement timeout or a cancel request interrupts the running call
+//! through the session's canceller (ORA-01013, SQLSTATE 57014). Bind and Execute queue
+//! their answers for the Sync, which sends them with ReadyForQuery in one write. When
+//! the connection goes, its session goes with it, rolling back what it left
+//! uncommitted; a statement still running then is interrupted first.
 
 use crate::Shared;
 use crate::backend::{Backend, Described, Effect, Failure, Reply};
@@ -227,13 +226,11 @@ impl QueryParser for Parser {
         if text.is_empty() {
             return Ok(None);
         }
-        let backend = self.backend.clone();
-        let described = tokio::task::spawn_blocking(move || {
-            let mut backend = backend.lock().map_err(|_| poisoned())?;
-            backend.describe(text, binds).map_err(|f| PgWireError::UserError(Box::new(failure_info(&f, false))))
-        })
-        .await
-        .map_err(|e| PgWireError::ApiError(Box::new(e)))??;
+        // On the connection's own thread, as its statements run: a Parse per execution
+        // (a driver's unnamed statements) costs no hand-over between threads.
+        let mut backend = self.backend.lock().map_err(|_| poisoned())?;
+        let described =
+            backend.describe(text, binds).map_err(|f| PgWireError::UserError(Box::new(failure_info(&f, false))))?;
         Ok(Some(Arc::new(described)))
     }
 
