@@ -176,10 +176,11 @@ impl Backend {
         )
     }
 
-    /// Runs one statement of a simple query's text (the session's cursor cache keeps its
-    /// plan when it is a query run again).
-    pub fn run_text(&mut self, sql: &str) -> Result<Reply, Failure> {
-        if let Some(command) = crate::client_commands::parse(sql) {
+    /// Runs one statement of a simple query's text, `command` when the server answers
+    /// it itself (`client_commands::parse` of the text, read once by the caller); the
+    /// session's cursor cache keeps a query's plan when it is run again.
+    pub fn run_text(&mut self, sql: &str, command: Option<ClientCommand>) -> Result<Reply, Failure> {
+        if let Some(command) = command {
             return self.command(&command);
         }
         self.guarded(|backend| Ok(backend.session.execute(sql)?), sql)

@@ -313,12 +313,11 @@ impl SimpleQueryHandler for Connection {
         let mut responses = Vec::new();
         for statement in crate::sql_text::split_statements(query) {
             let sql = statement.to_string();
-            if let Some(crate::client_commands::ClientCommand::Deallocate(Some(name))) =
-                crate::client_commands::parse(&sql)
-            {
-                client.portal_store().rm_statement(&name);
+            let command = crate::client_commands::parse(&sql);
+            if let Some(crate::client_commands::ClientCommand::Deallocate(Some(name))) = &command {
+                client.portal_store().rm_statement(name);
             }
-            let (outcome, timed_out) = self.call(move |backend| backend.run_text(&sql)).await?;
+            let (outcome, timed_out) = self.call(move |backend| backend.run_text(&sql, command)).await?;
             match outcome {
                 Ok(reply) => {
                     send_notices(client, &reply).await?;

@@ -64,6 +64,8 @@ pub struct Settings {
     /// Who the client is, for `v$session` (the program follows `application_name`).
     user: String,
     machine: String,
+    /// `statement_timeout` as a duration, read each statement: parsed when set.
+    timeout: Option<Duration>,
 }
 
 impl Settings {
@@ -74,6 +76,7 @@ impl Settings {
             values: DEFAULTS.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
             user: user.to_string(),
             machine: machine.to_string(),
+            timeout: None,
         };
         for (name, value) in startup {
             let name = name.to_ascii_lowercase();
@@ -81,6 +84,7 @@ impl Settings {
                 settings.values.insert(name, value.clone());
             }
         }
+        settings.timeout = settings.parsed_timeout();
         settings
     }
 
@@ -93,6 +97,7 @@ impl Settings {
                     self.values.insert(n.to_string(), v.to_string());
                 }
             }
+            self.timeout = self.parsed_timeout();
             return Ok(());
         }
         if READ_ONLY.contains(&name.as_str()) {
@@ -113,6 +118,7 @@ impl Settings {
             isolation(&value)?;
         }
         self.values.insert(name, value);
+        self.timeout = self.parsed_timeout();
         Ok(())
     }
 
@@ -127,7 +133,11 @@ impl Settings {
 
     /// `statement_timeout`, when one is set.
     pub fn statement_timeout(&self) -> Option<Duration> {
-        self.get("statement_timeout").and_then(|v| parse_duration(&v).ok()).filter(|d| !d.is_zero())
+        self.timeout
+    }
+
+    fn parsed_timeout(&self) -> Option<Duration> {
+        self.values.get("statement_timeout").and_then(|v| parse_duration(v).ok()).filter(|d| !d.is_zero())
     }
 
     /// The isolation level a transaction block starts in unless `BEGIN` says otherwise.
