@@ -107,6 +107,16 @@ pub enum Error {
     #[error("ORA-01013: user requested cancel of current operation")]
     Cancelled,
 
+    /// The session's user lacks a privilege the statement needs (ORA-01031); `what`
+    /// names it and the object. Nothing changed.
+    #[error("ORA-01031: insufficient privileges: {what}")]
+    InsufficientPrivileges { what: String },
+
+    /// A log-in named a user that does not exist or gave the wrong password (ORA-01017;
+    /// which of the two is not told).
+    #[error("ORA-01017: invalid username/password; logon denied")]
+    LogonDenied { user: String },
+
     /// COMMIT, ROLLBACK TO, SET TRANSACTION or a savepoint name that makes no sense in the
     /// session's transaction state.
     #[error("{message}")]
@@ -227,6 +237,8 @@ impl Error {
             Error::Deadlock { .. } => 60,
             Error::CannotSerialize { .. } => 8177,
             Error::Cancelled => 1013,
+            Error::InsufficientPrivileges { .. } => 1031,
+            Error::LogonDenied { .. } => 1017,
             Error::UniqueViolation { .. } => 1,
             Error::NullInserted { .. } => 1400,
             Error::NullUpdated { .. } => 1407,

@@ -58,6 +58,7 @@ pub mod types;
 mod error;
 
 pub use buffer::CacheSummary;
+pub use catalog::ScramVerifier;
 pub use db::{
     Canceller, ClientIdentity, Cursor, DB_BLOCK_SIZE_PARAMETER, Database, DatabaseOptions, Description,
     ParameterValues, PreparedStatement, ProgressFn, QueryResult, RecoveryReport, ResultColumn, Session, StatementKind,

@@ -67,7 +67,10 @@ fn a_cancel_ends_a_row_lock_wait_and_keeps_the_transaction() {
 fn a_client_is_named_in_v_session() {
     let (db, _dir) = database();
     let s = db.session();
-    s.set_client(ClientIdentity { username: "SCOTT".into(), program: "billing".into(), machine: "10.0.0.7".into() });
+    s.execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+    s.execute("GRANT DBA TO scott").unwrap();
+    s.log_in_as("SCOTT").unwrap();
+    s.set_client(ClientIdentity { program: "billing".into(), machine: "10.0.0.7".into() });
     let row =
         s.execute(&format!("SELECT program, username, machine FROM v$session WHERE sid = {}", s.sid())).unwrap().rows;
     let row: Vec<String> = row[0].iter().map(|v| v.to_string()).collect();

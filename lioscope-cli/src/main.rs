@@ -77,9 +77,20 @@ enum Command {
         /// The database name clients must ask for (any name is accepted without it).
         #[arg(long)]
         database: Option<String>,
-        /// How clients log in: `trust` (any user, no password; loopback addresses only).
-        #[arg(long, value_parser = ["trust"], default_value = "trust")]
+        /// How clients log in: `scram-sha-256` (a lioscope user's password, as
+        /// `CREATE USER name IDENTIFIED BY pw` or `ALTER USER SYS IDENTIFIED BY pw` set
+        /// it) or `trust` (the user a client names, no password; loopback addresses only).
+        #[arg(long, value_parser = ["scram-sha-256", "trust"], default_value = "scram-sha-256")]
         auth: String,
+        /// The server's TLS certificate chain (PEM): clients that ask for TLS get it.
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The private key of the TLS certificate (PEM).
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
+        /// Refuse clients that do not use TLS.
+        #[arg(long, requires = "tls_cert")]
+        require_tls: bool,
         /// Seconds running statements may go on at shutdown before they are interrupted.
         #[arg(long, default_value_t = 10)]
         shutdown_grace: u64,
@@ -231,13 +242,38 @@ fn run(cli: Cli) -> lioscope::Result<u8> {
             db.close()?;
             Ok(status)
         }
-        Command::Serve { dir, listen, max_connections, database, auth: _, shutdown_grace, db_cache_size } => {
+        Command::Serve {
+            dir,
+            listen,
+            max_connections,
+            database,
+            auth,
+            tls_cert,
+            tls_key,
+            require_tls,
+            shutdown_grace,
+            db_cache_size,
+        } => {
             let db = Database::open_or_create(&dir, options(db_cache_size))?;
+            let auth = match auth.as_str() {
+                "trust" => lioscope_server::Auth::Trust,
+                _ => lioscope_server::Auth::ScramSha256,
+            };
+            if auth == lioscope_server::Auth::ScramSha256 && db.password_verifier("SYS").is_none() {
+                eprintln!(
+                    "lioscope serve: SYS has no password; give it one to log in as SYS: \
+                     lioscope sql {} (stop the server first) and ALTER USER SYS IDENTIFIED BY <password>;",
+                    dir.display()
+                );
+            }
+            let tls = tls_cert.zip(tls_key).map(|(certificate, key)| lioscope_server::TlsFiles { certificate, key });
             let server_options = lioscope_server::ServerOptions {
                 listen,
                 max_connections,
                 database,
-                auth: lioscope_server::Auth::Trust,
+                auth,
+                tls,
+                require_tls,
                 shutdown_grace: std::time::Duration::from_secs(shutdown_grace),
             };
             let server = lioscope_server::Server::start(db, server_options).map_err(|e| {

@@ -23,11 +23,18 @@ impl Drop for Served {
     }
 }
 
-fn serve() -> Served {
+/// Serves a new database where SCOTT (password tiger) is a DBA, with `args` added.
+fn serve_with(args: &[&str]) -> Served {
     let dir = tempfile::tempdir().unwrap();
+    let db = lioscope::Database::create(dir.path().join("db"), Default::default()).unwrap();
+    db.session().execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+    db.session().execute("GRANT DBA TO scott").unwrap();
+    db.close().unwrap();
+    drop(db);
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let child = Command::new(env!("CARGO_BIN_EXE_lioscope"))
         .args(["serve", dir.path().join("db").to_str().unwrap(), "--listen", &format!("127.0.0.1:{port}")])
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -40,10 +47,14 @@ fn serve() -> Served {
     Served { child, port, _dir: dir }
 }
 
+fn serve() -> Served {
+    serve_with(&[])
+}
+
 #[test]
 fn sigterm_stops_the_server_cleanly_rolling_back_what_clients_left_open() {
     let mut served = serve();
-    let config = format!("host=127.0.0.1 port={} user=scott dbname=lab", served.port);
+    let config = format!("host=127.0.0.1 port={} user=scott password=tiger dbname=lab", served.port);
     let mut a = postgres::Client::connect(&config, postgres::NoTls).unwrap();
     a.batch_execute("CREATE TABLE t (id NUMBER(10)); INSERT INTO t VALUES (1)").unwrap();
     a.batch_execute("BEGIN; INSERT INTO t VALUES (2)").unwrap();
@@ -82,6 +93,7 @@ fn psql_runs_a_script_as_against_postgresql() {
         .args(["-X", "-h", "127.0.0.1", "-p", &served.port.to_string(), "-U", "scott", "-d", "lab"])
         .args(["-a", "-f", "clients/psql.sql"])
         .env("PGAPPNAME", "psql")
+        .env("PGPASSWORD", "tiger")
         .output()
         .unwrap();
     let mut text = String::from_utf8_lossy(&output.stdout).to_string();
@@ -113,4 +125,42 @@ fn psycopg_connects_binds_copies_and_retries_as_against_postgresql() {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+#[test]
+fn psql_logs_in_over_tls_with_its_password_bound_to_the_certificate() {
+    if !found("psql", &["--version"]) || !found("openssl", &["version"]) {
+        eprintln!("SKIPPED: psql or openssl is not installed (./test.sh installs psql)");
+        return;
+    }
+    let certs = tempfile::tempdir().unwrap();
+    let (cert, key) = (certs.path().join("server.crt"), certs.path().join("server.key"));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "openssl: {}", String::from_utf8_lossy(&made.stderr));
+    let served =
+        serve_with(&["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap(), "--require-tls"]);
+    let psql = |options: &str| {
+        let target = format!("host=127.0.0.1 port={} user=scott dbname=lab {options}", served.port);
+        Command::new("psql")
+            .args(["-X", "-A", "-t", "-d", &target, "-c", "SELECT 'in as ' || username FROM user_users"])
+            .env("PGPASSWORD", "tiger")
+            .output()
+            .unwrap()
+    };
+    // The certificate checked against its own authority, and SCRAM-SHA-256-PLUS.
+    let tls = psql(&format!("sslmode=verify-full sslrootcert={} channel_binding=require", cert.display()));
+    assert!(tls.status.success(), "psql over TLS: {}", String::from_utf8_lossy(&tls.stderr));
+    assert_eq!(String::from_utf8_lossy(&tls.stdout).trim(), "in as SCOTT");
+    // Without TLS the server refuses to go on.
+    let plain = psql("sslmode=disable");
+    assert!(!plain.status.success(), "a plain connection was let in");
+    assert!(String::from_utf8_lossy(&plain.stderr).contains("TLS only"), "{}", String::from_utf8_lossy(&plain.stderr));
 }

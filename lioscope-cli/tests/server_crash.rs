@@ -38,7 +38,7 @@ fn free_port() -> u16 {
 
 /// Connects to the server on `port`, waiting for it to listen.
 fn connect(port: u16, deadline: Instant) -> Option<Client> {
-    let config = format!("host=127.0.0.1 port={port} user=teller dbname=bank connect_timeout=2");
+    let config = format!("host=127.0.0.1 port={port} user=sys dbname=bank connect_timeout=2");
     loop {
         match Client::connect(&config, NoTls) {
             Ok(client) => return Some(client),
@@ -77,7 +77,7 @@ fn client(port: u16, first: i64, acknowledged: Arc<Mutex<Vec<i64>>>) {
 fn round(dir: &Path, kill_after: Duration) -> Vec<i64> {
     let port = free_port();
     let mut server = Command::new(env!("CARGO_BIN_EXE_lioscope"))
-        .args(["serve", dir.to_str().unwrap(), "--listen", &format!("127.0.0.1:{port}")])
+        .args(["serve", dir.to_str().unwrap(), "--listen", &format!("127.0.0.1:{port}"), "--auth", "trust"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

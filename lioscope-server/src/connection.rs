@@ -13,6 +13,7 @@
 //! uncommitted; a statement still running then is interrupted first.
 
 use crate::Shared;
+use crate::authentication::{Auth, Progress};
 use crate::backend::{Backend, Described, Effect, Failure, Reply};
 use crate::settings::Settings;
 use crate::sqlstate;
@@ -39,7 +40,9 @@ use pgwire::messages::data::DataRow;
 use pgwire::messages::extendedquery::{Bind, BindComplete, Execute, PortalSuspended};
 use pgwire::messages::response::EmptyQueryResponse;
 use pgwire::messages::response::{NoticeResponse, ReadyForQuery, TransactionStatus};
-use pgwire::messages::startup::{Authentication, BackendKeyData, ParameterStatus, SecretKey};
+use pgwire::messages::startup::{
+    Authentication, BackendKeyData, ParameterStatus, PasswordMessageFamily, SecretKey, Startup,
+};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use std::fmt::Debug;
 use std::sync::atomic::Ordering;
@@ -54,8 +57,10 @@ pub struct Connection {
     backend: Arc<Mutex<Backend>>,
     canceller: Canceller,
     secret: i32,
-    /// Whether the connection counts towards `--max-connections` (once logged in).
+    /// Whether the connection counts towards `--max-connections` (from its startup).
     counted: std::sync::atomic::AtomicBool,
+    /// Where the client's log-in stands.
+    login: Mutex<Progress>,
     parser: Arc<Parser>,
 }
 
@@ -70,6 +75,7 @@ impl Connection {
             canceller,
             secret: rand::random(),
             counted: Default::default(),
+            login: Mutex::new(Progress::Idle),
         })
     }
 
@@ -251,17 +257,37 @@ impl StartupHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let PgWireFrontendMessage::Startup(ref startup) = message else { return Ok(()) };
+        match message {
+            PgWireFrontendMessage::Startup(ref startup) => self.on_startup_message(client, startup).await,
+            PgWireFrontendMessage::PasswordMessageFamily(message) => self.on_password_message(client, message).await,
+            _ => Ok(()),
+        }
+    }
+}
+
+fn fatal(code: &str, message: String) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), code.into(), message)))
+}
+
+impl Connection {
+    /// The client's first message: checks the server's state and the database asked
+    /// for, then logs in (trust) or starts the SCRAM exchange.
+    async fn on_startup_message<C>(&self, client: &mut C, startup: &Startup) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
         protocol_negotiation(client, startup).await?;
         save_startup_parameters_to_metadata(client, startup);
         let login = LoginInfo::from_client_info(client);
-        let user = login.user().unwrap_or("").to_string();
+        let given = login.user().unwrap_or("").to_string();
         let database = login.database().map(str::to_string);
-        let fatal = |code: &str, message: String| {
-            PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), code.into(), message)))
-        };
         if self.shared.shutting_down.load(Ordering::Relaxed) {
             return Err(fatal("57P03", "the database system is shutting down".into()));
+        }
+        if self.shared.options.require_tls && !client.is_secure() {
+            return Err(fatal("28000", "this server takes connections over TLS only (sslmode=require)".into()));
         }
         if let (Some(wanted), Some(asked)) = (&self.shared.options.database, &database)
             && !wanted.eq_ignore_ascii_case(asked)
@@ -279,12 +305,72 @@ impl StartupHandler for Connection {
         let startup_parameters: Vec<(String, String)> =
             startup.parameters.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         let machine = client.socket_addr().ip().to_string();
-        let settings = Settings::new(&user, &machine, &startup_parameters);
-        {
-            let mut backend = self.backend.lock().map_err(|_| poisoned())?;
-            settings.publish_client(&backend.session);
-            backend.settings = settings.clone();
+        let settings = Settings::new(&given, &machine, &startup_parameters);
+        self.backend.lock().map_err(|_| poisoned())?.settings = settings;
+        match self.shared.options.auth {
+            Auth::Trust => self.log_in(client, &given).await,
+            Auth::ScramSha256 => {
+                *self.login.lock().map_err(|_| poisoned())? = Progress::AwaitingFirst;
+                client.set_state(PgWireConnectionState::AuthenticationInProgress);
+                let mechanisms = self.shared.authenticator.mechanisms(client.is_secure());
+                client.send(PgWireBackendMessage::Authentication(Authentication::SASL(mechanisms))).await?;
+                Ok(())
+            }
         }
+    }
+
+    /// A message of the SCRAM exchange: the client's first (answered with the
+    /// server's), then its proof (answered with the server's signature and the log-in).
+    async fn on_password_message<C>(&self, client: &mut C, message: PasswordMessageFamily) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let given = LoginInfo::from_client_info(client).user().unwrap_or("").to_string();
+        let failed = || fatal("28P01", format!("password authentication failed for user \"{given}\""));
+        let progress = std::mem::replace(&mut *self.login.lock().map_err(|_| poisoned())?, Progress::Idle);
+        match progress {
+            Progress::AwaitingFirst => {
+                let initial = message.into_sasl_initial_response()?;
+                let data = initial.data.as_deref().unwrap_or_default();
+                let user = self.shared.db.find_user(&given);
+                let (first, waiting) = self
+                    .shared
+                    .authenticator
+                    .first(&self.shared.db, user.as_deref(), &given, client.is_secure(), &initial.auth_method, data)
+                    .map_err(|e| fatal("28000", format!("SCRAM: {e}")))?;
+                *self.login.lock().map_err(|_| poisoned())? = Progress::AwaitingFinal(waiting);
+                client.send(PgWireBackendMessage::Authentication(Authentication::SASLContinue(first.into()))).await?;
+                Ok(())
+            }
+            Progress::AwaitingFinal(waiting) => {
+                let response = message.into_sasl_response()?;
+                let last = waiting.on_client_final_message(&response.data).map_err(|_| failed())?;
+                client.feed(PgWireBackendMessage::Authentication(Authentication::SASLFinal(last.into()))).await?;
+                self.log_in(client, &given).await
+            }
+            Progress::Idle => Err(fatal("08P01", "a password message outside authentication".into())),
+        }
+    }
+
+    /// Makes the session the user `given` names (who must exist and hold CREATE
+    /// SESSION), then tells the client it is in.
+    async fn log_in<C>(&self, client: &mut C, given: &str) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let Some(user) = self.shared.db.find_user(given) else {
+            return Err(fatal("28000", format!("role \"{given}\" does not exist (ORA-01017)")));
+        };
+        let settings = {
+            let backend = self.backend.lock().map_err(|_| poisoned())?;
+            backend.session.log_in_as(&user).map_err(|e| fatal("28000", sqlstate::message(&e)))?;
+            backend.settings.publish_client(&backend.session);
+            backend.settings.clone()
+        };
         client.set_pid_and_secret_key(self.pid(), SecretKey::I32(self.secret));
         self.shared.cancels.lock().expect("cancel registry").insert(self.pid(), (self.secret, self.canceller.clone()));
 

@@ -1,8 +1,9 @@
 //! lioscope's server: one database, many clients, over PostgreSQL's wire protocol.
 //!
 //! ```text
-//!  psql, drivers, pgbench ──TCP──► listener ──► Connection (a thread and a session per client)
-//!                                                 │ startup: user, application_name → v$session
+//!  psql, drivers, pgbench ──TCP (TLS)──► listener ──► Connection (a thread and a session per client)
+//!                                                 │ startup: SCRAM-SHA-256 (or trust) → the session's user
+//!                                                 │          application_name, address → v$session
 //!                                                 │ simple query: statements split, run in turn
 //!                                                 │ extended: Parse → PreparedStatement (parsed once)
 //!                                                 │           Bind/Execute → its kept plan, bind values
@@ -11,7 +12,8 @@
 //!  cancel request ──TCP──► CancelRequests ──► the session's Canceller (ORA-01013)
 //! ```
 //!
-//! Modules: `connection` (the protocol's handlers), `backend` (a client's session,
+//! Modules: `authentication` (SCRAM against lioscope's users), `tls` (the certificate and
+//! key), `connection` (the protocol's handlers), `backend` (a client's session,
 //! statements, transaction block and settings), `client_commands` (what the server
 //! answers itself: BEGIN, COMMIT, SET, SHOW, ...), `settings`, `sql_text` (placeholders,
 //! statement splitting), `wire_types` (types and values on the wire), `sqlstate` (errors).
@@ -22,12 +24,14 @@
 //! half done: at shutdown, running statements get a grace period, then are interrupted
 //! and rolled back, and the database is checkpointed and closed.
 
+mod authentication;
 mod backend;
 mod client_commands;
 mod connection;
 mod settings;
 mod sql_text;
 mod sqlstate;
+mod tls;
 mod wire_types;
 
 use lioscope::{Canceller, Database};
@@ -42,11 +46,13 @@ use std::time::Duration;
 
 pub use settings::SERVER_VERSION;
 
-/// How clients are let in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Auth {
-    /// Any user name is accepted without a password: allowed only on a loopback address.
-    Trust,
+pub use authentication::Auth;
+
+/// The server's TLS certificate chain and private key, PEM files.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub certificate: std::path::PathBuf,
+    pub key: std::path::PathBuf,
 }
 
 /// What `lioscope serve` is told.
@@ -59,6 +65,10 @@ pub struct ServerOptions {
     /// The database name clients must ask for; any name when `None`.
     pub database: Option<String>,
     pub auth: Auth,
+    /// TLS for clients that ask for it (`sslmode=require`), when given.
+    pub tls: Option<TlsFiles>,
+    /// Refuse clients that do not use TLS.
+    pub require_tls: bool,
     /// How long running statements may go on at shutdown before they are interrupted.
     pub shutdown_grace: Duration,
 }
@@ -69,7 +79,9 @@ impl Default for ServerOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 5433)),
             max_connections: 100,
             database: None,
-            auth: Auth::Trust,
+            auth: Auth::ScramSha256,
+            tls: None,
+            require_tls: false,
             shutdown_grace: Duration::from_secs(10),
         }
     }
@@ -79,6 +91,10 @@ impl Default for ServerOptions {
 struct Shared {
     db: Database,
     options: ServerOptions,
+    /// The SCRAM exchanges clients log in with.
+    authenticator: authentication::Authenticator,
+    /// Takes the TLS handshake of a client that asks for TLS.
+    tls: Option<pgwire::tokio::TlsAcceptor>,
     /// Clients logged in now.
     connections: AtomicUsize,
     /// Each logged-in connection's cancel key and session, by process id (its SID).
@@ -125,6 +141,21 @@ impl Server {
                 format!("trust authentication listens on a loopback address only, not {}", options.listen.ip()),
             ));
         }
+        if options.require_tls && options.tls.is_none() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "TLS is required but no certificate was given",
+            ));
+        }
+        let (tls, certificate_pem) = match &options.tls {
+            Some(files) => {
+                let (acceptor, pem) = tls::acceptor(files)?;
+                (Some(acceptor), Some(pem))
+            }
+            None => (None, None),
+        };
+        let authenticator = authentication::Authenticator::new(certificate_pem.as_deref())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("the TLS certificate: {e}")))?;
         let runtime =
             tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("lioscope-server").build()?;
         let listener = runtime.block_on(tokio::net::TcpListener::bind(options.listen))?;
@@ -132,6 +163,8 @@ impl Server {
         let shared = Arc::new(Shared {
             db,
             options,
+            authenticator,
+            tls,
             connections: AtomicUsize::new(0),
             cancels: Mutex::new(HashMap::new()),
             shutting_down: AtomicBool::new(false),
@@ -253,9 +286,10 @@ async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut stop
             }
         };
         let stopping = shared.stopping.clone();
+        let tls = shared.tls.clone();
         let thread = std::thread::Builder::new()
             .name(format!("lioscope-client-{}", peer.port()))
-            .spawn(move || serve_connection(socket, connection, stopping));
+            .spawn(move || serve_connection(socket, tls, connection, stopping));
         match thread {
             Ok(handle) => {
                 let mut threads = shared.threads.lock().expect("connection threads");
@@ -273,6 +307,7 @@ async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut stop
 /// the thread's own; the server's stop ends it.
 fn serve_connection(
     socket: std::net::TcpStream,
+    tls: Option<pgwire::tokio::TlsAcceptor>,
     connection: Arc<connection::Connection>,
     stopping: Arc<tokio::sync::Notify>,
 ) {
@@ -287,7 +322,7 @@ fn serve_connection(
         let Ok(socket) = tokio::net::TcpStream::from_std(socket) else { return };
         tokio::select! {
             // A client that breaks the protocol is disconnected; the server goes on.
-            _ = pgwire::tokio::process_socket(socket, None, connection::Handlers(connection)) => {}
+            _ = pgwire::tokio::process_socket(socket, tls, connection::Handlers(connection)) => {}
             _ = stopping.notified() => {}
         }
     });

@@ -166,10 +166,9 @@ impl Settings {
         out
     }
 
-    /// Names the session's client in `v$session`: user, `application_name`, address.
+    /// Names the session's client in `v$session`: `application_name`, address.
     pub fn publish_client(&self, session: &Session) {
         session.set_client(ClientIdentity {
-            username: self.user.to_ascii_uppercase(),
             program: self.get("application_name").unwrap_or_default(),
             machine: self.machine.clone(),
         });

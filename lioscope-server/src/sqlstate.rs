@@ -21,6 +21,7 @@ pub fn sqlstate(error: &Error) -> &'static str {
         },
         Error::ObjectExists { kind, .. } => match *kind {
             "column" => "42701",
+            "user" => "42710",
             _ => "42P07",
         },
         Error::InvalidValue { .. } | Error::Csv { .. } => "22023",
@@ -33,6 +34,8 @@ pub fn sqlstate(error: &Error) -> &'static str {
         Error::Deadlock { .. } => "40P01",
         Error::CannotSerialize { .. } => "40001",
         Error::Cancelled => "57014",
+        Error::InsufficientPrivileges { .. } => "42501",
+        Error::LogonDenied { .. } => "28P01",
         Error::Transaction { .. } => "25000",
         Error::UniqueViolation { .. } => "23505",
         Error::NullInserted { .. } | Error::NullUpdated { .. } => "23502",

@@ -84,10 +84,12 @@ fn bad_client(rng: &mut SmallRng) -> Vec<u8> {
 fn clients_that_break_the_protocol_are_dropped_and_the_server_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::create(dir.path(), DatabaseOptions::default()).unwrap();
+    db.session().execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+    db.session().execute("GRANT DBA TO scott").unwrap();
     let options = ServerOptions { listen: "127.0.0.1:0".parse().unwrap(), ..Default::default() };
     let server = Server::start(db, options).unwrap();
     let port = server.local_addr().port();
-    let config = format!("host=127.0.0.1 port={port} user=scott dbname=lab");
+    let config = format!("host=127.0.0.1 port={port} user=scott password=tiger dbname=lab");
     let mut good = Client::connect(&config, NoTls).unwrap();
     good.batch_execute("CREATE TABLE t (id NUMBER(10) PRIMARY KEY, v NUMBER(10))").unwrap();
     good.batch_execute("INSERT INTO t SELECT LEVEL, LEVEL FROM dual CONNECT BY LEVEL <= 100").unwrap();

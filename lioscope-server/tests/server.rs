@@ -13,16 +13,22 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 /// A server on a free loopback port over a new database, and the database's directory.
+/// Clients log in with SCRAM-SHA-256 as SCOTT, a DBA.
 fn server(max_connections: usize) -> (Server, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::create(dir.path(), DatabaseOptions::default()).unwrap();
+    db.session().execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+    db.session().execute("GRANT DBA TO scott").unwrap();
     let options = ServerOptions { listen: "127.0.0.1:0".parse().unwrap(), max_connections, ..Default::default() };
     (Server::start(db, options).unwrap(), dir)
 }
 
 fn connect(server: &Server, application: &str) -> Client {
     let addr = server.local_addr();
-    let config = format!("host=127.0.0.1 port={} user=scott dbname=lab application_name={application}", addr.port());
+    let config = format!(
+        "host=127.0.0.1 port={} user=scott password=tiger dbname=lab application_name={application}",
+        addr.port()
+    );
     Client::connect(&config, NoTls).unwrap()
 }
 
@@ -258,7 +264,7 @@ fn connections_past_the_limit_are_refused_with_53300() {
     let _a = connect(&server, "a");
     let b = connect(&server, "b");
     let addr = server.local_addr();
-    let config = format!("host=127.0.0.1 port={} user=scott dbname=lab", addr.port());
+    let config = format!("host=127.0.0.1 port={} user=scott password=tiger dbname=lab", addr.port());
     let Err(e) = Client::connect(&config, NoTls) else { panic!("a third connection was let in") };
     assert_eq!(code(&e), SqlState::TOO_MANY_CONNECTIONS, "{e}");
     drop(b);

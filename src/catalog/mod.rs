@@ -23,6 +23,7 @@
 //! the current dictionary while a change is being written.
 
 pub mod sequence;
+pub mod users;
 
 use crate::error::{Error, Result};
 use crate::types::DataType;
@@ -32,6 +33,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+pub use users::{ObjectGrants, ObjectPrivilege, Role, ScramVerifier, SystemPrivilege, UserDef};
 
 /// The dictionary file inside a database directory.
 pub const DICTIONARY_FILE: &str = "dictionary.json";
@@ -484,6 +486,17 @@ struct Dictionary {
     /// Sequences by name.
     #[serde(default)]
     sequences: BTreeMap<String, Arc<SequenceDef>>,
+    /// Users by name; `SYS` is always among them (added on opening a dictionary of a
+    /// build that had no users).
+    #[serde(default)]
+    users: BTreeMap<String, UserDef>,
+    /// The owner of each table, view and sequence that is not SYS's (an index is its
+    /// table's owner's).
+    #[serde(default)]
+    owners: BTreeMap<String, String>,
+    /// The object privileges granted on each table or view that has any.
+    #[serde(default)]
+    grants: BTreeMap<String, ObjectGrants>,
 }
 
 impl Dictionary {
@@ -499,6 +512,27 @@ impl Dictionary {
         } else {
             self.sequences.contains_key(name).then_some("sequence")
         }
+    }
+
+    /// Records `owner` as the owner of the new object `name` (SYS's are not recorded).
+    fn set_owner(&mut self, name: &str, owner: &str) {
+        if owner == users::SYS {
+            self.owners.remove(name);
+        } else {
+            self.owners.insert(name.to_owned(), owner.to_owned());
+        }
+    }
+
+    /// Forgets the owner of and the grants on the dropped object `name`.
+    fn forget_object(&mut self, name: &str) {
+        self.owners.remove(name);
+        self.grants.remove(name);
+    }
+
+    /// The owner of table, view or sequence `name` (an index: of its table).
+    fn owner_of(&self, name: &str) -> &str {
+        let object = self.indexes.get(name).map_or(name, |i| i.table.as_str());
+        self.owners.get(object).map_or(users::SYS, String::as_str)
     }
 
     /// Refuses `name` when an object has it.
@@ -560,6 +594,25 @@ impl Dictionary {
                 }
             }
         }
+        for (key, user) in &self.users {
+            user.check(key).map_err(|why| format!("users.{key}.{why}"))?;
+        }
+        for (object, owner) in &self.owners {
+            if !self.users.contains_key(owner) {
+                return Err(format!("owners.{object}: no user {owner}"));
+            }
+            if !matches!(self.holder_of(object), Some("table" | "view" | "sequence")) {
+                return Err(format!("owners.{object}: no table, view or sequence {object}"));
+            }
+        }
+        for (object, grants) in &self.grants {
+            if !matches!(self.holder_of(object), Some("table" | "view")) {
+                return Err(format!("grants.{object}: no table or view {object}"));
+            }
+            if let Some(grantee) = grants.keys().find(|g| *g != users::PUBLIC && !self.users.contains_key(*g)) {
+                return Err(format!("grants.{object}: no user {grantee}"));
+            }
+        }
         for (key, index) in &self.indexes {
             let field = format!("indexes.{key}");
             if self.tables.contains_key(key) {
@@ -590,6 +643,11 @@ impl Dictionary {
         }
         Ok(())
     }
+}
+
+/// SYS as a new dictionary has it: no password, every privilege without grants.
+fn sys_user() -> UserDef {
+    UserDef::new(users::SYS.to_owned(), crate::types::local_now(), None)
 }
 
 /// Checks a segment header's block address: in a datafile segments are made in, past the
@@ -764,6 +822,9 @@ impl Catalog {
             indexes: BTreeMap::new(),
             views: BTreeMap::new(),
             sequences: BTreeMap::new(),
+            users: BTreeMap::from([(users::SYS.to_owned(), sys_user())]),
+            owners: BTreeMap::new(),
+            grants: BTreeMap::new(),
         };
         let path = dir.join(DICTIONARY_FILE);
         crate::storage::write_json_with(io.as_ref(), &path, &dictionary)?;
@@ -773,7 +834,8 @@ impl Catalog {
     /// Reads and checks the dictionary of the database in `dir`, whose segments are made
     /// in the datafiles numbered `segment_files`.
     pub fn open(io: std::sync::Arc<dyn crate::storage::io::Io>, dir: &Path, segment_files: &[u16]) -> Result<Catalog> {
-        let dictionary: Dictionary = crate::storage::read_json(dir, DICTIONARY_FILE, "valid")?;
+        let mut dictionary: Dictionary = crate::storage::read_json(dir, DICTIONARY_FILE, "valid")?;
+        dictionary.users.entry(users::SYS.to_owned()).or_insert_with(sys_user);
         dictionary.check(segment_files).map_err(|reason| Error::NotADatabase {
             path: dir.to_owned(),
             reason: format!("{DICTIONARY_FILE}: {reason}"),
@@ -887,13 +949,21 @@ impl Catalog {
     /// Adds a table with the indexes of its keys and the sequence of its identity column,
     /// in one change, and saves the dictionary. Constraint names are unique in the
     /// database (ORA-02264).
-    pub fn add_table_with(&self, table: TableDef, indexes: Vec<IndexDef>, sequence: Option<SequenceDef>) -> Result<()> {
+    pub fn add_table_with(
+        &self,
+        table: TableDef,
+        indexes: Vec<IndexDef>,
+        sequence: Option<SequenceDef>,
+        owner: &str,
+    ) -> Result<()> {
         self.change(|d| {
             d.check_name_free(&table.name)?;
             if let Some(sequence) = sequence {
                 d.check_name_free(&sequence.name)?;
+                d.set_owner(&sequence.name, owner);
                 d.sequences.insert(sequence.name.clone(), Arc::new(sequence));
             }
+            d.set_owner(&table.name, owner);
             for c in &table.constraints {
                 check_constraint_name(d, &c.name, None)?;
             }
@@ -961,7 +1031,9 @@ impl Catalog {
                 d.tables.remove(name).ok_or_else(|| Error::UnknownObject { kind: "table", name: name.to_owned() })?;
             if let Some(identity) = &table.identity {
                 d.sequences.remove(&identity.sequence);
+                d.forget_object(&identity.sequence);
             }
+            d.forget_object(name);
             let names: Vec<String> =
                 d.indexes.values().filter(|i| i.table_object_id == table.object_id).map(|i| i.name.clone()).collect();
             let indexes = names.iter().filter_map(|n| d.indexes.remove(n)).collect();
@@ -979,10 +1051,13 @@ impl Catalog {
 
     /// Adds `view`, or with `replace` puts it in the place of the view of its name; its
     /// name must not be a table's or an index's (ORA-00955).
-    pub fn create_view(&self, view: ViewDef, replace: bool) -> Result<()> {
+    /// Creates (or with `replace`, replaces) a view; a new view belongs to `owner`, a
+    /// replaced one keeps its owner and grants.
+    pub fn create_view(&self, view: ViewDef, replace: bool, owner: &str) -> Result<()> {
         self.change(|d| {
             if !(replace && d.views.contains_key(&view.name)) {
                 d.check_name_free(&view.name)?;
+                d.set_owner(&view.name, owner);
             }
             d.views.insert(view.name.clone(), Arc::new(view));
             Ok(())
@@ -991,7 +1066,10 @@ impl Catalog {
 
     pub fn remove_view(&self, name: &str) -> Result<Arc<ViewDef>> {
         self.change(|d| {
-            d.views.remove(name).ok_or_else(|| Error::UnknownObject { kind: "view", name: name.to_owned() })
+            let view =
+                d.views.remove(name).ok_or_else(|| Error::UnknownObject { kind: "view", name: name.to_owned() })?;
+            d.forget_object(name);
+            Ok(view)
         })
     }
 
@@ -1004,9 +1082,10 @@ impl Catalog {
     }
 
     /// Adds `sequence`; its name must be no other object's (ORA-00955).
-    pub fn create_sequence(&self, sequence: SequenceDef) -> Result<()> {
+    pub fn create_sequence(&self, sequence: SequenceDef, owner: &str) -> Result<()> {
         self.change(|d| {
             d.check_name_free(&sequence.name)?;
+            d.set_owner(&sequence.name, owner);
             d.sequences.insert(sequence.name.clone(), Arc::new(sequence));
             Ok(())
         })
@@ -1039,7 +1118,150 @@ impl Catalog {
 
     pub fn remove_sequence(&self, name: &str) -> Result<Arc<SequenceDef>> {
         self.change(|d| {
-            d.sequences.remove(name).ok_or_else(|| Error::UnknownObject { kind: "sequence", name: name.to_owned() })
+            let sequence = d
+                .sequences
+                .remove(name)
+                .ok_or_else(|| Error::UnknownObject { kind: "sequence", name: name.to_owned() })?;
+            d.forget_object(name);
+            Ok(sequence)
+        })
+    }
+
+    /// The user named `name`.
+    pub fn user(&self, name: &str) -> Option<UserDef> {
+        self.dictionary.read().users.get(name).cloned()
+    }
+
+    /// Every user, by name.
+    pub fn users(&self) -> Vec<UserDef> {
+        self.dictionary.read().users.values().cloned().collect()
+    }
+
+    /// Adds a user (ORA-01920 if a user has the name).
+    pub fn create_user(&self, user: UserDef) -> Result<()> {
+        self.change(|d| {
+            if d.users.contains_key(&user.name) || user.name == users::PUBLIC {
+                return Err(Error::ObjectExists { kind: "user", name: user.name.clone() });
+            }
+            d.users.insert(user.name.clone(), user);
+            Ok(())
+        })
+    }
+
+    /// Changes user `name` (its password, its lock, its grants) with `alter`, which sees
+    /// the user as the dictionary has it. Plans made before are made again: a revoked
+    /// privilege stops a kept plan.
+    pub fn alter_user<R>(&self, name: &str, alter: impl FnOnce(&mut UserDef) -> Result<R>) -> Result<R> {
+        self.change(|d| {
+            let user =
+                d.users.get_mut(name).ok_or_else(|| Error::UnknownObject { kind: "user", name: name.to_owned() })?;
+            alter(user)
+        })
+    }
+
+    /// Removes user `name`, with its grants on objects. The objects it owns must be gone
+    /// first (the caller drops them, as `DROP USER ... CASCADE`); SYS cannot be dropped.
+    pub fn drop_user(&self, name: &str) -> Result<UserDef> {
+        self.change(|d| {
+            if name == users::SYS {
+                return Err(Error::InsufficientPrivileges { what: "SYS cannot be dropped".into() });
+            }
+            if let Some(object) = d.owners.iter().find(|(_, owner)| *owner == name).map(|(o, _)| o) {
+                return Err(Error::InvalidValue {
+                    context: name.to_owned(),
+                    message: format!("ORA-01922: CASCADE must be specified to drop '{name}' (it owns {object})"),
+                });
+            }
+            let user =
+                d.users.remove(name).ok_or_else(|| Error::UnknownObject { kind: "user", name: name.to_owned() })?;
+            for grants in d.grants.values_mut() {
+                grants.remove(name);
+            }
+            d.grants.retain(|_, grants| !grants.is_empty());
+            Ok(user)
+        })
+    }
+
+    /// What kind of object has `name` ("table", "index", "view", "sequence"), if one has.
+    pub fn kind_of(&self, name: &str) -> Option<&'static str> {
+        self.dictionary.read().holder_of(name)
+    }
+
+    /// The owner of table, view or sequence `name` (of an index: its table's owner);
+    /// SYS for objects nobody else created.
+    pub fn owner_of(&self, name: &str) -> String {
+        self.dictionary.read().owner_of(name).to_owned()
+    }
+
+    /// The tables, views and sequences `user` owns (SYS: those nobody else owns).
+    pub fn objects_owned_by(&self, user: &str) -> Vec<String> {
+        let d = self.dictionary.read();
+        let objects = d.tables.keys().chain(d.views.keys()).chain(d.sequences.keys());
+        objects.filter(|o| d.owner_of(o) == user).cloned().collect()
+    }
+
+    /// The object privileges granted on table or view `object`.
+    pub fn grants_on(&self, object: &str) -> ObjectGrants {
+        self.dictionary.read().grants.get(object).cloned().unwrap_or_default()
+    }
+
+    /// Every object's grants, by object.
+    pub fn all_grants(&self) -> Vec<(String, ObjectGrants)> {
+        self.dictionary.read().grants.iter().map(|(o, g)| (o.clone(), g.clone())).collect()
+    }
+
+    /// Whether `user` holds `privilege` on table or view `object` by a grant to it or to
+    /// PUBLIC (owners and `... ANY TABLE` privileges are the caller's to consider).
+    pub fn has_object_grant(&self, user: &str, object: &str, privilege: ObjectPrivilege) -> bool {
+        let d = self.dictionary.read();
+        let Some(grants) = d.grants.get(object) else { return false };
+        [user, users::PUBLIC].iter().any(|g| grants.get(*g).is_some_and(|p| p.contains_key(&privilege)))
+    }
+
+    /// Grants `privileges` on table or view `object` to `grantee` (a user or PUBLIC),
+    /// `grantable` if WITH GRANT OPTION; a privilege granted before keeps its option if it
+    /// had it.
+    pub fn grant_object(
+        &self,
+        object: &str,
+        grantee: &str,
+        privileges: &[ObjectPrivilege],
+        grantable: bool,
+    ) -> Result<()> {
+        self.change(|d| {
+            if !matches!(d.holder_of(object), Some("table" | "view")) {
+                return Err(Error::UnknownObject { kind: "table or view", name: object.to_owned() });
+            }
+            if grantee != users::PUBLIC && !d.users.contains_key(grantee) {
+                return Err(Error::UnknownObject { kind: "user or role", name: grantee.to_owned() });
+            }
+            let held = d.grants.entry(object.to_owned()).or_default().entry(grantee.to_owned()).or_default();
+            for p in privileges {
+                *held.entry(*p).or_insert(false) |= grantable;
+            }
+            Ok(())
+        })
+    }
+
+    /// Revokes `privileges` on `object` from `grantee`; ORA-01927 if one was not granted.
+    pub fn revoke_object(&self, object: &str, grantee: &str, privileges: &[ObjectPrivilege]) -> Result<()> {
+        self.change(|d| {
+            let held = d.grants.get_mut(object).and_then(|g| g.get_mut(grantee));
+            let Some(held) = held.filter(|h| privileges.iter().all(|p| h.contains_key(p))) else {
+                return Err(Error::InvalidValue {
+                    context: object.to_owned(),
+                    message: format!("ORA-01927: cannot REVOKE privileges you did not grant (to {grantee})"),
+                });
+            };
+            for p in privileges {
+                held.remove(p);
+            }
+            let grants = d.grants.get_mut(object).expect("found above");
+            grants.retain(|_, h| !h.is_empty());
+            if grants.is_empty() {
+                d.grants.remove(object);
+            }
+            Ok(())
         })
     }
 

@@ -21,7 +21,7 @@ pub use crate::stats::ClientIdentity;
 pub use crate::storage::block::VALID_BLOCK_SIZES;
 
 use crate::buffer::CacheSummary;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ScramVerifier};
 use crate::error::{Error, Result};
 use crate::instance::{DbInner, LOG_GROUPS, creation_size, params};
 use crate::redo::RedoLog;
@@ -105,6 +105,20 @@ impl Database {
     /// A new session.
     pub fn session(&self) -> Session {
         Session::new(self.inner.clone())
+    }
+
+    /// The user a client's log-in name stands for: the user of that name, else of that
+    /// name in upper case (`scott` is SCOTT, as an unquoted name is); `None` if neither
+    /// exists.
+    pub fn find_user(&self, name: &str) -> Option<String> {
+        let catalog = &self.inner.catalog;
+        [name.to_owned(), name.to_uppercase()].into_iter().find(|n| catalog.user(n).is_some())
+    }
+
+    /// What a client logging in as `user` must prove it knows: the user's password
+    /// verifier; `None` for a user that does not exist or has no password.
+    pub fn password_verifier(&self, user: &str) -> Option<ScramVerifier> {
+        self.inner.catalog.user(user)?.password
     }
 
     /// The database directory.

@@ -154,6 +154,7 @@ const _: fn() = || {
 impl Session {
     pub(crate) fn new(db: Arc<DbInner>) -> Session {
         let info = db.registry.register("USER");
+        *info.user.lock() = Arc::from(crate::catalog::users::SYS);
         let seed = u64::from(info.sid).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         Session {
             sequences: Arc::new(super::sequences::SessionSequences::new(&db)),
@@ -230,9 +231,34 @@ impl Session {
         self.info.sid
     }
 
-    /// Names the client this session works for (`v$session` USERNAME, PROGRAM and
-    /// MACHINE, and PROGRAM in Active Session History): what a server learns when a
-    /// client connects.
+    /// The database user this session runs as: its privileges are checked on every
+    /// statement (SYS holds them all).
+    pub fn user(&self) -> Arc<str> {
+        self.info.user.lock().clone()
+    }
+
+    /// Makes this session run as `user`, which must exist (ORA-01017), not be locked
+    /// (ORA-28000) and hold CREATE SESSION (ORA-01045): a log-in, as a server makes one
+    /// for a client that authenticated as `user`.
+    pub fn log_in_as(&self, user: &str) -> crate::error::Result<()> {
+        let def = self.db.catalog.user(user).ok_or(crate::error::Error::LogonDenied { user: user.to_owned() })?;
+        if def.locked {
+            return Err(crate::error::Error::InvalidValue {
+                context: user.to_owned(),
+                message: "ORA-28000: the account is locked".into(),
+            });
+        }
+        if !def.has(crate::catalog::SystemPrivilege::CreateSession) {
+            return Err(crate::error::Error::InsufficientPrivileges {
+                what: format!("user {user} lacks CREATE SESSION privilege; logon denied (ORA-01045)"),
+            });
+        }
+        *self.info.user.lock() = Arc::from(def.name.as_str());
+        Ok(())
+    }
+
+    /// Names the client this session works for (`v$session` PROGRAM and MACHINE, and
+    /// PROGRAM in Active Session History): what a server learns when a client connects.
     pub fn set_client(&self, client: ClientIdentity) {
         *self.info.client.lock() = Some(Arc::new(client));
     }

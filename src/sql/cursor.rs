@@ -81,6 +81,9 @@ enum Body {
     Statement(Box<Statement>, super::front::Clauses),
     /// A statement lioscope reads itself (ALTER SESSION, ANALYZE, ...): run from its text.
     Text,
+    /// A user or grant statement, read once: its text may hold a password, and the
+    /// cursor keeps only the text with it redacted.
+    User(super::user_ddl::UserStatement),
 }
 
 /// A query plan kept for later executions, and what it was made from.
@@ -166,6 +169,7 @@ impl PreparedStatement {
                 Statement::Query(query) if clauses.is_empty() => Body::Query(query),
                 statement => Body::Statement(Box::new(statement), clauses),
             },
+            super::front::Front::User(statement) if bind_names.is_empty() => Body::User(statement),
             _ if !bind_names.is_empty() => {
                 return Err(Error::Unsupported {
                     construct: format!("bind variables in this statement ({})", bind_names.join(", ")),
@@ -175,7 +179,8 @@ impl PreparedStatement {
             _ => Body::Text,
         };
         session.stats().add_time(TimeModel::ParseTimeElapsed, started.elapsed().as_micros() as u64);
-        let sql_hash = crate::stats::sqlarea::sql_hash(text);
+        let text = super::user_ddl::redacted(text);
+        let sql_hash = crate::stats::sqlarea::sql_hash(&text);
         let statement =
             ParsedStatement { text: text.into(), sql_hash, bind_names: bind_names.into(), body, kept: None };
         Ok(PreparedStatement { sid: session.sid(), statement })
@@ -206,7 +211,7 @@ impl PreparedStatement {
                 columns: Vec::new(),
                 binds: super::describe::bind_types(session, statement, names),
             },
-            Body::Text => Default::default(),
+            Body::Text | Body::User(_) => Default::default(),
         })
     }
 
@@ -254,6 +259,10 @@ impl ParsedStatement {
     pub(crate) fn run(&mut self, session: &Session, binds: &[Value]) -> Result<QueryResult> {
         match &self.body {
             Body::Text => super::execute(session, &self.text),
+            Body::User(statement) => {
+                session.stats().add(Stat::ExecuteCount, 1);
+                super::transaction::ddl(session, || super::user_ddl::run(session, statement))
+            }
             Body::Statement(statement, clauses) => {
                 session.stats().add(Stat::ExecuteCount, 1);
                 let _binds = BindsSet::new(session, &self.bind_names, binds);

@@ -94,7 +94,7 @@ pub fn create_table(session: &Session, create: &ast::CreateTable, clauses: Claus
             return Err(e);
         }
     };
-    if let Err(e) = session.db.catalog.add_table_with(table.clone(), indexes.clone(), sequence) {
+    if let Err(e) = session.db.catalog.add_table_with(table.clone(), indexes.clone(), sequence, &session.user()) {
         constraints::drop_index_segments(session, &indexes);
         let _ = segments::drop_segment(&ctx, &table);
         return Err(e);

@@ -72,6 +72,7 @@ impl RowShape {
             name: table_name.clone(),
             position: position_of(name),
         })?;
+        super::privileges::require_on(session, &table.name, crate::catalog::ObjectPrivilege::Insert)?;
         RowShape::of_table(session, table, columns)
     }
 

@@ -101,7 +101,11 @@ fn change_plan(
     hints: &optimizer::hints::Hints,
     f: &FunctionContext,
 ) -> Result<(PlanTree, Vec<String>)> {
-    let (table, scope) = modify::target(session, what.relation)?;
+    let privilege = match sets {
+        Some(_) => crate::catalog::ObjectPrivilege::Update,
+        None => crate::catalog::ObjectPrivilege::Delete,
+    };
+    let (table, scope) = modify::target(session, what.relation, privilege)?;
     let subqueries = super::plan::StatementSubqueries::new(session, f);
     let binder = Binder { scope: &scope, f, grouping: None, subqueries: Some(subqueries.planner()) };
     let (limit, filter) = modify::bind_where(&binder, what.selection)?;

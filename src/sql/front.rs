@@ -68,6 +68,8 @@ pub enum Front {
     },
     /// CREATE SEQUENCE or ALTER SEQUENCE, with Oracle's options in any order.
     Sequence(super::sequence_ddl::SequenceStatement),
+    /// CREATE, ALTER or DROP USER, GRANT or REVOKE.
+    User(super::user_ddl::UserStatement),
     /// Anything else, for sqlparser; with the storage clauses of a CREATE TABLE removed.
     Standard {
         sql: String,
@@ -134,7 +136,8 @@ pub fn classify(sql: &str) -> Result<Front> {
     // twice.
     let start = sql.trim_start();
     let first = &start[..start.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(start.len())];
-    let handled = ["ALTER", "SHOW", "EXPLAIN", "ANALYZE", "EXEC", "EXECUTE", "CREATE", "COMMIT", "DROP"];
+    let handled =
+        ["ALTER", "SHOW", "EXPLAIN", "ANALYZE", "EXEC", "EXECUTE", "CREATE", "COMMIT", "DROP", "GRANT", "REVOKE"];
     if !first.is_empty() && !handled.iter().any(|w| w.eq_ignore_ascii_case(first)) {
         return Ok(Front::Standard { sql: sql.to_owned(), clauses: Clauses::default() });
     }
@@ -143,6 +146,9 @@ pub fn classify(sql: &str) -> Result<Front> {
         position: Some(format!("line {}, column {}", e.location.line, e.location.column)),
     })?;
     let words: Vec<&TokenWithSpan> = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
+    if let Some(statement) = super::user_ddl::parse(&words) {
+        return statement.map(Front::User);
+    }
     let word = |i: usize| words.get(i).map(|t| token_word(&t.token)).unwrap_or_default();
     match (word(0).as_str(), word(1).as_str(), word(2).as_str()) {
         ("ALTER", "SESSION", "SET") => set_clause(&words[3..]).map(|(name, value)| Front::AlterSession { name, value }),

@@ -199,7 +199,14 @@ pub fn merge(session: &Session, merge: &ast::Merge) -> Result<QueryResult> {
         return Err(Error::unsupported("MERGE with OUTPUT"));
     }
     let (update, insert) = clauses(&merge.clauses)?;
-    let (table, target_scope) = super::modify::target(session, &merge.table)?;
+    let (first, then_insert) = match update {
+        Some(_) => (crate::catalog::ObjectPrivilege::Update, insert.is_some()),
+        None => (crate::catalog::ObjectPrivilege::Insert, false),
+    };
+    let (table, target_scope) = super::modify::target(session, &merge.table, first)?;
+    if then_insert {
+        super::privileges::require_on(session, &table.name, crate::catalog::ObjectPrivilege::Insert)?;
+    }
     let target_qualifiers = target_scope.qualifiers.clone();
     // One snapshot for the whole statement: the source, the subqueries, the target.
     let scn = session.db.clock.current();

@@ -47,6 +47,7 @@ mod merge;
 mod modify;
 mod operation;
 mod oracle_types;
+mod privileges;
 mod transaction;
 pub mod front;
 mod index_ddl;
@@ -59,10 +60,12 @@ mod result;
 mod row_checks;
 mod row_encoder;
 pub mod row_source_stats;
+mod security_views;
 mod sequence_ddl;
 mod syntax_errors;
 mod system;
 mod table_move;
+mod user_ddl;
 mod view_ddl;
 mod views;
 
@@ -146,6 +149,7 @@ fn run_parsed(session: &Session, front: Front, parsed: Option<Statement>) -> Res
         // Standard statements are checked in `dispatch`; a commit checks itself.
         session.db.check_alive()?;
     }
+    privileges::authorize_front(session, &front)?;
     match (front, parsed) {
         (Front::AlterSession { name, value }, _) => system::alter_session(session, &name, &value),
         (Front::AlterSystemSet { name, value }, _) => system::alter_system(session, &name, &value),
@@ -175,6 +179,7 @@ fn run_parsed(session: &Session, front: Front, parsed: Option<Statement>) -> Res
             transaction::ddl(session, || ddl::drop_tables(session, false, &[table], true))
         }
         (Front::Sequence(statement), _) => transaction::ddl(session, || sequence_ddl::run(session, &statement)),
+        (Front::User(statement), _) => transaction::ddl(session, || user_ddl::run(session, &statement)),
         (Front::PopulateWait { priority, percentage, timeout_seconds }, _) => {
             ddl::populate_wait(session, priority, percentage, timeout_seconds)
         }
@@ -207,6 +212,7 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front:
         // A dead instance runs ROLLBACK alone (a commit checks itself).
         session.db.check_alive()?;
     }
+    privileges::authorize_ddl(session, statement)?;
     match statement {
         Statement::Query(q) => run_query(session, q),
         Statement::Insert(insert) => transaction::statement(session, || dml::insert(session, insert)),

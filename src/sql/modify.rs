@@ -71,8 +71,12 @@ use crate::types::{Datum, Value};
 use sqlparser::ast;
 use std::sync::Arc;
 
-/// The table a statement changes, and its scope for binding.
-pub(super) fn target(session: &Session, relation: &ast::TableFactor) -> Result<(Arc<TableDef>, Scope)> {
+/// The table a statement changes, and its scope for binding. The acting user must hold `privilege` on it.
+pub(super) fn target(
+    session: &Session,
+    relation: &ast::TableFactor,
+    privilege: crate::catalog::ObjectPrivilege,
+) -> Result<(Arc<TableDef>, Scope)> {
     let ast::TableFactor::Table { name, alias, args: None, .. } = relation else {
         return Err(Error::Unsupported { construct: format!("changing {relation}"), position: position_of(relation) });
     };
@@ -82,6 +86,7 @@ pub(super) fn target(session: &Session, relation: &ast::TableFactor) -> Result<(
         name: table_name.clone(),
         position: position_of(name),
     })?;
+    super::privileges::require_on(session, &table.name, privilege)?;
     let mut qualifiers = vec![table.name.clone()];
     if let Some(a) = alias {
         qualifiers.push(ident_name(&a.name));
@@ -401,7 +406,7 @@ impl Changes<'_> {
 }
 
 pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
-    let (table, scope) = target(session, update_relation(update)?)?;
+    let (table, scope) = target(session, update_relation(update)?, crate::catalog::ObjectPrivilege::Update)?;
     let scn = session.db.clock.current();
     let functions = super::function_context(session);
     let subqueries = super::plan::StatementSubqueries::new(session, &functions);
@@ -503,7 +508,7 @@ pub(super) fn bind_assignments(
 }
 
 pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
-    let (table, scope) = target(session, delete_relation(delete)?)?;
+    let (table, scope) = target(session, delete_relation(delete)?, crate::catalog::ObjectPrivilege::Delete)?;
     let scn = session.db.clock.current();
     let functions = super::function_context(session);
     let subqueries = super::plan::StatementSubqueries::new(session, &functions);

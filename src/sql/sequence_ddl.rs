@@ -166,7 +166,7 @@ pub fn run(session: &Session, statement: &SequenceStatement) -> Result<QueryResu
             });
         }
         let def = SequenceDef::create(name.clone(), &statement.options, crate::types::local_now())?;
-        catalog.create_sequence(def)?;
+        catalog.create_sequence(def, &session.user())?;
         return Ok(QueryResult::message(StatementKind::Ddl, "Sequence created."));
     }
     refuse_system_generated(session, name, "ORA-32793: cannot alter a system-generated sequence")?;

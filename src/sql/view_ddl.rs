@@ -39,7 +39,12 @@ pub fn create_view(session: &Session, create: &ast::CreateView) -> Result<QueryR
         return Err(Error::ObjectExists { kind: "view", name });
     }
     let query_columns = {
-        let _expanding = super::plan::Expanding::enter(&name)?;
+        // The view reads as its owner: a view made anew is the session's user's.
+        let owner = match session.db.catalog.view(&name) {
+            Some(_) => std::sync::Arc::from(session.db.catalog.owner_of(&name)),
+            None => session.user(),
+        };
+        let _expanding = super::plan::Expanding::enter(&name, owner)?;
         let mut f = crate::expr::functions::FunctionContext::new(crate::types::local_now_micros(), 0);
         // Known, so that a view reading one is refused for it (ORA-02287).
         f.sequences = Some(session.sequence_source());
@@ -74,7 +79,7 @@ pub fn create_view(session: &Session, create: &ast::CreateView) -> Result<QueryR
         columns,
         created: crate::types::local_now(),
     };
-    session.db.catalog.create_view(view, create.or_replace)?;
+    session.db.catalog.create_view(view, create.or_replace, &session.user())?;
     Ok(QueryResult::message(StatementKind::Ddl, "View created."))
 }
 

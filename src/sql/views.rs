@@ -9,7 +9,7 @@ use crate::instance::{Modifiable, PARAMETERS, Session};
 use crate::stats::{HISTOGRAM_BUCKETS, Stat, TimeModel, WaitEvent, osstat};
 use crate::types::{Datum, Value};
 
-type Rows = (Vec<String>, Vec<Vec<Value>>);
+pub(super) type Rows = (Vec<String>, Vec<Vec<Value>>);
 
 /// The rows of fixed view `name`, or `None` if there is no such view.
 pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
@@ -51,20 +51,30 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "V$IM_SEGMENTS" => im_segments(session)?,
         "V$IM_COLUMN_LEVEL" => im_column_level(session),
         "V$INMEMORY_AREA" => inmemory_area(session),
-        _ => return Ok(None),
+        name => match super::security_views::view(name, session) {
+            Some(rows) => rows,
+            None => return Ok(None),
+        },
     };
+    super::privileges::require_dictionary_view(session, name)?;
     Ok(Some(rows))
 }
 
-fn cols(names: &[&str]) -> Vec<String> {
+/// Whether the session's user owns table, view, sequence or index `name` (what the
+/// `USER_` views list).
+fn owned(session: &Session, name: &str) -> bool {
+    *session.db.catalog.owner_of(name) == *session.user()
+}
+
+pub(super) fn cols(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| (*s).to_owned()).collect()
 }
 
-fn int(v: u64) -> Value {
+pub(super) fn int(v: u64) -> Value {
     Datum::Int(i64::try_from(v).unwrap_or(i64::MAX))
 }
 
-fn text(s: impl Into<String>) -> Value {
+pub(super) fn text(s: impl Into<String>) -> Value {
     Datum::string(s.into())
 }
 
@@ -188,7 +198,7 @@ fn v_session(session: &Session) -> Rows {
                 int(u64::from(s.sid)),
                 text(if s.kind == "USER" { "USER" } else { "BACKGROUND" }),
                 text(s.program().to_string()),
-                client.as_ref().map_or(Datum::Null, |c| text(c.username.clone())),
+                Some(s.user.lock().clone()).filter(|u| !u.is_empty()).map_or(Datum::Null, |u| text(u.to_string())),
                 client.as_ref().map_or(Datum::Null, |c| text(c.machine.clone())),
                 text(if active { "ACTIVE" } else { "INACTIVE" }),
                 Datum::Date(s.logon_time),
@@ -553,6 +563,7 @@ fn user_views(session: &Session) -> Rows {
         .catalog
         .views()
         .iter()
+        .filter(|v| owned(session, &v.name))
         .map(|v| {
             vec![text(v.name.clone()), int(v.text.len() as u64), text(v.text.clone()), int(v.columns.len() as u64)]
         })
@@ -570,6 +581,7 @@ fn user_sequences(session: &Session) -> Rows {
         .catalog
         .sequences()
         .iter()
+        .filter(|s| owned(session, &s.name))
         .map(|s| {
             vec![
                 text(s.name.clone()),
@@ -593,6 +605,7 @@ fn user_tables(session: &Session) -> Rows {
         .catalog
         .tables()
         .iter()
+        .filter(|t| owned(session, &t.name))
         .map(|t| {
             let s = t.stats.as_ref();
             vec![
@@ -640,7 +653,7 @@ fn user_tables(session: &Session) -> Rows {
 fn user_constraints(session: &Session) -> Rows {
     use crate::catalog::ConstraintKind;
     let mut rows = Vec::new();
-    for t in session.db.catalog.tables() {
+    for t in session.db.catalog.tables().into_iter().filter(|t| owned(session, &t.name)) {
         for c in &t.constraints {
             let condition = match &c.kind {
                 ConstraintKind::NotNull => text(format!("\"{}\" IS NOT NULL", t.columns[c.columns[0]].name)),
@@ -694,7 +707,7 @@ fn user_constraints(session: &Session) -> Rows {
 fn user_cons_columns(session: &Session) -> Rows {
     use crate::catalog::ConstraintKind;
     let mut rows = Vec::new();
-    for t in session.db.catalog.tables() {
+    for t in session.db.catalog.tables().into_iter().filter(|t| owned(session, &t.name)) {
         for c in &t.constraints {
             let keyed = !matches!(c.kind, ConstraintKind::NotNull | ConstraintKind::Check { .. });
             for (p, &i) in c.columns.iter().enumerate() {
@@ -717,6 +730,7 @@ fn user_indexes(session: &Session) -> Rows {
         .catalog
         .indexes()
         .iter()
+        .filter(|i| owned(session, &i.table))
         .map(|i| {
             let s = i.stats.as_ref();
             vec![
@@ -758,7 +772,7 @@ fn user_indexes(session: &Session) -> Rows {
 
 fn user_ind_columns(session: &Session) -> Rows {
     let mut rows = Vec::new();
-    for i in session.db.catalog.indexes() {
+    for i in session.db.catalog.indexes().into_iter().filter(|i| owned(session, &i.table)) {
         let Some(table) = session.db.catalog.table(&i.table) else { continue };
         for (position, &c) in i.columns.iter().enumerate() {
             rows.push(vec![
@@ -775,7 +789,7 @@ fn user_ind_columns(session: &Session) -> Rows {
 
 fn user_tab_columns(session: &Session) -> Rows {
     let mut rows = Vec::new();
-    for t in session.db.catalog.tables() {
+    for t in session.db.catalog.tables().into_iter().filter(|t| owned(session, &t.name)) {
         for (i, c) in t.columns.iter().enumerate() {
             use crate::types::DataType::*;
             let named = c.data_type.to_string();
@@ -852,7 +866,7 @@ fn user_tab_columns(session: &Session) -> Rows {
 /// `user_tab_identity_cols`: each identity column, how it is generated and its sequence.
 fn user_tab_identity_cols(session: &Session) -> Rows {
     let mut rows = Vec::new();
-    for t in session.db.catalog.tables() {
+    for t in session.db.catalog.tables().into_iter().filter(|t| owned(session, &t.name)) {
         let Some(id) = &t.identity else { continue };
         let sequence = session.db.catalog.sequence(&id.sequence);
         let options = sequence.map_or(String::new(), |s| {
@@ -993,7 +1007,7 @@ fn im_column_level(session: &Session) -> Rows {
 fn user_segments(session: &Session) -> Result<Rows> {
     let ctx: AccessContext<'_> = session.access_context();
     let mut rows = Vec::new();
-    for t in session.db.catalog.tables() {
+    for t in session.db.catalog.tables().into_iter().filter(|t| owned(session, &t.name)) {
         let map = crate::access::segments::read_map(&ctx, &t)?;
         let extents: u32 = map.runs.iter().map(|r| r.blocks / session.db.space.extent_blocks).sum();
         rows.push(vec![

@@ -38,8 +38,11 @@ pub struct SessionInfo {
     pub sid: u32,
     /// Who opened it: "USER" for sessions of the API, or a background role.
     pub kind: &'static str,
-    /// Who the client says it is (`v$session` USERNAME, PROGRAM, MACHINE), set by a
-    /// server for each connection; a session of the API shows its kind as its program.
+    /// The database user it runs as (`v$session` USERNAME): SYS for a session of the
+    /// API unless it logged in as another; empty for a background session.
+    pub user: Mutex<Arc<str>>,
+    /// Who the client says it is (`v$session` PROGRAM, MACHINE), set by a server for
+    /// each connection; a session of the API shows its kind as its program.
     pub client: Mutex<Option<Arc<ClientIdentity>>>,
     pub logon_time: i64,
     /// True while the session executes a statement (`STATUS = 'ACTIVE'`).
@@ -55,8 +58,6 @@ pub struct SessionInfo {
 /// A session's client as it named itself when it connected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientIdentity {
-    /// The database user it logged in as.
-    pub username: String,
     /// The client program (a PostgreSQL client's `application_name`), empty if unnamed.
     pub program: String,
     /// Where it connected from (the client's address).
@@ -123,6 +124,7 @@ impl Registry {
             // Local time, like SYSDATE.
             logon_time: crate::types::local_now(),
             active: AtomicBool::new(false),
+            user: Mutex::new(Arc::from("")),
             client: Mutex::new(None),
             sql_text: Mutex::new(String::new()),
             stats: SessionStats::default(),

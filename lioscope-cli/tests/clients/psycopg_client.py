@@ -9,7 +9,7 @@ import sys
 import psycopg
 
 port = int(sys.argv[1])
-with psycopg.connect(host="127.0.0.1", port=port, user="scott", dbname="lab", application_name="psycopg-test") as conn:
+with psycopg.connect(host="127.0.0.1", port=port, user="scott", password="tiger", dbname="lab", application_name="psycopg-test") as conn:
     cur = conn.cursor()
     cur.execute("CREATE TABLE t (id NUMBER(10) PRIMARY KEY, amount NUMBER(8,2), name VARCHAR2(20), at TIMESTAMP)")
     conn.commit()

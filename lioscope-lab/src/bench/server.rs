@@ -125,11 +125,15 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
     eprintln!("embedded: {embedded:.2} µs a point select (prepared, one session, no protocol)");
     let server = lioscope_server::Server::start(
         db,
-        lioscope_server::ServerOptions { listen: "127.0.0.1:0".parse().expect("an address"), ..Default::default() },
+        lioscope_server::ServerOptions {
+            listen: "127.0.0.1:0".parse().expect("an address"),
+            auth: lioscope_server::Auth::Trust,
+            ..Default::default()
+        },
     )
     .map_err(|e| Error::io("listen", "127.0.0.1", e))?;
     let target =
-        Target { host: "127.0.0.1".into(), port: server.local_addr().port(), user: "bench".into(), db: "bench".into() };
+        Target { host: "127.0.0.1".into(), port: server.local_addr().port(), user: "sys".into(), db: "bench".into() };
     for (script, path) in &scripts {
         for &clients in &opts.clients {
             figures.push(pgbench(&target, "lioscope", script, path, clients, opts.seconds, &work)?);

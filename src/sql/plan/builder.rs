@@ -188,6 +188,7 @@ impl Builder<'_> {
             name: table_name.clone(),
             position: position_of(name),
         })?;
+        crate::sql::privileges::require_on(self.session, &table.name, crate::catalog::ObjectPrivilege::Select)?;
         let names = table.columns.iter().map(|c| c.name.clone()).collect();
         self.families = table.columns.iter().map(|c| Some(super::family::Family::of_type(c.data_type))).collect();
         let char_lengths = table

@@ -298,6 +298,7 @@ impl Builder<'_> {
                     name: object.clone(),
                     position: position_of(name),
                 })?;
+                crate::sql::privileges::require_on(self.session, &table.name, crate::catalog::ObjectPrivilege::Select)?;
                 let names = table.columns.iter().map(|c| c.name.clone()).collect();
                 let families = table.columns.iter().map(|c| Some(Family::of_type(c.data_type))).collect();
                 let lengths = table

@@ -41,20 +41,21 @@ use std::cell::{Cell, RefCell};
 const MAX_VIEW_DEPTH: usize = 32;
 
 thread_local! {
-    /// The views being planned on this thread, outermost first.
-    static EXPANDING: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// The views being planned on this thread, outermost first, each with its owner:
+    /// what a view reads is checked against its owner's privileges (definer's rights).
+    static EXPANDING: RefCell<Vec<(String, std::sync::Arc<str>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A view's name on the stack of views being planned, while it lives.
 pub struct Expanding(());
 
 impl Expanding {
-    /// Marks view `name` as being planned; refuses a view already being planned (a
-    /// circular definition) and views nested past [`MAX_VIEW_DEPTH`].
-    pub fn enter(name: &str) -> Result<Expanding> {
+    /// Marks view `name`, owned by `owner`, as being planned; refuses a view already
+    /// being planned (a circular definition) and views nested past [`MAX_VIEW_DEPTH`].
+    pub fn enter(name: &str, owner: std::sync::Arc<str>) -> Result<Expanding> {
         EXPANDING.with(|stack| {
             let mut stack = stack.borrow_mut();
-            if stack.iter().any(|n| n == name) {
+            if stack.iter().any(|(n, _)| n == name) {
                 return Err(Error::InvalidValue {
                     context: name.to_owned(),
                     message: "ORA-01731: circular view definition encountered".into(),
@@ -63,9 +64,14 @@ impl Expanding {
             if stack.len() >= MAX_VIEW_DEPTH {
                 return Err(Error::unsupported(format!("views nested more than {MAX_VIEW_DEPTH} deep")));
             }
-            stack.push(name.to_owned());
+            stack.push((name.to_owned(), owner));
             Ok(Expanding(()))
         })
+    }
+
+    /// The owner of the innermost view being planned on this thread, if one is.
+    pub fn owner() -> Option<std::sync::Arc<str>> {
+        EXPANDING.with(|stack| stack.borrow().last().map(|(_, owner)| owner.clone()))
     }
 }
 
@@ -314,7 +320,8 @@ impl Builder<'_> {
             return Ok(Some(block));
         }
         let Some(view) = self.session.db.catalog.view(&name) else { return Ok(None) };
-        let _expanding = Expanding::enter(&view.name)?;
+        crate::sql::privileges::require_on(self.session, &view.name, crate::catalog::ObjectPrivilege::Select)?;
+        let _expanding = Expanding::enter(&view.name, Arc::from(self.session.db.catalog.owner_of(&view.name)))?;
         let query = view_query(&view)?;
         let planned = match self.pushed_query(label, &query) {
             Some(pushed) => self.block(&pushed, &[]),

@@ -1,0 +1,174 @@
+//! Privilege checks: whether the user a statement runs as may do what it asks, as
+//! Oracle decides it.
+//!
+//! - SYS may do anything; the owner of a table, view or sequence may do anything to it.
+//! - Reading or changing another user's table or view needs the object privilege (a
+//!   grant to the user or to PUBLIC) or the matching `... ANY TABLE` system privilege.
+//! - Inside a view, what the view reads is checked against the view's owner, not the
+//!   user who queries it (definer's rights): a grant on a view is enough to query it.
+//! - Creating needs `CREATE TABLE` (`VIEW`, `SEQUENCE`); dropping or altering another
+//!   user's object needs the `... ANY ...` privilege; `ALTER SYSTEM` needs its own.
+//!
+//! Checks run where a statement resolves the names it uses (planning a query, binding a
+//! DML statement, each DDL statement): a GRANT or REVOKE changes the dictionary, which
+//! makes every kept plan anew, so a revoked privilege stops the next execution.
+//! A refusal is ORA-01031 and changes nothing.
+
+use crate::catalog::users::SYS;
+use crate::catalog::{ObjectPrivilege, SystemPrivilege};
+use crate::error::{Error, Result};
+use crate::instance::Session;
+use crate::sql::front::Front;
+use sqlparser::ast::{self, Statement};
+use std::sync::Arc;
+
+/// The user whose privileges apply now: the owner of the view being planned, else the
+/// session's user.
+pub(crate) fn acting_user(session: &Session) -> Arc<str> {
+    super::plan::Expanding::owner().unwrap_or_else(|| session.user())
+}
+
+/// Refuses unless the acting user may use `privilege` on table or view `object`.
+pub(crate) fn require_on(session: &Session, object: &str, privilege: ObjectPrivilege) -> Result<()> {
+    let user = acting_user(session);
+    if *user == *SYS {
+        return Ok(());
+    }
+    let catalog = &session.db.catalog;
+    if catalog.owner_of(object) == *user
+        || catalog.has_object_grant(&user, object, privilege)
+        || catalog.user(&user).is_some_and(|u| u.has(privilege.on_any_table()))
+    {
+        return Ok(());
+    }
+    Err(Error::InsufficientPrivileges { what: format!("{user} may not {} {object}", verb(privilege)) })
+}
+
+/// Refuses unless the session's user holds `privilege`.
+pub(crate) fn require_system(session: &Session, privilege: SystemPrivilege) -> Result<()> {
+    let user = session.user();
+    if *user == *SYS || session.db.catalog.user(&user).is_some_and(|u| u.has(privilege)) {
+        return Ok(());
+    }
+    Err(Error::InsufficientPrivileges { what: format!("{user} lacks the {} privilege", privilege.name()) })
+}
+
+/// Refuses unless the session's user owns `object` (a table, view, sequence or index) or
+/// holds `any`, the privilege to do the same to anyone's (DROP ANY TABLE, ...). An object
+/// that does not exist is left to the statement to report.
+pub(crate) fn require_owner_or(session: &Session, object: &str, any: SystemPrivilege) -> Result<()> {
+    let user = session.user();
+    let catalog = &session.db.catalog;
+    if *user == *SYS || catalog.kind_of(object).is_none() || catalog.owner_of(object) == *user {
+        return Ok(());
+    }
+    require_system(session, any).map_err(|_| Error::InsufficientPrivileges {
+        what: format!(
+            "{object} belongs to {} and {user} lacks the {} privilege",
+            session.db.catalog.owner_of(object),
+            any.name()
+        ),
+    })
+}
+
+/// Refuses unless the session's user may create an object: `own` (CREATE TABLE) or `any`
+/// (CREATE ANY TABLE).
+pub(crate) fn require_create(session: &Session, own: SystemPrivilege, any: SystemPrivilege) -> Result<()> {
+    require_system(session, own).or_else(|e| require_system(session, any).map_err(|_| e))
+}
+
+/// Refuses a session reading lioscope's dynamic performance views (`V$...`) without
+/// SELECT ANY DICTIONARY; the `USER_...` views are everyone's.
+pub(crate) fn require_dictionary_view(session: &Session, view: &str) -> Result<()> {
+    if !view.starts_with("V$") && !view.starts_with("DBA_") {
+        return Ok(());
+    }
+    let user = acting_user(session);
+    if *user == *SYS || session.db.catalog.user(&user).is_some_and(|u| u.has(SystemPrivilege::SelectAnyDictionary)) {
+        return Ok(());
+    }
+    Err(Error::InsufficientPrivileges { what: format!("{user} may not read {view} (SELECT ANY DICTIONARY)") })
+}
+
+/// Checks that the session's user may run `front`, a statement lioscope reads itself.
+pub(crate) fn authorize_front(session: &Session, front: &Front) -> Result<()> {
+    match front {
+        Front::AlterSystemSet { .. }
+        | Front::FlushBufferCache
+        | Front::Checkpoint
+        | Front::SwitchLogfile
+        | Front::PopulateWait { .. } => require_system(session, SystemPrivilege::AlterSystem),
+        Front::Analyze { table, .. } => require_owner_or(session, table, SystemPrivilege::AnalyzeAny),
+        Front::AlterTableInMemory { table, .. }
+        | Front::AlterTableMove { table, .. }
+        | Front::AlterTableConstraint { table, .. } => require_owner_or(session, table, SystemPrivilege::AlterAnyTable),
+        Front::DropTableCascadeConstraints { table } => require_owner_or(session, table, SystemPrivilege::DropAnyTable),
+        Front::Sequence(s) if s.alter => require_owner_or(session, &s.name, SystemPrivilege::AlterAnySequence),
+        Front::Sequence(_) => {
+            require_create(session, SystemPrivilege::CreateSequence, SystemPrivilege::CreateAnySequence)
+        }
+        // ALTER SESSION and SHOW PARAMETERS are every session's; EXPLAIN PLAN is checked
+        // as its statement is planned; users and grants check themselves.
+        Front::AlterSession { .. }
+        | Front::ShowParameters(_)
+        | Front::CommitWrite(_)
+        | Front::ExplainPlan(_)
+        | Front::User(_)
+        | Front::Standard { .. } => Ok(()),
+    }
+}
+
+/// Checks that the session's user may run the DDL `statement`; queries and DML are
+/// checked where their names are resolved.
+pub(crate) fn authorize_ddl(session: &Session, statement: &Statement) -> Result<()> {
+    let names = |names: &[ast::ObjectName]| -> Vec<String> {
+        names.iter().filter_map(|n| super::ddl::single_name(n).ok()).collect()
+    };
+    let each = |objects: Vec<String>, any: SystemPrivilege| -> Result<()> {
+        objects.iter().try_for_each(|o| require_owner_or(session, o, any))
+    };
+    match statement {
+        Statement::CreateTable(_) => {
+            require_create(session, SystemPrivilege::CreateTable, SystemPrivilege::CreateAnyTable)
+        }
+        Statement::CreateView(create) => {
+            let name = names(std::slice::from_ref(&create.name));
+            if create.or_replace && name.iter().any(|n| session.db.catalog.view(n).is_some()) {
+                return each(name, SystemPrivilege::CreateAnyView);
+            }
+            require_create(session, SystemPrivilege::CreateView, SystemPrivilege::CreateAnyView)
+        }
+        Statement::CreateIndex(create) => {
+            each(names(std::slice::from_ref(&create.table_name)), SystemPrivilege::CreateAnyIndex)
+        }
+        Statement::Drop { object_type, names: dropped, .. } => {
+            let any = match object_type {
+                ast::ObjectType::View => SystemPrivilege::DropAnyView,
+                ast::ObjectType::Sequence => SystemPrivilege::DropAnySequence,
+                ast::ObjectType::Index => SystemPrivilege::DropAnyIndex,
+                _ => SystemPrivilege::DropAnyTable,
+            };
+            each(names(dropped), any)
+        }
+        Statement::AlterTable(alter) => each(names(std::slice::from_ref(&alter.name)), SystemPrivilege::AlterAnyTable),
+        Statement::Truncate(t) => {
+            let tables: Vec<ast::ObjectName> = t.table_names.iter().map(|t| t.name.clone()).collect();
+            each(names(&tables), SystemPrivilege::DropAnyTable)
+        }
+        Statement::Copy { target: ast::CopyTarget::File { .. }, .. } => {
+            // The table's INSERT is checked as its rows are shaped; reading a file of the
+            // server's is more.
+            require_system(session, SystemPrivilege::CreateAnyDirectory)
+        }
+        _ => Ok(()),
+    }
+}
+
+fn verb(privilege: ObjectPrivilege) -> &'static str {
+    match privilege {
+        ObjectPrivilege::Select => "select from",
+        ObjectPrivilege::Insert => "insert into",
+        ObjectPrivilege::Update => "update",
+        ObjectPrivilege::Delete => "delete from",
+    }
+}

@@ -1,0 +1,142 @@
+//! Users and privileges through the embedded API: a session logs in as a user and is
+//! held to its grants; users, grants and owners survive a reopen; a damaged user entry
+//! in the dictionary is refused with the field named; a password never reaches `v$sql`.
+
+use lioscope::{Database, Error};
+
+fn database() -> (Database, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    (Database::create(dir.path(), Default::default()).unwrap(), dir)
+}
+
+fn insufficient<T: std::fmt::Debug>(result: lioscope::Result<T>) -> String {
+    match result {
+        Err(e @ Error::InsufficientPrivileges { .. }) => {
+            assert_eq!(e.ora_code(), Some(1031));
+            e.to_string()
+        }
+        other => panic!("expected ORA-01031, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_session_logged_in_as_a_user_is_held_to_its_grants() {
+    let (db, _dir) = database();
+    let sys = db.session();
+    assert_eq!(&*sys.user(), "SYS");
+    sys.execute("CREATE TABLE t (id NUMBER(5))").unwrap();
+    sys.execute("INSERT INTO t VALUES (1)").unwrap();
+    sys.execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+
+    let scott = db.session();
+    let denied = scott.log_in_as("SCOTT").unwrap_err();
+    assert!(denied.to_string().contains("CREATE SESSION"), "{denied}");
+    assert!(matches!(scott.log_in_as("NOBODY"), Err(Error::LogonDenied { .. })));
+    sys.execute("GRANT CREATE SESSION TO scott").unwrap();
+    scott.log_in_as("SCOTT").unwrap();
+    assert_eq!(&*scott.user(), "SCOTT");
+
+    let message = insufficient(scott.execute("SELECT * FROM t"));
+    assert!(message.contains("SCOTT may not select from T"), "{message}");
+    insufficient(scott.execute("EXPLAIN PLAN FOR SELECT * FROM t"));
+    insufficient(scott.execute("INSERT INTO t SELECT id FROM dual, t"));
+    insufficient(scott.execute("MERGE INTO t USING dual ON (1 = 0) WHEN NOT MATCHED THEN INSERT VALUES (2)"));
+    insufficient(scott.execute("ALTER SYSTEM CHECKPOINT"));
+    insufficient(scott.execute("ANALYZE TABLE t COMPUTE STATISTICS"));
+    insufficient(scott.execute("TRUNCATE TABLE t"));
+    insufficient(scott.execute("CREATE INDEX t_i ON t (id)"));
+    insufficient(scott.execute("CREATE SEQUENCE s"));
+    insufficient(scott.execute("CREATE USER x IDENTIFIED BY y"));
+
+    sys.execute("GRANT SELECT, INSERT ON t TO scott").unwrap();
+    assert_eq!(scott.execute("SELECT COUNT(*) FROM t").unwrap().rows[0][0].to_string(), "1");
+    scott.execute("INSERT INTO t VALUES (2)").unwrap();
+    insufficient(scott.execute("DELETE FROM t"));
+    // A user's own objects are its own: all of USER_TABLES it sees.
+    sys.execute("GRANT RESOURCE TO scott").unwrap();
+    scott.execute("CREATE TABLE mine (x NUMBER(5))").unwrap();
+    scott.execute("CREATE SEQUENCE my_seq").unwrap();
+    scott.execute("INSERT INTO mine VALUES (my_seq.NEXTVAL)").unwrap();
+    let mine = scott.execute("SELECT table_name FROM user_tables").unwrap().rows;
+    assert_eq!(mine.len(), 1);
+    assert_eq!(mine[0][0].to_string(), "MINE");
+    let owners = sys.execute("SELECT owner, table_name FROM all_tables ORDER BY table_name").unwrap().rows;
+    let owners: Vec<String> = owners.iter().map(|r| format!("{}.{}", r[0], r[1])).collect();
+    assert_eq!(owners, ["SCOTT.MINE", "SYS.T"]);
+    // Revoked: the next execution of a kept cursor is refused.
+    let mut count = scott.prepare("SELECT COUNT(*) FROM t").unwrap();
+    count.execute(&[]).unwrap();
+    sys.execute("REVOKE SELECT ON t FROM scott").unwrap();
+    insufficient(count.execute(&[]));
+    let e = sys.execute("REVOKE SELECT ON t FROM scott").unwrap_err();
+    assert!(e.to_string().contains("ORA-01927"), "{e}");
+    assert!(sys.execute("GRANT SELECT ON t TO nobody").is_err());
+}
+
+#[test]
+fn users_grants_and_owners_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::create(dir.path(), Default::default()).unwrap();
+        let sys = db.session();
+        sys.execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+        sys.execute("GRANT CONNECT, RESOURCE TO scott").unwrap();
+        sys.execute("GRANT SELECT ANY DICTIONARY TO scott WITH ADMIN OPTION").unwrap();
+        let scott = db.session();
+        scott.log_in_as("SCOTT").unwrap();
+        scott.execute("CREATE TABLE mine (x NUMBER(5))").unwrap();
+        scott.execute("GRANT SELECT ON mine TO PUBLIC").unwrap();
+        drop(scott);
+        db.close().unwrap();
+    }
+    let db = Database::open(dir.path(), Default::default()).unwrap();
+    let verifier = db.password_verifier("SCOTT").expect("a verifier");
+    assert_eq!(verifier.iterations, 4096);
+    assert_eq!(db.find_user("scott").as_deref(), Some("SCOTT"));
+    let sys = db.session();
+    let privileges = sys.execute("SELECT grantee, privilege, admin_option FROM dba_sys_privs").unwrap().rows;
+    let privileges: Vec<String> = privileges.iter().map(|r| format!("{} {} {}", r[0], r[1], r[2])).collect();
+    assert_eq!(privileges, ["SCOTT SELECT ANY DICTIONARY YES"]);
+    let roles = sys.execute("SELECT granted_role FROM dba_role_privs ORDER BY 1").unwrap().rows;
+    assert_eq!(roles.iter().map(|r| r[0].to_string()).collect::<Vec<_>>(), ["CONNECT", "RESOURCE"]);
+    let grants = sys.execute("SELECT grantee, owner, table_name, privilege FROM dba_tab_privs").unwrap().rows;
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].iter().map(|v| v.to_string()).collect::<Vec<_>>(), ["PUBLIC", "SCOTT", "MINE", "SELECT"]);
+    // Dropping the table forgets its grants and owner.
+    sys.execute("DROP TABLE mine").unwrap();
+    assert!(sys.execute("SELECT * FROM dba_tab_privs").unwrap().rows.is_empty());
+    sys.execute("DROP USER scott").unwrap();
+    assert!(db.find_user("scott").is_none());
+}
+
+#[test]
+fn a_damaged_user_entry_is_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::create(dir.path(), Default::default()).unwrap();
+        db.session().execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+        db.close().unwrap();
+    }
+    let path = dir.path().join("dictionary.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let damaged = text.replacen("\"stored_key\": \"", "\"stored_key\": \"zz", 1);
+    assert_ne!(damaged, text, "the dictionary holds the verifier");
+    std::fs::write(&path, damaged).unwrap();
+    let Err(e) = Database::open(dir.path(), Default::default()) else { panic!("a damaged dictionary was opened") };
+    let e = e.to_string();
+    assert!(e.contains("users.SCOTT.password"), "{e}");
+}
+
+#[test]
+fn a_password_never_reaches_v_sql_or_v_session() {
+    let (db, _dir) = database();
+    let sys = db.session();
+    sys.execute("CREATE USER scott IDENTIFIED BY \"Sekret 1\"").unwrap();
+    let mut alter = sys.prepare("ALTER USER scott IDENTIFIED BY Sekret2").unwrap();
+    alter.execute(&[]).unwrap();
+    let texts = sys.execute("SELECT sql_text FROM v$sql").unwrap().rows;
+    let texts: Vec<String> = texts.iter().map(|r| r[0].to_string()).collect();
+    assert!(texts.iter().all(|t| !t.contains("Sekret")), "{texts:?}");
+    assert!(texts.contains(&"CREATE USER scott IDENTIFIED BY *****".to_string()), "{texts:?}");
+    assert!(texts.contains(&"ALTER USER scott IDENTIFIED BY *****".to_string()), "{texts:?}");
+}
