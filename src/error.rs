@@ -15,7 +15,7 @@
 //!   `UnknownConstraint`, `NoReferencedKey`, `ForeignKeyMismatch`, `KeyReferenced`,
 //!   `IndexEnforcesKey`, `CheckNotAllowed`): nothing changed.
 //! - transactions (`SnapshotTooOld`, `UndoSpace`, `Deadlock`, `CannotSerialize`,
-//!   `Cancelled`, `Transaction`): the statement failed as a whole and changed nothing;
+//!   `Cancelled`, `LockWaitTimeout`, `Transaction`): the statement failed as a whole and changed nothing;
 //!   the transaction is still open.
 //! - `InstanceFailed`: the redo log or a datafile sync failed; every statement and
 //!   commit fails until the database is opened again, whose crash recovery restores
@@ -106,6 +106,11 @@ pub enum Error {
     /// stays open.
     #[error("ORA-01013: user requested cancel of current operation")]
     Cancelled,
+
+    /// A row lock wait lasted longer than the session allows (a client's `lock_timeout`):
+    /// Oracle's ORA-30006. The statement failed as a whole; the transaction stays open.
+    #[error("ORA-30006: resource busy; acquire with WAIT timeout expired (waited {waited_ms} ms for a row lock)")]
+    LockWaitTimeout { waited_ms: u64 },
 
     /// The session's user lacks a privilege the statement needs (ORA-01031); `what`
     /// names it and the object. Nothing changed.
@@ -238,6 +243,7 @@ impl Error {
             Error::CannotSerialize { .. } => 8177,
             Error::Cancelled => 1013,
             Error::InsufficientPrivileges { .. } => 1031,
+            Error::LockWaitTimeout { .. } => 30006,
             Error::LogonDenied { .. } => 1017,
             Error::UniqueViolation { .. } => 1,
             Error::NullInserted { .. } => 1400,

@@ -98,7 +98,7 @@ fn a_statement_is_described_before_it_runs() {
     let s = db.session();
     s.execute("CREATE TABLE t (id NUMBER(10), amount NUMBER(8,2), name VARCHAR2(20), born DATE)").unwrap();
     s.execute("CREATE VIEW v AS SELECT id, name FROM t").unwrap();
-    let q = s
+    let mut q = s
         .prepare_statement(
             "SELECT id, amount * 2 AS twice, name || '!' AS shout, born + 1 AS next_day, COUNT(*) OVER () AS n, \
              NVL(name, 'x') AS named, MAX(born) OVER () AS last, CAST(id AS VARCHAR2(5)) AS text_id \
@@ -143,4 +143,22 @@ fn a_statement_is_described_before_it_runs() {
         fixed.columns.iter().map(|c| (c.name.as_str(), c.data_type.is_none())).collect::<Vec<_>>(),
         [("SID", true), ("PROGRAM", true)]
     );
+}
+
+#[test]
+fn a_description_is_kept_until_the_dictionary_changes() {
+    let (db, _dir) = database();
+    let s = db.session();
+    s.execute("CREATE TABLE t (id NUMBER(5), name VARCHAR2(10))").unwrap();
+    let mut q = s.prepare_statement("SELECT * FROM t WHERE id = :1").unwrap();
+    let hard_parses = |s: &lioscope::Session| s.stats().get(lioscope::Stat::ParseCountHard);
+    let first = q.describe(&s).unwrap();
+    let before = hard_parses(&s);
+    assert_eq!(q.describe(&s).unwrap(), first);
+    assert_eq!(hard_parses(&s), before, "a second describe planned nothing");
+    s.execute("ALTER TABLE t ADD CONSTRAINT t_pk PRIMARY KEY (id)").unwrap();
+    s.execute("DROP TABLE t").unwrap();
+    s.execute("CREATE TABLE t (id NUMBER(5), born DATE)").unwrap();
+    let names: Vec<String> = q.describe(&s).unwrap().columns.into_iter().map(|c| c.name).collect();
+    assert_eq!(names, ["ID", "BORN"], "described anew after the table changed");
 }

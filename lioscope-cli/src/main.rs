@@ -261,8 +261,8 @@ fn run(cli: Cli) -> lioscope::Result<u8> {
             };
             if auth == lioscope_server::Auth::ScramSha256 && db.password_verifier("SYS").is_none() {
                 eprintln!(
-                    "lioscope serve: SYS has no password; give it one to log in as SYS: \
-                     lioscope sql {} (stop the server first) and ALTER USER SYS IDENTIFIED BY <password>;",
+                    "lioscope serve: SYS has no password, so no client can log in as SYS; give it one \
+                     (with the server stopped): lioscope sql {} -c 'ALTER USER sys IDENTIFIED BY \"...\"'",
                     dir.display()
                 );
             }

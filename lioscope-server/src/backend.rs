@@ -254,10 +254,27 @@ impl Backend {
         };
         let io = |e: std::io::Error| Failure::Server { code: "58030", message: format!("COPY FROM STDIN: {e}") };
         let file = copy.file.into_inner().map_err(|e| io(e.into_error()))?;
-        strip_end_of_data(file.path()).map_err(io)?;
-        let path = file.path().to_str().unwrap_or_default().replace('\'', "''");
-        let sql = format!("COPY {} FROM '{path}' {}", copy.target, copy.options.lioscope_options());
-        let reply = self.guarded(|backend| Ok(backend.session.execute(&sql)?), &sql)?;
+        let rows = match copy.options.csv {
+            true => {
+                strip_end_of_data(file.path()).map_err(io)?;
+                file.reopen().map_err(io)?
+            }
+            false => {
+                let (delimiter, null) = copy.options.text_format();
+                let delimiter = u8::try_from(delimiter).map_err(|_| Failure::Server {
+                    code: "22023",
+                    message: format!("COPY delimiter {delimiter:?} is not a single-byte character"),
+                })?;
+                let mut csv = tempfile::tempfile().map_err(io)?;
+                let text = std::io::BufReader::new(file.reopen().map_err(io)?);
+                crate::copy_text::to_csv(text, std::io::BufWriter::new(&mut csv), delimiter, &null).map_err(io)?;
+                std::io::Seek::rewind(&mut csv).map_err(io)?;
+                csv
+            }
+        };
+        let sql = format!("COPY {} FROM STDIN {}", copy.target, copy.options.lioscope_options());
+        let rows = std::io::BufReader::new(rows);
+        let reply = self.guarded(move |backend| Ok(backend.session.copy_from_reader(&sql, rows)?), "COPY")?;
         Ok(Reply { tag: reply.tag.replace("INSERT 0", "COPY"), ..reply })
     }
 
@@ -341,8 +358,10 @@ impl Backend {
                 self.settings
                     .set(name, value.as_deref())
                     .map_err(|message| Failure::Server { code: "42704", message })?;
-                if name == "application_name" {
-                    self.settings.publish_client(&self.session);
+                match name.to_ascii_lowercase().as_str() {
+                    "application_name" => self.settings.publish_client(&self.session),
+                    "lock_timeout" | "all" => self.session.set_lock_timeout(self.settings.lock_timeout()),
+                    _ => {}
                 }
                 reply(if value.is_none() && !name.is_empty() { "RESET" } else { "SET" }, Effect::None)
             }

@@ -81,12 +81,18 @@ pub struct CopyOptions {
 }
 
 impl CopyOptions {
-    /// The options of lioscope's COPY from a file that read these rows.
+    /// The text format's delimiter and NULL string, as its rows are read.
+    pub fn text_format(&self) -> (char, String) {
+        (self.delimiter.unwrap_or('\t'), self.null.clone().unwrap_or_else(|| "\\N".into()))
+    }
+
+    /// The options of lioscope's COPY that read these rows: CSV as the client sent it,
+    /// or the CSV the text format's rows became (`copy_text`).
     pub fn lioscope_options(&self) -> String {
-        let delimiter = self.delimiter.unwrap_or(if self.csv { ',' } else { '\t' });
-        let null = self.null.clone().unwrap_or_else(|| if self.csv { String::new() } else { "\\N".into() });
-        // The text format has no quoting: a quote character its rows never hold.
-        let quote = if self.csv { self.quote.unwrap_or('"') } else { '\u{1}' };
+        let (delimiter, null, quote) = match self.csv {
+            true => (self.delimiter.unwrap_or(','), self.null.clone().unwrap_or_default(), self.quote.unwrap_or('"')),
+            false => (',', String::new(), '"'),
+        };
         let literal = |s: &str| format!("'{}'", s.replace('\'', "''"));
         let mut options = vec![
             format!("DELIMITER {}", literal(&delimiter.to_string())),
@@ -358,7 +364,8 @@ mod tests {
         };
         assert!(options.csv && options.header);
         let Some(ClientCommand::CopyFromStdin { options, .. }) = parse("COPY t FROM STDIN") else { panic!() };
-        assert_eq!(options.lioscope_options(), "(DELIMITER '\t', QUOTE '\u{1}', NULL '\\N')");
+        assert_eq!(options.text_format(), ('\t', "\\N".to_string()));
+        assert_eq!(options.lioscope_options(), "(DELIMITER ',', QUOTE '\"')", "the CSV the text became");
         assert_eq!(parse("COPY t FROM '/tmp/x.csv'"), None);
     }
 

@@ -369,6 +369,7 @@ impl Connection {
             let backend = self.backend.lock().map_err(|_| poisoned())?;
             backend.session.log_in_as(&user).map_err(|e| fatal("28000", sqlstate::message(&e)))?;
             backend.settings.publish_client(&backend.session);
+            backend.session.set_lock_timeout(backend.settings.lock_timeout());
             backend.settings.clone()
         };
         client.set_pid_and_secret_key(self.pid(), SecretKey::I32(self.secret));

@@ -28,6 +28,7 @@ mod authentication;
 mod backend;
 mod client_commands;
 mod connection;
+mod copy_text;
 mod settings;
 mod sql_text;
 mod sqlstate;

@@ -140,6 +140,11 @@ impl Settings {
         self.values.get("statement_timeout").and_then(|v| parse_duration(v).ok()).filter(|d| !d.is_zero())
     }
 
+    /// `lock_timeout`, when one is set: how long a row lock wait may last.
+    pub fn lock_timeout(&self) -> Option<Duration> {
+        self.values.get("lock_timeout").and_then(|v| parse_duration(v).ok()).filter(|d| !d.is_zero())
+    }
+
     /// The isolation level a transaction block starts in unless `BEGIN` says otherwise.
     pub fn default_isolation(&self) -> Option<crate::client_commands::Isolation> {
         self.get("default_transaction_isolation").and_then(|v| isolation(&v).ok())

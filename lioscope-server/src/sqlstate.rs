@@ -35,6 +35,7 @@ pub fn sqlstate(error: &Error) -> &'static str {
         Error::CannotSerialize { .. } => "40001",
         Error::Cancelled => "57014",
         Error::InsufficientPrivileges { .. } => "42501",
+        Error::LockWaitTimeout { .. } => "55P03",
         Error::LogonDenied { .. } => "28P01",
         Error::Transaction { .. } => "25000",
         Error::UniqueViolation { .. } => "23505",

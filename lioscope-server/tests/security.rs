@@ -113,6 +113,13 @@ fn object_privileges_are_granted_revoked_and_checked_at_each_execution() {
     alice.batch_execute("GRANT ALL ON pay TO public").unwrap();
     bob.batch_execute("UPDATE pay SET amount = amount + 1").unwrap();
     assert_eq!(alice.query_one("SELECT amount FROM pay", &[]).unwrap().get::<_, i64>(0), 101);
+    // A client's COPY needs INSERT only; a COPY from the server's files needs more.
+    let mut copy = bob.copy_in("COPY pay FROM STDIN").unwrap();
+    std::io::Write::write_all(&mut copy, b"7\t700\n").unwrap();
+    assert_eq!(copy.finish().unwrap(), 1);
+    let file = bob.batch_execute("COPY pay FROM '/etc/hostname'").unwrap_err();
+    assert_eq!(code(&file), SqlState::INSUFFICIENT_PRIVILEGE, "{file}");
+    assert!(message(&file).contains("CREATE ANY DIRECTORY"), "{file}");
     let listed: Vec<(String, String)> = alice
         .query("SELECT grantee, privilege FROM user_tab_privs ORDER BY privilege", &[])
         .unwrap()

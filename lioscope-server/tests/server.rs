@@ -240,6 +240,37 @@ fn a_cancel_request_stops_a_running_statement_with_ora_01013() {
 }
 
 #[test]
+fn a_lock_timeout_ends_a_row_lock_wait_and_only_that() {
+    let (server, _dir) = server(10);
+    let mut a = connect(&server, "a");
+    let mut b = connect(&server, "b");
+    b.batch_execute("CREATE TABLE t (id NUMBER(10) PRIMARY KEY, v NUMBER(10)); INSERT INTO t VALUES (1, 0)").unwrap();
+    b.batch_execute("INSERT INTO t VALUES (2, 0)").unwrap();
+    b.batch_execute("BEGIN; UPDATE t SET v = 1 WHERE id = 1").unwrap();
+    a.batch_execute("SET lock_timeout = '200ms'").unwrap();
+    a.batch_execute("BEGIN; UPDATE t SET v = 2 WHERE id = 2").unwrap();
+    let started = Instant::now();
+    let e = a.execute("UPDATE t SET v = 2 WHERE id = $1", &[&1i64]).unwrap_err();
+    assert_eq!(code(&e), SqlState::LOCK_NOT_AVAILABLE, "{e}");
+    assert!(e.as_db_error().unwrap().message().starts_with("ORA-30006"), "{e}");
+    assert!(started.elapsed() >= Duration::from_millis(200), "gave up before the limit");
+    // As in PostgreSQL, the error aborts the block; its first update is rolled back.
+    a.batch_execute("ROLLBACK").unwrap();
+    b.batch_execute("COMMIT").unwrap();
+    let values: Vec<i64> = a.query("SELECT v FROM t ORDER BY id", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    assert_eq!(values, [1, 0]);
+    // Back to no limit: a wait lasts until the holder ends.
+    a.batch_execute("RESET lock_timeout").unwrap();
+    b.batch_execute("BEGIN; UPDATE t SET v = 3 WHERE id = 1").unwrap();
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(400));
+        b.batch_execute("COMMIT").unwrap();
+    });
+    a.execute("UPDATE t SET v = 4 WHERE id = $1", &[&1i64]).unwrap();
+    releaser.join().unwrap();
+}
+
+#[test]
 fn a_statement_timeout_interrupts_a_long_query_and_a_row_lock_wait() {
     let (server, _dir) = server(10);
     let mut a = connect(&server, "a");

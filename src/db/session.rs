@@ -19,6 +19,18 @@ impl Session {
         crate::sql::user_call(self, sql, || crate::sql::execute_cached(self, sql))
     }
 
+    /// Runs `COPY table [(columns)] FROM STDIN [(options)]`, its rows read from `rows`
+    /// (CSV as lioscope's COPY reads a file: the options `DELIMITER`, `QUOTE`, `NULL`,
+    /// `HEADER`): how a server loads the rows a client sends. Needs only the INSERT
+    /// privilege on the table, where `COPY ... FROM 'file'` reads the server's files and
+    /// needs `CREATE ANY DIRECTORY`.
+    pub fn copy_from_reader(&self, sql: &str, rows: impl std::io::Read + Send + 'static) -> Result<QueryResult> {
+        *self.copy_input.borrow_mut() = Some(Box::new(rows));
+        let result = self.execute(sql);
+        self.copy_input.borrow_mut().take();
+        result
+    }
+
     /// Parses a statement once for running many times ([`Cursor::execute`]), with bind
     /// variables (`:name` or `:1`) where its values change from one execution to the next:
     ///

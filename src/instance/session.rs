@@ -87,6 +87,9 @@ pub struct Session {
     pub(crate) cursor_cache: std::cell::RefCell<Option<Box<dyn std::any::Any + Send>>>,
     /// NEXTVAL and CURRVAL as this session reads them.
     sequences: Arc<super::sequences::SessionSequences>,
+    /// The rows a `COPY ... FROM STDIN` of the running call reads, given by the caller
+    /// (`Session::copy_from_reader`).
+    pub(crate) copy_input: std::cell::RefCell<Option<Box<dyn std::io::Read + Send>>>,
     /// Makes `Session` `!Sync` (while still `Send`): only one thread writes its statistics.
     _one_thread_at_a_time: PhantomData<Cell<()>>,
 }
@@ -169,6 +172,7 @@ impl Session {
             hot: Cell::new(None),
             call_workareas: Default::default(),
             cursor_cache: Default::default(),
+            copy_input: Default::default(),
             _one_thread_at_a_time: PhantomData,
         }
     }
@@ -261,6 +265,14 @@ impl Session {
     /// PROGRAM in Active Session History): what a server learns when a client connects.
     pub fn set_client(&self, client: ClientIdentity) {
         *self.info.client.lock() = Some(Arc::new(client));
+    }
+
+    /// Limits how long a row lock wait of this session's statements may last (`None`,
+    /// the default: until the holder ends): a wait past it fails its statement with
+    /// ORA-30006, as `SELECT ... FOR UPDATE WAIT n` does, leaving the transaction open.
+    /// A server sets it from a client's `lock_timeout`.
+    pub fn set_lock_timeout(&self, limit: Option<std::time::Duration>) {
+        self.stats().set_lock_wait_limit(limit);
     }
 
     /// A handle another thread uses to stop this session's running call

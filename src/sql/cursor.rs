@@ -57,6 +57,9 @@ pub struct PreparedStatement {
     /// The session that prepared it: its plan was made from that session's settings.
     sid: u32,
     statement: ParsedStatement,
+    /// Its description, and the dictionary's version it was made at: describing again
+    /// costs nothing until DDL (or a GRANT) changes what it reads.
+    described: Option<(u64, super::describe::Description)>,
 }
 
 /// A statement parsed, and its query's plan once made, apart from the session that runs
@@ -183,7 +186,7 @@ impl PreparedStatement {
         let sql_hash = crate::stats::sqlarea::sql_hash(&text);
         let statement =
             ParsedStatement { text: text.into(), sql_hash, bind_names: bind_names.into(), body, kept: None };
-        Ok(PreparedStatement { sid: session.sid(), statement })
+        Ok(PreparedStatement { sid: session.sid(), statement, described: None })
     }
 
     /// The bind variables' names by slot (`:LO`, `:1`): the order
@@ -199,8 +202,25 @@ impl PreparedStatement {
 
     /// What the statement gives and takes, before it runs in `session` (the one that
     /// prepared it): a query's result columns, the types of its bind variables (see
-    /// `sql::describe`). A query is planned for its names, its bind variables NULL.
-    pub fn describe(&self, session: &Session) -> Result<super::describe::Description> {
+    /// `sql::describe`). A query is planned for its names, its bind variables NULL, once
+    /// while the dictionary stays as it was (a driver describes at each Parse).
+    pub fn describe(&mut self, session: &Session) -> Result<super::describe::Description> {
+        let version = session.db.catalog.version();
+        if let Some((at, description)) = &self.described
+            && *at == version
+        {
+            return Ok(description.clone());
+        }
+        if matches!(self.statement.body, Body::Query(_)) {
+            session.stats().add(Stat::ParseCountHard, 1);
+        }
+        let description = self.describe_now(session)?;
+        self.described = Some((version, description.clone()));
+        Ok(description)
+    }
+
+    /// Describes the statement; a query is planned for it (a hard parse).
+    fn describe_now(&self, session: &Session) -> Result<super::describe::Description> {
         let names = &self.statement.bind_names;
         Ok(match &self.statement.body {
             Body::Query(query) => super::describe::Description {

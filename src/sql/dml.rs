@@ -523,13 +523,11 @@ fn ascii_byte(c: char, what: &str) -> Result<u8> {
         .ok_or_else(|| Error::value(format!("COPY {what}"), format!("'{c}' is not a single ASCII character")))
 }
 
-/// COPY table [(columns)] FROM 'file' [(HEADER, DELIMITER ',', NULL '', QUOTE '"')].
+/// COPY table [(columns)] FROM 'file' | STDIN [(HEADER, DELIMITER ',', NULL '', QUOTE '"')]: STDIN's rows are
+/// those the caller gave (`Session::copy_from_reader`).
 pub fn copy(session: &Session, stmt: CopyStatement<'_>) -> Result<QueryResult> {
     let CopySource::Table { table_name, columns } = stmt.source else {
         return Err(Error::unsupported("COPY (query) TO"));
-    };
-    let CopyTarget::File { filename } = stmt.target else {
-        return Err(Error::unsupported("COPY from STDIN or a program"));
     };
     if stmt.to {
         return Err(Error::unsupported("COPY ... TO a file"));
@@ -540,9 +538,22 @@ pub fn copy(session: &Session, stmt: CopyStatement<'_>) -> Result<QueryResult> {
     let column_names: Vec<ast::ObjectName> = columns.iter().map(|c| ast::ObjectName::from(vec![c.clone()])).collect();
     let shape = RowShape::new(session, table_name, &column_names)?;
     let format = csv_format(stmt.options)?;
-    let path = PathBuf::from(filename);
-    let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
-    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+    // Where the rows come from, and how many bytes they are (for the progress report).
+    let (path, file, total): (PathBuf, Box<dyn std::io::Read>, u64) = match stmt.target {
+        CopyTarget::File { filename } => {
+            let path = PathBuf::from(filename);
+            let file = std::fs::File::open(&path).map_err(|e| Error::io("open", &path, e))?;
+            let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+            (path, Box::new(file), total)
+        }
+        CopyTarget::Stdin => {
+            let rows = session.copy_input.borrow_mut().take().ok_or_else(|| {
+                Error::unsupported("COPY FROM STDIN without rows to read (a client's COPY through the server)")
+            })?;
+            (PathBuf::from("STDIN"), rows, 0)
+        }
+        _ => return Err(Error::unsupported("COPY from a program")),
+    };
     let mut reader = CsvRecords::new(file, format.delimiter, format.quote);
     let mut progress = session.state.lock().progress.take();
     let result = with_load(session, &shape.table, LoadPath::Conventional, |load| {

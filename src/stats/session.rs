@@ -96,6 +96,8 @@ pub struct SessionStats {
     /// timeout); a later call has another number, so a request that comes too late to
     /// stop its call stops no other.
     interrupted_call: std::sync::atomic::AtomicU64,
+    /// How long a row lock wait may last, in milliseconds (0: as long as it takes).
+    lock_wait_limit_ms: std::sync::atomic::AtomicU64,
 }
 
 impl Default for SessionStats {
@@ -109,11 +111,25 @@ impl Default for SessionStats {
             helper_counts: Default::default(),
             call: Default::default(),
             interrupted_call: std::sync::atomic::AtomicU64::new(u64::MAX),
+            lock_wait_limit_ms: Default::default(),
         }
     }
 }
 
 impl SessionStats {
+    /// Limits how long each row lock wait of the session's statements may last (`None`:
+    /// no limit); a wait past it fails its statement (ORA-30006).
+    pub fn set_lock_wait_limit(&self, limit: Option<std::time::Duration>) {
+        let ms = limit.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1));
+        self.lock_wait_limit_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The limit on a row lock wait, if one is set.
+    pub fn lock_wait_limit(&self) -> Option<std::time::Duration> {
+        let ms = self.lock_wait_limit_ms.load(std::sync::atomic::Ordering::Relaxed);
+        (ms > 0).then(|| std::time::Duration::from_millis(ms))
+    }
+
     /// Numbers the call that starts now (by the session's own thread).
     pub fn begin_interruptible_call(&self) {
         self.call.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -68,7 +68,8 @@ impl Enqueues {
     /// Waits (`enq: TX - row lock contention`) until `holder` ends. Fails with a
     /// deadlock error, without waiting, if `holder` already waits (directly or through
     /// others) for `waiter`; fails with ORA-01013 if the waiter's call is interrupted
-    /// (seen within one recheck).
+    /// (seen within one recheck), and with ORA-30006 once the session's lock wait limit
+    /// has passed.
     pub fn wait_for(&self, stats: &SessionStats, waiter: Xid, holder: Xid) -> Result<()> {
         let mut state = self.state.lock();
         if !state.active.contains_key(&holder) {
@@ -82,12 +83,20 @@ impl Enqueues {
         let parameters = tx_wait_parameters(holder, state.active.get(&holder).copied());
         let _wait = stats.begin_wait_with(WaitEvent::EnqTxRowLockContention, parameters);
         state.waits_for.insert(waiter, holder);
+        let started = std::time::Instant::now();
+        let deadline = stats.lock_wait_limit().map(|limit| started + limit);
         while state.active.contains_key(&holder) {
             if let Err(cancelled) = stats.check_interrupt() {
                 state.waits_for.remove(&waiter);
                 return Err(cancelled);
             }
-            self.ended.wait_for(&mut state, RECHECK);
+            let now = std::time::Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                state.waits_for.remove(&waiter);
+                return Err(Error::LockWaitTimeout { waited_ms: started.elapsed().as_millis() as u64 });
+            }
+            let pause = deadline.map_or(RECHECK, |d| RECHECK.min(d.saturating_duration_since(now)));
+            self.ended.wait_for(&mut state, pause);
         }
         state.waits_for.remove(&waiter);
         Ok(())
