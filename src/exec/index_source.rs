@@ -239,6 +239,8 @@ impl IndexAccess {
             let mut entries = 0;
             let result = meter.measure(|| {
                 index::fast_full_scan(access, &self.index, |leaf| {
+                    // A cancel or timeout stops the scan at its next leaf.
+                    access.stats.check_interrupt()?;
                     let (flow, used) = emitter.emit(leaf, stages, functions)?;
                     entries += used as u64;
                     Ok(flow)
@@ -249,6 +251,9 @@ impl IndexAccess {
         } else {
             let mut scan = open_scan(&self.index, self.kind, lower, upper, self.descending);
             let result = loop {
+                if let Err(cancelled) = access.stats.check_interrupt() {
+                    break Err(cancelled);
+                }
                 let rowids = self.table_access.then_some(&mut emitter.rowids);
                 let leaf = meter.measure(|| scan.next_leaf_with(access, rowids));
                 let leaf = match leaf {

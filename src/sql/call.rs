@@ -17,13 +17,13 @@ pub(crate) fn user_call(
     sql: &str,
     run: impl FnOnce() -> Result<QueryResult>,
 ) -> Result<QueryResult> {
-    let sql = super::user_ddl::redacted(sql);
+    let sql = super::user_statement::redacted(sql);
     user_call_hashed(session, &sql, crate::stats::sqlarea::sql_hash(super::statement_text(&sql)), run)
 }
 
 /// [`user_call`] of a statement whose SQL_ID hash is known (a cursor keeps it); `sql` is
 /// published as it is, so a text that may hold a password comes redacted
-/// ([`super::user_ddl::redacted`]).
+/// ([`super::user_statement::redacted`]).
 pub(crate) fn user_call_hashed(
     session: &Session,
     sql: &str,

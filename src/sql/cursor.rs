@@ -86,7 +86,7 @@ enum Body {
     Text,
     /// A user or grant statement, read once: its text may hold a password, and the
     /// cursor keeps only the text with it redacted.
-    User(super::user_ddl::UserStatement),
+    User(super::user_statement::UserStatement),
 }
 
 /// A query plan kept for later executions, and what it was made from.
@@ -182,7 +182,7 @@ impl PreparedStatement {
             _ => Body::Text,
         };
         session.stats().add_time(TimeModel::ParseTimeElapsed, started.elapsed().as_micros() as u64);
-        let text = super::user_ddl::redacted(text);
+        let text = super::user_statement::redacted(text);
         let sql_hash = crate::stats::sqlarea::sql_hash(&text);
         let statement =
             ParsedStatement { text: text.into(), sql_hash, bind_names: bind_names.into(), body, kept: None };

@@ -69,7 +69,7 @@ pub enum Front {
     /// CREATE SEQUENCE or ALTER SEQUENCE, with Oracle's options in any order.
     Sequence(super::sequence_ddl::SequenceStatement),
     /// CREATE, ALTER or DROP USER, GRANT or REVOKE.
-    User(super::user_ddl::UserStatement),
+    User(super::user_statement::UserStatement),
     /// Anything else, for sqlparser; with the storage clauses of a CREATE TABLE removed.
     Standard {
         sql: String,
@@ -146,7 +146,7 @@ pub fn classify(sql: &str) -> Result<Front> {
         position: Some(format!("line {}, column {}", e.location.line, e.location.column)),
     })?;
     let words: Vec<&TokenWithSpan> = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
-    if let Some(statement) = super::user_ddl::parse(&words) {
+    if let Some(statement) = super::user_statement::parse(&words) {
         return statement.map(Front::User);
     }
     let word = |i: usize| words.get(i).map(|t| token_word(&t.token)).unwrap_or_default();

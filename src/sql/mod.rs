@@ -28,6 +28,7 @@
 //! `syntax_errors` words the parser's errors as Oracle's (ORA-00923, ORA-00933, ...).
 
 mod analyze;
+mod authorize;
 mod call;
 pub mod bind;
 mod byte_mask;
@@ -35,6 +36,7 @@ mod csv_records;
 mod constraint_ddl;
 mod cursor_cache;
 mod constraints;
+mod fixed_rows;
 mod foreign_keys;
 mod ctas;
 mod data_types;
@@ -66,6 +68,8 @@ mod syntax_errors;
 mod system;
 mod table_move;
 mod user_ddl;
+mod user_statement;
+mod view_expansion;
 mod view_ddl;
 mod views;
 
@@ -149,7 +153,7 @@ fn run_parsed(session: &Session, front: Front, parsed: Option<Statement>) -> Res
         // Standard statements are checked in `dispatch`; a commit checks itself.
         session.db.check_alive()?;
     }
-    privileges::authorize_front(session, &front)?;
+    authorize::authorize_front(session, &front)?;
     match (front, parsed) {
         (Front::AlterSession { name, value }, _) => system::alter_session(session, &name, &value),
         (Front::AlterSystemSet { name, value }, _) => system::alter_system(session, &name, &value),
@@ -212,7 +216,7 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front:
         // A dead instance runs ROLLBACK alone (a commit checks itself).
         session.db.check_alive()?;
     }
-    privileges::authorize_ddl(session, statement)?;
+    authorize::authorize_ddl(session, statement)?;
     match statement {
         Statement::Query(q) => run_query(session, q),
         Statement::Insert(insert) => transaction::statement(session, || dml::insert(session, insert)),

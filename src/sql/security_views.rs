@@ -5,7 +5,7 @@
 //! the session's user may read, with their owners. Computed when a statement that reads
 //! them is planned, like the other fixed views (`views`).
 
-use super::views::{Rows, cols, text};
+use super::fixed_rows::{Rows, cols, text};
 use crate::catalog::users::SYS;
 use crate::catalog::{ObjectPrivilege, Role, SystemPrivilege, UserDef};
 use crate::instance::Session;

@@ -44,7 +44,7 @@ pub fn create_view(session: &Session, create: &ast::CreateView) -> Result<QueryR
             Some(_) => std::sync::Arc::from(session.db.catalog.owner_of(&name)),
             None => session.user(),
         };
-        let _expanding = super::plan::Expanding::enter(&name, owner)?;
+        let _expanding = super::view_expansion::Expanding::enter(&name, owner)?;
         let mut f = crate::expr::functions::FunctionContext::new(crate::types::local_now_micros(), 0);
         // Known, so that a view reading one is refused for it (ORA-02287).
         f.sequences = Some(session.sequence_source());

@@ -3,13 +3,12 @@
 //! same; `v$mystat` and `v$sesstat` also carry the statistic NAME (Oracle users join with
 //! `v$statname` for it, which works here too).
 
+use super::fixed_rows::{Rows, cols, int, text};
 use crate::access::AccessContext;
 use crate::error::Result;
 use crate::instance::{Modifiable, PARAMETERS, Session};
 use crate::stats::{HISTOGRAM_BUCKETS, Stat, TimeModel, WaitEvent, osstat};
 use crate::types::{Datum, Value};
-
-pub(super) type Rows = (Vec<String>, Vec<Vec<Value>>);
 
 /// The rows of fixed view `name`, or `None` if there is no such view.
 pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
@@ -64,18 +63,6 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
 /// `USER_` views list).
 fn owned(session: &Session, name: &str) -> bool {
     *session.db.catalog.owner_of(name) == *session.user()
-}
-
-pub(super) fn cols(names: &[&str]) -> Vec<String> {
-    names.iter().map(|s| (*s).to_owned()).collect()
-}
-
-pub(super) fn int(v: u64) -> Value {
-    Datum::Int(i64::try_from(v).unwrap_or(i64::MAX))
-}
-
-pub(super) fn text(s: impl Into<String>) -> Value {
-    Datum::string(s.into())
 }
 
 /// `v$log`: the online redo log groups (one member each, never archived).

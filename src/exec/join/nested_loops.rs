@@ -112,6 +112,8 @@ impl ConsumeRow for NestedOuter<'_, '_, '_, '_> {
         if self.stopped {
             return Ok(());
         }
+        // A cancel or timeout stops the join before its next outer row's probe.
+        self.inner_ctx.access.stats.check_interrupt()?;
         let join = self.join;
         let mut inner_side = NestedInnerRows {
             join,

@@ -93,7 +93,6 @@ pub use explain::format_plan;
 pub(crate) use family::{Family, expr_family};
 pub(crate) use join::deterministic;
 pub(crate) use nested_join::unparenthesized;
-pub use query_block::Expanding;
 use query_block::{NamedQuery, OuterQuery, Subqueries, fixed_families};
 use subquery_filter::{SubqueryFilterPlan, UpperFilter};
 pub use tree::{Estimate, NodeId, PlanNode, PlanTree, Predicate, RowsAt, RowsRule};

@@ -35,51 +35,8 @@ use super::*;
 use crate::catalog::ViewDef;
 use crate::exec::query_block::{CorrelatedPlan, InitKind, InitPlan, QueryBlock, SetOperation, SetOperator};
 use crate::sql::optimizer::hints::{self, HintKind, Hints};
+use crate::sql::view_expansion::Expanding;
 use std::cell::{Cell, RefCell};
-
-/// Most views a query may expand inside one another.
-const MAX_VIEW_DEPTH: usize = 32;
-
-thread_local! {
-    /// The views being planned on this thread, outermost first, each with its owner:
-    /// what a view reads is checked against its owner's privileges (definer's rights).
-    static EXPANDING: RefCell<Vec<(String, std::sync::Arc<str>)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// A view's name on the stack of views being planned, while it lives.
-pub struct Expanding(());
-
-impl Expanding {
-    /// Marks view `name`, owned by `owner`, as being planned; refuses a view already
-    /// being planned (a circular definition) and views nested past [`MAX_VIEW_DEPTH`].
-    pub fn enter(name: &str, owner: std::sync::Arc<str>) -> Result<Expanding> {
-        EXPANDING.with(|stack| {
-            let mut stack = stack.borrow_mut();
-            if stack.iter().any(|(n, _)| n == name) {
-                return Err(Error::InvalidValue {
-                    context: name.to_owned(),
-                    message: "ORA-01731: circular view definition encountered".into(),
-                });
-            }
-            if stack.len() >= MAX_VIEW_DEPTH {
-                return Err(Error::unsupported(format!("views nested more than {MAX_VIEW_DEPTH} deep")));
-            }
-            stack.push((name.to_owned(), owner));
-            Ok(Expanding(()))
-        })
-    }
-
-    /// The owner of the innermost view being planned on this thread, if one is.
-    pub fn owner() -> Option<std::sync::Arc<str>> {
-        EXPANDING.with(|stack| stack.borrow().last().map(|(_, owner)| owner.clone()))
-    }
-}
-
-impl Drop for Expanding {
-    fn drop(&mut self) {
-        EXPANDING.with(|stack| stack.borrow_mut().pop());
-    }
-}
 
 /// The stored query of view `view`, parsed.
 pub(super) fn view_query(view: &ViewDef) -> Result<ast::Query> {
