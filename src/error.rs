@@ -231,6 +231,7 @@ impl Error {
             Error::UnknownObject { kind, .. } | Error::UnknownName { kind, .. } => match *kind {
                 "table" | "view" | "table or view" => 942,
                 "sequence" => 2289,
+                "user" => 1918,
                 "index" => 1418,
                 "column" | "table or alias" | "function" => 904,
                 _ => 4043,

@@ -48,10 +48,17 @@ pub fn run(session: &Session, statement: &UserStatement) -> Result<QueryResult> 
             if catalog.user(name).is_none() {
                 return Err(Error::UnknownObject { kind: "user", name: name.clone() });
             }
-            if *name == *session.user() {
+            if name == SYS {
+                return Err(Error::InsufficientPrivileges { what: "SYS cannot be dropped".into() });
+            }
+            let sessions = session.db.registry.sessions();
+            if let Some(connected) = sessions.iter().find(|s| *s.user.lock().as_ref() == **name) {
                 return Err(Error::InvalidValue {
                     context: name.clone(),
-                    message: "ORA-01940: cannot drop a user that is currently connected (this session)".into(),
+                    message: format!(
+                        "ORA-01940: cannot drop a user that is currently connected (session {})",
+                        connected.sid
+                    ),
                 });
             }
             if *cascade {

@@ -1,0 +1,31 @@
+-- Users, roles and grants, as SYS manages them: the dictionary views show what was
+-- granted; refusals name the user, the privilege or the object.
+CREATE TABLE pay (id NUMBER(5), amount NUMBER(8,2));
+CREATE USER scott IDENTIFIED BY "Tiger 1";
+CREATE USER adams IDENTIFIED BY adams ACCOUNT LOCK;
+CREATE USER ward NO AUTHENTICATION;
+CREATE USER scott IDENTIFIED BY again;
+GRANT CONNECT, RESOURCE TO scott;
+GRANT SELECT ANY DICTIONARY TO scott WITH ADMIN OPTION;
+GRANT SELECT, UPDATE ON pay TO scott WITH GRANT OPTION;
+GRANT ALL ON pay TO public;
+GRANT SELECT ON pay TO nobody;
+GRANT FLY TO scott;
+GRANT CREATE SESSION TO sys;
+SELECT username, account_status, authentication_type, password_versions FROM dba_users ORDER BY username;
+SELECT grantee, privilege, admin_option FROM dba_sys_privs ORDER BY grantee, privilege;
+SELECT grantee, granted_role, admin_option FROM dba_role_privs ORDER BY grantee, granted_role;
+SELECT grantee, owner, table_name, privilege, grantable FROM dba_tab_privs ORDER BY grantee, privilege;
+REVOKE UPDATE ON pay FROM scott;
+REVOKE UPDATE ON pay FROM scott;
+REVOKE RESOURCE FROM scott;
+ALTER USER adams ACCOUNT UNLOCK;
+ALTER USER scott IDENTIFIED BY "new one";
+SELECT sql_text FROM v$sql WHERE sql_text LIKE 'ALTER USER scott%';
+SELECT username, account_status FROM dba_users WHERE username = 'ADAMS';
+SELECT grantee, privilege FROM dba_tab_privs WHERE grantee = 'SCOTT';
+SELECT role FROM session_roles ORDER BY role;
+DROP USER sys;
+DROP USER ward;
+DROP USER scott CASCADE;
+SELECT username FROM all_users ORDER BY username;
