@@ -140,3 +140,21 @@ fn a_password_never_reaches_v_sql_or_v_session() {
     assert!(texts.contains(&"CREATE USER scott IDENTIFIED BY *****".to_string()), "{texts:?}");
     assert!(texts.contains(&"ALTER USER scott IDENTIFIED BY *****".to_string()), "{texts:?}");
 }
+
+#[test]
+fn a_session_without_a_user_may_do_nothing_until_it_logs_in() {
+    let (db, _dir) = database();
+    let sys = db.session();
+    sys.execute("CREATE TABLE t (id NUMBER(5))").unwrap();
+    sys.execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+    sys.execute("GRANT CONNECT TO scott").unwrap();
+    sys.execute("GRANT SELECT ON t TO scott").unwrap();
+    let client = db.session_without_user();
+    assert_eq!(&*client.user(), "");
+    insufficient(client.execute("SELECT * FROM t"));
+    insufficient(client.execute("CREATE TABLE u (x NUMBER)"));
+    let shown = sys.execute(&format!("SELECT username FROM v$session WHERE sid = {}", client.sid())).unwrap().rows;
+    assert!(shown[0][0].is_null(), "no USERNAME before the log-in");
+    client.log_in_as("SCOTT").unwrap();
+    assert_eq!(client.execute("SELECT COUNT(*) FROM t").unwrap().rows[0][0].to_string(), "0");
+}

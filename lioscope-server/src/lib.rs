@@ -277,7 +277,7 @@ async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut stop
             },
         };
         let _ = socket.set_nodelay(true);
-        let session = shared.db.session();
+        let session = shared.db.session_without_user();
         let connection = connection::Connection::new(shared.clone(), session, &peer.ip().to_string());
         let socket = match socket.into_std() {
             Ok(socket) => socket,

@@ -102,9 +102,18 @@ impl Database {
         if ControlFile::path(dir).exists() { Database::open(dir, options) } else { Database::create(dir, options) }
     }
 
-    /// A new session.
+    /// A new session, running as SYS.
     pub fn session(&self) -> Session {
         Session::new(self.inner.clone())
+    }
+
+    /// A new session that runs as no user until it logs in ([`Session::log_in_as`]):
+    /// what a server opens for a client that has not authenticated yet. Until then it
+    /// holds no privilege, and `v$session` shows no USERNAME for it.
+    pub fn session_without_user(&self) -> Session {
+        let session = Session::new(self.inner.clone());
+        *session.info.user.lock() = Arc::from("");
+        session
     }
 
     /// The user a client's log-in name stands for: the user of that name, else of that
