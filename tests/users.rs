@@ -158,3 +158,24 @@ fn a_session_without_a_user_may_do_nothing_until_it_logs_in() {
     client.log_in_as("SCOTT").unwrap();
     assert_eq!(client.execute("SELECT COUNT(*) FROM t").unwrap().rows[0][0].to_string(), "0");
 }
+
+#[test]
+fn a_sequence_is_read_by_its_owner_and_those_granted_select_on_it() {
+    let (db, _dir) = database();
+    let sys = db.session();
+    sys.execute("CREATE SEQUENCE ids").unwrap();
+    sys.execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+    sys.execute("GRANT CONNECT TO scott").unwrap();
+    let scott = db.session();
+    scott.log_in_as("SCOTT").unwrap();
+    let message = insufficient(scott.execute("SELECT ids.NEXTVAL FROM dual"));
+    assert!(message.contains("sequence IDS"), "{message}");
+    let e = sys.execute("GRANT INSERT ON ids TO scott").unwrap_err();
+    assert!(e.to_string().contains("ORA-02205"), "{e}");
+    sys.execute("GRANT SELECT ON ids TO scott").unwrap();
+    assert_eq!(scott.execute("SELECT ids.NEXTVAL FROM dual").unwrap().rows[0][0].to_string(), "1");
+    sys.execute("REVOKE SELECT ON ids FROM scott").unwrap();
+    insufficient(scott.execute("SELECT ids.CURRVAL FROM dual"));
+    sys.execute("GRANT SELECT ANY SEQUENCE TO scott").unwrap();
+    assert_eq!(scott.execute("SELECT ids.NEXTVAL FROM dual").unwrap().rows[0][0].to_string(), "2");
+}

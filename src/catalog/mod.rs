@@ -494,7 +494,7 @@ struct Dictionary {
     /// table's owner's).
     #[serde(default)]
     owners: BTreeMap<String, String>,
-    /// The object privileges granted on each table or view that has any.
+    /// The object privileges granted on each table, view or sequence that has any.
     #[serde(default)]
     grants: BTreeMap<String, ObjectGrants>,
 }
@@ -606,8 +606,8 @@ impl Dictionary {
             }
         }
         for (object, grants) in &self.grants {
-            if !matches!(self.holder_of(object), Some("table" | "view")) {
-                return Err(format!("grants.{object}: no table or view {object}"));
+            if !matches!(self.holder_of(object), Some("table" | "view" | "sequence")) {
+                return Err(format!("grants.{object}: no table, view or sequence {object}"));
             }
             if let Some(grantee) = grants.keys().find(|g| *g != users::PUBLIC && !self.users.contains_key(*g)) {
                 return Err(format!("grants.{object}: no user {grantee}"));
@@ -1210,17 +1210,22 @@ impl Catalog {
         self.dictionary.read().grants.iter().map(|(o, g)| (o.clone(), g.clone())).collect()
     }
 
-    /// Whether `user` holds `privilege` on table or view `object` by a grant to it or to
-    /// PUBLIC (owners and `... ANY TABLE` privileges are the caller's to consider).
-    pub fn has_object_grant(&self, user: &str, object: &str, privilege: ObjectPrivilege) -> bool {
+    /// Whether `user` may use `privilege` on table, view or sequence `object`: SYS may,
+    /// its owner may, a grant to the user or to PUBLIC lets it, and so does `any` (the
+    /// system privilege that covers every such object: SELECT ANY TABLE, ...).
+    pub fn holds(&self, user: &str, object: &str, privilege: ObjectPrivilege, any: SystemPrivilege) -> bool {
         let d = self.dictionary.read();
-        let Some(grants) = d.grants.get(object) else { return false };
-        [user, users::PUBLIC].iter().any(|g| grants.get(*g).is_some_and(|p| p.contains_key(&privilege)))
+        user == users::SYS
+            || d.owner_of(object) == user
+            || d.grants.get(object).is_some_and(|grants| {
+                [user, users::PUBLIC].iter().any(|g| grants.get(*g).is_some_and(|p| p.contains_key(&privilege)))
+            })
+            || d.users.get(user).is_some_and(|u| u.has(any))
     }
 
-    /// Grants `privileges` on table or view `object` to `grantee` (a user or PUBLIC),
-    /// `grantable` if WITH GRANT OPTION; a privilege granted before keeps its option if it
-    /// had it.
+    /// Grants `privileges` on table, view or sequence `object` to `grantee` (a user or
+    /// PUBLIC), `grantable` if WITH GRANT OPTION; a privilege granted before keeps its
+    /// option if it had it. On a sequence only SELECT (its NEXTVAL and CURRVAL).
     pub fn grant_object(
         &self,
         object: &str,
@@ -1229,8 +1234,16 @@ impl Catalog {
         grantable: bool,
     ) -> Result<()> {
         self.change(|d| {
-            if !matches!(d.holder_of(object), Some("table" | "view")) {
-                return Err(Error::UnknownObject { kind: "table or view", name: object.to_owned() });
+            match d.holder_of(object) {
+                Some("table" | "view") => {}
+                Some("sequence") if privileges.iter().all(|p| *p == ObjectPrivilege::Select) => {}
+                Some("sequence") => {
+                    return Err(Error::InvalidValue {
+                        context: object.to_owned(),
+                        message: "ORA-02205: only SELECT privilege is valid for sequences".into(),
+                    });
+                }
+                _ => return Err(Error::UnknownObject { kind: "table, view or sequence", name: object.to_owned() }),
             }
             if grantee != users::PUBLIC && !d.users.contains_key(grantee) {
                 return Err(Error::UnknownObject { kind: "user or role", name: grantee.to_owned() });

@@ -88,12 +88,14 @@ impl SequenceCache {
 #[derive(Debug)]
 pub(crate) struct SessionSequences {
     db: Weak<DbInner>,
+    /// The session's: whose privileges a NEXTVAL needs.
+    info: Arc<crate::stats::SessionInfo>,
     current: Mutex<HashMap<String, i128>>,
 }
 
 impl SessionSequences {
-    pub(crate) fn new(db: &Arc<DbInner>) -> SessionSequences {
-        SessionSequences { db: Arc::downgrade(db), current: Mutex::default() }
+    pub(crate) fn new(db: &Arc<DbInner>, info: Arc<crate::stats::SessionInfo>) -> SessionSequences {
+        SessionSequences { db: Arc::downgrade(db), info, current: Mutex::default() }
     }
 
     fn db(&self) -> Result<Arc<DbInner>> {
@@ -104,6 +106,15 @@ impl SessionSequences {
 impl SequenceSource for SessionSequences {
     fn exists(&self, name: &str) -> bool {
         self.db().is_ok_and(|db| db.catalog.sequence(name).is_some())
+    }
+
+    fn may_read(&self, name: &str) -> Result<()> {
+        use crate::catalog::{ObjectPrivilege, SystemPrivilege};
+        let user = self.info.user.lock().clone();
+        if self.db()?.catalog.holds(&user, name, ObjectPrivilege::Select, SystemPrivilege::SelectAnySequence) {
+            return Ok(());
+        }
+        Err(Error::InsufficientPrivileges { what: format!("{user} may not read sequence {name}") })
     }
 
     fn next_value(&self, name: &str) -> Result<i128> {

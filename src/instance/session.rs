@@ -160,7 +160,7 @@ impl Session {
         *info.user.lock() = Arc::from(crate::catalog::users::SYS);
         let seed = u64::from(info.sid).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         Session {
-            sequences: Arc::new(super::sequences::SessionSequences::new(&db)),
+            sequences: Arc::new(super::sequences::SessionSequences::new(&db, info.clone())),
             db,
             info,
             state: Mutex::new(SessionState { overrides: Vec::new(), progress: None, random_seed: seed }),

@@ -704,6 +704,7 @@ impl Binder<'_> {
         if !self.f.sequence_refs_allowed.get() || self.grouping.is_some() {
             return Err(not_here());
         }
+        sequences.may_read(name)?;
         Ok(Expr::Sequence { name: name.into(), next })
     }
 

@@ -32,11 +32,7 @@ pub(crate) fn require_on(session: &Session, object: &str, privilege: ObjectPrivi
     if *user == *SYS {
         return Ok(());
     }
-    let catalog = &session.db.catalog;
-    if catalog.owner_of(object) == *user
-        || catalog.has_object_grant(&user, object, privilege)
-        || catalog.user(&user).is_some_and(|u| u.has(privilege.on_any_table()))
-    {
+    if session.db.catalog.holds(&user, object, privilege, privilege.on_any_table()) {
         return Ok(());
     }
     Err(Error::InsufficientPrivileges { what: format!("{user} may not {} {object}", verb(privilege)) })

@@ -104,7 +104,7 @@ fn tab_privs(session: &Session, only: Option<&str>) -> Rows {
                 continue;
             }
             for (privilege, grantable) in privileges {
-                let kind = if catalog.view(&object).is_some() { "VIEW" } else { "TABLE" };
+                let kind = catalog.kind_of(&object).unwrap_or("table").to_ascii_uppercase();
                 rows.push(vec![
                     text(grantee.clone()),
                     text(owner.clone()),
@@ -144,15 +144,11 @@ fn session_roles(session: &Session) -> Rows {
 fn all_tables(session: &Session) -> Rows {
     let catalog = &session.db.catalog;
     let user = session.user();
-    let any = *user == *SYS || catalog.user(&user).is_some_and(|u| u.has(SystemPrivilege::SelectAnyTable));
     let rows = catalog
         .tables()
         .iter()
-        .filter_map(|t| {
-            let owner = catalog.owner_of(&t.name);
-            let readable = any || owner == *user || catalog.has_object_grant(&user, &t.name, ObjectPrivilege::Select);
-            readable.then(|| vec![text(owner), text(t.name.clone()), text("USERS")])
-        })
+        .filter(|t| catalog.holds(&user, &t.name, ObjectPrivilege::Select, SystemPrivilege::SelectAnyTable))
+        .map(|t| vec![text(catalog.owner_of(&t.name)), text(t.name.clone()), text("USERS")])
         .collect();
     (cols(&["OWNER", "TABLE_NAME", "TABLESPACE_NAME"]), rows)
 }

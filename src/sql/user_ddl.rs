@@ -172,8 +172,8 @@ fn may_grant_system(session: &Session, privileges: &[SystemPrivilege], roles: &[
 /// user holding them WITH GRANT OPTION may, and so may GRANT ANY OBJECT PRIVILEGE.
 fn may_grant_object(session: &Session, object: &str, privileges: &[ObjectPrivilege]) -> Result<()> {
     let catalog = &session.db.catalog;
-    if catalog.table(object).is_none() && catalog.view(object).is_none() {
-        return Err(Error::UnknownObject { kind: "table or view", name: object.to_owned() });
+    if !matches!(catalog.kind_of(object), Some("table" | "view" | "sequence")) {
+        return Err(Error::UnknownObject { kind: "table, view or sequence", name: object.to_owned() });
     }
     let user = session.user();
     let grantable =

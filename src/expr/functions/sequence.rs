@@ -21,6 +21,10 @@ pub trait SequenceSource: Send + Sync + std::fmt::Debug {
     /// Whether a sequence `name` exists.
     fn exists(&self, name: &str) -> bool;
 
+    /// Refuses a session whose user may not read sequence `name` (ORA-01031): it owns
+    /// it, was granted SELECT on it, or holds SELECT ANY SEQUENCE.
+    fn may_read(&self, name: &str) -> Result<()>;
+
     /// The sequence's next value, now the session's current one.
     fn next_value(&self, name: &str) -> Result<i128>;
 
