@@ -179,3 +179,22 @@ fn a_sequence_is_read_by_its_owner_and_those_granted_select_on_it() {
     sys.execute("GRANT SELECT ANY SEQUENCE TO scott").unwrap();
     assert_eq!(scott.execute("SELECT ids.NEXTVAL FROM dual").unwrap().rows[0][0].to_string(), "2");
 }
+
+#[test]
+fn a_foreign_key_to_another_users_table_needs_references() {
+    let (db, _dir) = database();
+    let sys = db.session();
+    sys.execute("CREATE TABLE dept (id NUMBER(5) PRIMARY KEY)").unwrap();
+    sys.execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+    sys.execute("GRANT CONNECT, RESOURCE TO scott").unwrap();
+    sys.execute("GRANT SELECT ON dept TO scott").unwrap();
+    let scott = db.session();
+    scott.log_in_as("SCOTT").unwrap();
+    let message = insufficient(scott.execute("CREATE TABLE emp (id NUMBER(5), dept NUMBER(5) REFERENCES dept)"));
+    assert!(message.contains("refer by a foreign key to DEPT"), "{message}");
+    sys.execute("GRANT REFERENCES ON dept TO scott").unwrap();
+    scott.execute("CREATE TABLE emp (id NUMBER(5), dept NUMBER(5) REFERENCES dept)").unwrap();
+    // REVOKE ALL takes what scott holds, whichever they are.
+    sys.execute("REVOKE ALL ON dept FROM scott").unwrap();
+    assert!(sys.execute("SELECT * FROM dba_tab_privs").unwrap().rows.is_empty());
+}

@@ -126,7 +126,7 @@ fn object_privileges_are_granted_revoked_and_checked_at_each_execution() {
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    assert_eq!(listed.len(), 4, "{listed:?}");
+    assert_eq!(listed.len(), 5, "{listed:?}");
     assert!(listed.iter().all(|(grantee, _)| grantee == "PUBLIC"), "{listed:?}");
 }
 

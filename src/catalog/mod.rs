@@ -1213,14 +1213,14 @@ impl Catalog {
     /// Whether `user` may use `privilege` on table, view or sequence `object`: SYS may,
     /// its owner may, a grant to the user or to PUBLIC lets it, and so does `any` (the
     /// system privilege that covers every such object: SELECT ANY TABLE, ...).
-    pub fn holds(&self, user: &str, object: &str, privilege: ObjectPrivilege, any: SystemPrivilege) -> bool {
+    pub fn holds(&self, user: &str, object: &str, privilege: ObjectPrivilege, any: Option<SystemPrivilege>) -> bool {
         let d = self.dictionary.read();
         user == users::SYS
             || d.owner_of(object) == user
             || d.grants.get(object).is_some_and(|grants| {
                 [user, users::PUBLIC].iter().any(|g| grants.get(*g).is_some_and(|p| p.contains_key(&privilege)))
             })
-            || d.users.get(user).is_some_and(|u| u.has(any))
+            || any.is_some_and(|any| d.users.get(user).is_some_and(|u| u.has(any)))
     }
 
     /// Grants `privileges` on table, view or sequence `object` to `grantee` (a user or

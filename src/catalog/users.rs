@@ -1,7 +1,8 @@
 //! Database users, their password verifiers, and the privileges they hold: system
 //! privileges (`CREATE SESSION`, `CREATE TABLE`, `SELECT ANY TABLE`, ...), the three
 //! predefined roles (`CONNECT`, `RESOURCE`, `DBA`), and object privileges (SELECT,
-//! INSERT, UPDATE, DELETE) on tables and views, as Oracle spells them.
+//! INSERT, UPDATE, DELETE, REFERENCES) on tables and views (SELECT on sequences), as
+//! Oracle spells them.
 //!
 //! Invariants:
 //! - `SYS` always exists and can be neither dropped nor have its privileges revoked; it
@@ -135,19 +136,26 @@ impl SystemPrivilege {
     }
 }
 
-/// A privilege on one table or view.
+/// A privilege on one table or view (SELECT also on a sequence).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ObjectPrivilege {
     Select,
     Insert,
     Update,
     Delete,
+    /// Declaring a foreign key that refers to the table.
+    References,
 }
 
 impl ObjectPrivilege {
     /// What `GRANT ALL [PRIVILEGES] ON object` grants.
-    pub const ALL: [ObjectPrivilege; 4] =
-        [ObjectPrivilege::Select, ObjectPrivilege::Insert, ObjectPrivilege::Update, ObjectPrivilege::Delete];
+    pub const ALL: [ObjectPrivilege; 5] = [
+        ObjectPrivilege::Select,
+        ObjectPrivilege::Insert,
+        ObjectPrivilege::Update,
+        ObjectPrivilege::Delete,
+        ObjectPrivilege::References,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -155,6 +163,7 @@ impl ObjectPrivilege {
             ObjectPrivilege::Insert => "INSERT",
             ObjectPrivilege::Update => "UPDATE",
             ObjectPrivilege::Delete => "DELETE",
+            ObjectPrivilege::References => "REFERENCES",
         }
     }
 
@@ -162,13 +171,15 @@ impl ObjectPrivilege {
         ObjectPrivilege::ALL.into_iter().find(|p| p.name() == word)
     }
 
-    /// The system privilege that grants this one on every table ("SELECT ANY TABLE").
-    pub fn on_any_table(self) -> SystemPrivilege {
+    /// The system privilege that grants this one on every table ("SELECT ANY TABLE"), if
+    /// one does (none grants REFERENCES everywhere, as in Oracle).
+    pub fn on_any_table(self) -> Option<SystemPrivilege> {
         match self {
-            ObjectPrivilege::Select => SystemPrivilege::SelectAnyTable,
-            ObjectPrivilege::Insert => SystemPrivilege::InsertAnyTable,
-            ObjectPrivilege::Update => SystemPrivilege::UpdateAnyTable,
-            ObjectPrivilege::Delete => SystemPrivilege::DeleteAnyTable,
+            ObjectPrivilege::Select => Some(SystemPrivilege::SelectAnyTable),
+            ObjectPrivilege::Insert => Some(SystemPrivilege::InsertAnyTable),
+            ObjectPrivilege::Update => Some(SystemPrivilege::UpdateAnyTable),
+            ObjectPrivilege::Delete => Some(SystemPrivilege::DeleteAnyTable),
+            ObjectPrivilege::References => None,
         }
     }
 }

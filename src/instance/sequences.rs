@@ -111,7 +111,7 @@ impl SequenceSource for SessionSequences {
     fn may_read(&self, name: &str) -> Result<()> {
         use crate::catalog::{ObjectPrivilege, SystemPrivilege};
         let user = self.info.user.lock().clone();
-        if self.db()?.catalog.holds(&user, name, ObjectPrivilege::Select, SystemPrivilege::SelectAnySequence) {
+        if self.db()?.catalog.holds(&user, name, ObjectPrivilege::Select, Some(SystemPrivilege::SelectAnySequence)) {
             return Ok(());
         }
         Err(Error::InsufficientPrivileges { what: format!("{user} may not read sequence {name}") })

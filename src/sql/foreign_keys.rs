@@ -65,6 +65,7 @@ pub(super) fn resolve(
             .catalog
             .table(parent)
             .ok_or_else(|| Error::UnknownObject { kind: "table", name: parent.to_owned() })?;
+        super::privileges::require_on(session, parent, crate::catalog::ObjectPrivilege::References)?;
         (&stored, stored.constraints.iter().collect())
     };
     let keys: Vec<&ConstraintDef> = keys.into_iter().filter(|c| c.enabled && c.kind.key_index().is_some()).collect();

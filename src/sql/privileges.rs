@@ -3,7 +3,8 @@
 //!
 //! - SYS may do anything; the owner of a table, view or sequence may do anything to it.
 //! - Reading or changing another user's table or view needs the object privilege (a
-//!   grant to the user or to PUBLIC) or the matching `... ANY TABLE` system privilege.
+//!   grant to the user or to PUBLIC) or the matching `... ANY TABLE` system privilege;
+//!   a foreign key to another user's table needs REFERENCES on it.
 //! - Inside a view, what the view reads is checked against the view's owner, not the
 //!   user who queries it (definer's rights): a grant on a view is enough to query it.
 //! - Creating needs `CREATE TABLE` (`VIEW`, `SEQUENCE`); dropping or altering another
@@ -90,5 +91,6 @@ fn verb(privilege: ObjectPrivilege) -> &'static str {
         ObjectPrivilege::Insert => "insert into",
         ObjectPrivilege::Update => "update",
         ObjectPrivilege::Delete => "delete from",
+        ObjectPrivilege::References => "refer by a foreign key to",
     }
 }

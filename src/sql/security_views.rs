@@ -147,7 +147,7 @@ fn all_tables(session: &Session) -> Rows {
     let rows = catalog
         .tables()
         .iter()
-        .filter(|t| catalog.holds(&user, &t.name, ObjectPrivilege::Select, SystemPrivilege::SelectAnyTable))
+        .filter(|t| catalog.holds(&user, &t.name, ObjectPrivilege::Select, Some(SystemPrivilege::SelectAnyTable)))
         .map(|t| vec![text(catalog.owner_of(&t.name)), text(t.name.clone()), text("USERS")])
         .collect();
     (cols(&["OWNER", "TABLE_NAME", "TABLESPACE_NAME"]), rows)

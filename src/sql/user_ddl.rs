@@ -118,7 +118,16 @@ pub fn run(session: &Session, statement: &UserStatement) -> Result<QueryResult> 
                 Granted::Object { privileges, object } => {
                     may_grant_object(session, object, privileges)?;
                     for grantee in grantees {
-                        catalog.revoke_object(object, grantee, privileges)?;
+                        // REVOKE ALL takes what the grantee holds of them.
+                        let mut privileges = privileges.clone();
+                        if privileges.len() == ObjectPrivilege::ALL.len() {
+                            let held = catalog.grants_on(object).remove(grantee).unwrap_or_default();
+                            privileges.retain(|p| held.contains_key(p));
+                            if privileges.is_empty() {
+                                privileges.push(ObjectPrivilege::Select);
+                            }
+                        }
+                        catalog.revoke_object(object, grantee, &privileges)?;
                     }
                 }
             }

@@ -242,7 +242,9 @@ fn grant_or_revoke(tokens: &Tokens<'_>, grant: bool) -> Result<UserStatement> {
                     "ALL" | "ALL PRIVILEGES" => privileges.extend(ObjectPrivilege::ALL),
                     other => privileges.push(ObjectPrivilege::named(other).ok_or_else(|| {
                         parse_error(
-                            format!("{other} is not an object privilege (SELECT, INSERT, UPDATE, DELETE, ALL)"),
+                            format!(
+                                "{other} is not an object privilege (SELECT, INSERT, UPDATE, DELETE, REFERENCES, ALL)"
+                            ),
                             tokens.get(*at - 1),
                         )
                     })?),
