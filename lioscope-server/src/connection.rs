@@ -2,9 +2,10 @@
 //! over its [`Backend`], and the registry that lets a cancel request, which comes on a
 //! connection of its own, find the session to stop.
 //!
-//! A connection is a lioscope session from accept to close: its SID is the process id
-//! the client is given for cancel requests, and `v$session` shows the client's user,
-//! `application_name` and address. Statements run on the connection's own thread, one
+//! A connection is a lioscope session from accept to close: it runs as no user until
+//! the client logs in (SCRAM or trust, `authentication`), then as the lioscope user it
+//! proved it is; its SID is the process id the client is given for cancel requests, and
+//! `v$session` shows that user, the client's `application_name` and address. Statements run on the connection's own thread, one
 //! at a time (on a blocking thread while a statement timeout is set, so that the clock
 //! is watched); a statement timeout or a cancel request interrupts the running call
 //! through the session's canceller (ORA-01013, SQLSTATE 57014). Bind and Execute queue

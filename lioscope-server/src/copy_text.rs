@@ -36,12 +36,11 @@ pub fn to_csv(mut input: impl BufRead, mut output: impl Write, delimiter: u8, nu
             field.clear();
             decode(raw, &mut field);
             output.write_all(b"\"")?;
-            for &b in &field {
-                if b == b'"' {
+            for (i, part) in field.split(|b| *b == b'"').enumerate() {
+                if i > 0 {
                     output.write_all(b"\"\"")?;
-                } else {
-                    output.write_all(&[b])?;
                 }
+                output.write_all(part)?;
             }
             output.write_all(b"\"")?;
         }

@@ -137,12 +137,17 @@ impl Settings {
     }
 
     fn parsed_timeout(&self) -> Option<Duration> {
-        self.values.get("statement_timeout").and_then(|v| parse_duration(v).ok()).filter(|d| !d.is_zero())
+        self.duration("statement_timeout")
     }
 
     /// `lock_timeout`, when one is set: how long a row lock wait may last.
     pub fn lock_timeout(&self) -> Option<Duration> {
-        self.values.get("lock_timeout").and_then(|v| parse_duration(v).ok()).filter(|d| !d.is_zero())
+        self.duration("lock_timeout")
+    }
+
+    /// The duration setting `name`, unless it is 0 (no limit).
+    fn duration(&self, name: &str) -> Option<Duration> {
+        self.values.get(name).and_then(|v| parse_duration(v).ok()).filter(|d| !d.is_zero())
     }
 
     /// The isolation level a transaction block starts in unless `BEGIN` says otherwise.

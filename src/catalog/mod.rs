@@ -1,6 +1,10 @@
 //! The data dictionary: tables, their columns, constraints and segments, their indexes,
-//! the optimizer statistics ANALYZE gathered for both, views (their query's text) and
-//! sequences (their options and the first value no cache has taken, [`sequence`]).
+//! the optimizer statistics ANALYZE gathered for both, views (their query's text),
+//! sequences (their options and the first value no cache has taken, [`sequence`]), and
+//! the users, each object's owner and the privileges granted ([`users`]): SYS always
+//! among the users; owners and grants name only objects and users that exist (dropping
+//! one forgets its owner and grants; a user who owns objects is not dropped);
+//! [`Catalog::holds`] is the one answer to "may this user do this to that object".
 //!
 //! Kept in memory behind one lock and written whole to `dictionary.json` in the database
 //! directory (temporary file, fsync, rename, through the database's I/O layer) by every
@@ -1256,18 +1260,24 @@ impl Catalog {
         })
     }
 
-    /// Revokes `privileges` on `object` from `grantee`; ORA-01927 if one was not granted.
-    pub fn revoke_object(&self, object: &str, grantee: &str, privileges: &[ObjectPrivilege]) -> Result<()> {
+    /// Revokes `privileges` on `object` from `grantee` (`None`: all it holds, as REVOKE
+    /// ALL); ORA-01927 if one was not granted (none, for `None`).
+    pub fn revoke_object(&self, object: &str, grantee: &str, privileges: Option<&[ObjectPrivilege]>) -> Result<()> {
         self.change(|d| {
             let held = d.grants.get_mut(object).and_then(|g| g.get_mut(grantee));
-            let Some(held) = held.filter(|h| privileges.iter().all(|p| h.contains_key(p))) else {
+            let granted = |h: &BTreeMap<ObjectPrivilege, bool>| match privileges {
+                Some(privileges) => privileges.iter().all(|p| h.contains_key(p)),
+                None => !h.is_empty(),
+            };
+            let Some(held) = held.filter(|h| granted(h)) else {
                 return Err(Error::InvalidValue {
                     context: object.to_owned(),
                     message: format!("ORA-01927: cannot REVOKE privileges you did not grant (to {grantee})"),
                 });
             };
-            for p in privileges {
-                held.remove(p);
+            match privileges {
+                Some(privileges) => privileges.iter().for_each(|p| _ = held.remove(p)),
+                None => held.clear(),
             }
             let grants = d.grants.get_mut(object).expect("found above");
             grants.retain(|_, h| !h.is_empty());

@@ -104,16 +104,14 @@ impl Database {
 
     /// A new session, running as SYS.
     pub fn session(&self) -> Session {
-        Session::new(self.inner.clone())
+        Session::new(self.inner.clone(), crate::catalog::users::SYS)
     }
 
     /// A new session that runs as no user until it logs in ([`Session::log_in_as`]):
     /// what a server opens for a client that has not authenticated yet. Until then it
     /// holds no privilege, and `v$session` shows no USERNAME for it.
     pub fn session_without_user(&self) -> Session {
-        let session = Session::new(self.inner.clone());
-        *session.info.user.lock() = Arc::from("");
-        session
+        Session::new(self.inner.clone(), "")
     }
 
     /// The user a client's log-in name stands for: the user of that name, else of that

@@ -5,7 +5,9 @@
 //! the dictionary, durably, before handing out the first of them, so a crash skips the
 //! values a cache still held and never repeats one; a clean close writes the first unused
 //! value back ([`SequenceCache::write_back`]), so that a close skips none. ALTER and DROP
-//! SEQUENCE empty the cache, under its lock, as they change the definition.
+//! SEQUENCE empty the cache, under its lock, as they change the definition. A session
+//! reads a sequence only if its user may (`SequenceSource::may_read`: the owner, SELECT on
+//! it, or SELECT ANY SEQUENCE).
 //!
 //! Invariant: a value is handed out at most once, by the holder of its sequence's cache
 //! lock; the dictionary's `last_number` is past every value a cache holds.

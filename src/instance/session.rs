@@ -155,9 +155,10 @@ const _: fn() = || {
 };
 
 impl Session {
-    pub(crate) fn new(db: Arc<DbInner>) -> Session {
+    /// A new session running as `user` (empty: none yet, see `log_in_as`).
+    pub(crate) fn new(db: Arc<DbInner>, user: &str) -> Session {
         let info = db.registry.register("USER");
-        *info.user.lock() = Arc::from(crate::catalog::users::SYS);
+        *info.user.lock() = Arc::from(user);
         let seed = u64::from(info.sid).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         Session {
             sequences: Arc::new(super::sequences::SessionSequences::new(&db, info.clone())),

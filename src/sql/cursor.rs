@@ -25,7 +25,10 @@
 //! plan whose source holds rows read while planning (a v$ view, alone or joined) is not kept, nor one run
 //! with row-source statistics. INSERT, UPDATE, DELETE and the other statements sqlparser
 //! reads are parsed once and bound at each execution; those lioscope reads itself (ALTER
-//! SESSION, ANALYZE, ...) take no binds and are read from their text at each execution.
+//! SESSION, ANALYZE, ...) take no binds and are read from their text at each execution,
+//! except user and grant statements, read once and kept with their text redacted (a
+//! password never stays in a cursor). A description ([`PreparedStatement::describe`]) is
+//! kept until the dictionary changes.
 
 use super::plan::{self, Planned};
 use crate::error::{Error, Result};

@@ -1,5 +1,7 @@
-//! INSERT (VALUES or SELECT), COPY FROM a CSV file, and the rows MERGE inserts
-//! ([`insert_values`]).
+//! INSERT (VALUES or SELECT), COPY FROM a CSV file or from STDIN (the rows the caller
+//! gives, `Session::copy_from_reader`), and the rows MERGE inserts ([`insert_values`]).
+//! Each needs INSERT on its table; COPY from a file of the server's also needs CREATE ANY
+//! DIRECTORY (`authorize`).
 //!
 //! A statement's rows are coerced to the column types (never truncated) and loaded
 //! through `access::load`, which writes them in the table's format: INSERT and COPY into

@@ -8,12 +8,14 @@
 //! - Inside a view, what the view reads is checked against the view's owner, not the
 //!   user who queries it (definer's rights): a grant on a view is enough to query it.
 //! - Creating needs `CREATE TABLE` (`VIEW`, `SEQUENCE`); dropping or altering another
-//!   user's object needs the `... ANY ...` privilege; `ALTER SYSTEM` needs its own.
+//!   user's object needs the `... ANY ...` privilege; `ALTER SYSTEM` needs its own (which
+//!   statement needs which is `authorize`'s).
 //!
-//! Checks run where a statement resolves the names it uses (planning a query, binding a
-//! DML statement, each DDL statement): a GRANT or REVOKE changes the dictionary, which
-//! makes every kept plan anew, so a revoked privilege stops the next execution.
-//! A refusal is ORA-01031 and changes nothing.
+//! The decision itself is the catalog's (`Catalog::holds`); this module asks it for the
+//! acting user. Checks run where a statement resolves the names it uses (planning a query,
+//! binding a DML statement, each DDL statement): a GRANT or REVOKE changes the
+//! dictionary, which makes every kept plan anew, so a revoked privilege stops the next
+//! execution. A refusal is ORA-01031 and changes nothing.
 
 use crate::catalog::users::SYS;
 use crate::catalog::{ObjectPrivilege, SystemPrivilege};

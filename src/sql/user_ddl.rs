@@ -70,7 +70,7 @@ pub fn run(session: &Session, statement: &UserStatement) -> Result<QueryResult> 
         UserStatement::Grant { what, grantees, with_option } => {
             check_grantees(session, grantees, what)?;
             match what {
-                Granted::System { privileges, roles } => {
+                Granted::System { privileges, roles, .. } => {
                     may_grant_system(session, privileges, roles)?;
                     for grantee in grantees {
                         catalog.alter_user(grantee, |user| {
@@ -84,7 +84,7 @@ pub fn run(session: &Session, statement: &UserStatement) -> Result<QueryResult> 
                         })?;
                     }
                 }
-                Granted::Object { privileges, object } => {
+                Granted::Object { privileges, object, .. } => {
                     may_grant_object(session, object, privileges)?;
                     for grantee in grantees {
                         catalog.grant_object(object, grantee, privileges, *with_option)?;
@@ -96,15 +96,14 @@ pub fn run(session: &Session, statement: &UserStatement) -> Result<QueryResult> 
         UserStatement::Revoke { what, grantees } => {
             check_grantees(session, grantees, what)?;
             match what {
-                Granted::System { privileges, roles } => {
+                Granted::System { privileges, roles, all } => {
                     may_grant_system(session, privileges, roles)?;
-                    let all = privileges.len() == SystemPrivilege::ALL.len();
                     for grantee in grantees {
                         catalog.alter_user(grantee, |user| {
                             let missing = privileges.iter().find(|p| !user.system_privileges.contains_key(p));
                             let missing_role = roles.iter().find(|r| !user.roles.contains_key(r));
                             match (missing, missing_role) {
-                                (Some(p), _) if !all => Err(not_granted(p.name(), grantee)),
+                                (Some(p), _) if !*all => Err(not_granted(p.name(), grantee)),
                                 (_, Some(r)) => Err(not_granted(r.name(), grantee)),
                                 _ => {
                                     privileges.iter().for_each(|p| _ = user.system_privileges.remove(p));
@@ -115,19 +114,10 @@ pub fn run(session: &Session, statement: &UserStatement) -> Result<QueryResult> 
                         })?;
                     }
                 }
-                Granted::Object { privileges, object } => {
+                Granted::Object { privileges, object, all } => {
                     may_grant_object(session, object, privileges)?;
                     for grantee in grantees {
-                        // REVOKE ALL takes what the grantee holds of them.
-                        let mut privileges = privileges.clone();
-                        if privileges.len() == ObjectPrivilege::ALL.len() {
-                            let held = catalog.grants_on(object).remove(grantee).unwrap_or_default();
-                            privileges.retain(|p| held.contains_key(p));
-                            if privileges.is_empty() {
-                                privileges.push(ObjectPrivilege::Select);
-                            }
-                        }
-                        catalog.revoke_object(object, grantee, &privileges)?;
+                        catalog.revoke_object(object, grantee, (!*all).then_some(privileges.as_slice()))?;
                     }
                 }
             }

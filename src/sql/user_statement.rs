@@ -43,10 +43,12 @@ pub enum UserStatement {
 /// What a GRANT or REVOKE gives or takes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Granted {
-    /// System privileges and roles; `ALL PRIVILEGES` is every system privilege.
-    System { privileges: Vec<SystemPrivilege>, roles: Vec<Role> },
-    /// Object privileges on one table or view.
-    Object { privileges: Vec<ObjectPrivilege>, object: String },
+    /// System privileges and roles; `ALL PRIVILEGES` (`all`) is every system privilege,
+    /// and a REVOKE of it takes whichever the user holds.
+    System { privileges: Vec<SystemPrivilege>, roles: Vec<Role>, all: bool },
+    /// Object privileges on one table, view or sequence; `ALL` (`all`) is every one, and
+    /// a REVOKE of it takes whichever the grantee holds.
+    Object { privileges: Vec<ObjectPrivilege>, object: String, all: bool },
 }
 
 /// The tokens of a statement, whitespace left out.
@@ -237,6 +239,7 @@ fn grant_or_revoke(tokens: &Tokens<'_>, grant: bool) -> Result<UserStatement> {
                 .filter(|_| on + 2 == to_at)
                 .ok_or_else(|| parse_error("one table or view name is expected after ON", tokens.get(on + 1)))?;
             let mut privileges = Vec::new();
+            let all = entries.iter().any(|(e, _)| e == "ALL" || e == "ALL PRIVILEGES");
             for (entry, at) in &entries {
                 match entry.as_str() {
                     "ALL" | "ALL PRIVILEGES" => privileges.extend(ObjectPrivilege::ALL),
@@ -252,11 +255,12 @@ fn grant_or_revoke(tokens: &Tokens<'_>, grant: bool) -> Result<UserStatement> {
             }
             privileges.sort();
             privileges.dedup();
-            Granted::Object { privileges, object }
+            Granted::Object { privileges, object, all }
         }
         Some(on) => return Err(parse_error(format!("ON must come before {to}"), tokens.get(on))),
         None => {
             let (mut privileges, mut roles) = (Vec::new(), Vec::new());
+            let all = entries.iter().any(|(e, _)| e == "ALL PRIVILEGES");
             for (entry, at) in &entries {
                 if entry == "ALL PRIVILEGES" {
                     privileges.extend(SystemPrivilege::ALL);
@@ -275,7 +279,7 @@ fn grant_or_revoke(tokens: &Tokens<'_>, grant: bool) -> Result<UserStatement> {
             privileges.dedup();
             roles.sort();
             roles.dedup();
-            Granted::System { privileges, roles }
+            Granted::System { privileges, roles, all }
         }
     };
     Ok(if grant {
@@ -354,7 +358,8 @@ mod tests {
             UserStatement::Grant {
                 what: Granted::System {
                     privileges: vec![SystemPrivilege::CreateSession, SystemPrivilege::CreateTable],
-                    roles: vec![Role::Dba]
+                    roles: vec![Role::Dba],
+                    all: false,
                 },
                 grantees: vec!["SCOTT".into(), "ADAMS".into()],
                 with_option: true,
@@ -365,7 +370,8 @@ mod tests {
             UserStatement::Grant {
                 what: Granted::Object {
                     privileges: vec![ObjectPrivilege::Select, ObjectPrivilege::Update],
-                    object: "EMP".into()
+                    object: "EMP".into(),
+                    all: false,
                 },
                 grantees: vec!["PUBLIC".into()],
                 with_option: false,
@@ -380,7 +386,7 @@ mod tests {
         assert_eq!(
             parsed("REVOKE ALL ON emp FROM scott").unwrap(),
             UserStatement::Revoke {
-                what: Granted::Object { privileges: ObjectPrivilege::ALL.to_vec(), object: "EMP".into() },
+                what: Granted::Object { privileges: ObjectPrivilege::ALL.to_vec(), object: "EMP".into(), all: true },
                 grantees: vec!["SCOTT".into()],
             }
         );

@@ -1,5 +1,7 @@
-//! Fixed views: `v$` performance views and `user_` dictionary views, computed when a
-//! statement that reads them is planned. Columns follow Oracle's where the concept is the
+//! Fixed views: `v$` performance views and `user_` dictionary views (the session's
+//! user's own objects), computed when a statement that reads them is planned; the views
+//! of users and grants are `security_views`'. Reading a `v$` or `dba_` view needs SELECT
+//! ANY DICTIONARY (`privileges`). Columns follow Oracle's where the concept is the
 //! same; `v$mystat` and `v$sesstat` also carry the statistic NAME (Oracle users join with
 //! `v$statname` for it, which works here too).
 
@@ -10,7 +12,9 @@ use crate::instance::{Modifiable, PARAMETERS, Session};
 use crate::stats::{HISTOGRAM_BUCKETS, Stat, TimeModel, WaitEvent, osstat};
 use crate::types::{Datum, Value};
 
-/// The rows of fixed view `name`, or `None` if there is no such view.
+/// The rows of fixed view `name`, or `None` if there is no such view (a table of that
+/// name is then the caller's to find). A session that may not read the `V$` and `DBA_`
+/// views is refused once the name is known to be one.
 pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
     let rows = match name {
         "V$STATNAME" => statname(),

@@ -9,6 +9,10 @@
 //! writer's statement fails with [`Error::Deadlock`] instead (as Oracle's ORA-00060: the
 //! statement is rolled back, the transaction stays).
 //!
+//! A session may bound its waits (`SessionStats::set_lock_wait_limit`, a client's
+//! `lock_timeout`): a wait past the bound fails its statement with ORA-30006, the
+//! transaction staying, as for a cancel (ORA-01013), seen within one recheck.
+//!
 //! Invariants: a transaction is registered from its first change until its end is
 //! recorded in the transaction table; `waits_for` holds an edge only while its waiter
 //! sleeps; every end wakes all waiters of that transaction.
