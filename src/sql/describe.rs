@@ -7,9 +7,11 @@
 //! execution would plan it. The types are derived from the text, as Oracle derives a
 //! cursor's column types: a column of a table or view has its declared type, a literal,
 //! a CAST, an arithmetic or `||` expression, an aggregate or a function of a known
-//! family has the type it yields, and a CASE, NVL or MIN the type of its operand. What
-//! is not derived (a v$ view's column, a subquery's in some shapes) is `None`: the value
-//! is still what the query gives, and a client reads it as text.
+//! family has the type it yields, and a CASE, NVL or MIN the type of its operand; a
+//! fixed view's column (`v$`, `pg_catalog`) the type of the values it holds as the
+//! statement is described (NUMBER, VARCHAR2, DATE, ...). What is not derived (an empty
+//! fixed view's column, a subquery's in some shapes) is `None`: the value is still what
+//! the query gives, and a client reads it as text.
 //!
 //! A bind variable's type is that of the column it is compared with (`col = :1`,
 //! `col BETWEEN :1 AND :2`, `col IN (:1, ...)`), assigned to (`SET col = :1`) or inserted
@@ -158,6 +160,11 @@ fn named_relation(session: &Session, name: &str) -> Option<ColumnsOf> {
     if let Some(table) = session.db.catalog.table(name) {
         return Some(table.columns.iter().map(|c: &ColumnDef| (c.name.clone(), Some(c.data_type))).collect());
     }
+    if let Ok(Some((columns, rows))) = super::views::fixed_view(name, session) {
+        // A fixed view's columns have the types of the values it holds now.
+        let typed = |i: usize| rows.iter().find_map(|row| value_type(row.get(i)?));
+        return Some(columns.into_iter().enumerate().map(|(i, c)| (c, typed(i))).collect());
+    }
     let view = session.db.catalog.view(name)?;
     let types = match super::parse_one(&view.text) {
         Ok(ast::Statement::Query(query)) => query_types(session, &query),
@@ -170,6 +177,25 @@ fn named_relation(session: &Session, name: &str) -> Option<ColumnsOf> {
             .map(|(i, c)| (c.clone(), types.as_ref().filter(|t| t.len() == view.columns.len()).and_then(|t| t[i])))
             .collect(),
     )
+}
+
+/// The type a fixed view's column holding `value` is described with.
+fn value_type(value: &Value) -> Option<DataType> {
+    use crate::types::Datum;
+    match value {
+        Datum::Null => None,
+        Datum::Int(_) | Datum::Num(_) => Some(NUMBER),
+        Datum::Str(_) => Some(TEXT),
+        Datum::Date(_) => Some(DataType::Date),
+        Datum::Timestamp(_) => Some(DataType::Timestamp { precision: crate::types::DEFAULT_FRACTION_DIGITS }),
+        Datum::YearMonth(_) => {
+            Some(DataType::IntervalYearMonth { year_precision: crate::types::DEFAULT_LEADING_DIGITS })
+        }
+        Datum::DaySecond(_) => Some(DataType::IntervalDaySecond {
+            day_precision: crate::types::DEFAULT_LEADING_DIGITS,
+            second_precision: crate::types::DEFAULT_FRACTION_DIGITS,
+        }),
+    }
 }
 
 /// The relations a query block reads, by the name it calls them.

@@ -1,6 +1,7 @@
 //! Fixed views: `v$` performance views and `user_` dictionary views (the session's
 //! user's own objects), computed when a statement that reads them is planned; the views
-//! of users and grants are `security_views`'. Reading a `v$` or `dba_` view needs SELECT
+//! of users and grants are `security_views`', PostgreSQL's catalogs `pg_catalog`'s and
+//! the standard's `information_schema`'s. Reading a `v$` or `dba_` view needs SELECT
 //! ANY DICTIONARY (`privileges`). Columns follow Oracle's where the concept is the
 //! same; `v$mystat` and `v$sesstat` also carry the statistic NAME (Oracle users join with
 //! `v$statname` for it, which works here too).
@@ -54,7 +55,10 @@ pub fn fixed_view(name: &str, session: &Session) -> Result<Option<Rows>> {
         "V$IM_SEGMENTS" => im_segments(session)?,
         "V$IM_COLUMN_LEVEL" => im_column_level(session),
         "V$INMEMORY_AREA" => inmemory_area(session),
-        name => match super::security_views::view(name, session) {
+        name => match super::security_views::view(name, session)
+            .or_else(|| super::pg_catalog::view(name, session))
+            .or_else(|| super::information_schema::view(name, session))
+        {
             Some(rows) => rows,
             None => return Ok(None),
         },

@@ -10,6 +10,7 @@
 //!   NUMBER(p,s) values, and [`ExactSum`], a sum of them in 128 bits.
 //! - [`encoding`]: the bytes a value occupies inside a row (the payload after the column
 //!   length byte).
+//! - [`pg_types`]: each type as PostgreSQL's clients and catalog views see it.
 //!
 //! Invariants: a [`Datum::Num`] never holds a whole number that fits in `i64` (that is
 //! always [`Datum::Int`]), so equal numbers have one representation and grouping and
@@ -19,6 +20,7 @@ mod datatype;
 pub mod datetime;
 pub mod encoding;
 mod fixed;
+pub mod pg_types;
 mod value;
 
 pub use datatype::{

@@ -1,0 +1,963 @@
+//! PostgreSQL's system catalogs as views over lioscope's dictionary, for the clients of
+//! `lioscope serve` (psql's `\d` commands, drivers' and browsers' table lists):
+//! `pg_class`, `pg_namespace`, `pg_attribute`, `pg_type`, `pg_index`, `pg_indexes`,
+//! `pg_constraint`, `pg_am`, `pg_database`, `pg_roles` (and `pg_user`, `pg_authid`),
+//! `pg_auth_members`, `pg_tables`, `pg_views`, `pg_sequence`, `pg_sequences`, `pg_depend`
+//! (an identity column's sequence), `pg_collation`, and the
+//! catalogs lioscope has nothing for, empty (`pg_attrdef`, `pg_description`,
+//! `pg_inherits`, `pg_trigger`, `pg_policy`, ...). Each is reachable as `pg_catalog.NAME`
+//! and as `NAME`, as PostgreSQL's search path makes them.
+//!
+//! How lioscope's dictionary is shown:
+//! - one schema, `public` (OID 2200), holds every table, view, index and sequence;
+//! - a name is shown as a PostgreSQL client would write it unquoted: `EMP` as `emp`
+//!   (PostgreSQL folds unquoted names to lower case where Oracle folds them to upper), a
+//!   name with lower-case letters as it is;
+//! - a table's or index's OID is its data object id; the OID of a view, sequence,
+//!   constraint or user is a hash of its name above 2^30 (object ids stay below), the
+//!   same in every statement; SYS is OID 10, PostgreSQL's bootstrap superuser;
+//! - a boolean is `t` or `f` (lioscope's SQL has no BOOLEAN); an array column (ACLs,
+//!   options) is NULL; `indkey`, `conkey` and `confkey` are written as PostgreSQL
+//!   writes them (`1 2`, `{1,2}`);
+//! - columns' types are [`pg_types`](crate::types::pg_types)'s, the types the server
+//!   sends the values as. A view's columns are `text` (a view keeps its column names, not
+//!   their types).
+//!
+//! Every user may read these views, as in PostgreSQL; they list every object, whoever
+//! owns it (`information_schema` lists only what the user may use).
+
+use super::fixed_rows::{Rows, cols, int, text};
+use crate::catalog::users::SYS;
+use crate::catalog::{Catalog, ConstraintKind, DeleteRule, Role, TableDef};
+use crate::instance::Session;
+use crate::types::pg_types::{self, BASE_TYPES, PgType};
+use crate::types::{Datum, Value};
+
+/// The OID of schema `pg_catalog`.
+pub(super) const PG_CATALOG_OID: u32 = 11;
+/// The OID of schema `public`, where all of lioscope's objects are.
+pub(super) const PUBLIC_OID: u32 = 2200;
+/// The OID of schema `information_schema`.
+pub(super) const INFORMATION_SCHEMA_OID: u32 = 13_000;
+/// The OID of the bootstrap superuser, SYS.
+const SYS_OID: u32 = 10;
+/// `pg_am`'s heap and btree access methods.
+const HEAP_AM: u32 = 2;
+const BTREE_AM: u32 = 403;
+/// The OID of the default collation.
+const DEFAULT_COLLATION: u32 = 100;
+/// The OID of the one database.
+const DATABASE_OID: u32 = 5;
+
+/// The rows of view `name` (`PG_CATALOG.PG_CLASS` or `PG_CLASS`), if it is one of these.
+pub(super) fn view(name: &str, session: &Session) -> Option<Rows> {
+    let name = name.strip_prefix("PG_CATALOG.").unwrap_or(name);
+    if !name.starts_with("PG_") {
+        return None;
+    }
+    let catalog = &session.db.catalog;
+    Some(match name {
+        "PG_NAMESPACE" => namespaces(),
+        "PG_CLASS" => classes(catalog),
+        "PG_ATTRIBUTE" => attributes(catalog),
+        "PG_TYPE" => types(),
+        "PG_INDEX" => indexes(catalog),
+        "PG_INDEXES" => index_definitions(catalog),
+        "PG_CONSTRAINT" => constraints(catalog),
+        "PG_AM" => (
+            cols(&["OID", "AMNAME", "AMHANDLER", "AMTYPE"]),
+            vec![
+                vec![int(HEAP_AM.into()), text("heap"), text("heap_tableam_handler"), text("t")],
+                vec![int(BTREE_AM.into()), text("btree"), text("bthandler"), text("i")],
+            ],
+        ),
+        "PG_DATABASE" => database(session),
+        "PG_ROLES" | "PG_AUTHID" => roles(catalog),
+        "PG_USER" => users(catalog),
+        "PG_AUTH_MEMBERS" => role_members(catalog),
+        "PG_TABLES" => tables(catalog),
+        "PG_VIEWS" => views(catalog),
+        "PG_SEQUENCES" => sequences(catalog),
+        "PG_SEQUENCE" => sequence_catalog(catalog),
+        "PG_DEPEND" => dependencies(catalog),
+        "PG_COLLATION" => (
+            cols(&["OID", "COLLNAME", "COLLNAMESPACE", "COLLOWNER", "COLLPROVIDER", "COLLENCODING"]),
+            vec![vec![
+                oid(DEFAULT_COLLATION),
+                text("default"),
+                oid(PG_CATALOG_OID),
+                oid(SYS_OID),
+                text("d"),
+                number(-1),
+            ]],
+        ),
+        _ => return empty(name),
+    })
+}
+
+/// The catalogs of what lioscope does not have (defaults, comments, inheritance,
+/// triggers, rules, row security, extended statistics, publications, extensions,
+/// enums): their columns, no rows.
+fn empty(name: &str) -> Option<Rows> {
+    let columns: &[&str] = match name {
+        "PG_ATTRDEF" => &["OID", "ADRELID", "ADNUM", "ADBIN"],
+        "PG_DESCRIPTION" => &["OBJOID", "CLASSOID", "OBJSUBID", "DESCRIPTION"],
+        "PG_INHERITS" => &["INHRELID", "INHPARENT", "INHSEQNO", "INHDETACHPENDING"],
+        "PG_TRIGGER" => &["OID", "TGRELID", "TGPARENTID", "TGNAME", "TGFOID", "TGTYPE", "TGENABLED", "TGISINTERNAL"],
+        "PG_REWRITE" => &["OID", "RULENAME", "EV_CLASS", "EV_TYPE", "EV_ENABLED", "IS_INSTEAD"],
+        "PG_POLICY" => {
+            &["OID", "POLNAME", "POLRELID", "POLCMD", "POLPERMISSIVE", "POLROLES", "POLQUAL", "POLWITHCHECK"]
+        }
+        "PG_STATISTIC_EXT" => {
+            &["OID", "STXRELID", "STXNAME", "STXNAMESPACE", "STXOWNER", "STXSTATTARGET", "STXKEYS", "STXKIND"]
+        }
+        "PG_PUBLICATION" => &["OID", "PUBNAME", "PUBOWNER", "PUBALLTABLES"],
+        "PG_PUBLICATION_REL" => &["OID", "PRPUBID", "PRRELID", "PRQUAL", "PRATTRS"],
+        "PG_PUBLICATION_NAMESPACE" => &["OID", "PNPUBID", "PNNSPID"],
+        "PG_EXTENSION" => &["OID", "EXTNAME", "EXTOWNER", "EXTNAMESPACE", "EXTVERSION"],
+        "PG_ENUM" => &["OID", "ENUMTYPID", "ENUMSORTORDER", "ENUMLABEL"],
+        "PG_PARTITIONED_TABLE" => &["PARTRELID", "PARTSTRAT", "PARTNATTS", "PARTDEFID"],
+        "PG_FOREIGN_TABLE" => &["FTRELID", "FTSERVER", "FTOPTIONS"],
+        _ => return None,
+    };
+    Some((cols(columns), Vec::new()))
+}
+
+/// `name` as a PostgreSQL client writes it unquoted: lower case for a name Oracle's
+/// rules made upper case.
+pub(super) fn pg_name(name: &str) -> String {
+    if name.chars().any(|c| c.is_lowercase()) { name.to_owned() } else { name.to_lowercase() }
+}
+
+/// A stable OID for an object without an object id: FNV-1a of its kind and name, in
+/// [2^30, 2^31).
+fn hashed_oid(kind: &str, name: &str) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in kind.bytes().chain([0]).chain(name.bytes()) {
+        hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
+    }
+    (hash & 0x3fff_ffff) | 0x4000_0000
+}
+
+pub(super) fn user_oid(user: &str) -> u32 {
+    if user == SYS { SYS_OID } else { hashed_oid("user", user) }
+}
+
+fn view_oid(name: &str) -> u32 {
+    hashed_oid("view", name)
+}
+
+fn sequence_oid(name: &str) -> u32 {
+    hashed_oid("sequence", name)
+}
+
+fn constraint_oid(table: &str, name: &str) -> u32 {
+    hashed_oid(table, name)
+}
+
+fn oid(v: u32) -> Value {
+    int(v.into())
+}
+
+fn flag(on: bool) -> Value {
+    text(if on { "t" } else { "f" })
+}
+
+fn number(v: i64) -> Value {
+    Datum::Int(v)
+}
+
+fn namespaces() -> Rows {
+    let row = |oid_, name: &str| vec![oid(oid_), text(name), oid(SYS_OID), Datum::Null];
+    (
+        cols(&["OID", "NSPNAME", "NSPOWNER", "NSPACL"]),
+        vec![
+            row(PG_CATALOG_OID, "pg_catalog"),
+            row(PUBLIC_OID, "public"),
+            row(INFORMATION_SCHEMA_OID, "information_schema"),
+        ],
+    )
+}
+
+/// A `pg_class` row's values that differ between kinds of relation.
+struct Relation {
+    oid: u32,
+    name: String,
+    kind: &'static str,
+    owner: u32,
+    access_method: u32,
+    columns: usize,
+    checks: usize,
+    has_index: bool,
+    has_triggers: bool,
+    tuples: f64,
+    pages: i64,
+}
+
+fn relations(catalog: &Catalog) -> Vec<Relation> {
+    let mut out = Vec::new();
+    let tables = catalog.tables();
+    for t in &tables {
+        let referenced = tables.iter().any(|other| {
+            other
+                .constraints
+                .iter()
+                .any(|c| matches!(&c.kind, ConstraintKind::ForeignKey { parent, .. } if *parent == t.name))
+        });
+        out.push(Relation {
+            oid: t.object_id,
+            name: pg_name(&t.name),
+            kind: "r",
+            owner: user_oid(&catalog.owner_of(&t.name)),
+            access_method: HEAP_AM,
+            columns: t.columns.len(),
+            checks: t.constraints.iter().filter(|c| matches!(c.kind, ConstraintKind::Check { .. })).count(),
+            has_index: !catalog.indexes_of(t.object_id).is_empty(),
+            // PostgreSQL enforces foreign keys with triggers; psql lists a table's
+            // foreign keys (and those referencing it) only when it has some.
+            has_triggers: referenced
+                || t.constraints.iter().any(|c| matches!(c.kind, ConstraintKind::ForeignKey { .. })),
+            tuples: t.stats.as_ref().map_or(-1.0, |s| s.num_rows as f64),
+            pages: t.stats.as_ref().map_or(0, |s| s.blocks as i64),
+        });
+    }
+    for i in catalog.indexes() {
+        out.push(Relation {
+            oid: i.object_id,
+            name: pg_name(&i.name),
+            kind: "i",
+            owner: user_oid(&catalog.owner_of(&i.name)),
+            access_method: BTREE_AM,
+            columns: i.columns.len(),
+            checks: 0,
+            has_index: false,
+            has_triggers: false,
+            tuples: i.stats.as_ref().map_or(-1.0, |s| s.num_rows as f64),
+            pages: i.stats.as_ref().map_or(0, |s| s.leaf_blocks as i64),
+        });
+    }
+    for v in catalog.views() {
+        out.push(Relation {
+            oid: view_oid(&v.name),
+            name: pg_name(&v.name),
+            kind: "v",
+            owner: user_oid(&catalog.owner_of(&v.name)),
+            access_method: 0,
+            columns: v.columns.len(),
+            checks: 0,
+            has_index: false,
+            has_triggers: false,
+            tuples: -1.0,
+            pages: 0,
+        });
+    }
+    for s in catalog.sequences() {
+        out.push(Relation {
+            oid: sequence_oid(&s.name),
+            name: pg_name(&s.name),
+            kind: "S",
+            owner: user_oid(&catalog.owner_of(&s.name)),
+            access_method: 0,
+            columns: 3,
+            checks: 0,
+            has_index: false,
+            has_triggers: false,
+            tuples: 1.0,
+            pages: 1,
+        });
+    }
+    out
+}
+
+fn classes(catalog: &Catalog) -> Rows {
+    let rows = relations(catalog)
+        .into_iter()
+        .map(|r| {
+            vec![
+                oid(r.oid),
+                text(r.name),
+                oid(PUBLIC_OID),
+                number(0),
+                number(0),
+                oid(r.owner),
+                oid(r.access_method),
+                oid(r.oid),
+                number(0),
+                number(r.pages),
+                Datum::from_decimal(rust_decimal::Decimal::from_f64_retain(r.tuples).unwrap_or_default()),
+                number(0),
+                number(0),
+                flag(r.has_index),
+                flag(false),
+                text("p"),
+                text(r.kind),
+                number(r.columns as i64),
+                number(r.checks as i64),
+                flag(false),
+                flag(r.has_triggers),
+                flag(false),
+                flag(false),
+                flag(false),
+                flag(true),
+                text("d"),
+                flag(false),
+                Datum::Null,
+                Datum::Null,
+                Datum::Null,
+            ]
+        })
+        .collect();
+    (
+        cols(&[
+            "OID",
+            "RELNAME",
+            "RELNAMESPACE",
+            "RELTYPE",
+            "RELOFTYPE",
+            "RELOWNER",
+            "RELAM",
+            "RELFILENODE",
+            "RELTABLESPACE",
+            "RELPAGES",
+            "RELTUPLES",
+            "RELALLVISIBLE",
+            "RELTOASTRELID",
+            "RELHASINDEX",
+            "RELISSHARED",
+            "RELPERSISTENCE",
+            "RELKIND",
+            "RELNATTS",
+            "RELCHECKS",
+            "RELHASRULES",
+            "RELHASTRIGGERS",
+            "RELHASSUBCLASS",
+            "RELROWSECURITY",
+            "RELFORCEROWSECURITY",
+            "RELISPOPULATED",
+            "RELREPLIDENT",
+            "RELISPARTITION",
+            "RELPARTBOUND",
+            "RELOPTIONS",
+            "RELACL",
+        ]),
+        rows,
+    )
+}
+
+/// One `pg_attribute` row: column `number` (from 1) of relation `relation`.
+fn attribute(
+    relation: u32,
+    name: &str,
+    number_: usize,
+    t: PgType,
+    not_null: bool,
+    identity: Option<&str>,
+) -> Vec<Value> {
+    let base = pg_types::base_type(t.oid);
+    vec![
+        oid(relation),
+        text(pg_name(name)),
+        oid(t.oid),
+        number(-1),
+        number(base.map_or(-1, |b| b.len.into())),
+        number(number_ as i64),
+        number(0),
+        number(-1),
+        number(t.modifier.into()),
+        flag(base.is_some_and(|b| (1..=8).contains(&b.len))),
+        text(if base.is_some_and(|b| b.len == 8) { "d" } else { "i" }),
+        text(if base.is_some_and(|b| b.len > 0) { "p" } else { "x" }),
+        Datum::Null,
+        flag(not_null),
+        flag(false),
+        flag(false),
+        identity.map_or(Datum::Null, text),
+        Datum::Null,
+        flag(false),
+        flag(true),
+        number(0),
+        oid(if base.is_some_and(|b| b.collatable) { DEFAULT_COLLATION } else { 0 }),
+        Datum::Null,
+        Datum::Null,
+    ]
+}
+
+fn attributes(catalog: &Catalog) -> Rows {
+    let mut rows = Vec::new();
+    let text_type = PgType { oid: pg_types::TEXT, modifier: -1 };
+    for t in catalog.tables() {
+        for (i, c) in t.columns.iter().enumerate() {
+            let identity = t.identity.as_ref().filter(|id| id.column == i).map(|id| if id.always { "a" } else { "d" });
+            rows.push(attribute(t.object_id, &c.name, i + 1, pg_types::pg_type(&c.data_type), !c.nullable, identity));
+        }
+        for index in catalog.indexes_of(t.object_id) {
+            for (position, &column) in index.columns.iter().enumerate() {
+                let c = &t.columns[column];
+                rows.push(attribute(
+                    index.object_id,
+                    &c.name,
+                    position + 1,
+                    pg_types::pg_type(&c.data_type),
+                    false,
+                    None,
+                ));
+            }
+        }
+    }
+    for v in catalog.views() {
+        for (i, column) in v.columns.iter().enumerate() {
+            rows.push(attribute(view_oid(&v.name), column, i + 1, text_type, false, None));
+        }
+    }
+    (
+        cols(&[
+            "ATTRELID",
+            "ATTNAME",
+            "ATTTYPID",
+            "ATTSTATTARGET",
+            "ATTLEN",
+            "ATTNUM",
+            "ATTNDIMS",
+            "ATTCACHEOFF",
+            "ATTTYPMOD",
+            "ATTBYVAL",
+            "ATTALIGN",
+            "ATTSTORAGE",
+            "ATTCOMPRESSION",
+            "ATTNOTNULL",
+            "ATTHASDEF",
+            "ATTHASMISSING",
+            "ATTIDENTITY",
+            "ATTGENERATED",
+            "ATTISDROPPED",
+            "ATTISLOCAL",
+            "ATTINHCOUNT",
+            "ATTCOLLATION",
+            "ATTACL",
+            "ATTOPTIONS",
+        ]),
+        rows,
+    )
+}
+
+fn types() -> Rows {
+    let rows = BASE_TYPES
+        .iter()
+        .map(|t| {
+            vec![
+                oid(t.oid),
+                text(t.name),
+                oid(PG_CATALOG_OID),
+                oid(SYS_OID),
+                number(t.len.into()),
+                flag((1..=8).contains(&t.len)),
+                text("b"),
+                text(t.category.to_string()),
+                flag(false),
+                flag(true),
+                text(","),
+                number(0),
+                number(0),
+                oid(t.array),
+                flag(false),
+                number(0),
+                number(-1),
+                number(0),
+                oid(if t.collatable { DEFAULT_COLLATION } else { 0 }),
+                Datum::Null,
+            ]
+        })
+        .collect();
+    (
+        cols(&[
+            "OID",
+            "TYPNAME",
+            "TYPNAMESPACE",
+            "TYPOWNER",
+            "TYPLEN",
+            "TYPBYVAL",
+            "TYPTYPE",
+            "TYPCATEGORY",
+            "TYPISPREFERRED",
+            "TYPISDEFINED",
+            "TYPDELIM",
+            "TYPRELID",
+            "TYPELEM",
+            "TYPARRAY",
+            "TYPNOTNULL",
+            "TYPBASETYPE",
+            "TYPTYPMOD",
+            "TYPNDIMS",
+            "TYPCOLLATION",
+            "TYPDEFAULT",
+        ]),
+        rows,
+    )
+}
+
+/// The name of the constraint index `index` enforces, with whether it is the primary key.
+fn key_of(table: &TableDef, index: &str) -> Option<(&'static str, String)> {
+    table.constraints.iter().find_map(|c| {
+        let key = c.kind.key_index()?;
+        (key.index.as_deref() == Some(index))
+            .then(|| (if matches!(c.kind, ConstraintKind::PrimaryKey(_)) { "p" } else { "u" }, c.name.clone()))
+    })
+}
+
+fn indexes(catalog: &Catalog) -> Rows {
+    let mut rows = Vec::new();
+    for t in catalog.tables() {
+        for i in catalog.indexes_of(t.object_id) {
+            let primary = key_of(&t, &i.name).is_some_and(|(kind, _)| kind == "p");
+            let key: Vec<String> = i.columns.iter().map(|c| (c + 1).to_string()).collect();
+            rows.push(vec![
+                oid(i.object_id),
+                oid(t.object_id),
+                number(i.columns.len() as i64),
+                number(i.columns.len() as i64),
+                flag(i.unique),
+                flag(primary),
+                flag(false),
+                flag(true),
+                flag(false),
+                flag(true),
+                flag(false),
+                flag(true),
+                flag(true),
+                flag(false),
+                flag(false),
+                text(key.join(" ")),
+                Datum::Null,
+                Datum::Null,
+            ]);
+        }
+    }
+    (
+        cols(&[
+            "INDEXRELID",
+            "INDRELID",
+            "INDNATTS",
+            "INDNKEYATTS",
+            "INDISUNIQUE",
+            "INDISPRIMARY",
+            "INDISEXCLUSION",
+            "INDIMMEDIATE",
+            "INDISCLUSTERED",
+            "INDISVALID",
+            "INDCHECKXMIN",
+            "INDISREADY",
+            "INDISLIVE",
+            "INDISREPLIDENT",
+            "INDNULLSNOTDISTINCT",
+            "INDKEY",
+            "INDEXPRS",
+            "INDPRED",
+        ]),
+        rows,
+    )
+}
+
+/// `column, column` of `table`, in `positions` order, as PostgreSQL names them.
+fn column_list(table: &TableDef, positions: &[usize]) -> String {
+    positions.iter().map(|&p| pg_name(&table.columns[p].name)).collect::<Vec<_>>().join(", ")
+}
+
+/// `pg_indexes`, with the index's OID (`INDEXRELID`) beside PostgreSQL's columns: the
+/// server reads `pg_get_indexdef(oid)` here.
+fn index_definitions(catalog: &Catalog) -> Rows {
+    let mut rows = Vec::new();
+    for t in catalog.tables() {
+        for i in catalog.indexes_of(t.object_id) {
+            let definition = format!(
+                "CREATE {}INDEX {} ON public.{} USING btree ({})",
+                if i.unique { "UNIQUE " } else { "" },
+                pg_name(&i.name),
+                pg_name(&t.name),
+                column_list(&t, &i.columns)
+            );
+            rows.push(vec![
+                text("public"),
+                text(pg_name(&t.name)),
+                text(pg_name(&i.name)),
+                Datum::Null,
+                text(definition),
+                oid(i.object_id),
+            ]);
+        }
+    }
+    (cols(&["SCHEMANAME", "TABLENAME", "INDEXNAME", "TABLESPACE", "INDEXDEF", "INDEXRELID"]), rows)
+}
+
+/// `pg_constraint`: primary keys, unique keys, foreign keys and check constraints (a
+/// NOT NULL is `pg_attribute.attnotnull`, as in PostgreSQL), with each one's definition
+/// (`CONDEF`) beside PostgreSQL's columns: the server reads `pg_get_constraintdef` here.
+fn constraints(catalog: &Catalog) -> Rows {
+    let mut rows = Vec::new();
+    for t in catalog.tables() {
+        for c in &t.constraints {
+            let columns = column_list(&t, &c.columns);
+            let numbers = |positions: &[usize]| {
+                format!("{{{}}}", positions.iter().map(|p| (p + 1).to_string()).collect::<Vec<_>>().join(","))
+            };
+            let index_oid = |index: Option<&str>| index.and_then(|i| catalog.index(i)).map_or(0, |i| i.object_id);
+            let (kind, index, parent, parent_key, delete, definition) = match &c.kind {
+                ConstraintKind::NotNull => continue,
+                ConstraintKind::Check { condition } => ("c", 0, 0, None, "a", format!("CHECK ({condition})")),
+                ConstraintKind::PrimaryKey(key) => {
+                    ("p", index_oid(key.index.as_deref()), 0, None, "a", format!("PRIMARY KEY ({columns})"))
+                }
+                ConstraintKind::Unique(key) => {
+                    ("u", index_oid(key.index.as_deref()), 0, None, "a", format!("UNIQUE ({columns})"))
+                }
+                ConstraintKind::ForeignKey { parent, parent_constraint, on_delete } => {
+                    let Some(parent_table) = catalog.table(parent) else { continue };
+                    let Some(parent_key) = parent_table.constraint(parent_constraint) else { continue };
+                    let (delete, clause) = match on_delete {
+                        DeleteRule::NoAction => ("a", ""),
+                        DeleteRule::Cascade => ("c", " ON DELETE CASCADE"),
+                        DeleteRule::SetNull => ("n", " ON DELETE SET NULL"),
+                    };
+                    let definition = format!(
+                        "FOREIGN KEY ({columns}) REFERENCES {}({}){clause}",
+                        pg_name(parent),
+                        column_list(&parent_table, &parent_key.columns)
+                    );
+                    let index = index_oid(parent_key.kind.key_index().and_then(|k| k.index.as_deref()));
+                    ("f", index, parent_table.object_id, Some(numbers(&parent_key.columns)), delete, definition)
+                }
+            };
+            rows.push(vec![
+                oid(constraint_oid(&t.name, &c.name)),
+                text(pg_name(&c.name)),
+                oid(PUBLIC_OID),
+                text(kind),
+                flag(false),
+                flag(false),
+                flag(c.enabled),
+                oid(t.object_id),
+                number(0),
+                oid(index),
+                number(0),
+                oid(parent),
+                text(if kind == "f" { "a" } else { " " }),
+                text(if kind == "f" { delete } else { " " }),
+                text(if kind == "f" { "s" } else { " " }),
+                flag(true),
+                number(0),
+                flag(false),
+                // A CHECK's columns are not kept apart from its condition.
+                if c.columns.is_empty() { Datum::Null } else { text(numbers(&c.columns)) },
+                parent_key.map_or(Datum::Null, text),
+                Datum::Null,
+                text(definition),
+            ]);
+        }
+    }
+    (
+        cols(&[
+            "OID",
+            "CONNAME",
+            "CONNAMESPACE",
+            "CONTYPE",
+            "CONDEFERRABLE",
+            "CONDEFERRED",
+            "CONVALIDATED",
+            "CONRELID",
+            "CONTYPID",
+            "CONINDID",
+            "CONPARENTID",
+            "CONFRELID",
+            "CONFUPDTYPE",
+            "CONFDELTYPE",
+            "CONFMATCHTYPE",
+            "CONISLOCAL",
+            "CONINHCOUNT",
+            "CONNOINHERIT",
+            "CONKEY",
+            "CONFKEY",
+            "CONBIN",
+            "CONDEF",
+        ]),
+        rows,
+    )
+}
+
+/// The database's name: its directory's.
+pub(super) fn database_name(session: &Session) -> String {
+    session.db.dir.file_name().map_or_else(|| "lioscope".into(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The one database: named after its directory.
+fn database(session: &Session) -> Rows {
+    let name = database_name(session);
+    (
+        cols(&[
+            "OID",
+            "DATNAME",
+            "DATDBA",
+            "ENCODING",
+            "DATLOCPROVIDER",
+            "DATISTEMPLATE",
+            "DATALLOWCONN",
+            "DATCONNLIMIT",
+            "DATCOLLATE",
+            "DATCTYPE",
+            "DATICULOCALE",
+            "DATACL",
+        ]),
+        vec![vec![
+            oid(DATABASE_OID),
+            text(name),
+            oid(SYS_OID),
+            number(6),
+            text("c"),
+            flag(false),
+            flag(true),
+            number(-1),
+            text("C.UTF-8"),
+            text("C.UTF-8"),
+            Datum::Null,
+            Datum::Null,
+        ]],
+    )
+}
+
+/// Users (who may log in) and the roles CONNECT, RESOURCE and DBA (who may not). A
+/// superuser is SYS or a holder of DBA.
+fn roles(catalog: &Catalog) -> Rows {
+    let mut rows: Vec<Vec<Value>> = catalog
+        .users()
+        .into_iter()
+        .map(|u| {
+            let superuser = u.name == SYS || u.roles.contains_key(&Role::Dba);
+            let may = |p| u.has(p);
+            vec![
+                oid(user_oid(&u.name)),
+                text(pg_name(&u.name)),
+                flag(superuser),
+                flag(true),
+                flag(may(crate::catalog::SystemPrivilege::CreateUser)),
+                flag(superuser),
+                flag(!u.locked && may(crate::catalog::SystemPrivilege::CreateSession)),
+                flag(false),
+                number(-1),
+                text("********"),
+                Datum::Null,
+                flag(superuser),
+                Datum::Null,
+            ]
+        })
+        .collect();
+    for role in Role::ALL {
+        rows.push(vec![
+            oid(hashed_oid("role", role.name())),
+            text(pg_name(role.name())),
+            flag(false),
+            flag(true),
+            flag(false),
+            flag(false),
+            flag(false),
+            flag(false),
+            number(-1),
+            Datum::Null,
+            Datum::Null,
+            flag(false),
+            Datum::Null,
+        ]);
+    }
+    (
+        cols(&[
+            "OID",
+            "ROLNAME",
+            "ROLSUPER",
+            "ROLINHERIT",
+            "ROLCREATEROLE",
+            "ROLCREATEDB",
+            "ROLCANLOGIN",
+            "ROLREPLICATION",
+            "ROLCONNLIMIT",
+            "ROLPASSWORD",
+            "ROLVALIDUNTIL",
+            "ROLBYPASSRLS",
+            "ROLCONFIG",
+        ]),
+        rows,
+    )
+}
+
+fn users(catalog: &Catalog) -> Rows {
+    let rows = catalog
+        .users()
+        .into_iter()
+        .map(|u| {
+            let superuser = u.name == SYS || u.roles.contains_key(&Role::Dba);
+            vec![
+                text(pg_name(&u.name)),
+                oid(user_oid(&u.name)),
+                flag(superuser),
+                flag(superuser),
+                flag(false),
+                flag(superuser),
+                text("********"),
+                Datum::Null,
+                Datum::Null,
+            ]
+        })
+        .collect();
+    (
+        cols(&[
+            "USENAME",
+            "USESYSID",
+            "USECREATEDB",
+            "USESUPER",
+            "USEREPL",
+            "USEBYPASSRLS",
+            "PASSWD",
+            "VALUNTIL",
+            "USECONFIG",
+        ]),
+        rows,
+    )
+}
+
+/// Who holds which of the roles CONNECT, RESOURCE and DBA.
+fn role_members(catalog: &Catalog) -> Rows {
+    let mut rows = Vec::new();
+    for u in catalog.users() {
+        for (role, admin) in &u.roles {
+            rows.push(vec![oid(hashed_oid("role", role.name())), oid(user_oid(&u.name)), oid(SYS_OID), flag(*admin)]);
+        }
+    }
+    (cols(&["ROLEID", "MEMBER", "GRANTOR", "ADMIN_OPTION"]), rows)
+}
+
+fn tables(catalog: &Catalog) -> Rows {
+    let rows = catalog
+        .tables()
+        .into_iter()
+        .map(|t| {
+            let has_triggers = t.constraints.iter().any(|c| matches!(c.kind, ConstraintKind::ForeignKey { .. }));
+            vec![
+                text("public"),
+                text(pg_name(&t.name)),
+                text(pg_name(&catalog.owner_of(&t.name))),
+                Datum::Null,
+                flag(!catalog.indexes_of(t.object_id).is_empty()),
+                flag(false),
+                flag(has_triggers),
+                flag(false),
+            ]
+        })
+        .collect();
+    (
+        cols(&[
+            "SCHEMANAME",
+            "TABLENAME",
+            "TABLEOWNER",
+            "TABLESPACE",
+            "HASINDEXES",
+            "HASRULES",
+            "HASTRIGGERS",
+            "ROWSECURITY",
+        ]),
+        rows,
+    )
+}
+
+fn views(catalog: &Catalog) -> Rows {
+    let rows = catalog
+        .views()
+        .into_iter()
+        .map(|v| {
+            vec![
+                text("public"),
+                text(pg_name(&v.name)),
+                text(pg_name(&catalog.owner_of(&v.name))),
+                text(v.text.clone()),
+            ]
+        })
+        .collect();
+    (cols(&["SCHEMANAME", "VIEWNAME", "VIEWOWNER", "DEFINITION"]), rows)
+}
+
+fn sequences(catalog: &Catalog) -> Rows {
+    let clamp = |v: i128| Datum::Int(i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX }));
+    let rows = catalog
+        .sequences()
+        .into_iter()
+        .map(|s| {
+            vec![
+                text("public"),
+                text(pg_name(&s.name)),
+                text(pg_name(&catalog.owner_of(&s.name))),
+                text("bigint"),
+                clamp(s.min_value),
+                clamp(s.max_value),
+                clamp(s.increment_by),
+                flag(s.cycle),
+                number(s.cache_size.max(1).into()),
+            ]
+        })
+        .collect();
+    (
+        cols(&[
+            "SCHEMANAME",
+            "SEQUENCENAME",
+            "SEQUENCEOWNER",
+            "DATA_TYPE",
+            "MIN_VALUE",
+            "MAX_VALUE",
+            "INCREMENT_BY",
+            "CYCLE",
+            "CACHE_SIZE",
+        ]),
+        rows,
+    )
+}
+
+/// `pg_sequence`. lioscope, as Oracle, does not keep a sequence's START WITH: `seqstart`
+/// is where it would start again, its MINVALUE (MAXVALUE for a descending one).
+fn sequence_catalog(catalog: &Catalog) -> Rows {
+    let clamp = |v: i128| Datum::Int(i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX }));
+    let rows = catalog
+        .sequences()
+        .into_iter()
+        .map(|s| {
+            let start = if s.increment_by < 0 { s.max_value } else { s.min_value };
+            vec![
+                oid(sequence_oid(&s.name)),
+                oid(pg_types::INT8),
+                clamp(start),
+                clamp(s.increment_by),
+                clamp(s.max_value),
+                clamp(s.min_value),
+                number(s.cache_size.max(1).into()),
+                flag(s.cycle),
+            ]
+        })
+        .collect();
+    (cols(&["SEQRELID", "SEQTYPID", "SEQSTART", "SEQINCREMENT", "SEQMAX", "SEQMIN", "SEQCACHE", "SEQCYCLE"]), rows)
+}
+
+/// `pg_depend`: what lioscope's dictionary ties together that PostgreSQL's clients look
+/// up here, an identity column's sequence (dependency type `i`, internal).
+fn dependencies(catalog: &Catalog) -> Rows {
+    const PG_CLASS_OID: u32 = 1259;
+    let rows = catalog
+        .tables()
+        .into_iter()
+        .filter_map(|t| {
+            let identity = t.identity.as_ref()?;
+            Some(vec![
+                oid(PG_CLASS_OID),
+                oid(sequence_oid(&identity.sequence)),
+                number(0),
+                oid(PG_CLASS_OID),
+                oid(t.object_id),
+                number(identity.column as i64 + 1),
+                text("i"),
+            ])
+        })
+        .collect();
+    (cols(&["CLASSID", "OBJID", "OBJSUBID", "REFCLASSID", "REFOBJID", "REFOBJSUBID", "DEPTYPE"]), rows)
+}
