@@ -5,7 +5,8 @@
 # check that their charts are drawn) and postgresql (a server the results history's
 # test starts, as a fleet's shared history, and a peer of the benchmarks; its psql and
 # pgbench are clients of lioscope's server), DuckDB's Python package (a peer of the
-# join benchmark) and psycopg (a client of lioscope's server). Extra arguments go to `cargo test`.
+# join benchmark), psycopg and SQLAlchemy (clients of lioscope's server). Extra arguments go
+# to `cargo test`.
 #
 # `./test.sh --quick`: the fast tier, a few minutes and nothing installed: the unit tests
 # of every crate and the golden SQL scripts. It leaves out the integration tests (among
@@ -46,6 +47,11 @@ fi
 if command -v python3 >/dev/null && ! python3 -c "import psycopg" 2>/dev/null; then
     echo "test.sh: installing the psycopg Python package" >&2
     python3 -m pip install --quiet "psycopg[binary]" || echo "test.sh: psycopg did not install; its server test says it skipped" >&2
+fi
+# SQLAlchemy, whose inspector the psycopg test lists tables and keys with.
+if command -v python3 >/dev/null && ! python3 -c "import sqlalchemy" 2>/dev/null; then
+    echo "test.sh: installing the SQLAlchemy Python package" >&2
+    python3 -m pip install --quiet sqlalchemy || echo "test.sh: SQLAlchemy did not install; the psycopg test says it skipped its checks" >&2
 fi
 
 cargo test --release "$@"

@@ -11,6 +11,7 @@
 //! (lioscope itself, as Oracle, rolls back only the failed statement; the block's rule is
 //! the server's, for the clients that rely on it.)
 
+use crate::catalog_queries::Translated;
 use crate::client_commands::{ClientCommand, Modes};
 use crate::settings::Settings;
 use lioscope::types::{DataType, Value};
@@ -63,6 +64,8 @@ pub struct Reply {
     pub rows: Option<(Vec<String>, Vec<Vec<Value>>)>,
     pub effect: Effect,
     pub notices: Vec<Notice>,
+    /// Which of the query's columns are booleans (`t`/`f`) of the catalog views.
+    pub booleans: Vec<bool>,
 }
 
 /// Why a statement failed: an engine error, or a rule of the server.
@@ -89,6 +92,10 @@ pub struct Described {
     pub bind_types: Vec<Option<DataType>>,
     /// A query's result columns (name, type); `None` for a statement that gives none.
     pub columns: Option<Vec<(String, Option<DataType>)>>,
+    /// Which of the columns are booleans (`t`/`f`) of the catalog views.
+    pub booleans: Vec<bool>,
+    /// A catalog query answered with no rows, without the engine (`catalog_queries`).
+    pub empty: bool,
 }
 
 pub struct Backend {
@@ -143,7 +150,13 @@ impl Backend {
 
     /// Parses `sql` (lioscope's text) once for this connection and says what it takes and
     /// gives; `binds` is the number of parameters the client's text numbers.
-    pub fn describe(&mut self, sql: Arc<str>, binds: usize) -> Result<Described, Failure> {
+    /// `translated`: the booleans among the select list of a catalog query written again.
+    pub fn describe(
+        &mut self,
+        sql: Arc<str>,
+        binds: usize,
+        translated: Option<Vec<bool>>,
+    ) -> Result<Described, Failure> {
         if let Some(command) = crate::client_commands::parse(&sql) {
             let text = |names: &[&str]| Some(names.iter().map(|n| (n.to_string(), Some(SETTING))).collect());
             let columns = match &command {
@@ -153,15 +166,49 @@ impl Backend {
                 ClientCommand::Version => text(&["version"]),
                 _ => None,
             };
-            return Ok(Described { sql, command: Some(command), bind_types: Vec::new(), columns });
+            return Ok(Described {
+                sql,
+                command: Some(command),
+                bind_types: Vec::new(),
+                columns,
+                booleans: Vec::new(),
+                empty: false,
+            });
         }
         let statement = self.prepared.get(&self.session, &sql)?;
         let description = statement.describe(&self.session)?;
         let mut bind_types = description.binds;
         bind_types.resize(binds.max(bind_types.len()), None);
         let is_query = !description.columns.is_empty();
-        let columns = is_query.then(|| description.columns.into_iter().map(|c| (c.name, c.data_type)).collect());
-        Ok(Described { sql, command: None, bind_types, columns })
+        let columns: Option<Vec<(String, Option<DataType>)>> =
+            is_query.then(|| description.columns.into_iter().map(|c| (c.name, c.data_type)).collect());
+        let booleans = match (&translated, &columns) {
+            (Some(flags), Some(columns)) => boolean_columns(flags, columns.iter().map(|(name, _)| name.as_str())),
+            _ => Vec::new(),
+        };
+        Ok(Described { sql, command: None, bind_types, columns, booleans, empty: false })
+    }
+
+    /// A client's catalog query written in lioscope's dialect (`catalog_queries`):
+    /// `None` when it needs nothing.
+    pub fn translate(&self, sql: &str) -> Result<Option<Translated>, Failure> {
+        match crate::catalog_queries::translate(sql, &self.session.user()) {
+            None => Ok(None),
+            Some(Ok(translated)) => Ok(Some(translated)),
+            Some(Err(message)) => Err(Failure::Server { code: "0A000", message }),
+        }
+    }
+
+    /// The description of a catalog query answered with no rows.
+    pub fn describe_empty(sql: Arc<str>, columns: Vec<String>, binds: usize) -> Described {
+        Described {
+            sql,
+            command: None,
+            bind_types: vec![None; binds],
+            columns: Some(columns.into_iter().map(|c| (c, None)).collect()),
+            booleans: Vec::new(),
+            empty: true,
+        }
     }
 
     /// Runs a described statement with `binds`.
@@ -169,11 +216,23 @@ impl Backend {
         if let Some(command) = &described.command {
             return self.command(command);
         }
+        if described.empty {
+            let names = described.columns.iter().flatten().map(|(name, _)| name.clone()).collect();
+            return Ok(Reply {
+                tag: "SELECT 0".into(),
+                rows: Some((names, Vec::new())),
+                effect: Effect::None,
+                notices: Vec::new(),
+                booleans: Vec::new(),
+            });
+        }
+        let booleans = described.booleans.clone();
         let sql = described.sql.clone();
-        self.guarded(
+        let reply = self.guarded(
             |backend| Ok(backend.prepared.get(&backend.session, &sql)?.execute(&backend.session, binds)?),
             &described.sql,
-        )
+        )?;
+        Ok(Reply { booleans, ..reply })
     }
 
     /// Runs one statement of a simple query's text, `command` when the server answers
@@ -183,7 +242,25 @@ impl Backend {
         if let Some(command) = command {
             return self.command(&command);
         }
-        self.guarded(|backend| Ok(backend.session.execute(sql)?), sql)
+        match self.translate(sql)? {
+            None => self.guarded(|backend| Ok(backend.session.execute(sql)?), sql),
+            Some(Translated::Empty { columns }) => {
+                Ok(Reply { tag: "SELECT 0".into(), rows: Some((columns, Vec::new())), ..self.command_reply() })
+            }
+            Some(Translated::Query { sql: text, booleans }) => {
+                let reply = self.guarded(|backend| Ok(backend.session.execute(&text)?), &text)?;
+                let booleans = match &reply.rows {
+                    Some((names, _)) => boolean_columns(&booleans, names.iter().map(String::as_str)),
+                    None => Vec::new(),
+                };
+                Ok(Reply { booleans, ..reply })
+            }
+        }
+    }
+
+    /// A reply with nothing in it yet.
+    fn command_reply(&self) -> Reply {
+        Reply { tag: String::new(), rows: None, effect: Effect::None, notices: Vec::new(), booleans: Vec::new() }
     }
 
     /// Runs a statement under the block's rules: refused in a failed block, committed
@@ -205,7 +282,13 @@ impl Backend {
                 if self.block == Block::Failed {
                     self.block = Block::Open;
                 }
-                Ok(Reply { tag: tag(sql, &result), rows: rows(result), effect: Effect::None, notices: Vec::new() })
+                Ok(Reply {
+                    tag: tag(sql, &result),
+                    rows: rows(result),
+                    effect: Effect::None,
+                    notices: Vec::new(),
+                    booleans: Vec::new(),
+                })
             }
             Err(failure) => {
                 if self.block == Block::None && self.session.in_transaction() {
@@ -233,7 +316,7 @@ impl Backend {
             options: options.clone(),
             file: std::io::BufWriter::new(file),
         });
-        Ok(Reply { tag: "COPY".into(), rows: None, effect: Effect::CopyIn, notices: Vec::new() })
+        Ok(Reply { tag: "COPY".into(), rows: None, effect: Effect::CopyIn, notices: Vec::new(), booleans: Vec::new() })
     }
 
     /// Takes a chunk of a `COPY ... FROM STDIN`'s rows.
@@ -287,7 +370,13 @@ impl Backend {
     }
 
     fn command(&mut self, command: &ClientCommand) -> Result<Reply, Failure> {
-        let reply = |tag: &str, effect| Reply { tag: tag.into(), rows: None, effect, notices: Vec::new() };
+        let reply = |tag: &str, effect| Reply {
+            tag: tag.into(),
+            rows: None,
+            effect,
+            notices: Vec::new(),
+            booleans: Vec::new(),
+        };
         let warning = |code, message: &str| Notice { severity: "WARNING", code, message: message.into() };
         Ok(match command {
             ClientCommand::Begin(modes) => {
@@ -372,6 +461,7 @@ impl Backend {
                     rows: Some((vec![name.clone()], vec![vec![Value::from(value)]])),
                     effect: Effect::None,
                     notices: Vec::new(),
+                    booleans: Vec::new(),
                 }
             }
             ClientCommand::CurrentSetting(name) => {
@@ -381,6 +471,7 @@ impl Backend {
                     rows: Some((vec!["current_setting".into()], vec![vec![Value::from(value)]])),
                     effect: Effect::None,
                     notices: Vec::new(),
+                    booleans: Vec::new(),
                 }
             }
             ClientCommand::ShowAll => {
@@ -390,6 +481,7 @@ impl Backend {
                     rows: Some((vec!["name".into(), "setting".into()], rows)),
                     effect: Effect::None,
                     notices: Vec::new(),
+                    booleans: Vec::new(),
                 }
             }
             ClientCommand::Version => Reply {
@@ -397,6 +489,7 @@ impl Backend {
                 rows: Some((vec!["version".into()], vec![vec![Value::from(crate::settings::version())]])),
                 effect: Effect::None,
                 notices: Vec::new(),
+                booleans: Vec::new(),
             },
         })
     }
@@ -413,6 +506,12 @@ impl Backend {
 }
 
 /// The error of a statement in a failed block.
+/// Which result columns are booleans: as the select list says (`flags`), or, for a `*`
+/// (no flags), by the columns' names.
+fn boolean_columns<'a>(flags: &[bool], names: impl Iterator<Item = &'a str>) -> Vec<bool> {
+    if flags.is_empty() { names.map(crate::catalog_queries::is_boolean_column).collect() } else { flags.to_vec() }
+}
+
 fn aborted() -> Failure {
     Failure::Server {
         code: "25P02",

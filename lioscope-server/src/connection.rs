@@ -16,6 +16,7 @@
 use crate::Shared;
 use crate::authentication::{Auth, Progress};
 use crate::backend::{Backend, Described, Effect, Failure, Reply};
+use crate::catalog_queries::Translated;
 use crate::settings::Settings;
 use crate::sqlstate;
 use crate::wire_types;
@@ -178,8 +179,11 @@ fn response(reply: Reply, fields: Option<Arc<Vec<FieldInfo>>>) -> PgWireResult<R
                 .iter()
                 .enumerate()
                 .map(|(i, name)| {
-                    let t = wire_types::type_of_values(rows.iter().map(|r| &r[i]));
-                    FieldInfo::new(name.to_ascii_lowercase(), None, None, t, FieldFormat::Text)
+                    let t = match reply.booleans.get(i) {
+                        Some(true) => Type::BOOL,
+                        _ => wire_types::type_of_values(rows.iter().map(|r| &r[i])),
+                    };
+                    FieldInfo::new(wire_types::column_name(name), None, None, t, FieldFormat::Text)
                 })
                 .collect(),
         ),
@@ -208,7 +212,10 @@ fn fields_of(described: &Described, format: Option<&Format>) -> Vec<FieldInfo> {
         .enumerate()
         .map(|(i, (name, t))| {
             let format = format.map_or(FieldFormat::Text, |f| f.format_for(i));
-            FieldInfo::new(name.to_ascii_lowercase(), None, None, wire_types::pg_type(t.as_ref()), format)
+            if described.booleans.get(i) == Some(&true) {
+                return FieldInfo::new(wire_types::column_name(name), None, None, Type::BOOL, format);
+            }
+            FieldInfo::new(wire_types::column_name(name), None, None, wire_types::pg_type(t.as_ref()), format)
                 .with_type_modifier(wire_types::type_modifier(t.as_ref()))
         })
         .collect()
@@ -228,16 +235,28 @@ impl QueryParser for Parser {
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        let (text, binds) = crate::sql_text::to_bind_variables(sql);
+        let fail = |f: Failure| PgWireError::UserError(Box::new(failure_info(&f, false)));
+        // On the connection's own thread, as its statements run: a Parse per execution
+        // (a driver's unnamed statements) costs no hand-over between threads.
+        let mut backend = self.backend.lock().map_err(|_| poisoned())?;
+        let translated = match crate::client_commands::parse(sql) {
+            Some(_) => None,
+            None => backend.translate(sql).map_err(fail)?,
+        };
+        let (client_text, booleans) = match translated {
+            None => (std::borrow::Cow::Borrowed(sql), None),
+            Some(Translated::Query { sql, booleans }) => (std::borrow::Cow::Owned(sql), Some(booleans)),
+            Some(Translated::Empty { columns }) => {
+                let (text, binds) = crate::sql_text::to_bind_variables(sql);
+                return Ok(Some(Arc::new(Backend::describe_empty(text.into(), columns, binds))));
+            }
+        };
+        let (text, binds) = crate::sql_text::to_bind_variables(&client_text);
         let text: Arc<str> = text.trim().trim_end_matches(';').trim().into();
         if text.is_empty() {
             return Ok(None);
         }
-        // On the connection's own thread, as its statements run: a Parse per execution
-        // (a driver's unnamed statements) costs no hand-over between threads.
-        let mut backend = self.backend.lock().map_err(|_| poisoned())?;
-        let described =
-            backend.describe(text, binds).map_err(|f| PgWireError::UserError(Box::new(failure_info(&f, false))))?;
+        let described = backend.describe(text, binds, booleans).map_err(fail)?;
         Ok(Some(Arc::new(described)))
     }
 

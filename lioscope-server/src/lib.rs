@@ -26,6 +26,7 @@
 
 mod authentication;
 mod backend;
+mod catalog_queries;
 mod client_commands;
 mod connection;
 mod copy_text;

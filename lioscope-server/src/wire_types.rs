@@ -2,15 +2,10 @@
 //! with, each value's text and binary encodings, and bind values decoded from what a
 //! client sends.
 //!
-//! | lioscope                     | PostgreSQL                  |
-//! |------------------------------|-----------------------------|
-//! | NUMBER(p) / NUMBER(p,0), p ≤ 18 | `int8`                   |
-//! | NUMBER, INTEGER, other NUMBERs  | `numeric`                |
-//! | VARCHAR2(n)                  | `varchar(n)`                |
-//! | CHAR(n)                      | `bpchar(n)`                 |
-//! | DATE, TIMESTAMP              | `timestamp` (no time zone; Oracle's DATE holds a time) |
-//! | INTERVAL ...                 | `interval`                  |
-//! | a type not derived           | `text`                      |
+//! Which PostgreSQL type each lioscope type is, the engine says (`lioscope::types::pg_types`:
+//! NUMBER(p ≤ 18) as `int8`, other NUMBERs `numeric`, VARCHAR2 `varchar`, CHAR `bpchar`,
+//! DATE and TIMESTAMP `timestamp`, INTERVALs `interval`; a column whose type is not
+//! derived is `text`), so the catalog views a client reads agree with the rows it gets.
 //!
 //! Invariant: a value is encoded as the type its column was described with, so a client
 //! that prepared a statement decodes every row of it; a value that does not fit that
@@ -19,7 +14,7 @@
 
 use bytes::{BufMut, BytesMut};
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
-use lioscope::types::{DataType, Datum, Value};
+use lioscope::types::{DataType, Datum, Value, pg_types};
 use pgwire::api::Type;
 use postgres_types::{FromSql, ToSql};
 use rust_decimal::Decimal;
@@ -28,31 +23,22 @@ use std::str::FromStr;
 /// Microseconds from 1970-01-01 to PostgreSQL's epoch, 2000-01-01.
 const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
 
-/// The PostgreSQL type a column of type `t` is described with (`text` when not known).
+/// The PostgreSQL type a column of type `t` is described with (`text` when not known):
+/// the engine's one mapping (`lioscope::types::pg_types`), which its catalog views show.
 pub fn pg_type(t: Option<&DataType>) -> Type {
-    match t {
-        Some(DataType::Number { precision: Some(p), scale: None | Some(0) }) if *p <= 18 => Type::INT8,
-        Some(DataType::Number { .. } | DataType::Integer) => Type::NUMERIC,
-        Some(DataType::Varchar2 { .. }) => Type::VARCHAR,
-        Some(DataType::Char { .. }) => Type::BPCHAR,
-        Some(DataType::Date | DataType::Timestamp { .. }) => Type::TIMESTAMP,
-        Some(DataType::IntervalYearMonth { .. } | DataType::IntervalDaySecond { .. }) => Type::INTERVAL,
-        None => Type::TEXT,
-    }
+    t.and_then(|t| Type::from_oid(pg_types::pg_type(t).oid)).unwrap_or(Type::TEXT)
 }
 
 /// The type modifier PostgreSQL describes a column of type `t` with (-1: none).
 pub fn type_modifier(t: Option<&DataType>) -> i32 {
-    match t {
-        // varchar(n) and bpchar(n): n plus the 4-byte header, as PostgreSQL writes it.
-        Some(DataType::Varchar2 { max_bytes }) => *max_bytes as i32 + 4,
-        Some(DataType::Char { len }) => *len as i32 + 4,
-        // numeric(p,s): ((p << 16) | s) + 4.
-        Some(DataType::Number { precision: Some(p), scale }) => {
-            ((i32::from(*p) << 16) | i32::from(scale.unwrap_or(0))) + 4
-        }
-        _ => -1,
-    }
+    t.map_or(-1, |t| pg_types::pg_type(t).modifier)
+}
+
+/// A result column's name as a PostgreSQL client expects it: lower case for a name
+/// Oracle's rules made upper case (`ENAME`), a name with lower case letters as it is
+/// (`"Name"`).
+pub fn column_name(name: &str) -> String {
+    if name.chars().any(char::is_lowercase) { name.to_string() } else { name.to_lowercase() }
 }
 
 /// The type a column is described with when only its values are known (the simple
@@ -129,6 +115,10 @@ fn put_binary(out: &mut BytesMut, value: &Value, t: &Type) -> Result<(), String>
     let mismatch = || format!("a {} value in a column described as {}", value.type_name(), t.name());
     match *t {
         Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => put_text(out, value),
+        Type::BOOL => match value {
+            Datum::Str(s) if s == "t" || s == "f" => out.put_u8(u8::from(s == "t")),
+            _ => return Err(mismatch()),
+        },
         Type::INT8 => match value {
             Datum::Int(i) => out.put_i64(*i),
             _ => return Err(mismatch()),

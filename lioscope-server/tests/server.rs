@@ -97,8 +97,8 @@ fn a_prepared_statement_is_parsed_once_and_run_many_times() {
         let row = c
             .query_one("SELECT m.value FROM v$mystat m JOIN v$statname n ON n.statistic# = m.statistic# WHERE n.name = 'parse count (hard)'", &[])
             .unwrap();
-        // A v$ view's columns are not typed before the query runs: they come as text.
-        row.get::<_, String>(0).parse().unwrap()
+        // A v$ view's column is described with the type of the values it holds.
+        i64::try_from(row.get::<_, Decimal>(0)).unwrap()
     };
     let select = c.prepare("SELECT v FROM t WHERE id = $1").unwrap();
     let before = hard(&mut c);
@@ -371,4 +371,44 @@ fn copy_from_stdin_loads_text_and_csv_rows() {
     let e = writer.finish().unwrap_err();
     assert_eq!(code(&e), SqlState::UNIQUE_VIOLATION, "{e}");
     assert_eq!(c.query_one("SELECT COUNT(*) FROM t", &[]).unwrap().get::<_, Decimal>(0), Decimal::from(5));
+}
+
+#[test]
+fn the_catalogs_describe_each_column_as_its_values_arrive() {
+    let (server, _dir) = server(10);
+    let mut c = connect(&server, "catalogs");
+    c.batch_execute(
+        "CREATE TABLE t (id NUMBER(10) PRIMARY KEY, amount NUMBER(12,2), big INTEGER, plain NUMBER, name VARCHAR2(20), \
+         code CHAR(3), born DATE, seen TIMESTAMP(3), span INTERVAL DAY TO SECOND, months INTERVAL YEAR TO MONTH)",
+    )
+    .unwrap();
+    let described = c.prepare("SELECT * FROM t").unwrap();
+    let catalog = c
+        .query(
+            "SELECT a.attname, a.atttypid, a.attnotnull FROM pg_catalog.pg_attribute a \
+             WHERE a.attrelid = 't'::regclass AND a.attnum > 0 ORDER BY a.attnum",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(catalog.len(), described.columns().len());
+    for (row, column) in catalog.iter().zip(described.columns()) {
+        assert_eq!(row.get::<_, String>(0), column.name());
+        // pg_attribute's type OID is the type the column's values are sent as.
+        assert_eq!(row.get::<_, Decimal>(1), Decimal::from(column.type_().oid()), "{}", column.name());
+    }
+    // Catalog booleans arrive as booleans, in both formats.
+    let not_null: Vec<bool> = catalog.iter().map(|r| r.get(2)).collect();
+    assert_eq!(not_null, [true, false, false, false, false, false, false, false, false, false]);
+    let simple =
+        c.simple_query("SELECT attnotnull FROM pg_attribute WHERE attrelid = 't'::regclass AND attnum = 1").unwrap();
+    let Some(postgres::SimpleQueryMessage::Row(row)) =
+        simple.iter().find(|m| matches!(m, postgres::SimpleQueryMessage::Row(_)))
+    else {
+        panic!("no row")
+    };
+    assert_eq!(row.get(0), Some("t"));
+    // A query of a catalog lioscope has nothing in is answered with no rows.
+    let none =
+        c.query("SELECT i.inhparent FROM pg_catalog.pg_inherits i WHERE i.inhrelid = 't'::regclass", &[]).unwrap();
+    assert!(none.is_empty());
 }
