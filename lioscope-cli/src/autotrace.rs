@@ -1,15 +1,17 @@
 //! SET AUTOTRACE: the statistics a statement spent, as SQL*Plus prints them after it.
 //!
 //! Figures are the deltas of the session's own counters around the statement, so they
-//! include nothing of other sessions. CPU is the thread's CPU clock (the time model's
+//! include nothing of other sessions (over a connection, they include the query that
+//! reads them: see `target`). CPU is the thread's CPU clock (the time model's
 //! `DB CPU`), elapsed the wall clock (`DB time`). With `SET AUTOTRACE ... CPU` the
 //! session's performance counters are on, and their deltas follow ([`hardware_report`]):
 //! each counter or why the machine has none, and the derived figures with their
 //! derivations.
 
-use lioscope::Session;
+use super::target::{Counters, Target};
+use lioscope::Result;
+use lioscope::stats::Stat;
 use lioscope::stats::hwcounters::{Counter, Reading};
-use lioscope::stats::{Stat, TimeModel};
 
 /// The statistics autotrace prints, in order.
 const SHOWN: &[Stat] = &[
@@ -41,69 +43,58 @@ const SHOWN_WHEN_MOVED: &[Stat] = &[
 ];
 
 /// Counters of a session at one moment.
-pub struct Snapshot {
-    counters: Vec<u64>,
-    cpu_us: u64,
-    elapsed_us: u64,
-    /// The performance counters, when the session has them on.
-    hardware: Option<Reading>,
-}
+pub struct Snapshot(Counters);
 
 impl Snapshot {
-    pub fn take(session: &Session) -> Snapshot {
-        let stats = session.stats();
-        Snapshot {
-            counters: stats.snapshot(),
-            cpu_us: stats.time(TimeModel::DbCpu),
-            elapsed_us: stats.time(TimeModel::DbTime),
-            hardware: session.hardware_counters(),
-        }
+    pub fn take(session: &dyn Target) -> Result<Snapshot> {
+        Ok(Snapshot(session.counters()?))
     }
 
-    /// What the performance counters counted since this snapshot; `None` when they were
-    /// off at either end.
-    pub fn hardware(&self, session: &Session) -> Option<Reading> {
-        Some(session.hardware_counters()?.since(self.hardware.as_ref()?))
+    /// What the performance counters counted between this snapshot and `now`; `None`
+    /// when they were off at either end.
+    pub fn hardware(&self, now: &Snapshot) -> Option<Reading> {
+        Some(now.0.hardware.as_ref()?.since(self.0.hardware.as_ref()?))
     }
 
-    /// How much `stat` grew since this snapshot.
-    pub fn delta(&self, session: &Session, stat: Stat) -> u64 {
-        session.stats().get(stat) - self.counters[stat as usize]
+    /// How much `stat` grew between this snapshot and `now`.
+    pub fn delta(&self, now: &Snapshot, stat: Stat) -> u64 {
+        let at = |s: &Snapshot| s.0.stats.get(stat as usize).copied().unwrap_or(0);
+        at(now).saturating_sub(at(self))
     }
 
-    /// Microseconds of CPU (the time model's `DB CPU`) the session spent since this snapshot.
-    pub fn cpu_us(&self, session: &Session) -> u64 {
-        session.stats().time(TimeModel::DbCpu) - self.cpu_us
+    /// Microseconds of CPU (the time model's `DB CPU`) the session spent until `now`.
+    pub fn cpu_us(&self, now: &Snapshot) -> u64 {
+        now.0.cpu_us.saturating_sub(self.0.cpu_us)
     }
 
-    /// Microseconds of elapsed time (the time model's `DB time`) since this snapshot.
-    pub fn elapsed_us(&self, session: &Session) -> u64 {
-        session.stats().time(TimeModel::DbTime) - self.elapsed_us
+    /// Microseconds of elapsed time (the time model's `DB time`) until `now`.
+    pub fn elapsed_us(&self, now: &Snapshot) -> u64 {
+        now.0.elapsed_us.saturating_sub(self.0.elapsed_us)
     }
 
-    /// The autotrace report since this snapshot. With `with_times` false the CPU and
-    /// elapsed lines are left out (for output that must not vary between runs).
-    pub fn report(&self, session: &Session, rows_processed: u64, with_times: bool) -> String {
+    /// The autotrace report from this snapshot to `now`. With `with_times` false the
+    /// CPU and elapsed lines are left out (for output that must not vary between runs).
+    pub fn report(&self, now: &Snapshot, rows_processed: u64, with_times: bool) -> String {
         let mut out = String::from("\nStatistics\n----------------------------------------------------------\n");
         for &stat in SHOWN {
             let label = match stat {
                 Stat::PhysicalReadIoRequests => "physical read total IO requests (read calls)",
                 other => other.name(),
             };
-            out.push_str(&format!("{:>11}  {label}\n", self.delta(session, stat)));
+            out.push_str(&format!("{:>11}  {label}\n", self.delta(now, stat)));
         }
         for &stat in SHOWN_WHEN_MOVED {
-            let delta = self.delta(session, stat);
+            let delta = self.delta(now, stat);
             if delta > 0 {
                 out.push_str(&format!("{delta:>11}  {}\n", stat.name()));
             }
         }
         out.push_str(&format!("{rows_processed:>11}  rows processed\n"));
         if with_times {
-            out.push_str(&format!("{:>11.3}  CPU ms (thread CPU clock)\n", self.cpu_us(session) as f64 / 1000.0));
-            out.push_str(&format!("{:>11.3}  elapsed ms\n", self.elapsed_us(session) as f64 / 1000.0));
-            if let Some(hardware) = self.hardware(session) {
-                let logical_reads = self.delta(session, Stat::LogicalReads);
+            out.push_str(&format!("{:>11.3}  CPU ms (thread CPU clock)\n", self.cpu_us(now) as f64 / 1000.0));
+            out.push_str(&format!("{:>11.3}  elapsed ms\n", self.elapsed_us(now) as f64 / 1000.0));
+            if let Some(hardware) = self.hardware(now) {
+                let logical_reads = self.delta(now, Stat::LogicalReads);
                 out.push_str(&hardware_report(&hardware, rows_processed, logical_reads));
             }
         }

@@ -6,6 +6,7 @@ use lioscope_cli::format::OutputFormat;
 use lioscope_cli::output::Output;
 use lioscope_cli::runner::{Flow, ScriptRunner};
 use lioscope_cli::sqlplus::OnError;
+use lioscope_cli::target::{Remote, Target};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -33,11 +34,16 @@ enum Command {
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
     },
-    /// Interactive SQL shell on the database in DIR (created if it does not exist). A
-    /// failed statement is reported and the shell goes on (WHENEVER SQLERROR CONTINUE);
-    /// HELP lists the SQL*Plus commands.
+    /// Interactive SQL shell on the database in DIR (created if it does not exist), or on
+    /// a lioscope server (--connect). A failed statement is reported and the shell goes
+    /// on (WHENEVER SQLERROR CONTINUE); HELP lists the SQL*Plus commands.
     Shell {
-        dir: PathBuf,
+        #[arg(required_unless_present = "connect")]
+        dir: Option<PathBuf>,
+        /// A lioscope server to run in instead of a directory:
+        /// postgres://USER:PASSWORD@HOST:PORT/DB (or PGPASSWORD for the password).
+        #[arg(long, conflicts_with_all = ["dir", "db_cache_size"])]
+        connect: Option<String>,
         /// Buffer cache size for this open (e.g. 512M, 2G).
         #[arg(long)]
         db_cache_size: Option<String>,
@@ -48,7 +54,12 @@ enum Command {
     /// EXIT FAILURE) unless the script says WHENEVER SQLERROR CONTINUE; at the end it
     /// commits.
     Sql {
-        dir: PathBuf,
+        #[arg(required_unless_present = "connect")]
+        dir: Option<PathBuf>,
+        /// A lioscope server to run in instead of a directory:
+        /// postgres://USER:PASSWORD@HOST:PORT/DB (or PGPASSWORD for the password).
+        #[arg(long, conflicts_with_all = ["dir", "db_cache_size"])]
+        connect: Option<String>,
         /// Statements separated by ';' (error lines count from the text's first line).
         #[arg(short = 'c', long = "command", conflicts_with = "file")]
         command: Option<String>,
@@ -211,13 +222,41 @@ fn run(cli: Cli) -> lioscope::Result<u8> {
             println!("Database created in {}.", dir.display());
             Ok(0)
         }
-        Command::Shell { dir, db_cache_size } => {
-            let db = Database::open_or_create(&dir, options(db_cache_size))?;
-            let status = lioscope_cli::shell::run(&db)?;
-            db.close()?;
-            Ok(status)
-        }
-        Command::Sql { dir, command, file, format, db_cache_size } => {
+        Command::Shell { dir, connect, db_cache_size } => match (connect, dir) {
+            (Some(url), _) => {
+                let remote = Remote::connect(&url)?;
+                let banner = format!(
+                    "lioscope {} on the server at {}. Type HELP for help.",
+                    env!("CARGO_PKG_VERSION"),
+                    remote.address()
+                );
+                let history = std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".lioscope_history"));
+                lioscope_cli::shell::run(&remote, &banner, history)
+            }
+            (None, Some(dir)) => {
+                let db = Database::open_or_create(&dir, options(db_cache_size))?;
+                let session = db.session();
+                lioscope_cli::shell::attach_progress_bar(&session);
+                let mut banner = format!(
+                    "lioscope {} on {} (block size {}). Type HELP for help.",
+                    env!("CARGO_PKG_VERSION"),
+                    db.dir().display(),
+                    session.parameters().get(lioscope::DB_BLOCK_SIZE_PARAMETER)
+                );
+                if let Some(recovery) = db.recovery().summary() {
+                    banner.push_str(&format!("\n{recovery}"));
+                }
+                let status = lioscope_cli::shell::run(&session, &banner, Some(db.dir().join(".lioscope_history")))?;
+                drop(session);
+                db.close()?;
+                Ok(status)
+            }
+            (None, None) => Err(lioscope::Error::InvalidParameter {
+                name: "shell".into(),
+                message: "give DIR or --connect URL".into(),
+            }),
+        },
+        Command::Sql { dir, connect, command, file, format, db_cache_size } => {
             type RunScript = Box<dyn FnOnce(&mut ScriptRunner) -> lioscope::Result<Flow>>;
             let run_script: RunScript = match (command, file) {
                 (Some(text), _) => Box::new(move |runner| Ok(runner.run_command_text(&text))),
@@ -229,18 +268,28 @@ fn run(cli: Cli) -> lioscope::Result<u8> {
                     });
                 }
             };
-            let db = Database::open(&dir, options(db_cache_size))?;
-            let session = db.session();
-            let mut runner = ScriptRunner::new(&session, format, Output::terminal(), OnError::EXIT_FAILURE);
-            let flow = run_script(&mut runner)?;
-            let status = match flow {
-                Flow::Continue => runner.finish().map(|()| 0)?,
-                Flow::Exit(status) => status,
+            let run = |target: &dyn Target| -> lioscope::Result<u8> {
+                let mut runner = ScriptRunner::new(target, format, Output::terminal(), OnError::EXIT_FAILURE);
+                Ok(match run_script(&mut runner)? {
+                    Flow::Continue => runner.finish().map(|()| 0)?,
+                    Flow::Exit(status) => status,
+                })
             };
-            drop(runner);
-            drop(session);
-            db.close()?;
-            Ok(status)
+            match (connect, dir) {
+                (Some(url), _) => run(&Remote::connect(&url)?),
+                (None, Some(dir)) => {
+                    let db = Database::open(&dir, options(db_cache_size))?;
+                    let session = db.session();
+                    let status = run(&session)?;
+                    drop(session);
+                    db.close()?;
+                    Ok(status)
+                }
+                (None, None) => Err(lioscope::Error::InvalidParameter {
+                    name: "sql".into(),
+                    message: "give DIR or --connect URL".into(),
+                }),
+            }
         }
         Command::Serve {
             dir,

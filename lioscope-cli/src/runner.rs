@@ -32,8 +32,8 @@ use super::output::Output;
 use super::script::{ScriptStatement, split_script};
 use super::sqlplus::{self, ClientCommand, HELP, OnError, Setting};
 use super::statement::{self, Settings};
+use super::target::Target;
 use super::variables::BindVariables;
-use lioscope::Session;
 use lioscope::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -57,7 +57,7 @@ struct RunningScript {
 
 /// Runs statements in one session with SQL*Plus's settings and commands.
 pub struct ScriptRunner<'s> {
-    session: &'s Session,
+    session: &'s dyn Target,
     pub settings: Settings,
     /// What a failed statement does (WHENEVER SQLERROR).
     on_error: OnError,
@@ -70,7 +70,7 @@ pub struct ScriptRunner<'s> {
 impl<'s> ScriptRunner<'s> {
     /// A runner over `session`, which it sets to autocommit off, as SQL*Plus starts;
     /// `on_error` is what a failed statement does until WHENEVER SQLERROR says otherwise.
-    pub fn new(session: &'s Session, format: OutputFormat, output: Output, on_error: OnError) -> ScriptRunner<'s> {
+    pub fn new(session: &'s dyn Target, format: OutputFormat, output: Output, on_error: OnError) -> ScriptRunner<'s> {
         session.set_autocommit(false);
         ScriptRunner {
             session,
@@ -183,7 +183,10 @@ impl<'s> ScriptRunner<'s> {
             Setting::Autotrace { mode, counters } => {
                 self.settings.autotrace = mode;
                 self.settings.counters = counters;
-                self.session.set_hardware_counters(counters);
+                if let Err(error) = self.session.set_hardware_counters(counters) {
+                    self.settings.counters = false;
+                    self.output.error(&format!("ERROR: {error}\n"));
+                }
             }
             Setting::Timing(on) => self.settings.timing = on,
             Setting::Autocommit(on) => self.session.set_autocommit(on),

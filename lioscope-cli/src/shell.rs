@@ -1,6 +1,7 @@
 //! The interactive shell: line editing and history (rustyline), statements that may span
 //! lines (read on until `;`, a `/` alone on a line, or a SQL*Plus command's line end),
-//! run by the same runner as `lioscope sql`; a progress bar for COPY.
+//! run by the same runner as `lioscope sql`, in an embedded session or a server's
+//! (`--connect`); a progress bar for an embedded COPY.
 //!
 //! A failed statement is reported and the shell goes on (WHENEVER SQLERROR CONTINUE)
 //! unless the user says otherwise. EXIT, QUIT or the end of input leave; the end of
@@ -11,30 +12,24 @@ use super::output::Output;
 use super::runner::{Flow, ScriptRunner};
 use super::script::ends_inside_statement;
 use super::sqlplus::OnError;
+use super::target::Target;
 use indicatif::{ProgressBar, ProgressStyle};
-use lioscope::{Database, Session};
+use lioscope::Session;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
+use std::path::PathBuf;
 
-/// Runs the shell on `db` until EXIT or end of input; returns the exit status (EXIT's,
-/// or WHENEVER SQLERROR EXIT's).
-pub fn run(db: &Database) -> lioscope::Result<u8> {
-    let session = db.session();
-    attach_progress_bar(&session);
-    let mut runner = ScriptRunner::new(&session, OutputFormat::Table, Output::terminal(), OnError::Continue);
+/// Runs the shell in `session` (an embedded session or a server's) until EXIT or end of
+/// input, after printing `banner`; `history` is where the typed lines are kept. Returns
+/// the exit status (EXIT's, or WHENEVER SQLERROR EXIT's).
+pub fn run(session: &dyn Target, banner: &str, history: Option<PathBuf>) -> lioscope::Result<u8> {
+    let mut runner = ScriptRunner::new(session, OutputFormat::Table, Output::terminal(), OnError::Continue);
     let mut editor = DefaultEditor::new()
         .map_err(|e| lioscope::Error::io("start line editor", "terminal", std::io::Error::other(e)))?;
-    let history = db.dir().join(".lioscope_history");
-    let _ = editor.load_history(&history);
-    println!(
-        "lioscope {} on {} (block size {}). Type HELP for help.",
-        env!("CARGO_PKG_VERSION"),
-        db.dir().display(),
-        session.parameters().get(lioscope::DB_BLOCK_SIZE_PARAMETER)
-    );
-    if let Some(recovery) = db.recovery().summary() {
-        println!("{recovery}");
+    if let Some(history) = &history {
+        let _ = editor.load_history(history);
     }
+    println!("{banner}");
     let mut buffer = String::new();
     let status = loop {
         let prompt = if buffer.is_empty() { "lioscope> " } else { "       -> " };
@@ -61,7 +56,9 @@ pub fn run(db: &Database) -> lioscope::Result<u8> {
             break Some(status);
         }
     };
-    let _ = editor.save_history(&history);
+    if let Some(history) = &history {
+        let _ = editor.save_history(history);
+    }
     match status {
         Some(status) => Ok(status),
         None => runner.finish().map(|()| 0),
@@ -69,7 +66,7 @@ pub fn run(db: &Database) -> lioscope::Result<u8> {
 }
 
 /// Shows a progress bar while COPY loads a file.
-fn attach_progress_bar(session: &Session) {
+pub fn attach_progress_bar(session: &Session) {
     let mut bar: Option<ProgressBar> = None;
     session.set_progress(Some(Box::new(move |done, total| {
         let b = bar.get_or_insert_with(|| {

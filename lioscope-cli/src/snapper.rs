@@ -27,9 +27,10 @@
 //! Invariant: a delta is never computed across two different sessions (rows are keyed
 //! by session id, and a session id is never reused while the database is open).
 
+use super::target::Target;
 use lioscope::stats::ash;
 use lioscope::types::{Datum, Value};
-use lioscope::{Error, QueryResult, Result, Session, StatementKind};
+use lioscope::{Error, QueryResult, Result, StatementKind};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -142,7 +143,7 @@ pub fn parse(text: &str) -> Result<Request> {
 const DEFAULT_ASH_COLUMNS: [&str; 3] = ["SESSION_STATE", "EVENT", "SQL_ID"];
 
 /// The newest ASH sample's id (0 before any).
-fn last_sample_id(session: &Session) -> Result<i64> {
+fn last_sample_id(session: &dyn Target) -> Result<i64> {
     let r = session.execute("SELECT MAX(sample_id) FROM v$active_session_history")?;
     Ok(r.rows.first().and_then(|row| row.first()).map_or(0.0, number) as i64)
 }
@@ -151,13 +152,13 @@ fn last_sample_id(session: &Session) -> Result<i64> {
 /// `columns`: each group's share of the `seconds` the snapshot lasted (ACTIVE_PCT, and
 /// as average active sessions, AAS), most active first.
 fn ash_table(
-    session: &Session,
+    session: &dyn Target,
     request: &Request,
     columns: &[String],
     (from, to): (i64, i64),
     seconds: f64,
 ) -> Result<QueryResult> {
-    let me = session.sid();
+    let me = session.sid()?;
     let filter = match &request.sessions {
         Sessions::All => format!("session_id <> {me}"),
         Sessions::Ids(ids) => {
@@ -264,9 +265,9 @@ fn column(result: &QueryResult, name: &str) -> Result<usize> {
 }
 
 /// Reads the views once.
-fn snapshot(session: &Session, request: &Request) -> Result<Snapshot> {
+fn snapshot(session: &dyn Target, request: &Request) -> Result<Snapshot> {
     let mut snap = Snapshot::default();
-    let me = session.sid() as u64;
+    let me = u64::from(session.sid()?);
     let sessions = session.execute("SELECT sid, program FROM v$session")?;
     for row in &sessions.rows {
         let (sid, program) = (number(&row[0]) as u64, row[1].to_string());
@@ -374,7 +375,7 @@ fn rate(v: f64) -> String {
 
 /// Runs the snapper: `request.snapshots` intervals of `request.seconds`, handing each
 /// one's table to `show` with a heading line.
-pub fn run(session: &Session, request: &Request, show: &mut dyn FnMut(&str, &QueryResult)) -> Result<()> {
+pub fn run(session: &dyn Target, request: &Request, show: &mut dyn FnMut(&str, &QueryResult)) -> Result<()> {
     let mut before = snapshot(session, request)?;
     let mut sample = if request.ash.is_some() { last_sample_id(session)? } else { 0 };
     if before.programs.is_empty() {

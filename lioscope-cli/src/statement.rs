@@ -3,16 +3,17 @@
 //! AUTOTRACE, the plan, the row-source statistics and the session's statistic deltas,
 //! then, with SET TIMING, the elapsed time.
 //!
-//! A statement that mentions bind variables runs through a cursor
-//! ([`Session::prepare`]) with the values of the runner's variables bound by name; any
-//! other runs from its text ([`Session::execute`]), as it always has.
+//! A statement that mentions bind variables runs through a cursor with the values of the
+//! runner's variables bound by name ([`Target::execute_with`]); any other runs from its
+//! text ([`Target::execute`]).
 
 use super::autotrace::Snapshot;
 use super::format::{OutputFormat, render, rows_selected};
 use super::sqlplus::Autotrace;
+use super::target::Target;
 use super::variables::{BindVariables, mentions_bind_variable};
 use lioscope::Result;
-use lioscope::{QueryResult, Session, StatementKind};
+use lioscope::{QueryResult, StatementKind};
 use std::time::Instant;
 
 /// How a runner shows statements: its SET settings and the output format.
@@ -48,10 +49,10 @@ impl Settings {
 }
 
 /// Runs the SQL statement `text` and returns what to print.
-pub(super) fn run(session: &Session, settings: &Settings, variables: &BindVariables, text: &str) -> Result<String> {
+pub(super) fn run(session: &dyn Target, settings: &Settings, variables: &BindVariables, text: &str) -> Result<String> {
     let explain = explain_for(session, settings, text);
     let with_plan = matches!(settings.autotrace, Autotrace::On | Autotrace::TraceOnly);
-    let before = Snapshot::take(session);
+    let before = if settings.autotrace == Autotrace::Off { None } else { Some(Snapshot::take(session)?) };
     let started = Instant::now();
     if with_plan {
         session.set_plan_statistics(true);
@@ -69,10 +70,11 @@ pub(super) fn run(session: &Session, settings: &Settings, variables: &BindVariab
         out.push_str(&rows_selected(result.rows.len()));
         out.push('\n');
     }
-    if settings.autotrace != Autotrace::Off
+    if let Some(before) = before
         && matches!(result.kind, StatementKind::Query | StatementKind::Insert | StatementKind::Change)
     {
-        out.push_str(&autotrace_report(session, settings, &result, explain, &before));
+        let now = Snapshot::take(session)?;
+        out.push_str(&autotrace_report(settings, &result, explain, &before, &now));
     }
     if settings.timing && settings.show_times {
         out.push_str(&format!("Elapsed: {:.3} ms\n", elapsed.as_secs_f64() * 1000.0));
@@ -82,23 +84,21 @@ pub(super) fn run(session: &Session, settings: &Settings, variables: &BindVariab
 
 /// Runs `text` in `session`: through a cursor with the variables' values when it
 /// mentions bind variables (an undeclared one is an error naming it), else from its text.
-pub(super) fn execute(session: &Session, variables: &BindVariables, text: &str) -> Result<QueryResult> {
+pub(super) fn execute(session: &dyn Target, variables: &BindVariables, text: &str) -> Result<QueryResult> {
     if !mentions_bind_variable(text) {
         return session.execute(text);
     }
-    let mut cursor = session.prepare(text)?;
-    let values = variables.values_for(cursor.bind_names())?;
-    cursor.execute(&values)
+    session.execute_with(text, variables)
 }
 
 /// What autotrace prints after a statement's rows: its plan, row-source statistics and
-/// the session's statistic deltas since `before`.
+/// the session's statistic deltas from `before` to `now`.
 fn autotrace_report(
-    session: &Session,
     settings: &Settings,
     result: &QueryResult,
     explain: Option<String>,
     before: &Snapshot,
+    now: &Snapshot,
 ) -> String {
     let mut out = String::new();
     if let Some(plan) = explain {
@@ -113,12 +113,12 @@ fn autotrace_report(
         }
     }
     let processed = if result.kind == StatementKind::Query { result.rows.len() as u64 } else { result.rows_affected };
-    out.push_str(&before.report(session, processed, settings.show_times));
+    out.push_str(&before.report(now, processed, settings.show_times));
     out
 }
 
 /// The plan of a query, when autotrace shows plans.
-fn explain_for(session: &Session, settings: &Settings, text: &str) -> Option<String> {
+fn explain_for(session: &dyn Target, settings: &Settings, text: &str) -> Option<String> {
     if !matches!(settings.autotrace, Autotrace::On | Autotrace::TraceOnly) {
         return None;
     }

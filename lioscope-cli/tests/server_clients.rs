@@ -164,3 +164,48 @@ fn psql_logs_in_over_tls_with_its_password_bound_to_the_certificate() {
     assert!(!plain.status.success(), "a plain connection was let in");
     assert!(String::from_utf8_lossy(&plain.stderr).contains("TLS only"), "{}", String::from_utf8_lossy(&plain.stderr));
 }
+
+#[test]
+fn the_sql_runner_connects_to_a_server_and_watches_another_client_with_snapper() {
+    let served = serve();
+    let config =
+        format!("host=127.0.0.1 port={} user=scott password=tiger dbname=lab application_name=busy", served.port);
+    let mut busy = postgres::Client::connect(&config, postgres::NoTls).unwrap();
+    busy.batch_execute("CREATE TABLE work (id NUMBER(6), pad VARCHAR2(50))").unwrap();
+    busy.batch_execute("INSERT INTO work SELECT LEVEL, RPAD('x', 50, 'x') FROM dual CONNECT BY LEVEL <= 2000").unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let worker = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                busy.query("SELECT COUNT(*) FROM work WHERE pad LIKE '%y%'", &[]).unwrap();
+            }
+        })
+    };
+    let script = "SET AUTOTRACE TRACEONLY\nSELECT id FROM work WHERE id <= 10;\nSET AUTOTRACE OFF\n\
+                  INSERT INTO work VALUES (0, 'mine');\nROLLBACK;\nSELECT COUNT(*) AS n FROM work WHERE id = 0;\n\
+                  SNAPPER stats 1 1 program=busy sinclude=%logical%\nSELECT * FROM missing;\n";
+    let output = Command::new(env!("CARGO_BIN_EXE_lioscope"))
+        .args(["sql", "--connect", &format!("postgres://scott@127.0.0.1:{}/lab", served.port), "-c", script])
+        .env("PGPASSWORD", "tiger")
+        .output()
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    worker.join().unwrap();
+    let out = String::from_utf8_lossy(&output.stdout);
+    let err = String::from_utf8_lossy(&output.stderr);
+    // AUTOTRACE over the connection: the plan and the session's statistics.
+    assert!(out.contains("10 rows selected.") && out.contains("TABLE ACCESS FULL"), "{out}");
+    assert!(out.contains("10  rows processed"), "{out}");
+    let gets = out.lines().find(|l| l.ends_with("  consistent gets")).and_then(|l| l.split_whitespace().next());
+    assert!(gets.and_then(|g| g.parse::<u64>().ok()).is_some_and(|g| g > 0), "the scan's gets counted:\n{out}");
+    // SQL*Plus's transactions: the insert was rolled back.
+    assert!(out.contains("1 row created.") && out.contains("Rollback complete."), "{out}");
+    assert!(out.contains("|  0 |") || out.contains("| 0 |"), "the rolled-back row is gone:\n{out}");
+    // SNAPPER from this connection sees the other client's work.
+    let busy_rows: Vec<&str> = out.lines().filter(|l| l.contains("BUSY") || l.contains("busy")).collect();
+    assert!(busy_rows.iter().any(|l| l.contains("session logical reads")), "{out}");
+    // A server's error names the server and stops the script (WHENEVER SQLERROR EXIT FAILURE).
+    assert!(err.contains(&format!("127.0.0.1:{}: ORA-00942", served.port)), "{err}");
+    assert_eq!(output.status.code(), Some(1));
+}
