@@ -754,35 +754,13 @@ impl Writer {
             string(&name.to_lowercase())
         };
         let text = match (target, literal) {
-            ("regclass", Some(name)) => {
-                format!(
-                    "(SELECT lioscope_c.oid FROM pg_catalog.pg_class lioscope_c WHERE lioscope_c.relname = {})",
-                    relation_name(&name)
-                )
-            }
-            ("regclass", None) if textual => format!(
-                "(SELECT lioscope_c.oid FROM pg_catalog.pg_class lioscope_c WHERE lioscope_c.relname = {unqualified})"
-            ),
-            ("regclass", None) => {
-                format!(
-                    "(SELECT lioscope_c.relname FROM pg_catalog.pg_class lioscope_c WHERE lioscope_c.oid = {inner})"
-                )
-            }
-            ("regtype", Some(name)) => {
-                format!(
-                    "(SELECT lioscope_t.oid FROM pg_catalog.pg_type lioscope_t WHERE lioscope_t.typname = {})",
-                    relation_name(&name)
-                )
-            }
-            ("regtype", None) if textual => format!(
-                "(SELECT lioscope_t.oid FROM pg_catalog.pg_type lioscope_t WHERE lioscope_t.typname = {unqualified})"
-            ),
-            ("regtype", None) => {
-                format!("(SELECT lioscope_t.typname FROM pg_catalog.pg_type lioscope_t WHERE lioscope_t.oid = {inner})")
-            }
-            ("regnamespace", None) => format!(
-                "(SELECT lioscope_n.nspname FROM pg_catalog.pg_namespace lioscope_n WHERE lioscope_n.oid = {inner})"
-            ),
+            ("regclass", Some(name)) => lookup("pg_class", "oid", "relname", &relation_name(&name)),
+            ("regclass", None) if textual => lookup("pg_class", "oid", "relname", &unqualified),
+            ("regclass", None) => lookup("pg_class", "relname", "oid", &inner),
+            ("regtype", Some(name)) => lookup("pg_type", "oid", "typname", &relation_name(&name)),
+            ("regtype", None) if textual => lookup("pg_type", "oid", "typname", &unqualified),
+            ("regtype", None) => lookup("pg_type", "typname", "oid", &inner),
+            ("regnamespace", None) => lookup("pg_namespace", "nspname", "oid", &inner),
             ("oid" | "int2" | "int4" | "int8" | "smallint" | "integer" | "int" | "bigint" | "numeric", Some(n))
                 if n.trim().parse::<i64>().is_ok() =>
             {
@@ -813,12 +791,7 @@ impl Writer {
             Ok::<_, String>(self.correlated(a))
         };
         Ok(Some(match name {
-            "pg_get_userbyid" => {
-                format!(
-                    "(SELECT lioscope_r.rolname FROM pg_catalog.pg_roles lioscope_r WHERE lioscope_r.oid = {})",
-                    arg(0)?
-                )
-            }
+            "pg_get_userbyid" => lookup("pg_roles", "rolname", "oid", &arg(0)?),
             // One schema, on every search path: whatever exists is visible.
             "pg_table_is_visible" | "pg_type_is_visible" | "pg_function_is_visible" | "pg_collation_is_visible"
                 if condition =>
@@ -830,36 +803,23 @@ impl Writer {
             }
             "pg_encoding_to_char" => "'UTF8'".into(),
             "format_type" => format_type(&arg(0)?, &arg(1)?),
+            // Column N of an index: its name (lioscope's indexes are of columns).
             "pg_get_indexdef" if args.get(1).is_some_and(|column| column.to_string() != "0") => format!(
-                "(SELECT lioscope_a.attname FROM pg_catalog.pg_attribute lioscope_a WHERE lioscope_a.attrelid = {} AND lioscope_a.attnum = {})",
+                "(SELECT lioscope_lookup.attname FROM pg_catalog.pg_attribute lioscope_lookup \
+                 WHERE lioscope_lookup.attrelid = {} AND lioscope_lookup.attnum = {})",
                 arg(0)?,
                 arg(1)?
             ),
-            "pg_get_indexdef" => format!(
-                "(SELECT lioscope_i.indexdef FROM pg_catalog.pg_indexes lioscope_i WHERE lioscope_i.indexrelid = {})",
-                arg(0)?
-            ),
-            "pg_get_constraintdef" => format!(
-                "(SELECT lioscope_k.condef FROM pg_catalog.pg_constraint lioscope_k WHERE lioscope_k.oid = {})",
-                arg(0)?
-            ),
+            "pg_get_indexdef" => lookup("pg_indexes", "indexdef", "indexrelid", &arg(0)?),
+            "pg_get_constraintdef" => lookup("pg_constraint", "condef", "oid", &arg(0)?),
             // The catalogs keep an expression's text where PostgreSQL keeps its tree.
             "pg_get_expr" => arg(0)?,
-            "array_to_string" if matches!(args.first(), Some(Expr::Identifier(_) | Expr::CompoundIdentifier(_))) => {
-                "CAST(NULL AS VARCHAR2(1))".into()
-            }
             "obj_description" | "col_description" | "shobj_description" => "CAST(NULL AS VARCHAR2(1))".into(),
-            "current_database" => "(SELECT lioscope_d.datname FROM pg_catalog.pg_database lioscope_d)".into(),
+            "current_database" => "(SELECT lioscope_lookup.datname FROM pg_catalog.pg_database lioscope_lookup)".into(),
             "current_schema" => "'public'".into(),
             "current_user" | "session_user" | "user" if bare || args.is_empty() => string(&pg_user(&self.user)),
-            "to_regclass" => format!(
-                "(SELECT lioscope_c.oid FROM pg_catalog.pg_class lioscope_c WHERE lioscope_c.relname = LOWER({}))",
-                arg(0)?
-            ),
-            "to_regtype" => format!(
-                "(SELECT lioscope_t.oid FROM pg_catalog.pg_type lioscope_t WHERE lioscope_t.typname = LOWER({}))",
-                arg(0)?
-            ),
+            "to_regclass" => lookup("pg_class", "oid", "relname", &format!("LOWER({})", arg(0)?)),
+            "to_regtype" => lookup("pg_type", "oid", "typname", &format!("LOWER({})", arg(0)?)),
             "pg_get_serial_sequence" => {
                 let table = arg(0)?;
                 format!(
@@ -892,6 +852,15 @@ impl Writer {
             _ => return Ok(None),
         }))
     }
+}
+
+/// `(SELECT wanted FROM pg_catalog.view WHERE key = value)`: a lookup in a catalog view.
+/// Its alias is one no client writes: a value that is itself a lookup is a subquery of its own,
+/// and the client's names are qualified before they get here (`Writer::correlated`).
+fn lookup(view: &str, wanted: &str, key: &str, value: &str) -> String {
+    format!(
+        "(SELECT lioscope_lookup.{wanted} FROM pg_catalog.{view} lioscope_lookup WHERE lioscope_lookup.{key} = {value})"
+    )
 }
 
 /// `ARRAY(SELECT x FROM ...)` (the subquery already written) as the text of the array
@@ -1025,7 +994,7 @@ mod tests {
         );
         assert!(text.contains("FROM pg_catalog.pg_class pg_class"), "{text}");
         assert!(text.contains("SELECT pg_class.relname"), "{text}");
-        assert!(text.contains("lioscope_c.relname = 'emp'"), "{text}");
+        assert!(text.contains("lioscope_lookup.relname = 'emp'"), "{text}");
         assert!(text.contains("lower(x)") && !text.contains("pg_catalog.lower"), "{text}");
         let text = sql(
             "SELECT current_schema(), current_user, pg_catalog.pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.relkind = ANY (ARRAY['r', 'v'])",

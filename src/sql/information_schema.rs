@@ -244,23 +244,20 @@ fn constraint_type(kind: &ConstraintKind) -> Option<&'static str> {
     }
 }
 
+/// The columns that name a constraint and its table: catalog, schema and name of each.
+fn constraint_of(session: &Session, constraint: &str, table: &str) -> Vec<Value> {
+    let catalog = catalog_name(session);
+    vec![catalog.clone(), text("public"), text(pg_name(constraint)), catalog, text("public"), text(pg_name(table))]
+}
+
 fn table_constraints(session: &Session) -> Rows {
     let mut rows = Vec::new();
     for t in usable_tables(session) {
         for c in &t.constraints {
             let Some(kind) = constraint_type(&c.kind) else { continue };
-            rows.push(vec![
-                catalog_name(session),
-                text("public"),
-                text(pg_name(&c.name)),
-                catalog_name(session),
-                text("public"),
-                text(pg_name(&t.name)),
-                text(kind),
-                text("NO"),
-                text("NO"),
-                yes_no(c.enabled),
-            ]);
+            let mut row = constraint_of(session, &c.name, &t.name);
+            row.extend([text(kind), text("NO"), text("NO"), yes_no(c.enabled)]);
+            rows.push(row);
         }
     }
     (
@@ -294,17 +291,13 @@ fn key_column_usage(session: &Session) -> Rows {
             }
             for (position, &column) in c.columns.iter().enumerate() {
                 let in_unique = matches!(c.kind, ConstraintKind::ForeignKey { .. }).then_some(position as u64 + 1);
-                rows.push(vec![
-                    catalog_name(session),
-                    text("public"),
-                    text(pg_name(&c.name)),
-                    catalog_name(session),
-                    text("public"),
-                    text(pg_name(&t.name)),
+                let mut row = constraint_of(session, &c.name, &t.name);
+                row.extend([
                     text(pg_name(&t.columns[column].name)),
                     int(position as u64 + 1),
                     in_unique.map_or(Datum::Null, int),
                 ]);
+                rows.push(row);
             }
         }
     }

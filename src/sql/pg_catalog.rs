@@ -729,7 +729,7 @@ fn roles(catalog: &Catalog) -> Rows {
         .users()
         .into_iter()
         .map(|u| {
-            let superuser = u.name == SYS || u.roles.contains_key(&Role::Dba);
+            let superuser = is_superuser(&u);
             let may = |p| u.has(p);
             vec![
                 oid(user_oid(&u.name)),
@@ -785,12 +785,17 @@ fn roles(catalog: &Catalog) -> Rows {
     )
 }
 
+/// A PostgreSQL superuser: SYS, or a holder of DBA.
+fn is_superuser(user: &crate::catalog::UserDef) -> bool {
+    user.name == SYS || user.roles.contains_key(&Role::Dba)
+}
+
 fn users(catalog: &Catalog) -> Rows {
     let rows = catalog
         .users()
         .into_iter()
         .map(|u| {
-            let superuser = u.name == SYS || u.roles.contains_key(&Role::Dba);
+            let superuser = is_superuser(&u);
             vec![
                 text(pg_name(&u.name)),
                 oid(user_oid(&u.name)),
