@@ -96,6 +96,9 @@ pub struct Described {
     pub booleans: Vec<bool>,
     /// A catalog query answered with no rows, without the engine (`catalog_queries`).
     pub empty: bool,
+    /// The result's fields as the protocol describes them, all in text and all in
+    /// binary, each made the first time it is asked for (`connection`).
+    pub fields: [std::sync::OnceLock<Arc<Vec<pgwire::api::results::FieldInfo>>>; 2],
 }
 
 pub struct Backend {
@@ -123,20 +126,21 @@ struct Prepared {
 }
 
 impl Prepared {
-    /// The prepared statement of `sql`, parsed now in `session` if not kept.
+    /// The prepared statement of `sql`, parsed now in `session` if not kept. A kept one
+    /// costs one hash of the text.
     fn get(&mut self, session: &Session, sql: &Arc<str>) -> Result<&mut PreparedStatement, Failure> {
         self.uses += 1;
         let uses = self.uses;
-        if !self.statements.contains_key(sql) {
-            if self.statements.len() >= MAX_PREPARED
-                && let Some(oldest) = self.statements.iter().min_by_key(|(_, (used, _))| *used).map(|(k, _)| k.clone())
-            {
-                self.statements.remove(&oldest);
-            }
-            let statement = session.prepare_statement(sql)?;
-            self.statements.insert(sql.clone(), (uses, statement));
+        if self.statements.len() >= MAX_PREPARED
+            && !self.statements.contains_key(sql)
+            && let Some(oldest) = self.statements.iter().min_by_key(|(_, (used, _))| *used).map(|(k, _)| k.clone())
+        {
+            self.statements.remove(&oldest);
         }
-        let (used, statement) = self.statements.get_mut(sql).expect("inserted above");
+        let (used, statement) = match self.statements.entry(sql.clone()) {
+            std::collections::hash_map::Entry::Occupied(kept) => kept.into_mut(),
+            std::collections::hash_map::Entry::Vacant(new) => new.insert((uses, session.prepare_statement(sql)?)),
+        };
         *used = uses;
         Ok(statement)
     }
@@ -173,6 +177,7 @@ impl Backend {
                 columns,
                 booleans: Vec::new(),
                 empty: false,
+                fields: Default::default(),
             });
         }
         let statement = self.prepared.get(&self.session, &sql)?;
@@ -186,7 +191,7 @@ impl Backend {
             (Some(flags), Some(columns)) => boolean_columns(flags, columns.iter().map(|(name, _)| name.as_str())),
             _ => Vec::new(),
         };
-        Ok(Described { sql, command: None, bind_types, columns, booleans, empty: false })
+        Ok(Described { sql, command: None, bind_types, columns, booleans, empty: false, fields: Default::default() })
     }
 
     /// A client's catalog query written in lioscope's dialect (`catalog_queries`):
@@ -208,6 +213,7 @@ impl Backend {
             columns: Some(columns.into_iter().map(|c| (c, None)).collect()),
             booleans: Vec::new(),
             empty: true,
+            fields: Default::default(),
         }
     }
 
@@ -538,17 +544,22 @@ fn is_rollback_to_savepoint(sql: &str) -> bool {
 
 /// PostgreSQL's command tag for `sql`, which gave `result`.
 fn tag(sql: &str, result: &QueryResult) -> String {
-    let words: Vec<String> =
-        sql.split_whitespace().take(2).map(|w| w.trim_end_matches(';').to_ascii_uppercase()).collect();
-    let first = words.first().map(String::as_str).unwrap_or("");
+    // A query's tag, the commonest, needs none of the text's words.
+    if result.kind == StatementKind::Query {
+        let mut tag = String::with_capacity(16);
+        tag.push_str("SELECT ");
+        tag.push_str(itoa::Buffer::new().format(result.rows.len()));
+        return tag;
+    }
+    let mut words = sql.split_whitespace().map(|w| w.trim_end_matches(';').to_ascii_uppercase());
+    let first = words.next().unwrap_or_default();
     match result.kind {
-        StatementKind::Query => format!("SELECT {}", result.rows.len()),
         StatementKind::Insert if first == "COPY" => format!("COPY {}", result.rows_affected),
         StatementKind::Insert => format!("INSERT 0 {}", result.rows_affected),
         StatementKind::Change => format!("{first} {}", result.rows_affected),
-        _ => match (first, words.get(1)) {
+        _ => match (first.as_str(), words.next()) {
             ("CREATE" | "DROP" | "ALTER" | "TRUNCATE", Some(second)) => format!("{first} {second}"),
-            _ => first.to_string(),
+            _ => first,
         },
     }
 }

@@ -204,8 +204,22 @@ fn response(reply: Reply, fields: Option<Arc<Vec<FieldInfo>>>) -> PgWireResult<R
     Ok(Response::Query(query))
 }
 
-/// The fields a described query's rows are sent with, in `format`.
-fn fields_of(described: &Described, format: Option<&Format>) -> Vec<FieldInfo> {
+/// The fields a described query's rows are sent with, in `format`: made once per
+/// statement for all-text and all-binary results (a prepared statement's every
+/// execution describes its portal), each time for a mix.
+fn fields_of(described: &Described, format: Option<&Format>) -> Arc<Vec<FieldInfo>> {
+    let slot = match format {
+        None | Some(Format::UnifiedText) => Some(0),
+        Some(Format::UnifiedBinary) => Some(1),
+        Some(Format::Individual(_)) => None,
+    };
+    match slot {
+        Some(slot) => described.fields[slot].get_or_init(|| Arc::new(make_fields(described, format))).clone(),
+        None => Arc::new(make_fields(described, format)),
+    }
+}
+
+fn make_fields(described: &Described, format: Option<&Format>) -> Vec<FieldInfo> {
     let Some(columns) = &described.columns else { return Vec::new() };
     columns
         .iter()
@@ -265,7 +279,7 @@ impl QueryParser for Parser {
     }
 
     fn get_result_schema(&self, stmt: &Statement, column_format: Option<&Format>) -> PgWireResult<Vec<FieldInfo>> {
-        Ok(fields_of(stmt, column_format))
+        Ok(fields_of(stmt, column_format).as_ref().clone())
     }
 }
 
@@ -598,7 +612,7 @@ impl ExtendedQueryHandler for Connection {
                     .map_err(|m| sqlstate::user_error("22P02", format!("parameter ${}: {m}", i + 1)))?;
             binds.push(value);
         }
-        let fields = Arc::new(fields_of(&described, Some(&portal.result_column_format)));
+        let fields = fields_of(&described, Some(&portal.result_column_format));
         let run = described.clone();
         let (outcome, timed_out) = self.call(move |backend| backend.run(&run, &binds)).await?;
         match outcome {

@@ -63,6 +63,9 @@ pub struct PlanStatistics {
 /// Each join of the plan whose pipeline reads `source`, with the plan line id (its place
 /// in the tree's pre-order, as EXPLAIN numbers it) and node of its line.
 fn joins_of<'s>(tree: &PlanTree, source: &'s Source) -> Vec<(usize, NodeId, &'s Join)> {
+    if !matches!(source, Source::Join(_)) {
+        return Vec::new();
+    }
     let order = tree.pre_order();
     let reader = order
         .iter()
@@ -118,8 +121,13 @@ fn below_sort(tree: &PlanTree, line: NodeId) -> NodeId {
 /// What the work areas of the plan that read `source` did in its last run, by plan line
 /// id.
 pub(crate) fn workareas(tree: &PlanTree, source: &Source) -> Vec<(u32, WorkareaRun)> {
+    let nodes = workarea_nodes(tree, &joins_of(tree, source));
+    if nodes.is_empty() {
+        // Most plans have none: no walk of the tree for their line numbers.
+        return Vec::new();
+    }
     let order = tree.pre_order();
-    workarea_nodes(tree, &joins_of(tree, source))
+    nodes
         .into_iter()
         .map(|(node, run)| (order.iter().position(|&(id, _)| id == node).expect("in its tree") as u32, run))
         .collect()
