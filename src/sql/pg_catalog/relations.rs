@@ -1,183 +1,16 @@
-//! PostgreSQL's system catalogs as views over lioscope's dictionary, for the clients of
-//! `lioscope serve` (psql's `\d` commands, drivers' and browsers' table lists):
-//! `pg_class`, `pg_namespace`, `pg_attribute`, `pg_type`, `pg_index`, `pg_indexes`,
-//! `pg_constraint`, `pg_am`, `pg_database`, `pg_roles` (and `pg_user`, `pg_authid`),
-//! `pg_auth_members`, `pg_tables`, `pg_views`, `pg_sequence`, `pg_sequences`, `pg_depend`
-//! (an identity column's sequence), `pg_collation`, and the
-//! catalogs lioscope has nothing for, empty (`pg_attrdef`, `pg_description`,
-//! `pg_inherits`, `pg_trigger`, `pg_policy`, ...). Each is reachable as `pg_catalog.NAME`
-//! and as `NAME`, as PostgreSQL's search path makes them.
-//!
-//! How lioscope's dictionary is shown:
-//! - one schema, `public` (OID 2200), holds every table, view, index and sequence;
-//! - a name is shown as a PostgreSQL client would write it unquoted: `EMP` as `emp`
-//!   (PostgreSQL folds unquoted names to lower case where Oracle folds them to upper), a
-//!   name with lower-case letters as it is;
-//! - a table's or index's OID is its data object id; the OID of a view, sequence,
-//!   constraint or user is a hash of its name above 2^30 (object ids stay below), the
-//!   same in every statement; SYS is OID 10, PostgreSQL's bootstrap superuser;
-//! - a boolean is `t` or `f` (lioscope's SQL has no BOOLEAN); an array column (ACLs,
-//!   options) is NULL; `indkey`, `conkey` and `confkey` are written as PostgreSQL
-//!   writes them (`1 2`, `{1,2}`);
-//! - columns' types are [`pg_types`](crate::types::pg_types)'s, the types the server
-//!   sends the values as. A view's columns are `text` (a view keeps its column names, not
-//!   their types).
-//!
-//! Every user may read these views, as in PostgreSQL; they list every object, whoever
-//! owns it (`information_schema` lists only what the user may use).
+//! The relations of `pg_catalog`: `pg_class` (tables, indexes, views, sequences),
+//! `pg_attribute`, `pg_type`, `pg_index`, `pg_indexes`, `pg_constraint`, `pg_tables`,
+//! `pg_views`, `pg_sequences`, `pg_sequence` and `pg_depend`, from the dictionary's
+//! tables, indexes, views and sequences.
 
-use super::fixed_rows::{Rows, cols, int, text};
-use crate::catalog::users::SYS;
-use crate::catalog::{Catalog, ConstraintKind, DeleteRule, Role, TableDef};
-use crate::instance::Session;
+use super::super::fixed_rows::{Rows, cols, text};
+use super::{
+    BTREE_AM, DEFAULT_COLLATION, HEAP_AM, PG_CATALOG_OID, PUBLIC_OID, SYS_OID, constraint_oid, flag, number, oid,
+    pg_name, sequence_oid, user_oid, view_oid,
+};
+use crate::catalog::{Catalog, ConstraintKind, DeleteRule, TableDef};
 use crate::types::pg_types::{self, BASE_TYPES, PgType};
 use crate::types::{Datum, Value};
-
-/// The OID of schema `pg_catalog`.
-pub(super) const PG_CATALOG_OID: u32 = 11;
-/// The OID of schema `public`, where all of lioscope's objects are.
-pub(super) const PUBLIC_OID: u32 = 2200;
-/// The OID of schema `information_schema`.
-pub(super) const INFORMATION_SCHEMA_OID: u32 = 13_000;
-/// The OID of the bootstrap superuser, SYS.
-const SYS_OID: u32 = 10;
-/// `pg_am`'s heap and btree access methods.
-const HEAP_AM: u32 = 2;
-const BTREE_AM: u32 = 403;
-/// The OID of the default collation.
-const DEFAULT_COLLATION: u32 = 100;
-/// The OID of the one database.
-const DATABASE_OID: u32 = 5;
-
-/// The rows of view `name` (`PG_CATALOG.PG_CLASS` or `PG_CLASS`), if it is one of these.
-pub(super) fn view(name: &str, session: &Session) -> Option<Rows> {
-    let name = name.strip_prefix("PG_CATALOG.").unwrap_or(name);
-    if !name.starts_with("PG_") {
-        return None;
-    }
-    let catalog = &session.db.catalog;
-    Some(match name {
-        "PG_NAMESPACE" => namespaces(),
-        "PG_CLASS" => classes(catalog),
-        "PG_ATTRIBUTE" => attributes(catalog),
-        "PG_TYPE" => types(),
-        "PG_INDEX" => indexes(catalog),
-        "PG_INDEXES" => index_definitions(catalog),
-        "PG_CONSTRAINT" => constraints(catalog),
-        "PG_AM" => (
-            cols(&["OID", "AMNAME", "AMHANDLER", "AMTYPE"]),
-            vec![
-                vec![int(HEAP_AM.into()), text("heap"), text("heap_tableam_handler"), text("t")],
-                vec![int(BTREE_AM.into()), text("btree"), text("bthandler"), text("i")],
-            ],
-        ),
-        "PG_DATABASE" => database(session),
-        "PG_ROLES" | "PG_AUTHID" => roles(catalog),
-        "PG_USER" => users(catalog),
-        "PG_AUTH_MEMBERS" => role_members(catalog),
-        "PG_TABLES" => tables(catalog),
-        "PG_VIEWS" => views(catalog),
-        "PG_SEQUENCES" => sequences(catalog),
-        "PG_SEQUENCE" => sequence_catalog(catalog),
-        "PG_DEPEND" => dependencies(catalog),
-        "PG_COLLATION" => (
-            cols(&["OID", "COLLNAME", "COLLNAMESPACE", "COLLOWNER", "COLLPROVIDER", "COLLENCODING"]),
-            vec![vec![
-                oid(DEFAULT_COLLATION),
-                text("default"),
-                oid(PG_CATALOG_OID),
-                oid(SYS_OID),
-                text("d"),
-                number(-1),
-            ]],
-        ),
-        _ => return empty(name),
-    })
-}
-
-/// The catalogs of what lioscope does not have (defaults, comments, inheritance,
-/// triggers, rules, row security, extended statistics, publications, extensions,
-/// enums): their columns, no rows.
-fn empty(name: &str) -> Option<Rows> {
-    let columns: &[&str] = match name {
-        "PG_ATTRDEF" => &["OID", "ADRELID", "ADNUM", "ADBIN"],
-        "PG_DESCRIPTION" => &["OBJOID", "CLASSOID", "OBJSUBID", "DESCRIPTION"],
-        "PG_INHERITS" => &["INHRELID", "INHPARENT", "INHSEQNO", "INHDETACHPENDING"],
-        "PG_TRIGGER" => &["OID", "TGRELID", "TGPARENTID", "TGNAME", "TGFOID", "TGTYPE", "TGENABLED", "TGISINTERNAL"],
-        "PG_REWRITE" => &["OID", "RULENAME", "EV_CLASS", "EV_TYPE", "EV_ENABLED", "IS_INSTEAD"],
-        "PG_POLICY" => {
-            &["OID", "POLNAME", "POLRELID", "POLCMD", "POLPERMISSIVE", "POLROLES", "POLQUAL", "POLWITHCHECK"]
-        }
-        "PG_STATISTIC_EXT" => {
-            &["OID", "STXRELID", "STXNAME", "STXNAMESPACE", "STXOWNER", "STXSTATTARGET", "STXKEYS", "STXKIND"]
-        }
-        "PG_PUBLICATION" => &["OID", "PUBNAME", "PUBOWNER", "PUBALLTABLES"],
-        "PG_PUBLICATION_REL" => &["OID", "PRPUBID", "PRRELID", "PRQUAL", "PRATTRS"],
-        "PG_PUBLICATION_NAMESPACE" => &["OID", "PNPUBID", "PNNSPID"],
-        "PG_EXTENSION" => &["OID", "EXTNAME", "EXTOWNER", "EXTNAMESPACE", "EXTVERSION"],
-        "PG_ENUM" => &["OID", "ENUMTYPID", "ENUMSORTORDER", "ENUMLABEL"],
-        "PG_PARTITIONED_TABLE" => &["PARTRELID", "PARTSTRAT", "PARTNATTS", "PARTDEFID"],
-        "PG_FOREIGN_TABLE" => &["FTRELID", "FTSERVER", "FTOPTIONS"],
-        _ => return None,
-    };
-    Some((cols(columns), Vec::new()))
-}
-
-/// `name` as a PostgreSQL client writes it unquoted: lower case for a name Oracle's
-/// rules made upper case.
-pub(super) fn pg_name(name: &str) -> String {
-    if name.chars().any(|c| c.is_lowercase()) { name.to_owned() } else { name.to_lowercase() }
-}
-
-/// A stable OID for an object without an object id: FNV-1a of its kind and name, in
-/// [2^30, 2^31).
-fn hashed_oid(kind: &str, name: &str) -> u32 {
-    let mut hash: u32 = 0x811c_9dc5;
-    for byte in kind.bytes().chain([0]).chain(name.bytes()) {
-        hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
-    }
-    (hash & 0x3fff_ffff) | 0x4000_0000
-}
-
-pub(super) fn user_oid(user: &str) -> u32 {
-    if user == SYS { SYS_OID } else { hashed_oid("user", user) }
-}
-
-fn view_oid(name: &str) -> u32 {
-    hashed_oid("view", name)
-}
-
-fn sequence_oid(name: &str) -> u32 {
-    hashed_oid("sequence", name)
-}
-
-fn constraint_oid(table: &str, name: &str) -> u32 {
-    hashed_oid(table, name)
-}
-
-fn oid(v: u32) -> Value {
-    int(v.into())
-}
-
-fn flag(on: bool) -> Value {
-    text(if on { "t" } else { "f" })
-}
-
-fn number(v: i64) -> Value {
-    Datum::Int(v)
-}
-
-fn namespaces() -> Rows {
-    let row = |oid_, name: &str| vec![oid(oid_), text(name), oid(SYS_OID), Datum::Null];
-    (
-        cols(&["OID", "NSPNAME", "NSPOWNER", "NSPACL"]),
-        vec![
-            row(PG_CATALOG_OID, "pg_catalog"),
-            row(PUBLIC_OID, "public"),
-            row(INFORMATION_SCHEMA_OID, "information_schema"),
-        ],
-    )
-}
 
 /// A `pg_class` row's values that differ between kinds of relation.
 struct Relation {
@@ -269,7 +102,7 @@ fn relations(catalog: &Catalog) -> Vec<Relation> {
     out
 }
 
-fn classes(catalog: &Catalog) -> Rows {
+pub(super) fn classes(catalog: &Catalog) -> Rows {
     let rows = relations(catalog)
         .into_iter()
         .map(|r| {
@@ -382,7 +215,7 @@ fn attribute(
     ]
 }
 
-fn attributes(catalog: &Catalog) -> Rows {
+pub(super) fn attributes(catalog: &Catalog) -> Rows {
     let mut rows = Vec::new();
     let text_type = PgType { oid: pg_types::TEXT, modifier: -1 };
     for t in catalog.tables() {
@@ -440,7 +273,7 @@ fn attributes(catalog: &Catalog) -> Rows {
     )
 }
 
-fn types() -> Rows {
+pub(super) fn types() -> Rows {
     let rows = BASE_TYPES
         .iter()
         .map(|t| {
@@ -504,7 +337,7 @@ fn key_of(table: &TableDef, index: &str) -> Option<(&'static str, String)> {
     })
 }
 
-fn indexes(catalog: &Catalog) -> Rows {
+pub(super) fn indexes(catalog: &Catalog) -> Rows {
     let mut rows = Vec::new();
     for t in catalog.tables() {
         for i in catalog.indexes_of(t.object_id) {
@@ -564,7 +397,7 @@ fn column_list(table: &TableDef, positions: &[usize]) -> String {
 
 /// `pg_indexes`, with the index's OID (`INDEXRELID`) beside PostgreSQL's columns: the
 /// server reads `pg_get_indexdef(oid)` here.
-fn index_definitions(catalog: &Catalog) -> Rows {
+pub(super) fn index_definitions(catalog: &Catalog) -> Rows {
     let mut rows = Vec::new();
     for t in catalog.tables() {
         for i in catalog.indexes_of(t.object_id) {
@@ -591,7 +424,7 @@ fn index_definitions(catalog: &Catalog) -> Rows {
 /// `pg_constraint`: primary keys, unique keys, foreign keys and check constraints (a
 /// NOT NULL is `pg_attribute.attnotnull`, as in PostgreSQL), with each one's definition
 /// (`CONDEF`) beside PostgreSQL's columns: the server reads `pg_get_constraintdef` here.
-fn constraints(catalog: &Catalog) -> Rows {
+pub(super) fn constraints(catalog: &Catalog) -> Rows {
     let mut rows = Vec::new();
     for t in catalog.tables() {
         for c in &t.constraints {
@@ -682,161 +515,7 @@ fn constraints(catalog: &Catalog) -> Rows {
     )
 }
 
-/// The database's name: its directory's.
-pub(super) fn database_name(session: &Session) -> String {
-    session.db.dir.file_name().map_or_else(|| "lioscope".into(), |n| n.to_string_lossy().into_owned())
-}
-
-/// The one database: named after its directory.
-fn database(session: &Session) -> Rows {
-    let name = database_name(session);
-    (
-        cols(&[
-            "OID",
-            "DATNAME",
-            "DATDBA",
-            "ENCODING",
-            "DATLOCPROVIDER",
-            "DATISTEMPLATE",
-            "DATALLOWCONN",
-            "DATCONNLIMIT",
-            "DATCOLLATE",
-            "DATCTYPE",
-            "DATICULOCALE",
-            "DATACL",
-        ]),
-        vec![vec![
-            oid(DATABASE_OID),
-            text(name),
-            oid(SYS_OID),
-            number(6),
-            text("c"),
-            flag(false),
-            flag(true),
-            number(-1),
-            text("C.UTF-8"),
-            text("C.UTF-8"),
-            Datum::Null,
-            Datum::Null,
-        ]],
-    )
-}
-
-/// Users (who may log in) and the roles CONNECT, RESOURCE and DBA (who may not). A
-/// superuser is SYS or a holder of DBA.
-fn roles(catalog: &Catalog) -> Rows {
-    let mut rows: Vec<Vec<Value>> = catalog
-        .users()
-        .into_iter()
-        .map(|u| {
-            let superuser = is_superuser(&u);
-            let may = |p| u.has(p);
-            vec![
-                oid(user_oid(&u.name)),
-                text(pg_name(&u.name)),
-                flag(superuser),
-                flag(true),
-                flag(may(crate::catalog::SystemPrivilege::CreateUser)),
-                flag(superuser),
-                flag(!u.locked && may(crate::catalog::SystemPrivilege::CreateSession)),
-                flag(false),
-                number(-1),
-                text("********"),
-                Datum::Null,
-                flag(superuser),
-                Datum::Null,
-            ]
-        })
-        .collect();
-    for role in Role::ALL {
-        rows.push(vec![
-            oid(hashed_oid("role", role.name())),
-            text(pg_name(role.name())),
-            flag(false),
-            flag(true),
-            flag(false),
-            flag(false),
-            flag(false),
-            flag(false),
-            number(-1),
-            Datum::Null,
-            Datum::Null,
-            flag(false),
-            Datum::Null,
-        ]);
-    }
-    (
-        cols(&[
-            "OID",
-            "ROLNAME",
-            "ROLSUPER",
-            "ROLINHERIT",
-            "ROLCREATEROLE",
-            "ROLCREATEDB",
-            "ROLCANLOGIN",
-            "ROLREPLICATION",
-            "ROLCONNLIMIT",
-            "ROLPASSWORD",
-            "ROLVALIDUNTIL",
-            "ROLBYPASSRLS",
-            "ROLCONFIG",
-        ]),
-        rows,
-    )
-}
-
-/// A PostgreSQL superuser: SYS, or a holder of DBA.
-fn is_superuser(user: &crate::catalog::UserDef) -> bool {
-    user.name == SYS || user.roles.contains_key(&Role::Dba)
-}
-
-fn users(catalog: &Catalog) -> Rows {
-    let rows = catalog
-        .users()
-        .into_iter()
-        .map(|u| {
-            let superuser = is_superuser(&u);
-            vec![
-                text(pg_name(&u.name)),
-                oid(user_oid(&u.name)),
-                flag(superuser),
-                flag(superuser),
-                flag(false),
-                flag(superuser),
-                text("********"),
-                Datum::Null,
-                Datum::Null,
-            ]
-        })
-        .collect();
-    (
-        cols(&[
-            "USENAME",
-            "USESYSID",
-            "USECREATEDB",
-            "USESUPER",
-            "USEREPL",
-            "USEBYPASSRLS",
-            "PASSWD",
-            "VALUNTIL",
-            "USECONFIG",
-        ]),
-        rows,
-    )
-}
-
-/// Who holds which of the roles CONNECT, RESOURCE and DBA.
-fn role_members(catalog: &Catalog) -> Rows {
-    let mut rows = Vec::new();
-    for u in catalog.users() {
-        for (role, admin) in &u.roles {
-            rows.push(vec![oid(hashed_oid("role", role.name())), oid(user_oid(&u.name)), oid(SYS_OID), flag(*admin)]);
-        }
-    }
-    (cols(&["ROLEID", "MEMBER", "GRANTOR", "ADMIN_OPTION"]), rows)
-}
-
-fn tables(catalog: &Catalog) -> Rows {
+pub(super) fn tables(catalog: &Catalog) -> Rows {
     let rows = catalog
         .tables()
         .into_iter()
@@ -869,7 +548,7 @@ fn tables(catalog: &Catalog) -> Rows {
     )
 }
 
-fn views(catalog: &Catalog) -> Rows {
+pub(super) fn views(catalog: &Catalog) -> Rows {
     let rows = catalog
         .views()
         .into_iter()
@@ -885,7 +564,7 @@ fn views(catalog: &Catalog) -> Rows {
     (cols(&["SCHEMANAME", "VIEWNAME", "VIEWOWNER", "DEFINITION"]), rows)
 }
 
-fn sequences(catalog: &Catalog) -> Rows {
+pub(super) fn sequences(catalog: &Catalog) -> Rows {
     let clamp = |v: i128| Datum::Int(i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX }));
     let rows = catalog
         .sequences()
@@ -922,7 +601,7 @@ fn sequences(catalog: &Catalog) -> Rows {
 
 /// `pg_sequence`. lioscope, as Oracle, does not keep a sequence's START WITH: `seqstart`
 /// is where it would start again, its MINVALUE (MAXVALUE for a descending one).
-fn sequence_catalog(catalog: &Catalog) -> Rows {
+pub(super) fn sequence_catalog(catalog: &Catalog) -> Rows {
     let clamp = |v: i128| Datum::Int(i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX }));
     let rows = catalog
         .sequences()
@@ -946,7 +625,7 @@ fn sequence_catalog(catalog: &Catalog) -> Rows {
 
 /// `pg_depend`: what lioscope's dictionary ties together that PostgreSQL's clients look
 /// up here, an identity column's sequence (dependency type `i`, internal).
-fn dependencies(catalog: &Catalog) -> Rows {
+pub(super) fn dependencies(catalog: &Catalog) -> Rows {
     const PG_CLASS_OID: u32 = 1259;
     let rows = catalog
         .tables()
