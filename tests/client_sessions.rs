@@ -137,12 +137,18 @@ fn a_statement_is_described_before_it_runs() {
     );
     let update = s.prepare_statement("UPDATE t SET born = :b WHERE id = :i").unwrap().describe(&s).unwrap();
     assert_eq!(update.binds, [Some(DataType::Date), Some(DataType::Number { precision: Some(10), scale: Some(0) })]);
-    // A v$ view's columns are named but not typed before the query runs.
+    // A v$ view's columns are typed by the values they hold as the statement is described.
     let fixed = s.prepare_statement("SELECT sid, program FROM v$session").unwrap().describe(&s).unwrap();
     assert_eq!(
-        fixed.columns.iter().map(|c| (c.name.as_str(), c.data_type.is_none())).collect::<Vec<_>>(),
-        [("SID", true), ("PROGRAM", true)]
+        fixed.columns.iter().map(|c| (c.name.as_str(), c.data_type)).collect::<Vec<_>>(),
+        [
+            ("SID", Some(DataType::Number { precision: None, scale: None })),
+            ("PROGRAM", Some(DataType::Varchar2 { max_bytes: 4000 }))
+        ]
     );
+    // An empty fixed view's columns have no values to be typed by.
+    let empty = s.prepare_statement("SELECT inhrelid FROM pg_inherits").unwrap().describe(&s).unwrap();
+    assert_eq!(empty.columns[0].data_type, None);
 }
 
 #[test]

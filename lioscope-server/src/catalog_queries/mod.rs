@@ -364,6 +364,24 @@ mod tests {
     }
 
     #[test]
+    fn escapes_values_arrays_and_format_type() {
+        let text =
+            sql("SELECT pg_catalog.array_to_string(d.datacl, E'\\n') AS acl, E'a\\tb' FROM pg_catalog.pg_database d");
+        assert!(text.contains("CAST(NULL AS VARCHAR2(1)) AS acl") && text.contains("'a\tb'"), "{text}");
+        let text = sql(
+            "SELECT conname FROM pg_constraint c WHERE confrelid IN (SELECT pg_catalog.pg_partition_ancestors('7') UNION ALL VALUES ('7'::pg_catalog.regclass))",
+        );
+        assert!(text.contains("UNION ALL SELECT") && !text.contains("VALUES"), "{text}");
+        let text = sql(
+            "SELECT ARRAY(SELECT b.rolname FROM pg_catalog.pg_roles b WHERE b.oid = r.oid) AS memberof FROM pg_catalog.pg_roles r",
+        );
+        assert!(text.contains("LISTAGG(b.rolname, ',') WITHIN GROUP (ORDER BY b.rolname)"), "{text}");
+        let text = sql("SELECT pg_catalog.format_type(a.atttypid, a.atttypmod) FROM pg_attribute a");
+        assert!(text.contains("WHEN 1043 THEN") && text.ends_with("AS \"format_type\" FROM pg_attribute a"), "{text}");
+        assert!(matches!(translate("SELECT array_to_string(ARRAY[1, 2], ',') FROM pg_class", "X"), Some(Err(_))));
+    }
+
+    #[test]
     fn a_query_joining_an_empty_catalog_has_no_rows() {
         assert_eq!(
             translate(
