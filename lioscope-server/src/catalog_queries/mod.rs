@@ -136,11 +136,36 @@ pub enum Translated {
 }
 
 /// Whether `sql` may need writing again: it names a catalog or uses PostgreSQL's syntax.
+/// A word counts where it starts a name (`pg_class`, not `mpg_ratio`); `::` and `~`
+/// anywhere outside a string literal.
 pub fn needs_translation(sql: &str) -> bool {
     let lower = sql.to_ascii_lowercase();
-    ["pg_", "information_schema", "::", "~", "current_schema", "current_database", "current_user", "session_user"]
-        .iter()
-        .any(|marker| lower.contains(marker))
+    let code = outside_literals(&lower);
+    let starts_name = |word: &str| {
+        code.match_indices(word).any(|(at, _)| {
+            !code[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        })
+    };
+    code.contains("::")
+        || code.contains('~')
+        || ["pg_", "information_schema", "current_schema", "current_database", "current_user", "session_user"]
+            .into_iter()
+            .any(starts_name)
+}
+
+/// `sql` with the text of its string literals blanked (their quotes kept).
+fn outside_literals(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut quoted = false;
+    for c in sql.chars() {
+        if c == '\'' {
+            quoted = !quoted;
+            out.push(c);
+        } else {
+            out.push(if quoted { ' ' } else { c });
+        }
+    }
+    out
 }
 
 /// `sql` written in lioscope's dialect for user `user`; `None` when it needs nothing
@@ -361,6 +386,17 @@ mod tests {
             "SELECT pg_catalog.pg_get_constraintdef(c.oid, $1), c.conname FROM pg_constraint c WHERE c.contype = $2",
         );
         assert!(text.contains("$1") && text.contains("$2"), "{text}");
+    }
+
+    #[test]
+    fn only_catalog_names_and_postgresql_syntax_call_for_writing_again() {
+        assert!(needs_translation("SELECT relname FROM pg_class"));
+        assert!(needs_translation("SELECT * FROM information_schema.tables"));
+        assert!(needs_translation("SELECT 'emp'::regclass"));
+        assert!(needs_translation("SELECT 1 FROM t WHERE a ~ 'x'"));
+        assert!(!needs_translation("SELECT mpg_ratio FROM cars"), "a name that holds pg_ inside");
+        assert!(!needs_translation("SELECT 'a~b', 'pg_class' FROM dual"), "inside literals");
+        assert!(!needs_translation("SELECT v$pg_x FROM dual"));
     }
 
     #[test]
