@@ -253,10 +253,10 @@ impl QueryParser for Parser {
         // On the connection's own thread, as its statements run: a Parse per execution
         // (a driver's unnamed statements) costs no hand-over between threads.
         let mut backend = self.backend.lock().map_err(|_| poisoned())?;
-        let translated = match crate::client_commands::parse(sql) {
-            Some(_) => None,
-            None => backend.translate(sql).map_err(fail)?,
-        };
+        // What the server answers itself is not a catalog query; neither is a text that
+        // names no catalog (asked without parsing the commands).
+        let catalog = crate::catalog_queries::needs_translation(sql) && crate::client_commands::parse(sql).is_none();
+        let translated = if catalog { backend.translate(sql).map_err(fail)? } else { None };
         let (client_text, booleans) = match translated {
             None => (std::borrow::Cow::Borrowed(sql), None),
             Some(Translated::Query { sql, booleans }) => (std::borrow::Cow::Owned(sql), Some(booleans)),

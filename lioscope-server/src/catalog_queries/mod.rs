@@ -137,35 +137,31 @@ pub enum Translated {
 
 /// Whether `sql` may need writing again: it names a catalog or uses PostgreSQL's syntax.
 /// A word counts where it starts a name (`pg_class`, not `mpg_ratio`); `::` and `~`
-/// anywhere outside a string literal.
+/// anywhere outside a string literal. One pass over the bytes, nothing allocated: every
+/// statement a client sends is asked.
 pub fn needs_translation(sql: &str) -> bool {
-    let lower = sql.to_ascii_lowercase();
-    let code = outside_literals(&lower);
-    let starts_name = |word: &str| {
-        code.match_indices(word).any(|(at, _)| {
-            !code[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-        })
-    };
-    code.contains("::")
-        || code.contains('~')
-        || ["pg_", "information_schema", "current_schema", "current_database", "current_user", "session_user"]
-            .into_iter()
-            .any(starts_name)
-}
-
-/// `sql` with the text of its string literals blanked (their quotes kept).
-fn outside_literals(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len());
+    const WORDS: [&[u8]; 6] =
+        [b"pg_", b"information_schema", b"current_schema", b"current_database", b"current_user", b"session_user"];
+    let bytes = sql.as_bytes();
     let mut quoted = false;
-    for c in sql.chars() {
-        if c == '\'' {
-            quoted = !quoted;
-            out.push(c);
-        } else {
-            out.push(if quoted { ' ' } else { c });
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'\'' => quoted = !quoted,
+            _ if quoted => {}
+            b'~' => return true,
+            b':' if bytes.get(i + 1) == Some(&b':') => return true,
+            _ => {
+                let starts_name =
+                    i == 0 || !matches!(bytes[i - 1], b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'$');
+                if starts_name
+                    && WORDS.iter().any(|w| bytes.get(i..i + w.len()).is_some_and(|at| at.eq_ignore_ascii_case(w)))
+                {
+                    return true;
+                }
+            }
         }
     }
-    out
+    false
 }
 
 /// `sql` written in lioscope's dialect for user `user`; `None` when it needs nothing
