@@ -10,6 +10,10 @@
 //! ends (`COMMIT` then rolls back) or `ROLLBACK TO SAVEPOINT` goes back before the error.
 //! (lioscope itself, as Oracle, rolls back only the failed statement; the block's rule is
 //! the server's, for the clients that rely on it.)
+//!
+//! A client's query about the catalogs is written in lioscope's dialect first
+//! (`catalog_queries`), or answered with no rows when it joins a catalog that has none;
+//! its boolean columns are marked for the connection to send as `bool`.
 
 use crate::catalog_queries::Translated;
 use crate::client_commands::{ClientCommand, Modes};
@@ -66,6 +70,18 @@ pub struct Reply {
     pub notices: Vec<Notice>,
     /// Which of the query's columns are booleans (`t`/`f`) of the catalog views.
     pub booleans: Vec<bool>,
+}
+
+impl Reply {
+    /// A reply of a statement that gives no rows: its tag and effect.
+    fn new(tag: &str, effect: Effect) -> Reply {
+        Reply { tag: tag.into(), rows: None, effect, notices: Vec::new(), booleans: Vec::new() }
+    }
+
+    /// A query's reply of `columns` and no rows.
+    fn no_rows(columns: Vec<String>) -> Reply {
+        Reply { rows: Some((columns, Vec::new())), ..Reply::new("SELECT 0", Effect::None) }
+    }
 }
 
 /// Why a statement failed: an engine error, or a rule of the server.
@@ -197,6 +213,9 @@ impl Backend {
     /// A client's catalog query written in lioscope's dialect (`catalog_queries`):
     /// `None` when it needs nothing.
     pub fn translate(&self, sql: &str) -> Result<Option<Translated>, Failure> {
+        if !crate::catalog_queries::needs_translation(sql) {
+            return Ok(None);
+        }
         match crate::catalog_queries::translate(sql, &self.session.user()) {
             None => Ok(None),
             Some(Ok(translated)) => Ok(Some(translated)),
@@ -223,14 +242,7 @@ impl Backend {
             return self.command(command);
         }
         if described.empty {
-            let names = described.columns.iter().flatten().map(|(name, _)| name.clone()).collect();
-            return Ok(Reply {
-                tag: "SELECT 0".into(),
-                rows: Some((names, Vec::new())),
-                effect: Effect::None,
-                notices: Vec::new(),
-                booleans: Vec::new(),
-            });
+            return Ok(Reply::no_rows(described.columns.iter().flatten().map(|(name, _)| name.clone()).collect()));
         }
         let booleans = described.booleans.clone();
         let sql = described.sql.clone();
@@ -250,9 +262,7 @@ impl Backend {
         }
         match self.translate(sql)? {
             None => self.guarded(|backend| Ok(backend.session.execute(sql)?), sql),
-            Some(Translated::Empty { columns }) => {
-                Ok(Reply { tag: "SELECT 0".into(), rows: Some((columns, Vec::new())), ..self.command_reply() })
-            }
+            Some(Translated::Empty { columns }) => Ok(Reply::no_rows(columns)),
             Some(Translated::Query { sql: text, booleans }) => {
                 let reply = self.guarded(|backend| Ok(backend.session.execute(&text)?), &text)?;
                 let booleans = match &reply.rows {
@@ -262,11 +272,6 @@ impl Backend {
                 Ok(Reply { booleans, ..reply })
             }
         }
-    }
-
-    /// A reply with nothing in it yet.
-    fn command_reply(&self) -> Reply {
-        Reply { tag: String::new(), rows: None, effect: Effect::None, notices: Vec::new(), booleans: Vec::new() }
     }
 
     /// Runs a statement under the block's rules: refused in a failed block, committed
@@ -288,13 +293,7 @@ impl Backend {
                 if self.block == Block::Failed {
                     self.block = Block::Open;
                 }
-                Ok(Reply {
-                    tag: tag(sql, &result),
-                    rows: rows(result),
-                    effect: Effect::None,
-                    notices: Vec::new(),
-                    booleans: Vec::new(),
-                })
+                Ok(Reply { tag: tag(sql, &result), rows: rows(result), ..Reply::new("", Effect::None) })
             }
             Err(failure) => {
                 if self.block == Block::None && self.session.in_transaction() {
@@ -322,7 +321,7 @@ impl Backend {
             options: options.clone(),
             file: std::io::BufWriter::new(file),
         });
-        Ok(Reply { tag: "COPY".into(), rows: None, effect: Effect::CopyIn, notices: Vec::new(), booleans: Vec::new() })
+        Ok(Reply::new("COPY", Effect::CopyIn))
     }
 
     /// Takes a chunk of a `COPY ... FROM STDIN`'s rows.
@@ -376,13 +375,7 @@ impl Backend {
     }
 
     fn command(&mut self, command: &ClientCommand) -> Result<Reply, Failure> {
-        let reply = |tag: &str, effect| Reply {
-            tag: tag.into(),
-            rows: None,
-            effect,
-            notices: Vec::new(),
-            booleans: Vec::new(),
-        };
+        let reply = Reply::new;
         let warning = |code, message: &str| Notice { severity: "WARNING", code, message: message.into() };
         Ok(match command {
             ClientCommand::Begin(modes) => {
@@ -463,39 +456,24 @@ impl Backend {
             ClientCommand::Show(name) => {
                 let value = self.show(name)?;
                 Reply {
-                    tag: "SHOW".into(),
                     rows: Some((vec![name.clone()], vec![vec![Value::from(value)]])),
-                    effect: Effect::None,
-                    notices: Vec::new(),
-                    booleans: Vec::new(),
+                    ..Reply::new("SHOW", Effect::None)
                 }
             }
             ClientCommand::CurrentSetting(name) => {
                 let value = self.show(&name.to_ascii_lowercase())?;
                 Reply {
-                    tag: "SELECT 1".into(),
                     rows: Some((vec!["current_setting".into()], vec![vec![Value::from(value)]])),
-                    effect: Effect::None,
-                    notices: Vec::new(),
-                    booleans: Vec::new(),
+                    ..Reply::new("SELECT 1", Effect::None)
                 }
             }
             ClientCommand::ShowAll => {
                 let rows = self.settings.all().into_iter().map(|(n, v)| vec![Value::from(n), Value::from(v)]).collect();
-                Reply {
-                    tag: "SHOW".into(),
-                    rows: Some((vec!["name".into(), "setting".into()], rows)),
-                    effect: Effect::None,
-                    notices: Vec::new(),
-                    booleans: Vec::new(),
-                }
+                Reply { rows: Some((vec!["name".into(), "setting".into()], rows)), ..Reply::new("SHOW", Effect::None) }
             }
             ClientCommand::Version => Reply {
-                tag: "SELECT 1".into(),
                 rows: Some((vec!["version".into()], vec![vec![Value::from(crate::settings::version())]])),
-                effect: Effect::None,
-                notices: Vec::new(),
-                booleans: Vec::new(),
+                ..Reply::new("SELECT 1", Effect::None)
             },
         })
     }

@@ -15,8 +15,10 @@
 //! Modules: `authentication` (SCRAM against lioscope's users), `tls` (the certificate and
 //! key), `connection` (the protocol's handlers), `backend` (a client's session,
 //! statements, transaction block and settings), `client_commands` (what the server
-//! answers itself: BEGIN, COMMIT, SET, SHOW, ...), `settings`, `sql_text` (placeholders,
-//! statement splitting), `wire_types` (types and values on the wire), `sqlstate` (errors).
+//! answers itself: BEGIN, COMMIT, SET, SHOW, ...), `catalog_queries` (clients' queries
+//! of `pg_catalog` and `information_schema` written in lioscope's dialect), `copy_text`
+//! (COPY's text format as CSV), `settings`, `sql_text` (placeholders, statement
+//! splitting), `wire_types` (types and values on the wire), `sqlstate` (errors).
 //!
 //! Invariants: a connection's session runs one call at a time; a connection that goes
 //! rolls back what its session left uncommitted (its session is dropped, after any

@@ -230,12 +230,8 @@ impl Writer {
                 | BinaryOperator::PGLikeMatch
                 | BinaryOperator::PGNotLikeMatch
                 | BinaryOperator::PGCustomBinaryOperator(_) => {
-                    let matched = self.pattern_match(left, op, right)?;
-                    let mut matched = parsed(&matched)?;
-                    if !condition {
-                        matched = parsed(&format!("CASE WHEN {matched} THEN 't' ELSE 'f' END"))?;
-                    }
-                    Some(matched)
+                    let matched = parsed(&self.pattern_match(left, op, right)?)?;
+                    Some(self.as_value(condition, &matched)?.unwrap_or(matched))
                 }
                 _ => {
                     self.expr(left, false)?;
