@@ -49,9 +49,10 @@ fn usable_tables(session: &Session) -> Vec<std::sync::Arc<TableDef>> {
 }
 
 fn tables(session: &Session) -> Rows {
+    let catalog = catalog_name(session);
     let row = |name: &str, kind: &str| {
         vec![
-            catalog_name(session),
+            catalog.clone(),
             text("public"),
             text(pg_name(name)),
             text(kind),
@@ -118,13 +119,14 @@ fn described(t: &DataType) -> (String, Value, Value, Value, Value, Value, String
 }
 
 fn columns(session: &Session) -> Rows {
+    let catalog = catalog_name(session);
     let mut rows = Vec::new();
     for t in usable_tables(session) {
         for (i, c) in t.columns.iter().enumerate() {
             let (data_type, length, precision, radix, scale, datetime, udt) = described(&c.data_type);
             let identity = t.identity.as_ref().filter(|id| id.column == i);
             rows.push(vec![
-                catalog_name(session),
+                catalog.clone(),
                 text("public"),
                 text(pg_name(&t.name)),
                 text(pg_name(&c.name)),
@@ -138,7 +140,7 @@ fn columns(session: &Session) -> Rows {
                 radix,
                 scale,
                 datetime,
-                catalog_name(session),
+                catalog.clone(),
                 text("pg_catalog"),
                 text(udt),
                 yes_no(identity.is_some()),
@@ -151,7 +153,7 @@ fn columns(session: &Session) -> Rows {
     for v in session.db.catalog.views().into_iter().filter(|v| usable(session, &v.name)) {
         for (i, c) in v.columns.iter().enumerate() {
             rows.push(vec![
-                catalog_name(session),
+                catalog.clone(),
                 text("public"),
                 text(pg_name(&v.name)),
                 text(pg_name(c)),
@@ -165,7 +167,7 @@ fn columns(session: &Session) -> Rows {
                 Datum::Null,
                 Datum::Null,
                 Datum::Null,
-                catalog_name(session),
+                catalog.clone(),
                 text("pg_catalog"),
                 text("text"),
                 text("NO"),
@@ -204,6 +206,7 @@ fn columns(session: &Session) -> Rows {
 }
 
 fn views(session: &Session) -> Rows {
+    let catalog = catalog_name(session);
     let rows = session
         .db
         .catalog
@@ -212,7 +215,7 @@ fn views(session: &Session) -> Rows {
         .filter(|v| usable(session, &v.name))
         .map(|v| {
             vec![
-                catalog_name(session),
+                catalog.clone(),
                 text("public"),
                 text(pg_name(&v.name)),
                 text(v.text.clone()),
@@ -225,9 +228,10 @@ fn views(session: &Session) -> Rows {
 }
 
 fn schemata(session: &Session) -> Rows {
+    let catalog = catalog_name(session);
     let rows = ["pg_catalog", "public", "information_schema"]
         .into_iter()
-        .map(|schema| vec![catalog_name(session), text(schema), text("sys")])
+        .map(|schema| vec![catalog.clone(), text(schema), text("sys")])
         .collect();
     (cols(&["CATALOG_NAME", "SCHEMA_NAME", "SCHEMA_OWNER"]), rows)
 }
@@ -245,17 +249,18 @@ fn constraint_type(kind: &ConstraintKind) -> Option<&'static str> {
 }
 
 /// The columns that name a constraint and its table: catalog, schema and name of each.
-fn constraint_of(session: &Session, constraint: &str, table: &str) -> Vec<Value> {
-    let catalog = catalog_name(session);
-    vec![catalog.clone(), text("public"), text(pg_name(constraint)), catalog, text("public"), text(pg_name(table))]
+fn constraint_of(catalog: &Value, constraint: &str, table: &str) -> Vec<Value> {
+    let name = |s: &str| text(pg_name(s));
+    vec![catalog.clone(), text("public"), name(constraint), catalog.clone(), text("public"), name(table)]
 }
 
 fn table_constraints(session: &Session) -> Rows {
+    let catalog = catalog_name(session);
     let mut rows = Vec::new();
     for t in usable_tables(session) {
         for c in &t.constraints {
             let Some(kind) = constraint_type(&c.kind) else { continue };
-            let mut row = constraint_of(session, &c.name, &t.name);
+            let mut row = constraint_of(&catalog, &c.name, &t.name);
             row.extend([text(kind), text("NO"), text("NO"), yes_no(c.enabled)]);
             rows.push(row);
         }
@@ -280,6 +285,7 @@ fn table_constraints(session: &Session) -> Rows {
 /// Each column of each primary, unique and foreign key, with its place in the key (and,
 /// for a foreign key, the place of the column it refers to in the parent's key).
 fn key_column_usage(session: &Session) -> Rows {
+    let catalog = catalog_name(session);
     let mut rows = Vec::new();
     for t in usable_tables(session) {
         for c in &t.constraints {
@@ -291,7 +297,7 @@ fn key_column_usage(session: &Session) -> Rows {
             }
             for (position, &column) in c.columns.iter().enumerate() {
                 let in_unique = matches!(c.kind, ConstraintKind::ForeignKey { .. }).then_some(position as u64 + 1);
-                let mut row = constraint_of(session, &c.name, &t.name);
+                let mut row = constraint_of(&catalog, &c.name, &t.name);
                 row.extend([
                     text(pg_name(&t.columns[column].name)),
                     int(position as u64 + 1),

@@ -17,7 +17,8 @@ struct Relation {
     oid: u32,
     name: String,
     kind: &'static str,
-    owner: u32,
+    /// The owner's name, as the catalogs show it.
+    owner: String,
     access_method: u32,
     columns: usize,
     checks: usize,
@@ -30,25 +31,28 @@ struct Relation {
 fn relations(catalog: &Catalog) -> Vec<Relation> {
     let mut out = Vec::new();
     let tables = catalog.tables();
+    // The parents of foreign keys, found in one pass over the tables.
+    let referenced: std::collections::HashSet<&str> = tables
+        .iter()
+        .flat_map(|t| &t.constraints)
+        .filter_map(|c| match &c.kind {
+            ConstraintKind::ForeignKey { parent, .. } => Some(parent.as_str()),
+            _ => None,
+        })
+        .collect();
     for t in &tables {
-        let referenced = tables.iter().any(|other| {
-            other
-                .constraints
-                .iter()
-                .any(|c| matches!(&c.kind, ConstraintKind::ForeignKey { parent, .. } if *parent == t.name))
-        });
         out.push(Relation {
             oid: t.object_id,
             name: pg_name(&t.name),
             kind: "r",
-            owner: user_oid(&catalog.owner_of(&t.name)),
+            owner: catalog.owner_of(&t.name),
             access_method: HEAP_AM,
             columns: t.columns.len(),
             checks: t.constraints.iter().filter(|c| matches!(c.kind, ConstraintKind::Check { .. })).count(),
             has_index: !catalog.indexes_of(t.object_id).is_empty(),
             // PostgreSQL enforces foreign keys with triggers; psql lists a table's
             // foreign keys (and those referencing it) only when it has some.
-            has_triggers: referenced
+            has_triggers: referenced.contains(t.name.as_str())
                 || t.constraints.iter().any(|c| matches!(c.kind, ConstraintKind::ForeignKey { .. })),
             tuples: t.stats.as_ref().map_or(-1.0, |s| s.num_rows as f64),
             pages: t.stats.as_ref().map_or(0, |s| s.blocks as i64),
@@ -59,7 +63,7 @@ fn relations(catalog: &Catalog) -> Vec<Relation> {
             oid: i.object_id,
             name: pg_name(&i.name),
             kind: "i",
-            owner: user_oid(&catalog.owner_of(&i.name)),
+            owner: catalog.owner_of(&i.name),
             access_method: BTREE_AM,
             columns: i.columns.len(),
             checks: 0,
@@ -74,7 +78,7 @@ fn relations(catalog: &Catalog) -> Vec<Relation> {
             oid: view_oid(&v.name),
             name: pg_name(&v.name),
             kind: "v",
-            owner: user_oid(&catalog.owner_of(&v.name)),
+            owner: catalog.owner_of(&v.name),
             access_method: 0,
             columns: v.columns.len(),
             checks: 0,
@@ -89,7 +93,7 @@ fn relations(catalog: &Catalog) -> Vec<Relation> {
             oid: sequence_oid(&s.name),
             name: pg_name(&s.name),
             kind: "S",
-            owner: user_oid(&catalog.owner_of(&s.name)),
+            owner: catalog.owner_of(&s.name),
             access_method: 0,
             columns: 3,
             checks: 0,
@@ -112,7 +116,7 @@ pub(super) fn classes(catalog: &Catalog) -> Rows {
                 oid(PUBLIC_OID),
                 number(0),
                 number(0),
-                oid(r.owner),
+                oid(user_oid(&r.owner)),
                 oid(r.access_method),
                 oid(r.oid),
                 number(0),
@@ -516,19 +520,18 @@ pub(super) fn constraints(catalog: &Catalog) -> Rows {
 }
 
 pub(super) fn tables(catalog: &Catalog) -> Rows {
-    let rows = catalog
-        .tables()
+    let rows = relations(catalog)
         .into_iter()
-        .map(|t| {
-            let has_triggers = t.constraints.iter().any(|c| matches!(c.kind, ConstraintKind::ForeignKey { .. }));
+        .filter(|r| r.kind == "r")
+        .map(|r| {
             vec![
                 text("public"),
-                text(pg_name(&t.name)),
-                text(pg_name(&catalog.owner_of(&t.name))),
+                text(r.name),
+                text(pg_name(&r.owner)),
                 Datum::Null,
-                flag(!catalog.indexes_of(t.object_id).is_empty()),
+                flag(r.has_index),
                 flag(false),
-                flag(has_triggers),
+                flag(r.has_triggers),
                 flag(false),
             ]
         })
