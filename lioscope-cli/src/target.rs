@@ -179,17 +179,18 @@ fn first_word(sql: &str) -> String {
 
 /// What SQL*Plus prints after a statement without rows, from its words and row count.
 fn message(sql: &str, rows: u64) -> (StatementKind, String) {
-    let words: Vec<String> = sql.split_whitespace().take(2).map(|w| w.to_ascii_uppercase()).collect();
-    let second = words.get(1).map(|w| w.trim_end_matches(';').to_string()).unwrap_or_default();
-    let object = {
-        let mut chars = second.to_lowercase().chars().collect::<Vec<_>>();
-        if let Some(c) = chars.first_mut() {
-            *c = c.to_ascii_uppercase();
-        }
-        chars.into_iter().collect::<String>()
-    };
+    let mut words = sql.split_whitespace().map(|w| w.trim_end_matches(';').to_ascii_uppercase());
+    let first = words.next().unwrap_or_default();
+    // The object's kind as SQL*Plus writes it: `Table`, `Index`.
+    let object: String = words
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .enumerate()
+        .map(|(i, c)| if i == 0 { c } else { c.to_ascii_lowercase() })
+        .collect();
     let counted = |verb: &str| if rows == 1 { format!("1 row {verb}.") } else { format!("{rows} rows {verb}.") };
-    match words.first().map(|w| w.trim_end_matches(';')).unwrap_or("") {
+    match first.as_str() {
         "INSERT" | "COPY" => (StatementKind::Insert, counted("created")),
         "UPDATE" => (StatementKind::Change, counted("updated")),
         "DELETE" => (StatementKind::Change, counted("deleted")),
