@@ -132,6 +132,30 @@ const QUERIES: &[(&str, &str)] = &[
         "SELECT k, COUNT(*) FROM a WHERE (k, n) IN ((0, 1), (1, -1), (3, 2)) GROUP BY k ORDER BY k",
         "SELECT k, COUNT(*) FROM a WHERE (k, n) IN (VALUES (0, 1), (1, -1), (3, 2)) GROUP BY k ORDER BY k",
     ),
+    // A subquery reading a column two or three queries out, through the ones between:
+    // in the select list (the shape of SQLAlchemy's column query), in EXISTS and IN.
+    (
+        "SELECT k, n, (SELECT (SELECT a.n * 2 FROM dual) FROM dual) x FROM a ORDER BY k, n",
+        "SELECT k, n, (SELECT (SELECT a.n * 2)) x FROM a ORDER BY k NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n, (SELECT COUNT(*) FROM b WHERE b.k = a.k AND EXISTS (SELECT 1 FROM b c WHERE c.n = a.n \
+         AND c.v = b.v)) x FROM a ORDER BY k, v, n",
+        "SELECT k, v, n, (SELECT COUNT(*) FROM b WHERE b.k = a.k AND EXISTS (SELECT 1 FROM b c WHERE c.n = a.n \
+         AND c.v = b.v)) x FROM a ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, v, n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.n IN (SELECT c.n FROM b c \
+         WHERE c.v = a.v)) ORDER BY k, v, n",
+        "SELECT k, v, n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.n IN (SELECT c.n FROM b c \
+         WHERE c.v = a.v)) ORDER BY k NULLS LAST, v NULLS LAST, n NULLS LAST",
+    ),
+    (
+        "SELECT k, n FROM a WHERE n = (SELECT MAX(b.n) FROM b WHERE EXISTS (SELECT 1 FROM b c WHERE c.k = b.k \
+         AND EXISTS (SELECT 1 FROM b d WHERE d.v = c.v AND d.k = a.k))) ORDER BY k, n",
+        "SELECT k, n FROM a WHERE n = (SELECT MAX(b.n) FROM b WHERE EXISTS (SELECT 1 FROM b c WHERE c.k = b.k \
+         AND EXISTS (SELECT 1 FROM b d WHERE d.v = c.v AND d.k = a.k))) ORDER BY k NULLS LAST, n NULLS LAST",
+    ),
     // Correlated subqueries above an aggregation (reading GROUP BY keys), in HAVING, in
     // ORDER BY, and beside analytic functions, with one in the WHERE clause too.
     (
@@ -259,6 +283,17 @@ fn subqueries_refuse_and_fail_as_oracle_does() {
         let e = error(&s, sql);
         assert!(e.contains("inside an aggregate or analytic function call"), "{sql}: {e}");
     }
+    // A name two queries out resolves through the query between; one found nowhere is
+    // still the innermost query's error. A subquery reading two levels out stays the
+    // FILTER's: neither level becomes a join.
+    assert_eq!(lines(&s, "SELECT (SELECT (SELECT t.id FROM dual) FROM dual) FROM t ORDER BY 1"), ["1", "2", "3", "4"]);
+    let e = error(&s, "SELECT (SELECT (SELECT t.nope FROM dual) FROM dual) FROM t");
+    assert!(e.contains("T.NOPE does not exist"), "{e}");
+    let two_out = "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t u WHERE u.d = t.d \
+                   AND EXISTS (SELECT 1 FROM t w WHERE w.id = t.id + 1 AND w.d <> u.d)) ORDER BY id";
+    assert_eq!(lines(&s, two_out), ["1", "2", "3"]);
+    let p = plan(&s, two_out);
+    assert_eq!(p.matches("FILTER").count(), 2, "{p}");
     let e = error(&s, "SELECT id FROM t WHERE id IN (SELECT nope FROM t)");
     assert!(e.contains("NOPE does not exist"), "{e}");
     let e = error(&s, "ALTER TABLE t ADD CONSTRAINT c CHECK (id IN (SELECT id FROM t))");

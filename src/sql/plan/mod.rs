@@ -197,7 +197,7 @@ fn plan_query_in<'a>(
     session: &Session,
     f: &FunctionContext,
     named: &[NamedQuery<'_>],
-    outer: Option<&OuterQuery>,
+    outer: Option<&OuterQuery<'_>>,
 ) -> Result<Planned<'a>> {
     // Only the statement's first query block may read sequences, and only in its select
     // list: a block planned while that list is bound (a subquery in it) may not.
@@ -214,7 +214,7 @@ fn plan_query_block<'a>(
     session: &Session,
     f: &FunctionContext,
     named: &[NamedQuery<'_>],
-    outer: Option<&OuterQuery>,
+    outer: Option<&OuterQuery<'_>>,
     sequences_top: bool,
 ) -> Result<Planned<'a>> {
     reject_unsupported_query_parts(query)?;
@@ -254,7 +254,7 @@ impl<'s> Builder<'s> {
         session: &'s Session,
         f: &'s FunctionContext,
         named: &'s [NamedQuery<'s>],
-        outer: Option<&'s OuterQuery>,
+        outer: Option<&'s OuterQuery<'s>>,
     ) -> Builder<'s> {
         Builder {
             session,

@@ -20,7 +20,8 @@
 //!
 //! Subqueries in expressions are planned here as the binder meets them ([`Subqueries`],
 //! the binder's `SubqueryPlanner`): one that reads no column of the query around it
-//! ([`OuterQuery`]) is an init plan; a correlated one is run by a FILTER (module
+//! ([`OuterQuery`]) is an init plan; a correlated one (reading a column of the query
+//! around it, or of one further out through the queries in between) is run by a FILTER (module
 //! `subquery_filter`: the WHERE clause's, or the one above an aggregation or analytic
 //! functions for the select list, HAVING and ORDER BY), and refused elsewhere. A
 //! correlated EXISTS, IN or scalar one is also planned for unnesting ([`Unnesting`]),
@@ -162,7 +163,7 @@ pub(super) fn plan_block(
     session: &Session,
     f: &FunctionContext,
     named: &[NamedQuery<'_>],
-    outer: Option<&OuterQuery>,
+    outer: Option<&OuterQuery<'_>>,
 ) -> Result<(PlannedBlock, Vec<String>)> {
     let blocks = f.query_blocks.get() + 1;
     if blocks > MAX_QUERY_BLOCKS {
@@ -548,11 +549,18 @@ impl Builder<'_> {
 /// The query around a subquery, as the subquery's names resolve in it: its scope, and
 /// the outer columns the subquery read so far (each with its slot among the statement's
 /// outer values).
-pub(super) struct OuterQuery {
+///
+/// A name found in no scope of this query is looked for in the queries around it
+/// (`enclosing`), outwards: a column two levels out is read by the query in between as
+/// an outer value of its own, which this subquery takes as its correlation's value, so
+/// that each level re-runs its subquery when the value changes.
+pub(super) struct OuterQuery<'a> {
     scope: Scope,
     read: RefCell<Vec<(usize, Expr)>>,
     /// Set when the subquery is planned to be unnested.
     unnesting: Option<Unnesting>,
+    /// The subqueries of the query around, whose own outer queries are further out.
+    enclosing: Option<&'a Subqueries<'a>>,
 }
 
 /// A correlated `EXISTS` or `IN` subquery, or a scalar one of an aggregate, planned a
@@ -682,7 +690,7 @@ pub(super) struct Subqueries<'s> {
     f: &'s FunctionContext,
     named: &'s [NamedQuery<'s>],
     /// The query around this one, when this one is a subquery.
-    outer: Option<&'s OuterQuery>,
+    outer: Option<&'s OuterQuery<'s>>,
     planned: RefCell<PlannedSubqueries>,
     /// Whether the clause being bound may hold a correlated subquery: the WHERE clause,
     /// and the select list of a query that does not aggregate (where the FILTER running
@@ -712,7 +720,7 @@ impl<'s> Subqueries<'s> {
         session: &'s Session,
         f: &'s FunctionContext,
         named: &'s [NamedQuery<'s>],
-        outer: Option<&'s OuterQuery>,
+        outer: Option<&'s OuterQuery<'s>>,
     ) -> Subqueries<'s> {
         Subqueries {
             session,
@@ -861,7 +869,12 @@ impl Subqueries<'_> {
             return None;
         }
         let unnesting = Unnesting { keeps_select_list: kind != InitKind::Exists, groups, ..Default::default() };
-        let outer = OuterQuery { scope: scope.clone(), read: RefCell::default(), unnesting: Some(unnesting) };
+        let outer = OuterQuery {
+            scope: scope.clone(),
+            read: RefCell::default(),
+            unnesting: Some(unnesting),
+            enclosing: Some(self),
+        };
         // A subquery that cannot be planned so is run as the FILTER's: its error is not
         // the statement's.
         let (block, _) = plan_block(query, self.session, self.f, self.named, Some(&outer)).ok()?;
@@ -913,7 +926,8 @@ fn null_over_no_rows(e: &ast::Expr) -> bool {
 
 impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
     fn plan_subquery(&self, query: &ast::Query, kind: InitKind, scope: &Scope) -> Result<(usize, usize)> {
-        let outer = OuterQuery { scope: scope.clone(), read: RefCell::default(), unnesting: None };
+        let outer =
+            OuterQuery { scope: scope.clone(), read: RefCell::default(), unnesting: None, enclosing: Some(self) };
         let (block, notes) = plan_block(query, self.session, self.f, self.named, Some(&outer))?;
         let slot = self.f.subquery_slots.get();
         self.f.subquery_slots.set(slot + 1);
@@ -965,12 +979,32 @@ impl crate::sql::bind::SubqueryPlanner for Subqueries<'_> {
 
     fn outer_column(&self, qualifier: Option<&str>, name: &str, e: &ast::Expr) -> Option<Result<Expr>> {
         let outer = self.outer?;
-        let column = match outer.scope.resolve(qualifier, name, e) {
-            Ok(column) => column,
-            Err(Error::UnknownName { .. }) => return None,
+        let value = match outer.scope.resolve(qualifier, name, e) {
+            Ok(column) if qualifier.is_none() => outer.scope.column_value(column),
+            Ok(column) => Expr::Column(column),
+            // A qualifier naming an item here: a column missing from it is missing.
+            Err(missing @ Error::UnknownName { kind: "column", .. }) if qualifier.is_some() => {
+                return Some(Err(missing));
+            }
+            Err(Error::UnknownName { .. }) => {
+                // A column of a query further out, read by the query around as its own
+                // outer value. Neither level can then become a join: the conditions
+                // taken out would read a row that the join does not have.
+                let enclosing = outer.enclosing?;
+                let through = match enclosing.outer_column(qualifier, name, e)? {
+                    Ok(through) => through,
+                    Err(other) => return Some(Err(other)),
+                };
+                if let Some(u) = &outer.unnesting {
+                    u.refuse();
+                }
+                if let Some(u) = enclosing.unnesting() {
+                    u.refuse();
+                }
+                through
+            }
             Err(other) => return Some(Err(other)),
         };
-        let value = if qualifier.is_none() { outer.scope.column_value(column) } else { Expr::Column(column) };
         // An outer column read outside the WHERE conjuncts taken out (the select list,
         // an ON condition) would have no outer row to read once unnested.
         if let Some(u) = &outer.unnesting
