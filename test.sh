@@ -4,7 +4,8 @@
 # by callgrind, and their test), chromium (opens the lab's HTML reports headless to
 # check that their charts are drawn) and postgresql (a server the results history's
 # test starts, as a fleet's shared history, and a peer of the benchmarks; its psql and
-# pgbench are clients of lioscope's server), DuckDB's Python package (a peer of the
+# pgbench are clients of lioscope's server), PostgreSQL's JDBC driver with a JDK (a
+# database browser's client of the server), DuckDB's Python package (a peer of the
 # join benchmark), psycopg and SQLAlchemy (clients of lioscope's server). Extra arguments go
 # to `cargo test`.
 #
@@ -28,6 +29,9 @@ missing=()
 command -v valgrind >/dev/null || missing+=(valgrind)
 command -v "${LIOSCOPE_CHROMIUM:-chromium}" >/dev/null || missing+=(chromium)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+# PostgreSQL's JDBC driver and a JDK to run the database-browser client in one file.
+[[ -e /usr/share/java/postgresql.jar ]] || missing+=(libpostgresql-jdbc-java)
+command -v javac >/dev/null || missing+=(default-jdk-headless)
 if ((${#missing[@]})); then
     echo "test.sh: installing ${missing[*]}" >&2
     sudo=()

@@ -1,7 +1,8 @@
 //! `lioscope serve` with the clients people use: `psql` runs a script of queries,
 //! transaction blocks, settings, `\copy` and errors, and its output must equal
 //! `clients/psql.out`; Python's psycopg runs `clients/psycopg_client.py`, whose checks
-//! must all pass. `./test.sh` installs both; where one is missing the test says it
+//! must all pass; PostgreSQL's JDBC driver runs `clients/JdbcBrowser.java`, a database
+//! browser's questions. `./test.sh` installs them; where one is missing the test says it
 //! skipped it. Regenerate the psql output with `UPDATE_GOLDEN=1`.
 
 use std::net::TcpListener;
@@ -122,6 +123,27 @@ fn psycopg_connects_binds_copies_and_retries_as_against_postgresql() {
     assert!(
         output.status.success(),
         "psycopg's checks failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// PostgreSQL's JDBC driver, as Debian packages it (`./test.sh` installs it).
+const JDBC_JAR: &str = "/usr/share/java/postgresql.jar";
+
+#[test]
+fn a_jdbc_browser_lists_schemas_tables_and_columns() {
+    if !found("java", &["-version"]) || !Path::new(JDBC_JAR).exists() {
+        eprintln!("SKIPPED: java or PostgreSQL's JDBC driver ({JDBC_JAR}) is not installed (./test.sh installs them)");
+        return;
+    }
+    let served = serve();
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/JdbcBrowser.java");
+    let output =
+        Command::new("java").args(["-cp", JDBC_JAR]).arg(&program).arg(served.port.to_string()).output().unwrap();
+    assert!(
+        output.status.success(),
+        "the JDBC checks failed:\n{}{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );

@@ -233,8 +233,14 @@ pub fn decode_parameter(bytes: Option<&[u8]>, t: Option<&Type>, binary: bool) ->
             Datum::parse_number(text.trim())?
         }
         Type::BOOL => Datum::Int(i64::from(matches!(text.trim(), "t" | "true" | "1" | "on" | "yes"))),
-        Type::TIMESTAMP | Type::TIMESTAMPTZ => Datum::Timestamp(parse_timestamp(text)?),
-        Type::DATE => Datum::Date(parse_timestamp(text)? / 1_000_000),
+        // A zone given to a timestamp without one is ignored, as PostgreSQL ignores it;
+        // one with a zone is taken to UTC, the server's TimeZone.
+        Type::TIMESTAMP => Datum::Timestamp(parse_timestamp(text)?.0),
+        Type::TIMESTAMPTZ => {
+            let (local, offset) = parse_timestamp(text)?;
+            Datum::Timestamp(local - offset * 1_000_000)
+        }
+        Type::DATE => Datum::Date(parse_timestamp(text)?.0 / 1_000_000),
         _ => Datum::string(text.to_string()),
     })
 }
@@ -243,14 +249,36 @@ fn float(f: f64) -> Result<Value, String> {
     Decimal::from_f64_retain(f).map(Datum::from_decimal).ok_or_else(|| format!("the number {f} has no decimal value"))
 }
 
-/// `2026-12-02`, `2026-12-02 05:44:15` or with a fraction, as microseconds since 1970.
-fn parse_timestamp(text: &str) -> Result<i64, String> {
+/// `2026-12-02`, `2026-12-02 05:44:15` or with a fraction, as microseconds since 1970,
+/// and the zone's offset east of UTC in seconds where one follows (`+00`, `-08:00`,
+/// `+0530`, `Z`; JDBC's drivers send one with every timestamp), else 0.
+fn parse_timestamp(text: &str) -> Result<(i64, i64), String> {
     let text = text.trim();
+    let invalid = || format!("invalid timestamp '{text}'");
+    let (text, offset) = match text.strip_suffix('Z') {
+        Some(local) => (local, 0),
+        None => match text.rfind(['+', '-']).filter(|&at| at >= 10) {
+            Some(at) => (&text[..at], zone_offset(&text[at..]).ok_or_else(invalid)?),
+            None => (text, 0),
+        },
+    };
     let at = NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f")
         .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f"))
         .or_else(|_| NaiveDate::from_str(text).map(|d| d.and_hms_opt(0, 0, 0).expect("midnight")))
-        .map_err(|_| format!("invalid timestamp '{text}'"))?;
-    Ok(at.and_utc().timestamp_micros())
+        .map_err(|_| invalid())?;
+    Ok((at.and_utc().timestamp_micros(), offset))
+}
+
+/// The seconds east of UTC of a zone written `+HH`, `+HH:MM` or `+HHMM` (or with `-`).
+fn zone_offset(zone: &str) -> Option<i64> {
+    let sign = if zone.starts_with('-') { -1 } else { 1 };
+    let digits: String = zone[1..].chars().filter(|&c| c != ':').collect();
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || !matches!(digits.len(), 2 | 4) {
+        return None;
+    }
+    let hours: i64 = digits[..2].parse().ok()?;
+    let minutes: i64 = if digits.len() == 4 { digits[2..].parse().ok()? } else { 0 };
+    (hours <= 15 && minutes < 60).then_some(sign * (hours * 3600 + minutes * 60))
 }
 
 #[cfg(test)]
@@ -293,5 +321,20 @@ mod tests {
         let at = decode_parameter(Some(b"2026-12-02 05:44:15.5"), Some(&Type::TIMESTAMP), false).unwrap();
         assert_eq!(text(at), "2026-12-02 05:44:15.5");
         assert!(decode_parameter(None, Some(&Type::INT4), false).unwrap().is_null());
+    }
+
+    #[test]
+    fn a_timestamp_parameters_zone_is_ignored_without_a_zone_type_and_applied_with_one() {
+        let decode = |t: &Type, s: &str| decode_parameter(Some(s.as_bytes()), Some(t), false).map(text);
+        assert_eq!(decode(&Type::TIMESTAMP, "2026-12-02 10:00:00+00").unwrap(), "2026-12-02 10:00:00");
+        assert_eq!(decode(&Type::TIMESTAMP, "2026-12-02 10:00:00.25-08:00").unwrap(), "2026-12-02 10:00:00.25");
+        assert_eq!(decode(&Type::TIMESTAMPTZ, "2026-12-02 10:00:00+0530").unwrap(), "2026-12-02 04:30:00");
+        assert_eq!(decode(&Type::TIMESTAMPTZ, "2026-12-02T10:00:00-02").unwrap(), "2026-12-02 12:00:00");
+        assert_eq!(decode(&Type::TIMESTAMPTZ, "2026-12-02 10:00:00Z").unwrap(), "2026-12-02 10:00:00");
+        assert_eq!(decode(&Type::DATE, "2026-12-02+00").unwrap(), "2026-12-02 00:00:00");
+        for bad in ["2026-12-02 10:00:00+1", "2026-12-02 10:00:00+ab", "2026-12-02 10:00:00+24"] {
+            let e = decode(&Type::TIMESTAMP, bad).unwrap_err();
+            assert!(e.contains("invalid timestamp") && e.contains(bad), "{bad}: {e}");
+        }
     }
 }

@@ -99,6 +99,14 @@ with psycopg.connect(host="127.0.0.1", port=port, user="scott", password="tiger"
         assert inspector.get_table_names() == ["child", "parent", "t"], inspector.get_table_names()
         assert inspector.get_view_names() == ["child_notes"]
         assert inspector.has_table("parent") and not inspector.has_table("nothing")
+        # Its column query reads pg_attribute through a subquery two levels deep.
+        columns = [(c["name"], str(c["type"]), c["nullable"]) for c in inspector.get_columns("t")]
+        assert columns == [
+            ("id", "BIGINT", False),
+            ("amount", "NUMERIC(8, 2)", True),
+            ("name", "VARCHAR(20)", True),
+            ("at", "TIMESTAMP", True),
+        ], columns
         keys = inspector.get_foreign_keys("child")
         assert [(k["constrained_columns"], k["referred_table"], k["referred_columns"]) for k in keys] == [
             (["parent_id"], "parent", ["id"])

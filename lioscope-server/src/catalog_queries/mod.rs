@@ -377,6 +377,18 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_of_the_search_path_is_a_literal() {
+        let text = sql(
+            "SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname = (pg_catalog.current_schemas(true))[1] OR nspname = current_schemas(false)[1] OR nspname = (current_schemas(true))[3]",
+        );
+        assert!(text.contains("nspname = 'pg_catalog'"), "{text}");
+        assert!(text.contains("nspname = 'public'"), "{text}");
+        assert!(text.contains("nspname = CAST(NULL AS VARCHAR2(1))"), "{text}");
+        let refused = translate("SELECT (current_schemas(true))[1:2] FROM pg_catalog.pg_namespace", "SCOTT");
+        assert!(matches!(refused, Some(Err(ref e)) if e.contains("no arrays")), "{refused:?}");
+    }
+
+    #[test]
     fn a_parameter_of_a_left_out_argument_is_still_taken() {
         let text = sql(
             "SELECT pg_catalog.pg_get_constraintdef(c.oid, $1), c.conname FROM pg_constraint c WHERE c.contype = $2",

@@ -7,8 +7,8 @@ use super::functions::{array_of, format_type, keeping_parameters, lookup, pg_use
 use super::patterns::like_of_regex;
 use super::{ARRAY_COLUMNS, function_name, is_boolean_column, name_parts, parsed, pg_column_name, string, type_name};
 use sqlparser::ast::{
-    BinaryOperator, CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, JoinOperator, Query,
-    Select, SelectItem, SetExpr, TableAlias, TableFactor, TableWithJoins, UnaryOperator, Value,
+    AccessExpr, BinaryOperator, CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, JoinOperator,
+    Query, Select, SelectItem, SetExpr, Subscript, TableAlias, TableFactor, TableWithJoins, UnaryOperator, Value,
 };
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
@@ -308,6 +308,19 @@ impl Writer {
                 self.expr(expr, false)?;
                 Some(self.cast(expr, literal, textual, &target)?)
             }
+            // `(current_schemas(true))[1]`, as JDBC's schema list asks: one of the
+            // search path's schemas.
+            Expr::CompoundFieldAccess { root, access_chain } => match (search_path(root), access_chain.as_slice()) {
+                (Some(schemas), [AccessExpr::Subscript(Subscript::Index { index })]) => {
+                    let n = index
+                        .to_string()
+                        .parse::<usize>()
+                        .map_err(|_| format!("{e}: the subscript must be a number"))?;
+                    let schema = n.checked_sub(1).and_then(|i| schemas.get(i));
+                    Some(parsed(&schema.map_or_else(|| "CAST(NULL AS VARCHAR2(1))".into(), |s| string(s)))?)
+                }
+                _ => return Err(format!("{e}: lioscope has no arrays")),
+            },
             Expr::Function(f) if function_name(&f.name) == "array_to_string" => {
                 // The catalogs' arrays (ACLs, options) are all NULL here, and so is any
                 // array made of them.
@@ -511,6 +524,26 @@ impl Writer {
             "pg_backend_pid" => return Err("pg_backend_pid(): ask v$session for SID".into()),
             _ => return Ok(None),
         }))
+    }
+}
+
+/// The schemas `current_schemas(implicit)` (`e`, in parentheses or not) gives: the
+/// one schema, after `pg_catalog` when the implicit ones are asked for.
+fn search_path(e: &Expr) -> Option<&'static [&'static str]> {
+    match e {
+        Expr::Nested(inner) => search_path(inner),
+        Expr::Function(f) if function_name(&f.name) == "current_schemas" => {
+            let FunctionArguments::List(list) = &f.args else { return None };
+            match list.args.as_slice() {
+                [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))] => match v.value {
+                    Value::Boolean(true) => Some(&["pg_catalog", "public"]),
+                    Value::Boolean(false) => Some(&["public"]),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
