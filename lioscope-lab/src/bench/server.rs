@@ -17,13 +17,20 @@
 //! clients and the CPUs, and per-transaction logs (`-l`) give the latency percentiles.
 //! Both engines are durable at commit: PostgreSQL with its defaults (`fsync`,
 //! `synchronous_commit = on`), lioscope with its (the commit waits for its redo write
-//! and sync). On a 2-CPU machine pgbench's own threads share the CPUs with the server:
+//! and sync). Both checkpoint after the load, then every 300 s at most
+//! (`checkpoint_timeout`, `log_checkpoint_timeout`); lioscope's log switches checkpoint
+//! too. On a 2-CPU machine pgbench's own threads share the CPUs with the server:
 //! the same for both engines, and said in the report.
 
 use super::peers::PgServer;
 use lioscope::{Database, DatabaseOptions, Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Seconds between checkpoints in both engines: PostgreSQL's default `checkpoint_timeout`,
+/// given to lioscope as `log_checkpoint_timeout` (whose default, 3, keeps recovery short
+/// at the cost of writing hot blocks, and logging their images again, every few seconds).
+const CHECKPOINT_SECONDS: u32 = 300;
 
 /// Options of the server benchmark.
 #[derive(Debug, Clone, clap::Args)]
@@ -120,6 +127,10 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
         for t in ["branches", "tellers", "accounts"] {
             s.execute(&format!("ANALYZE TABLE {t} COMPUTE STATISTICS"))?;
         }
+        // Checkpoints as PostgreSQL's: the load's blocks written before the runs, then
+        // the same interval (its checkpoint_timeout, 300 s).
+        s.execute("ALTER SYSTEM CHECKPOINT")?;
+        s.execute(&format!("ALTER SYSTEM SET log_checkpoint_timeout = {CHECKPOINT_SECONDS}"))?;
     }
     let embedded = embedded_point_selects(&db, accounts, opts.seconds.min(5))?;
     eprintln!("embedded: {embedded:.2} µs a point select (prepared, one session, no protocol)");
@@ -143,7 +154,8 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
     server.shutdown()?;
 
     if !opts.no_postgres {
-        let pg = PgServer::start_with(&work, &["listen_addresses=127.0.0.1", "max_connections=100"])
+        let checkpoint_timeout = format!("checkpoint_timeout={CHECKPOINT_SECONDS}s");
+        let pg = PgServer::start_with(&work, &["listen_addresses=127.0.0.1", "max_connections=100", &checkpoint_timeout])
             .map_err(|e| Error::InvalidParameter { name: "postgres".into(), message: e })?;
         let port = pg_port(pg.url());
         let mut client = postgres::Client::connect(pg.url(), postgres::NoTls)
@@ -166,6 +178,7 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
             ))
             .map_err(pg_err)?;
         client.batch_execute("VACUUM ANALYZE").map_err(pg_err)?;
+        client.batch_execute("CHECKPOINT").map_err(pg_err)?;
         let target = Target { host: "127.0.0.1".into(), port, user: "postgres".into(), db: "postgres".into() };
         for (script, path) in &scripts {
             for &clients in &opts.clients {
