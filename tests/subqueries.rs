@@ -373,6 +373,17 @@ const CHANGES: &[(&str, &str)] = &[
         "UPDATE a SET v = (SELECT MIN(v) FROM b WHERE b.n = a.n), n = n + 1 WHERE k IN (SELECT k FROM b WHERE b.v = a.v)",
         "UPDATE a SET v = (SELECT MIN(v) FROM b WHERE b.n = a.n), n = n + 1 WHERE k IN (SELECT k FROM b WHERE b.v = a.v)",
     ),
+    // A subquery reading the changed row two levels out, in SET and in WHERE.
+    (
+        "UPDATE a SET n = (SELECT COUNT(*) FROM b WHERE b.k = a.k AND EXISTS (SELECT 1 FROM b c WHERE c.v = b.v \
+         AND c.n = a.n))",
+        "UPDATE a SET n = (SELECT COUNT(*) FROM b WHERE b.k = a.k AND EXISTS (SELECT 1 FROM b c WHERE c.v = b.v \
+         AND c.n = a.n))",
+    ),
+    (
+        "DELETE FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.n IN (SELECT c.n FROM b c WHERE c.v = a.v))",
+        "DELETE FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.n IN (SELECT c.n FROM b c WHERE c.v = a.v))",
+    ),
     // Reading the table changed: every row's subquery sees the table as it was. SQLite's
     // subqueries see the rows its statement changed already, so they read a copy.
     (

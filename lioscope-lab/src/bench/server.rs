@@ -155,8 +155,9 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
 
     if !opts.no_postgres {
         let checkpoint_timeout = format!("checkpoint_timeout={CHECKPOINT_SECONDS}s");
-        let pg = PgServer::start_with(&work, &["listen_addresses=127.0.0.1", "max_connections=100", &checkpoint_timeout])
-            .map_err(|e| Error::InvalidParameter { name: "postgres".into(), message: e })?;
+        let pg =
+            PgServer::start_with(&work, &["listen_addresses=127.0.0.1", "max_connections=100", &checkpoint_timeout])
+                .map_err(|e| Error::InvalidParameter { name: "postgres".into(), message: e })?;
         let port = pg_port(pg.url());
         let mut client = postgres::Client::connect(pg.url(), postgres::NoTls)
             .map_err(|e| Error::InvalidParameter { name: "postgres".into(), message: e.to_string() })?;
