@@ -108,8 +108,14 @@ impl Connection {
             Ok(done) => done,
             Err(_) => {
                 timed_out = true;
-                self.canceller.cancel();
-                task.await
+                // Asked again until the work ends: a request made before its call began
+                // (the blocking thread late to start it) stops nothing.
+                loop {
+                    self.canceller.cancel();
+                    if let Ok(done) = tokio::time::timeout(RECANCEL_EVERY, &mut task).await {
+                        break done;
+                    }
+                }
             }
         };
         let value = outcome.map_err(|e| PgWireError::ApiError(Box::new(e)))??;
@@ -128,6 +134,9 @@ impl Drop for Connection {
         }
     }
 }
+
+/// How often a timed-out statement is asked again to stop while it still runs.
+const RECANCEL_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 fn poisoned() -> PgWireError {
     sqlstate::user_error("XX000", "the connection's session failed in an earlier call")

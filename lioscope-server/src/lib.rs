@@ -245,8 +245,12 @@ impl Server {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         for thread in threads {
             while !thread.is_finished() && std::time::Instant::now() < deadline {
-                // A connection between its statements' awaits sees the stop at the next.
+                // A connection between its statements' awaits sees the stop at the next;
+                // a statement whose call began after the first request is asked again.
                 self.shared.stopping.notify_waiters();
+                for (_, canceller) in self.shared.cancels.lock().expect("cancel registry").values() {
+                    canceller.cancel();
+                }
                 std::thread::sleep(Duration::from_millis(10));
             }
             if thread.is_finished() {

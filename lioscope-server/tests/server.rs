@@ -279,6 +279,13 @@ fn a_statement_timeout_interrupts_a_long_query_and_a_row_lock_wait() {
     let e = a.simple_query("SELECT COUNT(*) FROM dual CONNECT BY LEVEL <= 100000000000").unwrap_err();
     assert_eq!(code(&e), SqlState::QUERY_CANCELED, "{e}");
     assert!(e.as_db_error().unwrap().message().contains("statement timeout"), "{e}");
+    // A timeout shorter than the start of the statement's call still stops it.
+    a.batch_execute("SET statement_timeout = 1").unwrap();
+    for _ in 0..20 {
+        let e = a.simple_query("SELECT COUNT(*) FROM dual CONNECT BY LEVEL <= 100000000000").unwrap_err();
+        assert_eq!(code(&e), SqlState::QUERY_CANCELED, "{e}");
+    }
+    a.batch_execute("SET statement_timeout = 200").unwrap();
 
     b.batch_execute("CREATE TABLE t (id NUMBER(10) PRIMARY KEY, v NUMBER(10)); INSERT INTO t VALUES (1, 0)").unwrap();
     b.batch_execute("BEGIN; UPDATE t SET v = 1 WHERE id = 1").unwrap();
