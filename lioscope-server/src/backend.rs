@@ -213,9 +213,6 @@ impl Backend {
     /// A client's catalog query written in lioscope's dialect (`catalog_queries`):
     /// `None` when it needs nothing.
     pub fn translate(&self, sql: &str) -> Result<Option<Translated>, Failure> {
-        if !crate::catalog_queries::needs_translation(sql) {
-            return Ok(None);
-        }
         match crate::catalog_queries::translate(sql, &self.session.user()) {
             None => Ok(None),
             Some(Ok(translated)) => Ok(Some(translated)),

@@ -19,8 +19,9 @@
 //!   always-false conditions as conditions; a condition in the select list is a CASE
 //!   giving `t` or `f`. The result columns that are booleans are reported, so the server
 //!   describes them as `bool`;
-//! - `x = ANY (ARRAY[...])` as `x IN (...)`; `pg_catalog.pg_class.relname` as
-//!   `pg_class.relname` (the table given its own name as alias); `E'...'` strings.
+//! - `x = ANY (ARRAY[...])` as `x IN (...)`; `(current_schemas(b))[n]` (JDBC's schema
+//!   list) as the schema's name; `pg_catalog.pg_class.relname` as `pg_class.relname`
+//!   (the table given its own name as alias); `E'...'` strings.
 //!
 //! A query whose every branch joins a catalog lioscope has nothing in (inheritance,
 //! row security, extended statistics, publications, triggers: `ALWAYS_EMPTY`) has no

@@ -208,19 +208,18 @@ impl Writer {
                 self.as_value(condition, e)?
             }
             Expr::BinaryOp { left, op, right } => match op {
-                BinaryOperator::And | BinaryOperator::Or => {
-                    self.expr(left, true)?;
-                    self.expr(right, true)?;
-                    self.as_value(condition, e)?
-                }
-                BinaryOperator::Eq
+                // A condition: AND's and OR's operands are conditions, a comparison's values.
+                BinaryOperator::And
+                | BinaryOperator::Or
+                | BinaryOperator::Eq
                 | BinaryOperator::NotEq
                 | BinaryOperator::Lt
                 | BinaryOperator::LtEq
                 | BinaryOperator::Gt
                 | BinaryOperator::GtEq => {
-                    self.expr(left, false)?;
-                    self.expr(right, false)?;
+                    let operands_are_conditions = matches!(op, BinaryOperator::And | BinaryOperator::Or);
+                    self.expr(left, operands_are_conditions)?;
+                    self.expr(right, operands_are_conditions)?;
                     self.as_value(condition, e)?
                 }
                 BinaryOperator::PGRegexMatch

@@ -28,6 +28,25 @@ struct Relation {
     pages: i64,
 }
 
+impl Relation {
+    /// A relation of `kind` with no constraints, indexes or triggers of its own.
+    fn plain(oid: u32, name: &str, kind: &'static str, owner: String, columns: usize) -> Relation {
+        Relation {
+            oid,
+            name: pg_name(name),
+            kind,
+            owner,
+            access_method: 0,
+            columns,
+            checks: 0,
+            has_index: false,
+            has_triggers: false,
+            tuples: -1.0,
+            pages: 0,
+        }
+    }
+}
+
 fn relations(catalog: &Catalog) -> Vec<Relation> {
     let mut out = Vec::new();
     let tables = catalog.tables();
@@ -60,47 +79,20 @@ fn relations(catalog: &Catalog) -> Vec<Relation> {
     }
     for i in catalog.indexes() {
         out.push(Relation {
-            oid: i.object_id,
-            name: pg_name(&i.name),
-            kind: "i",
-            owner: catalog.owner_of(&i.name),
             access_method: BTREE_AM,
-            columns: i.columns.len(),
-            checks: 0,
-            has_index: false,
-            has_triggers: false,
             tuples: i.stats.as_ref().map_or(-1.0, |s| s.num_rows as f64),
             pages: i.stats.as_ref().map_or(0, |s| s.leaf_blocks as i64),
+            ..Relation::plain(i.object_id, &i.name, "i", catalog.owner_of(&i.name), i.columns.len())
         });
     }
     for v in catalog.views() {
-        out.push(Relation {
-            oid: view_oid(&v.name),
-            name: pg_name(&v.name),
-            kind: "v",
-            owner: catalog.owner_of(&v.name),
-            access_method: 0,
-            columns: v.columns.len(),
-            checks: 0,
-            has_index: false,
-            has_triggers: false,
-            tuples: -1.0,
-            pages: 0,
-        });
+        out.push(Relation::plain(view_oid(&v.name), &v.name, "v", catalog.owner_of(&v.name), v.columns.len()));
     }
     for s in catalog.sequences() {
         out.push(Relation {
-            oid: sequence_oid(&s.name),
-            name: pg_name(&s.name),
-            kind: "S",
-            owner: catalog.owner_of(&s.name),
-            access_method: 0,
-            columns: 3,
-            checks: 0,
-            has_index: false,
-            has_triggers: false,
             tuples: 1.0,
             pages: 1,
+            ..Relation::plain(sequence_oid(&s.name), &s.name, "S", catalog.owner_of(&s.name), 3)
         });
     }
     out
