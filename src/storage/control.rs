@@ -24,8 +24,9 @@ use std::path::{Path, PathBuf};
 pub const CONTROL_FILE: &str = "control.json";
 /// What the `format` field must say.
 pub const FORMAT_NAME: &str = "lioscope control file";
-/// The current on-disk format version.
-pub const FORMAT_VERSION: u32 = 1;
+/// The current on-disk format version: 2 since each undo record names the transaction
+/// that wrote it (an undo block is shared by a segment's successive transactions).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The smallest online redo log file.
 pub const MIN_LOG_FILE_SIZE: u64 = 1 << 20;

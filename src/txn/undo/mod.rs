@@ -17,7 +17,10 @@
 //!
 //! A transaction is named by the slot it claims in one segment's transaction table
 //! ([`Xid`]: usn.slot.wrap). Its undo records go into undo blocks of that segment's
-//! extents, one block at a time (the transaction owns the block); each record points back
+//! extents, one block at a time: the block it writes into is its own while it is active,
+//! and it starts in the block the segment handed out last when that one's owner has
+//! ended and there is room (successive short transactions share a block, as in Oracle),
+//! else in a block handed out to it. Each record names its transaction and points back
 //! at the transaction's previous record, so following `prev` from the newest record walks
 //! the transaction's changes backwards: a rollback, or a consistent read building a CR
 //! clone. An undo record address ([`Uba`]) names the block, the block's sequence number
@@ -27,8 +30,9 @@
 //!
 //! Costs, as Oracle counts them: [`Undo::begin`], [`Undo::commit`] and
 //! [`Undo::truncate_chain`] change the segment header (db block gets); [`Undo::append`]
-//! changes the transaction's undo block (a db block get), and a new block also the header
-//! (a block handed out is formatted in the cache, not read), and the extent map when an
+//! changes the transaction's undo block (a db block get), and a move to another block also
+//! the header (a block handed out is formatted in the cache, not read; one taken over is
+//! a db block get), and the extent map when an
 //! extent is stolen or added; [`Undo::read`] and [`Undo::status`] are consistent gets,
 //! which read the block from disk if it is not cached. Building CR clones thus costs
 //! logical (and maybe physical) reads of undo.
@@ -358,10 +362,11 @@ impl Undo {
         self.append_in_new_block(ctx, segment, xid, txn.last, body)
     }
 
-    /// Claims an undo block for `xid` and writes its record there as record 0; the
-    /// transaction's slot in the header catches up with its mirror. The block's guard is
-    /// released before the header's (declared after it), so the header never names a
-    /// block whose change comes later.
+    /// Moves `xid` to another undo block and writes its record there: the block its
+    /// segment handed out last, if that one's owner has ended and the record fits, else
+    /// a block claimed for it. The transaction's slot in the header catches up with its
+    /// mirror. The block's guard is released before the header's (declared after it), so
+    /// the header never names a block whose change comes later.
     fn append_in_new_block(
         &self,
         ctx: &UndoContext<'_>,
@@ -371,9 +376,12 @@ impl Undo {
         body: &[u8],
     ) -> Result<Uba> {
         let mut header = self.header_for_change(ctx, segment)?;
-        let (mut guard, seq) = self.claim_block(ctx, segment, &mut header, xid)?;
+        let (mut guard, seq) = match self.take_over_head(ctx, segment, &header, xid, body.len())? {
+            Some(taken) => taken,
+            None => self.claim_block(ctx, segment, &mut header, xid)?,
+        };
         let record = UndoBlockMut(&mut guard).append(prev, body);
-        let record = record.expect("a body of at most max_body_len bytes fits an empty undo block");
+        let record = record.expect("a body that fits the block taken over, or at most max_body_len bytes, fits");
         block::set_scn(&mut guard, ctx.scn);
         let uba = Uba { rdba: guard.rdba(), seq, record };
         let txn = segment.update_txn(xid, |t| t.record_written(uba, true));
@@ -412,8 +420,8 @@ impl Undo {
                 ),
             });
         }
-        let (prev, body) = view.record(uba.record as usize).map_err(|r| self.corrupt(uba.rdba, r))?;
-        Ok(UndoRecord { xid: view.owner(), prev, body: body.to_vec() })
+        let (xid, prev, body) = view.record(uba.record as usize).map_err(|r| self.corrupt(uba.rdba, r))?;
+        Ok(UndoRecord { xid, prev, body: body.to_vec() })
     }
 
     /// The newest record of active transaction `xid` (`Uba::NONE` if it wrote none).

@@ -2,8 +2,10 @@
 //! out an undo block to a transaction that needs one, reusing, stealing or growing.
 //!
 //! A segment's ring is its extents in the order they lie in the file; its header records
-//! the block handed out last (the ring head), and the next is sought after it, wrapping
-//! around. A block is handed out from the first of these that has one:
+//! the block handed out last (the ring head). A transaction that needs a block first
+//! takes over the ring head, if its owner has ended and there is room in it
+//! ([`Undo::take_over_head`]); otherwise the next block is sought after the head,
+//! wrapping around, and handed out from the first of these that has one:
 //!
 //! ```text
 //!  1. the segment's own ring: a free or expired block      (EXPBLKREUCNT)
@@ -259,6 +261,46 @@ impl Undo {
             Source::OwnRing(_) => fresh,
         });
         Ok((guard, seq))
+    }
+
+    /// The block `segment` handed out last (its header, exclusively held, is `header`),
+    /// taken over by `xid` if its owner has ended and a record of `body_len` bytes still
+    /// fits: successive transactions of a segment fill one block, as Oracle's do, where
+    /// each taking a block of its own would spread a few hundred bytes of undo over a
+    /// whole block. Returns the block, exclusively held, and its sequence (unchanged).
+    pub(super) fn take_over_head<'a>(
+        &self,
+        ctx: &UndoContext<'a>,
+        segment: &Segment,
+        header: &[u8],
+        xid: Xid,
+        body_len: usize,
+    ) -> Result<Option<(WriteGuard<'a>, u16)>> {
+        let head = super::header::UndoHeader(header).ring_head();
+        if head == 0 || block::rdba_file(head) != UNDO_FILE_NO {
+            return Ok(None);
+        }
+        let block_no = block::rdba_block(head);
+        let mut space = self.space.lock();
+        if space.owner_of(block_no) != Some(segment.usn) {
+            // The extent holding it has been stolen since.
+            return Ok(None);
+        }
+        let (owner, seq) = space.entry(ctx, block_no)?;
+        if owner.is_none() || self.block_reuse(ctx, &mut space, block_no, unix_now(), 0)? == Reuse::Active {
+            return Ok(None);
+        }
+        let mut guard = ctx.cache.current_get(ctx.stats, head)?;
+        let view = UndoBlock(&guard);
+        if !view.is_undo_block() || view.owner() != owner || view.seq() != seq {
+            return Err(ctx.corrupt(head, format!("undo block handed out last, to {owner} at sequence {seq}, is not")));
+        }
+        if !view.fits(body_len) {
+            return Ok(None);
+        }
+        UndoBlockMut(&mut guard).take_over(xid);
+        space.blocks[block_no as usize] = BlockEntry::Known { owner: xid, seq };
+        Ok(Some((guard, seq)))
     }
 
     /// The block to hand out next, and where it came from (see the module comment).

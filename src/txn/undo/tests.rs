@@ -169,6 +169,76 @@ fn the_slot_with_the_oldest_commit_is_reused_first() {
 }
 
 #[test]
+fn successive_transactions_of_a_segment_share_its_block_handed_out_last() {
+    let f = fixture();
+    let session = f.session();
+    let ctx = session.context();
+    let segments = usize::from(undo(&ctx).segment_count());
+    // Begins go round the segments: three rounds of short transactions.
+    let mut written = Vec::new();
+    for i in 0..3 * segments {
+        let (xid, ubas) = write(&ctx, &[body(i, 100)]);
+        commit(&ctx, xid);
+        written.push((xid, ubas[0]));
+    }
+    assert_eq!(undo(&ctx).stats().undo_blocks, segments as u64, "one block a segment, filled by turns");
+    let (first, first_uba) = written[0];
+    let (later, later_uba) = written[2 * segments];
+    assert_eq!((later.usn, later_uba.rdba, later_uba.seq), (first.usn, first_uba.rdba, first_uba.seq));
+    for (i, (xid, uba)) in written.iter().enumerate() {
+        let record = undo(&ctx).read(&ctx, *uba).unwrap();
+        assert_eq!((record.xid, record.body), (*xid, body(i, 100)), "each record keeps its writer");
+    }
+
+    // A block whose owner is active is not taken over; one whose room is spent is not.
+    let (holder, held) = write(&ctx, &[b"held".to_vec()]);
+    for _ in 1..segments {
+        let (xid, _) = write(&ctx, &[b"elsewhere".to_vec()]);
+        commit(&ctx, xid);
+    }
+    let (next, next_ubas) = write(&ctx, &[b"next".to_vec()]);
+    assert_eq!(next.usn, holder.usn);
+    assert_ne!(next_ubas[0].rdba, held[0].rdba, "the holder's block is its own while it is active");
+    commit(&ctx, holder);
+    commit(&ctx, next);
+    let big = vec![9u8; undo(&ctx).max_body_len()];
+    for _ in 0..segments {
+        let (xid, ubas) = write(&ctx, std::slice::from_ref(&big));
+        assert_ne!(ubas.last().unwrap().rdba, next_ubas[0].rdba, "a record that does not fit takes another block");
+        commit(&ctx, xid);
+    }
+    let record = undo(&ctx).read(&ctx, held[0]).unwrap();
+    assert_eq!((record.xid, record.body), (holder, b"held".to_vec()));
+}
+
+#[test]
+fn a_shared_block_is_taken_over_again_after_reopen() {
+    let f = fixture();
+    let (xid, ubas) = {
+        let session = f.session();
+        let ctx = session.context();
+        let (xid, ubas) = write(&ctx, &[b"before the close".to_vec()]);
+        commit(&ctx, xid);
+        (xid, ubas)
+    };
+    let f = f.reopen(&Options::default());
+    let session = f.session();
+    let ctx = session.context();
+    let mut shared = None;
+    for _ in 0..undo(&ctx).segment_count() {
+        let (next, next_ubas) = write(&ctx, &[b"after the reopen".to_vec()]);
+        commit(&ctx, next);
+        if next.usn == xid.usn {
+            shared = Some(next_ubas);
+        }
+    }
+    let shared = shared.expect("a round of begins reaches every segment");
+    assert_eq!((shared[0].rdba, shared[0].seq), (ubas[0].rdba, ubas[0].seq));
+    let record = undo(&ctx).read(&ctx, ubas[0]).unwrap();
+    assert_eq!((record.xid, record.body), (xid, b"before the close".to_vec()));
+}
+
+#[test]
 fn reused_undo_blocks_give_snapshot_too_old() {
     let f = tiny_undo(0);
     let session = f.session();
@@ -248,7 +318,7 @@ fn gets_are_counted_as_oracle_counts_them() {
         (stats.get(Stat::DbBlockGets), stats.get(Stat::ConsistentGets), stats.get(Stat::UndoChangeVectorSize));
     let uba = undo(&ctx).append(&ctx, xid, b"second").unwrap();
     assert_eq!(stats.get(Stat::DbBlockGets) - db_gets, 1, "an append into the current block changes it alone");
-    assert_eq!(stats.get(Stat::UndoChangeVectorSize) - cv, 16);
+    assert_eq!(stats.get(Stat::UndoChangeVectorSize) - cv, 24, "18 bytes of record header and the body");
     undo(&ctx).read(&ctx, uba).unwrap();
     undo(&ctx).status(&ctx, xid).unwrap();
     assert_eq!(stats.get(Stat::ConsistentGets) - cr_gets, 2, "a read and a status are one consistent get each");

@@ -1,9 +1,10 @@
-//! The undo block: the undo records of one transaction, in the order it wrote them.
+//! The undo block: undo records in the order they were written, by the transactions of
+//! one undo segment that held the block in turn.
 //!
 //! ```text
 //!  undo block (type 0x02), after the 36-byte common header:
 //!  offset  size  field
-//!  36      8     owner: xid of the transaction writing into this block
+//!  36      8     owner: xid of the transaction writing into this block (or that wrote last)
 //!  44      2     sequence: incremented each time the block is reused (never 0 once used)
 //!  46      2     record count (at most 255: a uba names a record with one byte)
 //!  48      2     top of record data: lowest offset used by a record
@@ -11,15 +12,23 @@
 //!  52      2×n   record directory: offset of each record
 //!  ..            free space
 //!  top..end      records, the newest lowest:
-//!                0  prev: uba of the owner's previous record (8 bytes, 0 for its first)
-//!                8  body length u16
-//!                10 body
+//!                0  prev: uba of the writer's previous record (8 bytes, 0 for its first)
+//!                8  xid of the transaction that wrote it (8 bytes)
+//!                16 body length u16
+//!                18 body
 //! ```
+//!
+//! A block is handed out formatted to one transaction; when that one has ended, the next
+//! transaction of its segment that needs a block may take it over and append after it
+//! (the sequence stays, so the records already there keep their addresses), as Oracle's
+//! successive transactions share undo blocks: a short transaction does not take a block
+//! of its own.
 //!
 //! Invariants: the directory ends at or below the top of record data; every directory
 //! offset lies in `top..block_size` with its record inside the block; only the owner
-//! appends, and only while it is active. A block read back is checked against these
-//! before a record is handed out.
+//! appends, and only while it is active; the owner changes only to a transaction that
+//! began after it ended. A block read back is checked against these before a record is
+//! handed out.
 
 use super::codec::{UBA_LEN, XID_LEN, get_u16, get_uba, get_xid, put_u16, put_uba, put_xid};
 use crate::storage::block::{self, BlockHeader, BlockType, HEADER_LEN};
@@ -31,8 +40,10 @@ const OFF_RECORD_COUNT: usize = OFF_SEQ + 2;
 const OFF_TOP: usize = OFF_RECORD_COUNT + 2;
 const OFF_DIRECTORY: usize = OFF_TOP + 4;
 
-/// Bytes in front of a record's body: prev uba and body length.
-pub const RECORD_HEADER_LEN: usize = UBA_LEN + 2;
+/// Bytes in front of a record's body: prev uba, writer's xid and body length.
+pub const RECORD_HEADER_LEN: usize = UBA_LEN + XID_LEN + 2;
+/// Where a record's body length lies, from the record's start.
+const RECORD_LEN_AT: usize = UBA_LEN + XID_LEN;
 /// Most records in one undo block.
 pub const MAX_RECORDS: usize = 255;
 
@@ -98,8 +109,9 @@ impl<'a> UndoBlock<'a> {
         Ok(())
     }
 
-    /// Record `i`: its prev uba and body. `Err` says what is wrong with the block.
-    pub fn record(&self, i: usize) -> Result<(Uba, &'a [u8]), String> {
+    /// Record `i`: the transaction that wrote it, its prev uba and its body. `Err` says
+    /// what is wrong with the block.
+    pub fn record(&self, i: usize) -> Result<(Xid, Uba, &'a [u8]), String> {
         self.check_layout()?;
         if i >= self.record_count() {
             return Err(format!("undo record {i} of a block holding {}", self.record_count()));
@@ -108,10 +120,10 @@ impl<'a> UndoBlock<'a> {
         if off < self.top() || off + RECORD_HEADER_LEN > self.0.len() {
             return Err(format!("undo record {i} at offset {off}, outside record data"));
         }
-        let len = get_u16(self.0, off + UBA_LEN) as usize;
+        let len = get_u16(self.0, off + RECORD_LEN_AT) as usize;
         let body = self.0.get(off + RECORD_HEADER_LEN..off + RECORD_HEADER_LEN + len);
         let body = body.ok_or_else(|| format!("undo record {i} of {len} bytes runs past the block"))?;
-        Ok((get_uba(self.0, off), body))
+        Ok((get_xid(self.0, off + UBA_LEN), get_uba(self.0, off), body))
     }
 }
 
@@ -129,17 +141,24 @@ impl UndoBlockMut<'_> {
         put_u16(self.0, OFF_TOP, self.0.len() as u16);
     }
 
-    /// Appends a record; returns its index, or `None` if it does not fit.
+    /// Hands the block on to `owner`, which appends after the records already here; they
+    /// keep their addresses (the sequence stays).
+    pub fn take_over(&mut self, owner: Xid) {
+        put_xid(self.0, OFF_OWNER, owner);
+    }
+
+    /// Appends a record of the owner; returns its index, or `None` if it does not fit.
     pub fn append(&mut self, prev: Uba, body: &[u8]) -> Option<u8> {
         let view = UndoBlock(self.0);
         if !view.fits(body.len()) {
             return None;
         }
-        let index = view.record_count();
+        let (index, owner) = (view.record_count(), view.owner());
         let dir = view.directory_end();
         let top = view.top() - RECORD_HEADER_LEN - body.len();
         put_uba(self.0, top, prev);
-        put_u16(self.0, top + UBA_LEN, body.len() as u16);
+        put_xid(self.0, top + UBA_LEN, owner);
+        put_u16(self.0, top + RECORD_LEN_AT, body.len() as u16);
         self.0[top + RECORD_HEADER_LEN..top + RECORD_HEADER_LEN + body.len()].copy_from_slice(body);
         put_u16(self.0, dir, top as u16);
         put_u16(self.0, OFF_RECORD_COUNT, index as u16 + 1);
@@ -164,7 +183,7 @@ mod tests {
             assert!(!UndoBlock(&b).fits(max_body_len(size) + 1));
             let body = vec![0xab; max_body_len(size)];
             assert_eq!(UndoBlockMut(&mut b).append(Uba::NONE, &body), Some(0));
-            assert_eq!(UndoBlock(&b).record(0), Ok((Uba::NONE, &body[..])));
+            assert_eq!(UndoBlock(&b).record(0), Ok((OWNER, Uba::NONE, &body[..])));
             assert!(!UndoBlock(&b).fits(0));
         }
     }
@@ -191,6 +210,21 @@ mod tests {
     }
 
     #[test]
+    fn a_block_taken_over_keeps_each_record_with_its_writer() {
+        let next = Xid { usn: 1, slot: 6, wrap: 9 };
+        let mut b = vec![0u8; 2048];
+        UndoBlockMut(&mut b).format_zeroed(rdba(2, 9), 1, OWNER, 4);
+        UndoBlockMut(&mut b).append(Uba::NONE, b"first").unwrap();
+        UndoBlockMut(&mut b).take_over(next);
+        let prev = Uba { rdba: rdba(2, 3), seq: 2, record: 7 };
+        assert_eq!(UndoBlockMut(&mut b).append(prev, b"second"), Some(1));
+        let view = UndoBlock(&b);
+        assert_eq!((view.owner(), view.seq()), (next, 4));
+        assert_eq!(view.record(0), Ok((OWNER, Uba::NONE, &b"first"[..])));
+        assert_eq!(view.record(1), Ok((next, prev, &b"second"[..])));
+    }
+
+    #[test]
     fn sequence_skips_zero() {
         assert_eq!(next_seq(0), 1);
         assert_eq!(next_seq(u16::MAX), 1);
@@ -214,7 +248,7 @@ mod tests {
             prop_assert_eq!(view.owner(), OWNER);
             prop_assert_eq!(view.seq(), 4);
             for (i, (prev, body)) in stored.iter().enumerate() {
-                prop_assert_eq!(view.record(i), Ok((*prev, &body[..])));
+                prop_assert_eq!(view.record(i), Ok((OWNER, *prev, &body[..])));
             }
         }
     }
