@@ -21,8 +21,8 @@
 //! (`checkpoint_timeout`, `log_checkpoint_timeout`), and after about as much redo:
 //! PostgreSQL when the WAL since its last checkpoint nears `max_wal_size` / (1 +
 //! `checkpoint_completion_target`), 1 GB / 1.9 with its defaults, lioscope at each log
-//! switch, its logs made 512 MB for the run. On a 2-CPU machine pgbench's own threads share the CPUs with the server:
-//! the same for both engines, and said in the report.
+//! switch, its logs made 512 MB for the run. On a 2-CPU machine pgbench's own threads
+//! share the CPUs with the server: the same for both engines, and said in the report.
 
 use super::peers::PgServer;
 use lioscope::{Database, DatabaseOptions, Error, Result};

@@ -40,7 +40,7 @@
 //! The blocks are the source of truth: a committed transaction's status is read from the
 //! transaction table, the extents and the tablespace's size from the extent map, after a
 //! reopen too. In-memory mirrors spare the hot paths gets: each active transaction's
-//! current block and newest record (written to its slot when it moves to a new block and
+//! current block and newest record (written to its slot when it moves to another block and
 //! at commit), when each slot's last transaction ended, and each undo block's owner
 //! (filled lazily after open). Space management (module `space`) reuses blocks of ended
 //! transactions, steals extents from other segments, and grows the file, in Oracle's
@@ -359,7 +359,7 @@ impl Undo {
                 return Ok(uba);
             }
         }
-        self.append_in_new_block(ctx, segment, xid, txn.last, body)
+        self.append_in_another_block(ctx, segment, xid, txn.last, body)
     }
 
     /// Moves `xid` to another undo block and writes its record there: the block its
@@ -367,7 +367,7 @@ impl Undo {
     /// a block claimed for it. The transaction's slot in the header catches up with its
     /// mirror. The block's guard is released before the header's (declared after it), so
     /// the header never names a block whose change comes later.
-    fn append_in_new_block(
+    fn append_in_another_block(
         &self,
         ctx: &UndoContext<'_>,
         segment: &Segment,

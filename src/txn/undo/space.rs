@@ -38,8 +38,8 @@
 //! extent was stolen keeps its stale run until it next takes an extent.
 //!
 //! Invariants: the extent map, `Space` and every segment's ring change only under
-//! the `Undo::space` mutex; a block owned by an active transaction is never handed out,
-//! and an extent holding one is never stolen. Lock order: a segment header's content
+//! the `Undo::space` mutex; a block owned by an active transaction is never handed out
+//! nor taken over, and an extent holding one is never stolen. Lock order: a segment header's content
 //! lock, then the space mutex, then a block's content lock, then the control file's.
 
 use super::extent_map::{self, Extent, MapHeader};
@@ -276,8 +276,9 @@ impl Undo {
         xid: Xid,
         body_len: usize,
     ) -> Result<Option<(WriteGuard<'a>, u16)>> {
+        // 0 (none handed out yet) names no block of the undo file either.
         let head = super::header::UndoHeader(header).ring_head();
-        if head == 0 || block::rdba_file(head) != UNDO_FILE_NO {
+        if block::rdba_file(head) != UNDO_FILE_NO {
             return Ok(None);
         }
         let block_no = block::rdba_block(head);
@@ -286,14 +287,23 @@ impl Undo {
             // The extent holding it has been stolen since.
             return Ok(None);
         }
-        let (owner, seq) = space.entry(ctx, block_no)?;
-        if owner.is_none() || self.block_reuse(ctx, &mut space, block_no, unix_now(), 0)? == Reuse::Active {
+        // Free: never formatted, nothing to append after; Active: its owner still writes
+        // into it.
+        if matches!(self.block_reuse(ctx, &mut space, block_no, unix_now(), 0)?, Reuse::Free | Reuse::Active) {
             return Ok(None);
         }
+        let (owner, seq) = space.entry(ctx, block_no)?;
         let mut guard = ctx.cache.current_get(ctx.stats, head)?;
         let view = UndoBlock(&guard);
         if !view.is_undo_block() || view.owner() != owner || view.seq() != seq {
-            return Err(ctx.corrupt(head, format!("undo block handed out last, to {owner} at sequence {seq}, is not")));
+            return Err(ctx.corrupt(
+                head,
+                format!(
+                    "undo block handed out last holds {} at sequence {}, not {owner} at {seq}",
+                    view.owner(),
+                    view.seq()
+                ),
+            ));
         }
         if !view.fits(body_len) {
             return Ok(None);

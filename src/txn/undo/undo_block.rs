@@ -1,5 +1,5 @@
-//! The undo block: undo records in the order they were written, by the transactions of
-//! one undo segment that held the block in turn.
+//! The undo block: undo records in the order they were written, by the transactions that
+//! held the block in turn, one at a time.
 //!
 //! ```text
 //!  undo block (type 0x02), after the 36-byte common header:
@@ -26,8 +26,8 @@
 //!
 //! Invariants: the directory ends at or below the top of record data; every directory
 //! offset lies in `top..block_size` with its record inside the block; only the owner
-//! appends, and only while it is active; the owner changes only to a transaction that
-//! began after it ended. A block read back is checked against these before a record is
+//! appends, and only while it is active; the owner changes only once it has ended, and
+//! every record names the owner that wrote it. A block read back is checked against these before a record is
 //! handed out.
 
 use super::codec::{UBA_LEN, XID_LEN, get_u16, get_uba, get_xid, put_u16, put_uba, put_xid};
