@@ -33,13 +33,16 @@ use pgwire::api::portal::PortalExecutionState;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{CopyResponse, FieldFormat, FieldInfo, QueryResponse, Response, Tag};
-use pgwire::api::stmt::QueryParser;
+use pgwire::api::stmt::{QueryParser, StoredStatement};
 use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::data::DataRow;
-use pgwire::messages::extendedquery::{Bind, BindComplete, Execute, PortalSuspended};
+use pgwire::messages::data::{NoData, ParameterDescription, RowDescription};
+use pgwire::messages::extendedquery::{
+    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete, PortalSuspended,
+};
 use pgwire::messages::response::EmptyQueryResponse;
 use pgwire::messages::response::{NoticeResponse, ReadyForQuery, TransactionStatus};
 use pgwire::messages::startup::{
@@ -563,6 +566,83 @@ impl ExtendedQueryHandler for Connection {
             client.set_state(PgWireConnectionState::ReadyForQuery);
             client.set_transaction_status(status);
         }
+        Ok(())
+    }
+
+    /// Parses a statement as the protocol's default does, but queues ParseComplete rather
+    /// than sending it at once: like every answer of the extended protocol it goes out
+    /// at the Sync (or a Flush), as PostgreSQL sends them.
+    async fn on_parse<C>(&self, client: &mut C, message: Parse) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        match StoredStatement::parse(client, &message, self.query_parser()).await? {
+            Some(statement) => client.portal_store().put_statement(Arc::new(statement)),
+            None => client.portal_store().put_empty_statement(message.name.as_deref().unwrap_or(DEFAULT_NAME)),
+        }
+        client.feed(PgWireBackendMessage::ParseComplete(ParseComplete::new())).await?;
+        Ok(())
+    }
+
+    /// Describes a statement or a portal as the protocol's default does, but queues the
+    /// answer (ParameterDescription, RowDescription or NoData) for the Sync: a client
+    /// that sends Bind, Describe, Execute and Sync together gets one write back.
+    async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        let (parameters, fields) = match message.target_type {
+            b'S' => match client.portal_store().get_statement(name) {
+                Some(Entry::Value(statement)) => {
+                    let described = self.do_describe_statement(client, &statement).await?;
+                    (Some(described.parameters), described.fields)
+                }
+                Some(Entry::Empty) => (Some(Vec::new()), Vec::new()),
+                None => return Err(PgWireError::StatementNotFound(name.to_owned())),
+            },
+            b'P' => match client.portal_store().get_portal(name) {
+                Some(Entry::Value(portal)) => (None, self.do_describe_portal(client, &portal).await?.fields),
+                Some(Entry::Empty) => (None, Vec::new()),
+                None => return Err(PgWireError::PortalNotFound(name.to_owned())),
+            },
+            other => return Err(PgWireError::InvalidTargetType(other)),
+        };
+        if let Some(parameters) = parameters {
+            let oids = parameters.iter().map(|t| t.oid()).collect();
+            client.feed(PgWireBackendMessage::ParameterDescription(ParameterDescription::new(oids))).await?;
+        }
+        let answer = if fields.is_empty() {
+            PgWireBackendMessage::NoData(NoData::new())
+        } else {
+            PgWireBackendMessage::RowDescription(RowDescription::new(fields.iter().map(Into::into).collect()))
+        };
+        client.feed(answer).await?;
+        Ok(())
+    }
+
+    /// Closes a statement or a portal as the protocol's default does, the CloseComplete
+    /// queued for the Sync.
+    async fn on_close<C>(&self, client: &mut C, message: Close) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        match message.target_type {
+            b'S' => client.portal_store().rm_statement(name),
+            b'P' => client.portal_store().rm_portal(name),
+            _ => {}
+        }
+        client.feed(PgWireBackendMessage::CloseComplete(CloseComplete::new())).await?;
         Ok(())
     }
 
