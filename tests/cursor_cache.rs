@@ -4,7 +4,8 @@
 //! between the executions (rows inserted, updated and deleted by this session or another,
 //! indexes made and dropped, statistics gathered, parameters changed): a model-based test
 //! runs random histories through a session with the cache and one without. The cache
-//! keeps `session_cached_cursors` queries, the least recently run going first; DML and
+//! keeps `session_cached_cursors` queries, the least recently run going first; COMMIT,
+//! ROLLBACK, SAVEPOINT and SET TRANSACTION are kept too and do their work; DML and
 //! text with bind variables are parsed anew each time; a plan holding a `v$` view's rows,
 //! even joined, is made at each execution; a session carries its cache to another thread.
 
@@ -61,6 +62,39 @@ fn a_query_run_again_from_its_text_is_a_soft_parse() {
     // Another text (one more blank) is another statement.
     let other = COUNT.replace("WHERE", "WHERE ");
     assert_eq!(parses(&s, || assert_eq!(lines(&s, &other), ["100|301"])), (1, 0));
+}
+
+#[test]
+fn transaction_control_run_again_from_its_text_is_a_soft_parse_that_does_its_work() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    let other = db.session();
+    table(&s);
+    s.set_autocommit(false);
+    for round in 0..3 {
+        exec(&s, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+        assert_eq!(int(&s, "SELECT COUNT(*) FROM t"), 200 + round);
+        exec(&other, &format!("INSERT INTO t VALUES ({}, 0, 'other')", 1000 + round));
+        exec(&other, "COMMIT");
+        assert_eq!(int(&s, "SELECT COUNT(*) FROM t"), 200 + round, "serializable: the snapshot holds");
+        exec(&s, "SAVEPOINT a");
+        exec(&s, "INSERT INTO t VALUES (-1, 0, 'mine')");
+        exec(&s, "ROLLBACK TO SAVEPOINT a");
+        let commit = parses(&s, || drop(exec(&s, "COMMIT")));
+        assert_eq!(commit, (0, 1), "round {round}: COMMIT kept since `table` ran it");
+        assert_eq!(int(&s, "SELECT COUNT(*) FROM t"), 201 + round, "a new snapshot after COMMIT");
+        exec(&s, "INSERT INTO t VALUES (-2, 0, 'mine')");
+        assert_eq!(parses(&s, || drop(exec(&s, "ROLLBACK"))).0, u64::from(round == 0));
+        assert_eq!(int(&s, "SELECT COUNT(*) FROM t WHERE id < 0"), 0, "round {round}: rolled back");
+    }
+    // A kept SET TRANSACTION still refuses to run inside a transaction.
+    exec(&s, "INSERT INTO t VALUES (-3, 0, 'mine')");
+    assert!(
+        error(&s, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE").contains("first statement"),
+        "{}",
+        error(&s, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+    );
+    exec(&s, "ROLLBACK");
 }
 
 #[test]

@@ -273,6 +273,16 @@ impl ParsedStatement {
         ParsedStatement { text: text.into(), sql_hash, bind_names: Arc::new([]), body: Body::Query(query), kept: None }
     }
 
+    /// A transaction-control statement without bind variables (COMMIT, ROLLBACK,
+    /// SAVEPOINT, SET TRANSACTION), parsed from `text`: nothing is planned for it, so the
+    /// session cursor cache keeps it as it is.
+    pub(crate) fn transaction_control(text: &str, statement: Statement) -> ParsedStatement {
+        debug_assert!(is_transaction_control(&statement));
+        let sql_hash = crate::stats::sqlarea::sql_hash(text);
+        let body = Body::Statement(Box::new(statement), Default::default());
+        ParsedStatement { text: text.into(), sql_hash, bind_names: Arc::new([]), body, kept: None }
+    }
+
     /// The statement's text.
     pub(crate) fn text(&self) -> &Arc<str> {
         &self.text
@@ -420,4 +430,16 @@ mod tests {
         let e = bind_names("SELECT * FROM t WHERE a = ?").unwrap_err();
         assert!(e.to_string().contains("name it"), "{e}");
     }
+}
+
+/// Whether `statement` only controls the session's transaction (COMMIT, ROLLBACK,
+/// SAVEPOINT, SET TRANSACTION): it reads no table and has no plan.
+pub(crate) fn is_transaction_control(statement: &Statement) -> bool {
+    matches!(
+        statement,
+        Statement::Commit { chain: false, .. }
+            | Statement::Rollback { chain: false, .. }
+            | Statement::Savepoint { .. }
+            | Statement::Set(ast::Set::SetTransaction { snapshot: None, session: false, .. })
+    )
 }

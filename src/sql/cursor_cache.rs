@@ -11,6 +11,10 @@
 //!                                                        parsed and is not
 //! ```
 //!
+//! A transaction-control statement (COMMIT, ROLLBACK, SAVEPOINT, SET TRANSACTION) is kept
+//! too: it has no plan to go stale, and a client that ends each transaction with the text
+//! `COMMIT` should not pay a parse for it each time.
+//!
 //! Invariants:
 //! - A kept query answers as its text parsed and planned anew would: the cursor makes its
 //!   plan again when anything the plan was made from changed (the dictionary and its
@@ -22,7 +26,7 @@
 //! - A query is out of the cache while it runs (a statement running the same text inside
 //!   it parses its own), and goes back after, even when the execution failed; a query
 //!   whose first execution failed is not kept.
-//! - Only queries are kept. DML, DDL and lioscope's own statements are parsed anew at each
+//! - Only queries and transaction control are kept. DML, DDL and lioscope's own statements are parsed anew at each
 //!   execution (their planning is part of running them), and so is text with bind
 //!   variables, which needs a cursor to give them values.
 //!
@@ -30,7 +34,7 @@
 //! sessions (the shared pool); lioscope keeps a query from its first execution, for its
 //! own session.
 
-use super::cursor::{ParsedStatement, bind_names};
+use super::cursor::{ParsedStatement, bind_names, is_transaction_control};
 use super::front::Front;
 use super::{QueryResult, statement_text};
 use crate::error::Result;
@@ -69,6 +73,16 @@ pub(crate) fn execute(session: &Session, text: &str) -> Result<QueryResult> {
                 session.stats().add(Stat::SessionCursorCacheCount, 1);
                 keep(session, statement, capacity);
             }
+            result
+        }
+        (Front::Standard { clauses, .. }, Some(statement))
+            if clauses.is_empty() && is_transaction_control(&statement) && !has_binds(text) =>
+        {
+            session.stats().add(Stat::ParseCountHard, 1);
+            session.stats().add(Stat::SessionCursorCacheCount, 1);
+            let mut statement = ParsedStatement::transaction_control(text, statement);
+            let result = statement.run(session, &[]);
+            keep(session, statement, capacity);
             result
         }
         (front, parsed) => {
