@@ -96,7 +96,7 @@ pub fn diff(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
     'words: while i < words {
         let at = i * 8;
         for skip in SKIPS {
-            if at % skip == 0 && at + skip <= len && before[at..at + skip] == after[at..at + skip] {
+            if at.is_multiple_of(skip) && at + skip <= len && before[at..at + skip] == after[at..at + skip] {
                 i += skip / 8;
                 continue 'words;
             }
@@ -297,7 +297,7 @@ mod tests {
             let mut after = before.clone();
             for (at, len) in clusters {
                 for (k, b) in after.iter_mut().skip(at).take(len).enumerate() {
-                    if (k as u64 ^ seed) % 3 != 0 {
+                    if !(k as u64 ^ seed).is_multiple_of(3) {
                         *b = b.wrapping_add(1 + (k as u8 % 5));
                     }
                 }

@@ -409,6 +409,18 @@ pub fn bind_names(text: &str) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// Whether `statement` only controls the session's transaction (COMMIT, ROLLBACK,
+/// SAVEPOINT, SET TRANSACTION): it reads no table and has no plan.
+pub(crate) fn is_transaction_control(statement: &Statement) -> bool {
+    matches!(
+        statement,
+        Statement::Commit { chain: false, .. }
+            | Statement::Rollback { chain: false, .. }
+            | Statement::Savepoint { .. }
+            | Statement::Set(ast::Set::SetTransaction { snapshot: None, session: false, .. })
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,16 +442,4 @@ mod tests {
         let e = bind_names("SELECT * FROM t WHERE a = ?").unwrap_err();
         assert!(e.to_string().contains("name it"), "{e}");
     }
-}
-
-/// Whether `statement` only controls the session's transaction (COMMIT, ROLLBACK,
-/// SAVEPOINT, SET TRANSACTION): it reads no table and has no plan.
-pub(crate) fn is_transaction_control(statement: &Statement) -> bool {
-    matches!(
-        statement,
-        Statement::Commit { chain: false, .. }
-            | Statement::Rollback { chain: false, .. }
-            | Statement::Savepoint { .. }
-            | Statement::Set(ast::Set::SetTransaction { snapshot: None, session: false, .. })
-    )
 }
