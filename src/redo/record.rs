@@ -91,7 +91,15 @@ pub fn diff(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
     out.clear();
     let len = before.len().min(after.len());
     let words = len / 8;
-    let word = |b: &[u8], i: usize| u64::from_ne_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    // Little-endian words, so that byte k of a word is bits 8k..8k+8 of the XOR of the
+    // two: its trailing zero bytes are the equal bytes the word starts with, its leading
+    // zero bytes those it ends with.
+    let xor = |i: usize| {
+        let word = |b: &[u8]| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        word(before) ^ word(after)
+    };
+    let equal_head = |x: u64| (x.trailing_zeros() / 8) as usize;
+    let equal_tail = |x: u64| (x.leading_zeros() / 8) as usize;
     let mut i = 0;
     'words: while i < words {
         let at = i * 8;
@@ -101,22 +109,25 @@ pub fn diff(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
                 continue 'words;
             }
         }
-        if word(before, i) == word(after, i) {
+        let x = xor(i);
+        if x == 0 {
             i += 1;
             continue;
         }
-        let mut start = at;
-        while before[start] == after[start] {
-            start += 1;
-        }
+        let start = at + equal_head(x);
+        // The run of differing words goes on until an equal word, or until the equal
+        // bytes where one word ends and the next begins are a gap of `MERGE_GAP`.
+        let mut last = x;
         let mut j = i + 1;
-        while j < words && word(before, j) != word(after, j) {
+        while j < words {
+            let next = xor(j);
+            if next == 0 || equal_tail(last) + equal_head(next) >= MERGE_GAP {
+                break;
+            }
+            last = next;
             j += 1;
         }
-        let mut end = j * 8;
-        while before[end - 1] == after[end - 1] {
-            end -= 1;
-        }
+        let end = j * 8 - equal_tail(last);
         match out.last_mut() {
             Some((s, len)) if start - (*s + *len) < MERGE_GAP => *len = end - *s,
             _ => out.push((start, end - start)),
@@ -306,6 +317,19 @@ mod tests {
             diff(&before, &after, &mut ranges);
             prop_assert_eq!(ranges, differing_stretches(&before, &after));
         }
+    }
+
+    #[test]
+    fn an_equal_gap_where_two_differing_words_meet_parts_the_stretches() {
+        let before = vec![0u8; 64];
+        let mut after = before.clone();
+        after[17] = 1; // word 2 ends with 6 equal bytes ...
+        after[26] = 1; // ... and word 3 begins with 2: a gap of 8
+        after[40] = 1; // word 5 ends with 7 equal bytes ...
+        after[48] = 1; // ... and word 6 begins with none: a gap of 7, merged
+        let mut ranges = Vec::new();
+        diff(&before, &after, &mut ranges);
+        assert_eq!(ranges, [(17, 1), (26, 1), (40, 9)]);
     }
 
     #[test]
