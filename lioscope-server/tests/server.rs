@@ -419,3 +419,42 @@ fn the_catalogs_describe_each_column_as_its_values_arrive() {
         c.query("SELECT i.inhparent FROM pg_catalog.pg_inherits i WHERE i.inhrelid = 't'::regclass", &[]).unwrap();
     assert!(none.is_empty());
 }
+
+#[test]
+fn relation_sizes_read_as_postgresql_prints_them() {
+    let (server, _dir) = server(10);
+    let mut c = connect(&server, "sizes");
+    // pg_size_pretty's units and rounding at their edges, as PostgreSQL 15 prints them.
+    let edges = [
+        (0i64, "0 bytes"),
+        (10_239, "10239 bytes"),
+        (10_240, "10 kB"),
+        (10_751, "10 kB"),
+        (10_752, "11 kB"),
+        (10_485_247, "10239 kB"),
+        (10_485_248, "10 MB"),
+        (10_737_418_240, "10 GB"),
+        (10_995_116_277_760, "10 TB"),
+        (11_258_999_068_426_240, "10 PB"),
+    ];
+    for (bytes, printed) in edges {
+        let row = c.query_one(&format!("SELECT pg_catalog.pg_size_pretty({bytes}) FROM dual"), &[]).unwrap();
+        assert_eq!(row.get::<_, String>(0), printed, "{bytes} bytes");
+    }
+    // A table's size is its segment's: what user_segments says, in bytes.
+    c.batch_execute("CREATE TABLE grows (id NUMBER(10), pad VARCHAR2(200))").unwrap();
+    c.batch_execute("INSERT INTO grows SELECT LEVEL, RPAD('x', 200, 'x') FROM dual CONNECT BY LEVEL <= 2000").unwrap();
+    let segment: Decimal =
+        c.query_one("SELECT bytes FROM user_segments WHERE segment_name = 'GROWS'", &[]).unwrap().get(0);
+    assert!(segment >= Decimal::from(2000 * 200), "{segment} bytes for 400 kB of rows");
+    let row = c
+        .query_one(
+            "SELECT pg_catalog.pg_table_size(c.oid), pg_catalog.pg_relation_size(c.oid, 'main'), \
+             pg_catalog.pg_size_pretty(pg_catalog.pg_table_size(c.oid)) FROM pg_catalog.pg_class c WHERE c.relname = 'grows'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(row.get::<_, Decimal>(0), segment);
+    assert_eq!(row.get::<_, Decimal>(1), segment);
+    assert_eq!(row.get::<_, String>(2), format!("{} kB", (segment / Decimal::from(1024)).round()));
+}

@@ -26,6 +26,7 @@ CREATE INDEX staff_dept ON staff (deptno);
 CREATE VIEW dept_staff AS SELECT d.dname, s.name FROM dept d JOIN staff s ON s.deptno = d.deptno;
 CREATE SEQUENCE invoice_seq;
 \dt
+\dt+ emp
 \d staff
 \d dept
 \di

@@ -1,6 +1,7 @@
 //! The parts of PostgreSQL's catalog functions written in lioscope's SQL: a lookup in a
 //! catalog view, `format_type` as a CASE over the types lioscope presents, `ARRAY(SELECT
-//! ...)` as the array's text, and the parameters of left-out arguments kept.
+//! ...)` as the array's text, the sizes of relations (`pg_table_size`, `pg_size_pretty`),
+//! and the parameters of left-out arguments kept.
 
 use super::parsed;
 use sqlparser::ast::{Expr, Query, SelectItem, SetExpr};
@@ -75,4 +76,33 @@ pub(super) fn format_type(oid: &str, typmod: &str) -> String {
          WHEN 1184 THEN CASE WHEN {typmod} >= 0 THEN 'timestamp(' || {typmod} || ') with time zone' ELSE 'timestamp with time zone' END \
          ELSE '???' END"
     )
+}
+
+/// PostgreSQL's `pg_table_size(oid)` (and `pg_relation_size`): the bytes of the table's
+/// segment, from `user_segments` (its allocated blocks), matched by the name `pg_class`
+/// gives it (`pg_name`'s rule: a name without lower-case letters shown in lower case).
+/// NULL for what `user_segments` does not list: indexes, views, sequences, and tables
+/// of other users. lioscope keeps a table in one segment, so PostgreSQL's extra forks
+/// (TOAST, free space map, visibility map) have nothing to add.
+pub(super) fn table_size(oid: &str) -> String {
+    format!(
+        "(SELECT lioscope_size.bytes FROM user_segments lioscope_size \
+         WHERE CASE WHEN lioscope_size.segment_name = UPPER(lioscope_size.segment_name) \
+         THEN LOWER(lioscope_size.segment_name) ELSE lioscope_size.segment_name END = {})",
+        lookup("pg_class", "relname", "oid", oid)
+    )
+}
+
+/// PostgreSQL's `pg_size_pretty(bytes)` as a CASE, rounding as it does: bytes below
+/// 10 kB; then the count of half units of the next size, kept while below 20,479 and
+/// rounded half up to whole units (`10240` is `10 kB`, `10485247` is `10239 kB`,
+/// `10485248` is `10 MB`).
+pub(super) fn size_pretty(bytes: &str) -> String {
+    let halves = |bits: u32| format!("TRUNC(({bytes}) / {})", 1u64 << bits);
+    let mut text = format!("CASE WHEN ({bytes}) IS NULL THEN NULL WHEN ({bytes}) < 10240 THEN ({bytes}) || ' bytes'");
+    for (bits, unit) in [(9, "kB"), (19, "MB"), (29, "GB"), (39, "TB")] {
+        let half = halves(bits);
+        text += &format!(" WHEN {half} < 20479 THEN TRUNC(({half} + 1) / 2) || ' {unit}'");
+    }
+    text + &format!(" ELSE TRUNC(({} + 1) / 2) || ' PB' END", halves(49))
 }

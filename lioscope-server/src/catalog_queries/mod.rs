@@ -13,7 +13,9 @@
 //! - PostgreSQL's functions on the catalogs: `pg_get_userbyid`, `format_type`,
 //!   `pg_get_indexdef`, `pg_get_constraintdef`, `pg_get_expr`, `pg_table_is_visible`,
 //!   `pg_encoding_to_char`, `array_to_string` of an ACL (always NULL here),
-//!   `obj_description`, `current_database`, `current_schema`, `current_user`;
+//!   `obj_description`, `current_database`, `current_schema`, `current_user`,
+//!   `pg_table_size` and `pg_relation_size` (a table's segment, from `user_segments`),
+//!   `pg_size_pretty`;
 //! - booleans: a catalog's boolean column (`t`/`f` in lioscope) tested as a condition
 //!   is compared with `'t'`; `true`/`false` are `'t'`/`'f'` as values and always-true and
 //!   always-false conditions as conditions; a condition in the select list is a CASE

@@ -3,7 +3,7 @@
 //! An expression is written after its operands, so a replacement is built from operands
 //! already in lioscope's SQL.
 
-use super::functions::{array_of, format_type, keeping_parameters, lookup, pg_user};
+use super::functions::{array_of, format_type, keeping_parameters, lookup, pg_user, size_pretty, table_size};
 use super::patterns::like_of_regex;
 use super::{ARRAY_COLUMNS, function_name, is_boolean_column, name_parts, parsed, pg_column_name, string, type_name};
 use sqlparser::ast::{
@@ -475,6 +475,9 @@ impl Writer {
             }
             "pg_encoding_to_char" => "'UTF8'".into(),
             "format_type" => format_type(&arg(0)?, &arg(1)?),
+            "pg_size_pretty" => size_pretty(&arg(0)?),
+            // A table's one segment: its size with or without the forks lioscope has not.
+            "pg_table_size" | "pg_relation_size" => keeping_parameters(table_size(&arg(0)?), &args[1..]),
             // Column N of an index: its name (lioscope's indexes are of columns).
             "pg_get_indexdef" if args.get(1).is_some_and(|column| column.to_string() != "0") => format!(
                 "(SELECT lioscope_lookup.attname FROM pg_catalog.pg_attribute lioscope_lookup \
