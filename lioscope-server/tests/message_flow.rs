@@ -13,18 +13,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-/// A typed frontend message: its tag, its length, its body.
-fn message(tag: u8, body: &[u8]) -> Vec<u8> {
-    let mut out = vec![tag];
-    out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
-    out.extend_from_slice(body);
-    out
-}
-
-/// Zero-terminated strings, one after another.
-fn strings(parts: &[&str]) -> Vec<u8> {
-    parts.iter().flat_map(|p| p.bytes().chain([0])).collect()
-}
+mod frontend;
+use frontend::{message, startup, strings};
 
 fn parse(sql: &str) -> Vec<u8> {
     // The unnamed statement, no parameter types given.
@@ -61,11 +51,7 @@ impl Wire {
         let socket = TcpStream::connect(("127.0.0.1", port)).unwrap();
         socket.set_nodelay(true).unwrap();
         let mut wire = Wire { socket, pending: Vec::new() };
-        let mut body = 196_608i32.to_be_bytes().to_vec();
-        body.extend(strings(&["user", "sys", "database", "lab", ""]));
-        let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-        startup.extend(body);
-        wire.send(&startup);
+        wire.send(&startup("sys"));
         let login = wire.until_ready(Duration::from_secs(10));
         assert_eq!(login.first().map(|(tag, _)| *tag), Some(b'R'), "authentication first: {:?}", tags(&login));
         wire

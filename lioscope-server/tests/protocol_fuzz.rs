@@ -13,26 +13,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-/// A startup message (protocol 3.0) for user `fuzz`.
-fn startup() -> Vec<u8> {
-    let mut body = Vec::new();
-    body.extend_from_slice(&196_608i32.to_be_bytes());
-    for part in ["user", "fuzz", "database", "lab", ""] {
-        body.extend_from_slice(part.as_bytes());
-        body.push(0);
-    }
-    let mut message = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-    message.extend(body);
-    message
-}
-
-/// A typed message: its tag, its length, its body.
-fn message(tag: u8, body: &[u8]) -> Vec<u8> {
-    let mut out = vec![tag];
-    out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
-    out.extend_from_slice(body);
-    out
-}
+mod frontend;
+use frontend::{message, startup};
 
 /// What one bad client sends.
 fn bad_client(rng: &mut SmallRng) -> Vec<u8> {
@@ -45,31 +27,31 @@ fn bad_client(rng: &mut SmallRng) -> Vec<u8> {
         0 => random(rng, 200),
         // A startup message cut short.
         1 => {
-            let s = startup();
+            let s = startup("fuzz");
             s[..rng.random_range(1..s.len())].to_vec()
         }
         // A startup message claiming a huge length.
         2 => {
-            let mut s = startup();
+            let mut s = startup("fuzz");
             s[..4].copy_from_slice(&i32::MAX.to_be_bytes());
             s
         }
         // A login, then noise.
-        3 => [startup(), random(rng, 300)].concat(),
+        3 => [startup("fuzz"), random(rng, 300)].concat(),
         // A login, then a query whose length is larger than anything allowed.
         4 => {
             let mut q = message(b'Q', b"SELECT 1 FROM dual\0");
             q[1..5].copy_from_slice(&(1i32 << 30).to_be_bytes());
-            [startup(), q].concat()
+            [startup("fuzz"), q].concat()
         }
         // A login, then a well-formed message cut in the middle.
         5 => {
             let q = message(b'P', b"\0SELECT * FROM t WHERE id = $1\0\0\0");
-            [startup(), q[..rng.random_range(1..q.len())].to_vec()].concat()
+            [startup("fuzz"), q[..rng.random_range(1..q.len())].to_vec()].concat()
         }
         // A login, then messages with random tags and bodies of the length they claim.
         _ => {
-            let mut out = startup();
+            let mut out = startup("fuzz");
             for _ in 0..rng.random_range(1..6) {
                 let tag = *b"QPBDESCHXFfdcp".get(rng.random_range(0..14)).expect("a tag");
                 let body = random(rng, 64);
