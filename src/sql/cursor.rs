@@ -269,8 +269,7 @@ impl PreparedStatement {
 impl ParsedStatement {
     /// A query without bind variables, parsed from `text` (the session cursor cache's).
     pub(crate) fn query(text: &str, query: Box<ast::Query>) -> ParsedStatement {
-        let sql_hash = crate::stats::sqlarea::sql_hash(text);
-        ParsedStatement { text: text.into(), sql_hash, bind_names: Arc::new([]), body: Body::Query(query), kept: None }
+        Self::without_binds(text, Body::Query(query))
     }
 
     /// A transaction-control statement without bind variables (COMMIT, ROLLBACK,
@@ -278,8 +277,11 @@ impl ParsedStatement {
     /// session cursor cache keeps it as it is.
     pub(crate) fn transaction_control(text: &str, statement: Statement) -> ParsedStatement {
         debug_assert!(is_transaction_control(&statement));
+        Self::without_binds(text, Body::Statement(Box::new(statement), Default::default()))
+    }
+
+    fn without_binds(text: &str, body: Body) -> ParsedStatement {
         let sql_hash = crate::stats::sqlarea::sql_hash(text);
-        let body = Body::Statement(Box::new(statement), Default::default());
         ParsedStatement { text: text.into(), sql_hash, bind_names: Arc::new([]), body, kept: None }
     }
 

@@ -26,9 +26,9 @@
 //! - A query is out of the cache while it runs (a statement running the same text inside
 //!   it parses its own), and goes back after, even when the execution failed; a query
 //!   whose first execution failed is not kept.
-//! - Only queries and transaction control are kept. DML, DDL and lioscope's own statements are parsed anew at each
-//!   execution (their planning is part of running them), and so is text with bind
-//!   variables, which needs a cursor to give them values.
+//! - Only queries and transaction control are kept. DML, DDL and lioscope's own
+//!   statements are parsed anew at each execution (their planning is part of running
+//!   them), and so is text with bind variables, which needs a cursor to give them values.
 //!
 //! Oracle caches a cursor at its third parse call and shares parsed statements between
 //! sessions (the shared pool); lioscope keeps a query from its first execution, for its
@@ -44,9 +44,9 @@ use sqlparser::ast::Statement;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Runs statement `text` in `session`: a query kept from an earlier execution of the same
-/// text runs again without parsing; any other statement is parsed (and a query without
-/// bind variables kept).
+/// Runs statement `text` in `session`: a statement kept from an earlier execution of the
+/// same text runs again without parsing; any other is parsed (and a query or a
+/// transaction-control statement without bind variables kept).
 pub(crate) fn execute(session: &Session, text: &str) -> Result<QueryResult> {
     let text = statement_text(text);
     let capacity = session.session_cached_cursors();
@@ -111,7 +111,7 @@ fn with_cache<T>(session: &Session, f: impl FnOnce(&mut CursorCache) -> T) -> T 
     f(cache.downcast_mut().expect("a session's cursor cache slot holds a CursorCache"))
 }
 
-/// The queries one session keeps, by text, with the tick of their last run.
+/// The statements one session keeps, by text, with the tick of their last run.
 #[derive(Default)]
 struct CursorCache {
     statements: HashMap<Arc<str>, (ParsedStatement, u64)>,
