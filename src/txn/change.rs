@@ -261,26 +261,26 @@ pub fn take_itl(
     locks: RowLocks,
 ) -> Result<usize, Obstacle> {
     let count = itl::itl_count(block);
-    let slots: Vec<Itl> = (0..count).map(|i| itl::get(block, i)).collect();
-    if let Some(i) = slots.iter().position(|s| s.xid == xid) {
+    let find = |block: &[u8], wanted: &dyn Fn(&Itl) -> bool| (0..count).find(|&i| wanted(&itl::get(block, i)));
+    if let Some(i) = find(block, &|s| s.xid == xid) {
         return Ok(i);
     }
-    if let Some(i) = slots.iter().position(Itl::is_free) {
+    if let Some(i) = find(block, &Itl::is_free) {
         return Ok(i);
     }
     let reusable = |s: &Itl| match fixed_snapshot {
         None => s.is_committed() || !is_active(s.xid),
         Some(snapshot) => s.is_committed() && s.commit_scn <= snapshot,
     };
-    if let Some(i) = slots.iter().position(reusable) {
+    if let Some(i) = find(block, &reusable) {
         locks.release(block, i)?;
         return Ok(i);
     }
     if locks == RowLocks::LockBytes && DataBlockMut(block).grow_itl() {
         return Ok(count);
     }
-    match slots.iter().find(|s| !s.is_committed() && is_active(s.xid)) {
-        Some(s) => Err(Obstacle::Busy(s.xid)),
+    match find(block, &|s| !s.is_committed() && is_active(s.xid)) {
+        Some(i) => Err(Obstacle::Busy(itl::get(block, i).xid)),
         None => Err(Obstacle::CannotSerialize),
     }
 }
@@ -304,11 +304,10 @@ pub fn kept_rooms(block: &[u8], is_active: impl Fn(Xid) -> bool) -> KeptRooms {
 /// Clears the lock bytes of rows that point at ITL slot `index` (0-based): its
 /// transaction has ended and the slot is about to serve another.
 fn unlock_rows_of(block: &mut [u8], index: usize) {
-    let view = DataBlock(block);
-    let offsets: Vec<usize> = (0..view.row_count()).map(|s| view.row_offset(s)).filter(|&o| o != 0).collect();
     let lock = index as u8 + 1;
-    for off in offsets {
-        if block.get(off + 1) == Some(&lock) {
+    for slot in 0..DataBlock(block).row_count() {
+        let off = DataBlock(block).row_offset(slot);
+        if off != 0 && block.get(off + 1) == Some(&lock) {
             block[off + 1] = 0;
         }
     }

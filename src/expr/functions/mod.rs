@@ -394,8 +394,15 @@ impl FunctionContext {
 /// A bind variable's name as slots are told apart: `:lo`, `:LO` and `:"lo"` are one
 /// variable (upper case, without quotes).
 pub fn normalized_bind_name(name: &str) -> String {
-    let rest = name.strip_prefix(':').unwrap_or(name);
-    format!(":{}", rest.trim_matches('"').to_uppercase())
+    let rest = name.strip_prefix(':').unwrap_or(name).trim_matches('"');
+    let mut normalized = String::with_capacity(rest.len() + 1);
+    normalized.push(':');
+    if rest.is_ascii() {
+        normalized.extend(rest.chars().map(|c| c.to_ascii_uppercase()));
+    } else {
+        normalized.push_str(&rest.to_uppercase());
+    }
+    normalized
 }
 
 // ---------------------------------------------------------------------------------------
