@@ -79,61 +79,124 @@ impl Vector<'_> {
     }
 }
 
-/// The sizes of the equal stretches [`diff`] skips at once, largest first: a change
-/// touches a few hundred bytes of a block, so most of a block is passed over by `memcmp`'s
-/// vector loop a kilobyte at a time, and only the slices that differ are read word by word.
-const SKIPS: [usize; 2] = [1024, 128];
+/// The equal stretches [`diff`] passes over at once: a change touches a few hundred bytes
+/// of a block, so most of a block is passed over by `memcmp`'s vector loop a kilobyte at
+/// a time, and only the kilobytes that differ are read 64 bytes at a time.
+const SKIP: usize = 1024;
 
-/// The stretches where `after` differs from `before` (equal lengths, a multiple of 8),
-/// as (offset, length), stretches closer than `MERGE_GAP` merged.
+/// Bytes whose differences one mask holds (a bit a byte).
+const CHUNK: usize = 64;
+
+/// The stretches where `after` differs from `before` (equal lengths), as (offset,
+/// length), stretches closer than `MERGE_GAP` merged.
+///
+/// Each 64 bytes of a kilobyte that differs give a mask of their differing bytes (bit
+/// `k` for byte `k`); a stretch is a run of set bits, which may go on into the next mask.
 pub fn diff(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
     debug_assert_eq!(before.len(), after.len());
     out.clear();
     let len = before.len().min(after.len());
-    let words = len / 8;
-    // Little-endian words, so that byte k of a word is bits 8k..8k+8 of the XOR of the
-    // two: its trailing zero bytes are the equal bytes the word starts with, its leading
-    // zero bytes those it ends with.
-    let xor = |i: usize| {
-        let word = |b: &[u8]| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        word(before) ^ word(after)
-    };
-    let equal_head = |x: u64| (x.trailing_zeros() / 8) as usize;
-    let equal_tail = |x: u64| (x.leading_zeros() / 8) as usize;
-    let mut i = 0;
-    'words: while i < words {
-        let at = i * 8;
-        for skip in SKIPS {
-            if at.is_multiple_of(skip) && at + skip <= len && before[at..at + skip] == after[at..at + skip] {
-                i += skip / 8;
-                continue 'words;
+    let mut at = 0;
+    while at < len {
+        let end = (at + SKIP).min(len);
+        let (b, a) = (&before[at..end], &after[at..end]);
+        if b != a {
+            match (<&[u8; SKIP]>::try_from(b), <&[u8; SKIP]>::try_from(a)) {
+                (Ok(b), Ok(a)) => kilobyte_stretches(at, b, a, out),
+                _ => {
+                    for (k, (b, a)) in b.chunks(CHUNK).zip(a.chunks(CHUNK)).enumerate() {
+                        add_stretches(at + k * CHUNK, differing_bytes_by_words(b, a), out);
+                    }
+                }
             }
         }
-        let x = xor(i);
-        if x == 0 {
-            i += 1;
-            continue;
+        at = end;
+    }
+}
+
+/// The stretches of one kilobyte from offset `base` that differ, mask by mask.
+#[inline]
+fn kilobyte_stretches(base: usize, before: &[u8; SKIP], after: &[u8; SKIP], out: &mut Vec<(usize, usize)>) {
+    for k in 0..SKIP / CHUNK {
+        let b: &[u8; CHUNK] = before[k * CHUNK..k * CHUNK + CHUNK].try_into().expect("a chunk");
+        let a: &[u8; CHUNK] = after[k * CHUNK..k * CHUNK + CHUNK].try_into().expect("a chunk");
+        let mask = differing_bytes(b, a);
+        if mask != 0 {
+            add_stretches(base + k * CHUNK, mask, out);
         }
-        let start = at + equal_head(x);
-        // The run of differing words goes on until an equal word, or until the equal
-        // bytes where one word ends and the next begins are a gap of `MERGE_GAP`.
-        let mut last = x;
-        let mut j = i + 1;
-        while j < words {
-            let next = xor(j);
-            if next == 0 || equal_tail(last) + equal_head(next) >= MERGE_GAP {
-                break;
-            }
-            last = next;
-            j += 1;
-        }
-        let end = j * 8 - equal_tail(last);
+    }
+}
+
+/// Adds to `out` the runs of set bits of `mask`, the differing bytes of the 64 from
+/// offset `base`, merging a run with the stretch before when fewer than `MERGE_GAP`
+/// equal bytes part them.
+#[inline]
+fn add_stretches(base: usize, mut mask: u64, out: &mut Vec<(usize, usize)>) {
+    let mut passed = 0;
+    while mask != 0 {
+        let first = mask.trailing_zeros() as usize;
+        let run = (!(mask >> first)).trailing_zeros() as usize;
+        let (start, end) = (base + passed + first, base + passed + first + run);
         match out.last_mut() {
             Some((s, len)) if start - (*s + *len) < MERGE_GAP => *len = end - *s,
             _ => out.push((start, end - start)),
         }
-        i = j;
+        let consumed = first + run;
+        if consumed >= 64 {
+            break;
+        }
+        mask >>= consumed;
+        passed += consumed;
     }
+}
+
+/// The differing bytes of 64: bit `k` set when byte `k` differs. SSE2 (part of every
+/// x86-64) compares 16 bytes an instruction; elsewhere each word's XOR gives its bits.
+#[inline]
+fn differing_bytes(before: &[u8; CHUNK], after: &[u8; CHUNK]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8};
+        let mut equal = 0u64;
+        for k in 0..4 {
+            // SAFETY: SSE2 is in the x86-64 baseline; both loads read 16 bytes inside
+            // arrays of 64 (unaligned loads).
+            let lanes = unsafe {
+                let b = _mm_loadu_si128(before.as_ptr().add(16 * k).cast());
+                let a = _mm_loadu_si128(after.as_ptr().add(16 * k).cast());
+                _mm_movemask_epi8(_mm_cmpeq_epi8(b, a))
+            };
+            equal |= u64::from(lanes as u16) << (16 * k);
+        }
+        !equal
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    differing_bytes_by_words(before, after)
+}
+
+/// [`differing_bytes`] without vector instructions: for each word's XOR, bit 7 of each
+/// nonzero byte, gathered into a byte by one multiplication; a tail shorter than a word
+/// byte by byte. Bytes past 64 are not looked at.
+#[inline(never)]
+fn differing_bytes_by_words(before: &[u8], after: &[u8]) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let len = before.len().min(after.len()).min(CHUNK);
+    let mut mask = 0u64;
+    let words = len / 8;
+    for k in 0..words {
+        let word = |b: &[u8]| u64::from_le_bytes(b[k * 8..k * 8 + 8].try_into().expect("8 bytes"));
+        let x = word(before) ^ word(after);
+        let nonzero = (((x & LOW7).wrapping_add(LOW7)) | x) & !LOW7;
+        // Byte j's flag (bit 8j) lands on bit 56 + j of the product, and nothing else there.
+        let bits = (nonzero >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        mask |= bits << (8 * k);
+    }
+    for k in words * 8..len {
+        if before[k] != after[k] {
+            mask |= 1 << k;
+        }
+    }
+    mask
 }
 
 /// Appends to `out` a record of one change vector: `op` on `rdba`, with the given
@@ -317,6 +380,48 @@ mod tests {
             diff(&before, &after, &mut ranges);
             prop_assert_eq!(ranges, differing_stretches(&before, &after));
         }
+    }
+
+    proptest! {
+        #[test]
+        fn the_word_mask_of_differing_bytes_is_the_vector_one(
+            before in proptest::collection::vec(0u8..4, 64),
+            after in proptest::collection::vec(0u8..4, 64),
+            len in 0usize..=64,
+        ) {
+            let expected = (0..len).filter(|&k| before[k] != after[k]).fold(0u64, |m, k| m | 1 << k);
+            prop_assert_eq!(differing_bytes_by_words(&before[..len], &after[..len]), expected);
+            let whole = (0..64).filter(|&k| before[k] != after[k]).fold(0u64, |m, k| m | 1 << k);
+            prop_assert_eq!(differing_bytes(before[..].try_into().unwrap(), after[..].try_into().unwrap()), whole);
+        }
+
+        #[test]
+        fn diff_of_any_length_finds_the_byte_wise_stretches(
+            before in proptest::collection::vec(0u8..3, 0..2200),
+            flips in proptest::collection::vec(any::<prop::sample::Index>(), 0..40),
+        ) {
+            let mut after = before.clone();
+            if !after.is_empty() {
+                for f in flips {
+                    let at = f.index(after.len());
+                    after[at] = after[at].wrapping_add(1);
+                }
+            }
+            let mut ranges = Vec::new();
+            diff(&before, &after, &mut ranges);
+            prop_assert_eq!(ranges, differing_stretches(&before, &after));
+        }
+    }
+
+    #[test]
+    fn a_stretch_that_fills_whole_masks_goes_on_across_them() {
+        let before = vec![0u8; 2048];
+        let mut after = before.clone();
+        after[60..200].fill(1);
+        after[1020..1030].fill(1);
+        let mut ranges = Vec::new();
+        diff(&before, &after, &mut ranges);
+        assert_eq!(ranges, [(60, 140), (1020, 10)]);
     }
 
     #[test]
