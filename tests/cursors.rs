@@ -2,8 +2,8 @@
 //! bind values answers exactly what the same statement written with literals answers
 //! over NUMBER and VARCHAR2 columns (index ranges given anew by the binds, NULLs, ROWNUM
 //! sized by a bind, arithmetic on binds; a CHAR column compares a bind unpadded); the plan is made once and made again only when something it was made from
-//! changed (DDL, ANALYZE, ALTER SESSION, SYSDATE); DML with binds; bad bind values are
-//! clear errors.
+//! changed (DDL, ANALYZE, ALTER SESSION, SYSDATE); DML with binds, its binding and access
+//! path kept as a plan is; bad bind values are clear errors.
 
 mod common;
 
@@ -322,6 +322,94 @@ fn plan_statistics_gather_with_binds() {
     assert_eq!(result.rows, vec![vec![Datum::Int(20)]]);
     let statistics = result.plan_statistics.expect("row-source statistics").format(true).join("\n");
     assert!(statistics.contains("INDEX RANGE SCAN"), "{statistics}");
+}
+
+/// UPDATEs and DELETEs with binds :lo and :hi over table `{t}` (indexes `{t}_id`, `{t}_a`),
+/// each over another access path.
+const CHANGES: &[&str] = &[
+    "UPDATE /*+ INDEX({t} {t}_id) */ {t} SET a = a + 1, s = s || 'u' WHERE id > :lo AND id <= :hi",
+    "UPDATE {t} SET s = 'set ' || :hi WHERE id = :lo",
+    "UPDATE /*+ INDEX({t} {t}_a) */ {t} SET a = :hi WHERE a = :lo",
+    "UPDATE /*+ FULL({t}) */ {t} SET a = NULL WHERE a >= :lo AND id < :hi",
+    "UPDATE {t} SET a = a - :lo WHERE id >= :hi AND ROWNUM <= 3",
+    "DELETE FROM {t} WHERE id BETWEEN :lo AND :hi AND MOD(id, 7) = 0",
+    "DELETE /*+ INDEX({t} {t}_id) */ FROM {t} WHERE id = :lo + 3",
+    "DELETE FROM {t} WHERE a = :hi AND ROWNUM <= :lo",
+];
+
+/// A prepared UPDATE or DELETE keeps what it was bound to and how it finds its rows;
+/// run with many bind values, between DDL and ANALYZE of its table, it changes exactly
+/// the rows the same statement written with literals changes in a twin table.
+#[test]
+fn kept_changes_change_as_the_same_statements_with_literals() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    for t in ["tb", "tl"] {
+        exec(&s, &format!("CREATE TABLE {t} (id NUMBER NOT NULL, a NUMBER, s VARCHAR2(400))"));
+        exec(
+            &s,
+            &format!(
+                "INSERT INTO {t} SELECT LEVEL, CASE WHEN MOD(LEVEL, 13) = 0 THEN NULL ELSE MOD(LEVEL, 17) END, \
+                 'row ' || LEVEL FROM dual CONNECT BY LEVEL <= 300"
+            ),
+        );
+        exec(&s, &format!("CREATE INDEX {t}_id ON {t} (id)"));
+        exec(&s, &format!("CREATE INDEX {t}_a ON {t} (a)"));
+        exec(&s, &format!("ANALYZE TABLE {t} COMPUTE STATISTICS"));
+    }
+    let of = |text: &str, t: &str| text.replace("{t}", t);
+    let cursors: RefCell<Vec<Cursor<'_>>> =
+        RefCell::new(CHANGES.iter().map(|c| s.prepare(&of(c, "tb")).unwrap_or_else(|e| panic!("{c}: {e}"))).collect());
+    let bind = proptest::option::weighted(0.9, -5i64..320);
+    // Now and then the bound table's index on `a` is made anew, the table analyzed, or
+    // the table made anew: a cursor that kept the old index, decision or table binds again.
+    let ddl = proptest::option::weighted(0.05, 0..3usize);
+    let mut runner = TestRunner::new(Config {
+        cases: cases_or(300),
+        source_file: Some(file!()),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..Config::default()
+    });
+    runner
+        .run(&(0..CHANGES.len(), bind.clone(), bind, ddl), |(c, lo, hi, ddl)| {
+            match ddl {
+                Some(0) => {
+                    exec(&s, "DROP INDEX tb_a");
+                    exec(&s, "CREATE INDEX tb_a ON tb (a)");
+                }
+                Some(1) => {
+                    exec(&s, "ANALYZE TABLE tb COMPUTE STATISTICS");
+                }
+                Some(_) => {
+                    // The table made anew with the twin's rows: a change bound to the
+                    // dropped one must not write there.
+                    exec(&s, "DROP TABLE tb");
+                    exec(&s, "CREATE TABLE tb AS SELECT * FROM tl");
+                    exec(&s, "CREATE INDEX tb_id ON tb (id)");
+                    exec(&s, "CREATE INDEX tb_a ON tb (a)");
+                }
+                None => {}
+            }
+            let (lo, hi) = (value(lo), value(hi));
+            let text = of(CHANGES[c], "tl").replace(":lo", &literal(&lo)).replace(":hi", &literal(&hi));
+            let expected = s.execute(&text).map(|r| r.rows_affected);
+            let mut cursors = cursors.borrow_mut();
+            let binds: Vec<Value> =
+                cursors[c].bind_names().iter().map(|n| if n == ":LO" { lo.clone() } else { hi.clone() }).collect();
+            let got = cursors[c].execute(&binds).map(|r| r.rows_affected);
+            match (got, expected) {
+                (Ok(got), Ok(expected)) => prop_assert_eq!(got, expected, "{}", text),
+                (Err(bound), Err(literal)) => prop_assert!(
+                    same_error(&bound, &literal, &[(":lo", &lo), (":hi", &hi)]),
+                    "{text}: with binds `{bound}`, with literals `{literal}`"
+                ),
+                (got, expected) => prop_assert!(false, "{text}: {got:?} with binds, {expected:?} with literals"),
+            }
+            let all = |t: &str| rows(&s, &format!("SELECT * FROM {t} ORDER BY id"));
+            prop_assert_eq!(all("tb"), all("tl"), "after {}", text);
+            Ok(())
+        })
+        .unwrap();
 }
 
 #[test]

@@ -78,6 +78,8 @@ pub(crate) struct ParsedStatement {
     body: Body,
     /// The query's plan, once made.
     kept: Option<KeptPlan>,
+    /// What an UPDATE or DELETE was bound to, once bound.
+    kept_change: Option<super::modify::BoundChange>,
 }
 
 /// What a cursor runs.
@@ -187,8 +189,14 @@ impl PreparedStatement {
         session.stats().add_time(TimeModel::ParseTimeElapsed, started.elapsed().as_micros() as u64);
         let text = super::user_statement::redacted(text);
         let sql_hash = crate::stats::sqlarea::sql_hash(&text);
-        let statement =
-            ParsedStatement { text: text.into(), sql_hash, bind_names: bind_names.into(), body, kept: None };
+        let statement = ParsedStatement {
+            text: text.into(),
+            sql_hash,
+            bind_names: bind_names.into(),
+            body,
+            kept: None,
+            kept_change: None,
+        };
         Ok(PreparedStatement { sid: session.sid(), statement, described: None })
     }
 
@@ -282,7 +290,7 @@ impl ParsedStatement {
 
     fn without_binds(text: &str, body: Body) -> ParsedStatement {
         let sql_hash = crate::stats::sqlarea::sql_hash(text);
-        ParsedStatement { text: text.into(), sql_hash, bind_names: Arc::new([]), body, kept: None }
+        ParsedStatement { text: text.into(), sql_hash, bind_names: Arc::new([]), body, kept: None, kept_change: None }
     }
 
     /// The statement's text.
@@ -301,7 +309,7 @@ impl ParsedStatement {
             Body::Statement(statement, clauses) => {
                 session.stats().add(Stat::ExecuteCount, 1);
                 let _binds = BindsSet::new(session, &self.bind_names, binds);
-                super::dispatch(session, statement, clauses.clone())
+                super::dispatch_keeping(session, statement, clauses.clone(), &mut self.kept_change)
             }
             Body::Query(query) if session.gathers_plan_statistics() => {
                 // Row-source statistics need a plan of their own, with its probes.

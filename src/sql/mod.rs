@@ -208,6 +208,17 @@ pub(crate) fn parse_one(sql: &str) -> Result<Statement> {
 }
 
 pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front::Clauses) -> Result<QueryResult> {
+    dispatch_keeping(session, statement, clauses, &mut None)
+}
+
+/// [`dispatch`] for a cursor that keeps what an UPDATE or DELETE was bound to in `kept`
+/// between its executions (see [`modify::BoundChange`]).
+pub(crate) fn dispatch_keeping(
+    session: &Session,
+    statement: &Statement,
+    clauses: front::Clauses,
+    kept: &mut Option<modify::BoundChange>,
+) -> Result<QueryResult> {
     if clauses.pctfree.is_some() && !matches!(statement, Statement::CreateTable(_) | Statement::CreateIndex(_)) {
         return Err(Error::unsupported("PCTFREE outside CREATE TABLE"));
     }
@@ -227,8 +238,8 @@ pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front:
                 dml::copy(session, dml::CopyStatement { source, to: *to, target, options, legacy_options, values })
             })
         }
-        Statement::Update(update) => transaction::statement(session, || modify::update(session, update)),
-        Statement::Delete(delete) => transaction::statement(session, || modify::delete(session, delete)),
+        Statement::Update(update) => transaction::statement(session, || modify::update(session, update, kept)),
+        Statement::Delete(delete) => transaction::statement(session, || modify::delete(session, delete, kept)),
         Statement::Merge(m) => transaction::statement(session, || merge::merge(session, m)),
         Statement::Commit { chain: false, .. } => transaction::commit(session, Default::default()),
         Statement::Rollback { chain: false, savepoint } => transaction::rollback(session, savepoint.as_ref()),

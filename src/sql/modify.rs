@@ -405,18 +405,123 @@ impl Changes<'_> {
     }
 }
 
-pub fn update(session: &Session, update: &ast::Update) -> Result<QueryResult> {
-    let (table, scope) = target(session, update_relation(update)?, crate::catalog::ObjectPrivilege::Update)?;
+/// An UPDATE or DELETE bound once and kept by its cursor, as a query's plan is: a later
+/// execution runs it again, with its own bind values, while the dictionary and the
+/// parameters are as they were when it was bound (DDL, a GRANT or REVOKE, ANALYZE,
+/// ALTER SESSION or SYSTEM make it anew). Kept only when its binding holds no value of
+/// the execution that made it (SYSDATE folded into a constant, a bind value sizing a
+/// ROWNUM limit) and it has no subquery. The acting user's privilege on the table is
+/// checked at every execution.
+pub(crate) struct BoundChange {
+    version: (u64, u64),
+    table: Arc<TableDef>,
+    limit: Option<u64>,
+    filter: Vec<Expr>,
+    /// (column, new value); empty for a DELETE.
+    assignments: Vec<(usize, Expr)>,
+    /// How its rows are found, once decided.
+    access: KeptAccess,
+}
+
+/// How a kept UPDATE or DELETE finds its rows, decided at its first execution (the
+/// optimizer peeking at that execution's bind values, as for a query's kept plan) and
+/// kept with it: a full scan, or an index range whose ends later executions compute from
+/// their own bind values. Values that give the range another shape (a NULL where the
+/// range used a value) make the decision anew.
+#[derive(Default)]
+pub(crate) enum KeptAccess {
+    #[default]
+    Undecided,
+    FullScan,
+    Index(Box<KeptRange>),
+}
+
+/// An index unique or range scan of a kept UPDATE or DELETE.
+pub(crate) struct KeptRange {
+    index: Arc<IndexDef>,
+    kind: IndexScanKind,
+    /// The index's key column types.
+    types: Vec<crate::types::DataType>,
+    /// WHERE's conjuncts, their bounds those of the last execution's values.
+    conjuncts: Vec<predicates::Conjunct>,
+    /// The conjuncts the range used and those it answers: another execution's range must
+    /// use and answer the same.
+    used: Vec<usize>,
+    answered: Vec<usize>,
+}
+
+/// What an UPDATE or DELETE reads: the table, the privilege the acting user needs on
+/// it, WHERE, the assignments (none for DELETE) and the hints.
+struct ChangeStatement<'a> {
+    relation: &'a ast::TableFactor,
+    privilege: crate::catalog::ObjectPrivilege,
+    selection: Option<&'a ast::Expr>,
+    assignments: &'a [ast::Assignment],
+    hints: &'a [ast::OptimizerHint],
+}
+
+/// Runs an UPDATE, through `kept`'s binding when it still holds (see [`BoundChange`]),
+/// keeping the binding made otherwise when it may be kept.
+pub fn update(session: &Session, update: &ast::Update, kept: &mut Option<BoundChange>) -> Result<QueryResult> {
+    let statement = ChangeStatement {
+        relation: update_relation(update)?,
+        privilege: crate::catalog::ObjectPrivilege::Update,
+        selection: update.selection.as_ref(),
+        assignments: &update.assignments,
+        hints: &update.optimizer_hints,
+    };
+    let rows = bind_and_change(session, &statement, kept)?;
+    Ok(changed(rows, "updated"))
+}
+
+/// Runs a DELETE, through `kept`'s binding when it still holds (see [`BoundChange`]).
+pub fn delete(session: &Session, delete: &ast::Delete, kept: &mut Option<BoundChange>) -> Result<QueryResult> {
+    let statement = ChangeStatement {
+        relation: delete_relation(delete)?,
+        privilege: crate::catalog::ObjectPrivilege::Delete,
+        selection: delete.selection.as_ref(),
+        assignments: &[],
+        hints: &delete.optimizer_hints,
+    };
+    let rows = bind_and_change(session, &statement, kept)?;
+    Ok(changed(rows, "deleted"))
+}
+
+/// Binds `statement` (or takes `kept`'s binding) and changes its rows; returns how many.
+fn bind_and_change(session: &Session, statement: &ChangeStatement<'_>, kept: &mut Option<BoundChange>) -> Result<u64> {
+    let version =
+        (session.db.catalog.version(), session.db.parameter_changes.load(std::sync::atomic::Ordering::Acquire));
+    let hints = hints_of(statement.hints);
+    if let Some(bound) = kept.as_mut().filter(|b| b.version == version) {
+        super::privileges::require_on(session, &bound.table.name, statement.privilege)?;
+        let scn = session.db.clock.current();
+        let functions = super::function_context(session);
+        let (filter, assignments) = (bound.filter.clone(), bound.assignments.clone());
+        let mut changes =
+            Changes::of_statement(session, &bound.table, filter, assignments, functions, Default::default(), scn)?;
+        return run_and_cascade(session, &bound.table, &hints, bound.limit, &mut changes, &mut bound.access);
+    }
+    *kept = None;
+    let (table, scope) = target(session, statement.relation, statement.privilege)?;
     let scn = session.db.clock.current();
     let functions = super::function_context(session);
     let subqueries = super::plan::StatementSubqueries::new(session, &functions);
     let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: Some(subqueries.planner()) };
-    let (limit, filter) = bind_where(&binder, update.selection.as_ref())?;
-    let assignments = bind_assignments(&binder, &table, &scope.qualifiers, &update.assignments)?;
+    let (limit, filter) = bind_where(&binder, statement.selection)?;
+    let assignments = bind_assignments(&binder, &table, &scope.qualifiers, statement.assignments)?;
     let plans = subqueries.into_plans();
+    let holds_execution_values = *functions.taken.borrow() != Default::default();
+    let mut unkept = KeptAccess::Undecided;
+    let access = match plans.0.is_empty() && plans.1.is_empty() && !holds_execution_values {
+        true => {
+            let (filter, assignments) = (filter.clone(), assignments.clone());
+            let access = KeptAccess::Undecided;
+            &mut kept.insert(BoundChange { version, table: table.clone(), limit, filter, assignments, access }).access
+        }
+        false => &mut unkept,
+    };
     let mut changes = Changes::of_statement(session, &table, filter, assignments, functions, plans, scn)?;
-    let rows = run_and_cascade(session, &table, &hints_of(&update.optimizer_hints), limit, &mut changes)?;
-    Ok(changed(rows, "updated"))
+    run_and_cascade(session, &table, &hints, limit, &mut changes, access)
 }
 
 /// The table UPDATE changes, refusing the forms lioscope does not implement.
@@ -507,19 +612,6 @@ pub(super) fn bind_assignments(
     Ok(assignments)
 }
 
-pub fn delete(session: &Session, delete: &ast::Delete) -> Result<QueryResult> {
-    let (table, scope) = target(session, delete_relation(delete)?, crate::catalog::ObjectPrivilege::Delete)?;
-    let scn = session.db.clock.current();
-    let functions = super::function_context(session);
-    let subqueries = super::plan::StatementSubqueries::new(session, &functions);
-    let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: Some(subqueries.planner()) };
-    let (limit, filter) = bind_where(&binder, delete.selection.as_ref())?;
-    let plans = subqueries.into_plans();
-    let mut changes = Changes::of_statement(session, &table, filter, Vec::new(), functions, plans, scn)?;
-    let rows = run_and_cascade(session, &table, &hints_of(&delete.optimizer_hints), limit, &mut changes)?;
-    Ok(changed(rows, "deleted"))
-}
-
 /// `functions` with the answers of the statement's subqueries `init`, run now: before
 /// any row changes, as of the statement's SCN `scn` (a subquery reading the changed
 /// table sees it as it was).
@@ -581,7 +673,7 @@ pub(super) fn change_with_partner(
     let mut changes = Changes::new(table, Vec::new(), assignments, functions);
     changes.merge = Some(partner);
     changes.snapshot = Some(scn);
-    run_and_cascade(session, table, hints, None, &mut changes)
+    run_and_cascade(session, table, hints, None, &mut changes, &mut KeptAccess::Undecided)
 }
 
 /// [`run`], then what the foreign keys that refer to the table do to the children of the
@@ -593,8 +685,9 @@ fn run_and_cascade<'s>(
     hints: &Hints,
     limit: Option<u64>,
     changes: &mut Changes<'s>,
+    access: &mut KeptAccess,
 ) -> Result<u64> {
-    let (rows, mut actions) = run(session, table, hints, limit, changes)?;
+    let (rows, mut actions) = run(session, table, hints, limit, changes, access)?;
     while let Some(action) = actions.pop() {
         actions.extend(child_action(session, action)?);
     }
@@ -610,7 +703,8 @@ fn child_action(session: &Session, action: ChildAction) -> Result<Vec<ChildActio
     };
     let mut changes = Changes::new(&action.child, Vec::new(), assignments, super::function_context(session));
     changes.key_match = Some(action.matching);
-    run(session, &action.child, &Hints::default(), None, &mut changes).map(|(_, actions)| actions)
+    run(session, &action.child, &Hints::default(), None, &mut changes, &mut KeptAccess::Undecided)
+        .map(|(_, actions)| actions)
 }
 
 /// Changes the rows of `table` that `changes` picks; returns how many, and what the
@@ -621,6 +715,7 @@ fn run<'s>(
     hints: &Hints,
     limit: Option<u64>,
     changes: &mut Changes<'s>,
+    access: &mut KeptAccess,
 ) -> Result<(u64, Vec<ChildAction>)> {
     // DDL (CREATE or DROP INDEX, TRUNCATE) waits for this lock: the indexes read under it
     // are the ones the rows' changes must be applied to, until the last entry is written.
@@ -662,7 +757,7 @@ fn run<'s>(
     }
     let found = match changes.merge.as_deref() {
         Some(partner) => partner.rows_by_index(&ctx, table, &indexes)?,
-        None => rows_by_index(session, &ctx, table, &indexes, hints, changes)?,
+        None => rows_by_index(session, &ctx, table, &indexes, hints, changes, access)?,
     };
     // A subquery that reads the table must see it as the statement found it: every row
     // is decided on first, then the rows found are changed.
@@ -702,7 +797,8 @@ fn run<'s>(
 
 /// The rowids of the rows an index unique or range scan finds for the WHERE clause, as
 /// of the statement's snapshot, when the optimizer prefers that to a full scan (`None`:
-/// scan the table).
+/// scan the table). The decision kept in `access` stands when it fits these bind values;
+/// one made here is kept there.
 fn rows_by_index(
     session: &Session,
     ctx: &AccessContext<'_>,
@@ -710,26 +806,70 @@ fn rows_by_index(
     indexes: &[Arc<IndexDef>],
     hints: &Hints,
     changes: &Changes<'_>,
+    access: &mut KeptAccess,
 ) -> Result<Option<Vec<RowId>>> {
     if indexes.is_empty() || changes.filter.is_empty() {
         return Ok(None);
     }
-    let conjuncts = filter_conjuncts(&changes.filter, &changes.f.binds);
-    let decision = access_decision(session, ctx, table, indexes, hints, &conjuncts)?;
-    let optimizer::AccessPath::Index(path) = decision.path else {
-        return Ok(None);
+    let binds = &changes.f.binds;
+    let (lower, upper) = match access {
+        KeptAccess::FullScan => return Ok(None),
+        KeptAccess::Index(kept) => match kept.range_for(binds, indexes) {
+            Some(range) => range,
+            None => {
+                *access = KeptAccess::Undecided;
+                return rows_by_index(session, ctx, table, indexes, hints, changes, access);
+            }
+        },
+        KeptAccess::Undecided => {
+            let conjuncts = filter_conjuncts(&changes.filter, binds);
+            let decision = access_decision(session, ctx, table, indexes, hints, &conjuncts)?;
+            let path = match decision.path {
+                optimizer::AccessPath::Index(path)
+                    if matches!(path.kind, IndexScanKind::Unique | IndexScanKind::Range) =>
+                {
+                    path
+                }
+                _ => {
+                    *access = KeptAccess::FullScan;
+                    return Ok(None);
+                }
+            };
+            let types = path.index.key_types(table);
+            let range = (super::plan::key_bound(&path.lower, &types)?, super::plan::key_bound(&path.upper, &types)?);
+            let (index, kind, used, answered) = (path.index, path.kind, path.bounds, path.access);
+            *access = KeptAccess::Index(Box::new(KeptRange { index, kind, types, conjuncts, used, answered }));
+            range
+        }
     };
-    if !matches!(path.kind, IndexScanKind::Unique | IndexScanKind::Range) {
-        return Ok(None);
-    }
-    let types = path.index.key_types(table);
-    let (lower, upper) = (super::plan::key_bound(&path.lower, &types)?, super::plan::key_bound(&path.upper, &types)?);
-    let mut scan = crate::exec::index_source::open_scan(&path.index, path.kind, lower, upper, false);
+    let KeptAccess::Index(kept) = access else { unreachable!("an index range was taken above") };
+    let mut scan = crate::exec::index_source::open_scan(&kept.index, kept.kind, lower, upper, false);
     let (mut rowids, mut leaf) = (Vec::new(), Vec::new());
     while scan.next_leaf_with(ctx, Some(&mut leaf))?.is_some() {
         rowids.append(&mut leaf);
     }
     Ok(Some(rowids))
+}
+
+/// The ends of a kept index range for an execution.
+type RangeEnds = (crate::index::KeyBound, crate::index::KeyBound);
+
+impl KeptRange {
+    /// The range's ends for bind values `binds`; `None` when these values give a range
+    /// of another shape, or the index is no longer among the table's `indexes`.
+    fn range_for(&mut self, binds: &[Value], indexes: &[Arc<IndexDef>]) -> Option<RangeEnds> {
+        if !indexes.iter().any(|ix| Arc::ptr_eq(ix, &self.index)) {
+            return None;
+        }
+        predicates::rebind(&mut self.conjuncts, binds);
+        let range = optimizer::key_range(&self.types, &self.conjuncts, &self.index);
+        if range.used[..] != self.used[..] || range.answered[..] != self.answered[..] {
+            return None;
+        }
+        let lower = super::plan::key_bound(&range.lower, &self.types).ok()?;
+        let upper = super::plan::key_bound(&range.upper, &self.types).ok()?;
+        Some((lower, upper))
+    }
 }
 
 /// The conjuncts of an UPDATE's or DELETE's filter, with `binds` as its bind values.
