@@ -23,8 +23,11 @@
 //!
 //! Making a plan counts in `parse count (hard)`; running a kept one parses nothing. A
 //! plan whose source holds rows read while planning (a v$ view, alone or joined) is not kept, nor one run
-//! with row-source statistics. INSERT, UPDATE, DELETE and the other statements sqlparser
-//! reads are parsed once and bound at each execution; those lioscope reads itself (ALTER
+//! with row-source statistics. An UPDATE or DELETE is bound once and keeps its binding and
+//! access path on the same terms (`modify::BoundChange`: kept unless its binding holds an
+//! execution's values or a subquery; an index range recomputed from each execution's
+//! binds). INSERT and the other statements sqlparser reads are parsed once and bound at
+//! each execution; those lioscope reads itself (ALTER
 //! SESSION, ANALYZE, ...) take no binds and are read from their text at each execution,
 //! except user and grant statements, read once and kept with their text redacted (a
 //! password never stays in a cursor). A description ([`PreparedStatement::describe`]) is
