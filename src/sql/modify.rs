@@ -28,7 +28,9 @@
 //! key range as of the statement's snapshot, then changes those rows in that order;
 //! every row is still checked against the whole WHERE clause, as of the snapshot and
 //! again in current mode. Gathering them all first means a row whose key the statement
-//! moves within the range is not met twice.
+//! moves within the range is not met twice. A cursor keeps the statement's binding and
+//! access path between executions ([`BoundChange`], [`KeptAccess`]), as a query keeps its
+//! plan: only the index range's ends are computed again from each execution's binds.
 //!
 //! Indexes: the statement reads the table's indexes (for an UPDATE, only those on
 //! assigned columns, unless an update may move rows: `TableDef::updates_move_rows`)
@@ -427,7 +429,8 @@ pub(crate) struct BoundChange {
 /// optimizer peeking at that execution's bind values, as for a query's kept plan) and
 /// kept with it: a full scan, or an index range whose ends later executions compute from
 /// their own bind values. Values that give the range another shape (a NULL where the
-/// range used a value) make the decision anew.
+/// range used a value) make the decision anew, and a full scan chosen while a bind value
+/// was NULL is not kept.
 #[derive(Default)]
 pub(crate) enum KeptAccess {
     #[default]
@@ -831,7 +834,11 @@ fn rows_by_index(
                     path
                 }
                 _ => {
-                    *access = KeptAccess::FullScan;
+                    // A full scan chosen for a NULL bind value (which bounds no range) is
+                    // not what other values would choose: decided again next time.
+                    if !binds.iter().any(Value::is_null) {
+                        *access = KeptAccess::FullScan;
+                    }
                     return Ok(None);
                 }
             };
