@@ -11,7 +11,7 @@ use common::*;
 use lioscope::types::{Datum, Value};
 use lioscope::{Cursor, Session};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
 use std::cell::RefCell;
 
 /// Table `t`: ids 1..=200, `a` = id mod 17 (NULL when id mod 13 is 0), `s` a string;
@@ -88,6 +88,35 @@ fn same_error(bound: &lioscope::Error, literal_error: &lioscope::Error, binds: &
         && without_places(&message) == without_places(&literal_error.to_string())
 }
 
+/// Runs `cursor` with `lo` and `hi` as its binds :lo and :hi (slots are the names' first
+/// appearances: :hi comes first in some statements).
+fn run_with(cursor: &mut Cursor<'_>, lo: &Value, hi: &Value) -> lioscope::Result<lioscope::QueryResult> {
+    let binds: Vec<Value> =
+        cursor.bind_names().iter().map(|n| if n == ":LO" { lo.clone() } else { hi.clone() }).collect();
+    cursor.execute(&binds)
+}
+
+/// Whether what a statement with binds gave agrees with what it gave written with
+/// literals (`text`): the same answer, or the same error. Values a literal statement
+/// refuses (ROWNUM <= NULL) are refused with binds too.
+fn agree<T: PartialEq + std::fmt::Debug>(
+    got: lioscope::Result<T>,
+    expected: lioscope::Result<T>,
+    text: &str,
+    lo: &Value,
+    hi: &Value,
+) -> Result<(), TestCaseError> {
+    match (got, expected) {
+        (Ok(got), Ok(expected)) => prop_assert_eq!(got, expected, "{}", text),
+        (Err(bound), Err(literal)) => prop_assert!(
+            same_error(&bound, &literal, &[(":lo", lo), (":hi", hi)]),
+            "{text}: with binds `{bound}` ({bound:?}), with literals `{literal}` ({literal:?})"
+        ),
+        (got, expected) => prop_assert!(false, "{text}: {got:?} with binds, {expected:?} with literals"),
+    }
+    Ok(())
+}
+
 #[test]
 fn errors_agree_only_when_kind_and_message_do() {
     let parse = |message: &str| lioscope::Error::Parse { message: message.into(), position: None };
@@ -120,22 +149,9 @@ fn kept_plans_answer_as_the_same_statements_with_literals() {
         .run(&(0..QUERIES.len(), bind.clone(), bind), |(q, lo, hi)| {
             let (lo, hi) = (value(lo), value(hi));
             let text = QUERIES[q].replace(":lo", &literal(&lo)).replace(":hi", &literal(&hi));
-            // Values a literal statement refuses (ROWNUM <= NULL) are refused with binds too.
             let expected = s.execute(&text).map(|r| r.rows);
-            let mut cursors = cursors.borrow_mut();
-            // Slots are the names' first appearances (:hi comes first in some).
-            let binds: Vec<Value> =
-                cursors[q].bind_names().iter().map(|n| if n == ":LO" { lo.clone() } else { hi.clone() }).collect();
-            let got = cursors[q].execute(&binds).map(|r| r.rows);
-            match (got, expected) {
-                (Ok(got), Ok(expected)) => prop_assert_eq!(got, expected, "{}", text),
-                (Err(bound), Err(literal)) => prop_assert!(
-                    same_error(&bound, &literal, &[(":lo", &lo), (":hi", &hi)]),
-                    "{text}: with binds `{bound}` ({bound:?}), with literals `{literal}` ({literal:?})"
-                ),
-                (got, expected) => prop_assert!(false, "{text}: {got:?} with binds, {expected:?} with literals"),
-            }
-            Ok(())
+            let got = run_with(&mut cursors.borrow_mut()[q], &lo, &hi).map(|r| r.rows);
+            agree(got, expected, &text, &lo, &hi)
         })
         .unwrap();
 }
@@ -393,18 +409,8 @@ fn kept_changes_change_as_the_same_statements_with_literals() {
             let (lo, hi) = (value(lo), value(hi));
             let text = of(CHANGES[c], "tl").replace(":lo", &literal(&lo)).replace(":hi", &literal(&hi));
             let expected = s.execute(&text).map(|r| r.rows_affected);
-            let mut cursors = cursors.borrow_mut();
-            let binds: Vec<Value> =
-                cursors[c].bind_names().iter().map(|n| if n == ":LO" { lo.clone() } else { hi.clone() }).collect();
-            let got = cursors[c].execute(&binds).map(|r| r.rows_affected);
-            match (got, expected) {
-                (Ok(got), Ok(expected)) => prop_assert_eq!(got, expected, "{}", text),
-                (Err(bound), Err(literal)) => prop_assert!(
-                    same_error(&bound, &literal, &[(":lo", &lo), (":hi", &hi)]),
-                    "{text}: with binds `{bound}`, with literals `{literal}`"
-                ),
-                (got, expected) => prop_assert!(false, "{text}: {got:?} with binds, {expected:?} with literals"),
-            }
+            let got = run_with(&mut cursors.borrow_mut()[c], &lo, &hi).map(|r| r.rows_affected);
+            agree(got, expected, &text, &lo, &hi)?;
             let all = |t: &str| rows(&s, &format!("SELECT * FROM {t} ORDER BY id"));
             prop_assert_eq!(all("tb"), all("tl"), "after {}", text);
             Ok(())
