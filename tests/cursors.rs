@@ -88,6 +88,18 @@ fn same_error(bound: &lioscope::Error, literal_error: &lioscope::Error, binds: &
         && without_places(&message) == without_places(&literal_error.to_string())
 }
 
+/// The property tests' runner: a failing case's seed is saved in
+/// tests/cursors.proptest-regressions and run first next time; PROPTEST_CASES sets how
+/// many cases run (300 unless told).
+fn runner() -> TestRunner {
+    TestRunner::new(Config {
+        cases: cases_or(300),
+        source_file: Some(file!()),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..Config::default()
+    })
+}
+
 /// Runs `cursor` with `lo` and `hi` as its binds :lo and :hi (slots are the names' first
 /// appearances: :hi comes first in some statements).
 fn run_with(cursor: &mut Cursor<'_>, lo: &Value, hi: &Value) -> lioscope::Result<lioscope::QueryResult> {
@@ -137,14 +149,7 @@ fn kept_plans_answer_as_the_same_statements_with_literals() {
     let cursors: RefCell<Vec<Cursor<'_>>> =
         RefCell::new(QUERIES.iter().map(|q| s.prepare(q).unwrap_or_else(|e| panic!("{q}: {e}"))).collect());
     let bind = proptest::option::weighted(0.9, -5i64..220);
-    // A failing case's seed is saved in tests/cursors.proptest-regressions and run first
-    // next time; PROPTEST_CASES sets how many cases run.
-    let mut runner = TestRunner::new(Config {
-        cases: cases_or(300),
-        source_file: Some(file!()),
-        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
-        ..Config::default()
-    });
+    let mut runner = runner();
     runner
         .run(&(0..QUERIES.len(), bind.clone(), bind), |(q, lo, hi)| {
             let (lo, hi) = (value(lo), value(hi));
@@ -380,12 +385,7 @@ fn kept_changes_change_as_the_same_statements_with_literals() {
     // Now and then the bound table's index on `a` is made anew, the table analyzed, or
     // the table made anew: a cursor that kept the old index, decision or table binds again.
     let ddl = proptest::option::weighted(0.05, 0..3usize);
-    let mut runner = TestRunner::new(Config {
-        cases: cases_or(300),
-        source_file: Some(file!()),
-        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
-        ..Config::default()
-    });
+    let mut runner = runner();
     runner
         .run(&(0..CHANGES.len(), bind.clone(), bind, ddl), |(c, lo, hi, ddl)| {
             match ddl {
