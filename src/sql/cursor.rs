@@ -47,7 +47,6 @@ use sqlparser::ast::{self, Statement};
 use sqlparser::dialect::OracleDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// A parsed statement of one session, run with [`Cursor::execute`].
@@ -343,7 +342,7 @@ impl ParsedStatement {
         let mut functions = super::function_context(session);
         functions.bind_names = self.bind_names.clone();
         functions.binds = binds.to_vec();
-        let version = (session.db.catalog.version(), session.db.parameter_changes.load(Ordering::Acquire));
+        let version = super::kept_version(session);
         let fits = match &mut self.kept {
             Some(kept) => kept.fits(version, functions.now, binds)?,
             None => false,

@@ -280,6 +280,14 @@ pub(crate) fn dispatch_keeping(
 
 /// The function context of a new statement: its SYSDATE, the session's random stream,
 /// and the values of its bind variables (those a cursor runs it with).
+/// What a statement kept between executions (a query's plan, an UPDATE's or DELETE's
+/// binding) was made from: the dictionary's version and the count of parameter changes.
+/// It runs again only while both are as they were (DDL, ANALYZE, a GRANT, ALTER SESSION
+/// or SYSTEM move them on).
+fn kept_version(session: &Session) -> (u64, u64) {
+    (session.db.catalog.version(), session.db.parameter_changes.load(std::sync::atomic::Ordering::Acquire))
+}
+
 fn function_context(session: &Session) -> FunctionContext {
     let mut state = session.state.lock();
     let seed = state.random_seed;

@@ -439,18 +439,12 @@ pub(crate) enum KeptAccess {
     Index(Box<KeptRange>),
 }
 
-/// An index unique or range scan of a kept UPDATE or DELETE.
+/// An index unique or range scan of a kept UPDATE or DELETE: the index, the kind of
+/// scan, and how its range follows from the bind values.
 pub(crate) struct KeptRange {
     index: Arc<IndexDef>,
     kind: IndexScanKind,
-    /// The index's key column types.
-    types: Vec<crate::types::DataType>,
-    /// WHERE's conjuncts, their bounds those of the last execution's values.
-    conjuncts: Vec<predicates::Conjunct>,
-    /// The conjuncts the range used and those it answers: another execution's range must
-    /// use and answer the same.
-    used: Vec<usize>,
-    answered: Vec<usize>,
+    rebind: super::plan::RangeRebind,
 }
 
 /// What an UPDATE or DELETE reads: the table, the privilege the acting user needs on
@@ -492,8 +486,7 @@ pub fn delete(session: &Session, delete: &ast::Delete, kept: &mut Option<BoundCh
 
 /// Binds `statement` (or takes `kept`'s binding) and changes its rows; returns how many.
 fn bind_and_change(session: &Session, statement: &ChangeStatement<'_>, kept: &mut Option<BoundChange>) -> Result<u64> {
-    let version =
-        (session.db.catalog.version(), session.db.parameter_changes.load(std::sync::atomic::Ordering::Acquire));
+    let version = super::kept_version(session);
     let hints = hints_of(statement.hints);
     if let Some(bound) = kept.as_mut().filter(|b| b.version == version) {
         super::privileges::require_on(session, &bound.table.name, statement.privilege)?;
@@ -844,8 +837,8 @@ fn rows_by_index(
             };
             let types = path.index.key_types(table);
             let range = (super::plan::key_bound(&path.lower, &types)?, super::plan::key_bound(&path.upper, &types)?);
-            let (index, kind, used, answered) = (path.index, path.kind, path.bounds, path.access);
-            *access = KeptAccess::Index(Box::new(KeptRange { index, kind, types, conjuncts, used, answered }));
+            let rebind = super::plan::RangeRebind::new(conjuncts, types, &path);
+            *access = KeptAccess::Index(Box::new(KeptRange { index: path.index, kind: path.kind, rebind }));
             range
         }
     };
@@ -868,13 +861,9 @@ impl KeptRange {
         if !indexes.iter().any(|ix| Arc::ptr_eq(ix, &self.index)) {
             return None;
         }
-        predicates::rebind(&mut self.conjuncts, binds);
-        let range = optimizer::key_range(&self.types, &self.conjuncts, &self.index);
-        if range.used[..] != self.used[..] || range.answered[..] != self.answered[..] {
-            return None;
-        }
-        let lower = super::plan::key_bound(&range.lower, &self.types).ok()?;
-        let upper = super::plan::key_bound(&range.upper, &self.types).ok()?;
+        let range = self.rebind.range_for(binds, &self.index)?;
+        let lower = super::plan::key_bound(&range.lower, self.rebind.types()).ok()?;
+        let upper = super::plan::key_bound(&range.upper, self.rebind.types()).ok()?;
         Some((lower, upper))
     }
 }

@@ -322,12 +322,7 @@ impl Builder<'_> {
             conjuncts[i].expr.visit_binds(&mut |_| binds_bound = true);
         }
         if binds_bound {
-            self.rebind = Some(RangeRebind {
-                conjuncts: conjuncts.to_vec(),
-                types: types.clone(),
-                used: path.bounds.clone(),
-                answered: path.access.clone(),
-            });
+            self.rebind = Some(RangeRebind::new(conjuncts.to_vec(), types.clone(), &path));
         }
         let access_text: Vec<String> =
             path.bounds.iter().map(|&i| conjuncts[i].expr.display_conjunct(&names).to_string()).collect();

@@ -137,6 +137,35 @@ pub struct RangeRebind {
     answered: Vec<usize>,
 }
 
+impl RangeRebind {
+    /// How the range of index `path` follows from `conjuncts` (WHERE's, their bounds
+    /// those of the values it was chosen for), given its key column `types`.
+    pub(in crate::sql) fn new(
+        conjuncts: Vec<predicates::Conjunct>,
+        types: Vec<crate::types::DataType>,
+        path: &optimizer::IndexPath,
+    ) -> RangeRebind {
+        RangeRebind { conjuncts, types, used: path.bounds.clone(), answered: path.access.clone() }
+    }
+
+    /// The index's key column types.
+    pub(in crate::sql) fn types(&self) -> &[crate::types::DataType] {
+        &self.types
+    }
+
+    /// The key range bind values `binds` give `index`; `None` when it is of another
+    /// shape (a conjunct the range used or answered no longer bounds it).
+    pub(in crate::sql) fn range_for(
+        &mut self,
+        binds: &[Value],
+        index: &crate::catalog::IndexDef,
+    ) -> Option<optimizer::KeyRange> {
+        predicates::rebind(&mut self.conjuncts, binds);
+        let range = optimizer::key_range(&self.types, &self.conjuncts, index);
+        (range.used[..] == self.used[..] && range.answered[..] == self.answered[..]).then_some(range)
+    }
+}
+
 impl<'a> Planned<'a> {
     /// Sets the index path's key range for an execution with bind values `binds`.
     /// Returns false when these values give a range of another shape (a conjunct the
@@ -144,11 +173,7 @@ impl<'a> Planned<'a> {
     /// plan does not fit them and the statement must be planned again.
     pub fn rebind_range(&mut self, binds: &[Value]) -> Result<bool> {
         let (Some(rebind), Source::Index(access)) = (&mut self.rebind, &mut self.source) else { return Ok(true) };
-        predicates::rebind(&mut rebind.conjuncts, binds);
-        let range = optimizer::key_range(&rebind.types, &rebind.conjuncts, &access.index);
-        if range.used[..] != rebind.used[..] || range.answered[..] != rebind.answered[..] {
-            return Ok(false);
-        }
+        let Some(range) = rebind.range_for(binds, &access.index) else { return Ok(false) };
         rekey_bound(&mut access.lower, &range.lower, &rebind.types)?;
         rekey_bound(&mut access.upper, &range.upper, &rebind.types)?;
         Ok(true)
