@@ -230,7 +230,7 @@ pub const PARAMETERS: &[ParameterDef] = &[
         kind: Kind::Choice(&["immediate", "batch"]),
         default: "immediate",
         modifiable: Modifiable::SessionAndSystem,
-        description: "immediate: a commit asks the log writer to write at once; batch: the commit record waits for the log writer's next write (every 200 ms, or at 1 MB of redo)",
+        description: "immediate: a commit has its redo written at once (by its session, or by the next write if one is under way); batch: the commit record waits for the log writer's next write (every 200 ms, or at 1 MB of redo)",
     },
     ParameterDef {
         name: COMMIT_WAIT,

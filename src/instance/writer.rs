@@ -1,6 +1,7 @@
 //! The database writer (DBWR) and the log writer (LGWR) threads, and checkpoints.
 //!
-//! The log writer runs [`RedoLog::run_writer`] until the log closes.
+//! The log writer runs [`RedoLog::run_writer`] until the log closes; committing sessions
+//! write the log themselves when no write is under way, counted in its session.
 //!
 //! The database writer wakes every second. It takes an *incremental checkpoint* when the
 //! checkpoint position lags more than `log_checkpoint_timeout` seconds behind the log
@@ -45,10 +46,10 @@ use std::time::{Duration, Instant};
 
 /// Starts the log writer; returns its thread.
 pub(super) fn start_log_writer(db: &DbInner, redo: Arc<RedoLog>) -> std::thread::JoinHandle<()> {
-    let info = db.registry.register("LGWR");
+    redo.set_log_writer(db.registry.register("LGWR"));
     std::thread::Builder::new()
         .name("lioscope LGWR".into())
-        .spawn(move || redo.run_writer(&info.stats))
+        .spawn(move || redo.run_writer())
         .expect("the log writer thread starts")
 }
 

@@ -16,11 +16,18 @@
 //! sequence's file, so LSNs grow with the log. A record never spans two files: one that
 //! does not fit the rest of the current file goes at the start of the next sequence.
 //!
-//! Group commit: a committing session waits (`log file sync`) until the log writer has
-//! synced past its commit record; sessions committing while a write is under way are all
-//! covered by the next one. Every write starts on a fresh 512-byte log block, so a block
-//! once synced is never written again and a torn write can only lose records nobody was
-//! told are durable.
+//! Group commit: a committing session waits (`log file sync`) until redo past its commit
+//! record is synced. If no write is under way it makes the write itself, taking whatever
+//! the buffer holds by then, as a PostgreSQL backend flushes WAL itself: no hand-over to
+//! the log writer's thread and back, two wake-ups a commit that a busy machine schedules
+//! late. Sessions committing while a write is under way are all covered by the next one,
+//! which the first of them to find the log free makes. One write at a time, whoever makes
+//! it (`LogState::writing`); the log writer thread makes the writes nobody waits for (a
+//! megabyte unwritten, a batched commit, a checkpoint's write-ahead, every 200 ms), and
+//! every write counts in the log writer's session (`redo writes`, `log file parallel
+//! write`), whoever made it, so its statistics read as Oracle's. Every write starts on a
+//! fresh 512-byte log block, so a block once synced is never written again and a torn
+//! write can only lose records nobody was told are durable.
 //!
 //! A switch to the next group (a full file, or `ALTER SYSTEM SWITCH LOGFILE`) reuses its
 //! file only when the checkpoint has passed all of its old sequence. A session whose
@@ -43,12 +50,12 @@
 
 use super::{FILE_HEADER, LOG_BLOCK, Lsn, MIN_RECORD_ROOM};
 use crate::error::{Error, Result};
-use crate::stats::{SessionStats, Stat, WaitEvent};
+use crate::stats::{SessionInfo, SessionStats, Stat, WaitEvent};
 use crate::storage::io::{Io, IoFile};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::Duration;
 
 const MAGIC: &[u8; 16] = b"LIOSCOPE REDOLOG";
@@ -189,10 +196,30 @@ struct LogState {
     pending: usize,
     flush_requested: bool,
     closing: bool,
+    /// A write is under way (by the log writer or a committing session): the only one
+    /// allowed to take chunks and lock the `WritePosition` is whoever set it.
+    writing: bool,
     failed: Option<String>,
     highest_scn: u64,
     /// Counted by appenders, folded into the log writer's statistics by it.
     wastage: u64,
+}
+
+/// Where the writes stand: touched only by the writer of the moment (who set
+/// `LogState::writing`), so its lock is never waited for.
+#[derive(Debug, Default)]
+struct WritePosition {
+    /// The group being written.
+    current: Option<Arc<LogGroup>>,
+    /// The end of the last bytes written: where the current sequence's records end.
+    written_end: Lsn,
+}
+
+/// Who makes a write: the log writer's own thread, or a session waiting for its commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Writer {
+    LogWriter,
+    Committer,
 }
 
 /// The redo log of an open database.
@@ -205,6 +232,9 @@ pub struct RedoLog {
     /// The circle, in order of use.
     groups: Mutex<Vec<Arc<LogGroup>>>,
     state: Mutex<LogState>,
+    position: Mutex<WritePosition>,
+    /// The log writer's session: every write counts in its statistics.
+    log_writer: OnceLock<Arc<SessionInfo>>,
     /// Wakes the log writer.
     work: Condvar,
     /// Wakes sessions waiting for a write (log file sync, log buffer space).
@@ -287,6 +317,8 @@ impl RedoLog {
             file_size,
             groups: Mutex::new(opened),
             state: Mutex::new(LogState::default()),
+            position: Mutex::new(WritePosition::default()),
+            log_writer: OnceLock::new(),
             work: Condvar::new(),
             written: Condvar::new(),
             flushed: AtomicU64::new(0),
@@ -336,6 +368,7 @@ impl RedoLog {
         let next = &groups[(newest + 1) % groups.len()];
         self.begin_sequence(next, seq, scn, prev_end)?;
         let lsn = super::lsn(seq, FILE_HEADER);
+        *self.position.lock() = WritePosition { current: Some(next.clone()), written_end: lsn };
         let mut state = self.state.lock();
         state.seq = seq;
         state.offset = FILE_HEADER;
@@ -501,8 +534,9 @@ impl RedoLog {
         self.wait_flushed(lsn, true)
     }
 
-    /// Waits until redo up to `lsn` is on disk; `now`: asks the log writer to write at
-    /// once (else the wait lasts until its next write, as a batched commit's does).
+    /// Waits until redo up to `lsn` is on disk; `now`: writes it at once, unless a write
+    /// is under way (then the next one, made by the first waiter to find the log free),
+    /// else the wait lasts until the log writer's next write, as a batched commit's does.
     /// Once the log has failed, it fails whatever `lsn` is: a transaction whose own
     /// append failed waits for an older LSN, and no commit is acknowledged any more.
     pub fn wait_flushed(&self, lsn: Lsn, now: bool) -> Result<()> {
@@ -510,19 +544,26 @@ impl RedoLog {
             return Ok(());
         }
         let mut state = self.state.lock();
-        while self.flushed() < lsn || state.failed.is_some() {
+        loop {
             if let Some(failed) = &state.failed {
                 return Err(Error::Transaction {
                     message: format!("the redo log cannot be written, so the commit is not durable: {failed}"),
                 });
             }
-            if now {
+            if self.flushed() >= lsn {
+                return Ok(());
+            }
+            if now && !state.writing {
+                if !state.chunks.is_empty() {
+                    state = self.write_out(state, Writer::Committer);
+                    continue;
+                }
+                // Nothing left to write yet not flushed: only the log writer knows.
                 state.flush_requested = true;
                 self.work.notify_one();
             }
             self.written.wait_for(&mut state, Duration::from_millis(100));
         }
-        Ok(())
     }
 
     /// Waits until redo up to `lsn` is on disk, as [`RedoLog::flush_to`], unless a log
@@ -660,54 +701,89 @@ impl RedoLog {
             .collect()
     }
 
-    /// The log writer's loop; returns when the log is closed (everything appended
-    /// written) or failed. `stats` are the log writer's own.
-    pub fn run_writer(&self, stats: &SessionStats) {
-        let mut current: Option<Arc<LogGroup>> = self.group_with_seq(self.state.lock().seq);
-        // The end of the last bytes written: where the current sequence's records end.
-        let mut written_end = self.flushed();
+    /// Names the log writer's session, whose statistics count every write of the log,
+    /// whoever makes it; until one is named, writes count in a session of no one's.
+    pub fn set_log_writer(&self, info: Arc<SessionInfo>) {
+        let _ = self.log_writer.set(info);
+    }
+
+    fn writer_stats(&self) -> &SessionStats {
+        static UNNAMED: LazyLock<SessionStats> = LazyLock::new(SessionStats::default);
+        self.log_writer.get().map_or(&UNNAMED, |w| &w.stats)
+    }
+
+    /// The log writer's loop: writes when asked (a checkpoint's write-ahead, a batched
+    /// commit, a megabyte unwritten, a close) or every `IDLE_WRITE`, unless a
+    /// committing session is writing already; returns when the log is closed
+    /// (everything appended written) or failed.
+    pub fn run_writer(&self) {
+        let mut state = self.state.lock();
         loop {
-            let (chunks, target, wastage) = {
-                let mut state = self.state.lock();
-                loop {
-                    if state.failed.is_some() {
-                        return;
-                    }
-                    let urgent = state.flush_requested || state.pending >= WRITE_THRESHOLD || state.closing;
-                    if !state.chunks.is_empty() && urgent {
-                        break;
-                    }
-                    if state.closing {
-                        return;
-                    }
-                    let timed_out = self.work.wait_for(&mut state, IDLE_WRITE).timed_out();
-                    if timed_out && !state.chunks.is_empty() {
-                        break;
-                    }
-                }
-                let pad = padding(state.offset);
-                let seq = state.seq;
-                if let Some(last) = state.chunks.last_mut().filter(|c| c.seq == seq) {
-                    last.bytes.resize(last.bytes.len() + pad as usize, 0);
-                    state.offset += pad;
-                    state.wastage += pad;
-                }
-                state.flush_requested = false;
-                state.pending = 0;
-                let target = super::lsn(state.seq, state.offset);
-                (std::mem::take(&mut state.chunks), target, std::mem::take(&mut state.wastage))
-            };
-            stats.add(Stat::RedoWastage, wastage);
-            if let Err(e) = self.write_chunks(stats, &mut current, &mut written_end, &chunks) {
-                self.state.lock().failed = Some(e.to_string());
-                self.failed.store(true, Ordering::Release);
-                self.written.notify_all();
+            if state.failed.is_some() {
                 return;
             }
-            self.flushed.store(target, Ordering::Release);
-            let _state = self.state.lock();
-            self.written.notify_all();
+            if !state.writing {
+                let urgent = state.flush_requested || state.pending >= WRITE_THRESHOLD || state.closing;
+                if !state.chunks.is_empty() && urgent {
+                    state = self.write_out(state, Writer::LogWriter);
+                    continue;
+                }
+                if state.closing {
+                    return;
+                }
+            }
+            let timed_out = self.work.wait_for(&mut state, IDLE_WRITE).timed_out();
+            if timed_out && !state.writing && !state.chunks.is_empty() {
+                state = self.write_out(state, Writer::LogWriter);
+            }
         }
+    }
+
+    /// Writes and syncs everything the buffer holds, as the one writer of the moment:
+    /// marks the log as being written, takes the chunks (the last padded to a log block),
+    /// writes them with the state unlocked, then publishes how far redo is on disk and
+    /// wakes every waiter, and the log writer if a write it was asked for is left to
+    /// make. Called with no write under way and something to write; returns with the
+    /// state locked again. A failed write fails the log for good.
+    fn write_out<'a>(&'a self, mut state: MutexGuard<'a, LogState>, by: Writer) -> MutexGuard<'a, LogState> {
+        debug_assert!(!state.writing && !state.chunks.is_empty());
+        state.writing = true;
+        let pad = padding(state.offset);
+        let seq = state.seq;
+        if let Some(last) = state.chunks.last_mut().filter(|c| c.seq == seq) {
+            last.bytes.resize(last.bytes.len() + pad as usize, 0);
+            state.offset += pad;
+            state.wastage += pad;
+        }
+        if by == Writer::LogWriter {
+            state.flush_requested = false;
+        }
+        state.pending = 0;
+        let target = super::lsn(state.seq, state.offset);
+        let chunks = std::mem::take(&mut state.chunks);
+        let wastage = std::mem::take(&mut state.wastage);
+        drop(state);
+        let stats = self.writer_stats();
+        stats.add(Stat::RedoWastage, wastage);
+        let written = {
+            let mut position = self.position.lock();
+            self.write_chunks(stats, by, &mut position, &chunks)
+        };
+        let mut state = self.state.lock();
+        state.writing = false;
+        match written {
+            Ok(()) => self.flushed.store(target, Ordering::Release),
+            Err(e) => {
+                state.failed = Some(e.to_string());
+                self.failed.store(true, Ordering::Release);
+            }
+        }
+        self.written.notify_all();
+        let asked = state.flush_requested || state.pending >= WRITE_THRESHOLD || state.closing;
+        if by == Writer::Committer && asked && !state.chunks.is_empty() {
+            self.work.notify_one();
+        }
+        state
     }
 
     /// Closes the log: the log writer writes what is left and returns.
@@ -727,21 +803,20 @@ impl RedoLog {
         self.state.lock().failed.clone()
     }
 
-    fn group_with_seq(&self, seq: u32) -> Option<Arc<LogGroup>> {
-        self.groups.lock().iter().find(|g| g.seq.load(Ordering::Relaxed) as u32 == seq).cloned()
-    }
-
     /// Writes the chunks taken from the buffer, switching groups where their sequence
-    /// changes, then syncs: one `redo writes` per chunk, `log file parallel write`.
-    /// `written_end` follows the end of the bytes written.
+    /// changes, then syncs: one `redo writes` per chunk, `log file parallel write` (the
+    /// log writer's wait when it writes; its time only, when a committing session writes,
+    /// whose wait is `log file sync`). The position follows the end of the bytes written.
     fn write_chunks(
         &self,
         stats: &SessionStats,
-        current: &mut Option<Arc<LogGroup>>,
-        written_end: &mut Lsn,
+        by: Writer,
+        position: &mut WritePosition,
         chunks: &[Chunk],
     ) -> Result<()> {
-        let _wait = stats.begin_wait(WaitEvent::LogFileParallelWrite);
+        let started = std::time::Instant::now();
+        let _wait = (by == Writer::LogWriter).then(|| stats.begin_wait(WaitEvent::LogFileParallelWrite));
+        let WritePosition { current, written_end } = position;
         for chunk in chunks {
             if current.as_ref().is_none_or(|g| g.seq.load(Ordering::Relaxed) as u32 != chunk.seq) {
                 *current = Some(self.switch(stats, current.as_deref(), chunk.seq, *written_end)?);
@@ -757,6 +832,9 @@ impl RedoLog {
         }
         if let Some(group) = current {
             group.file.sync()?;
+        }
+        if by == Writer::Committer {
+            stats.record_wait(WaitEvent::LogFileParallelWrite, started.elapsed().as_micros() as u64);
         }
         Ok(())
     }
@@ -941,9 +1019,9 @@ mod tests {
         let log = Arc::new(RedoLog::open(io, dir.path(), 7, 1 << 20, &[1, 2, 3]).unwrap());
         let start = log.start(1, 1, 0).unwrap();
         let writer_log = log.clone();
-        let writer_stats = Arc::new(SessionStats::default());
-        let ws = writer_stats.clone();
-        let writer = std::thread::spawn(move || writer_log.run_writer(&ws));
+        let lgwr = crate::stats::Registry::default().register("LGWR");
+        log.set_log_writer(lgwr.clone());
+        let writer = std::thread::spawn(move || writer_log.run_writer());
         let stats = SessionStats::default();
         let mut expected = Vec::new();
         let mut seed = 0x9e37_79b9_u64;
@@ -983,7 +1061,58 @@ mod tests {
         .unwrap();
         let first_missing = expected.iter().zip(&seen).position(|(e, s)| e != s);
         assert_eq!((seen.len(), first_missing), (expected.len(), None), "records read back, first one missing");
+        let writer_stats = &lgwr.stats;
         assert!(writer_stats.get(Stat::RedoWastage) > 0 && writer_stats.get(Stat::RedoLogSwitches) >= 3);
+    }
+
+    /// Committing sessions make the writes themselves: with no log writer thread at all,
+    /// four threads' commits all come back durable, each write covering those that
+    /// came while the one before was under way, and the writes count in the log
+    /// writer's session.
+    #[test]
+    fn committers_write_the_log_themselves_one_write_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = crate::storage::io::os();
+        RedoLog::create_files(io.as_ref(), dir.path(), 7, 3, 1 << 20).unwrap();
+        let log = Arc::new(RedoLog::open(io, dir.path(), 7, 1 << 20, &[1, 2, 3]).unwrap());
+        let start = log.start(1, 1, 0).unwrap();
+        let lgwr = crate::stats::Registry::default().register("LGWR");
+        log.set_log_writer(lgwr.clone());
+        let (commits_per_thread, threads) = (150u32, 4u32);
+        let (done_tx, done) = std::sync::mpsc::channel();
+        for t in 0..threads {
+            let (log, done_tx) = (log.clone(), done_tx.clone());
+            std::thread::spawn(move || {
+                let stats = SessionStats::default();
+                for i in 0..commits_per_thread {
+                    let id = t * commits_per_thread + i;
+                    let block = vec![id as u8; 96];
+                    let ranges = [(0usize, 96)];
+                    let (_, end) = log
+                        .append(&stats, record::encoded_len(&ranges), u64::from(id), |out, seq| {
+                            record::encode_one(out, seq, u64::from(id), id, record::Op::Change, &block, &ranges)
+                        })
+                        .unwrap();
+                    log.flush_to(end).unwrap();
+                    assert!(log.flushed() >= end, "a commit came back before its redo was on disk");
+                }
+                done_tx.send(()).unwrap();
+            });
+        }
+        for _ in 0..threads {
+            done.recv_timeout(Duration::from_secs(60)).expect("a commit waited for a log writer that never came");
+        }
+        let mut seen = Vec::new();
+        reader::scan(&log.sequences(), start, |_, _, r| {
+            seen.push(r.vectors[0].rdba);
+            Ok(())
+        })
+        .unwrap();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..threads * commits_per_thread).collect::<Vec<_>>());
+        let writes = lgwr.stats.get(Stat::RedoWrites);
+        assert!(writes > 0 && writes <= u64::from(threads * commits_per_thread), "{writes} writes");
+        assert_eq!(lgwr.stats.event(WaitEvent::LogFileParallelWrite).waits, writes);
     }
 
     /// Writes `records` records of about 300 bytes through a log of three 64 KB groups,
@@ -996,7 +1125,7 @@ mod tests {
         let log = Arc::new(RedoLog::open(io, dir.path(), 7, 64 << 10, &[1, 2, 3]).unwrap());
         let start = log.start(1, 1, 0).unwrap();
         let writer_log = log.clone();
-        let writer = std::thread::spawn(move || writer_log.run_writer(&SessionStats::default()));
+        let writer = std::thread::spawn(move || writer_log.run_writer());
         let stats = SessionStats::default();
         for i in 0..records {
             let block = vec![i as u8; 296];
