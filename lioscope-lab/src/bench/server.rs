@@ -15,6 +15,9 @@
 //!
 //! Each (engine, script, client count) runs `--seconds` with `-j` the smaller of the
 //! clients and the CPUs, and per-transaction logs (`-l`) give the latency percentiles.
+//! Both servers are up for the whole run and each (script, client count) runs on
+//! lioscope then at once on PostgreSQL, so that a ratio's two figures come from the same
+//! few minutes of a shared host whose disk and CPUs drift.
 //! Both engines are durable at commit: PostgreSQL with its defaults (`fsync`,
 //! `synchronous_commit = on`), lioscope with its (the commit waits for its redo write
 //! and sync). Both checkpoint after the load, then every 300 s at most
@@ -152,49 +155,22 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
     .map_err(|e| Error::io("listen", "127.0.0.1", e))?;
     let target =
         Target { host: "127.0.0.1".into(), port: server.local_addr().port(), user: "sys".into(), db: "bench".into() };
+    let postgres = if opts.no_postgres { None } else { Some(start_postgres(opts, &work)?) };
+    // Each script and client count runs on one engine and at once on the other, so that
+    // the two figures of a ratio are minutes apart at most, whatever the host does.
     for (script, path) in &scripts {
         for &clients in &opts.clients {
             figures.push(pgbench(&target, "lioscope", script, path, clients, opts.seconds, &work)?);
             eprintln!("{}", line(figures.last().expect("pushed")));
-        }
-    }
-    server.shutdown()?;
-
-    if !opts.no_postgres {
-        let checkpoint_timeout = format!("checkpoint_timeout={CHECKPOINT_SECONDS}s");
-        let pg =
-            PgServer::start_with(&work, &["listen_addresses=127.0.0.1", "max_connections=100", &checkpoint_timeout])
-                .map_err(|e| Error::InvalidParameter { name: "postgres".into(), message: e })?;
-        let port = pg_port(pg.url());
-        let mut client = postgres::Client::connect(pg.url(), postgres::NoTls)
-            .map_err(|e| Error::InvalidParameter { name: "postgres".into(), message: e.to_string() })?;
-        let pg_err = |e: postgres::Error| Error::InvalidParameter {
-            name: "postgres".into(),
-            message: e.as_db_error().map_or_else(|| e.to_string(), |d| d.message().to_string()),
-        };
-        for sql in TABLES {
-            client.batch_execute(sql).map_err(pg_err)?;
-        }
-        client
-            .batch_execute(&format!(
-                "INSERT INTO branches SELECT g, 0, 'b' FROM generate_series(1, {b}) g;\
-                 INSERT INTO tellers SELECT g, (g - 1) / 10 + 1, 0, 't' FROM generate_series(1, {t}) g;\
-                 INSERT INTO accounts SELECT g, (g - 1) / {per} + 1, 0, 'a' FROM generate_series(1, {accounts}) g;",
-                b = opts.branches,
-                t = opts.branches * 10,
-                per = opts.accounts_per_branch
-            ))
-            .map_err(pg_err)?;
-        client.batch_execute("VACUUM ANALYZE").map_err(pg_err)?;
-        client.batch_execute("CHECKPOINT").map_err(pg_err)?;
-        let target = Target { host: "127.0.0.1".into(), port, user: "postgres".into(), db: "postgres".into() };
-        for (script, path) in &scripts {
-            for &clients in &opts.clients {
-                figures.push(pgbench(&target, "PostgreSQL", script, path, clients, opts.seconds, &work)?);
+            if let Some((_, pg_target)) = &postgres {
+                figures.push(pgbench(pg_target, "PostgreSQL", script, path, clients, opts.seconds, &work)?);
                 eprintln!("{}", line(figures.last().expect("pushed")));
             }
         }
     }
+    server.shutdown()?;
+    drop(postgres);
+    figures.sort_by_key(|f| f.engine != "lioscope");
     println!("{}", table(&figures));
     if let Some(served) = figures.iter().find(|f| f.engine == "lioscope" && f.script == "select" && f.clients == 1) {
         println!(
@@ -205,6 +181,39 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
         );
     }
     Ok(figures)
+}
+
+/// A throwaway PostgreSQL server holding the same rows, checkpointed, and how pgbench
+/// reaches it.
+fn start_postgres(opts: &ServerBenchOptions, work: &Path) -> Result<(PgServer, Target)> {
+    let checkpoint_timeout = format!("checkpoint_timeout={CHECKPOINT_SECONDS}s");
+    let pg = PgServer::start_with(work, &["listen_addresses=127.0.0.1", "max_connections=100", &checkpoint_timeout])
+        .map_err(|e| Error::InvalidParameter { name: "postgres".into(), message: e })?;
+    let port = pg_port(pg.url());
+    let mut client = postgres::Client::connect(pg.url(), postgres::NoTls)
+        .map_err(|e| Error::InvalidParameter { name: "postgres".into(), message: e.to_string() })?;
+    let pg_err = |e: postgres::Error| Error::InvalidParameter {
+        name: "postgres".into(),
+        message: e.as_db_error().map_or_else(|| e.to_string(), |d| d.message().to_string()),
+    };
+    for sql in TABLES {
+        client.batch_execute(sql).map_err(pg_err)?;
+    }
+    let accounts = opts.branches * opts.accounts_per_branch;
+    client
+        .batch_execute(&format!(
+            "INSERT INTO branches SELECT g, 0, 'b' FROM generate_series(1, {b}) g;\
+             INSERT INTO tellers SELECT g, (g - 1) / 10 + 1, 0, 't' FROM generate_series(1, {t}) g;\
+             INSERT INTO accounts SELECT g, (g - 1) / {per} + 1, 0, 'a' FROM generate_series(1, {accounts}) g;",
+            b = opts.branches,
+            t = opts.branches * 10,
+            per = opts.accounts_per_branch
+        ))
+        .map_err(pg_err)?;
+    client.batch_execute("VACUUM ANALYZE").map_err(pg_err)?;
+    client.batch_execute("CHECKPOINT").map_err(pg_err)?;
+    let target = Target { host: "127.0.0.1".into(), port, user: "postgres".into(), db: "postgres".into() };
+    Ok((pg, target))
 }
 
 /// Microseconds a point select by primary key takes in the embedded API: the select
