@@ -765,10 +765,12 @@ impl RedoLog {
         drop(state);
         let stats = self.writer_stats();
         stats.add(Stat::RedoWastage, wastage);
+        let unwinding = FailIfUnwinding(self);
         let written = {
             let mut position = self.position.lock();
             self.write_chunks(stats, by, &mut position, &chunks)
         };
+        std::mem::forget(unwinding);
         let mut state = self.state.lock();
         state.writing = false;
         match written {
@@ -779,8 +781,8 @@ impl RedoLog {
             }
         }
         self.written.notify_all();
-        let asked = state.flush_requested || state.pending >= WRITE_THRESHOLD || state.closing;
-        if by == Writer::Committer && asked && !state.chunks.is_empty() {
+        let asked = state.flush_requested || state.pending >= WRITE_THRESHOLD;
+        if by == Writer::Committer && (state.closing || (asked && !state.chunks.is_empty())) {
             self.work.notify_one();
         }
         state
@@ -932,6 +934,22 @@ impl RedoLog {
         groups.insert(at, group.clone());
         stats.add(Stat::RedoLogGroupsAdded, 1);
         Ok(Some(group))
+    }
+}
+
+/// Fails the log if the write under way panics (its thread unwinds), so that no waiter
+/// waits for a write that will never end and no commit is acknowledged after it.
+struct FailIfUnwinding<'a>(&'a RedoLog);
+
+impl Drop for FailIfUnwinding<'_> {
+    fn drop(&mut self) {
+        let log = self.0;
+        let mut state = log.state.lock();
+        state.writing = false;
+        state.failed.get_or_insert_with(|| "a write of the redo log panicked".to_owned());
+        log.failed.store(true, Ordering::Release);
+        log.written.notify_all();
+        log.work.notify_one();
     }
 }
 
@@ -1113,6 +1131,91 @@ mod tests {
         let writes = lgwr.stats.get(Stat::RedoWrites);
         assert!(writes > 0 && writes <= u64::from(threads * commits_per_thread), "{writes} writes");
         assert_eq!(lgwr.stats.event(WaitEvent::LogFileParallelWrite).waits, writes);
+    }
+
+    /// An I/O layer whose log files' syncs panic once `panics` is set.
+    #[derive(Debug)]
+    struct PanickingSyncs {
+        panics: Arc<AtomicBool>,
+    }
+
+    #[derive(Debug)]
+    struct PanickingFile {
+        inner: Arc<dyn IoFile>,
+        panics: Arc<AtomicBool>,
+    }
+
+    impl Io for PanickingSyncs {
+        fn open(&self, path: &Path, create: bool, direct: bool) -> Result<Arc<dyn IoFile>> {
+            let inner = crate::storage::io::os().open(path, create, direct)?;
+            Ok(Arc::new(PanickingFile { inner, panics: self.panics.clone() }))
+        }
+        fn replace(&self, path: &Path, contents: &[u8]) -> Result<()> {
+            crate::storage::io::os().replace(path, contents)
+        }
+        fn sync_dir(&self, dir: &Path) -> Result<()> {
+            crate::storage::io::os().sync_dir(dir)
+        }
+    }
+
+    impl IoFile for PanickingFile {
+        fn path(&self) -> &Path {
+            self.inner.path()
+        }
+        fn fd(&self) -> std::os::fd::RawFd {
+            self.inner.fd()
+        }
+        fn write_at(&self, buf: &[u8], offset: u64) -> Result<()> {
+            self.inner.write_at(buf, offset)
+        }
+        fn sync(&self) -> Result<()> {
+            assert!(!self.panics.load(Ordering::Relaxed), "the disk driver panics");
+            self.inner.sync()
+        }
+        fn len(&self) -> Result<u64> {
+            self.inner.len()
+        }
+        fn extend(&self, len: u64) -> Result<()> {
+            self.inner.extend(len)
+        }
+        fn allocate(&self, len: u64) -> Result<()> {
+            self.inner.allocate(len)
+        }
+    }
+
+    /// A committer whose write of the log panics fails the log: the next commit gets an
+    /// error at once instead of waiting for a write that never ends.
+    #[test]
+    fn a_write_that_panics_fails_the_log_for_every_later_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let panics = Arc::new(AtomicBool::new(false));
+        let io: Arc<dyn Io> = Arc::new(PanickingSyncs { panics: panics.clone() });
+        RedoLog::create_files(io.as_ref(), dir.path(), 7, 3, 1 << 20).unwrap();
+        let log = Arc::new(RedoLog::open(io, dir.path(), 7, 1 << 20, &[1, 2, 3]).unwrap());
+        log.start(1, 1, 0).unwrap();
+        let stats = SessionStats::default();
+        let append = |id: u32| {
+            let block = [id as u8; 8];
+            let ranges = [(0usize, 8)];
+            let (_, end) = log
+                .append(&stats, record::encoded_len(&ranges), u64::from(id), |out, seq| {
+                    record::encode_one(out, seq, u64::from(id), id, record::Op::Change, &block, &ranges)
+                })
+                .unwrap();
+            end
+        };
+        let end = append(1);
+        log.flush_to(end).unwrap();
+        panics.store(true, Ordering::Relaxed);
+        let end = append(2);
+        let writer = log.clone();
+        assert!(std::thread::spawn(move || writer.flush_to(end)).join().is_err(), "the write panicked");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = log.clone();
+        std::thread::spawn(move || tx.send(waiter.flush_to(end)).unwrap());
+        let next = rx.recv_timeout(Duration::from_secs(10)).expect("the next commit waits for a write that never ends");
+        let e = next.unwrap_err().to_string();
+        assert!(e.contains("panicked") && log.has_failed(), "{e}");
     }
 
     /// Writes `records` records of about 300 bytes through a log of three 64 KB groups,
