@@ -744,7 +744,9 @@ impl RedoLog {
     /// writes them with the state unlocked, then publishes how far redo is on disk and
     /// wakes every waiter, and the log writer if a write it was asked for is left to
     /// make. Called with no write under way and something to write; returns with the
-    /// state locked again. A failed write fails the log for good.
+    /// state locked again. A failed write fails the log for good. The log writer's
+    /// session is the one the write counts in, and a log switch's waits show in its
+    /// activity whoever makes them: `writing` keeps its activity to one thread at a time.
     fn write_out<'a>(&'a self, mut state: MutexGuard<'a, LogState>, by: Writer) -> MutexGuard<'a, LogState> {
         debug_assert!(!state.writing && !state.chunks.is_empty());
         state.writing = true;
