@@ -137,7 +137,9 @@ impl BufferCache {
 
     /// Locks pinned buffer `index` (the current version of `rdba`) exclusively for a
     /// commit cleanout, which only copies into the block the commit SCN the transaction
-    /// table already records. While the redo since the block was last read or written
+    /// table already records; if another session holds or waits for its content lock,
+    /// lets the pin go and returns `None` (`commit cleanout failures: cannot pin`): a
+    /// commit never waits for a hot block, whose next visitor cleans it out instead. While the redo since the block was last read or written
     /// holds an image of it (`LOGGED`), the buffer is dirtied and the cleanout logged as
     /// any change is: a few bytes. Otherwise logging it would cost a whole block of redo
     /// (the torn-block image): then the cleanout is made in the cache alone, nothing is
@@ -149,13 +151,17 @@ impl BufferCache {
         stats: &'c SessionStats,
         index: u32,
         rdba: u32,
-    ) -> WriteGuard<'c> {
+    ) -> Option<WriteGuard<'c>> {
         let h = &self.headers[index as usize];
-        h.lock_exclusive(stats);
-        if self.redo.get().is_some() && !h.has(LOGGED) {
-            return WriteGuard { cache: self, index, rdba, capture: None };
+        if !h.try_lock_exclusive() {
+            h.unpin();
+            stats.add(Stat::CommitCleanoutFailuresCannotPin, 1);
+            return None;
         }
-        self.dirtied(stats, index, rdba)
+        if self.redo.get().is_some() && !h.has(LOGGED) {
+            return Some(WriteGuard { cache: self, index, rdba, capture: None });
+        }
+        Some(self.dirtied(stats, index, rdba))
     }
 
     /// A new block that need not be read: a zeroed, dirty buffer for `rdba` (the block

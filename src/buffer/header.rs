@@ -244,6 +244,19 @@ impl BufferHeader {
         self.lock_exclusive_contended(stats);
     }
 
+    /// Takes the content lock exclusive only if no one holds it, waits for it or sleeps
+    /// on it; the caller holds a pin. Never waits.
+    pub fn try_lock_exclusive(&self) -> bool {
+        let mut word = self.word.load(Ordering::Relaxed);
+        while word & (EXCLUSIVE | SHARED_MASK | QUEUED | PARKED) == 0 {
+            match self.word.compare_exchange_weak(word, word | EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => word = now,
+            }
+        }
+        false
+    }
+
     #[cold]
     fn lock_exclusive_contended(&self, stats: &SessionStats) {
         let mut wait = None;

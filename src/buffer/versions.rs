@@ -261,7 +261,9 @@ impl BufferCache {
     }
 
     /// For a commit cleanout: the current version of `rdba`, exclusively locked, only if
-    /// it is cached (commit cleanout never reads). Dirtied and logged only when that costs
+    /// it is cached (commit cleanout never reads) and no one holds or waits for its
+    /// content lock (commit cleanout never waits: `commit cleanout failures: cannot pin`;
+    /// the next visitor cleans the block out instead). Dirtied and logged only when that costs
     /// no block image (see [`BufferCache::commit_cleanout_guard`]).
     pub fn commit_cleanout_get<'c>(&'c self, stats: &'c SessionStats, rdba: u32) -> Option<WriteGuard<'c>> {
         let index = self.lookup_and_pin(stats, rdba)?;
@@ -271,7 +273,7 @@ impl BufferCache {
             h.unpin();
             return None;
         }
-        Some(self.commit_cleanout_guard(stats, index, rdba))
+        self.commit_cleanout_guard(stats, index, rdba)
     }
 
     /// Takes CR clone `index` of `rdba` out of its chain at once, pinned or not (its
@@ -668,6 +670,30 @@ pub(super) mod tests {
         drop(g);
         assert_eq!(cache.summary().dirty, 1);
         assert_eq!(stamp_of(&cache.consistent_get(&stats, rdba).unwrap()), 4);
+    }
+
+    /// A commit cleanout never waits: a block another session holds is left for its
+    /// next visitor, with the failure counted and no pin left behind.
+    #[test]
+    fn commit_cleanout_get_leaves_a_held_block_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, _file) = cache_with_file(&dir, 64, 2);
+        let stats = SessionStats::default();
+        let rdba = block::rdba(1, 1);
+        let failures = || stats.get(crate::stats::Stat::CommitCleanoutFailuresCannotPin);
+        let reader = cache.consistent_get(&stats, rdba).unwrap();
+        assert!(cache.commit_cleanout_get(&stats, rdba).is_none(), "a block read by another session");
+        assert_eq!(failures(), 1);
+        drop(reader);
+        let writer = cache.current_get(&stats, rdba).unwrap();
+        assert!(cache.commit_cleanout_get(&stats, rdba).is_none(), "a block changed by another session");
+        assert_eq!(failures(), 2);
+        drop(writer);
+        assert_eq!(cache.summary().pinned, 0, "no pin left by the cleanouts that failed");
+        let mut g = cache.commit_cleanout_get(&stats, rdba).expect("a block no one holds");
+        stamp(&mut g, 4);
+        drop(g);
+        assert_eq!((failures(), stamp_of(&cache.consistent_get(&stats, rdba).unwrap())), (2, 4));
     }
 
     /// A tiny xorshift generator: the test is random but repeatable per seed.

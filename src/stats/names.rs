@@ -76,6 +76,7 @@ statistics! {
     ImmediateCrCleanouts => "immediate (CR) block cleanout applications", 128;
     CommitCleanouts => "commit cleanouts", 128;
     CommitCleanoutsCompleted => "commit cleanouts successfully completed", 128;
+    CommitCleanoutFailuresCannotPin => "commit cleanout failures: cannot pin", 128;
     TransactionTablesCrUndoRecordsApplied => "transaction tables consistent reads - undo records applied", 128;
     UndoChangeVectorSize => "undo change vector size", 128;
     RollbackChangesUndoRecordsApplied => "rollback changes - undo records applied", 128;

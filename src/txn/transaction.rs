@@ -168,7 +168,9 @@ impl Transaction {
     }
 
     /// Commit cleanout: stamps the commit SCN into the ITL slots of the changed blocks
-    /// still in the cache (`commit cleanouts`, `commit cleanouts successfully completed`);
+    /// still in the cache (`commit cleanouts`, `commit cleanouts successfully completed`)
+    /// and not held by another session at that moment (a hot block is left to its next
+    /// visitor's delayed cleanout: `commit cleanout failures: cannot pin`);
     /// a block written since the transaction changed it is stamped in the cache only,
     /// with no redo (see `BufferCache::commit_cleanout_get`).
     fn clean_out(&self, ctx: &TxnContext<'_>, xid: Xid, scn: u64) {
