@@ -27,6 +27,7 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
         callgrind_child: None,
         lioscope_exe: None,
         hcc_level: lioscope_lab::scan::HccLevelArg::QueryLow,
+        probe_mib: 64,
         history: lioscope_lab::history::HistoryArgs::at(dir.path().join("history.sqlite")),
     };
     run(&opts).expect("runs");
@@ -105,6 +106,24 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
         assert_eq!(figure(p, "logical_reads"), Some(1.0), "{}: the segment header only", p["name"]);
         assert_eq!(figure(p, "im_scan_rows"), Some(ROWS as f64), "{}", p["name"]);
     }
+    // Bytes a second against the bandwidth probe: a pass before each path and one first.
+    let probe = &report["bandwidth_probe"];
+    assert_eq!(probe["samples_gb_per_s"].as_array().unwrap().len(), 7);
+    assert_eq!(probe["bytes"], 64 << 20);
+    let probe_median = probe["gb_per_s"]["median"].as_f64().unwrap();
+    assert!(probe_median > 0.0);
+    let full_sample = &paths[2]["samples"][0];
+    assert_eq!(full_sample["bytes_read"].as_f64(), Some(full_sample["logical_reads"].as_f64().unwrap() * 8192.0));
+    for p in paths {
+        let s = &p["samples"][0];
+        let gb = s["bytes_read"].as_f64().unwrap() / 1e9 / (s["elapsed_ms"].as_f64().unwrap() / 1000.0);
+        let fraction = s["bandwidth_fraction"].as_f64().unwrap();
+        assert!(s["bytes_read"].as_f64().unwrap() > 0.0, "{}", p["name"]);
+        assert!((fraction - gb / probe_median).abs() <= 1e-9 * fraction.max(1.0), "{}", p["name"]);
+    }
+    // The column store's paths read the in-memory size of their columns: two against one.
+    let im_bytes = |p: &Value| p["samples"][0]["bytes_read"].as_f64().unwrap();
+    assert!(im_bytes(&paths[3]) > im_bytes(&paths[4]), "cust_id and cust_valid against cust_valid alone");
     // The bad clustering factor visits a block a row; the good one pins it across rows.
     assert!(figure(&paths[0], "logical_reads").unwrap() > ROWS as f64);
     assert!(figure(&paths[1], "buffer_is_pinned_count").unwrap() > ROWS as f64 / 2.0);
@@ -114,7 +133,7 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
     assert!(report["derivations"]["instructions_per_row"].as_str().unwrap().contains("rows"));
     // The HTML report: the source document's six charts, each drawn by a browser.
     let charts = charts_drawn_by_chromium(&out.join("scan.html"));
-    assert_eq!(charts.len(), 6);
+    assert_eq!(charts.len(), 7);
     assert!(charts.iter().all(|c| c.width >= 400 && c.marks >= 20), "{charts:?}");
 }
 
@@ -138,6 +157,7 @@ fn callgrind_counts_only_the_statements_execution() {
             callgrind_child: None,
             lioscope_exe: Some(env!("CARGO_BIN_EXE_lioscope").into()),
             hcc_level: lioscope_lab::scan::HccLevelArg::QueryLow,
+            probe_mib: 64,
             history: lioscope_lab::history::HistoryArgs::off(),
         };
         let report = serde_json::to_value(run(&opts).expect("runs")).unwrap();
@@ -147,6 +167,14 @@ fn callgrind_counts_only_the_statements_execution() {
         assert_eq!(full["name"], "FULL_BUFFER_CACHE");
         assert_eq!(report["paths"][5]["name"], "COMPRESSED_BLOCKS");
         assert!(report["paths"][5]["figures"]["instructions_callgrind"]["median"].as_f64().is_some_and(|n| n > 0.0));
+        // The simulation: misses and mispredictions a row and a block, and where they fall.
+        for key in ["l1_misses_per_row_sim", "ll_misses_per_block_sim", "mispredictions_per_row_sim"] {
+            assert!(full["figures"][key]["median"].as_f64().is_some_and(|n| n > 0.0), "{key}");
+        }
+        let top = full["simulated_functions"]["mispredictions"].as_array().unwrap();
+        assert!(!top.is_empty() && top.len() <= 3, "{top:?}");
+        let shares: f64 = top.iter().map(|f| f[1].as_f64().unwrap()).sum();
+        assert!(shares > 0.0 && shares <= 1.0 + 1e-9, "{top:?}");
         // The method itself: a loop of known length counts what it executes.
         let calibration = &report["callgrind_calibration"];
         let (expected, counted) = (

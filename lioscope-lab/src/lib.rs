@@ -13,7 +13,9 @@
 //! - [`populate`]: in-memory population by worker count and MEMCOMPRESS level, of plain
 //!   and migrated rows, and where its time goes by phase.
 //! - [`scan`]: the cost of a row by access path, with performance counters, or
-//!   instructions counted by callgrind ([`callgrind`]).
+//!   instructions, cache misses and mispredictions simulated by callgrind ([`callgrind`]),
+//!   and each path's bytes a second against a one-core memory bandwidth probe
+//!   ([`bandwidth`]).
 //! - [`tpch`]: TPC-H's tables, data and 22 queries in each engine's dialect, and how
 //!   answers compare.
 //! - [`join`]: where the join methods cross by outer rows (NESTED LOOPS through a well or a
@@ -28,6 +30,7 @@
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod bandwidth;
 pub mod bench;
 pub mod callgrind;
 pub mod cpu;

@@ -62,6 +62,11 @@ pub struct ScanOptions {
     /// The Hybrid Columnar Compression level of the copy the `COMPRESSED_BLOCKS` path scans.
     #[arg(long, value_enum, default_value_t = HccLevelArg::QueryLow)]
     pub hcc_level: HccLevelArg,
+    /// MiB of the one-core memory read bandwidth probe's array (far past the caches),
+    /// read once before each path's runs: each path's bytes a second are reported as a
+    /// fraction of its median.
+    #[arg(long, default_value_t = super::bandwidth::DEFAULT_BYTES >> 20)]
+    pub probe_mib: usize,
     /// The lioscope executable the callgrind children run (default: this one).
     #[arg(long, hide = true)]
     pub lioscope_exe: Option<PathBuf>,
@@ -107,22 +112,41 @@ struct Path {
     label: &'static str,
     /// `None` for a path lioscope does not have yet.
     sql: Option<&'static str>,
+    /// The column store's columns it reads (none: it reads blocks).
+    im_columns: &'static [&'static str],
 }
 
 const PATHS: [Path; 6] = [
-    Path { name: "INDEX_BAD_CF", label: "INDEX range scan, bad clustering factor", sql: Some(count::BY_BAD_INDEX) },
-    Path { name: "INDEX_GOOD_CF", label: "INDEX range scan, good clustering factor", sql: Some(count::BY_GOOD_INDEX) },
-    Path { name: "FULL_BUFFER_CACHE", label: "FULL scan in the buffer cache", sql: Some(count::FULL) },
-    Path { name: "INMEMORY_PREDICATE", label: "INMEMORY scan with a predicate", sql: Some(count::INMEMORY) },
+    Path {
+        name: "INDEX_BAD_CF",
+        label: "INDEX range scan, bad clustering factor",
+        sql: Some(count::BY_BAD_INDEX),
+        im_columns: &[],
+    },
+    Path {
+        name: "INDEX_GOOD_CF",
+        label: "INDEX range scan, good clustering factor",
+        sql: Some(count::BY_GOOD_INDEX),
+        im_columns: &[],
+    },
+    Path { name: "FULL_BUFFER_CACHE", label: "FULL scan in the buffer cache", sql: Some(count::FULL), im_columns: &[] },
+    Path {
+        name: "INMEMORY_PREDICATE",
+        label: "INMEMORY scan with a predicate",
+        sql: Some(count::INMEMORY),
+        im_columns: &["CUST_ID", "CUST_VALID"],
+    },
     Path {
         name: "INMEMORY_NO_PREDICATE",
         label: "INMEMORY scan without a predicate",
         sql: Some(count::INMEMORY_NO_PREDICATE),
+        im_columns: &["CUST_VALID"],
     },
     Path {
         name: "COMPRESSED_BLOCKS",
         label: "FULL scan of compressed columnar blocks (HCC) in the buffer cache",
         sql: Some(count::COMPRESSED_BLOCKS),
+        im_columns: &[],
     },
 ];
 
@@ -144,6 +168,11 @@ pub struct Sample {
     pub ehcc_cus: u64,
     pub ehcc_columns: u64,
     pub ehcc_decompressed_bytes: u64,
+    /// The bytes the path read: its logical reads times the block size, or for the
+    /// column store the in-memory size of the columns it reads.
+    pub bytes_read: u64,
+    /// Its bytes a second over the bandwidth probe's median (set once the probe is done).
+    pub bandwidth_fraction: Option<f64>,
     /// Each performance counter that counted, scaled for multiplexing, by perf name.
     pub counters: BTreeMap<&'static str, u64>,
     /// The share of its enabled time each counter was running (1 when not multiplexed).
@@ -162,23 +191,34 @@ pub struct PathReport {
     pub status: &'static str,
     pub figures: BTreeMap<&'static str, Option<Figure>>,
     pub samples: Vec<Sample>,
+    /// With `--instructions callgrind`: for each kind of simulated miss
+    /// ([`super::callgrind::MISS_KINDS`]), the functions with the most of them (self
+    /// cost) and their share of the path's total.
+    pub simulated_functions: BTreeMap<&'static str, Vec<(String, f64)>>,
 }
 
 /// A figure over the runs: median, min, max.
 pub type Figure = Spread;
 
 /// The figures callgrind adds, and how each is derived.
-const CALLGRIND_FIGURES: [(&str, &str); 2] = [
+const CALLGRIND_FIGURES: [(&str, &str); 8] = [
     (
         "instructions_callgrind",
         "valgrind callgrind Ir of one run in a child process, collection on only inside the statement's execution \
-         (--collect-atstart=no --toggle-collect=*counted_execution*), after a warm run",
+         (--collect-atstart=no --toggle-collect=*counted_execution*), after a warm run, with its cache and branch \
+         simulation on (--cache-sim=yes --branch-sim=yes; caches shaped as the host's)",
     ),
     ("instructions_per_row_callgrind", "instructions_callgrind / rows"),
+    ("l1_misses_per_row_sim", "simulated first-level misses (I1mr + D1mr + D1mw) of the same run / rows"),
+    ("l1_misses_per_block_sim", "the same / logical_reads (median)"),
+    ("ll_misses_per_row_sim", "simulated last-level misses (ILmr + DLmr + DLmw) of the same run / rows"),
+    ("ll_misses_per_block_sim", "the same / logical_reads (median)"),
+    ("mispredictions_per_row_sim", "simulated branch mispredictions (Bcm + Bim) of the same run / rows"),
+    ("mispredictions_per_block_sim", "the same / logical_reads (median)"),
 ];
 
 /// The figures of every path, in report order, and how each is derived.
-const FIGURES: [(&str, &str); 20] = [
+const FIGURES: [(&str, &str); 23] = [
     ("rows", "the count the query returned"),
     ("logical_reads", "delta of 'session logical reads'"),
     ("buffer_is_pinned_count", "delta of 'buffer is pinned count'"),
@@ -203,11 +243,24 @@ const FIGURES: [(&str, &str); 20] = [
         "ehcc_decompressed_bytes / 10^9 / (cpu_ms / 1000): bytes decompressed a second of the scan's CPU (its \
          decompression's own speed is higher)",
     ),
+    (
+        "bytes_read",
+        "logical_reads × db_block_size (the blocks the path got, whole); for the column store, the INMEMORY_SIZE \
+         (v$im_column_level) of the columns the path reads",
+    ),
+    ("read_gb_per_s", "bytes_read / 10^9 / (elapsed_ms / 1000)"),
+    (
+        "bandwidth_fraction",
+        "read_gb_per_s / the median of the same run's one-core memory read bandwidth probe (bandwidth_probe in \
+         scan.json): how close the path comes to what memory gives one core",
+    ),
 ];
 
 impl Sample {
-    fn of(m: &Measurement, counters: &Reading) -> Sample {
+    fn of(m: &Measurement, counters: &Reading, bytes_read: u64) -> Sample {
         Sample {
+            bytes_read,
+            bandwidth_fraction: None,
             rows: m.rows(),
             elapsed_ms: m.elapsed_ms,
             cpu_ms: m.cpu_ms,
@@ -252,6 +305,9 @@ impl Sample {
             "ehcc_cus_decompressed" => Some(self.ehcc_cus as f64),
             "ehcc_columns_decompressed" => Some(self.ehcc_columns as f64),
             "ehcc_decompressed_bytes" => Some(self.ehcc_decompressed_bytes as f64),
+            "bytes_read" => Some(self.bytes_read as f64),
+            "read_gb_per_s" => super::bandwidth::gb_per_s(self.bytes_read as f64, self.elapsed_ms),
+            "bandwidth_fraction" => self.bandwidth_fraction,
             "ehcc_decompressed_gb_per_s" => {
                 (self.cpu_ms > 0.0).then(|| self.ehcc_decompressed_bytes as f64 / 1e9 / (self.cpu_ms / 1000.0))
             }
@@ -274,6 +330,8 @@ pub struct ScanReport {
     /// With `--instructions callgrind`: callgrind's count of a loop of known length, run
     /// the same way as the paths.
     pub callgrind_calibration: Option<super::callgrind::Calibration>,
+    /// The one-core memory read bandwidth probe, one pass before each path's runs.
+    pub bandwidth_probe: super::bandwidth::BandwidthProbe,
     pub paths: Vec<PathReport>,
     /// Each measured path's CPU time against the full scan's (`path_tests`).
     pub tests: Vec<PathTest>,
@@ -353,6 +411,10 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
         sample::measure(&session, "SELECT /*+ FULL(c) NO_INMEMORY(c) */ COUNT(*) FROM customers c")?.rows();
     progress.step("populating the column store");
     populate(&session)?;
+    let block_size = block_size(&session)?;
+    let im_sizes = inmemory_column_sizes(&session)?;
+    let probe = super::bandwidth::ProbeArray::new(opts.probe_mib.max(1) << 20);
+    let mut probe_samples = vec![probe.pass()];
     session.set_hardware_counters(true);
     let mut unavailable = BTreeMap::new();
     let mut paths = Vec::new();
@@ -367,9 +429,11 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
                 status: NOT_IMPLEMENTED,
                 figures,
                 samples: Vec::new(),
+                simulated_functions: BTreeMap::new(),
             });
             continue;
         };
+        probe_samples.push(probe.pass());
         sample::measure(&session, sql)?;
         let mut samples = Vec::new();
         for _ in 0..opts.repeat.max(1) {
@@ -381,25 +445,39 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
                     unavailable.entry(counter.name()).or_insert_with(|| why.to_owned());
                 }
             }
-            samples.push(Sample::of(&m, &counted));
+            let bytes_read = if path.im_columns.is_empty() {
+                m.delta(Stat::LogicalReads) * block_size
+            } else {
+                path.im_columns.iter().map(|c| im_sizes.get(*c).copied().unwrap_or(0)).sum()
+            };
+            samples.push(Sample::of(&m, &counted, bytes_read));
         }
-        let figures = FIGURES
-            .iter()
-            .map(|(key, _)| {
-                let values: Option<Vec<f64>> = samples.iter().map(|s| s.figure(key)).collect();
-                (*key, values.map(spread))
-            })
-            .collect();
         paths.push(PathReport {
             name: path.name,
             label: path.label,
             sql: Some(sql),
             status: "measured",
-            figures,
+            figures: BTreeMap::new(),
             samples,
+            simulated_functions: BTreeMap::new(),
         });
     }
     session.set_hardware_counters(false);
+    let bandwidth_probe = probe.report(probe_samples);
+    drop(probe);
+    for path in paths.iter_mut().filter(|p| p.status == "measured") {
+        for sample in &mut path.samples {
+            sample.bandwidth_fraction =
+                sample.figure("read_gb_per_s").map(|gb| gb / bandwidth_probe.gb_per_s.median.max(f64::MIN_POSITIVE));
+        }
+        path.figures = FIGURES
+            .iter()
+            .map(|(key, _)| {
+                let values: Option<Vec<f64>> = path.samples.iter().map(|s| s.figure(key)).collect();
+                (*key, values.map(spread))
+            })
+            .collect();
+    }
     drop(session);
     db.close()?;
     // Dropping the database lets go of its directory for the callgrind children.
@@ -413,12 +491,8 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
         let _ = std::fs::remove_file(&profile);
         for path in paths.iter_mut().filter(|p| p.status == "measured") {
             progress.step(&format!("{} under callgrind", path.name));
-            let instructions = callgrind_count(opts, &dir, path.name)? as f64;
-            let rows = path.figures["rows"].map_or(0.0, |f| f.median);
-            let figure = |v: f64| Some(Figure { median: v, min: v, max: v });
-            path.figures.insert("instructions_callgrind", figure(instructions));
-            path.figures
-                .insert("instructions_per_row_callgrind", (rows > 0.0).then(|| instructions / rows).and_then(figure));
+            let simulated = callgrind_simulate(opts, &dir, path.name)?;
+            add_simulated_figures(path, &simulated);
         }
         for path in paths.iter_mut().filter(|p| p.status != "measured") {
             CALLGRIND_FIGURES.iter().for_each(|(k, _)| {
@@ -451,6 +525,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
         derivations,
         counters_unavailable: unavailable,
         callgrind_calibration: calibration,
+        bandwidth_probe,
         tests: path_tests(&paths),
         paths,
     };
@@ -485,9 +560,30 @@ fn history_figures(report: &ScanReport) -> Vec<super::history::FigureSamples> {
     out
 }
 
-/// The instructions of one run of path `name` in the database in `dir`, counted by
-/// callgrind in a child process.
-fn callgrind_count(opts: &ScanOptions, dir: &std::path::Path, name: &str) -> Result<u64> {
+/// Adds to `path` the figures of its simulated run: instructions, and each kind of miss
+/// a row and a block, with the functions they fall in.
+fn add_simulated_figures(path: &mut PathReport, simulated: &super::callgrind::Simulated) {
+    let median = |key: &str| path.figures.get(key).copied().flatten().map_or(0.0, |f| f.median);
+    let (rows, blocks) = (median("rows"), median("logical_reads"));
+    let figure = |v: f64| Some(Figure { median: v, min: v, max: v });
+    let per = |v: f64, n: f64| (n > 0.0).then(|| v / n).and_then(figure);
+    let instructions = simulated.total(&["Ir"]) as f64;
+    let mut added = vec![
+        ("instructions_callgrind", figure(instructions)),
+        ("instructions_per_row_callgrind", per(instructions, rows)),
+    ];
+    for ((kind, events), keys) in super::callgrind::MISS_KINDS.iter().zip(CALLGRIND_FIGURES[2..].chunks(2)) {
+        let misses = simulated.total(events) as f64;
+        added.push((keys[0].0, per(misses, rows)));
+        added.push((keys[1].0, per(misses, blocks)));
+        path.simulated_functions.insert(kind, simulated.top_functions(events, 3));
+    }
+    path.figures.extend(added);
+}
+
+/// One run of path `name` in the database in `dir`, counted and simulated by callgrind
+/// in a child process.
+fn callgrind_simulate(opts: &ScanOptions, dir: &std::path::Path, name: &str) -> Result<super::callgrind::Simulated> {
     let exe = lioscope_exe(opts)?;
     let profile = dir.join(format!("callgrind.{name}.out"));
     let args: Vec<String> = ["lab", "scan", "--rows", &opts.rows.to_string(), "--db"]
@@ -495,9 +591,33 @@ fn callgrind_count(opts: &ScanOptions, dir: &std::path::Path, name: &str) -> Res
         .map(str::to_owned)
         .chain([dir.display().to_string(), "--callgrind-child".into(), name.into()])
         .collect();
-    let counted = super::callgrind::count_instructions(&exe, &args, &profile);
+    let simulated = super::callgrind::simulate(&exe, &args, &profile);
     let _ = std::fs::remove_file(&profile);
-    counted
+    simulated
+}
+
+/// The database's block size in bytes (`db_block_size`).
+fn block_size(session: &Session) -> Result<u64> {
+    let result = session.execute("SELECT value FROM v$parameter WHERE name = 'db_block_size'")?;
+    let value = result.rows.first().map(|r| r[0].to_string()).unwrap_or_default();
+    value.parse().map_err(|_| lioscope::Error::InvalidValue {
+        context: "lab scan: db_block_size".into(),
+        message: format!("{value:?} is not a number of bytes"),
+    })
+}
+
+/// The in-memory size of each of customers' columns in the column store, by name.
+fn inmemory_column_sizes(session: &Session) -> Result<BTreeMap<String, u64>> {
+    let result =
+        session.execute("SELECT column_name, inmemory_size FROM v$im_column_level WHERE table_name = 'CUSTOMERS'")?;
+    Ok(result
+        .rows
+        .iter()
+        .filter_map(|r| match (&r[0], &r[1]) {
+            (name, lioscope::types::Datum::Int(n)) => Some((name.to_string(), *n as u64)),
+            _ => None,
+        })
+        .collect())
 }
 
 /// The `lioscope` the callgrind children run: `--lioscope-exe`, else this one.
@@ -622,9 +742,11 @@ fn table_keys(report: &ScanReport) -> Vec<&'static str> {
         "instructions_per_row",
         "cycles_per_row",
         "ipc",
+        "read_gb_per_s",
+        "bandwidth_fraction",
     ];
     if report.instructions == InstructionSource::Callgrind {
-        keys.push("instructions_per_row_callgrind");
+        keys.extend(["instructions_per_row_callgrind", "ll_misses_per_row_sim", "mispredictions_per_row_sim"]);
     }
     keys
 }
@@ -649,6 +771,10 @@ fn print_table(report: &ScanReport) {
     super::report::print_table(&header, report.paths.iter().map(|p| table_row(p, &keys)));
     super::report::print_table(&TESTS_HEADER, test_rows(report));
     if let Some(line) = compressed_line(report) {
+        println!("{line}");
+    }
+    println!("{}", probe_line(&report.bandwidth_probe));
+    for line in simulated_lines(report) {
         println!("{line}");
     }
     super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
@@ -681,6 +807,33 @@ fn compressed_line(report: &ScanReport) -> Option<String> {
         figure("ehcc_decompressed_bytes"),
         figure("ehcc_decompressed_gb_per_s"),
     ))
+}
+
+/// The bandwidth probe's figure, as a sentence.
+fn probe_line(p: &super::bandwidth::BandwidthProbe) -> String {
+    format!(
+        "memory bandwidth probe (one core): {:.2} GB/s median [{:.2}..{:.2}] over {} passes of {} MiB, one before each \
+         path; bandwidth_fraction = read_gb_per_s / {:.2}",
+        p.gb_per_s.median,
+        p.gb_per_s.min,
+        p.gb_per_s.max,
+        p.samples_gb_per_s.len(),
+        p.bytes >> 20,
+        p.gb_per_s.median
+    )
+}
+
+/// With the simulation: for each path and kind of miss, the functions they fall in.
+fn simulated_lines(report: &ScanReport) -> Vec<String> {
+    let mut lines = Vec::new();
+    for path in &report.paths {
+        for (kind, top) in &path.simulated_functions {
+            let shares: Vec<String> = top.iter().map(|(f, share)| format!("{:.0}% {f}", share * 100.0)).collect();
+            let shares = if shares.is_empty() { "none".to_owned() } else { shares.join(", ") };
+            lines.push(format!("{} {kind} (simulated) fall in: {shares}", path.name));
+        }
+    }
+    lines
 }
 
 /// What the calibration found, as a sentence for the table's notes and the HTML report.
@@ -755,6 +908,10 @@ fn html(report: &ScanReport, stored: Option<&super::history::Stored>) -> Result<
     if let Some(line) = compressed_line(report) {
         html.paragraph(&line);
     }
+    html.paragraph(&probe_line(&report.bandwidth_probe));
+    for line in simulated_lines(report) {
+        html.paragraph(&line);
+    }
     html.chart(Chart::bars("CPU time", "ms", &names, vec![series("CPU ms", "cpu_ms")], &how("cpu_ms")))?;
     html.chart(Chart::bars(
         "Logical reads",
@@ -783,6 +940,13 @@ fn html(report: &ScanReport, stored: Option<&super::history::Stored>) -> Result<
         &format!("{}; {}", how("instructions"), how("cycles")),
     ))?;
     html.chart(Chart::bars("IPC", "instructions / cycle", &names, vec![series("IPC", "ipc")], &how("ipc")))?;
+    html.chart(Chart::bars(
+        "Bytes a second against the memory bandwidth probe",
+        "fraction of one core's read bandwidth",
+        &names,
+        vec![series("bandwidth fraction", "bandwidth_fraction")],
+        &how("bandwidth_fraction"),
+    ))?;
     super::history::draw_trend(&mut html, stored)?;
     html.derivations(&report.derivations);
     Ok(html)
