@@ -121,6 +121,10 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
         assert!(s["bytes_read"].as_f64().unwrap() > 0.0, "{}", p["name"]);
         assert!((fraction - gb / probe_median).abs() <= 1e-9 * fraction.max(1.0), "{}", p["name"]);
     }
+    // An index path's bytes are its distinct blocks, however often it got them again.
+    let bad = &paths[0]["samples"][0];
+    assert!(bad["bytes_read"].as_f64().unwrap() < bad["logical_reads"].as_f64().unwrap() * 8192.0);
+    assert!(bad["bytes_read"].as_f64().unwrap() >= full_sample["bytes_read"].as_f64().unwrap());
     // The column store's paths read the in-memory size of their columns: two against one.
     let im_bytes = |p: &Value| p["samples"][0]["bytes_read"].as_f64().unwrap();
     assert!(im_bytes(&paths[3]) > im_bytes(&paths[4]), "cust_id and cust_valid against cust_valid alone");
