@@ -552,29 +552,15 @@ fn permutation_factor(rows: u64) -> u64 {
         .expect("a row count divisible by all three primes is at least their product, about 10^18")
 }
 
-/// The first value of the first row of `sql`'s result, as text.
-fn first(session: &Session, sql: &str) -> Result<Option<String>> {
-    Ok(session.execute(sql)?.rows.first().and_then(|r| r.first()).map(|v| v.to_string()))
-}
-
-/// A whole number `sql` returns (0 when it returns no row).
-fn whole(session: &Session, sql: &str) -> Result<u64> {
-    let text = first(session, sql)?.unwrap_or_else(|| "0".into());
-    text.parse().map_err(|_| Error::InvalidValue {
-        context: format!("lab join: {sql}"),
-        message: format!("{text} is not a whole number"),
-    })
-}
-
 /// Creates and loads both tables with their indexes, unless the database has them with
 /// the rows asked for (then they are used as they are).
 fn prepare(session: &Session, sizes: Sizes) -> Result<()> {
     let count = |table: &str| -> Result<Option<u64>> {
-        let exists = whole(session, &format!("SELECT COUNT(*) FROM user_tables WHERE table_name = '{table}'"))?;
+        let exists = sample::whole(session, &format!("SELECT COUNT(*) FROM user_tables WHERE table_name = '{table}'"))?;
         if exists == 0 {
             return Ok(None);
         }
-        whole(session, &format!("SELECT /*+ FULL(t) */ COUNT(*) FROM {table} t")).map(Some)
+        sample::whole(session, &format!("SELECT /*+ FULL(t) */ COUNT(*) FROM {table} t")).map(Some)
     };
     let (inner, outer) = (count("JOIN_INNER")?, count("JOIN_OUTER")?);
     if inner == Some(sizes.inner) && outer == Some(sizes.outer) {
@@ -978,10 +964,12 @@ fn parameters(
     opts: &JoinOptions,
 ) -> Result<BTreeMap<&'static str, serde_json::Value>> {
     let mut p = BTreeMap::new();
-    let blocks =
-        |t: &str| whole(session, &format!("SELECT blocks_below_hwm FROM user_segments WHERE segment_name = '{t}'"));
-    let index =
-        |i: &str, col: &str| whole(session, &format!("SELECT {col} FROM user_indexes WHERE index_name = '{i}'"));
+    let blocks = |t: &str| {
+        sample::whole(session, &format!("SELECT blocks_below_hwm FROM user_segments WHERE segment_name = '{t}'"))
+    };
+    let index = |i: &str, col: &str| {
+        sample::whole(session, &format!("SELECT {col} FROM user_indexes WHERE index_name = '{i}'"))
+    };
     p.insert("inner_rows", serde_json::json!(sizes.inner));
     p.insert("outer_rows", serde_json::json!(sizes.outer));
     p.insert("outer_rows_series", serde_json::json!(ns));

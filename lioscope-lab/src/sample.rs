@@ -1,8 +1,9 @@
 //! Measuring one statement the way every lab experiment does: wall-clock elapsed time,
 //! the thread's CPU time (the time model's `DB CPU`), and the delta of every session
 //! statistic, all around one `Session::execute`. Also what every experiment and benchmark
-//! needs around its measurements: a database directory ([`work_dir`]); their figures go
-//! to JSON through [`crate::report::write_json`].
+//! needs around its measurements: a database directory ([`work_dir`]), a value read
+//! back from the dictionary ([`first`], [`whole`]); their figures go to JSON through
+//! [`crate::report::write_json`].
 
 use lioscope::stats::{Stat, TimeModel};
 use lioscope::{QueryResult, Result, Session};
@@ -82,4 +83,18 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// The first value of the first row of `sql`'s result, as text.
+pub fn first(session: &Session, sql: &str) -> Result<Option<String>> {
+    Ok(session.execute(sql)?.rows.first().and_then(|r| r.first()).map(|v| v.to_string()))
+}
+
+/// A whole number `sql` returns (0 when it returns no row).
+pub fn whole(session: &Session, sql: &str) -> Result<u64> {
+    let text = first(session, sql)?.unwrap_or_else(|| "0".into());
+    text.parse().map_err(|_| lioscope::Error::InvalidValue {
+        context: format!("lab: {sql}"),
+        message: format!("{text} is not a whole number"),
+    })
 }

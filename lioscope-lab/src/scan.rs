@@ -427,7 +427,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
         sample::measure(&session, "SELECT /*+ FULL(c) NO_INMEMORY(c) */ COUNT(*) FROM customers c")?.rows();
     progress.step("populating the column store");
     populate(&session)?;
-    let block_size = block_size(&session)?;
+    let block_size = sample::whole(&session, "SELECT value FROM v$parameter WHERE name = 'db_block_size'")?;
     let im_sizes = inmemory_column_sizes(&session)?;
     let probe = super::bandwidth::ProbeArray::new(opts.probe_mib.max(1) << 20);
     let mut probe_samples = vec![probe.pass()];
@@ -616,29 +616,19 @@ fn callgrind_simulate(opts: &ScanOptions, dir: &std::path::Path, name: &str) -> 
 /// The blocks of `table` below its high-water mark and the leaf blocks of `index` (0
 /// where it has no statistics).
 fn distinct_blocks(session: &Session, (table, index): (&str, Option<&str>)) -> Result<u64> {
-    let number = |sql: String| -> Result<u64> {
-        let result = session.execute(&sql)?;
-        Ok(match result.rows.first().map(|r| &r[0]) {
-            Some(lioscope::types::Datum::Int(n)) => (*n).max(0) as u64,
-            _ => 0,
-        })
-    };
-    let table = number(format!("SELECT blocks_below_hwm FROM user_segments WHERE segment_name = '{table}'"))?;
     let leaves = match index {
-        Some(index) => number(format!("SELECT leaf_blocks FROM user_indexes WHERE index_name = '{index}'"))?,
+        Some(index) => sample::whole(
+            session,
+            &format!("SELECT NVL(leaf_blocks, 0) FROM user_indexes WHERE index_name = '{index}'"),
+        )?,
         None => 0,
     };
-    Ok(table + leaves)
+    Ok(table_blocks(session, table)? + leaves)
 }
 
-/// The database's block size in bytes (`db_block_size`).
-fn block_size(session: &Session) -> Result<u64> {
-    let result = session.execute("SELECT value FROM v$parameter WHERE name = 'db_block_size'")?;
-    let value = result.rows.first().map(|r| r[0].to_string()).unwrap_or_default();
-    value.parse().map_err(|_| lioscope::Error::InvalidValue {
-        context: "lab scan: db_block_size".into(),
-        message: format!("{value:?} is not a number of bytes"),
-    })
+/// The blocks of `table` below its high-water mark.
+fn table_blocks(session: &Session, table: &str) -> Result<u64> {
+    sample::whole(session, &format!("SELECT blocks_below_hwm FROM user_segments WHERE segment_name = '{table}'"))
 }
 
 /// The in-memory size of each of customers' columns in the column store, by name.
@@ -736,9 +726,7 @@ fn prepare(session: &Session, rows: u64, inmemory: u64) -> Result<()> {
 /// Makes `customers_hcc`, customers compressed `FOR level`, unless the database has it at
 /// that level; returns the blocks below the high-water mark of customers and of the copy.
 fn compressed_copy(session: &Session, level: HccLevelArg) -> Result<(u64, u64)> {
-    let first =
-        |sql: &str| -> Result<Option<String>> { Ok(session.execute(sql)?.rows.first().map(|r| r[0].to_string())) };
-    let existing = first("SELECT compress_for FROM user_tables WHERE table_name = 'CUSTOMERS_HCC'")?;
+    let existing = sample::first(session, "SELECT compress_for FROM user_tables WHERE table_name = 'CUSTOMERS_HCC'")?;
     if existing.as_deref() != Some(level.sql()) {
         if existing.is_some() {
             session.execute("DROP TABLE customers_hcc")?;
@@ -746,11 +734,7 @@ fn compressed_copy(session: &Session, level: HccLevelArg) -> Result<(u64, u64)> 
         session
             .execute(&format!("CREATE TABLE customers_hcc COMPRESS FOR {} AS SELECT * FROM customers", level.sql()))?;
     }
-    let blocks = |table: &str| -> Result<u64> {
-        let sql = format!("SELECT blocks_below_hwm FROM user_segments WHERE segment_name = '{table}'");
-        Ok(first(&sql)?.and_then(|v| v.parse().ok()).unwrap_or(0))
-    };
-    Ok((blocks("CUSTOMERS")?, blocks("CUSTOMERS_HCC")?))
+    Ok((table_blocks(session, "CUSTOMERS")?, table_blocks(session, "CUSTOMERS_HCC")?))
 }
 
 /// Marks customers INMEMORY and waits until it is populated.

@@ -13,7 +13,7 @@
 //! - The *content lock*: shared holders read the bytes, the one exclusive holder writes
 //!   them. A writer waits until no one shares the block; a session that sleeps for the
 //!   lock either way is in `buffer busy waits` (once per get, from the moment it first
-//!   sleeps). Pins taken and let go beside the lock change the same word: a writer whose
+//!   sleeps); a commit cleanout only tries it, and leaves a held block alone. Pins taken and let go beside the lock change the same word: a writer whose
 //!   exchange they foil tries again while no one holds the lock, and one that finds the
 //!   lock free after a short spin did not wait.
 //! - QUEUED: a writer waits for the block's shared holders. New shared gets wait behind
