@@ -23,7 +23,8 @@
 //!
 //! [`FastRows`] makes room for every row of a block: rows far enough from the block's end
 //! are walked in place, the rest in a copy of the block's tail followed by zeros
-//! ([`TailCopy`]), where the walk must also end inside the block's real bytes. Rows it
+//! ([`TailCopy`], made only when such a row is walked one by one: the lanes read the
+//! block itself), where the walk must also end inside the block's real bytes. Rows it
 //! cannot take (chained, deleted, locked by an unfinished insert, with fewer columns or a
 //! long one) it leaves to the caller's general walk. [`FastRows::count_in_lanes`] counts
 //! them eight at a time where the CPU can ([`super::lanes`]), the rest one by one.
@@ -59,7 +60,7 @@ pub const MAX_STEP: usize = 256;
 
 /// Bytes read after a small integer's length byte: the scale byte, then the mantissa
 /// with one unaligned 8-byte load.
-const SMALL_INT_READ: usize = 10;
+pub(super) const SMALL_INT_READ: usize = 10;
 
 /// Bytes of stream a fast walk of `w` columns, and the reads of its rows' values, may
 /// touch: the last length byte lies at most `(w - 1) ×` [`MAX_STEP`] bytes in, and a
@@ -298,8 +299,10 @@ pub struct FastRows<'b, const W: usize> {
     /// Directory offsets `1..=last_in_place` have room in place (see [`reach`]).
     last_in_place: usize,
     /// [`TailCopy::copy_of`] this block, whose first byte is the block's byte
-    /// `last_in_place` (or 0).
+    /// `last_in_place` (or 0), once a row near the block's end is walked one by one;
+    /// until then empty, and `uncopied` holds the copy to make it in.
     tail: &'b [u8],
+    uncopied: Option<&'b mut TailCopy>,
     upcoming: NextBlockPrefetch<'b>,
     pending: Option<usize>,
     /// Rows handed over.
@@ -309,12 +312,13 @@ pub struct FastRows<'b, const W: usize> {
 }
 
 impl<'b, const W: usize> FastRows<'b, W> {
-    /// The rows of `block` (whose row directory is `directory`, and its tail copy
-    /// `tail`), prefetching `next` on the way.
+    /// The rows of `block` (whose row directory is `directory`), prefetching `next` on
+    /// the way; `tail` takes the copy of the block's end if a row near it is walked one by
+    /// one (rows counted in lanes need none).
     pub fn new(
         block: &'b [u8],
         directory: &'b [u8],
-        tail: &'b [u8],
+        tail: &'b mut TailCopy,
         next: Option<PrefetchTarget<'b>>,
     ) -> FastRows<'b, W> {
         FastRows {
@@ -322,7 +326,8 @@ impl<'b, const W: usize> FastRows<'b, W> {
             directory,
             slot: 0,
             last_in_place: block.len().saturating_sub(tail_len(W)),
-            tail,
+            tail: &[],
+            uncopied: Some(tail),
             upcoming: NextBlockPrefetch::new(next),
             pending: None,
             taken: 0,
@@ -409,12 +414,7 @@ impl<'b, const W: usize> FastRows<'b, W> {
         let mut totals = LaneTotals::default();
         let slots = self.directory.len() / 2;
         #[cfg(target_arch = "x86_64")]
-        let block = super::lanes::avx2::Block {
-            bytes: self.block.as_ptr(),
-            len: self.block.len(),
-            last_in_place: self.last_in_place,
-            tail: self.tail.as_ptr().wrapping_sub(self.last_in_place),
-        };
+        let block = super::lanes::avx2::Block { bytes: self.block.as_ptr(), len: self.block.len() };
         #[cfg(not(target_arch = "x86_64"))]
         let block = ();
         while self.pending.is_none() && self.slot < slots {
@@ -475,9 +475,7 @@ impl<'b, const W: usize> FastRows<'b, W> {
         count: &LaneCount,
     ) -> Group {
         // SAFETY: `lanes` says the CPU has AVX2; eight entries from `first`; `block` was
-        // made from this block: offsets up to `last_in_place` have the room in place, the
-        // others in the tail copy, which starts at that offset (see `new`); the caller
-        // checked the columns.
+        // made from this block; the caller checked the columns.
         unsafe { super::lanes::avx2::group::<W, BETWEEN>(block, self.directory.as_ptr().add(2 * first), take, count) }
     }
 
@@ -521,7 +519,7 @@ impl<'b, const W: usize> FastRows<'b, W> {
 
     /// The row at directory offset `offset`, if the fast walk takes it.
     #[inline(always)]
-    fn row_at(&self, offset: usize) -> Option<FastRow<'b, W>> {
+    fn row_at(&mut self, offset: usize) -> Option<FastRow<'b, W>> {
         let head = |b: &[u8]| {
             let (flags, lock, column_count) = (b[0], b[1], b[2]);
             flags & (FLAGS_WHOLE | FLAG_DELETED) == FLAGS_WHOLE
@@ -544,8 +542,17 @@ impl<'b, const W: usize> FastRows<'b, W> {
         if !head(&self.block[offset..]) {
             return None;
         }
-        let row = RoomyStream::<W>::new(&self.tail[start - self.last_in_place..])?.walk()?;
+        let row = RoomyStream::<W>::new(&self.tail_copy()[start - self.last_in_place..])?.walk()?;
         (row.end() <= self.block.len() - start).then_some(row)
+    }
+
+    /// The copy of the block's end, made the first time a row there is walked.
+    #[inline]
+    fn tail_copy(&mut self) -> &'b [u8] {
+        if let Some(copy) = self.uncopied.take() {
+            self.tail = copy.copy_of(self.block);
+        }
+        self.tail
     }
 }
 
@@ -722,7 +729,7 @@ mod tests {
     fn count_block<const W: usize>(block: &[u8], directory: &[u8], count: &LaneCount, lanes: bool) -> (u64, u64) {
         let kinds = vec![PayloadKind::Number; W];
         let mut tail = TailCopy::new(W);
-        let mut rows = FastRows::<W>::new(block, directory, tail.copy_of(block), None);
+        let mut rows = FastRows::<W>::new(block, directory, &mut tail, None);
         rows.lanes = lanes;
         let mut totals = (0u64, 0u64);
         // The filtered column decodes as a number; the counted one is only tested for NULL.
@@ -779,9 +786,92 @@ mod tests {
     ) -> std::result::Result<(), TestCaseError> {
         let (block, directory) = block_of(rows, len);
         let want = expected(rows, directory.len() / 2, count);
-        prop_assert_eq!(count_block::<W>(&block, &directory, count, false), want, "row by row");
-        prop_assert_eq!(count_block::<W>(&block, &directory, count, true), want, "in lanes");
+        // The block ends where readable memory does: a read past its end faults.
+        let block = Guarded::new(&block);
+        prop_assert_eq!(count_block::<W>(block.bytes(), &directory, count, false), want, "row by row");
+        prop_assert_eq!(count_block::<W>(block.bytes(), &directory, count, true), want, "in lanes");
         Ok(())
+    }
+
+    /// A copy of some bytes at the very end of a mapping whose next page cannot be read:
+    /// any read past them faults, so a test over them shows that nothing reads there.
+    struct Guarded {
+        map: *mut libc::c_void,
+        size: usize,
+        len: usize,
+    }
+
+    impl Guarded {
+        fn new(bytes: &[u8]) -> Guarded {
+            // SAFETY: a fresh private mapping, written only inside its first pages; the
+            // page after them is made unreadable.
+            unsafe {
+                let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
+                let readable = bytes.len().div_ceil(page).max(1) * page;
+                let size = readable + page;
+                let map = libc::mmap(
+                    std::ptr::null_mut(),
+                    size,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                assert_ne!(map, libc::MAP_FAILED);
+                assert_eq!(libc::mprotect(map.cast::<u8>().add(readable).cast(), page, libc::PROT_NONE), 0);
+                let start = map.cast::<u8>().add(readable - bytes.len());
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), start, bytes.len());
+                Guarded { map, size, len: bytes.len() }
+            }
+        }
+
+        fn bytes(&self) -> &[u8] {
+            let readable = self.size - unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+            // SAFETY: the copy's bytes, inside the readable pages, for as long as self.
+            unsafe { std::slice::from_raw_parts(self.map.cast::<u8>().add(readable - self.len), self.len) }
+        }
+    }
+
+    impl Drop for Guarded {
+        fn drop(&mut self) {
+            // SAFETY: the mapping made in `new`, no longer borrowed.
+            unsafe { libc::munmap(self.map, self.size) };
+        }
+    }
+
+    /// Rows whose walked column lies within 10 bytes of the block's end are not taken in
+    /// lanes (a read there would be clamped): their group goes row by row, the groups
+    /// further from the end run in lanes, and every row is counted once.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn a_group_reaching_into_the_last_bytes_goes_row_by_row() {
+        if !super::super::lanes::available() {
+            eprintln!("skipped: this CPU has no AVX2, so no group runs in lanes");
+            return;
+        }
+        // Sixteen rows of one small number each (6 bytes): the first two end the block
+        // with their length bytes 3 and 9 bytes before its end.
+        let rows: Vec<(Stored, Vec<Datum<'static>>)> =
+            (0..16).map(|i| (Stored::Live, vec![Datum::Int(i % 7 + 1)])).collect();
+        let (bytes, directory) = block_of(&rows, 1024);
+        let block = Guarded::new(&bytes);
+        let count = LaneCount { filter: None, not_null: None };
+        let lanes = super::super::lanes::avx2::Block { bytes: block.bytes().as_ptr(), len: block.len };
+        // SAFETY: AVX2 is there; two whole groups of entries; no column is counted.
+        let group = |first: usize| unsafe {
+            super::super::lanes::avx2::group::<1, false>(&lanes, directory.as_ptr().add(2 * first), 0xFF, &count)
+        };
+        assert_eq!(group(0), Group::Unclean, "the first rows reach into the block's last 10 bytes");
+        assert_eq!(group(8), Group::Counted { passed: 8, counted: 8 });
+        let mut tail = TailCopy::new(1);
+        let mut rows = FastRows::<1>::new(block.bytes(), &directory, &mut tail, None);
+        let mut one_by_one = 0;
+        let in_lanes = rows.count_in_lanes(&count, |_| {
+            one_by_one += 1;
+            true
+        });
+        assert_eq!((in_lanes.counted, one_by_one), (8, 8));
+        assert!(rows.pending().is_none());
     }
 
     proptest! {
@@ -841,7 +931,7 @@ mod tests {
         let count = LaneCount { filter: None, not_null: Some(7) };
         for lanes in [false, true] {
             let mut tail = TailCopy::new(8);
-            let mut rows = FastRows::<8>::new(&block, &directory, tail.copy_of(&block), None);
+            let mut rows = FastRows::<8>::new(&block, &directory, &mut tail, None);
             rows.lanes = lanes;
             let mut one_by_one = 0;
             let in_lanes = rows.count_in_lanes(&count, |_| {

@@ -359,7 +359,7 @@ impl<'t> FullScan<'t> {
     ) -> Result<Flow> {
         let directory = DataBlock(bytes).directory();
         let mut tail = std::mem::take(&mut self.tail);
-        let mut rows = FastRows::<W>::new(bytes, directory, tail.copy_of(bytes), next.map(PrefetchTarget::of));
+        let mut rows = FastRows::<W>::new(bytes, directory, &mut tail, next.map(PrefetchTarget::of));
         // An error ends the scan, so the copy comes back only after a walk that did not
         // fail (passing a failed walk's error on through here costs a copy of it a block).
         let flow = self.walk_block(ctx, bytes, rdba, &mut rows, visit)?;

@@ -3,12 +3,12 @@
 //! has AVX2 (checked at run time; elsewhere the rows go one by one).
 //!
 //! A *group* is eight consecutive directory slots. It runs in lanes only when all eight
-//! rows are clean: all with room in place or all in the block's tail copy (see
-//! [`super::fast_walk`]), whole, not deleted, not locked by an unfinished insert, with at
-//! least `W` columns, the first `W` short or NULL, and the filtered column NULL or a
-//! whole number of 1..=8 mantissa bytes. A group whose rows change from one region to
-//! the other runs as two; the last rows of a block, fewer than eight, run as the block's
-//! last eight slots with the rows before them left out of the totals. Any other group
+//! rows are clean: whole, not deleted, not locked by an unfinished insert, with at least
+//! `W` columns, the first `W` short or NULL and the last of them at least 10 bytes before
+//! the block's end, and the filtered column NULL or a whole number of 1..=8 mantissa
+//! bytes. A group with an empty slot (or an offset no row can have) runs as the rows
+//! before it and then the rest; the last rows of a block, fewer than eight, run as the
+//! block's last eight slots with the rows before them left out of the totals. Any other group
 //! goes row by row through the scalar walk, which also stays the reference the lanes are
 //! tested against. Whole groups in a row run in one call (`avx2::groups`), which also
 //! prefetches the next block a group at a time.
@@ -22,16 +22,19 @@
 //! ```text
 //! directory ──► 8 offsets ──gather──► 8 headers (flags, lock, count) ── all clean?
 //!                  │
-//!                  └► p = offset + 3 ──► for each column: b = gather(p) & 0xFF,
+//!                  └► p = offset + 3 ──► for each column: b = gather(min(p, len - 10)) & 0xFF,
 //!                                         p += max((b + 1) & 0xFF, 1)
 //! filter column: gather (length, scale), 2 × gather 4 mantissas (64-bit lanes),
 //!                sign-extend by shifts, test lo <= v <= hi   ──► passed bits
 //! count column:  NULL test of its length byte                ──► counted bits
 //! ```
 //!
-//! Every gather reads at most 10 bytes past a position the walk reached, and the walk
-//! steps at most 256 bytes a column even over a byte it cannot step over (the lane then
-//! fails the group), so the reads stay inside the room every row of the group has.
+//! The rows are read in the block itself, with no copy of its end: every gather reads at
+//! most 10 bytes past a position, and the walk's positions are clamped to 10 bytes before
+//! the block's end before they are read, so no read leaves the block. A walk only moves
+//! forward, so a group whose last position lies inside that limit read every column
+//! where it is; a row near the end whose walk crossed it fails the group, which then goes
+//! the scalar way.
 
 /// What a kernel tests and counts in lanes: at most one filter term and one count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,9 +86,10 @@ pub const LANES: usize = 8;
 pub enum Group {
     /// Counted in lanes: the rows that passed the filter, and those the count counted.
     Counted { passed: u32, counted: u32 },
-    /// Its first `n` rows (at least one) lie in one region (in place, or in the tail
-    /// copy) and the next ones in the other, or the first is not a row in either: those
-    /// `n` may run as a group of their own, and the rows after them as the next group.
+    /// Its row `n` is an empty slot, or an offset no row can have (at 4 bytes or fewer
+    /// from the block's end): the `n` rows before it (at least one: the empty slot alone
+    /// when it comes first) may run as a group of their own, and the rows after them as
+    /// the next group.
     Split(usize),
     /// A row is not clean: the group goes row by row.
     Unclean,
@@ -111,34 +115,28 @@ pub fn available() -> bool {
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2 {
     use super::{Group, LaneCount, LaneTotals};
+    use crate::access::fast_walk::SMALL_INT_READ;
     use crate::storage::row::{FLAG_DELETED, FLAGS_WHOLE, LEN_NULL, LEN_SHORT_MAX, PIECE_HEADER};
     use std::arch::x86_64::*;
 
-    /// Where a group's rows are read.
+    /// Where a group's rows are read: a block's bytes, and its length (at least
+    /// [`SMALL_INT_READ`] bytes).
     pub struct Block {
-        /// The block's bytes, and its length.
         pub bytes: *const u8,
         pub len: usize,
-        /// Pieces at offsets `1..=last_in_place` have the room of a walk of `W` columns in
-        /// the block.
-        pub last_in_place: usize,
-        /// The tail copy's address minus `last_in_place`: pieces at offsets
-        /// `last_in_place + 1..=len - PIECE_HEADER` have the room at `tail + offset`.
-        pub tail: *const u8,
     }
 
     /// The rows of the group of eight whose directory entries start at `entries` that
     /// `take` marks (bit i for row i; at least one), counted in lanes if they are all
-    /// clean and all in place or all in the tail copy. The lanes of the rows not taken
+    /// clean and far enough from the block's end. The lanes of the rows not taken
     /// read the first taken row again and are left out of the totals. `BETWEEN` is
     /// [`LaneCount::reads_between`] of `count`: without it the walk keeps no column's
     /// position but the first's and the last's, and a count that reads another column
     /// finds the group [`Group::Unclean`].
     ///
     /// # Safety
-    /// The CPU has AVX2; `entries` points at eight directory entries; `block` says where
-    /// the room of a walk of `W` columns is, as its fields describe; `count`'s columns are
-    /// below `W`; `take` is not 0.
+    /// The CPU has AVX2; `entries` points at eight directory entries of the block
+    /// `block` describes; `count`'s columns are below `W`; `take` is not 0.
     #[target_feature(enable = "avx2,popcnt")]
     pub unsafe fn group<const W: usize, const BETWEEN: bool>(
         block: &Block,
@@ -190,27 +188,32 @@ pub(crate) mod avx2 {
             let first_taken = _mm256_permutevar8x32_epi32(offsets, set(take.trailing_zeros() as i32));
             _mm256_blendv_epi8(offsets, first_taken, left_out)
         };
-        // All in place (1 <= offset <= last_in_place) or all in the tail (last_in_place <
-        // offset <= len - PIECE_HEADER). Offsets and limits are below 2^16.
-        let (in_place, tail) = (block.last_in_place as i32, block.len.saturating_sub(PIECE_HEADER) as i32);
-        let above_place = bits(_mm256_cmpgt_epi32(offsets, set(in_place)));
-        let irregular =
-            bits(_mm256_or_si256(_mm256_cmpeq_epi32(offsets, zero), _mm256_cmpgt_epi32(offsets, set(tail))));
-        let base = match (above_place, irregular) {
-            (0, 0) => block.bytes,
-            (0xFF, 0) => block.tail,
-            _ => {
-                // The rows up to the first change of region, or an irregular one.
-                let change = (above_place ^ ((above_place & 1) * 0xFF)) | irregular;
-                return Group::Split((change.trailing_zeros() as usize).max(1));
-            }
-        };
-        // Every gather: each lane reads 4 (or 8) bytes at most 10 bytes past a position
-        // inside its row's room (see the module doc), at `base + position`.
+        // A row's header is read as four bytes at its offset: an offset outside
+        // 1..=len - 4 is no row the lanes take.
+        let irregular = bits(_mm256_or_si256(
+            _mm256_cmpeq_epi32(offsets, zero),
+            _mm256_cmpgt_epi32(offsets, set(block.len as i32 - 4)),
+        ));
+        if irregular != 0 {
+            // The rows before the first irregular one, or that one alone.
+            return Group::Split((irregular.trailing_zeros() as usize).max(1));
+        }
+        let base = block.bytes;
+        // Every gather reads 4 (or 8) bytes at most 10 bytes past a position, at `base +
+        // position`: a position the walk reached is clamped to `limit`, so that no read
+        // leaves the block. The walk only moves forward, so a group whose last position
+        // is inside the limit was never clamped; one that is not is unclean (its rows go
+        // the scalar way).
+        let limit = set((block.len - SMALL_INT_READ) as i32);
         macro_rules! gather {
             ($at:expr) => {
-                // SAFETY: each lane's position lies in its row's room (above).
+                // SAFETY: each lane's position lies inside the block (above).
                 unsafe { _mm256_i32gather_epi32::<1>(base as *const i32, $at) }
+            };
+        }
+        macro_rules! gather_clamped {
+            ($at:expr) => {
+                gather!(_mm256_min_epu32($at, limit))
             };
         }
         let header = gather!(offsets);
@@ -240,7 +243,7 @@ pub(crate) mod avx2 {
             if BETWEEN {
                 *at = pos;
             }
-            word = gather!(pos);
+            word = gather_clamped!(pos);
             let step = _mm256_max_epu32(_mm256_and_si256(_mm256_add_epi32(word, one), byte), one);
             longest_step = _mm256_max_epu32(longest_step, step);
             if col == 0 {
@@ -250,11 +253,12 @@ pub(crate) mod avx2 {
                 pos = _mm256_add_epi32(pos, step);
             }
         }
-        // A walk in the tail copy may have run on into the zeros after the block: the
-        // last column must end inside it.
+        // Every read exact (no position clamped), and the last column ending inside the
+        // block (a row whose lengths run past it is corrupt: the general walk says so).
         let end = _mm256_add_epi32(pos, _mm256_max_epu32(_mm256_and_si256(_mm256_add_epi32(word, one), byte), one));
         let stopped = _mm256_cmpgt_epi32(longest_step, set(LEN_SHORT_MAX as i32 + 1));
-        if any!(_mm256_or_si256(stopped, _mm256_cmpgt_epi32(end, set(block.len as i32)))) {
+        let clamped = _mm256_cmpgt_epi32(pos, limit);
+        if any!(_mm256_or_si256(_mm256_or_si256(stopped, clamped), _mm256_cmpgt_epi32(end, set(block.len as i32)))) {
             return Group::Unclean;
         }
         let null = set(LEN_NULL as i32);
