@@ -27,7 +27,7 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
         callgrind_child: None,
         lioscope_exe: None,
         hcc_level: lioscope_lab::scan::HccLevelArg::QueryLow,
-        probe_mib: 64,
+        probe: lioscope_lab::bandwidth::ProbeOptions { mib: 64 },
         history: lioscope_lab::history::HistoryArgs::at(dir.path().join("history.sqlite")),
     };
     run(&opts).expect("runs");
@@ -161,7 +161,7 @@ fn callgrind_counts_only_the_statements_execution() {
             callgrind_child: None,
             lioscope_exe: Some(env!("CARGO_BIN_EXE_lioscope").into()),
             hcc_level: lioscope_lab::scan::HccLevelArg::QueryLow,
-            probe_mib: 64,
+            probe: lioscope_lab::bandwidth::ProbeOptions { mib: 64 },
             history: lioscope_lab::history::HistoryArgs::off(),
         };
         let report = serde_json::to_value(run(&opts).expect("runs")).unwrap();

@@ -89,6 +89,50 @@ fn sum(words: &[u64]) -> u64 {
     lanes.iter().fold(rest, |a, l| a.wrapping_add(*l))
 }
 
+/// The probe's option, shared by the experiments that run it (`lab scan`, `lab mbrc`,
+/// `lab lio`).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct ProbeOptions {
+    /// MiB of the one-core memory read bandwidth probe's array (far past the caches),
+    /// read once before each measurement: each one's bytes a second are reported as a
+    /// fraction of the passes' median.
+    #[arg(long = "probe-mib", default_value_t = DEFAULT_BYTES >> 20)]
+    pub mib: usize,
+}
+
+impl ProbeOptions {
+    /// The probe's array, written once.
+    pub fn array(&self) -> ProbeArray {
+        ProbeArray::new(self.mib.max(1) << 20)
+    }
+}
+
+impl BandwidthProbe {
+    /// `gb_per_s` as a fraction of the probe's median (`None` without a figure).
+    pub fn fraction(&self, gb_per_s: Option<f64>) -> Option<f64> {
+        gb_per_s.map(|gb| gb / self.gb_per_s.median.max(f64::MIN_POSITIVE))
+    }
+
+    /// The probe as a sentence: its median and spread over its passes, and the
+    /// fraction's derivation.
+    pub fn line(&self) -> String {
+        format!(
+            "memory bandwidth probe (one core): {:.2} GB/s median [{:.2}..{:.2}] over {} passes of {} MiB, one before \
+             each measurement; bandwidth_fraction = read_gb_per_s / {:.2}",
+            self.gb_per_s.median,
+            self.gb_per_s.min,
+            self.gb_per_s.max,
+            self.samples_gb_per_s.len(),
+            self.bytes >> 20,
+            self.gb_per_s.median
+        )
+    }
+}
+
+/// The derivation of every experiment's `bandwidth_fraction`.
+pub const FRACTION: &str = "read_gb_per_s / the median of the same run's one-core memory read bandwidth probe \
+                            (bandwidth_probe in the report: one pass before each measurement)";
+
 /// `read` bytes in `millis` milliseconds, in GB a second (`None` for no time).
 pub fn gb_per_s(read: f64, millis: f64) -> Option<f64> {
     (millis > 0.0).then(|| read / 1e9 / (millis / 1000.0))

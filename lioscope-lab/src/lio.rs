@@ -64,6 +64,8 @@ pub struct LioOptions {
     #[arg(long)]
     pub db: Option<PathBuf>,
     #[command(flatten)]
+    pub probe: super::bandwidth::ProbeOptions,
+    #[command(flatten)]
     pub history: super::history::HistoryArgs,
     /// Active Session History sampling intervals to run under, in milliseconds, e.g.
     /// `1000,10` (repeat them, `1000,10,1000,10`, to see the machine's drift): the
@@ -95,6 +97,10 @@ pub struct LioRun {
     pub sys_pct: Option<f64>,
     pub idle_pct: Option<f64>,
     pub steal_pct: Option<f64>,
+    /// The database's block size.
+    pub block_size: u64,
+    /// Its bytes a second over the bandwidth probe's median (set once the probe is done).
+    pub bandwidth_fraction: Option<f64>,
 }
 
 impl LioRun {
@@ -119,13 +125,15 @@ impl LioRun {
             "sys_pct" => self.sys_pct,
             "idle_pct" => self.idle_pct,
             "steal_pct" => self.steal_pct,
+            "read_gb_per_s" => Some(per_second(lio) / self.sessions as f64 * self.block_size as f64 / 1e9),
+            "bandwidth_fraction" => self.bandwidth_fraction,
             _ => None,
         }
     }
 }
 
 /// The figures of a load level, in report order, and how each is derived.
-pub const FIGURES: [(&str, &str); 11] = [
+pub const FIGURES: [(&str, &str); 13] = [
     ("liops", "sum over the sessions of the delta of 'session logical reads' / elapsed seconds"),
     ("liops_per_session", "liops / sessions"),
     ("executions_per_s", "operations (statements) run by all sessions / elapsed seconds"),
@@ -137,6 +145,12 @@ pub const FIGURES: [(&str, &str); 11] = [
     ("sys_pct", "/proc/stat: (system + irq + softirq) ticks / all ticks"),
     ("idle_pct", "/proc/stat: (idle + iowait) ticks / all ticks"),
     ("steal_pct", "/proc/stat: steal ticks / all ticks (time the hypervisor ran something else)"),
+    (
+        "read_gb_per_s",
+        "liops_per_session × db_block_size / 10^9: the bytes of the blocks one session visits a second, at most what \
+         it reads (a logical read of an index range touches some lines of its block, not all of them)",
+    ),
+    ("bandwidth_fraction", super::bandwidth::FRACTION),
 ];
 
 /// The scaling factor's derivation (it compares medians, so it is not a per-run figure).
@@ -157,6 +171,9 @@ pub struct LioFindings {
     /// Each level's logical reads a second per session against one session's: whether a
     /// session reads slower beside others ([`levels::tests_against_one`]).
     pub tests: Vec<levels::LevelTest>,
+    /// The one-core memory read bandwidth probe, one pass before each run: how a
+    /// session's block bytes a second compare with what memory gives one core.
+    pub bandwidth_probe: super::bandwidth::BandwidthProbe,
 }
 
 /// Runs the experiment, prints its table and writes the report files; under each of
@@ -218,11 +235,23 @@ fn run_sampled(opts: &LioOptions, ash_interval_ms: Option<u64>) -> Result<LioRep
         prepare(&session, k, opts.rows)?;
         sessions.push(session);
     }
+    let block_size = sample::whole(&sessions[0], "SELECT value FROM v$parameter WHERE name = 'db_block_size'")?;
+    let probe = opts.probe.array();
+    let mut probe_samples = vec![probe.pass()];
     let figures = (&FIGURES[..], LioRun::figure);
     let mut result = levels::measure_levels(&levels, opts.repeat, SCALE, &progress, figures, |n, r| {
-        run_level(&mut sessions, n, opts, r as u64)
+        probe_samples.push(probe.pass());
+        run_level(&mut sessions, n, opts, r as u64, block_size)
     })?;
     progress.finish();
+    let bandwidth_probe = probe.report(probe_samples);
+    drop(probe);
+    for level in &mut result {
+        for run in &mut level.runs {
+            run.bandwidth_fraction = bandwidth_probe.fraction(run.figure("read_gb_per_s"));
+        }
+        level.figures = levels::spreads(&FIGURES, &level.runs, LioRun::figure);
+    }
     let liops = |l: &Level| levels::median(l, "liops");
     levels::set_ratios(&mut result, |l, one| Some(liops(l)? / liops(one).filter(|&one| one > 0.0)?));
     drop(sessions);
@@ -245,7 +274,7 @@ fn run_sampled(opts: &LioOptions, ash_interval_ms: Option<u64>) -> Result<LioRep
         parameters,
         derivations,
         levels: result,
-        findings: LioFindings { tests: Vec::new() },
+        findings: LioFindings { tests: Vec::new(), bandwidth_probe },
     };
     let mut report = report;
     report.findings.tests = levels::tests_against_one(&report.levels, "liops_per_session", LioRun::figure);
@@ -307,8 +336,9 @@ fn prepare(session: &Session, k: usize, rows: u64) -> Result<()> {
     Ok(())
 }
 
-/// Runs every session of `sessions` at once for the level's time.
-fn run_level(sessions: &mut Vec<Session>, n: usize, opts: &LioOptions, run: u64) -> Result<LioRun> {
+/// Runs every session of `sessions` at once for the level's time (in a database of
+/// `block_size` blocks).
+fn run_level(sessions: &mut Vec<Session>, n: usize, opts: &LioOptions, run: u64, block_size: u64) -> Result<LioRun> {
     let duration = Duration::from_secs_f64(opts.seconds);
     let step = levels::at_once(sessions, n, |k, session| session_run(session, k, opts, run, duration))?;
     let cpu = step.cpu.as_ref();
@@ -321,6 +351,8 @@ fn run_level(sessions: &mut Vec<Session>, n: usize, opts: &LioOptions, run: u64)
         sys_pct: pct(|c| c.sys + c.irq + c.softirq),
         idle_pct: pct(|c| c.idle + c.iowait),
         steal_pct: cpu.and_then(CpuTimes::steal_pct),
+        block_size,
+        bandwidth_fraction: None,
     })
 }
 
@@ -354,6 +386,8 @@ fn session_run(session: &Session, k: usize, opts: &LioOptions, run: u64, duratio
 fn print_table(report: &LioReport) {
     let keys = ["db_time_per_s", "db_cpu_per_s", "liops", "liops_per_session", "steal_pct", "physical_reads"];
     levels::print_table(&keys, &report.levels);
+    println!("{}", report.findings.bandwidth_probe.line());
+    levels::print_table(&["read_gb_per_s", "bandwidth_fraction"], &report.levels);
     super::report::print_table(&TESTS_HEADER, test_rows(report));
     super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
 }

@@ -77,6 +77,8 @@ pub struct MbrcOptions {
     #[arg(long)]
     pub db: Option<PathBuf>,
     #[command(flatten)]
+    pub probe: super::bandwidth::ProbeOptions,
+    #[command(flatten)]
     pub history: HistoryArgs,
 }
 
@@ -123,6 +125,10 @@ pub struct MbrcRun {
     pub buffer_claim_ms: f64,
     pub chain_insert_ms: f64,
     pub block_check_ms: f64,
+    /// `blocks_read` × the block size.
+    pub bytes_read: u64,
+    /// Its bytes a second over the bandwidth probe's median (set once the probe is done).
+    pub bandwidth_fraction: Option<f64>,
 }
 
 impl MbrcRun {
@@ -149,6 +155,8 @@ impl MbrcRun {
             "block_check_ms" => Some(self.block_check_ms),
             "rest_cpu_ms" => Some(self.rest_cpu_ms()),
             "syscall_cpu_us_per_read_call" => per(self.syscall_cpu_ms * 1000.0, self.read_calls),
+            "read_gb_per_s" => super::bandwidth::gb_per_s(self.bytes_read as f64, self.elapsed_ms),
+            "bandwidth_fraction" => self.bandwidth_fraction,
             _ => None,
         }
     }
@@ -161,7 +169,7 @@ impl MbrcRun {
 }
 
 /// The figures of an MBRC, in report order, and how each is derived.
-pub const FIGURES: [(&str, &str); 19] = [
+pub const FIGURES: [(&str, &str); 21] = [
     ("elapsed_ms", "wall clock around the scan's execute call"),
     ("db_cpu_ms", "delta of the session's DB CPU (its thread's CPU clock over the call)"),
     ("read_calls", "delta of 'physical read total IO requests': read system calls (pread, preadv)"),
@@ -188,6 +196,8 @@ pub const FIGURES: [(&str, &str); 19] = [
          (including reading the clocks)",
     ),
     ("syscall_cpu_us_per_read_call", "syscall_cpu_ms × 1000 / read_calls"),
+    ("read_gb_per_s", "blocks_read × db_block_size / 10^9 / (elapsed_ms / 1000): the bytes the scan read from disk"),
+    ("bandwidth_fraction", super::bandwidth::FRACTION),
 ];
 
 /// The ratio of an MBRC to MBRC 1.
@@ -225,6 +235,9 @@ pub struct MbrcFindings {
     pub significance: String,
     /// The order the runs went in, warm-up excluded.
     pub schedule: Vec<usize>,
+    /// The one-core memory read bandwidth probe, one pass before each cold scan: how the
+    /// scans' bytes a second compare with what memory gives one core.
+    pub bandwidth_probe: super::bandwidth::BandwidthProbe,
 }
 
 /// Runs the experiment, prints its tables and writes the report files.
@@ -242,13 +255,17 @@ pub fn run(opts: &MbrcOptions) -> Result<MbrcReport> {
     load(&dir, opts.rows, cache)?;
     let (db, page_cache_bypass) = open_cold(&dir, cache)?;
     let table_blocks = table_blocks(&db.session())?;
+    let block_size = sample::whole(&db.session(), "SELECT value FROM v$parameter WHERE name = 'db_block_size'")?;
     progress.step("warm-up scan");
-    cold_scan(&db, *values.last().unwrap_or(&128), 0)?;
+    cold_scan(&db, *values.last().unwrap_or(&128), 0, block_size)?;
+    let probe = opts.probe.array();
+    let mut probe_samples = vec![probe.pass()];
     let schedule = super::levels::shuffled_rounds(&values, rounds, seed);
     let mut runs: BTreeMap<usize, Vec<MbrcRun>> = BTreeMap::new();
     for (sequence, &mbrc) in schedule.iter().enumerate() {
         progress.step(&format!("MBRC {mbrc}"));
-        let run = cold_scan(&db, mbrc, sequence)?;
+        probe_samples.push(probe.pass());
+        let run = cold_scan(&db, mbrc, sequence, block_size)?;
         if run.rows != opts.rows {
             return Err(Error::InvalidValue {
                 context: "lab mbrc: table T".into(),
@@ -259,10 +276,15 @@ pub fn run(opts: &MbrcOptions) -> Result<MbrcReport> {
     }
     progress.finish();
     db.close()?;
+    let bandwidth_probe = probe.report(probe_samples);
+    drop(probe);
     let mut result: Vec<Level> = values
         .iter()
         .map(|&mbrc| {
-            let runs = runs.remove(&mbrc).unwrap_or_default();
+            let mut runs = runs.remove(&mbrc).unwrap_or_default();
+            for run in &mut runs {
+                run.bandwidth_fraction = bandwidth_probe.fraction(run.figure("read_gb_per_s"));
+            }
             let figures = levels::spreads(&FIGURES, &runs, MbrcRun::figure);
             levels::Level { load: mbrc, figures, ratio: None, runs, scale: SCALE }
         })
@@ -306,6 +328,7 @@ pub fn run(opts: &MbrcOptions) -> Result<MbrcReport> {
             tests,
             significance: significance(rounds),
             schedule,
+            bandwidth_probe,
         },
     };
     print_tables(&report);
@@ -409,8 +432,9 @@ fn table_blocks(session: &Session) -> Result<u64> {
     Ok(r.rows.first().and_then(|row| row.first()).map_or(0, |d| d.to_string().parse().unwrap_or(0)))
 }
 
-/// One cold scan at `mbrc` in a fresh session: the cache flushed, then the scan timed.
-fn cold_scan(db: &Database, mbrc: usize, sequence: usize) -> Result<MbrcRun> {
+/// One cold scan at `mbrc` in a fresh session: the cache flushed, then the scan timed;
+/// its blocks are `block_size` bytes.
+fn cold_scan(db: &Database, mbrc: usize, sequence: usize, block_size: u64) -> Result<MbrcRun> {
     let session = db.session();
     session.execute(&format!("ALTER SESSION SET db_file_multiblock_read_count = {mbrc}"))?;
     session.execute("ALTER SYSTEM FLUSH BUFFER_CACHE")?;
@@ -434,6 +458,8 @@ fn cold_scan(db: &Database, mbrc: usize, sequence: usize) -> Result<MbrcRun> {
         buffer_claim_ms: ms(Stat::PhysicalReadBufferClaimNs),
         chain_insert_ms: ms(Stat::PhysicalReadChainInsertNs),
         block_check_ms: ms(Stat::PhysicalReadBlockCheckNs),
+        bytes_read: m.delta(Stat::PhysicalReads) * block_size,
+        bandwidth_fraction: None,
     })
 }
 
@@ -661,6 +687,7 @@ fn print_tables(report: &MbrcReport) {
         super::report::print_table(&FIT_HEADER, fit_rows(fit));
     }
     println!("{}", f.answer);
+    println!("{}", f.bandwidth_probe.line());
     super::report::print_derivations(&report.parameters["repeat"], &report.derivations);
 }
 
@@ -790,6 +817,8 @@ mod tests {
             buffer_claim_ms: 0.1 * cpu_ms,
             chain_insert_ms: 0.05 * cpu_ms,
             block_check_ms: 0.1 * cpu_ms,
+            bytes_read: blocks * 8192,
+            bandwidth_fraction: None,
         }
     }
 

@@ -62,11 +62,8 @@ pub struct ScanOptions {
     /// The Hybrid Columnar Compression level of the copy the `COMPRESSED_BLOCKS` path scans.
     #[arg(long, value_enum, default_value_t = HccLevelArg::QueryLow)]
     pub hcc_level: HccLevelArg,
-    /// MiB of the one-core memory read bandwidth probe's array (far past the caches),
-    /// read once before each path's runs: each path's bytes a second are reported as a
-    /// fraction of its median.
-    #[arg(long, default_value_t = super::bandwidth::DEFAULT_BYTES >> 20)]
-    pub probe_mib: usize,
+    #[command(flatten)]
+    pub probe: super::bandwidth::ProbeOptions,
     /// The lioscope executable the callgrind children run (default: this one).
     #[arg(long, hide = true)]
     pub lioscope_exe: Option<PathBuf>,
@@ -265,11 +262,7 @@ const FIGURES: [(&str, &str); 23] = [
          of the columns the path reads, which may fit in the CPU caches (then the fraction can pass 1)",
     ),
     ("read_gb_per_s", "bytes_read / 10^9 / (elapsed_ms / 1000)"),
-    (
-        "bandwidth_fraction",
-        "read_gb_per_s / the median of the same run's one-core memory read bandwidth probe (bandwidth_probe in \
-         scan.json): how close the path comes to what memory gives one core",
-    ),
+    ("bandwidth_fraction", super::bandwidth::FRACTION),
 ];
 
 impl Sample {
@@ -429,7 +422,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
     populate(&session)?;
     let block_size = sample::whole(&session, "SELECT value FROM v$parameter WHERE name = 'db_block_size'")?;
     let im_sizes = inmemory_column_sizes(&session)?;
-    let probe = super::bandwidth::ProbeArray::new(opts.probe_mib.max(1) << 20);
+    let probe = opts.probe.array();
     let mut probe_samples = vec![probe.pass()];
     session.set_hardware_counters(true);
     let mut unavailable = BTreeMap::new();
@@ -484,8 +477,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
     drop(probe);
     for path in paths.iter_mut().filter(|p| p.status == "measured") {
         for sample in &mut path.samples {
-            sample.bandwidth_fraction =
-                sample.figure("read_gb_per_s").map(|gb| gb / bandwidth_probe.gb_per_s.median.max(f64::MIN_POSITIVE));
+            sample.bandwidth_fraction = bandwidth_probe.fraction(sample.figure("read_gb_per_s"));
         }
         path.figures = FIGURES
             .iter()
@@ -792,7 +784,7 @@ fn print_table(report: &ScanReport) {
     if let Some(line) = compressed_line(report) {
         println!("{line}");
     }
-    println!("{}", probe_line(&report.bandwidth_probe));
+    println!("{}", report.bandwidth_probe.line());
     for line in simulated_lines(report) {
         println!("{line}");
     }
@@ -826,20 +818,6 @@ fn compressed_line(report: &ScanReport) -> Option<String> {
         figure("ehcc_decompressed_bytes"),
         figure("ehcc_decompressed_gb_per_s"),
     ))
-}
-
-/// The bandwidth probe's figure, as a sentence.
-fn probe_line(p: &super::bandwidth::BandwidthProbe) -> String {
-    format!(
-        "memory bandwidth probe (one core): {:.2} GB/s median [{:.2}..{:.2}] over {} passes of {} MiB, one before each \
-         path; bandwidth_fraction = read_gb_per_s / {:.2}",
-        p.gb_per_s.median,
-        p.gb_per_s.min,
-        p.gb_per_s.max,
-        p.samples_gb_per_s.len(),
-        p.bytes >> 20,
-        p.gb_per_s.median
-    )
 }
 
 /// With the simulation: for each path and kind of miss, the functions they fall in.
@@ -927,7 +905,7 @@ fn html(report: &ScanReport, stored: Option<&super::history::Stored>) -> Result<
     if let Some(line) = compressed_line(report) {
         html.paragraph(&line);
     }
-    html.paragraph(&probe_line(&report.bandwidth_probe));
+    html.paragraph(&report.bandwidth_probe.line());
     for line in simulated_lines(report) {
         html.paragraph(&line);
     }

@@ -24,6 +24,7 @@ fn lab_lio_counts_each_sessions_logical_reads_as_the_engine_does() {
         repeat: 2,
         out: Some(out.clone()),
         db: Some(db_dir.clone()),
+        probe: lioscope_lab::bandwidth::ProbeOptions { mib: 16 },
         history: lioscope_lab::history::HistoryArgs::off(),
         ash_intervals: Vec::new(),
     };
@@ -64,7 +65,20 @@ fn lab_lio_counts_each_sessions_logical_reads_as_the_engine_does() {
         assert_eq!(figure("logical_reads_per_execution"), one_operation);
         assert!(figure("liops") > 0.0 && (figure("liops_per_session") * n as f64 - figure("liops")).abs() < 1e-6);
         assert!(figure("db_cpu_per_s") > 0.0);
+        // A session's block bytes a second against the same run's bandwidth probe.
+        let gb_per_s = figure("liops_per_session") * 8192.0 / 1e9;
+        assert!((figure("read_gb_per_s") - gb_per_s).abs() < 1e-6 * gb_per_s, "{n} sessions");
+        for run in runs {
+            let probe = report["bandwidth_probe"]["gb_per_s"]["median"].as_f64().unwrap();
+            let fraction = run["bandwidth_fraction"].as_f64().unwrap();
+            let sessions = run["per_session"].as_array().unwrap();
+            let lio: f64 = sessions.iter().map(|s| s["logical_reads"].as_f64().unwrap()).sum();
+            let run_gb_per_s = lio / run["elapsed_s"].as_f64().unwrap() / n as f64 * 8192.0 / 1e9;
+            assert!((fraction - run_gb_per_s / probe).abs() < 1e-9 * fraction, "{n} sessions");
+        }
     }
+    // One probe pass first, then one before each of the four runs.
+    assert_eq!(report["bandwidth_probe"]["samples_gb_per_s"].as_array().unwrap().len(), 5);
     assert_eq!(levels[0]["factor"], 1.0);
     // Two sessions' per-session rate tested against one session's.
     let tests = report["tests"].as_array().unwrap();
@@ -85,6 +99,7 @@ fn lab_lio_refuses_bad_options() {
         repeat: 1,
         out: None,
         db: None,
+        probe: lioscope_lab::bandwidth::ProbeOptions { mib: 1 },
         history: lioscope_lab::history::HistoryArgs::off(),
         ash_intervals: Vec::new(),
     };

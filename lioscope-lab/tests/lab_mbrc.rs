@@ -22,6 +22,7 @@ fn lab_mbrc_scans_cold_at_each_mbrc_and_fits_cpu_to_read_calls_and_blocks() {
         seed: Some(11),
         out: Some(out.clone()),
         db: Some(db_dir.clone()),
+        probe: lioscope_lab::bandwidth::ProbeOptions { mib: 16 },
         history: lioscope_lab::history::HistoryArgs::off(),
     };
     let report = run(&opts).expect("runs");
@@ -58,6 +59,9 @@ fn lab_mbrc_scans_cold_at_each_mbrc_and_fits_cpu_to_read_calls_and_blocks() {
     }
     assert_eq!(report.levels.iter().map(|l| l.load).collect::<Vec<_>>(), [1, 8, 32]);
     assert_eq!(f.schedule.len(), 6);
+    // One probe pass first, then one before each cold scan.
+    assert_eq!(f.bandwidth_probe.samples_gb_per_s.len(), 7);
+    assert_eq!(f.bandwidth_probe.bytes, 16 << 20);
     for round in f.schedule.chunks(3) {
         let mut sorted = round.to_vec();
         sorted.sort();
@@ -78,6 +82,11 @@ fn lab_mbrc_scans_cold_at_each_mbrc_and_fits_cpu_to_read_calls_and_blocks() {
             assert!(r.chain_insert_ms > 0.0 && r.block_check_ms > 0.0, "{r:?}");
             let accounted = r.syscall_cpu_ms + r.buffer_claim_ms + r.chain_insert_ms + r.block_check_ms;
             assert!(accounted < r.db_cpu_ms * 1.5, "{r:?}");
+            // The bytes read against the bandwidth probe of the same run.
+            assert_eq!(r.bytes_read, r.blocks_read * 8192, "{r:?}");
+            let gb_per_s = r.bytes_read as f64 / 1e9 / (r.elapsed_ms / 1000.0);
+            let fraction = r.bandwidth_fraction.expect("a fraction");
+            assert!((fraction - gb_per_s / f.bandwidth_probe.gb_per_s.median).abs() < 1e-9 * fraction, "{r:?}");
         }
         calls_by_mbrc.push(level.runs[0].read_calls);
     }
@@ -120,6 +129,7 @@ fn lab_mbrc_refuses_bad_options() {
         seed: None,
         out: None,
         db: None,
+        probe: lioscope_lab::bandwidth::ProbeOptions { mib: 1 },
         history: lioscope_lab::history::HistoryArgs::off(),
     };
     for (opts, name) in [
