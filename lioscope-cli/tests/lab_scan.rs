@@ -28,6 +28,7 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
         lioscope_exe: None,
         hcc_level: lioscope_lab::scan::HccLevelArg::QueryLow,
         probe: lioscope_lab::bandwidth::ProbeOptions { mib: 64 },
+        peers: true,
         history: lioscope_lab::history::HistoryArgs::at(dir.path().join("history.sqlite")),
     };
     run(&opts).expect("runs");
@@ -42,6 +43,30 @@ fn lab_scan_measures_every_path_and_reports_what_it_cannot() {
     let report: Value = serde_json::from_str(&std::fs::read_to_string(out.join("scan.json")).unwrap()).unwrap();
     let csv = std::fs::read_to_string(out.join("scan.csv")).unwrap();
     assert!(csv.starts_with("path,status,figure,median,min,max,derivation"));
+
+    // The peers ran the full scan's query on the same rows (each checks its count is
+    // the rows'), and lioscope's lead over each is their median over its own.
+    let peers = report["peers"].as_array().unwrap();
+    assert_eq!(peers.iter().map(|p| p["engine"].as_str().unwrap()).collect::<Vec<_>>(), ["PostgreSQL", "SQLite"]);
+    let full_ms = report["paths"][2]["figures"]["elapsed_ms"]["median"].as_f64().unwrap();
+    for peer in peers {
+        if let Some(why) = peer["error"].as_str() {
+            assert!(
+                peer["engine"] == "PostgreSQL" && why.contains("not installed"),
+                "{} did not run: {why}",
+                peer["engine"]
+            );
+            eprintln!("skipped: PostgreSQL as a peer of lab scan: {why}");
+            continue;
+        }
+        assert_eq!(peer["samples_ms"].as_array().unwrap().len(), 2, "{peer}");
+        let median = peer["elapsed_ms"]["median"].as_f64().unwrap();
+        let speedup = peer["lioscope_speedup"].as_f64().unwrap();
+        assert!((speedup - median / full_ms).abs() < 1e-9 * speedup, "{peer}");
+        let rows_per_s = peer["rows_per_s"].as_f64().unwrap();
+        assert!((rows_per_s - ROWS as f64 / (median / 1000.0)).abs() < 1e-6 * rows_per_s, "{peer}");
+    }
+    assert!(std::fs::read_to_string(out.join("scan.html")).unwrap().contains("The full scan's query in the peers"));
 
     // Each measured path's CPU time is tested against the full scan's.
     let tests = report["tests"].as_array().unwrap();
@@ -162,6 +187,7 @@ fn callgrind_counts_only_the_statements_execution() {
             lioscope_exe: Some(env!("CARGO_BIN_EXE_lioscope").into()),
             hcc_level: lioscope_lab::scan::HccLevelArg::QueryLow,
             probe: lioscope_lab::bandwidth::ProbeOptions { mib: 64 },
+            peers: false,
             history: lioscope_lab::history::HistoryArgs::off(),
         };
         let report = serde_json::to_value(run(&opts).expect("runs")).unwrap();

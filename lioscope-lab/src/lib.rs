@@ -47,5 +47,6 @@ pub mod progress;
 pub mod report;
 pub mod sample;
 pub mod scan;
+pub mod scan_peers;
 pub mod stats;
 pub mod tpch;

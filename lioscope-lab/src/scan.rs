@@ -23,6 +23,12 @@
 //! session statistics' deltas, the thread CPU clock, and the session's performance
 //! counters, which read `null` (with the kernel's reason) where the machine hides them.
 //! Every derived figure's derivation travels with the report.
+//!
+//! A one-core memory read bandwidth probe runs in the same run (see
+//! [`super::bandwidth`]), so each path's bytes a second read as a fraction of what memory
+//! gives one core; `--instructions callgrind` adds callgrind's counts and its cache and
+//! branch simulation; `--peers` times the full scan's query in PostgreSQL and SQLite on
+//! the same rows ([`super::scan_peers`]).
 
 use super::customers::count;
 use super::sample::{self, Measurement};
@@ -64,6 +70,10 @@ pub struct ScanOptions {
     pub hcc_level: HccLevelArg,
     #[command(flatten)]
     pub probe: super::bandwidth::ProbeOptions,
+    /// Also time the cached full scan's query in PostgreSQL (one process, no parallel
+    /// workers) and SQLite on the same rows, in this run: lioscope's lead over each.
+    #[arg(long)]
+    pub peers: bool,
     /// The lioscope executable the callgrind children run (default: this one).
     #[arg(long, hide = true)]
     pub lioscope_exe: Option<PathBuf>,
@@ -344,6 +354,8 @@ pub struct ScanReport {
     pub paths: Vec<PathReport>,
     /// Each measured path's CPU time against the full scan's (`path_tests`).
     pub tests: Vec<PathTest>,
+    /// With `--peers`: the full scan's query in PostgreSQL and SQLite on the same rows.
+    pub peers: Vec<super::scan_peers::PeerScan>,
 }
 
 /// One path's CPU time samples against the full scan's.
@@ -510,6 +522,13 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
         }
     }
     progress.finish();
+    let peers = if opts.peers {
+        let full = paths.iter().find(|p| p.name == REFERENCE_PATH);
+        let full_ms = full.and_then(|p| p.figures.get("elapsed_ms").copied().flatten()).map(|f| f.median);
+        super::scan_peers::run(table_rows, opts.repeat, full_ms)?
+    } else {
+        Vec::new()
+    };
     let mut parameters = BTreeMap::new();
     parameters.insert("rows", serde_json::json!(table_rows));
     parameters.insert("rows_asked_for", serde_json::json!(opts.rows));
@@ -537,6 +556,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
         bandwidth_probe,
         tests: path_tests(&paths),
         paths,
+        peers,
     };
     print_table(&report);
     let headline = Some(("path=FULL_BUFFER_CACHE", "cpu_ms"));
@@ -775,12 +795,43 @@ fn table_row(path: &PathReport, keys: &[&str]) -> Vec<String> {
     row
 }
 
+/// The heading of the peers' table.
+const PEERS_HEADER: [&str; 5] =
+    ["engine", "elapsed ms (median [min..max])", "rows/s", "its elapsed / lioscope FULL_BUFFER_CACHE's", "settings"];
+
+/// A row a peer: its scans, or why it did not run.
+fn peer_rows(report: &ScanReport) -> Vec<Vec<String>> {
+    report
+        .peers
+        .iter()
+        .map(|p| match &p.error {
+            Some(why) => vec![
+                p.engine.to_owned(),
+                format!("did not run: {why}"),
+                String::new(),
+                String::new(),
+                p.settings.clone(),
+            ],
+            None => vec![
+                p.engine.to_owned(),
+                super::report::cell(p.elapsed_ms),
+                p.rows_per_s.map_or_else(String::new, |r| format!("{:.2} M", r / 1e6)),
+                super::report::ratio_cell(p.lioscope_speedup),
+                p.settings.clone(),
+            ],
+        })
+        .collect()
+}
+
 /// The terminal table: one row per path, the main figures as median [min..max].
 fn print_table(report: &ScanReport) {
     let keys = table_keys(report);
     let header: Vec<&str> = std::iter::once("path").chain(keys.iter().copied()).collect();
     super::report::print_table(&header, report.paths.iter().map(|p| table_row(p, &keys)));
     super::report::print_table(&TESTS_HEADER, test_rows(report));
+    if !report.peers.is_empty() {
+        super::report::print_table(&PEERS_HEADER, peer_rows(report));
+    }
     if let Some(line) = compressed_line(report) {
         println!("{line}");
     }
@@ -892,6 +943,9 @@ fn html(report: &ScanReport, stored: Option<&super::history::Stored>) -> Result<
         report.paths.iter().map(|p| table_row(p, &keys)),
     );
     html.table_from("Each path's CPU time against the full scan's", &TESTS_HEADER, test_rows(report));
+    if !report.peers.is_empty() {
+        html.table_from("The full scan's query in the peers, on the same rows", &PEERS_HEADER, peer_rows(report));
+    }
     if !report.counters_unavailable.is_empty() {
         html.table_from(
             "Counters this machine does not offer (null in scan.json, n/a in the charts)",

@@ -54,13 +54,7 @@ fn timed(repeat: usize, mut run: impl FnMut(bool) -> PeerResult<()>) -> PeerResu
 pub fn postgres(work: &Path, csv: &Path, indexes: &[(&str, &str)], repeat: usize) -> PeerResult<Vec<Vec<f64>>> {
     let server = PgServer::start(work)?;
     let mut client = postgres::Client::connect(&server.url, postgres::NoTls).map_err(|e| e.to_string())?;
-    client.batch_execute(PG_TABLE).map_err(|e| e.to_string())?;
-    let mut writer = client.copy_in("COPY customers FROM STDIN WITH (FORMAT csv)").map_err(|e| e.to_string())?;
-    let mut file = std::fs::File::open(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
-    std::io::copy(&mut file, &mut writer).map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())?;
-    client.batch_execute("VACUUM ANALYZE customers").map_err(|e| e.to_string())?;
-    client.batch_execute("CHECKPOINT").map_err(|e| e.to_string())?;
+    postgres_customers(&mut client, csv)?;
     client.batch_execute("SET maintenance_work_mem = '1GB'").map_err(|e| e.to_string())?;
     let mut builds = Vec::new();
     for (name, create) in indexes {
@@ -74,11 +68,41 @@ pub fn postgres(work: &Path, csv: &Path, indexes: &[(&str, &str)], repeat: usize
     Ok(builds)
 }
 
+/// Creates the customers table in `client`'s PostgreSQL and copies `csv` into it, then
+/// vacuums, analyses and checkpoints, so that no later statement pays for the load.
+pub(crate) fn postgres_customers(client: &mut postgres::Client, csv: &Path) -> PeerResult<()> {
+    client.batch_execute(PG_TABLE).map_err(|e| e.to_string())?;
+    let mut writer = client.copy_in("COPY customers FROM STDIN WITH (FORMAT csv)").map_err(|e| e.to_string())?;
+    let mut file = std::fs::File::open(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
+    std::io::copy(&mut file, &mut writer).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    client.batch_execute("VACUUM ANALYZE customers").map_err(|e| e.to_string())?;
+    client.batch_execute("CHECKPOINT").map_err(|e| e.to_string())
+}
+
 /// The same for SQLite, in a file under `work`.
 pub fn sqlite(work: &Path, csv: &Path, indexes: &[(&str, &str)], repeat: usize) -> PeerResult<Vec<Vec<f64>>> {
     let path = work.join("customers.sqlite");
+    let conn = sqlite_customers(&path, csv)?;
+    let mut builds = Vec::new();
+    for (name, create) in indexes {
+        builds.push(timed(repeat, |again| {
+            if again {
+                conn.execute_batch(&format!("DROP INDEX {name}")).map_err(|e| e.to_string())?;
+            }
+            conn.execute_batch(create).map_err(|e| e.to_string())
+        })?);
+    }
+    drop(conn);
     let _ = std::fs::remove_file(&path);
-    let mut conn = rusqlite::Connection::open(&path).map_err(|e| e.to_string())?;
+    Ok(builds)
+}
+
+/// A new SQLite database at `path` (replacing one there) with a 1 GiB page cache, and
+/// `csv` loaded into its customers table in one transaction, then read once whole.
+pub(crate) fn sqlite_customers(path: &Path, csv: &Path) -> PeerResult<rusqlite::Connection> {
+    let _ = std::fs::remove_file(path);
+    let mut conn = rusqlite::Connection::open(path).map_err(|e| e.to_string())?;
     conn.execute_batch(&format!("PRAGMA cache_size = -1048576; {SQLITE_TABLE}")).map_err(|e| e.to_string())?;
     let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
     let tx = conn.transaction().map_err(|e| e.to_string())?;
@@ -112,18 +136,7 @@ pub fn sqlite(work: &Path, csv: &Path, indexes: &[(&str, &str)], repeat: usize) 
     drop(text);
     conn.query_row("SELECT SUM(cust_credit_limit) FROM customers", [], |r| r.get::<_, i64>(0))
         .map_err(|e| e.to_string())?;
-    let mut builds = Vec::new();
-    for (name, create) in indexes {
-        builds.push(timed(repeat, |again| {
-            if again {
-                conn.execute_batch(&format!("DROP INDEX {name}")).map_err(|e| e.to_string())?;
-            }
-            conn.execute_batch(create).map_err(|e| e.to_string())
-        })?);
-    }
-    drop(conn);
-    let _ = std::fs::remove_file(&path);
-    Ok(builds)
+    Ok(conn)
 }
 
 /// What every DuckDB child runs first: reads its task as JSON on standard input,
