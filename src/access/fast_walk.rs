@@ -798,6 +798,7 @@ mod tests {
     struct Guarded {
         map: *mut libc::c_void,
         size: usize,
+        readable: usize,
         len: usize,
     }
 
@@ -821,14 +822,13 @@ mod tests {
                 assert_eq!(libc::mprotect(map.cast::<u8>().add(readable).cast(), page, libc::PROT_NONE), 0);
                 let start = map.cast::<u8>().add(readable - bytes.len());
                 std::ptr::copy_nonoverlapping(bytes.as_ptr(), start, bytes.len());
-                Guarded { map, size, len: bytes.len() }
+                Guarded { map, size, readable, len: bytes.len() }
             }
         }
 
         fn bytes(&self) -> &[u8] {
-            let readable = self.size - unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
             // SAFETY: the copy's bytes, inside the readable pages, for as long as self.
-            unsafe { std::slice::from_raw_parts(self.map.cast::<u8>().add(readable - self.len), self.len) }
+            unsafe { std::slice::from_raw_parts(self.map.cast::<u8>().add(self.readable - self.len), self.len) }
         }
     }
 
