@@ -30,7 +30,7 @@
 //! them eight at a time where the CPU can ([`super::lanes`]), the rest one by one.
 
 use super::WalkedRow;
-use super::lanes::{Group, LANES, LaneCount, LaneTotals};
+use super::lanes::{Group, LANES, LaneCount, LaneTotals, SMALL_INT_READ};
 use super::prefetch::NextBlockPrefetch;
 use crate::buffer::PrefetchTarget;
 use crate::storage::row::{
@@ -57,10 +57,6 @@ pub static LENGTH_STEP: [usize; 256] = {
 /// of [`super::lanes`], which step over any byte and sort out the lanes that met one they
 /// cannot step over afterwards.
 pub const MAX_STEP: usize = 256;
-
-/// Bytes read after a small integer's length byte: the scale byte, then the mantissa
-/// with one unaligned 8-byte load.
-pub(super) const SMALL_INT_READ: usize = 10;
 
 /// Bytes of stream a fast walk of `w` columns, and the reads of its rows' values, may
 /// touch: the last length byte lies at most `(w - 1) ×` [`MAX_STEP`] bytes in, and a

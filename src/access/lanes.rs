@@ -81,6 +81,10 @@ impl std::ops::AddAssign for LaneTotals {
 /// Rows in a group.
 pub const LANES: usize = 8;
 
+/// Bytes read after a small integer's length byte: the scale byte, then the mantissa
+/// with one unaligned 8-byte load.
+pub(super) const SMALL_INT_READ: usize = 10;
+
 /// What became of a group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
@@ -114,8 +118,7 @@ pub fn available() -> bool {
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2 {
-    use super::{Group, LaneCount, LaneTotals};
-    use crate::access::fast_walk::SMALL_INT_READ;
+    use super::{Group, LaneCount, LaneTotals, SMALL_INT_READ};
     use crate::storage::row::{FLAG_DELETED, FLAGS_WHOLE, LEN_NULL, LEN_SHORT_MAX, PIECE_HEADER};
     use std::arch::x86_64::*;
 
