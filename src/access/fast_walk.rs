@@ -65,6 +65,12 @@ pub const fn reach(w: usize) -> usize {
     w.saturating_sub(1) * MAX_STEP + SMALL_INT_READ
 }
 
+/// The lanes of a block's last group that hold its last `n` rows (0..8): the group is
+/// the block's last eight slots, so they are its last `n` lanes.
+const fn last_rows(n: usize) -> u32 {
+    0xFF << (LANES - n) & 0xFF
+}
+
 /// Whether a length byte stops a fast walk: the escape of a long column, or a byte no
 /// length uses.
 #[inline(always)]
@@ -423,8 +429,9 @@ impl<'b, const W: usize> FastRows<'b, W> {
             // as the block's last group with the rows before them left out.
             let left = slots - self.slot;
             let (first, take) = match left {
+                0 => break,
                 n if n >= LANES => (self.slot, 0xFFu32),
-                n if slots >= LANES => (slots - LANES, 0xFF << (LANES - n) & 0xFF),
+                n if slots >= LANES => (slots - LANES, last_rows(n)),
                 _ => {
                     self.visit_slots(left, &mut visit);
                     break;
@@ -900,7 +907,7 @@ mod tests {
                 })
                 .collect();
             let span = span.min(i64::MAX.abs_diff(lo));
-            let filter = filtered.then_some(LaneFilter { column: filter_column, lo, span, outside });
+            let filter = filtered.then_some(LaneFilter::new(filter_column, lo, span, outside));
             let count = LaneCount { filter, not_null: counted_column };
             check_lanes::<8>(&rows, &count, len)?;
             if counted_column.is_none_or(|c| c < 3) {
@@ -909,6 +916,45 @@ mod tests {
             if filter_column == 0 && counted_column.is_none_or(|c| c == 0) {
                 check_lanes::<1>(&rows, &count, len)?;
             }
+        }
+    }
+
+    /// A whole number that mostly fits in 32 bits (near zero or near either end of the
+    /// 32-bit line), or NULL, so that most groups are tested in 32-bit lanes.
+    fn narrow_number_strategy() -> impl Strategy<Value = Datum<'static>> {
+        prop_oneof![
+            4 => narrow_edge().prop_map(Datum::Int),
+            1 => Just(Datum::Null),
+            1 => prop_oneof![Just(i64::from(i32::MAX) + 1), Just(i64::from(i32::MIN) - 1)].prop_map(Datum::Int),
+        ]
+    }
+
+    fn narrow_edge() -> impl Strategy<Value = i64> {
+        let near = |at: i32| {
+            (-2i64..=2).prop_map(move |d| i64::from(at) + d).prop_filter("32 bits", |v| i32::try_from(*v).is_ok())
+        };
+        prop_oneof![-300i64..300, near(i32::MIN), near(i32::MAX), any::<i32>().prop_map(i64::from)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::txn::fixture::proptest_cases(200)))]
+
+        /// Groups whose values all fit in 32 bits are tested in 32-bit lanes: they count
+        /// what rows count, for ranges cut at either end of the 32-bit line or beyond it.
+        #[test]
+        fn narrow_lanes_count_what_rows_count(
+            numbers in proptest::collection::vec(narrow_number_strategy(), 0..120),
+            ends in (prop_oneof![narrow_edge(), Just(i64::MIN), Just(i64::MAX)], prop_oneof![narrow_edge(), Just(i64::MAX)]),
+            outside in any::<bool>(),
+        ) {
+            let rows: Vec<(Stored, Vec<Datum<'static>>)> = numbers
+                .into_iter()
+                .enumerate()
+                .map(|(i, number)| (Stored::Live, vec![Datum::Int(i as i64), number, Datum::Str("x".into())]))
+                .collect();
+            let (lo, hi) = (ends.0.min(ends.1), ends.0.max(ends.1));
+            let filter = Some(LaneFilter::new(1, lo, hi.abs_diff(lo), outside));
+            check_lanes::<3>(&rows, &LaneCount { filter, not_null: Some(2) }, 8192)?;
         }
     }
 

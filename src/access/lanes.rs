@@ -24,7 +24,8 @@
 //!                  │
 //!                  └► p = offset + 3 ──► for each column: b = gather(min(p, len - 10)) & 0xFF,
 //!                                         p += max((b + 1) & 0xFF, 1)
-//! filter column: gather (length, scale), 2 × gather 4 mantissas (64-bit lanes),
+//! filter column: gather (length, scale); values of at most 4 mantissa bytes: gather 8
+//!                mantissas (32-bit lanes), else 2 × gather 4 (64-bit lanes);
 //!                sign-extend by shifts, test lo <= v <= hi   ──► passed bits
 //! count column:  NULL test of its length byte                ──► counted bits
 //! ```
@@ -62,6 +63,60 @@ pub struct LaneFilter {
     pub lo: i64,
     pub span: u64,
     pub outside: bool,
+    /// The range's values that fit in 32 bits: a group whose values all do (at most four
+    /// mantissa bytes) is tested in 32-bit lanes, eight in one compare.
+    narrow: NarrowRange,
+}
+
+impl LaneFilter {
+    /// The filter `lo <= column <= lo + span` (wrapping), or its complement when `outside`.
+    pub fn new(column: usize, lo: i64, span: u64, outside: bool) -> LaneFilter {
+        LaneFilter { column, lo, span, outside, narrow: NarrowRange::of(lo, span) }
+    }
+}
+
+/// The values of a wrapping 64-bit range `lo..=lo + span` that lie in `i32::MIN..=i32::MAX`,
+/// as one range of the 32-bit circle: `(v - lo) as u32 <= span` in wrapping 32-bit
+/// arithmetic, or none.
+///
+/// The 64-bit range is one piece of the line, or two when it wraps past `i64::MAX`. Cut to
+/// the 32-bit values each stays one piece; when both remain, the wrapping one ran from
+/// below `i32::MIN` and the other on past `i32::MAX`, so the two touch the ends of the
+/// 32-bit line and join across its seam into one range of the circle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NarrowRange {
+    Empty,
+    Arc { lo: i32, span: u32 },
+}
+
+impl NarrowRange {
+    fn of(lo: i64, span: u64) -> NarrowRange {
+        let (min, max) = (i128::from(i32::MIN), i128::from(i32::MAX));
+        let (lo, hi) = (i128::from(lo), i128::from(lo) + i128::from(span));
+        let line_max = i128::from(i64::MAX);
+        let (first, wrapped) = if hi <= line_max {
+            ((lo, hi), None)
+        } else {
+            ((lo, line_max), Some((i128::from(i64::MIN), hi - (1i128 << 64))))
+        };
+        let cut = |(a, b): (i128, i128)| Some((a.max(min), b.min(max))).filter(|(a, b)| a <= b);
+        let arc = |a: i128, b: i128| NarrowRange::Arc { lo: a as i32, span: (b - a).rem_euclid(1 << 32) as u32 };
+        match (cut(first), wrapped.and_then(cut)) {
+            (None, None) => NarrowRange::Empty,
+            (Some((a, b)), None) | (None, Some((a, b))) => arc(a, b),
+            // `first` ends at i32::MAX, `wrapped` starts at i32::MIN, below `first`'s start.
+            (Some((a, _)), Some((_, b))) => arc(a, b),
+        }
+    }
+
+    /// Whether `v` lies in the range: the lanes' test, one lane at a time.
+    #[cfg(test)]
+    fn holds(self, v: i32) -> bool {
+        match self {
+            NarrowRange::Empty => false,
+            NarrowRange::Arc { lo, span } => v.wrapping_sub(lo) as u32 <= span,
+        }
+    }
 }
 
 /// Rows a group passed through the filter, and how many of those the count counted.
@@ -118,7 +173,7 @@ pub fn available() -> bool {
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2 {
-    use super::{Group, LaneCount, LaneTotals, SMALL_INT_READ};
+    use super::{Group, LaneCount, LaneFilter, LaneTotals, NarrowRange, SMALL_INT_READ};
     use crate::storage::row::{FLAG_DELETED, FLAGS_WHOLE, LEN_NULL, LEN_SHORT_MAX, PIECE_HEADER};
     use std::arch::x86_64::*;
 
@@ -289,47 +344,77 @@ pub(crate) mod avx2 {
                 };
                 let len = _mm256_and_si256(filter_word, byte);
                 let nulls = _mm256_cmpeq_epi32(len, null);
-                // Length 2..=9 and scale 0: (length | scale << 8) - 2 in 0..=7.
-                let small = _mm256_sub_epi32(_mm256_and_si256(filter_word, set(0xFFFF)), set(2));
-                let small = _mm256_and_si256(_mm256_cmpgt_epi32(small, set(-1)), _mm256_cmpgt_epi32(set(8), small));
-                if !all!(_mm256_or_si256(nulls, small)) {
+                // Length 2..=9 and scale 0: (length | scale << 8) - 2 in 0..=7 (unsigned);
+                // 0..=3 for at most four mantissa bytes, a value that fits in 32 bits.
+                let size = _mm256_sub_epi32(_mm256_and_si256(filter_word, set(0xFFFF)), set(2));
+                let at_most = |n: i32| _mm256_cmpeq_epi32(_mm256_min_epu32(size, set(n)), size);
+                let holds = if all!(_mm256_or_si256(nulls, at_most(3))) {
+                    match f.narrow {
+                        NarrowRange::Empty => 0,
+                        NarrowRange::Arc { lo, span } => {
+                            // 32 - 8 × (length - 1) = 8 × (5 - length), masked to 0..=24.
+                            let shifts =
+                                _mm256_slli_epi32::<3>(_mm256_and_si256(_mm256_sub_epi32(set(5), len), set(3)));
+                            // SAFETY: as for `gather!`: 4 bytes at position + 2 <= + 10.
+                            let mantissa = unsafe { _mm256_i32gather_epi32::<1>(base.add(2) as *const i32, filter_at) };
+                            let v = _mm256_srav_epi32(_mm256_sllv_epi32(mantissa, shifts), shifts);
+                            // (v - lo) as u32 <= span, as a signed compare with the sign bits flipped.
+                            let flip = set(i32::MIN);
+                            let d = _mm256_xor_si256(_mm256_sub_epi32(v, set(lo)), flip);
+                            !bits(_mm256_cmpgt_epi32(d, set(span as i32 ^ i32::MIN))) & 0xFF
+                        }
+                    }
+                } else if all!(_mm256_or_si256(nulls, at_most(7))) {
+                    unsafe { wide_holds(base, filter_at, len, &f) }
+                } else {
                     return Group::Unclean;
-                }
-                // 64 - 8 × (length - 1) = 8 × (9 - length), masked to 0..=56 so that no
-                // lane shifts by 64 or more (a NULL lane's is never used).
-                let shifts = _mm256_slli_epi32::<3>(_mm256_and_si256(_mm256_sub_epi32(set(9), len), set(7)));
-                let flip = _mm256_set1_epi64x(i64::MIN);
-                let (lo, span) = (_mm256_set1_epi64x(f.lo), _mm256_xor_si256(_mm256_set1_epi64x(f.span as i64), flip));
-                // Bits of the four lanes of `half` whose value lies inside the range.
-                macro_rules! inside {
-                    ($half:expr, $shift:expr) => {{
-                        // SAFETY: as for `gather!`: 8 bytes at position + 2 <= + 10.
-                        let mantissa = unsafe { _mm256_i32gather_epi64::<1>(base.add(2) as *const i64, $half) };
-                        let shift = _mm256_cvtepu32_epi64($shift);
-                        let up = _mm256_sllv_epi64(mantissa, shift);
-                        // Arithmetic shift right by `shift`, which AVX2 has only for 32 bits.
-                        let sign = _mm256_srlv_epi64(flip, shift);
-                        let v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_srlv_epi64(up, shift), sign), sign);
-                        // (v - lo) as u64 <= span, as a signed compare with the sign bits flipped.
-                        let d = _mm256_xor_si256(_mm256_sub_epi64(v, lo), flip);
-                        !_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(d, span))) & 0xF
-                    }};
-                }
-                let low = inside!(_mm256_castsi256_si128(filter_at), _mm256_castsi256_si128(shifts));
-                let high = inside!(_mm256_extracti128_si256::<1>(filter_at), _mm256_extracti128_si256::<1>(shifts));
-                let holds = (low | high << 4) ^ if f.outside { 0xFF } else { 0 };
-                holds & !_mm256_movemask_ps(_mm256_castsi256_ps(nulls)) & 0xFF
+                };
+                (holds ^ if f.outside { 0xFF } else { 0 }) & !bits(nulls) & 0xFF
             }
         };
         let counted_bits = match count.not_null {
             None => passed_bits,
             Some(col) => {
                 let counted_byte = _mm256_and_si256(word_of!(col), byte);
-                passed_bits & !_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(counted_byte, null)))
+                passed_bits & !bits(_mm256_cmpeq_epi32(counted_byte, null))
             }
         };
-        let (passed, counted) = (passed_bits as u32 & take, counted_bits as u32 & take);
+        let (passed, counted) = (passed_bits & take, counted_bits & take);
         Group::Counted { passed: passed.count_ones(), counted: counted.count_ones() }
+    }
+
+    /// The bits of the lanes whose value lies in `f`'s range (`outside` not applied): a
+    /// whole number of 1..=8 mantissa bytes in a column of length `len` whose length byte
+    /// is at `filter_at`, read by two gathers of four 64-bit lanes.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; 10 bytes from each lane's position lie inside the block at `base`.
+    #[target_feature(enable = "avx2")]
+    unsafe fn wide_holds(base: *const u8, filter_at: __m256i, len: __m256i, f: &LaneFilter) -> u32 {
+        let set = _mm256_set1_epi32;
+        // 64 - 8 × (length - 1) = 8 × (9 - length), masked to 0..=56 so that no
+        // lane shifts by 64 or more (a NULL lane's is never used).
+        let shifts = _mm256_slli_epi32::<3>(_mm256_and_si256(_mm256_sub_epi32(set(9), len), set(7)));
+        let flip = _mm256_set1_epi64x(i64::MIN);
+        let (lo, span) = (_mm256_set1_epi64x(f.lo), _mm256_xor_si256(_mm256_set1_epi64x(f.span as i64), flip));
+        // Bits of the four lanes of `half` whose value lies inside the range.
+        macro_rules! inside {
+            ($half:expr, $shift:expr) => {{
+                // SAFETY: 8 bytes at position + 2, inside the block by the caller's promise.
+                let mantissa = unsafe { _mm256_i32gather_epi64::<1>(base.add(2) as *const i64, $half) };
+                let shift = _mm256_cvtepu32_epi64($shift);
+                let up = _mm256_sllv_epi64(mantissa, shift);
+                // Arithmetic shift right by `shift`, which AVX2 has only for 32 bits.
+                let sign = _mm256_srlv_epi64(flip, shift);
+                let v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_srlv_epi64(up, shift), sign), sign);
+                // (v - lo) as u64 <= span, as a signed compare with the sign bits flipped.
+                let d = _mm256_xor_si256(_mm256_sub_epi64(v, lo), flip);
+                !_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(d, span))) & 0xF
+            }};
+        }
+        let low = inside!(_mm256_castsi256_si128(filter_at), _mm256_castsi256_si128(shifts));
+        let high = inside!(_mm256_extracti128_si256::<1>(filter_at), _mm256_extracti128_si256::<1>(shifts));
+        (low | high << 4) as u32
     }
 
     /// Consecutive whole groups, counted in lanes: up to `groups` of them from the entries
@@ -366,10 +451,11 @@ pub(crate) mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn only_columns_between_the_walks_ends_need_their_positions_kept() {
-        let filter = |column| Some(LaneFilter { column, lo: 0, span: 0, outside: false });
+        let filter = |column| Some(LaneFilter::new(column, 0, 0, false));
         let between = |filter, not_null, w| LaneCount { filter, not_null }.reads_between(w);
         assert!(!between(filter(0), Some(8), 9), "first and last");
         assert!(!between(None, None, 9));
@@ -377,5 +463,65 @@ mod tests {
         assert!(between(filter(1), Some(8), 9), "the filter between");
         assert!(between(filter(0), Some(4), 9), "the count between");
         assert!(!between(filter(2), Some(0), 3), "the last is the filter");
+    }
+
+    /// Values and range ends to draw from: near zero, near the ends of the 32-bit line
+    /// (where a 64-bit range is cut), near the ends of the 64-bit line (where it wraps),
+    /// and anywhere.
+    fn edge() -> impl Strategy<Value = i64> {
+        let near = |at: i64| (-2i64..=2).prop_map(move |d| at.saturating_add(d));
+        prop_oneof![
+            -300i64..300,
+            near(i32::MIN.into()),
+            near(i32::MAX.into()),
+            near(i64::MIN),
+            near(i64::MAX),
+            any::<i32>().prop_map(i64::from),
+            any::<i64>(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::txn::fixture::proptest_cases(2000)))]
+
+        /// The 32-bit range holds exactly the 32-bit values the wrapping 64-bit range
+        /// does: ranges cut at either end of the 32-bit line, wrapping past the 64-bit
+        /// one's, holding everything or no 32-bit value.
+        #[test]
+        fn the_narrow_range_holds_the_32_bit_values_of_the_wide_one(
+            lo in edge(),
+            span in prop_oneof![edge().prop_map(|n| n as u64), Just(u64::MAX), Just(u64::MAX - 1), 0u64..1000],
+            hi in proptest::option::of(edge()),
+            random in proptest::collection::vec(any::<i32>(), 8),
+        ) {
+            // A range given by its ends as often as by its span.
+            let span = hi.map_or(span, |hi| hi.wrapping_sub(lo) as u64);
+            let hi = lo.wrapping_add(span as i64);
+            let narrow = NarrowRange::of(lo, span);
+            let around = |at: i64| (-1i64..=1).filter_map(move |d| i32::try_from(at.wrapping_add(d)).ok());
+            let values = [i32::MIN, i32::MIN + 1, -1, 0, 1, i32::MAX - 1, i32::MAX]
+                .into_iter()
+                .chain(around(lo))
+                .chain(around(hi))
+                .chain(random);
+            for v in values {
+                let wide = (i64::from(v).wrapping_sub(lo) as u64) <= span;
+                prop_assert_eq!(narrow.holds(v), wide, "{} in {}..={} (span {}): {:?}", v, lo, hi, span, narrow);
+            }
+        }
+    }
+
+    #[test]
+    fn narrow_ranges_at_the_ends_of_the_lines() {
+        let arc = |lo: i32, span: u32| NarrowRange::Arc { lo, span };
+        assert_eq!(NarrowRange::of(1, i64::MAX as u64 - 1), arc(1, i32::MAX as u32 - 1), "cust_id > 0");
+        assert_eq!(NarrowRange::of(i64::MIN, u64::MAX), arc(i32::MIN, u32::MAX), "everything");
+        assert_eq!(NarrowRange::of(i64::from(i32::MAX) + 1, 10), NarrowRange::Empty, "above");
+        let below = (i64::from(i32::MIN) - 1).wrapping_sub(i64::MIN) as u64;
+        assert_eq!(NarrowRange::of(i64::MIN, below), NarrowRange::Empty, "below");
+        // From 5 past i64::MAX round to -7: 32-bit values 5..=i32::MAX and i32::MIN..=-7.
+        let wrapped = NarrowRange::of(5, (-7i64).wrapping_sub(5) as u64);
+        assert_eq!(wrapped, arc(5, (-7i32).wrapping_sub(5) as u32));
+        assert!(wrapped.holds(i32::MAX) && wrapped.holds(i32::MIN) && !wrapped.holds(0) && !wrapped.holds(-6));
     }
 }

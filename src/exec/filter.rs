@@ -58,12 +58,7 @@ impl RangeTerm {
 
     /// The term as eight-row lanes test it.
     pub fn lane_filter(&self) -> crate::access::lanes::LaneFilter {
-        crate::access::lanes::LaneFilter {
-            column: self.column,
-            lo: self.lo,
-            span: self.hi.wrapping_sub(self.lo) as u64,
-            outside: self.outside,
-        }
+        crate::access::lanes::LaneFilter::new(self.column, self.lo, self.hi.wrapping_sub(self.lo) as u64, self.outside)
     }
 
     /// Whether the comparison holds for `v`: one subtraction and one unsigned compare.

@@ -38,6 +38,8 @@ pub struct CountKernel {
     counts: Box<[(CountShape, u64)]>,
     /// Rows that passed the filter (what a row-source probe after it would have seen).
     passed: u64,
+    /// The term and the count in lanes, where there are at most one term and one count.
+    lanes: Option<LaneCount>,
 }
 
 /// What the kernel did with a row.
@@ -64,8 +66,13 @@ impl CountKernel {
             return None;
         }
         let Some(Stage::Aggregate(agg)) = rest.first() else { return None };
-        let counts = agg.count_shapes()?.into_iter().map(|shape| (shape, 0)).collect();
-        Some(CountKernel { terms: terms.into(), counts, passed: 0 })
+        let counts: Box<[(CountShape, u64)]> = agg.count_shapes()?.into_iter().map(|shape| (shape, 0)).collect();
+        let lanes = match (terms, &counts[..]) {
+            ([term], [(shape, _)]) => Some(LaneCount { filter: Some(term.lane_filter()), not_null: shape.column() }),
+            ([], [(shape, _)]) => Some(LaneCount { filter: None, not_null: shape.column() }),
+            _ => None,
+        };
+        Some(CountKernel { terms: terms.into(), counts, passed: 0, lanes })
     }
 
     /// Filters and counts one row.
@@ -145,11 +152,10 @@ impl CountKernel {
         }
         let mut undecided = None;
         let (mut passed, mut total) = (0u64, 0u64);
-        let in_lanes = match (&*self.terms, &*self.counts) {
-            (&[term], &[(shape, _)]) => {
-                let lanes = LaneCount { filter: Some(term.lane_filter()), not_null: shape.column() };
+        let in_lanes = match (&*self.terms, &*self.counts, &self.lanes) {
+            (&[term], &[(shape, _)], Some(lanes)) => {
                 for_column!(term.column, |column| for_count!(shape, |counted| {
-                    rows.count_in_lanes(&lanes, |row| {
+                    rows.count_in_lanes(lanes, |row| {
                         match row.int_or_null(column) {
                             Ok(Some(v)) if term.holds(v) => {}
                             Ok(_) => return true,
@@ -164,9 +170,8 @@ impl CountKernel {
                     })
                 }))
             }
-            (&[], &[(shape, _)]) => {
-                let lanes = LaneCount { filter: None, not_null: shape.column() };
-                for_count!(shape, |counted| rows.count_in_lanes(&lanes, |row| {
+            (&[], &[(shape, _)], Some(lanes)) => {
+                for_count!(shape, |counted| rows.count_in_lanes(lanes, |row| {
                     passed += 1;
                     total += counted(&row);
                     true
