@@ -717,13 +717,14 @@ mod tests {
 
     /// Whether the filter holds for `v` (lo <= hi, no wrapping).
     fn holds(filter: &LaneFilter, v: &Datum<'_>) -> bool {
-        let hi = filter.lo.wrapping_add(filter.span as i64);
+        let (lo, span, outside) = filter.range();
+        let hi = lo.wrapping_add(span as i64);
         let inside = match v {
-            Datum::Int(i) => (filter.lo..=hi).contains(i),
-            Datum::Num(d) => *d >= filter.lo.into() && *d <= hi.into(),
+            Datum::Int(i) => (lo..=hi).contains(i),
+            Datum::Num(d) => *d >= lo.into() && *d <= hi.into(),
             _ => return false,
         };
-        inside != filter.outside
+        inside != outside
     }
 
     /// What a count kernel finds in the block, by the scan's way: rows in lanes (when

@@ -60,9 +60,10 @@ impl LaneCount {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaneFilter {
     pub column: usize,
-    pub lo: i64,
-    pub span: u64,
-    pub outside: bool,
+    // Read-only once made: `narrow` is derived from them.
+    lo: i64,
+    span: u64,
+    outside: bool,
     /// The range's values that fit in 32 bits: a group whose values all do (at most four
     /// mantissa bytes) is tested in 32-bit lanes, eight in one compare.
     narrow: NarrowRange,
@@ -72,6 +73,13 @@ impl LaneFilter {
     /// The filter `lo <= column <= lo + span` (wrapping), or its complement when `outside`.
     pub fn new(column: usize, lo: i64, span: u64, outside: bool) -> LaneFilter {
         LaneFilter { column, lo, span, outside, narrow: NarrowRange::of(lo, span) }
+    }
+
+    /// The range's first value, its span and whether the filter is its complement: what
+    /// the tests' scalar reference reads.
+    #[cfg(test)]
+    pub(super) fn range(&self) -> (i64, u64, bool) {
+        (self.lo, self.span, self.outside)
     }
 }
 
