@@ -144,7 +144,8 @@ impl CountKernel {
                         $body
                     }
                     CountShape::NotNull(col) => for_column!(col, |column| {
-                        let $counted = |row: &FastRow<'b, W>| u64::from(!row.is_null(column));
+                        // Moved in, so that each arm's loop knows its column.
+                        let $counted = move |row: &FastRow<'b, W>| u64::from(!row.is_null(column));
                         $body
                     }),
                 }
