@@ -78,3 +78,8 @@ pub mod binds {
 }
 /// Reading a closed database's online redo logs: the newest log and its record ends.
 pub use redo::inspect as redo_log;
+/// Whether full scans count rows eight at a time in AVX2 lanes on this machine, and why
+/// ([`row_lanes::choice`]); `LIOSCOPE_ROW_LANES=on` or `off` overrides it.
+pub mod row_lanes {
+    pub use crate::access::lanes::{CHOICE_VARIABLE, LaneChoice, choice};
+}

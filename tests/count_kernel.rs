@@ -157,3 +157,47 @@ fn a_kernel_reading_past_the_sixteenth_column_counts_the_same() {
     assert_eq!(by_kernel.to_string(), kernel[0], "count kernel rows passed");
     assert_eq!(by_kernel_in_general, 0, "the general form ran the kernel");
 }
+
+/// A count with one filter term, the shape the full scan counts eight rows at a time in
+/// lanes where this machine chooses them ([`lioscope::row_lanes`]): the same as the
+/// general form's, with lanes on and off. The choice is made once a process, so the test
+/// runs itself again with the other one.
+#[test]
+fn a_count_in_lanes_or_one_by_one_counts_the_same() {
+    let (_dir, _, db) = temp_db(options(8192, "4M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (a NUMBER, c NUMBER, b VARCHAR2(300))");
+    // Small and large whole numbers (one to eight mantissa bytes), now and then a decimal
+    // the kernel hands back or a NULL (which fail a group of eight in lanes, and keep the
+    // others clean), NULLs in the counted column, and a long value after it.
+    exec(
+        &s,
+        "INSERT INTO t SELECT \
+           CASE WHEN MOD(LEVEL, 53) = 0 THEN NULL WHEN MOD(LEVEL, 59) = 0 THEN LEVEL + 0.5 \
+                WHEN MOD(LEVEL, 3) = 0 THEN LEVEL * 1000000007 ELSE MOD(LEVEL * 37, 2001) - 1000 END, \
+           CASE WHEN MOD(LEVEL, 7) = 0 THEN NULL ELSE LEVEL END, \
+           CASE WHEN MOD(LEVEL, 97) = 0 THEN RPAD('x', 280, 'y') ELSE 'row ' || LEVEL END \
+         FROM dual CONNECT BY LEVEL <= 3000",
+    );
+    let lanes = lioscope::row_lanes::choice();
+    for filter in ["a > 0", "a <= -500", "a >= 3", "a <> 7", "a = -2", "a > 4000000000", "a < -3000000000000"] {
+        let (kernel, by_kernel) = counted(&s, &format!("SELECT COUNT(c) FROM t WHERE {filter}"));
+        let (general, _) =
+            counted(&s, &format!("SELECT SUM(CASE WHEN {filter} AND c IS NOT NULL THEN 1 ELSE 0 END) FROM t"));
+        assert_eq!(kernel, general, "filter {filter}, lanes {}", if lanes.on { "on" } else { "off" });
+        assert!(by_kernel > 0 || general == ["0"], "filter {filter}: the kernel passed no row");
+    }
+    if std::env::var_os(lioscope::row_lanes::CHOICE_VARIABLE).is_some() {
+        eprintln!("the other lanes choice is not run: {} is set", lioscope::row_lanes::CHOICE_VARIABLE);
+        return;
+    }
+    let other = if lanes.on { "off" } else { "on" };
+    let test = "a_count_in_lanes_or_one_by_one_counts_the_same";
+    let run = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["--exact", test, "--test-threads=1"])
+        .env(lioscope::row_lanes::CHOICE_VARIABLE, other)
+        .output()
+        .expect("run the test binary again");
+    let output = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success() && output.contains("1 passed"), "with lanes {other}: {output}");
+}

@@ -115,9 +115,12 @@ fn no_summary(profile: &Path) -> lioscope::Error {
 }
 
 /// Runs callgrind with collection only inside [`counted_execution`] and `extra` options;
-/// returns the text of the profile.
+/// returns the text of the profile. The child scans rows in lanes or not as this process
+/// does: the CPU valgrind shows it is not the host's, and would choose otherwise.
 fn run_callgrind(exe: &Path, args: &[String], profile: &Path, extra: &[&str]) -> Result<String> {
+    let lanes = if lioscope::row_lanes::choice().on { "on" } else { "off" };
     let output = Command::new("valgrind")
+        .env(lioscope::row_lanes::CHOICE_VARIABLE, lanes)
         .arg("--tool=callgrind")
         .arg("--collect-atstart=no")
         .arg("--toggle-collect=*counted_execution*")

@@ -536,6 +536,7 @@ pub fn run(opts: &ScanOptions) -> Result<ScanReport> {
     parameters.insert("db_cache_size", serde_json::json!(memory));
     parameters.insert("inmemory_size", serde_json::json!(inmemory_for(opts.rows)));
     parameters.insert("memcompress", serde_json::json!("FOR QUERY LOW"));
+    parameters.insert("row_lanes", serde_json::json!(row_lanes_line()));
     parameters.insert("hcc_level", serde_json::json!(opts.hcc_level.sql()));
     parameters.insert("blocks_customers", serde_json::json!(row_blocks));
     parameters.insert("blocks_customers_hcc", serde_json::json!(hcc_blocks));
@@ -823,6 +824,17 @@ fn peer_rows(report: &ScanReport) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Whether the full scan counted rows eight at a time in lanes, and why.
+fn row_lanes_line() -> String {
+    let choice = lioscope::row_lanes::choice();
+    format!(
+        "full scan row lanes: {} ({}; {}=on or off chooses)",
+        if choice.on { "on" } else { "off" },
+        choice.why,
+        lioscope::row_lanes::CHOICE_VARIABLE
+    )
+}
+
 /// The terminal table: one row per path, the main figures as median [min..max].
 fn print_table(report: &ScanReport) {
     let keys = table_keys(report);
@@ -836,6 +848,9 @@ fn print_table(report: &ScanReport) {
         println!("{line}");
     }
     println!("{}", report.bandwidth_probe.line());
+    if let Some(lanes) = report.parameters.get("row_lanes").and_then(|l| l.as_str()) {
+        println!("{lanes}");
+    }
     for line in simulated_lines(report) {
         println!("{line}");
     }

@@ -27,7 +27,7 @@
 //! block itself), where the walk must also end inside the block's real bytes. Rows it
 //! cannot take (chained, deleted, locked by an unfinished insert, with fewer columns or a
 //! long one) it leaves to the caller's general walk. [`FastRows::count_in_lanes`] counts
-//! them eight at a time where the CPU can ([`super::lanes`]), the rest one by one.
+//! them eight at a time where lanes pay ([`super::lanes::choice`]), the rest one by one.
 
 use super::WalkedRow;
 use super::lanes::{Group, LANES, LaneCount, LaneTotals, SMALL_INT_READ};
@@ -309,7 +309,7 @@ pub struct FastRows<'b, const W: usize> {
     pending: Option<usize>,
     /// Rows handed over.
     taken: u64,
-    /// Whether groups of rows may run in lanes (the CPU has AVX2).
+    /// Whether groups of rows may run in lanes ([`super::lanes::choice`]).
     lanes: bool,
 }
 
@@ -333,7 +333,7 @@ impl<'b, const W: usize> FastRows<'b, W> {
             upcoming: NextBlockPrefetch::new(next),
             pending: None,
             taken: 0,
-            lanes: super::lanes::available(),
+            lanes: super::lanes::choice().on,
         }
     }
 
@@ -869,6 +869,8 @@ mod tests {
         assert_eq!(group(8), Group::Counted { passed: 8, counted: 8 });
         let mut tail = TailCopy::new(1);
         let mut rows = FastRows::<1>::new(block.bytes(), &directory, &mut tail, None);
+        // In lanes whatever this machine chooses for scans (the CPU can: above).
+        rows.lanes = true;
         let mut one_by_one = 0;
         let in_lanes = rows.count_in_lanes(&count, |_| {
             one_by_one += 1;

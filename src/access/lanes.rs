@@ -1,6 +1,7 @@
 //! Eight rows at a time: the fast walk of [`super::fast_walk`], the filter and the count of
 //! a row kernel done for eight rows of a block at once with AVX2 gathers, where the CPU
-//! has AVX2 (checked at run time; elsewhere the rows go one by one).
+//! has AVX2 and its gathers pay ([`choice`], decided at run time; elsewhere the rows go
+//! one by one).
 //!
 //! A *group* is eight consecutive directory slots. It runs in lanes only when all eight
 //! rows are clean: whole, not deleted, not locked by an unfinished insert, with at least
@@ -165,18 +166,74 @@ pub enum Group {
 /// Whether groups can run in lanes on this CPU (AVX2, and POPCNT, which every CPU with
 /// AVX2 has).
 pub fn available() -> bool {
-    // Asked once a block: one load rather than two feature checks.
-    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt")
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The variable that overrides [`choice`]: `on` or `off`.
+pub const CHOICE_VARIABLE: &str = "LIOSCOPE_ROW_LANES";
+
+/// Whether full scans count rows in lanes, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaneChoice {
+    pub on: bool,
+    pub why: String,
+}
+
+/// Whether full scans count rows in lanes on this machine: where the CPU can, unless its
+/// gathers cost more than the scalar walk they replace. That is so on AMD's cores, whose
+/// AVX2 gathers are slow: a Zen 5 counted 5 M cached rows in 40 ms one by one, with 109
+/// instructions a row, and in 50 ms in lanes, with 46. Elsewhere the lanes stay on, as
+/// they were before this choice was made (on Intel's cores they have not been timed
+/// against the scalar walk). [`CHOICE_VARIABLE`] set to `on` or `off` overrides it.
+/// Decided once a process.
+pub fn choice() -> &'static LaneChoice {
+    static CHOICE: std::sync::OnceLock<LaneChoice> = std::sync::OnceLock::new();
+    CHOICE.get_or_init(|| choose(available(), std::env::var(CHOICE_VARIABLE).ok().as_deref(), cpu_vendor().as_deref()))
+}
+
+/// [`choice`] for a CPU that can run lanes or not, the variable's value and the CPU's
+/// vendor string.
+fn choose(capable: bool, setting: Option<&str>, vendor: Option<&str>) -> LaneChoice {
+    let choice = |on: bool, why: String| LaneChoice { on, why };
+    if !capable {
+        return choice(false, "the CPU has no AVX2".into());
+    }
+    match setting.map(str::trim) {
+        Some("on") => return choice(true, format!("{CHOICE_VARIABLE}=on")),
+        Some("off") => return choice(false, format!("{CHOICE_VARIABLE}=off")),
+        _ => {}
+    }
+    let ignored = match setting {
+        Some(other) => format!(" ({CHOICE_VARIABLE}={other:?} ignored: neither on nor off)"),
+        None => String::new(),
+    };
+    match vendor {
+        Some("AuthenticAMD") => {
+            choice(false, format!("an AMD CPU, whose gathers cost more than the scalar walk{ignored}"))
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
-    })
+        _ => choice(true, format!("AVX2 gathers{ignored}")),
+    }
+}
+
+/// The CPU's vendor string (`GenuineIntel`, `AuthenticAMD`, ...).
+fn cpu_vendor() -> Option<String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let leaf = std::arch::x86_64::__cpuid(0);
+        let bytes: Vec<u8> = [leaf.ebx, leaf.edx, leaf.ecx].iter().flat_map(|r| r.to_le_bytes()).collect();
+        String::from_utf8(bytes).ok()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -462,6 +519,22 @@ pub(crate) mod avx2 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn lanes_are_chosen_where_they_pay() {
+        let on = |capable, setting, vendor| choose(capable, setting, vendor).on;
+        assert!(on(true, None, Some("GenuineIntel")));
+        assert!(!on(true, None, Some("AuthenticAMD")), "AMD's gathers cost more than the scalar walk");
+        assert!(!on(false, Some("on"), Some("GenuineIntel")), "never without AVX2");
+        assert!(on(true, Some("on"), Some("AuthenticAMD")));
+        assert!(!on(true, Some("off"), Some("GenuineIntel")));
+        let odd = choose(true, Some("yes"), Some("AuthenticAMD"));
+        assert!(!odd.on && odd.why.contains("\"yes\" ignored"), "{}", odd.why);
+        if available() {
+            let vendor = cpu_vendor().expect("a vendor string");
+            assert_eq!(vendor.len(), 12, "{vendor}");
+        }
+    }
 
     #[test]
     fn only_columns_between_the_walks_ends_need_their_positions_kept() {
