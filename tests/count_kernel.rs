@@ -184,7 +184,7 @@ fn a_count_in_lanes_or_one_by_one_counts_the_same() {
         let (kernel, by_kernel) = counted(&s, &format!("SELECT COUNT(c) FROM t WHERE {filter}"));
         let (general, _) =
             counted(&s, &format!("SELECT SUM(CASE WHEN {filter} AND c IS NOT NULL THEN 1 ELSE 0 END) FROM t"));
-        assert_eq!(kernel, general, "filter {filter}, lanes {}", if lanes.on { "on" } else { "off" });
+        assert_eq!(kernel, general, "filter {filter}, lanes {}", lanes.setting());
         assert!(by_kernel > 0 || general == ["0"], "filter {filter}: the kernel passed no row");
     }
     if std::env::var_os(lioscope::row_lanes::CHOICE_VARIABLE).is_some() {

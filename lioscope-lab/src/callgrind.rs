@@ -5,7 +5,9 @@
 //! so the count is the statement's execution alone: no load, no population, no
 //! parsing of the command line. Collection is switched per thread: a helper thread a
 //! statement starts is not counted (the lab's scans start none). The profile's
-//! `summary:` line is the count of instructions executed (`Ir`).
+//! `summary:` line is the count of instructions executed (`Ir`). The child scans rows in
+//! lanes or not as the lab does ([`lioscope::row_lanes`]), so that it counts the path the
+//! lab timed.
 //!
 //! [`simulate`] runs the same way with callgrind's cache and branch simulation on (the
 //! simulator cachegrind has: first-level and last-level caches shaped as the host's,
@@ -118,9 +120,8 @@ fn no_summary(profile: &Path) -> lioscope::Error {
 /// returns the text of the profile. The child scans rows in lanes or not as this process
 /// does: the CPU valgrind shows it is not the host's, and would choose otherwise.
 fn run_callgrind(exe: &Path, args: &[String], profile: &Path, extra: &[&str]) -> Result<String> {
-    let lanes = if lioscope::row_lanes::choice().on { "on" } else { "off" };
     let output = Command::new("valgrind")
-        .env(lioscope::row_lanes::CHOICE_VARIABLE, lanes)
+        .env(lioscope::row_lanes::CHOICE_VARIABLE, lioscope::row_lanes::choice().setting())
         .arg("--tool=callgrind")
         .arg("--collect-atstart=no")
         .arg("--toggle-collect=*counted_execution*")

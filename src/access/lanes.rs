@@ -186,6 +186,13 @@ pub struct LaneChoice {
     pub why: String,
 }
 
+impl LaneChoice {
+    /// The value of [`CHOICE_VARIABLE`] that makes this choice: `on` or `off`.
+    pub fn setting(&self) -> &'static str {
+        if self.on { "on" } else { "off" }
+    }
+}
+
 /// Whether full scans count rows in lanes on this machine: where the CPU can, unless its
 /// gathers cost more than the scalar walk they replace. That is so on AMD's cores, whose
 /// AVX2 gathers are slow: a Zen 5 counted 5 M cached rows in 40 ms one by one, with 109

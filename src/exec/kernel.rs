@@ -13,7 +13,8 @@
 //!
 //! With at most one term and one count, the kernel hands the scan its term and count
 //! ([`LaneCount`]) so that eight rows at a time are walked, filtered and counted in AVX2
-//! lanes ([`crate::access::lanes`]); the rows that cannot run in lanes come back one by one
+//! lanes where this machine runs them ([`crate::access::lanes::choice`]); the rows that
+//! cannot run in lanes, and every row where lanes are off, come back one by one
 //! to a loop made for the kernel's shape, which knows which [`Column`] each test reads.
 //!
 //! The rows a kernel passed and counted itself are added to the session's `count kernel
