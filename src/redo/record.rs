@@ -79,48 +79,87 @@ impl Vector<'_> {
     }
 }
 
-/// The equal stretches [`diff`] passes over at once: a change touches a few hundred bytes
-/// of a block, so most of a block is passed over by `memcmp`'s vector loop a kilobyte at
-/// a time, and only the kilobytes that differ are read 64 bytes at a time.
-const SKIP: usize = 1024;
+/// Bytes [`diff`] checks for any difference at once: a change touches a few hundred
+/// bytes of a block, so most groups are equal and cost one test; only a group that
+/// differs is looked at 64 bytes at a time.
+const GROUP: usize = 256;
 
 /// Bytes whose differences one mask holds (a bit a byte).
 const CHUNK: usize = 64;
 
-/// The stretches where `after` differs from `before` (equal lengths), as (offset,
-/// length), stretches closer than `MERGE_GAP` merged.
-///
-/// Each 64 bytes of a kilobyte that differs give a mask of their differing bytes (bit
-/// `k` for byte `k`); a stretch is a run of set bits, which may go on into the next mask.
-pub fn diff(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
-    debug_assert_eq!(before.len(), after.len());
-    out.clear();
-    let len = before.len().min(after.len());
-    let mut at = 0;
-    while at < len {
-        let end = (at + SKIP).min(len);
-        let (b, a) = (&before[at..end], &after[at..end]);
-        if b != a {
-            match (<&[u8; SKIP]>::try_from(b), <&[u8; SKIP]>::try_from(a)) {
-                (Ok(b), Ok(a)) => kilobyte_stretches(at, b, a, out),
-                _ => {
-                    for (k, (b, a)) in b.chunks(CHUNK).zip(a.chunks(CHUNK)).enumerate() {
-                        add_stretches(at + k * CHUNK, differing_bytes_by_words(b, a), out);
-                    }
-                }
+/// How [`diff`] compares on this CPU, chosen once: AVX-512 (BW) compares 64 bytes into a
+/// mask register, AVX2 32 bytes into a vector whose `movemask` is the mask; without
+/// either, words and a multiplication ([`differing_bytes_by_words`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compare {
+    Words,
+    Avx2,
+    Avx512,
+}
+
+impl Compare {
+    fn best() -> Compare {
+        static BEST: std::sync::OnceLock<Compare> = std::sync::OnceLock::new();
+        *BEST.get_or_init(|| {
+            [Compare::Avx512, Compare::Avx2].into_iter().find(|c| c.is_supported()).unwrap_or(Compare::Words)
+        })
+    }
+
+    fn is_supported(self) -> bool {
+        match self {
+            Compare::Words => true,
+            #[cfg(target_arch = "x86_64")]
+            Compare::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Compare::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw")
             }
+            #[cfg(not(target_arch = "x86_64"))]
+            Compare::Avx2 | Compare::Avx512 => false,
         }
-        at = end;
     }
 }
 
-/// The stretches of one kilobyte from offset `base` that differ, mask by mask.
-#[inline]
-fn kilobyte_stretches(base: usize, before: &[u8; SKIP], after: &[u8; SKIP], out: &mut Vec<(usize, usize)>) {
-    for k in 0..SKIP / CHUNK {
-        let b: &[u8; CHUNK] = before[k * CHUNK..k * CHUNK + CHUNK].try_into().expect("a chunk");
-        let a: &[u8; CHUNK] = after[k * CHUNK..k * CHUNK + CHUNK].try_into().expect("a chunk");
-        let mask = differing_bytes(b, a);
+/// The stretches where `after` differs from `before` (equal lengths), as (offset,
+/// length), stretches closer than `MERGE_GAP` merged.
+///
+/// Each group of 256 bytes is tested for any difference; in one that differs, each 64
+/// bytes give a mask of their differing bytes (bit `k` for byte `k`), and a stretch is a
+/// run of set bits, which may go on into the next mask. A tail shorter than a group goes
+/// 64 bytes at a time.
+pub fn diff(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
+    diff_with(Compare::best(), before, after, out);
+}
+
+fn diff_with(compare: Compare, before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
+    debug_assert_eq!(before.len(), after.len());
+    out.clear();
+    let len = before.len().min(after.len());
+    let whole = len - len % GROUP;
+    let (before_groups, after_groups) = (&before[..whole], &after[..whole]);
+    match compare {
+        // SAFETY: `best` and the tests choose a comparison only where `is_supported`
+        // found the CPU features it is compiled for.
+        #[cfg(target_arch = "x86_64")]
+        Compare::Avx512 => unsafe { avx512::group_stretches(before_groups, after_groups, out) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Compare::Avx2 => unsafe { avx2::group_stretches(before_groups, after_groups, out) },
+        _ => {
+            for (g, (b, a)) in before_groups.chunks(GROUP).zip(after_groups.chunks(GROUP)).enumerate() {
+                if b != a {
+                    chunk_stretches(g * GROUP, b, a, out);
+                }
+            }
+        }
+    }
+    chunk_stretches(whole, &before[whole..len], &after[whole..len], out);
+}
+
+/// The stretches of `before` and `after` from offset `base`, 64 bytes at a time by words.
+fn chunk_stretches(base: usize, before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
+    for (k, (b, a)) in before.chunks(CHUNK).zip(after.chunks(CHUNK)).enumerate() {
+        let mask = differing_bytes_by_words(b, a);
         if mask != 0 {
             add_stretches(base + k * CHUNK, mask, out);
         }
@@ -150,28 +189,105 @@ fn add_stretches(base: usize, mut mask: u64, out: &mut Vec<(usize, usize)>) {
     }
 }
 
-/// The differing bytes of 64: bit `k` set when byte `k` differs. SSE2 (part of every
-/// x86-64) compares 16 bytes an instruction; elsewhere each word's XOR gives its bits.
-#[inline]
-fn differing_bytes(before: &[u8; CHUNK], after: &[u8; CHUNK]) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8};
-        let mut equal = 0u64;
-        for k in 0..4 {
-            // SAFETY: SSE2 is in the x86-64 baseline; both loads read 16 bytes inside
-            // arrays of 64 (unaligned loads).
-            let lanes = unsafe {
-                let b = _mm_loadu_si128(before.as_ptr().add(16 * k).cast());
-                let a = _mm_loadu_si128(after.as_ptr().add(16 * k).cast());
-                _mm_movemask_epi8(_mm_cmpeq_epi8(b, a))
-            };
-            equal |= u64::from(lanes as u16) << (16 * k);
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{CHUNK, GROUP, add_stretches};
+    use std::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256, _mm256_setzero_si256,
+        _mm256_testz_si256, _mm256_xor_si256,
+    };
+
+    /// The stretches of whole groups (`before.len()` a multiple of [`GROUP`], equal to
+    /// `after.len()`): the XORs of a group's eight 32-byte vectors OR'ed and tested, then
+    /// a differing group's masks by compare and `movemask`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn group_stretches(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
+        assert!(before.len() == after.len() && before.len().is_multiple_of(GROUP));
+        for base in (0..before.len()).step_by(GROUP) {
+            let mut any = _mm256_setzero_si256();
+            for k in 0..GROUP / 32 {
+                let at = base + 32 * k;
+                // SAFETY: `at + 32` is within the whole groups of both (asserted).
+                any = _mm256_or_si256(any, _mm256_xor_si256(unsafe { load(before, at) }, unsafe { load(after, at) }));
+            }
+            if _mm256_testz_si256(any, any) == 0 {
+                // SAFETY: the group at `base` is whole in both (asserted); AVX2 as ours.
+                unsafe { differing_group(before, after, base, out) };
+            }
         }
-        !equal
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    differing_bytes_by_words(before, after)
+
+    /// The stretches of the group at `base`, mask by mask: out of the loop over equal
+    /// groups, so that its loads are not kept in registers (or spilled) for it.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, and `base + GROUP` be within both slices.
+    #[target_feature(enable = "avx2")]
+    #[inline(never)]
+    unsafe fn differing_group(before: &[u8], after: &[u8], base: usize, out: &mut Vec<(usize, usize)>) {
+        for chunk in (base..base + GROUP).step_by(CHUNK) {
+            // SAFETY: `chunk + 64` is within the group, within both (the caller's word).
+            let equal =
+                |at: usize| unsafe { _mm256_movemask_epi8(_mm256_cmpeq_epi8(load(before, at), load(after, at))) };
+            let mask = !(u64::from(equal(chunk) as u32) | u64::from(equal(chunk + 32) as u32) << 32);
+            if mask != 0 {
+                add_stretches(chunk, mask, out);
+            }
+        }
+    }
+
+    /// The 32 bytes of `bytes` from `at`, unaligned.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, and `at + 32` be within `bytes`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn load(bytes: &[u8], at: usize) -> __m256i {
+        debug_assert!(at + 32 <= bytes.len());
+        // SAFETY: the caller's word.
+        unsafe { _mm256_loadu_si256(bytes.as_ptr().add(at).cast()) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{CHUNK, GROUP, add_stretches};
+    use std::arch::x86_64::{_mm512_cmpneq_epi8_mask, _mm512_loadu_si512};
+
+    /// The stretches of whole groups (as [`super::avx2::group_stretches`]): each 64
+    /// bytes compared straight into a mask of its differing bytes, a group's four masks
+    /// OR'ed and tested.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and BW.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn group_stretches(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
+        assert!(before.len() == after.len() && before.len().is_multiple_of(GROUP));
+        let differing = |at: usize| {
+            // SAFETY: every caller's `at + 64` is within a group of both slices, whose
+            // groups are whole (asserted above); unaligned loads.
+            unsafe {
+                _mm512_cmpneq_epi8_mask(
+                    _mm512_loadu_si512(before.as_ptr().add(at).cast()),
+                    _mm512_loadu_si512(after.as_ptr().add(at).cast()),
+                )
+            }
+        };
+        for base in (0..before.len()).step_by(GROUP) {
+            let masks: [u64; GROUP / CHUNK] = std::array::from_fn(|k| differing(base + k * CHUNK));
+            if masks.iter().fold(0, |any, m| any | m) == 0 {
+                continue;
+            }
+            for (k, &mask) in masks.iter().enumerate() {
+                if mask != 0 {
+                    add_stretches(base + k * CHUNK, mask, out);
+                }
+            }
+        }
+    }
 }
 
 /// [`differing_bytes`] without vector instructions: for each word's XOR, bit 7 of each
@@ -376,23 +492,34 @@ mod tests {
                     }
                 }
             }
-            let mut ranges = Vec::new();
-            diff(&before, &after, &mut ranges);
-            prop_assert_eq!(ranges, differing_stretches(&before, &after));
+            let expected = differing_stretches(&before, &after);
+            for compare in comparisons() {
+                let mut ranges = Vec::new();
+                diff_with(compare, &before, &after, &mut ranges);
+                prop_assert_eq!(&ranges, &expected, "{:?}", compare);
+            }
         }
+    }
+
+    /// Every comparison this CPU can run, each reported (a missing one is said, not
+    /// passed over in silence).
+    fn comparisons() -> Vec<Compare> {
+        let all = [Compare::Words, Compare::Avx2, Compare::Avx512];
+        for missing in all.iter().filter(|c| !c.is_supported()) {
+            eprintln!("skipped: this CPU cannot run the {missing:?} comparison of the redo diff");
+        }
+        all.into_iter().filter(|c| c.is_supported()).collect()
     }
 
     proptest! {
         #[test]
-        fn the_word_mask_of_differing_bytes_is_the_vector_one(
+        fn the_word_mask_of_differing_bytes_is_the_byte_wise_one(
             before in proptest::collection::vec(0u8..4, 64),
             after in proptest::collection::vec(0u8..4, 64),
             len in 0usize..=64,
         ) {
             let expected = (0..len).filter(|&k| before[k] != after[k]).fold(0u64, |m, k| m | 1 << k);
             prop_assert_eq!(differing_bytes_by_words(&before[..len], &after[..len]), expected);
-            let whole = (0..64).filter(|&k| before[k] != after[k]).fold(0u64, |m, k| m | 1 << k);
-            prop_assert_eq!(differing_bytes(before[..].try_into().unwrap(), after[..].try_into().unwrap()), whole);
         }
 
         #[test]
@@ -407,9 +534,12 @@ mod tests {
                     after[at] = after[at].wrapping_add(1);
                 }
             }
-            let mut ranges = Vec::new();
-            diff(&before, &after, &mut ranges);
-            prop_assert_eq!(ranges, differing_stretches(&before, &after));
+            let expected = differing_stretches(&before, &after);
+            for compare in comparisons() {
+                let mut ranges = Vec::new();
+                diff_with(compare, &before, &after, &mut ranges);
+                prop_assert_eq!(&ranges, &expected, "{:?}", compare);
+            }
         }
     }
 
@@ -418,10 +548,14 @@ mod tests {
         let before = vec![0u8; 2048];
         let mut after = before.clone();
         after[60..200].fill(1);
+        after[250..270].fill(1); // across two groups
         after[1020..1030].fill(1);
-        let mut ranges = Vec::new();
-        diff(&before, &after, &mut ranges);
-        assert_eq!(ranges, [(60, 140), (1020, 10)]);
+        after[2040..2047].fill(1); // in the last group's last mask
+        for compare in comparisons() {
+            let mut ranges = Vec::new();
+            diff_with(compare, &before, &after, &mut ranges);
+            assert_eq!(ranges, [(60, 140), (250, 20), (1020, 10), (2040, 7)], "{compare:?}");
+        }
     }
 
     #[test]
