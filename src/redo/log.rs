@@ -28,9 +28,10 @@
 //! write`), whoever made it, so its statistics read as Oracle's. Every write starts on a
 //! fresh 512-byte log block, so a block once synced is never written again and a torn
 //! write can only lose records nobody was told are durable. A file's space is allocated
-//! at creation; the writer writes zeros over it half a megabyte ahead of its redo the
-//! first time this process uses it, so that a commit's sync overwrites blocks already
-//! written and flushes its data alone, with no file-system metadata to commit.
+//! at creation and formatted with zeros ahead of its redo (see `format`): by the log
+//! writer's thread, megabytes ahead of the writes and synced, so that a commit's sync
+//! overwrites blocks already written and flushes its data alone, with no file-system
+//! metadata to commit.
 //!
 //! A switch to the next group (a full file, or `ALTER SYSTEM SWITCH LOGFILE`) reuses its
 //! file only when the checkpoint has passed all of its old sequence. A session whose
@@ -51,6 +52,7 @@
 //! (synced); once a write or sync fails the log is failed for good and no later commit
 //! is acknowledged.
 
+use super::format::{FormatMark, Formatter};
 use super::{FILE_HEADER, LOG_BLOCK, Lsn, MIN_RECORD_ROOM};
 use crate::error::{Error, Result};
 use crate::stats::{SessionInfo, SessionStats, Stat, WaitEvent};
@@ -70,9 +72,6 @@ const IDLE_WRITE: Duration = Duration::from_millis(200);
 const LOG_BUFFER: usize = 32 << 20;
 /// How long a log switch waits for a checkpoint before it grows the circle instead.
 const SWITCH_PATIENCE: Duration = Duration::from_secs(2);
-/// How far ahead of its writes the writer formats a log file with zeros (see
-/// [`RedoLog::format_ahead`]).
-const FORMAT_AHEAD: u64 = 512 << 10;
 
 /// One online redo log file (Oracle: a group with one member).
 #[derive(Debug)]
@@ -90,10 +89,8 @@ pub struct LogGroup {
     /// Why the header found at open could not be read (cleared once the log writer writes
     /// a new one): recovery names the file if a sequence it needs is missing.
     damaged: Mutex<Option<String>>,
-    /// How far this process has written the file with zeros or redo (0 at open: the
-    /// space past the header may be allocated but never written). Touched by the writer
-    /// of the moment only.
-    formatted: AtomicU64,
+    /// How far this process has written the file with zeros or redo.
+    formatted: Arc<FormatMark>,
 }
 
 impl LogGroup {
@@ -112,7 +109,7 @@ impl LogGroup {
             first_scn: AtomicU64::new(header.map_or(0, |h| h.first_scn)),
             prev_end: AtomicU64::new(header.map_or(0, |h| h.prev_end)),
             damaged: Mutex::new(damaged),
-            formatted: AtomicU64::new(0),
+            formatted: Arc::default(),
         }
     }
 }
@@ -214,6 +211,8 @@ struct LogState {
     highest_scn: u64,
     /// Counted by appenders, folded into the log writer's statistics by it.
     wastage: u64,
+    /// A write asked the log writer to format further ahead.
+    format_wanted: bool,
 }
 
 /// Where the writes stand: touched only by the writer of the moment (who set
@@ -265,6 +264,8 @@ pub struct RedoLog {
     /// Set while a switch waits for a checkpoint: redo past `flushed` cannot be written
     /// until the checkpoint frees the next group, so the checkpoint must not wait for it.
     switch_waiting: AtomicBool,
+    /// Zeros ahead of the redo in the files (see `format`).
+    formatter: Formatter,
 }
 
 /// What the database writer is asked for.
@@ -339,6 +340,7 @@ impl RedoLog {
             checkpoint_wanted: Mutex::new(CheckpointWanted::default()),
             checkpoint_wake: Condvar::new(),
             switch_waiting: AtomicBool::new(false),
+            formatter: Formatter::default(),
         })
     }
 
@@ -725,8 +727,10 @@ impl RedoLog {
 
     /// The log writer's loop: writes when asked (a checkpoint's write-ahead, a batched
     /// commit, a megabyte unwritten, a close) or every `IDLE_WRITE`, unless a
-    /// committing session is writing already; returns when the log is closed
-    /// (everything appended written) or failed.
+    /// committing session is writing already; formats the files ahead of the writes a
+    /// step at a time when a write asks, between its own writes; returns when the log is
+    /// closed (everything appended written) or failed. A failed format fails the log as
+    /// a failed write does: its sync's error may have been a redo block's.
     pub fn run_writer(&self) {
         let mut state = self.state.lock();
         loop {
@@ -742,6 +746,16 @@ impl RedoLog {
                 if state.closing {
                     return;
                 }
+            }
+            if state.format_wanted {
+                match MutexGuard::unlocked(&mut state, || self.formatter.step()) {
+                    Ok(more) => state.format_wanted = more,
+                    Err(e) => {
+                        self.fail(&mut state, format!("formatting the log ahead: {e}"));
+                        self.written.notify_all();
+                    }
+                }
+                continue;
             }
             let timed_out = self.work.wait_for(&mut state, IDLE_WRITE).timed_out();
             if timed_out && !state.writing && !state.chunks.is_empty() {
@@ -779,26 +793,32 @@ impl RedoLog {
         let stats = self.writer_stats();
         stats.add(Stat::RedoWastage, wastage);
         let unwinding = FailIfUnwinding(self);
+        let mut format_wanted = false;
         let written = {
             let mut position = self.position.lock();
-            self.write_chunks(stats, by, &mut position, &chunks)
+            self.write_chunks(stats, by, &mut position, &chunks, &mut format_wanted)
         };
         std::mem::forget(unwinding);
         let mut state = self.state.lock();
         state.writing = false;
         match written {
             Ok(()) => self.flushed.store(target, Ordering::Release),
-            Err(e) => {
-                state.failed = Some(e.to_string());
-                self.failed.store(true, Ordering::Release);
-            }
+            Err(e) => self.fail(&mut state, e.to_string()),
         }
         self.written.notify_all();
+        state.format_wanted |= format_wanted;
         let asked = state.flush_requested || state.pending >= WRITE_THRESHOLD;
-        if by == Writer::Committer && (state.closing || (asked && !state.chunks.is_empty())) {
+        if by == Writer::Committer && (state.closing || format_wanted || (asked && !state.chunks.is_empty())) {
             self.work.notify_one();
         }
         state
+    }
+
+    /// Fails the log for good: no later commit is acknowledged. The caller wakes the
+    /// waiters.
+    fn fail(&self, state: &mut LogState, why: String) {
+        state.failed.get_or_insert(why);
+        self.failed.store(true, Ordering::Release);
     }
 
     /// Closes the log: the log writer writes what is left and returns.
@@ -822,12 +842,14 @@ impl RedoLog {
     /// changes, then syncs: one `redo writes` per chunk, `log file parallel write` (the
     /// log writer's wait when it writes; its time only, when a committing session writes,
     /// whose wait is `log file sync`). The position follows the end of the bytes written.
+    /// Sets `format_wanted` if a write asked the log writer to format further ahead.
     fn write_chunks(
         &self,
         stats: &SessionStats,
         by: Writer,
         position: &mut WritePosition,
         chunks: &[Chunk],
+        format_wanted: &mut bool,
     ) -> Result<()> {
         let started = std::time::Instant::now();
         let _wait = (by == Writer::LogWriter).then(|| stats.begin_wait(WaitEvent::LogFileParallelWrite));
@@ -839,7 +861,8 @@ impl RedoLog {
             }
             let group = current.as_ref().expect("switched above");
             if !chunk.bytes.is_empty() {
-                self.format_ahead(group, chunk.offset, chunk.offset + chunk.bytes.len() as u64)?;
+                let span = (chunk.offset, chunk.offset + chunk.bytes.len() as u64);
+                *format_wanted |= self.formatter.before_write(&group.file, &group.formatted, span, self.file_size)?;
                 group.file.write_at(&chunk.bytes, chunk.offset)?;
                 *written_end = super::lsn(chunk.seq, chunk.offset + chunk.bytes.len() as u64);
                 stats.add(Stat::RedoWrites, 1);
@@ -852,31 +875,6 @@ impl RedoLog {
         if by == Writer::Committer {
             stats.record_wait(WaitEvent::LogFileParallelWrite, started.elapsed().as_micros() as u64);
         }
-        Ok(())
-    }
-
-    /// Writes zeros over `group`'s file ahead of a write of `from..to`, unless this process
-    /// wrote that far already: from `from` (never over redo already written) to a
-    /// [`FORMAT_AHEAD`] boundary at least that far past `to`. A file's space is allocated
-    /// at creation but not written, and the first write into each allocated extent
-    /// changes the file system's metadata, which a data sync must then commit to its
-    /// journal: a second device flush for every commit. Formatted ahead (as PostgreSQL
-    /// zero-fills its WAL segments), commits overwrite blocks already written and their
-    /// syncs flush the data alone; the metadata is committed once a format step.
-    fn format_ahead(&self, group: &LogGroup, from: u64, to: u64) -> Result<()> {
-        let formatted = group.formatted.load(Ordering::Relaxed);
-        if to <= formatted {
-            return Ok(());
-        }
-        static ZEROS: [u8; FORMAT_AHEAD as usize] = [0; FORMAT_AHEAD as usize];
-        let end = (to + FORMAT_AHEAD).next_multiple_of(FORMAT_AHEAD).min(self.file_size);
-        let mut at = from.max(formatted);
-        while at < end {
-            let len = (end - at).min(FORMAT_AHEAD);
-            group.file.write_at(&ZEROS[..len as usize], at)?;
-            at += len;
-        }
-        group.formatted.store(end.max(to), Ordering::Relaxed);
         Ok(())
     }
 
@@ -1229,20 +1227,23 @@ mod tests {
         }
     }
 
-    /// Every write of redo goes where zeros were written first, in steps far ahead of it,
-    /// and the zeros never go over redo written before them nor over a file twice: a
-    /// commit's sync never has an allocated extent's first write to commit.
+    /// Every write of redo goes where zeros were written first, far ahead of it, and the
+    /// zeros never go over redo written before them nor over a file twice: a commit's
+    /// sync never has an allocated extent's first write to commit. Committers and the
+    /// log writer's background formatting run at once.
     #[test]
     fn the_writer_formats_each_file_ahead_of_its_redo_once() {
         let dir = tempfile::tempdir().unwrap();
         let io = Arc::new(WatchedIo::default());
-        let file_size = 3 * FORMAT_AHEAD;
+        let file_size = 12 * super::super::format::STEP;
         RedoLog::create_files(io.as_ref(), dir.path(), 7, 3, file_size).unwrap();
         let log = Arc::new(RedoLog::open(io.clone(), dir.path(), 7, file_size, &[1, 2, 3]).unwrap());
         log.start(1, 1, 0).unwrap();
         io.writes.lock().clear();
+        let writer_log = log.clone();
+        let writer = std::thread::spawn(move || writer_log.run_writer());
         let stats = SessionStats::default();
-        let records = 6000u32; // about 6 MB: past the circle's 4.5, into reused files
+        let records = 24_000u32; // about 24 MB: past the circle's 18, into reused files
         for i in 0..records {
             let block = vec![i as u8 | 1; 1000];
             let ranges = [(0usize, 1000)];
@@ -1256,6 +1257,8 @@ mod tests {
                 log.checkpoint_done(end);
             }
         }
+        log.close();
+        writer.join().unwrap();
         let mut formatted = std::collections::HashMap::<PathBuf, (u64, u64)>::new();
         let mut redo_end = std::collections::HashMap::<PathBuf, u64>::new();
         let mut redo_writes = 0;

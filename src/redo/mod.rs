@@ -29,6 +29,7 @@
 //! block (Op::Image, as PostgreSQL's full_page_writes does after each checkpoint), so
 //! a block half-written when the power went is rebuilt from its image, never read.
 
+mod format;
 pub mod log;
 pub mod reader;
 pub mod record;
