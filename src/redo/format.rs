@@ -68,14 +68,17 @@ struct Wanted {
 }
 
 impl Formatter {
-    /// Before redo is written at `from..to` of `file` (whose mark is `mark`, whose size
-    /// is `file_size`): formats the file that far first if its mark is short of `to`,
-    /// leaving the zeros to the write's sync. Returns whether the background should
-    /// format further (less than half the margin is formatted past `to`); the request is
-    /// then recorded, replacing any earlier one.
+    /// Before redo is written at `from..to` of a file (whose mark is `mark`, whose size
+    /// is `file_size`): formats it that far first through the writer's `file` if its
+    /// mark is short of `to`, leaving the zeros to the write's sync. Returns whether the
+    /// background should format further (less than half the margin is formatted past
+    /// `to`); the request is then recorded, replacing any earlier one, naming the file
+    /// as the background's own open of it, `background_file`: Linux reports a failed
+    /// writeback once to each open file, so the writers' next sync still sees an error
+    /// the background's sync met first.
     pub fn before_write(
         &self,
-        file: &Arc<dyn IoFile>,
+        (file, background_file): (&Arc<dyn IoFile>, &Arc<dyn IoFile>),
         mark: &Arc<FormatMark>,
         (from, to): (u64, u64),
         file_size: u64,
@@ -93,7 +96,7 @@ impl Formatter {
             return Ok(false);
         }
         let upto = (to + MARGIN).min(file_size);
-        *self.wanted.lock() = Some(Wanted { file: file.clone(), mark: mark.clone(), upto });
+        *self.wanted.lock() = Some(Wanted { file: background_file.clone(), mark: mark.clone(), upto });
         Ok(true)
     }
 
@@ -213,7 +216,7 @@ mod tests {
         let (seen, file) = seen();
         let (mark, formatter) = (Arc::new(FormatMark::default()), Formatter::default());
         let size = 64 << 20;
-        assert!(formatter.before_write(&file, &mark, (4096, 5000), size).unwrap());
+        assert!(formatter.before_write((&file, &file), &mark, (4096, 5000), size).unwrap());
         assert_eq!(stretches(&seen.done.lock()), [(4096, 2 * STEP, false)], "to a boundary a step past, unsynced");
         assert_eq!(mark.get(), 2 * STEP);
         seen.done.lock().clear();
@@ -230,7 +233,7 @@ mod tests {
         }
         assert_eq!((at, mark.get()), (upto, upto));
         seen.done.lock().clear();
-        assert!(!formatter.before_write(&file, &mark, (5000, 6000), size).unwrap());
+        assert!(!formatter.before_write((&file, &file), &mark, (5000, 6000), size).unwrap());
         assert!(!formatter.step().unwrap());
         assert!(seen.done.lock().is_empty(), "nothing more to format");
     }
@@ -249,7 +252,7 @@ mod tests {
 
         let mark = Arc::new(FormatMark::default());
         let size = 12 * STEP;
-        assert!(formatter.before_write(&file, &mark, (8192, 9000), size).unwrap());
+        assert!(formatter.before_write((&file, &file), &mark, (8192, 9000), size).unwrap());
         while formatter.step().unwrap() {}
         assert_eq!(mark.get(), size, "formatted to the file's end, no further");
         let zeros: u64 = stretches(&seen.done.lock()).iter().map(|(from, to, _)| to - from).sum();

@@ -31,7 +31,8 @@
 //! at creation and formatted with zeros ahead of its redo (see `format`): by the log
 //! writer's thread, megabytes ahead of the writes and synced, so that a commit's sync
 //! overwrites blocks already written and flushes its data alone, with no file-system
-//! metadata to commit.
+//! metadata to commit (a writer formats a step itself, for its own sync to flush, only
+//! where the background has not been: its first write into a file in this process).
 //!
 //! A switch to the next group (a full file, or `ALTER SYSTEM SWITCH LOGFILE`) reuses its
 //! file only when the checkpoint has passed all of its old sequence. A session whose
@@ -91,26 +92,34 @@ pub struct LogGroup {
     damaged: Mutex<Option<String>>,
     /// How far this process has written the file with zeros or redo.
     formatted: Arc<FormatMark>,
+    /// The file opened a second time, for the background's zeros and syncs: Linux tells
+    /// a failed writeback to each open file once, so a sync of the background's that
+    /// meets a redo block's write error leaves the error for the writers' next sync too.
+    format_file: Arc<dyn IoFile>,
 }
 
 impl LogGroup {
-    fn new(
+    /// The group whose file is at `path`, opened (twice: see `format_file`) through `io`.
+    fn open(
+        io: &dyn Io,
         group: u32,
         path: PathBuf,
-        file: Arc<dyn IoFile>,
         header: Option<&FileHeader>,
         damaged: Option<String>,
-    ) -> Self {
-        LogGroup {
+    ) -> Result<Self> {
+        let file = io.open(&path, false, false)?;
+        let format_file = io.open(&path, false, false)?;
+        Ok(LogGroup {
             group,
             path,
             file,
+            format_file,
             seq: AtomicU64::new(header.map_or(0, |h| u64::from(h.seq))),
             first_scn: AtomicU64::new(header.map_or(0, |h| h.first_scn)),
             prev_end: AtomicU64::new(header.map_or(0, |h| h.prev_end)),
             damaged: Mutex::new(damaged),
             formatted: Arc::default(),
-        }
+        })
     }
 }
 
@@ -302,19 +311,17 @@ impl RedoLog {
         let mut opened = Vec::new();
         for &group in listed {
             let path = dir.join(file_name(group));
-            let file = io.open(&path, false, false)?;
             let (header, damaged) = match read_header(&path, db_id) {
                 Ok(h) if h.group == group && h.file_size == file_size => (Some(h), None),
                 Ok(h) => (None, Some(format!("its header says group {} of {} bytes", h.group, h.file_size))),
                 Err(e) => (None, Some(e.to_string())),
             };
-            opened.push(Arc::new(LogGroup::new(group, path, file, header.as_ref(), damaged)));
+            opened.push(Arc::new(LogGroup::open(io.as_ref(), group, path, header.as_ref(), damaged)?));
         }
         for (group, path) in unlisted_log_files(dir, listed)? {
             match read_header(&path, db_id) {
                 Ok(h) if h.group == group && h.file_size == file_size => {
-                    let file = io.open(&path, false, false)?;
-                    opened.push(Arc::new(LogGroup::new(group, path, file, Some(&h), None)));
+                    opened.push(Arc::new(LogGroup::open(io.as_ref(), group, path, Some(&h), None)?));
                 }
                 _ => {}
             }
@@ -748,8 +755,9 @@ impl RedoLog {
                 }
             }
             if state.format_wanted {
+                state.format_wanted = false;
                 match MutexGuard::unlocked(&mut state, || self.formatter.step()) {
-                    Ok(more) => state.format_wanted = more,
+                    Ok(more) => state.format_wanted |= more,
                     Err(e) => {
                         self.fail(&mut state, format!("formatting the log ahead: {e}"));
                         self.written.notify_all();
@@ -768,7 +776,7 @@ impl RedoLog {
     /// marks the log as being written, takes the chunks (the last padded to a log block),
     /// writes them with the state unlocked, then publishes how far redo is on disk and
     /// wakes every waiter, and the log writer if a write it was asked for is left to
-    /// make. Called with no write under way and something to write; returns with the
+    /// make or a write asked it to format further ahead. Called with no write under way and something to write; returns with the
     /// state locked again. A failed write fails the log for good. The log writer's
     /// session is the one the write counts in, and a log switch's waits show in its
     /// activity whoever makes them: `writing` keeps its activity to one thread at a time.
@@ -862,7 +870,8 @@ impl RedoLog {
             let group = current.as_ref().expect("switched above");
             if !chunk.bytes.is_empty() {
                 let span = (chunk.offset, chunk.offset + chunk.bytes.len() as u64);
-                *format_wanted |= self.formatter.before_write(&group.file, &group.formatted, span, self.file_size)?;
+                let (files, mark) = ((&group.file, &group.format_file), &group.formatted);
+                *format_wanted |= self.formatter.before_write(files, mark, span, self.file_size)?;
                 group.file.write_at(&chunk.bytes, chunk.offset)?;
                 *written_end = super::lsn(chunk.seq, chunk.offset + chunk.bytes.len() as u64);
                 stats.add(Stat::RedoWrites, 1);
@@ -960,9 +969,9 @@ impl RedoLog {
             return Ok(None);
         }
         let number = groups.iter().map(|g| g.group).max().unwrap_or(0) + 1;
-        let file = create_group_file(self.io.as_ref(), &self.dir, self.db_id, number, self.file_size)?;
+        create_group_file(self.io.as_ref(), &self.dir, self.db_id, number, self.file_size)?;
         self.io.sync_dir(&self.dir)?;
-        let group = Arc::new(LogGroup::new(number, self.dir.join(file_name(number)), file, None, None));
+        let group = Arc::new(LogGroup::open(self.io.as_ref(), number, self.dir.join(file_name(number)), None, None)?);
         let after = |g: &Arc<LogGroup>| match from {
             Some(f) => g.group == f.group,
             None => g.seq.load(Ordering::Relaxed) as u32 == current,
@@ -1269,13 +1278,17 @@ mod tests {
             }
             if *zeros {
                 let written = redo_end.get(path).copied().unwrap_or(0);
-                assert!(*offset >= written, "zeros at {offset} over redo written up to {written} in {path:?}");
+                assert!(
+                    *offset >= written,
+                    "zeros at {offset} under redo this process wrote up to {written} in {path:?}"
+                );
                 let (upto, total) = formatted.entry(path.clone()).or_default();
                 (*upto, *total) = ((*upto).max(end), *total + *len as u64);
             } else {
                 let upto = formatted.get(path).map_or(0, |f| f.0);
                 assert!(end <= upto, "redo up to {end} written where zeros reach {upto} only in {path:?}");
-                redo_end.insert(path.clone(), end);
+                let highest = redo_end.entry(path.clone()).or_default();
+                *highest = (*highest).max(end);
                 redo_writes += 1;
             }
         }

@@ -138,13 +138,14 @@ fn diff_with(compare: Compare, before: &[u8], after: &[u8], out: &mut Vec<(usize
     let whole = len - len % GROUP;
     let (before_groups, after_groups) = (&before[..whole], &after[..whole]);
     match compare {
-        // SAFETY: `best` and the tests choose a comparison only where `is_supported`
-        // found the CPU features it is compiled for.
+        // SAFETY: the guard checked the CPU features it is compiled for (cached).
         #[cfg(target_arch = "x86_64")]
-        Compare::Avx512 => unsafe { avx512::group_stretches(before_groups, after_groups, out) },
+        Compare::Avx512 if compare.is_supported() => unsafe {
+            avx512::group_stretches(before_groups, after_groups, out)
+        },
         // SAFETY: as above.
         #[cfg(target_arch = "x86_64")]
-        Compare::Avx2 => unsafe { avx2::group_stretches(before_groups, after_groups, out) },
+        Compare::Avx2 if compare.is_supported() => unsafe { avx2::group_stretches(before_groups, after_groups, out) },
         _ => {
             for (g, (b, a)) in before_groups.chunks(GROUP).zip(after_groups.chunks(GROUP)).enumerate() {
                 if b != a {
@@ -290,9 +291,10 @@ mod avx512 {
     }
 }
 
-/// [`differing_bytes`] without vector instructions: for each word's XOR, bit 7 of each
-/// nonzero byte, gathered into a byte by one multiplication; a tail shorter than a word
-/// byte by byte. Bytes past 64 are not looked at.
+/// The differing bytes of up to 64 (bit `k` set when byte `k` differs) without vector
+/// instructions, for CPUs without AVX2 and for a tail shorter than a group: for each
+/// word's XOR, bit 7 of each nonzero byte, gathered into a byte by one multiplication; a
+/// tail shorter than a word byte by byte. Bytes past 64 are not looked at.
 #[inline(never)]
 fn differing_bytes_by_words(before: &[u8], after: &[u8]) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
