@@ -992,8 +992,7 @@ impl Drop for FailIfUnwinding<'_> {
         let log = self.0;
         let mut state = log.state.lock();
         state.writing = false;
-        state.failed.get_or_insert_with(|| "a write of the redo log panicked".to_owned());
-        log.failed.store(true, Ordering::Release);
+        log.fail(&mut state, "a write of the redo log panicked".to_owned());
         log.written.notify_all();
         log.work.notify_one();
     }
@@ -1029,14 +1028,13 @@ fn needed_by(group: &LogGroup, checkpoint: Lsn) -> bool {
 /// caller syncs the directory). A file of that name already there belongs to no group
 /// (a creation a crash interrupted, or one whose header was never this database's): it
 /// is reused.
-fn create_group_file(io: &dyn Io, dir: &Path, db_id: u64, group: u32, file_size: u64) -> Result<Arc<dyn IoFile>> {
+fn create_group_file(io: &dyn Io, dir: &Path, db_id: u64, group: u32, file_size: u64) -> Result<()> {
     let path = dir.join(file_name(group));
     let file = io.open(&path, !path.exists(), false)?;
     let header = FileHeader { group, seq: 0, first_scn: 0, file_size, prev_end: 0 };
     file.write_at(&encode_header(db_id, &header), 0)?;
     file.allocate(file_size)?;
-    file.sync()?;
-    Ok(file)
+    file.sync()
 }
 
 /// The `redoNN.log` files of `dir` whose group is not in `listed`, by group number.

@@ -28,6 +28,8 @@
 //! Invariant: a record is valid only whole: its length fits the file, its CRC matches
 //! and its sequence is the file's, so a torn or stale record ends the log.
 
+use crate::stats::isa::Isa;
+
 /// Bytes of a record's header.
 pub const RECORD_HEADER: usize = 24;
 /// Bytes of a change vector's header.
@@ -87,39 +89,6 @@ const GROUP: usize = 256;
 /// Bytes whose differences one mask holds (a bit a byte).
 const CHUNK: usize = 64;
 
-/// How [`diff`] compares on this CPU, chosen once: AVX-512 (BW) compares 64 bytes into a
-/// mask register, AVX2 32 bytes into a vector whose `movemask` is the mask; without
-/// either, words and a multiplication ([`differing_bytes_by_words`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Compare {
-    Words,
-    Avx2,
-    Avx512,
-}
-
-impl Compare {
-    fn best() -> Compare {
-        static BEST: std::sync::OnceLock<Compare> = std::sync::OnceLock::new();
-        *BEST.get_or_init(|| {
-            [Compare::Avx512, Compare::Avx2].into_iter().find(|c| c.is_supported()).unwrap_or(Compare::Words)
-        })
-    }
-
-    fn is_supported(self) -> bool {
-        match self {
-            Compare::Words => true,
-            #[cfg(target_arch = "x86_64")]
-            Compare::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-            #[cfg(target_arch = "x86_64")]
-            Compare::Avx512 => {
-                std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw")
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            Compare::Avx2 | Compare::Avx512 => false,
-        }
-    }
-}
-
 /// The stretches where `after` differs from `before` (equal lengths), as (offset,
 /// length), stretches closer than `MERGE_GAP` merged.
 ///
@@ -127,25 +96,28 @@ impl Compare {
 /// bytes give a mask of their differing bytes (bit `k` for byte `k`), and a stretch is a
 /// run of set bits, which may go on into the next mask. A tail shorter than a group goes
 /// 64 bytes at a time.
+///
+/// AVX-512 (BW) compares 64 bytes straight into a mask register, AVX2 32 bytes into a
+/// vector whose `movemask` is the mask; without either, words and a multiplication
+/// ([`differing_bytes_by_words`]). The CPU's best [`Isa`] is used.
 pub fn diff(before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
-    diff_with(Compare::best(), before, after, out);
+    diff_with(Isa::best(), before, after, out);
 }
 
-fn diff_with(compare: Compare, before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
+/// [`diff`] on `isa`, or the best instruction set below it this CPU has.
+fn diff_with(isa: Isa, before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
     debug_assert_eq!(before.len(), after.len());
     out.clear();
     let len = before.len().min(after.len());
     let whole = len - len % GROUP;
     let (before_groups, after_groups) = (&before[..whole], &after[..whole]);
-    match compare {
-        // SAFETY: the guard checked the CPU features it is compiled for (cached).
+    match isa.effective() {
+        // SAFETY: `effective` returns Avx512 only when the CPU has avx512f and avx512bw.
         #[cfg(target_arch = "x86_64")]
-        Compare::Avx512 if compare.is_supported() => unsafe {
-            avx512::group_stretches(before_groups, after_groups, out)
-        },
-        // SAFETY: as above.
+        Isa::Avx512 => unsafe { avx512::group_stretches(before_groups, after_groups, out) },
+        // SAFETY: `effective` returns Avx2 only when the CPU has avx2.
         #[cfg(target_arch = "x86_64")]
-        Compare::Avx2 if compare.is_supported() => unsafe { avx2::group_stretches(before_groups, after_groups, out) },
+        Isa::Avx2 => unsafe { avx2::group_stretches(before_groups, after_groups, out) },
         _ => {
             for (g, (b, a)) in before_groups.chunks(GROUP).zip(after_groups.chunks(GROUP)).enumerate() {
                 if b != a {
@@ -495,22 +467,22 @@ mod tests {
                 }
             }
             let expected = differing_stretches(&before, &after);
-            for compare in comparisons() {
+            for isa in comparisons() {
                 let mut ranges = Vec::new();
-                diff_with(compare, &before, &after, &mut ranges);
-                prop_assert_eq!(&ranges, &expected, "{:?}", compare);
+                diff_with(isa, &before, &after, &mut ranges);
+                prop_assert_eq!(&ranges, &expected, "{}", isa);
             }
         }
     }
 
-    /// Every comparison this CPU can run, each reported (a missing one is said, not
-    /// passed over in silence).
-    fn comparisons() -> Vec<Compare> {
-        let all = [Compare::Words, Compare::Avx2, Compare::Avx512];
-        for missing in all.iter().filter(|c| !c.is_supported()) {
-            eprintln!("skipped: this CPU cannot run the {missing:?} comparison of the redo diff");
+    /// Every instruction set this CPU can run, the missing ones reported (said, not passed
+    /// over in silence).
+    fn comparisons() -> Vec<Isa> {
+        let available = Isa::available();
+        for missing in [Isa::Scalar, Isa::Avx2, Isa::Avx512].iter().filter(|isa| !available.contains(isa)) {
+            eprintln!("skipped: this CPU cannot run the {missing} redo diff");
         }
-        all.into_iter().filter(|c| c.is_supported()).collect()
+        available
     }
 
     proptest! {
@@ -537,10 +509,10 @@ mod tests {
                 }
             }
             let expected = differing_stretches(&before, &after);
-            for compare in comparisons() {
+            for isa in comparisons() {
                 let mut ranges = Vec::new();
-                diff_with(compare, &before, &after, &mut ranges);
-                prop_assert_eq!(&ranges, &expected, "{:?}", compare);
+                diff_with(isa, &before, &after, &mut ranges);
+                prop_assert_eq!(&ranges, &expected, "{}", isa);
             }
         }
     }
@@ -553,10 +525,10 @@ mod tests {
         after[250..270].fill(1); // across two groups
         after[1020..1030].fill(1);
         after[2040..2047].fill(1); // in the last group's last mask
-        for compare in comparisons() {
+        for isa in comparisons() {
             let mut ranges = Vec::new();
-            diff_with(compare, &before, &after, &mut ranges);
-            assert_eq!(ranges, [(60, 140), (250, 20), (1020, 10), (2040, 7)], "{compare:?}");
+            diff_with(isa, &before, &after, &mut ranges);
+            assert_eq!(ranges, [(60, 140), (250, 20), (1020, 10), (2040, 7)], "{isa}");
         }
     }
 

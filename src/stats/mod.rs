@@ -2,6 +2,8 @@
 //! system, with Oracle's names; plus operating-system figures for `v$osstat`, and the
 //! performance counters of a thread ([`hwcounters`]), and per-statement totals for
 //! `v$sql` ([`sqlarea`]), with their work areas' for `v$sql_workarea` ([`workarea`]).
+//! Which vector instruction sets the CPU has, for the kernels that choose by it, is
+//! here too ([`isa`]).
 //!
 //! Every layer counts into the [`SessionStats`] of the session it works for. The system
 //! view (`v$sysstat`, `v$system_event`, `v$sys_time_model`) is the sum over live sessions
@@ -19,6 +21,7 @@
 pub mod activity;
 pub mod ash;
 pub mod hwcounters;
+pub mod isa;
 mod names;
 pub mod osstat;
 mod session;
