@@ -10,6 +10,9 @@ use lioscope_cli::target::{Remote, Target};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// lioscope: an embeddable database engine whose every cost is visible.
 #[derive(Parser)]
 #[command(name = "lioscope", version, about, long_about = None)]
