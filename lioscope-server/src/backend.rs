@@ -16,7 +16,7 @@
 //! its boolean columns are marked for the connection to send as `bool`.
 
 use crate::catalog_queries::Translated;
-use crate::client_commands::{ClientCommand, Modes};
+use crate::client_commands::{ClientCommand, Isolation, Modes};
 use crate::settings::Settings;
 use lioscope::types::{DataType, Value};
 use lioscope::{PreparedStatement, QueryResult, Session, StatementKind};
@@ -382,7 +382,12 @@ impl Backend {
                     return Ok(r);
                 }
                 self.session.set_autocommit(false);
-                let modes = Modes { isolation: modes.isolation.or(self.settings.default_isolation()), ..*modes };
+                let mut modes = Modes { isolation: modes.isolation.or(self.settings.default_isolation()), ..*modes };
+                if modes.isolation == Some(Isolation::ReadCommitted) && self.session.next_transaction_reads_committed()
+                {
+                    // Where every transaction starts: a call less at each BEGIN.
+                    modes.isolation = None;
+                }
                 for statement in modes.statements() {
                     if let Err(e) = self.session.execute(statement) {
                         self.session.set_autocommit(true);

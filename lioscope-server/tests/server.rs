@@ -163,6 +163,28 @@ fn a_serialization_failure_is_40001_for_the_driver_to_retry() {
     a.batch_execute("ROLLBACK").unwrap();
 }
 
+/// A BEGIN takes the isolation `default_transaction_isolation` names at that moment:
+/// a block after a serializable one reads committed again, each statement seeing what
+/// others committed before it, and one under the serializable default does not.
+#[test]
+fn each_block_reads_as_the_default_isolation_names_at_its_begin() {
+    let (server, _dir) = server(10);
+    let mut a = connect(&server, "a");
+    let mut b = connect(&server, "b");
+    a.batch_execute("CREATE TABLE t (id NUMBER(10) PRIMARY KEY, v NUMBER(10)); INSERT INTO t VALUES (1, 0)").unwrap();
+    let v = |c: &mut Client| -> i64 { c.query_one("SELECT v FROM t WHERE id = 1", &[]).unwrap().get(0) };
+    for (round, default) in ["read committed", "serializable", "read committed", "read committed"].iter().enumerate() {
+        a.batch_execute(&format!("SET default_transaction_isolation = '{default}'")).unwrap();
+        a.batch_execute("BEGIN").unwrap();
+        let before = v(&mut a);
+        b.batch_execute(&format!("UPDATE t SET v = {} WHERE id = 1", round + 1)).unwrap();
+        let after = v(&mut a);
+        a.batch_execute("COMMIT").unwrap();
+        let expected = if *default == "serializable" { before } else { round as i64 + 1 };
+        assert_eq!(after, expected, "round {round}, {default}: read {after} after {before}");
+    }
+}
+
 #[test]
 fn transaction_blocks_behave_as_postgresql_clients_expect() {
     let (server, _dir) = server(10);

@@ -231,6 +231,15 @@ impl Session {
         self.txn.borrow().is_active()
     }
 
+    /// Whether the session's next transaction reads committed data statement by
+    /// statement with nothing set for it: none under way, no snapshot kept, no `SET
+    /// TRANSACTION` made. Every transaction starts so, so setting READ COMMITTED then
+    /// changes nothing.
+    pub fn next_transaction_reads_committed(&self) -> bool {
+        let txn = self.txn.borrow();
+        !txn.is_active() && txn.snapshot.is_none() && txn.isolation == crate::txn::transaction::Isolation::ReadCommitted
+    }
+
     /// This session's id (`SID` in `v$session`).
     pub fn sid(&self) -> u32 {
         self.info.sid
