@@ -137,7 +137,9 @@ struct PendingCopy {
 /// The statements a connection keeps parsed, by text, with when each was last used.
 #[derive(Default)]
 struct Prepared {
-    statements: HashMap<Arc<str>, (u64, PreparedStatement)>,
+    /// Keyed by the statement's text, hashed by `foldhash` (randomly seeded) at each
+    /// execution: a tenth of SipHash's instructions.
+    statements: HashMap<Arc<str>, (u64, PreparedStatement), foldhash::fast::RandomState>,
     uses: u64,
 }
 

@@ -91,7 +91,9 @@ pub struct SqlArea {
 
 #[derive(Debug, Default)]
 struct Area {
-    entries: HashMap<String, SqlEntry>,
+    /// Keyed by the text a client sends, hashed by `foldhash` (randomly seeded): a
+    /// tenth of SipHash's instructions a lookup.
+    entries: HashMap<String, SqlEntry, foldhash::fast::RandomState>,
     executions: u64,
 }
 
@@ -144,7 +146,7 @@ impl SqlArea {
 }
 
 /// Drops the least recently executed half of `entries`.
-fn age_out(entries: &mut HashMap<String, SqlEntry>) {
+fn age_out(entries: &mut HashMap<String, SqlEntry, foldhash::fast::RandomState>) {
     let mut ages: Vec<u64> = entries.values().map(|e| e.last_active).collect();
     let middle = ages.len() / 2;
     let (_, &mut cut, _) = ages.select_nth_unstable(middle);

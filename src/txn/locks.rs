@@ -30,10 +30,10 @@ pub struct TableLocks {
 /// The table and index locks of one database, by object id.
 #[derive(Default)]
 pub struct ObjectLocks {
-    tables: Mutex<HashMap<u32, Arc<TableLocks>>>,
+    tables: Mutex<HashMap<u32, Arc<TableLocks>, foldhash::fast::RandomState>>,
     /// Held by one insert, delete, rollback of an entry or bulk build at a time, so one
     /// split at a time runs in an index (readers never take it).
-    indexes: Mutex<HashMap<u32, Arc<ReentrantMutex<()>>>>,
+    indexes: Mutex<HashMap<u32, Arc<ReentrantMutex<()>>, foldhash::fast::RandomState>>,
 }
 
 impl ObjectLocks {
