@@ -1181,7 +1181,7 @@ fn fold_constants(e: Expr, f: &FunctionContext) -> Expr {
     if matches!(e, Expr::Function { func: ScalarFunction::ToDate, .. }) {
         f.sysdate_constant();
     }
-    let mut ctx = FunctionContext::new(f.now, 0);
+    let mut ctx = FunctionContext::new(f.now(), 0);
     let empty: &[Value] = &[];
     match e.eval(empty, &mut ctx) {
         Ok(v) => Expr::Literal(v.into_owned()),

@@ -37,7 +37,7 @@ use super::plan::{self, Planned};
 use crate::error::{Error, Result};
 use crate::exec::Stage;
 use crate::exec::run::run_pipeline_in_place;
-use crate::expr::functions::{PlanInputs, normalized_bind_name};
+use crate::expr::functions::{FunctionContext, PlanInputs, normalized_bind_name};
 use crate::instance::Session;
 use crate::sql::{QueryResult, StatementKind};
 use crate::stats::{Stat, TimeModel};
@@ -103,6 +103,7 @@ struct KeptPlan {
     version: (u64, u64),
     /// SYSDATE, SYSTIMESTAMP and bind values the plan holds as constants, and their values.
     inputs: PlanInputs,
+    /// The statement's time the plan took as a constant (0 where it took none).
     now: i64,
     values: Vec<Value>,
 }
@@ -129,11 +130,12 @@ const _: fn() = || {
 };
 
 impl KeptPlan {
-    /// Whether the plan can run with `binds` now; sets its index range for them.
-    fn fits(&mut self, version: (u64, u64), now: i64, binds: &[Value]) -> Result<bool> {
+    /// Whether the plan can run with `binds` in the statement `functions` runs for; sets
+    /// its index range for them.
+    fn fits(&mut self, version: (u64, u64), functions: &FunctionContext, binds: &[Value]) -> Result<bool> {
         Ok(self.version == version
-            && (!self.inputs.sysdate || timestamp_seconds(self.now) == timestamp_seconds(now))
-            && (!self.inputs.systimestamp || self.now == now)
+            && (!self.inputs.sysdate || timestamp_seconds(self.now) == timestamp_seconds(functions.now()))
+            && (!self.inputs.systimestamp || self.now == functions.now())
             && self.inputs.binds.iter().all(|&slot| self.values.get(slot) == binds.get(slot))
             && self.planned.rebind_range(binds)?)
     }
@@ -344,7 +346,7 @@ impl ParsedStatement {
         functions.binds = binds.to_vec();
         let version = super::kept_version(session);
         let fits = match &mut self.kept {
-            Some(kept) => kept.fits(version, functions.now, binds)?,
+            Some(kept) => kept.fits(version, &functions, binds)?,
             None => false,
         };
         if !fits {
@@ -361,7 +363,9 @@ impl ParsedStatement {
             if !keep {
                 return super::run_planned(session, planned, functions);
             }
-            self.kept = Some(KeptPlan { planned, version, inputs, now: functions.now, values: binds.to_vec() });
+            // The time only where the plan took it as a constant: others never read the clock.
+            let now = if inputs.sysdate || inputs.systimestamp { functions.now() } else { 0 };
+            self.kept = Some(KeptPlan { planned, version, inputs, now, values: binds.to_vec() });
         }
         let kept = self.kept.as_mut().expect("kept above");
         functions.taken = Default::default();

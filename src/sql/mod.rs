@@ -292,7 +292,7 @@ fn function_context(session: &Session) -> FunctionContext {
     let mut state = session.state.lock();
     let seed = state.random_seed;
     state.random_seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    with_binds(session, FunctionContext::new(crate::types::local_now_micros(), seed))
+    with_binds(session, FunctionContext::at_first_use(seed))
 }
 
 /// `f` with the bind variables of the statement running now, and the session's sequences.

@@ -103,9 +103,10 @@ const MAX_RANDOM_STRING: i64 = 4000;
 /// Per-statement state a function may need.
 #[derive(Debug, Clone)]
 pub struct FunctionContext {
-    /// When this statement started, local time, microseconds since 1970: SYSTIMESTAMP,
-    /// and SYSDATE to the second.
-    pub now: i64,
+    /// The statement's time, local, microseconds since 1970: SYSTIMESTAMP, and SYSDATE
+    /// to the second. Read from the clock when the statement first asks for it (see
+    /// [`FunctionContext::at_first_use`]), the same for the rest of the statement.
+    now: std::cell::OnceCell<i64>,
     /// The statement's generator for DBMS_RANDOM.
     pub random: RandomState,
     /// The values of the statement's bind variables, by slot (see [`Expr::Bind`]).
@@ -318,8 +319,14 @@ impl FunctionContext {
     /// A context for a statement started at `now` (microseconds since 1970, local time)
     /// whose random numbers derive from `seed`.
     pub fn new(now: i64, seed: u64) -> Self {
+        FunctionContext { now: std::cell::OnceCell::from(now), ..Self::at_first_use(seed) }
+    }
+
+    /// A context whose time is read from the clock when first asked for, not before:
+    /// most statements never ask, and the local time costs hundreds of instructions.
+    pub fn at_first_use(seed: u64) -> Self {
         FunctionContext {
-            now,
+            now: std::cell::OnceCell::new(),
             random: RandomState::new(seed),
             binds: Vec::new(),
             bind_names: std::sync::Arc::from([]),
@@ -346,12 +353,17 @@ impl FunctionContext {
     /// SYSTIMESTAMP (microseconds since 1970), noted as a constant of the plan being made.
     pub fn systimestamp_constant(&self) -> i64 {
         self.taken.borrow_mut().systimestamp = true;
-        self.now
+        self.now()
+    }
+
+    /// The statement's time (see the field's doc).
+    pub fn now(&self) -> i64 {
+        *self.now.get_or_init(crate::types::local_now_micros)
     }
 
     /// The statement's start to the second.
     pub fn now_seconds(&self) -> i64 {
-        crate::types::datetime::timestamp_seconds(self.now)
+        crate::types::datetime::timestamp_seconds(self.now())
     }
 
     /// The slot of bind variable `name` (as written: `:lo`, `:1`); `None` when the

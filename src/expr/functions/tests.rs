@@ -1002,3 +1002,17 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_statement_reads_the_clock_at_its_first_use_of_the_time_and_keeps_it() {
+    let f = FunctionContext::at_first_use(0);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let before = crate::types::local_now_micros();
+    let first = f.now();
+    let after = crate::types::local_now_micros();
+    assert!(before <= first && first <= after, "{before} <= {first} <= {after}");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(f.now(), first, "the same time for the rest of the statement");
+    assert_eq!(f.sysdate_constant(), first.div_euclid(1_000_000));
+    assert_eq!(FunctionContext::new(1_234_567, 0).now(), 1_234_567);
+}

@@ -77,7 +77,7 @@ pub(super) fn constant_int(e: &ast::Expr, f: &FunctionContext, context: &str) ->
         Expr::Literal(v) => v.clone(),
         _ if constant => {
             bound.visit_binds(&mut |slot| f.taken.borrow_mut().binds.push(slot));
-            let mut values = FunctionContext::new(f.now, 0);
+            let mut values = FunctionContext::new(f.now(), 0);
             values.binds = f.binds.clone();
             let empty: &[Datum] = &[];
             bound.eval(empty, &mut values)?.into_owned()
