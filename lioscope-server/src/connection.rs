@@ -486,7 +486,10 @@ impl ExtendedQueryHandler for Connection {
 
     /// Executes a portal as the protocol's default does, but queues the answer rather
     /// than sending it: it goes out at the Sync with ReadyForQuery, in one write. A
-    /// query's rows are handed over `max_rows` at a time (PortalSuspended between).
+    /// query's rows are handed over `max_rows` at a time (PortalSuspended between); when
+    /// the first Execute asks for them all (`max_rows` 0), they go from the query's
+    /// answer to the client directly, the portal left finished as a fetch of them all
+    /// leaves it, without the copy into a batch that a fetch makes.
     async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
@@ -514,6 +517,17 @@ impl ExtendedQueryHandler for Connection {
         let mut rows_to_send = !started;
         if started {
             match ExtendedQueryHandler::do_query(self, client, &portal, max_rows).await? {
+                Response::Query(mut query) if max_rows == 0 => {
+                    *portal.state().lock().await = PortalExecutionState::Finished;
+                    let tag = query.command_tag().to_owned();
+                    let mut rows = 0;
+                    let data_rows = query.data_rows();
+                    while let Some(row) = data_rows.next().await {
+                        client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                        rows += 1;
+                    }
+                    client.feed(PgWireBackendMessage::CommandComplete(Tag::new(&tag).with_rows(rows).into())).await?;
+                }
                 Response::Query(query) => {
                     portal.start(query).await;
                     rows_to_send = true;
