@@ -43,7 +43,7 @@ use pgwire::messages::data::{NoData, ParameterDescription, RowDescription};
 use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete, PortalSuspended,
 };
-use pgwire::messages::response::EmptyQueryResponse;
+use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 use pgwire::messages::response::{NoticeResponse, ReadyForQuery, TransactionStatus};
 use pgwire::messages::startup::{
     Authentication, BackendKeyData, ParameterStatus, PasswordMessageFamily, SecretKey, Startup,
@@ -170,6 +170,16 @@ where
         client.feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(info))).await?;
     }
     Ok(())
+}
+
+/// The CommandComplete of a query's `rows` rows, its tag `command` ("SELECT 3"): the
+/// number written by `itoa` where pgwire's conversion of a tag formats.
+fn rows_complete(command: &str, rows: usize) -> CommandComplete {
+    let mut tag = String::with_capacity(command.len() + 21);
+    tag.push_str(command);
+    tag.push(' ');
+    tag.push_str(itoa::Buffer::new().format(rows));
+    CommandComplete::new(tag)
 }
 
 /// A reply as the protocol's response: rows described by `fields` (typed `types`), or
@@ -526,7 +536,7 @@ impl ExtendedQueryHandler for Connection {
                         client.feed(PgWireBackendMessage::DataRow(row?)).await?;
                         rows += 1;
                     }
-                    client.feed(PgWireBackendMessage::CommandComplete(Tag::new(&tag).with_rows(rows).into())).await?;
+                    client.feed(PgWireBackendMessage::CommandComplete(rows_complete(&tag, rows))).await?;
                 }
                 Response::Query(query) => {
                     portal.start(query).await;
@@ -573,7 +583,7 @@ impl ExtendedQueryHandler for Connection {
             if fetched.suspended {
                 client.feed(PgWireBackendMessage::PortalSuspended(PortalSuspended::new())).await?;
             } else {
-                client.feed(PgWireBackendMessage::CommandComplete(Tag::new(&tag).with_rows(rows).into())).await?;
+                client.feed(PgWireBackendMessage::CommandComplete(rows_complete(&tag, rows))).await?;
             }
         }
         if !matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
@@ -616,14 +626,18 @@ impl ExtendedQueryHandler for Connection {
             b'S' => match client.portal_store().get_statement(name) {
                 Some(Entry::Value(statement)) => {
                     let described = self.do_describe_statement(client, &statement).await?;
-                    (Some(described.parameters), described.fields)
+                    (Some(described.parameters), Arc::new(described.fields))
                 }
-                Some(Entry::Empty) => (Some(Vec::new()), Vec::new()),
+                Some(Entry::Empty) => (Some(Vec::new()), Arc::default()),
                 None => return Err(PgWireError::StatementNotFound(name.to_owned())),
             },
+            // A portal's fields as its statement keeps them for its format (see
+            // `fields_of`): no copy of them at each execution's Describe.
             b'P' => match client.portal_store().get_portal(name) {
-                Some(Entry::Value(portal)) => (None, self.do_describe_portal(client, &portal).await?.fields),
-                Some(Entry::Empty) => (None, Vec::new()),
+                Some(Entry::Value(portal)) => {
+                    (None, fields_of(&portal.statement.statement, Some(&portal.result_column_format)))
+                }
+                Some(Entry::Empty) => (None, Arc::default()),
                 None => return Err(PgWireError::PortalNotFound(name.to_owned())),
             },
             other => return Err(PgWireError::InvalidTargetType(other)),
