@@ -203,22 +203,30 @@ impl UndoHeader<'_> {
         get_u32(self.0, OFF_CONTROL_TIME)
     }
 
-    /// Transaction-table slot `i` (< [`TXN_SLOTS`]).
-    pub fn slot(&self, i: usize) -> Result<TxnSlot, String> {
+    /// The state and the commit SCN of transaction-table slot `i` (< [`TXN_SLOTS`]),
+    /// without the rest of it: what a search for the slot to reuse reads of each.
+    pub fn slot_state(&self, i: usize) -> Result<(SlotState, u64), String> {
         assert!(i < TXN_SLOTS, "transaction-table slots are numbered below {TXN_SLOTS}");
         let off = OFF_TXN_TABLE + i * SLOT_LEN;
-        let b = self.0;
-        let state = match b[off] {
+        let state = match self.0[off] {
             0 => SlotState::Free,
             1 => SlotState::Active,
             2 => SlotState::Committed,
             other => return Err(format!("transaction-table slot {i} has unknown state {other}")),
         };
+        Ok((state, get_u64(self.0, off + 16)))
+    }
+
+    /// Transaction-table slot `i` (< [`TXN_SLOTS`]).
+    pub fn slot(&self, i: usize) -> Result<TxnSlot, String> {
+        let (state, commit_scn) = self.slot_state(i)?;
+        let off = OFF_TXN_TABLE + i * SLOT_LEN;
+        let b = self.0;
         Ok(TxnSlot {
             state,
             wrap: get_u32(b, off + 4),
             start_scn: get_u64(b, off + 8),
-            commit_scn: get_u64(b, off + 16),
+            commit_scn,
             commit_time: get_u32(b, off + 24),
             current_block: get_u32(b, off + 28),
             first: get_uba(b, off + 32),

@@ -303,14 +303,15 @@ impl Undo {
     fn claim_slot(&self, ctx: &UndoContext<'_>, segment: &Segment) -> Result<Option<(Xid, TxnSlot)>> {
         let mut header = self.header_for_change(ctx, segment)?;
         let view = UndoHeader(&header);
-        let mut oldest: Option<(usize, TxnSlot)> = None;
+        let mut oldest: Option<(usize, u64)> = None;
         for i in 0..TXN_SLOTS {
-            let slot = view.slot(i).map_err(|r| self.corrupt(segment.header_rdba, r))?;
-            if slot.state != SlotState::Active && oldest.is_none_or(|(_, o)| slot.commit_scn < o.commit_scn) {
-                oldest = Some((i, slot));
+            let (state, commit_scn) = view.slot_state(i).map_err(|r| self.corrupt(segment.header_rdba, r))?;
+            if state != SlotState::Active && oldest.is_none_or(|(_, o)| commit_scn < o) {
+                oldest = Some((i, commit_scn));
             }
         }
-        let Some((i, old)) = oldest else { return Ok(None) };
+        let Some((i, _)) = oldest else { return Ok(None) };
+        let old = view.slot(i).map_err(|r| self.corrupt(segment.header_rdba, r))?;
         if old.state == SlotState::Committed {
             UndoHeaderMut(&mut header).raise_control(old.commit_scn, old.commit_time);
         }
