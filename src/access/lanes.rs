@@ -163,17 +163,10 @@ pub enum Group {
     Unclean,
 }
 
-/// Whether groups can run in lanes on this CPU (AVX2, and POPCNT, which every CPU with
-/// AVX2 has).
+/// Whether groups can run in lanes on this CPU: [`crate::stats::isa::Isa::Avx2`] (AVX2
+/// and POPCNT).
 pub fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    crate::stats::isa::Isa::Avx2.is_supported()
 }
 
 /// The variable that overrides [`choice`]: `on` or `off`.

@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 pub enum Isa {
     /// Plain Rust, any CPU; the reference the others must agree with.
     Scalar,
-    /// x86-64 AVX2: 32-byte vectors, masks through `movemask`.
+    /// x86-64 AVX2 (with POPCNT, which every CPU with AVX2 has): 32-byte vectors,
+    /// masks through `movemask`.
     Avx2,
     /// x86-64 AVX-512 F and BW: 64-byte vectors, compares straight into mask registers.
     Avx512,
@@ -46,7 +47,7 @@ impl Isa {
         match self {
             Isa::Scalar => true,
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            Isa::Avx2 => std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt"),
             #[cfg(target_arch = "x86_64")]
             Isa::Avx512 => {
                 std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw")
