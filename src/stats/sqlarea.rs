@@ -17,8 +17,8 @@
 
 use super::hwcounters::{Counter, Reading};
 use super::workarea::{WorkareaRun, WorkareaTotals};
+use foldhash::HashMap;
 use parking_lot::Mutex;
-use std::collections::HashMap;
 
 /// Characters of a statement `SQL_TEXT` shows (Oracle's v$sql shows the first 1,000;
 /// entries are told apart by their whole text).
@@ -91,9 +91,9 @@ pub struct SqlArea {
 
 #[derive(Debug, Default)]
 struct Area {
-    /// Keyed by the text a client sends, hashed by `foldhash` (randomly seeded): a
-    /// tenth of SipHash's instructions a lookup.
-    entries: HashMap<String, SqlEntry, foldhash::fast::RandomState>,
+    /// Keyed by the text a client sends, hashed at every execution: by `foldhash`
+    /// (randomly seeded), which costs fewer instructions than SipHash.
+    entries: HashMap<String, SqlEntry>,
     executions: u64,
 }
 
@@ -146,7 +146,7 @@ impl SqlArea {
 }
 
 /// Drops the least recently executed half of `entries`.
-fn age_out(entries: &mut HashMap<String, SqlEntry, foldhash::fast::RandomState>) {
+fn age_out(entries: &mut HashMap<String, SqlEntry>) {
     let mut ages: Vec<u64> = entries.values().map(|e| e.last_active).collect();
     let middle = ages.len() / 2;
     let (_, &mut cut, _) = ages.select_nth_unstable(middle);

@@ -7,8 +7,8 @@
 //! an object locks the same one.
 
 use super::Xid;
+use foldhash::HashMap;
 use parking_lot::{Mutex, ReentrantMutex, RwLock};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The locks of one table (row locks live in its blocks).
@@ -30,10 +30,10 @@ pub struct TableLocks {
 /// The table and index locks of one database, by object id.
 #[derive(Default)]
 pub struct ObjectLocks {
-    tables: Mutex<HashMap<u32, Arc<TableLocks>, foldhash::fast::RandomState>>,
+    tables: Mutex<HashMap<u32, Arc<TableLocks>>>,
     /// Held by one insert, delete, rollback of an entry or bulk build at a time, so one
     /// split at a time runs in an index (readers never take it).
-    indexes: Mutex<HashMap<u32, Arc<ReentrantMutex<()>>, foldhash::fast::RandomState>>,
+    indexes: Mutex<HashMap<u32, Arc<ReentrantMutex<()>>>>,
 }
 
 impl ObjectLocks {
