@@ -524,21 +524,29 @@ fn is_rollback_to_savepoint(sql: &str) -> bool {
     words.len() == 2 && words[0] == "ROLLBACK" && words[1] == "TO"
 }
 
+/// A command tag with its count ("SELECT 3", "INSERT 0 1"), the number written by
+/// `itoa`: every statement's answer carries one, and `format!` costs hundreds of
+/// instructions.
+pub(crate) fn counted_tag(command: &str, count: u64) -> String {
+    let mut tag = String::with_capacity(command.len() + 21);
+    tag.push_str(command);
+    tag.push(' ');
+    tag.push_str(itoa::Buffer::new().format(count));
+    tag
+}
+
 /// PostgreSQL's command tag for `sql`, which gave `result`.
 fn tag(sql: &str, result: &QueryResult) -> String {
     // A query's tag, the commonest, needs none of the text's words.
     if result.kind == StatementKind::Query {
-        let mut tag = String::with_capacity(16);
-        tag.push_str("SELECT ");
-        tag.push_str(itoa::Buffer::new().format(result.rows.len()));
-        return tag;
+        return counted_tag("SELECT", result.rows.len() as u64);
     }
     let mut words = sql.split_whitespace().map(|w| w.trim_end_matches(';').to_ascii_uppercase());
     let first = words.next().unwrap_or_default();
     match result.kind {
-        StatementKind::Insert if first == "COPY" => format!("COPY {}", result.rows_affected),
-        StatementKind::Insert => format!("INSERT 0 {}", result.rows_affected),
-        StatementKind::Change => format!("{first} {}", result.rows_affected),
+        StatementKind::Insert if first == "COPY" => counted_tag("COPY", result.rows_affected),
+        StatementKind::Insert => counted_tag("INSERT 0", result.rows_affected),
+        StatementKind::Change => counted_tag(&first, result.rows_affected),
         _ => match (first.as_str(), words.next()) {
             ("CREATE" | "DROP" | "ALTER" | "TRUNCATE", Some(second)) => format!("{first} {second}"),
             _ => first,

@@ -15,7 +15,7 @@
 
 use crate::Shared;
 use crate::authentication::{Auth, Progress};
-use crate::backend::{Backend, Described, Effect, Failure, Reply};
+use crate::backend::{Backend, Described, Effect, Failure, Reply, counted_tag};
 use crate::catalog_queries::Translated;
 use crate::settings::Settings;
 use crate::sqlstate;
@@ -170,16 +170,6 @@ where
         client.feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(info))).await?;
     }
     Ok(())
-}
-
-/// The CommandComplete of a query's `rows` rows, its tag `command` ("SELECT 3"): the
-/// number written by `itoa` where pgwire's conversion of a tag formats.
-fn rows_complete(command: &str, rows: usize) -> CommandComplete {
-    let mut tag = String::with_capacity(command.len() + 21);
-    tag.push_str(command);
-    tag.push(' ');
-    tag.push_str(itoa::Buffer::new().format(rows));
-    CommandComplete::new(tag)
 }
 
 /// A reply as the protocol's response: rows described by `fields` (typed `types`), or
@@ -523,24 +513,19 @@ impl ExtendedQueryHandler for Connection {
             }
             None => return Err(PgWireError::PortalNotFound(portal_name.to_owned())),
         };
-        let started = matches!(*portal.state().lock().await, PortalExecutionState::Initial);
-        let mut rows_to_send = !started;
-        if started {
+        let initial = matches!(*portal.state().lock().await, PortalExecutionState::Initial);
+        // The rows to send now, and whether the portal stays suspended after them.
+        let mut answer: Option<(QueryResponse, bool)> = None;
+        let mut fetch = !initial;
+        if initial {
             match ExtendedQueryHandler::do_query(self, client, &portal, max_rows).await? {
-                Response::Query(mut query) if max_rows == 0 => {
+                Response::Query(query) if max_rows == 0 => {
                     *portal.state().lock().await = PortalExecutionState::Finished;
-                    let tag = query.command_tag().to_owned();
-                    let mut rows = 0;
-                    let data_rows = query.data_rows();
-                    while let Some(row) = data_rows.next().await {
-                        client.feed(PgWireBackendMessage::DataRow(row?)).await?;
-                        rows += 1;
-                    }
-                    client.feed(PgWireBackendMessage::CommandComplete(rows_complete(&tag, rows))).await?;
+                    answer = Some((query, false));
                 }
                 Response::Query(query) => {
                     portal.start(query).await;
-                    rows_to_send = true;
+                    fetch = true;
                 }
                 Response::EmptyQuery => {
                     client.feed(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
@@ -572,18 +557,23 @@ impl ExtendedQueryHandler for Connection {
                 }
             }
         }
-        if rows_to_send {
-            let mut fetched = portal.fetch(max_rows).await?;
-            let tag = fetched.response.command_tag().to_owned();
+        if fetch {
+            let fetched = portal.fetch(max_rows).await?;
+            answer = Some((fetched.response, fetched.suspended));
+        }
+        if let Some((mut response, suspended)) = answer {
+            let tag = std::mem::take(&mut response.command_tag);
             let mut rows = 0;
-            while let Some(row) = fetched.response.data_rows().next().await {
+            while let Some(row) = response.data_rows().next().await {
                 client.feed(PgWireBackendMessage::DataRow(row?)).await?;
                 rows += 1;
             }
-            if fetched.suspended {
+            if suspended {
                 client.feed(PgWireBackendMessage::PortalSuspended(PortalSuspended::new())).await?;
             } else {
-                client.feed(PgWireBackendMessage::CommandComplete(rows_complete(&tag, rows))).await?;
+                client
+                    .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(counted_tag(&tag, rows as u64))))
+                    .await?;
             }
         }
         if !matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
