@@ -367,7 +367,7 @@ fn explain_analyze(session: &Session, statement: &Statement) -> Result<QueryResu
 /// a line); the statement is not run.
 fn explain(session: &Session, statement: &Statement) -> Result<QueryResult> {
     // Planned only: the session's random stream is left as it is.
-    let f = with_binds(session, FunctionContext::new(crate::types::local_now_micros(), 0));
+    let f = with_binds(session, FunctionContext::at_first_use(0));
     let (tree, notes) = match statement {
         Statement::Query(query) => {
             let planned = plan::plan_statement_query(query, session, &f)?;

@@ -45,7 +45,7 @@ pub fn create_view(session: &Session, create: &ast::CreateView) -> Result<QueryR
             None => session.user(),
         };
         let _expanding = super::view_expansion::Expanding::enter(&name, owner)?;
-        let mut f = crate::expr::functions::FunctionContext::new(crate::types::local_now_micros(), 0);
+        let mut f = crate::expr::functions::FunctionContext::at_first_use(0);
         // Known, so that a view reading one is refused for it (ORA-02287).
         f.sequences = Some(session.sequence_source());
         super::plan::plan_query(&create.query, session, &f)?.columns

@@ -16,8 +16,10 @@
 //!   choices (NVL, NVL2, COALESCE, DECODE, GREATEST, LEAST), ORA_HASH and
 //!   DBMS_RANDOM.VALUE / DBMS_RANDOM.STRING;
 //! - NEXTVAL and CURRVAL of sequences (`sequence`: one value a row of a statement);
-//! - [`FunctionContext`]: what a function may need from its statement (SYSDATE and a seeded
-//!   pseudo-random generator, so that a statement is reproducible from its seed).
+//! - [`FunctionContext`]: what a function may need from its statement (SYSDATE, read from
+//!   the clock at the statement's first use of it and one value for the rest of the
+//!   statement, and a seeded pseudo-random generator, so that a statement is
+//!   reproducible from its seed).
 //!
 //! Rules, as in Oracle:
 //! - NULL in gives NULL out. The exceptions are Oracle's: NVL, NVL2 and COALESCE (they
