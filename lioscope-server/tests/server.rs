@@ -149,12 +149,18 @@ fn errors_carry_oracle_numbers_and_the_sqlstate_drivers_act_on() {
     assert_eq!(c.query_one("SELECT COUNT(*) FROM t", &[]).unwrap().get::<_, Decimal>(0), Decimal::ONE);
 }
 
+/// A server, two clients "a" and "b" of it, and table `t` holding the row (1, 0).
+fn two_clients_on_one_row() -> (Server, tempfile::TempDir, Client, Client) {
+    let (server, dir) = server(10);
+    let mut a = connect(&server, "a");
+    let b = connect(&server, "b");
+    a.batch_execute("CREATE TABLE t (id NUMBER(10) PRIMARY KEY, v NUMBER(10)); INSERT INTO t VALUES (1, 0)").unwrap();
+    (server, dir, a, b)
+}
+
 #[test]
 fn a_serialization_failure_is_40001_for_the_driver_to_retry() {
-    let (server, _dir) = server(10);
-    let mut a = connect(&server, "a");
-    let mut b = connect(&server, "b");
-    a.batch_execute("CREATE TABLE t (id NUMBER(10) PRIMARY KEY, v NUMBER(10)); INSERT INTO t VALUES (1, 0)").unwrap();
+    let (_server, _dir, mut a, mut b) = two_clients_on_one_row();
     a.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ").unwrap();
     assert_eq!(a.query_one("SELECT v FROM t WHERE id = 1", &[]).unwrap().get::<_, i64>(0), 0);
     b.batch_execute("UPDATE t SET v = 1 WHERE id = 1").unwrap();
@@ -168,10 +174,7 @@ fn a_serialization_failure_is_40001_for_the_driver_to_retry() {
 /// others committed before it, and one under the serializable default does not.
 #[test]
 fn each_block_reads_as_the_default_isolation_names_at_its_begin() {
-    let (server, _dir) = server(10);
-    let mut a = connect(&server, "a");
-    let mut b = connect(&server, "b");
-    a.batch_execute("CREATE TABLE t (id NUMBER(10) PRIMARY KEY, v NUMBER(10)); INSERT INTO t VALUES (1, 0)").unwrap();
+    let (_server, _dir, mut a, mut b) = two_clients_on_one_row();
     let v = |c: &mut Client| -> i64 { c.query_one("SELECT v FROM t WHERE id = 1", &[]).unwrap().get(0) };
     for (round, default) in ["read committed", "serializable", "read committed", "read committed"].iter().enumerate() {
         a.batch_execute(&format!("SET default_transaction_isolation = '{default}'")).unwrap();
