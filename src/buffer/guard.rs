@@ -2,7 +2,10 @@
 //!
 //! Releasing (dropping or downgrading) a write guard on a block's current version is
 //! where its change is logged: the guard carries what its redo needs ([`Capture`], made
-//! and logged by the `logging` module), so no change to a block escapes the redo.
+//! and logged by the `logging` module), so no change to a block escapes the redo. A
+//! write guard hands its bytes out whole (`DerefMut`) or stretch by stretch
+//! ([`BlockWrite::range_mut`]): the first costs the redo a copy of the block and a
+//! comparison of all of it, the second a copy and a comparison of each stretch.
 //!
 //! A [`ReadGuard`] holds a pin (the buffer cannot be evicted or reused) and the buffer's
 //! content lock in shared mode; a [`WriteGuard`] holds a pin and the content lock in
@@ -20,6 +23,7 @@
 use super::BufferCache;
 use crate::error::Result;
 use crate::stats::SessionStats;
+use crate::storage::block_write::BlockWrite;
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::Ordering;
@@ -85,10 +89,51 @@ pub struct WriteGuard<'c> {
 /// What a write guard on a current block keeps for its redo.
 pub(super) struct Capture<'c> {
     pub stats: &'c SessionStats,
-    /// The block as it was when taken; `None`: log the whole block.
-    pub before: Option<Box<[u8]>>,
     /// A block formatted without being read.
     pub new: bool,
+    /// Whether the release logs the bytes that differ from the block as it was (else the
+    /// whole block, or the bytes that differ from zeros for a new one).
+    pub compare: bool,
+    /// While `compare`: the whole block as it was when first written as a whole
+    /// ([`WriteGuard::deref_mut`], [`BlockWrite::whole_mut`]).
+    pub whole: Option<Box<[u8]>>,
+    /// While `compare`: the stretches asked for by [`BlockWrite::range_mut`], each with
+    /// its bytes as they were when first asked for.
+    pub spans: Spans,
+}
+
+/// Stretches of a block (offset, length) and their bytes before a change, end to end,
+/// each padded with zeros to whole chunks (`redo::record::padded_len`).
+#[derive(Default)]
+pub(super) struct Spans {
+    pub ranges: Vec<(usize, usize)>,
+    pub before: Vec<u8>,
+}
+
+impl Capture<'_> {
+    /// Before the block is written anywhere: keeps a copy of it, the first time.
+    #[inline]
+    fn before_whole_write(&mut self, block: &[u8]) {
+        if self.compare && self.whole.is_none() {
+            self.whole = Some(super::logging::copy_of(block));
+        }
+    }
+
+    /// Before `range` of the block is written: keeps its bytes, unless the whole block's
+    /// copy has them already (a stretch asked for twice is kept twice: the first copy is
+    /// the one that holds the bytes as they were).
+    #[inline]
+    fn before_range_write(&mut self, block: &[u8], range: &std::ops::Range<usize>) {
+        if self.compare && self.whole.is_none() {
+            if self.spans.ranges.capacity() == 0 {
+                self.spans = super::logging::spans();
+            }
+            let kept = self.spans.before.len();
+            self.spans.ranges.push((range.start, range.len()));
+            self.spans.before.extend_from_slice(&block[range.clone()]);
+            self.spans.before.resize(kept + crate::redo::record::padded_len(range.len()), 0);
+        }
+    }
 }
 
 impl WriteGuard<'_> {
@@ -114,11 +159,40 @@ impl Deref for WriteGuard<'_> {
 }
 
 impl DerefMut for WriteGuard<'_> {
+    /// The whole block to write: the release compares all of it with a copy taken here
+    /// (see [`BlockWrite`] for the cheaper way).
     #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
+        if let Some(capture) = &mut self.capture {
+            // SAFETY: this guard holds a pin and the exclusive content lock.
+            capture.before_whole_write(unsafe { self.cache.buffer_bytes(self.index) });
+        }
         // SAFETY: this guard holds a pin and the exclusive content lock, and `&mut self`
         // makes this the only live reference derived from it.
         unsafe { self.cache.buffer_bytes_mut(self.index) }
+    }
+}
+
+impl BlockWrite for WriteGuard<'_> {
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+
+    /// The bytes in `range`: the release compares only them with their copy taken here.
+    #[inline]
+    fn range_mut(&mut self, range: std::ops::Range<usize>) -> &mut [u8] {
+        if let Some(capture) = &mut self.capture {
+            // SAFETY: this guard holds a pin and the exclusive content lock.
+            capture.before_range_write(unsafe { self.cache.buffer_bytes(self.index) }, &range);
+        }
+        // SAFETY: as in `deref_mut`; the stretch's bytes were kept above.
+        unsafe { &mut self.cache.buffer_bytes_mut(self.index)[range] }
+    }
+
+    #[inline]
+    fn whole_mut(&mut self) -> &mut [u8] {
+        self
     }
 }
 

@@ -3,18 +3,22 @@
 //!
 //! The seam: a block's bytes change only through a buffer-cache write guard (see
 //! `buffer::guard`), and releasing one (drop or downgrade) is where redo is made. The
-//! guard knows the block as it was when taken (a copy, or nothing when the block's
-//! first change since it was read or written logs its whole image), compares it with
-//! what it leaves, and appends one record to the log buffer under the block's content
-//! lock, so records of one block are in the order of its changes. No caller can change
-//! a block and forget its redo: there is no other way to a block's bytes.
+//! guard keeps the bytes it is asked to write as they were before (the stretches a
+//! writer names through `storage::block_write::BlockWrite`, or a copy of the whole
+//! block for a writer that takes all of it; nothing when the block's first change since
+//! it was read or written logs its whole image), compares them with what it leaves, and
+//! appends one record to the log buffer under the block's content lock, so records of
+//! one block are in the order of its changes. No caller can change a block and forget
+//! its redo: there is no other way to a block's bytes.
 //!
 //! ```text
 //!   txn / access / index           buffer                         redo
 //!   ───────────────────            ──────                         ────
-//!   cache.current_get(rdba) ─────► WriteGuard {before copy}
+//!   cache.current_get(rdba) ─────► WriteGuard
+//!   guard.range_mut(stretch) ────► copy of the stretch's bytes
+//!   (or &mut guard[..]) ─────────► copy of the whole block
 //!   change bytes through it
-//!   drop(guard) ─────────────────► diff(before, after) ─────────► RedoLog::append
+//!   drop(guard) ─────────────────► diff(copies, after) ─────────► RedoLog::append
 //!                                  page LSN, first-dirty LSN ◄──── (start, end) LSN
 //!   commit: undo header change ──► (same) ───────────────────────► flush_to(end):
 //!                                                                   log file sync

@@ -129,6 +129,75 @@ fn diff_with(isa: Isa, before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)
     chunk_stretches(whole, &before[whole..len], &after[whole..len], out);
 }
 
+/// Bytes a stretch's copy takes in [`diff_stretch`]'s `before`: its length rounded up to
+/// whole chunks of 64 bytes (the rest zero), so that each chunk is compared at once.
+pub fn padded_len(len: usize) -> usize {
+    len.next_multiple_of(CHUNK)
+}
+
+/// Adds to `out`, without clearing it, the stretches where bytes `offset..offset + len`
+/// of `block` differ from `before`, their copy from before a change (padded to
+/// [`padded_len`]): a few bytes a change named. The stretches may come before those
+/// already in `out` (see [`sort_and_merge`]).
+///
+/// Each chunk of 64 bytes is compared at once as [`diff`] compares them, with the bytes
+/// past the stretch masked off; a stretch so near the block's end that its last chunk
+/// would run past it is compared by words.
+pub fn diff_stretch(block: &[u8], offset: usize, len: usize, before: &[u8], out: &mut Vec<(usize, usize)>) {
+    // `best` is this CPU's best instruction set, effective as it is.
+    stretch_masks(Isa::best(), block, offset, len, before, out);
+}
+
+#[cfg(test)]
+/// [`diff_stretch`] on `isa`, or the best instruction set below it this CPU has.
+fn diff_stretch_with(isa: Isa, block: &[u8], offset: usize, len: usize, before: &[u8], out: &mut Vec<(usize, usize)>) {
+    stretch_masks(isa.effective(), block, offset, len, before, out);
+}
+
+/// [`diff_stretch`] on `isa`, which [`Isa::effective`] returned (or [`Isa::best`]).
+#[inline]
+fn stretch_masks(isa: Isa, block: &[u8], offset: usize, len: usize, before: &[u8], out: &mut Vec<(usize, usize)>) {
+    assert!(before.len() >= padded_len(len), "a stretch's copy is padded to whole chunks");
+    let isa = if offset + padded_len(len) <= block.len() { isa } else { Isa::Scalar };
+    for k in (0..len).step_by(CHUNK) {
+        let valid = (len - k).min(CHUNK);
+        let mask = match isa {
+            // SAFETY: `effective` and `best` return Avx512 only when the CPU has avx512f
+            // and avx512bw; the chunk is whole in both (asserted and checked above).
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => unsafe { avx512::chunk_mask(&before[k..k + CHUNK], &block[offset + k..offset + k + CHUNK]) },
+            // SAFETY: `effective` and `best` return Avx2 only when the CPU has avx2; as above.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => unsafe { avx2::chunk_mask(&before[k..k + CHUNK], &block[offset + k..offset + k + CHUNK]) },
+            _ => differing_bytes_by_words(&before[k..k + valid], &block[offset + k..offset + k + valid]),
+        };
+        let mask = if valid == CHUNK { mask } else { mask & ((1 << valid) - 1) };
+        if mask != 0 {
+            add_stretches(offset + k, mask, out);
+        }
+    }
+}
+
+/// Sorts `ranges` by offset and merges those that overlap or lie closer than
+/// `MERGE_GAP`, as [`diff`] gives them.
+pub fn sort_and_merge(ranges: &mut Vec<(usize, usize)>) {
+    ranges.sort_unstable();
+    let mut merged = 0;
+    for i in 0..ranges.len() {
+        let (start, len) = ranges[i];
+        if merged > 0 {
+            let (s, l) = &mut ranges[merged - 1];
+            if start < *s + *l + MERGE_GAP {
+                *l = (*l).max(start + len - *s);
+                continue;
+            }
+        }
+        ranges[merged] = (start, len);
+        merged += 1;
+    }
+    ranges.truncate(merged);
+}
+
 /// The stretches of `before` and `after` from offset `base`, 64 bytes at a time by words.
 fn chunk_stretches(base: usize, before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)>) {
     for (k, (b, a)) in before.chunks(CHUNK).zip(after.chunks(CHUNK)).enumerate() {
@@ -141,16 +210,18 @@ fn chunk_stretches(base: usize, before: &[u8], after: &[u8], out: &mut Vec<(usiz
 
 /// Adds to `out` the runs of set bits of `mask`, the differing bytes of the 64 from
 /// offset `base`, merging a run with the stretch before when fewer than `MERGE_GAP`
-/// equal bytes part them.
+/// equal bytes part them (never with one that ends past the run's start: a stretch of
+/// another part of the block).
 #[inline]
-fn add_stretches(base: usize, mut mask: u64, out: &mut Vec<(usize, usize)>) {
+fn add_stretches(base: usize, mask: u64, out: &mut Vec<(usize, usize)>) {
+    let mut mask = with_short_gaps_filled(mask);
     let mut passed = 0;
     while mask != 0 {
         let first = mask.trailing_zeros() as usize;
         let run = (!(mask >> first)).trailing_zeros() as usize;
         let (start, end) = (base + passed + first, base + passed + first + run);
         match out.last_mut() {
-            Some((s, len)) if start - (*s + *len) < MERGE_GAP => *len = end - *s,
+            Some((s, len)) if start >= *s + *len && start - (*s + *len) < MERGE_GAP => *len = end - *s,
             _ => out.push((start, end - start)),
         }
         let consumed = first + run;
@@ -160,6 +231,31 @@ fn add_stretches(base: usize, mut mask: u64, out: &mut Vec<(usize, usize)>) {
         mask >>= consumed;
         passed += consumed;
     }
+}
+
+/// `mask` with its gaps shorter than `MERGE_GAP` filled: the runs of clear bits that lie
+/// between two set bits and are too short to part two stretches. A run at either end
+/// stays: whether it parts this mask's first stretch from the one before, or its last
+/// from the next mask's, is for the caller to tell. One pass of shifts and masks instead
+/// of a merge for each run of set bits.
+#[inline]
+fn with_short_gaps_filled(mask: u64) -> u64 {
+    const _: () = assert!(MERGE_GAP == 8, "three doublings measure a gap of 8");
+    if mask == 0 {
+        return 0;
+    }
+    let equal = !mask;
+    // Bit k: bytes k..k + 8 are all equal (a gap of 8 or more starts at k) ...
+    let mut long = equal & (equal >> 1);
+    long &= long >> 2;
+    long &= long >> 4;
+    // ... spread over the 8 bytes from k: every byte of a long gap.
+    long |= long << 1;
+    long |= long << 2;
+    long |= long << 4;
+    let (low, high) = (mask.trailing_zeros(), 63 - mask.leading_zeros());
+    let between = (u64::MAX >> (63 - high)) & (u64::MAX << low);
+    mask | (equal & !long & between)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -212,6 +308,17 @@ mod avx2 {
         }
     }
 
+    /// The differing bytes of a whole chunk (bit `k` for byte `k`).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, and both slices hold at least 64 bytes.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn chunk_mask(before: &[u8], after: &[u8]) -> u64 {
+        // SAFETY: `at + 32` is within both (the caller's word); AVX2 as ours.
+        let equal = |at: usize| unsafe { _mm256_movemask_epi8(_mm256_cmpeq_epi8(load(before, at), load(after, at))) };
+        !(u64::from(equal(0) as u32) | u64::from(equal(32) as u32) << 32)
+    }
+
     /// The 32 bytes of `bytes` from `at`, unaligned.
     ///
     /// # Safety
@@ -229,6 +336,22 @@ mod avx2 {
 mod avx512 {
     use super::{CHUNK, GROUP, add_stretches};
     use std::arch::x86_64::{_mm512_cmpneq_epi8_mask, _mm512_loadu_si512};
+
+    /// The differing bytes of a whole chunk (bit `k` for byte `k`).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and BW, and both slices hold at least 64 bytes.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn chunk_mask(before: &[u8], after: &[u8]) -> u64 {
+        debug_assert!(before.len() >= CHUNK && after.len() >= CHUNK);
+        // SAFETY: 64 bytes of each (the caller's word), unaligned loads.
+        unsafe {
+            _mm512_cmpneq_epi8_mask(
+                _mm512_loadu_si512(before.as_ptr().cast()),
+                _mm512_loadu_si512(after.as_ptr().cast()),
+            )
+        }
+    }
 
     /// The stretches of whole groups (as [`super::avx2::group_stretches`]): each 64
     /// bytes compared straight into a mask of its differing bytes, a group's four masks
@@ -512,6 +635,38 @@ mod tests {
             for isa in comparisons() {
                 let mut ranges = Vec::new();
                 diff_with(isa, &before, &after, &mut ranges);
+                prop_assert_eq!(&ranges, &expected, "{}", isa);
+            }
+        }
+    }
+
+    proptest! {
+        /// Stretches a change named, anywhere in a block (near its end too, where the last
+        /// chunk is compared by words), compared on every instruction set, then sorted
+        /// and merged: the byte-wise stretches of the whole block, when the stretches
+        /// named cover every byte that changed.
+        #[test]
+        fn named_stretches_sorted_and_merged_find_what_a_whole_diff_finds(
+            named in proptest::collection::vec((0usize..2048, 1usize..200), 1..6),
+            flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>()), 0..30),
+            seed in any::<u8>(),
+        ) {
+            let before: Vec<u8> = (0..2048u32).map(|i| (i as u8).wrapping_mul(seed | 1)).collect();
+            let named: Vec<(usize, usize)> = named.into_iter().map(|(at, len)| (at, len.min(2048 - at))).collect();
+            let mut after = before.clone();
+            for (stretch, at) in flips {
+                let (offset, len) = named[stretch.index(named.len())];
+                after[offset + at.index(len)] ^= 1;
+            }
+            let expected = differing_stretches(&before, &after);
+            for isa in comparisons() {
+                let mut ranges = Vec::new();
+                for &(offset, len) in &named {
+                    let mut copy = before[offset..offset + len].to_vec();
+                    copy.resize(padded_len(len), 0);
+                    diff_stretch_with(isa, &after, offset, len, &copy, &mut ranges);
+                }
+                sort_and_merge(&mut ranges);
                 prop_assert_eq!(&ranges, &expected, "{}", isa);
             }
         }

@@ -58,10 +58,11 @@
 //! compacts the block meanwhile; that is what keeps every undo record applicable (see
 //! `txn::change`).
 
-/// Bytes of the common header.
+use super::block_write::BlockWrite;
+
 /// Block sizes a database may be created with.
 pub const VALID_BLOCK_SIZES: [usize; 5] = [2048, 4096, 8192, 16384, 32768];
-
+/// Bytes of the common header.
 pub const HEADER_LEN: usize = 36;
 /// Bytes of one ITL slot.
 pub const ITL_LEN: usize = 24;
@@ -212,8 +213,8 @@ fn write_header_fields(block: &mut [u8], block_type: BlockType, rdba: u32, objec
 }
 
 /// Sets the SCN of the last change.
-pub fn set_scn(block: &mut [u8], scn: u64) {
-    block[OFF_SCN..OFF_SCN + 8].copy_from_slice(&scn.to_le_bytes());
+pub fn set_scn<B: BlockWrite + ?Sized>(block: &mut B, scn: u64) {
+    block.put(OFF_SCN, &scn.to_le_bytes());
 }
 
 /// Stamps the checksum; called just before a block is written to disk.
@@ -367,30 +368,41 @@ struct PlacedPiece {
     keep: usize,
 }
 
-/// Write access to a table data block.
-pub struct DataBlockMut<'a>(pub &'a mut [u8]);
+/// Write access to a table data block, naming the bytes each change writes (see
+/// [`BlockWrite`]): a row written in place, a lock byte, a new piece and its directory
+/// entry; a layout change (a compaction, a grown ITL) writes the whole block.
+pub struct DataBlockMut<'a, B: BlockWrite + ?Sized = [u8]>(pub &'a mut B);
 
 impl DataBlockMut<'_> {
+    /// Bytes needed to insert a piece of `len` bytes into a new directory slot (at least
+    /// [`MIN_PIECE_ROOM`] for the piece).
+    pub fn space_needed(len: usize) -> usize {
+        allocation(len) + 2
+    }
+}
+
+impl<B: BlockWrite + ?Sized> DataBlockMut<'_, B> {
+    /// The block, to read.
+    #[inline]
+    fn view(&self) -> DataBlock<'_> {
+        DataBlock(self.0.bytes())
+    }
+
     #[cfg(test)]
     /// Formats an empty data block with `itl_slots` ITL slots.
     pub fn format(&mut self, rdba: u32, object_id: u32, itl_slots: u8) {
-        self.0.fill(0);
+        self.0.whole_mut().fill(0);
         self.format_zeroed(rdba, object_id, itl_slots);
     }
 
     /// [`Self::format`] for a block that is already all zero (a buffer just claimed for a
     /// new block): only the header fields are written.
     pub fn format_zeroed(&mut self, rdba: u32, object_id: u32, itl_slots: u8) {
-        format_zeroed_block(self.0, BlockType::TableData, rdba, object_id);
-        self.0[OFF_ITL_COUNT] = itl_slots;
-        assert!(self.0.len() <= 32 * 1024, "block sizes are at most 32 KiB, so offsets fit in 16 bits");
-        put_u16(self.0, OFF_ROW_TOP, self.0.len() as u16);
-    }
-
-    /// Bytes needed to insert a piece of `len` bytes into a new directory slot (at least
-    /// [`MIN_PIECE_ROOM`] for the piece).
-    pub fn space_needed(len: usize) -> usize {
-        allocation(len) + 2
+        let b = self.0.whole_mut();
+        format_zeroed_block(b, BlockType::TableData, rdba, object_id);
+        b[OFF_ITL_COUNT] = itl_slots;
+        assert!(b.len() <= 32 * 1024, "block sizes are at most 32 KiB, so offsets fit in 16 bits");
+        put_u16(b, OFF_ROW_TOP, b.len() as u16);
     }
 
     /// Inserts a row piece if, after it, at least `reserve` bytes stay free (PCTFREE).
@@ -404,40 +416,53 @@ impl DataBlockMut<'_> {
     /// does not fit.
     #[inline]
     pub fn insert_piece_with(&mut self, len: usize, reserve: usize, write: impl FnOnce(&mut [u8])) -> Option<u16> {
-        let view = DataBlock(self.0);
-        if view.free_space() < Self::space_needed(len) + reserve {
+        let view = self.view();
+        if view.free_space() < DataBlockMut::space_needed(len) + reserve {
             return None;
         }
         let slot = view.row_count();
         let dir = view.directory_end();
         let top = view.row_top() - allocation(len);
         self.write_at(top, len, write);
-        put_u16(self.0, dir, top as u16);
-        put_u16(self.0, OFF_ROW_COUNT, slot as u16 + 1);
-        put_u16(self.0, OFF_ROW_TOP, top as u16);
+        self.0.put_u16(dir, top as u16);
+        self.set_row_count_and_top(slot + 1, top);
         Some(slot as u16)
+    }
+
+    /// Writes the header's row count and top of row data (next to each other).
+    fn set_row_count_and_top(&mut self, row_count: usize, top: usize) {
+        let fields = self.0.range_mut(OFF_ROW_COUNT..OFF_ROW_TOP + 2);
+        put_u16(fields, 0, row_count as u16);
+        put_u16(fields, OFF_ROW_TOP - OFF_ROW_COUNT, top as u16);
     }
 
     /// Sets the lock byte (the second byte) of the row piece in `slot`.
     pub fn set_lock(&mut self, slot: usize, lock: u8) {
-        let view = DataBlock(self.0);
+        let view = self.view();
         assert!(slot < view.row_count(), "set_lock targets a slot of the row directory");
         let offset = view.row_offset(slot);
-        assert!(offset != 0 && offset + 1 < self.0.len(), "set_lock targets a stored row piece");
-        self.0[offset + 1] = lock;
+        assert!(offset != 0 && offset + 1 < view.0.len(), "set_lock targets a stored row piece");
+        self.0.range_mut(offset + 1..offset + 2)[0] = lock;
     }
 
     /// Sets the lock byte of every stored piece in `slots` (empty slots are skipped): one
-    /// walk of the row directory, for handing a block's new rows to a transaction.
+    /// walk of the row directory, for handing a block's new rows to a transaction. The
+    /// lock bytes of a few rows are named one by one; more are written as a write of the
+    /// whole block (one copy of it, rather than a stretch kept for each row).
     pub fn set_locks(&mut self, slots: std::ops::Range<usize>, lock: u8) {
-        let view = DataBlock(self.0);
+        /// Most rows whose lock bytes are named one by one.
+        const NAMED: usize = 16;
+        let view = self.view();
         assert!(slots.end <= view.row_count(), "set_locks targets slots of the row directory");
-        let start = view.directory_start();
+        let (start, len) = (view.directory_start(), view.0.len());
+        if slots.len() > NAMED {
+            self.0.whole_mut();
+        }
         for slot in slots {
-            let offset = get_u16(self.0, start + 2 * slot) as usize;
+            let offset = get_u16(self.0.bytes(), start + 2 * slot) as usize;
             if offset != 0 {
-                assert!(offset + 1 < self.0.len(), "set_locks targets stored row pieces");
-                self.0[offset + 1] = lock;
+                assert!(offset + 1 < len, "set_locks targets stored row pieces");
+                self.0.range_mut(offset + 1..offset + 2)[0] = lock;
             }
         }
     }
@@ -445,8 +470,10 @@ impl DataBlockMut<'_> {
     /// Writes a piece of `len` bytes at `offset` through `write`, zeroing the rest of its
     /// allocation (a piece shorter than [`MIN_PIECE_ROOM`]).
     fn write_at(&mut self, offset: usize, len: usize, write: impl FnOnce(&mut [u8])) {
-        write(&mut self.0[offset..offset + len]);
-        self.0[offset + len..offset + allocation(len)].fill(0);
+        let room = self.0.range_mut(offset..offset + allocation(len));
+        let (piece, rest) = room.split_at_mut(len);
+        write(piece);
+        rest.fill(0);
     }
 
     /// Replaces the piece in `slot` with one of `len` bytes that `write` writes: in place
@@ -462,29 +489,29 @@ impl DataBlockMut<'_> {
         compaction: Option<&KeptRooms>,
         write: impl FnOnce(&mut [u8]),
     ) -> bool {
-        let view = DataBlock(self.0);
+        let view = self.view();
         assert!(slot < view.row_count(), "replace_piece targets a slot of the row directory");
         let old = view.row_offset(slot);
         if old != 0 && len <= self.room_at(old) {
-            write(&mut self.0[old..old + len]);
+            write(self.0.range_mut(old..old + len));
             return true;
         }
         if !self.can_replace(slot, len, compaction) {
             return false;
         }
-        if let Some(kept) = compaction.filter(|_| DataBlock(self.0).free_space() < allocation(len)) {
+        if let Some(kept) = compaction.filter(|_| self.view().free_space() < allocation(len)) {
             self.compact_dropping(Some(slot), kept);
         }
-        let top = DataBlock(self.0).row_top() - allocation(len);
+        let top = self.view().row_top() - allocation(len);
         self.write_at(top, len, write);
         self.set_row_offset(slot, top);
-        put_u16(self.0, OFF_ROW_TOP, top as u16);
+        self.0.put_u16(OFF_ROW_TOP, top as u16);
         true
     }
 
     /// Whether [`Self::replace_piece`] would find room for a piece of `len` bytes in `slot`.
     pub fn can_replace(&self, slot: usize, len: usize, compaction: Option<&KeptRooms>) -> bool {
-        let view = DataBlock(self.0);
+        let view = self.view();
         let old = view.row_offset(slot);
         if (old != 0 && len <= self.room_at(old)) || view.free_space() >= allocation(len) {
             return true;
@@ -494,39 +521,39 @@ impl DataBlockMut<'_> {
 
     /// Bytes from the piece at `offset` to the next piece above it (or the block's end).
     fn room_at(&self, offset: usize) -> usize {
-        let view = DataBlock(self.0);
-        let next =
-            (0..view.row_count()).map(|s| view.row_offset(s)).filter(|&o| o > offset).min().unwrap_or(self.0.len());
-        next - offset
+        let view = self.view();
+        let offsets = view.directory().chunks_exact(2).map(|o| usize::from(u16::from_le_bytes([o[0], o[1]])));
+        offsets.filter(|&o| o > offset).min().unwrap_or(view.0.len()) - offset
     }
 
     /// Empties `slot`: the directory entry stays (slots are never renumbered) and reads 0.
     pub fn empty_slot(&mut self, slot: usize) {
-        assert!(slot < DataBlock(self.0).row_count(), "empty_slot targets a slot of the row directory");
+        assert!(slot < self.view().row_count(), "empty_slot targets a slot of the row directory");
         self.set_row_offset(slot, 0);
     }
 
     fn set_row_offset(&mut self, slot: usize, offset: usize) {
-        let at = DataBlock(self.0).directory_start() + 2 * slot;
-        put_u16(self.0, at, offset as u16);
+        let at = self.view().directory_start() + 2 * slot;
+        self.0.put_u16(at, offset as u16);
     }
 
     /// The stored pieces by offset, each with what a compaction keeping the rooms `kept`
     /// names gives it; the piece in `dropping` (about to be replaced) is given nothing.
     fn placed_pieces(&self, dropping: Option<usize>, kept: &KeptRooms) -> Vec<PlacedPiece> {
-        let view = DataBlock(self.0);
+        let view = self.view();
+        let b = view.0;
         let mut pieces: Vec<PlacedPiece> = (0..view.row_count())
             .filter(|&slot| view.row_offset(slot) != 0)
             .map(|slot| PlacedPiece { slot, offset: view.row_offset(slot), len: 0, keep: 0 })
             .collect();
         pieces.sort_unstable_by_key(|p| p.offset);
-        let mut above = self.0.len();
+        let mut above = b.len();
         for piece in pieces.iter_mut().rev() {
             let room = above.saturating_sub(piece.offset);
             // An offset past the block's end (a corrupt block) gives no room to anyone.
             above = above.min(piece.offset);
-            piece.len = stored_len_at(self.0, piece.offset).min(room);
-            let lock = self.0.get(piece.offset + 1).copied().unwrap_or(0);
+            piece.len = stored_len_at(b, piece.offset).min(room);
+            let lock = b.get(piece.offset + 1).copied().unwrap_or(0);
             piece.keep = if dropping == Some(piece.slot) {
                 0
             } else if kept.keeps(lock) {
@@ -542,7 +569,7 @@ impl DataBlockMut<'_> {
     /// `dropping` left out.
     fn compacted_free_space(&self, dropping: Option<usize>, kept: &KeptRooms) -> usize {
         let used: usize = self.placed_pieces(dropping, kept).iter().map(|p| p.keep).sum();
-        (self.0.len() - DataBlock(self.0).directory_end()).saturating_sub(used)
+        (self.0.bytes().len() - self.view().directory_end()).saturating_sub(used)
     }
 
     #[cfg(test)]
@@ -557,37 +584,41 @@ impl DataBlockMut<'_> {
     /// [`Self::compact`], emptying the slot `dropping` (a piece about to be replaced).
     fn compact_dropping(&mut self, dropping: Option<usize>, kept: &KeptRooms) {
         let pieces = self.placed_pieces(dropping, kept);
-        let mut top = self.0.len();
+        let directory = self.view().directory_start();
+        let b = self.0.whole_mut();
+        let mut top = b.len();
         // From the highest piece down, each moves up (never below where it was: the rooms
         // above a piece add up to the bytes above it), over pieces already moved.
         for piece in pieces.iter().rev() {
+            let at = directory + 2 * piece.slot;
             if dropping == Some(piece.slot) {
-                self.set_row_offset(piece.slot, 0);
+                put_u16(b, at, 0);
                 continue;
             }
             top -= piece.keep;
             if piece.len > 0 {
-                self.0.copy_within(piece.offset..piece.offset + piece.len, top);
+                b.copy_within(piece.offset..piece.offset + piece.len, top);
             }
-            self.0[top + piece.len..top + piece.keep].fill(0);
-            self.set_row_offset(piece.slot, top);
+            b[top + piece.len..top + piece.keep].fill(0);
+            put_u16(b, at, top as u16);
         }
-        put_u16(self.0, OFF_ROW_TOP, top as u16);
+        put_u16(b, OFF_ROW_TOP, top as u16);
     }
 
     /// Adds one ITL slot if the free space allows (the row directory moves down by one
     /// slot's size; rows stay). Returns whether it did.
     pub fn grow_itl(&mut self) -> bool {
-        let view = DataBlock(self.0);
-        let count = self.0[OFF_ITL_COUNT];
+        let view = self.view();
+        let count = view.0[OFF_ITL_COUNT];
         // A lock byte names slots 1..=254: 255 marks a row whose insert has not ended.
         if view.free_space() < ITL_LEN || count >= u8::MAX - 1 {
             return false;
         }
         let (start, end) = (view.directory_start(), view.directory_end());
-        self.0.copy_within(start..end, start + ITL_LEN);
-        self.0[start..start + ITL_LEN].fill(0);
-        self.0[OFF_ITL_COUNT] = count + 1;
+        let b = self.0.whole_mut();
+        b.copy_within(start..end, start + ITL_LEN);
+        b[start..start + ITL_LEN].fill(0);
+        b[OFF_ITL_COUNT] = count + 1;
         true
     }
 
@@ -596,30 +627,30 @@ impl DataBlockMut<'_> {
     /// `itl::shed_unused_tail`) and drops the empty row-directory entries at the end,
     /// moving the directory up. Returns whether anything was dropped.
     pub fn shed_tail(&mut self, itl_slots: usize) -> bool {
-        let view = DataBlock(self.0);
+        let view = self.view();
         let rows = (0..view.row_count()).rposition(|s| view.row_offset(s) != 0).map_or(0, |last| last + 1);
-        let slots = usize::from(self.0[OFF_ITL_COUNT]);
+        let slots = usize::from(view.0[OFF_ITL_COUNT]);
         assert!(itl_slots <= slots, "a block sheds ITL slots, never grows them ({itl_slots} of {slots})");
         if rows == view.row_count() && itl_slots == slots {
             return false;
         }
         let (start, end, new_start) = (view.directory_start(), view.directory_end(), HEADER_LEN + itl_slots * ITL_LEN);
-        self.0.copy_within(start..start + 2 * rows, new_start);
-        self.0[new_start + 2 * rows..end].fill(0);
-        self.0[OFF_ITL_COUNT] = itl_slots as u8;
-        put_u16(self.0, OFF_ROW_COUNT, rows as u16);
+        let b = self.0.whole_mut();
+        b.copy_within(start..start + 2 * rows, new_start);
+        b[new_start + 2 * rows..end].fill(0);
+        b[OFF_ITL_COUNT] = itl_slots as u8;
+        put_u16(b, OFF_ROW_COUNT, rows as u16);
         true
     }
 
     /// Removes the newest rows so that `row_count` remain: undoes inserts of a failed
     /// statement. The rows removed must be the last ones inserted.
     pub fn truncate_rows(&mut self, row_count: usize) {
-        let view = DataBlock(self.0);
+        let view = self.view();
         assert!(row_count <= view.row_count(), "truncate_rows only removes rows");
         // The lowest piece still referenced (slots may have been emptied by undo).
-        let top = (0..row_count).map(|s| view.row_offset(s)).filter(|&o| o != 0).min().unwrap_or(self.0.len());
-        put_u16(self.0, OFF_ROW_COUNT, row_count as u16);
-        put_u16(self.0, OFF_ROW_TOP, top as u16);
+        let top = (0..row_count).map(|s| view.row_offset(s)).filter(|&o| o != 0).min().unwrap_or(view.0.len());
+        self.set_row_count_and_top(row_count, top);
     }
 }
 

@@ -21,6 +21,7 @@
 //! with COMMITTED has `commit_scn` set (an upper bound only when UPPER_BOUND is set too).
 
 use super::block::{DEFAULT_ITL_SLOTS, DataBlockMut, HEADER_LEN, ITL_LEN, OFF_ITL_COUNT};
+use super::block_write::BlockWrite;
 use super::ids::{Uba, Xid};
 
 /// The transaction's commit is known and stamped: the slot is cleaned out.
@@ -94,10 +95,10 @@ pub fn get(block: &[u8], index: usize) -> Itl {
 }
 
 /// Writes ITL slot `index` (0-based) of a data block.
-pub fn put(block: &mut [u8], index: usize, itl: &Itl) {
-    assert!(index < itl_count(block), "ITL slot {index} of a block with {} slots", itl_count(block));
-    let off = itl_offset(index);
-    block[off..off + ITL_LEN].copy_from_slice(&itl.encode());
+pub fn put<B: BlockWrite + ?Sized>(block: &mut B, index: usize, itl: &Itl) {
+    let count = itl_count(block.bytes());
+    assert!(index < count, "ITL slot {index} of a block with {count} slots");
+    block.put(itl_offset(index), &itl.encode());
 }
 
 /// Whether every ITL slot of the block is free or stamped committed at or before `scn`:

@@ -1,5 +1,6 @@
 //! On-disk structures: the control file, datafiles of fixed-size blocks, the block and
-//! row formats (and a data block's ITL slots), the compression units of compressed
+//! row formats and a data block's ITL slots (written through [`block_write::BlockWrite`],
+//! which names the bytes a change writes), the compression units of compressed
 //! tables ([`hcc`]), segments (extent map and high-water
 //! mark), the space of the datafiles ([`space`]: extents handed out and taken back); how
 //! the database's JSON documents (the control file, the dictionary) are read and
@@ -12,6 +13,7 @@
 //! [`itl`], [`row`] and [`segment`].
 
 pub mod block;
+pub mod block_write;
 pub mod control;
 pub mod datafile;
 pub mod doublewrite;

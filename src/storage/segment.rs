@@ -18,6 +18,7 @@
 //! boundary is where `block number % extent blocks == 0`; multiblock reads never cross it.
 
 use super::block::{self, BlockType, HEADER_LEN};
+use super::block_write::BlockWrite;
 
 const OFF_HWM: usize = HEADER_LEN;
 const OFF_ALLOCATED: usize = HEADER_LEN + 4;
@@ -79,21 +80,21 @@ impl SegmentMap {
     }
 
     /// Writes this map into a segment header block (formatted or not).
-    pub fn write(&self, header: &mut [u8], rdba: u32, object_id: u32) {
+    pub fn write<B: BlockWrite + ?Sized>(&self, header: &mut B, rdba: u32, object_id: u32) {
         assert!(
-            self.runs.len() <= Self::capacity(header.len()),
+            self.runs.len() <= Self::capacity(header.bytes().len()),
             "extent map fits in its header (checked on allocation)"
         );
-        if block::BlockHeader(header).block_type() != Some(BlockType::SegmentHeader) {
-            block::format_block(header, BlockType::SegmentHeader, rdba, object_id);
+        if block::BlockHeader(header.bytes()).block_type() != Some(BlockType::SegmentHeader) {
+            block::format_block(header.whole_mut(), BlockType::SegmentHeader, rdba, object_id);
         }
-        header[OFF_HWM..OFF_HWM + 4].copy_from_slice(&self.hwm.to_le_bytes());
-        header[OFF_ALLOCATED..OFF_ALLOCATED + 4].copy_from_slice(&self.allocated.to_le_bytes());
-        header[OFF_RUNS..OFF_RUNS + 2].copy_from_slice(&(self.runs.len() as u16).to_le_bytes());
-        for (i, r) in self.runs.iter().enumerate() {
-            let off = OFF_MAP + 8 * i;
-            header[off..off + 4].copy_from_slice(&r.first.to_le_bytes());
-            header[off + 4..off + 8].copy_from_slice(&r.blocks.to_le_bytes());
+        header.put(OFF_HWM, &self.hwm.to_le_bytes());
+        header.put(OFF_ALLOCATED, &self.allocated.to_le_bytes());
+        header.put(OFF_RUNS, &(self.runs.len() as u16).to_le_bytes());
+        let runs = header.range_mut(OFF_MAP..OFF_MAP + 8 * self.runs.len());
+        for (r, bytes) in self.runs.iter().zip(runs.chunks_exact_mut(8)) {
+            bytes[..4].copy_from_slice(&r.first.to_le_bytes());
+            bytes[4..].copy_from_slice(&r.blocks.to_le_bytes());
         }
     }
 

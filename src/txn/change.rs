@@ -54,6 +54,7 @@
 
 use super::Xid;
 use crate::storage::block::{DataBlock, DataBlockMut, ITL_LEN, KeptRooms};
+use crate::storage::block_write::BlockWrite;
 use crate::storage::itl::{self, ITL_COMMITTED, Itl};
 use crate::storage::row::{LOCK_INSERT_IN_PROGRESS, PIECE_HEADER};
 
@@ -190,7 +191,14 @@ impl BlockUndo<'_> {
 /// change that took `new_locks` more row locks through the slot (`prev`, the slot before
 /// it): the slot's lock count goes on from `prev`'s when the slot was already `xid`'s,
 /// else starts at `new_locks`. The record keeps `prev`, so the chain goes back through it.
-pub fn point_itl(block: &mut [u8], index: usize, prev: &Itl, xid: Xid, uba: super::Uba, new_locks: u8) {
+pub fn point_itl<B: BlockWrite + ?Sized>(
+    block: &mut B,
+    index: usize,
+    prev: &Itl,
+    xid: Xid,
+    uba: super::Uba,
+    new_locks: u8,
+) {
     let held = if prev.xid == xid { prev.lock_count } else { 0 };
     let lock_count = held.saturating_add(new_locks);
     itl::put(block, index, &Itl { xid, uba, commit_scn: 0, flags: 0, lock_count });
@@ -232,13 +240,15 @@ pub enum RowLocks {
 impl RowLocks {
     /// Unlocks the rows locked through slot `index`: its transaction has ended and the
     /// slot is about to serve another.
-    fn release(self, block: &mut [u8], index: usize) -> Result<(), Obstacle> {
+    fn release<B: BlockWrite + ?Sized>(self, block: &mut B, index: usize) -> Result<(), Obstacle> {
         match self {
             RowLocks::LockBytes => {
                 unlock_rows_of(block, index);
                 Ok(())
             }
-            RowLocks::CuLockMaps => crate::storage::hcc::clear_locks(block, index).map_err(Obstacle::Corrupt),
+            RowLocks::CuLockMaps => {
+                crate::storage::hcc::clear_locks(block.whole_mut(), index).map_err(Obstacle::Corrupt)
+            }
         }
     }
 }
@@ -253,34 +263,36 @@ impl RowLocks {
 /// slots stamped committed at or before it: its own reads skip its own slot, so they must
 /// not hide a commit it may not see. When that leaves no slot, it cannot go on
 /// ([`Obstacle::CannotSerialize`], Oracle's ORA-08177).
-pub fn take_itl(
-    block: &mut [u8],
+///
+/// It writes nothing when the transaction has a slot or a free one is there.
+pub fn take_itl<B: BlockWrite + ?Sized>(
+    block: &mut B,
     xid: Xid,
     is_active: impl Fn(Xid) -> bool,
     fixed_snapshot: Option<u64>,
     locks: RowLocks,
 ) -> Result<usize, Obstacle> {
-    let count = itl::itl_count(block);
+    let count = itl::itl_count(block.bytes());
     let find = |block: &[u8], wanted: &dyn Fn(&Itl) -> bool| (0..count).find(|&i| wanted(&itl::get(block, i)));
-    if let Some(i) = find(block, &|s| s.xid == xid) {
+    if let Some(i) = find(block.bytes(), &|s| s.xid == xid) {
         return Ok(i);
     }
-    if let Some(i) = find(block, &Itl::is_free) {
+    if let Some(i) = find(block.bytes(), &Itl::is_free) {
         return Ok(i);
     }
     let reusable = |s: &Itl| match fixed_snapshot {
         None => s.is_committed() || !is_active(s.xid),
         Some(snapshot) => s.is_committed() && s.commit_scn <= snapshot,
     };
-    if let Some(i) = find(block, &reusable) {
+    if let Some(i) = find(block.bytes(), &reusable) {
         locks.release(block, i)?;
         return Ok(i);
     }
     if locks == RowLocks::LockBytes && DataBlockMut(block).grow_itl() {
         return Ok(count);
     }
-    match find(block, &|s| !s.is_committed() && is_active(s.xid)) {
-        Some(i) => Err(Obstacle::Busy(itl::get(block, i).xid)),
+    match find(block.bytes(), &|s| !s.is_committed() && is_active(s.xid)) {
+        Some(i) => Err(Obstacle::Busy(itl::get(block.bytes(), i).xid)),
         None => Err(Obstacle::CannotSerialize),
     }
 }
@@ -303,13 +315,14 @@ pub fn kept_rooms(block: &[u8], is_active: impl Fn(Xid) -> bool) -> KeptRooms {
 
 /// Clears the lock bytes of rows that point at ITL slot `index` (0-based): its
 /// transaction has ended and the slot is about to serve another.
-fn unlock_rows_of(block: &mut [u8], index: usize) {
+fn unlock_rows_of<B: BlockWrite + ?Sized>(block: &mut B, index: usize) {
     let lock = index as u8 + 1;
-    for slot in 0..DataBlock(block).row_count() {
-        let off = DataBlock(block).row_offset(slot);
-        if off != 0 && block.get(off + 1) == Some(&lock) {
-            block[off + 1] = 0;
-        }
+    let bytes = block.bytes();
+    let offsets = DataBlock(bytes).directory().chunks_exact(2).map(|o| usize::from(u16::from_le_bytes([o[0], o[1]])));
+    let locked: smallvec::SmallVec<[usize; 8]> =
+        offsets.filter(|&off| off != 0 && bytes.get(off + 1) == Some(&lock)).collect();
+    for off in locked {
+        block.range_mut(off + 1..off + 2)[0] = 0;
     }
 }
 

@@ -13,6 +13,7 @@ use super::change::BlockUndo;
 use super::{Uba, Xid};
 use crate::error::{Error, Result};
 use crate::stats::Stat;
+use crate::storage::block_write::BlockWrite;
 use crate::storage::itl::{self, ITL_COMMITTED};
 use crate::txn::TxnContext;
 
@@ -252,9 +253,9 @@ pub fn points_at(block: &[u8], itl: usize, xid: Xid, at: Uba) -> bool {
 }
 
 /// Stamps `xid`'s ITL slot in `block` committed at `scn`; false if no slot is its.
-pub fn stamp_commit(block: &mut [u8], xid: Xid, scn: u64) -> bool {
-    for i in 0..itl::itl_count(block) {
-        let mut slot = itl::get(block, i);
+pub fn stamp_commit<B: BlockWrite + ?Sized>(block: &mut B, xid: Xid, scn: u64) -> bool {
+    for i in 0..itl::itl_count(block.bytes()) {
+        let mut slot = itl::get(block.bytes(), i);
         if slot.xid == xid && slot.flags & ITL_COMMITTED == 0 {
             slot.flags |= ITL_COMMITTED;
             slot.commit_scn = scn;

@@ -26,6 +26,7 @@ use crate::catalog::TableDef;
 use crate::error::{Error, Result};
 use crate::stats::Stat;
 use crate::storage::block::{DataBlock, DataBlockMut};
+use crate::storage::block_write::BlockWrite;
 use crate::storage::itl;
 use crate::storage::row::{self, ColumnSpan, FLAG_DELETED, PIECE_HEADER, PieceAddr, RowPiece};
 use crate::txn::Xid;
@@ -229,8 +230,9 @@ impl RowFormat for RowBlocks<'_> {
         match edit {
             RowEdit::Keep | RowEdit::NotReady => unreachable!("only a decided change is applied"),
             RowEdit::Delete => {
-                guard[offset] |= FLAG_DELETED;
-                guard[offset + 1] = lock;
+                let head = guard.range_mut(offset..offset + 2);
+                head[0] |= FLAG_DELETED;
+                head[1] = lock;
                 ctx.stats.add(Stat::RowsDeleted, 1);
             }
             RowEdit::Replace(mut piece) => {

@@ -43,6 +43,7 @@
 
 use super::codec::{get_u16, get_u32, get_u64, get_uba, put_u16, put_u32, put_u64, put_uba};
 use crate::storage::block::{self, BlockHeader, BlockType, HEADER_LEN};
+use crate::storage::block_write::BlockWrite;
 use crate::txn::Uba;
 
 /// Transaction-table slots in each undo segment header (Oracle's count for 8 KiB blocks;
@@ -237,66 +238,73 @@ impl UndoHeader<'_> {
     }
 }
 
-/// Writes an undo segment header.
-pub struct UndoHeaderMut<'a>(pub &'a mut [u8]);
+/// Writes an undo segment header, naming the bytes each change writes (see
+/// [`BlockWrite`]).
+pub struct UndoHeaderMut<'a, B: BlockWrite + ?Sized = [u8]>(pub &'a mut B);
 
-impl UndoHeaderMut<'_> {
+impl<B: BlockWrite + ?Sized> UndoHeaderMut<'_, B> {
     /// Formats a header of segment `usn` (of `segments`) with an empty transaction
     /// table, its extents listed in the extent map at `extent_map`.
     pub fn format(&mut self, rdba: u32, object_id: u32, usn: u16, segments: u16, extent_map: u32) {
-        block::format_block(self.0, BlockType::UndoHeader, rdba, object_id);
-        put_u16(self.0, OFF_USN, usn);
-        put_u16(self.0, OFF_SEGMENTS, segments);
-        put_u16(self.0, OFF_SLOT_COUNT, TXN_SLOTS as u16);
-        put_u32(self.0, OFF_EXTENT_MAP, extent_map);
+        let b = self.0.whole_mut();
+        block::format_block(b, BlockType::UndoHeader, rdba, object_id);
+        put_u16(b, OFF_USN, usn);
+        put_u16(b, OFF_SEGMENTS, segments);
+        put_u16(b, OFF_SLOT_COUNT, TXN_SLOTS as u16);
+        put_u32(b, OFF_EXTENT_MAP, extent_map);
+    }
+
+    /// Writes the little-endian `u32` `value` at `off`.
+    fn put_u32(&mut self, off: usize, value: u32) {
+        self.0.put(off, &value.to_le_bytes());
     }
 
     /// Records that blocks in `fresh` have never held undo (and no others are known to).
     pub fn set_fresh_run(&mut self, fresh: std::ops::Range<u32>) {
-        put_u32(self.0, OFF_FRESH_FIRST, fresh.start);
-        put_u32(self.0, OFF_FRESH_END, fresh.end.max(fresh.start));
+        self.put_u32(OFF_FRESH_FIRST, fresh.start);
+        self.put_u32(OFF_FRESH_END, fresh.end.max(fresh.start));
     }
 
     /// Turns a header of the fixed layout into one of a segment whose extents are listed
     /// in the extent map at `extent_map`: the ring head becomes a block address.
     pub fn convert_fixed_layout(&mut self, fixed: &FixedLayout, extent_map: u32) {
         for off in [OFF_SEGMENT_BLOCKS, OFF_RING_HWM] {
-            put_u32(self.0, off, 0);
+            self.put_u32(off, 0);
         }
         let ring_first = block::rdba_block(fixed.ring_first);
         self.set_fresh_run(ring_first + fixed.ring_hwm..ring_first + fixed.ring_blocks);
-        put_u32(self.0, OFF_RING_HEAD, fixed.ring_first + fixed.ring_head);
-        put_u32(self.0, OFF_EXTENT_MAP, extent_map);
+        self.put_u32(OFF_RING_HEAD, fixed.ring_first + fixed.ring_head);
+        self.put_u32(OFF_EXTENT_MAP, extent_map);
     }
 
     /// Records that undo block `rdba` was handed out last.
     pub fn set_ring_head(&mut self, rdba: u32) {
-        put_u32(self.0, OFF_RING_HEAD, rdba);
+        self.put_u32(OFF_RING_HEAD, rdba);
     }
 
     /// Raises the control SCN and time to cover a transaction whose slot is reused.
     pub fn raise_control(&mut self, commit_scn: u64, commit_time: u32) {
-        let view = UndoHeader(self.0);
+        let view = UndoHeader(self.0.bytes());
         let (scn, time) = (view.control_scn().max(commit_scn), view.control_time().max(commit_time));
-        put_u64(self.0, OFF_CONTROL_SCN, scn);
-        put_u32(self.0, OFF_CONTROL_TIME, time);
+        self.0.put(OFF_CONTROL_SCN, &scn.to_le_bytes());
+        self.put_u32(OFF_CONTROL_TIME, time);
     }
 
     pub fn set_slot(&mut self, i: usize, slot: &TxnSlot) {
         assert!(i < TXN_SLOTS, "transaction-table slots are numbered below {TXN_SLOTS}");
         let off = OFF_TXN_TABLE + i * SLOT_LEN;
-        let b = &mut *self.0;
-        b[off..off + SLOT_LEN].fill(0);
-        b[off] = slot.state as u8;
-        put_u32(b, off + 4, slot.wrap);
-        put_u64(b, off + 8, slot.start_scn);
-        put_u64(b, off + 16, slot.commit_scn);
-        put_u32(b, off + 24, slot.commit_time);
-        put_u32(b, off + 28, slot.current_block);
-        put_uba(b, off + 32, slot.first);
-        put_uba(b, off + 40, slot.last);
-        put_u32(b, off + 48, slot.used_ublk);
-        put_u32(b, off + 52, slot.used_urec);
+        let b = self.0.range_mut(off..off + SLOT_LEN);
+        b.fill(0);
+        b[0] = slot.state as u8;
+        put_u32(b, 4, slot.wrap);
+        put_u64(b, 8, slot.start_scn);
+        put_u64(b, 16, slot.commit_scn);
+        put_u32(b, 24, slot.commit_time);
+        put_u32(b, 28, slot.current_block);
+        put_uba(b, 32, slot.first);
+        put_uba(b, 40, slot.last);
+        put_u32(b, 48, slot.used_ublk);
+        put_u32(b, 52, slot.used_urec);
     }
 }
 

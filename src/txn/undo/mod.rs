@@ -78,6 +78,7 @@ use crate::buffer::BufferCache;
 use crate::error::{Error, Result};
 use crate::stats::{SessionStats, Stat};
 use crate::storage::block::{self, BlockHeader, BlockType};
+use crate::storage::block_write::BlockWrite;
 use crate::storage::datafile::DataFile;
 use header::{SlotState, TxnSlot, UndoHeader, UndoHeaderMut};
 use parking_lot::Mutex;
@@ -559,18 +560,18 @@ impl Undo {
     /// Writes transaction `xid`'s slot from its mirror, in `state` (committed at `scn`, at
     /// unix time `commit_time`).
     #[allow(clippy::too_many_arguments)]
-    fn write_slot(
+    fn write_slot<H: BlockWrite + ?Sized>(
         &self,
         ctx: &UndoContext<'_>,
-        header: &mut [u8],
+        header: &mut H,
         xid: Xid,
         txn: &ActiveTxn,
         state: SlotState,
         scn: u64,
         commit_time: u32,
     ) -> Result<()> {
-        let rdba = block::BlockHeader(header).rdba();
-        let old = UndoHeader(header).slot(xid.slot as usize).map_err(|r| self.corrupt(rdba, r))?;
+        let rdba = block::BlockHeader(header.bytes()).rdba();
+        let old = UndoHeader(header.bytes()).slot(xid.slot as usize).map_err(|r| self.corrupt(rdba, r))?;
         if old.state != SlotState::Active || old.wrap != xid.wrap {
             return Err(
                 self.corrupt(rdba, format!("slot of active transaction {xid} says {:?}, wrap {}", old.state, old.wrap))

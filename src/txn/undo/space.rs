@@ -52,6 +52,7 @@ use crate::buffer::{BufferCache, WriteGuard};
 use crate::error::{Error, Result};
 use crate::stats::SessionStats;
 use crate::storage::block::{self, BlockHeader, BlockType};
+use crate::storage::block_write::BlockWrite;
 use crate::txn::Xid;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -228,17 +229,17 @@ impl Undo {
     /// Hands out an undo block to `xid` of `segment`, whose header (exclusively held) is
     /// `header`: formats it (a new block in the cache, not read) and records it as the
     /// ring head. Returns the block, exclusively held, and its new sequence.
-    pub(super) fn claim_block<'a>(
+    pub(super) fn claim_block<'a, H: BlockWrite + ?Sized>(
         &self,
         ctx: &UndoContext<'a>,
         segment: &Segment,
-        header: &mut [u8],
+        header: &mut H,
         xid: Xid,
     ) -> Result<(WriteGuard<'a>, u16)> {
         let retention = self.retention.load(std::sync::atomic::Ordering::Relaxed);
         let now = unix_now();
         let mut space = self.space.lock();
-        let head = block::rdba_block(super::header::UndoHeader(header).ring_head());
+        let head = block::rdba_block(super::header::UndoHeader(header.bytes()).ring_head());
         let (block_no, source) = self.choose(ctx, &mut space, segment, head, now, retention)?;
         self.count(segment, source);
         let (_, old_seq) = space.entry(ctx, block_no)?;
@@ -249,7 +250,7 @@ impl Undo {
         UndoBlockMut(&mut guard).format_zeroed(rdba, object_id, xid, seq);
         space.blocks[block_no as usize] = BlockEntry::Known { owner: xid, seq };
         UndoHeaderMut(header).set_ring_head(rdba);
-        let fresh = super::header::UndoHeader(header).fresh_run();
+        let fresh = super::header::UndoHeader(header.bytes()).fresh_run();
         let end = space.extents.iter().find(|e| e.contains(block_no)).map_or(block_no + 1, Extent::end);
         UndoHeaderMut(header).set_fresh_run(match source {
             // The rest of a new extent has never held undo.

@@ -32,6 +32,7 @@
 
 use super::codec::{UBA_LEN, XID_LEN, get_u16, get_uba, get_xid, put_u16, put_uba, put_xid};
 use crate::storage::block::{self, BlockHeader, BlockType, HEADER_LEN};
+use crate::storage::block_write::BlockWrite;
 use crate::txn::{Uba, Xid};
 
 const OFF_OWNER: usize = HEADER_LEN;
@@ -127,42 +128,45 @@ impl<'a> UndoBlock<'a> {
     }
 }
 
-/// Writes an undo block.
-pub struct UndoBlockMut<'a>(pub &'a mut [u8]);
+/// Writes an undo block, naming the bytes each change writes (see [`BlockWrite`]).
+pub struct UndoBlockMut<'a, B: BlockWrite + ?Sized = [u8]>(pub &'a mut B);
 
-impl UndoBlockMut<'_> {
+impl<B: BlockWrite + ?Sized> UndoBlockMut<'_, B> {
     /// Formats an empty undo block owned by `owner` at sequence `seq`, in a block that is
     /// all zero (a new block).
     pub fn format_zeroed(&mut self, rdba: u32, object_id: u32, owner: Xid, seq: u16) {
-        assert!(self.0.len() <= 32 * 1024, "block sizes are at most 32 KiB, so offsets fit in 16 bits");
-        block::format_zeroed_block(self.0, BlockType::UndoData, rdba, object_id);
-        put_xid(self.0, OFF_OWNER, owner);
-        put_u16(self.0, OFF_SEQ, seq);
-        put_u16(self.0, OFF_TOP, self.0.len() as u16);
+        let b = self.0.whole_mut();
+        assert!(b.len() <= 32 * 1024, "block sizes are at most 32 KiB, so offsets fit in 16 bits");
+        block::format_zeroed_block(b, BlockType::UndoData, rdba, object_id);
+        put_xid(b, OFF_OWNER, owner);
+        put_u16(b, OFF_SEQ, seq);
+        put_u16(b, OFF_TOP, b.len() as u16);
     }
 
     /// Hands the block on to `owner`, which appends after the records already here; they
     /// keep their addresses (the sequence stays).
     pub fn take_over(&mut self, owner: Xid) {
-        put_xid(self.0, OFF_OWNER, owner);
+        put_xid(self.0.range_mut(OFF_OWNER..OFF_OWNER + XID_LEN), 0, owner);
     }
 
     /// Appends a record of the owner; returns its index, or `None` if it does not fit.
     pub fn append(&mut self, prev: Uba, body: &[u8]) -> Option<u8> {
-        let view = UndoBlock(self.0);
+        let view = UndoBlock(self.0.bytes());
         if !view.fits(body.len()) {
             return None;
         }
         let (index, owner) = (view.record_count(), view.owner());
         let dir = view.directory_end();
         let top = view.top() - RECORD_HEADER_LEN - body.len();
-        put_uba(self.0, top, prev);
-        put_xid(self.0, top + UBA_LEN, owner);
-        put_u16(self.0, top + RECORD_LEN_AT, body.len() as u16);
-        self.0[top + RECORD_HEADER_LEN..top + RECORD_HEADER_LEN + body.len()].copy_from_slice(body);
-        put_u16(self.0, dir, top as u16);
-        put_u16(self.0, OFF_RECORD_COUNT, index as u16 + 1);
-        put_u16(self.0, OFF_TOP, top as u16);
+        let record = self.0.range_mut(top..top + RECORD_HEADER_LEN + body.len());
+        put_uba(record, 0, prev);
+        put_xid(record, UBA_LEN, owner);
+        put_u16(record, RECORD_LEN_AT, body.len() as u16);
+        record[RECORD_HEADER_LEN..].copy_from_slice(body);
+        self.0.put_u16(dir, top as u16);
+        let counts = self.0.range_mut(OFF_RECORD_COUNT..OFF_TOP + 2);
+        put_u16(counts, 0, index as u16 + 1);
+        put_u16(counts, OFF_TOP - OFF_RECORD_COUNT, top as u16);
         Some(index as u8)
     }
 }
