@@ -44,7 +44,9 @@ pub struct Inserter<'a> {
     /// The table's writer lock, held for the whole statement.
     _writer: parking_lot::ArcMutexGuard<parking_lot::RawMutex, ()>,
     map: SegmentMap,
+    /// The high-water mark and the allocated blocks as the statement found them.
     original_hwm: u32,
+    original_allocated: u32,
     /// The last block below the old high-water mark and its row count before the
     /// statement, restored by rollback.
     old_last_block: Option<(u32, usize)>,
@@ -118,6 +120,7 @@ impl<'a> Inserter<'a> {
             table,
             _writer: writer,
             original_hwm: map.hwm,
+            original_allocated: map.allocated,
             map,
             old_last_block,
             current: None,
@@ -491,7 +494,13 @@ impl<'a> Inserter<'a> {
         self.write_header(self.original_hwm)
     }
 
+    /// Writes the extent map with high-water mark `hwm` into the segment header, unless
+    /// it would write the map the statement found (no block formatted, no extent added):
+    /// most statements fill blocks below the mark and leave the header alone.
     fn write_header(&mut self, hwm: u32) -> Result<()> {
+        if hwm == self.original_hwm && self.map.allocated == self.original_allocated {
+            return Ok(());
+        }
         let rdba = self.table.segment_header;
         let mut header = self.ctx.cache.current_get(self.ctx.stats, rdba)?;
         let map = SegmentMap { hwm, ..self.map.clone() };
