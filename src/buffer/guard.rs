@@ -102,8 +102,7 @@ pub(super) struct Capture<'c> {
     pub spans: Spans,
 }
 
-/// Stretches of a block (offset, length) and their bytes before a change, end to end,
-/// each padded with zeros to whole chunks (`redo::record::padded_len`).
+/// Stretches of a block (offset, length) and their bytes before a change, end to end.
 #[derive(Default)]
 pub(super) struct Spans {
     pub ranges: Vec<(usize, usize)>,
@@ -128,10 +127,8 @@ impl Capture<'_> {
             if self.spans.ranges.capacity() == 0 {
                 self.spans = super::logging::spans();
             }
-            let kept = self.spans.before.len();
             self.spans.ranges.push((range.start, range.len()));
             self.spans.before.extend_from_slice(&block[range.clone()]);
-            self.spans.before.resize(kept + crate::redo::record::padded_len(range.len()), 0);
         }
     }
 }

@@ -126,14 +126,14 @@ impl BufferCache {
     /// Appends the redo of the change made through a guard on buffer `index` (still
     /// exclusively locked) and updates the buffer's LSNs. A change the log cannot take
     /// (it failed) leaves the block never to be written: recovery will not know it.
-    pub(super) fn log_change(&self, index: u32, rdba: u32, capture: Capture<'_>) {
+    pub(super) fn log_change(&self, index: u32, rdba: u32, mut capture: Capture<'_>) {
         let Some(redo) = self.redo.get() else { return };
         // SAFETY: the caller holds the buffer's pin and exclusive content lock.
         let after = unsafe { self.buffer_bytes(index) };
         SCRATCH.with(|s| {
             let mut scratch = s.borrow_mut();
             let mut ranges = std::mem::take(&mut scratch.ranges);
-            let op = change_of(&capture, after, &mut ranges);
+            let op = change_of(&mut capture, after, &mut ranges);
             let stats = capture.stats;
             recycle(&mut scratch, capture);
             if op != Op::Change || !ranges.is_empty() {
@@ -155,13 +155,13 @@ impl BufferCache {
     /// record is on disk.
     pub fn release_together(&self, mut guards: Vec<WriteGuard<'_>>) {
         let Some(redo) = self.redo.get() else { return };
-        let captured: Vec<(usize, Capture<'_>)> =
+        let mut captured: Vec<(usize, Capture<'_>)> =
             guards.iter_mut().enumerate().filter_map(|(i, g)| g.capture.take().map(|c| (i, c))).collect();
         let Some(stats) = captured.first().map(|(_, c)| c.stats) else { return };
         // SAFETY: each use: the guards hold their buffers' pins and exclusive locks.
         let block = |i: usize| unsafe { self.buffer_bytes(guards[i].index) };
         let changes: Vec<GuardChange> = captured
-            .iter()
+            .iter_mut()
             .map(|(i, capture)| {
                 let mut ranges = Vec::new();
                 let op = change_of(capture, block(*i), &mut ranges);
@@ -302,7 +302,7 @@ impl BufferCache {
 /// a new block against zeros; a block logged since it was read or written against what
 /// the guard kept of it (the copy of the whole block, the stretches asked for), sorted,
 /// stretches closer than a range header merged; else the whole image.
-fn change_of(capture: &Capture<'_>, after: &[u8], ranges: &mut Vec<(usize, usize)>) -> Op {
+fn change_of(capture: &mut Capture<'_>, after: &[u8], ranges: &mut Vec<(usize, usize)>) -> Op {
     if capture.new {
         record::diff(&ZEROS[..after.len()], after, ranges);
         return Op::New;
@@ -316,12 +316,14 @@ fn change_of(capture: &Capture<'_>, after: &[u8], ranges: &mut Vec<(usize, usize
         Some(before) => record::diff(before, after, ranges),
         None => ranges.clear(),
     }
-    let spans = &capture.spans;
+    let spans = &mut capture.spans;
     if !spans.ranges.is_empty() {
+        // Slack after the last copy, so that its tail is compared as a whole chunk too.
+        spans.before.extend_from_slice(&[0; record::CHUNK]);
         let mut kept = 0;
         for &(offset, len) in &spans.ranges {
             record::diff_stretch(after, offset, len, &spans.before[kept..], ranges);
-            kept += record::padded_len(len);
+            kept += len;
         }
         record::sort_and_merge(ranges);
     }

@@ -86,8 +86,9 @@ impl Vector<'_> {
 /// differs is looked at 64 bytes at a time.
 const GROUP: usize = 256;
 
-/// Bytes whose differences one mask holds (a bit a byte).
-const CHUNK: usize = 64;
+/// Bytes whose differences one mask holds (a bit a byte); also the bytes that
+/// [`diff_stretch`] wants after the last stretch's copy to compare its tail at once.
+pub const CHUNK: usize = 64;
 
 /// The stretches where `after` differs from `before` (equal lengths), as (offset,
 /// length), stretches closer than `MERGE_GAP` merged.
@@ -129,20 +130,16 @@ fn diff_with(isa: Isa, before: &[u8], after: &[u8], out: &mut Vec<(usize, usize)
     chunk_stretches(whole, &before[whole..len], &after[whole..len], out);
 }
 
-/// Bytes a stretch's copy takes in [`diff_stretch`]'s `before`: its length rounded up to
-/// whole chunks of 64 bytes (the rest zero), so that each chunk is compared at once.
-pub fn padded_len(len: usize) -> usize {
-    len.next_multiple_of(CHUNK)
-}
-
 /// Adds to `out`, without clearing it, the stretches where bytes `offset..offset + len`
-/// of `block` differ from `before`, their copy from before a change (padded to
-/// [`padded_len`]): a few bytes a change named. The stretches may come before those
-/// already in `out` (see [`sort_and_merge`]).
+/// of `block` differ from `before`, which starts with their copy from before a change
+/// (what follows it, if anything, is read but masked off: the copies of other
+/// stretches). A few bytes a change named; the stretches may come before those already
+/// in `out` (see [`sort_and_merge`]).
 ///
-/// Each chunk of 64 bytes is compared at once as [`diff`] compares them, with the bytes
-/// past the stretch masked off; a stretch so near the block's end that its last chunk
-/// would run past it is compared by words.
+/// Each chunk of 64 bytes is compared at once as [`diff`] compares them, the bytes past
+/// the stretch masked off; a chunk that would run past the end of `before` (which a
+/// caller avoids by [`CHUNK`] bytes of slack after the last copy) or of the block is
+/// compared by words.
 pub fn diff_stretch(block: &[u8], offset: usize, len: usize, before: &[u8], out: &mut Vec<(usize, usize)>) {
     // `best` is this CPU's best instruction set, effective as it is.
     stretch_masks(Isa::best(), block, offset, len, before, out);
@@ -157,19 +154,20 @@ fn diff_stretch_with(isa: Isa, block: &[u8], offset: usize, len: usize, before: 
 /// [`diff_stretch`] on `isa`, which [`Isa::effective`] returned (or [`Isa::best`]).
 #[inline]
 fn stretch_masks(isa: Isa, block: &[u8], offset: usize, len: usize, before: &[u8], out: &mut Vec<(usize, usize)>) {
-    assert!(before.len() >= padded_len(len), "a stretch's copy is padded to whole chunks");
-    let isa = if offset + padded_len(len) <= block.len() { isa } else { Isa::Scalar };
+    assert!(before.len() >= len && offset + len <= block.len(), "a stretch of the block, and its copy");
     for k in (0..len).step_by(CHUNK) {
         let valid = (len - k).min(CHUNK);
+        let whole = k + CHUNK <= before.len() && offset + k + CHUNK <= block.len();
+        let (before, after) = (&before[k..], &block[offset + k..]);
         let mask = match isa {
             // SAFETY: `effective` and `best` return Avx512 only when the CPU has avx512f
-            // and avx512bw; the chunk is whole in both (asserted and checked above).
+            // and avx512bw; both slices hold the whole chunk (`whole`).
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => unsafe { avx512::chunk_mask(&before[k..k + CHUNK], &block[offset + k..offset + k + CHUNK]) },
+            Isa::Avx512 if whole => unsafe { avx512::chunk_mask(before, after) },
             // SAFETY: `effective` and `best` return Avx2 only when the CPU has avx2; as above.
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => unsafe { avx2::chunk_mask(&before[k..k + CHUNK], &block[offset + k..offset + k + CHUNK]) },
-            _ => differing_bytes_by_words(&before[k..k + valid], &block[offset + k..offset + k + valid]),
+            Isa::Avx2 if whole => unsafe { avx2::chunk_mask(before, after) },
+            _ => differing_bytes_by_words(&before[..valid], &after[..valid]),
         };
         let mask = if valid == CHUNK { mask } else { mask & ((1 << valid) - 1) };
         if mask != 0 {
@@ -642,7 +640,8 @@ mod tests {
 
     proptest! {
         /// Stretches a change named, anywhere in a block (near its end too, where the last
-        /// chunk is compared by words), compared on every instruction set, then sorted
+        /// chunk is compared by words), their copies end to end as a guard keeps them (the
+        /// last one's tail compared by words too), compared on every instruction set, then sorted
         /// and merged: the byte-wise stretches of the whole block, when the stretches
         /// named cover every byte that changed.
         #[test]
@@ -661,10 +660,11 @@ mod tests {
             let expected = differing_stretches(&before, &after);
             for isa in comparisons() {
                 let mut ranges = Vec::new();
+                let copies: Vec<u8> = named.iter().flat_map(|&(offset, len)| &before[offset..offset + len]).copied().collect();
+                let mut kept = 0;
                 for &(offset, len) in &named {
-                    let mut copy = before[offset..offset + len].to_vec();
-                    copy.resize(padded_len(len), 0);
-                    diff_stretch_with(isa, &after, offset, len, &copy, &mut ranges);
+                    diff_stretch_with(isa, &after, offset, len, &copies[kept..], &mut ranges);
+                    kept += len;
                 }
                 sort_and_merge(&mut ranges);
                 prop_assert_eq!(&ranges, &expected, "{}", isa);
