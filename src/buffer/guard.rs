@@ -24,6 +24,7 @@ use super::BufferCache;
 use crate::error::Result;
 use crate::stats::SessionStats;
 use crate::storage::block_write::BlockWrite;
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::Ordering;
@@ -114,7 +115,7 @@ impl Capture<'_> {
     #[inline]
     fn before_whole_write(&mut self, block: &[u8]) {
         if self.compare && self.whole.is_none() {
-            self.whole = Some(super::logging::copy_of(block));
+            self.whole = Some(copy_of(block));
         }
     }
 
@@ -125,12 +126,53 @@ impl Capture<'_> {
     fn before_range_write(&mut self, block: &[u8], range: &std::ops::Range<usize>) {
         if self.compare && self.whole.is_none() {
             if self.spans.ranges.capacity() == 0 {
-                self.spans = super::logging::spans();
+                self.spans = spans();
             }
             self.spans.ranges.push((range.start, range.len()));
             self.spans.before.extend_from_slice(&block[range.clone()]);
         }
     }
+
+    /// Keeps what this capture holds for the thread's next guards.
+    pub fn recycle(self) {
+        SCRATCH.with(|s| {
+            let mut scratch = s.borrow_mut();
+            if let Some(copy) = self.whole {
+                scratch.copies.push(copy);
+            }
+            let mut spans = self.spans;
+            if spans.ranges.capacity() != 0 {
+                spans.ranges.clear();
+                spans.before.clear();
+                scratch.spans.push(spans);
+            }
+        });
+    }
+}
+
+/// What captures keep, reused from guard to guard: copies of whole blocks, lists of
+/// stretches with their bytes.
+#[derive(Default)]
+struct Scratch {
+    copies: Vec<Box<[u8]>>,
+    spans: Vec<Spans>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// A copy of `block`, in a buffer reused from an earlier guard of the thread if one fits.
+fn copy_of(block: &[u8]) -> Box<[u8]> {
+    let copy = SCRATCH.with(|s| s.borrow_mut().copies.pop()).filter(|c| c.len() == block.len());
+    let mut copy = copy.unwrap_or_else(|| vec![0u8; block.len()].into_boxed_slice());
+    copy.copy_from_slice(block);
+    copy
+}
+
+/// An empty list of stretches, reused from an earlier guard of the thread if any.
+fn spans() -> Spans {
+    SCRATCH.with(|s| s.borrow_mut().spans.pop()).unwrap_or_default()
 }
 
 impl WriteGuard<'_> {

@@ -61,43 +61,9 @@ pub(super) struct BufferLsns {
     pub first_dirty: AtomicU64,
 }
 
-/// What guards keep and their releases compute, reused from guard to guard: copies of
-/// whole blocks, lists of stretches with their bytes, the changed byte ranges of one diff.
-#[derive(Default)]
-struct Scratch {
-    copies: Vec<Box<[u8]>>,
-    spans: Vec<Spans>,
-    ranges: Vec<(usize, usize)>,
-}
-
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
-/// A copy of `block`, in a buffer reused from an earlier guard of the thread if one fits.
-pub(super) fn copy_of(block: &[u8]) -> Box<[u8]> {
-    let copy = SCRATCH.with(|s| s.borrow_mut().copies.pop()).filter(|c| c.len() == block.len());
-    let mut copy = copy.unwrap_or_else(|| vec![0u8; block.len()].into_boxed_slice());
-    copy.copy_from_slice(block);
-    copy
-}
-
-/// An empty list of stretches, reused from an earlier guard of the thread if any.
-pub(super) fn spans() -> Spans {
-    SCRATCH.with(|s| s.borrow_mut().spans.pop()).unwrap_or_default()
-}
-
-/// Keeps what a released guard's capture holds for the thread's next guards.
-fn recycle(scratch: &mut Scratch, capture: Capture<'_>) {
-    if let Some(copy) = capture.whole {
-        scratch.copies.push(copy);
-    }
-    let mut spans = capture.spans;
-    if spans.ranges.capacity() != 0 {
-        spans.ranges.clear();
-        spans.before.clear();
-        scratch.spans.push(spans);
-    }
+    /// The changed byte ranges of one diff, reused from guard to guard.
+    static RANGES: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The change made through one of several guards released together: the guard's place
@@ -130,20 +96,19 @@ impl BufferCache {
         let Some(redo) = self.redo.get() else { return };
         // SAFETY: the caller holds the buffer's pin and exclusive content lock.
         let after = unsafe { self.buffer_bytes(index) };
-        SCRATCH.with(|s| {
-            let mut scratch = s.borrow_mut();
-            let mut ranges = std::mem::take(&mut scratch.ranges);
-            let op = change_of(&mut capture, after, &mut ranges);
+        RANGES.with(|r| {
+            let mut ranges = r.borrow_mut();
+            let ranges = &mut *ranges;
+            let op = change_of(&mut capture, after, ranges);
             let stats = capture.stats;
-            recycle(&mut scratch, capture);
+            capture.recycle();
             if op != Op::Change || !ranges.is_empty() {
                 let scn = block::BlockHeader(after).scn();
-                let len = record::encoded_len(&ranges);
-                let appended = redo
-                    .append(stats, len, scn, |out, seq| record::encode_one(out, seq, scn, rdba, op, after, &ranges));
+                let len = record::encoded_len(ranges);
+                let appended =
+                    redo.append(stats, len, scn, |out, seq| record::encode_one(out, seq, scn, rdba, op, after, ranges));
                 self.note_logged(index, appended.ok(), redo);
             }
-            scratch.ranges = ranges;
         });
     }
 
@@ -179,12 +144,9 @@ impl BufferCache {
                 self.note_logged(guards[i].index, appended, redo);
             }
         }
-        SCRATCH.with(|s| {
-            let mut scratch = s.borrow_mut();
-            for (_, capture) in captured {
-                recycle(&mut scratch, capture);
-            }
-        });
+        for (_, capture) in captured {
+            capture.recycle();
+        }
     }
 
     /// Sets buffer `index`'s LSNs after its change was appended at `appended` (start,
