@@ -22,6 +22,8 @@ pub trait BlockWrite {
     fn range_mut(&mut self, range: Range<usize>) -> &mut [u8];
 
     /// The whole block, to write anywhere (a layout change: a compaction, a format).
+    /// A write guard copies the block here, once; stretches asked for after it cost
+    /// nothing more, so a writer about to name many may ask for the whole block first.
     fn whole_mut(&mut self) -> &mut [u8];
 
     /// Writes `bytes` at `offset`.
@@ -37,36 +39,21 @@ pub trait BlockWrite {
     }
 }
 
-impl BlockWrite for [u8] {
+/// Plain bytes (a slice, a vector, a block being built before it is written): every
+/// stretch is theirs to write, nothing is kept.
+impl<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized> BlockWrite for T {
     #[inline]
     fn bytes(&self) -> &[u8] {
-        self
+        self.as_ref()
     }
 
     #[inline]
     fn range_mut(&mut self, range: Range<usize>) -> &mut [u8] {
-        &mut self[range]
+        &mut self.as_mut()[range]
     }
 
     #[inline]
     fn whole_mut(&mut self) -> &mut [u8] {
-        self
-    }
-}
-
-impl BlockWrite for Vec<u8> {
-    #[inline]
-    fn bytes(&self) -> &[u8] {
-        self
-    }
-
-    #[inline]
-    fn range_mut(&mut self, range: Range<usize>) -> &mut [u8] {
-        &mut self[range]
-    }
-
-    #[inline]
-    fn whole_mut(&mut self) -> &mut [u8] {
-        self
+        self.as_mut()
     }
 }

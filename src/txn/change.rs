@@ -318,9 +318,8 @@ pub fn kept_rooms(block: &[u8], is_active: impl Fn(Xid) -> bool) -> KeptRooms {
 fn unlock_rows_of<B: BlockWrite + ?Sized>(block: &mut B, index: usize) {
     let lock = index as u8 + 1;
     let bytes = block.bytes();
-    let offsets = DataBlock(bytes).directory().chunks_exact(2).map(|o| usize::from(u16::from_le_bytes([o[0], o[1]])));
     let locked: smallvec::SmallVec<[usize; 8]> =
-        offsets.filter(|&off| off != 0 && bytes.get(off + 1) == Some(&lock)).collect();
+        DataBlock(bytes).row_offsets().filter(|&off| off != 0 && bytes.get(off + 1) == Some(&lock)).collect();
     for off in locked {
         block.range_mut(off + 1..off + 2)[0] = 0;
     }
