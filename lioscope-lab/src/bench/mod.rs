@@ -16,6 +16,7 @@ pub mod join;
 pub mod inmemory;
 pub mod load;
 pub mod peers;
+pub mod process_cpu;
 pub mod server;
 pub mod tpch;
 pub mod tpch_peers;

@@ -276,6 +276,11 @@ impl PgServer {
         Ok(server)
     }
 
+    /// The postmaster's process id (the first line of its `postmaster.pid`).
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?.lines().next()?.trim().parse().ok()
+    }
+
     /// The connection URL (`postgresql://postgres@<socket dir>:<port>/postgres`).
     pub fn url(&self) -> &str {
         &self.url

@@ -17,7 +17,13 @@
 //! clients and the CPUs, and per-transaction logs (`-l`) give the latency percentiles.
 //! Both servers are up for the whole run and each (script, client count) runs on
 //! lioscope then at once on PostgreSQL, so that a ratio's two figures come from the same
-//! few minutes of a shared host whose disk and CPUs drift.
+//! few minutes of a shared host whose disk and CPUs drift. With `--rounds N` each pair
+//! runs N times, the engine that goes first alternating, and the summary gives each
+//! engine's median TPS and the median (lowest, highest) of the rounds' ratios: one run
+//! of each says little where the host's own drift is as large as the gap. Every run also
+//! reports the CPU its server spent a transaction, user and system apart, and pgbench's
+//! (see [`process_cpu`]): steadier than TPS on a shared host, and on a machine whose
+//! CPUs pgbench shares with the server, the split of the time between them.
 //! Both engines are durable at commit: PostgreSQL with its defaults (`fsync`,
 //! `synchronous_commit = on`), lioscope with its (the commit waits for its redo write
 //! and sync). Both checkpoint after the load, then every 300 s at most
@@ -28,6 +34,7 @@
 //! share the CPUs with the server: the same for both engines, and said in the report.
 
 use super::peers::PgServer;
+use super::process_cpu::{self, CpuTime};
 use lioscope::{Database, DatabaseOptions, Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -56,6 +63,11 @@ pub struct ServerBenchOptions {
     /// Seconds each run lasts.
     #[arg(long, default_value_t = 10)]
     pub seconds: u64,
+    /// Runs of each script and client count on each engine. The engines take turns,
+    /// which goes first alternating by round, and the report gives each engine's median
+    /// and the median of the rounds' ratios.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
     /// Leave PostgreSQL out.
     #[arg(long)]
     pub no_postgres: bool,
@@ -70,11 +82,18 @@ pub struct RunFigures {
     pub engine: &'static str,
     pub script: &'static str,
     pub clients: usize,
+    /// Which round (from 1) of this script and client count.
+    pub round: u32,
     pub tps: f64,
     pub transactions: usize,
     pub failed: usize,
     /// Latency percentiles p50, p95, p99, in milliseconds.
     pub latency_ms: [f64; 3],
+    /// The server's CPU a transaction, microseconds (see [`process_cpu`]); `None` where
+    /// it could not be read.
+    pub server_cpu_us: Option<CpuTime>,
+    /// pgbench's CPU a transaction, microseconds.
+    pub client_cpu_us: Option<CpuTime>,
 }
 
 const TABLES: &[&str] = &[
@@ -157,21 +176,34 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
         Target { host: "127.0.0.1".into(), port: server.local_addr().port(), user: "sys".into(), db: "bench".into() };
     let postgres = if opts.no_postgres { None } else { Some(start_postgres(opts, &work)?) };
     // Each script and client count runs on one engine and at once on the other, so that
-    // the two figures of a ratio are minutes apart at most, whatever the host does.
+    // the two figures of a ratio are minutes apart at most, whatever the host does; with
+    // rounds, which engine goes first alternates, so neither always meets a warmer host.
+    let lioscope = Engine { name: "lioscope", target, server: ServerProcess::Own };
+    let postgres_engine = postgres.as_ref().map(|(pg, target)| Engine {
+        name: "PostgreSQL",
+        target: target.clone(),
+        server: pg.postmaster_pid().map_or(ServerProcess::Unknown, ServerProcess::Tree),
+    });
     for (script, path) in &scripts {
         for &clients in &opts.clients {
-            figures.push(pgbench(&target, "lioscope", script, path, clients, opts.seconds, &work)?);
-            eprintln!("{}", line(figures.last().expect("pushed")));
-            if let Some((_, pg_target)) = &postgres {
-                figures.push(pgbench(pg_target, "PostgreSQL", script, path, clients, opts.seconds, &work)?);
-                eprintln!("{}", line(figures.last().expect("pushed")));
+            for round in 1..=opts.rounds {
+                let mut engines: Vec<&Engine> = std::iter::once(&lioscope).chain(&postgres_engine).collect();
+                if round % 2 == 0 {
+                    engines.reverse();
+                }
+                for engine in engines {
+                    let run = Run { script, path, clients, round, seconds: opts.seconds };
+                    figures.push(pgbench(engine, &run, &work)?);
+                    eprintln!("{}", line(figures.last().expect("pushed")));
+                }
             }
         }
     }
     server.shutdown()?;
     drop(postgres);
-    figures.sort_by_key(|f| f.engine != "lioscope");
+    figures.sort_by_key(|f| (f.engine != "lioscope", f.script != "tpcb", f.clients, f.round));
     println!("{}", table(&figures));
+    println!("{}", summary(&figures));
     if let Some(served) = figures.iter().find(|f| f.engine == "lioscope" && f.script == "select" && f.clients == 1) {
         println!(
             "The cost of the protocol: a point select takes {embedded:.2} µs in the embedded API (prepared, one \
@@ -245,6 +277,7 @@ fn pg_port(url: &str) -> u16 {
     url.rsplit(':').next().and_then(|p| p.split('/').next()).and_then(|p| p.parse().ok()).unwrap_or(5432)
 }
 
+#[derive(Clone)]
 struct Target {
     host: String,
     port: u16,
@@ -252,34 +285,86 @@ struct Target {
     db: String,
 }
 
-/// One pgbench run; its transactions' latencies from its per-transaction logs.
-fn pgbench(
-    target: &Target,
-    engine: &'static str,
+/// Where a server's CPU time is read.
+enum ServerProcess {
+    /// This process: lioscope serves from the benchmark's own threads.
+    Own,
+    /// A process and its children (PostgreSQL's postmaster, backends and workers).
+    Tree(u32),
+    /// Not known (PostgreSQL's postmaster.pid unreadable): no figure.
+    Unknown,
+}
+
+impl ServerProcess {
+    /// The server's CPU so far and its live child processes.
+    fn reading(&self) -> Option<(CpuTime, usize)> {
+        match self {
+            ServerProcess::Own => process_cpu::own_and_children().map(|(own, _)| (own, 0)),
+            ServerProcess::Tree(pid) => process_cpu::process_tree(*pid),
+            ServerProcess::Unknown => None,
+        }
+    }
+
+    /// The server's CPU since `before`, once the children that served the run are reaped.
+    fn since(&self, before: Option<(CpuTime, usize)>) -> Option<CpuTime> {
+        let (before, children) = before?;
+        if let ServerProcess::Tree(pid) = self {
+            // The backends exit after pgbench does; their time is the postmaster's once
+            // it has reaped them.
+            if !process_cpu::reaped_children(*pid, children, std::time::Duration::from_secs(10)) {
+                return None;
+            }
+        }
+        Some(self.reading()?.0 - before)
+    }
+}
+
+struct Engine {
+    name: &'static str,
+    target: Target,
+    server: ServerProcess,
+}
+
+/// What one pgbench run is asked.
+struct Run<'a> {
     script: &'static str,
-    path: &Path,
+    path: &'a Path,
     clients: usize,
+    round: u32,
     seconds: u64,
-    work: &Path,
-) -> Result<RunFigures> {
-    let logs = work.join(format!("log-{engine}-{script}-{clients}"));
+}
+
+/// One pgbench run; its transactions' latencies from its per-transaction logs, and the
+/// CPU the server and pgbench spent meanwhile.
+fn pgbench(engine: &Engine, run: &Run, work: &Path) -> Result<RunFigures> {
+    let (target, script, clients) = (&engine.target, run.script, run.clients);
+    let logs = work.join(format!("log-{}-{script}-{clients}", engine.name));
     let _ = std::fs::remove_dir_all(&logs);
     std::fs::create_dir_all(&logs).map_err(|e| Error::io("create directory", &logs, e))?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let server_before = engine.server.reading();
+    let client_before = process_cpu::own_and_children().map(|(_, children)| children);
     let output = Command::new("pgbench")
         .current_dir(&logs)
         .args(["-h", &target.host, "-p", &target.port.to_string(), "-U", &target.user, "-n", "-M", "prepared"])
-        .args(["-c", &clients.to_string(), "-j", &clients.min(cpus).to_string(), "-T", &seconds.to_string()])
+        .args(["-c", &clients.to_string(), "-j", &clients.min(cpus).to_string(), "-T", &run.seconds.to_string()])
         .args(["-l", "--log-prefix", "tx", "-f"])
-        .arg(path)
+        .arg(run.path)
         .arg(&target.db)
         .output()
         .map_err(|e| Error::io("run", "pgbench", e))?;
+    let client_cpu = process_cpu::own_and_children().zip(client_before).map(|((_, after), before)| after - before);
+    let server_cpu = engine.server.since(server_before);
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
         return Err(Error::InvalidParameter {
             name: "pgbench".into(),
-            message: format!("{engine} {script} {clients}: {}{}", stdout, String::from_utf8_lossy(&output.stderr)),
+            message: format!(
+                "{} {script} {clients}: {}{}",
+                engine.name,
+                stdout,
+                String::from_utf8_lossy(&output.stderr)
+            ),
         });
     }
     let find = |prefix: &str| -> f64 {
@@ -311,52 +396,110 @@ fn pgbench(
         let i = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
         latencies[i] as f64 / 1000.0
     };
+    let transactions = latencies.len();
     Ok(RunFigures {
-        engine,
+        engine: engine.name,
         script,
         clients,
+        round: run.round,
         tps: find("tps ="),
-        transactions: latencies.len(),
+        transactions,
         failed,
         latency_ms: [percentile(0.50), percentile(0.95), percentile(0.99)],
+        server_cpu_us: server_cpu.map(|t| t.micros_per(transactions)),
+        client_cpu_us: client_cpu.map(|t| t.micros_per(transactions)),
     })
+}
+
+/// `user + system = total`, or a dash where the time was not read.
+fn cpu_cell(cpu: Option<CpuTime>) -> String {
+    cpu.map_or_else(|| "–".into(), |c| format!("{:.1} + {:.1} = {:.1}", c.user_s, c.system_s, c.total_s()))
 }
 
 fn line(f: &RunFigures) -> String {
     format!(
-        "| {} | {} | {} | {:.0} | {} | {} | {:.2} | {:.2} | {:.2} |",
+        "| {} | {} | {} | {} | {:.0} | {} | {} | {:.2} | {:.2} | {:.2} | {} | {} |",
         f.engine,
         f.script,
         f.clients,
+        f.round,
         f.tps,
         f.transactions,
         f.failed,
         f.latency_ms[0],
         f.latency_ms[1],
-        f.latency_ms[2]
+        f.latency_ms[2],
+        cpu_cell(f.server_cpu_us),
+        cpu_cell(f.client_cpu_us),
     )
 }
 
-/// The figures as a Markdown table, and lioscope's TPS over PostgreSQL's for each run.
+/// Every run's figures as a Markdown table.
 pub fn table(figures: &[RunFigures]) -> String {
     let mut out = String::from(
-        "| engine | script | clients | TPS | transactions | failed | p50 ms | p95 ms | p99 ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| engine | script | clients | round | TPS | transactions | failed | p50 ms | p95 ms | p99 ms | server CPU µs/tx (user + sys) | pgbench CPU µs/tx |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for f in figures {
         out.push_str(&line(f));
         out.push('\n');
     }
-    let ratios: Vec<String> = figures
-        .iter()
-        .filter(|f| f.engine == "lioscope")
-        .filter_map(|l| {
-            let p =
-                figures.iter().find(|p| p.engine == "PostgreSQL" && p.script == l.script && p.clients == l.clients)?;
-            Some(format!("{} × {}: {:.2}", l.script, l.clients, l.tps / p.tps.max(f64::MIN_POSITIVE)))
-        })
-        .collect();
-    if !ratios.is_empty() {
-        out.push_str(&format!("\nlioscope TPS / PostgreSQL TPS: {}\n", ratios.join(", ")));
+    out
+}
+
+/// The middle value (the mean of the two middle ones for an even count); `None` if empty.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
+}
+
+/// For each script and client count: each engine's median TPS and median server CPU a
+/// transaction over the rounds, and lioscope's TPS over PostgreSQL's, the median of the
+/// rounds' ratios (each from the two runs of one round) with the lowest and highest.
+pub fn summary(figures: &[RunFigures]) -> String {
+    let mut out = String::from(
+        "| script | clients | rounds | lioscope TPS | PostgreSQL TPS | TPS ratio: median (lowest–highest) | lioscope server CPU µs/tx | PostgreSQL server CPU µs/tx |\n\
+         |---|---:|---:|---:|---:|---|---:|---:|\n",
+    );
+    let mut cases: Vec<(&str, usize)> = figures.iter().map(|f| (f.script, f.clients)).collect();
+    cases.sort_by_key(|&(script, clients)| (script != "tpcb", clients));
+    cases.dedup();
+    for (script, clients) in cases {
+        let runs = |engine: &str| -> Vec<&RunFigures> {
+            figures.iter().filter(|f| f.engine == engine && f.script == script && f.clients == clients).collect()
+        };
+        let (ours, theirs) = (runs("lioscope"), runs("PostgreSQL"));
+        let tps = |runs: &[&RunFigures]| median(runs.iter().map(|f| f.tps).collect());
+        let cpu = |runs: &[&RunFigures]| median(runs.iter().filter_map(|f| Some(f.server_cpu_us?.total_s())).collect());
+        let ratios: Vec<f64> = ours
+            .iter()
+            .filter_map(|l| {
+                let p = theirs.iter().find(|p| p.round == l.round)?;
+                Some(l.tps / p.tps.max(f64::MIN_POSITIVE))
+            })
+            .collect();
+        let ratio = match (
+            median(ratios.clone()),
+            ratios.iter().copied().reduce(f64::min),
+            ratios.iter().copied().reduce(f64::max),
+        ) {
+            (Some(m), Some(lo), Some(hi)) => format!("{m:.2} ({lo:.2}–{hi:.2})"),
+            _ => "–".into(),
+        };
+        let cell = |v: Option<f64>, digits: usize| v.map_or_else(|| "–".into(), |v| format!("{v:.digits$}"));
+        out.push_str(&format!(
+            "| {script} | {clients} | {} | {} | {} | {ratio} | {} | {} |\n",
+            ours.len().max(theirs.len()),
+            cell(tps(&ours), 0),
+            cell(tps(&theirs), 0),
+            cell(cpu(&ours), 1),
+            cell(cpu(&theirs), 1),
+        ));
     }
     out
 }
