@@ -361,6 +361,52 @@ const CHANGES: &[&str] = &[
 /// A prepared UPDATE or DELETE keeps what it was bound to and how it finds its rows;
 /// run with many bind values, between DDL and ANALYZE of its table, it changes exactly
 /// the rows the same statement written with literals changes in a twin table.
+/// A prepared INSERT ... VALUES keeps its binding between executions, as an UPDATE
+/// does: each execution inserts its own bind and sequence values and the time it runs
+/// at, and a CHECK constraint added or the table made anew (its columns in another
+/// order) are seen by the next execution; an identity column gets its value at every
+/// execution.
+#[test]
+fn a_kept_insert_inserts_each_executions_values_and_sees_the_dictionary_change() {
+    let (_dir, _path, db) = temp_db(options(8192, "8M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (id NUMBER, s VARCHAR2(20), n NUMBER)");
+    exec(&s, "CREATE SEQUENCE q");
+    let mut insert = s.prepare("INSERT INTO t (id, s, n) VALUES (:id, :s || '!', q.NEXTVAL)").unwrap();
+    for id in 1..=3 {
+        insert.execute(&[Datum::Int(id), Datum::string(format!("r{id}"))]).unwrap();
+    }
+    assert_eq!(lines(&s, "SELECT id, s, n FROM t ORDER BY id"), ["1|r1!|1", "2|r2!|2", "3|r3!|3"]);
+
+    exec(&s, "ALTER TABLE t ADD CONSTRAINT t_positive CHECK (id > 0)");
+    let refused = insert.execute(&[Datum::Int(-1), Datum::string("x")]).unwrap_err().to_string();
+    assert!(refused.contains("ORA-02290"), "{refused}");
+    insert.execute(&[Datum::Int(4), Datum::string("r4")]).unwrap();
+    let again = insert.execute(&[Datum::Int(-2), Datum::string("y")]).unwrap_err().to_string();
+    assert!(again.contains("ORA-02290"), "checked at every execution: {again}");
+    assert_eq!(lines(&s, "SELECT COUNT(*), MAX(id) FROM t"), ["4|4"]);
+
+    exec(&s, "DROP TABLE t");
+    exec(&s, "CREATE TABLE t (n NUMBER, s VARCHAR2(20), id NUMBER)");
+    insert.execute(&[Datum::Int(9), Datum::string("z")]).unwrap();
+    let row = lines(&s, "SELECT id, s, CASE WHEN n > 4 THEN 'later' END FROM t");
+    assert_eq!(row, ["9|z!|later"], "the values go to the named columns of the new table");
+
+    exec(&s, "CREATE TABLE g (id NUMBER GENERATED ALWAYS AS IDENTITY, v NUMBER)");
+    let mut generated = s.prepare("INSERT INTO g (v) VALUES (:v)").unwrap();
+    for v in [10, 20] {
+        generated.execute(&[Datum::Int(v)]).unwrap();
+    }
+    assert_eq!(lines(&s, "SELECT id, v FROM g ORDER BY id"), ["1|10", "2|20"], "the identity at every execution");
+
+    exec(&s, "CREATE TABLE times (at VARCHAR2(8))");
+    let mut now = s.prepare("INSERT INTO times VALUES (TO_CHAR(SYSDATE, 'HH24:MI:SS'))").unwrap();
+    now.execute(&[]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    now.execute(&[]).unwrap();
+    assert_eq!(lines(&s, "SELECT COUNT(DISTINCT at) FROM times"), ["2"], "SYSDATE is each execution's");
+}
+
 #[test]
 fn kept_changes_change_as_the_same_statements_with_literals() {
     let (_dir, _path, db) = temp_db(options(8192, "8M"));

@@ -26,8 +26,11 @@
 //! with row-source statistics. An UPDATE or DELETE is bound once and keeps its binding and
 //! access path on the same terms (`modify::BoundChange`: kept unless its binding holds an
 //! execution's values or a subquery; an index range recomputed from each execution's
-//! binds). INSERT and the other statements sqlparser reads are parsed once and bound at
-//! each execution; those lioscope reads itself (ALTER
+//! binds). An INSERT ... VALUES keeps its table, columns and bound values on the same
+//! terms (`dml::BoundInsert`, kept also unless its table has a CHECK constraint or an
+//! identity column, whose state is the session's), its values evaluated at each
+//! execution. INSERT ... SELECT and the other statements sqlparser reads are parsed once
+//! and bound at each execution; those lioscope reads itself (ALTER
 //! SESSION, ANALYZE, ...) take no binds and are read from their text at each execution,
 //! except user and grant statements, read once and kept with their text redacted (a
 //! password never stays in a cursor). A description ([`PreparedStatement::describe`]) is
@@ -80,8 +83,8 @@ pub(crate) struct ParsedStatement {
     body: Body,
     /// The query's plan, once made.
     kept: Option<KeptPlan>,
-    /// What an UPDATE or DELETE was bound to, once bound.
-    kept_change: Option<super::modify::BoundChange>,
+    /// What an UPDATE, DELETE or INSERT ... VALUES was bound to, once bound.
+    kept_binding: super::KeptBinding,
 }
 
 /// What a cursor runs.
@@ -199,7 +202,7 @@ impl PreparedStatement {
             bind_names: bind_names.into(),
             body,
             kept: None,
-            kept_change: None,
+            kept_binding: Default::default(),
         };
         Ok(PreparedStatement { sid: session.sid(), statement, described: None })
     }
@@ -294,7 +297,14 @@ impl ParsedStatement {
 
     fn without_binds(text: &str, body: Body) -> ParsedStatement {
         let sql_hash = crate::stats::sqlarea::sql_hash(text);
-        ParsedStatement { text: text.into(), sql_hash, bind_names: Arc::new([]), body, kept: None, kept_change: None }
+        ParsedStatement {
+            text: text.into(),
+            sql_hash,
+            bind_names: Arc::new([]),
+            body,
+            kept: None,
+            kept_binding: Default::default(),
+        }
     }
 
     /// The statement's text.
@@ -313,7 +323,7 @@ impl ParsedStatement {
             Body::Statement(statement, clauses) => {
                 session.stats().add(Stat::ExecuteCount, 1);
                 let _binds = BindsSet::new(session, &self.bind_names, binds);
-                super::dispatch_keeping(session, statement, clauses.clone(), &mut self.kept_change)
+                super::dispatch_keeping(session, statement, clauses.clone(), &mut self.kept_binding)
             }
             Body::Query(query) if session.gathers_plan_statistics() => {
                 // Row-source statistics need a plan of their own, with its probes.

@@ -285,20 +285,48 @@ pub(super) fn with_load(
     }
 }
 
-pub fn insert(session: &Session, insert: &ast::Insert) -> Result<QueryResult> {
+pub fn insert(session: &Session, insert: &ast::Insert, kept: &mut Option<BoundInsert>) -> Result<QueryResult> {
+    let version = super::kept_version(session);
+    if let Some(bound) = kept.as_ref().filter(|b| b.version == version) {
+        super::privileges::require_on(session, &bound.table.name, crate::catalog::ObjectPrivilege::Insert)?;
+        let shape =
+            RowShape { table: bound.table.clone(), targets: bound.targets.clone(), checks: None, identity: None };
+        let rows = evaluated_rows(session, &bound.rows)?;
+        return Ok(inserted(insert_rows(session, &shape, &rows)?));
+    }
+    *kept = None;
     let name = insert_target(insert)?;
     let shape = RowShape::new(session, name, &insert.columns)?;
     let Some(source) = &insert.source else { return Err(Error::unsupported("INSERT without VALUES or SELECT")) };
     let path = load_path(&shape.table, insert);
     let rows = match &*source.body {
         ast::SetExpr::Values(values) => {
-            let rows = values_rows(session, values)?;
-            rows.iter().try_for_each(|r| shape.check_count(r.len()))?;
+            let (bound, keepable) = bound_values(session, values)?;
+            bound.iter().try_for_each(|r| shape.check_count(r.len()))?;
+            let rows = evaluated_rows(session, &bound)?;
+            if keepable && shape.checks.is_none() && shape.identity.is_none() {
+                let (table, targets) = (shape.table.clone(), shape.targets.clone());
+                *kept = Some(BoundInsert { version, table, targets, rows: bound });
+            }
             insert_rows(session, &shape, &rows)?
         }
         _ => insert_select(session, &shape, source, path)?,
     };
     Ok(inserted(rows))
+}
+
+/// What an INSERT ... VALUES was bound to, kept by its cursor for later executions while
+/// the dictionary and parameters are as they were when it was bound (the version of
+/// `super::kept_version`): the table, the columns its values go to, and each row's value
+/// expressions, evaluated anew at each execution with that execution's bind values.
+/// Kept only when it holds nothing of the execution that bound it (SYSDATE folded into a
+/// constant) nor of its session (a CHECK constraint's or an identity column's state, in
+/// [`RowShape`]); the acting user's privilege on the table is checked at every execution.
+pub(crate) struct BoundInsert {
+    version: (u64, u64),
+    table: Arc<TableDef>,
+    targets: Vec<usize>,
+    rows: Vec<Vec<crate::expr::Expr>>,
 }
 
 /// The table INSERT names, refusing the clauses lioscope does not implement.
@@ -385,21 +413,27 @@ fn inserted(rows: u64) -> QueryResult {
     }
 }
 
-/// Evaluates the rows of a VALUES list (constant expressions).
-fn values_rows(session: &Session, values: &ast::Values) -> Result<Vec<Vec<Value>>> {
-    let mut f = super::function_context(session);
-    let scope = Scope::default();
-    let context = f.clone();
+/// Binds the rows of a VALUES list; whether the binding may be kept (it folded no value
+/// of this execution into a constant).
+fn bound_values(session: &Session, values: &ast::Values) -> Result<(Vec<Vec<crate::expr::Expr>>, bool)> {
+    let context = super::function_context(session);
     // A VALUES row may read sequences: NEXTVAL moves on once a row.
     context.sequence_refs_allowed.set(true);
+    let scope = Scope::default();
     let binder = Binder { scope: &scope, f: &context, grouping: None, subqueries: None };
+    let rows = values.rows.iter().map(|row| row.iter().map(|e| binder.bind(e)).collect()).collect::<Result<_>>()?;
+    let keepable = *context.taken.borrow() == Default::default();
+    Ok((rows, keepable))
+}
+
+/// Evaluates the bound rows of a VALUES list (expressions of no column): NEXTVAL moves
+/// on once a row.
+fn evaluated_rows(session: &Session, rows: &[Vec<crate::expr::Expr>]) -> Result<Vec<Vec<Value>>> {
+    let mut f = super::function_context(session);
     let empty: &[Value] = &[];
-    values
-        .rows
-        .iter()
-        .map(|row| {
-            let bound = row.iter().map(|e| binder.bind(e)).collect::<Result<Vec<crate::expr::Expr>>>()?;
-            let nextvals = crate::expr::functions::nextval_sequences(&bound);
+    rows.iter()
+        .map(|bound| {
+            let nextvals = crate::expr::functions::nextval_sequences(bound);
             if !nextvals.is_empty() {
                 f.start_sequence_row(&nextvals)?;
             }

@@ -208,16 +208,24 @@ pub(crate) fn parse_one(sql: &str) -> Result<Statement> {
 }
 
 pub(crate) fn dispatch(session: &Session, statement: &Statement, clauses: front::Clauses) -> Result<QueryResult> {
-    dispatch_keeping(session, statement, clauses, &mut None)
+    dispatch_keeping(session, statement, clauses, &mut KeptBinding::default())
 }
 
-/// [`dispatch`] for a cursor that keeps what an UPDATE or DELETE was bound to in `kept`
-/// between its executions (see [`modify::BoundChange`]).
+/// What a cursor keeps of a DML statement's binding between its executions: an UPDATE's
+/// or DELETE's ([`modify::BoundChange`]), an INSERT ... VALUES' ([`dml::BoundInsert`]).
+#[derive(Default)]
+pub(crate) struct KeptBinding {
+    change: Option<modify::BoundChange>,
+    insert: Option<dml::BoundInsert>,
+}
+
+/// [`dispatch`] for a cursor that keeps what a DML statement was bound to in `kept`
+/// between its executions (see [`KeptBinding`]).
 pub(crate) fn dispatch_keeping(
     session: &Session,
     statement: &Statement,
     clauses: front::Clauses,
-    kept: &mut Option<modify::BoundChange>,
+    kept: &mut KeptBinding,
 ) -> Result<QueryResult> {
     if clauses.pctfree.is_some() && !matches!(statement, Statement::CreateTable(_) | Statement::CreateIndex(_)) {
         return Err(Error::unsupported("PCTFREE outside CREATE TABLE"));
@@ -232,14 +240,18 @@ pub(crate) fn dispatch_keeping(
     authorize::authorize_ddl(session, statement)?;
     match statement {
         Statement::Query(q) => run_query(session, q),
-        Statement::Insert(insert) => transaction::statement(session, || dml::insert(session, insert)),
+        Statement::Insert(insert) => transaction::statement(session, || dml::insert(session, insert, &mut kept.insert)),
         Statement::Copy { source, to, target, options, legacy_options, values } => {
             transaction::statement(session, || {
                 dml::copy(session, dml::CopyStatement { source, to: *to, target, options, legacy_options, values })
             })
         }
-        Statement::Update(update) => transaction::statement(session, || modify::update(session, update, kept)),
-        Statement::Delete(delete) => transaction::statement(session, || modify::delete(session, delete, kept)),
+        Statement::Update(update) => {
+            transaction::statement(session, || modify::update(session, update, &mut kept.change))
+        }
+        Statement::Delete(delete) => {
+            transaction::statement(session, || modify::delete(session, delete, &mut kept.change))
+        }
         Statement::Merge(m) => transaction::statement(session, || merge::merge(session, m)),
         Statement::Commit { chain: false, .. } => transaction::commit(session, Default::default()),
         Statement::Rollback { chain: false, savepoint } => transaction::rollback(session, savepoint.as_ref()),
