@@ -117,9 +117,10 @@ pub(super) fn bind_where(binder: &Binder<'_>, selection: Option<&ast::Expr>) -> 
 /// The statement's side of changing rows.
 struct Changes<'s> {
     table: &'s TableDef,
-    filter: Vec<Expr>,
+    /// WHERE's conjuncts; shared with a kept binding, which later executions reuse.
+    filter: Arc<[Expr]>,
     /// (column, new value) for UPDATE; empty for DELETE.
-    assignments: Vec<(usize, Expr)>,
+    assignments: Arc<[(usize, Expr)]>,
     /// The sequences whose NEXTVAL the assignments read (each changed row takes their
     /// next values).
     nextvals: Vec<std::sync::Arc<str>>,
@@ -165,7 +166,12 @@ struct Changes<'s> {
 
 impl<'s> Changes<'s> {
     /// The table's indexes are read by [`run`], under the lock that keeps DDL out.
-    fn new(table: &'s TableDef, filter: Vec<Expr>, assignments: Vec<(usize, Expr)>, f: FunctionContext) -> Changes<'s> {
+    fn new(
+        table: &'s TableDef,
+        filter: Arc<[Expr]>,
+        assignments: Arc<[(usize, Expr)]>,
+        f: FunctionContext,
+    ) -> Changes<'s> {
         let nextvals = crate::expr::functions::nextval_sequences(assignments.iter().map(|(_, e)| e));
         Changes {
             table,
@@ -201,8 +207,8 @@ impl<'s> Changes<'s> {
     fn of_statement(
         session: &Session,
         table: &'s TableDef,
-        filter: Vec<Expr>,
-        assignments: Vec<(usize, Expr)>,
+        filter: Arc<[Expr]>,
+        assignments: Arc<[(usize, Expr)]>,
         functions: FunctionContext,
         plans: (Vec<crate::exec::query_block::InitPlan>, Vec<CorrelatedPlan>),
         scn: u64,
@@ -217,10 +223,13 @@ impl<'s> Changes<'s> {
     /// Takes the statement's correlated subqueries `plans`: those the filter reads are
     /// answered before it is evaluated, the others (SET's) once a row qualifies.
     fn with_subqueries(mut self, plans: Vec<CorrelatedPlan>) -> Changes<'s> {
+        if plans.is_empty() {
+            return self;
+        }
         let correlated: std::collections::HashSet<usize> = plans.iter().map(|p| p.slot).collect();
         let mut read_by_where = std::collections::HashSet::new();
         let (mut plain, mut held) = (Vec::new(), Vec::new());
-        for c in std::mem::take(&mut self.filter) {
+        for c in self.filter.iter().cloned() {
             let mut holds = false;
             c.visit_nodes(&mut |e| {
                 if let Expr::Subquery { slot, .. } = e
@@ -233,7 +242,7 @@ impl<'s> Changes<'s> {
             if holds { held.push(c) } else { plain.push(c) }
         }
         // The plain conjuncts first: a row they leave out runs no subquery.
-        self.filter = plain;
+        self.filter = plain.into();
         self.correlated_filter = held;
         self.subqueries = plans
             .into_iter()
@@ -296,7 +305,7 @@ impl RowChanges for Changes<'_> {
         {
             return Ok(Verdict::No);
         }
-        for c in &self.filter {
+        for c in self.filter.iter() {
             if c.eval_condition(row, &mut self.f)? != Some(true) {
                 return Ok(Verdict::No);
             }
@@ -339,7 +348,7 @@ impl RowChanges for Changes<'_> {
         // The assignments read the row beside MERGE's source row (none for UPDATE).
         let source = self.merge.as_deref().map_or(&[][..], |m| m.partner());
         let read = Beside { first: row, second: source, first_width: self.table.columns.len() };
-        for (i, e) in &self.assignments {
+        for (i, e) in self.assignments.iter() {
             let col = &self.table.columns[*i];
             let v = e.eval(&read, &mut self.f)?.into_owned();
             let v = col.data_type.coerce(v, &col.name).map_err(|e| qualify(&self.table.name, e))?;
@@ -418,9 +427,9 @@ pub(crate) struct BoundChange {
     version: (u64, u64),
     table: Arc<TableDef>,
     limit: Option<u64>,
-    filter: Vec<Expr>,
+    filter: Arc<[Expr]>,
     /// (column, new value); empty for a DELETE.
-    assignments: Vec<(usize, Expr)>,
+    assignments: Arc<[(usize, Expr)]>,
     /// How its rows are found, once decided.
     access: KeptAccess,
 }
@@ -504,7 +513,9 @@ fn bind_and_change(session: &Session, statement: &ChangeStatement<'_>, kept: &mu
     let subqueries = super::plan::StatementSubqueries::new(session, &functions);
     let binder = Binder { scope: &scope, f: &functions, grouping: None, subqueries: Some(subqueries.planner()) };
     let (limit, filter) = bind_where(&binder, statement.selection)?;
-    let assignments = bind_assignments(&binder, &table, &scope.qualifiers, statement.assignments)?;
+    let filter: Arc<[Expr]> = filter.into();
+    let assignments: Arc<[(usize, Expr)]> =
+        bind_assignments(&binder, &table, &scope.qualifiers, statement.assignments)?.into();
     let plans = subqueries.into_plans();
     let holds_execution_values = *functions.taken.borrow() != Default::default();
     let mut unkept = KeptAccess::Undecided;
@@ -666,7 +677,7 @@ pub(super) fn change_with_partner(
     partner: &mut dyn RowPartner,
     scn: u64,
 ) -> Result<u64> {
-    let mut changes = Changes::new(table, Vec::new(), assignments, functions);
+    let mut changes = Changes::new(table, Arc::from([]), assignments.into(), functions);
     changes.merge = Some(partner);
     changes.snapshot = Some(scn);
     run_and_cascade(session, table, hints, None, &mut changes, &mut KeptAccess::Undecided)
@@ -697,7 +708,8 @@ fn child_action(session: &Session, action: ChildAction) -> Result<Vec<ChildActio
         true => Vec::new(),
         false => action.matching.columns.iter().map(|&c| (c, Expr::Literal(Datum::Null))).collect(),
     };
-    let mut changes = Changes::new(&action.child, Vec::new(), assignments, super::function_context(session));
+    let functions = super::function_context(session);
+    let mut changes = Changes::new(&action.child, Arc::from([]), assignments.into(), functions);
     changes.key_match = Some(action.matching);
     run(session, &action.child, &Hints::default(), None, &mut changes, &mut KeptAccess::Undecided)
         .map(|(_, actions)| actions)
@@ -720,12 +732,11 @@ fn run<'s>(
     let indexes = session.db.catalog.indexes_of(table.object_id);
     // A MERGE whose DELETE WHERE may remove a row it updates is a DELETE for these.
     let deletes_too = changes.merge.as_deref().is_some_and(|m| m.may_delete());
-    changes.indexes =
-        TableIndexes::from_defs(table, indexes.clone()).and_then(|ix| match changes.assignments.as_slice() {
-            [] => Some(ix),
-            _ if table.updates_move_rows() || deletes_too => Some(ix),
-            assigned => ix.on_columns(&assigned.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
-        });
+    changes.indexes = TableIndexes::from_defs(table, indexes.clone()).and_then(|ix| match &changes.assignments[..] {
+        [] => Some(ix),
+        _ if table.updates_move_rows() || deletes_too => Some(ix),
+        assigned => ix.on_columns(&assigned.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
+    });
     // The constraints too are read under it: ALTER TABLE ... ADD waits for it.
     let current = session.db.catalog.table(&table.name).filter(|t| t.object_id == table.object_id);
     let current = current.as_deref().unwrap_or(table);
