@@ -38,6 +38,7 @@ use crate::error::{Error, Result};
 use crate::exec::downstream::{ConsumeRow, SINK_INLINE_COLUMNS, SinkRow};
 use crate::exec::run_pipeline;
 use crate::expr::batch::BatchRow;
+use crate::expr::{Expr, functions::FunctionContext};
 use crate::instance::Session;
 use crate::sql::{QueryResult, StatementKind};
 use crate::types::{Datum, Value};
@@ -291,7 +292,7 @@ pub fn insert(session: &Session, insert: &ast::Insert, kept: &mut Option<BoundIn
         super::privileges::require_on(session, &bound.table.name, crate::catalog::ObjectPrivilege::Insert)?;
         let shape =
             RowShape { table: bound.table.clone(), targets: bound.targets.clone(), checks: None, identity: None };
-        let rows = evaluated_rows(session, &bound.rows)?;
+        let rows = evaluated_rows(&mut super::function_context(session), &bound.rows)?;
         return Ok(inserted(insert_rows(session, &shape, &rows)?));
     }
     *kept = None;
@@ -301,9 +302,10 @@ pub fn insert(session: &Session, insert: &ast::Insert, kept: &mut Option<BoundIn
     let path = load_path(&shape.table, insert);
     let rows = match &*source.body {
         ast::SetExpr::Values(values) => {
-            let (bound, keepable) = bound_values(session, values)?;
+            let mut f = super::function_context(session);
+            let (bound, keepable) = bound_values(&f, values)?;
             bound.iter().try_for_each(|r| shape.check_count(r.len()))?;
-            let rows = evaluated_rows(session, &bound)?;
+            let rows = evaluated_rows(&mut f, &bound)?;
             if keepable && shape.checks.is_none() && shape.identity.is_none() {
                 let (table, targets) = (shape.table.clone(), shape.targets.clone());
                 *kept = Some(BoundInsert { version, table, targets, rows: bound });
@@ -326,7 +328,7 @@ pub(crate) struct BoundInsert {
     version: (u64, u64),
     table: Arc<TableDef>,
     targets: Vec<usize>,
-    rows: Vec<Vec<crate::expr::Expr>>,
+    rows: Vec<Vec<Expr>>,
 }
 
 /// The table INSERT names, refusing the clauses lioscope does not implement.
@@ -413,10 +415,11 @@ fn inserted(rows: u64) -> QueryResult {
     }
 }
 
-/// Binds the rows of a VALUES list; whether the binding may be kept (it folded no value
-/// of this execution into a constant).
-fn bound_values(session: &Session, values: &ast::Values) -> Result<(Vec<Vec<crate::expr::Expr>>, bool)> {
-    let context = super::function_context(session);
+/// Binds the rows of a VALUES list with (a copy of) the statement's function context
+/// `f`; whether the binding may be kept (it folded no value of this execution into a
+/// constant).
+fn bound_values(f: &FunctionContext, values: &ast::Values) -> Result<(Vec<Vec<Expr>>, bool)> {
+    let context = f.clone();
     // A VALUES row may read sequences: NEXTVAL moves on once a row.
     context.sequence_refs_allowed.set(true);
     let scope = Scope::default();
@@ -428,8 +431,7 @@ fn bound_values(session: &Session, values: &ast::Values) -> Result<(Vec<Vec<crat
 
 /// Evaluates the bound rows of a VALUES list (expressions of no column): NEXTVAL moves
 /// on once a row.
-fn evaluated_rows(session: &Session, rows: &[Vec<crate::expr::Expr>]) -> Result<Vec<Vec<Value>>> {
-    let mut f = super::function_context(session);
+fn evaluated_rows(f: &mut FunctionContext, rows: &[Vec<Expr>]) -> Result<Vec<Vec<Value>>> {
     let empty: &[Value] = &[];
     rows.iter()
         .map(|bound| {
@@ -437,7 +439,7 @@ fn evaluated_rows(session: &Session, rows: &[Vec<crate::expr::Expr>]) -> Result<
             if !nextvals.is_empty() {
                 f.start_sequence_row(&nextvals)?;
             }
-            bound.iter().map(|e| e.eval(empty, &mut f).map(Datum::into_owned)).collect()
+            bound.iter().map(|e| e.eval(empty, f).map(Datum::into_owned)).collect()
         })
         .collect()
 }
