@@ -198,3 +198,34 @@ fn a_foreign_key_to_another_users_table_needs_references() {
     sys.execute("REVOKE ALL ON dept FROM scott").unwrap();
     assert!(sys.execute("SELECT * FROM dba_tab_privs").unwrap().rows.is_empty());
 }
+
+/// A prepared INSERT, UPDATE or DELETE keeps its binding between executions, not its
+/// right to run: once the grant is revoked, the next execution is refused.
+#[test]
+fn a_prepared_change_is_refused_once_its_grant_is_revoked() {
+    let (db, _dir) = database();
+    let sys = db.session();
+    sys.execute("CREATE TABLE t (id NUMBER(5), n NUMBER(5))").unwrap();
+    sys.execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+    sys.execute("GRANT CREATE SESSION TO scott").unwrap();
+    sys.execute("GRANT INSERT, UPDATE, DELETE ON t TO scott").unwrap();
+    let scott = db.session();
+    scott.log_in_as("SCOTT").unwrap();
+    let mut insert = scott.prepare("INSERT INTO t VALUES (:id, 0)").unwrap();
+    let mut update = scott.prepare("UPDATE t SET n = n + 1 WHERE id = :id").unwrap();
+    let mut delete = scott.prepare("DELETE FROM t WHERE id = :id").unwrap();
+    for id in 1..=2 {
+        insert.execute(&[lioscope::types::Datum::Int(id)]).unwrap();
+        update.execute(&[lioscope::types::Datum::Int(id)]).unwrap();
+    }
+    delete.execute(&[lioscope::types::Datum::Int(2)]).unwrap();
+    scott.execute("COMMIT").unwrap();
+    assert_eq!(sys.execute("SELECT id, n FROM t").unwrap().rows[0][1].to_string(), "1");
+
+    sys.execute("REVOKE INSERT, UPDATE, DELETE ON t FROM scott").unwrap();
+    let one = [lioscope::types::Datum::Int(1)];
+    insufficient(insert.execute(&one));
+    insufficient(update.execute(&one));
+    insufficient(delete.execute(&one));
+    assert_eq!(sys.execute("SELECT COUNT(*) FROM t").unwrap().rows[0][0].to_string(), "1");
+}
