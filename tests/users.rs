@@ -2,11 +2,24 @@
 //! held to its grants; users, grants and owners survive a reopen; a damaged user entry
 //! in the dictionary is refused with the field named; a password never reaches `v$sql`.
 
-use lioscope::{Database, Error};
+use lioscope::{Database, Error, Session};
 
 fn database() -> (Database, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     (Database::create(dir.path(), Default::default()).unwrap(), dir)
+}
+
+/// User SCOTT made by SYS with `grants` (each as `GRANT <grant> TO scott` spells it),
+/// and a session logged in as SCOTT.
+fn scott(db: &Database, grants: &[&str]) -> Session {
+    let sys = db.session();
+    sys.execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
+    for grant in grants {
+        sys.execute(&format!("GRANT {grant} TO scott")).unwrap();
+    }
+    let scott = db.session();
+    scott.log_in_as("SCOTT").unwrap();
+    scott
 }
 
 fn insufficient<T: std::fmt::Debug>(result: lioscope::Result<T>) -> String {
@@ -164,10 +177,7 @@ fn a_sequence_is_read_by_its_owner_and_those_granted_select_on_it() {
     let (db, _dir) = database();
     let sys = db.session();
     sys.execute("CREATE SEQUENCE ids").unwrap();
-    sys.execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
-    sys.execute("GRANT CONNECT TO scott").unwrap();
-    let scott = db.session();
-    scott.log_in_as("SCOTT").unwrap();
+    let scott = scott(&db, &["CONNECT"]);
     let message = insufficient(scott.execute("SELECT ids.NEXTVAL FROM dual"));
     assert!(message.contains("sequence IDS"), "{message}");
     let e = sys.execute("GRANT INSERT ON ids TO scott").unwrap_err();
@@ -185,11 +195,7 @@ fn a_foreign_key_to_another_users_table_needs_references() {
     let (db, _dir) = database();
     let sys = db.session();
     sys.execute("CREATE TABLE dept (id NUMBER(5) PRIMARY KEY)").unwrap();
-    sys.execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
-    sys.execute("GRANT CONNECT, RESOURCE TO scott").unwrap();
-    sys.execute("GRANT SELECT ON dept TO scott").unwrap();
-    let scott = db.session();
-    scott.log_in_as("SCOTT").unwrap();
+    let scott = scott(&db, &["CONNECT, RESOURCE", "SELECT ON dept"]);
     let message = insufficient(scott.execute("CREATE TABLE emp (id NUMBER(5), dept NUMBER(5) REFERENCES dept)"));
     assert!(message.contains("refer by a foreign key to DEPT"), "{message}");
     sys.execute("GRANT REFERENCES ON dept TO scott").unwrap();
@@ -206,11 +212,7 @@ fn a_prepared_change_is_refused_once_its_grant_is_revoked() {
     let (db, _dir) = database();
     let sys = db.session();
     sys.execute("CREATE TABLE t (id NUMBER(5), n NUMBER(5))").unwrap();
-    sys.execute("CREATE USER scott IDENTIFIED BY tiger").unwrap();
-    sys.execute("GRANT CREATE SESSION TO scott").unwrap();
-    sys.execute("GRANT INSERT, UPDATE, DELETE ON t TO scott").unwrap();
-    let scott = db.session();
-    scott.log_in_as("SCOTT").unwrap();
+    let scott = scott(&db, &["CREATE SESSION", "INSERT, UPDATE, DELETE ON t"]);
     let mut insert = scott.prepare("INSERT INTO t VALUES (:id, 0)").unwrap();
     let mut update = scott.prepare("UPDATE t SET n = n + 1 WHERE id = :id").unwrap();
     let mut delete = scott.prepare("DELETE FROM t WHERE id = :id").unwrap();
