@@ -21,6 +21,9 @@
 //! ([`RowChecks`]) before it is written. Foreign keys are checked once the rows and
 //! their index entries are in (`super::foreign_keys`); APPEND into a table with an
 //! enabled foreign key loads the conventional way, as Oracle does.
+//! A cursor keeps what a VALUES list was bound to between executions ([`BoundInsert`]),
+//! evaluating it anew each time, unless the table's CHECK constraints or identity
+//! column hold state of the session.
 //! Two cases gather owned rows first: the evaluated rows of a VALUES list, and a query
 //! that reads the table it fills. Column counts are checked once per query or VALUES
 //! row; coercion and NOT NULL once per row stored. When the table has indexes, the

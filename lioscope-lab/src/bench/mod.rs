@@ -7,8 +7,9 @@
 //! with min and max; every derived figure says how it was derived.
 //!
 //! The other benchmarks are its submodules: [`index`], [`inmemory`], [`commits`],
-//! [`load`], [`join`] and [`tpch`] (its peers in [`tpch_peers`]); what the benchmarks
-//! with peers share, the PostgreSQL server and the DuckDB child, is in [`peers`].
+//! [`load`], [`join`], [`tpch`] (its peers in [`tpch_peers`]) and [`server`] (the CPU of
+//! its servers and clients read by [`process_cpu`]); what the benchmarks with peers
+//! share, the PostgreSQL server and the DuckDB child, is in [`peers`].
 
 pub mod commits;
 pub mod index;

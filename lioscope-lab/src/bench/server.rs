@@ -447,15 +447,21 @@ pub fn table(figures: &[RunFigures]) -> String {
     out
 }
 
-/// The middle value (the mean of the two middle ones for an even count); `None` if empty.
-fn median(mut values: Vec<f64>) -> Option<f64> {
+/// The middle value (the mean of the two middle ones for an even count) with the lowest
+/// and the highest; `None` if empty.
+fn median_and_range(mut values: Vec<f64>) -> Option<(f64, f64, f64)> {
     values.sort_by(f64::total_cmp);
     let n = values.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(values[n / 2]),
-        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
-    }
+    let median = match n {
+        0 => return None,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    };
+    Some((median, values[0], values[n - 1]))
+}
+
+fn median(values: Vec<f64>) -> Option<f64> {
+    median_and_range(values).map(|(median, _, _)| median)
 }
 
 /// For each script and client count: each engine's median TPS and median server CPU a
@@ -483,14 +489,8 @@ pub fn summary(figures: &[RunFigures]) -> String {
                 Some(l.tps / p.tps.max(f64::MIN_POSITIVE))
             })
             .collect();
-        let ratio = match (
-            median(ratios.clone()),
-            ratios.iter().copied().reduce(f64::min),
-            ratios.iter().copied().reduce(f64::max),
-        ) {
-            (Some(m), Some(lo), Some(hi)) => format!("{m:.2} ({lo:.2}–{hi:.2})"),
-            _ => "–".into(),
-        };
+        let ratio =
+            median_and_range(ratios).map_or_else(|| "–".into(), |(m, lo, hi)| format!("{m:.2} ({lo:.2}–{hi:.2})"));
         let cell = |v: Option<f64>, digits: usize| v.map_or_else(|| "–".into(), |v| format!("{v:.digits$}"));
         out.push_str(&format!(
             "| {script} | {clients} | {} | {} | {} | {ratio} | {} | {} |\n",
