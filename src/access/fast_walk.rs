@@ -21,13 +21,14 @@
 //! [`RoomyStream::walk`] refuses the row (the caller walks it the general way), so a
 //! [`FastRow`] holds only short and NULL columns up to its last one.
 //!
-//! [`FastRows`] makes room for every row of a block: rows far enough from the block's end
-//! are walked in place, the rest in a copy of the block's tail followed by zeros
-//! ([`TailCopy`], made only when such a row is walked one by one: the lanes read the
-//! block itself), where the walk must also end inside the block's real bytes. Rows it
-//! cannot take (chained, deleted, locked by an unfinished insert, with fewer columns or a
-//! long one) it leaves to the caller's general walk. [`FastRows::count_in_lanes`] counts
-//! them eight at a time where lanes pay ([`super::lanes::choice`]), the rest one by one.
+//! [`FastRows`] walks every row of a block in place. Rows far enough from the block's end
+//! have the room; the rest, in the block's last [`tail_len`] bytes, are walked with each
+//! length byte's position checked against the block's end before it is read
+//! ([`RoomyStream::walk_near_end`]), and taken only when the reads of their values stay
+//! inside the block too. Rows it cannot take (chained, deleted, locked by an unfinished
+//! insert, with fewer columns or a long one) it leaves to the caller's general walk.
+//! [`FastRows::count_in_lanes`] counts them eight at a time where lanes pay
+//! ([`super::lanes::choice`]), the rest one by one.
 
 use super::WalkedRow;
 use super::lanes::{Group, LANES, LaneCount, LaneTotals, SMALL_INT_READ};
@@ -78,9 +79,11 @@ fn stops_walk(len: u8) -> bool {
     len.wrapping_sub(LEN_SHORT_MAX as u8 + 1) <= LEN_ESCAPE - (LEN_SHORT_MAX as u8 + 1)
 }
 
-/// A column stream with room for a fast walk of `W` columns: at least [`reach`]`(W)` bytes.
-/// Held as two pointers into the stream's slice, the end being the same for every row of
-/// a block, so a row costs one pointer.
+/// A column stream with room for a fast walk of `W` columns: at least [`reach`]`(W)` bytes,
+/// or, for a stream walked by [`RoomyStream::walk_near_end`], the bytes up to
+/// [`SMALL_INT_READ`] past its last walked length byte. Held as two pointers into the
+/// stream's slice, the end being the same for every row of a block, so a row costs one
+/// pointer.
 #[derive(Clone, Copy)]
 pub struct RoomyStream<'b, const W: usize> {
     start: *const u8,
@@ -90,7 +93,7 @@ pub struct RoomyStream<'b, const W: usize> {
 
 impl<'b, const W: usize> RoomyStream<'b, W> {
     /// `stream`, if it has the room.
-    #[inline(always)]
+    #[cfg(test)]
     pub fn new(stream: &'b [u8]) -> Option<Self> {
         (W > 0 && stream.len() >= reach(W)).then_some(RoomyStream {
             start: stream.as_ptr(),
@@ -133,7 +136,8 @@ impl<'b, const W: usize> RoomyStream<'b, W> {
         let mut pos = 0usize;
         for _ in 0..col.min(W - 1) {
             // SAFETY: `pos <= i × MAX_STEP` after i steps (no step is longer), and
-            // `i × MAX_STEP < reach(W)` for i < W.
+            // `i × MAX_STEP < reach(W)` for i < W; in a stream walked near its end, the
+            // steps of an earlier walk, each position checked then.
             pos += LENGTH_STEP[unsafe { self.byte(pos) } as usize];
         }
         pos
@@ -147,6 +151,29 @@ impl<'b, const W: usize> RoomyStream<'b, W> {
         // SAFETY: as in `position`, for the last column.
         let len = unsafe { self.byte(last) };
         (!stops_walk(len)).then_some(FastRow { stream: self, last: last as u16 })
+    }
+
+    /// [`RoomyStream::walk`] of a stream that may have less room than [`reach`]`(W)` (a
+    /// row near its block's end): each length byte's position is checked against the
+    /// stream's end before it is read, and the walk is taken only when a value's read at
+    /// its last length byte ([`SMALL_INT_READ`] bytes) stays inside the stream too. Every
+    /// later read of the row lies at or before that length byte, plus such a read.
+    #[inline(always)]
+    pub fn walk_near_end(stream: &'b [u8]) -> Option<FastRow<'b, W>> {
+        if W == 0 {
+            return None;
+        }
+        let mut pos = 0usize;
+        for _ in 0..W - 1 {
+            pos += LENGTH_STEP[*stream.get(pos)? as usize];
+        }
+        if pos + SMALL_INT_READ > stream.len() {
+            return None;
+        }
+        let row = RoomyStream { start: stream.as_ptr(), end: stream.as_ptr_range().end, _bytes: PhantomData };
+        // SAFETY: checked just above.
+        let len = unsafe { row.byte(pos) };
+        (!stops_walk(len)).then_some(FastRow { stream: row, last: pos as u16 })
     }
 }
 
@@ -202,7 +229,7 @@ impl<'b, const W: usize> FastRow<'b, W> {
     }
 
     /// Offset just past the last walked column.
-    #[inline(always)]
+    #[cfg(test)]
     pub fn end(&self) -> usize {
         let at = self.last as usize;
         // SAFETY: the last position lies inside the room.
@@ -249,42 +276,11 @@ impl<'b, const W: usize> FastRow<'b, W> {
     }
 }
 
-/// A copy of the end of a block followed by zeros, giving the rows near the block's end
-/// the room a fast walk needs: the last [`tail_len`] bytes of the block (the pieces whose
-/// stream has no room in place, headers included), then as many zeros and more.
-#[derive(Default)]
-pub struct TailCopy {
-    bytes: Vec<u8>,
-    /// [`tail_len`] of the walk.
-    len: usize,
-    /// Bytes of block the copy holds (the rest are zeros).
-    copied: usize,
-}
-
 /// Bytes at the end of a block whose pieces have no room in place for a fast walk of `w`
-/// columns: a piece there starts after `block.len() - tail_len(w)`.
+/// columns: a piece there starts after `block.len() - tail_len(w)`, and is walked with its
+/// positions checked ([`RoomyStream::walk_near_end`]).
 pub const fn tail_len(w: usize) -> usize {
     PIECE_HEADER + reach(w)
-}
-
-impl TailCopy {
-    /// Room for the tails of a walk of `w` columns.
-    pub fn new(w: usize) -> TailCopy {
-        TailCopy { bytes: vec![0; 2 * tail_len(w)], len: tail_len(w), copied: 0 }
-    }
-
-    /// The copy of the last [`tail_len`] bytes of `block` (all of it if shorter), followed
-    /// by zeros up to twice that.
-    #[inline]
-    pub fn copy_of(&mut self, block: &[u8]) -> &[u8] {
-        let tail = &block[block.len().saturating_sub(self.len)..];
-        self.bytes[..tail.len()].copy_from_slice(tail);
-        if tail.len() < self.copied {
-            self.bytes[tail.len()..self.copied].fill(0);
-        }
-        self.copied = tail.len();
-        &self.bytes
-    }
 }
 
 /// The rows of one block a fast walk of `W` columns takes, in slot order: whole rows, not
@@ -300,11 +296,6 @@ pub struct FastRows<'b, const W: usize> {
     slot: usize,
     /// Directory offsets `1..=last_in_place` have room in place (see [`reach`]).
     last_in_place: usize,
-    /// [`TailCopy::copy_of`] this block, whose first byte is the block's byte
-    /// `last_in_place` (or 0), once a row near the block's end is walked one by one;
-    /// until then empty, and `uncopied` holds the copy to make it in.
-    tail: &'b [u8],
-    uncopied: Option<&'b mut TailCopy>,
     upcoming: NextBlockPrefetch<'b>,
     pending: Option<usize>,
     /// Rows handed over.
@@ -315,21 +306,13 @@ pub struct FastRows<'b, const W: usize> {
 
 impl<'b, const W: usize> FastRows<'b, W> {
     /// The rows of `block` (whose row directory is `directory`), prefetching `next` on
-    /// the way; `tail` takes the copy of the block's end if a row near it is walked one by
-    /// one (rows counted in lanes need none).
-    pub fn new(
-        block: &'b [u8],
-        directory: &'b [u8],
-        tail: &'b mut TailCopy,
-        next: Option<PrefetchTarget<'b>>,
-    ) -> FastRows<'b, W> {
+    /// the way.
+    pub fn new(block: &'b [u8], directory: &'b [u8], next: Option<PrefetchTarget<'b>>) -> FastRows<'b, W> {
         FastRows {
             block,
             directory,
             slot: 0,
             last_in_place: block.len().saturating_sub(tail_len(W)),
-            tail: &[],
-            uncopied: Some(tail),
             upcoming: NextBlockPrefetch::new(next),
             pending: None,
             taken: 0,
@@ -539,23 +522,12 @@ impl<'b, const W: usize> FastRows<'b, W> {
                 None
             };
         }
-        // A row near the end: walked in the tail copy, and only a walk that ends
-        // inside the block is the row's (it may have run on into the zeros after it).
+        // A row near the end: walked in place, each position checked.
         let start = offset.checked_add(PIECE_HEADER).filter(|&s| offset != 0 && s <= self.block.len())?;
         if !head(&self.block[offset..]) {
             return None;
         }
-        let row = RoomyStream::<W>::new(&self.tail_copy()[start - self.last_in_place..])?.walk()?;
-        (row.end() <= self.block.len() - start).then_some(row)
-    }
-
-    /// The copy of the block's end, made the first time a row there is walked.
-    #[inline]
-    fn tail_copy(&mut self) -> &'b [u8] {
-        if let Some(copy) = self.uncopied.take() {
-            self.tail = copy.copy_of(self.block);
-        }
-        self.tail
+        RoomyStream::<W>::walk_near_end(&self.block[start..])
     }
 }
 
@@ -620,6 +592,25 @@ mod tests {
                     if let (Datum::Int(j), Ok(x)) = (v, row.int_or_null(pick)) {
                         prop_assert_eq!(x, Some(*j));
                     }
+                }
+            }
+        }
+        // The same row at its block's very end, with a few bytes after it or none: walked
+        // near the end, taken when its values' reads fit, and reading nothing past it (the
+        // next page faults).
+        if let (Some(end), Some(fast)) = (walked, fast) {
+            for extra in [0, 1, 9, 10, 11, 40] {
+                let bytes = Guarded::new(&stream[..(end + extra).min(stream.len())]);
+                let near = RoomyStream::<W>::walk_near_end(bytes.bytes());
+                let fits = general[W - 1] as usize + SMALL_INT_READ <= bytes.len;
+                prop_assert_eq!(near.is_some(), fits, "{} bytes after the row", extra);
+                let Some(near) = near else { continue };
+                prop_assert_eq!(&near.positions(), &general);
+                for col in 0..W {
+                    let pick = Column::of::<W>(col);
+                    prop_assert_eq!(near.is_null(pick), fast.is_null(pick));
+                    prop_assert_eq!(near.int_or_null(pick), fast.int_or_null(pick));
+                    prop_assert_eq!(near.int_or_null(Column::Nth(col)), fast.int_or_null(pick));
                 }
             }
         }
@@ -732,8 +723,7 @@ mod tests {
     /// decoded the general way. (passed, counted).
     fn count_block<const W: usize>(block: &[u8], directory: &[u8], count: &LaneCount, lanes: bool) -> (u64, u64) {
         let kinds = vec![PayloadKind::Number; W];
-        let mut tail = TailCopy::new(W);
-        let mut rows = FastRows::<W>::new(block, directory, &mut tail, None);
+        let mut rows = FastRows::<W>::new(block, directory, None);
         rows.lanes = lanes;
         let mut totals = (0u64, 0u64);
         // The filtered column decodes as a number; the counted one is only tested for NULL.
@@ -854,7 +844,8 @@ mod tests {
             return;
         }
         // Sixteen rows of one small number each (6 bytes): the first two end the block
-        // with their length bytes 3 and 9 bytes before its end.
+        // with their length bytes 3 and 9 bytes before its end, too near it for a read of
+        // their value's bytes.
         let rows: Vec<(Stored, Vec<Datum<'static>>)> =
             (0..16).map(|i| (Stored::Live, vec![Datum::Int(i % 7 + 1)])).collect();
         let (bytes, directory) = block_of(&rows, 1024);
@@ -867,17 +858,25 @@ mod tests {
         };
         assert_eq!(group(0), Group::Unclean, "the first rows reach into the block's last 10 bytes");
         assert_eq!(group(8), Group::Counted { passed: 8, counted: 8 });
-        let mut tail = TailCopy::new(1);
-        let mut rows = FastRows::<1>::new(block.bytes(), &directory, &mut tail, None);
+        let mut rows = FastRows::<1>::new(block.bytes(), &directory, None);
         // In lanes whatever this machine chooses for scans (the CPU can: above).
         rows.lanes = true;
-        let mut one_by_one = 0;
-        let in_lanes = rows.count_in_lanes(&count, |_| {
-            one_by_one += 1;
-            true
-        });
-        assert_eq!((in_lanes.counted, one_by_one), (8, 8));
-        assert!(rows.pending().is_none());
+        let (mut in_lanes, mut one_by_one, mut general) = (0, 0, Vec::new());
+        loop {
+            in_lanes += rows
+                .count_in_lanes(&count, |_| {
+                    one_by_one += 1;
+                    true
+                })
+                .counted;
+            match rows.pending() {
+                Some((slot, _)) => general.push(slot),
+                None => break,
+            }
+        }
+        // The two rows whose value's read would pass the block's end go the general way;
+        // the groups from the next slot run in lanes.
+        assert_eq!((in_lanes, one_by_one, general), (14, 0, vec![0, 1]));
     }
 
     proptest! {
@@ -975,8 +974,7 @@ mod tests {
         block[first + PIECE_HEADER + positions[7] as usize] = 200;
         let count = LaneCount { filter: None, not_null: Some(7) };
         for lanes in [false, true] {
-            let mut tail = TailCopy::new(8);
-            let mut rows = FastRows::<8>::new(&block, &directory, &mut tail, None);
+            let mut rows = FastRows::<8>::new(&block, &directory, None);
             rows.lanes = lanes;
             let mut one_by_one = 0;
             let in_lanes = rows.count_in_lanes(&count, |_| {
@@ -1005,18 +1003,5 @@ mod tests {
             assert!(stops_walk(b));
         }
         assert!(!stops_walk(LEN_NULL) && !stops_walk(250) && !stops_walk(0));
-    }
-
-    #[test]
-    fn the_tail_copy_has_the_block_then_zeros() {
-        let mut tail = TailCopy::new(2);
-        for len in [8192usize, 5, 200, 8192] {
-            let block: Vec<u8> = (0..len).map(|i| i as u8 | 1).collect();
-            let from = len.saturating_sub(tail_len(2));
-            let copy = tail.copy_of(&block);
-            assert_eq!(&copy[..len - from], &block[from..]);
-            assert!(copy[len - from..].iter().all(|&b| b == 0));
-            assert_eq!(copy.len(), 2 * tail_len(2));
-        }
     }
 }

@@ -39,7 +39,7 @@
 //! the walk of column lengths up to the last column the query reads.
 
 use super::cu::scan::{CuGathering, ScannedCu};
-use super::fast_walk::{FastRows, TailCopy};
+use super::fast_walk::FastRows;
 use super::prefetch::HEAD_BYTES;
 pub use super::prefetch::NextBlockPrefetch;
 use super::{AccessContext, BlockBatch, BlockRow, WalkedRow};
@@ -161,8 +161,6 @@ pub struct FullScan<'t> {
     spans: Vec<ColumnSpan>,
     /// Per row of an in-place walk: where each column's length byte is.
     positions: Vec<u16>,
-    /// The copy of a block's tail that gives its last rows room for the fast walk.
-    tail: TailCopy,
     /// Scratch for a chained row: its assembled column stream and spans.
     chained: Vec<u8>,
     chained_spans: Vec<ColumnSpan>,
@@ -187,7 +185,6 @@ impl<'t> FullScan<'t> {
             slots: Vec::new(),
             spans: Vec::new(),
             positions: vec![0; n],
-            tail: TailCopy::new(n),
             chained: Vec::new(),
             chained_spans: vec![ColumnSpan::NULL; n],
             only: None,
@@ -358,13 +355,8 @@ impl<'t> FullScan<'t> {
         visit: &mut C,
     ) -> Result<Flow> {
         let directory = DataBlock(bytes).directory();
-        let mut tail = std::mem::take(&mut self.tail);
-        let mut rows = FastRows::<W>::new(bytes, directory, &mut tail, next.map(PrefetchTarget::of));
-        // An error ends the scan, so the copy comes back only after a walk that did not
-        // fail (passing a failed walk's error on through here costs a copy of it a block).
-        let flow = self.walk_block(ctx, bytes, rdba, &mut rows, visit)?;
-        self.tail = tail;
-        Ok(flow)
+        let mut rows = FastRows::<W>::new(bytes, directory, next.map(PrefetchTarget::of));
+        self.walk_block(ctx, bytes, rdba, &mut rows, visit)
     }
 
     /// The walk of one block's row directory, the same for every consumer: `rows` hands
