@@ -3,7 +3,7 @@
 //! A condition that is a conjunction of `column <op> whole-number` comparisons, the
 //! common shape of a scan predicate, is also compiled into [`IntComparisons`]: one
 //! [`RangeTerm`] per comparison (`cust_id > 0` is `1 <= cust_id <= i64::MAX`; `<>` is the
-//! complement of a one-value range), tested on the stored integers, a block of rows at a
+//! arc of the wrapping integer circle around the value), tested on the stored integers, a block of rows at a
 //! time here and row by row in the scan's count kernel. Row by row, and for any other
 //! condition or a value that is not a small whole number, the general evaluator decides
 //! (it reads stored integers directly too). Rows a columnar scan has already tested
@@ -32,40 +32,40 @@ pub struct IntComparisons {
     terms: Vec<RangeTerm>,
 }
 
-/// `lo <= column <= hi`, or its complement when `outside`.
+/// `column - lo <= span`, the difference taken on the wrapping integer circle and compared
+/// unsigned: one arc of the circle, which `lo <= column <= hi` is and so is its complement
+/// (`column <> k` is the arc from `k + 1` round to `k - 1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RangeTerm {
     pub column: usize,
     lo: i64,
-    hi: i64,
-    outside: bool,
+    span: u64,
 }
 
 impl RangeTerm {
-    /// The range form of `column op k`.
-    pub fn new(column: usize, op: CmpOp, k: i64) -> RangeTerm {
-        let (lo, hi, outside) = match op {
-            CmpOp::Eq => (k, k, false),
-            CmpOp::NotEq => (k, k, true),
-            // `v < i64::MIN` holds for no v: the complement of the whole range.
-            CmpOp::Lt => k.checked_sub(1).map_or((i64::MIN, i64::MAX, true), |hi| (i64::MIN, hi, false)),
-            CmpOp::LtEq => (i64::MIN, k, false),
-            CmpOp::Gt => k.checked_add(1).map_or((i64::MIN, i64::MAX, true), |lo| (lo, i64::MAX, false)),
-            CmpOp::GtEq => (k, i64::MAX, false),
+    /// The range form of `column op k`; `None` for a comparison no value meets
+    /// (`< i64::MIN`, `> i64::MAX`), which no arc is.
+    pub fn new(column: usize, op: CmpOp, k: i64) -> Option<RangeTerm> {
+        let (lo, hi) = match op {
+            CmpOp::Eq => (k, k),
+            CmpOp::NotEq => (k.wrapping_add(1), k.wrapping_sub(1)),
+            CmpOp::Lt => (i64::MIN, k.checked_sub(1)?),
+            CmpOp::LtEq => (i64::MIN, k),
+            CmpOp::Gt => (k.checked_add(1)?, i64::MAX),
+            CmpOp::GtEq => (k, i64::MAX),
         };
-        RangeTerm { column, lo, hi, outside }
+        Some(RangeTerm { column, lo, span: hi.wrapping_sub(lo) as u64 })
     }
 
     /// The term as eight-row lanes test it.
     pub fn lane_filter(&self) -> crate::access::lanes::LaneFilter {
-        crate::access::lanes::LaneFilter::new(self.column, self.lo, self.hi.wrapping_sub(self.lo) as u64, self.outside)
+        crate::access::lanes::LaneFilter::new(self.column, self.lo, self.span, false)
     }
 
     /// Whether the comparison holds for `v`: one subtraction and one unsigned compare.
     #[inline(always)]
     pub fn holds(&self, v: i64) -> bool {
-        let inside = (v.wrapping_sub(self.lo) as u64) <= (self.hi.wrapping_sub(self.lo) as u64);
-        inside != self.outside
+        (v.wrapping_sub(self.lo) as u64) <= self.span
     }
 }
 
@@ -79,10 +79,14 @@ impl IntComparisons {
         match e {
             Expr::And(l, r) => Self::collect(l, terms) && Self::collect(r, terms),
             Expr::Compare { op, left, right } => match (&**left, &**right) {
-                (Expr::Column(i), Expr::Literal(Datum::Int(k))) => {
-                    terms.push(RangeTerm::new(*i, *op, *k));
-                    true
-                }
+                // A comparison no value meets is left to the general evaluator.
+                (Expr::Column(i), Expr::Literal(Datum::Int(k))) => match RangeTerm::new(*i, *op, *k) {
+                    Some(term) => {
+                        terms.push(term);
+                        true
+                    }
+                    None => false,
+                },
                 _ => false,
             },
             _ => false,
@@ -234,7 +238,8 @@ mod tests {
         /// including the ends of the i64 range.
         #[test]
         fn range_term_agrees_with_comparison(op in op_strategy(), k in edge_or_any(), v in edge_or_any()) {
-            prop_assert_eq!(RangeTerm::new(0, op, k).holds(v), op.holds(v.cmp(&k)));
+            let term = RangeTerm::new(0, op, k);
+            prop_assert_eq!(term.is_some_and(|t| t.holds(v)), op.holds(v.cmp(&k)));
         }
     }
 }
