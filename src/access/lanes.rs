@@ -55,32 +55,30 @@ impl LaneCount {
     }
 }
 
-/// `lo <= column <= lo + span` in wrapping arithmetic (`span` as unsigned), or its
-/// complement when `outside`, on a NUMBER column stored as a small whole number. A NULL
-/// fails it.
+/// `lo <= column <= lo + span` in wrapping arithmetic (`span` as unsigned): one arc of the
+/// integer circle, which a complement is too, on a NUMBER column stored as a small whole
+/// number. A NULL fails it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaneFilter {
     pub column: usize,
     // Read-only once made: `narrow` is derived from them.
     lo: i64,
     span: u64,
-    outside: bool,
     /// The range's values that fit in 32 bits: a group whose values all do (at most four
     /// mantissa bytes) is tested in 32-bit lanes, eight in one compare.
     narrow: NarrowRange,
 }
 
 impl LaneFilter {
-    /// The filter `lo <= column <= lo + span` (wrapping), or its complement when `outside`.
-    pub fn new(column: usize, lo: i64, span: u64, outside: bool) -> LaneFilter {
-        LaneFilter { column, lo, span, outside, narrow: NarrowRange::of(lo, span) }
+    /// The filter `lo <= column <= lo + span` (wrapping).
+    pub fn new(column: usize, lo: i64, span: u64) -> LaneFilter {
+        LaneFilter { column, lo, span, narrow: NarrowRange::of(lo, span) }
     }
 
-    /// The range's first value, its span and whether the filter is its complement: what
-    /// the tests' scalar reference reads.
+    /// The range's first value and its span: what the tests' scalar reference reads.
     #[cfg(test)]
-    pub(super) fn range(&self) -> (i64, u64, bool) {
-        (self.lo, self.span, self.outside)
+    pub(super) fn range(&self) -> (i64, u64) {
+        (self.lo, self.span)
     }
 }
 
@@ -436,7 +434,7 @@ pub(crate) mod avx2 {
                 } else {
                     return Group::Unclean;
                 };
-                (holds ^ if f.outside { 0xFF } else { 0 }) & !bits(nulls) & 0xFF
+                holds & !bits(nulls) & 0xFF
             }
         };
         let counted_bits = match count.not_null {
@@ -450,7 +448,7 @@ pub(crate) mod avx2 {
         Group::Counted { passed: passed.count_ones(), counted: counted.count_ones() }
     }
 
-    /// The bits of the lanes whose value lies in `f`'s range (`outside` not applied): a
+    /// The bits of the lanes whose value lies in `f`'s range: a
     /// whole number of 1..=8 mantissa bytes in a column of length `len` whose length byte
     /// is at `filter_at`, read by two gathers of four 64-bit lanes.
     ///
@@ -538,7 +536,7 @@ mod tests {
 
     #[test]
     fn only_columns_between_the_walks_ends_need_their_positions_kept() {
-        let filter = |column| Some(LaneFilter::new(column, 0, 0, false));
+        let filter = |column| Some(LaneFilter::new(column, 0, 0));
         let between = |filter, not_null, w| LaneCount { filter, not_null }.reads_between(w);
         assert!(!between(filter(0), Some(8), 9), "first and last");
         assert!(!between(None, None, 9));

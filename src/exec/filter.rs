@@ -59,7 +59,7 @@ impl RangeTerm {
 
     /// The term as eight-row lanes test it.
     pub fn lane_filter(&self) -> crate::access::lanes::LaneFilter {
-        crate::access::lanes::LaneFilter::new(self.column, self.lo, self.span, false)
+        crate::access::lanes::LaneFilter::new(self.column, self.lo, self.span)
     }
 
     /// Whether the comparison holds for `v`: one subtraction and one unsigned compare.
