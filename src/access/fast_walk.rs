@@ -28,7 +28,8 @@
 //! inside the block too. Rows it cannot take (chained, deleted, locked by an unfinished
 //! insert, with fewer columns or a long one) it leaves to the caller's general walk.
 //! [`FastRows::count_in_lanes`] counts them eight at a time where lanes pay
-//! ([`super::lanes::choice`]), the rest one by one.
+//! ([`super::lanes::choice`]), the rest one by one; [`FastRows::fold`] hands them one by
+//! one to a step that carries its totals by value.
 
 use super::WalkedRow;
 use super::lanes::{Group, LANES, LaneCount, LaneTotals, SMALL_INT_READ};
@@ -376,6 +377,39 @@ impl<'b, const W: usize> FastRows<'b, W> {
         self.taken += (slot - self.slot - usize::from(self.pending.is_some())) as u64;
         self.slot = slot;
         !stopped
+    }
+
+    /// Whether [`FastRows::count_in_lanes`] runs groups in lanes: the CPU's choice
+    /// ([`super::lanes::choice`]), for a count whose columns the walk reaches.
+    pub fn counts_in_lanes(&self, count: &LaneCount) -> bool {
+        self.lanes && count.filter.iter().map(|f| f.column).chain(count.not_null).all(|c| c < W)
+    }
+
+    /// Folds the rows the fast walk takes into `acc`, in slot order, as
+    /// [`FastRows::visit`] hands them over, until the block's end or a row the walk cannot
+    /// take (see [`FastRows::pending`]), or until `step` cannot fold a row (`None`): that
+    /// row is returned with the total before it, and visiting goes on after it.
+    ///
+    /// The total travels by value, so that a loop adding to counters keeps them in
+    /// registers rather than in the memory a closure's captures would be.
+    #[inline(always)]
+    pub fn fold<A: Copy>(
+        &mut self,
+        mut acc: A,
+        step: impl Fn(A, &FastRow<'b, W>) -> Option<A>,
+    ) -> (A, Option<FastRow<'b, W>>) {
+        let mut refused = None;
+        self.visit(|row| match step(acc, &row) {
+            Some(next) => {
+                acc = next;
+                true
+            }
+            None => {
+                refused = Some(row);
+                false
+            }
+        });
+        (acc, refused)
     }
 
     /// Counts the rows of the block the fast walk takes, eight at a time in lanes where
@@ -739,31 +773,65 @@ mod tests {
         }
     }
 
-    /// What a count kernel finds in the block, by the scan's way: rows in lanes (when
-    /// `lanes`), the others by the fast walk one by one, and the rows neither takes
-    /// decoded the general way. (passed, counted).
-    fn count_block<const W: usize>(block: &[u8], directory: &[u8], count: &LaneCount, lanes: bool) -> (u64, u64) {
+    /// Adds `row` to `totals` (passed, counted) as a count kernel would: the filtered
+    /// column decodes as a number; the counted one is only tested for NULL.
+    fn decide(count: &LaneCount, totals: &mut (u64, u64), row: &dyn RowAccess) {
+        let number = |c: usize| row.column(c).map(|d| d.into_owned()).unwrap_or(Datum::Null);
+        if count.filter.is_none_or(|f| holds(&f, &number(f.column))) {
+            totals.0 += 1;
+            totals.1 += u64::from(count.not_null.is_none_or(|c| !row.is_null(c)));
+        }
+    }
+
+    /// How [`count_block`] hands the fast walk's rows over.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Way {
+        /// One by one to `count_in_lanes`' visitor, lanes off.
+        RowByRow,
+        /// Eight at a time where they can be.
+        InLanes,
+        /// Folded, the rows whose filtered column is not a whole number refused and
+        /// decided afterwards, as the kernel hands such rows back.
+        Folded,
+    }
+
+    /// What a count kernel finds in the block, by the scan's way: rows the fast walk takes
+    /// handed over `way`, and the rows it does not take decoded the general way.
+    /// (passed, counted).
+    fn count_block<const W: usize>(block: &[u8], directory: &[u8], count: &LaneCount, way: Way) -> (u64, u64) {
         let kinds = vec![PayloadKind::Number; W];
         let mut rows = FastRows::<W>::new(block, directory, None);
-        rows.lanes = lanes;
+        rows.lanes = way == Way::InLanes;
         let mut totals = (0u64, 0u64);
-        // The filtered column decodes as a number; the counted one is only tested for NULL.
-        let decide = |totals: &mut (u64, u64), row: &dyn RowAccess| {
-            let number = |c: usize| row.column(c).map(|d| d.into_owned()).unwrap_or(Datum::Null);
-            if count.filter.is_none_or(|f| holds(&f, &number(f.column))) {
-                totals.0 += 1;
-                totals.1 += u64::from(count.not_null.is_none_or(|c| !row.is_null(c)));
-            }
+        let walked_decide = |totals: &mut (u64, u64), row: &FastRow<'_, W>| {
+            let positions = row.positions();
+            decide(count, totals, &row.walked(&positions, &kinds, 0));
         };
         loop {
-            let in_lanes = rows.count_in_lanes(count, |row| {
-                let positions = row.positions();
-                let walked = row.walked(&positions, &kinds, 0);
-                decide(&mut totals, &walked);
-                true
-            });
-            totals.0 += in_lanes.passed;
-            totals.1 += in_lanes.counted;
+            if way == Way::Folded {
+                let (folded, refused) = rows.fold((0u64, 0u64), |mut totals, row| {
+                    let whole = count
+                        .filter
+                        .is_none_or(|f| f.column >= W || row.int_or_null(Column::of::<W>(f.column)).is_ok());
+                    whole.then(|| {
+                        walked_decide(&mut totals, row);
+                        totals
+                    })
+                });
+                totals.0 += folded.0;
+                totals.1 += folded.1;
+                if let Some(row) = refused {
+                    walked_decide(&mut totals, &row);
+                    continue;
+                }
+            } else {
+                let in_lanes = rows.count_in_lanes(count, |row| {
+                    walked_decide(&mut totals, &row);
+                    true
+                });
+                totals.0 += in_lanes.passed;
+                totals.1 += in_lanes.counted;
+            }
             let Some((_, entry)) = rows.pending() else { break };
             let offset = u16::from_le_bytes([entry[0], entry[1]]) as usize;
             if offset == 0 || !crate::storage::row::is_visible_head(block[offset], block[offset + 1]) {
@@ -773,7 +841,7 @@ mod tests {
             let mut spans = vec![crate::storage::row::ColumnSpan::NULL; W];
             locate_columns(stream, block[offset + 2] as usize, &mut spans).unwrap();
             let row = crate::access::BlockRow { stream, spans: &spans, kinds: &kinds, rdba: 0, slot: 0 };
-            decide(&mut totals, &row);
+            decide(count, &mut totals, &row);
         }
         totals
     }
@@ -803,8 +871,9 @@ mod tests {
         let want = expected(rows, directory.len() / 2, count);
         // The block ends where readable memory does: a read past its end faults.
         let block = Guarded::new(&block);
-        prop_assert_eq!(count_block::<W>(block.bytes(), &directory, count, false), want, "row by row");
-        prop_assert_eq!(count_block::<W>(block.bytes(), &directory, count, true), want, "in lanes");
+        for way in [Way::RowByRow, Way::InLanes, Way::Folded] {
+            prop_assert_eq!(count_block::<W>(block.bytes(), &directory, count, way), want, "{:?}", way);
+        }
         Ok(())
     }
 
