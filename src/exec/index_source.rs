@@ -440,9 +440,15 @@ impl<'r, 'f> Emitter<'r, 'f> {
     }
 
     /// The block of the run after the one starting at entry `i`, to be loaded over the
-    /// rows of this one, when that run is long (a well clustered index).
+    /// rows of this one, when that run is long (a well clustered index). Not over a run
+    /// of one entry (a badly clustered index, where every run is one): there is no time
+    /// to load a block over one row, and the entries ahead are prefetched one by one
+    /// ([`Emitter::prefetch_ahead`]), so it would not look for a long run at every row.
     fn next_run_block(&self, i: usize) -> Option<NextBlockPrefetch<'r>> {
         let rdba = self.rowids[i].rdba;
+        if self.rowids.get(i + 1)?.rdba != rdba {
+            return None;
+        }
         let next = i + self.rowids[i..].iter().position(|r| r.rdba != rdba)?;
         let run = self.rowids.get(next..next + LONG_RUN)?;
         if run.iter().any(|r| r.rdba != run[0].rdba) {
