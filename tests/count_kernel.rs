@@ -158,10 +158,10 @@ fn a_kernel_reading_past_the_sixteenth_column_counts_the_same() {
     assert_eq!(by_kernel_in_general, 0, "the general form ran the kernel");
 }
 
-/// A count with one filter term, the shape the full scan counts eight rows at a time in
-/// lanes where this machine chooses them ([`lioscope::row_lanes`]): the same as the
-/// general form's, with lanes on and off. The choice is made once a process, so the test
-/// runs itself again with the other one.
+/// A count with one filter term or none, the shapes the full scan counts eight rows at a
+/// time in lanes where this machine chooses them ([`lioscope::row_lanes`]) and folds one
+/// by one elsewhere: the same as the general form's, with lanes on and off. The choice
+/// is made once a process, so the test runs itself again with the other one.
 #[test]
 fn a_count_in_lanes_or_one_by_one_counts_the_same() {
     let (_dir, _, db) = temp_db(options(8192, "4M"));
@@ -186,7 +186,16 @@ fn a_count_in_lanes_or_one_by_one_counts_the_same() {
             counted(&s, &format!("SELECT SUM(CASE WHEN {filter} AND c IS NOT NULL THEN 1 ELSE 0 END) FROM t"));
         assert_eq!(kernel, general, "filter {filter}, lanes {}", lanes.setting());
         assert!(by_kernel > 0 || general == ["0"], "filter {filter}: the kernel passed no row");
+        // The same term under COUNT(*): the rows are counted, not a column.
+        let (kernel, _) = counted(&s, &format!("SELECT COUNT(*) FROM t WHERE {filter}"));
+        let (general, _) = counted(&s, &format!("SELECT SUM(CASE WHEN {filter} THEN 1 ELSE 0 END) FROM t"));
+        assert_eq!(kernel, general, "COUNT(*) where {filter}, lanes {}", lanes.setting());
     }
+    // A count without a filter.
+    let (kernel, by_kernel) = counted(&s, "SELECT COUNT(c) FROM t");
+    let (general, _) = counted(&s, "SELECT SUM(CASE WHEN c IS NOT NULL THEN 1 ELSE 0 END) FROM t");
+    assert_eq!(kernel, general, "COUNT(c) of every row, lanes {}", lanes.setting());
+    assert!(by_kernel > 0, "COUNT(c) of every row: the kernel passed no row");
     if std::env::var_os(lioscope::row_lanes::CHOICE_VARIABLE).is_some() {
         eprintln!("the other lanes choice is not run: {} is set", lioscope::row_lanes::CHOICE_VARIABLE);
         return;
