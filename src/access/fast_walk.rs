@@ -380,7 +380,9 @@ impl<'b, const W: usize> FastRows<'b, W> {
     }
 
     /// Whether [`FastRows::count_in_lanes`] runs groups in lanes: the CPU's choice
-    /// ([`super::lanes::choice`]), for a count whose columns the walk reaches.
+    /// ([`super::lanes::choice`]), for a count whose columns the walk reaches. (That
+    /// function repeats the test rather than calling this: calling it moved the one-by-one
+    /// loop's registers, 83.0 instructions a row against 81.8.)
     pub fn counts_in_lanes(&self, count: &LaneCount) -> bool {
         self.lanes && count.filter.iter().map(|f| f.column).chain(count.not_null).all(|c| c < W)
     }

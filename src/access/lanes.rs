@@ -448,9 +448,9 @@ pub(crate) mod avx2 {
         Group::Counted { passed: passed.count_ones(), counted: counted.count_ones() }
     }
 
-    /// The bits of the lanes whose value lies in `f`'s range: a
-    /// whole number of 1..=8 mantissa bytes in a column of length `len` whose length byte
-    /// is at `filter_at`, read by two gathers of four 64-bit lanes.
+    /// The bits of the lanes whose value lies in `f`'s range: a whole number of 1..=8
+    /// mantissa bytes in a column of length `len` whose length byte is at `filter_at`,
+    /// read by two gathers of four 64-bit lanes.
     ///
     /// # Safety
     /// The CPU has AVX2; 10 bytes from each lane's position lie inside the block at `base`.
