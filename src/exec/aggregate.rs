@@ -1127,11 +1127,23 @@ mod tests {
         ) {
             let product = Expr::Arith { op: ArithOp::Mul, left: Box::new(Expr::Column(0)), right: Box::new(Expr::Column(1)) };
             let rows: Vec<Vec<Value>> = pairs.iter().map(|(a, b)| vec![a.clone(), b.clone()]).collect();
-            let products: std::result::Result<Vec<Value>, String> = pairs
-                .iter()
-                .map(|(a, b)| crate::expr::functions::arithmetic(ArithOp::Mul, a, b).map_err(|e| e.to_string()))
-                .collect();
-            let expected = products.and_then(|p| decimal_sum(&p));
+            // In row order: a row's product, then the sum so far, so that the first
+            // overflow met (of a product or of the sum) is the error.
+            let mut products = Vec::new();
+            let mut expected = Ok(Datum::Null);
+            for (a, b) in &pairs {
+                match crate::expr::functions::arithmetic(ArithOp::Mul, a, b) {
+                    Ok(p) => products.push(p),
+                    Err(e) => {
+                        expected = Err(e.to_string());
+                        break;
+                    }
+                }
+                expected = decimal_sum(&products);
+                if expected.is_err() {
+                    break;
+                }
+            }
             prop_assert_eq!(sum_rows(&sum_call(product), &rows), expected);
         }
     }
