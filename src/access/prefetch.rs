@@ -4,11 +4,12 @@
 use crate::buffer::PrefetchTarget;
 
 /// Prefetches the next block of a scan (or of a run of rows fetched by rowid) a few cache
-/// lines per row of the current one: its header and row directory at once, then its rows
-/// from the end of the block down, the order a walk reads them (rows are stored
-/// bottom-up), `LINES_PER_ROW` lines per row. Spread this way the lines arrive about
-/// one block ahead of use, without a burst that would overflow the CPU's line-fill
-/// buffers.
+/// lines per row of the current one: its header and row directory at once, into L1,
+/// then its rows from the end of the block down, the order a walk reads them (rows are
+/// stored bottom-up), `LINES_PER_ROW` lines per row, into L2 (see `buffer::prefetch`:
+/// lines headed for L1 a block ahead would take the line-fill buffers the walk's own
+/// reads need). Spread this way the lines arrive about one block ahead of use, without
+/// a burst.
 pub struct NextBlockPrefetch<'b> {
     block: PrefetchTarget<'b>,
     /// Offset of the next line to prefetch, counting down; done below `HEAD_BYTES`.
@@ -36,7 +37,7 @@ impl<'b> NextBlockPrefetch<'b> {
     pub fn step(&mut self) {
         if self.cursor >= HEAD_BYTES {
             for line in 0..LINES_PER_ROW {
-                self.block.line(self.cursor - line * 64);
+                self.block.line_to_l2(self.cursor - line * 64);
             }
             self.cursor -= LINES_PER_ROW * 64;
         }
@@ -50,7 +51,7 @@ impl<'b> NextBlockPrefetch<'b> {
         let lines = ROWS * LINES_PER_GROUP_ROW_TIMES_4 / 4;
         if self.cursor >= HEAD_BYTES + (lines - 1) * 64 {
             for line in 0..lines {
-                self.block.line(self.cursor - line * 64);
+                self.block.line_to_l2(self.cursor - line * 64);
             }
             self.cursor -= lines * 64;
         } else {

@@ -1,19 +1,41 @@
 //! Prefetch hints: the hash bucket and chain of a block about to be looked up, and the
 //! lines of a block about to be read. Hints read nothing and never fault.
+//!
+//! A hint loads its line into the L1 cache ([`PrefetchTarget::range`]) when it is read
+//! within a few rows, or into L2 only ([`PrefetchTarget::line_to_l2`]) when it is a block
+//! ahead of a scan (the next block of a full scan, the block of a row some entries ahead
+//! of an index scan). Every line on its way to L1 holds one of the core's few line-fill
+//! buffers until it arrives, and a scan that also streams a block ahead into them has
+//! fewer lines in flight than memory needs to deliver its bandwidth; L2 tracks many more
+//! misses, and a line waiting there reaches L1 in a few cycles when the walk reads it,
+//! which the CPU overlaps with its work. (Measured on an AMD EPYC Zen 4: a cached full
+//! scan of 5,000,000 rows took half the time once its next block went to L2.)
 
 use super::*;
 
-/// Starts loading the line at `address`: a hint that reads nothing.
+/// The cache level a hint loads its line into: x86's `_MM_HINT_T0` (every level, L1
+/// included) and `_MM_HINT_T1` (L2 and beyond).
+const TO_L1: i32 = 3;
+const TO_L2: i32 = 2;
+
+/// Starts loading the line at `address` into L1 (`TO_L1`) or L2 (`TO_L2`): a hint that
+/// reads nothing.
 #[inline(always)]
-fn prefetch_address(address: *const u8) {
+fn prefetch_address_to<const LEVEL: i32>(address: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        use std::arch::x86_64::_mm_prefetch;
         // SAFETY: prefetch never faults and dereferences nothing.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast()) };
+        unsafe { _mm_prefetch::<LEVEL>(address.cast()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = address;
+}
+
+/// Starts loading the line at `address` into L1.
+#[inline(always)]
+fn prefetch_address(address: *const u8) {
+    prefetch_address_to::<TO_L1>(address)
 }
 
 /// The lines of one block, for prefetch hints: a cached buffer found by address
@@ -38,21 +60,33 @@ impl<'c> PrefetchTarget<'c> {
         self.len
     }
 
-    /// Starts loading the lines of bytes `from..to` of the buffer (clamped to it).
+    /// Starts loading the lines of bytes `from..to` of the buffer (clamped to it) into L1.
     #[inline]
     pub fn range(&self, from: usize, to: usize) {
+        self.range_to::<TO_L1>(from, to);
+    }
+
+    /// [`PrefetchTarget::range`] into L2 only: lines read a block or more later.
+    #[inline]
+    pub fn range_to_l2(&self, from: usize, to: usize) {
+        self.range_to::<TO_L2>(from, to);
+    }
+
+    #[inline(always)]
+    fn range_to<const LEVEL: i32>(&self, from: usize, to: usize) {
         let (mut line, end) = (from.min(self.len) & !63, to.min(self.len));
         while line < end {
-            self.line(line);
+            prefetch_address_to::<LEVEL>(self.block.wrapping_add(line));
             line += 64;
         }
     }
 
-    /// Starts loading the line holding byte `at` of the block. An offset past the block
-    /// loads another line of memory (a prefetch never faults), so callers need not check.
+    /// Starts loading the line holding byte `at` of the block into L2 only: a line read a
+    /// block or more later. An offset past the block loads another line of memory (a
+    /// prefetch never faults), so callers need not check.
     #[inline(always)]
-    pub fn line(&self, at: usize) {
-        prefetch_address(self.block.wrapping_add(at));
+    pub fn line_to_l2(&self, at: usize) {
+        prefetch_address_to::<TO_L2>(self.block.wrapping_add(at));
     }
 }
 
@@ -68,16 +102,16 @@ impl BufferCache {
         prefetch_address((&raw const self.hints[h]).cast());
     }
 
-    /// Starts loading the first `lines` cache lines of the buffer that probably holds
-    /// `rdba`: a hint for a get that follows soon. See [`BufferCache::prefetch_lines`].
-    /// `also` is a byte range of the block worth loading too (a guess at where a row
-    /// lies); it is clamped to the block.
+    /// Starts loading into L2 the first `lines` cache lines of the buffer that probably
+    /// holds `rdba` (and its header into L1): a hint for a get some rows later. See
+    /// [`BufferCache::prefetch_lines`]. `also` is a byte range of the block worth loading
+    /// too (a guess at where a row lies); it is clamped to the block.
     #[inline]
     pub fn prefetch_block(&self, rdba: u32, lines: usize, also: Option<(usize, usize)>) {
         let Some(target) = self.prefetch_lines(rdba) else { return };
-        target.range(0, lines * 64);
+        target.range_to_l2(0, lines * 64);
         if let Some((from, to)) = also {
-            target.range(from, to);
+            target.range_to_l2(from, to);
         }
     }
 
