@@ -131,6 +131,56 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases_or(16), ..ProptestConfig::default() })]
+
+    /// The same counts through an index range scan (TABLE ACCESS BY INDEX ROWID), whose
+    /// kernel takes the rows of each run in one block, by the fast walk where it can
+    /// (rows whose counted columns are short, with their trailing columns present) and
+    /// the general way otherwise (a long value, a trailing NULL the row format omits).
+    /// The rowids come in an order unlike the rows' (runs of one row, and longer runs).
+    #[test]
+    fn an_index_path_kernel_counts_what_the_general_pipeline_counts(
+        rows in proptest::collection::vec((cell(), cell(), cell(), cell()), 1..120),
+        k in prop_oneof![-3i64..3, Just(i64::MAX)],
+        scatter in prop_oneof![Just(1u64), Just(7919)],
+    ) {
+        let (_dir, _, db) = temp_db(options(8192, "4M"));
+        let s = db.session();
+        exec(&s, "CREATE TABLE t (id NUMBER, a NUMBER, b VARCHAR2(400), c NUMBER, d VARCHAR2(400))");
+        for (i, (a, b, c, d)) in rows.iter().enumerate() {
+            exec(&s, &format!(
+                "INSERT INTO t VALUES ({}, {}, {}, {}, {})",
+                i as u64 * scatter % 10007, literal(a, true), literal(b, false), literal(c, true), literal(d, false)
+            ));
+        }
+        exec(&s, "CREATE INDEX t_id ON t (id)");
+        let fetched = || s.stats().get(Stat::TableFetchByRowid);
+        for op in ["=", "<>", "<", ">="] {
+            for filter in [format!("a {op} {k}"), format!("a {op} {k} AND c >= 0")] {
+                let before = fetched();
+                let (kernel, by_kernel) = counted(&s, &format!(
+                    "SELECT /*+ INDEX(t t_id) */ COUNT(*), COUNT(b), COUNT(d), COUNT(c) FROM t WHERE id >= 0 AND {filter}"
+                ));
+                prop_assert_eq!(fetched() - before, rows.len() as u64, "the index path fetched every row: {}", filter);
+                let (general, _) = counted(&s, &format!(
+                    "SELECT SUM(CASE WHEN {filter} THEN 1 ELSE 0 END), \
+                     SUM(CASE WHEN ({filter}) AND b IS NOT NULL THEN 1 ELSE 0 END), \
+                     SUM(CASE WHEN ({filter}) AND d IS NOT NULL THEN 1 ELSE 0 END), \
+                     SUM(CASE WHEN ({filter}) AND c IS NOT NULL THEN 1 ELSE 0 END) FROM t"
+                ));
+                prop_assert_eq!(&kernel, &general, "filter {}", filter);
+                prop_assert!(by_kernel <= rows.len() as u64, "filter {}: {} rows passed", filter, by_kernel);
+                let whole_passing = rows.iter().filter(|(a, _, c, _)| {
+                    let c_ok = !filter.contains("c >=") || whole(c).is_some_and(|c| c >= 0 && c != i64::MIN);
+                    whole(a).is_some_and(|a| a != i64::MIN && holds(op, a, k)) && c_ok
+                });
+                prop_assert!(by_kernel >= whole_passing.count() as u64, "filter {}: the kernel passed too few rows", filter);
+            }
+        }
+    }
+}
+
 /// A kernel reading past the 16th column, which the fast walk does not reach, walks
 /// every row the general way: it still counts what the pipeline counts, and the scan gets
 /// each row once.

@@ -9,8 +9,9 @@
 //! Oracle. A chained or migrated row is followed (`table fetch continued row`).
 //!
 //! [`RowFetcher::walk_run`] takes the rowids of a run in one block at once for a row
-//! kernel: each row is walked in place and handed over, while the block of the next run
-//! loads ([`NextBlockPrefetch`]). A row the kernel cannot decide, or a chained one, ends
+//! kernel: each row is walked in place (by the full scan's fast walk where it can take
+//! the row, see `fast_walk`) and handed over, while the block of the next run loads
+//! ([`NextBlockPrefetch`]). A row the kernel cannot decide, or a chained one, ends
 //! the walk ([`RunEnd::Undecided`]) and is fetched whole with
 //! [`RowFetcher::fetch_pinned`]. Every row reached counts `table fetch by rowid` (and,
 //! after the first of a block, `buffer is pinned count`) once, whichever way it is read;
@@ -57,6 +58,7 @@
 
 use super::AccessContext;
 use super::cu::DecodedCu;
+use super::fast_walk::{FastRow, RoomyStream};
 use super::full_scan::{LiveRow, NextBlockPrefetch, live_row};
 use super::row_at::whole_row;
 use super::row_view::{BlockRow, WalkedRow};
@@ -92,6 +94,14 @@ pub struct RowFetcher<'c> {
     /// Whether the pinned block is a CU head (then `cu` is its CU, its marks the pinned
     /// version's).
     in_cu: bool,
+}
+
+/// What [`RowFetcher::walk_run`] hands each row of a run to, a row kernel: a row the
+/// fast walk of `W` columns took, or one walked the general way. Each answers whether it
+/// decided the row (false: the row is fetched whole instead).
+pub trait RunRows<const W: usize> {
+    fn fast(&mut self, row: &FastRow<'_, W>) -> bool;
+    fn walked(&mut self, row: WalkedRow<'_>) -> bool;
 }
 
 /// Where [`RowFetcher::walk_run`] ended.
@@ -196,19 +206,27 @@ impl<'c> RowFetcher<'c> {
         f(&located).map(Some)
     }
 
+    /// How many leading columns of a row the fetcher locates.
+    pub fn width(&self) -> usize {
+        self.kinds.len()
+    }
+
     /// The rows at the leading rowids that share the first one's block, each walked in
-    /// place (only the positions of its columns' length bytes found) and handed to `f`,
-    /// which answers whether it decided the row. One get (or none, when the block is the
-    /// pinned one) for the run; every other row counts `buffer is pinned count`. While
-    /// the run is walked, `upcoming` (the block of the next run) is loaded a few lines a
-    /// row.
-    pub fn walk_run(
+    /// place and handed to `rows`, which answers whether it decided the row: a row of at
+    /// least `W` (> 0) columns whose first `W` are short or NULL by the fast walk
+    /// ([`RunRows::fast`]), any other the general way, the positions of its columns'
+    /// length bytes found ([`RunRows::walked`]). `W` is 0, or the fetcher's
+    /// [`RowFetcher::width`]. One get (or none, when the block is the pinned one) for the
+    /// run; every other row counts `buffer is pinned count`. While the run is walked,
+    /// `upcoming` (the block of the next run) is loaded a few lines a row.
+    pub fn walk_run<const W: usize>(
         &mut self,
         ctx: &AccessContext<'c>,
         rowids: &[PieceAddr],
         mut upcoming: Option<&mut NextBlockPrefetch<'_>>,
-        mut f: impl FnMut(WalkedRow<'_>) -> bool,
+        rows: &mut impl RunRows<W>,
     ) -> Result<RunEnd> {
+        debug_assert!(W == 0 || W == self.width(), "a fast walk of the fetcher's width");
         let Some(&first) = rowids.first() else { return Ok(RunEnd::Walked(0)) };
         self.visit(ctx, first)?;
         if self.in_cu {
@@ -238,9 +256,18 @@ impl<'c> RowFetcher<'c> {
                 Some(LiveRow::Chained { .. }) => return Ok(RunEnd::Undecided(n)),
                 Some(LiveRow::Whole { stream, column_count }) => (stream, column_count),
             };
+            if W > 0
+                && column_count >= W
+                && let Some(row) = RoomyStream::<W>::walk_row(stream)
+            {
+                if !rows.fast(&row) {
+                    return Ok(RunEnd::Undecided(n));
+                }
+                continue;
+            }
             crate::storage::row::walk_lengths(stream, column_count, positions)
                 .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
-            if !f(WalkedRow { stream, positions, kinds, rdba }) {
+            if !rows.walked(WalkedRow { stream, positions, kinds, rdba }) {
                 return Ok(RunEnd::Undecided(n));
             }
         }

@@ -164,6 +164,21 @@ impl<'b, const W: usize> RoomyStream<'b, W> {
         (!stops_walk(len)).then_some(FastRow { stream: self, last: last as u16 })
     }
 
+    /// The fast walk of one row's column `stream` (running on to its block's end), as
+    /// [`FastRows`] walks a row it takes: in place where the stream has the room,
+    /// otherwise with each position checked ([`RoomyStream::walk_near_end`]). `None`
+    /// where the walk cannot take the row (a long column, or too little room); the
+    /// caller checks the row's head and that it has at least `W` columns.
+    #[inline(always)]
+    pub fn walk_row(stream: &'b [u8]) -> Option<FastRow<'b, W>> {
+        if W > 0 && stream.len() >= reach(W) {
+            // SAFETY: just checked, `0 + reach(W) <= stream.len()`.
+            unsafe { RoomyStream::at(stream, 0) }.walk()
+        } else {
+            RoomyStream::walk_near_end(stream)
+        }
+    }
+
     /// [`RoomyStream::walk`] of a stream that may have less room than [`reach`]`(W)` (a
     /// row near its block's end): each length byte's position is checked against the
     /// stream's end before it is read, and the walk is taken only when a value's read at

@@ -14,8 +14,10 @@
 //!   ([`IndexAccess::run`]), or one its caller keeps from run to run
 //!   ([`IndexAccess::run_with`]: a nested loop's probes), whose last block then stays
 //!   pinned between runs; such a caller holds the table's visibility lock as long.
-//! - A count the row kernel can do ([`CountKernel`]) is done on each row in its block;
-//!   an index-only COUNT(*) counts the qualifying entries of each leaf unread.
+//! - A count the row kernel can do ([`CountKernel`]) is done on each row in its block,
+//!   walked by the full scan's fast walk of the fetcher's width where it can be (one
+//!   copy of the run loop a width, as the full scan has); an index-only COUNT(*) counts
+//!   the qualifying entries of each leaf unread.
 //! - Memory latency is hidden by prefetching: the block of the row a few entries ahead
 //!   (for rows in other blocks), the block of the next long run over the rows of this one
 //!   (a well clustered index), and the next leaf of a range or full scan a line per entry.
@@ -28,7 +30,9 @@ use super::kernel::{CountKernel, KernelVerdict};
 use super::pipeline::{Stage, push};
 use crate::access::AccessContext;
 use crate::access::Flow;
-use crate::access::by_rowid::{RowFetcher, RunEnd};
+use crate::access::WalkedRow;
+use crate::access::by_rowid::{RowFetcher, RunEnd, RunRows};
+use crate::access::fast_walk::FastRow;
 use crate::access::full_scan::NextBlockPrefetch;
 use crate::buffer::{BufferCache, PrefetchTarget};
 use crate::catalog::{IndexDef, TableDef};
@@ -280,6 +284,21 @@ impl IndexAccess {
     }
 }
 
+/// A count kernel taking the rows of a run ([`RowFetcher::walk_run`]).
+struct KernelRows<'k>(&'k mut CountKernel);
+
+impl<const W: usize> RunRows<W> for KernelRows<'_> {
+    #[inline(always)]
+    fn fast(&mut self, row: &FastRow<'_, W>) -> bool {
+        self.0.apply_fast(row) == KernelVerdict::Done
+    }
+
+    #[inline(always)]
+    fn walked(&mut self, row: WalkedRow<'_>) -> bool {
+        self.0.apply(row) == KernelVerdict::Done
+    }
+}
+
 /// What one run keeps from leaf to leaf while it turns entries into rows.
 struct Emitter<'r, 'f> {
     access: &'r IndexAccess,
@@ -366,7 +385,7 @@ impl<'r, 'f> Emitter<'r, 'f> {
             return Ok((Flow::Continue, leaf.len()));
         }
         if table_access && self.kernel.is_some() {
-            return self.emit_runs(stages, f);
+            return self.emit_runs_by_width(stages, f);
         }
         for i in 0..leaf.len() {
             self.prefetch_next_leaf(1);
@@ -388,13 +407,34 @@ impl<'r, 'f> Emitter<'r, 'f> {
         Ok((Flow::Continue, leaf.len()))
     }
 
+    /// [`Emitter::emit_runs`] with the fast walk of the fetcher's width, where the kernel
+    /// reads only those columns and they are at most 16 (the full scan's widths), else
+    /// with every row walked the general way.
+    fn emit_runs_by_width(&mut self, stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<(Flow, usize)> {
+        let width = self.fetcher.width();
+        let fast = self.kernel.as_ref().is_some_and(|k| k.reads_below(width));
+        macro_rules! by_width {
+            ($($w:literal)*) => {
+                match width {
+                    $($w if fast => self.emit_runs::<$w>(stages, f),)*
+                    _ => self.emit_runs::<0>(stages, f),
+                }
+            };
+        }
+        by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+    }
+
     /// [`Emitter::emit`] with table access and a row kernel: the rows of each run of
-    /// entries in one table block are walked in one go ([`RowFetcher::walk_run`]), a row
-    /// the kernel leaves undecided fetched whole and pushed. Out of line, so the loop's
-    /// registers go to the few things it reads per row rather than to the other ways of
-    /// emitting.
+    /// entries in one table block are walked in one go ([`RowFetcher::walk_run`], with
+    /// the fast walk of `W` columns, or none where `W` is 0), a row the kernel leaves
+    /// undecided fetched whole and pushed. Out of line, so the loop's registers go to the
+    /// few things it reads per row rather than to the other ways of emitting.
     #[inline(never)]
-    fn emit_runs(&mut self, stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<(Flow, usize)> {
+    fn emit_runs<const W: usize>(
+        &mut self,
+        stages: &mut [Stage<'_>],
+        f: &mut FunctionContext,
+    ) -> Result<(Flow, usize)> {
         let mut i = 0;
         while i < self.rowids.len() {
             self.prefetch_ahead(i);
@@ -402,9 +442,9 @@ impl<'r, 'f> Emitter<'r, 'f> {
                 self.upcoming = self.next_run_block(i);
             }
             let run = &self.rowids[i..];
-            let kernel = self.kernel.as_mut().expect("emit_runs is called with a kernel");
+            let kernel = KernelRows(self.kernel.as_mut().expect("emit_runs is called with a kernel"));
             let upcoming = self.upcoming.as_mut();
-            match self.fetcher.walk_run(self.ctx, run, upcoming, |w| kernel.apply(w) == KernelVerdict::Done)? {
+            match self.fetcher.walk_run::<W>(self.ctx, run, upcoming, &mut { kernel })? {
                 RunEnd::Walked(n) => {
                     self.prefetch_next_leaf(n);
                     i += n;

@@ -224,9 +224,17 @@ impl CountKernel {
         undecided
     }
 
-    /// [`CountKernel::apply`] for a row the fast walk took.
+    /// Whether every column the kernel reads is one of the first `width`: then a fast
+    /// walk of `width` columns finds them all ([`CountKernel::apply_fast`]).
+    pub fn reads_below(&self, width: usize) -> bool {
+        let counted = self.counts.iter().filter_map(|(shape, _)| shape.column());
+        self.terms.iter().map(|t| t.column).chain(counted).all(|c| c < width)
+    }
+
+    /// [`CountKernel::apply`] for a row the fast walk of `W` columns took; the kernel
+    /// [`CountKernel::reads_below`] `W`.
     #[inline(always)]
-    fn apply_fast<const W: usize>(&mut self, row: &FastRow<'_, W>) -> KernelVerdict {
+    pub fn apply_fast<const W: usize>(&mut self, row: &FastRow<'_, W>) -> KernelVerdict {
         self.decide(|col| row.int_or_null(Column::of::<W>(col)), |col| row.is_null(Column::of::<W>(col)))
     }
 
