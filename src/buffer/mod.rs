@@ -57,8 +57,8 @@
 //! in its latch, so the lookups of a multiblock read walk memory in order.
 //!
 //! A reader that knows which blocks it will get next (a table access by rowid) can ask
-//! for their memory early: [`BufferCache::prefetch_chain`] touches nothing but the hash
-//! chain's lines, [`BufferCache::prefetch_lines`] guesses the buffer from the bucket's
+//! for their memory early: [`BufferCache::prefetch_hint`] touches nothing but the line of
+//! the bucket's hint, [`BufferCache::prefetch_lines`] guesses the buffer from the bucket's
 //! hint (the buffer the bucket's block last went into, an atomic read without the latch)
 //! without reading its header, and a [`PrefetchTarget`] loads lines of it
 //! ([`BufferCache::prefetch_block`] does both); none pins or reads a block, so none

@@ -91,15 +91,13 @@ impl<'c> PrefetchTarget<'c> {
 }
 
 impl BufferCache {
-    /// Starts loading the hash chain of `rdba` (its latch and bucket) and its bucket's
-    /// hint: the first step of prefetching a block a caller will get soon
-    /// ([`BufferCache::prefetch_block`]).
+    /// Starts loading the hint of `rdba`'s bucket: the first step of prefetching a block a
+    /// caller will get some rows later ([`BufferCache::prefetch_block`] reads the hint),
+    /// where the get itself will most likely find the block by its hint, not through the
+    /// hash chain (whose lines a hint-less get then reads on demand).
     #[inline]
-    pub fn prefetch_chain(&self, rdba: u32) {
-        let h = self.hash_of(rdba);
-        let (latch, bucket) = self.bucket_at(h);
-        latch.prefetch(bucket);
-        prefetch_address((&raw const self.hints[h]).cast());
+    pub fn prefetch_hint(&self, rdba: u32) {
+        prefetch_address((&raw const self.hints[self.hash_of(rdba)]).cast());
     }
 
     /// Starts loading into L2 the first `lines` cache lines of the buffer that probably

@@ -464,7 +464,7 @@ impl<'r, 'f> Emitter<'r, 'f> {
 
     /// Starts loading what the rows a few entries ahead will need: a row in the pinned
     /// block; or, for a row in another block, that block's header, row directory and the
-    /// row's probable place, and the hash chain of the block after it.
+    /// row's probable place, and the bucket hint of the block after it.
     #[inline]
     fn prefetch_ahead(&self, i: usize) {
         let Some(&next) = self.rowids.get(i + ROWS_AHEAD) else { return };
@@ -475,7 +475,7 @@ impl<'r, 'f> Emitter<'r, 'f> {
         let cache = self.cache;
         cache.prefetch_block(next.rdba, BLOCK_LINES_AHEAD, self.row_guess(next.slot));
         if let Some(further) = self.rowids.get(i + 2 * ROWS_AHEAD) {
-            cache.prefetch_chain(further.rdba);
+            cache.prefetch_hint(further.rdba);
         }
     }
 
