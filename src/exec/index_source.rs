@@ -497,11 +497,11 @@ impl<'r, 'f> Emitter<'r, 'f> {
         self.cache.prefetch_lines(run[0].rdba).map(|block| NextBlockPrefetch::new(Some(block)))
     }
 
-    /// Loads `lines` more lines of the next leaf.
+    /// Loads `lines` more lines of the next leaf, into L2 (read a leaf later).
     #[inline]
     fn prefetch_next_leaf(&mut self, lines: usize) {
         if let Some((target, at)) = &mut self.next_leaf {
-            target.range(*at, *at + lines * 64);
+            target.range_to_l2(*at, *at + lines * 64);
             *at += lines * 64;
         }
     }
