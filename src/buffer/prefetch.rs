@@ -101,7 +101,7 @@ impl BufferCache {
     }
 
     /// Starts loading into L2 the first `lines` cache lines of the buffer that probably
-    /// holds `rdba` (and its header into L1): a hint for a get some rows later. See
+    /// holds `rdba` (and its buffer header into L1): a hint for a get some rows later. See
     /// [`BufferCache::prefetch_lines`]. `also` is a byte range of the block worth loading
     /// too (a guess at where a row lies); it is clamped to the block.
     #[inline]
