@@ -313,6 +313,9 @@ struct Emitter<'r, 'f> {
     /// The whole per-row work of a filtered count, done on the row in its block; or, with
     /// no table access, a COUNT(*) of the entries.
     kernel: Option<CountKernel>,
+    /// The width of the fast walk the kernel's rows take (the fetcher's, where the kernel
+    /// reads only those columns and they are at most 16), or 0: every row the general way.
+    fast_width: usize,
     /// Index-only: the key columns' types, whether any column is read at all (COUNT(*)
     /// reads none: keys need no decoding), and the row the keys are decoded into.
     types: Vec<DataType>,
@@ -342,6 +345,11 @@ impl<'r, 'f> Emitter<'r, 'f> {
             // Index only: the keys' entries are counted where no column is read.
             CountKernel::for_stages(stages, &[]).filter(CountKernel::reads_no_columns)
         };
+        let width = fetcher.width();
+        let fast_width = match &kernel {
+            Some(k) if access.table_access && width <= 16 && k.reads_below(width) => width,
+            _ => 0,
+        };
         Emitter {
             access,
             ctx,
@@ -357,6 +365,7 @@ impl<'r, 'f> Emitter<'r, 'f> {
             row_len: access.table.stats.as_ref().map(|s| s.avg_row_len as usize),
             next_leaf: None,
             upcoming: None,
+            fast_width,
         }
     }
 
@@ -407,16 +416,12 @@ impl<'r, 'f> Emitter<'r, 'f> {
         Ok((Flow::Continue, leaf.len()))
     }
 
-    /// [`Emitter::emit_runs`] with the fast walk of the fetcher's width, where the kernel
-    /// reads only those columns and they are at most 16 (the full scan's widths), else
-    /// with every row walked the general way.
+    /// [`Emitter::emit_runs`] with the fast walk of `fast_width` columns (0: none).
     fn emit_runs_by_width(&mut self, stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<(Flow, usize)> {
-        let width = self.fetcher.width();
-        let fast = self.kernel.as_ref().is_some_and(|k| k.reads_below(width));
         macro_rules! by_width {
             ($($w:literal)*) => {
-                match width {
-                    $($w if fast => self.emit_runs::<$w>(stages, f),)*
+                match self.fast_width {
+                    $($w => self.emit_runs::<$w>(stages, f),)*
                     _ => self.emit_runs::<0>(stages, f),
                 }
             };
@@ -442,9 +447,9 @@ impl<'r, 'f> Emitter<'r, 'f> {
                 self.upcoming = self.next_run_block(i);
             }
             let run = &self.rowids[i..];
-            let kernel = KernelRows(self.kernel.as_mut().expect("emit_runs is called with a kernel"));
+            let mut kernel = KernelRows(self.kernel.as_mut().expect("emit_runs is called with a kernel"));
             let upcoming = self.upcoming.as_mut();
-            match self.fetcher.walk_run::<W>(self.ctx, run, upcoming, &mut { kernel })? {
+            match self.fetcher.walk_run::<W>(self.ctx, run, upcoming, &mut kernel)? {
                 RunEnd::Walked(n) => {
                     self.prefetch_next_leaf(n);
                     i += n;
