@@ -1,5 +1,6 @@
 //! The fast walk of a row's column lengths, for row kernels that count rows inside a full
-//! scan: one table lookup and one add a column, no bounds check, no branch.
+//! scan, or rows an index path fetches ([`RoomyStream::walk_row`], one row at a time):
+//! one table lookup and one add a column, no bounds check, no branch.
 //!
 //! The general walk ([`crate::storage::row::walk_lengths`]) checks every length byte
 //! against the end of the stream and branches on its kind. This walk instead relies on

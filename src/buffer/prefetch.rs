@@ -1,5 +1,6 @@
-//! Prefetch hints: the hash bucket and chain of a block about to be looked up, and the
-//! lines of a block about to be read. Hints read nothing and never fault.
+//! Prefetch hints: the bucket hint of a block about to be got, the latch and bucket of
+//! one a multiblock read is about to look up, and the lines of a block about to be read.
+//! Hints read nothing and never fault.
 //!
 //! A hint loads its line into the L1 cache ([`PrefetchTarget::range`]) when it is read
 //! within a few rows, or into L2 only ([`PrefetchTarget::line_to_l2`]) when it is a block
