@@ -100,8 +100,7 @@ impl<'a> Inserter<'a> {
         xid: Xid,
         fixed_snapshot: Option<u64>,
     ) -> Result<Inserter<'a>> {
-        let locks = ctx.locks.table(table.object_id);
-        let writer = locks.writer.lock_arc();
+        let writer = ctx.locks.table(table.object_id).insert_lock(ctx.stats);
         let map = super::segments::read_map(ctx, table)?;
         let old_last_block = if map.hwm > 1 {
             let rdba = map

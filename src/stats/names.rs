@@ -216,6 +216,7 @@ wait_events! {
     DirtyBufferWriteOnEviction => "dirty buffer write on eviction", "User I/O";
     ControlFileParallelWrite => "control file parallel write", "System I/O";
     EnqTxRowLockContention => "enq: TX - row lock contention", "Application";
+    EnqHwContention => "enq: HW - contention", "Configuration";
     PxDeqTableQNormal => "PX Deq: Table Q Normal", "Idle";
     LogFileSync => "log file sync", "Commit";
     LogFileParallelWrite => "log file parallel write", "System I/O";

@@ -7,13 +7,15 @@
 //! an object locks the same one.
 
 use super::Xid;
+use crate::stats::{SessionStats, WaitEvent};
 use foldhash::HashMap;
-use parking_lot::{Mutex, ReentrantMutex, RwLock};
+use parking_lot::{ArcMutexGuard, Mutex, RawMutex, ReentrantMutex, RwLock};
 use std::sync::Arc;
 
 /// The locks of one table (row locks live in its blocks).
 ///
-/// - `writer`: one INSERT, COPY, TRUNCATE or DROP at a time (inserts extend the segment).
+/// - `writer`: one INSERT, COPY, TRUNCATE or DROP at a time (inserts extend the segment);
+///   an insert waits for it in `enq: HW - contention` ([`TableLocks::insert_lock`]).
 /// - `visibility`: held shared by every full scan and every UPDATE or DELETE for its
 ///   whole length, and exclusively by TRUNCATE and DROP, so DDL never pulls blocks from
 ///   under a statement. (Rows an insert adds are hidden by their lock bytes and ITL
@@ -36,6 +38,18 @@ pub struct ObjectLocks {
     indexes: Mutex<HashMap<u32, Arc<ReentrantMutex<()>>>>,
 }
 
+impl TableLocks {
+    /// Takes the table's `writer` lock for an inserting statement, waiting for it in
+    /// `enq: HW - contention` when another statement holds it (the lock guards the
+    /// segment's high-water mark and the block rows are appended to).
+    pub fn insert_lock(&self, stats: &SessionStats) -> ArcMutexGuard<RawMutex, ()> {
+        self.writer.try_lock_arc().unwrap_or_else(|| {
+            let _wait = stats.begin_wait(WaitEvent::EnqHwContention);
+            self.writer.lock_arc()
+        })
+    }
+}
+
 impl ObjectLocks {
     /// The locks of table `object_id`.
     pub fn table(&self, object_id: u32) -> Arc<TableLocks> {
@@ -45,5 +59,33 @@ impl ObjectLocks {
     /// The structure lock of index `object_id`.
     pub fn index(&self, object_id: u32) -> Arc<ReentrantMutex<()>> {
         self.indexes.lock().entry(object_id).or_default().clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn an_insert_waits_for_the_table_s_insert_lock_in_enq_hw_contention() {
+        let locks = TableLocks::default();
+        let stats = SessionStats::default();
+        drop(locks.insert_lock(&stats));
+        assert_eq!(stats.event(WaitEvent::EnqHwContention).waits, 0, "a free lock is not waited for");
+
+        let held = locks.writer.lock();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let waiter_stats = SessionStats::default();
+                drop(locks.insert_lock(&waiter_stats));
+                waiter_stats.event(WaitEvent::EnqHwContention)
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            drop(held);
+            let waited = waiter.join().unwrap();
+            assert_eq!(waited.waits, 1);
+            assert!(waited.time_waited_micro >= 40_000, "waited {} µs", waited.time_waited_micro);
+        });
     }
 }

@@ -153,7 +153,7 @@ impl<'a, 'c> HccLoader<'a, 'c> {
         level: HccLevel,
         transaction: Option<crate::txn::Xid>,
     ) -> Result<HccLoader<'a, 'c>> {
-        let writer = ctx.locks.table(table.object_id).writer.lock_arc();
+        let writer = ctx.locks.table(table.object_id).insert_lock(ctx.stats);
         let space = SegmentSpace::open(ctx, table.segment_header, table.object_id, &table.name)?;
         Ok(HccLoader {
             ctx,
