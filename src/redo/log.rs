@@ -412,7 +412,8 @@ impl RedoLog {
 
     /// Appends a record of `len` bytes that `encode` writes (given the sequence it goes
     /// in); returns the LSNs where it starts and ends. Counts `redo entries` and `redo
-    /// size`. Waits (`log buffer space`) while the buffer is full.
+    /// size`. Waits (`log buffer space`) while the buffer is full, and (`latch: redo
+    /// allocation`) while another session appends or takes the buffer to write it.
     pub fn append(
         &self,
         stats: &SessionStats,
@@ -420,7 +421,10 @@ impl RedoLog {
         scn: u64,
         encode: impl FnOnce(&mut Vec<u8>, u32),
     ) -> Result<(Lsn, Lsn)> {
-        let mut state = self.state.lock();
+        let mut state = self.state.try_lock().unwrap_or_else(|| {
+            let _wait = stats.begin_wait(WaitEvent::LatchRedoAllocation);
+            self.state.lock()
+        });
         if state.pending > LOG_BUFFER {
             let _wait = stats.begin_wait(WaitEvent::LogBufferSpace);
             while state.pending > LOG_BUFFER && state.failed.is_none() {
@@ -1125,6 +1129,72 @@ mod tests {
         assert_eq!((seen.len(), first_missing), (expected.len(), None), "records read back, first one missing");
         let writer_stats = &lgwr.stats;
         assert!(writer_stats.get(Stat::RedoWastage) > 0 && writer_stats.get(Stat::RedoLogSwitches) >= 3);
+    }
+
+    /// An append that finds the log buffer's lock held waits for it in `latch: redo
+    /// allocation`; one that finds it free does not wait.
+    #[test]
+    fn an_append_waits_for_the_log_buffer_in_latch_redo_allocation() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = crate::storage::io::os();
+        RedoLog::create_files(io.as_ref(), dir.path(), 7, 2, 1 << 20).unwrap();
+        let log = RedoLog::open(io, dir.path(), 7, 1 << 20, &[1, 2]).unwrap();
+        log.start(1, 1, 0).unwrap();
+        let append = |stats: &SessionStats| {
+            let ranges = [(0usize, 8)];
+            let n = record::encoded_len(&ranges);
+            log.append(stats, n, 1, |out, seq| {
+                record::encode_one(out, seq, 1, 1, record::Op::Change, &[7; 8], &ranges)
+            })
+            .unwrap();
+            stats.event(WaitEvent::LatchRedoAllocation)
+        };
+        assert_eq!(append(&SessionStats::default()).waits, 0, "a free buffer is not waited for");
+        let held = log.state.lock();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| append(&SessionStats::default()));
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            drop(held);
+            let waited = waiter.join().unwrap();
+            assert_eq!(waited.waits, 1);
+            assert!(waited.time_waited_micro >= 40_000, "waited {} µs", waited.time_waited_micro);
+        });
+    }
+
+    /// A record that does not fit the rest of its file goes at the start of the next
+    /// sequence, encoded for that sequence: files filled by records alone, with no switch
+    /// asked for, are read back whole.
+    #[test]
+    fn a_record_moved_to_the_next_sequence_by_a_full_file_is_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let io = crate::storage::io::os();
+        RedoLog::create_files(io.as_ref(), dir.path(), 7, 3, 1 << 20).unwrap();
+        let log = RedoLog::open(io, dir.path(), 7, 1 << 20, &[1, 2, 3]).unwrap();
+        let start = log.start(1, 1, 0).unwrap();
+        let stats = SessionStats::default();
+        let block = vec![0x5a_u8; 4096];
+        let ranges = [(0usize, 4000)];
+        let n = record::encoded_len(&ranges);
+        // Two files and a half of records: two switches made by appends.
+        let records = (5 << 20) / 2 / n as u32;
+        let mut sequences = std::collections::BTreeSet::new();
+        for i in 0..records {
+            let (at, _) = log
+                .append(&stats, n, u64::from(i), |out, seq| {
+                    record::encode_one(out, seq, u64::from(i), i, record::Op::Change, &block, &ranges)
+                })
+                .unwrap();
+            sequences.insert(at >> 32);
+        }
+        log.flush_all().unwrap();
+        assert_eq!(sequences.len(), 3, "the records filled two files");
+        let mut seen = Vec::new();
+        reader::scan(&log.sequences(), start, |_, _, r| {
+            seen.push(r.vectors[0].rdba);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, (0..records).collect::<Vec<_>>(), "every record read back, in order");
     }
 
     /// Committing sessions make the writes themselves: with no log writer thread at all,

@@ -223,6 +223,7 @@ wait_events! {
     LogFileSwitchCompletion => "log file switch completion", "Configuration";
     LogFileSwitchCheckpointIncomplete => "log file switch (checkpoint incomplete)", "Configuration";
     LogBufferSpace => "log buffer space", "Configuration";
+    LatchRedoAllocation => "latch: redo allocation", "Other";
     DirectPathWriteTemp => "direct path write temp", "User I/O";
     DirectPathReadTemp => "direct path read temp", "User I/O";
 }
