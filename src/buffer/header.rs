@@ -54,6 +54,7 @@
 //!   its shared holders, and cleared only by the writer that then takes it exclusive.
 
 use super::{CR, IN_CHAIN, MAX_TOUCH, READING, VALID};
+use crate::stats::activity::WaitParameters;
 use crate::stats::{SessionStats, WaitEvent, WaitTimer};
 use parking_lot_core::{DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, ParkResult, UnparkToken};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
@@ -212,12 +213,8 @@ impl BufferHeader {
                 }
                 continue;
             }
-            if self.wait_while(
-                |w| w & blocked_by != 0,
-                None,
-                || stats.begin_wait(WaitEvent::BufferBusyWaits),
-                &mut wait,
-            ) == Waited::Admitted
+            if self.wait_while(|w| w & blocked_by != 0, None, || self.begin_busy_wait(stats), &mut wait)
+                == Waited::Admitted
             {
                 blocked_by = EXCLUSIVE;
             }
@@ -279,13 +276,23 @@ impl BufferHeader {
                 continue;
             }
             let blocked = |w| w & (EXCLUSIVE | SHARED_MASK) != 0;
-            let begin = || stats.begin_wait(WaitEvent::BufferBusyWaits);
+            let begin = || self.begin_busy_wait(stats);
             if self.wait_while(blocked, Some(admit_at), begin, &mut wait) == Waited::TimedOut {
                 self.wake(ADMIT);
                 patience = (patience * 2).min(MAX_ADMIT_AFTER);
                 admit_at = Instant::now() + patience;
             }
         }
+    }
+
+    /// Starts a session's `buffer busy waits` for this buffer's block, with Oracle's
+    /// parameters: P1 the file, P2 the block (so ASH shows the block waited for), P3 the
+    /// block's class, which lioscope does not record (0).
+    fn begin_busy_wait<'s>(&self, stats: &'s SessionStats) -> WaitTimer<'s> {
+        let rdba = self.rdba.load(Ordering::Relaxed);
+        let (file, block) = (crate::storage::block::rdba_file(rdba), crate::storage::block::rdba_block(rdba));
+        let parameters = WaitParameters { p: [u64::from(file), u64::from(block), 0], blocking_session: None };
+        stats.begin_wait_with(WaitEvent::BufferBusyWaits, parameters)
     }
 
     /// Lets a shared lock and its pin go.
@@ -473,6 +480,39 @@ mod tests {
         h.unlock_shared_unpin();
         assert_eq!(writer.join().unwrap(), 1, "the writer waited once");
         assert_eq!(h.word.load(Ordering::Relaxed) & !PARKED, 0, "every pin and lock let go");
+    }
+
+    /// A session waiting for a block's content lock shows the block in its wait's
+    /// parameters (P1 file, P2 block), as ASH and `v$session` read them.
+    #[test]
+    fn a_busy_wait_names_the_block_waited_for() {
+        let rdba = crate::storage::block::rdba(3, 4242);
+        let h = current(rdba);
+        let holder = SessionStats::default();
+        h.pin();
+        h.lock_exclusive(&holder);
+        let waiter = SessionStats::default();
+        let reading = std::thread::scope(|s| {
+            s.spawn(|| {
+                h.pin();
+                h.lock_exclusive(&waiter);
+                h.unlock_exclusive_unpin();
+            });
+            let started = Instant::now();
+            let reading = loop {
+                match waiter.activity().read() {
+                    Some(r) if r.state.wait_event() == Some(WaitEvent::BufferBusyWaits) => break Some(r),
+                    _ if started.elapsed() > Duration::from_secs(10) => break None,
+                    _ => std::thread::yield_now(),
+                }
+            };
+            // Let the waiter in before judging, so that a failure cannot leave it waiting.
+            h.unlock_exclusive_unpin();
+            reading
+        });
+        let reading = reading.expect("the waiter slept on the lock");
+        assert_eq!(reading.wait.map(|w| w.p), Some([3, 4242, 0]));
+        assert_eq!(waiter.event(WaitEvent::BufferBusyWaits).waits, 1);
     }
 
     /// Pins taken and let go by another thread change the word a writer exchanges, but
