@@ -13,9 +13,10 @@
 //! - The *content lock*: shared holders read the bytes, the one exclusive holder writes
 //!   them. A writer waits until no one shares the block; a session that sleeps for the
 //!   lock either way is in `buffer busy waits` (once per get, from the moment it first
-//!   sleeps); a commit cleanout only tries it, and leaves a held block alone. Pins taken and let go beside the lock change the same word: a writer whose
-//!   exchange they foil tries again while no one holds the lock, and one that finds the
-//!   lock free after a short spin did not wait.
+//!   sleeps; P1 and P2 name the block); a commit cleanout only tries it, and leaves a
+//!   held block alone. Pins taken and let go beside the lock change the same word: a
+//!   writer whose exchange they foil tries again while no one holds the lock, and one
+//!   that finds the lock free after a short spin did not wait.
 //! - QUEUED: a writer waits for the block's shared holders. New shared gets wait behind
 //!   it (a latch-free one finds the bit in the word its one atomic operation returns and
 //!   goes to the latch), so the holders drain and the writer gets in: readers that keep
@@ -54,7 +55,6 @@
 //!   its shared holders, and cleared only by the writer that then takes it exclusive.
 
 use super::{CR, IN_CHAIN, MAX_TOUCH, READING, VALID};
-use crate::stats::activity::WaitParameters;
 use crate::stats::{SessionStats, WaitEvent, WaitTimer};
 use parking_lot_core::{DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, ParkResult, UnparkToken};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
@@ -289,9 +289,7 @@ impl BufferHeader {
     /// parameters: P1 the file, P2 the block (so ASH shows the block waited for), P3 the
     /// block's class, which lioscope does not record (0).
     fn begin_busy_wait<'s>(&self, stats: &'s SessionStats) -> WaitTimer<'s> {
-        let rdba = self.rdba.load(Ordering::Relaxed);
-        let (file, block) = (crate::storage::block::rdba_file(rdba), crate::storage::block::rdba_block(rdba));
-        let parameters = WaitParameters { p: [u64::from(file), u64::from(block), 0], blocking_session: None };
+        let parameters = super::block_wait_parameters(self.rdba.load(Ordering::Relaxed), 0);
         stats.begin_wait_with(WaitEvent::BufferBusyWaits, parameters)
     }
 

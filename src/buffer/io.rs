@@ -26,16 +26,6 @@
 
 use super::*;
 
-/// P1–P3 of a read of `blocks` blocks from `rdba` on, as Oracle's `db file sequential
-/// read` and `db file scattered read` give them: file#, block#, blocks.
-fn block_read_parameters(rdba: u32, blocks: u32) -> crate::stats::activity::WaitParameters {
-    let (file, block) = (block::rdba_file(rdba), block::rdba_block(rdba));
-    crate::stats::activity::WaitParameters {
-        p: [u64::from(file), u64::from(block), u64::from(blocks)],
-        blocking_session: None,
-    }
-}
-
 /// Why a buffer is written, which decides what its write may wait for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum WriteFor {
@@ -70,7 +60,7 @@ impl BufferCache {
         let file = self.file(rdba);
         let mut call_ended = None;
         let result = file.and_then(|file| {
-            let wait = stats.begin_wait_with(WaitEvent::DbFileSequentialRead, block_read_parameters(rdba, 1));
+            let wait = stats.begin_wait_with(WaitEvent::DbFileSequentialRead, block_wait_parameters(rdba, 1));
             // SAFETY: we hold the only pin on a READING buffer: nobody else reads or writes it.
             let bytes = unsafe { self.buffer_bytes_mut(victim) };
             let (read, ended) = syscall_cpu(stats, wait, || file.read_block(block::rdba_block(rdba), bytes));
@@ -336,7 +326,7 @@ impl BufferCache {
         let mut call_ended = None;
         let io = self.file(first).and_then(|file| {
             let event = if n > 1 { WaitEvent::DbFileScatteredRead } else { WaitEvent::DbFileSequentialRead };
-            let wait = stats.begin_wait_with(event, block_read_parameters(first, n));
+            let wait = stats.begin_wait_with(event, block_wait_parameters(first, u64::from(n)));
             // SAFETY: each buffer is READING and pinned by us alone; they are distinct.
             let mut bufs: Vec<&mut [u8]> = run.iter().map(|&(_, i)| unsafe { self.buffer_bytes_mut(i) }).collect();
             let (read, ended) = syscall_cpu(stats, wait, || file.read_blocks(block::rdba_block(first), &mut bufs));

@@ -412,6 +412,13 @@ impl BufferCache {
     }
 }
 
+/// P1–P3 of a wait for block `rdba`, as Oracle gives them: file#, block#, and `p3` (the
+/// blocks of a read, the class of a busy block).
+fn block_wait_parameters(rdba: u32, p3: u64) -> crate::stats::activity::WaitParameters {
+    let (file, block) = (block::rdba_file(rdba), block::rdba_block(rdba));
+    crate::stats::activity::WaitParameters { p: [u64::from(file), u64::from(block), p3], blocking_session: None }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

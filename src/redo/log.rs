@@ -16,6 +16,10 @@
 //! sequence's file, so LSNs grow with the log. A record never spans two files: one that
 //! does not fit the rest of the current file goes at the start of the next sequence.
 //!
+//! Every record is appended under the buffer's one lock (`LogState`), most while their
+//! session holds a block exclusive; an appender that finds it held waits in `latch: redo
+//! allocation`.
+//!
 //! Group commit: a committing session waits (`log file sync`) until redo past its commit
 //! record is synced. If no write is under way it makes the write itself, taking whatever
 //! the buffer holds by then, as a PostgreSQL backend flushes WAL itself: no hand-over to
@@ -421,10 +425,8 @@ impl RedoLog {
         scn: u64,
         encode: impl FnOnce(&mut Vec<u8>, u32),
     ) -> Result<(Lsn, Lsn)> {
-        let mut state = self.state.try_lock().unwrap_or_else(|| {
-            let _wait = stats.begin_wait(WaitEvent::LatchRedoAllocation);
-            self.state.lock()
-        });
+        let mut state =
+            stats.get_or_wait(WaitEvent::LatchRedoAllocation, || self.state.try_lock(), || self.state.lock());
         if state.pending > LOG_BUFFER {
             let _wait = stats.begin_wait(WaitEvent::LogBufferSpace);
             while state.pending > LOG_BUFFER && state.failed.is_none() {

@@ -195,6 +195,15 @@ impl SessionStats {
         WaitTimer { stats: self, event, start }
     }
 
+    /// What `now` gets at once, or else what `waiting` gets, that wait timed as `event`: a
+    /// lock found free is not waited for, and costs no clock read.
+    pub fn get_or_wait<T>(&self, event: WaitEvent, now: impl FnOnce() -> Option<T>, waiting: impl FnOnce() -> T) -> T {
+        now().unwrap_or_else(|| {
+            let _wait = self.begin_wait(event);
+            waiting()
+        })
+    }
+
     /// Starts timing a wait that knows its P1–P3 (and perhaps the session it waits for),
     /// which Active Session History shows.
     pub fn begin_wait_with(&self, event: WaitEvent, parameters: super::activity::WaitParameters) -> WaitTimer<'_> {

@@ -1,6 +1,7 @@
 //! The locks of tables and indexes that are not row locks: who may insert into a table,
 //! which statements keep DDL away from it, which transactions have changes in it, and
-//! the structure lock of each index.
+//! the structure lock of each index. An insert that finds its table's insert lock held
+//! waits in `enq: HW - contention` ([`TableLocks::insert_lock`]).
 //!
 //! Invariants: one [`TableLocks`] and one structure lock per object id for as long as the
 //! database is open (created on first use, never replaced), so every session that locks
@@ -43,10 +44,7 @@ impl TableLocks {
     /// `enq: HW - contention` when another statement holds it (the lock guards the
     /// segment's high-water mark and the block rows are appended to).
     pub fn insert_lock(&self, stats: &SessionStats) -> ArcMutexGuard<RawMutex, ()> {
-        self.writer.try_lock_arc().unwrap_or_else(|| {
-            let _wait = stats.begin_wait(WaitEvent::EnqHwContention);
-            self.writer.lock_arc()
-        })
+        stats.get_or_wait(WaitEvent::EnqHwContention, || self.writer.try_lock_arc(), || self.writer.lock_arc())
     }
 }
 
