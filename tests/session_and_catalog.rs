@@ -120,3 +120,32 @@ fn short_statements_add_up_to_cpu_and_db_time() {
     let db_time_us = s.stats().time(TimeModel::DbTime);
     assert_eq!(mystat("DB time"), db_time_us / 10_000, "DB time after {db_time_us} µs");
 }
+
+/// `timed_statistics = FALSE` stops a session's calls reading their thread's CPU clock:
+/// its DB CPU stays where it was while DB time goes on; another session's is still timed;
+/// TRUE times the next call again.
+#[test]
+fn timed_statistics_false_stops_db_cpu_for_the_session_alone() {
+    use lioscope::stats::TimeModel;
+    const BUSY: &str = "SELECT COUNT(*) FROM dual CONNECT BY LEVEL <= 200000";
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(&dir.path().join("db"), options(BS, "2M"));
+    let (s, other) = (db.session(), db.session());
+    assert_eq!(s.parameters().get("timed_statistics"), "TRUE");
+    exec(&s, "ALTER SESSION SET timed_statistics = FALSE");
+    assert_eq!(s.parameters().get("timed_statistics"), "FALSE");
+    let (cpu, db_time) = (s.stats().time(TimeModel::DbCpu), s.stats().time(TimeModel::DbTime));
+    let other_cpu = other.stats().time(TimeModel::DbCpu);
+    for _ in 0..3 {
+        exec(&s, BUSY);
+        exec(&other, BUSY);
+    }
+    assert_eq!(s.stats().time(TimeModel::DbCpu), cpu, "DB CPU of the untimed session");
+    assert!(s.stats().time(TimeModel::DbTime) > db_time, "DB time goes on");
+    assert!(other.stats().time(TimeModel::DbCpu) > other_cpu, "the other session is still timed");
+    exec(&s, "ALTER SESSION SET timed_statistics = TRUE");
+    exec(&s, BUSY);
+    assert!(s.stats().time(TimeModel::DbCpu) > cpu, "timed again");
+    let refused = error(&s, "ALTER SESSION SET timed_statistics = maybe");
+    assert!(refused.contains("timed_statistics") && refused.contains("TRUE or FALSE"), "{refused}");
+}

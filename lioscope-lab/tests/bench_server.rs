@@ -1,7 +1,7 @@
-//! The server benchmark end to end at a small size: pgbench against `lioscope serve` and
-//! against PostgreSQL, two rounds each, every run with its transactions, latencies and
-//! the CPU its server and pgbench spent; the summary's medians and ratios are those of
-//! the runs. `./test.sh` installs PostgreSQL (and its pgbench) when they are missing.
+//! The server benchmark end to end at a small size: pgbench against `lioscope serve` (with
+//! `timed_statistics` TRUE and FALSE) and against PostgreSQL, two rounds each, every run
+//! with its transactions, latencies and the CPU its server and pgbench spent; the
+//! summary's medians and ratios are those of the runs. `./test.sh` installs PostgreSQL (and its pgbench) when they are missing.
 
 use lioscope_lab::bench::server::{RunFigures, ServerBenchOptions, run, summary};
 
@@ -15,10 +15,11 @@ fn the_server_benchmark_runs_both_engines_in_rounds_and_reads_their_cpu() {
         seconds: 1,
         rounds: 2,
         no_postgres: false,
+        untimed: true,
         dir: Some(dir.path().join("work")),
     };
     let figures = run(&opts).expect("the benchmark runs (./test.sh installs PostgreSQL and pgbench)");
-    assert_eq!(figures.len(), 2 * 2 * 2, "two scripts, two engines, two rounds");
+    assert_eq!(figures.len(), 2 * 3 * 2, "two scripts, three engines, two rounds");
     for f in &figures {
         assert!(f.tps > 0.0 && f.transactions > 0 && f.failed == 0, "{f:?}");
         assert!(f.latency_ms[0] > 0.0 && f.latency_ms[0] <= f.latency_ms[2], "{f:?}");
@@ -32,14 +33,16 @@ fn the_server_benchmark_runs_both_engines_in_rounds_and_reads_their_cpu() {
     let runs = |engine: &str, script: &str| -> Vec<&RunFigures> {
         figures.iter().filter(|f| f.engine == engine && f.script == script).collect()
     };
-    let rounds: Vec<u32> = runs("PostgreSQL", "tpcb").iter().map(|f| f.round).collect();
-    assert_eq!(rounds, [1, 2]);
+    for engine in ["lioscope", "lioscope untimed", "PostgreSQL"] {
+        let rounds: Vec<u32> = runs(engine, "tpcb").iter().map(|f| f.round).collect();
+        assert_eq!(rounds, [1, 2], "{engine}");
+    }
 
     // The summary's ratio is the median of the two rounds' ratios: their mean.
     let ratio = |round: usize| runs("lioscope", "select")[round].tps / runs("PostgreSQL", "select")[round].tps;
     let (r1, r2) = (ratio(0), ratio(1));
     let text = summary(&figures);
     let expected = format!("{:.2} ({:.2}–{:.2})", (r1 + r2) / 2.0, r1.min(r2), r1.max(r2));
-    let select = text.lines().find(|l| l.starts_with("| select | 2 | 2 |")).expect(&text);
+    let select = text.lines().find(|l| l.starts_with("| select | 2 | lioscope | 2 |")).expect(&text);
     assert!(select.contains(&expected), "{expected} in {select}");
 }

@@ -23,6 +23,8 @@
 //! and cost well under a microsecond, so their wall time by the monotonic clock, read
 //! without a system call, stands for their CPU time (it overstates it only by time the
 //! thread was descheduled inside them).
+//! A session whose `timed_statistics` is FALSE reads no CPU clock: its two CPU figures
+//! stay where they are.
 
 use super::*;
 
@@ -64,7 +66,7 @@ impl BufferCache {
             // SAFETY: we hold the only pin on a READING buffer: nobody else reads or writes it.
             let bytes = unsafe { self.buffer_bytes_mut(victim) };
             let (read, ended) = syscall_cpu(stats, wait, || file.read_block(block::rdba_block(rdba), bytes));
-            call_ended = Some(ended);
+            call_ended = ended;
             read
         });
         let checked = result
@@ -88,9 +90,10 @@ impl BufferCache {
     /// returns the failures, by position in `run`. The
     /// checks' CPU, by the thread's CPU clock from `call_ended` (the clock's reading as
     /// the call returned, so no extra reading is taken) to after the last check, goes to
-    /// `physical read block check ns`.
+    /// `physical read block check ns`, where the session times its CPU
+    /// ([`SessionStats::cpu_timed`]).
     fn check_read(&self, stats: &SessionStats, call_ended: Option<u64>, run: &[(u32, u32)]) -> Vec<(usize, Error)> {
-        let started = call_ended.unwrap_or_else(crate::stats::osstat::thread_cpu_time_ns);
+        let started = call_ended.or_else(|| stats.thread_cpu_ns());
         let mut failed = Vec::new();
         for (at, &(rdba, index)) in run.iter().enumerate() {
             // SAFETY: still READING and pinned by us alone for writing.
@@ -98,8 +101,10 @@ impl BufferCache {
                 failed.push((at, self.corrupt(rdba, reason)));
             }
         }
-        let ended = crate::stats::osstat::thread_cpu_time_ns();
-        stats.add(Stat::PhysicalReadBlockCheckNs, ended.saturating_sub(started));
+        if let Some(started) = started {
+            let ended = crate::stats::osstat::thread_cpu_time_ns();
+            stats.add(Stat::PhysicalReadBlockCheckNs, ended.saturating_sub(started));
+        }
         failed
     }
 
@@ -330,7 +335,7 @@ impl BufferCache {
             // SAFETY: each buffer is READING and pinned by us alone; they are distinct.
             let mut bufs: Vec<&mut [u8]> = run.iter().map(|&(_, i)| unsafe { self.buffer_bytes_mut(i) }).collect();
             let (read, ended) = syscall_cpu(stats, wait, || file.read_blocks(block::rdba_block(first), &mut bufs));
-            call_ended = Some(ended);
+            call_ended = ended;
             read
         });
         let failed = match io {
@@ -462,13 +467,17 @@ fn timed<T>(stats: &SessionStats, stat: Stat, step: impl FnOnce() -> T) -> T {
 
 /// Runs a read system call and ends its `wait`, and adds the CPU time the thread spent
 /// (its CPU clock before and after) to `physical read syscall CPU ns`; returns the
-/// call's result and the clock's reading after it, where the block checks start.
+/// call's result and the clock's reading after it, where the block checks start. A
+/// session that does not time its CPU ([`SessionStats::cpu_timed`]) reads no clock.
 #[inline]
-fn syscall_cpu<T>(stats: &SessionStats, wait: impl Sized, call: impl FnOnce() -> T) -> (T, u64) {
-    let started = crate::stats::osstat::thread_cpu_time_ns();
+fn syscall_cpu<T>(stats: &SessionStats, wait: impl Sized, call: impl FnOnce() -> T) -> (T, Option<u64>) {
+    let started = stats.thread_cpu_ns();
     let out = call();
     drop(wait);
-    let ended = crate::stats::osstat::thread_cpu_time_ns();
-    stats.add(Stat::PhysicalReadSyscallCpuNs, ended.saturating_sub(started));
+    let ended = started.map(|started| {
+        let ended = crate::stats::osstat::thread_cpu_time_ns();
+        stats.add(Stat::PhysicalReadSyscallCpuNs, ended.saturating_sub(started));
+        ended
+    });
     (out, ended)
 }

@@ -524,6 +524,19 @@ mod tests {
         for stat in timed {
             assert_eq!(cached.get(stat), 0, "{} stays 0 on cached gets", stat.name());
         }
+        // A session that does not time its CPU (`timed_statistics = FALSE`) reads no CPU
+        // clock; the monotonic clock's timings go on.
+        let untimed = SessionStats::default();
+        untimed.set_cpu_timed(false);
+        cache.flush(&untimed).unwrap();
+        read(&untimed);
+        assert_eq!(untimed.get(Stat::PhysicalReads), 33);
+        for stat in [Stat::PhysicalReadSyscallCpuNs, Stat::PhysicalReadBlockCheckNs] {
+            assert_eq!(untimed.get(stat), 0, "{} without the CPU clock", stat.name());
+        }
+        for stat in [Stat::PhysicalReadBufferClaimNs, Stat::PhysicalReadChainInsertNs] {
+            assert!(untimed.get(stat) > 0, "{} moves on", stat.name());
+        }
     }
 
     /// A scan keeps the blocks of a multiblock read pinned until it visits them, and a

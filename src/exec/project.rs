@@ -121,6 +121,7 @@ impl ProjectStage {
         }
         let stats = ctx.access.stats;
         let count = stats.counting_helpers();
+        let timed = stats.cpu_timed();
         std::thread::scope(|scope| {
             let helper = std::thread::Builder::new()
                 .name("lioscope-batch-helper".into())
@@ -128,7 +129,7 @@ impl ProjectStage {
                     // The CPU clock starts first: opening the counters (a dozen system
                     // calls, slow on some virtual machines) is the helper's work too, and
                     // task-clock counts it once it is open.
-                    let cpu_started = thread_cpu_time_ns();
+                    let cpu_started = timed.then(thread_cpu_time_ns);
                     let counters = count.then(crate::stats::hwcounters::ThreadCounters::open);
                     for range in batches(start, stop) {
                         let Ok(mut work) = free_rx.recv() else { break };
@@ -139,7 +140,8 @@ impl ProjectStage {
                             break;
                         }
                     }
-                    (thread_cpu_time_ns().saturating_sub(cpu_started), counters.map(|c| c.read()))
+                    let cpu_ns = cpu_started.map_or(0, |started| thread_cpu_time_ns().saturating_sub(started));
+                    (cpu_ns, counters.map(|c| c.read()))
                 })
                 .ok()?;
             let mut stored = Ok(());

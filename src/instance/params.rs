@@ -49,6 +49,7 @@ pub const UNDO_TABLESPACE_MAXSIZE: &str = "undo_tablespace_maxsize";
 pub const UNDO_RETENTION: &str = "undo_retention";
 pub const PRE_PAGE_SGA: &str = "pre_page_sga";
 pub const STATISTICS_LEVEL: &str = "statistics_level";
+pub const TIMED_STATISTICS: &str = "timed_statistics";
 pub const PARALLEL_MAX_SERVERS: &str = "parallel_max_servers";
 pub const INMEMORY_SIZE: &str = "inmemory_size";
 pub const INMEMORY_MAX_POPULATE_SERVERS: &str = "inmemory_max_populate_servers";
@@ -167,6 +168,13 @@ pub const PARAMETERS: &[ParameterDef] = &[
         default: "typical",
         modifiable: Modifiable::SessionAndSystem,
         description: "all: every query gathers row-source statistics (rows, cr, pr, pw, time per plan line), at the cost of reading the clock around the rows each line passes on",
+    },
+    ParameterDef {
+        name: TIMED_STATISTICS,
+        kind: Kind::Boolean,
+        default: "TRUE",
+        modifiable: Modifiable::SessionAndSystem,
+        description: "FALSE: a user call does not ask the operating system for its thread's CPU time (two system calls a call, and two a physical read), so DB CPU, CPU used by this session, v$sql CPU_TIME and the physical reads' CPU statistics do not grow; elapsed and wait times, read from a clock that needs no system call, are still timed",
     },
     ParameterDef {
         name: PARALLEL_MAX_SERVERS,

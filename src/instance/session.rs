@@ -102,6 +102,8 @@ struct HotParameters {
     multiblock_read_count: u32,
     parallel_max_servers: u64,
     statistics_all: bool,
+    /// `timed_statistics = TRUE`: calls read their thread's CPU clock.
+    timed_cpu: bool,
     /// `commit_logging = batch`, `commit_wait = nowait`, `commit_wait = force_wait`.
     commit_batch: bool,
     commit_nowait: bool,
@@ -353,6 +355,7 @@ impl Session {
             multiblock_read_count: self.read_parameter(params::MBRC, params::number) as u32,
             parallel_max_servers: self.read_parameter(params::PARALLEL_MAX_SERVERS, params::number),
             statistics_all: self.read_parameter(params::STATISTICS_LEVEL, |_, value| value.eq_ignore_ascii_case("all")),
+            timed_cpu: self.read_parameter(params::TIMED_STATISTICS, |_, value| value == "TRUE"),
             commit_batch: self.read_parameter(params::COMMIT_LOGGING, |_, value| value == "batch"),
             commit_nowait: self.read_parameter(params::COMMIT_WAIT, |_, value| value == "nowait"),
             commit_force_wait: self.read_parameter(params::COMMIT_WAIT, |_, value| value == "force_wait"),
@@ -393,6 +396,11 @@ impl Session {
             block_size: self.db.cache.block_size(),
         };
         crate::exec::workarea::WorkArea::sized(hot.workarea_manual, hot.pga_aggregate_target, hot.hash_area_size, temp)
+    }
+
+    /// Whether this session's calls read their thread's CPU clock (`timed_statistics`).
+    pub(crate) fn times_cpu(&self) -> bool {
+        self.hot_parameters().timed_cpu
     }
 
     /// Whether this session's queries gather row-source statistics: `statistics_level =

@@ -2,7 +2,10 @@
 //! The statement is published in `v$session` while it runs (and the snapshot it reads
 //! as of, for the purge of index entries), and for Active Session History (its SQL_ID,
 //! a new SQL_EXEC_ID, IN_SQL_EXECUTION); its time goes to DB time and DB CPU, and its
-//! figures (with what its work areas did) to `v$sql` and `v$sql_workarea`.
+//! figures (with what its work areas did) to `v$sql` and `v$sql_workarea`. Its CPU is
+//! read from the thread's CPU clock before and after (two system calls), unless the
+//! session's `timed_statistics` is FALSE: then DB CPU does not grow, and the call asks
+//! the operating system for nothing.
 
 use super::QueryResult;
 use crate::error::Result;
@@ -31,7 +34,9 @@ pub(crate) fn user_call_hashed(
     run: impl FnOnce() -> Result<QueryResult>,
 ) -> Result<QueryResult> {
     let started = Instant::now();
-    let cpu_started = osstat::thread_cpu_time_ns();
+    let stats = session.stats();
+    stats.set_cpu_timed(session.times_cpu());
+    let cpu_started = stats.thread_cpu_ns();
     session.stats().activity().begin_call(sql_hash, session.db.registry.next_sql_exec_id());
     session.call_workareas.borrow_mut().clear();
     session.info.active.store(true, Ordering::Relaxed);
@@ -44,7 +49,6 @@ pub(crate) fn user_call_hashed(
         text.clear();
         text.push_str(sql.trim());
     }
-    let stats = session.stats();
     stats.begin_interruptible_call();
     stats.add(Stat::UserCalls, 1);
     let counters_before = session.hardware_counters();
@@ -56,7 +60,7 @@ pub(crate) fn user_call_hashed(
     let kept = session.txn.borrow().snapshot.unwrap_or(0);
     session.info.reading_since.store(kept, Ordering::Release);
     let elapsed_us = started.elapsed().as_micros() as u64;
-    let cpu_us = osstat::thread_cpu_time_ns().saturating_sub(cpu_started) / 1000;
+    let cpu_us = cpu_started.map_or(0, |started| osstat::thread_cpu_time_ns().saturating_sub(started) / 1000);
     stats.add_time(TimeModel::SqlExecuteElapsed, elapsed_us);
     stats.add_time_and_centiseconds(TimeModel::DbTime, Stat::DbTime, elapsed_us);
     stats.add_time_and_centiseconds(TimeModel::DbCpu, Stat::CpuUsedBySession, cpu_us);

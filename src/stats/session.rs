@@ -98,6 +98,8 @@ pub struct SessionStats {
     interrupted_call: std::sync::atomic::AtomicU64,
     /// How long a row lock wait may last, in milliseconds (0: as long as it takes).
     lock_wait_limit_ms: std::sync::atomic::AtomicU64,
+    /// `timed_statistics = FALSE` for the current call: its thread's CPU clock is not read.
+    cpu_untimed: std::sync::atomic::AtomicBool,
 }
 
 impl Default for SessionStats {
@@ -112,6 +114,7 @@ impl Default for SessionStats {
             call: Default::default(),
             interrupted_call: std::sync::atomic::AtomicU64::new(u64::MAX),
             lock_wait_limit_ms: Default::default(),
+            cpu_untimed: Default::default(),
         }
     }
 }
@@ -260,6 +263,23 @@ impl SessionStats {
     /// What helper threads counted for the session, in all.
     pub fn helper_counts(&self) -> super::hwcounters::Reading {
         self.helper_counts.lock().clone()
+    }
+
+    /// Whether the session's calls read their thread's CPU clock (`timed_statistics`), as
+    /// its current call found the parameter.
+    pub fn cpu_timed(&self) -> bool {
+        !self.cpu_untimed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets [`SessionStats::cpu_timed`], at the start of a call.
+    pub(crate) fn set_cpu_timed(&self, on: bool) {
+        self.cpu_untimed.store(!on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The calling thread's CPU clock, in nanoseconds, where the session's CPU is timed
+    /// ([`SessionStats::cpu_timed`]); `None` otherwise, without asking the operating system.
+    pub fn thread_cpu_ns(&self) -> Option<u64> {
+        self.cpu_timed().then(super::osstat::thread_cpu_time_ns)
     }
 
     /// Adds CPU time the session's statement spent on a helper thread: to `DB CPU` and

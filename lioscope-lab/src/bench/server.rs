@@ -71,6 +71,11 @@ pub struct ServerBenchOptions {
     /// Leave PostgreSQL out.
     #[arg(long)]
     pub no_postgres: bool,
+    /// Also run lioscope with `timed_statistics = FALSE`, as the engine `lioscope
+    /// untimed`: its calls do not read their thread's CPU clock (two system calls a call
+    /// fewer), so the runs show what timing DB CPU costs.
+    #[arg(long)]
+    pub untimed: bool,
     /// Directory for the databases (default: a temporary directory, removed after).
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -162,6 +167,8 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
         s.execute(&format!("ALTER SYSTEM SET log_checkpoint_timeout = {CHECKPOINT_SECONDS}"))?;
     }
     let embedded = embedded_point_selects(&db, accounts, opts.seconds.min(5))?;
+    // Kept to set the served database's `timed_statistics` before each lioscope run.
+    let served = db.clone();
     eprintln!("embedded: {embedded:.2} µs a point select (prepared, one session, no protocol)");
     let server = lioscope_server::Server::start(
         db,
@@ -178,20 +185,32 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
     // Each script and client count runs on one engine and at once on the other, so that
     // the two figures of a ratio are minutes apart at most, whatever the host does; with
     // rounds, which engine goes first alternates, so neither always meets a warmer host.
-    let lioscope = Engine { name: "lioscope", target, server: ServerProcess::Own };
+    let lioscope = Engine { name: "lioscope", target: target.clone(), server: ServerProcess::Own, timed: Some(true) };
+    let untimed = opts.untimed.then(|| Engine {
+        name: UNTIMED,
+        target: target.clone(),
+        server: ServerProcess::Own,
+        timed: Some(false),
+    });
     let postgres_engine = postgres.as_ref().map(|(pg, target)| Engine {
         name: "PostgreSQL",
         target: target.clone(),
         server: pg.postmaster_pid().map_or(ServerProcess::Unknown, ServerProcess::Tree),
+        timed: None,
     });
     for (script, path) in &scripts {
         for &clients in &opts.clients {
             for round in 1..=opts.rounds {
-                let mut engines: Vec<&Engine> = std::iter::once(&lioscope).chain(&postgres_engine).collect();
+                let mut engines: Vec<&Engine> =
+                    std::iter::once(&lioscope).chain(&untimed).chain(&postgres_engine).collect();
                 if round % 2 == 0 {
                     engines.reverse();
                 }
                 for engine in engines {
+                    if let Some(timed) = engine.timed {
+                        let value = if timed { "TRUE" } else { "FALSE" };
+                        served.session().execute(&format!("ALTER SYSTEM SET timed_statistics = {value}"))?;
+                    }
                     let run = Run { script, path, clients, round, seconds: opts.seconds };
                     figures.push(pgbench(engine, &run, &work)?);
                     eprintln!("{}", line(figures.last().expect("pushed")));
@@ -199,9 +218,10 @@ pub fn run(opts: &ServerBenchOptions) -> Result<Vec<RunFigures>> {
             }
         }
     }
+    drop(served);
     server.shutdown()?;
     drop(postgres);
-    figures.sort_by_key(|f| (f.engine != "lioscope", f.script != "tpcb", f.clients, f.round));
+    figures.sort_by_key(|f| (engine_rank(f.engine), f.script != "tpcb", f.clients, f.round));
     println!("{}", table(&figures));
     println!("{}", summary(&figures));
     if let Some(served) = figures.iter().find(|f| f.engine == "lioscope" && f.script == "select" && f.clients == 1) {
@@ -323,6 +343,21 @@ struct Engine {
     name: &'static str,
     target: Target,
     server: ServerProcess,
+    /// lioscope's `timed_statistics`, set before each of its runs; `None` for PostgreSQL.
+    timed: Option<bool>,
+}
+
+/// The name of lioscope's runs with `timed_statistics = FALSE`.
+const UNTIMED: &str = "lioscope untimed";
+
+/// Where an engine's runs go in the report: lioscope's, then its untimed ones, then
+/// PostgreSQL's.
+fn engine_rank(engine: &str) -> u8 {
+    match engine {
+        "lioscope" => 0,
+        UNTIMED => 1,
+        _ => 2,
+    }
 }
 
 /// What one pgbench run is asked.
@@ -464,22 +499,24 @@ fn median(values: Vec<f64>) -> Option<f64> {
     median_and_range(values).map(|(median, _, _)| median)
 }
 
-/// For each script and client count: each engine's median TPS and median server CPU a
-/// transaction over the rounds, and lioscope's TPS over PostgreSQL's, the median of the
+/// For each script, client count and lioscope engine (with `timed_statistics` TRUE, the
+/// default, and FALSE where run): its median TPS and median server CPU a transaction over
+/// the rounds beside PostgreSQL's, and its TPS over PostgreSQL's, the median of the
 /// rounds' ratios (each from the two runs of one round) with the lowest and highest.
 pub fn summary(figures: &[RunFigures]) -> String {
     let mut out = String::from(
-        "| script | clients | rounds | lioscope TPS | PostgreSQL TPS | TPS ratio: median (lowest–highest) | lioscope server CPU µs/tx | PostgreSQL server CPU µs/tx |\n\
-         |---|---:|---:|---:|---:|---|---:|---:|\n",
+        "| script | clients | engine | rounds | TPS | PostgreSQL TPS | TPS ratio: median (lowest–highest) | server CPU µs/tx | PostgreSQL server CPU µs/tx |\n\
+         |---|---:|---|---:|---:|---:|---|---:|---:|\n",
     );
-    let mut cases: Vec<(&str, usize)> = figures.iter().map(|f| (f.script, f.clients)).collect();
-    cases.sort_by_key(|&(script, clients)| (script != "tpcb", clients));
+    let mut cases: Vec<(&str, usize, &str)> =
+        figures.iter().filter(|f| engine_rank(f.engine) < 2).map(|f| (f.script, f.clients, f.engine)).collect();
+    cases.sort_by_key(|&(script, clients, engine)| (script != "tpcb", clients, engine_rank(engine)));
     cases.dedup();
-    for (script, clients) in cases {
+    for (script, clients, engine) in cases {
         let runs = |engine: &str| -> Vec<&RunFigures> {
             figures.iter().filter(|f| f.engine == engine && f.script == script && f.clients == clients).collect()
         };
-        let (ours, theirs) = (runs("lioscope"), runs("PostgreSQL"));
+        let (ours, theirs) = (runs(engine), runs("PostgreSQL"));
         let tps = |runs: &[&RunFigures]| median(runs.iter().map(|f| f.tps).collect());
         let cpu = |runs: &[&RunFigures]| median(runs.iter().filter_map(|f| Some(f.server_cpu_us?.total_s())).collect());
         let ratios: Vec<f64> = ours
@@ -493,7 +530,7 @@ pub fn summary(figures: &[RunFigures]) -> String {
             median_and_range(ratios).map_or_else(|| "–".into(), |(m, lo, hi)| format!("{m:.2} ({lo:.2}–{hi:.2})"));
         let cell = |v: Option<f64>, digits: usize| v.map_or_else(|| "–".into(), |v| format!("{v:.digits$}"));
         out.push_str(&format!(
-            "| {script} | {clients} | {} | {} | {} | {ratio} | {} | {} |\n",
+            "| {script} | {clients} | {engine} | {} | {} | {} | {ratio} | {} | {} |\n",
             ours.len().max(theirs.len()),
             cell(tps(&ours), 0),
             cell(tps(&theirs), 0),
@@ -502,4 +539,47 @@ pub fn summary(figures: &[RunFigures]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(engine: &'static str, round: u32, tps: f64) -> RunFigures {
+        RunFigures {
+            engine,
+            script: "select",
+            clients: 8,
+            round,
+            tps,
+            transactions: tps as usize,
+            failed: 0,
+            latency_ms: [0.1, 0.2, 0.3],
+            server_cpu_us: None,
+            client_cpu_us: None,
+        }
+    }
+
+    /// Each lioscope engine gets its row beside PostgreSQL's, the ratio of each round's
+    /// runs, lioscope's default first.
+    #[test]
+    fn the_summary_compares_each_lioscope_engine_with_postgresql_round_by_round() {
+        let figures = [
+            run("PostgreSQL", 1, 100.0),
+            run(UNTIMED, 1, 110.0),
+            run("lioscope", 1, 90.0),
+            run("PostgreSQL", 2, 200.0),
+            run("lioscope", 2, 220.0),
+            run(UNTIMED, 2, 240.0),
+        ];
+        let text = summary(&figures);
+        let rows: Vec<&str> = text.lines().skip(2).collect();
+        assert_eq!(
+            rows,
+            [
+                "| select | 8 | lioscope | 2 | 155 | 150 | 1.00 (0.90–1.10) | – | – |",
+                "| select | 8 | lioscope untimed | 2 | 175 | 150 | 1.15 (1.10–1.20) | – | – |",
+            ]
+        );
+    }
 }
