@@ -37,7 +37,7 @@ pub(crate) fn user_call_hashed(
     let stats = session.stats();
     stats.set_cpu_timed(session.times_cpu());
     let cpu_started = stats.thread_cpu_ns();
-    session.stats().activity().begin_call(sql_hash, session.db.registry.next_sql_exec_id());
+    stats.activity().begin_call(sql_hash, session.db.registry.next_sql_exec_id());
     session.call_workareas.borrow_mut().clear();
     session.info.active.store(true, Ordering::Relaxed);
     // Published before the statement takes its snapshot (which is no older), so a

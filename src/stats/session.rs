@@ -7,6 +7,11 @@
 //! see a figure a few increments old, never a torn one. The one exception is what helper
 //! threads' performance counters counted, which the session's thread adds (after joining
 //! the helper) under a mutex, since a counter reading is not one word.
+//!
+//! Whether the session's CPU is timed ([`SessionStats::cpu_timed`]) is set from its
+//! `timed_statistics` at the start of each call, so the layers below that see only the
+//! statistics (physical reads, helper threads) read the thread's CPU clock, a system
+//! call, only when the call does.
 
 use super::names::{Stat, TimeModel, WaitEvent};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
