@@ -13,7 +13,9 @@
 //! ```
 //!
 //! Modules: `authentication` (SCRAM against lioscope's users), `tls` (the certificate and
-//! key), `connection` (the protocol's handlers), `backend` (a client's session,
+//! key), `exchange` (a connection's loop of messages: log-in on the runtime's socket,
+//! then blocking reads on the connection's own thread), `connection` (the protocol's
+//! handlers), `backend` (a client's session,
 //! statements, transaction block and settings), `client_commands` (what the server
 //! answers itself: BEGIN, COMMIT, SET, SHOW, ...), `catalog_queries` (clients' queries
 //! of `pg_catalog` and `information_schema` written in lioscope's dialect), `copy_text`
@@ -32,6 +34,7 @@ mod catalog_queries;
 mod client_commands;
 mod connection;
 mod copy_text;
+mod exchange;
 mod settings;
 mod sql_text;
 mod sqlstate;
@@ -108,6 +111,8 @@ struct Shared {
     stopping: Arc<tokio::sync::Notify>,
     /// The connections' threads.
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    /// The sockets of logged-in connections, read with blocking calls.
+    sockets: exchange::OpenSockets,
 }
 
 /// Cancel requests: a client's key finds the session to interrupt.
@@ -174,6 +179,7 @@ impl Server {
             shutting_down: AtomicBool::new(false),
             stopping: Arc::new(tokio::sync::Notify::new()),
             threads: Mutex::new(Vec::new()),
+            sockets: exchange::OpenSockets::default(),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (done_tx, done) = std::sync::mpsc::channel();
@@ -241,13 +247,16 @@ impl Server {
         }
         // Closing a connection drops its session: uncommitted work is rolled back.
         self.shared.stopping.notify_waiters();
+        self.shared.sockets.shut_down_all();
         let threads = std::mem::take(&mut *self.shared.threads.lock().expect("connection threads"));
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         for thread in threads {
             while !thread.is_finished() && std::time::Instant::now() < deadline {
-                // A connection between its statements' awaits sees the stop at the next;
-                // a statement whose call began after the first request is asked again.
+                // A connection at an await sees the stop there, one reading its socket
+                // finds it shut down; a statement whose call began after the first
+                // request is asked again.
                 self.shared.stopping.notify_waiters();
+                self.shared.sockets.shut_down_all();
                 for (_, canceller) in self.shared.cancels.lock().expect("cancel registry").values() {
                     canceller.cancel();
                 }
@@ -293,11 +302,10 @@ async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut stop
                 continue;
             }
         };
-        let stopping = shared.stopping.clone();
-        let tls = shared.tls.clone();
+        let serving = shared.clone();
         let thread = std::thread::Builder::new()
             .name(format!("lioscope-client-{}", peer.port()))
-            .spawn(move || serve_connection(socket, tls, connection, stopping));
+            .spawn(move || serve_connection(socket, connection, serving));
         match thread {
             Ok(handle) => {
                 let mut threads = shared.threads.lock().expect("connection threads");
@@ -312,13 +320,8 @@ async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut stop
 /// One connection on a thread of its own, as a PostgreSQL backend is a process of its
 /// own: its statements run on this thread, so a statement costs no hand-over between
 /// threads, and a long one holds up no other client. The protocol runs on a runtime of
-/// the thread's own; the server's stop ends it.
-fn serve_connection(
-    socket: std::net::TcpStream,
-    tls: Option<pgwire::tokio::TlsAcceptor>,
-    connection: Arc<connection::Connection>,
-    stopping: Arc<tokio::sync::Notify>,
-) {
+/// the thread's own ([`exchange`]); the server's stop ends it.
+fn serve_connection(socket: std::net::TcpStream, connection: Arc<connection::Connection>, shared: Arc<Shared>) {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -328,10 +331,11 @@ fn serve_connection(
     };
     runtime.block_on(async move {
         let Ok(socket) = tokio::net::TcpStream::from_std(socket) else { return };
+        let tls = shared.tls.clone();
         tokio::select! {
             // A client that breaks the protocol is disconnected; the server goes on.
-            _ = pgwire::tokio::process_socket(socket, tls, connection::Handlers(connection)) => {}
-            _ = stopping.notified() => {}
+            _ = exchange::serve(socket, tls, connection, &shared.sockets) => {}
+            _ = shared.stopping.notified() => {}
         }
     });
 }

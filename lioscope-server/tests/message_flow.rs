@@ -189,3 +189,36 @@ fn after_an_error_the_server_skips_to_the_sync() {
     wire.send(&[parse("SELECT name FROM t WHERE id = $1"), bind("1"), execute(), message(b'S', b"")].concat());
     assert_eq!(tags(&wire.until_ready(ANSWER)), "12DCZ");
 }
+
+#[test]
+fn messages_sent_along_with_the_startup_are_answered_after_the_log_in() {
+    let (_dir, server) = server();
+    let socket = TcpStream::connect(("127.0.0.1", server.local_addr().port())).unwrap();
+    socket.set_nodelay(true).unwrap();
+    let mut wire = Wire { socket, pending: Vec::new() };
+    // One write: the server reads the query with the startup, before it logs the client
+    // in, and must keep it for after.
+    wire.send(&[startup("sys"), message(b'Q', b"SELECT name FROM t\0")].concat());
+    let login = wire.until_ready(ANSWER);
+    assert_eq!(login.first().map(|(tag, _)| *tag), Some(b'R'), "authentication first: {:?}", tags(&login));
+    let answer = wire.until_ready(ANSWER);
+    assert_eq!(tags(&answer), "TDCZ");
+    assert!(answer[1].1.windows(3).any(|w| w == b"one"), "the row: {:?}", answer[1].1);
+}
+
+#[test]
+fn the_server_s_stop_closes_a_client_waiting_between_statements() {
+    let (_dir, server) = server();
+    let mut wire = Wire::connect(server.local_addr().port());
+    wire.send(&message(b'Q', b"SELECT name FROM t\0"));
+    assert_eq!(tags(&wire.until_ready(ANSWER)), "TDCZ");
+    // The connection's thread now waits in the kernel for the next statement.
+    server.shutdown().unwrap();
+    wire.socket.set_read_timeout(Some(ANSWER)).unwrap();
+    let mut byte = [0u8; 1];
+    match wire.socket.read(&mut byte) {
+        Ok(0) => {}
+        Err(e) if e.kind() == ErrorKind::ConnectionReset => {}
+        other => panic!("the connection is still open after the server stopped: {other:?}"),
+    }
+}
