@@ -149,3 +149,37 @@ fn timed_statistics_false_stops_db_cpu_for_the_session_alone() {
     let refused = error(&s, "ALTER SESSION SET timed_statistics = maybe");
     assert!(refused.contains("timed_statistics") && refused.contains("TRUE or FALSE"), "{refused}");
 }
+
+#[test]
+fn statistics_level_basic_turns_timed_statistics_off_unless_it_is_set() {
+    use lioscope::stats::TimeModel;
+    const BUSY: &str = "SELECT COUNT(*) FROM dual CONNECT BY LEVEL <= 200000";
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(&dir.path().join("db"), options(BS, "2M"));
+    let timed = |s: &lioscope::Session| {
+        let before = s.stats().time(TimeModel::DbCpu);
+        exec(s, BUSY);
+        exec(s, BUSY);
+        s.stats().time(TimeModel::DbCpu) > before
+    };
+    let (s, other) = (db.session(), db.session());
+    exec(&s, "ALTER SESSION SET statistics_level = basic");
+    assert_eq!(s.parameters().get("timed_statistics"), "FALSE", "derived from the session's level");
+    assert!(!timed(&s), "DB CPU of a basic session");
+    assert!(timed(&other), "the other session keeps its level and its timing");
+    // Set explicitly, the parameter wins over the level.
+    exec(&s, "ALTER SESSION SET timed_statistics = TRUE");
+    assert!(timed(&s), "timed when set, at basic");
+
+    // The same at the system's level: a level set for all, then the parameter itself.
+    exec(&other, "ALTER SYSTEM SET statistics_level = basic");
+    let fresh = db.session();
+    assert_eq!(fresh.parameters().get("timed_statistics"), "FALSE");
+    assert!(!timed(&fresh), "a new session under the system's basic level");
+    assert!(timed(&s), "a session's own setting outlives the system's change");
+    exec(&other, "ALTER SYSTEM SET timed_statistics = TRUE");
+    assert!(timed(&fresh), "the system's explicit TRUE wins over its level");
+    exec(&other, "ALTER SESSION SET timed_statistics = FALSE");
+    exec(&other, "ALTER SYSTEM SET statistics_level = typical");
+    assert!(!timed(&other), "and a session's explicit FALSE over the system's");
+}

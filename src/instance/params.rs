@@ -167,14 +167,14 @@ pub const PARAMETERS: &[ParameterDef] = &[
         kind: Kind::Choice(&["basic", "typical", "all"]),
         default: "typical",
         modifiable: Modifiable::SessionAndSystem,
-        description: "all: every query gathers row-source statistics (rows, cr, pr, pw, time per plan line), at the cost of reading the clock around the rows each line passes on",
+        description: "all: every query gathers row-source statistics (rows, cr, pr, pw, time per plan line), at the cost of reading the clock around the rows each line passes on; basic: timed_statistics is FALSE unless set",
     },
     ParameterDef {
         name: TIMED_STATISTICS,
         kind: Kind::Boolean,
         default: "TRUE",
         modifiable: Modifiable::SessionAndSystem,
-        description: "FALSE: a user call does not ask the operating system for its thread's CPU time (two system calls a call, and two a physical read), so DB CPU, CPU used by this session, v$sql CPU_TIME and the physical reads' CPU statistics do not grow; elapsed and wait times, read from a clock that needs no system call, are still timed",
+        description: "Unless set, FALSE where statistics_level is basic and TRUE otherwise. FALSE: a user call does not ask the operating system for its thread's CPU time (two system calls a call, and two a physical read), so DB CPU, CPU used by this session, v$sql CPU_TIME and the physical reads' CPU statistics do not grow; elapsed and wait times, read from a clock that needs no system call, are still timed",
     },
     ParameterDef {
         name: PARALLEL_MAX_SERVERS,
@@ -392,10 +392,12 @@ impl ParameterValues {
         Ok(())
     }
 
-    /// The value of `name`: as created, set, or the default.
+    /// The value of `name`: as created, set, or the default (for `timed_statistics`, the
+    /// one `statistics_level` implies: [`timed_statistics_by_level`]).
     pub fn get(&self, name: &str) -> &str {
         match self.created.get(name).or_else(|| self.set.get(name)) {
             Some(v) => v,
+            None if name == TIMED_STATISTICS => timed_statistics_by_level(self.get(STATISTICS_LEVEL)),
             None => lookup(name).map(ParameterDef::default_value).unwrap_or(""),
         }
     }
@@ -422,6 +424,12 @@ impl ParameterValues {
     pub fn to_map(&self) -> BTreeMap<String, String> {
         self.set.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
     }
+}
+
+/// `timed_statistics` where it was not set: FALSE under `statistics_level = basic`, TRUE
+/// otherwise, as Oracle derives it.
+pub fn timed_statistics_by_level(statistics_level: &str) -> &'static str {
+    if statistics_level.eq_ignore_ascii_case("basic") { "FALSE" } else { "TRUE" }
 }
 
 #[cfg(test)]
