@@ -11,9 +11,10 @@
 //! Invariants: messages are handled one at a time and in order, as pgwire's own loop
 //! handles them (a Terminate, a fatal error or a cancel request's connection ends the
 //! exchange); bytes the client sent ahead (pipelined messages) move with the connection
-//! from one socket to the other; a blocking read or write ends when the server's stop
-//! shuts the socket down ([`OpenSockets`]), which the connection registers before
-//! its first blocking read and withdraws before the socket is closed.
+//! from one socket to the other; the server's stop ends a blocking connection before its
+//! next message, and shuts its socket down so that a read or write blocked on it returns
+//! ([`OpenSockets`]: the connection registers its socket before its first blocking read
+//! and withdraws it before the socket is closed).
 
 use crate::connection::Connection;
 use futures::StreamExt;
@@ -22,9 +23,9 @@ use pgwire::messages::PgWireFrontendMessage;
 use pgwire::tokio::server::{MaybeTls, PgWireMessageServerCodec, negotiate_tls, process_error, process_message};
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -53,19 +54,17 @@ pub async fn serve(
     };
     // No socket: a direct TLS request without TLS configured, or an I/O error.
     let Ok(Some(mut socket)) = negotiated else { return };
-    if exchange(&mut socket, &connection, Some(login_limit.as_mut())).await == Ended::Closed {
+    if exchange(&mut socket, &connection, Some(login_limit.as_mut()), None).await == Ended::Closed {
         return;
     }
-    match logged_in(socket) {
-        LoggedIn::Blocking(mut socket) => {
-            let Some(_registered) = socket.get_ref().stream().ok().and_then(|tcp| sockets.register(tcp)) else {
-                return;
-            };
-            exchange(&mut socket, &connection, None).await;
+    match logged_in(socket, sockets) {
+        LoggedIn::Blocking(mut socket, _registered) => {
+            exchange(&mut socket, &connection, None, Some(sockets)).await;
         }
         LoggedIn::Evented(mut socket) => {
-            exchange(&mut socket, &connection, None).await;
+            exchange(&mut socket, &connection, None, None).await;
         }
+        LoggedIn::Stopping => {}
     }
 }
 
@@ -73,27 +72,48 @@ pub async fn serve(
 /// ([`serve`]), which the server's stop shuts down to end their reads: each
 /// registered (as a second handle) from before its first blocking read until it is
 /// about to be closed, so the stop never touches a closed socket's reused descriptor.
+/// Once stopping, no socket is registered, and each connection ends before its next
+/// message (a read that finds bytes still queued returns them, shut down or not).
 #[derive(Default)]
 pub struct OpenSockets {
     next: AtomicU64,
     open: Mutex<HashMap<u64, std::net::TcpStream>>,
+    stopping: AtomicBool,
+}
+
+/// Why a socket was not registered.
+enum Unregistered {
+    /// The server is stopping.
+    Stopping,
+    /// No second handle to the socket could be made (no descriptor left).
+    NoHandle,
 }
 
 impl OpenSockets {
-    /// Registers `socket` until the returned registration is dropped; `None` when it cannot
-    /// be registered (no second handle to it).
-    fn register(&self, socket: &std::net::TcpStream) -> Option<RegisteredSocket<'_>> {
-        let handle = socket.try_clone().ok()?;
+    /// Registers `socket` until the returned registration is dropped.
+    fn register(&self, socket: &impl AsFd) -> Result<RegisteredSocket<'_>, Unregistered> {
+        let mut open = self.open.lock().expect("open sockets");
+        if self.stopping.load(Ordering::Relaxed) {
+            return Err(Unregistered::Stopping);
+        }
+        let handle = socket.as_fd().try_clone_to_owned().map_err(|_| Unregistered::NoHandle)?;
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.open.lock().expect("open sockets").insert(id, handle);
-        Some(RegisteredSocket { sockets: self, id })
+        open.insert(id, std::net::TcpStream::from(handle));
+        Ok(RegisteredSocket { sockets: self, id })
     }
 
-    /// Shuts every registered socket down: a read or write blocked on it returns.
+    /// Stops: shuts every registered socket down, so that a read or write blocked on it
+    /// returns, and registers no more.
     pub fn shut_down_all(&self) {
-        for socket in self.open.lock().expect("open sockets").values() {
+        let open = self.open.lock().expect("open sockets");
+        self.stopping.store(true, Ordering::Relaxed);
+        for socket in open.values() {
             let _ = socket.shutdown(std::net::Shutdown::Both);
         }
+    }
+
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::Relaxed)
     }
 }
 
@@ -119,11 +139,15 @@ enum Ended {
 }
 
 /// Reads and handles the client's messages until the connection ends or, given the
-/// log-in's time limit, until the client is logged in (ready for queries).
+/// log-in's time limit, until the client is logged in (ready for queries). Given the
+/// open sockets, it ends before the next message once the server is stopping (a
+/// blocking socket's exchange never yields to the runtime, where the stop's
+/// notification waits).
 async fn exchange<S>(
     socket: &mut Framed<S, Codec>,
     connection: &Arc<Connection>,
     mut login_limit: Option<Pin<&mut tokio::time::Sleep>>,
+    sockets: Option<&OpenSockets>,
 ) -> Ended
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + Sync + 'static,
@@ -133,6 +157,9 @@ where
     let handlers = crate::connection::Handlers(connection.clone());
     let (cancel, errors) = (handlers.cancel_handler(), handlers.error_handler());
     loop {
+        if sockets.is_some_and(OpenSockets::stopping) {
+            return Ended::Closed;
+        }
         let logging_in = matches!(
             socket.state(),
             PgWireConnectionState::AwaitingStartup | PgWireConnectionState::AuthenticationInProgress
@@ -180,26 +207,51 @@ where
 }
 
 /// A logged-in connection's framed socket.
-enum LoggedIn {
-    /// Plain TCP, moved to a [`BlockingSocket`] with whatever the client sent ahead.
-    Blocking(Framed<BlockingSocket, Codec>),
-    /// TLS, left on the runtime's socket.
+enum LoggedIn<'s> {
+    /// Plain TCP, moved to a [`BlockingSocket`] with whatever the client sent ahead, and
+    /// registered for the server's stop.
+    Blocking(Framed<BlockingSocket, Codec>, RegisteredSocket<'s>),
+    /// TLS, or a socket that could not be registered: left on the runtime's socket.
     Evented(Framed<MaybeTls, Codec>),
+    /// The server is stopping: the connection ends.
+    Stopping,
 }
 
-/// The logged-in connection on a [`BlockingSocket`] where it is plain TCP.
-fn logged_in(socket: Framed<MaybeTls, Codec>) -> LoggedIn {
+/// The logged-in connection on a [`BlockingSocket`] where it is plain TCP and its socket
+/// is registered in `sockets`.
+fn logged_in(socket: Framed<MaybeTls, Codec>, sockets: &OpenSockets) -> LoggedIn<'_> {
     let parts = socket.into_parts();
     let MaybeTls::Plain(tcp) = parts.io else {
         return LoggedIn::Evented(Framed::from_parts(parts));
     };
+    let buffered = Buffered { codec: parts.codec, read: parts.read_buf, write: parts.write_buf };
+    let registered = match sockets.register(&tcp) {
+        Ok(registered) => registered,
+        Err(Unregistered::Stopping) => return LoggedIn::Stopping,
+        Err(Unregistered::NoHandle) => return LoggedIn::Evented(buffered.over(MaybeTls::Plain(tcp))),
+    };
     // Out of the runtime's registration, into blocking mode; a socket lost on the way
     // reads as closed.
     let tcp = tcp.into_std().and_then(|tcp| tcp.set_nonblocking(false).map(|()| tcp)).ok();
-    let mut moved = FramedParts::new(BlockingSocket(tcp), parts.codec);
-    moved.read_buf = parts.read_buf;
-    moved.write_buf = parts.write_buf;
-    LoggedIn::Blocking(Framed::from_parts(moved))
+    LoggedIn::Blocking(buffered.over(BlockingSocket(tcp)), registered)
+}
+
+/// A framed connection's codec and the bytes it has buffered either way, taken off its
+/// socket.
+struct Buffered {
+    codec: Codec,
+    read: bytes::BytesMut,
+    write: bytes::BytesMut,
+}
+
+impl Buffered {
+    /// The connection framed again, over `io`.
+    fn over<I>(self, io: I) -> Framed<I, Codec> {
+        let mut parts = FramedParts::new(io, self.codec);
+        parts.read_buf = self.read;
+        parts.write_buf = self.write;
+        Framed::from_parts(parts)
+    }
 }
 
 /// A connected TCP socket in blocking mode, read and written on the calling thread: every
@@ -259,5 +311,41 @@ impl AsyncWrite for BlockingSocket {
 
     fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(self.stream().and_then(|tcp| tcp.shutdown(std::net::Shutdown::Write)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::net::{TcpListener, TcpStream};
+
+    /// A connected pair of loopback sockets: (the server's end, the client's).
+    fn pair() -> (TcpStream, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        (listener.accept().unwrap().0, client)
+    }
+
+    #[test]
+    fn the_stop_shuts_registered_sockets_down_and_registers_no_more() {
+        let sockets = OpenSockets::default();
+        let (served, mut client) = pair();
+        let (withdrawn, mut other_client) = pair();
+        let registered = sockets.register(&served).ok().expect("registered");
+        drop(sockets.register(&withdrawn).ok().expect("registered"));
+        assert!(!sockets.stopping());
+        sockets.shut_down_all();
+        assert!(sockets.stopping());
+        client.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        assert_eq!(client.read(&mut [0u8; 1]).unwrap(), 0, "the registered socket was shut down");
+        // A registration given up is not the stop's to touch.
+        other_client.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        let idle = other_client.read(&mut [0u8; 1]).unwrap_err();
+        assert!(matches!(idle.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut), "{idle}");
+        let (late, _late_client) = pair();
+        assert!(matches!(sockets.register(&late), Err(Unregistered::Stopping)), "a socket after the stop");
+        drop(registered);
+        assert!(sockets.open.lock().unwrap().is_empty());
     }
 }

@@ -222,3 +222,27 @@ fn the_server_s_stop_closes_a_client_waiting_between_statements() {
         other => panic!("the connection is still open after the server stopped: {other:?}"),
     }
 }
+
+#[test]
+fn the_server_s_stop_ends_a_copy_the_client_keeps_feeding() {
+    let (_dir, server) = server();
+    let mut wire = Wire::connect(server.local_addr().port());
+    wire.send(&message(b'Q', b"COPY t FROM STDIN\0"));
+    assert_eq!(wire.next(ANSWER).map(|(tag, _)| tag), Some(b'G'), "CopyInResponse");
+    // The client feeds rows without pause and awaits no answer: the stop must end the
+    // connection though its reads keep finding rows (COPY's rows are not interrupted).
+    let mut feeder = wire.socket.try_clone().unwrap();
+    let feeding = std::thread::spawn(move || {
+        let row = message(b'd', b"7\tseven\n");
+        let until = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < until {
+            if feeder.write_all(&row).is_err() {
+                return true;
+            }
+        }
+        false
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    server.shutdown().unwrap();
+    assert!(feeding.join().unwrap(), "the server still took the client's COPY rows 30 s after it stopped");
+}
