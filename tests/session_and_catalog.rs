@@ -176,6 +176,9 @@ fn statistics_level_basic_turns_timed_statistics_off_unless_it_is_set() {
     let fresh = db.session();
     assert_eq!(fresh.parameters().get("timed_statistics"), "FALSE");
     assert!(!timed(&fresh), "a new session under the system's basic level");
+    let typical = db.session();
+    exec(&typical, "ALTER SESSION SET statistics_level = typical");
+    assert!(timed(&typical), "a session's own level under the system's basic one");
     assert!(timed(&s), "a session's own setting outlives the system's change");
     exec(&other, "ALTER SYSTEM SET timed_statistics = TRUE");
     assert!(timed(&fresh), "the system's explicit TRUE wins over its level");
