@@ -393,7 +393,7 @@ impl ParameterValues {
     }
 
     /// The value of `name`: as created, set, or the default (for `timed_statistics`, the
-    /// one `statistics_level` implies: [`timed_statistics_by_level`]).
+    /// one `statistics_level` implies, `timed_statistics_by_level`).
     pub fn get(&self, name: &str) -> &str {
         match self.created.get(name).or_else(|| self.set.get(name)) {
             Some(v) => v,
