@@ -344,22 +344,6 @@ impl Session {
         }
     }
 
-    /// This session's `timed_statistics`: its ALTER SESSION value, else the system's where
-    /// one was set, else what the session's `statistics_level` implies.
-    fn timed_statistics(&self) -> bool {
-        let state = self.state.lock();
-        let own = |name| state.overrides.iter().find(|(k, _)| k == name).map(|(_, value)| value.as_str());
-        let system = self.db.parameters.read();
-        let value = match own(params::TIMED_STATISTICS) {
-            Some(value) => value,
-            None if system.is_set(params::TIMED_STATISTICS) => system.get(params::TIMED_STATISTICS),
-            None => params::timed_statistics_by_level(
-                own(params::STATISTICS_LEVEL).unwrap_or_else(|| system.get(params::STATISTICS_LEVEL)),
-            ),
-        };
-        value == "TRUE"
-    }
-
     /// The parameters every execution reads, read again only after a parameter changed.
     fn hot_parameters(&self) -> HotParameters {
         let changes = self.db.parameter_changes.load(Ordering::Acquire);
@@ -371,7 +355,9 @@ impl Session {
             multiblock_read_count: self.read_parameter(params::MBRC, params::number) as u32,
             parallel_max_servers: self.read_parameter(params::PARALLEL_MAX_SERVERS, params::number),
             statistics_all: self.read_parameter(params::STATISTICS_LEVEL, |_, value| value.eq_ignore_ascii_case("all")),
-            timed_cpu: self.timed_statistics(),
+            // Through the merged values, whose `get` derives an unset value from the
+            // session's statistics_level.
+            timed_cpu: self.parameters().get_bool(params::TIMED_STATISTICS),
             commit_batch: self.read_parameter(params::COMMIT_LOGGING, |_, value| value == "batch"),
             commit_nowait: self.read_parameter(params::COMMIT_WAIT, |_, value| value == "nowait"),
             commit_force_wait: self.read_parameter(params::COMMIT_WAIT, |_, value| value == "force_wait"),
