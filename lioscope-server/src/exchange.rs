@@ -6,7 +6,8 @@
 //! thread belongs to this connection alone, so while it waits for the next message nothing
 //! else needs it, and a blocking `recv` sleeps in the kernel until the message arrives and
 //! returns it, where the runtime first waits in `epoll_wait` and reads after: one system
-//! call a message instead of two. A TLS connection stays on the runtime's socket.
+//! call a message instead of two. A TLS connection stays on the runtime's socket, as does
+//! one whose socket cannot be registered for the server's stop.
 //!
 //! Invariants: messages are handled one at a time and in order, as pgwire's own loop
 //! handles them (a Terminate, a fatal error or a cancel request's connection ends the

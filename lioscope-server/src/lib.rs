@@ -115,6 +115,15 @@ struct Shared {
     sockets: exchange::OpenSockets,
 }
 
+impl Shared {
+    /// Asks every connection to close: one waiting at an await sees the notification, one
+    /// in a blocking read or write finds its socket shut down.
+    fn close_connections(&self) {
+        self.stopping.notify_waiters();
+        self.sockets.shut_down_all();
+    }
+}
+
 /// Cancel requests: a client's key finds the session to interrupt.
 struct CancelRequests(Arc<Shared>);
 
@@ -246,8 +255,7 @@ impl Server {
             canceller.cancel();
         }
         // Closing a connection drops its session: uncommitted work is rolled back.
-        self.shared.stopping.notify_waiters();
-        self.shared.sockets.shut_down_all();
+        self.shared.close_connections();
         let threads = std::mem::take(&mut *self.shared.threads.lock().expect("connection threads"));
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         for thread in threads {
@@ -255,8 +263,7 @@ impl Server {
                 // A connection at an await sees the stop there, one reading its socket
                 // finds it shut down; a statement whose call began after the first
                 // request is asked again.
-                self.shared.stopping.notify_waiters();
-                self.shared.sockets.shut_down_all();
+                self.shared.close_connections();
                 for (_, canceller) in self.shared.cancels.lock().expect("cancel registry").values() {
                     canceller.cancel();
                 }
