@@ -185,10 +185,13 @@ impl<'a> IndexBlock<'a> {
     ) {
         // The directory's entries up to the range's end, sliced once.
         let directory = &self.0[self.directory_start()..][..2 * range.end];
-        if descending {
-            self.live_entries_in(directory, range.rev(), positions, rowids);
-        } else {
-            self.live_entries_in(directory, range, positions, rowids);
+        // SAFETY: a range, or its reverse, yields exactly its length's entries.
+        unsafe {
+            if descending {
+                self.live_entries_in(directory, range.rev(), positions, rowids);
+            } else {
+                self.live_entries_in(directory, range, positions, rowids);
+            }
         }
     }
 
@@ -196,8 +199,12 @@ impl<'a> IndexBlock<'a> {
     /// directory's entries up to the last `order` gives. Every entry is written at the next
     /// place out and the place kept only when the entry is live, so the loop has no branch
     /// on the flag; the outputs are written into the vectors' spare room, not zeroed first.
+    ///
+    /// # Safety
+    /// `order` yields at most `order.len()` entries (a trait's promise unsafe code may not
+    /// take from any iterator, but which a range and its reverse keep).
     #[inline(always)]
-    fn live_entries_in(
+    unsafe fn live_entries_in(
         &self,
         directory: &[u8],
         order: impl ExactSizeIterator<Item = usize>,
@@ -218,7 +225,7 @@ impl<'a> IndexBlock<'a> {
                 for i in order {
                     let live = b[offset(i)] & DELETED == 0;
                     // SAFETY: `kept` counts at most the entries before this one, fewer
-                    // than `n`, the slice's length.
+                    // than `n`, the slice's length (`order` yields at most `n`).
                     unsafe { position_out.get_unchecked_mut(kept) }.write(i as u16);
                     kept += usize::from(live);
                 }
