@@ -212,10 +212,7 @@ impl<'a> IndexBlock<'a> {
         rowids: Option<&mut Vec<RowId>>,
     ) {
         let b = self.0;
-        let offset = |i: usize| {
-            let entry = &directory[2 * i..2 * i + 2];
-            usize::from(u16::from_le_bytes([entry[0], entry[1]]))
-        };
+        let offset = |i: usize| u16_at(directory, 2 * i);
         let n = order.len();
         positions.reserve(n);
         let position_out = &mut positions.spare_capacity_mut()[..n];
@@ -236,12 +233,8 @@ impl<'a> IndexBlock<'a> {
                 for i in order {
                     let off = offset(i);
                     let head = &b[off..off + LEAF_ENTRY_OVERHEAD];
-                    let at = off + LEAF_ENTRY_OVERHEAD + usize::from(u16::from_le_bytes([head[2], head[3]]));
-                    let r = &b[at..at + ROWID_LEN];
-                    let rowid = RowId {
-                        rdba: u32::from_be_bytes([r[0], r[1], r[2], r[3]]),
-                        slot: u16::from_be_bytes([r[4], r[5]]),
-                    };
+                    let at = off + LEAF_ENTRY_OVERHEAD + u16_at(head, 2);
+                    let rowid = rowid_of(&b[at..at + ROWID_LEN]);
                     // SAFETY: as above, for both slices of length `n`.
                     unsafe {
                         position_out.get_unchecked_mut(kept).write(i as u16);
