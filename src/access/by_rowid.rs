@@ -58,7 +58,7 @@
 
 use super::AccessContext;
 use super::cu::DecodedCu;
-use super::fast_walk::{FastRow, RoomyStream};
+use super::fast_walk::{FastBlock, FastRow};
 use super::full_scan::{LiveRow, NextBlockPrefetch, live_row};
 use super::row_at::whole_row;
 use super::row_view::{BlockRow, WalkedRow};
@@ -97,11 +97,14 @@ pub struct RowFetcher<'c> {
 }
 
 /// What [`RowFetcher::walk_run`] hands each row of a run to, a row kernel: a row the
-/// fast walk of `W` columns took, or one walked the general way. Each answers whether it
-/// decided the row (false: the row is fetched whole instead).
+/// fast walk of `W` columns took, or one walked the general way. Each takes the run's
+/// totals so far and answers with the new ones, or `None` where it could not decide the
+/// row (it is fetched whole instead). The totals travel by value through the run's loop,
+/// so that they stay in registers.
 pub trait RunRows<const W: usize> {
-    fn fast(&mut self, row: &FastRow<'_, W>) -> bool;
-    fn walked(&mut self, row: WalkedRow<'_>) -> bool;
+    type Totals: Copy;
+    fn fast(&mut self, totals: Self::Totals, row: &FastRow<'_, W>) -> Option<Self::Totals>;
+    fn walked(&mut self, totals: Self::Totals, row: WalkedRow<'_>) -> Option<Self::Totals>;
 }
 
 /// Where [`RowFetcher::walk_run`] ended.
@@ -212,66 +215,92 @@ impl<'c> RowFetcher<'c> {
     }
 
     /// The rows at the leading rowids that share the first one's block, each walked in
-    /// place and handed to `rows`, which answers whether it decided the row: a row of at
-    /// least `W` (> 0) columns whose first `W` are short or NULL by the fast walk
-    /// ([`RunRows::fast`]), any other the general way, the positions of its columns'
-    /// length bytes found ([`RunRows::walked`]). `W` is 0, or the fetcher's
-    /// [`RowFetcher::width`]. One get (or none, when the block is the pinned one) for the
-    /// run; every other row counts `buffer is pinned count`. While the run is walked,
-    /// `upcoming` (the block of the next run) is loaded a few lines a row.
-    pub fn walk_run<const W: usize>(
+    /// place and handed to `rows` with the `totals` so far: a row of at least `W` (> 0)
+    /// columns whose first `W` are short or NULL by the fast walk ([`RunRows::fast`]), any
+    /// other the general way, the positions of its columns' length bytes found
+    /// ([`RunRows::walked`]). Returns the totals after the rows handed over, and where the
+    /// run ended. `W` is 0, or the fetcher's [`RowFetcher::width`]. One get (or none, when
+    /// the block is the pinned one) for the run; every other row counts `buffer is pinned
+    /// count`. While the run is walked, `upcoming` (the block of the next run) is loaded a
+    /// few lines a row.
+    #[inline(always)]
+    pub fn walk_run<const W: usize, R: RunRows<W>>(
         &mut self,
         ctx: &AccessContext<'c>,
         rowids: &[PieceAddr],
         mut upcoming: Option<&mut NextBlockPrefetch<'_>>,
-        rows: &mut impl RunRows<W>,
-    ) -> Result<RunEnd> {
+        rows: &mut R,
+        mut totals: R::Totals,
+    ) -> Result<(R::Totals, RunEnd)> {
         debug_assert!(W == 0 || W == self.width(), "a fast walk of the fetcher's width");
-        let Some(&first) = rowids.first() else { return Ok(RunEnd::Walked(0)) };
+        let Some(&first) = rowids.first() else { return Ok((totals, RunEnd::Walked(0))) };
         self.visit(ctx, first)?;
         if self.in_cu {
             // A CU's rows are read whole, one by one.
-            return Ok(RunEnd::Undecided(0));
+            return Ok((totals, RunEnd::Undecided(0)));
         }
-        let RowFetcher { pinned, positions, kinds, fetched, pinned_hits, .. } = self;
+        let RowFetcher { pinned, positions, kinds, .. } = self;
         let block: &[u8] = pinned.as_ref().expect("pinned by visit");
         let directory = crate::storage::block::DataBlock(block).directory();
+        let in_block = FastBlock::<W>::new(block);
         let rdba = first.rdba;
-        for (n, rowid) in rowids.iter().enumerate() {
+        let mut n = 0;
+        let end = loop {
+            let Some(rowid) = rowids.get(n) else { break Ok(RunEnd::Walked(n)) };
             if rowid.rdba != rdba {
-                return Ok(RunEnd::Walked(n));
-            }
-            if n > 0 {
-                // The first row was counted by the visit; the others are in the pin.
-                *fetched += 1;
-                *pinned_hits += 1;
+                break Ok(RunEnd::Walked(n));
             }
             if let Some(u) = upcoming.as_deref_mut() {
                 u.step();
             }
             let slot = usize::from(rowid.slot);
-            let Some(entry) = directory.get(2 * slot..2 * slot + 2) else { continue };
-            let (stream, column_count) = match live_row(ctx, rdba, block, slot, entry)? {
-                None => continue,
-                Some(LiveRow::Chained { .. }) => return Ok(RunEnd::Undecided(n)),
-                Some(LiveRow::Whole { stream, column_count }) => (stream, column_count),
+            let Some(entry) = directory.get(2 * slot..2 * slot + 2) else {
+                n += 1;
+                continue;
             };
+            // Most rows: the fast walk's own test of the row's head, and its walk.
             if W > 0
-                && column_count >= W
-                && let Some(row) = RoomyStream::<W>::walk_row(stream)
+                && let Some(row) = in_block.row_at(usize::from(u16::from_le_bytes([entry[0], entry[1]])))
             {
-                if !rows.fast(&row) {
-                    return Ok(RunEnd::Undecided(n));
+                match rows.fast(totals, &row) {
+                    Some(next) => totals = next,
+                    None => break Ok(RunEnd::Undecided(n)),
                 }
+                n += 1;
                 continue;
             }
-            crate::storage::row::walk_lengths(stream, column_count, positions)
-                .ok_or_else(|| ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")))?;
-            if !rows.walked(WalkedRow { stream, positions, kinds, rdba }) {
-                return Ok(RunEnd::Undecided(n));
+            // Any other slot the general way: empty, deleted, chained, a row with a long
+            // value or fewer columns, or a corrupt entry.
+            let (stream, column_count) = match live_row(ctx, rdba, block, slot, entry) {
+                Ok(None) => {
+                    n += 1;
+                    continue;
+                }
+                Ok(Some(LiveRow::Chained { .. })) => break Ok(RunEnd::Undecided(n)),
+                Ok(Some(LiveRow::Whole { stream, column_count })) => (stream, column_count),
+                Err(e) => break Err(e),
+            };
+            if crate::storage::row::walk_lengths(stream, column_count, positions).is_none() {
+                break Err(ctx.corrupt(rdba, format!("row {slot}: column lengths run past the block")));
             }
-        }
-        Ok(RunEnd::Walked(rowids.len()))
+            let decided = rows.walked(totals, WalkedRow { stream, positions, kinds, rdba });
+            match decided {
+                Some(next) => totals = next,
+                None => break Ok(RunEnd::Undecided(n)),
+            }
+            n += 1;
+        };
+        // Every row reached counts once: the first was counted by the visit, the others
+        // are in the pin (a row the run stopped at, to be fetched whole, included).
+        let reached = match end {
+            Ok(RunEnd::Walked(n)) => n,
+            Ok(RunEnd::Undecided(n)) => n + 1,
+            Err(_) => n + 1,
+        };
+        let in_pin = (reached as u64).saturating_sub(1);
+        self.fetched += in_pin;
+        self.pinned_hits += in_pin;
+        end.map(|end| (totals, end))
     }
 
     /// The row at `rowid` as the statement's snapshot sees it, handed to `f`; `None` if

@@ -1,5 +1,5 @@
 //! The fast walk of a row's column lengths, for row kernels that count rows inside a full
-//! scan, or rows an index path fetches ([`RoomyStream::walk_row`], one row at a time):
+//! scan, or rows an index path fetches ([`FastBlock::row_at`], one row at a time):
 //! one table lookup and one add a column, no bounds check, no branch.
 //!
 //! The general walk ([`crate::storage::row::walk_lengths`]) checks every length byte
@@ -165,21 +165,6 @@ impl<'b, const W: usize> RoomyStream<'b, W> {
         (!stops_walk(len)).then_some(FastRow { stream: self, last: last as u16 })
     }
 
-    /// The fast walk of one row's column `stream` (running on to its block's end), as
-    /// [`FastRows`] walks a row it takes: in place where the stream has the room,
-    /// otherwise with each position checked ([`RoomyStream::walk_near_end`]). `None`
-    /// where the walk cannot take the row (a long column, or too little room); the
-    /// caller checks the row's head and that it has at least `W` columns.
-    #[inline(always)]
-    pub fn walk_row(stream: &'b [u8]) -> Option<FastRow<'b, W>> {
-        if W > 0 && stream.len() >= reach(W) {
-            // SAFETY: just checked, `0 + reach(W) <= stream.len()`.
-            unsafe { RoomyStream::at(stream, 0) }.walk()
-        } else {
-            RoomyStream::walk_near_end(stream)
-        }
-    }
-
     /// [`RoomyStream::walk`] of a stream that may have less room than [`reach`]`(W)` (a
     /// row near its block's end): each length byte's position is checked against the
     /// stream's end before it is read, and the walk is taken only when a value's read at
@@ -338,7 +323,7 @@ impl<'b, const W: usize> FastRows<'b, W> {
             block,
             directory,
             slot: 0,
-            last_in_place: block.len().saturating_sub(tail_len(W)),
+            last_in_place: FastBlock::<W>::new(block).last_in_place,
             upcoming: NextBlockPrefetch::new(next),
             pending: None,
             taken: 0,
@@ -567,6 +552,32 @@ impl<'b, const W: usize> FastRows<'b, W> {
     /// The row at directory offset `offset`, if the fast walk takes it.
     #[inline(always)]
     fn row_at(&mut self, offset: usize) -> Option<FastRow<'b, W>> {
+        FastBlock { bytes: self.block, last_in_place: self.last_in_place }.row_at(offset)
+    }
+}
+
+/// One block as the fast walk of `W` columns takes its rows, slot by slot: every slot
+/// for [`FastRows`], the slots an index path's rowids name for its runs.
+#[derive(Clone, Copy)]
+pub struct FastBlock<'b, const W: usize> {
+    bytes: &'b [u8],
+    /// Directory offsets `1..=last_in_place` have room in place (see [`reach`]).
+    last_in_place: usize,
+}
+
+impl<'b, const W: usize> FastBlock<'b, W> {
+    /// The rows of `block`.
+    #[inline(always)]
+    pub fn new(block: &'b [u8]) -> FastBlock<'b, W> {
+        FastBlock { bytes: block, last_in_place: block.len().saturating_sub(tail_len(W)) }
+    }
+
+    /// The row at directory offset `offset`, if the fast walk takes it: a whole row, not
+    /// deleted, not locked by an unfinished insert, with at least `W` columns, the first
+    /// `W` short or NULL, with room for their reads. `None` for any other row (an empty
+    /// slot or one outside the block included), which the general way decides.
+    #[inline(always)]
+    pub fn row_at(self, offset: usize) -> Option<FastRow<'b, W>> {
         let head = |b: &[u8]| {
             let (flags, lock, column_count) = (b[0], b[1], b[2]);
             flags & (FLAGS_WHOLE | FLAG_DELETED) == FLAGS_WHOLE
@@ -575,20 +586,20 @@ impl<'b, const W: usize> FastRows<'b, W> {
         };
         if offset.wrapping_sub(1) < self.last_in_place {
             // SAFETY: room in place, `offset + PIECE_HEADER + reach(W) <= block.len()`.
-            let header = unsafe { self.block.get_unchecked(offset..offset + PIECE_HEADER) };
+            let header = unsafe { self.bytes.get_unchecked(offset..offset + PIECE_HEADER) };
             return if head(header) {
                 // SAFETY: the same room in place holds the row's whole walk.
-                unsafe { RoomyStream::at(self.block, offset + PIECE_HEADER) }.walk()
+                unsafe { RoomyStream::at(self.bytes, offset + PIECE_HEADER) }.walk()
             } else {
                 None
             };
         }
         // A row near the end: walked in place, each position checked.
-        let start = offset.checked_add(PIECE_HEADER).filter(|&s| offset != 0 && s <= self.block.len())?;
-        if !head(&self.block[offset..]) {
+        let start = offset.checked_add(PIECE_HEADER).filter(|&s| offset != 0 && s <= self.bytes.len())?;
+        if !head(&self.bytes[offset..]) {
             return None;
         }
-        RoomyStream::<W>::walk_near_end(&self.block[start..])
+        RoomyStream::<W>::walk_near_end(&self.bytes[start..])
     }
 }
 

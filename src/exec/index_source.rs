@@ -16,8 +16,10 @@
 //!   pinned between runs; such a caller holds the table's visibility lock as long.
 //! - A count the row kernel can do ([`CountKernel`]) is done on each row in its block,
 //!   walked by the full scan's fast walk of the fetcher's width where it can be (one
-//!   copy of the run loop a width, as the full scan has); an index-only COUNT(*) counts
-//!   the qualifying entries of each leaf unread.
+//!   copy of the run loop a width, as the full scan has), and, for the kernel's common
+//!   shapes (at most one term, one count), by the full scan's own step for that shape
+//!   with the totals carried by value ([`CountKernel::fold_rows`]); an index-only
+//!   COUNT(*) counts the qualifying entries of each leaf unread.
 //! - Memory latency is hidden by prefetching: the block of the row a few entries ahead
 //!   (for rows in other blocks), the block of the next long run over the rows of this one
 //!   (a well clustered index), and the next leaf of a range or full scan a line per entry.
@@ -26,7 +28,7 @@
 //!   row-source statistics are gathered (a probe stage), else it reads no clock.
 
 use super::ExecContext;
-use super::kernel::{CountKernel, KernelVerdict};
+use super::kernel::{CountKernel, FoldRows, FoldTotals, KernelVerdict};
 use super::pipeline::{Stage, push};
 use crate::access::AccessContext;
 use crate::access::Flow;
@@ -284,18 +286,72 @@ impl IndexAccess {
     }
 }
 
-/// A count kernel taking the rows of a run ([`RowFetcher::walk_run`]).
+/// A count kernel taking the rows of a run ([`RowFetcher::walk_run`]) in its general
+/// form, for the shapes [`CountKernel::fold_rows`] has no loop for: it keeps its own
+/// totals.
 struct KernelRows<'k>(&'k mut CountKernel);
 
 impl<const W: usize> RunRows<W> for KernelRows<'_> {
+    type Totals = ();
+
     #[inline(always)]
-    fn fast(&mut self, row: &FastRow<'_, W>) -> bool {
-        self.0.apply_fast(row) == KernelVerdict::Done
+    fn fast(&mut self, (): (), row: &FastRow<'_, W>) -> Option<()> {
+        (self.0.apply_fast(row) == KernelVerdict::Done).then_some(())
     }
 
     #[inline(always)]
-    fn walked(&mut self, row: WalkedRow<'_>) -> bool {
-        self.0.apply(row) == KernelVerdict::Done
+    fn walked(&mut self, (): (), row: WalkedRow<'_>) -> Option<()> {
+        (self.0.apply(row) == KernelVerdict::Done).then_some(())
+    }
+}
+
+/// A count kernel's step for its shape ([`CountKernel::fold_rows`]) taking the rows of
+/// a run, the totals by value; a row the fast walk cannot take is decided by the kernel
+/// the general way, into its own totals.
+struct FoldedRows<'k, S> {
+    kernel: &'k mut CountKernel,
+    step: S,
+}
+
+impl<const W: usize, S> RunRows<W> for FoldedRows<'_, S>
+where
+    S: for<'b> Fn(FoldTotals, &FastRow<'b, W>) -> Option<FoldTotals>,
+{
+    type Totals = FoldTotals;
+
+    #[inline(always)]
+    fn fast(&mut self, totals: FoldTotals, row: &FastRow<'_, W>) -> Option<FoldTotals> {
+        (self.step)(totals, row)
+    }
+
+    #[inline(always)]
+    fn walked(&mut self, totals: FoldTotals, row: WalkedRow<'_>) -> Option<FoldTotals> {
+        (self.kernel.apply(row) == KernelVerdict::Done).then_some(totals)
+    }
+}
+
+/// The runs of one leaf's rows, for [`CountKernel::fold_rows`] to fold with the step of
+/// its shape ([`Emitter::emit_runs`]).
+struct LeafRuns<'e, 'r, 'f, 's, 'p> {
+    emitter: &'e mut Emitter<'r, 'f>,
+    stages: &'e mut [Stage<'s>],
+    functions: &'p mut FunctionContext,
+}
+
+impl<const W: usize> FoldRows<W> for LeafRuns<'_, '_, '_, '_, '_> {
+    type Out = Result<(Flow, usize)>;
+
+    #[inline(always)]
+    fn fold(
+        self,
+        kernel: &mut CountKernel,
+        step: impl for<'b> Fn(FoldTotals, &FastRow<'b, W>) -> Option<FoldTotals> + Copy,
+    ) -> (Self::Out, FoldTotals) {
+        let mut rows = FoldedRows { kernel, step };
+        match self.emitter.emit_runs::<W, _>(self.stages, self.functions, &mut rows, (0, 0)) {
+            Ok((flow, totals)) => (Ok(flow), totals),
+            Err(e) => (Err(e), (0, 0)),
+        }
     }
 }
 
@@ -416,30 +472,57 @@ impl<'r, 'f> Emitter<'r, 'f> {
         Ok((Flow::Continue, leaf.len()))
     }
 
-    /// [`Emitter::emit_runs`] with the fast walk of `fast_width` columns (0: none).
+    /// [`Emitter::emit_runs`] with the fast walk of `fast_width` columns (0: none), and
+    /// the kernel's loop for its shape where it has one.
     fn emit_runs_by_width(&mut self, stages: &mut [Stage<'_>], f: &mut FunctionContext) -> Result<(Flow, usize)> {
         macro_rules! by_width {
             ($($w:literal)*) => {
                 match self.fast_width {
-                    $($w => self.emit_runs::<$w>(stages, f),)*
-                    _ => self.emit_runs::<0>(stages, f),
+                    $($w => self.emit_runs_folded::<$w>(stages, f),)*
+                    _ => self.emit_runs_folded::<0>(stages, f),
                 }
             };
         }
         by_width!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
     }
 
+    /// [`Emitter::emit_runs`] with the kernel's step for its shape, folding the totals by
+    /// value, or the kernel's general form where it has none. The kernel is out of the
+    /// emitter meanwhile, and back when the leaf is done. Out of line, with the loops it
+    /// holds inlined: each of them then knows its step's columns as constants (a step
+    /// handed to a loop out of line is data, its column tested every row), and its
+    /// registers go to the few things it reads per row rather than to the other ways of
+    /// emitting.
+    #[inline(never)]
+    fn emit_runs_folded<const W: usize>(
+        &mut self,
+        stages: &mut [Stage<'_>],
+        functions: &mut FunctionContext,
+    ) -> Result<(Flow, usize)> {
+        let mut kernel = self.kernel.take().expect("emit_runs is called with a kernel");
+        let emitted = match kernel.fold_rows::<W, _>(LeafRuns { emitter: self, stages, functions }) {
+            Ok(emitted) => emitted,
+            Err(LeafRuns { emitter, stages, functions }) => {
+                emitter.emit_runs::<W, _>(stages, functions, &mut KernelRows(&mut kernel), ()).map(|(flow, ())| flow)
+            }
+        };
+        self.kernel = Some(kernel);
+        emitted
+    }
+
     /// [`Emitter::emit`] with table access and a row kernel: the rows of each run of
     /// entries in one table block are walked in one go ([`RowFetcher::walk_run`], with
-    /// the fast walk of `W` columns, or none where `W` is 0), a row the kernel leaves
-    /// undecided fetched whole and pushed. Out of line, so the loop's registers go to the
-    /// few things it reads per row rather than to the other ways of emitting.
-    #[inline(never)]
-    fn emit_runs<const W: usize>(
+    /// the fast walk of `W` columns, or none where `W` is 0) and handed to `rows` with
+    /// the totals so far, from `totals`; a row it leaves undecided is fetched whole and
+    /// pushed. Returns how the leaf ended and the totals.
+    #[inline(always)]
+    fn emit_runs<const W: usize, R: RunRows<W>>(
         &mut self,
         stages: &mut [Stage<'_>],
         f: &mut FunctionContext,
-    ) -> Result<(Flow, usize)> {
+        rows: &mut R,
+        mut totals: R::Totals,
+    ) -> Result<((Flow, usize), R::Totals)> {
         let mut i = 0;
         while i < self.rowids.len() {
             self.prefetch_ahead(i);
@@ -447,9 +530,10 @@ impl<'r, 'f> Emitter<'r, 'f> {
                 self.upcoming = self.next_run_block(i);
             }
             let run = &self.rowids[i..];
-            let mut kernel = KernelRows(self.kernel.as_mut().expect("emit_runs is called with a kernel"));
             let upcoming = self.upcoming.as_mut();
-            match self.fetcher.walk_run::<W>(self.ctx, run, upcoming, &mut kernel)? {
+            let (after, end) = self.fetcher.walk_run::<W, R>(self.ctx, run, upcoming, rows, totals)?;
+            totals = after;
+            match end {
                 RunEnd::Walked(n) => {
                     self.prefetch_next_leaf(n);
                     i += n;
@@ -459,12 +543,12 @@ impl<'r, 'f> Emitter<'r, 'f> {
                     i += n + 1;
                     let flow = self.fetcher.fetch_pinned(self.ctx, rowid, |r| push(stages, r, f))?;
                     if flow == Some(Flow::Stop) {
-                        return Ok((Flow::Stop, i));
+                        return Ok(((Flow::Stop, i), totals));
                     }
                 }
             }
         }
-        Ok((Flow::Continue, self.rowids.len()))
+        Ok(((Flow::Continue, self.rowids.len()), totals))
     }
 
     /// Starts loading what the rows a few entries ahead will need: a row in the pinned

@@ -18,7 +18,9 @@
 //! to a loop made for the kernel's shape, which knows which [`Column`] each test reads.
 //! Where lanes are off that loop is a fold ([`FastRows::fold`]): its totals travel by
 //! value, so they stay in registers, where counters a closure captures are kept in
-//! memory (11% of the instructions a row, by callgrind).
+//! memory (11% of the instructions a row, by callgrind). An index path's runs of rows in
+//! one table block take the same steps ([`CountKernel::fold_rows`], through
+//! [`FoldRows`]), so each shape's loop is one piece of code for both.
 //!
 //! The rows a kernel passed and counted itself are added to the session's `count kernel
 //! rows passed` once, when it hands its totals on: what shows that a count took this path
@@ -33,6 +35,81 @@ use crate::exec::aggregate::CountShape;
 use crate::exec::filter::RangeTerm;
 use crate::stats::{SessionStats, Stat};
 use crate::types::encoding::PayloadKind;
+
+/// `$body` with `$name` bound to the [`Column`] of `$col` in a walk of `W` columns, in one
+/// arm per kind of column, so that each arm's loop is made for its kind.
+macro_rules! for_column {
+    ($col:expr, |$name:ident| $body:expr) => {
+        match Column::of::<W>($col) {
+            Column::First => {
+                let $name = Column::First;
+                $body
+            }
+            Column::Last => {
+                let $name = Column::Last;
+                $body
+            }
+            nth => {
+                let $name = nth;
+                $body
+            }
+        }
+    };
+}
+
+/// `$body` with `$counted` a function of a walked row giving what the count of `$shape`
+/// adds, in one arm per shape (and counted column).
+macro_rules! for_count {
+    ($shape:expr, |$counted:ident| $body:expr) => {
+        match $shape {
+            CountShape::Rows => {
+                let $counted = |_: &FastRow<'_, W>| 1u64;
+                $body
+            }
+            CountShape::NotNull(col) => for_column!(col, |column| {
+                // Moved in, so that each arm's loop knows its column.
+                let $counted = move |row: &FastRow<'_, W>| u64::from(!row.is_null(column));
+                $body
+            }),
+        }
+    };
+}
+
+/// The rows passed and counted by a fold, carried by value from row to row.
+pub type FoldTotals = (u64, u64);
+
+/// A walk that folds the rows the fast walk of `W` columns takes into totals carried by
+/// value ([`CountKernel::fold_rows`] gives the step, made for the kernel's shape): the
+/// full scan's rows of a block, or an index path's runs of rows in one table block each.
+pub trait FoldRows<const W: usize> {
+    /// What the walk returns besides the totals.
+    type Out;
+
+    /// Folds the rows from `(0, 0)` with `step`, which answers `None` for a row it cannot
+    /// decide. `kernel` is the kernel the step was made for, to decide a row the fast walk
+    /// cannot take the general way ([`CountKernel::apply`]; what it counts goes to its own
+    /// totals, not the fold's).
+    fn fold(
+        self,
+        kernel: &mut CountKernel,
+        step: impl for<'b> Fn(FoldTotals, &FastRow<'b, W>) -> Option<FoldTotals> + Copy,
+    ) -> (Self::Out, FoldTotals);
+}
+
+impl<'b, const W: usize> FoldRows<W> for &mut FastRows<'b, W> {
+    /// The row the step could not decide, if one stopped the fold.
+    type Out = Option<FastRow<'b, W>>;
+
+    #[inline(always)]
+    fn fold(
+        self,
+        _kernel: &mut CountKernel,
+        step: impl for<'r> Fn(FoldTotals, &FastRow<'r, W>) -> Option<FoldTotals> + Copy,
+    ) -> (Self::Out, FoldTotals) {
+        let (totals, refused) = FastRows::fold(self, (0, 0), step);
+        (refused, totals)
+    }
+}
 
 /// Filters and counts rows inside the scan loop.
 pub struct CountKernel {
@@ -119,67 +196,15 @@ impl CountKernel {
     /// [`Column`] each reads.
     #[inline(always)]
     pub fn count_fast_rows<'b, const W: usize>(&mut self, rows: &mut FastRows<'b, W>) -> Option<FastRow<'b, W>> {
-        /// `$body` with `$name` bound to the [`Column`] of `$col`, in one arm per kind of
-        /// column, so that each arm's loop is made for its kind.
-        macro_rules! for_column {
-            ($col:expr, |$name:ident| $body:expr) => {
-                match Column::of::<W>($col) {
-                    Column::First => {
-                        let $name = Column::First;
-                        $body
-                    }
-                    Column::Last => {
-                        let $name = Column::Last;
-                        $body
-                    }
-                    nth => {
-                        let $name = nth;
-                        $body
-                    }
-                }
-            };
-        }
-        /// `$body` with `$counted` a function of the row giving what the count adds.
-        macro_rules! for_count {
-            ($shape:expr, |$counted:ident| $body:expr) => {
-                match $shape {
-                    CountShape::Rows => {
-                        let $counted = |_: &FastRow<'b, W>| 1u64;
-                        $body
-                    }
-                    CountShape::NotNull(col) => for_column!(col, |column| {
-                        // Moved in, so that each arm's loop knows its column.
-                        let $counted = move |row: &FastRow<'b, W>| u64::from(!row.is_null(column));
-                        $body
-                    }),
-                }
-            };
-        }
         // One by one, the common shapes fold their totals by value (kept in registers).
         // Decided here rather than inside `count_in_lanes`: that function taking a fold
         // for its leftover rows (one mechanism, no second closure here) was measured at
         // 86.0 instructions a row one by one against this form's 81.8, its lanes' code
         // crowding the fold's registers, and 99 with the fold out of line.
-        if self.lanes.as_ref().is_some_and(|lanes| !rows.counts_in_lanes(lanes)) {
-            let folded = match (&*self.terms, &*self.counts) {
-                (&[term], &[(shape, _)]) => Some(for_column!(term.column, |column| for_count!(shape, |counted| {
-                    rows.fold((0u64, 0u64), |(passed, total), row| match row.int_or_null(column) {
-                        Ok(Some(v)) if term.holds(v) => Some((passed + 1, total + counted(row))),
-                        // Failed, or compared a NULL.
-                        Ok(_) => Some((passed, total)),
-                        Err(()) => None,
-                    })
-                }))),
-                (&[], &[(shape, _)]) => Some(for_count!(shape, |counted| {
-                    rows.fold((0u64, 0u64), |(passed, total), row| Some((passed + 1, total + counted(row))))
-                })),
-                _ => None,
-            };
-            if let Some(((passed, total), refused)) = folded {
-                self.passed += passed;
-                self.counts[0].1 += total;
-                return refused;
-            }
+        if self.lanes.as_ref().is_some_and(|lanes| !rows.counts_in_lanes(lanes))
+            && let Ok(refused) = self.fold_rows(&mut *rows)
+        {
+            return refused;
         }
         let mut undecided = None;
         let (mut passed, mut total) = (0u64, 0u64);
@@ -222,6 +247,35 @@ impl CountKernel {
         self.passed += passed + in_lanes.passed;
         self.counts[0].1 += total + in_lanes.counted;
         undecided
+    }
+
+    /// Folds `rows` with a step made for this kernel's shape, at most one term and one
+    /// count, and adds the totals; `Err(rows)` for any other shape, whose rows take the
+    /// general form ([`CountKernel::apply_fast`]). Each shape and column gets a loop of its
+    /// own, holding the term and the totals in registers.
+    #[inline(always)]
+    pub fn fold_rows<const W: usize, F: FoldRows<W>>(&mut self, rows: F) -> std::result::Result<F::Out, F> {
+        let (term, shape) = match (&*self.terms, &*self.counts) {
+            (&[term], &[(shape, _)]) => (Some(term), shape),
+            (&[], &[(shape, _)]) => (None, shape),
+            _ => return Err(rows),
+        };
+        let (out, (passed, total)) = match term {
+            Some(term) => for_column!(term.column, |column| for_count!(shape, |counted| {
+                rows.fold(self, move |(passed, total), row| match row.int_or_null(column) {
+                    Ok(Some(v)) if term.holds(v) => Some((passed + 1, total + counted(row))),
+                    // Failed, or compared a NULL.
+                    Ok(_) => Some((passed, total)),
+                    Err(()) => None,
+                })
+            })),
+            None => for_count!(shape, |counted| {
+                rows.fold(self, move |(passed, total), row| Some((passed + 1, total + counted(row))))
+            }),
+        };
+        self.passed += passed;
+        self.counts[0].1 += total;
+        Ok(out)
     }
 
     /// Whether every column the kernel reads is one of the first `width`: then a fast
