@@ -22,12 +22,14 @@
 //! [`RoomyStream::walk`] refuses the row (the caller walks it the general way), so a
 //! [`FastRow`] holds only short and NULL columns up to its last one.
 //!
-//! [`FastRows`] walks every row of a block in place. Rows far enough from the block's end
-//! have the room; the rest, in the block's last [`tail_len`] bytes, are walked with each
-//! length byte's position checked against the block's end before it is read
-//! ([`RoomyStream::walk_near_end`]), and taken only when the reads of their values stay
-//! inside the block too. Rows it cannot take (chained, deleted, locked by an unfinished
-//! insert, with fewer columns or a long one) it leaves to the caller's general walk.
+//! [`FastBlock::row_at`] decides whether the fast walk takes the row of one slot, and
+//! walks it: [`FastRows`] asks it of every slot of a block, an index path's run of the
+//! slots its rowids name. Rows far enough from the block's end have the room; the rest,
+//! in the block's last [`tail_len`] bytes, are walked with each length byte's position
+//! checked against the block's end before it is read ([`RoomyStream::walk_near_end`]),
+//! and taken only when the reads of their values stay inside the block too. Rows it
+//! cannot take (chained, deleted, locked by an unfinished insert, with fewer columns or a
+//! long one) it leaves to the caller's general walk.
 //! [`FastRows::count_in_lanes`] counts them eight at a time where lanes pay
 //! ([`super::lanes::choice`]), the rest one by one; [`FastRows::fold`] hands them one by
 //! one to a step that carries its totals by value.
@@ -301,12 +303,10 @@ pub const fn tail_len(w: usize) -> usize {
 /// way; visiting again goes on past it) or the block ends. It prefetches the next block a
 /// few lines per row.
 pub struct FastRows<'b, const W: usize> {
-    block: &'b [u8],
+    block: FastBlock<'b, W>,
     directory: &'b [u8],
     /// The next slot to look at.
     slot: usize,
-    /// Directory offsets `1..=last_in_place` have room in place (see [`reach`]).
-    last_in_place: usize,
     upcoming: NextBlockPrefetch<'b>,
     pending: Option<usize>,
     /// Rows handed over.
@@ -320,10 +320,9 @@ impl<'b, const W: usize> FastRows<'b, W> {
     /// the way.
     pub fn new(block: &'b [u8], directory: &'b [u8], next: Option<PrefetchTarget<'b>>) -> FastRows<'b, W> {
         FastRows {
-            block,
+            block: FastBlock::new(block),
             directory,
             slot: 0,
-            last_in_place: FastBlock::<W>::new(block).last_in_place,
             upcoming: NextBlockPrefetch::new(next),
             pending: None,
             taken: 0,
@@ -363,7 +362,7 @@ impl<'b, const W: usize> FastRows<'b, W> {
         let mut stopped = false;
         while let Some(entry) = entries.next() {
             self.upcoming.step();
-            let Some(row) = self.row_at(u16::from_le_bytes([entry[0], entry[1]]) as usize) else {
+            let Some(row) = self.block.row_at(u16::from_le_bytes([entry[0], entry[1]]) as usize) else {
                 self.pending = Some(end / 2 - entries.len() - 1);
                 stopped = true;
                 break;
@@ -445,7 +444,7 @@ impl<'b, const W: usize> FastRows<'b, W> {
         let mut totals = LaneTotals::default();
         let slots = self.directory.len() / 2;
         #[cfg(target_arch = "x86_64")]
-        let block = super::lanes::avx2::Block { bytes: self.block.as_ptr(), len: self.block.len() };
+        let block = super::lanes::avx2::Block { bytes: self.block.bytes.as_ptr(), len: self.block.bytes.len() };
         #[cfg(not(target_arch = "x86_64"))]
         let block = ();
         while self.pending.is_none() && self.slot < slots {
@@ -547,12 +546,6 @@ impl<'b, const W: usize> FastRows<'b, W> {
     #[inline(always)]
     fn group<const BETWEEN: bool>(&self, _block: &(), _first: usize, _take: u32, _count: &LaneCount) -> Group {
         Group::Unclean
-    }
-
-    /// The row at directory offset `offset`, if the fast walk takes it.
-    #[inline(always)]
-    fn row_at(&mut self, offset: usize) -> Option<FastRow<'b, W>> {
-        FastBlock { bytes: self.block, last_in_place: self.last_in_place }.row_at(offset)
     }
 }
 

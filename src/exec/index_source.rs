@@ -28,7 +28,7 @@
 //!   row-source statistics are gathered (a probe stage), else it reads no clock.
 
 use super::ExecContext;
-use super::kernel::{CountKernel, FoldRows, FoldTotals, KernelVerdict};
+use super::kernel::{CountKernel, FoldRows, FoldStep, FoldTotals, KernelVerdict};
 use super::pipeline::{Stage, push};
 use crate::access::AccessContext;
 use crate::access::Flow;
@@ -313,10 +313,7 @@ struct FoldedRows<'k, S> {
     step: S,
 }
 
-impl<const W: usize, S> RunRows<W> for FoldedRows<'_, S>
-where
-    S: for<'b> Fn(FoldTotals, &FastRow<'b, W>) -> Option<FoldTotals>,
-{
+impl<const W: usize, S: FoldStep<W>> RunRows<W> for FoldedRows<'_, S> {
     type Totals = FoldTotals;
 
     #[inline(always)]
@@ -342,11 +339,7 @@ impl<const W: usize> FoldRows<W> for LeafRuns<'_, '_, '_, '_, '_> {
     type Out = Result<(Flow, usize)>;
 
     #[inline(always)]
-    fn fold(
-        self,
-        kernel: &mut CountKernel,
-        step: impl for<'b> Fn(FoldTotals, &FastRow<'b, W>) -> Option<FoldTotals> + Copy,
-    ) -> (Self::Out, FoldTotals) {
+    fn fold(self, kernel: &mut CountKernel, step: impl FoldStep<W>) -> (Self::Out, FoldTotals) {
         let mut rows = FoldedRows { kernel, step };
         match self.emitter.emit_runs::<W, _>(self.stages, self.functions, &mut rows, (0, 0)) {
             Ok((flow, totals)) => (Ok(flow), totals),

@@ -78,6 +78,12 @@ macro_rules! for_count {
 /// The rows passed and counted by a fold, carried by value from row to row.
 pub type FoldTotals = (u64, u64);
 
+/// A step of a fold ([`FoldRows`]): the totals after one row the fast walk of `W` columns
+/// took, or `None` for a row it cannot decide. Any such function is one.
+pub trait FoldStep<const W: usize>: for<'b> Fn(FoldTotals, &FastRow<'b, W>) -> Option<FoldTotals> + Copy {}
+
+impl<const W: usize, S> FoldStep<W> for S where S: for<'b> Fn(FoldTotals, &FastRow<'b, W>) -> Option<FoldTotals> + Copy {}
+
 /// A walk that folds the rows the fast walk of `W` columns takes into totals carried by
 /// value ([`CountKernel::fold_rows`] gives the step, made for the kernel's shape): the
 /// full scan's rows of a block, or an index path's runs of rows in one table block each.
@@ -89,11 +95,7 @@ pub trait FoldRows<const W: usize> {
     /// decide. `kernel` is the kernel the step was made for, to decide a row the fast walk
     /// cannot take the general way ([`CountKernel::apply`]; what it counts goes to its own
     /// totals, not the fold's).
-    fn fold(
-        self,
-        kernel: &mut CountKernel,
-        step: impl for<'b> Fn(FoldTotals, &FastRow<'b, W>) -> Option<FoldTotals> + Copy,
-    ) -> (Self::Out, FoldTotals);
+    fn fold(self, kernel: &mut CountKernel, step: impl FoldStep<W>) -> (Self::Out, FoldTotals);
 }
 
 impl<'b, const W: usize> FoldRows<W> for &mut FastRows<'b, W> {
@@ -101,11 +103,7 @@ impl<'b, const W: usize> FoldRows<W> for &mut FastRows<'b, W> {
     type Out = Option<FastRow<'b, W>>;
 
     #[inline(always)]
-    fn fold(
-        self,
-        _kernel: &mut CountKernel,
-        step: impl for<'r> Fn(FoldTotals, &FastRow<'r, W>) -> Option<FoldTotals> + Copy,
-    ) -> (Self::Out, FoldTotals) {
+    fn fold(self, _kernel: &mut CountKernel, step: impl FoldStep<W>) -> (Self::Out, FoldTotals) {
         let (totals, refused) = FastRows::fold(self, (0, 0), step);
         (refused, totals)
     }
@@ -199,8 +197,8 @@ impl CountKernel {
         // One by one, the common shapes fold their totals by value (kept in registers).
         // Decided here rather than inside `count_in_lanes`: that function taking a fold
         // for its leftover rows (one mechanism, no second closure here) was measured at
-        // 86.0 instructions a row one by one against this form's 81.8, its lanes' code
-        // crowding the fold's registers, and 99 with the fold out of line.
+        // 86.0 instructions a row one by one against this form's 81.8 (at 2ce6c85), its
+        // lanes' code crowding the fold's registers, and 99 with the fold out of line.
         if self.lanes.as_ref().is_some_and(|lanes| !rows.counts_in_lanes(lanes))
             && let Ok(refused) = self.fold_rows(&mut *rows)
         {
