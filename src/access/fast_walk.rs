@@ -24,10 +24,14 @@
 //!
 //! [`FastBlock::row_at`] decides whether the fast walk takes the row of one slot, and
 //! walks it: [`FastRows`] asks it of every slot of a block, an index path's run of the
-//! slots its rowids name. Rows far enough from the block's end have the room; the rest,
-//! in the block's last [`tail_len`] bytes, are walked with each length byte's position
-//! checked against the block's end before it is read ([`RoomyStream::walk_near_end`]),
-//! and taken only when the reads of their values stay inside the block too. Rows it
+//! slots its rowids name. It first walks a row as one of small columns (at most
+//! [`SMALL_COLUMN_MAX`] bytes each, [`SMALL_STEP`]), which needs a quarter of the room;
+//! a row with a longer column is walked again over any short column. Rows far enough
+//! from the block's end have the room; the rest, in the block's last [`small_tail_len`]
+//! bytes (or [`tail_len`] for a row with a longer column), are walked with each length
+//! byte's position checked against the block's end before it is read
+//! ([`RoomyStream::walk_near_end`]), and taken only when the reads of their values stay
+//! inside the block too. Rows it
 //! cannot take (chained, deleted, locked by an unfinished insert, with fewer columns or a
 //! long one) it leaves to the caller's general walk.
 //! [`FastRows::count_in_lanes`] counts them eight at a time where lanes pay
@@ -58,6 +62,34 @@ pub static LENGTH_STEP: [usize; 256] = {
     steps
 };
 
+/// Longest column the small-column walk steps over. Most columns are this short, and a
+/// walk that steps at most [`SMALL_STEP_MAX`] bytes a column needs a quarter of the room
+/// of one that may step over 250: fewer of a block's rows lie too near its end for it.
+pub const SMALL_COLUMN_MAX: usize = 63;
+
+/// Longest step of the small-column walk: over a column of [`SMALL_COLUMN_MAX`] bytes.
+pub const SMALL_STEP_MAX: usize = SMALL_COLUMN_MAX + 1;
+
+/// [`LENGTH_STEP`] for the small-column walk: 1 + the length for a column of at most
+/// [`SMALL_COLUMN_MAX`] bytes, 1 for NULL, and 0 for every other byte (a longer column,
+/// the escape, the unused bytes), on which the walk stays.
+pub static SMALL_STEP: [usize; 256] = {
+    let mut steps = [0usize; 256];
+    let mut b = 0;
+    while b <= SMALL_COLUMN_MAX {
+        steps[b] = b + 1;
+        b += 1;
+    }
+    steps[LEN_NULL as usize] = 1;
+    steps
+};
+
+/// Bytes of stream the small-column walk of `w` columns, and the reads of its rows'
+/// values, may touch (see [`reach`]).
+pub const fn small_reach(w: usize) -> usize {
+    w.saturating_sub(1) * SMALL_STEP_MAX + SMALL_INT_READ
+}
+
 /// Longest step of a walk: 251 bytes over a short column here, at most 256 in the lanes
 /// of [`super::lanes`], which step over any byte and sort out the lanes that met one they
 /// cannot step over afterwards.
@@ -84,7 +116,8 @@ fn stops_walk(len: u8) -> bool {
 }
 
 /// A column stream with room for a fast walk of `W` columns: at least [`reach`]`(W)` bytes,
-/// or, for a stream walked by [`RoomyStream::walk_near_end`], the bytes up to
+/// or, for a stream walked by [`RoomyStream::walk_small_at`] or
+/// [`RoomyStream::walk_near_end`] (which only a [`FastRow`] holds), the bytes up to
 /// [`SMALL_INT_READ`] past its last walked length byte. Held as two pointers into the
 /// stream's slice, the end being the same for every row of a block, so a row costs one
 /// pointer.
@@ -141,7 +174,8 @@ impl<'b, const W: usize> RoomyStream<'b, W> {
         for _ in 0..col.min(W - 1) {
             // SAFETY: `pos <= i × MAX_STEP` after i steps (no step is longer), and
             // `i × MAX_STEP < reach(W)` for i < W; in a stream walked near its end, the
-            // steps of an earlier walk, each position checked then.
+            // steps of an earlier walk, each position checked then; in one walked by
+            // `walk_small_at`, the steps it took, each over a small column or NULL.
             pos += LENGTH_STEP[unsafe { self.byte(pos) } as usize];
         }
         pos
@@ -165,6 +199,33 @@ impl<'b, const W: usize> RoomyStream<'b, W> {
         // SAFETY: by the caller's promise.
         let len = unsafe { self.byte(last) };
         (!stops_walk(len)).then_some(FastRow { stream: self, last: last as u16 })
+    }
+
+    /// [`RoomyStream::walk`] with [`SMALL_STEP`]: the walk of the stream at `start` of
+    /// `bytes`, taken only when its first `W` columns are NULL or of at most
+    /// [`SMALL_COLUMN_MAX`] bytes (a walk that met any other byte stays on it, and ends
+    /// there). Its steps are then those [`LENGTH_STEP`] takes, so the row's later walks
+    /// to a column ([`FastRow`]'s) find the same positions.
+    ///
+    /// # Safety
+    /// `start + small_reach(W) <= bytes.len()`.
+    #[inline(always)]
+    pub unsafe fn walk_small_at(bytes: &'b [u8], start: usize) -> Option<FastRow<'b, W>> {
+        debug_assert!(W > 0 && start + small_reach(W) <= bytes.len());
+        // SAFETY: `start` lies inside `bytes`, by the caller's promise.
+        let stream = RoomyStream {
+            start: unsafe { bytes.as_ptr().add(start) },
+            end: bytes.as_ptr_range().end,
+            _bytes: PhantomData,
+        };
+        let mut pos = 0usize;
+        for _ in 0..W - 1 {
+            // SAFETY: `pos <= i × SMALL_STEP_MAX` after i steps, below small_reach(W).
+            pos += SMALL_STEP[unsafe { stream.byte(pos) } as usize];
+        }
+        // SAFETY: as above, for the last column.
+        let len = unsafe { stream.byte(pos) };
+        (SMALL_STEP[len as usize] != 0).then_some(FastRow { stream, last: pos as u16 })
     }
 
     /// [`RoomyStream::walk`] of a stream that may have less room than [`reach`]`(W)` (a
@@ -294,6 +355,11 @@ impl<'b, const W: usize> FastRow<'b, W> {
 /// positions checked ([`RoomyStream::walk_near_end`]).
 pub const fn tail_len(w: usize) -> usize {
     PIECE_HEADER + reach(w)
+}
+
+/// [`tail_len`] for the small-column walk ([`small_reach`]).
+pub const fn small_tail_len(w: usize) -> usize {
+    PIECE_HEADER + small_reach(w)
 }
 
 /// The rows of one block a fast walk of `W` columns takes, in slot order: whole rows, not
@@ -554,7 +620,11 @@ impl<'b, const W: usize> FastRows<'b, W> {
 #[derive(Clone, Copy)]
 pub struct FastBlock<'b, const W: usize> {
     bytes: &'b [u8],
-    /// Directory offsets `1..=last_in_place` have room in place (see [`reach`]).
+    /// Directory offsets `1..=last_small` have room in place for the small-column walk
+    /// (see [`small_reach`]).
+    last_small: usize,
+    /// Directory offsets `1..=last_in_place` have room in place for the walk over any
+    /// short column (see [`reach`]).
     last_in_place: usize,
 }
 
@@ -562,25 +632,58 @@ impl<'b, const W: usize> FastBlock<'b, W> {
     /// The rows of `block`.
     #[inline(always)]
     pub fn new(block: &'b [u8]) -> FastBlock<'b, W> {
-        FastBlock { bytes: block, last_in_place: block.len().saturating_sub(tail_len(W)) }
+        FastBlock {
+            bytes: block,
+            last_small: block.len().saturating_sub(small_tail_len(W)),
+            last_in_place: block.len().saturating_sub(tail_len(W)),
+        }
     }
 
     /// The row at directory offset `offset`, if the fast walk takes it: a whole row, not
     /// deleted, not locked by an unfinished insert, with at least `W` columns, the first
     /// `W` short or NULL, with room for their reads. `None` for any other row (an empty
     /// slot or one outside the block included), which the general way decides.
+    ///
+    /// A row with room for the small-column walk ([`RoomyStream::walk_small_at`]) that
+    /// the walk takes costs one lookup and one add a column, as in the walk over any short
+    /// column, and that room leaves only the rows in a block's last [`small_tail_len`]
+    /// bytes (a few hundred) to the walk with each position checked. A row with a longer
+    /// column is walked again over short columns ([`FastBlock::row_over_short_columns`]).
     #[inline(always)]
     pub fn row_at(self, offset: usize) -> Option<FastRow<'b, W>> {
-        let head = |b: &[u8]| {
-            let (flags, lock, column_count) = (b[0], b[1], b[2]);
-            flags & (FLAGS_WHOLE | FLAG_DELETED) == FLAGS_WHOLE
-                && lock != LOCK_INSERT_IN_PROGRESS
-                && column_count as usize >= W
-        };
+        if offset.wrapping_sub(1) < self.last_small {
+            // SAFETY: room in place, `offset + PIECE_HEADER + small_reach(W) <= block.len()`.
+            let header = unsafe { self.bytes.get_unchecked(offset..offset + PIECE_HEADER) };
+            if !Self::head(header) {
+                return None;
+            }
+            // SAFETY: the same room in place holds the small-column walk's reads.
+            if let Some(row) = unsafe { RoomyStream::walk_small_at(self.bytes, offset + PIECE_HEADER) } {
+                return Some(row);
+            }
+        }
+        self.row_over_short_columns(offset)
+    }
+
+    /// Whether a piece whose first bytes are `header` is a row the fast walk may take: a
+    /// whole row, not deleted, not locked by an unfinished insert, of at least `W`
+    /// columns.
+    #[inline(always)]
+    fn head(header: &[u8]) -> bool {
+        let (flags, lock, column_count) = (header[0], header[1], header[2]);
+        flags & (FLAGS_WHOLE | FLAG_DELETED) == FLAGS_WHOLE
+            && lock != LOCK_INSERT_IN_PROGRESS
+            && column_count as usize >= W
+    }
+
+    /// [`FastBlock::row_at`] with the walk over any short column: in place where the row
+    /// has the room ([`reach`]), else with each position checked against the block's end.
+    #[inline(always)]
+    fn row_over_short_columns(self, offset: usize) -> Option<FastRow<'b, W>> {
         if offset.wrapping_sub(1) < self.last_in_place {
             // SAFETY: room in place, `offset + PIECE_HEADER + reach(W) <= block.len()`.
             let header = unsafe { self.bytes.get_unchecked(offset..offset + PIECE_HEADER) };
-            return if head(header) {
+            return if Self::head(header) {
                 // SAFETY: the same room in place holds the row's whole walk.
                 unsafe { RoomyStream::at(self.bytes, offset + PIECE_HEADER) }.walk()
             } else {
@@ -589,7 +692,7 @@ impl<'b, const W: usize> FastBlock<'b, W> {
         }
         // A row near the end: walked in place, each position checked.
         let start = offset.checked_add(PIECE_HEADER).filter(|&s| offset != 0 && s <= self.bytes.len())?;
-        if !head(&self.bytes[offset..]) {
+        if !Self::head(&self.bytes[offset..]) {
             return None;
         }
         RoomyStream::<W>::walk_near_end(&self.bytes[start..])
@@ -611,6 +714,7 @@ mod tests {
             any::<i64>().prop_map(Datum::Int),
             (-1000i64..1000).prop_map(Datum::Int),
             "[a-z]{0,300}".prop_map(|s| Datum::Str(s.into())),
+            "[a-z]{0,70}".prop_map(|s| Datum::Str(s.into())),
         ]
     }
 
@@ -658,6 +762,23 @@ mod tests {
                         prop_assert_eq!(x, Some(*j));
                     }
                 }
+            }
+        }
+        // The small-column walk, in a stream of just its room (the next page faults):
+        // taken exactly when the first W columns are NULL or small, and then it finds
+        // what the walk over any short column finds.
+        let small_columns = spans.iter().all(|s| s.is_null() || s.len as usize <= SMALL_COLUMN_MAX);
+        let roomy = Guarded::new(&stream[..small_reach(W)]);
+        // SAFETY: the stream holds small_reach(W) bytes.
+        let small = unsafe { RoomyStream::<W>::walk_small_at(roomy.bytes(), 0) };
+        prop_assert_eq!(small.is_some(), small_columns && !long);
+        if let (Some(small), Some(fast)) = (small, fast) {
+            prop_assert_eq!(&small.positions(), &general);
+            for col in 0..W {
+                let pick = Column::of::<W>(col);
+                prop_assert_eq!(small.is_null(pick), fast.is_null(pick));
+                prop_assert_eq!(small.int_or_null(pick), fast.int_or_null(pick));
+                prop_assert_eq!(small.int_or_null(Column::Nth(col)), fast.int_or_null(pick));
             }
         }
         // The same row at its block's very end, with a few bytes after it or none: walked
@@ -734,6 +855,7 @@ mod tests {
     fn other_strategy() -> impl Strategy<Value = Datum<'static>> {
         prop_oneof![
             4 => "[a-z]{1,40}".prop_map(|s| Datum::Str(s.into())),
+            1 => "[a-z]{60,70}".prop_map(|s| Datum::Str(s.into())),
             1 => "[a-z]{251,300}".prop_map(|s| Datum::Str(s.into())),
             2 => Just(Datum::Null),
             2 => any::<i64>().prop_map(Datum::Int),
@@ -1104,6 +1226,16 @@ mod tests {
         assert!(RoomyStream::<4>::new(&[0; 10]).is_none());
         assert!(RoomyStream::<4>::new(&vec![0; reach(4)]).is_some());
         assert!(RoomyStream::<0>::new(&[0; 64]).is_none());
+    }
+
+    #[test]
+    fn small_steps_skip_small_and_null_columns_and_stop_on_the_rest() {
+        assert_eq!(SMALL_STEP[0], 1);
+        assert_eq!(SMALL_STEP[SMALL_COLUMN_MAX], SMALL_STEP_MAX);
+        assert_eq!(SMALL_STEP[LEN_NULL as usize], 1);
+        for b in SMALL_COLUMN_MAX + 1..LEN_NULL as usize {
+            assert_eq!(SMALL_STEP[b], 0, "length byte {b}");
+        }
     }
 
     #[test]
