@@ -650,7 +650,7 @@ mod tests {
         let guard = cache.consistent_get(&stats, rdba).unwrap();
         assert_eq!((target.block, target.len()), (guard.as_ptr(), 8192));
         let gets = stats.get(Stat::ConsistentGets);
-        cache.prefetch_block(rdba, 3, Some((8000, 9000)));
+        cache.prefetch_block(rdba, 3, Some((8000, 3)));
         assert_eq!(stats.get(Stat::ConsistentGets), gets, "a hint counts no get");
     }
 

@@ -103,14 +103,20 @@ impl BufferCache {
 
     /// Starts loading into L2 the first `lines` cache lines of the buffer that probably
     /// holds `rdba` (and its buffer header into L1): a hint for a get some rows later. See
-    /// [`BufferCache::prefetch_lines`]. `also` is a byte range of the block worth loading
-    /// too (a guess at where a row lies); it is clamped to the block.
-    #[inline]
+    /// [`BufferCache::prefetch_lines`]. `also` is `(from, lines)`: that many lines more
+    /// from byte `from` of the block (a guess at where a row lies). Each line is one
+    /// prefetch, neither counted in a loop nor clamped to the block: a line past it loads
+    /// another line of memory, which a prefetch may.
+    #[inline(always)]
     pub fn prefetch_block(&self, rdba: u32, lines: usize, also: Option<(usize, usize)>) {
         let Some(target) = self.prefetch_lines(rdba) else { return };
-        target.range_to_l2(0, lines * 64);
-        if let Some((from, to)) = also {
-            target.range_to_l2(from, to);
+        for line in 0..lines {
+            target.line_to_l2(line * 64);
+        }
+        if let Some((from, more)) = also {
+            for line in 0..more {
+                target.line_to_l2(from + line * 64);
+            }
         }
     }
 

@@ -57,6 +57,11 @@ const ROWS_AHEAD: usize = 4;
 /// row directory.
 const BLOCK_LINES_AHEAD: usize = 3;
 
+/// Cache lines prefetched around the guessed place of a row ahead ([`Emitter::row_guess`]):
+/// from the line a line before it, so that a row of 160 bytes lies in them wherever in
+/// its line it starts.
+const ROW_LINES_AHEAD: usize = 4;
+
 /// Rowids the emitter's buffer holds before it grows: the entries of a well-filled leaf
 /// of an 8 KiB block with short keys.
 const LEAF_ROWIDS: usize = 256;
@@ -519,8 +524,11 @@ impl<'r, 'f> Emitter<'r, 'f> {
         let mut i = 0;
         while i < self.rowids.len() {
             self.prefetch_ahead(i);
-            if i == 0 || self.rowids[i - 1].rdba != self.rowids[i].rdba {
-                self.upcoming = self.next_run_block(i);
+            let rdba = self.rowids[i].rdba;
+            if i == 0 || self.rowids[i - 1].rdba != rdba {
+                // A run of one entry (a badly clustered index's) looks for no long run.
+                let more = self.rowids.get(i + 1).is_some_and(|r| r.rdba == rdba);
+                self.upcoming = if more { self.next_run_block(i) } else { None };
             }
             let run = &self.rowids[i..];
             let upcoming = self.upcoming.as_mut();
@@ -562,15 +570,13 @@ impl<'r, 'f> Emitter<'r, 'f> {
     }
 
     /// The block of the run after the one starting at entry `i`, to be loaded over the
-    /// rows of this one, when that run is long (a well clustered index). Not over a run
-    /// of one entry (a badly clustered index, where every run is one): there is no time
-    /// to load a block over one row, and the entries ahead are prefetched one by one
-    /// ([`Emitter::prefetch_ahead`]), so it would not look for a long run at every row.
+    /// rows of this one, when that run is long (a well clustered index). The caller asks
+    /// only over a run of more than one entry: a badly clustered index's runs are of one,
+    /// where there is no time to load a block over one row, and the entries ahead are
+    /// prefetched one by one ([`Emitter::prefetch_ahead`]); the caller's test of the next
+    /// entry then spares it a call at every row.
     fn next_run_block(&self, i: usize) -> Option<NextBlockPrefetch<'r>> {
         let rdba = self.rowids[i].rdba;
-        if self.rowids.get(i + 1)?.rdba != rdba {
-            return None;
-        }
         let next = i + self.rowids[i..].iter().position(|r| r.rdba != rdba)?;
         let run = self.rowids.get(next..next + LONG_RUN)?;
         if run.iter().any(|r| r.rdba != run[0].rdba) {
@@ -590,10 +596,11 @@ impl<'r, 'f> Emitter<'r, 'f> {
 
     /// Where in its block the row in `slot` probably lies: rows are placed from the
     /// block's end down in slot order, so slot s starts about s + 1 average row lengths
-    /// before the end. A guess only (`None` without statistics); a few lines around it.
+    /// before the end. A guess only (`None` without statistics): the byte a line before
+    /// it, and [`ROW_LINES_AHEAD`], the lines to load from there.
     fn row_guess(&self, slot: u16) -> Option<(usize, usize)> {
         let at = self.block_size.checked_sub((usize::from(slot) + 1) * self.row_len?)?;
-        Some((at.saturating_sub(64), at + 128))
+        Some((at.saturating_sub(64), ROW_LINES_AHEAD))
     }
 
     /// Ends the run: the fetcher's counts and a kernel's handed on (the fetcher's pinned
