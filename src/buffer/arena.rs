@@ -53,6 +53,8 @@ pub struct Arena {
     /// The first block.
     ptr: NonNull<u8>,
     size: usize,
+    /// Blocks in the arena: `size / block_size`.
+    count: usize,
     block_size: usize,
     /// The thread populating a mapped arena's pages, if one was started; stopped before
     /// the memory is unmapped.
@@ -92,7 +94,7 @@ impl Arena {
             // SAFETY: the layout has a non-zero size.
             let raw = unsafe { std::alloc::alloc_zeroed(layout) };
             let ptr = NonNull::new(raw)?;
-            return Some(Arena { memory: Memory::Allocated(layout), ptr, size, block_size, pre_pager: None });
+            return Some(Arena { memory: Memory::Allocated(layout), ptr, size, count, block_size, pre_pager: None });
         }
         let mapping_len = size + HUGE_PAGE;
         // SAFETY: an anonymous private mapping of a non-zero length; the result is checked.
@@ -120,6 +122,7 @@ impl Arena {
             memory: Memory::Mapped { start: mapping, len: mapping_len },
             ptr,
             size,
+            count,
             block_size,
             pre_pager: None,
         })
@@ -165,10 +168,11 @@ impl Arena {
         }
     }
 
-    /// Pointer to the first byte of block `i`.
+    /// Pointer to the first byte of block `i`. (Its check is one compare: a get of a
+    /// block by rowid asks for its buffer's address several times.)
     #[inline]
     pub fn block_ptr(&self, i: usize) -> *mut u8 {
-        assert!((i + 1) * self.block_size <= self.size, "block {i} is inside the arena");
+        assert!(i < self.count, "block {i} is inside the arena");
         // SAFETY: the offset is within the arena (asserted above).
         unsafe { self.ptr.as_ptr().add(i * self.block_size) }
     }
