@@ -212,8 +212,8 @@ impl<'b, const W: usize> RoomyStream<'b, W> {
     #[inline(always)]
     pub unsafe fn walk_small_at(bytes: &'b [u8], start: usize) -> Option<FastRow<'b, W>> {
         debug_assert!(W > 0 && start + small_reach(W) <= bytes.len());
-        // SAFETY: `start` lies inside `bytes`, by the caller's promise.
         let stream = RoomyStream {
+            // SAFETY: `start` lies inside `bytes`, by the caller's promise.
             start: unsafe { bytes.as_ptr().add(start) },
             end: bytes.as_ptr_range().end,
             _bytes: PhantomData,
@@ -1233,8 +1233,8 @@ mod tests {
         assert_eq!(SMALL_STEP[0], 1);
         assert_eq!(SMALL_STEP[SMALL_COLUMN_MAX], SMALL_STEP_MAX);
         assert_eq!(SMALL_STEP[LEN_NULL as usize], 1);
-        for b in SMALL_COLUMN_MAX + 1..LEN_NULL as usize {
-            assert_eq!(SMALL_STEP[b], 0, "length byte {b}");
+        for (b, &step) in SMALL_STEP.iter().enumerate().take(LEN_NULL as usize).skip(SMALL_COLUMN_MAX + 1) {
+            assert_eq!(step, 0, "length byte {b}");
         }
     }
 
