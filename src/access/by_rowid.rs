@@ -58,7 +58,7 @@
 
 use super::AccessContext;
 use super::cu::DecodedCu;
-use super::fast_walk::{FastBlock, FastRow};
+use super::fast_walk::{FastBlock, FastRow, KnownHead};
 use super::full_scan::{LiveRow, NextBlockPrefetch, live_row};
 use super::row_at::whole_row;
 use super::row_view::{BlockRow, WalkedRow};
@@ -94,6 +94,9 @@ pub struct RowFetcher<'c> {
     /// Whether the pinned block is a CU head (then `cu` is its CU, its marks the pinned
     /// version's).
     in_cu: bool,
+    /// The head of the last row the fast walk took, kept from run to run: a table's rows
+    /// mostly share it, across its blocks too.
+    known: KnownHead,
 }
 
 /// What [`RowFetcher::walk_run`] hands each row of a run to, a row kernel: a row the
@@ -135,6 +138,7 @@ impl<'c> RowFetcher<'c> {
             stats: ctx.stats,
             cu: None,
             in_cu: false,
+            known: KnownHead::default(),
         }
     }
 
@@ -239,7 +243,7 @@ impl<'c> RowFetcher<'c> {
             // A CU's rows are read whole, one by one.
             return Ok((totals, RunEnd::Undecided(0)));
         }
-        let RowFetcher { pinned, positions, kinds, .. } = self;
+        let RowFetcher { pinned, positions, kinds, known, .. } = self;
         let block: &[u8] = pinned.as_ref().expect("pinned by visit");
         let directory = crate::storage::block::DataBlock(block).directory();
         let in_block = FastBlock::<W>::new(block);
@@ -260,7 +264,7 @@ impl<'c> RowFetcher<'c> {
             };
             // Most rows: the fast walk's own test of the row's head, and its walk.
             if W > 0
-                && let Some(row) = in_block.row_at(usize::from(u16::from_le_bytes([entry[0], entry[1]])))
+                && let Some(row) = in_block.row_at(usize::from(u16::from_le_bytes([entry[0], entry[1]])), known)
             {
                 match rows.fast(totals, &row) {
                     Some(next) => totals = next,

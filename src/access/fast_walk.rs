@@ -426,9 +426,10 @@ impl<'b, const W: usize> FastRows<'b, W> {
         let end = 2 * self.slot.saturating_add(limit).min(slots);
         let mut entries = self.directory.get(2 * self.slot..end).unwrap_or_default().chunks_exact(2);
         let mut stopped = false;
+        let mut known = KnownHead::default();
         while let Some(entry) = entries.next() {
             self.upcoming.step();
-            let Some(row) = self.block.row_at(u16::from_le_bytes([entry[0], entry[1]]) as usize) else {
+            let Some(row) = self.block.row_at(u16::from_le_bytes([entry[0], entry[1]]) as usize, &mut known) else {
                 self.pending = Some(end / 2 - entries.len() - 1);
                 stopped = true;
                 break;
@@ -615,6 +616,17 @@ impl<'b, const W: usize> FastRows<'b, W> {
     }
 }
 
+/// The head bytes (flags, lock byte, column count) of a row [`FastBlock::row_at`] took,
+/// which another row's head that equals them needs no test of its own: the rows of a
+/// block mostly share them. Starts as no head (0, whose flags no row the walk takes has).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KnownHead(u32);
+
+impl KnownHead {
+    /// The head's bytes in a little-endian word read at the row's start.
+    const MASK: u32 = 0x00FF_FFFF;
+}
+
 /// One block as the fast walk of `W` columns takes its rows, slot by slot: every slot
 /// for [`FastRows`], the slots an index path's rowids name for its runs.
 #[derive(Clone, Copy)]
@@ -649,13 +661,22 @@ impl<'b, const W: usize> FastBlock<'b, W> {
     /// column, and that room leaves only the rows in a block's last [`small_tail_len`]
     /// bytes (a few hundred) to the walk with each position checked. A row with a longer
     /// column is walked again over short columns ([`FastBlock::row_over_short_columns`]).
+    ///
+    /// `known` is the head of the last row taken in place: a row whose head is the same
+    /// bytes (as a block's rows mostly are) passes the test of its head with one compare.
     #[inline(always)]
-    pub fn row_at(self, offset: usize) -> Option<FastRow<'b, W>> {
+    pub fn row_at(self, offset: usize, known: &mut KnownHead) -> Option<FastRow<'b, W>> {
         if offset.wrapping_sub(1) < self.last_small {
-            // SAFETY: room in place, `offset + PIECE_HEADER + small_reach(W) <= block.len()`.
-            let header = unsafe { self.bytes.get_unchecked(offset..offset + PIECE_HEADER) };
-            if !Self::head(header) {
-                return None;
+            // SAFETY: room in place, `offset + PIECE_HEADER + small_reach(W) <= block.len()`,
+            // and the room holds at least one byte past the header.
+            let head = unsafe { std::ptr::read_unaligned(self.bytes.as_ptr().add(offset) as *const u32) };
+            let head = u32::from_le(head) & KnownHead::MASK;
+            if head != known.0 {
+                // SAFETY: as above.
+                if !Self::head(unsafe { self.bytes.get_unchecked(offset..offset + PIECE_HEADER) }) {
+                    return None;
+                }
+                known.0 = head;
             }
             // SAFETY: the same room in place holds the small-column walk's reads.
             if let Some(row) = unsafe { RoomyStream::walk_small_at(self.bytes, offset + PIECE_HEADER) } {
@@ -1226,6 +1247,47 @@ mod tests {
         assert!(RoomyStream::<4>::new(&[0; 10]).is_none());
         assert!(RoomyStream::<4>::new(&vec![0; reach(4)]).is_some());
         assert!(RoomyStream::<0>::new(&[0; 64]).is_none());
+    }
+
+    #[test]
+    fn a_known_head_passes_only_rows_whose_head_is_the_same() {
+        let ints = |n: usize| -> Vec<Datum<'static>> { (0..n as i64).map(Datum::Int).collect() };
+        // NULLs and a last value (a row's trailing NULLs are not stored).
+        let nulls = |n: usize| -> Vec<Datum<'static>> {
+            std::iter::repeat_n(Datum::Null, n - 1).chain([Datum::Int(1)]).collect()
+        };
+        let stored = [
+            // A long value, to leave the block's last bytes (walked with each position
+            // checked) to it alone.
+            (Stored::Live, vec![Datum::Str("x".repeat(600).into())]),
+            (Stored::Live, nulls(60)),
+            (Stored::Live, nulls(8)),
+            // Fewer columns than the walk's: walked on, its steps would run through the
+            // rows above it, all small steps, and end on a NULL.
+            (Stored::Live, nulls(3)),
+            (Stored::Deleted, ints(8)),
+            (Stored::Inserting, ints(8)),
+            (Stored::NotHead, ints(8)),
+            (Stored::Live, ints(9)),
+            (Stored::Live, ints(8)),
+            (Stored::Live, ints(8)),
+        ];
+        let (mut block, directory) = block_of(&stored, 8192);
+        let offset = |slot: usize| u16::from_le_bytes([directory[2 * slot], directory[2 * slot + 1]]) as usize;
+        assert!(offset(1) + small_tail_len(8) <= block.len(), "the rows after the first have room");
+        // The last row was changed through another ITL slot than the rest.
+        block[offset(9) + 1] = 7;
+        let in_block = FastBlock::<8>::new(&block);
+        let mut known = KnownHead::default();
+        let taken: Vec<bool> =
+            (0..stored.len()).map(|slot| in_block.row_at(offset(slot), &mut known).is_some()).collect();
+        assert_eq!(taken, [false, true, true, false, false, false, false, true, true, true]);
+        // Each taken row found its columns, whichever head the test compared.
+        for slot in [7, 8, 9, 8] {
+            let row = in_block.row_at(offset(slot), &mut known).expect("taken");
+            assert_eq!(row.int_or_null(Column::First), Ok(Some(0)));
+            assert_eq!(row.int_or_null(Column::Last), Ok(Some(7)));
+        }
     }
 
     #[test]
