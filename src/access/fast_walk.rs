@@ -618,13 +618,21 @@ impl<'b, const W: usize> FastRows<'b, W> {
 
 /// The head bytes (flags, lock byte, column count) of a row [`FastBlock::row_at`] took,
 /// which another row's head that equals them needs no test of its own: the rows of a
-/// block mostly share them. Starts as no head (0, whose flags no row the walk takes has).
-#[derive(Debug, Clone, Copy, Default)]
+/// block mostly share them. Starts as no head at all: a word with bits outside
+/// [`KnownHead::MASK`], which no head read under it equals (not even the three zero
+/// bytes a middle piece of a chained row, or an unused place, may start with).
+#[derive(Debug, Clone, Copy)]
 pub struct KnownHead(u32);
 
 impl KnownHead {
     /// The head's bytes in a little-endian word read at the row's start.
     const MASK: u32 = 0x00FF_FFFF;
+}
+
+impl Default for KnownHead {
+    fn default() -> Self {
+        KnownHead(!KnownHead::MASK)
+    }
 }
 
 /// One block as the fast walk of `W` columns takes its rows, slot by slot: every slot
@@ -1260,6 +1268,9 @@ mod tests {
             // A long value, to leave the block's last bytes (walked with each position
             // checked) to it alone.
             (Stored::Live, vec![Datum::Str("x".repeat(600).into())]),
+            // Made a piece whose head is three zero bytes (a middle piece of a chained
+            // row): before any row is known, it must not pass for the known head.
+            (Stored::Live, ints(8)),
             (Stored::Live, nulls(60)),
             (Stored::Live, nulls(8)),
             // Fewer columns than the walk's: walked on, its steps would run through the
@@ -1275,15 +1286,16 @@ mod tests {
         let (mut block, directory) = block_of(&stored, 8192);
         let offset = |slot: usize| u16::from_le_bytes([directory[2 * slot], directory[2 * slot + 1]]) as usize;
         assert!(offset(1) + small_tail_len(8) <= block.len(), "the rows after the first have room");
+        block[offset(1)..offset(1) + PIECE_HEADER].fill(0);
         // The last row was changed through another ITL slot than the rest.
-        block[offset(9) + 1] = 7;
+        block[offset(10) + 1] = 7;
         let in_block = FastBlock::<8>::new(&block);
         let mut known = KnownHead::default();
         let taken: Vec<bool> =
             (0..stored.len()).map(|slot| in_block.row_at(offset(slot), &mut known).is_some()).collect();
-        assert_eq!(taken, [false, true, true, false, false, false, false, true, true, true]);
+        assert_eq!(taken, [false, false, true, true, false, false, false, false, true, true, true]);
         // Each taken row found its columns, whichever head the test compared.
-        for slot in [7, 8, 9, 8] {
+        for slot in [8, 9, 10, 9] {
             let row = in_block.row_at(offset(slot), &mut known).expect("taken");
             assert_eq!(row.int_or_null(Column::First), Ok(Some(0)));
             assert_eq!(row.int_or_null(Column::Last), Ok(Some(7)));
