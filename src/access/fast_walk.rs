@@ -33,7 +33,10 @@
 //! ([`RoomyStream::walk_near_end`]), and taken only when the reads of their values stay
 //! inside the block too. Rows it
 //! cannot take (chained, deleted, locked by an unfinished insert, with fewer columns or a
-//! long one) it leaves to the caller's general walk.
+//! long one) it leaves to the caller's general walk. A row's head (flags, lock byte,
+//! column count) that equals the last taken row's ([`KnownHead`]) passes with one
+//! compare; any other is tested byte by byte, and the known head starts as no head at
+//! all, so that no piece passes untested.
 //! [`FastRows::count_in_lanes`] counts them eight at a time where lanes pay
 //! ([`super::lanes::choice`]), the rest one by one; [`FastRows::fold`] hands them one by
 //! one to a step that carries its totals by value.
@@ -51,16 +54,20 @@ use std::marker::PhantomData;
 /// How far a length byte moves the walk to the next column's length byte: 1 + the length
 /// for a short column (0..=250), 1 for NULL, and 0 for the escape and the unused bytes
 /// 251..=253, so that a walk stays on a byte it cannot step over.
-pub static LENGTH_STEP: [usize; 256] = {
+pub static LENGTH_STEP: [usize; 256] = steps_up_to(LEN_SHORT_MAX);
+
+/// A step table: 1 + the length for a length byte of at most `max`, 1 for NULL, and 0
+/// for every other byte, on which a walk stays.
+const fn steps_up_to(max: usize) -> [usize; 256] {
     let mut steps = [0usize; 256];
     let mut b = 0;
-    while b <= LEN_SHORT_MAX {
+    while b <= max {
         steps[b] = b + 1;
         b += 1;
     }
     steps[LEN_NULL as usize] = 1;
     steps
-};
+}
 
 /// Longest column the small-column walk steps over. Most columns are this short, and a
 /// walk that steps at most [`SMALL_STEP_MAX`] bytes a column needs a quarter of the room
@@ -73,16 +80,7 @@ pub const SMALL_STEP_MAX: usize = SMALL_COLUMN_MAX + 1;
 /// [`LENGTH_STEP`] for the small-column walk: 1 + the length for a column of at most
 /// [`SMALL_COLUMN_MAX`] bytes, 1 for NULL, and 0 for every other byte (a longer column,
 /// the escape, the unused bytes), on which the walk stays.
-pub static SMALL_STEP: [usize; 256] = {
-    let mut steps = [0usize; 256];
-    let mut b = 0;
-    while b <= SMALL_COLUMN_MAX {
-        steps[b] = b + 1;
-        b += 1;
-    }
-    steps[LEN_NULL as usize] = 1;
-    steps
-};
+pub static SMALL_STEP: [usize; 256] = steps_up_to(SMALL_COLUMN_MAX);
 
 /// Bytes of stream the small-column walk of `w` columns, and the reads of its rows'
 /// values, may touch (see [`reach`]).
@@ -146,7 +144,17 @@ impl<'b, const W: usize> RoomyStream<'b, W> {
     #[inline(always)]
     unsafe fn at(bytes: &'b [u8], start: usize) -> Self {
         debug_assert!(start + reach(W) <= bytes.len());
-        // SAFETY: `start` lies inside `bytes`, by the caller's promise.
+        // SAFETY: by the caller's promise.
+        unsafe { Self::starting_at(bytes, start) }
+    }
+
+    /// The stream at `start` of `bytes`, whatever its room.
+    ///
+    /// # Safety
+    /// `start <= bytes.len()`.
+    #[inline(always)]
+    unsafe fn starting_at(bytes: &'b [u8], start: usize) -> Self {
+        // SAFETY: `start` lies inside `bytes` (or at its end), by the caller's promise.
         RoomyStream { start: unsafe { bytes.as_ptr().add(start) }, end: bytes.as_ptr_range().end, _bytes: PhantomData }
     }
 
@@ -212,12 +220,8 @@ impl<'b, const W: usize> RoomyStream<'b, W> {
     #[inline(always)]
     pub unsafe fn walk_small_at(bytes: &'b [u8], start: usize) -> Option<FastRow<'b, W>> {
         debug_assert!(W > 0 && start + small_reach(W) <= bytes.len());
-        let stream = RoomyStream {
-            // SAFETY: `start` lies inside `bytes`, by the caller's promise.
-            start: unsafe { bytes.as_ptr().add(start) },
-            end: bytes.as_ptr_range().end,
-            _bytes: PhantomData,
-        };
+        // SAFETY: `start` lies inside `bytes`, by the caller's promise.
+        let stream = unsafe { RoomyStream::<W>::starting_at(bytes, start) };
         let mut pos = 0usize;
         for _ in 0..W - 1 {
             // SAFETY: `pos <= i × SMALL_STEP_MAX` after i steps, below small_reach(W).
