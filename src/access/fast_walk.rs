@@ -737,7 +737,7 @@ mod tests {
     use super::*;
     use crate::access::RowAccess;
     use crate::access::lanes::LaneFilter;
-    use crate::storage::row::{encode_whole_row, locate_columns, walk_lengths};
+    use crate::storage::row::{PieceAddr, encode_fragment, encode_whole_row, locate_columns, walk_lengths};
     use crate::types::Datum;
     use proptest::prelude::*;
 
@@ -860,6 +860,11 @@ mod tests {
         Inserting,
         /// A piece that is not a row's head.
         NotHead,
+        /// The row's column stream as the middle piece of a chained row: its flag, lock
+        /// and count bytes all zero, a next-piece address before its fragment.
+        MiddlePiece,
+        /// The row's column stream as the last piece of a chained row.
+        LastPiece,
         /// An empty directory slot.
         Empty,
     }
@@ -870,6 +875,8 @@ mod tests {
             1 => Just(Stored::Deleted),
             1 => Just(Stored::Inserting),
             1 => Just(Stored::NotHead),
+            1 => Just(Stored::MiddlePiece),
+            1 => Just(Stored::LastPiece),
             1 => Just(Stored::Empty),
         ]
     }
@@ -904,6 +911,13 @@ mod tests {
         for (stored, values) in rows {
             let mut piece = Vec::new();
             encode_whole_row(values, &mut piece);
+            if let Stored::MiddlePiece | Stored::LastPiece = stored {
+                let next = matches!(stored, Stored::MiddlePiece)
+                    .then_some(PieceAddr { rdba: 0x0040_0000 + directory.len() as u32, slot: 3 });
+                let stream = piece.split_off(PIECE_HEADER);
+                piece.clear();
+                encode_fragment(false, 0, next, &stream, &mut piece);
+            }
             if piece.len() + 64 > top {
                 break;
             }
@@ -1152,7 +1166,8 @@ mod tests {
         /// Counted in lanes, row by row, or from the values the block was made of, a
         /// filtered count finds the same rows: whatever the rows' columns (NULL, long,
         /// missing at the end, not small whole numbers), how they are stored (deleted,
-        /// being inserted, not a head, empty slots), near the block's end or not.
+        /// being inserted, not a head, a chained row's middle or last piece, empty
+        /// slots), near the block's end or not.
         #[test]
         fn lanes_count_what_rows_count(
             rows in proptest::collection::vec(
