@@ -93,6 +93,8 @@ impl<'a> std::ops::Deref for AccessContext<'a> {
 impl AccessContext<'_> {
     /// Checks that `bytes`, block `rdba` below the high-water mark of `table`, is one of
     /// the table's data blocks with a sound layout: done before its ITL or rows are read.
+    /// Inlined: an index path checks a block for each row it fetches from another one.
+    #[inline(always)]
     pub(crate) fn check_table_block(
         &self,
         table: &crate::catalog::TableDef,
