@@ -198,8 +198,9 @@ pub struct BufferCache {
     /// Prefetches load its lines blindly; a latch-free get trusts it only once the
     /// buffer, pinned, says it holds the block.
     hints: Box<[AtomicU32]>,
-    /// log2 of the number of buckets.
-    bucket_bits: u32,
+    /// The number of buckets (a power of two) less one: a hash's bits that name a bucket,
+    /// kept as the mask rather than its log2, which every hash would turn into the mask.
+    bucket_mask: u32,
     /// The clock hand of replacement.
     hand: AtomicUsize,
     /// Pins multiblock reads hold for blocks their scans have not visited yet
@@ -269,7 +270,7 @@ impl BufferCache {
             headers: (0..buffers).map(|_| BufferHeader::new()).collect(),
             latches: (0..latch_count).map(|_| ChildLatch::new()).collect(),
             hints: (0..1usize << bucket_bits).map(|_| AtomicU32::new(NO_HINT)).collect(),
-            bucket_bits,
+            bucket_mask: (1u32 << bucket_bits) - 1,
             hand: AtomicUsize::new(0),
             run_pins: AtomicU32::new(0),
             run_pin_limit: (buffers / 2) as u32,
@@ -354,8 +355,18 @@ impl BufferCache {
     #[inline]
     fn hash_of(&self, rdba: u32) -> usize {
         let file_offset = block::rdba_file(rdba) as u32;
-        (block::rdba_block(rdba).wrapping_add(file_offset.wrapping_mul(0x9E37_79B1)) & ((1u32 << self.bucket_bits) - 1))
-            as usize
+        (block::rdba_block(rdba).wrapping_add(file_offset.wrapping_mul(0x9E37_79B1)) & self.bucket_mask) as usize
+    }
+
+    /// The hint of `rdba`'s bucket, read without a bounds check: every prefetch and
+    /// latch-free get reads one.
+    #[inline(always)]
+    fn hint_of(&self, rdba: u32) -> &AtomicU32 {
+        let h = self.hash_of(rdba);
+        debug_assert!(h < self.hints.len());
+        // SAFETY: `hash_of` masks with `bucket_mask`, and `hints` holds `bucket_mask + 1`
+        // entries; both are set in `new` and never change.
+        unsafe { self.hints.get_unchecked(h) }
     }
 
     /// # Safety

@@ -98,7 +98,7 @@ impl BufferCache {
     /// hash chain (whose lines a hint-less get then reads on demand).
     #[inline]
     pub fn prefetch_hint(&self, rdba: u32) {
-        prefetch_address((&raw const self.hints[self.hash_of(rdba)]).cast());
+        prefetch_address((&raw const *self.hint_of(rdba)).cast());
     }
 
     /// Starts loading into L2 the first `lines` cache lines of the buffer that probably
@@ -137,7 +137,7 @@ impl BufferCache {
     /// before any block went into the bucket. It may hold another block, or none.
     #[inline(always)]
     pub(super) fn hinted_buffer(&self, rdba: u32) -> Option<u32> {
-        let index = self.hints[self.hash_of(rdba)].load(Ordering::Relaxed);
+        let index = self.hint_of(rdba).load(Ordering::Relaxed);
         (index != NO_HINT).then_some(index)
     }
 
