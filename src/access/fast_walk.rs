@@ -31,12 +31,11 @@
 //! bytes (or [`tail_len`] for a row with a longer column), are walked with each length
 //! byte's position checked against the block's end before it is read
 //! ([`RoomyStream::walk_near_end`]), and taken only when the reads of their values stay
-//! inside the block too. Rows it
-//! cannot take (chained, deleted, locked by an unfinished insert, with fewer columns or a
-//! long one) it leaves to the caller's general walk. A row's head (flags, lock byte,
-//! column count) that equals the last taken row's ([`KnownHead`]) passes with one
-//! compare; any other is tested byte by byte, and the known head starts as no head at
-//! all, so that no piece passes untested.
+//! inside the block too. Rows it cannot take (chained, deleted, locked by an unfinished
+//! insert, with fewer columns or a long one) it leaves to the caller's general walk. A
+//! row's head (flags, lock byte, column count) that equals the last taken row's
+//! ([`KnownHead`]) passes with one compare; any other is tested byte by byte, and the
+//! known head starts as no head at all, so that no piece passes untested.
 //! [`FastRows::count_in_lanes`] counts them eight at a time where lanes pay
 //! ([`super::lanes::choice`]), the rest one by one; [`FastRows::fold`] hands them one by
 //! one to a step that carries its totals by value.

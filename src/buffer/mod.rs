@@ -28,7 +28,10 @@
 //! the latch, and the get keeps it if the buffer holds the current version of the block,
 //! valid, in its chain, and no one writes, waits to write or claims it (`consistent gets
 //! pin (fastpath)`);
-//! otherwise it lets go and takes the latch. The `header` module owns that word.
+//! otherwise it lets go and takes the latch. The `header` module owns that word. There
+//! is one hint per bucket, and a hash is masked to the bucket count less one, so a hint
+//! is read without a bounds check (`BufferCache::hint_of`): the mask and the hints'
+//! length are fixed together when the cache is made.
 //!
 //! A consistent get counts `consistent gets` and `session logical reads` as it pins; a
 //! scan that pins blocks ahead of time (a [`PinnedRun`]) counts each get only when it
@@ -264,13 +267,15 @@ impl BufferCache {
         let buffers = (size_bytes / block_size).max(MIN_BUFFERS);
         let bucket_bits = (buffers * 2).next_power_of_two().trailing_zeros().max(5);
         let latch_count = (1usize << bucket_bits) / BUCKETS_PER_LATCH;
+        // One hint for each bucket a masked hash names (`hint_of` reads them unchecked).
+        let bucket_mask = (1u32 << bucket_bits) - 1;
         BufferCache {
             block_size,
             arena: Arena::new(buffers, block_size),
             headers: (0..buffers).map(|_| BufferHeader::new()).collect(),
             latches: (0..latch_count).map(|_| ChildLatch::new()).collect(),
-            hints: (0..1usize << bucket_bits).map(|_| AtomicU32::new(NO_HINT)).collect(),
-            bucket_mask: (1u32 << bucket_bits) - 1,
+            hints: (0..=bucket_mask).map(|_| AtomicU32::new(NO_HINT)).collect(),
+            bucket_mask,
             hand: AtomicUsize::new(0),
             run_pins: AtomicU32::new(0),
             run_pin_limit: (buffers / 2) as u32,
