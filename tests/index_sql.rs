@@ -762,3 +762,41 @@ fn access_by_rowid_leaves_no_block_pinned() {
         assert_eq!(pinned(), 0, "after a kept plan's execution");
     }
 }
+
+/// A count through an index whose entries visit the table's blocks in runs of one row and
+/// of two (two rows a block): each row is fetched once, a row in the block of the row
+/// before it counts `buffer is pinned count` and no get, and the counts agree with a full
+/// scan's.
+#[test]
+fn runs_of_one_and_two_rows_count_their_fetches_and_pins() {
+    let (_dir, _path, db) = temp_db(options(8192, "64M"));
+    let s = db.session();
+    exec(&s, "CREATE TABLE t (k INTEGER, v INTEGER, pad VARCHAR2(3000))");
+    // Rows 2b and 2b + 1 share block b. The index visits the blocks of even b as a run of
+    // both rows, and those of odd b as two runs of one: the second row, then after every
+    // other block the first.
+    const BLOCKS: i64 = 100;
+    let mut order = Vec::new();
+    for b in 0..BLOCKS {
+        order.extend(if b % 2 == 0 { vec![2 * b, 2 * b + 1] } else { vec![2 * b + 1] });
+    }
+    order.extend((0..BLOCKS).filter(|b| b % 2 == 1).map(|b| 2 * b));
+    let mut key = vec![0; order.len()];
+    for (position, &row) in order.iter().enumerate() {
+        key[row as usize] = position as i64 + 1;
+    }
+    for (row, k) in key.iter().enumerate() {
+        let v = if row % 7 == 3 { "NULL".to_string() } else { row.to_string() };
+        exec(&s, &format!("INSERT INTO t VALUES ({k}, {v}, RPAD('p', 3000, 'p'))"));
+    }
+    exec(&s, "CREATE INDEX t_k ON t (k)");
+    exec(&s, "COMMIT");
+    let stat = |stat: Stat| s.stats().get(stat);
+    let blocks = stat(Stat::TableScanBlocksGotten);
+    assert_eq!(by_index_and_full(&s, "t_k", "COUNT(v), COUNT(*) FROM t WHERE k > 0"), vec![vec!["171", "200"]]);
+    assert_eq!(stat(Stat::TableScanBlocksGotten) - blocks, BLOCKS as u64, "two rows a block");
+    let (fetched, pinned) = (stat(Stat::TableFetchByRowid), stat(Stat::BufferIsPinned));
+    assert_eq!(int(&s, "SELECT /*+ INDEX(t t_k) */ COUNT(v) FROM t WHERE k > 0"), 171);
+    assert_eq!(stat(Stat::TableFetchByRowid) - fetched, 200, "each row fetched once");
+    assert_eq!(stat(Stat::BufferIsPinned) - pinned, BLOCKS as u64 / 2, "the second row of each run of two");
+}

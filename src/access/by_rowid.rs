@@ -307,6 +307,21 @@ impl<'c> RowFetcher<'c> {
         end.map(|end| (totals, end))
     }
 
+    /// [`RowFetcher::walk_run`] of a run of one row, the only one in its block among the
+    /// rowids around it (as a badly clustered index's mostly are): the run's walk inlined
+    /// for a slice of one rowid and no next block to load, which the compiler trims to
+    /// about one row's work. Ends as `Walked(1)` or `Undecided(0)`.
+    #[inline(always)]
+    pub fn walk_one<const W: usize, R: RunRows<W>>(
+        &mut self,
+        ctx: &AccessContext<'c>,
+        rowid: &PieceAddr,
+        rows: &mut R,
+        totals: R::Totals,
+    ) -> Result<(R::Totals, RunEnd)> {
+        self.walk_run::<W, R>(ctx, std::slice::from_ref(rowid), None, rows, totals)
+    }
+
     /// The row at `rowid` as the statement's snapshot sees it, handed to `f`; `None` if
     /// there is no live row there for the snapshot.
     pub fn fetch<R>(

@@ -510,9 +510,10 @@ impl<'r, 'f> Emitter<'r, 'f> {
 
     /// [`Emitter::emit`] with table access and a row kernel: the rows of each run of
     /// entries in one table block are walked in one go ([`RowFetcher::walk_run`], with
-    /// the fast walk of `W` columns, or none where `W` is 0) and handed to `rows` with
-    /// the totals so far, from `totals`; a row it leaves undecided is fetched whole and
-    /// pushed. Returns how the leaf ended and the totals.
+    /// the fast walk of `W` columns, or none where `W` is 0; a run of one entry by
+    /// [`RowFetcher::walk_one`]) and handed to `rows` with the totals so far, from
+    /// `totals`; a row it leaves undecided is fetched whole and pushed. Returns how the
+    /// leaf ended and the totals.
     #[inline(always)]
     fn emit_runs<const W: usize, R: RunRows<W>>(
         &mut self,
@@ -525,14 +526,21 @@ impl<'r, 'f> Emitter<'r, 'f> {
         while i < self.rowids.len() {
             self.prefetch_ahead(i);
             let rdba = self.rowids[i].rdba;
-            if i == 0 || self.rowids[i - 1].rdba != rdba {
-                // A run of one entry (a badly clustered index's) looks for no long run.
+            // A run of one entry (a badly clustered index's) is walked as one row, and
+            // looks for no long run after it.
+            let alone = (i == 0 || self.rowids[i - 1].rdba != rdba) && {
                 let more = self.rowids.get(i + 1).is_some_and(|r| r.rdba == rdba);
-                self.upcoming = if more { self.next_run_block(i) } else { None };
-            }
-            let run = &self.rowids[i..];
-            let upcoming = self.upcoming.as_mut();
-            let (after, end) = self.fetcher.walk_run::<W, R>(self.ctx, run, upcoming, rows, totals)?;
+                if more {
+                    self.upcoming = self.next_run_block(i);
+                }
+                !more
+            };
+            let (after, end) = if alone {
+                self.fetcher.walk_one::<W, R>(self.ctx, &self.rowids[i], rows, totals)?
+            } else {
+                let run = &self.rowids[i..];
+                self.fetcher.walk_run::<W, R>(self.ctx, run, self.upcoming.as_mut(), rows, totals)?
+            };
             totals = after;
             match end {
                 RunEnd::Walked(n) => {
