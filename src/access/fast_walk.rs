@@ -430,8 +430,10 @@ impl<'b, const W: usize> FastRows<'b, W> {
         let mut entries = self.directory.get(2 * self.slot..end).unwrap_or_default().chunks_exact(2);
         let mut stopped = false;
         let mut known = KnownHead::default();
+        // A copy, kept in registers over the loop rather than stored at every row.
+        let mut upcoming = self.upcoming;
         while let Some(entry) = entries.next() {
-            self.upcoming.step();
+            upcoming.step();
             let Some(row) = self.block.row_at(u16::from_le_bytes([entry[0], entry[1]]) as usize, &mut known) else {
                 self.pending = Some(end / 2 - entries.len() - 1);
                 stopped = true;
@@ -442,6 +444,7 @@ impl<'b, const W: usize> FastRows<'b, W> {
                 break;
             }
         }
+        self.upcoming = upcoming;
         let slot = end / 2 - entries.len();
         // Every slot passed was a row handed over, but for the one pending.
         self.taken += (slot - self.slot - usize::from(self.pending.is_some())) as u64;

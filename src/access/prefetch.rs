@@ -10,6 +10,7 @@ use crate::buffer::PrefetchTarget;
 /// lines headed for L1 a block ahead would take the line-fill buffers the walk's own
 /// reads need). Spread this way the lines arrive about one block ahead of use, without
 /// a burst.
+#[derive(Clone, Copy)]
 pub struct NextBlockPrefetch<'b> {
     block: PrefetchTarget<'b>,
     /// Offset of the next line to prefetch, counting down; done below `HEAD_BYTES`.
