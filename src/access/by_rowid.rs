@@ -13,10 +13,11 @@
 //! the row, see `fast_walk`) and handed over, while the block of the next run loads
 //! ([`NextBlockPrefetch`]). A row the kernel cannot decide, or a chained one, ends
 //! the walk ([`RunEnd::Undecided`]) and is fetched whole with
-//! [`RowFetcher::fetch_pinned`]. Every row reached counts `table fetch by rowid` (and,
-//! after the first of a block, `buffer is pinned count`) once, whichever way it is read;
-//! the counts reach the session's statistics when the fetcher is released (or, for one
-//! kept across index scans, at the end of each scan: [`RowFetcher::hand_counts`]).
+//! [`RowFetcher::fetch_pinned`]; [`RowFetcher::walk_one`] is that walk for a run of one
+//! rowid. Every row reached counts `table fetch by rowid` (and, after the first of a
+//! block, `buffer is pinned count`) once, whichever way it is read; the counts reach the
+//! session's statistics when the fetcher is released (or, for one kept across index
+//! scans, at the end of each scan: [`RowFetcher::hand_counts`]).
 //!
 //! A fetcher lives as long as its caller keeps it: one index scan's, or a whole nested
 //! loop's (its probes, one index scan an outer row, share it, so a probe whose first row

@@ -23,6 +23,8 @@
 //! - Memory latency is hidden by prefetching: the block of the row a few entries ahead
 //!   (for rows in other blocks), the block of the next long run over the rows of this one
 //!   (a well clustered index), and the next leaf of a range or full scan a line per entry.
+//!   A run of one entry (a badly clustered index's) is walked as one row
+//!   ([`RowFetcher::walk_one`]) and loads no block over itself.
 //! - The source measures the index row source itself (entries, consistent gets, physical
 //!   reads, time), for the plan line under TABLE ACCESS BY INDEX ROWID; only when
 //!   row-source statistics are gathered (a probe stage), else it reads no clock.
@@ -379,7 +381,9 @@ struct Emitter<'r, 'f> {
     rowids: Vec<RowId>,
     /// The table's average row length, for guessing where a row lies in its block.
     row_len: Option<usize>,
-    /// The block of the next long run of entries in one block, loaded over this run.
+    /// The block of the next long run of entries in one block, loaded over this run: set
+    /// where a run of more than one entry starts, and left alone by a run of one, which
+    /// loads none.
     upcoming: Option<NextBlockPrefetch<'r>>,
     /// The leaf the scan reads next and how far its lines are loaded: a line per entry
     /// of this leaf, so it is in the CPU cache when the scan gets it.
@@ -528,13 +532,11 @@ impl<'r, 'f> Emitter<'r, 'f> {
             let rdba = self.rowids[i].rdba;
             // A run of one entry (a badly clustered index's) is walked as one row, and
             // looks for no long run after it.
-            let alone = (i == 0 || self.rowids[i - 1].rdba != rdba) && {
-                let more = self.rowids.get(i + 1).is_some_and(|r| r.rdba == rdba);
-                if more {
-                    self.upcoming = self.next_run_block(i);
-                }
-                !more
-            };
+            let starts_run = i == 0 || self.rowids[i - 1].rdba != rdba;
+            let alone = starts_run && self.rowids.get(i + 1).is_none_or(|r| r.rdba != rdba);
+            if starts_run && !alone {
+                self.upcoming = self.next_run_block(i);
+            }
             let (after, end) = if alone {
                 self.fetcher.walk_one::<W, R>(self.ctx, &self.rowids[i], rows, totals)?
             } else {
