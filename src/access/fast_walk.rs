@@ -36,7 +36,7 @@
 //! row's head (flags, lock byte, column count) that equals the last taken row's
 //! ([`KnownHead`]) passes with one compare; any other is tested byte by byte, and the
 //! known head starts as no head at all, so that no piece passes untested.
-//! [`FastRows::count_in_lanes`] counts them eight at a time where lanes pay
+//! [`FastRows::count_in_lanes`] counts them eight at a time where lanes are chosen
 //! ([`super::lanes::choice`]), the rest one by one; [`FastRows::fold`] hands them one by
 //! one to a step that carries its totals by value.
 

@@ -6,8 +6,8 @@
 //!   ([`WalkedRow`], only the length bytes' positions recorded), and chained rows one by
 //!   one ([`BlockRow`]); column values are decoded only when asked for.
 //! - [`fast_walk`] and [`lanes`]: the row kernel's walk of a block's rows, one table
-//!   lookup a column without bounds checks (rows near the block's end walked in a copy of
-//!   its tail followed by zeros), and the same for eight rows at once with AVX2 gathers.
+//!   lookup a column without bounds checks (rows near the block's end walked with each
+//!   position checked), and the same for eight rows at once with AVX2 gathers.
 //! - [`prefetch`]: the next block's lines prefetched a few a row while the current block
 //!   is walked, by full scans, the fast walk and rows fetched by rowid.
 //! - [`by_rowid`]: rows fetched at the rowids an index gave, the block of the last one
