@@ -210,12 +210,7 @@ fn choose(capable: bool, setting: Option<&str>) -> LaneChoice {
                 Some(odd) => format!(" ({CHOICE_VARIABLE}={odd:?} ignored: neither on nor off)"),
                 None => String::new(),
             };
-            choice(
-                false,
-                format!(
-                    "the scalar walk, faster than the AVX2 gathers on every core timed{ignored}; {CHOICE_VARIABLE}=on runs the lanes"
-                ),
-            )
+            choice(false, format!("the scalar walk, faster than the AVX2 gathers on every core timed{ignored}"))
         }
     }
 }
