@@ -19,8 +19,8 @@ pub struct NextBlockPrefetch<'b> {
 
 /// Bytes of the next block's start (header, ITL, row directory) prefetched first.
 pub(super) const HEAD_BYTES: usize = 256;
-/// Lines of the next block prefetched per row of a group, times 4: 2.5 lines, the 160
-/// bytes of the usual row.
+/// Lines of the next block prefetched per row of a group of the lanes, times 4: 2.5
+/// lines, the 160 bytes of the usual row (see [`NextBlockPrefetch::step_rows`]).
 const LINES_PER_GROUP_ROW_TIMES_4: usize = 10;
 
 /// Lines of the next block prefetched per row of the current one: 128 bytes, short of
@@ -49,9 +49,11 @@ impl<'b> NextBlockPrefetch<'b> {
         }
     }
 
-    /// [`NextBlockPrefetch::step`] for `ROWS` rows taken at once: 2.5 lines a row, the
-    /// usual row's 160 bytes (a group's rows take fewer lines than the 3 a row `step`
-    /// allows for), without a check per row while they all lie inside the block.
+    /// [`NextBlockPrefetch::step`] for `ROWS` rows taken at once (the lanes' groups):
+    /// 2.5 lines a row, the usual row's 160 bytes, so every line of the block, without a
+    /// check per row while they all lie inside the block. (The two lines a row of `step`
+    /// were timed against this rate for the rows one by one only; the lanes run only on
+    /// request.)
     #[inline(always)]
     pub fn step_rows<const ROWS: usize>(&mut self) {
         let lines = ROWS * LINES_PER_GROUP_ROW_TIMES_4 / 4;
